@@ -1,0 +1,57 @@
+"""TraceVis3D core: execution traces as numpy arrays, numba kernels, layouts.
+
+Plain numpy/numba; no ``bpy`` import anywhere except in ``tracevis3d.blender``.
+
+    >>> import tracevis3d
+    >>> t = tracevis3d.load("trace.json")          # Chrome Trace Event JSON, .gz, native
+    >>> tracevis3d.save(t, "trace.tv3d.npz")       # fast native file
+    >>> s = tracevis3d.synthetic(100_000, threads=4, seed=1)
+"""
+from . import _numba_env  # noqa: F401  (must run before numba is imported)
+from .model import (  # noqa: F401
+    KIND_IO,
+    KIND_NAMES,
+    KIND_OTHER,
+    KIND_RELEASE,
+    KIND_WAIT,
+    Trace,
+    TraceError,
+    TraceFormatError,
+    TraceInvariantError,
+    TraceWarning,
+)
+
+__version__ = "0.1.0"
+
+
+def load(path, **options) -> Trace:
+    """Load a trace; the format is sniffed from the content (not the name).
+
+    Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed)
+    or the native TraceVis3D file written by `save`.  Options go to the importer
+    (see `tracevis3d.io.chrome.load_chrome`).
+    """
+    from .io import load as _load
+
+    return _load(path, **options)
+
+
+def save(trace: Trace, path) -> None:
+    """Write ``trace`` to the native format (versioned, uncompressed .npz)."""
+    from .io.native import save_native
+
+    save_native(trace, path)
+
+
+def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:
+    """A synthetic, realistic trace for tests and benchmarks (see tracevis3d.synthetic)."""
+    from .synthetic import synthetic_trace
+
+    return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
+
+
+def compare(a: Trace, b: Trace, tau: float = 0.2, **options):
+    """Compare two traces (TraceDiff); see `tracevis3d.compare_traces`."""
+    from .compare import compare_traces
+
+    return compare_traces(a, b, tau=tau, **options)

@@ -1,0 +1,1 @@
+"""Numba kernels over the Trace arrays (pure functions, no bpy)."""

@@ -1,0 +1,103 @@
+"""Tree kernels over calls stored in depth-first pre-order.
+
+All loops are iterative (explicit stacks), so 100k-deep recursion in a trace
+never touches Python's recursion limit.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def depth_and_end_from_parent(parent):
+    """Given ``parent`` of calls in pre-order, return ``(depth, end_index)``.
+
+    depth[i] = 0 if parent[i] < 0 else depth[parent[i]] + 1;
+    end_index[i] = 1 + the largest index in i's subtree (a reverse sweep:
+    end[p] = max(end[p], end[i]) for each child i of p, children after parents).
+    """
+    n = parent.shape[0]
+    depth = np.zeros(n, np.int32)
+    end = np.empty(n, np.int32)
+    for i in range(n):
+        p = parent[i]
+        depth[i] = 0 if p < 0 else depth[p] + 1
+        end[i] = i + 1
+    for i in range(n - 1, -1, -1):
+        p = parent[i]
+        if p >= 0 and end[i] > end[p]:
+            end[p] = end[i]
+    return depth, end
+
+
+@njit(cache=True, nogil=True)
+def nest_sorted_intervals(thread, start, end):
+    """Nest intervals already sorted by (thread, start asc, end desc, tie order).
+
+    A stack sweep: pop while the top ends at or before this start; what is left
+    on top is the parent.  An interval that sticks out of its parent is clipped
+    to the parent's end (the overlap repair; `clipped` flags those).  The sorted
+    order is then the depth-first pre-order.
+    Returns ``(parent, depth, end_index, new_end, clipped)``.
+    """
+    n = start.shape[0]
+    parent = np.full(n, -1, np.int32)
+    depth = np.zeros(n, np.int32)
+    end_index = np.empty(n, np.int32)
+    new_end = end.copy()
+    clipped = np.zeros(n, np.bool_)
+    stack = np.empty(max(n, 1), np.int64)
+    sp = 0
+    cur_thread = -1
+    for i in range(n):
+        if thread[i] != cur_thread:
+            while sp > 0:
+                sp -= 1
+                end_index[stack[sp]] = i
+            cur_thread = thread[i]
+        s = start[i]
+        while sp > 0:
+            top = stack[sp - 1]
+            # a top ending at or before s is finished (touching calls are siblings)
+            if new_end[top] <= s:
+                sp -= 1
+                end_index[top] = i
+            else:
+                break
+        if sp > 0:
+            top = stack[sp - 1]
+            parent[i] = top
+            depth[i] = sp
+            if new_end[i] > new_end[top]:
+                new_end[i] = new_end[top]
+                clipped[i] = True
+        stack[sp] = i
+        sp += 1
+    while sp > 0:
+        sp -= 1
+        end_index[stack[sp]] = n
+    return parent, depth, end_index, new_end, clipped
+
+
+@njit(cache=True, nogil=True)
+def enclosing_call(start, end, parent, lo, hi, ts, strict_end):
+    """Deepest call in ``[lo, hi)`` (one thread, pre-order) whose interval holds ts.
+
+    Binary search for the last call starting at or before ts, then walk up the
+    parents until one ends after ts (or at ts unless strict_end).  -1 if none.
+    """
+    a = lo
+    b = hi
+    while a < b:
+        m = (a + b) // 2
+        if start[m] <= ts:
+            a = m + 1
+        else:
+            b = m
+    i = a - 1
+    while i >= lo:
+        if end[i] > ts or (not strict_end and end[i] == ts):
+            return i
+        i = parent[i]
+        if i < lo:
+            return -1
+    return -1

@@ -1,0 +1,573 @@
+"""The in-memory model of an execution trace: one struct of numpy arrays.
+
+Calls of each thread are stored contiguously, threads in thread-table order, and
+inside a thread in depth-first pre-order, so the subtree of call ``i`` is the
+contiguous range ``[i, end_index[i])`` (DESIGN.md, "The Trace model").
+
+No Python object is kept per call: every per-call quantity is a numpy array.
+Per-function and per-thread tables are small Python lists (one entry per
+distinct function / thread), which is what the views need for labels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Trace",
+    "TraceError",
+    "TraceFormatError",
+    "TraceInvariantError",
+    "TraceWarning",
+    "KIND_OTHER",
+    "KIND_WAIT",
+    "KIND_RELEASE",
+    "KIND_IO",
+    "KIND_NAMES",
+]
+
+KIND_OTHER = 0
+KIND_WAIT = 1
+KIND_RELEASE = 2
+KIND_IO = 3
+KIND_NAMES = ("other", "wait", "release", "io")
+
+
+class TraceError(Exception):
+    """Base class of every error TraceVis3D raises about trace data."""
+
+
+class TraceFormatError(TraceError, ValueError):
+    """A file is not a trace we can read; the message names the file and position."""
+
+
+class TraceInvariantError(TraceError, AssertionError):
+    """`Trace.check()` found a violated invariant; the message names the first one."""
+
+
+class TraceWarning(UserWarning):
+    """A repair made while importing (unmatched events, clipped overlaps, ...)."""
+
+
+# dtype of every per-call array, the single source of truth for check()/save()/load()
+CALL_DTYPES = {
+    "func": np.int32,
+    "start": np.float64,
+    "end": np.float64,
+    "depth": np.int32,
+    "parent": np.int32,
+    "end_index": np.int32,
+    "thread": np.int32,
+    "kind": np.uint8,
+}
+OTHER_DTYPES = {
+    "obj_ptr": np.int64,
+    "obj_ids": np.int32,
+    "function_lines": np.int32,
+    "thread_pid": np.int64,
+    "thread_tid": np.int64,
+    "thread_sort": np.int32,
+    "instant_ts": np.float64,
+    "instant_name": np.int32,
+    "instant_thread": np.int32,
+    "instant_scope": np.uint8,
+    "flow_id": np.int64,
+    "flow_from": np.int32,
+    "flow_to": np.int32,
+    "args_call": np.int32,
+    "args_ptr": np.int64,
+    "args_blob": np.uint8,
+}
+ARRAY_DTYPES = {**CALL_DTYPES, **OTHER_DTYPES}
+# Python lists of strings (one entry per function/thread/object/instant name)
+STRING_TABLES = (
+    "function_names",
+    "function_files",
+    "function_cats",
+    "thread_names",
+    "process_names",
+    "object_names",
+    "instant_names",
+)
+
+
+def _empty(name: str) -> np.ndarray:
+    return np.zeros(0, dtype=ARRAY_DTYPES[name])
+
+
+@dataclass(eq=False)
+class Trace:
+    """A trace: calls as a struct of numpy arrays plus small tables.
+
+    Per call ``i`` (length ``n = len(trace)``):
+      ``func`` int32 index into the function table; ``start``/``end`` float64 µs
+      from the trace origin; ``depth`` int32 (0 for roots); ``parent`` int32 (-1 for
+      roots); ``end_index`` int32 (one past the last call of i's subtree);
+      ``thread`` int32 index into the thread table; ``kind`` uint8 (KIND_*).
+    Objects each call operates on (SyncTrace Sec. III-A), CSR: the objects of call i
+    are ``obj_ids[obj_ptr[i]:obj_ptr[i+1]]`` (indices into ``object_names``).
+    Function table: ``function_names``, ``function_files`` ('' when unknown),
+    ``function_lines`` (-1 when unknown), ``function_cats``, ``function_paths``
+    (tuple of names from module to function, parsed from the name).
+    Thread table: ``thread_pid``, ``thread_tid``, ``thread_names``, ``thread_sort``,
+    ``process_names`` (one per thread, the name of its process).
+    Instants: ``instant_ts``, ``instant_name`` (into ``instant_names``),
+    ``instant_thread`` (-1 for global/process scope), ``instant_scope`` (b'g','p','t').
+    Flows: ``flow_id``, ``flow_from``, ``flow_to`` (call indices).
+    Args (only where present): call ``args_call[k]`` has the JSON bytes
+    ``args_blob[args_ptr[k]:args_ptr[k+1]]``; ``args_call`` is sorted.
+    ``meta``: source, format, clock_origin (absolute µs of t=0), repairs, ...
+    """
+
+    func: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    end_index: np.ndarray
+    thread: np.ndarray
+    kind: np.ndarray
+    obj_ptr: np.ndarray
+    obj_ids: np.ndarray
+    function_names: list
+    function_files: list
+    function_lines: np.ndarray
+    function_cats: list
+    function_paths: list
+    thread_pid: np.ndarray
+    thread_tid: np.ndarray
+    thread_names: list
+    thread_sort: np.ndarray
+    process_names: list
+    object_names: list = field(default_factory=list)
+    instant_ts: np.ndarray = field(default_factory=lambda: _empty("instant_ts"))
+    instant_name: np.ndarray = field(default_factory=lambda: _empty("instant_name"))
+    instant_thread: np.ndarray = field(default_factory=lambda: _empty("instant_thread"))
+    instant_scope: np.ndarray = field(default_factory=lambda: _empty("instant_scope"))
+    instant_names: list = field(default_factory=list)
+    flow_id: np.ndarray = field(default_factory=lambda: _empty("flow_id"))
+    flow_from: np.ndarray = field(default_factory=lambda: _empty("flow_from"))
+    flow_to: np.ndarray = field(default_factory=lambda: _empty("flow_to"))
+    args_call: np.ndarray = field(default_factory=lambda: _empty("args_call"))
+    args_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    args_blob: np.ndarray = field(default_factory=lambda: _empty("args_blob"))
+    meta: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ basics
+    def __len__(self) -> int:
+        return int(self.func.shape[0])
+
+    def __repr__(self) -> str:
+        src = self.meta.get("source", "")
+        return (
+            f"<Trace {len(self)} calls, {self.n_threads} threads, "
+            f"{self.n_functions} functions, span {self.span:.6g} µs{', ' + src if src else ''}>"
+        )
+
+    @property
+    def n_threads(self) -> int:
+        return int(self.thread_pid.shape[0])
+
+    @property
+    def n_functions(self) -> int:
+        return len(self.function_names)
+
+    @property
+    def span(self) -> float:
+        """Time from the trace origin to the last call end (µs)."""
+        return float(self.end.max()) if len(self) else 0.0
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_arrays(
+        cls,
+        func,
+        start,
+        end,
+        parent,
+        thread=None,
+        function_names: Sequence[str] | None = None,
+        thread_names: Sequence[str] | None = None,
+        kind=None,
+        meta: dict | None = None,
+        **tables,
+    ) -> "Trace":
+        """Build a Trace from calls already in per-thread pre-order with parents.
+
+        ``depth`` and ``end_index`` are derived from ``parent``.  Tables that are
+        not given get neutral defaults.  Use `Trace.check()` to validate.
+        """
+        from .kernels.tree import depth_and_end_from_parent
+
+        func = np.ascontiguousarray(func, dtype=np.int32)
+        n = func.shape[0]
+        parent = np.ascontiguousarray(parent, dtype=np.int32)
+        thread = (
+            np.zeros(n, np.int32) if thread is None else np.ascontiguousarray(thread, np.int32)
+        )
+        depth, end_index = depth_and_end_from_parent(parent)
+        n_func = int(func.max()) + 1 if n else 0
+        if function_names is None:
+            function_names = [f"f{i}" for i in range(n_func)]
+        function_names = list(function_names)
+        n_threads = int(thread.max()) + 1 if n else 0
+        if thread_names is not None:
+            n_threads = max(n_threads, len(thread_names))
+        kw = dict(
+            func=func,
+            start=np.ascontiguousarray(start, np.float64),
+            end=np.ascontiguousarray(end, np.float64),
+            depth=depth,
+            parent=parent,
+            end_index=end_index,
+            thread=thread,
+            kind=np.zeros(n, np.uint8) if kind is None else np.ascontiguousarray(kind, np.uint8),
+            obj_ptr=np.zeros(n + 1, np.int64),
+            obj_ids=np.zeros(0, np.int32),
+            function_names=function_names,
+            function_files=[""] * len(function_names),
+            function_lines=np.full(len(function_names), -1, np.int32),
+            function_cats=[""] * len(function_names),
+            function_paths=None,
+            thread_pid=np.zeros(n_threads, np.int64),
+            thread_tid=np.arange(n_threads, dtype=np.int64),
+            thread_names=list(thread_names) if thread_names is not None
+            else [f"thread {i}" for i in range(n_threads)],
+            thread_sort=np.arange(n_threads, dtype=np.int32),
+            process_names=[""] * n_threads,
+            meta=dict(meta or {}),
+        )
+        kw.update(tables)
+        if kw["function_paths"] is None:
+            from .names import parse_function_name
+
+            kw["function_paths"] = [parse_function_name(s).path for s in kw["function_names"]]
+        return cls(**kw)
+
+    # ---------------------------------------------------------- derived arrays
+    @property
+    def duration(self) -> np.ndarray:
+        """Inclusive time of each call, ``end - start`` (µs)."""
+        return self.end - self.start
+
+    @property
+    def children_count(self) -> np.ndarray:
+        """Number of direct children of each call (int32)."""
+        p = self.parent
+        return np.bincount(p[p >= 0], minlength=len(self)).astype(np.int32)
+
+    @property
+    def self_time(self) -> np.ndarray:
+        """Exclusive time: duration minus the durations of the direct children."""
+        d = self.duration
+        p = self.parent
+        m = p >= 0
+        child_sum = np.bincount(p[m], weights=d[m], minlength=len(self))
+        return d - child_sum
+
+    @property
+    def subtree_size(self) -> np.ndarray:
+        """Number of calls in each call's subtree, itself included (int32)."""
+        return (self.end_index - np.arange(len(self), dtype=np.int32)).astype(np.int32)
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.depth.max()) if len(self) else 0
+
+    def thread_ranges(self) -> np.ndarray:
+        """(n_threads, 2) int64 array: calls of thread t are ``[r[t,0], r[t,1])``."""
+        t = np.arange(self.n_threads + 1)
+        b = np.searchsorted(self.thread, t, side="left")
+        return np.stack([b[:-1], b[1:]], axis=1).astype(np.int64)
+
+    def roots(self) -> np.ndarray:
+        return np.flatnonzero(self.parent < 0).astype(np.int32)
+
+    def objects_of(self, i: int) -> list[str]:
+        return [self.object_names[k] for k in self.obj_ids[self.obj_ptr[i]: self.obj_ptr[i + 1]]]
+
+    def args_of(self, i: int) -> Any:
+        """The decoded ``args`` of call i, or None when it had none."""
+        k = np.searchsorted(self.args_call, i)
+        if k >= len(self.args_call) or self.args_call[k] != i:
+            return None
+        import json
+
+        raw = self.args_blob[self.args_ptr[k]: self.args_ptr[k + 1]].tobytes()
+        return json.loads(raw.decode("utf-8", "replace"))
+
+    def name(self, i: int) -> str:
+        return self.function_names[self.func[i]]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the per-call arrays (what scales with the trace)."""
+        per_call = sum(getattr(self, k).nbytes for k in CALL_DTYPES)
+        return per_call + self.obj_ptr.nbytes + self.obj_ids.nbytes + self.args_blob.nbytes \
+            + self.args_ptr.nbytes + self.args_call.nbytes
+
+    # ------------------------------------------------------------- invariants
+    def check(self) -> "Trace":
+        """Verify every invariant; raise `TraceInvariantError` on the first violation.
+
+        Local conditions that together imply the global tree structure:
+        first-child (i+1 < end[i] ⇒ parent[i+1] = i), next-sibling
+        (end[i] < end[parent[i]] ⇒ parent[end[i]] = parent[i]), depth = depth of
+        parent + 1, times nested in the parent and siblings not overlapping.
+        """
+        _check(self)
+        return self
+
+    # ----------------------------------------------------------------- subset
+    def subset(
+        self,
+        thread: int | str | Iterable[int | str] | None = None,
+        time_window: tuple[float, float] | None = None,
+        max_depth: int | None = None,
+    ) -> "Trace":
+        """A valid Trace with the calls of the chosen threads that overlap
+        ``time_window`` (µs, closed interval) and have ``depth <= max_depth``.
+
+        Times keep the same origin (not re-based, not clipped) so positions stay
+        comparable with the full trace.  The thread table keeps only the chosen
+        threads; functions and objects keep their ids.
+        """
+        n = len(self)
+        mask = np.ones(n, bool)
+        threads = np.arange(self.n_threads)
+        if thread is not None:
+            threads = self._resolve_threads(thread)
+            mask &= np.isin(self.thread, threads)
+        if time_window is not None:
+            t0, t1 = float(time_window[0]), float(time_window[1])
+            if not t0 <= t1:
+                raise ValueError(f"time_window must be (t0, t1) with t0 <= t1, got {time_window}")
+            mask &= (self.end >= t0) & (self.start <= t1)
+        if max_depth is not None:
+            if max_depth < 0:
+                raise ValueError(f"max_depth must be >= 0, got {max_depth}")
+            mask &= self.depth <= max_depth
+        return self._take(mask, threads)
+
+    def _resolve_threads(self, spec) -> np.ndarray:
+        if isinstance(spec, (int, np.integer, str)):
+            spec = [spec]
+        out = []
+        for s in spec:
+            if isinstance(s, str):
+                hits = [i for i, nm in enumerate(self.thread_names) if nm == s]
+                if not hits:
+                    hits = [i for i, tid in enumerate(self.thread_tid) if str(tid) == s]
+                if not hits:
+                    raise KeyError(f"no thread named {s!r}; threads: {self.thread_names}")
+                out.extend(hits)
+            else:
+                s = int(s)
+                if not 0 <= s < self.n_threads:
+                    raise IndexError(f"thread index {s} out of range 0..{self.n_threads - 1}")
+                out.append(s)
+        return np.unique(np.asarray(out, dtype=np.int32))
+
+    def _take(self, mask: np.ndarray, threads: np.ndarray) -> "Trace":
+        """Keep the calls in ``mask`` (must be closed under taking the parent)."""
+        n = len(self)
+        keep = np.flatnonzero(mask).astype(np.int64)
+        newpos = np.cumsum(mask, dtype=np.int64) - 1  # new index of kept calls
+        before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])  # kept calls < k
+        thread_map = np.full(self.n_threads, -1, np.int32)
+        thread_map[threads] = np.arange(len(threads), dtype=np.int32)
+        par = self.parent[keep]
+        new_parent = np.where(par >= 0, newpos[np.maximum(par, 0)], -1).astype(np.int32)
+        new_end = before[self.end_index[keep]].astype(np.int32)
+        # objects (CSR) of kept calls
+        counts = (self.obj_ptr[1:] - self.obj_ptr[:-1])[keep]
+        obj_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        obj_sel = _csr_gather(self.obj_ptr, keep)
+        # args of kept calls
+        a_mask = mask[self.args_call] if len(self.args_call) else np.zeros(0, bool)
+        a_keep = np.flatnonzero(a_mask)
+        a_counts = (self.args_ptr[1:] - self.args_ptr[:-1])[a_keep]
+        args_ptr = np.concatenate([[0], np.cumsum(a_counts)]).astype(np.int64)
+        args_blob = self.args_blob[_csr_gather(self.args_ptr, a_keep)]
+        # flows whose both ends survive
+        f_ok = np.zeros(len(self.flow_id), bool)
+        if len(self.flow_id):
+            f_ok = mask[self.flow_from] & mask[self.flow_to]
+        # instants on kept threads (and global ones)
+        it = self.instant_thread
+        i_ok = (it < 0) | (thread_map[np.maximum(it, 0)] >= 0) if len(it) else np.zeros(0, bool)
+        meta = dict(self.meta)
+        meta["subset_of"] = meta.get("source", "")
+        return Trace(
+            func=self.func[keep],
+            start=self.start[keep],
+            end=self.end[keep],
+            depth=self.depth[keep],
+            parent=new_parent,
+            end_index=new_end,
+            thread=thread_map[self.thread[keep]],
+            kind=self.kind[keep],
+            obj_ptr=obj_ptr,
+            obj_ids=self.obj_ids[obj_sel],
+            function_names=self.function_names,
+            function_files=self.function_files,
+            function_lines=self.function_lines,
+            function_cats=self.function_cats,
+            function_paths=self.function_paths,
+            thread_pid=self.thread_pid[threads],
+            thread_tid=self.thread_tid[threads],
+            thread_names=[self.thread_names[t] for t in threads],
+            thread_sort=self.thread_sort[threads],
+            process_names=[self.process_names[t] for t in threads],
+            object_names=self.object_names,
+            instant_ts=self.instant_ts[i_ok],
+            instant_name=self.instant_name[i_ok],
+            instant_thread=np.where(it[i_ok] >= 0, thread_map[np.maximum(it[i_ok], 0)], -1).astype(np.int32),
+            instant_scope=self.instant_scope[i_ok],
+            instant_names=self.instant_names,
+            flow_id=self.flow_id[f_ok],
+            flow_from=newpos[self.flow_from[f_ok]].astype(np.int32),
+            flow_to=newpos[self.flow_to[f_ok]].astype(np.int32),
+            args_call=newpos[self.args_call[a_keep]].astype(np.int32),
+            args_ptr=args_ptr,
+            args_blob=args_blob,
+            meta=meta,
+        )
+
+
+def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Indices of the CSR entries of ``rows`` (in row order), vectorized."""
+    lo = ptr[rows]
+    cnt = ptr[rows + 1] - lo
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
+    return starts + np.arange(total, dtype=np.int64)
+
+
+def _fail(msg: str):
+    raise TraceInvariantError(msg)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check(t: Trace) -> None:
+    n = len(t)
+    for name, dt in ARRAY_DTYPES.items():
+        a = getattr(t, name)
+        if not isinstance(a, np.ndarray):
+            _fail(f"{name} is {type(a).__name__}, not a numpy array")
+        if a.dtype != dt:
+            _fail(f"{name} has dtype {a.dtype}, expected {np.dtype(dt)}")
+        if a.ndim != 1:
+            _fail(f"{name} must be 1-D, has shape {a.shape}")
+    for name in CALL_DTYPES:
+        if getattr(t, name).shape[0] != n:
+            _fail(f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))")
+    nf = len(t.function_names)
+    for name in ("function_files", "function_cats", "function_paths"):
+        if len(getattr(t, name)) != nf:
+            _fail(f"{name} has {len(getattr(t, name))} entries, expected {nf}")
+    if t.function_lines.shape[0] != nf:
+        _fail(f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}")
+    nt = t.thread_pid.shape[0]
+    for name in ("thread_tid", "thread_sort"):
+        if getattr(t, name).shape[0] != nt:
+            _fail(f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}")
+    for name in ("thread_names", "process_names"):
+        if len(getattr(t, name)) != nt:
+            _fail(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
+    # objects CSR
+    if t.obj_ptr.shape[0] != n + 1:
+        _fail(f"obj_ptr has length {t.obj_ptr.shape[0]}, expected {n + 1}")
+    if t.obj_ptr[0] != 0 or np.any(np.diff(t.obj_ptr) < 0) or t.obj_ptr[-1] != t.obj_ids.shape[0]:
+        _fail("obj_ptr must start at 0, be non-decreasing and end at len(obj_ids)")
+    if t.obj_ids.size and (t.obj_ids.min() < 0 or t.obj_ids.max() >= len(t.object_names)):
+        _fail(f"obj_ids out of range 0..{len(t.object_names) - 1}")
+    if n == 0:
+        return
+    idx = np.arange(n, dtype=np.int64)
+    if t.func.min() < 0 or t.func.max() >= nf:
+        i = _first((t.func < 0) | (t.func >= nf))
+        _fail(f"call {i}: func {t.func[i]} outside the function table (0..{nf - 1})")
+    if t.thread.min() < 0 or t.thread.max() >= nt:
+        i = _first((t.thread < 0) | (t.thread >= nt))
+        _fail(f"call {i}: thread {t.thread[i]} outside the thread table (0..{nt - 1})")
+    if np.any(np.diff(t.thread) < 0):
+        i = _first(np.diff(t.thread) < 0) + 1
+        _fail(f"call {i}: threads not contiguous (thread {t.thread[i]} after {t.thread[i - 1]})")
+    if t.kind.max() >= len(KIND_NAMES):
+        _fail(f"call {_first(t.kind >= len(KIND_NAMES))}: kind out of range")
+    if not (np.all(np.isfinite(t.start)) and np.all(np.isfinite(t.end))):
+        _fail(f"call {_first(~(np.isfinite(t.start) & np.isfinite(t.end)))}: non-finite time")
+    if np.any(t.end < t.start):
+        _fail(f"call {_first(t.end < t.start)}: end < start")
+    p = t.parent.astype(np.int64)
+    if np.any((p < -1) | (p >= idx)):
+        _fail(f"call {_first((p < -1) | (p >= idx))}: parent must be -1 or an earlier call")
+    has_p = p >= 0
+    pp = np.where(has_p, p, 0)
+    if np.any(has_p & (t.thread[pp] != t.thread)):
+        _fail(f"call {_first(has_p & (t.thread[pp] != t.thread))}: parent on another thread")
+    exp_depth = np.where(has_p, t.depth[pp].astype(np.int64) + 1, 0)
+    if np.any(t.depth != exp_depth):
+        i = _first(t.depth != exp_depth)
+        _fail(f"call {i}: depth {t.depth[i]} but parent depth implies {exp_depth[i]}")
+    e = t.end_index.astype(np.int64)
+    rng = t.thread_ranges()
+    thread_end = rng[t.thread, 1]
+    if np.any((e <= idx) | (e > thread_end)):
+        i = _first((e <= idx) | (e > thread_end))
+        _fail(f"call {i}: end_index {e[i]} outside ({i}, {thread_end[i]}]")
+    # first child: i+1 < e[i] => parent[i+1] == i
+    nxt = np.minimum(idx + 1, n - 1)
+    bad = (idx + 1 < e) & (p[nxt] != idx)
+    if np.any(bad):
+        i = _first(bad)
+        _fail(f"call {i}: subtree [{i}, {e[i]}) but call {i + 1} has parent {p[i + 1]}")
+    # next sibling: e[i] < limit => parent[e[i]] == parent[i]
+    limit = np.where(has_p, e[pp], thread_end)
+    if np.any(has_p & (e > limit)):
+        i = _first(has_p & (e > limit))
+        _fail(f"call {i}: subtree ends at {e[i]} past its parent's end {limit[i]}")
+    sib = np.minimum(e, n - 1)
+    bad = (e < limit) & (p[sib] != p)
+    if np.any(bad):
+        i = _first(bad)
+        _fail(f"call {i}: call {e[i]} right after its subtree is not its sibling")
+    # times: nested in parent, siblings ordered and not overlapping
+    if np.any(has_p & ((t.start < t.start[pp]) | (t.end > t.end[pp]))):
+        i = _first(has_p & ((t.start < t.start[pp]) | (t.end > t.end[pp])))
+        _fail(f"call {i} [{t.start[i]}, {t.end[i]}] not inside its parent {p[i]} "
+              f"[{t.start[p[i]]}, {t.end[p[i]]}]")
+    bad = (e < limit) & (t.start[sib] < t.end)
+    if np.any(bad):
+        i = _first(bad)
+        _fail(f"call {i} ends at {t.end[i]} after its next sibling {e[i]} starts at {t.start[e[i]]}")
+    # flows, instants, args
+    for name in ("flow_from", "flow_to"):
+        a = getattr(t, name)
+        if a.shape[0] != t.flow_id.shape[0]:
+            _fail(f"{name} length differs from flow_id")
+        if a.size and (a.min() < 0 or a.max() >= n):
+            _fail(f"{name} refers to a call outside 0..{n - 1}")
+    ni = t.instant_ts.shape[0]
+    for name in ("instant_name", "instant_thread", "instant_scope"):
+        if getattr(t, name).shape[0] != ni:
+            _fail(f"{name} length differs from instant_ts")
+    if ni and (t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names)):
+        _fail("instant_name outside instant_names")
+    if ni and (t.instant_thread.min() < -1 or t.instant_thread.max() >= nt):
+        _fail("instant_thread outside the thread table")
+    na = t.args_call.shape[0]
+    if t.args_ptr.shape[0] != na + 1 or t.args_ptr[0] != 0 or t.args_ptr[-1] != t.args_blob.shape[0]:
+        _fail("args_ptr must have len(args_call)+1 entries, start at 0 and end at len(args_blob)")
+    if np.any(np.diff(t.args_ptr) < 0):
+        _fail("args_ptr must be non-decreasing")
+    if na and (np.any(np.diff(t.args_call) <= 0) or t.args_call[0] < 0 or t.args_call[-1] >= n):
+        _fail("args_call must be strictly increasing call indices")
