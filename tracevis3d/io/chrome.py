@@ -1,0 +1,546 @@
+"""Chrome Trace Event JSON → Trace.
+
+What VizTracer, Chrome, Perfetto, PyTorch and JAX write.  The bytes are walked
+once by a numba scanner (`tracevis3d.kernels.jsonscan`) that writes per-event
+fields into flat arrays; trees are built by numba kernels.  No Python object is
+made per event except for the few events that need it (metadata ``M`` events,
+numbers outside the exact fast path, args of synchronisation calls).
+
+Supported: object form (``traceEvents``, ``displayTimeUnit``; other keys skipped)
+and array form, unterminated arrays and trailing commas; ``B``/``E`` and ``X``
+(X sorted by (ts, -dur) per thread); ``M`` process/thread names and sort indices;
+several pids/tids (numbers or strings); ``i``/``I``/``R`` instants; ``s``/``t``/``f``
+flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``.  Async (``b e n S T F p``),
+counters (``C``), samples (``P``), object events (``N O D``) and unknown phases
+are skipped and counted in ``trace.meta['skipped']``.
+
+Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
+each also reported once as a `TraceWarning`; see REPAIRS below.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Iterable
+
+import numpy as np
+
+from ..kernels import chrome_tree as ct
+from ..kernels import jsonscan as js
+from ..kernels.tree import nest_sorted_intervals
+from ..kinds import classify_functions, objects_from_args, objects_from_name
+from ..model import Trace, TraceFormatError, TraceWarning
+from ..names import parse_function_name
+
+REPAIRS = {
+    "truncated": "the event array is not closed (file cut short): kept every complete event",
+    "partial_event": "the last event is cut short by the end of the file: dropped it",
+    "e_unmatched": "E event with no open B of that name: dropped it",
+    "e_mismatch": "E event whose name is deeper in the stack: also closed the calls opened after it",
+    "unclosed": "B event never closed: closed it at the thread's last timestamp",
+    "x_overlap": "call overlaps the end of its enclosing call on the same thread: clipped its end to the parent's end",
+    "x_overlap_dropped": "call overlaps the end of its enclosing call on the same thread: dropped it",
+    "out_of_order": "B/E events not in timestamp order in the file: sorted them (stable)",
+    "no_ts": "event without a finite ts: dropped it",
+    "no_dur": "X event without dur or tdur: used a duration of 0",
+    "negative_dur": "X event with a negative duration: used 0",
+    "bad_dur": "X event with a NaN or infinite duration: dropped it",
+    "bad_utf8": "name is not valid UTF-8: undecodable bytes replaced with U+FFFD",
+    "flow_unbound": "flow event with no call to bind to on its thread: dropped it",
+    "bad_number": "a ts/dur value that is not a number: dropped the event",
+}
+
+_PH = {c: ord(c) for c in "BEXiIRMstfC"}
+_SKIPPED_NAMES = {
+    "b": "async", "e": "async", "n": "async", "S": "async", "T": "async", "F": "async", "p": "async",
+    "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
+    "(": "context", ")": "context", "V": "memory_dump", "v": "memory_dump", "=": "mark", "G": "link",
+}
+
+
+class _Repairs:
+    def __init__(self, describe):
+        self.items: dict = {}
+        self.describe = describe
+
+    def add(self, code: str, count: int, first_row: int | None = None, detail: str = ""):
+        if count <= 0:
+            return
+        it = self.items.setdefault(code, {"count": 0, "first": None, "action": REPAIRS[code]})
+        it["count"] += int(count)
+        if it["first"] is None:
+            if first_row is not None and first_row >= 0:
+                it["first"] = self.describe(int(first_row))
+            elif detail:
+                it["first"] = detail
+
+
+def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
+                kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True) -> Trace:
+    """Parse Chrome Trace Event JSON ``data`` (bytes) into a `Trace`.
+
+    ``overlap``: "clip" (default) clips a call that sticks out of its enclosing
+    call; "drop" drops it instead.  ``kind_rules``: see `tracevis3d.kinds`.
+    Raises `TraceFormatError` (naming ``source`` and the byte/line/event) when the
+    bytes are not a trace or hold no events.
+    """
+    if overlap not in ("clip", "drop"):
+        raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
+    buf = np.frombuffer(data, np.uint8)
+    nbytes = buf.shape[0]
+    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = js.scan_trace(buf, max(16, nbytes // 96))
+    ii, ss, ff = ii[:n], ss[:n], ff[:n]
+
+    def line_col(pos: int) -> tuple[int, int]:
+        pos = min(max(pos, 0), nbytes)
+        head = buf[:pos]
+        nl = np.flatnonzero(head == 10)
+        line = nl.shape[0] + 1
+        col = pos - (int(nl[-1]) + 1 if nl.shape[0] else 0) + 1
+        return line, col
+
+    def snippet(pos: int, width: int = 60) -> str:
+        a = max(0, pos - width // 3)
+        return bytes(buf[a: a + width]).decode("utf-8", "replace").replace("\n", "\\n")
+
+    def describe(row: int) -> str:
+        off = int(ii[row, js.I_EV_OFF])
+        ln = int(ss[row, js.S_EV_LEN])
+        line, _ = line_col(off)
+        text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
+        return f"event #{row} (byte {off}, line {line}): {text}{'…' if ln > 160 else ''}"
+
+    if status < 0:
+        line, col = line_col(err_pos)
+        if status == js.ERR_NOT_JSON:
+            if nbytes == 0 or err_pos >= nbytes:
+                raise TraceFormatError(f"{source}: empty file, no trace events")
+            raise TraceFormatError(
+                f"{source}: not a Chrome trace (JSON object or array expected) at byte {err_pos} "
+                f"(line {line}, column {col}): {snippet(err_pos)!r}")
+        if status == js.ERR_NO_EVENTS_KEY:
+            raise TraceFormatError(f"{source}: JSON object without a 'traceEvents' array")
+        what = {js.ERR_SYNTAX: "invalid JSON", js.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
+                js.ERR_TOO_DEEP: f"JSON nested deeper than {js.MAX_NESTING} levels"}.get(status, "invalid JSON")
+        raise TraceFormatError(
+            f"{source}: {what} at byte {err_pos} (line {line}, column {col}) in event #{n}: {snippet(err_pos)!r}")
+    rep = _Repairs(describe)
+    if status == js.TRUNCATED:
+        rep.add("truncated", 1, detail=f"end of file at byte {nbytes} after {n} complete events")
+        tail = bytes(buf[int(ii[n - 1, js.I_EV_OFF]) + int(ss[n - 1, js.S_EV_LEN]):] if n else buf[:]).strip(b" \t\r\n,[]")
+        if tail.startswith(b"{") or (n == 0 and b"{" in tail):
+            rep.add("partial_event", 1, detail=f"event #{n} at byte {nbytes - len(tail)}: {tail[:80]!r}")
+    if n == 0:
+        raise TraceFormatError(f"{source}: no trace events (the event array is empty)")
+
+    flags = ss[:, js.S_FLAGS]
+    ph = ss[:, js.S_PH]
+    ts = ff[:, js.F_TS].copy()
+    dur = ff[:, js.F_DUR].copy()
+    tdur = ff[:, js.F_TDUR].copy()
+    _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep)
+
+    pid = ii[:, js.I_PID]
+    tid = ii[:, js.I_TID]
+    key_id, key_first = js.intern_pairs(pid, tid)
+    name_len = np.maximum(ss[:, js.S_NAME_LEN], 0).astype(np.int64)
+    name_id, name_first = js.intern_spans(buf, ii[:, js.I_NAME_OFF], name_len, ss[:, js.S_NAME_LEN] >= 0)
+    names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep)
+
+    is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
+    is_inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
+    is_flow = (ph == _PH["s"]) | (ph == _PH["t"]) | (ph == _PH["f"])
+    is_meta = ph == _PH["M"]
+    known = is_b | is_e | is_x | is_inst | is_flow | is_meta
+    skipped: dict[str, int] = {}
+    if not known.all():
+        chars, counts = np.unique(ph[~known], return_counts=True)
+        for c, k in zip(chars, counts):
+            ch = chr(c) if 0 < c < 128 else "?"
+            label = _SKIPPED_NAMES.get(ch, f"unknown phase {ch!r}" if c else "no phase")
+            skipped[label] = skipped.get(label, 0) + int(k)
+
+    finite_ts = np.isfinite(ts)
+    bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
+    if bad_ts.any():
+        rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
+    # --- X durations
+    has_dur = (flags & js.FL_DUR) != 0
+    xdur = np.where(has_dur, dur, tdur)
+    no_dur = is_x & finite_ts & ~has_dur & ((flags & js.FL_TDUR) == 0)
+    rep.add("no_dur", int(no_dur.sum()), int(np.flatnonzero(no_dur)[0]) if no_dur.any() else None)
+    xdur = np.where(no_dur, 0.0, xdur)
+    bad_dur = is_x & finite_ts & ~no_dur & ~np.isfinite(xdur)
+    rep.add("bad_dur", int(bad_dur.sum()), int(np.flatnonzero(bad_dur)[0]) if bad_dur.any() else None)
+    neg = is_x & finite_ts & (xdur < 0)
+    rep.add("negative_dur", int(neg.sum()), int(np.flatnonzero(neg)[0]) if neg.any() else None)
+    xdur = np.where(neg, 0.0, xdur)
+    x_rows = np.flatnonzero(is_x & finite_ts & ~bad_dur)
+
+    # --- thread last timestamps (for closing unclosed B events)
+    n_keys = key_first.shape[0]
+    ev_end = np.where(is_x & np.isfinite(xdur), ts + np.where(np.isfinite(xdur), xdur, 0), ts)
+    last_ts = np.full(n_keys, -np.inf)
+    ok_end = finite_ts & np.isfinite(ev_end)
+    np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
+
+    # --- B/E pairing
+    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
+    if be_rows.size:
+        kk = key_id[be_rows]
+        # out of order within a thread (file order): count it
+        o = np.argsort(kk, kind="stable")
+        k_sorted, t_sorted = kk[o], ts[be_rows][o]
+        dec = (k_sorted[1:] == k_sorted[:-1]) & (t_sorted[1:] < t_sorted[:-1])
+        if dec.any():
+            rep.add("out_of_order", int(dec.sum()), int(be_rows[o[1:][dec][0]]))
+        order = np.lexsort((be_rows, ts[be_rows], kk))
+        rows = be_rows[order]
+        b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
+            key_id[rows], ts[rows], is_b[rows], name_id[rows], last_ts)
+        for code, w in (("e_mismatch", ct.W_E_MISMATCH), ("e_unmatched", ct.W_E_UNMATCHED),
+                        ("unclosed", ct.W_UNCLOSED)):
+            rep.add(code, int(wc[w]), int(rows[wf[w]]) if wf[w] >= 0 else None)
+        be_call_rows = rows[b_idx]
+    else:
+        be_call_rows = np.zeros(0, np.int64)
+        b_start = b_end = np.zeros(0)
+
+    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64)
+    c_start = np.concatenate([ts[x_rows], b_start])
+    c_end = np.concatenate([ts[x_rows] + xdur[x_rows], b_end])
+    c_key = key_id[c_row]
+
+    # --- thread table: threads with calls, 't'-scoped instants or flows
+    inst_rows = np.flatnonzero(is_inst & finite_ts)
+    inst_scope = ss[inst_rows, js.S_SCOPE]
+    inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
+    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & js.FL_ID) != 0))
+    used = np.zeros(n_keys, bool)
+    used[c_key] = True
+    used[key_id[inst_rows[inst_on_thread]]] = True
+    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid)
+    if not used.any():
+        raise TraceFormatError(
+            f"{source}: no call events (B/E or X) and no instants: nothing to show "
+            f"({n} events; skipped: {skipped or 'none'})")
+    thread_keys = np.flatnonzero(used)
+    t_pid = pid[key_first[thread_keys]]
+    t_tid = tid[key_first[thread_keys]]
+    t_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int64)
+    p_sort = np.array([meta_info["process_sort"].get(int(p), 0) for p in t_pid], np.int64)
+    t_order = np.lexsort((t_tid, t_sort, t_pid, p_sort))
+    thread_keys = thread_keys[t_order]
+    rank = np.full(n_keys, -1, np.int32)
+    rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
+    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys])
+    thread_pid = pid[key_first[thread_keys]].astype(np.int64)
+    thread_tid = tid[key_first[thread_keys]].astype(np.int64)
+    thread_names, process_names = [], []
+    for j, k in enumerate(thread_keys):
+        p = int(pid[key_first[k]])
+        tname = meta_info["thread_names"].get(int(k))
+        pidtxt, tidtxt = str_ids[j]
+        thread_names.append(tname if tname else f"{tidtxt}")
+        process_names.append(meta_info["process_names"].get(p) or f"{pidtxt}")
+    thread_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int32)
+
+    # --- sort calls into per-thread pre-order and nest them
+    c_thread = rank[c_key]
+    order = np.lexsort((c_row, -c_end, c_start, c_thread))
+    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
+    parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+    if clipped.any():
+        if overlap == "drop":
+            rep.add("x_overlap_dropped", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
+            for _ in range(64):
+                keep = ~clipped
+                c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
+                parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+                if not clipped.any():
+                    break
+                rep.add("x_overlap_dropped", int(clipped.sum()), None)
+        if clipped.any():
+            rep.add("x_overlap", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
+    c_end = new_end
+
+    # --- origin
+    cands = [c_start.min() if c_start.size else np.inf]
+    if inst_rows.size:
+        cands.append(ts[inst_rows].min())
+    t0 = float(min(cands))
+    if not np.isfinite(t0):
+        t0 = 0.0
+    start = c_start - t0
+    end = c_end - t0
+
+    # --- function table (in order of first appearance in call order)
+    c_name = name_id[c_row]
+    unnamed = c_name < 0
+    if unnamed.any():
+        names = names + ["(unnamed)"]
+        c_name = np.where(unnamed, len(names) - 1, c_name)
+    uniq, first_pos, inv = np.unique(c_name, return_index=True, return_inverse=True)
+    by_first = np.argsort(first_pos, kind="stable")
+    remap = np.empty(uniq.shape[0], np.int32)
+    remap[by_first] = np.arange(uniq.shape[0], dtype=np.int32)
+    func = remap[inv].astype(np.int32)
+    fn_name_ids = uniq[by_first]
+    function_names = [names[k] for k in fn_name_ids]
+    fn_first_row = c_row[first_pos[by_first]]
+    function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], ss[fn_first_row, js.S_CAT_LEN])
+    parsed = [parse_function_name(s) for s in function_names]
+
+    # --- kinds and objects
+    fkind = classify_functions(function_names, kind_rules)
+    kind = fkind[func] if func.size else np.zeros(0, np.uint8)
+    object_names: list[str] = []
+    obj_index: dict[str, int] = {}
+    name_objs = [objects_from_name(s) for s in function_names]
+    args_len = ss[c_row, js.S_ARGS_LEN].astype(np.int64)
+    has_args = args_len > 2
+    sync_calls = np.flatnonzero(kind > 0)
+    per_call: dict[int, list[str]] = {}
+    if sync_calls.size:
+        import orjson
+
+        for i in sync_calls:
+            objs = list(name_objs[func[i]])
+            if has_args[i]:
+                off = int(ii[c_row[i], js.I_ARGS_OFF])
+                try:
+                    objs += [o for o in objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
+                             if o not in objs]
+                except Exception:
+                    pass
+            if objs:
+                per_call[int(i)] = objs
+    obj_counts = np.zeros(func.shape[0], np.int64)
+    obj_list: list[int] = []
+    for i in sorted(per_call):
+        for o in per_call[i]:
+            if o not in obj_index:
+                obj_index[o] = len(object_names)
+                object_names.append(o)
+            obj_list.append(obj_index[o])
+        obj_counts[i] = len(per_call[i])
+    obj_ptr = np.concatenate([[0], np.cumsum(obj_counts)]).astype(np.int64)
+    obj_ids = np.asarray(obj_list, np.int32)
+
+    # --- args (only where present)
+    if keep_args and has_args.any():
+        a_calls = np.flatnonzero(has_args).astype(np.int32)
+        args_blob, args_ptr = js.gather_spans(buf, ii[c_row[a_calls], js.I_ARGS_OFF], args_len[a_calls])
+    else:
+        a_calls = np.zeros(0, np.int32)
+        args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+
+    # --- instants
+    i_thread = np.where(inst_on_thread, rank[key_id[inst_rows]], -1).astype(np.int32)
+    i_scope = np.where(inst_on_thread, ord("t"), inst_scope).astype(np.uint8)
+    i_names_raw = name_id[inst_rows]
+    i_uniq, i_inv = np.unique(i_names_raw, return_inverse=True) if inst_rows.size else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
+
+    # --- flows
+    thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
+    flow_id, flow_from, flow_to = _bind_flows(
+        buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, start + t0, end + t0, parent,
+        thread_ranges, c_row, rep)
+
+    meta = {
+        "source": source,
+        "format": "chrome-json",
+        "clock_origin": t0,
+        "time_unit": "us",
+        "display_time_unit": bytes(buf[dtu_off: dtu_off + dtu_len]).decode("utf-8", "replace") if dtu_len >= 0 else "",
+        "n_events": int(n),
+        "n_bytes": int(nbytes),
+        "repairs": rep.items,
+        "skipped": skipped,
+    }
+    trace = Trace(
+        func=func, start=start.astype(np.float64), end=end.astype(np.float64), depth=depth, parent=parent,
+        end_index=end_index, thread=c_thread.astype(np.int32), kind=np.ascontiguousarray(kind, np.uint8),
+        obj_ptr=obj_ptr, obj_ids=obj_ids,
+        function_names=function_names, function_files=[p.file for p in parsed],
+        function_lines=np.array([p.line for p in parsed], np.int32), function_cats=function_cats,
+        function_paths=[p.path for p in parsed],
+        thread_pid=thread_pid, thread_tid=thread_tid, thread_names=thread_names,
+        thread_sort=thread_sort, process_names=process_names, object_names=object_names,
+        instant_ts=(ts[inst_rows] - t0).astype(np.float64), instant_name=i_inv.astype(np.int32),
+        instant_thread=i_thread, instant_scope=i_scope, instant_names=instant_names,
+        flow_id=flow_id, flow_from=flow_from, flow_to=flow_to,
+        args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta,
+    )
+    if warn:
+        for code, it in rep.items.items():
+            warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
+                          TraceWarning, stacklevel=3)
+    return trace
+
+
+def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
+    """Numbers outside the exact fast path (or given as strings): Python's float."""
+    slow = np.flatnonzero(flags & js.FL_SLOW)
+    if not slow.size:
+        return
+    import orjson
+
+    bad_first, nbad = None, 0
+    for r in slow:
+        off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+        try:
+            ev = orjson.loads(bytes(buf[off: off + ln]))
+        except Exception:
+            ev = {}
+        for key, arr in (("ts", ts), ("dur", dur), ("tdur", tdur)):
+            if key in ev:
+                try:
+                    arr[r] = float(ev[key])
+                except (TypeError, ValueError):
+                    arr[r] = np.nan
+                    nbad += 1
+                    bad_first = r if bad_first is None else bad_first
+    rep.add("bad_number", nbad, bad_first)
+
+
+def _decode_names(buf, ii, ss, name_id, name_first, rep):
+    """Decode each distinct name once; merge spellings that decode alike."""
+    import orjson
+
+    names: list[str] = []
+    canon: dict[str, int] = {}
+    remap = np.empty(name_first.shape[0], np.int32)
+    bad, bad_first = 0, None
+    for k, r in enumerate(name_first):
+        off, ln = int(ii[r, js.I_NAME_OFF]), int(ss[r, js.S_NAME_LEN])
+        raw = bytes(buf[off: off + ln])
+        esc = bool(ss[r, js.S_FLAGS] & js.FL_NAME_ESC)
+        try:
+            s = orjson.loads(b'"' + raw + b'"') if esc else raw.decode("utf-8")
+            if not isinstance(s, str):
+                s = str(s)
+        except Exception:
+            s = raw.decode("utf-8", "replace")
+            try:
+                if esc:
+                    import json
+
+                    s = json.loads('"' + s + '"')
+            except Exception:
+                pass
+            bad += 1
+            bad_first = int(r) if bad_first is None else bad_first
+        if s not in canon:
+            canon[s] = len(names)
+            names.append(s)
+        remap[k] = canon[s]
+    rep.add("bad_utf8", bad, bad_first)
+    out = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32) if remap.size else name_id
+    return names, out
+
+
+def _decode_span_list(buf, offs, lens) -> list:
+    out = []
+    for o, ln in zip(offs, lens):
+        out.append(bytes(buf[int(o): int(o) + int(ln)]).decode("utf-8", "replace") if ln > 0 else "")
+    return out
+
+
+def _string_ids(buf, ii, ss, rows):
+    """(pid text, tid text) of each row, re-reading string ids from the event."""
+    import orjson
+
+    out = []
+    for r in rows:
+        fl = int(ss[r, js.S_FLAGS])
+        p, t = str(int(ii[r, js.I_PID])), str(int(ii[r, js.I_TID]))
+        if fl & (js.FL_PID_STR | js.FL_TID_STR):
+            off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+            try:
+                ev = orjson.loads(bytes(buf[off: off + ln]))
+                p, t = str(ev.get("pid", p)), str(ev.get("tid", t))
+            except Exception:
+                pass
+        out.append((p, t))
+    return out
+
+
+def _read_metadata(buf, ii, ss, rows, key_id, pid):
+    """M events: process/thread names and sort indices (a few per thread)."""
+    import orjson
+
+    info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}}
+    for r in rows:
+        off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+        try:
+            ev = orjson.loads(bytes(buf[off: off + ln]))
+        except Exception:
+            continue
+        args = ev.get("args") or {}
+        if not isinstance(args, dict):
+            continue
+        nm = ev.get("name")
+        if nm == "thread_name" and "name" in args:
+            info["thread_names"][int(key_id[r])] = str(args["name"])
+        elif nm == "process_name" and "name" in args:
+            info["process_names"][int(pid[r])] = str(args["name"])
+        elif nm == "thread_sort_index" and "sort_index" in args:
+            try:
+                info["thread_sort"][int(key_id[r])] = int(args["sort_index"])
+            except (TypeError, ValueError):
+                pass
+        elif nm == "process_sort_index" and "sort_index" in args:
+            try:
+                info["process_sort"][int(pid[r])] = int(args["sort_index"])
+            except (TypeError, ValueError):
+                pass
+    return info
+
+
+def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
+                thread_ranges, c_row, rep):
+    """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
+    ids, froms, tos = [], [], []
+    lo = thread_ranges[:-1].astype(np.int64)
+    hi = thread_ranges[1:].astype(np.int64)
+    if flow_rows.size:
+        f_thread = rank[key_id[flow_rows]].astype(np.int64)
+        f_ph = ph[flow_rows]
+        f_next = (f_ph == ord("f")) & (ss[flow_rows, js.S_BP] != ord("e"))
+        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, ts[flow_rows], f_next)
+        unb = bound < 0
+        rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
+        cat_len = np.maximum(ss[flow_rows, js.S_CAT_LEN], 0).astype(np.int64)
+        cat_id, _ = js.intern_spans(buf, ii[flow_rows, js.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool))
+        fk, _ = js.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, js.I_ID])
+        o = np.lexsort((flow_rows, ts[flow_rows], fk))
+        fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], js.I_ID]
+        same = fk[1:] == fk[:-1]
+        src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
+        dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))
+        e = same & src_ok & dst_ok & (bound[:-1] >= 0) & (bound[1:] >= 0)
+        ids.append(fid[:-1][e])
+        froms.append(bound[:-1][e])
+        tos.append(bound[1:][e])
+    # v2: X/B events carrying bind_id with flow_out / flow_in
+    cf = flags[c_row]
+    has_bind = (cf & js.FL_BIND) != 0
+    if has_bind.any():
+        calls = np.flatnonzero(has_bind)
+        b = ii[c_row[calls], js.I_BIND]
+        out_ = (cf[calls] & js.FL_FLOW_OUT) != 0
+        in_ = (cf[calls] & js.FL_FLOW_IN) != 0
+        src: dict[int, int] = {}
+        for c, bid, is_out in zip(calls[out_], b[out_], out_[out_]):
+            src.setdefault(int(bid), int(c))
+        for c, bid in zip(calls[in_], b[in_]):
+            s = src.get(int(bid))
+            if s is not None and s != int(c):
+                ids.append(np.array([bid], np.int64))
+                froms.append(np.array([s], np.int32))
+                tos.append(np.array([c], np.int32))
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+    return (np.concatenate(ids).astype(np.int64), np.concatenate(froms).astype(np.int32),
+            np.concatenate(tos).astype(np.int32))

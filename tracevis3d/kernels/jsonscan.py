@@ -1,0 +1,735 @@
+"""A byte-level scanner for Chrome Trace Event JSON, in numba.
+
+It walks the raw bytes once and writes the fields the model needs into flat
+arrays (byte spans for strings, parsed numbers), so no Python object is ever
+made per event.  It is a validating JSON scanner for the structure it walks
+(objects, arrays, strings, numbers, literals); nested values it does not need
+(``args``, ``stack``...) are skipped with an explicit bracket stack, never by
+recursion, with a bounded nesting depth.
+
+Numbers: the exact fast path of Clinger's algorithm -- a decimal mantissa
+m < 2^53 and a power of ten 10^|e| with |e| <= 22 are both exact doubles, so one
+IEEE multiply/divide gives the correctly rounded value.  Anything else is flagged
+and re-parsed by Python's ``float`` (rare: 17+ significant digits, huge exponents).
+
+Status codes: OK (0); TRUNCATED (1) when the bytes end inside the event array
+(an unterminated array or an event cut short: events before it are kept);
+negative codes are syntax errors at ``err_pos``.
+"""
+import numpy as np
+from numba import njit
+
+OK = 0
+TRUNCATED = 1
+ERR_NOT_JSON = -1
+ERR_SYNTAX = -2
+ERR_TOO_DEEP = -3
+ERR_NO_EVENTS_KEY = -4
+ERR_EVENT_NOT_OBJECT = -5
+
+MAX_NESTING = 4096
+
+# int64 columns
+I_NAME_OFF, I_CAT_OFF, I_ARGS_OFF, I_PID, I_TID, I_ID, I_BIND, I_EV_OFF = range(8)
+N_I = 8
+# int32 columns
+S_PH, S_NAME_LEN, S_CAT_LEN, S_ARGS_LEN, S_FLAGS, S_BP, S_SCOPE, S_EV_LEN = range(8)
+N_S = 8
+# float64 columns
+F_TS, F_DUR, F_TDUR = range(3)
+N_F = 3
+
+# S_FLAGS bits
+FL_NAME_ESC = 1
+FL_PID_STR = 2
+FL_TID_STR = 4
+FL_ID = 8
+FL_BIND = 16
+FL_FLOW_IN = 32
+FL_FLOW_OUT = 64
+FL_TS = 128
+FL_DUR = 256
+FL_TDUR = 512
+FL_SLOW = 1024  # a number needs Python's float(): re-parse the event
+FL_PID = 2048
+FL_TID = 4096
+FL_NAME = 8192
+
+# keys we read
+K_OTHER, K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_TDUR, K_ARGS, K_ID, K_ID2, \
+    K_BP, K_S, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT = range(17)
+
+_POW10 = np.array([10.0 ** k for k in range(23)])
+
+
+@njit(cache=True, nogil=True)
+def _ws(c):
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+@njit(cache=True, nogil=True)
+def skip_ws(buf, i):
+    n = buf.shape[0]
+    while i < n and _ws(buf[i]):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def scan_string(buf, i):
+    """``buf[i]`` is the opening quote.  Returns (index after closing quote,
+    has_escape), or (-1, False) if the bytes end first."""
+    n = buf.shape[0]
+    i += 1
+    esc = False
+    while i < n:
+        c = buf[i]
+        if c == 34:  # "
+            return i + 1, esc
+        if c == 92:  # backslash
+            esc = True
+            i += 2
+            continue
+        i += 1
+    return -1, esc
+
+
+@njit(cache=True, nogil=True)
+def fnv1a(buf, off, ln):
+    """64-bit FNV-1a hash of ``buf[off:off+ln]`` (as int64)."""
+    h = np.uint64(14695981039346656037)
+    p = np.uint64(1099511628211)
+    for k in range(off, off + ln):
+        h = (h ^ np.uint64(buf[k])) * p
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
+def parse_number(buf, i):
+    """Parse a JSON number at i.  Returns (value, end, exact).
+
+    end < 0: not a number (syntax error) or cut off by the end of the bytes
+    (end == -2).  exact False: the caller must re-parse with Python's float.
+    """
+    n = buf.shape[0]
+    j = i
+    neg = False
+    if j < n and buf[j] == 45:  # -
+        neg = True
+        j += 1
+    if j >= n:
+        return 0.0, -2, False
+    if not (48 <= buf[j] <= 57):
+        return 0.0, -1, False
+    m = np.uint64(0)
+    nd = 0  # significant digits accumulated
+    exact = True
+    drop = 0  # integer digits dropped when the mantissa is full
+    while j < n and 48 <= buf[j] <= 57:
+        if nd < 19:
+            m = m * np.uint64(10) + np.uint64(buf[j] - 48)
+            if m > 0:
+                nd += 1
+        else:
+            drop += 1
+            exact = False
+        j += 1
+    frac = 0
+    if j < n and buf[j] == 46:  # .
+        j += 1
+        if j >= n:
+            return 0.0, -2, False
+        if not (48 <= buf[j] <= 57):
+            return 0.0, -1, False
+        while j < n and 48 <= buf[j] <= 57:
+            if nd < 19:
+                m = m * np.uint64(10) + np.uint64(buf[j] - 48)
+                if m > 0:
+                    nd += 1
+                frac += 1
+            else:
+                exact = False
+            j += 1
+    e = 0
+    if j < n and (buf[j] == 101 or buf[j] == 69):  # e E
+        j += 1
+        es = 1
+        if j < n and (buf[j] == 43 or buf[j] == 45):
+            if buf[j] == 45:
+                es = -1
+            j += 1
+        if j >= n:
+            return 0.0, -2, False
+        if not (48 <= buf[j] <= 57):
+            return 0.0, -1, False
+        while j < n and 48 <= buf[j] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[j] - 48)
+            j += 1
+        e *= es
+    if j >= n:
+        # a number running into the end of the bytes may have been cut
+        return 0.0, -2, False
+    e10 = e - frac + drop
+    if m >= np.uint64(9007199254740992):
+        exact = False
+    v = 0.0
+    if exact:
+        fm = float(m)
+        if m == 0:
+            v = 0.0
+        elif 0 <= e10 <= 22:
+            v = fm * _POW10[e10]
+        elif -22 <= e10 < 0:
+            v = fm / _POW10[-e10]
+        else:
+            exact = False
+    if neg:
+        v = -v
+    return v, j, exact
+
+
+@njit(cache=True, nogil=True)
+def skip_value(buf, i, stack):
+    """Skip one JSON value starting at i (after whitespace).
+
+    Returns the index after it, -2 when the bytes end inside it, -1 on a syntax
+    error, -3 when nesting exceeds len(stack).  Iterative: ``stack`` holds the
+    open brackets.
+    """
+    n = buf.shape[0]
+    i = skip_ws(buf, i)
+    if i >= n:
+        return -2
+    c = buf[i]
+    if c == 34:
+        j, _ = scan_string(buf, i)
+        return -2 if j < 0 else j
+    if c == 45 or 48 <= c <= 57:
+        _, j, _ = parse_number(buf, i)
+        return j
+    if c == 116 or c == 102 or c == 110:  # true false null
+        ln = 5 if c == 102 else 4
+        if i + ln > n:
+            return -2
+        return i + ln
+    if c != 123 and c != 91:
+        return -1
+    sp = 0
+    stack[sp] = c
+    sp += 1
+    i += 1
+    # inside containers: a tolerant walk that checks bracket pairing and strings
+    while i < n:
+        c = buf[i]
+        if c == 34:
+            j, _ = scan_string(buf, i)
+            if j < 0:
+                return -2
+            i = j
+            continue
+        if c == 123 or c == 91:
+            if sp >= stack.shape[0]:
+                return -3
+            stack[sp] = c
+            sp += 1
+        elif c == 125 or c == 93:
+            want = 123 if c == 125 else 91
+            if stack[sp - 1] != want:
+                return -1
+            sp -= 1
+            if sp == 0:
+                return i + 1
+        i += 1
+    return -2
+
+
+@njit(cache=True, nogil=True)
+def _key_code(buf, a, ln):
+    c0 = buf[a]
+    if ln == 1:
+        if c0 == 115:
+            return K_S
+    elif ln == 2:
+        c1 = buf[a + 1]
+        if c0 == 112 and c1 == 104:
+            return K_PH
+        if c0 == 116 and c1 == 115:
+            return K_TS
+        if c0 == 105 and c1 == 100:
+            return K_ID
+        if c0 == 98 and c1 == 112:
+            return K_BP
+    elif ln == 3:
+        c1 = buf[a + 1]
+        c2 = buf[a + 2]
+        if c0 == 112 and c1 == 105 and c2 == 100:
+            return K_PID
+        if c0 == 116 and c1 == 105 and c2 == 100:
+            return K_TID
+        if c0 == 100 and c1 == 117 and c2 == 114:
+            return K_DUR
+        if c0 == 99 and c1 == 97 and c2 == 116:
+            return K_CAT
+        if c0 == 105 and c1 == 100 and c2 == 50:
+            return K_ID2
+    elif ln == 4:
+        c1 = buf[a + 1]
+        c2 = buf[a + 2]
+        c3 = buf[a + 3]
+        if c0 == 110 and c1 == 97 and c2 == 109 and c3 == 101:
+            return K_NAME
+        if c0 == 97 and c1 == 114 and c2 == 103 and c3 == 115:
+            return K_ARGS
+        if c0 == 116 and c1 == 100 and c2 == 117 and c3 == 114:
+            return K_TDUR
+    elif ln == 7:
+        if c0 == 98 and buf[a + 1] == 105 and buf[a + 4] == 95 and buf[a + 5] == 105:
+            return K_BIND_ID  # bind_id
+        if c0 == 102 and buf[a + 1] == 108 and buf[a + 4] == 95 and buf[a + 5] == 105 and buf[a + 6] == 110:
+            return K_FLOW_IN  # flow_in
+    elif ln == 8:
+        if c0 == 102 and buf[a + 1] == 108 and buf[a + 4] == 95 and buf[a + 5] == 111:
+            return K_FLOW_OUT  # flow_out
+    return K_OTHER
+
+
+@njit(cache=True, nogil=True)
+def _grow(ii, ss, ff):
+    cap = ii.shape[0] * 2
+    ii2 = np.empty((cap, N_I), np.int64)
+    ss2 = np.empty((cap, N_S), np.int32)
+    ff2 = np.empty((cap, N_F), np.float64)
+    ii2[: ii.shape[0]] = ii
+    ss2[: ss.shape[0]] = ss
+    ff2[: ff.shape[0]] = ff
+    return ii2, ss2, ff2
+
+
+@njit(cache=True, nogil=True)
+def _scan_scalar_id(buf, i, stack):
+    """An id value: number → its integer value; string/object → FNV hash of its
+    bytes.  Returns (id, end)."""
+    c = buf[i]
+    if c == 34:
+        j, _ = scan_string(buf, i)
+        if j < 0:
+            return 0, -2
+        return fnv1a(buf, i + 1, j - i - 2), j
+    if c == 45 or 48 <= c <= 57:
+        v, j, exact = parse_number(buf, i)
+        if j < 0:
+            return 0, j
+        if exact and abs(v) < 9.2e18:
+            return np.int64(v), j
+        return fnv1a(buf, i, j - i), j
+    j = skip_value(buf, i, stack)
+    if j < 0:
+        return 0, j
+    return fnv1a(buf, i, j - i), j
+
+
+@njit(cache=True, nogil=True)
+def scan_event(buf, i, k, ii, ss, ff, stack):
+    """Scan the event object starting at ``buf[i] == '{'`` into row k.
+
+    Returns (end, status) with status OK, -2 (bytes ended inside) or a
+    negative syntax error code.
+    """
+    n = buf.shape[0]
+    ii[k, I_NAME_OFF] = 0
+    ii[k, I_CAT_OFF] = 0
+    ii[k, I_ARGS_OFF] = 0
+    ii[k, I_PID] = 0
+    ii[k, I_TID] = 0
+    ii[k, I_ID] = 0
+    ii[k, I_BIND] = 0
+    ii[k, I_EV_OFF] = i
+    for c in range(N_S):
+        ss[k, c] = 0
+    ss[k, S_NAME_LEN] = -1
+    ss[k, S_CAT_LEN] = -1
+    ff[k, F_TS] = np.nan
+    ff[k, F_DUR] = np.nan
+    ff[k, F_TDUR] = np.nan
+    flags = 0
+    i += 1
+    i = skip_ws(buf, i)
+    if i >= n:
+        return -2, -2
+    if buf[i] == 125:  # empty object
+        ss[k, S_EV_LEN] = i + 1 - ii[k, I_EV_OFF]
+        return i + 1, OK
+    while True:
+        i = skip_ws(buf, i)
+        if i >= n:
+            return -2, -2
+        if buf[i] != 34:
+            return i, ERR_SYNTAX
+        ke, _ = scan_string(buf, i)
+        if ke < 0:
+            return -2, -2
+        key = _key_code(buf, i + 1, ke - i - 2) if ke - i - 2 > 0 else K_OTHER
+        i = skip_ws(buf, ke)
+        if i >= n:
+            return -2, -2
+        if buf[i] != 58:  # :
+            return i, ERR_SYNTAX
+        i = skip_ws(buf, i + 1)
+        if i >= n:
+            return -2, -2
+        c = buf[i]
+        if key == K_PH or key == K_BP or key == K_S:
+            if c == 34:
+                j, _ = scan_string(buf, i)
+                if j < 0:
+                    return -2, -2
+                v = buf[i + 1] if j - i > 2 else 0
+                if key == K_PH:
+                    ss[k, S_PH] = v
+                elif key == K_BP:
+                    ss[k, S_BP] = v
+                else:
+                    ss[k, S_SCOPE] = v
+                i = j
+            else:
+                j = skip_value(buf, i, stack)
+                if j < 0:
+                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                i = j
+        elif key == K_NAME or key == K_CAT:
+            if c == 34:
+                j, esc = scan_string(buf, i)
+                if j < 0:
+                    return -2, -2
+                if key == K_NAME:
+                    ii[k, I_NAME_OFF] = i + 1
+                    ss[k, S_NAME_LEN] = j - i - 2
+                    flags |= FL_NAME
+                    if esc:
+                        flags |= FL_NAME_ESC
+                else:
+                    ii[k, I_CAT_OFF] = i + 1
+                    ss[k, S_CAT_LEN] = j - i - 2
+                i = j
+            else:  # a non-string name: keep its raw JSON text as the name
+                j = skip_value(buf, i, stack)
+                if j < 0:
+                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                if key == K_NAME:
+                    ii[k, I_NAME_OFF] = i
+                    ss[k, S_NAME_LEN] = j - i
+                    flags |= FL_NAME
+                i = j
+        elif key == K_PID or key == K_TID:
+            if c == 34:
+                j, _ = scan_string(buf, i)
+                if j < 0:
+                    return -2, -2
+                h = fnv1a(buf, i + 1, j - i - 2)
+                flags |= FL_PID_STR if key == K_PID else FL_TID_STR
+                i = j
+            else:
+                v, j, exact = parse_number(buf, i)
+                if j < 0:
+                    if j == -2:
+                        return -2, -2
+                    jj = skip_value(buf, i, stack)
+                    if jj < 0:
+                        return (-2, -2) if jj == -2 else (i, ERR_SYNTAX)
+                    h = fnv1a(buf, i, jj - i)
+                    flags |= FL_PID_STR if key == K_PID else FL_TID_STR
+                    j = jj
+                elif exact and v == np.floor(v) and abs(v) < 9.2e18:
+                    h = np.int64(v)
+                else:
+                    h = fnv1a(buf, i, j - i)
+                i = j
+            if key == K_PID:
+                ii[k, I_PID] = h
+                flags |= FL_PID
+            else:
+                ii[k, I_TID] = h
+                flags |= FL_TID
+        elif key == K_TS or key == K_DUR or key == K_TDUR:
+            col = F_TS if key == K_TS else (F_DUR if key == K_DUR else F_TDUR)
+            bit = FL_TS if key == K_TS else (FL_DUR if key == K_DUR else FL_TDUR)
+            if c == 45 or 48 <= c <= 57:
+                v, j, exact = parse_number(buf, i)
+                if j < 0:
+                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+                ff[k, col] = v
+                flags |= bit
+                if not exact:
+                    flags |= FL_SLOW
+                i = j
+            else:  # a string or other value: let Python have a look
+                j = skip_value(buf, i, stack)
+                if j < 0:
+                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                if c == 34:
+                    flags |= bit | FL_SLOW
+                i = j
+        elif key == K_ARGS:
+            j = skip_value(buf, i, stack)
+            if j < 0:
+                return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+            ii[k, I_ARGS_OFF] = i
+            ss[k, S_ARGS_LEN] = j - i
+            i = j
+        elif key == K_ID or key == K_ID2 or key == K_BIND_ID:
+            h, j = _scan_scalar_id(buf, i, stack)
+            if j < 0:
+                return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+            if key == K_BIND_ID:
+                ii[k, I_BIND] = h
+                flags |= FL_BIND
+            else:
+                ii[k, I_ID] = h
+                flags |= FL_ID
+            i = j
+        elif key == K_FLOW_IN or key == K_FLOW_OUT:
+            j = skip_value(buf, i, stack)
+            if j < 0:
+                return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+            if c == 116:  # true
+                flags |= FL_FLOW_IN if key == K_FLOW_IN else FL_FLOW_OUT
+            i = j
+        else:
+            j = skip_value(buf, i, stack)
+            if j < 0:
+                return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+            i = j
+        i = skip_ws(buf, i)
+        if i >= n:
+            return -2, -2
+        c = buf[i]
+        if c == 44:  # ,
+            i += 1
+            continue
+        if c == 125:  # }
+            ss[k, S_FLAGS] = flags
+            ss[k, S_EV_LEN] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
+            return i + 1, OK
+        return i, ERR_SYNTAX
+
+
+@njit(cache=True, nogil=True)
+def scan_event_array(buf, i, ii, ss, ff, stack):
+    """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['``.
+
+    Tolerates trailing commas and a missing closing bracket (TRUNCATED; an event
+    cut short by the end of the bytes is dropped).  Returns
+    (ii, ss, ff, n_events, end, status, err_pos).
+    """
+    n = buf.shape[0]
+    k = 0
+    i += 1
+    while True:
+        i = skip_ws(buf, i)
+        if i >= n:
+            return ii, ss, ff, k, i, TRUNCATED, i
+        c = buf[i]
+        if c == 93:  # ]
+            return ii, ss, ff, k, i + 1, OK, i
+        if c == 44:  # stray or trailing comma
+            i += 1
+            continue
+        if c != 123:
+            return ii, ss, ff, k, i, ERR_EVENT_NOT_OBJECT, i
+        if k >= ii.shape[0]:
+            ii, ss, ff = _grow(ii, ss, ff)
+        j, st = scan_event(buf, i, k, ii, ss, ff, stack)
+        if st == -2:
+            return ii, ss, ff, k, n, TRUNCATED, i
+        if st != OK:
+            return ii, ss, ff, k, j, st, j
+        k += 1
+        i = j
+
+
+@njit(cache=True, nogil=True)
+def scan_trace(buf, cap):
+    """Scan a whole Chrome trace (object or array form).
+
+    Returns (ii, ss, ff, n_events, status, err_pos, dtu_off, dtu_len): the event
+    columns, the status, and the byte span of ``displayTimeUnit`` (len -1 if absent).
+    """
+    n = buf.shape[0]
+    stack = np.empty(MAX_NESTING, np.uint8)
+    ii = np.empty((max(cap, 16), N_I), np.int64)
+    ss = np.empty((max(cap, 16), N_S), np.int32)
+    ff = np.empty((max(cap, 16), N_F), np.float64)
+    dtu_off = 0
+    dtu_len = -1
+    i = 0
+    # UTF-8 byte order mark
+    if n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
+        i = 3
+    i = skip_ws(buf, i)
+    if i >= n:
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, dtu_off, dtu_len
+    if buf[i] == 91:
+        ii, ss, ff, k, _, st, ep = scan_event_array(buf, i, ii, ss, ff, stack)
+        return ii, ss, ff, k, st, ep, dtu_off, dtu_len
+    if buf[i] != 123:
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, dtu_off, dtu_len
+    # object form: find "traceEvents", note displayTimeUnit, skip the rest
+    i += 1
+    found = False
+    k_events = 0
+    status = ERR_NO_EVENTS_KEY
+    err = i
+    while True:
+        i = skip_ws(buf, i)
+        if i >= n:
+            if found:
+                return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+        if buf[i] == 125:
+            break
+        if buf[i] == 44:
+            i += 1
+            continue
+        if buf[i] != 34:
+            return ii, ss, ff, k_events, ERR_SYNTAX, i, dtu_off, dtu_len
+        ke, _ = scan_string(buf, i)
+        if ke < 0:
+            if found:
+                return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+        kl = ke - i - 2
+        is_events = kl == 11 and buf[i + 1] == 116 and buf[i + 2] == 114 and buf[i + 6] == 69 \
+            and buf[i + 7] == 118 and buf[i + 11] == 115  # traceEvents
+        is_dtu = kl == 15 and buf[i + 1] == 100 and buf[i + 8] == 84 and buf[i + 12] == 85  # displayTimeUnit
+        i = skip_ws(buf, ke)
+        if i >= n or buf[i] != 58:
+            if i >= n and found:
+                return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
+            return ii, ss, ff, k_events, ERR_SYNTAX if i < n else ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+        i = skip_ws(buf, i + 1)
+        if i >= n:
+            if found:
+                return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+        if is_events and buf[i] == 91 and not found:
+            ii, ss, ff, k_events, j, st, ep = scan_event_array(buf, i, ii, ss, ff, stack)
+            found = True
+            if st != OK:
+                return ii, ss, ff, k_events, st, ep, dtu_off, dtu_len
+            i = j
+            status = OK
+            continue
+        j = skip_value(buf, i, stack)
+        if j < 0:
+            if j == -2:
+                if found:
+                    return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
+                return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+            return ii, ss, ff, k_events, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP, i, dtu_off, dtu_len
+        if is_dtu and buf[i] == 34:
+            dtu_off = i + 1
+            dtu_len = j - i - 2
+        i = j
+    if not found:
+        return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
+    return ii, ss, ff, k_events, status, err, dtu_off, dtu_len
+
+
+@njit(cache=True, nogil=True)
+def intern_spans(buf, off, ln, valid):
+    """Give equal byte strings ``buf[off[k]:off[k]+ln[k]]`` the same id.
+
+    Open addressing on a 64-bit FNV-1a hash with byte-wise verification, so
+    ids are exact (collisions cannot merge different strings).  Ids are
+    assigned in order of first appearance.  Returns (ids, first) where
+    ``first[id]`` is the row that introduced the string; rows with
+    ``valid[k] == False`` get id -1.
+    """
+    n = off.shape[0]
+    size = 16
+    while size < 2 * n + 16:
+        size *= 2
+    table = np.full(size, -1, np.int64)  # row index of the representative
+    hashes = np.zeros(size, np.int64)
+    ids = np.full(n, -1, np.int32)
+    first = np.empty(n, np.int64)
+    idmap = np.full(size, -1, np.int32)
+    nid = 0
+    mask = size - 1
+    for k in range(n):
+        if not valid[k]:
+            continue
+        h = fnv1a(buf, off[k], ln[k])
+        slot = h & mask
+        while True:
+            r = table[slot]
+            if r < 0:
+                table[slot] = k
+                hashes[slot] = h
+                idmap[slot] = nid
+                ids[k] = nid
+                first[nid] = k
+                nid += 1
+                break
+            if hashes[slot] == h and ln[r] == ln[k]:
+                same = True
+                a = off[r]
+                b = off[k]
+                for q in range(ln[k]):
+                    if buf[a + q] != buf[b + q]:
+                        same = False
+                        break
+                if same:
+                    ids[k] = idmap[slot]
+                    break
+            slot = (slot + 1) & mask
+    return ids, first[:nid].copy()
+
+
+@njit(cache=True, nogil=True)
+def intern_pairs(a, b):
+    """Ids for distinct (a[k], b[k]) int64 pairs, in order of first appearance.
+
+    Returns (ids, first_row)."""
+    n = a.shape[0]
+    size = 16
+    while size < 2 * n + 16:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, -1, np.int64)
+    idmap = np.full(size, -1, np.int32)
+    ids = np.empty(n, np.int32)
+    first = np.empty(n, np.int64)
+    nid = 0
+    for k in range(n):
+        h = np.uint64(a[k]) * np.uint64(0x9E3779B97F4A7C15) ^ (np.uint64(b[k]) + np.uint64(0x632BE59BD9B4E019))
+        h ^= h >> np.uint64(29)
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            r = table[slot]
+            if r < 0:
+                table[slot] = k
+                idmap[slot] = nid
+                ids[k] = nid
+                first[nid] = k
+                nid += 1
+                break
+            if a[r] == a[k] and b[r] == b[k]:
+                ids[k] = idmap[slot]
+                break
+            slot = (slot + 1) & mask
+    return ids, first[:nid].copy()
+
+
+@njit(cache=True, nogil=True)
+def gather_spans(buf, off, ln):
+    """Concatenate byte spans into one blob; returns (blob, ptr)."""
+    n = off.shape[0]
+    ptr = np.zeros(n + 1, np.int64)
+    for k in range(n):
+        ptr[k + 1] = ptr[k] + ln[k]
+    blob = np.empty(ptr[n], np.uint8)
+    for k in range(n):
+        blob[ptr[k]: ptr[k + 1]] = buf[off[k]: off[k] + ln[k]]
+    return blob, ptr
