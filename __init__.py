@@ -1,0 +1,101 @@
+"""TraceVis3D, the Blender extension: program execution traces as 3D icicle scenes.
+
+The repository root is the add-on package; the bpy-free core is its subpackage
+``tracevis3d``.  ``register()`` points numba's on-disk cache at the extension's user folder
+(never the add-on folder) BEFORE the core is imported, then registers the scene properties,
+operators, panel, a ``load_post`` handler and the command line command::
+
+    blender --background --command tracevis3d render-icicle TRACE -o fig.png [...]
+
+``unregister()`` removes every one of them again (safe to call twice).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import bpy
+
+_state = {"cli": None, "registered": False}
+
+
+def _numba_cache_dir() -> str | None:
+    """The extension's user folder for numba's cache (None when not run as an extension)."""
+    try:
+        return bpy.utils.extension_path_user(__package__, path="numba_cache", create=True)
+    except (ValueError, AttributeError):  # a legacy add-on / Blender < 4.2: keep the core's default
+        return None
+
+
+def _configure_numba() -> None:
+    cache = _numba_cache_dir()
+    if cache:
+        os.environ["NUMBA_CACHE_DIR"] = cache
+    from .tracevis3d import _numba_env  # first import of the core: after the env is set
+
+    _numba_env.configure(cache)  # also tells an already imported numba
+
+
+def _cli_command(argv) -> int:
+    """``blender --command tracevis3d ...``: the core CLI, never a traceback."""
+    try:
+        from .tracevis3d import cli
+
+        return int(cli.main(list(argv)) or 0)
+    except SystemExit as e:  # argparse exits on --help / bad arguments
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except KeyboardInterrupt:
+        print("tracevis3d: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001  one-line error, exit non-zero
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"tracevis3d: error: {msg}", file=sys.stderr)
+        return 1
+
+
+@bpy.app.handlers.persistent
+def _on_load_post(*_args):
+    """A new .blend: drop traces loaded for the previous file."""
+    from .tracevis3d.blender import session
+
+    session.clear_cache()
+
+
+def register():
+    if _state["registered"]:
+        return
+    _configure_numba()
+    from . import operators, panels, properties
+
+    _state["registered"] = True
+    try:
+        properties.register()
+        operators.register()
+        panels.register()
+        if _on_load_post not in bpy.app.handlers.load_post:
+            bpy.app.handlers.load_post.append(_on_load_post)
+        if hasattr(bpy.utils, "register_cli_command"):  # Blender >= 4.2
+            _state["cli"] = bpy.utils.register_cli_command("tracevis3d", _cli_command)
+    except Exception:
+        unregister()  # leave nothing half-registered behind
+        raise
+
+
+def unregister():
+    if not _state["registered"]:
+        return
+    from . import operators, panels, properties
+    from .tracevis3d.blender import session
+
+    if _state["cli"] is not None:
+        try:
+            bpy.utils.unregister_cli_command(_state["cli"])
+        finally:
+            _state["cli"] = None
+    while _on_load_post in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(_on_load_post)
+    panels.unregister()
+    operators.unregister()
+    properties.unregister()
+    session.clear_cache()
+    _state["registered"] = False

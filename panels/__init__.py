@@ -1,0 +1,116 @@
+"""The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
+
+Trace (import, path, Build, Frame), Parameters, Render and Details sub-panels; every button is
+one of the operators, every field a ``scene.tracevis3d`` property.
+"""
+import os
+
+import bpy
+from bpy.types import Panel
+
+
+class _Base:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "TraceVis3D"
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and hasattr(context.scene, "tracevis3d")
+
+
+class VIEW3D_PT_tracevis3d(_Base, Panel):
+    bl_label = "TraceVis3D"
+
+    def draw(self, context):
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.operator("tracevis3d.import_trace", icon="FILEBROWSER")
+        layout.prop(s, "trace_path", text="")
+        if s.trace_path and not os.path.isfile(bpy.path.abspath(s.trace_path)):
+            layout.label(text="Trace file not found", icon="ERROR")
+        row = layout.row(align=True)
+        row.scale_y = 1.3
+        row.operator("tracevis3d.build", icon="MOD_BUILD")
+        row.operator("tracevis3d.frame", icon="VIEW_CAMERA")
+
+
+class VIEW3D_PT_tracevis3d_params(_Base, Panel):
+    bl_label = "Parameters"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+
+    def draw(self, context):
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(s, "extrude_measure")
+        layout.prop(s, "color_by")
+        layout.prop(s, "threads")
+        layout.prop(s, "use_time_window")
+        col = layout.column(align=True)
+        col.enabled = s.use_time_window
+        col.prop(s, "time_window_start")
+        col.prop(s, "time_window_end")
+        layout.prop(s, "cluster_px")
+        layout.prop(s, "lane_gap")
+        layout.prop(s, "show_labels")
+        sub = layout.column()
+        sub.enabled = s.show_labels
+        sub.prop(s, "label_min_px")
+        layout.prop(s, "show_legend")
+
+
+class VIEW3D_PT_tracevis3d_render(_Base, Panel):
+    bl_label = "Render Figure"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+
+    def draw(self, context):
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(s, "render_engine")
+        col = layout.column(align=True)
+        col.prop(s, "resolution_x", text="Resolution X")
+        col.prop(s, "resolution_y", text="Y")
+        layout.prop(s, "render_samples")
+        layout.prop(s, "render_transparent")
+        layout.prop(s, "render_output")
+        layout.operator("tracevis3d.render_figure", icon="RENDER_STILL")
+
+
+class VIEW3D_PT_tracevis3d_details(_Base, Panel):
+    bl_label = "Call Details"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.label(text="Ctrl+Alt+D over a box shows its call", icon="INFO")
+        if s.picked_call < 0:
+            layout.label(text="No call picked yet")
+            return
+        col = layout.column(align=True)
+        for line in s.picked_text.splitlines():
+            col.label(text=line)
+
+
+CLASSES = (
+    VIEW3D_PT_tracevis3d,
+    VIEW3D_PT_tracevis3d_params,
+    VIEW3D_PT_tracevis3d_render,
+    VIEW3D_PT_tracevis3d_details,
+)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister():
+    for cls in reversed(CLASSES):
+        if getattr(cls, "is_registered", False):
+            bpy.utils.unregister_class(cls)

@@ -1,0 +1,65 @@
+"""The add-on's in-memory session: loaded traces, cached by file identity.
+
+Operators run many times on the same trace (build, rebuild with other parameters, pick a
+call, render), so the loaded `Trace` is kept.  The cache key is (absolute path, mtime in ns,
+size): a file rewritten in place is reloaded, an unchanged one is not.  The cache holds at
+most `MAX_TRACES` traces (least recently used goes first); `clear_cache()` empties it (the
+add-on calls it on unregister and when a new .blend is loaded).
+
+This module does not import bpy: Blender-relative paths ("//...") are resolved by the caller.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+from .. import load
+from ..model import Trace, TraceFormatError
+
+__all__ = ["get_trace", "clear_cache", "cached_paths", "file_key", "MAX_TRACES"]
+
+MAX_TRACES = 2
+_cache: "OrderedDict[tuple, Trace]" = OrderedDict()
+
+
+def file_key(path) -> tuple[str, int, int]:
+    """(absolute path, mtime_ns, size) of an existing regular file, or a clear error."""
+    if path is None or str(path).strip() == "":
+        raise TraceFormatError("no trace file given (the trace path is empty)")
+    p = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise TraceFormatError(f"trace file not found: {p}") from None
+    except OSError as e:
+        raise TraceFormatError(f"cannot read trace file {p}: {e.strerror or e}") from None
+    if not os.path.isfile(p):
+        raise TraceFormatError(f"not a file: {p}")
+    return (p, st.st_mtime_ns, st.st_size)
+
+
+def get_trace(path) -> Trace:
+    """The trace in ``path``, loaded once per (path, mtime, size) and kept (LRU)."""
+    key = file_key(path)
+    hit = _cache.get(key)
+    if hit is not None:
+        _cache.move_to_end(key)
+        return hit
+    trace = load(key[0])
+    # a newer version of the same file replaces the old entry
+    for old in [k for k in _cache if k[0] == key[0]]:
+        del _cache[old]
+    _cache[key] = trace
+    while len(_cache) > MAX_TRACES:
+        _cache.popitem(last=False)
+    return trace
+
+
+def cached_paths() -> list[str]:
+    """Absolute paths of the traces currently held (oldest first)."""
+    return [k[0] for k in _cache]
+
+
+def clear_cache() -> None:
+    """Forget every loaded trace."""
+    _cache.clear()
