@@ -75,7 +75,8 @@ class _Repairs:
 
 
 def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
-                kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True) -> Trace:
+                kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True,
+                _from_samples: bool = False) -> Trace:
     """Parse Chrome Trace Event JSON ``data`` (bytes) into a `Trace`.
 
     ``overlap``: "clip" (default) clips a call that sticks out of its enclosing
@@ -220,6 +221,9 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid)
     if not used.any():
+        if b'"stackFrames"' in data and not _from_samples:
+            return _load_with_samples(data, source, keep_args=keep_args, kind_rules=kind_rules,
+                                      overlap=overlap, warn=warn)
         raise TraceFormatError(
             f"{source}: no call events (B/E or X) and no instants: nothing to show "
             f"({n} events; skipped: {skipped or 'none'})")
@@ -544,3 +548,78 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
     return (np.concatenate(ids).astype(np.int64), np.concatenate(froms).astype(np.int32),
             np.concatenate(tos).astype(np.int32))
+
+
+def samples_to_events(doc: dict) -> list:
+    """Chrome's sampled-profile form (``samples`` + ``stackFrames``, as Hermes and
+    Chrome write) → B/E events: each sample's stack (``sf``, followed up through
+    ``parent``) is compared with the previous sample's on the same thread; frames
+    that left are closed and new ones opened at the sample's timestamp (the usual
+    flame-chart reading of samples).  Iterative; a cycle in ``parent`` is cut."""
+    frames = doc.get("stackFrames") or {}
+    samples = doc.get("samples") or []
+    if not isinstance(frames, dict) or not isinstance(samples, list):
+        return []
+    stacks: dict = {}
+
+    def stack_of(sf):
+        key = str(sf)
+        if key in stacks:
+            return stacks[key]
+        chain, seen, cur = [], set(), key
+        while cur is not None and cur in frames and cur not in seen and len(chain) < 100000:
+            seen.add(cur)
+            fr = frames[cur] if isinstance(frames[cur], dict) else {}
+            chain.append((cur, str(fr.get("name", cur))))
+            par = fr.get("parent")
+            cur = None if par is None else str(par)
+        stacks[key] = chain[::-1]
+        return stacks[key]
+
+    by_thread: dict = {}
+    for k, smp in enumerate(samples):
+        if not isinstance(smp, dict) or "sf" not in smp:
+            continue
+        try:
+            t = float(smp.get("ts"))
+        except (TypeError, ValueError):
+            continue
+        by_thread.setdefault((smp.get("pid", 0), smp.get("tid", 0)), []).append((t, k, smp["sf"]))
+    events = []
+    for (pid, tid), lst in by_thread.items():
+        lst.sort()
+        open_: list = []
+        for t, _, sf in lst:
+            st = stack_of(sf)
+            common = 0
+            while common < min(len(open_), len(st)) and open_[common][0] == st[common][0]:
+                common += 1
+            for fid, nm in reversed(open_[common:]):
+                events.append({"ph": "E", "name": nm, "ts": t, "pid": pid, "tid": tid})
+            for fid, nm in st[common:]:
+                events.append({"ph": "B", "name": nm, "ts": t, "pid": pid, "tid": tid})
+            open_ = list(st)
+        if lst:
+            t_end = lst[-1][0]
+            for fid, nm in reversed(open_):
+                events.append({"ph": "E", "name": nm, "ts": t_end, "pid": pid, "tid": tid})
+    return events
+
+
+def _load_with_samples(data: bytes, source: str, **options) -> Trace:
+    import orjson
+
+    try:
+        doc = orjson.loads(data)
+    except Exception:
+        raise TraceFormatError(f"{source}: has stackFrames but is not valid JSON as a whole") from None
+    if not isinstance(doc, dict):
+        raise TraceFormatError(f"{source}: no call events (B/E or X) and no instants: nothing to show")
+    events = [e for e in (doc.get("traceEvents") or []) if isinstance(e, dict)]
+    sampled = samples_to_events(doc)
+    if not sampled:
+        raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks")
+    tr = load_chrome(orjson.dumps({"traceEvents": events + sampled}), source, _from_samples=True, **options)
+    tr.meta["format"] = "chrome-json-samples"
+    tr.meta["n_samples"] = len(doc.get("samples") or [])
+    return tr
