@@ -1,0 +1,115 @@
+"""Camera framing for layouts (bpy-free): fit a camera so given points fill the frame."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .spec import CameraSpec
+
+
+def view_direction(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
+    """Unit vector from the target towards the camera.
+
+    Azimuth 0 looks along +y (camera at -y, in front of the x-z plane), positive azimuth
+    moves the camera towards +x; elevation lifts it above the x-y plane.
+    """
+    az = math.radians(azimuth_deg)
+    el = math.radians(elevation_deg)
+    return np.array([math.sin(az) * math.cos(el), -math.cos(az) * math.cos(el), math.sin(el)])
+
+
+def camera_basis(to_camera: np.ndarray, up=(0.0, 0.0, 1.0)):
+    """(right, up, forward) of a camera looking along ``-to_camera``."""
+    f = -np.asarray(to_camera, np.float64)
+    f /= np.linalg.norm(f)
+    r = np.cross(f, np.asarray(up, np.float64))
+    r /= np.linalg.norm(r)
+    u = np.cross(r, f)
+    return r, u, f
+
+
+def _half_tans(resolution, lens_mm, sensor_mm):
+    w, h = resolution
+    t = (sensor_mm / 2.0) / lens_mm  # Blender's sensor fit AUTO: sensor spans the larger side
+    if w >= h:
+        return t, t * h / w
+    return t * w / h, t
+
+
+def fit_camera(points, to_camera, resolution, orthographic=False, lens_mm=50.0,
+               sensor_mm=36.0, margin=1.06) -> CameraSpec:
+    """A camera looking along ``-to_camera`` that sees every point with a small margin.
+
+    Orthographic: ``ortho_scale`` covers the projected extent (Blender's ortho scale is
+    the larger image side).  Perspective: distance D from the projected centre such that
+    for every point q (relative to the centre, in camera coordinates a, b, depth z):
+    |a| <= tan_x (D + z) and |b| <= tan_y (D + z).
+    """
+    p = np.asarray(points, np.float64).reshape(-1, 3)
+    r, u, f = camera_basis(to_camera)
+    a, b, z = p @ r, p @ u, p @ f
+    ca, cb = 0.5 * (a.min() + a.max()), 0.5 * (b.min() + b.max())
+    cz = 0.5 * (z.min() + z.max())
+    center = ca * r + cb * u + cz * f
+    w, h = resolution
+    span_a = max(a.max() - a.min(), 1e-6) * margin
+    span_b = max(b.max() - b.min(), 1e-6) * margin
+    extent = float(np.linalg.norm(p.max(0) - p.min(0))) + 1.0
+    if orthographic:
+        if w >= h:
+            scale = max(span_a, span_b * w / h)
+        else:
+            scale = max(span_b, span_a * h / w)
+        dist = extent * 2.0
+        loc = center - f * dist
+        return CameraSpec(tuple(loc), tuple(center), orthographic=True, ortho_scale=float(scale),
+                          lens_mm=lens_mm, sensor_width_mm=sensor_mm,
+                          clip_start=0.01, clip_end=float(dist + extent * 2))
+    tx, ty = _half_tans(resolution, lens_mm, sensor_mm)
+    qa, qb, qz = (a - ca) * margin, (b - cb) * margin, z - cz
+    dist = float(max(np.max(np.abs(qa) / tx - qz), np.max(np.abs(qb) / ty - qz), 1e-3))
+    # refine: centre the projected bounding box and let its larger side fill the frame
+    for _ in range(6):
+        q = p - (center - f * dist)
+        za = np.maximum(q @ f, 1e-9)
+        na, nb = (q @ r) / (za * tx), (q @ u) / (za * ty)  # normalised image coords in [-1, 1]
+        cna, cnb = 0.5 * (na.min() + na.max()), 0.5 * (nb.min() + nb.max())
+        fill = max(na.max() - na.min(), nb.max() - nb.min()) / 2.0 * margin
+        center = center + r * (cna * tx * dist) + u * (cnb * ty * dist)
+        dist = dist * fill
+    loc = center - f * dist
+    return CameraSpec(tuple(loc), tuple(center), orthographic=False, lens_mm=lens_mm,
+                      sensor_width_mm=sensor_mm, clip_start=max(dist * 1e-3, 1e-3),
+                      clip_end=float(dist + extent * 2))
+
+
+def world_per_pixel(cam: CameraSpec, points, resolution) -> np.ndarray:
+    """World length of one pixel (measured perpendicular to the view) at each point."""
+    p = np.asarray(points, np.float64).reshape(-1, 3)
+    w, h = resolution
+    if cam.orthographic:
+        return np.full(p.shape[0], cam.ortho_scale / max(w, h))
+    tx, _ = _half_tans(resolution, cam.lens_mm, cam.sensor_width_mm)
+    f = np.asarray(cam.target, np.float64) - np.asarray(cam.location, np.float64)
+    f /= np.linalg.norm(f)
+    depth = (p - np.asarray(cam.location, np.float64)) @ f
+    return 2.0 * tx * np.maximum(depth, 1e-9) / w
+
+
+def project(cam: CameraSpec, points, resolution) -> np.ndarray:
+    """Pixel coordinates (x right, y DOWN, origin top-left) of world points."""
+    p = np.asarray(points, np.float64).reshape(-1, 3)
+    w, h = resolution
+    to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
+    r, u, f = camera_basis(to_cam, cam.up)
+    q = p - np.asarray(cam.location, np.float64)
+    a, b, z = q @ r, q @ u, q @ f
+    if cam.orthographic:
+        s = cam.ortho_scale / max(w, h)  # world per pixel
+        px, py = a / s, b / s
+    else:
+        tx, _ = _half_tans(resolution, cam.lens_mm, cam.sensor_width_mm)
+        px = a / (z * tx) * (w / 2.0)
+        py = b / (z * tx) * (w / 2.0)
+    return np.stack([w / 2.0 + px, h / 2.0 - py], axis=1)

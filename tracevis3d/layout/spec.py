@@ -1,0 +1,164 @@
+"""SceneSpec: what a layout hands to the Blender writer — arrays only (bpy-free).
+
+A SceneSpec is generic: the Blender layer (`tracevis3d.blender.writer`) writes any
+SceneSpec without knowing which layout produced it.
+
+- `InstanceLayer`: one point cloud of box instances.  ``positions`` are box centres,
+  ``scales`` full box sizes (x, y, z), ``colors`` linear RGBA, ``material_index`` an
+  index into the layer's ``materials`` (names in `SceneSpec.materials`); further named
+  per-instance attributes in ``attributes`` (always ``call_index`` int32 so a picked box
+  maps back to a call; -1 where there is none).
+- `LabelSet`: text labels; anchor is the text's reference point, ``align`` 0=left,
+  1=centre, 2=right, ``facing`` the text's normal (texts are planar).
+- `MaterialSpec`: name, base colour (what Workbench shows) and flags for the node
+  material (``cushion``: van Wijk cushion profile across the box; ``from_attribute``:
+  colour read from the instance attribute ``color``).
+- `CameraSpec`, `LightSpec`: a suggestion that frames the scene.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class MaterialSpec:
+    name: str
+    color: tuple  # linear RGBA
+    kind: str = "box"  # box | cluster | text | legend
+    cushion: bool = True
+    from_attribute: bool = True
+    emission: float = 0.0
+
+
+@dataclass
+class InstanceLayer:
+    name: str
+    positions: np.ndarray  # (n,3) float32, box centres
+    scales: np.ndarray  # (n,3) float32, full box sizes
+    colors: np.ndarray  # (n,4) float32, linear RGBA
+    material_index: np.ndarray  # (n,) int32 into `materials`
+    materials: list  # material names (into SceneSpec.materials)
+    attributes: dict = field(default_factory=dict)  # name -> (n,) int32/float32 array
+
+    def __len__(self) -> int:
+        return int(self.positions.shape[0])
+
+    def validate(self) -> "InstanceLayer":
+        n = len(self)
+        checks = {
+            "positions": (self.positions, np.float32, (n, 3)),
+            "scales": (self.scales, np.float32, (n, 3)),
+            "colors": (self.colors, np.float32, (n, 4)),
+            "material_index": (self.material_index, np.int32, (n,)),
+        }
+        for key, (a, dt, shape) in checks.items():
+            if a.dtype != dt or a.shape != shape:
+                raise ValueError(f"layer {self.name!r}: {key} must be {np.dtype(dt)} {shape}, "
+                                 f"got {a.dtype} {a.shape}")
+        for key, a in self.attributes.items():
+            if a.shape[0] != n or a.dtype not in (np.int32, np.float32):
+                raise ValueError(f"layer {self.name!r}: attribute {key!r} must be int32/float32 "
+                                 f"of length {n}, got {a.dtype} {a.shape}")
+        if n and (self.material_index.min() < 0 or self.material_index.max() >= len(self.materials)):
+            raise ValueError(f"layer {self.name!r}: material_index outside its {len(self.materials)} materials")
+        return self
+
+
+@dataclass
+class LabelSet:
+    texts: list  # str per label
+    anchors: np.ndarray  # (n,3) float32
+    sizes: np.ndarray  # (n,) float32, text height in world units
+    material: list  # material name per label
+    align: np.ndarray  # (n,) uint8: 0 left, 1 centre, 2 right
+    kind: list  # "call" | "lane" | "legend" | "axis"
+    call_index: np.ndarray  # (n,) int32, -1 when not about a call
+    facing: tuple = (0.0, -1.0, 0.0)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @classmethod
+    def empty(cls) -> "LabelSet":
+        return cls([], np.zeros((0, 3), np.float32), np.zeros(0, np.float32), [],
+                   np.zeros(0, np.uint8), [], np.zeros(0, np.int32))
+
+    @classmethod
+    def concat(cls, parts: list) -> "LabelSet":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty()
+        return cls(
+            [t for p in parts for t in p.texts],
+            np.concatenate([p.anchors for p in parts]).astype(np.float32),
+            np.concatenate([p.sizes for p in parts]).astype(np.float32),
+            [m for p in parts for m in p.material],
+            np.concatenate([p.align for p in parts]).astype(np.uint8),
+            [k for p in parts for k in p.kind],
+            np.concatenate([p.call_index for p in parts]).astype(np.int32),
+            parts[0].facing,
+        )
+
+
+@dataclass
+class LegendEntry:
+    name: str
+    color: tuple  # linear RGB(A)
+
+
+@dataclass
+class CameraSpec:
+    location: tuple
+    target: tuple
+    up: tuple = (0.0, 0.0, 1.0)
+    orthographic: bool = False
+    lens_mm: float = 50.0
+    sensor_width_mm: float = 36.0
+    ortho_scale: float = 10.0
+    clip_start: float = 0.1
+    clip_end: float = 1000.0
+
+
+@dataclass
+class LightSpec:
+    name: str
+    type: str  # SUN | AREA | POINT
+    direction: tuple  # direction the light travels (world)
+    energy: float
+    location: tuple = (0.0, 0.0, 0.0)
+
+
+@dataclass
+class SceneSpec:
+    layers: list  # InstanceLayer
+    labels: LabelSet
+    legend: list  # LegendEntry
+    materials: dict  # name -> MaterialSpec
+    camera: CameraSpec
+    lights: list  # LightSpec
+    resolution: tuple = (1920, 1080)
+    background: tuple = (1.0, 1.0, 1.0)  # linear RGB
+    meta: dict = field(default_factory=dict)
+
+    def layer(self, name: str) -> InstanceLayer:
+        for lay in self.layers:
+            if lay.name == name:
+                return lay
+        raise KeyError(f"no layer {name!r}; layers: {[x.name for x in self.layers]}")
+
+    def validate(self) -> "SceneSpec":
+        for lay in self.layers:
+            lay.validate()
+            for m in lay.materials:
+                if m not in self.materials:
+                    raise ValueError(f"layer {lay.name!r} uses unknown material {m!r}")
+        for m in set(self.labels.material):
+            if m not in self.materials:
+                raise ValueError(f"labels use unknown material {m!r}")
+        return self
+
+    @property
+    def n_instances(self) -> int:
+        return sum(len(x) for x in self.layers)
