@@ -50,6 +50,7 @@ REPAIRS = {
 }
 
 _PH = {c: ord(c) for c in "BEXiIRMstfC"}
+DEFAULT_MAX_EVENTS = 100_000_000
 _SKIPPED_NAMES = {
     "b": "async", "e": "async", "n": "async", "S": "async", "T": "async", "F": "async", "p": "async",
     "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
@@ -76,9 +77,11 @@ class _Repairs:
 
 def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
                 kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True,
-                _from_samples: bool = False) -> Trace:
+                max_events: int = DEFAULT_MAX_EVENTS, _from_samples: bool = False) -> Trace:
     """Parse Chrome Trace Event JSON ``data`` (bytes) into a `Trace`.
 
+    ``max_events``: refuse files with more events (the scan keeps ~120 bytes per
+    event while it builds the tree; this bounds memory on hostile input).
     ``overlap``: "clip" (default) clips a call that sticks out of its enclosing
     call; "drop" drops it instead.  ``kind_rules``: see `tracevis3d.kinds`.
     Raises `TraceFormatError` (naming ``source`` and the byte/line/event) when the
@@ -88,7 +91,7 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
     buf = np.frombuffer(data, np.uint8)
     nbytes = buf.shape[0]
-    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = js.scan_trace(buf, max(16, nbytes // 96))
+    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = js.scan_trace(buf, min(max(16, nbytes // 96), max_events), max_events)
     ii, ss, ff = ii[:n], ss[:n], ff[:n]
 
     def line_col(pos: int) -> tuple[int, int]:
@@ -121,7 +124,8 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
         if status == js.ERR_NO_EVENTS_KEY:
             raise TraceFormatError(f"{source}: JSON object without a 'traceEvents' array")
         what = {js.ERR_SYNTAX: "invalid JSON", js.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
-                js.ERR_TOO_DEEP: f"JSON nested deeper than {js.MAX_NESTING} levels"}.get(status, "invalid JSON")
+                js.ERR_TOO_DEEP: f"JSON nested deeper than {js.MAX_NESTING} levels",
+                js.ERR_TOO_MANY: f"more than {max_events} events (max_events= to allow more)"}.get(status, "invalid JSON")
         raise TraceFormatError(
             f"{source}: {what} at byte {err_pos} (line {line}, column {col}) in event #{n}: {snippet(err_pos)!r}")
     rep = _Repairs(describe)

@@ -26,6 +26,8 @@ ERR_SYNTAX = -2
 ERR_TOO_DEEP = -3
 ERR_NO_EVENTS_KEY = -4
 ERR_EVENT_NOT_OBJECT = -5
+ERR_TOO_MANY = -6
+CUT = -100  # internal: the bytes ended inside a value
 
 MAX_NESTING = 4096
 
@@ -60,6 +62,11 @@ K_OTHER, K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_TDUR, K_ARGS, K_ID, K
     K_BP, K_S, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT = range(17)
 
 _POW10 = np.array([10.0 ** k for k in range(23)])
+_TRUE = np.frombuffer(b"true", np.uint8)
+_FALSE = np.frombuffer(b"false", np.uint8)
+_NULL = np.frombuffer(b"null", np.uint8)
+_NAN = np.frombuffer(b"NaN", np.uint8)
+_INF = np.frombuffer(b"Infinity", np.uint8)
 
 
 @njit(cache=True, nogil=True)
@@ -190,6 +197,30 @@ def parse_number(buf, i):
 
 
 @njit(cache=True, nogil=True)
+def _literal_len(buf, i):
+    """Length of the literal (true false null NaN Infinity) at i; -1 if none,
+    -2 if the bytes end inside it."""
+    n = buf.shape[0]
+    c = buf[i]
+    if c == 116:
+        lit = _TRUE
+    elif c == 102:
+        lit = _FALSE
+    elif c == 110:
+        lit = _NULL
+    elif c == 78:
+        lit = _NAN
+    else:
+        lit = _INF
+    for q in range(lit.shape[0]):
+        if i + q >= n:
+            return -2
+        if buf[i + q] != lit[q]:
+            return -1
+    return lit.shape[0]
+
+
+@njit(cache=True, nogil=True)
 def skip_value(buf, i, stack):
     """Skip one JSON value starting at i (after whitespace).
 
@@ -208,11 +239,20 @@ def skip_value(buf, i, stack):
     if c == 45 or 48 <= c <= 57:
         _, j, _ = parse_number(buf, i)
         return j
-    if c == 116 or c == 102 or c == 110:  # true false null
-        ln = 5 if c == 102 else 4
-        if i + ln > n:
+    if c == 116 or c == 102 or c == 110 or c == 78 or c == 73:  # true false null NaN Infinity
+        ln = _literal_len(buf, i)
+        if ln == -2:
             return -2
+        if ln < 0:
+            return -1
         return i + ln
+    if c == 45 and i + 1 < n and buf[i + 1] == 73:  # -Infinity
+        ln = _literal_len(buf, i + 1)
+        if ln == -2:
+            return -2
+        if ln < 0:
+            return -1
+        return i + 1 + ln
     if c != 123 and c != 91:
         return -1
     sp = 0
@@ -333,7 +373,7 @@ def _scan_scalar_id(buf, i, stack):
 def scan_event(buf, i, k, ii, ss, ff, stack):
     """Scan the event object starting at ``buf[i] == '{'`` into row k.
 
-    Returns (end, status) with status OK, -2 (bytes ended inside) or a
+    Returns (end, status) with status OK, CUT (bytes ended inside) or a
     negative syntax error code.
     """
     n = buf.shape[0]
@@ -356,34 +396,38 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
     i += 1
     i = skip_ws(buf, i)
     if i >= n:
-        return -2, -2
+        return -2, CUT
     if buf[i] == 125:  # empty object
         ss[k, S_EV_LEN] = i + 1 - ii[k, I_EV_OFF]
         return i + 1, OK
     while True:
         i = skip_ws(buf, i)
         if i >= n:
-            return -2, -2
+            return -2, CUT
+        if buf[i] == 125 and i > ii[k, I_EV_OFF] + 1:  # tolerate a trailing comma: {"a": 1,}
+            ss[k, S_FLAGS] = flags
+            ss[k, S_EV_LEN] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
+            return i + 1, OK
         if buf[i] != 34:
             return i, ERR_SYNTAX
         ke, _ = scan_string(buf, i)
         if ke < 0:
-            return -2, -2
+            return -2, CUT
         key = _key_code(buf, i + 1, ke - i - 2) if ke - i - 2 > 0 else K_OTHER
         i = skip_ws(buf, ke)
         if i >= n:
-            return -2, -2
+            return -2, CUT
         if buf[i] != 58:  # :
             return i, ERR_SYNTAX
         i = skip_ws(buf, i + 1)
         if i >= n:
-            return -2, -2
+            return -2, CUT
         c = buf[i]
         if key == K_PH or key == K_BP or key == K_S:
             if c == 34:
                 j, _ = scan_string(buf, i)
                 if j < 0:
-                    return -2, -2
+                    return -2, CUT
                 v = buf[i + 1] if j - i > 2 else 0
                 if key == K_PH:
                     ss[k, S_PH] = v
@@ -395,13 +439,13 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
             else:
                 j = skip_value(buf, i, stack)
                 if j < 0:
-                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
                 i = j
         elif key == K_NAME or key == K_CAT:
             if c == 34:
                 j, esc = scan_string(buf, i)
                 if j < 0:
-                    return -2, -2
+                    return -2, CUT
                 if key == K_NAME:
                     ii[k, I_NAME_OFF] = i + 1
                     ss[k, S_NAME_LEN] = j - i - 2
@@ -415,7 +459,7 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
             else:  # a non-string name: keep its raw JSON text as the name
                 j = skip_value(buf, i, stack)
                 if j < 0:
-                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
                 if key == K_NAME:
                     ii[k, I_NAME_OFF] = i
                     ss[k, S_NAME_LEN] = j - i
@@ -425,7 +469,7 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
             if c == 34:
                 j, _ = scan_string(buf, i)
                 if j < 0:
-                    return -2, -2
+                    return -2, CUT
                 h = fnv1a(buf, i + 1, j - i - 2)
                 flags |= FL_PID_STR if key == K_PID else FL_TID_STR
                 i = j
@@ -433,10 +477,10 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
                 v, j, exact = parse_number(buf, i)
                 if j < 0:
                     if j == -2:
-                        return -2, -2
+                        return -2, CUT
                     jj = skip_value(buf, i, stack)
                     if jj < 0:
-                        return (-2, -2) if jj == -2 else (i, ERR_SYNTAX)
+                        return (-2, CUT) if jj == -2 else (i, ERR_SYNTAX)
                     h = fnv1a(buf, i, jj - i)
                     flags |= FL_PID_STR if key == K_PID else FL_TID_STR
                     j = jj
@@ -457,30 +501,37 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
             if c == 45 or 48 <= c <= 57:
                 v, j, exact = parse_number(buf, i)
                 if j < 0:
-                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
                 ff[k, col] = v
                 flags |= bit
                 if not exact:
                     flags |= FL_SLOW
                 i = j
+            elif c == 78 or c == 73 or (c == 45 and i + 1 < n and buf[i + 1] == 73):
+                j = skip_value(buf, i, stack)
+                if j < 0:
+                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
+                ff[k, col] = np.nan if c == 78 else (-np.inf if c == 45 else np.inf)
+                flags |= bit
+                i = j
             else:  # a string or other value: let Python have a look
                 j = skip_value(buf, i, stack)
                 if j < 0:
-                    return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
                 if c == 34:
                     flags |= bit | FL_SLOW
                 i = j
         elif key == K_ARGS:
             j = skip_value(buf, i, stack)
             if j < 0:
-                return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
             ii[k, I_ARGS_OFF] = i
             ss[k, S_ARGS_LEN] = j - i
             i = j
         elif key == K_ID or key == K_ID2 or key == K_BIND_ID:
             h, j = _scan_scalar_id(buf, i, stack)
             if j < 0:
-                return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
             if key == K_BIND_ID:
                 ii[k, I_BIND] = h
                 flags |= FL_BIND
@@ -491,18 +542,18 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
         elif key == K_FLOW_IN or key == K_FLOW_OUT:
             j = skip_value(buf, i, stack)
             if j < 0:
-                return (-2, -2) if j == -2 else (i, ERR_SYNTAX)
+                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
             if c == 116:  # true
                 flags |= FL_FLOW_IN if key == K_FLOW_IN else FL_FLOW_OUT
             i = j
         else:
             j = skip_value(buf, i, stack)
             if j < 0:
-                return (-2, -2) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
+                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
             i = j
         i = skip_ws(buf, i)
         if i >= n:
-            return -2, -2
+            return -2, CUT
         c = buf[i]
         if c == 44:  # ,
             i += 1
@@ -515,7 +566,7 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
 
 
 @njit(cache=True, nogil=True)
-def scan_event_array(buf, i, ii, ss, ff, stack):
+def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
     """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['``.
 
     Tolerates trailing commas and a missing closing bracket (TRUNCATED; an event
@@ -537,10 +588,12 @@ def scan_event_array(buf, i, ii, ss, ff, stack):
             continue
         if c != 123:
             return ii, ss, ff, k, i, ERR_EVENT_NOT_OBJECT, i
+        if k >= max_rows:
+            return ii, ss, ff, k, i, ERR_TOO_MANY, i
         if k >= ii.shape[0]:
             ii, ss, ff = _grow(ii, ss, ff)
         j, st = scan_event(buf, i, k, ii, ss, ff, stack)
-        if st == -2:
+        if st == CUT:
             return ii, ss, ff, k, n, TRUNCATED, i
         if st != OK:
             return ii, ss, ff, k, j, st, j
@@ -549,7 +602,7 @@ def scan_event_array(buf, i, ii, ss, ff, stack):
 
 
 @njit(cache=True, nogil=True)
-def scan_trace(buf, cap):
+def scan_trace(buf, cap, max_rows):
     """Scan a whole Chrome trace (object or array form).
 
     Returns (ii, ss, ff, n_events, status, err_pos, dtu_off, dtu_len): the event
@@ -570,7 +623,7 @@ def scan_trace(buf, cap):
     if i >= n:
         return ii, ss, ff, 0, ERR_NOT_JSON, i, dtu_off, dtu_len
     if buf[i] == 91:
-        ii, ss, ff, k, _, st, ep = scan_event_array(buf, i, ii, ss, ff, stack)
+        ii, ss, ff, k, _, st, ep = scan_event_array(buf, i, ii, ss, ff, stack, max_rows)
         return ii, ss, ff, k, st, ep, dtu_off, dtu_len
     if buf[i] != 123:
         return ii, ss, ff, 0, ERR_NOT_JSON, i, dtu_off, dtu_len
@@ -613,7 +666,7 @@ def scan_trace(buf, cap):
                 return ii, ss, ff, k_events, TRUNCATED, i, dtu_off, dtu_len
             return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, dtu_off, dtu_len
         if is_events and buf[i] == 91 and not found:
-            ii, ss, ff, k_events, j, st, ep = scan_event_array(buf, i, ii, ss, ff, stack)
+            ii, ss, ff, k_events, j, st, ep = scan_event_array(buf, i, ii, ss, ff, stack, max_rows)
             found = True
             if st != OK:
                 return ii, ss, ff, k_events, st, ep, dtu_off, dtu_len
