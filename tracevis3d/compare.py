@@ -1,0 +1,333 @@
+"""TraceDiff: exact call-stack matching of two traces, groups, overview, colours.
+
+Trümper, Döllner, Telea, "Multiscale visual comparison of execution traces":
+Sec. III (Γ-sets, Jaccard matches above τ, groups), Sec. IV-A (overview bars),
+IV-B (repetitions), IV-D (permutation and trace-centric colour measures).
+The kernels live in `tracevis3d.kernels` (gamma, setjoin, groups, overview,
+repetition); this module validates input, wires them and documents the result.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .model import Trace
+from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
+from .kernels.groups import bfs_groups, top_k_partners
+from .kernels.overview import overview_bars
+from .kernels.repetition import sibling_repetitions
+from .kernels.setjoin import jaccard_join
+
+__all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
+           "REPETITION_DTYPE"]
+
+CLASS_PAIR_DTYPE = np.dtype([("a", np.int32), ("b", np.int32), ("sim", np.float64)])
+PAIR_DTYPE = np.dtype([
+    ("a", np.int32), ("b", np.int32), ("sim", np.float64), ("dt", np.float64),
+    ("rel_a", np.float64), ("rel_b", np.float64), ("group", np.int32),
+])
+GROUP_DTYPE = np.dtype([("a", np.int32), ("b", np.int32), ("n_matches", np.int32)])
+REPETITION_DTYPE = np.dtype([("parent", np.int32), ("start", np.int32), ("period", np.int32),
+                             ("count", np.int32)])
+
+
+@dataclass(eq=False)
+class Comparison:
+    """The result of `compare_traces` (a stable, documented set of numpy arrays).
+
+    Classes (hash-consed Γ-sets, Sec. III Eq. 2), ids shared by both traces:
+      ``class_a[i]`` / ``class_b[j]``: class of call i of A / call j of B (int32);
+      the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
+      (``functions`` is the union of both function tables, by name).
+    Class pairs (COMPLETE and exact): ``class_pairs`` structured (a, b, sim),
+      every pair of a class of A and a class of B with Jaccard > tau, sorted by (a, b).
+    ``n_pairs_total``: the exact number of call pairs (f_A, f_B) with s > tau,
+      Σ over class pairs of (#calls of a in A) × (#calls of b in B).
+    Call pairs (KEPT under a bound): ``pairs`` structured
+      (a, b, sim, dt, rel_a, rel_b, group), sorted by (a, b).
+      The bound: a call pair is kept iff it is among the ``top_k`` best partners
+      of its call of A, or among the ``top_k`` best partners of its call of B;
+      "best" = similarity desc, then |relative start(a) − relative start(b)| asc
+      (relative start = (t_s − first start) / span of its own trace), then index.
+      So ``len(pairs) ≤ top_k · (len(a) + len(b))``; ``n_pairs_kept`` = len(pairs).
+      ``dt`` = |t_s(a) − t_s(b)| in µs, each time from its trace's first start
+      (Sec. IV-D permutation colouring); ``rel_a`` = (t_s(a) − t_s(G_A)) /
+      (t_e(G_A) − t_s(G_A)) and ``rel_b`` likewise in G_B, for the root match
+      (G_A, G_B) of the pair's group (trace-centric colouring, Sec. IV-D; 0 when
+      the root has zero duration).
+    Groups (Sec. III) over the kept pairs: ``groups`` structured (a, b, n_matches),
+      the root match R(G) = (G_A, G_B) of group g in row g, groups numbered in
+      breadth-first order of A; ``pairs['group']`` gives each pair's group.
+    Overview (Sec. IV-A), exact over ALL n_pairs_total matches: ``overview_a``
+      (n_bins, 3) sums of s of matches whose call of A starts in bin n, split into
+      aligned / earlier / later (where the partner starts in B, ±``aligned_tol``);
+      ``overview_delta_a`` (n_bins,) Eq. 4's Σ|t_s(f) − t_s(g)|; ``overview_edges_a``
+      (n_bins+1,) bin edges (µs since A's first start); the same for B.
+    Repetitions (Sec. IV-B): ``repetitions_a`` / ``_b`` structured
+      (parent, start, period, count) of repeated identical sibling subtrees.
+    """
+
+    a: Trace
+    b: Trace
+    tau: float
+    top_k: int
+    functions: list
+    class_a: np.ndarray
+    class_b: np.ndarray
+    class_ptr: np.ndarray
+    class_items: np.ndarray
+    class_pairs: np.ndarray
+    n_pairs_total: int
+    pairs: np.ndarray
+    groups: np.ndarray
+    overview_a: np.ndarray
+    overview_b: np.ndarray
+    overview_delta_a: np.ndarray
+    overview_delta_b: np.ndarray
+    overview_edges_a: np.ndarray
+    overview_edges_b: np.ndarray
+    repetitions_a: np.ndarray
+    repetitions_b: np.ndarray
+    params: dict = field(default_factory=dict)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.class_ptr.shape[0] - 1)
+
+    @property
+    def n_class_pairs(self) -> int:
+        return int(self.class_pairs.shape[0])
+
+    @property
+    def n_pairs_kept(self) -> int:
+        return int(self.pairs.shape[0])
+
+    def class_set(self, k: int) -> list:
+        """Function names of class k (its Γ-set)."""
+        return [self.functions[f] for f in self.class_items[self.class_ptr[k]: self.class_ptr[k + 1]]]
+
+    def summary(self) -> dict:
+        return {
+            "calls_a": len(self.a), "calls_b": len(self.b),
+            "classes_a": int(np.unique(self.class_a).size),
+            "classes_b": int(np.unique(self.class_b).size),
+            "class_pairs": self.n_class_pairs, "pairs_total": int(self.n_pairs_total),
+            "pairs_kept": self.n_pairs_kept, "groups": int(self.groups.shape[0]),
+            "repetitions_a": int(self.repetitions_a.shape[0]),
+            "repetitions_b": int(self.repetitions_b.shape[0]),
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Comparison tau={self.tau} {s['calls_a']}×{s['calls_b']} calls, "
+                f"{s['class_pairs']} class pairs, {s['pairs_total']} call pairs "
+                f"({s['pairs_kept']} kept), {s['groups']} groups>")
+
+
+def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, Trace):
+            raise TypeError(f"compare: trace {name} must be a tracevis3d.Trace, got {type(t).__name__}")
+    try:
+        tau = float(tau)
+    except (TypeError, ValueError):
+        raise TypeError(f"compare: tau must be a number in (0, 1), got {tau!r}") from None
+    if not (0.0 < tau < 1.0) or math.isnan(tau):
+        raise ValueError(f"compare: tau must lie strictly between 0 and 1, got {tau}")
+    for name, v, lo in (("top_k", top_k, 1), ("n_bins", n_bins, 1), ("max_period", max_period, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"compare: {name} must be an integer >= {lo}, got {v!r}")
+    if aligned_tol is not None:
+        aligned_tol = float(aligned_tol)
+        if not (aligned_tol >= 0.0) or not math.isfinite(aligned_tol):
+            raise ValueError(f"compare: aligned_tol must be a finite number >= 0, got {aligned_tol}")
+    return tau, aligned_tol
+
+
+def _csr_by(keys: np.ndarray, n_rows: int) -> np.ndarray:
+    ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n_rows), out=ptr[1:])
+    return ptr
+
+
+def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bins: int = 200,
+                   aligned_tol: float | None = None, max_period: int = 8,
+                   threads_a=None, threads_b=None, window_a=None, window_b=None) -> Comparison:
+    """Compare two traces as TraceDiff does (Sec. III, IV-A, IV-D); see `Comparison`.
+
+    Every call f gets Γ(f), the set of function names in its subtree (functions
+    of A and B are identified by name).  Distinct Γ-sets (classes) are joined
+    EXACTLY: ``class_pairs`` lists every class pair with Jaccard > ``tau``, and
+    ``n_pairs_total`` the exact number of call pairs above ``tau``.
+
+    Call-pair bound: call pairs can number ~10^10, so ``pairs`` keeps, for every
+    call of A and every call of B, its ``top_k`` best partners (similarity desc,
+    then closeness of relative start time, then index): at most
+    ``top_k * (len(a) + len(b))`` pairs, memory linear in that.  Groups (Sec. III)
+    are built over the kept pairs; the overview bars count ALL matches.
+
+    Parameters: ``tau`` in (0, 1); ``n_bins`` overview intervals per trace;
+    ``aligned_tol`` µs within which a partner counts as aligned (default: one bin
+    width of the viewer trace); ``max_period`` longest repeated sibling block;
+    ``threads_a``/``threads_b`` and ``window_a``/``window_b`` (µs, (t0, t1))
+    restrict each side with `Trace.subset` first (call indices in the result then
+    refer to ``result.a`` / ``result.b``, the subset traces).
+    Deterministic: same inputs give the same arrays.
+    Raises TypeError / ValueError naming the bad parameter or the empty trace.
+    """
+    tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
+    if threads_a is not None or window_a is not None:
+        a = a.subset(thread=threads_a, time_window=window_a)
+    if threads_b is not None or window_b is not None:
+        b = b.subset(thread=threads_b, time_window=window_b)
+    for name, t in (("a", a), ("b", b)):
+        if len(t) == 0:
+            raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
+    n_a, n_b = len(a), len(b)
+
+    # one function vocabulary for both traces, by name
+    functions: list = []
+    index: dict = {}
+    maps = []
+    for t in (a, b):
+        m = np.empty(len(t.function_names), np.int32)
+        for i, nm in enumerate(t.function_names):
+            j = index.get(nm)
+            if j is None:
+                j = index[nm] = len(functions)
+                functions.append(nm)
+            m[i] = j
+        maps.append(m)
+    func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
+    end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + n_a]).astype(np.int32)
+
+    # Γ-set classes (Eq. 2), shared ids
+    cls, class_ptr, class_items = subtree_gamma_classes(func, end, len(functions))
+    class_a = cls[:n_a]
+    class_b = cls[n_a:]
+    rows_a = np.unique(class_a).astype(np.int32)       # class of each A row
+    rows_b = np.unique(class_b).astype(np.int32)
+    row_of_a = np.searchsorted(rows_a, class_a).astype(np.int32)
+    row_of_b = np.searchsorted(rows_b, class_b).astype(np.int32)
+    count_a = np.bincount(row_of_a, minlength=rows_a.size).astype(np.int64)
+    count_b = np.bincount(row_of_b, minlength=rows_b.size).astype(np.int64)
+
+    # exact class-level join (Eq. 3)
+    pr_a, pr_b, pr_s = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau, len(functions))
+    class_pairs = np.empty(pr_a.size, CLASS_PAIR_DTYPE)
+    class_pairs["a"] = rows_a[pr_a]
+    class_pairs["b"] = rows_b[pr_b]
+    class_pairs["sim"] = pr_s
+    o = np.lexsort((class_pairs["b"], class_pairs["a"]))
+    class_pairs = class_pairs[o]
+    n_pairs_total = int(np.dot(count_a[pr_a], count_b[pr_b])) if pr_a.size else 0
+
+    # class-pair CSR per side, partners by similarity desc then row
+    oa = np.lexsort((pr_b, -pr_s, pr_a))
+    ptr_a = _csr_by(pr_a, rows_a.size)
+    part_a, sim_a = pr_b[oa].astype(np.int32), pr_s[oa]
+    ob = np.lexsort((pr_a, -pr_s, pr_b))
+    ptr_b = _csr_by(pr_b, rows_b.size)
+    part_b, sim_b = pr_a[ob].astype(np.int32), pr_s[ob]
+
+    # times: µs since each trace's first start; relative start in [0, 1]
+    t0_a, t0_b = float(a.start.min()), float(b.start.min())
+    span_a = max(float(a.end.max()) - t0_a, 0.0)
+    span_b = max(float(b.end.max()) - t0_b, 0.0)
+    ts_a = a.start - t0_a
+    ts_b = b.start - t0_b
+    rel_a = ts_a / (span_a if span_a > 0 else 1.0)
+    rel_b = ts_b / (span_b if span_b > 0 else 1.0)
+    idx_a = np.arange(n_a, dtype=np.int32)
+    idx_b = np.arange(n_b, dtype=np.int32)
+    by_a = np.lexsort((idx_a, rel_a, row_of_a))         # calls per class, by time
+    by_b = np.lexsort((idx_b, rel_b, row_of_b))
+    calls_ptr_a = _csr_by(row_of_a, rows_a.size)
+    calls_ptr_b = _csr_by(row_of_b, rows_b.size)
+
+    # kept call pairs: top-k both ways
+    pv, ps = top_k_partners(row_of_a, rel_a, ptr_a, part_a, sim_a,
+                            calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k))
+    pu, pus = top_k_partners(row_of_b, rel_b, ptr_b, part_b, sim_b,
+                             calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k))
+    ka = pv >= 0
+    kb = pu >= 0
+    u_all = np.concatenate([np.repeat(idx_a, top_k).reshape(n_a, top_k)[ka], pu[kb]]).astype(np.int64)
+    v_all = np.concatenate([pv[ka], np.repeat(idx_b, top_k).reshape(n_b, top_k)[kb]]).astype(np.int64)
+    s_all = np.concatenate([ps[ka], pus[kb]])
+    key, first = np.unique(u_all * n_b + v_all, return_index=True)
+    pa = (key // n_b).astype(np.int32)
+    pb = (key % n_b).astype(np.int32)
+    psim = s_all[first]
+    del u_all, v_all, s_all, pv, ps, pu, pus
+
+    # groups over the kept pairs, breadth-first over A
+    bfs = np.lexsort((pb, pa, a.depth[pa]))
+    g_bfs, root_a, root_b = bfs_groups(pa[bfs], pb[bfs], a.parent, b.end_index)
+    group = np.empty(pa.size, np.int32)
+    group[bfs] = g_bfs
+    groups = np.empty(root_a.size, GROUP_DTYPE)
+    groups["a"] = root_a
+    groups["b"] = root_b
+    groups["n_matches"] = np.bincount(group, minlength=root_a.size)
+
+    pairs = np.empty(pa.size, PAIR_DTYPE)
+    pairs["a"] = pa
+    pairs["b"] = pb
+    pairs["sim"] = psim
+    pairs["dt"] = np.abs(ts_a[pa] - ts_b[pb])
+    ga, gb = root_a[group], root_b[group]
+    da = a.end[ga] - a.start[ga]
+    db = b.end[gb] - b.start[gb]
+    pairs["rel_a"] = np.where(da > 0, (a.start[pa] - a.start[ga]) / np.where(da > 0, da, 1.0), 0.0)
+    pairs["rel_b"] = np.where(db > 0, (b.start[pb] - b.start[gb]) / np.where(db > 0, db, 1.0), 0.0)
+    pairs["group"] = group
+
+    # overview (exact over all matches)
+    tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
+    tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
+    time_a = ts_a[by_a]
+    time_b = ts_b[by_b]
+    ov_a, dl_a = overview_bars(ptr_a, part_a, sim_a, calls_ptr_a, time_a, calls_ptr_b, time_b,
+                               0.0, span_a, int(n_bins), tol_a)
+    ov_b, dl_b = overview_bars(ptr_b, part_b, sim_b, calls_ptr_b, time_b, calls_ptr_a, time_a,
+                               0.0, span_b, int(n_bins), tol_b)
+
+    # repetitions of identical sibling subtrees
+    reps = []
+    for t in (a, b):
+        shape, _ = subtree_shape_classes(t.func, t.end_index)
+        r = sibling_repetitions(shape, t.parent, t.end_index, t.thread, int(max_period))
+        rec = np.empty(r.shape[0], REPETITION_DTYPE)
+        for j, nm in enumerate(REPETITION_DTYPE.names):
+            rec[nm] = r[:, j]
+        reps.append(rec)
+
+    return Comparison(
+        a=a, b=b, tau=tau, top_k=int(top_k), functions=functions,
+        class_a=class_a, class_b=class_b, class_ptr=class_ptr, class_items=class_items,
+        class_pairs=class_pairs, n_pairs_total=n_pairs_total, pairs=pairs, groups=groups,
+        overview_a=ov_a, overview_b=ov_b, overview_delta_a=dl_a, overview_delta_b=dl_b,
+        overview_edges_a=np.linspace(0.0, span_a, int(n_bins) + 1),
+        overview_edges_b=np.linspace(0.0, span_b, int(n_bins) + 1),
+        repetitions_a=reps[0], repetitions_b=reps[1],
+        params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
+                    aligned_tol_b=tol_b, max_period=int(max_period)),
+    )
+
+
+# ``tracevis3d.compare`` is both a function in the package and this submodule's
+# name; importing the submodule rebinds the package attribute to the module.  Make
+# the module callable so ``tracevis3d.compare(a, b)`` works whichever one is bound.
+import sys as _sys
+import types as _types
+
+
+class _CallableModule(_types.ModuleType):
+    def __call__(self, a, b, tau=0.2, **options):
+        return compare_traces(a, b, tau=tau, **options)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,242 @@
+"""Hash-consing of subtrees: Γ-set classes and exact-shape classes.
+
+TraceDiff (Trümper et al., Sec. III, Eq. 2) compares calls by
+Γ(f) = { F(f') : f' in the subtree S(f) }, the set of function ids below f.
+Many calls share the same Γ-set (every leaf call of ``len`` has Γ = {len}), so
+we give every distinct set one id (a *class*) and compute on classes, not calls.
+
+The same machinery, with ordered children instead of sets, gives the classes of
+*identical subtrees* that SEAT's Compact Trace Format stores once (SEAT Sec. 2.9:
+"identical subtrees hashed in post-order"); `subtree_shape_classes` is that.
+
+Both kernels are one reverse sweep over calls in per-thread pre-order (children
+have larger indices than their parent, and the children of ``i`` are
+``i+1, end_index[i+1], ...`` up to ``end_index[i]``), with an open-addressing
+hash table whose entries are verified element by element, so equal ids mean
+equal sets/shapes, never a hash collision.
+"""
+import numpy as np
+from numba import njit
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def splitmix64(x):
+    """The splitmix64 finaliser: a fixed, well-mixed 64-bit hash of ``x``."""
+    z = np.uint64(x) + _GOLD
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _grow_int32(a, need):
+    if need <= a.shape[0]:
+        return a
+    cap = a.shape[0] * 2
+    while cap < need:
+        cap *= 2
+    b = np.empty(cap, np.int32)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _table_size(n):
+    size = 16
+    while size < 2 * n + 2:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def subtree_gamma_classes(func, end_index, n_func):
+    """Γ-set class of every call (TraceDiff Sec. III, Eq. 2), hash-consed.
+
+    Γ(i) = {func[i]} ∪ ⋃_{c child of i} Γ(c).  Reverse sweep i = n-1 .. 0: the
+    union is built from the *distinct* classes of i's children (each class's set
+    is stored once), marking functions with a stamp array; the set's hash is the
+    XOR of ``splitmix64(f)`` over its elements (order-free, so no sort is needed
+    to look it up), and a table hit is confirmed element by element.  Work is
+    O(n + Σ_i Σ_{distinct child classes c of i} |Γ(c)|), no allocation per call.
+
+    Returns ``(cls, set_ptr, set_items)``: ``cls[i]`` the class of call i; the
+    set of class k is ``set_items[set_ptr[k]:set_ptr[k+1]]``, sorted ascending.
+    Class ids are numbered in order of creation (last call first), which is
+    deterministic.
+    """
+    n = func.shape[0]
+    cls = np.empty(n, np.int32)
+    tsize = _table_size(n)
+    tmask = tsize - 1
+    table = np.full(tsize, -1, np.int32)
+    cap_classes = max(n, 1)
+    hashes = np.empty(cap_classes, np.uint64)
+    ptr = np.zeros(cap_classes + 1, np.int64)
+    items = np.empty(max(16, 4 * n), np.int32)
+    n_items = 0
+    n_cls = 0
+    stamp_f = np.full(n_func, -1, np.int64)
+    stamp_c = np.full(cap_classes, -1, np.int64)
+    zob = np.empty(n_func, np.uint64)
+    for f in range(n_func):
+        zob[f] = splitmix64(f)
+    buf = np.empty(max(n_func, 1), np.int32)
+    for i in range(n - 1, -1, -1):
+        f = func[i]
+        stamp_f[f] = i
+        buf[0] = f
+        m = 1
+        h = zob[f]
+        c = i + 1
+        e_i = end_index[i]
+        only = -1  # the single distinct child class, if there is just one
+        n_distinct = 0
+        while c < e_i:
+            k = cls[c]
+            if stamp_c[k] != i:
+                stamp_c[k] = i
+                n_distinct += 1
+                only = k
+                for j in range(ptr[k], ptr[k + 1]):
+                    e = items[j]
+                    if stamp_f[e] != i:
+                        stamp_f[e] = i
+                        buf[m] = e
+                        m += 1
+                        h ^= zob[e]
+            c = end_index[c]
+        if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
+            cls[i] = only  # f already in the only child's set: Γ(i) = Γ(child)
+            continue
+        slot = np.int64(h & np.uint64(tmask))
+        found = -1
+        while True:
+            k = table[slot]
+            if k < 0:
+                break
+            if hashes[k] == h and ptr[k + 1] - ptr[k] == m:
+                same = True
+                for j in range(ptr[k], ptr[k + 1]):
+                    if stamp_f[items[j]] != i:
+                        same = False
+                        break
+                if same:
+                    found = k
+                    break
+            slot = (slot + 1) & tmask
+        if found < 0:
+            found = n_cls
+            table[slot] = found
+            hashes[found] = h
+            items = _grow_int32(items, n_items + m)
+            items[n_items: n_items + m] = buf[:m]
+            n_items += m
+            ptr[found + 1] = n_items
+            n_cls += 1
+        cls[i] = found
+    set_ptr = ptr[: n_cls + 1].copy()
+    set_items = items[:n_items].copy()
+    for k in range(n_cls):
+        set_items[set_ptr[k]: set_ptr[k + 1]].sort()
+    return cls, set_ptr, set_items
+
+
+@njit(cache=True, nogil=True)
+def subtree_shape_classes(func, end_index):
+    """Class of every call's *ordered* subtree: equal ids ⇔ identical subtrees.
+
+    The key of call i is the sequence (func[i], shape(c_1), ..., shape(c_m)) over
+    its children in call order (SEAT Sec. 2.9, the Compact Trace Format's
+    "identical subtrees stored once"); one reverse sweep, hash verified against
+    the stored key.  O(n) total.  Returns ``(shape, n_shapes)``.
+    """
+    n = func.shape[0]
+    shape = np.empty(n, np.int32)
+    tsize = _table_size(n)
+    tmask = tsize - 1
+    table = np.full(tsize, -1, np.int32)
+    hashes = np.empty(max(n, 1), np.uint64)
+    kptr = np.zeros(max(n, 1) + 1, np.int64)
+    keys = np.empty(max(16, 2 * n), np.int32)
+    n_keys = 0
+    n_cls = 0
+    buf = np.empty(max(n, 1) + 1, np.int32)
+    for i in range(n - 1, -1, -1):
+        buf[0] = func[i]
+        m = 1
+        h = splitmix64(np.uint64(func[i]) + np.uint64(0x1234567))
+        c = i + 1
+        while c < end_index[i]:
+            buf[m] = shape[c]
+            m += 1
+            h = splitmix64(h ^ np.uint64(shape[c]))
+            c = end_index[c]
+        slot = np.int64(h & np.uint64(tmask))
+        found = -1
+        while True:
+            k = table[slot]
+            if k < 0:
+                break
+            if hashes[k] == h and kptr[k + 1] - kptr[k] == m:
+                same = True
+                for j in range(m):
+                    if keys[kptr[k] + j] != buf[j]:
+                        same = False
+                        break
+                if same:
+                    found = k
+                    break
+            slot = (slot + 1) & tmask
+        if found < 0:
+            found = n_cls
+            table[slot] = found
+            hashes[found] = h
+            keys = _grow_int32(keys, n_keys + m)
+            keys[n_keys: n_keys + m] = buf[:m]
+            n_keys += m
+            kptr[found + 1] = n_keys
+            n_cls += 1
+        shape[i] = found
+    return shape, n_cls
+
+
+@njit(cache=True, nogil=True)
+def class_dag_edges(cls, end_index, n_classes):
+    """Distinct edges (class(i), class(c)) for every call i and child c.
+
+    Γ(c) ⊆ Γ(i) for a child c of i (Eq. 2), so these edges form a DAG on the
+    classes whose every path descends through subsets; a class equal to its
+    child's class gives no edge.  Returns CSR ``(dag_ptr, dag_child)`` sorted.
+    """
+    n = cls.shape[0]
+    cnt = 0
+    for i in range(n):
+        if i + 1 < end_index[i]:
+            c = i + 1
+            while c < end_index[i]:
+                if cls[c] != cls[i]:
+                    cnt += 1
+                c = end_index[c]
+    key = np.empty(cnt, np.int64)
+    cnt = 0
+    for i in range(n):
+        c = i + 1
+        while c < end_index[i]:
+            if cls[c] != cls[i]:
+                key[cnt] = np.int64(cls[i]) * n_classes + cls[c]
+                cnt += 1
+            c = end_index[c]
+    key = np.unique(key)
+    dag_ptr = np.zeros(n_classes + 1, np.int64)
+    dag_child = np.empty(key.shape[0], np.int32)
+    for j in range(key.shape[0]):
+        p = key[j] // n_classes
+        dag_ptr[p + 1] += 1
+        dag_child[j] = key[j] % n_classes
+    for k in range(n_classes):
+        dag_ptr[k + 1] += dag_ptr[k]
+    return dag_ptr, dag_child

@@ -1,0 +1,161 @@
+"""Call-level matches under a bound, and TraceDiff's groups (Sec. III, IV-D).
+
+Two traces can hold ~10^10 call pairs above τ (every ``len`` call matches every
+``len`` call), so call pairs are *kept* under a bound: for each call, its
+``k`` best partners ranked by similarity (desc), then closeness of relative
+start time (asc), then partner index (asc).  `top_k_partners` computes that from
+the complete class-level join without ever enumerating all call pairs.
+
+`bfs_groups` partitions the kept matches into groups (Sec. III): matches are
+visited breadth-first over trace A; a match (u, v) joins the first-created group
+G with u ∈ S(G_A) and v ∈ S(G_B), otherwise it becomes the root match
+R(G) = (u, v) of a new group.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert_best(best_v, best_d, nbest, cap, v, d):
+    """Insert (d, v) into the list sorted by (d, v) holding at most ``cap``."""
+    if nbest == cap:
+        lv = best_v[nbest - 1]
+        ld = best_d[nbest - 1]
+        if d > ld or (d == ld and v >= lv):
+            return nbest
+        nbest -= 1
+    j = nbest
+    while j > 0 and (best_d[j - 1] > d or (best_d[j - 1] == d and best_v[j - 1] > v)):
+        best_v[j] = best_v[j - 1]
+        best_d[j] = best_d[j - 1]
+        j -= 1
+    best_v[j] = v
+    best_d[j] = d
+    return nbest + 1
+
+
+@njit(cache=True, parallel=True)
+def top_k_partners(row_of_call, rel_start, pair_ptr, pair_row, pair_sim,
+                   other_ptr, other_call, other_rel, k):
+    """The k best partners of every call (the call-pair bound).
+
+    For call u with class row r = row_of_call[u] (-1: no class pairs), its
+    candidate partners are the calls of the classes ``pair_row[pair_ptr[r]:
+    pair_ptr[r+1]]`` (sorted by similarity desc); ``other_call[other_ptr[q]:
+    other_ptr[q+1]]`` are the calls of class q of the other trace, sorted by
+    their relative start ``other_rel`` (same order).  Ranking: s desc, then
+    |rel_start[u] − rel_start(v)| asc, then v asc; the best k are found tier
+    by tier of equal s, taking from each class only the calls nearest in time
+    (binary search, then outward), so the cost per call is O(#classes of the
+    tiers used × (log + k)), never the number of call pairs.
+    Returns ``(partner, sim)``, shape (n, k), -1 / 0.0 where fewer exist.
+    """
+    n = row_of_call.shape[0]
+    partner = np.full((n, k), -1, np.int32)
+    sim = np.zeros((n, k), np.float64)
+    n_chunks = 256
+    for ch in prange(n_chunks):
+        best_v = np.empty(k, np.int64)
+        best_d = np.empty(k, np.float64)
+        for u in range(ch, n, n_chunks):
+            r = row_of_call[u]
+            if r < 0:
+                continue
+            t = rel_start[u]
+            filled = 0
+            j = pair_ptr[r]
+            j_end = pair_ptr[r + 1]
+            while j < j_end and filled < k:
+                s = pair_sim[j]
+                tier_end = j
+                while tier_end < j_end and pair_sim[tier_end] == s:
+                    tier_end += 1
+                need = k - filled
+                nbest = 0
+                for jj in range(j, tier_end):
+                    q = pair_row[jj]
+                    lo = other_ptr[q]
+                    hi = other_ptr[q + 1]
+                    # first position with other_rel >= t
+                    a = lo
+                    b = hi
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if other_rel[mid] >= t:
+                            b = mid
+                        else:
+                            a = mid + 1
+                    left = a - 1
+                    right = a
+                    taken = 0
+                    last_d = -1.0
+                    while left >= lo or right < hi:
+                        dl = t - other_rel[left] if left >= lo else np.inf
+                        dr = other_rel[right] - t if right < hi else np.inf
+                        if dl <= dr:
+                            d = dl
+                            v = other_call[left]
+                            left -= 1
+                        else:
+                            d = dr
+                            v = other_call[right]
+                            right += 1
+                        if taken >= need and d > last_d:
+                            break
+                        nbest = _insert_best(best_v, best_d, nbest, need, v, d)
+                        taken += 1
+                        last_d = d
+                for i in range(nbest):
+                    partner[u, filled + i] = best_v[i]
+                    sim[u, filled + i] = s
+                filled += nbest
+                j = tier_end
+    return partner, sim
+
+
+@njit(cache=True, nogil=True)
+def bfs_groups(pair_a, pair_b, parent_a, end_index_b):
+    """Groups of matches (TraceDiff Sec. III), matches given in BFS order of A.
+
+    ``pair_a``/``pair_b`` must be sorted by (depth of a, a, b): breadth-first
+    over trace A and, for one call of A, by pre-order of B (so an ancestor b of
+    v comes before v).  Match m = (u, v) joins the first-created group G whose
+    root (G_A, G_B) has u ∈ S(G_A) (G_A is u or an ancestor) and v ∈ S(G_B)
+    (G_B ≤ v < end_index_b[G_B]); if none, m is the root of a new group.
+    The paper's text keeps only one "current" group, which under BFS breaks
+    every nested group apart as soon as a sibling is visited; we keep all
+    groups, which is what its definition of S(G_A) × S(G_B) asks for.
+    Roots are found by walking u's ancestors, each holding a list of the
+    groups rooted there: O(depth + roots on the path) per match.
+    Returns ``(group, root_a, root_b)``.
+    """
+    m = pair_a.shape[0]
+    n_a = parent_a.shape[0]
+    group = np.empty(m, np.int32)
+    head = np.full(n_a, -1, np.int32)
+    next_root = np.empty(m, np.int32)
+    root_a = np.empty(m, np.int32)
+    root_b = np.empty(m, np.int32)
+    ng = 0
+    for i in range(m):
+        u = pair_a[i]
+        v = pair_b[i]
+        best = -1
+        a = u
+        while a >= 0:
+            g = head[a]
+            while g >= 0:
+                b = root_b[g]
+                if b <= v and v < end_index_b[b] and (best < 0 or g < best):
+                    best = g
+                g = next_root[g]
+            a = parent_a[a]
+        if best < 0:
+            best = ng
+            root_a[ng] = u
+            root_b[ng] = v
+            next_root[ng] = head[u]
+            head[u] = ng
+            ng += 1
+        group[i] = best
+    return group, root_a[:ng].copy(), root_b[:ng].copy()
