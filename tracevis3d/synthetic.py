@@ -328,7 +328,11 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
                 site_callee.append(c); site_prob.append(p); site_obj.append(o)
             block_site_ptr.append(len(site_callee))
         fn_block_ptr[f + 1] = len(block_reps)
+    n_sites = np.diff(np.asarray(block_site_ptr, np.int64))
+    n_blocks = np.diff(fn_block_ptr.astype(np.int64))
+    block_owner = np.repeat(np.arange(n_total, dtype=np.int32), n_blocks)
     prog = _Program()
+    prog.site_caller = np.repeat(block_owner, n_sites).astype(np.int32)
     prog.names, prog.files, prog.lines, prog.cats = names, files, lines, cats
     prog.fn_kind = np.asarray(kinds, np.uint8)
     prog.fn_rec = fn_rec
@@ -482,6 +486,11 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
             "task_functions": prog.task_ids,
             "recursive_functions": np.flatnonzero(prog.fn_rec).astype(np.int32),
             "budgets": budgets.astype(np.int64),
+            "entry_functions": np.unique(entry),
+            # static call graph: (caller, callee) of every call site (releases are extra:
+            # a thread emits the release it owes under whatever call it is in)
+            "call_graph": np.unique(np.stack([prog.site_caller, prog.site_callee], axis=1), axis=0)
+            if len(prog.site_callee) else np.zeros((0, 2), np.int32),
         },
     }
     return Trace(
@@ -653,3 +662,21 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         args_call=a_new[a_keep].astype(np.int32), args_ptr=args_ptr, args_blob=args_blob,
         meta=meta,
     )
+
+
+# ------------------------------------------------------------------ module is callable
+# ``tracevis3d/__init__.py`` defines a function ``tracevis3d.synthetic(...)``, but importing
+# this submodule rebinds the package attribute ``tracevis3d.synthetic`` to the module
+# itself.  Making the module callable keeps ``tracevis3d.synthetic(n, threads, seed, ...)``
+# working in both cases (same signature as the package-level function).
+import sys as _sys
+import types as _types
+
+
+class _CallableModule(_types.ModuleType):
+    def __call__(self, n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:
+        """A synthetic, realistic trace (same as `synthetic_trace`)."""
+        return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
