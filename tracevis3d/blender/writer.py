@@ -345,6 +345,7 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
     scene.view_settings.look = "None"
     sh = scene.display.shading
     sh.light = "STUDIO"
+    sh.studio_light = "paint.sl"  # the brightest built-in studio set: colours stay close to the palette
     sh.color_type = "MATERIAL"
     sh.show_specular_highlight = False
     sh.show_object_outline = False

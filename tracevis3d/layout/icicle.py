@@ -29,7 +29,7 @@ import numpy as np
 from ..model import Trace
 from ..names import parse_function_name
 from . import palette
-from .camera import fit_camera, view_direction, world_per_pixel
+from .camera import fit_camera, project, view_direction, world_per_pixel
 from .cluster import cluster_subpixel_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
@@ -37,6 +37,7 @@ EXTRUDE_MEASURES = ("constant", "inclusive", "self", "calls")
 COLOR_BY = ("function", "module", "depth", "inclusive", "self")
 SEQ_BINS = 16  # materials for continuous colours (Workbench shows the bin colour)
 CLUSTER_BINS = 4
+MIN_TEXT_PX = 6.0  # labels whose text would be shorter than this are not drawn
 CHAR_WIDTH = 0.60  # average advance of Blender's default font, in units of the text size
 OTHER_COLOR = (0.36, 0.36, 0.36)  # linear grey for "other"
 TEXT_DARK = (0.012, 0.012, 0.015, 1.0)
@@ -63,9 +64,9 @@ class IcicleParams:
     max_colors: int = 16
     time_length: float = 20.0
     lane_depth: float = 2.0
-    azimuth: float = -12.0
+    azimuth: float = -8.0
     elevation: float = 26.0
-    lens_mm: float = 70.0
+    lens_mm: float = 100.0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -223,20 +224,6 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     lane = lane.astype(np.int32)
     n_lanes = lane_threads.size
     levels = int(depth.max()) + 1
-    h = float(np.clip(L * 0.35 / levels, 0.05, 0.8))  # level height
-    H = levels * h
-    el = math.radians(params.elevation)
-    auto_pitch = D + H / math.tan(el) + 0.6 * h
-    pitch = auto_pitch if params.lane_gap is None else D + float(params.lane_gap)
-    lane_y = np.arange(n_lanes) * pitch  # front plane of each lane
-
-    # --- camera (provisional: boxes only) → world size of a pixel per lane
-    to_cam = view_direction(params.azimuth, params.elevation)
-    corners = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, lane_y[-1] + D) for z in (0.0, H)])
-    lane_centres = np.stack([np.full(n_lanes, L / 2), lane_y + D / 2, np.full(n_lanes, H / 2)], 1)
-    cam0 = fit_camera(corners, to_cam, res, params.orthographic, params.lens_mm)
-    px0 = world_per_pixel(cam0, lane_centres, res)
-    ui_size = float(max(14.0 * px0.max(), 0.6 * h))  # lane names, legend, axis
 
     # --- colours
     n_func = trace.n_functions
@@ -290,9 +277,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             name = f"TV3D_seq{j:02d}"
             materials[name] = MaterialSpec(name, tuple(bins[j]) + (1.0,))
             box_mat_names.append(name)
-        label = "self time" if params.color_by == "self" else params.color_by
         for vv, txt in sorted(ticks, key=lambda x: -x[0]):
-            legend.append(LegendEntry(f"{label} {txt}" if params.color_by == "depth" and False else txt,
+            legend.append(LegendEntry(txt,
                                       tuple(palette.sequential([vv])[0])))
     legend_title = {"function": "function", "module": "module", "depth": "stack depth",
                     "inclusive": "inclusive time", "self": "self time"}[params.color_by]
@@ -300,61 +286,91 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     # --- extrusion
     mv = _measure(trace, idx, params.extrude_measure)
     mmax = float(mv.max()) if mv.size else 1.0
-    ext = D * (0.12 + 0.88 * (mv / mmax if mmax > 0 else np.zeros_like(mv)))
+    ext_unit = 0.12 + 0.88 * (mv / mmax if mmax > 0 else np.zeros_like(mv))  # × lane depth
 
-    # --- lane names, axis ticks, legend: their extents enter the final framing
-    labels_ui = []
-    ui_pts = [corners]
-    lane_names = []
-    for j, t in enumerate(lane_threads):
-        nm = trace.thread_names[t] if t < len(trace.thread_names) else f"thread {t}"
-        pn = trace.process_names[t] if t < len(trace.process_names) else ""
-        lane_names.append(f"{pn}: {nm}" if pn and n_lanes > 1 and pn != nm else (nm or f"thread {t}"))
-    lane_anchor = np.stack([np.full(n_lanes, -0.4 * ui_size), lane_y - 0.02, np.full(n_lanes, 0.15 * h)], 1)
-    labels_ui.append(LabelSet(lane_names, lane_anchor.astype(np.float32),
-                              np.full(n_lanes, ui_size, np.float32), ["TV3D_text_ui"] * n_lanes,
-                              np.full(n_lanes, 2, np.uint8), ["lane"] * n_lanes, np.full(n_lanes, -1, np.int32)))
-    ui_pts.append(lane_anchor - np.array([CHAR_WIDTH * ui_size * max(len(s) for s in lane_names), 0, 0]))
-    # time axis under the front lane: 5 ticks
-    tick_t = np.linspace(t0, t1, 5)
-    tick_x = (tick_t - t0) * scale_t
-    tick_txt = [_fmt_time(t - t0) if j else (_fmt_time(t0) if t0 else "0") for j, t in enumerate(tick_t)]
-    tick_anchor = np.stack([tick_x, np.full(5, -0.02), np.full(5, -1.25 * ui_size)], 1)
-    labels_ui.append(LabelSet(tick_txt, tick_anchor.astype(np.float32), np.full(5, ui_size * 0.85, np.float32),
-                              ["TV3D_text_ui"] * 5, np.array([0, 1, 1, 1, 2], np.uint8), ["axis"] * 5,
-                              np.full(5, -1, np.int32)))
-    ui_pts.append(tick_anchor - np.array([0, 0, ui_size]))
-    legend_layer = None
-    if params.show_legend and legend:
-        s = ui_size
-        nl = len(legend)
-        x0 = L + 1.5 * s
-        ztop = max(H, (nl + 1) * 1.5 * s)
-        zs = ztop - 1.5 * s * (np.arange(nl) + 1)
-        lpos = np.stack([np.full(nl, x0 + s / 2), np.full(nl, s / 2), zs + s / 2], 1).astype(np.float32)
-        lsc = np.tile(np.array([s, s, s], np.float32), (nl, 1))
-        lcol = np.array([tuple(e.color)[:3] + (1.0,) for e in legend], np.float32)
-        if params.color_by in ("function", "module"):
-            lmat = np.arange(nl, dtype=np.int32)
-        else:
-            vv = palette.linear_srgb_to_oklab(np.array([e.color[:3] for e in legend]))
-            binl = palette.linear_srgb_to_oklab(palette.sequential((np.arange(SEQ_BINS) + 0.5) / SEQ_BINS))
-            lmat = np.argmin(((vv[:, None, :] - binl[None]) ** 2).sum(-1), axis=1).astype(np.int32)
-        legend_layer = InstanceLayer("legend", lpos, lsc, lcol, lmat, list(box_mat_names),
-                                     {"call_index": np.full(nl, -1, np.int32)})
-        names = [e.name for e in legend]
-        anchors = np.stack([np.full(nl, x0 + 1.5 * s), np.full(nl, -0.02), zs + 0.2 * s], 1)
-        labels_ui.append(LabelSet(names, anchors.astype(np.float32), np.full(nl, s, np.float32),
-                                  ["TV3D_text_ui"] * nl, np.zeros(nl, np.uint8), ["legend"] * nl,
-                                  np.full(nl, -1, np.int32)))
-        title_anchor = np.array([[x0, -0.02, ztop + 0.2 * s]], np.float32)
-        labels_ui.append(LabelSet([legend_title], title_anchor, np.array([s * 1.1], np.float32),
-                                  ["TV3D_text_ui"], np.zeros(1, np.uint8), ["legend"], np.full(1, -1, np.int32)))
-        wmax = CHAR_WIDTH * s * max(len(x) for x in names + [legend_title])
-        ui_pts.append(np.array([[x0 + 1.5 * s + wmax, 0, ztop + 1.5 * s], [x0, 0, 0]]))
+    el = math.radians(params.elevation)
+    # share the image height among the lanes: each lane shows H·cos(el) of front face and
+    # D·sin(el) of extrusion; aim for ~80 % of a frame of the render aspect, 70/30 split
+    avail = 0.8 * L * res[1] / res[0] / n_lanes
+    h = float(np.clip(0.7 * avail / (levels * math.cos(el)), 0.02, 0.8))  # level height
+    D = float(min(D, max(0.3 * avail / math.sin(el), 0.1)))
+    D_max = float(params.lane_depth)
+    for _attempt in range(3):  # grow the levels when the frame has height to spare
+        H = levels * h
+        auto_pitch = D + H / math.tan(el) + 0.6 * h
+        pitch = auto_pitch if params.lane_gap is None else D + float(params.lane_gap)
+        lane_y = np.arange(n_lanes) * pitch  # front plane of each lane
 
-    # --- final framing, pixel size per lane, clustering
-    cam = fit_camera(np.vstack(ui_pts), to_cam, res, params.orthographic, params.lens_mm)
+        # --- camera (provisional: boxes only) → world size of a pixel per lane
+        to_cam = view_direction(params.azimuth, params.elevation)
+        corners = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, lane_y[-1] + D) for z in (0.0, H)])
+        lane_centres = np.stack([np.full(n_lanes, L / 2), lane_y + D / 2, np.full(n_lanes, H / 2)], 1)
+        cam0 = fit_camera(corners, to_cam, res, params.orthographic, params.lens_mm)
+        px0 = world_per_pixel(cam0, lane_centres, res)
+        ui_size = float(max(14.0 * px0.max(), 0.6 * h))  # lane names, legend, axis
+
+        # --- lane names, axis ticks, legend: their extents enter the final framing
+        labels_ui = []
+        ui_pts = [corners]
+        lane_names = []
+        for j, t in enumerate(lane_threads):
+            nm = trace.thread_names[t] if t < len(trace.thread_names) else f"thread {t}"
+            pn = trace.process_names[t] if t < len(trace.process_names) else ""
+            lane_names.append(f"{pn}: {nm}" if pn and n_lanes > 1 and pn != nm else (nm or f"thread {t}"))
+        lane_anchor = np.stack([np.full(n_lanes, -0.4 * ui_size), lane_y - 0.02, np.full(n_lanes, 0.15 * h)], 1)
+        labels_ui.append(LabelSet(lane_names, lane_anchor.astype(np.float32),
+                                  np.full(n_lanes, ui_size, np.float32), ["TV3D_text_ui"] * n_lanes,
+                                  np.full(n_lanes, 2, np.uint8), ["lane"] * n_lanes, np.full(n_lanes, -1, np.int32)))
+        ui_pts.append(lane_anchor - np.array([CHAR_WIDTH * ui_size * max(len(s) for s in lane_names), 0, 0]))
+        # time axis under the front lane: 5 ticks
+        tick_t = np.linspace(t0, t1, 5)
+        tick_x = (tick_t - t0) * scale_t
+        tick_txt = [_fmt_time(t - t0) if j else (_fmt_time(t0) if t0 else "0") for j, t in enumerate(tick_t)]
+        tick_anchor = np.stack([tick_x, np.full(5, -0.02), np.full(5, -1.25 * ui_size)], 1)
+        labels_ui.append(LabelSet(tick_txt, tick_anchor.astype(np.float32), np.full(5, ui_size * 0.85, np.float32),
+                                  ["TV3D_text_ui"] * 5, np.array([0, 1, 1, 1, 2], np.uint8), ["axis"] * 5,
+                                  np.full(5, -1, np.int32)))
+        ui_pts.append(tick_anchor - np.array([0, 0, ui_size]))
+        legend_layer = None
+        if params.show_legend and legend:
+            s = ui_size
+            nl = len(legend)
+            x0 = L + 1.5 * s
+            ztop = max(H, (nl + 1) * 1.5 * s)
+            zs = ztop - 1.5 * s * (np.arange(nl) + 1)
+            lpos = np.stack([np.full(nl, x0 + s / 2), np.full(nl, s / 2), zs + s / 2], 1).astype(np.float32)
+            lsc = np.tile(np.array([s, s, s], np.float32), (nl, 1))
+            lcol = np.array([tuple(e.color)[:3] + (1.0,) for e in legend], np.float32)
+            if params.color_by in ("function", "module"):
+                lmat = np.arange(nl, dtype=np.int32)
+            else:
+                vv = palette.linear_srgb_to_oklab(np.array([e.color[:3] for e in legend]))
+                binl = palette.linear_srgb_to_oklab(palette.sequential((np.arange(SEQ_BINS) + 0.5) / SEQ_BINS))
+                lmat = np.argmin(((vv[:, None, :] - binl[None]) ** 2).sum(-1), axis=1).astype(np.int32)
+            legend_layer = InstanceLayer("legend", lpos, lsc, lcol, lmat, list(box_mat_names),
+                                         {"call_index": np.full(nl, -1, np.int32)})
+            names = [e.name for e in legend]
+            anchors = np.stack([np.full(nl, x0 + 1.5 * s), np.full(nl, -0.02), zs + 0.2 * s], 1)
+            labels_ui.append(LabelSet(names, anchors.astype(np.float32), np.full(nl, s, np.float32),
+                                      ["TV3D_text_ui"] * nl, np.zeros(nl, np.uint8), ["legend"] * nl,
+                                      np.full(nl, -1, np.int32)))
+            title_anchor = np.array([[x0, -0.02, ztop + 0.2 * s]], np.float32)
+            labels_ui.append(LabelSet([legend_title], title_anchor, np.array([s * 1.1], np.float32),
+                                      ["TV3D_text_ui"], np.zeros(1, np.uint8), ["legend"], np.full(1, -1, np.int32)))
+            wmax = CHAR_WIDTH * s * max(len(x) for x in names + [legend_title])
+            ui_pts.append(np.array([[x0 + 1.5 * s + wmax, 0, ztop + 1.5 * s], [x0, 0, 0]]))
+
+        # --- final framing, pixel size per lane, clustering
+        cam = fit_camera(np.vstack(ui_pts), to_cam, res, params.orthographic, params.lens_mm)
+        pr = project(cam, np.vstack(ui_pts), res)
+        fill_x = (pr[:, 0].max() - pr[:, 0].min()) / res[0]
+        fill_y = (pr[:, 1].max() - pr[:, 1].min()) / res[1]
+        grow = min(fill_x / max(fill_y, 1e-6), 0.8 / max(h, 1e-9)) * 0.97
+        if grow < 1.08:
+            break
+        h *= grow
+        D = min(D * grow, D_max)
+    ext = D * ext_unit
     px = world_per_pixel(cam, lane_centres, res)
     r = np.cross(-to_cam, [0.0, 0.0, 1.0])
     r /= np.linalg.norm(r)
@@ -433,14 +449,15 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     label_sets = list(labels_ui)
     if params.show_labels and nb:
         wpx = sc[:, 0] * foreshorten / px[ls]
-        size = min(0.5 * h, 0.5 * 0.86 * h)
+        size = 0.6 * 0.86 * h  # text height: 60 % of the box height
         size_px = size / px[ls]
-        ok = np.flatnonzero((wpx >= params.label_min_px) & (size_px >= 7.0))
+        ok = np.flatnonzero((wpx >= params.label_min_px) & (size_px >= MIN_TEXT_PX))
         ok = ok[np.argsort(-wpx[ok], kind="stable")][: params.max_labels]
         names_cache: dict = {}
+        func_single = func[single]
         texts, keep = [], []
         for j in ok:  # at most max_labels iterations
-            f = int(trace.func[idx[single][j]]) if False else int(func[single][j])
+            f = int(func_single[j])
             nm = names_cache.get(f)
             if nm is None:
                 nm = names_cache[f] = short_name(trace.function_names[f])

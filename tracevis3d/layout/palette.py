@@ -4,9 +4,8 @@ Colours are built in OKLab/OKLCh (Ottosson 2020), a perceptually uniform space, 
 returned as *linear* sRGB floats (what Blender materials and colour attributes expect;
 the renderer then applies the sRGB transfer with the "Standard" view transform).
 
-- `categorical(n)`: well-separated hues for nominal data (functions, modules): hues
-  stepped by the golden angle at constant chroma, alternating two lightness tiers so
-  neighbours in the list differ in hue *and* lightness.
+- `categorical(n)`: well-separated hues for nominal data (functions, modules): evenly
+  spaced hues at two lightness tiers, ordered farthest-first.
 - `sequential(v)`: a viridis-like ramp for measures (dark blue-violet → teal → green →
   yellow), monotone in lightness so the order survives grey-scale printing.
 - `lighten(rgb, f)`: mix towards white in OKLab (cluster bars, SyncTrace IV-B2).
@@ -55,14 +54,32 @@ def _oklch(L, C, h_deg):
 
 
 def categorical(n: int) -> np.ndarray:
-    """``n`` distinct colours (n,3) linear sRGB; hue steps of 137.5° (golden angle)."""
+    """``n`` distinct colours (n,3) linear sRGB for nominal data.
+
+    Slots: ceil(n/2) hues evenly spaced in OKLCh at two lightness tiers (0.74 / 0.60), the
+    darker tier shifted by half a hue step; the slots are then ordered farthest-first
+    (each next colour maximises its smallest OKLab distance to those before), so the
+    first colours — given to the heaviest functions — are the most distinct.
+    """
     if n <= 0:
         return np.zeros((0, 3))
-    k = np.arange(n)
-    hue = (30.0 + 137.50776 * k) % 360.0
-    L = np.where(k % 2 == 0, 0.72, 0.60)
-    C = np.where(k % 2 == 0, 0.13, 0.12)
-    return oklab_to_linear_srgb(_oklch(L, C, hue))
+    m = (n + 1) // 2
+    step = 360.0 / m
+    k = np.arange(2 * m)
+    tier = k % 2
+    hue = (25.0 + (k // 2) * step + tier * step / 2) % 360.0
+    L = np.where(tier == 0, 0.74, 0.60)
+    C = np.where(tier == 0, 0.14, 0.13)
+    lab = _oklch(L, C, hue)[:n]
+    rgb = oklab_to_linear_srgb(lab)
+    lab = linear_srgb_to_oklab(rgb)  # after gamut clipping
+    order = [0]
+    dmin = np.sqrt(((lab - lab[0]) ** 2).sum(1))
+    for _ in range(n - 1):
+        j = int(np.argmax(dmin))
+        order.append(j)
+        dmin = np.minimum(dmin, np.sqrt(((lab - lab[j]) ** 2).sum(1)))
+    return rgb[order]
 
 
 # control points of the sequential ramp in OKLCh (L, C, h): lightness strictly increasing

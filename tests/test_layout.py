@@ -1,0 +1,373 @@
+"""Icicle layout (bpy-free): sub-pixel clustering kernel vs its brute-force twin,
+geometry of the boxes against the calls, parameters, palette, camera framing."""
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout import palette
+from tracevis3d.layout.camera import fit_camera, project, view_direction, world_per_pixel
+from tracevis3d.layout.cluster import cluster_subpixel_calls
+from tracevis3d.layout.icicle import fit_label, short_name
+from tracevis3d.model import Trace
+
+
+# ----------------------------------------------------------------------------- helpers
+def random_trace(n_roots=15, fanout=3, max_depth=5, threads=2, seed=0, n_func=10, tiny=0.0):
+    """A valid random trace built recursively (per-thread pre-order); ``tiny`` adds runs
+    of very short leaf calls."""
+    rng = np.random.default_rng(seed)
+    func, start, end, parent, thread = [], [], [], [], []
+
+    def rec(p, s, e, d, t):
+        i = len(func)
+        func.append(int(rng.integers(n_func)))
+        start.append(s)
+        end.append(e)
+        parent.append(p)
+        thread.append(t)
+        if d >= max_depth:
+            return
+        cur = s
+        for _ in range(int(rng.integers(0, fanout + 1))):
+            span = (e - cur) * rng.uniform(0.05, 0.6)
+            gap = (e - cur) * rng.uniform(0, 0.1)
+            if span <= 0:
+                break
+            ce = cur + gap + span
+            rec(i, cur + gap, ce, d + 1, t)
+            cur = ce
+        if tiny and rng.random() < 0.5 and e - cur > 0:
+            k = int(rng.integers(1, 8))
+            w = (e - cur) * tiny / k
+            for j in range(k):
+                a = cur + j * w
+                rec(i, a, a + w * 0.8, max_depth, t)
+
+    for t in range(threads):
+        tc = 0.0
+        for _ in range(n_roots):
+            dur = rng.exponential(100.0) + 1
+            rec(-1, tc, tc + dur, 0, t)
+            tc += dur + rng.exponential(5)
+    names = [f"pkg.mod{i % 3}.func_{i}" for i in range(n_func)]
+    return Trace.from_arrays(func, start, end, parent, thread, function_names=names).check()
+
+
+def cluster_brute(start, end, depth, lane, min_width, max_gap):
+    """Brute-force twin of cluster_subpixel_calls: group by (lane, depth), sort by start,
+    walk each group; small calls chain while the gap to the cluster end <= max_gap and
+    no wide call of the same group lies between them."""
+    n = len(start)
+    groups = {}
+    for i in range(n):
+        groups.setdefault((int(lane[i]), int(depth[i])), []).append(i)
+    clusters = []  # (lane, depth, start, end, members)
+    of = [-1] * n
+    for (ln, d), members in groups.items():
+        members.sort(key=lambda i: (start[i], i))
+        cur = None
+        for i in members:
+            if end[i] - start[i] >= min_width[ln]:
+                cur = None
+                continue
+            if cur is not None and start[i] - cur[3] <= max_gap[ln]:
+                cur[3] = max(cur[3], end[i])
+                cur[4].append(i)
+            else:
+                cur = [ln, d, start[i], end[i], [i]]
+                clusters.append(cur)
+    return clusters
+
+
+def _as_sets(cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep):
+    out = set()
+    for k in range(len(c_lane)):
+        members = tuple(sorted(np.flatnonzero(cluster_of == k).tolist()))
+        assert len(members) == c_count[k]
+        assert c_rep[k] in members
+        out.add((int(c_lane[k]), int(c_depth[k]), float(c_start[k]), float(c_end[k]), members))
+    return out
+
+
+def _trace_arrays(tr):
+    return tr.start.copy(), tr.end.copy(), tr.depth.copy(), tr.thread.copy()
+
+
+# ------------------------------------------------------------------- clustering kernel
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), threads=st.integers(1, 3), w=st.floats(0.01, 30.0),
+       g=st.floats(0.0, 10.0), tiny=st.sampled_from([0.0, 0.3]))
+def test_cluster_kernel_matches_brute_force(seed, threads, w, g, tiny):
+    tr = random_trace(n_roots=6, threads=threads, seed=seed, tiny=tiny)
+    s, e, d, ln = _trace_arrays(tr)
+    mw = np.linspace(w, 2 * w, threads)
+    mg = np.full(threads, g)
+    got = cluster_subpixel_calls(s, e, d, ln, mw, mg)
+    want = cluster_brute(s, e, d, ln, mw, mg)
+    want_set = {(c[0], c[1], float(c[2]), float(c[3]), tuple(sorted(c[4]))) for c in want}
+    assert _as_sets(*got) == want_set
+    # every small call is in exactly one cluster, no wide call is
+    small = (e - s) < mw[ln]
+    assert np.array_equal(got[0] >= 0, small)
+    # the representative is the longest member
+    for k in range(len(got[1])):
+        m = np.flatnonzero(got[0] == k)
+        assert (e - s)[got[6][k]] == (e - s)[m].max()
+
+
+def test_cluster_kernel_hand_made():
+    # one lane, depth 0: three tiny adjacent calls, a wide call, two tiny far apart
+    s = np.array([0.0, 0.3, 0.6, 1.0, 10.0, 20.0])
+    e = np.array([0.2, 0.5, 0.8, 9.0, 10.1, 20.1])
+    d = np.zeros(6, np.int32)
+    ln = np.zeros(6, np.int32)
+    of, cl, cd, cs, ce, cc, cr = cluster_subpixel_calls(s, e, d, ln, np.array([1.0]), np.array([1.0]))
+    assert of.tolist() == [0, 0, 0, -1, 1, 2]
+    assert cs.tolist() == [0.0, 10.0, 20.0] and ce.tolist() == [0.8, 10.1, 20.1]
+    assert cc.tolist() == [3, 1, 1]
+    # a wide call between tiny ones splits the cluster even when the gap is small
+    s = np.array([0.0, 0.3, 0.5])
+    e = np.array([0.2, 0.45, 2.0])
+    of = cluster_subpixel_calls(s, e, np.zeros(3, np.int32), np.zeros(3, np.int32),
+                                np.array([1.0]), np.array([5.0]))[0]
+    assert of.tolist() == [0, 0, -1]
+
+
+def test_cluster_kernel_empty_and_lane_reset():
+    z = np.zeros(0)
+    out = cluster_subpixel_calls(z, z, np.zeros(0, np.int32), np.zeros(0, np.int32),
+                                 np.array([1.0]), np.array([1.0]))
+    assert all(len(a) == 0 for a in out)
+    # same times in two lanes never share a cluster
+    s = np.array([0.0, 0.3, 0.0, 0.3])
+    e = s + 0.1
+    of, cl, *_ = cluster_subpixel_calls(s, e, np.zeros(4, np.int32), np.array([0, 0, 1, 1], np.int32),
+                                        np.array([1.0, 1.0]), np.array([1.0, 1.0]))
+    assert of.tolist() == [0, 0, 1, 1] and cl.tolist() == [0, 1]
+
+
+# ---------------------------------------------------------------------------- layout
+def _all_boxes(spec):
+    calls = spec.layer("calls")
+    cl = spec.layer("clusters")
+    return calls, cl
+
+
+def test_every_call_is_a_box_or_in_a_cluster_box():
+    tr = random_trace(seed=3, tiny=0.4)
+    spec = icicle_layout(tr, IcicleParams(resolution=(320, 180)))
+    calls, cl = _all_boxes(spec)
+    ci = calls.attributes["call_index"]
+    assert len(np.unique(ci)) == len(ci)
+    m = spec.meta
+    assert m["n_boxes"] == len(ci) and m["n_clusters"] == len(cl)
+    assert m["n_boxes"] + m["n_clustered_calls"] == len(tr)
+    assert m["n_clusters"] > 0  # the tiny calls are below a pixel at 320x180
+    h = m["level_height"]
+    k = m["world_per_us"]
+    # boxes sit where their calls are: x from time, z from depth, y at the lane front
+    np.testing.assert_allclose(calls.positions[:, 0], (tr.start[ci] + tr.end[ci]) / 2 * k, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(calls.scales[:, 0], (tr.end[ci] - tr.start[ci]) * k, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(calls.positions[:, 2], (tr.depth[ci] + 0.5) * h, rtol=1e-5)
+    lane_y = np.array(m["lane_y"])
+    front = calls.positions[:, 1] - calls.scales[:, 1] / 2
+    np.testing.assert_allclose(front, lane_y[tr.thread[ci]], atol=1e-4)
+    # every clustered call lies inside a cluster box of its lane and depth
+    clustered = np.setdiff1d(np.arange(len(tr)), ci)
+    lo = cl.positions[:, 0] - cl.scales[:, 0] / 2
+    hi = cl.positions[:, 0] + cl.scales[:, 0] / 2
+    for i in clustered[:: max(1, len(clustered) // 200)]:
+        x0, x1 = tr.start[i] * k, tr.end[i] * k
+        ok = (cl.attributes["lane"] == tr.thread[i]) & (cl.attributes["depth"] == tr.depth[i]) \
+            & (lo <= x0 + 1e-4) & (hi >= x1 - 1e-4)
+        assert ok.any(), f"call {i} not covered by a cluster box"
+    # clustered calls really are narrower than a pixel, boxes are not
+    us_px = np.array(m["us_per_pixel"])
+    assert np.all((tr.end - tr.start)[clustered] < us_px[tr.thread[clustered]])
+    assert np.all((tr.end - tr.start)[ci] >= us_px[tr.thread[ci]])
+    # cluster boxes are at least one pixel wide and lighter than the call colours on average
+    assert np.all(cl.scales[:, 0] * 0.99 <= cl.scales[:, 0])
+    assert palette.relative_luminance(cl.colors[:, :3]).min() > 0.3
+
+
+def test_cluster_colour_gets_lighter_with_depth():
+    tr = random_trace(seed=5, tiny=0.5, max_depth=6)
+    cl = icicle_layout(tr, IcicleParams(resolution=(320, 180))).layer("clusters")
+    d = cl.attributes["depth"]
+    lum = palette.relative_luminance(cl.colors[:, :3])
+    assert len(np.unique(d)) > 1
+    order = np.argsort(d)
+    assert np.all(np.diff(lum[order]) >= -1e-6)
+
+
+def test_no_clustering_when_disabled_and_at_high_resolution():
+    tr = random_trace(seed=1)
+    spec = icicle_layout(tr, IcicleParams(cluster_px=0))
+    assert spec.meta["n_clusters"] == 0 and spec.meta["n_boxes"] == len(tr)
+    lo = icicle_layout(tr, IcicleParams(resolution=(160, 90))).meta
+    hi = icicle_layout(tr, IcicleParams(resolution=(3840, 2160))).meta
+    assert lo["n_clustered_calls"] > hi["n_clustered_calls"]  # bigger pixels merge more calls
+    assert lo["n_boxes"] + lo["n_clusters"] < hi["n_boxes"] + hi["n_clusters"]
+
+
+def test_thread_and_window_selection():
+    tr = random_trace(seed=2, threads=3)
+    spec = icicle_layout(tr, IcicleParams(threads=[1], cluster_px=0))
+    ci = spec.layer("calls").attributes["call_index"]
+    assert set(tr.thread[ci].tolist()) == {1}
+    assert len(ci) == int((tr.thread == 1).sum())
+    assert spec.meta["lane_threads"] == [1]
+    # by name too
+    spec2 = icicle_layout(tr, IcicleParams(threads=[tr.thread_names[2]], cluster_px=0))
+    assert spec2.meta["lane_threads"] == [2]
+    t0, t1 = 50.0, 400.0
+    spec = icicle_layout(tr, IcicleParams(time_window=(t0, t1), cluster_px=0))
+    ci = spec.layer("calls").attributes["call_index"]
+    want = np.flatnonzero((tr.end >= t0) & (tr.start <= t1))
+    assert np.array_equal(np.sort(ci), want)
+    calls = spec.layer("calls")
+    L = IcicleParams().time_length
+    assert calls.positions[:, 0].min() - calls.scales[:, 0].max() / 2 >= -1e-4 - calls.scales[:, 0].max()
+    lo = calls.positions[:, 0] - calls.scales[:, 0] / 2
+    hi = calls.positions[:, 0] + calls.scales[:, 0] / 2
+    assert lo.min() >= -1e-4 and hi.max() <= L + 1e-4  # clipped to the window
+    with pytest.raises(ValueError, match="no calls"):
+        icicle_layout(tr, IcicleParams(time_window=(1e12, 2e12)))
+    with pytest.raises(ValueError, match="no thread named"):
+        icicle_layout(tr, IcicleParams(threads=["nope"]))
+
+
+def test_extrusion_encodes_the_measure():
+    tr = random_trace(seed=4)
+    for measure, values in (("inclusive", tr.end - tr.start), ("self", tr.self_time),
+                            ("calls", np.bincount(tr.func)[tr.func].astype(float))):
+        calls = icicle_layout(tr, IcicleParams(extrude_measure=measure, cluster_px=0)).layer("calls")
+        v = values[calls.attributes["call_index"]]
+        y = calls.scales[:, 1]
+        # monotone: a larger measure never gets a shallower box
+        o = np.argsort(v, kind="stable")
+        assert np.all(np.diff(y[o]) >= -1e-5), measure
+        # exactly: depth = lane_depth · (0.12 + 0.88 · v / max v)
+        np.testing.assert_allclose(y / y.max(), 0.12 + 0.88 * v / v.max(), rtol=1e-5, atol=1e-6)
+    calls = icicle_layout(tr, IcicleParams(extrude_measure="constant", cluster_px=0)).layer("calls")
+    assert np.ptp(calls.scales[:, 1]) < 1e-6
+
+
+def test_colours_distinguish_functions_and_measures():
+    tr = random_trace(seed=6, n_func=8)
+    spec = icicle_layout(tr, IcicleParams(color_by="function", cluster_px=0))
+    calls = spec.layer("calls")
+    f = tr.func[calls.attributes["call_index"]]
+    col_of = {}
+    for fi, c in zip(f.tolist(), map(tuple, calls.colors[:, :3].round(5))):
+        col_of.setdefault(fi, set()).add(c)
+    assert all(len(v) == 1 for v in col_of.values())  # one colour per function
+    assert len({next(iter(v)) for v in col_of.values()}) == len(col_of)  # distinct colours
+    assert len(spec.legend) == len(col_of)
+    # material index agrees with the colour
+    assert len(np.unique(calls.material_index)) == len(col_of)
+    # more functions than colours: the rest is "other"
+    tr2 = random_trace(seed=7, n_func=40, n_roots=40)
+    spec2 = icicle_layout(tr2, IcicleParams(max_colors=5, cluster_px=0))
+    assert len(spec2.legend) == 5 and spec2.legend[-1].name.startswith("other")
+    # depth: deeper is lighter (sequential ramp, monotone lightness)
+    spec3 = icicle_layout(tr, IcicleParams(color_by="depth", cluster_px=0))
+    c3 = spec3.layer("calls")
+    d = tr.depth[c3.attributes["call_index"]]
+    lum = palette.relative_luminance(c3.colors[:, :3])
+    o = np.argsort(d, kind="stable")
+    assert np.all(np.diff(lum[o]) >= -1e-6)
+    # module: functions of one module share a colour
+    spec4 = icicle_layout(tr, IcicleParams(color_by="module", cluster_px=0))
+    c4 = spec4.layer("calls")
+    mods = np.array([tr.function_paths[x][1] for x in tr.func[c4.attributes["call_index"]]])
+    for mname in np.unique(mods):
+        assert len(np.unique(c4.colors[mods == mname].round(5), axis=0)) == 1
+
+
+def test_palette_is_perceptually_separated():
+    lab = palette.linear_srgb_to_oklab(palette.categorical(16))
+    dist = np.sqrt(((lab[:, None] - lab[None]) ** 2).sum(-1))
+    np.fill_diagonal(dist, 1)
+    assert dist.min() > 0.05  # OKLab ΔE: clearly distinguishable
+    L = palette.linear_srgb_to_oklab(palette.sequential(np.linspace(0, 1, 50)))[:, 0]
+    assert np.all(np.diff(L) > 0)  # sequential ramp: lightness strictly increasing
+    rgb = np.random.default_rng(0).random((20, 3))
+    np.testing.assert_allclose(palette.oklab_to_linear_srgb(palette.linear_srgb_to_oklab(rgb)), rgb, atol=1e-6)
+
+
+def test_labels_fit_their_boxes():
+    assert fit_label("compute_everything", 100.0, 1.0) == "compute_everything"
+    t = fit_label("compute_everything", 6.0, 1.0)
+    assert t.endswith("…") and len(t) == 10
+    assert fit_label("abc", 1.0, 1.0) == ""
+    assert short_name("fib (/src/pkg/mod.py:6)") == "fib"
+    tr = random_trace(seed=8)
+    spec = icicle_layout(tr, IcicleParams(resolution=(1920, 1080)))
+    lab = spec.labels
+    kinds = np.array(lab.kind)
+    assert {"lane", "axis", "legend", "call"} <= set(kinds.tolist())
+    calls = spec.layer("calls")
+    pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}
+    for j in np.flatnonzero(kinds == "call"):
+        k = pos[int(lab.call_index[j])]
+        width = 0.6 * lab.sizes[j] * len(lab.texts[j])
+        assert width <= calls.scales[k, 0] + 1e-5
+        assert abs(lab.anchors[j, 0] - calls.positions[k, 0]) < 1e-4
+        assert lab.texts[j].rstrip("…") in short_name(tr.function_names[tr.func[lab.call_index[j]]])
+    off = icicle_layout(tr, IcicleParams(show_labels=False, show_legend=False))
+    assert "call" not in off.labels.kind and "legend" not in off.labels.kind
+    assert [x.name for x in off.layers] == ["calls", "clusters"]
+
+
+# -------------------------------------------------------------------------- parameters
+def test_params_round_trip_json_and_errors():
+    p = IcicleParams(extrude_measure="self", color_by="depth", threads=[0, "main"], time_window=(1.0, 2.0),
+                     resolution=(640, 480), cluster_px=2.0, lane_gap=1.5, show_labels=False)
+    d = json.loads(json.dumps(p.to_dict()))
+    assert IcicleParams.from_dict(d) == p
+    for bad, msg in (({"extrude_measure": "x"}, "extrude_measure"), ({"color_by": "x"}, "color_by"),
+                     ({"resolution": [0, 10]}, "resolution"), ({"time_window": [5, 1]}, "time_window"),
+                     ({"cluster_px": -1}, "cluster_px"), ({"bogus": 1}, "unknown"),
+                     ({"resolution": "big"}, "resolution"), ({"time_window": [0, float("nan")]}, "time_window")):
+        with pytest.raises(ValueError, match=msg):
+            IcicleParams.from_dict(bad)
+    with pytest.raises(TypeError):
+        icicle_layout("not a trace", IcicleParams())
+
+
+# ------------------------------------------------------------------------------ camera
+@pytest.mark.parametrize("ortho", [False, True])
+@pytest.mark.parametrize("res", [(1920, 1080), (320, 180), (600, 900)])
+def test_camera_frames_every_box(ortho, res):
+    tr = random_trace(seed=9, threads=3)
+    spec = icicle_layout(tr, IcicleParams(resolution=res, orthographic=ortho))
+    pts = []
+    for lay in spec.layers:
+        for sx in (-0.5, 0.5):
+            for sy in (-0.5, 0.5):
+                for sz in (-0.5, 0.5):
+                    pts.append(lay.positions + lay.scales * np.array([sx, sy, sz], np.float32))
+    pr = project(spec.camera, np.concatenate(pts), res)
+    w, h = res
+    assert pr[:, 0].min() >= 0 and pr[:, 0].max() <= w
+    assert pr[:, 1].min() >= 0 and pr[:, 1].max() <= h
+    # and fills a good part of the frame in at least one direction
+    fill = max(np.ptp(pr[:, 0]) / w, np.ptp(pr[:, 1]) / h)
+    assert fill > 0.6
+
+
+def test_world_per_pixel_matches_projection():
+    to_cam = view_direction(-10, 25)
+    pts = np.random.default_rng(0).random((50, 3)) * 10
+    for ortho in (False, True):
+        cam = fit_camera(pts, to_cam, (800, 600), ortho)
+        wpp = world_per_pixel(cam, pts[:1], (800, 600))[0]
+        r = np.cross(-to_cam, [0, 0, 1])
+        r /= np.linalg.norm(r)
+        a, b = project(cam, np.stack([pts[0], pts[0] + r * wpp]), (800, 600))
+        assert math.isclose(np.linalg.norm(b - a), 1.0, rel_tol=1e-3)
