@@ -38,8 +38,8 @@ RENDER_ENGINES = (
 )
 
 # property name -> IcicleParams field (those not listed here map 1:1 by name)
-_SCALAR_FIELDS = ("extrude_measure", "color_by", "cluster_px", "label_min_px", "lane_gap",
-                  "show_labels", "show_legend")
+_SCALAR_FIELDS = ("extrude_measure", "color_by", "cluster_px", "label_min_px",
+                  "show_labels", "show_legend", "orthographic")
 
 
 class TraceVis3DSettings(PropertyGroup):
@@ -77,10 +77,14 @@ class TraceVis3DSettings(PropertyGroup):
         name="Cluster below (px)", default=1.0, min=0.0, soft_max=8.0,
         description="Calls narrower than this many pixels are merged into lighter cluster boxes",
     )
-    label_min_px: FloatProperty(name="Label min width (px)", default=60.0, min=0.0, soft_max=400.0,
+    label_min_px: FloatProperty(name="Label min width (px)", default=48.0, min=0.0, soft_max=400.0,
                                 description="Only calls at least this wide get a text label")
-    lane_gap: FloatProperty(name="Lane gap", default=1.0, min=0.0, soft_max=10.0,
-                            description="Gap between thread lanes (in stack levels)")
+    lane_gap_auto: BoolProperty(name="Automatic lane gap", default=True,
+                                description="Space thread lanes so none hides the one behind it")
+    lane_gap: FloatProperty(name="Lane gap", default=1.0, min=0.0, soft_max=20.0, subtype="DISTANCE",
+                            description="Extra gap between thread lanes (world units)")
+    orthographic: BoolProperty(name="Orthographic camera", default=False,
+                               description="Frame the icicle with an orthographic camera")
     show_labels: BoolProperty(name="Labels", default=True, description="Text labels on wide calls")
     show_legend: BoolProperty(name="Legend", default=True, description="Colour legend")
     # --- render
@@ -115,6 +119,7 @@ def icicle_params_dict(settings) -> dict:
     else:
         d["time_window"] = None
     d["resolution"] = [int(settings.resolution_x), int(settings.resolution_y)]
+    d["lane_gap"] = None if settings.lane_gap_auto else float(settings.lane_gap)
     return d
 
 
@@ -123,6 +128,10 @@ def set_from_params_dict(settings, d: dict) -> None:
     for name in _SCALAR_FIELDS:
         if name in d and d[name] is not None:
             setattr(settings, name, d[name])
+    if "lane_gap" in d:
+        settings.lane_gap_auto = d["lane_gap"] is None
+        if d["lane_gap"] is not None:
+            settings.lane_gap = float(d["lane_gap"])
     threads = d.get("threads")
     settings.threads = "" if not threads else ", ".join(str(t) for t in threads)
     window = d.get("time_window")

@@ -15,8 +15,9 @@ import bpy
 
 from ..tracevis3d.model import TraceError
 
-# Errors that are the user's input, not our bug: report the message only.
-USER_ERRORS = (TraceError, ValueError, OSError, KeyError, ImportError)
+# Errors about the user's input, not our bug: report the message only.  Anything else is
+# reported as an internal error (still one line, no traceback unless --debug-python).
+USER_ERRORS = (TraceError, ValueError, OSError)
 
 
 def one_line(exc: BaseException, limit: int = 400) -> str:

@@ -25,6 +25,17 @@ def _trace_summary(trace) -> str:
             f"{trace.n_functions:,} functions")
 
 
+def count_objects(result) -> int:
+    """Objects named in `build_icicle`'s result (layers, labels, camera, lights)."""
+    if not isinstance(result, dict):
+        return 0
+    n = 0
+    for key in ("layers", "labels", "lights", "objects"):
+        v = result.get(key)
+        n += len(v) if isinstance(v, (dict, list, tuple)) else 0
+    return n + (1 if result.get("camera") else 0)
+
+
 def build_scene(context, trace, settings, progress=None) -> dict:
     """Build the icicle of ``trace`` with the scene's parameters (shared by Import and Build)."""
     from ..tracevis3d.blender.scene import build_icicle
@@ -91,7 +102,7 @@ class TRACEVIS3D_OT_build(Operator):
             result = build_scene(context, trace, settings, progress)
         finally:
             progress.end()
-        n_objects = len(result.get("objects", ())) if isinstance(result, dict) else 0
+        n_objects = count_objects(result)
         self.report({"INFO"}, f"Built the icicle of {_trace_summary(trace)} "
                               f"({n_objects} objects) in {time.perf_counter() - t0:.2f} s")
         return {"FINISHED"}

@@ -53,7 +53,11 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         col.prop(s, "time_window_start")
         col.prop(s, "time_window_end")
         layout.prop(s, "cluster_px")
-        layout.prop(s, "lane_gap")
+        layout.prop(s, "lane_gap_auto")
+        sub = layout.column()
+        sub.enabled = not s.lane_gap_auto
+        sub.prop(s, "lane_gap")
+        layout.prop(s, "orthographic")
         layout.prop(s, "show_labels")
         sub = layout.column()
         sub.enabled = s.show_labels

@@ -1,0 +1,436 @@
+"""Driver run in a fresh process by tests/test_extension.py (not a test module by itself).
+
+    python tests/test_extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
+
+Installs the zip through ``bpy.ops.extensions.package_install_files`` into the (isolated)
+user repository, enables it, runs its operators on a small real trace file, saves and
+reopens a .blend, runs the registered CLI command, then disables/re-enables/disables it and
+checks nothing is left behind.  The last stdout line is JSON: {"steps": {name: {ok, detail}}};
+WORKDIR/driver-progress.json holds the same after every step plus the step in progress, so a
+step that crashes Blender is known; the caller reruns with that step in --skip.
+Every step runs even if an earlier one failed (unless it cannot), so one run reports all.
+"""
+import contextlib
+import ctypes
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import traceback
+
+PKG = "bl_ext.user_default.tracevis3d"
+STEPS: dict = {}
+SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
+PROGRESS_FILE = None  # results so far, rewritten before and after every step
+
+
+def _save_progress(current=None):
+    if PROGRESS_FILE is not None:
+        tmp = PROGRESS_FILE.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"steps": STEPS, "current": current}))
+        os.replace(tmp, PROGRESS_FILE)
+
+
+def step(name):
+    """Record the outcome of ``fn() -> (ok, detail)``; exceptions are failures with the traceback."""
+
+    def deco(fn):
+        if name in SKIP:
+            return fn
+        _save_progress(current=name)
+        try:
+            out = fn()
+            if out is None:
+                out = (True, "")
+            if out == "skip" or (isinstance(out, tuple) and out[0] == "skip"):
+                STEPS[name] = {"ok": False, "skip": True, "detail": out[1] if isinstance(out, tuple) else ""}
+            else:
+                ok, detail = out
+                STEPS[name] = {"ok": bool(ok), "detail": str(detail)[:4000]}
+        except Exception as e:  # noqa: BLE001
+            STEPS[name] = {"ok": False, "detail": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"}
+        _save_progress()
+        return fn
+
+    return deco
+
+
+@contextlib.contextmanager
+def captured_fds():
+    """Capture what C code prints on fd 1 and 2 (Blender's own warnings)."""
+    libc = ctypes.CDLL(None)
+    out = {"text": ""}
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        libc.fflush(None)
+        saved = os.dup(1), os.dup(2)
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            libc.fflush(None)
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            tmp.seek(0)
+            out["text"] = tmp.read().decode("utf-8", "replace")
+
+
+def op_error(call):
+    """Run an operator that must fail with a report: (message or None if it did not raise)."""
+    try:
+        call()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def write_traces(work: pathlib.Path):
+    """A small valid Chrome trace (2 threads, args on one call) and a corrupt one."""
+    ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}}]
+    ev.append({"ph": "X", "name": "main (app.py:1)", "ts": 0, "dur": 1000, "pid": 1, "tid": 1})
+    ev.append({"ph": "X", "name": "load_config (app.py:10)", "ts": 10, "dur": 300, "pid": 1, "tid": 1,
+               "args": {"path": "config.toml"}})
+    ev.append({"ph": "X", "name": "parse (parser.py:5)", "ts": 20, "dur": 200, "pid": 1, "tid": 1})
+    ev.append({"ph": "X", "name": "compute (app.py:30)", "ts": 400, "dur": 550, "pid": 1, "tid": 1})
+    ev.append({"ph": "X", "name": "kernel (math.py:7)", "ts": 450, "dur": 400, "pid": 1, "tid": 1})
+    ev.append({"ph": "X", "name": "worker_loop (pool.py:3)", "ts": 100, "dur": 800, "pid": 1, "tid": 2})
+    ev.append({"ph": "X", "name": "kernel (math.py:7)", "ts": 200, "dur": 500, "pid": 1, "tid": 2})
+    tiny = work / "tiny_trace.json"  # no sub-pixel calls at all: the cluster layer is empty
+    tiny.write_text(json.dumps({"traceEvents": ev}))
+    # 40 sub-pixel calls (0.05 µs; a pixel is ~0.5 µs at 1920 px), merged into cluster boxes
+    ev += [{"ph": "X", "name": "tick (math.py:20)", "ts": 210 + 10 * k, "dur": 0.05, "pid": 1, "tid": 2}
+           for k in range(40)]
+    good = work / "small_trace.json"
+    good.write_text(json.dumps({"traceEvents": ev}))
+    bad = work / "corrupt.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": ')
+    return good, bad, tiny
+
+
+def leftovers(bpy, ext_module_handlers_prefix=PKG):
+    """Everything of ours still registered (empty list when clean)."""
+    found = []
+    if hasattr(bpy.types.Scene, "tracevis3d"):
+        found.append("Scene.tracevis3d")
+    for name in dir(bpy.types):
+        if name.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d")) or name == "TraceVis3DSettings":
+            found.append(f"bpy.types.{name}")
+    for op in ("import_trace", "build", "frame", "render_figure", "show_call"):
+        try:
+            getattr(bpy.ops.tracevis3d, op).get_rna_type()
+            found.append(f"operator tracevis3d.{op}")
+        except (KeyError, AttributeError):
+            pass
+    for hname in dir(bpy.app.handlers):
+        lst = getattr(bpy.app.handlers, hname)
+        if isinstance(lst, list):
+            for fn in lst:
+                if getattr(fn, "__module__", "").startswith(ext_module_handlers_prefix):
+                    found.append(f"handler {hname}: {fn.__name__}")
+    kc = bpy.context.window_manager.keyconfigs.addon
+    if kc is not None:
+        for km in kc.keymaps:
+            for kmi in km.keymap_items:
+                if kmi.idname.startswith("tracevis3d."):
+                    found.append(f"keymap {km.name}: {kmi.idname}")
+    if PKG in bpy.context.preferences.addons:
+        found.append("still in preferences.addons")
+    return found
+
+
+def cli_command_taken(bpy) -> bool:
+    """Is a 'tracevis3d' CLI command registered?  (Blender warns about a duplicate.)"""
+    with captured_fds() as cap:
+        probe = bpy.utils.register_cli_command("tracevis3d", lambda argv: 0)
+    bpy.utils.unregister_cli_command(probe)
+    return "duplicate" in cap["text"]
+
+
+def main(zip_path: str, work: str) -> None:
+    work = pathlib.Path(work)
+    good, bad, tiny = write_traces(work)
+    import bpy
+
+    ext_dir = pathlib.Path(os.environ["BLENDER_USER_EXTENSIONS"])
+
+    @step("install")
+    def _():
+        r = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
+                                                      enable_on_install=True)
+        return r == {"FINISHED"}, r
+
+    @step("enabled")
+    def _():
+        return (PKG in bpy.context.preferences.addons and PKG in sys.modules,
+                sorted(bpy.context.preferences.addons.keys()))
+
+    @step("wheels_installed")
+    def _():
+        site = ext_dir / ".local" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+        have = sorted(p.name for p in site.iterdir()) if site.is_dir() else []
+        need = {"numba", "llvmlite", "zmq", "orjson"}
+        ok = need <= set(have) and not any(h.lower().startswith("numpy") for h in have)
+        return ok, f"{site}: {have}"
+
+    @step("numba_cache_dir")
+    def _():
+        d = os.environ.get("NUMBA_CACHE_DIR", "")
+        expect = bpy.utils.extension_path_user(PKG, path="numba_cache")
+        from numba.core import config
+
+        addon_dir = pathlib.Path(sys.modules[PKG].__file__).parent
+        ok = (d == expect and os.path.isdir(d) and pathlib.Path(d).is_relative_to(ext_dir)
+              and not pathlib.Path(d).is_relative_to(addon_dir) and config.CACHE_DIR == d)
+        return ok, f"NUMBA_CACHE_DIR={d!r} expected {expect!r}; numba config {config.CACHE_DIR!r}"
+
+    @step("registered_things")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        ops = [o for o in ("import_trace", "build", "frame", "render_figure", "show_call")
+               if getattr(bpy.ops.tracevis3d, o).poll() is not None]
+        panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
+        handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
+        return (s.trace_path == "" and len(ops) == 5 and len(panels) == 4 and handler,
+                f"ops={ops} panels={panels} load_post handler={handler}")
+
+    @step("keymap")
+    def _():
+        kc = bpy.context.window_manager.keyconfigs.addon
+        items = [(km.name, kmi.idname, kmi.type, kmi.ctrl, kmi.alt) for km in kc.keymaps
+                 for kmi in km.keymap_items if kmi.idname.startswith("tracevis3d.")]
+        return items == [("3D View", "tracevis3d.show_call", "D", True, True)], items
+
+    @step("cli_command_registered")
+    def _():
+        return cli_command_taken(bpy), "register_cli_command('tracevis3d') did not warn about a duplicate"
+
+    ops = bpy.ops.tracevis3d
+    settings = bpy.context.scene.tracevis3d
+
+    @step("op_bad_file_reports")
+    def _():
+        msg = op_error(lambda: ops.import_trace(filepath=str(bad), build=False))
+        ok = (msg is not None and "corrupt.json" in msg and "TraceVis3D" in msg
+              and "Traceback" not in msg and len(msg.strip().splitlines()) == 1 and settings.trace_path == "")
+        return ok, f"message={msg!r} trace_path={settings.trace_path!r}"
+
+    @step("op_missing_file_reports")
+    def _():
+        msg = op_error(lambda: ops.import_trace(filepath=str(work / "nope.json"), build=False))
+        return msg is not None and "not found" in msg and "Traceback" not in msg, repr(msg)
+
+    @step("op_build_without_trace_reports")
+    def _():
+        msg = op_error(lambda: ops.build())
+        return msg is not None and "no trace file" in msg and "Traceback" not in msg, repr(msg)
+
+    @step("op_import")
+    def _():
+        r = ops.import_trace(filepath=str(good), build=False)
+        return r == {"FINISHED"} and settings.trace_path == str(good), f"{r} {settings.trace_path!r}"
+
+    def blender_layer(name):
+        try:
+            __import__(f"{PKG}.tracevis3d.blender.{name}")
+            return True
+        except ImportError as e:
+            return ("skip", f"engineer A's tracevis3d/blender/{name}.py is not importable: {e}")
+
+    @step("op_build")
+    def _():
+        if (s := blender_layer("scene")) is not True:
+            return s
+        r = ops.build()
+        coll = bpy.data.collections.get("TraceVis3D")
+        objs = list(coll.all_objects) if coll else []
+        stored = bpy.context.scene.get("tracevis3d_build")
+        return (r == {"FINISHED"} and len(objs) > 0 and stored is not None,
+                f"{r} objects={[o.name for o in objs][:10]} tracevis3d_build={str(stored)[:200]}")
+
+    @step("op_frame")
+    def _():
+        if (s := blender_layer("scene")) is not True:
+            return s
+        r = ops.frame()
+        return r == {"FINISHED"} and bpy.context.scene.camera is not None, f"{r} camera={bpy.context.scene.camera}"
+
+    @step("op_show_call")
+    def _():
+        if (s := blender_layer("pick")) is not True:
+            return s
+        r = ops.show_call(call_index=1)  # load_config, the call with args
+        text = settings.picked_text
+        return (r == {"FINISHED"} and settings.picked_call == 1 and "load_config" in text
+                and "config.toml" in text), f"{r} {text!r}"
+
+    @step("op_show_call_errors")
+    def _():
+        if (s := blender_layer("pick")) is not True:
+            return s
+        no_mouse = op_error(lambda: ops.show_call())
+        out_of_range = op_error(lambda: ops.show_call(call_index=10 ** 6))
+        ok = (no_mouse is not None and "no mouse position" in no_mouse
+              and out_of_range is not None and "out of range" in out_of_range)
+        return ok, f"{no_mouse!r} {out_of_range!r}"
+
+    @step("pick_synthetic_ray")
+    def _():
+        """pick_call needs a 3D viewport (none headless); its ray part gets synthetic rays
+        starting inside every box: each must map back to that box's call."""
+        if (s := blender_layer("pick")) is not True:
+            return s
+        pick = sys.modules[f"{PKG}.tracevis3d.blender.pick"]
+        import numpy as np
+
+        coll = bpy.data.collections.get("TraceVis3D")
+        if coll is None:
+            return False, "no TraceVis3D collection (build failed?)"
+        checked, wrong = 0, []
+        for ob in coll.objects:
+            if ob.type != "POINTCLOUD" or "call_index" not in ob.data.attributes:
+                continue
+            n = len(ob.data.points)
+            pos = np.empty(n * 3, np.float32)
+            ob.data.attributes["position"].data.foreach_get("vector", pos)
+            ci = np.empty(n, np.int32)
+            ob.data.attributes["call_index"].data.foreach_get("value", ci)
+            for p, c in zip(pos.reshape(n, 3), ci):
+                if c < 0:
+                    continue
+                world = ob.matrix_world @ __import__("mathutils").Vector(p.tolist())
+                got = pick.pick_ray(tuple(world), (0.0, 1.0, 0.0))
+                checked += 1
+                if got != c:
+                    wrong.append((int(c), got))
+        # the mouse-based entry point refuses cleanly without a viewport
+        msg = op_error(lambda: ops.show_call(mouse_x=10, mouse_y=10))
+        ok = checked >= 7 and not wrong and msg is not None and "3D viewport" in msg
+        return ok, f"checked {checked} boxes, wrong={wrong[:5]}, no-viewport message={msg!r}"
+
+    @step("op_render")
+    def _():
+        if (s := blender_layer("render")) is not True:
+            return s
+        out = work / "figure.png"
+        settings.resolution_x, settings.resolution_y = 192, 108
+        settings.render_engine = "BLENDER_WORKBENCH"
+        settings.render_output = str(out)
+        r = ops.render_figure()
+        if r != {"FINISHED"} or not out.is_file():
+            return False, f"{r} exists={out.is_file()}"
+        img = bpy.data.images.load(str(out))
+        w, h = img.size
+        import numpy as np
+
+        px = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(px)
+        bpy.data.images.remove(img)
+        px = px.reshape(h, w, 4)[..., :3]
+        distinct = len(np.unique((px * 255).astype(np.uint8).reshape(-1, 3), axis=0))
+        return (w, h) == (192, 108) and distinct >= 4, f"size={w}x{h} distinct colours={distinct}"
+
+    @step("op_render_bad_output_reports")
+    def _():
+        if (s := blender_layer("render")) is not True:
+            return s
+        settings.render_output = str(work)  # a folder
+        msg = op_error(lambda: ops.render_figure())
+        return msg is not None and "folder" in msg and "Traceback" not in msg, repr(msg)
+
+    @step("saved_blend_reopens")
+    def _():
+        settings.extrude_measure = "self"
+        settings.color_by = "depth"
+        settings.threads = "MainThread"
+        blend = work / "session.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+        session = sys.modules[f"{PKG}.tracevis3d.blender.session"]
+        session.get_trace(str(good))
+        assert session.cached_paths()
+        bpy.ops.wm.open_mainfile(filepath=str(blend))
+        s = bpy.context.scene.tracevis3d
+        ok = (s.trace_path == str(good) and s.extrude_measure == "self" and s.color_by == "depth"
+              and s.threads == "MainThread" and session.cached_paths() == [])
+        return ok, (f"trace_path={s.trace_path!r} extrude={s.extrude_measure} colour={s.color_by} "
+                    f"threads={s.threads!r} cache after load={session.cached_paths()}")
+
+    @step("cli_via_extension")
+    def _():
+        try:
+            __import__(f"{PKG}.tracevis3d.cli")
+        except ImportError as e:
+            return "skip", f"engineer A's tracevis3d/cli.py is not importable: {e}"
+        cli = sys.modules[PKG]._cli_command
+        out = work / "cli.png"
+        rc_good = cli(["render-icicle", str(good), "-o", str(out), "--resolution", "160x90"])
+        with captured_fds() as cap:
+            rc_bad = cli(["render-icicle", str(bad), "-o", str(work / "bad.png")])
+        err_lines = [ln for ln in cap["text"].splitlines() if ln.strip() and "error" in ln.lower()]
+        ok = (rc_good == 0 and out.is_file() and rc_bad != 0 and len(err_lines) == 1
+              and "Traceback" not in cap["text"])
+        return ok, f"good rc={rc_good} file={out.is_file()}; bad rc={rc_bad} output={cap['text'][-800:]!r}"
+
+    @step("op_import_and_build_tiny_trace")
+    def _():
+        """A 7-call trace: nothing is sub-pixel, so the cluster layer is empty."""
+        if (s := blender_layer("scene")) is not True:
+            return s
+        r = ops.import_trace(filepath=str(tiny), build=True)
+        coll = bpy.data.collections.get("TraceVis3D")
+        n_calls = 0
+        for ob in (coll.objects if coll else ()):
+            if ob.type == "POINTCLOUD" and "call_index" in ob.data.attributes:
+                vals = [a.value for a in ob.data.attributes["call_index"].data]
+                n_calls += sum(v >= 0 for v in vals)
+        return r == {"FINISHED"} and n_calls == 7, f"{r} boxes with a call index: {n_calls}"
+
+    # ---------------------------------------------------------------- unregister, twice
+    def disable():
+        bpy.ops.preferences.addon_disable(module=PKG)
+
+    @step("disable_1_clean")
+    def _():
+        disable()
+        left = leftovers(bpy)
+        taken = cli_command_taken(bpy)
+        session = sys.modules[f"{PKG}.tracevis3d.blender.session"]
+        return not left and not taken and session.cached_paths() == [], f"left={left} cli={taken}"
+
+    @step("unregister_again_is_harmless")
+    def _():
+        sys.modules[PKG].unregister()
+        left = leftovers(bpy)
+        return not left, f"left={left}"
+
+    @step("enable_2")
+    def _():
+        bpy.ops.preferences.addon_enable(module=PKG)
+        ok = hasattr(bpy.types.Scene, "tracevis3d") and cli_command_taken(bpy)
+        msg = op_error(lambda: bpy.ops.tracevis3d.import_trace(filepath=str(bad), build=False))
+        return ok and msg is not None and "corrupt.json" in msg, f"registered={ok} op message={msg!r}"
+
+    @step("disable_2_clean")
+    def _():
+        disable()
+        left = leftovers(bpy)
+        taken = cli_command_taken(bpy)
+        return not left and not taken, f"left={left} cli={taken}"
+
+
+if __name__ == "__main__":
+    if "--skip" in sys.argv:
+        SKIP.update(sys.argv[sys.argv.index("--skip") + 1].split(","))
+    PROGRESS_FILE = pathlib.Path(sys.argv[2]) / "driver-progress.json"
+    try:
+        main(sys.argv[1], sys.argv[2])
+    finally:
+        sys.stdout.flush()
+        print(json.dumps({"steps": STEPS}), flush=True)
