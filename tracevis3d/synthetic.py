@@ -119,7 +119,7 @@ def _split_sizes(total, weights):
     return sizes + 1
 
 
-def _names(rng, level_of, n_levels):
+def _names(prng, level_of, n_levels):
     """``pkg.module.Class.method`` names, files and lines; modules follow the levels."""
     n = len(level_of)
     names, files, lines = [], [], []
@@ -128,41 +128,67 @@ def _names(rng, level_of, n_levels):
     mod_count = 0
     while i < n:
         layer = min(2, int(3 * level_of[i] / max(n_levels, 1)))
-        pkg = _PACKAGES[layer][int(rng.integers(len(_PACKAGES[layer])))]
-        mod = _NOUNS[int(rng.integers(len(_NOUNS)))]
-        if rng.random() < 0.3:
-            mod += "_" + _SUFFIX[int(rng.integers(len(_SUFFIX)))].lower()
+        pkg = _PACKAGES[layer][int(prng.integers(len(_PACKAGES[layer])))]
+        mod = _NOUNS[int(prng.integers(len(_NOUNS)))]
+        if prng.random() < 0.3:
+            mod += "_" + _SUFFIX[int(prng.integers(len(_SUFFIX)))].lower()
         mod_count += 1
-        mod_len = int(rng.integers(6, 40))
+        mod_len = int(prng.integers(6, 40))
         line = 1
         j_end = min(n, i + mod_len)
         while i < j_end:
-            if rng.random() < 0.15:   # module-level functions
+            if prng.random() < 0.15:   # module-level functions
                 cls = None
-                run = int(rng.integers(1, 5))
+                run = int(prng.integers(1, 5))
             else:
-                cls = _NOUNS[int(rng.integers(len(_NOUNS)))].capitalize() \
-                    + _SUFFIX[int(rng.integers(len(_SUFFIX)))]
-                run = int(rng.integers(2, 12))
+                cls = _NOUNS[int(prng.integers(len(_NOUNS)))].capitalize() \
+                    + _SUFFIX[int(prng.integers(len(_SUFFIX)))]
+                run = int(prng.integers(2, 12))
             for _ in range(min(run, j_end - i)):
                 while True:
-                    meth = _VERBS[int(rng.integers(len(_VERBS)))]
-                    if rng.random() < 0.8:
-                        meth += "_" + _NOUNS[int(rng.integers(len(_NOUNS)))]
-                    if rng.random() < 0.1:
+                    meth = _VERBS[int(prng.integers(len(_VERBS)))]
+                    if prng.random() < 0.8:
+                        meth += "_" + _NOUNS[int(prng.integers(len(_NOUNS)))]
+                    if prng.random() < 0.1:
                         meth = "_" + meth
                     full = f"{pkg}.{mod}.{cls}.{meth}" if cls else f"{pkg}.{mod}.{meth}"
                     if full not in used:
                         break
-                    if rng.random() < 0.3:  # crowded: make a sibling module
+                    if prng.random() < 0.3:  # crowded: make a sibling module
                         mod += "2"
                 used.add(full)
                 names.append(full)
                 files.append(f"/src/{pkg}/{mod}.py")
-                line += int(rng.integers(3, 40))
+                line += int(prng.integers(3, 40))
                 lines.append(line)
                 i += 1
     return names, files, lines
+
+
+class _ScalarRng:
+    """Scalar draws for the per-function program build (Python's generator: much cheaper
+    per scalar than numpy's); same meaning as the numpy Generator methods used before."""
+
+    def __init__(self, seed: int):
+        import random
+
+        self._r = random.Random(seed)
+        self.random = self._r.random
+
+    def integers(self, a: int, b: int | None = None) -> int:
+        return self._r.randrange(a) if b is None else self._r.randrange(a, b)
+
+    def geometric(self, p: float) -> int:
+        """Trials up to the first success (>= 1)."""
+        u = 1.0 - self._r.random()
+        return 1 + int(math.log(u) / math.log(1.0 - p))
+
+    def pareto(self, a: float) -> float:
+        """Lomax (Pareto II) like numpy's ``pareto``: ``paretovariate(a) - 1``."""
+        return self._r.paretovariate(a) - 1.0
+
+    def uniform(self, a: float, b: float) -> float:
+        return self._r.uniform(a, b)
 
 
 class _Program:
@@ -177,7 +203,8 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
     level_lo = np.concatenate([[0], np.cumsum(level_sizes)])
     level_of = np.repeat(np.arange(L), level_sizes)
 
-    names, files, lines = _names(rng, level_of, L)
+    prng = _ScalarRng(int(rng.integers(0, 2**63 - 1)))
+    names, files, lines = _names(prng, level_of, L)
     cats = ["function"] * n_func
     kinds = [KIND_OTHER] * n_func
     entry_main = len(names)
@@ -225,7 +252,7 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
     n_total = len(names)
 
     # --- call sites, bottom-up so that expected subtree sizes are known
-    S = np.ones(n_total)           # expected calls in a subtree of each function
+    S = [1.0] * n_total            # expected calls in a subtree of each function
     fn_rec = np.zeros(n_total, np.int8)
     fn_blocks: list[list] = [[] for _ in range(n_total)]   # [reps, [(callee, p, obj)]]
     if deep:
@@ -243,13 +270,13 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
         un = uncalled[lv]
         while un and called[un[-1]]:
             un.pop()
-        if un and rng.random() < coverage:
-            j = int(rng.integers(len(un)))
+        if un and prng.random() < coverage:
+            j = int(prng.integers(len(un)))
             un[j], un[-1] = un[-1], un[j]
             c = un.pop()
         else:
             size = int(level_sizes[lv])
-            r = int(math.exp(rng.random() * math.log(size + 1.0))) - 1
+            r = int(math.exp(prng.random() * math.log(size + 1.0))) - 1
             c = int(level_lo[lv]) + min(max(r, 0), size - 1)
         called[c] = True
         return c
@@ -259,24 +286,24 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
         cap_l = max(2.0, task_cap * level_decay ** lv)
         for f in range(int(level_lo[lv]), int(level_lo[lv + 1])):
             blocks = []
-            if lv < L - 1 and rng.random() >= leaf_p:
-                nb = int(rng.geometric(0.55))
+            if lv < L - 1 and prng.random() >= leaf_p:
+                nb = int(prng.geometric(0.55))
                 for _ in range(nb):
-                    k = min(int(rng.pareto(1.6)) + 1, 10)
+                    k = min(int(prng.pareto(1.6)) + 1, 10)
                     reps = 1.0
-                    if rng.random() < repeat_prob:
-                        reps = float(min(2 + int(rng.pareto(1.1) * 3), 500))
+                    if prng.random() < repeat_prob:
+                        reps = float(min(2 + int(prng.pareto(1.1) * 3), 500))
                     sites = []
                     for _ in range(k):
-                        jump = min(int(rng.geometric(0.55)), L - 1 - lv)
+                        jump = min(int(prng.geometric(0.55)), L - 1 - lv)
                         callee = pick_in_level(lv + jump)
-                        p = 1.0 if rng.random() < always_frac else float(rng.uniform(0.1, 0.9))
+                        p = 1.0 if prng.random() < always_frac else float(prng.uniform(0.1, 0.9))
                         sites.append((callee, p, -1))
                     blocks.append([reps, sites])
             # expected size and shrinking to the level's cap
             mult = 1.0
-            if recursion and blocks and 0 < lv < L - 1 and rng.random() < recursive_frac:
-                fn_rec[f] = 2 if rng.random() < 0.25 else 1
+            if recursion and blocks and 0 < lv < L - 1 and prng.random() < recursive_frac:
+                fn_rec[f] = 2 if prng.random() < 0.25 else 1
                 mult = rec_mult_bin if fn_rec[f] == 2 else rec_mult_lin
             cap_f = cap_l / mult
 
@@ -288,32 +315,33 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
             while s_f > cap_f and blocks and guard < 1000:
                 guard += 1
                 contrib = [b[0] * sum(p * S[c] for c, p, _ in b[1]) for b in blocks]
-                bi = int(np.argmax(contrib))
+                bi = max(range(len(contrib)), key=contrib.__getitem__)
                 b = blocks[bi]
                 if b[0] > 1.0:
                     b[0] = max(1.0, math.floor(b[0] / 2.0))
                 else:
-                    si = int(np.argmax([p * S[c] for c, p, _ in b[1]]))
+                    sc = [p * S[c] for c, p, _ in b[1]]
+                    si = max(range(len(sc)), key=sc.__getitem__)
                     del b[1][si]
                     if not b[1]:
                         del blocks[bi]
                 s_f = size_of(blocks)
             if fn_rec[f] and blocks:
                 selfsites = [(f, 1.0, -1)] * (2 if fn_rec[f] == 2 else 1)
-                blocks.insert(int(rng.integers(len(blocks) + 1)), [1.0, selfsites])
+                blocks.insert(int(prng.integers(len(blocks) + 1)), [1.0, selfsites])
             elif fn_rec[f]:
                 fn_rec[f] = 0
                 mult = 1.0
             if sync and lv > 0:
-                if wait_fns and rng.random() < wait_frac:
-                    j = int(rng.integers(len(wait_fns)))
-                    o = wait_objs[j][int(rng.integers(len(wait_objs[j])))]
-                    blocks.insert(int(rng.integers(len(blocks) + 1)), [1.0, [(wait_fns[j], 0.3, o)]])
-                if io_fns and rng.random() < io_frac:
-                    j = int(rng.integers(len(io_fns)))
-                    o = io_objs[j][int(rng.integers(len(io_objs[j])))]
-                    reps = float(rng.integers(1, 6))
-                    blocks.insert(int(rng.integers(len(blocks) + 1)), [reps, [(io_fns[j], 0.4, o)]])
+                if wait_fns and prng.random() < wait_frac:
+                    j = int(prng.integers(len(wait_fns)))
+                    o = wait_objs[j][int(prng.integers(len(wait_objs[j])))]
+                    blocks.insert(int(prng.integers(len(blocks) + 1)), [1.0, [(wait_fns[j], 0.3, o)]])
+                if io_fns and prng.random() < io_frac:
+                    j = int(prng.integers(len(io_fns)))
+                    o = io_objs[j][int(prng.integers(len(io_objs[j])))]
+                    reps = float(prng.integers(1, 6))
+                    blocks.insert(int(prng.integers(len(blocks) + 1)), [reps, [(io_fns[j], 0.4, o)]])
             S[f] = s_f * mult
             fn_blocks[f] = blocks
 
@@ -357,7 +385,7 @@ def _build_program(rng, n_func, n_levels, n_threads, recursion, sync, repeat_pro
     prog.task_cdf[-1] = 1.0
     prog.entry_main, prog.entry_worker, prog.deep_fn = entry_main, entry_worker, deep_fn
     prog.object_names = object_names
-    prog.expected_size = S
+    prog.expected_size = np.asarray(S)
     prog.level_of = level_of
     return prog
 
