@@ -26,7 +26,7 @@ import numpy as np
 
 from ..kernels import chrome_tree as ct
 from ..kernels import jsonscan as js
-from ..kernels.tree import nest_sorted_intervals
+from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import classify_functions, objects_from_args, objects_from_name
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
@@ -254,7 +254,7 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
-    order = np.lexsort((c_row, -c_end, c_start, c_thread))
+    order = preorder_sort(c_thread, c_start, c_end, c_row, thread_keys.shape[0])
     c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
     parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
     if clipped.any():
@@ -287,14 +287,11 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     if unnamed.any():
         names = names + ["(unnamed)"]
         c_name = np.where(unnamed, len(names) - 1, c_name)
-    uniq, first_pos, inv = np.unique(c_name, return_index=True, return_inverse=True)
-    by_first = np.argsort(first_pos, kind="stable")
-    remap = np.empty(uniq.shape[0], np.int32)
-    remap[by_first] = np.arange(uniq.shape[0], dtype=np.int32)
-    func = remap[inv].astype(np.int32)
-    fn_name_ids = uniq[by_first]
+    func, fn_name_ids = js.renumber_by_first_use(c_name.astype(np.int64), len(names))
     function_names = [names[k] for k in fn_name_ids]
-    fn_first_row = c_row[first_pos[by_first]]
+    first_pos = np.zeros(len(function_names), np.int64)
+    first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
+    fn_first_row = c_row[first_pos]
     function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], ss[fn_first_row, js.S_CAT_LEN])
     parsed = [parse_function_name(s) for s in function_names]
 

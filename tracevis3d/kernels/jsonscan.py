@@ -786,3 +786,22 @@ def gather_spans(buf, off, ln):
     for k in range(n):
         blob[ptr[k]: ptr[k + 1]] = buf[off[k]: off[k] + ln[k]]
     return blob, ptr
+
+
+@njit(cache=True, nogil=True)
+def renumber_by_first_use(ids, n_ids):
+    """New ids 0..k-1 in order of first appearance in ``ids`` (all >= 0).
+
+    Returns (new_ids int32, old_of_new int64)."""
+    remap = np.full(n_ids, -1, np.int32)
+    old = np.empty(n_ids, np.int64)
+    out = np.empty(ids.shape[0], np.int32)
+    k = 0
+    for i in range(ids.shape[0]):
+        v = ids[i]
+        if remap[v] < 0:
+            remap[v] = k
+            old[k] = v
+            k += 1
+        out[i] = remap[v]
+    return out, old[:k].copy()
