@@ -75,7 +75,7 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
     mat.diffuse_color = tuple(ms.color[:4]) if len(ms.color) == 4 else tuple(ms.color) + (1.0,)
     mat.roughness = 0.7
     mat.metallic = 0.0
-    if hasattr(mat, "use_nodes") and not mat.use_nodes:  # < 5.0
+    if bpy.app.version < (5, 0, 0) and not mat.use_nodes:  # always on from 5.0
         mat.use_nodes = True
     nt = mat.node_tree
     nt.nodes.clear()
@@ -331,7 +331,7 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
     scene.world = world
     bg = tuple(spec.background[:3])
     world.color = bg
-    if hasattr(world, "use_nodes") and not world.use_nodes:
+    if bpy.app.version < (5, 0, 0) and not world.use_nodes:
         world.use_nodes = True
     nt = world.node_tree
     if nt is not None:
@@ -375,6 +375,8 @@ def write_scene_spec(spec: SceneSpec, collection_name: str = "TraceVis3D", progr
     tm["materials"] = time.perf_counter() - t
     objects = {"layers": {}, "labels": [], "camera": None, "lights": []}
     for k, layer in enumerate(spec.layers):
+        if len(layer) == 0:  # nothing to instance (e.g. no clusters)
+            continue
         report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer)} boxes)")
         t = time.perf_counter()
         ob = write_layer(layer, coll, f"TV3D_{layer.name}")

@@ -49,7 +49,7 @@ TEXT_UI = (0.03, 0.03, 0.035, 1.0)
 class IcicleParams:
     """Parameters of `icicle_layout`; JSON-able through `to_dict`/`from_dict`."""
 
-    extrude_measure: str = "constant"
+    extrude_measure: str = "inclusive"
     color_by: str = "function"
     threads: list | None = None  # thread indices or names; None = all
     time_window: tuple | None = None  # (t0, t1) µs from the trace origin; None = all
@@ -59,11 +59,12 @@ class IcicleParams:
     lane_gap: float | None = None  # extra world gap between lanes; None = automatic
     show_labels: bool = True
     show_legend: bool = True
+    show_axes: bool = True  # lane names and the time axis
     orthographic: bool = False
     max_labels: int = 400
     max_colors: int = 16
     time_length: float = 20.0
-    lane_depth: float = 2.0
+    lane_depth: float = 3.0
     azimuth: float = -8.0
     elevation: float = 26.0
     lens_mm: float = 100.0
@@ -292,7 +293,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     # share the image height among the lanes: each lane shows H·cos(el) of front face and
     # D·sin(el) of extrusion; aim for ~80 % of a frame of the render aspect, 70/30 split
     avail = 0.8 * L * res[1] / res[0] / n_lanes
-    h = float(np.clip(0.7 * avail / (levels * math.cos(el)), 0.02, 0.8))  # level height
+    h_max = 0.1 * L
+    h = float(np.clip(0.7 * avail / (levels * math.cos(el)), 0.02, h_max))  # level height
     D = float(min(D, max(0.3 * avail / math.sin(el), 0.1)))
     D_max = float(params.lane_depth)
     for _attempt in range(3):  # grow the levels when the frame has height to spare
@@ -312,6 +314,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         # --- lane names, axis ticks, legend: their extents enter the final framing
         labels_ui = []
         ui_pts = [corners]
+        ui_kept = ("lane", "axis") if params.show_axes else ()
         lane_names = []
         for j, t in enumerate(lane_threads):
             nm = trace.thread_names[t] if t < len(trace.thread_names) else f"thread {t}"
@@ -321,7 +324,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         labels_ui.append(LabelSet(lane_names, lane_anchor.astype(np.float32),
                                   np.full(n_lanes, ui_size, np.float32), ["TV3D_text_ui"] * n_lanes,
                                   np.full(n_lanes, 2, np.uint8), ["lane"] * n_lanes, np.full(n_lanes, -1, np.int32)))
-        ui_pts.append(lane_anchor - np.array([CHAR_WIDTH * ui_size * max(len(s) for s in lane_names), 0, 0]))
+        if params.show_axes:
+            ui_pts.append(lane_anchor - np.array([CHAR_WIDTH * ui_size * max(len(s) for s in lane_names), 0, 0]))
         # time axis under the front lane: 5 ticks
         tick_t = np.linspace(t0, t1, 5)
         tick_x = (tick_t - t0) * scale_t
@@ -330,7 +334,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         labels_ui.append(LabelSet(tick_txt, tick_anchor.astype(np.float32), np.full(5, ui_size * 0.85, np.float32),
                                   ["TV3D_text_ui"] * 5, np.array([0, 1, 1, 1, 2], np.uint8), ["axis"] * 5,
                                   np.full(5, -1, np.int32)))
-        ui_pts.append(tick_anchor - np.array([0, 0, ui_size]))
+        if params.show_axes:
+            ui_pts.append(tick_anchor - np.array([0, 0, ui_size]))
         legend_layer = None
         if params.show_legend and legend:
             s = ui_size
@@ -365,7 +370,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         pr = project(cam, np.vstack(ui_pts), res)
         fill_x = (pr[:, 0].max() - pr[:, 0].min()) / res[0]
         fill_y = (pr[:, 1].max() - pr[:, 1].min()) / res[1]
-        grow = min(fill_x / max(fill_y, 1e-6), 0.8 / max(h, 1e-9)) * 0.97
+        grow = min(fill_x / max(fill_y, 1e-6), h_max / max(h, 1e-9)) * 0.97
         if grow < 1.08:
             break
         h *= grow
@@ -446,7 +451,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
          "call_count": c_count.astype(np.int32)})
 
     # --- labels on calls wide enough to read
-    label_sets = list(labels_ui)
+    label_sets = [ls for ls in labels_ui if ls.kind[0] in ui_kept + ("legend",)]
     if params.show_labels and nb:
         wpx = sc[:, 0] * foreshorten / px[ls]
         size = 0.6 * 0.86 * h  # text height: 60 % of the box height
