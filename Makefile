@@ -1,0 +1,18 @@
+# The two commands of the README:
+#   make demo   set up, record a real program, render its 3D icicle figure
+#   make test   set up, run every test
+.PHONY: demo test setup bench extension clean
+demo:
+	bash scripts/demo.sh
+test:
+	bash scripts/test.sh
+setup:
+	bash scripts/setup.sh
+bench: setup
+	.venv/bin/python bench/bench_load.py
+	.venv/bin/python bench/bench_compare.py
+	.venv/bin/python bench/bench_synthetic.py
+extension: setup
+	.venv/bin/python tools/build_extension.py
+clean:
+	rm -rf build dist out

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create .venv (CPython 3.11, what bpy 5.0.1 needs) with the pinned requirements.
+# Idempotent: reinstalls only when requirements-dev.txt changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON311:-$(command -v python3.11 || true)}"
+if [ -z "$PY" ] && [ -x "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.11.7/bin/python3.11" ]; then
+  PY="${PYENV_ROOT:-$HOME/.pyenv}/versions/3.11.7/bin/python3.11"
+fi
+[ -n "$PY" ] || { echo "setup: python3.11 not found (bpy 5.0.1 needs CPython 3.11); set PYTHON311=/path/to/python3.11" >&2; exit 1; }
+want="$(sha256sum requirements-dev.txt | cut -d' ' -f1)"
+if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.requirements.sha 2>/dev/null)" != "$want" ]; then
+  echo "setup: creating .venv with $PY" >&2
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip >&2 || true
+  .venv/bin/python -m pip install -q -r requirements-dev.txt >&2
+  echo "$want" > .venv/.requirements.sha
+fi

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set everything up and run every test (pytest on bpy 5.0.1 / Python 3.11), then the
+# bpy 5.2 smoke test on Python 3.13 + numpy 2 when a python3.13 is available.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
+status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+PY313="${PYTHON313:-$(command -v python3.13 || true)}"
+if [ -z "$PY313" ] && [ -x "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" ]; then
+  PY313="${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13"
+fi
+if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
+  want="$(sha256sum tests/smoke/requirements-bpy52.txt | cut -d' ' -f1)"
+  if [ ! -x .venv313/bin/python ] || [ "$(cat .venv313/.requirements.sha 2>/dev/null)" != "$want" ]; then
+    "$PY313" -m venv .venv313
+    .venv313/bin/python -m pip install -q -r tests/smoke/requirements-bpy52.txt >&2
+    echo "$want" > .venv313/.requirements.sha
+  fi
+  echo "smoke test: bpy 5.2 on $("$PY313" --version)" >&2
+  .venv313/bin/python tests/smoke/smoke_bpy52.py || status=$?
+else
+  echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
+fi
+exit $status
