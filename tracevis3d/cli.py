@@ -106,13 +106,20 @@ def _load(path: str):
         from . import load
     except ImportError as e:  # pragma: no cover - the loader ships with the core
         raise CLIError(f"trace loader unavailable: {e}", 1) from None
+    import warnings
+
     try:
-        return load(path)
-    except CLIError:
-        raise
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            trace = load(path)
     except Exception as e:  # any parser failure is a bad input, reported on one line
         msg = " ".join(str(e).split()) or type(e).__name__
+        if msg.startswith(f"{path}: "):
+            msg = msg[len(path) + 2:]
         raise CLIError(f"cannot read trace {path}: {msg}", 1) from None
+    for w in caught:  # importer repairs: one line each
+        sys.stderr.write(f"{PROG}: warning: {' '.join(str(w.message).split())}\n")
+    return trace
 
 
 def _empty_scene():
