@@ -478,3 +478,29 @@ def test_garbage_bytes(realdata):
         with time_limit(20):
             with pytest.raises(TraceFormatError):
                 load_bytes(prefix + junk)
+
+
+# ------------------------------------------------------- kinds and objects
+def test_kinds_and_objects_from_names_and_args():
+    ev = [
+        {"ph": "X", "name": "worker", "ts": 0, "dur": 100, "tid": 1},
+        {"ph": "X", "name": "Lock.acquire", "ts": 1, "dur": 10, "tid": 1, "args": {"lock": "L1"}},
+        {"ph": "X", "name": "<method 'release' of '_thread.lock' objects>", "ts": 20, "dur": 1, "tid": 1,
+         "args": {"self": "<locked _thread.lock object at 0x7f00aa>"}},
+        {"ph": "X", "name": "socket.socket.recv", "ts": 30, "dur": 5, "tid": 1},
+        {"ph": "X", "name": "acquire lock#7", "ts": 40, "dur": 5, "tid": 1},
+        {"ph": "X", "name": "my_runtime::park", "ts": 50, "dur": 5, "tid": 1},
+    ]
+    t = _load_quiet(orjson.dumps(ev))
+    kinds = {t.name(i): int(t.kind[i]) for i in range(len(t))}
+    assert kinds == {"worker": 0, "Lock.acquire": 1, "<method 'release' of '_thread.lock' objects>": 2,
+                     "socket.socket.recv": 3, "acquire lock#7": 1, "my_runtime::park": 0}
+    objs = {t.name(i): t.objects_of(i) for i in range(len(t))}
+    assert objs["Lock.acquire"] == ["lock:L1"]
+    assert objs["<method 'release' of '_thread.lock' objects>"] == ["_thread.lock@0x7f00aa"]
+    assert objs["acquire lock#7"] == ["lock:7"]
+    # the rule table is extensible per call
+    from tracevis3d.kinds import KIND_RULES
+
+    u = _load_quiet(orjson.dumps(ev), kind_rules=[(tracevis3d.KIND_WAIT, r"::park$")] + KIND_RULES)
+    assert int(u.kind[u.function_names.index("my_runtime::park") == u.func].max()) == tracevis3d.KIND_WAIT
