@@ -514,6 +514,15 @@ def test_perturb_apply_agrees_with_reference_twin():
     assert np.allclose(got[2], ref["end"], rtol=1e-12, atol=1e-9)
 
 
+def test_perturb_speed_scales_all_times():
+    a = synthetic_trace(3000, threads=2, seed=4)
+    b = perturb(a, seed=1, reorder=0, shift=0, drop=0, insert=0, stretch=0, speed=3.0)
+    b.check()
+    assert np.allclose(b.start, 3.0 * a.start, rtol=1e-9, atol=1e-6)
+    assert np.allclose(b.duration, 3.0 * a.duration, rtol=1e-9, atol=1e-6)
+    assert b.span == pytest.approx(3.0 * a.span)
+
+
 def test_perturb_bad_input():
     a = synthetic_trace(100, seed=1)
     with pytest.raises(TypeError, match="Trace"):
@@ -524,6 +533,10 @@ def test_perturb_bad_input():
         perturb(a, reorder=float("nan"))
     with pytest.raises(ValueError, match="max_subtree"):
         perturb(a, max_subtree=0)
+    with pytest.raises(ValueError, match="speed"):
+        perturb(a, speed=0)
+    with pytest.raises(TypeError, match="speed"):
+        perturb(a, speed="fast")
 
 
 def test_perturb_keeps_sync_objects_and_remaps_pairs():

@@ -540,7 +540,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
 # --------------------------------------------------------------------------- second run
 def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0.05,
             drop: float = 0.02, insert: float = 0.02, stretch: float = 0.1, *,
-            new_functions: float = 0.25, max_subtree: int = 50) -> Trace:
+            new_functions: float = 0.25, max_subtree: int = 50, speed: float = 1.0) -> Trace:
     """The "second run" of ``trace``: the same program, slightly different behaviour.
 
     Each rate is the probability, per call, that the call is the subject of that change
@@ -554,6 +554,8 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
                (appended to the function table, named after the copied function);
       stretch: multiply the call's self time (gaps between its children, tail) by a
                factor in [1.3, 3] (20 %: its inverse).
+    speed: all times (calls and instants) multiplied by this factor at the end (TraceDiff's
+      case study: the second run took about 3x as long); 1.0 keeps the time scale.
     Function, thread and object ids are shared with ``trace``.  Works on any valid trace.
 
     ``meta["perturb"]`` records what was done: ``origin`` (int32 per output call: the
@@ -573,6 +575,12 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
                                                  ("insert", insert), ("stretch", stretch),
                                                  ("new_functions", new_functions))}
     max_subtree = _check_int("max_subtree", max_subtree, 1)
+    try:
+        speed = float(speed)
+    except (TypeError, ValueError):
+        raise TypeError(f"speed must be a positive number, got {speed!r}") from None
+    if not (math.isfinite(speed) and speed > 0):
+        raise ValueError(f"speed must be a finite number > 0, got {speed}")
     n = len(trace)
     rng = np.random.default_rng(seed)
     ranges = trace.thread_ranges()
@@ -592,6 +600,11 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
                                  trace.end_index, lo, hi, flags, partner, donor, shift_amt,
                                  stretch_fac, n_out, nf)
     m = len(func)
+    instant_ts = trace.instant_ts.copy()
+    if speed != 1.0:
+        start *= speed
+        end *= speed
+        instant_ts *= speed
     # function table, extended by the new functions
     from .names import parse_function_name
 
@@ -654,7 +667,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     dropped_calls = int(n - kept.sum())
     new_fn_ids = np.arange(nf, nf + len(wrap_donor), dtype=np.int32)
     info = {
-        "seed": seed, **rates, "max_subtree": max_subtree,
+        "seed": seed, **rates, "max_subtree": max_subtree, "speed": speed,
         "origin": origin, "dropped": dropped, "dropped_calls": dropped_calls, "moved": moved,
         "shifted": shifted, "stretched": stretched, "inserted": inserted,
         "inserted_calls": int(m - kept.sum()), "new_functions": new_fn_ids,
@@ -664,7 +677,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     }
     meta = dict(trace.meta)
     meta["source"] = (f"perturb({trace.meta.get('source', '?')}, seed={seed}, "
-                      + ", ".join(f"{k}={v}" for k, v in rates.items()) + f", max_subtree={max_subtree})")
+                      + ", ".join(f"{k}={v}" for k, v in rates.items()) + f", max_subtree={max_subtree}, speed={speed})")
     meta["perturb"] = info
     if isinstance(meta.get("outliers"), np.ndarray):
         o = newpos[meta["outliers"]]
@@ -682,7 +695,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         thread_pid=trace.thread_pid.copy(), thread_tid=trace.thread_tid.copy(),
         thread_names=list(trace.thread_names), thread_sort=trace.thread_sort.copy(),
         process_names=list(trace.process_names), object_names=list(trace.object_names),
-        instant_ts=trace.instant_ts.copy(), instant_name=trace.instant_name.copy(),
+        instant_ts=instant_ts, instant_name=trace.instant_name.copy(),
         instant_thread=trace.instant_thread.copy(), instant_scope=trace.instant_scope.copy(),
         instant_names=list(trace.instant_names),
         flow_id=trace.flow_id[f_ok], flow_from=newpos[trace.flow_from[f_ok]].astype(np.int32),
