@@ -6,7 +6,6 @@ Eqs. 6-7), and a plain recursive re-implementation of perturb_apply.
 """
 from __future__ import annotations
 
-import math
 import sys
 
 import numpy as np
@@ -163,6 +162,20 @@ def test_valid_and_exact_for_many_seeds_and_sizes(log_n, threads, seed, sync, re
     assert np.bincount(tr.thread, minlength=threads).min() >= 1
     assert (tr.end > tr.start).all()
     assert tr.meta["source"].startswith(f"synthetic(n_calls={n}, threads={threads}, seed={seed}")
+    # every wait has its release (SyncTrace Eqs. 6-7), checked vectorized on each example
+    waits = np.flatnonzero(tr.kind == KIND_WAIT)
+    pairs = tr.meta["sync_pairs"]
+    if not sync or threads == 1:
+        assert len(waits) == 0 and len(pairs) == 0
+    else:
+        assert np.array_equal(np.sort(pairs[:, 0]), waits)
+        w, r = pairs[:, 0], pairs[:, 1]
+        obj_of = np.full(n, -1)
+        has = np.diff(tr.obj_ptr) == 1
+        obj_of[has] = tr.obj_ids
+        assert np.all(tr.kind[r] == KIND_RELEASE) and np.all(tr.thread[w] != tr.thread[r])
+        assert np.all((tr.start[w] <= tr.start[r]) & (tr.start[r] <= tr.end[w]))
+        assert np.all((obj_of[w] >= 0) & (obj_of[w] == obj_of[r]))
 
 
 def test_tiny_and_edge_sizes():

@@ -586,7 +586,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     ranges = trace.thread_ranges()
     lo = np.ascontiguousarray(ranges[:, 0])
     hi = np.ascontiguousarray(ranges[:, 1])
-    from .kernels.synth import SWAP_SECOND, perturb_apply, perturb_plan  # noqa: F401
+    from .kernels.synth import perturb_apply, perturb_plan
 
     flags, partner, donor, shift_amt, stretch_fac, n_out = perturb_plan(
         int(rng.integers(0, 2**31 - 1)), trace.parent, trace.end_index, trace.start, trace.end,
