@@ -219,6 +219,7 @@ def test_tree_agrees_with_interval_nesting_twin():
     (dict(n_calls=10, repeat_prob=1.5), ValueError), (dict(n_calls=10, repeat_prob="x"), TypeError),
     (dict(n_calls=10, seed=-1), ValueError), (dict(n_calls=100, deep_recursion=100), ValueError),
     (dict(n_calls=10, max_depth=0), ValueError), (dict(n_calls=10, n_functions=0), ValueError),
+    (dict(n_calls=10, n_functions=10**6), ValueError),
     (dict(n_calls=True), TypeError),
 ])
 def test_bad_input_gets_a_clear_error(bad, err):

@@ -402,7 +402,8 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
                     wait_frac: float = 0.03, io_frac: float = 0.03) -> Trace:
     """A synthetic trace of exactly ``n_calls`` calls on ``threads`` threads.
 
-    n_functions: size of the static function table (default clip(4 sqrt(n), 8, 1500)).
+    n_functions: size of the static function table (default clip(4 sqrt(n), 8, 1500);
+        at most 100 000: the program is built per function in Python, ~50 µs each).
     max_depth: no call deeper than this (root depth 0); the deep_recursion chain is exempt.
         Default: 200 (levels ~24 keep the usual depths at 5-30).
     recursion: recursive functions (``recursive_frac`` of inner functions; linear with
@@ -432,7 +433,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
                          f"= {deep_recursion + threads}, got {n_calls}")
     if n_functions is None:
         n_functions = int(min(1500, max(8, round(4.0 * math.sqrt(n_calls)))))
-    n_functions = _check_int("n_functions", n_functions, 1, 10_000_000)
+    n_functions = _check_int("n_functions", n_functions, 1, 100_000)  # built per function in Python
     depth_cap = 200 if max_depth is None else _check_int("max_depth", max_depth, 1, 10_000_000)
     if n_levels is None:
         n_levels = min(24, max(1, depth_cap - 1))
