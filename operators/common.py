@@ -59,6 +59,23 @@ def reported(fn):
     return functools.wraps(fn)(wrapper)
 
 
+def numba_cache_is_cold() -> bool:
+    """True when numba's cache holds no compiled kernel yet (the first run compiles them)."""
+    d = os.environ.get("NUMBA_CACHE_DIR")
+    if not d or not os.path.isdir(d):
+        return True
+    for _root, _dirs, files in os.walk(d):
+        if any(f.endswith(".nbi") for f in files):
+            return False
+    return True
+
+
+def loading_text() -> str:
+    if numba_cache_is_cold():
+        return "loading trace (first run: compiling kernels once, this can take a minute)"
+    return "loading trace"
+
+
 def settings_of(context):
     scene = context.scene
     if scene is None:

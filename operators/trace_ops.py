@@ -15,7 +15,7 @@ from bpy.types import Operator
 
 from .. import properties
 from ..tracevis3d.blender import session
-from .common import Progress, abspath, reported, settings_of, trace_path_of
+from .common import Progress, abspath, loading_text, reported, settings_of, trace_path_of
 
 TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz"
 
@@ -26,14 +26,17 @@ def _trace_summary(trace) -> str:
 
 
 def count_objects(result) -> int:
-    """Objects named in `build_icicle`'s result (layers, labels, camera, lights)."""
-    if not isinstance(result, dict):
+    """Objects named in `build_icicle`'s result: {"objects": {layers, labels, camera, lights}}."""
+    objs = result.get("objects") if isinstance(result, dict) else None
+    if not isinstance(objs, dict):
         return 0
     n = 0
-    for key in ("layers", "labels", "lights", "objects"):
-        v = result.get(key)
-        n += len(v) if isinstance(v, (dict, list, tuple)) else 0
-    return n + (1 if result.get("camera") else 0)
+    for v in objs.values():
+        if isinstance(v, (dict, list, tuple)):
+            n += len(v)
+        elif v:
+            n += 1
+    return n
 
 
 def build_scene(context, trace, settings, progress=None) -> dict:
@@ -68,7 +71,12 @@ class TRACEVIS3D_OT_import_trace(Operator):
         if not path:
             raise ValueError("no file chosen")
         t0 = time.perf_counter()
-        trace = session.get_trace(path)
+        progress = Progress(context, "Import trace")
+        try:
+            progress(0.0, loading_text())
+            trace = session.get_trace(path)
+        finally:
+            progress.end()
         settings.trace_path = path
         settings.picked_call, settings.picked_text = -1, ""
         msg = f"Loaded {os.path.basename(path)}: {_trace_summary(trace)} in {time.perf_counter() - t0:.2f} s"
@@ -96,7 +104,7 @@ class TRACEVIS3D_OT_build(Operator):
         path = trace_path_of(context)
         progress = Progress(context, "Building icicle")
         try:
-            progress(0.0, "loading trace")
+            progress(0.0, loading_text())
             trace = session.get_trace(path)
             t0 = time.perf_counter()
             result = build_scene(context, trace, settings, progress)

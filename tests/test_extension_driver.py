@@ -248,12 +248,16 @@ def main(zip_path: str, work: str) -> None:
     def _():
         if (s := blender_layer("scene")) is not True:
             return s
-        r = ops.build()
+        with captured_fds() as cap:
+            r = ops.build()
+        print(cap["text"], end="")
         coll = bpy.data.collections.get("TraceVis3D")
         objs = list(coll.all_objects) if coll else []
         stored = bpy.context.scene.get("tracevis3d_build")
-        return (r == {"FINISHED"} and len(objs) > 0 and stored is not None,
-                f"{r} objects={[o.name for o in objs][:10]} tracevis3d_build={str(stored)[:200]}")
+        reported = [ln for ln in cap["text"].splitlines() if ln.startswith("Info: Built")]
+        n_reported = int(reported[0].split("(")[-1].split()[0]) if reported else -1
+        return (r == {"FINISHED"} and len(objs) > 0 and stored is not None and n_reported == len(objs),
+                f"{r} objects={[o.name for o in objs][:10]} report={reported} tracevis3d_build={str(stored)[:200]}")
 
     @step("op_frame")
     def _():
