@@ -30,14 +30,38 @@ def save_native(trace: Trace, path) -> None:
         "n_calls": len(trace),
         "tables": {k: list(getattr(trace, k)) for k in STRING_TABLES},
         "function_paths": [list(p) for p in trace.function_paths],
-        "meta": trace.meta,
+        "meta": None,
     }
     arrays = {k: np.ascontiguousarray(getattr(trace, k), dtype=dt) for k, dt in ARRAY_DTYPES.items()}
+    header["meta"] = _meta_out(trace.meta, "meta", arrays)
     arrays[HEADER] = np.frombuffer(json.dumps(header, default=_json_default).encode("utf-8"), np.uint8)
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, path)
+
+
+def _meta_out(v, path, arrays):
+    """Metadata for the JSON header; numpy arrays (e.g. perturb's per-call
+    ``origin``) become .npy members, referenced as {"__ndarray__": member}."""
+    if isinstance(v, np.ndarray) and v.dtype != object:
+        arrays[path] = np.ascontiguousarray(v)
+        return {"__ndarray__": path}
+    if isinstance(v, dict):
+        return {str(k): _meta_out(x, f"{path}__{k}", arrays) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_meta_out(x, f"{path}__{i}", arrays) for i, x in enumerate(v)]
+    return v
+
+
+def _meta_in(v, z):
+    if isinstance(v, dict):
+        if set(v) == {"__ndarray__"}:
+            return z[v["__ndarray__"]]
+        return {k: _meta_in(x, z) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_meta_in(x, z) for x in v]
+    return v
 
 
 def _json_default(o):
@@ -65,6 +89,7 @@ def load_native(path) -> Trace:
             if missing:
                 raise TraceFormatError(f"{path}: missing arrays {missing}")
             arrays = {k: z[k] for k in ARRAY_DTYPES}
+            meta = _meta_in(header.get("meta") or {}, z)
     except (zipfile.BadZipFile, ValueError, OSError, KeyError, UnicodeDecodeError) as e:
         if isinstance(e, TraceFormatError):
             raise
@@ -74,5 +99,5 @@ def load_native(path) -> Trace:
         **arrays,
         **{k: list(tables[k]) for k in STRING_TABLES},
         function_paths=[tuple(p) for p in header["function_paths"]],
-        meta=header.get("meta", {}),
+        meta=meta,
     )
