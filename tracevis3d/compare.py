@@ -18,7 +18,7 @@ from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import bfs_groups, top_k_partners
 from .kernels.overview import overview_bars
 from .kernels.repetition import sibling_repetitions
-from .kernels.setjoin import jaccard_join
+from .kernels.setjoin import jaccard_join, top_similarity_tiers, transpose_csr
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE"]
@@ -214,23 +214,20 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     count_a = np.bincount(row_of_a, minlength=rows_a.size).astype(np.int64)
     count_b = np.bincount(row_of_b, minlength=rows_b.size).astype(np.int64)
 
-    # exact class-level join (Eq. 3)
-    pr_a, pr_b, pr_s = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau, len(functions))
-    class_pairs = np.empty(pr_a.size, CLASS_PAIR_DTYPE)
-    class_pairs["a"] = rows_a[pr_a]
-    class_pairs["b"] = rows_b[pr_b]
-    class_pairs["sim"] = pr_s
-    o = np.lexsort((class_pairs["b"], class_pairs["a"]))
-    class_pairs = class_pairs[o]
-    n_pairs_total = int(np.dot(count_a[pr_a], count_b[pr_b])) if pr_a.size else 0
+    # exact class-level join (Eq. 3): a CSR over A's class rows
+    ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau, len(functions))
+    pair_row_a = np.repeat(np.arange(rows_a.size, dtype=np.int32), np.diff(ptr_a))
+    class_pairs = np.empty(part_a.size, CLASS_PAIR_DTYPE)
+    class_pairs["a"] = rows_a[pair_row_a]     # sorted by (a, b): rows ascend with class ids
+    class_pairs["b"] = rows_b[part_a]
+    class_pairs["sim"] = sim_a
+    n_pairs_total = int(np.dot(count_a[pair_row_a], count_b[part_a])) if part_a.size else 0
+    del pair_row_a
 
-    # class-pair CSR per side, partners by similarity desc then row
-    oa = np.lexsort((pr_b, -pr_s, pr_a))
-    ptr_a = _csr_by(pr_a, rows_a.size)
-    part_a, sim_a = pr_b[oa].astype(np.int32), pr_s[oa]
-    ob = np.lexsort((pr_a, -pr_s, pr_b))
-    ptr_b = _csr_by(pr_b, rows_b.size)
-    part_b, sim_b = pr_a[ob].astype(np.int32), pr_s[ob]
+    # the same pairs per B row; the top similarity tiers per row for the call-pair bound
+    ptr_b, part_b, sim_b = transpose_csr(ptr_a, part_a, sim_a, rows_b.size)
+    tptr_a, tpart_a, tsim_a = top_similarity_tiers(ptr_a, part_a, sim_a, count_b, int(top_k))
+    tptr_b, tpart_b, tsim_b = top_similarity_tiers(ptr_b, part_b, sim_b, count_a, int(top_k))
 
     # times: µs since each trace's first start; relative start in [0, 1]
     t0_a, t0_b = float(a.start.min()), float(b.start.min())
@@ -248,9 +245,9 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     calls_ptr_b = _csr_by(row_of_b, rows_b.size)
 
     # kept call pairs: top-k both ways
-    pv, ps = top_k_partners(row_of_a, rel_a, ptr_a, part_a, sim_a,
+    pv, ps = top_k_partners(row_of_a, rel_a, tptr_a, tpart_a, tsim_a,
                             calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k))
-    pu, pus = top_k_partners(row_of_b, rel_b, ptr_b, part_b, sim_b,
+    pu, pus = top_k_partners(row_of_b, rel_b, tptr_b, tpart_b, tsim_b,
                              calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k))
     ka = pv >= 0
     kb = pu >= 0

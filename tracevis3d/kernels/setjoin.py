@@ -86,25 +86,65 @@ def jaccard_join_bruteforce(bits_a, size_a, bits_b, size_b, tau):
     return out_a, out_b, out_s
 
 
-@njit(cache=True, nogil=True)
-def build_size_sorted_index(set_ptr, set_items, classes, n_items):
-    """Inverted index of the sets of ``classes``: element → rows, by size.
+_SAFE = 1e-9  # relative slack so float rounding can only widen a filter, never narrow it
 
-    Postings of element e are ``post_row[post_ptr[e]:post_ptr[e+1]]`` (row =
-    position in ``classes``), sorted by set size (ties by row), with the sizes
-    alongside in ``post_size`` so a size window is two binary searches.
-    Returns ``(post_ptr, post_row, post_size, size)``.
-    """
+
+@njit(cache=True, nogil=True)
+def frequency_rank(set_ptr, set_items, classes_a, classes_b, n_items):
+    """Global element order of the prefix filter: rank by how many of the sets
+    contain the element (rarest first, ties by id), as in AllPairs/PPJoin."""
+    freq = np.zeros(n_items, np.int64)
+    for rows in (classes_a, classes_b):
+        for r in range(rows.shape[0]):
+            c = rows[r]
+            for j in range(set_ptr[c], set_ptr[c + 1]):
+                freq[set_items[j]] += 1
+    order = np.argsort(freq, kind="mergesort")
+    rank = np.empty(n_items, np.int32)
+    for i in range(n_items):
+        rank[order[i]] = i
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def ranked_sets(set_ptr, set_items, classes, rank):
+    """CSR of the sets of ``classes`` with elements replaced by rank, ascending."""
     k = classes.shape[0]
+    ptr = np.zeros(k + 1, np.int64)
+    for r in range(k):
+        ptr[r + 1] = ptr[r] + set_ptr[classes[r] + 1] - set_ptr[classes[r]]
+    items = np.empty(ptr[k], np.int32)
+    for r in range(k):
+        c = classes[r]
+        lo = ptr[r]
+        for j in range(set_ptr[c], set_ptr[c + 1]):
+            items[lo + j - set_ptr[c]] = rank[set_items[j]]
+        items[lo: ptr[r + 1]].sort()
+    return ptr, items
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefix_length(n, tau):
+    """|x| − ⌊τ|x|⌋: J(x, y) > τ needs |x ∩ y| > τ|x|, i.e. ≥ ⌊τ|x|⌋ + 1 common
+    elements, so one of them lies in the first |x| − ⌊τ|x|⌋ elements of x in
+    any fixed global order (prefix filter).  (τ|x| is shrunk by 1e-9 first so a
+    rounding error can only lengthen the prefix.)"""
+    return n - int(np.floor(tau * n * (1.0 - _SAFE)))
+
+
+@njit(cache=True, nogil=True)
+def build_prefix_index(ptr, items, n_items, tau):
+    """Inverted index of the *prefixes* of ranked sets, each posting list sorted
+    by set size (ties by row), sizes alongside: ``(post_ptr, post_row, post_size, size)``."""
+    k = ptr.shape[0] - 1
     size = np.empty(k, np.int64)
     for q in range(k):
-        size[q] = set_ptr[classes[q] + 1] - set_ptr[classes[q]]
+        size[q] = ptr[q + 1] - ptr[q]
     order = np.argsort(size, kind="mergesort")
     post_ptr = np.zeros(n_items + 1, np.int64)
     for q in range(k):
-        c = classes[q]
-        for j in range(set_ptr[c], set_ptr[c + 1]):
-            post_ptr[set_items[j] + 1] += 1
+        for j in range(ptr[q], ptr[q] + prefix_length(size[q], tau)):
+            post_ptr[items[j] + 1] += 1
     for e in range(n_items):
         post_ptr[e + 1] += post_ptr[e]
     post_row = np.empty(post_ptr[n_items], np.int32)
@@ -112,9 +152,8 @@ def build_size_sorted_index(set_ptr, set_items, classes, n_items):
     fill = post_ptr[:-1].copy()
     for oi in range(k):
         q = order[oi]
-        c = classes[q]
-        for j in range(set_ptr[c], set_ptr[c + 1]):
-            e = set_items[j]
+        for j in range(ptr[q], ptr[q] + prefix_length(size[q], tau)):
+            e = items[j]
             post_row[fill[e]] = q
             post_size[fill[e]] = size[q]
             fill[e] += 1
@@ -134,105 +173,262 @@ def _first_greater(a, lo, hi, v):
 
 
 @njit(cache=True, nogil=True)
-def _first_not_less(a, lo, hi, v):
-    """Smallest j in [lo, hi) with a[j] >= v (hi if none); a sorted ascending."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] >= v:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+def min_overlap(nx, ny, tau):
+    """Smallest o with o / (nx + ny − o) > tau in float64 (the test every twin
+    uses); J is increasing in the overlap, so J > τ ⇔ |x ∩ y| ≥ min_overlap."""
+    o = int(np.floor(tau * (nx + ny) / (1.0 + tau))) - 1
+    if o < 1:
+        o = 1
+    while o <= min(nx, ny) and not (o / (nx + ny - o) > tau):
+        o += 1
+    return o
 
 
 @njit(cache=True, nogil=True)
-def _scan_row(r, set_ptr, set_items, classes_a, tau, post_ptr, post_row, post_size, size_b,
-              stamp, counter, cand, out_b, out_s, write):
-    """Matches of row r of A: ScanCount over the size window, exact overlaps.
+def _join_rows(rows, pos, a_ptr, a_items, b_ptr, b_items, tau, post_ptr, post_row, post_size,
+               xbits, stamp, cand, out_r, out_q, out_s, lo, cap):
+    """Matches of A rows ``rows[pos:]`` written to out_*[lo:lo+cap] (row order, q ascending).
 
-    For x = the set of A's row r, every y with J(x, y) > τ has τ|x| < |y| < |x|/τ
-    (size filter).  Scanning the postings of each e ∈ x restricted to that size
-    window counts |x ∩ y| exactly for every y in the window; then
-    J = |x ∩ y| / (|x| + |y| − |x ∩ y|).  Returns the number of matches; when
-    ``write`` the matched rows of B and similarities go to out_b/out_s (unsorted).
+    Candidates: rows q of B in the size window τ|x| < |y| < |x|/τ whose indexed
+    prefix shares an element with x's prefix; verification: y's elements are
+    looked up in x's bitset, stopping once the overlap can no longer reach
+    `min_overlap`.  A row is written whole or not at all: the loop stops before
+    a row when fewer than |B| slots are left.  Returns (next pos, entries written).
     """
-    c = classes_a[r]
-    nx = set_ptr[c + 1] - set_ptr[c]
-    lo_size = tau * nx          # |y| must be > lo_size
-    hi_size = nx / tau          # |y| must be < hi_size
-    nc = 0
-    for j in range(set_ptr[c], set_ptr[c + 1]):
-        e = set_items[j]
-        a = post_ptr[e]
-        b = post_ptr[e + 1]
-        k = _first_greater(post_size, a, b, lo_size)
-        while k < b and post_size[k] < hi_size:
-            q = post_row[k]
-            if stamp[q] != r:
-                stamp[q] = r
-                counter[q] = 0
-                cand[nc] = q
-                nc += 1
-            counter[q] += 1
-            k += 1
-    m = 0
-    for t in range(nc):
-        q = cand[t]
-        inter = counter[q]
-        s = inter / (nx + size_b[q] - inter)
-        if s > tau:
-            if write:
-                out_b[m] = q
-                out_s[m] = s
-            m += 1
-    return m
+    nb = b_ptr.shape[0] - 1
+    m = lo
+    i = pos
+    while i < rows.shape[0]:
+        if (m - lo) + nb > cap:
+            return i, m - lo
+        r = rows[i]
+        nx = a_ptr[r + 1] - a_ptr[r]
+        for j in range(a_ptr[r], a_ptr[r + 1]):
+            e = a_items[j]
+            xbits[e >> 6] |= np.uint64(1) << np.uint64(e & 63)
+        lo_size = tau * nx * (1.0 - _SAFE)
+        hi_size = nx / tau * (1.0 + _SAFE)
+        nc = 0
+        for j in range(a_ptr[r], a_ptr[r] + prefix_length(nx, tau)):
+            e = a_items[j]
+            pa = post_ptr[e]
+            pb = post_ptr[e + 1]
+            k = _first_greater(post_size, pa, pb, lo_size)
+            while k < pb and post_size[k] < hi_size:
+                q = post_row[k]
+                if stamp[q] != r:
+                    stamp[q] = r
+                    cand[nc] = q
+                    nc += 1
+                k += 1
+        if nc > 1:
+            cand[:nc].sort()
+        for t in range(nc):
+            q = cand[t]
+            ny = b_ptr[q + 1] - b_ptr[q]
+            need = min_overlap(nx, ny, tau)
+            if need > nx or need > ny:
+                continue
+            inter = 0
+            rem = ny
+            for j in range(b_ptr[q], b_ptr[q + 1]):
+                e = b_items[j]
+                if (xbits[e >> 6] >> np.uint64(e & 63)) & np.uint64(1):
+                    inter += 1
+                rem -= 1
+                if inter + rem < need:
+                    break
+            if inter >= need:
+                out_r[m] = r
+                out_q[m] = q
+                out_s[m] = inter / (nx + ny - inter)
+                m += 1
+        for j in range(a_ptr[r], a_ptr[r + 1]):
+            e = a_items[j]
+            xbits[e >> 6] = np.uint64(0)
+        i += 1
+    return i, m - lo
 
 
 @njit(cache=True, parallel=True)
-def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items):
+def _join_round(chunk_ptr, chunk_rows, chunk_pos, a_ptr, a_items, b_ptr, b_items, tau,
+                post_ptr, post_row, post_size, n_items, out_r, out_q, out_s, cap):
+    """One parallel round: chunk c works on rows chunk_rows[chunk_ptr[c]:...]
+    from chunk_pos[c], writing into its own slice [c*cap, (c+1)*cap)."""
+    n_chunks = chunk_ptr.shape[0] - 1
+    nb = b_ptr.shape[0] - 1
+    written = np.zeros(n_chunks, np.int64)
+    new_pos = chunk_pos.copy()
+    for c in prange(n_chunks):
+        rows = chunk_rows[chunk_ptr[c]:chunk_ptr[c + 1]]
+        if chunk_pos[c] >= rows.shape[0]:
+            continue
+        xbits = np.zeros((n_items >> 6) + 1, np.uint64)
+        stamp = np.full(nb, -1, np.int64)
+        cand = np.empty(nb, np.int32)
+        p, w = _join_rows(rows, chunk_pos[c], a_ptr, a_items, b_ptr, b_items, tau, post_ptr,
+                          post_row, post_size, xbits, stamp, cand, out_r, out_q, out_s,
+                          c * cap, cap)
+        new_pos[c] = p
+        written[c] = w
+    return new_pos, written
+
+
+def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks=64,
+                 chunk_cap=None):
     """Every (r, q) with J(set(classes_a[r]), set(classes_b[q])) > tau, exactly.
 
-    TraceDiff Sec. III, Eq. 3 on distinct Γ-sets.  An inverted index of B sorted
-    by set size turns the size filter τ|x| < |y| < |x|/τ into a contiguous slice
-    of each posting list; ScanCount over those slices gives |x ∩ y| exactly
-    (no verification step, no vocabulary limit).  Rows of A run in parallel in
-    two passes (count, then fill), so the output order is deterministic: sorted
-    by (r, q).  Returns ``(row_a, row_b, sim)``.
+    TraceDiff Sec. III, Eq. 3 on distinct Γ-sets, as a set-similarity join:
+    global rarest-first element order, prefix filter on both sides (the index
+    holds only the prefixes of B's sets, the probe only x's prefix), size
+    filter as a binary-searched slice of each size-sorted posting list, and
+    verification against a bitset of x with early termination.  Rows of A are
+    dealt round-robin to ``n_chunks`` parallel chunks, each filling its own
+    output slice; a chunk that runs out of room resumes in a next round with
+    twice the room, so memory stays linear in the result.
+    Returns the result as a CSR over A rows, ``(ptr, row_b, sim)``, each row's
+    entries sorted by row_b; deterministic.
     """
-    na = classes_a.shape[0]
-    nb = classes_b.shape[0]
-    post_ptr, post_row, post_size, size_b = build_size_sorted_index(
-        set_ptr, set_items, classes_b, n_items)
-    n_chunks = 256
-    counts = np.zeros(na, np.int64)
-    dummy_i = np.empty(0, np.int32)
-    dummy_f = np.empty(0, np.float64)
-    for ch in prange(n_chunks):
-        stamp = np.full(nb, -1, np.int64)
-        counter = np.zeros(nb, np.int64)
-        cand = np.empty(nb, np.int32)
-        for r in range(ch, na, n_chunks):
-            counts[r] = _scan_row(r, set_ptr, set_items, classes_a, tau, post_ptr, post_row,
-                                  post_size, size_b, stamp, counter, cand, dummy_i, dummy_f, False)
-    off = np.zeros(na + 1, np.int64)
-    for r in range(na):
-        off[r + 1] = off[r] + counts[r]
-    out_a = np.empty(off[na], np.int32)
-    out_b = np.empty(off[na], np.int32)
-    out_s = np.empty(off[na], np.float64)
-    for ch in prange(n_chunks):
-        stamp = np.full(nb, -1, np.int64)
-        counter = np.zeros(nb, np.int64)
-        cand = np.empty(nb, np.int32)
-        for r in range(ch, na, n_chunks):
-            lo = off[r]
-            hi = off[r + 1]
-            _scan_row(r, set_ptr, set_items, classes_a, tau, post_ptr, post_row, post_size,
-                      size_b, stamp, counter, cand, out_b[lo:hi], out_s[lo:hi], True)
-            order = np.argsort(out_b[lo:hi])
-            ob = out_b[lo:hi][order]
-            os_ = out_s[lo:hi][order]
-            out_b[lo:hi] = ob
-            out_s[lo:hi] = os_
-            out_a[lo:hi] = r
-    return out_a, out_b, out_s
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    rank = frequency_rank(set_ptr, set_items, classes_a, classes_b, n_items)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, rank)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, rank)
+    post_ptr, post_row, post_size, _ = build_prefix_index(b_ptr, b_items, n_items, tau)
+    n_chunks = max(1, min(int(n_chunks), na))
+    order = np.arange(na, dtype=np.int32)
+    chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
+    pos = np.zeros(n_chunks, np.int64)
+    cap = int(chunk_cap) if chunk_cap else max(4 * nb, 1 << 16)
+    cap = max(cap, nb + 1)
+    parts_r, parts_q, parts_s = [], [], []
+    while True:
+        todo = pos < np.diff(chunk_ptr)
+        if not todo.any():
+            break
+        out_r = np.empty(n_chunks * cap, np.int32)
+        out_q = np.empty(n_chunks * cap, np.int32)
+        out_s = np.empty(n_chunks * cap, np.float64)
+        pos, written = _join_round(chunk_ptr, chunk_rows, pos, a_ptr, a_items, b_ptr, b_items,
+                                   float(tau), post_ptr, post_row, post_size, int(n_items),
+                                   out_r, out_q, out_s, cap)
+        for c in np.flatnonzero(written):
+            sl = slice(c * cap, c * cap + int(written[c]))
+            parts_r.append(out_r[sl].copy())
+            parts_q.append(out_q[sl].copy())
+            parts_s.append(out_s[sl].copy())
+        del out_r, out_q, out_s
+        cap *= 2
+    if parts_r:
+        rr = np.concatenate(parts_r)
+        qq = np.concatenate(parts_q)
+        ss = np.concatenate(parts_s)
+    else:
+        rr = np.zeros(0, np.int32)
+        qq = np.zeros(0, np.int32)
+        ss = np.zeros(0, np.float64)
+    del parts_r, parts_q, parts_s
+    return pairs_by_row(rr, qq, ss, na)
+
+
+@njit(cache=True, nogil=True)
+def pairs_by_row(row, other, sim, n_rows):
+    """CSR of pairs grouped by ``row`` (stable counting sort, O(m + n_rows)).
+
+    Within a row the input order is kept, so transposing `jaccard_join`'s
+    output (sorted by (row_a, row_b)) gives rows of B with row_a ascending.
+    Returns ``(ptr, other_grouped, sim_grouped)``.
+    """
+    m = row.shape[0]
+    ptr = np.zeros(n_rows + 1, np.int64)
+    for j in range(m):
+        ptr[row[j] + 1] += 1
+    for r in range(n_rows):
+        ptr[r + 1] += ptr[r]
+    fill = ptr[:-1].copy()
+    out_o = np.empty(m, np.int32)
+    out_s = np.empty(m, np.float64)
+    for j in range(m):
+        r = row[j]
+        out_o[fill[r]] = other[j]
+        out_s[fill[r]] = sim[j]
+        fill[r] += 1
+    return ptr, out_o, out_s
+
+
+@njit(cache=True, nogil=True)
+def top_similarity_tiers(ptr, other, sim, count_other, k):
+    """Per row, the entries of its best similarity tiers, just enough for k calls.
+
+    A tier is the set of a row's partners with one similarity value.  Tiers are
+    taken in descending similarity until their partners hold >= k calls in total
+    (``count_other[q]`` calls for partner q), so at most k tiers are taken and
+    the top-k partners of every call of the row lie inside them.  Each pass is
+    one max-scan over the row: O(m · k) overall, no sort of the full rows.
+    Output rows are sorted by (sim desc, other asc).  Returns a CSR
+    ``(tptr, tother, tsim)``.
+    """
+    n_rows = ptr.shape[0] - 1
+    tptr = np.zeros(n_rows + 1, np.int64)
+    cap = 16
+    tother = np.empty(cap, np.int32)
+    tsim = np.empty(cap, np.float64)
+    m = 0
+    for r in range(n_rows):
+        lo = ptr[r]
+        hi = ptr[r + 1]
+        got = 0
+        ceiling = np.inf
+        while got < k and lo < hi:
+            best = -1.0
+            for j in range(lo, hi):
+                s = sim[j]
+                if s < ceiling and s > best:
+                    best = s
+            if best < 0.0:
+                break
+            t_start = m
+            for j in range(lo, hi):
+                if sim[j] == best:
+                    if m == cap:
+                        cap *= 2
+                        o2 = np.empty(cap, np.int32)
+                        s2 = np.empty(cap, np.float64)
+                        o2[:m] = tother[:m]
+                        s2[:m] = tsim[:m]
+                        tother = o2
+                        tsim = s2
+                    tother[m] = other[j]
+                    tsim[m] = best
+                    m += 1
+                    got += count_other[other[j]]
+            tother[t_start:m].sort()
+            ceiling = best
+        tptr[r + 1] = m
+    return tptr, tother[:m].copy(), tsim[:m].copy()
+
+
+@njit(cache=True, nogil=True)
+def transpose_csr(ptr, other, sim, n_other):
+    """The CSR ``(ptr, other, sim)`` over rows turned into a CSR over ``other``
+    (counting sort, stable: each new row lists the old rows ascending)."""
+    n_rows = ptr.shape[0] - 1
+    m = other.shape[0]
+    tptr = np.zeros(n_other + 1, np.int64)
+    for j in range(m):
+        tptr[other[j] + 1] += 1
+    for q in range(n_other):
+        tptr[q + 1] += tptr[q]
+    fill = tptr[:-1].copy()
+    t_other = np.empty(m, np.int32)
+    t_sim = np.empty(m, np.float64)
+    for r in range(n_rows):
+        for j in range(ptr[r], ptr[r + 1]):
+            q = other[j]
+            t_other[fill[q]] = r
+            t_sim[fill[q]] = sim[j]
+            fill[q] += 1
+    return tptr, t_other, t_sim

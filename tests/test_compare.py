@@ -1,0 +1,456 @@
+"""TraceDiff comparison (tracevis3d.compare): every kernel against a brute-force twin.
+
+The twins below are written from the paper's definitions (TraceDiff Sec. III,
+IV-A, IV-D) in plain Python over *all* call pairs, independently of the kernels'
+data structures (Γ-sets as frozensets of function NAMES, pairs enumerated one by one).
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tracevis3d
+from tracevis3d.compare import Comparison, compare_traces
+from tracevis3d.kernels.gamma import subtree_gamma_classes, subtree_shape_classes
+from tracevis3d.kernels.repetition import sibling_repetitions
+from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,
+                                        sets_to_bitsets)
+from tracevis3d.model import Trace
+
+
+# ----------------------------------------------------------------- trace builders
+def build_trace(threads_ops, names):
+    """Trace from per-thread op lists [(pops, func), ...] in pre-order.
+
+    Each op closes ``pops`` open calls (bounded by the stack), then opens a call of
+    ``func`` as a child of the call on top (or a root).  Call i starts at 2i and
+    ends just after its last descendant starts, so siblings never overlap.
+    """
+    func, parent, thread = [], [], []
+    for t, ops in enumerate(threads_ops):
+        stack = []
+        for pops, f in ops:
+            for _ in range(min(pops, len(stack))):
+                stack.pop()
+            parent.append(stack[-1] if stack else -1)
+            func.append(f)
+            thread.append(t)
+            stack.append(len(func) - 1)
+    n = len(func)
+    start = 2.0 * np.arange(n)
+    tr = Trace.from_arrays(np.array(func, np.int32), start, start + 1.0, np.array(parent, np.int32),
+                           thread=np.array(thread, np.int32), function_names=list(names),
+                           thread_names=[f"t{i}" for i in range(len(threads_ops))])
+    tr.end = 2.0 * (tr.end_index.astype(np.float64) - 1.0) + 1.0
+    return tr.check()
+
+
+op = st.tuples(st.integers(0, 3), st.integers(0, 5))
+thread_ops = st.lists(op, min_size=1, max_size=14)
+trace_ops = st.lists(thread_ops, min_size=1, max_size=2)
+NAMES_A = [f"f{i}" for i in range(6)]
+NAMES_B = [f"f{i}" for i in (3, 0, 5, 1, 4, 2)]   # same functions, other ids in B
+
+
+# ----------------------------------------------------------------- brute-force twins
+def gammas(t):
+    return [frozenset(t.function_names[f] for f in t.func[i:t.end_index[i]]) for i in range(len(t))]
+
+
+def rel_start(t):
+    t0 = float(t.start.min())
+    span = max(float(t.end.max()) - t0, 0.0)
+    return (t.start - t0) / (span if span > 0 else 1.0)
+
+
+def all_pairs(a, b, tau):
+    ga, gb = gammas(a), gammas(b)
+    out = {}
+    for i, x in enumerate(ga):
+        for j, y in enumerate(gb):
+            s = len(x & y) / len(x | y)
+            if s > tau:
+                out[(i, j)] = s
+    return out
+
+
+def kept_pairs(a, b, allp, k):
+    ra, rb = rel_start(a), rel_start(b)
+    by_a, by_b = {}, {}
+    for (i, j), s in allp.items():
+        by_a.setdefault(i, []).append((-s, abs(ra[i] - rb[j]), j))
+        by_b.setdefault(j, []).append((-s, abs(rb[j] - ra[i]), i))
+    kept = set()
+    for i, lst in by_a.items():
+        kept |= {(i, j) for _, _, j in sorted(lst)[:k]}
+    for j, lst in by_b.items():
+        kept |= {(i, j) for _, _, i in sorted(lst)[:k]}
+    return kept
+
+
+def groups_bf(a, b, kept):
+    order = sorted(kept, key=lambda p: (a.depth[p[0]], p[0], p[1]))
+    roots, group = [], {}
+    for u, v in order:
+        for g, (ga, gb) in enumerate(roots):
+            if ga <= u < a.end_index[ga] and gb <= v < b.end_index[gb]:
+                group[(u, v)] = g
+                break
+        else:
+            group[(u, v)] = len(roots)
+            roots.append((u, v))
+    return roots, group
+
+
+def overview_bf(a, b, allp, n_bins, viewer_is_a=True):
+    if not viewer_is_a:
+        a, b = b, a
+        allp = {(j, i): s for (i, j), s in allp.items()}
+    t0a, t0b = float(a.start.min()), float(b.start.min())
+    span = max(float(a.end.max()) - t0a, 0.0)
+    tol = span / n_bins
+    bars = np.zeros((n_bins, 3))
+    delta = np.zeros(n_bins)
+    for (i, j), s in allp.items():
+        t = a.start[i] - t0a
+        tv = b.start[j] - t0b
+        k = min(max(int(t / (span / n_bins)) if span > 0 else 0, 0), n_bins - 1)
+        if abs(tv - t) <= tol:
+            bars[k, 0] += s
+        elif tv < t - tol:
+            bars[k, 1] += s
+        else:
+            bars[k, 2] += s
+        delta[k] += abs(t - tv)
+    return bars, delta
+
+
+def shapes_bf(t):
+    """Exact ordered subtree of each call as a nested tuple (interned by a dict)."""
+    ids, out = {}, [None] * len(t)
+    for i in range(len(t) - 1, -1, -1):
+        kids, c = [], i + 1
+        while c < t.end_index[i]:
+            kids.append(out[c])
+            c = t.end_index[c]
+        out[i] = ids.setdefault((int(t.func[i]), tuple(kids)), len(ids))
+    return out
+
+
+def repetitions_bf(t, max_period):
+    key = shapes_bf(t)
+    seqs = []
+    for th in range(t.n_threads):
+        roots = [i for i in range(len(t)) if t.thread[i] == th and t.parent[i] < 0]
+        seqs.append((-1, roots))
+        for p in range(len(t)):
+            if t.thread[p] == th:
+                kids = [c for c in range(len(t)) if t.parent[c] == p]
+                if len(kids) >= 2:
+                    seqs.append((p, kids))
+    rows = []
+    for par, seq in seqs:
+        ks = [key[c] for c in seq]
+        s = 0
+        while s + 1 < len(ks):
+            for p in range(1, min(max_period, (len(ks) - s) // 2) + 1):
+                count = 1
+                while ks[s + count * p: s + (count + 1) * p] == ks[s: s + p]:
+                    count += 1
+                if count >= 2:
+                    rows.append((par, seq[s], p, count))
+                    s += p * count
+                    break
+            else:
+                s += 1
+    return rows
+
+
+# ----------------------------------------------------------------- the twin test
+def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3):
+    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, max_period=max_period)
+    assert isinstance(c, Comparison)
+    ga, gb = gammas(a), gammas(b)
+    # classes: equal ids <=> equal Γ-sets, and each class's stored set is its Γ
+    for cls_arr, gs in ((c.class_a, ga), (c.class_b, gb)):
+        for i, g in enumerate(gs):
+            assert frozenset(c.class_set(cls_arr[i])) == g
+    allg = {}
+    for cls_arr, gs in ((c.class_a, ga), (c.class_b, gb)):
+        for i, g in enumerate(gs):
+            assert allg.setdefault(g, int(cls_arr[i])) == cls_arr[i]
+    # class pairs: complete and exact
+    allp = all_pairs(a, b, tau)
+    exp_cp = {(c.class_a[i], c.class_b[j]): s for (i, j), s in allp.items()}
+    got_cp = {(int(r["a"]), int(r["b"])): float(r["sim"]) for r in c.class_pairs}
+    assert got_cp == exp_cp
+    assert len(got_cp) == len(c.class_pairs)
+    assert c.n_pairs_total == len(allp)
+    # kept call pairs under the documented bound
+    kept = kept_pairs(a, b, allp, top_k)
+    got = {(int(r["a"]), int(r["b"])) for r in c.pairs}
+    assert got == kept
+    assert len(c.pairs) == len(kept) <= top_k * (len(a) + len(b))
+    for r in c.pairs:
+        assert r["sim"] == allp[(r["a"], r["b"])]
+    # groups and per-match colour measures
+    roots, group = groups_bf(a, b, kept)
+    assert [(int(g["a"]), int(g["b"])) for g in c.groups] == roots
+    t0a, t0b = a.start.min(), b.start.min()
+    for r in c.pairs:
+        u, v = int(r["a"]), int(r["b"])
+        g = group[(u, v)]
+        assert r["group"] == g
+        assert r["dt"] == pytest.approx(abs((a.start[u] - t0a) - (b.start[v] - t0b)))
+        gA, gB = roots[g]
+        assert r["rel_a"] == pytest.approx((a.start[u] - a.start[gA]) / (a.end[gA] - a.start[gA]))
+        assert r["rel_b"] == pytest.approx((b.start[v] - b.start[gB]) / (b.end[gB] - b.start[gB]))
+    assert sum(int(g["n_matches"]) for g in c.groups) == len(kept)
+    # overview, from both viewpoints, over ALL matches
+    for viewer_is_a, bars, delta in ((True, c.overview_a, c.overview_delta_a),
+                                     (False, c.overview_b, c.overview_delta_b)):
+        eb, ed = overview_bf(a, b, allp, n_bins, viewer_is_a)
+        np.testing.assert_allclose(bars, eb, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(delta, ed, rtol=1e-9, atol=1e-9)
+    # repetitions
+    for t, reps in ((a, c.repetitions_a), (b, c.repetitions_b)):
+        assert [tuple(int(x) for x in r) for r in reps] == repetitions_bf(t, max_period)
+    return c
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace_ops, trace_ops, st.sampled_from([0.1, 0.2, 0.25, 0.5, 0.8]), st.integers(1, 3))
+def test_random_trees_equal_bruteforce(ops_a, ops_b, tau, top_k):
+    a = build_trace(ops_a, NAMES_A)
+    b = build_trace(ops_b, NAMES_B)
+    check_against_bruteforce(a, b, tau, top_k)
+
+
+def test_hand_case_bruteforce_and_values():
+    # A: main{ f{len len} g{len} }   B: main{ g{len} f{len} h }
+    names = ["main", "f", "g", "len", "h"]
+    a = build_trace([[(0, 0), (0, 1), (0, 3), (1, 3), (2, 2), (0, 3)]], names)
+    b = build_trace([[(0, 0), (0, 2), (0, 3), (2, 1), (0, 3), (2, 4)]], names)
+    c = check_against_bruteforce(a, b, 0.2, 1)
+    # Γ(main_A) = {main,f,g,len}, Γ(main_B) = {main,f,g,len,h}: s = 4/5
+    row = c.class_pairs[(c.class_pairs["a"] == c.class_a[0]) & (c.class_pairs["b"] == c.class_b[0])]
+    assert row["sim"].tolist() == [0.8]
+    # the len calls: 3 in A x 2 in B, all similarity 1
+    assert c.n_pairs_total == len(all_pairs(a, b, 0.2))
+    assert c.groups[0]["a"] == 0 and c.groups[0]["b"] == 0   # the roots' match roots group 0
+
+
+# ----------------------------------------------------------------- edge cases
+def test_identical_traces_every_call_matches_its_twin():
+    rng = np.random.default_rng(5)
+    ops = [[(int(rng.integers(0, 3)), int(rng.integers(0, 6))) for _ in range(60)] for _ in range(2)]
+    a = build_trace(ops, NAMES_A)
+    c = compare_traces(a, a, tau=0.2, top_k=1)
+    assert np.array_equal(c.class_a, c.class_b)
+    got = {(int(r["a"]), int(r["b"])): r for r in c.pairs}
+    for i in range(len(a)):
+        assert got[(i, i)]["sim"] == 1.0 and got[(i, i)]["dt"] == 0.0
+    assert c.overview_a.sum(axis=0)[1] == pytest.approx(c.overview_a.sum(axis=0)[2])
+    np.testing.assert_allclose(c.overview_a, c.overview_b)
+
+
+def test_disjoint_function_sets_have_no_matches():
+    a = build_trace([[(0, 0), (0, 1), (1, 2), (0, 3)]], ["a0", "a1", "a2", "a3"])
+    b = build_trace([[(0, 0), (0, 1), (0, 2)]], ["b0", "b1", "b2"])
+    c = compare_traces(a, b)
+    assert c.n_pairs_total == 0 and len(c.class_pairs) == 0 and len(c.pairs) == 0
+    assert len(c.groups) == 0 and c.overview_a.sum() == 0 and c.overview_b.sum() == 0
+    assert not set(c.class_a.tolist()) & set(c.class_b.tolist())
+
+
+def test_one_call_traces():
+    one = build_trace([[(0, 0)]], ["main"])
+    c = compare_traces(one, one)
+    assert c.n_pairs_total == 1
+    assert c.pairs[["a", "b", "sim", "group"]].tolist() == [(0, 0, 1.0, 0)]
+    assert c.groups.tolist() == [(0, 0, 1)]
+    assert c.overview_a.sum() == 1.0 and c.overview_a[0, 0] == 1.0
+    other = build_trace([[(0, 0)]], ["other"])
+    assert compare_traces(one, other).n_pairs_total == 0
+
+
+def test_threads_and_windows_select_subsets():
+    rng = np.random.default_rng(11)
+    ops = [[(int(rng.integers(0, 3)), int(rng.integers(0, 6))) for _ in range(30)] for _ in range(3)]
+    a = build_trace(ops, NAMES_A)
+    b = build_trace(ops[::-1], NAMES_B)
+    c = compare_traces(a, b, threads_a=[1], threads_b="t2", window_b=(120.0, 170.0))
+    assert len(c.a) == 30 and c.a.n_threads == 1
+    assert c.b.n_threads == 1 and len(c.b) < 30
+    check = compare_traces(a.subset(thread=[1]), b.subset(thread="t2", time_window=(120.0, 170.0)))
+    assert np.array_equal(c.class_pairs, check.class_pairs)
+    assert np.array_equal(c.pairs, check.pairs)
+    # across threads: a thread of A against a different thread of B
+    check_against_bruteforce(a.subset(thread=[0, 2]), b.subset(thread=[1]), 0.2, 2)
+
+
+def test_deterministic():
+    rng = np.random.default_rng(3)
+    ops = [[(int(rng.integers(0, 3)), int(rng.integers(0, 6))) for _ in range(200)]]
+    a = build_trace(ops, NAMES_A)
+    b = build_trace([ops[0][::-1]], NAMES_B)
+    c1, c2 = compare_traces(a, b), compare_traces(a, b)
+    for name in ("class_a", "class_b", "class_pairs", "pairs", "groups", "overview_a",
+                 "overview_b", "repetitions_a", "repetitions_b"):
+        assert np.array_equal(getattr(c1, name), getattr(c2, name)), name
+
+
+@pytest.mark.parametrize("tau", [0, 1, -0.5, 1.5, float("nan")])
+def test_tau_outside_open_interval_is_rejected(tau):
+    a = build_trace([[(0, 0)]], ["main"])
+    with pytest.raises(ValueError, match="tau"):
+        compare_traces(a, a, tau=tau)
+
+
+def test_bad_parameters_and_empty_traces():
+    a = build_trace([[(0, 0), (0, 1)]], ["main", "f"])
+    with pytest.raises(TypeError, match="tau"):
+        compare_traces(a, a, tau="high")
+    with pytest.raises(TypeError, match="trace b"):
+        compare_traces(a, [1, 2, 3])
+    for kw in ({"top_k": 0}, {"n_bins": 0}, {"max_period": 0}, {"top_k": 1.5}):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            compare_traces(a, a, **kw)
+    with pytest.raises(ValueError, match="aligned_tol"):
+        compare_traces(a, a, aligned_tol=-1)
+    empty = a.subset(time_window=(100.0, 200.0))
+    with pytest.raises(ValueError, match="trace b has no calls"):
+        compare_traces(a, empty)
+    with pytest.raises(ValueError, match="trace a has no calls"):
+        compare_traces(a, a, window_a=(100.0, 200.0))
+
+
+def test_package_level_compare():
+    a = build_trace([[(0, 0), (0, 1)]], ["main", "f"])
+    c = tracevis3d.compare(a, a, tau=0.3)
+    assert c.tau == 0.3 and c.n_pairs_total == 4
+
+
+# ----------------------------------------------------------------- kernels directly
+def test_join_equals_bitset_bruteforce_on_larger_sets():
+    rng = np.random.default_rng(7)
+    n_items = 150
+    sets = [np.unique(rng.zipf(1.6, size=rng.integers(1, 40)) % n_items).astype(np.int32)
+            for _ in range(400)]
+    ptr = np.zeros(len(sets) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(s) for s in sets])
+    items = np.concatenate(sets).astype(np.int32)
+    rows_a = np.arange(0, 250, dtype=np.int32)
+    rows_b = np.arange(150, 400, dtype=np.int32)
+    size = np.diff(ptr)
+    bits_a = sets_to_bitsets(ptr, items, rows_a, 3)
+    bits_b = sets_to_bitsets(ptr, items, rows_b, 3)
+    for tau in (0.1, 0.2, 0.5, 0.9):
+        cptr, cb, cs = jaccard_join(ptr, items, rows_a, rows_b, tau, n_items, n_chunks=7,
+                                    chunk_cap=300)   # tiny chunks: exercises the resume rounds
+        got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
+        exp = jaccard_join_bruteforce(bits_a, size[rows_a], bits_b, size[rows_b], tau)
+        assert len(exp[0]) > 0
+        for g, e in zip(got, exp):
+            assert np.array_equal(g, e)
+
+
+def test_gamma_and_shape_classes_on_synthetic():
+    from tracevis3d.synthetic import synthetic_trace
+
+    t = synthetic_trace(3000, threads=2, seed=4)
+    cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions)
+    g = [frozenset(t.func[i:t.end_index[i]].tolist()) for i in range(len(t))]
+    first = {}
+    for i, s in enumerate(g):
+        assert first.setdefault(s, cls[i]) == cls[i]
+        assert frozenset(items[ptr[cls[i]]:ptr[cls[i] + 1]].tolist()) == s
+    assert len(first) == len(ptr) - 1
+    shape, n_shapes = subtree_shape_classes(t.func, t.end_index)
+    sb = shapes_bf(t)
+    m = {}
+    for i in range(len(t)):
+        assert m.setdefault(sb[i], shape[i]) == shape[i]
+    assert len(m) == n_shapes
+    reps = sibling_repetitions(shape, t.parent, t.end_index, t.thread, 4)
+    assert [tuple(r) for r in reps.tolist()] == repetitions_bf(t, 4)
+    assert len(reps) > 0
+
+
+# ----------------------------------------------------------------- perturbed copy
+def test_perturbed_copy_drops_show_up_as_lower_similarity():
+    from tracevis3d.synthetic import perturb, synthetic_trace
+
+    a = synthetic_trace(3000, seed=8)
+    b = perturb(a, seed=9, reorder=0.0, shift=0.0, drop=0.03, insert=0.0, stretch=0.0)
+    origin = b.meta["perturb"]["origin"]
+    assert len(b.meta["perturb"]["dropped"]) > 0
+    c = compare_traces(a, b, tau=0.2)
+    ga, gb = gammas(a), gammas(b)
+    cp = {(int(r["a"]), int(r["b"])): float(r["sim"]) for r in c.class_pairs}
+    lowered = 0
+    for v in range(len(b)):
+        u = int(origin[v])
+        assert gb[v] <= ga[u]                     # dropping only removes functions
+        s = len(gb[v]) / len(ga[u])
+        if gb[v] == ga[u]:
+            assert c.class_b[v] == c.class_a[u] and cp[(c.class_a[u], c.class_b[v])] == 1.0
+        else:
+            lowered += 1
+            key = (int(c.class_a[u]), int(c.class_b[v]))
+            assert (key in cp) == (s > 0.2)
+            if s > 0.2:
+                assert cp[key] == s
+    assert lowered > 0
+
+
+def test_perturbed_copy_shifts_show_up_in_dt_and_overview():
+    from tracevis3d.synthetic import perturb, synthetic_trace
+
+    a = synthetic_trace(1500, seed=21)
+    b = perturb(a, seed=22, reorder=0.0, shift=0.05, drop=0.0, insert=0.0, stretch=0.0)
+    origin = b.meta["perturb"]["origin"]
+    assert np.array_equal(origin, np.arange(len(a)))      # same calls, only times moved
+    c = compare_traces(a, b, tau=0.2, top_k=1)
+    assert np.array_equal(c.class_a, c.class_b)           # Γ-sets unchanged
+    disp = (b.start - b.start.min()) - (a.start - a.start.min())
+    got = {(int(r["a"]), int(r["b"])): float(r["dt"]) for r in c.pairs}
+    twins = [(i, i) for i in range(len(a)) if (i, i) in got]
+    assert len(twins) > len(a) // 2
+    for i, _ in twins:
+        assert got[(i, i)] == pytest.approx(abs(disp[i]))
+    assert np.abs(disp).max() > 0
+    # overview totals equal the total similarity mass of all matches (exact)
+    mass = sum(float(r["sim"]) * np.sum(c.class_a == r["a"]) * np.sum(c.class_b == r["b"])
+               for r in c.class_pairs)
+    assert c.overview_a.sum() == pytest.approx(mass) and c.overview_b.sum() == pytest.approx(mass)
+    # moving B's calls later makes A see shifted-later mass, and B shifted-earlier mass
+    later_a, earlier_a = c.overview_a[:, 2].sum(), c.overview_a[:, 1].sum()
+    later_b, earlier_b = c.overview_b[:, 2].sum(), c.overview_b[:, 1].sum()
+    if np.median(disp) > 0:
+        assert later_a > earlier_a and earlier_b > later_b
+    elif np.median(disp) < 0:
+        assert earlier_a > later_a and later_b > earlier_b
+
+
+# ----------------------------------------------------------------- real A/B pair
+def test_real_hta_ab_pair(realdata):
+    d = realdata / "hta-trace-diff"
+    a = tracevis3d.load(d / "control.json.gz")
+    b = tracevis3d.load(d / "test.json.gz")
+    c = compare_traces(a, b, tau=0.2)
+    s = c.summary()
+    assert a.n_threads == 8 and b.n_threads == 8
+    assert s["calls_a"] == len(a) and s["calls_b"] == len(b)
+    assert s["class_pairs"] > 0 and s["pairs_total"] >= s["class_pairs"]
+    assert 0 < s["pairs_kept"] <= 2 * (len(a) + len(b))
+    # regression figures observed on this pair (see REAL_AB below)
+    assert s == REAL_AB
+
+
+# observed on 2026-11-21 with the Chrome importer of that day (tau=0.2, top_k=2, max_period=8)
+REAL_AB = {'calls_a': 74937, 'calls_b': 68324, 'classes_a': 560, 'classes_b': 419,
+           'class_pairs': 10093, 'pairs_total': 362842947, 'pairs_kept': 249281, 'groups': 120009,
+           'repetitions_a': 8086, 'repetitions_b': 5592}
