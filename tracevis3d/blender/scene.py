@@ -68,7 +68,7 @@ def frame_view(context=None, collection_name: str = "TraceVis3D") -> bool:
             rv3d = space.region_3d
             cam = scene.camera
             if cam is not None:
-                rv3d.view_location = _camera_target(cam)
+                rv3d.view_location = _camera_target(cam, collection_name)
                 rv3d.view_rotation = cam.matrix_world.to_quaternion()
                 rv3d.view_distance = (cam.matrix_world.translation - rv3d.view_location).length
                 rv3d.view_perspective = "PERSP" if cam.data.type == "PERSP" else "ORTHO"
@@ -77,11 +77,11 @@ def frame_view(context=None, collection_name: str = "TraceVis3D") -> bool:
     return done
 
 
-def _camera_target(cam) -> Vector:
+def _camera_target(cam, collection_name: str = "TraceVis3D") -> Vector:
     """The point the camera looks at: along its -Z, at the distance of the scene's boxes."""
     m = cam.matrix_world
     fwd = -(m.to_3x3() @ Vector((0, 0, 1))).normalized()
-    coll = bpy.data.collections.get("TraceVis3D")
+    coll = bpy.data.collections.get(collection_name)
     pts = []
     if coll is not None:
         for ob in coll.objects:

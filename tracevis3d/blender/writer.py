@@ -107,6 +107,10 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
         # coordinate u ∈ [-1/2, 1/2]^3, p(u) = 1 - 4u² per axis (0 at the edges, 1 in the middle);
         # on a face one axis is at ±1/2 (p = 0), so c = (p(ux)+p(uy)+p(uz))/2 is the 2D cushion
         # of that face; shade = a + (1 - a)·c with ambient a.
+        # TraceDiff calls its profile "convex"; as a function of u a profile that is bright in
+        # the middle and dark at the borders is concave (a cap, -4u² + 1) — we use that, which
+        # is what the paper's figures and van Wijk's cushions show.  Thin boxes (a few pixels)
+        # get a dark-edged look that separates neighbours, the purpose of the cushion.
         loc = N.new("ShaderNodeAttribute")
         loc.attribute_type = "GEOMETRY"
         loc.attribute_name = "tv_local"
@@ -335,12 +339,23 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
         world.use_nodes = True
     nt = world.node_tree
     if nt is not None:
-        b = nt.nodes.get("Background") or nt.nodes.new("ShaderNodeBackground")
-        b.inputs["Color"].default_value = bg + (1.0,)
-        b.inputs["Strength"].default_value = 0.6
-        out = nt.nodes.get("World Output") or nt.nodes.new("ShaderNodeOutputWorld")
-        if not out.inputs["Surface"].is_linked:
-            nt.links.new(b.outputs[0], out.inputs["Surface"])
+        # camera rays see the background colour at full strength (a clean figure background);
+        # everything else is lit by a dimmer copy of it (soft ambient fill, no washed-out boxes)
+        nt.nodes.clear()
+        N, L = nt.nodes, nt.links
+        lit = N.new("ShaderNodeBackground")
+        lit.inputs["Color"].default_value = bg + (1.0,)
+        lit.inputs["Strength"].default_value = 0.6
+        seen = N.new("ShaderNodeBackground")
+        seen.inputs["Color"].default_value = bg + (1.0,)
+        seen.inputs["Strength"].default_value = 1.0
+        path = N.new("ShaderNodeLightPath")
+        mix = N.new("ShaderNodeMixShader")
+        L.new(path.outputs["Is Camera Ray"], mix.inputs[0])
+        L.new(lit.outputs[0], mix.inputs[1])
+        L.new(seen.outputs[0], mix.inputs[2])
+        out = N.new("ShaderNodeOutputWorld")
+        L.new(mix.outputs[0], out.inputs["Surface"])
     scene.view_settings.view_transform = "Standard"
     scene.view_settings.look = "None"
     sh = scene.display.shading
