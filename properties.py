@@ -39,7 +39,7 @@ RENDER_ENGINES = (
 
 # property name -> IcicleParams field (those not listed here map 1:1 by name)
 _SCALAR_FIELDS = ("extrude_measure", "color_by", "cluster_px", "label_min_px",
-                  "show_labels", "show_legend", "orthographic")
+                  "show_labels", "show_legend", "show_axes", "orthographic")
 
 
 class TraceVis3DSettings(PropertyGroup):
@@ -53,7 +53,7 @@ class TraceVis3DSettings(PropertyGroup):
     )
     # --- IcicleParams
     extrude_measure: EnumProperty(
-        name="Extrude by", items=EXTRUDE_MEASURES, default="constant",
+        name="Extrude by", items=EXTRUDE_MEASURES, default="inclusive",
         description="Measure shown by each box's extent along the third axis",
     )
     color_by: EnumProperty(name="Colour by", items=COLOR_BY, default="function",
@@ -87,6 +87,7 @@ class TraceVis3DSettings(PropertyGroup):
                                description="Frame the icicle with an orthographic camera")
     show_labels: BoolProperty(name="Labels", default=True, description="Text labels on wide calls")
     show_legend: BoolProperty(name="Legend", default=True, description="Colour legend")
+    show_axes: BoolProperty(name="Axes", default=True, description="Time axis and lane names")
     # --- render
     render_engine: EnumProperty(name="Engine", items=RENDER_ENGINES, default="BLENDER_WORKBENCH")
     render_transparent: BoolProperty(name="Transparent background", default=False)

@@ -4,9 +4,14 @@ Details on demand: Ctrl+Alt+D in the 3D viewport shows the call under the mouse.
 """
 import bpy
 
-from .trace_ops import CLASSES
+from .trace_ops import CLASSES, TRACEVIS3D_OT_import_trace
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
+
+
+def menu_file_import(self, _context):
+    """File > Import > TraceVis3D Trace."""
+    self.layout.operator(TRACEVIS3D_OT_import_trace.bl_idname, text="TraceVis3D Trace (.json, .json.gz, .npz)")
 
 
 def register():
@@ -17,9 +22,11 @@ def register():
         km = kc.keymaps.new(name="3D View", space_type="VIEW_3D")
         kmi = km.keymap_items.new("tracevis3d.show_call", "D", "PRESS", ctrl=True, alt=True)
         _keymaps.append((km, kmi))
+    bpy.types.TOPBAR_MT_file_import.append(menu_file_import)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_import.remove(menu_file_import)
     for km, kmi in _keymaps:
         try:
             km.keymap_items.remove(kmi)

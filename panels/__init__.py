@@ -63,6 +63,7 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         sub.enabled = s.show_labels
         sub.prop(s, "label_min_px")
         layout.prop(s, "show_legend")
+        layout.prop(s, "show_axes")
 
 
 class VIEW3D_PT_tracevis3d_render(_Base, Panel):

@@ -193,6 +193,8 @@ INSTALL_STEPS = [
     "numba_cache_dir",
     "registered_things",
     "keymap",
+    "file_import_menu",
+    "panel_refers_to_real_properties_and_operators",
     "disable_1_clean",
     "unregister_again_is_harmless",
     "enable_2",

@@ -10,6 +10,7 @@ import pytest
 from test_extension import check_step, run_driver
 
 OPERATOR_STEPS = [
+    "params_match_icicle_defaults",
     "op_bad_file_reports",
     "op_missing_file_reports",
     "op_build_without_trace_reports",
@@ -24,6 +25,7 @@ OPERATOR_STEPS = [
     "cli_via_extension",
     "op_import_and_build_tiny_trace",
     "pick_synthetic_ray",
+    "nothing_written_into_the_addon_folder",
 ]
 
 
