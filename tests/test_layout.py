@@ -371,3 +371,52 @@ def test_world_per_pixel_matches_projection():
         r /= np.linalg.norm(r)
         a, b = project(cam, np.stack([pts[0], pts[0] + r * wpp]), (800, 600))
         assert math.isclose(np.linalg.norm(b - a), 1.0, rel_tol=1e-3)
+
+
+# ------------------------------------------------------------------ degenerate and real input
+def test_degenerate_traces():
+    one = Trace.from_arrays([0], [5.0], [5.0], [-1], function_names=["only"]).check()  # zero duration
+    spec = icicle_layout(one, IcicleParams(resolution=(320, 180)))
+    assert spec.meta["n_boxes"] + spec.meta["n_clusters"] == 1
+    for lay in spec.layers:
+        assert np.isfinite(lay.positions).all() and np.isfinite(lay.scales).all()
+        assert (lay.scales > 0).all()
+    empty = Trace.from_arrays(np.zeros(0, np.int32), np.zeros(0), np.zeros(0), np.zeros(0, np.int32))
+    with pytest.raises(ValueError, match="no calls"):
+        icicle_layout(empty, IcicleParams())
+    # all calls at the same instant in several threads, deep chain
+    n = 50
+    chain = Trace.from_arrays(np.arange(n) % 3, np.zeros(n), np.zeros(n), np.arange(n) - 1).check()
+    spec = icicle_layout(chain, IcicleParams(color_by="self", extrude_measure="self"))
+    assert spec.meta["levels"] == n
+    for lay in spec.layers:
+        assert np.isfinite(lay.positions).all() and np.isfinite(lay.colors).all()
+
+
+def test_layout_of_every_real_trace(realdata):
+    import warnings
+
+    import tracevis3d
+    from tracevis3d.model import TraceError
+
+    files = sorted(p for p in realdata.rglob("*") if p.suffix in (".json", ".gz"))
+    assert files
+    done = 0
+    for path in files:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                tr = tracevis3d.load(path)
+            except TraceError:
+                continue  # files the importer rejects are its tests' business
+        if len(tr) == 0:
+            continue
+        for color_by in ("function", "inclusive"):
+            spec = icicle_layout(tr, IcicleParams(color_by=color_by, resolution=(640, 360)))
+            m = spec.meta
+            assert m["n_boxes"] + m["n_clustered_calls"] == len(tr), path.name
+            for lay in spec.layers:
+                assert np.isfinite(lay.positions).all() and np.isfinite(lay.scales).all(), path.name
+                assert np.isfinite(lay.colors).all(), path.name
+        done += 1
+    assert done >= 10

@@ -265,20 +265,29 @@ def test_render_errors_and_transparency(tmp_path):
 
 
 @pytest.mark.slow
-def test_eevee_reads_instance_colours(tmp_path):
-    """EEVEE colours come from the material reading the instancer attribute."""
-    spec = _spec(show_labels=False, show_legend=False, show_axes=False, resolution=(160, 90))
-    img, _, _ = _render(tmp_path, "ee.png", show_labels=False, show_legend=False, show_axes=False,
-                        resolution=(160, 90))
+@pytest.mark.parametrize("engine", ["eevee", "cycles"])
+def test_material_reads_instance_colours(tmp_path, engine):
+    """EEVEE/Cycles colours come from the material reading the instancer attribute
+    ``tv_color``: overwrite the attribute and the rendered boxes follow it."""
     from tracevis3d.blender.render import render_figure
 
-    out = render_figure(tmp_path / "ee.png", engine="eevee", resolution=(160, 90), samples=4)
-    img = ref.load_png(out)
+    params = dict(show_labels=False, show_legend=False, show_axes=False, resolution=(160, 90))
+    spec = _spec(**params)
+    _render(tmp_path, "wb.png", **params)
     calls = spec.layer("calls")
-    cols = []
+    out = render_figure(tmp_path / "a.png", engine=engine, resolution=(160, 90), samples=8)
+    img = ref.load_png(out)
     for k in range(len(calls)):
         c, _ = _colour_at(img, _front_centre(calls, k))
         want = linear_to_srgb(calls.colors[k, :3])
         assert _chroma_dir(c) @ _chroma_dir(want) > 0.8, (k, c, want)
-        cols.append(c)
-    assert np.abs(cols[0] - cols[1]).max() > 0.1
+    ob = bpy.data.objects["TV3D_calls"]
+    n = len(calls)
+    green = np.tile(np.array([0.0, 1.0, 0.0, 1.0], np.float32), n)
+    ob.data.attributes["tv_color"].data.foreach_set("color", green)
+    ob.data.update_tag()
+    out = render_figure(tmp_path / "b.png", engine=engine, resolution=(160, 90), samples=8)
+    img = ref.load_png(out)
+    for k in range(n):
+        c, _ = _colour_at(img, _front_centre(calls, k))
+        assert c[1] > c[0] + 0.15 and c[1] > c[2] + 0.15, (k, c)

@@ -241,8 +241,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             key_names = list(key_names)
         key = key_of_func[func]
         weight = np.bincount(key, weights=end - start, minlength=len(key_names))
-        order = np.argsort(-weight, kind="stable")
-        order = order[weight[order] > 0]
+        present = np.bincount(key, minlength=len(key_names)) > 0
+        order = np.argsort(-weight, kind="stable")  # heaviest (total inclusive time) first
+        order = order[present[order]]
         k = int(params.max_colors)
         top = order[: k] if order.size <= k else order[: k - 1]
         cat_of_key = np.full(len(key_names), len(top), np.int64)
