@@ -291,3 +291,22 @@ def test_material_reads_instance_colours(tmp_path, engine):
     for k in range(n):
         c, _ = _colour_at(img, _front_centre(calls, k))
         assert c[1] > c[0] + 0.15 and c[1] > c[2] + 0.15, (k, c)
+
+
+def test_build_from_edit_mode_and_excluded_collection():
+    """Building works whatever state the user left the file in."""
+    from tracevis3d.blender.scene import build_icicle
+
+    bpy.ops.wm.read_factory_settings()  # the startup file: cube, light, camera
+    cube = bpy.data.objects["Cube"]
+    bpy.context.view_layer.objects.active = cube
+    bpy.ops.object.mode_set(mode="EDIT")
+    info = build_icicle(ref.reference_trace(), IcicleParams(resolution=RES))
+    assert cube.mode == "OBJECT"
+    n = len(bpy.data.collections["TraceVis3D"].objects)
+    assert n == len(info["objects"]["labels"]) + len(info["objects"]["layers"]) + 1 + len(info["objects"]["lights"])
+    bpy.context.view_layer.layer_collection.children["TraceVis3D"].exclude = True
+    build_icicle(ref.reference_trace(), IcicleParams(resolution=RES))
+    assert not bpy.context.view_layer.layer_collection.children["TraceVis3D"].exclude
+    assert len(bpy.data.collections["TraceVis3D"].objects) == n
+    assert bpy.context.scene.camera.name == info["objects"]["camera"]

@@ -227,6 +227,17 @@ def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
     return ob
 
 
+def _include_in_view_layer(coll, view_layer) -> None:
+    """Un-exclude ``coll`` in the view layer (excluded collections cannot be converted/rendered)."""
+    stack = [view_layer.layer_collection]
+    while stack:
+        lc = stack.pop()
+        if lc.collection == coll:
+            lc.exclude = False
+            return
+        stack.extend(lc.children)
+
+
 def _layer_collections(view_layer):
     out = []
     stack = [view_layer.layer_collection]
@@ -380,7 +391,12 @@ def write_scene_spec(spec: SceneSpec, collection_name: str = "TraceVis3D", progr
     report = progress or (lambda f, t: None)
     tm = {}
     t = time.perf_counter()
+    ob = bpy.context.view_layer.objects.active if bpy.context.view_layer else None
+    if ob is not None and ob.mode != "OBJECT":  # converting needs object mode (one op, not a loop)
+        with bpy.context.temp_override(active_object=ob, object=ob):
+            bpy.ops.object.mode_set(mode="OBJECT")
     coll = ensure_collection(collection_name, scene)
+    _include_in_view_layer(coll, bpy.context.view_layer)
     clear_collection(coll)
     tm["clear"] = time.perf_counter() - t
     t = time.perf_counter()
