@@ -266,7 +266,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     else:
         if params.color_by == "depth":
             v = depth / max(levels - 1, 1)
-            ticks = [(0.0, "depth 0"), (1.0, f"depth {levels - 1}")]
+            shown = np.arange(levels) if levels <= 8 else np.unique(np.linspace(0, levels - 1, 5).round().astype(int))
+            ticks = [(d_ / max(levels - 1, 1), f"depth {d_}") for d_ in shown.tolist()]
         else:
             m = _measure(trace, idx, params.color_by)
             v = _log_norm(m)
