@@ -79,9 +79,29 @@ def run_driver() -> dict:
         tail = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("EGL")][-3:]
         steps[crashed] = {"ok": False, "detail": f"Blender crashed in this step (exit {r.returncode}): {tail}"}
         skip.append(crashed)
-    res = {"steps": steps, "stderr": stderr, "stdout": stdout}
+    res = {"steps": steps, "stderr": stderr, "stdout": stdout, "work": work, "env": env}
     _MEMO["driver"] = res
     return res
+
+
+def run_driver_real(realdata: pathlib.Path) -> dict:
+    """The operators on real trace files, in the first run's user folders (installed, warm)."""
+    if "real" in _MEMO:
+        return _MEMO["real"]
+    first = run_driver()
+    r = subprocess.run([sys.executable, str(DRIVER), str(first["work"]), "--real", str(realdata)],
+                       capture_output=True, text=True, timeout=1800, env=first["env"], cwd=str(first["work"]))
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{") and '"steps"' in ln]
+    steps = json.loads(lines[-1])["steps"] if lines else {}
+    progress = first["work"] / "driver-real-progress.json"
+    if not lines and progress.is_file():
+        state = json.loads(progress.read_text())
+        steps = state["steps"]
+        if state.get("current"):
+            tail = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("EGL")][-3:]
+            steps[state["current"]] = {"ok": False, "detail": f"Blender crashed in this step (exit {r.returncode}): {tail}"}
+    _MEMO["real"] = {"steps": steps, "stderr": r.stderr, "stdout": r.stdout}
+    return _MEMO["real"]
 
 
 def check_step(res: dict, step: str) -> None:

@@ -1,6 +1,7 @@
 """Driver run in a fresh process by tests/test_extension.py (not a test module by itself).
 
     python tests/test_extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
+    python tests/test_extension_driver.py WORKDIR --real REALDATA_DIR   (after the first run)
 
 Installs the zip through ``bpy.ops.extensions.package_install_files`` into the (isolated)
 user repository, enables it, runs its operators on a small real trace file, saves and
@@ -526,7 +527,102 @@ def main(zip_path: str, work: str) -> None:
         return not left and not taken, f"left={left} cli={taken}"
 
 
+def main_real(work: str, realdata: str) -> None:
+    """Second run, same user folders (extension installed, numba cache warm): the operators on
+    real trace files from ../shared/realdata (JSON, .json.gz, and native .npz written here)."""
+    work, real = pathlib.Path(work), pathlib.Path(realdata)
+    import bpy
+    import numpy as np
+
+    @step("real_enable")
+    def _():
+        bpy.ops.preferences.addon_enable(module=PKG)
+        return hasattr(bpy.types.Scene, "tracevis3d"), "enabled"
+
+    ops = bpy.ops.tracevis3d
+    s = bpy.context.scene.tracevis3d
+    core = sys.modules.get(f"{PKG}.tracevis3d")
+
+    def n_boxes():
+        coll = bpy.data.collections.get("TraceVis3D")
+        n = 0
+        for ob in (coll.objects if coll else ()):
+            if ob.type == "POINTCLOUD" and "call_index" in ob.data.attributes:
+                n += len(ob.data.attributes["call_index"].data)
+        return n
+
+    def render(name, engine, w, h):
+        out = work / name
+        s.render_engine, s.resolution_x, s.resolution_y, s.render_output = engine, w, h, str(out)
+        r = ops.render_figure()
+        img = bpy.data.images.load(str(out))
+        px = np.empty(img.size[0] * img.size[1] * 4, np.float32)
+        img.pixels.foreach_get(px)
+        size = tuple(img.size)
+        bpy.data.images.remove(img)
+        distinct = len(np.unique((px.reshape(-1, 4)[:, :3] * 255).astype(np.uint8), axis=0))
+        return r, size, distinct
+
+    multithread = real / "viztracer-examples" / "multithread.json"
+
+    @step("real_import_build_json")
+    def _():
+        r = ops.import_trace(filepath=str(multithread), build=True)
+        t = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(multithread))
+        return r == {"FINISHED"} and t.n_threads == 5 and n_boxes() > 0, \
+            f"{r} {len(t)} calls, {t.n_threads} threads, {n_boxes()} boxes"
+
+    @step("real_render_workbench")
+    def _():
+        r, size, distinct = render("real_workbench.png", "BLENDER_WORKBENCH", 320, 180)
+        return r == {"FINISHED"} and size == (320, 180) and distinct >= 8, f"{r} {size} {distinct} colours"
+
+    @step("real_render_eevee")
+    def _():
+        r, size, distinct = render("real_eevee.png", "BLENDER_EEVEE", 160, 90)
+        return r == {"FINISHED"} and size == (160, 90) and distinct >= 8, f"{r} {size} {distinct} colours"
+
+    @step("real_show_call")
+    def _():
+        t = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(multithread))
+        i = int(np.argmax(t.end - t.start))
+        r = ops.show_call(call_index=i)
+        name = t.function_names[t.func[i]]
+        return r == {"FINISHED"} and name in s.picked_text, f"{r} call {i} {name!r}: {s.picked_text[:200]!r}"
+
+    @step("real_native_npz")
+    def _():
+        t = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(multithread))
+        npz = work / "multithread.tv3d.npz"
+        core.save(t, str(npz))
+        r = ops.import_trace(filepath=str(npz), build=True)
+        back = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(npz))
+        return r == {"FINISHED"} and len(back) == len(t) and s.trace_path == str(npz), \
+            f"{r} {len(back)} calls (json had {len(t)})"
+
+    @step("real_import_build_gz")
+    def _():
+        gz = real / "hta-trace-diff" / "control.json.gz"
+        s.resolution_x, s.resolution_y = 640, 360
+        r = ops.import_trace(filepath=str(gz), build=True)
+        t = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(gz))
+        return r == {"FINISHED"} and len(t) > 1000 and n_boxes() > 0, f"{r} {len(t)} calls, {n_boxes()} boxes"
+
+    @step("real_disable")
+    def _():
+        bpy.ops.preferences.addon_disable(module=PKG)
+        left = leftovers(bpy)
+        return not left, f"left={left}"
+
+
 if __name__ == "__main__":
+    if "--real" in sys.argv:
+        PROGRESS_FILE = pathlib.Path(sys.argv[1]) / "driver-real-progress.json"
+        try:
+            main_real(sys.argv[1], sys.argv[sys.argv.index("--real") + 1])
+        finally:
+            print(json.dumps({"steps": STEPS}), flush=True)
+        sys.exit(0)
     if "--skip" in sys.argv:
         SKIP.update(sys.argv[sys.argv.index("--skip") + 1].split(","))
     PROGRESS_FILE = pathlib.Path(sys.argv[2]) / "driver-progress.json"

@@ -7,7 +7,7 @@ render a small figure, save and reopen the .blend, and the error reports for bad
 """
 import pytest
 
-from test_extension import check_step, run_driver
+from test_extension import check_step, run_driver, run_driver_real
 
 OPERATOR_STEPS = [
     "params_match_icicle_defaults",
@@ -39,3 +39,23 @@ def driver_results():
 @pytest.mark.parametrize("step", OPERATOR_STEPS)
 def test_operator(driver_results, step):
     check_step(driver_results, step)
+
+
+REAL_STEPS = [
+    "real_enable",
+    "real_import_build_json",
+    "real_render_workbench",
+    "real_render_eevee",
+    "real_show_call",
+    "real_native_npz",
+    "real_import_build_gz",
+    "real_disable",
+]
+
+
+@pytest.mark.blender
+@pytest.mark.slow
+@pytest.mark.parametrize("step", REAL_STEPS)
+def test_operator_on_real_traces(realdata, step):
+    """VizTracer JSON (5 threads), its native .npz, and a PyTorch profiler .json.gz."""
+    check_step(run_driver_real(realdata), step)
