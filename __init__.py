@@ -7,7 +7,8 @@ operators, panel, a ``load_post`` handler and the command line command::
 
     blender --background --command tracevis3d render-icicle TRACE -o fig.png [...]
 
-``unregister()`` removes every one of them again (safe to call twice).
+``unregister()`` removes every one of them again and gives NUMBA_CACHE_DIR back (safe to
+call twice).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import sys
 
 import bpy
 
-_state = {"cli": None, "registered": False}
+_UNSET = object()
+_state = {"cli": None, "registered": False, "numba_cache_before": _UNSET}
 
 
 def _numba_cache_dir() -> str | None:
@@ -30,10 +32,30 @@ def _numba_cache_dir() -> str | None:
 def _configure_numba() -> None:
     cache = _numba_cache_dir()
     if cache:
+        _state["numba_cache_before"] = os.environ.get("NUMBA_CACHE_DIR")
         os.environ["NUMBA_CACHE_DIR"] = cache
     from .tracevis3d import _numba_env  # first import of the core: after the env is set
 
     _numba_env.configure(cache)  # also tells an already imported numba
+
+
+def _restore_numba() -> None:
+    """Give NUMBA_CACHE_DIR back (other add-ons' numba must not write into our folder)."""
+    before = _state["numba_cache_before"]
+    if before is _UNSET:
+        return
+    _state["numba_cache_before"] = _UNSET
+    if before is None:
+        os.environ.pop("NUMBA_CACHE_DIR", None)
+    else:
+        os.environ["NUMBA_CACHE_DIR"] = before
+    if "numba" in sys.modules:
+        try:
+            from numba.core import config
+
+            config.reload_config()
+        except Exception:  # noqa: BLE001  best effort, never block unregistering
+            pass
 
 
 def _cli_command(argv) -> int:
@@ -98,4 +120,5 @@ def unregister():
     operators.unregister()
     properties.unregister()
     session.clear_cache()
+    _restore_numba()
     _state["registered"] = False

@@ -84,10 +84,17 @@ def settings_of(context):
 
 
 def abspath(path: str) -> str:
-    """A Blender path ('//' = next to the .blend) as an absolute file-system path."""
+    """A Blender path as an absolute file-system path.
+
+    '//' means "next to the .blend"; while the .blend is unsaved there is no such folder, so
+    '//' then means the user's home folder (the operators report the full path they used).
+    """
     if not path or not path.strip():
         return ""
-    return os.path.abspath(bpy.path.abspath(path.strip()))
+    path = path.strip()
+    if path.startswith("//") and not bpy.data.filepath:
+        return os.path.abspath(os.path.join(os.path.expanduser("~"), path[2:]))
+    return os.path.abspath(bpy.path.abspath(path))
 
 
 def trace_path_of(context) -> str:

@@ -58,6 +58,7 @@ def run_driver() -> dict:
         d.mkdir(parents=True)
         env[f"BLENDER_USER_{var}"] = str(d)
     env.pop("NUMBA_CACHE_DIR", None)  # the extension must choose it
+    env["HOME"] = str(work)  # '//' paths of an unsaved .blend resolve to the home folder
     steps, skip, stderr, stdout = {}, [], "", ""
     for _attempt in range(4):  # a step that crashes Blender is recorded, then skipped
         cmd = [sys.executable, str(DRIVER), str(ext), str(work)] + (["--skip", ",".join(skip)] if skip else [])

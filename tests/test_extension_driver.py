@@ -148,6 +148,8 @@ def leftovers(bpy, ext_module_handlers_prefix=PKG):
                 found.append(f"menu {menu}: {fn.__name__}")
     if PKG in bpy.context.preferences.addons:
         found.append("still in preferences.addons")
+    if "tracevis3d" in os.environ.get("NUMBA_CACHE_DIR", ""):
+        found.append(f"NUMBA_CACHE_DIR={os.environ['NUMBA_CACHE_DIR']}")
     return found
 
 
@@ -416,6 +418,20 @@ def main(zip_path: str, work: str) -> None:
         px = px.reshape(h, w, 4)[..., :3]
         distinct = len(np.unique((px * 255).astype(np.uint8).reshape(-1, 3), axis=0))
         return (w, h) == (192, 108) and distinct >= 4, f"size={w}x{h} distinct colours={distinct}"
+
+    @step("op_render_relative_path_unsaved_blend")
+    def _():
+        """'//' with an unsaved .blend resolves to the home folder (HOME is the work dir here)."""
+        if (s := blender_layer("render")) is not True:
+            return s
+        assert not bpy.data.filepath
+        settings.render_output = "//figures/unsaved.png"
+        expect = pathlib.Path(os.path.expanduser("~")) / "figures" / "unsaved.png"
+        with captured_fds() as cap:
+            r = ops.render_figure()
+        print(cap["text"], end="")
+        return r == {"FINISHED"} and expect.is_file() and str(expect) in cap["text"], \
+            f"{r} expected {expect} exists={expect.is_file()}"
 
     @step("op_render_bad_output_reports")
     def _():

@@ -20,6 +20,7 @@ OPERATOR_STEPS = [
     "op_show_call",
     "op_show_call_errors",
     "op_render",
+    "op_render_relative_path_unsaved_blend",
     "op_render_bad_output_reports",
     "saved_blend_reopens",
     "cli_via_extension",
