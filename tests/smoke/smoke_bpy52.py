@@ -107,7 +107,7 @@ def main(argv):
                   and not any(h.startswith("numpy") for h in have))
             return ok, f"{r} wheels in {site.name}: {[h for h in have if not h.endswith('info')]}"
 
-        check("extension installs (cp313 wheels) and enables", install)
+        check(f"extension installs (cp{sys.version_info[0]}{sys.version_info[1]} wheels) and enables", install)
 
         def operators():
             ops = bpy.ops.tracevis3d
