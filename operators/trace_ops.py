@@ -86,6 +86,9 @@ class TRACEVIS3D_OT_import_trace(Operator):
                 build_scene(context, trace, settings, progress)
             finally:
                 progress.end()
+            from ..tracevis3d.blender.scene import frame_view
+
+            frame_view(context)  # a new scene: look at it (no-op headless)
             msg += "; scene built"
         self.report({"INFO"}, msg)
         return {"FINISHED"}
