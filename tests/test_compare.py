@@ -347,14 +347,17 @@ def test_join_equals_bitset_bruteforce_on_larger_sets():
     size = np.diff(ptr)
     bits_a = sets_to_bitsets(ptr, items, rows_a, 3)
     bits_b = sets_to_bitsets(ptr, items, rows_b, 3)
+    # every path: window popcount always / cost model / filter always / no B bitsets
+    paths = [dict(brute_factor=0.0), dict(), dict(brute_factor=1e18), dict(max_bitset_bytes=0)]
     for tau in (0.1, 0.2, 0.5, 0.9):
-        cptr, cb, cs = jaccard_join(ptr, items, rows_a, rows_b, tau, n_items, n_chunks=7,
-                                    chunk_cap=300)   # tiny chunks: exercises the resume rounds
-        got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
         exp = jaccard_join_bruteforce(bits_a, size[rows_a], bits_b, size[rows_b], tau)
         assert len(exp[0]) > 0
-        for g, e in zip(got, exp):
-            assert np.array_equal(g, e)
+        for kw in paths:
+            cptr, cb, cs = jaccard_join(ptr, items, rows_a, rows_b, tau, n_items, n_chunks=7,
+                                        chunk_cap=300, **kw)   # tiny chunks: resume rounds
+            got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
+            for g, e in zip(got, exp):
+                assert np.array_equal(g, e), (tau, kw)
 
 
 def test_gamma_and_shape_classes_on_synthetic():

@@ -152,6 +152,31 @@ def _csr_by(keys: np.ndarray, n_rows: int) -> np.ndarray:
     return ptr
 
 
+def gamma_classes(a: Trace, b: Trace):
+    """Γ-set classes of the calls of A then B, with one function vocabulary (by name).
+
+    Returns ``(functions, cls, class_ptr, class_items)``: ``cls[:len(a)]`` are A's
+    classes, ``cls[len(a):]`` B's; the set of class k is
+    ``class_items[class_ptr[k]:class_ptr[k+1]]`` (indices into ``functions``).
+    """
+    functions: list = []
+    index: dict = {}
+    maps = []
+    for t in (a, b):
+        m = np.empty(len(t.function_names), np.int32)
+        for i, nm in enumerate(t.function_names):   # per function, not per call
+            j = index.get(nm)
+            if j is None:
+                j = index[nm] = len(functions)
+                functions.append(nm)
+            m[i] = j
+        maps.append(m)
+    func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
+    end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
+    cls, class_ptr, class_items = subtree_gamma_classes(func, end, len(functions))
+    return functions, cls, class_ptr, class_items
+
+
 def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bins: int = 200,
                    aligned_tol: float | None = None, max_period: int = 8,
                    threads_a=None, threads_b=None, window_a=None, window_b=None) -> Comparison:
@@ -187,24 +212,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
     n_a, n_b = len(a), len(b)
 
-    # one function vocabulary for both traces, by name
-    functions: list = []
-    index: dict = {}
-    maps = []
-    for t in (a, b):
-        m = np.empty(len(t.function_names), np.int32)
-        for i, nm in enumerate(t.function_names):
-            j = index.get(nm)
-            if j is None:
-                j = index[nm] = len(functions)
-                functions.append(nm)
-            m[i] = j
-        maps.append(m)
-    func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
-    end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + n_a]).astype(np.int32)
-
-    # Γ-set classes (Eq. 2), shared ids
-    cls, class_ptr, class_items = subtree_gamma_classes(func, end, len(functions))
+    functions, cls, class_ptr, class_items = gamma_classes(a, b)
     class_a = cls[:n_a]
     class_b = cls[n_a:]
     rows_a = np.unique(class_a).astype(np.int32)       # class of each A row

@@ -1,0 +1,206 @@
+"""Benchmark of the TraceDiff comparison (tracevis3d.compare), one table per run.
+
+    .venv/bin/python bench/bench_compare.py                 # 100k join + 1M whole compare
+    .venv/bin/python bench/bench_compare.py --n 20000 --big 0 --peer-frac 1
+
+Workload: a = synthetic_trace(n, seed=1), b = perturb(a, seed=2) (the "second run").
+1. Class-level join on the distinct Γ-sets of A and B (TraceDiff Eq. 3, tau): ours
+   (`kernels.setjoin.jaccard_join`) against the peer `SetSimilaritySearch`
+   (SearchIndex(B, "jaccard", tau).query(a) per set of A; it reports s >= tau, so its
+   output is filtered to s > tau before the check) and a plain numba bitset/popcount
+   brute force (`jaccard_join_bruteforce`, parallel).  Outputs are checked identical
+   (pairs exactly, similarities to 1e-12) before the times are reported.
+2. The whole `compare_traces` at n and at --big calls, each in a fresh subprocess
+   (warm numba cache), with its peak RSS (getrusage).
+3. Numba cold start: first `compare` in a subprocess with an EMPTY numba cache
+   directory (compile everything), then with that cache filled.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product code)
+
+import tracevis3d  # noqa: E402
+from tracevis3d.compare import compare_traces, gamma_classes  # noqa: E402
+from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  # noqa: E402
+                                        sets_to_bitsets)
+from tracevis3d.synthetic import perturb, synthetic_trace  # noqa: E402
+
+
+def workload(n):
+    a = synthetic_trace(n, seed=1)
+    b = perturb(a, seed=2)
+    return a, b
+
+
+def class_sets(a, b):
+    functions, cls, ptr, items = gamma_classes(a, b)
+    rows_a = np.unique(cls[: len(a)]).astype(np.int32)
+    rows_b = np.unique(cls[len(a):]).astype(np.int32)
+    return functions, ptr, items, rows_a, rows_b
+
+
+def best_of(f, repeat):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = f()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def as_set(ra, rb, s):
+    return dict(zip(zip(ra.tolist(), rb.tolist()), s.tolist()))
+
+
+def same(d1, d2):
+    if d1.keys() != d2.keys():
+        return False
+    return all(abs(d1[k] - d2[k]) <= 1e-12 for k in d1)
+
+
+def run_join(n, tau, peer_frac, repeat):
+    a, b = workload(n)
+    functions, ptr, items, rows_a, rows_b = class_sets(a, b)
+    nf = len(functions)
+    size = np.diff(ptr)
+    # warm up (compile / load the numba cache) on a tiny input
+    jaccard_join(ptr, items, rows_a[:5], rows_b[:5], tau, nf)
+    t_ours, (cptr, cq, cs) = best_of(lambda: jaccard_join(ptr, items, rows_a, rows_b, tau, nf), repeat)
+    ours = as_set(np.repeat(np.arange(len(rows_a)), np.diff(cptr)), cq, cs)
+    rows = [("ours: prefix + size filters, bitset verify (numba, parallel)", t_ours, len(ours), True, "")]
+
+    nw = (nf + 63) // 64
+    bits_a = sets_to_bitsets(ptr, items, rows_a, nw)
+    bits_b = sets_to_bitsets(ptr, items, rows_b, nw)
+    jaccard_join_bruteforce(bits_a[:3], size[rows_a[:3]], bits_b[:3], size[rows_b[:3]], tau)
+    t_bf, bf = best_of(lambda: jaccard_join_bruteforce(bits_a, size[rows_a], bits_b, size[rows_b], tau), 1)
+    rows.append(("numba bitset/popcount brute force (parallel)", t_bf, len(bf[0]), same(ours, as_set(*bf)), ""))
+
+    if peer_frac > 0:
+        from SetSimilaritySearch import SearchIndex
+
+        sets_b = [items[ptr[c]:ptr[c + 1]].tolist() for c in rows_b]
+        m = max(1, int(round(len(rows_a) * peer_frac)))
+        sets_a = [items[ptr[c]:ptr[c + 1]].tolist() for c in rows_a[:m]]
+        t0 = time.perf_counter()
+        index = SearchIndex(sets_b, similarity_func_name="jaccard", similarity_threshold=tau)
+        t1 = time.perf_counter()
+        found = {}
+        for r, x in enumerate(sets_a):
+            for q, s in index.query(x):
+                if s > tau:
+                    found[(r, q)] = s
+        t2 = time.perf_counter()
+        mine = {k: v for k, v in ours.items() if k[0] < m}
+        t_peer = (t1 - t0) + (t2 - t1) / (m / len(rows_a))
+        note = "" if m == len(rows_a) else f"measured on {m}/{len(rows_a)} queries, extrapolated"
+        rows.append(("SetSimilaritySearch SearchIndex(B).query(a) (Python)", t_peer,
+                     len(found) if m == len(rows_a) else None, same(mine, found), note))
+    stats = dict(calls_a=len(a), calls_b=len(b), functions=nf, sets_a=len(rows_a), sets_b=len(rows_b),
+                 class_pairs=len(ours), mean_set=float(size[rows_a].mean()))
+    return rows, stats
+
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {repo!r})
+t0 = time.perf_counter()
+import tracevis3d
+from tracevis3d.compare import compare_traces
+from tracevis3d.synthetic import synthetic_trace, perturb
+t_import = time.perf_counter() - t0
+mode = {mode!r}
+if mode == "cold":
+    a = synthetic_trace(300, seed=1); b = perturb(a, seed=2)
+    t = time.perf_counter(); compare_traces(a, b); t_first = time.perf_counter() - t
+    t = time.perf_counter(); compare_traces(a, b); t_second = time.perf_counter() - t
+    print(json.dumps(dict(import_s=t_import, first_s=t_first, second_s=t_second)))
+else:
+    n = {n}
+    a = synthetic_trace(n, seed=1); b = perturb(a, seed=2)
+    w = synthetic_trace(300, seed=1)
+    compare_traces(w, perturb(w, seed=2))           # load the numba cache first
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter(); c = compare_traces(a, b); dt = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    s = c.summary()
+    s.update(compare_s=dt, peak_rss_mb=rss / 1024, rss_before_mb=rss0 / 1024,
+             inputs_mb=(a.nbytes + b.nbytes) / 2**20)
+    print(json.dumps(s))
+"""
+
+
+def child(mode, n=0, cache_dir=None, mem_limit_gb=12):
+    env = dict(os.environ)
+    if cache_dir:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    code = CHILD.format(repo=str(REPO), mode=mode, n=n)
+    pre = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({mem_limit_gb << 30}, {mem_limit_gb << 30}))\n"
+    p = subprocess.run([sys.executable, "-c", pre + code], env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000, help="calls per trace for the join table")
+    ap.add_argument("--big", type=int, default=1_000_000, help="calls per trace, whole compare (0: skip)")
+    ap.add_argument("--tau", type=float, default=0.2)
+    ap.add_argument("--peer-frac", type=float, default=0.1,
+                    help="share of A's sets the peer is timed on (1 = all; 0 = skip the peer)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    import numba
+
+    print(f"# bench_compare  numba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads, "
+          f"{os.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.1f} at start")
+    rows, st = run_join(args.n, args.tau, args.peer_frac, args.repeat)
+    print(f"\n## 1. class-level join, tau={args.tau}: {st['calls_a']}/{st['calls_b']} calls, "
+          f"{st['functions']} functions, {st['sets_a']}/{st['sets_b']} distinct Γ-sets "
+          f"(mean size {st['mean_set']:.1f}), {st['class_pairs']} class pairs above tau")
+    t_ours = rows[0][1]
+    print(f"| {'method':70s} | {'time s':>8s} | {'× ours':>7s} | {'pairs':>10s} | same | note")
+    print(f"|{'-' * 72}|{'-' * 10}|{'-' * 9}|{'-' * 12}|------|-----")
+    for name, t, n_pairs, ok, note in rows:
+        print(f"| {name:70s} | {t:8.3f} | {t / t_ours:7.1f} | {str(n_pairs):>10s} | {'yes' if ok else 'NO':4s} | {note}")
+
+    print("\n## 2. whole compare_traces (fresh process, warm numba cache)")
+    print(f"| {'calls per trace':>15s} | {'time s':>8s} | {'peak RSS MB':>11s} | summary")
+    print(f"|{'-' * 17}|{'-' * 10}|{'-' * 13}|-------")
+    for n in [args.n] + ([args.big] if args.big else []):
+        r = child("big", n)
+        if "error" in r:
+            print(f"| {n:15d} | {'failed':>8s} | {'':>11s} | {r['error']}")
+        else:
+            summ = {k: r[k] for k in ("classes_a", "classes_b", "class_pairs", "pairs_total",
+                                      "pairs_kept", "groups")}
+            print(f"| {n:15d} | {r['compare_s']:8.2f} | {r['peak_rss_mb']:11.0f} | {summ}")
+
+    print("\n## 3. numba cold start (compare of two 300-call traces in a fresh process)")
+    with tempfile.TemporaryDirectory(prefix="tv3d-numba-") as d:
+        cold = child("cold", cache_dir=d)
+        warm = child("cold", cache_dir=d)
+    print(f"| {'cache':12s} | {'import s':>8s} | {'first compare s':>15s} | {'second s':>8s}")
+    print(f"|{'-' * 14}|{'-' * 10}|{'-' * 17}|{'-' * 10}")
+    for nm, r in (("empty", cold), ("filled", warm)):
+        if "error" in r:
+            print(f"| {nm:12s} | failed: {r['error']}")
+        else:
+            print(f"| {nm:12s} | {r['import_s']:8.2f} | {r['first_s']:15.2f} | {r['second_s']:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
