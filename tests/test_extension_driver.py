@@ -196,7 +196,11 @@ def main(zip_path: str, work: str) -> None:
         addon_dir = pathlib.Path(sys.modules[PKG].__file__).parent
         ok = (d == expect and os.path.isdir(d) and pathlib.Path(d).is_relative_to(ext_dir)
               and not pathlib.Path(d).is_relative_to(addon_dir) and config.CACHE_DIR == d)
-        return ok, f"NUMBA_CACHE_DIR={d!r} expected {expect!r}; numba config {config.CACHE_DIR!r}"
+        import numba
+
+        origin = "the extension's wheels" if pathlib.Path(numba.__file__).is_relative_to(ext_dir) else "the Python environment"
+        return ok, (f"NUMBA_CACHE_DIR={d!r} expected {expect!r}; numba config {config.CACHE_DIR!r}; "
+                    f"numba {numba.__version__} from {origin} ({numba.__file__})")
 
     @step("registered_things")
     def _():
