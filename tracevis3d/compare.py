@@ -41,8 +41,10 @@ class Comparison:
       ``class_a[i]`` / ``class_b[j]``: class of call i of A / call j of B (int32);
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
-    Class pairs (COMPLETE and exact): ``class_pairs`` structured (a, b, sim),
-      every pair of a class of A and a class of B with Jaccard > tau, sorted by (a, b).
+    Class pairs (COMPLETE and exact): ``class_pair_a``, ``class_pair_b`` (int32 class
+      ids) and ``class_pair_sim`` (float64 Jaccard), every pair of a class of A and a
+      class of B with Jaccard > tau, sorted by (a, b); ``class_pairs`` is the same as
+      one structured array (a, b, sim), built on first access.
     ``n_pairs_total``: the exact number of call pairs (f_A, f_B) with s > tau,
       Σ over class pairs of (#calls of a in A) × (#calls of b in B).
     Call pairs (KEPT under a bound): ``pairs`` structured
@@ -78,7 +80,9 @@ class Comparison:
     class_b: np.ndarray
     class_ptr: np.ndarray
     class_items: np.ndarray
-    class_pairs: np.ndarray
+    class_pair_a: np.ndarray
+    class_pair_b: np.ndarray
+    class_pair_sim: np.ndarray
     n_pairs_total: int
     pairs: np.ndarray
     groups: np.ndarray
@@ -97,8 +101,20 @@ class Comparison:
         return int(self.class_ptr.shape[0] - 1)
 
     @property
+    def class_pairs(self) -> np.ndarray:
+        """Structured (a, b, sim) view of the class pairs (a copy, made once)."""
+        cp = self.__dict__.get("_class_pairs")
+        if cp is None:
+            cp = np.empty(self.class_pair_a.shape[0], CLASS_PAIR_DTYPE)
+            cp["a"] = self.class_pair_a
+            cp["b"] = self.class_pair_b
+            cp["sim"] = self.class_pair_sim
+            self.__dict__["_class_pairs"] = cp
+        return cp
+
+    @property
     def n_class_pairs(self) -> int:
-        return int(self.class_pairs.shape[0])
+        return int(self.class_pair_a.shape[0])
 
     @property
     def n_pairs_kept(self) -> int:
@@ -224,13 +240,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # exact class-level join (Eq. 3): a CSR over A's class rows
     ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau, len(functions))
-    pair_row_a = np.repeat(np.arange(rows_a.size, dtype=np.int32), np.diff(ptr_a))
-    class_pairs = np.empty(part_a.size, CLASS_PAIR_DTYPE)
-    class_pairs["a"] = rows_a[pair_row_a]     # sorted by (a, b): rows ascend with class ids
-    class_pairs["b"] = rows_b[part_a]
-    class_pairs["sim"] = sim_a
-    n_pairs_total = int(np.dot(count_a[pair_row_a], count_b[part_a])) if part_a.size else 0
-    del pair_row_a
+    per_row = np.diff(ptr_a)
+    class_pair_a = np.repeat(rows_a, per_row)    # sorted by (a, b): rows ascend with class ids
+    class_pair_b = rows_b[part_a]
+    class_pair_sim = sim_a                        # shared, not copied
+    csum = np.concatenate([[0], np.cumsum(count_b[part_a])])
+    n_pairs_total = int(np.dot(count_a, csum[ptr_a[1:]] - csum[ptr_a[:-1]]))
+    del csum
 
     # the same pairs per B row; the top similarity tiers per row for the call-pair bound
     ptr_b, part_b, sim_b = transpose_csr(ptr_a, part_a, sim_a, rows_b.size)
@@ -313,7 +329,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     return Comparison(
         a=a, b=b, tau=tau, top_k=int(top_k), functions=functions,
         class_a=class_a, class_b=class_b, class_ptr=class_ptr, class_items=class_items,
-        class_pairs=class_pairs, n_pairs_total=n_pairs_total, pairs=pairs, groups=groups,
+        class_pair_a=class_pair_a, class_pair_b=class_pair_b, class_pair_sim=class_pair_sim,
+        n_pairs_total=n_pairs_total, pairs=pairs, groups=groups,
         overview_a=ov_a, overview_b=ov_b, overview_delta_a=dl_a, overview_delta_b=dl_b,
         overview_edges_a=np.linspace(0.0, span_a, int(n_bins) + 1),
         overview_edges_b=np.linspace(0.0, span_b, int(n_bins) + 1),
