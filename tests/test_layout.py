@@ -237,6 +237,11 @@ def test_thread_and_window_selection():
     assert lo.min() >= -1e-4 and hi.max() <= L + 1e-4  # clipped to the window
     with pytest.raises(ValueError, match="no calls"):
         icicle_layout(tr, IcicleParams(time_window=(1e12, 2e12)))
+    spec = icicle_layout(tr, IcicleParams(max_depth=1, cluster_px=0))
+    ci = spec.layer("calls").attributes["call_index"]
+    assert np.array_equal(np.sort(ci), np.flatnonzero(tr.depth <= 1)) and spec.meta["levels"] == 2
+    with pytest.raises(ValueError, match="max_depth"):
+        IcicleParams(max_depth=-1).validate()
     with pytest.raises(ValueError, match="no thread named"):
         icicle_layout(tr, IcicleParams(threads=["nope"]))
 

@@ -81,6 +81,7 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--thread", action="append", type=_thread, metavar="T",
                    help="thread index or name (repeatable); default all")
     r.add_argument("--window", type=_window, metavar="T0:T1", help="time window, µs from the trace start")
+    r.add_argument("--max-depth", type=int, metavar="D", help="show stack levels 0..D only")
     r.add_argument("--save", metavar="SCENE.blend", help="also save the scene as a .blend file")
     r.add_argument("--samples", type=int, help="render samples (EEVEE/Cycles; Workbench anti-aliasing)")
     r.add_argument("--transparent", action="store_true", help="transparent background")
@@ -147,7 +148,7 @@ def render_icicle(args) -> str:
         raise CLIError(f"--samples must be >= 1, got {args.samples}", 2)
     params = IcicleParams(
         extrude_measure=args.extrude, color_by=args.color_by, threads=args.thread,
-        time_window=args.window, resolution=args.resolution, orthographic=args.orthographic,
+        time_window=args.window, max_depth=args.max_depth, resolution=args.resolution, orthographic=args.orthographic,
         show_labels=not args.no_labels, show_legend=not args.no_legend,
     )
     try:

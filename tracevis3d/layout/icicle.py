@@ -37,7 +37,7 @@ EXTRUDE_MEASURES = ("constant", "inclusive", "self", "calls")
 COLOR_BY = ("function", "module", "depth", "inclusive", "self")
 SEQ_BINS = 16  # materials for continuous colours (Workbench shows the bin colour)
 CLUSTER_BINS = 4
-MIN_TEXT_PX = 6.0  # labels whose text would be shorter than this are not drawn
+MIN_TEXT_PX = 8.0  # labels whose text would be shorter than this are not drawn
 CHAR_WIDTH = 0.60  # average advance of Blender's default font, in units of the text size
 OTHER_COLOR = (0.36, 0.36, 0.36)  # linear grey for "other"
 TEXT_DARK = (0.012, 0.012, 0.015, 1.0)
@@ -53,6 +53,7 @@ class IcicleParams:
     color_by: str = "function"
     threads: list | None = None  # thread indices or names; None = all
     time_window: tuple | None = None  # (t0, t1) µs from the trace origin; None = all
+    max_depth: int | None = None  # show stack levels 0..max_depth only; None = all
     resolution: tuple = (1920, 1080)
     cluster_px: float = 1.0
     label_min_px: float = 48.0
@@ -124,6 +125,8 @@ class IcicleParams:
             raise ValueError("time_length and lane_depth must be > 0")
         if self.lane_gap is not None and not (math.isfinite(self.lane_gap) and self.lane_gap >= 0):
             raise ValueError(f"lane_gap must be None or >= 0, got {self.lane_gap!r}")
+        if self.max_depth is not None and not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 0):
+            raise ValueError(f"max_depth must be None or an integer >= 0, got {self.max_depth!r}")
         if not 2 <= int(self.max_colors) <= 64:
             raise ValueError(f"max_colors must be within 2..64, got {self.max_colors!r}")
         if not 0.0 < self.elevation < 89.0:
@@ -159,6 +162,8 @@ def _select(trace: Trace, params: IcicleParams):
     if params.time_window is not None:
         t0, t1 = params.time_window
         mask &= (trace.end >= t0) & (trace.start <= t1)
+    if params.max_depth is not None:
+        mask &= trace.depth <= params.max_depth
     idx = np.flatnonzero(mask).astype(np.int64)
     if idx.size == 0:
         raise ValueError("no calls to show: the trace is empty or the thread/time selection matches nothing")
@@ -295,7 +300,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     # share the image height among the lanes: each lane shows H·cos(el) of front face and
     # D·sin(el) of extrusion; aim for ~80 % of a frame of the render aspect, 70/30 split
     avail = 0.8 * L * res[1] / res[0] / n_lanes
-    h_max = 0.1 * L
+    h_max = min(0.1 * L, 0.45 * L / levels)  # a lane is at most about half as tall as it is long
     h = float(np.clip(0.7 * avail / (levels * math.cos(el)), 0.02, h_max))  # level height
     D = float(min(D, max(0.3 * avail / math.sin(el), 0.1)))
     D_max = float(params.lane_depth)
@@ -311,7 +316,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         lane_centres = np.stack([np.full(n_lanes, L / 2), lane_y + D / 2, np.full(n_lanes, H / 2)], 1)
         cam0 = fit_camera(corners, to_cam, res, params.orthographic, params.lens_mm)
         px0 = world_per_pixel(cam0, lane_centres, res)
-        ui_size = float(max(14.0 * px0.max(), 0.6 * h))  # lane names, legend, axis
+        ui_size = float(max(14.0 * px0.max(), min(0.6 * h, 22.0 * px0.max())))  # lane names, legend, axis
 
         # --- lane names, axis ticks, legend: their extents enter the final framing
         labels_ui = []
@@ -456,7 +461,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     label_sets = [ls for ls in labels_ui if ls.kind[0] in ui_kept + ("legend",)]
     if params.show_labels and nb:
         wpx = sc[:, 0] * foreshorten / px[ls]
-        size = 0.6 * 0.86 * h  # text height: 60 % of the box height
+        # text height: 60 % of the box height, but not above 24 px (labels, not posters)
+        size = np.minimum(0.6 * 0.86 * h, 24.0 * px[ls])
         size_px = size / px[ls]
         ok = np.flatnonzero((wpx >= params.label_min_px) & (size_px >= MIN_TEXT_PX))
         ok = ok[np.argsort(-wpx[ok], kind="stable")][: params.max_labels]
@@ -468,16 +474,16 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             nm = names_cache.get(f)
             if nm is None:
                 nm = names_cache[f] = short_name(trace.function_names[f])
-            t = fit_label(nm, float(sc[j, 0]) - 0.6 * size, size)
+            t = fit_label(nm, float(sc[j, 0]) - 0.6 * float(size[j]), float(size[j]))
             if t:
                 texts.append(t)
                 keep.append(j)
         keep = np.asarray(keep, np.int64)
         if keep.size:
-            anchors = np.stack([pos[keep, 0], lane_y[ls[keep]] - 0.01, pos[keep, 2] - 0.36 * size], 1)
+            anchors = np.stack([pos[keep, 0], lane_y[ls[keep]] - 0.01, pos[keep, 2] - 0.36 * size[keep]], 1)
             lum = palette.relative_luminance(col[keep, :3])
             mats = ["TV3D_text_dark" if v > 0.18 else "TV3D_text_light" for v in lum]
-            label_sets.append(LabelSet(texts, anchors.astype(np.float32), np.full(keep.size, size, np.float32),
+            label_sets.append(LabelSet(texts, anchors.astype(np.float32), size[keep].astype(np.float32),
                                        mats, np.ones(keep.size, np.uint8), ["call"] * keep.size,
                                        calls_layer.attributes["call_index"][keep]))
     labels = LabelSet.concat(label_sets)
