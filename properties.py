@@ -69,6 +69,10 @@ class TraceVis3DSettings(PropertyGroup):
                                      description="Start of the time window, µs from the trace start")
     time_window_end: FloatProperty(name="To (µs)", default=0.0, min=0.0,
                                    description="End of the time window, µs from the trace start")
+    use_max_depth: BoolProperty(name="Limit depth", default=False,
+                                description="Show only the top stack levels")
+    max_depth: IntProperty(name="Max depth", default=20, min=0, soft_max=200,
+                           description="Deepest stack level shown (roots are level 0)")
     resolution_x: IntProperty(name="Width", default=1920, min=16, max=16384, subtype="PIXEL",
                               description="Figure width in pixels (also the unit of sub-pixel clustering)")
     resolution_y: IntProperty(name="Height", default=1080, min=16, max=16384, subtype="PIXEL",
@@ -121,6 +125,7 @@ def icicle_params_dict(settings) -> dict:
         d["time_window"] = None
     d["resolution"] = [int(settings.resolution_x), int(settings.resolution_y)]
     d["lane_gap"] = None if settings.lane_gap_auto else float(settings.lane_gap)
+    d["max_depth"] = int(settings.max_depth) if settings.use_max_depth else None
     return d
 
 
@@ -133,6 +138,10 @@ def set_from_params_dict(settings, d: dict) -> None:
         settings.lane_gap_auto = d["lane_gap"] is None
         if d["lane_gap"] is not None:
             settings.lane_gap = float(d["lane_gap"])
+    if "max_depth" in d:
+        settings.use_max_depth = d["max_depth"] is not None
+        if d["max_depth"] is not None:
+            settings.max_depth = int(d["max_depth"])
     threads = d.get("threads")
     settings.threads = "" if not threads else ", ".join(str(t) for t in threads)
     window = d.get("time_window")

@@ -52,6 +52,10 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         col.enabled = s.use_time_window
         col.prop(s, "time_window_start")
         col.prop(s, "time_window_end")
+        layout.prop(s, "use_max_depth")
+        sub = layout.column()
+        sub.enabled = s.use_max_depth
+        sub.prop(s, "max_depth")
         layout.prop(s, "cluster_px")
         layout.prop(s, "lane_gap_auto")
         sub = layout.column()

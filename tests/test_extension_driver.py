@@ -271,7 +271,7 @@ def main(zip_path: str, work: str) -> None:
         unexposed = sorted(set(default) - set(d) - not_in_panel)
         # round trip through IcicleParams
         custom = dict(d, extrude_measure="calls", color_by="module", threads=["MainThread", 1],
-                      time_window=[5.0, 250.0], lane_gap=0.5, resolution=[800, 600], show_labels=False)
+                      time_window=[5.0, 250.0], lane_gap=0.5, max_depth=3, resolution=[800, 600], show_labels=False)
         p = icicle.IcicleParams.from_dict(custom)
         props_mod.set_from_params_dict(s, p.to_dict())
         back = props_mod.icicle_params_dict(s)
