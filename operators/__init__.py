@@ -1,6 +1,7 @@
 """Thin operators of the TraceVis3D extension (see trace_ops.py) and their key map.
 
-Details on demand: Ctrl+Alt+D in the 3D viewport shows the call under the mouse.
+Details on demand: Shift+Alt+D in the 3D viewport (free in the default key map; Ctrl+Alt+D
+is the debug menu) shows the call under the mouse.
 """
 import bpy
 
@@ -20,7 +21,7 @@ def register():
     kc = bpy.context.window_manager.keyconfigs.addon if bpy.context.window_manager else None
     if kc is not None:  # None in background mode
         km = kc.keymaps.new(name="3D View", space_type="VIEW_3D")
-        kmi = km.keymap_items.new("tracevis3d.show_call", "D", "PRESS", ctrl=True, alt=True)
+        kmi = km.keymap_items.new("tracevis3d.show_call", "D", "PRESS", shift=True, alt=True)
         _keymaps.append((km, kmi))
     bpy.types.TOPBAR_MT_file_import.append(menu_file_import)
 

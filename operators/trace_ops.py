@@ -216,7 +216,7 @@ class TRACEVIS3D_OT_show_call(Operator):
         i = self.call_index
         if i < 0:
             if self.mouse_x < 0 or self.mouse_y < 0:
-                raise ValueError("no mouse position: run this from the 3D viewport (Ctrl+Alt+D) "
+                raise ValueError("no mouse position: run this from the 3D viewport (Shift+Alt+D) "
                                  "or give a call index")
             if context.region is None or context.region_data is None:
                 raise ValueError("the mouse is not over a 3D viewport")

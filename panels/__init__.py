@@ -97,7 +97,7 @@ class VIEW3D_PT_tracevis3d_details(_Base, Panel):
     def draw(self, context):
         s = context.scene.tracevis3d
         layout = self.layout
-        layout.label(text="Ctrl+Alt+D over a box shows its call", icon="INFO")
+        layout.label(text="Shift+Alt+D over a box shows its call", icon="INFO")
         if s.picked_call < 0:
             layout.label(text="No call picked yet")
             return

@@ -215,9 +215,28 @@ def main(zip_path: str, work: str) -> None:
     @step("keymap")
     def _():
         kc = bpy.context.window_manager.keyconfigs.addon
-        items = [(km.name, kmi.idname, kmi.type, kmi.ctrl, kmi.alt) for km in kc.keymaps
-                 for kmi in km.keymap_items if kmi.idname.startswith("tracevis3d.")]
-        return items == [("3D View", "tracevis3d.show_call", "D", True, True)], items
+        items = [(km.name, kmi.idname, kmi.type, bool(kmi.shift), bool(kmi.ctrl), bool(kmi.alt))
+                 for km in kc.keymaps for kmi in km.keymap_items if kmi.idname.startswith("tracevis3d.")]
+        # the chord must be free in Blender's default key map where the viewport listens
+        # (headless, keyconfigs.default is not filled: read Blender's own key map data)
+        keyconfig_dir = os.path.join(bpy.utils.resource_path("LOCAL"), "scripts", "presets", "keyconfig")
+        sys.path.insert(0, keyconfig_dir)
+        try:
+            from keymap_data import blender_default as bd
+        finally:
+            sys.path.remove(keyconfig_dir)
+        viewport_keymaps = {"Window", "Screen", "Frames", "3D View Generic", "3D View", "Object Mode",
+                            "Object Non-modal", "User Interface"}
+        clashes, n_items = [], 0
+        for km_name, _params, data in bd.generate_keymaps(bd.Params()):
+            for idname, ev, _props in data.get("items", []):
+                n_items += 1
+                if km_name in viewport_keymaps and (ev.get("type") == "D" or ev.get("any")) and \
+                        ev.get("shift", False) and ev.get("alt", False) and not ev.get("ctrl", False):
+                    clashes.append(f"{km_name}: {idname}")
+        assert n_items > 1000, n_items  # the data really was read
+        ok = items == [("3D View", "tracevis3d.show_call", "D", True, False, True)] and not clashes
+        return ok, f"{items} clashes in the default key map: {clashes}"
 
     @step("file_import_menu")
     def _():
