@@ -229,8 +229,8 @@ class TRACEVIS3D_OT_show_call(Operator):
         d = describe_call(trace, int(i))
         text = format_call(d)
         settings.picked_call, settings.picked_text = int(i), text
-        first = text.splitlines()[0] if text else f"call {i}"
-        self.report({"INFO"}, f"Call {i}: " + "; ".join(text.splitlines()[:6]) if text else first)
+        summary = "; ".join(text.splitlines()[1:7])  # name .. self time (line 0 is the index)
+        self.report({"INFO"}, f"Call {i}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
             def draw(menu, _context):
                 for line in text.splitlines():
