@@ -229,7 +229,7 @@ class TRACEVIS3D_OT_show_call(Operator):
         d = describe_call(trace, int(i))
         text = format_call(d)
         settings.picked_call, settings.picked_text = int(i), text
-        summary = "; ".join(text.splitlines()[1:7])  # name .. self time (line 0 is the index)
+        summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
         self.report({"INFO"}, f"Call {i}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
             def draw(menu, _context):
