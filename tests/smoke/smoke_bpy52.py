@@ -3,7 +3,8 @@
 Set-up and run (from the repository root; needs python3.13):
 
     python3.13 -m venv .venv313
-    .venv313/bin/python -m pip install "bpy==5.2.*" "numba==0.68.1" orjson pyzmq
+    .venv313/bin/python -m pip install -r tests/smoke/requirements-bpy52.txt
+    .venv/bin/python tools/build_extension.py --platform linux-x64     # for --zip
     .venv313/bin/python tests/smoke/smoke_bpy52.py [--zip dist/tracevis3d-0.1.0-linux_x64.zip]
 
 Checks, each printed as one "ok"/"FAIL" line:
