@@ -193,7 +193,7 @@ def _join_rows(rows, pos, a_ptr, a_items, b_ptr, b_items, tau, post_ptr, post_ro
     Per row x, two exact ways, the cheaper one is taken (cost model, not a filter):
     - filter: rows q of B in the size window τ|x| < |y| < |x|/τ whose indexed
       prefix shares an element with x's prefix; each candidate verified against
-      a bitset of x (popcount of x & y when B's bitsets are there, else y's
+      a bitset of x (popcount of x & y when B's bitsets are there and |y| ≥ words/4, else y's
       elements looked up with early termination at `min_overlap`);
     - window scan: every B row of the size window (contiguous in size order),
       popcount of x & y; taken when the posting slices to scan are longer than
@@ -260,7 +260,7 @@ def _join_rows(rows, pos, a_ptr, a_items, b_ptr, b_items, tau, post_ptr, post_ro
             q = cand[t]
             ny = b_ptr[q + 1] - b_ptr[q]
             inter = 0
-            if have_bits and nw <= ny:
+            if have_bits and nw <= 4 * ny:
                 for w in range(nw):
                     inter += popcount64(xbits[w] & b_bits[q, w])
                 if inter > 0:
@@ -324,7 +324,7 @@ def _join_round(chunk_ptr, chunk_rows, chunk_pos, a_ptr, a_items, b_ptr, b_items
 
 
 def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks=64,
-                 chunk_cap=None, brute_factor=0.25, max_bitset_bytes=256 << 20):
+                 chunk_cap=None, brute_factor=4.0, max_bitset_bytes=256 << 20):
     """Every (r, q) with J(set(classes_a[r]), set(classes_b[q])) > tau, exactly.
 
     TraceDiff Sec. III, Eq. 3 on distinct Γ-sets, as a set-similarity join:
@@ -361,9 +361,27 @@ def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunk
     chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
     chunk_ptr = np.zeros(n_chunks + 1, np.int64)
     chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
-    pos = np.zeros(n_chunks, np.int64)
-    cap = int(chunk_cap) if chunk_cap else max(4 * nb, 1 << 16)
+    args = (a_ptr, a_items, b_ptr, b_items, float(tau), post_ptr, post_row, post_size, b_bits,
+            b_by_size, b_size_sorted, int(n_items))
+    if chunk_cap:
+        cap = int(chunk_cap)
+    else:
+        # size the chunks' room from a deterministic 1% sample of A's rows, so one
+        # parallel round normally suffices (a short second round would run on few cores)
+        sample = np.arange(0, na, 100, dtype=np.int32)
+        s_chunks = max(1, min(n_chunks, sample.size))
+        s_rows = np.concatenate([sample[c::s_chunks] for c in range(s_chunks)]).astype(np.int32)
+        s_ptr = np.zeros(s_chunks + 1, np.int64)
+        s_ptr[1:] = np.cumsum([sample[c::s_chunks].size for c in range(s_chunks)])
+        s_cap = int(np.diff(s_ptr).max()) * nb + 1
+        out = [np.empty(s_chunks * s_cap, dt) for dt in (np.int32, np.int32, np.float64)]
+        _, w = _join_round(s_ptr, s_rows, np.zeros(s_chunks, np.int64), *args, *out, s_cap,
+                           float(brute_factor))
+        del out
+        estimate = float(w.sum()) * na / sample.size
+        cap = int(1.3 * estimate / n_chunks) + 1024
     cap = max(cap, nb + 1)
+    pos = np.zeros(n_chunks, np.int64)
     rounds = []          # (out_r, out_q, out_s, cap, written) per round
     while True:
         todo = pos < np.diff(chunk_ptr)
@@ -372,9 +390,7 @@ def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunk
         out_r = np.empty(n_chunks * cap, np.int32)
         out_q = np.empty(n_chunks * cap, np.int32)
         out_s = np.empty(n_chunks * cap, np.float64)
-        pos, written = _join_round(chunk_ptr, chunk_rows, pos, a_ptr, a_items, b_ptr, b_items,
-                                   float(tau), post_ptr, post_row, post_size, b_bits, b_by_size,
-                                   b_size_sorted, int(n_items), out_r, out_q, out_s, cap,
+        pos, written = _join_round(chunk_ptr, chunk_rows, pos, *args, out_r, out_q, out_s, cap,
                                    float(brute_factor))
         rounds.append((out_r, out_q, out_s, cap, written))
         cap *= 2
