@@ -19,7 +19,8 @@ if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
     echo "$want" > .venv313/.requirements.sha
   fi
   echo "smoke test: bpy 5.2 on $("$PY313" --version)" >&2
-  .venv313/bin/python tests/smoke/smoke_bpy52.py || status=$?
+  zip="$(ls dist/tracevis3d-*-linux_x64.zip 2>/dev/null | head -n 1 || true)"
+  .venv313/bin/python tests/smoke/smoke_bpy52.py ${zip:+--zip "$zip"} || status=$?
 else
   echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
 fi

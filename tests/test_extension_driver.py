@@ -400,7 +400,7 @@ def main(zip_path: str, work: str) -> None:
             return False, "no TraceVis3D collection (build failed?)"
         checked, wrong = 0, []
         for ob in coll.objects:
-            if ob.type != "POINTCLOUD" or "call_index" not in ob.data.attributes:
+            if ob.type not in ("POINTCLOUD", "MESH") or "call_index" not in ob.data.attributes:
                 continue
             n = len(ob.data.points)
             pos = np.empty(n * 3, np.float32)
@@ -506,7 +506,7 @@ def main(zip_path: str, work: str) -> None:
             coll = bpy.data.collections.get("TraceVis3D")
             n = 0
             for ob in (coll.objects if coll else ()):
-                if ob.type == "POINTCLOUD" and "call_index" in ob.data.attributes:
+                if ob.type in ("POINTCLOUD", "MESH") and "call_index" in ob.data.attributes:
                     n += sum(a.value >= 0 for a in ob.data.attributes["call_index"].data)
             return n
 
@@ -586,7 +586,7 @@ def main_real(work: str, realdata: str) -> None:
         coll = bpy.data.collections.get("TraceVis3D")
         n = 0
         for ob in (coll.objects if coll else ()):
-            if ob.type == "POINTCLOUD" and "call_index" in ob.data.attributes:
+            if ob.type in ("POINTCLOUD", "MESH") and "call_index" in ob.data.attributes:
                 n += len(ob.data.attributes["call_index"].data)
         return n
 

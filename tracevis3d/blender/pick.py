@@ -11,12 +11,16 @@ import numpy as np
 import bpy
 
 from ..model import Trace
+from .writer import is_layer_object
 
 
 def _layer_arrays(ob):
     pc = ob.data
     A = pc.attributes
-    n = A.domain_size("POINT") if hasattr(A, "domain_size") else len(pc.points)
+    if hasattr(A, "domain_size"):
+        n = A.domain_size("POINT")
+    else:
+        n = len(pc.vertices) if ob.type == "MESH" else len(pc.points)
     pos = np.empty(n * 3, np.float32)
     A["position"].data.foreach_get("vector", pos)
     sc = np.empty(n * 3, np.float32)
@@ -51,7 +55,7 @@ def pick_ray(origin, direction, collection_name: str = "TraceVis3D") -> int | No
         return None
     best_t, best = np.inf, None
     for ob in coll.objects:
-        if ob.type != "POINTCLOUD" or "call_index" not in ob.data.attributes:
+        if not is_layer_object(ob) or "call_index" not in ob.data.attributes:
             continue
         if "tv_scale" not in ob.data.attributes:
             continue

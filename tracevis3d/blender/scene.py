@@ -9,7 +9,7 @@ from mathutils import Vector
 
 from ..layout.icicle import IcicleParams, icicle_layout
 from ..model import Trace
-from .writer import write_scene_spec
+from .writer import is_layer_object, write_scene_spec
 
 BUILD_KEY = "tracevis3d_build"
 
@@ -85,7 +85,7 @@ def _camera_target(cam, collection_name: str = "TraceVis3D") -> Vector:
     pts = []
     if coll is not None:
         for ob in coll.objects:
-            if ob.type == "POINTCLOUD":
+            if is_layer_object(ob):
                 pts.extend(ob.matrix_world @ Vector(c) for c in ob.bound_box)
     if not pts:
         return m.translation + fwd * 10.0

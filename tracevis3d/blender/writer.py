@@ -199,6 +199,19 @@ def build_instancer_group(name: str, materials: list) -> bpy.types.NodeTree:
 _ATTR_TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
 
 
+def _can_convert_to_pointcloud() -> bool:
+    try:
+        items = bpy.ops.object.convert.get_rna_type().properties["target"].enum_items
+        return "POINTCLOUD" in items.keys()
+    except Exception:  # pragma: no cover - defensive
+        return False
+
+
+def is_layer_object(ob) -> bool:
+    """A TraceVis3D instance layer: a point cloud, or (Blender < 4.5) a mesh of points."""
+    return ob.type in ("POINTCLOUD", "MESH") and "tv3d_layer" in ob
+
+
 def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
     if hasattr(bpy.types.PointCloud, "resize"):  # Blender 5.1+
         pc = bpy.data.pointclouds.new(name)
@@ -210,6 +223,10 @@ def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
     me.vertices.add(n)
     ob = bpy.data.objects.new(name, me)
     coll.objects.link(ob)
+    if not _can_convert_to_pointcloud():
+        # Blender 4.2-4.4: no POINTCLOUD conversion target.  The mesh's vertices are the
+        # points: same POINT-domain attributes, and Instance on Points accepts meshes.
+        return ob
     view_layer = bpy.context.view_layer
     if coll.name not in [c.name for c in _layer_collections(view_layer)]:
         raise RuntimeError(f"collection {coll.name!r} is not in the active view layer")
