@@ -349,7 +349,7 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, start + t0, end + t0, parent,
+        buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, rep)
 
     meta = {

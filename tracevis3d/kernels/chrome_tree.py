@@ -16,6 +16,8 @@ Perfetto's JSON importer, Catapult's trace model), written down here once:
 import numpy as np
 from numba import njit
 
+from .tree import enclosing_call
+
 W_E_MISMATCH = 0
 W_E_UNMATCHED = 1
 W_UNCLOSED = 2
@@ -135,24 +137,8 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
         if hi <= lo:
             continue
         ts = f_ts[k]
-        # deepest enclosing
-        a = lo
-        b = hi
-        while a < b:
-            mid = (a + b) // 2
-            if call_start[mid] <= ts:
-                a = mid + 1
-            else:
-                b = mid
-        enc = -1
-        i = a - 1
-        while i >= lo:
-            if call_end[i] >= ts:
-                enc = i
-                break
-            i = call_parent[i]
         if f_next[k]:
-            # first call starting at or after ts
+            # first call starting at or after ts (lower bound on start)
             a2 = lo
             b2 = hi
             while a2 < b2:
@@ -164,5 +150,5 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
             if a2 < hi:
                 out[k] = a2
                 continue
-        out[k] = enc
+        out[k] = enclosing_call(call_start, call_end, call_parent, lo, hi, ts, False)
     return out
