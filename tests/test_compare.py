@@ -169,8 +169,8 @@ def repetitions_bf(t, max_period):
 
 
 # ----------------------------------------------------------------- the twin test
-def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3):
-    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, max_period=max_period)
+def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3, join="tree"):
+    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, max_period=max_period, join=join)
     assert isinstance(c, Comparison)
     ga, gb = gammas(a), gammas(b)
     # classes: equal ids <=> equal Γ-sets, and each class's stored set is its Γ
@@ -221,11 +221,12 @@ def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(trace_ops, trace_ops, st.sampled_from([0.1, 0.2, 0.25, 0.5, 0.8]), st.integers(1, 3))
-def test_random_trees_equal_bruteforce(ops_a, ops_b, tau, top_k):
+@given(trace_ops, trace_ops, st.sampled_from([0.1, 0.2, 0.25, 0.5, 0.8]), st.integers(1, 3),
+       st.sampled_from(["tree", "filter"]))
+def test_random_trees_equal_bruteforce(ops_a, ops_b, tau, top_k, join):
     a = build_trace(ops_a, NAMES_A)
     b = build_trace(ops_b, NAMES_B)
-    check_against_bruteforce(a, b, tau, top_k)
+    check_against_bruteforce(a, b, tau, top_k, join=join)
 
 
 def test_hand_case_bruteforce_and_values():
@@ -315,6 +316,8 @@ def test_bad_parameters_and_empty_traces():
         compare_traces(a, a, tau="high")
     with pytest.raises(TypeError, match="trace b"):
         compare_traces(a, [1, 2, 3])
+    with pytest.raises(ValueError, match="join"):
+        compare_traces(a, a, join="magic")
     for kw in ({"top_k": 0}, {"n_bins": 0}, {"max_period": 0}, {"top_k": 1.5}):
         with pytest.raises(ValueError, match=next(iter(kw))):
             compare_traces(a, a, **kw)
@@ -358,6 +361,42 @@ def test_join_equals_bitset_bruteforce_on_larger_sets():
             got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
             for g, e in zip(got, exp):
                 assert np.array_equal(g, e), (tau, kw)
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.2, 0.45])
+def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
+    from tracevis3d.compare import gamma_classes
+    from tracevis3d.kernels.setjoin import heir_forest, jaccard_join_tree
+    from tracevis3d.synthetic import perturb, synthetic_trace
+
+    a = synthetic_trace(4000, threads=2, seed=12)
+    b = perturb(a, seed=13)
+    functions, cls, ptr, items = gamma_classes(a, b)
+    rows_a = np.unique(cls[:len(a)]).astype(np.int32)
+    rows_b = np.unique(cls[len(a):]).astype(np.int32)
+    row_of = np.searchsorted(rows_a, cls[:len(a)]).astype(np.int32)
+    # every base is a proper subset of its row's set
+    base = heir_forest(row_of, a.end_index, np.diff(ptr)[rows_a])
+    for r, q in enumerate(base):
+        x = set(items[ptr[rows_a[r]]:ptr[rows_a[r] + 1]].tolist())
+        if q >= 0:
+            y = set(items[ptr[rows_a[q]]:ptr[rows_a[q] + 1]].tolist())
+            assert y < x
+        else:
+            assert len(x) == 1
+    nw = (len(functions) + 63) // 64
+    size = np.diff(ptr)
+    exp = jaccard_join_bruteforce(sets_to_bitsets(ptr, items, rows_a, nw), size[rows_a],
+                                  sets_to_bitsets(ptr, items, rows_b, nw), size[rows_b], tau)
+    for kw in (dict(), dict(subtree_limit=1, chunk_cap=len(rows_b) + 5, n_chunks=3),
+               dict(subtree_limit=10 ** 9, n_chunks=1)):
+        cptr, cb, cs = jaccard_join_tree(ptr, items, rows_a, rows_b, tau, len(functions), row_of,
+                                         a.end_index, **kw)
+        got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
+        for g, e in zip(got, exp):
+            assert np.array_equal(g, e), kw
+    fptr, fb, fs = jaccard_join(ptr, items, rows_a, rows_b, tau, len(functions))
+    assert np.array_equal(fptr, cptr) and np.array_equal(fb, cb) and np.array_equal(fs, cs)
 
 
 def test_gamma_and_shape_classes_on_synthetic():

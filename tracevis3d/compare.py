@@ -18,7 +18,7 @@ from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import bfs_groups, top_k_partners
 from .kernels.overview import overview_bars
 from .kernels.repetition import sibling_repetitions
-from .kernels.setjoin import jaccard_join, top_similarity_tiers, transpose_csr
+from .kernels.setjoin import jaccard_join, jaccard_join_tree, top_similarity_tiers, transpose_csr
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE"]
@@ -195,7 +195,8 @@ def gamma_classes(a: Trace, b: Trace):
 
 def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bins: int = 200,
                    aligned_tol: float | None = None, max_period: int = 8,
-                   threads_a=None, threads_b=None, window_a=None, window_b=None) -> Comparison:
+                   threads_a=None, threads_b=None, window_a=None, window_b=None,
+                   join: str = "tree") -> Comparison:
     """Compare two traces as TraceDiff does (Sec. III, IV-A, IV-D); see `Comparison`.
 
     Every call f gets Γ(f), the set of function names in its subtree (functions
@@ -215,10 +216,15 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     ``threads_a``/``threads_b`` and ``window_a``/``window_b`` (µs, (t0, t1))
     restrict each side with `Trace.subset` first (call indices in the result then
     refer to ``result.a`` / ``result.b``, the subset traces).
+    ``join``: "tree" (`kernels.setjoin.jaccard_join_tree`, overlaps inherited
+    along A's call tree) or "filter" (`jaccard_join`, prefix/size filters); both
+    exact, same result.
     Deterministic: same inputs give the same arrays.
     Raises TypeError / ValueError naming the bad parameter or the empty trace.
     """
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
+    if join not in ("tree", "filter"):
+        raise ValueError(f"compare: join must be 'tree' or 'filter', got {join!r}")
     if threads_a is not None or window_a is not None:
         a = a.subset(thread=threads_a, time_window=window_a)
     if threads_b is not None or window_b is not None:
@@ -239,7 +245,12 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     count_b = np.bincount(row_of_b, minlength=rows_b.size).astype(np.int64)
 
     # exact class-level join (Eq. 3): a CSR over A's class rows
-    ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau, len(functions))
+    if join == "tree":
+        ptr_a, part_a, sim_a = jaccard_join_tree(class_ptr, class_items, rows_a, rows_b, tau,
+                                                 len(functions), row_of_a, a.end_index)
+    else:
+        ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
+                                            len(functions))
     per_row = np.diff(ptr_a)
     class_pair_a = np.repeat(rows_a, per_row)    # sorted by (a, b): rows ascend with class ids
     class_pair_b = rows_b[part_a]

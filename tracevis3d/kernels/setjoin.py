@@ -3,14 +3,18 @@
 A match is a pair (x, y), x a Γ-set of trace A and y one of trace B, with
 J(x, y) = |x ∩ y| / |x ∪ y| > τ.  We join *distinct* sets (classes), never calls.
 
-Filters used (all exact, none drops a true pair):
+Filters used by `jaccard_join` (all exact, none drops a true pair):
 - size filter: J > τ ⇒ τ|y| < |x ∩ y| ≤ |x| and τ|x| < |y|, so |y| ∈ (τ|x|, |x|/τ);
-- overlap bound: J > τ ⇔ |x ∩ y| (1+τ) > τ(|x| + |y|), so a candidate needs at least
-  o_min(|x|, |y|) common elements;
-- the tree (Γ of a child call ⊆ Γ of its parent, Eq. 2): in the class DAG of
-  trace B, a class p with |Γ_p ∩ x| ≤ τ|x| has no descendant d with J(x, d) > τ
-  (J(x, d) ≤ |Γ_d ∩ x| / |x| ≤ |Γ_p ∩ x| / |x| ≤ τ), so the whole sub-DAG is skipped;
+- prefix filter (AllPairs/PPJoin): in one global rarest-first order, a match
+  shares an element with the first |x| − ⌊τ|x|⌋ elements of x AND of y;
+- overlap bound: J > τ ⇔ |x ∩ y| ≥ `min_overlap`(|x|, |y|), for early termination;
 - bitsets with popcount for the intersections (vocabularies here are ~10^3).
+Not used: pruning along the tree (Γ of a child call ⊆ Γ of its parent, Eq. 2,
+so in B's class DAG a class p with |Γ_p ∩ x| ≤ τ|x| rules out every class
+below it).  It is exact, but measured on synthetic traces (9k×9k classes, 4M
+pairs) a per-query DAG walk with that test cost 1.9× the filter join (0.32 s vs
+0.17 s): at τ = 0.2 about 5% of all class pairs match, and the walk still has
+to visit every match and its frontier with a popcount each.
 The comparison J > τ is done as ``inter / union > tau`` in float64, the same
 expression the brute-force twins use, so results agree bit for bit.
 """
@@ -323,6 +327,44 @@ def _join_round(chunk_ptr, chunk_rows, chunk_pos, a_ptr, a_items, b_ptr, b_items
     return new_pos, written
 
 
+def _sample_pairs(args, na, nb, n_chunks, brute_factor):
+    """Estimated number of result pairs: the filter join run on every 100th row."""
+    sample = np.arange(0, na, 100, dtype=np.int32)
+    s_chunks = max(1, min(n_chunks, sample.size))
+    s_rows = np.concatenate([sample[c::s_chunks] for c in range(s_chunks)]).astype(np.int32)
+    s_ptr = np.zeros(s_chunks + 1, np.int64)
+    s_ptr[1:] = np.cumsum([sample[c::s_chunks].size for c in range(s_chunks)])
+    s_cap = int(np.diff(s_ptr).max()) * nb + 1
+    out = [np.empty(s_chunks * s_cap, dt) for dt in (np.int32, np.int32, np.float64)]
+    _, w = _join_round(s_ptr, s_rows, np.zeros(s_chunks, np.int64), *args, *out, s_cap,
+                       float(brute_factor))
+    return float(w.sum()) * na / sample.size
+
+
+def _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items, max_bitset_bytes):
+    rank = frequency_rank(set_ptr, set_items, classes_a, classes_b, n_items)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, rank)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, rank)
+    post_ptr, post_row, post_size, size_b = build_prefix_index(b_ptr, b_items, n_items, tau)
+    nb = classes_b.shape[0]
+    n_words = (int(n_items) >> 6) + 1
+    if nb * n_words * 8 <= max_bitset_bytes:
+        b_bits = sets_to_bitsets(b_ptr, b_items, np.arange(nb, dtype=np.int32), n_words)
+    else:  # huge vocabulary: no B bitsets, verify element by element
+        b_bits = np.zeros((0, n_words), np.uint64)
+    b_by_size = np.argsort(size_b, kind="mergesort").astype(np.int32)
+    b_size_sorted = size_b[b_by_size]
+    return (a_ptr, a_items, b_ptr, b_items, float(tau), post_ptr, post_row, post_size, b_bits,
+            b_by_size, b_size_sorted, int(n_items))
+
+
+def _estimate_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks,
+                    brute_factor=4.0, max_bitset_bytes=256 << 20):
+    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
+                              max_bitset_bytes)
+    return _sample_pairs(args, classes_a.shape[0], classes_b.shape[0], n_chunks, brute_factor)
+
+
 def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks=64,
                  chunk_cap=None, brute_factor=4.0, max_bitset_bytes=256 << 20):
     """Every (r, q) with J(set(classes_a[r]), set(classes_b[q])) > tau, exactly.
@@ -345,41 +387,19 @@ def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunk
     classes_a = np.ascontiguousarray(classes_a, np.int32)
     classes_b = np.ascontiguousarray(classes_b, np.int32)
     na, nb = classes_a.shape[0], classes_b.shape[0]
-    rank = frequency_rank(set_ptr, set_items, classes_a, classes_b, n_items)
-    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, rank)
-    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, rank)
-    post_ptr, post_row, post_size, size_b = build_prefix_index(b_ptr, b_items, n_items, tau)
-    n_words = (int(n_items) >> 6) + 1
-    if nb * n_words * 8 <= max_bitset_bytes:
-        b_bits = sets_to_bitsets(b_ptr, b_items, np.arange(nb, dtype=np.int32), n_words)
-    else:  # huge vocabulary: no B bitsets, verify element by element
-        b_bits = np.zeros((0, n_words), np.uint64)
-    b_by_size = np.argsort(size_b, kind="mergesort").astype(np.int32)
-    b_size_sorted = size_b[b_by_size]
+    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
+                              max_bitset_bytes)
     n_chunks = max(1, min(int(n_chunks), na))
     order = np.arange(na, dtype=np.int32)
     chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
     chunk_ptr = np.zeros(n_chunks + 1, np.int64)
     chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
-    args = (a_ptr, a_items, b_ptr, b_items, float(tau), post_ptr, post_row, post_size, b_bits,
-            b_by_size, b_size_sorted, int(n_items))
     if chunk_cap:
         cap = int(chunk_cap)
     else:
-        # size the chunks' room from a deterministic 1% sample of A's rows, so one
-        # parallel round normally suffices (a short second round would run on few cores)
-        sample = np.arange(0, na, 100, dtype=np.int32)
-        s_chunks = max(1, min(n_chunks, sample.size))
-        s_rows = np.concatenate([sample[c::s_chunks] for c in range(s_chunks)]).astype(np.int32)
-        s_ptr = np.zeros(s_chunks + 1, np.int64)
-        s_ptr[1:] = np.cumsum([sample[c::s_chunks].size for c in range(s_chunks)])
-        s_cap = int(np.diff(s_ptr).max()) * nb + 1
-        out = [np.empty(s_chunks * s_cap, dt) for dt in (np.int32, np.int32, np.float64)]
-        _, w = _join_round(s_ptr, s_rows, np.zeros(s_chunks, np.int64), *args, *out, s_cap,
-                           float(brute_factor))
-        del out
-        estimate = float(w.sum()) * na / sample.size
-        cap = int(1.3 * estimate / n_chunks) + 1024
+        # size the chunks' room from a 1% sample, so one parallel round normally
+        # suffices (a short second round would run on few cores)
+        cap = int(1.3 * _sample_pairs(args, na, nb, n_chunks, brute_factor) / n_chunks) + 1024
     cap = max(cap, nb + 1)
     pos = np.zeros(n_chunks, np.int64)
     rounds = []          # (out_r, out_q, out_s, cap, written) per round
@@ -426,31 +446,6 @@ def _scatter_rows(out_r, out_q, out_s, cap, written, ptr, res_q, res_s):
                 res_s[k] = out_s[j]
                 k += 1
                 j += 1
-
-
-@njit(cache=True, nogil=True)
-def pairs_by_row(row, other, sim, n_rows):
-    """CSR of pairs grouped by ``row`` (stable counting sort, O(m + n_rows)).
-
-    Within a row the input order is kept, so transposing `jaccard_join`'s
-    output (sorted by (row_a, row_b)) gives rows of B with row_a ascending.
-    Returns ``(ptr, other_grouped, sim_grouped)``.
-    """
-    m = row.shape[0]
-    ptr = np.zeros(n_rows + 1, np.int64)
-    for j in range(m):
-        ptr[row[j] + 1] += 1
-    for r in range(n_rows):
-        ptr[r + 1] += ptr[r]
-    fill = ptr[:-1].copy()
-    out_o = np.empty(m, np.int32)
-    out_s = np.empty(m, np.float64)
-    for j in range(m):
-        r = row[j]
-        out_o[fill[r]] = other[j]
-        out_s[fill[r]] = sim[j]
-        fill[r] += 1
-    return ptr, out_o, out_s
 
 
 @njit(cache=True, nogil=True)
@@ -526,3 +521,356 @@ def transpose_csr(ptr, other, sim, n_other):
             t_sim[fill[q]] = sim[j]
             fill[q] += 1
     return tptr, t_other, t_sim
+
+
+# ---------------------------------------------------------------------------
+# The tree join: overlaps inherited along the subset structure of Γ-sets.
+
+@njit(cache=True, nogil=True)
+def heir_forest(row_of_call, end_index, set_size):
+    """For each class row r of a trace, a *base* row whose set is a proper subset.
+
+    Γ(i) = {F(i)} ∪ ⋃ Γ(children) (Eq. 2), so for a call i none of whose children
+    has i's own class, the child class with the largest set (ties: lowest row)
+    is a proper subset of Γ(i): that is r's base (from the first such call of r in
+    pre-order); leaf classes have base −1.  Bases have smaller sets, so base
+    links form a forest rooted at leaf classes.  Returns ``base`` (int32 per row).
+    """
+    n_rows = set_size.shape[0]
+    base = np.full(n_rows, -1, np.int32)
+    done = np.zeros(n_rows, np.bool_)
+    n = row_of_call.shape[0]
+    for i in range(n):
+        r = row_of_call[i]
+        if done[r]:
+            continue
+        best = -1
+        same = False
+        c = i + 1
+        while c < end_index[i]:
+            q = row_of_call[c]
+            if q == r:
+                same = True
+                break
+            if best < 0 or set_size[q] > set_size[best] or (set_size[q] == set_size[best] and q < best):
+                best = q
+            c = end_index[c]
+        if same:
+            continue
+        base[r] = best
+        done[r] = True
+    return base
+
+
+@njit(cache=True, nogil=True)
+def _tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
+    """Forest children (CSR), each row's delta set (its elements not in its base)
+    and the work items: roots of subtrees with <= subtree_limit rows whose
+    parent's subtree is bigger (or forest roots), plus every row of a bigger
+    subtree as a one-row item.  Returns (kid_ptr, kids, d_ptr, d_items,
+    item_root, item_single)."""
+    n_rows = base.shape[0]
+    kid_ptr = np.zeros(n_rows + 1, np.int64)
+    for r in range(n_rows):
+        if base[r] >= 0:
+            kid_ptr[base[r] + 1] += 1
+    for r in range(n_rows):
+        kid_ptr[r + 1] += kid_ptr[r]
+    kids = np.empty(kid_ptr[n_rows], np.int32)
+    fill = kid_ptr[:-1].copy()
+    for r in range(n_rows):
+        if base[r] >= 0:
+            kids[fill[base[r]]] = r
+            fill[base[r]] += 1
+    # delta sets
+    mark = np.full(n_items, -1, np.int64)
+    d_ptr = np.zeros(n_rows + 1, np.int64)
+    for r in range(n_rows):
+        b = base[r]
+        if b >= 0:
+            for j in range(a_ptr[b], a_ptr[b + 1]):
+                mark[a_items[j]] = r
+        cnt = 0
+        for j in range(a_ptr[r], a_ptr[r + 1]):
+            if mark[a_items[j]] != r:
+                cnt += 1
+        d_ptr[r + 1] = d_ptr[r] + cnt
+    d_items = np.empty(d_ptr[n_rows], np.int32)
+    mark[:] = -1
+    for r in range(n_rows):
+        b = base[r]
+        if b >= 0:
+            for j in range(a_ptr[b], a_ptr[b + 1]):
+                mark[a_items[j]] = r
+        k = d_ptr[r]
+        for j in range(a_ptr[r], a_ptr[r + 1]):
+            if mark[a_items[j]] != r:
+                d_items[k] = a_items[j]
+                k += 1
+    # subtree sizes: a base's set is smaller, so visit rows by size descending
+    size = np.empty(n_rows, np.int64)
+    for r in range(n_rows):
+        size[r] = a_ptr[r + 1] - a_ptr[r]
+    order = np.argsort(-size, kind="mergesort")
+    sub = np.ones(n_rows, np.int64)
+    for t in range(n_rows):
+        r = order[t]
+        if base[r] >= 0:
+            sub[base[r]] += sub[r]
+    n_items_ = 0
+    item_root = np.empty(n_rows, np.int32)
+    item_single = np.empty(n_rows, np.bool_)
+    for r in range(n_rows):
+        if sub[r] > subtree_limit:
+            item_root[n_items_] = r
+            item_single[n_items_] = True
+            n_items_ += 1
+        elif base[r] < 0 or sub[base[r]] > subtree_limit:
+            item_root[n_items_] = r
+            item_single[n_items_] = False
+            n_items_ += 1
+    return kid_ptr, kids, d_ptr, d_items, item_root[:n_items_].copy(), item_single[:n_items_].copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_postings(items, lo, hi, post_ptr, post_k, cnt, delta):
+    for j in range(lo, hi):
+        e = items[j]
+        for p in range(post_ptr[e], post_ptr[e + 1]):
+            cnt[post_k[p]] += delta
+
+
+@njit(cache=True, nogil=True)
+def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q, out_r, out_q, out_s, m):
+    """Matches of row v from its exact overlaps ``cnt`` (by B size rank): scan
+    the size window τ|x| < |y| < |x|/τ, keep J > τ, then emit them by B row
+    ascending through a bitmap (O(window + |B|/64 + matches), no sort)."""
+    nb = b_size_sorted.shape[0]
+    nx = a_ptr[v + 1] - a_ptr[v]
+    lo_size = tau * nx * (1.0 - _SAFE)
+    hi_size = nx / tau * (1.0 + _SAFE)
+    k = _first_greater(b_size_sorted, 0, nb, lo_size)
+    w_lo = nb
+    w_hi = -1
+    while k < nb and b_size_sorted[k] < hi_size:
+        c = cnt[k]
+        if c > 0:
+            s = c / (nx + b_size_sorted[k] - c)
+            if s > tau:
+                q = b_by_size[k]
+                qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+                s_by_q[q] = s
+                w = q >> 6
+                if w < w_lo:
+                    w_lo = w
+                if w > w_hi:
+                    w_hi = w
+        k += 1
+    for w in range(w_lo, w_hi + 1):
+        word = qbits[w]
+        if word == 0:
+            continue
+        qbits[w] = np.uint64(0)
+        for bit in range(64):
+            if (word >> np.uint64(bit)) & np.uint64(1):
+                q = (w << 6) + bit
+                out_r[m] = v
+                out_q[m] = q
+                out_s[m] = s_by_q[q]
+                m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau,
+               post_ptr, post_k, b_size_sorted, b_by_size, cnt, stack, qbits, s_by_q,
+               out_r, out_q, out_s, m, limit):
+    """One work item of the tree join (see `jaccard_join_tree`): the rows of the
+    heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
+    skipping the readout of the first ``skip`` rows (written in an earlier round).
+    ``cnt[k]`` = |x ∩ y_k| for every B row y_k (by size rank) and the current row
+    x: the root's set is counted from its postings, each descendant adds its
+    delta (elements not in its base) on entry and removes it on exit.  Stops
+    before a readout when fewer than |B| slots remain below ``limit``; cnt is
+    left all zero either way.  Returns (rows passed, m, finished).
+    """
+    nb = b_size_sorted.shape[0]
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, 1)
+    rows_done = 0
+    finished = True
+    if skip == 0:
+        if m + nb > limit:
+            _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, -1)
+            return 0, m, False
+        m = _readout(root, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q,
+                     out_r, out_q, out_s, m)
+    rows_done = 1
+    stack[0] = root
+    stack[1] = kid_ptr[root + 1] if single else kid_ptr[root]
+    sp = 1
+    while sp > 0:
+        top = sp - 1
+        v = stack[2 * top]
+        nxt = stack[2 * top + 1]
+        if nxt < kid_ptr[v + 1]:
+            stack[2 * top + 1] = nxt + 1
+            w = kids[nxt]
+            _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, cnt, 1)
+            if rows_done >= skip:
+                if m + nb > limit:
+                    _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, cnt, -1)
+                    finished = False
+                    break
+                m = _readout(w, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q,
+                             out_r, out_q, out_s, m)
+            rows_done += 1
+            stack[2 * sp] = w
+            stack[2 * sp + 1] = kid_ptr[w]
+            sp += 1
+        else:
+            sp -= 1
+            if sp > 0:
+                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, cnt, -1)
+    while sp > 1:          # stopped early: undo the open path
+        sp -= 1
+        v = stack[2 * sp]
+        _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, cnt, -1)
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, -1)
+    return rows_done, m, finished
+
+
+@njit(cache=True, parallel=True)
+def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
+                a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
+                b_size_sorted, b_by_size, out_r, out_q, out_s, cap):
+    """One parallel round of the tree join: chunk c runs its items from
+    chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice."""
+    n_chunks = chunk_ptr.shape[0] - 1
+    nb = b_size_sorted.shape[0]
+    n_rows = a_ptr.shape[0] - 1
+    new_pos = chunk_pos.copy()
+    new_skip = chunk_skip.copy()
+    written = np.zeros(n_chunks, np.int64)
+    for c in prange(n_chunks):
+        lo = chunk_ptr[c]
+        hi = chunk_ptr[c + 1]
+        pos = chunk_pos[c]
+        if lo + pos >= hi:
+            continue
+        skip = chunk_skip[c]
+        cnt = np.zeros(nb, np.int32)
+        stack = np.empty(2 * (n_rows + 1), np.int64)
+        qbits = np.zeros((nb >> 6) + 1, np.uint64)
+        s_by_q = np.empty(nb, np.float64)
+        m = c * cap
+        while lo + pos < hi:
+            it = chunk_items[lo + pos]
+            done, m, fin = _tree_item(item_root[it], item_single[it], skip, a_ptr, a_items,
+                                      d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
+                                      b_size_sorted, b_by_size, cnt, stack, qbits, s_by_q,
+                                      out_r, out_q, out_s, m, c * cap + cap)
+            if not fin:
+                skip = done
+                break
+            pos += 1
+            skip = 0
+        new_pos[c] = pos
+        new_skip[c] = skip
+        written[c] = m - c * cap
+    return new_pos, new_skip, written
+
+
+@njit(cache=True, nogil=True)
+def full_index_by_size_rank(b_ptr, b_items, n_items):
+    """Inverted index of ALL elements of B's sets, postings = B's size rank k
+    (rows ordered by (size, row)); returns (post_ptr, post_k, b_by_size, b_size_sorted)."""
+    nb = b_ptr.shape[0] - 1
+    size = np.empty(nb, np.int64)
+    for q in range(nb):
+        size[q] = b_ptr[q + 1] - b_ptr[q]
+    b_by_size = np.argsort(size, kind="mergesort").astype(np.int32)
+    post_ptr = np.zeros(n_items + 1, np.int64)
+    for j in range(b_items.shape[0]):
+        post_ptr[b_items[j] + 1] += 1
+    for e in range(n_items):
+        post_ptr[e + 1] += post_ptr[e]
+    post_k = np.empty(post_ptr[n_items], np.int32)
+    fill = post_ptr[:-1].copy()
+    b_size_sorted = np.empty(nb, np.int64)
+    for k in range(nb):
+        q = b_by_size[k]
+        b_size_sorted[k] = size[q]
+        for j in range(b_ptr[q], b_ptr[q + 1]):
+            e = b_items[j]
+            post_k[fill[e]] = k
+            fill[e] += 1
+    return post_ptr, post_k, b_by_size, b_size_sorted
+
+
+def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None):
+    """The exact join of `jaccard_join`, computed along trace A's tree.
+
+    Γ(parent) ⊇ Γ(child) (Eq. 2): every class row r of A has a *base* row whose
+    set is a proper subset (`heir_forest`), so |x_r ∩ y| = |x_base ∩ y| +
+    |(x_r ∖ x_base) ∩ y| for every y of B at once.  Walking the heir forest
+    depth-first with one overlap counter per B set (by size rank), each row
+    costs the postings of its few new elements (plus its undo) instead of all
+    of its elements, and the readout scans only the size window
+    τ|x| < |y| < |x|/τ.  Exact (overlaps are counted, not estimated); same
+    output as `jaccard_join`: CSR over A rows ``(ptr, row_b, sim)``, each row by
+    row_b.  ``row_of_call_a``/``end_index_a``: A's calls (pre-order) as class rows.
+    Work items (subtrees of at most ``subtree_limit`` rows, bigger ones split
+    into single rows counted from scratch) are dealt round-robin to ``n_chunks``
+    parallel chunks with resumable output slices, as in `jaccard_join`.
+    """
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    n_items = int(n_items)
+    ident = np.arange(n_items, dtype=np.int32)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
+    base = heir_forest(np.ascontiguousarray(row_of_call_a, np.int32),
+                       np.ascontiguousarray(end_index_a, np.int32), np.diff(a_ptr))
+    n_chunks = max(1, min(int(n_chunks), na))
+    if subtree_limit is None:
+        subtree_limit = max(16, na // (n_chunks * 8))
+    kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
+        base, a_ptr, a_items, int(subtree_limit), n_items)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    n_work = item_root.shape[0]
+    n_chunks = max(1, min(n_chunks, n_work))
+    chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
+    if chunk_cap:
+        cap = int(chunk_cap)
+    else:
+        est = _estimate_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks)
+        cap = int(1.3 * est / n_chunks) + 1024
+    cap = max(cap, nb + 1)
+    pos = np.zeros(n_chunks, np.int64)
+    skip = np.zeros(n_chunks, np.int64)
+    rounds = []
+    while True:
+        if not (pos < np.diff(chunk_ptr)).any():
+            break
+        out_r = np.empty(n_chunks * cap, np.int32)
+        out_q = np.empty(n_chunks * cap, np.int32)
+        out_s = np.empty(n_chunks * cap, np.float64)
+        pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
+                                         item_single, a_ptr, a_items, d_ptr, d_items, kid_ptr,
+                                         kids, float(tau), post_ptr, post_k, b_size_sorted,
+                                         b_by_size, out_r, out_q, out_s, cap)
+        rounds.append((out_r, out_q, out_s, cap, written))
+        cap *= 2
+    ptr = np.zeros(na + 1, np.int64)
+    for out_r, _, _, rcap, written in rounds:
+        _count_rows(out_r, rcap, written, ptr)
+    np.cumsum(ptr, out=ptr)
+    res_q = np.empty(ptr[na], np.int32)
+    res_s = np.empty(ptr[na], np.float64)
+    for out_r, out_q, out_s, rcap, written in rounds:
+        _scatter_rows(out_r, out_q, out_s, rcap, written, ptr, res_q, res_s)
+    return ptr, res_q, res_s
