@@ -5,7 +5,8 @@
 
 Workload: a = synthetic_trace(n, seed=1), b = perturb(a, seed=2) (the "second run").
 1. Class-level join on the distinct Γ-sets of A and B (TraceDiff Eq. 3, tau): ours
-   (`kernels.setjoin.jaccard_join`) against the peer `SetSimilaritySearch`
+   (`kernels.setjoin.jaccard_join_tree`, the default, and `jaccard_join`, the filter
+   join) against the peer `SetSimilaritySearch`
    (SearchIndex(B, "jaccard", tau).query(a) per set of A; it reports s >= tau, so its
    output is filtered to s > tau before the check) and a plain numba bitset/popcount
    brute force (`jaccard_join_bruteforce`, parallel).  Outputs are checked identical
@@ -34,7 +35,7 @@ sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product 
 import tracevis3d  # noqa: E402
 from tracevis3d.compare import compare_traces, gamma_classes  # noqa: E402
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  # noqa: E402
-                                        sets_to_bitsets)
+                                        jaccard_join_tree, sets_to_bitsets)
 from tracevis3d.synthetic import perturb, synthetic_trace  # noqa: E402
 
 
@@ -73,13 +74,22 @@ def same(d1, d2):
 def run_join(n, tau, peer_frac, repeat):
     a, b = workload(n)
     functions, ptr, items, rows_a, rows_b = class_sets(a, b)
+    cls_a = gamma_classes(a, b)[1][: len(a)]
     nf = len(functions)
     size = np.diff(ptr)
+    row_of = np.searchsorted(rows_a, cls_a).astype(np.int32)
     # warm up (compile / load the numba cache) on a tiny input
-    jaccard_join(ptr, items, rows_a[:5], rows_b[:5], tau, nf)
-    t_ours, (cptr, cq, cs) = best_of(lambda: jaccard_join(ptr, items, rows_a, rows_b, tau, nf), repeat)
+    w = synthetic_trace(300, seed=1)
+    compare_traces(w, perturb(w, seed=2), join="tree")
+    compare_traces(w, perturb(w, seed=2), join="filter")
+    t_ours, (cptr, cq, cs) = best_of(lambda: jaccard_join_tree(ptr, items, rows_a, rows_b, tau, nf,
+                                                                 row_of, a.end_index), repeat)
     ours = as_set(np.repeat(np.arange(len(rows_a)), np.diff(cptr)), cq, cs)
-    rows = [("ours: prefix + size filters, bitset verify (numba, parallel)", t_ours, len(ours), True, "")]
+    rows = [("ours, tree join: overlaps inherited along A's tree (numba, parallel)", t_ours,
+             len(ours), True, "")]
+    t_f, (fptr, fq, fs) = best_of(lambda: jaccard_join(ptr, items, rows_a, rows_b, tau, nf), repeat)
+    rows.append(("ours, filter join: prefix + size filters, popcount (numba, parallel)", t_f,
+                 len(fq), same(ours, as_set(np.repeat(np.arange(len(rows_a)), np.diff(fptr)), fq, fs)), ""))
 
     nw = (nf + 63) // 64
     bits_a = sets_to_bitsets(ptr, items, rows_a, nw)
@@ -135,11 +145,25 @@ else:
     a = synthetic_trace(n, seed=1); b = perturb(a, seed=2)
     # the numba cache was filled by an earlier process: no compiling here, so the
     # peak RSS is the compare's own (plus the inputs); cache loading is in the time
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    import gc, threading
+    gc.collect()
+    def rss_now():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    peak = [rss_now()]
+    rss0 = peak[0]
+    stop = threading.Event()
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_now())
+            stop.wait(0.005)
+    th = threading.Thread(target=sample, daemon=True); th.start()
     t = time.perf_counter(); c = compare_traces(a, b); dt = time.perf_counter() - t
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    stop.set(); th.join()
+    peak[0] = max(peak[0], rss_now())
     s = c.summary()
-    s.update(compare_s=dt, peak_rss_mb=rss / 1024, rss_before_mb=rss0 / 1024,
+    s.update(compare_s=dt, peak_rss_mb=peak[0] / 2**20, rss_before_mb=rss0 / 2**20,
+             maxrss_process_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
              inputs_mb=(a.nbytes + b.nbytes) / 2**20)
     print(json.dumps(s))
 """
@@ -175,24 +199,26 @@ def main():
           f"{st['functions']} functions, {st['sets_a']}/{st['sets_b']} distinct Γ-sets "
           f"(mean size {st['mean_set']:.1f}), {st['class_pairs']} class pairs above tau")
     t_ours = rows[0][1]
-    print(f"| {'method':70s} | {'time s':>8s} | {'× ours':>7s} | {'pairs':>10s} | same | note")
-    print(f"|{'-' * 72}|{'-' * 10}|{'-' * 9}|{'-' * 12}|------|-----")
+    print(f"| {'method':72s} | {'time s':>8s} | {'× ours':>7s} | {'pairs':>10s} | same | note")
+    print(f"|{'-' * 74}|{'-' * 10}|{'-' * 9}|{'-' * 12}|------|-----")
     for name, t, n_pairs, ok, note in rows:
-        print(f"| {name:70s} | {t:8.3f} | {t / t_ours:7.1f} | {str(n_pairs):>10s} | {'yes' if ok else 'NO':4s} | {note}")
+        print(f"| {name:72s} | {t:8.3f} | {t / t_ours:7.1f} | {str(n_pairs):>10s} | {'yes' if ok else 'NO':4s} | {note}")
 
     child("cold")   # fill the numba cache (default directory) in a process of its own
-    print("\n## 2. whole compare_traces (fresh process, numba cache filled beforehand; "
-          "time includes loading it; peak RSS includes generating the two inputs)")
-    print(f"| {'calls per trace':>15s} | {'time s':>8s} | {'peak RSS MB':>11s} | {'RSS before MB':>13s} | summary")
-    print(f"|{'-' * 17}|{'-' * 10}|{'-' * 13}|{'-' * 15}|-------")
+    print("\n## 2. whole compare_traces (fresh process, numba cache filled beforehand, time "
+          "includes loading it; RSS sampled every 5 ms from /proc: 'before' = after building "
+          "the inputs, 'peak' = highest during the compare, 'growth' = peak - before)")
+    print(f"| {'calls per trace':>15s} | {'time s':>8s} | {'peak RSS MB':>11s} | {'before MB':>9s} | {'growth MB':>9s} | summary")
+    print(f"|{'-' * 17}|{'-' * 10}|{'-' * 13}|{'-' * 11}|{'-' * 11}|-------")
     for n in [args.n] + ([args.big] if args.big else []):
         r = child("big", n)
         if "error" in r:
-            print(f"| {n:15d} | {'failed':>8s} | {'':>11s} | {'':>13s} | {r['error']}")
+            print(f"| {n:15d} | {'failed':>8s} | {'':>11s} | {'':>9s} | {'':>9s} | {r['error']}")
         else:
             summ = {k: r[k] for k in ("classes_a", "classes_b", "class_pairs", "pairs_total",
                                       "pairs_kept", "groups")}
-            print(f"| {n:15d} | {r['compare_s']:8.2f} | {r['peak_rss_mb']:11.0f} | {r['rss_before_mb']:13.0f} | {summ}")
+            print(f"| {n:15d} | {r['compare_s']:8.2f} | {r['peak_rss_mb']:11.0f} | {r['rss_before_mb']:9.0f} | "
+                  f"{r['peak_rss_mb'] - r['rss_before_mb']:9.0f} | {summ}")
 
     print("\n## 3. numba cold start (compare of two 300-call traces in a fresh process)")
     with tempfile.TemporaryDirectory(prefix="tv3d-numba-") as d:
