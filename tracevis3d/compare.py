@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from .model import Trace
@@ -18,7 +19,8 @@ from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import bfs_groups, top_k_partners
 from .kernels.overview import overview_bars
 from .kernels.repetition import sibling_repetitions
-from .kernels.setjoin import jaccard_join, jaccard_join_tree, top_similarity_tiers, transpose_csr
+from .kernels.setjoin import (jaccard_join, jaccard_join_tree, top_similarity_tiers,
+                              transpose_csr, weighted_pair_count)
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE"]
@@ -41,10 +43,14 @@ class Comparison:
       ``class_a[i]`` / ``class_b[j]``: class of call i of A / call j of B (int32);
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
-    Class pairs (COMPLETE and exact): ``class_pair_a``, ``class_pair_b`` (int32 class
-      ids) and ``class_pair_sim`` (float64 Jaccard), every pair of a class of A and a
-      class of B with Jaccard > tau, sorted by (a, b); ``class_pairs`` is the same as
-      one structured array (a, b, sim), built on first access.
+    Class pairs (COMPLETE and exact), stored as a CSR over A's classes:
+      ``class_rows_a`` / ``class_rows_b`` the classes occurring in A / B (ascending),
+      ``class_pair_ptr`` (len(class_rows_a)+1), ``class_pair_row_b`` (index into
+      class_rows_b) and ``class_pair_sim`` (float64 Jaccard): row r's pairs are
+      ``class_pair_ptr[r]:class_pair_ptr[r+1]``.  Every pair of a class of A and a
+      class of B with Jaccard > tau is there, sorted by (a, b).  Convenience views,
+      made on first access: ``class_pair_a`` / ``class_pair_b`` (int32 class ids per
+      pair) and ``class_pairs`` (structured a, b, sim).
     ``n_pairs_total``: the exact number of call pairs (f_A, f_B) with s > tau,
       Σ over class pairs of (#calls of a in A) × (#calls of b in B).
     Call pairs (KEPT under a bound): ``pairs`` structured
@@ -80,8 +86,10 @@ class Comparison:
     class_b: np.ndarray
     class_ptr: np.ndarray
     class_items: np.ndarray
-    class_pair_a: np.ndarray
-    class_pair_b: np.ndarray
+    class_rows_a: np.ndarray
+    class_rows_b: np.ndarray
+    class_pair_ptr: np.ndarray
+    class_pair_row_b: np.ndarray
     class_pair_sim: np.ndarray
     n_pairs_total: int
     pairs: np.ndarray
@@ -100,6 +108,22 @@ class Comparison:
     def n_classes(self) -> int:
         return int(self.class_ptr.shape[0] - 1)
 
+    def _cached(self, name, make):
+        v = self.__dict__.get(name)
+        if v is None:
+            v = self.__dict__[name] = make()
+        return v
+
+    @property
+    def class_pair_a(self) -> np.ndarray:
+        """Class of A of each class pair (int32), made on first access."""
+        return self._cached("_cpa", lambda: np.repeat(self.class_rows_a, np.diff(self.class_pair_ptr)))
+
+    @property
+    def class_pair_b(self) -> np.ndarray:
+        """Class of B of each class pair (int32), made on first access."""
+        return self._cached("_cpb", lambda: self.class_rows_b[self.class_pair_row_b])
+
     @property
     def class_pairs(self) -> np.ndarray:
         """Structured (a, b, sim) view of the class pairs (a copy, made once)."""
@@ -114,7 +138,7 @@ class Comparison:
 
     @property
     def n_class_pairs(self) -> int:
-        return int(self.class_pair_a.shape[0])
+        return int(self.class_pair_sim.shape[0])
 
     @property
     def n_pairs_kept(self) -> int:
@@ -251,16 +275,11 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     else:
         ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
                                             len(functions))
-    per_row = np.diff(ptr_a)
-    class_pair_a = np.repeat(rows_a, per_row)    # sorted by (a, b): rows ascend with class ids
-    class_pair_b = rows_b[part_a]
-    class_pair_sim = sim_a                        # shared, not copied
-    csum = np.concatenate([[0], np.cumsum(count_b[part_a])])
-    n_pairs_total = int(np.dot(count_a, csum[ptr_a[1:]] - csum[ptr_a[:-1]]))
-    del csum
+    n_pairs_total = int(weighted_pair_count(ptr_a, part_a, count_a, count_b))
 
     # the same pairs per B row; the top similarity tiers per row for the call-pair bound
-    ptr_b, part_b, sim_b = transpose_csr(ptr_a, part_a, sim_a, rows_b.size)
+    ptr_b, part_b, sim_b = transpose_csr(ptr_a, part_a, sim_a, rows_b.size,
+                                         max(1, numba.get_num_threads()))
     tptr_a, tpart_a, tsim_a = top_similarity_tiers(ptr_a, part_a, sim_a, count_b, int(top_k))
     tptr_b, tpart_b, tsim_b = top_similarity_tiers(ptr_b, part_b, sim_b, count_a, int(top_k))
 
@@ -340,7 +359,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     return Comparison(
         a=a, b=b, tau=tau, top_k=int(top_k), functions=functions,
         class_a=class_a, class_b=class_b, class_ptr=class_ptr, class_items=class_items,
-        class_pair_a=class_pair_a, class_pair_b=class_pair_b, class_pair_sim=class_pair_sim,
+        class_rows_a=rows_a, class_rows_b=rows_b, class_pair_ptr=ptr_a, class_pair_row_b=part_a,
+        class_pair_sim=sim_a,
         n_pairs_total=n_pairs_total, pairs=pairs, groups=groups,
         overview_a=ov_a, overview_b=ov_b, overview_delta_a=dl_a, overview_delta_b=dl_b,
         overview_edges_a=np.linspace(0.0, span_a, int(n_bins) + 1),

@@ -449,61 +449,98 @@ def _scatter_rows(out_r, out_q, out_s, cap, written, ptr, res_q, res_s):
 
 
 @njit(cache=True, nogil=True)
+def _tier_cutoff(lo, hi, other, sim, count_other, k):
+    """Lowest similarity of the best tiers of one row holding >= k calls (or all
+    tiers); -1.0 for an empty row.  At most k max-scans of the row."""
+    got = 0
+    ceiling = np.inf
+    cutoff = -1.0
+    while got < k:
+        best = -1.0
+        for j in range(lo, hi):
+            s = sim[j]
+            if s < ceiling and s > best:
+                best = s
+        if best < 0.0:
+            break
+        for j in range(lo, hi):
+            if sim[j] == best:
+                got += count_other[other[j]]
+        cutoff = best
+        ceiling = best
+    return cutoff
+
+
+@njit(cache=True, parallel=True)
 def top_similarity_tiers(ptr, other, sim, count_other, k):
     """Per row, the entries of its best similarity tiers, just enough for k calls.
 
     A tier is the set of a row's partners with one similarity value.  Tiers are
     taken in descending similarity until their partners hold >= k calls in total
     (``count_other[q]`` calls for partner q), so at most k tiers are taken and
-    the top-k partners of every call of the row lie inside them.  Each pass is
-    one max-scan over the row: O(m · k) overall, no sort of the full rows.
-    Output rows are sorted by (sim desc, other asc).  Returns a CSR
-    ``(tptr, tother, tsim)``.
+    the top-k partners of every call of the row lie inside them.  Per row: at
+    most k max-scans for the cutoff, one pass to copy (rows in parallel), and a
+    stable sort of the few copied entries by similarity.  Input rows must list
+    ``other`` ascending; output rows are sorted by (sim desc, other asc).
+    Returns a CSR ``(tptr, tother, tsim)``.
     """
     n_rows = ptr.shape[0] - 1
-    tptr = np.zeros(n_rows + 1, np.int64)
-    cap = 16
-    tother = np.empty(cap, np.int32)
-    tsim = np.empty(cap, np.float64)
-    m = 0
+    cutoff = np.empty(n_rows, np.float64)
+    nsel = np.zeros(n_rows + 1, np.int64)
+    for r in prange(n_rows):
+        c = _tier_cutoff(ptr[r], ptr[r + 1], other, sim, count_other, k)
+        cutoff[r] = c
+        n = 0
+        if c >= 0.0:
+            for j in range(ptr[r], ptr[r + 1]):
+                if sim[j] >= c:
+                    n += 1
+        nsel[r + 1] = n
     for r in range(n_rows):
-        lo = ptr[r]
-        hi = ptr[r + 1]
-        got = 0
-        ceiling = np.inf
-        while got < k and lo < hi:
-            best = -1.0
-            for j in range(lo, hi):
-                s = sim[j]
-                if s < ceiling and s > best:
-                    best = s
-            if best < 0.0:
-                break
-            t_start = m
-            for j in range(lo, hi):
-                if sim[j] == best:
-                    if m == cap:
-                        cap *= 2
-                        o2 = np.empty(cap, np.int32)
-                        s2 = np.empty(cap, np.float64)
-                        o2[:m] = tother[:m]
-                        s2[:m] = tsim[:m]
-                        tother = o2
-                        tsim = s2
-                    tother[m] = other[j]
-                    tsim[m] = best
-                    m += 1
-                    got += count_other[other[j]]
-            tother[t_start:m].sort()
-            ceiling = best
-        tptr[r + 1] = m
-    return tptr, tother[:m].copy(), tsim[:m].copy()
+        nsel[r + 1] += nsel[r]
+    tother = np.empty(nsel[n_rows], np.int32)
+    tsim = np.empty(nsel[n_rows], np.float64)
+    for r in prange(n_rows):
+        m = nsel[r]
+        c = cutoff[r]
+        if c < 0.0:
+            continue
+        for j in range(ptr[r], ptr[r + 1]):
+            if sim[j] >= c:
+                tother[m] = other[j]
+                tsim[m] = sim[j]
+                m += 1
+        lo = nsel[r]
+        hi = nsel[r + 1]
+        if hi - lo > 1:
+            order = np.argsort(-tsim[lo:hi], kind="mergesort")
+            o2 = tother[lo:hi][order]
+            s2 = tsim[lo:hi][order]
+            tother[lo:hi] = o2
+            tsim[lo:hi] = s2
+    return nsel, tother, tsim
 
 
-@njit(cache=True, nogil=True)
-def transpose_csr(ptr, other, sim, n_other):
+@njit(cache=True, parallel=True)
+def weighted_pair_count(ptr, other, count_row, count_other):
+    """Σ over pairs (r, q) of count_row[r] × count_other[q]: the exact number of
+    call pairs behind the class pairs (rows in parallel, no per-pair temporary)."""
+    n_rows = ptr.shape[0] - 1
+    per = np.zeros(n_rows, np.int64)
+    for r in prange(n_rows):
+        s = 0
+        for j in range(ptr[r], ptr[r + 1]):
+            s += count_other[other[j]]
+        per[r] = s * count_row[r]
+    return per.sum()
+
+
+@njit(cache=True, parallel=True)
+def transpose_csr(ptr, other, sim, n_other, n_parts=2):
     """The CSR ``(ptr, other, sim)`` over rows turned into a CSR over ``other``
-    (counting sort, stable: each new row lists the old rows ascending)."""
+    (counting sort, stable: each new row lists the old rows ascending).  The new
+    rows are split into ``n_parts`` ranges filled in parallel, each range's
+    worker reading the whole input and writing only its own rows."""
     n_rows = ptr.shape[0] - 1
     m = other.shape[0]
     tptr = np.zeros(n_other + 1, np.int64)
@@ -511,15 +548,20 @@ def transpose_csr(ptr, other, sim, n_other):
         tptr[other[j] + 1] += 1
     for q in range(n_other):
         tptr[q + 1] += tptr[q]
-    fill = tptr[:-1].copy()
     t_other = np.empty(m, np.int32)
     t_sim = np.empty(m, np.float64)
-    for r in range(n_rows):
-        for j in range(ptr[r], ptr[r + 1]):
-            q = other[j]
-            t_other[fill[q]] = r
-            t_sim[fill[q]] = sim[j]
-            fill[q] += 1
+    n_parts = max(1, n_parts)
+    for part in prange(n_parts):
+        q_lo = n_other * part // n_parts
+        q_hi = n_other * (part + 1) // n_parts
+        fill = tptr[q_lo:q_hi].copy()
+        for r in range(n_rows):
+            for j in range(ptr[r], ptr[r + 1]):
+                q = other[j]
+                if q >= q_lo and q < q_hi:
+                    t_other[fill[q - q_lo]] = r
+                    t_sim[fill[q - q_lo]] = sim[j]
+                    fill[q - q_lo] += 1
     return tptr, t_other, t_sim
 
 
