@@ -32,7 +32,7 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product code)
 
-import tracevis3d  # noqa: E402
+
 from tracevis3d.compare import compare_traces, gamma_classes  # noqa: E402
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  # noqa: E402
                                         jaccard_join_tree, sets_to_bitsets)

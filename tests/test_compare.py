@@ -4,7 +4,6 @@ The twins below are written from the paper's definitions (TraceDiff Sec. III,
 IV-A, IV-D) in plain Python over *all* call pairs, independently of the kernels'
 data structures (Γ-sets as frozensets of function NAMES, pairs enumerated one by one).
 """
-import math
 
 import numpy as np
 import pytest

@@ -676,6 +676,7 @@ def _tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_postings(items, lo, hi, post_ptr, post_k, cnt, delta):
+    """cnt[k] += delta for every B set k containing an element of items[lo:hi]."""
     for j in range(lo, hi):
         e = items[j]
         for p in range(post_ptr[e], post_ptr[e + 1]):
