@@ -690,10 +690,29 @@ def scan_trace(buf, cap, max_rows):
 
 
 @njit(cache=True, nogil=True)
+def span_key_hash(buf, off, ln):
+    """A cheap hash of a byte span for interning: FNV-1a over its length and at
+    most its first and last 16 bytes.  Callers verify equality byte by byte, so
+    a weak hash costs probes, never correctness; names that differ only in the
+    middle (rare: long paths differ at the file name and line) just probe more."""
+    h = np.uint64(14695981039346656037) ^ np.uint64(ln)
+    p = np.uint64(1099511628211)
+    if ln <= 32:
+        for k in range(off, off + ln):
+            h = (h ^ np.uint64(buf[k])) * p
+    else:
+        for k in range(off, off + 16):
+            h = (h ^ np.uint64(buf[k])) * p
+        for k in range(off + ln - 16, off + ln):
+            h = (h ^ np.uint64(buf[k])) * p
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
 def intern_spans(buf, off, ln, valid):
     """Give equal byte strings ``buf[off[k]:off[k]+ln[k]]`` the same id.
 
-    Open addressing on a 64-bit FNV-1a hash with byte-wise verification, so
+    Open addressing on `span_key_hash` with byte-wise verification, so
     ids are exact (collisions cannot merge different strings).  Ids are
     assigned in order of first appearance.  Returns (ids, first) where
     ``first[id]`` is the row that introduced the string; rows with
@@ -713,7 +732,7 @@ def intern_spans(buf, off, ln, valid):
     for k in range(n):
         if not valid[k]:
             continue
-        h = fnv1a(buf, off[k], ln[k])
+        h = span_key_hash(buf, off[k], ln[k])
         slot = h & mask
         while True:
             r = table[slot]
