@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracevis3d
-from tracevis3d.compare import Comparison, compare_traces
+from tracevis3d.comparison import Comparison, compare_traces
 from tracevis3d.kernels.gamma import subtree_gamma_classes, subtree_shape_classes
 from tracevis3d.kernels.repetition import sibling_repetitions
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,
@@ -364,9 +364,9 @@ def test_join_equals_bitset_bruteforce_on_larger_sets():
 
 @pytest.mark.parametrize("tau", [0.1, 0.2, 0.45])
 def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
-    from tracevis3d.compare import gamma_classes
+    from tracevis3d.comparison import gamma_classes
     from tracevis3d.kernels.setjoin import heir_forest, jaccard_join_tree
-    from tracevis3d.synthetic import perturb, synthetic_trace
+    from tracevis3d.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(4000, threads=2, seed=12)
     b = perturb(a, seed=13)
@@ -399,7 +399,7 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
 
 
 def test_gamma_and_shape_classes_on_synthetic():
-    from tracevis3d.synthetic import synthetic_trace
+    from tracevis3d.synthesis import synthetic_trace
 
     t = synthetic_trace(3000, threads=2, seed=4)
     cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions)
@@ -422,7 +422,7 @@ def test_gamma_and_shape_classes_on_synthetic():
 
 # ----------------------------------------------------------------- perturbed copy
 def test_perturbed_copy_drops_show_up_as_lower_similarity():
-    from tracevis3d.synthetic import perturb, synthetic_trace
+    from tracevis3d.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(3000, seed=8)
     b = perturb(a, seed=9, reorder=0.0, shift=0.0, drop=0.03, insert=0.0, stretch=0.0)
@@ -448,7 +448,7 @@ def test_perturbed_copy_drops_show_up_as_lower_similarity():
 
 
 def test_perturbed_copy_shifts_show_up_in_dt_and_overview():
-    from tracevis3d.synthetic import perturb, synthetic_trace
+    from tracevis3d.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(1500, seed=21)
     b = perturb(a, seed=22, reorder=0.0, shift=0.05, drop=0.0, insert=0.0, stretch=0.0)

@@ -44,14 +44,21 @@ def save(trace: Trace, path) -> None:
 
 
 def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:
-    """A synthetic, realistic trace for tests and benchmarks (see tracevis3d.synthetic)."""
-    from .synthetic import synthetic_trace
+    """A synthetic, realistic trace for tests and benchmarks (see tracevis3d.synthesis)."""
+    from .synthesis import synthetic_trace
 
     return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
 
 
+def perturb(trace: Trace, seed: int = 0, **options) -> Trace:
+    """A "second run" of ``trace`` for comparisons (see tracevis3d.synthesis.perturb)."""
+    from .synthesis import perturb as _perturb
+
+    return _perturb(trace, seed=seed, **options)
+
+
 def compare(a: Trace, b: Trace, tau: float = 0.2, **options):
-    """Compare two traces (TraceDiff); see `tracevis3d.compare_traces`."""
-    from .compare import compare_traces
+    """Compare two traces (TraceDiff); see `tracevis3d.comparison.compare_traces`."""
+    from .comparison import compare_traces
 
     return compare_traces(a, b, tau=tau, **options)

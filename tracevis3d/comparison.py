@@ -369,18 +369,3 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
                     aligned_tol_b=tol_b, max_period=int(max_period)),
     )
-
-
-# ``tracevis3d.compare`` is both a function in the package and this submodule's
-# name; importing the submodule rebinds the package attribute to the module.  Make
-# the module callable so ``tracevis3d.compare(a, b)`` works whichever one is bound.
-import sys as _sys
-import types as _types
-
-
-class _CallableModule(_types.ModuleType):
-    def __call__(self, a, b, tau=0.2, **options):
-        return compare_traces(a, b, tau=tau, **options)
-
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -1,6 +1,6 @@
 """Synthetic, realistic execution traces, and a "second run" of a trace.
 
-    >>> from tracevis3d.synthetic import synthetic_trace, perturb
+    >>> from tracevis3d.synthesis import synthetic_trace, perturb
     >>> a = synthetic_trace(100_000, threads=4, seed=1, sync=True)
     >>> b = perturb(a, seed=2)            # same program, slightly different behaviour
 
@@ -704,21 +704,3 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         args_call=a_new[a_keep].astype(np.int32), args_ptr=args_ptr, args_blob=args_blob,
         meta=meta,
     )
-
-
-# ------------------------------------------------------------------ module is callable
-# ``tracevis3d/__init__.py`` defines a function ``tracevis3d.synthetic(...)``, but importing
-# this submodule rebinds the package attribute ``tracevis3d.synthetic`` to the module
-# itself.  Making the module callable keeps ``tracevis3d.synthetic(n, threads, seed, ...)``
-# working in both cases (same signature as the package-level function).
-import sys as _sys
-import types as _types
-
-
-class _CallableModule(_types.ModuleType):
-    def __call__(self, n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:
-        """A synthetic, realistic trace (same as `synthetic_trace`)."""
-        return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
-
-
-_sys.modules[__name__].__class__ = _CallableModule
