@@ -504,3 +504,35 @@ def test_kinds_and_objects_from_names_and_args():
 
     u = _load_quiet(orjson.dumps(ev), kind_rules=[(tracevis3d.KIND_WAIT, r"::park$")] + KIND_RULES)
     assert int(u.kind[u.function_names.index("my_runtime::park") == u.func].max()) == tracevis3d.KIND_WAIT
+
+
+def test_parallel_scan_equals_sequential(realdata, monkeypatch):
+    """The two-thread scan (used for files over 16 MB) gives the same trace as
+    the sequential one, for every real file and for cut/garbled copies."""
+    from tracevis3d.io import chrome
+
+    def both(data):
+        monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 1 << 62)
+        try:
+            seq = _load_quiet(data)
+        except TraceFormatError as e:
+            seq = e
+        monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+        try:
+            par = _load_quiet(data)
+        except TraceFormatError as e:
+            par = e
+        if isinstance(seq, Exception):
+            assert isinstance(par, TraceFormatError) and str(par) == str(seq)
+            return
+        for k in ARRAY_DTYPES:
+            assert np.array_equal(getattr(seq, k), getattr(par, k)), k
+        assert seq.meta["repairs"] == par.meta["repairs"]
+
+    files = [p for p in _real_files(realdata) if p.suffix == ".json"]
+    for p in files:
+        both(p.read_bytes())
+    raw = (realdata / "viztracer-examples/multithread.json").read_bytes()
+    for cut in (len(raw) // 2, len(raw) // 2 + 7, len(raw) - 3):
+        both(raw[:cut])
+    both(raw.replace(b'"ph": "X"', b'"ph": "X", "args": {"s": "x\\", {\\"ph\\": 1"}', 50))

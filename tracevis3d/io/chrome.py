@@ -19,6 +19,8 @@ each also reported once as a `TraceWarning`; see REPAIRS below.
 """
 from __future__ import annotations
 
+import re
+import threading
 import warnings
 from typing import Iterable
 
@@ -91,7 +93,10 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
     buf = np.frombuffer(data, np.uint8)
     nbytes = buf.shape[0]
-    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = js.scan_trace(buf, min(max(16, nbytes // 96), max_events), max_events)
+    scanned = _scan_parallel(buf, data, max_events) if nbytes >= PARALLEL_SCAN_BYTES else None
+    if scanned is None:
+        scanned = js.scan_trace(buf, min(max(16, nbytes // 96), max_events), max_events)
+    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = scanned
     ii, ss, ff = ii[:n], ss[:n], ff[:n]
 
     def line_col(pos: int) -> tuple[int, int]:
@@ -382,6 +387,60 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
                           TraceWarning, stacklevel=3)
     return trace
+
+
+PARALLEL_SCAN_BYTES = 16 << 20
+_EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*"traceEvents"\s*:\s*)?\[')
+
+
+def _scan_parallel(buf, data: bytes, max_events: int):
+    """Scan the event array on two threads (the kernels release the GIL).
+
+    Only for the common layouts (an array, or an object whose first key is
+    ``traceEvents``).  The second half starts at an event boundary guessed near
+    the middle (``{`` after a ``,``); the guess is accepted only if the first
+    half's scan stops exactly there, so a guess inside a string can never be
+    taken.  Anything unexpected returns None: the caller scans sequentially,
+    which is the reference behaviour (and gives the canonical error messages).
+    """
+    m = _EVENTS_HEAD.match(data[:4096])
+    if m is None:
+        return None
+    start = m.end()
+    n = len(data)
+    mid = n // 2
+    p = -1
+    for pat in (b",\n{", b", {", b",{", b",\r\n{"):
+        q = data.find(pat, mid, min(n, mid + (4 << 20)))
+        if q >= 0 and (p < 0 or q < p):
+            p = q
+    if p < 0:
+        return None
+    p = data.index(b"{", p)
+    cap = max(16, (n // 2) // 96)
+    out = [None, None]
+
+    def part(k, i, stop):
+        out[k] = js.scan_events_part(buf, i, min(cap, max_events), max_events, stop)
+
+    t = threading.Thread(target=part, args=(1, p, -1))
+    t.start()
+    part(0, start, p)
+    t.join()
+    (ii0, ss0, ff0, n0, end0, st0, _), (ii1, ss1, ff1, n1, end1, st1, ep1) = out
+    if st0 != js.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
+        return None
+    dtu_off, dtu_len = 0, -1
+    status = st1
+    if m.group(1) is not None and st1 == js.OK:  # object form: the keys after the array
+        tail, dtu_off, dtu_len = js.scan_object_tail(buf, end1)
+        if tail < 0:
+            return None
+        status = tail  # OK, or TRUNCATED like the sequential scan
+    ii = np.concatenate([ii0[:n0], ii1[:n1]])
+    ss = np.concatenate([ss0[:n0], ss1[:n1]])
+    ff = np.concatenate([ff0[:n0], ff1[:n1]])
+    return ii, ss, ff, n0 + n1, status, ep1, dtu_off, dtu_len
 
 
 def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):

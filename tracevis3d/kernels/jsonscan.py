@@ -21,6 +21,7 @@ from numba import njit
 
 OK = 0
 TRUNCATED = 1
+SPLIT = 2  # scan_events stopped at the requested split point
 ERR_NOT_JSON = -1
 ERR_SYNTAX = -2
 ERR_TOO_DEEP = -3
@@ -566,8 +567,11 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
 
 
 @njit(cache=True, nogil=True)
-def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
-    """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['``.
+def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at):
+    """Scan events ``event, event, ... ]`` from ``i`` (just after the ``[`` or at an
+    event boundary).  With ``stop_at >= 0`` it stops (status SPLIT, end = the
+    position) at the first event starting at or after ``stop_at``: the parallel
+    scan checks that this is exactly where the second half began.
 
     Tolerates trailing commas and a missing closing bracket (TRUNCATED; an event
     cut short by the end of the bytes is dropped).  Returns
@@ -575,7 +579,6 @@ def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
     """
     n = buf.shape[0]
     k = 0
-    i += 1
     while True:
         i = skip_ws(buf, i)
         if i >= n:
@@ -588,6 +591,8 @@ def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
             continue
         if c != 123:
             return ii, ss, ff, k, i, ERR_EVENT_NOT_OBJECT, i
+        if stop_at >= 0 and i >= stop_at:
+            return ii, ss, ff, k, i, SPLIT, i
         if k >= max_rows:
             return ii, ss, ff, k, i, ERR_TOO_MANY, i
         if k >= ii.shape[0]:
@@ -598,6 +603,65 @@ def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
         if st != OK:
             return ii, ss, ff, k, j, st, j
         k += 1
+        i = j
+
+
+@njit(cache=True, nogil=True)
+def scan_event_array(buf, i, ii, ss, ff, stack, max_rows):
+    """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['`` (see scan_events)."""
+    return scan_events(buf, i + 1, ii, ss, ff, stack, max_rows, -1)
+
+
+@njit(cache=True, nogil=True)
+def scan_events_part(buf, i, cap, max_rows, stop_at):
+    """`scan_events` with its own fresh arrays (one half of a parallel scan)."""
+    stack = np.empty(MAX_NESTING, np.uint8)
+    ii = np.empty((max(cap, 16), N_I), np.int64)
+    ss = np.empty((max(cap, 16), N_S), np.int32)
+    ff = np.empty((max(cap, 16), N_F), np.float64)
+    return scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at)
+
+
+@njit(cache=True, nogil=True)
+def scan_object_tail(buf, i):
+    """After the ``]`` of ``traceEvents`` in the object form: the remaining
+    ``, "key": value`` pairs up to the closing ``}``.  Returns
+    (status, dtu_off, dtu_len); TRUNCATED when the bytes end first (the events
+    are complete then), a negative code on a syntax error."""
+    n = buf.shape[0]
+    stack = np.empty(MAX_NESTING, np.uint8)
+    dtu_off = 0
+    dtu_len = -1
+    while True:
+        i = skip_ws(buf, i)
+        if i >= n:
+            return TRUNCATED, dtu_off, dtu_len
+        if buf[i] == 125:
+            return OK, dtu_off, dtu_len
+        if buf[i] == 44:
+            i += 1
+            continue
+        if buf[i] != 34:
+            return ERR_SYNTAX, dtu_off, dtu_len
+        ke, _ = scan_string(buf, i)
+        if ke < 0:
+            return TRUNCATED, dtu_off, dtu_len
+        kl = ke - i - 2
+        is_dtu = kl == 15 and buf[i + 1] == 100 and buf[i + 8] == 84 and buf[i + 12] == 85
+        i = skip_ws(buf, ke)
+        if i >= n:
+            return TRUNCATED, dtu_off, dtu_len
+        if buf[i] != 58:
+            return ERR_SYNTAX, dtu_off, dtu_len
+        i = skip_ws(buf, i + 1)
+        j = skip_value(buf, i, stack)
+        if j == -2:
+            return TRUNCATED, dtu_off, dtu_len
+        if j < 0:
+            return ERR_SYNTAX, dtu_off, dtu_len
+        if is_dtu and buf[i] == 34:
+            dtu_off = i + 1
+            dtu_len = j - i - 2
         i = j
 
 
