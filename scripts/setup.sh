@@ -3,10 +3,13 @@
 # Idempotent: reinstalls only when requirements-dev.txt changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON311:-$(command -v python3.11 || true)}"
-if [ -z "$PY" ] && [ -x "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.11.7/bin/python3.11" ]; then
-  PY="${PYENV_ROOT:-$HOME/.pyenv}/versions/3.11.7/bin/python3.11"
-fi
+# a python3.11 that really runs (a pyenv shim for an inactive version does not)
+PY=""
+for cand in "${PYTHON311:-}" "$(command -v python3.11 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3.11; do
+  if [ -n "$cand" ] && "$cand" -c "import sys; assert sys.version_info[:2] == (3, 11)" >/dev/null 2>&1; then
+    PY="$cand"; break
+  fi
+done
 [ -n "$PY" ] || { echo "setup: python3.11 not found (bpy 5.0.1 needs CPython 3.11); set PYTHON311=/path/to/python3.11" >&2; exit 1; }
 want="$(sha256sum requirements-dev.txt | cut -d' ' -f1)"
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.requirements.sha 2>/dev/null)" != "$want" ]; then

@@ -7,10 +7,13 @@ bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
-PY313="${PYTHON313:-$(command -v python3.13 || true)}"
-if [ -z "$PY313" ] && [ -x "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" ]; then
-  PY313="${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13"
-fi
+# a python3.13 that really runs (a pyenv shim for an inactive version does not)
+PY313=""
+for cand in "${PYTHON313:-}" "$(command -v python3.13 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
+  if [ -n "$cand" ] && "$cand" -c "import sys; assert sys.version_info[:2] == (3, 13)" >/dev/null 2>&1; then
+    PY313="$cand"; break
+  fi
+done
 if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
   want="$(sha256sum tests/smoke/requirements-bpy52.txt | cut -d' ' -f1)"
   if [ ! -x .venv313/bin/python ] || [ "$(cat .venv313/.requirements.sha 2>/dev/null)" != "$want" ]; then
