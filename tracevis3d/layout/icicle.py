@@ -9,7 +9,8 @@ Geometry (world units, z up):
   [0, 1] (constant, inclusive time, self time, or number of calls of the function);
 - threads are parallel lanes along y; the lane pitch is chosen so that, seen from the
   default camera elevation, a lane never hides the one behind it
-  (pitch ≥ lane_depth + H / tan(elevation), H the lane height).
+  (gap after lane j ≥ lane_depth + H_j / tan(elevation), H_j the height of lane j,
+  which is as tall as its own deepest stack).
 
 Calls narrower than ``cluster_px`` pixels at the render resolution and default framing
 are merged into lighter cluster boxes per (lane, depth) by
@@ -299,16 +300,23 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     el = math.radians(params.elevation)
     # share the image height among the lanes: each lane shows H·cos(el) of front face and
     # D·sin(el) of extrusion; aim for ~80 % of a frame of the render aspect, 70/30 split
+    # each lane is as tall as its own deepest stack (shallow threads leave room for deep ones)
+    lane_levels = np.zeros(n_lanes, np.int64)
+    np.maximum.at(lane_levels, lane, depth.astype(np.int64) + 1)
     avail = 0.8 * L * res[1] / res[0] / n_lanes
     h_max = min(0.1 * L, 0.45 * L / levels)  # a lane is at most about half as tall as it is long
-    h = float(np.clip(0.7 * avail / (levels * math.cos(el)), 0.02, h_max))  # level height
+    h = float(np.clip(0.7 * avail * n_lanes / (float(lane_levels.sum()) * math.cos(el)), 0.02, h_max))
     D = float(min(D, max(0.3 * avail / math.sin(el), 0.1)))
     D_max = float(params.lane_depth)
     for _attempt in range(3):  # grow the levels when the frame has height to spare
         H = levels * h
-        auto_pitch = D + H / math.tan(el) + 0.6 * h
-        pitch = auto_pitch if params.lane_gap is None else D + float(params.lane_gap)
-        lane_y = np.arange(n_lanes) * pitch  # front plane of each lane
+        # a lane must not hide the one behind it: the gap after lane j grows with lane j's height
+        lane_H = lane_levels * h
+        if params.lane_gap is None:
+            gaps = D + lane_H / math.tan(el) + 0.6 * h
+        else:
+            gaps = np.full(n_lanes, D + float(params.lane_gap))
+        lane_y = np.concatenate([[0.0], np.cumsum(gaps)[:-1]])  # front plane of each lane
 
         # --- camera (provisional: boxes only) → world size of a pixel per lane
         to_cam = view_direction(params.azimuth, params.elevation)
@@ -501,7 +509,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={
             "layout": "icicle", "t0": t0, "t1": t1, "world_per_us": scale_t, "level_height": h,
-            "box_height": 0.86 * h, "lane_pitch": pitch, "lane_y": lane_y.tolist(),
+            "box_height": 0.86 * h, "lane_pitch": float(np.max(gaps)) if n_lanes else 0.0, "lane_y": lane_y.tolist(),
             "lane_threads": lane_threads.tolist(), "lane_names": lane_names,
             "world_per_pixel": px.tolist(), "us_per_pixel": px_time_us.tolist(),
             "n_calls": int(idx.size), "n_boxes": int(nb), "n_clusters": int(nc),
