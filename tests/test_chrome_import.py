@@ -211,14 +211,18 @@ def test_numbers_strings_nan_and_non_utf8():
           b'{"ph":"X","name":"\xff\xfebad","ts":1e1,"dur":1.0000000000000000001},'
           b'{"ph":"X","name":"n","ts":20,"dur":NaN},'
           b'{"ph":"X","name":"z","ts":30,"dur":0},'
-          b'{"ph":"X","name":"neg","ts":40,"dur":-1}]')
+          b'{"ph":"X","name":"neg","ts":40,"dur":-1},'
+          b'{"ph":"X","name":"abc","ts":"abc","dur":1},'
+          b'{"ph":"X","name":"long","ts":50.000000000000000000000000000000000000000000000000000000000000000000001,"dur":1}]')
     with pytest.warns(TraceWarning):
         t = load_bytes(ev, source="x.json")
     t.check()
     names = sorted(t.function_names)
     assert "aé" in names and "z" in names and "neg" in names and "n" not in names
     assert any("\ufffd" in s for s in names)
-    assert set(t.meta["repairs"]) >= {"bad_utf8", "bad_dur", "negative_dur"}
+    assert set(t.meta["repairs"]) >= {"bad_utf8", "bad_dur", "negative_dur", "bad_number", "no_ts"}
+    assert "abc" not in names and "long" in names
+    assert t.start[t.func == t.function_names.index("long")][0] + t.meta["clock_origin"] == 50.0
     assert "proc" in t.process_names and "main" in t.thread_names
     i = t.function_names.index("aé")
     k = int(np.flatnonzero(t.func == i)[0])

@@ -444,27 +444,40 @@ def _scan_parallel(buf, data: bytes, max_events: int):
 
 
 def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
-    """Numbers outside the exact fast path (or given as strings): Python's float."""
+    """Numbers outside the scanner's exact fast path (17+ significant digits,
+    large exponents, numbers given as strings): the scanner kept their byte
+    spans; numpy's C string→float conversion (correctly rounded, as Python's float)
+    parses them all at once; only values that are not numbers at all (a
+    ``"ts": "abc"``) are looked at one by one, and become NaN."""
     slow = np.flatnonzero(flags & js.FL_SLOW)
     if not slow.size:
         return
-    import orjson
-
     bad_first, nbad = None, 0
-    for r in slow:
-        off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+    for col, arr in enumerate((ts, dur, tdur)):
+        lens = ss[slow, js.S_NUM_LEN + col]
+        have = lens >= 0
+        rows = slow[have]
+        if not rows.size:
+            continue
+        o = ii[rows, js.I_EV_OFF] + ss[rows, js.S_NUM_REL + col]
+        ln = lens[have].astype(np.int64)
+        width = int(min(max(int(ln.max()), 1), 64))
+        text = js.gather_fixed(buf, o, ln, width).view(f"S{width}").ravel()
         try:
-            ev = orjson.loads(bytes(buf[off: off + ln]))
-        except Exception:
-            ev = {}
-        for key, arr in (("ts", ts), ("dur", dur), ("tdur", tdur)):
-            if key in ev:
-                try:
-                    arr[r] = float(ev[key])
-                except (TypeError, ValueError):
-                    arr[r] = np.nan
-                    nbad += 1
-                    bad_first = r if bad_first is None else bad_first
+            vals = text.astype(np.float64)
+            too_long = ln > width
+        except ValueError:
+            vals = np.full(rows.size, np.nan)
+            too_long = np.ones(rows.size, bool)
+        for q in np.flatnonzero(too_long):  # rare: not a number, or over 64 bytes
+            raw = bytes(buf[o[q]: o[q] + ln[q]])
+            try:
+                vals[q] = float(raw.strip().decode("ascii"))
+            except (ValueError, UnicodeDecodeError):
+                vals[q] = np.nan
+                nbad += 1
+                bad_first = int(rows[q]) if bad_first is None else bad_first
+        arr[rows] = vals
     rep.add("bad_number", nbad, bad_first)
 
 

@@ -37,7 +37,11 @@ I_NAME_OFF, I_CAT_OFF, I_ARGS_OFF, I_PID, I_TID, I_ID, I_BIND, I_EV_OFF = range(
 N_I = 8
 # int32 columns
 S_PH, S_NAME_LEN, S_CAT_LEN, S_ARGS_LEN, S_FLAGS, S_BP, S_SCOPE, S_EV_LEN = range(8)
-N_S = 8
+# byte span of the ts/dur/tdur value (offset from the event start, length; -1 if absent),
+# for the bulk re-parse of numbers outside the exact fast path
+S_NUM_REL = 8  # 8, 9, 10: ts, dur, tdur offsets
+S_NUM_LEN = 11  # 11, 12, 13: lengths
+N_S = 14
 # float64 columns
 F_TS, F_DUR, F_TDUR = range(3)
 N_F = 3
@@ -390,6 +394,9 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
         ss[k, c] = 0
     ss[k, S_NAME_LEN] = -1
     ss[k, S_CAT_LEN] = -1
+    ss[k, S_NUM_LEN] = -1
+    ss[k, S_NUM_LEN + 1] = -1
+    ss[k, S_NUM_LEN + 2] = -1
     ff[k, F_TS] = np.nan
     ff[k, F_DUR] = np.nan
     ff[k, F_TDUR] = np.nan
@@ -503,6 +510,8 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
                 v, j, exact = parse_number(buf, i)
                 if j < 0:
                     return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
+                ss[k, S_NUM_REL + col] = min(i - ii[k, I_EV_OFF], 2147483647)
+                ss[k, S_NUM_LEN + col] = min(j - i, 2147483647)
                 ff[k, col] = v
                 flags |= bit
                 if not exact:
@@ -521,6 +530,8 @@ def scan_event(buf, i, k, ii, ss, ff, stack):
                     return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
                 if c == 34:
                     flags |= bit | FL_SLOW
+                    ss[k, S_NUM_REL + col] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
+                    ss[k, S_NUM_LEN + col] = min(max(j - i - 2, 0), 2147483647)
                 i = j
         elif key == K_ARGS:
             j = skip_value(buf, i, stack)
@@ -888,3 +899,16 @@ def renumber_by_first_use(ids, n_ids):
             k += 1
         out[i] = remap[v]
     return out, old[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def gather_fixed(buf, off, ln, width):
+    """Byte spans copied into a zero-padded (n, width) matrix (a fixed-width
+    bytes array for numpy's bulk string→float conversion)."""
+    n = off.shape[0]
+    out = np.zeros((n, width), np.uint8)
+    for r in range(n):
+        m = min(ln[r], width)
+        for q in range(m):
+            out[r, q] = buf[off[r] + q]
+    return out
