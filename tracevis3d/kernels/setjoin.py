@@ -574,24 +574,24 @@ def transpose_csr(ptr, other, sim, n_other, n_parts=2):
 # The tree join: overlaps inherited along the subset structure of Γ-sets.
 
 @njit(cache=True, nogil=True)
-def heir_forest(row_of_call, end_index, set_size):
+def heir_forest_weighted(row_of_call, end_index, set_size, weight):
     """For each class row r of a trace, a *base* row whose set is a proper subset.
 
     Γ(i) = {F(i)} ∪ ⋃ Γ(children) (Eq. 2), so for a call i none of whose children
-    has i's own class, the child class with the largest set (ties: lowest row)
-    is a proper subset of Γ(i): that is r's base (from the first such call of r in
-    pre-order); leaf classes have base −1.  Bases have smaller sets, so base
-    links form a forest rooted at leaf classes.  Returns ``base`` (int32 per row).
+    has i's own class, each child class is a proper subset of Γ(i).  Over ALL
+    calls of r, the base is the child class with the largest ``weight`` (ties:
+    larger set, then lower row); leaf classes have base −1.  With weight = the
+    postings cost of a set, the tree join's delta cost of r, W(x_r) − W(base)
+    (base ⊂ x_r), is the smallest any child offers.  Bases have smaller sets,
+    so base links form a forest rooted at leaf classes.  O(calls).
+    Returns ``base`` (int32 per row).
     """
     n_rows = set_size.shape[0]
     base = np.full(n_rows, -1, np.int32)
-    done = np.zeros(n_rows, np.bool_)
     n = row_of_call.shape[0]
     for i in range(n):
         r = row_of_call[i]
-        if done[r]:
-            continue
-        best = -1
+        best = base[r]
         same = False
         c = i + 1
         while c < end_index[i]:
@@ -599,14 +599,22 @@ def heir_forest(row_of_call, end_index, set_size):
             if q == r:
                 same = True
                 break
-            if best < 0 or set_size[q] > set_size[best] or (set_size[q] == set_size[best] and q < best):
+            if best < 0 or weight[q] > weight[best] or (weight[q] == weight[best] and (
+                    set_size[q] > set_size[best] or (set_size[q] == set_size[best] and q < best))):
                 best = q
             c = end_index[c]
         if same:
             continue
         base[r] = best
-        done[r] = True
     return base
+
+
+@njit(cache=True, nogil=True)
+def heir_forest(row_of_call, end_index, set_size):
+    """`heir_forest_weighted` with weight = set size: each class row's base is
+    its largest child class over all its calls (a proper subset)."""
+    return heir_forest_weighted(row_of_call, end_index, set_size,
+                                set_size.astype(np.float64))
 
 
 @njit(cache=True, nogil=True)
@@ -680,19 +688,75 @@ def _tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _add_postings(items, lo, hi, post_ptr, post_k, cnt, delta):
-    """cnt[k] += delta for every B set k containing an element of items[lo:hi]."""
+def _lower_bound(a, lo, hi, v):
+    """Smallest j in [lo, hi) with a[j] >= v (hi if none); a sorted ascending."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] >= v:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta):
+    """cnt[k] += delta for every B set k in [k_lo, k_hi) (size ranks) containing an
+    element of items[lo:hi]; each posting list is sorted by k, so the range is
+    two binary searches per element and sets outside the window are never touched."""
     for j in range(lo, hi):
         e = items[j]
-        for p in range(post_ptr[e], post_ptr[e + 1]):
+        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
+        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
+        for p in range(p0, p1):
             cnt[post_k[p]] += delta
 
 
 @njit(cache=True, nogil=True)
-def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q, out_r, out_q, out_s, m):
+def subtree_windows(base, set_size, b_size_sorted, tau):
+    """Per A row r, the size-rank range [k_lo[r], k_hi[r]) of B that the tree
+    join must count for r and its heir-forest subtree.
+
+    Row v reads out the window τ|v| < |y| < |v|/τ (size filter).  Down a
+    forest path sets grow (a base is a proper subset of its row), so the windows
+    of r's subtree lie inside (τ|r|, max size in the subtree / τ); counting only
+    there keeps every readout below r exact.  Margins as in `_readout`
+    (τ|x| shrunk, |x|/τ grown by 1e-9), so rounding only widens a range.
+    Also returns ``own_hi`` (the upper end for r alone, for single-row items).
+    """
+    n_rows = base.shape[0]
+    nb = b_size_sorted.shape[0]
+    order = np.argsort(-set_size, kind="mergesort")
+    mx = set_size.copy()
+    for t in range(n_rows):           # rows (bigger sets) before their bases
+        r = order[t]
+        b = base[r]
+        if b >= 0 and mx[r] > mx[b]:
+            mx[b] = mx[r]
+    k_lo = np.empty(n_rows, np.int64)
+    k_hi = np.empty(n_rows, np.int64)
+    own_hi = np.empty(n_rows, np.int64)
+    for r in range(n_rows):
+        k_lo[r] = _first_greater(b_size_sorted, 0, nb, tau * set_size[r] * (1.0 - _SAFE))
+        for which in range(2):
+            hi_size = (mx[r] if which == 0 else set_size[r]) / tau * (1.0 + _SAFE)
+            k = _first_greater(b_size_sorted, 0, nb, hi_size)
+            while k > 0 and b_size_sorted[k - 1] >= hi_size:
+                k -= 1
+            if which == 0:
+                k_hi[r] = k
+            else:
+                own_hi[r] = k
+    return k_lo, k_hi, own_hi
+
+
+@njit(cache=True, nogil=True)
+def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q, out_q, out_i, m):
     """Matches of row v from its exact overlaps ``cnt`` (by B size rank): scan
-    the size window τ|x| < |y| < |x|/τ, keep J > τ, then emit them by B row
-    ascending through a bitmap (O(window + |B|/64 + matches), no sort)."""
+    the size window τ|x| < |y| < |x|/τ, keep J > τ (``inter / union > tau`` in
+    float64, as every twin), then emit them by B row ascending through a bitmap
+    (O(window + |B|/64 + matches), no sort).  Output: a header entry
+    ``out_q = -(v+1)`` then (B row, overlap) entries; nothing when v has no match."""
     nb = b_size_sorted.shape[0]
     nx = a_ptr[v + 1] - a_ptr[v]
     lo_size = tau * nx * (1.0 - _SAFE)
@@ -703,55 +767,62 @@ def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q, out_r,
     while k < nb and b_size_sorted[k] < hi_size:
         c = cnt[k]
         if c > 0:
-            s = c / (nx + b_size_sorted[k] - c)
-            if s > tau:
+            if c / (nx + b_size_sorted[k] - c) > tau:
                 q = b_by_size[k]
                 qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
-                s_by_q[q] = s
+                i_by_q[q] = c
                 w = q >> 6
                 if w < w_lo:
                     w_lo = w
                 if w > w_hi:
                     w_hi = w
         k += 1
+    if w_hi < 0:
+        return m
+    out_q[m] = -(v + 1)
+    out_i[m] = 0
+    m += 1
     for w in range(w_lo, w_hi + 1):
         word = qbits[w]
         if word == 0:
             continue
         qbits[w] = np.uint64(0)
-        for bit in range(64):
-            if (word >> np.uint64(bit)) & np.uint64(1):
-                q = (w << 6) + bit
-                out_r[m] = v
-                out_q[m] = q
-                out_s[m] = s_by_q[q]
-                m += 1
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))          # lowest set bit
+            bit = popcount64(low - np.uint64(1))
+            q = (w << 6) + bit
+            out_q[m] = q
+            out_i[m] = i_by_q[q]
+            m += 1
+            word ^= low
     return m
 
 
 @njit(cache=True, nogil=True)
 def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau,
-               post_ptr, post_k, b_size_sorted, b_by_size, cnt, stack, qbits, s_by_q,
-               out_r, out_q, out_s, m, limit):
+               post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, b_by_size, cnt, stack,
+               qbits, i_by_q, out_q, out_i, m, limit):
     """One work item of the tree join (see `jaccard_join_tree`): the rows of the
     heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
     skipping the readout of the first ``skip`` rows (written in an earlier round).
-    ``cnt[k]`` = |x ∩ y_k| for every B row y_k (by size rank) and the current row
-    x: the root's set is counted from its postings, each descendant adds its
-    delta (elements not in its base) on entry and removes it on exit.  Stops
-    before a readout when fewer than |B| slots remain below ``limit``; cnt is
-    left all zero either way.  Returns (rows passed, m, finished).
+    ``cnt[k]`` = |x ∩ y_k| for the B rows y_k (by size rank) in the current row's
+    window: the root's set is counted from its postings, each descendant adds its
+    delta (elements not in its base) on entry and removes it on exit, each only
+    over its `subtree_windows` range.  Stops before a readout when fewer than
+    |B| + 1 slots remain below ``limit``; cnt is left all zero either way.
+    Returns (rows passed, m, finished).
     """
     nb = b_size_sorted.shape[0]
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, 1)
-    rows_done = 0
+    r_hi = own_hi[root] if single else k_hi[root]
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root], r_hi, cnt, 1)
     finished = True
     if skip == 0:
-        if m + nb > limit:
-            _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, -1)
+        if m + nb + 1 > limit:
+            _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root],
+                          r_hi, cnt, -1)
             return 0, m, False
-        m = _readout(root, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q,
-                     out_r, out_q, out_s, m)
+        m = _readout(root, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q,
+                     out_q, out_i, m)
     rows_done = 1
     stack[0] = root
     stack[1] = kid_ptr[root + 1] if single else kid_ptr[root]
@@ -763,14 +834,15 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, kid_ptr, kids
         if nxt < kid_ptr[v + 1]:
             stack[2 * top + 1] = nxt + 1
             w = kids[nxt]
-            _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, cnt, 1)
+            _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
             if rows_done >= skip:
-                if m + nb > limit:
-                    _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, cnt, -1)
+                if m + nb + 1 > limit:
+                    _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w],
+                                  k_hi[w], cnt, -1)
                     finished = False
                     break
-                m = _readout(w, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, s_by_q,
-                             out_r, out_q, out_s, m)
+                m = _readout(w, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q,
+                             out_q, out_i, m)
             rows_done += 1
             stack[2 * sp] = w
             stack[2 * sp + 1] = kid_ptr[w]
@@ -778,21 +850,23 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, kid_ptr, kids
         else:
             sp -= 1
             if sp > 0:
-                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, cnt, -1)
+                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v], k_hi[v],
+                              cnt, -1)
     while sp > 1:          # stopped early: undo the open path
         sp -= 1
         v = stack[2 * sp]
-        _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, cnt, -1)
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, cnt, -1)
+        _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v], k_hi[v], cnt, -1)
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root], r_hi, cnt, -1)
     return rows_done, m, finished
 
 
 @njit(cache=True, parallel=True)
 def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
                 a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
-                b_size_sorted, b_by_size, out_r, out_q, out_s, cap):
+                k_lo, k_hi, own_hi, b_size_sorted, b_by_size, out_q, out_i, cap):
     """One parallel round of the tree join: chunk c runs its items from
-    chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice."""
+    chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice
+    [c*cap, (c+1)*cap) of out_q/out_i (row headers, then (B row, overlap))."""
     n_chunks = chunk_ptr.shape[0] - 1
     nb = b_size_sorted.shape[0]
     n_rows = a_ptr.shape[0] - 1
@@ -809,14 +883,14 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
         cnt = np.zeros(nb, np.int32)
         stack = np.empty(2 * (n_rows + 1), np.int64)
         qbits = np.zeros((nb >> 6) + 1, np.uint64)
-        s_by_q = np.empty(nb, np.float64)
+        i_by_q = np.empty(nb, np.int32)
         m = c * cap
         while lo + pos < hi:
             it = chunk_items[lo + pos]
             done, m, fin = _tree_item(item_root[it], item_single[it], skip, a_ptr, a_items,
                                       d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
-                                      b_size_sorted, b_by_size, cnt, stack, qbits, s_by_q,
-                                      out_r, out_q, out_s, m, c * cap + cap)
+                                      k_lo, k_hi, own_hi, b_size_sorted, b_by_size, cnt, stack,
+                                      qbits, i_by_q, out_q, out_i, m, c * cap + cap)
             if not fin:
                 skip = done
                 break
@@ -829,9 +903,65 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
 
 
 @njit(cache=True, nogil=True)
+def _count_headed_rows(out_q, cap, written, ptr):
+    """ptr[r + 1] += entries of row r, from slices of header-led rows."""
+    for c in range(written.shape[0]):
+        r = -1
+        for j in range(c * cap, c * cap + written[c]):
+            q = out_q[j]
+            if q < 0:
+                r = -q - 1
+            else:
+                ptr[r + 1] += 1
+
+
+@njit(cache=True, parallel=True)
+def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
+    """Copy each header-led row of the chunk slices to its CSR place (chunks in
+    parallel: every row lies in one chunk, so their targets are disjoint)."""
+    for c in prange(written.shape[0]):
+        k = 0
+        for j in range(c * cap, c * cap + written[c]):
+            q = out_q[j]
+            if q < 0:
+                k = ptr[-q - 1]
+            else:
+                res_q[k] = q
+                res_i[k] = out_i[j]
+                k += 1
+
+
+@njit(cache=True, nogil=True)
+def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted):
+    """Exact number of class pairs of the A rows ``sample``, each counted from
+    its postings over its own size window (no output): a cheap sample for
+    sizing the join's output room."""
+    nb = b_size_sorted.shape[0]
+    cnt = np.zeros(nb, np.int32)
+    total = 0
+    for i in range(sample.shape[0]):
+        r = sample[i]
+        nx = a_ptr[r + 1] - a_ptr[r]
+        lo_size = tau * nx * (1.0 - _SAFE)
+        hi_size = nx / tau * (1.0 + _SAFE)
+        k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
+        k1 = k0
+        while k1 < nb and b_size_sorted[k1] < hi_size:
+            k1 += 1
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1)
+        for k in range(k0, k1):
+            c = cnt[k]
+            if c > 0 and c / (nx + b_size_sorted[k] - c) > tau:
+                total += 1
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1)
+    return total
+
+
+@njit(cache=True, nogil=True)
 def full_index_by_size_rank(b_ptr, b_items, n_items):
     """Inverted index of ALL elements of B's sets, postings = B's size rank k
-    (rows ordered by (size, row)); returns (post_ptr, post_k, b_by_size, b_size_sorted)."""
+    (rows ordered by (size, row)), each list ascending in k; returns
+    (post_ptr, post_k, b_by_size, b_size_sorted)."""
     nb = b_ptr.shape[0] - 1
     size = np.empty(nb, np.int64)
     for q in range(nb):
@@ -855,38 +985,70 @@ def full_index_by_size_rank(b_ptr, b_items, n_items):
     return post_ptr, post_k, b_by_size, b_size_sorted
 
 
-def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
-                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None):
-    """The exact join of `jaccard_join`, computed along trace A's tree.
+def overlap_dtype(n_items):
+    """Smallest unsigned dtype holding any overlap |x ∩ y| ≤ n_items."""
+    return np.dtype(np.uint16) if int(n_items) <= np.iinfo(np.uint16).max else np.dtype(np.int32)
+
+
+@njit(cache=True, parallel=True)
+def overlaps_to_similarity(ptr, other, inter, size_row, size_other):
+    """J = inter / (|x| + |y| − inter) per CSR entry, float64 (the same
+    expression as the joins and twins, so bit-identical)."""
+    n_rows = ptr.shape[0] - 1
+    sim = np.empty(other.shape[0], np.float64)
+    for r in prange(n_rows):
+        nx = size_row[r]
+        for j in range(ptr[r], ptr[r + 1]):
+            c = np.int64(inter[j])
+            sim[j] = c / (nx + size_other[other[j]] - c)
+    return sim
+
+
+def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
+                               row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
+                               chunk_cap=None):
+    """The exact join of `jaccard_join`, computed along trace A's tree, returned
+    with overlaps instead of similarities (6 bytes per class pair, not 12).
 
     Γ(parent) ⊇ Γ(child) (Eq. 2): every class row r of A has a *base* row whose
     set is a proper subset (`heir_forest`), so |x_r ∩ y| = |x_base ∩ y| +
     |(x_r ∖ x_base) ∩ y| for every y of B at once.  Walking the heir forest
     depth-first with one overlap counter per B set (by size rank), each row
     costs the postings of its few new elements (plus its undo) instead of all
-    of its elements, and the readout scans only the size window
-    τ|x| < |y| < |x|/τ.  Exact (overlaps are counted, not estimated); same
-    output as `jaccard_join`: CSR over A rows ``(ptr, row_b, sim)``, each row by
-    row_b.  ``row_of_call_a``/``end_index_a``: A's calls (pre-order) as class rows.
-    Work items (subtrees of at most ``subtree_limit`` rows, bigger ones split
-    into single rows counted from scratch) are dealt round-robin to ``n_chunks``
-    parallel chunks with resumable output slices, as in `jaccard_join`.
+    of its elements, restricted to the B sizes its subtree can still match
+    (`subtree_windows`: pruning on the B side by the size filter), and the
+    readout scans only the size window τ|x| < |y| < |x|/τ.  Exact (overlaps are
+    counted, not estimated).  Work items (subtrees of at most ``subtree_limit``
+    rows, bigger ones split into single rows counted from scratch) are dealt
+    round-robin to ``n_chunks`` parallel chunks with resumable output slices
+    (the room sized from an exact count on every 50th row; a chunk out of room
+    resumes in a next round with twice the room).
+    Returns a CSR over A rows ``(ptr, row_b, inter)``, each row by row_b, with
+    ``inter`` = |x ∩ y| (`overlap_dtype`); J = inter / (|x| + |y| − inter).
     """
     classes_a = np.ascontiguousarray(classes_a, np.int32)
     classes_b = np.ascontiguousarray(classes_b, np.int32)
     na, nb = classes_a.shape[0], classes_b.shape[0]
     n_items = int(n_items)
+    odt = overlap_dtype(n_items)
     ident = np.arange(n_items, dtype=np.int32)
     a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
     b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
-    base = heir_forest(np.ascontiguousarray(row_of_call_a, np.int32),
-                       np.ascontiguousarray(end_index_a, np.int32), np.diff(a_ptr))
+    size_a = np.diff(a_ptr)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    # base = the child class with the most postings: the smallest delta cost W(x) − W(base)
+    plen = np.diff(post_ptr).astype(np.float64)
+    weight = np.add.reduceat(plen[a_items], a_ptr[:-1]) if a_items.size else np.zeros(na)
+    weight[size_a == 0] = 0.0
+    base = heir_forest_weighted(np.ascontiguousarray(row_of_call_a, np.int32),
+                                np.ascontiguousarray(end_index_a, np.int32), size_a, weight)
     n_chunks = max(1, min(int(n_chunks), na))
     if subtree_limit is None:
         subtree_limit = max(16, na // (n_chunks * 8))
     kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
         base, a_ptr, a_items, int(subtree_limit), n_items)
-    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
+    del b_items
     n_work = item_root.shape[0]
     n_chunks = max(1, min(n_chunks, n_work))
     chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
@@ -895,30 +1057,47 @@ def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, ro
     if chunk_cap:
         cap = int(chunk_cap)
     else:
-        est = _estimate_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks)
-        cap = int(1.3 * est / n_chunks) + 1024
-    cap = max(cap, nb + 1)
+        sample = np.arange(0, na, 50, dtype=np.int32)       # every 50th row, counted exactly
+        est = _sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
+                                  b_size_sorted) * na / sample.size
+        cap = int(1.15 * (est + na) / n_chunks) + 1024
+    cap = max(cap, nb + 2)
     pos = np.zeros(n_chunks, np.int64)
     skip = np.zeros(n_chunks, np.int64)
     rounds = []
     while True:
         if not (pos < np.diff(chunk_ptr)).any():
             break
-        out_r = np.empty(n_chunks * cap, np.int32)
+        # np.empty: pages never written are never resident, so the slack costs address space only
         out_q = np.empty(n_chunks * cap, np.int32)
-        out_s = np.empty(n_chunks * cap, np.float64)
+        out_i = np.empty(n_chunks * cap, odt)
         pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
                                          item_single, a_ptr, a_items, d_ptr, d_items, kid_ptr,
-                                         kids, float(tau), post_ptr, post_k, b_size_sorted,
-                                         b_by_size, out_r, out_q, out_s, cap)
-        rounds.append((out_r, out_q, out_s, cap, written))
+                                         kids, float(tau), post_ptr, post_k, k_lo, k_hi, own_hi,
+                                         b_size_sorted, b_by_size, out_q, out_i, cap)
+        rounds.append((out_q, out_i, cap, written))
         cap *= 2
     ptr = np.zeros(na + 1, np.int64)
-    for out_r, _, _, rcap, written in rounds:
-        _count_rows(out_r, rcap, written, ptr)
+    for out_q, _, rcap, written in rounds:
+        _count_headed_rows(out_q, rcap, written, ptr)
     np.cumsum(ptr, out=ptr)
     res_q = np.empty(ptr[na], np.int32)
-    res_s = np.empty(ptr[na], np.float64)
-    for out_r, out_q, out_s, rcap, written in rounds:
-        _scatter_rows(out_r, out_q, out_s, rcap, written, ptr, res_q, res_s)
-    return ptr, res_q, res_s
+    res_i = np.empty(ptr[na], odt)
+    while rounds:
+        out_q, out_i, rcap, written = rounds.pop(0)
+        _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
+        del out_q, out_i
+    return ptr, res_q, res_i
+
+
+def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None):
+    """`jaccard_join_tree_overlaps` with float64 similarities: same output as
+    `jaccard_join`, a CSR over A rows ``(ptr, row_b, sim)``, each row by row_b."""
+    ptr, q, inter = jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau,
+                                               n_items, row_of_call_a, end_index_a, n_chunks,
+                                               subtree_limit, chunk_cap)
+    size = np.diff(set_ptr)
+    size_a = np.ascontiguousarray(size[np.asarray(classes_a)], np.int64)
+    size_b = np.ascontiguousarray(size[np.asarray(classes_b)], np.int64)
+    return ptr, q, overlaps_to_similarity(ptr, q, inter, size_a, size_b)
