@@ -12,6 +12,8 @@ binary searches over each class's sorted start times, never one pair at a time.
 import numpy as np
 from numba import njit, prange
 
+from .setjoin import overlap_similarity
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _lower(a, lo, hi, v):
@@ -46,12 +48,13 @@ def _bin_of(t, t0, width, n_bins):
 
 
 @njit(cache=True, parallel=True)
-def overview_bars(pair_ptr, pair_row, pair_sim, own_ptr, own_time, other_ptr, other_time,
+def overview_bars(pair_ptr, pair_row, pair_inter, size_own, size_other, own_ptr, own_time, other_ptr, other_time,
                   t0, span, n_bins, tol):
     """Overview of the viewer trace (TraceDiff Sec. IV-A, Eq. 4).
 
     Class-level input: for viewer class row r, its partner classes are
-    ``pair_row[pair_ptr[r]:pair_ptr[r+1]]`` with similarities ``pair_sim``;
+    ``pair_row[pair_ptr[r]:pair_ptr[r+1]]`` with overlaps ``pair_inter``
+    (s = inter / (size_own[r] + size_other[q] − inter), float64);
     ``own_time[own_ptr[r]:own_ptr[r+1]]`` are the (sorted) start times of the
     viewer's calls of class r and ``other_time[other_ptr[q]:other_ptr[q+1]]``
     those of the other trace's class q.  Per (call f, partner class q) three
@@ -86,7 +89,7 @@ def overview_bars(pair_ptr, pair_row, pair_sim, own_ptr, own_time, other_ptr, ot
             if n_f * (p_hi - p_lo) <= 4 * (n_f + n_g):
                 for j in range(p_lo, p_hi):
                     q = pair_row[j]
-                    s = pair_sim[j]
+                    s = overlap_similarity(pair_inter[j], size_own[r], size_other[q])
                     g_lo = other_ptr[q]
                     g_hi = other_ptr[q + 1]
                     for i in range(f_lo, f_hi):
@@ -110,9 +113,10 @@ def overview_bars(pair_ptr, pair_row, pair_sim, own_ptr, own_time, other_ptr, ot
                 m = 0
                 for j in range(p_lo, p_hi):
                     q = pair_row[j]
+                    s = overlap_similarity(pair_inter[j], size_own[r], size_other[q])
                     for i in range(other_ptr[q], other_ptr[q + 1]):
                         gt[m] = other_time[i]
-                        gw[m] = pair_sim[j]
+                        gw[m] = s
                         m += 1
                 order = np.argsort(gt, kind="mergesort")
                 gt = gt[order]

@@ -453,8 +453,16 @@ def _scatter_rows(out_r, out_q, out_s, cap, written, ptr, res_q, res_s):
                 j += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def overlap_similarity(inter, nx, ny):
+    """J = inter / (|x| + |y| − inter) in float64 (the expression of every join
+    and twin, so a similarity made from a stored overlap is bit-identical)."""
+    c = np.int64(inter)
+    return c / (nx + ny - c)
+
+
 @njit(cache=True, nogil=True)
-def _tier_cutoff(lo, hi, other, sim, count_other, k):
+def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k):
     """Lowest similarity of the best tiers of one row holding >= k calls (or all
     tiers); -1.0 for an empty row.  At most k max-scans of the row."""
     got = 0
@@ -463,13 +471,13 @@ def _tier_cutoff(lo, hi, other, sim, count_other, k):
     while got < k:
         best = -1.0
         for j in range(lo, hi):
-            s = sim[j]
+            s = overlap_similarity(inter[j], nx, size_other[other[j]])
             if s < ceiling and s > best:
                 best = s
         if best < 0.0:
             break
         for j in range(lo, hi):
-            if sim[j] == best:
+            if overlap_similarity(inter[j], nx, size_other[other[j]]) == best:
                 got += count_other[other[j]]
         cutoff = best
         ceiling = best
@@ -477,28 +485,31 @@ def _tier_cutoff(lo, hi, other, sim, count_other, k):
 
 
 @njit(cache=True, parallel=True)
-def top_similarity_tiers(ptr, other, sim, count_other, k):
+def top_similarity_tiers(ptr, other, inter, size_row, size_other, count_other, k):
     """Per row, the entries of its best similarity tiers, just enough for k calls.
 
-    A tier is the set of a row's partners with one similarity value.  Tiers are
-    taken in descending similarity until their partners hold >= k calls in total
+    Input: a CSR of class pairs with overlaps ``inter`` (J = inter / (|x| + |y|
+    − inter), |x| = size_row[r], |y| = size_other[q]).  A tier is the set of a
+    row's partners with one similarity value.  Tiers are taken in descending
+    similarity until their partners hold >= k calls in total
     (``count_other[q]`` calls for partner q), so at most k tiers are taken and
     the top-k partners of every call of the row lie inside them.  Per row: at
     most k max-scans for the cutoff, one pass to copy (rows in parallel), and a
     stable sort of the few copied entries by similarity.  Input rows must list
     ``other`` ascending; output rows are sorted by (sim desc, other asc).
-    Returns a CSR ``(tptr, tother, tsim)``.
+    Returns a CSR ``(tptr, tother, tsim)`` (float64 similarities).
     """
     n_rows = ptr.shape[0] - 1
     cutoff = np.empty(n_rows, np.float64)
     nsel = np.zeros(n_rows + 1, np.int64)
     for r in prange(n_rows):
-        c = _tier_cutoff(ptr[r], ptr[r + 1], other, sim, count_other, k)
+        nx = size_row[r]
+        c = _tier_cutoff(ptr[r], ptr[r + 1], other, inter, nx, size_other, count_other, k)
         cutoff[r] = c
         n = 0
         if c >= 0.0:
             for j in range(ptr[r], ptr[r + 1]):
-                if sim[j] >= c:
+                if overlap_similarity(inter[j], nx, size_other[other[j]]) >= c:
                     n += 1
         nsel[r + 1] = n
     for r in range(n_rows):
@@ -510,10 +521,12 @@ def top_similarity_tiers(ptr, other, sim, count_other, k):
         c = cutoff[r]
         if c < 0.0:
             continue
+        nx = size_row[r]
         for j in range(ptr[r], ptr[r + 1]):
-            if sim[j] >= c:
+            s = overlap_similarity(inter[j], nx, size_other[other[j]])
+            if s >= c:
                 tother[m] = other[j]
-                tsim[m] = sim[j]
+                tsim[m] = s
                 m += 1
         lo = nsel[r]
         hi = nsel[r + 1]
@@ -543,6 +556,7 @@ def weighted_pair_count(ptr, other, count_row, count_other):
 @njit(cache=True, parallel=True)
 def transpose_csr(ptr, other, sim, n_other, n_parts=2):
     """The CSR ``(ptr, other, sim)`` over rows turned into a CSR over ``other``
+    (``sim``: any per-entry value array, e.g. overlaps; its dtype is kept)
     (counting sort, stable: each new row lists the old rows ascending).  The new
     rows are split into ``n_parts`` ranges filled in parallel, each range's
     worker reading the whole input and writing only its own rows."""
@@ -554,7 +568,7 @@ def transpose_csr(ptr, other, sim, n_other, n_parts=2):
     for q in range(n_other):
         tptr[q + 1] += tptr[q]
     t_other = np.empty(m, np.int32)
-    t_sim = np.empty(m, np.float64)
+    t_sim = np.empty(m, sim.dtype)
     n_parts = max(1, n_parts)
     for part in prange(n_parts):
         q_lo = n_other * part // n_parts
