@@ -39,9 +39,18 @@ from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  
 from tracevis3d.synthesis import perturb, synthetic_trace  # noqa: E402
 
 
-def workload(n):
-    a = synthetic_trace(n, seed=1)
-    b = perturb(a, seed=2)
+WORKLOADS = {
+    # the colleague's workload: perturb's defaults (a quarter of the inserted
+    # subtrees under new functions, which pushes B to ~70k classes at 1M)
+    "default": (dict(), dict()),
+    # closer to the issue's stated statistics (fill in from --issue-like)
+    "issue-like": None,
+}
+
+
+def workload(n, syn=None, per=None):
+    a = synthetic_trace(n, seed=1, **(syn or {}))
+    b = perturb(a, seed=2, **(per or {}))
     return a, b
 
 
@@ -142,7 +151,7 @@ if mode == "cold":
     print(json.dumps(dict(import_s=t_import, first_s=t_first, second_s=t_second)))
 else:
     n = {n}
-    a = synthetic_trace(n, seed=1); b = perturb(a, seed=2)
+    a = synthetic_trace(n, seed=1, **{syn!r}); b = perturb(a, seed=2, **{per!r})
     # the numba cache was filled by an earlier process: no compiling here, so the
     # peak RSS is the compare's own (plus the inputs); cache loading is in the time
     import gc, threading
@@ -162,6 +171,26 @@ else:
     stop.set(); th.join()
     peak[0] = max(peak[0], rss_now())
     s = c.summary()
+    # peer in the same process: the plain numba bitset/popcount brute force class
+    # join, timed on every {bf_stride}th class of A and extrapolated (checked equal
+    # to compare's class pairs on those rows)
+    import numpy as np
+    from tracevis3d.kernels.setjoin import jaccard_join_bruteforce, sets_to_bitsets
+    size = np.diff(c.class_ptr)
+    nw = (len(c.functions) + 63) // 64
+    pick = np.arange(0, c.class_rows_a.size, {bf_stride})
+    bits_a = sets_to_bitsets(c.class_ptr, c.class_items, c.class_rows_a[pick], nw)
+    bits_b = sets_to_bitsets(c.class_ptr, c.class_items, c.class_rows_b, nw)
+    t = time.perf_counter()
+    bra, brb, brs = jaccard_join_bruteforce(bits_a, size[c.class_rows_a[pick]], bits_b,
+                                            size[c.class_rows_b], c.tau)
+    bf_s = (time.perf_counter() - t) * c.class_rows_a.size / pick.size
+    ok = True
+    for i, r in enumerate(pick.tolist()):
+        lo, hi = c.class_pair_ptr[r], c.class_pair_ptr[r + 1]
+        m = bra == i
+        ok = ok and np.array_equal(brb[m], c.class_pair_row_b[lo:hi])
+    s.update(bf_s=bf_s, bf_same=bool(ok), bf_rows=int(pick.size))
     s.update(compare_s=dt, peak_rss_mb=peak[0] / 2**20, rss_before_mb=rss0 / 2**20,
              maxrss_process_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
              inputs_mb=(a.nbytes + b.nbytes) / 2**20)
@@ -169,11 +198,12 @@ else:
 """
 
 
-def child(mode, n=0, cache_dir=None, mem_limit_gb=12):
+def child(mode, n=0, cache_dir=None, mem_limit_gb=12, syn=None, per=None, bf_stride=20):
     env = dict(os.environ)
     if cache_dir:
         env["NUMBA_CACHE_DIR"] = cache_dir
-    code = CHILD.format(repo=str(REPO), mode=mode, n=n)
+    code = CHILD.format(repo=str(REPO), mode=mode, n=n, syn=syn or {}, per=per or {},
+                        bf_stride=bf_stride)
     pre = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({mem_limit_gb << 30}, {mem_limit_gb << 30}))\n"
     p = subprocess.run([sys.executable, "-c", pre + code], env=env, capture_output=True, text=True)
     if p.returncode != 0:
@@ -183,11 +213,13 @@ def child(mode, n=0, cache_dir=None, mem_limit_gb=12):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000, help="calls per trace for the join table")
+    ap.add_argument("--n", type=int, default=100_000, help="calls per trace for the join rows")
     ap.add_argument("--big", type=int, default=1_000_000, help="calls per trace, whole compare (0: skip)")
     ap.add_argument("--tau", type=float, default=0.2)
     ap.add_argument("--peer-frac", type=float, default=0.1,
                     help="share of A's sets the peer is timed on (1 = all; 0 = skip the peer)")
+    ap.add_argument("--bf-stride", type=int, default=20,
+                    help="whole-compare rows: brute force timed on every k-th class of A")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     import numba
@@ -195,42 +227,52 @@ def main():
     print(f"# bench_compare  numba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads, "
           f"{os.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.1f} at start")
     rows, st = run_join(args.n, args.tau, args.peer_frac, args.repeat)
-    print(f"\n## 1. class-level join, tau={args.tau}: {st['calls_a']}/{st['calls_b']} calls, "
-          f"{st['functions']} functions, {st['sets_a']}/{st['sets_b']} distinct Γ-sets "
-          f"(mean size {st['mean_set']:.1f}), {st['class_pairs']} class pairs above tau")
+    table = []   # (workload, method, time, ratio, rss, growth, same, note)
+    wl = (f"{st['calls_a'] // 1000}k default: {st['sets_a']}/{st['sets_b']} sets, "
+          f"{st['class_pairs']} class pairs")
     t_ours = rows[0][1]
-    print(f"| {'method':72s} | {'time s':>8s} | {'× ours':>7s} | {'pairs':>10s} | same | note")
-    print(f"|{'-' * 74}|{'-' * 10}|{'-' * 9}|{'-' * 12}|------|-----")
     for name, t, n_pairs, ok, note in rows:
-        print(f"| {name:72s} | {t:8.3f} | {t / t_ours:7.1f} | {str(n_pairs):>10s} | {'yes' if ok else 'NO':4s} | {note}")
+        table.append((wl, "join: " + name, t, t / t_ours, None, None, ok, note))
 
     child("cold")   # fill the numba cache (default directory) in a process of its own
-    print("\n## 2. whole compare_traces (fresh process, numba cache filled beforehand, time "
-          "includes loading it; RSS sampled every 5 ms from /proc: 'before' = after building "
-          "the inputs, 'peak' = highest during the compare, 'growth' = peak - before)")
-    print(f"| {'calls per trace':>15s} | {'time s':>8s} | {'peak RSS MB':>11s} | {'before MB':>9s} | {'growth MB':>9s} | summary")
-    print(f"|{'-' * 17}|{'-' * 10}|{'-' * 13}|{'-' * 11}|{'-' * 11}|-------")
-    for n in [args.n] + ([args.big] if args.big else []):
-        r = child("big", n)
-        if "error" in r:
-            print(f"| {n:15d} | {'failed':>8s} | {'':>11s} | {'':>9s} | {'':>9s} | {r['error']}")
-        else:
-            summ = {k: r[k] for k in ("classes_a", "classes_b", "class_pairs", "pairs_total",
-                                      "pairs_kept", "groups")}
-            print(f"| {n:15d} | {r['compare_s']:8.2f} | {r['peak_rss_mb']:11.0f} | {r['rss_before_mb']:9.0f} | "
-                  f"{r['peak_rss_mb'] - r['rss_before_mb']:9.0f} | {summ}")
-
-    print("\n## 3. numba cold start (compare of two 300-call traces in a fresh process)")
+    if args.big:
+        for wname, opts in WORKLOADS.items():
+            syn, per = opts
+            r = child("big", args.big, syn=syn, per=per, bf_stride=args.bf_stride)
+            label = f"{args.big // 1000}k {wname} {syn or ''}{per or ''}"
+            if "error" in r:
+                table.append((label, "whole compare_traces", None, None, None, None, False, r["error"]))
+                continue
+            label += (f": {r['classes_a']}/{r['classes_b']} sets, {r['class_pairs']} class pairs, "
+                      f"{r['pairs_total']:.3g} call pairs, {r['pairs_kept']} kept")
+            table.append((label, "whole compare_traces (fresh process, warm cache)", r["compare_s"], 1.0,
+                           r["peak_rss_mb"], r["peak_rss_mb"] - r["rss_before_mb"], True,
+                           f"RSS before {r['rss_before_mb']:.0f} MB; groups {r['groups']}"))
+            table.append((label, "numba bitset/popcount brute force class join only (parallel)",
+                          r["bf_s"], r["bf_s"] / r["compare_s"], None, None, r["bf_same"],
+                          f"timed on {r['bf_rows']} of {r['classes_a']} A sets "
+                          f"(every {args.bf_stride}th), extrapolated"))
     with tempfile.TemporaryDirectory(prefix="tv3d-numba-") as d:
         cold = child("cold", cache_dir=d)
         warm = child("cold", cache_dir=d)
-    print(f"| {'cache':12s} | {'import s':>8s} | {'first compare s':>15s} | {'second s':>8s}")
-    print(f"|{'-' * 14}|{'-' * 10}|{'-' * 17}|{'-' * 10}")
     for nm, r in (("empty", cold), ("filled", warm)):
         if "error" in r:
-            print(f"| {nm:12s} | failed: {r['error']}")
+            table.append(("300 calls, numba cache " + nm, "first compare", None, None, None, None, False, r["error"]))
         else:
-            print(f"| {nm:12s} | {r['import_s']:8.2f} | {r['first_s']:15.2f} | {r['second_s']:8.3f}")
+            table.append(("300 calls, numba cache " + nm, "first compare (import "
+                          f"{r['import_s']:.2f} s, second compare {r['second_s']:.3f} s)",
+                          r["first_s"], None, None, None, True, "numba cold start" if nm == "empty" else ""))
+
+    print(f"\ntau={args.tau}; '×' = time / time of the first row of its workload "
+          "(ours: tree join resp. whole compare); 'same' = output checked identical; "
+          "RSS sampled every 5 ms from /proc, growth = peak - RSS after building the inputs")
+    hdr = ("workload", "method", "time s", "×", "peak RSS MB", "growth MB", "same", "note")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "|".join("---" for _ in hdr) + "|")
+    f = lambda v, fmt: "" if v is None else format(v, fmt)
+    for w, m, t, ratio, rss, gr, ok, note in table:
+        print(f"| {w} | {m} | {f(t, '.3f')} | {f(ratio, '.1f')} | {f(rss, '.0f')} | {f(gr, '.0f')} | "
+              f"{'yes' if ok else 'NO'} | {note} |")
 
 
 if __name__ == "__main__":

@@ -462,25 +462,36 @@ def overlap_similarity(inter, nx, ny):
 
 
 @njit(cache=True, nogil=True)
-def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k):
+def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k, top_s, top_n):
     """Lowest similarity of the best tiers of one row holding >= k calls (or all
-    tiers); -1.0 for an empty row.  At most k max-scans of the row."""
+    tiers); -1.0 for an empty row.  One pass keeping the k best distinct
+    similarities with their call counts (``top_s``/``top_n``, room k): every
+    tier holds >= 1 call, so the tiers needed are among those k."""
+    nt = 0
+    for j in range(lo, hi):
+        s = overlap_similarity(inter[j], nx, size_other[other[j]])
+        if nt == k and s < top_s[nt - 1]:
+            continue
+        p = 0
+        while p < nt and top_s[p] > s:
+            p += 1
+        if p < nt and top_s[p] == s:
+            top_n[p] += count_other[other[j]]
+            continue
+        if nt < k:
+            nt += 1
+        for t in range(nt - 1, p, -1):
+            top_s[t] = top_s[t - 1]
+            top_n[t] = top_n[t - 1]
+        top_s[p] = s
+        top_n[p] = count_other[other[j]]
     got = 0
-    ceiling = np.inf
     cutoff = -1.0
-    while got < k:
-        best = -1.0
-        for j in range(lo, hi):
-            s = overlap_similarity(inter[j], nx, size_other[other[j]])
-            if s < ceiling and s > best:
-                best = s
-        if best < 0.0:
+    for t in range(nt):
+        got += top_n[t]
+        cutoff = top_s[t]
+        if got >= k:
             break
-        for j in range(lo, hi):
-            if overlap_similarity(inter[j], nx, size_other[other[j]]) == best:
-                got += count_other[other[j]]
-        cutoff = best
-        ceiling = best
     return cutoff
 
 
@@ -494,7 +505,7 @@ def top_similarity_tiers(ptr, other, inter, size_row, size_other, count_other, k
     similarity until their partners hold >= k calls in total
     (``count_other[q]`` calls for partner q), so at most k tiers are taken and
     the top-k partners of every call of the row lie inside them.  Per row: at
-    most k max-scans for the cutoff, one pass to copy (rows in parallel), and a
+    one pass for the cutoff, one to count, one to copy (rows in parallel), and a
     stable sort of the few copied entries by similarity.  Input rows must list
     ``other`` ascending; output rows are sorted by (sim desc, other asc).
     Returns a CSR ``(tptr, tother, tsim)`` (float64 similarities).
@@ -504,7 +515,10 @@ def top_similarity_tiers(ptr, other, inter, size_row, size_other, count_other, k
     nsel = np.zeros(n_rows + 1, np.int64)
     for r in prange(n_rows):
         nx = size_row[r]
-        c = _tier_cutoff(ptr[r], ptr[r + 1], other, inter, nx, size_other, count_other, k)
+        top_s = np.empty(k, np.float64)
+        top_n = np.empty(k, np.int64)
+        c = _tier_cutoff(ptr[r], ptr[r + 1], other, inter, nx, size_other, count_other, k,
+                         top_s, top_n)
         cutoff[r] = c
         n = 0
         if c >= 0.0:
@@ -556,31 +570,41 @@ def weighted_pair_count(ptr, other, count_row, count_other):
 @njit(cache=True, parallel=True)
 def transpose_csr(ptr, other, sim, n_other, n_parts=2):
     """The CSR ``(ptr, other, sim)`` over rows turned into a CSR over ``other``
-    (``sim``: any per-entry value array, e.g. overlaps; its dtype is kept)
-    (counting sort, stable: each new row lists the old rows ascending).  The new
-    rows are split into ``n_parts`` ranges filled in parallel, each range's
-    worker reading the whole input and writing only its own rows."""
+    (``sim``: any per-entry value array, e.g. overlaps; its dtype is kept).
+    Parallel counting sort, stable (each new row lists the old rows ascending):
+    the old rows are cut into ``n_parts`` contiguous ranges of about equal
+    entries; each part counts its entries per new row, the counts are turned
+    into per-part write offsets, and each part scatters only its own range."""
     n_rows = ptr.shape[0] - 1
     m = other.shape[0]
+    n_parts = max(1, n_parts)
+    cut = np.empty(n_parts + 1, np.int64)
+    for p in range(n_parts + 1):
+        cut[p] = np.searchsorted(ptr, m * p // n_parts)
+    cut[0] = 0
+    cut[n_parts] = n_rows
+    counts = np.zeros((n_parts, n_other + 1), np.int64)
+    for p in prange(n_parts):
+        for j in range(ptr[cut[p]], ptr[cut[p + 1]]):
+            counts[p, other[j]] += 1
     tptr = np.zeros(n_other + 1, np.int64)
-    for j in range(m):
-        tptr[other[j] + 1] += 1
     for q in range(n_other):
-        tptr[q + 1] += tptr[q]
+        tot = 0
+        for p in range(n_parts):
+            c = counts[p, q]
+            counts[p, q] = tptr[q] + tot       # where part p starts writing row q
+            tot += c
+        tptr[q + 1] = tptr[q] + tot
     t_other = np.empty(m, np.int32)
     t_sim = np.empty(m, sim.dtype)
-    n_parts = max(1, n_parts)
-    for part in prange(n_parts):
-        q_lo = n_other * part // n_parts
-        q_hi = n_other * (part + 1) // n_parts
-        fill = tptr[q_lo:q_hi].copy()
-        for r in range(n_rows):
+    for p in prange(n_parts):
+        fill = counts[p]
+        for r in range(cut[p], cut[p + 1]):
             for j in range(ptr[r], ptr[r + 1]):
                 q = other[j]
-                if q >= q_lo and q < q_hi:
-                    t_other[fill[q - q_lo]] = r
-                    t_sim[fill[q - q_lo]] = sim[j]
-                    fill[q - q_lo] += 1
+                t_other[fill[q]] = r
+                t_sim[fill[q]] = sim[j]
+                fill[q] += 1
     return tptr, t_other, t_sim
 
 
