@@ -802,18 +802,24 @@ def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q, out_q,
     k = _first_greater(b_size_sorted, 0, nb, lo_size)
     w_lo = nb
     w_hi = -1
+    ny = -1
+    need = 0
     while k < nb and b_size_sorted[k] < hi_size:
+        if b_size_sorted[k] != ny:
+            # sizes ascend along k: one exact threshold per distinct |y|, then an
+            # integer test c >= need ⇔ c / (nx + ny − c) > tau (`min_overlap`)
+            ny = b_size_sorted[k]
+            need = min_overlap(nx, ny, tau)
         c = cnt[k]
-        if c > 0:
-            if c / (nx + b_size_sorted[k] - c) > tau:
-                q = b_by_size[k]
-                qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
-                i_by_q[q] = c
-                w = q >> 6
-                if w < w_lo:
-                    w_lo = w
-                if w > w_hi:
-                    w_hi = w
+        if c >= need:
+            q = b_by_size[k]
+            qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+            i_by_q[q] = c
+            w = q >> 6
+            if w < w_lo:
+                w_lo = w
+            if w > w_hi:
+                w_hi = w
         k += 1
     if w_hi < 0:
         return m
@@ -918,7 +924,9 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
         if lo + pos >= hi:
             continue
         skip = chunk_skip[c]
-        cnt = np.zeros(nb, np.int32)
+        # overlap counters in out_i's dtype (uint16 for vocabularies < 65536: half the
+        # cache footprint of int32; an add always precedes its undo, so no wrap-around)
+        cnt = np.zeros(nb, out_i.dtype)
         stack = np.empty(2 * (n_rows + 1), np.int64)
         qbits = np.zeros((nb >> 6) + 1, np.uint64)
         i_by_q = np.empty(nb, np.int32)
@@ -987,9 +995,13 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
         while k1 < nb and b_size_sorted[k1] < hi_size:
             k1 += 1
         _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1)
+        ny = -1
+        need = 0
         for k in range(k0, k1):
-            c = cnt[k]
-            if c > 0 and c / (nx + b_size_sorted[k] - c) > tau:
+            if b_size_sorted[k] != ny:
+                ny = b_size_sorted[k]
+                need = min_overlap(nx, ny, tau)
+            if cnt[k] >= need:
                 total += 1
         _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1)
     return total
