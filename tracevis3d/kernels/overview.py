@@ -94,9 +94,10 @@ def overview_bars(pair_ptr, pair_row, pair_inter, size_own, size_other, own_ptr,
                     g_hi = other_ptr[q + 1]
                     for i in range(f_lo, f_hi):
                         t = own_time[i]
+                        # t - tol <= t <= t + tol, so e1 <= mid <= e2: narrowed searches
                         e1 = _lower(other_time, g_lo, g_hi, t - tol)
-                        e2 = _upper(other_time, e1, g_hi, t + tol)
-                        mid = _lower(other_time, g_lo, g_hi, t)
+                        mid = _lower(other_time, e1, g_hi, t)
+                        e2 = _upper(other_time, mid, g_hi, t + tol)
                         below = mid - g_lo
                         above = g_hi - mid
                         dsum = (t * below - (csum[mid] - csum[g_lo])) + \
@@ -129,8 +130,8 @@ def overview_bars(pair_ptr, pair_row, pair_inter, size_own, size_other, own_ptr,
                 for i in range(f_lo, f_hi):
                     t = own_time[i]
                     e1 = _lower(gt, 0, n_g, t - tol)
-                    e2 = _upper(gt, e1, n_g, t + tol)
-                    mid = _lower(gt, 0, n_g, t)
+                    mid = _lower(gt, e1, n_g, t)
+                    e2 = _upper(gt, mid, n_g, t + tol)
                     dsum = (t * mid - ct[mid]) + ((ct[n_g] - ct[mid]) - t * (n_g - mid))
                     b = _bin_of(t, t0, width, n_bins)
                     acc[ch, b, 0] += cw[e2] - cw[e1]
