@@ -390,14 +390,17 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
 
 
 PARALLEL_SCAN_BYTES = 16 << 20
-_EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*"traceEvents"\s*:\s*)?\[')
+# an array, or an object whose keys before "traceEvents" have scalar values
+_SCALAR_KEY = rb'"[^"\\]*"\s*:\s*(?:"[^"\\]*"|[-+0-9.eE]+|true|false|null)\s*,\s*'
+_EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*(?:' + _SCALAR_KEY + rb')*"traceEvents"\s*:\s*)?\[')
+_DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
 def _scan_parallel(buf, data: bytes, max_events: int):
     """Scan the event array on two threads (the kernels release the GIL).
 
-    Only for the common layouts (an array, or an object whose first key is
-    ``traceEvents``).  The second half starts at an event boundary guessed near
+    Only for the common layouts (an array, or an object whose keys before
+    ``traceEvents`` all have scalar values).  The second half starts at an event boundary guessed near
     the middle (``{`` after a ``,``); the guess is accepted only if the first
     half's scan stops exactly there, so a guess inside a string can never be
     taken.  Anything unexpected returns None: the caller scans sequentially,
@@ -437,6 +440,10 @@ def _scan_parallel(buf, data: bytes, max_events: int):
         if tail < 0:
             return None
         status = tail  # OK, or TRUNCATED like the sequential scan
+    if m.group(1) is not None and dtu_len < 0:  # displayTimeUnit before the events
+        d = _DTU_HEAD.search(data, 0, m.end())
+        if d is not None:
+            dtu_off, dtu_len = d.start(1), d.end(1) - d.start(1)
     ii = np.concatenate([ii0[:n0], ii1[:n1]])
     ss = np.concatenate([ss0[:n0], ss1[:n1]])
     ff = np.concatenate([ff0[:n0], ff1[:n1]])
