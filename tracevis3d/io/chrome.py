@@ -393,6 +393,7 @@ PARALLEL_SCAN_BYTES = 16 << 20
 # an array, or an object whose keys before "traceEvents" have scalar values
 _SCALAR_KEY = rb'"[^"\\]*"\s*:\s*(?:"[^"\\]*"|[-+0-9.eE]+|true|false|null)\s*,\s*'
 _EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*(?:' + _SCALAR_KEY + rb')*"traceEvents"\s*:\s*)?\[')
+_NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
@@ -412,14 +413,10 @@ def _scan_parallel(buf, data: bytes, max_events: int):
     start = m.end()
     n = len(data)
     mid = n // 2
-    p = -1
-    for pat in (b",\n{", b", {", b",{", b",\r\n{"):
-        q = data.find(pat, mid, min(n, mid + (4 << 20)))
-        if q >= 0 and (p < 0 or q < p):
-            p = q
-    if p < 0:
+    hit = _NEXT_EVENT.search(data, mid, min(n, mid + (4 << 20)))
+    if hit is None:
         return None
-    p = data.index(b"{", p)
+    p = hit.end() - 1  # the "{" of a guessed event start
     cap = max(16, (n // 2) // 96)
     out = [None, None]
 
