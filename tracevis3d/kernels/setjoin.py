@@ -4,12 +4,20 @@ A match is a pair (x, y), x a Γ-set of trace A and y one of trace B, with
 J(x, y) = |x ∩ y| / |x ∪ y| > τ.  We join *distinct* sets (classes), never calls.
 Two exact joins with the same output, and a brute-force baseline:
 
-- `jaccard_join_tree` (the default of `compare`): uses the tree.  Γ of a call
-  ⊇ Γ of each child (Eq. 2), so every class of A has a *base* class that is a
-  proper subset (`heir_forest`); walking that forest depth-first with one
-  overlap counter per set of B, a class adds only the postings of its few new
-  elements to its base's counts (and removes them on the way back), and reads
-  out only the size window τ|x| < |y| < |x|/τ.  Overlaps are counted exactly.
+- `jaccard_join_tree` / `jaccard_join_tree_overlaps` (the default of `compare`):
+  uses the tree.  Γ of a call ⊇ Γ of each child (Eq. 2), so every class of A
+  has a *base* class that is a proper subset (`heir_forest_weighted`: the child
+  class with the most postings, so the delta costs least); walking that forest
+  depth-first with one overlap counter per set of B, a class adds only the
+  postings of its few new elements to its base's counts (and removes them on
+  the way back), only over the B sizes its subtree can still match
+  (`subtree_windows`), and reads out the size window τ|x| < |y| < |x|/τ with
+  one exact integer threshold per distinct |y| (`min_overlap`), no division
+  per counter.  Overlaps are counted exactly and stored (uint16) instead of
+  similarities: s = inter / (|x| + |y| − inter) is recomputed bit-identically.
+  Measured at 1M calls (39k × 70k classes, 120M class pairs, 2 cores): 15 s →
+  ~5-7 s (the weighted base roughly halved the postings; the integer
+  threshold took the readout from ~8 to ~4.6 s of core-shared time).
 - `jaccard_join`: the set-similarity-join filters: size filter, prefix filter
   in a global rarest-first order on both sides (AllPairs/PPJoin), bitsets with
   popcount for verification, and a per-row switch to popcounting the whole
