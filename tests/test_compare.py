@@ -495,3 +495,94 @@ def test_real_hta_ab_pair(realdata):
 REAL_AB = {'calls_a': 74937, 'calls_b': 68324, 'classes_a': 560, 'classes_b': 419,
            'class_pairs': 10093, 'pairs_total': 362842947, 'pairs_kept': 249281, 'groups': 120009,
            'repetitions_a': 8086, 'repetitions_b': 5592}
+
+
+# ----------------------------------------------------------------- storage kernels at scale
+@pytest.mark.parametrize("n_parts", [1, 2, 3])
+def test_transpose_csr_and_tiers_against_python(n_parts):
+    from tracevis3d.kernels.setjoin import top_similarity_tiers, transpose_csr
+
+    rng = np.random.default_rng(n_parts)
+    n_rows, n_other = 40, 30
+    rows, others = [], []
+    for r in range(n_rows):
+        q = np.sort(rng.choice(n_other, size=rng.integers(0, 12), replace=False))
+        rows += [r] * q.size
+        others += q.tolist()
+    rows, others = np.array(rows, np.int32), np.array(others, np.int32)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=ptr[1:])
+    size_row = rng.integers(5, 9, n_rows).astype(np.int64)
+    size_other = rng.integers(5, 9, n_other).astype(np.int64)
+    inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
+    inter = inter.astype(np.uint16)
+    tptr, trow, tint = transpose_csr(ptr, others, inter, n_other, n_parts)
+    assert tint.dtype == np.uint16
+    for q in range(n_other):       # stable: each new row lists the old rows ascending
+        m = others == q
+        assert trow[tptr[q]:tptr[q + 1]].tolist() == rows[m].tolist()
+        assert tint[tptr[q]:tptr[q + 1]].tolist() == inter[m].tolist()
+    count_other = rng.integers(1, 3, n_other).astype(np.int64)
+    for k in (1, 2, 3):
+        sp, so, ss = top_similarity_tiers(ptr, others, inter, size_row, size_other, count_other, k)
+        for r in range(n_rows):
+            sims = {}
+            for j in range(ptr[r], ptr[r + 1]):
+                q, c = int(others[j]), int(inter[j])
+                sims[q] = c / (size_row[r] + size_other[q] - c)
+            # python twin: distinct values descending until >= k calls
+            want, got_calls = [], 0
+            for v in sorted(set(sims.values()), reverse=True):
+                if got_calls >= k:
+                    break
+                tier = sorted(q for q in sims if sims[q] == v)
+                want += [(q, v) for q in tier]
+                got_calls += sum(int(count_other[q]) for q in tier)
+            assert list(zip(so[sp[r]:sp[r + 1]].tolist(), ss[sp[r]:sp[r + 1]].tolist())) == want
+
+
+def test_class_pairs_stored_as_overlaps_give_exact_similarity():
+    from tracevis3d.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(3000, seed=5)
+    b = perturb(a, seed=6)
+    c = compare_traces(a, b, tau=0.3)
+    f = compare_traces(a, b, tau=0.3, join="filter")
+    assert c.class_pair_overlap.dtype == np.uint16 and c.class_pair_row_b.dtype == np.int32
+    assert np.array_equal(c.class_pair_overlap, f.class_pair_overlap)
+    size = np.diff(c.class_ptr)
+    for i in range(0, c.n_class_pairs, max(1, c.n_class_pairs // 300)):
+        x = set(c.class_set(int(c.class_pair_a[i])))
+        y = set(c.class_set(int(c.class_pair_b[i])))
+        assert c.class_pair_overlap[i] == len(x & y)
+        assert c.class_pair_sim[i] == len(x & y) / len(x | y) > 0.3
+        assert size[c.class_pair_a[i]] == len(x)
+
+
+def test_weighted_heir_forest_bases_are_proper_subsets_with_max_weight():
+    from tracevis3d.comparison import gamma_classes
+    from tracevis3d.kernels.setjoin import heir_forest_weighted
+    from tracevis3d.synthesis import synthetic_trace
+
+    a = synthetic_trace(2000, seed=8)
+    _, cls, ptr, items = gamma_classes(a, a)
+    cls = cls[:len(a)]
+    rows = np.unique(cls).astype(np.int32)
+    row_of = np.searchsorted(rows, cls).astype(np.int32)
+    size = np.diff(ptr)[rows].astype(np.int64)
+    weight = np.random.default_rng(0).random(rows.size)
+    base = heir_forest_weighted(row_of, a.end_index, size, weight)
+    sets = [set(items[ptr[c]:ptr[c + 1]].tolist()) for c in rows]
+    cand = {}                       # twin: child classes of calls whose children differ in class
+    for i in range(len(a)):
+        kids = [int(row_of[j]) for j in np.nonzero(a.parent == i)[0]]
+        if row_of[i] in kids:
+            continue
+        cand.setdefault(int(row_of[i]), set()).update(kids)
+    for r in range(rows.size):
+        ks = cand.get(r, set())
+        if not ks:
+            assert base[r] == -1
+        else:
+            assert sets[base[r]] < sets[r]
+            assert weight[base[r]] == max(weight[q] for q in ks)
