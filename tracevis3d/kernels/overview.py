@@ -12,19 +12,9 @@ binary searches over each class's sorted start times, never one pair at a time.
 import numpy as np
 from numba import njit, prange
 
+from .setjoin import _first_greater as _upper
 from .setjoin import _lower_bound as _lower
 from .setjoin import overlap_similarity
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _upper(a, lo, hi, v):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] > v:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 @njit(cache=True, nogil=True)
