@@ -613,7 +613,7 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         out_ = (cf[calls] & js.FL_FLOW_OUT) != 0
         in_ = (cf[calls] & js.FL_FLOW_IN) != 0
         src: dict[int, int] = {}
-        for c, bid, is_out in zip(calls[out_], b[out_], out_[out_]):
+        for c, bid in zip(calls[out_], b[out_]):
             src.setdefault(int(bid), int(c))
         for c, bid in zip(calls[in_], b[in_]):
             s = src.get(int(bid))
