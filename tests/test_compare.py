@@ -387,8 +387,13 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
     size = np.diff(ptr)
     exp = jaccard_join_bruteforce(sets_to_bitsets(ptr, items, rows_a, nw), size[rows_a],
                                   sets_to_bitsets(ptr, items, rows_b, nw), size[rows_b], tau)
+    # default / single rows, resumed / one chunk; counters handed down by copy
+    # only, by undo only (besides the tail child), each also resumed mid-subtree
     for kw in (dict(), dict(subtree_limit=1, chunk_cap=len(rows_b) + 5, n_chunks=3),
-               dict(subtree_limit=10 ** 9, n_chunks=1)):
+               dict(subtree_limit=10 ** 9, n_chunks=1),
+               dict(copy_ratio=0.0), dict(copy_ratio=1e18),
+               dict(copy_ratio=0.0, subtree_limit=10 ** 9, chunk_cap=len(rows_b) + 5, n_chunks=2),
+               dict(copy_ratio=1e18, subtree_limit=10 ** 9, chunk_cap=len(rows_b) + 5, n_chunks=2)):
         cptr, cb, cs = jaccard_join_tree(ptr, items, rows_a, rows_b, tau, len(functions), row_of,
                                          a.end_index, **kw)
         got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
@@ -499,8 +504,8 @@ REAL_AB = {'calls_a': 74937, 'calls_b': 68324, 'classes_a': 560, 'classes_b': 41
 
 # ----------------------------------------------------------------- storage kernels at scale
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
-def test_transpose_csr_and_tiers_against_python(n_parts):
-    from tracevis3d.kernels.setjoin import top_similarity_tiers, transpose_csr
+def test_tiers_both_ways_against_python(n_parts):
+    from tracevis3d.kernels.setjoin import top_similarity_tiers, top_similarity_tiers_by_other
 
     rng = np.random.default_rng(n_parts)
     n_rows, n_other = 40, 30
@@ -516,13 +521,13 @@ def test_transpose_csr_and_tiers_against_python(n_parts):
     size_other = rng.integers(5, 9, n_other).astype(np.int64)
     inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
     inter = inter.astype(np.uint16)
-    tptr, trow, tint = transpose_csr(ptr, others, inter, n_other, n_parts)
-    assert tint.dtype == np.uint16
-    for q in range(n_other):       # stable: each new row lists the old rows ascending
-        m = others == q
-        assert trow[tptr[q]:tptr[q + 1]].tolist() == rows[m].tolist()
-        assert tint[tptr[q]:tptr[q + 1]].tolist() == inter[m].tolist()
+    # the transposed CSR in plain Python (each column lists its rows ascending)
+    tptr = np.zeros(n_other + 1, np.int64)
+    np.cumsum(np.bincount(others, minlength=n_other), out=tptr[1:])
+    by_col = np.argsort(others, kind="stable")
+    trow, tint = rows[by_col], inter[by_col]
     count_other = rng.integers(1, 3, n_other).astype(np.int64)
+    count_row = rng.integers(1, 3, n_rows).astype(np.int64)
     for k in (1, 2, 3):
         sp, so, ss = top_similarity_tiers(ptr, others, inter, size_row, size_other, count_other, k)
         for r in range(n_rows):
@@ -539,6 +544,12 @@ def test_transpose_csr_and_tiers_against_python(n_parts):
                 want += [(q, v) for q in tier]
                 got_calls += sum(int(count_other[q]) for q in tier)
             assert list(zip(so[sp[r]:sp[r + 1]].tolist(), ss[sp[r]:sp[r + 1]].tolist())) == want
+        # B's tiers straight from A's CSR equal the tiers of the transposed CSR
+        want_b = top_similarity_tiers(tptr, trow, tint, size_other, size_row, count_row, k)
+        got_b = top_similarity_tiers_by_other(ptr, others, inter, size_row, size_other,
+                                              count_row, k, n_parts)
+        for g, w in zip(got_b, want_b):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (k, n_parts)
 
 
 def test_class_pairs_stored_as_overlaps_give_exact_similarity():

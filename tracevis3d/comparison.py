@@ -9,6 +9,7 @@ repetition); this module validates input, wires them and documents the result.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numba
@@ -17,11 +18,11 @@ import numpy as np
 from .model import Trace
 from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import bfs_groups, top_k_partners
-from .kernels.overview import overview_bars
+from .kernels.overview import overview_bars_both
 from .kernels.repetition import sibling_repetitions
 from .kernels.setjoin import (jaccard_join, jaccard_join_tree_overlaps, overlap_dtype,
-                              overlaps_to_similarity, top_similarity_tiers, transpose_csr,
-                              weighted_pair_count)
+                              overlaps_to_similarity, top_similarity_tiers,
+                              top_similarity_tiers_by_other, weighted_pair_count)
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE"]
@@ -274,6 +275,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         if len(t) == 0:
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
     n_a, n_b = len(a), len(b)
+    timings: dict = {}
+    clock = [time.perf_counter()]
+
+    def lap(stage):
+        now = time.perf_counter()
+        timings[stage] = timings.get(stage, 0.0) + now - clock[0]
+        clock[0] = now
 
     functions, cls, class_ptr, class_items = gamma_classes(a, b)
     class_a = cls[:n_a]
@@ -289,6 +297,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     set_size = np.diff(class_ptr)
     size_a = set_size[rows_a].astype(np.int64)           # |Γ| per class row
     size_b = set_size[rows_b].astype(np.int64)
+    lap("classes")
 
     # exact class-level join (Eq. 3): a CSR over A's class rows, overlaps stored
     if join == "tree":
@@ -302,6 +311,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         nxy = np.repeat(size_a, np.diff(ptr_a)) + size_b[part_a]
         inter_a = np.rint(sim_a * nxy / (1.0 + sim_a)).astype(overlap_dtype(len(functions)))
         del nxy, sim_a
+    lap("join")
     n_pairs_total = int(weighted_pair_count(ptr_a, part_a, count_a, count_b))
     tptr_a, tpart_a, tsim_a = top_similarity_tiers(ptr_a, part_a, inter_a, size_a, size_b,
                                                    count_b, int(top_k))
@@ -316,27 +326,25 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     rel_b = ts_b / (span_b if span_b > 0 else 1.0)
     idx_a = np.arange(n_a, dtype=np.int32)
     idx_b = np.arange(n_b, dtype=np.int32)
-    by_a = np.lexsort((idx_a, rel_a, row_of_a))         # calls per class, by time
-    by_b = np.lexsort((idx_b, rel_b, row_of_b))
+    by_a = np.lexsort((idx_a, ts_a, row_of_a))          # calls per class, by time
+    by_b = np.lexsort((idx_b, ts_b, row_of_b))
     calls_ptr_a = _csr_by(row_of_a, rows_a.size)
     calls_ptr_b = _csr_by(row_of_b, rows_b.size)
+    lap("tiers_a+call_order")
 
-    # the same pairs per B row (6 bytes each, freed after B's tiers and overview)
-    ptr_b, part_b, inter_b = transpose_csr(ptr_a, part_a, inter_a, rows_b.size,
-                                           max(1, numba.get_num_threads()))
-    tptr_b, tpart_b, tsim_b = top_similarity_tiers(ptr_b, part_b, inter_b, size_b, size_a,
-                                                   count_a, int(top_k))
+    # B's tiers and both overviews straight from A's pairs (no transposed copy)
+    n_parts = max(1, numba.get_num_threads())
+    tptr_b, tpart_b, tsim_b = top_similarity_tiers_by_other(ptr_a, part_a, inter_a, size_a, size_b,
+                                                            count_a, int(top_k), n_parts)
+    lap("tiers_b")
     # overview (exact over all matches)
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
-    time_a = ts_a[by_a]
-    time_b = ts_b[by_b]
-    ov_b, dl_b = overview_bars(ptr_b, part_b, inter_b, size_b, size_a, calls_ptr_b, time_b,
-                               calls_ptr_a, time_a, 0.0, span_b, int(n_bins), tol_b)
-    del ptr_b, part_b, inter_b
-    ov_a, dl_a = overview_bars(ptr_a, part_a, inter_a, size_a, size_b, calls_ptr_a, time_a,
-                               calls_ptr_b, time_b, 0.0, span_a, int(n_bins), tol_a)
-    del time_a, time_b
+    ov_a, dl_a, ov_b, dl_b = overview_bars_both(ptr_a, part_a, inter_a, size_a, size_b,
+                                                calls_ptr_a, ts_a[by_a], calls_ptr_b, ts_b[by_b],
+                                                span_a, span_b, int(n_bins), tol_a, tol_b, n_parts,
+                                                tau)
+    lap("overview")
 
     # kept call pairs: top-k both ways
     pv, ps = top_k_partners(row_of_a, rel_a, tptr_a, tpart_a, tsim_a,
@@ -353,6 +361,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     pb = (key % n_b).astype(np.int32)
     psim = s_all[first]
     del u_all, v_all, s_all, pv, ps, pu, pus
+    lap("kept_pairs")
 
     # groups over the kept pairs, breadth-first over A
     bfs = np.lexsort((pb, pa, a.depth[pa]))
@@ -375,6 +384,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     pairs["rel_a"] = np.where(da > 0, (a.start[pa] - a.start[ga]) / np.where(da > 0, da, 1.0), 0.0)
     pairs["rel_b"] = np.where(db > 0, (b.start[pb] - b.start[gb]) / np.where(db > 0, db, 1.0), 0.0)
     pairs["group"] = group
+    lap("groups")
 
     # repetitions of identical sibling subtrees
     reps = []
@@ -385,6 +395,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         for j, nm in enumerate(REPETITION_DTYPE.names):
             rec[nm] = r[:, j]
         reps.append(rec)
+    lap("repetitions")
 
     return Comparison(
         a=a, b=b, tau=tau, top_k=int(top_k), functions=functions,
@@ -397,5 +408,5 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         overview_edges_b=np.linspace(0.0, span_b, int(n_bins) + 1),
         repetitions_a=reps[0], repetitions_b=reps[1],
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
-                    aligned_tol_b=tol_b, max_period=int(max_period)),
+                    aligned_tol_b=tol_b, max_period=int(max_period), timings=timings),
     )

@@ -7,13 +7,12 @@ aligned |t(g) − t(f)| ≤ tol, earlier t(g) < t(f) − tol (matches into the o
 trace's past: red), later t(g) > t(f) + tol (its future: green); plus Eq. 4,
 δ_n = Σ |t(f) − t(g)| over the same matches.  Times are relative to each trace's
 first call start.  All pairs are counted (the complete class-level join), with
-binary searches over each class's sorted start times, never one pair at a time.
+binary searches over each class's sorted start times, never one pair at a time,
+and both viewpoints come from one pass over A's class pairs (`overview_bars_both`).
 """
 import numpy as np
 from numba import njit, prange
 
-from .setjoin import _first_greater as _upper
-from .setjoin import _lower_bound as _lower
 from .setjoin import overlap_similarity
 
 
@@ -27,97 +26,151 @@ def _bin_of(t, t0, width, n_bins):
     return b
 
 
-@njit(cache=True, parallel=True)
-def overview_bars(pair_ptr, pair_row, pair_inter, size_own, size_other, own_ptr, own_time, other_ptr, other_time,
-                  t0, span, n_bins, tol):
-    """Overview of the viewer trace (TraceDiff Sec. IV-A, Eq. 4).
+# ---------------------------------------------------------------------------
+# Both viewpoints in one pass over the A-side class pairs (no transposition).
 
-    Class-level input: for viewer class row r, its partner classes are
-    ``pair_row[pair_ptr[r]:pair_ptr[r+1]]`` with overlaps ``pair_inter``
-    (s = inter / (size_own[r] + size_other[q] − inter), float64);
-    ``own_time[own_ptr[r]:own_ptr[r+1]]`` are the (sorted) start times of the
-    viewer's calls of class r and ``other_time[other_ptr[q]:other_ptr[q+1]]``
-    those of the other trace's class q.  Per (call f, partner class q) three
-    binary searches give how many g start earlier / aligned / later, and prefix
-    sums of times give Σ|t(f) − t(g)| (unweighted, as Eq. 4 is written); when a class row has many calls and few
-    partner calls, the partners are merged into one weighted sorted list first
-    (same sums, O((F + G) log) instead of O(F · Q · log)).
-    Returns ``bars`` (n_bins, 3) = aligned, earlier, later sums of s, and
-    ``delta`` (n_bins,) = Σ|t(f) − t(g)| (Eq. 4).
+@njit(cache=True, nogil=True, inline="always")
+def _test(x, v, tol, mode):
+    """The monotone tests of the overview (false for small x, true for large),
+    each exactly the float expression of the relation it decides, whichever
+    side's calls are iterated.  mode 0: x ≥ v; 1: x > v; 2: x − tol > v; 3: x +
+    tol ≥ v."""
+    if mode == 0:
+        return x >= v
+    if mode == 1:
+        return x > v
+    if mode == 2:
+        return x - tol > v
+    return x + tol >= v
+
+
+@njit(cache=True, nogil=True)
+def _first_true(a, lo, hi, v, tol, mode):
+    """Smallest j in [lo, hi) with `_test`(a[j]) (hi if none), binary search."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _test(a[mid], v, tol, mode):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _gallop_up(a, lo, hi, v, tol, mode):
+    """`_first_true` over [lo, hi), probing lo, lo+1, lo+3, lo+7, ... first:
+    O(log distance) when the answer is near lo."""
+    if lo >= hi or _test(a[lo], v, tol, mode):
+        return lo
+    prev = lo
+    step = 1
+    while True:
+        nxt = prev + step
+        if nxt >= hi:
+            return _first_true(a, prev + 1, hi, v, tol, mode)
+        if _test(a[nxt], v, tol, mode):
+            return _first_true(a, prev + 1, nxt, v, tol, mode)
+        prev = nxt
+        step *= 2
+
+
+@njit(cache=True, nogil=True)
+def _gallop_down(a, lo, hi, v, tol, mode):
+    """`_first_true` over [lo, hi), probing from hi − 1 downwards: O(log
+    distance) when the answer is near hi."""
+    if lo >= hi or not _test(a[hi - 1], v, tol, mode):
+        return hi
+    k = hi - 1                   # known true
+    step = 1
+    while True:
+        nxt = k - step
+        if nxt < lo:
+            return _first_true(a, lo, k, v, tol, mode)
+        if not _test(a[nxt], v, tol, mode):
+            return _first_true(a, nxt + 1, k, v, tol, mode)
+        k = nxt
+        step *= 2
+
+
+@njit(cache=True, nogil=True)
+def _sweep_pair(small_t, s0, s1, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+                own_small, diff_large):
+    """All call pairs of one class pair, iterating the side with fewer calls
+    (both sides' times sorted, so each search starts where the last one ended).
+
+    Per small-side call (time t):
+      - as the viewer: its partners x on the large side split into earlier (x <
+        t − tol_small), aligned and later (x > t + tol_small), and Σ|t − x| comes
+        from prefix sums; added to ``own_small[i]`` (earlier, aligned, later
+        weights, delta coefficient c, delta offset d);
+      - as a partner: it is earlier for the large-side calls with x − tol_large
+        > t, later for those with x + tol_large < t, aligned for the rest, and
+        adds |x − t| (= x − t after it, t − x before it) to each: a step
+        function over the large side's calls, written as point entries of the
+        difference array ``diff_large`` (slot = call position + ``o_large``, the
+        row offset, so each class segment has its own end slot).  The entries at
+        the segment's two ends are the same for every call, so they are summed
+        and written once per pair.
+    Viewer delta = t_viewer · c + d.
     """
-    n_rows = pair_ptr.shape[0] - 1
+    lo_slot = l0 + o_large
+    hi_slot = l1 + o_large
+    mid = l0
+    for i in range(s0, s1):
+        t = small_t[i]
+        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
+        e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
+        e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
+        own_small[i, 0] += s * (e1 - l0)
+        own_small[i, 1] += s * (e2 - e1)
+        own_small[i, 2] += s * (l1 - e2)
+        own_small[i, 3] += (mid - l0) - (l1 - mid)
+        own_small[i, 4] += (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])
+        h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
+        h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
+        k = h2 + o_large                                          # later -> aligned
+        diff_large[k, 1] += s
+        diff_large[k, 2] -= s
+        k = h1 + o_large                                          # aligned -> earlier
+        diff_large[k, 0] += s
+        diff_large[k, 1] -= s
+        k = mid + o_large                                         # t - x -> x - t
+        diff_large[k, 3] += 2.0
+        diff_large[k, 4] -= 2.0 * t
+        diff_large[lo_slot, 4] += t
+        diff_large[hi_slot, 4] += t
+    n = s1 - s0
+    diff_large[lo_slot, 2] += s * n
+    diff_large[lo_slot, 3] -= n
+    diff_large[hi_slot, 0] -= s * n
+    diff_large[hi_slot, 3] -= n
+
+
+@njit(cache=True, parallel=True)
+def _bin_accumulated(own, diff, ptr, time, t0, span, n_bins, min_weight):
+    """Per call: its direct sums ``own`` plus the prefix sum of the difference
+    array over its class segment (slot = position + row; every step lies in one
+    segment, so rounding never leaks across classes); then into its bin:
+    bars += (aligned, earlier, later), delta += t·c + d.  Every nonzero bar is a
+    sum of similarities > ``min_weight`` (= τ), so a bar below min_weight / 2
+    is rounding residue of the difference arrays and is set to exactly 0; a
+    negative δ (residue of a true 0) is set to 0."""
+    n_rows = ptr.shape[0] - 1
     width = span / n_bins
     n_chunks = 64
     acc = np.zeros((n_chunks, n_bins, 4), np.float64)
-    # prefix sums of the other side's times per class (for Eq. 4)
-    csum = np.zeros(other_time.shape[0] + 1, np.float64)
-    for i in range(other_time.shape[0]):
-        csum[i + 1] = csum[i] + other_time[i]
     for ch in prange(n_chunks):
         for r in range(ch, n_rows, n_chunks):
-            f_lo = own_ptr[r]
-            f_hi = own_ptr[r + 1]
-            n_f = f_hi - f_lo
-            p_lo = pair_ptr[r]
-            p_hi = pair_ptr[r + 1]
-            if n_f == 0 or p_lo == p_hi:
-                continue
-            n_g = 0
-            for j in range(p_lo, p_hi):
-                q = pair_row[j]
-                n_g += other_ptr[q + 1] - other_ptr[q]
-            if n_f * (p_hi - p_lo) <= 4 * (n_f + n_g):
-                for j in range(p_lo, p_hi):
-                    q = pair_row[j]
-                    s = overlap_similarity(pair_inter[j], size_own[r], size_other[q])
-                    g_lo = other_ptr[q]
-                    g_hi = other_ptr[q + 1]
-                    for i in range(f_lo, f_hi):
-                        t = own_time[i]
-                        # t - tol <= t <= t + tol, so e1 <= mid <= e2: narrowed searches
-                        e1 = _lower(other_time, g_lo, g_hi, t - tol)
-                        mid = _lower(other_time, e1, g_hi, t)
-                        e2 = _upper(other_time, mid, g_hi, t + tol)
-                        below = mid - g_lo
-                        above = g_hi - mid
-                        dsum = (t * below - (csum[mid] - csum[g_lo])) + \
-                            ((csum[g_hi] - csum[mid]) - t * above)
-                        b = _bin_of(t, t0, width, n_bins)
-                        acc[ch, b, 0] += s * (e2 - e1)
-                        acc[ch, b, 1] += s * (e1 - g_lo)
-                        acc[ch, b, 2] += s * (g_hi - e2)
-                        acc[ch, b, 3] += dsum
-            else:
-                # merge every partner call into one list weighted by s
-                gt = np.empty(n_g, np.float64)
-                gw = np.empty(n_g, np.float64)
-                m = 0
-                for j in range(p_lo, p_hi):
-                    q = pair_row[j]
-                    s = overlap_similarity(pair_inter[j], size_own[r], size_other[q])
-                    for i in range(other_ptr[q], other_ptr[q + 1]):
-                        gt[m] = other_time[i]
-                        gw[m] = s
-                        m += 1
-                order = np.argsort(gt, kind="mergesort")
-                gt = gt[order]
-                gw = gw[order]
-                cw = np.zeros(n_g + 1, np.float64)
-                ct = np.zeros(n_g + 1, np.float64)
-                for i in range(n_g):
-                    cw[i + 1] = cw[i] + gw[i]
-                    ct[i + 1] = ct[i] + gt[i]
-                for i in range(f_lo, f_hi):
-                    t = own_time[i]
-                    e1 = _lower(gt, 0, n_g, t - tol)
-                    mid = _lower(gt, e1, n_g, t)
-                    e2 = _upper(gt, mid, n_g, t + tol)
-                    dsum = (t * mid - ct[mid]) + ((ct[n_g] - ct[mid]) - t * (n_g - mid))
-                    b = _bin_of(t, t0, width, n_bins)
-                    acc[ch, b, 0] += cw[e2] - cw[e1]
-                    acc[ch, b, 1] += cw[e1]
-                    acc[ch, b, 2] += cw[n_g] - cw[e2]
-                    acc[ch, b, 3] += dsum
+            run = np.zeros(5, np.float64)
+            for i in range(ptr[r], ptr[r + 1]):
+                for x in range(5):
+                    run[x] += diff[i + r, x]
+                t = time[i]
+                b = _bin_of(t, t0, width, n_bins)
+                acc[ch, b, 0] += run[1] + own[i, 1]
+                acc[ch, b, 1] += run[0] + own[i, 0]
+                acc[ch, b, 2] += run[2] + own[i, 2]
+                acc[ch, b, 3] += t * (run[3] + own[i, 3]) + (run[4] + own[i, 4])
     bars = np.zeros((n_bins, 3), np.float64)
     delta = np.zeros(n_bins, np.float64)
     for ch in range(n_chunks):
@@ -126,4 +179,152 @@ def overview_bars(pair_ptr, pair_row, pair_inter, size_own, size_other, own_ptr,
             bars[b, 1] += acc[ch, b, 1]
             bars[b, 2] += acc[ch, b, 2]
             delta[b] += acc[ch, b, 3]
+    for b in range(n_bins):
+        for x in range(3):
+            if bars[b, x] < 0.5 * min_weight:
+                bars[b, x] = 0.0
+        if delta[b] < 0.0:
+            delta[b] = 0.0
     return bars, delta
+
+
+@njit(cache=True, parallel=True)
+def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b,
+                       time_b, span_a, span_b, n_bins, tol_a, tol_b, n_parts, tau):
+    """Overview bars of BOTH traces (Sec. IV-A, Eq. 4) from A's class pairs only.
+
+    Viewer call f at time t, partner g at x: earlier x < t − tol, later x > t +
+    tol, aligned otherwise; δ = Σ|t − x| (Eq. 4); all matches counted, in one
+    pass over the CSR of class pairs by A row
+    (``pair_row`` = B row, overlaps ``pair_inter``), so no transposed copy is
+    needed.  For each class pair the calls of the side with fewer calls are
+    iterated against the other side's sorted start times
+    (``time_a[ptr_a[r]:ptr_a[r+1]]`` for A row r, likewise B) by `_sweep_pair`:
+    O(min(n_f, n_g) · log) per pair, never the product.  A's rows are cut into
+    ``n_parts`` contiguous ranges of about equal work, run in parallel: A's
+    accumulators are disjoint between parts (rows are), B's are one copy per
+    part, added at the end.
+    Returns (bars_a, delta_a, bars_b, delta_b): bars (n_bins, 3) = aligned,
+    earlier, later sums of s; delta (n_bins,).  ``tau``: the join threshold
+    (every s > tau), used to restore exact zeros (`_bin_accumulated`).
+    """
+    n_rows = pair_ptr.shape[0] - 1
+    n_a = time_a.shape[0]
+    n_b = time_b.shape[0]
+    m_a = n_a + n_rows                  # difference slots: one extra per class row
+    m_b = n_b + ptr_b.shape[0] - 1
+    csum_a = np.zeros(n_a + 1, np.float64)
+    for i in range(n_a):
+        csum_a[i + 1] = csum_a[i] + time_a[i]
+    csum_b = np.zeros(n_b + 1, np.float64)
+    for i in range(n_b):
+        csum_b[i + 1] = csum_b[i] + time_b[i]
+    # work per A row: Σ over its pairs of (fewer calls + 1)
+    cost = np.zeros(n_rows + 1, np.float64)
+    for r in prange(n_rows):
+        nf = ptr_a[r + 1] - ptr_a[r]
+        c = 0.0
+        for j in range(pair_ptr[r], pair_ptr[r + 1]):
+            q = pair_row[j]
+            c += min(nf, ptr_b[q + 1] - ptr_b[q]) + 1
+        cost[r + 1] = c
+    for r in range(n_rows):
+        cost[r + 1] += cost[r]
+    cut = np.empty(n_parts + 1, np.int64)
+    for p in range(n_parts + 1):
+        cut[p] = np.searchsorted(cost, cost[n_rows] * p / n_parts)
+    cut[0] = 0
+    cut[n_parts] = n_rows
+    own_a = np.zeros((n_a, 5), np.float64)
+    diff_a = np.zeros((m_a, 5), np.float64)
+    own_b = np.zeros((n_parts, n_b, 5), np.float64)
+    diff_b = np.zeros((n_parts, m_b, 5), np.float64)
+    # classes with one call (most pairs at scale join two of them): B's time and
+    # sums per ROW, small enough to stay in cache, added to own_b at the end
+    n_rows_b = ptr_b.shape[0] - 1
+    t1_b = np.empty(n_rows_b, np.float64)
+    for q in range(n_rows_b):
+        t1_b[q] = time_b[ptr_b[q]] if ptr_b[q + 1] - ptr_b[q] == 1 else np.nan
+    one_b = np.zeros((n_parts, n_rows_b, 5), np.float64)
+    for p in prange(n_parts):
+        ob = own_b[p]
+        db = diff_b[p]
+        o1 = one_b[p]
+        for r in range(cut[p], cut[p + 1]):
+            f0 = ptr_a[r]
+            f1 = ptr_a[r + 1]
+            if f0 == f1:
+                continue
+            if f1 - f0 == 1:
+                # one call of A against one call of B: one relation each way,
+                # the same float expressions as `_sweep_pair`
+                t = time_a[f0]
+                lo_t = t - tol_a
+                hi_t = t + tol_a
+                ae = 0.0
+                aa = 0.0
+                al = 0.0
+                ac = 0.0
+                ad = 0.0
+                for j in range(pair_ptr[r], pair_ptr[r + 1]):
+                    q = pair_row[j]
+                    x = t1_b[q]
+                    if x != x:                 # NaN: not a one-call class
+                        continue
+                    s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
+                    if not (x >= lo_t):
+                        ae += s
+                    elif x > hi_t:
+                        al += s
+                    else:
+                        aa += s
+                    if x >= t:
+                        ac -= 1.0
+                        ad += x
+                        o1[q, 3] += 1.0
+                        o1[q, 4] -= t
+                    else:
+                        ac += 1.0
+                        ad -= x
+                        o1[q, 3] -= 1.0
+                        o1[q, 4] += t
+                    if x - tol_b > t:
+                        o1[q, 0] += s
+                    elif x + tol_b >= t:
+                        o1[q, 1] += s
+                    else:
+                        o1[q, 2] += s
+                own_a[f0, 0] += ae
+                own_a[f0, 1] += aa
+                own_a[f0, 2] += al
+                own_a[f0, 3] += ac
+                own_a[f0, 4] += ad
+            for j in range(pair_ptr[r], pair_ptr[r + 1]):
+                q = pair_row[j]
+                g0 = ptr_b[q]
+                g1 = ptr_b[q + 1]
+                if g0 == g1 or (g1 - g0 == 1 and f1 - f0 == 1):
+                    continue
+                s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
+                if f1 - f0 <= g1 - g0:
+                    _sweep_pair(time_a, f0, f1, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
+                                own_a, db)
+                else:
+                    _sweep_pair(time_b, g0, g1, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
+                                ob, diff_a)
+    for p in range(1, n_parts):
+        for i in prange(m_b):
+            for x in range(5):
+                diff_b[0, i, x] += diff_b[p, i, x]
+        for i in prange(n_b):
+            for x in range(5):
+                own_b[0, i, x] += own_b[p, i, x]
+    for p in range(n_parts):
+        for q in prange(n_rows_b):
+            if ptr_b[q + 1] - ptr_b[q] == 1:
+                for x in range(5):
+                    own_b[0, ptr_b[q], x] += one_b[p, q, x]
+    bars_a, delta_a = _bin_accumulated(own_a, diff_a, ptr_a, time_a, 0.0, span_a, n_bins, tau)
+    bars_b, delta_b = _bin_accumulated(own_b[0], diff_b[0], ptr_b, time_b, 0.0, span_b, n_bins,
+                                       tau)
+    return bars_a, delta_a, bars_b, delta_b

@@ -31,6 +31,8 @@ still visits every match and its frontier with a popcount each.
 The comparison J > τ is done as ``inter / union > tau`` in float64, the same
 expression the brute-force twins use, so results agree bit for bit.
 """
+import time
+
 import numpy as np
 from numba import njit, prange
 
@@ -469,30 +471,33 @@ def overlap_similarity(inter, nx, ny):
     return c / (nx + ny - c)
 
 
-@njit(cache=True, nogil=True)
-def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k, top_s, top_n):
-    """Lowest similarity of the best tiers of one row holding >= k calls (or all
-    tiers); -1.0 for an empty row.  One pass keeping the k best distinct
-    similarities with their call counts (``top_s``/``top_n``, room k): every
-    tier holds >= 1 call, so the tiers needed are among those k."""
-    nt = 0
-    for j in range(lo, hi):
-        s = overlap_similarity(inter[j], nx, size_other[other[j]])
-        if nt == k and s < top_s[nt - 1]:
-            continue
-        p = 0
-        while p < nt and top_s[p] > s:
-            p += 1
-        if p < nt and top_s[p] == s:
-            top_n[p] += count_other[other[j]]
-            continue
-        if nt < k:
-            nt += 1
-        for t in range(nt - 1, p, -1):
-            top_s[t] = top_s[t - 1]
-            top_n[t] = top_n[t - 1]
-        top_s[p] = s
-        top_n[p] = count_other[other[j]]
+@njit(cache=True, nogil=True, inline="always")
+def _tier_insert(top_s, top_n, nt, k, s, n):
+    """Add n calls at similarity s to the list of the k best distinct
+    similarities (``top_s`` descending, ``top_n`` their call counts, ``nt``
+    used); returns the new nt."""
+    if nt == k and s < top_s[nt - 1]:
+        return nt
+    p = 0
+    while p < nt and top_s[p] > s:
+        p += 1
+    if p < nt and top_s[p] == s:
+        top_n[p] += n
+        return nt
+    if nt < k:
+        nt += 1
+    for t in range(nt - 1, p, -1):
+        top_s[t] = top_s[t - 1]
+        top_n[t] = top_n[t - 1]
+    top_s[p] = s
+    top_n[p] = n
+    return nt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tiers_cutoff(top_s, top_n, nt, k):
+    """Lowest similarity of the best tiers holding >= k calls (all tiers if
+    fewer); -1.0 when there is none."""
     got = 0
     cutoff = -1.0
     for t in range(nt):
@@ -501,6 +506,20 @@ def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k, top_s, to
         if got >= k:
             break
     return cutoff
+
+
+@njit(cache=True, nogil=True)
+def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k, top_s, top_n):
+    """Lowest similarity of the best tiers of one row holding >= k calls (or all
+    tiers); -1.0 for an empty row.  One pass keeping the k best distinct
+    similarities with their call counts (``top_s``/``top_n``, room k): every
+    tier holds >= 1 call, so the tiers needed are among those k."""
+    nt = 0
+    for j in range(lo, hi):
+        q = other[j]
+        nt = _tier_insert(top_s, top_n, nt, k, overlap_similarity(inter[j], nx, size_other[q]),
+                          count_other[q])
+    return _tiers_cutoff(top_s, top_n, nt, k)
 
 
 @njit(cache=True, parallel=True)
@@ -562,6 +581,100 @@ def top_similarity_tiers(ptr, other, inter, size_row, size_other, count_other, k
 
 
 @njit(cache=True, parallel=True)
+def top_similarity_tiers_by_other(ptr, other, inter, size_row, size_other, count_row, k,
+                                  n_parts=2):
+    """`top_similarity_tiers` of the TRANSPOSED CSR, computed from the CSR itself
+    (no transposed copy of all pairs is made).
+
+    For every column q (a B class row), the tiers of its partners r: the best
+    distinct similarities, in descending order, until their partners hold >= k
+    calls (``count_row[r]`` each).  The rows are cut into ``n_parts`` contiguous
+    ranges of about equal entries, run in parallel: each keeps, per column, its
+    k best distinct similarities with call counts; merging the parts' lists is
+    exact (a similarity among the column's k best distinct values is among the
+    k best of every part it occurs in, so its count is complete).  Then each
+    part counts and copies its entries at or above the column's cutoff into
+    per-part offsets (rows ascending), and each column is stably sorted by
+    similarity descending.  Returns a CSR over columns ``(tptr, trow, tsim)``,
+    each column by (sim desc, row asc); the same arrays `top_similarity_tiers`
+    gives on the transposed CSR.
+    """
+    n_rows = ptr.shape[0] - 1
+    n_cols = size_other.shape[0]
+    m = other.shape[0]
+    n_parts = max(1, n_parts)
+    cut = np.empty(n_parts + 1, np.int64)
+    for p in range(n_parts + 1):
+        cut[p] = np.searchsorted(ptr, m * p // n_parts)
+    cut[0] = 0
+    cut[n_parts] = n_rows
+    top_s = np.empty((n_parts, n_cols, k), np.float64)
+    top_n = np.empty((n_parts, n_cols, k), np.int64)
+    n_top = np.zeros((n_parts, n_cols), np.int64)
+    for p in prange(n_parts):
+        ts = top_s[p]
+        tn = top_n[p]
+        nt = n_top[p]
+        for r in range(cut[p], cut[p + 1]):
+            nx = size_row[r]
+            cr = count_row[r]
+            for j in range(ptr[r], ptr[r + 1]):
+                q = other[j]
+                nt[q] = _tier_insert(ts[q], tn[q], nt[q], k,
+                                     overlap_similarity(inter[j], nx, size_other[q]), cr)
+    cutoff = np.empty(n_cols, np.float64)
+    for q in prange(n_cols):
+        ms = np.empty(k, np.float64)
+        mn = np.empty(k, np.int64)
+        nt = 0
+        for p in range(n_parts):
+            for t in range(n_top[p, q]):
+                nt = _tier_insert(ms, mn, nt, k, top_s[p, q, t], top_n[p, q, t])
+        cutoff[q] = _tiers_cutoff(ms, mn, nt, k)
+    counts = np.zeros((n_parts, n_cols), np.int64)
+    for p in prange(n_parts):
+        cp = counts[p]
+        for r in range(cut[p], cut[p + 1]):
+            nx = size_row[r]
+            for j in range(ptr[r], ptr[r + 1]):
+                q = other[j]
+                if cutoff[q] >= 0.0 and overlap_similarity(inter[j], nx, size_other[q]) >= cutoff[q]:
+                    cp[q] += 1
+    tptr = np.zeros(n_cols + 1, np.int64)
+    for q in range(n_cols):
+        tot = tptr[q]
+        for p in range(n_parts):
+            c = counts[p, q]
+            counts[p, q] = tot            # where part p starts writing column q
+            tot += c
+        tptr[q + 1] = tot
+    trow = np.empty(tptr[n_cols], np.int32)
+    tsim = np.empty(tptr[n_cols], np.float64)
+    for p in prange(n_parts):
+        fill = counts[p]
+        for r in range(cut[p], cut[p + 1]):
+            nx = size_row[r]
+            for j in range(ptr[r], ptr[r + 1]):
+                q = other[j]
+                if cutoff[q] >= 0.0:
+                    sj = overlap_similarity(inter[j], nx, size_other[q])
+                    if sj >= cutoff[q]:
+                        trow[fill[q]] = r
+                        tsim[fill[q]] = sj
+                        fill[q] += 1
+    for q in prange(n_cols):
+        lo = tptr[q]
+        hi = tptr[q + 1]
+        if hi - lo > 1:
+            order = np.argsort(-tsim[lo:hi], kind="mergesort")
+            r2 = trow[lo:hi][order]
+            s2 = tsim[lo:hi][order]
+            trow[lo:hi] = r2
+            tsim[lo:hi] = s2
+    return tptr, trow, tsim
+
+
+@njit(cache=True, parallel=True)
 def weighted_pair_count(ptr, other, count_row, count_other):
     """Σ over pairs (r, q) of count_row[r] × count_other[q]: the exact number of
     call pairs behind the class pairs (rows in parallel, no per-pair temporary)."""
@@ -573,47 +686,6 @@ def weighted_pair_count(ptr, other, count_row, count_other):
             s += count_other[other[j]]
         per[r] = s * count_row[r]
     return per.sum()
-
-
-@njit(cache=True, parallel=True)
-def transpose_csr(ptr, other, sim, n_other, n_parts=2):
-    """The CSR ``(ptr, other, sim)`` over rows turned into a CSR over ``other``
-    (``sim``: any per-entry value array, e.g. overlaps; its dtype is kept).
-    Parallel counting sort, stable (each new row lists the old rows ascending):
-    the old rows are cut into ``n_parts`` contiguous ranges of about equal
-    entries; each part counts its entries per new row, the counts are turned
-    into per-part write offsets, and each part scatters only its own range."""
-    n_rows = ptr.shape[0] - 1
-    m = other.shape[0]
-    n_parts = max(1, n_parts)
-    cut = np.empty(n_parts + 1, np.int64)
-    for p in range(n_parts + 1):
-        cut[p] = np.searchsorted(ptr, m * p // n_parts)
-    cut[0] = 0
-    cut[n_parts] = n_rows
-    counts = np.zeros((n_parts, n_other + 1), np.int64)
-    for p in prange(n_parts):
-        for j in range(ptr[cut[p]], ptr[cut[p + 1]]):
-            counts[p, other[j]] += 1
-    tptr = np.zeros(n_other + 1, np.int64)
-    for q in range(n_other):
-        tot = 0
-        for p in range(n_parts):
-            c = counts[p, q]
-            counts[p, q] = tptr[q] + tot       # where part p starts writing row q
-            tot += c
-        tptr[q + 1] = tptr[q] + tot
-    t_other = np.empty(m, np.int32)
-    t_sim = np.empty(m, sim.dtype)
-    for p in prange(n_parts):
-        fill = counts[p]
-        for r in range(cut[p], cut[p + 1]):
-            for j in range(ptr[r], ptr[r + 1]):
-                q = other[j]
-                t_other[fill[q]] = r
-                t_sim[fill[q]] = sim[j]
-                fill[q] += 1
-    return tptr, t_other, t_sim
 
 
 # ---------------------------------------------------------------------------
@@ -733,6 +805,43 @@ def _tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
     return kid_ptr, kids, d_ptr, d_items, item_root[:n_items_].copy(), item_single[:n_items_].copy()
 
 
+@njit(cache=True, nogil=True)
+def order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base, set_size):
+    """Delta cost of each row (postings of the elements it adds to its base,
+    the work of counting it from its base's counters), each row's forest
+    children re-ordered by that cost ascending (the dearest last, where the tree
+    join hands it the base's own buffer) and the forest height (most rows on a
+    root-to-leaf path).  Returns (d_cost, kids, height)."""
+    n_rows = kid_ptr.shape[0] - 1
+    d_cost = np.zeros(n_rows, np.float64)
+    for r in range(n_rows):
+        c = 0
+        for j in range(d_ptr[r], d_ptr[r + 1]):
+            e = d_items[j]
+            c += post_ptr[e + 1] - post_ptr[e]
+        d_cost[r] = c
+    out = kids.copy()
+    for r in range(n_rows):
+        lo = kid_ptr[r]
+        hi = kid_ptr[r + 1]
+        if hi - lo > 1:
+            seg = out[lo:hi].copy()
+            order = np.argsort(d_cost[seg], kind="mergesort")
+            for i in range(hi - lo):
+                out[lo + i] = seg[order[i]]
+    # depth along base links: bases have smaller sets, so visit by size ascending
+    order = np.argsort(set_size, kind="mergesort")
+    depth = np.ones(n_rows, np.int64)
+    height = 1
+    for t in range(n_rows):
+        r = order[t]
+        if base[r] >= 0:
+            depth[r] = depth[base[r]] + 1
+        if depth[r] > height:
+            height = depth[r]
+    return d_cost, out, height
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _lower_bound(a, lo, hi, v):
     """Smallest j in [lo, hi) with a[j] >= v (hi if none); a sorted ascending."""
@@ -797,43 +906,66 @@ def subtree_windows(base, set_size, b_size_sorted, tau):
 
 
 @njit(cache=True, nogil=True)
-def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q, out_q, out_i, m):
-    """Matches of row v from its exact overlaps ``cnt`` (by B size rank): scan
-    the size window τ|x| < |y| < |x|/τ, keep J > τ (``inter / union > tau`` in
-    float64, as every twin), then emit them by B row ascending through a bitmap
-    (O(window + |B|/64 + matches), no sort).  Output: a header entry
-    ``out_q = -(v+1)`` then (B row, overlap) entries; nothing when v has no match."""
+def size_runs(b_size_sorted):
+    """run_end[k] = first k' > k with a different size (B rows by size rank)."""
     nb = b_size_sorted.shape[0]
-    nx = a_ptr[v + 1] - a_ptr[v]
-    lo_size = tau * nx * (1.0 - _SAFE)
-    hi_size = nx / tau * (1.0 + _SAFE)
-    k = _first_greater(b_size_sorted, 0, nb, lo_size)
-    w_lo = nb
+    run_end = np.empty(nb, np.int64)
+    e = nb
+    for k in range(nb - 1, -1, -1):
+        if k + 1 < nb and b_size_sorted[k + 1] != b_size_sorted[k]:
+            e = k + 1
+        run_end[k] = e
+    return run_end
+
+
+@njit(cache=True, nogil=True)
+def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, qbits, i_by_q,
+             out_q, out_i, m, row_n):
+    """Matches of row v (|x| = nx) from its exact overlaps ``cnt`` (by B size
+    rank) over its size window [k0, k1) (τ|x| < |y| < |x|/τ).  Per run of equal
+    |y| one exact integer threshold (`min_overlap`: c >= need ⇔ c / (nx + ny −
+    c) > τ in float64, as every twin), compared over the run in a branch-free
+    loop that writes one flag byte per B set (vectorised); the flags are then
+    read 8 at a time and only the set ones visited (and cleared: ``flags`` is
+    all zero between calls).  Matches are emitted by B row ascending through the
+    bitmap ``qbits`` (O(window/8 + |B|/64 + matches), no sort).  Output: a header
+    ``out_q = -(v+1)`` then (B row, overlap) entries, nothing without a match;
+    ``row_n[v]`` = the number of matches."""
+    need_c = np.empty(1, cnt.dtype)
+    k = k0
+    while k < k1:
+        e = min(run_end[k], k1)
+        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
+        need = need_c[0]
+        for kk in range(k, e):
+            flags[kk] = cnt[kk] >= need
+        k = e
+    fw = flags.view(np.uint64)
+    w_lo = 1 << 62
     w_hi = -1
-    ny = -1
-    need = 0
-    while k < nb and b_size_sorted[k] < hi_size:
-        if b_size_sorted[k] != ny:
-            # sizes ascend along k: one exact threshold per distinct |y|, then an
-            # integer test c >= need ⇔ c / (nx + ny − c) > tau (`min_overlap`)
-            ny = b_size_sorted[k]
-            need = min_overlap(nx, ny, tau)
-        c = cnt[k]
-        if c >= need:
-            q = b_by_size[k]
+    for w in range(k0 >> 3, (k1 + 7) >> 3):
+        word = fw[w]
+        if word == np.uint64(0):
+            continue
+        fw[w] = np.uint64(0)
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))          # lowest set bit (bit 8·j of byte j)
+            kk = (w << 3) + (popcount64(low - np.uint64(1)) >> 3)
+            q = b_by_size[kk]
             qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
-            i_by_q[q] = c
-            w = q >> 6
-            if w < w_lo:
-                w_lo = w
-            if w > w_hi:
-                w_hi = w
-        k += 1
+            i_by_q[q] = cnt[kk]
+            if (q >> 6) < w_lo:
+                w_lo = q >> 6
+            if (q >> 6) > w_hi:
+                w_hi = q >> 6
+            word ^= low
     if w_hi < 0:
+        row_n[v] = 0
         return m
     out_q[m] = -(v + 1)
     out_i[m] = 0
     m += 1
+    m0 = m
     for w in range(w_lo, w_hi + 1):
         word = qbits[w]
         if word == 0:
@@ -841,87 +973,123 @@ def _readout(v, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q, out_q,
         qbits[w] = np.uint64(0)
         while word != np.uint64(0):
             low = word & (~word + np.uint64(1))          # lowest set bit
-            bit = popcount64(low - np.uint64(1))
-            q = (w << 6) + bit
+            q = (w << 6) + popcount64(low - np.uint64(1))
             out_q[m] = q
             out_i[m] = i_by_q[q]
             m += 1
             word ^= low
+    row_n[v] = m - m0
     return m
 
 
 @njit(cache=True, nogil=True)
-def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau,
-               post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, b_by_size, cnt, stack,
-               qbits, i_by_q, out_q, out_i, m, limit):
+def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
+               post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
+               frames, flags, qbits, i_by_q, out_q, out_i, m, limit, copy_ratio, row_n):
     """One work item of the tree join (see `jaccard_join_tree`): the rows of the
     heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
     skipping the readout of the first ``skip`` rows (written in an earlier round).
-    ``cnt[k]`` = |x ∩ y_k| for the B rows y_k (by size rank) in the current row's
-    window: the root's set is counted from its postings, each descendant adds its
-    delta (elements not in its base) on entry and removes it on exit, each only
-    over its `subtree_windows` range.  Stops before a readout when fewer than
-    |B| + 1 slots remain below ``limit``; cnt is left all zero either way.
-    Returns (rows passed, m, finished).
+
+    Counters: ``bufs[i][k]`` = |x ∩ y_k| for the B rows y_k (by size rank) in
+    the current row's window (`subtree_windows`; outside it they are stale and
+    never read).  The root's window is zeroed and counted from its postings;
+    every descendant w starts from its base's counts plus the postings of its
+    delta (elements not in its base), one of three ways:
+      - tail: the base's last child takes over the base's own buffer (the base
+        is finished), so nothing is ever undone for it;
+      - undo: a child whose delta postings cost less than ``copy_ratio`` × its
+        window adds them in the shared buffer and removes them when its subtree
+        is done;
+      - copy: other children copy the base's window to a fresh buffer (a
+        vectorised copy, cheaper than undoing a heavy delta).
+    Children are ordered by delta cost (`_tree_plan`), so the dearest is the tail.
+    Stops before a readout when fewer than |B| + 1 output slots remain below
+    ``limit``.  Returns (rows passed, m, finished).
     """
     nb = b_size_sorted.shape[0]
-    r_hi = own_hi[root] if single else k_hi[root]
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root], r_hi, cnt, 1)
-    finished = True
+    lo = k_lo[root]
+    hi = own_hi[root] if single else k_hi[root]
+    cnt0 = bufs[0]
+    cnt0[lo:hi] = 0
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1)
     if skip == 0:
         if m + nb + 1 > limit:
-            _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root],
-                          r_hi, cnt, -1)
             return 0, m, False
-        m = _readout(root, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q,
-                     out_q, out_i, m)
+        m = _readout(root, a_ptr[root + 1] - a_ptr[root], k_lo[root], own_hi[root], tau,
+                     b_size_sorted, run_end, b_by_size, cnt0, flags, qbits, i_by_q, out_q, out_i, m,
+                     row_n)
+    if single:
+        return 1, m, True
     rows_done = 1
-    stack[0] = root
-    stack[1] = kid_ptr[root + 1] if single else kid_ptr[root]
+    # frame: row, next kid, buffer, owns buffer (may hand it to its last child),
+    # undo its delta when popped, buffer allocated by this frame (release on pop)
+    frames[0, 0] = root
+    frames[0, 1] = kid_ptr[root]
+    frames[0, 2] = 0
+    frames[0, 3] = 1
+    frames[0, 4] = 0
+    frames[0, 5] = 0
     sp = 1
+    n_bufs = 1
     while sp > 0:
         top = sp - 1
-        v = stack[2 * top]
-        nxt = stack[2 * top + 1]
-        if nxt < kid_ptr[v + 1]:
-            stack[2 * top + 1] = nxt + 1
-            w = kids[nxt]
-            _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
-            if rows_done >= skip:
-                if m + nb + 1 > limit:
-                    _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w],
-                                  k_hi[w], cnt, -1)
-                    finished = False
-                    break
-                m = _readout(w, a_ptr, tau, b_size_sorted, b_by_size, cnt, qbits, i_by_q,
-                             out_q, out_i, m)
-            rows_done += 1
-            stack[2 * sp] = w
-            stack[2 * sp + 1] = kid_ptr[w]
+        v = frames[top, 0]
+        nxt = frames[top, 1]
+        if nxt == kid_ptr[v + 1]:
+            if frames[top, 4]:
+                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
+                              k_hi[v], bufs[frames[top, 2]], -1)
+            if frames[top, 5]:
+                n_bufs -= 1
+            sp -= 1
+            continue
+        frames[top, 1] = nxt + 1
+        w = kids[nxt]
+        b = frames[top, 2]
+        if nxt + 1 == kid_ptr[v + 1] and frames[top, 3]:
+            cnt = bufs[b]                     # tail: this frame becomes w's
+            frames[top, 0] = w
+            frames[top, 1] = kid_ptr[w]
+        elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
+            cnt = bufs[b]                     # undo: share the buffer
+            frames[sp, 0] = w
+            frames[sp, 1] = kid_ptr[w]
+            frames[sp, 2] = b
+            frames[sp, 3] = 0
+            frames[sp, 4] = 1
+            frames[sp, 5] = 0
             sp += 1
         else:
-            sp -= 1
-            if sp > 0:
-                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v], k_hi[v],
-                              cnt, -1)
-    while sp > 1:          # stopped early: undo the open path
-        sp -= 1
-        v = stack[2 * sp]
-        _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v], k_hi[v], cnt, -1)
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, k_lo[root], r_hi, cnt, -1)
-    return rows_done, m, finished
+            cnt = bufs[n_bufs]                # copy the base's window
+            cnt[k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]
+            frames[sp, 0] = w
+            frames[sp, 1] = kid_ptr[w]
+            frames[sp, 2] = n_bufs
+            frames[sp, 3] = 1
+            frames[sp, 4] = 0
+            frames[sp, 5] = 1
+            n_bufs += 1
+            sp += 1
+        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
+        if rows_done >= skip:
+            if m + nb + 1 > limit:
+                return rows_done, m, False    # counters are rebuilt from the root next round
+            m = _readout(w, a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted,
+                         run_end, b_by_size, cnt, flags, qbits, i_by_q, out_q, out_i, m, row_n)
+        rows_done += 1
+    return rows_done, m, True
 
 
 @njit(cache=True, parallel=True)
 def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
-                a_ptr, a_items, d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
-                k_lo, k_hi, own_hi, b_size_sorted, b_by_size, out_q, out_i, cap):
+                a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
+                k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
+                height, copy_ratio, row_n):
     """One parallel round of the tree join: chunk c runs its items from
     chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice
     [c*cap, (c+1)*cap) of out_q/out_i (row headers, then (B row, overlap))."""
     n_chunks = chunk_ptr.shape[0] - 1
     nb = b_size_sorted.shape[0]
-    n_rows = a_ptr.shape[0] - 1
     new_pos = chunk_pos.copy()
     new_skip = chunk_skip.copy()
     written = np.zeros(n_chunks, np.int64)
@@ -932,19 +1100,22 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
         if lo + pos >= hi:
             continue
         skip = chunk_skip[c]
-        # overlap counters in out_i's dtype (uint16 for vocabularies < 65536: half the
-        # cache footprint of int32; an add always precedes its undo, so no wrap-around)
-        cnt = np.zeros(nb, out_i.dtype)
-        stack = np.empty(2 * (n_rows + 1), np.int64)
+        # overlap counters in out_i's dtype (uint16 for vocabularies < 65536: half
+        # the cache footprint of int32); one buffer per open forest level at most
+        # (np.empty: only the pages a traversal touches become resident)
+        bufs = np.empty((height + 1, nb), out_i.dtype)
+        frames = np.empty((height + 1, 6), np.int64)
+        flags = np.zeros(((nb >> 3) + 2) * 8, np.uint8)
         qbits = np.zeros((nb >> 6) + 1, np.uint64)
         i_by_q = np.empty(nb, np.int32)
         m = c * cap
         while lo + pos < hi:
             it = chunk_items[lo + pos]
             done, m, fin = _tree_item(item_root[it], item_single[it], skip, a_ptr, a_items,
-                                      d_ptr, d_items, kid_ptr, kids, tau, post_ptr, post_k,
-                                      k_lo, k_hi, own_hi, b_size_sorted, b_by_size, cnt, stack,
-                                      qbits, i_by_q, out_q, out_i, m, c * cap + cap)
+                                      d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr,
+                                      post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end,
+                                      b_by_size, bufs, frames, flags, qbits, i_by_q, out_q,
+                                      out_i, m, c * cap + cap, copy_ratio, row_n)
             if not fin:
                 skip = done
                 break
@@ -954,19 +1125,6 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
         new_skip[c] = skip
         written[c] = m - c * cap
     return new_pos, new_skip, written
-
-
-@njit(cache=True, nogil=True)
-def _count_headed_rows(out_q, cap, written, ptr):
-    """ptr[r + 1] += entries of row r, from slices of header-led rows."""
-    for c in range(written.shape[0]):
-        r = -1
-        for j in range(c * cap, c * cap + written[c]):
-            q = out_q[j]
-            if q < 0:
-                r = -q - 1
-            else:
-                ptr[r + 1] += 1
 
 
 @njit(cache=True, parallel=True)
@@ -1064,7 +1222,7 @@ def overlaps_to_similarity(ptr, other, inter, size_row, size_other):
 
 def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
                                row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
-                               chunk_cap=None):
+                               chunk_cap=None, copy_ratio=0.25, stats=None):
     """The exact join of `jaccard_join`, computed along trace A's tree, returned
     with overlaps instead of similarities (6 bytes per class pair, not 12).
 
@@ -1079,11 +1237,13 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     counted, not estimated).  Work items (subtrees of at most ``subtree_limit``
     rows, bigger ones split into single rows counted from scratch) are dealt
     round-robin to ``n_chunks`` parallel chunks with resumable output slices
-    (the room sized from an exact count on every 50th row; a chunk out of room
+    (the room sized generously from an exact count on every 100th row; a chunk out of room
     resumes in a next round with twice the room).
     Returns a CSR over A rows ``(ptr, row_b, inter)``, each row by row_b, with
     ``inter`` = |x ∩ y| (`overlap_dtype`); J = inter / (|x| + |y| − inter).
+    ``stats``: a dict to receive the phase times (s) and the number of rounds.
     """
+    t_start = time.perf_counter()
     classes_a = np.ascontiguousarray(classes_a, np.int32)
     classes_b = np.ascontiguousarray(classes_b, np.int32)
     na, nb = classes_a.shape[0], classes_b.shape[0]
@@ -1106,6 +1266,9 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
         base, a_ptr, a_items, int(subtree_limit), n_items)
     k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
+    d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
+                                                    size_a.astype(np.int64))
+    run_end = size_runs(b_size_sorted)
     del b_items
     n_work = item_root.shape[0]
     n_chunks = max(1, min(n_chunks, n_work))
@@ -1115,14 +1278,18 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     if chunk_cap:
         cap = int(chunk_cap)
     else:
-        sample = np.arange(0, na, 50, dtype=np.int32)       # every 50th row, counted exactly
+        sample = np.arange(0, na, 100, dtype=np.int32)      # every 100th row, counted exactly
         est = _sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
                                   b_size_sorted) * na / sample.size
-        cap = int(1.15 * (est + na) / n_chunks) + 1024
+        # generous: np.empty room never written is never resident (address space
+        # only), while a chunk out of room costs a second round re-walking its item
+        cap = int(2.5 * (est + na) / n_chunks) + 1024
     cap = max(cap, nb + 2)
     pos = np.zeros(n_chunks, np.int64)
     skip = np.zeros(n_chunks, np.int64)
+    row_n = np.zeros(na, np.int64)          # matches per row, written by its readout
     rounds = []
+    t_plan = time.perf_counter()
     while True:
         if not (pos < np.diff(chunk_ptr)).any():
             break
@@ -1130,31 +1297,37 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         out_q = np.empty(n_chunks * cap, np.int32)
         out_i = np.empty(n_chunks * cap, odt)
         pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
-                                         item_single, a_ptr, a_items, d_ptr, d_items, kid_ptr,
-                                         kids, float(tau), post_ptr, post_k, k_lo, k_hi, own_hi,
-                                         b_size_sorted, b_by_size, out_q, out_i, cap)
+                                         item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
+                                         kid_ptr, kids, float(tau), post_ptr, post_k, k_lo, k_hi,
+                                         own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i,
+                                         cap, int(height), float(copy_ratio), row_n)
         rounds.append((out_q, out_i, cap, written))
         cap *= 2
+    t_rounds = time.perf_counter()
+    n_rounds = len(rounds)
     ptr = np.zeros(na + 1, np.int64)
-    for out_q, _, rcap, written in rounds:
-        _count_headed_rows(out_q, rcap, written, ptr)
-    np.cumsum(ptr, out=ptr)
+    np.cumsum(row_n, out=ptr[1:])
     res_q = np.empty(ptr[na], np.int32)
     res_i = np.empty(ptr[na], odt)
     while rounds:
         out_q, out_i, rcap, written = rounds.pop(0)
         _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
         del out_q, out_i
+    if stats is not None:
+        now = time.perf_counter()
+        stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
+                     rounds=n_rounds, height=int(height), work_items=int(n_work))
     return ptr, res_q, res_i
 
 
 def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
-                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None):
+                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None,
+                      copy_ratio=0.25):
     """`jaccard_join_tree_overlaps` with float64 similarities: same output as
     `jaccard_join`, a CSR over A rows ``(ptr, row_b, sim)``, each row by row_b."""
     ptr, q, inter = jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau,
                                                n_items, row_of_call_a, end_index_a, n_chunks,
-                                               subtree_limit, chunk_cap)
+                                               subtree_limit, chunk_cap, copy_ratio)
     size = np.diff(set_ptr)
     size_a = np.ascontiguousarray(size[np.asarray(classes_a)], np.int64)
     size_b = np.ascontiguousarray(size[np.asarray(classes_b)], np.int64)
