@@ -17,7 +17,8 @@ import numpy as np
 
 from .model import Trace
 from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
-from .kernels.groups import bfs_groups, top_k_partners
+from .kernels.groups import (bfs_groups, pair_time_measures, stable_order_by_key, top_k_partners,
+                             union_of_partners)
 from .kernels.overview import overview_bars_both
 from .kernels.repetition import sibling_repetitions
 from .kernels.setjoin import (jaccard_join, jaccard_join_tree_overlaps, overlap_dtype,
@@ -351,40 +352,35 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
                             calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k))
     pu, pus = top_k_partners(row_of_b, rel_b, tptr_b, tpart_b, tsim_b,
                              calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k))
-    ka = pv >= 0
-    kb = pu >= 0
-    u_all = np.concatenate([np.repeat(idx_a, top_k).reshape(n_a, top_k)[ka], pu[kb]]).astype(np.int64)
-    v_all = np.concatenate([pv[ka], np.repeat(idx_b, top_k).reshape(n_b, top_k)[kb]]).astype(np.int64)
-    s_all = np.concatenate([ps[ka], pus[kb]])
-    key, first = np.unique(u_all * n_b + v_all, return_index=True)
-    pa = (key // n_b).astype(np.int32)
-    pb = (key % n_b).astype(np.int32)
-    psim = s_all[first]
-    del u_all, v_all, s_all, pv, ps, pu, pus
+    lap("top_k")
+    pa, pb, psim = union_of_partners(pv, ps, pu, pus)
+    del pv, ps, pu, pus
     lap("kept_pairs")
 
-    # groups over the kept pairs, breadth-first over A
-    bfs = np.lexsort((pb, pa, a.depth[pa]))
+    # groups over the kept pairs, breadth-first over A: (depth of a, a, b)
+    bfs = stable_order_by_key(a.depth[pa], int(a.depth.max()) + 1 if n_a else 1)
     g_bfs, root_a, root_b = bfs_groups(pa[bfs], pb[bfs], a.parent, b.end_index)
     group = np.empty(pa.size, np.int32)
     group[bfs] = g_bfs
+    del bfs, g_bfs
     groups = np.empty(root_a.size, GROUP_DTYPE)
     groups["a"] = root_a
     groups["b"] = root_b
     groups["n_matches"] = np.bincount(group, minlength=root_a.size)
+    lap("groups")
 
+    dt, rel_pa, rel_pb = pair_time_measures(pa, pb, group, root_a, root_b, a.start, a.end,
+                                            b.start, b.end, t0_a, t0_b)
     pairs = np.empty(pa.size, PAIR_DTYPE)
     pairs["a"] = pa
     pairs["b"] = pb
     pairs["sim"] = psim
-    pairs["dt"] = np.abs(ts_a[pa] - ts_b[pb])
-    ga, gb = root_a[group], root_b[group]
-    da = a.end[ga] - a.start[ga]
-    db = b.end[gb] - b.start[gb]
-    pairs["rel_a"] = np.where(da > 0, (a.start[pa] - a.start[ga]) / np.where(da > 0, da, 1.0), 0.0)
-    pairs["rel_b"] = np.where(db > 0, (b.start[pb] - b.start[gb]) / np.where(db > 0, db, 1.0), 0.0)
+    pairs["dt"] = dt
+    pairs["rel_a"] = rel_pa
+    pairs["rel_b"] = rel_pb
     pairs["group"] = group
-    lap("groups")
+    del dt, rel_pa, rel_pb
+    lap("pair_fields")
 
     # repetitions of identical sibling subtrees
     reps = []

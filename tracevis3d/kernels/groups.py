@@ -159,3 +159,117 @@ def bfs_groups(pair_a, pair_b, parent_a, end_index_b):
             ng += 1
         group[i] = best
     return group, root_a[:ng].copy(), root_b[:ng].copy()
+
+
+@njit(cache=True, nogil=True)
+def union_of_partners(partner_of_a, sim_of_a, partner_of_b, sim_of_b):
+    """The kept call pairs: {(u, partner_of_a[u, i])} ∪ {(partner_of_b[v, i], v)}
+    (entries −1 skipped), each once, sorted by (a, b), with their similarity
+    (a pair picked from both sides has the same similarity on both: that of
+    its class pair).  B's picks are first grouped by their call of A (counting
+    sort, v ascending), then merged per u with u's own ≤ k picks, sorted in
+    place: O(n·k) and no global sort.  Returns (pair_a, pair_b, sim)."""
+    n_a, k = partner_of_a.shape
+    n_b = partner_of_b.shape[0]
+    rptr = np.zeros(n_a + 1, np.int64)
+    for v in range(n_b):
+        for i in range(k):
+            u = partner_of_b[v, i]
+            if u >= 0:
+                rptr[u + 1] += 1
+    for u in range(n_a):
+        rptr[u + 1] += rptr[u]
+    rv = np.empty(rptr[n_a], np.int32)
+    rs = np.empty(rptr[n_a], np.float64)
+    fill = rptr[:-1].copy()
+    for v in range(n_b):
+        for i in range(k):
+            u = partner_of_b[v, i]
+            if u >= 0:
+                rv[fill[u]] = v
+                rs[fill[u]] = sim_of_b[v, i]
+                fill[u] += 1
+    cap = rptr[n_a] + n_a * k
+    out_a = np.empty(cap, np.int32)
+    out_b = np.empty(cap, np.int32)
+    out_s = np.empty(cap, np.float64)
+    own_v = np.empty(k, np.int64)
+    own_s = np.empty(k, np.float64)
+    m = 0
+    for u in range(n_a):
+        n_own = 0
+        for i in range(k):                     # u's own picks, sorted by v
+            v = partner_of_a[u, i]
+            if v < 0:
+                continue
+            j = n_own
+            while j > 0 and own_v[j - 1] > v:
+                own_v[j] = own_v[j - 1]
+                own_s[j] = own_s[j - 1]
+                j -= 1
+            own_v[j] = v
+            own_s[j] = sim_of_a[u, i]
+            n_own += 1
+        i = 0
+        j = rptr[u]
+        j_end = rptr[u + 1]
+        last = -1
+        while i < n_own or j < j_end:
+            if j >= j_end or (i < n_own and own_v[i] <= rv[j]):
+                v = own_v[i]
+                s = own_s[i]
+                i += 1
+            else:
+                v = rv[j]
+                s = rs[j]
+                j += 1
+            if v == last:
+                continue
+            out_a[m] = u
+            out_b[m] = v
+            out_s[m] = s
+            m += 1
+            last = v
+    return out_a[:m].copy(), out_b[:m].copy(), out_s[:m].copy()
+
+
+@njit(cache=True, nogil=True)
+def stable_order_by_key(key, n_keys):
+    """Stable counting sort: the permutation listing positions by key[i]
+    ascending, equal keys in their input order (e.g. pairs sorted by (a, b)
+    put breadth-first by depth(a): the order `bfs_groups` wants)."""
+    ptr = np.zeros(n_keys + 1, np.int64)
+    for i in range(key.shape[0]):
+        ptr[key[i] + 1] += 1
+    for d in range(n_keys):
+        ptr[d + 1] += ptr[d]
+    order = np.empty(key.shape[0], np.int64)
+    for i in range(key.shape[0]):
+        order[ptr[key[i]]] = i
+        ptr[key[i]] += 1
+    return order
+
+
+@njit(cache=True, parallel=True)
+def pair_time_measures(pair_a, pair_b, group, root_a, root_b, start_a, end_a, start_b, end_b,
+                       t0_a, t0_b):
+    """Per kept pair (TraceDiff Sec. IV-D): dt = |t_s(a) − t_s(b)| with each time
+    from its trace's first start (permutation colouring), and the relative
+    start of each side within its group root, rel = (t_s(call) − t_s(root)) /
+    (t_e(root) − t_s(root)) (0 when the root has zero duration; trace-centric
+    colouring).  Returns (dt, rel_a, rel_b)."""
+    m = pair_a.shape[0]
+    dt = np.empty(m, np.float64)
+    rel_a = np.empty(m, np.float64)
+    rel_b = np.empty(m, np.float64)
+    for i in prange(m):
+        u = pair_a[i]
+        v = pair_b[i]
+        dt[i] = abs((start_a[u] - t0_a) - (start_b[v] - t0_b))
+        ga = root_a[group[i]]
+        gb = root_b[group[i]]
+        da = end_a[ga] - start_a[ga]
+        db = end_b[gb] - start_b[gb]
+        rel_a[i] = (start_a[u] - start_a[ga]) / da if da > 0 else 0.0
+        rel_b[i] = (start_b[v] - start_b[gb]) / db if db > 0 else 0.0
+    return dt, rel_a, rel_b
