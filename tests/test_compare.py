@@ -385,6 +385,18 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
             assert len(x) == 1
     nw = (len(functions) + 63) // 64
     size = np.diff(ptr)
+    # B's classes in a shuffled order: their size ranks are not their row order,
+    # so the join takes its bitmap readout path instead of the direct one
+    rows_b_mixed = np.random.default_rng(3).permutation(rows_b).astype(np.int32)
+    exp_mixed = jaccard_join_bruteforce(sets_to_bitsets(ptr, items, rows_a, nw), size[rows_a],
+                                        sets_to_bitsets(ptr, items, rows_b_mixed, nw),
+                                        size[rows_b_mixed], tau)
+    for kw in (dict(), dict(subtree_limit=10 ** 9, chunk_cap=len(rows_b) + 5, n_chunks=2)):
+        cptr, cb, cs = jaccard_join_tree(ptr, items, rows_a, rows_b_mixed, tau, len(functions),
+                                         row_of, a.end_index, **kw)
+        got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
+        for g, e in zip(got, exp_mixed):
+            assert np.array_equal(g, e), kw
     exp = jaccard_join_bruteforce(sets_to_bitsets(ptr, items, rows_a, nw), size[rows_a],
                                   sets_to_bitsets(ptr, items, rows_b, nw), size[rows_b], tau)
     # default / single rows, resumed / one chunk; counters handed down by copy
@@ -401,6 +413,22 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
             assert np.array_equal(g, e), kw
     fptr, fb, fs = jaccard_join(ptr, items, rows_a, rows_b, tau, len(functions))
     assert np.array_equal(fptr, cptr) and np.array_equal(fb, cb) and np.array_equal(fs, cs)
+    # in the join's own row order (compacted in place; several rounds fall back
+    # to the ordered copy): the same rows, each once
+    from tracevis3d.kernels.setjoin import jaccard_join_tree_overlaps
+    for kw in (dict(chunk_cap=10 ** 6), dict(subtree_limit=10 ** 9, chunk_cap=len(rows_b) + 5,
+                                           n_chunks=2)):
+        st = {}
+        order, optr, ob, oi = jaccard_join_tree_overlaps(ptr, items, rows_a, rows_b, tau,
+                                                         len(functions), row_of, a.end_index,
+                                                         join_order=True, stats=st, **kw)
+        assert sorted(order.tolist()) == list(range(len(rows_a)))
+        assert (st["rounds"] == 1) == ("n_chunks" not in kw)
+        for i, r in enumerate(order.tolist()):
+            assert np.array_equal(ob[optr[i]:optr[i + 1]], fb[fptr[r]:fptr[r + 1]])
+            x, y = size[rows_a[r]], size[rows_b[ob[optr[i]:optr[i + 1]]]]
+            c_ = oi[optr[i]:optr[i + 1]].astype(np.int64)
+            assert np.array_equal(c_ / (x + y - c_), fs[fptr[r]:fptr[r + 1]])
 
 
 def test_gamma_and_shape_classes_on_synthetic():
@@ -560,7 +588,17 @@ def test_class_pairs_stored_as_overlaps_give_exact_similarity():
     c = compare_traces(a, b, tau=0.3)
     f = compare_traces(a, b, tau=0.3, join="filter")
     assert c.class_pair_overlap.dtype == np.uint16 and c.class_pair_row_b.dtype == np.int32
-    assert np.array_equal(c.class_pair_overlap, f.class_pair_overlap)
+    # the same class pairs (the tree join lists A's rows in its own order)
+    assert np.array_equal(np.sort(f.class_rows_a), f.class_rows_a)
+    assert np.array_equal(np.sort(c.class_rows_a), f.class_rows_a)
+    kc = np.lexsort((c.class_pair_b, c.class_pair_a))
+    for name in ("class_pair_a", "class_pair_b", "class_pair_overlap", "class_pair_sim"):
+        assert np.array_equal(getattr(c, name)[kc], getattr(f, name)), name
+    for name in ("pairs", "groups", "class_a", "class_b"):
+        assert np.array_equal(getattr(c, name), getattr(f, name)), name
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        # the same sums, added in another row order
+        np.testing.assert_allclose(getattr(c, name), getattr(f, name), rtol=1e-12, err_msg=name)
     size = np.diff(c.class_ptr)
     for i in range(0, c.n_class_pairs, max(1, c.n_class_pairs // 300)):
         x = set(c.class_set(int(c.class_pair_a[i])))

@@ -16,9 +16,9 @@ import numba
 import numpy as np
 
 from .model import Trace
-from .kernels.gamma import subtree_gamma_classes, subtree_shape_classes
-from .kernels.groups import (bfs_groups, pair_time_measures, stable_order_by_key, top_k_partners,
-                             union_of_partners)
+from .kernels.gamma import renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
+from .kernels.groups import (bfs_groups, calls_by_class_and_time, pair_time_measures,
+                             stable_order_by_key, top_k_partners, union_of_partners)
 from .kernels.overview import overview_bars_both
 from .kernels.repetition import sibling_repetitions
 from .kernels.setjoin import (jaccard_join, jaccard_join_tree_overlaps, overlap_dtype,
@@ -47,7 +47,8 @@ class Comparison:
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
     Class pairs (COMPLETE and exact), stored as a CSR over A's classes:
-      ``class_rows_a`` / ``class_rows_b`` the classes occurring in A / B (ascending),
+      ``class_rows_a`` / ``class_rows_b`` the classes occurring in A / B (B's
+      ascending; A's in the order the join wrote its rows, each once),
       ``class_pair_ptr`` (len(class_rows_a)+1), ``class_pair_row_b`` (int32 index
       into class_rows_b) and ``class_pair_overlap`` (|x ∩ y|, uint16, or int32 for
       vocabularies over 65535 functions): row r's pairs are
@@ -205,18 +206,13 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
     return tau, aligned_tol
 
 
-def _csr_by(keys: np.ndarray, n_rows: int) -> np.ndarray:
-    ptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(keys, minlength=n_rows), out=ptr[1:])
-    return ptr
-
-
 def gamma_classes(a: Trace, b: Trace):
     """Γ-set classes of the calls of A then B, with one function vocabulary (by name).
 
     Returns ``(functions, cls, class_ptr, class_items)``: ``cls[:len(a)]`` are A's
     classes, ``cls[len(a):]`` B's; the set of class k is
     ``class_items[class_ptr[k]:class_ptr[k+1]]`` (indices into ``functions``).
+    Class ids are numbered by (set size, creation order) ascending, deterministic.
     """
     functions: list = []
     index: dict = {}
@@ -232,7 +228,8 @@ def gamma_classes(a: Trace, b: Trace):
         maps.append(m)
     func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
     end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
-    cls, class_ptr, class_items = subtree_gamma_classes(func, end, len(functions))
+    cls, class_ptr, class_items = renumber_sets_by_size(*subtree_gamma_classes(func, end,
+                                                                               len(functions)))
     return functions, cls, class_ptr, class_items
 
 
@@ -302,9 +299,15 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # exact class-level join (Eq. 3): a CSR over A's class rows, overlaps stored
     if join == "tree":
-        ptr_a, part_a, inter_a = jaccard_join_tree_overlaps(class_ptr, class_items, rows_a, rows_b,
-                                                            tau, len(functions), row_of_a,
-                                                            a.end_index)
+        order, ptr_a, part_a, inter_a = jaccard_join_tree_overlaps(
+            class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a, a.end_index,
+            join_order=True)
+        # A's rows in the order the join wrote them (its pairs compacted in place)
+        rows_a, size_a, count_a = rows_a[order], size_a[order], count_a[order]
+        new_row = np.empty(order.size, np.int32)
+        new_row[order] = np.arange(order.size, dtype=np.int32)
+        row_of_a = new_row[row_of_a]
+        del order, new_row
     else:
         ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
                                             len(functions))
@@ -327,10 +330,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     rel_b = ts_b / (span_b if span_b > 0 else 1.0)
     idx_a = np.arange(n_a, dtype=np.int32)
     idx_b = np.arange(n_b, dtype=np.int32)
-    by_a = np.lexsort((idx_a, ts_a, row_of_a))          # calls per class, by time
-    by_b = np.lexsort((idx_b, ts_b, row_of_b))
-    calls_ptr_a = _csr_by(row_of_a, rows_a.size)
-    calls_ptr_b = _csr_by(row_of_b, rows_b.size)
+    by_a, calls_ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
+    by_b, calls_ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
     lap("tiers_a+call_order")
 
     # B's tiers and both overviews straight from A's pairs (no transposed copy)
@@ -369,17 +370,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     groups["n_matches"] = np.bincount(group, minlength=root_a.size)
     lap("groups")
 
-    dt, rel_pa, rel_pb = pair_time_measures(pa, pb, group, root_a, root_b, a.start, a.end,
-                                            b.start, b.end, t0_a, t0_b)
     pairs = np.empty(pa.size, PAIR_DTYPE)
     pairs["a"] = pa
     pairs["b"] = pb
     pairs["sim"] = psim
-    pairs["dt"] = dt
-    pairs["rel_a"] = rel_pa
-    pairs["rel_b"] = rel_pb
     pairs["group"] = group
-    del dt, rel_pa, rel_pb
+    pair_time_measures(pa, pb, group, root_a, root_b, a.start, a.end, b.start, b.end, t0_a, t0_b,
+                       pairs["dt"], pairs["rel_a"], pairs["rel_b"])
     lap("pair_fields")
 
     # repetitions of identical sibling subtrees

@@ -146,6 +146,36 @@ def subtree_gamma_classes(func, end_index, n_func):
 
 
 @njit(cache=True, nogil=True)
+def renumber_sets_by_size(cls, set_ptr, set_items):
+    """Renumber set classes by (set size, old id) ascending: returns new
+    ``(cls, set_ptr, set_items)`` with the same sets.  With ids in size order,
+    any ascending list of classes is also in size order, which lets the
+    Jaccard join emit matches straight from its size-ranked counters
+    (`kernels.setjoin._readout`)."""
+    n_cls = set_ptr.shape[0] - 1
+    size = np.empty(n_cls, np.int64)
+    for k in range(n_cls):
+        size[k] = set_ptr[k + 1] - set_ptr[k]
+    order = np.argsort(size, kind="mergesort")
+    new_id = np.empty(n_cls, np.int32)
+    new_ptr = np.zeros(n_cls + 1, np.int64)
+    for t in range(n_cls):
+        new_id[order[t]] = t
+        new_ptr[t + 1] = new_ptr[t] + size[order[t]]
+    new_items = np.empty(set_items.shape[0], np.int32)
+    for t in range(n_cls):
+        k = order[t]
+        j = new_ptr[t]
+        for i in range(set_ptr[k], set_ptr[k + 1]):
+            new_items[j] = set_items[i]
+            j += 1
+    new_cls = np.empty(cls.shape[0], np.int32)
+    for i in range(cls.shape[0]):
+        new_cls[i] = new_id[cls[i]]
+    return new_cls, new_ptr, new_items
+
+
+@njit(cache=True, nogil=True)
 def subtree_shape_classes(func, end_index):
     """Class of every call's *ordered* subtree: equal ids ⇔ identical subtrees.
 

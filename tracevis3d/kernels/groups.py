@@ -252,17 +252,14 @@ def stable_order_by_key(key, n_keys):
 
 @njit(cache=True, parallel=True)
 def pair_time_measures(pair_a, pair_b, group, root_a, root_b, start_a, end_a, start_b, end_b,
-                       t0_a, t0_b):
-    """Per kept pair (TraceDiff Sec. IV-D): dt = |t_s(a) − t_s(b)| with each time
-    from its trace's first start (permutation colouring), and the relative
-    start of each side within its group root, rel = (t_s(call) − t_s(root)) /
-    (t_e(root) − t_s(root)) (0 when the root has zero duration; trace-centric
-    colouring).  Returns (dt, rel_a, rel_b)."""
-    m = pair_a.shape[0]
-    dt = np.empty(m, np.float64)
-    rel_a = np.empty(m, np.float64)
-    rel_b = np.empty(m, np.float64)
-    for i in prange(m):
+                       t0_a, t0_b, dt, rel_a, rel_b):
+    """Per kept pair (TraceDiff Sec. IV-D), written into ``dt`` / ``rel_a`` /
+    ``rel_b`` (any layout, e.g. fields of the structured result): dt = |t_s(a)
+    − t_s(b)| with each time from its trace's first start (permutation
+    colouring), and the relative start of each side within its group root,
+    rel = (t_s(call) − t_s(root)) / (t_e(root) − t_s(root)) (0 when the root
+    has zero duration; trace-centric colouring)."""
+    for i in prange(pair_a.shape[0]):
         u = pair_a[i]
         v = pair_b[i]
         dt[i] = abs((start_a[u] - t0_a) - (start_b[v] - t0_b))
@@ -272,4 +269,43 @@ def pair_time_measures(pair_a, pair_b, group, root_a, root_b, start_a, end_a, st
         db = end_b[gb] - start_b[gb]
         rel_a[i] = (start_a[u] - start_a[ga]) / da if da > 0 else 0.0
         rel_b[i] = (start_b[v] - start_b[gb]) / db if db > 0 else 0.0
-    return dt, rel_a, rel_b
+
+
+@njit(cache=True, nogil=True)
+def calls_by_class_and_time(row_of_call, n_rows, time):
+    """Calls grouped by class row, each group by (time, call index) ascending:
+    returns (order, ptr) with the calls of row r at order[ptr[r]:ptr[r+1]].
+    A stable counting sort by row, then a stable sort of each group by time
+    (most groups are tiny); the same order as np.lexsort((index, time, row))."""
+    n = row_of_call.shape[0]
+    ptr = np.zeros(n_rows + 1, np.int64)
+    for i in range(n):
+        ptr[row_of_call[i] + 1] += 1
+    for r in range(n_rows):
+        ptr[r + 1] += ptr[r]
+    order = np.empty(n, np.int64)
+    fill = ptr[:-1].copy()
+    for i in range(n):
+        r = row_of_call[i]
+        order[fill[r]] = i
+        fill[r] += 1
+    for r in range(n_rows):
+        lo = ptr[r]
+        hi = ptr[r + 1]
+        if hi - lo < 2:
+            continue
+        if hi - lo <= 16:
+            for j in range(lo + 1, hi):        # insertion sort, stable
+                x = order[j]
+                t = time[x]
+                k = j
+                while k > lo and time[order[k - 1]] > t:
+                    order[k] = order[k - 1]
+                    k -= 1
+                order[k] = x
+        else:
+            seg = order[lo:hi].copy()
+            o = np.argsort(time[seg], kind="mergesort")
+            for j in range(hi - lo):
+                order[lo + j] = seg[o[j]]
+    return order, ptr

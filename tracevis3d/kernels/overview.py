@@ -92,17 +92,33 @@ def _gallop_down(a, lo, hi, v, tol, mode):
         step *= 2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_point(diff, k, e, a, l, c, d):
+    """Add (earlier, aligned, later, c, d) to the one call at slot k of a
+    difference array (entries at k and k + 1)."""
+    diff[k, 0] += e
+    diff[k, 1] += a
+    diff[k, 2] += l
+    diff[k, 3] += c
+    diff[k, 4] += d
+    diff[k + 1, 0] -= e
+    diff[k + 1, 1] -= a
+    diff[k + 1, 2] -= l
+    diff[k + 1, 3] -= c
+    diff[k + 1, 4] -= d
+
+
 @njit(cache=True, nogil=True)
-def _sweep_pair(small_t, s0, s1, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
-                own_small, diff_large):
+def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
+                tol_large, diff_small, diff_large):
     """All call pairs of one class pair, iterating the side with fewer calls
     (both sides' times sorted, so each search starts where the last one ended).
 
     Per small-side call (time t):
       - as the viewer: its partners x on the large side split into earlier (x <
         t − tol_small), aligned and later (x > t + tol_small), and Σ|t − x| comes
-        from prefix sums; added to ``own_small[i]`` (earlier, aligned, later
-        weights, delta coefficient c, delta offset d);
+        from prefix sums; added to that call alone in ``diff_small`` (earlier,
+        aligned, later weights, delta coefficient c, delta offset d);
       - as a partner: it is earlier for the large-side calls with x − tol_large
         > t, later for those with x + tol_large < t, aligned for the rest, and
         adds |x − t| (= x − t after it, t − x before it) to each: a step
@@ -121,11 +137,9 @@ def _sweep_pair(small_t, s0, s1, large_t, l0, l1, o_large, csum_large, s, tol_sm
         mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
         e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
         e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
-        own_small[i, 0] += s * (e1 - l0)
-        own_small[i, 1] += s * (e2 - e1)
-        own_small[i, 2] += s * (l1 - e2)
-        own_small[i, 3] += (mid - l0) - (l1 - mid)
-        own_small[i, 4] += (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])
+        _add_point(diff_small, i + o_small, s * (e1 - l0), s * (e2 - e1), s * (l1 - e2),
+                   (mid - l0) - (l1 - mid),
+                   (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0]))
         h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
         h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
         k = h2 + o_large                                          # later -> aligned
@@ -147,9 +161,8 @@ def _sweep_pair(small_t, s0, s1, large_t, l0, l1, o_large, csum_large, s, tol_sm
 
 
 @njit(cache=True, parallel=True)
-def _bin_accumulated(own, diff, ptr, time, t0, span, n_bins, min_weight):
-    """Per call: its direct sums ``own`` plus the prefix sum of the difference
-    array over its class segment (slot = position + row; every step lies in one
+def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
+    """Per call: the prefix sum of the difference array over its class segment (slot = position + row; every step lies in one
     segment, so rounding never leaks across classes); then into its bin:
     bars += (aligned, earlier, later), delta += t·c + d.  Every nonzero bar is a
     sum of similarities > ``min_weight`` (= τ), so a bar below min_weight / 2
@@ -167,10 +180,10 @@ def _bin_accumulated(own, diff, ptr, time, t0, span, n_bins, min_weight):
                     run[x] += diff[i + r, x]
                 t = time[i]
                 b = _bin_of(t, t0, width, n_bins)
-                acc[ch, b, 0] += run[1] + own[i, 1]
-                acc[ch, b, 1] += run[0] + own[i, 0]
-                acc[ch, b, 2] += run[2] + own[i, 2]
-                acc[ch, b, 3] += t * (run[3] + own[i, 3]) + (run[4] + own[i, 4])
+                acc[ch, b, 0] += run[1]
+                acc[ch, b, 1] += run[0]
+                acc[ch, b, 2] += run[2]
+                acc[ch, b, 3] += t * run[3] + run[4]
     bars = np.zeros((n_bins, 3), np.float64)
     delta = np.zeros(n_bins, np.float64)
     for ch in range(n_chunks):
@@ -235,19 +248,16 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
         cut[p] = np.searchsorted(cost, cost[n_rows] * p / n_parts)
     cut[0] = 0
     cut[n_parts] = n_rows
-    own_a = np.zeros((n_a, 5), np.float64)
     diff_a = np.zeros((m_a, 5), np.float64)
-    own_b = np.zeros((n_parts, n_b, 5), np.float64)
     diff_b = np.zeros((n_parts, m_b, 5), np.float64)
     # classes with one call (most pairs at scale join two of them): B's time and
-    # sums per ROW, small enough to stay in cache, added to own_b at the end
+    # sums per ROW, small enough to stay in cache, added to diff_b at the end
     n_rows_b = ptr_b.shape[0] - 1
     t1_b = np.empty(n_rows_b, np.float64)
     for q in range(n_rows_b):
         t1_b[q] = time_b[ptr_b[q]] if ptr_b[q + 1] - ptr_b[q] == 1 else np.nan
     one_b = np.zeros((n_parts, n_rows_b, 5), np.float64)
     for p in prange(n_parts):
-        ob = own_b[p]
         db = diff_b[p]
         o1 = one_b[p]
         for r in range(cut[p], cut[p + 1]):
@@ -294,11 +304,7 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
                         o1[q, 1] += s
                     else:
                         o1[q, 2] += s
-                own_a[f0, 0] += ae
-                own_a[f0, 1] += aa
-                own_a[f0, 2] += al
-                own_a[f0, 3] += ac
-                own_a[f0, 4] += ad
+                _add_point(diff_a, f0 + r, ae, aa, al, ac, ad)
             for j in range(pair_ptr[r], pair_ptr[r + 1]):
                 q = pair_row[j]
                 g0 = ptr_b[q]
@@ -307,24 +313,20 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
                     continue
                 s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                 if f1 - f0 <= g1 - g0:
-                    _sweep_pair(time_a, f0, f1, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
-                                own_a, db)
+                    _sweep_pair(time_a, f0, f1, r, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
+                                diff_a, db)
                 else:
-                    _sweep_pair(time_b, g0, g1, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
-                                ob, diff_a)
+                    _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
+                                db, diff_a)
     for p in range(1, n_parts):
         for i in prange(m_b):
             for x in range(5):
                 diff_b[0, i, x] += diff_b[p, i, x]
-        for i in prange(n_b):
-            for x in range(5):
-                own_b[0, i, x] += own_b[p, i, x]
     for p in range(n_parts):
         for q in prange(n_rows_b):
             if ptr_b[q + 1] - ptr_b[q] == 1:
-                for x in range(5):
-                    own_b[0, ptr_b[q], x] += one_b[p, q, x]
-    bars_a, delta_a = _bin_accumulated(own_a, diff_a, ptr_a, time_a, 0.0, span_a, n_bins, tau)
-    bars_b, delta_b = _bin_accumulated(own_b[0], diff_b[0], ptr_b, time_b, 0.0, span_b, n_bins,
-                                       tau)
+                o = one_b[p, q]
+                _add_point(diff_b[0], ptr_b[q] + q, o[0], o[1], o[2], o[3], o[4])
+    bars_a, delta_a = _bin_accumulated(diff_a, ptr_a, time_a, 0.0, span_a, n_bins, tau)
+    bars_b, delta_b = _bin_accumulated(diff_b[0], ptr_b, time_b, 0.0, span_b, n_bins, tau)
     return bars_a, delta_a, bars_b, delta_b

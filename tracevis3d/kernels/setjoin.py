@@ -31,6 +31,7 @@ still visits every match and its frontier with a popcount each.
 The comparison J > τ is done as ``inter / union > tau`` in float64, the same
 expression the brute-force twins use, so results agree bit for bit.
 """
+import mmap
 import time
 
 import numpy as np
@@ -920,7 +921,7 @@ def size_runs(b_size_sorted):
 
 @njit(cache=True, nogil=True)
 def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, qbits, i_by_q,
-             out_q, out_i, m, row_n):
+             out_q, out_i, m, row_n, direct):
     """Matches of row v (|x| = nx) from its exact overlaps ``cnt`` (by B size
     rank) over its size window [k0, k1) (τ|x| < |y| < |x|/τ).  Per run of equal
     |y| one exact integer threshold (`min_overlap`: c >= need ⇔ c / (nx + ny −
@@ -928,7 +929,9 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
     loop that writes one flag byte per B set (vectorised); the flags are then
     read 8 at a time and only the set ones visited (and cleared: ``flags`` is
     all zero between calls).  Matches are emitted by B row ascending through the
-    bitmap ``qbits`` (O(window/8 + |B|/64 + matches), no sort).  Output: a header
+    bitmap ``qbits`` (O(window/8 + |B|/64 + matches), no sort), or straight from
+    the scan when ``direct`` (B rows already in size-rank order, as `compare`'s
+    size-ordered class ids give).  Output: a header
     ``out_q = -(v+1)`` then (B row, overlap) entries, nothing without a match;
     ``row_n[v]`` = the number of matches."""
     need_c = np.empty(1, cnt.dtype)
@@ -941,6 +944,27 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
             flags[kk] = cnt[kk] >= need
         k = e
     fw = flags.view(np.uint64)
+    if direct:
+        # B rows are numbered in size-rank order: emit straight from the scan
+        m0 = m
+        for w in range(k0 >> 3, (k1 + 7) >> 3):
+            word = fw[w]
+            if word == np.uint64(0):
+                continue
+            fw[w] = np.uint64(0)
+            if m == m0:
+                out_q[m] = -(v + 1)
+                out_i[m] = 0
+                m += 1
+            while word != np.uint64(0):
+                low = word & (~word + np.uint64(1))
+                kk = (w << 3) + (popcount64(low - np.uint64(1)) >> 3)
+                out_q[m] = kk
+                out_i[m] = cnt[kk]
+                m += 1
+                word ^= low
+        row_n[v] = m - m0 - 1 if m > m0 else 0
+        return m
     w_lo = 1 << 62
     w_hi = -1
     for w in range(k0 >> 3, (k1 + 7) >> 3):
@@ -985,7 +1009,7 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
 @njit(cache=True, nogil=True)
 def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
                post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
-               frames, flags, qbits, i_by_q, out_q, out_i, m, limit, copy_ratio, row_n):
+               frames, flags, qbits, i_by_q, out_q, out_i, m, limit, copy_ratio, row_n, direct):
     """One work item of the tree join (see `jaccard_join_tree`): the rows of the
     heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
     skipping the readout of the first ``skip`` rows (written in an earlier round).
@@ -1017,7 +1041,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             return 0, m, False
         m = _readout(root, a_ptr[root + 1] - a_ptr[root], k_lo[root], own_hi[root], tau,
                      b_size_sorted, run_end, b_by_size, cnt0, flags, qbits, i_by_q, out_q, out_i, m,
-                     row_n)
+                     row_n, direct)
     if single:
         return 1, m, True
     rows_done = 1
@@ -1075,7 +1099,8 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             if m + nb + 1 > limit:
                 return rows_done, m, False    # counters are rebuilt from the root next round
             m = _readout(w, a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted,
-                         run_end, b_by_size, cnt, flags, qbits, i_by_q, out_q, out_i, m, row_n)
+                         run_end, b_by_size, cnt, flags, qbits, i_by_q, out_q, out_i, m, row_n,
+                         direct)
         rows_done += 1
     return rows_done, m, True
 
@@ -1084,7 +1109,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
 def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
                 a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
                 k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
-                height, copy_ratio, row_n):
+                height, copy_ratio, row_n, direct):
     """One parallel round of the tree join: chunk c runs its items from
     chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice
     [c*cap, (c+1)*cap) of out_q/out_i (row headers, then (B row, overlap))."""
@@ -1115,7 +1140,7 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
                                       d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr,
                                       post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end,
                                       b_by_size, bufs, frames, flags, qbits, i_by_q, out_q,
-                                      out_i, m, c * cap + cap, copy_ratio, row_n)
+                                      out_i, m, c * cap + cap, copy_ratio, row_n, direct)
             if not fin:
                 skip = done
                 break
@@ -1220,9 +1245,60 @@ def overlaps_to_similarity(ptr, other, inter, size_row, size_other):
     return sim
 
 
+def _lazy_empty(n, dtype):
+    """(array, mapping): an uninitialised array of n items on its own anonymous
+    mapping, so pages become resident only when written and the unused tail
+    can be given back (`_release_after`) while the front stays in use."""
+    dtype = np.dtype(dtype)
+    mm = mmap.mmap(-1, max(1, int(n) * dtype.itemsize))
+    return np.frombuffer(mm, dtype, count=int(n)), mm
+
+
+def _release_after(mm, n_bytes):
+    """Give the pages of mapping ``mm`` beyond its first n_bytes back to the OS."""
+    if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-int(n_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE
+    if start < len(mm):
+        mm.madvise(mmap.MADV_DONTNEED, start, len(mm) - start)
+
+
+@njit(cache=True, nogil=True)
+def _compact_headed_rows(out_q, out_i, cap, written, n_rows):
+    """In place: the chunk slices of header-led rows become one CSR at the
+    front of out_q / out_i, rows in the order they were written (chunk by
+    chunk), then the rows without a match (empty).  Safe forward copy: the
+    write position never passes the read position.  Returns (order, ptr)."""
+    order = np.empty(n_rows, np.int64)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    seen = np.zeros(n_rows, np.bool_)
+    dst = 0
+    nr = 0
+    for c in range(written.shape[0]):
+        for j in range(c * cap, c * cap + written[c]):
+            q = out_q[j]
+            if q < 0:
+                r = -q - 1
+                order[nr] = r
+                seen[r] = True
+                ptr[nr] = dst
+                nr += 1
+            else:
+                out_q[dst] = q
+                out_i[dst] = out_i[j]
+                dst += 1
+    for r in range(n_rows):
+        if not seen[r]:
+            order[nr] = r
+            ptr[nr] = dst
+            nr += 1
+    ptr[n_rows] = dst
+    return order, ptr
+
+
 def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
                                row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
-                               chunk_cap=None, copy_ratio=0.25, stats=None):
+                               chunk_cap=None, copy_ratio=0.25, stats=None, join_order=False):
     """The exact join of `jaccard_join`, computed along trace A's tree, returned
     with overlaps instead of similarities (6 bytes per class pair, not 12).
 
@@ -1242,6 +1318,10 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     Returns a CSR over A rows ``(ptr, row_b, inter)``, each row by row_b, with
     ``inter`` = |x ∩ y| (`overlap_dtype`); J = inter / (|x| + |y| − inter).
     ``stats``: a dict to receive the phase times (s) and the number of rounds.
+    ``join_order=True`` returns ``(order, ptr, row_b, inter)`` instead: row i of
+    the CSR is A row ``order[i]`` (the order the join wrote them); the pairs are
+    then compacted in place in the join's own buffers (no second copy of all
+    pairs, and the unused room is given back to the OS).
     """
     t_start = time.perf_counter()
     classes_a = np.ascontiguousarray(classes_a, np.int32)
@@ -1269,6 +1349,7 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
                                                     size_a.astype(np.int64))
     run_end = size_runs(b_size_sorted)
+    direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
     del b_items
     n_work = item_root.shape[0]
     n_chunks = max(1, min(n_chunks, n_work))
@@ -1293,30 +1374,41 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     while True:
         if not (pos < np.diff(chunk_ptr)).any():
             break
-        # np.empty: pages never written are never resident, so the slack costs address space only
-        out_q = np.empty(n_chunks * cap, np.int32)
-        out_i = np.empty(n_chunks * cap, odt)
+        # pages never written are never resident, so the slack costs address space only
+        out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
+        out_i, map_i = _lazy_empty(n_chunks * cap, odt)
         pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
                                          item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
                                          kid_ptr, kids, float(tau), post_ptr, post_k, k_lo, k_hi,
                                          own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i,
-                                         cap, int(height), float(copy_ratio), row_n)
-        rounds.append((out_q, out_i, cap, written))
+                                         cap, int(height), float(copy_ratio), row_n, direct)
+        rounds.append((out_q, out_i, cap, written, map_q, map_i))
         cap *= 2
     t_rounds = time.perf_counter()
     n_rounds = len(rounds)
-    ptr = np.zeros(na + 1, np.int64)
-    np.cumsum(row_n, out=ptr[1:])
-    res_q = np.empty(ptr[na], np.int32)
-    res_i = np.empty(ptr[na], odt)
-    while rounds:
-        out_q, out_i, rcap, written = rounds.pop(0)
-        _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
-        del out_q, out_i
+    if join_order and n_rounds == 1:
+        out_q, out_i, rcap, written, map_q, map_i = rounds.pop()
+        order, ptr = _compact_headed_rows(out_q, out_i, rcap, written, na)
+        m = int(ptr[na])
+        _release_after(map_q, m * out_q.itemsize)
+        _release_after(map_i, m * out_i.itemsize)
+        res_q, res_i = out_q[:m], out_i[:m]
+    else:
+        order = np.arange(na, dtype=np.int64)
+        ptr = np.zeros(na + 1, np.int64)
+        np.cumsum(row_n, out=ptr[1:])
+        res_q = np.empty(ptr[na], np.int32)
+        res_i = np.empty(ptr[na], odt)
+        while rounds:
+            out_q, out_i, rcap, written, _, _ = rounds.pop(0)
+            _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
+            del out_q, out_i
     if stats is not None:
         now = time.perf_counter()
         stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
                      rounds=n_rounds, height=int(height), work_items=int(n_work))
+    if join_order:
+        return order, ptr, res_q, res_i
     return ptr, res_q, res_i
 
 
