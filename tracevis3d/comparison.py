@@ -344,8 +344,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
     ov_a, dl_a, ov_b, dl_b = overview_bars_both(ptr_a, part_a, inter_a, size_a, size_b,
                                                 calls_ptr_a, ts_a[by_a], calls_ptr_b, ts_b[by_b],
-                                                span_a, span_b, int(n_bins), tol_a, tol_b, n_parts,
-                                                tau)
+                                                span_a, span_b, int(n_bins), tol_a, tol_b, tau)
     lap("overview")
 
     # kept call pairs: top-k both ways

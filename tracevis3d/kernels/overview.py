@@ -202,25 +202,9 @@ def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
 
 
 @njit(cache=True, parallel=True)
-def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b,
-                       time_b, span_a, span_b, n_bins, tol_a, tol_b, n_parts, tau):
-    """Overview bars of BOTH traces (Sec. IV-A, Eq. 4) from A's class pairs only.
-
-    Viewer call f at time t, partner g at x: earlier x < t − tol, later x > t +
-    tol, aligned otherwise; δ = Σ|t − x| (Eq. 4); all matches counted, in one
-    pass over the CSR of class pairs by A row
-    (``pair_row`` = B row, overlaps ``pair_inter``), so no transposed copy is
-    needed.  For each class pair the calls of the side with fewer calls are
-    iterated against the other side's sorted start times
-    (``time_a[ptr_a[r]:ptr_a[r+1]]`` for A row r, likewise B) by `_sweep_pair`:
-    O(min(n_f, n_g) · log) per pair, never the product.  A's rows are cut into
-    ``n_parts`` contiguous ranges of about equal work, run in parallel: A's
-    accumulators are disjoint between parts (rows are), B's are one copy per
-    part, added at the end.
-    Returns (bars_a, delta_a, bars_b, delta_b): bars (n_bins, 3) = aligned,
-    earlier, later sums of s; delta (n_bins,).  ``tau``: the join threshold
-    (every s > tau), used to restore exact zeros (`_bin_accumulated`).
-    """
+def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts):
+    """Prefix sums of each side's times, the cut of A's rows into parts of
+    about equal work, one-call B classes' times, and zeroed accumulators."""
     n_rows = pair_ptr.shape[0] - 1
     n_a = time_a.shape[0]
     n_b = time_b.shape[0]
@@ -232,14 +216,19 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
     csum_b = np.zeros(n_b + 1, np.float64)
     for i in range(n_b):
         csum_b[i + 1] = csum_b[i] + time_b[i]
-    # work per A row: Σ over its pairs of (fewer calls + 1)
+    # work per A row: a one-call pair costs 1, others about (fewer calls) ×
+    # (the searches over the other side's calls, log of their number)
     cost = np.zeros(n_rows + 1, np.float64)
     for r in prange(n_rows):
         nf = ptr_a[r + 1] - ptr_a[r]
         c = 0.0
         for j in range(pair_ptr[r], pair_ptr[r + 1]):
             q = pair_row[j]
-            c += min(nf, ptr_b[q + 1] - ptr_b[q]) + 1
+            ng = ptr_b[q + 1] - ptr_b[q]
+            if nf == 1 and ng == 1:
+                c += 1.0
+            else:
+                c += min(nf, ng) * (4.0 + np.log2(1.0 + max(nf, ng)))
         cost[r + 1] = c
     for r in range(n_rows):
         cost[r + 1] += cost[r]
@@ -257,6 +246,14 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
     for q in range(n_rows_b):
         t1_b[q] = time_b[ptr_b[q]] if ptr_b[q + 1] - ptr_b[q] == 1 else np.nan
     one_b = np.zeros((n_parts, n_rows_b, 5), np.float64)
+    return csum_a, csum_b, cut, diff_a, diff_b, t1_b, one_b
+
+
+@njit(cache=True, parallel=True)
+def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
+                     tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b):
+    """The pass over the class pairs, part by part (see `overview_bars_both`);
+    B's accumulators are one copy per part."""
     for p in prange(n_parts):
         db = diff_b[p]
         o1 = one_b[p]
@@ -318,6 +315,15 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
                 else:
                     _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
                                 db, diff_a)
+
+
+@njit(cache=True, parallel=True)
+def _overview_finish(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau, diff_a, diff_b,
+                     one_b):
+    """Add the threads' B accumulators, then bin both sides."""
+    n_parts = diff_b.shape[0]
+    m_b = diff_b.shape[1]
+    n_rows_b = ptr_b.shape[0] - 1
     for p in range(1, n_parts):
         for i in prange(m_b):
             for x in range(5):
@@ -330,3 +336,33 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
     bars_a, delta_a = _bin_accumulated(diff_a, ptr_a, time_a, 0.0, span_a, n_bins, tau)
     bars_b, delta_b = _bin_accumulated(diff_b[0], ptr_b, time_b, 0.0, span_b, n_bins, tau)
     return bars_a, delta_a, bars_b, delta_b
+
+
+def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b,
+                       time_b, span_a, span_b, n_bins, tol_a, tol_b, tau, n_parts=4):
+    """Overview bars of BOTH traces (Sec. IV-A, Eq. 4) from A's class pairs only.
+
+    Viewer call f at time t, partner g at x: earlier x < t − tol, later x > t +
+    tol, aligned otherwise; δ = Σ|t − x| (Eq. 4); all matches counted, in one
+    pass over the CSR of class pairs by A row
+    (``pair_row`` = B row, overlaps ``pair_inter``), so no transposed copy is
+    needed.  For each class pair the calls of the side with fewer calls are
+    iterated against the other side's sorted start times
+    (``time_a[ptr_a[r]:ptr_a[r+1]]`` for A row r, likewise B) by `_sweep_pair`:
+    O(min(n_f, n_g) · log) per pair, never the product.  A's rows are cut into
+    ``n_parts`` contiguous ranges of about equal estimated work, run in
+    parallel: A's accumulators are disjoint between parts (rows are), B's are
+    one copy per part, added in part order at the end.  ``n_parts`` is fixed
+    (not the thread count), so the sums are added in the same order on every
+    machine: the result is bit-for-bit deterministic.
+    Returns (bars_a, delta_a, bars_b, delta_b): bars (n_bins, 3) = aligned,
+    earlier, later sums of s; delta (n_bins,).  ``tau``: the join threshold
+    (every s > tau), used to restore exact zeros (`_bin_accumulated`).
+    """
+    n_parts = max(1, int(n_parts))
+    csum_a, csum_b, cut, diff_a, diff_b, t1_b, one_b = _overview_prepare(
+        pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts)
+    _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
+                     tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b)
+    return _overview_finish(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau, diff_a,
+                            diff_b, one_b)

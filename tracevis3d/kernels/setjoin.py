@@ -34,6 +34,7 @@ expression the brute-force twins use, so results agree bit for bit.
 import mmap
 import time
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -1377,11 +1378,18 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         # pages never written are never resident, so the slack costs address space only
         out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
         out_i, map_i = _lazy_empty(n_chunks * cap, odt)
-        pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
-                                         item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
-                                         kid_ptr, kids, float(tau), post_ptr, post_k, k_lo, k_hi,
-                                         own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i,
-                                         cap, int(height), float(copy_ratio), row_n, direct)
+        # chunks handed to the threads one at a time (their work varies); set
+        # here, as setting it inside a kernel makes the kernel uncachable
+        previous = numba.set_parallel_chunksize(1)
+        try:
+            pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
+                                             item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
+                                             kid_ptr, kids, float(tau), post_ptr, post_k, k_lo,
+                                             k_hi, own_hi, b_size_sorted, run_end, b_by_size,
+                                             out_q, out_i, cap, int(height), float(copy_ratio),
+                                             row_n, direct)
+        finally:
+            numba.set_parallel_chunksize(previous)
         rounds.append((out_q, out_i, cap, written, map_q, map_i))
         cap *= 2
     t_rounds = time.perf_counter()
