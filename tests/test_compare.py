@@ -531,9 +531,29 @@ REAL_AB = {'calls_a': 74937, 'calls_b': 68324, 'classes_a': 560, 'classes_b': 41
 
 
 # ----------------------------------------------------------------- storage kernels at scale
+def tiers_twin(ptr, others, inter, size_row, size_other, count_other, k):
+    """Per row: its partners in the best distinct-similarity tiers, descending,
+    until they hold >= k calls, as [(partner, sim)] by (sim desc, partner asc)."""
+    out = []
+    for r in range(len(ptr) - 1):
+        sims = {}
+        for j in range(ptr[r], ptr[r + 1]):
+            q, c = int(others[j]), int(inter[j])
+            sims[q] = c / (size_row[r] + size_other[q] - c)
+        want, got_calls = [], 0
+        for v in sorted(set(sims.values()), reverse=True):
+            if got_calls >= k:
+                break
+            tier = sorted(q for q in sims if sims[q] == v)
+            want += [(q, v) for q in tier]
+            got_calls += sum(int(count_other[q]) for q in tier)
+        out.append(want)
+    return out
+
+
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
-def test_tiers_both_ways_against_python(n_parts):
-    from tracevis3d.kernels.setjoin import top_similarity_tiers, top_similarity_tiers_by_other
+def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
+    from tracevis3d.kernels.setjoin import class_pair_tiers
 
     rng = np.random.default_rng(n_parts)
     n_rows, n_other = 40, 30
@@ -557,27 +577,17 @@ def test_tiers_both_ways_against_python(n_parts):
     count_other = rng.integers(1, 3, n_other).astype(np.int64)
     count_row = rng.integers(1, 3, n_rows).astype(np.int64)
     for k in (1, 2, 3):
-        sp, so, ss = top_similarity_tiers(ptr, others, inter, size_row, size_other, count_other, k)
-        for r in range(n_rows):
-            sims = {}
-            for j in range(ptr[r], ptr[r + 1]):
-                q, c = int(others[j]), int(inter[j])
-                sims[q] = c / (size_row[r] + size_other[q] - c)
-            # python twin: distinct values descending until >= k calls
-            want, got_calls = [], 0
-            for v in sorted(set(sims.values()), reverse=True):
-                if got_calls >= k:
-                    break
-                tier = sorted(q for q in sims if sims[q] == v)
-                want += [(q, v) for q in tier]
-                got_calls += sum(int(count_other[q]) for q in tier)
-            assert list(zip(so[sp[r]:sp[r + 1]].tolist(), ss[sp[r]:sp[r + 1]].tolist())) == want
-        # B's tiers straight from A's CSR equal the tiers of the transposed CSR
-        want_b = top_similarity_tiers(tptr, trow, tint, size_other, size_row, count_row, k)
-        got_b = top_similarity_tiers_by_other(ptr, others, inter, size_row, size_other,
-                                              count_row, k, n_parts)
-        for g, w in zip(got_b, want_b):
-            assert g.dtype == w.dtype and np.array_equal(g, w), (k, n_parts)
+        n_calls, rp, ro, rs, cp, cr, cs = class_pair_tiers(ptr, others, inter, size_row, size_other,
+                                                           count_row, count_other, k, n_parts)
+        assert n_calls == int((count_row[rows] * count_other[others]).sum())
+        for got_ptr, got_i, got_s, want in (
+                (rp, ro, rs, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
+                (cp, cr, cs, tiers_twin(tptr, trow, tint, size_other, size_row, count_row, k))):
+            assert got_i.dtype == np.int32 and got_s.dtype == np.float64
+            assert len(got_ptr) == len(want) + 1
+            for r, w in enumerate(want):
+                lo, hi = got_ptr[r], got_ptr[r + 1]
+                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
 
 
 def test_class_pairs_stored_as_overlaps_give_exact_similarity():

@@ -17,13 +17,12 @@ import numpy as np
 
 from .model import Trace
 from .kernels.gamma import renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
-from .kernels.groups import (bfs_groups, calls_by_class_and_time, pair_time_measures,
+from .kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              stable_order_by_key, top_k_partners, union_of_partners)
 from .kernels.overview import overview_bars_both
 from .kernels.repetition import sibling_repetitions
-from .kernels.setjoin import (jaccard_join, jaccard_join_tree_overlaps, overlap_dtype,
-                              overlaps_to_similarity, top_similarity_tiers,
-                              top_similarity_tiers_by_other, weighted_pair_count)
+from .kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_overlaps,
+                              overlap_dtype, overlaps_to_similarity)
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE"]
@@ -316,9 +315,12 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         inter_a = np.rint(sim_a * nxy / (1.0 + sim_a)).astype(overlap_dtype(len(functions)))
         del nxy, sim_a
     lap("join")
-    n_pairs_total = int(weighted_pair_count(ptr_a, part_a, count_a, count_b))
-    tptr_a, tpart_a, tsim_a = top_similarity_tiers(ptr_a, part_a, inter_a, size_a, size_b,
-                                                   count_b, int(top_k))
+    # the exact call-pair count and both sides' best similarity tiers, in three
+    # passes over A's pairs (no transposed copy)
+    n_parts = max(1, numba.get_num_threads())
+    n_pairs_total, tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = class_pair_tiers(
+        ptr_a, part_a, inter_a, size_a, size_b, count_a, count_b, int(top_k), n_parts)
+    n_pairs_total = int(n_pairs_total)
 
     # times: µs since each trace's first start; relative start in [0, 1]
     t0_a, t0_b = float(a.start.min()), float(b.start.min())
@@ -332,13 +334,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     idx_b = np.arange(n_b, dtype=np.int32)
     by_a, calls_ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
     by_b, calls_ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
-    lap("tiers_a+call_order")
+    lap("tiers+call_order")
 
-    # B's tiers and both overviews straight from A's pairs (no transposed copy)
-    n_parts = max(1, numba.get_num_threads())
-    tptr_b, tpart_b, tsim_b = top_similarity_tiers_by_other(ptr_a, part_a, inter_a, size_a, size_b,
-                                                            count_a, int(top_k), n_parts)
-    lap("tiers_b")
     # overview (exact over all matches)
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
@@ -370,12 +367,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     lap("groups")
 
     pairs = np.empty(pa.size, PAIR_DTYPE)
-    pairs["a"] = pa
-    pairs["b"] = pb
-    pairs["sim"] = psim
-    pairs["group"] = group
-    pair_time_measures(pa, pb, group, root_a, root_b, a.start, a.end, b.start, b.end, t0_a, t0_b,
-                       pairs["dt"], pairs["rel_a"], pairs["rel_b"])
+    fill_pair_records(pa, pb, psim, group, root_a, root_b, a.start, a.end, b.start, b.end, t0_a,
+                      t0_b, pairs["a"], pairs["b"], pairs["sim"], pairs["group"], pairs["dt"],
+                      pairs["rel_a"], pairs["rel_b"])
+    del pa, pb, psim
     lap("pair_fields")
 
     # repetitions of identical sibling subtrees

@@ -251,20 +251,26 @@ def stable_order_by_key(key, n_keys):
 
 
 @njit(cache=True, parallel=True)
-def pair_time_measures(pair_a, pair_b, group, root_a, root_b, start_a, end_a, start_b, end_b,
-                       t0_a, t0_b, dt, rel_a, rel_b):
-    """Per kept pair (TraceDiff Sec. IV-D), written into ``dt`` / ``rel_a`` /
-    ``rel_b`` (any layout, e.g. fields of the structured result): dt = |t_s(a)
-    − t_s(b)| with each time from its trace's first start (permutation
-    colouring), and the relative start of each side within its group root,
-    rel = (t_s(call) − t_s(root)) / (t_e(root) − t_s(root)) (0 when the root
-    has zero duration; trace-centric colouring)."""
+def fill_pair_records(pair_a, pair_b, sim, group, root_a, root_b, start_a, end_a, start_b,
+                      end_b, t0_a, t0_b, out_a, out_b, out_sim, out_group, dt, rel_a, rel_b):
+    """Write the kept pairs' fields (any layout: the fields of the structured
+    result, filled in one parallel pass): call of A and of B, similarity,
+    group, and the measures of TraceDiff Sec. IV-D: dt = |t_s(a) − t_s(b)|
+    with each time from its trace's first start (permutation colouring), and
+    the relative start of each side within its group root, rel = (t_s(call) −
+    t_s(root)) / (t_e(root) − t_s(root)) (0 when the root has zero duration;
+    trace-centric colouring)."""
     for i in prange(pair_a.shape[0]):
         u = pair_a[i]
         v = pair_b[i]
+        g = group[i]
+        out_a[i] = u
+        out_b[i] = v
+        out_sim[i] = sim[i]
+        out_group[i] = g
         dt[i] = abs((start_a[u] - t0_a) - (start_b[v] - t0_b))
-        ga = root_a[group[i]]
-        gb = root_b[group[i]]
+        ga = root_a[g]
+        gb = root_b[g]
         da = end_a[ga] - start_a[ga]
         db = end_b[gb] - start_b[gb]
         rel_a[i] = (start_a[u] - start_a[ga]) / da if da > 0 else 0.0

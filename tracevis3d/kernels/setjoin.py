@@ -511,95 +511,44 @@ def _tiers_cutoff(top_s, top_n, nt, k):
 
 
 @njit(cache=True, nogil=True)
-def _tier_cutoff(lo, hi, other, inter, nx, size_other, count_other, k, top_s, top_n):
-    """Lowest similarity of the best tiers of one row holding >= k calls (or all
-    tiers); -1.0 for an empty row.  One pass keeping the k best distinct
-    similarities with their call counts (``top_s``/``top_n``, room k): every
-    tier holds >= 1 call, so the tiers needed are among those k."""
-    nt = 0
-    for j in range(lo, hi):
-        q = other[j]
-        nt = _tier_insert(top_s, top_n, nt, k, overlap_similarity(inter[j], nx, size_other[q]),
-                          count_other[q])
-    return _tiers_cutoff(top_s, top_n, nt, k)
-
-
-@njit(cache=True, parallel=True)
-def top_similarity_tiers(ptr, other, inter, size_row, size_other, count_other, k):
-    """Per row, the entries of its best similarity tiers, just enough for k calls.
-
-    Input: a CSR of class pairs with overlaps ``inter`` (J = inter / (|x| + |y|
-    − inter), |x| = size_row[r], |y| = size_other[q]).  A tier is the set of a
-    row's partners with one similarity value.  Tiers are taken in descending
-    similarity until their partners hold >= k calls in total
-    (``count_other[q]`` calls for partner q), so at most k tiers are taken and
-    the top-k partners of every call of the row lie inside them.  Per row: at
-    one pass for the cutoff, one to count, one to copy (rows in parallel), and a
-    stable sort of the few copied entries by similarity.  Input rows must list
-    ``other`` ascending; output rows are sorted by (sim desc, other asc).
-    Returns a CSR ``(tptr, tother, tsim)`` (float64 similarities).
-    """
-    n_rows = ptr.shape[0] - 1
-    cutoff = np.empty(n_rows, np.float64)
-    nsel = np.zeros(n_rows + 1, np.int64)
-    for r in prange(n_rows):
-        nx = size_row[r]
-        top_s = np.empty(k, np.float64)
-        top_n = np.empty(k, np.int64)
-        c = _tier_cutoff(ptr[r], ptr[r + 1], other, inter, nx, size_other, count_other, k,
-                         top_s, top_n)
-        cutoff[r] = c
-        n = 0
-        if c >= 0.0:
-            for j in range(ptr[r], ptr[r + 1]):
-                if overlap_similarity(inter[j], nx, size_other[other[j]]) >= c:
-                    n += 1
-        nsel[r + 1] = n
-    for r in range(n_rows):
-        nsel[r + 1] += nsel[r]
-    tother = np.empty(nsel[n_rows], np.int32)
-    tsim = np.empty(nsel[n_rows], np.float64)
-    for r in prange(n_rows):
-        m = nsel[r]
-        c = cutoff[r]
-        if c < 0.0:
-            continue
-        nx = size_row[r]
-        for j in range(ptr[r], ptr[r + 1]):
-            s = overlap_similarity(inter[j], nx, size_other[other[j]])
-            if s >= c:
-                tother[m] = other[j]
-                tsim[m] = s
-                m += 1
-        lo = nsel[r]
-        hi = nsel[r + 1]
+def _sort_segments_by_sim(ptr, idx, sim, lo_seg, hi_seg):
+    """Stable sort of each CSR segment in [lo_seg, hi_seg) by similarity desc."""
+    for r in range(lo_seg, hi_seg):
+        lo = ptr[r]
+        hi = ptr[r + 1]
         if hi - lo > 1:
-            order = np.argsort(-tsim[lo:hi], kind="mergesort")
-            o2 = tother[lo:hi][order]
-            s2 = tsim[lo:hi][order]
-            tother[lo:hi] = o2
-            tsim[lo:hi] = s2
-    return nsel, tother, tsim
+            order = np.argsort(-sim[lo:hi], kind="mergesort")
+            i2 = idx[lo:hi][order]
+            s2 = sim[lo:hi][order]
+            idx[lo:hi] = i2
+            sim[lo:hi] = s2
 
 
 @njit(cache=True, parallel=True)
-def top_similarity_tiers_by_other(ptr, other, inter, size_row, size_other, count_row, k,
-                                  n_parts=2):
-    """`top_similarity_tiers` of the TRANSPOSED CSR, computed from the CSR itself
-    (no transposed copy of all pairs is made).
+def class_pair_tiers(ptr, other, inter, size_row, size_other, count_row, count_other, k,
+                     n_parts=2):
+    """From the CSR of class pairs (rows = A classes, ``other`` = B classes,
+    overlaps ``inter``, J = inter / (|x| + |y| − inter)), in three passes over
+    the pairs (no transposed copy): the exact number of call pairs, and the
+    best similarity tiers of every row AND of every column.
 
-    For every column q (a B class row), the tiers of its partners r: the best
-    distinct similarities, in descending order, until their partners hold >= k
-    calls (``count_row[r]`` each).  The rows are cut into ``n_parts`` contiguous
-    ranges of about equal entries, run in parallel: each keeps, per column, its
-    k best distinct similarities with call counts; merging the parts' lists is
-    exact (a similarity among the column's k best distinct values is among the
-    k best of every part it occurs in, so its count is complete).  Then each
-    part counts and copies its entries at or above the column's cutoff into
-    per-part offsets (rows ascending), and each column is stably sorted by
-    similarity descending.  Returns a CSR over columns ``(tptr, trow, tsim)``,
-    each column by (sim desc, row asc); the same arrays `top_similarity_tiers`
-    gives on the transposed CSR.
+    A tier is the set of a row's partners with one similarity value.  Tiers
+    are taken in descending similarity until their partners hold >= k calls
+    (``count_other[q]`` calls for partner q; for a column, ``count_row[r]``),
+    so at most k tiers are taken and the top-k partners of every call of the
+    row lie inside them (what `groups.top_k_partners` needs).
+    Pass 1 keeps, per row and per column, the k best distinct similarities
+    with their call counts (columns: one list per part of rows; merging the
+    parts' lists is exact, since a value among a column's k best distinct ones
+    is among the k best of every part it occurs in, so its count is complete);
+    pass 2 counts the entries at or above each cutoff, pass 3 copies them
+    (columns: into per-part offsets, rows ascending); then every row and column
+    is stably sorted by similarity descending.  Rows are cut into ``n_parts``
+    contiguous ranges of about equal entries, run in parallel.
+    Returns ``(n_call_pairs, tptr_r, tother_r, tsim_r, tptr_c, trow_c, tsim_c)``:
+    n_call_pairs = Σ over pairs of count_row[r] × count_other[q]; then a CSR
+    over rows (partners by (sim desc, q asc)) and one over columns (partners by
+    (sim desc, r asc)), float64 similarities.
     """
     n_rows = ptr.shape[0] - 1
     n_cols = size_other.shape[0]
@@ -610,21 +559,31 @@ def top_similarity_tiers_by_other(ptr, other, inter, size_row, size_other, count
         cut[p] = np.searchsorted(ptr, m * p // n_parts)
     cut[0] = 0
     cut[n_parts] = n_rows
+    cutoff_r = np.empty(n_rows, np.float64)
+    calls_r = np.zeros(n_rows, np.int64)
     top_s = np.empty((n_parts, n_cols, k), np.float64)
     top_n = np.empty((n_parts, n_cols, k), np.int64)
     n_top = np.zeros((n_parts, n_cols), np.int64)
-    for p in prange(n_parts):
+    for p in prange(n_parts):                                   # pass 1
+        rs = np.empty(k, np.float64)
+        rn = np.empty(k, np.int64)
         ts = top_s[p]
         tn = top_n[p]
         nt = n_top[p]
         for r in range(cut[p], cut[p + 1]):
             nx = size_row[r]
             cr = count_row[r]
+            nrt = 0
+            w = 0
             for j in range(ptr[r], ptr[r + 1]):
                 q = other[j]
-                nt[q] = _tier_insert(ts[q], tn[q], nt[q], k,
-                                     overlap_similarity(inter[j], nx, size_other[q]), cr)
-    cutoff = np.empty(n_cols, np.float64)
+                sj = overlap_similarity(inter[j], nx, size_other[q])
+                nrt = _tier_insert(rs, rn, nrt, k, sj, count_other[q])
+                nt[q] = _tier_insert(ts[q], tn[q], nt[q], k, sj, cr)
+                w += count_other[q]
+            cutoff_r[r] = _tiers_cutoff(rs, rn, nrt, k)
+            calls_r[r] = w * cr
+    cutoff_c = np.empty(n_cols, np.float64)
     for q in prange(n_cols):
         ms = np.empty(k, np.float64)
         mn = np.empty(k, np.int64)
@@ -632,62 +591,59 @@ def top_similarity_tiers_by_other(ptr, other, inter, size_row, size_other, count
         for p in range(n_parts):
             for t in range(n_top[p, q]):
                 nt = _tier_insert(ms, mn, nt, k, top_s[p, q, t], top_n[p, q, t])
-        cutoff[q] = _tiers_cutoff(ms, mn, nt, k)
+        cutoff_c[q] = _tiers_cutoff(ms, mn, nt, k)
+    tptr_r = np.zeros(n_rows + 1, np.int64)
     counts = np.zeros((n_parts, n_cols), np.int64)
-    for p in prange(n_parts):
+    for p in prange(n_parts):                                   # pass 2
         cp = counts[p]
         for r in range(cut[p], cut[p + 1]):
             nx = size_row[r]
+            cr = cutoff_r[r]
+            n = 0
             for j in range(ptr[r], ptr[r + 1]):
                 q = other[j]
-                if cutoff[q] >= 0.0 and overlap_similarity(inter[j], nx, size_other[q]) >= cutoff[q]:
+                sj = overlap_similarity(inter[j], nx, size_other[q])
+                if cr >= 0.0 and sj >= cr:
+                    n += 1
+                if cutoff_c[q] >= 0.0 and sj >= cutoff_c[q]:
                     cp[q] += 1
-    tptr = np.zeros(n_cols + 1, np.int64)
+            tptr_r[r + 1] = n
+    for r in range(n_rows):
+        tptr_r[r + 1] += tptr_r[r]
+    tptr_c = np.zeros(n_cols + 1, np.int64)
     for q in range(n_cols):
-        tot = tptr[q]
+        tot = tptr_c[q]
         for p in range(n_parts):
             c = counts[p, q]
             counts[p, q] = tot            # where part p starts writing column q
             tot += c
-        tptr[q + 1] = tot
-    trow = np.empty(tptr[n_cols], np.int32)
-    tsim = np.empty(tptr[n_cols], np.float64)
-    for p in prange(n_parts):
+        tptr_c[q + 1] = tot
+    tother_r = np.empty(tptr_r[n_rows], np.int32)
+    tsim_r = np.empty(tptr_r[n_rows], np.float64)
+    trow_c = np.empty(tptr_c[n_cols], np.int32)
+    tsim_c = np.empty(tptr_c[n_cols], np.float64)
+    for p in prange(n_parts):                                   # pass 3
         fill = counts[p]
         for r in range(cut[p], cut[p + 1]):
             nx = size_row[r]
+            cr = cutoff_r[r]
+            o = tptr_r[r]
             for j in range(ptr[r], ptr[r + 1]):
                 q = other[j]
-                if cutoff[q] >= 0.0:
-                    sj = overlap_similarity(inter[j], nx, size_other[q])
-                    if sj >= cutoff[q]:
-                        trow[fill[q]] = r
-                        tsim[fill[q]] = sj
-                        fill[q] += 1
-    for q in prange(n_cols):
-        lo = tptr[q]
-        hi = tptr[q + 1]
-        if hi - lo > 1:
-            order = np.argsort(-tsim[lo:hi], kind="mergesort")
-            r2 = trow[lo:hi][order]
-            s2 = tsim[lo:hi][order]
-            trow[lo:hi] = r2
-            tsim[lo:hi] = s2
-    return tptr, trow, tsim
-
-
-@njit(cache=True, parallel=True)
-def weighted_pair_count(ptr, other, count_row, count_other):
-    """Σ over pairs (r, q) of count_row[r] × count_other[q]: the exact number of
-    call pairs behind the class pairs (rows in parallel, no per-pair temporary)."""
-    n_rows = ptr.shape[0] - 1
-    per = np.zeros(n_rows, np.int64)
-    for r in prange(n_rows):
-        s = 0
-        for j in range(ptr[r], ptr[r + 1]):
-            s += count_other[other[j]]
-        per[r] = s * count_row[r]
-    return per.sum()
+                sj = overlap_similarity(inter[j], nx, size_other[q])
+                if cr >= 0.0 and sj >= cr:
+                    tother_r[o] = q
+                    tsim_r[o] = sj
+                    o += 1
+                if cutoff_c[q] >= 0.0 and sj >= cutoff_c[q]:
+                    trow_c[fill[q]] = r
+                    tsim_c[fill[q]] = sj
+                    fill[q] += 1
+    for p in prange(n_parts):
+        _sort_segments_by_sim(tptr_r, tother_r, tsim_r, cut[p], cut[p + 1])
+        _sort_segments_by_sim(tptr_c, trow_c, tsim_c, n_cols * p // n_parts,
+                              n_cols * (p + 1) // n_parts)
+    return calls_r.sum(), tptr_r, tother_r, tsim_r, tptr_c, trow_c, tsim_c
 
 
 # ---------------------------------------------------------------------------
