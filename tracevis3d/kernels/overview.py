@@ -339,7 +339,7 @@ def _overview_finish(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau, 
 
 
 def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b,
-                       time_b, span_a, span_b, n_bins, tol_a, tol_b, tau, n_parts=4):
+                       time_b, span_a, span_b, n_bins, tol_a, tol_b, tau, n_parts=2):
     """Overview bars of BOTH traces (Sec. IV-A, Eq. 4) from A's class pairs only.
 
     Viewer call f at time t, partner g at x: earlier x < t − tol, later x > t +
