@@ -41,7 +41,8 @@ REPETITION_DTYPE = np.dtype([("parent", np.int32), ("start", np.int32), ("period
 class Comparison:
     """The result of `compare_traces` (a stable, documented set of numpy arrays).
 
-    Classes (hash-consed Γ-sets, Sec. III Eq. 2), ids shared by both traces:
+    Classes (hash-consed Γ-sets, Sec. III Eq. 2), ids shared by both traces and
+      numbered by (set size, creation order), so ascending ids are ascending sizes:
       ``class_a[i]`` / ``class_b[j]``: class of call i of A / call j of B (int32);
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
@@ -52,7 +53,9 @@ class Comparison:
       into class_rows_b) and ``class_pair_overlap`` (|x ∩ y|, uint16, or int32 for
       vocabularies over 65535 functions): row r's pairs are
       ``class_pair_ptr[r]:class_pair_ptr[r+1]``.  Every pair of a class of A and a
-      class of B with Jaccard > tau is there, sorted by (a, b).  The similarity is
+      class of B with Jaccard > tau is there, each row's by B row ascending
+      (rows in the join's order: the pairs are compacted in place, never
+      re-sorted; ``join="filter"`` gives A's rows ascending).  The similarity is
       exact from the overlap: s = inter / (|x| + |y| − inter) (float64, the same
       expression the join tests, so bit-identical); storing 6 bytes per pair
       instead of 12 is what keeps 10^8 class pairs in memory.  Made on first
