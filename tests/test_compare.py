@@ -645,3 +645,33 @@ def test_weighted_heir_forest_bases_are_proper_subsets_with_max_weight():
         else:
             assert sets[base[r]] < sets[r]
             assert weight[base[r]] == max(weight[q] for q in ks)
+
+
+def test_vocabulary_over_65535_functions_uses_int32_overlaps_with_same_result():
+    """Over 65535 distinct function names the overlaps no longer fit uint16: every
+    kernel then runs on int32 counters and overlaps, with the same result."""
+    from tracevis3d.model import Trace
+    from tracevis3d.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(3000, threads=2, seed=21)
+    b = perturb(a, seed=22)
+    pad = [f"unused_{i}" for i in range(66000)]     # shared names no call uses
+
+    def padded(t):
+        return Trace.from_arrays(t.func + len(pad), t.start, t.end, t.parent, thread=t.thread,
+                                 function_names=pad + list(t.function_names),
+                                 thread_names=t.thread_names)
+
+    c16 = compare_traces(a, b, tau=0.25)
+    c32 = compare_traces(padded(a), padded(b), tau=0.25)
+    assert c16.class_pair_overlap.dtype == np.uint16 and c32.class_pair_overlap.dtype == np.int32
+    assert len(c32.functions) > 65535 and c32.n_class_pairs == c16.n_class_pairs > 0
+    set16 = {(tuple(c16.class_set(int(x))), tuple(c16.class_set(int(y))), float(s))
+             for x, y, s in zip(c16.class_pair_a, c16.class_pair_b, c16.class_pair_sim)}
+    set32 = {(tuple(c32.class_set(int(x))), tuple(c32.class_set(int(y))), float(s))
+             for x, y, s in zip(c32.class_pair_a, c32.class_pair_b, c32.class_pair_sim)}
+    assert set16 == set32
+    assert c32.n_pairs_total == c16.n_pairs_total
+    assert np.array_equal(c32.pairs, c16.pairs) and np.array_equal(c32.groups, c16.groups)
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        np.testing.assert_allclose(getattr(c32, name), getattr(c16, name), rtol=1e-12)
