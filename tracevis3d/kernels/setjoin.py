@@ -380,13 +380,6 @@ def _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items, m
             b_by_size, b_size_sorted, int(n_items))
 
 
-def _estimate_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks,
-                    brute_factor=4.0, max_bitset_bytes=256 << 20):
-    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
-                              max_bitset_bytes)
-    return _sample_pairs(args, classes_a.shape[0], classes_b.shape[0], n_chunks, brute_factor)
-
-
 def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks=64,
                  chunk_cap=None, brute_factor=4.0, max_bitset_bytes=256 << 20):
     """Every (r, q) with J(set(classes_a[r]), set(classes_b[q])) > tau, exactly.
