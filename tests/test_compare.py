@@ -675,3 +675,27 @@ def test_vocabulary_over_65535_functions_uses_int32_overlaps_with_same_result():
     assert np.array_equal(c32.pairs, c16.pairs) and np.array_equal(c32.groups, c16.groups)
     for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
         np.testing.assert_allclose(getattr(c32, name), getattr(c16, name), rtol=1e-12)
+
+
+def test_result_is_bit_identical_for_any_thread_count():
+    """Parallel reductions use fixed parts and chunks, never the thread count."""
+    import numba
+
+    from tracevis3d.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(6000, threads=2, seed=31)
+    b = perturb(a, seed=32)
+    names = ("class_a", "class_b", "class_rows_a", "class_pair_ptr", "class_pair_row_b",
+             "class_pair_overlap", "pairs", "groups", "overview_a", "overview_b",
+             "overview_delta_a", "overview_delta_b")
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = compare_traces(a, b)
+    finally:
+        numba.set_num_threads(before)
+    many = compare_traces(a, b)
+    for name in names:
+        x, y = getattr(one, name), getattr(many, name)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+    assert one.n_pairs_total == many.n_pairs_total
