@@ -18,9 +18,10 @@ import numpy as np
 from .model import Trace
 from .kernels.gamma import renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
-                             stable_order_by_key, top_k_partners, union_of_partners)
+                             top_k_partners, union_of_partners)
 from .kernels.overview import overview_bars_both
 from .kernels.repetition import sibling_repetitions
+from .kernels.tree import group_by_key
 from .kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_overlaps,
                               overlap_dtype, overlaps_to_similarity)
 
@@ -357,8 +358,9 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     del pv, ps, pu, pus
     lap("kept_pairs")
 
-    # groups over the kept pairs, breadth-first over A: (depth of a, a, b)
-    bfs = stable_order_by_key(a.depth[pa], int(a.depth.max()) + 1 if n_a else 1)
+    # groups over the kept pairs, breadth-first over A: (depth of a, a, b), a
+    # stable sort by depth of pairs already sorted by (a, b)
+    bfs, _ = group_by_key(a.depth[pa], int(a.depth.max()) + 1 if n_a else 1)
     g_bfs, root_a, root_b = bfs_groups(pa[bfs], pb[bfs], a.parent, b.end_index)
     group = np.empty(pa.size, np.int32)
     group[bfs] = g_bfs

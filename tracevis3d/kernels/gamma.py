@@ -52,6 +52,20 @@ def _table_size(n):
     return size
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m):
+    """Store key ``buf[:m]`` (hash h) as class k in the empty table slot the
+    probe stopped at: its items appended to ``items`` (grown if needed),
+    ``ptr[k + 1]`` set.  Returns (items, n_items)."""
+    table[slot] = k
+    hashes[k] = h
+    items = _grow_int32(items, n_items + m)
+    items[n_items: n_items + m] = buf[:m]
+    n_items += m
+    ptr[k + 1] = n_items
+    return items, n_items
+
+
 @njit(cache=True, nogil=True)
 def subtree_gamma_classes(func, end_index, n_func):
     """Γ-set class of every call (TraceDiff Sec. III, Eq. 2), hash-consed.
@@ -130,12 +144,8 @@ def subtree_gamma_classes(func, end_index, n_func):
             slot = (slot + 1) & tmask
         if found < 0:
             found = n_cls
-            table[slot] = found
-            hashes[found] = h
-            items = _grow_int32(items, n_items + m)
-            items[n_items: n_items + m] = buf[:m]
-            n_items += m
-            ptr[found + 1] = n_items
+            items, n_items = _store_new_key(table, slot, hashes, h, ptr, items, n_items, found,
+                                            buf, m)
             n_cls += 1
         cls[i] = found
     set_ptr = ptr[: n_cls + 1].copy()
@@ -223,12 +233,8 @@ def subtree_shape_classes(func, end_index):
             slot = (slot + 1) & tmask
         if found < 0:
             found = n_cls
-            table[slot] = found
-            hashes[found] = h
-            keys = _grow_int32(keys, n_keys + m)
-            keys[n_keys: n_keys + m] = buf[:m]
-            n_keys += m
-            kptr[found + 1] = n_keys
+            keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found,
+                                          buf, m)
             n_cls += 1
         shape[i] = found
     return shape, n_cls

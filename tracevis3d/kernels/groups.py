@@ -14,6 +14,9 @@ R(G) = (u, v) of a new group.
 import numpy as np
 from numba import njit, prange
 
+from .setjoin import _lower_bound
+from .tree import group_by_key
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _insert_best(best_v, best_d, nbest, cap, v, d):
@@ -76,15 +79,7 @@ def top_k_partners(row_of_call, rel_start, pair_ptr, pair_row, pair_sim,
                     q = pair_row[jj]
                     lo = other_ptr[q]
                     hi = other_ptr[q + 1]
-                    # first position with other_rel >= t
-                    a = lo
-                    b = hi
-                    while a < b:
-                        mid = (a + b) >> 1
-                        if other_rel[mid] >= t:
-                            b = mid
-                        else:
-                            a = mid + 1
+                    a = _lower_bound(other_rel, lo, hi, t)     # first with other_rel >= t
                     left = a - 1
                     right = a
                     taken = 0
@@ -233,23 +228,6 @@ def union_of_partners(partner_of_a, sim_of_a, partner_of_b, sim_of_b):
     return out_a[:m].copy(), out_b[:m].copy(), out_s[:m].copy()
 
 
-@njit(cache=True, nogil=True)
-def stable_order_by_key(key, n_keys):
-    """Stable counting sort: the permutation listing positions by key[i]
-    ascending, equal keys in their input order (e.g. pairs sorted by (a, b)
-    put breadth-first by depth(a): the order `bfs_groups` wants)."""
-    ptr = np.zeros(n_keys + 1, np.int64)
-    for i in range(key.shape[0]):
-        ptr[key[i] + 1] += 1
-    for d in range(n_keys):
-        ptr[d + 1] += ptr[d]
-    order = np.empty(key.shape[0], np.int64)
-    for i in range(key.shape[0]):
-        order[ptr[key[i]]] = i
-        ptr[key[i]] += 1
-    return order
-
-
 @njit(cache=True, parallel=True)
 def fill_pair_records(pair_a, pair_b, sim, group, root_a, root_b, start_a, end_a, start_b,
                       end_b, t0_a, t0_b, out_a, out_b, out_sim, out_group, dt, rel_a, rel_b):
@@ -283,18 +261,7 @@ def calls_by_class_and_time(row_of_call, n_rows, time):
     returns (order, ptr) with the calls of row r at order[ptr[r]:ptr[r+1]].
     A stable counting sort by row, then a stable sort of each group by time
     (most groups are tiny); the same order as np.lexsort((index, time, row))."""
-    n = row_of_call.shape[0]
-    ptr = np.zeros(n_rows + 1, np.int64)
-    for i in range(n):
-        ptr[row_of_call[i] + 1] += 1
-    for r in range(n_rows):
-        ptr[r + 1] += ptr[r]
-    order = np.empty(n, np.int64)
-    fill = ptr[:-1].copy()
-    for i in range(n):
-        r = row_of_call[i]
-        order[fill[r]] = i
-        fill[r] += 1
+    order, ptr = group_by_key(row_of_call, n_rows)
     for r in range(n_rows):
         lo = ptr[r]
         hi = ptr[r + 1]

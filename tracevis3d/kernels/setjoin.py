@@ -961,6 +961,19 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
     return m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
+    """Frame ``sp`` of `_tree_item`'s walk: row, next kid, counter buffer, owns
+    the buffer (may hand it to its last child), undo its delta when popped,
+    allocated the buffer (release it when popped)."""
+    frames[sp, 0] = row
+    frames[sp, 1] = next_kid
+    frames[sp, 2] = buf
+    frames[sp, 3] = owns
+    frames[sp, 4] = undo
+    frames[sp, 5] = allocated
+
+
 @njit(cache=True, nogil=True)
 def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
                post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
@@ -1000,14 +1013,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     if single:
         return 1, m, True
     rows_done = 1
-    # frame: row, next kid, buffer, owns buffer (may hand it to its last child),
-    # undo its delta when popped, buffer allocated by this frame (release on pop)
-    frames[0, 0] = root
-    frames[0, 1] = kid_ptr[root]
-    frames[0, 2] = 0
-    frames[0, 3] = 1
-    frames[0, 4] = 0
-    frames[0, 5] = 0
+    _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
     sp = 1
     n_bufs = 1
     while sp > 0:
@@ -1031,22 +1037,12 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             frames[top, 1] = kid_ptr[w]
         elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
             cnt = bufs[b]                     # undo: share the buffer
-            frames[sp, 0] = w
-            frames[sp, 1] = kid_ptr[w]
-            frames[sp, 2] = b
-            frames[sp, 3] = 0
-            frames[sp, 4] = 1
-            frames[sp, 5] = 0
+            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)
             sp += 1
         else:
             cnt = bufs[n_bufs]                # copy the base's window
             cnt[k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]
-            frames[sp, 0] = w
-            frames[sp, 1] = kid_ptr[w]
-            frames[sp, 2] = n_bufs
-            frames[sp, 3] = 1
-            frames[sp, 4] = 0
-            frames[sp, 5] = 1
+            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
             n_bufs += 1
             sp += 1
         _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)

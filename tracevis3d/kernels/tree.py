@@ -124,6 +124,26 @@ def _sort_run(idx, lo, hi, end, order_key):
 
 
 @njit(cache=True, nogil=True)
+def group_by_key(key, n_keys):
+    """Stable counting sort by a small integer key in [0, n_keys): returns
+    ``(order, ptr)``, the positions with key k at ``order[ptr[k]:ptr[k+1]]`` in
+    their input order.  O(n + n_keys)."""
+    n = key.shape[0]
+    ptr = np.zeros(n_keys + 1, np.int64)
+    for i in range(n):
+        ptr[key[i] + 1] += 1
+    for k in range(n_keys):
+        ptr[k + 1] += ptr[k]
+    order = np.empty(n, np.int64)
+    fill = ptr[:-1].copy()
+    for i in range(n):
+        k = key[i]
+        order[fill[k]] = i
+        fill[k] += 1
+    return order, ptr
+
+
+@njit(cache=True, nogil=True)
 def preorder_sort(thread, start, end, order_key, n_threads):
     """Permutation that sorts calls by (thread, start asc, end desc, order_key asc).
 
@@ -132,18 +152,7 @@ def preorder_sort(thread, start, end, order_key, n_threads):
     exact ties).  A counting sort by thread, then per thread a merge sort by
     start and a fix-up of the runs of equal start.  O(n log n), no 4-key lexsort.
     """
-    n = thread.shape[0]
-    counts = np.zeros(n_threads + 1, np.int64)
-    for i in range(n):
-        counts[thread[i] + 1] += 1
-    for t in range(n_threads):
-        counts[t + 1] += counts[t]
-    idx = np.empty(n, np.int64)
-    fill = counts[:-1].copy()
-    for i in range(n):
-        t = thread[i]
-        idx[fill[t]] = i
-        fill[t] += 1
+    idx, counts = group_by_key(thread, n_threads)
     for t in range(n_threads):
         lo = counts[t]
         hi = counts[t + 1]
