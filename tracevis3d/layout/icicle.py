@@ -21,9 +21,7 @@ is applied by the material from each box's local coordinate, not baked here.
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -32,10 +30,9 @@ from ..names import parse_function_name
 from . import palette
 from .camera import fit_camera, project, view_direction, world_per_pixel
 from .cluster import cluster_subpixel_calls
+from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
-EXTRUDE_MEASURES = ("constant", "inclusive", "self", "calls")
-COLOR_BY = ("function", "module", "depth", "inclusive", "self")
 SEQ_BINS = 16  # materials for continuous colours (Workbench shows the bin colour)
 CLUSTER_BINS = 4
 MIN_TEXT_PX = 8.0  # labels whose text would be shorter than this are not drawn
@@ -44,95 +41,6 @@ OTHER_COLOR = (0.36, 0.36, 0.36)  # linear grey for "other"
 TEXT_DARK = (0.012, 0.012, 0.015, 1.0)
 TEXT_LIGHT = (0.95, 0.95, 0.95, 1.0)
 TEXT_UI = (0.03, 0.03, 0.035, 1.0)
-
-
-@dataclass
-class IcicleParams:
-    """Parameters of `icicle_layout`; JSON-able through `to_dict`/`from_dict`."""
-
-    extrude_measure: str = "inclusive"
-    color_by: str = "function"
-    threads: list | None = None  # thread indices or names; None = all
-    time_window: tuple | None = None  # (t0, t1) µs from the trace origin; None = all
-    max_depth: int | None = None  # show stack levels 0..max_depth only; None = all
-    resolution: tuple = (1920, 1080)
-    cluster_px: float = 1.0
-    label_min_px: float = 48.0
-    lane_gap: float | None = None  # extra world gap between lanes; None = automatic
-    show_labels: bool = True
-    show_legend: bool = True
-    show_axes: bool = True  # lane names and the time axis
-    orthographic: bool = False
-    max_labels: int = 400
-    max_colors: int = 16
-    time_length: float = 20.0
-    lane_depth: float = 3.0
-    azimuth: float = -8.0
-    elevation: float = 26.0
-    lens_mm: float = 100.0
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["resolution"] = list(self.resolution)
-        d["time_window"] = None if self.time_window is None else list(self.time_window)
-        d["threads"] = None if self.threads is None else list(self.threads)
-        return d
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "IcicleParams":
-        if not isinstance(d, dict):
-            raise ValueError(f"icicle parameters must be a dict, got {type(d).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown icicle parameter(s) {unknown}; known: {sorted(known)}")
-        kw = dict(d)
-        if kw.get("resolution") is not None:
-            kw["resolution"] = tuple(kw["resolution"])
-        if kw.get("time_window") is not None:
-            kw["time_window"] = tuple(kw["time_window"])
-        if kw.get("threads") is not None:
-            kw["threads"] = list(kw["threads"])
-        return cls(**kw).validate()
-
-    def validate(self) -> "IcicleParams":
-        if self.extrude_measure not in EXTRUDE_MEASURES:
-            raise ValueError(f"extrude_measure must be one of {EXTRUDE_MEASURES}, got {self.extrude_measure!r}")
-        if self.color_by not in COLOR_BY:
-            raise ValueError(f"color_by must be one of {COLOR_BY}, got {self.color_by!r}")
-        try:
-            w, h = (int(x) for x in self.resolution)
-        except (TypeError, ValueError):
-            raise ValueError(f"resolution must be (width, height), got {self.resolution!r}") from None
-        if not (16 <= w <= 16384 and 16 <= h <= 16384):
-            raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
-        self.resolution = (w, h)
-        if self.time_window is not None:
-            try:
-                t0, t1 = (float(x) for x in self.time_window)
-            except (TypeError, ValueError):
-                raise ValueError(f"time_window must be (t0, t1) in µs, got {self.time_window!r}") from None
-            if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
-                raise ValueError(f"time_window must have finite t0 < t1, got {self.time_window!r}")
-            self.time_window = (t0, t1)
-        for name in ("cluster_px", "label_min_px", "time_length", "lane_depth"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-        if self.time_length <= 0 or self.lane_depth <= 0:
-            raise ValueError("time_length and lane_depth must be > 0")
-        if self.lane_gap is not None and not (math.isfinite(self.lane_gap) and self.lane_gap >= 0):
-            raise ValueError(f"lane_gap must be None or >= 0, got {self.lane_gap!r}")
-        if self.max_depth is not None and not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 0):
-            raise ValueError(f"max_depth must be None or an integer >= 0, got {self.max_depth!r}")
-        if not 2 <= int(self.max_colors) <= 64:
-            raise ValueError(f"max_colors must be within 2..64, got {self.max_colors!r}")
-        if not 0.0 < self.elevation < 89.0:
-            raise ValueError(f"elevation must be within (0, 89) degrees, got {self.elevation!r}")
-        return self
 
 
 def short_name(full: str) -> str:
@@ -237,8 +145,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     materials: dict = {}
     legend: list = []
     box_mat_names: list = []
-    if params.color_by in ("function", "module"):
-        if params.color_by == "function":
+    color_by = {"auto": "function", "kind": "function"}.get(params.color_by, params.color_by)
+    if color_by in ("function", "module"):
+        if color_by == "function":
             key_of_func = np.arange(n_func)
             key_names = [short_name(s) for s in trace.function_names]
         else:
@@ -270,12 +179,12 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         if has_other:
             legend.append(LegendEntry(f"other ({order.size - len(top)})", OTHER_COLOR))
     else:
-        if params.color_by == "depth":
+        if color_by == "depth":
             v = depth / max(levels - 1, 1)
             shown = np.arange(levels) if levels <= 8 else np.unique(np.linspace(0, levels - 1, 5).round().astype(int))
             ticks = [(d_ / max(levels - 1, 1), f"depth {d_}") for d_ in shown.tolist()]
         else:
-            m = _measure(trace, idx, params.color_by)
+            m = _measure(trace, idx, color_by)
             v = _log_norm(m)
             mmax = float(m.max())
             ticks = [(1.0 - j / 4.0, ("≤ " if j == 4 else "") + _fmt_time(mmax * 10 ** -j)) for j in range(5)]
@@ -290,7 +199,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             legend.append(LegendEntry(txt,
                                       tuple(palette.sequential([vv])[0])))
     legend_title = {"function": "function", "module": "module", "depth": "stack depth",
-                    "inclusive": "inclusive time", "self": "self time"}[params.color_by]
+                    "inclusive": "inclusive time", "self": "self time"}[color_by]
 
     # --- extrusion
     mv = _measure(trace, idx, params.extrude_measure)
@@ -361,7 +270,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             lpos = np.stack([np.full(nl, x0 + s / 2), np.full(nl, s / 2), zs + s / 2], 1).astype(np.float32)
             lsc = np.tile(np.array([s, s, s], np.float32), (nl, 1))
             lcol = np.array([tuple(e.color)[:3] + (1.0,) for e in legend], np.float32)
-            if params.color_by in ("function", "module"):
+            if color_by in ("function", "module"):
                 lmat = np.arange(nl, dtype=np.int32)
             else:
                 vv = palette.linear_srgb_to_oklab(np.array([e.color[:3] for e in legend]))
