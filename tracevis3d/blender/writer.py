@@ -293,13 +293,21 @@ def write_layer(layer: InstanceLayer, coll, object_name: str) -> bpy.types.Objec
 
 
 # ------------------------------------------------------------------------------ labels
-def write_labels(spec: SceneSpec, coll, prefix="TV3D_label") -> list:
+def _attach_to_camera(ob, cam_ob) -> None:
+    """Make ``ob`` a heads-up display item: its coordinates are camera-local."""
+    ob.parent = cam_ob
+    ob.matrix_parent_inverse.identity()
+
+
+def _no_shadow(ob) -> None:
+    """Labels and heads-up items never cast shadows on the boxes (EEVEE, Cycles)."""
+    if hasattr(ob, "visible_shadow"):
+        ob.visible_shadow = False
+
+
+def write_labels(spec: SceneSpec, coll, prefix="TV3D_label", camera_object=None) -> list:
     lab = spec.labels
     objs = []
-    facing = Vector(lab.facing).normalized()
-    # text lies in its local XY plane (normal +Z): stand it up (+90° about x, normal -y),
-    # then turn it about z towards ``facing``
-    rot = (math.pi / 2, 0.0, math.atan2(facing.x, -facing.y))
     align = {0: "LEFT", 1: "CENTER", 2: "RIGHT"}
     for i, text in enumerate(lab.texts):  # one Blender object per label (at most a few hundred)
         cu = _tag(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
@@ -310,10 +318,13 @@ def write_labels(spec: SceneSpec, coll, prefix="TV3D_label") -> list:
         cu.materials.append(bpy.data.materials[lab.material[i]])
         ob = _tag(bpy.data.objects.new(f"{prefix}_{i}", cu))
         ob.location = tuple(float(x) for x in lab.anchors[i])
-        ob.rotation_euler = rot
+        ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
         ob["tv3d_kind"] = lab.kind[i]
         ob["call_index"] = int(lab.call_index[i])
+        _no_shadow(ob)
         coll.objects.link(ob)
+        if lab.space[i] == "camera" and camera_object is not None:
+            _attach_to_camera(ob, camera_object)
         objs.append(ob)
     return objs
 
@@ -334,6 +345,8 @@ def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None) -> bpy.t
     cam.ortho_scale = c.ortho_scale
     cam.clip_start = c.clip_start
     cam.clip_end = c.clip_end
+    cam.shift_x = float(getattr(c, "shift_x", 0.0))
+    cam.shift_y = float(getattr(c, "shift_y", 0.0))
     ob = _tag(bpy.data.objects.new(name, cam))
     ob.location = c.location
     ob.rotation_euler = _look_rotation(Vector(c.target) - Vector(c.location))
@@ -422,22 +435,29 @@ def write_scene_spec(spec: SceneSpec, collection_name: str = "TraceVis3D", progr
         ensure_material(spec.materials[name])
     tm["materials"] = time.perf_counter() - t
     objects = {"layers": {}, "labels": [], "camera": None, "lights": []}
+    t = time.perf_counter()
+    cam_ob = write_camera(spec, coll, scene=scene)
+    objects["camera"] = cam_ob.name
+    objects["lights"] = [o.name for o in write_lights(spec, coll)]
+    tm["camera_lights"] = time.perf_counter() - t
     for k, layer in enumerate(spec.layers):
         if len(layer) == 0:  # nothing to instance (e.g. no clusters)
             continue
         report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer)} boxes)")
         t = time.perf_counter()
         ob = write_layer(layer, coll, f"TV3D_{layer.name}")
+        if layer.space == "camera":
+            _attach_to_camera(ob, cam_ob)
+            _no_shadow(ob)
+            ob["tv3d_space"] = "camera"
         objects["layers"][layer.name] = ob.name
         tm[f"layer_{layer.name}"] = time.perf_counter() - t
     report(0.75, f"writing {len(spec.labels)} labels")
     t = time.perf_counter()
-    objects["labels"] = [o.name for o in write_labels(spec, coll)]
+    objects["labels"] = [o.name for o in write_labels(spec, coll, camera_object=cam_ob)]
     tm["labels"] = time.perf_counter() - t
     t = time.perf_counter()
-    objects["camera"] = write_camera(spec, coll, scene=scene).name
-    objects["lights"] = [o.name for o in write_lights(spec, coll)]
     setup_world_and_display(spec, scene)
-    tm["camera_lights"] = time.perf_counter() - t
+    tm["world"] = time.perf_counter() - t
     report(1.0, "scene written")
     return {"collection": coll.name, "objects": objects, "timings": tm}

@@ -98,18 +98,94 @@ def world_per_pixel(cam: CameraSpec, points, resolution) -> np.ndarray:
 
 
 def project(cam: CameraSpec, points, resolution) -> np.ndarray:
-    """Pixel coordinates (x right, y DOWN, origin top-left) of world points."""
+    """Pixel coordinates (x right, y DOWN, origin top-left) of world points.
+
+    With Blender's lens shift (s_x, s_y, in units of the larger image side M), a camera
+    ray at normalised offset (a/z, b/z) lands at pixel
+    (W/2 + (a/z - 2 s_x T)·M/(2T), H/2 - (b/z - 2 s_y T)·M/(2T)), T the half-tangent of
+    the larger side (orthographic: a/z → a, 2T → ortho_scale).
+    """
     p = np.asarray(points, np.float64).reshape(-1, 3)
     w, h = resolution
+    m = max(w, h)
     to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
     r, u, f = camera_basis(to_cam, cam.up)
     q = p - np.asarray(cam.location, np.float64)
     a, b, z = q @ r, q @ u, q @ f
     if cam.orthographic:
-        s = cam.ortho_scale / max(w, h)  # world per pixel
+        s = cam.ortho_scale / m  # world per pixel
         px, py = a / s, b / s
     else:
-        tx, _ = _half_tans(resolution, cam.lens_mm, cam.sensor_width_mm)
-        px = a / (z * tx) * (w / 2.0)
-        py = b / (z * tx) * (w / 2.0)
+        t = (cam.sensor_width_mm / 2.0) / cam.lens_mm
+        px = a / (z * 2.0 * t) * m
+        py = b / (z * 2.0 * t) * m
+    px = px - cam.shift_x * m
+    py = py - cam.shift_y * m
     return np.stack([w / 2.0 + px, h / 2.0 - py], axis=1)
+
+
+def fit_camera_rect(points, to_camera, resolution, rect, orthographic=False, lens_mm=50.0,
+                    sensor_mm=36.0) -> CameraSpec:
+    """A camera that shows ``points`` exactly inside the pixel rectangle ``rect``.
+
+    ``rect`` = (x0, y0, x1, y1) in pixels (y down).  The camera is fitted as if its whole
+    frame were the rectangle (same angular size of a pixel: the lens scaled by M / M_rect,
+    M the larger side), then Blender's lens shift moves the rectangle to its place in the
+    full frame (shift_x = (W/2 - cx)/M, shift_y = (cy - H/2)/M).
+    """
+    w, h = resolution
+    x0, y0, x1, y1 = (float(v) for v in rect)
+    wc, hc = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
+    m, mc = float(max(w, h)), float(max(wc, hc))
+    cam = fit_camera(points, to_camera, (wc, hc), orthographic, lens_mm * m / mc, sensor_mm, margin=1.0)
+    cam.lens_mm = lens_mm
+    if orthographic:
+        cam.ortho_scale = cam.ortho_scale * m / mc
+    cam.shift_x = (w / 2.0 - 0.5 * (x0 + x1)) / m
+    cam.shift_y = (0.5 * (y0 + y1) - h / 2.0) / m
+    return cam
+
+
+def camera_local_from_pixels(cam: CameraSpec, pixels, resolution, distance: float) -> np.ndarray:
+    """Camera-local points (x right, y up, z = -distance) that land on the given pixels."""
+    px = np.asarray(pixels, np.float64).reshape(-1, 2)
+    w, h = resolution
+    m = max(w, h)
+    if cam.orthographic:
+        s = cam.ortho_scale / m
+        x = (px[:, 0] - w / 2.0 + cam.shift_x * m) * s
+        y = (h / 2.0 - px[:, 1] + cam.shift_y * m) * s
+    else:
+        t = (cam.sensor_width_mm / 2.0) / cam.lens_mm
+        k = 2.0 * t * distance / m
+        x = (px[:, 0] - w / 2.0 + cam.shift_x * m) * k
+        y = (h / 2.0 - px[:, 1] + cam.shift_y * m) * k
+    return np.stack([x, y, np.full(px.shape[0], -distance)], axis=1)
+
+
+def camera_pixel_size(cam: CameraSpec, resolution, distance: float) -> float:
+    """World length of one pixel on the camera-space plane at ``distance``."""
+    m = max(resolution)
+    if cam.orthographic:
+        return cam.ortho_scale / m
+    return 2.0 * (cam.sensor_width_mm / 2.0) / cam.lens_mm * distance / m
+
+
+def camera_to_world(cam: CameraSpec, local) -> np.ndarray:
+    """World points of camera-local points (for tests and picking)."""
+    q = np.asarray(local, np.float64).reshape(-1, 3)
+    to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
+    r, u, f = camera_basis(to_cam, cam.up)
+    # camera local: x = right, y = up, -z = forward
+    return np.asarray(cam.location, np.float64) + q[:, :1] * r + q[:, 1:2] * u - q[:, 2:3] * f
+
+
+def euler_xyz(basis_x, basis_y, basis_z) -> np.ndarray:
+    """XYZ Euler angles (Blender's default order) of the rotation whose columns are the axes."""
+    R = np.stack([np.asarray(basis_x, np.float64), np.asarray(basis_y, np.float64),
+                  np.asarray(basis_z, np.float64)], axis=-1)
+    # R = Rz(c) Ry(b) Rx(a)
+    b = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
+    a = np.arctan2(R[..., 2, 1], R[..., 2, 2])
+    c = np.arctan2(R[..., 1, 0], R[..., 0, 0])
+    return np.stack([a, b, c], axis=-1)

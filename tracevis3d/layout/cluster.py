@@ -6,14 +6,16 @@ extent is drawn in a lighter colour.  Here a "small" call is one narrower than t
 width of one pixel at the render resolution, and clusters are built per (lane, depth):
 because the calls of each lane are stored in depth-first pre-order, the calls of one
 depth appear in increasing start time, so one linear pass with one open cluster per
-depth is enough (no sort).
+depth is enough (no sort).  With stack folding, pass the drawn level (calls at the same
+height) as ``depth``: calls drawn at one height are disjoint, so they too appear in
+increasing start time in pre-order.
 """
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap):
+def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap, key):
     """Merge calls narrower than one pixel into cluster bars per (lane, depth).
 
     ``min_width`` and ``max_gap`` are per lane (indexed by ``lane``), in the units of
@@ -23,13 +25,15 @@ def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap):
     (lane, depth) when it starts at most ``max_gap[lane[i]]`` after that cluster's end
     ("adjacent" bars); otherwise it opens a new cluster.  A call that is not small
     closes the open cluster of its depth, so a cluster never spans a drawn bar.
+    ``key`` (e.g. the function) tells whether a cluster is uniform.
 
     Inputs are per call, in per-lane depth-first pre-order (lanes contiguous):
     ``start``/``end`` float64, ``depth`` int32, ``lane`` int32.
-    Returns ``(cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep)``:
+    Returns ``(cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep, c_uniform)``:
     ``cluster_of[i]`` is the cluster of call i or -1 when it is drawn as its own box;
     per cluster k: lane, depth, extent ``[c_start[k], c_end[k]]`` (min start, max end of
-    its calls), number of calls and ``c_rep[k]`` the longest call (first on ties).
+    its calls), number of calls, ``c_rep[k]`` the longest call (first on ties) and
+    ``c_uniform[k]``: all its calls have the same ``key``.
     Clusters are numbered in order of creation (by lane, then by start within a depth).
     """
     n = start.shape[0]
@@ -45,6 +49,7 @@ def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap):
     c_end = np.empty(n, np.float64)
     c_count = np.empty(n, np.int32)
     c_rep = np.empty(n, np.int32)
+    c_uniform = np.empty(n, np.bool_)
     nc = 0
     cur_lane = -1
     for i in range(n):
@@ -62,6 +67,8 @@ def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap):
             if end[i] > c_end[k]:
                 c_end[k] = end[i]
             c_count[k] += 1
+            if key[i] != key[c_rep[k]]:
+                c_uniform[k] = False
             r = c_rep[k]
             if w > end[r] - start[r]:
                 c_rep[k] = i
@@ -74,7 +81,8 @@ def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap):
             c_end[k] = end[i]
             c_count[k] = 1
             c_rep[k] = i
+            c_uniform[k] = True
             open_k[d] = k
         cluster_of[i] = k
     return (cluster_of, c_lane[:nc].copy(), c_depth[:nc].copy(), c_start[:nc].copy(),
-            c_end[:nc].copy(), c_count[:nc].copy(), c_rep[:nc].copy())
+            c_end[:nc].copy(), c_count[:nc].copy(), c_rep[:nc].copy(), c_uniform[:nc].copy())

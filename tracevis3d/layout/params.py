@@ -87,8 +87,8 @@ class IcicleParams:
     max_colors: int = 16
     time_length: float = 20.0
     lane_depth: float = 3.0
-    azimuth: float = -8.0
-    elevation: float = 26.0
+    azimuth: float = -5.0
+    elevation: float = 15.0
     lens_mm: float = 100.0
 
     def to_dict(self) -> dict:

@@ -8,8 +8,13 @@ SceneSpec without knowing which layout produced it.
   index into the layer's ``materials`` (names in `SceneSpec.materials`); further named
   per-instance attributes in ``attributes`` (always ``call_index`` int32 so a picked box
   maps back to a call; -1 where there is none).
-- `LabelSet`: text labels; anchor is the text's reference point, ``align`` 0=left,
-  1=centre, 2=right, ``facing`` the text's normal (texts are planar).
+- `LabelSet`: text labels; anchor is the text's baseline reference point, ``align``
+  0=left, 1=centre, 2=right; ``rotation`` the XYZ Euler angles (radians) that turn a text
+  lying in its local XY plane (normal +Z) into place (texts are planar).
+- ``space``: ``"world"`` (the default) or ``"camera"``: a camera-space layer or label set
+  (the title and legend, a heads-up display) has its coordinates in the camera's local
+  frame (x right, y up, looking down -z) and is parented to the camera, so it stays
+  framed when the camera moves.
 - `MaterialSpec`: name, base colour (what Workbench shows) and flags for the node
   material (``cushion``: van Wijk cushion profile across the box; ``from_attribute``:
   colour read from the instance attribute ``color``).
@@ -41,6 +46,7 @@ class InstanceLayer:
     material_index: np.ndarray  # (n,) int32 into `materials`
     materials: list  # material names (into SceneSpec.materials)
     attributes: dict = field(default_factory=dict)  # name -> (n,) int32/float32 array
+    space: str = "world"  # "world" | "camera"
 
     def __len__(self) -> int:
         return int(self.positions.shape[0])
@@ -61,6 +67,8 @@ class InstanceLayer:
             if a.shape[0] != n or a.dtype not in (np.int32, np.float32):
                 raise ValueError(f"layer {self.name!r}: attribute {key!r} must be int32/float32 "
                                  f"of length {n}, got {a.dtype} {a.shape}")
+        if self.space not in ("world", "camera"):
+            raise ValueError(f"layer {self.name!r}: space must be 'world' or 'camera', got {self.space!r}")
         if n and (self.material_index.min() < 0 or self.material_index.max() >= len(self.materials)):
             raise ValueError(f"layer {self.name!r}: material_index outside its {len(self.materials)} materials")
         return self
@@ -73,12 +81,35 @@ class LabelSet:
     sizes: np.ndarray  # (n,) float32, text height in world units
     material: list  # material name per label
     align: np.ndarray  # (n,) uint8: 0 left, 1 centre, 2 right
-    kind: list  # "call" | "lane" | "legend" | "axis"
+    kind: list  # "call" | "cluster" | "fold" | "lane" | "legend" | "axis" | "title"
     call_index: np.ndarray  # (n,) int32, -1 when not about a call
-    facing: tuple = (0.0, -1.0, 0.0)
+    rotation: np.ndarray = None  # (n,3) float32 XYZ Euler; None = upright, facing -y
+    space: list = None  # "world" | "camera" per label; None = all world
+
+    def __post_init__(self):
+        n = len(self.texts)
+        if self.rotation is None:
+            self.rotation = np.tile(np.array([np.pi / 2, 0.0, 0.0], np.float32), (n, 1))
+        if self.space is None:
+            self.space = ["world"] * n
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def validate(self) -> "LabelSet":
+        n = len(self.texts)
+        for key, a, shape in (("anchors", self.anchors, (n, 3)), ("sizes", self.sizes, (n,)),
+                              ("rotation", self.rotation, (n, 3)), ("align", self.align, (n,)),
+                              ("call_index", self.call_index, (n,))):
+            if np.shape(a) != shape:
+                raise ValueError(f"labels: {key} must have shape {shape}, got {np.shape(a)}")
+        for key, v in (("material", self.material), ("kind", self.kind), ("space", self.space)):
+            if len(v) != n:
+                raise ValueError(f"labels: {key} must have {n} entries, got {len(v)}")
+        bad = set(self.space) - {"world", "camera"}
+        if bad:
+            raise ValueError(f"labels: space must be 'world' or 'camera', got {sorted(bad)}")
+        return self
 
     @classmethod
     def empty(cls) -> "LabelSet":
@@ -98,7 +129,8 @@ class LabelSet:
             np.concatenate([p.align for p in parts]).astype(np.uint8),
             [k for p in parts for k in p.kind],
             np.concatenate([p.call_index for p in parts]).astype(np.int32),
-            parts[0].facing,
+            np.concatenate([p.rotation for p in parts]).astype(np.float32),
+            [s for p in parts for s in p.space],
         )
 
 
@@ -106,6 +138,7 @@ class LabelSet:
 class LegendEntry:
     name: str
     color: tuple  # linear RGB(A)
+    kind: str = "swatch"  # "swatch" | "note" (text without a swatch)
 
 
 @dataclass
@@ -119,6 +152,8 @@ class CameraSpec:
     ortho_scale: float = 10.0
     clip_start: float = 0.1
     clip_end: float = 1000.0
+    shift_x: float = 0.0  # Blender's lens shift, in units of the larger image side
+    shift_y: float = 0.0
 
 
 @dataclass
@@ -154,6 +189,7 @@ class SceneSpec:
             for m in lay.materials:
                 if m not in self.materials:
                     raise ValueError(f"layer {lay.name!r} uses unknown material {m!r}")
+        self.labels.validate()
         for m in set(self.labels.material):
             if m not in self.materials:
                 raise ValueError(f"labels use unknown material {m!r}")

@@ -1,0 +1,336 @@
+"""Colour stage: what a box's colour says (bpy-free).
+
+Every call gets a colour *slot*; each slot is one material (Workbench shows material
+colours, not attributes), so the number of slots stays small.
+
+Categorical modes (``function``, ``module``; ``auto`` picks one):
+- the colour budget goes to what covers the most area in the figure: a call's area is its
+  duration times its height after folding (a folded call is thin), summed over the WHOLE
+  trace, not the shown window, so a function keeps its colour in every figure of the same
+  trace (other windows, other threads);
+- ``module``: packages are hue families (``docutils`` blue, ``json`` green, ...), the
+  modules of a package are shades of its hue; the heaviest module of each of the top
+  families gets a shade first, then the heaviest remaining modules; modules left over
+  share their family's muted "other modules" shade; C built-ins are one family;
+- ``function``: the heaviest functions get distinct hues;
+- ``auto``: ``function`` when its colours cover `AUTO_FUNCTION_COVER` of the area (a small
+  trace), else ``module``;
+- reserved, in every categorical mode: runtime infrastructure (import machinery, start-up,
+  thread bootstrap: `naming.INFRA_MODULES`) in a muted sand tone, waits (SyncTrace kind
+  ``wait``: locks, queues, joins) in a strong red that no other slot uses, and "other" in
+  grey.
+``kind`` (SyncTrace IV-B3): brown when neither the call nor anything it calls waits or does
+I/O; otherwise red when waiting dominates and green when I/O does, more intense the larger
+the share of the call's time (dur_w/dur or dur_o/dur, Eq. 3-4).
+``depth``, ``inclusive``, ``self``: a perceptual sequential ramp (log scale for times).
+Clusters of sub-pixel calls take the colour of their longest call, lightened (SyncTrace
+IV-B2).
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels.sync import kind_durations
+from ..model import KIND_IO, KIND_OTHER, KIND_WAIT, Trace
+from . import palette
+from .naming import function_table
+from .params import parse_fold
+
+AUTO_FUNCTION_COVER = 0.75
+FOLDED_AREA = 0.15  # a folded call's height relative to a level, for the area ranking
+SEQ_BINS = 16
+KIND_BINS = 4
+CLUSTER_LIGHTEN = 0.5
+
+# hues (OKLCh degrees) of the families, farthest-first; none near the wait red (~27°)
+FAMILY_HUES = (255.0, 145.0, 320.0, 70.0, 195.0, 290.0, 110.0, 350.0, 225.0, 170.0)
+# shades of a family: (lightness, chroma, hue offset)
+SHADES = ((0.66, 0.13, 0.0), (0.52, 0.12, -10.0), (0.80, 0.10, 10.0), (0.59, 0.10, 18.0), (0.73, 0.12, -18.0))
+REST_SHADE = (0.86, 0.05, 0.0)  # a family's "other modules"
+
+
+def oklch_rgb(L, C, h) -> np.ndarray:
+    """One OKLCh colour → linear sRGB (3,)."""
+    return palette.oklab_to_linear_srgb(palette._oklch(L, C, h)[None])[0]
+
+
+WAIT_RGB = oklch_rgb(0.50, 0.19, 27.0)
+INFRA_RGB = oklch_rgb(0.86, 0.045, 85.0)
+OTHER_RGB = oklch_rgb(0.80, 0.0, 0.0)
+KIND_BROWN = oklch_rgb(0.58, 0.075, 60.0)
+
+_AREA_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SYNC_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class LegendItem:
+    name: str
+    slot: int  # colour slot, -1 for a note without swatch
+    weight: float = 0.0  # area in the figure (ordering)
+
+
+@dataclass
+class Colouring:
+    mode: str  # the resolved mode
+    title: str  # what colour means, for the legend heading
+    slot: np.ndarray  # int32 per shown call
+    slot_rgb: np.ndarray  # (m,3) linear sRGB
+    slot_names: list  # material names
+    legend: list = field(default_factory=list)  # LegendItem, in legend order
+    cluster_rgb: np.ndarray = None  # (m,3) lightened slot colours
+    categorical: bool = True
+
+
+def call_area(trace: Trace, fold) -> np.ndarray:
+    """Area each call of ``trace`` covers in a figure: duration × (folded ? thin : 1)."""
+    key = str(fold)
+    per = _AREA_CACHE.setdefault(trace, {})
+    if key in per:
+        return per[key]
+    from .fold import auto_fold_rule
+
+    kind, ranges = parse_fold(fold)
+    if kind == "auto":
+        folded = auto_fold_rule(trace)
+    elif kind == "levels":
+        folded = np.zeros(len(trace), np.bool_)
+        for a, b in ranges:
+            folded |= (trace.depth >= a) & (trace.depth <= b)
+    else:
+        folded = np.zeros(len(trace), np.bool_)
+    area = (trace.end - trace.start) * np.where(folded, FOLDED_AREA, 1.0)
+    per[key] = area
+    return area
+
+
+def sync_durations(trace: Trace) -> tuple:
+    """(dur_w, dur_o) of every call of ``trace`` (SyncTrace Eq. 4), cached."""
+    hit = _SYNC_CACHE.get(trace)
+    if hit is None:
+        hit = (kind_durations(trace.kind, trace.start, trace.end, trace.parent, KIND_WAIT),
+               kind_durations(trace.kind, trace.start, trace.end, trace.parent, KIND_IO))
+        _SYNC_CACHE[trace] = hit
+    return hit
+
+
+def _hue_ring(n: int) -> np.ndarray:
+    """``n`` categorical colours avoiding the wait red: the family hues at two lightnesses."""
+    out = []
+    for k in range(n):
+        h = FAMILY_HUES[k % len(FAMILY_HUES)]
+        L, C, dh = SHADES[(k // len(FAMILY_HUES)) % len(SHADES)]
+        out.append(oklch_rgb(L, C, h + dh))
+    return np.array(out).reshape(-1, 3)
+
+
+def _shade(family_rank: int, shade: int) -> np.ndarray:
+    h = FAMILY_HUES[family_rank % len(FAMILY_HUES)]
+    L, C, dh = SHADES[shade % len(SHADES)] if shade >= 0 else REST_SHADE
+    return oklch_rgb(L, C, h + dh)
+
+
+def _reserved(trace: Trace, idx: np.ndarray, ft):
+    """Masks over the shown calls: (wait, infra) — the reserved slots."""
+    wait = trace.kind[idx] == KIND_WAIT
+    infra = ft.infra[trace.func[idx]] & ~wait
+    return wait, infra
+
+
+def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
+    area = call_area(trace, params.fold)
+    wait_all = trace.kind == KIND_WAIT
+    infra_all = ft.infra[trace.func] & ~wait_all
+    free_all = ~(wait_all | infra_all)
+    budget = int(params.max_colors) - 1
+    n_func = trace.n_functions
+    f_area = np.bincount(trace.func[free_all], weights=area[free_all], minlength=n_func)
+    if mode == "auto":
+        top = np.sort(f_area)[::-1][:budget].sum()
+        mode = "function" if top >= AUTO_FUNCTION_COVER * max(f_area.sum(), 1e-300) else "module"
+    colours, names = [], []
+    if mode == "function":
+        order = np.argsort(-f_area, kind="stable")
+        order = order[f_area[order] > 0][:budget]
+        key_slot_of_func = np.full(n_func, -1, np.int64)
+        key_slot_of_func[order] = np.arange(order.size)
+        ring = _hue_ring(order.size)
+        for k, f in enumerate(order):
+            colours.append(ring[k])
+            names.append(_function_legend_name(trace, ft, int(f)))
+        slot_of_func = key_slot_of_func
+        title = "function"
+    else:
+        n_mod = len(ft.modules)
+        m_area = np.bincount(ft.module_id, weights=f_area, minlength=n_mod)
+        fam_of_mod = np.zeros(n_mod, np.int64)
+        fam_of_mod[ft.module_id] = ft.family_id
+        fam_area = np.bincount(fam_of_mod, weights=m_area, minlength=len(ft.families))
+        fam_order = np.argsort(-fam_area, kind="stable")
+        fam_order = fam_order[fam_area[fam_order] > 0][:len(FAMILY_HUES)]
+        fam_rank = np.full(len(ft.families), -1, np.int64)
+        fam_rank[fam_order] = np.arange(fam_order.size)
+        mod_order = np.argsort(-m_area, kind="stable")
+        mod_order = mod_order[m_area[mod_order] > 0]
+        slot_of_mod = np.full(n_mod, -1, np.int64)
+        shades_used = np.zeros(len(ft.families), np.int64)
+        rest_slot = {}
+
+        def add(m):
+            f = fam_of_mod[m]
+            slot_of_mod[m] = len(colours)
+            colours.append(_shade(int(fam_rank[f]), int(shades_used[f])))
+            names.append(_module_legend_name(ft.modules[m], ft.families[f]))
+            shades_used[f] += 1
+
+        for m in mod_order:  # the heaviest module of every coloured family first
+            f = fam_of_mod[m]
+            if fam_rank[f] >= 0 and shades_used[f] == 0 and len(colours) < budget:
+                add(m)
+        for m in mod_order:  # then the heaviest modules left, up to len(SHADES) per family
+            f = fam_of_mod[m]
+            if slot_of_mod[m] >= 0 or fam_rank[f] < 0:
+                continue
+            if shades_used[f] < len(SHADES) and len(colours) < budget:
+                add(m)
+        for m in mod_order:  # the rest of a coloured family: its muted "other modules" shade
+            f = fam_of_mod[m]
+            if slot_of_mod[m] >= 0 or fam_rank[f] < 0:
+                continue
+            if f not in rest_slot:
+                rest_slot[f] = len(colours)
+                colours.append(_shade(int(fam_rank[f]), -1))
+                names.append(f"{ft.families[f]} (other modules)")
+            slot_of_mod[m] = rest_slot[f]
+        slot_of_func = slot_of_mod[ft.module_id]
+        title = "module"
+    n_key = len(colours)
+    infra_slot, wait_slot, other_slot = n_key, n_key + 1, n_key + 2
+    colours += [INFRA_RGB, WAIT_RGB, OTHER_RGB]
+    names += ["runtime: imports, start-up, thread bootstrap", "waiting (locks, queues, joins)", "other"]
+    f = trace.func[idx]
+    slot = slot_of_func[f]
+    slot = np.where(slot < 0, other_slot, slot)
+    wait, infra = _reserved(trace, idx, ft)
+    slot = np.where(infra, infra_slot, slot)
+    slot = np.where(wait, wait_slot, slot).astype(np.int32)
+    rgb = np.array(colours).reshape(-1, 3)
+    legend = _legend_from_slots(slot, view_area, names)
+    n_other_keys = _count_other_keys(trace, idx, slot, other_slot, ft, mode)
+    for item in legend:
+        if item.slot == other_slot:
+            item.name = f"other ({n_other_keys} {'functions' if mode == 'function' else 'modules'})"
+    return Colouring(mode, title, slot, rgb, [f"TV3D_c{k:02d}" for k in range(len(rgb))], legend,
+                     palette.lighten(rgb, CLUSTER_LIGHTEN), True)
+
+
+def _count_other_keys(trace, idx, slot, other_slot, ft, mode) -> int:
+    f = np.unique(trace.func[idx][slot == other_slot])
+    if mode == "function":
+        return int(f.size)
+    return int(np.unique(ft.module_id[f]).size)
+
+
+def _legend_from_slots(slot, view_area, names) -> list:
+    w = np.bincount(slot, weights=view_area, minlength=len(names))
+    present = np.bincount(slot, minlength=len(names)) > 0
+    order = np.argsort(-w, kind="stable")
+    return [LegendItem(names[k], int(k), float(w[k])) for k in order if present[k]]
+
+
+def _module_legend_name(module: str, family: str) -> str:
+    if family == "builtins" and not module.startswith("builtins"):
+        return f"{module} (C)"
+    return module or "(unknown module)"
+
+
+def _function_legend_name(trace, ft, f: int) -> str:
+    name = ft.display[f]
+    if ft.short[f] == "<module>":
+        name = f"{name} (module body)"
+    line = int(trace.function_lines[f]) if f < len(trace.function_lines) else -1
+    dup = ft.display.count(ft.display[f]) > 1 if len(ft.display) < 5000 else False
+    if dup and line >= 0:
+        name = f"{name}:{line}"
+    return name
+
+
+def _kind(trace, idx, view_area) -> Colouring:
+    dur_w, dur_o = sync_durations(trace)
+    dur = np.maximum(trace.end[idx] - trace.start[idx], 1e-300)
+    w, o = dur_w[idx], dur_o[idx]
+    # SyncTrace IV-B3 colours red when wr = dur_o/dur_w < 0.5 and green otherwise.  That
+    # threshold is asymmetric (a call waiting 1.9 s and doing 1 s of I/O would be green);
+    # we split at equal shares: green when dur_o >= dur_w (wr >= 1), red otherwise.
+    io_wins = o >= w
+    share = np.where(io_wins, o, w) / dur
+    b = np.minimum((np.clip(share, 0, 1) * KIND_BINS).astype(np.int64), KIND_BINS - 1)
+    none = (w <= 0) & (o <= 0)
+    slot = np.where(none, 0, np.where(io_wins, 1 + KIND_BINS + b, 1 + b)).astype(np.int32)
+    cols = [KIND_BROWN]
+    names = ["neither waits nor does I/O"]
+    for hue, what in ((27.0, "waits"), (145.0, "I/O")):
+        for k in range(KIND_BINS):
+            t = (k + 0.5) / KIND_BINS
+            cols.append(oklch_rgb(0.88 - 0.36 * t, 0.05 + 0.14 * t, hue))
+            lo, hi = int(100 * k / KIND_BINS), int(100 * (k + 1) / KIND_BINS)
+            names.append(f"{what}: {lo}–{hi}% of its time")
+    rgb = np.array(cols)
+    legend = [LegendItem(names[k], k, 0.0) for k in range(len(names))
+              if np.any(slot == k)]
+    return Colouring("kind", "waiting and I/O (SyncTrace)", slot, rgb,
+                     [f"TV3D_k{k:02d}" for k in range(len(rgb))], legend, palette.lighten(rgb, CLUSTER_LIGHTEN), False)
+
+
+def _sequential(trace, idx, mode, measure_fn, fmt_time) -> Colouring:
+    depth = trace.depth[idx]
+    if mode == "depth":
+        levels = int(depth.max()) + 1
+        v = depth / max(levels - 1, 1)
+        shown = np.arange(levels) if levels <= 8 else np.unique(np.linspace(0, levels - 1, 5).round().astype(int))
+        ticks = [(d / max(levels - 1, 1), f"level {d}") for d in shown.tolist()]
+        title = "stack level"
+    else:
+        m = measure_fn(mode)
+        v = log_norm(m)
+        mmax = float(m.max()) if m.size else 0.0
+        ticks = [(1.0 - j / 4.0, ("≤ " if j == 4 else "") + fmt_time(mmax * 10 ** -j)) for j in range(5)]
+        title = {"inclusive": "inclusive time", "self": "self time"}[mode]
+    slot = np.minimum((v * SEQ_BINS).astype(np.int64), SEQ_BINS - 1).astype(np.int32)
+    rgb = palette.sequential((np.arange(SEQ_BINS) + 0.5) / SEQ_BINS)
+    legend = [LegendItem(txt, int(min(int(vv * SEQ_BINS), SEQ_BINS - 1)), 0.0)
+              for vv, txt in sorted(ticks, key=lambda x: -x[0])]
+    return Colouring(mode, title, slot, rgb, [f"TV3D_s{k:02d}" for k in range(SEQ_BINS)], legend,
+                     palette.lighten(rgb, CLUSTER_LIGHTEN), False)
+
+
+def log_norm(v: np.ndarray, decades: float = 4.0) -> np.ndarray:
+    """log10(v / max) mapped from [-decades, 0] to [0, 1] (durations are heavy-tailed)."""
+    vmax = float(v.max()) if v.size else 0.0
+    if vmax <= 0:
+        return np.zeros_like(v, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        x = np.log10(np.maximum(v, vmax * 10 ** -decades) / vmax)
+    return 1.0 + x / decades
+
+
+def colour_calls(trace: Trace, idx: np.ndarray, params, view_area: np.ndarray, measure_fn, fmt_time) -> Colouring:
+    """The `Colouring` of the shown calls ``idx`` (see module doc).
+
+    ``view_area`` is each shown call's area in this figure (legend order); ``measure_fn(name)``
+    gives a measure per shown call for the sequential modes.
+    """
+    ft = function_table(trace)
+    mode = params.color_by
+    if mode in ("auto", "function", "module"):
+        return _categorical(trace, idx, mode, params, view_area, ft)
+    if mode == "kind":
+        return _kind(trace, idx, view_area)
+    return _sequential(trace, idx, mode, measure_fn, fmt_time)
+
+
+__all__ = ["Colouring", "LegendItem", "colour_calls", "call_area", "sync_durations", "log_norm",
+           "WAIT_RGB", "INFRA_RGB", "OTHER_RGB", "KIND_OTHER"]

@@ -1,0 +1,160 @@
+"""What a function is called in a figure, which module and package it belongs to, and
+whether it is runtime infrastructure (bpy-free).
+
+Computed once per distinct function of a trace (never per call) and cached per trace.
+
+- ``module``: the dotted module (``docutils.parsers.rst.states``, ``json.encoder``,
+  ``importlib._bootstrap``), from `tracevis3d.names`;
+- ``family``: what the colour families group by: the top-level package (``docutils``,
+  ``json``); C built-ins (``str.join``, ``dict.get``, ``builtins.len``, ...) form the family
+  ``builtins``;
+- ``qualname``: ``Publisher.publish``; closures lose their ``<locals>`` scopes
+  (``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict``);
+- ``display``: the full readable name, ``json.encoder._iterencode_dict``; a ``<module>``
+  frame (a module body running at import) is shown as its module, ``docutils.core``;
+- ``infra``: runtime infrastructure that is rarely what a figure is about: the import
+  machinery (``importlib.*``, ``_imp``, ``zipimport``, ``builtins.__import__``), program
+  start-up (``runpy``, ``builtins.exec``, VizTracer's ``<string>`` wrapper, ``site``),
+  thread start-up (``threading.Thread._bootstrap``/``_bootstrap_inner``/``run``,
+  ``concurrent.futures.thread._worker``/``_WorkItem.run``), and the tracer itself
+  (``viztracer``).  The rule table is `INFRA_MODULES` / `INFRA_FUNCTIONS`.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..names import parse_function_name
+
+#: modules (and their submodules) whose frames are infrastructure
+INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
+                 "runpy", "site", "sitecustomize", "viztracer", "pkgutil", "<string>")
+#: (module, qualname) pairs that are infrastructure in modules that are not
+INFRA_FUNCTIONS = {
+    ("builtins", "exec"), ("builtins", "__import__"), ("builtins", "__build_class__"),
+    ("threading", "Thread._bootstrap"), ("threading", "Thread._bootstrap_inner"),
+    ("threading", "Thread.run"),
+    ("concurrent.futures.thread", "_worker"), ("concurrent.futures.thread", "_WorkItem.run"),
+}
+_LOCALS = re.compile(r"(?:[^.]+\.<locals>\.)+")
+_C_TYPE_OWNER = re.compile(r"^[A-Za-z_][\w]*$")
+_LIB_ROOT = re.compile(r"/(?:site-packages|dist-packages|lib-dynload|python\d+(?:\.\d+)?(?:/lib-dynload)?)/")
+
+
+def _interim_module(parsed) -> str:
+    """Dotted module from a parsed name when `tracevis3d.names` gives none (older parser)."""
+    f = parsed.file or ""
+    if f.startswith("<frozen ") and f.endswith(">"):
+        return f[8:-1]
+    if f.startswith("<") and f.endswith(">"):
+        return f
+    if f:
+        p = f.replace("\\", "/")
+        m = list(_LIB_ROOT.finditer(p))
+        rel = p[m[-1].end():] if m else "/".join(p.split("/")[-2:])
+        rel = re.sub(r"\.(py|pyx|so|pyd)$", "", rel)
+        parts = [x for x in rel.split("/") if x]
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts)
+    path = tuple(parsed.path)
+    if len(path) >= 2:
+        head = path[0]
+        return "builtins" if head in ("builtins", "str", "dict", "list", "tuple", "set", "bytes", "int",
+                                      "float", "object", "type") else head
+    return ""
+
+
+@dataclass
+class FunctionTable:
+    """Names and groups of every function of a trace (lists/arrays indexed by function id)."""
+
+    module: list
+    family: list
+    qualname: list
+    display: list
+    short: list
+    infra: np.ndarray  # bool per function
+    module_id: np.ndarray  # int32 into `modules`
+    modules: list
+    family_id: np.ndarray  # int32 into `families`
+    families: list
+
+
+def _family(module: str, c_call: bool) -> str:
+    if c_call:
+        return "builtins"
+    if not module:
+        return "(unknown)"
+    if module.startswith("<"):
+        return module
+    return module.split(".", 1)[0]
+
+
+def _is_infra(module: str, qual: str) -> bool:
+    for m in INFRA_MODULES:
+        if module == m or module.startswith(m + "."):
+            return True
+    return (module, qual) in INFRA_FUNCTIONS
+
+
+_C_TYPES = ("str", "dict", "list", "tuple", "set", "frozenset", "bytes", "bytearray", "int", "float",
+            "object", "type", "super", "memoryview", "property", "staticmethod", "classmethod", "builtins")
+
+
+def _interim_qualname(parsed, name: str, module: str) -> tuple:
+    """(module, qualname, c_call) when `tracevis3d.names` gives no qualname (older parser)."""
+    if parsed.file:
+        return module, parsed.function, False
+    path = tuple(parsed.path)
+    if len(path) >= 2 and path[0] in _C_TYPES:
+        return "builtins", ".".join(path[1:] if path[0] == "builtins" else path), True
+    if len(path) >= 2:
+        return path[0], ".".join(path[1:]), name.count(" ") == 0
+    return module, parsed.function or name, False
+
+
+def describe_function(name: str) -> tuple:
+    """(module, family, qualname, display, short, infra) of one function name."""
+    p = parse_function_name(name)
+    module = getattr(p, "module", None)
+    qual = getattr(p, "qualname", None)
+    c_call = False
+    if module is None or qual is None:
+        module, qual, c_call = _interim_qualname(p, name, _interim_module(p))
+    elif not p.file and module == "builtins":
+        c_call = True
+    qual = _LOCALS.sub("", qual) or qual
+    short = qual.rsplit(".", 1)[-1] if qual else name
+    if short == "<module>":
+        display = module or name
+    elif module and module != "builtins":
+        display = f"{module}.{qual}"
+    else:
+        display = qual or name
+    return module, _family(module, c_call), qual, display, short, _is_infra(module, qual)
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def function_table(trace) -> FunctionTable:
+    """The `FunctionTable` of ``trace`` (computed once per trace object)."""
+    hit = _CACHE.get(trace)
+    if hit is not None and len(hit.module) == trace.n_functions:
+        return hit
+    rows = [describe_function(nm) for nm in trace.function_names]
+    module = [r[0] for r in rows]
+    family = [r[1] for r in rows]
+    modules, module_id = np.unique(np.asarray(module + [""], dtype=object), return_inverse=True)
+    families, family_id = np.unique(np.asarray(family + [""], dtype=object), return_inverse=True)
+    table = FunctionTable(
+        module=module, family=family, qualname=[r[2] for r in rows], display=[r[3] for r in rows],
+        short=[r[4] for r in rows], infra=np.array([r[5] for r in rows], dtype=np.bool_),
+        module_id=module_id[:-1].astype(np.int32), modules=list(modules),
+        family_id=family_id[:-1].astype(np.int32), families=list(families))
+    _CACHE[trace] = table
+    return table

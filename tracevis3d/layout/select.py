@@ -1,0 +1,169 @@
+"""Select stage: which calls a figure shows, in which lanes, in which order (bpy-free).
+
+1. hide: calls matched by ``params.hide`` (regexes on the raw or the display name) or
+   ``params.hide_modules`` (a module or any of its submodules) are removed and their
+   children promoted (`tracevis3d.transform.merge_calls`);
+2. threads: ``params.threads`` (indices or names) or all;
+3. lane order: ``params.thread_order``: ``default`` = the main thread first (named
+   ``MainThread``/``main`` or whose tid equals its pid), then by first activity;
+   ``start``, ``name``, ``busy`` (most time in root calls first), or a list of threads
+   shown first in that order, the rest after them in the default order;
+4. time window and ``max_depth``.
+The result keeps every lane's calls in depth-first pre-order (lanes contiguous, in lane
+order), which is what the fold and cluster kernels need.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Trace
+from ..transform import merge_calls
+from .naming import function_table
+from .params import IcicleParams
+
+_HIDDEN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_MAIN_NAMES = ("mainthread", "main", "main thread", "crbrowsermain", "crrenderermain")
+
+
+@dataclass
+class Selection:
+    """The calls of one figure.  Call indices refer to ``trace`` (the trace after hiding)."""
+
+    trace: Trace
+    idx: np.ndarray  # int64, shown calls, lanes contiguous in lane order, pre-order inside
+    parent: np.ndarray  # int32, parent of each shown call as an index into idx (-1 roots)
+    lane: np.ndarray  # int32, lane of each shown call
+    lane_threads: np.ndarray  # int32, thread of each lane (lane order)
+    lane_names: list
+    t0: float
+    t1: float
+    windowed: bool
+
+
+def hidden_trace(trace: Trace, params: IcicleParams) -> Trace:
+    """``trace`` with the calls hidden by ``params`` merged away (cached per trace)."""
+    key = (tuple(params.hide), tuple(params.hide_modules))
+    if key == ((), ()):
+        return trace
+    per_trace = _HIDDEN_CACHE.setdefault(trace, {})
+    if key in per_trace:
+        return per_trace[key]
+    ft = function_table(trace)
+    rxs = [re.compile(r) for r in params.hide]
+    mods = [m.strip().rstrip(".") for m in params.hide_modules if m.strip()]
+    func_hidden = np.zeros(trace.n_functions, np.bool_)
+    for f in range(trace.n_functions):  # once per distinct function
+        raw, disp, mod = trace.function_names[f], ft.display[f], ft.module[f]
+        if any(r.search(raw) or r.search(disp) for r in rxs):
+            func_hidden[f] = True
+        elif any(mod == m or mod.startswith(m + ".") for m in mods):
+            func_hidden[f] = True
+    out = merge_calls(trace, func_hidden[trace.func]) if len(trace) else trace
+    per_trace[key] = out
+    return out
+
+
+def _is_main(trace: Trace, t: int) -> bool:
+    name = (trace.thread_names[t] if t < len(trace.thread_names) else "").strip().lower()
+    if name in _MAIN_NAMES:
+        return True
+    return bool(trace.thread_pid[t] == trace.thread_tid[t]) and trace.thread_pid[t] != 0
+
+
+def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
+    """``threads`` (thread indices) in the lane order ``order`` asks for (see module doc)."""
+    threads = np.asarray(threads, np.int32)
+    if threads.size <= 1:
+        return threads
+    rng = trace.thread_ranges()
+    first = np.array([trace.start[rng[t, 0]] if rng[t, 1] > rng[t, 0] else np.inf for t in threads])
+    roots = trace.parent < 0
+    busy = np.bincount(trace.thread[roots], weights=(trace.end - trace.start)[roots],
+                       minlength=trace.n_threads)[threads]
+    names = [trace.thread_names[t] for t in threads]
+    main = np.array([_is_main(trace, int(t)) for t in threads])
+    default = np.lexsort((threads, first, ~main))
+    if isinstance(order, str):
+        if order == "default":
+            perm = default
+        elif order == "start":
+            perm = np.lexsort((threads, first))
+        elif order == "name":
+            perm = np.array(sorted(range(len(threads)), key=lambda k: (names[k].lower(), int(threads[k]))))
+        elif order == "busy":
+            perm = np.lexsort((threads, -busy))
+        else:
+            raise ValueError(f"unknown thread order {order!r}")
+        return threads[perm]
+    wanted = _resolve_in_order(trace, order)
+    pos = {int(t): k for k, t in enumerate(threads)}
+    head = [int(t) for t in wanted if int(t) in pos]
+    head = list(dict.fromkeys(head))
+    rest = [int(threads[k]) for k in default if int(threads[k]) not in head]
+    return np.asarray(head + rest, np.int32)
+
+
+def _resolve_in_order(trace: Trace, spec) -> list:
+    out = []
+    for s in spec:
+        try:
+            out.extend(int(t) for t in trace._resolve_threads([s]))
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"thread_order: {str(e).strip(chr(34) + chr(39))}") from None
+    return out
+
+
+def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
+    nm = trace.thread_names[t] if t < len(trace.thread_names) else ""
+    pn = trace.process_names[t] if t < len(trace.process_names) else ""
+    if pn and n_lanes > 1 and pn != nm and len(set(trace.process_names)) > 1:
+        return f"{pn}: {nm}" if nm else pn
+    return nm or f"thread {t}"
+
+
+def select_calls(trace: Trace, params: IcicleParams) -> Selection:
+    """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth)."""
+    tr = hidden_trace(trace, params)
+    if len(tr) == 0:
+        raise ValueError("no calls to show: the trace is empty")
+    if params.threads is not None and len(params.threads):
+        try:
+            threads = tr._resolve_threads(params.threads)
+        except (KeyError, IndexError) as e:
+            raise ValueError(str(e).strip("'\"")) from None
+    else:
+        threads = np.arange(tr.n_threads, dtype=np.int32)
+    rng = tr.thread_ranges()
+    threads = np.asarray([t for t in threads if rng[t, 1] > rng[t, 0]], np.int32)
+    if threads.size == 0:
+        raise ValueError("no calls to show: the chosen threads have no calls")
+    lanes = order_threads(tr, threads, params.thread_order)
+    idx = np.concatenate([np.arange(rng[t, 0], rng[t, 1], dtype=np.int64) for t in lanes])
+    mask = np.ones(idx.size, np.bool_)
+    if params.time_window is not None:
+        t0, t1 = params.time_window
+        mask &= (tr.end[idx] >= t0) & (tr.start[idx] <= t1)
+    if params.max_depth is not None:
+        mask &= tr.depth[idx] <= params.max_depth
+    idx = idx[mask]  # closed under parents: a parent overlaps every window its child does
+    if idx.size == 0:
+        raise ValueError("no calls to show: the thread/time selection matches nothing")
+    if params.time_window is not None:
+        t0, t1 = (float(x) for x in params.time_window)
+    else:
+        t0, t1 = float(tr.start[idx].min()), float(tr.end[idx].max())
+        if not t1 > t0:
+            t1 = t0 + 1.0
+    local = np.full(len(tr), -1, np.int64)
+    local[idx] = np.arange(idx.size)
+    gp = tr.parent[idx]
+    parent = np.where(gp >= 0, local[np.maximum(gp, 0)], -1).astype(np.int32)
+    lane_of_thread = np.full(tr.n_threads, -1, np.int32)
+    lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
+    lane = lane_of_thread[tr.thread[idx]]
+    names = [lane_name(tr, int(t), lanes.size) for t in lanes]
+    return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None)
