@@ -105,6 +105,8 @@ UNROOTED_MAX_PACKAGES = 2
 _SOURCE_EXT = re.compile(r"\.(py|pyw|pyi|pyc|pyo|pyx|pxd|pxi|so|pyd|dylib)$", re.I)
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+#: code compiled at run time by a class, e.g. networkx's ``<class 'networkx.utils.decorators.argmap'> compilation 57``
+_CLASS_PSEUDO = re.compile(r"^<class '(?P<mod>[\w.]+)\.\w+'>")
 
 
 def module_from_file(path: str) -> str:
@@ -113,8 +115,10 @@ def module_from_file(path: str) -> str:
     A trace may come from another machine, so the disk is never consulted.  Rules:
 
     1. ``<frozen importlib._bootstrap>`` → ``importlib._bootstrap`` (any ``<frozen X>`` → X);
-       other pseudo files (``<string>``, ``<stdin>``, ``<ipython-input-1-…>``) are returned
-       as they are; '' and ``<unknown>`` give ''.
+       code a class compiled at run time (``<class 'networkx.utils.decorators.argmap'>
+       compilation 57``) → the class's module (``networkx.utils.decorators``); other pseudo
+       files (``<string>``, ``<stdin>``, ``<ipython-input-1-…>``) are returned as they are;
+       '' and ``<unknown>`` give ''.
     2. The extension is dropped (``.py .pyx .pyi .pyc .so .pyd`` …, and an extension module's
        ABI tag: ``_json.cpython-311-x86_64-linux-gnu.so`` → ``_json``); ``__init__`` is dropped
        (``json/__init__.py`` → ``json``).  Windows paths (``C:\\…\\Lib\\json\\encoder.py``) work.
@@ -138,10 +142,14 @@ def module_from_file(path: str) -> str:
     p = path.strip()
     if not p or p == "<unknown>":
         return ""
-    if p.startswith("<") and p.endswith(">"):
-        if p.startswith("<frozen "):
+    if p.startswith("<"):
+        if p.startswith("<frozen ") and p.endswith(">"):
             return p[8:-1].strip()
-        return p
+        m = _CLASS_PSEUDO.match(p)
+        if m:
+            return m.group("mod")
+        if p.endswith(">"):
+            return p
     p = p.replace("\\", "/")
     absolute = p.startswith("/") or bool(_DRIVE.match(p))
     p = _DRIVE.sub("", p)
