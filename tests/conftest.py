@@ -32,3 +32,30 @@ def realdata() -> pathlib.Path:
 @pytest.fixture
 def tmp_out(tmp_path) -> pathlib.Path:
     return tmp_path
+
+
+def _recorded(tmp_path_factory, what: str) -> pathlib.Path:
+    import realtraces
+
+    why = realtraces.viztracer_missing()
+    if why:
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp(f"realtrace-{what}")
+    try:
+        return getattr(realtraces, f"record_{what}")(out)
+    except RuntimeError as e:
+        pytest.fail(f"could not record the {what} trace: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def deep_trace_path(tmp_path_factory) -> pathlib.Path:
+    """A real VizTracer trace ≥ 100 levels deep (json.tool on a 105-level document), recorded
+    once per session (tests/realtraces.py); skips when viztracer is not installed."""
+    return _recorded(tmp_path_factory, "deep")
+
+
+@pytest.fixture(scope="session")
+def threads_trace_path(tmp_path_factory) -> pathlib.Path:
+    """A real VizTracer trace of examples/threads_pipeline.py: 5 named threads, lock, queue and
+    condition waits, file I/O; recorded once per session; skips when viztracer is not installed."""
+    return _recorded(tmp_path_factory, "threads")

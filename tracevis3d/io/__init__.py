@@ -80,8 +80,9 @@ def load_bytes(data: bytes, source: str = "<bytes>", **options) -> Trace:
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip_limited(data, source, options.pop("max_bytes", DEFAULT_MAX_BYTES))
     from .chrome import load_chrome
+    from .threadnames import fix_pyspy
 
-    return load_chrome(data, source=source, **options)
+    return fix_pyspy(load_chrome(data, source=source, **options))
 
 
 __all__ = ["load", "load_bytes", "DEFAULT_MAX_BYTES"]

@@ -1,0 +1,84 @@
+"""Real traces recorded during the test session, for tests that need deep or multi-threaded
+input from a real program rather than synthetic data.
+
+Both are recorded with ``sys.executable -m viztracer`` (the project's .venv has viztracer
+pinned) in a subprocess, with VizTracer's defaults (C functions and import machinery
+included), by the same commands as ``tools/record_traces.py`` (imported from there, so the
+test traces and the benchmark traces are made alike):
+
+- ``deep``: ``python -m json.tool`` on a JSON document nested 105 levels deep: one
+  ``_iterencode_dict`` generator per level, so the trace is ~118 levels deep, ~46k calls,
+  ~0.5 s to record.
+- ``threads``: ``examples/threads_pipeline.py`` (MainThread, parse_0..2, writer; Lock, RLock,
+  bounded Queue, Condition, files), a smaller run (``--docs 24 --batch 8``), ~1-2 s.
+
+No network and nothing beyond the project's .venv is needed.  The session fixtures
+``deep_trace_path`` and ``threads_trace_path`` are in conftest.py.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+#: seconds a recording may take before the fixture fails (they take 0.5-2 s)
+RECORD_TIMEOUT = 120
+THREADS_ARGS = ["--docs", "24", "--batch", "8"]
+
+_recorder = None
+
+
+def recorder():
+    """tools/record_traces.py as a module (the suite's commands and document generators)."""
+    global _recorder
+    if _recorder is None:
+        spec = importlib.util.spec_from_file_location("record_traces", REPO / "tools" / "record_traces.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _recorder = mod
+    return _recorder
+
+
+def viztracer_missing() -> str | None:
+    """Why VizTracer cannot record here, or None if it can."""
+    if importlib.util.find_spec("viztracer") is None:
+        return (f"viztracer is not installed for {sys.executable} "
+                "(it is pinned in requirements-dev.txt: pip install viztracer==1.1.1)")
+    return None
+
+
+def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
+                     timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """Record ``python <argv>`` with VizTracer into ``out``; raise RuntimeError naming the
+    command, its exit status and its output tail on failure or timeout."""
+    cmd = recorder().viztracer_command(sys.executable, str(out), argv)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["PYTHONHASHSEED"] = "0"
+    try:
+        p = subprocess.run(cmd, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"recording timed out after {timeout:.0f} s: {' '.join(cmd)}") from None
+    if p.returncode != 0 or not out.exists():
+        tail = p.stdout.decode("utf-8", "replace")[-2000:]
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{tail}")
+    return out
+
+
+def record_deep(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """Record ``json.tool`` on a 105-level JSON document into ``out_dir/deep_json_tool.json``."""
+    rec = recorder()
+    doc = out_dir / "deep.json"
+    doc.write_text(rec.deep_json_document(), encoding="utf-8")
+    return record_viztracer(out_dir / "deep_json_tool.json",
+                            ["-m", "json.tool", str(doc), str(out_dir / "deep.out.json")], out_dir, timeout)
+
+
+def record_threads(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """Record examples/threads_pipeline.py (all threads) into ``out_dir/threads_pipeline.json``."""
+    return record_viztracer(out_dir / "threads_pipeline.json",
+                            [str(REPO / "examples" / "threads_pipeline.py")] + THREADS_ARGS, out_dir, timeout)

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""Record a suite of REAL execution traces (VizTracer, py-spy) of real programs.
+
+    .venv/bin/python tools/record_traces.py                    # all traces -> build/traces/
+    .venv/bin/python tools/record_traces.py --only json_tool,threads --force
+    .venv/bin/python tools/record_traces.py --out /tmp/traces --list
+
+The suite (the names are fixed: benchmarks and figures refer to them):
+
+==============  ===========================================================================
+json_tool       ``python -m json.tool`` on a generated JSON document nested 105 levels deep:
+                the pure-Python encoder (``indent`` set) recurses one generator per level,
+                so the trace is 100+ levels deep.
+pydoc           ``python -m pydoc -w email.message``: the import machinery of a package with
+                many submodules, then pydoc's HTML renderer.
+unittest        ``python -m unittest`` on real stdlib test modules (CPython's ``test``
+                package: test_csv, test_textwrap, test_shlex).
+docutils        docutils' command line (``python -m docutils``) on a generated
+                reStructuredText document: sections, lists, tables, literal blocks, footnotes.
+networkx        a graph workload: small-world graph, shortest paths, PageRank (networkx's
+                pure-Python one: the trace venv has no scipy), eigenvector centrality,
+                Louvain communities, betweenness, minimum spanning tree.
+sympy           symbolic computation (import, expand, factor, a rational integral, a
+                determinant, solving a cubic) sized to about a million calls; VizTracer's buffer is made big enough that
+                nothing is dropped, and the table says whether anything was.
+threads         ``examples/threads_pipeline.py`` under VizTracer (all five threads).
+pyspy_threads   the same program sampled by py-spy (``record --format chrometrace --threads
+                --idle``), per-thread stacks with thread names in the root frames.
+==============  ===========================================================================
+
+VizTracer runs with its defaults (no ``--ignore_frozen``, no ``--ignore_c_function``: real users
+don't pass them, and the import machinery and C calls are part of what the figures must cope
+with), except ``--tracer_entries`` (buffer size) and ``--quiet``.
+
+Interpreters.  The stdlib traces and ``threads`` run under the interpreter this script runs
+with (the project's .venv).  The third-party programs (docutils, networkx, sympy, py-spy) run
+in a venv of their own, ``build/trace-venv``, created on first need from
+``tools/trace-requirements.txt`` (pinned; re-installed when that file changes).  None of
+them is a dependency of the project.
+
+Output: ``<out>/<name>.json`` (Chrome Trace Event JSON) and ``<out>/<name>.record.json``
+(command, seconds to record, calls, depth, threads, thread names, whether VizTracer's
+buffer overflowed).  A trace already there is not recorded again unless ``--force``.
+Prints one table at the end.  Exit status 1 if a trace failed to record.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(REPO, "build", "traces")
+TRACE_VENV = os.path.join(REPO, "build", "trace-venv")
+TRACE_REQUIREMENTS = os.path.join(REPO, "tools", "trace-requirements.txt")
+THREADS_EXAMPLE = os.path.join(REPO, "examples", "threads_pipeline.py")
+TIMEOUT = 900  # seconds per recording
+
+# --------------------------------------------------------------------------- programs
+JSON_TOOL_LEVELS = 105
+
+
+def deep_json_document(levels: int = JSON_TOOL_LEVELS) -> str:
+    """A JSON document of ``levels`` nested objects (a "level" key every tenth one).
+
+    ``json.tool`` indents its output, which makes ``json`` use its pure-Python encoder: one
+    ``_iterencode_dict`` generator per nesting level, and every chunk is passed up through
+    all of them (``yield from``), so the trace is ``levels`` + ~13 deep and has about
+    ``4 · levels²`` calls (≈ 46k at 105 levels).
+    """
+    d: object = {"leaf": [1, 2.5, "x", None, True]}
+    for level in range(levels, 0, -1):
+        d = {"child": d} if level % 10 else {"level": level, "child": d}
+    return json.dumps(d)
+
+
+def rst_document(sections: int = 8, seed: int = 3) -> str:
+    """A sizeable reStructuredText document with the constructs docutils spends its time on:
+    nested sections, inline markup, bullet/enumerated/definition/field lists, simple and grid
+    tables, literal and ``code`` blocks, auto-numbered footnotes, citations, links, notes."""
+    import random
+
+    rng = random.Random(seed)
+    words = ("trace call stack thread lock queue render icicle bundle kernel layout scene camera "
+             "depth wait release parse encode module package import function frame sample").split()
+
+    def sentence(k=12):
+        ws = [rng.choice(words) for _ in range(k)]
+        i = rng.randrange(k)
+        ws[i] = rng.choice([f"*{ws[i]}*", f"**{ws[i]}**", f"``{ws[i]}``", f"`{ws[i]}`_"])
+        return " ".join(ws).capitalize() + "."
+
+    def para(n=4):
+        return textwrap.fill(" ".join(sentence() for _ in range(n)), 78)
+
+    out = ["=" * 40, "A generated manual", "=" * 40, "", ".. contents::", "   :depth: 2", "",
+           ".. sectnum::", ""]
+    fn = 0
+    for s in range(sections):
+        title = f"Chapter {s}: {rng.choice(words)} and {rng.choice(words)}"
+        out += [title, "=" * len(title), "", para(), ""]
+        for sub in range(3):
+            t2 = f"Part {s}.{sub} {rng.choice(words)}"
+            out += [t2, "-" * len(t2), "", para(3) + f" See the note [#]_ and [CIT{s}]_.", ""]
+            fn += 1
+            out += [f".. [#] Footnote {fn}: {sentence(8)}", ""]
+            kind = (s + sub) % 4
+            if kind == 0:
+                out += [f"- {sentence(6)}" for _ in range(5)] + [""]
+                out += [f"#. {sentence(5)}" for _ in range(4)] + [""]
+            elif kind == 1:
+                out += ["=========  =========  =======", "Name       Calls      Depth",
+                        "=========  =========  ======="]
+                out += [f"{rng.choice(words):<9}  {rng.randint(1, 99999):<9}  {rng.randint(1, 120)}"
+                        for _ in range(6)]
+                out += ["=========  =========  =======", ""]
+            elif kind == 2:
+                out += ["+------------+------------+", "| Key        | Value      |",
+                        "+============+============+"]
+                for _ in range(4):
+                    out += [f"| {rng.choice(words):<10} | {rng.randint(0, 10**6):<10} |",
+                            "+------------+------------+"]
+                out += [""]
+                out += [f"{rng.choice(words)}\n    {sentence(7)}" for _ in range(4)] + [""]
+            else:
+                out += ["Example::", ""]
+                out += [f"    def f{s}_{sub}(x):", f"        return [y * {s} for y in range(x)]", ""]
+                out += [".. code::", "", f"   trace = load('run{s}.json')", "   trace.check()", ""]
+                out += [f":{w}: {sentence(4)}" for w in rng.sample(words, 3)] + [""]
+                out += [".. note::", "", "   " + sentence(9), ""]
+    for s in range(sections):
+        out += [f".. [CIT{s}] Citation {s}: {sentence(6)}"]
+    out += [""] + [f".. _{w}: https://example.org/{w}" for w in sorted(set(words))] + [""]
+    return "\n".join(out)
+
+
+NETWORKX_PROGRAM = '''\
+"""A networkx workload: build a weighted small-world graph and analyse it."""
+import networkx as nx
+from networkx.algorithms import community
+from networkx.algorithms.link_analysis import pagerank_alg
+
+G = nx.connected_watts_strogatz_graph(300, 6, 0.1, seed=7)
+for u, v in G.edges:
+    G[u][v]["weight"] = 1 + (u * v) % 5
+dist = dict(nx.single_source_dijkstra_path_length(G, 0))
+paths = [nx.shortest_path(G, 0, t, weight="weight") for t in range(1, 300, 30)]
+# PageRank in networkx's own pure-Python implementation (nx.pagerank needs scipy)
+pr = pagerank_alg._pagerank_python(G, alpha=0.85)
+ev = nx.eigenvector_centrality(G, max_iter=500, tol=1e-4)
+comms = community.louvain_communities(G, seed=1)
+bc = nx.betweenness_centrality(G, k=20, seed=1)
+mst = nx.minimum_spanning_tree(G)
+cl = nx.average_clustering(G)
+print(f"networkx: {G.number_of_nodes()} nodes, {G.number_of_edges()} edges, "
+      f"{len(comms)} communities, top pagerank {max(pr.values()):.4f}, "
+      f"MST weight {mst.size(weight='weight')}, clustering {cl:.3f}")
+'''
+
+SYMPY_PROGRAM = '''\
+"""A sympy workload: expand, factor, a rational integral, a determinant, a cubic's roots."""
+from sympy import Matrix, expand, factor, integrate, solve, symbols
+
+x, y, z = symbols("x y z")
+e = expand((x + y + z + 1) ** 5)
+f = factor(e)
+i = integrate(1 / (x ** 3 + 1), x)
+M = Matrix(3, 3, lambda r, c: (x + r) ** c + y * c)
+d = factor(M.det())
+roots = solve(x ** 3 - 6 * x ** 2 + 11 * x - 6, x)
+print("sympy:", len(e.args), "terms;", f == (x + y + z + 1) ** 5, ";", i, ";", d, ";", roots)
+'''
+
+
+class Spec:
+    """One trace of the suite: how to make its inputs and which command to trace."""
+
+    def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc=""):
+        self.name = name
+        self.tool = tool                # "viztracer" or "py-spy"
+        self.interpreter = interpreter  # "project" (this interpreter) or "trace" (build/trace-venv)
+        self.program = program          # callable(workdir) -> argv after the interpreter
+        self.entries = entries          # VizTracer's --tracer_entries
+        self.doc = doc
+
+
+def _write(path: str, text: str) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+SUITE = [
+    Spec("json_tool", "viztracer", "project",
+         lambda w: ["-m", "json.tool", _write(os.path.join(w, "deep.json"), deep_json_document()),
+                    os.path.join(w, "deep.out.json")],
+         doc=f"json.tool on a JSON document {JSON_TOOL_LEVELS} levels deep"),
+    Spec("pydoc", "viztracer", "project", lambda w: ["-m", "pydoc", "-w", "email.message"],
+         doc="pydoc -w email.message"),
+    Spec("unittest", "viztracer", "project",
+         lambda w: ["-m", "unittest", "-q", "test.test_csv", "test.test_textwrap", "test.test_shlex"],
+         entries=3_000_000, doc="unittest on CPython's test_csv, test_textwrap, test_shlex"),
+    Spec("docutils", "viztracer", "trace",
+         lambda w: ["-m", "docutils", _write(os.path.join(w, "manual.rst"), rst_document()),
+                    os.path.join(w, "manual.html")],
+         entries=3_000_000, doc="docutils rst → html on a generated manual"),
+    Spec("networkx", "viztracer", "trace", lambda w: [_write(os.path.join(w, "nx_workload.py"), NETWORKX_PROGRAM)],
+         entries=3_000_000, doc="networkx graph analysis"),
+    Spec("sympy", "viztracer", "trace", lambda w: [_write(os.path.join(w, "sympy_workload.py"), SYMPY_PROGRAM)],
+         entries=3_000_000, doc="sympy symbolic computation (~1M calls)"),
+    Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
+         doc="examples/threads_pipeline.py, 5 threads"),
+    Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],
+         doc="examples/threads_pipeline.py sampled by py-spy"),
+]
+NAMES = [s.name for s in SUITE]
+
+
+# --------------------------------------------------------------------------- recording
+def viztracer_command(python: str, out: str, argv: list, entries: int = 1_000_000) -> list:
+    """The VizTracer command line that records ``python <argv>`` into ``out``."""
+    cmd = [python, "-m", "viztracer", "--quiet", "--tracer_entries", str(int(entries)), "-o", out]
+    if argv[:1] == ["-m"]:
+        return cmd + ["-m"] + argv[1:]
+    return cmd + ["--"] + argv
+
+
+def viztracer_overflowed(path: str):
+    """True if VizTracer's buffer overflowed (early entries dropped), False if not, None if the
+    file does not say (not a VizTracer file).  Reads only the small metadata block."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        # viztracer_metadata follows the event array; file_info (sources) may follow it
+        for span in (1 << 16, 1 << 22, size):
+            f.seek(max(0, size - span))
+            tail = f.read()
+            k = tail.rfind(b'"viztracer_metadata"')
+            if k >= 0:
+                m = re.search(rb'"overflow"\s*:\s*(true|false)', tail[k: k + 4096])
+                return None if m is None else m.group(1) == b"true"
+    return None
+
+
+def run_logged(cmd: list, cwd: str, timeout: float, env=None) -> tuple:
+    """Run ``cmd``; return (returncode, combined output, seconds)."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, env=env)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), time.perf_counter() - t0
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        return -9, out + f"\n(timed out after {timeout:.0f} s)", time.perf_counter() - t0
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
+def _venv_python(venv: str) -> str:
+    return os.path.join(venv, "Scripts" if os.name == "nt" else "bin", "python")
+
+
+def ensure_trace_venv(venv: str = TRACE_VENV, requirements: str = TRACE_REQUIREMENTS) -> str:
+    """Create ``venv`` and install ``requirements`` (pinned) unless already done; return its python."""
+    with open(requirements, "rb") as f:
+        stamp = hashlib.sha256(f.read()).hexdigest()
+    py = _venv_python(venv)
+    stamp_file = os.path.join(venv, "requirements.sha256")
+    if os.path.exists(py) and os.path.exists(stamp_file) and open(stamp_file).read().strip() == stamp:
+        return py
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    print(f"record_traces: creating {venv} from {requirements} (once)", file=sys.stderr)
+    if not os.path.exists(py):
+        subprocess.run([base, "-m", "venv", venv], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", requirements],
+                   check=True)
+    with open(stamp_file, "w") as f:
+        f.write(stamp + "\n")
+    return py
+
+
+def trace_stats(path: str) -> dict:
+    """Calls, depth (levels), threads and thread names of a recorded trace (loaded with tracevis3d)."""
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    import warnings
+
+    import tracevis3d
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = tracevis3d.load(path)
+    return {
+        "calls": len(t),
+        "depth": int(t.depth.max()) + 1 if len(t) else 0,
+        "threads": t.n_threads,
+        "thread_names": list(t.thread_names),
+        "functions": t.n_functions,
+        "repairs": {k: v["count"] for k, v in t.meta.get("repairs", {}).items()},
+    }
+
+
+def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
+    """Record one trace of the suite into ``out_dir``; return its record (also written to
+    ``<name>.record.json``).  Raises RuntimeError naming the command when it fails; returns a
+    record with ``skipped`` set when the tool cannot run here."""
+    work = os.path.join(out_dir, "_inputs", spec.name)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(out_dir, spec.name + ".json")
+    python = sys.executable if spec.interpreter == "project" else ensure_trace_venv()
+    argv = spec.program(work)
+    tmp = os.path.join(out_dir, spec.name + ".part.json")  # VizTracer wants .json/.gz/.html
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    rec = {"name": spec.name, "tool": spec.tool, "program": spec.doc, "python": python}
+    if spec.tool == "viztracer":
+        cmd = viztracer_command(python, tmp, argv, spec.entries)
+        rc, log, secs = run_logged(cmd, work, timeout, _child_env())
+        if rc != 0 or not os.path.exists(tmp):
+            raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
+        rec["tracer_entries"] = spec.entries
+        rec["overflow"] = viztracer_overflowed(tmp)
+    else:
+        pyspy = os.path.join(os.path.dirname(ensure_trace_venv()), "py-spy")
+        base = [pyspy, "record", "--format", "chrometrace", "--threads", "--idle", "--rate", "1000",
+                "-o", tmp]
+        tries = [base, base[:2] + ["--nonblocking"] + base[2:]]
+        log = ""
+        for cmd in tries:
+            full = cmd + ["--", python] + argv
+            rc, log, secs = run_logged(full, work, timeout, _child_env())
+            if rc == 0 and os.path.exists(tmp):
+                break
+        else:
+            reason = " ".join(log.strip().splitlines()[-3:])[:400]
+            rec.update(skipped=f"py-spy cannot record here: {reason}")
+            return rec
+        rec["py_spy_options"] = cmd[2:]
+        cmd = full
+    os.replace(tmp, out)
+    rec.update(command=cmd, seconds=round(secs, 2), bytes=os.path.getsize(out),
+               tool_log=log.strip()[-2000:])
+    rec.update(trace_stats(out))
+    with open(os.path.join(out_dir, spec.name + ".record.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    return rec
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
+
+
+def print_table(rows: list, file=sys.stdout) -> None:
+    """One line per trace: name, calls, max depth, threads, file size, seconds to record."""
+    head = f"{'trace':<14} {'calls':>9} {'depth':>6} {'threads':>7} {'size':>9} {'record s':>9}  notes"
+    print(head, file=file)
+    print("-" * len(head), file=file)
+    for r in rows:
+        if r.get("skipped") and "calls" not in r:
+            print(f"{r['name']:<14} {'-':>9} {'-':>6} {'-':>7} {'-':>9} {'-':>9}  SKIPPED: {r['skipped']}",
+                  file=file)
+            continue
+        notes = []
+        if r.get("overflow"):
+            notes.append("VizTracer buffer OVERFLOWED: early entries dropped")
+        elif r.get("overflow") is False:
+            notes.append(f"nothing dropped (buffer {r['tracer_entries']:,})")
+        if r.get("repairs"):
+            notes.append("repairs " + ", ".join(f"{k}×{v}" for k, v in r["repairs"].items()))
+        if r.get("cached"):
+            notes.append("already there")
+        print(f"{r['name']:<14} {r['calls']:>9,} {r['depth']:>6} {r['threads']:>7} "
+              f"{_fmt_bytes(r['bytes']):>9} {r['seconds']:>9.1f}  {'; '.join(notes)}", file=file)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="traces: " + ", ".join(NAMES))
+    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default build/traces)")
+    ap.add_argument("--only", default="", help="comma-separated trace names (default: all)")
+    ap.add_argument("--force", action="store_true", help="record again traces already there")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per recording (default 900)")
+    ap.add_argument("--list", action="store_true", help="list the suite and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for s in SUITE:
+            print(f"{s.name:<14} {s.tool:<9} {s.doc}")
+        return 0
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or NAMES
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        ap.error(f"unknown trace name(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
+    os.makedirs(args.out, exist_ok=True)
+    rows, failed = [], 0
+    for spec in SUITE:
+        if spec.name not in names:
+            continue
+        trace = os.path.join(args.out, spec.name + ".json")
+        meta = os.path.join(args.out, spec.name + ".record.json")
+        if not args.force and os.path.exists(trace) and os.path.exists(meta):
+            with open(meta) as f:
+                rows.append(dict(json.load(f), cached=True))
+            continue
+        print(f"record_traces: recording {spec.name} ({spec.doc})", file=sys.stderr, flush=True)
+        try:
+            rec = record(spec, args.out, args.timeout)
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+            print(f"record_traces: FAILED {e}", file=sys.stderr)
+            failed += 1
+            last = [ln for ln in str(e).splitlines() if ln.strip()][-1:] or ["?"]
+            rows.append({"name": spec.name, "skipped": f"FAILED (see above): {last[0][:200]}"})
+            continue
+        if rec.get("skipped"):
+            print(f"record_traces: skip {spec.name}: {rec['skipped']}", file=sys.stderr)
+        rows.append(rec)
+    shutil.rmtree(os.path.join(args.out, "_inputs", "__pycache__"), ignore_errors=True)
+    print_table(rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
