@@ -64,7 +64,7 @@ def fold_chain_length(folded, parent):
 
 
 @njit(cache=True, nogil=True)
-def place_folded_levels(folded, parent, wide, band_wide, band_narrow):
+def place_folded_levels(folded, parent, wide, band_wide, band_narrow, base_height):
     """Vertical place of every call, folded runs collapsed into one band each (in levels).
 
     A *run start* is a folded call whose parent is not (effectively) folded; with
@@ -74,7 +74,8 @@ def place_folded_levels(folded, parent, wide, band_wide, band_narrow):
     else ``band_narrow``.  A wide run start with K == 1 is not folded (its band would be as
     tall as its level and only hide its name).  The other calls of a run are not drawn
     (they take the slab's place); an unfolded call whose parent lies in a run sits on top
-    of the run's slab; every other call sits on its parent: bottom[i] = bottom[p] + height[p].
+    of the run's slab; every other call sits on its parent: bottom[i] = bottom[p] + height[p]
+    and is ``base_height[i]`` levels tall (1, or less for calls too narrow to be named).
 
     Returns ``(bottom, height, eff_folded, run_start, run_levels)``: float64 bottom and
     height in levels, the effective fold flag, the start of each folded call's run (-1
@@ -97,6 +98,7 @@ def place_folded_levels(folded, parent, wide, band_wide, band_narrow):
             else:
                 bottom[i] = bottom[p] + height[p]
         if not folded[i]:
+            height[i] = base_height[i]
             continue
         if p >= 0 and eff[p]:  # inside a run: takes the slab's place
             r = run_start[p]
@@ -107,6 +109,7 @@ def place_folded_levels(folded, parent, wide, band_wide, band_narrow):
             continue
         k = down[i]
         if k == 1 and wide[i]:
+            height[i] = base_height[i]
             continue
         eff[i] = True
         height[i] = band_wide if wide[i] else band_narrow

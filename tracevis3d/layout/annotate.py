@@ -128,7 +128,7 @@ class HudPlan:
 
 
 def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bool,
-             margin_frac: float = 0.03, max_legend_frac: float = 0.26) -> HudPlan:
+             margin_frac: float = 0.03, max_legend_frac: float = 0.2) -> HudPlan:
     """Reserve the title row and the legend column; the rest is the content rectangle."""
     w, h = res
     m = margin_frac * h
@@ -145,10 +145,14 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
         swatch = 1.5 * text_px
         rows_fit = []
         avail_rows = int(max((h - top - m) / row_px, 1))
-        for text, slot, kind in legend_rows[:avail_rows]:
+        for text, slot, kind in legend_rows:
             room = (max_w - (swatch if kind == "swatch" else 0.0)) / text_px
-            t = fit_text(name_candidates(text) if kind == "swatch" else [text], room) or text[:3]
-            rows_fit.append((t, slot, kind))
+            if kind == "swatch":
+                rows_fit.append((fit_text(name_candidates(text), room) or _cut_end(text, room), slot, kind))
+            else:  # headings and notes wrap at spaces
+                for k, line in enumerate(_wrap(text, room)):
+                    rows_fit.append((line, slot if k == 0 else -1, kind if k == 0 else "note"))
+        rows_fit = rows_fit[:avail_rows]
         width = max((text_width(t) * text_px * (1.05 if k == "heading" else 1.0)
                      + (swatch if k == "swatch" else 0.0)) for t, _, k in rows_fit)
         legend_x = w - m - width
@@ -156,6 +160,20 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
     x1 = (legend_x - 1.5 * text_px) if rows else w - m
     rect = (m, top, x1, h - m)
     return HudPlan(rect, title if show_title else "", title_px, rows, legend_x, top, text_px, row_px)
+
+
+def _wrap(text: str, width_em: float) -> list:
+    """``text`` broken at spaces into lines of at most ``width_em`` (a long word is cut)."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        trial = f"{cur} {word}" if cur else word
+        if text_width(trial) <= width_em or not cur:
+            cur = trial
+        else:
+            lines.append(cur)
+            cur = word
+    lines.append(cur)
+    return [ln if text_width(ln) <= width_em else _cut_end(ln, width_em) for ln in lines]
 
 
 def _cut_end(text: str, width_em: float) -> str:

@@ -210,7 +210,7 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     n_key = len(colours)
     infra_slot, wait_slot, other_slot = n_key, n_key + 1, n_key + 2
     colours += [INFRA_RGB, WAIT_RGB, OTHER_RGB]
-    names += ["runtime: imports, start-up, thread bootstrap", "waiting (locks, queues, joins)", "other"]
+    names += ["runtime (imports, start-up)", "waiting (locks, queues)", "other"]
     f = trace.func[idx]
     slot = slot_of_func[f]
     slot = np.where(slot < 0, other_slot, slot)

@@ -30,7 +30,7 @@ from .camera import fit_camera_rect, project, view_direction, world_per_pixel
 from .cluster import cluster_subpixel_calls
 from .colour import colour_calls, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
-from .labels import TEXT_DARK, TEXT_LIGHT, label_boxes, text_px
+from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from .select import select_calls
@@ -88,6 +88,8 @@ def _legend_rows(colouring, params, has_clusters, n_folded, ext_label) -> list:
         rows.append(("lighter: calls under a pixel, merged", m, "swatch"))
     if n_folded:
         rows.append(("thin bands: folded levels (wrappers, imports)", -1, "note"))
+    if params.fold == "auto":
+        rows.append(("low bars: calls too narrow for a name", -1, "note"))
     if ext_label:
         rows.append((ext_label, -1, "note"))
     return rows
@@ -112,8 +114,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     tpx = text_px(params)
 
     # --- fold (widths estimated on a content rectangle of ~80 % of the width)
-    est_px = (e_cl - s_cl) * (0.8 * W / (t1 - t0))
-    fold = fold_levels(tr, idx, sel.parent, lane, n_lanes, params.fold, est_px, MARKER_CHARS * 0.5 * tpx)
+    est_us_per_px = (t1 - t0) / (0.8 * W)
+    est_px = (e_cl - s_cl) / est_us_per_px
+    fold = fold_levels(tr, idx, sel.parent, lane, n_lanes, params.fold, est_px, MARKER_CHARS * 0.5 * tpx, tpx,
+                       est_us_per_px)
 
     # --- measure: extrusion
     mv = _measure(tr, idx, params.extrude_measure)
@@ -135,6 +139,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     idx, lane, s_cl, e_cl = idx[dr], lane[dr], s_cl[dr], e_cl[dr]
     f_bottom, f_height, f_run_levels = fold.bottom[dr], fold.height[dr], fold.run_levels[dr]
     f_folded = fold.folded[dr]
+    rep_count_all, rep_end_all, rep_head_all = fold.rep_count, fold.rep_end, fold.rep_head
+    local_of_shown = np.full(fold.drawn.size, -1, np.int64)
+    local_of_shown[dr] = np.arange(dr.size)
     slot = colouring.slot[dr]
     ext_unit = ext_unit[dr]
 
@@ -183,10 +190,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     bottom_w = z_base[lane] + f_bottom * h
     slot_h = f_height * h
     func = tr.func[idx]
+    # the drawn level of a call: its height above its lane base (folding moves calls)
+    _, level_id = np.unique(np.round(f_bottom * 4096.0).astype(np.int64), return_inverse=True)
     if params.cluster_px > 0:
         min_w = (params.cluster_px * us_per_px).astype(np.float64)
-        # the drawn level of a call: its height above its lane base (folding moves calls)
-        _, level_id = np.unique(np.round(f_bottom * 4096.0).astype(np.int64), return_inverse=True)
         cl = cluster_subpixel_calls(s_cl, e_cl, level_id.astype(np.int32), lane, min_w, min_w, func)
         cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep, c_uniform = cl
     else:
@@ -244,54 +251,106 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
          "depth": c_depth.astype(np.int32), "lane": c_lane.astype(np.int32),
          "call_count": c_count.astype(np.int32)})
 
-    # --- labels
-    label_sets = []
+    # --- labels: named boxes, fold markers, runs of repeated calls, clusters (in that priority)
     ft = function_table(tr)
-    if params.show_labels:
-        cand_cache: dict = {}
+    placer = LabelPlacer(cam, res, to_cam, tpx, params.max_labels if params.show_labels else 0,
+                         params.label_min_px)
+    cand_cache: dict = {}
 
-        def cands(f):
-            c = cand_cache.get(f)
-            if c is None:
-                c = cand_cache[f] = name_candidates(ft.display[f])
-            return c
+    def cands(f):
+        c = cand_cache.get(f)
+        if c is None:
+            c = cand_cache[f] = name_candidates(ft.display[f])
+        return c
 
-        func_single = func[single]
-        slab_single = f_folded[single]
-        wpx_lane = px[lane[single]]
-        calls_lab = label_boxes(
-            lambda k: [] if slab_single[k] else cands(int(func_single[k])), xs, xe, bz + (1 - BOX_FILL) / 2 * bh_,
-            bz + (1 + BOX_FILL) / 2 * bh_, col[:, :3], idx[single], "call", cam, res, to_cam, tpx,
-            wpx_lane, params.max_labels, params.label_min_px)
-        label_sets.append(calls_lab)
-        room = params.max_labels - len(calls_lab)
-        if nc and room > 0:
-            def cl_texts(k):
-                n_calls = int(c_count[k])
-                if c_dom_share[k] >= 0.6:  # one function holds most of the cluster's time
-                    d = ft.display[int(func[c_dom[k]])]
-                    mark = "×" if c_uniform[k] else "× mostly"
-                    return [f"{n_calls:,}{mark} {c}" for c in name_candidates(d)] + [f"{n_calls:,} calls"]
-                return [f"{n_calls:,} calls", f"{n_calls:,}"]
+    z_lo = bottom_w + (1 - BOX_FILL) / 2 * slot_h  # face of every drawn call
+    z_hi = bottom_w + (1 + BOX_FILL) / 2 * slot_h
+    func_single = func[single]
+    slab_single = f_folded[single]
+    placer.add(lambda k: [] if slab_single[k] else cands(int(func_single[k])), xs, xe, z_lo[single],
+               z_hi[single], col[:, :3], idx[single], "call", px[lane[single]])
+    starts = np.flatnonzero((f_run_levels >= 2) & (f_height >= BAND_WIDE))
+    if starts.size:
+        placer.add(lambda k: [f"{int(f_run_levels[starts[k]])} folded levels",
+                              f"{int(f_run_levels[starts[k]])} levels", f"⋮{int(f_run_levels[starts[k]])}"],
+                   (s_cl[starts] - t0) * scale_t, (e_cl[starts] - t0) * scale_t, bottom_w[starts],
+                   bottom_w[starts] + BAND_WIDE * h, colouring.slot_rgb[slot[starts]], idx[starts], "fold",
+                   px[lane[starts]])
+    heads_shown = np.flatnonzero((rep_count_all >= 2) & fold.drawn & ~fold.folded)
+    heads = local_of_shown[heads_shown]
+    if heads.size:
+        r_end = np.minimum(rep_end_all[heads_shown], t1)
+        r_cnt = rep_count_all[heads_shown]
 
-            zc0 = bottom_w[c_rep] + (1 - BOX_FILL) / 2 * slot_h[c_rep]
-            label_sets.append(label_boxes(
-                cl_texts, cpos[:, 0] - cw / 2, cpos[:, 0] + cw / 2, zc0, zc0 + BOX_FILL * slot_h[c_rep],
-                ccol[:, :3], idx[c_rep], "cluster", cam, res, to_cam, tpx, px[c_lane], room, params.label_min_px))
-        starts = np.flatnonzero((f_run_levels >= 2) & (f_height >= BAND_WIDE))
-        room = params.max_labels - sum(len(x) for x in label_sets)
-        if starts.size and room > 0:
-            def fold_texts(k):
-                i = starts[k]
-                K = int(f_run_levels[i])
-                return [f"{K} folded levels", f"{K} levels", f"⋮{K}"]
+        def run_texts(k):
+            d = ft.display[int(func[heads[k]])]
+            return counted_candidates(int(r_cnt[k]), d, "")
 
-            band = (BAND_WIDE * h) * np.ones(starts.size)
-            fz0 = bottom_w[starts]
-            label_sets.append(label_boxes(
-                fold_texts, (s_cl[starts] - t0) * scale_t, (e_cl[starts] - t0) * scale_t, fz0, fz0 + band,
-                colouring.slot_rgb[slot[starts]], idx[starts], "fold", cam, res, to_cam, tpx, px[lane[starts]],
-                room, params.label_min_px))
+        placer.add(run_texts, (s_cl[heads] - t0) * scale_t, (r_end - t0) * scale_t, z_lo[heads], z_hi[heads],
+                   colouring.slot_rgb[slot[heads]], idx[heads], "run", px[lane[heads]])
+    # rows of siblings one function dominates ("120× Body.paragraph & more")
+    n_ch, r_start, r_end_, r_dom, r_dom_t, r_dom_c, r_tot = fold.rows
+    rows_shown = np.flatnonzero(fold.row_named & fold.drawn & ~fold.folded)
+    rows_l = local_of_shown[rows_shown]
+    if rows_l.size:
+        r_share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
+        ch_bottom = bottom_w[rows_l] + slot_h[rows_l]
+
+        def row_texts(k):
+            d = ft.display[int(r_dom[rows_shown[k]])]
+            more = "" if r_share[k] >= 0.99 else " & more"
+            c = int(r_dom_c[rows_shown[k]])
+            return counted_candidates(c, d, more)
+
+        placer.add(row_texts, (np.maximum(r_start[rows_shown], t0) - t0) * scale_t,
+                   (np.minimum(r_end_[rows_shown], t1) - t0) * scale_t, ch_bottom + (1 - BOX_FILL) / 2 * h,
+                   ch_bottom + (1 + BOX_FILL) / 2 * h, colouring.slot_rgb[slot[rows_l]], idx[rows_l], "row",
+                   px[lane[rows_l]])
+    # groups of adjacent boxes and clusters on one level, across parents, one function dominating
+    bi = np.flatnonzero(single)
+    dur_d = e_cl - s_cl
+    if nc:
+        c_time = np.bincount(cluster_of[~single], weights=dur_d[~single], minlength=nc)
+    it_start = np.concatenate([s_cl[bi], c_start])
+    it_end = np.concatenate([e_cl[bi], c_end])
+    it_level = np.concatenate([level_id[bi], level_id[c_rep] if nc else np.zeros(0, np.int64)]).astype(np.int32)
+    it_lane = np.concatenate([lane[bi], c_lane]).astype(np.int32)
+    it_member = np.concatenate([bi, c_dom if nc else np.zeros(0, np.int64)]).astype(np.int64)
+    it_calls = np.concatenate([np.ones(bi.size), c_count.astype(np.float64)])
+    it_time = np.concatenate([dur_d[bi], c_time if nc else np.zeros(0)])
+    if it_start.size:
+        order = np.lexsort((it_start, it_lane))
+        it_start, it_end, it_level, it_lane = it_start[order], it_end[order], it_level[order], it_lane[order]
+        it_member, it_calls, it_time = it_member[order], it_calls[order], it_time[order]
+        it_key = func[it_member]
+        g_of, _, _, g_start, g_end, g_items, g_rep, g_uniform = cluster_subpixel_calls(
+            it_start, it_end, it_level, it_lane, np.full(n_lanes, np.inf), us_per_px.astype(np.float64), it_key)
+        multi = np.flatnonzero(g_items >= 2)
+        if multi.size:
+            g_dom, g_share, g_dom_calls = _dominant_member(g_of, it_key, it_time, g_items.size, it_calls)
+            multi = multi[g_share[multi] >= 0.5]
+            gi = it_member[g_rep[multi]]  # a drawn call on the group's level
+            gd = it_member[g_dom[multi]]  # a drawn call of the dominant function
+
+            def group_texts(k):
+                more = "" if g_uniform[multi[k]] else " & more"
+                return counted_candidates(int(g_dom_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
+
+            placer.add(group_texts, (g_start[multi] - t0) * scale_t, (g_end[multi] - t0) * scale_t, z_lo[gi],
+                       z_hi[gi], colouring.slot_rgb[slot[gd]], idx[gd], "group", px[lane[gi]])
+    if nc:
+        def cl_texts(k):
+            n_calls = int(c_count[k])
+            if c_dom_share[k] >= 0.6:  # one function holds most of the cluster's time
+                d = ft.display[int(func[c_dom[k]])]
+                mark = "×" if c_uniform[k] else "× mostly"
+                return counted_candidates(n_calls, d, "" if c_uniform[k] else " & more")
+            return [f"{n_calls:,} calls", f"{n_calls:,}"]
+
+        zc0 = bottom_w[c_rep] + (1 - BOX_FILL) / 2 * slot_h[c_rep]
+        placer.add(cl_texts, cpos[:, 0] - cw / 2, cpos[:, 0] + cw / 2, zc0, zc0 + BOX_FILL * slot_h[c_rep],
+                   ccol[:, :3], idx[c_rep], "cluster", px[c_lane])
+    label_sets = [placer.labels()]
 
     # --- axes, lane names, title, legend
     layers = [calls_layer, clusters_layer]
@@ -345,10 +404,22 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     return spec.validate()
 
 
-def _dominant_member(cluster_of, func, dur, n_clusters) -> tuple:
-    """Per cluster: a member of the function holding most of its time, and that share."""
+def counted_candidates(count: int, display: str, more: str) -> list:
+    """Texts for a group of calls one function dominates, most informative first:
+    ``120× docutils.nodes.Text.astext & more`` … ``120× …astext``, then without the count,
+    ending with the bare name (which `fit_text` may shorten further)."""
+    names = name_candidates(display)
+    out = [f"{count:,}× {x}{more}" for x in names]
+    out += [f"{count:,}× {names[-1]}"] if more else []
+    out += [f"{x}{more}" for x in names[1:]]
+    return out + [names[-1]]
+
+
+def _dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
+    """Per cluster: a member of the function holding most of its time, that share, and
+    (with ``calls``, each member's number of calls) how many calls that function has."""
     if n_clusters == 0:
-        return np.zeros(0, np.int64), np.zeros(0)
+        return (np.zeros(0, np.int64), np.zeros(0)) + ((np.zeros(0),) if calls is not None else ())
     m = np.flatnonzero(cluster_of >= 0)
     key = cluster_of[m].astype(np.int64) * (int(func.max()) + 1) + func[m]
     uk, inv = np.unique(key, return_inverse=True)
@@ -363,7 +434,11 @@ def _dominant_member(cluster_of, func, dur, n_clusters) -> tuple:
     share = np.zeros(n_clusters)
     dom[kc[first]] = member[first]
     share[kc[first]] = tot[first] / np.maximum(cl_tot[kc[first]], 1e-300)
-    return dom, share
+    if calls is None:
+        return dom, share
+    n_calls = np.zeros(n_clusters)
+    n_calls[kc[first]] = np.bincount(inv, weights=np.asarray(calls, np.float64)[m])[first]
+    return dom, share, n_calls
 
 
 def _lane_geometry(lane_levels, h, params) -> dict:

@@ -82,6 +82,16 @@ def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera):
     return anchor, rot
 
 
+def face_rects(cam, resolution, x0, x1, z0, z1) -> np.ndarray:
+    """Pixel bounding boxes (px0, py0, px1, py1) of front faces [x0,x1] × [z0,z1] at y = 0."""
+    n = x0.size
+    y = np.zeros(n)
+    corners = np.concatenate([np.stack([x0, y, z0], 1), np.stack([x1, y, z0], 1),
+                              np.stack([x0, y, z1], 1), np.stack([x1, y, z1], 1)])
+    pr = project(cam, corners, resolution).reshape(4, n, 2)
+    return np.stack([pr[..., 0].min(0), pr[..., 1].min(0), pr[..., 0].max(0), pr[..., 1].max(0)], 1)
+
+
 def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     """Projected width and height (pixels) of front faces (y = 0) [x0,x1] × [z0,z1]."""
     zc = 0.5 * (z0 + z1)
@@ -95,37 +105,66 @@ def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     return wpx, hpx
 
 
-def label_boxes(texts_of, x0, x1, z0, z1, rgb, call_index, kind, cam, resolution, to_camera,
-                size_px, world_per_px, max_labels, min_width_px=0.0) -> LabelSet:
-    """Labels for boxes with front faces [x0,x1] × [z0,z1] (world, y = 0).
+class LabelPlacer:
+    """Collects labels from several candidate groups (boxes, runs, clusters, fold markers),
+    never giving two overlapping faces a label each, up to ``max_labels``.  Every face
+    lies in the front plane y = 0, so overlap is tested on the faces' (x, z) rectangles;
+    a text is centred inside its face, so labels of disjoint faces never collide."""
 
-    ``texts_of(k)`` returns the candidate texts of box k, most informative first;
-    ``world_per_px`` is the world size of a pixel at each box.  Only boxes that can hold
-    `MIN_CHARS` characters at ``size_px`` (plus padding) are considered; the widest first.
-    """
-    n = x0.size
-    if n == 0 or max_labels <= 0:
-        return LabelSet.empty()
-    wpx, hpx = box_face_pixels(cam, resolution, x0, x1, z0, z1)
-    need_h = size_px * (ASCENT + DESCENT) * 1.08
-    min_w = max(size_px * (3 * 0.5 + 1.0 + 2 * PAD), float(min_width_px))
-    ok = np.flatnonzero((wpx >= min_w) & (hpx >= need_h))
-    ok = ok[np.argsort(-wpx[ok], kind="stable")]
-    texts, keep = [], []
-    for k in ok:  # bounded: stops after max_labels labels
-        t = fit_text(texts_of(int(k)), float(wpx[k]) / size_px - 2 * PAD)
-        if t:
+    def __init__(self, cam, resolution, to_camera, size_px, max_labels, min_width_px=0.0):
+        self.cam, self.res, self.to_cam = cam, resolution, to_camera
+        self.size_px, self.max_labels = float(size_px), int(max_labels)
+        self.min_w = max(self.size_px * (3 * 0.5 + 1.0 + 2 * PAD), float(min_width_px))
+        self.need_h = self.size_px * (ASCENT + DESCENT) * 1.08
+        self.rects = np.zeros((0, 4))
+        self.sets = []
+
+    @property
+    def count(self) -> int:
+        return int(self.rects.shape[0])
+
+    def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px) -> int:
+        """Label the candidate faces [x0,x1] × [z0,z1] (world, y = 0) that can hold a name,
+        widest first, skipping any whose face overlaps an already labelled face.
+        ``texts_of(k)`` gives candidate k's texts, most informative first.  Returns the
+        number of labels added."""
+        n = x0.size
+        room = self.max_labels - self.count
+        if n == 0 or room <= 0:
+            return 0
+        rects = face_rects(self.cam, self.res, x0, x1, z0, z1)
+        wpx, hpx = rects[:, 2] - rects[:, 0], rects[:, 3] - rects[:, 1]
+        ok = np.flatnonzero((wpx >= self.min_w) & (hpx >= self.need_h))
+        ok = ok[np.argsort(-wpx[ok], kind="stable")]
+        texts, keep = [], []
+        eps = 1e-6 * max(float(np.ptp(np.concatenate([x0, x1]))), 1e-9)
+        world = np.stack([x0 + eps, z0 + eps, x1 - eps, z1 - eps], 1)  # touching faces do not overlap
+        for k in ok:  # bounded: stops after `room` labels
+            r = world[k]
+            if self.rects.shape[0]:
+                q = self.rects
+                if np.any((q[:, 0] < r[2]) & (r[0] < q[:, 2]) & (q[:, 1] < r[3]) & (r[1] < q[:, 3])):
+                    continue
+            t = fit_text(texts_of(int(k)), float(wpx[k]) / self.size_px - 2 * PAD)
+            if not t:
+                continue
             texts.append(t)
             keep.append(int(k))
-            if len(keep) >= max_labels:
+            self.rects = np.vstack([self.rects, r[None]])
+            if len(keep) >= room:
                 break
-    if not keep:
-        return LabelSet.empty()
-    keep = np.asarray(keep, np.int64)
-    face = np.stack([0.5 * (x0[keep] + x1[keep]), np.zeros(keep.size), 0.5 * (z0[keep] + z1[keep])], 1)
-    size_world = size_px * np.asarray(world_per_px, np.float64)[keep]
-    anchor, rot = place_facing_text(face, cam, size_world, to_camera)
-    mats = contrast_text_material(rgb[keep])
-    return LabelSet(texts, anchor.astype(np.float32), size_world.astype(np.float32), mats,
-                    np.ones(keep.size, np.uint8), [kind] * keep.size,
-                    np.asarray(call_index, np.int32)[keep], rot.astype(np.float32), ["world"] * keep.size)
+        if not keep:
+            return 0
+        keep = np.asarray(keep, np.int64)
+        face = np.stack([0.5 * (x0[keep] + x1[keep]), np.zeros(keep.size), 0.5 * (z0[keep] + z1[keep])], 1)
+        size_world = self.size_px * np.asarray(world_per_px, np.float64)[keep]
+        anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam)
+        mats = contrast_text_material(np.asarray(rgb)[keep])
+        self.sets.append(LabelSet(texts, anchor.astype(np.float32), size_world.astype(np.float32), mats,
+                                  np.ones(keep.size, np.uint8), [kind] * keep.size,
+                                  np.asarray(call_index, np.int32)[keep], rot.astype(np.float32),
+                                  ["world"] * keep.size))
+        return int(keep.size)
+
+    def labels(self) -> LabelSet:
+        return LabelSet.concat(self.sets)

@@ -9,7 +9,8 @@ Computed once per distinct function of a trace (never per call) and cached per t
   ``json``); C built-ins (``str.join``, ``dict.get``, ``builtins.len``, ...) form the family
   ``builtins``;
 - ``qualname``: ``Publisher.publish``; closures lose their ``<locals>`` scopes
-  (``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict``);
+  (``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict``), comprehensions
+  keep the function they run in (``ViewList.__init__.<listcomp>``);
 - ``display``: the full readable name, ``json.encoder._iterencode_dict``; a ``<module>``
   frame (a module body running at import) is shown as its module, ``docutils.core``;
 - ``infra``: runtime infrastructure that is rarely what a figure is about: the import
@@ -39,33 +40,14 @@ INFRA_FUNCTIONS = {
     ("threading", "Thread.run"),
     ("concurrent.futures.thread", "_worker"), ("concurrent.futures.thread", "_WorkItem.run"),
 }
-_LOCALS = re.compile(r"(?:[^.]+\.<locals>\.)+")
-_C_TYPE_OWNER = re.compile(r"^[A-Za-z_][\w]*$")
-_LIB_ROOT = re.compile(r"/(?:site-packages|dist-packages|lib-dynload|python\d+(?:\.\d+)?(?:/lib-dynload)?)/")
+_LOCALS = re.compile(r"([^.]+)\.<locals>\.(?=(<?)[^.]*)")
 
 
-def _interim_module(parsed) -> str:
-    """Dotted module from a parsed name when `tracevis3d.names` gives none (older parser)."""
-    f = parsed.file or ""
-    if f.startswith("<frozen ") and f.endswith(">"):
-        return f[8:-1]
-    if f.startswith("<") and f.endswith(">"):
-        return f
-    if f:
-        p = f.replace("\\", "/")
-        m = list(_LIB_ROOT.finditer(p))
-        rel = p[m[-1].end():] if m else "/".join(p.split("/")[-2:])
-        rel = re.sub(r"\.(py|pyx|so|pyd)$", "", rel)
-        parts = [x for x in rel.split("/") if x]
-        if parts and parts[-1] == "__init__":
-            parts = parts[:-1]
-        return ".".join(parts)
-    path = tuple(parsed.path)
-    if len(path) >= 2:
-        head = path[0]
-        return "builtins" if head in ("builtins", "str", "dict", "list", "tuple", "set", "bytes", "int",
-                                      "float", "object", "type") else head
-    return ""
+def drop_locals(qualname: str) -> str:
+    """``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict`` (a closure is
+    named by itself), but ``ViewList.__init__.<locals>.<listcomp>`` →
+    ``ViewList.__init__.<listcomp>`` (a comprehension or lambda by where it runs)."""
+    return _LOCALS.sub(lambda m: (m.group(1) + ".") if m.group(2) == "<" else "", qualname)
 
 
 @dataclass
@@ -84,13 +66,15 @@ class FunctionTable:
     families: list
 
 
-def _family(module: str, c_call: bool) -> str:
-    if c_call:
-        return "builtins"
+def _family(module: str, c_function: bool) -> str:
+    """The colour family of a module: its top-level package; C functions of ``builtins`` and
+    of C accelerator modules (``_io``, ``_thread``, ...) are one family, ``builtins``."""
     if not module:
         return "(unknown)"
     if module.startswith("<"):
         return module
+    if module == "builtins" or (c_function and module.startswith("_")):
+        return "builtins"
     return module.split(".", 1)[0]
 
 
@@ -101,33 +85,11 @@ def _is_infra(module: str, qual: str) -> bool:
     return (module, qual) in INFRA_FUNCTIONS
 
 
-_C_TYPES = ("str", "dict", "list", "tuple", "set", "frozenset", "bytes", "bytearray", "int", "float",
-            "object", "type", "super", "memoryview", "property", "staticmethod", "classmethod", "builtins")
-
-
-def _interim_qualname(parsed, name: str, module: str) -> tuple:
-    """(module, qualname, c_call) when `tracevis3d.names` gives no qualname (older parser)."""
-    if parsed.file:
-        return module, parsed.function, False
-    path = tuple(parsed.path)
-    if len(path) >= 2 and path[0] in _C_TYPES:
-        return "builtins", ".".join(path[1:] if path[0] == "builtins" else path), True
-    if len(path) >= 2:
-        return path[0], ".".join(path[1:]), name.count(" ") == 0
-    return module, parsed.function or name, False
-
-
 def describe_function(name: str) -> tuple:
     """(module, family, qualname, display, short, infra) of one function name."""
     p = parse_function_name(name)
-    module = getattr(p, "module", None)
-    qual = getattr(p, "qualname", None)
-    c_call = False
-    if module is None or qual is None:
-        module, qual, c_call = _interim_qualname(p, name, _interim_module(p))
-    elif not p.file and module == "builtins":
-        c_call = True
-    qual = _LOCALS.sub("", qual) or qual
+    module = p.module
+    qual = drop_locals(p.qualname or p.function or name) or (p.qualname or name)
     short = qual.rsplit(".", 1)[-1] if qual else name
     if short == "<module>":
         display = module or name
@@ -135,7 +97,8 @@ def describe_function(name: str) -> tuple:
         display = f"{module}.{qual}"
     else:
         display = qual or name
-    return module, _family(module, c_call), qual, display, short, _is_infra(module, qual)
+    c_function = not p.file and p.line < 0
+    return module, _family(module, c_function), qual, display, short, _is_infra(module, qual)
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

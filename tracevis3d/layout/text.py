@@ -7,11 +7,13 @@ advance.
 """
 from __future__ import annotations
 
+import re
+
 from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT  # noqa: F401
 
 ELLIPSIS = "…"
-#: the smallest readable remainder of a shortened name (characters after the ellipsis)
-MIN_CHARS = 5
+#: a name cut at a word boundary keeps a last word at least this long (or two words)
+MIN_WORD = 6
 
 
 def text_width(text: str) -> float:
@@ -25,12 +27,17 @@ def text_width(text: str) -> float:
     return w
 
 
+_WORD_CUT = re.compile(r"(?<=[a-z0-9])_(?=[A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z][a-z])")
+
+
 def name_candidates(display: str) -> list:
     """Ways to write a dotted name, most informative first, each shorter than the last.
 
     ``json.encoder._iterencode_dict`` → [``json.encoder._iterencode_dict``,
     ``…encoder._iterencode_dict``, ``…_iterencode_dict``]: a name is shortened from the
-    left, at dots, so what remains is its informative end (the function), never its start.
+    left, at dots, so what remains is its informative end (the function), never its start;
+    a long last part is then cut at word boundaries (``…shortest_path_basic``,
+    ``…path_basic``), keeping a final word of at least `MIN_WORD` characters or two words.
     """
     parts = display.split(".")
     out = [display]
@@ -39,31 +46,22 @@ def name_candidates(display: str) -> list:
         tail = ".".join(parts[k:])
         if tail and not tail.startswith("<"):
             out.append(ELLIPSIS + tail)
+    last = parts[-1]
+    cuts = [m.end() if m.group(0) == "_" else m.start() for m in _WORD_CUT.finditer(last)]
+    for c in cuts:
+        rest = last[c:]
+        if len(rest) >= MIN_WORD or _WORD_CUT.search(rest):
+            out.append(ELLIPSIS + rest)
     return out
 
 
 def fit_text(candidates, width_em: float) -> str:
-    """The first candidate whose width is at most ``width_em``; else the last one cut from
-    the left to fit (``…code_dict``), or "" when fewer than `MIN_CHARS` characters fit."""
-    if not candidates:
-        return ""
+    """The first candidate whose width is at most ``width_em``, else "" (no label).
+
+    Names are never cut inside a word: `name_candidates` already offers every shorter
+    form worth showing (``…encoder._iterencode_dict``, ``…path_basic``), so a box too
+    narrow for the shortest one gets no label rather than ``_call…`` or ``…nit__``."""
     for c in candidates:
         if text_width(c) <= width_em:
             return c
-    last = candidates[-1]
-    core = last[1:] if last.startswith(ELLIPSIS) else last
-    if core.startswith("__") and core.endswith("__"):
-        return ""  # a cut dunder (``…nit__``) says nothing
-    room = width_em - text_width(ELLIPSIS)
-    w = 0.0
-    k = len(core)
-    while k > 0:
-        a = text_width(core[k - 1])
-        if w + a > room:
-            break
-        w += a
-        k -= 1
-    kept = core[k:]
-    if len(kept) < MIN_CHARS:
-        return ""
-    return ELLIPSIS + kept
+    return ""

@@ -1,0 +1,102 @@
+"""Runs of repeated calls: consecutive siblings of the same function.
+
+A loop that calls ``Element.__init__`` fifty times leaves fifty adjacent boxes under one
+parent, each too narrow to be named; together they are one wide *run* that a figure can
+name once ("50× docutils.nodes.Element.__init__").  Runs are found on the calls in
+per-thread depth-first pre-order (the `Trace` order).
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def sibling_runs(func, start, end, parent, lane, max_gap):
+    """Group consecutive siblings of the same function into runs.
+
+    Call i continues the run of its previous sibling j (the previous child of the same
+    parent, or the previous root of the same lane) when func[i] == func[j] and
+    start[i] - end[j] <= max_gap[lane[i]]; otherwise it starts a run.
+    Returns ``(head, run_end, run_count)``: ``head[i]`` the first call of i's run; for
+    heads, the end of the run's last call and its number of calls (0 elsewhere).
+    """
+    n = func.shape[0]
+    head = np.empty(n, np.int64)
+    run_end = np.zeros(n, np.float64)
+    run_count = np.zeros(n, np.int64)
+    last_child = np.full(n, -1, np.int64)
+    n_lanes = 0
+    for i in range(n):
+        if lane[i] + 1 > n_lanes:
+            n_lanes = lane[i] + 1
+    last_root = np.full(max(n_lanes, 1), -1, np.int64)
+    for i in range(n):
+        p = parent[i]
+        j = last_child[p] if p >= 0 else last_root[lane[i]]
+        if j >= 0 and func[j] == func[i] and start[i] - end[j] <= max_gap[lane[i]]:
+            h = head[j]
+        else:
+            h = i
+        head[i] = h
+        run_count[h] += 1
+        if end[i] > run_end[h]:
+            run_end[h] = end[i]
+        if p >= 0:
+            last_child[p] = i
+        else:
+            last_root[lane[i]] = i
+    return head, run_end, run_count
+
+
+@njit(cache=True, nogil=True)
+def child_rows(func, start, end, end_index, n_func):
+    """The row of children under every call: its extent and its dominant function.
+
+    The children of call i are i+1, end_index[i+1], ... (pre-order, ``end_index`` one past
+    each subtree).  For each call with children: ``n_children``; the row's extent
+    [start of the first child, end of the last child]; the function whose children take
+    the most time (``dom_func``), that time and how many children call it, and the total
+    time of all children.  Every call is visited once as a child: O(n + distinct
+    functions per row).
+    """
+    n = func.shape[0]
+    n_children = np.zeros(n, np.int64)
+    row_start = np.zeros(n, np.float64)
+    row_end = np.zeros(n, np.float64)
+    dom_func = np.full(n, -1, np.int64)
+    dom_time = np.zeros(n, np.float64)
+    dom_count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.float64)
+    acc = np.zeros(max(n_func, 1), np.float64)
+    cnt = np.zeros(max(n_func, 1), np.int64)
+    touched = np.empty(max(n, 1), np.int64)
+    for p in range(n):
+        c = p + 1
+        if c >= end_index[p]:
+            continue
+        row_start[p] = start[c]
+        nt = 0
+        while c < end_index[p]:
+            f = func[c]
+            d = end[c] - start[c]
+            if cnt[f] == 0:
+                touched[nt] = f
+                nt += 1
+            acc[f] += d
+            cnt[f] += 1
+            total[p] += d
+            n_children[p] += 1
+            row_end[p] = end[c]
+            c = end_index[c]
+        best = -1
+        for k in range(nt):
+            f = touched[k]
+            if best < 0 or acc[f] > acc[best]:
+                best = f
+        dom_func[p] = best
+        dom_time[p] = acc[best]
+        dom_count[p] = cnt[best]
+        for k in range(nt):
+            f = touched[k]
+            acc[f] = 0.0
+            cnt[f] = 0
+    return n_children, row_start, row_end, dom_func, dom_time, dom_count, total
