@@ -13,50 +13,10 @@ from tracevis3d.layout.camera import fit_camera, project, view_direction, world_
 from tracevis3d.layout.cluster import cluster_subpixel_calls
 from tracevis3d.layout.icicle import fit_label, short_name
 from tracevis3d.model import Trace
+from tree_factory import random_trace
 
 
 # ----------------------------------------------------------------------------- helpers
-def random_trace(n_roots=15, fanout=3, max_depth=5, threads=2, seed=0, n_func=10, tiny=0.0):
-    """A valid random trace built recursively (per-thread pre-order); ``tiny`` adds runs
-    of very short leaf calls."""
-    rng = np.random.default_rng(seed)
-    func, start, end, parent, thread = [], [], [], [], []
-
-    def rec(p, s, e, d, t):
-        i = len(func)
-        func.append(int(rng.integers(n_func)))
-        start.append(s)
-        end.append(e)
-        parent.append(p)
-        thread.append(t)
-        if d >= max_depth:
-            return
-        cur = s
-        for _ in range(int(rng.integers(0, fanout + 1))):
-            span = (e - cur) * rng.uniform(0.05, 0.6)
-            gap = (e - cur) * rng.uniform(0, 0.1)
-            if span <= 0:
-                break
-            ce = cur + gap + span
-            rec(i, cur + gap, ce, d + 1, t)
-            cur = ce
-        if tiny and rng.random() < 0.5 and e - cur > 0:
-            k = int(rng.integers(1, 8))
-            w = (e - cur) * tiny / k
-            for j in range(k):
-                a = cur + j * w
-                rec(i, a, a + w * 0.8, max_depth, t)
-
-    for t in range(threads):
-        tc = 0.0
-        for _ in range(n_roots):
-            dur = rng.exponential(100.0) + 1
-            rec(-1, tc, tc + dur, 0, t)
-            tc += dur + rng.exponential(5)
-    names = [f"pkg.mod{i % 3}.func_{i}" for i in range(n_func)]
-    return Trace.from_arrays(func, start, end, parent, thread, function_names=names).check()
-
-
 def cluster_brute(start, end, depth, lane, min_width, max_gap):
     """Brute-force twin of cluster_subpixel_calls: group by (lane, depth), sort by start,
     walk each group; small calls chain while the gap to the cluster end <= max_gap and
