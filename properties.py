@@ -233,55 +233,68 @@ def icicle_params_dict(settings) -> dict:
 
 
 def set_from_params_dict(settings, d: dict) -> None:
-    """Copy an ``IcicleParams.to_dict()`` back into the properties (unknown keys ignored; a value
-    the properties cannot hold, e.g. a colour mode of a newer version, is skipped)."""
-    def put(name, value):
+    """Copy an ``IcicleParams.to_dict()`` back into the properties.
+
+    Unknown keys are ignored; a value the properties cannot hold (a colour mode of a newer
+    version, a hand-edited record with a wrong type) leaves that setting as it was.
+    """
+    def field(name, apply):
+        if name not in d:
+            return
         try:
-            setattr(settings, name, value)
-        except (TypeError, ValueError, OverflowError):
+            apply(d[name])
+        except (TypeError, ValueError, OverflowError, IndexError, KeyError, AttributeError):
             pass
 
-    for name in _SCALAR_FIELDS:
-        if name in d and d[name] is not None:
-            put(name, d[name])
-    if "lane_gap" in d:
-        settings.lane_gap_auto = d["lane_gap"] is None
-        if d["lane_gap"] is not None:
-            put("lane_gap", float(d["lane_gap"]))
-    if "max_depth" in d:
-        settings.use_max_depth = d["max_depth"] is not None
-        if d["max_depth"] is not None:
-            put("max_depth", int(d["max_depth"]))
-    if "threads" in d:
-        settings.threads = _join_threads(d.get("threads"))
-    if "thread_order" in d:
-        order = d["thread_order"]
+    def window(w):
+        if w is not None:
+            settings.time_window_start, settings.time_window_end = float(w[0]), float(w[1])
+        settings.use_time_window = w is not None
+
+    def optional(flag, name, convert, auto_when_none=False):
+        def apply(v):
+            if v is not None:
+                setattr(settings, name, convert(v))
+            setattr(settings, flag, (v is None) if auto_when_none else (v is not None))
+        return apply
+
+    def thread_order(order):
         if isinstance(order, str):
-            put("thread_order", order)
+            settings.thread_order = order
         elif order:
+            settings.thread_order_list = _join_threads(list(order))
             settings.thread_order = "list"
-            settings.thread_order_list = _join_threads(order)
-    if "fold" in d:
-        kind = _fold_kind(d["fold"])
-        settings.fold_mode = kind
+
+    def fold(v):
+        kind = _fold_kind(v)
         if kind == "levels":
-            settings.fold_levels = str(d["fold"])
-    if "hide" in d:
-        settings.hide = "; ".join(d.get("hide") or [])
-    if "hide_modules" in d:
-        settings.hide_modules = ", ".join(d.get("hide_modules") or [])
-    if "title" in d:
-        title = d["title"]
-        settings.title = title or ""
-        if title == "":  # IcicleParams' "no title"
+            settings.fold_levels = str(v)
+        settings.fold_mode = kind
+
+    def title(v):
+        settings.title = str(v or "")
+        if v == "":  # IcicleParams' "no title"
             settings.show_title = False
-    if "time_window" in d:
-        window = d.get("time_window")
-        settings.use_time_window = window is not None
-        if window is not None:
-            settings.time_window_start, settings.time_window_end = float(window[0]), float(window[1])
-    if d.get("resolution"):
-        settings.resolution_x, settings.resolution_y = (int(v) for v in d["resolution"])
+
+    def resolution(v):
+        if v:
+            settings.resolution_x, settings.resolution_y = (int(x) for x in v)
+
+    for name in _SCALAR_FIELDS:
+        field(name, lambda v, name=name: v is not None and setattr(settings, name, v))
+    field("lane_gap", optional("lane_gap_auto", "lane_gap", float, auto_when_none=True))
+    field("max_depth", optional("use_max_depth", "max_depth", int))
+    field("threads", lambda v: setattr(settings, "threads", _join_threads(v)))
+    field("thread_order", thread_order)
+    field("fold", fold)
+    def listed(v):
+        return [v] if isinstance(v, str) else list(v or [])
+
+    field("hide", lambda v: setattr(settings, "hide", "; ".join(str(x) for x in listed(v))))
+    field("hide_modules", lambda v: setattr(settings, "hide_modules", ", ".join(str(x) for x in listed(v))))
+    field("title", title)
+    field("time_window", window)
+    field("resolution", resolution)
 
 
 # ------------------------------------------------------------------ saved scenes

@@ -532,6 +532,32 @@ def main(zip_path: str, work: str) -> None:
                     f"threads={s.threads!r} cache after load={session.cached_paths()} "
                     f"relative path recorded on save={s.trace_path_rel!r}")
 
+    @step("load_post_tolerates_bad_records")
+    def _():
+        """A hand-edited or foreign build record never breaks opening a file: unreadable JSON
+        is ignored; wrong parameter types leave those settings alone, the path comes back."""
+        scene = bpy.context.scene
+        scene.tracevis3d.trace_path = ""
+        colour_before = scene.tracevis3d.color_by
+        scene["tracevis3d_build"] = "not json {"
+        blend = work / "bad_record.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+        with captured_fds() as cap1:
+            r1 = bpy.ops.wm.open_mainfile(filepath=str(blend))
+        path1 = bpy.context.scene.tracevis3d.trace_path
+        bpy.context.scene["tracevis3d_build"] = json.dumps({
+            "trace_path": str(good), "params": {"color_by": "rainbow", "lane_gap": "wide", "resolution": "big",
+                                                "extrude_measure": "calls", "hide": 5, "threads": 7}})
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+        with captured_fds() as cap2:
+            r2 = bpy.ops.wm.open_mainfile(filepath=str(blend))
+        s = bpy.context.scene.tracevis3d
+        text = cap1["text"] + cap2["text"]
+        ok = (r1 == r2 == {"FINISHED"} and path1 == "" and s.trace_path == str(good)
+              and s.extrude_measure == "calls" and s.color_by == colour_before and "Traceback" not in text)
+        return ok, (f"{r1} {r2} unreadable record -> trace_path={path1!r}; bad types -> trace_path={s.trace_path!r} "
+                    f"extrude={s.extrude_measure} colour={s.color_by}; output={text[-600:]!r}")
+
     @step("cli_via_extension")
     def _():
         try:

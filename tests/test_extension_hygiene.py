@@ -200,3 +200,61 @@ def test_render_of_a_fresh_file_shows_no_startup_object(tmp_path):
     assert np.abs(fresh - empty).max() < 2 / 255, "the fresh-file figure differs from the empty-file one"
     diff = np.abs(with_cube - empty).max(-1) > 0.05
     assert diff[y0:y1, x0:x1].mean() > 0.2, "a cube at the origin would be visible in the figure"
+
+
+# ------------------------------------------------------------------ where the trace is
+def test_relative_paths_round_trip(tmp_path):
+    blend = tmp_path / "proj" / "scene.blend"
+    trace = tmp_path / "proj" / "data" / "t.json"
+    rel = hygiene.relative_to_blend(trace, blend)
+    assert rel == "//data/t.json"
+    assert hygiene.from_blend_relative(rel, blend) == str(trace)
+    assert hygiene.relative_to_blend(tmp_path / "elsewhere.json", blend) == "//../elsewhere.json"
+    assert hygiene.relative_to_blend(trace, "") is None and hygiene.from_blend_relative(rel, "") is None
+    assert hygiene.from_blend_relative("/abs/t.json", blend) is None
+
+
+def test_recorded_trace_path_prefers_the_absolute_path_then_the_moved_folder(tmp_path):
+    scene = factory_scene(empty=True)
+    a = tmp_path / "a"
+    a.mkdir()
+    trace = write_trace(a / "t.json")
+    hygiene.write_build_record(scene, {"trace_path": str(trace), "trace_path_rel": None, "params": {}})
+    hygiene.remember_blend_location(scene, str(a / "scene.blend"))
+    assert hygiene.read_build_record(scene)["trace_path_rel"] == "//t.json"
+    assert hygiene.recorded_trace_path(scene, str(a / "scene.blend")) == (str(trace), str(trace))
+    b = tmp_path / "b"
+    a.rename(b)  # the folder moved: the absolute path is gone, the relative one finds it
+    assert hygiene.recorded_trace_path(scene, str(b / "scene.blend")) == (str(b / "t.json"), str(trace))
+    (b / "t.json").unlink()
+    assert hygiene.recorded_trace_path(scene, str(b / "scene.blend")) == (None, str(trace))
+
+
+@pytest.mark.parametrize("raw", ["", "not json {", "[1, 2]", "null", json.dumps({"params": 5})])
+def test_unreadable_build_records_are_ignored(raw):
+    scene = factory_scene(empty=True)
+    scene[hygiene.BUILD_KEY] = raw
+    rec = hygiene.read_build_record(scene)
+    assert rec is None or isinstance(rec, dict)
+    found, recorded = hygiene.recorded_trace_path(scene, "/tmp/x.blend")
+    assert found is None and recorded is None
+    hygiene.remember_blend_location(scene, "/tmp/x.blend")  # no error, nothing invented
+    assert scene[hygiene.BUILD_KEY] == raw
+
+
+@pytest.mark.blender
+def test_build_records_the_trace_file_absolute(tmp_path, monkeypatch):
+    """An .npz's meta names the original JSON: the record names the file actually read."""
+    from tracevis3d import load
+    from tracevis3d.blender.scene import build_icicle, build_info
+    from tracevis3d.layout.params import IcicleParams
+
+    trace_file = write_trace(tmp_path / "t.json")
+    monkeypatch.chdir(tmp_path)
+    trace = load("t.json")  # a relative path as given on a command line
+    scene = factory_scene(empty=True)
+    build_icicle(trace, IcicleParams(resolution=(160, 90), color_by="kind"), scene=scene)
+    info = build_info(scene)
+    assert info["trace_path"] == str(trace_file) and info["params"]["color_by"] == "kind"
+    build_icicle(trace, IcicleParams(resolution=(160, 90)), scene=scene, trace_path=str(tmp_path / "t.tv3d.npz"))
+    assert build_info(scene)["trace_path"] == str(tmp_path / "t.tv3d.npz")

@@ -29,6 +29,7 @@ OPERATOR_STEPS = [
     "op_render_bad_output_reports",
     "op_render_formats",
     "saved_blend_reopens",
+    "load_post_tolerates_bad_records",
     "cli_via_extension",
     "op_import_and_build_tiny_trace",
     "pick_synthetic_ray",
