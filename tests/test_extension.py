@@ -146,7 +146,8 @@ def run_driver_reopen() -> dict:
     env = dict(os.environ)  # the pytest process's isolated Blender folders: no extension there
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-icicle", str(cli_dir / "small_trace.json"),
-                        "-o", str(cli_dir / "fig.png"), "--resolution", "320x180", "--save", str(cli_dir / "scene.blend"),
+                        "-o", str(cli_dir / "fig.png"), "--resolution", "320x180",
+                        "--save", str(cli_dir / "scene.blend"),
                         "--color-by", "module", "--thread", "MainThread", "--fold", "none"],
                        capture_output=True, text=True, timeout=900, env=env, cwd=str(root))
     steps = {"reopen_cli_save": {"ok": r.returncode == 0 and r.stdout == f"{cli_dir / 'fig.png'}\n"

@@ -809,7 +809,8 @@ def main_reopen(work: str, spec_file: str) -> None:
                 if (ci == 1).any():
                     pos = np.empty(n * 3, np.float32)
                     ob.data.attributes["position"].data.foreach_get("vector", pos)
-                    p = ob.matrix_world @ __import__("mathutils").Vector(pos.reshape(n, 3)[int(np.argmax(ci == 1))].tolist())
+                    centre = pos.reshape(n, 3)[int(np.argmax(ci == 1))].tolist()
+                    p = ob.matrix_world @ __import__("mathutils").Vector(centre)
                     got = pick.pick_ray(tuple(p), (0.0, 1.0, 0.0))
                     return got == 1, f"picked {got}"
         return False, "no box of call 1"

@@ -7,7 +7,8 @@
    factory transform, data settings and geometry (within `TOL`), one user, no parent,
    children, modifiers, constraints, animation, custom properties or vertex groups, in the
    startup "Collection" of this scene only; the Cube with the startup "Material" (a cube the
-   user adds has none).  Anything edited, renamed, moved, hidden or made by the user stays.  The operators (Import, Build) and the CLI both call it.
+   user adds has none).  Anything edited, renamed, moved, hidden or made by the user stays.
+   The operators (Import, Build) and the CLI both call it.
 2. Where the trace is.  `build_icicle` records ``scene["tracevis3d_build"]`` = JSON
    {trace_path, trace_path_rel, params}: the absolute path of the trace and, once the
    scene is saved (`remember_blend_location`, called by the CLI before ``--save`` and by the
