@@ -130,14 +130,14 @@ def _number(lo: float, hi: float, what: str):
     return parse
 
 
-def _positive_int(what: str):
+def _int_at_least(lo: int, what: str):
     def parse(s: str) -> int:
         try:
             v = int(s)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what} must be an integer, got {s!r}") from None
-        if v < 0 or (what == "samples" and v < 1):
-            raise argparse.ArgumentTypeError(f"{what} must be >= {1 if what == 'samples' else 0}, got {s!r}")
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{what} must be >= {lo}, got {s!r}")
         return v
     return parse
 
@@ -184,7 +184,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="render engine (default: workbench)")
     g.add_argument("--resolution", type=_resolution, default=(1920, 1080), metavar="WxH",
                    help="image size in pixels, 16..16384 each (default: 1920x1080)")
-    g.add_argument("--samples", type=_positive_int("samples"), metavar="N",
+    g.add_argument("--samples", type=_int_at_least(1, "samples"), metavar="N",
                    help="samples per pixel: Workbench anti-aliasing (1, 5, 8, 11, 16 or 32), "
                         "EEVEE, Cycles (default: 8, 16, 32 for the three engines)")
     g.add_argument("--transparent", action="store_true",
@@ -202,7 +202,7 @@ def make_parser() -> argparse.ArgumentParser:
                         "(default: default)")
     g.add_argument("--window", type=_window, metavar="T0:T1",
                    help="time window, µs (or with a unit) from the trace start (default: the whole trace)")
-    g.add_argument("--max-depth", type=_positive_int("max depth"), metavar="D",
+    g.add_argument("--max-depth", type=_int_at_least(0, "max depth"), metavar="D",
                    help="show stack levels 0..D only (default: all levels)")
     g.add_argument("--fold", type=_fold, default="auto", metavar="RULE",
                    help="fold stack levels into thin bands: auto (the automatic rule), none, or "
