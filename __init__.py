@@ -3,9 +3,14 @@
 The repository root is the add-on package; the bpy-free core is its subpackage
 ``tracevis3d``.  ``register()`` points numba's on-disk cache at the extension's user folder
 (never the add-on folder) BEFORE the core is imported, then registers the scene properties,
-operators, panel, a ``load_post`` handler and the command line command::
+operators, panel, ``load_post``/``save_pre`` handlers and the command line command::
 
     blender --background --command tracevis3d render-icicle TRACE -o fig.png [...]
+
+On opening a .blend, ``load_post`` drops the traces loaded for the previous file and fills
+empty scene properties from the scene's build record (a .blend saved by
+``python -m tracevis3d ... --save``, where the extension is not registered), or finds a trace
+whose folder moved with the .blend; ``save_pre`` records the trace path relative to the .blend.
 
 ``unregister()`` removes every one of them again and gives NUMBA_CACHE_DIR back (safe to
 call twice).
@@ -75,12 +80,39 @@ def _cli_command(argv) -> int:
         return 1
 
 
+def _warn(what: str, e: BaseException) -> None:
+    msg = " ".join(str(e).split()) or type(e).__name__
+    print(f"tracevis3d: warning: {what}: {msg}", file=sys.stderr)
+
+
 @bpy.app.handlers.persistent
 def _on_load_post(*_args):
-    """A new .blend: drop traces loaded for the previous file."""
+    """A new .blend: drop traces loaded for the previous file; point the scenes at their traces."""
     from .tracevis3d.blender import session
 
     session.clear_cache()
+    from . import properties
+
+    for scene in bpy.data.scenes:
+        try:
+            properties.restore_session(scene)
+        except Exception as e:  # noqa: BLE001  a handler must never break opening a file
+            _warn(f"scene {scene.name!r} of {bpy.data.filepath}: cannot restore its trace path", e)
+
+
+@bpy.app.handlers.persistent
+def _on_save_pre(filepath="", *_args):
+    """Before saving: record each scene's trace path relative to the .blend as well."""
+    from . import properties
+
+    for scene in bpy.data.scenes:
+        try:
+            properties.note_blend_location(scene, filepath or bpy.data.filepath)
+        except Exception as e:  # noqa: BLE001  never block saving
+            _warn(f"scene {scene.name!r}: cannot record the trace path relative to {filepath}", e)
+
+
+_HANDLERS = (("load_post", _on_load_post), ("save_pre", _on_save_pre))
 
 
 def register():
@@ -94,8 +126,10 @@ def register():
         properties.register()
         operators.register()
         panels.register()
-        if _on_load_post not in bpy.app.handlers.load_post:
-            bpy.app.handlers.load_post.append(_on_load_post)
+        for name, fn in _HANDLERS:
+            handlers = getattr(bpy.app.handlers, name)
+            if fn not in handlers:
+                handlers.append(fn)
         if hasattr(bpy.utils, "register_cli_command"):  # Blender >= 4.2
             _state["cli"] = bpy.utils.register_cli_command("tracevis3d", _cli_command)
     except Exception:
@@ -114,8 +148,10 @@ def unregister():
             bpy.utils.unregister_cli_command(_state["cli"])
         finally:
             _state["cli"] = None
-    while _on_load_post in bpy.app.handlers.load_post:
-        bpy.app.handlers.load_post.remove(_on_load_post)
+    for name, fn in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        while fn in handlers:
+            handlers.remove(fn)
     panels.unregister()
     operators.unregister()
     properties.unregister()

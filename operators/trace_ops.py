@@ -39,13 +39,20 @@ def count_objects(result) -> int:
     return n
 
 
-def build_scene(context, trace, settings, progress=None) -> dict:
-    """Build the icicle of ``trace`` with the scene's parameters (shared by Import and Build)."""
+def build_scene(context, trace, settings, progress=None, trace_path=None) -> dict:
+    """Build the icicle of ``trace`` with the scene's parameters (shared by Import and Build).
+
+    Blender's startup Cube, Light and Camera go first when they are untouched (a fresh file);
+    nothing the user made or edited is removed.
+    """
+    from ..tracevis3d.blender.hygiene import remove_startup_defaults
     from ..tracevis3d.blender.scene import build_icicle
-    from ..tracevis3d.layout.icicle import IcicleParams
+    from ..tracevis3d.layout.params import IcicleParams
 
     params = IcicleParams.from_dict(properties.icicle_params_dict(settings))
-    return build_icicle(trace, params, progress=progress)
+    remove_startup_defaults(context.scene)
+    return build_icicle(trace, params, progress=progress, scene=context.scene,
+                        trace_path=trace_path or abspath(settings.trace_path) or None)
 
 
 class TRACEVIS3D_OT_import_trace(Operator):
@@ -83,7 +90,7 @@ class TRACEVIS3D_OT_import_trace(Operator):
         if self.build:
             progress = Progress(context, "Building icicle")
             try:
-                build_scene(context, trace, settings, progress)
+                build_scene(context, trace, settings, progress, trace_path=path)
             finally:
                 progress.end()
             from ..tracevis3d.blender.scene import frame_view
@@ -110,7 +117,7 @@ class TRACEVIS3D_OT_build(Operator):
             progress(0.0, loading_text())
             trace = session.get_trace(path)
             t0 = time.perf_counter()
-            result = build_scene(context, trace, settings, progress)
+            result = build_scene(context, trace, settings, progress, trace_path=path)
         finally:
             progress.end()
         n_objects = count_objects(result)
@@ -135,17 +142,18 @@ class TRACEVIS3D_OT_frame(Operator):
 
 
 class TRACEVIS3D_OT_render_figure(Operator):
-    """Render the scene to a PNG with the chosen engine, resolution and background"""
+    """Render the scene to an image (.png, .jpg, .exr, .tif) with the chosen engine, resolution and background"""
 
     bl_idname = "tracevis3d.render_figure"
     bl_label = "Render Figure"
 
     filepath: StringProperty(name="Output", subtype="FILE_PATH", options={"SKIP_SAVE"},
-                             description="Output PNG (default: the Output setting of the panel)")
+                             description="Output image, .png, .jpg, .exr or .tif "
+                                         "(default: the Output setting of the panel)")
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.render import render_figure
+        from ..tracevis3d.blender.render import check_output, render_figure
 
         settings = settings_of(context)
         path = abspath(self.filepath or settings.render_output)
@@ -153,8 +161,9 @@ class TRACEVIS3D_OT_render_figure(Operator):
             raise ValueError("no output file: set the render Output path")
         if os.path.isdir(path):
             raise ValueError(f"output path is a folder, not a file: {path}")
-        if not path.lower().endswith(".png"):
-            path += ".png"
+        if not os.path.splitext(path)[1]:
+            path += ".png"  # no extension: PNG
+        check_output(path, settings.render_transparent)  # the extension names the format
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         if not os.access(folder, os.W_OK):

@@ -47,6 +47,10 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         layout.prop(s, "extrude_measure")
         layout.prop(s, "color_by")
         layout.prop(s, "threads")
+        layout.prop(s, "thread_order")
+        sub = layout.column()
+        sub.enabled = s.thread_order == "list"
+        sub.prop(s, "thread_order_list")
         layout.prop(s, "use_time_window")
         col = layout.column(align=True)
         col.enabled = s.use_time_window
@@ -56,6 +60,12 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         sub = layout.column()
         sub.enabled = s.use_max_depth
         sub.prop(s, "max_depth")
+        layout.prop(s, "fold_mode")
+        sub = layout.column()
+        sub.enabled = s.fold_mode == "levels"
+        sub.prop(s, "fold_levels")
+        layout.prop(s, "hide")
+        layout.prop(s, "hide_modules")
         layout.prop(s, "cluster_px")
         layout.prop(s, "lane_gap_auto")
         sub = layout.column()
@@ -63,11 +73,16 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         sub.prop(s, "lane_gap")
         layout.prop(s, "orthographic")
         layout.prop(s, "show_labels")
-        sub = layout.column()
+        sub = layout.column(align=True)
         sub.enabled = s.show_labels
+        sub.prop(s, "label_px")
         sub.prop(s, "label_min_px")
         layout.prop(s, "show_legend")
         layout.prop(s, "show_axes")
+        layout.prop(s, "show_title")
+        sub = layout.column()
+        sub.enabled = s.show_title
+        sub.prop(s, "title")
 
 
 class VIEW3D_PT_tracevis3d_render(_Base, Panel):

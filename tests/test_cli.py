@@ -3,6 +3,7 @@
 In-process calls of `cli.main` (real bpy) plus subprocess runs of
 ``python -m tracevis3d`` for the exit codes and the one-line errors.
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -52,7 +53,7 @@ def test_renders_a_real_trace(realdata, tmp_path, capsys):
                "--save", str(blend), "--color-by", "module"])
     cap = capsys.readouterr()
     assert rc == 0, cap.err
-    assert cap.out.strip().splitlines()[-1] == str(out)  # (Blender itself prints "Info: Saved ...")
+    assert cap.out == f"{out}\n"  # stdout carries the output path only
     assert "[100%]" in cap.err and "rendering 480x270" in cap.err  # progress on stderr
     img = _png(out)
     assert img.shape == (270, 480, 4)
@@ -114,6 +115,17 @@ def test_corrupt_file_fails_cleanly(tmp_path, content):
     (["render-icicle", "/no/such/file.json", "-o", "{out}"], "not found"),
     (["render-icicle", "{trace}", "-o", "/no/such/dir/x.png"], "does not exist"),
     (["render-icicle", "{trace}", "-o", "{out}", "--save", "x.txt"], ".blend"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--transparent", "-o", "{out}.jpg"], "alpha"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--hide", "(unclosed"], "bad regular expression"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--hide-module", "not a module"], "--hide-module"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--fold", "5:1"], "ends before it starts"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--fold", "sometimes"], "--fold"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--label-px", "3"], "14..200"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--label-px", "big"], "--label-px"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--thread-order", ","], "thread order"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--color-by", "rainbow"], "--color-by"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--title", "T", "--no-title"], "not allowed with"),
+    (["render-icicle", "{trace}", "-o", "{out}", "--samples", "0"], "samples"),
     (["frobnicate"], "invalid choice"),
     ([], "missing command"),
 ])
@@ -133,3 +145,178 @@ def test_bad_arguments_one_line(tmp_path, args, needle):
 def test_help_exits_zero():
     r = _run("render-icicle", "--help")
     assert r.returncode == 0 and "--resolution" in r.stdout
+
+
+TINY = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+        {"ph": "X", "name": "main (app.py:1)", "ts": 0, "dur": 1000, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "load_config (app.py:10)", "ts": 10, "dur": 300, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "compute (app.py:30)", "ts": 400, "dur": 550, "pid": 1, "tid": 1}]
+
+
+def _tiny(tmp_path):
+    p = tmp_path / "tiny.json"
+    p.write_text(json.dumps({"traceEvents": TINY}))
+    return p
+
+
+MAGIC = {".png": [b"\x89PNG\r\n\x1a\n"], ".jpg": [b"\xff\xd8\xff"], ".jpeg": [b"\xff\xd8\xff"],
+         ".exr": [b"\x76\x2f\x31\x01"], ".tif": [b"II*\x00", b"MM\x00*"], ".tiff": [b"II*\x00", b"MM\x00*"]}
+
+
+@pytest.mark.blender
+@pytest.mark.parametrize("ext", sorted(MAGIC))
+def test_output_format_follows_the_extension(tmp_path, capsys, ext):
+    pytest.importorskip("bpy")
+    out = tmp_path / f"fig{ext.upper() if ext == '.tif' else ext}"  # the extension's case does not matter
+    rc = main(["render-icicle", str(_tiny(tmp_path)), "-o", str(out), "--resolution", "96x54"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert cap.out == f"{out}\n"
+    head = out.read_bytes()[:8]
+    assert any(head.startswith(m) for m in MAGIC[ext]), (ext, head)
+
+
+@pytest.mark.blender
+def test_transparent_png_has_alpha(tmp_path, capsys):
+    pytest.importorskip("bpy")
+    out = tmp_path / "t.png"
+    rc = main(["render-icicle", str(_tiny(tmp_path)), "-o", str(out), "--resolution", "96x54", "--transparent"])
+    assert rc == 0, capsys.readouterr().err
+    assert out.read_bytes()[25] == 6  # IHDR colour type 6: RGBA
+    assert (_png(out).shape[-1] == 4)
+
+
+@pytest.mark.parametrize("name", ["fig.bmp", "fig", "fig.png.txt", "fig.webp"])
+def test_other_output_extensions_are_refused_before_loading(tmp_path, name):
+    """One line naming the file, exit 2, before the trace is even looked at (it does not exist)."""
+    r = _run("render-icicle", tmp_path / "no-such-trace.json", "-o", tmp_path / name)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tracevis3d: error: argument -o/--output: "), r.stderr
+    assert name in lines[0] and ".png, .jpg/.jpeg, .exr or .tif/.tiff" in lines[0]
+    assert r.stdout == "" and not list(tmp_path.glob("fig*"))
+
+
+@pytest.mark.blender
+def test_stdout_is_the_path_and_blender_noise_is_gone(realdata, tmp_path):
+    """A real render with --save in a fresh process: stdout is exactly the output path; no
+    "EGL Error" lines (first GPU context), no "Saved: '...'" (render log) or "Info: Saved as"
+    (save report) anywhere; stderr holds only our progress lines."""
+    src = realdata / "viztracer-examples" / "multithread.json"
+    out, blend = tmp_path / "mt.png", tmp_path / "mt.blend"
+    r = _run("render-icicle", src, "-o", out, "--resolution", "320x180", "--save", blend)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{out}\n", r.stdout
+    for noise in ("EGL", "Saved:", "Saved as", "Time:"):
+        assert noise not in r.stdout + r.stderr, (noise, r.stderr)
+    assert all(ln.startswith("[") for ln in r.stderr.splitlines()), r.stderr
+    assert out.is_file() and blend.is_file()
+
+
+def test_quiet_blender_output_drops_noise_and_passes_the_rest_to_stderr(capfd):
+    """fd-level: C-level printf (buffered) and raw writes on fd 1 and 2 are captured; known
+    noise goes, every other line reaches stderr; nothing reaches stdout."""
+    import ctypes
+
+    from tracevis3d.blender.render import quiet_blender_output
+
+    libc = ctypes.CDLL(None)
+    with quiet_blender_output():
+        libc.printf(b"00:01.057  render           | Saved: '/tmp/x.png'\n")
+        libc.printf(b"a real message from C\n")
+        os.write(2, b"EGL Error (0x3009): EGL_BAD_MATCH: Arguments are inconsistent.\n" * 3)
+        os.write(2, b"Warning: something the user should see\n")
+        os.write(1, b'Info: Saved as "x.blend"\n')
+        print("python print on stdout")
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert err.splitlines() == ["a real message from C", "Warning: something the user should see",
+                                "python print on stdout"] or \
+        sorted(err.splitlines()) == sorted(["a real message from C", "Warning: something the user should see",
+                                            "python print on stdout"]), err
+    # nesting is harmless, and outside the block fds are back
+    with quiet_blender_output():
+        with quiet_blender_output():
+            os.write(1, b"inner\n")
+    os.write(1, b"after\n")
+    out, err = capfd.readouterr()
+    assert out == "after\n" and err == "inner\n"
+
+
+def _render_parser():
+    from tracevis3d.cli import make_parser
+
+    sub = next(a for a in make_parser()._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    return sub.choices["render-icicle"]
+
+
+def _options(parser):
+    return [a for a in parser._actions if a.option_strings and "-h" not in a.option_strings]
+
+
+def test_help_states_every_default_and_unit():
+    parser = _render_parser()
+    for a in _options(parser):
+        assert "(default: " in a.help or "(required)" in a.help, a.option_strings
+    text = parser.format_help()
+    for needle in ("(default: 1920x1080)", "pixels", "µs", "(default: auto)", "(default: 16 px)",
+                   "(default: 1 px)", "(default: workbench)", "(default: inclusive)", "repeatable"):
+        assert needle in text, needle
+
+
+def test_readme_lists_every_option_with_its_default():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Script it", 1)[1].split("\n## ", 1)[0]
+    items = []  # one string per list item (its continuation lines joined)
+    for ln in section.splitlines():
+        if ln.startswith("- "):
+            items.append(ln)
+        elif ln.startswith("  ") and items:
+            items[-1] += " " + ln.strip()
+    items = [it for it in items if it.startswith("- `-")]
+    for a in _options(_render_parser()):
+        opt = a.option_strings[-1]
+        hits = [ln for ln in items if f"`{opt}" in ln or f"`{a.option_strings[0]}" in ln]
+        assert hits, f"README does not list {opt}"
+        assert "default" in hits[0].lower() or "required" in hits[0].lower(), hits[0]
+
+
+def test_new_options_reach_the_icicle_parameters():
+    from tracevis3d.cli import icicle_params, make_parser
+
+    args = make_parser().parse_args([
+        "render-icicle", "t.json", "-o", "f.png", "--color-by", "kind", "--fold", "3:40,50:",
+        "--hide", "^_call", "--hide", r"importlib\.", "--hide-module", "runpy", "--hide-module",
+        "importlib._bootstrap", "--thread", "MainThread", "--thread", "2", "--thread-order", "worker,0",
+        "--title", "Slide 3", "--label-px", "20", "--label-min-px", "5", "--cluster-px", "2", "--no-axes"])
+    p = icicle_params(args)
+    assert p.color_by == "kind" and p.fold == "3:40,50:"
+    assert p.hide == ["^_call", r"importlib\."] and p.hide_modules == ["runpy", "importlib._bootstrap"]
+    assert p.threads == ["MainThread", 2] and p.thread_order == ["worker", 0]
+    assert p.title == "Slide 3" and p.show_title and p.label_px == 20.0 and p.label_min_px == 5.0
+    assert p.cluster_px == 2.0 and not p.show_axes
+    d = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png"]))
+    from tracevis3d.layout.params import IcicleParams
+
+    assert d.to_dict() == IcicleParams().to_dict(), "the CLI's defaults are IcicleParams' defaults"
+    p = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png", "--no-title",
+                                                "--thread-order", "busy", "--fold", "none"]))
+    assert not p.show_title and p.thread_order == "busy" and p.fold == "none"
+
+
+@pytest.mark.blender
+def test_cli_on_a_loaded_blend_keeps_the_users_objects(tmp_path, capsys):
+    """The CLI removes only untouched startup objects: a user's object and a moved Cube stay."""
+    bpy = pytest.importorskip("bpy")
+    bpy.ops.wm.read_homefile(use_factory_startup=True)
+    bpy.data.objects["Cube"].location.z = 3.0
+    mine = bpy.data.objects.new("MyThing", bpy.data.meshes.new("MyThing"))
+    bpy.context.scene.collection.objects.link(mine)
+    blend = tmp_path / "mine.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    rc = main(["render-icicle", str(_tiny(tmp_path)), "-o", str(tmp_path / "f.png"), "--resolution", "96x54"])
+    assert rc == 0, capsys.readouterr().err
+    names = {ob.name for ob in bpy.context.scene.objects}
+    assert {"MyThing", "Cube"} <= names and not {"Light", "Camera"} & names
+    assert "removed the startup Light, Camera" in capsys.readouterr().err

@@ -105,6 +105,72 @@ def run_driver_real(realdata: pathlib.Path) -> dict:
     return _MEMO["real"]
 
 
+def _driver_reopen(first: dict, spec: dict) -> dict:
+    """One fresh driver process in --reopen mode; its steps (a crash is reported as a failure)."""
+    spec_file = pathlib.Path(spec["blend"]).parent.parent / f"{spec['prefix']}-spec.json"
+    spec_file.write_text(json.dumps(spec))
+    r = subprocess.run([sys.executable, str(DRIVER), str(first["work"]), "--reopen", str(spec_file)],
+                       capture_output=True, text=True, timeout=1800, env=first["env"], cwd=str(first["work"]))
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{") and '"steps"' in ln]
+    if lines:
+        return json.loads(lines[-1])["steps"]
+    progress = spec_file.with_suffix(".progress.json")
+    steps = json.loads(progress.read_text())["steps"] if progress.is_file() else {}
+    tail = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("EGL")][-3:]
+    steps[f"{spec['prefix']}_crashed"] = {"ok": False, "detail": f"exit {r.returncode}: {tail}"}
+    return steps
+
+
+def run_driver_reopen() -> dict:
+    """Save with --save, reopen in a fresh process, Build and Show call work (issue 8, item 7).
+
+    1. ``python -m tracevis3d render-icicle ... --save`` with the PyPI bpy module (the
+       extension is not registered there) into folder ``cli-project``; the folder is moved.
+    2. A fresh Blender process enables the installed extension, opens the moved .blend: the
+       trace path (the moved trace) and the parameters are back; Build, Show call and a pick
+       work.  The same process imports a trace through the operator and saves a .blend
+       (the panel's way) into ``panel-project``, which is moved in turn.
+    3. Another fresh process opens that .blend: trace path, parameters, Build, Show call.
+    """
+    if "reopen" in _MEMO:
+        return _MEMO["reopen"]
+    import shutil
+
+    first = run_driver()
+    root = first["work"] / "reopen"
+    shutil.rmtree(root, ignore_errors=True)
+    cli_dir, panel_dir = root / "cli-project", root / "panel-project"
+    for d in (cli_dir, panel_dir):
+        d.mkdir(parents=True)
+        shutil.copy(first["work"] / "small_trace.json", d / "small_trace.json")
+    env = dict(os.environ)  # the pytest process's isolated Blender folders: no extension there
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-icicle", str(cli_dir / "small_trace.json"),
+                        "-o", str(cli_dir / "fig.png"), "--resolution", "320x180",
+                        "--save", str(cli_dir / "scene.blend"),
+                        "--color-by", "module", "--thread", "MainThread", "--fold", "none"],
+                       capture_output=True, text=True, timeout=900, env=env, cwd=str(root))
+    steps = {"reopen_cli_save": {"ok": r.returncode == 0 and r.stdout == f"{cli_dir / 'fig.png'}\n"
+                                 and (cli_dir / "scene.blend").is_file(),
+                                 "detail": f"exit {r.returncode} stdout={r.stdout!r} stderr={r.stderr[-1500:]}"}}
+    moved = root / "cli-project-moved"
+    cli_dir.rename(moved)
+    steps.update(_driver_reopen(first, {
+        "prefix": "reopen_cli", "blend": str(moved / "scene.blend"), "trace": str(moved / "small_trace.json"),
+        "params": {"color_by": "module", "threads": "MainThread", "fold_mode": "none",
+                   "resolution_x": 320, "resolution_y": 180},
+        "then_save_panel": {"trace": str(panel_dir / "small_trace.json"), "blend": str(panel_dir / "panel.blend")},
+    }))
+    moved = root / "panel-project-moved"
+    panel_dir.rename(moved)
+    steps.update(_driver_reopen(first, {
+        "prefix": "reopen_panel", "blend": str(moved / "panel.blend"), "trace": str(moved / "small_trace.json"),
+        "params": {"color_by": "depth", "extrude_measure": "self"}, "then_save_panel": None,
+    }))
+    _MEMO["reopen"] = {"steps": steps, "stderr": "", "stdout": ""}
+    return _MEMO["reopen"]
+
+
 def check_step(res: dict, step: str) -> None:
     r = res["steps"].get(step)
     assert r is not None, f"driver did not reach step {step!r}; stderr:\n{res['stderr'][-3000:]}"

@@ -2,6 +2,7 @@
 
     python tests/test_extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
     python tests/test_extension_driver.py WORKDIR --real REALDATA_DIR   (after the first run)
+    python tests/test_extension_driver.py WORKDIR --reopen SPEC.json    (after the first run)
 
 Installs the zip through ``bpy.ops.extensions.package_install_files`` into the (isolated)
 user repository, enables it, runs its operators on a small real trace file, saves and
@@ -275,10 +276,7 @@ def main(zip_path: str, work: str) -> None:
     def _():
         """The panel's defaults are IcicleParams' defaults, and the two convert both ways."""
         props_mod = sys.modules[f"{PKG}.properties"]
-        try:
-            icicle = __import__(f"{PKG}.tracevis3d.layout.icicle", fromlist=["IcicleParams"])
-        except ImportError as e:
-            return "skip", f"tracevis3d/layout/icicle.py not importable: {e}"
+        icicle = __import__(f"{PKG}.tracevis3d.layout.params", fromlist=["IcicleParams"])
         s = bpy.context.scene.tracevis3d
         d = props_mod.icicle_params_dict(s)
         default = icicle.IcicleParams().to_dict()
@@ -289,12 +287,22 @@ def main(zip_path: str, work: str) -> None:
                         "elevation", "lens_mm"}
         unexposed = sorted(set(default) - set(d) - not_in_panel)
         # round trip through IcicleParams
-        custom = dict(d, extrude_measure="calls", color_by="module", threads=["MainThread", 1],
-                      time_window=[5.0, 250.0], lane_gap=0.5, max_depth=3, resolution=[800, 600], show_labels=False)
-        p = icicle.IcicleParams.from_dict(custom)
-        props_mod.set_from_params_dict(s, p.to_dict())
-        back = props_mod.icicle_params_dict(s)
-        mismatch = {k: (back[k], custom[k]) for k in custom if back[k] != custom[k]}
+        customs = [
+            dict(d, extrude_measure="calls", color_by="module", threads=["MainThread", 1],
+                 time_window=[5.0, 250.0], lane_gap=0.5, max_depth=3, resolution=[800, 600], show_labels=False),
+            # the fields of issue 8: colour auto/kind, fold, hide, thread order, label size, title
+            dict(d, color_by="kind", fold="3:40,50:", hide=["^_call", r"importlib\."],
+                 hide_modules=["runpy", "importlib._bootstrap"], thread_order=["worker", 0], label_px=22.0,
+                 label_min_px=6.0, show_title=True, title="Slide 3"),
+            dict(d, color_by="auto", fold="none", thread_order="busy", show_title=False, title=None),
+        ]
+        mismatch = {}
+        for custom in customs:
+            p = icicle.IcicleParams.from_dict(custom)
+            props_mod.set_from_params_dict(s, p.to_dict())
+            back = props_mod.icicle_params_dict(s)
+            mismatch.update({k: (back[k], custom[k]) for k in custom if back[k] != custom[k]})
+            props_mod.set_from_params_dict(s, icicle.IcicleParams().to_dict())
         props_mod.set_from_params_dict(s, icicle.IcicleParams().to_dict())  # restore defaults
         # an empty time window is the user's error, named
         s.use_time_window, s.time_window_start, s.time_window_end = True, 10.0, 10.0
@@ -359,6 +367,28 @@ def main(zip_path: str, work: str) -> None:
         n_reported = int(reported[0].split("(")[-1].split()[0]) if reported else -1
         return (r == {"FINISHED"} and len(objs) > 0 and stored is not None and n_reported == len(objs),
                 f"{r} objects={[o.name for o in objs][:10]} report={reported} tracevis3d_build={str(stored)[:200]}")
+
+    @step("op_build_removed_startup_objects")
+    def _():
+        """The driver starts from Blender's startup file: its untouched Cube, Light and Camera
+        are gone after the first Build; the figure's own camera is the scene camera."""
+        left = [n for n in ("Cube", "Light", "Camera") if n in bpy.context.scene.objects]
+        cam = bpy.context.scene.camera
+        return not left and cam is not None and cam.name.startswith("TV3D"), f"left={left} camera={cam}"
+
+    @step("op_build_keeps_user_objects")
+    def _():
+        """A user's object, and a cube the user adds (no startup material), survive a rebuild."""
+        mine = bpy.data.objects.new("MyThing", bpy.data.meshes.new("MyThing"))
+        bpy.context.scene.collection.objects.link(mine)
+        bpy.ops.mesh.primitive_cube_add(size=2.0, location=(0.0, 0.0, 0.0))
+        r = ops.build()
+        names = {ob.name for ob in bpy.context.scene.objects}
+        ok = r == {"FINISHED"} and {"MyThing", "Cube"} <= names
+        for name in ("MyThing", "Cube"):
+            if name in bpy.data.objects:
+                bpy.data.objects.remove(bpy.data.objects[name])
+        return ok, f"{r} objects after the rebuild: {sorted(n for n in names if not n.startswith('TV3D'))}"
 
     @step("op_frame")
     def _():
@@ -464,6 +494,25 @@ def main(zip_path: str, work: str) -> None:
         msg = op_error(lambda: ops.render_figure())
         return msg is not None and "folder" in msg and "Traceback" not in msg, repr(msg)
 
+    @step("op_render_formats")
+    def _():
+        """The output's extension names the format; an unknown one is an error naming it."""
+        if (s := blender_layer("render")) is not True:
+            return s
+        settings.resolution_x, settings.resolution_y = 96, 54
+        magic = {"fig.jpg": b"\xff\xd8\xff", "fig.tif": b"II*\x00", "fig.exr": b"\x76\x2f\x31\x01",
+                 "fig.png": b"\x89PNG"}
+        got = {}
+        for name, m in magic.items():
+            settings.render_output = str(work / name)
+            r = ops.render_figure()
+            head = (work / name).read_bytes()[:4] if (work / name).is_file() else b""
+            got[name] = (r == {"FINISHED"} and head.startswith(m), head)
+        settings.render_output = str(work / "fig.bmp")
+        msg = op_error(lambda: ops.render_figure())
+        ok = all(v[0] for v in got.values()) and msg is not None and ".bmp" in msg and not (work / "fig.bmp").exists()
+        return ok, f"{got} bmp message={msg!r}"
+
     @step("saved_blend_reopens")
     def _():
         settings.extrude_measure = "self"
@@ -477,9 +526,37 @@ def main(zip_path: str, work: str) -> None:
         bpy.ops.wm.open_mainfile(filepath=str(blend))
         s = bpy.context.scene.tracevis3d
         ok = (s.trace_path == str(good) and s.extrude_measure == "self" and s.color_by == "depth"
-              and s.threads == "MainThread" and session.cached_paths() == [])
+              and s.threads == "MainThread" and session.cached_paths() == []
+              and s.trace_path_rel == "//small_trace.json")
         return ok, (f"trace_path={s.trace_path!r} extrude={s.extrude_measure} colour={s.color_by} "
-                    f"threads={s.threads!r} cache after load={session.cached_paths()}")
+                    f"threads={s.threads!r} cache after load={session.cached_paths()} "
+                    f"relative path recorded on save={s.trace_path_rel!r}")
+
+    @step("load_post_tolerates_bad_records")
+    def _():
+        """A hand-edited or foreign build record never breaks opening a file: unreadable JSON
+        is ignored; wrong parameter types leave those settings alone, the path comes back."""
+        scene = bpy.context.scene
+        scene.tracevis3d.trace_path = ""
+        colour_before = scene.tracevis3d.color_by
+        scene["tracevis3d_build"] = "not json {"
+        blend = work / "bad_record.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+        with captured_fds() as cap1:
+            r1 = bpy.ops.wm.open_mainfile(filepath=str(blend))
+        path1 = bpy.context.scene.tracevis3d.trace_path
+        bpy.context.scene["tracevis3d_build"] = json.dumps({
+            "trace_path": str(good), "params": {"color_by": "rainbow", "lane_gap": "wide", "resolution": "big",
+                                                "extrude_measure": "calls", "hide": 5, "threads": 7}})
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+        with captured_fds() as cap2:
+            r2 = bpy.ops.wm.open_mainfile(filepath=str(blend))
+        s = bpy.context.scene.tracevis3d
+        text = cap1["text"] + cap2["text"]
+        ok = (r1 == r2 == {"FINISHED"} and path1 == "" and s.trace_path == str(good)
+              and s.extrude_measure == "calls" and s.color_by == colour_before and "Traceback" not in text)
+        return ok, (f"{r1} {r2} unreadable record -> trace_path={path1!r}; bad types -> trace_path={s.trace_path!r} "
+                    f"extrude={s.extrude_measure} colour={s.color_by}; output={text[-600:]!r}")
 
     @step("cli_via_extension")
     def _():
@@ -489,13 +566,25 @@ def main(zip_path: str, work: str) -> None:
             return "skip", f"engineer A's tracevis3d/cli.py is not importable: {e}"
         cli = sys.modules[PKG]._cli_command
         out = work / "cli.png"
-        rc_good = cli(["render-icicle", str(good), "-o", str(out), "--resolution", "160x90"])
+        bpy.context.scene.tracevis3d.trace_path = ""
+        with captured_fds() as cap_good:
+            rc_good = cli(["render-icicle", str(good), "-o", str(out), "--resolution", "160x90",
+                           "--color-by", "module", "--fold", "none", "--save", str(work / "cli.blend")])
+        # registered extension: the CLI fills the scene properties as the panel would
+        s = bpy.context.scene.tracevis3d
+        filled = (s.trace_path == str(good) and s.color_by == "module" and s.fold_mode == "none"
+                  and (s.resolution_x, s.resolution_y) == (160, 90) and s.trace_path_rel == "//small_trace.json")
+        stdout_lines = [ln for ln in cap_good["text"].splitlines() if not ln.startswith(("[", "Info: Built"))]
+        quiet = stdout_lines == [str(out)] and "EGL" not in cap_good["text"] and "Saved" not in cap_good["text"]
         with captured_fds() as cap:
             rc_bad = cli(["render-icicle", str(bad), "-o", str(work / "bad.png")])
         err_lines = [ln for ln in cap["text"].splitlines() if ln.strip() and "error" in ln.lower()]
         ok = (rc_good == 0 and out.is_file() and rc_bad != 0 and len(err_lines) == 1
-              and "Traceback" not in cap["text"])
-        return ok, f"good rc={rc_good} file={out.is_file()}; bad rc={rc_bad} output={cap['text'][-800:]!r}"
+              and "Traceback" not in cap["text"] and filled and quiet)
+        return ok, (f"good rc={rc_good} file={out.is_file()} properties filled={filled} "
+                    f"(trace_path={s.trace_path!r} colour={s.color_by} rel={s.trace_path_rel!r}); "
+                    f"output other than progress={stdout_lines}; "
+                    f"bad rc={rc_bad} output={cap['text'][-800:]!r}")
 
     @step("op_import_and_build_tiny_trace")
     def _():
@@ -654,7 +743,105 @@ def main_real(work: str, realdata: str) -> None:
         return not left, f"left={left}"
 
 
+def main_reopen(work: str, spec_file: str) -> None:
+    """A FRESH process (same user folders, extension installed): enable the extension, open a
+    .blend saved by another process (the CLI's ``--save`` with the PyPI bpy module, or the
+    panel) whose folder was moved since, and check that the trace path and the parameters are
+    back and that Build and Show call work.  ``spec_file`` (JSON): {"prefix", "blend",
+    "trace", "params": {property: value}, "then_save_panel": {"trace", "blend"} or null}."""
+    spec = json.loads(pathlib.Path(spec_file).read_text())
+    pre = spec["prefix"]
+    import bpy
+    import numpy as np
+
+    @step(f"{pre}_enable")
+    def _():
+        bpy.ops.preferences.addon_enable(module=PKG)
+        return hasattr(bpy.types.Scene, "tracevis3d"), "enabled"
+
+    @step(f"{pre}_open")
+    def _():
+        r = bpy.ops.wm.open_mainfile(filepath=spec["blend"])
+        return r == {"FINISHED"} and bpy.data.filepath == spec["blend"], f"{r} {bpy.data.filepath}"
+
+    ops = bpy.ops.tracevis3d
+
+    @step(f"{pre}_trace_path")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        return s.trace_path == spec["trace"], f"trace_path={s.trace_path!r} expected {spec['trace']!r}"
+
+    @step(f"{pre}_params")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        got = {k: getattr(s, k) for k in spec["params"]}
+        return got == spec["params"], f"got {got} expected {spec['params']}"
+
+    @step(f"{pre}_no_startup_objects")
+    def _():
+        left = [n for n in ("Cube", "Light", "Camera") if n in bpy.context.scene.objects]
+        return not left, f"left={left}"
+
+    @step(f"{pre}_build")
+    def _():
+        r = ops.build()
+        coll = bpy.data.collections.get("TraceVis3D")
+        n = sum(1 for ob in (coll.objects if coll else ()) if "call_index" in getattr(ob.data, "attributes", ()))
+        return r == {"FINISHED"} and n > 0, f"{r} layers with call indices: {n}"
+
+    @step(f"{pre}_show_call")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        r = ops.show_call(call_index=1)  # load_config, the call with args
+        ok = r == {"FINISHED"} and "load_config" in s.picked_text and "config.toml" in s.picked_text
+        return ok, f"{r} {s.picked_text!r}"
+
+    @step(f"{pre}_pick")
+    def _():
+        """A ray into the box of call 1 (as the mouse would cast) picks call 1."""
+        pick = sys.modules[f"{PKG}.tracevis3d.blender.pick"]
+        coll = bpy.data.collections["TraceVis3D"]
+        for ob in coll.objects:
+            if ob.type in ("POINTCLOUD", "MESH") and "call_index" in ob.data.attributes:
+                n = len(ob.data.attributes["call_index"].data)
+                ci = np.empty(n, np.int32)
+                ob.data.attributes["call_index"].data.foreach_get("value", ci)
+                if (ci == 1).any():
+                    pos = np.empty(n * 3, np.float32)
+                    ob.data.attributes["position"].data.foreach_get("vector", pos)
+                    centre = pos.reshape(n, 3)[int(np.argmax(ci == 1))].tolist()
+                    p = ob.matrix_world @ __import__("mathutils").Vector(centre)
+                    got = pick.pick_ray(tuple(p), (0.0, 1.0, 0.0))
+                    return got == 1, f"picked {got}"
+        return False, "no box of call 1"
+
+    panel = spec.get("then_save_panel")
+    if panel:
+        @step(f"{pre}_panel_save")
+        def _():
+            r1 = ops.import_trace(filepath=panel["trace"], build=True)
+            s = bpy.context.scene.tracevis3d
+            s.color_by, s.extrude_measure = "depth", "self"
+            r2 = bpy.ops.wm.save_as_mainfile(filepath=panel["blend"])
+            return (r1 == r2 == {"FINISHED"} and s.trace_path_rel == "//" + pathlib.Path(panel["trace"]).name,
+                    f"{r1} {r2} rel={s.trace_path_rel!r}")
+
+    @step(f"{pre}_disable")
+    def _():
+        bpy.ops.preferences.addon_disable(module=PKG)
+        left = leftovers(bpy)
+        return not left, f"left={left}"
+
+
 if __name__ == "__main__":
+    if "--reopen" in sys.argv:
+        spec_path = sys.argv[sys.argv.index("--reopen") + 1]
+        PROGRESS_FILE = pathlib.Path(spec_path).with_suffix(".progress.json")
+        try:
+            main_reopen(sys.argv[1], spec_path)
+        finally:
+            print(json.dumps({"steps": STEPS}), flush=True)
+        sys.exit(0)
     if "--real" in sys.argv:
         PROGRESS_FILE = pathlib.Path(sys.argv[1]) / "driver-real-progress.json"
         try:

@@ -4,10 +4,13 @@ The operator steps run in the same fresh Blender process as the install test (se
 tests/test_extension_driver.py): import a small real Chrome trace, build, frame, show a call,
 render a small figure, save and reopen the .blend, and the error reports for bad input
 (operator CANCELLED with an ERROR report naming the problem, never a traceback).
+`test_saved_blend_reopens_in_a_fresh_process`: a .blend saved by the command line (``--save``)
+or by the panel, its folder moved, reopened in a fresh Blender process: trace path and
+parameters are back, Build and Show call work.
 """
 import pytest
 
-from test_extension import check_step, run_driver, run_driver_real
+from test_extension import check_step, run_driver, run_driver_real, run_driver_reopen
 
 OPERATOR_STEPS = [
     "params_match_icicle_defaults",
@@ -16,13 +19,17 @@ OPERATOR_STEPS = [
     "op_build_without_trace_reports",
     "op_import",
     "op_build",
+    "op_build_removed_startup_objects",
+    "op_build_keeps_user_objects",
     "op_frame",
     "op_show_call",
     "op_show_call_errors",
     "op_render",
     "op_render_relative_path_unsaved_blend",
     "op_render_bad_output_reports",
+    "op_render_formats",
     "saved_blend_reopens",
+    "load_post_tolerates_bad_records",
     "cli_via_extension",
     "op_import_and_build_tiny_trace",
     "pick_synthetic_ray",
@@ -60,3 +67,38 @@ REAL_STEPS = [
 def test_operator_on_real_traces(realdata, step):
     """VizTracer JSON (5 threads), its native .npz, and a PyTorch profiler .json.gz."""
     check_step(run_driver_real(realdata), step)
+
+
+REOPEN_STEPS = [
+    "reopen_cli_save",
+    "reopen_cli_enable",
+    "reopen_cli_open",
+    "reopen_cli_trace_path",
+    "reopen_cli_params",
+    "reopen_cli_no_startup_objects",
+    "reopen_cli_build",
+    "reopen_cli_show_call",
+    "reopen_cli_pick",
+    "reopen_cli_panel_save",
+    "reopen_cli_disable",
+    "reopen_panel_enable",
+    "reopen_panel_open",
+    "reopen_panel_trace_path",
+    "reopen_panel_params",
+    "reopen_panel_no_startup_objects",
+    "reopen_panel_build",
+    "reopen_panel_show_call",
+    "reopen_panel_pick",
+    "reopen_panel_disable",
+]
+
+
+@pytest.mark.blender
+@pytest.mark.slow
+@pytest.mark.parametrize("step", REOPEN_STEPS)
+def test_saved_blend_reopens_in_a_fresh_process(step):
+    """Save with --save, reopen in a fresh process, Build and Show call work (issue 8)."""
+    res = run_driver_reopen()
+    crashed = [k for k in res["steps"] if k.endswith("_crashed")]
+    assert not crashed, res["steps"][crashed[0]]["detail"]
+    check_step(res, step)

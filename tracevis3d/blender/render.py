@@ -1,9 +1,20 @@
-"""Render the current scene to an image file (Workbench, EEVEE or Cycles; CPU)."""
+"""Render the current scene to an image file (Workbench, EEVEE or Cycles; CPU).
+
+The image format is the one the file name's extension names (`FILE_FORMATS`).  Blender's
+own chatter during a render or a save (the "EGL Error (0x3009)" lines of the first headless
+GPU context, the render's "Saved: '…'" line on stdout, the "Info: Saved as" report) is
+filtered at the file-descriptor level by `quiet_blender_output`; anything else Blender
+prints in that step is passed on to stderr.  ``bpy`` is imported inside the functions, so
+the command line can check an output name before Blender starts.
+"""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
-
-import bpy
+import re
+import sys
+import tempfile
 
 _ENGINE_ALIASES = {
     "workbench": "BLENDER_WORKBENCH", "blender_workbench": "BLENDER_WORKBENCH",
@@ -11,9 +22,128 @@ _ENGINE_ALIASES = {
     "cycles": "CYCLES",
 }
 
+# file name extension -> Blender's image file format
+FILE_FORMATS = {
+    ".png": "PNG",
+    ".jpg": "JPEG", ".jpeg": "JPEG",
+    ".exr": "OPEN_EXR",
+    ".tif": "TIFF", ".tiff": "TIFF",
+}
+_ALPHA = {"PNG", "OPEN_EXR", "TIFF"}  # formats that keep a transparent background
 
+
+def file_format_of(path) -> str:
+    """Blender's file format for ``path``'s extension; ValueError naming the file otherwise."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in FILE_FORMATS:
+        what = f"extension {ext!r}" if ext else "no extension"
+        raise ValueError(f"{os.fspath(path)}: {what} is not an image format we write; "
+                         "use .png, .jpg/.jpeg, .exr or .tif/.tiff")
+    return FILE_FORMATS[ext]
+
+
+def check_output(path, transparent: bool = False) -> str:
+    """The file format for ``path``; ValueError when it cannot hold what is asked."""
+    fmt = file_format_of(path)
+    if transparent and fmt not in _ALPHA:
+        raise ValueError(f"{os.fspath(path)}: JPEG has no alpha channel for a transparent background; "
+                         "use .png, .exr or .tif")
+    return fmt
+
+
+# ------------------------------------------------------------------ Blender's chatter
+# Lines Blender prints that carry nothing for our user (checked with bpy 5.0.1):
+# - "EGL Error (0x3009): EGL_BAD_MATCH ..." x3 on stderr: GHOST probing OpenGL context
+#   versions when the first GPU context of a headless process is made, i.e. at the first
+#   Workbench/EEVEE render (not at `import bpy`); the probe then succeeds;
+# - "00:01.057  render | Saved: '/path/fig.png'" on stdout (the render's log line; older
+#   versions print "Saved: '…'" and " Time: 00:01.23 (Saving: 00:00.01)");
+# - "Info: Saved as \"scene.blend\"" on stdout (the save operator's report in background mode);
+# - "… blend | Read blend: \"…\"" on stdout (opening a file);
+# - "Fra:1 Mem:… | …" render progress lines.
+BLENDER_NOISE = (
+    re.compile(r"^EGL Error \(0x[0-9A-Fa-f]+\)"),
+    re.compile(r"^(\d+:)*\d+(\.\d+)?\s+\w+\s+\|\s+(Saved|Read blend): "),
+    re.compile(r"^Saved: ['\"]"),
+    re.compile(r"^\s*Time: \d"),
+    re.compile(r"^Info: Saved as "),
+    re.compile(r"^Fra:\d+ "),
+    re.compile(r"^\s*$"),
+)
+_quiet_depth = [0]
+
+
+def _fflush_c() -> None:
+    """Flush C stdio buffers (Blender's printf output) before the file descriptors move."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):  # Windows: no CDLL(None); nothing buffered we can reach
+        pass
+
+
+def filter_noise(text: str, noise=BLENDER_NOISE) -> str:
+    """``text`` without the lines that match one of ``noise``."""
+    keep = [ln for ln in text.splitlines(keepends=True) if not any(rx.search(ln) for rx in noise)]
+    return "".join(keep)
+
+
+@contextlib.contextmanager
+def quiet_blender_output(noise=BLENDER_NOISE):
+    """Run a step with file descriptors 1 and 2 captured (what C code prints included) and
+    Python's ``sys.stdout``/``sys.stderr`` too (Blender writes an operator's reports there);
+    then write every captured line that is not known noise to stderr.
+
+    Nothing of that step reaches stdout, so a command's stdout stays its own.  Re-entrant (an
+    inner use inside an outer one does nothing); without usable descriptors (a GUI Blender on
+    Windows) it does nothing either.
+    """
+    if _quiet_depth[0]:
+        yield
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    _quiet_depth[0] += 1
+    py_out, py_err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        _fflush_c()
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(py_out), contextlib.redirect_stderr(py_err):
+                yield
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            _fflush_c()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            _quiet_depth[0] -= 1
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+            parts = [t if t.endswith("\n") else t + "\n" for t in (text, py_out.getvalue(), py_err.getvalue()) if t]
+            rest = filter_noise("".join(parts), noise)
+            if rest:
+                sys.stderr.write(rest if rest.endswith("\n") else rest + "\n")
+                sys.stderr.flush()
+
+
+# ------------------------------------------------------------------ rendering
 def engine_id(engine: str) -> str:
     """Blender's engine identifier for a user-facing name; ValueError if unknown."""
+    import bpy
+
     key = str(engine).strip().lower()
     if key not in _ENGINE_ALIASES:
         raise ValueError(f"unknown render engine {engine!r}; use workbench, eevee or cycles")
@@ -24,9 +154,31 @@ def engine_id(engine: str) -> str:
     return ident
 
 
+def _set_image_format(r, fmt: str, transparent: bool) -> None:
+    im = r.image_settings
+    if hasattr(im, "media_type"):  # Blender 5.0+: image / multilayer / video
+        im.media_type = "IMAGE"
+    im.file_format = fmt
+    im.color_mode = "RGBA" if transparent else "RGB"
+    if fmt in ("PNG", "TIFF"):
+        im.color_depth = "8"
+    elif fmt == "OPEN_EXR":
+        im.color_depth = "16"  # half float
+    elif fmt == "JPEG":
+        im.quality = 95
+
+
 def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080),
-                  transparent: bool = False, samples: int | None = None, scene=None) -> str:
-    """Render the scene's camera view to ``path`` (PNG) and return the absolute path."""
+                  transparent: bool = False, samples: int | None = None, scene=None,
+                  quiet: bool = True) -> str:
+    """Render the scene's camera view to ``path`` and return the absolute path.
+
+    The format follows the extension (.png, .jpg/.jpeg, .exr, .tif/.tiff); any other is a
+    ValueError.  ``quiet``: Blender's own output of the render goes through
+    `quiet_blender_output` (nothing on stdout, known noise dropped).
+    """
+    import bpy
+
     scene = scene or bpy.context.scene
     if scene.camera is None:
         raise ValueError("the scene has no camera: build the icicle first")
@@ -39,6 +191,7 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
     if samples is not None and int(samples) < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     path = os.path.abspath(os.fspath(path))
+    fmt = check_output(path, transparent)
     d = os.path.dirname(path)
     if d and not os.path.isdir(d):
         raise ValueError(f"output folder does not exist: {d}")
@@ -47,8 +200,7 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
     r.resolution_x, r.resolution_y = w, h
     r.resolution_percentage = 100
     r.film_transparent = bool(transparent)
-    r.image_settings.file_format = "PNG"
-    r.image_settings.color_mode = "RGBA" if transparent else "RGB"
+    _set_image_format(r, fmt, transparent)
     r.use_file_extension = False
     if r.engine == "CYCLES":
         scene.cycles.device = "CPU"
@@ -60,7 +212,8 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
         aa = {1: "OFF", 5: "5", 8: "8", 11: "11", 16: "16", 32: "32"}
         scene.display.render_aa = aa[min(aa, key=lambda k: abs(k - int(samples)))]
     r.filepath = path
-    res = bpy.ops.render.render(write_still=True, scene=scene.name)
+    with quiet_blender_output() if quiet else contextlib.nullcontext():
+        res = bpy.ops.render.render(write_still=True, scene=scene.name)
     if "FINISHED" not in res or not os.path.isfile(path):
         raise RuntimeError(f"render did not write {path} ({res})")
     return path

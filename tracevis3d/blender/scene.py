@@ -1,27 +1,32 @@
 """Build the icicle scene in Blender from a Trace (layout → SceneSpec → Blender data)."""
 from __future__ import annotations
 
-import json
+import os
 import time
 
 import bpy
 from mathutils import Vector
 
-from ..layout.icicle import IcicleParams, icicle_layout
+from ..layout.icicle import icicle_layout
+from ..layout.params import IcicleParams
 from ..model import Trace
+from .hygiene import BUILD_KEY, read_build_record, write_build_record
 from .writer import is_layer_object, write_scene_spec
 
-BUILD_KEY = "tracevis3d_build"
+__all__ = ["build_icicle", "build_info", "frame_view", "BUILD_KEY"]
 
 
 def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
-                 collection_name: str = "TraceVis3D", progress=None, scene=None) -> dict:
+                 collection_name: str = "TraceVis3D", progress=None, scene=None,
+                 trace_path=None) -> dict:
     """Write (or replace) the extruded icicle of ``trace`` into the scene.
 
     ``progress(fraction, text)`` is called for the long steps.  Returns the names of the
     created objects, per-step timings (s) and layout figures; stores
-    ``scene["tracevis3d_build"]`` = JSON {trace_path, params} so a saved .blend knows
-    how it was built.
+    ``scene["tracevis3d_build"]`` = JSON {trace_path, trace_path_rel, params} so a saved
+    .blend knows how it was built (see `hygiene`).  ``trace_path`` is the file the trace was
+    read from (default: the trace's ``meta["source"]``, which for a native .npz names the
+    original JSON); it is stored absolute.
     """
     scene = scene or bpy.context.scene
     if isinstance(params, dict):
@@ -37,15 +42,15 @@ def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
     out["timings"]["layout"] = t_layout
     out["timings"]["total"] = time.perf_counter() - t0
     out["meta"] = {k: v for k, v in spec.meta.items() if k != "params"}
-    scene[BUILD_KEY] = json.dumps({"trace_path": trace.meta.get("source"), "params": params.to_dict()})
+    path = trace_path if trace_path is not None else trace.meta.get("source")
+    path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
+    write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
     return out
 
 
 def build_info(scene=None) -> dict | None:
-    """The {trace_path, params} stored by `build_icicle`, or None."""
-    scene = scene or bpy.context.scene
-    raw = scene.get(BUILD_KEY)
-    return json.loads(raw) if raw else None
+    """The {trace_path, trace_path_rel, params} stored by `build_icicle`, or None."""
+    return read_build_record(scene or bpy.context.scene)
 
 
 def frame_view(context=None, collection_name: str = "TraceVis3D") -> bool:
