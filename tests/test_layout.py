@@ -15,6 +15,8 @@ from tracevis3d.layout.icicle import fit_label, short_name
 from tracevis3d.model import Trace
 from tree_factory import random_trace
 
+_KEY = None
+
 
 # ----------------------------------------------------------------------------- helpers
 def cluster_brute(start, end, depth, lane, min_width, max_gap):
@@ -43,12 +45,13 @@ def cluster_brute(start, end, depth, lane, min_width, max_gap):
     return clusters
 
 
-def _as_sets(cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep):
+def _as_sets(cluster_of, c_lane, c_depth, c_start, c_end, c_count, c_rep, c_uniform):
     out = set()
     for k in range(len(c_lane)):
         members = tuple(sorted(np.flatnonzero(cluster_of == k).tolist()))
         assert len(members) == c_count[k]
         assert c_rep[k] in members
+        assert c_uniform[k] == (len({int(x) for x in _KEY[list(members)]}) == 1)
         out.add((int(c_lane[k]), int(c_depth[k]), float(c_start[k]), float(c_end[k]), members))
     return out
 
@@ -66,7 +69,9 @@ def test_cluster_kernel_matches_brute_force(seed, threads, w, g, tiny):
     s, e, d, ln = _trace_arrays(tr)
     mw = np.linspace(w, 2 * w, threads)
     mg = np.full(threads, g)
-    got = cluster_subpixel_calls(s, e, d, ln, mw, mg)
+    global _KEY
+    _KEY = tr.func
+    got = cluster_subpixel_calls(s, e, d, ln, mw, mg, tr.func)
     want = cluster_brute(s, e, d, ln, mw, mg)
     want_set = {(c[0], c[1], float(c[2]), float(c[3]), tuple(sorted(c[4]))) for c in want}
     assert _as_sets(*got) == want_set
@@ -85,28 +90,29 @@ def test_cluster_kernel_hand_made():
     e = np.array([0.2, 0.5, 0.8, 9.0, 10.1, 20.1])
     d = np.zeros(6, np.int32)
     ln = np.zeros(6, np.int32)
-    of, cl, cd, cs, ce, cc, cr = cluster_subpixel_calls(s, e, d, ln, np.array([1.0]), np.array([1.0]))
+    of, cl, cd, cs, ce, cc, cr, cu = cluster_subpixel_calls(s, e, d, ln, np.array([1.0]), np.array([1.0]),
+                                                            np.array([0, 0, 1, 0, 0, 0]))
     assert of.tolist() == [0, 0, 0, -1, 1, 2]
     assert cs.tolist() == [0.0, 10.0, 20.0] and ce.tolist() == [0.8, 10.1, 20.1]
-    assert cc.tolist() == [3, 1, 1]
+    assert cc.tolist() == [3, 1, 1] and cu.tolist() == [False, True, True]
     # a wide call between tiny ones splits the cluster even when the gap is small
     s = np.array([0.0, 0.3, 0.5])
     e = np.array([0.2, 0.45, 2.0])
     of = cluster_subpixel_calls(s, e, np.zeros(3, np.int32), np.zeros(3, np.int32),
-                                np.array([1.0]), np.array([5.0]))[0]
+                                np.array([1.0]), np.array([5.0]), np.zeros(3, np.int32))[0]
     assert of.tolist() == [0, 0, -1]
 
 
 def test_cluster_kernel_empty_and_lane_reset():
     z = np.zeros(0)
     out = cluster_subpixel_calls(z, z, np.zeros(0, np.int32), np.zeros(0, np.int32),
-                                 np.array([1.0]), np.array([1.0]))
+                                 np.array([1.0]), np.array([1.0]), np.zeros(0, np.int32))
     assert all(len(a) == 0 for a in out)
     # same times in two lanes never share a cluster
     s = np.array([0.0, 0.3, 0.0, 0.3])
     e = s + 0.1
     of, cl, *_ = cluster_subpixel_calls(s, e, np.zeros(4, np.int32), np.array([0, 0, 1, 1], np.int32),
-                                        np.array([1.0, 1.0]), np.array([1.0, 1.0]))
+                                        np.array([1.0, 1.0]), np.array([1.0, 1.0]), np.zeros(4, np.int32))
     assert of.tolist() == [0, 0, 1, 1] and cl.tolist() == [0, 1]
 
 
@@ -119,54 +125,68 @@ def _all_boxes(spec):
 
 def test_every_call_is_a_box_or_in_a_cluster_box():
     tr = random_trace(seed=3, tiny=0.4)
-    spec = icicle_layout(tr, IcicleParams(resolution=(320, 180)))
+    spec = icicle_layout(tr, IcicleParams(resolution=(320, 180), fold="none"))
     calls, cl = _all_boxes(spec)
     ci = calls.attributes["call_index"]
     assert len(np.unique(ci)) == len(ci)
     m = spec.meta
     assert m["n_boxes"] == len(ci) and m["n_clusters"] == len(cl)
-    assert m["n_boxes"] + m["n_clustered_calls"] == len(tr)
+    assert m["n_boxes"] + m["n_clustered_calls"] == len(tr) and m["n_folded"] == 0
     assert m["n_clusters"] > 0  # the tiny calls are below a pixel at 320x180
     h = m["level_height"]
     k = m["world_per_us"]
-    # boxes sit where their calls are: x from time, z from depth, y at the lane front
-    np.testing.assert_allclose(calls.positions[:, 0], (tr.start[ci] + tr.end[ci]) / 2 * k, rtol=1e-5, atol=1e-4)
+    t0 = m["t0"]
+    lane_z = np.array(m["lane_z"])
+    lane_of_thread = {t: j for j, t in enumerate(m["lane_threads"])}
+    lane = np.array([lane_of_thread[t] for t in tr.thread[ci]])
+    # boxes sit where their calls are: x from time, z from depth in the lane, front at y = 0
+    np.testing.assert_allclose(calls.positions[:, 0], ((tr.start[ci] + tr.end[ci]) / 2 - t0) * k, rtol=1e-5,
+                               atol=1e-4)
     np.testing.assert_allclose(calls.scales[:, 0], (tr.end[ci] - tr.start[ci]) * k, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(calls.positions[:, 2], (tr.depth[ci] + 0.5) * h, rtol=1e-5)
-    lane_y = np.array(m["lane_y"])
+    np.testing.assert_allclose(calls.positions[:, 2], lane_z[lane] + (tr.depth[ci] + 0.5) * h, rtol=1e-5,
+                               atol=1e-5)
     front = calls.positions[:, 1] - calls.scales[:, 1] / 2
-    np.testing.assert_allclose(front, lane_y[tr.thread[ci]], atol=1e-4)
-    # every clustered call lies inside a cluster box of its lane and depth
+    np.testing.assert_allclose(front, 0.0, atol=1e-5)
+    # lanes are stacked top to bottom and never overlap
+    tops = lane_z + np.array(m["lane_levels"]) * h
+    assert np.all(lane_z[:-1] > tops[1:])
+    # every clustered call lies inside a cluster box of its lane and level
     clustered = np.setdiff1d(np.arange(len(tr)), ci)
     lo = cl.positions[:, 0] - cl.scales[:, 0] / 2
     hi = cl.positions[:, 0] + cl.scales[:, 0] / 2
     for i in clustered[:: max(1, len(clustered) // 200)]:
-        x0, x1 = tr.start[i] * k, tr.end[i] * k
-        ok = (cl.attributes["lane"] == tr.thread[i]) & (cl.attributes["depth"] == tr.depth[i]) \
+        x0, x1 = (tr.start[i] - t0) * k, (tr.end[i] - t0) * k
+        ok = (cl.attributes["lane"] == lane_of_thread[tr.thread[i]]) & (cl.attributes["depth"] >= 0) \
+            & (np.abs(cl.positions[:, 2] - (lane_z[lane_of_thread[tr.thread[i]]] + (tr.depth[i] + 0.5) * h)) < 1e-4) \
             & (lo <= x0 + 1e-4) & (hi >= x1 - 1e-4)
         assert ok.any(), f"call {i} not covered by a cluster box"
     # clustered calls really are narrower than a pixel, boxes are not
     us_px = np.array(m["us_per_pixel"])
-    assert np.all((tr.end - tr.start)[clustered] < us_px[tr.thread[clustered]])
-    assert np.all((tr.end - tr.start)[ci] >= us_px[tr.thread[ci]])
-    # cluster boxes are at least one pixel wide and lighter than the call colours on average
-    assert np.all(cl.scales[:, 0] * 0.99 <= cl.scales[:, 0])
+    lane_all = np.array([lane_of_thread[t] for t in tr.thread])
+    assert np.all((tr.end - tr.start)[clustered] < us_px[lane_all[clustered]])
+    assert np.all((tr.end - tr.start)[ci] >= us_px[lane_all[ci]])
+    # cluster boxes are lighter than call colours
     assert palette.relative_luminance(cl.colors[:, :3]).min() > 0.3
 
 
-def test_cluster_colour_gets_lighter_with_depth():
-    tr = random_trace(seed=5, tiny=0.5, max_depth=6)
-    cl = icicle_layout(tr, IcicleParams(resolution=(320, 180))).layer("clusters")
-    d = cl.attributes["depth"]
-    lum = palette.relative_luminance(cl.colors[:, :3])
-    assert len(np.unique(d)) > 1
-    order = np.argsort(d)
-    assert np.all(np.diff(lum[order]) >= -1e-6)
+def test_cluster_takes_the_lightened_colour_of_what_it_holds():
+    tr = random_trace(seed=5, tiny=0.5, max_depth=6, n_func=4)
+    spec = icicle_layout(tr, IcicleParams(resolution=(320, 180), color_by="function", fold="none"))
+    cl, calls = spec.layer("clusters"), spec.layer("calls")
+    assert len(cl) > 0
+    colour_of_func = {}
+    for c, col in zip(calls.attributes["call_index"], calls.colors[:, :3]):
+        colour_of_func.setdefault(int(tr.func[c]), tuple(np.round(col, 5)))
+    lighter = palette.lighten(np.array(list(colour_of_func.values())), 0.5)
+    # each cluster's colour is one of the function colours, lightened; not one grey
+    dist = np.abs(cl.colors[:, None, :3] - lighter[None]).max(-1).min(-1)
+    assert dist.max() < 1e-4
+    assert len(np.unique(cl.colors[:, :3].round(4), axis=0)) > 1
 
 
 def test_no_clustering_when_disabled_and_at_high_resolution():
     tr = random_trace(seed=1)
-    spec = icicle_layout(tr, IcicleParams(cluster_px=0))
+    spec = icicle_layout(tr, IcicleParams(cluster_px=0, fold="none"))
     assert spec.meta["n_clusters"] == 0 and spec.meta["n_boxes"] == len(tr)
     lo = icicle_layout(tr, IcicleParams(resolution=(160, 90))).meta
     hi = icicle_layout(tr, IcicleParams(resolution=(3840, 2160))).meta
@@ -176,7 +196,7 @@ def test_no_clustering_when_disabled_and_at_high_resolution():
 
 def test_thread_and_window_selection():
     tr = random_trace(seed=2, threads=3)
-    spec = icicle_layout(tr, IcicleParams(threads=[1], cluster_px=0))
+    spec = icicle_layout(tr, IcicleParams(threads=[1], cluster_px=0, fold="none"))
     ci = spec.layer("calls").attributes["call_index"]
     assert set(tr.thread[ci].tolist()) == {1}
     assert len(ci) == int((tr.thread == 1).sum())
@@ -185,7 +205,7 @@ def test_thread_and_window_selection():
     spec2 = icicle_layout(tr, IcicleParams(threads=[tr.thread_names[2]], cluster_px=0))
     assert spec2.meta["lane_threads"] == [2]
     t0, t1 = 50.0, 400.0
-    spec = icicle_layout(tr, IcicleParams(time_window=(t0, t1), cluster_px=0))
+    spec = icicle_layout(tr, IcicleParams(time_window=(t0, t1), cluster_px=0, fold="none"))
     ci = spec.layer("calls").attributes["call_index"]
     want = np.flatnonzero((tr.end >= t0) & (tr.start <= t1))
     assert np.array_equal(np.sort(ci), want)
@@ -197,7 +217,7 @@ def test_thread_and_window_selection():
     assert lo.min() >= -1e-4 and hi.max() <= L + 1e-4  # clipped to the window
     with pytest.raises(ValueError, match="no calls"):
         icicle_layout(tr, IcicleParams(time_window=(1e12, 2e12)))
-    spec = icicle_layout(tr, IcicleParams(max_depth=1, cluster_px=0))
+    spec = icicle_layout(tr, IcicleParams(max_depth=1, cluster_px=0, fold="none"))
     ci = spec.layer("calls").attributes["call_index"]
     assert np.array_equal(np.sort(ci), np.flatnonzero(tr.depth <= 1)) and spec.meta["levels"] == 2
     with pytest.raises(ValueError, match="max_depth"):
@@ -210,7 +230,7 @@ def test_extrusion_encodes_the_measure():
     tr = random_trace(seed=4)
     for measure, values in (("inclusive", tr.end - tr.start), ("self", tr.self_time),
                             ("calls", np.bincount(tr.func)[tr.func].astype(float))):
-        calls = icicle_layout(tr, IcicleParams(extrude_measure=measure, cluster_px=0)).layer("calls")
+        calls = icicle_layout(tr, IcicleParams(extrude_measure=measure, cluster_px=0, fold="none")).layer("calls")
         v = values[calls.attributes["call_index"]]
         y = calls.scales[:, 1]
         # monotone: a larger measure never gets a shallower box
@@ -218,13 +238,13 @@ def test_extrusion_encodes_the_measure():
         assert np.all(np.diff(y[o]) >= -1e-5), measure
         # exactly: depth = lane_depth · (0.12 + 0.88 · v / max v)
         np.testing.assert_allclose(y / y.max(), 0.12 + 0.88 * v / v.max(), rtol=1e-5, atol=1e-6)
-    calls = icicle_layout(tr, IcicleParams(extrude_measure="constant", cluster_px=0)).layer("calls")
+    calls = icicle_layout(tr, IcicleParams(extrude_measure="constant", cluster_px=0, fold="none")).layer("calls")
     assert np.ptp(calls.scales[:, 1]) < 1e-6
 
 
 def test_colours_distinguish_functions_and_measures():
     tr = random_trace(seed=6, n_func=8)
-    spec = icicle_layout(tr, IcicleParams(color_by="function", cluster_px=0))
+    spec = icicle_layout(tr, IcicleParams(color_by="function", cluster_px=0, fold="none"))
     calls = spec.layer("calls")
     f = tr.func[calls.attributes["call_index"]]
     col_of = {}
@@ -237,17 +257,18 @@ def test_colours_distinguish_functions_and_measures():
     assert len(np.unique(calls.material_index)) == len(col_of)
     # more functions than colours: the rest is "other"
     tr2 = random_trace(seed=7, n_func=40, n_roots=40)
-    spec2 = icicle_layout(tr2, IcicleParams(max_colors=5, cluster_px=0))
-    assert len(spec2.legend) == 5 and spec2.legend[-1].name.startswith("other")
+    spec2 = icicle_layout(tr2, IcicleParams(max_colors=5, cluster_px=0, color_by="function"))
+    names2 = [e.name for e in spec2.legend]
+    assert len(names2) == 5 and sum(n.startswith("other (") for n in names2) == 1
     # depth: deeper is lighter (sequential ramp, monotone lightness)
-    spec3 = icicle_layout(tr, IcicleParams(color_by="depth", cluster_px=0))
+    spec3 = icicle_layout(tr, IcicleParams(color_by="depth", cluster_px=0, fold="none"))
     c3 = spec3.layer("calls")
     d = tr.depth[c3.attributes["call_index"]]
     lum = palette.relative_luminance(c3.colors[:, :3])
     o = np.argsort(d, kind="stable")
     assert np.all(np.diff(lum[o]) >= -1e-6)
     # module: functions of one module share a colour
-    spec4 = icicle_layout(tr, IcicleParams(color_by="module", cluster_px=0))
+    spec4 = icicle_layout(tr, IcicleParams(color_by="module", cluster_px=0, fold="none"))
     c4 = spec4.layer("calls")
     mods = np.array([tr.function_paths[x][1] for x in tr.func[c4.attributes["call_index"]]])
     for mname in np.unique(mods):
@@ -267,38 +288,45 @@ def test_palette_is_perceptually_separated():
 
 def test_labels_fit_their_boxes():
     assert fit_label("compute_everything", 100.0, 1.0) == "compute_everything"
-    t = fit_label("compute_everything", 6.0, 1.0)
-    assert t.endswith("…") and len(t) == 10
+    assert fit_label("pkg.mod.compute_everything", 11.0, 1.0) == "…compute_everything"
+    assert fit_label("pkg.mod.compute_everything", 6.0, 1.0) == "…everything"
     assert fit_label("abc", 1.0, 1.0) == ""
     assert short_name("fib (/src/pkg/mod.py:6)") == "fib"
     tr = random_trace(seed=8)
-    spec = icicle_layout(tr, IcicleParams(resolution=(1920, 1080)))
+    spec = icicle_layout(tr, IcicleParams(resolution=(1920, 1080), fold="none"))
     lab = spec.labels
     kinds = np.array(lab.kind)
-    assert {"lane", "axis", "legend", "call"} <= set(kinds.tolist())
+    assert {"lane", "axis", "legend", "call", "title"} <= set(kinds.tolist())
     calls = spec.layer("calls")
     pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}
+    from tracevis3d.layout.naming import function_table
+    from tracevis3d.layout.text import text_width
+    ft = function_table(tr)
     for j in np.flatnonzero(kinds == "call"):
         k = pos[int(lab.call_index[j])]
-        width = 0.6 * lab.sizes[j] * len(lab.texts[j])
+        width = text_width(lab.texts[j]) * lab.sizes[j]
         assert width <= calls.scales[k, 0] + 1e-5
-        assert abs(lab.anchors[j, 0] - calls.positions[k, 0]) < 1e-4
-        assert lab.texts[j].rstrip("…") in short_name(tr.function_names[tr.func[lab.call_index[j]]])
-    off = icicle_layout(tr, IcicleParams(show_labels=False, show_legend=False))
-    assert "call" not in off.labels.kind and "legend" not in off.labels.kind
-    assert [x.name for x in off.layers] == ["calls", "clusters"]
+        assert abs(lab.anchors[j, 0] - calls.positions[k, 0]) < 0.05 * calls.scales[k, 0]
+        shown = lab.texts[j].lstrip("…")
+        assert ft.display[tr.func[lab.call_index[j]]].endswith(shown)
+    off = icicle_layout(tr, IcicleParams(show_labels=False, show_legend=False, show_title=False))
+    assert "call" not in off.labels.kind and "legend" not in off.labels.kind and "title" not in off.labels.kind
+    assert [x.name for x in off.layers] == ["calls", "clusters", "axis"]
 
 
 # -------------------------------------------------------------------------- parameters
 def test_params_round_trip_json_and_errors():
     p = IcicleParams(extrude_measure="self", color_by="depth", threads=[0, "main"], time_window=(1.0, 2.0),
-                     resolution=(640, 480), cluster_px=2.0, lane_gap=1.5, show_labels=False)
+                     resolution=(640, 480), cluster_px=2.0, lane_gap=1.5, show_labels=False, fold="2:5,9:",
+                     hide=["^_"], hide_modules=["importlib"], thread_order=["main", 1], label_px=20.0, title="T")
     d = json.loads(json.dumps(p.to_dict()))
     assert IcicleParams.from_dict(d) == p
     for bad, msg in (({"extrude_measure": "x"}, "extrude_measure"), ({"color_by": "x"}, "color_by"),
                      ({"resolution": [0, 10]}, "resolution"), ({"time_window": [5, 1]}, "time_window"),
                      ({"cluster_px": -1}, "cluster_px"), ({"bogus": 1}, "unknown"),
-                     ({"resolution": "big"}, "resolution"), ({"time_window": [0, float("nan")]}, "time_window")):
+                     ({"resolution": "big"}, "resolution"), ({"time_window": [0, float("nan")]}, "time_window"),
+                     ({"fold": "3-4"}, "fold"), ({"fold": "5:2"}, "fold"), ({"hide": ["("]}, "hide"),
+                     ({"thread_order": "size"}, "thread_order"), ({"label_px": 9}, "label_px")):
         with pytest.raises(ValueError, match=msg):
             IcicleParams.from_dict(bad)
     with pytest.raises(TypeError):
@@ -311,19 +339,25 @@ def test_params_round_trip_json_and_errors():
 def test_camera_frames_every_box(ortho, res):
     tr = random_trace(seed=9, threads=3)
     spec = icicle_layout(tr, IcicleParams(resolution=res, orthographic=ortho))
-    pts = []
-    for lay in spec.layers:
-        for sx in (-0.5, 0.5):
-            for sy in (-0.5, 0.5):
-                for sz in (-0.5, 0.5):
-                    pts.append(lay.positions + lay.scales * np.array([sx, sy, sz], np.float32))
-    pr = project(spec.camera, np.concatenate(pts), res)
+    from tracevis3d.layout.camera import camera_to_world
+
+    def corners(lay):
+        pts = [lay.positions + lay.scales * np.array([sx, sy, sz], np.float32)
+               for sx in (-0.5, 0.5) for sy in (-0.5, 0.5) for sz in (-0.5, 0.5)]
+        pts = np.concatenate(pts)
+        return camera_to_world(spec.camera, pts) if lay.space == "camera" else pts
+
     w, h = res
+    pr = project(spec.camera, np.concatenate([corners(lay) for lay in spec.layers]), res)
     assert pr[:, 0].min() >= 0 and pr[:, 0].max() <= w
     assert pr[:, 1].min() >= 0 and pr[:, 1].max() <= h
-    # and fills a good part of the frame in at least one direction
-    fill = max(np.ptp(pr[:, 0]) / w, np.ptp(pr[:, 1]) / h)
-    assert fill > 0.6
+    # the boxes fill the content rectangle (next to the title and legend) in both directions
+    x0, y0, x1, y1 = spec.meta["content_rect"]
+    boxes = project(spec.camera, np.concatenate([corners(spec.layer("calls")), corners(spec.layer("clusters"))]),
+                    res)
+    assert boxes[:, 0].min() >= x0 - 1 and boxes[:, 0].max() <= x1 + 1
+    assert boxes[:, 1].min() >= y0 - 1 and boxes[:, 1].max() <= y1 + 1
+    assert np.ptp(boxes[:, 0]) / (x1 - x0) > 0.8 and np.ptp(boxes[:, 1]) / (y1 - y0) > 0.6
 
 
 def test_world_per_pixel_matches_projection():
@@ -379,7 +413,7 @@ def test_layout_of_every_real_trace(realdata):
         for color_by in ("function", "inclusive"):
             spec = icicle_layout(tr, IcicleParams(color_by=color_by, resolution=(640, 360)))
             m = spec.meta
-            assert m["n_boxes"] + m["n_clustered_calls"] == len(tr), path.name
+            assert m["n_boxes"] + m["n_clustered_calls"] + m["n_folded"] == len(tr), path.name
             for lay in spec.layers:
                 assert np.isfinite(lay.positions).all() and np.isfinite(lay.scales).all(), path.name
                 assert np.isfinite(lay.colors).all(), path.name

@@ -6,7 +6,7 @@ I/O call and
 1. it is runtime infrastructure (`naming.INFRA_MODULES` / `INFRA_FUNCTIONS`: the import
    machinery, program and thread start-up, the tracer), or
 2. it passes its time through: its longest child covers at least `PASS_THROUGH_SHARE`
-   (90 %) of its duration, and its parent is infrastructure or passes through too, so
+   (90 %) of its duration, and its parent (not infrastructure) passes through too, so
    the first call of a pass-through chain keeps its level and its name (``main`` stays,
    the ``run → _run → __call__`` wrappers under it fold).
 
@@ -86,7 +86,7 @@ def auto_fold_rule(trace: Trace) -> np.ndarray:
     p = trace.parent
     has_p = p >= 0
     pp = np.maximum(p, 0)
-    parent_ok = has_p & (passing[pp] | infra[pp])
+    parent_ok = has_p & passing[pp] & ~infra[pp]
     rule = infra | (passing & parent_ok)
     _RULE_CACHE[trace] = rule
     return rule

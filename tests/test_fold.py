@@ -1,0 +1,262 @@
+"""Folding, runs, rows, hiding and synchronisation kernels against brute-force twins, and the
+documented fold rule on hand-made traces (bpy-free)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tracevis3d.kernels.fold import dominant_child_share, fold_chain_length, place_folded_levels
+from tracevis3d.kernels.reshape import nearest_kept_ancestor
+from tracevis3d.kernels.runs import child_rows, sibling_runs
+from tracevis3d.kernels.sync import kind_durations
+from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout.fold import auto_fold_rule, fold_levels
+from tracevis3d.model import KIND_IO, KIND_WAIT, Trace
+from tracevis3d.transform import merge_calls
+from tree_factory import random_trace
+
+
+def _children(parent):
+    ch = {i: [] for i in range(len(parent))}
+    for i, p in enumerate(parent):
+        if p >= 0:
+            ch[int(p)].append(i)
+    return ch
+
+
+# ------------------------------------------------------------------------------ twins
+def share_brute(start, end, parent):
+    ch = _children(parent)
+    out = []
+    for i in range(len(parent)):
+        if not ch[i]:
+            out.append(0.0)
+            continue
+        d = end[i] - start[i]
+        best = max(end[c] - start[c] for c in ch[i])
+        out.append(best / d if d > 0 else 1.0)
+    return np.array(out)
+
+
+def chain_brute(folded, parent):
+    ch = _children(parent)
+
+    def down(i):
+        if not folded[i]:
+            return 0
+        return 1 + max([down(c) for c in ch[i] if folded[c]], default=0)
+
+    return np.array([down(i) for i in range(len(parent))])
+
+
+def place_brute(folded, parent, wide, bw, bn, base):
+    """The documented rule of place_folded_levels, written from the top down."""
+    n = len(parent)
+    down = chain_brute(folded, parent)
+    bottom, height = np.zeros(n), np.ones(n)
+    eff = np.zeros(n, bool)
+    start = np.full(n, -1)
+    levels = np.zeros(n, int)
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            r = start[p] if eff[p] else p
+            bottom[i] = bottom[r] + height[r]
+        if folded[i] and p >= 0 and eff[p]:
+            eff[i], start[i] = True, start[p]
+            bottom[i], height[i] = bottom[start[p]], height[start[p]]
+        elif folded[i] and not (down[i] == 1 and wide[i]):
+            eff[i], start[i], levels[i] = True, i, down[i]
+            height[i] = bw if wide[i] else bn
+        else:
+            height[i] = base[i]
+    return bottom, height, eff, start, levels
+
+
+def sync_brute(kind, start, end, parent, which):
+    ch = _children(parent)
+
+    def dur(i):
+        if kind[i] == which:
+            return end[i] - start[i]
+        return sum(dur(c) for c in ch[i])
+
+    return np.array([dur(i) for i in range(len(parent))])
+
+
+def runs_brute(func, start, end, parent, lane, gap):
+    n = len(func)
+    head = list(range(n))
+    prev = {}
+    for i in range(n):
+        key = ("p", int(parent[i])) if parent[i] >= 0 else ("l", int(lane[i]))
+        j = prev.get(key)
+        if j is not None and func[j] == func[i] and start[i] - end[j] <= gap[lane[i]]:
+            head[i] = head[j]
+        prev[key] = i
+    return np.array(head)
+
+
+def rows_brute(func, start, end, parent):
+    ch = _children(parent)
+    out = []
+    for i in range(len(parent)):
+        c = ch[i]
+        if not c:
+            out.append((0, -1, 0.0, 0))
+            continue
+        t = {}
+        k = {}
+        for j in c:
+            t[func[j]] = t.get(func[j], 0.0) + end[j] - start[j]
+            k[func[j]] = k.get(func[j], 0) + 1
+        best = max(t.values())
+        out.append((len(c), best, sum(t.values()), [k[f] for f in t if t[f] == best]))
+    return out
+
+
+# ------------------------------------------------------------------------------ kernels
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), pt=st.sampled_from([0.0, 0.4, 0.8]))
+def test_dominant_child_share_and_chains_match_brute_force(seed, pt):
+    tr = random_trace(n_roots=4, seed=seed, pass_through=pt, max_depth=6)
+    share = dominant_child_share(tr.start, tr.end, tr.parent)
+    np.testing.assert_allclose(share, share_brute(tr.start, tr.end, tr.parent), rtol=1e-12)
+    folded = np.random.default_rng(seed).random(len(tr)) < 0.5
+    assert np.array_equal(fold_chain_length(folded, tr.parent), chain_brute(folded, tr.parent))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), p_fold=st.floats(0.0, 1.0), p_wide=st.floats(0.0, 1.0))
+def test_place_folded_levels_matches_brute_force(seed, p_fold, p_wide):
+    tr = random_trace(n_roots=4, seed=seed, pass_through=0.5, max_depth=6)
+    rng = np.random.default_rng(seed)
+    folded = rng.random(len(tr)) < p_fold
+    wide = rng.random(len(tr)) < p_wide
+    base = np.where(rng.random(len(tr)) < 0.3, 0.4, 1.0)
+    got = place_folded_levels(folded, tr.parent, wide, 1.0, 0.25, base)
+    want = place_brute(folded, tr.parent, wide, 1.0, 0.25, base)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), atol=1e-12)
+    bottom, height, eff, start, levels = got
+    # a drawn call sits on top of its parent's box (or its parent's band)
+    p = tr.parent
+    has = p >= 0
+    drawn = (start < 0) | (start == np.arange(len(tr)))
+    for i in np.flatnonzero(drawn & has):
+        r = start[p[i]] if eff[p[i]] else p[i]
+        assert bottom[i] >= bottom[r] + height[r] - 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_kind_durations_match_brute_force(seed):
+    tr = random_trace(n_roots=4, seed=seed, kinds=True, max_depth=5)
+    for which in (KIND_WAIT, KIND_IO):
+        got = kind_durations(tr.kind, tr.start, tr.end, tr.parent, which)
+        np.testing.assert_allclose(got, sync_brute(tr.kind, tr.start, tr.end, tr.parent, which), rtol=1e-9,
+                                   atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), gap=st.floats(0.0, 20.0))
+def test_sibling_runs_and_child_rows_match_brute_force(seed, gap):
+    tr = random_trace(n_roots=8, seed=seed, n_func=3, tiny=0.4, threads=2)
+    g = np.full(2, gap)
+    head, run_end, count = sibling_runs(tr.func, tr.start, tr.end, tr.parent, tr.thread, g)
+    want = runs_brute(tr.func, tr.start, tr.end, tr.parent, tr.thread, g)
+    assert np.array_equal(head, want)
+    for h in np.unique(head):
+        m = np.flatnonzero(head == h)
+        assert count[h] == m.size and run_end[h] == tr.end[m].max()
+    n_ch, rs, re_, dom, dt, dc, tot = child_rows(tr.func, tr.start, tr.end, tr.end_index, tr.n_functions)
+    for i, (n, best, total, counts) in enumerate(rows_brute(tr.func, tr.start, tr.end, tr.parent)):
+        assert n_ch[i] == n
+        if n:
+            assert abs(dt[i] - best) < 1e-9 and abs(tot[i] - total) < 1e-9 and dc[i] in counts
+            kids = np.flatnonzero(tr.parent == i)
+            assert rs[i] == tr.start[kids].min() and re_[i] == tr.end[kids].max()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), p=st.floats(0.0, 0.9))
+def test_merge_calls_promotes_children_and_keeps_invariants(seed, p):
+    tr = random_trace(n_roots=5, seed=seed, threads=2, kinds=True)
+    hidden = np.random.default_rng(seed).random(len(tr)) < p
+    up = nearest_kept_ancestor(tr.parent, hidden)
+    for i in range(len(tr)):  # twin: walk up the parent chain
+        a = tr.parent[i]
+        while a >= 0 and hidden[a]:
+            a = tr.parent[a]
+        assert up[i] == a
+    out = merge_calls(tr, hidden)
+    out.check()
+    keep = np.flatnonzero(~hidden)
+    assert len(out) == keep.size
+    # exact times, order and functions of every kept call
+    assert np.array_equal(out.start, tr.start[keep]) and np.array_equal(out.end, tr.end[keep])
+    assert np.array_equal(out.func, tr.func[keep]) and np.array_equal(out.kind, tr.kind[keep])
+    newpos = {int(k): j for j, k in enumerate(keep)}
+    for j, k in enumerate(keep):
+        a = up[k]
+        assert out.parent[j] == (newpos[int(a)] if a >= 0 else -1)
+    assert merge_calls(tr, np.zeros(len(tr), bool)) is tr
+
+
+# ------------------------------------------------------------------------- the fold rule
+def _hand_trace():
+    """runpy → exec → main → run → _run → work (with two children), and a waiting wrapper."""
+    names = ["_run_code (<frozen runpy>:88)", "builtins.exec", "main (/app/prog.py:10)",
+             "Runner.run (/app/prog.py:20)", "Runner._run (/app/prog.py:30)", "work (/app/prog.py:40)",
+             "step (/app/prog.py:50)", "Queue.get (/usr/lib/python3.11/queue.py:154)",
+             "Condition.wait (/usr/lib/python3.11/threading.py:288)"]
+    #        0    1    2    3    4    5    6    7    8    9
+    func = [0, 1, 2, 3, 4, 5, 6, 6, 7, 8]
+    start = [0, 1, 2, 3, 4, 5, 6, 50, 95.5, 96]
+    end = [100, 99, 98, 95, 94, 93, 49, 90, 97.5, 97]
+    parent = [-1, 0, 1, 2, 3, 4, 5, 5, 2, 8]
+    kind = [0, 0, 0, 0, 0, 0, 0, 0, KIND_WAIT, KIND_WAIT]
+    return Trace.from_arrays(func, start, end, parent, function_names=names, kind=kind).check()
+
+
+def test_auto_fold_rule_on_a_hand_made_trace():
+    tr = _hand_trace()
+    rule = auto_fold_rule(tr)
+    # runpy and exec: infrastructure; main: passes through but heads its chain (its parent is
+    # infrastructure), stays; run, _run: pass through under a passing parent, fold; work:
+    # two children, stays; waits never fold
+    assert rule.tolist() == [True, True, False, True, True, False, False, False, False, False]
+    idx = np.arange(len(tr))
+    lane = np.zeros(len(tr), np.int32)
+    wide = np.full(len(tr), 1000.0)
+    f = fold_levels(tr, idx, tr.parent, lane, 1, "auto", wide, 50.0, 16.0, 0.01)
+    # two runs: [runpy, exec] and [run, _run], each one band of one level (wide)
+    assert f.run_levels.tolist() == [2, 0, 0, 2, 0, 0, 0, 0, 0, 0]
+    assert f.drawn.tolist() == [True, False, True, True, False, True, True, True, True, True]
+    assert f.bottom.tolist()[:6] == [0.0, 0.0, 1.0, 2.0, 2.0, 3.0]
+    # manual ranges and none
+    f2 = fold_levels(tr, idx, tr.parent, lane, 1, "1:2", wide, 50.0, 16.0, 0.01)
+    assert f2.run_levels[1] == 2 and f2.drawn.tolist()[:4] == [True, True, False, True]
+    f3 = fold_levels(tr, idx, tr.parent, lane, 1, "none", wide, 50.0, 16.0, 0.01)
+    assert not f3.folded.any() and f3.bottom.tolist() == tr.depth.astype(float).tolist()
+
+
+def test_folding_keeps_exact_times_and_order():
+    tr = random_trace(n_roots=10, seed=3, pass_through=0.6, max_depth=7, threads=2)
+    for fold in ("auto", "none", "2:4"):
+        spec = icicle_layout(tr, IcicleParams(fold=fold, cluster_px=0, resolution=(3840, 2160)))
+        calls = spec.layer("calls")
+        ci = calls.attributes["call_index"]
+        k = spec.meta["world_per_us"]
+        t0 = spec.meta["t0"]
+        np.testing.assert_allclose(calls.positions[:, 0], ((tr.start[ci] + tr.end[ci]) / 2 - t0) * k,
+                                   rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(calls.scales[:, 0], (tr.end[ci] - tr.start[ci]) * k, rtol=1e-4, atol=1e-4)
+        # every call is drawn, or folded into a drawn ancestor's band
+        assert spec.meta["n_boxes"] + spec.meta["n_folded"] == len(tr)
+        # a drawn call sits above its drawn parent, in its lane
+        z_of = dict(zip(ci.tolist(), calls.positions[:, 2] - calls.scales[:, 2] / 2))
+        top_of = dict(zip(ci.tolist(), calls.positions[:, 2] + calls.scales[:, 2] / 2))
+        for i in ci:
+            p = tr.parent[i]
+            if p >= 0 and p in z_of:
+                assert z_of[i] >= top_of[p] - 1e-5
