@@ -90,8 +90,9 @@ def locate_pyspy_frames(trace) -> int:
     functions got a location.
 
     Only functions of category ``py-spy`` without a file; the args of the function's first
-    call that has args are read (once per distinct function).  py-spy interns frames by name
-    in our function table, so two functions of one name in two files share the first file.
+    call that has args are read (once per distinct function).  py-spy's ``line`` is the line
+    being executed in that first sample, not the function's first line.  The importer interns
+    functions by name, so two py-spy functions of one name in two files share the first file.
     """
     cats = trace.function_cats
     if not any(c == "py-spy" for c in cats) or trace.args_call.size == 0:
