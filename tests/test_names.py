@@ -15,11 +15,12 @@ import pytest
 import tracevis3d
 from tracevis3d.io import load_bytes
 from tracevis3d.io.threadnames import fix_pyspy, is_placeholder_name, name_threads_from_root_frames
-from tracevis3d.names import (module_from_file, parse_function_name, pyspy_thread_name, split_dotted,
-                              unique_labels)
+from tracevis3d.names import (module_from_file, parse_function_name, parse_functions, pyspy_thread_name,
+                              split_dotted, unique_labels)
 
 SP = "/work/wt-traces/build/trace-venv/lib/python3.11/site-packages"
 LIB = "/root/.pyenv/versions/3.11.7/lib/python3.11"
+_FBX = "<frozen importlib._bootstrap_external>"
 
 # (name as written in the trace, file given apart (py-spy args) or "", module, qualname, display)
 TABLE = [
@@ -118,6 +119,9 @@ TABLE = [
      "threads_pipeline", "Pipeline.process_document.<locals>.<listcomp>", "Pipeline.process_document.<listcomp>"),
     ("Queue.put", f"{LIB}/queue.py", "queue", "Queue.put", "Queue.put"),
     ("Thread._bootstrap", "", "", "Thread._bootstrap", "Thread._bootstrap"),  # without its args
+    ("_LoaderBasics.exec_module", "", "", "_LoaderBasics.exec_module", "_LoaderBasics.exec_module"),
+    ("_LoaderBasics.exec_module", _FBX, "importlib._bootstrap_external", "_LoaderBasics.exec_module",
+     "_LoaderBasics.exec_module"),
     ("thread (12099): writer", "", "", "thread (12099): writer", "thread (12099): writer"),
     # --- PyTorch profiler (../shared/realdata/hta-trace-diff) and its python_function format
     ("aten::zeros", "", "aten", "zeros", "zeros"),
@@ -323,8 +327,19 @@ PYSPY_WRITER = [
     ("Thread.run", "E", 1220445, _TH, 982), ("Thread._bootstrap_inner", "E", 1220445, _TH, 1045),
     ("Thread._bootstrap", "E", 1220445, _TH, 1002), ("thread (12099): writer", "E", 1220445, "", 0),
 ]
-#: the first sample of its MainThread (tid 139870167333760), closed where the recording closes it
+#: MainThread (tid 139870167333760): the interpreter's start-up, sampled before ``threading``
+#: knew the thread's name (so py-spy wrote ``thread (<tid>)``; from a second recording, cut
+#: after its first sample and closed there), then the first named sample
+_FB = "<frozen importlib._bootstrap>"
 PYSPY_MAIN = [
+    ("thread (21765)", "B", 19455, "", 0), ("_find_and_load", "B", 19455, _FB, 1176),
+    ("_find_and_load_unlocked", "B", 19455, _FB, 1147), ("_load_unlocked", "B", 19455, _FB, 676),
+    ("module_from_spec", "B", 19455, _FB, 573), ("BuiltinImporter.create_module", "B", 19455, _FB, 776),
+    ("_call_with_frames_removed", "B", 19455, _FB, 241), ("_call_with_frames_removed", "E", 20409, _FB, 241),
+    ("BuiltinImporter.create_module", "E", 20409, _FB, 776), ("module_from_spec", "E", 20409, _FB, 573),
+    ("_load_unlocked", "E", 20409, _FB, 676), ("_find_and_load_unlocked", "E", 20409, _FB, 1147),
+    ("_find_and_load", "E", 20409, _FB, 1176), ("thread (21765)", "E", 20409, "", 0),
+
     ("thread (12096): MainThread", "B", 40095, "", 0), ("<module>", "B", 40095, _TP, 208),
     ("main", "B", 40095, _TP, 204), ("main", "E", 41107, _TP, 204), ("<module>", "E", 41107, _TP, 208),
     ("thread (12096): MainThread", "E", 41107, "", 0),
@@ -335,6 +350,15 @@ def _pyspy_bytes(extra=()):
     ev = [_ev(n, ph, ts, f, ln) for n, ph, ts, f, ln in PYSPY_WRITER]
     ev += [_ev(n, ph, ts, f, ln, tid=139870167333760) for n, ph, ts, f, ln in PYSPY_MAIN]
     return json.dumps(ev + list(extra)).encode()
+
+
+def test_parse_functions_uses_the_function_table():
+    t = load_bytes(_pyspy_bytes(), source="pyspy-excerpt.json")
+    parsed = parse_functions(t)
+    by_name = {nm: p for nm, p in zip(t.function_names, parsed)}
+    assert by_name["Queue.get"].module == "queue" and by_name["Queue.get"].line == 171
+    assert by_name["<module>"].display == "threads_pipeline"
+    assert by_name["thread (12099): writer"].module == ""
 
 
 def test_pyspy_thread_frame_format():
@@ -349,7 +373,10 @@ def test_pyspy_thread_frame_format():
 
 def test_pyspy_lanes_named_from_root_frames():
     t = load_bytes(_pyspy_bytes(), source="pyspy-excerpt.json").check()
+    # MainThread's roots are "thread (21765)" and "thread (12096): MainThread": a name beats none
     assert sorted(t.thread_names) == ["MainThread", "writer"]
+    k = t.function_names.index("BuiltinImporter.create_module")
+    assert t.function_paths[k] == ("importlib", "_bootstrap", "BuiltinImporter", "create_module")
     assert t.meta["pyspy"]["threads_renamed"]
     # the root frames stay; their files and modules come from the args
     k = t.function_names.index("Pipeline.writer")

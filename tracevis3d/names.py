@@ -29,8 +29,9 @@ module is the leading run of lower-case parts, ending before the first part that
 Capitalized (a class, PEP 8) or a known lower-case C type (``_thread.lock``,
 ``collections.deque``, ``select.epoll``, ``datetime.date``, ``itertools.chain``, …,
 `LOWERCASE_C_TYPES`), and always before the last part (the function); a C accelerator
-module (a first part starting with ``_``: ``_thread``, ``_io``, ``_csv``) is never a
-package, so it is the whole module.  ``Thread.run`` (no module part) has module ``""``.
+module (a lower-case first part starting with ``_``: ``_thread``, ``_io``, ``_csv``) is never
+a package, so it is the whole module.  Leading underscores do not hide a class
+(``_ModuleLock.acquire``).  ``Thread.run`` (no module part) has module ``""``.
 
 The module of a file path is `module_from_file` (rules in its docstring).
 Parsing runs once per distinct function, never per call.
@@ -219,11 +220,11 @@ def split_dotted(name: str) -> tuple:
         return "", name
     if parts[0] in BUILTIN_TYPES:
         return "builtins", name
-    if parts[0].startswith("_") and not parts[0].startswith("__") and _IDENT.match(parts[0]):
+    if parts[0].startswith("_") and not parts[0].startswith("__") and parts[0].lstrip("_")[:1].islower():
         return parts[0], ".".join(parts[1:])
     n_mod = 0
     for k, x in enumerate(parts[:-1]):
-        if x[:1].isupper() or x.startswith("<"):
+        if x.lstrip("_")[:1].isupper() or x.startswith("<"):
             break
         if k > 0 and (".".join(parts[:k + 1]) in LOWERCASE_C_TYPES or parts[0] in _LOWER_TYPE_MODULES):
             break
@@ -362,6 +363,17 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     return ParsedName(name, file, line, (name,), "", name, ".")
 
 
+def parse_functions(trace) -> list:
+    """`ParsedName` of every function of a `Trace` (once per distinct function), using the
+    function table's file and line where the name carries none (py-spy frames, whose files
+    `tracevis3d.io.threadnames.locate_pyspy_frames` fills in from the event args)."""
+    files = trace.function_files
+    lines = trace.function_lines
+    return [parse_function_name(s, file=files[i] if i < len(files) else "",
+                                line=int(lines[i]) if i < len(lines) else -1)
+            for i, s in enumerate(trace.function_names)]
+
+
 def unique_labels(names) -> list:
     """One label per function name, no two alike: its `ParsedName.display`; where displays
     collide, `ParsedName.full` (with the module); where those still collide, ``full:line``;
@@ -406,6 +418,7 @@ def is_pyspy_process_frame(frame_name: str) -> bool:
     return bool(_PYSPY_PROCESS.match(frame_name))
 
 
-__all__ = ["ParsedName", "parse_function_name", "module_from_file", "split_dotted", "unique_labels",
+__all__ = ["ParsedName", "parse_function_name", "parse_functions", "module_from_file", "split_dotted",
+           "unique_labels",
            "pyspy_thread_name", "is_pyspy_process_frame", "ROOT_DIRS", "NOT_PACKAGES",
            "BUILTIN_TYPES", "LOWERCASE_C_TYPES"]

@@ -52,8 +52,9 @@ def name_threads_from_root_frames(trace) -> list:
     A thread is renamed when its current name is a placeholder (`is_placeholder_name`) and
     every one of its root frames (`root_frames`) is a py-spy thread frame; the new name is the
     one after the colon, else ``thread <tid>`` (`tracevis3d.names.pyspy_thread_name`).  If a
-    thread's root frames carry several names (a thread renamed while sampled), the one that
-    covers the most time wins.  The frames themselves stay in the trace.
+    thread's root frames carry several names, a real name beats none (py-spy writes
+    ``thread (<tid>)`` while it cannot read the name yet, e.g. at a thread's start), then the
+    one that covers the most time wins.  The frames themselves stay in the trace.
     """
     n_threads = trace.n_threads
     if n_threads == 0 or len(trace) == 0:
@@ -78,7 +79,11 @@ def name_threads_from_root_frames(trace) -> list:
             continue
         mine = th == t
         funcs = trace.func[cand[mine]]
-        totals = np.bincount(funcs, weights=dur[mine])
+        totals = np.bincount(funcs, weights=dur[mine] + 1e-9)  # > 0 for every present frame
+        named = np.array([fn_name[f] is not None and not fn_name[f].startswith("thread ")
+                          for f in range(totals.shape[0])], bool)  # per distinct function
+        if (named & (totals > 0)).any():
+            totals = np.where(named, totals, 0.0)
         new = fn_name[int(np.argmax(totals))]
         trace.thread_names[t] = new
         renamed.append((int(t), old, new))
