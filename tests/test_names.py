@@ -337,8 +337,11 @@ PYSPY_MAIN = [
     ("module_from_spec", "B", 19455, _FB, 573), ("BuiltinImporter.create_module", "B", 19455, _FB, 776),
     ("_call_with_frames_removed", "B", 19455, _FB, 241), ("_call_with_frames_removed", "E", 20409, _FB, 241),
     ("BuiltinImporter.create_module", "E", 20409, _FB, 776), ("module_from_spec", "E", 20409, _FB, 573),
-    ("_load_unlocked", "E", 20409, _FB, 676), ("_find_and_load_unlocked", "E", 20409, _FB, 1147),
-    ("_find_and_load", "E", 20409, _FB, 1176), ("thread (21765)", "E", 20409, "", 0),
+    ("_load_unlocked", "E", 20409, _FB, 676), ("_load_unlocked", "B", 20409, _FB, 690),
+    ("FrozenImporter.exec_module", "B", 20409, _FB, 980), ("<module>", "B", 20409, "<frozen io>", 53),
+    ("<module>", "E", 24047, "<frozen io>", 53), ("FrozenImporter.exec_module", "E", 24047, _FB, 980),
+    ("_load_unlocked", "E", 24047, _FB, 690), ("_find_and_load_unlocked", "E", 24047, _FB, 1147),
+    ("_find_and_load", "E", 24047, _FB, 1176), ("thread (21765)", "E", 24047, "", 0),
 
     ("thread (12096): MainThread", "B", 40095, "", 0), ("<module>", "B", 40095, _TP, 208),
     ("main", "B", 40095, _TP, 204), ("main", "E", 41107, _TP, 204), ("<module>", "E", 41107, _TP, 208),
@@ -357,7 +360,8 @@ def test_parse_functions_uses_the_function_table():
     parsed = parse_functions(t)
     by_name = {nm: p for nm, p in zip(t.function_names, parsed)}
     assert by_name["Queue.get"].module == "queue" and by_name["Queue.get"].line == 171
-    assert by_name["<module>"].display == "threads_pipeline"
+    # "<module>" holds the bodies of io and threads_pipeline (the importer interns by name): no file
+    assert by_name["<module>"].module == "" and by_name["<module>"].display == "<module>"
     assert by_name["thread (12099): writer"].module == ""
 
 
@@ -383,7 +387,17 @@ def test_pyspy_lanes_named_from_root_frames():
     assert t.function_files[k] == _TP and t.function_paths[k] == ("threads_pipeline", "Pipeline", "writer")
     k = t.function_names.index("Queue.get")
     assert t.function_paths[k] == ("queue", "Queue", "get") and t.function_lines[k] == 171
-    assert t.function_paths[t.function_names.index("<module>")] == ("threads_pipeline", "<module>")
+    # one "<module>" function holds two module bodies (io and threads_pipeline): left without a file
+    assert t.meta["pyspy"]["functions_in_several_files"] == ["<module>"]
+    assert t.function_files[t.function_names.index("<module>")] == ""
+    # the vectorised file fingerprints agree with reading every call's args
+    files: dict = {}
+    for k, i in enumerate(t.args_call.tolist()):
+        a = json.loads(bytes(t.args_blob[t.args_ptr[k]: t.args_ptr[k + 1]]))
+        files.setdefault(t.function_names[t.func[i]], set()).add(a["filename"])
+    assert sorted(n for n, fs in files.items() if len(fs) > 1) == ["<module>"]
+    assert all(t.function_files[t.function_names.index(n)] == next(iter(fs)) for n, fs in files.items()
+               if len(fs) == 1)
     # the queue wait is still a wait
     assert (t.kind[t.func == t.function_names.index("Condition.wait")] == tracevis3d.KIND_WAIT).all()
 

@@ -50,7 +50,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -316,7 +315,9 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
     """Record one trace of the suite into ``out_dir``; return its record (also written to
     ``<name>.record.json``).  Raises RuntimeError naming the command when it fails; returns a
     record with ``skipped`` set when the tool cannot run here."""
-    work = os.path.join(out_dir, "_inputs", spec.name)
+    # "<name>-input" is not an identifier, so a workload script there is module "<script>", not a
+    # package's module (tracevis3d.names.module_from_file stops at such a folder)
+    work = os.path.join(out_dir, "inputs", spec.name + "-input")
     os.makedirs(work, exist_ok=True)
     out = os.path.join(out_dir, spec.name + ".json")
     python = sys.executable if spec.interpreter == "project" else ensure_trace_venv()
@@ -426,7 +427,6 @@ def main(argv=None) -> int:
         if rec.get("skipped"):
             print(f"record_traces: skip {spec.name}: {rec['skipped']}", file=sys.stderr)
         rows.append(rec)
-    shutil.rmtree(os.path.join(args.out, "_inputs", "__pycache__"), ignore_errors=True)
     print_table(rows)
     return 1 if failed else 0
 
