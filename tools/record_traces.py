@@ -40,7 +40,9 @@ them is a dependency of the project.
 
 Output: ``<out>/<name>.json`` (Chrome Trace Event JSON) and ``<out>/<name>.record.json``
 (command, seconds to record, calls, depth, threads, thread names, whether VizTracer's
-buffer overflowed).  A trace already there is not recorded again unless ``--force``.
+buffer overflowed); generated inputs (documents, workload scripts) go to
+``<out>/inputs/<name>-input/``, which is also the working directory of the recording.  A trace
+already there is not recorded again unless ``--force``.
 Prints one table at the end.  Exit status 1 if a trace failed to record.
 """
 from __future__ import annotations
