@@ -40,7 +40,9 @@ them is a dependency of the project.
 
 Output: ``<out>/<name>.json`` (Chrome Trace Event JSON) and ``<out>/<name>.record.json``
 (command, seconds to record, calls, depth, threads, thread names, whether VizTracer's
-buffer overflowed).  A trace already there is not recorded again unless ``--force``.
+buffer overflowed); generated inputs (documents, workload scripts) go to
+``<out>/inputs/<name>-input/``, which is also the working directory of the recording.  A trace
+already there is not recorded again unless ``--force``.
 Prints one table at the end.  Exit status 1 if a trace failed to record.
 """
 from __future__ import annotations
@@ -50,7 +52,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -316,7 +317,9 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
     """Record one trace of the suite into ``out_dir``; return its record (also written to
     ``<name>.record.json``).  Raises RuntimeError naming the command when it fails; returns a
     record with ``skipped`` set when the tool cannot run here."""
-    work = os.path.join(out_dir, "_inputs", spec.name)
+    # "<name>-input" is not an identifier, so a workload script there is module "<script>", not a
+    # package's module (tracevis3d.names.module_from_file stops at such a folder)
+    work = os.path.join(out_dir, "inputs", spec.name + "-input")
     os.makedirs(work, exist_ok=True)
     out = os.path.join(out_dir, spec.name + ".json")
     python = sys.executable if spec.interpreter == "project" else ensure_trace_venv()
@@ -426,7 +429,6 @@ def main(argv=None) -> int:
         if rec.get("skipped"):
             print(f"record_traces: skip {spec.name}: {rec['skipped']}", file=sys.stderr)
         rows.append(rec)
-    shutil.rmtree(os.path.join(args.out, "_inputs", "__pycache__"), ignore_errors=True)
     print_table(rows)
     return 1 if failed else 0
 

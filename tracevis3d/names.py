@@ -29,8 +29,9 @@ module is the leading run of lower-case parts, ending before the first part that
 Capitalized (a class, PEP 8) or a known lower-case C type (``_thread.lock``,
 ``collections.deque``, ``select.epoll``, ``datetime.date``, ``itertools.chain``, …,
 `LOWERCASE_C_TYPES`), and always before the last part (the function); a C accelerator
-module (a first part starting with ``_``: ``_thread``, ``_io``, ``_csv``) is never a
-package, so it is the whole module.  ``Thread.run`` (no module part) has module ``""``.
+module (a lower-case first part starting with ``_``: ``_thread``, ``_io``, ``_csv``) is never
+a package, so it is the whole module.  Leading underscores do not hide a class
+(``_ModuleLock.acquire``).  ``Thread.run`` (no module part) has module ``""``.
 
 The module of a file path is `module_from_file` (rules in its docstring).
 Parsing runs once per distinct function, never per call.
@@ -50,7 +51,8 @@ class ParsedName(NamedTuple):
     location in the name ('' and -1 when it has none); ``path``: module parts then
     qualname parts; ``module``: dotted module name ('' when unknown; ``::``-joined
     namespaces for C++); ``qualname``: the name inside its module (``Publisher.publish``,
-    ``_make_iterencode.<locals>._iterencode_dict``, ``<module>``, ``list.append``).
+    ``_make_iterencode.<locals>._iterencode_dict``, ``<module>``, ``list.append``);
+    ``sep``: how the name joins module and qualname (``.``, or ``::`` for C++).
     """
 
     function: str
@@ -59,6 +61,7 @@ class ParsedName(NamedTuple):
     path: tuple
     module: str = ""
     qualname: str = ""
+    sep: str = "."
 
     @property
     def display(self) -> str:
@@ -84,7 +87,7 @@ class ParsedName(NamedTuple):
             return self.qualname or self.function
         if self.qualname == "<module>":
             return self.module
-        return f"{self.module}{'::' if '::' in self.module else '.'}{self.qualname}"
+        return f"{self.module}{self.sep}{self.qualname}"
 
 
 # --------------------------------------------------------------------------- module_from_file
@@ -201,7 +204,7 @@ BUILTIN_TYPES = frozenset(
 #: C types with lower-case names (``tp_name``), which VizTracer writes ``module.type.method``
 LOWERCASE_C_TYPES = frozenset({
     "collections.deque", "collections.defaultdict", "select.epoll", "select.poll", "select.kqueue",
-    "select.devpoll", "functools.partial", "operator.itemgetter", "operator.attrgetter",
+    "select.devpoll", "functools.partial", "functools._lru_cache_wrapper", "operator.itemgetter", "operator.attrgetter",
     "operator.methodcaller", "datetime.date", "datetime.datetime", "datetime.time", "datetime.timedelta",
     "datetime.timezone", "datetime.tzinfo", "array.array", "mmap.mmap", "pyexpat.xmlparser",
     "numpy.ndarray", "numpy.ufunc", "numpy.dtype", "numpy.generic", "numpy.flatiter", "numpy.broadcast",
@@ -217,11 +220,11 @@ def split_dotted(name: str) -> tuple:
         return "", name
     if parts[0] in BUILTIN_TYPES:
         return "builtins", name
-    if parts[0].startswith("_") and not parts[0].startswith("__") and _IDENT.match(parts[0]):
+    if parts[0].startswith("_") and not parts[0].startswith("__") and parts[0].lstrip("_")[:1].islower():
         return parts[0], ".".join(parts[1:])
     n_mod = 0
     for k, x in enumerate(parts[:-1]):
-        if x[:1].isupper() or x.startswith("<"):
+        if x.lstrip("_")[:1].isupper() or x.startswith("<"):
             break
         if k > 0 and (".".join(parts[:k + 1]) in LOWERCASE_C_TYPES or parts[0] in _LOWER_TYPE_MODULES):
             break
@@ -239,11 +242,11 @@ def _qual_parts(qualname: str) -> tuple:
     return tuple(x for x in re.split(r"\.|::", q) if x and x != "<locals>") or (q,)
 
 
-def _make(function: str, file: str, line: int, module: str, qualname: str) -> ParsedName:
+def _make(function: str, file: str, line: int, module: str, qualname: str, sep: str = ".") -> ParsedName:
     mparts = tuple(x for x in re.split(r"\.|::", module) if x) if module else ()
     if module.startswith("<") and module.endswith(">"):
         mparts = (module,)
-    return ParsedName(function, file, line, mparts + _qual_parts(qualname), module, qualname)
+    return ParsedName(function, file, line, mparts + _qual_parts(qualname), module, qualname, sep)
 
 
 # --------------------------------------------------------------------------- C++ names
@@ -289,6 +292,7 @@ _METHOD_OF = re.compile(
     r"^[<{](?:method|slot wrapper|attribute|method-wrapper) '(?P<func>[^']+)' of '(?P<cls>[^']+)' objects[>}]$")
 _BUILTIN = re.compile(r"^[<{]built-in (?:method|function) (?P<func>[\w.]+)(?: of (?P<owner>.+?))?[>}]$")
 _IDENT_DOTTED = re.compile(r"^[A-Za-z_<][\w<>-]*(\.[A-Za-z_<][\w<>-]*)+$")
+_CPP_APPLIED = re.compile(r"^(?P<scope>\w+(?:::\w+)+): (?P<arg>\S.*)$")
 _PYSPY_THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _PYSPY_PROCESS = re.compile(r'^process (?P<pid>\d+):".*"$', re.S)
 
@@ -346,12 +350,53 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     if m:
         return _make(name, file, line, "torch.nn", m.group("mod"))
     if "::" in name:
+        m = _CPP_APPLIED.match(name)
+        if m:  # PyTorch: "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+            mod, q, func = _split_cpp(m.group("scope"))
+            _, q2, _ = _split_cpp(m.group("arg"))
+            return _make(func, file, line, mod, f"{q}: {q2}", "::")
         mod, q, func = _split_cpp(name)
-        return _make(func, file, line, mod, q)
+        return _make(func, file, line, mod, q, "::")
     if _IDENT_DOTTED.match(name):
         mod, q = split_dotted(name)
         return _make(q.rsplit(".", 1)[-1] if q else name, file, line, mod, q or name)
-    return ParsedName(name, file, line, (name,), "", name)
+    return ParsedName(name, file, line, (name,), "", name, ".")
+
+
+def parse_functions(trace) -> list:
+    """`ParsedName` of every function of a `Trace` (once per distinct function), using the
+    function table's file and line where the name carries none (py-spy frames, whose files
+    `tracevis3d.io.threadnames.locate_pyspy_frames` fills in from the event args)."""
+    files = trace.function_files
+    lines = trace.function_lines
+    return [parse_function_name(s, file=files[i] if i < len(files) else "",
+                                line=int(lines[i]) if i < len(lines) else -1)
+            for i, s in enumerate(trace.function_names)]
+
+
+def unique_labels(names) -> list:
+    """One label per function name, no two alike: its `ParsedName.display`; where displays
+    collide, `ParsedName.full` (with the module); where those still collide, ``full:line``;
+    then ``#k`` for whatever is left (identical names).  Parses each name once."""
+    parsed = [parse_function_name(s) for s in names]
+    labels = [p.display for p in parsed]
+    for step in ("full", "line", "index"):
+        seen: dict = {}
+        for i, lab in enumerate(labels):
+            seen.setdefault(lab, []).append(i)
+        clash = [ix for ix in seen.values() if len(ix) > 1]
+        if not clash:
+            break
+        for ix in clash:
+            for k, i in enumerate(ix):
+                p = parsed[i]
+                if step == "full":
+                    labels[i] = p.full
+                elif step == "line":
+                    labels[i] = f"{p.full}:{p.line}" if p.line >= 0 else labels[i]
+                else:
+                    labels[i] = f"{labels[i]} #{k + 1}"
+    return labels
 
 
 def pyspy_thread_name(frame_name: str):
@@ -373,6 +418,7 @@ def is_pyspy_process_frame(frame_name: str) -> bool:
     return bool(_PYSPY_PROCESS.match(frame_name))
 
 
-__all__ = ["ParsedName", "parse_function_name", "module_from_file", "split_dotted",
+__all__ = ["ParsedName", "parse_function_name", "parse_functions", "module_from_file", "split_dotted",
+           "unique_labels",
            "pyspy_thread_name", "is_pyspy_process_frame", "ROOT_DIRS", "NOT_PACKAGES",
            "BUILTIN_TYPES", "LOWERCASE_C_TYPES"]

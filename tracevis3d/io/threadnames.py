@@ -52,8 +52,9 @@ def name_threads_from_root_frames(trace) -> list:
     A thread is renamed when its current name is a placeholder (`is_placeholder_name`) and
     every one of its root frames (`root_frames`) is a py-spy thread frame; the new name is the
     one after the colon, else ``thread <tid>`` (`tracevis3d.names.pyspy_thread_name`).  If a
-    thread's root frames carry several names (a thread renamed while sampled), the one that
-    covers the most time wins.  The frames themselves stay in the trace.
+    thread's root frames carry several names, a real name beats none (py-spy writes
+    ``thread (<tid>)`` while it cannot read the name yet, e.g. at a thread's start), then the
+    one that covers the most time wins.  The frames themselves stay in the trace.
     """
     n_threads = trace.n_threads
     if n_threads == 0 or len(trace) == 0:
@@ -78,29 +79,58 @@ def name_threads_from_root_frames(trace) -> list:
             continue
         mine = th == t
         funcs = trace.func[cand[mine]]
-        totals = np.bincount(funcs, weights=dur[mine])
+        totals = np.bincount(funcs, weights=dur[mine] + 1e-9)  # > 0 for every present frame
+        named = np.array([fn_name[f] is not None and not fn_name[f].startswith("thread ")
+                          for f in range(totals.shape[0])], bool)  # per distinct function
+        if (named & (totals > 0)).any():
+            totals = np.where(named, totals, 0.0)
         new = fn_name[int(np.argmax(totals))]
         trace.thread_names[t] = new
         renamed.append((int(t), old, new))
     return renamed
 
 
-def locate_pyspy_frames(trace) -> int:
-    """Fill the file, line and module path of py-spy frames from their args; return how many
-    functions got a location.
+def _file_fingerprints(blob: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Per args object ``blob[ptr[k]:ptr[k+1]]``, a fingerprint (length, Σ byte, Σ byte·offset,
+    mod 2⁶⁴) of its part before the last comma: for py-spy's ``{"filename":…,"line":N}``, the
+    file alone.  Vectorised over all calls (no Python loop per call)."""
+    lo, hi = ptr[:-1].astype(np.int64), ptr[1:].astype(np.int64)
+    commas = np.flatnonzero(blob == ord(","))
+    j = np.searchsorted(commas, hi, side="left") - 1
+    last = commas[np.maximum(j, 0)] if commas.size else hi
+    last = np.where((j >= 0) & (last >= lo), last, hi) if commas.size else hi
+    b = blob.astype(np.uint64)
+    cs = np.concatenate([np.zeros(1, np.uint64), np.cumsum(b, dtype=np.uint64)])
+    cw = np.concatenate([np.zeros(1, np.uint64),
+                         np.cumsum(b * np.arange(blob.shape[0], dtype=np.uint64), dtype=np.uint64)])
+    s1 = cs[last] - cs[lo]
+    s2 = (cw[last] - cw[lo]) - lo.astype(np.uint64) * s1
+    return np.stack([(last - lo).astype(np.uint64), s1, s2], axis=1)
 
-    Only functions of category ``py-spy`` without a file; the args of the function's first
-    call that has args are read (once per distinct function).  py-spy interns frames by name
-    in our function table, so two functions of one name in two files share the first file.
+
+def locate_pyspy_frames(trace) -> tuple:
+    """Fill the file, line and module path of py-spy frames from their args; return
+    ``(number of functions located, names left unlocated because their calls name several files)``.
+
+    Only functions of category ``py-spy`` without a file.  The importer interns functions by
+    name, so one py-spy "function" can hold frames of several files (every ``<module>``, a
+    ``run`` in two modules): those are detected (a fingerprint of each call's file, vectorised)
+    and left without a file rather than given a wrong one.  The args of the function's first
+    call are read once per distinct function; py-spy's ``line`` is the line being executed in
+    that sample, not the function's first line.
     """
     cats = trace.function_cats
     if not any(c == "py-spy" for c in cats) or trace.args_call.size == 0:
-        return 0
+        return 0, []
     import orjson
 
     calls = trace.args_call
-    funcs, first = np.unique(trace.func[calls], return_index=True)
-    n = 0
+    cf = trace.func[calls].astype(np.int64)
+    fp = _file_fingerprints(trace.args_blob, trace.args_ptr)
+    rows = np.unique(np.column_stack([cf.astype(np.uint64), fp]), axis=0)
+    n_files = np.bincount(rows[:, 0].astype(np.int64), minlength=trace.n_functions)
+    funcs, first = np.unique(cf, return_index=True)
+    n, ambiguous = 0, []
     for f, k in zip(funcs.tolist(), first.tolist()):  # per distinct function
         if cats[f] != "py-spy" or trace.function_files[f]:
             continue
@@ -112,6 +142,9 @@ def locate_pyspy_frames(trace) -> int:
         fname = args.get("filename") if isinstance(args, dict) else None
         if not fname or not isinstance(fname, str):
             continue
+        if n_files[f] > 1:
+            ambiguous.append(trace.function_names[f])
+            continue
         line = args.get("line", -1)
         line = int(line) if isinstance(line, (int, float)) else -1
         p = parse_function_name(trace.function_names[f], file=fname, line=line)
@@ -119,7 +152,7 @@ def locate_pyspy_frames(trace) -> int:
         trace.function_lines[f] = line
         trace.function_paths[f] = p.path
         n += 1
-    return n
+    return n, ambiguous
 
 
 def fix_pyspy(trace):
@@ -127,9 +160,10 @@ def fix_pyspy(trace):
 
     Records what it did in ``trace.meta['pyspy']`` (only when it did something)."""
     renamed = name_threads_from_root_frames(trace)
-    located = locate_pyspy_frames(trace)
-    if renamed or located:
-        trace.meta["pyspy"] = {"threads_renamed": [list(r) for r in renamed], "functions_located": located}
+    located, ambiguous = locate_pyspy_frames(trace)
+    if renamed or located or ambiguous:
+        trace.meta["pyspy"] = {"threads_renamed": [list(r) for r in renamed], "functions_located": located,
+                               "functions_in_several_files": ambiguous}
     return trace
 
 
