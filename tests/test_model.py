@@ -117,7 +117,7 @@ def test_native_rejects_other_zips(tmp_path):
 @pytest.mark.parametrize("name,path,file,line", [
     ("fib (/home/x/src/pkg/mod.py:6)", ("pkg", "mod", "fib"), "/home/x/src/pkg/mod.py", 6),
     ("A.run (/a/pkg/mod.py:3)", ("pkg", "mod", "A", "run"), "/a/pkg/mod.py", 3),
-    ("torch/nn/modules/module.py(1501): _call_impl", ("modules", "module", "_call_impl"),
+    ("torch/nn/modules/module.py(1501): _call_impl", ("torch", "nn", "modules", "module", "_call_impl"),
      "torch/nn/modules/module.py", 1501),
     ("<method 'append' of 'list' objects>", ("builtins", "list", "append"), "", -1),
     ("aten::mm", ("aten", "mm"), "", -1),

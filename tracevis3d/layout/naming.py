@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import parse_function_name
+from ..names import parse_function_name, parse_functions
 
 #: modules (and their submodules) whose frames are infrastructure
 INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
@@ -85,9 +85,10 @@ def _is_infra(module: str, qual: str) -> bool:
     return (module, qual) in INFRA_FUNCTIONS
 
 
-def describe_function(name: str) -> tuple:
-    """(module, family, qualname, display, short, infra) of one function name."""
-    p = parse_function_name(name)
+def describe_function(name: str, parsed=None) -> tuple:
+    """(module, family, qualname, display, short, infra) of one function name (``parsed``:
+    its `ParsedName` when already known, e.g. with the file py-spy keeps in the args)."""
+    p = parsed if parsed is not None else parse_function_name(name)
     module = p.module
     qual = drop_locals(p.qualname or p.function or name) or (p.qualname or name)
     short = qual.rsplit(".", 1)[-1] if qual else name
@@ -109,7 +110,7 @@ def function_table(trace) -> FunctionTable:
     hit = _CACHE.get(trace)
     if hit is not None and len(hit.module) == trace.n_functions:
         return hit
-    rows = [describe_function(nm) for nm in trace.function_names]
+    rows = [describe_function(nm, p) for nm, p in zip(trace.function_names, parse_functions(trace))]
     module = [r[0] for r in rows]
     family = [r[1] for r in rows]
     modules, module_id = np.unique(np.asarray(module + [""], dtype=object), return_inverse=True)
