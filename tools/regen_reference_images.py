@@ -142,6 +142,45 @@ def box_mask(centre, size, shape, grow=0.0, scene=None) -> np.ndarray:
     return polygon_mask(_hull(project_points(box_corners(centre, size), scene)), shape, grow)
 
 
+def face_pixel_box(centre, size, scene=None) -> tuple:
+    """Pixel bounding box (x0, y0, x1, y1) of a box's front face (its -y side)."""
+    c = np.asarray(centre, float)
+    s = np.asarray(size, float)
+    pts = [c + np.array([sx * s[0], -0.5 * s[1], sz * s[2]]) for sx in (-.5, .5) for sz in (-.5, .5)]
+    p = project_points(pts, scene)
+    return p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()
+
+
+def label_pixel_boxes(collection="TraceVis3D", scene=None) -> list:
+    """Per label object (in build order): the pixel bounding box (x0, y0, x1, y1) of its
+    evaluated glyphs through the scene camera, and its text size (em) in pixels."""
+    import bpy
+    from mathutils import Vector
+
+    scene = scene or bpy.context.scene
+    dg = bpy.context.evaluated_depsgraph_get()
+    obs = sorted((ob for ob in bpy.data.collections[collection].objects if ob.type == "FONT"),
+                 key=lambda o: int(o.name.rsplit("_", 1)[-1]))
+    out = []
+    for ob in obs:  # test helper, a few hundred labels
+        ev = ob.evaluated_get(dg)
+        me = ev.to_mesh()
+        m = ob.matrix_world
+        if len(me.vertices):
+            pts = [m @ v.co for v in me.vertices]
+            p = project_points(pts, scene)
+            box = (p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max())
+        else:
+            box = (np.nan,) * 4
+        ev.to_mesh_clear()
+        size = ob.data.size
+        base = m @ Vector((0.0, 0.0, 0.0))
+        top = m @ Vector((0.0, size, 0.0))
+        a, b = project_points([base, top], scene)
+        out.append(box + (float(np.hypot(*(a - b))),))
+    return out
+
+
 def main() -> int:
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("TRACEVIS3D_QUIET", "1")

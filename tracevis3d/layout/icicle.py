@@ -139,6 +139,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     idx, lane, s_cl, e_cl = idx[dr], lane[dr], s_cl[dr], e_cl[dr]
     f_bottom, f_height, f_run_levels = fold.bottom[dr], fold.height[dr], fold.run_levels[dr]
     f_folded = fold.folded[dr]
+    call_id = sel.original(idx)  # what picking and the panel report: indices in the loaded trace
     rep_count_all, rep_end_all, rep_head_all = fold.rep_count, fold.rep_end, fold.rep_head
     local_of_shown = np.full(fold.drawn.size, -1, np.int64)
     local_of_shown[dr] = np.arange(dr.size)
@@ -220,7 +221,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     col[:, :3] = colouring.slot_rgb[slot[single]]
     calls_layer = InstanceLayer(
         "calls", pos, sc, col, slot[single].astype(np.int32), list(colouring.slot_names),
-        {"call_index": idx[single].astype(np.int32), "depth": tr.depth[idx][single].astype(np.int32),
+        {"call_index": call_id[single], "depth": tr.depth[idx][single].astype(np.int32),
          "lane": lane[single].astype(np.int32), "folded_levels": f_run_levels[single].astype(np.int32)})
 
     # --- cluster boxes: the colour of their longest call, lightened (SyncTrace IV-B2)
@@ -247,7 +248,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     cl_mats = [f"{m}_cluster" for m in colouring.slot_names]
     clusters_layer = InstanceLayer(
         "clusters", cpos, csc, ccol, c_slot.astype(np.int32), cl_mats,
-        {"call_index": idx[c_rep].astype(np.int32) if nc else np.zeros(0, np.int32),
+        {"call_index": call_id[c_rep] if nc else np.zeros(0, np.int32),
          "depth": c_depth.astype(np.int32), "lane": c_lane.astype(np.int32),
          "call_count": c_count.astype(np.int32)})
 
@@ -268,13 +269,13 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     func_single = func[single]
     slab_single = f_folded[single]
     placer.add(lambda k: [] if slab_single[k] else cands(int(func_single[k])), xs, xe, z_lo[single],
-               z_hi[single], col[:, :3], idx[single], "call", px[lane[single]])
+               z_hi[single], col[:, :3], call_id[single], "call", px[lane[single]])
     starts = np.flatnonzero((f_run_levels >= 2) & (f_height >= BAND_WIDE))
     if starts.size:
         placer.add(lambda k: [f"{int(f_run_levels[starts[k]])} folded levels",
                               f"{int(f_run_levels[starts[k]])} levels", f"⋮{int(f_run_levels[starts[k]])}"],
                    (s_cl[starts] - t0) * scale_t, (e_cl[starts] - t0) * scale_t, bottom_w[starts],
-                   bottom_w[starts] + BAND_WIDE * h, colouring.slot_rgb[slot[starts]], idx[starts], "fold",
+                   bottom_w[starts] + BAND_WIDE * h, colouring.slot_rgb[slot[starts]], call_id[starts], "fold",
                    px[lane[starts]])
     heads_shown = np.flatnonzero((rep_count_all >= 2) & fold.drawn & ~fold.folded)
     heads = local_of_shown[heads_shown]
@@ -287,7 +288,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             return counted_candidates(int(r_cnt[k]), d, "")
 
         placer.add(run_texts, (s_cl[heads] - t0) * scale_t, (r_end - t0) * scale_t, z_lo[heads], z_hi[heads],
-                   colouring.slot_rgb[slot[heads]], idx[heads], "run", px[lane[heads]])
+                   colouring.slot_rgb[slot[heads]], call_id[heads], "run", px[lane[heads]])
     # rows of siblings one function dominates ("120× Body.paragraph & more")
     n_ch, r_start, r_end_, r_dom, r_dom_t, r_dom_c, r_tot = fold.rows
     rows_shown = np.flatnonzero(fold.row_named & fold.drawn & ~fold.folded)
@@ -304,7 +305,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
 
         placer.add(row_texts, (np.maximum(r_start[rows_shown], t0) - t0) * scale_t,
                    (np.minimum(r_end_[rows_shown], t1) - t0) * scale_t, ch_bottom + (1 - BOX_FILL) / 2 * h,
-                   ch_bottom + (1 + BOX_FILL) / 2 * h, colouring.slot_rgb[slot[rows_l]], idx[rows_l], "row",
+                   ch_bottom + (1 + BOX_FILL) / 2 * h, colouring.slot_rgb[slot[rows_l]], call_id[rows_l], "row",
                    px[lane[rows_l]])
     # groups of adjacent boxes and clusters on one level, across parents, one function dominating
     bi = np.flatnonzero(single)
@@ -337,7 +338,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
                 return counted_candidates(int(g_dom_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
 
             placer.add(group_texts, (g_start[multi] - t0) * scale_t, (g_end[multi] - t0) * scale_t, z_lo[gi],
-                       z_hi[gi], colouring.slot_rgb[slot[gd]], idx[gd], "group", px[lane[gi]])
+                       z_hi[gi], colouring.slot_rgb[slot[gd]], call_id[gd], "group", px[lane[gi]])
     if nc:
         def cl_texts(k):
             n_calls = int(c_count[k])
@@ -349,7 +350,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
 
         zc0 = bottom_w[c_rep] + (1 - BOX_FILL) / 2 * slot_h[c_rep]
         placer.add(cl_texts, cpos[:, 0] - cw / 2, cpos[:, 0] + cw / 2, zc0, zc0 + BOX_FILL * slot_h[c_rep],
-                   ccol[:, :3], idx[c_rep], "cluster", px[c_lane])
+                   ccol[:, :3], call_id[c_rep], "cluster", px[c_lane])
     label_sets = [placer.labels()]
 
     # --- axes, lane names, title, legend

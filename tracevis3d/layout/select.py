@@ -42,13 +42,20 @@ class Selection:
     t0: float
     t1: float
     windowed: bool
+    orig: np.ndarray | None = None  # index in the original trace of each call of ``trace``
+
+    def original(self, i) -> np.ndarray:
+        """Call indices of ``trace`` (after hiding) → indices in the trace the user loaded."""
+        i = np.asarray(i)
+        return (i if self.orig is None else self.orig[i]).astype(np.int32)
 
 
-def hidden_trace(trace: Trace, params: IcicleParams) -> Trace:
-    """``trace`` with the calls hidden by ``params`` merged away (cached per trace)."""
+def hidden_trace(trace: Trace, params: IcicleParams) -> tuple:
+    """``trace`` with the calls hidden by ``params`` merged away, and the original index of
+    each kept call (None when nothing is hidden); cached per trace."""
     key = (tuple(params.hide), tuple(params.hide_modules))
     if key == ((), ()):
-        return trace
+        return trace, None
     per_trace = _HIDDEN_CACHE.setdefault(trace, {})
     if key in per_trace:
         return per_trace[key]
@@ -62,9 +69,11 @@ def hidden_trace(trace: Trace, params: IcicleParams) -> Trace:
             func_hidden[f] = True
         elif any(mod == m or mod.startswith(m + ".") for m in mods):
             func_hidden[f] = True
-    out = merge_calls(trace, func_hidden[trace.func]) if len(trace) else trace
-    per_trace[key] = out
-    return out
+    hidden = func_hidden[trace.func]
+    out = merge_calls(trace, hidden) if len(trace) else trace
+    result = (out, np.flatnonzero(~hidden) if out is not trace else None)
+    per_trace[key] = result
+    return result
 
 
 def _is_main(trace: Trace, t: int) -> bool:
@@ -127,9 +136,10 @@ def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
 
 def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth)."""
-    tr = hidden_trace(trace, params)
+    tr, orig = hidden_trace(trace, params)
     if len(tr) == 0:
-        raise ValueError("no calls to show: the trace is empty")
+        raise ValueError("no calls to show: the trace is empty" if not len(trace)
+                         else "no calls to show: hide/hide_modules hide every call")
     if params.threads is not None and len(params.threads):
         try:
             threads = tr._resolve_threads(params.threads)
@@ -166,4 +176,5 @@ def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
     lane = lane_of_thread[tr.thread[idx]]
     names = [lane_name(tr, int(t), lanes.size) for t in lanes]
-    return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None)
+    return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
+                     orig)
