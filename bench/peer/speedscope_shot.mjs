@@ -279,7 +279,13 @@ async function main() {
       }
     }
     await waitPage(() => window.__ss.parsed != null, 'speedscope to import the trace')
-    await waitPage(() => window.__ss.firstDrawAfterParse != null && document.querySelector('canvas') != null, 'the first flame-chart draw')
+    if (VIEWS[opts.view] === 'sandwich') {
+      // the sandwich view opens as a table of functions (sorted by total time); its
+      // callers/callees flame graphs appear when a row is selected: select the first.
+      await waitPage(() => document.querySelector('table tbody tr, table tr td') != null, 'the sandwich table')
+    } else {
+      await waitPage(() => window.__ss.firstDrawAfterParse != null && document.querySelector('canvas') != null, 'the first flame-chart draw')
+    }
 
     // Profile (thread) info from the toolbar: "<name> (i/N)", or just "<name>" for one profile.
     const readToolbar = () => page.evaluate(() => {
@@ -289,9 +295,12 @@ async function main() {
         const name = idx.parentElement.textContent.replace(idx.textContent, '').trim()
         return { index: +i - 1, count: +n, name }
       }
-      // one profile: the toolbar centre is plain text between the view tabs and the right tabs
-      const title = document.title.replace(/ - speedscope$/, '')
-      return { index: 0, count: 1, name: null, title }
+      // one profile: the toolbar centre is a bare text node of the toolbar, between the
+      // view tabs ("Time Order" ...) and the right tabs
+      const tab = [...document.querySelectorAll('div')].find(d => d.children.length <= 1 && /Time Order$/.test(d.textContent))
+      const bar = tab && tab.parentElement && tab.parentElement.parentElement
+      const text = bar ? [...bar.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim() : ''
+      return { index: 0, count: 1, name: text || document.title.replace(/ - speedscope$/, '') }
     })
     const settle = async () => {
       // let the draws stop (no WebGL draw for `settle` ms), at most 5 s
@@ -331,8 +340,21 @@ async function main() {
       info = await readToolbar()
       if (info.index !== want) throw new Fail(`could not switch to profile ${want} (toolbar shows ${info.index})`)
     } else if (opts.profile != null && !['0', '-1'].includes(String(opts.profile)) &&
-               !(info.title || '').toLowerCase().includes(String(opts.profile).toLowerCase())) {
+               !(info.name || '').toLowerCase().includes(String(opts.profile).toLowerCase())) {
       throw new Fail(`--profile ${opts.profile}: this trace has only one profile`)
+    }
+    let sandwichFrame = null
+    if (VIEWS[opts.view] === 'sandwich') {
+      sandwichFrame = await page.evaluate(() => {
+        const row = [...document.querySelectorAll('table tr')].find(r => r.querySelector('td'))
+        if (!row) return null
+        row.click()
+        const tds = row.querySelectorAll('td')
+        return [...tds].map(td => td.textContent.trim()).join(' | ')
+      })
+      if (sandwichFrame == null) throw new Fail('the sandwich table has no rows')
+      const d0 = await page.evaluate(() => window.__ss.draws)
+      await waitPage(d => window.__ss.draws > d, 'the sandwich flame graphs', d0)
     }
     // move the mouse out of the way (no hover tooltip) and let the last draws finish
     await page.mouse.move(0, 0)
@@ -364,7 +386,8 @@ async function main() {
     const importLine = consoleLines.find(l => /^import: [\d.]+ ?ms$/.test(l))
     const result = {
       ok: true, trace, png: out, width: opts.width, height: opts.height, view: opts.view, theme: opts.theme,
-      profile: { index: info.index, count: info.count, name: info.name ?? info.title ?? null, names: names.length ? names : undefined },
+      sandwich_selected_row: sandwichFrame ?? undefined,
+      profile: { index: info.index, count: info.count, name: info.name ?? null, names: names.length ? names : undefined },
       times: {
         ...times,
         speedscope_import_ms: importLine ? Math.round(parseFloat(importLine.slice(8))) : null,
