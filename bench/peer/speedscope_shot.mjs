@@ -146,8 +146,36 @@ function pageHooks() {
       return ext
     }
   }
-  const ft = CanvasRenderingContext2D.prototype.fillText
-  CanvasRenderingContext2D.prototype.fillText = function () { S.labels++; return ft.apply(this, arguments) }
+  // the text now on each 2D canvas: speedscope clears its overlay canvases whole
+  // (clearRect) before drawing the labels of a frame with fillText
+  const P2 = CanvasRenderingContext2D.prototype, ft = P2.fillText, cr = P2.clearRect
+  S.texts = new Map()
+  P2.fillText = function (text) {
+    S.labels++
+    let a = S.texts.get(this.canvas)
+    if (!a) S.texts.set(this.canvas, (a = []))
+    a.push(String(text))
+    return ft.apply(this, arguments)
+  }
+  P2.clearRect = function (x, y, w, h) {
+    if (x <= 0 && y <= 0 && x + w >= this.canvas.width && y + h >= this.canvas.height) S.texts.set(this.canvas, [])
+    return cr.apply(this, arguments)
+  }
+}
+
+// What text speedscope shows now: frame labels (elided with "…" when they do not fit)
+// and time-axis tick labels, on the 2D canvases that are in the page and visible.
+function visibleLabels() {
+  const axis = /^-?[\d.,]+ ?(ns|µs|us|ms|s|min|h|%|[kMG]?B)?$/
+  let frames = 0, elided = 0, ticks = 0
+  for (const [c, texts] of window.__ss.texts) {
+    if (!c.isConnected || !c.getClientRects().length) continue
+    for (const t of texts) {
+      if (axis.test(t.trim())) ticks++
+      else { frames++; if (t.includes('…')) elided++ }
+    }
+  }
+  return { frame_labels: frames, elided, full: frames - elided, axis_ticks: ticks }
 }
 
 // --- minimal PNG decoder (8-bit RGB/RGBA, non-interlaced: what Chromium writes) ---
@@ -380,9 +408,10 @@ async function main() {
       const r = x => (x == null ? null : Math.round(x))
       return {
         page_load_ms: r(nav.loadEventEnd), trace_fetched_ms: r(S.fetched), profile_parsed_ms: r(S.parsed),
-        first_render_ms: r(S.firstDrawAfterParse), draws: S.draws, label_fill_text_calls: S.labels,
+        first_render_ms: r(S.firstDrawAfterParse), draws: S.draws,
       }
     })
+    const labels = await page.evaluate(visibleLabels)
     const importLine = consoleLines.find(l => /^import: [\d.]+ ?ms$/.test(l))
     const result = {
       ok: true, trace, png: out, width: opts.width, height: opts.height, view: opts.view, theme: opts.theme,
@@ -394,7 +423,7 @@ async function main() {
         parse_ms: times.profile_parsed_ms != null && times.trace_fetched_ms != null ? times.profile_parsed_ms - times.trace_fetched_ms : null,
         browser_launch_ms: launchMs, wall_ms: Date.now() - t0,
       },
-      pixels: stats, trace_bytes: fs.statSync(trace).size,
+      labels, pixels: stats, trace_bytes: fs.statSync(trace).size,
       speedscope_version: version, chromium: chromiumVersion,
       warnings: consoleLines.filter(l => /^(Tried to|Frame ")/.test(l)).length,
     }
