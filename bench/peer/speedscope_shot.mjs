@@ -247,8 +247,10 @@ async function main() {
   const version = JSON.parse(fs.readFileSync(path.join(releaseDir, '..', '..', 'package.json'), 'utf8')).version
 
   const res = { cleanup: [] }
+  let stage = 'the browser to start'
   let killTimer
   const cleanup = async () => {
+    res.closed = true // a browser launched after this is closed at once (see below)
     clearTimeout(killTimer)
     for (const f of res.cleanup.reverse()) { try { await f() } catch {} }
     res.cleanup = []
@@ -267,13 +269,15 @@ async function main() {
       executablePath: CHROMIUM, headless: true, pipe: true, userDataDir, args: CHROMIUM_ARGS,
       defaultViewport: { width: opts.width, height: opts.height, deviceScaleFactor: 1 },
       handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
-      timeout: Math.min(left(), 60000), protocolTimeout: Math.max(30000, opts.timeout * 1000),
+      timeout: Math.min(left(), 60000), protocolTimeout: opts.timeout * 1000 + 60000, // our own deadline fires first
     })
-    res.cleanup.push(async () => {
+    const closeBrowser = async () => {
       const proc = browser.process()
       await Promise.race([browser.close(), sleep(5000)])
       if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
-    })
+    }
+    if (res.closed) { await closeBrowser(); throw new Fail('stopped while the browser started') }
+    res.cleanup.push(closeBrowser)
     const chromiumVersion = await browser.version()
     const launchMs = Date.now() - tLaunch
 
@@ -293,9 +297,11 @@ async function main() {
     if (VIEWS[opts.view] !== 'time-ordered') hash += `&view=${VIEWS[opts.view]}`
     // NB speedscope renames *every* profile (thread) to the title, so it is off by default.
     if (opts.title) hash += `&title=${encodeURIComponent(opts.title)}`
+    stage = 'the page to load'
     await page.goto(`${base}/index.html#${hash}`, { waitUntil: 'load', timeout: left() })
 
     const waitPage = async (fn, what, arg) => {
+      stage = what
       const poll = 100
       const end = Date.now() + left()
       for (;;) {
@@ -386,9 +392,11 @@ async function main() {
     }
     // move the mouse out of the way (no hover tooltip) and let the last draws finish
     await page.mouse.move(0, 0)
+    stage = 'the drawing to settle'
     await settle()
 
     let png, stats
+    stage = 'the screenshot'
     for (let attempt = 0; ; attempt++) {
       if (problems.length) throw new Fail(problems[0])
       png = await page.screenshot({ type: 'png', captureBeyondViewport: false })
@@ -431,7 +439,7 @@ async function main() {
   })()
 
   const timeout = new Promise((_, reject) => {
-    killTimer = setTimeout(() => reject(new Fail(`timed out after ${opts.timeout}s`)), opts.timeout * 1000 + 2000)
+    killTimer = setTimeout(() => reject(new Fail(`timed out after ${opts.timeout}s waiting for ${stage}`)), opts.timeout * 1000 + 2000)
   })
   try {
     const result = await Promise.race([work, timeout])
