@@ -274,7 +274,11 @@ async function main() {
     const closeBrowser = async () => {
       const proc = browser.process()
       await Promise.race([browser.close(), sleep(5000)])
-      if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise(r => proc.once('exit', r))
+        proc.kill('SIGKILL')
+        await Promise.race([exited, sleep(3000)])
+      }
     }
     if (res.closed) { await closeBrowser(); throw new Fail('stopped while the browser started') }
     res.cleanup.push(closeBrowser)
