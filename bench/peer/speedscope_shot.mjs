@@ -286,6 +286,7 @@ async function main() {
     const launchMs = Date.now() - tLaunch
 
     const page = await browser.newPage()
+    res.page = page
     await page.setViewport({ width: opts.width, height: opts.height, deviceScaleFactor: 1 })
     const problems = []
     page.on('pageerror', e => problems.push(`page error: ${String(e.message || e).split('\n')[0]}`))
@@ -320,7 +321,7 @@ async function main() {
     if (VIEWS[opts.view] === 'sandwich') {
       // the sandwich view opens as a table of functions (sorted by total time); its
       // callers/callees flame graphs appear when a row is selected: select the first.
-      await waitPage(() => document.querySelector('table tbody tr, table tr td') != null, 'the sandwich table')
+      await waitPage(() => [...document.querySelectorAll('table tr td')].some(td => td.getClientRects().length), 'the sandwich table')
     } else {
       await waitPage(() => window.__ss.firstDrawAfterParse != null && document.querySelector('canvas') != null, 'the first flame-chart draw')
     }
@@ -383,15 +384,17 @@ async function main() {
     }
     let sandwichFrame = null
     if (VIEWS[opts.view] === 'sandwich') {
-      sandwichFrame = await page.evaluate(() => {
-        const row = [...document.querySelectorAll('table tr')].find(r => r.querySelector('td'))
-        if (!row) return null
+      let d0
+      ;[sandwichFrame, d0] = await page.evaluate(() => {
+        // the visible function table (the profile selector is a hidden table too)
+        const row = [...document.querySelectorAll('table tr')].find(r => r.querySelector('td') && r.getClientRects().length)
+        if (!row) return [null, 0]
+        const d = window.__ss.draws
         row.click()
         const tds = row.querySelectorAll('td')
-        return [...tds].map(td => td.textContent.trim()).join(' | ')
+        return [[...tds].map(td => td.textContent.trim()).join(' | '), d]
       })
       if (sandwichFrame == null) throw new Fail('the sandwich table has no rows')
-      const d0 = await page.evaluate(() => window.__ss.draws)
       await waitPage(d => window.__ss.draws > d, 'the sandwich flame graphs', d0)
     }
     // move the mouse out of the way (no hover tooltip) and let the last draws finish
@@ -448,6 +451,12 @@ async function main() {
   try {
     const result = await Promise.race([work, timeout])
     process.stdout.write(JSON.stringify(result) + '\n')
+  } catch (e) {
+    // SPEEDSCOPE_SHOT_DEBUG=1: keep what the page showed when it failed, as OUT.fail.png
+    if (process.env.SPEEDSCOPE_SHOT_DEBUG && res.page) {
+      await Promise.race([res.page.screenshot({ path: out + '.fail.png' }).catch(() => {}), sleep(10000)])
+    }
+    throw e
   } finally {
     work.catch(() => {})
     await cleanup()
