@@ -1,0 +1,144 @@
+"""Figures of real, deep and multi-threaded traces, rendered headless and measured on pixels.
+
+The traces are recorded at test time with VizTracer (tests/realtraces.py): json.tool on a
+deeply nested document (118 levels) and examples/threads_pipeline.py (5 threads, locks,
+a bounded queue, a condition, file I/O).  Each figure is built into Blender's startup
+scene, rendered with Workbench at 1920x1080, and measured with
+`tracevis3d.blender.figure_report`.
+"""
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+import tracevis3d  # noqa: E402
+from tracevis3d.blender.figure_report import figure_report, label_pixel_boxes  # noqa: E402
+from tracevis3d.layout import IcicleParams, icicle_layout  # noqa: E402
+from tracevis3d.layout.colour import WAIT_RGB  # noqa: E402
+from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
+
+
+def _render(trace, path, **params):
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.render import render_figure
+    from tracevis3d.blender.scene import build_icicle
+
+    bpy.ops.wm.read_factory_settings()  # the startup file: Cube, Light, Camera
+    remove_startup_defaults(bpy.context.scene)
+    p = IcicleParams(**params)
+    info = build_icicle(trace, p)
+    render_figure(path, resolution=p.resolution)
+    return info, icicle_layout(trace, p)
+
+
+@pytest.fixture(scope="module")
+def deep(deep_trace_path, tmp_path_factory):
+    tr = tracevis3d.load(deep_trace_path)
+    path = tmp_path_factory.mktemp("fig") / "deep.png"
+    info, spec = _render(tr, path)
+    return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"])
+
+
+@pytest.fixture(scope="module")
+def threads(threads_trace_path, tmp_path_factory):
+    tr = tracevis3d.load(threads_trace_path)
+    path = tmp_path_factory.mktemp("fig") / "threads.png"
+    info, spec = _render(tr, path)
+    return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"])
+
+
+def test_deep_trace_has_readable_labels(deep):
+    tr, path, info, spec, rep = deep
+    assert tr.max_depth >= 100
+    # labels on the icicle, none below 14 px (the em, projected through the camera)
+    assert rep["labels"] >= 15, rep
+    assert rep["min_label_px"] >= 14.0 - 1e-3, rep
+    assert rep["all_texts_min_px"] >= 14.0 - 1e-3, rep
+    # labels are not only on the first levels: some name calls 10+ levels up
+    kinds = spec.labels.kind
+    depths = [int(tr.depth[c]) for c, k in zip(spec.labels.call_index, kinds) if k != "legend" and c >= 0]
+    assert max(depths) >= 10, depths
+    # the deep generator chains are folded, and said so on the figure
+    assert spec.meta["n_folded"] > 0 and "fold" in kinds
+
+
+def test_labels_sit_inside_their_boxes_and_face_the_camera(deep):
+    tr, path, info, spec, rep = deep
+    from tracevis3d.blender.figure_report import project_points
+
+    boxes = label_pixel_boxes()
+    calls = spec.layer("calls")
+    pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}
+    cam = bpy.context.scene.camera
+    view = -(cam.matrix_world.to_3x3().col[2])  # camera forward
+    checked = 0
+    for (kind, text, x0, y0, x1, y1, em), ci in zip(boxes, spec.labels.call_index):
+        if kind != "call":
+            continue
+        k = pos[int(ci)]
+        c, s = calls.positions[k].astype(float), calls.scales[k].astype(float)
+        face = [c + np.array([sx * s[0], -0.5 * s[1], sz * s[2]]) for sx in (-.5, .5) for sz in (-.5, .5)]
+        f = project_points(face)
+        assert f[:, 0].min() - 1 <= x0 and x1 <= f[:, 0].max() + 1, text
+        assert f[:, 1].min() - 1 <= y0 and y1 <= f[:, 1].max() + 1, text
+        checked += 1
+    assert checked >= 5
+    # texts face the camera: their normal (local +z) points against the view direction
+    for ob in bpy.data.collections["TraceVis3D"].objects:
+        if ob.type == "FONT" and ob.get("tv3d_kind") == "call":
+            n = ob.matrix_world.to_3x3().col[2].normalized()
+            assert n.dot(view) < -0.97, ob.data.body
+
+
+def test_deep_figure_fills_the_frame_with_little_grey(deep):
+    tr, path, info, spec, rep = deep
+    assert rep["max_margin"] <= 0.08, rep["margins"]
+    assert rep["grey_share"] <= 0.35, rep
+
+
+def test_no_startup_objects_in_the_figure(deep):
+    names = {ob.name for ob in bpy.context.scene.objects}
+    assert not names & {"Cube", "Light", "Camera"}, names
+
+
+def test_threads_figure_shows_waits_and_names_lanes(threads):
+    tr, path, info, spec, rep = threads
+    assert tr.n_threads >= 5
+    names = spec.meta["lane_names"]
+    assert names[0] == "MainThread" and len(names) == tr.n_threads
+    assert {"writer", "parse_0"} <= set(names)
+    # waits have their own colour, and it is on the image
+    from tracevis3d.blender.figure_report import load_image
+
+    img = load_image(path)
+    want = linear_to_srgb(WAIT_RGB)
+    close = np.abs(img - want).max(-1) < 0.06
+    assert close.mean() > 0.01, close.mean()
+    assert any("waiting" in e.name for e in spec.legend)
+    assert rep["max_margin"] <= 0.08 and rep["grey_share"] <= 0.35, rep
+    assert rep["labels"] >= 10 and rep["min_label_px"] >= 14.0 - 1e-3, rep
+
+
+def test_colours_are_stable_across_windows_and_threads(threads):
+    tr, path, info, spec, rep = threads
+
+    def colour_of(spec):
+        calls = spec.layer("calls")
+        out = {}
+        for ci, col in zip(calls.attributes["call_index"], calls.colors[:, :3]):
+            out.setdefault(int(tr.func[ci]), tuple(np.round(col, 5)))
+        return out
+
+    full = colour_of(icicle_layout(tr, IcicleParams(color_by="function")))
+    t0, t1 = float(tr.start.min()), float(tr.end.max())
+    window = colour_of(icicle_layout(tr, IcicleParams(color_by="function",
+                                                      time_window=(t0 + 0.3 * (t1 - t0), t0 + 0.5 * (t1 - t0)))))
+    one = colour_of(icicle_layout(tr, IcicleParams(color_by="function", threads=["writer"])))
+    for part in (window, one):
+        shared = set(part) & set(full)
+        assert len(shared) >= 3
+        assert all(part[f] == full[f] for f in shared)
+    mod_full = colour_of(icicle_layout(tr, IcicleParams(color_by="module")))
+    mod_one = colour_of(icicle_layout(tr, IcicleParams(color_by="module", threads=["parse_1"])))
+    assert all(mod_one[f] == mod_full[f] for f in set(mod_one) & set(mod_full))

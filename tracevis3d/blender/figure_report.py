@@ -1,0 +1,135 @@
+"""What a rendered figure shows, measured on the scene and the image (bpy + numpy only).
+
+Used by the figure tests and by bench/bench_figures.py (also on scenes built by older
+versions, so it reads only what every version writes: FONT objects with a ``tv3d_kind``
+property in the "TraceVis3D" collection, and the scene camera).
+
+- `label_pixel_boxes`: every label's glyphs, evaluated and projected through the camera:
+  pixel bounding box and text size (the em, the height Blender's ``size`` spans);
+- `figure_report`: labels on the icicle (count, smallest text in px), the grey share of the
+  icicle's pixels, and the empty margin on each side of the image.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: label kinds that name calls (as opposed to legend, axis, lane and title texts)
+CALL_LABEL_KINDS = ("call", "run", "row", "group", "cluster", "fold")
+#: a pixel differs from the white page by more than this → something is drawn there
+BACKGROUND_TOLERANCE = 0.06
+#: OKLab chroma below this counts as grey
+GREY_CHROMA = 0.03
+
+
+def project_points(points, scene=None) -> np.ndarray:
+    """Pixel coordinates (x right, y down) of world points through the scene camera."""
+    import bpy
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    scene = scene or bpy.context.scene
+    w = scene.render.resolution_x * scene.render.resolution_percentage / 100.0
+    h = scene.render.resolution_y * scene.render.resolution_percentage / 100.0
+    out = np.empty((len(points), 2))
+    for k, p in enumerate(points):  # a few thousand points at most (label corners)
+        v = world_to_camera_view(scene, scene.camera, p if isinstance(p, Vector) else Vector(tuple(map(float, p))))
+        out[k] = (v.x * w, (1.0 - v.y) * h)
+    return out
+
+
+def label_pixel_boxes(collection: str = "TraceVis3D", scene=None) -> list:
+    """Per label object, in build order: (kind, text, x0, y0, x1, y1, em_px).
+
+    The box bounds the evaluated glyphs (corners of the text's local bounding box, which
+    Blender computes from the glyphs), projected through the scene camera; ``em_px`` is
+    the projected length of the text size along the text's up axis.
+    """
+    import bpy
+    from mathutils import Vector
+
+    scene = scene or bpy.context.scene
+    coll = bpy.data.collections.get(collection)
+    if coll is None:
+        return []
+    dg = bpy.context.evaluated_depsgraph_get()
+
+    def order(ob):
+        tail = ob.name.rsplit("_", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+
+    out = []
+    for ob in sorted((o for o in coll.objects if o.type == "FONT"), key=order):
+        ev = ob.evaluated_get(dg)
+        m = ob.matrix_world
+        corners = [m @ Vector(c) for c in ev.bound_box]
+        p = project_points(corners, scene)
+        size = float(ob.data.size)
+        a, b = project_points([m @ Vector((0.0, 0.0, 0.0)), m @ Vector((0.0, size, 0.0))], scene)
+        out.append((str(ob.get("tv3d_kind", "")), ob.data.body, float(p[:, 0].min()), float(p[:, 1].min()),
+                    float(p[:, 0].max()), float(p[:, 1].max()), float(np.hypot(*(a - b)))))
+    return out
+
+
+def _oklab(rgb_srgb: np.ndarray) -> np.ndarray:
+    c = np.clip(rgb_srgb, 0.0, 1.0)
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    m1 = np.array([[0.4122214708, 0.5363325363, 0.0514459929],
+                   [0.2119034982, 0.6806995451, 0.1073969566],
+                   [0.0883024619, 0.2817188376, 0.6299787005]])
+    m2 = np.array([[0.2104542553, 0.7936177850, -0.0040720468],
+                   [1.9779984951, -2.4285922050, 0.4505937099],
+                   [0.0259040371, 0.7827717662, -0.8086757660]])
+    return np.cbrt(lin @ m1.T) @ m2.T
+
+
+def load_image(path) -> np.ndarray:
+    """(h, w, 3) sRGB floats of an image file, row 0 at the top."""
+    import bpy
+
+    img = bpy.data.images.load(str(path), check_existing=False)
+    try:
+        w, h = img.size
+        a = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(a)
+        return a.reshape(h, w, 4)[::-1, :, :3].copy()
+    finally:
+        bpy.data.images.remove(img)
+
+
+def figure_report(image_path, collection: str = "TraceVis3D", scene=None, content_rect=None) -> dict:
+    """Measure a rendered figure (see module doc).
+
+    ``content_rect`` (x0, y0, x1, y1 pixels) limits the grey share to the icicle's area;
+    by default the area left of the legend column (the leftmost 80 %) below the title.
+    The icicle's pixels are those that differ from the page and are neither near-black
+    nor near-white text; grey ones have OKLab chroma below `GREY_CHROMA`.
+    """
+    img = load_image(image_path)
+    h, w = img.shape[:2]
+    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
+    rows, cols = np.flatnonzero(drawn.any(1)), np.flatnonzero(drawn.any(0))
+    if rows.size:
+        margins = {"left": cols[0] / w, "right": (w - 1 - cols[-1]) / w, "top": rows[0] / h,
+                   "bottom": (h - 1 - rows[-1]) / h}
+    else:
+        margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
+    x0, y0, x1, y1 = content_rect if content_rect is not None else (0, int(0.06 * h), int(0.8 * w), h)
+    region = img[int(y0):int(y1), int(x0):int(x1)].reshape(-1, 3)
+    lab = _oklab(region)
+    on = (np.abs(region - 1.0).max(-1) > BACKGROUND_TOLERANCE) & (lab[:, 0] > 0.35)
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    grey_share = float((on & (chroma < GREY_CHROMA)).sum() / max(on.sum(), 1))
+    boxes = label_pixel_boxes(collection, scene)
+    call_boxes = [b for b in boxes if b[0] in CALL_LABEL_KINDS]
+    inside = [b for b in call_boxes if b[2] >= 0 and b[3] >= 0 and b[4] <= w and b[5] <= h]
+    return {
+        "labels": len(inside),
+        "label_kinds": {k: sum(1 for b in inside if b[0] == k) for k in CALL_LABEL_KINDS},
+        "min_label_px": float(min((b[6] for b in inside), default=float("nan"))),
+        "min_label_glyph_px": float(min((b[5] - b[3] for b in inside), default=float("nan"))),
+        "all_texts_min_px": float(min((b[6] for b in boxes), default=float("nan"))),
+        "grey_share": grey_share,
+        "margins": margins,
+        "max_margin": float(max(margins.values())),
+        "size": (w, h),
+    }
