@@ -1,0 +1,186 @@
+"""The layout stages every view shares (bpy-free): hide by rule, thread order, time axis,
+colour families, the kind scheme, label texts and the heads-up display."""
+import numpy as np
+import pytest
+
+from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout import palette
+from tracevis3d.layout.annotate import nice_ticks, tick_texts, trace_title
+from tracevis3d.layout.colour import INFRA_RGB, KIND_BROWN, OTHER_RGB, WAIT_RGB
+from tracevis3d.layout.naming import describe_function, drop_locals
+from tracevis3d.layout.select import order_threads, select_calls
+from tracevis3d.layout.text import fit_text, name_candidates, text_width
+from tracevis3d.model import KIND_IO, KIND_WAIT, Trace
+from tree_factory import random_trace
+
+
+def _named_trace():
+    """Two packages (three and two modules), an import frame, a wait."""
+    names = ["main (/app/prog.py:1)", "parse (/x/site-packages/docutils/parsers/rst/states.py:10)",
+             "walk (/x/site-packages/docutils/nodes.py:20)", "emit (/x/site-packages/docutils/writers/html.py:5)",
+             "dumps (/usr/lib/python3.11/json/encoder.py:7)", "loads (/usr/lib/python3.11/json/decoder.py:8)",
+             "_find_and_load (<frozen importlib._bootstrap>:1165)", "Queue.get (/usr/lib/python3.11/queue.py:154)"]
+    func, start, end, parent, kind = [], [], [], [], []
+
+    def add(f, s, e, p, k=0):
+        func.append(f)
+        start.append(s)
+        end.append(e)
+        parent.append(p)
+        kind.append(k)
+        return len(func) - 1
+
+    root = add(0, 0, 1000, -1)
+    t = 1.0
+    for f, d in ((1, 150), (2, 120), (3, 90), (4, 80), (5, 70), (6, 60), (7, 50)):
+        add(f, t, t + d, root, KIND_WAIT if f == 7 else 0)
+        t += d + 5
+    return Trace.from_arrays(func, start, end, parent, function_names=names, kind=kind).check()
+
+
+# ---------------------------------------------------------------------------- hide
+def test_hide_by_regex_and_module_promotes_children_and_keeps_indices():
+    tr = random_trace(seed=11, n_roots=6, names=[f"pkg.mod{i % 3}.f{i}" for i in range(10)])
+    hide = IcicleParams(hide=[r"\.f[0-2]$"], cluster_px=0, fold="none")
+    spec = icicle_layout(tr, hide)
+    ci = spec.layer("calls").attributes["call_index"]
+    hidden = np.isin(tr.func, [0, 1, 2])
+    # every drawn call is a kept call of the loaded trace, each kept call drawn once
+    assert set(ci.tolist()) == set(np.flatnonzero(~hidden).tolist())
+    # children were promoted: a kept call whose parent is hidden now sits lower than its depth
+    sel = select_calls(tr, hide)
+    assert sel.trace.check() is sel.trace and len(sel.trace) == (~hidden).sum()
+    assert np.array_equal(sel.original(np.arange(len(sel.trace))), np.flatnonzero(~hidden))
+    mods = icicle_layout(tr, IcicleParams(hide_modules=["pkg.mod1"], cluster_px=0, fold="none"))
+    ci2 = mods.layer("calls").attributes["call_index"]
+    assert not np.isin(tr.func[ci2], [1, 4, 7]).any() and len(ci2) == np.isin(tr.func, [0, 2, 3, 5, 6, 8, 9]).sum()
+    with pytest.raises(ValueError, match="hide every call"):
+        icicle_layout(tr, IcicleParams(hide=["."]))
+
+
+# ---------------------------------------------------------------------- thread order
+def test_thread_order_main_first_and_user_order():
+    tr = random_trace(seed=12, threads=4, n_roots=3)
+    tr.thread_names = ["worker-a", "MainThread", "zeta", "alpha"]
+    lanes = order_threads(tr, np.arange(4), "default")
+    assert lanes[0] == 1  # the main thread first, whatever its index
+    assert sorted(lanes.tolist()) == [0, 1, 2, 3]
+    assert order_threads(tr, np.arange(4), "name").tolist() == [3, 1, 0, 2]
+    assert order_threads(tr, np.arange(4), ["zeta", 0]).tolist()[:2] == [2, 0]
+    busy = order_threads(tr, np.arange(4), "busy")
+    roots = tr.parent < 0
+    tot = np.bincount(tr.thread[roots], weights=(tr.end - tr.start)[roots])
+    assert np.all(np.diff(tot[busy]) <= 0)
+    spec = icicle_layout(tr, IcicleParams(thread_order=["alpha"]))
+    assert spec.meta["lane_names"][0] == "alpha"
+    with pytest.raises(ValueError, match="thread_order"):
+        icicle_layout(tr, IcicleParams(thread_order=["nope"]))
+
+
+# ------------------------------------------------------------------------- time axis
+def test_ticks_are_relative_to_the_window_in_one_unit():
+    ticks, scale, unit, dec = nice_ticks(30_000.0)  # a 30 ms window, wherever it starts
+    texts = tick_texts(ticks, scale, unit, dec)
+    assert texts[0] == "0" and all(t.endswith(" ms") for t in texts[1:])
+    assert texts[:3] == ["0", "5 ms", "10 ms"] and 5 <= len(texts) <= 8
+    t2 = tick_texts(*nice_ticks(2.5e6))
+    assert all(t.endswith(" s") for t in t2[1:]) and "0.5 s" in t2
+    t3 = tick_texts(*nice_ticks(0.8))
+    assert all(t.endswith(" ns") for t in t3[1:])
+    tr = random_trace(seed=13)
+    t0, t1 = float(tr.start.max()) * 0.3, float(tr.start.max()) * 0.6
+    spec = icicle_layout(tr, IcicleParams(time_window=(t0, t1)))
+    axis = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "axis"]
+    assert axis[0] == "0" and len({t.split()[-1] for t in axis[1:]}) == 1
+    assert "window from" in spec.meta["title"]
+
+
+# --------------------------------------------------------------------------- colours
+def test_module_colours_are_families_of_shades_with_reserved_tones():
+    tr = _named_trace()
+    spec = icicle_layout(tr, IcicleParams(color_by="module", cluster_px=0, fold="none"))
+    calls = spec.layer("calls")
+    col = {int(tr.func[c]): calls.colors[k, :3].astype(float) for k, c in enumerate(calls.attributes["call_index"])}
+    lch = {f: palette.linear_srgb_to_oklab(c[None])[0] for f, c in col.items()}
+    hue = {f: np.degrees(np.arctan2(v[2], v[1])) % 360 for f, v in lch.items()}
+
+    def hue_gap(a, b):
+        d = abs(hue[a] - hue[b]) % 360
+        return min(d, 360 - d)
+
+    # docutils modules (1, 2, 3): one hue family, different shades; json (4, 5): another family
+    assert max(hue_gap(1, 2), hue_gap(1, 3), hue_gap(2, 3)) < 40
+    assert hue_gap(4, 5) < 40 and hue_gap(1, 4) > 40
+    assert len({tuple(np.round(col[f], 3)) for f in (1, 2, 3)}) == 3
+    # import machinery muted (not grey), the wait its own red
+    assert np.allclose(col[6], INFRA_RGB, atol=1e-6) and np.allclose(col[7], WAIT_RGB, atol=1e-6)
+    infra_chroma = np.hypot(*palette.linear_srgb_to_oklab(INFRA_RGB[None])[0, 1:])
+    assert infra_chroma > 0.03 and not np.allclose(INFRA_RGB, OTHER_RGB)
+    names = [e.name for e in spec.legend]
+    assert "docutils.parsers.rst.states" in names and "json.encoder" in names
+    assert len(names) == len(set(names))  # every legend entry unambiguous
+
+
+def test_auto_colour_mode_follows_the_trace_size():
+    small = _named_trace()
+    assert icicle_layout(small, IcicleParams()).meta["color_mode"] == "function"
+    many = random_trace(seed=14, n_func=400, n_roots=60, names=[f"p{i % 7}.m{i % 13}.f{i}" for i in range(400)])
+    assert icicle_layout(many, IcicleParams(cluster_px=0)).meta["color_mode"] == "module"
+
+
+def test_kind_colours_follow_synctrace():
+    # root(0) waits through child 1 (60 of 100); call 2 does I/O for its whole time; 3 does neither
+    tr = Trace.from_arrays([0, 1, 2, 3], [0, 10, 200, 300], [100, 70, 250, 400], [-1, 0, -1, -1],
+                           function_names=["a", "wait", "read", "compute"],
+                           kind=[0, KIND_WAIT, KIND_IO, 0]).check()
+    spec = icicle_layout(tr, IcicleParams(color_by="kind", cluster_px=0, fold="none"))
+    calls = spec.layer("calls")
+    c = {int(i): calls.colors[k, :3].astype(float) for k, i in enumerate(calls.attributes["call_index"])}
+    assert np.allclose(c[3], KIND_BROWN, atol=1e-6)  # neither waits nor does I/O
+    lab = {i: palette.linear_srgb_to_oklab(v[None])[0] for i, v in c.items()}
+    hue = {i: np.degrees(np.arctan2(v[2], v[1])) % 360 for i, v in lab.items()}
+    assert hue[1] < 60 or hue[1] > 340  # red: waiting
+    assert 100 < hue[2] < 180  # green: I/O
+    # intensity grows with the share of time: the wait call (100 %) is stronger than root (60 %)
+    chroma = {i: np.hypot(*v[1:]) for i, v in lab.items()}
+    assert chroma[1] > chroma[0] and lab[1][0] < lab[0][0]
+
+
+# ------------------------------------------------------------------------- names, text
+def test_label_texts_keep_the_informative_end():
+    assert drop_locals("_make_iterencode.<locals>._iterencode_dict") == "_iterencode_dict"
+    mod, fam, qual, disp, short, infra = describe_function(
+        "_make_iterencode.<locals>._iterencode_dict (/usr/lib/python3.11/json/encoder.py:334)")
+    assert (mod, fam, disp) == ("json.encoder", "json", "json.encoder._iterencode_dict")
+    assert describe_function("<module> (/x/site-packages/docutils/core.py:1)")[3] == "docutils.core"
+    assert describe_function("_find_and_load (<frozen importlib._bootstrap>:1165)")[5]
+    c = name_candidates("json.encoder._iterencode_dict")
+    assert c == ["json.encoder._iterencode_dict", "…encoder._iterencode_dict", "…_iterencode_dict"]
+    w = text_width("…encoder._iterencode_dict")
+    assert fit_text(c, w) == "…encoder._iterencode_dict" and fit_text(c, w - 0.01) == "…_iterencode_dict"
+    assert fit_text(["…__init__"], 1.0) == ""  # never "…nit__" or "_call…"
+    for t in (fit_text(name_candidates("a.b._call_with_frames_removed"), x) for x in np.linspace(1, 20, 40)):
+        assert t == "" or t.endswith("removed")
+
+
+def test_title_and_legend_frame_the_content():
+    tr = random_trace(seed=15, threads=2)
+    tr.meta["source"] = "/data/run_42.json.gz"
+    spec = icicle_layout(tr, IcicleParams())
+    assert trace_title(tr, select_calls(tr, IcicleParams()), IcicleParams()).startswith("run_42 · ")
+    kinds = np.array(spec.labels.kind)
+    space = np.array(spec.labels.space)
+    assert set(space[(kinds == "title") | (kinds == "legend")]) == {"camera"}
+    assert spec.layer("legend").space == "camera"
+    from tracevis3d.layout.camera import camera_to_world, project
+
+    x0, y0, x1, y1 = spec.meta["content_rect"]
+    pts = camera_to_world(spec.camera, spec.labels.anchors[space == "camera"].astype(float))
+    px = project(spec.camera, pts, spec.resolution)
+    legend = px[kinds[space == "camera"] == "legend"]
+    title = px[kinds[space == "camera"] == "title"]
+    assert legend[:, 0].min() >= x1 and title[:, 1].max() <= y0  # beside / above the icicle
+    off = icicle_layout(tr, IcicleParams(show_title=False, title="x"))
+    assert "title" not in off.labels.kind
+    custom = icicle_layout(tr, IcicleParams(title="My run"))
+    assert custom.meta["title"] == "My run"
