@@ -82,7 +82,7 @@ class TraceVis3DSettings(PropertyGroup):
     )
     # --- IcicleParams
     extrude_measure: EnumProperty(
-        name="Extrude by", items=EXTRUDE_MEASURES, default="inclusive",
+        name="Extrude by", items=EXTRUDE_MEASURES, default="self",
         description="Measure shown by each box's extent along the third axis",
     )
     color_by: EnumProperty(name="Colour by", items=COLOR_BY, default="auto",

@@ -218,7 +218,7 @@ def make_parser() -> argparse.ArgumentParser:
                    choices=["auto", "function", "module", "kind", "depth", "inclusive", "self"],
                    help="box colour: auto (module for large traces, function for small), function, "
                         "module, kind (waits and I/O), stack depth, inclusive or self time (default: auto)")
-    g.add_argument("--extrude", default="inclusive", choices=["constant", "inclusive", "self", "calls"],
+    g.add_argument("--extrude", default="self", choices=["constant", "inclusive", "self", "calls"],
                    help="what a box's extent in depth encodes: nothing, inclusive time, self time, "
                         "calls of its function (default: inclusive)")
     g.add_argument("--cluster-px", type=_number(0.0, 1000.0, "cluster size"), default=1.0, metavar="PX",

@@ -63,7 +63,7 @@ class IcicleParams:
     - ``title``: None for the automatic title (trace, calls, threads, span), "" for none.
     """
 
-    extrude_measure: str = "inclusive"
+    extrude_measure: str = "self"
     color_by: str = "auto"
     threads: list | None = None  # thread indices or names; None = all
     thread_order: object = "default"  # keyword or list of names/indices
@@ -86,7 +86,7 @@ class IcicleParams:
     max_labels: int = 400
     max_colors: int = 16
     time_length: float = 20.0
-    lane_depth: float = 3.0
+    lane_depth: float = 4.0  # the deepest box reaches this many level heights back
     azimuth: float = -5.0
     elevation: float = 15.0
     lens_mm: float = 100.0
