@@ -20,7 +20,9 @@ import numpy as np
 from . import palette
 from .camera import euler_xyz, project
 from .spec import CameraSpec, LabelSet
-from .text import ASCENT, DESCENT, fit_text
+from .cluster import cluster_subpixel_calls
+from .geometry import BOX_FILL, dominant_member
+from .text import ASCENT, DESCENT, fit_text, name_candidates
 
 MIN_TEXT_PX = 14.0
 PAD = 0.25  # horizontal padding on each side, in em
@@ -82,16 +84,6 @@ def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera):
     return anchor, rot
 
 
-def face_rects(cam, resolution, x0, x1, z0, z1) -> np.ndarray:
-    """Pixel bounding boxes (px0, py0, px1, py1) of front faces [x0,x1] × [z0,z1] at y = 0."""
-    n = x0.size
-    y = np.zeros(n)
-    corners = np.concatenate([np.stack([x0, y, z0], 1), np.stack([x1, y, z0], 1),
-                              np.stack([x0, y, z1], 1), np.stack([x1, y, z1], 1)])
-    pr = project(cam, corners, resolution).reshape(4, n, 2)
-    return np.stack([pr[..., 0].min(0), pr[..., 1].min(0), pr[..., 0].max(0), pr[..., 1].max(0)], 1)
-
-
 def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     """Projected width and height (pixels) of front faces (y = 0) [x0,x1] × [z0,z1]."""
     zc = 0.5 * (z0 + z1)
@@ -111,29 +103,34 @@ class LabelPlacer:
     lies in the front plane y = 0, so overlap is tested on the faces' (x, z) rectangles;
     a text is centred inside its face, so labels of disjoint faces never collide."""
 
-    def __init__(self, cam, resolution, to_camera, size_px, max_labels, min_width_px=0.0):
+    def __init__(self, cam, resolution, to_camera, size_px, max_labels, min_width_px=0.0, repeat_gap=0.0):
         self.cam, self.res, self.to_cam = cam, resolution, to_camera
         self.size_px, self.max_labels = float(size_px), int(max_labels)
         self.min_w = max(self.size_px * (3 * 0.5 + 1.0 + 2 * PAD), float(min_width_px))
         self.need_h = self.size_px * (ASCENT + DESCENT) * 1.08
         self.rects = np.zeros((0, 4))
+        self.keys = np.zeros(0, np.int64)  # what each label names (a function), -1: not a name
+        self.repeat_gap = float(repeat_gap)  # world distance within which a name is not repeated
         self.sets = []
 
     @property
     def count(self) -> int:
         return int(self.rects.shape[0])
 
-    def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px) -> int:
+    def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px, keys=None) -> int:
         """Label the candidate faces [x0,x1] × [z0,z1] (world, y = 0) that can hold a name,
         widest first, skipping any whose face overlaps an already labelled face.
-        ``texts_of(k)`` gives candidate k's texts, most informative first.  Returns the
-        number of labels added."""
+        ``texts_of(k)`` gives candidate k's texts, most informative first.  With ``keys``
+        (the function each candidate names), a candidate is also skipped when the same
+        function is already named within ``repeat_gap`` above or below it, over at least
+        half of its width: a tower of the same name on every level says nothing more.
+        Returns the number of labels added."""
         n = x0.size
         room = self.max_labels - self.count
         if n == 0 or room <= 0:
             return 0
-        rects = face_rects(self.cam, self.res, x0, x1, z0, z1)
-        wpx, hpx = rects[:, 2] - rects[:, 0], rects[:, 3] - rects[:, 1]
+        # width and height through the face's middle (a bounding box of a slanted face is taller)
+        wpx, hpx = box_face_pixels(self.cam, self.res, x0, x1, z0, z1)
         ok = np.flatnonzero((wpx >= self.min_w) & (hpx >= self.need_h))
         ok = ok[np.argsort(-wpx[ok], kind="stable")]
         texts, keep = [], []
@@ -141,16 +138,24 @@ class LabelPlacer:
         world = np.stack([x0 + eps, z0 + eps, x1 - eps, z1 - eps], 1)  # touching faces do not overlap
         for k in ok:  # bounded: stops after `room` labels
             r = world[k]
+            key = -1 if keys is None else int(keys[k])
             if self.rects.shape[0]:
                 q = self.rects
                 if np.any((q[:, 0] < r[2]) & (r[0] < q[:, 2]) & (q[:, 1] < r[3]) & (r[1] < q[:, 3])):
                     continue
+                if key >= 0 and self.repeat_gap > 0:
+                    same = self.keys == key
+                    ov = np.minimum(q[:, 2], r[2]) - np.maximum(q[:, 0], r[0])
+                    near = (q[:, 1] < r[3] + self.repeat_gap) & (r[1] < q[:, 3] + self.repeat_gap)
+                    if np.any(same & near & (ov >= 0.5 * np.minimum(q[:, 2] - q[:, 0], r[2] - r[0]))):
+                        continue
             t = fit_text(texts_of(int(k)), float(wpx[k]) / self.size_px - 2 * PAD)
             if not t:
                 continue
             texts.append(t)
             keep.append(int(k))
             self.rects = np.vstack([self.rects, r[None]])
+            self.keys = np.append(self.keys, key)
             if len(keep) >= room:
                 break
         if not keep:
@@ -168,3 +173,125 @@ class LabelPlacer:
 
     def labels(self) -> LabelSet:
         return LabelSet.concat(self.sets)
+
+
+# ----------------------------------------------------------------- the icicle's label stage
+def counted_candidates(count: int, display: str, more: str) -> list:
+    """Texts for a group of calls one function dominates, most informative first:
+    ``120× docutils.nodes.Text.astext & more`` … ``120× …astext``, then without the count,
+    ending with the bare name."""
+    names = name_candidates(display)
+    out = [f"{count:,}× {x}{more}" for x in names]
+    out += [f"{count:,}× {names[-1]}"] if more else []
+    out += [f"{x}{more}" for x in names[1:]]
+    return out + [names[-1]]
+
+
+def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, frame, t0: float, t1: float,
+                  band_height: float, group_share: float = 0.5, group_gap_px: float = 0.0) -> None:
+    """Name what can be named, in this priority (earlier groups win overlaps):
+
+    1. boxes, by their function (not folded bands);
+    2. folded bands: "14 folded levels";
+    3. runs of one function among siblings (`kernels.runs.sibling_runs`): "48× time.sleep";
+    4. rows of siblings one function dominates (`kernels.runs.child_rows`):
+       "299× …StateMachine.check_line";
+    5. groups of boxes and clusters on one level, across parents, at most ``group_gap_px``
+       apart (at least one pixel), that one function dominates (at least ``group_share`` of
+       their time): "61× …find_and_load & more";
+    6. clusters, by the function holding most of their time.
+    """
+    scale_t, px = frame.scale_t, frame.px
+    cache: dict = {}
+
+    def cands(f):
+        c = cache.get(f)
+        if c is None:
+            c = cache[f] = name_candidates(ft.display[f])
+        return c
+
+    def x(t):
+        return (np.asarray(t) - t0) * scale_t
+
+    single = cl.single
+    bi = np.flatnonzero(single)
+    func, slot = d.func, d.slot
+    rgb = colouring.slot_rgb
+    z_lo, z_hi = d.face_low, d.face_high
+    # 1. boxes
+    placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
+               z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi])
+    # 2. folded bands wide enough for a marker
+    starts = np.flatnonzero((d.run_levels >= 2) & (d.level_height >= 1.0 - 1e-9))
+    if starts.size:
+        def fold_texts(k):
+            n = int(d.run_levels[starts[k]])
+            return [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
+
+        placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
+                   d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])
+    # 3. runs of repeated calls (heads among the drawn calls)
+    local_of_shown = np.full(fold.drawn.size, -1, np.int64)
+    local_of_shown[d.local] = np.arange(d.local.size)
+    heads_shown = np.flatnonzero((fold.rep_count >= 2) & fold.drawn & ~fold.folded)
+    heads = local_of_shown[heads_shown]
+    if heads.size:
+        r_cnt = fold.rep_count[heads_shown]
+        placer.add(lambda k: counted_candidates(int(r_cnt[k]), ft.display[int(func[heads[k]])], ""),
+                   x(d.start[heads]), x(np.minimum(fold.rep_end[heads_shown], t1)), z_lo[heads], z_hi[heads],
+                   rgb[slot[heads]], d.call_id[heads], "run", px[d.lane[heads]], func[heads])
+    # 4. rows of siblings one function dominates (the row sits on its parent)
+    n_ch, r_start, r_end, r_dom, r_dom_t, r_dom_c, r_tot = fold.rows
+    rows_shown = np.flatnonzero(fold.row_named & fold.drawn & ~fold.folded & (r_dom_c >= 2))
+    rows = local_of_shown[rows_shown]
+    if rows.size:
+        share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
+        ch = d.bottom[rows] + d.height[rows]
+        h = frame.h
+
+        def row_texts(k):
+            more = "" if share[k] >= 0.99 else " & more"
+            return counted_candidates(int(r_dom_c[rows_shown[k]]), ft.display[int(r_dom[rows_shown[k]])], more)
+
+        placer.add(row_texts, x(np.maximum(r_start[rows_shown], t0)), x(np.minimum(r_end[rows_shown], t1)),
+                   ch + (1 - BOX_FILL) / 2 * h, ch + (1 + BOX_FILL) / 2 * h, rgb[slot[rows]], d.call_id[rows], "row",
+                   px[d.lane[rows]], r_dom[rows_shown])
+    # 5. groups across parents on one level: items are boxes and clusters, in time order per lane
+    nc = len(cl)
+    it_start = np.concatenate([d.start[bi], cl.start])
+    if it_start.size:
+        it_end = np.concatenate([d.end[bi], cl.end])
+        it_level = np.concatenate([d.level_id[bi], d.level_id[cl.rep] if nc else np.zeros(0, np.int32)])
+        it_lane = np.concatenate([d.lane[bi], cl.lane]).astype(np.int32)
+        it_member = np.concatenate([bi, cl.dom if nc else np.zeros(0, np.int64)]).astype(np.int64)
+        it_calls = np.concatenate([np.ones(bi.size), cl.count.astype(np.float64)])
+        it_time = np.concatenate([(d.end - d.start)[bi], cl.time])
+        order = np.lexsort((it_start, it_lane))
+        it_start, it_end, it_level, it_lane = it_start[order], it_end[order], it_level[order], it_lane[order]
+        it_member, it_calls, it_time = it_member[order], it_calls[order], it_time[order]
+        key = func[it_member]
+        g_of, _, _, g_start, g_end, g_items, g_rep, g_uniform = cluster_subpixel_calls(
+            it_start, it_end, it_level.astype(np.int32), it_lane, np.full(px.size, np.inf),
+            (max(group_gap_px, 1.0) * frame.us_per_px).astype(np.float64), key)
+        multi = np.flatnonzero(g_items >= 2)
+        if multi.size:
+            g_dom, g_share, g_calls = dominant_member(g_of, key, it_time, g_items.size, it_calls)
+            multi = multi[g_share[multi] >= group_share]
+            gi, gd = it_member[g_rep[multi]], it_member[g_dom[multi]]
+
+            def group_texts(k):
+                more = "" if g_uniform[multi[k]] else " & more"
+                return counted_candidates(int(g_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
+
+            placer.add(group_texts, x(g_start[multi]), x(g_end[multi]), z_lo[gi], z_hi[gi], rgb[slot[gd]],
+                       d.call_id[gd], "group", px[d.lane[gi]], func[gd])
+    # 6. clusters
+    if nc:
+        def cl_texts(k):
+            n = int(cl.count[k])
+            if cl.dom_share[k] >= 0.6:  # one function holds most of the cluster's time
+                return counted_candidates(n, ft.display[int(func[cl.dom[k]])], "" if cl.uniform[k] else " & more")
+            return [f"{n:,} calls", f"{n:,}"]
+
+        placer.add(cl_texts, cluster_x[0], cluster_x[1], z_lo[cl.rep], z_hi[cl.rep],
+                   colouring.cluster_rgb[slot[cl.dom]], d.call_id[cl.rep], "cluster", px[cl.lane], func[cl.dom])

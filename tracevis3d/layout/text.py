@@ -47,6 +47,8 @@ def name_candidates(display: str) -> list:
         if tail and not tail.startswith("<"):
             out.append(ELLIPSIS + tail)
     last = parts[-1]
+    if last.startswith("__") and last.endswith("__"):
+        return out  # a dunder is one word (``__build_class__``, never ``…class__``)
     cuts = [m.end() if m.group(0) == "_" else m.start() for m in _WORD_CUT.finditer(last)]
     for c in cuts:
         rest = last[c:]

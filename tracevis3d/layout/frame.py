@@ -1,0 +1,99 @@
+"""Frame stage: stack the lanes, choose the level height and fit the camera (bpy-free).
+
+The content (every lane's boxes with their extrusion, the lane names at the left and the
+time axis below) must fill the content rectangle that the heads-up display leaves free.
+Time always spans ``time_length`` world units; the level height h is the one free size:
+the camera is fitted to the rectangle (tight on one side, `camera.fit_camera_rect`) and h
+is scaled until the projected content has the rectangle's aspect, so it is tight on both
+sides.  A level is never taller than `MAX_LEVEL_FRAC` of the image (shallow traces).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .camera import fit_camera_rect, project, view_direction, world_per_pixel
+from .spec import CameraSpec
+
+LANE_GAP_LEVELS = 0.9  # gap between stacked lanes, in levels
+MAX_LEVEL_FRAC = 0.16  # a level is at most this fraction of the image height
+FIT_ROUNDS = 6
+
+
+@dataclass
+class Frame:
+    """Where lanes and levels are, and how the camera sees them."""
+
+    h: float  # world height of one level
+    z_base: np.ndarray  # base of each lane (lane 0 on top)
+    lane_heights: np.ndarray  # world height of each lane
+    depth: float  # world depth of the deepest box (lane_depth levels)
+    cam: CameraSpec
+    to_cam: np.ndarray  # unit vector towards the camera
+    px: np.ndarray  # world size of a pixel at each lane
+    scale_t: float  # world units per µs
+    us_per_px: np.ndarray  # µs per pixel at each lane (along the time axis)
+    foreshorten: float  # how much of a time length the camera sees (|x · right|)
+
+
+def lane_geometry(lane_levels, h, params) -> dict:
+    """Base z of each lane (lane 0 on top), stacked with a gap, and their centres."""
+    n = lane_levels.size
+    gap = (LANE_GAP_LEVELS * h) if params.lane_gap is None else float(params.lane_gap)
+    heights = lane_levels * h
+    tops_below = np.cumsum((heights + gap)[::-1])[::-1]  # room taken by lane j and all below it
+    z_base = np.append(tops_below[1:], 0.0)
+    centres = np.stack([np.full(n, params.time_length / 2), np.zeros(n), z_base + heights / 2], 1)
+    return {"z_base": z_base, "heights": heights, "centres": centres}
+
+
+def content_points(geo, lane_ext, params, h, text_world, name_em) -> np.ndarray:
+    """Points whose projection must fit the content rectangle: lane boxes, names, axis."""
+    L = float(params.time_length)
+    D = float(params.lane_depth) * h
+    n = geo["z_base"].size
+    zb, zt = geo["z_base"], geo["z_base"] + geo["heights"]
+    back = D * np.maximum(lane_ext, 0.12)
+    corners = [np.stack([np.full(n, x), y, z], 1) for x in (0.0, L) for y in (np.zeros(n), back) for z in (zb, zt)]
+    pts = list(corners)
+    if params.show_axes:
+        low = float(zb.min()) - 0.25 * h - 1.6 * text_world
+        pts.append(np.array([[0.0, 0.0, low], [L + 1.5 * text_world, 0.0, low]]))
+        pts.append(np.stack([np.full(n, -(0.6 + name_em) * text_world), np.zeros(n), zb], 1))
+    return np.concatenate(pts)
+
+
+def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: float, t0: float, t1: float) -> Frame:
+    """Level height, lane bases and camera that make the content fill ``rect`` (pixels)."""
+    res = params.resolution
+    H = res[1]
+    L = float(params.time_length)
+    to_cam = view_direction(params.azimuth, params.elevation)
+    x0, y0, x1, y1 = rect
+    n_lanes = lane_levels.size
+    px_w = L / max(x1 - x0, 1.0)  # world per pixel, refined below
+    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0)
+    for _ in range(FIT_ROUNDS):
+        h = min(h, MAX_LEVEL_FRAC * H * px_w)
+        geo = lane_geometry(lane_levels, h, params)
+        pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em)
+        cam = fit_camera_rect(pts, to_cam, res, rect, params.orthographic, params.lens_mm)
+        pr = project(cam, pts, res)
+        bw, bh = np.ptp(pr[:, 0]), np.ptp(pr[:, 1])
+        px_w = float(np.median(world_per_pixel(cam, geo["centres"], res)))
+        ratio = ((y1 - y0) / max(bh, 1e-9)) / ((x1 - x0) / max(bw, 1e-9))
+        h_new = min(h * ratio, MAX_LEVEL_FRAC * H * px_w)
+        if abs(h_new / h - 1.0) < 0.005:
+            break
+        h = h_new
+    geo = lane_geometry(lane_levels, h, params)
+    cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em), to_cam, res, rect,
+                          params.orthographic, params.lens_mm)
+    px = world_per_pixel(cam, geo["centres"], res)
+    scale_t = L / (t1 - t0)
+    right = np.cross(-to_cam, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    foreshorten = max(abs(float(right[0])), 1e-3)
+    return Frame(h, geo["z_base"], geo["heights"], float(params.lane_depth) * h, cam, to_cam, px, scale_t,
+                 px / foreshorten / scale_t, foreshorten)

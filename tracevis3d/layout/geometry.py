@@ -1,0 +1,193 @@
+"""Geometry stage of the icicle: the drawn calls, sub-pixel clusters and their boxes (bpy-free).
+
+After folding, the drawn calls are the unfolded ones and the first call of each folded run
+(its band).  Each is a box: x from its time (clipped to the window), z from its place in
+its lane (`fold`), y from the front plane back by its measure.  Calls narrower than
+``cluster_px`` pixels are merged per (lane, drawn level) into cluster boxes that take the
+colour of the function holding most of their time, lightened (SyncTrace IV-B2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cluster import cluster_subpixel_calls
+from .spec import InstanceLayer
+
+BOX_FILL = 0.88  # a box's height relative to its slot
+
+
+@dataclass
+class Drawn:
+    """The drawn calls (arrays over them) and where they are."""
+
+    idx: np.ndarray  # calls of the selection's trace
+    call_id: np.ndarray  # int32: the same calls in the loaded trace (picking, panel)
+    local: np.ndarray  # position of each drawn call among the shown calls
+    lane: np.ndarray
+    start: np.ndarray  # clipped to the window
+    end: np.ndarray
+    func: np.ndarray
+    slot: np.ndarray  # colour slot
+    folded: np.ndarray  # a folded run's band
+    run_levels: np.ndarray  # levels of a band's run
+    level_bottom: np.ndarray  # in levels above the lane base
+    level_height: np.ndarray
+    level_id: np.ndarray  # int32, equal for calls drawn at the same height
+    ext_unit: np.ndarray  # measure, normalised to (0.12 .. 1]
+    bottom: np.ndarray = None  # world z of the slot's bottom (after `place`)
+    height: np.ndarray = None  # world height of the slot
+    ext: np.ndarray = None  # world depth
+
+    def place(self, frame) -> "Drawn":
+        self.bottom = frame.z_base[self.lane] + self.level_bottom * frame.h
+        self.height = self.level_height * frame.h
+        self.ext = frame.depth * self.ext_unit
+        return self
+
+    @property
+    def face_low(self) -> np.ndarray:
+        return self.bottom + (1 - BOX_FILL) / 2 * self.height
+
+    @property
+    def face_high(self) -> np.ndarray:
+        return self.bottom + (1 + BOX_FILL) / 2 * self.height
+
+
+def drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
+    """The calls a figure draws (unfolded calls and run bands), from the select and fold stages."""
+    dr = np.flatnonzero(fold.drawn)
+    idx = sel.idx[dr]
+    tr = sel.trace
+    _, level_id = np.unique(np.round(fold.bottom[dr] * 4096.0).astype(np.int64), return_inverse=True)
+    return Drawn(idx, sel.original(idx), dr, sel.lane[dr], np.maximum(tr.start[idx], sel.t0),
+                 np.minimum(tr.end[idx], sel.t1), tr.func[idx], slot[dr], fold.folded[dr], fold.run_levels[dr],
+                 fold.bottom[dr], fold.height[dr], level_id.astype(np.int32), ext_unit[dr])
+
+
+@dataclass
+class Clusters:
+    """Sub-pixel calls merged per (lane, level) (`cluster.cluster_subpixel_calls`)."""
+
+    cluster_of: np.ndarray  # per drawn call, -1 when drawn as its own box
+    lane: np.ndarray
+    level: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    count: np.ndarray
+    rep: np.ndarray  # the longest call (its level and height)
+    uniform: np.ndarray
+    dom: np.ndarray  # a call of the function holding most of the cluster's time
+    dom_share: np.ndarray
+    time: np.ndarray  # total time of the cluster's calls
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+    @property
+    def single(self) -> np.ndarray:
+        """Drawn calls that are boxes of their own."""
+        return self.cluster_of < 0
+
+
+def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
+    """Merge the drawn calls narrower than ``cluster_px`` pixels of their lane."""
+    if cluster_px > 0:
+        min_w = (cluster_px * frame.us_per_px).astype(np.float64)
+        of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform = cluster_subpixel_calls(
+            d.start, d.end, d.level_id, d.lane, min_w, min_w, d.func)
+    else:
+        of = np.full(d.idx.size, -1, np.int32)
+        c_lane = c_level = c_count = c_rep = np.zeros(0, np.int32)
+        c_uniform = np.zeros(0, np.bool_)
+        c_start = c_end = np.zeros(0)
+    nc = c_start.size
+    dur = d.end - d.start
+    dom, share = dominant_member(of, d.func, dur, nc)
+    time = np.bincount(of[of >= 0], weights=dur[of >= 0], minlength=nc) if nc else np.zeros(0)
+    return Clusters(of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, dom, share, time)
+
+
+def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
+    """Per cluster: a member of the function holding most of its time, that share, and
+    (with ``calls``, each member's number of calls) how many calls that function has."""
+    if n_clusters == 0:
+        return (np.zeros(0, np.int64), np.zeros(0)) + ((np.zeros(0),) if calls is not None else ())
+    m = np.flatnonzero(cluster_of >= 0)
+    k_func = int(func.max()) + 1
+    key = cluster_of[m].astype(np.int64) * k_func + func[m]
+    uk, inv = np.unique(key, return_inverse=True)
+    tot = np.bincount(inv, weights=dur[m])
+    kc = uk // k_func
+    order = np.lexsort((-tot, kc))  # per cluster, heaviest function first
+    first = order[np.r_[True, kc[order][1:] != kc[order][:-1]]]
+    member = np.empty(uk.size, np.int64)
+    member[inv] = m  # one member per (cluster, function)
+    cl_tot = np.bincount(kc, weights=tot, minlength=n_clusters)
+    dom = np.zeros(n_clusters, np.int64)
+    share = np.zeros(n_clusters)
+    dom[kc[first]] = member[first]
+    share[kc[first]] = tot[first] / np.maximum(cl_tot[kc[first]], 1e-300)
+    if calls is None:
+        return dom, share
+    n_calls = np.zeros(n_clusters)
+    n_calls[kc[first]] = np.bincount(inv, weights=np.asarray(calls, np.float64)[m])[first]
+    return dom, share, n_calls
+
+
+def box_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, depth_of) -> InstanceLayer:
+    """One box per drawn call that is not in a cluster."""
+    s = cl.single
+    nb = int(s.sum())
+    xs, xe = (d.start[s] - t0) * frame.scale_t, (d.end[s] - t0) * frame.scale_t
+    pos = np.empty((nb, 3), np.float32)
+    pos[:, 0] = (xs + xe) / 2
+    pos[:, 1] = d.ext[s] / 2
+    pos[:, 2] = d.bottom[s] + d.height[s] / 2
+    sc = np.empty((nb, 3), np.float32)
+    sc[:, 0] = np.maximum(xe - xs, 1e-6)
+    sc[:, 1] = d.ext[s]
+    sc[:, 2] = BOX_FILL * d.height[s]
+    col = np.ones((nb, 4), np.float32)
+    col[:, :3] = colouring.slot_rgb[d.slot[s]]
+    return InstanceLayer(
+        "calls", pos, sc, col, d.slot[s].astype(np.int32), list(colouring.slot_names),
+        {"call_index": d.call_id[s], "depth": depth_of(d.idx[s]).astype(np.int32),
+         "lane": d.lane[s].astype(np.int32), "folded_levels": d.run_levels[s].astype(np.int32)})
+
+
+def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_px: float, time_length: float):
+    """One lighter box per cluster, at least ``cluster_px`` pixels wide; returns the layer and
+    the boxes' x extents (x0, x1) for labelling."""
+    nc = len(cl)
+    cxs, cxe = (cl.start - t0) * frame.scale_t, (cl.end - t0) * frame.scale_t
+    cw = np.maximum(cxe - cxs, cluster_px * frame.px[cl.lane] / frame.foreshorten) if nc else np.zeros(0)
+    cext = np.zeros(nc)
+    s = cl.single
+    if nc:
+        np.maximum.at(cext, cl.cluster_of[~s], d.ext[~s])
+    pos = np.empty((nc, 3), np.float32)
+    sc = np.empty((nc, 3), np.float32)
+    cx = np.minimum(np.maximum((cxs + cxe) / 2, cw / 2), time_length - cw / 2) if nc else np.zeros(0)
+    if nc:
+        pos[:, 0] = cx
+        pos[:, 1] = cext / 2
+        pos[:, 2] = d.bottom[cl.rep] + d.height[cl.rep] / 2
+        sc[:, 0] = cw
+        sc[:, 1] = cext
+        sc[:, 2] = BOX_FILL * d.height[cl.rep]
+    slot = d.slot[cl.dom] if nc else np.zeros(0, np.int32)
+    col = np.ones((nc, 4), np.float32)
+    if nc:
+        col[:, :3] = colouring.cluster_rgb[slot]
+    layer = InstanceLayer(
+        "clusters", pos, sc, col, slot.astype(np.int32), cluster_material_names(colouring),
+        {"call_index": d.call_id[cl.rep] if nc else np.zeros(0, np.int32),
+         "depth": cl.level.astype(np.int32), "lane": cl.lane.astype(np.int32),
+         "call_count": cl.count.astype(np.int32)})
+    return layer, (cx - cw / 2, cx + cw / 2)
+
+
+def cluster_material_names(colouring) -> list:
+    return [f"{m}_cluster" for m in colouring.slot_names]
