@@ -32,20 +32,22 @@ def _render(trace, path, **params):
     return info, icicle_layout(trace, p)
 
 
-@pytest.fixture(scope="module")
-def deep(deep_trace_path, tmp_path_factory):
-    tr = tracevis3d.load(deep_trace_path)
-    path = tmp_path_factory.mktemp("fig") / "deep.png"
+def _figure(trace_path, folder, name):
+    """(trace, png, build info, spec, figure report) of the default figure of a trace."""
+    tr = tracevis3d.load(trace_path)
+    path = folder.mktemp("fig") / f"{name}.png"
     info, spec = _render(tr, path)
     return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"])
+
+
+@pytest.fixture(scope="module")
+def deep(deep_trace_path, tmp_path_factory):
+    return _figure(deep_trace_path, tmp_path_factory, "deep")
 
 
 @pytest.fixture(scope="module")
 def threads(threads_trace_path, tmp_path_factory):
-    tr = tracevis3d.load(threads_trace_path)
-    path = tmp_path_factory.mktemp("fig") / "threads.png"
-    info, spec = _render(tr, path)
-    return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"])
+    return _figure(threads_trace_path, tmp_path_factory, "threads")
 
 
 def test_deep_trace_has_readable_labels(deep):

@@ -146,7 +146,9 @@ def test_labels_readable_at_default_resolution(tmp_path):
     kinds = np.array(lab.kind)
     call_labels = np.flatnonzero(kinds == "call")
     assert len(call_labels) >= 3  # alpha, beta, gamma at least
-    boxes = ref.label_pixel_boxes()  # the rendered text objects, projected through the camera
+    from tracevis3d.blender.figure_report import label_pixel_boxes
+
+    boxes = [b[2:] for b in label_pixel_boxes()]  # the rendered text objects, projected through the camera
     lum = img[..., :3] @ np.array([0.2126, 0.7152, 0.0722])
     calls = spec.layer("calls")
     pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}

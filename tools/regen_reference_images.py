@@ -65,31 +65,16 @@ def render_case(params: dict, path, engine="workbench", trace=None):
 
 def load_png(path) -> np.ndarray:
     """(h, w, 4) float array, row 0 at the TOP, raw stored (sRGB) values in [0, 1]."""
-    import bpy
+    from tracevis3d.blender.figure_report import load_image
 
-    img = bpy.data.images.load(str(path), check_existing=False)
-    try:
-        w, h = img.size
-        a = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(a)
-        return a.reshape(h, w, 4)[::-1].copy()
-    finally:
-        bpy.data.images.remove(img)
+    return load_image(path, channels=4)
 
 
 def project_points(points, scene=None) -> np.ndarray:
     """Pixel coordinates (x right, y down) of world points through the scene camera."""
-    import bpy
-    from bpy_extras.object_utils import world_to_camera_view
-    from mathutils import Vector
+    from tracevis3d.blender.figure_report import project_points as project
 
-    scene = scene or bpy.context.scene
-    w, h = scene.render.resolution_x, scene.render.resolution_y
-    out = np.empty((len(points), 2))
-    for k, p in enumerate(points):  # test helper, a few hundred points
-        v = world_to_camera_view(scene, scene.camera, Vector(tuple(float(x) for x in p)))
-        out[k] = (v.x * w, (1.0 - v.y) * h)
-    return out
+    return project(points, scene)
 
 
 def box_corners(centre, size) -> np.ndarray:
@@ -149,36 +134,6 @@ def face_pixel_box(centre, size, scene=None) -> tuple:
     pts = [c + np.array([sx * s[0], -0.5 * s[1], sz * s[2]]) for sx in (-.5, .5) for sz in (-.5, .5)]
     p = project_points(pts, scene)
     return p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()
-
-
-def label_pixel_boxes(collection="TraceVis3D", scene=None) -> list:
-    """Per label object (in build order): the pixel bounding box (x0, y0, x1, y1) of its
-    evaluated glyphs through the scene camera, and its text size (em) in pixels."""
-    import bpy
-    from mathutils import Vector
-
-    scene = scene or bpy.context.scene
-    dg = bpy.context.evaluated_depsgraph_get()
-    obs = sorted((ob for ob in bpy.data.collections[collection].objects if ob.type == "FONT"),
-                 key=lambda o: int(o.name.rsplit("_", 1)[-1]))
-    out = []
-    for ob in obs:  # test helper, a few hundred labels
-        ev = ob.evaluated_get(dg)
-        me = ev.to_mesh()
-        m = ob.matrix_world
-        if len(me.vertices):
-            pts = [m @ v.co for v in me.vertices]
-            p = project_points(pts, scene)
-            box = (p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max())
-        else:
-            box = (np.nan,) * 4
-        ev.to_mesh_clear()
-        size = ob.data.size
-        base = m @ Vector((0.0, 0.0, 0.0))
-        top = m @ Vector((0.0, size, 0.0))
-        a, b = project_points([base, top], scene)
-        out.append(box + (float(np.hypot(*(a - b))),))
-    return out
 
 
 def main() -> int:

@@ -71,6 +71,8 @@ def label_pixel_boxes(collection: str = "TraceVis3D", scene=None) -> list:
 
 
 def _oklab(rgb_srgb: np.ndarray) -> np.ndarray:
+    # the matrices of `tracevis3d.layout.palette`, repeated on purpose: this module is also
+    # loaded on its own (by file path) to measure figures made by older versions
     c = np.clip(rgb_srgb, 0.0, 1.0)
     lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     m1 = np.array([[0.4122214708, 0.5363325363, 0.0514459929],
@@ -82,8 +84,8 @@ def _oklab(rgb_srgb: np.ndarray) -> np.ndarray:
     return np.cbrt(lin @ m1.T) @ m2.T
 
 
-def load_image(path) -> np.ndarray:
-    """(h, w, 3) sRGB floats of an image file, row 0 at the top."""
+def load_image(path, channels: int = 3) -> np.ndarray:
+    """(h, w, channels) stored (sRGB) floats of an image file, row 0 at the top."""
     import bpy
 
     img = bpy.data.images.load(str(path), check_existing=False)
@@ -91,7 +93,7 @@ def load_image(path) -> np.ndarray:
         w, h = img.size
         a = np.empty(w * h * 4, np.float32)
         img.pixels.foreach_get(a)
-        return a.reshape(h, w, 4)[::-1, :, :3].copy()
+        return a.reshape(h, w, 4)[::-1, :, :channels].copy()
     finally:
         bpy.data.images.remove(img)
 
