@@ -184,3 +184,20 @@ def test_title_and_legend_frame_the_content():
     assert "title" not in off.labels.kind
     custom = icicle_layout(tr, IcicleParams(title="My run"))
     assert custom.meta["title"] == "My run"
+
+
+def test_hostile_names_stay_bounded():
+    """Names are data: a 200k-character function name or thread name must not cost quadratic
+    time or produce a label longer than its box."""
+    long_func = "pkg." + "x" * 100_000 + ".f (/a/" + "d/" * 50_000 + "m.py:1)"
+    tr = Trace.from_arrays([0, 1], [0.0, 10.0], [100.0, 90.0], [-1, 0],
+                           function_names=[long_func, "a." * 30_000 + "g"],
+                           thread_names=["T" * 100_000]).check()
+    import time
+
+    t = time.perf_counter()
+    spec = icicle_layout(tr, IcicleParams())
+    assert time.perf_counter() - t < 30  # a hang guard, not a timing test (it takes ~0.1 s)
+    assert max(len(t) for t in spec.labels.texts) < 400
+    lane = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"][0]
+    assert lane.endswith("…") and len(lane) < 60

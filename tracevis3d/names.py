@@ -226,7 +226,9 @@ def split_dotted(name: str) -> tuple:
     for k, x in enumerate(parts[:-1]):
         if x.lstrip("_")[:1].isupper() or x.startswith("<"):
             break
-        if k > 0 and (".".join(parts[:k + 1]) in LOWERCASE_C_TYPES or parts[0] in _LOWER_TYPE_MODULES):
+        # every known lower-case C type is ``module.type`` (one dot): only k == 1 can match,
+        # so a hostile name with thousands of parts costs linear time
+        if k > 0 and ((k == 1 and f"{parts[0]}.{parts[1]}" in LOWERCASE_C_TYPES) or parts[0] in _LOWER_TYPE_MODULES):
             break
         n_mod = k + 1
     return ".".join(parts[:n_mod]), ".".join(parts[n_mod:])

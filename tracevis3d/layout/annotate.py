@@ -16,9 +16,10 @@ import numpy as np
 from .camera import camera_local_from_pixels, camera_pixel_size
 from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
-from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, cut_end, fit_text, name_candidates, text_width
 
 _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
+MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is cut at its end
 
 
 def fmt_time(us: float) -> str:
@@ -84,6 +85,7 @@ def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world):
     n = len(names)
     if n == 0:
         return LabelSet.empty()
+    names = [cut_end(nm, MAX_LANE_NAME_EM) for nm in names]
     zc = np.minimum(np.asarray(z_base) + 0.6 * size_world, np.asarray(z_top))
     face = np.stack([np.full(n, -gap_world), np.zeros(n), zc], 1)
     anchor, rot = place_facing_text(face, cam, np.full(n, size_world), to_cam)
@@ -135,7 +137,7 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
     title_px = 1.25 * text_px
     top = m
     if show_title and title:
-        title = _cut_end(title, (w - 2 * m) / title_px)
+        title = cut_end(title, (w - 2 * m) / title_px)
         top = m + title_px * (ASCENT + DESCENT) + 0.9 * text_px
     row_px = 1.45 * text_px
     legend_x = w - m
@@ -148,7 +150,7 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
         for text, slot, kind in legend_rows:
             room = (max_w - (swatch if kind == "swatch" else 0.0)) / text_px
             if kind == "swatch":
-                rows_fit.append((fit_text(name_candidates(text), room) or _cut_end(text, room), slot, kind))
+                rows_fit.append((fit_text(name_candidates(text), room) or cut_end(text, room), slot, kind))
             else:  # headings and notes wrap at spaces
                 for k, line in enumerate(_wrap(text, room)):
                     rows_fit.append((line, slot if k == 0 else -1, kind if k == 0 else "note"))
@@ -173,16 +175,7 @@ def _wrap(text: str, width_em: float) -> list:
             lines.append(cur)
             cur = word
     lines.append(cur)
-    return [ln if text_width(ln) <= width_em else _cut_end(ln, width_em) for ln in lines]
-
-
-def _cut_end(text: str, width_em: float) -> str:
-    """``text`` cut at its end (with an ellipsis) to fit ``width_em``."""
-    if text_width(text) <= width_em:
-        return text
-    while text and text_width(text + "…") > width_em:
-        text = text[:-1]
-    return text.rstrip(" ·") + "…"
+    return [ln if text_width(ln) <= width_em else cut_end(ln, width_em) for ln in lines]
 
 
 def hud_layers(plan: HudPlan, cam: CameraSpec, res, swatch_rgb, swatch_materials):

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, lane_labels, plan_hud, time_axis,
-                       trace_title)
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, plan_hud,
+                       time_axis, trace_title)
 from .camera import view_direction
 from .colour import colour_calls, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -147,7 +147,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     plan = plan_hud(res, tpx, trace_title(trace, sel, params), legend_rows(colouring, params, n_folded, ext_label),
                     params.show_title, params.show_legend)
     lane_levels = np.maximum(fold.lane_levels, 1.0)
-    name_em = max(text_width(s) for s in sel.lane_names) if params.show_axes else 0.0
+    name_em = min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
     frame = frame_lanes(lane_levels, per_lane_max(d.ext_unit, d.lane, n_lanes), plan.rect, params, tpx, name_em,
                         t0, t1)
     d.place(frame)

@@ -22,7 +22,6 @@ Computed once per distinct function of a trace (never per call) and cached per t
 """
 from __future__ import annotations
 
-import re
 import weakref
 from dataclasses import dataclass
 
@@ -40,14 +39,21 @@ INFRA_FUNCTIONS = {
     ("threading", "Thread.run"),
     ("concurrent.futures.thread", "_worker"), ("concurrent.futures.thread", "_WorkItem.run"),
 }
-_LOCALS = re.compile(r"([^.]+)\.<locals>\.(?=(<?)[^.]*)")
-
-
 def drop_locals(qualname: str) -> str:
     """``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict`` (a closure is
     named by itself), but ``ViewList.__init__.<locals>.<listcomp>`` →
     ``ViewList.__init__.<listcomp>`` (a comprehension or lambda by where it runs)."""
-    return _LOCALS.sub(lambda m: (m.group(1) + ".") if m.group(2) == "<" else "", qualname)
+    if ".<locals>." not in qualname:
+        return qualname
+    pieces = qualname.split(".<locals>.")
+    out = pieces[0]
+    for nxt in pieces[1:]:  # linear in the name (a regex here backtracks on hostile names)
+        if nxt.startswith("<"):
+            out = f"{out}.{nxt}"
+        else:
+            head = out.rsplit(".", 1)[0] if "." in out else ""
+            out = f"{head}.{nxt}" if head else nxt
+    return out
 
 
 @dataclass

@@ -14,6 +14,8 @@ from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT 
 ELLIPSIS = "…"
 #: a name cut at a word boundary keeps a last word at least this long (or two words)
 MIN_WORD = 6
+#: longer names are cut to their last MAX_NAME characters before anything else
+MAX_NAME = 240
 
 
 def text_width(text: str) -> float:
@@ -39,6 +41,8 @@ def name_candidates(display: str) -> list:
     a long last part is then cut at word boundaries (``…shortest_path_basic``,
     ``…path_basic``), keeping a final word of at least `MIN_WORD` characters or two words.
     """
+    if len(display) > MAX_NAME:  # names are data: a hostile one must not cost quadratic time
+        display = ELLIPSIS + display[-MAX_NAME:]
     parts = display.split(".")
     out = [display]
     # keep dotted pieces together when a piece is empty (e.g. '..' in odd names)
@@ -55,6 +59,23 @@ def name_candidates(display: str) -> list:
         if len(rest) >= MIN_WORD or _WORD_CUT.search(rest):
             out.append(ELLIPSIS + rest)
     return out
+
+
+def cut_end(text: str, width_em: float) -> str:
+    """``text`` cut at its end with an ellipsis to fit ``width_em`` (titles, legend notes).
+
+    Linear in the text: one pass of advances, then a binary search on their running sum."""
+    if text_width(text) <= width_em:
+        return text
+    adv = [ADVANCE.get(ch, 1.0 if ord(ch) >= 0x2E80 else DEFAULT_ADVANCE) for ch in text]
+    room = width_em - text_width(ELLIPSIS)
+    total, k = 0.0, 0
+    for a in adv:  # one pass
+        if total + a > room:
+            break
+        total += a
+        k += 1
+    return text[:k].rstrip(" ·") + ELLIPSIS
 
 
 def fit_text(candidates, width_em: float) -> str:
