@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "build" / "figures"), help="folder for the PNGs")
     ap.add_argument("--docs", help="also write 1280-px JPEG copies here (e.g. docs/figures)")
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--reuse", help="take the before and speedscope rows (which do not depend on this tree) from "
+                                    "an earlier run's bench_figures.json instead of measuring them again")
     a = ap.parse_args(argv)
     names = a.only.split(",") if a.only else list(TRACES)
     tdir = pathlib.Path(a.traces)
@@ -91,12 +93,19 @@ def main(argv=None) -> int:
         docs.mkdir(parents=True, exist_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="tv3d-before-"))
     rows = []
+    reused = {}
+    if a.reuse:
+        for n, label, r in json.loads(pathlib.Path(a.reuse).read_text()):
+            if label in ("before", "speedscope"):
+                reused[(n, label)] = dict(r, reused=True)
     try:
         versions = [("after", REPO)]
-        if not a.no_before:
+        if not a.no_before and not reused:
             versions.insert(0, ("before", extract(a.before, tmp)))
         for n in names:
             trace = tdir / f"{n}.json"
+            if (n, "before") in reused:
+                rows.append((n, "before", reused[(n, "before")]))
             for label, root in versions:
                 png = out / f"{n}_{label}.png"
                 print(f"[{n}] {label} …", file=sys.stderr, flush=True)
@@ -104,7 +113,9 @@ def main(argv=None) -> int:
                 rows.append((n, label, rep))
                 if docs:
                     to_jpeg(png, docs / f"{n}_{label}.jpg")
-            if not a.no_peer:
+            if (n, "speedscope") in reused:
+                rows.append((n, "speedscope", reused[(n, "speedscope")]))
+            elif not a.no_peer:
                 from peer_speedscope import PeerError, screenshot
 
                 png = out / f"{n}_speedscope.png"
@@ -144,6 +155,7 @@ def _print_table(rows) -> None:
         if "error" in r:
             print(f"| {n} | | | | {label} | failed: {r['error']} | | | | | |")
             continue
+        label = label + (" (earlier run)" if r.get("reused") else "")
         print(f"| {n} | {_fmt(base.get('calls'), '{:,}')} | {_fmt(base.get('depth'), '{}')} | "
               f"{_fmt(base.get('threads'), '{}')} | {label} | {_fmt(r.get('labels'), '{}')} | "
               f"{_fmt(r.get('min_label_px'), '{:.1f}')} | {_fmt(r.get('grey_share'), '{:.0%}')} | "

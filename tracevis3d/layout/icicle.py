@@ -158,7 +158,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     layers.append(clusters_layer)
 
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
-                         params.label_min_px, repeat_gap=1.2 * frame.h)
+                         params.label_min_px, repeat_gap=0.9 * frame.h)
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx)
     label_sets = [placer.labels()]

@@ -22,7 +22,7 @@ from .camera import euler_xyz, project
 from .spec import CameraSpec, LabelSet
 from .cluster import cluster_subpixel_calls
 from .geometry import BOX_FILL, dominant_member
-from .text import ASCENT, DESCENT, fit_text, name_candidates
+from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 
 MIN_TEXT_PX = 14.0
 PAD = 0.25  # horizontal padding on each side, in em
@@ -59,16 +59,22 @@ def contrast_text_material(rgb) -> list:
     return ["TV3D_text_dark" if a >= b else "TV3D_text_light" for a, b in zip(c_dark, c_light)]
 
 
-def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera):
+def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera, vertical: bool = False,
+                      width_world=None):
     """Baseline anchors and Euler rotations of texts centred on face points, facing the camera.
 
     Each text is moved from its face point towards the camera along the view ray (so its
-    projection stays centred on the face) until its top lies in front of the face plane
-    (y < 0); the baseline sits (ASCENT - DESCENT)/2 em below the text's vertical middle.
+    projection stays centred on the face) until all of it lies in front of the face plane
+    (y < 0); the baseline sits (ASCENT - DESCENT)/2 em below the text's middle.  A
+    ``vertical`` text runs upwards (turned a quarter left, as on a vertical axis); then
+    ``width_world`` (its length) tells how far its top end leans back.
     """
     p = np.asarray(face_centre, np.float64).reshape(-1, 3)
     s = np.asarray(size_world, np.float64).reshape(-1)
     bx, up, n = text_basis(to_camera)
+    if vertical:
+        length = np.asarray(width_world, np.float64).reshape(-1)
+        bx, up = up, -bx  # baseline upwards, the text's "up" to the left
     loc = np.asarray(cam.location, np.float64)
     if cam.orthographic:
         ray = np.tile(np.asarray(to_camera, np.float64) / np.linalg.norm(to_camera), (p.shape[0], 1))
@@ -77,6 +83,8 @@ def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera):
         ray /= np.linalg.norm(ray, axis=1, keepdims=True)
     half = 0.5 * (ASCENT + DESCENT) * s
     lean = max(up[1], 0.0) * half  # how far the top of the text reaches behind its middle
+    if vertical:
+        lean = max(bx[1], 0.0) * 0.5 * length  # the text's upper end
     step = (lean + 0.02 * s) / np.maximum(-ray[:, 1], 1e-3)
     centre = p + ray * step[:, None]
     anchor = centre - up[None, :] * ((ASCENT - DESCENT) / 2.0 * s)[:, None]
@@ -117,13 +125,15 @@ class LabelPlacer:
     def count(self) -> int:
         return int(self.rects.shape[0])
 
-    def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px, keys=None) -> int:
+    def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px, keys=None,
+            vertical: bool = False) -> int:
         """Label the candidate faces [x0,x1] × [z0,z1] (world, y = 0) that can hold a name,
         widest first, skipping any whose face overlaps an already labelled face.
         ``texts_of(k)`` gives candidate k's texts, most informative first.  With ``keys``
         (the function each candidate names), a candidate is also skipped when the same
         function is already named within ``repeat_gap`` above or below it, over at least
         half of its width: a tower of the same name on every level says nothing more.
+        A ``vertical`` label runs up a tall narrow face instead of across it.
         Returns the number of labels added."""
         n = x0.size
         room = self.max_labels - self.count
@@ -131,6 +141,8 @@ class LabelPlacer:
             return 0
         # width and height through the face's middle (a bounding box of a slanted face is taller)
         wpx, hpx = box_face_pixels(self.cam, self.res, x0, x1, z0, z1)
+        if vertical:  # the text's length runs along the face's height
+            wpx, hpx = hpx, wpx
         ok = np.flatnonzero((wpx >= self.min_w) & (hpx >= self.need_h))
         ok = ok[np.argsort(-wpx[ok], kind="stable")]
         texts, keep = [], []
@@ -163,7 +175,8 @@ class LabelPlacer:
         keep = np.asarray(keep, np.int64)
         face = np.stack([0.5 * (x0[keep] + x1[keep]), np.zeros(keep.size), 0.5 * (z0[keep] + z1[keep])], 1)
         size_world = self.size_px * np.asarray(world_per_px, np.float64)[keep]
-        anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam)
+        length = np.array([text_width(t) for t in texts]) * size_world
+        anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam, vertical, length)
         mats = contrast_text_material(np.asarray(rgb)[keep])
         self.sets.append(LabelSet(texts, anchor.astype(np.float32), size_world.astype(np.float32), mats,
                                   np.ones(keep.size, np.uint8), [kind] * keep.size,
@@ -199,7 +212,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     5. groups of boxes and clusters on one level, across parents, at most ``group_gap_px``
        apart (at least one pixel), that one function dominates (at least ``group_share`` of
        their time): "61× …find_and_load & more";
-    6. clusters, by the function holding most of their time.
+    6. boxes too narrow for a name across but tall enough for it upwards (a vertical label);
+    7. clusters, by the function holding most of their time.
     """
     scale_t, px = frame.scale_t, frame.px
     cache: dict = {}
@@ -285,7 +299,10 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
 
             placer.add(group_texts, x(g_start[multi]), x(g_end[multi]), z_lo[gi], z_hi[gi], rgb[slot[gd]],
                        d.call_id[gd], "group", px[d.lane[gi]], func[gd])
-    # 6. clusters
+    # 6. boxes too narrow for their name across, but tall enough for it upwards
+    placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
+               z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi], vertical=True)
+    # 7. clusters
     if nc:
         def cl_texts(k):
             n = int(cl.count[k])
