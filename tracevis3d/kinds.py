@@ -70,14 +70,129 @@ _NAME_OBJECT = re.compile(r"(?i)\b(?P<what>lock|mutex|queue|event|file|fd|socket
 
 
 def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | None = None) -> np.ndarray:
-    """Kind (uint8) of each function name under ``rules`` (default KIND_RULES)."""
-    compiled = [(int(k), re.compile(p)) for k, p in (KIND_RULES if rules is None else rules)]
-    out = np.zeros(len(names), np.uint8)
-    for i, nm in enumerate(names):
-        for k, rx in compiled:
-            if rx.search(nm):
-                out[i] = k
-                break
+    """Kind (uint8) of each function name under ``rules`` (default KIND_RULES):
+    the first rule whose pattern is found in the name wins.
+
+    The default rules (wherever they stand in ``rules``) are tested by the numba
+    scans of `tracevis3d.kernels.kindmatch`, on all names at once and a few ns per
+    character; any other rule is a ``re.search`` per name still undecided."""
+    rules = list(KIND_RULES if rules is None else rules)
+    n = len(names)
+    out = np.zeros(n, np.uint8)
+    if n == 0 or not rules:
+        return out
+    want = sorted({_DEFAULT_INDEX[p] for _, p in rules if isinstance(p, str) and p in _DEFAULT_INDEX})
+    bits = _default_rule_hits(names, want) if want else {}
+    undecided = np.ones(n, bool)
+    for k, p in rules:
+        j = _DEFAULT_INDEX.get(p) if isinstance(p, str) else None
+        if j is not None and j in bits:
+            hit = undecided & bits[j]
+        else:
+            rx = re.compile(p)
+            hit = np.zeros(n, bool)
+            for i in np.flatnonzero(undecided):
+                if rx.search(names[i]):
+                    hit[i] = True
+        out[hit] = int(k)
+        undecided &= ~hit
+        if not undecided.any():
+            break
+    return out
+
+
+# The fast form of each default rule (same order as the initial KIND_RULES):
+# ("xwy", X words, Y words with "needs \b after" flags, SEP of I/O?, (L, Z words) or None),
+# ("sep", keywords), ("anchored", keywords: case as given), ("lit", literals).
+def _b(*words):
+    return [(w, True) for w in words]
+
+
+_FAST_FORMS = [
+    ("xwy", ["queue"], _b("get", "get_nowait", "join", "pop"), False, ("'get' of '", ["queue"])),
+    ("xwy", ["queue"], _b("put", "put_nowait", "task_done", "push"), False, ("'put' of '", ["queue"])),
+    ("xwy+lit", ["thread", "process", "pool", "worker"], _b("join"), False,
+     ["'join' of '_thread", "'join' of 'thread", "'join' of 'process"]),
+    ("xwy", ["future"], _b("result"), False, None),
+    ("sep", ["acquire", "wait", "wait_for", "waitpid", "futex_wait", "sem_wait", "mutex_lock", "spin_lock",
+             "pthread_join", "epoll_wait", "synchronize", "cudastreamsynchronize", "cudadevicesynchronize",
+             "cudaeventsynchronize"]),
+    ("sep", ["release", "notify", "notify_all", "notifyall", "unlock", "signal", "broadcast", "set_result",
+             "futex_wake", "sem_post", "pthread_mutex_unlock", "pthread_cond_signal", "pthread_cond_broadcast"]),
+    ("xwy", ["event", "condition", "semaphore", "barrier", "future"], _b("set"), False, ("'set' of '", ["event"])),
+    ("xwy", ["io", "file", "socket", "ssl", "os", "buffered", "stream", "fd", "pipe"],
+     _b("read", "write", "readline", "readlines", "readinto", "flush", "fsync", "accept", "connect")
+     + [("recv", False), ("send", False), ("pread", False), ("pwrite", False)], True, None),
+    ("anchored", ["read", "write", "pread64", "pwrite64", "readv", "writev", "recv", "send", "recvfrom", "sendto",
+                  "recvmsg", "sendmsg", "fsync", "fdatasync", "open", "openat", "close"]),
+    ("lit", [f"'{k}' of '{p}" for k in ("read", "write", "readline", "readlines", "readinto", "recv", "recv_into",
+                                        "send", "sendall") for p in ("_io.", "_socket", "socket", "_ssl", "ssl")]),
+]
+_DEFAULT_INDEX = {p: j for j, (_, p) in enumerate(KIND_RULES)}
+# Python's re folds these onto ASCII letters under (?i); str.lower() does not (or, for
+# U+0130, makes two characters): map them first, then lower().
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_TABLES: dict = {}
+
+
+def _char_tables(top: int):
+    """(word, space) uint8 tables over code points [0, top): what ``re`` calls \\w and \\s."""
+    size = 0x10000 if top <= 0x10000 else 0x110000
+    if size not in _TABLES:
+        chars = [chr(c) for c in range(size)]
+        word = np.fromiter((ch.isalnum() or ch == "_" for ch in chars), np.uint8, size)
+        space = np.fromiter((ch.isspace() for ch in chars), np.uint8, size)
+        _TABLES[size] = (word, space)
+    return _TABLES[size]
+
+
+def _literals(words):
+    """Literal list → (code points uint32, offsets int64, first-character table over ASCII)."""
+    cps = np.array([ord(c) for c in "".join(words)], np.uint32)
+    ptr = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
+    first = np.zeros(128, np.bool_)
+    for w in words:
+        first[ord(w[0])] = True
+    return cps, ptr, first
+
+
+def _default_rule_hits(names: Sequence[str], which) -> dict:
+    """{default rule index: bool per name} for the rules in ``which``."""
+    from .kernels import kindmatch as km
+
+    joined = "".join(names)
+    low = joined.translate(_FOLD).lower()
+    if len(low) != len(joined):  # a lowering that changes length: not expected, use the regexes
+        return {}
+    starts = np.zeros(len(names) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, names), np.int64, len(names)), out=starts[1:])
+    t_low = np.frombuffer(low.encode("utf-32-le", "surrogatepass"), np.uint32)
+    t_orig = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+    word, space = _char_tables(int(t_orig.max()) + 1 if t_orig.size else 0)
+    none = _literals(["\x00"])
+    empty = (np.zeros(0, np.uint32), np.zeros(1, np.int64), np.zeros(128, np.bool_))
+    out = {}
+    for j in which:
+        form = _FAST_FORMS[j]
+        kind = form[0]
+        if kind in ("xwy", "xwy+lit"):
+            xs = _literals(form[1])
+            ys = _literals([w for w, _ in form[2]])
+            yb = np.array([b for _, b in form[2]], np.bool_)
+            alt = form[4] if kind == "xwy" else None
+            ls = _literals([alt[0]]) if alt else empty
+            zs = _literals(alt[1]) if alt else none
+            hit = km.match_xwy(t_low, starts, word, space, *xs, ys[0], ys[1], yb, ys[2], form[3], ls[0], ls[1],
+                               zs[0], zs[1], zs[2])
+            if kind == "xwy+lit":
+                hit |= km.match_literals(t_low, starts, *_literals(form[4]))
+        elif kind == "sep":
+            hit = km.match_sep_keyword(t_low, starts, word, space, *_literals(form[1]))
+        elif kind == "anchored":
+            hit = km.match_anchored(t_orig, starts, *_literals(form[1])[:2])
+        else:
+            hit = km.match_literals(t_low, starts, *_literals(form[1]))
+        out[j] = hit
     return out
 
 
