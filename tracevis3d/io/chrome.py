@@ -199,7 +199,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if status < 0:
         if status == js.ERR_NOT_JSON:
             if err_pos >= nbytes:
-                raise TraceFormatError(f"{source}: empty file, no trace events ({nbytes} bytes, all blank)")
+                raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
             raise TraceFormatError(
                 f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
                 f"{snippet(err_pos)!r}")
@@ -321,7 +321,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- thread last timestamps (for closing unclosed B events)
     n_keys = key_first.shape[0]
-    ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
     last_ts = np.full(n_keys, -np.inf)
     ok_end = finite_ts & (is_b | is_e | is_x | is_inst | is_flow | is_meta) & np.isfinite(ev_end)
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
@@ -354,8 +355,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     c_key = key_id[c_row]
     c_ord = c_row.copy()  # ties in the pre-order sort: file order
     if sampled is not None:
+        max_calls = lim.sample_calls(_compressed_bytes if _compressed_bytes is not None else nbytes)
         s_row, s_start, s_end, s_key = _sample_calls(buf, ii, ss, ts, key_id, n_event_rows, n_samples, n_rows,
-                                                     seed, lim, max_events, rep, source, too_many)
+                                                     seed, lim, max_calls, rep, source)
         c_row = np.concatenate([c_row, s_row])
         c_start = np.concatenate([c_start, s_start])
         c_end = np.concatenate([c_end, s_end])
@@ -518,6 +520,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, seed)
 
+    dtu_off = int(info[js.INFO_DTU_OFF])
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
     rep.add("long_name", text.n_long, detail=text.first_long or "")
     meta = {
@@ -525,7 +528,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         "format": "chrome-json" if sampled is None else "chrome-json-samples",
         "clock_origin": t0,
         "time_unit": "us",
-        "display_time_unit": text.raw(buf[int(info[js.INFO_DTU_OFF]): int(info[js.INFO_DTU_OFF]) + int(info[js.INFO_DTU_LEN])])
+        "display_time_unit": text.raw(buf[dtu_off: dtu_off + int(info[js.INFO_DTU_LEN])])
         if info[js.INFO_DTU_LEN] >= 0 else "",
         "n_events": seen,
         "n_bytes": int(nbytes),
@@ -674,7 +677,7 @@ def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, to
     return ii, ss, ff, n1
 
 
-def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max_events, rep, source, too_many):
+def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max_calls, rep, source):
     """Calls of a sampled profile (see `chrome_tree.expand_samples`): rows
     [r0, r0 + n_samples) are samples, the rest of [.., n_rows) stack frames.
     Returns (frame row, start, end, thread key) per call, in the order opened."""
@@ -703,10 +706,11 @@ def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max
     t_rank, t_key = js.renumber_by_first_use(s_key, int(key_id.max()) + 1 if key_id.size else 1)
     o = np.lexsort((rows, s_ts[rows], t_rank))
     c_frame, c_start, c_end, c_thread, status = ct.expand_samples(
-        t_rank[o].astype(np.int64), s_ts[rows][o], s_frame[rows][o], f_parent, f_depth, max_events)
+        t_rank[o].astype(np.int64), s_ts[rows][o], s_frame[rows][o], f_parent, f_depth, max_calls)
     if status < 0:
-        raise TraceFormatError(f"{source}: the samples expand to {too_many()} (calls; a sampled stack "
-                               f"changes by many frames at once)")
+        raise TraceFormatError(
+            f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
+            f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
     return f_rows[c_frame], c_start, c_end, t_key[c_thread].astype(np.int64)
 
 

@@ -47,6 +47,10 @@ class Limits:
     #: nesting depth inside one call's ``args``; deeper args are dropped (with a
     #: warning): they could not be read back by Python's json
     max_args_nesting: int = 100
+    #: a sampled profile (``samples`` + ``stackFrames``) may expand to at most one call
+    #: per this many bytes of input (as read from disk), plus 1 M calls: each sample can
+    #: open a whole stack, so its calls are not bounded by its size otherwise
+    sample_bytes_per_call: float = 2.0
     #: frames in one sampled stack (a ``stackFrames`` parent chain); deeper chains
     #: are cut (with a warning)
     max_stack_depth: int = 100_000
@@ -58,6 +62,10 @@ class Limits:
     def events_for_compressed(self, compressed_bytes: int) -> int:
         """The event limit for an input that was ``compressed_bytes`` long on disk."""
         return min(self.max_events, int(compressed_bytes / self.gzip_bytes_per_event) + (1 << 20))
+
+    def sample_calls(self, input_bytes: int) -> int:
+        """The most calls a sampled profile of ``input_bytes`` (on disk) may expand to."""
+        return min(self.max_events, int(input_bytes / self.sample_bytes_per_call) + (1 << 20))
 
     def inflate_limit(self, compressed_bytes: int) -> int:
         """The most bytes a gzip stream of ``compressed_bytes`` may inflate to."""

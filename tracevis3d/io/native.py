@@ -11,6 +11,7 @@ handed on.
 from __future__ import annotations
 
 import json
+import math
 import os
 import zipfile
 
@@ -112,7 +113,9 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
         if HEADER + ".npy" not in members:
             raise TraceFormatError(f"{source}: a zip/.npz file but not a TraceVis3D trace (no {HEADER})")
 
-        def array(name: str, dtype=None) -> np.ndarray:
+        def array(name: str, dtype=None, one_d=True) -> np.ndarray:
+            """Member ``name``: its .npy header checked against ``dtype`` (and a 1-D
+            shape), its declared size against the bytes it holds; then read."""
             info = members.get(name + ".npy")
             if info is None:
                 bad(f"no member {name!r}")
@@ -124,18 +127,20 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
                     shape, fortran, dt = npformat.read_array_header_2_0(f)
                 else:
                     bad(f"member {name!r}: .npy version {version} (1.0 or 2.0 expected)")
-                if dt.hasobject or fortran or len(shape) != 1:
+                if dt.hasobject or (one_d and (fortran or len(shape) != 1)):
                     bad(f"member {name!r}: a 1-D array of plain values expected, got shape {shape}, dtype {dt}")
                 if dtype is not None and dt != np.dtype(dtype):
                     bad(f"member {name!r} has dtype {dt}, expected {np.dtype(dtype)}")
-                nbytes = int(shape[0]) * dt.itemsize
+                nbytes = math.prod(int(d) for d in shape) * dt.itemsize
                 left = info.file_size - f.tell()
                 if nbytes != left:
-                    bad(f"member {name!r} declares {shape[0]} values ({nbytes} bytes) but holds {left} bytes")
+                    bad(f"member {name!r} declares {shape[0] if len(shape) == 1 else shape} values "
+                        f"({nbytes} bytes) but holds {left} bytes")
                 out = bytearray(nbytes)
                 if f.readinto(out) != nbytes:
                     bad(f"member {name!r} is cut short")
-            return np.frombuffer(out, dt)
+            a = np.frombuffer(out, dt)
+            return a if one_d else a.reshape(shape, order="F" if fortran else "C")
 
         raw = array(HEADER, np.uint8).tobytes()
         try:
@@ -173,7 +178,7 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
             for x in pth:
                 _check_text(x, f"header function_paths entry {j}", long_cap, bad)
         arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()}
-        meta = _meta_in(header.get("meta") or {}, lambda name: array(name), bad)
+        meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad)
         if not isinstance(meta, dict):
             bad("header 'meta' is not an object")
     n_calls = header.get("n_calls")
