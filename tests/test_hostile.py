@@ -243,6 +243,37 @@ def test_sampled_stacks_equal_brute_force():
                              np.arange(1000), 1500)[4] == -1  # 1999 calls: over the limit
 
 
+def test_native_validator_equals_check():
+    """`first_bad_call` (the native loader's one-pass check) rejects exactly the
+    traces `Trace.check()` rejects, on valid traces with one value changed."""
+    from tracevis3d.kernels.tree import first_bad_call
+    from tracevis3d.model import CALL_DTYPES, KIND_NAMES, TraceInvariantError
+
+    rng = np.random.default_rng(7)
+    base = [tracevis3d.synthetic(int(rng.integers(2, 200)), threads=int(rng.integers(1, 4)), seed=s) for s in range(6)]
+    n_bad = 0
+    for trial in range(1500):
+        t = base[trial % len(base)]
+        u = tracevis3d.model.Trace(**{**t.__dict__, **{k: getattr(t, k).copy() for k in CALL_DTYPES}})
+        name = str(rng.choice(list(CALL_DTYPES)))
+        a = getattr(u, name)
+        i = int(rng.integers(0, len(a)))
+        if a.dtype.kind == "f":
+            a[i] = rng.choice([np.nan, np.inf, a[i] + rng.normal() * 5, a[max(i - 1, 0)], 0.0])
+        else:
+            a[i] = rng.choice([a[i] + 1, a[i] - 1, -1, -2, len(a), len(a) + 5, 0, a[rng.integers(0, len(a))]])
+        code, at = first_bad_call(u.func, u.start, u.end, u.depth, u.parent, u.end_index, u.thread, u.kind,
+                                  u.n_functions, u.n_threads, len(KIND_NAMES), np.inf)
+        try:
+            u.check()
+            valid = True
+        except TraceInvariantError:
+            valid = False
+        assert (code == 0) == valid, (trial, name, i, code, at)
+        n_bad += not valid
+    assert n_bad > 500  # most changes break an invariant: both sides were exercised
+
+
 def test_interning_equals_a_dict_even_when_built_to_collide():
     rng = random.Random(4)
     for trial in range(30):

@@ -26,9 +26,11 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 
 
-def _read_input(path: str, max_bytes: int) -> tuple[bytes, bool]:
+def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
     """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
-    pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file)."""
+    pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file);
+    data is None for a regular file that starts like a zip (the native loader
+    reads it in place)."""
     try:
         f = open(path, "rb", buffering=0)
     except IsADirectoryError:
@@ -42,9 +44,12 @@ def _read_input(path: str, max_bytes: int) -> tuple[bytes, bool]:
             raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
                                    f"(max_bytes= to allow more)")
         if regular:
-            data = f.read(st.st_size + 1)  # + 1: notice a file that grew meanwhile
-            parts = [data] if data else []
-            total = len(data)
+            head = f.read(4)
+            if head == _ZIP_MAGIC:
+                return None, True
+            f.seek(0)
+            parts = [f.read(st.st_size + 1)]  # + 1: notice a file that grew meanwhile
+            total = len(parts[0])
         else:
             parts, total = [], 0
         while True:
@@ -74,10 +79,10 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
     data, regular = _read_input(path, lim.max_bytes)
-    if data[:4] == _ZIP_MAGIC:
+    if data is None or data[:4] == _ZIP_MAGIC:
         from .native import load_native
 
-        return load_native(path if regular else io.BytesIO(data), limits=lim, source=path)
+        return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
     return load_bytes(data, source=path, limits=lim, **options)
 
 

@@ -574,14 +574,15 @@ def _skipped_dict(counts) -> dict:
 
 
 def _initial_rows(buf, max_events: int) -> int:
-    """Rows to allocate before the scan: the event density of the first MiB
-    (objects that start an event, ``{"``), extrapolated with 25 % headroom,
-    never more than one per 96 bytes; the scan grows them if needed."""
+    """Rows to allocate before the scan: the objects (``{``) in the first MiB,
+    extrapolated with 25 % headroom -- at least one per event, more when args
+    hold objects --, never more than one per 96 bytes (the old fixed size); the
+    scan doubles them if a file holds more."""
     nbytes = buf.shape[0]
     head = buf[: 1 << 20]
-    if head.shape[0] < 2:
+    if head.shape[0] == 0:
         return 16
-    objs = int(np.count_nonzero((head[:-1] == ord("{")) & (head[1:] == ord('"')))) + 1
+    objs = int(np.count_nonzero(head == ord("{"))) + 1
     est = int(objs * (nbytes / head.shape[0]) * 1.25) + 1024
     return int(max(16, min(est, nbytes // 96 + 16, max_events + 1)))
 

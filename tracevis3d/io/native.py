@@ -10,16 +10,19 @@ handed on.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import struct
 import zipfile
 
 import numpy as np
 from numpy.lib import format as npformat
 
 from ..kernels import jsonscan as js
-from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError, TraceInvariantError
+from ..kernels.tree import BAD_CALL, first_bad_call
+from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
 from .limits import Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -74,8 +77,9 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     (no compression, so nothing inflates), every array must have its .npy
     header's dtype, a 1-D shape and exactly the bytes it declares, the header
     must have the documented structure, and the trace must pass `Trace.check()`,
-    the time range and the args rules of the Chrome importer.  Anything else is
-    a `TraceFormatError` naming the file and the member or invariant."""
+    the time range and the args rules of the Chrome importer (`validate_trace`).
+    Anything else is a `TraceFormatError` naming the file and the member or
+    invariant.  (Members are not CRC-checked: the structure is, completely.)"""
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     try:
@@ -100,11 +104,17 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
         if size > lim.max_bytes:
             raise TraceFormatError(f"{source}: file is {size} bytes, over the limit of {lim.max_bytes} "
                                    f"(max_bytes= to allow more)")
+        fh = open(path, "rb")
+    else:
+        fh = path
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(0)
     try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as e:
-        raise TraceFormatError(f"{source}: damaged TraceVis3D file: not a readable zip ({e})") from None
-    with zf:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except zipfile.BadZipFile as e:
+            raise TraceFormatError(f"{source}: damaged TraceVis3D file: not a readable zip ({e})") from None
         members = {}
         for info in zf.infolist():
             if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
@@ -115,31 +125,44 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
 
         def array(name: str, dtype=None, one_d=True) -> np.ndarray:
             """Member ``name``: its .npy header checked against ``dtype`` (and a 1-D
-            shape), its declared size against the bytes it holds; then read."""
+            shape), its declared size against the bytes it holds; then read straight
+            from the file (stored members are plain bytes in it)."""
             info = members.get(name + ".npy")
             if info is None:
                 bad(f"no member {name!r}")
-            with zf.open(info) as f:
-                version = npformat.read_magic(f)
-                if version == (1, 0):
-                    shape, fortran, dt = npformat.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, fortran, dt = npformat.read_array_header_2_0(f)
-                else:
-                    bad(f"member {name!r}: .npy version {version} (1.0 or 2.0 expected)")
-                if dt.hasobject or (one_d and (fortran or len(shape) != 1)):
-                    bad(f"member {name!r}: a 1-D array of plain values expected, got shape {shape}, dtype {dt}")
-                if dtype is not None and dt != np.dtype(dtype):
-                    bad(f"member {name!r} has dtype {dt}, expected {np.dtype(dtype)}")
-                nbytes = math.prod(int(d) for d in shape) * dt.itemsize
-                left = info.file_size - f.tell()
-                if nbytes != left:
-                    bad(f"member {name!r} declares {shape[0] if len(shape) == 1 else shape} values "
-                        f"({nbytes} bytes) but holds {left} bytes")
-                out = bytearray(nbytes)
-                if f.readinto(out) != nbytes:
-                    bad(f"member {name!r} is cut short")
-            a = np.frombuffer(out, dt)
+            fh.seek(info.header_offset)
+            local = fh.read(30)
+            if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                bad(f"member {name!r}: no local header at byte {info.header_offset}")
+            data_at = info.header_offset + 30 + struct.unpack("<H", local[26:28])[0] \
+                + struct.unpack("<H", local[28:30])[0]
+            if data_at + info.file_size > size:
+                bad(f"member {name!r} runs past the end of the file")
+            fh.seek(data_at)
+            head = io.BytesIO(fh.read(min(info.file_size, 1 << 16)))
+            version = npformat.read_magic(head)
+            if version == (1, 0):
+                shape, fortran, dt = npformat.read_array_header_1_0(head)
+            elif version == (2, 0):
+                shape, fortran, dt = npformat.read_array_header_2_0(head)
+            else:
+                bad(f"member {name!r}: .npy version {version} (1.0 or 2.0 expected)")
+            if dt.hasobject or (one_d and (fortran or len(shape) != 1)):
+                bad(f"member {name!r}: a 1-D array of plain values expected, got shape {shape}, dtype {dt}")
+            if dtype is not None and dt != np.dtype(dtype):
+                bad(f"member {name!r} has dtype {dt}, expected {np.dtype(dtype)}")
+            count = math.prod(int(d) for d in shape)
+            left = info.file_size - head.tell()
+            if count * dt.itemsize != left:
+                bad(f"member {name!r} declares {shape[0] if len(shape) == 1 else shape} values "
+                    f"({count * dt.itemsize} bytes) but holds {left} bytes")
+            fh.seek(data_at + head.tell())
+            if hasattr(fh, "fileno") and not isinstance(fh, io.BytesIO):
+                a = np.fromfile(fh, dtype=dt, count=count)
+            else:
+                a = np.frombuffer(bytearray(fh.read(left)), dt)
+            if a.shape[0] != count:
+                bad(f"member {name!r} is cut short")
             return a if one_d else a.reshape(shape, order="F" if fortran else "C")
 
         raw = array(HEADER, np.uint8).tobytes()
@@ -181,6 +204,9 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
         meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad)
         if not isinstance(meta, dict):
             bad("header 'meta' is not an object")
+    finally:
+        if not hasattr(path, "read"):
+            fh.close()
     n_calls = header.get("n_calls")
     if n_calls is not None and n_calls != arrays["func"].shape[0]:
         bad(f"header n_calls {n_calls!r} but {arrays['func'].shape[0]} calls")
@@ -229,37 +255,79 @@ def _meta_in(v, array, bad):
     return root[0]
 
 
-def validate_trace(trace: Trace, source: str, lim: Limits) -> None:
+def validate_trace(t: Trace, source: str, lim: Limits) -> None:
     """Everything a Trace must satisfy before a layout or `compare` may use it
-    (they index arrays with its values): `Trace.check()`, times within the time
-    range, instant scopes, and args that Python's json reads back.  Raises
-    `TraceFormatError` naming ``source`` and the first violation."""
-    try:
-        trace.check()
-    except TraceInvariantError as e:
-        raise TraceFormatError(f"{source}: not a valid trace: {e}") from None
+    (they index arrays with its values): the invariants of `Trace.check()` --
+    per call by one numba pass (`kernels.tree.first_bad_call`), the tables by
+    numpy --, times within the time range, instant scopes, and args that
+    Python's json reads back.  Raises `TraceFormatError` naming ``source`` and
+    the first violation.  O(size of the trace)."""
+    def bad(msg):
+        raise TraceFormatError(f"{source}: not a valid trace: {msg}")
+
+    for name, dt in ARRAY_DTYPES.items():
+        a = getattr(t, name)
+        if not isinstance(a, np.ndarray) or a.dtype != dt or a.ndim != 1:
+            bad(f"{name} must be a 1-D {np.dtype(dt)} array")
+    n = len(t)
+    for name in CALL_DTYPES:
+        if getattr(t, name).shape[0] != n:
+            bad(f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))")
+    nf = len(t.function_names)
+    for name in ("function_files", "function_cats", "function_paths"):
+        if len(getattr(t, name)) != nf:
+            bad(f"{name} has {len(getattr(t, name))} entries, expected {nf}")
+    if t.function_lines.shape[0] != nf:
+        bad(f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}")
+    nt = t.thread_pid.shape[0]
+    for name in ("thread_tid", "thread_sort"):
+        if getattr(t, name).shape[0] != nt:
+            bad(f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}")
+    for name in ("thread_names", "process_names"):
+        if len(getattr(t, name)) != nt:
+            bad(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
+    op = t.obj_ptr
+    if op.shape[0] != n + 1 or op[0] != 0 or op[-1] != t.obj_ids.shape[0] or np.any(op[1:] < op[:-1]):
+        bad("obj_ptr must have len(func)+1 entries, start at 0, not decrease and end at len(obj_ids)")
+    if t.obj_ids.size and (t.obj_ids.min() < 0 or t.obj_ids.max() >= len(t.object_names)):
+        bad(f"obj_ids outside 0..{len(t.object_names) - 1}")
     span = 2 * lim.max_abs_time
-    for name in ("start", "end", "instant_ts"):
-        a = getattr(trace, name)
-        if a.size and not (np.all(np.isfinite(a)) and np.abs(a).max() <= span):
-            i = int(np.flatnonzero(~np.isfinite(a) | (np.abs(np.nan_to_num(a)) > span))[0]) \
-                if np.isfinite(a).all() else int(np.flatnonzero(~np.isfinite(a))[0])
-            raise TraceFormatError(f"{source}: not a valid trace: {name}[{i}] = {a[i]!r} is not a time "
-                                   f"(beyond ±{span:.3g} µs)")
-    sc = trace.instant_scope
-    if sc.size and not np.isin(sc, np.frombuffer(b"gpt", np.uint8)).all():
-        raise TraceFormatError(f"{source}: not a valid trace: instant_scope holds a value other than g, p, t")
-    it = trace.instant_thread
-    if it.size and np.any((it >= 0) != (sc == ord("t"))):
-        raise TraceFormatError(f"{source}: not a valid trace: instant_thread and instant_scope disagree")
-    na = trace.args_call.shape[0]
+    code, i = first_bad_call(t.func, t.start, t.end, t.depth, t.parent, t.end_index, t.thread, t.kind,
+                             nf, nt, len(KIND_NAMES), span)
+    if code:
+        bad(f"call {i}: {BAD_CALL[code]}")
+    for name in ("flow_from", "flow_to"):
+        a = getattr(t, name)
+        if a.shape[0] != t.flow_id.shape[0]:
+            bad(f"{name} length differs from flow_id")
+        if a.size and (a.min() < 0 or a.max() >= n):
+            bad(f"{name} refers to a call outside 0..{n - 1}")
+    ni = t.instant_ts.shape[0]
+    for name in ("instant_name", "instant_thread", "instant_scope"):
+        if getattr(t, name).shape[0] != ni:
+            bad(f"{name} length differs from instant_ts")
+    if ni:
+        if t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names):
+            bad("instant_name outside instant_names")
+        it, sc = t.instant_thread, t.instant_scope
+        if it.min() < -1 or it.max() >= nt:
+            bad("instant_thread outside the thread table")
+        if not np.isin(sc, np.frombuffer(b"gpt", np.uint8)).all() or np.any((it >= 0) != (sc == ord("t"))):
+            bad("instant_scope must be g, p or t, and t exactly for instants on a thread")
+        if not (np.isfinite(t.instant_ts).all() and np.abs(t.instant_ts).max() <= span):
+            bad("instant_ts holds a value that is not a time")
+    na = t.args_call.shape[0]
+    ptr = t.args_ptr
+    if ptr.shape[0] != na + 1 or ptr[0] != 0 or ptr[-1] != t.args_blob.shape[0] or np.any(ptr[1:] < ptr[:-1]):
+        bad("args_ptr must have len(args_call)+1 entries, start at 0, not decrease and end at len(args_blob)")
     if na:
-        ptr = trace.args_ptr
-        st = js.json_spans_status(trace.args_blob, ptr[:-1], ptr[1:] - ptr[:-1], lim.max_args_nesting,
+        ac = t.args_call
+        if np.any(ac[1:] <= ac[:-1]) or ac[0] < 0 or ac[-1] >= n:
+            bad("args_call must be strictly increasing call indices")
+        st = js.json_spans_status(t.args_blob, ptr[:-1], ptr[1:] - ptr[:-1], lim.max_args_nesting,
                                   lim.max_args_bytes)
         if np.any(st != js.JSON_OK):
             k = int(np.flatnonzero(st != js.JSON_OK)[0])
             why = {js.JSON_INVALID: "not JSON", js.JSON_TOO_DEEP: f"nested deeper than {lim.max_args_nesting}",
                    js.JSON_TOO_BIG: f"longer than {lim.max_args_bytes} bytes"}[int(st[k])]
-            raise TraceFormatError(f"{source}: not a valid trace: the args of call {int(trace.args_call[k])} "
-                                   f"are {why}")
+            bad(f"the args of call {int(t.args_call[k])} are {why}")
