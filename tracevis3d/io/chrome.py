@@ -300,7 +300,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         is_inst[n_event_rows:] = is_flow[n_event_rows:] = is_meta[n_event_rows:] = False
     skipped = _skipped_dict(skip_counts)
 
-    finite_ts = np.isfinite(ts) & (np.abs(ts) <= max_t)
+    finite_ts = np.abs(ts) <= max_t  # NaN and ±inf are not <= max_t either
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
@@ -324,7 +324,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     with np.errstate(over="ignore", invalid="ignore"):
         ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
     last_ts = np.full(n_keys, -np.inf)
-    ok_end = finite_ts & (is_b | is_e | is_x | is_inst | is_flow | is_meta) & np.isfinite(ev_end)
+    ok_end = finite_ts & np.isfinite(ev_end)
+    ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
 
     # --- B/E pairing
@@ -353,7 +354,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     c_start = np.concatenate([ts[x_rows], b_start])
     c_end = np.concatenate([ts[x_rows] + xdur[x_rows], b_end])
     c_key = key_id[c_row]
-    c_ord = c_row.copy()  # ties in the pre-order sort: file order
+    c_ord = c_row  # ties in the pre-order sort: file order
     if sampled is not None:
         max_calls = lim.sample_calls(_compressed_bytes if _compressed_bytes is not None else nbytes)
         s_row, s_start, s_end, s_key = _sample_calls(buf, ii, ss, ts, key_id, n_event_rows, n_samples, n_rows,
@@ -404,15 +405,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
     order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
-    c_row, c_start, c_end, c_thread, c_ord = c_row[order], c_start[order], c_end[order], c_thread[order], c_ord[order]
+    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
+    c_ord = c_ord[order] if sampled is not None else c_row
     parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
     if clipped.any():
         if overlap == "drop":
             rep.add("x_overlap_dropped", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
             for _ in range(64):
                 keep = ~clipped
-                c_row, c_start, c_end, c_thread, c_ord = c_row[keep], c_start[keep], c_end[keep], \
-                    c_thread[keep], c_ord[keep]
+                c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
+                c_ord = c_ord[keep] if sampled is not None else c_row
                 parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
                 if not clipped.any():
                     break
@@ -420,7 +422,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         if clipped.any():
             rep.add("x_overlap", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
     c_end = new_end
-    sample_call = c_ord >= n_rows  # calls expanded from samples (no args, no flows of their own)
+    # calls expanded from samples (no args, no flows of their own)
+    sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
 
     # --- origin
     cands = [c_start.min() if c_start.size else np.inf]
@@ -443,12 +446,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     first_pos = np.zeros(len(function_names), np.int64)
     first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
     fn_first_row = c_row[first_pos]
-    cat_len = np.where(sample_call[first_pos], -1, ss[fn_first_row, js.S_CAT_LEN])
+    cat_len = ss[fn_first_row, js.S_CAT_LEN]
+    if sampled is not None:
+        cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
 
     # --- args (only where present, and only what Python's json reads back)
-    args_len = np.where(sample_call, 0, ss[c_row, js.S_ARGS_LEN]).astype(np.int64)
+    args_len = ss[c_row, js.S_ARGS_LEN].astype(np.int64)
+    if sampled is not None:
+        args_len[sample_call] = 0
     has_args = args_len > 2
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
@@ -895,7 +902,9 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         froms.append(bound[:-1][e])
         tos.append(bound[1:][e])
     # v2: X/B events carrying bind_id with flow_out / flow_in
-    cf = np.where(sample_call, 0, flags[c_row])
+    cf = flags[c_row]
+    if sample_call.any():
+        cf = np.where(sample_call, 0, cf)
     has_bind = (cf & js.FL_BIND) != 0
     if has_bind.any():
         calls = np.flatnonzero(has_bind)
