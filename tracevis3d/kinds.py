@@ -156,18 +156,26 @@ def _literals(words):
     return cps, ptr, first
 
 
-def _default_rule_hits(names: Sequence[str], which) -> dict:
-    """{default rule index: bool per name} for the rules in ``which``."""
-    from .kernels import kindmatch as km
-
+def _joined(names: Sequence[str]):
+    """(lowered code points, code points, starts) of all names joined, or Nones."""
     joined = "".join(names)
     low = joined.translate(_FOLD).lower()
-    if len(low) != len(joined):  # a lowering that changes length: not expected, use the regexes
-        return {}
+    if len(low) != len(joined):
+        return None, None, None
     starts = np.zeros(len(names) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, names), np.int64, len(names)), out=starts[1:])
     t_low = np.frombuffer(low.encode("utf-32-le", "surrogatepass"), np.uint32)
     t_orig = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+    return t_low, t_orig, starts
+
+
+def _default_rule_hits(names: Sequence[str], which) -> dict:
+    """{default rule index: bool per name} for the rules in ``which``."""
+    from .kernels import kindmatch as km
+
+    t_low, t_orig, starts = _joined(names)
+    if t_low is None:  # a lowering that changes length: not expected, use the regexes
+        return {}
     word, space = _char_tables(int(t_orig.max()) + 1 if t_orig.size else 0)
     none = _literals(["\x00"])
     empty = (np.zeros(0, np.uint32), np.zeros(1, np.int64), np.zeros(128, np.bool_))
@@ -207,6 +215,23 @@ def objects_from_name(name: str) -> list[str]:
     return out
 
 
+_NAME_OBJECT_WORDS = ["lock", "mutex", "queue", "event", "file", "fd", "socket", "stream"]
+
+
+def objects_from_names(names: Sequence[str]) -> list[list[str]]:
+    """`objects_from_name` of every name; the regex runs only on the names that
+    contain one of its words (found by one numba scan over all names)."""
+    from .kernels import kindmatch as km
+
+    if not names:
+        return []
+    t_low, _, starts = _joined(names)
+    if t_low is None:
+        return [objects_from_name(s) for s in names]
+    has = km.match_literals(t_low, starts, *_literals(_NAME_OBJECT_WORDS))
+    return [objects_from_name(s) if h else [] for s, h in zip(names, has.tolist())]
+
+
 #: at most this many objects per call (args can be big: their walk is bounded too)
 MAX_OBJECTS_PER_CALL = 64
 _MAX_ARG_ITEMS = 256  # dict items looked at per level
@@ -244,5 +269,5 @@ def objects_from_args(args) -> list[str]:
 
 
 __all__ = ["KIND_RULES", "KIND_OTHER", "KIND_WAIT", "KIND_RELEASE", "KIND_IO", "OBJECT_ARG_KEYS",
-           "MAX_OBJECTS_PER_CALL",
+           "MAX_OBJECTS_PER_CALL", "objects_from_names",
            "classify_functions", "objects_from_name", "objects_from_args"]

@@ -31,7 +31,7 @@ import numpy as np
 from ..kernels import chrome_tree as ct
 from ..kernels import jsonscan as js
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
-from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_name
+from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
@@ -473,7 +473,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
     object_names: list[str] = []
     obj_index: dict[str, int] = {}
-    name_objs = [[text.clean(o) for o in objects_from_name(s)] for s in function_names]
+    name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]
     sync_calls = np.flatnonzero(kind > 0)
     per_call: dict[int, list[str]] = {}
     if sync_calls.size:
@@ -760,9 +760,25 @@ def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
     rep.add("bad_number", nbad, bad_first)
 
 
+def _span_texts(buf, offs, lens, limit: int):
+    """The byte spans ``buf[o:o+ln]`` (at most ``limit`` bytes each), gathered by one
+    kernel; returns (decoded list or None, bytes list): the whole blob is decoded
+    at once when it is ASCII (the usual case), else each span stays bytes."""
+    offs = np.asarray(offs, np.int64)
+    lens = np.minimum(np.maximum(np.asarray(lens, np.int64), 0), limit)
+    blob, ptr = js.gather_spans(buf, offs, lens)
+    raw = blob.tobytes()
+    p = ptr.tolist()
+    if raw.isascii():
+        txt = raw.decode("ascii")
+        return [txt[p[k]: p[k + 1]] for k in range(len(p) - 1)], None
+    return None, [raw[p[k]: p[k + 1]] for k in range(len(p) - 1)]
+
+
 def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
     """Decode each distinct name once; merge spellings that decode alike.  Bad
-    UTF-8 and lone surrogate escapes become U+FFFD, long names are cut (`_Text`)."""
+    UTF-8 and lone surrogate escapes become U+FFFD, long names are cut (`_Text`).
+    Names without escapes come out of one decoded blob (no Python work per byte)."""
     import json
 
     import orjson
@@ -771,49 +787,71 @@ def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
     canon: dict[str, int] = {}
     remap = np.empty(name_first.shape[0], np.int32)
     bad, bad_first = 0, None
-    for k, r in enumerate(name_first):
-        off, ln = int(ii[r, js.I_NAME_OFF]), int(ss[r, js.S_NAME_LEN])
-        whole = None
-        if ln > text.raw_limit:  # decode a prefix (not cut inside an escape); hash the whole
-            whole = buf[off: off + ln]
-            cut = text.raw_limit
-            back = bytes(buf[off + cut - 12: off + cut]).rfind(b"\\")
-            if back >= 0:
-                cut -= 12 - back
-            raw = bytes(buf[off: off + cut])
-        else:
-            raw = bytes(buf[off: off + ln])
-        esc = bool(ss[r, js.S_FLAGS] & js.FL_NAME_ESC)
-        try:
-            s = orjson.loads(b'"' + raw + b'"') if esc else raw.decode("utf-8")
-            if not isinstance(s, str):
-                s = str(s)
-        except Exception:
-            s = raw.decode("utf-8", "replace")
-            if esc:
-                try:
-                    s2 = json.loads('"' + s + '"')
-                    s = s2 if isinstance(s2, str) else s
-                except Exception:
-                    pass
-            bad += 1
-            bad_first = int(r) if bad_first is None else bad_first
-        n_sur = text.n_surrogate
-        s = text.clean(s, whole=whole, where=lambda r=r: describe(int(r)))
-        text.n_surrogate = n_sur  # a name's lone surrogates are counted as bad_utf8 above
-        if s not in canon:
-            canon[s] = len(names)
+    offs = ii[name_first, js.I_NAME_OFF]
+    lens = ss[name_first, js.S_NAME_LEN].astype(np.int64)
+    escs = ((ss[name_first, js.S_FLAGS] & js.FL_NAME_ESC) != 0).tolist()
+    decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
+    lens_l = lens.tolist()
+    max_chars = text.max_chars
+    for k in range(len(lens_l)):
+        ln = lens_l[k]
+        s = decoded[k] if decoded is not None else None
+        if s is None or escs[k] or ln > text.raw_limit:
+            r = int(name_first[k])
+            off = int(offs[k])
+            whole = None
+            if ln > text.raw_limit:  # decode a prefix (not cut inside an escape); hash the whole
+                whole = buf[off: off + ln]
+                cut = text.raw_limit
+                back = bytes(buf[off + cut - 12: off + cut]).rfind(b"\\")
+                if back >= 0:
+                    cut -= 12 - back
+                raw = bytes(buf[off: off + cut])
+            else:
+                raw = raws[k] if raws is not None else bytes(buf[off: off + ln])
+            try:
+                s = orjson.loads(b'"' + raw + b'"') if escs[k] else raw.decode("utf-8")
+                if not isinstance(s, str):
+                    s = str(s)
+            except Exception:
+                s = raw.decode("utf-8", "replace")
+                if escs[k]:
+                    try:
+                        s2 = json.loads('"' + s + '"')
+                        s = s2 if isinstance(s2, str) else s
+                    except Exception:
+                        pass
+                bad += 1
+                bad_first = r if bad_first is None else bad_first
+            n_sur = text.n_surrogate
+            s = text.clean(s, whole=whole, where=lambda r=r: describe(r))
+            text.n_surrogate = n_sur  # a name's lone surrogates are counted as bad_utf8 above
+        elif len(s) > max_chars:
+            s = text.clean(s, where=lambda r=int(name_first[k]): describe(r))
+        j = canon.get(s)
+        if j is None:
+            j = canon[s] = len(names)
             names.append(s)
-        remap[k] = canon[s]
+        remap[k] = j
     rep.add("bad_utf8", bad, bad_first)
     out = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32) if remap.size else name_id
     return names, out
 
 
 def _decode_span_list(buf, offs, lens, text) -> list:
+    """Category strings (one per function): decoded with bad UTF-8 replaced, cut."""
+    decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
+    lens_l = np.asarray(lens).tolist()
     out = []
-    for o, ln in zip(offs, lens):
-        out.append(text.raw(buf[int(o): int(o) + int(ln)]) if ln > 0 else "")
+    for k, ln in enumerate(lens_l):
+        if ln <= 0:
+            out.append("")
+        elif ln > text.raw_limit:
+            out.append(text.raw(buf[int(offs[k]): int(offs[k]) + ln]))
+        elif decoded is not None:
+            out.append(decoded[k] if len(decoded[k]) <= text.max_chars else text.clean(decoded[k]))
+        else:
+            out.append(text.raw(raws[k]))
     return out
 
 
