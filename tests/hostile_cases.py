@@ -97,6 +97,14 @@ def samples_repeat(n: int):
     return json.dumps(doc, separators=(",", ":")).encode(), {}
 
 
+def sync_calls_args(n: int):
+    """Lock calls with args that name objects: Python work per call (objects)."""
+    m = max(1, n // 110)
+    evs = [_x("Lock.acquire lock#%d" % (k % 50), k, 1, args={"lock": f"L{k % 1000}", "self": "<_thread.lock "
+              f"object at 0x{k:x}>"}) for k in range(m)]
+    return _dump(evs), {}
+
+
 # ------------------------------------------------------------ item 4: tree kernels
 def unmatched_e_deep(n: int):
     """A stack ``n/70`` deep, then as many E events whose names match nothing."""
@@ -422,6 +430,7 @@ CASES = {
     "many_long_names": many_long_names,
     "names_same_ends": names_same_ends,
     "colliding_tids": colliding_tids,
+    "sync_calls_args": sync_calls_args,
     "samples_deep_chain": samples_deep_chain,
     "samples_repeat": samples_repeat,
     "unmatched_e_deep": unmatched_e_deep,

@@ -430,6 +430,7 @@ GUARDED = [
     ("many_long_names", 2_000_000, {"ok"}, None),
     ("names_same_ends", 8_000_000, {"ok"}, None),
     ("colliding_tids", 8_000_000, {"ok"}, None),
+    ("sync_calls_args", 8_000_000, {"ok"}, None),
     ("samples_deep_chain", 2_000_000, {"ok"}, None),
     ("samples_repeat", 2_000_000, {"error"}, "expand to more than"),
     ("unmatched_e_deep", 20_000_000, {"ok"}, None),

@@ -14,6 +14,7 @@ Extend it for your program::
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -248,9 +249,7 @@ def objects_from_args(args) -> list[str]:
         if depth > 4 or len(found) >= MAX_OBJECTS_PER_CALL:
             return
         if isinstance(v, dict):
-            for n, (k2, v2) in enumerate(v.items()):
-                if n >= _MAX_ARG_ITEMS:
-                    break
+            for k2, v2 in (v.items() if len(v) <= _MAX_ARG_ITEMS else islice(v.items(), _MAX_ARG_ITEMS)):
                 walk(v2, str(k2).lower(), depth + 1)
         elif isinstance(v, (list, tuple)):
             for v2 in v[:16]:

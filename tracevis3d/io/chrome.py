@@ -475,6 +475,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     obj_index: dict[str, int] = {}
     name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]
     sync_calls = np.flatnonzero(kind > 0)
+    max_chars = text.max_chars
     per_call: dict[int, list[str]] = {}
     if sync_calls.size:
         import orjson
@@ -487,12 +488,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                     found = objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
                 except Exception:
                     found = []
-                have = set(objs)
                 for o in found:
-                    o = text.clean(o)
-                    if o not in have and len(objs) < MAX_OBJECTS_PER_CALL:
+                    if not (len(o) <= max_chars and o.isascii()):
+                        o = text.clean(o)
+                    if o not in objs and len(objs) < MAX_OBJECTS_PER_CALL:  # both at most 64 long
                         objs.append(o)
-                        have.add(o)
             if objs:
                 per_call[int(i)] = objs
     obj_counts = np.zeros(func.shape[0], np.int64)
@@ -636,15 +636,21 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     t.start()
     part(0, start, p)
     t.join()
-    if any(r is None or isinstance(r, BaseException) for r in out):
-        return None
-    (ii0, ss0, ff0, n0, end0, st0, _, seen0, sk0), (ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1) = out
-    if st0 != js.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
-        return None
     info = np.zeros(js.N_INFO, np.int64)
     info[js.INFO_DTU_LEN] = -1
     info[js.INFO_SAMPLES] = -1
     info[js.INFO_FRAMES] = -1
+    if not isinstance(out[0], tuple):
+        return None
+    ii0, ss0, ff0, n0, end0, st0, ep0, seen0, sk0 = out[0]
+    if st0 < 0:  # the first half starts where the sequential scan does: the same error, no second scan
+        info[js.INFO_SEEN] = seen0
+        return ii0, ss0, ff0, n0, st0, ep0, info, sk0
+    if not isinstance(out[1], tuple):
+        return None
+    ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1 = out[1]
+    if st0 != js.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
+        return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == js.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
     info[js.INFO_SEEN] = seen0 + seen1
