@@ -228,7 +228,7 @@ def native_bytes(tamper: str, n_calls: int = 200) -> bytes:
     elif tamper == "wrong_dtype":
         arr["start"] = arr["start"].astype(np.float32)
     elif tamper == "two_d":
-        arr["depth"] = arr["depth"].reshape(-1, 2)
+        arr["depth"] = np.stack([arr["depth"], arr["depth"]], axis=1)
     elif tamper == "nan_time":
         arr["start"][4] = np.nan
     elif tamper == "flow_out_of_range":

@@ -785,5 +785,8 @@ def test_a_failing_parallel_scan_worker_falls_back_quietly(realdata, monkeypatch
 
 def test_fuzz_short_seeded_run(warm):
     """A short run of the seeded fuzzer (``make fuzz`` runs a long one)."""
-    failures = fuzz_hostile.run(0, int(os.environ.get("TV3D_FUZZ_SEEDS", 40)), verbose=False)
+    n = int(os.environ.get("TV3D_FUZZ_SEEDS", 40))
+    stats = {}
+    failures = fuzz_hostile.run(0, n, verbose=False, stats=stats)
     assert failures == [], failures[:5]
+    assert stats.get("ok", 0) + stats.get("error", 0) == n and stats.get("ok") and stats.get("error"), stats
