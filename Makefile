@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   set up, record a real program, render its 3D icicle figure
 #   make test   set up, run every test
-.PHONY: demo test setup bench extension clean
+.PHONY: demo test setup bench fuzz extension clean
 demo:
 	bash scripts/demo.sh
 test:
@@ -12,6 +12,8 @@ bench: setup
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py
+fuzz: setup  # a long seeded run of the hostile-input fuzzer (not in CI; TV3D_FUZZ_SEEDS=N runs N)
+	.venv/bin/python tests/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}
 extension: setup
 	.venv/bin/python tools/build_extension.py
 clean:

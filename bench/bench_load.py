@@ -8,7 +8,7 @@ the same run on the same bytes:
   (b) json.load + a plain-Python tree build (tests/reference_builder.py, the
       naive twin the importer is tested against).
 
-Usage:  .venv/bin/python bench/bench_load.py [--calls 1000000] [--threads 4] [--scale]
+Usage:  .venv/bin/python bench/bench_load.py [--calls 1000000] [--threads 4] [--scale] [--skip-naive] [--skip-cold]
 ``--scale`` adds the 10M-call check (synthetic → native save/load, JSON load),
 run in a subprocess each, with peak RSS.
 """
@@ -131,6 +131,7 @@ def main():
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--scale", action="store_true", help="also the 10M-call scale check")
     ap.add_argument("--skip-naive", action="store_true", help="skip the slow plain-Python peer")
+    ap.add_argument("--skip-cold", action="store_true", help="skip the numba cold-start runs (two fresh compiles)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     import orjson
@@ -165,7 +166,7 @@ def main():
     t_nload, back = best_of(lambda: tracevis3d.load(npz))
     assert len(back) == len(trace)
     bpc = trace.nbytes / len(trace)
-    imp, cold, warm = cold_start(path)
+    imp, cold, warm = cold_start(path) if not args.skip_cold else (float("nan"),) * 3
 
     rows = [
         ("calls in the model", f"{len(trace):,}", ""),

@@ -1,88 +1,203 @@
 """Importers and exporters: every file format → `Trace`.
 
-`load(path)` sniffs the format from the first bytes, not the file name:
-gzip (decompressed with a size limit, then sniffed again), the native
-TraceVis3D file (a zip/.npz with a ``tracevis3d`` header), or JSON (Chrome Trace
-Event format, object or array form).
+`load(path)` reads the input once (a file, a pipe or a FIFO; at most
+``max_bytes``) and sniffs the format from its first bytes, not the file name:
+gzip (inflated under the limits of `tracevis3d.io.limits`, then sniffed again),
+the native TraceVis3D file (a zip/.npz with a ``tracevis3d`` header), or JSON
+(Chrome Trace Event format, object or array form).
 """
 from __future__ import annotations
 
-import gzip
+import io
 import os
+import stat
 import zlib
 
-from ..model import Trace, TraceFormatError
+import numpy as np
 
-#: refuse to inflate more than this many bytes from a .gz (a gzip bomb guard);
-#: pass ``max_bytes=`` to `load` to change it.
-DEFAULT_MAX_BYTES = 8 << 30
+from ..model import Trace, TraceFormatError
+from .limits import DEFAULT_LIMITS, Limits, resolve_limits
+
+#: kept for callers that used it; see tracevis3d.io.limits
+DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
 
 
-def _read_limited(path: str, max_bytes: int) -> bytes:
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise TraceFormatError(f"{path}: file is {size} bytes, over the limit of {max_bytes} (max_bytes=)")
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def _gunzip_limited(data: bytes, path: str, max_bytes: int) -> bytes:
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = []
-    total = 0
-    pos = 0
-    chunk = 1 << 20
+def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
+    """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
+    pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file);
+    data is None for a regular file that starts like a zip (the native loader
+    reads it in place)."""
     try:
-        while pos < len(data) or d.unconsumed_tail:
-            src = d.unconsumed_tail or data[pos: pos + chunk]
-            if not d.unconsumed_tail:
-                pos += chunk
-            part = d.decompress(src, 1 << 24)
-            total += len(part)
+        f = open(path, "rb", buffering=0)
+    except IsADirectoryError:
+        raise TraceFormatError(f"{path}: is a directory, not a trace file") from None
+    with f:
+        st = os.fstat(f.fileno())
+        if stat.S_ISDIR(st.st_mode):
+            raise TraceFormatError(f"{path}: is a directory, not a trace file")
+        regular = stat.S_ISREG(st.st_mode)
+        if regular and st.st_size > max_bytes:
+            raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
+                                   f"(max_bytes= to allow more)")
+        if regular:
+            head = f.read(4)
+            if head == _ZIP_MAGIC:
+                return None, True
+            f.seek(0)
+            parts = [f.read(st.st_size + 1)]  # + 1: notice a file that grew meanwhile
+            total = len(parts[0])
+        else:
+            parts, total = [], 0
+        while True:
             if total > max_bytes:
-                raise TraceFormatError(
-                    f"{path}: decompresses to more than {max_bytes} bytes; refusing (max_bytes= to allow)")
-            out.append(part)
-            if d.eof:
+                raise TraceFormatError(f"{path}: more than {max_bytes} bytes to read, over the limit "
+                                       f"(max_bytes= to allow more)")
+            if regular and total <= st.st_size:
                 break
-        out.append(d.flush())
-    except zlib.error as e:
-        if not out:
-            raise TraceFormatError(f"{path}: corrupt gzip data: {e}") from None
-        # a truncated/corrupt tail: keep what inflated; the JSON scanner reports the cut
-    return b"".join(out)
+            b = f.read(min(_CHUNK, max_bytes + 1 - total))
+            if not b:
+                break
+            parts.append(b)
+            total += len(b)
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), regular
 
 
-def load(path, *, max_bytes: int = DEFAULT_MAX_BYTES, **options) -> Trace:
-    """Load ``path`` (str or PathLike) into a `Trace`; format sniffed from content."""
+def load(path, *, limits: Limits | None = None, **options) -> Trace:
+    """Load ``path`` (str or PathLike) into a `Trace`; format sniffed from content.
+
+    Limits (``max_bytes=``, ``max_events=``, ...; or ``limits=``) are described in
+    `tracevis3d.io.limits`; other options go to `tracevis3d.io.chrome.load_chrome`.
+    """
     path = os.fspath(path)
+    lim = resolve_limits(limits, options)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
-    with open(path, "rb") as f:
-        head = f.read(4)
-    if head.startswith(_ZIP_MAGIC):
+    data, regular = _read_input(path, lim.max_bytes)
+    if data is None or data[:4] == _ZIP_MAGIC:
         from .native import load_native
 
-        return load_native(path)
-    data = _read_limited(path, max_bytes if not head.startswith(_GZIP_MAGIC) else max(max_bytes, 1))
-    if head.startswith(_GZIP_MAGIC):
-        data = _gunzip_limited(data, path, max_bytes)
-    return load_bytes(data, source=path, **options)
+        return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
+    return load_bytes(data, source=path, limits=lim, **options)
 
 
-def load_bytes(data: bytes, source: str = "<bytes>", **options) -> Trace:
+def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
     """Parse trace bytes (JSON; gzip is inflated first) into a `Trace`."""
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip_limited(data, source, options.pop("max_bytes", DEFAULT_MAX_BYTES))
+    lim = resolve_limits(options.pop("limits", None), options)
+    if bytes(data[:2]) == _GZIP_MAGIC:
+        n_compressed = len(data)
+        data, repairs = _gunzip_limited(data, source, lim)
+        options.update(_compressed_bytes=n_compressed, _input_repairs=repairs)
     from .chrome import load_chrome
     from .threadnames import fix_pyspy
 
-    return fix_pyspy(load_chrome(data, source=source, **options))
+    return fix_pyspy(load_chrome(data, source=source, limits=lim, **options))
 
 
-__all__ = ["load", "load_bytes", "DEFAULT_MAX_BYTES"]
+def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
+    """Inflate every gzip member of ``data`` into one uint8 array, at most
+    ``lim.inflate_limit(len(data))`` bytes (a decompression bomb is refused as
+    soon as it passes it).  Memory: the output once, plus one chunk.
+
+    Repairs (code, count, detail) for `load_chrome`'s report: a stream cut short
+    (``gzip_cut``), damaged data or a CRC mismatch (``gzip_corrupt``; what
+    inflated before the damage is kept, to the last byte), bytes after the last
+    member (``gzip_trailing``).  Nothing inflated at all: `TraceFormatError`.
+    """
+    src = memoryview(data)
+    n_in = len(src)
+    limit = lim.inflate_limit(n_in)
+    hint = int.from_bytes(bytes(src[-4:]), "little") if n_in >= 18 else 0  # ISIZE of the last member
+    out = np.empty(max(1 << 16, min(limit + 1, max(hint + 1, 4 * n_in))), np.uint8)
+    total = 0
+    repairs: list = []
+
+    def put(part: bytes):
+        nonlocal out, total
+        m = len(part)
+        if total + m > limit:
+            raise TraceFormatError(
+                f"{source}: decompresses to more than {limit} bytes ({limit / max(n_in, 1):.0f}x its "
+                f"{n_in} bytes): refusing, a decompression bomb? (max_gzip_ratio= or max_bytes= to allow more)")
+        if total + m > out.shape[0]:
+            bigger = np.empty(min(limit + 1, max(2 * out.shape[0], total + m)), np.uint8)
+            bigger[:total] = out[:total]
+            out = bigger
+        out[total: total + m] = np.frombuffer(part, np.uint8)
+        total += m
+
+    pos = 0
+    member = 0
+    while pos < n_in:
+        if bytes(src[pos: pos + 2]) != _GZIP_MAGIC:
+            if member == 0:
+                raise TraceFormatError(f"{source}: not gzip data at byte {pos}")
+            if bytes(src[pos:]).strip(b"\0"):
+                repairs.append(("gzip_trailing", 1, f"{n_in - pos} bytes after gzip member #{member} "
+                                                    f"at compressed byte {pos}: {bytes(src[pos: pos + 16])!r}"))
+            break
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        p = pos
+        err = None
+        while not d.eof:
+            if d.unconsumed_tail:
+                chunk = d.unconsumed_tail
+            elif p < n_in:
+                chunk = src[p: p + _CHUNK]
+                p += len(chunk)
+            else:
+                break
+            keep = d.copy()
+            try:
+                put(d.decompress(chunk, min(16 << 20, limit - total + 1)))
+            except zlib.error as e:
+                err = _redo_to_damage(keep, chunk, put, limit, lambda: total) or e
+                break
+        if err is not None:
+            if total == 0:
+                raise TraceFormatError(f"{source}: corrupt gzip data (member #{member}, within compressed "
+                                       f"bytes {pos}-{p}): {err}") from None
+            repairs.append(("gzip_corrupt", 1, f"member #{member}, within compressed bytes {pos}-{p}: {err}; "
+                                               f"kept the {total} bytes inflated before the damage"))
+            break
+        put(d.flush())
+        if not d.eof:
+            if total == 0:
+                raise TraceFormatError(f"{source}: gzip data cut short at compressed byte {n_in}: "
+                                       f"nothing inflated")
+            repairs.append(("gzip_cut", 1, f"the gzip stream (member #{member}) ends at compressed byte "
+                                           f"{n_in} before its end; kept the {total} bytes inflated"))
+            break
+        pos = p - len(d.unused_data)
+        member += 1
+    if member == 0 and total == 0:
+        raise TraceFormatError(f"{source}: empty gzip data")
+    return out[:total], repairs
+
+
+def _redo_to_damage(d, chunk, put, limit, total):
+    """Feed ``chunk`` again to ``d`` (a copy taken before it failed) in small
+    pieces, so every byte inflated before the damage is kept.  Returns the error."""
+    for q in range(0, len(chunk), 4096):
+        piece = chunk[q: q + 4096]
+        keep = d.copy()
+        try:
+            put(d.decompress(piece, limit - total() + 1))
+        except zlib.error:
+            d = keep
+            for r in range(len(piece)):
+                try:
+                    put(d.decompress(piece[r: r + 1], limit - total() + 1))
+                except zlib.error as e:
+                    return e
+        if d.eof:
+            break
+    return None
+
+
+__all__ = ["load", "load_bytes", "Limits", "DEFAULT_MAX_BYTES"]

@@ -19,6 +19,8 @@ each also reported once as a `TraceWarning`; see REPAIRS below.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import threading
 import warnings
@@ -29,35 +31,48 @@ import numpy as np
 from ..kernels import chrome_tree as ct
 from ..kernels import jsonscan as js
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
-from ..kinds import classify_functions, objects_from_args, objects_from_name
+from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
+from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
     "partial_event": "the last event is cut short by the end of the file: dropped it",
+    "trailing_data": "data after the end of the JSON document (a second document or garbage): ignored it",
     "e_unmatched": "E event with no open B of that name: dropped it",
     "e_mismatch": "E event whose name is deeper in the stack: also closed the calls opened after it",
     "unclosed": "B event never closed: closed it at the thread's last timestamp",
     "x_overlap": "call overlaps the end of its enclosing call on the same thread: clipped its end to the parent's end",
     "x_overlap_dropped": "call overlaps the end of its enclosing call on the same thread: dropped it",
     "out_of_order": "B/E events not in timestamp order in the file: sorted them (stable)",
-    "no_ts": "event without a finite ts: dropped it",
+    "no_ts": "event without a finite ts (or one beyond the time range, max_abs_time=): dropped it",
     "no_dur": "X event without dur or tdur: used a duration of 0",
     "negative_dur": "X event with a negative duration: used 0",
-    "bad_dur": "X event with a NaN or infinite duration: dropped it",
-    "bad_utf8": "name is not valid UTF-8: undecodable bytes replaced with U+FFFD",
+    "bad_dur": "X event with a NaN or infinite duration, or one ending beyond the time range: dropped it",
+    "bad_utf8": "name is not valid UTF-8 or has a lone surrogate escape: replaced those with U+FFFD",
+    "long_name": "name longer than max_name_chars: cut, and a hash of the whole name appended",
     "flow_unbound": "flow event with no call to bind to on its thread: dropped it",
     "bad_number": "a ts/dur value that is not a number: dropped the event",
+    "bad_args": "args that Python's json cannot read: dropped them",
+    "deep_args": "args nested deeper than max_args_nesting: dropped them",
+    "big_args": "args longer than max_args_bytes: dropped them",
+    "frame_cycle": "stackFrames parents that form a cycle: cut the cycle (that frame became a root)",
+    "deep_stack": "stackFrames chain deeper than max_stack_depth: cut it there",
+    "gzip_cut": "the gzip stream is cut short: kept what it inflated to",
+    "gzip_corrupt": "the gzip stream is damaged: kept what it inflated to before the damage",
+    "gzip_trailing": "bytes after the end of the gzip stream that are no gzip member: ignored them",
 }
 
 _PH = {c: ord(c) for c in "BEXiIRMstfC"}
-DEFAULT_MAX_EVENTS = 100_000_000
+#: kept for callers that passed it; the limits live in tracevis3d.io.limits
+DEFAULT_MAX_EVENTS = DEFAULT_LIMITS.max_events
 _SKIPPED_NAMES = {
     "b": "async", "e": "async", "n": "async", "S": "async", "T": "async", "F": "async", "p": "async",
     "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
     "(": "context", ")": "context", "V": "memory_dump", "v": "memory_dump", "=": "mark", "G": "link",
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Repairs:
@@ -77,99 +92,215 @@ class _Repairs:
                 it["first"] = detail
 
 
-def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
-                kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True,
-                max_events: int = DEFAULT_MAX_EVENTS, _from_samples: bool = False) -> Trace:
-    """Parse Chrome Trace Event JSON ``data`` (bytes) into a `Trace`.
+class _Text:
+    """Strings for the tables: lone surrogates replaced, long ones cut (with a hash)."""
 
-    ``max_events``: refuse files with more events (the scan keeps ~120 bytes per
-    event while it builds the tree; this bounds memory on hostile input).
+    def __init__(self, max_chars: int):
+        self.max_chars = int(max_chars)
+        self.raw_limit = 4 * self.max_chars + 16  # bytes of UTF-8 that can hold max_chars characters
+        self.n_surrogate = 0
+        self.n_long = 0
+        self.first_surrogate = self.first_long = None
+
+    def clean(self, s: str, whole=None, where=None) -> str:
+        """``s`` made safe; ``whole``: the bytes of the full text when ``s`` is a
+        prefix; ``where``: what to cite as the first occurrence of a repair."""
+        if not s.isascii() and _SURROGATE.search(s):
+            s = _SURROGATE.sub("\ufffd", s)
+            self.n_surrogate += 1
+            if self.first_surrogate is None:
+                self.first_surrogate = where() if callable(where) else where
+        if len(s) > self.max_chars or whole is not None:
+            h = hashlib.blake2b(whole if whole is not None else s.encode("utf-8", "surrogatepass"),
+                                digest_size=4).hexdigest()
+            s = s[: self.max_chars] + "…" + h
+            self.n_long += 1
+            if self.first_long is None:
+                self.first_long = where() if callable(where) else where
+        return s
+
+    def raw(self, raw: bytes) -> str:
+        """Decoded bytes (invalid UTF-8 replaced), cleaned."""
+        if len(raw) > self.raw_limit:
+            return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw)
+        return self.clean(bytes(raw).decode("utf-8", "replace"))
+
+    def value(self, v) -> str:
+        """``str(v)`` of a decoded JSON value, cleaned (long values are cut before str())."""
+        if isinstance(v, str):
+            return self.clean(v)
+        if isinstance(v, (dict, list)):
+            import orjson
+
+            try:
+                return self.raw(orjson.dumps(v))
+            except Exception:
+                return self.clean(str(v)[: self.raw_limit])
+        return self.clean(str(v))
+
+
+def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
+                kind_rules: Iterable | None = None, overlap: str = "clip", warn: bool = True,
+                limits: Limits | None = None, _compressed_bytes: int | None = None,
+                _input_repairs: list | None = None, **limit_options) -> Trace:
+    """Parse Chrome Trace Event JSON ``data`` (bytes, or any buffer of bytes) into a `Trace`.
+
     ``overlap``: "clip" (default) clips a call that sticks out of its enclosing
     call; "drop" drops it instead.  ``kind_rules``: see `tracevis3d.kinds`.
-    Raises `TraceFormatError` (naming ``source`` and the byte/line/event) when the
-    bytes are not a trace or hold no events.
+    Limits (``max_events=``, ``max_name_chars=``, ...; or ``limits=``): see
+    `tracevis3d.io.limits`.  Raises `TraceFormatError` (naming ``source`` and the
+    byte, line:column and event) when the bytes are not a trace, hold no events
+    or pass a limit; every repair is counted in ``trace.meta['repairs']`` and
+    reported once as a `TraceWarning` with its count and first occurrence.
     """
     if overlap not in ("clip", "drop"):
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
+    lim = resolve_limits(limits, limit_options)
+    if limit_options:
+        raise TypeError(f"load_chrome() got unexpected keyword arguments {sorted(limit_options)}")
+    max_events = lim.max_events if _compressed_bytes is None else lim.events_for_compressed(_compressed_bytes)
     buf = np.frombuffer(data, np.uint8)
     nbytes = buf.shape[0]
-    scanned = _scan_parallel(buf, data, max_events) if nbytes >= PARALLEL_SCAN_BYTES else None
-    if scanned is None:
-        scanned = js.scan_trace(buf, min(max(16, nbytes // 96), max_events), max_events)
-    ii, ss, ff, n, status, err_pos, dtu_off, dtu_len = scanned
-    ii, ss, ff = ii[:n], ss[:n], ff[:n]
+    in_what = " of the decompressed data" if _compressed_bytes is not None else ""
 
-    def line_col(pos: int) -> tuple[int, int]:
-        pos = min(max(pos, 0), nbytes)
-        head = buf[:pos]
-        nl = np.flatnonzero(head == 10)
-        line = nl.shape[0] + 1
-        col = pos - (int(nl[-1]) + 1 if nl.shape[0] else 0) + 1
-        return line, col
+    def where(pos: int) -> str:
+        pos = int(min(max(pos, 0), nbytes))
+        line, col = js.line_col(buf, pos)
+        return f"byte {pos}{in_what} (line {line}, column {col})"
 
     def snippet(pos: int, width: int = 60) -> str:
         a = max(0, pos - width // 3)
         return bytes(buf[a: a + width]).decode("utf-8", "replace").replace("\n", "\\n")
 
+    def too_many():
+        why = (f"more than {max_events} events (max_events= to allow more)" if max_events == lim.max_events else
+               f"more than {max_events} events for {_compressed_bytes} compressed bytes: a decompression bomb? "
+               f"(gzip_bytes_per_event= or max_events= to allow more)")
+        return why
+
+    scanned = None
+    if nbytes >= PARALLEL_SCAN_BYTES:
+        scanned = _scan_parallel(buf, max_events, lim.max_nesting)
+    if scanned is None:
+        scanned = js.scan_trace(buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
+    ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
+    ii, ss, ff = ii[:n], ss[:n], ff[:n]
+    seen = int(info[js.INFO_SEEN])
+
     def describe(row: int) -> str:
         off = int(ii[row, js.I_EV_OFF])
         ln = int(ss[row, js.S_EV_LEN])
-        line, _ = line_col(off)
+        line, col = js.line_col(buf, off)
         text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
-        return f"event #{row} (byte {off}, line {line}): {text}{'…' if ln > 160 else ''}"
+        what = f"event #{int(ss[row, js.S_ORD])}" if row < n_event_rows else "stack sample or frame"
+        return f"{what} (byte {off}{in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
 
+    n_event_rows = n
     if status < 0:
-        line, col = line_col(err_pos)
         if status == js.ERR_NOT_JSON:
-            if nbytes == 0 or err_pos >= nbytes:
-                raise TraceFormatError(f"{source}: empty file, no trace events")
+            if err_pos >= nbytes:
+                raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
             raise TraceFormatError(
-                f"{source}: not a Chrome trace (JSON object or array expected) at byte {err_pos} "
-                f"(line {line}, column {col}): {snippet(err_pos)!r}")
+                f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
+                f"{snippet(err_pos)!r}")
         if status == js.ERR_NO_EVENTS_KEY:
-            raise TraceFormatError(f"{source}: JSON object without a 'traceEvents' array")
+            if err_pos >= nbytes:
+                raise TraceFormatError(
+                    f"{source}: JSON object without a 'traceEvents' array: the file ends at {where(nbytes)} "
+                    f"before one")
+            raise TraceFormatError(
+                f"{source}: JSON object without a 'traceEvents' array (the object ends at {where(err_pos)})")
         what = {js.ERR_SYNTAX: "invalid JSON", js.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
-                js.ERR_TOO_DEEP: f"JSON nested deeper than {js.MAX_NESTING} levels",
-                js.ERR_TOO_MANY: f"more than {max_events} events (max_events= to allow more)"}.get(status, "invalid JSON")
+                js.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting=)",
+                js.ERR_NO_COMMA: "a ',' missing before this event or key",
+                js.ERR_DUP_EVENTS: "a second 'traceEvents' key",
+                js.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
         raise TraceFormatError(
-            f"{source}: {what} at byte {err_pos} (line {line}, column {col}) in event #{n}: {snippet(err_pos)!r}")
+            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}")
     rep = _Repairs(describe)
+    for code, count, detail in _input_repairs or ():
+        rep.add(code, count, detail=detail)
+    partial = int(info[js.INFO_CUT_EVENT]) if info[js.INFO_CUT_EVENT] >= 0 else None
     if status == js.TRUNCATED:
-        rep.add("truncated", 1, detail=f"end of file at byte {nbytes} after {n} complete events")
-        tail = bytes(buf[int(ii[n - 1, js.I_EV_OFF]) + int(ss[n - 1, js.S_EV_LEN]):] if n else buf[:]).strip(b" \t\r\n,[]")
-        if tail.startswith(b"{") or (n == 0 and b"{" in tail):
-            rep.add("partial_event", 1, detail=f"event #{n} at byte {nbytes - len(tail)}: {tail[:80]!r}")
-    if n == 0:
-        raise TraceFormatError(f"{source}: no trace events (the event array is empty)")
+        rep.add("truncated", 1, detail=f"end of file at {where(nbytes)} after {seen} complete events")
+        if partial is not None:
+            rep.add("partial_event", 1, detail=f"event #{seen} at {where(partial)}: "
+                                               f"{bytes(buf[partial: partial + 80])!r}")
+    else:
+        p = js.first_non_ws(buf, int(info[js.INFO_DOC_END]))
+        if p >= 0:
+            rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {snippet(p)!r}")
+    frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
+    if n == 0 and frames_at < 0:
+        if status == js.TRUNCATED and seen == 0 and partial is not None:
+            raise TraceFormatError(
+                f"{source}: the file is cut short at {where(nbytes)} inside the first event, "
+                f"which starts at {where(partial)}: no complete event")
+        if seen:
+            raise TraceFormatError(
+                f"{source}: no call events (B/E or X) and no instants: nothing to show "
+                f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; "
+                f"skipped: {_skipped_dict(skip_counts) or 'none'})")
+        raise TraceFormatError(
+            f"{source}: no trace events: the event array ends at {where(max(int(err_pos), 0))} and is empty"
+            if status == js.OK else
+            f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
-    flags = ss[:, js.S_FLAGS]
-    ph = ss[:, js.S_PH]
     ts = ff[:, js.F_TS].copy()
     dur = ff[:, js.F_DUR].copy()
     tdur = ff[:, js.F_TDUR].copy()
-    _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep)
+    _reparse_slow_numbers(buf, ii, ss, ss[:, js.S_FLAGS], ts, dur, tdur, rep)
+    ph = ss[:, js.S_PH]
+    max_t = lim.max_abs_time
 
+    # --- a sampled profile (samples + stackFrames) when the events hold no calls
+    sampled = None
+    if frames_at >= 0 and samples_at >= 0:
+        ok_t = np.isfinite(ts) & (np.abs(ts) <= max_t)
+        x_ok = (ph == _PH["X"]) & ok_t
+        inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
+        scope = ss[:, js.S_SCOPE]
+        if not ((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g")) & (scope != ord("p"))))
+                .any()):
+            sampled = _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many)
+    elif n == 0:
+        raise TraceFormatError(f"{source}: no call events, and a 'stackFrames' object without 'samples' "
+                               f"(it starts at {where(frames_at)})")
+    if sampled is not None:
+        (ii2, ss2, ff2, n_samples) = sampled
+        ts2, dur2, tdur2 = ff2[:, js.F_TS].copy(), ff2[:, js.F_DUR].copy(), ff2[:, js.F_TDUR].copy()
+        _reparse_slow_numbers(buf, ii2, ss2, ss2[:, js.S_FLAGS], ts2, dur2, tdur2, rep)
+        ii, ss = np.concatenate([ii, ii2]), np.concatenate([ss, ss2])
+        ts, dur, tdur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([tdur, tdur2])
+        ph = ss[:, js.S_PH]
+    n_rows = ii.shape[0]
+    flags = ss[:, js.S_FLAGS]
+
+    seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
     pid = ii[:, js.I_PID]
     tid = ii[:, js.I_TID]
-    key_id, key_first = js.intern_pairs(pid, tid)
+    key_id, key_first = js.intern_pairs(pid, tid, seed)
+    if sampled is not None:  # a frame without a name is named by its id
+        fr = np.arange(n_event_rows + n_samples, n_rows)
+        noname = fr[ss[fr, js.S_NAME_LEN] < 0]
+        ii[noname, js.I_NAME_OFF] = ii[noname, js.I_ARGS_OFF]
+        ss[noname, js.S_NAME_LEN] = ss[noname, js.S_ARGS_LEN]
     name_len = np.maximum(ss[:, js.S_NAME_LEN], 0).astype(np.int64)
-    name_id, name_first = js.intern_spans(buf, ii[:, js.I_NAME_OFF], name_len, ss[:, js.S_NAME_LEN] >= 0)
-    names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep)
+    name_id, name_first = js.intern_spans(buf, ii[:, js.I_NAME_OFF], name_len, ss[:, js.S_NAME_LEN] >= 0, seed)
+    text = _Text(lim.max_name_chars)
+    names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
 
     is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
+    if sampled is not None:
+        is_b[n_event_rows:] = is_e[n_event_rows:] = is_x[n_event_rows:] = False
     is_inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
     is_flow = (ph == _PH["s"]) | (ph == _PH["t"]) | (ph == _PH["f"])
     is_meta = ph == _PH["M"]
-    known = is_b | is_e | is_x | is_inst | is_flow | is_meta
-    skipped: dict[str, int] = {}
-    if not known.all():
-        chars, counts = np.unique(ph[~known], return_counts=True)
-        for c, k in zip(chars, counts):
-            ch = chr(c) if 0 < c < 128 else "?"
-            label = _SKIPPED_NAMES.get(ch, f"unknown phase {ch!r}" if c else "no phase")
-            skipped[label] = skipped.get(label, 0) + int(k)
+    if sampled is not None:
+        is_inst[n_event_rows:] = is_flow[n_event_rows:] = is_meta[n_event_rows:] = False
+    skipped = _skipped_dict(skip_counts)
 
-    finite_ts = np.isfinite(ts)
+    finite_ts = np.abs(ts) <= max_t  # NaN and ±inf are not <= max_t either
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
@@ -179,7 +310,9 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     no_dur = is_x & finite_ts & ~has_dur & ((flags & js.FL_TDUR) == 0)
     rep.add("no_dur", int(no_dur.sum()), int(np.flatnonzero(no_dur)[0]) if no_dur.any() else None)
     xdur = np.where(no_dur, 0.0, xdur)
-    bad_dur = is_x & finite_ts & ~no_dur & ~np.isfinite(xdur)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x_end = ts + np.maximum(xdur, 0.0)
+    bad_dur = is_x & finite_ts & ~no_dur & ~(np.isfinite(xdur) & (np.abs(x_end) <= max_t))
     rep.add("bad_dur", int(bad_dur.sum()), int(np.flatnonzero(bad_dur)[0]) if bad_dur.any() else None)
     neg = is_x & finite_ts & (xdur < 0)
     rep.add("negative_dur", int(neg.sum()), int(np.flatnonzero(neg)[0]) if neg.any() else None)
@@ -188,9 +321,11 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- thread last timestamps (for closing unclosed B events)
     n_keys = key_first.shape[0]
-    ev_end = np.where(is_x & np.isfinite(xdur), ts + np.where(np.isfinite(xdur), xdur, 0), ts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
     last_ts = np.full(n_keys, -np.inf)
     ok_end = finite_ts & np.isfinite(ev_end)
+    ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
 
     # --- B/E pairing
@@ -219,6 +354,16 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     c_start = np.concatenate([ts[x_rows], b_start])
     c_end = np.concatenate([ts[x_rows] + xdur[x_rows], b_end])
     c_key = key_id[c_row]
+    c_ord = c_row  # ties in the pre-order sort: file order
+    if sampled is not None:
+        max_calls = lim.sample_calls(_compressed_bytes if _compressed_bytes is not None else nbytes)
+        s_row, s_start, s_end, s_key = _sample_calls(buf, ii, ss, ts, key_id, n_event_rows, n_samples, n_rows,
+                                                     seed, lim, max_calls, rep, source)
+        c_row = np.concatenate([c_row, s_row])
+        c_start = np.concatenate([c_start, s_start])
+        c_end = np.concatenate([c_end, s_end])
+        c_key = np.concatenate([c_key, s_key])
+        c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
 
     # --- thread table: threads with calls, 't'-scoped instants or flows
     inst_rows = np.flatnonzero(is_inst & finite_ts)
@@ -228,14 +373,14 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid)
+    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
     if not used.any():
-        if b'"stackFrames"' in data and not _from_samples:
-            return _load_with_samples(data, source, keep_args=keep_args, kind_rules=kind_rules,
-                                      overlap=overlap, warn=warn)
+        if sampled is not None:
+            raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks "
+                                   f"(samples at {where(samples_at)})")
         raise TraceFormatError(
             f"{source}: no call events (B/E or X) and no instants: nothing to show "
-            f"({n} events; skipped: {skipped or 'none'})")
+            f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'})")
     thread_keys = np.flatnonzero(used)
     t_pid = pid[key_first[thread_keys]]
     t_tid = tid[key_first[thread_keys]]
@@ -245,7 +390,7 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     thread_keys = thread_keys[t_order]
     rank = np.full(n_keys, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
-    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys])
+    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], text)
     thread_pid = pid[key_first[thread_keys]].astype(np.int64)
     thread_tid = tid[key_first[thread_keys]].astype(np.int64)
     thread_names, process_names = [], []
@@ -259,8 +404,9 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
-    order = preorder_sort(c_thread, c_start, c_end, c_row, thread_keys.shape[0])
+    order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
     c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
+    c_ord = c_ord[order] if sampled is not None else c_row
     parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
     if clipped.any():
         if overlap == "drop":
@@ -268,6 +414,7 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
             for _ in range(64):
                 keep = ~clipped
                 c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
+                c_ord = c_ord[keep] if sampled is not None else c_row
                 parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
                 if not clipped.any():
                     break
@@ -275,6 +422,8 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
         if clipped.any():
             rep.add("x_overlap", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
     c_end = new_end
+    # calls expanded from samples (no args, no flows of their own)
+    sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
 
     # --- origin
     cands = [c_start.min() if c_start.size else np.inf]
@@ -297,18 +446,36 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     first_pos = np.zeros(len(function_names), np.int64)
     first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
     fn_first_row = c_row[first_pos]
-    function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], ss[fn_first_row, js.S_CAT_LEN])
+    cat_len = ss[fn_first_row, js.S_CAT_LEN]
+    if sampled is not None:
+        cat_len = np.where(sample_call[first_pos], -1, cat_len)
+    function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
+
+    # --- args (only where present, and only what Python's json reads back)
+    args_len = ss[c_row, js.S_ARGS_LEN].astype(np.int64)
+    if sampled is not None:
+        args_len[sample_call] = 0
+    has_args = args_len > 2
+    if has_args.any():
+        a_idx = np.flatnonzero(has_args)
+        st = js.json_spans_status(buf, ii[c_row[a_idx], js.I_ARGS_OFF], args_len[a_idx],
+                                  lim.max_args_nesting, lim.max_args_bytes)
+        for code, val in (("bad_args", js.JSON_INVALID), ("deep_args", js.JSON_TOO_DEEP),
+                          ("big_args", js.JSON_TOO_BIG)):
+            hit = a_idx[st == val]
+            if hit.size:
+                rep.add(code, hit.size, int(c_row[hit[0]]))
+        has_args[a_idx[st != js.JSON_OK]] = False
 
     # --- kinds and objects
     fkind = classify_functions(function_names, kind_rules)
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
     object_names: list[str] = []
     obj_index: dict[str, int] = {}
-    name_objs = [objects_from_name(s) for s in function_names]
-    args_len = ss[c_row, js.S_ARGS_LEN].astype(np.int64)
-    has_args = args_len > 2
+    name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]
     sync_calls = np.flatnonzero(kind > 0)
+    max_chars = text.max_chars
     per_call: dict[int, list[str]] = {}
     if sync_calls.size:
         import orjson
@@ -318,10 +485,14 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
             if has_args[i]:
                 off = int(ii[c_row[i], js.I_ARGS_OFF])
                 try:
-                    objs += [o for o in objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
-                             if o not in objs]
+                    found = objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
                 except Exception:
-                    pass
+                    found = []
+                for o in found:
+                    if not (len(o) <= max_chars and o.isascii()):
+                        o = text.clean(o)
+                    if o not in objs and len(objs) < MAX_OBJECTS_PER_CALL:  # both at most 64 long
+                        objs.append(o)
             if objs:
                 per_call[int(i)] = objs
     obj_counts = np.zeros(func.shape[0], np.int64)
@@ -336,7 +507,6 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     obj_ptr = np.concatenate([[0], np.cumsum(obj_counts)]).astype(np.int64)
     obj_ids = np.asarray(obj_list, np.int32)
 
-    # --- args (only where present)
     if keep_args and has_args.any():
         a_calls = np.flatnonzero(has_args).astype(np.int32)
         args_blob, args_ptr = js.gather_spans(buf, ii[c_row[a_calls], js.I_ARGS_OFF], args_len[a_calls])
@@ -355,19 +525,25 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     flow_id, flow_from, flow_to = _bind_flows(
         buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
-        thread_ranges, c_row, rep)
+        thread_ranges, c_row, sample_call, rep, seed)
 
+    dtu_off = int(info[js.INFO_DTU_OFF])
+    rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
+    rep.add("long_name", text.n_long, detail=text.first_long or "")
     meta = {
         "source": source,
-        "format": "chrome-json",
+        "format": "chrome-json" if sampled is None else "chrome-json-samples",
         "clock_origin": t0,
         "time_unit": "us",
-        "display_time_unit": bytes(buf[dtu_off: dtu_off + dtu_len]).decode("utf-8", "replace") if dtu_len >= 0 else "",
-        "n_events": int(n),
+        "display_time_unit": text.raw(buf[dtu_off: dtu_off + int(info[js.INFO_DTU_LEN])])
+        if info[js.INFO_DTU_LEN] >= 0 else "",
+        "n_events": seen,
         "n_bytes": int(nbytes),
         "repairs": rep.items,
         "skipped": skipped,
     }
+    if sampled is not None:
+        meta["n_samples"] = int(n_samples)
     trace = Trace(
         func=func, start=start.astype(np.float64), end=end.astype(np.float64), depth=depth, parent=parent,
         end_index=end_index, thread=c_thread.astype(np.int32), kind=np.ascontiguousarray(kind, np.uint8),
@@ -389,6 +565,35 @@ def load_chrome(data: bytes, source: str = "<bytes>", *, keep_args: bool = True,
     return trace
 
 
+def _skipped_dict(counts) -> dict:
+    """meta['skipped']: events without a row, by kind of phase."""
+    out: dict[str, int] = {}
+    for c in np.flatnonzero(counts):
+        ch = chr(c) if 1 < c < 128 else "?"
+        if c == js.PH_NONE:
+            label = "no phase"
+        elif c == js.PH_LONG:
+            label = "unknown phase (several characters)"
+        else:
+            label = _SKIPPED_NAMES.get(ch, f"unknown phase {ch!r}")
+        out[label] = out.get(label, 0) + int(counts[c])
+    return out
+
+
+def _initial_rows(buf, max_events: int) -> int:
+    """Rows to allocate before the scan: the objects (``{``) in the first MiB,
+    extrapolated with 25 % headroom -- at least one per event, more when args
+    hold objects --, never more than one per 96 bytes (the old fixed size); the
+    scan doubles them if a file holds more."""
+    nbytes = buf.shape[0]
+    head = buf[: 1 << 20]
+    if head.shape[0] == 0:
+        return 16
+    objs = int(np.count_nonzero(head == ord("{"))) + 1
+    est = int(objs * (nbytes / head.shape[0]) * 1.25) + 1024
+    return int(max(16, min(est, nbytes // 96 + 16, max_events + 1)))
+
+
 PARALLEL_SCAN_BYTES = 16 << 20
 # an array, or an object whose keys before "traceEvents" have scalar values
 _SCALAR_KEY = rb'"[^"\\]*"\s*:\s*(?:"[^"\\]*"|[-+0-9.eE]+|true|false|null)\s*,\s*'
@@ -397,54 +602,130 @@ _NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
-def _scan_parallel(buf, data: bytes, max_events: int):
+def _scan_parallel(buf, max_events: int, max_nesting: int):
     """Scan the event array on two threads (the kernels release the GIL).
 
     Only for the common layouts (an array, or an object whose keys before
     ``traceEvents`` all have scalar values).  The second half starts at an event boundary guessed near
     the middle (``{`` after a ``,``); the guess is accepted only if the first
     half's scan stops exactly there, so a guess inside a string can never be
-    taken.  Anything unexpected returns None: the caller scans sequentially,
-    which is the reference behaviour (and gives the canonical error messages).
+    taken.  Anything unexpected (a worker that fails included: its exception is
+    kept, never printed) returns None: the caller scans sequentially, which is
+    the reference behaviour (and gives the canonical error messages).
     """
-    m = _EVENTS_HEAD.match(data[:4096])
+    m = _EVENTS_HEAD.match(buf[:4096])
     if m is None:
         return None
     start = m.end()
-    n = len(data)
+    n = buf.shape[0]
     mid = n // 2
-    hit = _NEXT_EVENT.search(data, mid, min(n, mid + (4 << 20)))
+    hit = _NEXT_EVENT.search(buf, mid, min(n, mid + (4 << 20)))
     if hit is None:
         return None
     p = hit.end() - 1  # the "{" of a guessed event start
-    cap = max(16, (n // 2) // 96)
+    cap = min(_initial_rows(buf, max_events) // 2 + 16, max_events + 1)
     out = [None, None]
 
     def part(k, i, stop):
-        out[k] = js.scan_events_part(buf, i, min(cap, max_events), max_events, stop)
+        try:
+            out[k] = js.scan_events_part(buf, i, cap, max_events, stop, max_nesting)
+        except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
+            out[k] = e
 
     t = threading.Thread(target=part, args=(1, p, -1))
     t.start()
     part(0, start, p)
     t.join()
-    (ii0, ss0, ff0, n0, end0, st0, _), (ii1, ss1, ff1, n1, end1, st1, ep1) = out
+    info = np.zeros(js.N_INFO, np.int64)
+    info[js.INFO_DTU_LEN] = -1
+    info[js.INFO_SAMPLES] = -1
+    info[js.INFO_FRAMES] = -1
+    if not isinstance(out[0], tuple):
+        return None
+    ii0, ss0, ff0, n0, end0, st0, ep0, seen0, sk0 = out[0]
+    if st0 < 0:  # the first half starts where the sequential scan does: the same error, no second scan
+        info[js.INFO_SEEN] = seen0
+        return ii0, ss0, ff0, n0, st0, ep0, info, sk0
+    if not isinstance(out[1], tuple):
+        return None
+    ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1 = out[1]
     if st0 != js.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
         return None
-    dtu_off, dtu_len = 0, -1
+    info[js.INFO_CUT_EVENT] = ep1 if st1 == js.TRUNCATED and ep1 < n else -1
+    info[js.INFO_DOC_END] = end1
+    info[js.INFO_SEEN] = seen0 + seen1
     status = st1
     if m.group(1) is not None and st1 == js.OK:  # object form: the keys after the array
-        tail, dtu_off, dtu_len = js.scan_object_tail(buf, end1)
+        tail, _ = js.scan_object_tail(buf, end1, info, max_nesting)
         if tail < 0:
             return None
         status = tail  # OK, or TRUNCATED like the sequential scan
-    if m.group(1) is not None and dtu_len < 0:  # displayTimeUnit before the events
-        d = _DTU_HEAD.search(data, 0, m.end())
+    if m.group(1) is not None and info[js.INFO_DTU_LEN] < 0:  # displayTimeUnit before the events
+        d = _DTU_HEAD.search(buf, 0, m.end())
         if d is not None:
-            dtu_off, dtu_len = d.start(1), d.end(1) - d.start(1)
+            info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
+    ss1 = ss1[:n1]
+    ss1[:, js.S_ORD] = np.minimum(ss1[:, js.S_ORD].astype(np.int64) + seen0, 2147483647)
     ii = np.concatenate([ii0[:n0], ii1[:n1]])
-    ss = np.concatenate([ss0[:n0], ss1[:n1]])
+    ss = np.concatenate([ss0[:n0], ss1])
     ff = np.concatenate([ff0[:n0], ff1[:n1]])
-    return ii, ss, ff, n0 + n1, status, ep1, dtu_off, dtu_len
+    return ii, ss, ff, n0 + n1, status, ep1, info, sk0 + sk1
+
+
+def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):
+    """Rows of the ``samples`` array, then of the ``stackFrames`` object (spans mode)."""
+    cap = min(max(16, buf.shape[0] // 256), max_events + 1)
+    ii1, ss1, ff1, n1, _, st1, ep1 = js.scan_samples(buf, samples_at, cap, max_events, lim.max_nesting)
+    if st1 < 0 or st1 == js.TRUNCATED:
+        what = too_many() if st1 == js.ERR_TOO_MANY else ("the file ends inside it" if st1 == js.TRUNCATED
+                                                          else "invalid JSON or an element that is no object")
+        raise TraceFormatError(f"{source}: bad 'samples' array: {what}, at {where(ep1)} (sample #{n1})")
+    ii2, ss2, ff2, n2, _, st2, ep2 = js.scan_stack_frames(buf, frames_at, cap, max_events, lim.max_nesting)
+    if st2 < 0 or st2 == js.TRUNCATED:
+        what = too_many() if st2 == js.ERR_TOO_MANY else ("the file ends inside it" if st2 == js.TRUNCATED
+                                                          else "invalid JSON")
+        raise TraceFormatError(f"{source}: bad 'stackFrames' object: {what}, at {where(ep2)} (frame #{n2})")
+    ii = np.concatenate([ii1[:n1], ii2[:n2]])
+    ss = np.concatenate([ss1[:n1], ss2[:n2]])
+    ff = np.concatenate([ff1[:n1], ff2[:n2]])
+    return ii, ss, ff, n1
+
+
+def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max_calls, rep, source):
+    """Calls of a sampled profile (see `chrome_tree.expand_samples`): rows
+    [r0, r0 + n_samples) are samples, the rest of [.., n_rows) stack frames.
+    Returns (frame row, start, end, thread key) per call, in the order opened."""
+    s_rows = np.arange(r0, r0 + n_samples)
+    f_rows = np.arange(r0 + n_samples, n_rows)
+    # frame ids, parents and sample frames are byte spans: intern them together
+    span_off = np.concatenate([ii[f_rows, js.I_ARGS_OFF], ii[f_rows, js.I_ID], ii[s_rows, js.I_ID]])
+    span_len = np.concatenate([ss[f_rows, js.S_ARGS_LEN], ss[f_rows, js.S_BP], ss[s_rows, js.S_BP]]).astype(np.int64)
+    has = np.concatenate([np.ones(f_rows.size, bool), (ss[f_rows, js.S_FLAGS] & js.FL_ID) != 0,
+                          (ss[s_rows, js.S_FLAGS] & js.FL_ID) != 0])
+    sid, _ = js.intern_spans(buf, span_off, np.maximum(span_len, 0), has, seed)
+    nf = f_rows.size
+    frame_of = np.full(int(sid.max()) + 2 if sid.size else 1, -1, np.int64)
+    np.maximum.at(frame_of, sid[:nf], np.arange(nf))  # a repeated id: the last frame wins (as a dict)
+    par_id = sid[nf: 2 * nf]
+    f_parent = np.where(par_id >= 0, frame_of[np.maximum(par_id, 0)], -1)
+    s_id = sid[2 * nf:]
+    s_frame = np.where(s_id >= 0, frame_of[np.maximum(s_id, 0)], -1)
+    f_parent, f_depth, n_cyc, n_deep = ct.frame_depths(f_parent, lim.max_stack_depth)
+    rep.add("frame_cycle", n_cyc, detail=f"{n_cyc} frame(s)")
+    rep.add("deep_stack", n_deep, detail=f"{n_deep} chain(s) cut at depth {lim.max_stack_depth}")
+    s_ts = ts[s_rows]
+    ok = ((ss[s_rows, js.S_FLAGS] & js.FL_ID) != 0) & np.isfinite(s_ts) & (np.abs(s_ts) <= lim.max_abs_time)
+    rows = np.flatnonzero(ok)
+    s_key = key_id[s_rows[rows]].astype(np.int64)
+    t_rank, t_key = js.renumber_by_first_use(s_key, int(key_id.max()) + 1 if key_id.size else 1)
+    o = np.lexsort((rows, s_ts[rows], t_rank))
+    c_frame, c_start, c_end, c_thread, status = ct.expand_samples(
+        t_rank[o].astype(np.int64), s_ts[rows][o], s_frame[rows][o], f_parent, f_depth, max_calls)
+    if status < 0:
+        raise TraceFormatError(
+            f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
+            f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
+    return f_rows[c_frame], c_start, c_end, t_key[c_thread].astype(np.int64)
 
 
 def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
@@ -485,50 +766,102 @@ def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
     rep.add("bad_number", nbad, bad_first)
 
 
-def _decode_names(buf, ii, ss, name_id, name_first, rep):
-    """Decode each distinct name once; merge spellings that decode alike."""
+def _span_texts(buf, offs, lens, limit: int):
+    """The byte spans ``buf[o:o+ln]`` (at most ``limit`` bytes each), gathered by one
+    kernel; returns (decoded list or None, bytes list): the whole blob is decoded
+    at once when it is ASCII (the usual case), else each span stays bytes."""
+    offs = np.asarray(offs, np.int64)
+    lens = np.minimum(np.maximum(np.asarray(lens, np.int64), 0), limit)
+    blob, ptr = js.gather_spans(buf, offs, lens)
+    raw = blob.tobytes()
+    p = ptr.tolist()
+    if raw.isascii():
+        txt = raw.decode("ascii")
+        return [txt[p[k]: p[k + 1]] for k in range(len(p) - 1)], None
+    return None, [raw[p[k]: p[k + 1]] for k in range(len(p) - 1)]
+
+
+def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
+    """Decode each distinct name once; merge spellings that decode alike.  Bad
+    UTF-8 and lone surrogate escapes become U+FFFD, long names are cut (`_Text`).
+    Names without escapes come out of one decoded blob (no Python work per byte)."""
+    import json
+
     import orjson
 
     names: list[str] = []
     canon: dict[str, int] = {}
     remap = np.empty(name_first.shape[0], np.int32)
     bad, bad_first = 0, None
-    for k, r in enumerate(name_first):
-        off, ln = int(ii[r, js.I_NAME_OFF]), int(ss[r, js.S_NAME_LEN])
-        raw = bytes(buf[off: off + ln])
-        esc = bool(ss[r, js.S_FLAGS] & js.FL_NAME_ESC)
-        try:
-            s = orjson.loads(b'"' + raw + b'"') if esc else raw.decode("utf-8")
-            if not isinstance(s, str):
-                s = str(s)
-        except Exception:
-            s = raw.decode("utf-8", "replace")
+    offs = ii[name_first, js.I_NAME_OFF]
+    lens = ss[name_first, js.S_NAME_LEN].astype(np.int64)
+    escs = ((ss[name_first, js.S_FLAGS] & js.FL_NAME_ESC) != 0).tolist()
+    decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
+    lens_l = lens.tolist()
+    max_chars = text.max_chars
+    for k in range(len(lens_l)):
+        ln = lens_l[k]
+        s = decoded[k] if decoded is not None else None
+        if s is None or escs[k] or ln > text.raw_limit:
+            r = int(name_first[k])
+            off = int(offs[k])
+            whole = None
+            if ln > text.raw_limit:  # decode a prefix (not cut inside an escape); hash the whole
+                whole = buf[off: off + ln]
+                cut = text.raw_limit
+                back = bytes(buf[off + cut - 12: off + cut]).rfind(b"\\")
+                if back >= 0:
+                    cut -= 12 - back
+                raw = bytes(buf[off: off + cut])
+            else:
+                raw = raws[k] if raws is not None else bytes(buf[off: off + ln])
             try:
-                if esc:
-                    import json
-
-                    s = json.loads('"' + s + '"')
+                s = orjson.loads(b'"' + raw + b'"') if escs[k] else raw.decode("utf-8")
+                if not isinstance(s, str):
+                    s = str(s)
             except Exception:
-                pass
-            bad += 1
-            bad_first = int(r) if bad_first is None else bad_first
-        if s not in canon:
-            canon[s] = len(names)
+                s = raw.decode("utf-8", "replace")
+                if escs[k]:
+                    try:
+                        s2 = json.loads('"' + s + '"')
+                        s = s2 if isinstance(s2, str) else s
+                    except Exception:
+                        pass
+                bad += 1
+                bad_first = r if bad_first is None else bad_first
+            n_sur = text.n_surrogate
+            s = text.clean(s, whole=whole, where=lambda r=r: describe(r))
+            text.n_surrogate = n_sur  # a name's lone surrogates are counted as bad_utf8 above
+        elif len(s) > max_chars:
+            s = text.clean(s, where=lambda r=int(name_first[k]): describe(r))
+        j = canon.get(s)
+        if j is None:
+            j = canon[s] = len(names)
             names.append(s)
-        remap[k] = canon[s]
+        remap[k] = j
     rep.add("bad_utf8", bad, bad_first)
     out = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32) if remap.size else name_id
     return names, out
 
 
-def _decode_span_list(buf, offs, lens) -> list:
+def _decode_span_list(buf, offs, lens, text) -> list:
+    """Category strings (one per function): decoded with bad UTF-8 replaced, cut."""
+    decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
+    lens_l = np.asarray(lens).tolist()
     out = []
-    for o, ln in zip(offs, lens):
-        out.append(bytes(buf[int(o): int(o) + int(ln)]).decode("utf-8", "replace") if ln > 0 else "")
+    for k, ln in enumerate(lens_l):
+        if ln <= 0:
+            out.append("")
+        elif ln > text.raw_limit:
+            out.append(text.raw(buf[int(offs[k]): int(offs[k]) + ln]))
+        elif decoded is not None:
+            out.append(decoded[k] if len(decoded[k]) <= text.max_chars else text.clean(decoded[k]))
+        else:
+            out.append(text.raw(raws[k]))
     return out
 
 
-def _string_ids(buf, ii, ss, rows):
+def _string_ids(buf, ii, ss, rows, text):
     """(pid text, tid text) of each row, re-reading string ids from the event."""
     import orjson
 
@@ -540,14 +873,14 @@ def _string_ids(buf, ii, ss, rows):
             off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
             try:
                 ev = orjson.loads(bytes(buf[off: off + ln]))
-                p, t = str(ev.get("pid", p)), str(ev.get("tid", t))
+                p, t = text.value(ev.get("pid", p)), text.value(ev.get("tid", t))
             except Exception:
                 pass
         out.append((p, t))
     return out
 
 
-def _read_metadata(buf, ii, ss, rows, key_id, pid):
+def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
     """M events: process/thread names and sort indices (a few per thread)."""
     import orjson
 
@@ -563,24 +896,32 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid):
             continue
         nm = ev.get("name")
         if nm == "thread_name" and "name" in args:
-            info["thread_names"][int(key_id[r])] = str(args["name"])
+            info["thread_names"][int(key_id[r])] = text.value(args["name"])
         elif nm == "process_name" and "name" in args:
-            info["process_names"][int(pid[r])] = str(args["name"])
+            info["process_names"][int(pid[r])] = text.value(args["name"])
         elif nm == "thread_sort_index" and "sort_index" in args:
             try:
-                info["thread_sort"][int(key_id[r])] = int(args["sort_index"])
-            except (TypeError, ValueError):
+                info["thread_sort"][int(key_id[r])] = _sort_index(args["sort_index"])
+            except (TypeError, ValueError, OverflowError):
                 pass
         elif nm == "process_sort_index" and "sort_index" in args:
             try:
-                info["process_sort"][int(pid[r])] = int(args["sort_index"])
-            except (TypeError, ValueError):
+                info["process_sort"][int(pid[r])] = _sort_index(args["sort_index"])
+            except (TypeError, ValueError, OverflowError):
                 pass
     return info
 
 
+def _sort_index(v) -> int:
+    """A sort index as int32 (what the thread table stores); others are ignored."""
+    k = int(v)
+    if not -(1 << 31) <= k < (1 << 31):
+        raise OverflowError(k)
+    return k
+
+
 def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
-                thread_ranges, c_row, rep):
+                thread_ranges, c_row, sample_call, rep, seed):
     """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
@@ -593,8 +934,8 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
         cat_len = np.maximum(ss[flow_rows, js.S_CAT_LEN], 0).astype(np.int64)
-        cat_id, _ = js.intern_spans(buf, ii[flow_rows, js.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool))
-        fk, _ = js.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, js.I_ID])
+        cat_id, _ = js.intern_spans(buf, ii[flow_rows, js.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
+        fk, _ = js.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, js.I_ID], seed)
         o = np.lexsort((flow_rows, ts[flow_rows], fk))
         fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], js.I_ID]
         same = fk[1:] == fk[:-1]
@@ -606,6 +947,8 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         tos.append(bound[1:][e])
     # v2: X/B events carrying bind_id with flow_out / flow_in
     cf = flags[c_row]
+    if sample_call.any():
+        cf = np.where(sample_call, 0, cf)
     has_bind = (cf & js.FL_BIND) != 0
     if has_bind.any():
         calls = np.flatnonzero(has_bind)
@@ -625,78 +968,3 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
     return (np.concatenate(ids).astype(np.int64), np.concatenate(froms).astype(np.int32),
             np.concatenate(tos).astype(np.int32))
-
-
-def samples_to_events(doc: dict) -> list:
-    """Chrome's sampled-profile form (``samples`` + ``stackFrames``, as Hermes and
-    Chrome write) → B/E events: each sample's stack (``sf``, followed up through
-    ``parent``) is compared with the previous sample's on the same thread; frames
-    that left are closed and new ones opened at the sample's timestamp (the usual
-    flame-chart reading of samples).  Iterative; a cycle in ``parent`` is cut."""
-    frames = doc.get("stackFrames") or {}
-    samples = doc.get("samples") or []
-    if not isinstance(frames, dict) or not isinstance(samples, list):
-        return []
-    stacks: dict = {}
-
-    def stack_of(sf):
-        key = str(sf)
-        if key in stacks:
-            return stacks[key]
-        chain, seen, cur = [], set(), key
-        while cur is not None and cur in frames and cur not in seen and len(chain) < 100000:
-            seen.add(cur)
-            fr = frames[cur] if isinstance(frames[cur], dict) else {}
-            chain.append((cur, str(fr.get("name", cur))))
-            par = fr.get("parent")
-            cur = None if par is None else str(par)
-        stacks[key] = chain[::-1]
-        return stacks[key]
-
-    by_thread: dict = {}
-    for k, smp in enumerate(samples):
-        if not isinstance(smp, dict) or "sf" not in smp:
-            continue
-        try:
-            t = float(smp.get("ts"))
-        except (TypeError, ValueError):
-            continue
-        by_thread.setdefault((smp.get("pid", 0), smp.get("tid", 0)), []).append((t, k, smp["sf"]))
-    events = []
-    for (pid, tid), lst in by_thread.items():
-        lst.sort()
-        open_: list = []
-        for t, _, sf in lst:
-            st = stack_of(sf)
-            common = 0
-            while common < min(len(open_), len(st)) and open_[common][0] == st[common][0]:
-                common += 1
-            for fid, nm in reversed(open_[common:]):
-                events.append({"ph": "E", "name": nm, "ts": t, "pid": pid, "tid": tid})
-            for fid, nm in st[common:]:
-                events.append({"ph": "B", "name": nm, "ts": t, "pid": pid, "tid": tid})
-            open_ = list(st)
-        if lst:
-            t_end = lst[-1][0]
-            for fid, nm in reversed(open_):
-                events.append({"ph": "E", "name": nm, "ts": t_end, "pid": pid, "tid": tid})
-    return events
-
-
-def _load_with_samples(data: bytes, source: str, **options) -> Trace:
-    import orjson
-
-    try:
-        doc = orjson.loads(data)
-    except Exception:
-        raise TraceFormatError(f"{source}: has stackFrames but is not valid JSON as a whole") from None
-    if not isinstance(doc, dict):
-        raise TraceFormatError(f"{source}: no call events (B/E or X) and no instants: nothing to show")
-    events = [e for e in (doc.get("traceEvents") or []) if isinstance(e, dict)]
-    sampled = samples_to_events(doc)
-    if not sampled:
-        raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks")
-    tr = load_chrome(orjson.dumps({"traceEvents": events + sampled}), source, _from_samples=True, **options)
-    tr.meta["format"] = "chrome-json-samples"
-    tr.meta["n_samples"] = len(doc.get("samples") or [])
-    return tr

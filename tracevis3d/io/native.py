@@ -4,17 +4,26 @@ Every array of the `Trace` is stored as a .npy member (so loading is a copy of
 the bytes, no parsing), and the small tables (names, paths, metadata) as one
 JSON document in the member ``tracevis3d_header`` (a uint8 array).  The header
 carries ``format: "tracevis3d"`` and ``version``; files from a newer major
-version are refused with a clear error.  Round-trips are exact.
+version are refused with a clear error.  Round-trips are exact.  Loading
+validates everything (see `load_native`): a tampered file is refused, never
+handed on.
 """
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
+import struct
 import zipfile
 
 import numpy as np
+from numpy.lib import format as npformat
 
-from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
+from ..kernels import jsonscan as js
+from ..kernels.tree import BAD_CALL, first_bad_call
+from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
+from .limits import Limits, resolve_limits
 
 FORMAT = "tracevis3d"
 VERSION = 1
@@ -54,16 +63,6 @@ def _meta_out(v, path, arrays):
     return v
 
 
-def _meta_in(v, z):
-    if isinstance(v, dict):
-        if set(v) == {"__ndarray__"}:
-            return z[v["__ndarray__"]]
-        return {k: _meta_in(x, z) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_meta_in(x, z) for x in v]
-    return v
-
-
 def _json_default(o):
     if isinstance(o, np.generic):
         return o.item()
@@ -72,32 +71,263 @@ def _json_default(o):
     return str(o)
 
 
-def load_native(path) -> Trace:
-    path = os.fspath(path)
+def load_native(path, *, limits: Limits | None = None, source: str | None = None) -> Trace:
+    """Read a native file (a path, or a seekable binary file object) into a
+    validated `Trace`: nothing it holds is trusted.  Every member must be stored
+    (no compression, so nothing inflates), every array must have its .npy
+    header's dtype, a 1-D shape and exactly the bytes it declares, the header
+    must have the documented structure, and the trace must pass `Trace.check()`,
+    the time range and the args rules of the Chrome importer (`validate_trace`).
+    Anything else is a `TraceFormatError` naming the file and the member or
+    invariant.  (Members are not CRC-checked: the structure is, completely.)"""
+    lim = resolve_limits(limits)
+    source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if HEADER not in z.files:
-                raise TraceFormatError(f"{path}: a zip/.npz file but not a TraceVis3D trace (no {HEADER})")
-            header = json.loads(z[HEADER].tobytes().decode("utf-8"))
-            if header.get("format") != FORMAT:
-                raise TraceFormatError(f"{path}: header format {header.get('format')!r} is not {FORMAT!r}")
-            if int(header.get("version", 0)) > VERSION:
-                raise TraceFormatError(
-                    f"{path}: written by a newer TraceVis3D (file version {header['version']}, "
-                    f"this one reads up to {VERSION})")
-            missing = [k for k in ARRAY_DTYPES if k not in z.files]
-            if missing:
-                raise TraceFormatError(f"{path}: missing arrays {missing}")
-            arrays = {k: z[k] for k in ARRAY_DTYPES}
-            meta = _meta_in(header.get("meta") or {}, z)
-    except (zipfile.BadZipFile, ValueError, OSError, KeyError, UnicodeDecodeError) as e:
-        if isinstance(e, TraceFormatError):
-            raise
-        raise TraceFormatError(f"{path}: damaged TraceVis3D file: {e}") from None
-    tables = header["tables"]
-    return Trace(
-        **arrays,
-        **{k: list(tables[k]) for k in STRING_TABLES},
-        function_paths=[tuple(p) for p in header["function_paths"]],
-        meta=meta,
-    )
+        return _load_native(path, lim, source)
+    except TraceFormatError:
+        raise
+    except MemoryError:
+        raise
+    except RecursionError:
+        raise TraceFormatError(f"{source}: damaged TraceVis3D file: nested too deeply") from None
+    except Exception as e:  # zipfile, numpy and json raise many kinds on damaged input
+        raise TraceFormatError(f"{source}: damaged TraceVis3D file: {type(e).__name__}: {e}") from None
+
+
+def _load_native(path, lim: Limits, source: str) -> Trace:
+    def bad(msg):
+        raise TraceFormatError(f"{source}: damaged TraceVis3D file: {msg}")
+
+    if not hasattr(path, "read"):
+        path = os.fspath(path)
+        size = os.path.getsize(path)
+        if size > lim.max_bytes:
+            raise TraceFormatError(f"{source}: file is {size} bytes, over the limit of {lim.max_bytes} "
+                                   f"(max_bytes= to allow more)")
+        fh = open(path, "rb")
+    else:
+        fh = path
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(0)
+    try:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except zipfile.BadZipFile as e:
+            raise TraceFormatError(f"{source}: damaged TraceVis3D file: not a readable zip ({e})") from None
+        members = {}
+        for info in zf.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+                bad(f"member {info.filename!r} is compressed (TraceVis3D files are stored, never compressed)")
+            members[info.filename] = info
+        if HEADER + ".npy" not in members:
+            raise TraceFormatError(f"{source}: a zip/.npz file but not a TraceVis3D trace (no {HEADER})")
+
+        def array(name: str, dtype=None, one_d=True) -> np.ndarray:
+            """Member ``name``: its .npy header checked against ``dtype`` (and a 1-D
+            shape), its declared size against the bytes it holds; then read straight
+            from the file (stored members are plain bytes in it)."""
+            info = members.get(name + ".npy")
+            if info is None:
+                bad(f"no member {name!r}")
+            fh.seek(info.header_offset)
+            local = fh.read(30)
+            if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                bad(f"member {name!r}: no local header at byte {info.header_offset}")
+            data_at = info.header_offset + 30 + struct.unpack("<H", local[26:28])[0] \
+                + struct.unpack("<H", local[28:30])[0]
+            if data_at + info.file_size > size:
+                bad(f"member {name!r} runs past the end of the file")
+            fh.seek(data_at)
+            head = io.BytesIO(fh.read(min(info.file_size, 1 << 16)))
+            version = npformat.read_magic(head)
+            if version == (1, 0):
+                shape, fortran, dt = npformat.read_array_header_1_0(head)
+            elif version == (2, 0):
+                shape, fortran, dt = npformat.read_array_header_2_0(head)
+            else:
+                bad(f"member {name!r}: .npy version {version} (1.0 or 2.0 expected)")
+            if dt.hasobject or (one_d and (fortran or len(shape) != 1)):
+                bad(f"member {name!r}: a 1-D array of plain values expected, got shape {shape}, dtype {dt}")
+            if dtype is not None and dt != np.dtype(dtype):
+                bad(f"member {name!r} has dtype {dt}, expected {np.dtype(dtype)}")
+            count = math.prod(int(d) for d in shape)
+            left = info.file_size - head.tell()
+            if count * dt.itemsize != left:
+                bad(f"member {name!r} declares {shape[0] if len(shape) == 1 else shape} values "
+                    f"({count * dt.itemsize} bytes) but holds {left} bytes")
+            fh.seek(data_at + head.tell())
+            if hasattr(fh, "fileno") and not isinstance(fh, io.BytesIO):
+                a = np.fromfile(fh, dtype=dt, count=count)
+            else:
+                a = np.frombuffer(bytearray(fh.read(left)), dt)
+            if a.shape[0] != count:
+                bad(f"member {name!r} is cut short")
+            return a if one_d else a.reshape(shape, order="F" if fortran else "C")
+
+        raw = array(HEADER, np.uint8).tobytes()
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            bad(f"the header is not JSON ({type(e).__name__}: {e})")
+        if not isinstance(header, dict):
+            bad("the header is not a JSON object")
+        if header.get("format") != FORMAT:
+            raise TraceFormatError(f"{source}: header format {header.get('format')!r} is not {FORMAT!r}")
+        version = header.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            bad(f"header version {version!r} is not an integer")
+        if version > VERSION:
+            raise TraceFormatError(
+                f"{source}: written by a newer TraceVis3D (file version {version}, this one reads up to {VERSION})")
+        tables = header.get("tables")
+        if not isinstance(tables, dict):
+            bad("header 'tables' is not an object")
+        text = {}
+        long_cap = lim.max_name_chars + 9  # a name the importer cut ends with "…" and 8 hex digits
+        for k in STRING_TABLES:
+            v = tables.get(k)
+            if not isinstance(v, list):
+                bad(f"header table {k!r} is not a list")
+            for j, x in enumerate(v):
+                _check_text(x, f"header table {k!r} entry {j}", long_cap, bad)
+            text[k] = list(v)
+        paths = header.get("function_paths")
+        if not isinstance(paths, list):
+            bad("header 'function_paths' is not a list")
+        for j, pth in enumerate(paths):
+            if not isinstance(pth, list):
+                bad(f"header function_paths entry {j} is not a list")
+            for x in pth:
+                _check_text(x, f"header function_paths entry {j}", long_cap, bad)
+        arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()}
+        meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad)
+        if not isinstance(meta, dict):
+            bad("header 'meta' is not an object")
+    finally:
+        if not hasattr(path, "read"):
+            fh.close()
+    n_calls = header.get("n_calls")
+    if n_calls is not None and n_calls != arrays["func"].shape[0]:
+        bad(f"header n_calls {n_calls!r} but {arrays['func'].shape[0]} calls")
+    trace = Trace(**arrays, **text, function_paths=[tuple(p) for p in paths], meta=meta)
+    validate_trace(trace, source, lim)
+    return trace
+
+
+def _check_text(x, what: str, max_chars: int, bad) -> None:
+    if not isinstance(x, str):
+        bad(f"{what} is {type(x).__name__}, not a string")
+    if len(x) > max_chars:
+        bad(f"{what} is {len(x)} characters long (max_name_chars={max_chars - 9})")
+    if not x.isascii():
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:
+            bad(f"{what} is not valid Unicode (a lone surrogate)")
+
+
+_MAX_META_DEPTH = 32
+
+
+def _meta_in(v, array, bad):
+    """The header's ``meta`` with its {"__ndarray__": member} references read
+    (`_meta_out` writes them).  Iterative, at most 32 levels deep."""
+    root = [v]
+    todo = [(root, 0, 0)]  # (container, key, depth)
+    while todo:
+        box, key, depth = todo.pop()
+        x = box[key]
+        if depth > _MAX_META_DEPTH:
+            bad(f"'meta' nested deeper than {_MAX_META_DEPTH} levels")
+        if isinstance(x, dict):
+            if set(x) == {"__ndarray__"}:
+                ref = x["__ndarray__"]
+                if not isinstance(ref, str) or ref == HEADER or ref in ARRAY_DTYPES:
+                    bad(f"'meta' refers to {ref!r}, which is not one of its own arrays")
+                box[key] = array(ref)
+                continue
+            for k2 in x:
+                todo.append((x, k2, depth + 1))
+        elif isinstance(x, list):
+            for k2 in range(len(x)):
+                todo.append((x, k2, depth + 1))
+    return root[0]
+
+
+def validate_trace(t: Trace, source: str, lim: Limits) -> None:
+    """Everything a Trace must satisfy before a layout or `compare` may use it
+    (they index arrays with its values): the invariants of `Trace.check()` --
+    per call by one numba pass (`kernels.tree.first_bad_call`), the tables by
+    numpy --, times within the time range, instant scopes, and args that
+    Python's json reads back.  Raises `TraceFormatError` naming ``source`` and
+    the first violation.  O(size of the trace)."""
+    def bad(msg):
+        raise TraceFormatError(f"{source}: not a valid trace: {msg}")
+
+    for name, dt in ARRAY_DTYPES.items():
+        a = getattr(t, name)
+        if not isinstance(a, np.ndarray) or a.dtype != dt or a.ndim != 1:
+            bad(f"{name} must be a 1-D {np.dtype(dt)} array")
+    n = len(t)
+    for name in CALL_DTYPES:
+        if getattr(t, name).shape[0] != n:
+            bad(f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))")
+    nf = len(t.function_names)
+    for name in ("function_files", "function_cats", "function_paths"):
+        if len(getattr(t, name)) != nf:
+            bad(f"{name} has {len(getattr(t, name))} entries, expected {nf}")
+    if t.function_lines.shape[0] != nf:
+        bad(f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}")
+    nt = t.thread_pid.shape[0]
+    for name in ("thread_tid", "thread_sort"):
+        if getattr(t, name).shape[0] != nt:
+            bad(f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}")
+    for name in ("thread_names", "process_names"):
+        if len(getattr(t, name)) != nt:
+            bad(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
+    op = t.obj_ptr
+    if op.shape[0] != n + 1 or op[0] != 0 or op[-1] != t.obj_ids.shape[0] or np.any(op[1:] < op[:-1]):
+        bad("obj_ptr must have len(func)+1 entries, start at 0, not decrease and end at len(obj_ids)")
+    if t.obj_ids.size and (t.obj_ids.min() < 0 or t.obj_ids.max() >= len(t.object_names)):
+        bad(f"obj_ids outside 0..{len(t.object_names) - 1}")
+    span = 2 * lim.max_abs_time
+    code, i = first_bad_call(t.func, t.start, t.end, t.depth, t.parent, t.end_index, t.thread, t.kind,
+                             nf, nt, len(KIND_NAMES), span)
+    if code:
+        bad(f"call {i}: {BAD_CALL[code]}")
+    for name in ("flow_from", "flow_to"):
+        a = getattr(t, name)
+        if a.shape[0] != t.flow_id.shape[0]:
+            bad(f"{name} length differs from flow_id")
+        if a.size and (a.min() < 0 or a.max() >= n):
+            bad(f"{name} refers to a call outside 0..{n - 1}")
+    ni = t.instant_ts.shape[0]
+    for name in ("instant_name", "instant_thread", "instant_scope"):
+        if getattr(t, name).shape[0] != ni:
+            bad(f"{name} length differs from instant_ts")
+    if ni:
+        if t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names):
+            bad("instant_name outside instant_names")
+        it, sc = t.instant_thread, t.instant_scope
+        if it.min() < -1 or it.max() >= nt:
+            bad("instant_thread outside the thread table")
+        if not np.isin(sc, np.frombuffer(b"gpt", np.uint8)).all() or np.any((it >= 0) != (sc == ord("t"))):
+            bad("instant_scope must be g, p or t, and t exactly for instants on a thread")
+        if not (np.isfinite(t.instant_ts).all() and np.abs(t.instant_ts).max() <= span):
+            bad("instant_ts holds a value that is not a time")
+    na = t.args_call.shape[0]
+    ptr = t.args_ptr
+    if ptr.shape[0] != na + 1 or ptr[0] != 0 or ptr[-1] != t.args_blob.shape[0] or np.any(ptr[1:] < ptr[:-1]):
+        bad("args_ptr must have len(args_call)+1 entries, start at 0, not decrease and end at len(args_blob)")
+    if na:
+        ac = t.args_call
+        if np.any(ac[1:] <= ac[:-1]) or ac[0] < 0 or ac[-1] >= n:
+            bad("args_call must be strictly increasing call indices")
+        st = js.json_spans_status(t.args_blob, ptr[:-1], ptr[1:] - ptr[:-1], lim.max_args_nesting,
+                                  lim.max_args_bytes)
+        if np.any(st != js.JSON_OK):
+            k = int(np.flatnonzero(st != js.JSON_OK)[0])
+            why = {js.JSON_INVALID: "not JSON", js.JSON_TOO_DEEP: f"nested deeper than {lim.max_args_nesting}",
+                   js.JSON_TOO_BIG: f"longer than {lim.max_args_bytes} bytes"}[int(st[k])]
+            bad(f"the args of call {int(t.args_call[k])} are {why}")

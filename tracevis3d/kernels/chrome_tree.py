@@ -16,7 +16,7 @@ Perfetto's JSON importer, Catapult's trace model), written down here once:
 import numpy as np
 from numba import njit
 
-from .tree import enclosing_call
+from .tree import group_by_key
 
 W_E_MISMATCH = 0
 W_E_UNMATCHED = 1
@@ -26,21 +26,39 @@ N_BE_WARN = 3
 
 @njit(cache=True, nogil=True)
 def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
-    """Pair B/E events sorted by (thread, ts, file order) into intervals.
+    """Pair B/E events sorted by (thread, ts, file order) into intervals, by the
+    rules of the module docstring.
 
     Returns (b_index, start, end, warn_count, warn_first) where ``b_index`` is
     the position (in the given arrays) of the B event of each interval, and
     ``warn_first[w]`` the position of the first event that triggered warning w.
+
+    O(n): each name (``name`` ids >= -1; -1 is "no name") keeps the stack
+    position of its topmost open B (each stack slot links to the slot below it
+    with the same name), so an E finds its target without scanning the stack;
+    the held-back E events form one queue per name (first held back, first
+    matched), so a B finds its zero-length partner without scanning them.
     """
     n = ts.shape[0]
+    n_keys = 1
+    for k in range(n):
+        if name[k] + 2 > n_keys:
+            n_keys = name[k] + 2
     out_b = np.empty(n, np.int64)
     out_s = np.empty(n, np.float64)
     out_e = np.empty(n, np.float64)
     m = 0
     stack = np.empty(max(n, 1), np.int64)
+    below_same = np.empty(max(n, 1), np.int64)  # slot of the next lower open B of the same name
+    top_of = np.full(n_keys, -1, np.int64)  # topmost stack slot per name key (name + 1)
     sp = 0
-    pend = np.empty(max(n, 1), np.int64)  # held-back unmatched E positions
-    np_ = 0
+    pend = np.empty(max(n, 1), np.int64)  # held-back unmatched E positions, in file order
+    alive = np.zeros(max(n, 1), np.bool_)
+    pnext = np.empty(max(n, 1), np.int64)  # next held-back E of the same name
+    phead = np.full(n_keys, -1, np.int64)  # first / last held-back E per name key
+    ptail = np.full(n_keys, -1, np.int64)
+    np_ = 0  # entries in pend (matched ones stay, dead)
+    n_alive = 0
     pend_ts = np.nan
     warn_count = np.zeros(N_BE_WARN, np.int64)
     warn_first = np.full(N_BE_WARN, -1, np.int64)
@@ -48,16 +66,22 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
     for k in range(n + 1):
         new_thread = k == n or thread[k] != cur
         # expire held-back E events when the timestamp (or thread) moves on
-        if np_ > 0 and (new_thread or ts[k] != pend_ts):
+        if n_alive > 0 and (new_thread or ts[k] != pend_ts):
             for q in range(np_):
-                warn_count[W_E_UNMATCHED] += 1
-                if warn_first[W_E_UNMATCHED] < 0:
-                    warn_first[W_E_UNMATCHED] = pend[q]
+                key = name[pend[q]] + 1
+                phead[key] = -1
+                ptail[key] = -1
+                if alive[q]:
+                    warn_count[W_E_UNMATCHED] += 1
+                    if warn_first[W_E_UNMATCHED] < 0:
+                        warn_first[W_E_UNMATCHED] = pend[q]
             np_ = 0
+            n_alive = 0
         if new_thread:
             while sp > 0:
                 sp -= 1
                 b = stack[sp]
+                top_of[name[b] + 1] = below_same[sp]
                 out_b[m] = b
                 out_s[m] = ts[b]
                 out_e[m] = max(thread_last_ts[cur], ts[b])
@@ -69,40 +93,45 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
                 break
             cur = thread[k]
         t = ts[k]
+        key = name[k] + 1
         if is_begin[k]:
             # a held-back E of this name at this timestamp closes it at once
-            hit = -1
-            for q in range(np_):
-                if name[pend[q]] == name[k]:
-                    hit = q
-                    break
-            if hit >= 0:
+            q = phead[key]
+            if q >= 0:
                 out_b[m] = k
                 out_s[m] = t
                 out_e[m] = t
                 m += 1
-                for q in range(hit, np_ - 1):
-                    pend[q] = pend[q + 1]
-                np_ -= 1
+                alive[q] = False
+                phead[key] = pnext[q]
+                if pnext[q] < 0:
+                    ptail[key] = -1
+                n_alive -= 1
+                if n_alive == 0:
+                    np_ = 0  # every queue is empty again
             else:
                 stack[sp] = k
+                below_same[sp] = top_of[key]
+                top_of[key] = sp
                 sp += 1
             continue
-        # an E event
+        # an E event: the topmost open B of its name (or the top, for an E without a name)
         target = -1
         if sp > 0:
-            if name[k] < 0 or name[stack[sp - 1]] == name[k]:
-                target = sp - 1
-            else:
-                for q in range(sp - 2, -1, -1):
-                    if name[stack[q]] == name[k]:
-                        target = q
-                        break
+            target = sp - 1 if name[k] < 0 else top_of[key]
         if target < 0:
-            if np_ == 0:
+            if n_alive == 0:
                 pend_ts = t
             pend[np_] = k
+            alive[np_] = True
+            pnext[np_] = -1
+            if ptail[key] >= 0:
+                pnext[ptail[key]] = np_
+            else:
+                phead[key] = np_
+            ptail[key] = np_
             np_ += 1
+            n_alive += 1
             continue
         if target < sp - 1:
             warn_count[W_E_MISMATCH] += 1
@@ -111,6 +140,7 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
         while sp > target:
             sp -= 1
             b = stack[sp]
+            top_of[name[b] + 1] = below_same[sp]
             out_b[m] = b
             out_s[m] = ts[b]
             out_e[m] = max(t, ts[b])
@@ -124,13 +154,21 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
 
     ``f_next[k]`` True: the first call on the thread starting at or after ts
     (a flow end without ``bp: "e"``), falling back to the enclosing call;
-    otherwise the deepest call enclosing ts.  -1 when none.
+    otherwise the enclosing call: from the last call (in pre-order) starting at
+    or before ts, the nearest ancestor-or-self ending at or after ts.  -1 when none.
+
+    O(m log m + n): the enclosing-call queries are answered in (thread, ts) order
+    by one sweep per thread that keeps the open ancestor chain of the last call
+    started on a stack; a call that ended before a query's ts is popped for good
+    (later queries are no earlier), so no parent chain is walked twice.
     """
     n = f_ts.shape[0]
     out = np.full(n, -1, np.int32)
+    n_threads = thread_lo.shape[0]
+    need = np.zeros(n, np.bool_)
     for k in range(n):
         t = f_thread[k]
-        if t < 0:
+        if t < 0 or t >= n_threads:
             continue
         lo = thread_lo[t]
         hi = thread_hi[t]
@@ -150,5 +188,176 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
             if a2 < hi:
                 out[k] = a2
                 continue
-        out[k] = enclosing_call(call_start, call_end, call_parent, lo, hi, ts, False)
+        need[k] = True
+    q_rows = np.flatnonzero(need)
+    if q_rows.shape[0] == 0:
+        return out
+    by_ts = q_rows[np.argsort(f_ts[q_rows], kind="mergesort")]
+    order, ptr = group_by_key(f_thread[by_ts], n_threads)
+    stack = np.empty(max(call_start.shape[0], 1), np.int64)
+    for t in range(n_threads):
+        if ptr[t + 1] == ptr[t]:
+            continue
+        lo = thread_lo[t]
+        hi = thread_hi[t]
+        nxt = lo
+        sp = 0
+        for j in range(ptr[t], ptr[t + 1]):
+            k = by_ts[order[j]]
+            ts = f_ts[k]
+            while nxt < hi and call_start[nxt] <= ts:
+                p = call_parent[nxt]
+                while sp > 0 and stack[sp - 1] > p:  # not an ancestor of nxt
+                    sp -= 1
+                stack[sp] = nxt
+                sp += 1
+                nxt += 1
+            while sp > 0 and call_end[stack[sp - 1]] < ts:  # ended before ts: for good
+                sp -= 1
+            out[k] = stack[sp - 1] if sp > 0 else -1
     return out
+
+
+@njit(cache=True, nogil=True)
+def frame_depths(parent, max_depth):
+    """Depth of every frame of a sampled profile's ``stackFrames`` forest
+    (``parent[f]`` = -1 for a root).  A link that closes a cycle, or that would
+    put a frame deeper than ``max_depth``, is cut (that frame becomes a root).
+
+    Returns (parent, depth, n_cycles_cut, n_deep_cut); O(n): every frame is
+    walked once, on an explicit path stack.
+    """
+    n = parent.shape[0]
+    par = parent.copy()
+    depth = np.zeros(n, np.int64)
+    state = np.zeros(n, np.int8)  # 0 new, 1 on the current path, 2 done
+    path = np.empty(max(n, 1), np.int64)
+    n_cyc = 0
+    n_deep = 0
+    for f0 in range(n):
+        if state[f0] != 0:
+            continue
+        m = 0
+        x = f0
+        base = -1
+        while True:
+            state[x] = 1
+            path[m] = x
+            m += 1
+            p = par[x]
+            if p < 0 or p >= n:
+                par[x] = -1
+                break
+            if state[p] == 2:
+                base = depth[p]
+                break
+            if state[p] == 1:  # closes a cycle: x becomes a root
+                par[x] = -1
+                n_cyc += 1
+                break
+            x = p
+        d = base
+        for q in range(m - 1, -1, -1):
+            x = path[q]
+            d += 1
+            if d > max_depth:
+                par[x] = -1
+                d = 0
+                n_deep += 1
+            depth[x] = d
+            state[x] = 2
+    return par, depth, n_cyc, n_deep
+
+
+@njit(cache=True, nogil=True)
+def expand_samples(s_thread, s_ts, s_frame, f_parent, f_depth, max_calls):
+    """Calls of a sampled profile: samples sorted by (thread, ts, file order),
+    each with its leaf frame (-1: none).  Each sample's stack (the leaf and its
+    ``f_parent`` chain) is compared with the previous sample's on the thread:
+    frames that left are closed and new ones opened at the sample's timestamp;
+    a thread's last stack is closed at its last sample (the usual flame-chart
+    reading of samples).
+
+    Returns (frame, start, end, thread, status): calls in the order they were
+    opened (a pre-order per thread), status -1 if more than ``max_calls``.
+    O(samples + calls): the common part of two stacks is found by walking up from
+    both ends only over the frames that are closed or opened.
+    """
+    n = s_ts.shape[0]
+    cap = max(16, 2 * n)
+    c_frame = np.empty(cap, np.int64)
+    c_start = np.empty(cap, np.float64)
+    c_end = np.empty(cap, np.float64)
+    c_thread = np.empty(cap, np.int64)
+    maxd = 1
+    for f in range(f_depth.shape[0]):
+        if f_depth[f] + 2 > maxd:
+            maxd = f_depth[f] + 2
+    open_frame = np.empty(maxd, np.int64)
+    open_call = np.empty(maxd, np.int64)
+    path = np.empty(maxd, np.int64)
+    sp = 0
+    nc = 0
+    cur = -1
+    last_t = 0.0
+    for k in range(n):
+        th = s_thread[k]
+        t = s_ts[k]
+        if th != cur:
+            while sp > 0:
+                sp -= 1
+                c_end[open_call[sp]] = last_t
+            cur = th
+        f = s_frame[k]
+        common = 0
+        if f >= 0:
+            x = f
+            dx = f_depth[f]
+            while dx > sp - 1:
+                x = f_parent[x]
+                dx -= 1
+            while dx >= 0 and open_frame[dx] != x:
+                x = f_parent[x]
+                dx -= 1
+            common = dx + 1
+        while sp > common:
+            sp -= 1
+            c_end[open_call[sp]] = t
+        if f >= 0:
+            m = 0
+            x = f
+            d = f_depth[f]
+            while d >= common:
+                path[m] = x
+                m += 1
+                x = f_parent[x]
+                d -= 1
+            if nc + m > max_calls:
+                return c_frame[:0], c_start[:0], c_end[:0], c_thread[:0], -1
+            if nc + m > cap:
+                while nc + m > cap:
+                    cap *= 2
+                cap = min(cap, max_calls)
+                c_frame2 = np.empty(cap, np.int64)
+                c_start2 = np.empty(cap, np.float64)
+                c_end2 = np.empty(cap, np.float64)
+                c_thread2 = np.empty(cap, np.int64)
+                c_frame2[:nc] = c_frame[:nc]
+                c_start2[:nc] = c_start[:nc]
+                c_end2[:nc] = c_end[:nc]
+                c_thread2[:nc] = c_thread[:nc]
+                c_frame, c_start, c_end, c_thread = c_frame2, c_start2, c_end2, c_thread2
+            for q in range(m - 1, -1, -1):
+                c_frame[nc] = path[q]
+                c_start[nc] = t
+                c_end[nc] = t
+                c_thread[nc] = th
+                open_frame[sp] = path[q]
+                open_call[sp] = nc
+                sp += 1
+                nc += 1
+        last_t = t
+    while sp > 0:
+        sp -= 1
+        c_end[open_call[sp]] = last_t
+    return c_frame[:nc].copy(), c_start[:nc].copy(), c_end[:nc].copy(), c_thread[:nc].copy(), 0

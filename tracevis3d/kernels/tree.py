@@ -171,3 +171,80 @@ def preorder_sort(thread, start, end, order_key, n_threads):
                 _sort_run(idx, a, b, end, order_key)
             a = b
     return idx
+
+
+#: codes of `first_bad_call`
+BAD_CALL = {
+    1: "func outside the function table",
+    2: "thread outside the thread table",
+    3: "threads not contiguous",
+    4: "kind out of range",
+    5: "start or end not a time (non-finite or beyond the time range)",
+    6: "end < start",
+    7: "parent must be -1 or an earlier call",
+    8: "parent on another thread",
+    9: "depth differs from the parent's depth + 1",
+    10: "end_index outside (i, end of its thread]",
+    11: "the call after it is in its subtree but is not its child",
+    12: "subtree ends past its parent's end",
+    13: "the call right after its subtree is not its sibling",
+    14: "times not inside its parent's",
+    15: "it ends after its next sibling starts",
+}
+
+
+@njit(cache=True, nogil=True)
+def first_bad_call(func, start, end, depth, parent, end_index, thread, kind, n_func, n_threads, n_kinds, max_abs):
+    """The first call that violates a per-call invariant of the Trace model, as
+    (code, call) with a code of `BAD_CALL`, or (0, -1).  The same local
+    conditions as `Trace.check()` (first child, next sibling, depth, nesting),
+    plus |time| <= ``max_abs``: a pass over the threads, then one over the calls
+    (a call's parent is earlier, so it is checked before it is used as an
+    index).  O(n), for the native loader, which must not hand an unchecked
+    trace on."""
+    n = func.shape[0]
+    thread_end = np.zeros(max(n_threads, 1), np.int64)  # one past the last call of each thread
+    for i in range(n):
+        t = thread[i]
+        if t < 0 or t >= n_threads:
+            return 2, i
+        if i > 0 and t < thread[i - 1]:
+            return 3, i
+        thread_end[t] = i + 1
+    for i in range(n):
+        if func[i] < 0 or func[i] >= n_func:
+            return 1, i
+        if kind[i] >= n_kinds:
+            return 4, i
+        s = start[i]
+        e = end[i]
+        if not (np.isfinite(s) and np.isfinite(e) and abs(s) <= max_abs and abs(e) <= max_abs):
+            return 5, i
+        if e < s:
+            return 6, i
+        p = parent[i]
+        if p < -1 or p >= i:
+            return 7, i
+        t_end = thread_end[thread[i]]
+        if p >= 0:
+            if thread[p] != thread[i]:
+                return 8, i
+            if depth[i] != depth[p] + 1:
+                return 9, i
+        elif depth[i] != 0:
+            return 9, i
+        ei = end_index[i]
+        if ei <= i or ei > t_end:
+            return 10, i
+        if i + 1 < ei and parent[i + 1] != i:
+            return 11, i
+        limit = end_index[p] if p >= 0 else t_end
+        if p >= 0 and ei > limit:
+            return 12, i
+        if ei < limit and parent[ei] != p:
+            return 13, i
+        if p >= 0 and (s < start[p] or e > end[p]):
+            return 14, i
+        if ei < limit and start[ei] < e:
+            return 15, i
+    return 0, -1

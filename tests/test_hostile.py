@@ -1,0 +1,792 @@
+"""Hostile and broken input (issue 9): no crash, no hang, bounded memory, an error
+that says where, a warning with a count for every repair.
+
+Three kinds of tests:
+- brute-force twins of every kernel the fix changed or added (B/E pairing, flow
+  binding, sampled stacks, interning, the JSON validator, line:column, the
+  default kind rules) on generated inputs;
+- each hostile class of the review, generated at a size where the old
+  quadratic cost took minutes (or its memory ran out), loaded in a fresh process
+  under an address-space limit with a wall-clock hang guard;
+- one test per defect that the review reproduced with a small file.
+"""
+import gzip
+import io
+import json
+import os
+import pathlib
+import random
+import re
+import sys
+import threading
+import warnings
+
+import numpy as np
+import orjson
+import pytest
+
+import tracevis3d
+from tracevis3d import TraceFormatError, TraceWarning
+from tracevis3d.io import load_bytes
+from tracevis3d.io.limits import Limits
+from tracevis3d.kernels import chrome_tree as ct
+from tracevis3d.kernels import jsonscan as js
+from tracevis3d.model import ARRAY_DTYPES
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import fuzz_hostile  # noqa: E402
+import hostile_cases as hc  # noqa: E402
+
+
+def _quiet(data, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        if isinstance(data, (bytes, bytearray)):
+            return load_bytes(bytes(data), **kw)
+        return tracevis3d.load(data, **kw)
+
+
+def _x(name, ts, dur, tid=1, **kw):
+    ev = {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid}
+    ev.update(kw)
+    return ev
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """Compile (or load from the cache) every importer kernel in this process,
+    so the guarded child processes below only load them."""
+    d = tmp_path_factory.mktemp("warm")
+    evs = [_x("Lock.acquire", 0, 10, args={"lock": "L"}), {"ph": "B", "name": "b", "ts": 1, "pid": 1, "tid": 1},
+           {"ph": "E", "name": "b", "ts": 2, "pid": 1, "tid": 1},
+           {"ph": "s", "id": 1, "cat": "c", "ts": 3, "pid": 1, "tid": 1, "name": "f"},
+           {"ph": "f", "id": 1, "cat": "c", "ts": 4, "pid": 1, "tid": 1, "name": "f"},
+           {"ph": "i", "s": "t", "ts": 5, "pid": 1, "tid": 1, "name": "m"}]
+    t = _quiet(orjson.dumps(evs))
+    _quiet(hc.samples_deep_chain(2000)[0])
+    _quiet(gzip.compress(orjson.dumps(evs)))
+    tracevis3d.save(t, d / "w.tv3d.npz")
+    tracevis3d.load(d / "w.tv3d.npz")
+    return d
+
+
+# ------------------------------------------------------------ brute-force twins
+def _match_begin_end_brute(thread, ts, is_begin, name, thread_last_ts):
+    """The pairing rules of kernels/chrome_tree.py written the plain way: the
+    stack and the held-back E list are scanned (quadratic; the old kernel)."""
+    out, warn_count, warn_first = [], [0, 0, 0], [-1, -1, -1]
+    stack, pend, pend_ts, cur = [], [], None, None
+    n = len(ts)
+    for k in range(n + 1):
+        new_thread = k == n or thread[k] != cur
+        if pend and (new_thread or ts[k] != pend_ts):
+            for q in pend:
+                warn_count[ct.W_E_UNMATCHED] += 1
+                if warn_first[ct.W_E_UNMATCHED] < 0:
+                    warn_first[ct.W_E_UNMATCHED] = q
+            pend = []
+        if new_thread:
+            while stack:
+                b = stack.pop()
+                out.append((b, ts[b], max(thread_last_ts[cur], ts[b])))
+                warn_count[ct.W_UNCLOSED] += 1
+                if warn_first[ct.W_UNCLOSED] < 0:
+                    warn_first[ct.W_UNCLOSED] = b
+            if k == n:
+                break
+            cur = thread[k]
+        if is_begin[k]:
+            hit = next((q for q in range(len(pend)) if name[pend[q]] == name[k]), -1)
+            if hit >= 0:
+                out.append((k, ts[k], ts[k]))
+                pend.pop(hit)
+            else:
+                stack.append(k)
+            continue
+        target = -1
+        if stack:
+            if name[k] < 0 or name[stack[-1]] == name[k]:
+                target = len(stack) - 1
+            else:
+                target = next((q for q in range(len(stack) - 2, -1, -1) if name[stack[q]] == name[k]), -1)
+        if target < 0:
+            if not pend:
+                pend_ts = ts[k]
+            pend.append(k)
+            continue
+        if target < len(stack) - 1:
+            warn_count[ct.W_E_MISMATCH] += 1
+            if warn_first[ct.W_E_MISMATCH] < 0:
+                warn_first[ct.W_E_MISMATCH] = k
+        while len(stack) > target:
+            b = stack.pop()
+            out.append((b, ts[b], max(ts[k], ts[b])))
+    return out, warn_count, warn_first
+
+
+def test_match_begin_end_equals_brute_force():
+    rng = np.random.default_rng(1)
+    for trial in range(400):
+        n = int(rng.integers(1, 120))
+        thread = np.sort(rng.integers(0, 3, n))
+        ts = np.zeros(n)
+        for t in range(3):  # few distinct timestamps: many held-back E events at one ts
+            m = thread == t
+            ts[m] = np.sort(rng.integers(0, 1 + int(rng.integers(1, 8)), int(m.sum()))).astype(float)
+        is_begin = rng.random(n) < rng.uniform(0.2, 0.8)
+        name = rng.integers(-1, int(rng.integers(1, 5)), n).astype(np.int32)
+        last = np.array([ts[thread == t].max() + 1 if (thread == t).any() else 0.0 for t in range(3)])
+        b, s, e, wc, wf = ct.match_begin_end(thread, ts, is_begin, name, last)
+        ref, rwc, rwf = _match_begin_end_brute(list(thread), list(ts), list(is_begin), list(name), list(last))
+        assert list(zip(b.tolist(), s.tolist(), e.tolist())) == ref, trial
+        assert wc.tolist() == rwc and wf.tolist() == rwf, trial
+
+
+def _enclosing_brute(start, end, parent, lo, hi, ts):
+    """The last call starting at or before ts, then up its parents to one ending at or after ts."""
+    i = max((j for j in range(lo, hi) if start[j] <= ts), default=-1)
+    while i >= lo:
+        if end[i] >= ts:
+            return i
+        i = parent[i]
+    return -1
+
+
+def test_bind_flow_points_equals_brute_force():
+    rng = random.Random(2)
+    for trial in range(60):
+        evs = []
+        for tid in (1, 2):
+            t = 0
+            for _ in range(rng.randint(1, 40)):
+                d = rng.randint(0, 30)
+                evs.append(_x(rng.choice("abc"), t, d, tid=tid))
+                t += rng.randint(0, 12)
+        tr = _quiet(orjson.dumps(evs))
+        rg = tr.thread_ranges()
+        lo, hi = rg[:, 0].copy(), rg[:, 1].copy()
+        m = 200
+        f_thread = np.array([rng.randint(-1, tr.n_threads - 1) for _ in range(m)], np.int64)
+        f_ts = np.array([rng.uniform(-5, tr.span + 5) if rng.random() < 0.5 else float(rng.choice(tr.start))
+                         for _ in range(m)])
+        f_next = np.array([rng.random() < 0.3 for _ in range(m)])
+        got = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next)
+        for k in range(m):
+            t = int(f_thread[k])
+            if t < 0 or hi[t] <= lo[t]:
+                assert got[k] == -1
+                continue
+            want = -1
+            if f_next[k]:
+                after = [j for j in range(lo[t], hi[t]) if tr.start[j] >= f_ts[k]]
+                want = min(after) if after else -1
+            if want < 0:
+                want = _enclosing_brute(tr.start, tr.end, tr.parent, lo[t], hi[t], f_ts[k])
+            assert got[k] == want, (trial, k)
+
+
+def _samples_brute(frames_parent, samples):
+    """Sampled stacks the plain way: each stack by walking its parent chain, the
+    common prefix with the open stack compared frame by frame."""
+    calls = []
+    open_ = []
+    cur, last_t = None, None
+    for th, t, f in samples:  # sorted by (thread, ts)
+        if th != cur:
+            for c in reversed(open_):
+                calls[c][2] = last_t
+            open_, cur = [], th
+        st = []
+        x = f
+        while x >= 0:
+            st.append(x)
+            x = frames_parent[x]
+        st = st[::-1]
+        common = 0
+        while common < min(len(open_), len(st)) and calls[open_[common]][0] == st[common]:
+            common += 1
+        for c in reversed(open_[common:]):
+            calls[c][2] = t
+        open_ = open_[:common]
+        for fr in st[common:]:
+            calls.append([fr, t, t, th])
+            open_.append(len(calls) - 1)
+        last_t = t
+    for c in open_:
+        calls[c][2] = last_t
+    return [tuple(c) for c in calls]
+
+
+def test_sampled_stacks_equal_brute_force():
+    rng = random.Random(3)
+    for trial in range(200):
+        nf = rng.randint(1, 30)
+        parent = [rng.randint(-1, k - 1) if k else -1 for k in range(nf)]  # a forest, parents first
+        samples = sorted((rng.randint(0, 2), float(rng.randint(0, 20)), rng.randint(-1, nf - 1))
+                         for _ in range(rng.randint(1, 40)))
+        par, depth, ncyc, ndeep = ct.frame_depths(np.array(parent, np.int64), 1000)
+        assert ncyc == ndeep == 0 and par.tolist() == parent
+        th = np.array([s[0] for s in samples], np.int64)
+        tt = np.array([s[1] for s in samples])
+        ff = np.array([s[2] for s in samples], np.int64)
+        f, s, e, t, status = ct.expand_samples(th, tt, ff, par, depth, 10 ** 6)
+        assert status == 0
+        got = list(zip(f.tolist(), s.tolist(), e.tolist(), t.tolist()))
+        assert got == _samples_brute(parent, samples), trial
+    # cycles and too-deep chains are cut, every frame gets a finite depth
+    par, depth, ncyc, ndeep = ct.frame_depths(np.array([1, 2, 0, 2], np.int64), 1000)
+    assert ncyc == 1 and (par >= -1).all() and depth.max() <= 3
+    chain = np.arange(-1, 999, dtype=np.int64)  # 1000 frames, each the child of the previous
+    par, depth, ncyc, ndeep = ct.frame_depths(chain, 99)
+    assert ndeep == 9 and depth.max() == 99
+    assert ct.expand_samples(np.zeros(3, np.int64), np.arange(3.0), np.array([999, 0, 999]), chain,
+                             np.arange(1000), 1500)[4] == -1  # 1999 calls: over the limit
+
+
+def test_native_validator_equals_check():
+    """`first_bad_call` (the native loader's one-pass check) rejects exactly the
+    traces `Trace.check()` rejects, on valid traces with one value changed."""
+    from tracevis3d.kernels.tree import first_bad_call
+    from tracevis3d.model import CALL_DTYPES, KIND_NAMES, TraceInvariantError
+
+    rng = np.random.default_rng(7)
+    base = [tracevis3d.synthetic(int(rng.integers(2, 200)), threads=int(rng.integers(1, 4)), seed=s) for s in range(6)]
+    n_bad = 0
+    for trial in range(1500):
+        t = base[trial % len(base)]
+        u = tracevis3d.model.Trace(**{**t.__dict__, **{k: getattr(t, k).copy() for k in CALL_DTYPES}})
+        name = str(rng.choice(list(CALL_DTYPES)))
+        a = getattr(u, name)
+        i = int(rng.integers(0, len(a)))
+        if a.dtype.kind == "f":
+            a[i] = rng.choice([np.nan, np.inf, a[i] + rng.normal() * 5, a[max(i - 1, 0)], 0.0])
+        else:
+            a[i] = rng.choice([a[i] + 1, a[i] - 1, -1, -2, len(a), len(a) + 5, 0, a[rng.integers(0, len(a))]])
+        code, at = first_bad_call(u.func, u.start, u.end, u.depth, u.parent, u.end_index, u.thread, u.kind,
+                                  u.n_functions, u.n_threads, len(KIND_NAMES), np.inf)
+        try:
+            u.check()
+            valid = True
+        except TraceInvariantError:
+            valid = False
+        assert (code == 0) == valid, (trial, name, i, code, at)
+        n_bad += not valid
+    assert n_bad > 500  # most changes break an invariant: both sides were exercised
+
+
+def test_interning_equals_a_dict_even_when_built_to_collide():
+    rng = random.Random(4)
+    for trial in range(30):
+        words = [("a" * 20 + f"{rng.randint(0, 50):08d}" + "z" * 20).encode() if trial % 2 else
+                 rng.choice([b"x", b"yy", b"", b"abc" * 20]) + str(rng.randint(0, 9)).encode() for _ in range(400)]
+        buf = np.frombuffer(b"".join(words), np.uint8)
+        lens = np.array([len(w) for w in words], np.int64)
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        valid = np.array([rng.random() < 0.9 for _ in words])
+        for seed in (0, 12345):
+            ids, first = js.intern_spans(buf, offs, lens, valid, seed)
+            seen = {}
+            for k, w in enumerate(words):
+                if valid[k]:
+                    assert ids[k] == seen.setdefault(w, len(seen))
+                    if ids[k] == len(seen) - 1 and first[ids[k]] != k:
+                        assert words[first[ids[k]]] == w
+                else:
+                    assert ids[k] == -1
+        a = np.array([rng.randint(0, 3) << 40 for _ in range(300)], np.int64)
+        b = np.array([rng.randint(0, 40) << 50 for _ in range(300)], np.int64)
+        ids, first = js.intern_pairs(a, b, 99)
+        seen = {}
+        for k in range(300):
+            assert ids[k] == seen.setdefault((a[k], b[k]), len(seen))
+
+
+def test_json_validator_equals_python_json():
+    rng = random.Random(5)
+    toks = ['{', '}', '[', ']', ',', ':', '"a"', '"b\\n"', '1', '-2.5e3', 'null', 'true', 'NaN', ' ', '-Infinity',
+            '0', '01', '"', '\\', 'x', '.', 'e', '"\\u00e9"', '"\\uzz"', '"\x01"', 'Infinity', '-', '1.', '.5']
+    for _ in range(20000):
+        text = "".join(rng.choice(toks) for _ in range(rng.randint(1, 10)))
+        b = text.encode()
+        st = js.json_spans_status(np.frombuffer(b + b" ", np.uint8), np.zeros(1, np.int64),
+                                  np.array([len(b)], np.int64), 100, 1 << 20)[0]
+        try:
+            json.loads(text)
+            ok = js.JSON_OK
+        except ValueError:
+            ok = js.JSON_INVALID
+        assert st == ok, text
+    deep = b"[" * 150 + b"]" * 150
+    buf = np.frombuffer(deep, np.uint8)
+    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 100, 1 << 20)[0] == js.JSON_TOO_DEEP
+    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 1 << 20)[0] == js.JSON_OK
+    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 299)[0] == js.JSON_TOO_BIG
+
+
+def test_line_col_equals_brute_force():
+    rng = random.Random(6)
+    data = bytes(rng.choice(b"ab\n") for _ in range(2000))
+    buf = np.frombuffer(data, np.uint8)
+    for pos in [0, 1, 5, 999, 2000] + [rng.randint(0, 2000) for _ in range(50)]:
+        head = data[:pos]
+        assert js.line_col(buf, pos) == (head.count(b"\n") + 1, pos - head.rfind(b"\n"))
+
+
+# the kind rules as they were written before (plain X\w*Y forms): the specification
+PLAIN_KIND_RULES = [
+    r"(?i)queue\w*['.]?\s*\.?(get|get_nowait|join|pop)\b|'get' of '\w*queue",
+    r"(?i)queue\w*['.]?\s*\.?(put|put_nowait|task_done|push)\b|'put' of '\w*queue",
+    r"(?i)(thread|process|pool|worker)\w*['.]?\s*\.?join\b|'join' of '(_thread|thread|process)",
+    r"(?i)future\w*['.]?\s*\.?result\b",
+    r"(?i)(^|[\s.:'_<])(acquire|wait|wait_for|waitpid|futex_wait|sem_wait|mutex_lock|spin_lock|pthread_join|"
+    r"epoll_wait|synchronize|cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize)(\b|_|\()",
+    r"(?i)(^|[\s.:'_<])(release|notify|notify_all|notifyAll|unlock|signal|broadcast|set_result|futex_wake|"
+    r"sem_post|pthread_mutex_unlock|pthread_cond_signal|pthread_cond_broadcast)(\b|_|\()",
+    r"(?i)(event|condition|semaphore|barrier|future)\w*['.]?\s*\.?set\b|'set' of '\w*event",
+    r"(?i)(io|file|socket|ssl|os|posix|buffered\w*|textio\w*|fileio|stream|fd|pipe)\w*['.]?\s*(\.|of '|\s)?"
+    r"(read|write|readline|readlines|readinto|recv\w*|send\w*|flush|fsync|pread\w*|pwrite\w*|accept|connect)\b",
+    r"^(read|write|pread64|pwrite64|readv|writev|recv|send|recvfrom|sendto|recvmsg|sendmsg|fsync|fdatasync|open|"
+    r"openat|close)(\(|$)",
+    r"(?i)'(read|write|readline|readlines|readinto|recv|recv_into|send|sendall)' of '(_io\.|_socket|socket|_ssl|ssl)",
+]
+_TOKENS = ["queue", "Queue", "QUEUE", "get", "get_nowait", "join", "pop", "put", "push", "task_done", ".", "'", " ",
+           "\t", "_", "a", "x", "1", "thread", "process", "pool", "worker", "future", "result", "event", "condition",
+           "set", "io", "os", "posix", "textio", "fileio", "file", "buffered", "stream", "fd", "pipe", "ssl",
+           "socket", "read", "readline", "readlines", "recv", "recvfrom", "send", "pread", "pwrite", "write",
+           "flush", "of '", "of", "'get' of '", "'put' of '", "'join' of '", "_thread", "(", ")", "<", ":", "é",
+           "ſ", "K", "İ", "ı", "acquire", "release", "wait", "notify", "notifyAll", "_io.", "'read' of '",
+           "accept", "connect", "s", "o", "i", "e", "t", "\n", "\u00a0", "Σ", "𝒜", "\ud800", "Read", "open",
+           "close(", "sem_wait(", "cudaStreamSynchronize"]
+
+
+def _token_names(seed, count):
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_TOKENS) for _ in range(rng.randint(0, 9))) for _ in range(count)]
+
+
+def test_kind_rules_equal_their_plain_forms():
+    """The linear regexes, and the numba scans of the default rules, match exactly
+    the names the plain (quadratic) patterns match."""
+    from tracevis3d import kinds
+
+    assert len(kinds.KIND_RULES) == len(PLAIN_KIND_RULES)
+    plain = [re.compile(p) for p in PLAIN_KIND_RULES]
+    linear = [re.compile(p) for _, p in kinds.KIND_RULES]
+    for seed in range(6):
+        names = _token_names(seed, 3000)
+        fast = kinds._default_rule_hits(names, range(len(plain)))
+        for j in range(len(plain)):
+            want = np.array([bool(plain[j].search(s)) for s in names])
+            assert (np.array([bool(linear[j].search(s)) for s in names]) == want).all(), j
+            bad = np.flatnonzero(fast[j] != want)
+            assert bad.size == 0, (j, [names[i] for i in bad[:3]])
+    # and classify_functions (fast defaults + a regex rule in front) equals regex-only classification
+    names = _token_names(99, 3000)
+    rules = [(tracevis3d.KIND_IO, r"^Read")] + kinds.KIND_RULES
+    as_regex = [(k, re.compile(p)) for k, p in rules]  # compiled patterns take the regex path
+    assert (kinds.classify_functions(names, rules) == kinds.classify_functions(names, as_regex)).all()
+
+
+def test_kind_rules_on_real_names(realdata):
+    from tracevis3d import kinds
+
+    names = []
+    for d in ("viztracer-examples", "catapult", "hta-trace-diff"):
+        for p in sorted((realdata / d).iterdir()):
+            if p.suffix in (".json", ".gz"):
+                names += _quiet(p).function_names
+    compiled = [(k, re.compile(p)) for k, p in kinds.KIND_RULES]
+    plain = [(k, re.compile(p)) for (k, _), p in zip(kinds.KIND_RULES, PLAIN_KIND_RULES)]
+    fast = kinds.classify_functions(names)
+    assert (fast == kinds.classify_functions(names, compiled)).all()
+    assert (fast == kinds.classify_functions(names, plain)).all()
+    assert (fast > 0).sum() > 10  # real waits, releases and I/O were found
+
+
+def test_kind_rules_are_linear_on_long_names():
+    """Names that made the plain rules quadratic (20 KB: 26 s; these 400 KB ones would
+    take hours).  A numba scan cannot be interrupted, so the guard is generous."""
+    from tracevis3d import kinds
+
+    names = [p * (400_000 // len(p)) for p in ("io", "queue", "thread", "future", "event", "os.", "<a ", "of '")]
+    with fuzz_time_limit(60):
+        kinds.classify_functions(names)
+        for _, p in kinds.KIND_RULES:  # the regexes themselves (user rules go this way)
+            rx = re.compile(p)
+            for nm in names[:4]:
+                rx.search(nm)
+
+
+def fuzz_time_limit(seconds):
+    from test_chrome_import import time_limit
+
+    return time_limit(seconds)
+
+
+# ------------------------------------------- hostile classes in guarded processes
+# (case, size, outcomes allowed, an outcome's message must contain)
+GUARDED = [
+    ("long_name", 400_000, {"ok"}, None),
+    ("many_long_names", 2_000_000, {"ok"}, None),
+    ("names_same_ends", 8_000_000, {"ok"}, None),
+    ("colliding_tids", 8_000_000, {"ok"}, None),
+    ("sync_calls_args", 8_000_000, {"ok"}, None),
+    ("samples_deep_chain", 2_000_000, {"ok"}, None),
+    ("samples_repeat", 2_000_000, {"error"}, "expand to more than"),
+    ("unmatched_e_deep", 20_000_000, {"ok"}, None),
+    ("pending_e", 40_000_000, {"ok"}, None),
+    ("pending_e_matched", 40_000_000, {"ok"}, None),
+    ("flow_deep_chain", 26_000_000, {"ok"}, None),
+    ("empty_events_gz", 300_000, {"error"}, "decompression bomb"),
+    ("x_events_gz", 300_000, {"error"}, "decompression bomb"),
+    ("newlines_error_gz", 500_000, {"error"}, "decompression bomb"),
+    ("newlines_error", 200_000_000, {"error"}, "(line 200000001, column 1)"),
+    ("whitespace_events", 100_000_000, {"ok"}, None),
+    ("tiny_events", 10_000_000, {"error"}, "skipped: {'no phase': 3333334}"),
+]
+
+
+@pytest.mark.parametrize("case,size,outcomes,needle", GUARDED, ids=[g[0] for g in GUARDED])
+def test_hostile_class_in_a_guarded_process(warm, tmp_path, case, size, outcomes, needle):
+    """Hang guard: 90 s of wall clock (the old code needed minutes to hours, or died);
+    memory: 2.5 GB of address space, and under 2 GB peak RSS for inputs under 10 MB."""
+    data, opts = hc.CASES[case](size)
+    r = hc.measure_case(data, opts, workdir=tmp_path, timeout=90, max_address_space=int(2.5 * (1 << 30)), name=case)
+    assert r["outcome"] in outcomes, (r["outcome"], r["message"][-600:])
+    if needle:
+        assert needle in r["message"], r["message"]
+    if r["outcome"] == "error":
+        assert f"{case}.bin" in r["message"] and "byte" in r["message"], r["message"]
+    if len(data) < 10_000_000:
+        assert r["peak_mb"] < 2048, r
+    if not data.startswith(b"\x1f\x8b"):  # memory linear in the input: at most ~800 bytes per event,
+        factor = 2 if case in ("newlines_error", "whitespace_events") else 16  # 2 bytes per blank byte
+        assert r["peak_mb"] < 400 + factor * len(data) / 2**20, r
+
+
+def test_native_tampered_files_are_refused(tmp_path):
+    """Every tampered native file is a TraceFormatError naming the file (before
+    anything uses it: `compare` indexes arrays with its values), a valid one loads."""
+    for tamper in hc.NATIVE_TAMPERS + ("none",):
+        p = tmp_path / f"{tamper}.tv3d.npz"
+        p.write_bytes(hc.native_bytes(tamper))
+        if tamper == "none":
+            t = tracevis3d.load(p)
+            tracevis3d.compare(t, t, tau=0.5)
+            continue
+        with pytest.raises(TraceFormatError) as e:
+            t = tracevis3d.load(p)
+            tracevis3d.compare(t, t, tau=0.5)  # (not reached: this would be where it crashed)
+        assert str(p) in str(e.value), tamper
+
+
+@pytest.mark.parametrize("tamper", ["deflate_bomb", "declared_huge"])
+def test_native_bombs_in_a_guarded_process(warm, tmp_path, tamper):
+    """A member that inflates to 1 GiB, and one that declares 2**40 values: refused
+    under a 1.5 GB address-space limit, at once."""
+    r = hc.measure_case(hc.native_bytes(tamper), {}, workdir=tmp_path, timeout=90,
+                        max_address_space=int(1.5 * (1 << 30)), name=tamper)
+    assert r["outcome"] == "error" and f"{tamper}.bin" in r["message"], r
+    assert r["peak_mb"] < 600, r
+
+
+def test_native_errors_say_what(tmp_path):
+    cases = {"end_index_out_of_range": "end_index", "parent_forward": "parent",
+             "short_func": "n_calls 200 but 10 calls",
+             "wrong_dtype": "dtype float32", "header_meta_deep": "not JSON", "missing_member": "'thread'",
+             "deflate_bomb": "compressed", "declared_huge": "declares 1099511627776 values",
+             "header_surrogate": "lone surrogate", "args_bad": "not JSON", "header_version_str": "version"}
+    for tamper, needle in cases.items():
+        p = tmp_path / f"{tamper}.tv3d.npz"
+        p.write_bytes(hc.native_bytes(tamper))
+        with pytest.raises(TraceFormatError, match=re.escape(needle)) as e:
+            tracevis3d.load(p)
+        assert str(p) in str(e.value)
+
+
+def test_native_from_a_pipe(tmp_path):
+    """A native file read from a FIFO (not seekable) loads through memory."""
+    t = tracevis3d.synthetic(300, threads=2, seed=2)
+    p = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(t, p)
+    u = _through_fifo(tmp_path, p.read_bytes())
+    assert np.array_equal(u.func, t.func) and u.function_names == t.function_names
+
+
+# ------------------------------------------------------------ item by item
+def test_sampled_profile_bounded_and_named(realdata):
+    t = _quiet(realdata / "speedscope-trace-event/simple-with-samples.json")
+    assert t.meta["format"] == "chrome-json-samples" and t.meta["n_samples"] == 7
+    # a frame without a name is named by its id; a cycle is cut with a warning
+    doc = {"traceEvents": [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "t"}}],
+           "stackFrames": {"1": {"name": "root"}, "2": {"parent": "1"}, "3": {"name": "a", "parent": "4"},
+                           "4": {"name": "b", "parent": "3"}},
+           "samples": [{"ts": 1, "pid": 1, "tid": 1, "sf": 2}, {"ts": 2, "pid": 1, "tid": 1, "sf": "3"},
+                       {"ts": 3, "pid": 1, "tid": 1}]}
+    with pytest.warns(TraceWarning, match="cycle"):
+        u = load_bytes(json.dumps(doc).encode())
+    assert [u.name(i) for i in range(len(u))] == ["root", "2", "b", "a"]
+    assert u.thread_names == ["t"] and u.meta["repairs"]["frame_cycle"]["count"] == 1
+    with pytest.raises(TraceFormatError, match="expand to more than"):
+        load_bytes(hc.samples_repeat(200_000)[0], sample_bytes_per_call=1000)
+
+
+def test_deep_unmatched_and_held_back_end_events_stay_correct():
+    n = 50_000
+    evs = [{"ph": "B", "name": "b", "ts": k, "pid": 1, "tid": 1} for k in range(n)]
+    evs += [{"ph": "E", "name": "zz", "ts": n + k, "pid": 1, "tid": 1} for k in range(n)]
+    t = _quiet(orjson.dumps(evs))
+    assert len(t) == n and t.meta["repairs"]["e_unmatched"]["count"] == n
+    assert t.meta["repairs"]["unclosed"]["count"] == n and t.max_depth == n - 1
+    evs = [{"ph": "E", "name": f"e{k}", "ts": 5, "pid": 1, "tid": 1} for k in range(n)]
+    evs += [{"ph": "B", "name": f"e{k}", "ts": 5, "pid": 1, "tid": 1} for k in range(0, n, 2)]
+    t = _quiet(orjson.dumps(evs))
+    assert len(t) == n // 2 and (t.end == t.start).all()  # zero-length calls written end-first
+    assert t.meta["repairs"]["e_unmatched"]["count"] == n // 2
+    assert "e1\"" in t.meta["repairs"]["e_unmatched"]["first"]
+
+
+def test_overflowing_and_infinite_times_are_repaired_alike():
+    evs = (b'[{"ph":"X","name":"big","ts":1.7e308,"dur":1.7e308},{"ph":"X","name":"far","ts":1e22,"dur":1},'
+           b'{"ph":"X","name":"neginf","ts":-Infinity,"dur":1},{"ph":"X","name":"inf","ts":Infinity,"dur":1},'
+           b'{"ph":"X","name":"nan","ts":NaN,"dur":1},{"ph":"X","name":"ok","ts":5,"dur":1e300},'
+           b'{"ph":"B","name":"b","ts":-Infinity},{"ph":"X","name":"good","ts":1,"dur":2}]')
+    with pytest.warns(TraceWarning) as w:
+        t = load_bytes(evs, source="edge.json")
+    t.check()
+    assert t.function_names == ["good"]
+    assert t.meta["repairs"]["no_ts"]["count"] == 6 and t.meta["repairs"]["bad_dur"]["count"] == 1
+    assert np.isfinite(t.start).all() and np.isfinite(t.end).all()
+    assert any("6 × event without a finite ts" in str(x.message) for x in w)
+    # within the time range everything stays finite, also for the layout
+    u = _quiet(b'[{"ph":"X","name":"a","ts":-1e21,"dur":1},{"ph":"X","name":"b","ts":1e21,"dur":0}]')
+    assert u.span == 2e21
+    from tracevis3d.layout.icicle import icicle_layout
+
+    spec = icicle_layout(u)
+    for layer in spec.layers:
+        assert np.isfinite(layer.positions).all() and np.isfinite(layer.scales).all()
+
+
+def test_gzip_oddities(tmp_path):
+    evs = [_x(f"f{k % 7}", k, 1) for k in range(3000)]
+    body = orjson.dumps(evs)
+    variants = hc.gzip_variants(body)
+    t = _quiet(variants["multi_member"])
+    assert len(t) == 3000 and t.meta["repairs"] == {}  # every member, not only the first
+    with pytest.warns(TraceWarning, match="damaged"):
+        t = load_bytes(variants["crc_error"])
+    assert len(t) == 3000 and "CRC" in t.meta["repairs"]["gzip_corrupt"]["first"] or \
+        "check" in t.meta["repairs"]["gzip_corrupt"]["first"]
+    with pytest.warns(TraceWarning, match="no gzip member"):
+        t = load_bytes(variants["trailing_garbage"])
+    assert len(t) == 3000 and t.meta["repairs"]["gzip_trailing"]["count"] == 1
+    with pytest.warns(TraceWarning, match="cut short"):
+        t = load_bytes(variants["no_trailer"])
+    assert len(t) == 3000 and "gzip_cut" in t.meta["repairs"]
+    t = _quiet(variants["cut_in_deflate"])
+    assert 0 < len(t) < 3000 and "gzip_cut" in t.meta["repairs"] and "truncated" in t.meta["repairs"]
+    # a damaged deflate stream keeps every byte inflated before the damage
+    g = bytearray(gzip.compress(body, 1))
+    g[len(g) // 2: len(g) // 2 + 8] = b"\xff" * 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        try:
+            t = load_bytes(bytes(g))
+            assert "gzip_corrupt" in t.meta["repairs"] or "gzip_cut" in t.meta["repairs"]
+        except TraceFormatError as e:
+            assert "byte" in str(e)
+    # positions in errors of gzip input refer to the decompressed data
+    p = tmp_path / "bad.json.gz"
+    p.write_bytes(gzip.compress(b'[{"ph":"X","ts":1,"dur":1,"name":"a"}\n\n {"ph" 1}]'))
+    with pytest.raises(TraceFormatError, match=r"byte \d+ of the decompressed data \(line 3, column 2\)"):
+        tracevis3d.load(p)
+    with pytest.raises(TraceFormatError, match="not gzip data|corrupt gzip"):
+        load_bytes(b"\x1f\x8bgarbage")
+
+
+def test_gzip_bomb_guards():
+    bomb = gzip.compress(b"[" + b" " * (200 << 20) + b"]", 9)
+    with pytest.raises(TraceFormatError, match="decompression bomb.*max_gzip_ratio="):
+        load_bytes(bomb)
+    events = gzip.compress(b"[" + b'{"ph":"X","ts":1,"dur":0},' * 1_500_000 + b'{"ph":"X","ts":1,"dur":0}]', 9)
+    with pytest.raises(TraceFormatError, match="gzip_bytes_per_event="):
+        load_bytes(events, max_gzip_ratio=10_000)
+    assert len(_quiet(events, max_gzip_ratio=10_000, gzip_bytes_per_event=0.001)) == 1_500_001
+
+
+def test_lone_surrogates_are_replaced():
+    evs = b'[{"ph":"X","name":"a\\ud800b","ts":1,"dur":1},{"ph":"X","name":"\\udfff","ts":3,"dur":1},' \
+          b'{"ph":"X","name":"ok \\ud83d\\ude00","ts":5,"dur":1}]'
+    with pytest.warns(TraceWarning, match="lone surrogate"):
+        t = load_bytes(evs)
+    assert t.function_names == ["a\ufffdb", "\ufffd", "ok \U0001F600"]
+    for s in t.function_names + t.function_files + t.thread_names + t.process_names:
+        s.encode("utf-8")  # the label writer encodes every string
+    assert t.meta["repairs"]["bad_utf8"]["count"] == 2
+
+
+def test_long_names_are_cut_with_a_hash_and_stay_distinct():
+    long_a = "x" * 10_000 + "a"
+    long_b = "x" * 10_000 + "b"
+    evs = [_x(long_a, 0, 1), _x(long_b, 2, 1), _x(long_a, 4, 1), _x("short", 6, 1)]
+    with pytest.warns(TraceWarning, match="longer than max_name_chars"):
+        t = load_bytes(orjson.dumps(evs))
+    assert len(t.function_names) == 3 and t.function_names[2] == "short"
+    assert all(len(s) == 4096 + 9 for s in t.function_names[:2])
+    assert t.function_names[0] != t.function_names[1]
+    assert t.meta["repairs"]["long_name"]["count"] == 2
+    u = _quiet(orjson.dumps(evs), max_name_chars=20)
+    assert u.function_names[0].startswith("x" * 20 + "…") and len(u.function_names[0]) == 29
+    # a cut name survives the native round trip
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        tracevis3d.save(t, pathlib.Path(d) / "t.tv3d.npz")
+        assert tracevis3d.load(pathlib.Path(d) / "t.tv3d.npz").function_names == t.function_names
+
+
+def test_args_are_readable_or_dropped_with_a_warning():
+    deep = "[" * 2000 + "]" * 2000
+    evs = (b'[{"ph":"X","name":"a","ts":1,"dur":1,"args":{"x" 1, "y": 2}},'
+           b'{"ph":"X","name":"b","ts":3,"dur":1,"args":{"d":' + deep.encode() + b'}},'
+           b'{"ph":"X","name":"c","ts":5,"dur":1,"args":{"ok":[1,2,{"z":null}]}},'
+           b'{"ph":"X","name":"d","ts":7,"dur":1,"args":{"big":"' + b"y" * 2_000_000 + b'"}}]')
+    with pytest.warns(TraceWarning) as w:
+        t = load_bytes(evs)
+    rep = t.meta["repairs"]
+    assert rep["bad_args"]["count"] == 1 and rep["deep_args"]["count"] == 1 and rep["big_args"]["count"] == 1
+    assert len(w) == 3
+    assert t.args_call.tolist() == [t.function_names.index("c")]
+    for i in range(len(t)):
+        t.args_of(i)  # never raises
+    from tracevis3d.blender.pick import describe_call
+
+    for i in range(len(t)):
+        describe_call(t, i)
+
+
+def test_errors_say_where(tmp_path):
+    raw = b'{"traceEvents": [\n {"ph":"X","name":"alpha","ts":1,"dur":5,"pid":1,"tid":1},\n' \
+          b' {"ph":"X","name":"beta","ts":2,"dur":1,"pid":1,"tid":1}\n]}'
+    p = tmp_path / "cut.json"
+    first, first_end = raw.index(b'{"ph"'), raw.index(b"},") + 1
+    n_errors = 0
+    for cut in range(len(raw)):
+        p.write_bytes(raw[:cut])
+        try:
+            _quiet(p)
+        except TraceFormatError as e:
+            n_errors += 1
+            msg = str(e)
+            assert str(p) in msg and "byte" in msg and "line" in msg, (cut, msg)
+            if first < cut < first_end:  # inside the first event: says so, not "the array is empty"
+                assert "inside the first event" in msg, (cut, msg)
+    assert n_errors >= first_end  # every cut before the first event ends is an error
+
+
+_NO_COMMA = "',' missing before this event or key"
+
+
+@pytest.mark.parametrize("data,at,what", [
+    (b'[{"ph":"X","ts":1,"dur":1,"name":"a"} {"ph":"X","ts":2,"dur":1,"name":"b"}]', b' {"ph"', _NO_COMMA),
+    (b'{"a": 1 "traceEvents": []}', b' "traceEvents"', _NO_COMMA),
+    (b'{"traceEvents": [{"ph":"X","ts":1,"dur":1,"name":"a"}], "traceEvents": []}', b' "traceEvents": []',
+     "a second 'traceEvents' key"),
+])
+def test_json_that_was_silently_accepted_is_refused(data, at, what):
+    pos = data.index(at) + 1
+    with pytest.raises(TraceFormatError, match=re.escape(f"{what} at byte {pos} (line 1, column {pos + 1})")):
+        load_bytes(data, source="bad.json")
+
+
+def test_trailing_data_and_odd_phases_are_reported():
+    one = b'[{"ph":"X","ts":1,"dur":1,"name":"a"}]'
+    for tail in (b'[{"ph":"X","ts":2,"dur":1,"name":"b"}]', b"garbage", b"\n\x00"):
+        with pytest.warns(TraceWarning, match="after the end of the JSON document"):
+            t = load_bytes(one + tail)
+        assert len(t) == 1 and re.search(r"from byte 3[89] ", t.meta["repairs"]["trailing_data"]["first"])
+    t = _quiet(b'[{"ph":"XX","ts":1,"dur":1,"name":"a"},{"ph":"X","ts":1,"dur":1,"name":"b"},{"ph":"","ts":3}]')
+    assert t.function_names == ["b"]
+    assert t.meta["skipped"] == {"unknown phase (several characters)": 1, "no phase": 1}
+
+
+def test_limits_each_have_a_clear_message(tmp_path):
+    ev = orjson.dumps([_x("a", k, 1) for k in range(100)])
+    with pytest.raises(TraceFormatError, match="more than 10 events .*max_events="):
+        load_bytes(ev, max_events=10)
+    p = tmp_path / "t.json"
+    p.write_bytes(ev)
+    with pytest.raises(TraceFormatError, match="over the limit of 100 .*max_bytes="):
+        tracevis3d.load(p, max_bytes=100)
+    with pytest.raises(TraceFormatError, match="nested deeper than 10 levels .*max_nesting="):
+        load_bytes(b'[{"ph":"X","ts":1,"dur":1,"args":' + b"[" * 20 + b"]" * 20 + b"}]", max_nesting=10)
+    t = _quiet(b'[{"ph":"X","ts":1,"dur":1,"name":"a","args":{"k":[[[1]]]}}]', max_args_nesting=2)
+    assert "deep_args" in t.meta["repairs"] and len(t.args_call) == 0
+    t = _quiet(b'[{"ph":"X","ts":1,"dur":1,"name":"a","args":{"k":"1234567890"}}]', max_args_bytes=10)
+    assert "big_args" in t.meta["repairs"]
+    assert _quiet(ev, limits=Limits(max_events=100)).meta["n_events"] == 100
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        load_bytes(ev, max_evnets=5)
+    with pytest.raises(ValueError, match="positive"):
+        load_bytes(ev, max_events=0)
+
+
+def _through_fifo(tmp_path, data: bytes, **kw):
+    fifo = tmp_path / "fifo"
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    th = threading.Thread(target=write)
+    th.start()
+    try:
+        return _quiet(fifo, **kw)
+    finally:
+        th.join()
+
+
+def test_pipes_fifos_and_endless_devices(tmp_path):
+    evs = orjson.dumps([_x(f"fn{k}", k, 1) for k in range(5000)])  # ~350 KB: more than any sniffing buffer
+    t = _through_fifo(tmp_path, evs)
+    assert len(t) == 5000 and t.function_names[0] == "fn0"
+    g = _through_fifo(tmp_path, gzip.compress(evs))
+    assert len(g) == 5000
+    with fuzz_time_limit(20):
+        with pytest.raises(TraceFormatError, match="more than 1000 bytes"):
+            tracevis3d.load("/dev/zero", max_bytes=1000)
+
+
+def test_a_failing_parallel_scan_worker_falls_back_quietly(realdata, monkeypatch):
+    from tracevis3d.io import chrome
+
+    raw = (realdata / "viztracer-examples/multithread.json").read_bytes()
+    seq = _quiet(raw)
+    real = js.scan_events_part
+    hooks = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: hooks.append(args))
+
+    def failing(buf, i, cap, max_rows, stop, nesting):
+        if stop < 0:
+            raise MemoryError("worker out of memory")
+        return real(buf, i, cap, max_rows, stop, nesting)
+
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(js, "scan_events_part", failing)
+    par = _quiet(raw)
+    assert not hooks  # nothing printed by the thread machinery
+    for k in ARRAY_DTYPES:
+        assert np.array_equal(getattr(seq, k), getattr(par, k)), k
+
+
+def test_fuzz_short_seeded_run(warm):
+    """A short run of the seeded fuzzer (``make fuzz`` runs a long one)."""
+    n = int(os.environ.get("TV3D_FUZZ_SEEDS", 40))
+    stats = {}
+    failures = fuzz_hostile.run(0, n, verbose=False, stats=stats)
+    assert failures == [], failures[:5]
+    assert stats.get("ok", 0) + stats.get("error", 0) == n and stats.get("ok") and stats.get("error"), stats

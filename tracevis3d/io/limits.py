@@ -1,0 +1,92 @@
+"""Every limit the importers enforce, in one place.
+
+A trace is often a file someone sent you, and Blender must not die, freeze or
+swap on it.  So each cost of an import is bounded, and each bound is a named,
+documented, adjustable limit: pass it to `tracevis3d.load` as a keyword
+(``tracevis3d.load(p, max_events=50_000_000)``) or as ``limits=Limits(...)``.
+When one is hit, the import stops with a `TraceFormatError` that names the file,
+the limit and the keyword that raises it.  Everything else an import does takes
+time and memory linear in the bytes it reads.
+
+The defaults keep an import of any file under about 8 GB of memory (the
+importer holds the bytes, ~150 bytes per event while it scans and ~100 bytes
+per call after), and any input under 10 MB, hostile or not, under 2 GB and a
+few seconds.  Real traces stay far inside them: the longest function name seen
+in real files is 1.6 K characters, real gzip traces inflate 10-25x and hold one
+event per 15 compressed bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+__all__ = ["Limits", "DEFAULT_LIMITS", "resolve_limits"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    #: bytes read from a file (or a pipe), and bytes inflated from a gzip stream
+    max_bytes: int = 4 << 30
+    #: a gzip stream may inflate to at most this many times its own size (plus
+    #: ``gzip_slack`` bytes): the guard against decompression bombs
+    max_gzip_ratio: float = 100.0
+    gzip_slack: int = 64 << 20
+    #: a compressed input may hold at most one event per this many compressed bytes
+    #: (plus 1 M events): a bomb of tiny events is refused before it costs ~150 bytes each
+    gzip_bytes_per_event: float = 4.0
+    #: events kept from the file (B E X i I R s t f M; other phases are only counted),
+    #: and calls expanded from a sampled profile
+    max_events: int = 20_000_000
+    #: characters of a function, thread, process, category or object name; a longer
+    #: name is cut there and ends with "…" and 8 hex digits of a hash of the whole
+    #: name (so distinct long names stay distinct)
+    max_name_chars: int = 4096
+    #: JSON nesting depth anywhere in the file
+    max_nesting: int = 4096
+    #: bytes of one call's ``args``; bigger args are dropped (with a warning)
+    max_args_bytes: int = 1 << 20
+    #: nesting depth inside one call's ``args``; deeper args are dropped (with a
+    #: warning): they could not be read back by Python's json
+    max_args_nesting: int = 100
+    #: a sampled profile (``samples`` + ``stackFrames``) may expand to at most one call
+    #: per this many bytes of input (as read from disk), plus 1 M calls: each sample can
+    #: open a whole stack, so its calls are not bounded by its size otherwise
+    sample_bytes_per_call: float = 2.0
+    #: frames in one sampled stack (a ``stackFrames`` parent chain); deeper chains
+    #: are cut (with a warning)
+    max_stack_depth: int = 100_000
+    #: |timestamp| and |timestamp + duration| in µs; beyond it a value is not a
+    #: time (1e21 µs: any 64-bit clock, even in picoseconds, fits; spans stay far from
+    #: float overflow in every layout)
+    max_abs_time: float = 1e21
+
+    def events_for_compressed(self, compressed_bytes: int) -> int:
+        """The event limit for an input that was ``compressed_bytes`` long on disk."""
+        return min(self.max_events, int(compressed_bytes / self.gzip_bytes_per_event) + (1 << 20))
+
+    def sample_calls(self, input_bytes: int) -> int:
+        """The most calls a sampled profile of ``input_bytes`` (on disk) may expand to."""
+        return min(self.max_events, int(input_bytes / self.sample_bytes_per_call) + (1 << 20))
+
+    def inflate_limit(self, compressed_bytes: int) -> int:
+        """The most bytes a gzip stream of ``compressed_bytes`` may inflate to."""
+        return min(self.max_bytes, int(self.max_gzip_ratio * compressed_bytes) + self.gzip_slack)
+
+
+DEFAULT_LIMITS = Limits()
+_NAMES = {f.name for f in fields(Limits)}
+
+
+def resolve_limits(limits: Limits | None = None, options: dict | None = None) -> Limits:
+    """``limits`` (default `DEFAULT_LIMITS`) with the limit keywords found in
+    ``options`` applied; those keywords are removed from ``options``."""
+    lim = limits if limits is not None else DEFAULT_LIMITS
+    if not isinstance(lim, Limits):
+        raise TypeError(f"limits must be a tracevis3d.io.limits.Limits, not {type(lim).__name__}")
+    if options:
+        given = {k: options.pop(k) for k in list(options) if k in _NAMES}
+        for k, v in given.items():
+            if v is None or (isinstance(v, bool) or not isinstance(v, (int, float))) or v <= 0:
+                raise ValueError(f"{k} must be a positive number, got {v!r}")
+        if given:
+            lim = replace(lim, **given)
+    return lim
