@@ -354,7 +354,14 @@ except BaseException as e:
     out["outcome"] = type(e).__name__
     out["message"] = str(e)[:2000]
 out["seconds"] = time.perf_counter() - t0
-out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# the peak of this process's own memory: ru_maxrss survives exec on Linux, so a child
+# forked from a large parent (a test session that rendered in Blender) would report the
+# parent's peak; VmHWM belongs to the address space exec made
+try:
+    with open("/proc/self/status") as st:
+        out["peak_mb"] = next(int(ln.split()[1]) for ln in st if ln.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration, ValueError):
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print("TV3D-RESULT " + json.dumps(out))
 """
 
