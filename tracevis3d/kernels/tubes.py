@@ -1,0 +1,102 @@
+"""Swept tubes for matches (TraceDiff Sec. IV-C), as arrays a mesh writer can take as is.
+
+A match (f, g) is drawn as a tube around its bundled centre curve γ (`kernels.bundle`).
+Its half-width blends from w_f/2 at f's end to w_g/2 at g's end and is thinned towards the
+middle by the profile (TraceDiff Eq. 5)
+
+    φ(t) = λ + (1 − λ)/2 · (1 + cos 2πt),     t ∈ [0, 1] the arclength parameter,
+
+    half_width(t) = φ(t) · ((1 − t)·w_f/2 + t·w_g/2).
+
+The paper prints the border as γ_x ∓ φ(t)((1 − t) w_f/2 − t w_g/2): with the minus sign the
+offset changes sign where (1 − t) w_f = t w_g, so the left border crosses to the right and
+the tube twists at mid-length.  The intent, stated in the text, is a width that blends from
+one end to the other, which the plus sign gives; that is what we do.
+
+As in the paper the width is measured along x (time), so the tube's ends cover exactly the
+time extents of the two calls.  Unlike the paper's flat quads the cross-section is a real
+ellipse in the horizontal plane: half-width along x, a depth semi-axis along y, so
+Blender's lighting shades the tube (the material adds the parabolic cushion for Workbench).
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def arclength_parameter(curves):
+    """t in [0, 1] at every sample of every curve, proportional to the length travelled."""
+    m, s, _ = curves.shape
+    t = np.zeros((m, s))
+    for k in range(m):
+        acc = 0.0
+        for i in range(1, s):
+            dx = curves[k, i, 0] - curves[k, i - 1, 0]
+            dy = curves[k, i, 1] - curves[k, i - 1, 1]
+            dz = curves[k, i, 2] - curves[k, i - 1, 2]
+            acc += np.sqrt(dx * dx + dy * dy + dz * dz)
+            t[k, i] = acc
+        if acc > 0:
+            for i in range(s):
+                t[k, i] /= acc
+        else:
+            for i in range(s):
+                t[k, i] = i / (s - 1)
+    return t
+
+
+@njit(cache=True, nogil=True)
+def tube_half_widths(t, wf, wg, lam):
+    """φ(t)·((1 − t)·w_f/2 + t·w_g/2) per sample (see module doc), (m, s)."""
+    m, s = t.shape
+    out = np.empty((m, s))
+    for k in range(m):
+        for i in range(s):
+            u = t[k, i]
+            phi = lam + (1.0 - lam) * 0.5 * (1.0 + np.cos(2.0 * np.pi * u))
+            out[k, i] = phi * ((1.0 - u) * 0.5 * wf[k] + u * 0.5 * wg[k])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tube_mesh(curves, half_x, half_y, sides):
+    """Vertices and quad faces of elliptic tubes around sampled centre curves.
+
+    Ring i of tube k is centred on curves[k, i] in the horizontal plane:
+    v = c + half_x·cos θ_j · x̂ + half_y·sin θ_j · ŷ, θ_j = 2πj/sides.  Quads join ring i
+    to ring i + 1.  Returns ``(vertices (m·s·sides, 3) float32, quads (m·(s−1)·sides, 4)
+    int32, tube_of_face (m·(s−1)·sides,) int32)``.
+    """
+    m, s, _ = curves.shape
+    nv = m * s * sides
+    verts = np.empty((nv, 3), np.float32)
+    cos_t = np.empty(sides)
+    sin_t = np.empty(sides)
+    for j in range(sides):
+        cos_t[j] = np.cos(2.0 * np.pi * j / sides)
+        sin_t[j] = np.sin(2.0 * np.pi * j / sides)
+    v = 0
+    for k in range(m):
+        for i in range(s):
+            for j in range(sides):
+                verts[v, 0] = curves[k, i, 0] + half_x[k, i] * cos_t[j]
+                verts[v, 1] = curves[k, i, 1] + half_y[k, i] * sin_t[j]
+                verts[v, 2] = curves[k, i, 2]
+                v += 1
+    nf = m * (s - 1) * sides
+    quads = np.empty((nf, 4), np.int32)
+    tube = np.empty(nf, np.int32)
+    f = 0
+    for k in range(m):
+        base = k * s * sides
+        for i in range(s - 1):
+            r0 = base + i * sides
+            r1 = r0 + sides
+            for j in range(sides):
+                j1 = (j + 1) % sides
+                quads[f, 0] = r0 + j
+                quads[f, 1] = r0 + j1
+                quads[f, 2] = r1 + j1
+                quads[f, 3] = r1 + j
+                tube[f] = k
+                f += 1
+    return verts, quads, tube
