@@ -1,0 +1,164 @@
+"""A cheap, pure-Python look at a trace file before any numba kernel is compiled.
+
+`check_trace_file(path)` rejects, in milliseconds and without importing numba, a file that
+can never be a trace: missing (FileNotFoundError), a folder, empty, only whitespace, corrupt gzip, not JSON at
+all (the first character is not ``{`` or ``[``), and, for files small enough to read whole
+(`FULL_PARSE_BYTES`), JSON that holds no event object or is cut short before its first
+complete event.  It raises `TraceFormatError` with one line naming the file, the byte and
+what is wrong.  It never rejects what the importer would accept: anything it is not sure
+about goes on to the real importer (`tracevis3d.io.load`), which reports the exact place.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zlib
+
+from ..model import TraceFormatError
+
+HEAD_BYTES = 64 << 10        # what is read to decide about a large file
+FULL_PARSE_BYTES = 1 << 20   # files up to this size are parsed whole by Python's json
+_ZIP_MAGIC = b"PK\x03\x04"
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+
+__all__ = ["check_trace_file", "check_trace_bytes", "HEAD_BYTES", "FULL_PARSE_BYTES"]
+
+
+def _stat(path: str) -> int:
+    """The size of the regular file ``path``; TraceFormatError for missing paths and folders."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except OSError as e:
+        raise TraceFormatError(f"{path}: cannot read it: {e.strerror or e}") from None
+    if os.path.isdir(path):
+        raise TraceFormatError(f"{path}: is a directory, not a trace file")
+    return st.st_size
+
+
+def _read_head(path: str, size: int) -> tuple[bytes, bool]:
+    """(the first bytes of the file, True when they are the whole file)."""
+    limit = FULL_PARSE_BYTES if size <= FULL_PARSE_BYTES else HEAD_BYTES
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit)
+    except OSError as e:
+        raise TraceFormatError(f"{path}: cannot read it: {e.strerror or e}") from None
+    return data, len(data) >= size
+
+
+def _gunzip_head(data: bytes, path: str, whole_file: bool) -> tuple[bytes, bool]:
+    """Inflate at most FULL_PARSE_BYTES + 1 bytes of a gzip file: (bytes, all of it)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data, FULL_PARSE_BYTES + 1)
+    except zlib.error as e:
+        raise TraceFormatError(f"{path}: corrupt gzip data at the start of the file: {e}") from None
+    complete = whole_file and d.eof and len(out) <= FULL_PARSE_BYTES
+    return out, complete
+
+
+def _first_char(text: bytes) -> int:
+    """Offset of the first byte after a UTF-8 BOM and whitespace (len(text) if none)."""
+    start = len(_BOM) if text.startswith(_BOM) else 0
+    stripped = text[start:].lstrip(_WS)
+    return len(text) - len(stripped)
+
+
+def _events_start(text: str, kind: str) -> int | None:
+    """Offset just after the ``[`` of the event array (None when it is not in ``text``)."""
+    if kind == "[":
+        return text.index("[") + 1
+    key = text.find('"traceEvents"')
+    if key < 0:
+        return None
+    colon = text.find(":", key + len('"traceEvents"'))
+    bracket = text.find("[", colon + 1) if colon >= 0 else -1
+    return bracket + 1 if bracket >= 0 and not text[colon + 1:bracket].strip() else None
+
+
+def _check_parsed(doc, where: str) -> None:
+    """A whole, valid JSON document: is there an event array with an event object?"""
+    if isinstance(doc, dict):
+        events = doc.get("traceEvents")
+        if events is None:
+            raise TraceFormatError(f"{where}: JSON object without a 'traceEvents' array, not a trace")
+        if not isinstance(events, list):
+            raise TraceFormatError(f"{where}: 'traceEvents' is a {type(events).__name__}, not an array of events")
+    elif isinstance(doc, list):
+        events = doc
+    else:
+        raise TraceFormatError(f"{where}: JSON {type(doc).__name__}, not a trace (an object or array of events)")
+    if not events:
+        raise TraceFormatError(f"{where}: no trace events (the event array is empty)")
+    if not isinstance(events[0], dict):
+        raise TraceFormatError(f"{where}: event #0 is a {type(events[0]).__name__}, not a JSON object")
+
+
+def _check_first_event(text: str, kind: str, where: str) -> None:
+    """A whole file that is not valid JSON: reject it only when it ends before its first event."""
+    start = _events_start(text, kind)
+    if start is None:
+        return
+    body = text[start:]
+    lead = len(body) - len(body.lstrip())
+    if not body.strip() or body.strip() == "]":
+        return  # an empty or unterminated empty array: the importer says so precisely
+    if body[lead] != "{":
+        return
+    try:
+        json.JSONDecoder().raw_decode(body, lead)
+    except RecursionError:
+        return  # nested too deep for Python's parser: the importer reports where
+    except json.JSONDecodeError as e:
+        if e.pos >= len(body.rstrip()):
+            byte = len(text[:start + lead].encode("utf-8"))
+            raise TraceFormatError(f"{where}: the file ends inside its first event (event #0 at byte "
+                                   f"{byte}): cut short before any complete event") from None
+
+
+def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>") -> None:
+    """Check the first bytes of a trace (``whole``: they are all of it); see the module doc."""
+    if data.startswith(_ZIP_MAGIC):
+        return  # the native format: its loader checks its header
+    i = _first_char(data)
+    if i >= len(data):
+        if whole:
+            what = "empty file" if not data else "only whitespace"
+            raise TraceFormatError(f"{source}: {what}, no trace events")
+        return
+    c = data[i:i + 1]
+    if c not in (b"{", b"["):
+        snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
+        raise TraceFormatError(f"{source}: not a Chrome trace: JSON object or array expected at byte {i}, "
+                               f"found {snippet!r}")
+    if not whole:
+        return
+    text = data[i:].decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        _check_first_event(text, c.decode(), source)
+        return
+    _check_parsed(doc, source)
+
+
+def check_trace_file(path) -> str:
+    """Reject a file that cannot be a trace, cheaply (pure Python, no numba); its absolute path.
+
+    Raises `TraceFormatError` (one line: the file, the byte, what is wrong).
+    """
+    if path is None or not str(os.fspath(path)).strip():
+        raise TraceFormatError("no trace file given (the trace path is empty)")
+    path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    size = _stat(path)
+    if size == 0:
+        raise TraceFormatError(f"{path}: empty file (0 bytes), no trace events")
+    data, whole = _read_head(path, size)
+    if data.startswith(_GZIP_MAGIC):
+        data, whole = _gunzip_head(data, path, whole)
+    check_trace_bytes(data, whole, path)
+    return path
