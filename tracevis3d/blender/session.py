@@ -16,7 +16,8 @@ from collections import OrderedDict
 from .. import load
 from ..model import Trace, TraceFormatError
 
-__all__ = ["get_trace", "clear_cache", "cached_paths", "file_key", "MAX_TRACES"]
+__all__ = ["get_trace", "cached_trace", "remember", "read_trace", "clear_cache", "cached_paths",
+           "file_key", "MAX_TRACES"]
 
 MAX_TRACES = 2
 _cache: "OrderedDict[tuple, Trace]" = OrderedDict()
@@ -41,12 +42,27 @@ def file_key(path) -> tuple[str, int, int]:
 def get_trace(path) -> Trace:
     """The trace in ``path``, loaded once per (path, mtime, size) and kept (LRU)."""
     key = file_key(path)
+    hit = cached_trace(key)
+    if hit is not None:
+        return hit
+    return remember(key, read_trace(key))
+
+
+def cached_trace(key) -> Trace | None:
+    """The cached trace for a `file_key`, or None (marks it most recently used)."""
     hit = _cache.get(key)
     if hit is not None:
         _cache.move_to_end(key)
-        return hit
-    trace = load(key[0])
-    # a newer version of the same file replaces the old entry
+    return hit
+
+
+def read_trace(key) -> Trace:
+    """Load the file of a `file_key` (no cache involved: safe in a worker thread)."""
+    return load(key[0])
+
+
+def remember(key, trace: Trace) -> Trace:
+    """Keep ``trace`` as the file of ``key`` (a newer version of the file replaces the old)."""
     for old in [k for k in _cache if k[0] == key[0]]:
         del _cache[old]
     _cache[key] = trace
