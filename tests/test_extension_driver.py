@@ -22,6 +22,7 @@ import tempfile
 import traceback
 
 PKG = "bl_ext.user_default.tracevis3d"
+OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -125,7 +126,7 @@ def leftovers(bpy, ext_module_handlers_prefix=PKG):
     for name in dir(bpy.types):
         if name.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d")) or name == "TraceVis3DSettings":
             found.append(f"bpy.types.{name}")
-    for op in ("import_trace", "build", "frame", "render_figure", "show_call"):
+    for op in OPERATORS:
         try:
             getattr(bpy.ops.tracevis3d, op).get_rna_type()
             found.append(f"operator tracevis3d.{op}")
@@ -206,11 +207,11 @@ def main(zip_path: str, work: str) -> None:
     @step("registered_things")
     def _():
         s = bpy.context.scene.tracevis3d
-        ops = [o for o in ("import_trace", "build", "frame", "render_figure", "show_call")
+        ops = [o for o in OPERATORS
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == 5 and len(panels) == 4 and handler,
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 5 and handler,
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -269,7 +270,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 4
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 6
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")

@@ -6,6 +6,9 @@ size): a file rewritten in place is reloaded, an unchanged one is not.  The cach
 most `MAX_TRACES` traces (least recently used goes first); `clear_cache()` empties it (the
 add-on calls it on unregister and when a new .blend is loaded).
 
+`load_steps` and `compare_steps` are the job steps (`tracevis3d.jobs`) that load through
+this cache and compare two traces; the command line runs them without Blender.
+
 This module does not import bpy: Blender-relative paths ("//...") are resolved by the caller.
 """
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from .. import load
+from .. import kernel_cache, load
+from ..io.sniff import check_trace_file
+from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
 __all__ = ["get_trace", "cached_trace", "remember", "read_trace", "clear_cache", "cached_paths",
-           "file_key", "MAX_TRACES"]
+           "file_key", "load_steps", "compare_steps", "MAX_TRACES"]
 
 MAX_TRACES = 2
 _cache: "OrderedDict[tuple, Trace]" = OrderedDict()
@@ -69,6 +74,49 @@ def remember(key, trace: Trace) -> Trace:
     while len(_cache) > MAX_TRACES:
         _cache.popitem(last=False)
     return trace
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
+
+
+def prepare_kernels():
+    """Worker: install the extension's pre-built kernels into the cache (imports numba)."""
+    return kernel_cache.ensure_installed()
+
+
+def load_steps(job: Job, path, span=(0.0, 0.5)):
+    """Load ``path`` (cached per file version); returns the `Trace`.
+
+    A file that cannot be a trace fails here in milliseconds, before numba is imported.
+    """
+    path = check_trace_file(path)
+    key = file_key(path)
+    hit = cached_trace(key)
+    if hit is not None:
+        job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
+        return hit
+    yield job.off_main(prepare_kernels)
+    job.report(span[0], f"{kernel_cache.cold_note('load')}loading {os.path.basename(path)} ({_size(key[2])})")
+    trace = yield job.off_main(read_trace, key)
+    remember(key, trace)
+    job.report(span[1], f"loaded {len(trace):,} calls, {trace.n_threads} thread"
+                        f"{'s' if trace.n_threads != 1 else ''}")
+    return trace
+
+
+def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, **options):
+    """Load two traces and compare them (TraceDiff); the `Comparison`."""
+    from ..comparison import compare_traces
+
+    a = yield from load_steps(job, path_a, span=(0.0, 0.2))
+    b = yield from load_steps(job, path_b, span=(0.2, 0.4))
+    yield job.off_main(prepare_kernels)
+    job.report(0.4, f"{kernel_cache.cold_note('compare')}comparing {len(a):,} with {len(b):,} calls")
+    cmp = yield job.off_main(compare_traces, a, b, tau=tau, **options)
+    job.report(1.0, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
+                    f"{len(cmp.class_pair_row_b):,} class pairs")
+    return cmp
 
 
 def cached_paths() -> list[str]:

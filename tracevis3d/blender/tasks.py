@@ -23,9 +23,8 @@ import time
 import bpy
 
 from .. import kernel_cache
-from ..io.sniff import check_trace_file
 from ..jobs import Job, JobQueue
-from . import session
+from .session import prepare_kernels, compare_steps, load_steps
 from .hygiene import write_build_record
 from .writer import write_scene_steps
 
@@ -34,35 +33,6 @@ __all__ = ["import_job", "build_job", "compare_job", "render_job", "QUEUE",
 
 #: the extension's single queue: one job at a time (a second request is refused or queued)
 QUEUE = JobQueue()
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
-
-
-def _prepare_kernels():
-    """Worker: install the extension's pre-built kernels into the cache (imports numba)."""
-    return kernel_cache.ensure_installed()
-
-
-def load_steps(job: Job, path, span=(0.0, 0.5)):
-    """Load ``path`` (cached per file version); returns the `Trace`.
-
-    A file that cannot be a trace fails here in milliseconds, before numba is imported.
-    """
-    path = check_trace_file(path)
-    key = session.file_key(path)
-    hit = session.cached_trace(key)
-    if hit is not None:
-        job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
-        return hit
-    yield job.off_main(_prepare_kernels)
-    job.report(span[0], f"{kernel_cache.cold_note('load')}loading {os.path.basename(path)} ({_size(key[2])})")
-    trace = yield job.off_main(session.read_trace, key)
-    session.remember(key, trace)
-    job.report(span[1], f"loaded {len(trace):,} calls, {trace.n_threads} thread"
-                        f"{'s' if trace.n_threads != 1 else ''}")
-    return trace
 
 
 def _layout(trace, params):
@@ -85,7 +55,7 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     """
     scene = scene or bpy.context.scene
     a, b = span
-    yield job.off_main(_prepare_kernels)
+    yield job.off_main(prepare_kernels)
     job.report(a, f"{kernel_cache.cold_note('layout')}layout of {len(trace):,} calls")
     t0 = time.perf_counter()
     params, spec = yield job.off_main(_layout, trace, params)
@@ -114,20 +84,6 @@ def import_steps(job: Job, path, scene=None, params=None, build: bool = True,
         out = yield from build_steps(job, trace, params, scene, collection_name,
                                      trace_path=os.path.abspath(os.fspath(path)), span=(0.4, 1.0))
     return {"path": os.path.abspath(os.fspath(path)), "trace": trace, "build": out}
-
-
-def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, **options):
-    """Load two traces and compare them (TraceDiff); the `Comparison`."""
-    from ..comparison import compare_traces
-
-    a = yield from load_steps(job, path_a, span=(0.0, 0.2))
-    b = yield from load_steps(job, path_b, span=(0.2, 0.4))
-    yield job.off_main(_prepare_kernels)
-    job.report(0.4, f"{kernel_cache.cold_note('compare')}comparing {len(a):,} with {len(b):,} calls")
-    cmp = yield job.off_main(compare_traces, a, b, tau=tau, **options)
-    job.report(1.0, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
-                    f"{len(cmp.class_pair_row_b):,} class pairs")
-    return cmp
 
 
 def render_steps(job: Job, path, scene=None, **options):
@@ -184,7 +140,7 @@ def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D
 
 
 def compare_job(path_a, path_b, tau: float = 0.2, **options) -> Job:
-    """A `Job` that compares two trace files (`compare_steps`)."""
+    """A `Job` that compares two trace files (`session.compare_steps`)."""
     return Job("compare", compare_steps, path_a, path_b, tau, **options)
 
 

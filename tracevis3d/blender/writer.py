@@ -149,6 +149,12 @@ def build_instancer_group(name: str, materials: list, fresh: bool = False) -> bp
     ``fresh``: always a new group (named ``name.001`` while the old one exists), so a build
     in progress never changes what the current scene shows.
     """
+    return drain(instancer_group_steps(name, materials, fresh))
+
+
+def instancer_group_steps(name: str, materials: list, fresh: bool = False):
+    """`build_instancer_group` in steps of about `STEP_BUDGET` s (40 materials take ~70 ms);
+    yields the group being built at every pause, returns it."""
     ng = None if fresh else bpy.data.node_groups.get(name)
     if ng is None:
         ng = _tag(bpy.data.node_groups.new(name, "GeometryNodeTree"))
@@ -178,7 +184,11 @@ def build_instancer_group(name: str, materials: list, fresh: bool = False) -> bp
     mat_idx.location = (-400, -400)
     join = N.new("GeometryNodeJoinGeometry")
     join.location = (1000, 0)
+    t0 = time.perf_counter()
     for k, mname in enumerate(materials):
+        if time.perf_counter() - t0 >= STEP_BUDGET:
+            yield ng
+            t0 = time.perf_counter()
         setm = N.new("GeometryNodeSetMaterial")
         setm.inputs["Material"].default_value = bpy.data.materials[mname]
         setm.location = (-100, 300 - 200 * k)
@@ -285,27 +295,36 @@ def drain(gen):
 
 
 def write_layer_steps(layer: InstanceLayer, coll, object_name: str, fresh_group: bool = False):
-    """`write_layer` as steps: the object, then one attribute per step (each a few ms even
-    at 1M points).  Returns (generator return value) the object."""
+    """`write_layer` as steps: the object, then one attribute per step (each a few ms even at
+    1M points), then the instancer group.  Yields (data block, its final name) for every
+    data block as soon as it exists (to be removed if the build stops); returns the object."""
     n = len(layer)
     ob = _tag(_new_pointcloud_object(object_name, n, coll))
-    yield ob
+    yield ob, object_name
     pc = _tag(ob.data)
     A = pc.attributes
     A["position"].data.foreach_set("vector", np.ascontiguousarray(layer.positions, np.float32).ravel())
-    yield ob
+    yield ob, object_name
     for key, typ, prop, arr in (("tv_scale", "FLOAT_VECTOR", "vector", layer.scales),
                                 ("tv_color", "FLOAT_COLOR", "color", layer.colors)):
         A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr, np.float32).ravel())
-        yield ob
+        yield ob, object_name
     A.new("tv_mat", "INT", "POINT").data.foreach_set("value", np.ascontiguousarray(layer.material_index, np.int32))
     for key, arr in layer.attributes.items():
         typ, prop = _ATTR_TYPES[arr.dtype]
         A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr))
-        yield ob
+        yield ob, object_name
     for mname in layer.materials:
         pc.materials.append(bpy.data.materials[mname])
-    ng = build_instancer_group(f"TV3D_instancer_{layer.name}", layer.materials, fresh=fresh_group)
+    group_name = f"TV3D_instancer_{layer.name}"
+    steps = instancer_group_steps(group_name, layer.materials, fresh=fresh_group)
+    while True:
+        try:
+            yield next(steps), group_name
+        except StopIteration as stop:
+            ng = stop.value
+            break
+    yield ng, group_name
     mod = ob.modifiers.new("TraceVis3D instancer", "NODES")
     mod.node_group = ng
     ob["tv3d_layer"] = layer.name
@@ -493,8 +512,7 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
             report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer):,} boxes)")
             t = time.perf_counter()
             gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
-            ob = yield from _tracked(gen, made, f"TV3D_{layer.name}")
-            made.add(ob.modifiers[0].node_group, f"TV3D_instancer_{layer.name}")
+            ob = yield from _tracked(gen, made)
             if layer.space == "camera":
                 _attach_to_camera(ob, cam_ob)
                 _no_shadow(ob)
@@ -536,14 +554,14 @@ def _sliced(items, fn):
             t0 = time.perf_counter()
 
 
-def _tracked(gen, made, name):
-    """Drive a step generator that yields the object it is making; track that object."""
+def _tracked(gen, made):
+    """Drive a step generator that yields (data block, final name); track each block."""
     while True:
         try:
-            ob = next(gen)
+            idb, name = next(gen)
         except StopIteration as stop:
             return stop.value
-        made.add(ob, name)
+        made.add(idb, name)
         yield
 
 

@@ -31,7 +31,7 @@ def _stat(path: str) -> int:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
+        raise FileNotFoundError(f"trace file not found: {path}") from None
     except OSError as e:
         raise TraceFormatError(f"{path}: cannot read it: {e.strerror or e}") from None
     if os.path.isdir(path):
