@@ -133,8 +133,10 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>") -> None
     c = data[i:i + 1]
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
-        raise TraceFormatError(f"{source}: not a Chrome trace: JSON object or array expected at byte {i}, "
-                               f"found {snippet!r}")
+        line = data.count(b"\n", 0, i) + 1
+        col = i - (data.rfind(b"\n", 0, i) + 1) + 1
+        raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at byte {i} "
+                               f"(line {line}, column {col}): {snippet!r}")
     if not whole:
         return
     text = data[i:].decode("utf-8", "replace")
