@@ -63,6 +63,12 @@ def _start_warmup(cache: str | None) -> None:
         _state["warmup"] = kernel_cache.start_background_warmup(cache)
 
 
+def warmup_running() -> bool:
+    """Is the background process preparing the kernels still at work?"""
+    proc = _state["warmup"]
+    return proc is not None and proc.poll() is None
+
+
 def _stop_warmup() -> None:
     proc = _state["warmup"]
     _state["warmup"] = None

@@ -39,10 +39,13 @@ class VIEW3D_PT_tracevis3d(_Base, Panel):
 
 def draw_job(layout) -> None:
     """The running job: a progress bar with its step text, and Cancel."""
+    from .. import warmup_running
     from ..tracevis3d.blender.tasks import QUEUE
 
     job = QUEUE.current
     if job is None or job.finished:
+        if warmup_running():
+            layout.label(text="Preparing kernels in the background (first run only)", icon="TIME")
         return
     box = layout.box()
     row = box.row(align=True)

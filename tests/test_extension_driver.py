@@ -342,6 +342,31 @@ def main(zip_path: str, work: str) -> None:
         msg = op_error(lambda: ops.build())
         return msg is not None and "no trace file" in msg and "Traceback" not in msg, repr(msg)
 
+    @step("op_first_import_on_a_cold_cache")
+    def _():
+        """The first import through the operator after install: the extension's numba cache is
+        empty; the zip's pre-built kernels are installed into it and nothing is compiled."""
+        import time
+
+        cache = os.environ["NUMBA_CACHE_DIR"]
+        before = [f for _r, _d, fs in os.walk(cache) for f in fs if f.endswith(".nbi")]
+        t = time.perf_counter()
+        r = ops.import_trace(filepath=str(tiny), build=True)
+        dt = time.perf_counter() - t
+        rep = sys.modules[f"{PKG}.tracevis3d.kernel_cache"]._installed.get(cache)
+        from numba.core.registry import CPUDispatcher
+
+        compiled = {}
+        for name, mod in list(sys.modules.items()):
+            for v in vars(mod).values() if name.startswith(PKG) and mod is not None else ():
+                if isinstance(v, CPUDispatcher) and sum(v._cache_misses.values()):
+                    compiled[f"{name}.{v.py_func.__name__}"] = sum(v._cache_misses.values())
+        coll = bpy.data.collections.get("TraceVis3D")
+        ok = (r == {"FINISHED"} and not before and rep is not None and rep["installed"] > 0
+              and not compiled and coll is not None and len(coll.objects) > 0)
+        return ok, (f"{r} in {dt:.2f} s; cache before: {len(before)} indexes; shipped kernels: {rep}; "
+                    f"compiled on first use: {compiled}")
+
     @step("op_import")
     def _():
         r = ops.import_trace(filepath=str(good), build=False)

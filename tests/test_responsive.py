@@ -140,7 +140,8 @@ RUN_KERNEL = """
     import json, sys
     import numpy as np
     sys.path.insert(0, {root!r})
-    import tinypkg.kern as k
+    import importlib
+    k = importlib.import_module({module!r})
     v = k.triple_sum(np.arange(10))
     d = k.triple_sum
     print(json.dumps({{"v": int(v), "hits": sum(d._cache_hits.values()), "misses": sum(d._cache_misses.values())}}))
@@ -148,33 +149,48 @@ RUN_KERNEL = """
 
 
 def test_prebuilt_generic_kernels_load_at_another_install_path(tmp_path):
-    """A cache compiled for the generic CPU at one path, exported, installed for a copy of the
-    package at another path with the host's magic tuple: the host process compiles nothing.
+    """A cache compiled for the generic CPU as package ``tinypkg`` at one path, exported, then
+    installed for a copy at another path imported as ``outer.tinypkg`` (as Blender names an
+    extension's modules), with the host's magic tuple: the host process compiles nothing.
     Copied verbatim (no relocation) the same cache is not found (numba keys it by path)."""
     import shutil
 
-    for where in ("built", "installed"):
-        pkg = tmp_path / where / "tinypkg"
+    for pkg in (tmp_path / "built" / "tinypkg", tmp_path / "installed" / "outer" / "tinypkg"):
         pkg.mkdir(parents=True)
         (pkg / "__init__.py").write_text("")
         (pkg / "kern.py").write_text(TINY_KERNEL)
+    (tmp_path / "installed" / "outer" / "__init__.py").write_text("")
     built = tmp_path / "cache-built"
-    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "built")), built, {"NUMBA_CPU_NAME": "generic"})
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "built"), module="tinypkg.kern"), built,
+                      {"NUMBA_CPU_NAME": "generic"})
     assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["misses"] == 1, r.stderr
     shipped = tmp_path / "shipped"
-    manifest = kc.export_cache(str(built), str(tmp_path / "built" / "tinypkg"), str(shipped))
+    manifest = kc.export_cache(str(built), str(tmp_path / "built" / "tinypkg"), str(shipped), package="tinypkg")
     assert [f for f in manifest["files"] if f.endswith(".nbi")] and manifest["cpu"] == "generic"
     user = tmp_path / "user-cache"
-    rep = kc.install_shipped(str(shipped), str(tmp_path / "installed" / "tinypkg"), str(user))
+    installed = tmp_path / "installed" / "outer" / "tinypkg"
+    rep = kc.install_shipped(str(shipped), str(installed), str(user), package="outer.tinypkg")
     assert rep["installed"] == 1 and rep["entries"] == 1, rep
-    assert kc.install_shipped(str(shipped), str(tmp_path / "installed" / "tinypkg"), str(user))["installed"] == 0
-    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed")), user)
+    assert kc.install_shipped(str(shipped), str(installed), str(user), package="outer.tinypkg")["installed"] == 0
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed"), module="outer.tinypkg.kern"), user)
+    assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout.splitlines()[-1])
     assert got == {"v": 135, "hits": 1, "misses": 0}, (got, r.stderr)
     verbatim = tmp_path / "verbatim"
     shutil.copytree(built, verbatim)
-    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed")), verbatim, {"NUMBA_CPU_NAME": "generic"})
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed"), module="outer.tinypkg.kern"), verbatim,
+                      {"NUMBA_CPU_NAME": "generic"})
     assert json.loads(r.stdout.splitlines()[-1])["misses"] == 1  # another path: compiled again
+
+
+def test_module_names_are_rewritten_in_a_pickle_and_nothing_else():
+    import pickle
+
+    data = pickle.dumps({"m": "tinypkg.kern", "sym": "_ZN7tinypkg4kern", "pkg": "tinypkg", "x": "tinypkgs",
+                         "long": "tinypkg." + "a" * 300}, protocol=5)
+    back = pickle.loads(kc.rewrite_module_names(data, "tinypkg", "outer.tinypkg"))
+    assert back == {"m": "outer.tinypkg.kern", "sym": "_ZN7tinypkg4kern", "pkg": "outer.tinypkg",
+                    "x": "tinypkgs", "long": "outer.tinypkg." + "a" * 300}
 
 
 def test_shipped_kernels_for_another_python_are_not_installed(tmp_path):

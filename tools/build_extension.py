@@ -214,13 +214,16 @@ def stage(manifest_text: str, wheels: list[str]) -> Path:
 
 
 def sources_digest(core: Path) -> str:
-    """sha256 over the core's Python sources (path and content), Python and numba versions."""
+    """sha256 over the core's kernel sources (the .py files numba caches: they use ``njit``;
+    path and content), the warm-up, and the Python and numba versions."""
     import hashlib
     from importlib.metadata import version
 
     h = hashlib.sha256(f"{sys.version_info[:2]} numba {version('numba')}".encode())
     for f in sorted(core.rglob("*.py")):
-        h.update(str(f.relative_to(core)).encode() + b"\0" + f.read_bytes())
+        text = f.read_bytes()
+        if re.search(rb"(?m)^\s*@(numba\.|nb\.)?n?jit\b", text) or f.name == "warmup.py":
+            h.update(str(f.relative_to(core)).encode() + b"\0" + text)
     return h.hexdigest()[:20]
 
 

@@ -9,13 +9,17 @@ compare ~80 s on 2 cores).  numba 0.68 binds a cache entry to
   cache made at one install path is not found at another;
 - the Python version (``…py311.nbi``) and numba's version (stored in every index);
 - the function's bytecode and the "magic tuple" (target triple, CPU name, CPU features) of
-  the code generator, stored in each index key.
+  the code generator, stored in each index key;
+- the module's import name, stored in the data: loading an entry imports it to rebuild the
+  kernel's environment (``tracevis3d.kernels.tree`` at build time,
+  ``bl_ext.<repository>.tracevis3d.tracevis3d.kernels.tree`` in Blender).
 
 So the extension ships caches compiled for the ``generic`` CPU (``NUMBA_CPU_NAME=generic``:
 baseline x86-64 code that runs on any x86-64 CPU), keyed by package-relative folder
 (`export_cache`), and `install_shipped` copies them under the subfolders numba computes
-for the installed path, rewriting each index key's magic tuple to the host's, so the
-running numba (host CPU settings, nothing changed process-wide) finds them.  Only
+for the installed path, rewriting each index key's magic tuple to the host's and the module
+names in the data to the installed package's (`rewrite_module_names`), so the running numba
+(host CPU settings, nothing changed process-wide) finds and loads them.  Only
 missing index files are installed: what the user's numba compiled itself is never
 replaced.  Nothing is ever written into the add-on folder at run time.
 """
@@ -25,7 +29,10 @@ import hashlib
 import json
 import os
 import pickle
+import pickletools
+import re
 import shutil
+import struct
 import sys
 
 MANIFEST = "manifest.json"
@@ -62,11 +69,12 @@ def tag() -> str:
     return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{nb}-{platform.machine().lower()}"
 
 
-def export_cache(cache_dir: str, root: str, dest: str) -> dict:
+def export_cache(cache_dir: str, root: str, dest: str, package: str | None = None) -> dict:
     """Copy the cache entries of the sources under ``root`` from ``cache_dir`` into ``dest``.
 
-    ``dest/<relative folder>/<file>``; ``dest/manifest.json`` records the tag and files.
-    Returns the manifest.
+    ``dest/<relative folder>/<file>``; ``dest/manifest.json`` records the tag, the import
+    name of the package the kernels were compiled as (``package``, default: this one's) and
+    the files.  Returns the manifest.
     """
     files = []
     for rel in package_dirs(root):
@@ -79,7 +87,7 @@ def export_cache(cache_dir: str, root: str, dest: str) -> dict:
             if name.endswith(_SUFFIXES):
                 shutil.copyfile(os.path.join(src, name), os.path.join(out, name))
                 files.append(f"{rel}/{name}" if rel else name)
-    manifest = {"tag": tag(), "cpu": "generic", "files": files}
+    manifest = {"tag": tag(), "cpu": "generic", "package": package or package_name(), "files": files}
     with open(os.path.join(dest, MANIFEST), "w") as f:
         json.dump(manifest, f, indent=1)
     return manifest
@@ -121,7 +129,34 @@ def shipped_dir(root: str) -> str:
     return os.path.join(root, SHIPPED_DIRNAME)
 
 
-def install_shipped(shipped: str, root: str, cache_dir: str) -> dict:
+def package_name() -> str:
+    """The import name of this package here (``tracevis3d``, or the extension's full name)."""
+    return __name__.rpartition(".")[0]
+
+
+def rewrite_module_names(data: bytes, old: str, new: str) -> bytes:
+    """A pickle with every string that is module ``old`` or one of its submodules renamed to
+    live under ``new`` (other strings, e.g. mangled symbol names, stay).  Frames are dropped
+    (optional in the pickle format); every other opcode is copied byte for byte, so memo
+    indices stay valid."""
+    if old == new:
+        return data
+    name = re.compile(re.escape(old) + r"(\.[A-Za-z_]\w*)*\Z")
+    ops = list(pickletools.genops(data))
+    out = bytearray()
+    for k, (op, arg, pos) in enumerate(ops):
+        end = ops[k + 1][2] if k + 1 < len(ops) else len(data)
+        if op.name == "FRAME":
+            continue
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8") and name.match(arg):
+            b = (new + arg[len(old):]).encode("utf-8")
+            out += (b"\x8c" + bytes([len(b)]) + b) if len(b) < 256 else (b"X" + struct.pack("<I", len(b)) + b)
+        else:
+            out += data[pos:end]
+    return bytes(out)
+
+
+def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None = None) -> dict:
     """Install the shipped caches for the sources under ``root`` into ``cache_dir``.
 
     Returns {"installed": index files copied, "entries": signatures, "skipped": reason or ""}.
@@ -134,6 +169,7 @@ def install_shipped(shipped: str, root: str, cache_dir: str) -> dict:
     if m.get("tag") != tag():
         return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {tag()}"}
     magic = host_magic_tuple()
+    old, new = m.get("package", "tracevis3d"), package or package_name()
     installed = entries = 0
     for item in m["files"]:
         rel, name = os.path.split(item)
@@ -146,7 +182,10 @@ def install_shipped(shipped: str, root: str, cache_dir: str) -> dict:
         for data in _data_files(shipped, rel, name, m["files"]):
             target = os.path.join(out_dir, data)
             if not os.path.exists(target):
-                shutil.copyfile(os.path.join(shipped, rel, data), target + ".tmp")
+                with open(os.path.join(shipped, rel, data), "rb") as f:
+                    blob = rewrite_module_names(f.read(), old, new)
+                with open(target + ".tmp", "wb") as f:
+                    f.write(blob)
                 os.replace(target + ".tmp", target)
         entries += _rewrite_index(src, dst, magic)
         installed += 1
