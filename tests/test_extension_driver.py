@@ -638,12 +638,16 @@ def main(zip_path: str, work: str) -> None:
 
     @step("nothing_written_into_the_addon_folder")
     def _():
+        import zipfile
+
         addon_dir = pathlib.Path(sys.modules[PKG].__file__).parent
-        numba_files = [str(p) for p in addon_dir.rglob("*") if p.suffix in (".nbi", ".nbc")]
+        shipped = set(zipfile.ZipFile(zip_path).namelist())  # the pre-built kernels come in the zip
+        new = [p for p in addon_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+               and p.relative_to(addon_dir).as_posix() not in shipped]
+        numba_files = [str(p) for p in new if p.suffix in (".nbi", ".nbc")]
         cache = pathlib.Path(os.environ["NUMBA_CACHE_DIR"])
         cached = [p.name for p in cache.rglob("*.nbi")]
-        other = [str(p.relative_to(addon_dir)) for p in addon_dir.rglob("*")
-                 if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".py", ".toml", ".whl")]
+        other = [str(p.relative_to(addon_dir)) for p in new if p.suffix not in (".py", ".toml", ".whl")]
         return (not numba_files and len(cached) > 0 and not other,
                 f"numba files in add-on folder: {numba_files[:5]}; kernels in the user cache: {len(cached)}; "
                 f"other new files: {other[:5]}")

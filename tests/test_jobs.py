@@ -186,3 +186,24 @@ def test_errors_in_a_worker_fail_the_job_with_the_message():
     with pytest.raises(ValueError, match="byte 12"):
         job.run(interval=0.01)
     assert job.state == "failed"
+
+
+def test_compare_job_loads_both_runs_and_compares(tmp_path):
+    a, b = tmp_path / "a.tv3d.npz", tmp_path / "b.tv3d.npz"
+    run = tracevis3d.synthetic(3000, threads=1, seed=5)
+    tracevis3d.save(run, a)
+    tracevis3d.save(tracevis3d.perturb(run, seed=6), b)
+    session.clear_cache()
+    job = tasks.compare_job(a, b, tau=0.3)
+    texts = []
+    job.listeners.append(lambda j: texts.append(j.text))
+    cmp = job.run(interval=0.01)
+    direct = tracevis3d.compare(tracevis3d.load(a), tracevis3d.load(b), tau=0.3)
+    assert cmp.n_pairs_total == direct.n_pairs_total > 0
+    assert any(t.startswith("comparing 3,000 with") for t in texts), texts
+    assert texts[-1].startswith("compared: ") and "call pairs above τ=0.3" in texts[-1]
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    job = tasks.compare_job(a, bad)
+    with pytest.raises(tracevis3d.TraceFormatError, match="bad.json: not a Chrome trace"):
+        job.run(interval=0.01)
