@@ -12,6 +12,7 @@ bench: setup
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py
+	.venv/bin/python bench/bench_responsive.py
 extension: setup
 	.venv/bin/python tools/build_extension.py
 clean:

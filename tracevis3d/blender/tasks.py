@@ -48,10 +48,11 @@ def _layout(trace, params):
 
 
 def build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
-                trace_path=None, span=(0.0, 1.0)):
+                trace_path=None, span=(0.0, 1.0), remove_startup: bool = False):
     """Layout (worker) then the scene (main thread, short steps); `build_icicle`'s result.
 
-    ``params``: `IcicleParams`, its dict, or None (the defaults).
+    ``params``: `IcicleParams`, its dict, or None (the defaults).  ``remove_startup``: also
+    remove Blender's untouched startup Cube, Light and Camera when the scene is replaced.
     """
     scene = scene or bpy.context.scene
     a, b = span
@@ -64,7 +65,8 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     job.report(a + 0.3 * (b - a), f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters "
                                   f"({m['n_clustered_calls']:,} calls merged)")
     out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
-                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t))
+                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
+                                       remove_startup=remove_startup)
     out["meta"] = {k: v for k, v in m.items() if k != "params"}
     out["timings"]["layout"] = t_layout
     path = trace_path if trace_path is not None else trace.meta.get("source")
@@ -75,14 +77,16 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
 
 def import_steps(job: Job, path, scene=None, params=None, build: bool = True,
                  collection_name: str = "TraceVis3D"):
-    """Load, then (``build``) build the icicle; {"path", "trace", "build"}."""
+    """Load, then (``build``) build the icicle, as the panel does (Blender's untouched startup
+    objects go when the scene is replaced); {"path", "trace", "build"}."""
     trace = yield from load_steps(job, path, span=(0.0, 0.4 if build else 1.0))
     out = None
     if build:
         if len(trace) == 0:
             raise ValueError(f"{path}: the trace holds no calls")
         out = yield from build_steps(job, trace, params, scene, collection_name,
-                                     trace_path=os.path.abspath(os.fspath(path)), span=(0.4, 1.0))
+                                     trace_path=os.path.abspath(os.fspath(path)), span=(0.4, 1.0),
+                                     remove_startup=True)
     return {"path": os.path.abspath(os.fspath(path)), "trace": trace, "build": out}
 
 
@@ -134,9 +138,10 @@ def import_job(path, scene=None, params=None, build: bool = True, collection_nam
     return Job("import", import_steps, path, scene, params, build, collection_name)
 
 
-def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D", trace_path=None) -> Job:
+def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D", trace_path=None,
+              remove_startup: bool = False) -> Job:
     """A `Job` that builds the icicle of a loaded trace (`build_steps`)."""
-    return Job("build", build_steps, trace, params, scene, collection_name, trace_path)
+    return Job("build", build_steps, trace, params, scene, collection_name, trace_path, (0.0, 1.0), remove_startup)
 
 
 def compare_job(path_a, path_b, tau: float = 0.2, **options) -> Job:

@@ -468,13 +468,15 @@ STEP_BUDGET = 0.02  # seconds of main-thread work per step for many small items 
 
 
 def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", progress=None,
-                      scene=None, on_cleanup=None):
+                      scene=None, on_cleanup=None, remove_startup: bool = False):
     """`write_scene_spec` as a generator of short main-thread steps (see `tracevis3d.jobs`).
 
     The new objects are written into a staging collection; the scene the user sees is only
     replaced in the last step (`_commit`).  Closing the generator early (a cancelled job)
     or an error removes everything created so far (``on_cleanup(fn)`` registers that with
-    the job); the old scene, camera, world and properties stay untouched.  Returns
+    the job); the old scene, camera, world and properties stay untouched.
+    ``remove_startup``: the commit also removes Blender's untouched startup Cube, Light and
+    Camera (`hygiene.remove_startup_defaults`; the operators ask for it).  Returns
     {"collection", "objects", "timings"} like `write_scene_spec`.
     """
     scene = scene or bpy.context.scene
@@ -532,7 +534,7 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
         tm["labels"] = time.perf_counter() - t
         report(0.95, "replacing the scene")
         t = time.perf_counter()
-        coll = _commit(spec, collection_name, scene, staging, made, cam_ob)
+        coll = _commit(spec, collection_name, scene, staging, made, cam_ob, remove_startup)
         tm["commit"] = time.perf_counter() - t
         done = True
     finally:
@@ -618,11 +620,13 @@ def _alive(idb) -> bool:
         return False
 
 
-def _commit(spec: SceneSpec, collection_name: str, scene, staging, made: _Made, cam_ob):
+def _commit(spec: SceneSpec, collection_name: str, scene, staging, made: _Made, cam_ob,
+            remove_startup: bool = False):
     """The one step that replaces the scene: old content out, new content in, renamed."""
-    from .hygiene import remove_startup_defaults
+    if remove_startup:
+        from .hygiene import remove_startup_defaults
 
-    remove_startup_defaults(scene)
+        remove_startup_defaults(scene)
     coll = ensure_collection(collection_name, scene)
     _include_in_view_layer(coll, bpy.context.view_layer)
     clear_collection(coll)
