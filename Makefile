@@ -9,10 +9,10 @@ test:
 setup:
 	bash scripts/setup.sh
 bench: setup
+	.venv/bin/python bench/bench_responsive.py
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py
-	.venv/bin/python bench/bench_responsive.py
 extension: setup
 	.venv/bin/python tools/build_extension.py
 clean:
