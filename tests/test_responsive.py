@@ -29,7 +29,8 @@ CORRUPT = b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
     (b"[]", "no trace events"),
     (b"[1, 2]", "event #0 is a int"),
     (b"42", r"JSON object or array expected\) at byte 0"),
-    (CORRUPT, r"ends inside its first event \(event #0 at byte 17\)"),
+    (CORRUPT, r"cut short at byte 61 \(line 1, column 62\) inside the first event, which starts at byte 17 "
+              r"\(line 1, column 18\): no complete event"),
     (b"\x1f\x8b\x08\x00garbage-not-deflate" + b"\x00" * 20, "corrupt gzip"),
 ])
 def test_sniff_rejects_what_cannot_be_a_trace(tmp_path, content, message):
@@ -98,7 +99,7 @@ def test_bad_file_fails_before_numba_on_a_cold_cache(tmp_path):
         """, tmp_path / "cache")
     out = r.stdout.splitlines()
     assert r.returncode == 0, r.stderr
-    assert out[0].startswith("ERR ") and "corrupt.json" in out[0] and "first event" in out[0]
+    assert out[0].startswith("ERR ") and "corrupt.json" in out[0] and "inside the first event" in out[0]
     assert out[1] == "False False", "numba was imported before the file was rejected"
     assert not os.listdir(tmp_path / "cache") if (tmp_path / "cache").exists() else True
 
@@ -211,3 +212,10 @@ def test_cold_note_follows_the_cache(tmp_path):
     for name in ("jsonscan.scan_trace-1.py311.nbi", "tree.group_by_key-2.py311.nbi"):
         (d / name).write_bytes(b"")
     assert not kc.is_cold("load", str(tmp_path)) and kc.is_cold("layout", str(tmp_path))
+
+
+def test_sniff_leaves_pipes_alone(tmp_path):
+    """A FIFO is not read (that would consume it): the importer reads it once."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    assert check_trace_file(fifo) == str(fifo)  # returns at once, nothing opened

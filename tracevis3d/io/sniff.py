@@ -6,12 +6,15 @@ all (the first character is not ``{`` or ``[``), and, for files small enough to 
 (`FULL_PARSE_BYTES`), JSON that holds no event object or is cut short before its first
 complete event.  It raises `TraceFormatError` with one line naming the file, the byte and
 what is wrong.  It never rejects what the importer would accept: anything it is not sure
-about goes on to the real importer (`tracevis3d.io.load`), which reports the exact place.
+about goes on to the real importer (`tracevis3d.io.load`), which reports the exact place;
+pipes and devices are not looked at (reading them would consume them).  The messages use
+the importer's wording ("byte N (line L, column C)").
 """
 from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
 
 from ..model import TraceFormatError
@@ -26,17 +29,18 @@ _WS = b" \t\r\n"
 __all__ = ["check_trace_file", "check_trace_bytes", "HEAD_BYTES", "FULL_PARSE_BYTES"]
 
 
-def _stat(path: str) -> int:
-    """The size of the regular file ``path``; TraceFormatError for missing paths and folders."""
+def _stat(path: str) -> int | None:
+    """The size of the regular file ``path`` (None for a pipe or device: not sniffed, reading
+    would consume it); errors for missing paths and folders."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"trace file not found: {path}") from None
     except OSError as e:
         raise TraceFormatError(f"{path}: cannot read it: {e.strerror or e}") from None
-    if os.path.isdir(path):
+    if stat.S_ISDIR(st.st_mode):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
-    return st.st_size
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def _read_head(path: str, size: int) -> tuple[bytes, bool]:
@@ -98,8 +102,18 @@ def _check_parsed(doc, where: str) -> None:
         raise TraceFormatError(f"{where}: event #0 is a {type(events[0]).__name__}, not a JSON object")
 
 
-def _check_first_event(text: str, kind: str, where: str) -> None:
-    """A whole file that is not valid JSON: reject it only when it ends before its first event."""
+def _where(data: bytes, pos: int, in_what: str = "") -> str:
+    """"byte N (line L, column C)", as the importer words a position."""
+    line = data.count(b"\n", 0, pos) + 1
+    col = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    return f"byte {pos}{in_what} (line {line}, column {col})"
+
+
+def _check_first_event(text: str, kind: str, where: str, data: bytes = b"", offset: int = 0,
+                       in_what: str = "") -> None:
+    """A whole file that is not valid JSON: reject it only when it ends before its first event.
+
+    ``text`` is ``data[offset:]`` decoded; positions in the message count in ``data``."""
     start = _events_start(text, kind)
     if start is None:
         return
@@ -115,13 +129,16 @@ def _check_first_event(text: str, kind: str, where: str) -> None:
         return  # nested too deep for Python's parser: the importer reports where
     except json.JSONDecodeError as e:
         if e.pos >= len(body.rstrip()):
-            byte = len(text[:start + lead].encode("utf-8"))
-            raise TraceFormatError(f"{where}: the file ends inside its first event (event #0 at byte "
-                                   f"{byte}): cut short before any complete event") from None
+            first = offset + len(text[:start + lead].encode("utf-8"))
+            raise TraceFormatError(
+                f"{where}: the file is cut short at {_where(data, len(data), in_what)} inside the first "
+                f"event, which starts at {_where(data, first, in_what)}: no complete event") from None
 
 
-def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>") -> None:
-    """Check the first bytes of a trace (``whole``: they are all of it); see the module doc."""
+def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:
+    """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
+
+    ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
     if data.startswith(_ZIP_MAGIC):
         return  # the native format: its loader checks its header
     i = _first_char(data)
@@ -133,17 +150,15 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>") -> None
     c = data[i:i + 1]
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
-        line = data.count(b"\n", 0, i) + 1
-        col = i - (data.rfind(b"\n", 0, i) + 1) + 1
-        raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at byte {i} "
-                               f"(line {line}, column {col}): {snippet!r}")
+        raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at "
+                               f"{_where(data, i, in_what)}: {snippet!r}")
     if not whole:
         return
     text = data[i:].decode("utf-8", "replace")
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):
-        _check_first_event(text, c.decode(), source)
+        _check_first_event(text, c.decode(), source, data, i, in_what)
         return
     _check_parsed(doc, source)
 
@@ -157,10 +172,14 @@ def check_trace_file(path) -> str:
         raise TraceFormatError("no trace file given (the trace path is empty)")
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     size = _stat(path)
+    if size is None:
+        return path  # a pipe or a device: the importer reads it once, under its limits
     if size == 0:
         raise TraceFormatError(f"{path}: empty file (0 bytes), no trace events")
     data, whole = _read_head(path, size)
+    in_what = ""
     if data.startswith(_GZIP_MAGIC):
         data, whole = _gunzip_head(data, path, whole)
-    check_trace_bytes(data, whole, path)
+        in_what = " of the decompressed data"
+    check_trace_bytes(data, whole, path, in_what)
     return path
