@@ -19,15 +19,15 @@ CORRUPT = b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"", "empty file"),
-    (b" \n\t ", "only whitespace"),
+    (b"", r"empty file, no trace events \(it ends at byte 0 \(line 1, column 1\)\)"),
+    (b" \n\t ", r"empty file, no trace events \(it ends at byte 4 \(line 2, column 3\)\)"),
     (b"hello world", r"not a Chrome trace \(JSON object or array expected\) at byte 0 \(line 1, column 1\): "
                      "'hello world'"),
     (b"\xef\xbb\xbf \n <html>", r"expected\) at byte 6 \(line 2, column 2\)"),
-    (b'{"a": 1}', "without a 'traceEvents' array"),
-    (b'{"traceEvents": 5}', "'traceEvents' is a int"),
-    (b"[]", "no trace events"),
-    (b"[1, 2]", "event #0 is a int"),
+    (b'{"a": 1}', r"without a 'traceEvents' array \(the object ends at byte 7 \(line 1, column 8\)\)"),
+    (b'{"traceEvents": 5}', "'traceEvents' is a JSON int, not an array of events"),
+    (b"[]", r"no trace events: the event array ends at byte 1 \(line 1, column 2\) and is empty"),
+    (b"[1, 2]", r"an event that is not a JSON object at byte 1 \(line 1, column 2\) in event #0"),
     (b"42", r"JSON object or array expected\) at byte 0"),
     (CORRUPT, r"cut short at byte 61 \(line 1, column 62\) inside the first event, which starts at byte 17 "
               r"\(line 1, column 18\): no complete event"),

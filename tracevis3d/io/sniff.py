@@ -84,22 +84,49 @@ def _events_start(text: str, kind: str) -> int | None:
     return bracket + 1 if bracket >= 0 and not text[colon + 1:bracket].strip() else None
 
 
-def _check_parsed(doc, where: str) -> None:
+class _Doc:
+    """A whole JSON document in hand: its bytes, its text from the first ``{``/``[`` on, and
+    how positions are worded (byte offsets count in ``data``)."""
+
+    def __init__(self, data: bytes, offset: int, source: str, in_what: str):
+        self.data, self.offset, self.source, self.in_what = data, offset, source, in_what
+        self.text = data[offset:].decode("utf-8", "replace")
+
+    def where(self, k: int) -> str:
+        """The importer's "byte N (line L, column C)" of text position ``k``."""
+        return _where(self.data, self.offset + len(self.text[:k].encode("utf-8")), self.in_what)
+
+    def fail(self, what: str):
+        raise TraceFormatError(f"{self.source}: {what}")
+
+
+def _skip_ws(text: str, k: int) -> int:
+    while k < len(text) and text[k] in " \t\r\n":
+        k += 1
+    return k
+
+
+def _check_parsed(doc, d: _Doc, kind: str) -> None:
     """A whole, valid JSON document: is there an event array with an event object?"""
+    end = len(d.text.rstrip()) - 1
     if isinstance(doc, dict):
         events = doc.get("traceEvents")
         if events is None:
-            raise TraceFormatError(f"{where}: JSON object without a 'traceEvents' array, not a trace")
+            d.fail(f"JSON object without a 'traceEvents' array (the object ends at {d.where(end)})")
         if not isinstance(events, list):
-            raise TraceFormatError(f"{where}: 'traceEvents' is a {type(events).__name__}, not an array of events")
-    elif isinstance(doc, list):
-        events = doc
+            d.fail(f"'traceEvents' is a JSON {type(events).__name__}, not an array of events "
+                   f"(the object ends at {d.where(end)})")
     else:
-        raise TraceFormatError(f"{where}: JSON {type(doc).__name__}, not a trace (an object or array of events)")
+        events = doc
+    start = _events_start(d.text, kind)
+    if start is None:
+        return  # "traceEvents" written with escapes: the importer decides
+    first = _skip_ws(d.text, start)
     if not events:
-        raise TraceFormatError(f"{where}: no trace events (the event array is empty)")
+        d.fail(f"no trace events: the event array ends at {d.where(first)} and is empty")
     if not isinstance(events[0], dict):
-        raise TraceFormatError(f"{where}: event #0 is a {type(events[0]).__name__}, not a JSON object")
+        d.fail(f"an event that is not a JSON object at {d.where(first)} in event #0: "
+               f"{d.text[first:first + 40]!r}")
 
 
 def _where(data: bytes, pos: int, in_what: str = "") -> str:
@@ -109,30 +136,22 @@ def _where(data: bytes, pos: int, in_what: str = "") -> str:
     return f"byte {pos}{in_what} (line {line}, column {col})"
 
 
-def _check_first_event(text: str, kind: str, where: str, data: bytes = b"", offset: int = 0,
-                       in_what: str = "") -> None:
-    """A whole file that is not valid JSON: reject it only when it ends before its first event.
-
-    ``text`` is ``data[offset:]`` decoded; positions in the message count in ``data``."""
-    start = _events_start(text, kind)
+def _check_first_event(d: _Doc, kind: str) -> None:
+    """A whole file that is not valid JSON: reject it only when it ends inside its first event."""
+    start = _events_start(d.text, kind)
     if start is None:
         return
-    body = text[start:]
-    lead = len(body) - len(body.lstrip())
-    if not body.strip() or body.strip() == "]":
-        return  # an empty or unterminated empty array: the importer says so precisely
-    if body[lead] != "{":
-        return
+    first = _skip_ws(d.text, start)
+    if first >= len(d.text) or d.text[first] != "{":
+        return  # no event, or not an object: the importer says so precisely
     try:
-        json.JSONDecoder().raw_decode(body, lead)
+        json.JSONDecoder().raw_decode(d.text, first)
     except RecursionError:
         return  # nested too deep for Python's parser: the importer reports where
     except json.JSONDecodeError as e:
-        if e.pos >= len(body.rstrip()):
-            first = offset + len(text[:start + lead].encode("utf-8"))
-            raise TraceFormatError(
-                f"{where}: the file is cut short at {_where(data, len(data), in_what)} inside the first "
-                f"event, which starts at {_where(data, first, in_what)}: no complete event") from None
+        if e.pos >= len(d.text.rstrip()):
+            d.fail(f"the file is cut short at {_where(d.data, len(d.data), d.in_what)} inside the first "
+                   f"event, which starts at {d.where(first)}: no complete event")
 
 
 def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:
@@ -144,8 +163,8 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     i = _first_char(data)
     if i >= len(data):
         if whole:
-            what = "empty file" if not data else "only whitespace"
-            raise TraceFormatError(f"{source}: {what}, no trace events")
+            raise TraceFormatError(f"{source}: empty file, no trace events (it ends at "
+                                   f"{_where(data, len(data), in_what)})")
         return
     c = data[i:i + 1]
     if c not in (b"{", b"["):
@@ -154,13 +173,13 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
                                f"{_where(data, i, in_what)}: {snippet!r}")
     if not whole:
         return
-    text = data[i:].decode("utf-8", "replace")
+    d = _Doc(data, i, source, in_what)
     try:
-        doc = json.loads(text)
+        doc = json.loads(d.text)
     except (ValueError, RecursionError):
-        _check_first_event(text, c.decode(), source, data, i, in_what)
+        _check_first_event(d, c.decode())
         return
-    _check_parsed(doc, source)
+    _check_parsed(doc, d, c.decode())
 
 
 def check_trace_file(path) -> str:
@@ -175,7 +194,7 @@ def check_trace_file(path) -> str:
     if size is None:
         return path  # a pipe or a device: the importer reads it once, under its limits
     if size == 0:
-        raise TraceFormatError(f"{path}: empty file (0 bytes), no trace events")
+        raise TraceFormatError(f"{path}: empty file, no trace events (it ends at {_where(b'', 0)})")
     data, whole = _read_head(path, size)
     in_what = ""
     if data.startswith(_GZIP_MAGIC):
