@@ -9,6 +9,7 @@ test:
 setup:
 	bash scripts/setup.sh
 bench: setup
+	.venv/bin/python bench/bench_responsive.py
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py

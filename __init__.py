@@ -12,8 +12,15 @@ empty scene properties from the scene's build record (a .blend saved by
 ``python -m tracevis3d ... --save``, where the extension is not registered), or finds a trace
 whose folder moved with the .blend; ``save_pre`` records the trace path relative to the .blend.
 
-``unregister()`` removes every one of them again and gives NUMBA_CACHE_DIR back (safe to
-call twice).
+Kernels: the zip carries numba caches compiled for the generic x86-64 CPU
+(``tracevis3d/_kernel_cache``, see `tracevis3d.kernel_cache`); the first job installs them
+into the user cache (off the main thread).  In the UI, enabling the extension on a cold cache
+starts one low-priority background Python process that installs them and compiles whatever
+they do not cover (another Python or platform), while the user reads the panel.  Nothing is
+ever written into the add-on folder.
+
+``unregister()`` cancels a running job, stops that process, removes every one of them again
+and gives NUMBA_CACHE_DIR back (safe to call twice).
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ import sys
 import bpy
 
 _UNSET = object()
-_state = {"cli": None, "registered": False, "numba_cache_before": _UNSET}
+_state = {"cli": None, "registered": False, "numba_cache_before": _UNSET, "warmup": None}
 
 
 def _numba_cache_dir() -> str | None:
@@ -42,6 +49,35 @@ def _configure_numba() -> None:
     from .tracevis3d import _numba_env  # first import of the core: after the env is set
 
     _numba_env.configure(cache)  # also tells an already imported numba
+    _start_warmup(cache)
+
+
+def _start_warmup(cache: str | None) -> None:
+    """In the UI, on a cold cache: prepare the kernels in a background process (never headless:
+    scripts and tests start their own work at once, and a process must not outlive them)."""
+    if not cache or bpy.app.background:
+        return
+    from .tracevis3d import kernel_cache
+
+    if any(kernel_cache.is_cold(step, cache) for step in kernel_cache.STEP_KERNELS):
+        _state["warmup"] = kernel_cache.start_background_warmup(cache)
+
+
+def warmup_running() -> bool:
+    """Is the background process preparing the kernels still at work?"""
+    proc = _state["warmup"]
+    return proc is not None and proc.poll() is None
+
+
+def _stop_warmup() -> None:
+    proc = _state["warmup"]
+    _state["warmup"] = None
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=2)
+        except Exception:  # noqa: BLE001  never block unregistering
+            pass
 
 
 def _restore_numba() -> None:
@@ -88,8 +124,9 @@ def _warn(what: str, e: BaseException) -> None:
 @bpy.app.handlers.persistent
 def _on_load_post(*_args):
     """A new .blend: drop traces loaded for the previous file; point the scenes at their traces."""
-    from .tracevis3d.blender import session
+    from .tracevis3d.blender import session, tasks
 
+    tasks.QUEUE.cancel_all()  # a job of the previous file must not touch the new one
     session.clear_cache()
     from . import properties
 
@@ -141,8 +178,10 @@ def unregister():
     if not _state["registered"]:
         return
     from . import operators, panels, properties
-    from .tracevis3d.blender import session
+    from .tracevis3d.blender import session, tasks
 
+    tasks.QUEUE.cancel_all()
+    _stop_warmup()
     if _state["cli"] is not None:
         try:
             bpy.utils.unregister_cli_command(_state["cli"])

@@ -158,6 +158,15 @@ class TraceVis3DSettings(PropertyGroup):
     render_output: StringProperty(name="Output", subtype="FILE_PATH", default="//tracevis3d.png",
                                   description="Where Render Figure writes the image; its extension names "
                                               "the format (.png, .jpg, .exr, .tif)")
+    # --- compare two runs (TraceDiff)
+    compare_path: StringProperty(
+        name="Compare with", subtype="FILE_PATH", default="",
+        description="A second run of the program (.json, .json.gz, .npz) to compare the trace with",
+    )
+    compare_tau: FloatProperty(name="Similarity τ", default=0.2, min=0.01, max=0.99,
+                               description="Calls match when the Jaccard similarity of their "
+                                           "function sets is above τ")
+    compare_summary: StringProperty(name="Comparison", default="", options={"SKIP_SAVE"})
     # --- details on demand (last picked call)
     picked_call: IntProperty(name="Picked call", default=-1, options={"SKIP_SAVE"})
     picked_text: StringProperty(name="Picked call details", default="", options={"SKIP_SAVE"})

@@ -1,14 +1,14 @@
-"""What every TraceVis3D operator shares: error reports, progress, settings access.
+"""What every TraceVis3D operator shares: error reports, jobs and their progress, settings.
 
-Operators are thin: they read the scene properties, call the core / Blender layer and turn
-every failure into a Blender report (``{'CANCELLED'}``, one line, no traceback).  With
-``blender --debug-python`` the traceback of an unexpected error is printed as well.
+Operators are thin: they read the scene properties, start a job of the Blender layer
+(`tracevis3d.blender.tasks`) through `JobOperator` and turn every failure into a Blender
+report (``{'CANCELLED'}``, one line, no traceback).  With ``blender --debug-python`` the
+traceback of an unexpected error is printed as well.
 """
 from __future__ import annotations
 
 import functools
 import os
-import sys
 import traceback
 
 import bpy
@@ -46,8 +46,6 @@ def reported(fn):
                         " (run Blender with --debug-python for details)")
             if bpy.app.debug_python:
                 traceback.print_exc()
-        finally:
-            Progress.end_all(context)
         return {"CANCELLED"}
 
     if fn.__code__.co_argcount == 3:  # invoke(self, context, event)
@@ -57,23 +55,6 @@ def reported(fn):
         def wrapper(self, context):
             return call(self, context)
     return functools.wraps(fn)(wrapper)
-
-
-def numba_cache_is_cold() -> bool:
-    """True when numba's cache holds no compiled kernel yet (the first run compiles them)."""
-    d = os.environ.get("NUMBA_CACHE_DIR")
-    if not d or not os.path.isdir(d):
-        return True
-    for _root, _dirs, files in os.walk(d):
-        if any(f.endswith(".nbi") for f in files):
-            return False
-    return True
-
-
-def loading_text() -> str:
-    if numba_cache_is_cold():
-        return "loading trace (first run: compiling kernels once, this can take a minute)"
-    return "loading trace"
 
 
 def settings_of(context):
@@ -104,49 +85,117 @@ def trace_path_of(context) -> str:
     return path
 
 
-class Progress:
-    """``progress(fraction, text)`` callback: window-manager progress and the status bar.
+class JobOperator:
+    """Mixin: run a `tracevis3d.jobs.Job` from an operator, the same way in the UI and headless.
 
-    In background mode (no window) progress goes to stderr instead, at most every 10 %.
+    In the UI the job goes into the extension's queue and a modal timer polls it (Blender
+    stays live): its progress is in the status bar and the panel, Esc (or the panel's
+    Cancel) cancels it.  Headless (``blender --background``, the bpy module: no window, and
+    timers never fire) ``execute`` polls the same job to its end before returning.  A second
+    request while a job runs is refused with a message naming the running job.
+    Subclasses call ``self.start_job(context, job, on_done)``; ``on_done(context, result)``
+    returns the INFO message.
     """
 
-    _active: list["Progress"] = []
+    _timer = None
+    _job = None
+    _on_done = None
 
-    def __init__(self, context, title: str):
-        self.context = context
-        self.title = title
-        self.wm = context.window_manager
-        self.last_tenth = -1
-        self.background = bpy.app.background
-        if self.wm is not None:
-            self.wm.progress_begin(0, 1000)
-        Progress._active.append(self)
-        self(0.0, title)
+    def start_job(self, context, job, on_done):
+        from ..tracevis3d.blender.tasks import QUEUE
 
-    def __call__(self, fraction: float, text: str = "") -> None:
-        fraction = min(max(float(fraction), 0.0), 1.0)
-        message = f"{self.title}: {text}" if text and text != self.title else self.title
-        if self.wm is not None:
-            self.wm.progress_update(int(fraction * 1000))
-        workspace = getattr(self.context, "workspace", None)
-        if workspace is not None and not self.background:
-            workspace.status_text_set(f"TraceVis3D {message} ({fraction * 100:.0f} %)")
-        if self.background:
-            tenth = int(fraction * 10)
-            if tenth != self.last_tenth:
-                self.last_tenth = tenth
-                print(f"[tracevis3d] {message} {fraction * 100:3.0f} %", file=sys.stderr)
+        QUEUE.submit(job)  # Busy (a RuntimeError) -> reported, nothing started
+        self._job, self._on_done = job, on_done
+        wm = context.window_manager
+        if bpy.app.background or wm is None or context.window is None:
+            while not job.finished:
+                QUEUE.poll(timeout=0.05)
+            return self._finish(context)
+        self._timer = wm.event_timer_add(0.05, window=context.window)
+        wm.modal_handler_add(self)
+        show_progress(context, job)
+        return {"RUNNING_MODAL"}
 
-    def end(self) -> None:
-        if self in Progress._active:
-            Progress._active.remove(self)
-            if self.wm is not None:
-                self.wm.progress_end()
-            workspace = getattr(self.context, "workspace", None)
-            if workspace is not None and not self.background:
-                workspace.status_text_set(None)
+    def modal(self, context, event):
+        from ..tracevis3d.blender.tasks import QUEUE
 
-    @classmethod
-    def end_all(cls, context) -> None:
-        for p in list(cls._active):
-            p.end()
+        if event.type == "ESC" and event.value == "PRESS":
+            self._job.cancel()
+        elif event.type == "TIMER":
+            QUEUE.poll()
+        else:
+            return {"PASS_THROUGH"}
+        show_progress(context, self._job)
+        if self._job.finished:
+            return self._finish(context)
+        return {"RUNNING_MODAL"}
+
+    def cancel(self, context):
+        """Blender ends the modal operator (a file is opened, the window closes): stop the job."""
+        if self._job is not None:
+            self._job.cancel()
+        if self._timer is not None:
+            context.window_manager.event_timer_remove(self._timer)
+            self._timer = None
+        show_progress(context, None)
+
+    def _finish(self, context):
+        """The job ended: clear the progress display and report; FINISHED or CANCELLED."""
+        job = self._job
+        if self._timer is not None:
+            context.window_manager.event_timer_remove(self._timer)
+            self._timer = None
+        show_progress(context, None)
+        if job.state == "cancelled":
+            self.report({"WARNING"}, f"TraceVis3D: {job.name} cancelled; nothing was changed")
+            return {"CANCELLED"}
+        if job.state == "failed":
+            report_error(self, job.error)
+            return {"CANCELLED"}
+        try:
+            msg = self._on_done(context, job.result)
+        except Exception as e:  # noqa: BLE001  one line, no traceback
+            report_error(self, e)
+            return {"CANCELLED"}
+        if msg:
+            self.report({"INFO"}, msg)
+        return {"FINISHED"}
+
+
+def report_error(op, e: BaseException) -> None:
+    """One ERROR line: the message of a user error, or an internal error with its type."""
+    if isinstance(e, USER_ERRORS):
+        op.report({"ERROR"}, f"TraceVis3D: {one_line(e)}")
+        return
+    op.report({"ERROR"}, f"TraceVis3D internal error ({type(e).__name__}): {one_line(e)}"
+                         " (run Blender with --debug-python for details)")
+    if bpy.app.debug_python:
+        traceback.print_exception(e)
+
+
+_CURSOR = {"on": False}  # the window manager's (cursor) progress is begun
+
+
+def show_progress(context, job) -> None:
+    """The job's progress in the status bar, the mouse cursor and the panel (None: clear)."""
+    wm = context.window_manager
+    workspace = getattr(context, "workspace", None)
+    if job is None or job.finished:
+        if wm is not None and _CURSOR["on"]:
+            wm.progress_end()
+        _CURSOR["on"] = False
+        if workspace is not None:
+            workspace.status_text_set(None)
+    else:
+        if wm is not None:
+            if not _CURSOR["on"]:
+                wm.progress_begin(0, 1000)
+                _CURSOR["on"] = True
+            wm.progress_update(int(job.fraction * 1000))
+        if workspace is not None:
+            workspace.status_text_set(f"TraceVis3D {job.name}: {job.fraction * 100:.0f} % {job.text}"
+                                      "   (Esc: cancel)")
+    screen = getattr(context, "screen", None)
+    for area in screen.areas if screen is not None else ():
+        if area.type == "VIEW_3D":
+            area.tag_redraw()

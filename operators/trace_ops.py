@@ -1,7 +1,8 @@
-"""The TraceVis3D operators: import, build, frame, render figure, show call under the mouse.
+"""The TraceVis3D operators: import, build, compare, frame, render figure, show call, cancel.
 
-Each one reads ``scene.tracevis3d`` and calls the Blender layer
-(`tracevis3d.blender.scene`, `.render`, `.pick`) or the session cache; nothing else.
+Each one reads ``scene.tracevis3d`` and starts a job of the Blender layer
+(`tracevis3d.blender.tasks`, through `common.JobOperator`: modal and cancellable in the UI,
+run to its end headless) or calls `.scene`, `.pick` and the session cache; nothing else.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from bpy.props import BoolProperty, IntProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
-from ..tracevis3d.blender import session
-from .common import Progress, abspath, loading_text, reported, settings_of, trace_path_of
+from ..tracevis3d.blender import session, tasks
+from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
 TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz"
 
@@ -39,28 +40,41 @@ def count_objects(result) -> int:
     return n
 
 
-def build_scene(context, trace, settings, progress=None, trace_path=None) -> dict:
-    """Build the icicle of ``trace`` with the scene's parameters (shared by Import and Build).
+def start_import(op, context, path: str, build: bool, rebuild: bool = False):
+    """Start the import job of ``path`` (``build``: and its icicle) for operator ``op``;
+    ``rebuild``: report as the Build button does."""
+    from ..tracevis3d.io.sniff import check_trace_file
 
-    Blender's startup Cube, Light and Camera go first when they are untouched (a fresh file);
-    nothing the user made or edited is removed.
-    """
-    from ..tracevis3d.blender.hygiene import remove_startup_defaults
-    from ..tracevis3d.blender.scene import build_icicle
-    from ..tracevis3d.layout.params import IcicleParams
+    settings = settings_of(context)
+    check_trace_file(path)  # a file that is no trace: one line, at once, before any job
+    params = properties.icicle_params_dict(settings) if build else None
+    t0 = time.perf_counter()
 
-    params = IcicleParams.from_dict(properties.icicle_params_dict(settings))
-    remove_startup_defaults(context.scene)
-    return build_icicle(trace, params, progress=progress, scene=context.scene,
-                        trace_path=trace_path or abspath(settings.trace_path) or None)
+    def done(context, result):
+        trace = result["trace"]
+        settings.trace_path = path
+        settings.picked_call, settings.picked_text = -1, ""
+        dt = time.perf_counter() - t0
+        if rebuild:
+            return (f"Built the icicle of {_trace_summary(trace)} ({count_objects(result['build'])} objects) "
+                    f"in {dt:.2f} s")
+        msg = f"Loaded {os.path.basename(path)}: {_trace_summary(trace)} in {dt:.2f} s"
+        if result["build"] is not None:
+            from ..tracevis3d.blender.scene import frame_view
+
+            frame_view(context)  # a new scene: look at it (no-op headless)
+            msg += "; scene built"
+        return msg
+
+    return op.start_job(context, tasks.import_job(path, scene=context.scene, params=params, build=build), done)
 
 
-class TRACEVIS3D_OT_import_trace(Operator):
+class TRACEVIS3D_OT_import_trace(JobOperator, Operator):
     """Load a trace file (Chrome Trace Event JSON, .json.gz or native .npz) into the scene"""
 
     bl_idname = "tracevis3d.import_trace"
     bl_label = "Import Trace"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER"}
 
     filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"})
     filter_glob: StringProperty(default=TRACE_FILTER, options={"HIDDEN"})
@@ -73,56 +87,65 @@ class TRACEVIS3D_OT_import_trace(Operator):
 
     @reported
     def execute(self, context):
-        settings = settings_of(context)
         path = abspath(self.filepath)
         if not path:
             raise ValueError("no file chosen")
-        t0 = time.perf_counter()
-        progress = Progress(context, "Import trace")
-        try:
-            progress(0.0, loading_text())
-            trace = session.get_trace(path)
-        finally:
-            progress.end()
-        settings.trace_path = path
-        settings.picked_call, settings.picked_text = -1, ""
-        msg = f"Loaded {os.path.basename(path)}: {_trace_summary(trace)} in {time.perf_counter() - t0:.2f} s"
-        if self.build:
-            progress = Progress(context, "Building icicle")
-            try:
-                build_scene(context, trace, settings, progress, trace_path=path)
-            finally:
-                progress.end()
-            from ..tracevis3d.blender.scene import frame_view
-
-            frame_view(context)  # a new scene: look at it (no-op headless)
-            msg += "; scene built"
-        self.report({"INFO"}, msg)
-        return {"FINISHED"}
+        return start_import(self, context, path, self.build)
 
 
-class TRACEVIS3D_OT_build(Operator):
+class TRACEVIS3D_OT_build(JobOperator, Operator):
     """Build (or rebuild) the 3D icicle of the scene's trace with the current parameters"""
 
     bl_idname = "tracevis3d.build"
     bl_label = "Build"
-    bl_options = {"REGISTER", "UNDO"}
+    bl_options = {"REGISTER"}
 
     @reported
     def execute(self, context):
+        return start_import(self, context, trace_path_of(context), True, rebuild=True)
+
+
+class TRACEVIS3D_OT_compare(JobOperator, Operator):
+    """Compare the scene's trace with a second run (TraceDiff): matched calls, class pairs, overview"""
+
+    bl_idname = "tracevis3d.compare"
+    bl_label = "Compare"
+
+    @reported
+    def execute(self, context):
+        from ..tracevis3d.io.sniff import check_trace_file
+
         settings = settings_of(context)
-        path = trace_path_of(context)
-        progress = Progress(context, "Building icicle")
-        try:
-            progress(0.0, loading_text())
-            trace = session.get_trace(path)
-            t0 = time.perf_counter()
-            result = build_scene(context, trace, settings, progress, trace_path=path)
-        finally:
-            progress.end()
-        n_objects = count_objects(result)
-        self.report({"INFO"}, f"Built the icicle of {_trace_summary(trace)} "
-                              f"({n_objects} objects) in {time.perf_counter() - t0:.2f} s")
+        a = trace_path_of(context)
+        b = abspath(settings.compare_path)
+        if not b:
+            raise ValueError("no second trace: set the trace to compare with")
+        check_trace_file(a)
+        check_trace_file(b)
+        tau = float(settings.compare_tau)
+
+        def done(context, cmp):
+            text = (f"{cmp.n_pairs_total:,} call pairs above τ={tau:g}; "
+                    f"{len(cmp.class_pair_row_b):,} class pairs; {len(cmp.pairs):,} kept")
+            settings.compare_summary = text
+            return f"Compared {os.path.basename(a)} with {os.path.basename(b)}: {text}"
+
+        return self.start_job(context, tasks.compare_job(a, b, tau=tau), done)
+
+
+class TRACEVIS3D_OT_cancel_job(Operator):
+    """Cancel the running TraceVis3D job (load, build, compare, render); nothing half-built stays"""
+
+    bl_idname = "tracevis3d.cancel_job"
+    bl_label = "Cancel"
+
+    def execute(self, context):
+        if not tasks.QUEUE.busy():
+            self.report({"INFO"}, "No TraceVis3D job is running")
+            return {"CANCELLED"}
+        name = tasks.QUEUE.current.name
+        tasks.QUEUE.cancel_all()
+        self.report({"INFO"}, f"TraceVis3D: cancelling {name}")
         return {"FINISHED"}
 
 
@@ -141,7 +164,7 @@ class TRACEVIS3D_OT_frame(Operator):
         return {"FINISHED"}
 
 
-class TRACEVIS3D_OT_render_figure(Operator):
+class TRACEVIS3D_OT_render_figure(JobOperator, Operator):
     """Render the scene to an image (.png, .jpg, .exr, .tif) with the chosen engine, resolution and background"""
 
     bl_idname = "tracevis3d.render_figure"
@@ -153,7 +176,7 @@ class TRACEVIS3D_OT_render_figure(Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.render import check_output, render_figure
+        from ..tracevis3d.blender.render import check_output
 
         settings = settings_of(context)
         path = abspath(self.filepath or settings.render_output)
@@ -168,21 +191,14 @@ class TRACEVIS3D_OT_render_figure(Operator):
         os.makedirs(folder, exist_ok=True)
         if not os.access(folder, os.W_OK):
             raise OSError(f"cannot write into {folder}")
-        progress = Progress(context, "Rendering figure")
-        try:
-            t0 = time.perf_counter()
-            out = render_figure(
-                path,
-                engine=settings.render_engine,
-                resolution=(settings.resolution_x, settings.resolution_y),
-                transparent=settings.render_transparent,
-                samples=settings.render_samples or None,
-            )
-            progress(1.0, "done")
-        finally:
-            progress.end()
-        self.report({"INFO"}, f"Rendered {out} in {time.perf_counter() - t0:.1f} s")
-        return {"FINISHED"}
+        if context.scene.camera is None:
+            raise ValueError("the scene has no camera: build the icicle first")
+        t0 = time.perf_counter()
+        job = tasks.render_job(path, scene=context.scene, engine=settings.render_engine,
+                               resolution=(settings.resolution_x, settings.resolution_y),
+                               transparent=settings.render_transparent,
+                               samples=settings.render_samples or None)
+        return self.start_job(context, job, lambda _c, out: f"Rendered {out} in {time.perf_counter() - t0:.1f} s")
 
 
 def format_call(d: dict) -> str:
@@ -252,6 +268,8 @@ class TRACEVIS3D_OT_show_call(Operator):
 CLASSES = (
     TRACEVIS3D_OT_import_trace,
     TRACEVIS3D_OT_build,
+    TRACEVIS3D_OT_compare,
+    TRACEVIS3D_OT_cancel_job,
     TRACEVIS3D_OT_frame,
     TRACEVIS3D_OT_render_figure,
     TRACEVIS3D_OT_show_call,

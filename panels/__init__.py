@@ -1,7 +1,8 @@
 """The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
 
-Trace (import, path, Build, Frame), Parameters, Render and Details sub-panels; every button is
-one of the operators, every field a ``scene.tracevis3d`` property.
+Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters,
+Compare, Render and Details sub-panels; every button is one of the operators, every field a
+``scene.tracevis3d`` property.
 """
 import os
 
@@ -25,6 +26,7 @@ class VIEW3D_PT_tracevis3d(_Base, Panel):
     def draw(self, context):
         s = context.scene.tracevis3d
         layout = self.layout
+        draw_job(layout)
         layout.operator("tracevis3d.import_trace", icon="FILEBROWSER")
         layout.prop(s, "trace_path", text="")
         if s.trace_path and not os.path.isfile(bpy.path.abspath(s.trace_path)):
@@ -33,6 +35,41 @@ class VIEW3D_PT_tracevis3d(_Base, Panel):
         row.scale_y = 1.3
         row.operator("tracevis3d.build", icon="MOD_BUILD")
         row.operator("tracevis3d.frame", icon="VIEW_CAMERA")
+
+
+def draw_job(layout) -> None:
+    """The running job: a progress bar with its step text, and Cancel."""
+    from .. import warmup_running
+    from ..tracevis3d.blender.tasks import QUEUE
+
+    job = QUEUE.current
+    if job is None or job.finished:
+        if warmup_running():
+            layout.label(text="Preparing kernels in the background (first run only)", icon="TIME")
+        return
+    box = layout.box()
+    row = box.row(align=True)
+    if hasattr(row, "progress"):  # Blender 4.0+
+        row.progress(factor=job.fraction, type="BAR", text=f"{job.name}: {job.fraction * 100:.0f} %")
+    else:
+        row.label(text=f"{job.name}: {job.fraction * 100:.0f} %")
+    row.operator("tracevis3d.cancel_job", text="", icon="CANCEL")
+    box.label(text=job.text)
+
+
+class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
+    bl_label = "Compare Runs"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.prop(s, "compare_path")
+        layout.prop(s, "compare_tau")
+        layout.operator("tracevis3d.compare", icon="ARROW_LEFTRIGHT")
+        if s.compare_summary:
+            layout.label(text=s.compare_summary)
 
 
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):
@@ -124,6 +161,7 @@ class VIEW3D_PT_tracevis3d_details(_Base, Panel):
 CLASSES = (
     VIEW3D_PT_tracevis3d,
     VIEW3D_PT_tracevis3d_params,
+    VIEW3D_PT_tracevis3d_compare,
     VIEW3D_PT_tracevis3d_render,
     VIEW3D_PT_tracevis3d_details,
 )

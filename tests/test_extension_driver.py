@@ -22,6 +22,7 @@ import tempfile
 import traceback
 
 PKG = "bl_ext.user_default.tracevis3d"
+OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -125,7 +126,7 @@ def leftovers(bpy, ext_module_handlers_prefix=PKG):
     for name in dir(bpy.types):
         if name.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d")) or name == "TraceVis3DSettings":
             found.append(f"bpy.types.{name}")
-    for op in ("import_trace", "build", "frame", "render_figure", "show_call"):
+    for op in OPERATORS:
         try:
             getattr(bpy.ops.tracevis3d, op).get_rna_type()
             found.append(f"operator tracevis3d.{op}")
@@ -206,11 +207,11 @@ def main(zip_path: str, work: str) -> None:
     @step("registered_things")
     def _():
         s = bpy.context.scene.tracevis3d
-        ops = [o for o in ("import_trace", "build", "frame", "render_figure", "show_call")
+        ops = [o for o in OPERATORS
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == 5 and len(panels) == 4 and handler,
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 5 and handler,
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -269,7 +270,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 4
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 6
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")
@@ -340,6 +341,31 @@ def main(zip_path: str, work: str) -> None:
     def _():
         msg = op_error(lambda: ops.build())
         return msg is not None and "no trace file" in msg and "Traceback" not in msg, repr(msg)
+
+    @step("op_first_import_on_a_cold_cache")
+    def _():
+        """The first import through the operator after install: the extension's numba cache is
+        empty; the zip's pre-built kernels are installed into it and nothing is compiled."""
+        import time
+
+        cache = os.environ["NUMBA_CACHE_DIR"]
+        before = [f for _r, _d, fs in os.walk(cache) for f in fs if f.endswith(".nbi")]
+        t = time.perf_counter()
+        r = ops.import_trace(filepath=str(tiny), build=True)
+        dt = time.perf_counter() - t
+        rep = sys.modules[f"{PKG}.tracevis3d.kernel_cache"]._installed.get(cache)
+        from numba.core.registry import CPUDispatcher
+
+        compiled = {}
+        for name, mod in list(sys.modules.items()):
+            for v in vars(mod).values() if name.startswith(PKG) and mod is not None else ():
+                if isinstance(v, CPUDispatcher) and sum(v._cache_misses.values()):
+                    compiled[f"{name}.{v.py_func.__name__}"] = sum(v._cache_misses.values())
+        coll = bpy.data.collections.get("TraceVis3D")
+        ok = (r == {"FINISHED"} and not before and rep is not None and rep["installed"] > 0
+              and not compiled and coll is not None and len(coll.objects) > 0)
+        return ok, (f"{r} in {dt:.2f} s; cache before: {len(before)} indexes; shipped kernels: {rep}; "
+                    f"compiled on first use: {compiled}")
 
     @step("op_import")
     def _():
@@ -612,12 +638,16 @@ def main(zip_path: str, work: str) -> None:
 
     @step("nothing_written_into_the_addon_folder")
     def _():
+        import zipfile
+
         addon_dir = pathlib.Path(sys.modules[PKG].__file__).parent
-        numba_files = [str(p) for p in addon_dir.rglob("*") if p.suffix in (".nbi", ".nbc")]
+        shipped = set(zipfile.ZipFile(zip_path).namelist())  # the pre-built kernels come in the zip
+        new = [p for p in addon_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+               and p.relative_to(addon_dir).as_posix() not in shipped]
+        numba_files = [str(p) for p in new if p.suffix in (".nbi", ".nbc")]
         cache = pathlib.Path(os.environ["NUMBA_CACHE_DIR"])
         cached = [p.name for p in cache.rglob("*.nbi")]
-        other = [str(p.relative_to(addon_dir)) for p in addon_dir.rglob("*")
-                 if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".py", ".toml", ".whl")]
+        other = [str(p.relative_to(addon_dir)) for p in new if p.suffix not in (".py", ".toml", ".whl")]
         return (not numba_files and len(cached) > 0 and not other,
                 f"numba files in add-on folder: {numba_files[:5]}; kernels in the user cache: {len(cached)}; "
                 f"other new files: {other[:5]}")

@@ -17,6 +17,7 @@ OPERATOR_STEPS = [
     "op_bad_file_reports",
     "op_missing_file_reports",
     "op_build_without_trace_reports",
+    "op_first_import_on_a_cold_cache",
     "op_import",
     "op_build",
     "op_build_removed_startup_objects",

@@ -17,6 +17,12 @@ Steps
    ``build/extension/`` together with the wheels, so nothing else in the working tree (tests,
    benchmarks, virtualenvs, colleagues' scratch files) can leak into a zip; the manifest's
    ``[build] paths_exclude_pattern`` is the second line of defence.
+   The staged core gets ``tracevis3d/_kernel_cache/``: every first-use numba kernel compiled
+   for the generic x86-64 CPU from the staged sources (``python -m tracevis3d.warmup`` with
+   ``NUMBA_CPU_NAME=generic``, exported by `tracevis3d.kernel_cache.export_cache`), so a new
+   user does not wait a minute for numba.  Only when this machine can make them (linux-x64,
+   the Python of Blender 4.2-5.0); kept in ``build/kernel-cache/<sources hash>/``, so an
+   unchanged core is not compiled again; ``--no-kernels`` leaves them out.
 4. Build with Blender's own tool (``bl_pkg/cli/blender_ext.py``, shipped inside the bpy wheel)
    using ``--split-platforms``, then validate every zip with the same tool.  Output: dist/.
 
@@ -68,6 +74,7 @@ ADDON_FILES = (
     "tracevis3d",
     "LICENSE",
 )
+KERNEL_CACHE = REPO / "build" / "kernel-cache"
 WHEELS_BEGIN = "# BEGIN WHEELS"
 WHEELS_END = "# END WHEELS"
 
@@ -206,6 +213,52 @@ def stage(manifest_text: str, wheels: list[str]) -> Path:
     return STAGE
 
 
+def sources_digest(core: Path) -> str:
+    """sha256 over the core's kernel sources (the .py files numba caches: they use ``njit``;
+    path and content), the warm-up, and the Python and numba versions."""
+    import hashlib
+    from importlib.metadata import version
+
+    h = hashlib.sha256(f"{sys.version_info[:2]} numba {version('numba')}".encode())
+    for f in sorted(core.rglob("*.py")):
+        text = f.read_bytes()
+        if re.search(rb"(?m)^\s*@(numba\.|nb\.)?n?jit\b", text) or f.name == "warmup.py":
+            h.update(str(f.relative_to(core)).encode() + b"\0" + text)
+    return h.hexdigest()[:20]
+
+
+def prebuilt_kernels(stage_root: Path) -> str:
+    """Put the generic-CPU kernel caches into the staged core; a one-line summary."""
+    import platform as _platform
+
+    if sys.platform != "linux" or _platform.machine().lower() not in ("x86_64", "amd64") \
+            or sys.version_info[:2] != (3, 11):
+        return "no pre-built kernels: this machine is not linux-x64 with Python 3.11"
+    core = stage_root / "tracevis3d"
+    out = KERNEL_CACHE / sources_digest(core)
+    if not (out / "manifest.json").is_file():
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
+            env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(stage_root))
+            env.pop("NUMBA_CPU_FEATURES", None)
+            steps = [[sys.executable, "-m", "tracevis3d.warmup"],
+                     [sys.executable, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
+                                            "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
+                      tmp, str(core), str(out) + ".tmp"]]
+            for cmd in steps:
+                r = subprocess.run(cmd, env=env, cwd=str(stage_root), capture_output=True, text=True)
+                if r.returncode != 0:
+                    last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+                    raise BuildError(f"pre-building the kernels failed: {last}")
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(str(out) + ".tmp", out)
+    shutil.copytree(out, core / "_kernel_cache")
+    n = sum(1 for f in (core / "_kernel_cache").rglob("*.nbi"))
+    size = sum(f.stat().st_size for f in (core / "_kernel_cache").rglob("*") if f.is_file())
+    return f"pre-built kernels: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})"
+
+
 def run_tool(args: list[str]) -> str:
     r = subprocess.run([sys.executable, str(blender_ext_tool()), *args], capture_output=True, text=True)
     out = (r.stdout + r.stderr).strip()
@@ -215,7 +268,7 @@ def run_tool(args: list[str]) -> str:
     return out
 
 
-def build(platforms: list[str], offline: bool, write_manifest: bool) -> list[Path]:
+def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bool = True) -> list[Path]:
     text = MANIFEST.read_text()
     manifest = tomllib.loads(text)
     declared = manifest.get("platforms", [])
@@ -250,6 +303,8 @@ def build(platforms: list[str], offline: bool, write_manifest: bool) -> list[Pat
         listed = keep
 
     src = stage(text, listed)
+    if kernels:
+        print(f"[kernels] {prebuilt_kernels(src)}", file=sys.stderr)
     DIST.mkdir(exist_ok=True)
     version = manifest["version"]
     outputs = [DIST / f"{manifest['id']}-{version}-{p.replace('-', '_')}.zip" for p in platforms]
@@ -273,10 +328,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--offline", action="store_true", help="use only wheels already in build/wheels")
     ap.add_argument("--write-manifest", action="store_true",
                     help="rewrite the manifest's wheel list from PINS (downloads every platform)")
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="leave out the pre-built numba kernel caches (first use then compiles)")
     args = ap.parse_args(argv)
     try:
         platforms = args.platform or tomllib.loads(MANIFEST.read_text()).get("platforms", [])
-        outputs = build(sorted(set(platforms)), args.offline, args.write_manifest)
+        outputs = build(sorted(set(platforms)), args.offline, args.write_manifest, not args.no_kernels)
     except (BuildError, OSError, tomllib.TOMLDecodeError) as e:
         print(f"build_extension: error: {e}", file=sys.stderr)
         return 1

@@ -32,7 +32,9 @@ def load(path, **options) -> Trace:
     (see `tracevis3d.io.chrome.load_chrome`).
     """
     from .io import load as _load
+    from .io.sniff import check_trace_file
 
+    check_trace_file(path)  # pure Python: a file that is no trace fails before numba compiles
     return _load(path, **options)
 
 

@@ -246,23 +246,39 @@ def _progress(frac: float, text: str) -> None:
     sys.stderr.flush()
 
 
+def run_job(job, lo: float = 0.0, hi: float = 1.0):
+    """Poll ``job`` to its end (the code the extension's UI drives), one progress line per
+    step (scaled into [lo, hi]); its result, or its error raised."""
+    last = [None]
+
+    def show(j):
+        if j.text != last[0] and j.state == "running":
+            last[0] = j.text
+            _progress(lo + (hi - lo) * j.fraction, j.text)
+
+    job.listeners.append(show)
+    return job.run(interval=0.05)
+
+
 def _load(path: str):
+    """The load job: a file that is no trace fails in milliseconds, before numba loads."""
     if not os.path.exists(path):
         raise CLIError(f"trace file not found: {path}", 1)
     if os.path.isdir(path):
         raise CLIError(f"trace path is a folder, not a file: {path}", 1)
-    try:
-        from . import load
-    except ImportError as e:  # pragma: no cover - the loader ships with the core
-        raise CLIError(f"trace loader unavailable: {e}", 1) from None
     import warnings
+
+    from .blender.session import load_steps
+    from .jobs import Job
 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            trace = load(path)
+            trace = run_job(Job("load", load_steps, path, (0.0, 1.0)), 0.0, 0.1)
     except Exception as e:  # any parser failure is a bad input, reported on one line
         msg = " ".join(str(e).split()) or type(e).__name__
+        if msg.startswith(f"{os.path.abspath(path)}: "):
+            msg = msg[len(os.path.abspath(path)) + 2:]
         if msg.startswith(f"{path}: "):
             msg = msg[len(path) + 2:]
         raise CLIError(f"cannot read trace {path}: {msg}", 1) from None
@@ -342,7 +358,6 @@ def render_icicle(args) -> str:
         raise CLIError(str(e), 2) from None
     trace_path = os.path.abspath(args.trace)
     t = time.perf_counter()
-    _progress(0.0, f"loading {args.trace}")
     trace = _load(args.trace)
     _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
     if len(trace) == 0:
@@ -352,13 +367,14 @@ def render_icicle(args) -> str:
     except ImportError:
         raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
     from .blender.render import render_figure
-    from .blender.scene import build_icicle
+    from .blender.tasks import build_job
 
     scene = bpy.context.scene
     _remove_startup_objects(scene)
     try:
-        info = build_icicle(trace, params, progress=lambda f, s: _progress(0.1 + 0.5 * f, s),
-                            scene=scene, trace_path=trace_path)
+        t_build = time.perf_counter()
+        info = run_job(build_job(trace, params, scene=scene, trace_path=trace_path), 0.1, 0.6)
+        info["timings"]["total"] = time.perf_counter() - t_build
     except (ValueError, KeyError, IndexError) as e:  # e.g. a thread the trace does not have
         msg = " ".join(str(e).strip("'\"").split())
         raise CLIError(f"{args.trace}: {msg}", 2) from None

@@ -180,6 +180,21 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
     import bpy
 
     scene = scene or bpy.context.scene
+    path = setup_render(path, engine, resolution, transparent, samples, scene)
+    with quiet_blender_output() if quiet else contextlib.nullcontext():
+        res = bpy.ops.render.render(write_still=True, scene=scene.name)
+    if "FINISHED" not in res or not os.path.isfile(path):
+        raise RuntimeError(f"render did not write {path} ({res})")
+    return path
+
+
+def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080),
+                 transparent: bool = False, samples: int | None = None, scene=None) -> str:
+    """Check the arguments and set the scene's render settings for `render_figure`; the
+    absolute output path (ValueError naming what is wrong)."""
+    import bpy
+
+    scene = scene or bpy.context.scene
     if scene.camera is None:
         raise ValueError("the scene has no camera: build the icicle first")
     try:
@@ -212,8 +227,4 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
         aa = {1: "OFF", 5: "5", 8: "8", 11: "11", 16: "16", 32: "32"}
         scene.display.render_aa = aa[min(aa, key=lambda k: abs(k - int(samples)))]
     r.filepath = path
-    with quiet_blender_output() if quiet else contextlib.nullcontext():
-        res = bpy.ops.render.render(write_still=True, scene=scene.name)
-    if "FINISHED" not in res or not os.path.isfile(path):
-        raise RuntimeError(f"render did not write {path} ({res})")
     return path

@@ -1,17 +1,15 @@
 """Build the icicle scene in Blender from a Trace (layout → SceneSpec → Blender data)."""
 from __future__ import annotations
 
-import os
 import time
 
 import bpy
 from mathutils import Vector
 
-from ..layout.icicle import icicle_layout
 from ..layout.params import IcicleParams
 from ..model import Trace
-from .hygiene import BUILD_KEY, read_build_record, write_build_record
-from .writer import is_layer_object, write_scene_spec
+from .hygiene import BUILD_KEY, read_build_record
+from .writer import is_layer_object
 
 __all__ = ["build_icicle", "build_info", "frame_view", "BUILD_KEY"]
 
@@ -21,30 +19,27 @@ def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
                  trace_path=None) -> dict:
     """Write (or replace) the extruded icicle of ``trace`` into the scene.
 
-    ``progress(fraction, text)`` is called for the long steps.  Returns the names of the
+    Runs the build job (`tasks.build_steps`: the layout in a worker thread, the scene in
+    short main-thread steps) to its end: the same code the panel's Build drives.
+    ``progress(fraction, text)`` is called for every step.  Returns the names of the
     created objects, per-step timings (s) and layout figures; stores
     ``scene["tracevis3d_build"]`` = JSON {trace_path, trace_path_rel, params} so a saved
     .blend knows how it was built (see `hygiene`).  ``trace_path`` is the file the trace was
     read from (default: the trace's ``meta["source"]``, which for a native .npz names the
     original JSON); it is stored absolute.
     """
-    scene = scene or bpy.context.scene
+    from ..jobs import Job
+    from .tasks import build_steps
+
     if isinstance(params, dict):
         params = IcicleParams.from_dict(params)
     params = (params or IcicleParams()).validate()
-    report = progress or (lambda f, t: None)
     t0 = time.perf_counter()
-    report(0.0, f"layout of {len(trace)} calls")
-    spec = icicle_layout(trace, params)
-    t_layout = time.perf_counter() - t0
-    out = write_scene_spec(spec, collection_name, progress=lambda f, t: report(0.2 + 0.8 * f, t),
-                           scene=scene)
-    out["timings"]["layout"] = t_layout
+    job = Job("build", build_steps, trace, params, scene or bpy.context.scene, collection_name, trace_path)
+    if progress is not None:
+        job.listeners.append(lambda j: progress(j.fraction, j.text))
+    out = job.run(interval=0.02)
     out["timings"]["total"] = time.perf_counter() - t0
-    out["meta"] = {k: v for k, v in spec.meta.items() if k != "params"}
-    path = trace_path if trace_path is not None else trace.meta.get("source")
-    path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
-    write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
     return out
 
 

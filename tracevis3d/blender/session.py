@@ -6,6 +6,9 @@ size): a file rewritten in place is reloaded, an unchanged one is not.  The cach
 most `MAX_TRACES` traces (least recently used goes first); `clear_cache()` empties it (the
 add-on calls it on unregister and when a new .blend is loaded).
 
+`load_steps` and `compare_steps` are the job steps (`tracevis3d.jobs`) that load through
+this cache and compare two traces; the command line runs them without Blender.
+
 This module does not import bpy: Blender-relative paths ("//...") are resolved by the caller.
 """
 from __future__ import annotations
@@ -13,10 +16,13 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from .. import load
+from .. import kernel_cache, load
+from ..io.sniff import check_trace_file
+from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
-__all__ = ["get_trace", "clear_cache", "cached_paths", "file_key", "MAX_TRACES"]
+__all__ = ["get_trace", "cached_trace", "remember", "read_trace", "clear_cache", "cached_paths",
+           "file_key", "load_steps", "compare_steps", "MAX_TRACES"]
 
 MAX_TRACES = 2
 _cache: "OrderedDict[tuple, Trace]" = OrderedDict()
@@ -41,18 +47,76 @@ def file_key(path) -> tuple[str, int, int]:
 def get_trace(path) -> Trace:
     """The trace in ``path``, loaded once per (path, mtime, size) and kept (LRU)."""
     key = file_key(path)
+    hit = cached_trace(key)
+    if hit is not None:
+        return hit
+    return remember(key, read_trace(key))
+
+
+def cached_trace(key) -> Trace | None:
+    """The cached trace for a `file_key`, or None (marks it most recently used)."""
     hit = _cache.get(key)
     if hit is not None:
         _cache.move_to_end(key)
-        return hit
-    trace = load(key[0])
-    # a newer version of the same file replaces the old entry
+    return hit
+
+
+def read_trace(key) -> Trace:
+    """Load the file of a `file_key` (no cache involved: safe in a worker thread)."""
+    return load(key[0])
+
+
+def remember(key, trace: Trace) -> Trace:
+    """Keep ``trace`` as the file of ``key`` (a newer version of the file replaces the old)."""
     for old in [k for k in _cache if k[0] == key[0]]:
         del _cache[old]
     _cache[key] = trace
     while len(_cache) > MAX_TRACES:
         _cache.popitem(last=False)
     return trace
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
+
+
+def prepare_kernels():
+    """Worker: install the extension's pre-built kernels into the cache (imports numba)."""
+    return kernel_cache.ensure_installed()
+
+
+def load_steps(job: Job, path, span=(0.0, 0.5)):
+    """Load ``path`` (cached per file version); returns the `Trace`.
+
+    A file that cannot be a trace fails here in milliseconds, before numba is imported.
+    """
+    path = check_trace_file(path)
+    key = file_key(path)
+    hit = cached_trace(key)
+    if hit is not None:
+        job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
+        return hit
+    yield job.off_main(prepare_kernels)
+    job.report(span[0], f"{kernel_cache.cold_note('load')}loading {os.path.basename(path)} ({_size(key[2])})")
+    trace = yield job.off_main(read_trace, key)
+    remember(key, trace)
+    job.report(span[1], f"loaded {len(trace):,} calls, {trace.n_threads} thread"
+                        f"{'s' if trace.n_threads != 1 else ''}")
+    return trace
+
+
+def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, **options):
+    """Load two traces and compare them (TraceDiff); the `Comparison`."""
+    from ..comparison import compare_traces
+
+    a = yield from load_steps(job, path_a, span=(0.0, 0.2))
+    b = yield from load_steps(job, path_b, span=(0.2, 0.4))
+    yield job.off_main(prepare_kernels)
+    job.report(0.4, f"{kernel_cache.cold_note('compare')}comparing {len(a):,} with {len(b):,} calls")
+    cmp = yield job.off_main(compare_traces, a, b, tau=tau, **options)
+    job.report(1.0, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
+                    f"{len(cmp.class_pair_row_b):,} class pairs")
+    return cmp
 
 
 def cached_paths() -> list[str]:

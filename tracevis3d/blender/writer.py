@@ -47,8 +47,9 @@ def ensure_collection(name: str, scene=None) -> bpy.types.Collection:
 def clear_collection(coll: bpy.types.Collection) -> None:
     """Remove the collection's objects and the data blocks we created for them."""
     datas = {ob.data for ob in coll.objects if ob.data is not None and ob.data.get(TAG)}
-    for ob in list(coll.objects):
-        bpy.data.objects.remove(ob, do_unlink=True)
+    objs = list(coll.objects)
+    if objs:
+        bpy.data.batch_remove(objs)
     orphans = [d for d in datas if d.users == 0]
     if orphans:
         bpy.data.batch_remove(orphans)
@@ -142,9 +143,19 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
 
 
 # --------------------------------------------------------------------- geometry nodes
-def build_instancer_group(name: str, materials: list) -> bpy.types.NodeTree:
-    """GN group: unit cube (with ``tv_local``) instanced on points, one branch per material."""
-    ng = bpy.data.node_groups.get(name)
+def build_instancer_group(name: str, materials: list, fresh: bool = False) -> bpy.types.NodeTree:
+    """GN group: unit cube (with ``tv_local``) instanced on points, one branch per material.
+
+    ``fresh``: always a new group (named ``name.001`` while the old one exists), so a build
+    in progress never changes what the current scene shows.
+    """
+    return drain(instancer_group_steps(name, materials, fresh))
+
+
+def instancer_group_steps(name: str, materials: list, fresh: bool = False):
+    """`build_instancer_group` in steps of about `STEP_BUDGET` s (40 materials take ~70 ms);
+    yields the group being built at every pause, returns it."""
+    ng = None if fresh else bpy.data.node_groups.get(name)
     if ng is None:
         ng = _tag(bpy.data.node_groups.new(name, "GeometryNodeTree"))
         ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
@@ -173,7 +184,11 @@ def build_instancer_group(name: str, materials: list) -> bpy.types.NodeTree:
     mat_idx.location = (-400, -400)
     join = N.new("GeometryNodeJoinGeometry")
     join.location = (1000, 0)
+    t0 = time.perf_counter()
     for k, mname in enumerate(materials):
+        if time.perf_counter() - t0 >= STEP_BUDGET:
+            yield ng
+            t0 = time.perf_counter()
         setm = N.new("GeometryNodeSetMaterial")
         setm.inputs["Material"].default_value = bpy.data.materials[mname]
         setm.location = (-100, 300 - 200 * k)
@@ -267,25 +282,49 @@ def _layer_collections(view_layer):
 
 def write_layer(layer: InstanceLayer, coll, object_name: str) -> bpy.types.Object:
     """One point cloud object with the layer's attributes and its instancer modifier."""
+    return drain(write_layer_steps(layer, coll, object_name))
+
+
+def drain(gen):
+    """Run a step generator to its end in one go; its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def write_layer_steps(layer: InstanceLayer, coll, object_name: str, fresh_group: bool = False):
+    """`write_layer` as steps: the object, then one attribute per step (each a few ms even at
+    1M points), then the instancer group.  Yields (data block, its final name) for every
+    data block as soon as it exists (to be removed if the build stops); returns the object."""
     n = len(layer)
-    ob = _new_pointcloud_object(object_name, n, coll)
-    _tag(ob)
+    ob = _tag(_new_pointcloud_object(object_name, n, coll))
+    yield ob, object_name
     pc = _tag(ob.data)
     A = pc.attributes
     A["position"].data.foreach_set("vector", np.ascontiguousarray(layer.positions, np.float32).ravel())
-    a = A.new("tv_scale", "FLOAT_VECTOR", "POINT")
-    a.data.foreach_set("vector", np.ascontiguousarray(layer.scales, np.float32).ravel())
-    a = A.new("tv_color", "FLOAT_COLOR", "POINT")
-    a.data.foreach_set("color", np.ascontiguousarray(layer.colors, np.float32).ravel())
-    a = A.new("tv_mat", "INT", "POINT")
-    a.data.foreach_set("value", np.ascontiguousarray(layer.material_index, np.int32))
+    yield ob, object_name
+    for key, typ, prop, arr in (("tv_scale", "FLOAT_VECTOR", "vector", layer.scales),
+                                ("tv_color", "FLOAT_COLOR", "color", layer.colors)):
+        A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr, np.float32).ravel())
+        yield ob, object_name
+    A.new("tv_mat", "INT", "POINT").data.foreach_set("value", np.ascontiguousarray(layer.material_index, np.int32))
     for key, arr in layer.attributes.items():
         typ, prop = _ATTR_TYPES[arr.dtype]
-        a = A.new(key, typ, "POINT")
-        a.data.foreach_set(prop, np.ascontiguousarray(arr))
+        A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr))
+        yield ob, object_name
     for mname in layer.materials:
         pc.materials.append(bpy.data.materials[mname])
-    ng = build_instancer_group(f"TV3D_instancer_{layer.name}", layer.materials)
+    group_name = f"TV3D_instancer_{layer.name}"
+    steps = instancer_group_steps(group_name, layer.materials, fresh=fresh_group)
+    while True:
+        try:
+            yield next(steps), group_name
+        except StopIteration as stop:
+            ng = stop.value
+            break
+    yield ng, group_name
     mod = ob.modifiers.new("TraceVis3D instancer", "NODES")
     mod.node_group = ng
     ob["tv3d_layer"] = layer.name
@@ -305,28 +344,33 @@ def _no_shadow(ob) -> None:
         ob.visible_shadow = False
 
 
-def write_labels(spec: SceneSpec, coll, prefix="TV3D_label", camera_object=None) -> list:
+_ALIGN = {0: "LEFT", 1: "CENTER", 2: "RIGHT"}
+
+
+def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_object=None) -> bpy.types.Object:
+    """The FONT object of label ``i`` of ``spec.labels``."""
     lab = spec.labels
-    objs = []
-    align = {0: "LEFT", 1: "CENTER", 2: "RIGHT"}
-    for i, text in enumerate(lab.texts):  # one Blender object per label (at most a few hundred)
-        cu = _tag(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
-        cu.body = text
-        cu.size = float(lab.sizes[i])
-        cu.align_x = align[int(lab.align[i])]
-        cu.align_y = "BOTTOM_BASELINE"
-        cu.materials.append(bpy.data.materials[lab.material[i]])
-        ob = _tag(bpy.data.objects.new(f"{prefix}_{i}", cu))
-        ob.location = tuple(float(x) for x in lab.anchors[i])
-        ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
-        ob["tv3d_kind"] = lab.kind[i]
-        ob["call_index"] = int(lab.call_index[i])
-        _no_shadow(ob)
-        coll.objects.link(ob)
-        if lab.space[i] == "camera" and camera_object is not None:
-            _attach_to_camera(ob, camera_object)
-        objs.append(ob)
-    return objs
+    cu = _tag(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
+    cu.body = lab.texts[i]
+    cu.size = float(lab.sizes[i])
+    cu.align_x = _ALIGN[int(lab.align[i])]
+    cu.align_y = "BOTTOM_BASELINE"
+    cu.materials.append(bpy.data.materials[lab.material[i]])
+    ob = _tag(bpy.data.objects.new(f"{prefix}_{i}", cu))
+    ob.location = tuple(float(x) for x in lab.anchors[i])
+    ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
+    ob["tv3d_kind"] = lab.kind[i]
+    ob["call_index"] = int(lab.call_index[i])
+    _no_shadow(ob)
+    coll.objects.link(ob)
+    if lab.space[i] == "camera" and camera_object is not None:
+        _attach_to_camera(ob, camera_object)
+    return ob
+
+
+def write_labels(spec: SceneSpec, coll, prefix="TV3D_label", camera_object=None) -> list:
+    """One Blender object per label (at most a few hundred)."""
+    return [write_label(spec, i, coll, prefix, camera_object) for i in range(len(spec.labels.texts))]
 
 
 # ------------------------------------------------------------------ camera and lights
@@ -334,7 +378,7 @@ def _look_rotation(direction):
     return Vector(direction).to_track_quat("-Z", "Y").to_euler()
 
 
-def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None) -> bpy.types.Object:
+def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None, set_active=True) -> bpy.types.Object:
     scene = scene or bpy.context.scene
     c = spec.camera
     cam = _tag(bpy.data.cameras.new(name))
@@ -351,7 +395,8 @@ def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None) -> bpy.t
     ob.location = c.location
     ob.rotation_euler = _look_rotation(Vector(c.target) - Vector(c.location))
     coll.objects.link(ob)
-    scene.camera = ob
+    if set_active:
+        scene.camera = ob
     return ob
 
 
@@ -416,48 +461,186 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
 def write_scene_spec(spec: SceneSpec, collection_name: str = "TraceVis3D", progress=None,
                      scene=None) -> dict:
     """Replace the collection's content with ``spec``; returns names and timings."""
+    return drain(write_scene_steps(spec, collection_name, progress=progress, scene=scene))
+
+
+STEP_BUDGET = 0.02  # seconds of main-thread work per step for many small items (labels, materials)
+
+
+def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", progress=None,
+                      scene=None, on_cleanup=None, remove_startup: bool = False):
+    """`write_scene_spec` as a generator of short main-thread steps (see `tracevis3d.jobs`).
+
+    The new objects are written into a staging collection; the scene the user sees is only
+    replaced in the last step (`_commit`).  Closing the generator early (a cancelled job)
+    or an error removes everything created so far (``on_cleanup(fn)`` registers that with
+    the job); the old scene, camera, world and properties stay untouched.
+    ``remove_startup``: the commit also removes Blender's untouched startup Cube, Light and
+    Camera (`hygiene.remove_startup_defaults`; the operators ask for it).  Returns
+    {"collection", "objects", "timings"} like `write_scene_spec`.
+    """
     scene = scene or bpy.context.scene
     spec.validate()
     report = progress or (lambda f, t: None)
-    tm = {}
+    tm: dict = {}
     t = time.perf_counter()
+    _object_mode()
+    staging = _new_staging_collection(collection_name, scene)
+    made = _Made(staging)
+    done = False
+    if on_cleanup is not None:
+        on_cleanup(made.remove)
+    try:
+        used = sorted({m for lay in spec.layers for m in lay.materials} | set(spec.labels.material))
+        report(0.05, f"writing {len(used)} materials")
+
+        def material(name):
+            new = name not in bpy.data.materials
+            mat = ensure_material(spec.materials[name])
+            if new:
+                made.add(mat, mat.name)
+
+        yield from _sliced(used, material)
+        tm["materials"] = time.perf_counter() - t
+        t = time.perf_counter()
+        cam_ob = made.add(write_camera(spec, staging, scene=scene, set_active=False), "TV3D_camera")
+        lights = [made.add(o, o.name.split(".")[0]) for o in write_lights(spec, staging)]
+        tm["camera_lights"] = time.perf_counter() - t
+        yield
+        layers = {}
+        for k, layer in enumerate(spec.layers):
+            if len(layer) == 0:  # nothing to instance (e.g. no clusters)
+                continue
+            report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer):,} boxes)")
+            t = time.perf_counter()
+            gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
+            ob = yield from _tracked(gen, made)
+            if layer.space == "camera":
+                _attach_to_camera(ob, cam_ob)
+                _no_shadow(ob)
+                ob["tv3d_space"] = "camera"
+            layers[layer.name] = ob
+            tm[f"layer_{layer.name}"] = time.perf_counter() - t
+            yield
+        n_labels = len(spec.labels.texts)
+        report(0.75, f"writing {n_labels:,} labels")
+        t = time.perf_counter()
+        labels = []
+
+        def label(i):
+            labels.append(made.add(write_label(spec, i, staging, camera_object=cam_ob), f"TV3D_label_{i}"))
+
+        yield from _sliced(range(n_labels), label)
+        tm["labels"] = time.perf_counter() - t
+        report(0.95, "replacing the scene")
+        t = time.perf_counter()
+        coll = _commit(spec, collection_name, scene, staging, made, cam_ob, remove_startup)
+        tm["commit"] = time.perf_counter() - t
+        done = True
+    finally:
+        if not done:
+            made.remove()
+    report(1.0, "scene written")
+    objects = {"layers": {k: ob.name for k, ob in layers.items()}, "labels": [o.name for o in labels],
+               "camera": cam_ob.name, "lights": [o.name for o in lights]}
+    return {"collection": coll.name, "objects": objects, "timings": tm}
+
+
+def _sliced(items, fn):
+    """``fn(item)`` for each item, a step boundary every `STEP_BUDGET` seconds."""
+    t0 = time.perf_counter()
+    for item in items:
+        fn(item)
+        if time.perf_counter() - t0 >= STEP_BUDGET:
+            yield
+            t0 = time.perf_counter()
+
+
+def _tracked(gen, made):
+    """Drive a step generator that yields (data block, final name); track each block."""
+    while True:
+        try:
+            idb, name = next(gen)
+        except StopIteration as stop:
+            return stop.value
+        made.add(idb, name)
+        yield
+
+
+def _object_mode() -> None:
+    """Converting to a point cloud needs object mode (one operator call, not a loop)."""
     ob = bpy.context.view_layer.objects.active if bpy.context.view_layer else None
-    if ob is not None and ob.mode != "OBJECT":  # converting needs object mode (one op, not a loop)
+    if ob is not None and ob.mode != "OBJECT":
         with bpy.context.temp_override(active_object=ob, object=ob):
             bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _new_staging_collection(collection_name: str, scene):
+    """A new collection in the scene and the view layer, for a build in progress."""
+    coll = _tag(bpy.data.collections.new(f"{collection_name} (building)"))
+    scene.collection.children.link(coll)
+    _include_in_view_layer(coll, bpy.context.view_layer)
+    return coll
+
+
+class _Made:
+    """What a build created (data blocks and their final names), to commit or remove."""
+
+    def __init__(self, staging):
+        self.staging = staging
+        self.ids: dict = {}  # ID -> final name
+
+    def add(self, idb, name: str):
+        """Track ``idb`` (and an object's data) under its final ``name``."""
+        if idb is None:
+            return idb
+        self.ids[idb] = name
+        data = getattr(idb, "data", None) if isinstance(idb, bpy.types.Object) else None
+        if data is not None:  # the data of an object we made is ours too
+            self.ids[data] = name
+        return idb
+
+    def remove(self) -> None:
+        """Remove everything tracked and the staging collection (a cancelled build)."""
+        alive = [idb for idb in list(self.ids) + [self.staging] if _alive(idb)]
+        self.ids.clear()
+        objs = [i for i in alive if isinstance(i, bpy.types.Object)]
+        if objs:
+            bpy.data.batch_remove(objs)
+        rest = [i for i in alive if not isinstance(i, bpy.types.Object) and _alive(i)]
+        if rest:
+            bpy.data.batch_remove(rest)
+
+
+def _alive(idb) -> bool:
+    try:
+        idb.name  # noqa: B018  a removed ID raises ReferenceError
+        return True
+    except ReferenceError:
+        return False
+
+
+def _commit(spec: SceneSpec, collection_name: str, scene, staging, made: _Made, cam_ob,
+            remove_startup: bool = False):
+    """The one step that replaces the scene: old content out, new content in, renamed."""
+    if remove_startup:
+        from .hygiene import remove_startup_defaults
+
+        remove_startup_defaults(scene)
     coll = ensure_collection(collection_name, scene)
     _include_in_view_layer(coll, bpy.context.view_layer)
     clear_collection(coll)
-    tm["clear"] = time.perf_counter() - t
-    t = time.perf_counter()
-    used = {m for lay in spec.layers for m in lay.materials} | set(spec.labels.material)
-    for name in sorted(used):
-        ensure_material(spec.materials[name])
-    tm["materials"] = time.perf_counter() - t
-    objects = {"layers": {}, "labels": [], "camera": None, "lights": []}
-    t = time.perf_counter()
-    cam_ob = write_camera(spec, coll, scene=scene)
-    objects["camera"] = cam_ob.name
-    objects["lights"] = [o.name for o in write_lights(spec, coll)]
-    tm["camera_lights"] = time.perf_counter() - t
-    for k, layer in enumerate(spec.layers):
-        if len(layer) == 0:  # nothing to instance (e.g. no clusters)
-            continue
-        report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer)} boxes)")
-        t = time.perf_counter()
-        ob = write_layer(layer, coll, f"TV3D_{layer.name}")
-        if layer.space == "camera":
-            _attach_to_camera(ob, cam_ob)
-            _no_shadow(ob)
-            ob["tv3d_space"] = "camera"
-        objects["layers"][layer.name] = ob.name
-        tm[f"layer_{layer.name}"] = time.perf_counter() - t
-    report(0.75, f"writing {len(spec.labels)} labels")
-    t = time.perf_counter()
-    objects["labels"] = [o.name for o in write_labels(spec, coll, camera_object=cam_ob)]
-    tm["labels"] = time.perf_counter() - t
-    t = time.perf_counter()
+    old_groups = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0 and ng not in made.ids]
+    if old_groups:
+        bpy.data.batch_remove(old_groups)
+    for ob in list(staging.objects):
+        coll.objects.link(ob)
+        staging.objects.unlink(ob)
+    for idb, name in made.ids.items():
+        if idb.name != name:
+            idb.name = name
+    made.ids.clear()
+    bpy.data.collections.remove(staging)
+    scene.camera = cam_ob
     setup_world_and_display(spec, scene)
-    tm["world"] = time.perf_counter() - t
-    report(1.0, "scene written")
-    return {"collection": coll.name, "objects": objects, "timings": tm}
+    return coll

@@ -37,7 +37,7 @@ def _insert_best(best_v, best_d, nbest, cap, v, d):
     return nbest + 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def top_k_partners(row_of_call, rel_start, pair_ptr, pair_row, pair_sim,
                    other_ptr, other_call, other_rel, k):
     """The k best partners of every call (the call-pair bound).
@@ -228,7 +228,7 @@ def union_of_partners(partner_of_a, sim_of_a, partner_of_b, sim_of_b):
     return out_a[:m].copy(), out_b[:m].copy(), out_s[:m].copy()
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def fill_pair_records(pair_a, pair_b, sim, group, root_a, root_b, start_a, end_a, start_b,
                       end_b, t0_a, t0_b, out_a, out_b, out_sim, out_group, dt, rel_a, rel_b):
     """Write the kept pairs' fields (any layout: the fields of the structured

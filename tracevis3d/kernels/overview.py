@@ -160,7 +160,7 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
     diff_large[hi_slot, 3] -= n
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
     """Per call: the prefix sum of the difference array over its class segment (slot = position + row; every step lies in one
     segment, so rounding never leaks across classes); then into its bin:
@@ -201,7 +201,7 @@ def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
     return bars, delta
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts):
     """Prefix sums of each side's times, the cut of A's rows into parts of
     about equal work, one-call B classes' times, and zeroed accumulators."""
@@ -249,7 +249,7 @@ def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts)
     return csum_a, csum_b, cut, diff_a, diff_b, t1_b, one_b
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
                      tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b):
     """The pass over the class pairs, part by part (see `overview_bars_both`);
@@ -317,7 +317,7 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time
                                 db, diff_a)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _overview_finish(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau, diff_a, diff_b,
                      one_b):
     """Add the threads' B accumulators, then bin both sides."""

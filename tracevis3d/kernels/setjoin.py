@@ -74,7 +74,7 @@ def _and_popcount(bits_a, ra, bits_b, rb, w0, w1):
     return s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def jaccard_join_bruteforce(bits_a, size_a, bits_b, size_b, tau):
     """All (r, q) with |a_r ∩ b_q| / |a_r ∪ b_q| > tau, by popcount over every pair.
 
@@ -320,7 +320,7 @@ def _join_rows(rows, pos, a_ptr, a_items, b_ptr, b_items, tau, post_ptr, post_ro
     return i, m - lo
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _join_round(chunk_ptr, chunk_rows, chunk_pos, a_ptr, a_items, b_ptr, b_items, tau,
                 post_ptr, post_row, post_size, b_bits, b_by_size, b_size_sorted, n_items,
                 out_r, out_q, out_s, cap, brute_factor):
@@ -522,7 +522,7 @@ def _sort_segments_by_sim(ptr, idx, sim, lo_seg, hi_seg):
             sim[lo:hi] = s2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def class_pair_tiers(ptr, other, inter, size_row, size_other, count_row, count_other, k,
                      n_parts=2):
     """From the CSR of class pairs (rows = A classes, ``other`` = B classes,
@@ -1056,7 +1056,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     return rows_done, m, True
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
                 a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
                 k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
@@ -1103,7 +1103,7 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
     return new_pos, new_skip, written
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
     """Copy each header-led row of the chunk slices to its CSR place (chunks in
     parallel: every row lies in one chunk, so their targets are disjoint)."""
@@ -1182,7 +1182,7 @@ def overlap_dtype(n_items):
     return np.dtype(np.uint16) if int(n_items) <= np.iinfo(np.uint16).max else np.dtype(np.int32)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def overlaps_to_similarity(ptr, other, inter, size_row, size_other):
     """J = inter / (|x| + |y| − inter) per CSR entry, float64 (the same
     expression as the joins and twins, so bit-identical)."""

@@ -1,0 +1,221 @@
+"""First use: bad input fails before numba, pre-built kernels move with the install, honest
+progress on a cold cache (issue 10).  The timings themselves are in bench/bench_responsive.py.
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tracevis3d import TraceFormatError
+from tracevis3d import kernel_cache as kc
+from tracevis3d.io.sniff import check_trace_file
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORRUPT = b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", r"empty file, no trace events \(it ends at byte 0 \(line 1, column 1\)\)"),
+    (b" \n\t ", r"empty file, no trace events \(it ends at byte 4 \(line 2, column 3\)\)"),
+    (b"hello world", r"not a Chrome trace \(JSON object or array expected\) at byte 0 \(line 1, column 1\): "
+                     "'hello world'"),
+    (b"\xef\xbb\xbf \n <html>", r"expected\) at byte 6 \(line 2, column 2\)"),
+    (b'{"a": 1}', r"without a 'traceEvents' array \(the object ends at byte 7 \(line 1, column 8\)\)"),
+    (b'{"traceEvents": 5}', "'traceEvents' is a JSON int, not an array of events"),
+    (b"[]", r"no trace events: the event array ends at byte 1 \(line 1, column 2\) and is empty"),
+    (b"[1, 2]", r"an event that is not a JSON object at byte 1 \(line 1, column 2\) in event #0"),
+    (b"42", r"JSON object or array expected\) at byte 0"),
+    (CORRUPT, r"cut short at byte 61 \(line 1, column 62\) inside the first event, which starts at byte 17 "
+              r"\(line 1, column 18\): no complete event"),
+    (b"\x1f\x8b\x08\x00garbage-not-deflate" + b"\x00" * 20, "corrupt gzip"),
+])
+def test_sniff_rejects_what_cannot_be_a_trace(tmp_path, content, message):
+    p = tmp_path / "bad.json"
+    p.write_bytes(content)
+    with pytest.raises(TraceFormatError, match=message) as e:
+        check_trace_file(p)
+    assert str(p) in str(e.value) and len(str(e.value).splitlines()) == 1
+
+
+def test_sniff_missing_and_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="trace file not found"):
+        check_trace_file(tmp_path / "nope.json")
+    with pytest.raises(TraceFormatError, match="directory"):
+        check_trace_file(tmp_path)
+
+
+@pytest.mark.parametrize("content", [
+    b'[{"ph":"X","ts":1,"dur":1,"name":"a"}',                    # unterminated array: repairable
+    b'[{"ph":"X","ts":1,"dur":1,"name":"a"}, {"ph":"X","ts":2',  # one complete event, then cut
+    b'{"displayTimeUnit": "ns", "traceEvents": [{"ph":"B","ts":1,"name":"a"}]}',
+    b'[{"ph":"X" "ts":1}]',      # invalid JSON mid-event: the importer names the byte
+    b"[" * 5000,                 # too deep for Python's parser: left to the importer
+    b'[{"ph":"X","ts":NaN}]',
+])
+def test_sniff_lets_the_importer_decide(tmp_path, content):
+    p = tmp_path / "maybe.json"
+    p.write_bytes(content)
+    check_trace_file(p)  # no error: anything not certainly wrong goes on
+    gz = tmp_path / "maybe.json.gz"
+    gz.write_bytes(gzip.compress(content))
+    check_trace_file(gz)
+
+
+def test_sniff_reads_only_the_head_of_a_large_file(tmp_path):
+    p = tmp_path / "big.json"
+    ev = json.dumps({"ph": "X", "ts": 1, "dur": 1, "name": "a", "pid": 1, "tid": 1})
+    p.write_text("[" + ",".join([ev] * 40_000))  # 2 MB, cut short: the importer repairs it
+    check_trace_file(p)
+    p.write_bytes(b"PK\x03\x04" + b"\x00" * 100)  # the native format: its loader decides
+    check_trace_file(p)
+
+
+def _fresh_python(code: str, cache, extra_env=None, timeout=900):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=REPO)
+    env.pop("NUMBA_CPU_NAME", None)
+    env.update(extra_env or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO)
+
+
+def test_bad_file_fails_before_numba_on_a_cold_cache(tmp_path):
+    """A fresh process, an empty cache: the corrupt file's error comes without numba loaded."""
+    bad = tmp_path / "corrupt.json"
+    bad.write_bytes(CORRUPT)
+    r = _fresh_python(f"""
+        import sys, time
+        t = time.perf_counter()
+        import tracevis3d
+        try:
+            tracevis3d.load({str(bad)!r})
+        except tracevis3d.TraceFormatError as e:
+            print("ERR", e)
+        print("numba" in sys.modules, "llvmlite" in sys.modules)
+        print(f"{{time.perf_counter() - t:.3f}}")
+        """, tmp_path / "cache")
+    out = r.stdout.splitlines()
+    assert r.returncode == 0, r.stderr
+    assert out[0].startswith("ERR ") and "corrupt.json" in out[0] and "inside the first event" in out[0]
+    assert out[1] == "False False", "numba was imported before the file was rejected"
+    assert not os.listdir(tmp_path / "cache") if (tmp_path / "cache").exists() else True
+
+
+@pytest.mark.slow
+def test_first_icicle_on_a_cold_cache_says_so(tmp_path):
+    """The CLI on an empty cache (this checkout ships no pre-built kernels: they are compiled
+    now): it completes, and the progress says "preparing kernels (first run only …)" first."""
+    trace = tmp_path / "t.json"
+    ev = [{"ph": "X", "name": f"f{k % 7} (m.py:{k})", "ts": k * 10, "dur": 8, "pid": 1, "tid": 1}
+          for k in range(50)]
+    ev.append({"ph": "X", "name": "main (m.py:1)", "ts": 0, "dur": 600, "pid": 1, "tid": 1})
+    trace.write_text(json.dumps(ev))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=REPO)
+    r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-icicle", str(trace), "-o",
+                        str(tmp_path / "fig.png"), "--resolution", "160x90"], env=env, capture_output=True,
+                       text=True, timeout=1800, cwd=REPO)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("[")]
+    first = [ln for ln in lines if "preparing kernels (first run only, about" in ln]
+    assert first and "loading t.json" in first[0], lines
+    assert any("preparing kernels (first run only" in ln and "layout of 51 calls" in ln for ln in lines), lines
+    assert (tmp_path / "fig.png").is_file()
+
+
+TINY_KERNEL = '''
+from numba import njit
+
+
+@njit(cache=True)
+def triple_sum(a):
+    s = 0
+    for x in a:
+        s += 3 * x
+    return s
+'''
+
+RUN_KERNEL = """
+    import json, sys
+    import numpy as np
+    sys.path.insert(0, {root!r})
+    import importlib
+    k = importlib.import_module({module!r})
+    v = k.triple_sum(np.arange(10))
+    d = k.triple_sum
+    print(json.dumps({{"v": int(v), "hits": sum(d._cache_hits.values()), "misses": sum(d._cache_misses.values())}}))
+"""
+
+
+def test_prebuilt_generic_kernels_load_at_another_install_path(tmp_path):
+    """A cache compiled for the generic CPU as package ``tinypkg`` at one path, exported, then
+    installed for a copy at another path imported as ``outer.tinypkg`` (as Blender names an
+    extension's modules), with the host's magic tuple: the host process compiles nothing.
+    Copied verbatim (no relocation) the same cache is not found (numba keys it by path)."""
+    import shutil
+
+    for pkg in (tmp_path / "built" / "tinypkg", tmp_path / "installed" / "outer" / "tinypkg"):
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "kern.py").write_text(TINY_KERNEL)
+    (tmp_path / "installed" / "outer" / "__init__.py").write_text("")
+    built = tmp_path / "cache-built"
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "built"), module="tinypkg.kern"), built,
+                      {"NUMBA_CPU_NAME": "generic"})
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["misses"] == 1, r.stderr
+    shipped = tmp_path / "shipped"
+    manifest = kc.export_cache(str(built), str(tmp_path / "built" / "tinypkg"), str(shipped), package="tinypkg")
+    assert [f for f in manifest["files"] if f.endswith(".nbi")] and manifest["cpu"] == "generic"
+    user = tmp_path / "user-cache"
+    installed = tmp_path / "installed" / "outer" / "tinypkg"
+    rep = kc.install_shipped(str(shipped), str(installed), str(user), package="outer.tinypkg")
+    assert rep["installed"] == 1 and rep["entries"] == 1, rep
+    assert kc.install_shipped(str(shipped), str(installed), str(user), package="outer.tinypkg")["installed"] == 0
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed"), module="outer.tinypkg.kern"), user)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.splitlines()[-1])
+    assert got == {"v": 135, "hits": 1, "misses": 0}, (got, r.stderr)
+    verbatim = tmp_path / "verbatim"
+    shutil.copytree(built, verbatim)
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed"), module="outer.tinypkg.kern"), verbatim,
+                      {"NUMBA_CPU_NAME": "generic"})
+    assert json.loads(r.stdout.splitlines()[-1])["misses"] == 1  # another path: compiled again
+
+
+def test_module_names_are_rewritten_in_a_pickle_and_nothing_else():
+    import pickle
+
+    data = pickle.dumps({"m": "tinypkg.kern", "sym": "_ZN7tinypkg4kern", "pkg": "tinypkg", "x": "tinypkgs",
+                         "long": "tinypkg." + "a" * 300}, protocol=5)
+    back = pickle.loads(kc.rewrite_module_names(data, "tinypkg", "outer.tinypkg"))
+    assert back == {"m": "outer.tinypkg.kern", "sym": "_ZN7tinypkg4kern", "pkg": "outer.tinypkg",
+                    "x": "tinypkgs", "long": "outer.tinypkg." + "a" * 300}
+
+
+def test_shipped_kernels_for_another_python_are_not_installed(tmp_path):
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / kc.MANIFEST).write_text(json.dumps({"tag": "py3.13-numba0.68.1-arm64", "files": ["x.nbi"]}))
+    rep = kc.install_shipped(str(shipped), str(tmp_path / "pkg"), str(tmp_path / "cache"))
+    assert rep["installed"] == 0 and "py3.13" in rep["skipped"]
+    assert kc.install_shipped(str(tmp_path / "none"), str(tmp_path / "pkg"), str(tmp_path / "cache"))["skipped"]
+
+
+def test_cold_note_follows_the_cache(tmp_path):
+    assert kc.is_cold("load", str(tmp_path))
+    assert kc.cold_note("compare").startswith("preparing kernels (first run only, about") or \
+        not kc.is_cold("compare")
+    d = tmp_path / kc.cache_subdir(os.path.join(kc.package_root(), "kernels"))
+    d.mkdir(parents=True)
+    for name in ("jsonscan.scan_trace-1.py311.nbi", "tree.group_by_key-2.py311.nbi"):
+        (d / name).write_bytes(b"")
+    assert not kc.is_cold("load", str(tmp_path)) and kc.is_cold("layout", str(tmp_path))
+
+
+def test_sniff_leaves_pipes_alone(tmp_path):
+    """A FIFO is not read (that would consume it): the importer reads it once."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    assert check_trace_file(fifo) == str(fifo)  # returns at once, nothing opened

@@ -1,0 +1,154 @@
+"""The extension's long work as jobs (`tracevis3d.jobs`): import, build, compare, render.
+
+Each ``*_steps`` function is a job's step generator: the file check, the cache look-up and
+every Blender data write run on the main thread in short steps; loading, the layout and
+the comparison run in a worker thread (``job.off_main``).  The operators drive these jobs
+from a modal timer, the command line and scripts call ``Job.run()`` / ``poll()``: the same
+code either way.  ``*_job`` functions make the `Job`::
+
+    from tracevis3d.blender import tasks
+    job = tasks.import_job("trace.json", scene=bpy.context.scene, params={})
+    while job.poll(timeout=0.05):
+        print(f"{job.fraction:.0%} {job.text}")
+    job.result["build"]["objects"]
+
+Progress texts are honest: "preparing kernels (first run only, about 30 s); …" while the
+cache is cold, then the step with its counts ("loaded 185,731 calls, 5 threads").
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import bpy
+
+from .. import kernel_cache
+from ..jobs import Job, JobQueue
+from .session import prepare_kernels, compare_steps, load_steps
+from .hygiene import write_build_record
+from .writer import write_scene_steps
+
+__all__ = ["import_job", "build_job", "compare_job", "render_job", "QUEUE",
+           "load_steps", "build_steps", "import_steps", "compare_steps", "render_steps"]
+
+#: the extension's single queue: one job at a time (a second request is refused or queued)
+QUEUE = JobQueue()
+
+
+def _layout(trace, params):
+    """Worker: (validated `IcicleParams`, `SceneSpec`); the layout modules are imported here,
+    off the main thread (their first import loads numba)."""
+    from ..layout.icicle import icicle_layout
+    from ..layout.params import IcicleParams
+
+    if isinstance(params, dict):
+        params = IcicleParams.from_dict(params)
+    params = (params or IcicleParams()).validate()
+    return params, icicle_layout(trace, params)
+
+
+def build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
+                trace_path=None, span=(0.0, 1.0), remove_startup: bool = False):
+    """Layout (worker) then the scene (main thread, short steps); `build_icicle`'s result.
+
+    ``params``: `IcicleParams`, its dict, or None (the defaults).  ``remove_startup``: also
+    remove Blender's untouched startup Cube, Light and Camera when the scene is replaced.
+    """
+    scene = scene or bpy.context.scene
+    a, b = span
+    yield job.off_main(prepare_kernels)
+    job.report(a, f"{kernel_cache.cold_note('layout')}layout of {len(trace):,} calls")
+    t0 = time.perf_counter()
+    params, spec = yield job.off_main(_layout, trace, params)
+    t_layout = time.perf_counter() - t0
+    m = spec.meta
+    job.report(a + 0.3 * (b - a), f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters "
+                                  f"({m['n_clustered_calls']:,} calls merged)")
+    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
+                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
+                                       remove_startup=remove_startup)
+    out["meta"] = {k: v for k, v in m.items() if k != "params"}
+    out["timings"]["layout"] = t_layout
+    path = trace_path if trace_path is not None else trace.meta.get("source")
+    path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
+    write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
+    return out
+
+
+def import_steps(job: Job, path, scene=None, params=None, build: bool = True,
+                 collection_name: str = "TraceVis3D"):
+    """Load, then (``build``) build the icicle, as the panel does (Blender's untouched startup
+    objects go when the scene is replaced); {"path", "trace", "build"}."""
+    trace = yield from load_steps(job, path, span=(0.0, 0.4 if build else 1.0))
+    out = None
+    if build:
+        if len(trace) == 0:
+            raise ValueError(f"{path}: the trace holds no calls")
+        out = yield from build_steps(job, trace, params, scene, collection_name,
+                                     trace_path=os.path.abspath(os.fspath(path)), span=(0.4, 1.0),
+                                     remove_startup=True)
+    return {"path": os.path.abspath(os.fspath(path)), "trace": trace, "build": out}
+
+
+def render_steps(job: Job, path, scene=None, **options):
+    """Render the scene's camera view to ``path``; the path.
+
+    Headless (no window) the render is one blocking step: there is no UI to keep alive.  In
+    the UI Blender's own render job runs it (``INVOKE_DEFAULT``: its progress, its Esc) and
+    this job waits for Blender's ``render_complete`` / ``render_cancel`` handlers.
+    """
+    from .render import render_figure, setup_render
+
+    scene = scene or bpy.context.scene
+    job.report(0.05, f"rendering {os.path.basename(os.fspath(path))} with {options.get('engine', 'workbench')}")
+    yield
+    if bpy.app.background or bpy.context.window is None:
+        return render_figure(path, scene=scene, **options)
+    out = setup_render(path, scene=scene, **options)
+    state = {"done": None}
+
+    def complete(*_a):
+        state["done"] = "complete"
+
+    def cancelled(*_a):
+        state["done"] = "cancel"
+
+    handlers = ((bpy.app.handlers.render_complete, complete), (bpy.app.handlers.render_cancel, cancelled))
+    for lst, fn in handlers:
+        lst.append(fn)
+    try:
+        res = bpy.ops.render.render("INVOKE_DEFAULT", write_still=True, scene=scene.name)
+        if "RUNNING_MODAL" not in res and "FINISHED" not in res:
+            raise RuntimeError(f"the render did not start ({res})")
+        while state["done"] is None:
+            yield
+    finally:
+        for lst, fn in handlers:
+            if fn in lst:
+                lst.remove(fn)
+    if state["done"] == "cancel":
+        raise RuntimeError("the render was cancelled")
+    if not os.path.isfile(out):
+        raise RuntimeError(f"the render did not write {out}")
+    return out
+
+
+def import_job(path, scene=None, params=None, build: bool = True, collection_name: str = "TraceVis3D") -> Job:
+    """A `Job` that loads ``path`` and builds its icicle (`import_steps`)."""
+    return Job("import", import_steps, path, scene, params, build, collection_name)
+
+
+def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D", trace_path=None,
+              remove_startup: bool = False) -> Job:
+    """A `Job` that builds the icicle of a loaded trace (`build_steps`)."""
+    return Job("build", build_steps, trace, params, scene, collection_name, trace_path, (0.0, 1.0), remove_startup)
+
+
+def compare_job(path_a, path_b, tau: float = 0.2, **options) -> Job:
+    """A `Job` that compares two trace files (`session.compare_steps`)."""
+    return Job("compare", compare_steps, path_a, path_b, tau, **options)
+
+
+def render_job(path, scene=None, **options) -> Job:
+    """A `Job` that renders the scene to ``path`` (`render_steps`)."""
+    return Job("render", render_steps, path, scene, **options)

@@ -1,0 +1,293 @@
+"""Pre-built numba kernel caches: exported at build time, installed into the user's cache.
+
+Why: compiling the kernels on first use costs about a minute (load ~30 s, layout ~4 s,
+compare ~80 s on 2 cores).  numba 0.68 binds a cache entry to
+
+- the source file's content (sha256 of the .py: the same file anywhere matches);
+- the absolute folder of the source file: the entries live in
+  ``NUMBA_CACHE_DIR/<folder name>_<sha1 of the absolute folder>`` (`cache_subdir`), so a
+  cache made at one install path is not found at another;
+- the Python version (``…py311.nbi``) and numba's version (stored in every index);
+- the function's bytecode and the "magic tuple" (target triple, CPU name, CPU features) of
+  the code generator, stored in each index key;
+- the module's import name, stored in the data: loading an entry imports it to rebuild the
+  kernel's environment (``tracevis3d.kernels.tree`` at build time,
+  ``bl_ext.<repository>.tracevis3d.tracevis3d.kernels.tree`` in Blender).
+
+So the extension ships caches compiled for the ``generic`` CPU (``NUMBA_CPU_NAME=generic``:
+baseline x86-64 code that runs on any x86-64 CPU), keyed by package-relative folder
+(`export_cache`), and `install_shipped` copies them under the subfolders numba computes
+for the installed path, rewriting each index key's magic tuple to the host's and the module
+names in the data to the installed package's (`rewrite_module_names`), so the running numba
+(host CPU settings, nothing changed process-wide) finds and loads them.  Only
+missing index files are installed: what the user's numba compiled itself is never
+replaced.  Nothing is ever written into the add-on folder at run time.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import pickletools
+import re
+import shutil
+import struct
+import sys
+
+MANIFEST = "manifest.json"
+SHIPPED_DIRNAME = "_kernel_cache"  # tracevis3d/_kernel_cache/ in the extension zip
+_SUFFIXES = (".nbi", ".nbc")
+
+
+def cache_subdir(src_dir: str) -> str:
+    """numba's cache subfolder name for sources in ``src_dir`` (UserProvidedCacheLocator)."""
+    path = os.path.abspath(src_dir)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
+def package_dirs(root: str) -> list[str]:
+    """The package-relative folders under ``root`` that hold Python sources ("" is the root)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")) and d != SHIPPED_DIRNAME)
+        if any(f.endswith(".py") for f in filenames):
+            rel = os.path.relpath(dirpath, root)
+            out.append("" if rel == "." else rel.replace(os.sep, "/"))
+    return out
+
+
+def tag() -> str:
+    """What a shipped cache is valid for: ``py3.11-numba0.68.1-x86_64`` (numba not imported)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        nb = version("numba")
+    except PackageNotFoundError:
+        nb = "?"
+    return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{nb}-{platform.machine().lower()}"
+
+
+def export_cache(cache_dir: str, root: str, dest: str, package: str | None = None) -> dict:
+    """Copy the cache entries of the sources under ``root`` from ``cache_dir`` into ``dest``.
+
+    ``dest/<relative folder>/<file>``; ``dest/manifest.json`` records the tag, the import
+    name of the package the kernels were compiled as (``package``, default: this one's) and
+    the files.  Returns the manifest.
+    """
+    files = []
+    for rel in package_dirs(root):
+        src = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
+        if not os.path.isdir(src):
+            continue
+        out = os.path.join(dest, rel)
+        os.makedirs(out, exist_ok=True)
+        for name in sorted(os.listdir(src)):
+            if name.endswith(_SUFFIXES):
+                shutil.copyfile(os.path.join(src, name), os.path.join(out, name))
+                files.append(f"{rel}/{name}" if rel else name)
+    manifest = {"tag": tag(), "cpu": "generic", "package": package or package_name(), "files": files}
+    with open(os.path.join(dest, MANIFEST), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return manifest
+
+
+def read_manifest(shipped: str) -> dict | None:
+    """The manifest of a shipped cache folder (None when absent or unreadable)."""
+    try:
+        with open(os.path.join(shipped, MANIFEST)) as f:
+            m = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return m if isinstance(m, dict) and isinstance(m.get("files"), list) else None
+
+
+def host_magic_tuple() -> tuple:
+    """The magic tuple of this process's numba code generator (imports numba)."""
+    from numba.core.registry import cpu_target
+
+    return cpu_target.target_context.codegen().magic_tuple()
+
+
+def _rewrite_index(src: str, dst: str, magic: tuple) -> int:
+    """Copy a .nbi index with every key's magic tuple replaced by ``magic``; entries kept."""
+    with open(src, "rb") as f:
+        version = pickle.load(f)
+        stamp, overloads = pickle.loads(f.read())
+    fixed = {(k[0], magic) + tuple(k[2:]): v for k, v in overloads.items()}
+    tmp = dst + ".tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(version, f, protocol=-1)
+        f.write(pickle.dumps((stamp, fixed), protocol=-1))
+    os.replace(tmp, dst)
+    return len(fixed)
+
+
+def shipped_dir(root: str) -> str:
+    """Where the extension zip carries the pre-built caches of the package at ``root``."""
+    return os.path.join(root, SHIPPED_DIRNAME)
+
+
+def package_name() -> str:
+    """The import name of this package here (``tracevis3d``, or the extension's full name)."""
+    return __name__.rpartition(".")[0]
+
+
+def rewrite_module_names(data: bytes, old: str, new: str) -> bytes:
+    """A pickle with every string that is module ``old`` or one of its submodules renamed to
+    live under ``new`` (other strings, e.g. mangled symbol names, stay).  Frames are dropped
+    (optional in the pickle format); every other opcode is copied byte for byte, so memo
+    indices stay valid."""
+    if old == new:
+        return data
+    name = re.compile(re.escape(old) + r"(\.[A-Za-z_]\w*)*\Z")
+    ops = list(pickletools.genops(data))
+    out = bytearray()
+    for k, (op, arg, pos) in enumerate(ops):
+        end = ops[k + 1][2] if k + 1 < len(ops) else len(data)
+        if op.name == "FRAME":
+            continue
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8") and name.match(arg):
+            b = (new + arg[len(old):]).encode("utf-8")
+            out += (b"\x8c" + bytes([len(b)]) + b) if len(b) < 256 else (b"X" + struct.pack("<I", len(b)) + b)
+        else:
+            out += data[pos:end]
+    return bytes(out)
+
+
+def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None = None) -> dict:
+    """Install the shipped caches for the sources under ``root`` into ``cache_dir``.
+
+    Returns {"installed": index files copied, "entries": signatures, "skipped": reason or ""}.
+    Nothing happens when the shipped tag does not match this Python/numba/machine, or for
+    an index the user's cache already has.
+    """
+    m = read_manifest(shipped)
+    if m is None:
+        return {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
+    if m.get("tag") != tag():
+        return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {tag()}"}
+    magic = host_magic_tuple()
+    old, new = m.get("package", "tracevis3d"), package or package_name()
+    installed = entries = 0
+    for item in m["files"]:
+        rel, name = os.path.split(item)
+        src = os.path.join(shipped, rel, name)
+        out_dir = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
+        dst = os.path.join(out_dir, name)
+        if not name.endswith(".nbi") or os.path.exists(dst) or not os.path.isfile(src):
+            continue
+        os.makedirs(out_dir, exist_ok=True)
+        for data in _data_files(shipped, rel, name, m["files"]):
+            target = os.path.join(out_dir, data)
+            if not os.path.exists(target):
+                with open(os.path.join(shipped, rel, data), "rb") as f:
+                    blob = rewrite_module_names(f.read(), old, new)
+                with open(target + ".tmp", "wb") as f:
+                    f.write(blob)
+                os.replace(target + ".tmp", target)
+        entries += _rewrite_index(src, dst, magic)
+        installed += 1
+    return {"installed": installed, "entries": entries, "skipped": ""}
+
+
+def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[str]:
+    """The .nbc data files that belong to the index ``index_name`` in folder ``rel``."""
+    base = index_name[: -len(".nbi")] + "."
+    prefix = f"{rel}/" if rel else ""
+    return [f[len(prefix):] for f in files
+            if f.startswith(prefix + base) and f.endswith(".nbc") and "/" not in f[len(prefix):]]
+
+
+# ------------------------------------------------------------------ is a step's code ready?
+#: the kernel modules (package-relative, without .py) a step compiles on first use
+STEP_KERNELS = {
+    "load": ("kernels/jsonscan", "kernels/tree"),
+    "layout": ("kernels/fold", "kernels/runs", "layout/cluster"),
+    "compare": ("kernels/gamma", "kernels/setjoin", "kernels/groups", "kernels/overview"),
+}
+#: compile seconds of a step on an empty cache, measured on 2 shared cores with
+#: bench/compile_profile.py (load ~28-48 s, layout ~4-8 s, compare ~80 s): what the
+#: "preparing kernels (first run only)" message announces
+COLD_SECONDS = {"load": 30.0, "layout": 5.0, "compare": 80.0}
+
+
+def package_root() -> str:
+    """The folder of this package (``tracevis3d``) as installed."""
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def is_cold(step: str, cache_dir: str | None = None, root: str | None = None) -> bool:
+    """True when the cache holds no compiled code yet for one of ``step``'s kernel modules."""
+    cache_dir = cache_dir or os.environ.get("NUMBA_CACHE_DIR")
+    if not cache_dir:
+        return True
+    root = root or package_root()
+    listing: dict = {}
+    for mod in STEP_KERNELS[step]:
+        rel, name = os.path.split(mod)
+        d = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
+        if d not in listing:
+            try:
+                listing[d] = os.listdir(d)
+            except OSError:
+                listing[d] = []
+        if not any(f.startswith(name + ".") and f.endswith(".nbi") for f in listing[d]):
+            return True
+    return False
+
+
+def cold_note(step: str) -> str:
+    """"preparing kernels (first run only, about 30 s); " when ``step`` must compile, else ""."""
+    if not is_cold(step):
+        return ""
+    return f"preparing kernels (first run only, about {COLD_SECONDS[step]:.0f} s); "
+
+
+_installed: dict = {}
+
+
+def ensure_installed(cache_dir: str | None = None) -> dict:
+    """Install this package's shipped caches into numba's cache folder, once per process.
+
+    Imports numba (call it off the main thread).  Returns `install_shipped`'s report.
+    """
+    cache_dir = cache_dir or os.environ.get("NUMBA_CACHE_DIR")
+    if cache_dir in _installed:
+        return _installed[cache_dir]
+    root = package_root()
+    if not cache_dir:
+        rep = {"installed": 0, "entries": 0, "skipped": "NUMBA_CACHE_DIR is not set"}
+    else:
+        try:
+            rep = install_shipped(shipped_dir(root), root, cache_dir)
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError) as e:
+            rep = {"installed": 0, "entries": 0, "skipped": f"cannot install pre-built kernels: {e}"}
+    _installed[cache_dir] = rep
+    return rep
+
+
+def start_background_warmup(cache_dir: str, steps: str = "load,layout,compare"):
+    """Compile the kernels in a separate, low-priority Python process (the UI stays free).
+
+    The process installs the shipped caches first, then runs `tracevis3d.warmup` (fast when
+    they matched).  Returns the ``subprocess.Popen`` (None when it cannot be started).
+    """
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.find_spec("numba")
+    if spec is None or spec.origin is None:
+        return None
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    root = package_root()
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
+               PYTHONPATH=os.pathsep.join([os.path.dirname(root), site]))
+    env.pop("NUMBA_CPU_NAME", None)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "tracevis3d.warmup", "--install", steps], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, cwd=os.path.dirname(root))
+    except OSError:
+        return None

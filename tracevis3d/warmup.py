@@ -1,0 +1,134 @@
+"""Compile (or load from the cache) every kernel a first user runs, on tiny made-up traces.
+
+    python -m tracevis3d.warmup [--install] [load,layout,compare]
+
+Used twice:
+- by ``tools/build_extension.py`` with ``NUMBA_CPU_NAME=generic`` and an empty
+  ``NUMBA_CACHE_DIR``, to make the pre-built caches the extension zip carries
+  (`tracevis3d.kernel_cache`);
+- by the extension, in a background process started at enable when the cache is cold (a
+  Python or platform the zip carries no caches for), so the kernels compile while the user
+  reads the panel.
+The traces are written here as Chrome JSON (no synthesis kernels needed): object and array
+form, X and B/E events, metadata, args, instants and flows, two threads; the large-file
+parallel scan is run too.  Each step prints one line: what it ran and how long it took.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+STEPS = ("load", "layout", "compare")
+
+
+def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
+    """A small VizTracer-like event list: two threads of nested X calls plus B/E, M, i, s/f."""
+    import random
+
+    rng = random.Random(seed)
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 1, "args": {"name": "python"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}}]
+    funcs = [f"f{k} (/src/pkg/mod{k % 5}.py:{10 + k})" for k in range(24)]
+    funcs += ["acquire (<built-in>)", "read (/usr/lib/python3.11/socket.py:700)", "wait (threading.py:300)"]
+
+    def subtree(tid, t0, dur, d):
+        ev.append({"ph": "X", "name": rng.choice(funcs), "ts": round(t0, 3), "dur": round(dur, 3),
+                   "pid": 1, "tid": tid, **({"args": {"n": d}} if d == 1 else {})})
+        if d >= depth:
+            return
+        k = rng.randint(1, fanout)
+        step = dur / (k + 1)
+        for j in range(k):
+            subtree(tid, t0 + step * (j + 0.5), step * rng.uniform(0.2, 0.9), d + 1)
+
+    t = 0.0
+    for r in range(n_roots):
+        for tid in (1, 2):
+            subtree(tid, t, 1000.0, 0)
+        ev.append({"ph": "B", "name": "sleep (time.py:1)", "ts": t + 1001, "pid": 1, "tid": 1})
+        ev.append({"ph": "E", "name": "sleep (time.py:1)", "ts": t + 1050, "pid": 1, "tid": 1})
+        t += 1100.0
+    ev.append({"ph": "i", "name": "mark", "ts": 5.0, "pid": 1, "tid": 1, "s": "t"})
+    ev.append({"ph": "s", "name": "flow", "id": 7, "ts": 12.0, "pid": 1, "tid": 1, "cat": "c"})
+    ev.append({"ph": "f", "name": "flow", "id": 7, "ts": 13.0, "pid": 1, "tid": 2, "cat": "c", "bp": "e"})
+    return ev
+
+
+def _load_all():
+    """Load the made-up trace in every form the importer scans differently; the traces."""
+    from .io import chrome, load_bytes
+
+    ev = chrome_events()
+    obj = json.dumps({"traceEvents": ev, "displayTimeUnit": "ms"}).encode()
+    arr = json.dumps(ev).encode()
+    a = load_bytes(obj, source="<warmup object>", warn=False)
+    b = load_bytes(arr, source="<warmup array>", warn=False)
+    before = chrome.PARALLEL_SCAN_BYTES
+    chrome.PARALLEL_SCAN_BYTES = 0  # the two-thread scan of large files, on the small one
+    try:
+        load_bytes(obj, source="<warmup parallel>", warn=False)
+        load_bytes(arr, source="<warmup parallel>", warn=False)
+    finally:
+        chrome.PARALLEL_SCAN_BYTES = before
+    c = load_bytes(json.dumps(chrome_events(seed=2)).encode(), source="<warmup b>", warn=False)
+    return a, b, c
+
+
+def _layout_all(trace) -> None:
+    """The icicle layout with the defaults and the options that run other kernels."""
+    from .layout.icicle import icicle_layout
+    from .layout.params import IcicleParams
+
+    for kw in ({}, {"color_by": "kind", "fold": "none"}, {"fold": "1:2", "hide": ["^f1 "],
+                                                           "hide_modules": ["pkg.mod2"]},
+               {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
+        icicle_layout(trace, IcicleParams(**kw))
+
+
+def run(steps=STEPS, out=sys.stderr) -> dict:
+    """Run the warm-up steps; {step: seconds}."""
+    times = {}
+    t = time.perf_counter()
+    traces = _load_all()
+    times["load"] = time.perf_counter() - t
+    print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
+    if "layout" in steps:
+        t = time.perf_counter()
+        _layout_all(traces[0])
+        times["layout"] = time.perf_counter() - t
+        print(f"warmup: layout kernels ready in {times['layout']:.1f} s", file=out)
+    if "compare" in steps:
+        from .comparison import compare_traces
+
+        t = time.perf_counter()
+        compare_traces(traces[0], traces[2])
+        times["compare"] = time.perf_counter() - t
+        print(f"warmup: compare kernels ready in {times['compare']:.1f} s", file=out)
+    return times
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--install"]:  # the extension's background process: shipped caches first
+        from .kernel_cache import ensure_installed
+
+        argv = argv[1:]
+        print(f"warmup: pre-built kernels: {ensure_installed()}", file=sys.stderr)
+        try:
+            os.nice(10)  # the user's own work comes first
+        except (AttributeError, OSError):
+            pass
+    steps = tuple(argv[0].split(",")) if argv else STEPS
+    unknown = set(steps) - set(STEPS)
+    if unknown:
+        print(f"tracevis3d.warmup: error: unknown step(s) {sorted(unknown)}; use {','.join(STEPS)}", file=sys.stderr)
+        return 2
+    run(steps)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
