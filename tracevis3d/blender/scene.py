@@ -11,7 +11,7 @@ from ..model import Trace
 from .hygiene import BUILD_KEY, read_build_record
 from .writer import is_layer_object
 
-__all__ = ["build_icicle", "build_info", "frame_view", "BUILD_KEY"]
+__all__ = ["build_icicle", "build_compare", "build_info", "frame_view", "BUILD_KEY"]
 
 
 def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
@@ -36,6 +36,23 @@ def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
     params = (params or IcicleParams()).validate()
     t0 = time.perf_counter()
     job = Job("build", build_steps, trace, params, scene or bpy.context.scene, collection_name, trace_path)
+    if progress is not None:
+        job.listeners.append(lambda j: progress(j.fraction, j.text))
+    out = job.run(interval=0.02)
+    out["timings"]["total"] = time.perf_counter() - t0
+    return out
+
+
+def build_compare(cmp, params=None, collection_name: str = "TraceVis3D", progress=None, scene=None,
+                  paths=(None, None)) -> dict:
+    """Write (or replace) the comparison scene of ``cmp`` (a `Comparison`) into the scene:
+    the build job (`tasks.compare_build_steps`) run to its end, as the panel drives it."""
+    from ..jobs import Job
+    from .tasks import compare_build_steps
+
+    t0 = time.perf_counter()
+    job = Job("compare scene", compare_build_steps, cmp, params, scene or bpy.context.scene, collection_name,
+              paths)
     if progress is not None:
         job.listeners.append(lambda j: progress(j.fraction, j.text))
     out = job.run(interval=0.02)

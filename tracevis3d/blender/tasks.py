@@ -28,8 +28,11 @@ from .session import prepare_kernels, compare_steps, load_steps
 from .hygiene import write_build_record
 from .writer import write_scene_steps
 
-__all__ = ["import_job", "build_job", "compare_job", "render_job", "QUEUE",
-           "load_steps", "build_steps", "import_steps", "compare_steps", "render_steps"]
+__all__ = ["import_job", "build_job", "compare_job", "compare_build_job", "render_job", "QUEUE",
+           "load_steps", "build_steps", "import_steps", "compare_steps", "compare_build_steps", "render_steps"]
+
+#: where a comparison scene records how it was built (apart from the icicle's record)
+COMPARE_KEY = "tracevis3d_compare"
 
 #: the extension's single queue: one job at a time (a second request is refused or queued)
 QUEUE = JobQueue()
@@ -72,6 +75,43 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     path = trace_path if trace_path is not None else trace.meta.get("source")
     path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
+    return out
+
+
+def _compare_layout(cmp, params):
+    """Worker: (validated `CompareParams`, `SceneSpec`) of a comparison."""
+    from ..layout.compare import CompareParams, compare_layout
+
+    if isinstance(params, dict):
+        params = CompareParams.from_dict(params)
+    params = (params or CompareParams()).validate()
+    return params, compare_layout(cmp, params)
+
+
+def compare_build_steps(job: Job, cmp, params=None, scene=None, collection_name: str = "TraceVis3D",
+                        paths=(None, None), span=(0.0, 1.0), remove_startup: bool = False):
+    """The comparison scene of ``cmp`` (`layout.compare`): layout in a worker, the scene in
+    short main-thread steps; records {trace_a, trace_b, params} in ``scene[COMPARE_KEY]``."""
+    import json
+
+    scene = scene or bpy.context.scene
+    a, b = span
+    yield job.off_main(prepare_kernels)
+    job.report(a, f"layout of the comparison ({len(cmp.a):,} × {len(cmp.b):,} calls)")
+    t0 = time.perf_counter()
+    params, spec = yield job.off_main(_compare_layout, cmp, params)
+    t_layout = time.perf_counter() - t0
+    m = spec.meta
+    job.report(a + 0.3 * (b - a), f"layout: {m.get('n_tubes', 0):,} tubes for {m.get('n_pairs_shown', 0):,} "
+                                  f"matches in view")
+    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
+                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
+                                       remove_startup=remove_startup)
+    out["meta"] = {k: v for k, v in m.items() if k != "params"}
+    out["timings"]["layout"] = t_layout
+    absolute = [os.path.abspath(os.fspath(p)) if p and not str(p).startswith("<") else None for p in paths]
+    scene[COMPARE_KEY] = json.dumps({"trace_a": absolute[0], "trace_b": absolute[1], "tau": cmp.tau,
+                                     "params": params.to_dict()})
     return out
 
 
@@ -147,6 +187,13 @@ def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D
 def compare_job(path_a, path_b, tau: float = 0.2, **options) -> Job:
     """A `Job` that compares two trace files (`session.compare_steps`)."""
     return Job("compare", compare_steps, path_a, path_b, tau, **options)
+
+
+def compare_build_job(cmp, params=None, scene=None, collection_name: str = "TraceVis3D", paths=(None, None),
+                      remove_startup: bool = False) -> Job:
+    """A `Job` that builds the comparison scene of a `Comparison` (`compare_build_steps`)."""
+    return Job("compare scene", compare_build_steps, cmp, params, scene, collection_name, paths, (0.0, 1.0),
+               remove_startup)
 
 
 def render_job(path, scene=None, **options) -> Job:

@@ -23,7 +23,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from ..layout.spec import InstanceLayer, MaterialSpec, SceneSpec
+from ..layout.spec import InstanceLayer, MaterialSpec, SceneSpec, TubeLayer
 
 TAG = "tracevis3d"  # custom property marking data we created
 CUSHION_AMBIENT = 0.5
@@ -93,6 +93,19 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
     bsdf.location = (600, 0)
     bsdf.inputs["Roughness"].default_value = 0.65
     L.new(bsdf.outputs[0], out.inputs["Surface"])
+    if ms.kind == "tube":
+        # tubes (a mesh): colour and similarity-alpha from the face attribute; the tube's
+        # round cross-section shades it under any engine's light
+        attr = N.new("ShaderNodeAttribute")
+        attr.attribute_type = "GEOMETRY"
+        attr.attribute_name = "tv_color"
+        attr.location = (200, 200)
+        L.new(attr.outputs["Color"], bsdf.inputs["Base Color"])
+        L.new(attr.outputs["Alpha"], bsdf.inputs["Alpha"])
+        bsdf.inputs["Roughness"].default_value = 0.35
+        if hasattr(mat, "surface_render_method"):  # Blender 4.2+: translucency without sorting artefacts
+            mat.surface_render_method = "DITHERED"
+        return mat
     if ms.from_attribute:
         attr = N.new("ShaderNodeAttribute")
         attr.attribute_type = "INSTANCER"
@@ -224,7 +237,7 @@ def _can_convert_to_pointcloud() -> bool:
 
 def is_layer_object(ob) -> bool:
     """A TraceVis3D instance layer: a point cloud, or (Blender < 4.5) a mesh of points."""
-    return ob.type in ("POINTCLOUD", "MESH") and "tv3d_layer" in ob
+    return ob.type in ("POINTCLOUD", "MESH") and "tv3d_layer" in ob and "tv3d_tubes" not in ob
 
 
 def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
@@ -513,7 +526,12 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
                 continue
             report(0.1 + 0.6 * k / max(len(spec.layers), 1), f"writing {layer.name} ({len(layer):,} boxes)")
             t = time.perf_counter()
-            gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
+            if isinstance(layer, TubeLayer):
+                from .tubes import write_tube_steps
+
+                gen = write_tube_steps(layer, staging, f"TV3D_{layer.name}")
+            else:
+                gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
             ob = yield from _tracked(gen, made)
             if layer.space == "camera":
                 _attach_to_camera(ob, cam_ob)

@@ -136,8 +136,13 @@ def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
     return dom, share, n_calls
 
 
-def box_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, depth_of) -> InstanceLayer:
-    """One box per drawn call that is not in a cluster."""
+def _constant_attributes(extra: dict | None, n: int) -> dict:
+    return {k: np.full(n, v, np.int32) for k, v in (extra or {}).items()}
+
+
+def box_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, depth_of, name: str = "calls",
+              extra: dict | None = None) -> InstanceLayer:
+    """One box per drawn call that is not in a cluster (``extra``: constant int attributes)."""
     s = cl.single
     nb = int(s.sum())
     xs, xe = (d.start[s] - t0) * frame.scale_t, (d.end[s] - t0) * frame.scale_t
@@ -152,12 +157,14 @@ def box_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, depth_of) -> 
     col = np.ones((nb, 4), np.float32)
     col[:, :3] = colouring.slot_rgb[d.slot[s]]
     return InstanceLayer(
-        "calls", pos, sc, col, d.slot[s].astype(np.int32), list(colouring.slot_names),
+        name, pos, sc, col, d.slot[s].astype(np.int32), list(colouring.slot_names),
         {"call_index": d.call_id[s], "depth": depth_of(d.idx[s]).astype(np.int32),
-         "lane": d.lane[s].astype(np.int32), "folded_levels": d.run_levels[s].astype(np.int32)})
+         "lane": d.lane[s].astype(np.int32), "folded_levels": d.run_levels[s].astype(np.int32),
+         **_constant_attributes(extra, nb)})
 
 
-def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_px: float, time_length: float):
+def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_px: float, time_length: float,
+                  name: str = "clusters", extra: dict | None = None):
     """One lighter box per cluster, at least ``cluster_px`` pixels wide; returns the layer and
     the boxes' x extents (x0, x1) for labelling."""
     nc = len(cl)
@@ -182,10 +189,10 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
     if nc:
         col[:, :3] = colouring.cluster_rgb[slot]
     layer = InstanceLayer(
-        "clusters", pos, sc, col, slot.astype(np.int32), cluster_material_names(colouring),
+        name, pos, sc, col, slot.astype(np.int32), cluster_material_names(colouring),
         {"call_index": d.call_id[cl.rep] if nc else np.zeros(0, np.int32),
          "depth": cl.level.astype(np.int32), "lane": cl.lane.astype(np.int32),
-         "call_count": cl.count.astype(np.int32)})
+         "call_count": cl.count.astype(np.int32), **_constant_attributes(extra, nc)})
     return layer, (cx - cw / 2, cx + cw / 2)
 
 

@@ -201,7 +201,8 @@ def counted_candidates(count: int, display: str, more: str) -> list:
 
 
 def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, frame, t0: float, t1: float,
-                  band_height: float, group_share: float = 0.5, group_gap_px: float = 0.0) -> None:
+                  band_height: float, group_share: float = 0.5, group_gap_px: float = 0.0,
+                  grows_down: bool = False) -> None:
     """Name what can be named, in this priority (earlier groups win overlaps):
 
     1. boxes, by their function (not folded bands);
@@ -212,6 +213,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     5. groups of boxes and clusters on one level, across parents, at most ``group_gap_px``
        apart (at least one pixel), that one function dominates (at least ``group_share`` of
        their time): "61× …find_and_load & more";
+    (``grows_down``: the icicle hangs from its roots, so a call's children are below it.)
     6. boxes too narrow for a name across but tall enough for it upwards (a vertical label);
     7. clusters, by the function holding most of their time.
     """
@@ -260,8 +262,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     rows = local_of_shown[rows_shown]
     if rows.size:
         share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
-        ch = d.bottom[rows] + d.height[rows]
         h = frame.h
+        ch = d.bottom[rows] - h if grows_down else d.bottom[rows] + d.height[rows]
 
         def row_texts(k):
             more = "" if share[k] >= 0.99 else " & more"

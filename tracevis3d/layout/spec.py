@@ -75,6 +75,54 @@ class InstanceLayer:
 
 
 @dataclass
+class TubeLayer:
+    """Swept tubes (TraceDiff IV-C): ``centres`` (m, s, 3) float32 sampled centre curves,
+    ``half_x`` / ``half_y`` (m, s) float32 half-widths along x (time) and y (depth) of each
+    elliptic cross-section (`kernels.tubes.tube_mesh`); per tube ``colors`` (m, 4) linear
+    RGBA, ``material_index`` (m,) int32 into ``materials``, and named int32/float32
+    ``attributes`` (always ``match_index``; colour-mode bins ``bin_<mode>`` let the writer
+    switch modes by material index, without rebuilding)."""
+
+    name: str
+    centres: np.ndarray
+    half_x: np.ndarray
+    half_y: np.ndarray
+    colors: np.ndarray
+    material_index: np.ndarray
+    materials: list
+    attributes: dict = field(default_factory=dict)
+    sides: int = 8
+    space: str = "world"
+
+    def __len__(self) -> int:
+        return int(self.centres.shape[0])
+
+    def validate(self) -> "TubeLayer":
+        m = len(self)
+        if self.centres.dtype != np.float32 or self.centres.ndim != 3 or self.centres.shape[2] != 3:
+            raise ValueError(f"tubes {self.name!r}: centres must be float32 (m, s, 3), got "
+                             f"{self.centres.dtype} {self.centres.shape}")
+        s = self.centres.shape[1]
+        if m and s < 2:
+            raise ValueError(f"tubes {self.name!r}: need at least 2 samples per tube, got {s}")
+        for key, a in (("half_x", self.half_x), ("half_y", self.half_y)):
+            if a.dtype != np.float32 or a.shape != (m, s):
+                raise ValueError(f"tubes {self.name!r}: {key} must be float32 {(m, s)}, got {a.dtype} {a.shape}")
+        if self.colors.dtype != np.float32 or self.colors.shape != (m, 4):
+            raise ValueError(f"tubes {self.name!r}: colors must be float32 {(m, 4)}")
+        if self.material_index.dtype != np.int32 or self.material_index.shape != (m,):
+            raise ValueError(f"tubes {self.name!r}: material_index must be int32 {(m,)}")
+        if m and (self.material_index.min() < 0 or self.material_index.max() >= len(self.materials)):
+            raise ValueError(f"tubes {self.name!r}: material_index outside its {len(self.materials)} materials")
+        for key, a in self.attributes.items():
+            if a.shape[0] != m or a.dtype not in (np.int32, np.float32):
+                raise ValueError(f"tubes {self.name!r}: attribute {key!r} must be int32/float32 of length {m}")
+        if not 3 <= int(self.sides) <= 64:
+            raise ValueError(f"tubes {self.name!r}: sides must be within 3..64")
+        return self
+
+
+@dataclass
 class LabelSet:
     texts: list  # str per label
     anchors: np.ndarray  # (n,3) float32
