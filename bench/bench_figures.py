@@ -79,6 +79,7 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--reuse", help="take the before and speedscope rows (which do not depend on this tree) from "
                                     "an earlier run's bench_figures.json instead of measuring them again")
+    ap.add_argument("--reuse-rows", default="before,speedscope", help="which rows --reuse takes (default %(default)s)")
     a = ap.parse_args(argv)
     names = a.only.split(",") if a.only else list(TRACES)
     tdir = pathlib.Path(a.traces)
@@ -95,8 +96,9 @@ def main(argv=None) -> int:
     rows = []
     reused = {}
     if a.reuse:
+        wanted = {x.strip() for x in a.reuse_rows.split(",")}
         for n, label, r in json.loads(pathlib.Path(a.reuse).read_text()):
-            if label in ("before", "speedscope"):
+            if label in wanted and label in ("before", "speedscope"):
                 reused[(n, label)] = dict(r, reused=True)
     try:
         versions = [("after", REPO)]

@@ -78,10 +78,14 @@ class CompareParams:
     ``band``: the bundling band's thickness in level heights; ``beta``: bundling strength
     (0 straight, 1 fully bundled); ``window_a`` / ``window_b``: focus windows (µs);
     ``thread_a`` / ``thread_b``: the thread shown on each side (default: the main thread).
+    ``tube_partners``: a tube for each call's best ``tube_partners`` matches, both ways (the
+    comparison keeps ``top_k``; with equally similar calls, e.g. the steps of a training
+    loop, the second partner only crosses the picture).  ``brush_a`` / ``brush_b``: a call
+    whose stack's groups keep their colour while every other tube turns grey (IV-E).
     """
 
     color_by: str = "permutation"
-    lam: float = 0.35
+    lam: float = 0.2
     band: float = 8.0
     beta: float = 0.85
     window_a: tuple | None = None
@@ -95,6 +99,9 @@ class CompareParams:
     label_min_px: float = 0.0
     max_labels: int = 300
     max_tubes: int = 20000
+    tube_partners: int = 1  # tubes for each call's best partners, both ways (≤ the comparison's top_k)
+    brush_a: int | None = None  # a call of A: colour only the groups rooted in its stack (IV-E)
+    brush_b: int | None = None  # the same from B
     samples: int = 48
     tube_sides: int = 8
     show_labels: bool = True
@@ -141,6 +148,12 @@ class CompareParams:
                 raise ValueError(f"{name} must be within {lo}..{hi}, got {v!r}")
         if not (isinstance(self.max_tubes, (int, np.integer)) and 1 <= self.max_tubes <= 500_000):
             raise ValueError(f"max_tubes must be within 1..500000, got {self.max_tubes!r}")
+        if not (isinstance(self.tube_partners, (int, np.integer)) and 1 <= self.tube_partners <= 64):
+            raise ValueError(f"tube_partners must be within 1..64, got {self.tube_partners!r}")
+        for name in ("brush_a", "brush_b"):
+            v = getattr(self, name)
+            if v is not None and not (isinstance(v, (int, np.integer)) and v >= 0):
+                raise ValueError(f"{name} must be a call index >= 0 or None, got {v!r}")
         if not (isinstance(self.samples, (int, np.integer)) and 4 <= self.samples <= 200):
             raise ValueError(f"samples must be within 4..200, got {self.samples!r}")
         for name in ("window_a", "window_b"):
@@ -399,7 +412,7 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     group, root_a, root_b = phase_groups(cmp)
     rep_a, cl_a = representative(sa, pairs["a"].astype(np.int64))
     rep_b, cl_b = representative(sb, pairs["b"].astype(np.int64))
-    ok = (rep_a >= 0) & (rep_b >= 0)
+    ok = (rep_a >= 0) & (rep_b >= 0) & best_partners(pairs, params.tube_partners)
     if not ok.any():
         return empty
     # a tube end is a box (drawn call) or a cluster: one key per end
@@ -451,6 +464,12 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     dur_b = np.maximum(cmp.b.end[b_calls] - cmp.b.start[b_calls], 1e-9)
     ratio = dur_b / dur_a
     bins, mats = _tube_colour_bins(pairs["sim"][p], pairs["rel_a"][p], pairs["rel_b"][p], ratio, cmp.tau)
+    brushed = brushed_groups(cmp, group, root_a, root_b, params.brush_a, params.brush_b)
+    if brushed is not None:  # IV-E: the other groups' tubes in grey
+        grey = len(mats)
+        mats.append(("TV3D_tube_brushed_out", oklch_rgb(0.86, 0.0, 0.0), 0.5))
+        for mode in bins:
+            bins[mode] = np.where(brushed[g], bins[mode], grey)
     mat_idx = bins[params.color_by].astype(np.int32)
     rgb = np.array([mt[1] for mt in mats])
     col = np.ones((m, 4), np.float32)
@@ -467,6 +486,59 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     info = {"n_tubes": int(m), "n_pairs_shown": int(ok.sum()), "tube_materials": mats,
             "n_groups": int(np.unique(g).size)}
     return layer, info
+
+
+def best_partners(pairs, k: int) -> np.ndarray:
+    """Mask of the pairs that are among the ``k`` best of their call of A or of their call of
+    B (similarity first, then the smaller |Δt|): the comparison's own top-k rule, with ``k``
+    no larger than the comparison's."""
+    n = pairs.size
+    keep = np.zeros(n, np.bool_)
+    for side in ("a", "b"):
+        order = np.lexsort((pairs["dt"], -pairs["sim"], pairs[side]))
+        call = pairs[side][order]
+        first = np.r_[0, np.flatnonzero(call[1:] != call[:-1]) + 1]
+        rank = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
+        keep[order[rank < k]] = True
+    return keep
+
+
+def brushed_groups(cmp, group, root_a, root_b, brush_a=None, brush_b=None):
+    """Groups whose root lies in the stack of the brushed call (its ancestors or itself) or
+    below it (IV-E: "matches contained in groups rooted in that stack"); None: no brush."""
+    if brush_a is None and brush_b is None:
+        return None
+    keep = np.zeros(root_a.size, np.bool_)
+    for tr, roots, call in ((cmp.a, root_a, brush_a), (cmp.b, root_b, brush_b)):
+        if call is None:
+            continue
+        if not 0 <= call < len(tr):
+            raise ValueError(f"brush: call {call} outside 0..{len(tr) - 1}")
+        anc = np.zeros(len(tr), np.bool_)
+        c = int(call)
+        while c >= 0:  # the stack of the brushed call
+            anc[c] = True
+            c = int(tr.parent[c])
+        inside = (roots >= call) & (roots < tr.end_index[call])  # rooted below it
+        keep |= anc[roots] | inside
+    return keep
+
+
+def align_window_b(cmp, call_a: int, width_b: float | None = None) -> tuple:
+    """TraceDiff IV-E's "align": a focus window of B (µs) that puts the matches of a call of A
+    in view: centred on the earliest and latest starts of its partners (kept pairs of the
+    groups rooted in its stack), ``width_b`` wide (default: as wide as they need, plus 10 %)."""
+    pairs = cmp.pairs
+    group, root_a, root_b = phase_groups(cmp)
+    groups = brushed_groups(cmp, group, root_a, root_b, brush_a=int(call_a))
+    sel = groups[group] if groups is not None else np.zeros(pairs.size, np.bool_)
+    if not sel.any():
+        raise ValueError(f"align: call {call_a} of A has no matches in B")
+    b = pairs["b"][sel].astype(np.int64)
+    t0, t1 = float(cmp.b.start[b].min()), float(cmp.b.end[b].max())
+    mid, need = 0.5 * (t0 + t1), (t1 - t0) * 1.1
+    w = max(float(width_b) if width_b else need, 1e-3)
+    return (mid - w / 2, mid + w / 2)
 
 
 def _end_member(side: Side, end_key) -> tuple:
@@ -655,10 +727,12 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     sb = build_side("b", cmp.b, params, matched_b, tpx)
     name_a, name_b = _trace_name(cmp.a), _trace_name(cmp.b)
 
-    # HUD: title and legend
-    n_groups = int(np.unique(phase_groups(cmp)[0]).size) if cmp.pairs.size else 0
-    title = params.title if params.title is not None else (
-        f"{name_a} vs {name_b} · τ {cmp.tau:g} · {cmp.n_pairs_total:,} matches · {n_groups} groups")
+    # HUD: title and legend (the group count is the one in view, known after the tube stage:
+    # the title is written with a placeholder width and filled in below)
+    title_of = (lambda n_groups: params.title if params.title is not None else (
+        f"{name_a} vs {name_b} · τ {cmp.tau:g} · {cmp.n_pairs_total:,} matching call pairs · "
+        f"{n_groups:,} groups in view"))
+    title = title_of(0)
     rows = [("calls", -1, "heading")]
     rows += [(it.name, it.slot, "swatch") for it in sa.colouring.legend]
     mode_title = {"permutation": "tubes: order changed (red) or kept (grey)",
@@ -723,6 +797,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     tubes, tube_info = tube_stage(cmp, sa, sb, params, h, band)
     if tubes is not None:
         layers.append(tubes)
+    if params.show_title and params.title is None:
+        plan.title = cut_end(title_of(tube_info.get("n_groups", 0)), (res[0] - 2 * 0.03 * H) / plan.title_px)
 
     # overview strips and repetitions
     if params.show_overview:

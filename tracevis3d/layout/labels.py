@@ -194,6 +194,8 @@ def counted_candidates(count: int, display: str, more: str) -> list:
     ``120× docutils.nodes.Text.astext & more`` … ``120× …astext``, then without the count,
     ending with the bare name."""
     names = name_candidates(display)
+    if count <= 1:  # one call of the function (and others): its name says it
+        return [f"{x}{more}" for x in names] + names[-1:]
     out = [f"{count:,}× {x}{more}" for x in names]
     out += [f"{count:,}× {names[-1]}"] if more else []
     out += [f"{x}{more}" for x in names[1:]]
