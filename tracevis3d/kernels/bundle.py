@@ -91,9 +91,10 @@ def key_tree(parent, key):
 def attach_leaves(nodes, up, key, child_ptr, child_idx, cx, cy, px, py):
     """The control node each of ``nodes`` hangs from.
 
-    A key node hangs from itself.  Another node n starts at its nearest key ancestor q
-    (``up[n]``) and descends the control tree greedily: while one of q's key children has
-    its control point closer to n's position (px[n], py[n]) than q's, move to the closest
+    A key node hangs from itself.  Another node n = nodes[k] starts at its nearest key
+    ancestor q (``up[n]``) and descends the control tree greedily: while one of q's key
+    children has its control point closer to n's position (px[k], py[k]) than q's, move to
+    the closest
     such child (TraceDiff: "scan the control tree downwards ... the node geometrically
     closest").  Returns the control node per entry of ``nodes`` (-1 when n has no key
     ancestor).  Cost per node: the children looked at along one downward path.
@@ -107,13 +108,13 @@ def attach_leaves(nodes, up, key, child_ptr, child_idx, cx, cy, px, py):
         q = up[n]
         if q < 0:
             continue
-        dq = (cx[q] - px[n]) ** 2 + (cy[q] - py[n]) ** 2
+        dq = (cx[q] - px[k]) ** 2 + (cy[q] - py[k]) ** 2
         while True:
             best = -1
             bd = dq
             for j in range(child_ptr[q], child_ptr[q + 1]):
                 c = child_idx[j]
-                d = (cx[c] - px[n]) ** 2 + (cy[c] - py[n]) ** 2
+                d = (cx[c] - px[k]) ** 2 + (cy[c] - py[k]) ** 2
                 if d < bd:
                     bd = d
                     best = c

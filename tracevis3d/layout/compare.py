@@ -378,7 +378,10 @@ def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau):
     mats, bins = [], {}
     perm = np.abs(rel_a - rel_b)
     nb = 6
-    bins["permutation"] = np.minimum((np.clip(perm, 0, 1) * 2.0 * nb).astype(np.int64), nb - 1)
+    # grey up to 5 % of the group (the other run's phases shift things a little), full red
+    # from half of the group on
+    v = np.clip((perm - 0.05) / 0.45, 0.0, 1.0)
+    bins["permutation"] = np.minimum((v * nb).astype(np.int64), nb - 1)
     for k in range(nb):  # grey when aligned → red when permuted by half the group or more
         t = k / (nb - 1)
         mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.72 - 0.2 * t, 0.01 + 0.19 * t, 27.0), 1.0))

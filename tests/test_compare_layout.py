@@ -1,0 +1,170 @@
+"""The comparison scene's layout (bpy-free): tubes join matched calls at the right places, a
+permuted copy is coloured as permuted, unmatched calls stand out, groups split below a common
+root, brushing and align (TraceDiff IV-B..E)."""
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.layout.compare import (MATCHED_RGB, UNMATCHED_RGB, CompareParams, align_window_b,
+                                       best_partners, compare_layout, matched_calls, phase_groups)
+from tracevis3d.model import Trace
+
+
+def _phase(name, t0, n_children=4, width=100.0, tag=""):
+    """A phase: a call with a few leaf children, functions unique to the phase."""
+    func = [name]
+    start, end, parent = [t0], [t0 + width], [0]
+    step = width / (n_children + 1)
+    for k in range(n_children):
+        func.append(f"{name}_{tag}{k}")
+        start.append(t0 + (k + 0.5) * step)
+        end.append(t0 + (k + 1.2) * step)
+        parent.append(1)  # relative: the phase itself
+    return func, start, end, parent
+
+
+def _program(order, extra=None):
+    """main → phases in ``order`` (each 100 µs), optionally an extra phase at the end."""
+    names, start, end, parent = ["main"], [0.0], [0.0], [-1]
+    t = 10.0
+    for ph in list(order) + ([extra] if extra else []):
+        f, s, e, p = _phase(ph, t)
+        base = len(names)
+        for k in range(len(f)):
+            names.append(f[k])
+            start.append(s[k])
+            end.append(e[k])
+            parent.append(0 if k == 0 else base)
+        t += 110.0
+    end[0] = t
+    uniq = sorted(set(names))
+    func = [uniq.index(n) for n in names]
+    return Trace.from_arrays(func, start, end, parent, function_names=uniq,
+                             thread_names=["MainThread"]).check()
+
+
+@pytest.fixture(scope="module")
+def permuted():
+    a = _program(["parse", "check", "write"])
+    b = _program(["write", "check", "parse"], extra="report")  # first and last swapped, one new phase
+    return a, b, tracevis3d.compare(a, b, tau=0.2)
+
+
+def test_tubes_join_the_matched_calls_at_their_inner_edges(permuted):
+    a, b, cmp = permuted
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), beta=0.85, cluster_px=0))
+    tubes = spec.layer("tubes")
+    calls_a, calls_b = spec.layer("calls_a"), spec.layer("calls_b")
+    box_a = {int(c): k for k, c in enumerate(calls_a.attributes["call_index"])}
+    box_b = {int(c): k for k, c in enumerate(calls_b.attributes["call_index"])}
+    assert len(tubes) >= 3
+    for k in range(len(tubes)):
+        ia, ib = int(tubes.attributes["call_a"][k]), int(tubes.attributes["call_b"][k])
+        pa, sa = calls_a.positions[box_a[ia]], calls_a.scales[box_a[ia]]
+        pb, sb = calls_b.positions[box_b[ib]], calls_b.scales[box_b[ib]]
+        c = tubes.centres[k]
+        # starts under A's box (its lower edge, mid x), ends on top of B's box
+        assert abs(c[0, 0] - pa[0]) < 1e-4 and abs(c[0, 2] - (pa[2] - sa[2] / 2)) < 1e-4
+        assert abs(c[-1, 0] - pb[0]) < 1e-4 and abs(c[-1, 2] - (pb[2] + sb[2] / 2)) < 1e-4
+        # as wide as the two calls at its ends, thinner in the middle (λ)
+        assert abs(tubes.half_x[k, 0] - sa[0] / 2) < 1e-4 and abs(tubes.half_x[k, -1] - sb[0] / 2) < 1e-4
+        assert tubes.half_x[k, len(c) // 2] < 0.6 * max(sa[0], sb[0]) / 2
+        # A lies above the band, B below, the curve runs down through it
+        assert c[0, 2] > 0 > c[-1, 2] and np.all(np.diff(c[:, 2]) <= 1e-5)
+
+
+def test_a_permuted_copy_is_coloured_as_permuted(permuted):
+    a, b, cmp = permuted
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), color_by="permutation", cluster_px=0))
+    tubes = spec.layer("tubes")
+    name_of = {int(c): a.function_names[a.func[c]] for c in tubes.attributes["call_a"]}
+    perm = {name_of[int(c)]: int(bn) for c, bn in zip(tubes.attributes["call_a"], tubes.attributes["bin_permutation"])}
+    # parse and write swapped places: red; check stayed in the middle of its group: grey
+    assert perm["parse"] > perm["check"] and perm["write"] > perm["check"]
+    assert perm["check"] == 0
+    # the colour follows the bin (a material per bin, grey → red)
+    mats = spec.layer("tubes").materials
+    k = list(name_of.values()).index("parse")
+    assert mats[tubes.material_index[k]].startswith("TV3D_tube_perm")
+
+
+def test_unmatched_calls_stand_out(permuted):
+    a, b, cmp = permuted
+    has_a, has_b = matched_calls(cmp)
+    report = [i for i in range(len(b)) if b.function_names[b.func[i]].startswith("report")]
+    assert not has_b[report].any() and has_a.all()
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), cluster_px=0))
+    calls_b = spec.layer("calls_b")
+    col = {int(c): calls_b.colors[k, :3] for k, c in enumerate(calls_b.attributes["call_index"])}
+    for i in report:
+        assert np.allclose(col[i], UNMATCHED_RGB, atol=1e-5)
+    for i in np.flatnonzero(has_b):
+        if i in col and b.function_names[b.func[i]] != "main":
+            assert np.allclose(col[i], MATCHED_RGB, atol=1e-5)
+    assert spec.meta["n_unmatched_b"] == len(report) and spec.meta["n_unmatched_a"] == 0
+
+
+def test_groups_split_below_a_common_root(permuted):
+    a, b, cmp = permuted
+    group, ra, rb = phase_groups(cmp)
+    names = {a.function_names[a.func[r]] for r in ra[np.unique(group)]}
+    # main ↔ main holds every match; the phases become the groups
+    assert {"parse", "check", "write"} <= names
+
+
+def test_best_partners_is_the_top_k_rule():
+    pairs = np.zeros(8, dtype=[("a", np.int32), ("b", np.int32), ("sim", np.float64), ("dt", np.float64)])
+    pairs["a"] = [0, 0, 0, 1, 1, 2, 3, 3]
+    pairs["b"] = [5, 6, 7, 5, 8, 9, 5, 9]
+    pairs["sim"] = [0.9, 0.9, 0.5, 0.4, 0.3, 0.8, 0.2, 0.5]
+    pairs["dt"] = [3.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    keep = best_partners(pairs, 1)
+    # A 0's best is (0, 6) (same similarity, closer in time), B 5's is (0, 5), B 7's only
+    # partner is (0, 7); (3, 5) is nobody's best: A 3 prefers (3, 9), B 5 prefers (0, 5)
+    assert keep.tolist() == [True, True, True, True, True, True, False, True]
+    assert best_partners(pairs, 3).all()
+
+
+def test_brushing_and_align(permuted):
+    a, b, cmp = permuted
+    parse = next(i for i in range(len(a)) if a.function_names[a.func[i]] == "parse")
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), brush_a=parse, cluster_px=0))
+    tubes = spec.layer("tubes")
+    grey = tubes.materials.index("TV3D_tube_brushed_out")
+    ca = tubes.attributes["call_a"]
+    inside = (ca >= parse) & (ca < a.end_index[parse])
+    other_phase = ~inside & (ca != 0)  # the root group (main ↔ main) lies in parse's stack: it keeps its colour
+    assert inside.any() and other_phase.any()
+    assert np.all(tubes.material_index[other_phase] == grey) and np.all(tubes.material_index[inside] != grey)
+    t0, t1 = align_window_b(cmp, parse)
+    pb = next(i for i in range(len(b)) if b.function_names[b.func[i]] == "parse")
+    assert t0 <= b.start[pb] and b.end[pb] <= t1
+    aligned = compare_layout(cmp, CompareParams(resolution=(960, 540), window_b=(t0, t1), cluster_px=0))
+    assert aligned.meta["window_b"] == [t0, t1]
+    with pytest.raises(ValueError, match="brush"):
+        compare_layout(cmp, CompareParams(brush_a=10_000))
+
+
+def test_params_round_trip_and_errors():
+    p = CompareParams(color_by="ratio", lam=0.3, band=5.0, beta=0.7, window_a=(0.0, 10.0), brush_b=3)
+    assert CompareParams.from_dict(p.to_dict()) == p
+    for bad, msg in (({"color_by": "x"}, "color_by"), ({"lam": 2}, "lam"), ({"beta": -1}, "beta"),
+                     ({"window_b": [5, 1]}, "window_b"), ({"nope": 1}, "unknown"), ({"max_tubes": 0}, "max_tubes")):
+        with pytest.raises(ValueError, match=msg):
+            CompareParams.from_dict(bad)
+    with pytest.raises(TypeError):
+        compare_layout("not a comparison")
+
+
+def test_real_pair_is_bounded_and_deterministic(realdata):
+    a = tracevis3d.load(realdata / "hta-trace-diff" / "control.json.gz")
+    b = tracevis3d.load(realdata / "hta-trace-diff" / "test.json.gz")
+    cmp = tracevis3d.compare(a, b, tau=0.2)
+    p = CompareParams(max_tubes=500)
+    s1 = compare_layout(cmp, p)
+    s2 = compare_layout(cmp, p)
+    t1, t2 = s1.layer("tubes"), s2.layer("tubes")
+    assert len(t1) == 500 and np.array_equal(t1.centres, t2.centres)
+    assert np.isfinite(t1.centres).all() and (t1.half_x > 0).all()
+    # one group per training step, not one group for everything
+    assert s1.meta["n_groups"] >= 6
