@@ -41,11 +41,10 @@ import numpy as np
 
 from ..kernels.bundle import attach_leaves, bundled_curves, clamp_to_matched_descendants, key_tree
 from ..kernels.tubes import arclength_parameter, tube_half_widths
-from ..model import KIND_WAIT
 from . import palette
 from .annotate import hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction, world_per_pixel
-from .colour import INFRA_RGB, WAIT_RGB, Colouring, LegendItem, oklch_rgb
+from .colour import INFRA_RGB, Colouring, LegendItem, oklch_rgb
 from .fold import BAND_WIDE, fold_levels
 from .frame import Frame
 from .geometry import BOX_FILL, box_layer, cluster_calls, cluster_layer, cluster_material_names, drawn_calls
@@ -289,18 +288,17 @@ class Side:
     sign: float = 1.0  # +1: grows down from its top (A), -1: grows up from its bottom (B)
 
 
-def match_colouring(sel, fold, matched, infra, kinds) -> Colouring:
-    """Icicle colours of a comparison: matched / no match / runtime / waiting."""
+def match_colouring(sel, fold, matched, infra) -> Colouring:
+    """Icicle colours of a comparison: matched / no match / runtime.  (Waits keep the
+    matched/unmatched colour here: red belongs to the tubes' permutation scale.)"""
     idx = sel.idx
     slot = np.where(matched[idx], 0, 1).astype(np.int32)
-    slot[infra[sel.trace.func[idx]]] = 2
-    slot[kinds[idx] == KIND_WAIT] = 3
-    rgb = np.array([MATCHED_RGB, UNMATCHED_RGB, INFRA_RGB, WAIT_RGB])
-    names = ["has a match in the other run", "no match: where the runs differ", "runtime (imports, start-up)",
-             "waiting (locks, queues)"]
-    present = np.bincount(slot, minlength=4) > 0
-    legend = [LegendItem(names[k], k, 0.0) for k in range(4) if present[k]]
-    return Colouring("match", "calls", slot, rgb, [f"TV3D_m{k}" for k in range(4)], legend,
+    slot[infra[sel.trace.func[idx]] & matched[idx]] = 2
+    rgb = np.array([MATCHED_RGB, UNMATCHED_RGB, INFRA_RGB])
+    names = ["has a match in the other run", "no match: where the runs differ", "runtime (imports, start-up)"]
+    present = np.bincount(slot, minlength=3) > 0
+    legend = [LegendItem(names[k], k, 0.0) for k in range(3) if present[k]]
+    return Colouring("match", "calls", slot, rgb, [f"TV3D_m{k}" for k in range(3)], legend,
                      palette.lighten(rgb, 0.5), True)
 
 
@@ -321,7 +319,7 @@ def build_side(name, trace, params: CompareParams, matched, tpx) -> Side:
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, 1, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
                        tpx, est_us_per_px)
     ft = function_table(tr)
-    colouring = match_colouring(sel, fold, matched, ft.infra, tr.kind)
+    colouring = match_colouring(sel, fold, matched, ft.infra)
     ext = np.maximum(tr.self_time[sel.idx], 0.0)
     ext_unit = 0.12 + 0.88 * (ext / ext.max() if ext.size and ext.max() > 0 else np.zeros_like(ext))
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
@@ -384,7 +382,7 @@ def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau):
     bins["permutation"] = np.minimum((v * nb).astype(np.int64), nb - 1)
     for k in range(nb):  # grey when aligned → red when permuted by half the group or more
         t = k / (nb - 1)
-        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.72 - 0.2 * t, 0.01 + 0.19 * t, 27.0), 1.0))
+        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.80 - 0.28 * t, 0.01 + 0.19 * t, 27.0), 1.0))
     nr = 8
     for mode, rel in (("trace-a", rel_a), ("trace-b", rel_b)):
         bins[mode] = len(mats) + np.minimum((np.clip(rel, 0, 1) * nr).astype(np.int64), nr - 1)
