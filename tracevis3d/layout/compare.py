@@ -670,14 +670,22 @@ def repetition_layer(name, reps, side: Side, max_outlines=2000):
     drawn_of_local[d.local] = np.arange(d.local.size)
     pos, sc = [], []
     thick = 1.5 * float(fr.px[0])
+    children: dict = {}  # parent → its children in order (each parent walked once: linear)
     for r in reps[:max_outlines]:  # bounded
         first = int(r["start"])
-        last = first
-        for _ in range(int(r["period"]) * int(r["count"]) - 1):
-            nxt = int(tr.end_index[last])
-            if nxt >= len(tr) or tr.parent[nxt] != tr.parent[first]:
-                break
-            last = nxt
+        par = int(tr.parent[first])
+        group_key = par if par >= 0 else -2 - int(tr.thread[first])  # roots: per thread
+        kids = children.get(group_key)
+        if kids is None:
+            lo = par + 1 if par >= 0 else int(np.searchsorted(tr.thread, tr.thread[first]))
+            hi = int(tr.end_index[par]) if par >= 0 else int(np.searchsorted(tr.thread, tr.thread[first], "right"))
+            ks, c = [], lo
+            while c < hi:
+                ks.append(c)
+                c = int(tr.end_index[c])
+            kids = children[group_key] = np.asarray(ks, np.int64)
+        at = int(np.searchsorted(kids, first))
+        last = int(kids[min(at + int(r["period"]) * int(r["count"]) - 1, kids.size - 1)])
         k = drawn_of_local[local[first]] if local[first] >= 0 else -1
         if k < 0:
             continue
