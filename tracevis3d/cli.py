@@ -413,13 +413,14 @@ def _remove_startup_objects(scene) -> None:
         _progress(0.1, f"removed the startup {', '.join(removed)}")
 
 
-def _fill_scene_settings(scene) -> None:
+def _fill_scene_settings(scene, what: str) -> None:
     """When the extension is registered (``blender --command``), its scene properties get the
-    trace paths and parameters, as if built from the panel."""
+    trace paths and parameters of the scene just built (``what``: "icicle" or "compare"), as
+    if built from the panel."""
     settings = getattr(scene, "tracevis3d", None)
     restore = getattr(settings, "restore_from_build", None)
     if callable(restore):
-        restore(force=True)
+        restore(force=True, what=what)
 
 
 def _save_blend(path: str, scene) -> None:
@@ -528,7 +529,7 @@ def render_icicle(args) -> str:
     from .blender.tasks import build_job
 
     info = _build(build_job(trace, params, scene=scene, trace_path=trace_path), args.trace, 0.1, 0.6)
-    _fill_scene_settings(scene)
+    _fill_scene_settings(scene, "icicle")
     m = info["meta"]
     _progress(0.6, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters "
                    f"({m['n_clustered_calls']} calls merged) in {info['timings']['total']:.2f} s")
@@ -554,7 +555,8 @@ def _check_thread(trace, thread, path: str) -> None:
     try:
         trace._resolve_threads(thread)
     except (KeyError, IndexError) as e:
-        raise CLIError(f"{path}: {' '.join(str(e).strip(chr(39)).split())}", 2) from None
+        msg = str(e.args[0]) if e.args else type(e).__name__  # a KeyError's str() adds quotes
+        raise CLIError(f"{path}: {' '.join(msg.split())}", 2) from None
 
 
 def _calls_of_options(cmp, args, params: dict) -> None:
@@ -597,7 +599,7 @@ def render_compare(args) -> str:
     _calls_of_options(cmp, args, params)
     info = _build(compare_build_job(cmp, params, scene=scene, paths=paths),
                   f"{args.trace_a} vs {args.trace_b}", 0.3, 0.6)
-    _fill_scene_settings(scene)
+    _fill_scene_settings(scene, "compare")
     m = info["meta"]
     _progress(0.6, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches in view, "
                    f"{m.get('n_unmatched_a', 0)} + {m.get('n_unmatched_b', 0)} calls without a match "
