@@ -1,4 +1,4 @@
-"""Scene properties: the trace path, the icicle parameters and the render settings.
+"""Scene properties: the trace path, the icicle parameters, the comparison and the render settings.
 
 Everything the panel edits lives in ``bpy.types.Scene.tracevis3d`` (a PropertyGroup), so a
 saved .blend reopens the same session.  `icicle_params_dict` turns the properties into the
@@ -10,6 +10,15 @@ is not registered) has empty properties but a build record (``scene["tracevis3d_
 `restore_session`, run by the extension's ``load_post`` handler, fills the trace path and the
 parameters from it, and finds a trace whose folder moved together with the .blend through the
 path relative to the .blend that `note_blend_location` (``save_pre``) records.
+
+The comparison of two runs (TraceDiff) has its own properties (``compare_*``: the second
+trace, τ, λ, band, β, colour mode and viewpoint, threads, focus windows, brushing and
+align) and shares the appearance ones (fold, clusters, labels, legend, title, camera,
+resolution) with the icicle; `compare_params_dict` / `set_from_compare_params` convert them
+to and from ``tracevis3d.layout.compare.CompareParams``.  A comparison scene saved by the
+command line is restored from its record ``scene["tracevis3d_compare"]`` the same way.
+Changing the colour mode or the viewpoint recolours the tubes at once
+(`tracevis3d.blender.tubes.set_tube_colour_mode`: material indices, no rebuild).
 """
 from __future__ import annotations
 
@@ -60,6 +69,17 @@ RENDER_ENGINES = (
     ("BLENDER_EEVEE", "EEVEE", "Real-time renderer with cushion shading and soft light"),
     ("CYCLES", "Cycles", "Path tracer (slow without a GPU)"),
 )
+
+COMPARE_COLOR_BY = (
+    ("permutation", "Order changed", "Red when a match moved within its group (the order of the calls "
+                                      "changed), grey when it kept its place (TraceDiff IV-D)"),
+    ("trace", "Position in group", "Rainbow of each match's position in its group, seen from the "
+                                   "viewpoint's run: outliers moved (TraceDiff IV-D)"),
+    ("similarity", "Similarity", "Opaque and dark for strong matches, light and translucent for weak ones"),
+    ("ratio", "Duration ratio", "Red when the call takes longer in B, blue when shorter, grey when alike"),
+)
+VIEWPOINTS = (("a", "A", "Positions within the group as seen from run A (the upper icicle)"),
+              ("b", "B", "Positions within the group as seen from run B (the lower icicle)"))
 
 # property name -> IcicleParams field (those not listed here map 1:1 by name)
 _SCALAR_FIELDS = ("extrude_measure", "color_by", "cluster_px", "label_px", "label_min_px",
@@ -166,14 +186,64 @@ class TraceVis3DSettings(PropertyGroup):
     compare_tau: FloatProperty(name="Similarity τ", default=0.2, min=0.01, max=0.99,
                                description="Calls match when the Jaccard similarity of their "
                                            "function sets is above τ")
+    compare_path_rel: StringProperty(
+        name="Compare with (relative)", default="", options={"HIDDEN"},
+        description="The second trace's path relative to the .blend, recorded when it is saved",
+    )
+    compare_lam: FloatProperty(name="Tube waist λ", default=0.2, min=0.0, max=1.0,
+                               description="How much the tubes thin towards their middle: 0 thin, "
+                                           "1 not at all (TraceDiff Eq. 5)")
+    compare_band: FloatProperty(name="Band (levels)", default=8.0, min=0.5, max=100.0,
+                                description="Height of the bundling band between the two icicles, "
+                                            "in stack levels")
+    compare_beta: FloatProperty(name="Bundling β", default=0.85, min=0.0, max=1.0,
+                                description="Bundling strength: 0 straight tubes, 1 fully bundled")
+    compare_color_by: EnumProperty(name="Tube colour", items=COMPARE_COLOR_BY, default="permutation",
+                                   update=lambda self, context: _recolour_tubes(self, context),
+                                   description="What a tube's colour says (switches without a rebuild)")
+    compare_viewpoint: EnumProperty(name="Viewpoint", items=VIEWPOINTS, default="a",
+                                    update=lambda self, context: _recolour_tubes(self, context),
+                                    description="The run whose group positions colour the tubes "
+                                                "(tube colour 'Position in group')")
+    compare_thread_a: StringProperty(name="Thread of A", default="",
+                                     description="Thread of A to show, by name or index (empty: the main thread)")
+    compare_thread_b: StringProperty(name="Thread of B", default="",
+                                     description="Thread of B to show, by name or index (empty: the main thread)")
+    use_compare_window_a: BoolProperty(name="Focus A", default=False,
+                                       description="Show only a time window of A (its focus)")
+    compare_window_a_start: FloatProperty(name="A from (µs)", default=0.0, min=0.0,
+                                          description="Start of A's focus window, µs from the trace start")
+    compare_window_a_end: FloatProperty(name="A to (µs)", default=0.0, min=0.0,
+                                        description="End of A's focus window, µs from the trace start")
+    use_compare_window_b: BoolProperty(name="Focus B", default=False,
+                                       description="Show only a time window of B (its focus)")
+    compare_window_b_start: FloatProperty(name="B from (µs)", default=0.0, min=0.0,
+                                          description="Start of B's focus window, µs from the trace start")
+    compare_window_b_end: FloatProperty(name="B to (µs)", default=0.0, min=0.0,
+                                        description="End of B's focus window, µs from the trace start")
+    compare_brush_a: StringProperty(
+        name="Brush A", default="",
+        description="A call of A (index, or function name: its longest call): only the groups rooted in "
+                    "its stack keep their colour, the other tubes turn grey (empty: no brushing)")
+    compare_brush_b: StringProperty(name="Brush B", default="",
+                                    description="The same for a call of B (empty: no brushing)")
+    compare_align_a: StringProperty(
+        name="Align to", default="",
+        description="A call of A (index, or function name: its longest call): Align moves B's focus "
+                    "window onto its matches")
+    compare_show_overview: BoolProperty(name="Overview bars", default=True,
+                                        description="Bars of matches per time bin outside the icicles")
     compare_summary: StringProperty(name="Comparison", default="", options={"SKIP_SAVE"})
     # --- details on demand (last picked call)
     picked_call: IntProperty(name="Picked call", default=-1, options={"SKIP_SAVE"})
     picked_text: StringProperty(name="Picked call details", default="", options={"SKIP_SAVE"})
+    picked_side: StringProperty(name="Picked side", default="", options={"SKIP_SAVE"},
+                                description="Run of the picked call in a comparison: 'a', 'b', or '' (icicle)")
 
-    def restore_from_build(self, force: bool = False) -> bool:
-        """Fill these settings from the scene's build record (see `restore_session`)."""
-        return restore_session(self.id_data, force=force)
+    def restore_from_build(self, force: bool = False, what: str | None = None) -> bool:
+        """Fill these settings from the scene's records (see `restore_session`); ``what``:
+        "icicle" or "compare" for the scene just built, None for both."""
+        return restore_session(self.id_data, force=force, what=what)
 
 
 def parse_threads(text: str):
@@ -206,6 +276,27 @@ def _fold_kind(fold) -> str:
     return "levels"
 
 
+def _window_of(settings, prefix: str, what: str):
+    """[t0, t1] of the window properties ``use_<prefix>``, ``<prefix>_start``/``_end``, or None
+    (ValueError naming ``what`` when it is empty)."""
+    if not getattr(settings, f"use_{prefix}"):
+        return None
+    t0, t1 = float(getattr(settings, f"{prefix}_start")), float(getattr(settings, f"{prefix}_end"))
+    if not t1 > t0:
+        raise ValueError(f"{what} is empty: 'To' ({t1:g} µs) must be after 'From' ({t0:g} µs)")
+    return [t0, t1]
+
+
+def _fold_of(settings) -> str:
+    """The fold rule of the properties ("auto", "none" or level ranges)."""
+    if settings.fold_mode != "levels":
+        return settings.fold_mode
+    levels = ",".join(p.strip() for p in settings.fold_levels.split(",") if p.strip())
+    if not levels:
+        raise ValueError("fold 'Levels' needs level ranges such as 3:40 or 3:40, 50:")
+    return levels
+
+
 def icicle_params_dict(settings) -> dict:
     """The JSON-able dict for ``IcicleParams.from_dict`` (raises ValueError on bad values)."""
     d = {name: getattr(settings, name) for name in _SCALAR_FIELDS}
@@ -218,20 +309,8 @@ def icicle_params_dict(settings) -> dict:
         d["thread_order"] = order
     else:
         d["thread_order"] = settings.thread_order
-    if settings.use_time_window:
-        t0, t1 = float(settings.time_window_start), float(settings.time_window_end)
-        if not t1 > t0:
-            raise ValueError(f"time window is empty: 'To' ({t1:g} µs) must be after 'From' ({t0:g} µs)")
-        d["time_window"] = [t0, t1]
-    else:
-        d["time_window"] = None
-    if settings.fold_mode == "levels":
-        levels = ",".join(p.strip() for p in settings.fold_levels.split(",") if p.strip())
-        if not levels:
-            raise ValueError("fold 'Levels' needs level ranges such as 3:40 or 3:40, 50:")
-        d["fold"] = levels
-    else:
-        d["fold"] = settings.fold_mode
+    d["time_window"] = _window_of(settings, "time_window", "time window")
+    d["fold"] = _fold_of(settings)
     d["hide"] = split_hide(settings.hide)
     d["hide_modules"] = split_modules(settings.hide_modules)
     d["title"] = settings.title if settings.title.strip() else None
@@ -306,6 +385,129 @@ def set_from_params_dict(settings, d: dict) -> None:
     field("resolution", resolution)
 
 
+# ------------------------------------------------------------------ the comparison
+#: CompareParams fields the comparison takes from the icicle's (shared) properties as they are
+_SHARED_COMPARE_FIELDS = ("cluster_px", "label_px", "label_min_px", "show_labels", "show_legend",
+                          "show_title", "orthographic")
+
+
+def compare_color_mode(settings) -> str:
+    """``CompareParams.color_by`` of the tube colour and viewpoint properties."""
+    if settings.compare_color_by == "trace":
+        return f"trace-{settings.compare_viewpoint}"
+    return settings.compare_color_by
+
+
+def _one_thread(text: str, side: str):
+    """The thread of one side (name or index), or None (the main thread)."""
+    items = parse_threads(text)
+    if not items:
+        return None
+    if len(items) > 1:
+        raise ValueError(f"the comparison shows one thread of {side}; got {len(items)} ({text!r})")
+    return items[0]
+
+
+def compare_params_dict(settings) -> dict:
+    """The JSON-able dict for ``CompareParams.from_dict`` (raises ValueError on bad values).
+    Brushing is left out: the brush fields name calls (`compare_calls`), resolved against
+    the comparison."""
+    d = {name: getattr(settings, name) for name in _SHARED_COMPARE_FIELDS}
+    d.update(color_by=compare_color_mode(settings), lam=float(settings.compare_lam),
+             band=float(settings.compare_band), beta=float(settings.compare_beta),
+             window_a=_window_of(settings, "compare_window_a", "A's focus window"),
+             window_b=_window_of(settings, "compare_window_b", "B's focus window"),
+             thread_a=_one_thread(settings.compare_thread_a, "A"),
+             thread_b=_one_thread(settings.compare_thread_b, "B"),
+             resolution=[int(settings.resolution_x), int(settings.resolution_y)], fold=_fold_of(settings),
+             title=settings.title if settings.title.strip() else None,
+             show_overview=bool(settings.compare_show_overview))
+    return d
+
+
+def compare_calls(settings) -> dict:
+    """The calls the brush fields name (a call index or a function name, None when empty):
+    {"brush_a": ..., "brush_b": ...}."""
+    return {"brush_a": settings.compare_brush_a.strip() or None, "brush_b": settings.compare_brush_b.strip() or None}
+
+
+def set_from_compare_params(settings, d: dict) -> None:
+    """Copy a ``CompareParams.to_dict()`` back into the properties (unknown keys and values
+    the properties cannot hold are ignored, as in `set_from_params_dict`)."""
+    shared = {k: d[k] for k in (*_SHARED_COMPARE_FIELDS, "fold", "resolution", "title") if k in d}
+    set_from_params_dict(settings, shared)
+
+    def field(name, apply):
+        if name in d:
+            try:
+                apply(d[name])
+            except (TypeError, ValueError, OverflowError, IndexError, KeyError, AttributeError):
+                pass
+
+    def colour(v):
+        mode, _, side = str(v).partition("-")
+        if mode == "trace" and side in ("a", "b"):
+            settings.compare_viewpoint = side
+        settings.compare_color_by = mode
+
+    def window(side):
+        def apply(w):
+            if w is not None:
+                setattr(settings, f"compare_window_{side}_start", float(w[0]))
+                setattr(settings, f"compare_window_{side}_end", float(w[1]))
+            setattr(settings, f"use_compare_window_{side}", w is not None)
+        return apply
+
+    field("color_by", colour)
+    for name in ("lam", "band", "beta"):
+        field(name, lambda v, name=name: setattr(settings, f"compare_{name}", float(v)))
+    for side in ("a", "b"):
+        field(f"window_{side}", window(side))
+        field(f"thread_{side}", lambda v, side=side: setattr(settings, f"compare_thread_{side}", "" if v is None else str(v)))
+        field(f"brush_{side}", lambda v, side=side: setattr(settings, f"compare_brush_{side}", "" if v is None else str(int(v))))
+    field("show_overview", lambda v: setattr(settings, "compare_show_overview", bool(v)))
+
+
+def tube_object(scene):
+    """The comparison's tube mesh in ``scene`` (``ob["tv3d_tubes"]``), or None."""
+    for ob in scene.objects:
+        if ob.type == "MESH" and "tv3d_tubes" in ob:
+            return ob
+    return None
+
+
+def built_colour_mode(scene, ob) -> str | None:
+    """The colour mode the tubes show: the last switch, else the one they were built with."""
+    from .tracevis3d.blender.session import read_compare_record
+
+    if "tv3d_colour_mode" in ob:
+        return str(ob["tv3d_colour_mode"])
+    return ((read_compare_record(scene) or {}).get("params") or {}).get("color_by")
+
+
+def recolour_tubes(scene, mode: str) -> bool:
+    """Show the tubes of ``scene`` in colour mode ``mode`` (material indices from the bins
+    stored per face: no rebuild); False when there are no tubes or they show it already."""
+    ob = tube_object(scene)
+    if ob is None or built_colour_mode(scene, ob) == mode:
+        return False
+    from .tracevis3d.blender.tubes import set_tube_colour_mode
+
+    set_tube_colour_mode(ob, mode)
+    return True
+
+
+def _recolour_tubes(settings, _context) -> None:
+    """Update of the tube colour and viewpoint properties (never raises: an update callback
+    has nowhere to report; the operator `tracevis3d.compare_color_mode` does)."""
+    try:
+        recolour_tubes(settings.id_data, compare_color_mode(settings))
+    except Exception as e:  # noqa: BLE001
+        import sys
+
+        print(f"tracevis3d: warning: cannot recolour the tubes: {' '.join(str(e).split())}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------ saved scenes
 def _absolute(path: str, blend_path: str) -> str:
     """A trace path as stored in the properties, made absolute ('//' is next to the .blend)."""
@@ -317,60 +519,124 @@ def _absolute(path: str, blend_path: str) -> str:
     return os.path.abspath(os.path.expanduser(path)) if path else ""
 
 
-def restore_session(scene, force: bool = False, blend_path: str | None = None) -> bool:
-    """Make ``scene.tracevis3d`` point at its trace after a .blend was opened; True if changed.
+def restore_session(scene, force: bool = False, blend_path: str | None = None, what: str | None = None) -> bool:
+    """Make ``scene.tracevis3d`` point at its traces after a .blend was opened; True if changed.
 
     - Empty trace path (a .blend saved by the command line) or ``force``: the trace path and
       the parameters come from the build record ``scene["tracevis3d_build"]``.
     - A trace path that does not exist any more: the same file relative to the .blend
       (recorded when it was saved) is used when it exists (the folder moved).
-    An existing trace path is never changed (unless ``force``).
+    - The same for the comparison (`restore_compare`): the second trace, and with it the
+      first when the trace path is empty, τ and the comparison's parameters come from
+      ``scene["tracevis3d_compare"]``.
+    An existing trace path is never changed (unless ``force``).  ``what``: "icicle" or
+    "compare" restores only that record (the command line: the scene it just built).
     """
-    from .tracevis3d.blender import hygiene
-
     s = getattr(scene, "tracevis3d", None)
     if s is None:
         return False
     blend = bpy.data.filepath if blend_path is None else blend_path
-    rec = hygiene.read_build_record(scene)
-    current = _absolute(s.trace_path, blend)
+    changed = False
+    if what in (None, "icicle"):
+        changed |= _restore_icicle(scene, s, force, blend)
+    if what in (None, "compare"):
+        changed |= restore_compare(scene, s, force, blend)
+    return changed
+
+
+def _find_moved(s, prop: str, rec, rec_key: str, blend: str) -> str | None:
+    """The file of path property ``prop`` when it no longer exists where it was: the same
+    file relative to the .blend (``<prop>_rel``, or the record's ``<rec_key>_rel`` when the
+    record names the same path), if that exists."""
+    from .tracevis3d.blender import hygiene
+
+    current = _absolute(getattr(s, prop), blend)
+    candidates = [hygiene.from_blend_relative(getattr(s, f"{prop}_rel"), blend)]
+    if rec and rec.get(rec_key) and os.path.abspath(rec[rec_key]) == current:
+        candidates.append(hygiene.from_blend_relative(rec.get(f"{rec_key}_rel"), blend))
+    return hygiene.find_trace(candidates)
+
+
+def _set_path(s, prop: str, path: str, blend: str) -> None:
+    """Set path property ``prop`` and its path relative to the .blend."""
+    from .tracevis3d.blender import hygiene
+
+    setattr(s, prop, path)
+    setattr(s, f"{prop}_rel", hygiene.relative_to_blend(path, blend) or "")
+
+
+def _restore(s, prop: str, rec, rec_key: str, force: bool, blend: str, recorded, apply) -> bool:
+    """Restore path property ``prop`` from a record: keep an existing file (unless
+    ``force``), find a moved one, else take ``recorded()`` (the record's path, found or
+    not) and ``apply(rec)`` its parameters.  True if a property changed."""
+    current = _absolute(getattr(s, prop), blend)
     if current and not force:
         if os.path.isfile(current):
             return False
-        candidates = [hygiene.from_blend_relative(s.trace_path_rel, blend)]
-        if rec and rec.get("trace_path") and os.path.abspath(rec["trace_path"]) == current:
-            candidates.append(hygiene.from_blend_relative(rec.get("trace_path_rel"), blend))
-        found = hygiene.find_trace(candidates)
-        if found is None:
-            return False
-        s.trace_path = found
-        return True
-    if rec is None:
-        return False
-    found, recorded = hygiene.recorded_trace_path(scene, blend)
-    path = found or recorded
+        found = _find_moved(s, prop, rec, rec_key, blend)
+        if found is not None:
+            setattr(s, prop, found)
+        return found is not None
+    path = recorded() if rec is not None else None
     if not path:
         return False
-    s.trace_path = path
-    s.trace_path_rel = hygiene.relative_to_blend(path, blend) or ""
-    if isinstance(rec.get("params"), dict):
-        set_from_params_dict(s, rec["params"])
+    _set_path(s, prop, path, blend)
+    apply(rec)
     return True
 
 
-def note_blend_location(scene, blend_path: str) -> None:
-    """Before saving to ``blend_path``: record the trace path relative to it (and remap a
-    '//' trace path to the new location, as Blender does with its own relative paths)."""
+def _restore_icicle(scene, s, force: bool, blend: str) -> bool:
+    """`restore_session` for the icicle's build record."""
     from .tracevis3d.blender import hygiene
 
+    def recorded():
+        found, path = hygiene.recorded_trace_path(scene, blend)
+        return found or path
+
+    def apply(rec):
+        if isinstance(rec.get("params"), dict):
+            set_from_params_dict(s, rec["params"])
+
+    return _restore(s, "trace_path", hygiene.read_build_record(scene), "trace_path", force, blend, recorded, apply)
+
+
+def restore_compare(scene, s, force: bool, blend: str) -> bool:
+    """`restore_session` for the comparison's record: the second trace, the first when the
+    trace path is empty (or ``force``), τ and the parameters.  True if a property changed."""
+    from .tracevis3d.blender import session
+
+    path_a, path_b = session.recorded_compare_paths(scene, blend)
+
+    def apply(rec):
+        if path_a and (force or not s.trace_path.strip()):
+            _set_path(s, "trace_path", path_a, blend)
+        try:
+            s.compare_tau = float(rec.get("tau", s.compare_tau))
+        except (TypeError, ValueError):
+            pass
+        if isinstance(rec.get("params"), dict):
+            set_from_compare_params(s, rec["params"])
+
+    return _restore(s, "compare_path", session.read_compare_record(scene), "trace_b", force, blend,
+                    lambda: path_b, apply)
+
+
+def note_blend_location(scene, blend_path: str) -> None:
+    """Before saving to ``blend_path``: record the trace paths relative to it (and remap a
+    '//' trace path to the new location, as Blender does with its own relative paths)."""
+    from .tracevis3d.blender import hygiene
+    from .tracevis3d.blender.session import remember_compare_location
+
     s = getattr(scene, "tracevis3d", None)
-    if s is not None and s.trace_path.strip():
-        current = _absolute(s.trace_path, bpy.data.filepath)
-        rel = hygiene.relative_to_blend(current, blend_path) or ""
-        s.trace_path_rel = rel
-        if s.trace_path.strip().startswith("//") and rel:
-            s.trace_path = rel
+    for prop in ("trace_path", "compare_path"):
+        if s is not None and getattr(s, prop).strip():
+            current = _absolute(getattr(s, prop), bpy.data.filepath)
+            rel = hygiene.relative_to_blend(current, blend_path) or ""
+            setattr(s, f"{prop}_rel", rel)
+            if getattr(s, prop).strip().startswith("//") and rel:
+                setattr(s, prop, rel)
     hygiene.remember_blend_location(scene, blend_path)
+    remember_compare_location(scene, blend_path)
 
 
 CLASSES = (TraceVis3DSettings,)

@@ -1,4 +1,5 @@
-"""The TraceVis3D operators: import, build, compare, frame, render figure, show call, cancel.
+"""The TraceVis3D operators: import, build, frame, render figure, show call, cancel (the
+comparison's are in compare_ops.py).
 
 Each one reads ``scene.tracevis3d`` and starts a job of the Blender layer
 (`tracevis3d.blender.tasks`, through `common.JobOperator`: modal and cancellable in the UI,
@@ -11,7 +12,7 @@ import os
 import time
 
 import bpy
-from bpy.props import BoolProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
@@ -53,7 +54,7 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
     def done(context, result):
         trace = result["trace"]
         settings.trace_path = path
-        settings.picked_call, settings.picked_text = -1, ""
+        settings.picked_call, settings.picked_text, settings.picked_side = -1, "", ""
         dt = time.perf_counter() - t0
         if rebuild:
             return (f"Built the icicle of {_trace_summary(trace)} ({count_objects(result['build'])} objects) "
@@ -103,34 +104,6 @@ class TRACEVIS3D_OT_build(JobOperator, Operator):
     @reported
     def execute(self, context):
         return start_import(self, context, trace_path_of(context), True, rebuild=True)
-
-
-class TRACEVIS3D_OT_compare(JobOperator, Operator):
-    """Compare the scene's trace with a second run (TraceDiff): matched calls, class pairs, overview"""
-
-    bl_idname = "tracevis3d.compare"
-    bl_label = "Compare"
-
-    @reported
-    def execute(self, context):
-        from ..tracevis3d.io.sniff import check_trace_file
-
-        settings = settings_of(context)
-        a = trace_path_of(context)
-        b = abspath(settings.compare_path)
-        if not b:
-            raise ValueError("no second trace: set the trace to compare with")
-        check_trace_file(a)
-        check_trace_file(b)
-        tau = float(settings.compare_tau)
-
-        def done(context, cmp):
-            text = (f"{cmp.n_pairs_total:,} call pairs above τ={tau:g}; "
-                    f"{len(cmp.class_pair_row_b):,} class pairs; {len(cmp.pairs):,} kept")
-            settings.compare_summary = text
-            return f"Compared {os.path.basename(a)} with {os.path.basename(b)}: {text}"
-
-        return self.start_job(context, tasks.compare_job(a, b, tau=tau), done)
 
 
 class TRACEVIS3D_OT_cancel_job(Operator):
@@ -215,60 +188,148 @@ def format_call(d: dict) -> str:
     return "\n".join(lines)
 
 
+def _tube_hit(scene, match_index: int) -> dict:
+    """The pick of the tube of kept match ``match_index`` (its first face's attributes)."""
+    import numpy as np
+
+    from ..tracevis3d.blender.pick import TUBE_FIELDS
+
+    ob = properties.tube_object(scene)
+    if ob is None:
+        raise ValueError("no comparison scene: press Compare first")
+    me = ob.data
+    n = len(me.polygons)
+    match = np.empty(n, np.int32)
+    me.attributes["match_index"].data.foreach_get("value", match)
+    faces = np.flatnonzero(match == match_index)
+    if faces.size == 0:
+        raise ValueError(f"match {match_index} has no tube in this scene (not in view, or merged into another)")
+    hit = {"kind": "tube", "face": int(faces[0]), "object": ob.name}
+    for name, dtype in TUBE_FIELDS.items():
+        if name in me.attributes:
+            a = np.empty(n, dtype)
+            me.attributes[name].data.foreach_get("value", a)
+            hit[name] = a[faces[0]].item()
+    return hit
+
+
+def _best_match_line(context, side: str, call: int) -> str | None:
+    """"name (call j), similarity s" of the call's best partner, when the comparison of the
+    panel's traces and τ is kept in the session (None otherwise: nothing is computed here)."""
+    settings = settings_of(context)
+    key = session.comparison_key(trace_path_of(context), abspath(settings.compare_path), settings.compare_tau)
+    cmp = session.cached_comparison(key)
+    if cmp is None:
+        return None
+    rows = cmp.partners(call, side)
+    if rows.size == 0:
+        return "none: no call of the other run matches it (where the runs differ)"
+    r = rows[0]
+    other = "b" if side == "a" else "a"
+    return f"{r[f'name_{other}']} (call {r[f'call_{other}']}), similarity {r['similarity']:.3f}"
+
+
+def describe_hit(context, hit: dict) -> tuple:
+    """(title, fields, picked call, picked side) of a pick: an icicle box, a box of one run
+    of a comparison (with its best match in the other), or a tube (the two calls)."""
+    from ..tracevis3d.blender.pick import SIDE_NAMES, describe_box, describe_call, describe_match
+
+    settings = settings_of(context)
+    if hit["kind"] == "tube" or hit.get("side") is not None:
+        a = session.get_trace(trace_path_of(context))
+        b_path = abspath(settings.compare_path)
+        if not b_path:
+            raise ValueError("no second trace: set the trace to compare with")
+        b = session.get_trace(b_path)
+        if hit["kind"] == "tube":
+            d = describe_match(a, b, hit)
+            return f"{d['A']} ↔ {d['B']}", d, int(hit["call_a"]), "a"
+        side, i = int(hit["side"]), int(hit["call"])
+        tr, path = (a, trace_path_of(context)) if side == 0 else (b, b_path)
+        _check_call(tr, i)
+        d = describe_box(tr, i, side, os.path.basename(path))
+        best = _best_match_line(context, "ab"[side], i)
+        if best is not None:
+            d[f"best match in {SIDE_NAMES[1 - side]}"] = best
+        return str(d.get("name")), d, i, "ab"[side]
+    trace = session.get_trace(trace_path_of(context))
+    i = int(hit["call"])
+    _check_call(trace, i)
+    d = describe_call(trace, i)
+    return str(d.get("name", f"call {i}")), d, i, ""
+
+
+def _check_call(trace, i: int) -> None:
+    if not 0 <= i < len(trace):
+        raise ValueError(f"call index {i} out of range: the trace has {len(trace):,} calls")
+
+
 class TRACEVIS3D_OT_show_call(Operator):
-    """Show the call under the mouse: name, thread, start, duration, self time, depth, args"""
+    """Show what is under the mouse: a call (name, thread, start, duration, self time, depth, args) or, in a comparison, a tube (its two calls, similarity, Δt, duration ratio)"""
 
     bl_idname = "tracevis3d.show_call"
     bl_label = "Show Call Under Mouse"
 
     call_index: IntProperty(name="Call", default=-1, min=-1, options={"SKIP_SAVE"},
                             description="Call to show (-1: the call under the mouse)")
+    side: EnumProperty(name="Run", default="icicle", options={"SKIP_SAVE"},
+                       items=(("icicle", "Trace", "A call of the scene's trace (an icicle)"),
+                              ("a", "A", "A call of run A of a comparison"),
+                              ("b", "B", "A call of run B of a comparison")),
+                       description="Which trace the call index refers to")
+    match_index: IntProperty(name="Match", default=-1, min=-1, options={"SKIP_SAVE"},
+                             description="Show the tube of this match of a comparison (-1: none)")
     mouse_x: IntProperty(default=-1, options={"SKIP_SAVE", "HIDDEN"})
     mouse_y: IntProperty(default=-1, options={"SKIP_SAVE", "HIDDEN"})
 
     @reported
     def invoke(self, context, event):
-        if self.call_index < 0 and self.mouse_x < 0:
+        if self.call_index < 0 and self.match_index < 0 and self.mouse_x < 0:
             self.mouse_x, self.mouse_y = event.mouse_region_x, event.mouse_region_y
         return self.execute(context)
 
+    def _target(self, context) -> dict | None:
+        """The pick: a given match or call, else what is under the mouse."""
+        if self.match_index >= 0:
+            return _tube_hit(context.scene, self.match_index)
+        if self.call_index >= 0:
+            return {"kind": "box", "call": self.call_index,
+                    "side": None if self.side == "icicle" else "ab".index(self.side)}
+        if self.mouse_x < 0 or self.mouse_y < 0:
+            raise ValueError("no mouse position: run this from the 3D viewport (Shift+Alt+D) "
+                             "or give a call index")
+        if context.region is None or context.region_data is None:
+            raise ValueError("the mouse is not over a 3D viewport")
+        from ..tracevis3d.blender.pick import pick_detail
+
+        return pick_detail(context, (self.mouse_x, self.mouse_y))
+
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.pick import describe_call, pick_call
-
         settings = settings_of(context)
-        trace = session.get_trace(trace_path_of(context))
-        i = self.call_index
-        if i < 0:
-            if self.mouse_x < 0 or self.mouse_y < 0:
-                raise ValueError("no mouse position: run this from the 3D viewport (Shift+Alt+D) "
-                                 "or give a call index")
-            if context.region is None or context.region_data is None:
-                raise ValueError("the mouse is not over a 3D viewport")
-            i = pick_call(context, (self.mouse_x, self.mouse_y))
-            if i is None:
-                self.report({"INFO"}, "No call under the mouse")
-                return {"CANCELLED"}
-        if not 0 <= i < len(trace):
-            raise ValueError(f"call index {i} out of range: the trace has {len(trace):,} calls")
-        d = describe_call(trace, int(i))
+        trace_path_of(context)  # no trace: one line, before anything is picked
+        hit = self._target(context)
+        if hit is None:
+            self.report({"INFO"}, "No call under the mouse")
+            return {"CANCELLED"}
+        title, d, call, side = describe_hit(context, hit)
         text = format_call(d)
-        settings.picked_call, settings.picked_text = int(i), text
+        settings.picked_call, settings.picked_side, settings.picked_text = call, side, text
         summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
-        self.report({"INFO"}, f"Call {i}: {summary}")
+        what = f"Tube {hit['match_index']}" if hit["kind"] == "tube" else f"Call {call}"
+        self.report({"INFO"}, f"{what}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
             def draw(menu, _context):
                 for line in text.splitlines():
                     menu.layout.label(text=line)
 
-            context.window_manager.popup_menu(draw, title=str(d.get("name", f"call {i}")), icon="INFO")
+            context.window_manager.popup_menu(draw, title=title, icon="INFO")
         return {"FINISHED"}
 
 
 CLASSES = (
     TRACEVIS3D_OT_import_trace,
     TRACEVIS3D_OT_build,
-    TRACEVIS3D_OT_compare,
     TRACEVIS3D_OT_cancel_job,
     TRACEVIS3D_OT_frame,
     TRACEVIS3D_OT_render_figure,

@@ -58,6 +58,10 @@ def draw_job(layout) -> None:
 
 
 class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
+    """Two runs side by side (TraceDiff): the second trace, τ, Compare; the tubes (colour and
+    viewpoint switch at once, λ, band, β), each run's thread and focus window, brushing and
+    align (these rebuild on Compare, Brush or Align)."""
+
     bl_label = "Compare Runs"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
@@ -66,10 +70,41 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
         s = context.scene.tracevis3d
         layout = self.layout
         layout.prop(s, "compare_path")
+        if s.compare_path and not os.path.isfile(bpy.path.abspath(s.compare_path)):
+            layout.label(text="Second trace not found", icon="ERROR")
         layout.prop(s, "compare_tau")
-        layout.operator("tracevis3d.compare", icon="ARROW_LEFTRIGHT")
+        row = layout.row()
+        row.scale_y = 1.3
+        row.operator("tracevis3d.compare", icon="ARROW_LEFTRIGHT")
         if s.compare_summary:
             layout.label(text=s.compare_summary)
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        box = layout.box()
+        box.label(text="Tubes")
+        box.prop(s, "compare_color_by")
+        sub = box.row()
+        sub.enabled = s.compare_color_by == "trace"
+        sub.prop(s, "compare_viewpoint", expand=True)
+        box.prop(s, "compare_lam")
+        box.prop(s, "compare_band")
+        box.prop(s, "compare_beta")
+        box.prop(s, "compare_show_overview")
+        for side in ("a", "b"):
+            box = layout.box()
+            box.label(text=f"Run {side.upper()}")
+            box.prop(s, f"compare_thread_{side}")
+            box.prop(s, f"use_compare_window_{side}")
+            col = box.column(align=True)
+            col.enabled = getattr(s, f"use_compare_window_{side}")
+            col.prop(s, f"compare_window_{side}_start")
+            col.prop(s, f"compare_window_{side}_end")
+            box.prop(s, f"compare_brush_{side}")
+        row = layout.row(align=True)
+        row.operator("tracevis3d.compare_brush", text="Brush Picked", icon="BRUSH_DATA")
+        row.operator("tracevis3d.compare_brush", text="Clear Brush", icon="X").clear = True
+        layout.prop(s, "compare_align_a")
+        layout.operator("tracevis3d.compare_align", icon="ALIGN_CENTER")
 
 
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):

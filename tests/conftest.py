@@ -59,3 +59,11 @@ def threads_trace_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace of examples/threads_pipeline.py: 5 named threads, lock, queue and
     condition waits, file I/O; recorded once per session; skips when viztracer is not installed."""
     return _recorded(tmp_path_factory, "threads")
+
+
+@pytest.fixture(scope="session")
+def json_pair_paths(tmp_path_factory) -> tuple:
+    """Two real VizTracer traces of the same program on two inputs (json.tool on a list of
+    flat records and on nested records with floats and non-ASCII text), recorded once per
+    session: (path A, path B, seconds of the slower recording); skips without viztracer."""
+    return _recorded(tmp_path_factory, "json_pair")

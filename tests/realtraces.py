@@ -11,9 +11,12 @@ test traces and the benchmark traces are made alike):
   ~0.5 s to record.
 - ``threads``: ``examples/threads_pipeline.py`` (MainThread, parse_0..2, writer; Lock, RLock,
   bounded Queue, Condition, files), a smaller run (``--docs 24 --batch 8``), ~1-2 s.
+- ``json pair``: two runs of the same program on two inputs, for comparisons:
+  ``python -m json.tool`` on a list of flat records (A) and on a document of nested records
+  with floats, booleans, nulls and non-ASCII text (B), ~0.5 s each.
 
 No network and nothing beyond the project's .venv is needed.  The session fixtures
-``deep_trace_path`` and ``threads_trace_path`` are in conftest.py.
+``deep_trace_path``, ``threads_trace_path`` and ``json_pair_paths`` are in conftest.py.
 """
 from __future__ import annotations
 
@@ -82,3 +85,30 @@ def record_threads(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pa
     """Record examples/threads_pipeline.py (all threads) into ``out_dir/threads_pipeline.json``."""
     return record_viztracer(out_dir / "threads_pipeline.json",
                             [str(REPO / "examples" / "threads_pipeline.py")] + THREADS_ARGS, out_dir, timeout)
+
+
+def json_pair_documents() -> tuple:
+    """Two inputs of json.tool that take partly different code paths: (A, B) as JSON text."""
+    import json
+
+    a = [{"id": i, "name": f"item{i}", "tags": ["x", "y"]} for i in range(200)]
+    b = {"title": "r\u00e9sum\u00e9 \u00fcber alles",
+         "records": [{"id": i, "value": i * 0.5, "nested": {"ok": i % 2 == 0, "note": None}} for i in range(300)]}
+    return json.dumps(a), json.dumps(b)
+
+
+def record_json_pair(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> tuple:
+    """Record json.tool on the two documents of `json_pair_documents` into
+    ``out_dir/json_tool_{a,b}.json``; (path A, path B, seconds of the slower recording)."""
+    import time
+
+    out, slowest = [], 0.0
+    for tag, text in zip("ab", json_pair_documents()):
+        doc = out_dir / f"doc_{tag}.json"
+        doc.write_text(text, encoding="utf-8")
+        t = time.perf_counter()
+        out.append(record_viztracer(out_dir / f"json_tool_{tag}.json",
+                                    ["-m", "json.tool", str(doc), str(out_dir / f"doc_{tag}.out.json")],
+                                    out_dir, timeout))
+        slowest = max(slowest, time.perf_counter() - t)
+    return out[0], out[1], slowest

@@ -128,6 +128,19 @@ def test_corrupt_file_fails_cleanly(tmp_path, content):
     (["render-icicle", "{trace}", "-o", "{out}", "--samples", "0"], "samples"),
     (["frobnicate"], "invalid choice"),
     ([], "missing command"),
+    (["render-compare", "{trace}", "-o", "{out}"], "the following arguments are required: B"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--tau", "1"], "strictly between 0 and 1"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--tau", "x"], "tau must be a number"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--lambda", "2"], "lambda must be within 0..1"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--band", "0"], "band must be within 0.5..100"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--beta", "-1"], "beta must be within 0..1"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--color-by", "module"], "--color-by"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--window-b", "0:5", "--align-a", "f"],
+     "not allowed with"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--window-a", "5:1"], "T0 < T1"),
+    (["render-compare", "{trace}", "/no/such/b.json", "-o", "{out}"], "not found"),
+    (["render-compare", "{trace}", "{trace}", "-o", "/no/such/dir/x.png"], "does not exist"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--save", "x.txt"], ".blend"),
 ])
 def test_bad_arguments_one_line(tmp_path, args, needle):
     trace = tmp_path / "t.json"
@@ -145,6 +158,8 @@ def test_bad_arguments_one_line(tmp_path, args, needle):
 def test_help_exits_zero():
     r = _run("render-icicle", "--help")
     assert r.returncode == 0 and "--resolution" in r.stdout
+    r = _run("render-compare", "--help")
+    assert r.returncode == 0 and "--tau" in r.stdout and "render-compare A B" not in r.stderr
 
 
 TINY = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
@@ -243,11 +258,11 @@ def test_quiet_blender_output_drops_noise_and_passes_the_rest_to_stderr(capfd):
     assert out == "after\n" and err == "inner\n"
 
 
-def _render_parser():
+def _render_parser(command="render-icicle"):
     from tracevis3d.cli import make_parser
 
     sub = next(a for a in make_parser()._actions if isinstance(a, __import__("argparse")._SubParsersAction))
-    return sub.choices["render-icicle"]
+    return sub.choices[command]
 
 
 def _options(parser):
@@ -264,9 +279,21 @@ def test_help_states_every_default_and_unit():
         assert needle in text, needle
 
 
-def test_readme_lists_every_option_with_its_default():
+def test_compare_help_states_every_default_and_unit():
+    parser = _render_parser("render-compare")
+    for a in _options(parser):
+        assert "(default: " in a.help or "(required)" in a.help, a.option_strings
+    text = " ".join(parser.format_help().split())  # wrapped lines joined
+    for needle in ("(default: 0.2)", "(default: 0.85)", "(default: 8 levels)", "(default: permutation)",
+                   "µs", "(default: 1920x1080)", "(default: workbench)", "0 < T < 1", "stack levels"):
+        assert needle in text, needle
+
+
+@pytest.mark.parametrize("command, heading", [("render-icicle", "## Script it"),
+                                              ("render-compare", "## Comparing two runs")])
+def test_readme_lists_every_option_with_its_default(command, heading):
     readme = (REPO / "README.md").read_text()
-    section = readme.split("## Script it", 1)[1].split("\n## ", 1)[0]
+    section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
     items = []  # one string per list item (its continuation lines joined)
     for ln in section.splitlines():
         if ln.startswith("- "):
@@ -274,11 +301,39 @@ def test_readme_lists_every_option_with_its_default():
         elif ln.startswith("  ") and items:
             items[-1] += " " + ln.strip()
     items = [it for it in items if it.startswith("- `-")]
-    for a in _options(_render_parser()):
+    for a in _options(_render_parser(command)):
         opt = a.option_strings[-1]
         hits = [ln for ln in items if f"`{opt}" in ln or f"`{a.option_strings[0]}" in ln]
-        assert hits, f"README does not list {opt}"
+        assert hits, f"README does not list {opt} of {command}"
         assert "default" in hits[0].lower() or "required" in hits[0].lower(), hits[0]
+
+
+def test_compare_options_reach_the_compare_parameters():
+    """The CLI's defaults are CompareParams' defaults; every option lands in its field."""
+    from tracevis3d.cli import COMPARE_DEFAULTS, compare_params, make_parser
+    from tracevis3d.layout.compare import TUBE_COLOR_MODES, CompareParams
+
+    from tracevis3d.cli import COMPARE_COLOR_MODES
+
+    assert COMPARE_COLOR_MODES == TUBE_COLOR_MODES
+    default = CompareParams()
+    args = make_parser().parse_args(["render-compare", "a.json", "b.json", "-o", "f.png"])
+    p = CompareParams.from_dict(compare_params(args))
+    assert p.to_dict() == default.to_dict(), "the CLI's defaults are CompareParams' defaults"
+    assert args.tau == COMPARE_DEFAULTS["tau"] == 0.2
+    for k in ("color_by", "lam", "band", "beta"):
+        assert COMPARE_DEFAULTS[k] == getattr(default, k), k
+    args = make_parser().parse_args([
+        "render-compare", "a.json", "b.json", "-o", "f.png", "--color-by", "trace-b", "--lambda", "0.5",
+        "--band", "3", "--beta", "0.1", "--window-a", "1ms:2ms", "--window-b", "0:5", "--thread-a", "MainThread",
+        "--thread-b", "2", "--fold", "none", "--cluster-px", "2", "--label-px", "20", "--no-labels",
+        "--no-legend", "--no-overview", "--title", "Run 1 vs run 2", "--orthographic", "--resolution", "800x600"])
+    p = CompareParams.from_dict(compare_params(args))
+    assert (p.color_by, p.lam, p.band, p.beta) == ("trace-b", 0.5, 3.0, 0.1)
+    assert p.window_a == (1000.0, 2000.0) and p.window_b == (0.0, 5.0)
+    assert (p.thread_a, p.thread_b, p.fold, p.cluster_px, p.label_px) == ("MainThread", 2, "none", 2.0, 20.0)
+    assert not (p.show_labels or p.show_legend or p.show_overview) and p.title == "Run 1 vs run 2"
+    assert p.orthographic and p.resolution == (800, 600)
 
 
 def test_new_options_reach_the_icicle_parameters():

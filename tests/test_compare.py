@@ -699,3 +699,113 @@ def test_result_is_bit_identical_for_any_thread_count():
         x, y = getattr(one, name), getattr(many, name)
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
     assert one.n_pairs_total == many.n_pairs_total
+
+
+# ----------------------------------------------------------------- questions users ask (plain API)
+def best_bf(a, b, allp, side):
+    """Per call of ``side`` with a match: (rank key, best partner, similarity), by the
+    documented order (similarity desc, |relative start difference| asc, partner index asc)."""
+    ra, rb = rel_start(a), rel_start(b)
+    best = {}
+    for (i, j), s in allp.items():
+        own, other = (i, j) if side == "a" else (j, i)
+        key = (-s, abs(ra[i] - rb[j]), other)
+        if own not in best or key < best[own][0]:
+            best[own] = (key, other, s)
+    return best
+
+
+def check_questions(a, b, tau, top_k):
+    """Every question helper of `Comparison` against the brute-force pairs."""
+    from collections import Counter
+
+    c = compare_traces(a, b, tau=tau, top_k=top_k)
+    allp = all_pairs(a, b, tau)
+    for side, t in (("a", a), ("b", b)):
+        matched = {p[0] if side == "a" else p[1] for p in allp}
+        unmatched = sorted(set(range(len(t))) - matched)
+        assert c.has_match(side).tolist() == [i in matched for i in range(len(t))]
+        dur = t.end - t.start
+        un = c.unmatched_calls(side)
+        assert un["call"].tolist() == sorted(unmatched, key=lambda i: (-dur[i], i))
+        assert un["name"].tolist() == [t.function_names[t.func[i]] for i in un["call"]]
+        assert un["duration"].tolist() == [dur[i] for i in un["call"]]
+        assert un["calls"].tolist() == [t.end_index[i] - i for i in un["call"]]
+        assert un["start"].tolist() == [t.start[i] - t.start.min() for i in un["call"]]
+        outer = c.unmatched_calls(side, outermost=True)
+        assert set(outer["call"].tolist()) == {i for i in unmatched if t.parent[i] < 0 or t.parent[i] in matched}
+        assert c.unmatched_calls(side, n=2)["call"].tolist() == un["call"].tolist()[:2]
+        best = best_bf(a, b, allp, side)
+        calls, partner, sim = c.best_partners(side)
+        assert {int(u): (int(v), float(s)) for u, v, s in zip(calls, partner, sim)} == \
+            {u: (v, s) for u, (_, v, s) in best.items()}
+        counts = Counter(p[0] if side == "a" else p[1] for p in allp)
+        assert c._partner_counts(side).tolist() == [counts.get(i, 0) for i in range(len(t))]
+    best = best_bf(a, b, allp, "a")
+    da = {i: a.end[i] - a.start[i] for i in best}
+    db = {i: b.end[best[i][1]] - b.start[best[i][1]] for i in best}
+    for by, key in (("size", lambda i: a.end_index[i] - i), ("duration", lambda i: da[i]),
+                    ("similarity", lambda i: best[i][2])):
+        rows = c.top_matches(n=4, by=by)
+        expect = sorted(best, key=lambda i: (-key(i), i))[:4]
+        assert rows["call_a"].tolist() == expect, by
+        assert rows["call_b"].tolist() == [best[i][1] for i in expect]
+        assert rows["similarity"].tolist() == [best[i][2] for i in expect]
+        assert rows["partners_a"].tolist() == [sum(1 for p in allp if p[0] == i) for i in expect]
+    for min_ratio in (1.0, 1.5, 3.0):
+        slow = sorted((i for i in best if db[i] / da[i] >= min_ratio), key=lambda i: (-(db[i] - da[i]), i))
+        fast = sorted((i for i in best if db[i] / da[i] <= 1.0 / min_ratio), key=lambda i: (-(da[i] - db[i]), i))
+        got_slow, got_fast = c.slower_in_b(min_ratio), c.faster_in_b(min_ratio)
+        assert got_slow["call_a"].tolist() == slow and got_fast["call_a"].tolist() == fast
+        assert got_slow["ratio"].tolist() == [db[i] / da[i] for i in slow]
+        assert got_slow["call_b"].tolist() == [best[i][1] for i in slow]
+    return c
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace_ops, trace_ops, st.sampled_from([0.1, 0.25, 0.5]), st.integers(1, 2),
+       st.sampled_from([1.0, 3.0, 0.25]))
+def test_questions_equal_bruteforce(ops_a, ops_b, tau, top_k, scale_b):
+    a = build_trace(ops_a, NAMES_A)
+    b = build_trace(ops_b, NAMES_B)
+    b.start, b.end = b.start * scale_b, b.end * scale_b  # B runs slower / faster
+    check_questions(a, b, tau, top_k)
+
+
+def test_plain_names_are_the_papers_fields():
+    names = ["main", "f", "g", "len", "h"]
+    a = build_trace([[(0, 0), (0, 1), (0, 3), (1, 3), (2, 2), (0, 3)]], names)
+    b = build_trace([[(0, 0), (0, 2), (0, 3), (2, 1), (0, 3), (2, 4)]], names)
+    c = compare_traces(a, b, tau=0.2)
+    assert c.subtree_set_a is c.class_a and c.subtree_set_b is c.class_b
+    assert c.subtree_function_sets == (c.class_ptr, c.class_items) and c.n_sets == c.n_classes
+    assert c.functions_in_set(int(c.class_a[0])) == c.class_set(int(c.class_a[0]))
+    assert np.array_equal(c.matching_set_pairs, c.class_pairs)
+    assert c.n_matching_call_pairs == c.n_pairs_total and c.matches is c.pairs and c.match_groups is c.groups
+    # every call with a match has its partners among the kept pairs (and only those)
+    for side in ("a", "b"):
+        assert np.array_equal(c.has_match(side), np.isin(np.arange(len(c.trace(side))), c.pairs[side]))
+    text = repr(c)
+    assert text.startswith("<Comparison of ") and "τ=0.2" in text and "no match for" in text
+    d = c.describe()
+    assert "A = " in d and "B = " in d and "match nothing in the other run" in d
+    # h exists only in B: the calls of h have no partner; main_B's set has h but still matches
+    un = c.unmatched_calls("b")
+    assert un["name"].tolist() == ["h"]
+    rows = c.partners(0, "a")
+    assert rows["call_a"].tolist() == [0] * rows.size and rows["name_b"][0] == "main"
+    from tracevis3d.comparison import to_dicts
+
+    first = to_dicts(c.top_matches(1))[0]
+    assert first["call_a"] == 0 and first["name_a"] == "main" and isinstance(first["similarity"], float)
+    assert c.find_call("a", 2) == 2 and c.find_call("a", "3") == 3 and c.find_call("b", "h") == 5
+    assert c.find_call("a", "len") == 2  # the longest call of len (then the earliest)
+    assert c.find_call("a", "ma") == 0  # a part of the name
+    for call, match in ((lambda: c.find_call("a", "nothing"), "no call of A is named like 'nothing'"),
+                        (lambda: c.find_call("b", 99), "outside 0..5"),
+                        (lambda: c.top_matches(by="weight"), "by must be one of"),
+                        (lambda: c.slower_in_b(0.5), "min_ratio"),
+                        (lambda: c.faster_in_b("x"), "min_ratio"),
+                        (lambda: c.unmatched_calls("c"), "side must be")):
+        with pytest.raises(ValueError, match=match):
+            call()

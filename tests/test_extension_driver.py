@@ -3,6 +3,8 @@
     python tests/test_extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
     python tests/test_extension_driver.py WORKDIR --real REALDATA_DIR   (after the first run)
     python tests/test_extension_driver.py WORKDIR --reopen SPEC.json    (after the first run)
+    python tests/test_extension_driver.py WORKDIR --compare SPEC.json   (after the first run)
+    python tests/test_extension_driver.py WORKDIR --compare-reopen SPEC.json
 
 Installs the zip through ``bpy.ops.extensions.package_install_files`` into the (isolated)
 user repository, enables it, runs its operators on a small real trace file, saves and
@@ -22,7 +24,8 @@ import tempfile
 import traceback
 
 PKG = "bl_ext.user_default.tracevis3d"
-OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call")
+OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call",
+             "compare_align", "compare_brush", "compare_color_mode")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -270,7 +273,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 6
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 8
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")
@@ -863,7 +866,350 @@ def main_reopen(work: str, spec_file: str) -> None:
         return not left, f"left={left}"
 
 
+class RecordingLayout:
+    """Stands in for a panel's ``layout`` headless (panels never draw there): records every
+    ``prop`` and ``operator`` call, f-string names included, so they can be checked."""
+
+    def __init__(self, log):
+        self.__dict__["log"] = log
+
+    def __setattr__(self, name, value):  # scale_y, enabled, use_property_split, ...
+        self.__dict__[name] = value
+
+    def prop(self, data, name, **_kw):
+        self.log.append(("prop", data, name))
+
+    def operator(self, idname, **_kw):
+        self.log.append(("operator", None, idname))
+        return type("OperatorProperties", (), {})()
+
+    def label(self, **_kw):
+        pass
+
+    def progress(self, **_kw):
+        pass
+
+    def separator(self, **_kw):
+        pass
+
+    def row(self, **_kw):
+        return RecordingLayout(self.log)
+
+    column = box = split = row
+
+
+def panel_calls(bpy) -> list:
+    """Every (kind, data, name) a TraceVis3D panel's draw asks for, drawn with the scene's
+    settings as they are."""
+    log = []
+    panels = sys.modules[f"{PKG}.panels"]
+    for cls in panels.CLASSES:
+        cls.draw(type("PanelSelf", (), {"layout": RecordingLayout(log)})(), bpy.context)
+    return log
+
+
+def tube_object(bpy):
+    obs = [ob for ob in bpy.context.scene.objects if ob.type == "MESH" and "tv3d_tubes" in ob]
+    return obs[0] if len(obs) == 1 else None
+
+
+def face_ints(me, name):
+    import numpy as np
+
+    a = np.empty(len(me.polygons), np.int32)
+    if name == "material_index":
+        me.polygons.foreach_get("material_index", a)
+    else:
+        me.attributes[name].data.foreach_get("value", a)
+    return a
+
+
+def camera_ray_to_tube(bpy, k=0):
+    """(origin, direction) from the camera through the centre of a tube face."""
+    import numpy as np
+
+    ob = tube_object(bpy)
+    me = ob.data
+    c = np.empty(len(me.polygons) * 3, np.float32)
+    me.polygons.foreach_get("center", c)
+    c = c.reshape(-1, 3)
+    cam = bpy.context.scene.camera.matrix_world.translation
+    f = np.random.default_rng(k).integers(0, len(c))
+    target = ob.matrix_world @ __import__("mathutils").Vector(c[f].tolist())
+    return tuple(cam), tuple((target - cam).normalized())
+
+
+def main_compare(work: str, spec_file: str) -> None:
+    """Same user folders as the first run (extension installed, kernels warm), a fresh
+    process: the Compare panel and its operators on a real pair (issue 11).  ``spec_file``
+    (JSON): {"a", "b", "corrupt", "blend"} (the .blend this run saves for `main_compare_reopen`)."""
+    spec = json.loads(pathlib.Path(spec_file).read_text())
+    import bpy
+    import numpy as np
+
+    @step("cmp_enable")
+    def _():
+        bpy.ops.preferences.addon_enable(module=PKG)
+        return hasattr(bpy.types.Scene, "tracevis3d"), "enabled"
+
+    ops = bpy.ops.tracevis3d
+    s = bpy.context.scene.tracevis3d
+    props_mod = sys.modules[f"{PKG}.properties"]
+    session = sys.modules[f"{PKG}.tracevis3d.blender.session"]
+    pick = sys.modules.get(f"{PKG}.tracevis3d.blender.pick") or __import__(f"{PKG}.tracevis3d.blender.pick",
+                                                                          fromlist=["pick"])
+
+    def record():
+        return json.loads(bpy.context.scene.get("tracevis3d_compare", "{}"))
+
+    @step("cmp_panels_draw")
+    def _():
+        """Every panel drawn with a recording layout: each property it shows exists, each
+        button is a registered operator (f-string names included)."""
+        s.compare_color_by = "trace"
+        log = panel_calls(bpy)
+        props = set(s.bl_rna.properties.keys())
+        bad = [n for kind, _d, n in log if kind == "prop" and n not in props]
+        for kind, _d, n in log:
+            if kind == "operator":
+                mod, name = n.split(".")
+                try:
+                    getattr(getattr(bpy.ops, mod), name).get_rna_type()
+                except (KeyError, AttributeError):
+                    bad.append(n)
+        shown = {n for kind, _d, n in log if kind == "prop" and n.startswith(("compare_", "use_compare_"))}
+        need = {"compare_path", "compare_tau", "compare_lam", "compare_band", "compare_beta", "compare_color_by",
+                "compare_viewpoint", "compare_thread_a", "compare_thread_b", "use_compare_window_a",
+                "compare_window_a_start", "compare_window_b_end", "compare_brush_a", "compare_brush_b",
+                "compare_align_a"}
+        s.compare_color_by = "permutation"
+        return not bad and need <= shown, f"unknown={bad} missing={sorted(need - shown)}"
+
+    @step("cmp_params_match_compare_defaults")
+    def _():
+        """The panel's defaults are CompareParams' defaults, and the two convert both ways."""
+        compare = __import__(f"{PKG}.tracevis3d.layout.compare", fromlist=["CompareParams"])
+        d = props_mod.compare_params_dict(s)
+        default = compare.CompareParams().to_dict()
+        diff = {k: (v, default.get(k)) for k, v in d.items() if default.get(k) != v}
+        customs = [dict(d, color_by="trace-b", lam=0.5, band=3.0, beta=0.25, window_a=[10.0, 200.0],
+                        window_b=[5.0, 50.0], thread_a="MainThread", thread_b=1, show_overview=False,
+                        fold="none", label_px=20.0, title="A vs B"),
+                   dict(d, color_by="ratio", window_a=None, thread_b="worker", fold="2:5", show_title=False)]
+        mismatch = {}
+        for custom in customs:
+            props_mod.set_from_compare_params(s, compare.CompareParams.from_dict(custom).to_dict())
+            back = props_mod.compare_params_dict(s)
+            mismatch.update({k: (back[k], custom[k]) for k in custom if back[k] != custom[k]})
+        props_mod.set_from_compare_params(s, compare.CompareParams(brush_a=3).to_dict())
+        brush = props_mod.compare_calls(s)
+        props_mod.set_from_compare_params(s, default)
+        s.show_title, s.title, s.fold_mode, s.label_px = True, "", "auto", 16.0
+        s.compare_brush_a = ""
+        back = props_mod.compare_params_dict(s)
+        reset = {k: (v, default.get(k)) for k, v in back.items() if default.get(k) != v}
+        ok = not diff and not mismatch and not reset and brush == {"brush_a": "3", "brush_b": None}
+        return ok, f"defaults differ: {diff}; round trip: {mismatch}; reset: {reset}; brush: {brush}"
+
+    @step("cmp_op_errors_report")
+    def _():
+        s.trace_path, s.compare_path = spec["a"], ""
+        none = op_error(lambda: ops.compare())
+        s.compare_path = spec["corrupt"]
+        corrupt = op_error(lambda: ops.compare())
+        no_tubes = op_error(lambda: ops.compare_color_mode(mode="ratio"))
+        s.compare_path = spec["b"]
+        ok = (none is not None and "no second trace" in none and corrupt is not None
+              and os.path.basename(spec["corrupt"]) in corrupt and no_tubes is not None
+              and "press Compare first" in no_tubes)
+        return ok, f"{none!r} {corrupt!r} {no_tubes!r}"
+
+    @step("cmp_op_compare")
+    def _():
+        s.trace_path, s.compare_path = spec["a"], spec["b"]
+        s.resolution_x, s.resolution_y = 480, 270
+        r = ops.compare()
+        ob = tube_object(bpy)
+        rec = record()
+        ok = (r == {"FINISHED"} and ob is not None and rec.get("trace_a") == spec["a"]
+              and rec.get("trace_b") == spec["b"] and "call pairs above" in s.compare_summary
+              and bpy.context.scene.camera is not None
+              and not [n for n in ("Cube", "Light") if n in bpy.context.scene.objects])
+        return ok, f"{r} tubes={ob} record={rec.get('trace_a')} summary={s.compare_summary!r}"
+
+    @step("cmp_colour_switch_without_rebuild")
+    def _():
+        ob = tube_object(bpy)
+        me = ob.data
+        pointer, name = ob.as_pointer(), me.name
+        s.compare_color_by = "ratio"  # the property: recoloured at once
+        by_prop = np.array_equal(face_ints(me, "material_index"), face_ints(me, "bin_ratio"))
+        r = ops.compare_color_mode(mode="trace-b")  # the operator
+        by_op = np.array_equal(face_ints(me, "material_index"), face_ints(me, "bin_trace_b"))
+        s.compare_viewpoint = "a"
+        viewpoint = np.array_equal(face_ints(me, "material_index"), face_ints(me, "bin_trace_a"))
+        same = tube_object(bpy).as_pointer() == pointer and tube_object(bpy).data.name == name
+        ok = by_prop and r == {"FINISHED"} and by_op and viewpoint and same and s.compare_color_by == "trace"
+        return ok, (f"property->ratio {by_prop}; operator->trace-b {r} {by_op}; viewpoint A {viewpoint}; "
+                    f"same object {same}; colour={s.compare_color_by} viewpoint={s.compare_viewpoint}")
+
+    @step("cmp_rebuild_keeps_the_comparison")
+    def _():
+        key = session.comparison_key(spec["a"], spec["b"], s.compare_tau)
+        before = session.cached_comparison(key)
+        s.compare_lam, s.compare_band, s.compare_beta = 0.6, 5.0, 0.5
+        r = ops.compare()
+        after = session.cached_comparison(key)
+        p = record().get("params", {})
+        ok = (r == {"FINISHED"} and before is not None and after is before
+              and (p.get("lam"), p.get("band"), p.get("beta"), p.get("color_by")) == (0.6, 5.0, 0.5, "trace-a"))
+        return ok, f"{r} kept={after is before} params={p.get('lam'), p.get('band'), p.get('beta'), p.get('color_by')}"
+
+    @step("cmp_pick_tube")
+    def _():
+        for k in range(20):  # a ray from the camera through a tube face (a box may be in front)
+            hit = pick.pick_ray_detail(*camera_ray_to_tube(bpy, k))
+            if hit is not None and hit["kind"] == "tube":
+                break
+        else:
+            return False, "no ray from the camera hit a tube first"
+        r = ops.show_call(match_index=hit["match_index"])
+        t = s.picked_text
+        a = session.get_trace(spec["a"])
+        name_a = a.function_names[a.func[hit["call_a"]]]
+        ok = (r == {"FINISHED"} and s.picked_side == "a" and s.picked_call == hit["call_a"] and name_a in t
+              and all(w in t for w in ("similarity:", "Δt µs:", "duration B ÷ A:", "A start µs:", "B duration µs:",
+                                        "A thread:", "B thread:")))
+        return ok, f"{r} hit={hit} text={t!r}"
+
+    @step("cmp_pick_box_of_b")
+    def _():
+        ob = next((o for o in bpy.context.scene.objects if o.name == "TV3D_calls_b"), None)
+        if ob is None:
+            return False, "no TV3D_calls_b layer"
+        n = len(ob.data.attributes["call_index"].data)
+        pos = np.empty(n * 3, np.float32)
+        ob.data.attributes["position"].data.foreach_get("vector", pos)
+        ci = face_ints_points(ob, "call_index")
+        k = int(np.flatnonzero(ci >= 0)[0])
+        p = ob.matrix_world @ __import__("mathutils").Vector(pos.reshape(n, 3)[k].tolist())
+        hit = pick.pick_ray_detail(tuple(p), (0.0, 1.0, 0.0))
+        r = ops.show_call(call_index=int(ci[k]), side="b")
+        t = s.picked_text
+        ok = (hit is not None and hit["kind"] == "box" and hit["side"] == 1 and r == {"FINISHED"}
+              and t.startswith("side: B") and "best match in A:" in t and s.picked_side == "b")
+        return ok, f"hit={hit} {r} text={t!r}"
+
+    @step("cmp_brush_picked")
+    def _():
+        call = s.picked_call  # the box of B picked above
+        r = ops.compare_brush()
+        p = record().get("params", {})
+        r2 = ops.compare_brush(clear=True)
+        p2 = record().get("params", {})
+        ok = (r == r2 == {"FINISHED"} and p.get("brush_b") == call and s.compare_brush_b == ""
+              and p2.get("brush_b") is None)
+        return ok, f"{r} brush_b={p.get('brush_b')} (picked {call}); cleared {r2} {p2.get('brush_b')}"
+
+    @step("cmp_align")
+    def _():
+        compare = __import__(f"{PKG}.tracevis3d.layout.compare", fromlist=["align_window_b"])
+        key = session.comparison_key(spec["a"], spec["b"], s.compare_tau)
+        cmp = session.cached_comparison(key)
+        r = ops.compare_align(call=spec["align"])
+        want = compare.align_window_b(cmp, cmp.find_call("a", spec["align"]))
+        got = (s.compare_window_b_start, s.compare_window_b_end)
+        p = record().get("params", {})
+        ok = (r == {"FINISHED"} and s.use_compare_window_b and np.allclose(got, want, rtol=1e-6)
+              and np.allclose(p.get("window_b"), want) and s.compare_align_a == spec["align"])
+        s.use_compare_window_b = False
+        bad = op_error(lambda: ops.compare_align(call="no_such_function"))
+        return ok and bad is not None and "Align" in bad, f"{r} window={got} want={want} record={p.get('window_b')} bad={bad!r}"
+
+    @step("cmp_show_call_needs_a_viewport")
+    def _():
+        msg = op_error(lambda: ops.show_call(mouse_x=10, mouse_y=10))
+        return msg is not None and "3D viewport" in msg, repr(msg)
+
+    @step("cmp_save")
+    def _():
+        s.compare_color_by, s.compare_viewpoint, s.compare_tau = "similarity", "b", 0.25
+        s.compare_thread_a, s.use_compare_window_a = "MainThread", True
+        s.compare_window_a_start, s.compare_window_a_end = 0.0, 1e9
+        s.compare_brush_a = spec["align"]
+        r = bpy.ops.wm.save_as_mainfile(filepath=spec["blend"])
+        rec = record()
+        ok = (r == {"FINISHED"} and s.compare_path_rel == "//" + os.path.basename(spec["b"])
+              and rec.get("trace_b_rel") == "//" + os.path.basename(spec["b"]))
+        return ok, f"{r} rel={s.compare_path_rel!r} record rel={rec.get('trace_b_rel')!r}"
+
+    @step("cmp_disable")
+    def _():
+        bpy.ops.preferences.addon_disable(module=PKG)
+        left = leftovers(bpy)
+        return not left, f"left={left}"
+
+
+def face_ints_points(ob, name):
+    import numpy as np
+
+    n = len(ob.data.attributes[name].data)
+    a = np.empty(n, np.int32)
+    ob.data.attributes[name].data.foreach_get("value", a)
+    return a
+
+
+def main_compare_reopen(work: str, spec_file: str) -> None:
+    """A FRESH process: open a comparison .blend (saved by the panel, or by ``render-compare
+    --save`` where the extension is not registered) whose folder was moved: the traces and
+    the comparison's settings are back, and Compare rebuilds.  ``spec_file`` (JSON):
+    {"prefix", "blend", "a", "b", "props": {property: value}}."""
+    spec = json.loads(pathlib.Path(spec_file).read_text())
+    pre = spec["prefix"]
+    import bpy
+
+    @step(f"{pre}_enable")
+    def _():
+        bpy.ops.preferences.addon_enable(module=PKG)
+        return hasattr(bpy.types.Scene, "tracevis3d"), "enabled"
+
+    @step(f"{pre}_open")
+    def _():
+        r = bpy.ops.wm.open_mainfile(filepath=spec["blend"])
+        return r == {"FINISHED"} and tube_object(bpy) is not None, f"{r} tubes={tube_object(bpy)}"
+
+    @step(f"{pre}_settings")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        got = {k: getattr(s, k) for k in spec["props"]}
+        got = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in got.items()}
+        ok = s.trace_path == spec["a"] and s.compare_path == spec["b"] and got == spec["props"]
+        return ok, f"A={s.trace_path!r} B={s.compare_path!r} (expected {spec['a']!r}, {spec['b']!r}); got {got} expected {spec['props']}"
+
+    @step(f"{pre}_compare")
+    def _():
+        s = bpy.context.scene.tracevis3d
+        r = bpy.ops.tracevis3d.compare()
+        rec = json.loads(bpy.context.scene.get("tracevis3d_compare", "{}"))
+        return r == {"FINISHED"} and rec.get("trace_b") == spec["b"], f"{r} {rec.get('trace_b')} {s.compare_summary!r}"
+
+    @step(f"{pre}_disable")
+    def _():
+        bpy.ops.preferences.addon_disable(module=PKG)
+        left = leftovers(bpy)
+        return not left, f"left={left}"
+
+
 if __name__ == "__main__":
+    for flag, fn in (("--compare", main_compare), ("--compare-reopen", main_compare_reopen)):
+        if flag in sys.argv:
+            spec_path = sys.argv[sys.argv.index(flag) + 1]
+            PROGRESS_FILE = pathlib.Path(spec_path).with_suffix(".progress.json")
+            try:
+                fn(sys.argv[1], spec_path)
+            finally:
+                print(json.dumps({"steps": STEPS}), flush=True)
+            sys.exit(0)
     if "--reopen" in sys.argv:
         spec_path = sys.argv[sys.argv.index("--reopen") + 1]
         PROGRESS_FILE = pathlib.Path(spec_path).with_suffix(".progress.json")

@@ -26,7 +26,7 @@ from .kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_
                               overlap_dtype, overlaps_to_similarity)
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
-           "REPETITION_DTYPE"]
+           "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
 
 CLASS_PAIR_DTYPE = np.dtype([("a", np.int32), ("b", np.int32), ("sim", np.float64)])
 PAIR_DTYPE = np.dtype([
@@ -36,6 +36,28 @@ PAIR_DTYPE = np.dtype([
 GROUP_DTYPE = np.dtype([("a", np.int32), ("b", np.int32), ("n_matches", np.int32)])
 REPETITION_DTYPE = np.dtype([("parent", np.int32), ("start", np.int32), ("period", np.int32),
                              ("count", np.int32)])
+#: rows of `Comparison.unmatched_calls`: one call of one side (times in µs from that trace's
+#: first start; ``calls`` = calls in its subtree, itself included)
+CALL_DTYPE = np.dtype([("call", np.int32), ("name", object), ("thread", object), ("start", np.float64),
+                       ("duration", np.float64), ("depth", np.int32), ("calls", np.int32)])
+#: rows of `Comparison.top_matches`, `slower_in_b`, `faster_in_b`, `partners`: a call of A
+#: and a call of B whose subtrees match (similarity > τ); ``ratio`` = duration in B ÷
+#: duration in A; ``partners_a`` / ``partners_b``: how many calls of the OTHER run match
+#: the call of A / of B (exact, over all matches, not only the kept ones)
+MATCH_DTYPE = np.dtype([
+    ("call_a", np.int32), ("call_b", np.int32), ("name_a", object), ("name_b", object),
+    ("similarity", np.float64), ("start_a", np.float64), ("start_b", np.float64),
+    ("duration_a", np.float64), ("duration_b", np.float64), ("ratio", np.float64),
+    ("calls_a", np.int32), ("calls_b", np.int32), ("partners_a", np.int64), ("partners_b", np.int64),
+])
+TOP_MATCH_ORDERS = ("size", "duration", "similarity")
+
+
+def to_dicts(rows: np.ndarray) -> list:
+    """The rows of a structured array (e.g. `Comparison.top_matches`) as a list of dicts of
+    plain Python values."""
+    names = rows.dtype.names
+    return [dict(zip(names, (v.item() if hasattr(v, "item") else v for v in row))) for row in rows]
 
 
 @dataclass(eq=False)
@@ -87,6 +109,29 @@ class Comparison:
       (n_bins+1,) bin edges (µs since A's first start); the same for B.
     Repetitions (Sec. IV-B): ``repetitions_a`` / ``_b`` structured
       (parent, start, period, count) of repeated identical sibling subtrees.
+
+    Plain names (the fields above keep the paper's terms; these say the same in words):
+
+    ==============================  ============================================  ==================
+    plain name                      what it is                                    paper / field
+    ==============================  ============================================  ==================
+    ``subtree_set_a`` / ``_b``      per call: id of the set of functions called    Γ(f) class,
+                                    in its subtree                                 ``class_a``/``_b``
+    ``subtree_function_sets``       those sets as a CSR (ptr, function indices)    Γ-sets,
+                                                                                   ``class_ptr``/``_items``
+    ``functions_in_set(k)``         the function names of set k                    ``class_set(k)``
+    ``matching_set_pairs``          every pair of sets with Jaccard > τ            ``class_pairs``
+    ``n_matching_call_pairs``       the exact number of matching call pairs        |K|, ``n_pairs_total``
+    ``matches``                     the call pairs kept (best partners both ways)  k(f_A, f_B), ``pairs``
+    ``match_groups``                root match and size of each group              G, R(G), ``groups``
+    ==============================  ============================================  ==================
+
+    Questions answered directly (each a small structured array, see `to_dicts`):
+    `has_match`, `unmatched_calls` (where the runs differ), `best_partners`,
+    `top_matches` (the largest matched calls and their partners), `slower_in_b` /
+    `faster_in_b` (matched calls whose partner took much longer / shorter), `partners`
+    (every kept partner of one call), `find_call` (a call by index or function name);
+    `describe()` says it all in a few lines of text.
     """
 
     a: Trace
@@ -171,6 +216,268 @@ class Comparison:
         """Function names of class k (its Γ-set)."""
         return [self.functions[f] for f in self.class_items[self.class_ptr[k]: self.class_ptr[k + 1]]]
 
+    # ------------------------------------------------------------ plain names
+    @property
+    def subtree_set_a(self) -> np.ndarray:
+        """Per call of A: the id of the set of functions called in its subtree (its Γ-set
+        class, Sec. III Eq. 2; equal ids, equal sets); ``class_a``."""
+        return self.class_a
+
+    @property
+    def subtree_set_b(self) -> np.ndarray:
+        """Per call of B: the id of its subtree's function set; ``class_b``."""
+        return self.class_b
+
+    @property
+    def subtree_function_sets(self) -> tuple:
+        """(ptr, functions): set k holds ``functions[ptr[k]:ptr[k+1]]`` (indices into
+        ``self.functions``); ``class_ptr``, ``class_items``."""
+        return self.class_ptr, self.class_items
+
+    @property
+    def n_sets(self) -> int:
+        """Number of distinct subtree function sets over both runs; ``n_classes``."""
+        return self.n_classes
+
+    def functions_in_set(self, k: int) -> list:
+        """Function names of set k; ``class_set``."""
+        return self.class_set(k)
+
+    @property
+    def matching_set_pairs(self) -> np.ndarray:
+        """Every (set of A, set of B, similarity) with Jaccard similarity > τ; ``class_pairs``."""
+        return self.class_pairs
+
+    @property
+    def n_matching_call_pairs(self) -> int:
+        """The exact number of call pairs (call of A, call of B) whose subtrees match;
+        ``n_pairs_total``."""
+        return int(self.n_pairs_total)
+
+    @property
+    def matches(self) -> np.ndarray:
+        """The kept call pairs (each call's best ``top_k`` partners, both ways); ``pairs``."""
+        return self.pairs
+
+    @property
+    def match_groups(self) -> np.ndarray:
+        """Root match (a, b) and number of matches of each group; ``groups``."""
+        return self.groups
+
+    # ------------------------------------------------------------ questions
+    def _side(self, side) -> str:
+        s = str(side).lower()
+        if s not in ("a", "b"):
+            raise ValueError(f"side must be 'a' or 'b', got {side!r}")
+        return s
+
+    def trace(self, side) -> Trace:
+        """The trace of ``side`` ('a' or 'b')."""
+        return self.a if self._side(side) == "a" else self.b
+
+    def has_match(self, side="a") -> np.ndarray:
+        """Per call of ``side``: does some call of the other run match it (similarity > τ)?
+        Exact, from the complete set pairs (not only the kept call pairs)."""
+        ptr = self.class_pair_ptr
+        has = np.zeros(self.n_classes, np.bool_)
+        if self._side(side) == "a":
+            has[self.class_rows_a[np.diff(ptr) > 0]] = True
+            return has[self.class_a]
+        has[self.class_rows_b[np.unique(self.class_pair_row_b)]] = True
+        return has[self.class_b]
+
+    def _rows(self, side, calls) -> np.ndarray:
+        """`CALL_DTYPE` rows of some calls of one side."""
+        tr = self.trace(side)
+        calls = np.asarray(calls, np.int64)
+        out = np.empty(calls.size, CALL_DTYPE)
+        out["call"] = calls
+        out["name"] = np.asarray(tr.function_names, dtype=object)[tr.func[calls]] if calls.size else []
+        out["thread"] = np.asarray(tr.thread_names, dtype=object)[tr.thread[calls]] if calls.size else []
+        out["start"] = tr.start[calls] - (float(tr.start.min()) if len(tr) else 0.0)
+        out["duration"] = tr.end[calls] - tr.start[calls]
+        out["depth"] = tr.depth[calls]
+        out["calls"] = tr.end_index[calls] - calls
+        return out
+
+    def unmatched_calls(self, side="a", outermost: bool = False, n: int | None = None) -> np.ndarray:
+        """The calls of ``side`` that no call of the other run matches (no partner with
+        similarity > τ): where the two runs differ.  Exact (`has_match`).
+
+        ``outermost``: only those whose caller has a match (or that are roots), i.e. the
+        top of each differing subtree.  Rows (`CALL_DTYPE`) longest first (then by call
+        index); ``n`` keeps the first n.
+        """
+        tr = self.trace(side)
+        no = ~self.has_match(side)
+        if outermost:
+            p = tr.parent
+            no &= (p < 0) | ~no[np.maximum(p, 0)]
+        calls = np.flatnonzero(no)
+        dur = tr.end[calls] - tr.start[calls]
+        calls = calls[np.lexsort((calls, -dur))]
+        return self._rows(side, calls[:n] if n is not None else calls)
+
+    def _rel_start(self, side) -> np.ndarray:
+        """Start of each call relative to its trace's span (the kept pairs' tie-break)."""
+        tr = self.trace(side)
+        t0 = float(tr.start.min())
+        span = max(float(tr.end.max()) - t0, 0.0)
+        return (tr.start - t0) / (span if span > 0 else 1.0)
+
+    def best_partners(self, side="a") -> tuple:
+        """(calls, partner, similarity): every call of ``side`` that has a match, with its
+        best partner in the other run, by the comparison's own order: highest similarity,
+        then the closest relative start time, then the lowest call index.  Exact: each
+        call's best partner is always among the kept pairs."""
+        side = self._side(side)
+        other = "b" if side == "a" else "a"
+        p = self.pairs
+        if p.size == 0:
+            e = np.zeros(0, np.int32)
+            return e, e.copy(), np.zeros(0)
+        close = np.abs(self._rel_start("a")[p["a"]] - self._rel_start("b")[p["b"]])
+        order = np.lexsort((p[other], close, -p["sim"], p[side]))
+        own = p[side][order]
+        first = order[np.r_[True, own[1:] != own[:-1]]]
+        return p[side][first].astype(np.int32), p[other][first].astype(np.int32), p["sim"][first]
+
+    def _partner_counts(self, side) -> np.ndarray:
+        """Per call of ``side``: how many calls of the other run match it (exact)."""
+        ptr = self.class_pair_ptr
+        count_a = np.bincount(self.class_a, minlength=self.n_classes).astype(np.int64)
+        count_b = np.bincount(self.class_b, minlength=self.n_classes).astype(np.int64)
+        row_of_pair_a = np.repeat(np.arange(self.class_rows_a.size), np.diff(ptr))
+        per_class = np.zeros(self.n_classes, np.int64)
+        if self._side(side) == "a":
+            # per A row: Σ over its partner rows of the B calls in them
+            w = count_b[self.class_rows_b[self.class_pair_row_b]]
+            per_row = np.bincount(row_of_pair_a, weights=w, minlength=self.class_rows_a.size)
+            per_class[self.class_rows_a] = np.rint(per_row).astype(np.int64)
+            return per_class[self.class_a]
+        w = count_a[self.class_rows_a[row_of_pair_a]]
+        per_row = np.bincount(self.class_pair_row_b, weights=w, minlength=self.class_rows_b.size)
+        per_class[self.class_rows_b] = np.rint(per_row).astype(np.int64)
+        return per_class[self.class_b]
+
+    def _match_rows(self, ca, cb, sim) -> np.ndarray:
+        """`MATCH_DTYPE` rows of call pairs (ca[i], cb[i]) with similarity sim[i]."""
+        ca, cb = np.asarray(ca, np.int64), np.asarray(cb, np.int64)
+        ra, rb = self._rows("a", ca), self._rows("b", cb)
+        out = np.empty(ca.size, MATCH_DTYPE)
+        out["call_a"], out["call_b"] = ca, cb
+        out["name_a"], out["name_b"] = ra["name"], rb["name"]
+        out["similarity"] = sim
+        out["start_a"], out["start_b"] = ra["start"], rb["start"]
+        out["duration_a"], out["duration_b"] = ra["duration"], rb["duration"]
+        out["ratio"] = duration_ratio(ra["duration"], rb["duration"])
+        out["calls_a"], out["calls_b"] = ra["calls"], rb["calls"]
+        if ca.size:
+            out["partners_a"] = self._partner_counts("a")[ca]
+            out["partners_b"] = self._partner_counts("b")[cb]
+        return out
+
+    def top_matches(self, n: int = 10, by: str = "size") -> np.ndarray:
+        """The ``n`` largest matched calls of A, each with its best partner in B
+        (`MATCH_DTYPE`).  ``by``: ``size`` (calls in the subtree of the call of A),
+        ``duration`` (of the call of A) or ``similarity``; ties by call index."""
+        if by not in TOP_MATCH_ORDERS:
+            raise ValueError(f"by must be one of {TOP_MATCH_ORDERS}, got {by!r}")
+        ca, cb, sim = self.best_partners("a")
+        tr = self.a
+        key = {"size": lambda: tr.end_index[ca] - ca, "duration": lambda: tr.end[ca] - tr.start[ca],
+               "similarity": lambda: sim}[by]()
+        order = np.lexsort((ca, -np.asarray(key, np.float64)))[: max(int(n), 0)]
+        return self._match_rows(ca[order], cb[order], sim[order])
+
+    def _by_ratio(self, min_ratio, n, slower: bool) -> np.ndarray:
+        try:
+            min_ratio = float(min_ratio)
+        except (TypeError, ValueError):
+            raise ValueError(f"min_ratio must be a number >= 1, got {min_ratio!r}") from None
+        if not (min_ratio >= 1.0 and math.isfinite(min_ratio)):
+            raise ValueError(f"min_ratio must be a finite number >= 1, got {min_ratio}")
+        ca, cb, sim = self.best_partners("a")
+        da, db = self.a.end[ca] - self.a.start[ca], self.b.end[cb] - self.b.start[cb]
+        ratio = duration_ratio(da, db)
+        keep = ratio >= min_ratio if slower else ratio <= 1.0 / min_ratio
+        gain = (db - da) if slower else (da - db)
+        idx = np.flatnonzero(keep)
+        idx = idx[np.lexsort((ca[idx], -gain[idx]))]
+        if n is not None:
+            idx = idx[: max(int(n), 0)]
+        return self._match_rows(ca[idx], cb[idx], sim[idx])
+
+    def slower_in_b(self, min_ratio: float = 2.0, n: int | None = None) -> np.ndarray:
+        """Matched calls of A whose best partner in B took at least ``min_ratio`` times as
+        long (`MATCH_DTYPE`, ``ratio`` = duration in B ÷ in A), the most time added first."""
+        return self._by_ratio(min_ratio, n, slower=True)
+
+    def faster_in_b(self, min_ratio: float = 2.0, n: int | None = None) -> np.ndarray:
+        """Matched calls of A whose best partner in B took at most 1/``min_ratio`` of the
+        time (`MATCH_DTYPE`), the most time saved first."""
+        return self._by_ratio(min_ratio, n, slower=False)
+
+    def partners(self, call: int, side="a") -> np.ndarray:
+        """The kept partners of one call of ``side`` (`MATCH_DTYPE`, most similar first)."""
+        side = self._side(side)
+        tr = self.trace(side)
+        call = int(call)
+        if not 0 <= call < len(tr):
+            raise ValueError(f"call {call} of {side.upper()} is outside 0..{len(tr) - 1}")
+        p = self.pairs
+        sel = np.flatnonzero(p[side] == call)
+        sel = sel[np.lexsort((p["b" if side == "a" else "a"][sel], -p["sim"][sel]))]
+        return self._match_rows(p["a"][sel], p["b"][sel], p["sim"][sel])
+
+    def find_call(self, side, what) -> int:
+        """A call of ``side`` given as an index (int or digits) or a function name: the
+        exact name, else the names containing it; of those calls the longest (then the
+        earliest).  ValueError naming ``what`` when there is none."""
+        side = self._side(side)
+        tr = self.trace(side)
+        if isinstance(what, (int, np.integer)) or (isinstance(what, str) and what.strip().isdigit()):
+            i = int(what)
+            if not 0 <= i < len(tr):
+                raise ValueError(f"call {i} of {side.upper()} is outside 0..{len(tr) - 1}")
+            return i
+        text = str(what).strip()
+        if not text:
+            raise ValueError(f"no call of {side.upper()} given")
+        names = tr.function_names  # per function, not per call
+        funcs = [k for k, nm in enumerate(names) if nm == text] or \
+                [k for k, nm in enumerate(names) if text in nm]
+        calls = np.flatnonzero(np.isin(tr.func, np.asarray(funcs, np.int32))) if funcs else np.zeros(0, np.int64)
+        if calls.size == 0:
+            raise ValueError(f"no call of {side.upper()} is named like {text!r}")
+        dur = tr.end[calls] - tr.start[calls]
+        return int(calls[np.lexsort((calls, -dur))[0]])
+
+    def describe(self, n: int = 3) -> str:
+        """A few lines of plain text: the two runs, how much matches, where they differ
+        (the longest unmatched calls), the biggest slow-downs and speed-ups in B."""
+        def ms(us):
+            return f"{us / 1e3:,.3g} ms" if us < 1e6 else f"{us / 1e6:,.3g} s"
+
+        def run(t):
+            return (f"{_source_name(t)}: {len(t):,} calls, {t.n_threads} thread{'s' if t.n_threads != 1 else ''}, "
+                    f"{ms(float(t.end.max() - t.start.min()) if len(t) else 0.0)}")
+
+        lines = [f"A = {run(self.a)}", f"B = {run(self.b)}",
+                 f"{self.n_matching_call_pairs:,} call pairs match (similarity of their subtrees' function "
+                 f"sets > τ = {self.tau:g}); {self.n_pairs_kept:,} kept in {self.groups.shape[0]:,} groups"]
+        for side in ("a", "b"):
+            un = self.unmatched_calls(side, outermost=True)
+            total = int((~self.has_match(side)).sum())
+            top = ", ".join(f"{_short(r['name'])} ({ms(r['duration'])})" for r in un[:n])
+            lines.append(f"{total:,} calls of {side.upper()} match nothing in the other run"
+                         + (f"; largest: {top}" if total else ""))
+        for what, rows in (("slower", self.slower_in_b(2.0, n)), ("faster", self.faster_in_b(2.0, n))):
+            if rows.size:
+                lines.append(f"{what} in B (≥ 2×): " + ", ".join(
+                    f"{_short(r['name_a'])} {ms(r['duration_a'])} → {ms(r['duration_b'])}" for r in rows))
+        return "\n".join(lines)
+
     def summary(self) -> dict:
         return {
             "calls_a": len(self.a), "calls_b": len(self.b),
@@ -184,9 +491,33 @@ class Comparison:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"<Comparison tau={self.tau} {s['calls_a']}×{s['calls_b']} calls, "
-                f"{s['class_pairs']} class pairs, {s['pairs_total']} call pairs "
-                f"({s['pairs_kept']} kept), {s['groups']} groups>")
+        un_a, un_b = (int((~self.has_match(x)).sum()) for x in ("a", "b"))
+        return (f"<Comparison of {_source_name(self.a)} ({s['calls_a']:,} calls) with {_source_name(self.b)} "
+                f"({s['calls_b']:,} calls), τ={self.tau:g}: {s['pairs_total']:,} matching call pairs "
+                f"({s['pairs_kept']:,} kept, {s['groups']:,} groups, {s['class_pairs']:,} set pairs); "
+                f"no match for {un_a:,} calls of A and {un_b:,} of B>")
+
+
+def duration_ratio(dur_a, dur_b) -> np.ndarray:
+    """dur_b / dur_a per pair: inf when only A's call has zero duration, 1 when both do."""
+    dur_a, dur_b = np.asarray(dur_a, np.float64), np.asarray(dur_b, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = dur_b / dur_a
+    return np.where((dur_a == 0) & (dur_b == 0), 1.0, r)
+
+
+def _short(name: str, limit: int = 60) -> str:
+    """A function name cut to ``limit`` characters (C++ signatures run to thousands)."""
+    name = str(name)
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _source_name(t: Trace) -> str:
+    """A trace's file name (or "trace")."""
+    import os
+
+    src = str(t.meta.get("source") or t.meta.get("subset_of") or "trace")
+    return os.path.basename(src) or src
 
 
 def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):

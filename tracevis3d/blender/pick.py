@@ -1,8 +1,13 @@
-"""Details on demand: the call under the mouse, found through the ``call_index`` attribute.
+"""Details on demand: the call (or the match) under the mouse.
 
-The boxes are read back from the point clouds (``position`` = box centre, ``tv_scale`` =
-box size, ``call_index``) and intersected with the view ray by a vectorised slab test
-(ray–axis-aligned box), so picking needs neither the evaluated instances nor a BVH.
+Boxes are read back from the point clouds (``position`` = box centre, ``tv_scale`` = box
+size, ``call_index``, and in a comparison ``side``: 0 = A, 1 = B) and intersected with the
+view ray by a vectorised slab test (ray–axis-aligned box).  The comparison's tubes are one
+mesh whose faces carry their match's attributes (``match_index``, ``call_a``, ``call_b``,
+``similarity``, ``dt``, ``ratio``, ...): a slab test against each tube's bounding box
+finds the candidates, a ray–triangle test (Möller–Trumbore) on their faces the hit.  So
+picking needs neither the evaluated instances nor a BVH.  `pick_ray_detail` says what was
+hit; `describe_call`, `describe_box` and `describe_match` turn it into text fields.
 """
 from __future__ import annotations
 
@@ -12,6 +17,11 @@ import bpy
 
 from ..model import Trace
 from .writer import is_layer_object
+
+
+#: the per-face attributes of a tube that a pick reports
+TUBE_FIELDS = {"match_index": np.int32, "call_a": np.int32, "call_b": np.int32, "similarity": np.float32,
+               "dt": np.float32, "ratio": np.float32, "group": np.int32, "merged_pairs": np.int32}
 
 
 def _layer_arrays(ob):
@@ -28,6 +38,16 @@ def _layer_arrays(ob):
     ci = np.empty(n, np.int32)
     A["call_index"].data.foreach_get("value", ci)
     return pos.reshape(n, 3), sc.reshape(n, 3), ci
+
+
+def _attribute(data, name, n, dtype):
+    """A named int32/float32 attribute of ``n`` elements, or None."""
+    a = data.attributes.get(name)
+    if a is None:
+        return None
+    out = np.empty(n, dtype)
+    a.data.foreach_get("value", out)
+    return out
 
 
 def ray_box_hits(origin, direction, centres, sizes) -> np.ndarray:
@@ -48,29 +68,148 @@ def ray_box_hits(origin, direction, centres, sizes) -> np.ndarray:
     return np.where(hit, np.maximum(t_in, 0.0), np.inf)
 
 
-def pick_ray(origin, direction, collection_name: str = "TraceVis3D") -> int | None:
-    """The call index of the nearest box hit by the world-space ray, or None."""
+def ray_triangle_hits(origin, direction, v0, v1, v2) -> np.ndarray:
+    """Distance t of the ray o + t·d to each triangle (v0, v1, v2) (inf when missed, or
+    behind the origin): Möller–Trumbore, vectorised over the triangles."""
+    o = np.asarray(origin, np.float64)
+    d = np.asarray(direction, np.float64)
+    e1, e2 = v1 - v0, v2 - v0
+    p = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, p)
+    ok = np.abs(det) > 1e-18
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = o - v0
+    u = np.einsum("ij,ij->i", s, p) * inv
+    q = np.cross(s, e1)
+    v = (q @ d) * inv
+    t = np.einsum("ij,ij->i", e2, q) * inv
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+    return np.where(hit, t, np.inf)
+
+
+def _world_ray(ob, origin, direction):
+    """The ray in the object's local space (numpy arrays)."""
+    inv = ob.matrix_world.inverted()
+    return np.array(inv @ _vec(origin)), np.array(inv.to_3x3() @ _vec(direction))
+
+
+def _pick_boxes(ob, origin, direction):
+    """(distance, hit dict) of the nearest box of an instance layer hit by the ray."""
+    o, d = _world_ray(ob, origin, direction)
+    pos, sc, ci = _layer_arrays(ob)
+    if ci.size == 0:
+        return np.inf, None
+    t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
+    t[ci < 0] = np.inf  # legend swatches are no calls
+    k = int(np.argmin(t))
+    if not np.isfinite(t[k]):
+        return np.inf, None
+    side = _attribute(ob.data, "side", ci.size, np.int32)
+    return float(t[k]), {"kind": "box", "call": int(ci[k]), "side": None if side is None else int(side[k]),
+                         "object": ob.name}
+
+
+def _mesh_faces(me):
+    """Vertices (nv, 3) float32 and quads (nf, 4) of a mesh of quads."""
+    nv, nf = len(me.vertices), len(me.polygons)
+    co = np.empty(nv * 3, np.float32)
+    me.vertices.foreach_get("co", co)
+    loops = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", loops)
+    return co.reshape(nv, 3), loops.reshape(nf, 4)
+
+
+CHUNK_FACES = 50_000  # tube faces tested in one vectorised step
+_TUBE_CACHE: dict = {}  # the last tube mesh's faces and per-tube bounds (reading them costs ~0.7 s at 1M faces)
+
+
+def _tube_geometry(me):
+    """(corners (nf, 4, 3) float32, first face of each tube, its end, bounds lo, hi) of a
+    tube mesh (a tube is a run of faces with one ``match_index``), or None; kept for the
+    last mesh (by its address and size: a rebuilt scene has a new mesh)."""
+    nf = len(me.polygons)
+    key = (me.as_pointer(), len(me.vertices), nf)
+    if key in _TUBE_CACHE:
+        return _TUBE_CACHE[key]
+    match = _attribute(me, "match_index", nf, np.int32)
+    if nf == 0 or len(me.loops) != 4 * nf or match is None:
+        return None
+    verts, quads = _mesh_faces(me)
+    starts = np.r_[0, np.flatnonzero(match[1:] != match[:-1]) + 1]
+    corners = verts[quads]
+    lo = np.minimum.reduceat(corners.min(1), starts, axis=0).astype(np.float64)
+    hi = np.maximum.reduceat(corners.max(1), starts, axis=0).astype(np.float64)
+    _TUBE_CACHE.clear()
+    _TUBE_CACHE[key] = (corners, starts, np.r_[starts[1:], nf], lo, hi)
+    return _TUBE_CACHE[key]
+
+
+def _pick_tubes(ob, origin, direction):
+    """(distance, hit dict) of the nearest tube face hit by the ray: the tubes' bounding
+    boxes first, then the triangles of the candidate tubes, nearest box first, until no
+    box is nearer than the best hit."""
+    me = ob.data
+    geo = _tube_geometry(me)
+    if geo is None:
+        return np.inf, None
+    corners, starts, ends, lo, hi = geo
+    nf = corners.shape[0]
+    o, d = _world_ray(ob, origin, direction)
+    t_box = ray_box_hits(o, d, (lo + hi) / 2, hi - lo)
+    order = np.argsort(t_box)
+    order = order[np.isfinite(t_box[order])]
+    best_t, best_face = np.inf, -1
+    k = 0
+    while k < order.size and t_box[order[k]] < best_t:  # nearest boxes first, a chunk at a time
+        n_faces = np.cumsum(ends[order[k:]] - starts[order[k:]])
+        chunk = order[k: k + max(1, int(np.searchsorted(n_faces, CHUNK_FACES)))]
+        k += chunk.size
+        chunk = chunk[t_box[chunk] < best_t]
+        f = np.concatenate([np.arange(starts[j], ends[j]) for j in chunk])  # a few hundred tubes at most
+        c = corners[f].astype(np.float64)
+        t = np.minimum(ray_triangle_hits(o, d, c[:, 0], c[:, 1], c[:, 2]),
+                       ray_triangle_hits(o, d, c[:, 0], c[:, 2], c[:, 3]))
+        j = int(np.argmin(t))
+        if t[j] < best_t:
+            best_t, best_face = float(t[j]), int(f[j])
+    if best_face < 0:
+        return np.inf, None
+    hit = {"kind": "tube", "face": best_face, "object": ob.name}
+    for name, dtype in TUBE_FIELDS.items():
+        a = _attribute(me, name, nf, dtype)
+        if a is not None:
+            hit[name] = a[best_face].item()
+    return best_t, hit
+
+
+def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> dict | None:
+    """What the world-space ray hits first: a box ({"kind": "box", "call", "side": None for
+    an icicle, 0 = A / 1 = B in a comparison, "object"}) or a tube ({"kind": "tube", "face",
+    "match_index", "call_a", "call_b", "similarity", "dt", "ratio", "group", "merged_pairs",
+    "object"}); None when nothing is hit."""
     coll = bpy.data.collections.get(collection_name)
     if coll is None:
         return None
     best_t, best = np.inf, None
     for ob in coll.objects:
-        if not is_layer_object(ob) or "call_index" not in ob.data.attributes:
+        if ob.type == "MESH" and "tv3d_tubes" in ob:
+            t, hit = _pick_tubes(ob, origin, direction)
+        elif is_layer_object(ob) and "call_index" in ob.data.attributes and "tv_scale" in ob.data.attributes:
+            t, hit = _pick_boxes(ob, origin, direction)
+        else:
             continue
-        if "tv_scale" not in ob.data.attributes:
-            continue
-        inv = ob.matrix_world.inverted()
-        o = np.array(inv @ _vec(origin))
-        d = np.array(inv.to_3x3() @ _vec(direction))
-        pos, sc, ci = _layer_arrays(ob)
-        if ci.size == 0:
-            continue
-        t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
-        t[ci < 0] = np.inf  # legend swatches are no calls
-        k = int(np.argmin(t))
-        if t[k] < best_t:
-            best_t, best = float(t[k]), int(ci[k])
+        if t < best_t:
+            best_t, best = t, hit
+    if best is not None:
+        best["distance"] = best_t
     return best
+
+
+def pick_ray(origin, direction, collection_name: str = "TraceVis3D") -> int | None:
+    """The call index of the nearest box hit by the world-space ray, or None (also when a
+    tube of a comparison is in front: see `pick_ray_detail`)."""
+    hit = pick_ray_detail(origin, direction, collection_name)
+    return hit["call"] if hit is not None and hit["kind"] == "box" else None
 
 
 def _vec(v):
@@ -79,8 +218,8 @@ def _vec(v):
     return Vector(tuple(float(x) for x in v))
 
 
-def pick_call(context, mouse_region_xy) -> int | None:
-    """The call under the mouse in a 3D viewport region, or None."""
+def mouse_ray(context, mouse_region_xy):
+    """(origin, direction) of the view ray under the mouse in a 3D viewport, or None."""
     from bpy_extras import view3d_utils
 
     region = context.region
@@ -89,9 +228,20 @@ def pick_call(context, mouse_region_xy) -> int | None:
     if region is None or rv3d is None:
         return None
     xy = tuple(float(x) for x in mouse_region_xy)
-    origin = view3d_utils.region_2d_to_origin_3d(region, rv3d, xy)
-    direction = view3d_utils.region_2d_to_vector_3d(region, rv3d, xy)
-    return pick_ray(origin, direction)
+    return (view3d_utils.region_2d_to_origin_3d(region, rv3d, xy),
+            view3d_utils.region_2d_to_vector_3d(region, rv3d, xy))
+
+
+def pick_call(context, mouse_region_xy) -> int | None:
+    """The call under the mouse in a 3D viewport region, or None."""
+    ray = mouse_ray(context, mouse_region_xy)
+    return None if ray is None else pick_ray(*ray)
+
+
+def pick_detail(context, mouse_region_xy) -> dict | None:
+    """What is under the mouse in a 3D viewport region (`pick_ray_detail`), or None."""
+    ray = mouse_ray(context, mouse_region_xy)
+    return None if ray is None else pick_ray_detail(*ray)
 
 
 def describe_call(trace: Trace, i: int) -> dict:
@@ -115,3 +265,44 @@ def describe_call(trace: Trace, i: int) -> dict:
         "parent": None if p < 0 else trace.function_names[trace.func[p]],
         "args": trace.args_of(i),
     }
+
+
+SIDE_NAMES = ("A", "B")
+
+
+def describe_box(trace: Trace, i: int, side: int, run_name: str = "") -> dict:
+    """`describe_call` of a box of a comparison, led by the run it belongs to."""
+    d = {"side": f"{SIDE_NAMES[side]}{f' ({run_name})' if run_name else ''}"}
+    d.update(describe_call(trace, i))
+    return d
+
+
+def _call_line(trace: Trace, i: int) -> tuple:
+    """(name, thread, start µs, duration µs) of call ``i``."""
+    t = int(trace.thread[i])
+    return (trace.function_names[trace.func[i]], trace.thread_names[t] if t < len(trace.thread_names) else str(t),
+            float(trace.start[i]), float(trace.end[i] - trace.start[i]))
+
+
+def describe_match(a: Trace, b: Trace, hit: dict) -> dict:
+    """The two calls a tube joins (name, thread, start, duration of each), their
+    similarity, the difference of their start times and the duration ratio B ÷ A."""
+    out = {"tube": f"match {hit['match_index']}"}
+    merged = int(hit.get("merged_pairs", 1) or 1)
+    if merged > 1:
+        out["tube"] += f" (speaks for {merged} matches between the same two boxes)"
+    for tag, tr, key in (("A", a, "call_a"), ("B", b, "call_b")):
+        i = int(hit[key])
+        if not 0 <= i < len(tr):
+            raise IndexError(f"call {i} of {tag} outside 0..{len(tr) - 1}: the scene does not belong to these traces")
+        name, thread, start, dur = _call_line(tr, i)
+        out[f"{tag}"] = f"{name} (call {i})"
+        out[f"{tag} thread"] = thread
+        out[f"{tag} start µs"] = start
+        out[f"{tag} duration µs"] = dur
+    out["similarity"] = float(hit["similarity"])
+    out["Δt µs"] = float(hit["dt"])
+    out["duration B ÷ A"] = float(hit["ratio"])
+    if "group" in hit:
+        out["group"] = int(hit["group"])
+    return out

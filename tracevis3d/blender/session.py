@@ -7,7 +7,14 @@ most `MAX_TRACES` traces (least recently used goes first); `clear_cache()` empti
 add-on calls it on unregister and when a new .blend is loaded).
 
 `load_steps` and `compare_steps` are the job steps (`tracevis3d.jobs`) that load through
-this cache and compare two traces; the command line runs them without Blender.
+this cache and compare two traces; the command line runs them without Blender.  The last
+comparison is kept as well (`cached_comparison`, keyed by both files' identity and τ), so
+rebuilding the comparison scene with other parameters does not compare again.
+
+A comparison scene records where its traces are in ``scene["tracevis3d_compare"]`` (JSON
+{trace_a, trace_b, tau, params}, written by the build job); `remember_compare_location`
+adds both paths relative to the .blend before it is saved, `recorded_compare_paths` finds
+them again (also after the folder moved), `read_compare_record` reads the record.
 
 This module does not import bpy: Blender-relative paths ("//...") are resolved by the caller.
 """
@@ -22,10 +29,15 @@ from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
 __all__ = ["get_trace", "cached_trace", "remember", "read_trace", "clear_cache", "cached_paths",
-           "file_key", "load_steps", "compare_steps", "MAX_TRACES"]
+           "file_key", "load_steps", "compare_steps", "MAX_TRACES", "COMPARE_KEY", "comparison_key",
+           "cached_comparison", "remember_comparison", "read_compare_record", "remember_compare_location",
+           "recorded_compare_paths"]
 
 MAX_TRACES = 2
+COMPARE_KEY = "tracevis3d_compare"  # the comparison scene's record (written by `tasks`)
 _cache: "OrderedDict[tuple, Trace]" = OrderedDict()
+_comparisons: "OrderedDict[tuple, object]" = OrderedDict()
+MAX_COMPARISONS = 1
 
 
 def file_key(path) -> tuple[str, int, int]:
@@ -105,18 +117,91 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
     return trace
 
 
-def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, **options):
-    """Load two traces and compare them (TraceDiff); the `Comparison`."""
+def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), **options):
+    """Load two traces and compare them (TraceDiff); the `Comparison`.  Progress runs over
+    ``span``; the same files (unchanged) and τ without other options reuse the last result."""
     from ..comparison import compare_traces
 
-    a = yield from load_steps(job, path_a, span=(0.0, 0.2))
-    b = yield from load_steps(job, path_b, span=(0.2, 0.4))
+    lo, hi = span
+    at = (lambda f: lo + f * (hi - lo))
+    a = yield from load_steps(job, path_a, span=(at(0.0), at(0.2)))
+    b = yield from load_steps(job, path_b, span=(at(0.2), at(0.4)))
+    key = comparison_key(path_a, path_b, tau) if not options else None
+    hit = cached_comparison(key) if key is not None else None
+    if hit is not None and hit.a is a and hit.b is b:
+        job.report(hi, f"compared: {hit.n_pairs_total:,} call pairs above τ={tau:g} (already compared)")
+        return hit
     yield job.off_main(prepare_kernels)
-    job.report(0.4, f"{kernel_cache.cold_note('compare')}comparing {len(a):,} with {len(b):,} calls")
+    job.report(at(0.4), f"{kernel_cache.cold_note('compare')}comparing {len(a):,} with {len(b):,} calls")
     cmp = yield job.off_main(compare_traces, a, b, tau=tau, **options)
-    job.report(1.0, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
-                    f"{len(cmp.class_pair_row_b):,} class pairs")
+    if key is not None:
+        remember_comparison(key, cmp)
+    job.report(hi, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
+                   f"{len(cmp.class_pair_row_b):,} class pairs")
     return cmp
+
+
+def comparison_key(path_a, path_b, tau) -> tuple:
+    """The cache key of a comparison: both files' `file_key` and τ."""
+    return (file_key(path_a), file_key(path_b), float(tau))
+
+
+def cached_comparison(key):
+    """The `Comparison` kept for a `comparison_key`, or None."""
+    hit = _comparisons.get(key)
+    if hit is not None:
+        _comparisons.move_to_end(key)
+    return hit
+
+
+def remember_comparison(key, cmp):
+    """Keep ``cmp`` as the comparison of ``key`` (the oldest goes beyond `MAX_COMPARISONS`)."""
+    _comparisons[key] = cmp
+    while len(_comparisons) > MAX_COMPARISONS:
+        _comparisons.popitem(last=False)
+    return cmp
+
+
+# ------------------------------------------------------------ the comparison scene's record
+def read_compare_record(scene) -> dict | None:
+    """``scene["tracevis3d_compare"]`` as a dict ({trace_a, trace_b, tau, params, and
+    trace_a_rel / trace_b_rel once saved}), or None (absent or unreadable)."""
+    import json
+
+    try:
+        rec = json.loads(scene.get(COMPARE_KEY) or "null")
+    except (TypeError, ValueError):
+        rec = None
+    return rec if isinstance(rec, dict) else None
+
+
+def remember_compare_location(scene, blend_path) -> None:
+    """Before saving to ``blend_path``: record both trace paths relative to it as well."""
+    import json
+
+    from .hygiene import relative_to_blend
+
+    rec = read_compare_record(scene)
+    if rec is None:
+        return
+    for side in ("a", "b"):
+        rec[f"trace_{side}_rel"] = relative_to_blend(rec.get(f"trace_{side}"), blend_path)
+    scene[COMPARE_KEY] = json.dumps(rec)
+
+
+def recorded_compare_paths(scene, blend_path) -> tuple:
+    """(path of A, path of B) of the comparison record: each the absolute path while that
+    file exists, else the one relative to ``blend_path`` when it exists, else the recorded
+    path (None without a record)."""
+    from .hygiene import find_trace, from_blend_relative
+
+    rec = read_compare_record(scene) or {}
+    out = []
+    for side in ("a", "b"):
+        recorded = rec.get(f"trace_{side}") or None
+        found = find_trace([recorded, from_blend_relative(rec.get(f"trace_{side}_rel"), blend_path)])
+        out.append(found or recorded)
+    return tuple(out)
 
 
 def cached_paths() -> list[str]:
@@ -125,5 +210,6 @@ def cached_paths() -> list[str]:
 
 
 def clear_cache() -> None:
-    """Forget every loaded trace."""
+    """Forget every loaded trace and comparison."""
     _cache.clear()
+    _comparisons.clear()

@@ -1,0 +1,273 @@
+"""The comparison scene end to end (issue 11): ``render-compare`` on real pairs, its errors,
+and picking tubes; real bpy, headless, in this process (the panel and operators run in a
+fresh Blender process: tests/test_operators.py, ``test_compare_operators``).
+
+Pairs: the HTA pair in ../shared/realdata (PyTorch profiler, control vs test; skipped when
+absent) and a VizTracer pair recorded here (json.tool on two documents, `json_pair_paths`).
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tracevis3d.cli import main
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _hta(realdata):
+    d = realdata / "hta-trace-diff"
+    a, b = d / "control.json.gz", d / "test.json.gz"
+    if not (a.is_file() and b.is_file()):
+        pytest.skip(f"the HTA pair is not in {d}")
+    return a, b
+
+
+def _pixels(path):
+    img = bpy.data.images.load(str(path), check_existing=False)
+    try:
+        w, h = img.size
+        a = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(a)
+        return a.reshape(h, w, 4)[::-1]  # row 0 at the top
+    finally:
+        bpy.data.images.remove(img)
+
+
+def _tubes():
+    obs = [ob for ob in bpy.context.scene.objects if ob.type == "MESH" and "tv3d_tubes" in ob]
+    assert len(obs) == 1, [ob.name for ob in bpy.context.scene.objects]
+    return obs[0]
+
+
+def _face_centres(ob) -> np.ndarray:
+    me = ob.data
+    c = np.empty(len(me.polygons) * 3, np.float32)
+    me.polygons.foreach_get("center", c)
+    return c.reshape(-1, 3)
+
+
+def _tube_pixels(ob, res, k=400, seed=0):
+    """Image pixels (row, col) of up to k face centres of the tubes (through the camera)."""
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    scene = bpy.context.scene
+    centres = _face_centres(ob)
+    pick = np.random.default_rng(seed).choice(len(centres), min(k, len(centres)), replace=False)
+    out = []
+    for p in centres[pick]:
+        v = world_to_camera_view(scene, scene.camera, ob.matrix_world @ Vector(p.tolist()))
+        if 0 <= v.x < 1 and 0 <= v.y < 1 and v.z > 0:
+            out.append((int((1 - v.y) * res[1]), int(v.x * res[0])))
+    return np.array(out)
+
+
+def check_figure(out, res, min_on_tubes=0.8):
+    """A PNG of the size asked for, not blank, and drawn (not background) where the tubes are."""
+    assert out.read_bytes()[:8] == PNG
+    img = _pixels(out)
+    assert img.shape == (res[1], res[0], 4)
+    drawn = np.abs(img[..., :3] - 1).max(-1) > 0.06
+    assert 0.05 < drawn.mean() < 0.9, drawn.mean()
+    px = _tube_pixels(_tubes(), res)
+    assert len(px) > 50
+    on = drawn[px[:, 0], px[:, 1]].mean()
+    assert on >= min_on_tubes, f"only {on:.0%} of the tubes' pixels are drawn"
+    return img
+
+
+# --------------------------------------------------------------------------- recordings
+def test_the_recorded_pair_is_one_program_on_two_inputs(json_pair_paths):
+    import tracevis3d
+
+    a_path, b_path, seconds = json_pair_paths
+    assert seconds < 15, f"a recording took {seconds:.1f} s"
+    a, b = tracevis3d.load(a_path), tracevis3d.load(b_path)
+    c = tracevis3d.compare(a, b)
+    assert c.n_pairs_total > 0 and len(a) > 1000 and len(b) > 1000
+    # B's floats go through floatstr; A has none: those calls match nothing in A
+    assert any("floatstr" in n for n in c.unmatched_calls("b")["name"])
+    assert not any("floatstr" in n for n in a.function_names)
+
+
+# --------------------------------------------------------------------------- render-compare
+def test_render_compare_viztracer_pair(json_pair_paths, tmp_path, capsys):
+    a, b, _ = json_pair_paths
+    out, blend = tmp_path / "pair.png", tmp_path / "pair.blend"
+    rc = main(["render-compare", str(a), str(b), "-o", str(out), "--resolution", "480x270", "--samples", "1",
+               "--color-by", "similarity", "--lambda", "0.5", "--band", "6", "--beta", "0.7",
+               "--save", str(blend)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert cap.out == f"{out}\n"  # stdout carries the output path only
+    assert "[100%]" in cap.err and "rendering 480x270" in cap.err and "tubes for" in cap.err
+    check_figure(out, (480, 270))
+    rec = json.loads(bpy.context.scene["tracevis3d_compare"])
+    assert rec["trace_a"] == str(a) and rec["trace_b"] == str(b) and rec["tau"] == 0.2
+    p = rec["params"]
+    assert (p["color_by"], p["lam"], p["band"], p["beta"], p["resolution"]) == ("similarity", 0.5, 6.0, 0.7, [480, 270])
+    # the saved .blend keeps the record, with both paths relative to it, and the tubes
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    rec = json.loads(bpy.context.scene["tracevis3d_compare"])
+    assert rec["trace_a_rel"] == "//" + os.path.relpath(a, tmp_path).replace(os.sep, "/")
+    assert rec["trace_b_rel"].endswith("json_tool_b.json")
+    me = _tubes().data
+    for name in ("match_index", "call_a", "call_b", "similarity", "dt", "ratio", "bin_ratio"):
+        assert name in me.attributes, name
+
+
+def test_render_compare_real_hta_pair(realdata, tmp_path, capsys):
+    a, b = _hta(realdata)
+    out = tmp_path / "hta.png"
+    rc = main(["render-compare", str(a), str(b), "-o", str(out), "--resolution", "320x180", "--samples", "1",
+               "--color-by", "ratio", "--brush-a", "ProfilerStep#1011", "--no-overview"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert cap.out == f"{out}\n"
+    check_figure(out, (320, 180))
+    import tracevis3d
+
+    p = json.loads(bpy.context.scene["tracevis3d_compare"])["params"]
+    ta = tracevis3d.load(a, warn=False)
+    assert ta.function_names[ta.func[p["brush_a"]]] == "ProfilerStep#1011"
+    assert p["color_by"] == "ratio" and p["show_overview"] is False
+
+
+def test_align_and_brush_resolve_calls_by_name(json_pair_paths, tmp_path, capsys):
+    """--align-a puts B's focus on the matches of a call of A (`align_window_b`); names find
+    the longest call of a function; the record keeps the call indices."""
+    import tracevis3d
+    from tracevis3d.layout.compare import align_window_b
+
+    a, b, _ = json_pair_paths
+    out = tmp_path / "aligned.png"
+    rc = main(["render-compare", str(a), str(b), "-o", str(out), "--resolution", "160x90", "--samples", "1",
+               "--align-a", "_iterencode_list", "--brush-b", "_iterencode_dict", "--no-labels"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "--align-a: B's focus on the matches of call" in cap.err
+    c = tracevis3d.compare(tracevis3d.load(a), tracevis3d.load(b))
+    call = c.find_call("a", "_iterencode_list")
+    p = json.loads(bpy.context.scene["tracevis3d_compare"])["params"]
+    assert p["window_b"] == list(align_window_b(c, call))
+    assert p["brush_b"] == c.find_call("b", "_iterencode_dict")
+    assert "_iterencode_dict" in c.b.function_names[c.b.func[p["brush_b"]]]
+
+
+TINY_A = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "X", "name": "main (app.py:1)", "ts": 0, "dur": 1000, "pid": 1, "tid": 1},
+          {"ph": "X", "name": "load_config (app.py:10)", "ts": 10, "dur": 300, "pid": 1, "tid": 1},
+          {"ph": "X", "name": "parse (app.py:20)", "ts": 20, "dur": 200, "pid": 1, "tid": 1},
+          {"ph": "X", "name": "compute (app.py:30)", "ts": 400, "dur": 550, "pid": 1, "tid": 1}]
+# B: compute twice as long, and a call A never makes
+TINY_B = TINY_A[:4] + [{"ph": "X", "name": "compute (app.py:30)", "ts": 400, "dur": 1100, "pid": 1, "tid": 1},
+                       {"ph": "X", "name": "report (app.py:50)", "ts": 1600, "dur": 300, "pid": 1, "tid": 1}]
+TINY_B[1] = dict(TINY_B[1], dur=2000)
+
+
+def tiny_pair(tmp_path):
+    a, b = tmp_path / "tiny_a.json", tmp_path / "tiny_b.json"
+    a.write_text(json.dumps({"traceEvents": TINY_A}))
+    b.write_text(json.dumps({"traceEvents": TINY_B}))
+    return a, b
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--thread-a", "no-such-thread"], "tiny_a.json: no thread named 'no-such-thread'"),
+    (["--thread-b", "7"], "tiny_b.json: thread index 7 out of range"),
+    (["--brush-a", "no_such_function"], "--brush-a: no call of A is named like 'no_such_function'"),
+    (["--brush-b", "99"], "--brush-b: call 99 of B is outside 0..4"),
+    (["--align-a", "nothing"], "--align-a: no call of A is named like 'nothing'"),
+])
+def test_bad_compare_options_one_line(tmp_path, capsys, args, needle):
+    a, b = tiny_pair(tmp_path)
+    rc = main(["render-compare", str(a), str(b), "-o", str(tmp_path / "x.png"), *args])
+    err = capsys.readouterr().err
+    errors = [ln for ln in err.splitlines() if ln.startswith("tracevis3d: ")]
+    assert rc == 2 and len(errors) == 1 and needle in errors[0], err
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("ext, engine, magic", [(".jpg", "eevee", b"\xff\xd8\xff"), (".tif", "workbench", b"II*\x00")])
+def test_compare_output_formats_and_engines(tmp_path, capsys, ext, engine, magic):
+    a, b = tiny_pair(tmp_path)
+    out = tmp_path / f"fig{ext}"
+    rc = main(["render-compare", str(a), str(b), "-o", str(out), "--resolution", "96x54", "--engine", engine,
+               "--samples", "1"])
+    assert rc == 0, capsys.readouterr().err
+    assert out.read_bytes()[:len(magic)] == magic
+
+
+def _run(*args, timeout=300):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "tracevis3d", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("content", [b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": ',
+                                     b"\x1f\x8b\x08garbage", b""])
+def test_corrupt_second_file_fails_cleanly(tmp_path, content):
+    """One line naming the second file, exit 1, nothing written, before the first is loaded."""
+    good, _ = tiny_pair(tmp_path)
+    bad = tmp_path / "second_run.json"
+    bad.write_bytes(content)
+    r = _run("render-compare", good, bad, "-o", tmp_path / "x.png")
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tracevis3d: error: cannot read trace {bad}: "), r.stderr
+    assert r.stdout == "" and not (tmp_path / "x.png").exists()
+
+
+# --------------------------------------------------------------------------- picking tubes
+def test_picking_a_tube_agrees_with_blenders_ray_cast(json_pair_paths):
+    """Rays from the camera through tube faces: `pick_ray_detail` finds what Blender's own
+    BVH ray cast (`Object.ray_cast`) finds first on the tube mesh, unless a box is nearer."""
+    import tracevis3d
+    from mathutils import Vector
+    from tracevis3d.blender import pick
+    from tracevis3d.blender.scene import build_compare
+
+    a, b, _ = json_pair_paths
+    bpy.ops.wm.read_homefile(use_factory_startup=True)
+    c = tracevis3d.compare(tracevis3d.load(a), tracevis3d.load(b))
+    build_compare(c, {"resolution": [480, 270]}, paths=(a, b))
+    ob = _tubes()
+    cam = bpy.context.scene.camera.matrix_world.translation
+    centres = _face_centres(ob)
+    rng = np.random.default_rng(3)
+    tubes = boxes = 0
+    last_tube = None
+    for f in rng.choice(len(centres), 25, replace=False):
+        target = ob.matrix_world @ Vector(centres[f].tolist())
+        d = (target - cam).normalized()
+        hit = pick.pick_ray_detail(tuple(cam), tuple(d))
+        inv = ob.matrix_world.inverted()
+        ok, loc, _n, face = ob.ray_cast(inv @ cam, inv.to_3x3() @ d)
+        assert ok and hit is not None
+        t_ref = (ob.matrix_world @ loc - cam).length
+        if hit["kind"] == "tube":
+            tubes, last_tube = tubes + 1, hit
+            assert hit["distance"] == pytest.approx(t_ref, rel=1e-4, abs=1e-6)
+            match = np.empty(len(ob.data.polygons), np.int32)
+            ob.data.attributes["match_index"].data.foreach_get("value", match)
+            assert hit["match_index"] == match[face] or hit["distance"] == pytest.approx(t_ref, rel=1e-6)
+            assert 0 <= hit["call_a"] < len(c.a) and 0 <= hit["call_b"] < len(c.b)
+            pair = c.pairs[hit["match_index"]]
+            assert (pair["a"], pair["b"]) == (hit["call_a"], hit["call_b"])
+        else:
+            boxes += 1
+            assert hit["distance"] <= t_ref + 1e-6 and hit["side"] in (0, 1)
+    assert tubes >= 12, (tubes, boxes)
+    d = pick.describe_match(c.a, c.b, last_tube)
+    assert d["A"].startswith(c.a.function_names[c.a.func[last_tube["call_a"]]])
+    assert {"A", "B", "similarity", "Δt µs", "duration B ÷ A", "A duration µs", "B start µs"} <= set(d)
