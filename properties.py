@@ -86,6 +86,19 @@ _SCALAR_FIELDS = ("extrude_measure", "color_by", "cluster_px", "label_px", "labe
                   "show_labels", "show_legend", "show_axes", "show_title", "orthographic")
 
 
+# Defined before the class: Blender evaluates the (string) annotations in a namespace
+# that holds only what the module defined so far.
+def _recolour_tubes(settings, _context) -> None:
+    """Update of the tube colour and viewpoint properties (never raises: an update callback
+    has nowhere to report; the operator `tracevis3d.compare_color_mode` does)."""
+    try:
+        recolour_tubes(settings.id_data, compare_color_mode(settings))
+    except Exception as e:  # noqa: BLE001
+        import sys
+
+        print(f"tracevis3d: warning: cannot recolour the tubes: {' '.join(str(e).split())}", file=sys.stderr)
+
+
 class TraceVis3DSettings(PropertyGroup):
     """TraceVis3D state of one scene (saved with the .blend)."""
 
@@ -199,10 +212,10 @@ class TraceVis3DSettings(PropertyGroup):
     compare_beta: FloatProperty(name="Bundling β", default=0.85, min=0.0, max=1.0,
                                 description="Bundling strength: 0 straight tubes, 1 fully bundled")
     compare_color_by: EnumProperty(name="Tube colour", items=COMPARE_COLOR_BY, default="permutation",
-                                   update=lambda self, context: _recolour_tubes(self, context),
+                                   update=_recolour_tubes,
                                    description="What a tube's colour says (switches without a rebuild)")
     compare_viewpoint: EnumProperty(name="Viewpoint", items=VIEWPOINTS, default="a",
-                                    update=lambda self, context: _recolour_tubes(self, context),
+                                    update=_recolour_tubes,
                                     description="The run whose group positions colour the tubes "
                                                 "(tube colour 'Position in group')")
     compare_thread_a: StringProperty(name="Thread of A", default="",
@@ -408,13 +421,19 @@ def _one_thread(text: str, side: str):
     return items[0]
 
 
+def _single(value) -> float:
+    """A single-precision property's value as the decimal the user typed (0.2, not
+    0.20000000298023224): the shortest form that is the same float32."""
+    return float(f"{float(value):.7g}")
+
+
 def compare_params_dict(settings) -> dict:
     """The JSON-able dict for ``CompareParams.from_dict`` (raises ValueError on bad values).
     Brushing is left out: the brush fields name calls (`compare_calls`), resolved against
     the comparison."""
     d = {name: getattr(settings, name) for name in _SHARED_COMPARE_FIELDS}
-    d.update(color_by=compare_color_mode(settings), lam=float(settings.compare_lam),
-             band=float(settings.compare_band), beta=float(settings.compare_beta),
+    d.update(color_by=compare_color_mode(settings), lam=_single(settings.compare_lam),
+             band=_single(settings.compare_band), beta=_single(settings.compare_beta),
              window_a=_window_of(settings, "compare_window_a", "A's focus window"),
              window_b=_window_of(settings, "compare_window_b", "B's focus window"),
              thread_a=_one_thread(settings.compare_thread_a, "A"),
@@ -495,17 +514,6 @@ def recolour_tubes(scene, mode: str) -> bool:
 
     set_tube_colour_mode(ob, mode)
     return True
-
-
-def _recolour_tubes(settings, _context) -> None:
-    """Update of the tube colour and viewpoint properties (never raises: an update callback
-    has nowhere to report; the operator `tracevis3d.compare_color_mode` does)."""
-    try:
-        recolour_tubes(settings.id_data, compare_color_mode(settings))
-    except Exception as e:  # noqa: BLE001
-        import sys
-
-        print(f"tracevis3d: warning: cannot recolour the tubes: {' '.join(str(e).split())}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------ saved scenes

@@ -105,11 +105,12 @@ def run_driver_real(realdata: pathlib.Path) -> dict:
     return _MEMO["real"]
 
 
-def _driver_reopen(first: dict, spec: dict) -> dict:
-    """One fresh driver process in --reopen mode; its steps (a crash is reported as a failure)."""
+def _driver_reopen(first: dict, spec: dict, mode: str = "--reopen") -> dict:
+    """One fresh driver process in ``mode`` (--reopen, --compare, --compare-reopen); its steps
+    (a crash is reported as a failure)."""
     spec_file = pathlib.Path(spec["blend"]).parent.parent / f"{spec['prefix']}-spec.json"
     spec_file.write_text(json.dumps(spec))
-    r = subprocess.run([sys.executable, str(DRIVER), str(first["work"]), "--reopen", str(spec_file)],
+    r = subprocess.run([sys.executable, str(DRIVER), str(first["work"]), mode, str(spec_file)],
                        capture_output=True, text=True, timeout=1800, env=first["env"], cwd=str(first["work"]))
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{") and '"steps"' in ln]
     if lines:
@@ -169,6 +170,39 @@ def run_driver_reopen() -> dict:
     }))
     _MEMO["reopen"] = {"steps": steps, "stderr": "", "stdout": ""}
     return _MEMO["reopen"]
+
+
+def run_driver_compare(pair: tuple) -> dict:
+    """The Compare panel and its operators on a recorded pair (issue 11), in a fresh Blender
+    process with the installed extension; it saves a .blend, the folder is moved, and another
+    fresh process reopens it: both traces and the comparison's settings are back, Compare
+    rebuilds."""
+    if "compare" in _MEMO:
+        return _MEMO["compare"]
+    import shutil
+
+    first = run_driver()
+    root = first["work"] / "compare"
+    shutil.rmtree(root, ignore_errors=True)
+    proj = root / "cmp-project"
+    proj.mkdir(parents=True)
+    a, b = proj / "json_tool_a.json", proj / "json_tool_b.json"
+    shutil.copy(pair[0], a)
+    shutil.copy(pair[1], b)
+    corrupt = proj / "cut_short.json"
+    corrupt.write_bytes(b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": }]}')  # not JSON
+    steps = _driver_reopen(first, {"prefix": "cmp", "a": str(a), "b": str(b), "corrupt": str(corrupt),
+                                   "blend": str(proj / "cmp.blend"), "align": "_iterencode_list"}, "--compare")
+    moved = root / "cmp-project-moved"
+    proj.rename(moved)
+    steps.update(_driver_reopen(first, {
+        "prefix": "cmp_reopen", "blend": str(moved / "cmp.blend"),
+        "a": str(moved / a.name), "b": str(moved / b.name),
+        "props": {"compare_color_by": "similarity", "compare_viewpoint": "b", "compare_tau": 0.25,
+                  "compare_thread_a": "MainThread", "use_compare_window_a": True,
+                  "compare_brush_a": "_iterencode_list"}}, "--compare-reopen"))
+    _MEMO["compare"] = {"steps": steps, "stderr": "", "stdout": ""}
+    return _MEMO["compare"]
 
 
 def check_step(res: dict, step: str) -> None:

@@ -1048,10 +1048,13 @@ def main_compare(work: str, spec_file: str) -> None:
         by_op = np.array_equal(face_ints(me, "material_index"), face_ints(me, "bin_trace_b"))
         s.compare_viewpoint = "a"
         viewpoint = np.array_equal(face_ints(me, "material_index"), face_ints(me, "bin_trace_a"))
+        dbg = (ob.get("tv3d_colour_mode"), props_mod.compare_color_mode(s),
+               int((face_ints(me, "material_index") != face_ints(me, "bin_trace_a")).sum()),
+               int((face_ints(me, "bin_trace_b") != face_ints(me, "bin_trace_a")).sum()))
         same = tube_object(bpy).as_pointer() == pointer and tube_object(bpy).data.name == name
         ok = by_prop and r == {"FINISHED"} and by_op and viewpoint and same and s.compare_color_by == "trace"
         return ok, (f"property->ratio {by_prop}; operator->trace-b {r} {by_op}; viewpoint A {viewpoint}; "
-                    f"same object {same}; colour={s.compare_color_by} viewpoint={s.compare_viewpoint}")
+                    f"same object {same}; colour={s.compare_color_by} viewpoint={s.compare_viewpoint} {dbg}")
 
     @step("cmp_rebuild_keeps_the_comparison")
     def _():

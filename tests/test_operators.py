@@ -10,7 +10,7 @@ parameters are back, Build and Show call work.
 """
 import pytest
 
-from test_extension import check_step, run_driver, run_driver_real, run_driver_reopen
+from test_extension import check_step, run_driver, run_driver_compare, run_driver_real, run_driver_reopen
 
 OPERATOR_STEPS = [
     "params_match_icicle_defaults",
@@ -100,6 +100,27 @@ REOPEN_STEPS = [
 def test_saved_blend_reopens_in_a_fresh_process(step):
     """Save with --save, reopen in a fresh process, Build and Show call work (issue 8)."""
     res = run_driver_reopen()
+    crashed = [k for k in res["steps"] if k.endswith("_crashed")]
+    assert not crashed, res["steps"][crashed[0]]["detail"]
+    check_step(res, step)
+
+
+COMPARE_STEPS = [
+    "cmp_enable", "cmp_panels_draw", "cmp_params_match_compare_defaults", "cmp_op_errors_report",
+    "cmp_op_compare", "cmp_colour_switch_without_rebuild", "cmp_rebuild_keeps_the_comparison",
+    "cmp_pick_tube", "cmp_pick_box_of_b", "cmp_brush_picked", "cmp_align",
+    "cmp_show_call_needs_a_viewport", "cmp_save", "cmp_disable",
+    "cmp_reopen_enable", "cmp_reopen_open", "cmp_reopen_settings", "cmp_reopen_compare", "cmp_reopen_disable",
+]
+
+
+@pytest.mark.blender
+@pytest.mark.slow
+@pytest.mark.parametrize("step", COMPARE_STEPS)
+def test_compare_operators(json_pair_paths, step):
+    """The Compare panel: Compare, tube colour without a rebuild, picking a tube and a box of
+    B, Brush, Align, errors; saved, moved and reopened in a fresh process (issue 11)."""
+    res = run_driver_compare(json_pair_paths[:2])
     crashed = [k for k in res["steps"] if k.endswith("_crashed")]
     assert not crashed, res["steps"][crashed[0]]["detail"]
     check_step(res, step)

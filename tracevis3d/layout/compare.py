@@ -539,7 +539,10 @@ def align_window_b(cmp, call_a: int, width_b: float | None = None) -> tuple:
     t0, t1 = float(cmp.b.start[b].min()), float(cmp.b.end[b].max())
     mid, need = 0.5 * (t0 + t1), (t1 - t0) * 1.1
     w = max(float(width_b) if width_b else need, 1e-3)
-    return (mid - w / 2, mid + w / 2)
+    # never before the trace's time origin (a focus window is µs from the trace start): the
+    # matches stay in view, the window is cut on the left instead of padded into nothing
+    origin = min(0.0, float(cmp.b.start.min())) if len(cmp.b) else 0.0
+    return (max(mid - w / 2, origin), mid + w / 2)
 
 
 def _end_member(side: Side, end_key) -> tuple:
