@@ -271,3 +271,123 @@ def test_picking_a_tube_agrees_with_blenders_ray_cast(json_pair_paths):
     d = pick.describe_match(c.a, c.b, last_tube)
     assert d["A"].startswith(c.a.function_names[c.a.func[last_tube["call_a"]]])
     assert {"A", "B", "similarity", "Δt µs", "duration B ÷ A", "A duration µs", "B start µs"} <= set(d)
+
+
+# --------------------------------------------------------------------------- pixels
+def _project(points):
+    """Image (row, col) of world points through the scene's camera (NaN when behind it)."""
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    scene = bpy.context.scene
+    rx, ry = scene.render.resolution_x, scene.render.resolution_y
+    out = []
+    for p in points:
+        v = world_to_camera_view(scene, scene.camera, Vector(tuple(map(float, p))))
+        out.append((int((1 - v.y) * ry), int(v.x * rx)) if v.z > 0 else (-1, -1))
+    return np.array(out)
+
+
+def _colour_at(img, rc, r=1):
+    y, x = rc
+    return np.median(img[max(y - r, 0):y + r + 1, max(x - r, 0):x + r + 1, :3].reshape(-1, 3), axis=0)
+
+
+def _attr(me, name, dtype=np.int32):
+    a = np.empty(len(me.attributes[name].data), dtype)
+    me.attributes[name].data.foreach_get("value", a)
+    return a
+
+
+@pytest.fixture(scope="module")
+def permuted_render(tmp_path_factory):
+    """The permuted synthetic pair of tests/test_compare_layout.py (parse and write swapped,
+    a phase 'report' only in B) rendered by ``render-compare`` in permutation colours."""
+    import tracevis3d
+    from test_compare_layout import _program
+
+    d = tmp_path_factory.mktemp("permuted")
+    a = _program(["parse", "check", "write"])
+    b = _program(["write", "check", "parse"], extra="report")
+    pa, pb, out = d / "a.npz", d / "b.npz", d / "perm.png"
+    tracevis3d.save(a, pa)
+    tracevis3d.save(b, pb)
+    rc = main(["render-compare", str(pa), str(pb), "-o", str(out), "--resolution", "640x360", "--samples", "1",
+               "--color-by", "permutation", "--no-labels", "--no-legend", "--no-title", "--no-overview"])
+    assert rc == 0
+    return a, b, _pixels(out)
+
+
+def _boxes(side):
+    """(call index, world centre, world scale) per box of the icicle of run ``side``."""
+    from mathutils import Vector
+
+    ob = next(o for o in bpy.context.scene.objects if o.get("tv3d_layer") == f"calls_{side}")
+    calls = _attr(ob.data, "call_index")
+    n = len(calls)
+    pos, scale = np.empty(n * 3, np.float32), np.empty(n * 3, np.float32)
+    ob.data.attributes["position"].data.foreach_get("vector", pos)
+    ob.data.attributes["tv_scale"].data.foreach_get("vector", scale)
+    m = ob.matrix_world
+    pos = np.array([m @ Vector(tuple(map(float, p))) for p in pos.reshape(-1, 3)])
+    return calls, pos, scale.reshape(-1, 3) * np.array(m.to_scale())
+
+
+def test_rendered_tubes_join_the_matched_boxes_and_moved_ones_are_red(permuted_render):
+    """Pixels: each tube leaves A's icicle within the x range of its call's box and reaches B's
+    within its partner's; the swapped phases' tubes are red, the one that stayed is grey."""
+    from mathutils import Vector
+
+    a, b, img = permuted_render
+    ob = _tubes()
+    call_a, call_b = _attr(ob.data, "call_a"), _attr(ob.data, "call_b")
+    centres = np.array([ob.matrix_world @ Vector(tuple(map(float, c))) for c in _face_centres(ob)])
+    box = {side: _boxes(side) for side in "ab"}
+
+    def x_range(side, call):
+        calls, pos, scale = box[side]
+        k = int(np.flatnonzero(calls == call)[0])
+        left, right = pos[k] - [scale[k][0] / 2, 0, 0], pos[k] + [scale[k][0] / 2, 0, 0]
+        (_, x0), (_, x1) = _project([left, right])
+        return x0, x1
+
+    seen = {}
+    for name in ("parse", "check", "write"):
+        ia = next(i for i in range(len(a)) if a.function_names[a.func[i]] == name)
+        faces = np.flatnonzero(call_a == ia)
+        assert faces.size, f"no tube for {name}"
+        ib = int(call_b[faces[0]])
+        assert b.function_names[b.func[ib]] == name
+        ends = centres[faces]
+        top, bottom = ends[np.argmax(ends[:, 2])], ends[np.argmin(ends[:, 2])]
+        (_, x_top), (_, x_bottom) = _project([top, bottom])
+        xa, xb = x_range("a", ia), x_range("b", ib)
+        assert xa[0] - 1 <= x_top <= xa[1] + 1, (name, x_top, xa)
+        assert xb[0] - 1 <= x_bottom <= xb[1] + 1, (name, x_bottom, xb)
+        # a fifth of the way down from A: the tubes cross further down (one covers another)
+        near_a = ends[np.argmin(np.abs(ends[:, 2] - (top[2] - 0.2 * (top[2] - bottom[2]))))]
+        seen[name] = (x_top, x_bottom, _colour_at(img, _project([near_a])[0]))
+    # A runs parse, check, write; B write, check, parse: the tubes cross
+    assert seen["parse"][0] < seen["check"][0] < seen["write"][0], seen
+    assert seen["write"][1] < seen["check"][1] < seen["parse"][1], seen
+    red = lambda c: c[0] - max(c[1], c[2])  # noqa: E731
+    # moved: saturated red; kept: the warm grey of aligned tubes (a light pink at most)
+    assert red(seen["parse"][2]) > 0.4 and red(seen["write"][2]) > 0.4, seen
+    assert red(seen["check"][2]) < 0.2, seen
+
+
+def test_rendered_unmatched_calls_stand_out(permuted_render):
+    """Pixels: the phase only B has ('report') is drawn in the unmatched colour, unlike the
+    matched phase 'check' in the same row."""
+    from tracevis3d.layout.compare import MATCHED_RGB, UNMATCHED_RGB
+
+    a, b, img = permuted_render
+    calls, pos, _scale = _boxes("b")
+    name = lambda i: b.function_names[b.func[i]]  # noqa: E731
+    report = next(k for k, i in enumerate(calls) if name(i) == "report")
+    check = next(k for k, i in enumerate(calls) if name(i) == "check")
+    rep_px, chk_px = _project([pos[report], pos[check]])
+    c_rep, c_chk = _colour_at(img, rep_px), _colour_at(img, chk_px)
+    assert np.abs(c_rep - c_chk).sum() > 0.3, (c_rep, c_chk)
+    assert np.abs(c_rep - np.array(UNMATCHED_RGB)).sum() < np.abs(c_rep - np.array(MATCHED_RGB)).sum(), \
+        (c_rep, UNMATCHED_RGB, MATCHED_RGB)
