@@ -18,6 +18,7 @@ import sys
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product code)
 
 
 def _rss_mb() -> float:
@@ -79,28 +80,20 @@ def naive_tubes(curves, half_x):
     return coll
 
 
-def tube_build_vs_peer(n_tubes: int):
-    """(ours s, peer s) to put n_tubes tubes of 48 samples into the scene (geometry evaluated)."""
+def tube_build_vs_peer(layer):
+    """(ours s, peer s) to put the tubes of a real comparison layout into the scene, geometry
+    evaluated: ours (`write_tube_steps`: one mesh, sides by pixel width) against one bevelled
+    curve per tube through the same samples, as wide as the tube's mean half-width."""
     import bpy
-    import numpy as np
 
     from tracevis3d.blender.tubes import write_tube_steps
     from tracevis3d.blender.writer import drain, ensure_material
     from tracevis3d.layout.spec import MaterialSpec, TubeLayer
 
-    rng = np.random.default_rng(1)
-    s = 48
-    t = np.linspace(0, 1, s)
-    x0, x1 = rng.random(n_tubes) * 20, rng.random(n_tubes) * 20
-    curves = np.empty((n_tubes, s, 3), np.float32)
-    curves[..., 0] = x0[:, None] + (x1 - x0)[:, None] * (3 * t ** 2 - 2 * t ** 3)
-    curves[..., 1] = 0.5
-    curves[..., 2] = 4 - 8 * t
-    half = np.full((n_tubes, s), 0.05, np.float32)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     ensure_material(MaterialSpec("TV3D_tube", (0.6, 0.6, 0.6, 1.0), kind="tube"))
-    layer = TubeLayer("tubes", curves, half, half, np.ones((n_tubes, 4), np.float32), np.zeros(n_tubes, np.int32),
-                      ["TV3D_tube"], {"match_index": np.arange(n_tubes, dtype=np.int32)}).validate()
+    layer = TubeLayer(layer.name, layer.centres, layer.half_x, layer.half_y, layer.colors,
+                      layer.material_index * 0, ["TV3D_tube"], layer.attributes, sides=layer.sides).validate()
     coll = bpy.data.collections.new("ours")
     bpy.context.scene.collection.children.link(coll)
     t0 = time.perf_counter()
@@ -108,7 +101,7 @@ def tube_build_vs_peer(n_tubes: int):
     bpy.context.view_layer.update()
     ours = time.perf_counter() - t0
     t0 = time.perf_counter()
-    naive_tubes(curves, half)
+    naive_tubes(layer.centres, layer.half_x)
     peer = time.perf_counter() - t0
     return ours, peer
 
@@ -127,33 +120,40 @@ def main(argv=None) -> int:
     rows = []
     small = tracevis3d.synthetic(3000, seed=1)
     end_to_end(small, tracevis3d.perturb(small, seed=2))  # compile / warm everything once
-    for n in (int(x) for x in a.sizes.split(",")):
-        x = tracevis3d.synthetic(n, seed=1, n_functions=1500 if n <= 200_000 else None)
-        y = tracevis3d.perturb(x, seed=2, speed=1.5)
-        t, meta, _ = end_to_end(x, y, render=out / f"synthetic_{n}" if a.render else None)
-        rows.append((f"synthetic {n:,} vs perturbed", t, meta))
     realdata = pathlib.Path(os.environ.get("TRACEVIS3D_REALDATA", REPO.parent / "shared" / "realdata"))
     hta = realdata / "hta-trace-diff"
-    if hta.is_dir():
+    if hta.is_dir():  # first: the peak memory column is the process's peak so far
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             x, y = tracevis3d.load(hta / "control.json.gz"), tracevis3d.load(hta / "test.json.gz")
         t, meta, _ = end_to_end(x, y, render=out / "hta" if a.render else None)
-        rows.append(("HTA control vs test (PyTorch)", t, meta))
+        rows.append(("HTA control vs test (PyTorch)", t, meta, _rss_mb()))
+    peer_layer = None
+    for n in sorted(int(x) for x in a.sizes.split(",")):
+        x = tracevis3d.synthetic(n, seed=1, n_functions=1500 if n <= 200_000 else None)
+        y = tracevis3d.perturb(x, seed=2, speed=1.5)
+        t, meta, cmp = end_to_end(x, y, render=out / f"synthetic_{n}" if a.render else None)
+        rows.append((f"synthetic {n:,} vs perturbed", t, meta, _rss_mb()))
+        if peer_layer is None:
+            from tracevis3d.layout.compare import CompareParams, compare_layout
+
+            peer_layer = compare_layout(cmp, CompareParams(max_tubes=a.peer_tubes)).layer("tubes")
+        del cmp
     print("| workload | compare s | layout s | Blender build s | end to end s | tubes | matches in view | "
           "peak RSS MB | render Workbench s | render EEVEE s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, t, meta in rows:
+    for name, t, meta, rss in rows:
         print(f"| {name} | {t['compare']:.2f} | {t['layout']:.2f} | {t['build']:.2f} | {t['end_to_end']:.2f} | "
-              f"{meta.get('n_tubes', 0):,} | {meta.get('n_pairs_shown', 0):,} | {_rss_mb():.0f} | "
+              f"{meta.get('n_tubes', 0):,} | {meta.get('n_pairs_shown', 0):,} | {rss:.0f} | "
               f"{t.get('render_workbench', float('nan')):.1f} | {t.get('render_eevee', float('nan')):.1f} |")
-    ours, peer = tube_build_vs_peer(a.peer_tubes)
+    ours, peer = tube_build_vs_peer(peer_layer)
     print()
-    print("| tubes | ours: one mesh, foreach_set (s) | peer: one bevelled curve per tube (s) | peer ÷ ours |")
+    print("| tubes (of the first synthetic pair's layout) | ours: one mesh, foreach_set (s) | "
+          "peer: one bevelled curve per tube (s) | peer ÷ ours |")
     print("|---|---|---|---|")
-    print(f"| {a.peer_tubes:,} | {ours:.2f} | {peer:.2f} | {peer / ours:.0f}× |")
+    print(f"| {len(peer_layer):,} | {ours:.2f} | {peer:.2f} | {peer / ours:.0f}× |")
     return 0
 
 

@@ -189,28 +189,21 @@ def format_call(d: dict) -> str:
 
 
 def _tube_hit(scene, match_index: int) -> dict:
-    """The pick of the tube of kept match ``match_index`` (its first face's attributes)."""
+    """The pick of the tube of kept match ``match_index`` (its first face)."""
     import numpy as np
 
-    from ..tracevis3d.blender.pick import TUBE_FIELDS
+    from ..tracevis3d.blender.pick import tube_hit
+    from ..tracevis3d.blender.tubes import tube_values
 
     ob = properties.tube_object(scene)
     if ob is None:
         raise ValueError("no comparison scene: press Compare first")
-    me = ob.data
-    n = len(me.polygons)
-    match = np.empty(n, np.int32)
-    me.attributes["match_index"].data.foreach_get("value", match)
-    faces = np.flatnonzero(match == match_index)
-    if faces.size == 0:
+    tubes = np.flatnonzero(tube_values(ob.data, "match_index") == match_index)
+    if tubes.size == 0:
         raise ValueError(f"match {match_index} has no tube in this scene (not in view, or merged into another)")
-    hit = {"kind": "tube", "face": int(faces[0]), "object": ob.name}
-    for name, dtype in TUBE_FIELDS.items():
-        if name in me.attributes:
-            a = np.empty(n, dtype)
-            me.attributes[name].data.foreach_get("value", a)
-            hit[name] = a[faces[0]].item()
-    return hit
+    tube_index = np.empty(len(ob.data.polygons), np.int32)
+    ob.data.attributes["tube_index"].data.foreach_get("value", tube_index)
+    return tube_hit(ob, int(np.flatnonzero(tube_index == tubes[0])[0]))
 
 
 def _best_match_line(context, side: str, call: int) -> str | None:

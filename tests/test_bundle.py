@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from tracevis3d.kernels.bundle import (attach_leaves, bundled_curves, clamp_to_matched_descendants,
                                        key_tree)
-from tracevis3d.kernels.tubes import arclength_parameter, tube_half_widths, tube_mesh
+from tracevis3d.kernels.tubes import arclength_parameter, tube_edges, tube_half_widths, tube_mesh
 from tree_factory import random_trace
 
 
@@ -181,7 +181,7 @@ def test_tube_mesh_rings_and_quads():
     curves = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, -1.0], [1.0, 0.0, -2.0]]])
     hx = np.array([[2.0, 1.0, 0.5]])
     hy = np.array([[1.0, 1.0, 0.25]])
-    v, q, tube = tube_mesh(curves, hx, hy, 4)
+    v, q, tube = tube_mesh(curves, hx, hy, np.array([4], np.int32))
     assert v.shape == (12, 3) and q.shape == (8, 4) and tube.tolist() == [0] * 8
     np.testing.assert_allclose(v[0], [2.0, 0.0, 0.0])  # θ = 0: +x half-width
     np.testing.assert_allclose(v[1], [0.0, 1.0, 0.0], atol=1e-6)  # θ = 90°: +y depth semi-axis
@@ -190,3 +190,32 @@ def test_tube_mesh_rings_and_quads():
     # every quad joins two consecutive rings
     ring = q // 4
     assert np.all(ring.max(1) - ring.min(1) == 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_tube_edges_match_the_quads(seed):
+    """Twin: the edges are exactly the quads' distinct vertex pairs, and each corner's edge
+    joins that corner's vertex to the next corner's (what Blender's calc_edges finds);
+    tubes of different side counts in one mesh."""
+    rng = np.random.default_rng(seed)
+    m, s = int(rng.integers(1, 6)), int(rng.integers(2, 7))
+    sides = rng.integers(3, 9, m).astype(np.int32)
+    curves = rng.random((m, s, 3))
+    hx, hy = rng.random((m, s)) + 0.1, rng.random((m, s)) + 0.1
+    v, q, tube = tube_mesh(curves, hx, hy, sides)
+    assert v.shape[0] == int((s * sides).sum()) and q.shape[0] == int(((s - 1) * sides).sum())
+    assert np.array_equal(np.bincount(tube, minlength=m), (s - 1) * sides)
+    edges, corner = tube_edges(s, sides)
+    want = {tuple(sorted((int(a), int(b)))) for quad in q for a, b in zip(quad, np.roll(quad, -1))}
+    got = [tuple(sorted(e)) for e in edges.tolist()]
+    assert len(got) == len(set(got)) and set(got) == want
+    for f, quad in enumerate(q):
+        for c in range(4):
+            e = edges[corner[4 * f + c]]
+            assert {int(quad[c]), int(quad[(c + 1) % 4])} == {int(e[0]), int(e[1])}
+    # every vertex of tube k lies on its ring: the ring's centre at the sample
+    k = m - 1
+    first = int((s * sides[:k]).sum())
+    ring0 = v[first:first + sides[k]]
+    np.testing.assert_allclose(ring0.mean(0)[2], curves[k, 0, 2], atol=1e-6)

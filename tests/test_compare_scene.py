@@ -120,9 +120,12 @@ def test_render_compare_viztracer_pair(json_pair_paths, tmp_path, capsys):
     rec = json.loads(bpy.context.scene["tracevis3d_compare"])
     assert rec["trace_a_rel"] == "//" + os.path.relpath(a, tmp_path).replace(os.sep, "/")
     assert rec["trace_b_rel"].endswith("json_tool_b.json")
+    from tracevis3d.blender.tubes import tube_values
+
     me = _tubes().data
+    assert "tube_index" in me.attributes and "match_index" in me.attributes
     for name in ("match_index", "call_a", "call_b", "similarity", "dt", "ratio", "bin_ratio"):
-        assert name in me.attributes, name
+        assert tube_values(me, name) is not None, name  # per tube, saved with the .blend
 
 
 def test_render_compare_real_hta_pair(realdata, tmp_path, capsys):
@@ -340,7 +343,9 @@ def test_rendered_tubes_join_the_matched_boxes_and_moved_ones_are_red(permuted_r
 
     a, b, img = permuted_render
     ob = _tubes()
-    call_a, call_b = _attr(ob.data, "call_a"), _attr(ob.data, "call_b")
+    from tracevis3d.blender.tubes import face_values
+
+    call_a, call_b = face_values(ob.data, "call_a"), face_values(ob.data, "call_b")
     centres = np.array([ob.matrix_world @ Vector(tuple(map(float, c))) for c in _face_centres(ob)])
     box = {side: _boxes(side) for side in "ab"}
 

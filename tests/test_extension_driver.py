@@ -919,8 +919,11 @@ def face_ints(me, name):
     a = np.empty(len(me.polygons), np.int32)
     if name == "material_index":
         me.polygons.foreach_get("material_index", a)
-    else:
+    elif name in me.attributes:
         me.attributes[name].data.foreach_get("value", a)
+    else:  # stored once per tube (tubes.tube_values), spread over the faces
+        me.attributes["tube_index"].data.foreach_get("value", a)
+        a = np.asarray(me["tv3d_tube_data"][name])[a]
     return a
 
 

@@ -115,7 +115,11 @@ def _mesh_faces(me):
     co = np.empty(nv * 3, np.float32)
     me.vertices.foreach_get("co", co)
     loops = np.empty(len(me.loops), np.int32)
-    me.loops.foreach_get("vertex_index", loops)
+    corner_vert = me.attributes.get(".corner_vert")  # MeshLoop.vertex_index: per element, slow
+    if corner_vert is not None:
+        corner_vert.data.foreach_get("value", loops)
+    else:
+        me.loops.foreach_get("vertex_index", loops)
     return co.reshape(nv, 3), loops.reshape(nf, 4)
 
 
@@ -125,13 +129,13 @@ _TUBE_CACHE: dict = {}  # the last tube mesh's faces and per-tube bounds (readin
 
 def _tube_geometry(me):
     """(corners (nf, 4, 3) float32, first face of each tube, its end, bounds lo, hi) of a
-    tube mesh (a tube is a run of faces with one ``match_index``), or None; kept for the
+    tube mesh (a tube is a run of faces with one ``tube_index``), or None; kept for the
     last mesh (by its address and size: a rebuilt scene has a new mesh)."""
     nf = len(me.polygons)
     key = (me.as_pointer(), len(me.vertices), nf)
     if key in _TUBE_CACHE:
         return _TUBE_CACHE[key]
-    match = _attribute(me, "match_index", nf, np.int32)
+    match = _attribute(me, "tube_index", nf, np.int32)
     if nf == 0 or len(me.loops) != 4 * nf or match is None:
         return None
     verts, quads = _mesh_faces(me)
@@ -153,7 +157,6 @@ def _pick_tubes(ob, origin, direction):
     if geo is None:
         return np.inf, None
     corners, starts, ends, lo, hi = geo
-    nf = corners.shape[0]
     o, d = _world_ray(ob, origin, direction)
     t_box = ray_box_hits(o, d, (lo + hi) / 2, hi - lo)
     order = np.argsort(t_box)
@@ -174,12 +177,22 @@ def _pick_tubes(ob, origin, direction):
             best_t, best_face = float(t[j]), int(f[j])
     if best_face < 0:
         return np.inf, None
-    hit = {"kind": "tube", "face": best_face, "object": ob.name}
-    for name, dtype in TUBE_FIELDS.items():
-        a = _attribute(me, name, nf, dtype)
-        if a is not None:
-            hit[name] = a[best_face].item()
-    return best_t, hit
+    return best_t, tube_hit(ob, best_face)
+
+
+def tube_hit(ob, face: int) -> dict:
+    """The pick of face ``face`` of a tube mesh: {"kind": "tube", "face", "object", "tube"}
+    and its tube's `TUBE_FIELDS` (stored once per tube, `tubes.tube_values`)."""
+    from .tubes import tube_values
+
+    me = ob.data
+    tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[face])
+    hit = {"kind": "tube", "face": int(face), "object": ob.name, "tube": tube}
+    for name in TUBE_FIELDS:
+        v = tube_values(me, name)
+        if v is not None:
+            hit[name] = v[tube].item()
+    return hit
 
 
 def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> dict | None:

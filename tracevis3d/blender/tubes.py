@@ -1,27 +1,59 @@
 """Write a `TubeLayer` as one mesh (the only module besides its siblings importing bpy).
 
-The tubes' vertices and quads come from `kernels.tubes.tube_mesh` and go into the mesh
-through ``foreach_set`` with exact float32/int32 arrays (no Python loop over tubes).  Every
-face carries its tube's attributes (``match_index``, ``similarity``, ``ratio``, the colour
-mode bins, ``tv_color``) in the FACE domain, so a material reads the colour and picking
-maps a face back to its match; `set_tube_colour_mode` switches colour modes by rewriting
-the faces' material indices from the stored bins, without rebuilding anything.
+The tubes' vertices, quads and edges come from `kernels.tubes` (`tube_mesh`, `tube_edges`)
+and go into the mesh's own attributes through ``foreach_set`` with exact float32/int32
+arrays (no Python loop over tubes, no edge search).  Each face carries only what is needed
+per face: ``tube_index``, ``match_index``, ``tv_color`` (the material reads it) and its
+material index.  The tubes' own values (``call_a``, ``similarity``, ``ratio``, the colour
+mode bins ``bin_<mode>``, ...) are stored once per tube, as arrays in the mesh's custom
+property ``tv3d_tube_data`` (saved with the .blend): `tube_values` reads them, `face_values`
+spreads them over the faces.  `set_tube_colour_mode` switches colour modes by rewriting the
+faces' material indices from the stored bins, without rebuilding anything.
 """
 from __future__ import annotations
 
 import bpy
 import numpy as np
 
-from ..kernels.tubes import tube_mesh
+from ..kernels.tubes import tube_edges, tube_mesh
 from ..layout.spec import TubeLayer
 
-_TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
+#: the mesh's custom property holding one array per tube attribute
+TUBE_DATA = "tv3d_tube_data"
+
+
+def tube_values(me, name: str):
+    """The per-tube array ``name`` of a tube mesh (int32 or float32), or None."""
+    data = me.get(TUBE_DATA)
+    if data is None or name not in data:
+        return None
+    return np.asarray(data[name])
+
+
+def face_tubes(me) -> np.ndarray:
+    """int32: the tube of each face."""
+    out = np.empty(len(me.polygons), np.int32)
+    me.attributes["tube_index"].data.foreach_get("value", out)
+    return out
+
+
+def face_values(me, name: str):
+    """The per-tube array ``name`` spread over the faces (one value per face), or None."""
+    v = tube_values(me, name)
+    return None if v is None else v[face_tubes(me)]
 
 
 def tube_mesh_arrays(layer: TubeLayer):
     """(vertices float32 (nv, 3), quads int32 (nf, 4), tube of each face int32)."""
     return tube_mesh(np.ascontiguousarray(layer.centres, np.float64), np.ascontiguousarray(layer.half_x, np.float64),
-                     np.ascontiguousarray(layer.half_y, np.float64), int(layer.sides))
+                     np.ascontiguousarray(layer.half_y, np.float64), layer.sides_per_tube())
+
+
+def _material_index(me):
+    """The faces' material indices as an attribute's data (``MeshPolygon.material_index``
+    is a per-element path)."""
+    a = me.attributes.get("material_index") or me.attributes.new("material_index", "INT", "FACE")
+    return a.data
 
 
 def write_tube_steps(layer: TubeLayer, coll, object_name: str):
@@ -34,25 +66,34 @@ def write_tube_steps(layer: TubeLayer, coll, object_name: str):
     me["tracevis3d"] = True
     yield me, object_name
     nv, nf = verts.shape[0], quads.shape[0]
+    edges, corner_edge = tube_edges(layer.centres.shape[1], layer.sides_per_tube())
+    A = me.attributes
+    # Topology straight into the mesh's own attributes: MeshLoop.vertex_index and
+    # calc_edges go through per-element paths (seconds at 10^6 faces, see
+    # bench/bench_compare_scene.py); the edges are known from the tubes' regular grid.
     me.vertices.add(nv)
-    me.vertices.foreach_set("co", np.ascontiguousarray(verts, np.float32).ravel())
+    A["position"].data.foreach_set("vector", np.ascontiguousarray(verts, np.float32).ravel())
+    me.edges.add(edges.shape[0])
+    A[".edge_verts"].data.foreach_set("value", np.ascontiguousarray(edges, np.int32).ravel())
     me.loops.add(4 * nf)
-    me.loops.foreach_set("vertex_index", np.ascontiguousarray(quads, np.int32).ravel())
+    A[".corner_vert"].data.foreach_set("value", np.ascontiguousarray(quads, np.int32).ravel())
+    A[".corner_edge"].data.foreach_set("value", corner_edge)
     me.polygons.add(nf)
     me.polygons.foreach_set("loop_start", np.arange(0, 4 * nf, 4, dtype=np.int32))
     yield me, object_name
-    me.polygons.foreach_set("material_index", np.ascontiguousarray(layer.material_index[tube], np.int32))
-    me.polygons.foreach_set("use_smooth", np.ones(nf, bool))
-    me.update(calc_edges=True)
+    _material_index(me).foreach_set("value", np.ascontiguousarray(layer.material_index[tube], np.int32))
+    me.shade_smooth()
+    me.update()
     yield me, object_name
-    A = me.attributes
     A.new("tv_color", "FLOAT_COLOR", "FACE").data.foreach_set(
         "color", np.ascontiguousarray(layer.colors[tube], np.float32).ravel())
     yield me, object_name
-    for key, arr in layer.attributes.items():
-        typ, prop = _TYPES[arr.dtype]
-        A.new(key, typ, "FACE").data.foreach_set(prop, np.ascontiguousarray(arr[tube]))
-        yield me, object_name
+    A.new("tube_index", "INT", "FACE").data.foreach_set("value", tube)
+    if "match_index" in layer.attributes:
+        A.new("match_index", "INT", "FACE").data.foreach_set(
+            "value", np.ascontiguousarray(layer.attributes["match_index"][tube], np.int32))
+    me[TUBE_DATA] = {key: np.ascontiguousarray(arr) for key, arr in layer.attributes.items()}
+    yield me, object_name
     for mname in layer.materials:
         me.materials.append(bpy.data.materials[mname])
     ob = bpy.data.objects.new(object_name, me)
@@ -69,13 +110,12 @@ def set_tube_colour_mode(ob, mode: str) -> None:
     index becomes the bin stored for that mode; ``tv_color`` follows for EEVEE and Cycles."""
     me = ob.data
     key = f"bin_{mode.replace('-', '_')}"
-    if key not in me.attributes:
-        modes = sorted(a.name[4:].replace("_", "-") for a in me.attributes if a.name.startswith("bin_"))
+    per_tube = tube_values(me, key)
+    if per_tube is None:
+        modes = sorted(k[4:].replace("_", "-") for k in (me.get(TUBE_DATA) or {}).keys() if k.startswith("bin_"))
         raise ValueError(f"unknown tube colour mode {mode!r}; this scene has {modes}")
-    n = len(me.polygons)
-    bins = np.empty(n, np.int32)
-    me.attributes[key].data.foreach_get("value", bins)
-    me.polygons.foreach_set("material_index", bins)
+    bins = np.ascontiguousarray(per_tube[face_tubes(me)], np.int32)
+    _material_index(me).foreach_set("value", bins)
     rgba = np.empty((len(me.materials), 4), np.float32)
     for k, mat in enumerate(me.materials):  # one entry per material (a few dozen)
         rgba[k] = tuple(mat.diffuse_color)

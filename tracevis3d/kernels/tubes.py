@@ -19,7 +19,7 @@ ellipse in the horizontal plane: half-width along x, a depth semi-axis along y, 
 Blender's lighting shades the tube (the material adds the parabolic cushion for Workbench).
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -58,41 +58,52 @@ def tube_half_widths(t, wf, wg, lam):
 
 
 @njit(cache=True, nogil=True)
+def tube_offsets(s, sides):
+    """Where each tube's vertices, faces and edges start when tube k has ``sides[k]`` sides
+    and ``s`` rings: exclusive prefix sums of s·sides, (s−1)·sides and (2s−1)·sides, each
+    with the total as its last entry (length m + 1)."""
+    m = sides.shape[0]
+    v = np.zeros(m + 1, np.int64)
+    f = np.zeros(m + 1, np.int64)
+    e = np.zeros(m + 1, np.int64)
+    for k in range(m):
+        v[k + 1] = v[k] + s * sides[k]
+        f[k + 1] = f[k] + (s - 1) * sides[k]
+        e[k + 1] = e[k] + (2 * s - 1) * sides[k]
+    return v, f, e
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def tube_mesh(curves, half_x, half_y, sides):
     """Vertices and quad faces of elliptic tubes around sampled centre curves.
 
-    Ring i of tube k is centred on curves[k, i] in the horizontal plane:
-    v = c + half_x·cos θ_j · x̂ + half_y·sin θ_j · ŷ, θ_j = 2πj/sides.  Quads join ring i
-    to ring i + 1.  Returns ``(vertices (m·s·sides, 3) float32, quads (m·(s−1)·sides, 4)
-    int32, tube_of_face (m·(s−1)·sides,) int32)``.
+    Tube k has ``sides[k]`` sides (thin tubes need fewer: the layout picks them from the
+    tube's width in pixels).  Ring i of tube k is centred on curves[k, i] in the horizontal
+    plane: v = c + half_x·cos θ_j · x̂ + half_y·sin θ_j · ŷ, θ_j = 2πj/sides[k].  Quads join
+    ring i to ring i + 1.  Returns ``(vertices (Σ s·sides, 3) float32, quads (Σ (s−1)·sides,
+    4) int32, tube_of_face int32)``; tube k's vertices and faces start at `tube_offsets`.
     """
     m, s, _ = curves.shape
-    nv = m * s * sides
-    verts = np.empty((nv, 3), np.float32)
-    cos_t = np.empty(sides)
-    sin_t = np.empty(sides)
-    for j in range(sides):
-        cos_t[j] = np.cos(2.0 * np.pi * j / sides)
-        sin_t[j] = np.sin(2.0 * np.pi * j / sides)
-    v = 0
-    for k in range(m):
+    voff, foff, _eoff = tube_offsets(s, sides)
+    verts = np.empty((voff[m], 3), np.float32)
+    quads = np.empty((foff[m], 4), np.int32)
+    tube = np.empty(foff[m], np.int32)
+    for k in prange(m):
+        n_sides = sides[k]
+        v = voff[k]
         for i in range(s):
-            for j in range(sides):
-                verts[v, 0] = curves[k, i, 0] + half_x[k, i] * cos_t[j]
-                verts[v, 1] = curves[k, i, 1] + half_y[k, i] * sin_t[j]
+            for j in range(n_sides):
+                theta = 2.0 * np.pi * j / n_sides
+                verts[v, 0] = curves[k, i, 0] + half_x[k, i] * np.cos(theta)
+                verts[v, 1] = curves[k, i, 1] + half_y[k, i] * np.sin(theta)
                 verts[v, 2] = curves[k, i, 2]
                 v += 1
-    nf = m * (s - 1) * sides
-    quads = np.empty((nf, 4), np.int32)
-    tube = np.empty(nf, np.int32)
-    f = 0
-    for k in range(m):
-        base = k * s * sides
+        f = foff[k]
         for i in range(s - 1):
-            r0 = base + i * sides
-            r1 = r0 + sides
-            for j in range(sides):
-                j1 = (j + 1) % sides
+            r0 = voff[k] + i * n_sides
+            r1 = r0 + n_sides
+            for j in range(n_sides):
+                j1 = (j + 1) % n_sides
                 quads[f, 0] = r0 + j
                 quads[f, 1] = r0 + j1
                 quads[f, 2] = r1 + j1
@@ -100,3 +111,44 @@ def tube_mesh(curves, half_x, half_y, sides):
                 tube[f] = k
                 f += 1
     return verts, quads, tube
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def tube_edges(s, sides):
+    """The edges of `tube_mesh`'s quads and the edge of each face corner, so a mesh needs no
+    edge search (Blender's ``calc_edges`` hashes every corner: seconds at 10^6 faces).
+
+    Per tube k with n = sides[k] (vertex v(i, j) = voff[k] + i·n + j): ring edges R(i, j) =
+    (v(i, j), v(i, j+1 mod n)) for i < s, then lengthwise edges L(i, j) = (v(i, j),
+    v(i+1, j)) for i < s−1, (2s−1)·n edges per tube.  Quad (i, j) has corners v(i, j),
+    v(i, j+1), v(i+1, j+1), v(i+1, j); its corner edges are R(i, j), L(i, j+1), R(i+1, j),
+    L(i, j).  Returns ``(edge_verts (Σ (2s−1)·n, 2) int32, corner_edge (4·Σ (s−1)·n,) int32)``.
+    """
+    m = sides.shape[0]
+    voff, foff, eoff = tube_offsets(s, sides)
+    edges = np.empty((eoff[m], 2), np.int32)
+    corner = np.empty(4 * foff[m], np.int32)
+    for k in prange(m):
+        n = sides[k]
+        vbase, ebase = voff[k], eoff[k]
+        lbase = ebase + s * n
+        for i in range(s):
+            for j in range(n):
+                e = ebase + i * n + j
+                edges[e, 0] = vbase + i * n + j
+                edges[e, 1] = vbase + i * n + (j + 1) % n
+        for i in range(s - 1):
+            for j in range(n):
+                e = lbase + i * n + j
+                edges[e, 0] = vbase + i * n + j
+                edges[e, 1] = vbase + (i + 1) * n + j
+        c = 4 * foff[k]
+        for i in range(s - 1):
+            for j in range(n):
+                j1 = (j + 1) % n
+                corner[c] = ebase + i * n + j
+                corner[c + 1] = lbase + i * n + j1
+                corner[c + 2] = ebase + (i + 1) * n + j
+                corner[c + 3] = lbase + i * n + j
+                c += 4
+    return edges, corner

@@ -483,10 +483,27 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     for mode, b in bins.items():
         attrs[f"bin_{mode.replace('-', '_')}"] = b.astype(np.int32)
     layer = TubeLayer("tubes", curves.astype(np.float32), half_x.astype(np.float32), half_y.astype(np.float32),
-                      col, mat_idx, [mt[0] for mt in mats], attrs, sides=int(params.tube_sides))
+                      col, mat_idx, [mt[0] for mt in mats], attrs,
+                      sides=tube_sides_by_width(half_x, float(sa.frame.px[0]), int(params.tube_sides)))
     info = {"n_tubes": int(m), "n_pairs_shown": int(ok.sum()), "tube_materials": mats,
             "n_groups": int(np.unique(g).size)}
     return layer, info
+
+
+#: (widest tube in pixels below, sides): a tube under 2 px is a triangle, under 6 px a
+#: diamond, under 16 px a hexagon; wider ones get ``tube_sides`` (no one sees the facets of
+#: a 3-px tube, and 10^4 thin tubes are most of a large comparison's vertices).
+TUBE_SIDES_BY_PX = ((2.0, 3), (6.0, 4), (16.0, 6))
+
+
+def tube_sides_by_width(half_x, world_per_px: float, most: int) -> np.ndarray:
+    """int32 sides per tube from its widest cross-section in pixels (`TUBE_SIDES_BY_PX`),
+    never more than ``most``."""
+    width_px = 2.0 * half_x.max(axis=1) / max(world_per_px, 1e-12) if half_x.size else np.zeros(0)
+    sides = np.full(width_px.shape, most, np.int32)
+    for below, n in TUBE_SIDES_BY_PX[::-1]:
+        sides[width_px < below] = min(n, most)
+    return sides
 
 
 def best_partners(pairs, k: int) -> np.ndarray:

@@ -81,7 +81,8 @@ class TubeLayer:
     elliptic cross-section (`kernels.tubes.tube_mesh`); per tube ``colors`` (m, 4) linear
     RGBA, ``material_index`` (m,) int32 into ``materials``, and named int32/float32
     ``attributes`` (always ``match_index``; colour-mode bins ``bin_<mode>`` let the writer
-    switch modes by material index, without rebuilding)."""
+    switch modes by material index, without rebuilding).  ``sides``: sides of every
+    cross-section, one number or one per tube (int32 (m,): thin tubes need fewer)."""
 
     name: str
     centres: np.ndarray
@@ -91,11 +92,15 @@ class TubeLayer:
     material_index: np.ndarray
     materials: list
     attributes: dict = field(default_factory=dict)
-    sides: int = 8
+    sides: object = 8  # int, or int32 (m,)
     space: str = "world"
 
     def __len__(self) -> int:
         return int(self.centres.shape[0])
+
+    def sides_per_tube(self) -> np.ndarray:
+        """int32 (m,): the sides of each tube's cross-section."""
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(self.sides, np.int32), (len(self),)))
 
     def validate(self) -> "TubeLayer":
         m = len(self)
@@ -117,7 +122,10 @@ class TubeLayer:
         for key, a in self.attributes.items():
             if a.shape[0] != m or a.dtype not in (np.int32, np.float32):
                 raise ValueError(f"tubes {self.name!r}: attribute {key!r} must be int32/float32 of length {m}")
-        if not 3 <= int(self.sides) <= 64:
+        sides = np.asarray(self.sides)
+        if sides.ndim > 1 or (sides.ndim == 1 and sides.shape != (m,)):
+            raise ValueError(f"tubes {self.name!r}: sides must be one number or one per tube ({m},)")
+        if sides.size and not (3 <= sides.min() and sides.max() <= 64):
             raise ValueError(f"tubes {self.name!r}: sides must be within 3..64")
         return self
 
