@@ -125,6 +125,28 @@ def test_best_partners_is_the_top_k_rule():
     assert best_partners(pairs, 3).all()
 
 
+def _best_partners_twin(pairs, k):
+    """Brute force: sort each call's pairs by (−similarity, Δt, position), keep the first k."""
+    keep = np.zeros(pairs.size, bool)
+    for side in ("a", "b"):
+        for call in np.unique(pairs[side]):
+            idx = sorted(np.flatnonzero(pairs[side] == call), key=lambda i: (-pairs["sim"][i], pairs["dt"][i], i))
+            keep[idx[:k]] = True
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_partners_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    pairs = np.zeros(n, dtype=[("a", np.int32), ("b", np.int32), ("sim", np.float64), ("dt", np.float64)])
+    pairs["a"], pairs["b"] = rng.integers(0, 20, n), rng.integers(0, 30, n)
+    pairs["sim"] = rng.integers(0, 5, n) / 4  # many ties
+    pairs["dt"] = rng.integers(0, 3, n)
+    for k in (1, 2, 5):
+        assert np.array_equal(best_partners(pairs, k), _best_partners_twin(pairs, k))
+
+
 def test_brushing_and_align(permuted):
     a, b, cmp = permuted
     parse = next(i for i in range(len(a)) if a.function_names[a.func[i]] == "parse")

@@ -187,8 +187,10 @@ def matched_calls(cmp) -> tuple:
     has_a = np.zeros(cmp.n_classes, np.bool_)
     has_a[cmp.class_rows_a[np.diff(ptr) > 0]] = True
     has_b = np.zeros(cmp.n_classes, np.bool_)
-    if cmp.class_pair_row_b.size:
-        has_b[cmp.class_rows_b[np.unique(cmp.class_pair_row_b)]] = True
+    if cmp.class_pair_row_b.size:  # rows of B's classes with a partner (a mask: no sort)
+        row_has = np.zeros(cmp.class_rows_b.size, np.bool_)
+        row_has[cmp.class_pair_row_b] = True
+        has_b[cmp.class_rows_b[row_has]] = True
     return has_a[cmp.class_a], has_b[cmp.class_b]
 
 
@@ -510,14 +512,15 @@ def best_partners(pairs, k: int) -> np.ndarray:
     """Mask of the pairs that are among the ``k`` best of their call of A or of their call of
     B (similarity first, then the smaller |Δt|): the comparison's own top-k rule, with ``k``
     no larger than the comparison's."""
-    n = pairs.size
-    keep = np.zeros(n, np.bool_)
+    from ..kernels.topk import top_k_per_key
+
+    keep = np.zeros(pairs.size, np.bool_)
+    if pairs.size == 0:
+        return keep
+    sim, dt = np.ascontiguousarray(pairs["sim"], np.float64), np.ascontiguousarray(pairs["dt"], np.float64)
     for side in ("a", "b"):
-        order = np.lexsort((pairs["dt"], -pairs["sim"], pairs[side]))
-        call = pairs[side][order]
-        first = np.r_[0, np.flatnonzero(call[1:] != call[:-1]) + 1]
-        rank = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
-        keep[order[rank < k]] = True
+        call = np.ascontiguousarray(pairs[side], np.int64)
+        keep |= top_k_per_key(call, sim, dt, int(k), int(call.max()) + 1)
     return keep
 
 
