@@ -211,6 +211,10 @@ class TraceVis3DSettings(PropertyGroup):
                                             "in stack levels")
     compare_beta: FloatProperty(name="Bundling β", default=0.85, min=0.0, max=1.0,
                                 description="Bundling strength: 0 straight tubes, 1 fully bundled")
+    compare_all_tubes: BoolProperty(name="All tubes", default=False,
+                                    description="Also draw wide tubes whose correspondence finer tubes "
+                                                "already show (off: a tube wider than 96 px at both ends is "
+                                                "left out when finer tubes start inside both of its calls)")
     compare_color_by: EnumProperty(name="Tube colour", items=COMPARE_COLOR_BY, default="permutation",
                                    update=_recolour_tubes,
                                    description="What a tube's colour says (switches without a rebuild)")
@@ -440,7 +444,8 @@ def compare_params_dict(settings) -> dict:
              thread_b=_one_thread(settings.compare_thread_b, "B"),
              resolution=[int(settings.resolution_x), int(settings.resolution_y)], fold=_fold_of(settings),
              title=settings.title if settings.title.strip() else None,
-             show_overview=bool(settings.compare_show_overview))
+             show_overview=bool(settings.compare_show_overview),
+             declutter_px=0.0 if settings.compare_all_tubes else 96.0)
     return d
 
 
@@ -462,6 +467,8 @@ def set_from_compare_params(settings, d: dict) -> None:
                 apply(d[name])
             except (TypeError, ValueError, OverflowError, IndexError, KeyError, AttributeError):
                 pass
+
+    field("declutter_px", lambda v: setattr(settings, "compare_all_tubes", float(v) == 0.0))
 
     def colour(v):
         mode, _, side = str(v).partition("-")

@@ -90,6 +90,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
         box.prop(s, "compare_band")
         box.prop(s, "compare_beta")
         box.prop(s, "compare_show_overview")
+        box.prop(s, "compare_all_tubes")
         for side in ("a", "b"):
             box = layout.box()
             box.label(text=f"Run {side.upper()}")

@@ -75,7 +75,8 @@ def test_tubes_join_the_matched_calls_at_their_inner_edges(permuted):
 
 def test_a_permuted_copy_is_coloured_as_permuted(permuted):
     a, b, cmp = permuted
-    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), color_by="permutation", cluster_px=0))
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540), color_by="permutation", cluster_px=0,
+                                             declutter_px=0))
     tubes = spec.layer("tubes")
     name_of = {int(c): a.function_names[a.func[c]] for c in tubes.attributes["call_a"]}
     perm = {name_of[int(c)]: int(bn) for c, bn in zip(tubes.attributes["call_a"], tubes.attributes["bin_permutation"])}
@@ -110,6 +111,28 @@ def test_groups_split_below_a_common_root(permuted):
     names = {a.function_names[a.func[r]] for r in ra[np.unique(group)]}
     # main ↔ main holds every match; the phases become the groups
     assert {"parse", "check", "write"} <= names
+
+
+def test_wide_tubes_with_finer_tubes_inside_are_left_out(permuted):
+    """Decluttering: a phase (wide at both ends, its children matched inside both) has no tube
+    of its own unless asked for; the children keep theirs; no tube is wider than the cap."""
+    a, b, cmp = permuted
+    name = lambda i: a.function_names[a.func[i]]  # noqa: E731
+    every = compare_layout(cmp, CompareParams(resolution=(960, 540), cluster_px=0, declutter_px=0, max_tube_px=0))
+    tidy = compare_layout(cmp, CompareParams(resolution=(960, 540), cluster_px=0))
+    names_every = {name(int(c)) for c in every.layer("tubes").attributes["call_a"]}
+    names_tidy = {name(int(c)) for c in tidy.layer("tubes").attributes["call_a"]}
+    assert {"parse", "check", "write"} <= names_every
+    assert not {"parse", "check", "write"} & names_tidy
+    assert {n for n in names_every if "_" in n} == {n for n in names_tidy if "_" in n}  # the children stay
+    px = tidy.meta.get("world_per_px") or None
+    tubes = tidy.layer("tubes")
+    cap = CompareParams().max_tube_px
+    widest = 2 * tubes.half_x.max()
+    widest_every = 2 * every.layer("tubes").half_x.max()
+    assert widest <= widest_every
+    if px:
+        assert widest <= cap * px * 1.001
 
 
 def test_best_partners_is_the_top_k_rule():

@@ -316,7 +316,8 @@ def permuted_render(tmp_path_factory):
     tracevis3d.save(a, pa)
     tracevis3d.save(b, pb)
     rc = main(["render-compare", str(pa), str(pb), "-o", str(out), "--resolution", "640x360", "--samples", "1",
-               "--color-by", "permutation", "--no-labels", "--no-legend", "--no-title", "--no-overview"])
+               "--color-by", "permutation", "--no-labels", "--no-legend", "--no-title", "--no-overview",
+               "--all-tubes"])  # the phases' own tubes too (decluttering leaves them out)
     assert rc == 0
     return a, b, _pixels(out)
 

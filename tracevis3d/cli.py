@@ -320,6 +320,10 @@ def _add_compare_parser(sub) -> None:
                         f"0.5..100 (default: {D['band']:g} levels)")
     g.add_argument("--beta", type=_number(0.0, 1.0, "beta"), default=D["beta"], metavar="B",
                    help=f"bundling strength: 0 straight tubes, 1 fully bundled, 0..1 (default: {D['beta']:g})")
+    g.add_argument("--all-tubes", action="store_true",
+                   help="also draw wide tubes whose correspondence finer tubes already show, the "
+                        "paper's view (default: off: a tube wider than 96 px at both ends is left out when "
+                        "finer tubes start inside both of its calls)")
     g.add_argument("--brush-a", metavar="CALL",
                    help="keep colour only on the groups rooted in the stack of CALL of A (a call index, or "
                         "a function name: its longest call); the other tubes turn grey (default: no brushing)")
@@ -545,6 +549,7 @@ def compare_params(args) -> dict:
                 cluster_px=args.cluster_px, label_px=args.label_px, label_min_px=args.label_min_px,
                 show_labels=not args.no_labels, show_legend=not args.no_legend,
                 show_overview=not args.no_overview, show_title=not args.no_title, title=args.title,
+                declutter_px=0.0 if args.all_tubes else 96.0,
                 orthographic=args.orthographic)
 
 

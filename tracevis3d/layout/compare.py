@@ -98,6 +98,12 @@ class CompareParams:
     label_min_px: float = 0.0
     max_labels: int = 300
     max_tubes: int = 20000
+    #: a tube wider than this (pixels) at both ends is left out when finer tubes start inside
+    #: both of its calls: they show the same correspondence without covering the view
+    #: (0: draw every tube, as the paper does)
+    declutter_px: float = 96.0
+    #: widest tube end (pixels; 0: as wide as its call, as the paper draws it)
+    max_tube_px: float = 40.0
     tube_partners: int = 1  # tubes for each call's best partners, both ways (≤ the comparison's top_k)
     brush_a: int | None = None  # a call of A: colour only the groups rooted in its stack (IV-E)
     brush_b: int | None = None  # the same from B
@@ -145,6 +151,12 @@ class CompareParams:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
                 raise ValueError(f"{name} must be within {lo}..{hi}, got {v!r}")
+        if not (isinstance(self.declutter_px, (int, float)) and math.isfinite(self.declutter_px)
+                and self.declutter_px >= 0):
+            raise ValueError(f"declutter_px must be a number of pixels >= 0, got {self.declutter_px!r}")
+        if not (isinstance(self.max_tube_px, (int, float)) and math.isfinite(self.max_tube_px)
+                and self.max_tube_px >= 0):
+            raise ValueError(f"max_tube_px must be a number of pixels >= 0, got {self.max_tube_px!r}")
         if not (isinstance(self.max_tubes, (int, np.integer)) and 1 <= self.max_tubes <= 500_000):
             raise ValueError(f"max_tubes must be within 1..500000, got {self.max_tubes!r}")
         if not (isinstance(self.tube_partners, (int, np.integer)) and 1 <= self.tube_partners <= 64):
@@ -406,6 +418,18 @@ def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau):
     return bins, mats
 
 
+def _finer_tube_inside(trace, calls, ask) -> np.ndarray:
+    """For each tube end call ``calls[i]`` with ``ask[i]``: does another tube end lie strictly
+    inside its subtree (pre-order: in (call, end_index[call]))?  O(m log m)."""
+    ends = np.sort(calls)
+    out = np.zeros(calls.size, np.bool_)
+    c = calls[ask]
+    lo = np.searchsorted(ends, c, side="right")
+    hi = np.searchsorted(ends, trace.end_index[c].astype(np.int64), side="left")
+    out[ask] = hi > lo
+    return out
+
+
 def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: float):
     """The tubes of the visible matches (see module doc); returns (TubeLayer or None, info)."""
     pairs = cmp.pairs
@@ -433,8 +457,18 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     p = pk[first]  # the pair speaking for each tube
     xa0, xa1, za, wa = _end_geometry(sa, ea_key)
     xb0, xb1, zb, wb = _end_geometry(sb, eb_key)
+    # declutter: wide tubes whose correspondence finer tubes already show
+    if params.declutter_px > 0 and first.size:
+        a_calls = pairs["a"][p].astype(np.int64)
+        b_calls = pairs["b"][p].astype(np.int64)
+        wide = np.minimum(wa, wb) > params.declutter_px * float(sa.frame.px[0])
+        covered = wide & _finer_tube_inside(cmp.a, a_calls, wide) & _finer_tube_inside(cmp.b, b_calls, wide)
+        if covered.any() and not covered.all():
+            keep = ~covered
+            ea_key, eb_key, p, n_merged = ea_key[keep], eb_key[keep], p[keep], n_merged[keep]
+            xa0, xa1, za, wa, xb0, xb1, zb, wb = (v[keep] for v in (xa0, xa1, za, wa, xb0, xb1, zb, wb))
     # bound: the widest tubes first
-    if first.size > params.max_tubes:
+    if p.size > params.max_tubes:
         keep = np.argsort(-(np.minimum(wa, wb)), kind="stable")[:params.max_tubes]
         keep.sort()
         ea_key, eb_key, p, n_merged = ea_key[keep], eb_key[keep], p[keep], n_merged[keep]
@@ -459,7 +493,11 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
                             ctrl_a["z"], ctrl_b["x"], ctrl_b["y"], ctrl_b["z"], ea, eb, float(params.beta),
                             int(params.samples))
     t = arclength_parameter(curves)
-    half_x = tube_half_widths(t, wa, wb, float(params.lam))
+    # a tube's ends are as wide as its calls (the paper), up to `max_tube_px`: wider ends
+    # would turn the band into sheets that hide every other tube; the end still sits on
+    # the middle of its call
+    w_cap = params.max_tube_px * float(sa.frame.px[0]) if params.max_tube_px > 0 else np.inf
+    half_x = tube_half_widths(t, np.minimum(wa, w_cap), np.minimum(wb, w_cap), float(params.lam))
     half_y = np.minimum(half_x, 0.45 * h)
     # colours
     a_calls, b_calls = pairs["a"][p].astype(np.int64), pairs["b"][p].astype(np.int64)
@@ -784,6 +822,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     total_levels = sa.lane_levels + sb.lane_levels + params.band + 2 * (ov_h + gap)
     aspect = (x1r - x0r) / max(y1r - y0r, 1.0)
     h = L / aspect / total_levels
+    side_names = [cut_end(f"A: {name_a}", 14.0), cut_end(f"B: {name_b}", 14.0)]
+    names_em = 0.6 + max(text_width(t) for t in side_names)  # the side names left of the icicles
     for _ in range(4):
         D = float(params.lane_depth) * h
         top_a = 0.5 * params.band * h + sa.lane_levels * h
@@ -791,7 +831,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
         z_hi = top_a + (gap + ov_h) * h
         z_lo = bot_b - (gap + ov_h) * h
         pts = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, D) for z in (z_lo, z_hi)] +
-                       [[-4.0 * tpx * L / (x1r - x0r), 0.0, z] for z in (top_a, bot_b)])
+                       [[-names_em * tpx * L / (x1r - x0r), 0.0, z] for z in (top_a, bot_b)])
         cam = fit_camera_rect(pts, to_cam, res, plan.rect, params.orthographic, params.lens_mm)
         from .camera import project
 
@@ -846,7 +886,6 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
 
     # side names, title and legend
     size_w = tpx * float(sa.frame.px[0])
-    side_names = [cut_end(f"A: {name_a}", 14.0), cut_end(f"B: {name_b}", 14.0)]
     face = np.array([[-0.6 * size_w, 0.0, top_a - 0.5 * h], [-0.6 * size_w, 0.0, bot_b + 0.5 * h]])
     anchor, rot = place_facing_text(face, cam, np.full(2, size_w), to_cam)
     label_sets = [placer.labels(), LabelSet(side_names, anchor.astype(np.float32), np.full(2, size_w, np.float32),
