@@ -213,3 +213,25 @@ def test_real_pair_is_bounded_and_deterministic(realdata):
     assert np.isfinite(t1.centres).all() and (t1.half_x > 0).all()
     # one group per training step, not one group for everything
     assert s1.meta["n_groups"] >= 6
+
+
+def test_similarity_is_transparency_on_thin_tubes_and_a_highlight_on_wide_ones(permuted):
+    """IV-D: in the similarity mode, tubes under 16 px get translucent materials (weaker =
+    more transparent), wider ones opaque glossy materials (stronger = glossier)."""
+    a, b, cmp = permuted
+    spec = compare_layout(cmp, CompareParams(resolution=(480, 270), color_by="similarity", cluster_px=0,
+                                             declutter_px=0))
+    tubes = spec.layer("tubes")
+    mats = {m.name: m for m in spec.materials} if isinstance(spec.materials, list) else spec.materials
+    names = [tubes.materials[i] for i in tubes.material_index]
+    glossy = np.array([n.startswith("TV3D_tube_simgloss") for n in names])
+    assert glossy.any() and (~glossy).any(), names
+    for k, n in enumerate(names):
+        m = mats[n]
+        if glossy[k]:
+            assert m.color[3] == 1.0 and m.gloss > 0
+        else:
+            assert n.startswith("TV3D_tube_sim") and m.gloss == 0 and m.color[3] < 1.0
+    # the split follows the width: every glossy tube is wider than every translucent one
+    w = 2 * tubes.half_x.max(axis=1)
+    assert w[glossy].min() >= w[~glossy].max()

@@ -102,7 +102,11 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
         attr.location = (200, 200)
         L.new(attr.outputs["Color"], bsdf.inputs["Base Color"])
         L.new(attr.outputs["Alpha"], bsdf.inputs["Alpha"])
-        bsdf.inputs["Roughness"].default_value = 0.35
+        bsdf.inputs["Roughness"].default_value = 0.35 - 0.3 * ms.gloss
+        if ms.gloss > 0 and "Specular IOR Level" in bsdf.inputs:  # similarity as highlight (IV-D)
+            bsdf.inputs["Specular IOR Level"].default_value = 0.5 + 0.5 * ms.gloss
+            bsdf.inputs["Coat Weight"].default_value = ms.gloss
+        mat.roughness = 0.7 - 0.6 * ms.gloss
         if hasattr(mat, "surface_render_method"):  # Blender 4.2+: translucency without sorting artefacts
             mat.surface_render_method = "DITHERED"
         return mat

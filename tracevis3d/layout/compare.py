@@ -385,8 +385,14 @@ def representative(side: Side, calls):
     return rep, cl
 
 
-def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau):
-    """Bin of every tube in each colour mode, and the materials (name, rgb, alpha) of all modes."""
+#: in the similarity mode, tubes at least this wide (pixels) show similarity as a specular
+#: highlight (opaque, glossier for stronger matches), thinner ones as transparency (IV-D)
+SIMILARITY_GLOSS_PX = 16.0
+
+
+def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau, width_px=None):
+    """Bin of every tube in each colour mode, and the materials (name, rgb, alpha, gloss) of
+    all modes; ``width_px``: each tube's widest cross-section in pixels (similarity mode)."""
     mats, bins = [], {}
     perm = np.abs(rel_a - rel_b)
     nb = 6
@@ -404,10 +410,15 @@ def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau):
             mats.append((f"TV3D_tube_{mode}{k}", oklch_rgb(0.66, 0.14, 260.0 - 235.0 * k / (nr - 1)), 1.0))
     ns = 5
     s = (np.clip(sim, tau, 1.0) - tau) / max(1.0 - tau, 1e-9)
-    bins["similarity"] = len(mats) + np.minimum((s * ns).astype(np.int64), ns - 1)
-    for k in range(ns):  # weak: light and translucent; strong: deep and opaque
+    s_bin = np.minimum((s * ns).astype(np.int64), ns - 1)
+    wide = np.zeros(s_bin.shape, np.bool_) if width_px is None else width_px >= SIMILARITY_GLOSS_PX
+    bins["similarity"] = len(mats) + s_bin + np.where(wide, ns, 0)
+    for k in range(ns):  # thin tubes; weak: light and translucent; strong: deep and opaque
         t = (k + 0.5) / ns
         mats.append((f"TV3D_tube_sim{k}", oklch_rgb(0.85 - 0.35 * t, 0.04 + 0.12 * t, 300.0), 0.35 + 0.65 * t))
+    for k in range(ns):  # wide tubes: opaque, the highlight sharper and brighter for stronger matches
+        t = (k + 0.5) / ns  # (Workbench shows no specular light: the colour still deepens)
+        mats.append((f"TV3D_tube_simgloss{k}", oklch_rgb(0.85 - 0.35 * t, 0.04 + 0.12 * t, 300.0), 1.0, t))
     nd = 7
     lr = np.clip(np.log2(np.maximum(ratio, 1e-12)), -3, 3)
     bins["ratio"] = len(mats) + np.clip(np.round(lr / 1.0).astype(np.int64) + 3, 0, nd - 1)
@@ -504,7 +515,8 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     dur_a = np.maximum(cmp.a.end[a_calls] - cmp.a.start[a_calls], 1e-9)
     dur_b = np.maximum(cmp.b.end[b_calls] - cmp.b.start[b_calls], 1e-9)
     ratio = dur_b / dur_a
-    bins, mats = _tube_colour_bins(pairs["sim"][p], pairs["rel_a"][p], pairs["rel_b"][p], ratio, cmp.tau)
+    width_px = 2.0 * half_x.max(axis=1) / max(float(sa.frame.px[0]), 1e-12)
+    bins, mats = _tube_colour_bins(pairs["sim"][p], pairs["rel_a"][p], pairs["rel_b"][p], ratio, cmp.tau, width_px)
     brushed = brushed_groups(cmp, group, root_a, root_b, params.brush_a, params.brush_b)
     if brushed is not None:  # IV-E: the other groups' tubes in grey
         grey = len(mats)
@@ -908,8 +920,9 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
                                      from_attribute=False)
     materials["TV3D_repetition"] = MaterialSpec("TV3D_repetition", tuple(float(c) for c in REPETITION_RGB) + (1.0,),
                                                 kind="text", cushion=False, from_attribute=False)
-    for nm, rgb, alpha in tube_info.get("tube_materials", []):
-        materials[nm] = MaterialSpec(nm, tuple(float(c) for c in rgb) + (float(alpha),), kind="tube")
+    for nm, rgb, alpha, *gloss in tube_info.get("tube_materials", []):
+        materials[nm] = MaterialSpec(nm, tuple(float(c) for c in rgb) + (float(alpha),), kind="tube",
+                                     gloss=float(gloss[0]) if gloss else 0.0)
     from .annotate import MATERIAL_TEXT_COLOURS
 
     for nm, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):

@@ -35,6 +35,7 @@ class MaterialSpec:
     cushion: bool = True
     from_attribute: bool = True
     emission: float = 0.0
+    gloss: float = 0.0  # tubes: 0 matte … 1 a sharp, bright specular highlight (EEVEE, Cycles)
 
 
 @dataclass
