@@ -85,6 +85,12 @@ def record_threads_args(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) 
                                  [str(REPO / "examples" / "threads_pipeline.py")] + THREADS_ARGS, out_dir, timeout)
 
 
+def record_sync_program(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """tests/sync_program.py (known hand-offs) recorded with ``--log_func_args``."""
+    return record_viztracer_args(out_dir / "sync_program.json", [str(REPO / "tests" / "sync_program.py")], out_dir,
+                                 timeout)
+
+
 def record_deep(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
     """Record ``json.tool`` on a 105-level JSON document into ``out_dir/deep_json_tool.json``."""
     rec = recorder()

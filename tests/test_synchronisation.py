@@ -170,14 +170,8 @@ def test_c_lock_calls_take_their_wrappers_object():
 
 # ------------------------------------------------------------------ a real recorded program
 @pytest.fixture(scope="module")
-def program_trace(tmp_path_factory):
-    from realtraces import record_viztracer_args, viztracer_missing
-
-    why = viztracer_missing()
-    if why:
-        pytest.skip(why)
-    out = tmp_path_factory.mktemp("sync_program")
-    return tracevis3d.load(record_viztracer_args(out / "sync_program.json", [str(HERE / "sync_program.py")], out))
+def program_trace(sync_program_path):
+    return tracevis3d.load(sync_program_path)
 
 
 def test_recorded_program_hand_offs_all_found_none_invented(program_trace):

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 SAMPLES = 28
-ANCHOR_INSET = 0.95  # curves end this many level widths inside the zero-level radius
+ANCHOR_INSET = 1.05  # curves end this many level widths inside the zero-level radius (on the lane band)
 MARKER_BAND = (0.75, 0.12)  # wait markers span [Z - a, Z - b]
 MIN_WAIT_PX = 2.5  # a wait narrower than this many pixels is widened to it at the waiter
 MIN_RIBBON_PX = 1.3  # a ribbon is never thinner than this
-CIRCLE_PX = (2.6, 4.6)  # release circle inner/outer radius in pixels
+CIRCLE_PX = (3.0, 6.5)  # release circle inner/outer radius in pixels
 
 
 @dataclass

@@ -8,8 +8,9 @@ window for every thread, so a wait and its release are drawn at the moments they
 stack level l maps to the radius band [r0(l), r1(l)]: level 0 at the zero-level radius Z,
 deeper levels outward, the first ``fold`` levels folded to `FOLDED` of a level (the stack
 folding fisheye of IV-C).  In 3D the ring lies in the ground plane and bars are extruded
-upwards: height grows with the share of the call's time spent waiting or doing I/O
-((dur_w + dur_o) / dur, Eq. 3-4), so waits stand out.
+upwards: a wait or I/O call itself stands `SYNC_HEIGHT` tall, any other call grows by a
+quarter of that with the share of its time spent waiting or doing I/O below it
+((dur_w + dur_o) / dur, Eq. 3-4): the waits stand out, their callers less.
 """
 from __future__ import annotations
 
@@ -81,10 +82,11 @@ def make_ring(n_lanes: int, levels: int, focus_lane: int, focus_scale: float, ze
     return Ring(a0, a1, r0, r1, float(zero_radius), float(t0), float(t1))
 
 
-def bar_heights(dur_w, dur_o, dur) -> np.ndarray:
-    """Extrusion of each bar: BASE + SYNC × (dur_w + dur_o)/dur (level widths)."""
+def bar_heights(dur_w, dur_o, dur, is_sync) -> np.ndarray:
+    """Extrusion of each bar (level widths): BASE + SYNC for a wait/I/O call, else
+    BASE + SYNC/4 × (dur_w + dur_o)/dur."""
     share = np.clip((dur_w + dur_o) / np.maximum(dur, 1e-300), 0.0, 1.0)
-    return BASE_HEIGHT + SYNC_HEIGHT * share
+    return BASE_HEIGHT + SYNC_HEIGHT * np.where(is_sync, 1.0, 0.25 * share)
 
 
 def cluster_bars(sel, ring: Ring, world_per_px: float, cluster_px: float):

@@ -22,7 +22,7 @@ from . import palette
 from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
-from .corr_curves import CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index
+from .corr_curves import ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index
 from .labels import TEXT_DARK, TEXT_LIGHT
 from .params import IcicleParams
 from .ring import BASE_HEIGHT, bar_heights, cluster_bars, make_ring, neighbour_distinct
@@ -31,6 +31,7 @@ from .spec import CurveLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, Sc
 from .threads_params import ThreadsParams
 from .threads_wall import focus_wall
 
+LANE_BAND = (1.25, 0.85)  # thread colour band [Z - a, Z - b]: the curves start on it
 CURVE_ALPHA, COMPOUND_ALPHA, MARKER_ALPHA, START_ALPHA = 0.55, 0.22, 0.28, 0.9
 GREY = palette.srgb_to_linear([0.62, 0.62, 0.62])
 
@@ -110,7 +111,8 @@ def ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, 
     idx = sel.idx
     single = of < 0
     depth = tr.depth[idx].astype(np.int64)
-    top = bar_heights(sync.dur_w[idx], sync.dur_o[idx], tr.end[idx] - tr.start[idx])
+    k = tr.kind[idx]
+    top = bar_heights(sync.dur_w[idx], sync.dur_o[idx], tr.end[idx] - tr.start[idx], (k == 1) | (k == 3))
     s = np.flatnonzero(single)
     min_angle = 0.6 * px / ring.outer_radius
     ang, rad, hgt = sector_rows(ring, sel.lane[s], depth[s], np.maximum(tr.start[idx[s]], ring.t0),
@@ -152,7 +154,7 @@ def curve_layers(sync, cs, ring, params, lane_rgb, px):
             "corr_index": cs.row[k], "wait_call": cs.wait_call[k], "release_call": cs.release_call[k],
             "n_corr": cs.n_corr[k], "object": cs.object[k]}))
     k = np.flatnonzero(~cs.compound)
-    inner, outer = circle_ribbons(cs.release_xy[k], CIRCLE_PX[0] * px, CIRCLE_PX[1] * px, 0.045)
+    inner, outer = circle_ribbons(cs.release_xy[k], CIRCLE_PX[0] * px, CIRCLE_PX[1] * px, 0.14)
     names, m = _materials("TV3D_release_", rgb, 0.95)
     mats.update(m)
     layers.append(CurveLayer("release_circles", inner, outer, _rgba(rgb[ci[k]], 0.95), ci[k], names,
@@ -178,6 +180,26 @@ def curve_layers(sync, cs, ring, params, lane_rgb, px):
     return layers, mats
 
 
+def lane_band_layer(ring, lane_rgb):
+    """A band in each thread's colour just inside the ring, where its curves start (the
+    thread's colour key of IV-B)."""
+    n = ring.a0.size
+    Z = ring.zero_radius
+    names, mats = _materials("TV3D_lane_", lane_rgb, 1.0)
+    return SectorLayer("lane_bands", np.stack([ring.a0, ring.a1], 1).astype(np.float32),
+                       np.tile(np.array([[Z - LANE_BAND[0], Z - LANE_BAND[1]]], np.float32), (n, 1)),
+                       np.tile(np.array([[0.0, 0.08]], np.float32), (n, 1)), _rgba(lane_rgb, 1.0),
+                       np.arange(n, dtype=np.int32), names, {"lane": np.arange(n, dtype=np.int32)}), mats
+
+
+def lane_text_materials(lane_rgb) -> dict:
+    """Text materials in the thread colours, darkened for contrast on white."""
+    dark = palette.oklab_to_linear_srgb(palette.linear_srgb_to_oklab(lane_rgb) * np.array([0.8, 1.0, 1.0]))
+    return {f"TV3D_lane_text{k:02d}": MaterialSpec(f"TV3D_lane_text{k:02d}", tuple(float(c) for c in col) + (1.0,),
+                                                   kind="text", cushion=False, from_attribute=False)
+            for k, col in enumerate(dark)}
+
+
 def thread_name_labels(tr, sel, ring, size, focus_lane):
     mid = 0.5 * (ring.a0 + ring.a1)
     R = ring.outer_radius + 1.2
@@ -186,7 +208,8 @@ def thread_name_labels(tr, sel, ring, size, focus_lane):
     if 0 <= focus_lane < mid.size:
         sizes[focus_lane] *= 1.25
     n = mid.size
-    return LabelSet(list(sel.lane_names), anchors, sizes, ["TV3D_text_ui"] * n, np.ones(n, np.uint8), ["lane"] * n,
+    return LabelSet(list(sel.lane_names), anchors, sizes, [f"TV3D_lane_text{k:02d}" for k in range(n)],
+                    np.ones(n, np.uint8), ["lane"] * n,
                     np.full(n, -1, np.int32))
 
 
@@ -257,9 +280,12 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     layers, mats = ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, params.cluster_px)
     cs = build_curves(sync, sel, ring, lane_of_thread, clusters[0], clusters[3], clusters[4], clusters[6], px)
     clayers, cmats = curve_layers(sync, cs, ring, params, lane_rgb, px)
-    layers = clayers[:1] + layers + clayers[1:]
+    band, bmats = lane_band_layer(ring, lane_rgb)
+    layers = clayers[:1] + layers + [band] + clayers[1:]
     mats.update(cmats)
-    label_sets = [thread_name_labels(tr, sel, ring, 1.15 * tpx * px, focus_lane)] if params.show_labels else []
+    mats.update(bmats)
+    mats.update(lane_text_materials(lane_rgb))
+    label_sets = [thread_name_labels(tr, sel, ring, 1.5 * tpx * px, focus_lane)] if params.show_labels else []
     if wall is not None:
         layers += wall.layers
         label_sets.append(wall.labels)
@@ -286,7 +312,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "threads", "t0": sel.t0, "t1": sel.t1, "lane_threads": sel.lane_threads.tolist(),
               "lane_names": list(sel.lane_names), "lane_angles": np.stack([ring.a0, ring.a1], 1).tolist(),
-              "zero_radius": ring.zero_radius, "outer_radius": R, "anchor_radius": ring.zero_radius - 0.95,
+              "zero_radius": ring.zero_radius, "outer_radius": R, "anchor_radius": ring.zero_radius - ANCHOR_INSET,
               "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px,
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
               "n_compound": int(cs.compound.sum()), "n_calls": int(sel.idx.size),

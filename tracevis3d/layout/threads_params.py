@@ -46,7 +46,7 @@ class ThreadsParams:
     show_labels: bool = True
     title: str | None = None
     max_curves: int = 5000
-    elevation: float = 52.0
+    elevation: float = 42.0
     azimuth: float = 0.0
     lens_mm: float = 50.0
 

@@ -3,9 +3,10 @@
 
 Built by `layout.icicle.icicle_layout` (the same stages as ``render-icicle``: fold, colour,
 clusters, labels, time axis) for the focused thread and the same window, then moved into
-place by one uniform scale and translation (so labels keep fitting their boxes): its time
-axis spans up to 1.7 ring radii centred on x = 0, it stands on the ground behind the ring
-(y > outer radius), at most 0.75 ring radii tall.  Its HUD (title, legend) is left out.
+place by one uniform scale and translation (so labels keep fitting their boxes): it stands
+on the ground behind the ring (above it in the figure, as SyncTrace's main view is above
+its context view), wider than the ring (its time axis up to 2.6 ring radii long, so ring
+and wall together fill a 16:9 frame) and at most 0.75 ring radii tall.  Its HUD (title, legend) is left out.
 """
 from __future__ import annotations
 
@@ -53,9 +54,9 @@ def focus_wall(trace, focus: int, t0: float, t1: float, ring_radius: float, para
     if not np.all(np.isfinite(lo)):
         return None
     span = hi - lo
-    s = min(1.7 * ring_radius / max(span[0], 1e-9), 0.75 * ring_radius / max(span[2], 1e-9))
+    s = min(2.6 * ring_radius / max(span[0], 1e-9), 0.75 * ring_radius / max(span[2], 1e-9))
     origin = np.array([0.5 * (lo[0] + hi[0]), lo[1], lo[2]])
-    offset = np.array([0.0, ring_radius + 3.0, 0.6])
+    offset = np.array([0.0, ring_radius + 4.0, 0.3])
 
     def move(p):
         return ((np.asarray(p, np.float64) - origin) * s + offset).astype(np.float32)
