@@ -136,7 +136,7 @@ def curve_colours(sync, cs, params, lane_rgb):
     if params.color_by == "object":
         k = object_colour_index(sync, cs.object)
         m = int(k.max()) + 1 if k.size and k.max() >= 0 else 0
-        rgb = np.vstack([palette.categorical(max(m, 1))[:m], GREY[None]])
+        rgb = np.vstack([_hue_ring(max(m, 1))[:m], GREY[None]])
         return np.where(k >= 0, k, m).astype(np.int32), rgb
     return cs.waiter_lane.astype(np.int32), lane_rgb
 
@@ -201,8 +201,12 @@ def lane_text_materials(lane_rgb) -> dict:
 
 
 def thread_name_labels(tr, sel, ring, size, focus_lane):
+    """Each thread's name just outside its own deepest level, at the middle of its sector."""
     mid = 0.5 * (ring.a0 + ring.a1)
-    R = ring.outer_radius + 1.2
+    deepest = np.zeros(mid.size, np.int64)
+    if sel.idx.size:
+        np.maximum.at(deepest, sel.lane, tr.depth[sel.idx].astype(np.int64))
+    R = ring.level_r1[np.minimum(deepest, ring.level_r1.size - 1)] + 1.6
     anchors = np.stack([R * np.cos(mid), R * np.sin(mid), np.full(mid.size, 0.4)], 1).astype(np.float32)
     sizes = np.full(mid.size, size, np.float32)
     if 0 <= focus_lane < mid.size:
@@ -213,11 +217,24 @@ def thread_name_labels(tr, sel, ring, size, focus_lane):
                     np.full(n, -1, np.int32))
 
 
-def legend_rows(params, bar_rows, bar_title, sel, lane_rgb, focus_name, has_compound, curve_rgb_note):
+def object_legend(sync, sel, lane_of_thread):
+    """Legend rows (name, colour index, "swatch") of the objects of the shown hand-offs in
+    object mode, most waited first (at most 6; grey ones left out)."""
+    from .corr_curves import shown_rows
+
+    objs = np.unique(sync.object[shown_rows(sync, sel, lane_of_thread)])
+    k = object_colour_index(sync, objs)
+    keep = np.argsort(k[k >= 0])[:6]
+    objs, k = objs[k >= 0][keep], k[k >= 0][keep]
+    return [(sync.object_names[o], int(c), "swatch") for o, c in zip(objs.tolist(), k.tolist())]
+
+
+def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound):
     rows = [(bar_title, -1, "heading")] + bar_rows
     rows.append(("height: share of time waiting or in I/O", -1, "note"))
     if params.color_by == "object":
         rows.append(("curves: colour of the object", -1, "heading"))
+        rows += [(name, 2000 + c, "swatch") for name, c, _ in object_rows]
         rows.append(("grey: an object only one thread waited on", -1, "note"))
     else:
         rows.append(("curves: the waiting thread", -1, "heading"))
@@ -262,9 +279,16 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # HUD plan, then the wall (its extent joins the framing), then the camera
     title = params.title or (f"Who waits on whom · {trace.meta.get('source', 'trace').split('/')[-1]} · "
                              f"{n_lanes} threads, {int(sync.primary.sum()):,} hand-offs")
-    rows = legend_rows(params, bar_rows, bar_title, sel, lane_rgb, trace.thread_names[focus], True, None)
+    obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
+    rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, trace.thread_names[focus], True)
     swatch_rgb = np.vstack([slot_rgb, np.zeros((0, 3))])
-    plan = plan_hud(res, tpx, title, [(t, (s if s < 1000 else len(slot_rgb) + s - 1000), k) for t, s, k in rows],
+    n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
+    obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
+
+    def swatch(s):
+        return s if s < 1000 else len(slot_rgb) + s - 1000 if s < 2000 else len(slot_rgb) + n_lanes + s - 2000
+
+    plan = plan_hud(res, tpx, title, [(t, swatch(s), k) for t, s, k in rows],
                     params.show_title, params.show_legend)
     R = ring.outer_radius
     wall = focus_wall(trace, focus, sel.t0, sel.t1, R, params, tpx) if params.show_icicle else None
@@ -290,7 +314,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         layers += wall.layers
         label_sets.append(wall.labels)
         mats.update(wall.materials)
-    sw_rgb = np.vstack([slot_rgb, lane_rgb])
+    sw_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]
     for n, col in zip(sw_names, sw_rgb):
         mats[n] = MaterialSpec(n, tuple(float(c) for c in col) + (1.0,), cushion=False)
