@@ -40,3 +40,22 @@ def summary_text(sync, max_pairs: int = 12) -> str:
     if shown == 0:
         lines.append("no thread waited on another (no wait and release calls on a shared object overlap)")
     return "\n".join(lines)
+
+
+def describe_call_sync(sync, call: int, limit: int = 6) -> str:
+    """Details on demand for a picked call: the hand-offs whose wait or release lies in its
+    subtree (who released its waits, for whom it released), longest first."""
+    tr = sync.trace
+    rows = sync.of_call(call)
+    rows = rows[sync.primary[rows]]
+    if rows.size == 0:
+        return f"{_short(tr.name(call))} ({tr.thread_names[tr.thread[call]]}): no hand-off with another thread"
+    w, r = sync.wait_call[rows], sync.release_call[rows]
+    order = np.argsort(-(tr.end[w] - tr.start[w]), kind="stable")[:limit]
+    lines = [f"{_short(tr.name(call))} ({tr.thread_names[tr.thread[call]]}): {rows.size} hand-offs"]
+    for k in order.tolist():
+        wi, ri = int(w[k]), int(r[k])
+        lines.append(f"{tr.thread_names[tr.thread[wi]]} {_short(tr.name(wi))} waited {fmt_us(tr.end[wi] - tr.start[wi])}, "
+                     f"released by {tr.thread_names[tr.thread[ri]]} {_short(tr.name(ri))} (call {ri}) at "
+                     f"{fmt_us(tr.start[ri])} on {sync.object_names[sync.object[rows[k]]]}")
+    return "\n".join(lines)

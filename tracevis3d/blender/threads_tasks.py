@@ -3,6 +3,7 @@ main-thread steps (the pattern of `tasks.build_steps`)."""
 from __future__ import annotations
 
 import time
+import weakref
 
 import bpy
 
@@ -10,6 +11,12 @@ from ..jobs import Job
 from .writer import write_scene_steps
 
 THREADS_KEY = "tv3d_threads"
+_SYNC: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def last_sync(trace):
+    """The `Synchronisation` last computed for ``trace`` in this session, or None."""
+    return _SYNC.get(trace) if trace is not None else None
 
 
 def _analyse_and_layout(trace, params, sync=None):
@@ -48,6 +55,7 @@ def threads_build_steps(job: Job, trace, params=None, scene=None, collection_nam
     out["meta"] = {k: v for k, v in m.items() if k != "params"}
     out["timings"].update(synchronisation=t_sync, layout=t_layout)
     out["sync"] = sync
+    _SYNC[trace] = sync
     scene[THREADS_KEY] = json.dumps({"params": params.to_dict(), "source": trace.meta.get("source")}, default=str)
     return out
 

@@ -206,7 +206,7 @@ def thread_name_labels(tr, sel, ring, size, focus_lane):
     deepest = np.zeros(mid.size, np.int64)
     if sel.idx.size:
         np.maximum.at(deepest, sel.lane, tr.depth[sel.idx].astype(np.int64))
-    R = ring.level_r1[np.minimum(deepest, ring.level_r1.size - 1)] + 1.6
+    R = ring.level_r1[np.minimum(deepest, ring.level_r1.size - 1)] + 3.0
     anchors = np.stack([R * np.cos(mid), R * np.sin(mid), np.full(mid.size, 0.4)], 1).astype(np.float32)
     sizes = np.full(mid.size, size, np.float32)
     if 0 <= focus_lane < mid.size:
