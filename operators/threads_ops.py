@@ -89,11 +89,14 @@ class TRACEVIS3D_OT_threads_who_released(Operator):
         from ..tracevis3d.blender.session import cached_trace, file_key
         from ..tracevis3d.blender.threads_tasks import last_sync
 
+        call = _picked(context)
         trace = cached_trace(file_key(trace_path_of(context)))
         sync = last_sync(trace) if trace is not None else None
         if sync is None:
             raise ValueError("no thread view yet: build it first (Threads)")
-        text = describe_call_sync(sync, _picked(context))
+        if call >= len(trace):
+            raise ValueError(f"the picked call {call} is not in the loaded trace ({len(trace):,} calls)")
+        text = describe_call_sync(sync, call)
         context.scene.tracevis3d_threads.picked_text = text
         self.report({"INFO"}, text.replace("\n", "; ")[:400])
         return {"FINISHED"}

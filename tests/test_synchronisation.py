@@ -95,7 +95,7 @@ def test_sweep_cap_drops_and_counts():
     tr = with_objects(tr, 1, 0)
     s = tracevis3d.synchronisation(tr, max_per_wait=3)
     assert len(s) == 3 and s.dropped == 2
-    assert s.release_call.tolist() == [1, 2, 3]  # the earliest ones are kept
+    assert s.release_call.tolist() == [3, 4, 5]  # the latest ones are kept (the last ended the wait)
 
 
 def test_dur_x_match_brute_force():

@@ -18,7 +18,7 @@ import numpy as np
 from ..model import KIND_IO, KIND_RELEASE, KIND_WAIT, Trace
 from .sync_objects import SOURCE_NAMES, attribute_objects
 
-#: correspondences kept per (wait, object): the earliest releases in the wait
+#: correspondences kept per (wait, object): the latest releases in the wait (the last ended it)
 MAX_PER_WAIT = 64
 #: sync ancestors followed per side when looking for a dominating (outer) pair
 MAX_CHAIN = 8

@@ -8,7 +8,8 @@ Found by a sweep per object: the (call, object) pairs of waits and of releases a
 sorted by (object, start); inside one object's run, the releases whose start lies in a
 wait's interval are a contiguous range of the sorted release starts (two binary searches),
 so the cost is O((|W|+|R|) log |R| + output), never |W|×|R|.  The output per wait is capped
-(``cap``), which keeps memory linear in the input; the count of dropped ones is returned.
+(``cap``, the latest releases in the wait are kept: the last one is the release that ended
+it), which keeps memory linear in the input; the count of dropped ones is returned.
 
 Also here: the pre-order propagations the object attribution needs (nearest named
 ancestor, outermost call of a kind, "has a sync call below") and the filter that keeps,
@@ -105,7 +106,7 @@ def _sweep(w_call, w_obj, r_call, r_obj, start, end, thread, cap, fill, out_w, o
         lo = a + np.searchsorted(rs[a:b], ts, side="left")
         hi = a + np.searchsorted(rs[a:b], te, side="right")
         taken = 0
-        for j in range(lo, hi):
+        for j in range(hi - 1, lo - 1, -1):  # latest first: the release that ended the wait is kept
             r = r_call[j]
             if thread[r] == tw:
                 continue
@@ -124,7 +125,7 @@ def _sweep(w_call, w_obj, r_call, r_obj, start, end, thread, cap, fill, out_w, o
 @njit(cache=True, nogil=True)
 def correspondences(w_call, w_obj, r_call, r_obj, start, end, thread, cap):
     """All corr(f_w, f_r) of Eq. 6-7 as (wait call, release call, object) rows, at most
-    ``cap`` per (wait, object) (the earliest releases); returns (w, r, o, dropped).
+    ``cap`` per (wait, object) (the latest releases); returns (w, r, o, dropped).
     ``w_*``/``r_*`` are the (call, object) pairs of waits / releases sorted by
     (object, t_s).  A pair sharing several objects appears once per object."""
     dummy_i = np.zeros(0, np.int32)
