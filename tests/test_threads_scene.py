@@ -96,6 +96,11 @@ def test_one_sector_per_thread(rendered):
     assert int(np.argmax(width)) == m["focus_lane"] == m["lane_names"].index("consumer")
 
 
+def _tint_match(px, colour):
+    a, b = 1.0 - np.asarray(px, float), 1.0 - np.asarray(colour, float)
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-9))
+
+
 def _colour_distance(a, b):
     return np.abs(np.asarray(a) - np.asarray(b)).sum(-1)
 
@@ -133,7 +138,8 @@ def test_curve_from_waiter_to_releaser_at_the_right_angles(rendered):
         mid = _at(img, spec, [0.5 * (corr.left[k, 14] + corr.right[k, 14])])[0]
         for px in (circle, mid):
             assert not _is_background(px)
-            assert _colour_distance(px, lane_srgb[lw]) < _colour_distance(px, lane_srgb[lr]), (px, lane_srgb)
+            # over white, a translucent colour c gives 1 - px = alpha (1 - c): compare directions
+            assert _tint_match(px, lane_srgb[lw]) > _tint_match(px, lane_srgb[lr]), (px, lane_srgb)
         checked += 1
     assert checked >= 5
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 SAMPLES = 28
+OVERFLOW_BINS = 200  # waits beyond max_curves are merged per 1/200 of the window
 ANCHOR_INSET = 1.05  # curves end this many level widths inside the zero-level radius (on the lane band)
 MARKER_BAND = (0.75, 0.12)  # wait markers span [Z - a, Z - b]
 MIN_WAIT_PX = 2.5  # a wait narrower than this many pixels is widened to it at the waiter
@@ -120,9 +121,25 @@ def min_arc(a0, a1, radius, min_world) -> tuple:
     return mid - half, mid + half
 
 
-def build_curves(sync, sel, ring, lane_of_thread, cluster_of, c_start, c_end, c_rep, px: float) -> CurveSet:
+def overflow_groups(tr, w, lw, over, p, t0, t1, base):
+    """Waits beyond ``max_curves`` grouped per (waiting lane, 1/OVERFLOW_BINS of the window):
+    (cluster id per row of ``over``, group start, end, representative position)."""
+    b = np.minimum(((np.clip(tr.start[w[over]], t0, t1) - t0) / max(t1 - t0, 1e-300) * OVERFLOW_BINS)
+                   .astype(np.int64), OVERFLOW_BINS - 1)
+    ug, ginv = np.unique(lw[over] * OVERFLOW_BINS + b, return_inverse=True)
+    gs, ge = np.full(ug.size, np.inf), np.full(ug.size, -np.inf)
+    np.minimum.at(gs, ginv, np.maximum(tr.start[w[over]], t0))
+    np.maximum.at(ge, ginv, np.minimum(tr.end[w[over]], t1))
+    rep = np.zeros(ug.size, np.int64)
+    rep[ginv[::-1]] = np.maximum(p[over[::-1]], 0)
+    return base + ginv, gs, ge, rep
+
+
+def build_curves(sync, sel, ring, lane_of_thread, cluster_of, c_start, c_end, c_rep, px: float,
+                 max_curves: int | None = None) -> CurveSet:
     """The curves of the shown hand-offs (singles, then compounds per cluster and releasing
-    lane); ``px`` is the world size of a pixel at the ring."""
+    lane); ``px`` is the world size of a pixel at the ring.  Beyond ``max_curves`` single
+    curves, the shorter waits join compound curves per (waiting thread, 1/200 of the window)."""
     tr = sync.trace
     rows = shown_rows(sync, sel, lane_of_thread)
     w, r = sync.wait_call[rows], sync.release_call[rows]
@@ -133,6 +150,14 @@ def build_curves(sync, sel, ring, lane_of_thread, cluster_of, c_start, c_end, c_
     p = shown_position(w.astype(np.int64), pos, tr.parent)
     clus = np.where(p >= 0, cluster_of[np.maximum(p, 0)], -1) if p.size else np.zeros(0, np.int64)
     single = clus < 0
+    if max_curves is not None and int(single.sum()) > max_curves:
+        s_all = np.flatnonzero(single)
+        over = s_all[np.argsort(-(tr.end[w[s_all]] - tr.start[w[s_all]]), kind="stable")[max_curves:]]
+        ids, gs, ge, grep = overflow_groups(tr, w, lw, over, p, ring.t0, ring.t1, c_start.size)
+        clus = clus.astype(np.int64)
+        clus[over] = ids
+        c_start, c_end, c_rep = np.r_[c_start, gs], np.r_[c_end, ge], np.r_[c_rep, grep].astype(np.int64)
+        single = clus < 0
     Rc = ring.zero_radius - ANCHOR_INSET
     # singles
     ws, we = ring.angle(lw, tr.start[w]), ring.angle(lw, tr.end[w])

@@ -302,7 +302,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
 
     clusters = cluster_bars(sel, ring, px, params.cluster_px)
     layers, mats = ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, params.cluster_px)
-    cs = build_curves(sync, sel, ring, lane_of_thread, clusters[0], clusters[3], clusters[4], clusters[6], px)
+    cs = build_curves(sync, sel, ring, lane_of_thread, clusters[0], clusters[3], clusters[4], clusters[6], px,
+                      params.max_curves)
     clayers, cmats = curve_layers(sync, cs, ring, params, lane_rgb, px)
     band, bmats = lane_band_layer(ring, lane_rgb)
     layers = clayers[:1] + layers + [band] + clayers[1:]
