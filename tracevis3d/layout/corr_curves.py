@@ -16,6 +16,12 @@ the window and whose release lies in it, between two shown threads:
 - aggregation (Eq. 8): waits that are part of a cluster of sub-pixel calls are drawn as one
   compound curve per (cluster, releasing thread): from the cluster's start and end to the
   minimum and maximum release moment rel_A(T_m), lighter and beneath the single curves.
+
+Paper note: IV-B2 says "we render the non-aggregated correspondences opaquely on the
+canvas' background, below their non-aggregated counterparts" — one of the two must read
+"aggregated": the compound (aggregated) curves are the ones drawn beneath the single ones
+(the sentence's own purpose: their larger area should not draw too much attention); we do
+that (lower z, lighter, more transparent).
 """
 from __future__ import annotations
 
