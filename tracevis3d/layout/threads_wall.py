@@ -56,7 +56,7 @@ def focus_wall(trace, focus: int, t0: float, t1: float, ring_radius: float, para
     span = hi - lo
     s = min(2.6 * ring_radius / max(span[0], 1e-9), 0.75 * ring_radius / max(span[2], 1e-9))
     origin = np.array([0.5 * (lo[0] + hi[0]), lo[1], lo[2]])
-    offset = np.array([0.0, ring_radius + 4.0, 0.3])
+    offset = np.array([0.0, ring_radius + 8.0, 0.3])
 
     def move(p):
         return ((np.asarray(p, np.float64) - origin) * s + offset).astype(np.float32)
