@@ -90,7 +90,7 @@ def test_parameters_of_the_layout(program):
     assert hidden.meta["lane_names"] == ["consumer", "producer"]
     assert hidden.meta["n_curves"] == 6  # the six queue hand-offs; MainThread's wait is hidden
     t0, t1 = base.meta["t0"], base.meta["t1"]
-    win = threads_layout(tr, ThreadsParams(time_window=(t0, t0 + 0.3 * (t1 - t0)), resolution=(640, 360)), sync)
+    win = threads_layout(tr, ThreadsParams(time_window=(t0, t0 + 0.65 * (t1 - t0)), resolution=(640, 360)), sync)
     assert 0 < win.meta["n_curves"] < base.meta["n_curves"]
     folded = threads_layout(tr, ThreadsParams(fold=2, zero_radius=9.0, resolution=(640, 360)), sync)
     assert folded.meta["zero_radius"] == 9.0 and folded.meta["outer_radius"] < base.meta["outer_radius"]
