@@ -107,13 +107,72 @@ def run(n: int, threads: int, blender: bool, brute_max: float) -> dict:
     return row
 
 
+def sectors_vs_instances(n: int) -> dict:
+    """Write n ring sectors as one generated mesh (`blender.rings`) and, for comparison, the
+    same arcs as instanced boxes (one straight box per arc segment, the instancing route's
+    lower bound: the instancer has no rotation, so this understates its cost); seconds of
+    writing and of one 640x360 Workbench render each."""
+    import bpy
+
+    from tracevis3d.blender.render import render_figure
+    from tracevis3d.blender.rings import write_mesh_layer_steps
+    from tracevis3d.blender.writer import drain, ensure_collection, ensure_material, write_layer
+    from tracevis3d.kernels.ring import sector_segments
+    from tracevis3d.layout.spec import InstanceLayer, MaterialSpec, SectorLayer
+
+    rng = np.random.default_rng(1)
+    a0 = np.sort(rng.uniform(0, 2 * np.pi, n))
+    a1 = a0 + rng.uniform(1e-4, 0.05, n)
+    lvl = rng.integers(0, 12, n)
+    f32 = np.float32
+    lay = SectorLayer("bench_sectors", np.stack([a0, a1], 1).astype(f32), np.stack([10 + lvl, 10.88 + lvl], 1).astype(f32),
+                      np.stack([np.zeros(n), rng.uniform(0.2, 1.3, n)], 1).astype(f32),
+                      np.ones((n, 4), f32), np.zeros(n, np.int32), ["TV3D_bench"])
+    ensure_material(MaterialSpec("TV3D_bench", (0.6, 0.3, 0.2, 1.0), kind="tube", cushion=False))
+    coll = ensure_collection("TV3D_bench")
+    out = {"sectors": n}
+    t = time.perf_counter()
+    ob = drain(write_mesh_layer_steps(lay, coll, "bench_mesh"))
+    out["mesh_write_s"] = time.perf_counter() - t
+    render_figure("/tmp/tv3d_bench_sectors.png", resolution=(640, 360))  # first render: draw caches
+    t = time.perf_counter()
+    render_figure("/tmp/tv3d_bench_sectors.png", resolution=(640, 360))
+    out["mesh_render_s"] = time.perf_counter() - t
+    bpy.data.objects.remove(ob)
+    k = sector_segments(a0, a1, np.radians(2.0))
+    seg = np.repeat(np.arange(n), k)
+    j = np.arange(seg.size) - np.repeat(np.cumsum(k) - k, k)
+    mid = a0[seg] + (a1[seg] - a0[seg]) * (j + 0.5) / k[seg]
+    r = 10.44 + lvl[seg]
+    pos = np.stack([r * np.cos(mid), r * np.sin(mid), 0.4 * np.ones(seg.size)], 1).astype(f32)
+    size = np.stack([(a1[seg] - a0[seg]) / k[seg] * r, 0.88 * np.ones(seg.size), 0.8 * np.ones(seg.size)], 1)
+    inst = InstanceLayer("bench_boxes", pos, size.astype(f32), np.ones((seg.size, 4), f32),
+                         np.zeros(seg.size, np.int32), ["TV3D_bench"], {"call_index": seg.astype(np.int32)})
+    t = time.perf_counter()
+    ob = write_layer(inst, coll, "bench_boxes")
+    out["instances"] = int(seg.size)
+    out["instances_write_s"] = time.perf_counter() - t
+    render_figure("/tmp/tv3d_bench_sectors.png", resolution=(640, 360))
+    t = time.perf_counter()
+    render_figure("/tmp/tv3d_bench_sectors.png", resolution=(640, 360))
+    out["instances_render_s"] = time.perf_counter() - t
+    bpy.data.objects.remove(ob)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000000,14000000")
     ap.add_argument("--threads", type=int, default=43)
     ap.add_argument("--no-blender", action="store_true")
     ap.add_argument("--brute-max", type=float, default=4e9, help="largest brute force (pairs tested) to run")
+    ap.add_argument("--sectors", type=int, default=0, metavar="N",
+                    help="only compare writing N sectors as one mesh vs instanced boxes (Blender)")
     args = ap.parse_args(argv)
+    if args.sectors:
+        sectors_vs_instances(1000)  # warm up
+        print(sectors_vs_instances(args.sectors))
+        return 0
     # warm the kernels on a small trace (compilation is not what we measure)
     run(20_000, 4, not args.no_blender, 1e9)
     cols = ("calls", "threads", "synth_s", "sync_s", "layout_s", "build_s", "end_to_end_s", "corr", "handoffs",
