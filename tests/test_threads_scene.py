@@ -64,9 +64,13 @@ def test_one_sector_per_thread(rendered):
     ring = spec.layer("ring")
     lo, hi = ring.radii[:, 0].min(), ring.radii[:, 1].min()  # level 0
     r0 = 0.5 * (lo + hi)
-    # level 0 of every sector is drawn (the thread's root call) ...
-    for a0, a1 in ang:
-        mids = np.linspace(a0, a1, 7)[1:-1]
+    # level 0 of every sector is drawn while its thread runs (its root call) ...
+    t0, t1 = m["t0"], m["t1"]
+    for lane, (a0, a1) in enumerate(ang):
+        th = trace.thread_names.index(m["lane_names"][lane])
+        roots = (trace.thread == th) & (trace.depth == 0)
+        s0, s1 = (np.array([trace.start[roots].min(), trace.end[roots].max()]) - t0) / (t1 - t0)
+        mids = a0 + (a1 - a0) * np.linspace(s0, s1, 7)[1:-1]
         on = ~_is_background(_at(img, spec, _polar(mids, r0, 0.05)))
         assert on.mean() >= 0.8, (a0, a1, on)
     # ... each in its thread's colour band, with empty gaps between neighbours (checked where
