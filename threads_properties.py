@@ -37,6 +37,9 @@ class TraceVis3DThreadsSettings(PropertyGroup):
     window_end: FloatProperty(name="To (ms)", default=100.0, min=0.0)
     show_icicle: BoolProperty(name="Focused icicle", default=True,
                               description="Draw the focused thread as a straight icicle behind the ring")
+    highlight_picked: BoolProperty(name="Highlight picked wait", default=False,
+                                   description="Object colours: curves red when their wait acts on the picked "
+                                               "call's objects, brown when they share one, grey otherwise")
     summary: StringProperty(name="Summary", default="", options={"SKIP_SAVE"})
     picked_text: StringProperty(name="Picked", default="", options={"SKIP_SAVE"})
 

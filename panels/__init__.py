@@ -82,6 +82,9 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
         row = col.row(align=True)
         row.prop(ts, "zero_radius")
         row.prop(ts, "focus_scale")
+        sub = col.row()
+        sub.enabled = ts.color_by == "object"
+        sub.prop(ts, "highlight_picked")
         col.prop(ts, "show_icicle")
         col.prop(ts, "use_window")
         sub = col.row(align=True)

@@ -119,3 +119,16 @@ def test_object_mode_greys_objects_one_thread_waited_on(program):
     grey = len(corr.materials) - 1
     for mi, o in zip(corr.material_index.tolist(), corr.attributes["object"].tolist()):
         assert (mi == grey) == (k[o] < 0)
+
+
+def test_highlighted_wait_colours_curves_by_shared_objects(program):
+    tr, sync = program
+    get = next(int(w) for w, p in zip(sync.wait_call, sync.primary) if p and tr.name(int(w)).startswith("Queue.get"))
+    spec = threads_layout(tr, ThreadsParams(color_by="object", highlight=get, resolution=(640, 360)), sync)
+    corr = spec.layer("corr")
+    mine = set(sync.objects_of(get))
+    for mi, w in zip(corr.material_index.tolist(), corr.attributes["wait_call"].tolist()):
+        theirs = set(sync.objects_of(w))
+        assert mi == (0 if theirs == mine else 1 if theirs & mine else 2)
+    assert (corr.material_index == 0).sum() >= 6  # the six queue waits
+    assert (corr.material_index == 2).sum() >= 1  # MainThread's Condition.wait: another object

@@ -67,6 +67,9 @@ def add_threads_parser(sub) -> None:
                    help="the focused thread's sector is X times wider (default: 2.5)")
     g.add_argument("--cluster-px", type=_number(0.0, 100.0, "cluster size"), default=1.5, metavar="PX",
                    help="calls narrower than this many pixels merge into clusters (default: 1.5)")
+    g.add_argument("--highlight", type=int, metavar="CALL",
+                   help="with --color-by object: curves red when their wait acts on the same objects as "
+                        "wait call CALL, brown when they share one, grey otherwise")
     g.add_argument("--no-icicle", action="store_true", help="no straight icicle of the focused thread")
     g.add_argument("--no-legend", action="store_true", help="no legend")
     t = g.add_mutually_exclusive_group()
@@ -82,7 +85,8 @@ def threads_params(args):
                          hide_threads=list(args.hide_thread), fold=args.fold, max_levels=args.max_levels,
                          zero_radius=args.zero_radius, focus_scale=args.focus_scale, time_window=args.window,
                          cluster_px=args.cluster_px, resolution=args.resolution, show_icicle=not args.no_icicle,
-                         show_legend=not args.no_legend, show_title=not args.no_title, title=args.title).validate()
+                         show_legend=not args.no_legend, show_title=not args.no_title, title=args.title,
+                         highlight=args.highlight).validate()
 
 
 def render_threads(args) -> str:

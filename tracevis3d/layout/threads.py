@@ -131,8 +131,25 @@ def ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, 
     return [bars, clus], mats
 
 
+HIGHLIGHT_RGB = np.array([palette.srgb_to_linear([0.85, 0.15, 0.12]), palette.srgb_to_linear([0.55, 0.35, 0.18])])
+
+
+def highlight_classes(sync, cs, call: int) -> np.ndarray:
+    """Object mode with a hovered wait (IV-B3): 0 red when a curve's wait acts on the same
+    set of objects as ``call``, 1 brown when it shares at least one, 2 grey otherwise."""
+    mine = set(sync.objects_of(call))
+    out = np.full(len(cs.wait_call), 2, np.int32)
+    for k, w in enumerate(cs.wait_call.tolist()):  # one set per distinct wait call
+        theirs = set(sync.objects_of(w)) if w >= 0 else set()
+        out[k] = 0 if theirs == mine and mine else (1 if theirs & mine else 2)
+    return out
+
+
 def curve_colours(sync, cs, params, lane_rgb):
-    """Colour index per curve and the palette: waiter's lane colour, or object mode."""
+    """Colour index per curve and the palette: waiter's lane colour, or object mode (with a
+    highlighted wait: red / brown / grey)."""
+    if params.color_by == "object" and params.highlight is not None:
+        return highlight_classes(sync, cs, int(params.highlight)), np.vstack([HIGHLIGHT_RGB, GREY[None]])
     if params.color_by == "object":
         k = object_colour_index(sync, cs.object)
         m = int(k.max()) + 1 if k.size and k.max() >= 0 else 0

@@ -25,7 +25,9 @@ class ThreadsParams:
     - ``time_window``: (t0, t1) µs; ``cluster_px``: calls narrower than this many pixels
       are merged into lighter clusters and their curves into compound curves (IV-B2);
     - ``max_curves``: at most this many single curves (the longest waits), the rest
-      are drawn as compound curves.
+      are drawn as compound curves;
+    - ``highlight``: a wait call (index); in object mode its curves' colours say which
+      waits act on the same objects (red), share one (brown) or none (grey), IV-B3.
     """
 
     focus: object = None
@@ -46,6 +48,7 @@ class ThreadsParams:
     show_labels: bool = True
     title: str | None = None
     max_curves: int = 5000
+    highlight: int | None = None
     elevation: float = 42.0
     azimuth: float = 0.0
     lens_mm: float = 50.0
@@ -71,6 +74,8 @@ class ThreadsParams:
             if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
                 raise ValueError(f"time_window must have finite t0 < t1, got {self.time_window!r}")
             self.time_window = (t0, t1)
+        if self.highlight is not None and not (isinstance(self.highlight, int) and self.highlight >= 0):
+            raise ValueError(f"highlight must be a call index >= 0, got {self.highlight!r}")
         for name, lo, hi in (("fold", 0, 1000), ("max_levels", 1, 1000), ("max_curves", 0, 10 ** 8)):
             v = getattr(self, name)
             if not (isinstance(v, int) and lo <= v <= hi):
