@@ -21,6 +21,8 @@ from .model import (  # noqa: F401
     TraceWarning,
 )
 
+from .analysis.synchronisation import Synchronisation  # noqa: F401,E402  (numba-free at import)
+
 __version__ = "0.1.0"
 
 
