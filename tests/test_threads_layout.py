@@ -115,20 +115,26 @@ def test_object_mode_greys_objects_one_thread_waited_on(program):
     for o in objs.tolist():
         assert (k[o] >= 0) == (len(waiters.get(o, ())) >= 2)
     spec = threads_layout(tr, ThreadsParams(color_by="object", resolution=(640, 360)), sync)
+    from tracevis3d.layout.threads import GREY
+
     corr = spec.layer("corr")
-    grey = len(corr.materials) - 1
-    for mi, o in zip(corr.material_index.tolist(), corr.attributes["object"].tolist()):
-        assert (mi == grey) == (k[o] < 0)
+    is_grey = np.all(np.isclose(corr.colors[:, :3], GREY, atol=1e-6), axis=1)
+    for g, o in zip(is_grey.tolist(), corr.attributes["object"].tolist()):
+        assert g == (k[o] < 0)
 
 
 def test_highlighted_wait_colours_curves_by_shared_objects(program):
     tr, sync = program
     get = next(int(w) for w, p in zip(sync.wait_call, sync.primary) if p and tr.name(int(w)).startswith("Queue.get"))
     spec = threads_layout(tr, ThreadsParams(color_by="object", highlight=get, resolution=(640, 360)), sync)
+    from tracevis3d.layout.threads import GREY, HIGHLIGHT_RGB
+
     corr = spec.layer("corr")
+    palette = np.vstack([HIGHLIGHT_RGB, GREY[None]])
+    cls = np.argmin(np.abs(corr.colors[:, None, :3] - palette[None]).sum(-1), axis=1)
     mine = set(sync.objects_of(get))
-    for mi, w in zip(corr.material_index.tolist(), corr.attributes["wait_call"].tolist()):
+    for c, w in zip(cls.tolist(), corr.attributes["wait_call"].tolist()):
         theirs = set(sync.objects_of(w))
-        assert mi == (0 if theirs == mine else 1 if theirs & mine else 2)
-    assert (corr.material_index == 0).sum() >= 6  # the six queue waits
-    assert (corr.material_index == 2).sum() >= 1  # MainThread's Condition.wait: another object
+        assert c == (0 if theirs == mine else 1 if theirs & mine else 2)
+    assert (cls == 0).sum() >= 6  # the six queue waits
+    assert (cls == 2).sum() >= 1  # MainThread's Condition.wait: another object

@@ -94,7 +94,7 @@ def test_one_sector_per_thread(rendered):
         mids = mids[np.sin(mids) > -0.2] if (np.sin(mids) > -0.2).sum() >= 2 else mids
         px = _at(img, spec, _polar(mids, rb, 0.08))
         d = np.stack([_colour_distance(px, c) for c in lane_srgb], 1)
-        assert (d.argmin(1) == lane).mean() >= 0.5, (lane, px)  # release circles of others sit on it
+        assert (d.argmin(1) == lane).sum() >= 2, (lane, px)  # release circles of other threads sit on it
     # the focused thread's sector is the widest
     width = ang[:, 1] - ang[:, 0]
     assert int(np.argmax(width)) == m["focus_lane"] == m["lane_names"].index("consumer")

@@ -76,6 +76,17 @@ def _materials(prefix: str, rgb: np.ndarray, alpha: float) -> tuple:
     return names, mats
 
 
+def compact_materials(lay):
+    """A sector/curve layer whose material list holds only the materials it uses (fewer
+    materials to write: 43 threads give ~250 possible ones)."""
+    if not isinstance(lay, (SectorLayer, CurveLayer)):
+        return lay
+    u, inv = np.unique(lay.material_index, return_inverse=True)
+    lay.material_index = inv.astype(np.int32).reshape(-1)
+    lay.materials = [lay.materials[k] for k in u.tolist()]
+    return lay
+
+
 def ring_bar_colours(tr, sel, params, lane_rgb):
     """(slot per shown call, slot rgb, cluster rgb, legend rows, title) for the ring bars."""
     idx = sel.idx
@@ -302,10 +313,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
 
+    all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
+
     def swatch(s):
         return s if s < 1000 else len(slot_rgb) + s - 1000 if s < 2000 else len(slot_rgb) + n_lanes + s - 2000
 
-    plan = plan_hud(res, tpx, title, [(t, swatch(s), k) for t, s, k in rows],
+    # only the swatches the legend shows get a material (one instancer branch each)
+    used = sorted({swatch(s) for _, s, _ in rows if s >= 0})
+    compact = {u: k for k, u in enumerate(used)}
+    plan = plan_hud(res, tpx, title, [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows],
                     params.show_title, params.show_legend)
     R = ring.outer_radius
     wall = focus_wall(trace, focus, sel.t0, sel.t1, R, params, tpx) if params.show_icicle else None
@@ -332,7 +348,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         layers += wall.layers
         label_sets.append(wall.labels)
         mats.update(wall.materials)
-    sw_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
+    sw_rgb = all_rgb[used] if used else np.zeros((0, 3))
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]
     for n, col in zip(sw_names, sw_rgb):
         mats[n] = MaterialSpec(n, tuple(float(c) for c in col) + (1.0,), cushion=False)
@@ -344,6 +360,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
     mats.setdefault("TV3D_axis", MaterialSpec("TV3D_axis", MATERIAL_TEXT_COLOURS["TV3D_text_muted"], kind="text",
                                               cushion=False, from_attribute=False))
+    layers = [compact_materials(lay) for lay in layers]
     sun = -view_direction(params.azimuth - 35.0, 60.0)
     spec = SceneSpec(
         layers=layers, labels=LabelSet.concat(label_sets),
