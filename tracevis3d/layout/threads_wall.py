@@ -5,8 +5,8 @@ Built by `layout.icicle.icicle_layout` (the same stages as ``render-icicle``: fo
 clusters, labels, time axis) for the focused thread and the same window, then moved into
 place by one uniform scale and translation (so labels keep fitting their boxes): it stands
 on the ground behind the ring (above it in the figure, as SyncTrace's main view is above
-its context view), wider than the ring (its time axis up to 2.6 ring radii long, so ring
-and wall together fill a 16:9 frame) and at most 0.75 ring radii tall.  Its HUD (title, legend) is left out.
+its context view), wider than the ring (its time axis up to 3.2 ring radii long, so ring
+and wall together fill a 16:9 frame) and at most 0.9 ring radii tall.  Its HUD (title, legend) is left out.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def focus_wall(trace, focus: int, t0: float, t1: float, ring_radius: float, para
     if not np.all(np.isfinite(lo)):
         return None
     span = hi - lo
-    s = min(2.6 * ring_radius / max(span[0], 1e-9), 0.75 * ring_radius / max(span[2], 1e-9))
+    s = min(3.2 * ring_radius / max(span[0], 1e-9), 0.9 * ring_radius / max(span[2], 1e-9))
     origin = np.array([0.5 * (lo[0] + hi[0]), lo[1], lo[2]])
     offset = np.array([0.0, ring_radius + 8.0, 0.3])
 
