@@ -661,9 +661,15 @@ def register():
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.Scene.tracevis3d = PointerProperty(type=TraceVis3DSettings)
+    from . import threads_properties
+
+    threads_properties.register()
 
 
 def unregister():
+    from . import threads_properties
+
+    threads_properties.unregister()
     if hasattr(bpy.types.Scene, "tracevis3d"):
         del bpy.types.Scene.tracevis3d
     for cls in reversed(CLASSES):

@@ -6,10 +6,10 @@ is the debug menu) shows the call under the mouse.
 """
 import bpy
 
-from . import compare_ops, trace_ops
+from . import compare_ops, threads_ops, trace_ops
 from .trace_ops import TRACEVIS3D_OT_import_trace
 
-CLASSES = trace_ops.CLASSES + compare_ops.CLASSES
+CLASSES = trace_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
 

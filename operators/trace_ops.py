@@ -249,6 +249,10 @@ def describe_hit(context, hit: dict) -> tuple:
     i = int(hit["call"])
     _check_call(trace, i)
     d = describe_call(trace, i)
+    r = int(hit.get("release_call", -1))
+    if hit["kind"] == "curve" and 0 <= r < len(trace):  # a correspondence of the thread view
+        d["released by"] = (f"{trace.thread_names[trace.thread[r]]}: {trace.name(r).split(' (')[0]} (call {r}) "
+                            f"at {trace.start[r] / 1e3:.3f} ms")
     return str(d.get("name", f"call {i}")), d, i, ""
 
 

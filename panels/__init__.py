@@ -57,6 +57,47 @@ def draw_job(layout) -> None:
     box.label(text=job.text)
 
 
+class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
+    """Who waits on whom (SyncTrace): build the thread view; focus, colour, threads, folding,
+    zero-level radius, window; focus the picked call's thread; who released the picked call."""
+
+    bl_label = "Threads"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        ts = context.scene.tracevis3d_threads
+        layout = self.layout
+        layout.operator("tracevis3d.threads", icon="FORCE_VORTEX")
+        if ts.summary:
+            layout.label(text=ts.summary)
+        col = layout.column()
+        col.prop(ts, "focus")
+        col.prop(ts, "color_by")
+        col.prop(ts, "threads")
+        col.prop(ts, "hide_threads")
+        row = col.row(align=True)
+        row.prop(ts, "fold")
+        row.prop(ts, "max_levels")
+        row = col.row(align=True)
+        row.prop(ts, "zero_radius")
+        row.prop(ts, "focus_scale")
+        sub = col.row()
+        sub.enabled = ts.color_by == "object"
+        sub.prop(ts, "highlight_picked")
+        col.prop(ts, "show_icicle")
+        col.prop(ts, "use_window")
+        sub = col.row(align=True)
+        sub.enabled = ts.use_window
+        sub.prop(ts, "window_start")
+        sub.prop(ts, "window_end")
+        row = layout.row(align=True)
+        row.operator("tracevis3d.threads_focus_picked", icon="ZOOM_SELECTED")
+        row.operator("tracevis3d.threads_who_released", icon="LINKED")
+        for line in ts.picked_text.splitlines()[:7]:
+            layout.label(text=line)
+
+
 class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
     """Two runs side by side (TraceDiff): the second trace, τ, Compare; the tubes (colour and
     viewpoint switch at once, λ, band, β), each run's thread and focus window, brushing and
@@ -198,6 +239,7 @@ CLASSES = (
     VIEW3D_PT_tracevis3d,
     VIEW3D_PT_tracevis3d_params,
     VIEW3D_PT_tracevis3d_compare,
+    VIEW3D_PT_tracevis3d_threads,
     VIEW3D_PT_tracevis3d_render,
     VIEW3D_PT_tracevis3d_details,
 )

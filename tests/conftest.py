@@ -67,3 +67,16 @@ def json_pair_paths(tmp_path_factory) -> tuple:
     flat records and on nested records with floats and non-ASCII text), recorded once per
     session: (path A, path B, seconds of the slower recording); skips without viztracer."""
     return _recorded(tmp_path_factory, "json_pair")
+
+
+@pytest.fixture(scope="session")
+def sync_program_path(tmp_path_factory) -> pathlib.Path:
+    """tests/sync_program.py (producer → queue → consumer, a Condition, known hand-offs)
+    recorded with VizTracer --log_func_args once per session; skips without viztracer."""
+    return _recorded(tmp_path_factory, "sync_program")
+
+
+@pytest.fixture(scope="session")
+def threads_args_trace_path(tmp_path_factory) -> pathlib.Path:
+    """examples/threads_pipeline.py recorded with --log_func_args (objects of the waits)."""
+    return _recorded(tmp_path_factory, "threads_args")

@@ -54,10 +54,11 @@ def viztracer_missing() -> str | None:
 
 
 def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
-                     timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+                     timeout: float = RECORD_TIMEOUT, options: tuple = ()) -> pathlib.Path:
     """Record ``python <argv>`` with VizTracer into ``out``; raise RuntimeError naming the
     command, its exit status and its output tail on failure or timeout."""
     cmd = recorder().viztracer_command(sys.executable, str(out), argv)
+    cmd[3:3] = list(options)  # after "python -m viztracer"
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONHASHSEED"] = "0"
@@ -70,6 +71,24 @@ def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
         tail = p.stdout.decode("utf-8", "replace")[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{tail}")
     return out
+
+
+def record_viztracer_args(out: pathlib.Path, argv: list, cwd: pathlib.Path,
+                          timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """`record_viztracer` with ``--log_func_args`` (the ``self`` reprs name sync objects)."""
+    return record_viztracer(out, argv, cwd, timeout, ("--log_func_args",))
+
+
+def record_threads_args(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """examples/threads_pipeline.py recorded with ``--log_func_args`` (for the thread view)."""
+    return record_viztracer_args(out_dir / "threads_pipeline_args.json",
+                                 [str(REPO / "examples" / "threads_pipeline.py")] + THREADS_ARGS, out_dir, timeout)
+
+
+def record_sync_program(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """tests/sync_program.py (known hand-offs) recorded with ``--log_func_args``."""
+    return record_viztracer_args(out_dir / "sync_program.json", [str(REPO / "tests" / "sync_program.py")], out_dir,
+                                 timeout)
 
 
 def record_deep(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:

@@ -25,7 +25,8 @@ import traceback
 
 PKG = "bl_ext.user_default.tracevis3d"
 OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call",
-             "compare_align", "compare_brush", "compare_color_mode")
+             "compare_align", "compare_brush", "compare_color_mode", "threads", "threads_focus_picked",
+             "threads_who_released")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -124,10 +125,12 @@ def write_traces(work: pathlib.Path):
 def leftovers(bpy, ext_module_handlers_prefix=PKG):
     """Everything of ours still registered (empty list when clean)."""
     found = []
-    if hasattr(bpy.types.Scene, "tracevis3d"):
-        found.append("Scene.tracevis3d")
+    for prop in ("tracevis3d", "tracevis3d_threads"):
+        if hasattr(bpy.types.Scene, prop):
+            found.append(f"Scene.{prop}")
     for name in dir(bpy.types):
-        if name.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d")) or name == "TraceVis3DSettings":
+        if name.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d")) or name in ("TraceVis3DSettings",
+                                                                                "TraceVis3DThreadsSettings"):
             found.append(f"bpy.types.{name}")
     for op in OPERATORS:
         try:
@@ -214,7 +217,7 @@ def main(zip_path: str, work: str) -> None:
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 5 and handler,
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 6 and handler,
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -257,7 +260,8 @@ def main(zip_path: str, work: str) -> None:
         import ast
 
         src = (pathlib.Path(sys.modules[PKG].__file__).parent / "panels" / "__init__.py").read_text()
-        props = set(bpy.context.scene.tracevis3d.bl_rna.properties.keys())
+        props = set(bpy.context.scene.tracevis3d.bl_rna.properties.keys()) \
+            | set(bpy.context.scene.tracevis3d_threads.bl_rna.properties.keys())
         used_props, used_ops, bad = set(), set(), []
         for node in ast.walk(ast.parse(src)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -273,7 +277,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 8
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 11
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")

@@ -69,6 +69,7 @@ PLATFORM_TAGS = {
 ADDON_FILES = (
     "__init__.py",
     "properties.py",
+    "threads_properties.py",
     "operators",
     "panels",
     "tracevis3d",

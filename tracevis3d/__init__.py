@@ -21,6 +21,8 @@ from .model import (  # noqa: F401
     TraceWarning,
 )
 
+from .analysis.synchronisation import Synchronisation  # noqa: F401,E402  (numba-free at import)
+
 __version__ = "0.1.0"
 
 
@@ -64,3 +66,12 @@ def compare(a: Trace, b: Trace, tau: float = 0.2, **options):
     from .comparison import compare_traces
 
     return compare_traces(a, b, tau=tau, **options)
+
+
+def synchronisation(trace: Trace, **options):
+    """Who waits on whom (SyncTrace): `tracevis3d.analysis.Synchronisation` with the
+    correspondences (``wait_call``, ``release_call``, ``object``), dur_w/dur_r/dur_o and per
+    thread pair totals; ``.summary()`` is a plain-text report."""
+    from .analysis.synchronisation import synchronisation as _sync
+
+    return _sync(trace, **options)

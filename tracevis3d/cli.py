@@ -342,6 +342,9 @@ def make_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_icicle_parser(sub)
     _add_compare_parser(sub)
+    from .cli_threads import add_threads_parser
+
+    add_threads_parser(sub)
     return p
 
 
@@ -612,7 +615,13 @@ def render_compare(args) -> str:
     return _render_and_save(args, scene, out, save)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare}
+def render_threads(args) -> str:
+    from .cli_threads import render_threads as _render_threads
+
+    return _render_threads(args)
+
+
+COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads}
 
 
 def main(argv: list[str] | None = None) -> int:

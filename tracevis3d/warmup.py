@@ -86,6 +86,26 @@ def _layout_all(trace) -> None:
                                                            "hide_modules": ["pkg.mod2"]},
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
         icicle_layout(trace, IcicleParams(**kw))
+    _threads_all(trace)
+
+
+def _threads_all(trace) -> None:
+    """The thread view: analysis, layout, and the ring/ribbon mesh kernels its writer uses."""
+    import numpy as np
+
+    from .analysis.synchronisation import synchronisation
+    from .kernels.ring import ribbon_mesh, sector_mesh
+    from .layout.threads import threads_layout
+    from .layout.threads_params import ThreadsParams
+
+    spec = threads_layout(trace, ThreadsParams(resolution=(320, 180)), synchronisation(trace))
+    for lay in spec.layers:
+        if type(lay).__name__ == "SectorLayer" and len(lay):
+            a, r, h = (np.ascontiguousarray(x, np.float64) for x in (lay.angles, lay.radii, lay.heights))
+            sector_mesh(0.0, 0.0, a[:, 0].copy(), a[:, 1].copy(), r[:, 0].copy(), r[:, 1].copy(), h[:, 0].copy(),
+                        h[:, 1].copy(), 0.03)
+        elif type(lay).__name__ == "CurveLayer":
+            ribbon_mesh(np.zeros((1, 2, 3)), np.ones((1, 2, 3)))
 
 
 def _compare_scene(cmp) -> None:

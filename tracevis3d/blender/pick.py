@@ -207,6 +207,10 @@ def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> d
     for ob in coll.objects:
         if ob.type == "MESH" and "tv3d_tubes" in ob:
             t, hit = _pick_tubes(ob, origin, direction)
+        elif ob.type == "MESH" and ob.get("tv3d_kind") in ("sectors", "curves"):
+            from .threads_pick import pick_mesh_layer
+
+            t, hit = pick_mesh_layer(ob, origin, direction)
         elif is_layer_object(ob) and "call_index" in ob.data.attributes and "tv_scale" in ob.data.attributes:
             t, hit = _pick_boxes(ob, origin, direction)
         else:
@@ -222,7 +226,7 @@ def pick_ray(origin, direction, collection_name: str = "TraceVis3D") -> int | No
     """The call index of the nearest box hit by the world-space ray, or None (also when a
     tube of a comparison is in front: see `pick_ray_detail`)."""
     hit = pick_ray_detail(origin, direction, collection_name)
-    return hit["call"] if hit is not None and hit["kind"] == "box" else None
+    return hit["call"] if hit is not None and hit["kind"] in ("box", "sector") and hit["call"] >= 0 else None
 
 
 def _vec(v):

@@ -23,7 +23,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from ..layout.spec import InstanceLayer, MaterialSpec, SceneSpec, TubeLayer
+from ..layout.spec import CurveLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer, TubeLayer
 
 TAG = "tracevis3d"  # custom property marking data we created
 CUSHION_AMBIENT = 0.5
@@ -534,6 +534,10 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
                 from .tubes import write_tube_steps
 
                 gen = write_tube_steps(layer, staging, f"TV3D_{layer.name}")
+            elif isinstance(layer, (SectorLayer, CurveLayer)):
+                from .rings import write_mesh_layer_steps
+
+                gen = write_mesh_layer_steps(layer, staging, f"TV3D_{layer.name}")
             else:
                 gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
             ob = yield from _tracked(gen, made)

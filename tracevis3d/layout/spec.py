@@ -131,6 +131,87 @@ class TubeLayer:
         return self
 
 
+def _check_rows(what: str, arrays: dict, n: int, attributes: dict, material_index, materials) -> None:
+    for key, (a, shape) in arrays.items():
+        if a.dtype != np.float32 or a.shape != shape:
+            raise ValueError(f"{what}: {key} must be float32 {shape}, got {a.dtype} {a.shape}")
+    if material_index.dtype != np.int32 or material_index.shape != (n,):
+        raise ValueError(f"{what}: material_index must be int32 {(n,)}")
+    if n and (material_index.min() < 0 or material_index.max() >= len(materials)):
+        raise ValueError(f"{what}: material_index outside its {len(materials)} materials")
+    for key, a in attributes.items():
+        if a.shape[0] != n or a.dtype not in (np.int32, np.float32):
+            raise ValueError(f"{what}: attribute {key!r} must be int32/float32 of length {n}")
+
+
+@dataclass
+class SectorLayer:
+    """Bent boxes on rings (bended icicles, SyncTrace IV-B; hierarchy rings): per sector
+    ``angles`` (n, 2) float32 [a0, a1] radians counter-clockwise from +x around ``centre``
+    (x, y), ``radii`` (n, 2) float32 [r0, r1], ``heights`` (n, 2) float32 [z0, z1]; per
+    sector ``colors`` (n, 4) linear RGBA, ``material_index`` into ``materials`` and named
+    int32/float32 ``attributes`` (always ``call_index``, -1 where none).  The writer makes
+    one mesh; an arc is cut into segments of at most ``segment_deg`` degrees."""
+
+    name: str
+    angles: np.ndarray
+    radii: np.ndarray
+    heights: np.ndarray
+    colors: np.ndarray
+    material_index: np.ndarray
+    materials: list
+    attributes: dict = field(default_factory=dict)
+    centre: tuple = (0.0, 0.0)
+    segment_deg: float = 2.0
+    space: str = "world"
+
+    def __len__(self) -> int:
+        return int(self.angles.shape[0])
+
+    def validate(self) -> "SectorLayer":
+        n = len(self)
+        _check_rows(f"sectors {self.name!r}", {"angles": (self.angles, (n, 2)), "radii": (self.radii, (n, 2)),
+                                               "heights": (self.heights, (n, 2)), "colors": (self.colors, (n, 4))},
+                    n, self.attributes, self.material_index, self.materials)
+        if n and (np.any(self.radii[:, 1] < self.radii[:, 0]) or np.any(self.radii < 0)):
+            raise ValueError(f"sectors {self.name!r}: radii must be 0 <= r0 <= r1")
+        if not 0.05 <= float(self.segment_deg) <= 45.0:
+            raise ValueError(f"sectors {self.name!r}: segment_deg must be within 0.05..45")
+        return self
+
+
+@dataclass
+class CurveLayer:
+    """Thin filled curves (correspondences, call relations): curve k is the ribbon between
+    the polylines ``left[k]`` and ``right[k]`` ((m, s, 3) float32 world points, s >= 2; a
+    line is a ribbon whose sides are a pixel apart); per curve ``colors`` (m, 4) linear RGBA
+    (alpha: semi-transparency), ``material_index`` into ``materials`` and named int32/float32
+    ``attributes`` (e.g. ``corr_index``, ``wait_call``, ``release_call``).  The writer makes
+    one mesh whose faces carry their curve's attributes."""
+
+    name: str
+    left: np.ndarray
+    right: np.ndarray
+    colors: np.ndarray
+    material_index: np.ndarray
+    materials: list
+    attributes: dict = field(default_factory=dict)
+    space: str = "world"
+
+    def __len__(self) -> int:
+        return int(self.left.shape[0])
+
+    def validate(self) -> "CurveLayer":
+        m = len(self)
+        s = self.left.shape[1] if self.left.ndim == 3 else 0
+        _check_rows(f"curves {self.name!r}", {"left": (self.left, (m, s, 3)), "right": (self.right, (m, s, 3)),
+                                              "colors": (self.colors, (m, 4))},
+                    m, self.attributes, self.material_index, self.materials)
+        if m and s < 2:
+            raise ValueError(f"curves {self.name!r}: need at least 2 samples per curve, got {s}")
+        return self
+
+
 @dataclass
 class LabelSet:
     texts: list  # str per label
@@ -224,7 +305,7 @@ class LightSpec:
 
 @dataclass
 class SceneSpec:
-    layers: list  # InstanceLayer
+    layers: list  # InstanceLayer, TubeLayer, SectorLayer, CurveLayer
     labels: LabelSet
     legend: list  # LegendEntry
     materials: dict  # name -> MaterialSpec

@@ -1,0 +1,223 @@
+"""SyncTrace analysis: correspondence sweep, outermost pairs and dur_x against brute-force
+twins on random traces; object attribution of C lock calls; a real recorded program whose
+hand-offs are known."""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import tracevis3d
+from tracevis3d.analysis.sync_objects import SOURCE_ANCESTOR, SOURCE_OWN, SOURCE_SITE, object_from_self
+from tracevis3d.kernels import correspondence as kc
+from tracevis3d.model import KIND_RELEASE, KIND_WAIT, Trace
+
+from tree_factory import random_trace
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def with_objects(tr: Trace, n_obj: int, seed: int) -> Trace:
+    """``tr`` with 1-2 random objects (of ``n_obj``) on every wait/release call."""
+    rng = np.random.default_rng(seed)
+    sync = (tr.kind == KIND_WAIT) | (tr.kind == KIND_RELEASE)
+    lens = np.where(sync, rng.integers(1, min(2, n_obj) + 1, len(tr)), 0)
+    ptr = np.zeros(len(tr) + 1, np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    ids = np.concatenate([rng.choice(n_obj, k, replace=False) for k in lens]).astype(np.int32) \
+        if lens.sum() else np.zeros(0, np.int32)
+    tr.obj_ptr, tr.obj_ids = ptr, ids
+    tr.object_names = [f"lock#{k}" for k in range(n_obj)]
+    return tr
+
+
+def brute_correspondences(tr: Trace) -> set:
+    """Eq. 6-7 by definition: every (wait, release) pair on different threads sharing an
+    object, with the release starting inside the wait."""
+    out = set()
+    waits = np.flatnonzero(tr.kind == KIND_WAIT)
+    rels = np.flatnonzero(tr.kind == KIND_RELEASE)
+    for w in waits.tolist():
+        ow = set(tr.objects_of(w))
+        for r in rels.tolist():
+            if tr.thread[w] != tr.thread[r] and ow & set(tr.objects_of(r)) \
+                    and tr.start[w] <= tr.start[r] <= tr.end[w]:
+                out.add((w, r))
+    return out
+
+
+def brute_primary(tr: Trace, pairs: set) -> set:
+    """Pairs no other pair (w' ⊇ w among waits, r' ⊇ r among releases) dominates."""
+    def chain(i, kind):
+        out = [i]
+        p = tr.parent[i]
+        while p >= 0:
+            if tr.kind[p] == kind:
+                out.append(int(p))
+            p = tr.parent[p]
+        return out
+
+    keep = set()
+    for w, r in pairs:
+        dominated = any((a, b) in pairs and (a, b) != (w, r)
+                        for a in chain(w, KIND_WAIT) for b in chain(r, KIND_RELEASE))
+        if not dominated:
+            keep.add((w, r))
+    return keep
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), threads=st.integers(1, 4), n_obj=st.integers(1, 4))
+def test_sweep_and_outermost_pairs_match_brute_force(seed, threads, n_obj):
+    tr = with_objects(random_trace(n_roots=6, fanout=3, max_depth=4, threads=threads, seed=seed, kinds=True),
+                      n_obj, seed)
+    s = tracevis3d.synchronisation(tr, max_per_wait=10 ** 6)
+    got = set(zip(s.wait_call.tolist(), s.release_call.tolist()))
+    want = brute_correspondences(tr)
+    assert got == want
+    assert len(got) == len(s)  # one row per pair
+    for k in range(len(s)):  # the reported object is shared and the lowest shared one
+        shared = set(tr.obj_ids[tr.obj_ptr[s.wait_call[k]]:tr.obj_ptr[s.wait_call[k] + 1]].tolist()) \
+            & set(tr.obj_ids[tr.obj_ptr[s.release_call[k]]:tr.obj_ptr[s.release_call[k] + 1]].tolist())
+        assert s.object[k] == min(shared)
+    prim = {(int(w), int(r)) for w, r, p in zip(s.wait_call, s.release_call, s.primary) if p}
+    assert prim == brute_primary(tr, want)
+
+
+def test_sweep_cap_drops_and_counts():
+    # one long wait on thread 0, 5 releases of the same object on thread 1 inside it
+    start = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    end = np.array([100.0, 1.5, 2.5, 3.5, 4.5, 5.5])
+    tr = Trace.from_arrays(np.zeros(6), start, end, [-1, -1, -1, -1, -1, -1], [0, 1, 1, 1, 1, 1],
+                           kind=[KIND_WAIT] + [KIND_RELEASE] * 5)
+    tr = with_objects(tr, 1, 0)
+    s = tracevis3d.synchronisation(tr, max_per_wait=3)
+    assert len(s) == 3 and s.dropped == 2
+    assert s.release_call.tolist() == [3, 4, 5]  # the latest ones are kept (the last ended the wait)
+
+
+def test_dur_x_match_brute_force():
+    tr = random_trace(n_roots=8, threads=2, seed=5, kinds=True)
+    s = tracevis3d.synchronisation(tr)
+
+    def dur_x(i, which):
+        if tr.kind[i] == which:
+            return tr.end[i] - tr.start[i]
+        return sum(dur_x(c, which) for c in np.flatnonzero(tr.parent == i))
+
+    for which, got in ((1, s.dur_w), (2, s.dur_r), (3, s.dur_o)):
+        want = [dur_x(i, which) for i in range(len(tr))]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("<Condition(<locked _thread.lock object at 0x7f02b3c5f800>, 0)>", "_thread.lock@0x7f02b3c5f800"),
+    ("<Condition(<locked _thread.RLock object owner=1396 count=1 at 0x7f02b3c5f300>, 0)>",
+     "_thread.RLock@0x7f02b3c5f300"),
+    ("_ModuleLock('docutils.parsers.rst') at 140426794383056", "_ModuleLock('docutils.parsers.rst')"),
+    ("<threading.Event at 0x7f02b3c5f690: unset>", "threading.Event@0x7f02b3c5f690"),
+    ("<threading.Semaphore at 0x7f02b3c77250: value=0>", "threading.Semaphore@0x7f02b3c77250"),
+    ("<queue.Queue object at 0x7f02b3c5ea50>", "queue.Queue@0x7f02b3c5ea50"),
+    ("<Future at 0x7f02b2c25410 state=running>", "Future@0x7f02b2c25410"),
+    ("<Thread(parse_2, started 139649547749056)>", "Thread(parse_2)"),
+    ("<_StderrHandler <stderr> (WARNING)>", None),
+    ("42", None),
+])
+def test_object_from_self(text, name):
+    assert object_from_self(text) == name
+
+
+def _args_tables(args_by_call: dict) -> dict:
+    calls = sorted(args_by_call)
+    blobs = [json.dumps({"func_args": args_by_call[c]}).encode() for c in calls]
+    ptr = np.zeros(len(calls) + 1, np.int64)
+    np.cumsum([len(b) for b in blobs], out=ptr[1:])
+    return dict(args_call=np.array(calls, np.int32), args_ptr=ptr,
+                args_blob=np.frombuffer(b"".join(blobs), np.uint8).copy())
+
+
+def test_c_lock_calls_take_their_wrappers_object():
+    names = ["Condition.wait (threading.py:295)", "_thread.lock.acquire", "Condition.notify (threading.py:366)",
+             "_thread.lock.release", "worker (w.py:1)", "_imp.acquire_lock", "_ModuleLock.acquire (<frozen>:100)"]
+    # thread 0: Condition.wait [0,100] > lock.acquire [10,90]; worker > _imp.acquire_lock
+    #           _ModuleLock.acquire > lock.acquire
+    # thread 1: Condition.notify [50,60] > lock.release [52,55]
+    func = [0, 1, 4, 5, 6, 1, 2, 3]
+    start = [0, 10, 200, 210, 300, 310, 50, 52]
+    end = [100, 90, 250, 220, 400, 390, 60, 55]
+    parent = [-1, 0, -1, 2, -1, 4, -1, 6]
+    thread = [0, 0, 0, 0, 0, 0, 1, 1]
+    kind = [1, 1, 0, 1, 1, 1, 2, 2]
+    cond = "<Condition(<locked _thread.lock object at 0x7f00000000a0>, 0)>"
+    tr = Trace.from_arrays(func, start, end, parent, thread, function_names=names, kind=kind,
+                           **_args_tables({0: {"self": cond, "timeout": "None"}, 6: {"self": cond, "n": "1"},
+                                           4: {"self": "_ModuleLock('json') at 140426794383056"}}))
+    tr.check()
+    s = tracevis3d.synchronisation(tr)
+    assert s.objects_of(1) == ["_thread.lock@0x7f00000000a0"] and s.obj_source[1] == SOURCE_ANCESTOR
+    assert s.objects_of(7) == ["_thread.lock@0x7f00000000a0"] and s.obj_source[7] == SOURCE_ANCESTOR
+    assert s.objects_of(0) == ["_thread.lock@0x7f00000000a0"] and s.obj_source[0] == SOURCE_OWN
+    assert s.objects_of(5) == ["_ModuleLock('json')"] and s.obj_source[5] == SOURCE_ANCESTOR
+    assert s.objects_of(3) == ["site:_imp in worker"] and s.obj_source[3] == SOURCE_SITE
+    assert s.objects_of(2) == []  # not a sync call
+    pairs = {(int(w), int(r)): bool(p) for w, r, p in zip(s.wait_call, s.release_call, s.primary)}
+    assert pairs == {(0, 6): True, (0, 7): False, (1, 6): False, (1, 7): False}
+    assert s.pair_wait_us[0, 1] == 100 and s.pair_waits[0, 1] == 1
+    assert "thread 0 waited 100 µs on thread 1" in s.summary()
+
+
+# ------------------------------------------------------------------ a real recorded program
+@pytest.fixture(scope="module")
+def program_trace(sync_program_path):
+    return tracevis3d.load(sync_program_path)
+
+
+def test_recorded_program_hand_offs_all_found_none_invented(program_trace):
+    sys.path.insert(0, str(HERE)) if str(HERE) not in sys.path else None
+    import sync_program
+
+    tr = program_trace
+    s = tracevis3d.synchronisation(tr)
+    tid = {n: k for k, n in enumerate(tr.thread_names)}
+    assert {"MainThread", "consumer", "producer"} <= set(tid)
+
+    def short(i):
+        return tr.name(int(i)).split(" (", 1)[0]
+
+    gets = [i for i in np.flatnonzero(tr.thread == tid["consumer"]) if short(i) == "Queue.get"]
+    puts = [i for i in np.flatnonzero(tr.thread == tid["producer"]) if short(i) == "Queue.put"]
+    assert len(gets) == len(puts) == sync_program.ITEMS
+    queue_pairs, cond_pairs, start_pairs = [], [], []
+    for w, r, p in zip(s.wait_call.tolist(), s.release_call.tolist(), s.primary.tolist()):
+        if not p:
+            continue
+        tw, trl = tr.thread_names[tr.thread[w]], tr.thread_names[tr.thread[r]]
+        if (tw, short(w), trl, short(r)) == ("consumer", "Queue.get", "producer", "Queue.put"):
+            queue_pairs.append((w, r))
+        elif (tw, short(w), trl, short(r)) == ("MainThread", "Condition.wait", "consumer", "Condition.notify_all"):
+            cond_pairs.append((w, r))
+        elif tw == "MainThread" and short(w) == "Event.wait" and short(r) == "Event.set" and trl != tw:
+            start_pairs.append((w, r))
+        else:
+            pytest.fail(f"invented hand-off: {tw} {short(w)} <- {trl} {short(r)}")
+    # every true hand-off found: the k-th put ends the k-th get, once each
+    assert queue_pairs == list(zip(gets, puts))
+    assert len(cond_pairs) == 1
+    assert len({r for _, r in start_pairs}) == len(start_pairs) <= 2
+    # every other correspondence lies inside one of these (nested calls of the same hand-off)
+    prim = np.flatnonzero(s.primary)
+    for k in np.flatnonzero(~s.primary):
+        w, r = s.wait_call[k], s.release_call[k]
+        assert any(s.wait_call[j] <= w < tr.end_index[s.wait_call[j]]
+                   and s.release_call[j] <= r < tr.end_index[s.release_call[j]] for j in prim)
+    # the queue's objects: C lock calls took their wrappers' objects
+    q_obj = {s.object_names[s.object[np.flatnonzero((s.wait_call == w) & (s.release_call == r))[0]]]
+             for w, r in queue_pairs}
+    assert len(q_obj) == 1 and next(iter(q_obj)).startswith("queue.Queue@0x")
+    acquires = [i for i in np.flatnonzero(tr.kind == KIND_WAIT) if short(i) == "_thread.lock.acquire"
+                and short(tr.parent[i]) == "Condition.wait"]
+    assert acquires and all(s.obj_source[i] == SOURCE_ANCESTOR for i in acquires)
+    text = s.summary()
+    assert "consumer waited" in text and "on producer" in text and "MainThread waited" in text

@@ -1,0 +1,140 @@
+"""Thread view stages without Blender: ring geometry, thread colours, the sector mesh kernel
+against a plain-Python twin, and the layout's parameters on the recorded program."""
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.kernels.ring import ribbon_mesh, sector_mesh
+from tracevis3d.layout.corr_curves import object_colour_index
+from tracevis3d.layout.ring import FOLDED, level_radii, neighbour_distinct, sector_angles
+from tracevis3d.layout.threads import threads_layout
+from tracevis3d.layout.threads_params import ThreadsParams
+
+
+@pytest.mark.parametrize("n", list(range(1, 50)))
+def test_no_two_neighbours_share_a_colour(n):
+    for m in (3, 4, 7, 10):
+        c = neighbour_distinct(n, m)
+        assert c.min() >= 0 and c.max() < max(m, 3)
+        if n > 1:
+            assert all(c[k] != c[(k + 1) % n] for k in range(n) if (k + 1) % n != k)
+
+
+@pytest.mark.parametrize("n, focus, scale", [(1, 0, 3.0), (2, 1, 2.5), (5, 3, 4.0), (43, 10, 2.5)])
+def test_sector_angles(n, focus, scale):
+    a0, a1 = sector_angles(n, focus, scale)
+    w = a1 - a0
+    assert np.isclose(0.5 * (a0[focus] + a1[focus]), -np.pi / 2)
+    if n > 1:
+        others = np.delete(w, focus)
+        assert np.allclose(others, others[0]) and np.isclose(w[focus], scale * others[0])
+    order = np.argsort(a0)
+    assert np.all(a0[order][1:] >= a1[order][:-1])  # no overlap
+    assert a1.max() - a0.min() <= 2 * np.pi + 1e-9
+
+
+def test_fold_shrinks_the_first_levels():
+    r0, r1 = level_radii(6, 10.0, 2)
+    assert np.isclose(r0[0], 10.0) and np.isclose(r0[2] - r0[0], 2 * FOLDED) and np.isclose(r0[3] - r0[2], 1.0)
+    assert np.all(r1 > r0)
+
+
+def _sector_twin(a0, a1, r0, r1, z0, z1, max_seg):
+    """Plain Python: the corners of each cut of every sector."""
+    out = []
+    for i in range(len(a0)):
+        k = min(max(int(np.ceil((a1[i] - a0[i]) / max_seg)), 1), 64)
+        for j in range(k + 1):
+            a = a0[i] + (a1[i] - a0[i]) * j / k
+            for r, z in ((r0[i], z0[i]), (r1[i], z0[i]), (r1[i], z1[i]), (r0[i], z1[i])):
+                out.append((r * np.cos(a), r * np.sin(a), z))
+    return np.array(out)
+
+
+def test_sector_mesh_matches_twin():
+    rng = np.random.default_rng(4)
+    n = 40
+    a0 = rng.uniform(-3, 3, n)
+    a1 = a0 + rng.uniform(1e-4, 2.0, n)
+    r0 = rng.uniform(1, 5, n)
+    r1 = r0 + rng.uniform(0.1, 1, n)
+    z0 = np.zeros(n)
+    z1 = rng.uniform(0.1, 2, n)
+    v, q, owner = sector_mesh(0.0, 0.0, a0, a1, r0, r1, z0, z1, np.radians(5.0))
+    np.testing.assert_allclose(v, _sector_twin(a0, a1, r0, r1, z0, z1, np.radians(5.0)), rtol=1e-5, atol=1e-5)
+    assert q.min() >= 0 and q.max() < len(v)
+    assert np.array_equal(np.unique(owner), np.arange(n))
+    # every face's vertices belong to its own sector's block of vertices
+    k = np.minimum(np.maximum(np.ceil((a1 - a0) / np.radians(5.0)), 1), 64).astype(int)
+    first = np.r_[0, np.cumsum(4 * (k + 1))]
+    assert np.all(q >= first[owner][:, None]) and np.all(q < first[owner + 1][:, None])
+    lv, lq, lf = ribbon_mesh(np.zeros((2, 3, 3)), np.ones((2, 3, 3)))
+    assert lv.shape == (12, 3) and lq.shape == (4, 4) and lf.tolist() == [0, 0, 1, 1]
+
+
+@pytest.fixture(scope="module")
+def program(sync_program_path):
+    tr = tracevis3d.load(sync_program_path)
+    return tr, tracevis3d.synchronisation(tr)
+
+
+def test_parameters_of_the_layout(program):
+    tr, sync = program
+    base = threads_layout(tr, ThreadsParams(resolution=(640, 360)), sync)
+    assert base.meta["lane_names"][base.meta["focus_lane"]] in ("consumer", "MainThread")
+    order = threads_layout(tr, ThreadsParams(threads=["producer", "consumer", "MainThread"], resolution=(640, 360)),
+                           sync)
+    assert order.meta["lane_names"] == ["producer", "consumer", "MainThread"]
+    hidden = threads_layout(tr, ThreadsParams(hide_threads=["MainThread"], focus="consumer", resolution=(640, 360)),
+                            sync)
+    assert hidden.meta["lane_names"] == ["consumer", "producer"]
+    assert hidden.meta["n_curves"] == 6  # the six queue hand-offs; MainThread's wait is hidden
+    t0, t1 = base.meta["t0"], base.meta["t1"]
+    win = threads_layout(tr, ThreadsParams(time_window=(t0, t0 + 0.65 * (t1 - t0)), resolution=(640, 360)), sync)
+    assert 0 < win.meta["n_curves"] < base.meta["n_curves"]
+    folded = threads_layout(tr, ThreadsParams(fold=2, zero_radius=9.0, resolution=(640, 360)), sync)
+    assert folded.meta["zero_radius"] == 9.0 and folded.meta["outer_radius"] < base.meta["outer_radius"]
+    wide = threads_layout(tr, ThreadsParams(focus="producer", focus_scale=5.0, resolution=(640, 360)), sync)
+    ang = np.array(wide.meta["lane_angles"])
+    assert int(np.argmax(ang[:, 1] - ang[:, 0])) == wide.meta["lane_names"].index("producer")
+    none = threads_layout(tr, ThreadsParams(max_curves=0, resolution=(640, 360)), sync)
+    assert none.meta["n_curves"] == 0 and none.meta["n_compound"] >= 1
+    with pytest.raises(ValueError, match="hidden"):
+        threads_layout(tr, ThreadsParams(focus="producer", hide_threads=["producer"]), sync)
+    with pytest.raises(ValueError, match="color_by"):
+        threads_layout(tr, ThreadsParams(color_by="rainbow"), sync)
+
+
+def test_object_mode_greys_objects_one_thread_waited_on(program):
+    tr, sync = program
+    objs = np.arange(len(sync.object_names))
+    k = object_colour_index(sync, objs)
+    waiters = {}
+    for w, o in zip(sync.wait_call.tolist(), sync.object.tolist()):
+        waiters.setdefault(o, set()).add(int(tr.thread[w]))
+    for o in objs.tolist():
+        assert (k[o] >= 0) == (len(waiters.get(o, ())) >= 2)
+    spec = threads_layout(tr, ThreadsParams(color_by="object", resolution=(640, 360)), sync)
+    from tracevis3d.layout.threads import GREY
+
+    corr = spec.layer("corr")
+    is_grey = np.all(np.isclose(corr.colors[:, :3], GREY, atol=1e-6), axis=1)
+    for g, o in zip(is_grey.tolist(), corr.attributes["object"].tolist()):
+        assert g == (k[o] < 0)
+
+
+def test_highlighted_wait_colours_curves_by_shared_objects(program):
+    tr, sync = program
+    get = next(int(w) for w, p in zip(sync.wait_call, sync.primary) if p and tr.name(int(w)).startswith("Queue.get"))
+    spec = threads_layout(tr, ThreadsParams(color_by="object", highlight=get, resolution=(640, 360)), sync)
+    from tracevis3d.layout.threads import GREY, HIGHLIGHT_RGB
+
+    corr = spec.layer("corr")
+    palette = np.vstack([HIGHLIGHT_RGB, GREY[None]])
+    cls = np.argmin(np.abs(corr.colors[:, None, :3] - palette[None]).sum(-1), axis=1)
+    mine = set(sync.objects_of(get))
+    for c, w in zip(cls.tolist(), corr.attributes["wait_call"].tolist()):
+        theirs = set(sync.objects_of(w))
+        assert c == (0 if theirs == mine else 1 if theirs & mine else 2)
+    assert (cls == 0).sum() >= 6  # the six queue waits
+    assert (cls == 2).sum() >= 1  # MainThread's Condition.wait: another object

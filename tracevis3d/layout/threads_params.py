@@ -1,0 +1,88 @@
+"""Parameters of the thread view (SyncTrace IV-B, IV-C as parameters), bpy-free."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+THREAD_COLOR_BY = ("kind", "thread", "object")
+
+
+@dataclass
+class ThreadsParams:
+    """What the thread view shows and how.
+
+    - ``focus``: the thread (name or index) shown as the straight extruded icicle behind the
+      ring and whose sector is enlarged ``focus_scale`` times (Fig. 7); None = the thread
+      that waits longest on others;
+    - ``color_by``: ``kind`` (bars brown/red/green by wait vs I/O share, IV-B3; curves in the
+      waiting thread's colour), ``thread`` (bars and curves in thread colours), ``object``
+      (bars by kind; curves by object, grey when only one thread ever waited on it);
+    - ``threads``: threads to show in ring order (names or indices; None = all, default
+      order); ``hide_threads``: threads to leave out;
+    - ``fold``: the first ``fold`` stack levels are folded thin (fisheye, IV-C);
+      ``max_levels``: levels shown in the ring (deeper calls are left out);
+    - ``zero_radius``: radius of level 0 in level widths (room for the curves inside);
+    - ``time_window``: (t0, t1) µs; ``cluster_px``: calls narrower than this many pixels
+      are merged into lighter clusters and their curves into compound curves (IV-B2);
+    - ``max_curves``: at most this many single curves (the longest waits), the rest
+      are drawn as compound curves;
+    - ``highlight``: a wait call (index); in object mode its curves' colours say which
+      waits act on the same objects (red), share one (brown) or none (grey), IV-B3.
+    """
+
+    focus: object = None
+    color_by: str = "kind"
+    threads: list | None = None
+    hide_threads: list = field(default_factory=list)
+    fold: int = 0
+    max_levels: int = 14
+    zero_radius: float = 14.0
+    focus_scale: float = 2.5
+    time_window: tuple | None = None
+    cluster_px: float = 1.5
+    resolution: tuple = (1920, 1080)
+    label_px: float = 18.0
+    show_icicle: bool = True
+    show_legend: bool = True
+    show_title: bool = True
+    show_labels: bool = True
+    title: str | None = None
+    max_curves: int = 5000
+    highlight: int | None = None
+    elevation: float = 42.0
+    azimuth: float = 0.0
+    lens_mm: float = 50.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def validate(self) -> "ThreadsParams":
+        if self.color_by not in THREAD_COLOR_BY:
+            raise ValueError(f"color_by must be one of {THREAD_COLOR_BY}, got {self.color_by!r}")
+        try:
+            w, h = (int(x) for x in self.resolution)
+        except (TypeError, ValueError):
+            raise ValueError(f"resolution must be (width, height), got {self.resolution!r}") from None
+        if not (16 <= w <= 16384 and 16 <= h <= 16384):
+            raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
+        self.resolution = (w, h)
+        if self.time_window is not None:
+            try:
+                t0, t1 = (float(x) for x in self.time_window)
+            except (TypeError, ValueError):
+                raise ValueError(f"time_window must be (t0, t1) in µs, got {self.time_window!r}") from None
+            if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
+                raise ValueError(f"time_window must have finite t0 < t1, got {self.time_window!r}")
+            self.time_window = (t0, t1)
+        if self.highlight is not None and not (isinstance(self.highlight, int) and self.highlight >= 0):
+            raise ValueError(f"highlight must be a call index >= 0, got {self.highlight!r}")
+        for name, lo, hi in (("fold", 0, 1000), ("max_levels", 1, 1000), ("max_curves", 0, 10 ** 8)):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and lo <= v <= hi):
+                raise ValueError(f"{name} must be an integer within {lo}..{hi}, got {v!r}")
+        for name, lo, hi in (("zero_radius", 1.0, 1000.0), ("focus_scale", 1.0, 50.0), ("cluster_px", 0.0, 100.0),
+                             ("label_px", 8.0, 200.0), ("elevation", 5.0, 89.0), ("lens_mm", 10.0, 300.0)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
+                raise ValueError(f"{name} must be a number within {lo}..{hi}, got {v!r}")
+        return self
