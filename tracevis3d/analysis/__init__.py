@@ -1,3 +1,5 @@
 """Analyses over a `Trace`: results as small dataclasses of numpy arrays (no bpy, no numba here;
 the work is done by `tracevis3d.kernels`)."""
+from .filters import (FilterSpec, Filtered, Patterns, Utilities, filter_trace, function_mask,  # noqa: F401
+                      repeated_patterns, top_utilities, utilities)
 from .structure import Structure, structure_of  # noqa: F401
