@@ -350,6 +350,9 @@ def make_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_icicle_parser(sub)
     _add_compare_parser(sub)
+    from . import cli_cone, cli as this
+
+    cli_cone.add_cone_parser(sub, this)
     return p
 
 
@@ -620,7 +623,13 @@ def render_compare(args) -> str:
     return _render_and_save(args, scene, out, save)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare}
+def render_cone(args) -> str:
+    from .cli_cone import render_cone as run
+
+    return run(args)
+
+
+COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-cone": render_cone}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..kernels.tubes import tube_mesh
+from ..kernels.tubes import tube_mesh, tube_mesh_normal
 from ..layout.spec import TubeLayer
 
 _TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
@@ -20,8 +20,9 @@ _TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", 
 
 def tube_mesh_arrays(layer: TubeLayer):
     """(vertices float32 (nv, 3), quads int32 (nf, 4), tube of each face int32)."""
-    return tube_mesh(np.ascontiguousarray(layer.centres, np.float64), np.ascontiguousarray(layer.half_x, np.float64),
-                     np.ascontiguousarray(layer.half_y, np.float64), int(layer.sides))
+    mesh = tube_mesh_normal if getattr(layer, "cross_section", "horizontal") == "normal" else tube_mesh
+    return mesh(np.ascontiguousarray(layer.centres, np.float64), np.ascontiguousarray(layer.half_x, np.float64),
+                np.ascontiguousarray(layer.half_y, np.float64), int(layer.sides))
 
 
 def write_tube_steps(layer: TubeLayer, coll, object_name: str):

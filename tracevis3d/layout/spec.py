@@ -93,6 +93,7 @@ class TubeLayer:
     attributes: dict = field(default_factory=dict)
     sides: int = 8
     space: str = "world"
+    cross_section: str = "horizontal"  # "horizontal" (TraceDiff tubes) | "normal" (round in any direction)
 
     def __len__(self) -> int:
         return int(self.centres.shape[0])
@@ -119,6 +120,8 @@ class TubeLayer:
                 raise ValueError(f"tubes {self.name!r}: attribute {key!r} must be int32/float32 of length {m}")
         if not 3 <= int(self.sides) <= 64:
             raise ValueError(f"tubes {self.name!r}: sides must be within 3..64")
+        if self.cross_section not in ("horizontal", "normal"):
+            raise ValueError(f"tubes {self.name!r}: cross_section must be 'horizontal' or 'normal'")
         return self
 
 
