@@ -24,6 +24,8 @@ def add_cone_parser(sub, cli) -> None:
     g.add_argument("--hide-module", action="append", type=cli._module, default=[], metavar="MODULE",
                    help="hide calls of MODULE and its submodules; repeatable")
     cli._add_filter_args(g)
+    g.add_argument("--expand-recursion", action="store_true",
+                   help="one level per recursive call (default: direct recursion is one node, labelled '(N× recursive)')")
     g = r.add_argument_group("appearance")
     g.add_argument("--orientation", choices=["vertical", "horizontal"], default="vertical",
                    help="vertical: root on top (default); horizontal: root on the left")
@@ -41,7 +43,8 @@ def add_cone_parser(sub, cli) -> None:
 def cone_params(args):
     from .layout.cone import ConeParams
 
-    return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, hide=list(args.hide),
+    return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, fold_recursion=not args.expand_recursion,
+                      hide=list(args.hide),
                       hide_modules=list(args.hide_module), hide_utilities=args.hide_utilities,
                       collapse_patterns=args.collapse_patterns, color_by=args.color_by,
                       resolution=args.resolution, label_px=args.label_px, max_labels=args.max_labels,

@@ -27,13 +27,17 @@ class ContextTree:
     calls: np.ndarray
     first: np.ndarray
     per_thread: bool
+    recursion: np.ndarray = None  # per node: depth of the direct recursion folded into it (1: none)
 
     def __len__(self) -> int:
         return int(self.parent.shape[0])
 
     def name(self, k: int) -> str:
         if k == 0:
-            return "all threads" if self.per_thread else (self.trace.meta.get("source", "") or "trace")
+            if self.per_thread:
+                return "all threads"
+            return self.trace.thread_names[int(self.thread[1])] if len(self) > 1 and self.thread[1] >= 0 \
+                else "trace"
         if self.func[k] < 0:
             return self.trace.thread_names[self.thread[k]]
         return self.trace.function_names[self.func[k]]
@@ -43,16 +47,17 @@ class ContextTree:
         return np.flatnonzero(self.ctx == k)
 
 
-def calling_context_tree(trace: Trace, per_thread: bool | None = None) -> ContextTree:
+def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recursion: bool = False) -> ContextTree:
     """The CCT of ``trace`` (`kernels.cone.calling_context_tree`, O(n)); ``per_thread``
-    defaults to True when the trace has more than one thread with calls."""
+    defaults to True when the trace has more than one thread with calls;
+    ``fold_recursion``: direct recursion stays in one node."""
     from ..kernels.cone import calling_context_tree as cct
 
     if per_thread is None:
         per_thread = int(np.unique(trace.thread).size) > 1
-    ctx, par, func, thr, time, calls, first = cct(trace.func, trace.parent, trace.thread, trace.end - trace.start,
-                                                 trace.n_threads, bool(per_thread))
-    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread))
+    ctx, par, func, thr, time, calls, first, rec = cct(trace.func, trace.parent, trace.thread, trace.end - trace.start,
+                                                      trace.n_threads, bool(per_thread), bool(fold_recursion))
+    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec)
 
 
 @dataclass(eq=False)

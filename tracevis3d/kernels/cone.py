@@ -27,12 +27,17 @@ from .gamma import _table_size, splitmix64
 
 
 @njit(cache=True, nogil=True)
-def calling_context_tree(func, parent, thread, dur, n_threads, per_thread):
+def calling_context_tree(func, parent, thread, dur, n_threads, per_thread, fold_recursion):
     """The CCT of calls in per-thread pre-order (module docstring).
+
+    ``fold_recursion``: a call of the same function as its parent (direct recursion) joins
+    its parent's node instead of opening a new level, so a 100-deep recursion is one node
+    (its time is counted once, at the outermost call); ``node_depth`` says how deep the
+    folded recursion went (1: none).
 
     Node 0 is the root (the whole trace); with ``per_thread`` nodes 1..T are the threads
     and a thread's root calls hang below its node, else below node 0.  Returns
-    ``(ctx, node_parent, node_func, node_thread, node_time, node_calls, node_first)``:
+    ``(ctx, node_parent, node_func, node_thread, node_time, node_calls, node_first, node_depth)``:
     ``ctx[i]`` the node of call i; ``node_func`` -1 for the root and thread nodes;
     ``node_time`` the summed inclusive time of the node's calls (µs), ``node_calls`` their
     number, ``node_first`` the first of them (-1 for pseudo nodes).  O(n)."""
@@ -46,6 +51,8 @@ def calling_context_tree(func, parent, thread, dur, n_threads, per_thread):
     ntime = np.zeros(cap, np.float64)
     ncalls = np.zeros(cap, np.int64)
     nfirst = np.full(cap, -1, np.int64)
+    nrec = np.ones(cap, np.int64)
+    rec = np.ones(n, np.int64)
     for t in range(n_threads if per_thread else 0):
         npar[1 + t] = 0
         nthr[1 + t] = t
@@ -55,6 +62,14 @@ def calling_context_tree(func, parent, thread, dur, n_threads, per_thread):
     n_nodes = n_pseudo
     for i in range(n):
         p = parent[i]
+        if fold_recursion and p >= 0 and func[p] == func[i]:
+            k = ctx[p]
+            ctx[i] = k
+            rec[i] = rec[p] + 1
+            if rec[i] > nrec[k]:
+                nrec[k] = rec[i]
+            ncalls[k] += 1
+            continue
         if p >= 0:
             up = ctx[p]
         else:
@@ -87,7 +102,7 @@ def calling_context_tree(func, parent, thread, dur, n_threads, per_thread):
             if per_thread:
                 ntime[0] += dur[i]
     return (ctx, npar[:n_nodes].copy(), nfunc[:n_nodes].copy(), nthr[:n_nodes].copy(),
-            ntime[:n_nodes].copy(), ncalls[:n_nodes].copy(), nfirst[:n_nodes].copy())
+            ntime[:n_nodes].copy(), ncalls[:n_nodes].copy(), nfirst[:n_nodes].copy(), nrec[:n_nodes].copy())
 
 
 @njit(cache=True, nogil=True)

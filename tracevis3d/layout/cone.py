@@ -45,10 +45,13 @@ class ConeParams:
     """Parameters of `cone_layout`.  ``max_nodes``: calling contexts drawn (the largest by
     inclusive time); ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
     the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
-    ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes."""
+    ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
+    ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
+    needle of one level per recursive call."""
 
     max_nodes: int = 300
     orientation: str = "vertical"
+    fold_recursion: bool = True
     hide: list = field(default_factory=list)
     hide_modules: list = field(default_factory=list)
     hide_utilities: int = 0
@@ -141,7 +144,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     tr = filt.trace
     if len(tr) == 0:
         raise ValueError("no calls to show: the filters hide every call")
-    cct = calling_context_tree(tr)
+    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
     pruned = prune_by_time(cct, params.max_nodes, filt.partial if filt.partial.any() else None)
     node = pruned.node
     time = cct.time[node]

@@ -15,7 +15,7 @@ from .text import ASCENT, DESCENT, cut_end, text_width
 
 EDGE_RGB = tuple(float(c) for c in oklch_rgb(0.62, 0.01, 250.0))
 RING_RGB = tuple(float(c) for c in oklch_rgb(0.80, 0.02, 250.0))
-PARTIAL_RGB = tuple(float(c) for c in oklch_rgb(0.25, 0.01, 250.0))
+PARTIAL_RGB = tuple(float(c) for c in oklch_rgb(0.38, 0.01, 250.0))
 SPHERE_SAMPLES = 11
 RING_SAMPLES = 49
 LABEL_MAX_EM = 18.0
@@ -85,8 +85,8 @@ def partial_stubs(pos, radius, partial, down, level_h) -> TubeLayer:
     """SEAT's partially-expanded marker: a dark tapering stub from the node on down its axis."""
     k = np.flatnonzero(partial)
     a = pos[k] + down[None] * radius[k][:, None] * 0.8
-    b = pos[k] + down[None] * (radius[k][:, None] + 0.3 * level_h)
-    w0 = np.maximum(0.35 * radius[k], 0.07)
+    b = pos[k] + down[None] * (radius[k][:, None] + 0.22 * level_h)
+    w0 = np.maximum(0.3 * radius[k], 0.06)
     return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10)
 
 
@@ -94,7 +94,9 @@ def node_label(cct, k_full: int) -> str:
     f = int(cct.func[k_full])
     if f < 0:
         return cct.name(k_full)
-    return describe_function(cct.trace.function_names[f])[4]
+    name = describe_function(cct.trace.function_names[f])[4]
+    depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
+    return f"{name} ({depth}× recursive)" if depth > 1 else name
 
 
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
