@@ -64,9 +64,9 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
 class PrunedTree:
     """The kept nodes of a `ContextTree`, renumbered in pre-order (children after their
     parent, siblings in call order): ``node`` (id in the full tree), ``parent`` (new ids),
-    ``depth``, ``child_ptr``/``child_ids`` (CSR), ``hidden_below`` (nodes of the full tree
-    under this node that are not kept), ``partial`` (some of its subtree is not shown:
-    pruned here or hidden by a filter before)."""
+    ``depth``, ``child_ptr``/``child_ids`` (CSR), ``hidden_below`` (children in the full tree
+    that are not drawn), ``partial`` (SEAT's partially-expanded state: some of its children
+    are not drawn, pruned here or hidden by a filter before)."""
 
     cct: ContextTree
     node: np.ndarray
@@ -125,16 +125,9 @@ def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | N
     child_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=child_ptr[1:])
     child_ids = np.argsort(parent[1:], kind="stable") + 1 if m > 1 else np.zeros(0, np.int64)
-    # nodes of the full tree below each kept node that are not kept
-    sub = np.ones(n, np.int64)
-    dropped = (~keep).astype(np.int64)
-    below = np.zeros(n, np.int64)
-    for k in np.argsort(-np.arange(n)):  # children have larger ids than parents in the CCT
-        p = par[k]
-        if p >= 0:
-            sub[p] += sub[k]
-            below[p] += below[k] + dropped[k]
-    hidden_below = below[node]
+    # children of each kept node (in the full tree) that are not drawn
+    dropped = np.flatnonzero(~keep)
+    hidden_below = np.bincount(par[dropped], minlength=n)[node] if dropped.size else np.zeros(m, np.int64)
     partial = hidden_below > 0
     if call_partial is not None and call_partial.any():
         pn = np.zeros(n, bool)

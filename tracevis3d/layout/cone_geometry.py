@@ -102,8 +102,8 @@ def node_label(cct, k_full: int) -> str:
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
                 call_of_node) -> LabelSet:
     """Names of the largest nodes (by inclusive time), right of their sphere, facing the
-    camera, ``tpx`` pixels high; a label that would overlap one already placed (or leave
-    the image) is skipped."""
+    camera, ``tpx`` pixels high; a label that would overlap one already placed, another
+    node's sphere (it would be hidden or hide it) or leave the image is skipped."""
     if max_labels <= 0 or len(pruned) == 0:
         return LabelSet.empty()
     r, u, f = camera_basis(to_cam)
@@ -111,6 +111,8 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     wpp = world_per_pixel(cam, pos, res)
     size = tpx * wpp
     order = np.lexsort((np.arange(len(pruned)), -time))
+    centre_px = project(cam, pos, res)
+    rad_px = radius / wpp
     placed: list = []
     texts, anchors, sizes, calls = [], [], [], []
     w, h = res
@@ -125,6 +127,13 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
         if box[0] < 0 or box[2] > w or box[1] < 0 or box[3] > h:
             continue
         if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            continue
+        # distance from each sphere's centre to the label's box, against the sphere's radius
+        dx = np.maximum(np.maximum(box[0] - centre_px[:, 0], centre_px[:, 0] - box[2]), 0.0)
+        dy = np.maximum(np.maximum(box[1] - centre_px[:, 1], centre_px[:, 1] - box[3]), 0.0)
+        over = np.hypot(dx, dy) < rad_px
+        over[k] = False
+        if over.any():
             continue
         placed.append(box)
         texts.append(text)
