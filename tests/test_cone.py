@@ -143,3 +143,18 @@ def test_render_cone_real_trace(realdata, tmp_path):
         box = dark[max(r - 12, 0): r + 2, max(c, 0): c + w]
         text_hits += box.sum() >= 3
     assert text_hits >= 0.8 * len(labels), (text_hits, len(labels))
+
+
+def test_expand_on_demand_keeps_every_child():
+    t = random_trace(n_roots=20, fanout=5, max_depth=4, threads=1, seed=5, n_func=30)
+    c = calling_context_tree(t)
+    pr = prune_by_time(c, 10)
+    j = int(np.flatnonzero(pr.partial)[-1])
+    k = int(pr.node[j])
+    call = int(c.first[k])
+    full = prune_by_time(c, 10, expand_calls=[call])
+    kids = np.flatnonzero(c.parent == k)
+    assert set(kids.tolist()) <= set(full.node.tolist())
+    assert not full.partial[list(full.node).index(k)]
+    spec = cone_layout(t, ConeParams(max_nodes=10, expand_calls=[call]))
+    assert spec.meta["n_nodes"] == len(full)

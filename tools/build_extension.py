@@ -69,6 +69,7 @@ PLATFORM_TAGS = {
 ADDON_FILES = (
     "__init__.py",
     "properties.py",
+    "structure_props.py",
     "operators",
     "panels",
     "tracevis3d",

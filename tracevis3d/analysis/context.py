@@ -81,17 +81,26 @@ class PrunedTree:
         return int(self.node.shape[0])
 
 
-def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | None = None) -> PrunedTree:
+def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | None = None,
+                  expand_calls=()) -> PrunedTree:
     """Keep the ``max_nodes`` nodes of largest inclusive time (a node's time is at least
     each child's, so the kept set is closed under parents; ties and pseudo nodes are made
     closed explicitly).  ``call_partial``: per call of the trace, flags from a filter
-    (`analysis.filters.filter_trace`) that mark their nodes partial."""
+    (`analysis.filters.filter_trace`) that mark their nodes partial.  ``expand_calls``:
+    calls whose nodes are fully expanded on demand (all their children kept, beyond
+    ``max_nodes``)."""
     n = len(cct)
     max_nodes = max(1, int(max_nodes))
     order = np.lexsort((np.arange(n), -cct.time))
     keep = np.zeros(n, bool)
     keep[order[:max_nodes]] = True
     keep[0] = True
+    exp = np.asarray([int(c) for c in expand_calls if 0 <= int(c) < cct.ctx.size], np.int64)
+    if exp.size:
+        want = np.zeros(n, bool)
+        want[cct.ctx[exp]] = True
+        keep[cct.ctx[exp]] = True
+        keep[want[np.maximum(cct.parent, 0)] & (cct.parent >= 0)] = True
     while True:  # close under parents (a few passes: ties only)
         up = cct.parent[np.flatnonzero(keep)]
         up = up[up >= 0]

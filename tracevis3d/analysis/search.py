@@ -15,6 +15,7 @@ from ..model import Trace
 __all__ = ["search_calls", "Bookmark", "Landmarks", "HISTORY_MAX"]
 
 HISTORY_MAX = 20
+HITS_MAX = 100_000  # hits kept in the scene (the count is exact; flying cycles through these)
 
 
 def search_calls(trace: Trace, pattern: str, modules: bool = True) -> np.ndarray:
@@ -54,11 +55,13 @@ class Bookmark:
 @dataclass
 class Landmarks:
     """The search history (most recent first, at most `HISTORY_MAX`, no duplicates), the
-    last search (pattern, hits, which hit is current) and the bookmarks."""
+    last search (pattern, its first `HITS_MAX` hits, ``n_hits`` in all, which hit is
+    current) and the bookmarks."""
 
     history: list = field(default_factory=list)
     pattern: str = ""
     hits: list = field(default_factory=list)
+    n_hits: int = 0
     current: int = -1
     bookmarks: list = field(default_factory=list)
 
@@ -69,7 +72,7 @@ class Landmarks:
     def search(self, trace: Trace, pattern: str) -> np.ndarray:
         hits = search_calls(trace, pattern)
         self.remember(pattern)
-        self.pattern, self.hits, self.current = pattern, hits.tolist(), -1
+        self.pattern, self.hits, self.current, self.n_hits = pattern, hits[:HITS_MAX].tolist(), -1, int(hits.size)
         return hits
 
     def next_hit(self, step: int = 1) -> int | None:
@@ -109,6 +112,7 @@ class Landmarks:
             out.pattern = str(d.get("pattern", ""))
             out.hits = [int(h) for h in d.get("hits", [])]
             out.current = int(d.get("current", -1))
+            out.n_hits = int(d.get("n_hits", len(out.hits)))
             out.bookmarks = [asdict(Bookmark(int(b["call"]), str(b.get("name", "")), str(b.get("note", "")),
                                              b.get("camera"))) for b in d.get("bookmarks", [])]
             return out

@@ -52,6 +52,7 @@ class ConeParams:
     max_nodes: int = 300
     orientation: str = "vertical"
     fold_recursion: bool = True
+    expand_calls: list = field(default_factory=list)  # calls whose nodes are fully expanded
     hide: list = field(default_factory=list)
     hide_modules: list = field(default_factory=list)
     hide_utilities: int = 0
@@ -93,6 +94,7 @@ class ConeParams:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["resolution"] = list(self.resolution)
+        d["expand_calls"] = [int(c) for c in self.expand_calls]
         return d
 
 
@@ -145,7 +147,10 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if len(tr) == 0:
         raise ValueError("no calls to show: the filters hide every call")
     cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
-    pruned = prune_by_time(cct, params.max_nodes, filt.partial if filt.partial.any() else None)
+    expand = [int(c) for c in params.expand_calls]
+    if filt.orig is not None and expand:  # calls of the loaded trace → calls of the filtered one
+        expand = [int(k) for k in np.searchsorted(filt.orig, expand) if k < filt.orig.size]
+    pruned = prune_by_time(cct, params.max_nodes, filt.partial if filt.partial.any() else None, expand)
     node = pruned.node
     time = cct.time[node]
     radius = node_radii(time, float(cct.time[0]))
