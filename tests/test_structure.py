@@ -170,12 +170,14 @@ def test_hostile_truncated_and_corrupt(good_file, tmp_path):
         bad.write_bytes(data[:cut])
         with pytest.raises(TraceFormatError, match=r"cut{}\.tv3c.*(byte|magic)".format(cut)):
             tracevis3d.load(bad)
-    flipped = bytearray(data)
-    flipped[-10] ^= 0xFF
-    bad = tmp_path / "flip.tv3c"
-    bad.write_bytes(bytes(flipped))
-    with pytest.raises(TraceFormatError, match="flip.tv3c"):
-        tracevis3d.load(bad)
+    header, _ = _parts(good_file)
+    for k in range(len(data) - sum(s["stored"] for s in header["sections"]), len(data), 97):
+        flipped = bytearray(data)  # every section is checked: raw planes too
+        flipped[k] ^= 0xFF
+        bad = tmp_path / "flip.tv3c"
+        bad.write_bytes(bytes(flipped))
+        with pytest.raises(TraceFormatError, match=r"flip.tv3c.*(CRC-32|corrupt|inflate)"):
+            tracevis3d.load(bad)
 
 
 def test_hostile_newer_version(good_file):
@@ -257,7 +259,7 @@ def test_hostile_meta_npy_claims_more_than_it_holds(tmp_path):
     for s in header["sections"]:
         if s["name"] == name:
             blobs[name] = zlib.compress(raw)
-            s["stored"], s["raw"] = len(blobs[name]), len(raw)
+            s["stored"], s["raw"], s["crc"] = len(blobs[name]), len(raw), zlib.crc32(blobs[name])
     _write(p, header, [blobs[s["name"]] for s in header["sections"]])
     with pytest.raises(TraceFormatError, match=r"m.tv3c.*meta__origin.*does not match"):
         tracevis3d.load(p)

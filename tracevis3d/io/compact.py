@@ -7,7 +7,8 @@ which func, parent, depth, end_index and thread of every call follow; the per-ca
 times and everything else of the `Trace` are stored beside it, compactly:
 
 - integers as zig-zag varying-width byte planes (value k of width w bytes is split into
-  w planes, one per byte, so that zlib sees runs of zeros), delta-encoded where values
+  w planes, one per byte, so that zlib sees runs of zeros; a plane that zlib cannot shrink,
+  like the random low bytes of float times, is stored as is), delta-encoded where values
   grow (sorted indices, tick times);
 - times as int64 ticks when every start and end is exactly ``ticks / scale`` for one of
   the scales 1, 10^3, 10^6 (µs, ns, ps: the usual clocks), start delta-encoded in
@@ -23,7 +24,7 @@ declared size), the DAG is checked node by node before it is expanded (children 
 earlier nodes, sizes saturate so a "DAG bomb" is refused), at most ``max_events`` calls
 are expanded, and the result passes the same validation as a native file
 (`native.validate_trace`).  Errors are `TraceFormatError` naming the file, the section
-and its byte offset.
+and its byte offset; every section carries a CRC-32 of its stored bytes.
 """
 from __future__ import annotations
 
@@ -60,6 +61,29 @@ def _planes(u: np.ndarray) -> tuple[int, bytes]:
     return w, np.ascontiguousarray(u.view(np.uint8).reshape(-1, 8)[:, :w].T).tobytes()
 
 
+PROBE = 1 << 16  # bytes of a plane test-compressed to decide whether zlib pays
+
+
+def _pack_planes(data: bytes, n: int, w: int) -> tuple[list, bytes]:
+    """Each of the ``w`` planes (``n`` bytes) zlib-compressed, or stored as is when its
+    first `PROBE` bytes do not shrink by 3 % (the random low bytes of float times: zlib
+    would only spend time).  Returns ([[mode, stored bytes], ...], the stored bytes);
+    mode 1 = zlib, 0 = raw."""
+    desc, out = [], []
+    mv = memoryview(data)
+    for k in range(w):
+        plane = mv[k * n:(k + 1) * n]
+        probe = bytes(plane[:PROBE])
+        if len(zlib.compress(probe, 1)) > 0.97 * len(probe):
+            blob = bytes(plane)
+            desc.append([0, len(blob)])
+        else:
+            blob = zlib.compress(plane, LEVEL)
+            desc.append([1, len(blob)])
+        out.append(blob)
+    return desc, b"".join(out)
+
+
 def _zigzag(v: np.ndarray) -> np.ndarray:
     v = v.astype(np.int64, copy=False)
     return (v.view(np.uint64) << np.uint64(1)) ^ (v >> np.int64(63)).view(np.uint64)
@@ -75,8 +99,12 @@ class _Writer:
         self.blobs: list[bytes] = []
 
     def put(self, name: str, data: bytes, **desc):
-        stored = zlib.compress(data, LEVEL)
-        self.sections.append(dict(name=name, stored=len(stored), raw=len(data), **desc))
+        if "w" in desc and desc.get("n"):  # byte planes: one stream per plane
+            planes, stored = _pack_planes(data, desc["n"], desc["w"])
+            desc["planes"] = planes
+        else:
+            stored = zlib.compress(data, LEVEL)
+        self.sections.append(dict(name=name, stored=len(stored), raw=len(data), crc=zlib.crc32(stored), **desc))
         self.blobs.append(stored)
 
     def ints(self, name: str, a, delta: bool = False, zigzag: bool = True):
@@ -228,14 +256,38 @@ class _Reader:
             self.bad(f"section {name!r} needs {cost} bytes, over what this file may decode to "
                      f"({self.budget} left; max_bytes= / max_gzip_ratio= / max_events= to allow more)", at)
         self.budget -= cost
+        if zlib.crc32(self.data[at: at + s["stored"]]) != s.get("crc"):
+            self.bad(f"section {name!r} is damaged (CRC-32 mismatch)", at)
+        if "planes" in s:
+            return s, self._planes(name, s, at)
+        return s, self._inflate_one(name, at, s["stored"], raw, at)
+
+    def _inflate_one(self, name: str, start: int, stored: int, raw: int, at: int) -> bytes:
         d = zlib.decompressobj()
         try:
-            out = d.decompress(bytes(self.data[at: at + s["stored"]]), raw)
+            out = d.decompress(bytes(self.data[start: start + stored]), raw)
         except zlib.error as e:
-            self.bad(f"section {name!r} is corrupt: {e}", at)
+            self.bad(f"section {name!r} is corrupt at byte {start}: {e}", at)
         if len(out) != raw or not d.eof or d.unconsumed_tail or d.unused_data:
-            self.bad(f"section {name!r} does not inflate to exactly its declared {raw} bytes", at)
-        return s, out
+            self.bad(f"section {name!r} does not inflate to exactly its declared {raw} bytes", start)
+        return out
+
+    def _planes(self, name: str, s: dict, at: int) -> bytes:
+        n, w, planes = s.get("n"), s.get("w"), s["planes"]
+        if not isinstance(planes, list) or len(planes) != w or not all(
+                isinstance(p, list) and len(p) == 2 and p[0] in (0, 1) and _is_int(p[1]) and p[1] >= 0
+                for p in planes) or sum(p[1] for p in planes) != s["stored"]:
+            self.bad(f"section {name!r}: its plane table does not describe its {s['stored']} bytes", at)
+        out, pos = [], at
+        for mode, stored in planes:
+            if mode == 0:
+                if stored != n:
+                    self.bad(f"section {name!r}: a stored plane of {stored} bytes, expected {n}", pos)
+                out.append(bytes(self.data[pos: pos + n]))
+            else:
+                out.append(self._inflate_one(name, pos, stored, n, at))
+            pos += stored
+        return b"".join(out)
 
     def ints(self, name: str, n: int, dtype) -> np.ndarray:
         s, at = self.sec.get(name, ({}, len(self.data)))
