@@ -191,6 +191,7 @@ def test_hostile_newer_version(good_file):
 def _ints(values, delta=False, zigzag=False):
     w = compact._Writer()
     w.ints("x", np.asarray(values, np.int64), delta=delta, zigzag=zigzag)
+    w.finish()
     return w.sections[0], w.blobs[0]
 
 
