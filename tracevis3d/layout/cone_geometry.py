@@ -101,8 +101,8 @@ def node_label(cct, k_full: int) -> str:
 
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
                 call_of_node) -> LabelSet:
-    """Names of the largest nodes (by inclusive time), right of their sphere, facing the
-    camera, ``tpx`` pixels high; a label that would overlap one already placed, another
+    """Names of the largest nodes (by inclusive time), right of their sphere (left of it
+    when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would overlap one already placed, another
     node's sphere (it would be hidden or hide it) or leave the image is skipped."""
     if max_labels <= 0 or len(pruned) == 0:
         return LabelSet.empty()
@@ -114,33 +114,38 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     centre_px = project(cam, pos, res)
     rad_px = radius / wpp
     placed: list = []
-    texts, anchors, sizes, calls = [], [], [], []
+    texts, anchors, sizes, calls, aligns = [], [], [], [], []
     w, h = res
     for k in order.tolist():
         if len(texts) >= max_labels:
             break
         text = cut_end(node_label(cct, int(pruned.node[k])), LABEL_MAX_EM)
         gap = radius[k] + 0.35 * size[k]
-        anchor = pos[k] + r * gap - u * ((ASCENT - DESCENT) / 2.0 * size[k]) - f * radius[k]
-        x0, y0 = project(cam, anchor[None], res)[0]
-        box = (x0, y0 - ASCENT * tpx, x0 + text_width(text) * tpx, y0 + DESCENT * tpx)
-        if box[0] < 0 or box[2] > w or box[1] < 0 or box[3] > h:
-            continue
-        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-            continue
-        # distance from each sphere's centre to the label's box, against the sphere's radius
-        dx = np.maximum(np.maximum(box[0] - centre_px[:, 0], centre_px[:, 0] - box[2]), 0.0)
-        dy = np.maximum(np.maximum(box[1] - centre_px[:, 1], centre_px[:, 1] - box[3]), 0.0)
-        over = np.hypot(dx, dy) < rad_px
-        over[k] = False
-        if over.any():
-            continue
-        placed.append(box)
-        texts.append(text)
-        anchors.append(anchor)
-        sizes.append(size[k])
-        calls.append(int(call_of_node[k]))
+        width = text_width(text) * tpx
+        for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
+            anchor = pos[k] + r * (side * gap) - u * ((ASCENT - DESCENT) / 2.0 * size[k]) - f * radius[k]
+            x0, y0 = project(cam, anchor[None], res)[0]
+            left = x0 if align == 0 else x0 - width
+            box = (left, y0 - ASCENT * tpx, left + width, y0 + DESCENT * tpx)
+            if box[0] < 0 or box[2] > w or box[1] < 0 or box[3] > h:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            # distance from each sphere's centre to the label's box, against the sphere's radius
+            dx = np.maximum(np.maximum(box[0] - centre_px[:, 0], centre_px[:, 0] - box[2]), 0.0)
+            dy = np.maximum(np.maximum(box[1] - centre_px[:, 1], centre_px[:, 1] - box[3]), 0.0)
+            over = (np.hypot(dx, dy) < rad_px) & (rad_px > 0.3 * tpx)  # tiny leaves may sit behind text
+            over[k] = False
+            if over.any():
+                continue
+            placed.append(box)
+            texts.append(text)
+            anchors.append(anchor)
+            sizes.append(size[k])
+            aligns.append(align)
+            calls.append(int(call_of_node[k]))
+            break
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(sizes, np.float32),
-                    ["TV3D_text_dark"] * n, np.zeros(n, np.uint8), ["call"] * n, np.asarray(calls, np.int32),
+                    ["TV3D_text_dark"] * n, np.asarray(aligns, np.uint8), ["call"] * n, np.asarray(calls, np.int32),
                     np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
