@@ -158,3 +158,12 @@ def test_expand_on_demand_keeps_every_child():
     assert not full.partial[list(full.node).index(k)]
     spec = cone_layout(t, ConeParams(max_nodes=10, expand_calls=[call]))
     assert spec.meta["n_nodes"] == len(full)
+    # picking: the ray from the camera through a node's centre hits that node, which maps to its call
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
+    calls = nodes.attributes["call_index"]
+    k = int(np.flatnonzero(calls >= 0)[np.argmax(radius[calls >= 0])])
+    origin = np.array(scene.camera.matrix_world.translation)
+    hit = pick_ray_detail(origin, pos[k] - origin)
+    assert hit is not None and hit["kind"] == "box" and hit["call"] == calls[k], (hit, int(calls[k]))

@@ -239,11 +239,11 @@ def _add_filter_args(g) -> None:
     """--hide-utilities and --collapse-patterns (SEAT's filters, `analysis.filters`)."""
     g.add_argument("--hide-utilities", nargs="?", const=10, default=0, type=_int_at_least(0, "utilities"),
                    metavar="N", help="hide the N likeliest utility routines (high fan-in, low fan-out, called "
-                                     "from everywhere; default N: 10); their children move up and their "
-                                     "callers are marked partially expanded")
+                                     "from everywhere); their children move up and their callers are marked "
+                                     "partially expanded (default: off; N without a value: 10)")
     g.add_argument("--collapse-patterns", action="store_true",
                    help="draw every repetition of a repeated subtree (4+ calls) after the first as its "
-                        "root call only, marked partially expanded")
+                        "root call only, marked partially expanded (default: off)")
 
 
 def _add_icicle_parser(sub) -> None:

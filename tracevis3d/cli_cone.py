@@ -14,30 +14,32 @@ def add_cone_parser(sub, cli) -> None:
                     "spheres at the apex of their cone, children on its base circle; nodes with more below "
                     "carry a dark stub (partially expanded).", formatter_class=cli._Help)
     r.add_argument("trace", metavar="TRACE", help="Chrome Trace Event JSON (.json, .json.gz), native or compact file")
-    cli._add_output_args(r, "also save the scene as a .blend file")
+    cli._add_output_args(r, "also save the scene as a .blend file; reopening it restores the session, search "
+                            "history and bookmarks included (default: not saved)")
     g = r.add_argument_group("what to show")
     g.add_argument("--max-nodes", type=cli._int_at_least(1, "max nodes"), default=300, metavar="N",
                    help="calling contexts drawn, the largest by inclusive time (default: 300; cone trees "
                         "clutter past ~1000)")
     g.add_argument("--hide", action="append", type=cli._regex, default=[], metavar="REGEX",
-                   help="hide calls whose function name matches REGEX, their children move up; repeatable")
+                   help="hide calls whose function name matches REGEX, their children move up; repeatable "
+                        "(default: none)")
     g.add_argument("--hide-module", action="append", type=cli._module, default=[], metavar="MODULE",
-                   help="hide calls of MODULE and its submodules; repeatable")
+                   help="hide calls of MODULE and its submodules; repeatable (default: none)")
     cli._add_filter_args(g)
     g.add_argument("--expand-recursion", action="store_true",
                    help="one level per recursive call (default: direct recursion is one node, labelled '(N× recursive)')")
     g = r.add_argument_group("appearance")
     g.add_argument("--orientation", choices=["vertical", "horizontal"], default="vertical",
-                   help="vertical: root on top (default); horizontal: root on the left")
+                   help="vertical: root on top; horizontal: root on the left (default: vertical)")
     g.add_argument("--color-by", choices=["auto", "module", "function", "kind"], default="auto",
                    help="node colour (default: auto, module or function as in render-icicle)")
     g.add_argument("--label-px", type=cli._number(14.0, 200.0, "label height"), default=16.0, metavar="N",
                    help="label text height in pixels at 1080 lines (default: 16)")
     g.add_argument("--max-labels", type=cli._int_at_least(0, "max labels"), default=40, metavar="N",
                    help="names on the N largest nodes that fit without overlapping (default: 40)")
-    g.add_argument("--no-legend", action="store_true", help="no colour legend")
+    g.add_argument("--no-legend", action="store_true", help="no colour legend (default: legend on)")
     g.add_argument("--title", metavar="TEXT", help="figure title (default: automatic)")
-    g.add_argument("--no-title", action="store_true", help="no figure title")
+    g.add_argument("--no-title", action="store_true", help="no figure title (default: title on)")
 
 
 def cone_params(args):

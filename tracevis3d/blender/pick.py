@@ -174,6 +174,14 @@ def _pick_tubes(ob, origin, direction):
             best_t, best_face = float(t[j]), int(f[j])
     if best_face < 0:
         return np.inf, None
+    calls = _attribute(me, "call_index", nf, np.int32)
+    if calls is not None:  # a node of a cone tree: a call (its context's first call)
+        if calls[best_face] < 0:
+            return np.inf, None
+        return best_t, {"kind": "box", "call": int(calls[best_face]), "side": None, "object": ob.name}
+    match = _attribute(me, "match_index", nf, np.int32)
+    if match is not None and match[best_face] < 0:  # an edge or ring of a cone tree: not pickable
+        return np.inf, None
     hit = {"kind": "tube", "face": best_face, "object": ob.name}
     for name, dtype in TUBE_FIELDS.items():
         a = _attribute(me, name, nf, dtype)

@@ -36,7 +36,7 @@ def sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_index, cct_node, 
     centres = pos[:, None, :] - np.cos(th)[None, :, None] * radius[:, None, None] * axis[None, None, :]
     half = np.sin(th)[None, :] * radius[:, None]
     attrs = {"call_index": np.asarray(call_index, np.int32), "cct_node": np.asarray(cct_node, np.int32),
-             "match_index": np.full(pos.shape[0], -1, np.int32)}
+             "match_index": np.arange(pos.shape[0], dtype=np.int32)}  # one run of faces per node (picking)
     return _tubes("cone_nodes", centres, half, np.asarray(slot_rgb)[slot], slot, slot_names, attrs, 16)
 
 
