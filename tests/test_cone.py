@@ -143,6 +143,15 @@ def test_render_cone_real_trace(realdata, tmp_path):
         box = dark[max(r - 12, 0): r + 2, max(c, 0): c + w]
         text_hits += box.sum() >= 3
     assert text_hits >= 0.8 * len(labels), (text_hits, len(labels))
+    # picking: the ray from the camera through a node's centre hits that node, which maps to its call
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
+    calls = nodes.attributes["call_index"]
+    k = int(np.flatnonzero(calls >= 0)[np.argmax(radius[calls >= 0])])
+    origin = np.array(scene.camera.matrix_world.translation)
+    hit = pick_ray_detail(origin, pos[k] - origin)
+    assert hit is not None and hit["kind"] == "box" and hit["call"] == calls[k], (hit, int(calls[k]))
 
 
 def test_expand_on_demand_keeps_every_child():
@@ -158,12 +167,32 @@ def test_expand_on_demand_keeps_every_child():
     assert not full.partial[list(full.node).index(k)]
     spec = cone_layout(t, ConeParams(max_nodes=10, expand_calls=[call]))
     assert spec.meta["n_nodes"] == len(full)
-    # picking: the ray from the camera through a node's centre hits that node, which maps to its call
-    from tracevis3d.blender.pick import pick_ray_detail
 
-    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
-    calls = nodes.attributes["call_index"]
-    k = int(np.flatnonzero(calls >= 0)[np.argmax(radius[calls >= 0])])
-    origin = np.array(scene.camera.matrix_world.translation)
-    hit = pick_ray_detail(origin, pos[k] - origin)
-    assert hit is not None and hit["kind"] == "box" and hit["call"] == calls[k], (hit, int(calls[k]))
+
+def test_tube_mesh_normal_rings_are_round_and_perpendicular():
+    """Twin: every ring vertex lies at its radius from the ring's centre, in the plane
+    perpendicular to the curve (straight tubes in any direction, and a closed circle)."""
+    from tracevis3d.kernels.tubes import tube_mesh_normal
+
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(20, 3))
+    d = rng.normal(size=(20, 3))
+    d[0] = (1.0, 0.0, 0.0)  # along the axes too
+    d[1] = (0.0, 0.0, -1.0)
+    centres = np.stack([a, a + d, a + 2 * d], axis=1)
+    half = rng.uniform(0.05, 0.5, size=(20, 3))
+    sides = 12
+    verts, quads, tube = tube_mesh_normal(centres, half, half, sides)
+    v = verts.reshape(20, 3, sides, 3).astype(np.float64)
+    off = v - centres[:, :, None, :]
+    assert np.allclose(np.linalg.norm(off, axis=-1), half[:, :, None], rtol=1e-5, atol=1e-5)
+    u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    assert np.allclose(np.einsum("kisj,kj->kis", off, u), 0.0, atol=1e-5)
+    assert quads.shape == (20 * 2 * sides, 4) and np.array_equal(np.unique(tube), np.arange(20))
+    ang = np.linspace(0, 2 * np.pi, 25)
+    ring = np.stack([np.cos(ang), np.sin(ang), np.zeros(25)], 1)[None]
+    ring[0, -1] = ring[0, 0]
+    rv, _, _ = tube_mesh_normal(ring, np.full((1, 25), 0.1), np.full((1, 25), 0.1), 8)
+    rv = rv.reshape(25, 8, 3).astype(np.float64)
+    tangent = np.stack([-np.sin(ang), np.cos(ang), np.zeros(25)], 1)
+    assert np.allclose(np.einsum("isj,ij->is", rv - ring[0][:, None], tangent), 0.0, atol=2e-2)
