@@ -38,6 +38,19 @@ DAG_ERRORS = {
 
 
 @njit(cache=True, nogil=True)
+def _rehash(hashes, n_nodes, tsize):
+    """A table of ``tsize`` slots (a power of two) holding nodes 0..n_nodes-1 by their hashes."""
+    table = np.full(tsize, -1, np.int32)
+    tmask = tsize - 1
+    for k in range(n_nodes):
+        slot = np.int64(hashes[k] & np.uint64(tmask))
+        while table[slot] >= 0:
+            slot = (slot + 1) & tmask
+        table[slot] = k
+    return table
+
+
+@njit(cache=True, nogil=True)
 def subtree_dag(func, end_index):
     """The DAG of identical subtrees (module docstring; SEAT Sec. 2.9).
 
@@ -48,7 +61,9 @@ def subtree_dag(func, end_index):
     """
     n = func.shape[0]
     node = np.empty(n, np.int32)
-    tsize = _table_size(n)
+    # the table grows with the nodes (load <= 1/2), not with the calls: traces have far
+    # fewer distinct subtrees than calls, and a small table stays in the cache
+    tsize = min(_table_size(n), 1 << 16)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     hashes = np.empty(max(n, 1), np.uint64)
@@ -58,6 +73,10 @@ def subtree_dag(func, end_index):
     n_nodes = 0
     buf = np.empty(max(n, 1) + 1, np.int32)
     for i in range(n - 1, -1, -1):
+        if 2 * (n_nodes + 1) > tsize:
+            tsize *= 2
+            tmask = tsize - 1
+            table = _rehash(hashes, n_nodes, tsize)
         buf[0] = func[i]
         m = 1
         h = splitmix64(np.uint64(func[i]) + np.uint64(0x1234567))
