@@ -298,9 +298,10 @@ def test_cone_options_reach_the_cone_parameters():
     p = cone_params(make_parser().parse_args([
         "render-cone", "t.json", "-o", "f.png", "--max-nodes", "50", "--hide", "^len", "--hide-module", "runpy",
         "--hide-utilities", "--collapse-patterns", "--expand-recursion", "--orientation", "horizontal",
+        "--highlight", "sort",
         "--color-by", "module", "--label-px", "20", "--max-labels", "7", "--no-legend", "--title", "T"]))
     assert (p.max_nodes, p.hide, p.hide_modules, p.hide_utilities) == (50, ["^len"], ["runpy"], 10)
-    assert p.collapse_patterns and not p.fold_recursion and p.orientation == "horizontal"
+    assert p.collapse_patterns and not p.fold_recursion and p.orientation == "horizontal" and p.highlight == ["sort"]
     assert (p.color_by, p.label_px, p.max_labels, p.show_legend, p.title) == ("module", 20.0, 7, False, "T")
 
 

@@ -196,3 +196,17 @@ def test_tube_mesh_normal_rings_are_round_and_perpendicular():
     rv = rv.reshape(25, 8, 3).astype(np.float64)
     tangent = np.stack([-np.sin(ang), np.cos(ang), np.zeros(25)], 1)
     assert np.allclose(np.einsum("isj,ij->is", rv - ring[0][:, None], tangent), 0.0, atol=2e-2)
+
+
+def test_highlight_keeps_colour_only_on_matching_nodes(realdata):
+    t = tracevis3d.load(realdata / "viztracer-examples" / "different_sorts.json")
+    spec = cone_layout(t, ConeParams(max_nodes=60, highlight=["quick_sort"]))
+    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
+    mats = [nodes.materials[i] for i in nodes.material_index]
+    calls = nodes.attributes["call_index"]
+    names = [t.function_names[t.func[c]] if c >= 0 else "" for c in calls]
+    lit = [not m.endswith("_pale") for m in mats]
+    assert spec.meta["n_highlighted"] == sum(1 for n, c in zip(names, calls) if c >= 0 and "quick_sort" in n) > 0
+    assert all(lit[k] == ("quick_sort" in names[k] or calls[k] < 0) for k in range(len(calls)))
+    with pytest.raises(ValueError, match="highlight"):
+        cone_layout(t, ConeParams(highlight=["("]))

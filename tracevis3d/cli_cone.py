@@ -26,6 +26,9 @@ def add_cone_parser(sub, cli) -> None:
     g.add_argument("--hide-module", action="append", type=cli._module, default=[], metavar="MODULE",
                    help="hide calls of MODULE and its submodules; repeatable (default: none)")
     cli._add_filter_args(g)
+    g.add_argument("--highlight", action="append", type=cli._regex, default=[], metavar="REGEX",
+                   help="draw the nodes of functions (or modules) matching REGEX in colour, the others pale; "
+                        "repeatable (default: none)")
     g.add_argument("--expand-recursion", action="store_true",
                    help="one level per recursive call (default: direct recursion is one node, labelled '(N× recursive)')")
     g = r.add_argument_group("appearance")
@@ -48,7 +51,8 @@ def cone_params(args):
     return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, fold_recursion=not args.expand_recursion,
                       hide=list(args.hide),
                       hide_modules=list(args.hide_module), hide_utilities=args.hide_utilities,
-                      collapse_patterns=args.collapse_patterns, color_by=args.color_by,
+                      collapse_patterns=args.collapse_patterns, highlight=list(args.highlight),
+                      color_by=args.color_by,
                       resolution=args.resolution, label_px=args.label_px, max_labels=args.max_labels,
                       show_legend=not args.no_legend, show_title=not args.no_title, title=args.title).validate()
 

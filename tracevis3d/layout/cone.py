@@ -47,7 +47,8 @@ class ConeParams:
     the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
     ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
     ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
-    needle of one level per recursive call."""
+    needle of one level per recursive call; ``highlight``: regexes on function names or
+    modules, the nodes of other functions are drawn pale."""
 
     max_nodes: int = 300
     orientation: str = "vertical"
@@ -57,6 +58,7 @@ class ConeParams:
     hide_modules: list = field(default_factory=list)
     hide_utilities: int = 0
     collapse_patterns: bool = False
+    highlight: list = field(default_factory=list)  # regexes: other nodes are drawn pale
     color_by: str = "auto"
     max_colors: int = 12
     resolution: tuple = (1920, 1080)
@@ -82,6 +84,14 @@ class ConeParams:
             raise ValueError(f"max_labels must be within 0..1000, got {self.max_labels!r}")
         # the shared filter and palette stages validate the rest through IcicleParams
         self.icicle_params()
+        import re
+
+        self.highlight = [str(x) for x in ([self.highlight] if isinstance(self.highlight, str) else self.highlight)]
+        for rx in self.highlight:
+            try:
+                re.compile(rx)
+            except re.error as e:
+                raise ValueError(f"highlight: bad regular expression {rx!r}: {e}") from None
         return self
 
     def icicle_params(self) -> IcicleParams:
@@ -171,6 +181,16 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     slot = np.where(real, colouring.slot, n_slots).astype(np.int32)  # pseudo nodes: neutral
     slot_rgb = np.vstack([colouring.slot_rgb, np.asarray(OTHER_RGB)[None] * 0.6])
     slot_names = [f"TV3D_cone_{k:02d}" for k in range(n_slots + 1)]
+    n_highlit = 0
+    if params.highlight:  # the other nodes get a pale copy of their colour (a material each: Workbench)
+        from ..analysis.filters import function_mask
+        from .palette import lighten
+
+        lit = function_mask(tr, params.highlight, params.highlight)[np.maximum(cct.func[node], 0)] & real
+        n_highlit = int(lit.sum())
+        slot = np.where(real & ~lit, slot + n_slots + 1, slot).astype(np.int32)
+        slot_rgb = np.vstack([slot_rgb, lighten(slot_rgb, 0.8)])
+        slot_names += [f"{nm}_pale" for nm in slot_names]
 
     res = tuple(params.resolution)
     tpx = text_px(ip)
@@ -178,6 +198,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     rows = [(f"colour: {colouring.title}", -1, "heading")]
     rows += [(it.name, it.slot, "swatch") for it in colouring.legend]
     rows.append((f"sphere area: inclusive time (root {fmt_time(float(cct.time[0]))})", -1, "note"))
+    if params.highlight:
+        rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
     plan = plan_hud(res, tpx, cone_title(trace, pruned, len(tr), params), rows, params.show_title,
@@ -216,7 +238,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "cone", "orientation": params.orientation, "n_nodes": len(pruned), "n_contexts": len(cct),
-              "n_calls": len(tr), "n_partial": n_partial, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
+              "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
               "node_positions": pos.tolist() if len(pruned) <= 5000 else None,
