@@ -660,7 +660,7 @@ def main(zip_path: str, work: str) -> None:
         r4 = ops.cone_tree()
         names = [o.name for o in bpy.data.collections["TraceVis3D"].all_objects]
         cone = json.loads(scene.get("tracevis3d_cone", "{}"))
-        settings.picked_call = int(lm["hits"][0]) if lm.get("hits") else -1
+        scene.tracevis3d.picked_call = int(lm["hits"][0]) if lm.get("hits") else -1
         r5 = ops.cone_expand()
         r6 = ops.bookmark_go(index=0)
         r7 = ops.bookmark_remove(index=0)
@@ -668,7 +668,7 @@ def main(zip_path: str, work: str) -> None:
               and lm2.get("bookmarks", [{}])[0].get("note") == "look here" and "TV3D_cone_nodes" in names
               and cone.get("params", {}).get("max_nodes") == 20 and st.cone_expand != ""
               and cam0 is not None and tuple(scene.camera.location) != cam0)
-        settings.picked_call = -1
+        scene.tracevis3d.picked_call = -1
         return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"
 
     @step("nothing_written_into_the_addon_folder")
