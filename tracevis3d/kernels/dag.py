@@ -66,13 +66,22 @@ def subtree_dag(func, end_index):
     tsize = min(_table_size(n), 1 << 16)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
-    hashes = np.empty(max(n, 1), np.uint64)
-    kptr = np.zeros(max(n, 1) + 1, np.int64)
-    keys = np.empty(max(16, 2 * n), np.int32)
+    cap = min(max(n, 1), 1 << 16)  # node arrays grow with the nodes too (first touch is costly)
+    hashes = np.empty(cap, np.uint64)
+    kptr = np.zeros(cap + 1, np.int64)
+    keys = np.empty(max(16, min(2 * n, 1 << 17)), np.int32)
     n_keys = 0
     n_nodes = 0
     buf = np.empty(max(n, 1) + 1, np.int32)
+    n_func = 0
+    for i in range(n):
+        if func[i] + 1 > n_func:
+            n_func = func[i] + 1
+    leaf_node = np.full(n_func, -1, np.int32)  # most calls are leaves: their node by function
     for i in range(n - 1, -1, -1):
+        if end_index[i] == i + 1 and leaf_node[func[i]] >= 0:
+            node[i] = leaf_node[func[i]]
+            continue
         if 2 * (n_nodes + 1) > tsize:
             tsize *= 2
             tmask = tsize - 1
@@ -104,9 +113,19 @@ def subtree_dag(func, end_index):
             slot = (slot + 1) & tmask
         if found < 0:
             found = n_nodes
+            if n_nodes + 1 > cap:
+                cap *= 2
+                h2 = np.empty(cap, np.uint64)
+                h2[:n_nodes] = hashes[:n_nodes]
+                hashes = h2
+                p2 = np.zeros(cap + 1, np.int64)
+                p2[: n_nodes + 1] = kptr[: n_nodes + 1]
+                kptr = p2
             keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_nodes += 1
         node[i] = found
+        if m == 1:
+            leaf_node[func[i]] = found
     return node, kptr[: n_nodes + 1].copy(), keys[:n_keys].copy()
 
 
