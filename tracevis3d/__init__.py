@@ -29,9 +29,9 @@ __version__ = "0.1.0"
 def load(path, **options) -> Trace:
     """Load a trace; the format is sniffed from the content (not the name).
 
-    Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed)
-    or the native TraceVis3D file written by `save`.  Options go to the importer
-    (see `tracevis3d.io.chrome.load_chrome`).
+    Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed),
+    the native TraceVis3D file or the compact file written by `save`.  Options go to
+    the importer (see `tracevis3d.io.chrome.load_chrome`).
     """
     from .io import load as _load
     from .io.sniff import check_trace_file
