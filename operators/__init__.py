@@ -16,7 +16,7 @@ _keymaps: list = []  # (keymap, keymap item) pairs we added
 
 def menu_file_import(self, _context):
     """File > Import > TraceVis3D Trace."""
-    self.layout.operator(TRACEVIS3D_OT_import_trace.bl_idname, text="TraceVis3D Trace (.json, .json.gz, .npz)")
+    self.layout.operator(TRACEVIS3D_OT_import_trace.bl_idname, text="TraceVis3D Trace (.json, .json.gz, .npz, .tv3c)")
 
 
 def register():
