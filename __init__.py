@@ -161,6 +161,7 @@ def register():
     _state["registered"] = True
     try:
         properties.register()
+        structure_props.register()
         operators.register()
         panels.register()
         for name, fn in _HANDLERS:
@@ -177,7 +178,7 @@ def register():
 def unregister():
     if not _state["registered"]:
         return
-    from . import operators, panels, properties
+    from . import operators, panels, properties, structure_props
     from .tracevis3d.blender import session, tasks
 
     tasks.QUEUE.cancel_all()
@@ -193,6 +194,7 @@ def unregister():
             handlers.remove(fn)
     panels.unregister()
     operators.unregister()
+    structure_props.unregister()
     properties.unregister()
     session.clear_cache()
     _restore_numba()

@@ -334,6 +334,10 @@ def icicle_params_dict(settings) -> dict:
     d["resolution"] = [int(settings.resolution_x), int(settings.resolution_y)]
     d["lane_gap"] = None if settings.lane_gap_auto else float(settings.lane_gap)
     d["max_depth"] = int(settings.max_depth) if settings.use_max_depth else None
+    st = getattr(settings.id_data, "tracevis3d_structure", None)  # the Structure section's filters
+    if st is not None:
+        d["hide_utilities"] = int(st.hide_utilities)
+        d["collapse_patterns"] = bool(st.collapse_patterns)
     return d
 
 

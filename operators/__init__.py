@@ -1,22 +1,22 @@
 """Thin operators of the TraceVis3D extension (trace_ops.py; the comparison's in
-compare_ops.py) and their key map.
+compare_ops.py; search, bookmarks and the cone tree in structure_ops.py) and their key map.
 
 Details on demand: Shift+Alt+D in the 3D viewport (free in the default key map; Ctrl+Alt+D
 is the debug menu) shows the call under the mouse.
 """
 import bpy
 
-from . import compare_ops, threads_ops, trace_ops
+from . import compare_ops, structure_ops, threads_ops, trace_ops
 from .trace_ops import TRACEVIS3D_OT_import_trace
 
-CLASSES = trace_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES
+CLASSES = trace_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES + structure_ops.CLASSES
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
 
 
 def menu_file_import(self, _context):
     """File > Import > TraceVis3D Trace."""
-    self.layout.operator(TRACEVIS3D_OT_import_trace.bl_idname, text="TraceVis3D Trace (.json, .json.gz, .npz)")
+    self.layout.operator(TRACEVIS3D_OT_import_trace.bl_idname, text="TraceVis3D Trace (.json, .json.gz, .npz, .tv3c)")
 
 
 def register():

@@ -19,7 +19,7 @@ from .. import properties
 from ..tracevis3d.blender import session, tasks
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
-TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz"
+TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz;*.tv3c"
 
 
 def _trace_summary(trace) -> str:
@@ -71,7 +71,7 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
 
 
 class TRACEVIS3D_OT_import_trace(JobOperator, Operator):
-    """Load a trace file (Chrome Trace Event JSON, .json.gz or native .npz) into the scene"""
+    """Load a trace file (Chrome Trace Event JSON, .json.gz, native .npz or compact .tv3c) into the scene"""
 
     bl_idname = "tracevis3d.import_trace"
     bl_label = "Import Trace"

@@ -1,7 +1,7 @@
 """The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
 
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters,
-Compare, Render and Details sub-panels; every button is one of the operators, every field a
+Compare, Structure (filters, search, bookmarks, cone tree), Render and Details sub-panels; every button is one of the operators, every field a
 ``scene.tracevis3d`` property.
 """
 import os
@@ -199,6 +199,58 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         sub.prop(s, "title")
 
 
+class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
+    """Filters, search with history, bookmarks, the cone tree (SEAT's exploration)."""
+
+    bl_label = "Structure"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        from ..tracevis3d.blender import landmarks
+
+        st = getattr(context.scene, "tracevis3d_structure", None)
+        layout = self.layout
+        if st is None:
+            layout.label(text="Structure properties not registered", icon="ERROR")
+            return
+        box = layout.box()
+        box.label(text="Filters (icicle and cone tree)")
+        box.prop(st, "hide_utilities")
+        box.prop(st, "collapse_patterns")
+        box = layout.box()
+        row = box.row(align=True)
+        row.prop(st, "search_pattern", text="")
+        row.operator("tracevis3d.search", text="", icon="VIEWZOOM")
+        lm = landmarks.landmarks(context.scene)
+        if lm.hits:
+            row = box.row(align=True)
+            row.operator("tracevis3d.next_hit", text="", icon="TRIA_LEFT").step = -1
+            row.label(text=f"hit {max(lm.current, 0) + 1} of {len(lm.hits):,}")
+            row.operator("tracevis3d.next_hit", text="", icon="TRIA_RIGHT").step = 1
+        for pattern in lm.history[:6]:
+            box.operator("tracevis3d.search", text=pattern, icon="RECOVER_LAST").pattern = pattern
+        box = layout.box()
+        row = box.row(align=True)
+        row.prop(st, "bookmark_note", text="")
+        row.operator("tracevis3d.bookmark_add", text="", icon="BOOKMARKS")
+        for k, b in enumerate(lm.bookmarks):
+            row = box.row(align=True)
+            name = os.path.basename(b.get("name", "").split(" (")[0]) or f"call {b['call']}"
+            row.operator("tracevis3d.bookmark_go", text=f"{name}: {b.get('note', '')}"[:60]).index = k
+            row.operator("tracevis3d.bookmark_remove", text="", icon="X").index = k
+        box = layout.box()
+        box.label(text="Cone tree")
+        box.prop(st, "cone_max_nodes")
+        box.prop(st, "cone_orientation", text="")
+        box.prop(st, "cone_fold_recursion")
+        row = box.row(align=True)
+        row.operator("tracevis3d.cone_tree", icon="MESH_CONE")
+        row.operator("tracevis3d.cone_expand", icon="ADD")
+        if st.cone_expand:
+            box.operator("tracevis3d.cone_expand", text="Collapse All", icon="REMOVE").clear = "1"
+
+
 class VIEW3D_PT_tracevis3d_render(_Base, Panel):
     bl_label = "Render Figure"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -240,6 +292,7 @@ CLASSES = (
     VIEW3D_PT_tracevis3d_params,
     VIEW3D_PT_tracevis3d_compare,
     VIEW3D_PT_tracevis3d_threads,
+    VIEW3D_PT_tracevis3d_structure,
     VIEW3D_PT_tracevis3d_render,
     VIEW3D_PT_tracevis3d_details,
 )

@@ -279,6 +279,43 @@ def test_help_states_every_default_and_unit():
         assert needle in text, needle
 
 
+def test_cone_help_states_every_default():
+    parser = _render_parser("render-cone")
+    for a in _options(parser):
+        assert "(default: " in a.help or "(required)" in a.help, a.option_strings
+    text = " ".join(parser.format_help().split())
+    for needle in ("(default: 300", "(default: vertical)", "(default: 1920x1080)", "(default: workbench)"):
+        assert needle in text, needle
+
+
+def test_cone_options_reach_the_cone_parameters():
+    from tracevis3d.cli import make_parser
+    from tracevis3d.cli_cone import cone_params
+    from tracevis3d.layout.cone import ConeParams
+
+    d = cone_params(make_parser().parse_args(["render-cone", "t.json", "-o", "f.png"]))
+    assert d.to_dict() == ConeParams().to_dict(), "the CLI's defaults are ConeParams' defaults"
+    p = cone_params(make_parser().parse_args([
+        "render-cone", "t.json", "-o", "f.png", "--max-nodes", "50", "--hide", "^len", "--hide-module", "runpy",
+        "--hide-utilities", "--collapse-patterns", "--expand-recursion", "--orientation", "horizontal",
+        "--highlight", "sort",
+        "--color-by", "module", "--label-px", "20", "--max-labels", "7", "--no-legend", "--title", "T"]))
+    assert (p.max_nodes, p.hide, p.hide_modules, p.hide_utilities) == (50, ["^len"], ["runpy"], 10)
+    assert p.collapse_patterns and not p.fold_recursion and p.orientation == "horizontal" and p.highlight == ["sort"]
+    assert (p.color_by, p.label_px, p.max_labels, p.show_legend, p.title) == ("module", 20.0, 7, False, "T")
+
+
+@pytest.mark.parametrize("args, needle", [(["--max-nodes", "0"], "max nodes"),
+                                          (["--orientation", "diagonal"], "invalid choice"),
+                                          (["--hide", "("], "regular expression")])
+def test_cone_bad_arguments_one_line(tmp_path, args, needle, capsys):
+    from tracevis3d.cli import main
+
+    assert main(["render-cone", str(tmp_path / "t.json"), "-o", str(tmp_path / "f.png"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle.lower() in err.lower(), err
+
+
 def test_compare_help_states_every_default_and_unit():
     parser = _render_parser("render-compare")
     for a in _options(parser):
@@ -290,7 +327,8 @@ def test_compare_help_states_every_default_and_unit():
 
 
 @pytest.mark.parametrize("command, heading", [("render-icicle", "## Script it"),
-                                              ("render-compare", "## Comparing two runs")])
+                                              ("render-compare", "## Comparing two runs"),
+                                              ("render-cone", "## Exploring structure")])
 def test_readme_lists_every_option_with_its_default(command, heading):
     readme = (REPO / "README.md").read_text()
     section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
@@ -357,6 +395,9 @@ def test_new_options_reach_the_icicle_parameters():
     p = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png", "--no-title",
                                                 "--thread-order", "busy", "--fold", "none"]))
     assert not p.show_title and p.thread_order == "busy" and p.fold == "none"
+    p = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png", "--hide-utilities", "3",
+                                                "--collapse-patterns"]))
+    assert p.hide_utilities == 3 and p.collapse_patterns
 
 
 @pytest.mark.blender

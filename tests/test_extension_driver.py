@@ -26,7 +26,8 @@ import traceback
 PKG = "bl_ext.user_default.tracevis3d"
 OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call",
              "compare_align", "compare_brush", "compare_color_mode", "threads", "threads_focus_picked",
-             "threads_who_released")
+             "threads_who_released", "search", "next_hit", "bookmark_add", "bookmark_go", "bookmark_remove",
+             "cone_tree", "cone_expand")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -217,7 +218,8 @@ def main(zip_path: str, work: str) -> None:
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 6 and handler,
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 7 and handler
+                and hasattr(bpy.context.scene, "tracevis3d_structure"),
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -262,6 +264,7 @@ def main(zip_path: str, work: str) -> None:
         src = (pathlib.Path(sys.modules[PKG].__file__).parent / "panels" / "__init__.py").read_text()
         props = set(bpy.context.scene.tracevis3d.bl_rna.properties.keys()) \
             | set(bpy.context.scene.tracevis3d_threads.bl_rna.properties.keys())
+        props |= set(bpy.context.scene.tracevis3d_structure.bl_rna.properties.keys())  # the Structure section
         used_props, used_ops, bad = set(), set(), []
         for node in ast.walk(ast.parse(src)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -277,7 +280,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 11
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 18
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")
@@ -642,6 +645,35 @@ def main(zip_path: str, work: str) -> None:
         return (r1 == r2 == {"FINISHED"} and n_main == 5 and n_all == 7,
                 f"{r1} {r2} boxes with a call index: MainThread {n_main}, all threads {n_all}")
 
+
+    @step("op_structure_search_bookmark_cone")
+    def _():
+        """The Structure section: search (history, hits, the camera flies), bookmark with a
+        note, the cone tree and expanding a node; all stored in the scene."""
+        scene = bpy.context.scene
+        st = scene.tracevis3d_structure
+        st.search_pattern = "."
+        cam0 = tuple(scene.camera.location) if scene.camera else None
+        r1 = ops.search()
+        lm = json.loads(scene.get("tracevis3d_landmarks", "{}"))
+        r2 = ops.next_hit(step=1)
+        st.bookmark_note = "look here"
+        r3 = ops.bookmark_add()
+        lm2 = json.loads(scene.get("tracevis3d_landmarks", "{}"))
+        st.cone_max_nodes = 20
+        r4 = ops.cone_tree()
+        names = [o.name for o in bpy.data.collections["TraceVis3D"].all_objects]
+        cone = json.loads(scene.get("tracevis3d_cone", "{}"))
+        scene.tracevis3d.picked_call = int(lm["hits"][0]) if lm.get("hits") else -1
+        r5 = ops.cone_expand()
+        r6 = ops.bookmark_go(index=0)
+        r7 = ops.bookmark_remove(index=0)
+        ok = (r1 == r2 == r3 == r4 == r5 == r6 == r7 == {"FINISHED"} and lm.get("history") == ["."]
+              and lm2.get("bookmarks", [{}])[0].get("note") == "look here" and "TV3D_cone_nodes" in names
+              and cone.get("params", {}).get("max_nodes") == 20 and st.cone_expand != ""
+              and cam0 is not None and tuple(scene.camera.location) != cam0)
+        scene.tracevis3d.picked_call = -1
+        return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"
 
     @step("nothing_written_into_the_addon_folder")
     def _():

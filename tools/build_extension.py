@@ -70,6 +70,7 @@ ADDON_FILES = (
     "__init__.py",
     "properties.py",
     "threads_properties.py",
+    "structure_props.py",
     "operators",
     "panels",
     "tracevis3d",

@@ -5,6 +5,8 @@ Plain numpy/numba; no ``bpy`` import anywhere except in ``tracevis3d.blender``.
     >>> import tracevis3d
     >>> t = tracevis3d.load("trace.json")          # Chrome Trace Event JSON, .gz, native
     >>> tracevis3d.save(t, "trace.tv3d.npz")       # fast native file
+    >>> tracevis3d.save(t, "trace.tv3c", format="compact")  # identical subtrees once
+    >>> tracevis3d.structure(t).n_distinct_subtrees
     >>> s = tracevis3d.synthetic(100_000, threads=4, seed=1)
 """
 from . import _numba_env  # noqa: F401  (must run before numba is imported)
@@ -29,9 +31,9 @@ __version__ = "0.1.0"
 def load(path, **options) -> Trace:
     """Load a trace; the format is sniffed from the content (not the name).
 
-    Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed)
-    or the native TraceVis3D file written by `save`.  Options go to the importer
-    (see `tracevis3d.io.chrome.load_chrome`).
+    Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed),
+    the native TraceVis3D file or the compact file written by `save`.  Options go to
+    the importer (see `tracevis3d.io.chrome.load_chrome`).
     """
     from .io import load as _load
     from .io.sniff import check_trace_file
@@ -40,11 +42,32 @@ def load(path, **options) -> Trace:
     return _load(path, **options)
 
 
-def save(trace: Trace, path) -> None:
-    """Write ``trace`` to the native format (versioned, uncompressed .npz)."""
-    from .io.native import save_native
+def save(trace: Trace, path, format: str = "native") -> None:
+    """Write ``trace`` to ``path``.
 
-    save_native(trace, path)
+    ``format="native"``: the fast native file (versioned, uncompressed .npz).
+    ``format="compact"``: the compact file (SEAT's Compact Trace Format: identical
+    subtrees stored once, times delta/XOR-encoded and compressed; lossless, see
+    `tracevis3d.io.compact`).  `load` recognises both.
+    """
+    if format == "native":
+        from .io.native import save_native
+
+        save_native(trace, path)
+    elif format == "compact":
+        from .io.compact import save_compact
+
+        save_compact(trace, path)
+    else:
+        raise ValueError(f"format must be 'native' or 'compact', got {format!r}")
+
+
+def structure(trace: Trace):
+    """The trace as a DAG of identical subtrees (`tracevis3d.analysis.structure.Structure`):
+    ``n_distinct_subtrees``, ``sharing_ratio``, ``top_repeated()``, ..."""
+    from .analysis.structure import structure_of
+
+    return structure_of(trace)
 
 
 def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:

@@ -235,6 +235,17 @@ def _add_title_camera_args(g, automatic: str) -> None:
                    help="orthographic camera (default: perspective)")
 
 
+def _add_filter_args(g) -> None:
+    """--hide-utilities and --collapse-patterns (SEAT's filters, `analysis.filters`)."""
+    g.add_argument("--hide-utilities", nargs="?", const=10, default=0, type=_int_at_least(0, "utilities"),
+                   metavar="N", help="hide the N likeliest utility routines (high fan-in, low fan-out, called "
+                                     "from everywhere); their children move up and their callers are marked "
+                                     "partially expanded (default: off; N without a value: 10)")
+    g.add_argument("--collapse-patterns", action="store_true",
+                   help="draw every repetition of a repeated subtree (4+ calls) after the first as its "
+                        "root call only, marked partially expanded (default: off)")
+
+
 def _add_icicle_parser(sub) -> None:
     r = sub.add_parser("render-icicle", help="render the extruded 3D icicle of a trace to an image",
                        description="Render the extruded 3D icicle of a trace to an image: x is time,\n"
@@ -263,6 +274,7 @@ def _add_icicle_parser(sub) -> None:
     g.add_argument("--hide-module", action="append", type=_module, default=[], metavar="MODULE",
                    help="hide calls of MODULE and its submodules, their children move up; "
                         "repeatable (default: none)")
+    _add_filter_args(g)
     g = r.add_argument_group("appearance")
     g.add_argument("--color-by", default="auto",
                    choices=["auto", "function", "module", "kind", "depth", "inclusive", "self"],
@@ -345,6 +357,9 @@ def make_parser() -> argparse.ArgumentParser:
     from .cli_threads import add_threads_parser
 
     add_threads_parser(sub)
+    from . import cli_cone, cli as this
+
+    cli_cone.add_cone_parser(sub, this)
     return p
 
 
@@ -515,6 +530,7 @@ def icicle_params(args):
         extrude_measure=args.extrude, color_by=args.color_by, threads=args.thread,
         thread_order=args.thread_order, time_window=args.window, max_depth=args.max_depth,
         fold=args.fold, hide=list(args.hide), hide_modules=list(args.hide_module),
+        hide_utilities=args.hide_utilities, collapse_patterns=args.collapse_patterns,
         resolution=args.resolution, cluster_px=args.cluster_px, label_px=args.label_px,
         label_min_px=args.label_min_px, orthographic=args.orthographic,
         show_labels=not args.no_labels, show_legend=not args.no_legend, show_axes=not args.no_axes,
@@ -621,7 +637,14 @@ def render_threads(args) -> str:
     return _render_threads(args)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads}
+def render_cone(args) -> str:
+    from .cli_cone import render_cone as run
+
+    return run(args)
+
+
+COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads,
+            "render-cone": render_cone}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Compile (or load from the cache) every kernel a first user runs, on tiny made-up traces.
 
-    python -m tracevis3d.warmup [--install] [load,layout,compare]
+    python -m tracevis3d.warmup [--install] [load,layout,compare,structure]
 
 Used twice:
 - by ``tools/build_extension.py`` with ``NUMBA_CPU_NAME=generic`` and an empty
@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-STEPS = ("load", "layout", "compare")
+STEPS = ("load", "layout", "compare", "structure")
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -124,6 +124,28 @@ def _compare_scene(cmp) -> None:
         tube_edges(tubes.centres.shape[1], tubes.sides_per_tube())
 
 
+def _structure_all(trace) -> None:
+    """Compact DAG and file, filters (patterns, utilities, collapse), search, cone tree."""
+    import tempfile
+
+    from .analysis.filters import FilterSpec, filter_trace, repeated_patterns
+    from .analysis.search import search_calls
+    from .analysis.structure import structure_of
+    from .io.compact import load_compact, save_compact
+    from .layout.cone import ConeParams, cone_layout
+
+    structure_of(trace)
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "warmup.tv3c")
+        save_compact(trace, p)
+        with open(p, "rb") as f:
+            load_compact(f.read(), source="<warmup compact>")
+    repeated_patterns(trace, ignore_order=True, collapse_runs=True, max_depth=2)
+    filter_trace(trace, FilterSpec(hide_utilities=2, collapse_patterns=True))
+    search_calls(trace, "f1")
+    cone_layout(trace, ConeParams(max_nodes=40, hide_utilities=1, resolution=(640, 360)))
+
+
 def run(steps=STEPS, out=sys.stderr) -> dict:
     """Run the warm-up steps; {step: seconds}."""
     times = {}
@@ -144,6 +166,11 @@ def run(steps=STEPS, out=sys.stderr) -> dict:
         _compare_scene(cmp)
         times["compare"] = time.perf_counter() - t
         print(f"warmup: compare kernels ready in {times['compare']:.1f} s", file=out)
+    if "structure" in steps:
+        t = time.perf_counter()
+        _structure_all(traces[0])
+        times["structure"] = time.perf_counter() - t
+        print(f"warmup: structure kernels ready in {times['structure']:.1f} s", file=out)
     return times
 
 

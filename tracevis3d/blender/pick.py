@@ -177,6 +177,17 @@ def _pick_tubes(ob, origin, direction):
             best_t, best_face = float(t[j]), int(f[j])
     if best_face < 0:
         return np.inf, None
+    from .tubes import tube_values
+
+    tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[best_face])
+    calls = tube_values(me, "call_index")
+    if calls is not None:  # a node of a cone tree: a call (its context's first call)
+        if calls[tube] < 0:
+            return np.inf, None
+        return best_t, {"kind": "box", "call": int(calls[tube]), "side": None, "object": ob.name}
+    match = tube_values(me, "match_index")
+    if match is not None and match[tube] < 0:  # an edge or ring of a cone tree: not pickable
+        return np.inf, None
     return best_t, tube_hit(ob, best_face)
 
 

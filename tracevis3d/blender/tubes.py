@@ -15,7 +15,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..kernels.tubes import tube_edges, tube_mesh
+from ..kernels.tubes import tube_edges, tube_mesh, tube_mesh_normal
 from ..layout.spec import TubeLayer
 
 #: the mesh's custom property holding one array per tube attribute
@@ -45,8 +45,10 @@ def face_values(me, name: str):
 
 def tube_mesh_arrays(layer: TubeLayer):
     """(vertices float32 (nv, 3), quads int32 (nf, 4), tube of each face int32)."""
-    return tube_mesh(np.ascontiguousarray(layer.centres, np.float64), np.ascontiguousarray(layer.half_x, np.float64),
-                     np.ascontiguousarray(layer.half_y, np.float64), layer.sides_per_tube())
+    centres, hx, hy = (np.ascontiguousarray(a, np.float64) for a in (layer.centres, layer.half_x, layer.half_y))
+    if getattr(layer, "cross_section", "horizontal") == "normal":  # rings across the curve (one side count)
+        return tube_mesh_normal(centres, hx, hy, int(layer.sides))
+    return tube_mesh(centres, hx, hy, layer.sides_per_tube())
 
 
 def _material_index(me):

@@ -3,7 +3,8 @@
 `load(path)` reads the input once (a file, a pipe or a FIFO; at most
 ``max_bytes``) and sniffs the format from its first bytes, not the file name:
 gzip (inflated under the limits of `tracevis3d.io.limits`, then sniffed again),
-the native TraceVis3D file (a zip/.npz with a ``tracevis3d`` header), or JSON
+the native TraceVis3D file (a zip/.npz with a ``tracevis3d`` header), the compact
+file (`tracevis3d.io.compact`, SEAT's Compact Trace Format), or JSON
 (Chrome Trace Event format, object or array form).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _GZIP_MAGIC = b"\x1f\x8b"
+_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC (not imported: keeps load light)
 _CHUNK = 1 << 20
 
 
@@ -83,6 +85,10 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         from .native import load_native
 
         return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
+    if bytes(data[:len(_COMPACT_MAGIC)]) == _COMPACT_MAGIC:
+        from .compact import load_compact
+
+        return load_compact(data, source=path, limits=lim)
     return load_bytes(data, source=path, limits=lim, **options)
 
 

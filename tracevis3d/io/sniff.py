@@ -23,6 +23,7 @@ HEAD_BYTES = 64 << 10        # what is read to decide about a large file
 FULL_PARSE_BYTES = 1 << 20   # files up to this size are parsed whole by Python's json
 _ZIP_MAGIC = b"PK\x03\x04"
 _GZIP_MAGIC = b"\x1f\x8b"
+_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
@@ -158,8 +159,8 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
 
     ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
-    if data.startswith(_ZIP_MAGIC):
-        return  # the native format: its loader checks its header
+    if data.startswith(_ZIP_MAGIC) or data.startswith(_COMPACT_MAGIC):
+        return  # the native or compact format: its loader checks its header
     i = _first_char(data)
     if i >= len(data):
         if whole:

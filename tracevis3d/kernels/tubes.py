@@ -152,3 +152,77 @@ def tube_edges(s, sides):
                 corner[c + 3] = lbase + i * n + j
                 c += 4
     return edges, corner
+
+
+@njit(cache=True, nogil=True)
+def tube_mesh_normal(curves, half_x, half_y, sides):
+    """Like `tube_mesh`, but each ring lies in the plane *perpendicular to the curve*
+    (a round tube whatever its direction: cone-tree edges and base circles).  The ring's
+    frame at sample i: tangent t (central difference), u = the world axis least aligned
+    with t, orthogonalised, v = t × u; for a closed curve (first sample = last) the end
+    tangents wrap around.  ``half_x``/``half_y`` are the radii along u and v.  Same
+    outputs as `tube_mesh`."""
+    m, s, _ = curves.shape
+    nv = m * s * sides
+    verts = np.empty((nv, 3), np.float32)
+    cos_t = np.empty(sides)
+    sin_t = np.empty(sides)
+    for j in range(sides):
+        cos_t[j] = np.cos(2.0 * np.pi * j / sides)
+        sin_t[j] = np.sin(2.0 * np.pi * j / sides)
+    t = np.zeros(3)
+    u = np.zeros(3)
+    w = np.zeros(3)
+    v = 0
+    for k in range(m):
+        closed = True
+        for d in range(3):
+            if abs(curves[k, 0, d] - curves[k, s - 1, d]) > 1e-12:
+                closed = False
+        for i in range(s):
+            i0 = i - 1 if i > 0 else (s - 2 if closed else 0)
+            i1 = i + 1 if i < s - 1 else (1 if closed else s - 1)
+            for d in range(3):
+                t[d] = curves[k, i1, d] - curves[k, i0, d]
+            ln = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+            if ln < 1e-300:
+                t[0], t[1], t[2] = 0.0, 0.0, 1.0
+            else:
+                for d in range(3):
+                    t[d] /= ln
+            a = 0
+            if abs(t[1]) < abs(t[a]):
+                a = 1
+            if abs(t[2]) < abs(t[a]):
+                a = 2
+            for d in range(3):
+                u[d] = -t[a] * t[d]
+            u[a] += 1.0
+            lu = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+            for d in range(3):
+                u[d] /= lu
+            w[0] = t[1] * u[2] - t[2] * u[1]
+            w[1] = t[2] * u[0] - t[0] * u[2]
+            w[2] = t[0] * u[1] - t[1] * u[0]
+            for j in range(sides):
+                for d in range(3):
+                    verts[v, d] = curves[k, i, d] + half_x[k, i] * cos_t[j] * u[d] + half_y[k, i] * sin_t[j] * w[d]
+                v += 1
+    nf = m * (s - 1) * sides
+    quads = np.empty((nf, 4), np.int32)
+    tube = np.empty(nf, np.int32)
+    f = 0
+    for k in range(m):
+        base = k * s * sides
+        for i in range(s - 1):
+            r0 = base + i * sides
+            r1 = r0 + sides
+            for j in range(sides):
+                j1 = (j + 1) % sides
+                quads[f, 0] = r0 + j
+                quads[f, 1] = r0 + j1
+                quads[f, 2] = r1 + j1
+                quads[f, 3] = r1 + j
+                tube[f] = k
+                f += 1
+    return verts, quads, tube

@@ -198,3 +198,31 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
 
 def cluster_material_names(colouring) -> list:
     return [f"{m}_cluster" for m in colouring.slot_names]
+
+
+PARTIAL_MATERIAL = "TV3D_partial"
+PARTIAL_RGBA = (0.06, 0.06, 0.07, 1.0)
+
+
+def partial_marker_layer(d: Drawn, cl: Clusters, frame, t0: float, partial, name: str = "partial") -> InstanceLayer:
+    """SEAT's partially-expanded state, visible: a dark tab in the top right corner of every
+    own box whose call has hidden descendants (``partial``: bool per call of the
+    selection's trace), 0.4 of the box's height, at most a quarter of its width and 6 px,
+    standing slightly proud of the box's front face."""
+    s = np.flatnonzero(cl.single & partial[d.idx]) if partial is not None else np.zeros(0, np.int64)
+    n = s.size
+    xs, xe = (d.start[s] - t0) * frame.scale_t, (d.end[s] - t0) * frame.scale_t
+    px = frame.px[d.lane[s]] if n else np.zeros(0)
+    w = np.minimum(0.25 * (xe - xs), 6.0 * px)
+    hgt = 0.4 * BOX_FILL * d.height[s]
+    pos = np.empty((n, 3), np.float32)
+    sc = np.empty((n, 3), np.float32)
+    pos[:, 0] = xe - w / 2
+    pos[:, 1] = d.ext[s] / 2 - 0.02 * frame.h
+    pos[:, 2] = d.face_high[s] - hgt / 2
+    sc[:, 0] = np.maximum(w, 1e-6)
+    sc[:, 1] = d.ext[s] + 0.04 * frame.h
+    sc[:, 2] = hgt
+    col = np.tile(np.asarray(PARTIAL_RGBA, np.float32), (n, 1))
+    return InstanceLayer(name, pos, sc, col, np.zeros(n, np.int32), [PARTIAL_MATERIAL],
+                         {"call_index": d.call_id[s].astype(np.int32)})

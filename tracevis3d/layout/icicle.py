@@ -28,7 +28,8 @@ from .camera import view_direction
 from .colour import colour_calls, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes
-from .geometry import BOX_FILL, box_layer, cluster_calls, cluster_layer, cluster_material_names, drawn_calls
+from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
+                       cluster_material_names, drawn_calls, partial_marker_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
@@ -88,7 +89,7 @@ def extrusion(tr, idx, measure: str) -> tuple:
     return unit, f"depth into the picture: {what} (deepest {most})"
 
 
-def legend_rows(colouring, params, n_folded: int, ext_label) -> list:
+def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0) -> list:
     """The legend: heading, one swatch per colour slot shown, then what else the figure uses."""
     rows = [(f"colour: {colouring.title}", -1, "heading")]
     rows += [(it.name, it.slot, "swatch") for it in colouring.legend]
@@ -100,6 +101,8 @@ def legend_rows(colouring, params, n_folded: int, ext_label) -> list:
         rows.append(("low bars: calls too narrow for a name", -1, "note"))
     if ext_label:
         rows.append((ext_label, -1, "note"))
+    if n_partial:
+        rows.append(("dark corner: partially expanded (calls hidden)", -1, "note"))
     return rows
 
 
@@ -108,6 +111,7 @@ def figure_materials(colouring) -> dict:
     materials: dict = {}
     for name, rgb in zip(colouring.slot_names, colouring.slot_rgb):
         materials[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,))
+    materials[PARTIAL_MATERIAL] = MaterialSpec(PARTIAL_MATERIAL, PARTIAL_RGBA, cushion=False)
     for name, rgb in zip(cluster_material_names(colouring), colouring.cluster_rgb):
         materials[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), kind="cluster")
     materials["TV3D_axis"] = MaterialSpec("TV3D_axis", MATERIAL_TEXT_COLOURS["TV3D_text_muted"], kind="text",
@@ -144,7 +148,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
 
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     n_folded = int((fold.folded & ~fold.drawn).sum())
-    plan = plan_hud(res, tpx, trace_title(trace, sel, params), legend_rows(colouring, params, n_folded, ext_label),
+    n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
+    plan = plan_hud(res, tpx, trace_title(trace, sel, params),
+                    legend_rows(colouring, params, n_folded, ext_label, n_partial),
                     params.show_title, params.show_legend)
     lane_levels = np.maximum(fold.lane_levels, 1.0)
     name_em = min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
@@ -156,6 +162,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     layers = [box_layer(d, cl, frame, t0, colouring, lambda i: tr.depth[i])]
     clusters_layer, cluster_x = cluster_layer(d, cl, frame, t0, colouring, params.cluster_px, params.time_length)
     layers.append(clusters_layer)
+    if sel.partial is not None:
+        layers.append(partial_marker_layer(d, cl, frame, t0, sel.partial))
 
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
@@ -190,7 +198,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             "color_mode": colouring.mode, "fold_rule": fold.rule, "n_folded": n_folded,
             "content_rect": list(plan.rect), "title": plan.title, "hud_distance": hud_dist,
             "text_px": tpx, "params": params.to_dict(), "levels": int(tr.depth[idx].max()) + 1,
-            "folded_levels": float(lane_levels.max()),
+            "folded_levels": float(lane_levels.max()), "n_partial": n_partial,
         },
     )
     return spec.validate()

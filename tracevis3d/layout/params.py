@@ -55,6 +55,11 @@ class IcicleParams:
     - ``hide`` / ``hide_modules``: calls whose name matches one of the regular expressions,
       or whose module is (or is inside) one of the modules, are removed and their children
       promoted (Firefox Profiler's "merge function").
+    - ``hide_utilities``: also hide the N likeliest utility routines (SEAT 2.9.1.2,
+      `analysis.filters.utilities`; 0: none); ``collapse_patterns``: draw every later
+      instance of a repeated subtree (of at least 4 calls) as its root call only, marked
+      partially expanded (SEAT 2.9.1.1).  A call some of whose subtree is hidden carries
+      the partially-expanded marker.
     - ``threads``: indices or names to show (None: all); ``thread_order``: ``default``
       (main thread first, then by first activity), ``start``, ``name``, ``busy`` (most
       busy first), or a list of names/indices shown first in that order.
@@ -72,6 +77,8 @@ class IcicleParams:
     fold: str = "auto"
     hide: list = field(default_factory=list)  # regexes on function names
     hide_modules: list = field(default_factory=list)  # dotted module names
+    hide_utilities: int = 0  # hide the top N utility routines
+    collapse_patterns: bool = False  # repeated subtrees after the first: root call only
     resolution: tuple = (1920, 1080)
     cluster_px: float = 1.0
     label_px: float = 16.0
@@ -182,6 +189,11 @@ class IcicleParams:
                 re.compile(rx)
             except re.error as e:
                 raise ValueError(f"hide: bad regular expression {rx!r}: {e}") from None
+        if isinstance(self.hide_utilities, bool) or not isinstance(self.hide_utilities, (int, np.integer)) \
+                or not 0 <= self.hide_utilities <= 10000:
+            raise ValueError(f"hide_utilities must be an integer within 0..10000, got {self.hide_utilities!r}")
+        self.hide_utilities = int(self.hide_utilities)
+        self.collapse_patterns = bool(self.collapse_patterns)
         if self.title is not None and not isinstance(self.title, str):
             raise ValueError(f"title must be a string or None, got {self.title!r}")
         return self

@@ -1,8 +1,10 @@
 """Select stage: which calls a figure shows, in which lanes, in which order (bpy-free).
 
 1. hide: calls matched by ``params.hide`` (regexes on the raw or the display name) or
-   ``params.hide_modules`` (a module or any of its submodules) are removed and their
-   children promoted (`tracevis3d.transform.merge_calls`);
+   ``params.hide_modules`` (a module or any of its submodules), the top
+   ``params.hide_utilities`` utility routines, and the descendants of collapsed pattern
+   instances (``params.collapse_patterns``) are removed and their children promoted
+   (`tracevis3d.analysis.filters.filter_trace`, `tracevis3d.transform.merge_calls`);
 2. threads: ``params.threads`` (indices or names) or all;
 3. lane order: ``params.thread_order``: ``default`` = the main thread first (named
    ``MainThread``/``main`` or whose tid equals its pid), then by first activity;
@@ -14,15 +16,12 @@ order), which is what the fold and cluster kernels need.
 """
 from __future__ import annotations
 
-import re
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import Trace
-from ..transform import merge_calls
-from .naming import function_table
 from .params import IcicleParams
 
 _HIDDEN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -43,6 +42,7 @@ class Selection:
     t1: float
     windowed: bool
     orig: np.ndarray | None = None  # index in the original trace of each call of ``trace``
+    partial: np.ndarray | None = None  # bool per call of ``trace``: part of its subtree is hidden
 
     def original(self, i) -> np.ndarray:
         """Call indices of ``trace`` (after hiding) → indices in the trace the user loaded."""
@@ -50,30 +50,32 @@ class Selection:
         return (i if self.orig is None else self.orig[i]).astype(np.int32)
 
 
+def filter_spec(params) -> "FilterSpec":
+    """The `analysis.filters.FilterSpec` of a view's parameters (hide, modules, utilities,
+    collapsed patterns)."""
+    from ..analysis.filters import FilterSpec
+
+    return FilterSpec(hide=tuple(params.hide), hide_modules=tuple(params.hide_modules),
+                      hide_utilities=int(getattr(params, "hide_utilities", 0)),
+                      collapse_patterns=bool(getattr(params, "collapse_patterns", False)))
+
+
+def filtered_trace(trace: Trace, params):
+    """`analysis.filters.filter_trace` under ``params`` (cached per trace and filter)."""
+    from ..analysis.filters import filter_trace
+
+    spec = filter_spec(params)
+    per_trace = _HIDDEN_CACHE.setdefault(trace, {})
+    if spec not in per_trace:
+        per_trace[spec] = filter_trace(trace, spec)
+    return per_trace[spec]
+
+
 def hidden_trace(trace: Trace, params: IcicleParams) -> tuple:
     """``trace`` with the calls hidden by ``params`` merged away, and the original index of
     each kept call (None when nothing is hidden); cached per trace."""
-    key = (tuple(params.hide), tuple(params.hide_modules))
-    if key == ((), ()):
-        return trace, None
-    per_trace = _HIDDEN_CACHE.setdefault(trace, {})
-    if key in per_trace:
-        return per_trace[key]
-    ft = function_table(trace)
-    rxs = [re.compile(r) for r in params.hide]
-    mods = [m.strip().rstrip(".") for m in params.hide_modules if m.strip()]
-    func_hidden = np.zeros(trace.n_functions, np.bool_)
-    for f in range(trace.n_functions):  # once per distinct function
-        raw, disp, mod = trace.function_names[f], ft.display[f], ft.module[f]
-        if any(r.search(raw) or r.search(disp) for r in rxs):
-            func_hidden[f] = True
-        elif any(mod == m or mod.startswith(m + ".") for m in mods):
-            func_hidden[f] = True
-    hidden = func_hidden[trace.func]
-    out = merge_calls(trace, hidden) if len(trace) else trace
-    result = (out, np.flatnonzero(~hidden) if out is not trace else None)
-    per_trace[key] = result
-    return result
+    f = filtered_trace(trace, params)
+    return f.trace, f.orig
 
 
 def _is_main(trace: Trace, t: int) -> bool:
@@ -136,7 +138,8 @@ def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
 
 def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth)."""
-    tr, orig = hidden_trace(trace, params)
+    filt = filtered_trace(trace, params)
+    tr, orig = filt.trace, filt.orig
     if len(tr) == 0:
         raise ValueError("no calls to show: the trace is empty" if not len(trace)
                          else "no calls to show: hide/hide_modules hide every call")
@@ -177,4 +180,4 @@ def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     lane = lane_of_thread[tr.thread[idx]]
     names = [lane_name(tr, int(t), lanes.size) for t in lanes]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
-                     orig)
+                     orig, filt.partial if filt.partial.any() else None)

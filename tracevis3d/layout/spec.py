@@ -95,6 +95,7 @@ class TubeLayer:
     attributes: dict = field(default_factory=dict)
     sides: object = 8  # int, or int32 (m,)
     space: str = "world"
+    cross_section: str = "horizontal"  # "horizontal" (TraceDiff tubes) | "normal" (round in any direction)
 
     def __len__(self) -> int:
         return int(self.centres.shape[0])
@@ -128,6 +129,8 @@ class TubeLayer:
             raise ValueError(f"tubes {self.name!r}: sides must be one number or one per tube ({m},)")
         if sides.size and not (3 <= sides.min() and sides.max() <= 64):
             raise ValueError(f"tubes {self.name!r}: sides must be within 3..64")
+        if self.cross_section not in ("horizontal", "normal"):
+            raise ValueError(f"tubes {self.name!r}: cross_section must be 'horizontal' or 'normal'")
         return self
 
 

@@ -1,0 +1,167 @@
+"""The Structure section's operators (SEAT's exploration): search with history and flying
+to hits, bookmarks with notes, the cone tree and expanding a node on demand.  Thin: each
+calls `tracevis3d.blender.landmarks` or runs the cone-tree job
+(`tracevis3d.blender.cone_tasks`) through `common.JobOperator`."""
+from __future__ import annotations
+
+from bpy.props import IntProperty, StringProperty
+from bpy.types import Operator
+
+from .. import structure_props
+from ..tracevis3d.blender import landmarks, session
+from ..tracevis3d.jobs import Job
+from .common import JobOperator, reported, settings_of, trace_path_of
+
+
+def _trace(context):
+    return session.get_trace(trace_path_of(context))
+
+
+def _structure(context):
+    st = structure_props.structure_of(context.scene)
+    if st is None:
+        raise ValueError("the TraceVis3D extension's properties are not registered")
+    return st
+
+
+class TRACEVIS3D_OT_search(Operator):
+    """Search the trace's function names and modules (regular expression), remember the search in the history and fly the camera to the first hit"""
+
+    bl_idname = "tracevis3d.search"
+    bl_label = "Search"
+
+    pattern: StringProperty(name="Pattern", default="", options={"SKIP_SAVE"},
+                            description="Regular expression (default: the panel's search field)")
+
+    @reported
+    def execute(self, context):
+        st = _structure(context)
+        pattern = self.pattern.strip() or st.search_pattern.strip()
+        if not pattern:
+            raise ValueError("nothing to search: type a regular expression first")
+        st.search_pattern = pattern
+        trace = _trace(context)
+        hits = landmarks.search(trace, pattern, context.scene)
+        if not hits:
+            self.report({"WARNING"}, f"TraceVis3D: no call matches {pattern!r}")
+            return {"FINISHED"}
+        call = landmarks.fly_to_next_hit(trace, context.scene)
+        self.report({"INFO"}, f"{len(hits):,} calls match {pattern!r}; at hit 1 (call {call})")
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_next_hit(Operator):
+    """Fly the camera to the next (or previous) hit of the last search"""
+
+    bl_idname = "tracevis3d.next_hit"
+    bl_label = "Next Hit"
+
+    step: IntProperty(name="Step", default=1, options={"SKIP_SAVE"})
+
+    @reported
+    def execute(self, context):
+        call = landmarks.fly_to_next_hit(_trace(context), context.scene, self.step, frames=12)
+        if call is None:
+            raise ValueError("no hits: search first")
+        lm = landmarks.landmarks(context.scene)
+        self.report({"INFO"}, f"hit {lm.current + 1} of {len(lm.hits)} (call {call})")
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_bookmark_add(Operator):
+    """Bookmark the picked call (or the current hit) with the note typed in the panel; the camera view is kept with it"""
+
+    bl_idname = "tracevis3d.bookmark_add"
+    bl_label = "Add Bookmark"
+
+    @reported
+    def execute(self, context):
+        st = _structure(context)
+        s = settings_of(context)
+        lm = landmarks.landmarks(context.scene)
+        call = s.picked_call if s.picked_call >= 0 else (lm.hits[lm.current] if lm.current >= 0 else -1)
+        if call < 0:
+            raise ValueError("nothing to bookmark: pick a call (Shift+Alt+D) or search first")
+        landmarks.add_bookmark(call, st.bookmark_note, _trace(context), context.scene)
+        st.bookmark_note = ""
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_bookmark_go(Operator):
+    """Go back to a bookmark's view"""
+
+    bl_idname = "tracevis3d.bookmark_go"
+    bl_label = "Go to Bookmark"
+
+    index: IntProperty(name="Bookmark", default=0, min=0)
+
+    @reported
+    def execute(self, context):
+        landmarks.fly_to_bookmark(self.index, context.scene)
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_bookmark_remove(Operator):
+    """Remove a bookmark"""
+
+    bl_idname = "tracevis3d.bookmark_remove"
+    bl_label = "Remove Bookmark"
+
+    index: IntProperty(name="Bookmark", default=0, min=0)
+
+    @reported
+    def execute(self, context):
+        landmarks.remove_bookmark(self.index, context.scene)
+        return {"FINISHED"}
+
+
+def cone_steps(job, path, params, scene):
+    from ..tracevis3d.blender.cone_tasks import cone_build_steps
+
+    trace = yield from session.load_steps(job, path, span=(0.0, 0.3))
+    out = yield from cone_build_steps(job, trace, params, scene, "TraceVis3D", path, (0.3, 1.0))
+    return out
+
+
+class TRACEVIS3D_OT_cone_tree(JobOperator, Operator):
+    """Build the cone tree of the trace's calling contexts (largest by inclusive time; filters of the Structure section and the Parameters' hide fields apply)"""
+
+    bl_idname = "tracevis3d.cone_tree"
+    bl_label = "Cone Tree"
+
+    @reported
+    def execute(self, context):
+        path = trace_path_of(context)
+        params = structure_props.cone_params_dict(context.scene)
+        job = Job("cone tree", cone_steps, path, params, context.scene)
+
+        def done(_context, result):
+            m = result["meta"]
+            return f"Cone tree: {m['n_nodes']:,} of {m['n_contexts']:,} calling contexts, {m['n_partial']:,} partial"
+        return self.start_job(context, job, done)
+
+
+class TRACEVIS3D_OT_cone_expand(JobOperator, Operator):
+    """Expand the picked node of the cone tree fully (all its children, beyond the node budget) and rebuild; with Clear: back to the budget"""
+
+    bl_idname = "tracevis3d.cone_expand"
+    bl_label = "Expand Picked"
+
+    clear: StringProperty(name="Clear", default="", options={"SKIP_SAVE", "HIDDEN"})
+
+    @reported
+    def execute(self, context):
+        st = _structure(context)
+        s = settings_of(context)
+        if self.clear:
+            st.cone_expand = ""
+        else:
+            if s.picked_call < 0:
+                raise ValueError("no node picked: Shift+Alt+D over a node of the cone tree first")
+            calls = [x for x in st.cone_expand.split(",") if x.strip()]
+            st.cone_expand = ",".join(calls + [str(s.picked_call)])
+        return TRACEVIS3D_OT_cone_tree.execute(self, context)
+
+
+CLASSES = (TRACEVIS3D_OT_search, TRACEVIS3D_OT_next_hit, TRACEVIS3D_OT_bookmark_add, TRACEVIS3D_OT_bookmark_go,
+           TRACEVIS3D_OT_bookmark_remove, TRACEVIS3D_OT_cone_tree, TRACEVIS3D_OT_cone_expand)

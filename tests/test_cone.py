@@ -1,0 +1,212 @@
+"""The cone tree (issue 14): calling-context tree and recursion folding against brute force,
+the Carrière–Kazman layout's invariants (property test: every child on its parent's base
+circle, sibling footprints apart, subtrees inside their footprint), and render-cone end to
+end on a real trace (pixels: apex above the base, labels drawn)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tracevis3d
+from cone_checks import check_cone
+from tracevis3d.analysis.context import calling_context_tree, prune_by_time
+from tracevis3d.kernels.cone import cone_footprints, cone_positions
+from tracevis3d.layout.cone import ConeParams, cone_layout
+from test_structure import forest, ops_strategy
+from tree_factory import random_trace
+
+
+def brute_contexts(t, fold):
+    """Path of functions from the root (thread first) per call; direct recursion folded."""
+    paths = []
+    for i in range(len(t)):
+        p = t.parent[i]
+        if p < 0:
+            paths.append((int(t.thread[i]), int(t.func[i])))
+        elif fold and t.func[p] == t.func[i]:
+            paths.append(paths[p])
+        else:
+            paths.append(paths[p] + (int(t.func[i]),))
+    return paths
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=ops_strategy, threads=st.integers(1, 3), fold=st.booleans())
+def test_context_tree_equals_brute_force(ops, threads, fold):
+    t = forest(ops, True, threads)
+    c = calling_context_tree(t, per_thread=True, fold_recursion=fold)
+    paths = brute_contexts(t, fold)
+    assert len(c) == 1 + t.n_threads + len(set(paths))
+    ids = {}
+    for i, path in enumerate(paths):
+        assert ids.setdefault(path, int(c.ctx[i])) == c.ctx[i]
+    # time: the outermost calls of a node (no folded recursion counted twice)
+    outer = np.array([t.parent[i] < 0 or not (fold and t.func[t.parent[i]] == t.func[i]) for i in range(len(t))])
+    want = np.bincount(c.ctx[outer], weights=(t.end - t.start)[outer], minlength=len(c))
+    assert np.allclose(c.time[1 + t.n_threads:], want[1 + t.n_threads:])
+    assert np.array_equal(c.calls[1 + t.n_threads:], np.bincount(c.ctx, minlength=len(c))[1 + t.n_threads:])
+
+
+def _layout_invariants(t, max_nodes, gap=0.25, level_h=2.0):
+    c = calling_context_tree(t)
+    pr = prune_by_time(c, max_nodes)
+    assert len(pr) <= max(max_nodes, 1) + c.per_thread * t.n_threads + 1
+    size = 0.2 + 0.8 * np.sqrt(c.time[pr.node] / max(c.time[0], 1e-300))
+    foot, off, base, angle = cone_footprints(pr.child_ptr, pr.child_ids, size.copy(), gap)
+    pos, turn = cone_positions(pr.parent, base, angle, level_h)
+    return check_cone(pr.parent, pos, turn, foot, off, base, level_h), pr
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), fanout=st.integers(1, 8), depth=st.integers(1, 6),
+       max_nodes=st.integers(1, 300))
+def test_cone_layout_property(seed, fanout, depth, max_nodes):
+    t = random_trace(n_roots=8, fanout=fanout, max_depth=depth, threads=2, seed=seed, n_func=12)
+    _layout_invariants(t, max_nodes)
+
+
+@pytest.mark.parametrize("name", ["viztracer-examples/different_sorts.json",
+                                  "viztracer-examples/multi_process_pool.json", "hta-trace-diff/control.json.gz"])
+def test_cone_layout_invariants_on_real_traces(realdata, name):
+    t = tracevis3d.load(realdata / name)
+    pairs, pr = _layout_invariants(t, 300)
+    assert pairs > 50
+    assert pr.partial.any() or len(pr) == len(pr.cct)
+
+
+def test_pruning_keeps_the_heaviest_and_marks_partial():
+    t = random_trace(n_roots=20, fanout=4, max_depth=5, threads=1, seed=3, n_func=30)
+    c = calling_context_tree(t)
+    pr = prune_by_time(c, 25)
+    kept = set(pr.node.tolist())
+    assert len(pr) == 25
+    assert np.all(pr.parent[1:] < np.arange(1, len(pr)))  # children after parents
+    dropped = np.setdiff1d(np.arange(len(c)), pr.node)
+    assert c.time[dropped].max() <= c.time[pr.node].min() + 1e-9
+    for j, k in enumerate(pr.node.tolist()):  # partial exactly when a child context is not drawn
+        kids = np.flatnonzero(c.parent == k)
+        assert pr.partial[j] == any(int(x) not in kept for x in kids)
+
+
+def test_cone_params_errors():
+    t = random_trace(n_roots=2, fanout=2, max_depth=2, threads=1, seed=1)
+    for kw in ({"max_nodes": 0}, {"orientation": "sideways"}, {"color_by": "depth"}, {"hide": ["("]}):
+        with pytest.raises(ValueError):
+            cone_layout(t, ConeParams(**kw))
+
+
+@pytest.mark.blender
+def test_render_cone_real_trace(realdata, tmp_path):
+    """render-cone on VizTracer's multi_process_pool: the figure and the .blend; in the image
+    the root sphere is drawn above its children (apex above the base), every drawn node is
+    not background, and the labels are dark text right of their spheres."""
+    bpy = pytest.importorskip("bpy")
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    from test_compare_scene import _pixels
+    from tracevis3d.cli import main
+
+    path = realdata / "viztracer-examples" / "multi_process_pool.json"
+    res = (640, 360)
+    out, blend = tmp_path / "cone.png", tmp_path / "cone.blend"
+    assert main(["render-cone", str(path), "-o", str(out), "--resolution", f"{res[0]}x{res[1]}",
+                 "--max-nodes", "60", "--label-px", "40", "--save", str(blend)]) == 0
+    assert blend.is_file()
+    spec = cone_layout(tracevis3d.load(path), ConeParams(max_nodes=60, resolution=res, label_px=40.0))
+    img = _pixels(out)
+    scene = bpy.context.scene
+    pos = np.array(spec.meta["node_positions"])
+    radius = np.array(spec.meta["node_radius"])
+    parent = np.array(spec.meta["node_parent"])
+
+    def pixel(p):
+        v = world_to_camera_view(scene, scene.camera, Vector(p.tolist()))
+        return int((1 - v.y) * res[1]), int(v.x * res[0])
+
+    px = np.array([pixel(p) for p in pos])
+    assert np.all((px[:, 0] >= 0) & (px[:, 0] < res[1]) & (px[:, 1] >= 0) & (px[:, 1] < res[0]))
+    kids = np.flatnonzero(parent == 0)
+    assert kids.size >= 2 and np.all(px[kids, 0] > px[0, 0] + 5)  # apex above the base circle
+    drawn = np.abs(img[..., :3] - 1).max(-1) > 0.1
+    big = np.flatnonzero(radius > 0.4)
+    hit = [drawn[max(r - 1, 0): r + 2, max(c - 1, 0): c + 2].any() for r, c in px[big]]
+    assert np.mean(hit) > 0.9, np.mean(hit)
+    labels = [k for k, kind in enumerate(spec.labels.kind) if kind == "call"]
+    assert len(labels) >= 5
+    rgb = img[..., :3]
+    dark = (rgb.max(-1) < 0.5) & (rgb.max(-1) - rgb.min(-1) < 0.08)  # grey-black text, not a sphere
+    text_hits = 0
+    for k in labels:
+        r, c = pixel(spec.labels.anchors[k].astype(np.float64))
+        w = int(0.5 * 40 * 360 / 1080 * len(spec.labels.texts[k]))
+        box = dark[max(r - 12, 0): r + 2, max(c, 0): c + w]
+        text_hits += box.sum() >= 3
+    assert text_hits >= 0.8 * len(labels), (text_hits, len(labels))
+    # picking: the ray from the camera through a node's centre hits that node, which maps to its call
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
+    calls = nodes.attributes["call_index"]
+    k = int(np.flatnonzero(calls >= 0)[np.argmax(radius[calls >= 0])])
+    origin = np.array(scene.camera.matrix_world.translation)
+    hit = pick_ray_detail(origin, pos[k] - origin)
+    assert hit is not None and hit["kind"] == "box" and hit["call"] == calls[k], (hit, int(calls[k]))
+
+
+def test_expand_on_demand_keeps_every_child():
+    t = random_trace(n_roots=20, fanout=5, max_depth=4, threads=1, seed=5, n_func=30)
+    c = calling_context_tree(t)
+    pr = prune_by_time(c, 10)
+    j = int(np.flatnonzero(pr.partial)[-1])
+    k = int(pr.node[j])
+    call = int(c.first[k])
+    full = prune_by_time(c, 10, expand_calls=[call])
+    kids = np.flatnonzero(c.parent == k)
+    assert set(kids.tolist()) <= set(full.node.tolist())
+    assert not full.partial[list(full.node).index(k)]
+    spec = cone_layout(t, ConeParams(max_nodes=10, expand_calls=[call]))
+    assert spec.meta["n_nodes"] == len(full)
+
+
+def test_tube_mesh_normal_rings_are_round_and_perpendicular():
+    """Twin: every ring vertex lies at its radius from the ring's centre, in the plane
+    perpendicular to the curve (straight tubes in any direction, and a closed circle)."""
+    from tracevis3d.kernels.tubes import tube_mesh_normal
+
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(20, 3))
+    d = rng.normal(size=(20, 3))
+    d[0] = (1.0, 0.0, 0.0)  # along the axes too
+    d[1] = (0.0, 0.0, -1.0)
+    centres = np.stack([a, a + d, a + 2 * d], axis=1)
+    half = rng.uniform(0.05, 0.5, size=(20, 3))
+    sides = 12
+    verts, quads, tube = tube_mesh_normal(centres, half, half, sides)
+    v = verts.reshape(20, 3, sides, 3).astype(np.float64)
+    off = v - centres[:, :, None, :]
+    assert np.allclose(np.linalg.norm(off, axis=-1), half[:, :, None], rtol=1e-5, atol=1e-5)
+    u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    assert np.allclose(np.einsum("kisj,kj->kis", off, u), 0.0, atol=1e-5)
+    assert quads.shape == (20 * 2 * sides, 4) and np.array_equal(np.unique(tube), np.arange(20))
+    ang = np.linspace(0, 2 * np.pi, 25)
+    ring = np.stack([np.cos(ang), np.sin(ang), np.zeros(25)], 1)[None]
+    ring[0, -1] = ring[0, 0]
+    rv, _, _ = tube_mesh_normal(ring, np.full((1, 25), 0.1), np.full((1, 25), 0.1), 8)
+    rv = rv.reshape(25, 8, 3).astype(np.float64)
+    tangent = np.stack([-np.sin(ang), np.cos(ang), np.zeros(25)], 1)
+    assert np.allclose(np.einsum("isj,ij->is", rv - ring[0][:, None], tangent), 0.0, atol=2e-2)
+
+
+def test_highlight_keeps_colour_only_on_matching_nodes(realdata):
+    t = tracevis3d.load(realdata / "viztracer-examples" / "different_sorts.json")
+    spec = cone_layout(t, ConeParams(max_nodes=60, highlight=["quick_sort"]))
+    nodes = next(lay for lay in spec.layers if lay.name == "cone_nodes")
+    mats = [nodes.materials[i] for i in nodes.material_index]
+    calls = nodes.attributes["call_index"]
+    names = [t.function_names[t.func[c]] if c >= 0 else "" for c in calls]
+    lit = [not m.endswith("_pale") for m in mats]
+    assert spec.meta["n_highlighted"] == sum(1 for n, c in zip(names, calls) if c >= 0 and "quick_sort" in n) > 0
+    assert all(lit[k] == ("quick_sort" in names[k] or calls[k] < 0) for k in range(len(calls)))
+    with pytest.raises(ValueError, match="highlight"):
+        cone_layout(t, ConeParams(highlight=["("]))

@@ -1,0 +1,249 @@
+"""Cone-tree kernels: the calling-context tree and Carrière–Kazman cone radii.
+
+Calling-context tree (CCT): calls merged by their path of functions from the root (one
+node per distinct path; recursion gives one node per level), built in one pre-order sweep
+with a verified hash table keyed on (parent node, function): ctx(i) = node of
+(ctx(parent(i)), func(i)), roots under a per-thread pseudo node (or one shared root).
+
+Cone tree (Robertson et al. 1991; SEAT Sec. 2.4.5): a node at the apex, its children
+evenly around the base circle of its cone one level below.  Carrière & Kazman (1995)
+size each cone from its subtrees' *footprints* so that sibling cones never collide: a
+leaf's footprint is a disc of its own radius s; a node with children of footprint radii
+r_1..r_m gives child i the angular share φ_i = 2π r_i / Σ r (bigger subtrees get more of
+the circle), centres at α_i = Σ_{j<i} φ_j + φ_i/2, and the smallest base radius R with
+
+    2 R sin(Δ_ij / 2) ≥ (r_i + r_j)(1 + gap)   for every pair i < j,   Δ_ij = min(|α_i - α_j|, 2π - |α_i - α_j|)
+
+(chord ≥ sum of the two footprint radii: the footprint discs, hence the whole subtrees
+projected on the ground plane, are disjoint).  The node's footprint is then
+max(s, R + max_i r_i).  Carrière & Kazman state the radius from the circumference,
+R ≈ Σ r_i / π, which lets neighbours overlap when shares are uneven (a chord is shorter
+than its arc); we solve for the chord instead.
+"""
+import numpy as np
+from numba import njit
+
+from .gamma import _table_size, splitmix64
+
+
+@njit(cache=True, nogil=True)
+def calling_context_tree(func, parent, thread, dur, n_threads, per_thread, fold_recursion):
+    """The CCT of calls in per-thread pre-order (module docstring).
+
+    ``fold_recursion``: a call of the same function as its parent (direct recursion) joins
+    its parent's node instead of opening a new level, so a 100-deep recursion is one node
+    (its time is counted once, at the outermost call); ``node_depth`` says how deep the
+    folded recursion went (1: none).
+
+    Node 0 is the root (the whole trace); with ``per_thread`` nodes 1..T are the threads
+    and a thread's root calls hang below its node, else below node 0.  Returns
+    ``(ctx, node_parent, node_func, node_thread, node_time, node_calls, node_first, node_depth)``:
+    ``ctx[i]`` the node of call i; ``node_func`` -1 for the root and thread nodes;
+    ``node_time`` the summed inclusive time of the node's calls (µs), ``node_calls`` their
+    number, ``node_first`` the first of them (-1 for pseudo nodes).  O(n)."""
+    n = func.shape[0]
+    n_pseudo = 1 + (n_threads if per_thread else 0)
+    cap = n + n_pseudo
+    ctx = np.empty(n, np.int32)
+    npar = np.full(cap, -1, np.int32)
+    nfunc = np.full(cap, -1, np.int32)
+    nthr = np.full(cap, -1, np.int32)
+    ntime = np.zeros(cap, np.float64)
+    ncalls = np.zeros(cap, np.int64)
+    nfirst = np.full(cap, -1, np.int64)
+    nrec = np.ones(cap, np.int64)
+    rec = np.ones(n, np.int64)
+    for t in range(n_threads if per_thread else 0):
+        npar[1 + t] = 0
+        nthr[1 + t] = t
+    tsize = _table_size(cap)
+    tmask = tsize - 1
+    table = np.full(tsize, -1, np.int32)
+    n_nodes = n_pseudo
+    for i in range(n):
+        p = parent[i]
+        if fold_recursion and p >= 0 and func[p] == func[i]:
+            k = ctx[p]
+            ctx[i] = k
+            rec[i] = rec[p] + 1
+            if rec[i] > nrec[k]:
+                nrec[k] = rec[i]
+            ncalls[k] += 1
+            continue
+        if p >= 0:
+            up = ctx[p]
+        else:
+            up = 1 + thread[i] if per_thread else 0
+        f = func[i]
+        h = splitmix64(np.uint64(up) * np.uint64(0x100000001B3) + np.uint64(f))
+        slot = np.int64(h & np.uint64(tmask))
+        found = -1
+        while True:
+            k = table[slot]
+            if k < 0:
+                break
+            if npar[k] == up and nfunc[k] == f:
+                found = k
+                break
+            slot = (slot + 1) & tmask
+        if found < 0:
+            found = n_nodes
+            table[slot] = found
+            npar[found] = up
+            nfunc[found] = f
+            nthr[found] = thread[i]
+            nfirst[found] = i
+            n_nodes += 1
+        ctx[i] = found
+        ntime[found] += dur[i]
+        ncalls[found] += 1
+        if p < 0:
+            ntime[up] += dur[i]
+            if per_thread:
+                ntime[0] += dur[i]
+    return (ctx, npar[:n_nodes].copy(), nfunc[:n_nodes].copy(), nthr[:n_nodes].copy(),
+            ntime[:n_nodes].copy(), ncalls[:n_nodes].copy(), nfirst[:n_nodes].copy(), nrec[:n_nodes].copy())
+
+
+@njit(cache=True, nogil=True)
+def _enclosing_circle(px, py, pr, m, iters):
+    """A small circle holding the discs (px[i], py[i], pr[i]), i < m: Bădoiu–Clarkson
+    steps towards the farthest disc from the centroid; the radius returned is exact for
+    the centre found (every disc inside), the centre only near-optimal."""
+    cx = 0.0
+    cy = 0.0
+    for i in range(m):
+        cx += px[i]
+        cy += py[i]
+    cx /= m
+    cy /= m
+    for t in range(iters):
+        best = -1.0
+        j = 0
+        for i in range(m):
+            d = np.sqrt((px[i] - cx) ** 2 + (py[i] - cy) ** 2) + pr[i]
+            if d > best:
+                best = d
+                j = i
+        dx = px[j] - cx
+        dy = py[j] - cy
+        dl = np.sqrt(dx * dx + dy * dy)
+        if dl < 1e-12:
+            break
+        # move towards the far side of the farthest disc
+        step = 1.0 / (t + 2.0)
+        fx = px[j] + dx / dl * pr[j]
+        fy = py[j] + dy / dl * pr[j]
+        cx += (fx - cx) * step
+        cy += (fy - cy) * step
+    rad = 0.0
+    for i in range(m):
+        d = np.sqrt((px[i] - cx) ** 2 + (py[i] - cy) ** 2) + pr[i]
+        if d > rad:
+            rad = d
+    return cx, cy, rad
+
+
+@njit(cache=True, nogil=True)
+def cone_footprints(child_ptr, child_ids, size, gap):
+    """Carrière–Kazman footprints, bottom-up (module docstring), with footprints that need
+    not be centred on the apex: a node's footprint is the smallest circle (found by
+    `_enclosing_circle`) holding its own sphere and its children's footprints, at offset
+    ``off`` from its apex; each child is turned so that its offset points away from its
+    parent's axis, so its footprint's centre lies at ρ = R + off on the parent's base
+    plane.  R is the smallest radius at which every pair of sibling footprints is apart,
+
+        (R+a)² + (R+b)² − 2 cos Δ (R+a)(R+b) ≥ ((F_i + F_j)(1 + gap))²,  a, b the offsets,
+
+    a quadratic in R per pair (its left side grows with R).  With centred footprints a
+    chain of unbalanced binary calls (recursive sorts) grows by 1.5× per level; with
+    offsets it grows additively.  Nodes are numbered so that children come after their
+    parent; ``child_ptr`` CSR of children in drawing order; ``size`` the sphere radius.
+    Returns ``(footprint, offset, base_radius, angle)``: angle of each node on its
+    parent's base circle (radians, in the parent's frame)."""
+    n = size.shape[0]
+    foot = np.zeros(n, np.float64)
+    off = np.zeros(n, np.float64)
+    base = np.zeros(n, np.float64)
+    angle = np.zeros(n, np.float64)
+    mmax = 1
+    for k in range(n):
+        if child_ptr[k + 1] - child_ptr[k] + 1 > mmax:
+            mmax = child_ptr[k + 1] - child_ptr[k] + 1
+    px = np.empty(mmax)
+    py = np.empty(mmax)
+    pr = np.empty(mmax)
+    for k in range(n - 1, -1, -1):
+        a, b = child_ptr[k], child_ptr[k + 1]
+        m = b - a
+        if m == 0:
+            foot[k] = size[k]
+            continue
+        total = 0.0
+        for j in range(a, b):
+            total += foot[child_ids[j]]
+        acc = 0.0
+        for j in range(a, b):
+            phi = 2.0 * np.pi * foot[child_ids[j]] / total
+            angle[child_ids[j]] = acc + 0.5 * phi
+            acc += phi
+        R = 0.0
+        for j1 in range(a, b):
+            c1 = child_ids[j1]
+            for j2 in range(j1 + 1, b):
+                c2 = child_ids[j2]
+                cs = np.cos(angle[c1] - angle[c2])
+                oa = off[c1]
+                ob = off[c2]
+                dd = (foot[c1] + foot[c2]) * (1.0 + gap)
+                qa = 2.0 * (1.0 - cs)
+                qb = 2.0 * (oa + ob) * (1.0 - cs)
+                qc = oa * oa + ob * ob - 2.0 * cs * oa * ob - dd * dd
+                if qa < 1e-12:
+                    continue
+                disc = qb * qb - 4.0 * qa * qc
+                if disc < 0.0:
+                    continue
+                r = (-qb + np.sqrt(disc)) / (2.0 * qa)
+                if r > R:
+                    R = r
+        base[k] = R
+        for j in range(a, b):
+            c = child_ids[j]
+            rho = R + off[c]
+            px[j - a] = rho * np.cos(angle[c])
+            py[j - a] = rho * np.sin(angle[c])
+            pr[j - a] = foot[c]
+        px[m] = 0.0
+        py[m] = 0.0
+        pr[m] = size[k]
+        cx, cy, rad = _enclosing_circle(px, py, pr, m + 1, 64)
+        foot[k] = rad
+        off[k] = np.sqrt(cx * cx + cy * cy)
+        # remember the direction of the offset in the node's own frame (as a turn)
+        if off[k] > 1e-12:
+            base_dir = np.arctan2(cy, cx)
+        else:
+            base_dir = 0.0
+        for j in range(a, b):
+            angle[child_ids[j]] -= base_dir  # turn the frame so the offset points along +x
+    return foot, off, base, angle
+
+
+@njit(cache=True, nogil=True)
+def cone_positions(parent, base, angle, level_height):
+    """Node centres (x, y, z) of a vertical cone tree, top-down: the root at the origin,
+    child c of k at k's centre + R_k (cos θ, sin θ) one level lower, θ = angle(c) plus
+    the turn of k's own frame (`cone_footprints` turns every frame so that its footprint's
+    offset points away from its parent).  ``parent`` < node.  Returns ``(pos, turn)``."""
+    n = parent.shape[0]
+    pos = np.zeros((n, 3), np.float64)
+    turn = np.zeros(n, np.float64)
+    for k in range(1, n):
+        p = parent[k]
+        th = angle[k] + turn[p]
+        turn[k] = th
+        pos[k, 0] = pos[p, 0] + base[p] * np.cos(th)
+        pos[k, 1] = pos[p, 1] + base[p] * np.sin(th)
+        pos[k, 2] = pos[p, 2] - level_height
+    return pos, turn

@@ -1,0 +1,279 @@
+"""The cone tree of a trace's calling-context tree (SEAT Sec. 2.4.5; Robertson et al. 1991),
+Trace → SceneSpec (bpy-free), as a pipeline of shared stages:
+
+    filter (hide, utilities, patterns) → calling-context tree → prune by inclusive time
+    → Carrière–Kazman footprints → node positions → colour (the icicle's module palette)
+    → HUD plan → camera → spheres, edges, base circles, partial markers → labels → SceneSpec
+
+A node sits at the apex of its cone, its children evenly spaced (by footprint) on the cone's
+base circle one level lower (`kernels.cone`); sibling cones never collide.  A node is a
+sphere whose radius grows with the square root of its inclusive time (area ∝ time), coloured
+by module or function like the icicle (`layout.colour`); edges are thin round tubes, each
+base circle a thin ring.  A node some of whose subtree is not drawn (pruned to ``max_nodes``,
+or hidden by a filter) carries a dark stub pointing on, down its axis: SEAT's
+partially-expanded state.  ``orientation``: ``vertical`` (root on top) or ``horizontal``
+(root on the left, the tree growing to the right).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..analysis.context import calling_context_tree, prune_by_time
+from ..kernels.cone import cone_footprints, cone_positions
+from ..model import Trace
+from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
+from .camera import fit_camera_rect, view_direction
+from .colour import OTHER_RGB, colour_calls
+from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
+                            sphere_tubes)
+from .labels import TEXT_DARK, TEXT_LIGHT, text_px
+from .params import IcicleParams
+from .select import filtered_trace
+from .spec import LegendEntry, LightSpec, MaterialSpec, SceneSpec
+
+ORIENTATIONS = ("vertical", "horizontal")
+R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
+GAP = 0.25  # extra room between sibling footprints, relative to their radii
+
+
+@dataclass
+class ConeParams:
+    """Parameters of `cone_layout`.  ``max_nodes``: calling contexts drawn (the largest by
+    inclusive time); ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
+    the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
+    ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
+    ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
+    needle of one level per recursive call; ``highlight``: regexes on function names or
+    modules, the nodes of other functions are drawn pale."""
+
+    max_nodes: int = 300
+    orientation: str = "vertical"
+    fold_recursion: bool = True
+    expand_calls: list = field(default_factory=list)  # calls whose nodes are fully expanded
+    hide: list = field(default_factory=list)
+    hide_modules: list = field(default_factory=list)
+    hide_utilities: int = 0
+    collapse_patterns: bool = False
+    highlight: list = field(default_factory=list)  # regexes: other nodes are drawn pale
+    color_by: str = "auto"
+    max_colors: int = 12
+    resolution: tuple = (1920, 1080)
+    label_px: float = 16.0
+    max_labels: int = 40
+    show_labels: bool = True
+    show_legend: bool = True
+    show_title: bool = True
+    title: str | None = None
+    azimuth: float = -25.0
+    elevation: float = 22.0
+    lens_mm: float = 60.0
+
+    def validate(self) -> "ConeParams":
+        if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, (int, np.integer)) \
+                or not 1 <= self.max_nodes <= 20000:
+            raise ValueError(f"max_nodes must be an integer within 1..20000, got {self.max_nodes!r}")
+        if self.orientation not in ORIENTATIONS:
+            raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {self.orientation!r}")
+        if self.color_by not in ("auto", "module", "function", "kind"):
+            raise ValueError(f"color_by must be auto, module, function or kind, got {self.color_by!r}")
+        if not 0 <= int(self.max_labels) <= 1000:
+            raise ValueError(f"max_labels must be within 0..1000, got {self.max_labels!r}")
+        # the shared filter and palette stages validate the rest through IcicleParams
+        self.icicle_params()
+        import re
+
+        self.highlight = [str(x) for x in ([self.highlight] if isinstance(self.highlight, str) else self.highlight)]
+        for rx in self.highlight:
+            try:
+                re.compile(rx)
+            except re.error as e:
+                raise ValueError(f"highlight: bad regular expression {rx!r}: {e}") from None
+        return self
+
+    def icicle_params(self) -> IcicleParams:
+        """The shared stages' view of these parameters (filters, colours, text size)."""
+        return IcicleParams(hide=list(self.hide), hide_modules=list(self.hide_modules),
+                            hide_utilities=int(self.hide_utilities), collapse_patterns=bool(self.collapse_patterns),
+                            color_by=self.color_by, max_colors=int(self.max_colors), fold="none",
+                            resolution=tuple(self.resolution), label_px=float(self.label_px)).validate()
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["resolution"] = list(self.resolution)
+        d["expand_calls"] = [int(c) for c in self.expand_calls]
+        return d
+
+
+def node_radii(time: np.ndarray, root_time: float) -> np.ndarray:
+    """Sphere radius per node: area ∝ inclusive time, from R_MIN to R_MAX (the root)."""
+    frac = np.clip(time / root_time, 0.0, 1.0) if root_time > 0 else np.zeros_like(time)
+    return R_MIN + (R_MAX - R_MIN) * np.sqrt(frac)
+
+
+def level_height(foot_root: float, n_levels: int) -> float:
+    """Vertical distance between levels: the tree's height about 0.7 of its width, at
+    least 3 sphere radii so cones stay cones."""
+    return max(3.0 * R_MAX, 1.4 * foot_root / max(n_levels, 1))
+
+
+def orient(pos: np.ndarray, orientation: str) -> np.ndarray:
+    """Vertical cone-tree coordinates → the chosen orientation (horizontal: the depth axis
+    becomes +x, the base circles stand in y–z planes)."""
+    if orientation == "vertical":
+        return pos
+    out = np.empty_like(pos)
+    out[:, 0] = -pos[:, 2]
+    out[:, 1] = pos[:, 1]
+    out[:, 2] = pos[:, 0]
+    return out
+
+
+def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams) -> str:
+    if params.title is not None:
+        return params.title
+    src = str(trace.meta.get("source") or "trace")
+    name = os.path.basename(src)
+    for ext in (".gz", ".json", ".npz", ".tv3d", ".tv3c"):
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+    return (f"{name} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
+            f"{n_calls:,} calls")
+
+
+def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
+    """Turn ``trace`` into the cone-tree SceneSpec (module docstring)."""
+    if not isinstance(trace, Trace):
+        raise TypeError(f"cone_layout needs a Trace, got {type(trace).__name__}")
+    params = (params or ConeParams()).validate()
+    ip = params.icicle_params()
+    if len(trace) == 0:
+        raise ValueError("no calls to show: the trace is empty")
+    filt = filtered_trace(trace, ip)
+    tr = filt.trace
+    if len(tr) == 0:
+        raise ValueError("no calls to show: the filters hide every call")
+    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
+    expand = [int(c) for c in params.expand_calls]
+    if filt.orig is not None and expand:  # calls of the loaded trace → calls of the filtered one
+        expand = [int(k) for k in np.searchsorted(filt.orig, expand) if k < filt.orig.size]
+    pruned = prune_by_time(cct, params.max_nodes, filt.partial if filt.partial.any() else None, expand)
+    node = pruned.node
+    time = cct.time[node]
+    radius = node_radii(time, float(cct.time[0]))
+    foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP)
+    n_levels = int(pruned.depth.max()) if len(pruned) > 1 else 1
+    lh = level_height(float(foot[0]), n_levels)
+    vpos, turn = cone_positions(pruned.parent, base, angle, lh)
+    pos = orient(vpos, params.orientation)
+    down = np.array([0.0, 0.0, -1.0]) if params.orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+    up_axis = np.array([0.0, 0.0, 1.0]) if params.orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+
+    # colour: the icicle's palette on a representative call of every context
+    rep = cct.first[node]
+    real = rep >= 0
+    idx = np.where(real, rep, 0).astype(np.int64)
+    colouring = colour_calls(tr, idx, ip, np.where(real, time, 0.0), lambda m: time, fmt_time)
+    n_slots = len(colouring.slot_rgb)
+    slot = np.where(real, colouring.slot, n_slots).astype(np.int32)  # pseudo nodes: neutral
+    slot_rgb = np.vstack([colouring.slot_rgb, np.asarray(OTHER_RGB)[None] * 0.6])
+    slot_names = [f"TV3D_cone_{k:02d}" for k in range(n_slots + 1)]
+    n_highlit = 0
+    if params.highlight:  # the other nodes get a pale copy of their colour (a material each: Workbench)
+        from ..analysis.filters import function_mask
+        from .palette import lighten
+
+        lit = function_mask(tr, params.highlight, params.highlight)[np.maximum(cct.func[node], 0)] & real
+        n_highlit = int(lit.sum())
+        slot = np.where(real & ~lit, slot + n_slots + 1, slot).astype(np.int32)
+        slot_rgb = np.vstack([slot_rgb, lighten(slot_rgb, 0.8)])
+        slot_names += [f"{nm}_pale" for nm in slot_names]
+
+    res = tuple(params.resolution)
+    tpx = text_px(ip)
+    n_partial = int(pruned.partial.sum())
+    rows = [(f"colour: {colouring.title}", -1, "heading")]
+    rows += [(it.name, it.slot, "swatch") for it in colouring.legend]
+    rows.append((f"sphere area: inclusive time (root {fmt_time(float(cct.time[0]))})", -1, "note"))
+    if params.highlight:
+        rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
+    if n_partial:
+        rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
+    plan = plan_hud(res, tpx, cone_title(trace, pruned, len(tr), params), rows, params.show_title,
+                    params.show_legend)
+    to_cam = view_direction(params.azimuth, params.elevation)
+    if params.orientation == "horizontal":
+        to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
+    ring_pts = _extent_points(pos, radius, base, pruned.child_ptr, params.orientation)
+    cam = fit_camera_rect(ring_pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
+    cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
+
+    call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
+    if filt.orig is not None:
+        call_of_node = np.where(real, filt.orig[np.maximum(rep, 0)], -1)
+    edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
+    layers = [
+        sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis),
+        edge_tubes(pos, radius, pruned.parent, edge_w),
+        ring_tubes(pos, base, pruned.child_ptr, down, lh, 0.035),
+        partial_stubs(pos, radius, pruned.partial, down, lh),
+    ]
+    labels = cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam,
+                         params.max_labels if params.show_labels else 0, tpx, call_of_node)
+    swatch_mats = [f"TV3D_c{k:02d}" for k in range(n_slots)]
+    hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
+    if legend_layer is not None:
+        layers.append(legend_layer)
+    from .spec import LabelSet
+
+    materials = _materials(slot_rgb, slot_names, colouring.slot_rgb, swatch_mats)
+    legend = [LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
+    sun = -view_direction(params.azimuth - 40.0, 55.0)
+    spec = SceneSpec(
+        layers=layers, labels=LabelSet.concat([labels, hud_labels]), legend=legend, materials=materials,
+        camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
+                            LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
+        resolution=res, background=(1.0, 1.0, 1.0),
+        meta={"layout": "cone", "orientation": params.orientation, "n_nodes": len(pruned), "n_contexts": len(cct),
+              "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
+              "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
+              "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
+              "node_positions": pos.tolist() if len(pruned) <= 5000 else None,
+              "node_radius": radius.tolist() if len(pruned) <= 5000 else None,
+              "node_parent": pruned.parent.tolist(), "n_labels": len(labels), "title": plan.title,
+              "content_rect": list(plan.rect), "hud_distance": hud_dist, "text_px": tpx,
+              "params": params.to_dict()},
+    )
+    return spec.validate()
+
+
+def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
+    """Points whose hull holds every sphere and base circle (for the camera fit)."""
+    pts = [pos + d * radius[:, None] for d in np.vstack([np.eye(3), -np.eye(3)])]
+    has = np.flatnonzero(np.diff(child_ptr) >= 2)
+    if has.size:
+        ang = np.linspace(0.0, 2 * math.pi, 16, endpoint=False)
+        for a in ang:
+            off = np.zeros((has.size, 3))
+            if orientation == "vertical":
+                off[:, 0], off[:, 1] = np.cos(a) * base[has], np.sin(a) * base[has]
+            else:
+                off[:, 2], off[:, 1] = np.cos(a) * base[has], np.sin(a) * base[has]
+            pts.append(pos[has] + off)
+    return np.vstack(pts)
+
+
+def _materials(slot_rgb, slot_names, swatch_rgb, swatch_names) -> dict:
+    mats = {}
+    for name, rgb in zip(slot_names, slot_rgb):
+        mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), kind="tube", cushion=False)
+    for name, rgb in zip(swatch_names, swatch_rgb):
+        mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,))
+    for name, rgb in (("TV3D_cone_edge", EDGE_RGB), ("TV3D_cone_ring", RING_RGB), ("TV3D_cone_partial", PARTIAL_RGB)):
+        mats[name] = MaterialSpec(name, tuple(rgb) + (1.0,), kind="tube", cushion=False)
+    for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
+        mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
+    return mats

@@ -1,0 +1,151 @@
+"""Geometry and labels of the cone tree (bpy-free): spheres, edges, base circles and
+partially-expanded stubs as round tubes (`spec.TubeLayer` with a normal cross-section), and
+names on the larger nodes facing the camera."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .camera import camera_basis, euler_xyz, project, world_per_pixel
+from .colour import oklch_rgb
+from .naming import describe_function
+from .spec import LabelSet, TubeLayer
+from .text import ASCENT, DESCENT, cut_end, text_width
+
+EDGE_RGB = tuple(float(c) for c in oklch_rgb(0.62, 0.01, 250.0))
+RING_RGB = tuple(float(c) for c in oklch_rgb(0.80, 0.02, 250.0))
+PARTIAL_RGB = tuple(float(c) for c in oklch_rgb(0.38, 0.01, 250.0))
+SPHERE_SAMPLES = 11
+RING_SAMPLES = 49
+LABEL_MAX_EM = 18.0
+
+
+def _tubes(name, centres, half, rgb_rows, material_index, materials, attributes, sides) -> TubeLayer:
+    m = centres.shape[0]
+    cols = np.ones((m, 4), np.float32)
+    cols[:, :3] = rgb_rows
+    return TubeLayer(name, centres.astype(np.float32), half.astype(np.float32), half.astype(np.float32), cols,
+                     material_index.astype(np.int32), list(materials), attributes, sides=sides,
+                     cross_section="normal").validate()
+
+
+def sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_index, cct_node, axis) -> TubeLayer:
+    """One UV sphere per node: a tube along ``axis`` whose radius is r·sin θ."""
+    th = np.linspace(0.0, math.pi, SPHERE_SAMPLES)
+    centres = pos[:, None, :] - np.cos(th)[None, :, None] * radius[:, None, None] * axis[None, None, :]
+    half = np.sin(th)[None, :] * radius[:, None]
+    attrs = {"call_index": np.asarray(call_index, np.int32), "cct_node": np.asarray(cct_node, np.int32),
+             "match_index": np.arange(pos.shape[0], dtype=np.int32)}  # one run of faces per node (picking)
+    return _tubes("cone_nodes", centres, half, np.asarray(slot_rgb)[slot], slot, slot_names, attrs, 16)
+
+
+def _straight(a, b, w0, w1, name, material, rgb, sides=8) -> TubeLayer:
+    m = a.shape[0]
+    centres = np.stack([a, b], axis=1) if m else np.zeros((0, 2, 3))
+    half = np.stack([w0, w1], axis=1) if m else np.zeros((0, 2))
+    return _tubes(name, centres, half, np.tile(np.asarray(rgb), (m, 1)), np.zeros(m, np.int32), [material],
+                  {"match_index": np.full(m, -1, np.int32)}, sides)
+
+
+def edge_tubes(pos, radius, parent, width) -> TubeLayer:
+    """Parent → child, surface to surface."""
+    c = np.flatnonzero(parent >= 0)
+    p = parent[c]
+    d = pos[c] - pos[p]
+    ln = np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    u = d / ln
+    a = pos[p] + u * radius[p][:, None] * 0.9
+    b = pos[c] - u * radius[c][:, None] * 0.9
+    return _straight(a, b, width[c], width[c], "cone_edges", "TV3D_cone_edge", EDGE_RGB)
+
+
+def ring_tubes(pos, base, child_ptr, down, level_h, width) -> TubeLayer:
+    """The base circle of every cone with two or more children, one level below its apex."""
+    k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
+    if abs(down[2]) > 0.5:
+        e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    else:
+        e1, e2 = np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
+    return rings(pos, base, k, down * level_h, e1, e2, width)
+
+
+def rings(pos, base, k, drop, e1, e2, width) -> TubeLayer:
+    ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
+    circle = np.cos(ang)[:, None] * e1[None] + np.sin(ang)[:, None] * e2[None]
+    circle[-1] = circle[0]
+    centres = pos[k][:, None, :] + drop[None, None, :] + base[k][:, None, None] * circle[None]
+    half = np.full(centres.shape[:2], width)
+    m = k.size
+    return _tubes("cone_rings", centres, half, np.tile(np.asarray(RING_RGB), (m, 1)), np.zeros(m, np.int32),
+                  ["TV3D_cone_ring"], {"match_index": np.full(m, -1, np.int32)}, 6)
+
+
+def partial_stubs(pos, radius, partial, down, level_h) -> TubeLayer:
+    """SEAT's partially-expanded marker: a dark tapering stub from the node on down its axis."""
+    k = np.flatnonzero(partial)
+    a = pos[k] + down[None] * radius[k][:, None] * 0.8
+    b = pos[k] + down[None] * (radius[k][:, None] + 0.22 * level_h)
+    w0 = np.maximum(0.3 * radius[k], 0.06)
+    return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10)
+
+
+def node_label(cct, k_full: int) -> str:
+    f = int(cct.func[k_full])
+    if f < 0:
+        return cct.name(k_full)
+    name = describe_function(cct.trace.function_names[f])[4]
+    depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
+    return f"{name} ({depth}× recursive)" if depth > 1 else name
+
+
+def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
+                call_of_node) -> LabelSet:
+    """Names of the largest nodes (by inclusive time), right of their sphere (left of it
+    when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would overlap one already placed, another
+    node's sphere (it would be hidden or hide it) or leave the image is skipped."""
+    if max_labels <= 0 or len(pruned) == 0:
+        return LabelSet.empty()
+    r, u, f = camera_basis(to_cam)
+    rot = euler_xyz(r, u, -f)
+    wpp = world_per_pixel(cam, pos, res)
+    size = tpx * wpp
+    order = np.lexsort((np.arange(len(pruned)), -time))
+    centre_px = project(cam, pos, res)
+    rad_px = radius / wpp
+    placed: list = []
+    texts, anchors, sizes, calls, aligns = [], [], [], [], []
+    w, h = res
+    for k in order.tolist():
+        if len(texts) >= max_labels:
+            break
+        text = cut_end(node_label(cct, int(pruned.node[k])), LABEL_MAX_EM)
+        gap = radius[k] + 0.35 * size[k]
+        width = text_width(text) * tpx
+        for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
+            anchor = pos[k] + r * (side * gap) - u * ((ASCENT - DESCENT) / 2.0 * size[k]) - f * radius[k]
+            x0, y0 = project(cam, anchor[None], res)[0]
+            left = x0 if align == 0 else x0 - width
+            box = (left, y0 - ASCENT * tpx, left + width, y0 + DESCENT * tpx)
+            if box[0] < 0 or box[2] > w or box[1] < 0 or box[3] > h:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            # distance from each sphere's centre to the label's box, against the sphere's radius
+            dx = np.maximum(np.maximum(box[0] - centre_px[:, 0], centre_px[:, 0] - box[2]), 0.0)
+            dy = np.maximum(np.maximum(box[1] - centre_px[:, 1], centre_px[:, 1] - box[3]), 0.0)
+            over = (np.hypot(dx, dy) < rad_px) & (rad_px > 0.3 * tpx)  # tiny leaves may sit behind text
+            over[k] = False
+            if over.any():
+                continue
+            placed.append(box)
+            texts.append(text)
+            anchors.append(anchor)
+            sizes.append(size[k])
+            aligns.append(align)
+            calls.append(int(call_of_node[k]))
+            break
+    n = len(texts)
+    return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(sizes, np.float32),
+                    ["TV3D_text_dark"] * n, np.asarray(aligns, np.uint8), ["call"] * n, np.asarray(calls, np.int32),
+                    np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
