@@ -235,3 +235,24 @@ def test_similarity_is_transparency_on_thin_tubes_and_a_highlight_on_wide_ones(p
     # the split follows the width: every glossy tube is wider than every translucent one
     w = 2 * tubes.half_x.max(axis=1)
     assert w[glossy].min() >= w[~glossy].max()
+
+
+def test_the_focus_window_is_marked_on_the_overview(permuted):
+    """IV-A: with a focus window the overview marks the bins it covers (snapped to bins);
+    without one nothing is marked."""
+    a, b, cmp = permuted
+    plain = compare_layout(cmp, CompareParams(resolution=(480, 270)))
+    assert not [lay for lay in plain.layers if lay.name.startswith("focus_")]
+    spec = compare_layout(cmp, CompareParams(resolution=(480, 270), window_a=(100.0, 200.0)))
+    focus = [lay for lay in spec.layers if lay.name.startswith("focus_")]
+    assert [lay.name for lay in focus] == ["focus_a"]
+    edges = cmp.overview_edges_a
+    L = CompareParams().time_length
+    x_scale = L / (edges[-1] - edges[0])
+    x0 = focus[0].positions[0, 0] - focus[0].scales[0, 0] / 2
+    x1 = focus[0].positions[0, 0] + focus[0].scales[0, 0] / 2
+    t0, t1 = x0 / x_scale + edges[0], x1 / x_scale + edges[0]
+    assert t0 <= 100.0 < t0 + (edges[1] - edges[0]) + 1e-6 and t1 - (edges[1] - edges[0]) - 1e-6 < 200.0 <= t1
+    # between A's icicle and its overview bars
+    ov = spec.layer("overview_a")
+    assert focus[0].positions[0, 2] < (ov.positions[:, 2] - ov.scales[:, 2] / 2).min()

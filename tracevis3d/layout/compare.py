@@ -60,6 +60,7 @@ MATCHED_RGB = oklch_rgb(0.83, 0.025, 250.0)
 UNMATCHED_RGB = oklch_rgb(0.70, 0.17, 55.0)
 OVERVIEW_RGB = (oklch_rgb(0.70, 0.0, 0.0), oklch_rgb(0.58, 0.17, 27.0), oklch_rgb(0.62, 0.15, 145.0))
 REPETITION_RGB = oklch_rgb(0.55, 0.20, 27.0)
+FOCUS_RGB = oklch_rgb(0.38, 0.03, 250.0)  # the focus window's bins under the overview
 PHASE_SHARE = 0.9  # a group holding this share of the matches is split into phases
 MARKER_CHARS = 9
 
@@ -732,6 +733,26 @@ def overview_layer(name, overview, edges, params, base_z, height, direction):
                          {"call_index": np.full(n, -1, np.int32)})
 
 
+def focus_layer(name, edges, window, params, z, thickness):
+    """TraceDiff IV-A: the overview bins the focus window covers, marked by a dark strip of
+    ``thickness`` at height ``z`` under them (snapped to whole bins); None when the focus is
+    the whole run."""
+    t0, t1 = float(window[0]), float(window[1])
+    lo, hi = float(edges[0]), float(edges[-1])
+    if hi <= lo or (t0 <= lo and t1 >= hi):
+        return None
+    b0 = max(int(np.searchsorted(edges, t0, side="right")) - 1, 0)
+    b1 = min(int(np.searchsorted(edges, t1, side="left")), edges.size - 1)
+    if b1 <= b0:
+        b1 = b0 + 1
+    x_scale = params.time_length / (hi - lo)
+    x0, x1 = (float(edges[b0]) - lo) * x_scale, (float(edges[b1]) - lo) * x_scale
+    return InstanceLayer(name, np.array([[(x0 + x1) / 2, 0.05 * thickness, z]], np.float32),
+                         np.array([[x1 - x0, 0.1 * thickness, thickness]], np.float32),
+                         np.array([tuple(FOCUS_RGB) + (1.0,)], np.float32), np.zeros(1, np.int32),
+                         ["TV3D_ov_focus"], {"call_index": np.full(1, -1, np.int32)})
+
+
 def repetition_layer(name, reps, side: Side, max_outlines=2000):
     """Red outlines around runs of repeated identical sibling subtrees (Sec. III, IV-B)."""
     if reps.size == 0:
@@ -813,7 +834,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     # the title is written with a placeholder width and filled in below)
     title_of = (lambda n_groups: params.title if params.title is not None else (
         f"{name_a} vs {name_b} · τ {cmp.tau:g} · {cmp.n_pairs_total:,} matching call pairs · "
-        f"{n_groups:,} groups in view"))
+        f"{n_groups:,} group{'' if n_groups == 1 else 's'} in view"))
     title = title_of(0)
     rows = [("calls", -1, "heading")]
     rows += [(it.name, it.slot, "swatch") for it in sa.colouring.legend]
@@ -822,6 +843,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
                   "similarity": "tubes: similarity (opaque = strong)", "ratio": "tubes: slower in B (red), faster (blue)"}
     rows.append((mode_title[params.color_by], -1, "heading"))
     rows.append(("overview: matches per time bin; grey aligned, red earlier, green later in the other run", -1, "note"))
+    if params.show_overview and (params.window_a is not None or params.window_b is not None):
+        rows.append(("dark strip under the overview: the bins in the focus window", -1, "note"))
     if cmp.repetitions_a.size or cmp.repetitions_b.size:
         rows.append(("red frames: repeated calls", -1, "note"))
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
@@ -891,6 +914,10 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
             lay = overview_layer(f"overview_{side.name}", ov, edges, params, base, ov_h * h, direction)
             if lay is not None:
                 layers.append(lay)
+            lay = focus_layer(f"focus_{side.name}", edges, (side.sel.t0, side.sel.t1), params,
+                              base - direction * 0.3 * gap * h, 0.25 * gap * h)
+            if lay is not None:
+                layers.append(lay)
     for side, reps in ((sa, cmp.repetitions_a), (sb, cmp.repetitions_b)):
         lay = repetition_layer(f"repetitions_{side.name}", reps, side)
         if lay is not None:
@@ -915,6 +942,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
         materials[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,))
     for name, rgb in zip(cluster_material_names(sa.colouring), sa.colouring.cluster_rgb):
         materials[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), kind="cluster")
+    materials["TV3D_ov_focus"] = MaterialSpec("TV3D_ov_focus", tuple(float(c) for c in FOCUS_RGB) + (1.0,),
+                                              cushion=False, from_attribute=False)
     for k, nm in enumerate(("TV3D_ov_aligned", "TV3D_ov_earlier", "TV3D_ov_later")):
         materials[nm] = MaterialSpec(nm, tuple(float(c) for c in OVERVIEW_RGB[k]) + (1.0,), cushion=False,
                                      from_attribute=False)
