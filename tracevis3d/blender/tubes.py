@@ -3,8 +3,8 @@
 The tubes' vertices, quads and edges come from `kernels.tubes` (`tube_mesh`, `tube_edges`)
 and go into the mesh's own attributes through ``foreach_set`` with exact float32/int32
 arrays (no Python loop over tubes, no edge search).  Each face carries only what is needed
-per face: ``tube_index``, ``match_index``, ``tv_color`` (the material reads it) and its
-material index.  The tubes' own values (``call_a``, ``similarity``, ``ratio``, the colour
+per face: ``tube_index``, ``match_index``, its material index and, when the layer's
+materials read it (``TubeLayer.face_colors``), ``tv_color``.  The tubes' own values (``call_a``, ``similarity``, ``ratio``, the colour
 mode bins ``bin_<mode>``, ...) are stored once per tube, as arrays in the mesh's custom
 property ``tv3d_tube_data`` (saved with the .blend): `tube_values` reads them, `face_values`
 spreads them over the faces.  `set_tube_colour_mode` switches colour modes by rewriting the
@@ -87,9 +87,10 @@ def write_tube_steps(layer: TubeLayer, coll, object_name: str):
     me.shade_smooth()
     me.update()
     yield me, object_name
-    A.new("tv_color", "FLOAT_COLOR", "FACE").data.foreach_set(
-        "color", np.ascontiguousarray(layer.colors[tube], np.float32).ravel())
-    yield me, object_name
+    if layer.face_colors:
+        A.new("tv_color", "FLOAT_COLOR", "FACE").data.foreach_set(
+            "color", np.ascontiguousarray(layer.colors[tube], np.float32).ravel())
+        yield me, object_name
     A.new("tube_index", "INT", "FACE").data.foreach_set("value", tube)
     if "match_index" in layer.attributes:
         A.new("match_index", "INT", "FACE").data.foreach_set(
@@ -121,6 +122,7 @@ def set_tube_colour_mode(ob, mode: str) -> None:
     rgba = np.empty((len(me.materials), 4), np.float32)
     for k, mat in enumerate(me.materials):  # one entry per material (a few dozen)
         rgba[k] = tuple(mat.diffuse_color)
-    me.attributes["tv_color"].data.foreach_set("color", rgba[bins].ravel())
+    if "tv_color" in me.attributes:
+        me.attributes["tv_color"].data.foreach_set("color", rgba[bins].ravel())
     ob["tv3d_colour_mode"] = mode
     me.update()

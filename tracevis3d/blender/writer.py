@@ -96,12 +96,16 @@ def ensure_material(ms: MaterialSpec) -> bpy.types.Material:
     if ms.kind == "tube":
         # tubes (a mesh): colour and similarity-alpha from the face attribute; the tube's
         # round cross-section shades it under any engine's light
-        attr = N.new("ShaderNodeAttribute")
-        attr.attribute_type = "GEOMETRY"
-        attr.attribute_name = "tv_color"
-        attr.location = (200, 200)
-        L.new(attr.outputs["Color"], bsdf.inputs["Base Color"])
-        L.new(attr.outputs["Alpha"], bsdf.inputs["Alpha"])
+        if ms.from_attribute:
+            attr = N.new("ShaderNodeAttribute")
+            attr.attribute_type = "GEOMETRY"
+            attr.attribute_name = "tv_color"
+            attr.location = (200, 200)
+            L.new(attr.outputs["Color"], bsdf.inputs["Base Color"])
+            L.new(attr.outputs["Alpha"], bsdf.inputs["Alpha"])
+        else:  # one material per colour (a comparison's bins): no colour per face needed
+            bsdf.inputs["Base Color"].default_value = tuple(ms.color[:3]) + (1.0,)
+            bsdf.inputs["Alpha"].default_value = float(ms.color[3]) if len(ms.color) == 4 else 1.0
         bsdf.inputs["Roughness"].default_value = 0.35 - 0.3 * ms.gloss
         if ms.gloss > 0 and "Specular IOR Level" in bsdf.inputs:  # similarity as highlight (IV-D)
             bsdf.inputs["Specular IOR Level"].default_value = 0.5 + 0.5 * ms.gloss

@@ -108,7 +108,7 @@ class CompareParams:
     tube_partners: int = 1  # tubes for each call's best partners, both ways (≤ the comparison's top_k)
     brush_a: int | None = None  # a call of A: colour only the groups rooted in its stack (IV-E)
     brush_b: int | None = None  # the same from B
-    samples: int = 48
+    samples: int = 50  # per tube (TraceDiff IV-C: 50–100)
     tube_sides: int = 8
     show_labels: bool = True
     show_legend: bool = True
@@ -537,16 +537,17 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
         attrs[f"bin_{mode.replace('-', '_')}"] = b.astype(np.int32)
     layer = TubeLayer("tubes", curves.astype(np.float32), half_x.astype(np.float32), half_y.astype(np.float32),
                       col, mat_idx, [mt[0] for mt in mats], attrs,
-                      sides=tube_sides_by_width(half_x, float(sa.frame.px[0]), int(params.tube_sides)))
+                      sides=tube_sides_by_width(half_x, float(sa.frame.px[0]), int(params.tube_sides)),
+                      face_colors=False)  # one material per colour bin
     info = {"n_tubes": int(m), "n_pairs_shown": int(ok.sum()), "tube_materials": mats,
             "n_groups": int(np.unique(g).size)}
     return layer, info
 
 
-#: (widest tube in pixels below, sides): a tube under 2 px is a triangle, under 6 px a
-#: diamond, under 16 px a hexagon; wider ones get ``tube_sides`` (no one sees the facets of
-#: a 3-px tube, and 10^4 thin tubes are most of a large comparison's vertices).
-TUBE_SIDES_BY_PX = ((2.0, 3), (6.0, 4), (16.0, 6))
+#: (widest tube in pixels below, sides): a tube under 2 px is a triangle, under 10 px a
+#: diamond, under 24 px a hexagon; wider ones get ``tube_sides`` (smooth shading hides the
+#: facets of thin tubes, and 10^4 thin tubes are most of a large comparison's vertices).
+TUBE_SIDES_BY_PX = ((2.0, 3), (10.0, 4), (24.0, 6))
 
 
 def tube_sides_by_width(half_x, world_per_px: float, most: int) -> np.ndarray:
@@ -951,7 +952,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
                                                 kind="text", cushion=False, from_attribute=False)
     for nm, rgb, alpha, *gloss in tube_info.get("tube_materials", []):
         materials[nm] = MaterialSpec(nm, tuple(float(c) for c in rgb) + (float(alpha),), kind="tube",
-                                     gloss=float(gloss[0]) if gloss else 0.0)
+                                     gloss=float(gloss[0]) if gloss else 0.0, from_attribute=False)
     from .annotate import MATERIAL_TEXT_COLOURS
 
     for nm, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):

@@ -94,6 +94,7 @@ class TubeLayer:
     materials: list
     attributes: dict = field(default_factory=dict)
     sides: object = 8  # int, or int32 (m,)
+    face_colors: bool = True  # write ``colors`` per face (False: the materials carry the colours)
     space: str = "world"
     cross_section: str = "horizontal"  # "horizontal" (TraceDiff tubes) | "normal" (round in any direction)
 
