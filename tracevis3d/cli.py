@@ -338,6 +338,9 @@ def make_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_icicle_parser(sub)
     _add_compare_parser(sub)
+    from .cli_live import add_parsers as _add_live_parsers
+
+    _add_live_parsers(sub)
     return p
 
 
@@ -617,6 +620,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise CLIError("missing command; try: render-icicle TRACE -o fig.png "
                            "or render-compare A B -o fig.png", 2)
+        if args.command not in COMMANDS:
+            from .cli_live import COMMANDS as live_commands
+
+            COMMANDS.update(live_commands)
         if args.command not in COMMANDS:  # pragma: no cover
             raise CLIError(f"unknown command {args.command!r}", 2)
         print(COMMANDS[args.command](args))

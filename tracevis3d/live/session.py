@@ -75,8 +75,9 @@ class LiveSession:
         self._kinds = kinds
         self._own_ctx = context is None
         self.ctx = context or zmq.Context()
-        self.endpoint = endpoint
         self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve)
+        #: with ``tcp://127.0.0.1:*`` the port ZeroMQ chose
+        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode() if bind else endpoint
         self.max_calls, self.max_sessions = max_calls, max_sessions
         self.sessions: dict[int, _Session] = {}
         self.threads: list[ThreadCalls] = []
@@ -183,7 +184,7 @@ class LiveSession:
                     self.origin_ns = origin
                 s = self.sessions[sid] = _Session(sid, pid, origin, tps, program,
                                                   (origin - self.origin_ns) / 1000.0)
-                s.expected = seq
+                s.expected = 0  # a HELLO with seq > 0: joined late, that many messages missed
             elif (pid, origin, tps) != (s.pid, s.origin_ns, s.tps):
                 raise P.BadMessage("hello_conflict", "a session id re-used with another clock or pid")
         elif s is None:
