@@ -27,6 +27,7 @@ def add_parsers(sub) -> None:
     r.add_argument("--wait", type=_number(0.0, 3600.0, "wait"), default=5.0, metavar="S",
                    help="wait up to S seconds for a viewer before starting (default: 5)")
     _add_curve_args(r)
+    add_render_live_parser(sub)
 
 
 def _curve(args):
@@ -68,3 +69,75 @@ def replay(args) -> str:
 
 
 COMMANDS = {"replay": replay}
+
+
+def add_render_live_parser(sub) -> None:
+    from .cli import _resolution
+
+    r = sub.add_parser("render-live", help="render the growing icicle of a live feed to a PNG sequence",
+                       description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
+                                   "scene as calls arrive and render FPS frames per second for SECONDS "
+                                   "seconds into the folder -o (frame_00000.png, ...).")
+    r.add_argument("endpoint", metavar="ENDPOINT")
+    r.add_argument("-o", "--output", required=True, metavar="FOLDER", help="folder for the PNG frames (created)")
+    r.add_argument("--seconds", type=_number(0.05, 86400.0, "seconds"), default=10.0, metavar="S",
+                   help="how long to watch (default: 10)")
+    r.add_argument("--fps", type=_number(0.1, 120.0, "fps"), default=10.0, metavar="F",
+                   help="frames per second (default: 10)")
+    r.add_argument("--window", type=_number(1e-3, 1e15, "window"), default=1e6, metavar="US",
+                   help="µs across the image; the camera follows now (default: 1e6 = 1 s)")
+    r.add_argument("--whole", action="store_true", help="show the whole run so far instead of following now")
+    r.add_argument("--resolution", type=_resolution, default=(1280, 720), metavar="WxH",
+                   help="frame size (default: 1280x720)")
+    r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
+    r.add_argument("--curve-server-key", metavar="CERT",
+                   help="CURVE: binding, this side's secret certificate; with --connect, the program's public one")
+
+
+def render_live(args) -> str:
+    import time
+
+    from .cli import _scene
+    from .live.session import LiveSession
+    from .live.transport import EndpointError
+
+    out = os.path.abspath(args.output)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise CLIError(f"-o must be a folder: {out} is a file", 2)
+    args.bind = not args.connect
+    curve = _curve(args)
+    try:
+        sess = LiveSession(args.endpoint, bind=args.bind, curve=curve)
+    except (EndpointError, Exception) as e:  # zmq errors: address in use, bad address
+        raise CLIError(f"{args.endpoint}: {e}", 2) from None
+    os.makedirs(out, exist_ok=True)
+    try:
+        scene = _scene()
+        from .blender.live_view import LiveView
+        from .blender.render import render_figure
+        from .layout.live import LiveParams
+
+        view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution),
+                        scene=scene)
+        n_frames = max(1, int(round(args.seconds * args.fps)))
+        _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
+        t0 = time.perf_counter()
+        for k in range(n_frames):
+            due = t0 + k / args.fps
+            while True:
+                left = due - time.perf_counter()
+                sess.poll_once(max_messages=500, max_seconds=0.02, wait=min(max(left, 0.0), 0.02))
+                if left <= 0:
+                    break
+            view.update(sess)
+            render_figure(os.path.join(out, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
+            if k % max(1, n_frames // 10) == 0:
+                _progress(k / n_frames, f"frame {k}: {sess.status()}")
+        st = view.stats
+        return (f"{n_frames} frames in {out}: {sess.status()}; longest scene update "
+                f"{st['longest_update'] * 1000:.1f} ms")
+    finally:
+        sess.close()
+
+
+COMMANDS["render-live"] = render_live

@@ -1,0 +1,149 @@
+"""The growing live scene in Blender: calls appended as instances, never rebuilt.
+
+Instances live in point-cloud chunks of `CHUNK` points made once by the icicle writer
+(`writer.write_layer`, zero-size boxes = room).  Per update: the new calls' boxes are
+written into the last chunk(s) with one ``foreach_set`` per attribute (O(chunk) memcpy),
+the calls that were open or just closed get their width rewritten element-wise (O(open
+calls)), and the camera follows "now".  A call's instance is found from (thread, local
+index) through per-thread growable arrays.
+"""
+from __future__ import annotations
+
+import time
+
+import bpy
+import numpy as np
+
+from ..layout.live import LiveLayout, LiveParams
+from ..layout.spec import SceneSpec
+from ..live.store import _grow
+from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
+    write_lights
+
+CHUNK = 1 << 16
+
+
+class _Chunk:
+    def __init__(self, ob):
+        self.ob = ob
+        self.pos = np.zeros((CHUNK, 3), np.float32)
+        self.scale = np.zeros((CHUNK, 3), np.float32)
+        self.col = np.ones((CHUNK, 4), np.float32)
+        self.mat = np.zeros(CHUNK, np.int32)
+        self.dirty = False
+
+
+class LiveView:
+    """Keeps a Blender collection in step with a `LiveSession` (call `update` after polls)."""
+
+    def __init__(self, params: LiveParams | None = None, collection: str = "TraceVis3D Live", scene=None):
+        self.scene = scene or bpy.context.scene
+        self.layout = LiveLayout(params)
+        self.coll = ensure_collection(collection, self.scene)
+        for ob in list(self.coll.objects):
+            bpy.data.objects.remove(ob, do_unlink=True)
+        spec = SceneSpec(layers=[], labels=None, legend=[], materials=self.layout.materials(),
+                         camera=self.layout.camera(0.0, 1, 3), lights=self.layout.lights(),
+                         resolution=tuple(self.layout.p.resolution), background=(1.0, 1.0, 1.0))
+        for ms in spec.materials.values():
+            ensure_material(ms)
+        self.cam_ob = write_camera(spec, self.coll, name="TV3D_live_camera", scene=self.scene)
+        write_lights(spec, self.coll)
+        setup_world_and_display(spec, self.scene)
+        self.chunks: list[_Chunk] = []
+        self.n = 0                       # instances used
+        self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
+        self.inst_n: list[int] = []
+        self.open_prev: list = []        # (thread, local) open at the last update
+        self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
+
+    def _chunk(self, k: int) -> _Chunk:
+        while len(self.chunks) <= k:
+            name = f"TV3D_live_calls_{len(self.chunks)}"
+            ob = write_layer(self.layout.empty_layer(f"live_{len(self.chunks)}", CHUNK), self.coll, name)
+            self.chunks.append(_Chunk(ob))
+        return self.chunks[k]
+
+    def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
+        """Write boxes into the chunk arrays (marks chunks dirty)."""
+        ck = inst // CHUNK
+        for k in np.unique(ck):
+            m = ck == k
+            c = self._chunk(int(k))
+            slot = inst[m] % CHUNK
+            c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
+            c.dirty = True
+
+    def update(self, session, changes=None) -> dict:
+        """Append the calls new since the last update, re-size the open/closed ones, move the camera."""
+        t = time.perf_counter()
+        trace = session.trace
+        threads = session.threads
+        while len(self.inst) < len(threads):
+            self.inst.append(np.zeros(64, np.int64))
+            self.inst_n.append(0)
+        new_inst, new_glob = [], []
+        deepest = int(trace.depth.max()) + 1 if len(trace) else 1
+        if self.layout.need_levels(deepest - 1):  # lanes got taller: every box moves (rare)
+            for ti in range(len(self.inst)):
+                k = self.inst_n[ti]
+                if k:
+                    new_inst.append(self.inst[ti][:k])
+                    new_glob.append(session.global_index(ti, np.arange(k)))
+            self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+        for ti, T in enumerate(threads):
+            have = self.inst_n[ti]
+            if T.n > have:
+                k = T.n - have
+                ids = np.arange(self.n, self.n + k, dtype=np.int64)
+                self.inst[ti] = _grow(self.inst[ti], T.n)
+                self.inst[ti][have: T.n] = ids
+                self.inst_n[ti] = T.n
+                self.n += k
+                new_inst.append(ids)
+                new_glob.append(session.global_index(ti, np.arange(have, T.n)))
+        # calls open last time (maybe closed now) and open now: their width changed
+        upd = [(ti, loc) for ti, loc in self.open_prev]
+        self.open_prev = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
+        upd += self.open_prev
+        for ti, loc in upd:
+            loc = loc[loc < self.inst_n[ti]]
+            if loc.size:
+                new_inst.append(self.inst[ti][loc])
+                new_glob.append(session.global_index(ti, loc))
+        if new_inst:
+            inst = np.concatenate(new_inst)
+            glob = np.concatenate(new_glob)
+            self._put(inst, *self.layout.boxes(trace, glob))
+        for c in self.chunks:
+            if c.dirty:
+                A = c.ob.data.attributes
+                A["position"].data.foreach_set("vector", c.pos.ravel())
+                A["tv_scale"].data.foreach_set("vector", c.scale.ravel())
+                A["tv_color"].data.foreach_set("color", c.col.ravel())
+                A["tv_mat"].data.foreach_set("value", c.mat)
+                c.ob.data.update_tag()
+                c.dirty = False
+        now = max((s.now for s in session.sessions.values()), default=0.0)
+        self.set_camera(now, len(threads), deepest)
+        dt = time.perf_counter() - t
+        st = self.stats
+        st["updates"] += 1
+        st["appended"] = self.n
+        st["total_update"] += dt
+        st["longest_update"] = max(st["longest_update"], dt)
+        st["last_update"] = dt
+        return st
+
+    def set_camera(self, now_us: float, n_lanes: int, deepest: int) -> None:
+        from mathutils import Vector
+
+        c = self.layout.camera(now_us, n_lanes, deepest)
+        self.cam_ob.location = c.location
+        self.cam_ob.rotation_euler = (Vector(c.target) - Vector(c.location)).to_track_quat("-Z", "Y").to_euler()
+        self.cam_ob.data.ortho_scale = c.ortho_scale
+        self.cam_ob.data.clip_end = c.clip_end
+
+    def remove(self) -> None:
+        for ob in list(self.coll.objects):
+            bpy.data.objects.remove(ob, do_unlink=True)
