@@ -25,7 +25,7 @@ import traceback
 
 PKG = "bl_ext.user_default.tracevis3d"
 OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call",
-             "compare_align", "compare_brush", "compare_color_mode")
+             "compare_align", "compare_brush", "compare_color_mode", "live_connect", "live_disconnect")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -214,7 +214,7 @@ def main(zip_path: str, work: str) -> None:
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 5 and handler,
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 6 and handler,
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -638,6 +638,40 @@ def main(zip_path: str, work: str) -> None:
         return (r1 == r2 == {"FINISHED"} and n_main == 5 and n_all == 7,
                 f"{r1} {r2} boxes with a call index: MainThread {n_main}, all threads {n_all}")
 
+
+    @step("op_live")
+    def _():
+        """Connect (binds a loopback port), a replay of the good trace arrives through real
+        ZeroMQ, the timer's tick (called here: timers never fire headless) grows the scene
+        and the status line, Disconnect stops and keeps the scene."""
+        import importlib
+        import threading
+        import time
+
+        s = bpy.context.scene.tracevis3d
+        s.live_endpoint = "tcp://127.0.0.1:*"
+        r = ops.live_connect()
+        live_ops = sys.modules[f"{PKG}.operators.live_ops"]
+        sess = live_ops.live_state().get("session")
+        if sess is None:
+            return False, f"{r}: no session"
+        trace = importlib.import_module(f"{PKG}.tracevis3d").load(str(good))
+        replay = importlib.import_module(f"{PKG}.tracevis3d.live.replay").replay
+        th = threading.Thread(target=replay, args=(trace, sess.endpoint), kwargs=dict(wait_subscriber=10.0))
+        th.start()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30 and not any(x.ended for x in sess.sessions.values()):
+            live_ops.live_tick(bpy.context.scene)
+            time.sleep(0.01)
+        th.join(30)
+        live_ops.live_tick(bpy.context.scene)
+        n, status = sess.n_calls, s.live_status
+        objs = sorted(o.name for o in bpy.data.collections["TraceVis3D Live"].objects)
+        r2 = ops.live_disconnect()
+        gone = live_ops.live_state().get("session") is None and not bpy.app.timers.is_registered(live_ops.live_tick)
+        ok = (r == r2 == {"FINISHED"} and n == len(trace) and f"{n:,} calls" in status and gone
+              and "TV3D_live_calls_0" in objs and "TV3D_live_calls_0" in bpy.data.objects)
+        return ok, f"{r} {r2} {n}/{len(trace)} calls, status {status!r}, objects {objs}, gone={gone}"
 
     @step("nothing_written_into_the_addon_folder")
     def _():

@@ -34,6 +34,7 @@ OPERATOR_STEPS = [
     "cli_via_extension",
     "op_import_and_build_tiny_trace",
     "pick_synthetic_ray",
+    "op_live",
     "nothing_written_into_the_addon_folder",
 ]
 
