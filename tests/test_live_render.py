@@ -40,7 +40,8 @@ def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
     src = realdata / "viztracer-examples" / "multithread.json"
     frames = tmp_path / "frames"
     viewer = subprocess.Popen([sys.executable, "-m", "tracevis3d", "render-live", ep, "-o", str(frames),
-                               "--seconds", "3", "--fps", "2", "--window", "2600", "--resolution", "320x180"],
+                               "--seconds", "3", "--fps", "2", "--until-end", "--window", "2600",
+                               "--resolution", "320x180"],
                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # 2.4 ms of recorded time played over ~2.4 s, started once the viewer subscribed
     player = subprocess.run([sys.executable, "-m", "tracevis3d", "replay", str(src), ep, "--speed", "0.001",
@@ -50,11 +51,12 @@ def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
     assert viewer.returncode == 0, err
     assert "582 calls, 5 threads" in out and "0 bad msgs" in out
     paths = sorted(frames.glob("frame_*.png"))
-    assert len(paths) == 6
+    assert len(paths) >= 6
     imgs = [_pixels(p) for p in paths]
     drawn = [int((a.min(axis=2) < 0.85).sum()) for a in imgs]
-    assert drawn[-1] > 0 and drawn == sorted(drawn), drawn       # it only grows
-    assert drawn[-1] > 3 * max(drawn[1], 1) or drawn[0] == 0, drawn
+    # it grows (the camera zooms out when a lane appears, so not strictly frame by frame)
+    assert drawn[-1] == max(drawn) and drawn[-1] > 2 * min(d for d in drawn if d > 0), drawn
+    assert drawn[-1] == drawn[-2] or drawn[0] == 0, drawn
     # the main thread's join() waits are drawn in the reserved wait red
     red = np.asarray(linear_to_srgb(np.asarray(WAIT_RGB)))
     last = imgs[-1]

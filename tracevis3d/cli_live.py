@@ -87,6 +87,8 @@ def add_render_live_parser(sub) -> None:
     r.add_argument("--window", type=_number(1e-3, 1e15, "window"), default=1e6, metavar="US",
                    help="µs across the image; the camera follows now (default: 1e6 = 1 s)")
     r.add_argument("--whole", action="store_true", help="show the whole run so far instead of following now")
+    r.add_argument("--until-end", action="store_true",
+                   help="after SECONDS, go on until every program seen said goodbye (at most 10 min more)")
     r.add_argument("--resolution", type=_resolution, default=(1280, 720), metavar="WxH",
                    help="frame size (default: 1280x720)")
     r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
@@ -122,7 +124,9 @@ def render_live(args) -> str:
         n_frames = max(1, int(round(args.seconds * args.fps)))
         _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
         t0 = time.perf_counter()
-        for k in range(n_frames):
+        k = 0
+        while k < n_frames or (args.until_end and (not sess.sessions or not all(
+                x.ended for x in sess.sessions.values())) and time.perf_counter() - t0 < args.seconds + 600):
             due = t0 + k / args.fps
             while True:
                 left = due - time.perf_counter()
@@ -132,9 +136,10 @@ def render_live(args) -> str:
             view.update(sess)
             render_figure(os.path.join(out, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
             if k % max(1, n_frames // 10) == 0:
-                _progress(k / n_frames, f"frame {k}: {sess.status()}")
+                _progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")
+            k += 1
         st = view.stats
-        return (f"{n_frames} frames in {out}: {sess.status()}; longest scene update "
+        return (f"{k} frames in {out}: {sess.status()}; longest scene update "
                 f"{st['longest_update'] * 1000:.1f} ms")
     finally:
         sess.close()

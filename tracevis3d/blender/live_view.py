@@ -20,7 +20,7 @@ from ..live.store import _grow
 from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
     write_lights
 
-CHUNK = 1 << 16
+CHUNK = 1 << 15
 
 
 class _Chunk:
@@ -55,7 +55,9 @@ class LiveView:
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
+        self.deepest = 1
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
+        self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
 
     def _chunk(self, k: int) -> _Chunk:
         while len(self.chunks) <= k:
@@ -75,46 +77,48 @@ class LiveView:
             c.dirty = True
 
     def update(self, session, changes=None) -> dict:
-        """Append the calls new since the last update, re-size the open/closed ones, move the camera."""
+        """Append the calls new since the last update, re-size the open/closed ones, move the
+        camera.  Reads the session's per-thread stores directly (never materialises
+        ``session.trace``): O(new + open calls) plus one foreach_set per touched chunk."""
         t = time.perf_counter()
-        trace = session.trace
         threads = session.threads
         while len(self.inst) < len(threads):
             self.inst.append(np.zeros(64, np.int64))
             self.inst_n.append(0)
-        new_inst, new_glob = [], []
-        deepest = int(trace.depth.max()) + 1 if len(trace) else 1
-        if self.layout.need_levels(deepest - 1):  # lanes got taller: every box moves (rare)
-            for ti in range(len(self.inst)):
-                k = self.inst_n[ti]
-                if k:
-                    new_inst.append(self.inst[ti][:k])
-                    new_glob.append(session.global_index(ti, np.arange(k)))
-            self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+        sel = {}  # thread -> list of local index arrays whose boxes are (re)written
         for ti, T in enumerate(threads):
             have = self.inst_n[ti]
             if T.n > have:
-                k = T.n - have
-                ids = np.arange(self.n, self.n + k, dtype=np.int64)
                 self.inst[ti] = _grow(self.inst[ti], T.n)
-                self.inst[ti][have: T.n] = ids
+                self.inst[ti][have: T.n] = np.arange(self.n, self.n + T.n - have, dtype=np.int64)
                 self.inst_n[ti] = T.n
-                self.n += k
-                new_inst.append(ids)
-                new_glob.append(session.global_index(ti, np.arange(have, T.n)))
+                self.n += T.n - have
+                sel.setdefault(ti, []).append(np.arange(have, T.n))
+                self.deepest = max(self.deepest, int(T.depth[have: T.n].max()) + 1)
+        if self.layout.need_levels(self.deepest - 1):  # lanes got taller: every box moves (rare)
+            sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
+            self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
         # calls open last time (maybe closed now) and open now: their width changed
-        upd = [(ti, loc) for ti, loc in self.open_prev]
-        self.open_prev = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
-        upd += self.open_prev
-        for ti, loc in upd:
-            loc = loc[loc < self.inst_n[ti]]
-            if loc.size:
-                new_inst.append(self.inst[ti][loc])
-                new_glob.append(session.global_index(ti, loc))
-        if new_inst:
-            inst = np.concatenate(new_inst)
-            glob = np.concatenate(new_glob)
-            self._put(inst, *self.layout.boxes(trace, glob))
+        opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
+        for ti, loc in self.open_prev + opened:
+            sel.setdefault(ti, []).append(loc)
+        self.open_prev = opened
+        parts = []
+        for ti, locs in sel.items():
+            T = threads[ti]
+            loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
+            if not loc.size:
+                continue
+            end = T.end[loc]
+            if T.sp:
+                now = session.sessions[T.session].now
+                end = np.where(T.endi[loc] < 0, now, end)
+            func = T.func[loc]
+            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], np.full(loc.size, ti), func,
+                          session.fkind[func]))
+        if parts:
+            cols = [np.concatenate(c) for c in zip(*parts)]
+            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fpaths, session.ffiles))
         for c in self.chunks:
             if c.dirty:
                 A = c.ob.data.attributes
@@ -125,7 +129,7 @@ class LiveView:
                 c.ob.data.update_tag()
                 c.dirty = False
         now = max((s.now for s in session.sessions.values()), default=0.0)
-        self.set_camera(now, len(threads), deepest)
+        self.set_camera(now, len(threads), self.deepest)
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1

@@ -82,15 +82,15 @@ class LiveLayout:
         return [LightSpec("TV3D_key", "SUN", tuple(-view_direction(p.azimuth - 35.0, 55.0)), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(p.azimuth + 60.0, 20.0)), 0.8)]
 
-    def _function_slots(self, trace) -> np.ndarray:
+    def _function_slots(self, paths, files) -> np.ndarray:
         """Colour slot of every function; new functions get their module's slot (cached)."""
-        nf = trace.n_functions
+        nf = len(paths)
         k0 = self.func_slot.shape[0]
         if nf > k0:
             add = np.zeros(nf - k0, np.int32)
             for j, f in enumerate(range(k0, nf)):
-                path = trace.function_paths[f]
-                module = path[0] if len(path) > 1 else (trace.function_files[f] or "")
+                path = paths[f]
+                module = path[0] if len(path) > 1 else (files[f] or "")
                 if module and module != "builtins":
                     add[j] = 2 + self.module_slot.setdefault(module, len(self.module_slot)) % N_MODULE_COLOURS
             self.func_slot = np.concatenate([self.func_slot, add])
@@ -99,25 +99,31 @@ class LiveLayout:
     def lane_top(self, lane) -> np.ndarray:
         return -np.asarray(lane, np.float64) * self.lane_pitch
 
-    def boxes(self, trace, idx: np.ndarray) -> tuple:
-        """(positions, scales, colours, material slots) of calls ``idx`` of ``trace`` (open calls
-        end at their provisional end)."""
-        idx = np.asarray(idx, np.int64)
-        lvl = np.minimum(trace.depth[idx], self.p.levels - 1)
-        x0 = trace.start[idx] * self.scale_t
-        x1 = trace.end[idx] * self.scale_t
-        pos = np.empty((idx.size, 3), np.float32)
-        sc = np.empty((idx.size, 3), np.float32)
+    def boxes(self, start, end, depth, lane, func, kind, paths, files) -> tuple:
+        """(positions, scales, colours, material slots) of calls given by their arrays
+        (``paths``/``files``: the function table, for the module colours)."""
+        n = start.shape[0]
+        lvl = np.minimum(depth, self.p.levels - 1)
+        x0 = start * self.scale_t
+        x1 = end * self.scale_t
+        pos = np.empty((n, 3), np.float32)
+        sc = np.empty((n, 3), np.float32)
         pos[:, 0] = (x0 + x1) / 2
         pos[:, 1] = self.h / 2
-        pos[:, 2] = self.lane_top(trace.thread[idx]) - (lvl + 0.5) * self.h
+        pos[:, 2] = self.lane_top(lane) - (lvl + 0.5) * self.h
         sc[:, 0] = np.maximum(x1 - x0, 1e-5)
         sc[:, 1] = self.h
-        sc[:, 2] = np.where(trace.depth[idx] >= self.p.levels, 0.3, BOX_FILL) * self.h
-        slot = np.where(trace.kind[idx] == KIND_WAIT, 1, self._function_slots(trace)[trace.func[idx]]).astype(np.int32)
-        col = np.ones((idx.size, 4), np.float32)
+        sc[:, 2] = np.where(depth >= self.p.levels, 0.3, BOX_FILL) * self.h
+        slot = np.where(kind == KIND_WAIT, 1, self._function_slots(paths, files)[func]).astype(np.int32)
+        col = np.ones((n, 4), np.float32)
         col[:, :3] = self.slot_rgb[slot]
         return pos, sc, col, slot
+
+    def trace_boxes(self, trace, idx) -> tuple:
+        """`boxes` of calls ``idx`` of a Trace."""
+        idx = np.asarray(idx, np.int64)
+        return self.boxes(trace.start[idx], trace.end[idx], trace.depth[idx], trace.thread[idx], trace.func[idx],
+                          trace.kind[idx], trace.function_paths, trace.function_files)
 
     def empty_layer(self, name: str, n: int) -> InstanceLayer:
         """A layer of ``n`` invisible (zero-size) boxes: room to append into."""

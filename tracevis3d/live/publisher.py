@@ -116,11 +116,12 @@ class Publisher:
 
     ``max_pending``: events queued at most (beyond: dropped and counted); ``wait_subscriber``:
     seconds to hold events at start until a viewer subscribes; ``linger``: seconds the exit
-    may wait for queued messages."""
+    may wait for queued messages; ``flush_interval``: seconds between the sender's sends of
+    what the threads gathered (the latency bound)."""
 
     def __init__(self, endpoint: str, bind: bool = False, curve: Curve | None = None,
                  program: str | None = None, max_pending: int = 1 << 20, batch: int = BATCH,
-                 wait_subscriber: float = 1.0, linger: float = 2.0):
+                 wait_subscriber: float = 1.0, linger: float = 2.0, flush_interval: float = 0.02):
         check_endpoint(endpoint, curve)
         self.endpoint, self.bind, self.curve = endpoint, bind, curve
         self.program = program or os.path.basename(sys.argv[0] or "python")
@@ -133,6 +134,7 @@ class Publisher:
         self.hooks = Hooks(self._sink, batch=batch)
         self.converter = Converter(self.hooks.origin)
         self._wake = threading.Event()
+        self.flush_interval = flush_interval
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -165,10 +167,16 @@ class Publisher:
         if thread <= P.MAX_THREADS - 1:
             wire.send_events(records)
 
-    def _drain(self, wire) -> None:
-        while self.queue:
-            slot, batch = self.queue.popleft()
-            self.pending -= len(batch)
+    def _drain(self, wire, partial: bool = True) -> None:
+        """Send the queued batches, then (``partial``) what the threads have gathered since:
+        an event waits at most one sender tick (`flush_interval`), not a full batch."""
+        with self.hooks.handover_lock:
+            items = list(self.queue)
+            self.queue.clear()
+            self.pending = 0
+            if partial and self.hooks.active:
+                items += self.hooks.take_partial()
+        for slot, batch in items:
             self._send(wire, slot.index, self.converter.convert(slot.index, batch))
         if self.dropped_events != self._told_drops[0]:  # the traced side dropped: tell the viewers
             wire.dropped_events += self.dropped_events - self._told_drops[0]
@@ -187,7 +195,7 @@ class Publisher:
             self._announce_threads(wire)
             wire.wait_subscriber(self.wait_subscriber)
             while True:
-                self._wake.wait(0.05)
+                self._wake.wait(self.flush_interval)
                 self._wake.clear()
                 self._drain(wire)
                 if self._stopping and not self.queue:
@@ -220,9 +228,10 @@ class Publisher:
         """Stop tracing, flush (bounded by wait_subscriber + linger) and return the counters."""
         rest = self.hooks.stop()
         self._stop_ns = self.hooks.clock()
-        for slot, batch in rest:
-            self.pending += len(batch)
-            self.queue.append((slot, batch))
+        with self.hooks.handover_lock:
+            for slot, batch in rest:
+                self.pending += len(batch)
+                self.queue.append((slot, batch))
         self._stopping = True
         self._wake.set()
         if self._thread is not None:

@@ -291,7 +291,7 @@ class LiveSession:
         for local, sel in groups:
             ti = s.thread_map[local]
             T = self.threads[ti]
-            et, ef, es = etype[sel], efunc[sel], ets[sel]
+            et, ef, es = np.ascontiguousarray(etype[sel]), efunc[sel], ets[sel]
             T.reserve(int(np.count_nonzero(et == P.ENTER)))
             n0 = T.n
             (T.n, T.sp, T.last_ts, unb, rep, back, closed) = apply_thread_events(

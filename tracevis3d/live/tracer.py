@@ -42,6 +42,7 @@ class Hooks:
         self.origin = clock()
         self.slots: list[ThreadSlot] = []
         self._lock = threading.Lock()
+        self.handover_lock = threading.Lock()
         self.active = False
 
     # ------------------------------------------------------------ per thread
@@ -57,10 +58,24 @@ class Hooks:
             sys.setprofile(None)  # a thread still running after stop(): stop tracing it
             buf.clear()
             return
-        batch = buf[:]
-        del buf[: len(batch)]
-        slot.batches += 1
-        self.sink(slot, batch)
+        with self.handover_lock:  # once per batch; orders batches with `take_partial`
+            batch = buf[:]
+            del buf[: len(batch)]
+            slot.batches += 1
+            self.sink(slot, batch)
+
+    def take_partial(self) -> list:
+        """[(slot, events so far)] of every thread's unfinished batch, taken by the sender
+        (bounded latency for slow threads).  Call with `handover_lock` held, after taking the
+        queue, so that each thread's events stay in order."""
+        out = []
+        for s in list(self.slots):
+            buf = s.buf
+            if buf:
+                batch = buf[:]
+                del buf[: len(batch)]
+                out.append((s, batch))
+        return out
 
     def _make_profiler(self):
         slot = self._slot()
@@ -94,14 +109,9 @@ class Hooks:
         """Remove the hooks; returns [(slot, last batch)] of every thread (what is left)."""
         sys.setprofile(None)
         threading.setprofile(None)
-        self.active = False
-        rest = []
-        for s in list(self.slots):
-            batch = s.buf[:]
-            del s.buf[: len(batch)]
-            if batch:
-                rest.append((s, batch))
-        return rest
+        with self.handover_lock:
+            self.active = False
+            return self.take_partial()
 
     def refresh_names(self) -> list:
         """Slots whose thread was renamed since we last looked (names are read off the hot path)."""
