@@ -3,7 +3,7 @@
 * subscriber throughput: a synthetic 1e6-call trace replayed at full speed by another
   process over loopback TCP into `LiveSession` (events/s from the first message to BYE;
   and the share of that spent inside poll_once); goal >= 2e6 events/s;
-* tracer overhead on a real program (examples/workload.py): wall time untraced, with
+* tracer overhead on a real program (bench/live_workload.py: difflib, fractions, recursion): wall time untraced, with
   ``python -m tracevis3d.live run`` and a viewer keeping up, with it and no viewer, and with
   VizTracer (``python -m viztracer``), all in this run; goal: our slowdown within 1.5x
   VizTracer's;
@@ -99,7 +99,7 @@ def _wall_with_viewer(cmd_of, reps):
 
 
 def overhead(tmp, reps):
-    script = str(ROOT / "examples" / "workload.py")
+    script = str(ROOT / "bench" / "live_workload.py")
     base = _wall([PY, script], reps)
     ours, info = _wall_with_viewer(lambda ep: [PY, "-m", "tracevis3d.live", "run", "--endpoint", ep, script], reps)
     alone = _wall([PY, "-m", "tracevis3d.live", "run", "--endpoint", "tcp://127.0.0.1:9", "--wait-subscriber", "0",
@@ -193,7 +193,7 @@ def main(argv=None):
     sd_alone = ov["alone"] / ov["base"]
     if ov["viz"]:
         sv = ov["viz"] / ov["base"]
-        print(f"| tracer slowdown, examples/workload.py (untraced {ov['base']:.2f} s) | {sd:.2f}x with viewer, "
+        print(f"| tracer slowdown, bench/live_workload.py (untraced {ov['base']:.2f} s) | {sd:.2f}x with viewer, "
               f"{sd_alone:.2f}x no viewer | ≤ 1.5 × VizTracer's | VizTracer {sv:.2f}x (incl. writing its JSON); "
               f"ratio {sd / sv:.2f}; {ov.get('events', 0):,} events, {ov.get('dropped', 0):,} dropped |")
     else:

@@ -29,9 +29,9 @@ def walk(d):
 def main(scale):
     t = threading.Thread(target=diff_work, args=(2, 300 * scale), name="differ")
     t.start()
-    r = diff_work(1, 300 * scale), harmonic(120 * scale), walk(12 + scale // 2)
+    r = diff_work(1, 300 * scale), harmonic(120 * scale), walk(16)
     t.join()
     print(r[0], r[2])
 
 
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 4)
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 60)

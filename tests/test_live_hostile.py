@@ -152,3 +152,34 @@ def test_stack_kernel_matches_its_brute_force_twin(seed):
     for x, y in zip(b1, b2):
         assert np.array_equal(x, y)
     assert np.array_equal(s1, s2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vectorised_converter_matches_its_python_twin(seed):
+    """Exits of calls entered before tracing began are dropped, the open stack carries over
+    batches, calls open at the end are closed innermost first."""
+    from tracevis3d.live import protocol as P
+    from tracevis3d.live.convert import Converter, FunctionTable, convert_py
+
+    rng = np.random.default_rng(seed)
+    codes = [compile(f"def f{k}(): pass", f"m{k}.py", "exec").co_consts[0] for k in range(5)]
+    objs = codes + [len, [].append, {}.get]
+    names = ("call", "return", "c_call", "c_return", "c_exception")
+    batches = []
+    t = 0
+    for b in range(8):
+        batch = []
+        for _ in range(int(rng.integers(0, 60))):
+            t += int(rng.integers(0, 3))
+            batch.append((names[int(rng.integers(0, 5))], objs[int(rng.integers(0, len(objs)))], t))
+        batches.append((int(rng.integers(0, 2)), batch))
+    conv = Converter(origin_ns=0)
+    got = [(th, conv.convert(th, batch)) for th, batch in batches]
+    want, stacks = convert_py(batches, FunctionTable())
+    for (th, rec), (th2, exp) in zip(got, want):
+        assert th == th2
+        assert [(int(r["type"]), int(r["func"]), int(r["ts"])) for r in rec] == exp
+    closing = dict(conv.close_all(10 ** 6))
+    for th, st in stacks.items():
+        if st:
+            assert closing[th]["func"].tolist() == st[::-1] and (closing[th]["type"] == P.EXIT).all()

@@ -11,105 +11,14 @@ import os
 import sys
 import threading
 import time
-import types
 from contextlib import contextmanager
 
 import numpy as np
 
 from . import protocol as P
+from .convert import Converter
 from .tracer import BATCH, Hooks
 from .transport import Curve, check_endpoint
-
-_ENTER_EVENTS = frozenset(("call", "c_call"))
-
-
-class FunctionTable:
-    """Python code objects and C functions → dense function ids with protocol entries."""
-
-    def __init__(self):
-        self.by_obj: dict = {}
-        self.by_name: dict = {}
-        self.entries: list = []   # (name, file, line)
-        self.is_c: list = []
-
-    def _add(self, name: str, file: str, line: int, is_c: bool) -> int:
-        fid = self.by_name.get(name)
-        if fid is None:
-            fid = self.by_name[name] = len(self.entries)
-            self.entries.append((name, file, line))
-            self.is_c.append(is_c)
-        return fid
-
-    def id_of(self, obj) -> int:
-        if isinstance(obj, types.CodeType):
-            name = getattr(obj, "co_qualname", obj.co_name)
-            fid = self._add(f"{name} ({obj.co_filename}:{obj.co_firstlineno})", obj.co_filename,
-                            obj.co_firstlineno, False)
-            self.by_obj[obj] = fid
-            return fid
-        owner = getattr(obj, "__self__", None)
-        qual = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-        mod = getattr(obj, "__module__", None)
-        fid = self._add(f"{mod}.{qual}" if mod and "." not in qual else str(qual), "", -1, True)
-        if owner is None or isinstance(owner, types.ModuleType):
-            self.by_obj[obj] = fid   # bound methods are fresh objects per call: cached by name only
-        return fid
-
-
-class Converter:
-    """Raw (event, code-or-C-function, perf_counter_ns) tuples → EVENT_DTYPE records.
-
-    Keeps each thread's stack of open function ids so that exits of calls entered before
-    tracing began are left out, and calls still open at the end can be closed."""
-
-    def __init__(self, origin_ns: int):
-        self.origin = origin_ns
-        self.funcs = FunctionTable()
-        self.stacks: dict[int, list] = {}
-
-    def convert(self, thread: int, batch: list) -> np.ndarray:
-        stack = self.stacks.setdefault(thread, [])
-        get, id_of = self.funcs.by_obj.get, self.funcs.id_of
-        push, pop = stack.append, stack.pop
-        kinds, fids, stamps = [], [], []
-        k_app, f_app, t_app = kinds.append, fids.append, stamps.append
-        for ev, obj, ts in batch:
-            fid = get(obj)
-            if fid is None:
-                fid = id_of(obj)
-            if ev in _ENTER_EVENTS:
-                push(fid)
-                k_app(1)
-            elif stack:
-                pop()
-                k_app(2)
-            else:
-                continue
-            f_app(fid)
-            t_app(ts)
-        return self._records(thread, kinds, fids, stamps)
-
-    def close_all(self, now_ns: int) -> list:
-        """Exit records closing every open call, innermost first: [(thread, records)]."""
-        out = []
-        for thread, stack in self.stacks.items():
-            if stack:
-                fids = stack[::-1]
-                out.append((thread, self._records(thread, [2] * len(fids), fids, [now_ns] * len(fids))))
-                stack.clear()
-        return out
-
-    def _records(self, thread, kinds, fids, stamps) -> np.ndarray:
-        r = np.zeros(len(kinds), P.EVENT_DTYPE)
-        if kinds:
-            r["type"] = kinds
-            f = np.asarray(fids, np.int64)
-            r["func"] = f
-            r["flags"] = np.asarray(self.funcs.is_c, np.uint8)[f]
-            r["thread"] = thread
-            r["ts"] = np.maximum(np.asarray(stamps, np.int64) - self.origin, 0)
-        return r
-
 
 class Publisher:
     """Trace this process and send its calls to ``endpoint`` (see docs/live-protocol.md).
@@ -177,6 +86,12 @@ class Publisher:
             if partial and self.hooks.active:
                 items += self.hooks.take_partial()
         for slot, batch in items:
+            if not wire.subscribed and self._waited:  # nobody listens: drop before converting
+                wire.poll_subscriptions()
+                if not wire.subscribed:
+                    wire._drop(len(batch), 1)
+                    self.converter.forget(slot.index)
+                    continue
             self._send(wire, slot.index, self.converter.convert(slot.index, batch))
         if self.dropped_events != self._told_drops[0]:  # the traced side dropped: tell the viewers
             wire.dropped_events += self.dropped_events - self._told_drops[0]
@@ -189,11 +104,13 @@ class Publisher:
 
         wire = None
         self._told_drops = (0, 0)
+        self._waited = False
         try:
             wire = WireSender(self.endpoint, bind=self.bind, curve=self.curve, program=self.program,
                               clock_origin_ns=self._origin_wall, linger_ms=int(self.linger * 1000))
             self._announce_threads(wire)
             wire.wait_subscriber(self.wait_subscriber)
+            self._waited = True
             while True:
                 self._wake.wait(self.flush_interval)
                 self._wake.clear()

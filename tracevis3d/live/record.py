@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import protocol as P
-from .publisher import Converter
+from .convert import Converter
 from .tracer import Hooks
 
 
