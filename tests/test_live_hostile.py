@@ -183,3 +183,27 @@ def test_vectorised_converter_matches_its_python_twin(seed):
     for th, st in stacks.items():
         if st:
             assert closing[th]["func"].tolist() == st[::-1] and (closing[th]["type"] == P.EXIT).all()
+
+
+def test_table_floods_are_capped():
+    sess = LiveSession("tcp://127.0.0.1:*", max_threads=10, max_functions=50)
+    ctx = zmq.Context()
+    pub = ctx.socket(zmq.XPUB)
+    pub.connect(sess.endpoint)
+    try:
+        t0 = time.monotonic()
+        while not pub.poll(10) and time.monotonic() - t0 < 5:
+            sess.poll_once()
+        pub.recv()
+        pub.send_multipart([hdr(1, 0), hello()])
+        pub.send_multipart([hdr(3, 1), threads(0, [b"t%d" % k for k in range(11)])])
+        pub.send_multipart([hdr(2, 2), functions(0, [b"f%d" % k for k in range(51)])])
+        pub.send_multipart([hdr(3, 3), threads(0, [b"t%d" % k for k in range(10)])])
+        time.sleep(0.1)
+        sess.poll_once(wait=0.2)
+        assert sess.bad == {"too_many_threads": 1, "too_many_functions": 1}
+        assert len(sess.threads) == 10 and len(sess.fnames) == 0
+    finally:
+        pub.close(0)
+        ctx.term()
+        sess.close()

@@ -21,6 +21,7 @@ from .writer import ensure_collection, ensure_material, setup_world_and_display,
     write_lights
 
 CHUNK = 1 << 15
+FEW = 64  # up to this many changed boxes in a chunk are written element-wise
 
 
 class _Chunk:
@@ -31,6 +32,28 @@ class _Chunk:
         self.col = np.ones((CHUNK, 4), np.float32)
         self.mat = np.zeros(CHUNK, np.int32)
         self.dirty = False
+        self.touched: list = []  # slots changed since the last write (element-wise when few)
+
+    def write(self) -> None:
+        """Copy the changed boxes into Blender: a few → element by element (O(few)); many →
+        one foreach_set per attribute (O(CHUNK) memcpy)."""
+        A = self.ob.data.attributes
+        slots = np.unique(np.concatenate(self.touched)) if self.touched else np.zeros(0, np.int64)
+        if slots.size > FEW:
+            A["position"].data.foreach_set("vector", self.pos.ravel())
+            A["tv_scale"].data.foreach_set("vector", self.scale.ravel())
+            A["tv_color"].data.foreach_set("color", self.col.ravel())
+            A["tv_mat"].data.foreach_set("value", self.mat)
+        else:
+            P, S, C, M = (A[k].data for k in ("position", "tv_scale", "tv_color", "tv_mat"))
+            for i in slots.tolist():
+                P[i].vector = self.pos[i]
+                S[i].vector = self.scale[i]
+                C[i].color = self.col[i]
+                M[i].value = int(self.mat[i])
+        self.ob.data.update_tag()
+        self.dirty = False
+        self.touched = []
 
 
 class LiveView:
@@ -60,9 +83,24 @@ class LiveView:
         self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
 
     def _chunk(self, k: int) -> _Chunk:
+        """Chunk ``k``, made when first needed: the first by the icicle writer, the others as
+        copies of an empty template (a data-block copy: milliseconds, no operator)."""
         while len(self.chunks) <= k:
             name = f"TV3D_live_calls_{len(self.chunks)}"
-            ob = write_layer(self.layout.empty_layer(f"live_{len(self.chunks)}", CHUNK), self.coll, name)
+            if not self.chunks:
+                ob = write_layer(self.layout.empty_layer("live", CHUNK), self.coll, name)
+                self._template = ob.data.copy()
+                self._template.name = "TV3D_live_template"
+                self._template.use_fake_user = False
+            else:
+                first = self.chunks[0].ob
+                ob = bpy.data.objects.new(name, self._template.copy())
+                ob.data.name = name
+                self.coll.objects.link(ob)
+                mod = ob.modifiers.new(first.modifiers[0].name, "NODES")
+                mod.node_group = first.modifiers[0].node_group
+                for key in first.keys():
+                    ob[key] = first[key]
             self.chunks.append(_Chunk(ob))
         return self.chunks[k]
 
@@ -75,6 +113,7 @@ class LiveView:
             slot = inst[m] % CHUNK
             c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
             c.dirty = True
+            c.touched.append(slot)
 
     def update(self, session, changes=None) -> dict:
         """Append the calls new since the last update, re-size the open/closed ones, move the
@@ -121,13 +160,9 @@ class LiveView:
             self._put(cols[0], *self.layout.boxes(*cols[1:], session.fpaths, session.ffiles))
         for c in self.chunks:
             if c.dirty:
-                A = c.ob.data.attributes
-                A["position"].data.foreach_set("vector", c.pos.ravel())
-                A["tv_scale"].data.foreach_set("vector", c.scale.ravel())
-                A["tv_color"].data.foreach_set("color", c.col.ravel())
-                A["tv_mat"].data.foreach_set("value", c.mat)
-                c.ob.data.update_tag()
-                c.dirty = False
+                c.write()
+        if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+            self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self.set_camera(now, len(threads), self.deepest)
         dt = time.perf_counter() - t
@@ -151,3 +186,6 @@ class LiveView:
     def remove(self) -> None:
         for ob in list(self.coll.objects):
             bpy.data.objects.remove(ob, do_unlink=True)
+        if getattr(self, "_template", None) is not None and self._template.users == 0:
+            bpy.data.batch_remove([self._template])
+            self._template = None

@@ -62,11 +62,13 @@ class _Session:
 class LiveSession:
     """Receive the live feed at ``endpoint`` (binds by default: programs connect to it).
 
-    ``max_calls`` bounds memory: events beyond it are dropped (reason ``max_calls``);
-    ``max_sessions`` bounds how many publishers are followed."""
+    Memory is bounded: ``max_calls`` (events beyond: dropped, reason ``max_calls``),
+    ``max_sessions`` publishers, ``max_threads`` and ``max_functions`` in all (beyond: the
+    message is dropped, ``too_many_*``); ZeroMQ holds at most 64 unread messages (RCVHWM)."""
 
     def __init__(self, endpoint: str, bind: bool = True, curve: Curve | None = None,
-                 max_calls: int = 50_000_000, max_sessions: int = 64, context=None):
+                 max_calls: int = 50_000_000, max_sessions: int = 64, max_threads: int = 4096,
+                 max_functions: int = 1_000_000, context=None):
         import zmq
 
         from .. import kinds
@@ -79,6 +81,7 @@ class LiveSession:
         #: with ``tcp://127.0.0.1:*`` the port ZeroMQ chose
         self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode() if bind else endpoint
         self.max_calls, self.max_sessions = max_calls, max_sessions
+        self.max_threads, self.max_functions = max_threads, max_functions
         self.sessions: dict[int, _Session] = {}
         self.threads: list[ThreadCalls] = []
         self.fnames: list = []
@@ -227,6 +230,8 @@ class LiveSession:
                 if s.func_keys[first + k] != (name, file, line):
                     raise P.BadMessage("function_conflict", f"function {first + k} re-sent as {name!r}")
         new = entries[known - first:] if first + len(entries) > known else []
+        if len(self.fnames) + len(new) > self.max_functions:
+            raise P.BadMessage("too_many_functions", f"{self.max_functions} functions in all")
         ids = []
         added = []
         for line, name, file in new:
@@ -256,6 +261,8 @@ class LiveSession:
         known = len(s.thread_map)
         if first > known:
             raise P.BadMessage("thread_id", f"first id {first} leaves a hole after {known}")
+        if len(self.threads) + max(first + len(entries) - known, 0) > self.max_threads:
+            raise P.BadMessage("too_many_threads", f"{self.max_threads} threads in all")
         for k, (pid, tid, name, process) in enumerate(entries):
             if first + k < known:
                 T = self.threads[s.thread_map[first + k]]

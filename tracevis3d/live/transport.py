@@ -88,7 +88,7 @@ def _apply_curve(sock, curve: Curve | None, bind: bool) -> None:
         sock.curve_secretkey = sec
 
 
-def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None = None, rcvhwm: int = 256):
+def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None = None, rcvhwm: int = 64):
     """A SUB socket subscribed to the protocol magic, size-capped, bound or connected."""
     import zmq
 
