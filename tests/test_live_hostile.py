@@ -52,8 +52,15 @@ def feed():
         pub.send_multipart(list(frames))
 
     def settle():
-        time.sleep(0.1)
-        return sess.poll_once(max_messages=1000, max_seconds=1.0, wait=0.2)
+        """Poll until nothing more arrives for 0.2 s; the summed counts."""
+        total = {"messages": 0, "bad": {}}
+        while True:
+            ch = sess.poll_once(max_messages=1000, max_seconds=1.0, wait=0.2)
+            if not ch.messages:
+                return type("Summed", (), {"messages": total["messages"], "bad": total["bad"]})
+            total["messages"] += ch.messages
+            for k, v in ch.bad.items():
+                total["bad"][k] = total["bad"].get(k, 0) + v
 
     yield sess, send, settle
     pub.close(0)
