@@ -9,18 +9,20 @@ index) through per-thread growable arrays.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import bpy
 import numpy as np
 
 from ..layout.live import LiveLayout, LiveParams
-from ..layout.spec import SceneSpec
+from ..layout.spec import MaterialSpec, SceneSpec
 from ..live.store import _grow
 from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
     write_lights
 
 CHUNK = 1 << 15
+TEXT_MATERIAL = "TV3D_live_text"
 FEW = 64  # up to this many changed boxes in a chunk are written element-wise
 
 
@@ -81,6 +83,25 @@ class LiveView:
         self.deepest = 1
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
         self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
+        self.lane_labels: list = []
+        self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
+                                                     cushion=False, from_attribute=False))
+
+    def _lane_label(self, ti: int, name: str):
+        """The thread's name above its lane (a text object; updated when renamed)."""
+        while len(self.lane_labels) <= ti:
+            k = len(self.lane_labels)
+            cu = bpy.data.curves.new(f"TV3D_live_lane_{k}", "FONT")
+            cu.size = 1.1 * self.layout.h
+            cu.materials.append(self.text_mat)
+            ob = bpy.data.objects.new(cu.name, cu)
+            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
+            self.coll.objects.link(ob)
+            self.lane_labels.append(ob)
+        ob = self.lane_labels[ti]
+        if ob.data.body != name:
+            ob.data.body = name
+        return ob
 
     def _chunk(self, k: int) -> _Chunk:
         """Chunk ``k``, made when first needed: the first by the icicle writer, the others as
@@ -165,6 +186,12 @@ class LiveView:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self.set_camera(now, len(threads), self.deepest)
+        x0 = self._view_t0 * self.layout.scale_t
+        size = min(0.022 * self.cam_ob.data.ortho_scale, 0.9 * self.layout.lane_pitch)
+        for ti, T in enumerate(threads):
+            ob = self._lane_label(ti, T.name)
+            ob.data.size = size
+            ob.location = (x0, -0.05, float(self.layout.lane_top(ti)) + 0.25 * self.layout.h)
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1
@@ -178,6 +205,7 @@ class LiveView:
         from mathutils import Vector
 
         c = self.layout.camera(now_us, n_lanes, deepest)
+        self._view_t0 = self.layout.view_window(now_us)[0]
         self.cam_ob.location = c.location
         self.cam_ob.rotation_euler = (Vector(c.target) - Vector(c.location)).to_track_quat("-Z", "Y").to_euler()
         self.cam_ob.data.ortho_scale = c.ortho_scale

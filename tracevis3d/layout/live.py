@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import KIND_WAIT
-from .camera import view_direction
+from .camera import camera_basis, view_direction
 from .colour import OTHER_RGB, WAIT_RGB
 from .palette import categorical
 from .spec import CameraSpec, InstanceLayer, LightSpec, MaterialSpec
@@ -130,22 +130,29 @@ class LiveLayout:
         return InstanceLayer(name, np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32),
                              np.ones((n, 4), np.float32), np.zeros(n, np.int32), list(SLOT_NAMES))
 
+    def view_window(self, now_us: float) -> tuple:
+        """(t0, t1) µs in view: [now - window, now] following now, else [0, now]."""
+        if self.p.follow:
+            t1 = max(now_us, self.p.window_us)
+            return t1 - self.p.window_us, t1
+        return 0.0, max(now_us, 1.0)
+
     def camera(self, now_us: float, n_lanes: int, deepest: int) -> CameraSpec:
         """Looks at [now - window, now] (follow) or [0, max(now, window)] and the lanes so far."""
         p = self.p
-        if p.follow:
-            t1 = max(now_us, p.window_us)
-            t0 = t1 - p.window_us
-        else:
-            t0, t1 = 0.0, max(now_us, 1.0)
+        t0, t1 = self.view_window(now_us)
         x0, x1 = t0 * self.scale_t, t1 * self.scale_t
         levels = min(max(deepest, 3), p.levels)
-        top = 0.0
+        top = 0.5 * self.h + 1.1 * self.h  # room for the first lane's name
         bottom = -(max(n_lanes, 1) - 1) * self.lane_pitch - levels * self.h
-        w, hgt = (x1 - x0), (top - bottom)
         aspect = p.resolution[0] / p.resolution[1]
-        target = np.array([(x0 + x1) / 2, 0.0, (top + bottom) / 2])
         d = view_direction(p.azimuth, p.elevation)
-        dist = 4.0 * max(w, hgt) + 10.0
-        return CameraSpec(location=tuple(target + d * dist), target=tuple(target), orthographic=True,
-                          ortho_scale=float(max(w, hgt * aspect) * 1.12), clip_start=0.1, clip_end=dist * 3)
+        right, up, _ = camera_basis(d)
+        corners = np.array([[x, y, z] for x in (x0, x1) for y in (0.0, self.h) for z in (bottom, top)])
+        u, v = corners @ right, corners @ up
+        wr, hu = float(np.ptp(u)), float(np.ptp(v))
+        centre = corners.mean(axis=0)
+        centre += right * ((u.max() + u.min()) / 2 - centre @ right) + up * ((v.max() + v.min()) / 2 - centre @ up)
+        dist = 4.0 * max(wr, hu) + 10.0
+        return CameraSpec(location=tuple(centre + d * dist), target=tuple(centre), orthographic=True,
+                          ortho_scale=float(max(wr, hu * aspect) * 1.06), clip_start=0.1, clip_end=dist * 3)
