@@ -101,6 +101,10 @@ class LiveSession:
         self.unbalanced_exits = self.repaired_exits = self.backwards = 0
         self._trace = None
         self._dirty = True
+        from ..warmup import _live_all
+
+        _live_all()  # load the stack kernel and the kind rules now (connect), not in a poll
+        kinds.classify_functions(["Lock.acquire (threading.py:1)", "builtins.len"])
 
     # ------------------------------------------------------------------ API
     @property

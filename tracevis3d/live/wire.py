@@ -112,8 +112,8 @@ class WireSender:
             self.sent_functions = self.sent_threads = 0
             self.tables_dirty = False
         for attr, table, payload, mtype, chunk in (
-                ("sent_functions", self.functions, P.functions_payload, P.FUNCTIONS, 2048),
-                ("sent_threads", self.threads, P.threads_payload, P.THREADS, 1024)):
+                ("sent_functions", self.functions, P.functions_payload, P.FUNCTIONS, 128),
+                ("sent_threads", self.threads, P.threads_payload, P.THREADS, 256)):
             while getattr(self, attr) < len(table):
                 first = getattr(self, attr)
                 part = table[first: first + chunk]
