@@ -93,6 +93,7 @@ class LiveView:
             k = len(self.lane_labels)
             cu = bpy.data.curves.new(f"TV3D_live_lane_{k}", "FONT")
             cu.size = 1.1 * self.layout.h
+            cu.align_x = "RIGHT"
             cu.materials.append(self.text_mat)
             ob = bpy.data.objects.new(cu.name, cu)
             ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
@@ -187,11 +188,11 @@ class LiveView:
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self.set_camera(now, len(threads), self.deepest)
         x0 = self._view_t0 * self.layout.scale_t
-        size = min(0.022 * self.cam_ob.data.ortho_scale, 0.9 * self.layout.lane_pitch)
+        size = min(0.02 * self.cam_ob.data.ortho_scale, 0.8 * self.layout.lane_pitch)
         for ti, T in enumerate(threads):
             ob = self._lane_label(ti, T.name)
             ob.data.size = size
-            ob.location = (x0, -0.05, float(self.layout.lane_top(ti)) + 0.25 * self.layout.h)
+            ob.location = (x0 - 0.5 * self.layout.h, -0.05, float(self.layout.lane_top(ti)) - size)
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1

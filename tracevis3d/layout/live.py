@@ -24,6 +24,7 @@ N_MODULE_COLOURS = 12
 #: material per colour slot (Workbench shows material colours): other, wait, then modules
 SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait"] + [f"TV3D_live_module_{k}" for k in range(N_MODULE_COLOURS)]
 BOX_FILL = 0.85
+LABEL_ROOM = 0.14  # share of the view's width left of the calls, for the lanes' names
 
 
 @dataclass
@@ -31,7 +32,7 @@ class LiveParams:
     window_us: float = 1e6        # time shown across the image when following "now"
     follow: bool = True            # camera follows now; False: [0, max(now, window)] (whole run)
     levels: int = 4                # call levels per lane at the start (doubles as calls go deeper)
-    max_levels: int = 64
+    max_levels: int = 24            # deeper calls share the last level (drawn thinner)
     time_length: float = 40.0      # world width of ``window_us``
     level_height: float = 0.5
     resolution: tuple = (1280, 720)
@@ -142,8 +143,9 @@ class LiveLayout:
         p = self.p
         t0, t1 = self.view_window(now_us)
         x0, x1 = t0 * self.scale_t, t1 * self.scale_t
+        x0 -= LABEL_ROOM * (x1 - x0)  # the lanes' names, left of the calls
         levels = min(max(deepest, 3), p.levels)
-        top = 0.5 * self.h + 1.1 * self.h  # room for the first lane's name
+        top = 0.5 * self.h
         bottom = -(max(n_lanes, 1) - 1) * self.lane_pitch - levels * self.h
         aspect = p.resolution[0] / p.resolution[1]
         d = view_direction(p.azimuth, p.elevation)

@@ -51,7 +51,7 @@ class WireSender:
         while True:
             try:
                 self.sock.send_multipart([P.header(mtype, self.session, self.seq), payload],
-                                         flags=self._zmq.NOBLOCK, copy=len(payload) < 65536)
+                                         flags=self._zmq.NOBLOCK)  # copying: no pyzmq GC thread in the traced program
                 break
             except self._zmq.Again:
                 if self.block_seconds <= 0:
