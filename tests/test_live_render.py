@@ -102,3 +102,29 @@ def test_live_view_appends_instances_without_rebuilding():
         assert np.allclose(x1, np.maximum(t.end * st, x0 + 1e-5), atol=1e-4 * want.span * st)
         assert (sc[len(t):] == 0).all()  # the room left is invisible
         view.remove()
+
+
+def test_live_labels_name_the_widest_shallow_calls():
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(2000, threads=2, seed=9)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=(320, 180)))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint))
+        th.start()
+        while not any(s.ended for s in sess.sessions.values()):
+            sess.poll_once(max_messages=100, wait=0.05)
+            view.update(sess)
+        th.join()
+        view.update(sess, force_labels=True)
+        shown = [o for o in view.labels.pool if not o.hide_render]
+        assert 0 < len(shown) <= 40
+        roots = want.roots()
+        widest = want.function_names[want.func[roots[np.argmax(want.duration[roots])]]]
+        from tracevis3d.layout.icicle import short_name
+
+        bodies = [o.data.body for o in shown]
+        assert any(short_name(widest).startswith(b.rstrip("…")) for b in bodies), (bodies, widest)
+        view.remove()

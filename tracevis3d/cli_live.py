@@ -133,7 +133,7 @@ def render_live(args) -> str:
                 sess.poll_once(max_messages=500, max_seconds=0.02, wait=min(max(left, 0.0), 0.02))
                 if left <= 0:
                     break
-            view.update(sess)
+            view.update(sess, force_labels=True)
             render_figure(os.path.join(out, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
             if k % max(1, n_frames // 10) == 0:
                 _progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")

@@ -18,6 +18,7 @@ import numpy as np
 from ..layout.live import LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..live.store import _grow
+from .live_labels import LiveLabels
 from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
     write_lights
 
@@ -86,6 +87,7 @@ class LiveView:
         self.lane_labels: list = []
         self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
                                                      cushion=False, from_attribute=False))
+        self.labels = LiveLabels(self.coll, self.text_mat)
 
     def _lane_label(self, ti: int, name: str):
         """The thread's name above its lane (a text object; updated when renamed)."""
@@ -137,7 +139,7 @@ class LiveView:
             c.dirty = True
             c.touched.append(slot)
 
-    def update(self, session, changes=None) -> dict:
+    def update(self, session, changes=None, force_labels: bool = False) -> dict:
         """Append the calls new since the last update, re-size the open/closed ones, move the
         camera.  Reads the session's per-thread stores directly (never materialises
         ``session.trace``): O(new + open calls) plus one foreach_set per touched chunk."""
@@ -155,6 +157,7 @@ class LiveView:
                 self.inst_n[ti] = T.n
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
+                self.labels.collect(ti, T, have, T.n)
                 self.deepest = max(self.deepest, int(T.depth[have: T.n].max()) + 1)
         if self.layout.need_levels(self.deepest - 1):  # lanes got taller: every box moves (rare)
             sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
@@ -193,6 +196,8 @@ class LiveView:
             ob = self._lane_label(ti, T.name)
             ob.data.size = size
             ob.location = (x0 - 0.5 * self.layout.h, -0.05, float(self.layout.lane_top(ti)) - size)
+        t0_view, t1_view = self.layout.view_window(now)
+        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels)
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1
