@@ -251,6 +251,18 @@ class TraceVis3DSettings(PropertyGroup):
     compare_show_overview: BoolProperty(name="Overview bars", default=True,
                                         description="Bars of matches per time bin outside the icicles")
     compare_summary: StringProperty(name="Comparison", default="", options={"SKIP_SAVE"})
+    # --- live feed (docs/live-protocol.md)
+    live_endpoint: StringProperty(
+        name="Endpoint", default="tcp://127.0.0.1:5599",
+        description="ZeroMQ endpoint this viewer binds; programs run with `python -m tracevis3d.live run "
+                    "--endpoint ...` connect to it (loopback only without CURVE keys)")
+    live_connect: BoolProperty(name="Connect to a program", default=False,
+                               description="Connect to a program started with --bind instead of binding")
+    live_follow: BoolProperty(name="Follow now", default=True,
+                              description="The camera follows the newest calls; off: the whole run so far")
+    live_window_ms: FloatProperty(name="Window (ms)", default=1000.0, min=0.001, max=1e9,
+                                  description="Time shown across the view while following now")
+    live_status: StringProperty(name="Live status", default="", options={"SKIP_SAVE"})
     # --- details on demand (last picked call)
     picked_call: IntProperty(name="Picked call", default=-1, options={"SKIP_SAVE"})
     picked_text: StringProperty(name="Picked call details", default="", options={"SKIP_SAVE"})

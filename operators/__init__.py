@@ -6,10 +6,11 @@ is the debug menu) shows the call under the mouse.
 """
 import bpy
 
-from . import compare_ops, structure_ops, threads_ops, trace_ops
+from . import compare_ops, live_ops, structure_ops, threads_ops, trace_ops
 from .trace_ops import TRACEVIS3D_OT_import_trace
 
-CLASSES = trace_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES + structure_ops.CLASSES
+CLASSES = (trace_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES + structure_ops.CLASSES
+           + live_ops.CLASSES)
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
 
@@ -31,6 +32,7 @@ def register():
 
 
 def unregister():
+    live_ops.disconnect()
     bpy.types.TOPBAR_MT_file_import.remove(menu_file_import)
     for km, kmi in _keymaps:
         try:

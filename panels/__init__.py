@@ -149,6 +149,38 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
         layout.operator("tracevis3d.compare_align", icon="ALIGN_CENTER")
 
 
+class VIEW3D_PT_tracevis3d_live(_Base, Panel):
+    """Watch a program run: endpoint, Connect/Disconnect, follow now, status line."""
+
+    bl_label = "Live"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        from ..operators.live_ops import live_state
+
+        s = context.scene.tracevis3d
+        layout = self.layout
+        connected = live_state().get("session") is not None
+        col = layout.column()
+        col.enabled = not connected
+        col.prop(s, "live_endpoint", text="")
+        col.prop(s, "live_connect")
+        layout.prop(s, "live_follow")
+        row = layout.row()
+        row.enabled = s.live_follow
+        row.prop(s, "live_window_ms")
+        row = layout.row()
+        row.scale_y = 1.3
+        if connected:
+            row.operator("tracevis3d.live_disconnect", icon="PAUSE")
+        else:
+            row.operator("tracevis3d.live_connect", icon="PLAY")
+        if s.live_status:
+            layout.label(text=s.live_status, icon="INFO")
+        layout.label(text="python -m tracevis3d.live run --endpoint E script.py")
+
+
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):
     bl_label = "Parameters"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -293,6 +325,7 @@ CLASSES = (
     VIEW3D_PT_tracevis3d_compare,
     VIEW3D_PT_tracevis3d_threads,
     VIEW3D_PT_tracevis3d_structure,
+    VIEW3D_PT_tracevis3d_live,
     VIEW3D_PT_tracevis3d_render,
     VIEW3D_PT_tracevis3d_details,
 )

@@ -27,7 +27,8 @@ PKG = "bl_ext.user_default.tracevis3d"
 OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_figure", "show_call",
              "compare_align", "compare_brush", "compare_color_mode", "threads", "threads_focus_picked",
              "threads_who_released", "search", "next_hit", "bookmark_add", "bookmark_go", "bookmark_remove",
-             "cone_tree", "cone_expand")
+             "cone_tree", "cone_expand", "live_connect",
+             "live_disconnect")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -218,7 +219,7 @@ def main(zip_path: str, work: str) -> None:
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 7 and handler
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 8 and handler
                 and hasattr(bpy.context.scene, "tracevis3d_structure"),
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
@@ -280,7 +281,7 @@ def main(zip_path: str, work: str) -> None:
                 getattr(getattr(bpy.ops, mod), name).get_rna_type()
             except (KeyError, AttributeError):
                 bad.append(op)
-        ok = not bad and len(used_props) >= 15 and len(used_ops) == 18
+        ok = not bad and len(used_props) >= 15 and len(used_ops) == 20
         return ok, f"unknown={bad} props used={len(used_props)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")
@@ -674,6 +675,40 @@ def main(zip_path: str, work: str) -> None:
               and cam0 is not None and tuple(scene.camera.location) != cam0)
         scene.tracevis3d.picked_call = -1
         return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"
+
+    @step("op_live")
+    def _():
+        """Connect (binds a loopback port), a replay of the good trace arrives through real
+        ZeroMQ, the timer's tick (called here: timers never fire headless) grows the scene
+        and the status line, Disconnect stops and keeps the scene."""
+        import importlib
+        import threading
+        import time
+
+        s = bpy.context.scene.tracevis3d
+        s.live_endpoint = "tcp://127.0.0.1:*"
+        r = ops.live_connect()
+        live_ops = sys.modules[f"{PKG}.operators.live_ops"]
+        sess = live_ops.live_state().get("session")
+        if sess is None:
+            return False, f"{r}: no session"
+        trace = importlib.import_module(f"{PKG}.tracevis3d").load(str(good))
+        replay = importlib.import_module(f"{PKG}.tracevis3d.live.replay").replay
+        th = threading.Thread(target=replay, args=(trace, sess.endpoint), kwargs=dict(wait_subscriber=10.0))
+        th.start()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30 and not any(x.ended for x in sess.sessions.values()):
+            live_ops.live_tick(bpy.context.scene)
+            time.sleep(0.01)
+        th.join(30)
+        live_ops.live_tick(bpy.context.scene)
+        n, status = sess.n_calls, s.live_status
+        objs = sorted(o.name for o in bpy.data.collections["TraceVis3D Live"].objects)
+        r2 = ops.live_disconnect()
+        gone = live_ops.live_state().get("session") is None and not bpy.app.timers.is_registered(live_ops.live_tick)
+        ok = (r == r2 == {"FINISHED"} and n == len(trace) and f"{n:,} calls" in status and gone
+              and "TV3D_live_calls_0" in objs and "TV3D_live_calls_0" in bpy.data.objects)
+        return ok, f"{r} {r2} {n}/{len(trace)} calls, status {status!r}, objects {objs}, gone={gone}"
 
     @step("nothing_written_into_the_addon_folder")
     def _():

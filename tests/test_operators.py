@@ -35,6 +35,7 @@ OPERATOR_STEPS = [
     "op_import_and_build_tiny_trace",
     "pick_synthetic_ray",
     "op_structure_search_bookmark_cone",
+    "op_live",
     "nothing_written_into_the_addon_folder",
 ]
 

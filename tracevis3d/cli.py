@@ -360,6 +360,9 @@ def make_parser() -> argparse.ArgumentParser:
     from . import cli_cone, cli as this
 
     cli_cone.add_cone_parser(sub, this)
+    from .cli_live import add_parsers as _add_live_parsers
+
+    _add_live_parsers(sub)
     return p
 
 
@@ -654,6 +657,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise CLIError("missing command; try: render-icicle TRACE -o fig.png "
                            "or render-compare A B -o fig.png", 2)
+        if args.command not in COMMANDS:
+            from .cli_live import COMMANDS as live_commands
+
+            COMMANDS.update(live_commands)
         if args.command not in COMMANDS:  # pragma: no cover
             raise CLIError(f"unknown command {args.command!r}", 2)
         print(COMMANDS[args.command](args))

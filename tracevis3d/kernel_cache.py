@@ -268,7 +268,7 @@ def ensure_installed(cache_dir: str | None = None) -> dict:
     return rep
 
 
-def start_background_warmup(cache_dir: str, steps: str = "load,layout,compare"):
+def start_background_warmup(cache_dir: str, steps: str = "load,layout,compare,live"):
     """Compile the kernels in a separate, low-priority Python process (the UI stays free).
 
     The process installs the shipped caches first, then runs `tracevis3d.warmup` (fast when

@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-STEPS = ("load", "layout", "compare", "structure")
+STEPS = ("load", "layout", "compare", "structure", "live")
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -171,7 +171,24 @@ def run(steps=STEPS, out=sys.stderr) -> dict:
         _structure_all(traces[0])
         times["structure"] = time.perf_counter() - t
         print(f"warmup: structure kernels ready in {times['structure']:.1f} s", file=out)
+    if "live" in steps:
+        t = time.perf_counter()
+        _live_all()
+        times["live"] = time.perf_counter() - t
+        print(f"warmup: live kernels ready in {times['live']:.1f} s", file=out)
     return times
+
+
+def _live_all() -> None:
+    """The live subscriber's stack kernel (tracevis3d.kernels.live) on a few events."""
+    import numpy as np
+
+    from .kernels.live import apply_thread_events
+
+    z = lambda dt: np.zeros(4, dt)  # noqa: E731
+    apply_thread_events(np.array([1, 1, 2, 2], np.uint8), np.array([0, 1, 1, 0], np.int32),
+                        np.arange(4, dtype=np.float64), z(np.int32), z(np.float64), z(np.float64),
+                        z(np.int32), z(np.int32), z(np.int32), 0, z(np.int32), 0, -np.inf, 8)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,33 @@
+"""Helpers of the live-feed tests: run a viewer until the publishers said BYE."""
+import time
+
+import numpy as np
+
+
+def follow(sess, timeout=30.0, check=True, until_bye=1, max_messages=50):
+    """Poll until ``until_bye`` sessions ended (or timeout); check the trace at every poll
+    that changed it; returns the number of polls that changed the trace."""
+    changed = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        ch = sess.poll_once(max_messages=max_messages, max_seconds=0.05, wait=0.02)
+        if ch.changed:
+            changed += 1
+            if check:
+                sess.trace.check()
+        if sum(s.ended for s in sess.sessions.values()) >= until_bye:
+            ch = sess.poll_once(max_messages=10 ** 6, max_seconds=1.0)  # anything after BYE
+            return changed
+    raise AssertionError(f"no BYE within {timeout} s: {sess.status()}")
+
+
+def assert_same_calls(got, want, time_tol=None, kinds=True):
+    """Same calls (structure, functions, threads), times within ``time_tol`` µs."""
+    assert len(got) == len(want), (len(got), len(want))
+    assert got.thread_names == want.thread_names
+    for k in ("depth", "parent", "end_index", "thread") + (("kind",) if kinds else ()):
+        assert np.array_equal(getattr(got, k), getattr(want, k)), k
+    assert [got.function_names[f] for f in got.func] == [want.function_names[f] for f in want.func]
+    if time_tol is not None:
+        assert np.abs(got.start - want.start).max(initial=0) <= time_tol
+        assert np.abs(got.end - want.end).max(initial=0) <= time_tol

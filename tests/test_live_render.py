@@ -1,0 +1,130 @@
+"""Headless ``render-live`` of a real trace replayed through the protocol (two real
+processes, a real socket): the frames show the icicle growing; plus the Blender view's
+append path in-process (instances appended, never rebuilt)."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+import tracevis3d  # noqa: E402
+from tracevis3d.layout.live import WAIT_RGB  # noqa: E402
+from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = {**os.environ, "PYTHONPATH": REPO}
+
+
+def _pixels(path):
+    im = bpy.data.images.load(str(path))
+    try:
+        a = np.array(im.pixels[:], np.float32).reshape(im.size[1], im.size[0], 4)[::-1, :, :3]
+    finally:
+        bpy.data.images.remove(im)
+    return a
+
+
+def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    ep = f"tcp://127.0.0.1:{port}"
+    src = realdata / "viztracer-examples" / "multithread.json"
+    frames = tmp_path / "frames"
+    viewer = subprocess.Popen([sys.executable, "-m", "tracevis3d", "render-live", ep, "-o", str(frames),
+                               "--seconds", "3", "--fps", "2", "--until-end", "--window", "2600",
+                               "--resolution", "320x180"],
+                              env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # 2.4 ms of recorded time played over ~2.4 s, started once the viewer subscribed
+    player = subprocess.run([sys.executable, "-m", "tracevis3d", "replay", str(src), ep, "--speed", "0.001",
+                             "--wait", "60"], env=ENV, capture_output=True, text=True, timeout=120)
+    out, err = viewer.communicate(timeout=120)
+    assert player.returncode == 0, player.stderr
+    assert viewer.returncode == 0, err
+    assert "582 calls, 5 threads" in out and "0 bad msgs" in out
+    paths = sorted(frames.glob("frame_*.png"))
+    assert len(paths) >= 6
+    imgs = [_pixels(p) for p in paths]
+    drawn = [int((a.min(axis=2) < 0.85).sum()) for a in imgs]
+    # it grows (the camera zooms out when a lane appears or lanes get more levels, so not
+    # strictly frame by frame)
+    assert drawn[-1] >= 0.75 * max(drawn) and drawn[-1] > 2 * min(d for d in drawn if d > 0), drawn
+    # the main thread's join() waits are drawn in the reserved wait red
+    red = np.asarray(linear_to_srgb(np.asarray(WAIT_RGB)))
+    last = imgs[-1]
+    assert (np.abs(last - red).max(axis=2) < 0.08).sum() > 50
+    # the last frame has colours other than red and grey (function modules)
+    sat = last.max(axis=2) - last.min(axis=2)
+    assert (sat > 0.25).sum() > 500
+
+
+def test_live_view_appends_instances_without_rebuilding():
+    from tracevis3d.blender.live_view import CHUNK, LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(3000, threads=2, seed=7)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=(320, 180)))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint), kwargs=dict(speed=want.span / 0.5e6))
+        th.start()
+        objects = None
+        while th.is_alive():
+            sess.poll_once(max_messages=20, wait=0.02)
+            view.update(sess)
+            names = {o.name for o in view.coll.objects}
+            objects = objects or names
+            assert objects <= names  # the same objects, appended into
+        th.join()
+        sess.poll_once(max_messages=10 ** 6)
+        view.update(sess)
+        t = sess.trace
+        assert view.n == len(t) == len(want) and len(view.chunks) == 1
+        pos = np.zeros(CHUNK * 3, np.float32)
+        view.chunks[0].ob.data.attributes["position"].data.foreach_get("vector", pos)
+        sc = np.zeros(CHUNK * 3, np.float32)
+        view.chunks[0].ob.data.attributes["tv_scale"].data.foreach_get("vector", sc)
+        pos, sc = pos.reshape(-1, 3), sc.reshape(-1, 3)
+        # instance of each call: box from start to end in the fixed frame (closed calls)
+        order = np.concatenate([view.inst[ti][: view.inst_n[ti]] for ti in range(len(view.inst))])
+        x0 = pos[order, 0] - sc[order, 0] / 2
+        x1 = pos[order, 0] + sc[order, 0] / 2
+        st = view.layout.scale_t
+        assert np.allclose(x0, t.start * st, atol=1e-4 * want.span * st)
+        assert np.allclose(x1, np.maximum(t.end * st, x0 + 1e-5), atol=1e-4 * want.span * st)
+        assert (sc[len(t):] == 0).all()  # the room left is invisible
+        view.remove()
+
+
+def test_live_labels_name_the_widest_shallow_calls():
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(2000, threads=2, seed=9)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=(320, 180)))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint))
+        th.start()
+        while not any(s.ended for s in sess.sessions.values()):
+            sess.poll_once(max_messages=100, wait=0.05)
+            view.update(sess)
+        th.join()
+        view.update(sess, force_labels=True)
+        shown = [o for o in view.labels.pool if not o.hide_render]
+        assert 0 < len(shown) <= 40
+        roots = want.roots()
+        widest = want.function_names[want.func[roots[np.argmax(want.duration[roots])]]]
+        from tracevis3d.layout.icicle import short_name
+
+        bodies = [o.data.body for o in shown]
+        assert any(short_name(widest).startswith(b.rstrip("…")) for b in bodies), (bodies, widest)
+        view.remove()

@@ -1,0 +1,98 @@
+"""Names on the widest calls of the live scene, refreshed at a lower rate than the boxes.
+
+Candidates are the calls of the top `LABEL_LEVELS` levels of every lane (their per-thread
+local indices are collected as they arrive: O(new)); once per `INTERVAL` seconds the widest
+`MAX_LABELS` of them that are in view and wide enough for their short name get one of a
+fixed pool of text objects (no object is created or deleted per pass after the pool is full).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import bpy
+import numpy as np
+
+from ..layout.icicle import short_name
+from ..live.store import _grow
+
+MAX_LABELS = 40
+LABEL_LEVELS = 3
+INTERVAL = 1.0
+CHAR_EM = 0.6  # average character width of the font, in text heights
+
+
+class LiveLabels:
+    def __init__(self, coll, material):
+        self.coll, self.material = coll, material
+        self.pool: list = []
+        self.cand: list[np.ndarray] = []
+        self.cand_n: list[int] = []
+        self.last = -math.inf
+        self._short: dict = {}
+
+    def collect(self, ti: int, T, lo: int, hi: int) -> None:
+        """Remember the shallow calls among thread ``ti``'s new calls [lo, hi)."""
+        while len(self.cand) <= ti:
+            self.cand.append(np.zeros(64, np.int64))
+            self.cand_n.append(0)
+        new = lo + np.flatnonzero(T.depth[lo:hi] < LABEL_LEVELS)
+        k = self.cand_n[ti]
+        self.cand[ti] = _grow(self.cand[ti], k + new.size)
+        self.cand[ti][k: k + new.size] = new
+        self.cand_n[ti] = k + new.size
+
+    def _label(self, k: int):
+        while len(self.pool) <= k:
+            cu = bpy.data.curves.new(f"TV3D_live_label_{len(self.pool)}", "FONT")
+            cu.materials.append(self.material)
+            ob = bpy.data.objects.new(cu.name, cu)
+            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)
+            self.coll.objects.link(ob)
+            self.pool.append(ob)
+        return self.pool[k]
+
+    def refresh(self, session, layout, t0: float, t1: float, force: bool = False) -> int:
+        """Place the labels (at most once per INTERVAL unless ``force``); how many are shown."""
+        now = time.monotonic()
+        if not force and now - self.last < INTERVAL:
+            return -1
+        self.last = now
+        size = 0.75 * layout.h  # inside the box (BOX_FILL 0.85 of a level)
+        picks = []
+        for ti, T in enumerate(session.threads):
+            if ti >= len(self.cand) or not self.cand_n[ti]:
+                continue
+            loc = self.cand[ti][: self.cand_n[ti]]
+            start = np.maximum(T.start[loc], t0)
+            end = np.where(T.endi[loc] < 0, session.sessions[T.session].now, T.end[loc])
+            end = np.minimum(end, t1)
+            width = (end - start) * layout.scale_t
+            ok = np.flatnonzero(width > 4 * CHAR_EM * size)
+            top = ok[np.argsort(-width[ok], kind="stable")[:MAX_LABELS]]
+            picks += [(float(width[j]), ti, int(loc[j]), float(start[j])) for j in top]
+        picks.sort(reverse=True)
+        shown = 0
+        for width, ti, i, start in picks:
+            if shown >= MAX_LABELS:
+                break
+            T = session.threads[ti]
+            f = int(T.func[i])
+            text = self._short.get(f) or self._short.setdefault(f, short_name(session.fnames[f]))
+            room = int(width / (CHAR_EM * size)) - 1
+            if room < 4:
+                continue
+            if len(text) > room:
+                text = text[: room - 1] + "…"
+            ob = self._label(shown)
+            if ob.data.body != text:
+                ob.data.body = text
+            ob.data.size = size
+            lvl = min(int(T.depth[i]), layout.p.levels - 1)
+            z = float(layout.lane_top(ti)) - (lvl + 0.5) * layout.h - 0.3 * size
+            ob.location = (start * layout.scale_t + 0.25 * size, -0.02, z)
+            ob.hide_render = ob.hide_viewport = False
+            shown += 1
+        for ob in self.pool[shown:]:
+            ob.hide_render = ob.hide_viewport = True
+        return shown

@@ -1,0 +1,225 @@
+"""The growing live scene in Blender: calls appended as instances, never rebuilt.
+
+Instances live in point-cloud chunks of `CHUNK` points made once by the icicle writer
+(`writer.write_layer`, zero-size boxes = room).  Per update: the new calls' boxes are
+written into the last chunk(s) with one ``foreach_set`` per attribute (O(chunk) memcpy),
+the calls that were open or just closed get their width rewritten element-wise (O(open
+calls)), and the camera follows "now".  A call's instance is found from (thread, local
+index) through per-thread growable arrays.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import bpy
+import numpy as np
+
+from ..layout.live import LiveLayout, LiveParams
+from ..layout.spec import MaterialSpec, SceneSpec
+from ..live.store import _grow
+from .live_labels import LiveLabels
+from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
+    write_lights
+
+CHUNK = 1 << 15
+TEXT_MATERIAL = "TV3D_live_text"
+FEW = 64  # up to this many changed boxes in a chunk are written element-wise
+
+
+class _Chunk:
+    def __init__(self, ob):
+        self.ob = ob
+        self.pos = np.zeros((CHUNK, 3), np.float32)
+        self.scale = np.zeros((CHUNK, 3), np.float32)
+        self.col = np.ones((CHUNK, 4), np.float32)
+        self.mat = np.zeros(CHUNK, np.int32)
+        self.dirty = False
+        self.touched: list = []  # slots changed since the last write (element-wise when few)
+
+    def write(self) -> None:
+        """Copy the changed boxes into Blender: a few → element by element (O(few)); many →
+        one foreach_set per attribute (O(CHUNK) memcpy)."""
+        A = self.ob.data.attributes
+        slots = np.unique(np.concatenate(self.touched)) if self.touched else np.zeros(0, np.int64)
+        if slots.size > FEW:
+            A["position"].data.foreach_set("vector", self.pos.ravel())
+            A["tv_scale"].data.foreach_set("vector", self.scale.ravel())
+            A["tv_color"].data.foreach_set("color", self.col.ravel())
+            A["tv_mat"].data.foreach_set("value", self.mat)
+        else:
+            P, S, C, M = (A[k].data for k in ("position", "tv_scale", "tv_color", "tv_mat"))
+            for i in slots.tolist():
+                P[i].vector = self.pos[i]
+                S[i].vector = self.scale[i]
+                C[i].color = self.col[i]
+                M[i].value = int(self.mat[i])
+        self.ob.data.update_tag()
+        self.dirty = False
+        self.touched = []
+
+
+class LiveView:
+    """Keeps a Blender collection in step with a `LiveSession` (call `update` after polls)."""
+
+    def __init__(self, params: LiveParams | None = None, collection: str = "TraceVis3D Live", scene=None):
+        self.scene = scene or bpy.context.scene
+        self.layout = LiveLayout(params)
+        self.coll = ensure_collection(collection, self.scene)
+        for ob in list(self.coll.objects):
+            bpy.data.objects.remove(ob, do_unlink=True)
+        spec = SceneSpec(layers=[], labels=None, legend=[], materials=self.layout.materials(),
+                         camera=self.layout.camera(0.0, 1, 3), lights=self.layout.lights(),
+                         resolution=tuple(self.layout.p.resolution), background=(1.0, 1.0, 1.0))
+        for ms in spec.materials.values():
+            ensure_material(ms)
+        self.cam_ob = write_camera(spec, self.coll, name="TV3D_live_camera", scene=self.scene)
+        write_lights(spec, self.coll)
+        setup_world_and_display(spec, self.scene)
+        self.chunks: list[_Chunk] = []
+        self.n = 0                       # instances used
+        self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
+        self.inst_n: list[int] = []
+        self.open_prev: list = []        # (thread, local) open at the last update
+        self.deepest = 1
+        self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
+        self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
+        self.lane_labels: list = []
+        self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
+                                                     cushion=False, from_attribute=False))
+        self.labels = LiveLabels(self.coll, self.text_mat)
+
+    def _lane_label(self, ti: int, name: str):
+        """The thread's name above its lane (a text object; updated when renamed)."""
+        while len(self.lane_labels) <= ti:
+            k = len(self.lane_labels)
+            cu = bpy.data.curves.new(f"TV3D_live_lane_{k}", "FONT")
+            cu.size = 1.1 * self.layout.h
+            cu.align_x = "RIGHT"
+            cu.materials.append(self.text_mat)
+            ob = bpy.data.objects.new(cu.name, cu)
+            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
+            self.coll.objects.link(ob)
+            self.lane_labels.append(ob)
+        ob = self.lane_labels[ti]
+        if ob.data.body != name:
+            ob.data.body = name
+        return ob
+
+    def _chunk(self, k: int) -> _Chunk:
+        """Chunk ``k``, made when first needed: the first by the icicle writer, the others as
+        copies of an empty template (a data-block copy: milliseconds, no operator)."""
+        while len(self.chunks) <= k:
+            name = f"TV3D_live_calls_{len(self.chunks)}"
+            if not self.chunks:
+                ob = write_layer(self.layout.empty_layer("live", CHUNK), self.coll, name)
+                self._template = ob.data.copy()
+                self._template.name = "TV3D_live_template"
+                self._template.use_fake_user = False
+            else:
+                first = self.chunks[0].ob
+                ob = bpy.data.objects.new(name, self._template.copy())
+                ob.data.name = name
+                self.coll.objects.link(ob)
+                mod = ob.modifiers.new(first.modifiers[0].name, "NODES")
+                mod.node_group = first.modifiers[0].node_group
+                for key in first.keys():
+                    ob[key] = first[key]
+            self.chunks.append(_Chunk(ob))
+        return self.chunks[k]
+
+    def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
+        """Write boxes into the chunk arrays (marks chunks dirty)."""
+        ck = inst // CHUNK
+        for k in np.unique(ck):
+            m = ck == k
+            c = self._chunk(int(k))
+            slot = inst[m] % CHUNK
+            c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
+            c.dirty = True
+            c.touched.append(slot)
+
+    def update(self, session, changes=None, force_labels: bool = False) -> dict:
+        """Append the calls new since the last update, re-size the open/closed ones, move the
+        camera.  Reads the session's per-thread stores directly (never materialises
+        ``session.trace``): O(new + open calls) plus one foreach_set per touched chunk."""
+        t = time.perf_counter()
+        threads = session.threads
+        while len(self.inst) < len(threads):
+            self.inst.append(np.zeros(64, np.int64))
+            self.inst_n.append(0)
+        sel = {}  # thread -> list of local index arrays whose boxes are (re)written
+        for ti, T in enumerate(threads):
+            have = self.inst_n[ti]
+            if T.n > have:
+                self.inst[ti] = _grow(self.inst[ti], T.n)
+                self.inst[ti][have: T.n] = np.arange(self.n, self.n + T.n - have, dtype=np.int64)
+                self.inst_n[ti] = T.n
+                self.n += T.n - have
+                sel.setdefault(ti, []).append(np.arange(have, T.n))
+                self.labels.collect(ti, T, have, T.n)
+                self.deepest = max(self.deepest, int(T.depth[have: T.n].max()) + 1)
+        if self.layout.need_levels(self.deepest - 1):  # lanes got taller: every box moves (rare)
+            sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
+            self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+        # calls open last time (maybe closed now) and open now: their width changed
+        opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
+        for ti, loc in self.open_prev + opened:
+            sel.setdefault(ti, []).append(loc)
+        self.open_prev = opened
+        parts = []
+        for ti, locs in sel.items():
+            T = threads[ti]
+            loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
+            if not loc.size:
+                continue
+            end = T.end[loc]
+            if T.sp:
+                now = session.sessions[T.session].now
+                end = np.where(T.endi[loc] < 0, now, end)
+            func = T.func[loc]
+            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], np.full(loc.size, ti), func,
+                          session.fkind[func]))
+        if parts:
+            cols = [np.concatenate(c) for c in zip(*parts)]
+            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fpaths, session.ffiles))
+        for c in self.chunks:
+            if c.dirty:
+                c.write()
+        if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+            self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
+        now = max((s.now for s in session.sessions.values()), default=0.0)
+        self.set_camera(now, len(threads), self.deepest)
+        x0 = self._view_t0 * self.layout.scale_t
+        size = min(0.02 * self.cam_ob.data.ortho_scale, 0.8 * self.layout.lane_pitch)
+        for ti, T in enumerate(threads):
+            ob = self._lane_label(ti, T.name)
+            ob.data.size = size
+            ob.location = (x0 - 0.5 * self.layout.h, -0.05, float(self.layout.lane_top(ti)) - size)
+        t0_view, t1_view = self.layout.view_window(now)
+        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels)
+        dt = time.perf_counter() - t
+        st = self.stats
+        st["updates"] += 1
+        st["appended"] = self.n
+        st["total_update"] += dt
+        st["longest_update"] = max(st["longest_update"], dt)
+        st["last_update"] = dt
+        return st
+
+    def set_camera(self, now_us: float, n_lanes: int, deepest: int) -> None:
+        from mathutils import Vector
+
+        c = self.layout.camera(now_us, n_lanes, deepest)
+        self._view_t0 = self.layout.view_window(now_us)[0]
+        self.cam_ob.location = c.location
+        self.cam_ob.rotation_euler = (Vector(c.target) - Vector(c.location)).to_track_quat("-Z", "Y").to_euler()
+        self.cam_ob.data.ortho_scale = c.ortho_scale
+        self.cam_ob.data.clip_end = c.clip_end
+
+    def remove(self) -> None:
+        for ob in list(self.coll.objects):
+            bpy.data.objects.remove(ob, do_unlink=True)
+        if getattr(self, "_template", None) is not None and self._template.users == 0:
+            bpy.data.batch_remove([self._template])
+            self._template = None

@@ -1,0 +1,148 @@
+"""The live-feed commands of the CLI (``python -m tracevis3d replay|render-live``), kept out
+of cli.py (one topic per module); cli.py adds their parsers and COMMANDS entries."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .cli import CLIError, _check_trace, _load, _number, _progress
+
+
+def _add_curve_args(r) -> None:
+    r.add_argument("--bind", action="store_true",
+                   help="bind the endpoint instead of connecting (default: connect)")
+    r.add_argument("--curve-server-key", metavar="CERT",
+                   help="CURVE: connecting, the binding side's public certificate; binding, this "
+                        "side's secret certificate (required for a non-loopback endpoint)")
+
+
+def add_parsers(sub) -> None:
+    r = sub.add_parser("replay", help="play a recorded trace through the live protocol (ZeroMQ)",
+                       description="Send TRACE's calls to ENDPOINT in time order as the live protocol "
+                                   "(docs/live-protocol.md) would from the running program.")
+    r.add_argument("trace", metavar="TRACE")
+    r.add_argument("endpoint", metavar="ENDPOINT", help="e.g. tcp://127.0.0.1:5599")
+    r.add_argument("--speed", type=_number(0.0, 1e9, "speed"), default=1.0, metavar="X",
+                   help="1: the recorded pace, 2: twice as fast, 0: as fast as possible (default: 1)")
+    r.add_argument("--wait", type=_number(0.0, 3600.0, "wait"), default=5.0, metavar="S",
+                   help="wait up to S seconds for a viewer before starting (default: 5)")
+    _add_curve_args(r)
+    add_render_live_parser(sub)
+
+
+def _curve(args):
+    if not args.curve_server_key:
+        return None
+    from .live.transport import Curve
+
+    try:
+        if args.bind:
+            return Curve.server_from_file(args.curve_server_key)
+        return Curve.client_from_file(args.curve_server_key)
+    except (OSError, ValueError) as e:
+        raise CLIError(f"--curve-server-key: {e}", 2) from None
+
+
+def replay(args) -> str:
+    from .live.replay import replay as play
+    from .live.transport import EndpointError, check_endpoint
+
+    curve = _curve(args)
+    try:
+        check_endpoint(args.endpoint, curve)
+    except EndpointError as e:
+        raise CLIError(str(e), 2) from None
+    _check_trace(args.trace)
+    trace = _load(args.trace, 0.0, 0.1)
+    _progress(0.1, f"replaying {len(trace)} calls of {len(trace.thread_names)} threads to {args.endpoint}"
+                   f" at {'full speed' if args.speed == 0 else f'{args.speed:g}x'}")
+    last = [0.1]
+
+    def progress(f):
+        if f - last[0] >= 0.1:
+            last[0] = f
+            _progress(f, "replaying")
+
+    r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
+             wait_subscriber=args.wait, progress=progress)
+    return f"{r['sent']} events sent, {r['dropped']} dropped, {r['messages']} messages"
+
+
+COMMANDS = {"replay": replay}
+
+
+def add_render_live_parser(sub) -> None:
+    from .cli import _resolution
+
+    r = sub.add_parser("render-live", help="render the growing icicle of a live feed to a PNG sequence",
+                       description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
+                                   "scene as calls arrive and render FPS frames per second for SECONDS "
+                                   "seconds into the folder -o (frame_00000.png, ...).")
+    r.add_argument("endpoint", metavar="ENDPOINT")
+    r.add_argument("-o", "--output", required=True, metavar="FOLDER", help="folder for the PNG frames (created)")
+    r.add_argument("--seconds", type=_number(0.05, 86400.0, "seconds"), default=10.0, metavar="S",
+                   help="how long to watch (default: 10)")
+    r.add_argument("--fps", type=_number(0.1, 120.0, "fps"), default=10.0, metavar="F",
+                   help="frames per second (default: 10)")
+    r.add_argument("--window", type=_number(1e-3, 1e15, "window"), default=1e6, metavar="US",
+                   help="µs across the image; the camera follows now (default: 1e6 = 1 s)")
+    r.add_argument("--whole", action="store_true", help="show the whole run so far instead of following now")
+    r.add_argument("--until-end", action="store_true",
+                   help="after SECONDS, go on until every program seen said goodbye (at most 10 min more)")
+    r.add_argument("--resolution", type=_resolution, default=(1280, 720), metavar="WxH",
+                   help="frame size (default: 1280x720)")
+    r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
+    r.add_argument("--curve-server-key", metavar="CERT",
+                   help="CURVE: binding, this side's secret certificate; with --connect, the program's public one")
+
+
+def render_live(args) -> str:
+    import time
+
+    from .cli import _scene
+    from .live.session import LiveSession
+    from .live.transport import EndpointError
+
+    out = os.path.abspath(args.output)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise CLIError(f"-o must be a folder: {out} is a file", 2)
+    args.bind = not args.connect
+    curve = _curve(args)
+    try:
+        sess = LiveSession(args.endpoint, bind=args.bind, curve=curve)
+    except (EndpointError, Exception) as e:  # zmq errors: address in use, bad address
+        raise CLIError(f"{args.endpoint}: {e}", 2) from None
+    os.makedirs(out, exist_ok=True)
+    try:
+        scene = _scene()
+        from .blender.live_view import LiveView
+        from .blender.render import render_figure
+        from .layout.live import LiveParams
+
+        view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution),
+                        scene=scene)
+        n_frames = max(1, int(round(args.seconds * args.fps)))
+        _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
+        t0 = time.perf_counter()
+        k = 0
+        while k < n_frames or (args.until_end and (not sess.sessions or not all(
+                x.ended for x in sess.sessions.values())) and time.perf_counter() - t0 < args.seconds + 600):
+            due = t0 + k / args.fps
+            while True:
+                left = due - time.perf_counter()
+                sess.poll_once(max_messages=500, max_seconds=0.02, wait=min(max(left, 0.0), 0.02))
+                if left <= 0:
+                    break
+            view.update(sess, force_labels=True)
+            render_figure(os.path.join(out, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
+            if k % max(1, n_frames // 10) == 0:
+                _progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")
+            k += 1
+        st = view.stats
+        return (f"{k} frames in {out}: {sess.status()}; longest scene update "
+                f"{st['longest_update'] * 1000:.1f} ms")
+    finally:
+        sess.close()
+
+
+COMMANDS["render-live"] = render_live

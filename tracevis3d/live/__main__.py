@@ -1,0 +1,84 @@
+"""``python -m tracevis3d.live run --endpoint E [--bind] script.py [args...]``: run a Python
+script with its calls published live (docs/live-protocol.md).
+
+``python -m tracevis3d.live record -o trace.json script.py [args...]`` runs the same tracer
+into a file instead (the whole run in one piece, for comparison with what a viewer got).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+from . import DEFAULT_ENDPOINT
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tracevis3d.live")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a script and publish its calls live")
+    r.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
+    r.add_argument("--bind", action="store_true", help="bind (one program, several viewers) instead of connecting")
+    r.add_argument("--curve-server-key", metavar="CERT",
+                   help="connecting: the viewer's public certificate; with --bind: this side's secret certificate")
+    r.add_argument("--wait-subscriber", type=float, default=1.0, metavar="S",
+                   help="hold events up to S seconds at start until a viewer subscribes (default 1)")
+    r.add_argument("--linger", type=float, default=2.0, metavar="S",
+                   help="at exit, wait at most S seconds for queued messages (default 2)")
+    r.add_argument("--max-pending", type=int, default=1 << 20, metavar="N",
+                   help="events queued at most before dropping (default 1048576)")
+    rec = sub.add_parser("record", help="run a script with the same tracer into a Chrome JSON file")
+    rec.add_argument("-o", "--output", required=True)
+    for q in (r, rec):
+        q.add_argument("script")
+        q.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def _run_script(script: str, args: list) -> int:
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))  # what `python script.py` does
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
+    if not os.path.isfile(a.script):
+        sys.stderr.write(f"tracevis3d.live: {a.script}: no such file\n")
+        return 2
+    if a.command == "record":
+        from .record import record
+
+        with record(a.output):
+            return _run_script(a.script, a.args)
+    from .publisher import publish
+    from .transport import Curve, EndpointError
+
+    curve = None
+    if a.curve_server_key:
+        curve = Curve.server_from_file(a.curve_server_key) if a.bind else Curve.client_from_file(a.curve_server_key)
+    try:
+        pub_cm = publish(a.endpoint, bind=a.bind, curve=curve, program=os.path.basename(a.script),
+                         wait_subscriber=a.wait_subscriber, linger=a.linger, max_pending=a.max_pending)
+        pub = pub_cm.__enter__()
+    except EndpointError as e:
+        sys.stderr.write(f"tracevis3d.live: {e}\n")
+        return 2
+    code = 1
+    try:
+        code = _run_script(a.script, a.args)
+    finally:
+        pub_cm.__exit__(None, None, None)
+        s = pub.stats
+        sys.stderr.write(f"tracevis3d.live: {s.get('events_sent', 0)} events sent, "
+                         f"{s.get('dropped_events', 0)} dropped\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""The subscriber: ``LiveSession(endpoint).poll_once()`` grows ``session.trace``.
+
+Every message is validated (protocol.py); a bad one is dropped and counted under its reason
+in ``session.bad``, never raised.  Several publishers (sessions) may feed one viewer: each
+gets its own threads, its functions are merged by (name, file, line) into one table.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import protocol as P
+from .store import ThreadCalls, TraceView
+from .transport import Curve, subscriber_socket
+
+
+@dataclass
+class Changes:
+    """What one `LiveSession.poll_once` did."""
+
+    messages: int = 0
+    events: int = 0
+    new_calls: int = 0
+    closed_calls: int = 0
+    new_threads: int = 0
+    new_functions: int = 0
+    gaps: int = 0          # messages lost (sequence numbers skipped)
+    dropped: int = 0       # events the publishers reported dropped since the last poll
+    bad: dict = field(default_factory=dict)
+    ended: int = 0         # sessions that said BYE
+    new_by_thread: dict = field(default_factory=dict)  # thread -> (first local index, end)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.new_calls or self.closed_calls or self.new_threads or self.new_functions)
+
+
+class _Session:
+    def __init__(self, sid: int, pid: int, origin_ns: int, tps: int, program: str, offset_us: float):
+        self.sid, self.pid, self.origin_ns, self.tps, self.program = sid, pid, origin_ns, tps, program
+        self.offset_us = offset_us
+        self.expected = 0
+        self.func_map = np.zeros(0, np.int32)
+        self.func_keys: list = []
+        self.thread_map: list[int] = []
+        self.now = 0.0
+        self.dropped = 0
+        self.ended = False
+        self.events_sent = None
+
+    def to_us(self, ticks: np.ndarray) -> np.ndarray:
+        if self.tps % 1_000_000 == 0:  # exact for ns (÷1000 rounds once)
+            us = ticks / (self.tps // 1_000_000)
+        else:
+            us = ticks * (1e6 / self.tps)
+        return us + self.offset_us if self.offset_us else us
+
+
+class LiveSession:
+    """Receive the live feed at ``endpoint`` (binds by default: programs connect to it).
+
+    Memory is bounded: ``max_calls`` (events beyond: dropped, reason ``max_calls``),
+    ``max_sessions`` publishers, ``max_threads`` and ``max_functions`` in all (beyond: the
+    message is dropped, ``too_many_*``); ZeroMQ holds at most 64 unread messages (RCVHWM)."""
+
+    def __init__(self, endpoint: str, bind: bool = True, curve: Curve | None = None,
+                 max_calls: int = 50_000_000, max_sessions: int = 64, max_threads: int = 4096,
+                 max_functions: int = 1_000_000, context=None):
+        import zmq
+
+        from .. import kinds
+
+        self._zmq = zmq
+        self._kinds = kinds
+        self._own_ctx = context is None
+        self.ctx = context or zmq.Context()
+        self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve)
+        #: with ``tcp://127.0.0.1:*`` the port ZeroMQ chose
+        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode() if bind else endpoint
+        self.max_calls, self.max_sessions = max_calls, max_sessions
+        self.max_threads, self.max_functions = max_threads, max_functions
+        self.sessions: dict[int, _Session] = {}
+        self.threads: list[ThreadCalls] = []
+        self.fnames: list = []
+        self.ffiles: list = []
+        self.flines: list = []
+        self.fpaths: list = []
+        self.fkind = np.zeros(16, np.uint8)
+        self._fkey: dict = {}
+        self.view = TraceView()
+        self.origin_ns: int | None = None
+        self.bad: dict[str, int] = {}
+        self.last_bad = ""
+        self.gaps = 0
+        self.dropped = 0
+        self.messages = 0
+        self.events = 0
+        self.unbalanced_exits = self.repaired_exits = self.backwards = 0
+        self._trace = None
+        self._dirty = True
+        from ..warmup import _live_all
+
+        _live_all()  # load the stack kernel and the kind rules now (connect), not in a poll
+        kinds.classify_functions(["Lock.acquire (threading.py:1)", "builtins.len"])
+
+    # ------------------------------------------------------------------ API
+    @property
+    def n_calls(self) -> int:
+        return sum(t.n for t in self.threads)
+
+    @property
+    def trace(self):
+        """The calls so far as a `Trace` (a view: valid until the next poll; `snapshot()` copies)."""
+        if self._dirty or self._trace is None:
+            self._materialise()
+        return self._trace
+
+    def snapshot(self):
+        from ..model import Trace
+
+        t = self.trace
+        kw = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(t).items()}
+        return Trace(**kw)
+
+    def global_index(self, thread: int, local):
+        """Index in `trace` of thread ``thread``'s call number ``local``."""
+        self.trace
+        return self.view.offset[thread] + local
+
+    def poll_once(self, max_messages: int = 1000, max_seconds: float = 0.05, wait: float = 0.0) -> Changes:
+        """Read at most ``max_messages`` messages for at most ``max_seconds`` (after waiting up to
+        ``wait`` seconds for the first); update the trace; return what changed."""
+        t0 = time.perf_counter()
+        ch = Changes()
+        if wait > 0:
+            self.sock.poll(int(wait * 1000), self._zmq.POLLIN)
+        deadline = t0 + max_seconds
+        recv = self.sock.recv_multipart
+        while ch.messages < max_messages:
+            try:
+                frames = recv(self._zmq.NOBLOCK, copy=False)
+            except self._zmq.Again:
+                break
+            ch.messages += 1
+            try:
+                self._handle(frames, ch)
+            except P.BadMessage as e:
+                ch.bad[e.reason] = ch.bad.get(e.reason, 0) + 1
+                self.bad[e.reason] = self.bad.get(e.reason, 0) + 1
+                self.last_bad = str(e)
+            if time.perf_counter() >= deadline:
+                break
+        self.messages += ch.messages
+        if ch.changed or ch.events:
+            self._dirty = True
+        ch.seconds = time.perf_counter() - t0
+        return ch
+
+    def close(self) -> None:
+        self.sock.close(0)
+        if self._own_ctx:
+            self.ctx.term()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def status(self) -> str:
+        bad = sum(self.bad.values())
+        return (f"{self.n_calls} calls, {len(self.threads)} threads, {len(self.sessions)} programs, "
+                f"{self.dropped} dropped, {self.gaps} lost msgs, {bad} bad msgs")
+
+    # ------------------------------------------------------------- handling
+    def _handle(self, frames, ch: Changes) -> None:
+        if len(frames) != 2:
+            raise P.BadMessage("frames", f"{len(frames)} frames, expected 2")
+        mtype, sid, seq = P.decode_header(frames[0].buffer)
+        payload = frames[1].buffer
+        s = self.sessions.get(sid)
+        if mtype == P.HELLO:
+            pid, origin, tps, program = P.decode_hello(payload)
+            if s is None:
+                if len(self.sessions) >= self.max_sessions:
+                    raise P.BadMessage("too_many_sessions", f"{self.max_sessions} followed already")
+                if self.origin_ns is None:
+                    self.origin_ns = origin
+                s = self.sessions[sid] = _Session(sid, pid, origin, tps, program,
+                                                  (origin - self.origin_ns) / 1000.0)
+                s.expected = 0  # a HELLO with seq > 0: joined late, that many messages missed
+            elif (pid, origin, tps) != (s.pid, s.origin_ns, s.tps):
+                raise P.BadMessage("hello_conflict", "a session id re-used with another clock or pid")
+        elif s is None:
+            raise P.BadMessage("no_hello", f"session {sid:016x} sent {P.TYPE_NAMES[mtype]} before hello")
+        if seq < s.expected:
+            raise P.BadMessage("old_seq", f"seq {seq}, expected {s.expected}")
+        if seq > s.expected:
+            ch.gaps += seq - s.expected
+            self.gaps += seq - s.expected
+        s.expected = seq + 1
+        if mtype == P.FUNCTIONS:
+            self._functions(s, *P.decode_functions(payload), ch)
+        elif mtype == P.THREADS:
+            self._threads(s, *P.decode_threads(payload), ch)
+        elif mtype == P.EVENTS:
+            self._events(s, P.decode_events(payload, len(s.thread_map), len(s.func_keys)), ch)
+        elif mtype == P.DROPS:
+            dropped, _ = P.decode_counts(payload, "drops")
+            if dropped > s.dropped:
+                ch.dropped += dropped - s.dropped
+                self.dropped += dropped - s.dropped
+                s.dropped = dropped
+        elif mtype == P.BYE:
+            sent, dropped = P.decode_counts(payload, "bye")
+            s.events_sent, s.ended = sent, True
+            ch.ended += 1
+            if dropped > s.dropped:
+                ch.dropped += dropped - s.dropped
+                self.dropped += dropped - s.dropped
+                s.dropped = dropped
+
+    def _functions(self, s: _Session, first: int, entries: list, ch: Changes) -> None:
+        from ..names import parse_function_name
+
+        known = len(s.func_keys)
+        if first > known:
+            raise P.BadMessage("function_id", f"first id {first} leaves a hole after {known}")
+        for k, (line, name, file) in enumerate(entries):
+            if first + k < known:
+                if s.func_keys[first + k] != (name, file, line):
+                    raise P.BadMessage("function_conflict", f"function {first + k} re-sent as {name!r}")
+        new = entries[known - first:] if first + len(entries) > known else []
+        if len(self.fnames) + len(new) > self.max_functions:
+            raise P.BadMessage("too_many_functions", f"{self.max_functions} functions in all")
+        ids = []
+        added = []
+        for line, name, file in new:
+            key = (name, file, line)
+            g = self._fkey.get(key)
+            if g is None:
+                g = self._fkey[key] = len(self.fnames)
+                parsed = parse_function_name(name, file, line)
+                self.fnames.append(name)
+                self.ffiles.append(file or parsed.file)
+                self.flines.append(line if line >= 0 else parsed.line)
+                self.fpaths.append(parsed.path)
+                added.append(name)
+            s.func_keys.append(key)
+            ids.append(g)
+        if ids:
+            s.func_map = np.concatenate([s.func_map, np.asarray(ids, np.int32)])
+        if added:
+            kinds = self._kinds.classify_functions(added)
+            n0 = len(self.fnames) - len(added)
+            if len(self.fnames) > self.fkind.shape[0]:
+                self.fkind = np.concatenate([self.fkind, np.zeros(max(len(self.fnames), self.fkind.shape[0]), np.uint8)])
+            self.fkind[n0: len(self.fnames)] = kinds
+            ch.new_functions += len(added)
+
+    def _threads(self, s: _Session, first: int, entries: list, ch: Changes) -> None:
+        known = len(s.thread_map)
+        if first > known:
+            raise P.BadMessage("thread_id", f"first id {first} leaves a hole after {known}")
+        if len(self.threads) + max(first + len(entries) - known, 0) > self.max_threads:
+            raise P.BadMessage("too_many_threads", f"{self.max_threads} threads in all")
+        for k, (pid, tid, name, process) in enumerate(entries):
+            if first + k < known:
+                T = self.threads[s.thread_map[first + k]]
+                if T.name != name:
+                    T.name = name
+                    self._dirty = True
+                continue
+            s.thread_map.append(len(self.threads))
+            self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
+            ch.new_threads += 1
+
+    def _events(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
+        from ..kernels.live import MAX_EXIT_SEARCH, apply_thread_events
+
+        n = ev.shape[0]
+        if n == 0:
+            return
+        if self.n_calls + n > self.max_calls:
+            raise P.BadMessage("max_calls", f"the trace holds {self.n_calls} calls, limit {self.max_calls}")
+        ch.events += n
+        self.events += n
+        etype = ev["type"]
+        efunc = s.func_map[ev["func"]]
+        ets = s.to_us(ev["ts"])
+        th = ev["thread"]
+        if th.min() == th.max():
+            groups = [(int(th[0]), slice(None))]
+        else:
+            order = np.argsort(th, kind="stable")
+            ths = th[order]
+            cuts = np.flatnonzero(ths[1:] != ths[:-1]) + 1
+            groups = [(int(ths[a]), order[a:b]) for a, b in zip(np.r_[0, cuts], np.r_[cuts, n])]
+        for local, sel in groups:
+            ti = s.thread_map[local]
+            T = self.threads[ti]
+            et, ef, es = np.ascontiguousarray(etype[sel]), efunc[sel], ets[sel]
+            T.reserve(int(np.count_nonzero(et == P.ENTER)))
+            n0 = T.n
+            (T.n, T.sp, T.last_ts, unb, rep, back, closed) = apply_thread_events(
+                et, ef, es, T.func, T.start, T.end, T.depth, T.parent, T.endi, T.n, T.stack, T.sp,
+                T.last_ts, MAX_EXIT_SEARCH)
+            if T.n > n0:
+                lo, _ = ch.new_by_thread.get(ti, (n0, n0))
+                ch.new_by_thread[ti] = (lo, T.n)
+            ch.new_calls += T.n - n0
+            ch.closed_calls += closed
+            for reason, k in (("unbalanced_exit", unb), ("repaired_exit", rep), ("time_backwards", back)):
+                if k:
+                    ch.bad[reason] = ch.bad.get(reason, 0) + k
+                    self.bad[reason] = self.bad.get(reason, 0) + k
+            self.unbalanced_exits += unb
+            self.repaired_exits += rep
+            s.now = max(s.now, float(es[-1]) if es.shape[0] else s.now, T.last_ts)
+
+    def _materialise(self) -> None:
+        now = [self.sessions[t.session].now for t in self.threads]
+        self.view.materialise(self.threads, now, self.fkind)
+        meta = {"source": f"live:{self.endpoint}", "format": "tracevis3d-live",
+                "clock_origin": (self.origin_ns or 0) / 1000.0, "time_unit": "us",
+                "live": {"dropped": self.dropped, "gaps": self.gaps, "bad": dict(self.bad),
+                         "open_calls": int(sum(t.sp for t in self.threads))}}
+        self._trace = self.view.trace(self.threads, (self.fnames, self.ffiles, self.flines, self.fpaths), meta)
+        self._dirty = False

@@ -1,0 +1,166 @@
+"""The sending end of the protocol: one XPUB socket, sequence numbers, tables re-sent to
+late joiners, non-blocking sends whose failures are counted as drops."""
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import numpy as np
+
+from . import protocol as P
+from .transport import Curve, publisher_socket
+
+
+class WireSender:
+    """Owns the socket; use from ONE thread only (the publisher's sender thread, or replay)."""
+
+    def __init__(self, endpoint: str, bind: bool = False, curve: Curve | None = None,
+                 program: str = "", pid: int | None = None, clock_origin_ns: int | None = None,
+                 ticks_per_second: int = 10 ** 9, linger_ms: int = 2000, sndhwm: int = 256,
+                 context=None):
+        import zmq
+
+        self._zmq = zmq
+        self._own_ctx = context is None
+        self.ctx = context or zmq.Context()
+        self.sock = publisher_socket(self.ctx, endpoint, bind=bind, curve=curve, sndhwm=sndhwm,
+                                     linger_ms=linger_ms)
+        self.session = random.getrandbits(64) or 1
+        self.seq = 0
+        self.program, self.pid = program, os.getpid() if pid is None else pid
+        self.clock_origin_ns = time.time_ns() if clock_origin_ns is None else clock_origin_ns
+        self.ticks_per_second = ticks_per_second
+        self.functions: list = []   # (name, file, line)
+        self.threads: list = []     # (pid, tid, name, process_name)
+        self.sent_functions = 0     # how many of the tables the subscribers have
+        self.sent_threads = 0
+        self.tables_dirty = True    # HELLO + all tables must go (again) before the next events
+        self.subscribed = False
+        self.subscriptions = 0
+        self.events_sent = 0
+        self.dropped_events = 0
+        self.dropped_batches = 0
+        self._reported_drops = 0
+        #: > 0: wait up to this long for room instead of dropping (replay; never a traced program)
+        self.block_seconds = 0.0
+
+    # -------------------------------------------------------------- sockets
+    def _send(self, mtype: int, payload: bytes) -> bool:
+        deadline = None
+        while True:
+            try:
+                self.sock.send_multipart([P.header(mtype, self.session, self.seq), payload],
+                                         flags=self._zmq.NOBLOCK)  # copying: no pyzmq GC thread in the traced program
+                break
+            except self._zmq.Again:
+                if self.block_seconds <= 0:
+                    return False
+                now = time.monotonic()
+                deadline = deadline or now + self.block_seconds
+                if now >= deadline:
+                    return False
+                time.sleep(0.001)
+        self.seq += 1
+        return True
+
+    def poll_subscriptions(self, timeout_ms: int = 0) -> bool:
+        """Read subscription notices; a new subscriber gets HELLO and the tables again."""
+        new = False
+        while self.sock.poll(timeout_ms, self._zmq.POLLIN):
+            msg = self.sock.recv()
+            timeout_ms = 0
+            if msg[:1] == b"\x01":
+                new = True
+                self.subscriptions += 1
+                self.subscribed = True
+            elif msg[:1] == b"\x00" and msg[1:] in (b"", P.MAGIC):
+                self.subscribed = False
+        if new:
+            self.tables_dirty = True
+        return new
+
+    def wait_subscriber(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while not self.subscribed:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.poll_subscriptions(int(min(left, 0.05) * 1000) + 1)
+        return self.subscribed
+
+    # -------------------------------------------------------------- tables
+    def add_functions(self, entries) -> None:
+        self.functions.extend(entries)
+
+    def set_thread(self, index: int, entry) -> None:
+        """Announce thread ``index`` (appended, or renamed when known)."""
+        if index < len(self.threads):
+            if self.threads[index] != entry:
+                self.threads[index] = entry
+                self.sent_threads = min(self.sent_threads, index)
+        else:
+            assert index == len(self.threads)
+            self.threads.append(entry)
+
+    def flush_tables(self) -> bool:
+        """Send what subscribers lack (everything after a new subscription); False when refused."""
+        if self.tables_dirty:
+            hello = P.hello_payload(self.pid, self.clock_origin_ns, self.ticks_per_second, self.program)
+            if not self._send(P.HELLO, hello):
+                return False
+            self.sent_functions = self.sent_threads = 0
+            self.tables_dirty = False
+        for attr, table, payload, mtype, chunk in (
+                ("sent_functions", self.functions, P.functions_payload, P.FUNCTIONS, 128),
+                ("sent_threads", self.threads, P.threads_payload, P.THREADS, 256)):
+            while getattr(self, attr) < len(table):
+                first = getattr(self, attr)
+                part = table[first: first + chunk]
+                if not self._send(mtype, payload(first, part)):
+                    self.tables_dirty = True  # never send events that name what nobody was told
+                    return False
+                setattr(self, attr, first + len(part))
+        return True
+
+    # -------------------------------------------------------------- events
+    def send_events(self, records: np.ndarray) -> int:
+        """Send EVENT_DTYPE records (split into messages); returns how many were dropped."""
+        self.poll_subscriptions()
+        n = records.shape[0]
+        if n == 0:
+            return 0
+        if not self.subscribed or not self.flush_tables():
+            self._drop(n, 1)
+            return n
+        dropped = 0
+        step = P.MAX_EVENTS_PER_MESSAGE // 4
+        for k in range(0, n, step):
+            part = records[k: k + step]
+            if self._send(P.EVENTS, P.events_payload(part)):
+                self.events_sent += part.shape[0]
+            else:
+                self._drop(part.shape[0], 1)
+                dropped += part.shape[0]
+        if self.dropped_events != self._reported_drops:
+            self.send_drops()
+        return dropped
+
+    def _drop(self, n_events: int, n_batches: int) -> None:
+        self.dropped_events += n_events
+        self.dropped_batches += n_batches
+
+    def send_drops(self) -> None:
+        if self._send(P.DROPS, P.counts_payload(self.dropped_events, self.dropped_batches)):
+            self._reported_drops = self.dropped_events
+
+    def close(self, bye: bool = True) -> None:
+        if bye:
+            self.poll_subscriptions()
+            if self.subscribed:
+                self.flush_tables()
+            self.send_drops()
+            self._send(P.BYE, P.counts_payload(self.events_sent, self.dropped_events))
+        self.sock.close()  # LINGER bounds how long queued messages may still take
+        if self._own_ctx:
+            self.ctx.term()
