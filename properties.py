@@ -350,6 +350,8 @@ def icicle_params_dict(settings) -> dict:
     if st is not None:
         d["hide_utilities"] = int(st.hide_utilities)
         d["collapse_patterns"] = bool(st.collapse_patterns)
+        d["highlight"] = split_hide(st.highlight)
+        d["expand"] = [c for c in (int(x) for x in st.cone_expand.split(",") if x.strip().isdigit())]
     return d
 
 

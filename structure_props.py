@@ -23,6 +23,10 @@ class TraceVis3DStructureSettings(PropertyGroup):
         name="Collapse Repeats", default=False,
         description="Draw every repetition of a repeated subtree (4+ calls) after the first as its root "
                     "call only, marked partially expanded")
+    highlight: StringProperty(
+        name="Highlight", default="",
+        description="Regular expressions separated by ';': calls of matching functions keep their colour, "
+                    "the others are pale (icicle and cone tree)")
     search_pattern: StringProperty(
         name="Search", default="",
         description="Regular expression on function names and modules; Search flies to the first hit")
@@ -33,11 +37,17 @@ class TraceVis3DStructureSettings(PropertyGroup):
     cone_fold_recursion: BoolProperty(name="Fold Recursion", default=True,
                                       description="Direct recursion is one node (labelled with its depth)")
     cone_expand: StringProperty(name="Expanded", default="", options={"HIDDEN"},
-                                description="Calls whose cone-tree nodes are fully expanded (comma-separated)")
+                                description="Calls shown fully expanded, their filtered children back "
+                                            "(cone tree and icicle; comma-separated)")
 
 
 def structure_of(scene):
     return getattr(scene, "tracevis3d_structure", None)
+
+
+def expanded_calls(st) -> list:
+    """The calls the panel shows fully expanded (``cone_expand``)."""
+    return [int(x) for x in st.cone_expand.split(",") if x.strip().lstrip("-").isdigit()]
 
 
 def cone_params_dict(scene) -> dict:
@@ -46,11 +56,12 @@ def cone_params_dict(scene) -> dict:
 
     st = structure_of(scene)
     s = scene.tracevis3d
-    expand = [int(x) for x in st.cone_expand.split(",") if x.strip().lstrip("-").isdigit()]
+    expand = expanded_calls(st)
     return dict(max_nodes=int(st.cone_max_nodes), orientation=st.cone_orientation,
                 fold_recursion=bool(st.cone_fold_recursion), hide=properties.split_hide(s.hide),
                 hide_modules=properties.split_modules(s.hide_modules), hide_utilities=int(st.hide_utilities),
                 collapse_patterns=bool(st.collapse_patterns), expand_calls=expand,
+                highlight=properties.split_hide(st.highlight),
                 resolution=(int(s.resolution_x), int(s.resolution_y)), label_px=float(s.label_px),
                 show_legend=bool(s.show_legend), show_title=bool(s.show_title),
                 title=s.title if s.title.strip() else None)

@@ -250,6 +250,7 @@ class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
         box.label(text="Filters (icicle and cone tree)")
         box.prop(st, "hide_utilities")
         box.prop(st, "collapse_patterns")
+        box.prop(st, "highlight")
         box = layout.box()
         row = box.row(align=True)
         row.prop(st, "search_pattern", text="")

@@ -166,3 +166,38 @@ def test_filters_on_a_real_trace(realdata):
     f.trace.check()
     assert len(f.trace) < len(t) / 2 and f.collapsed.sum() > 100
     assert np.all(f.partial[f.collapsed])
+
+
+def test_expand_on_demand_and_highlight_in_the_icicle():
+    """A call whose children a filter hides is partial; asking to expand it brings its
+    children back (and only its); highlight keeps the colour of matching calls, the others
+    take the pale slot."""
+    from tracevis3d.analysis.filters import FilterSpec, filter_trace
+    from tracevis3d.layout.colour import PALE_RGB
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.model import Trace
+
+    #   main → [helper → leaf, helper → leaf, work]
+    names = ["main", "helper", "leaf", "work"]
+    func = [0, 1, 2, 1, 2, 3]
+    start = [0.0, 10.0, 12.0, 30.0, 32.0, 50.0]
+    end = [100.0, 20.0, 18.0, 40.0, 38.0, 90.0]
+    parent = [-1, 0, 1, 0, 3, 0]
+    t = Trace.from_arrays(func, start, end, parent, function_names=names, thread_names=["MainThread"]).check()
+    hidden = filter_trace(t, FilterSpec(hide=("^helper$",)))
+    assert hidden.partial[0]  # main lost its helper children
+    assert sorted(t.function_names[t.func[i]] for i in hidden.orig) == ["leaf", "leaf", "main", "work"]
+    back = filter_trace(t, FilterSpec(hide=("^helper$",), expand=(0,)))
+    assert back.orig is None or len(back.orig) == len(t)  # main's children are shown again
+    other = filter_trace(t, FilterSpec(hide=("^helper$",), expand=(5,)))  # expanding "work" changes nothing
+    assert list(other.orig) == list(hidden.orig)
+    spec = icicle_layout(t, IcicleParams(resolution=(480, 270), highlight=["^work$"], fold="none",
+                                         color_by="function"))
+    boxes = spec.layer("calls")
+    calls = boxes.attributes["call_index"]
+    col = {t.function_names[t.func[c]]: boxes.colors[k, :3] for k, c in enumerate(calls)}
+    assert np.allclose(col["main"], PALE_RGB, atol=1e-5) and np.allclose(col["leaf"], PALE_RGB, atol=1e-5)
+    assert not np.allclose(col["work"], PALE_RGB, atol=0.05)
+    with pytest.raises(ValueError, match="highlight: bad regular expression"):
+        IcicleParams(highlight=["("]).validate()

@@ -275,7 +275,13 @@ def _add_icicle_parser(sub) -> None:
                    help="hide calls of MODULE and its submodules, their children move up; "
                         "repeatable (default: none)")
     _add_filter_args(g)
+    g.add_argument("--expand", action="append", type=_int_at_least(0, "call"), default=[], metavar="CALL",
+                   help="show call CALL (an index) fully expanded: its children hidden by the filters "
+                        "come back; repeatable (default: none)")
     g = r.add_argument_group("appearance")
+    g.add_argument("--highlight", action="append", type=_regex, default=[], metavar="REGEX",
+                   help="keep the colour of calls whose function name matches REGEX, draw every other "
+                        "call pale; repeatable (default: none)")
     g.add_argument("--color-by", default="auto",
                    choices=["auto", "function", "module", "kind", "depth", "inclusive", "self"],
                    help="box colour: auto (module for large traces, function for small), function, "
@@ -534,7 +540,7 @@ def icicle_params(args):
         thread_order=args.thread_order, time_window=args.window, max_depth=args.max_depth,
         fold=args.fold, hide=list(args.hide), hide_modules=list(args.hide_module),
         hide_utilities=args.hide_utilities, collapse_patterns=args.collapse_patterns,
-        resolution=args.resolution, cluster_px=args.cluster_px, label_px=args.label_px,
+        expand=list(args.expand), highlight=list(args.highlight), resolution=args.resolution, cluster_px=args.cluster_px, label_px=args.label_px,
         label_min_px=args.label_min_px, orthographic=args.orthographic,
         show_labels=not args.no_labels, show_legend=not args.no_legend, show_axes=not args.no_axes,
         show_title=not args.no_title, title=args.title,

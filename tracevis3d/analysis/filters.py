@@ -137,7 +137,9 @@ class FilterSpec:
     """What `filter_trace` hides.  ``hide``: regexes on names; ``hide_modules``: dotted
     modules; ``hide_utilities``: hide the top N utilities (0: none); ``collapse_patterns``:
     collapse every later instance of a repeated pattern of at least ``pattern_min_calls``
-    calls (``pattern_*``: the relaxed criteria of `repeated_patterns`)."""
+    calls (``pattern_*``: the relaxed criteria of `repeated_patterns`); ``expand``: calls
+    (indices) shown fully expanded: their children are never hidden (the "partially
+    expanded" state undone on demand, SEAT ch. 5)."""
 
     hide: tuple = ()
     hide_modules: tuple = ()
@@ -147,6 +149,7 @@ class FilterSpec:
     pattern_ignore_order: bool = False
     pattern_collapse_runs: bool = False
     pattern_max_depth: int | None = None
+    expand: tuple = ()
 
     @property
     def empty(self) -> bool:
@@ -188,6 +191,16 @@ def filter_trace(trace: Trace, spec: FilterSpec) -> Filtered:
         below, collapsed = collapse_repeats(trace.end_index, pat.cls, eligible)
         hidden = hidden | below
         collapsed = collapsed & ~hidden
+    if spec.expand:  # expanded on demand: every child of these calls is shown
+        asked = np.asarray(spec.expand, np.int64)
+        asked = asked[(asked >= 0) & (asked < n)]
+        is_asked = np.zeros(n, np.bool_)
+        is_asked[asked] = True
+        has_parent = trace.parent >= 0
+        child_of_asked = np.zeros(n, np.bool_)
+        child_of_asked[has_parent] = is_asked[trace.parent[has_parent]]
+        hidden = hidden & ~child_of_asked & ~is_asked
+        collapsed = collapsed & ~is_asked
     if not hidden.any():
         return Filtered(trace, None, none, none, np.flatnonzero(fmask), 0)
     partial = partially_expanded(trace.parent, hidden)

@@ -307,6 +307,24 @@ def _sequential(trace, idx, mode, measure_fn, fmt_time) -> Colouring:
                      palette.lighten(rgb, CLUSTER_LIGHTEN), False)
 
 
+PALE_RGB = oklch_rgb(0.93, 0.0, 0.0)  # calls outside a highlight
+
+
+def highlight_colouring(colouring: Colouring, keep: np.ndarray, what: str) -> Colouring:
+    """SEAT's highlighting (2.9.1, requirement 3): the shown calls with ``keep`` (bool per
+    shown call) keep their colour, the others take one pale slot; the legend says so."""
+    if keep.all():
+        return colouring
+    pale = len(colouring.slot_rgb)
+    rgb = np.vstack([colouring.slot_rgb, np.asarray(PALE_RGB)[None, :]])
+    used = np.unique(colouring.slot[keep])
+    legend = [it for it in colouring.legend if it.slot < 0 or it.slot in used]
+    legend.append(LegendItem(f"pale: not {what}", pale, 0.0))
+    return Colouring(colouring.mode, colouring.title, np.where(keep, colouring.slot, pale).astype(np.int32), rgb,
+                     list(colouring.slot_names) + ["TV3D_pale"], legend,
+                     palette.lighten(rgb, CLUSTER_LIGHTEN), colouring.categorical)
+
+
 def log_norm(v: np.ndarray, decades: float = 4.0) -> np.ndarray:
     """log10(v / max) mapped from [-decades, 0] to [0, 1] (durations are heavy-tailed)."""
     vmax = float(v.max()) if v.size else 0.0

@@ -25,7 +25,7 @@ from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, plan_hud,
                        time_axis, trace_title)
 from .camera import view_direction
-from .colour import colour_calls, log_norm  # noqa: F401  (log_norm: public helper)
+from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
@@ -145,6 +145,11 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure)
     view_area = width_px * fold.height * fold.drawn
     colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)
+    if params.highlight:
+        from ..analysis.filters import function_mask
+
+        colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
+                                        "matching " + ", ".join(params.highlight))
 
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     n_folded = int((fold.folded & ~fold.drawn).sum())

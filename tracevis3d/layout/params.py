@@ -59,7 +59,10 @@ class IcicleParams:
       `analysis.filters.utilities`; 0: none); ``collapse_patterns``: draw every later
       instance of a repeated subtree (of at least 4 calls) as its root call only, marked
       partially expanded (SEAT 2.9.1.1).  A call some of whose subtree is hidden carries
-      the partially-expanded marker.
+      the partially-expanded marker; ``expand``: calls (indices) shown fully expanded
+      anyway (their hidden children come back).
+    - ``highlight``: regular expressions on function names (or display names): the calls
+      that match keep their colour, every other call is pale (SEAT's highlighting).
     - ``threads``: indices or names to show (None: all); ``thread_order``: ``default``
       (main thread first, then by first activity), ``start``, ``name``, ``busy`` (most
       busy first), or a list of names/indices shown first in that order.
@@ -79,6 +82,8 @@ class IcicleParams:
     hide_modules: list = field(default_factory=list)  # dotted module names
     hide_utilities: int = 0  # hide the top N utility routines
     collapse_patterns: bool = False  # repeated subtrees after the first: root call only
+    expand: list = field(default_factory=list)  # calls whose filtered children are shown anyway
+    highlight: list = field(default_factory=list)  # regexes: other calls are drawn pale
     resolution: tuple = (1920, 1080)
     cluster_px: float = 1.0
     label_px: float = 16.0
@@ -184,11 +189,21 @@ class IcicleParams:
                 v = [v]
             v = [str(x) for x in v]
             setattr(self, name, v)
-        for rx in self.hide:
-            try:
-                re.compile(rx)
-            except re.error as e:
-                raise ValueError(f"hide: bad regular expression {rx!r}: {e}") from None
+        for name in ("hide", "highlight"):
+            v = getattr(self, name)
+            v = [] if v is None else [v] if isinstance(v, str) else [str(x) for x in v]
+            setattr(self, name, v)
+            for rx in v:
+                try:
+                    re.compile(rx)
+                except re.error as e:
+                    raise ValueError(f"{name}: bad regular expression {rx!r}: {e}") from None
+        try:
+            self.expand = sorted({int(c) for c in (self.expand or [])})
+        except (TypeError, ValueError):
+            raise ValueError(f"expand must be a list of call indices, got {self.expand!r}") from None
+        if any(c < 0 for c in self.expand):
+            raise ValueError(f"expand: call indices must be >= 0, got {self.expand!r}")
         if isinstance(self.hide_utilities, bool) or not isinstance(self.hide_utilities, (int, np.integer)) \
                 or not 0 <= self.hide_utilities <= 10000:
             raise ValueError(f"hide_utilities must be an integer within 0..10000, got {self.hide_utilities!r}")

@@ -57,7 +57,8 @@ def filter_spec(params) -> "FilterSpec":
 
     return FilterSpec(hide=tuple(params.hide), hide_modules=tuple(params.hide_modules),
                       hide_utilities=int(getattr(params, "hide_utilities", 0)),
-                      collapse_patterns=bool(getattr(params, "collapse_patterns", False)))
+                      collapse_patterns=bool(getattr(params, "collapse_patterns", False)),
+                      expand=tuple(int(c) for c in getattr(params, "expand", ())))
 
 
 def filtered_trace(trace: Trace, params):
