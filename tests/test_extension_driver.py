@@ -1042,8 +1042,9 @@ def main_compare(work: str, spec_file: str) -> None:
         button is a registered operator (f-string names included)."""
         s.compare_color_by = "trace"
         log = panel_calls(bpy)
-        props = set(s.bl_rna.properties.keys())
-        bad = [n for kind, _d, n in log if kind == "prop" and n not in props]
+        # each property on the data it is drawn from (the Threads, Structure and Live sections
+        # have their own property groups)
+        bad = [n for kind, d, n in log if kind == "prop" and n not in d.bl_rna.properties.keys()]
         for kind, _d, n in log:
             if kind == "operator":
                 mod, name = n.split(".")
