@@ -17,7 +17,7 @@ import numpy as np
 
 from . import protocol as P
 from .convert import Converter
-from .tracer import BATCH, Hooks
+from .tracer import BATCH, make_hooks
 from .transport import Curve, check_endpoint
 
 class Publisher:
@@ -40,7 +40,7 @@ class Publisher:
         self.pending = 0
         self.dropped_events = 0     # dropped in the traced program (queue full)
         self.dropped_batches = 0
-        self.hooks = Hooks(self._sink, batch=batch)
+        self.hooks = make_hooks(self._sink, batch=batch)
         self.converter = Converter(self.hooks.origin)
         self._wake = threading.Event()
         self.flush_interval = flush_interval
@@ -137,6 +137,7 @@ class Publisher:
     def start(self) -> "Publisher":
         self._origin_wall = time.time_ns() - (time.perf_counter_ns() - self.hooks.origin)
         self._thread = threading.Thread(target=self._run, name="tracevis3d-live-sender", daemon=True)
+        self._thread._tv3d_untraced = True  # sys.monitoring is process-wide: skip our own sender
         self._thread.start()
         self.hooks.start()
         return self

@@ -11,13 +11,13 @@ import numpy as np
 
 from . import protocol as P
 from .convert import Converter
-from .tracer import Hooks
+from .tracer import make_hooks
 
 
 class Recorder:
     def __init__(self):
         self.parts: list = []
-        self.hooks = Hooks(self._sink)
+        self.hooks = make_hooks(self._sink)
         self.converter = Converter(self.hooks.origin)
 
     def _sink(self, slot, batch) -> None:

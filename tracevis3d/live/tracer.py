@@ -4,8 +4,8 @@ The hot path (one call per Python/C call and return) only appends a tuple to the
 own list; a full list is handed to ``sink(thread_slot, batch)`` which must not block (the
 publisher's bounded queue drops and counts).  Python 3.11: ``sys.setprofile`` in the thread
 that starts, ``threading.setprofile`` for threads started later (each installs its own
-closure on its first event).  Python ≥ 3.12 uses the same hooks (``sys.monitoring`` is not
-implemented yet).
+closure on its first event).  Python ≥ 3.12: ``sys.monitoring`` (`MonitoringHooks`, chosen
+by `make_hooks`), the same raw events.
 """
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ class Hooks:
         self.active = False
 
     # ------------------------------------------------------------ per thread
-    def _slot(self) -> ThreadSlot:
+    def _slot(self, thread=None) -> ThreadSlot:
         with self._lock:
-            s = ThreadSlot(len(self.slots), threading.current_thread())
+            s = ThreadSlot(len(self.slots), thread or threading.current_thread())
             self.slots.append(s)
         return s
 
@@ -122,3 +122,115 @@ class Hooks:
                 s.name = t.name
                 changed.append(s)
         return changed
+
+
+#: callables whose calls the profile hooks report as ``c_call`` (what ``sys.setprofile``
+#: calls C functions); a class call or a Python function is not one
+C_CALLABLES = (type(len), type(str.split), type("".split.__call__), type(dict.__dict__["fromkeys"]),
+               type(object.__init__))
+
+
+class MonitoringHooks(Hooks):
+    """The same events through ``sys.monitoring`` (PEP 669, Python ≥ 3.12), as the profiler
+    tool: PY_START, PY_RESUME and PY_THROW are ``call``; PY_RETURN, PY_YIELD and PY_UNWIND
+    are ``return`` (a generator's resume and yield, as ``setprofile`` reports them); CALL of
+    a C callable is ``c_call``, its C_RETURN / C_RAISE ``c_return`` / ``c_exception`` (the
+    same type test on both sides keeps them balanced; class calls are skipped on both).
+    Events are global to the process: every thread appends to its own list (looked up in a
+    ``threading.local``), threads marked ``_tv3d_untraced`` (the publisher's sender) are
+    skipped.  Events raised inside a callback are not monitored (CPython does not re-enter)."""
+
+    TOOL_NAME = "tracevis3d"
+
+    def start(self) -> None:
+        mon = sys.monitoring
+        self.tool = mon.PROFILER_ID
+        try:
+            mon.use_tool_id(self.tool, self.TOOL_NAME)
+        except ValueError:
+            raise RuntimeError(f"sys.monitoring's profiler slot is taken by {mon.get_tool(self.tool)!r} "
+                               "(another profiler or debugger is running)") from None
+        self.active = True
+        local = threading.local()
+        limit, clock, hand_over, new_slot = self.batch, self.clock, self._hand_over, self._slot
+        registered, get_ident = threading._active, threading.get_ident  # noqa: SLF001
+
+        def emit(event, obj):
+            d = local.__dict__
+            buf = d.get("buf")
+            if buf is None:
+                if "buf" in d:  # a thread we do not trace
+                    return
+                # not through current_thread(): during a thread's bootstrap (before it is
+                # registered) that would make a dummy Thread; those first events are skipped
+                # as `threading.setprofile` skips them (their exits are dropped as unmatched)
+                thread = registered.get(get_ident())
+                if thread is None:
+                    return
+                if getattr(thread, "_tv3d_untraced", False):
+                    d["buf"] = None
+                    return
+                slot = new_slot(thread)
+                d["slot"], d["buf"] = slot, slot.buf
+                buf = slot.buf
+            buf.append((event, obj, clock()))
+            if len(buf) >= limit:
+                hand_over(d["slot"])
+
+        def on_enter(code, offset, *_):
+            emit("call", code)
+
+        def on_exit(code, offset, *_):
+            emit("return", code)
+
+        def on_call(code, offset, func, arg0):
+            if isinstance(func, C_CALLABLES):
+                emit("c_call", func)
+
+        def on_c_return(code, offset, func, arg0):
+            if isinstance(func, C_CALLABLES):
+                emit("c_return", func)
+
+        def on_c_raise(code, offset, func, arg0):
+            if isinstance(func, C_CALLABLES):
+                emit("c_exception", func)
+
+        ev = mon.events
+        self._callbacks = {ev.PY_START: on_enter, ev.PY_RESUME: on_enter, ev.PY_THROW: on_enter,
+                           ev.PY_RETURN: on_exit, ev.PY_YIELD: on_exit, ev.PY_UNWIND: on_exit,
+                           ev.CALL: on_call, ev.C_RETURN: on_c_return, ev.C_RAISE: on_c_raise}
+        mask = 0
+        for event, fn in self._callbacks.items():
+            mon.register_callback(self.tool, event, fn)
+            mask |= event
+        mon.set_events(self.tool, mask)
+
+    def stop(self) -> list:
+        mon = sys.monitoring
+        mon.set_events(self.tool, 0)
+        for event in self._callbacks:
+            mon.register_callback(self.tool, event, None)
+        mon.free_tool_id(self.tool)
+        with self.handover_lock:
+            self.active = False
+            return self.take_partial()
+
+    def _hand_over(self, slot) -> None:
+        if not self.active:  # events after stop(): nothing more to send
+            slot.buf.clear()
+            return
+        with self.handover_lock:
+            batch = slot.buf[:]
+            del slot.buf[: len(batch)]
+            slot.batches += 1
+            self.sink(slot, batch)
+
+
+def make_hooks(sink, batch: int = BATCH, clock=time.perf_counter_ns) -> Hooks:
+    """`MonitoringHooks` on Python ≥ 3.12 (``TRACEVIS3D_LIVE_HOOKS=setprofile`` forces the
+    old hooks), else the ``setprofile`` `Hooks`."""
+    import os
+
+    if sys.version_info >= (3, 12) and os.environ.get("TRACEVIS3D_LIVE_HOOKS", "") != "setprofile":
+        return MonitoringHooks(sink, batch, clock)
+    return Hooks(sink, batch, clock)
