@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from tracevis3d.kernels.bundle import (attach_leaves, bundled_curves, clamp_to_matched_descendants,
                                        key_tree)
-from tracevis3d.kernels.tubes import arclength_parameter, tube_edges, tube_half_widths, tube_mesh
+from tracevis3d.kernels.tubes import arclength_parameter, ring_keep, tube_edges, tube_half_widths, tube_mesh
 from tree_factory import random_trace
 
 
@@ -181,7 +181,8 @@ def test_tube_mesh_rings_and_quads():
     curves = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, -1.0], [1.0, 0.0, -2.0]]])
     hx = np.array([[2.0, 1.0, 0.5]])
     hy = np.array([[1.0, 1.0, 0.25]])
-    v, q, tube = tube_mesh(curves, hx, hy, np.array([4], np.int32))
+    v, q, tube, rings = tube_mesh(curves, hx, hy, np.array([4], np.int32), np.ones((1, 3), np.bool_))
+    assert rings.tolist() == [3]
     assert v.shape == (12, 3) and q.shape == (8, 4) and tube.tolist() == [0] * 8
     np.testing.assert_allclose(v[0], [2.0, 0.0, 0.0])  # θ = 0: +x half-width
     np.testing.assert_allclose(v[1], [0.0, 1.0, 0.0], atol=1e-6)  # θ = 90°: +y depth semi-axis
@@ -203,10 +204,13 @@ def test_tube_edges_match_the_quads(seed):
     sides = rng.integers(3, 9, m).astype(np.int32)
     curves = rng.random((m, s, 3))
     hx, hy = rng.random((m, s)) + 0.1, rng.random((m, s)) + 0.1
-    v, q, tube = tube_mesh(curves, hx, hy, sides)
-    assert v.shape[0] == int((s * sides).sum()) and q.shape[0] == int(((s - 1) * sides).sum())
-    assert np.array_equal(np.bincount(tube, minlength=m), (s - 1) * sides)
-    edges, corner = tube_edges(s, sides)
+    keep = rng.random((m, s)) < 0.7
+    keep[:, 0] = keep[:, -1] = True
+    v, q, tube, rings = tube_mesh(curves, hx, hy, sides, keep)
+    assert np.array_equal(rings, keep.sum(1))
+    assert v.shape[0] == int((rings * sides).sum()) and q.shape[0] == int(((rings - 1) * sides).sum())
+    assert np.array_equal(np.bincount(tube, minlength=m), (rings - 1) * sides)
+    edges, corner = tube_edges(rings, sides)
     want = {tuple(sorted((int(a), int(b)))) for quad in q for a, b in zip(quad, np.roll(quad, -1))}
     got = [tuple(sorted(e)) for e in edges.tolist()]
     assert len(got) == len(set(got)) and set(got) == want
@@ -214,8 +218,50 @@ def test_tube_edges_match_the_quads(seed):
         for c in range(4):
             e = edges[corner[4 * f + c]]
             assert {int(quad[c]), int(quad[(c + 1) % 4])} == {int(e[0]), int(e[1])}
-    # every vertex of tube k lies on its ring: the ring's centre at the sample
+    # the rings sit at the kept samples: tube k's second ring is centred on its second kept sample
     k = m - 1
-    first = int((s * sides[:k]).sum())
-    ring0 = v[first:first + sides[k]]
-    np.testing.assert_allclose(ring0.mean(0)[2], curves[k, 0, 2], atol=1e-6)
+    first = int((rings[:k] * sides[:k]).sum())
+    kept = np.flatnonzero(keep[k])
+    ring1 = v[first + sides[k]: first + 2 * sides[k]]
+    np.testing.assert_allclose(ring1[:, 2], curves[k, kept[1], 2], atol=1e-5)
+
+
+def _ring_keep_twin(c, hx, hy, tol):
+    """Brute force: from each kept ring, the farthest next sample whose left-out samples all
+    lie within ``tol`` of the straight, linearly tapered tube (the documented bound)."""
+    m, s, _ = c.shape
+    keep = np.zeros((m, s), bool)
+    for k in range(m):
+        a, keep[k, 0], keep[k, -1] = 0, True, True
+        while a < s - 1:
+            best = a + 1
+            for b in range(a + 2, s):
+                u = (np.arange(a + 1, b) - a) / (b - a)
+                line = c[k, a] + u[:, None] * (c[k, b] - c[k, a])
+                dev = np.linalg.norm(c[k, a + 1:b] - line, axis=1)
+                wx = np.abs(hx[k, a + 1:b] - (hx[k, a] + u * (hx[k, b] - hx[k, a])))
+                wy = np.abs(hy[k, a + 1:b] - (hy[k, a] + u * (hy[k, b] - hy[k, a])))
+                if np.any(dev + np.maximum(wx, wy) > tol):
+                    break
+                best = b
+            keep[k, best] = True
+            a = best
+    return keep
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.01, 0.1, 1.0]))
+def test_ring_keep_matches_brute_force_and_bounds_the_error(seed, tol):
+    rng = np.random.default_rng(seed)
+    m, s = int(rng.integers(1, 5)), int(rng.integers(2, 30))
+    t = np.linspace(0, 1, s)
+    c = np.stack([np.cumsum(rng.random((m, s)), 1) * 0.1, rng.random((m, s)) * 0.05,
+                  np.tile(-t, (m, 1)) * 4], 2)
+    hx, hy = rng.random((m, s)) * 0.1 + 0.01, rng.random((m, s)) * 0.1 + 0.01
+    keep = ring_keep(c, hx, hy, tol)
+    assert np.array_equal(keep, _ring_keep_twin(c, hx, hy, tol) if tol > 0 else np.ones((m, s), bool))
+    assert keep[:, 0].all() and keep[:, -1].all()
+    # a straight, evenly tapered tube needs its two end rings only
+    line = np.stack([np.zeros(s), np.zeros(s), -t * 4], 1)[None]
+    w = (0.1 + 0.05 * t)[None]
+    assert ring_keep(line, w, w, 1e-9).sum() == 2 or s == 2

@@ -113,15 +113,16 @@ def _compare_scene(cmp) -> None:
     and the tube mesh the Blender writer makes from it."""
     import numpy as np
 
-    from .kernels.tubes import tube_edges, tube_mesh
+    from .kernels.tubes import ring_keep, tube_edges, tube_mesh
     from .layout.compare import CompareParams, compare_layout
 
     spec = compare_layout(cmp, CompareParams(resolution=(480, 270)))
     tubes = next((layer for layer in spec.layers if layer.name == "tubes"), None)
     if tubes is not None and len(tubes):
-        tube_mesh(np.ascontiguousarray(tubes.centres, np.float64), np.ascontiguousarray(tubes.half_x, np.float64),
-                  np.ascontiguousarray(tubes.half_y, np.float64), tubes.sides_per_tube())
-        tube_edges(tubes.centres.shape[1], tubes.sides_per_tube())
+        c, hx, hy = (np.ascontiguousarray(a, np.float64) for a in (tubes.centres, tubes.half_x, tubes.half_y))
+        keep = ring_keep(c, hx, hy, float(tubes.ring_tolerance))
+        rings = tube_mesh(c, hx, hy, tubes.sides_per_tube(), keep)[3]
+        tube_edges(rings, tubes.sides_per_tube())
 
 
 def _structure_all(trace) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..kernels.tubes import tube_edges, tube_mesh, tube_mesh_normal
+from ..kernels.tubes import ring_keep, tube_edges, tube_mesh, tube_mesh_normal
 from ..layout.spec import TubeLayer
 
 #: the mesh's custom property holding one array per tube attribute
@@ -44,11 +44,16 @@ def face_values(me, name: str):
 
 
 def tube_mesh_arrays(layer: TubeLayer):
-    """(vertices float32 (nv, 3), quads int32 (nf, 4), tube of each face int32)."""
+    """(vertices float32 (nv, 3), quads int32 (nf, 4), tube of each face int32, rings per
+    tube int64): rings at the samples `kernels.tubes.ring_keep` keeps for the layer's
+    ``ring_tolerance`` (all of them when it is 0, and for round cross-sections)."""
     centres, hx, hy = (np.ascontiguousarray(a, np.float64) for a in (layer.centres, layer.half_x, layer.half_y))
+    m, s = centres.shape[:2]
     if getattr(layer, "cross_section", "horizontal") == "normal":  # rings across the curve (one side count)
-        return tube_mesh_normal(centres, hx, hy, int(layer.sides))
-    return tube_mesh(centres, hx, hy, layer.sides_per_tube())
+        verts, quads, tube = tube_mesh_normal(centres, hx, hy, int(layer.sides))
+        return verts, quads, tube, np.full(m, s, np.int64)
+    keep = ring_keep(centres, hx, hy, float(layer.ring_tolerance))
+    return tube_mesh(centres, hx, hy, layer.sides_per_tube(), keep)
 
 
 def _material_index(me):
@@ -63,12 +68,12 @@ def write_tube_steps(layer: TubeLayer, coll, object_name: str):
 
     Yields (data block, its final name) for every data block as soon as it exists; returns
     the object (the protocol of `writer.write_layer_steps`)."""
-    verts, quads, tube = tube_mesh_arrays(layer)
+    verts, quads, tube, rings = tube_mesh_arrays(layer)
     me = bpy.data.meshes.new(object_name)
     me["tracevis3d"] = True
     yield me, object_name
     nv, nf = verts.shape[0], quads.shape[0]
-    edges, corner_edge = tube_edges(layer.centres.shape[1], layer.sides_per_tube())
+    edges, corner_edge = tube_edges(rings, layer.sides_per_tube())
     A = me.attributes
     # Topology straight into the mesh's own attributes: MeshLoop.vertex_index and
     # calc_edges go through per-element paths (seconds at 10^6 faces, see

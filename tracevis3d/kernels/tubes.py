@@ -57,34 +57,88 @@ def tube_half_widths(t, wf, wg, lam):
     return out
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def ring_keep(curves, half_x, half_y, tol):
+    """Which samples of each tube get a ring: a level of detail at the target resolution.
+
+    The curve keeps all its samples (its shape is the bundled curve's); a ring is left out
+    when the tube it would draw differs from the straight, linearly tapered tube between the
+    rings kept on either side by at most ``tol`` (world units, a fraction of a pixel): for
+    every left-out sample i between kept rings a and b, with u = (i − a)/(b − a),
+    |c_i − lerp(c_a, c_b, u)| + max(|hx_i − lerp(hx_a, hx_b, u)|, |hy_i − lerp(hy_a, hy_b, u)|)
+    ≤ tol (an upper bound of the silhouette's displacement).  Greedy from each kept ring as
+    far as the bound holds; the first and last samples are always kept.  ``tol`` ≤ 0 keeps
+    every ring.  Returns bool (m, s)."""
+    m, s, _ = curves.shape
+    keep = np.zeros((m, s), np.bool_)
+    for k in prange(m):
+        keep[k, 0] = True
+        keep[k, s - 1] = True
+        if tol <= 0:
+            for i in range(s):
+                keep[k, i] = True
+            continue
+        a = 0
+        while a < s - 1:
+            best = a + 1
+            b = a + 2
+            while b <= s - 1:
+                ok = True
+                for i in range(a + 1, b):
+                    u = (i - a) / (b - a)
+                    dev = 0.0
+                    for d in range(3):
+                        e = curves[k, i, d] - (curves[k, a, d] + u * (curves[k, b, d] - curves[k, a, d]))
+                        dev += e * e
+                    dev = np.sqrt(dev)
+                    wx = abs(half_x[k, i] - (half_x[k, a] + u * (half_x[k, b] - half_x[k, a])))
+                    wy = abs(half_y[k, i] - (half_y[k, a] + u * (half_y[k, b] - half_y[k, a])))
+                    if dev + max(wx, wy) > tol:
+                        ok = False
+                        break
+                if not ok:
+                    break
+                best = b
+                b += 1
+            keep[k, best] = True
+            a = best
+    return keep
+
+
 @njit(cache=True, nogil=True)
-def tube_offsets(s, sides):
-    """Where each tube's vertices, faces and edges start when tube k has ``sides[k]`` sides
-    and ``s`` rings: exclusive prefix sums of s·sides, (s−1)·sides and (2s−1)·sides, each
-    with the total as its last entry (length m + 1)."""
+def tube_offsets(rings, sides):
+    """Where each tube's vertices, faces and edges start when tube k has ``rings[k]`` rings
+    of ``sides[k]`` sides: exclusive prefix sums of rings·sides, (rings−1)·sides and
+    (2·rings−1)·sides, each with the total as its last entry (length m + 1)."""
     m = sides.shape[0]
     v = np.zeros(m + 1, np.int64)
     f = np.zeros(m + 1, np.int64)
     e = np.zeros(m + 1, np.int64)
     for k in range(m):
-        v[k + 1] = v[k] + s * sides[k]
-        f[k + 1] = f[k] + (s - 1) * sides[k]
-        e[k + 1] = e[k] + (2 * s - 1) * sides[k]
+        v[k + 1] = v[k] + rings[k] * sides[k]
+        f[k + 1] = f[k] + (rings[k] - 1) * sides[k]
+        e[k + 1] = e[k] + (2 * rings[k] - 1) * sides[k]
     return v, f, e
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def tube_mesh(curves, half_x, half_y, sides):
+def tube_mesh(curves, half_x, half_y, sides, keep):
     """Vertices and quad faces of elliptic tubes around sampled centre curves.
 
     Tube k has ``sides[k]`` sides (thin tubes need fewer: the layout picks them from the
-    tube's width in pixels).  Ring i of tube k is centred on curves[k, i] in the horizontal
-    plane: v = c + half_x·cos θ_j · x̂ + half_y·sin θ_j · ŷ, θ_j = 2πj/sides[k].  Quads join
-    ring i to ring i + 1.  Returns ``(vertices (Σ s·sides, 3) float32, quads (Σ (s−1)·sides,
-    4) int32, tube_of_face int32)``; tube k's vertices and faces start at `tube_offsets`.
+    tube's width in pixels) and a ring at every sample i with ``keep[k, i]`` (`ring_keep`).
+    A ring is centred on curves[k, i] in the horizontal plane: v = c + half_x·cos θ_j · x̂ +
+    half_y·sin θ_j · ŷ, θ_j = 2πj/sides[k].  Quads join consecutive rings.  Returns
+    ``(vertices float32 (Σ rings·sides, 3), quads int32 (Σ (rings−1)·sides, 4), tube_of_face
+    int32, rings int64 per tube)``; tube k's vertices and faces start at `tube_offsets`.
     """
     m, s, _ = curves.shape
-    voff, foff, _eoff = tube_offsets(s, sides)
+    rings = np.zeros(m, np.int64)
+    for k in range(m):
+        for i in range(s):
+            if keep[k, i]:
+                rings[k] += 1
+    voff, foff, _eoff = tube_offsets(rings, sides)
     verts = np.empty((voff[m], 3), np.float32)
     quads = np.empty((foff[m], 4), np.int32)
     tube = np.empty(foff[m], np.int32)
@@ -92,6 +146,8 @@ def tube_mesh(curves, half_x, half_y, sides):
         n_sides = sides[k]
         v = voff[k]
         for i in range(s):
+            if not keep[k, i]:
+                continue
             for j in range(n_sides):
                 theta = 2.0 * np.pi * j / n_sides
                 verts[v, 0] = curves[k, i, 0] + half_x[k, i] * np.cos(theta)
@@ -99,7 +155,7 @@ def tube_mesh(curves, half_x, half_y, sides):
                 verts[v, 2] = curves[k, i, 2]
                 v += 1
         f = foff[k]
-        for i in range(s - 1):
+        for i in range(rings[k] - 1):
             r0 = voff[k] + i * n_sides
             r1 = r0 + n_sides
             for j in range(n_sides):
@@ -110,40 +166,42 @@ def tube_mesh(curves, half_x, half_y, sides):
                 quads[f, 3] = r1 + j
                 tube[f] = k
                 f += 1
-    return verts, quads, tube
+    return verts, quads, tube, rings
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def tube_edges(s, sides):
+def tube_edges(rings, sides):
     """The edges of `tube_mesh`'s quads and the edge of each face corner, so a mesh needs no
     edge search (Blender's ``calc_edges`` hashes every corner: seconds at 10^6 faces).
 
-    Per tube k with n = sides[k] (vertex v(i, j) = voff[k] + i·n + j): ring edges R(i, j) =
-    (v(i, j), v(i, j+1 mod n)) for i < s, then lengthwise edges L(i, j) = (v(i, j),
-    v(i+1, j)) for i < s−1, (2s−1)·n edges per tube.  Quad (i, j) has corners v(i, j),
-    v(i, j+1), v(i+1, j+1), v(i+1, j); its corner edges are R(i, j), L(i, j+1), R(i+1, j),
-    L(i, j).  Returns ``(edge_verts (Σ (2s−1)·n, 2) int32, corner_edge (4·Σ (s−1)·n,) int32)``.
+    Per tube k with r = rings[k] and n = sides[k] (vertex v(i, j) = voff[k] + i·n + j): ring
+    edges R(i, j) = (v(i, j), v(i, j+1 mod n)) for i < r, then lengthwise edges L(i, j) =
+    (v(i, j), v(i+1, j)) for i < r−1, (2r−1)·n edges per tube.  Quad (i, j) has corners
+    v(i, j), v(i, j+1), v(i+1, j+1), v(i+1, j); its corner edges are R(i, j), L(i, j+1),
+    R(i+1, j), L(i, j).  Returns ``(edge_verts (Σ (2r−1)·n, 2) int32, corner_edge
+    (4·Σ (r−1)·n,) int32)``.
     """
     m = sides.shape[0]
-    voff, foff, eoff = tube_offsets(s, sides)
+    voff, foff, eoff = tube_offsets(rings, sides)
     edges = np.empty((eoff[m], 2), np.int32)
     corner = np.empty(4 * foff[m], np.int32)
     for k in prange(m):
         n = sides[k]
+        r = rings[k]
         vbase, ebase = voff[k], eoff[k]
-        lbase = ebase + s * n
-        for i in range(s):
+        lbase = ebase + r * n
+        for i in range(r):
             for j in range(n):
                 e = ebase + i * n + j
                 edges[e, 0] = vbase + i * n + j
                 edges[e, 1] = vbase + i * n + (j + 1) % n
-        for i in range(s - 1):
+        for i in range(r - 1):
             for j in range(n):
                 e = lbase + i * n + j
                 edges[e, 0] = vbase + i * n + j
                 edges[e, 1] = vbase + (i + 1) * n + j
         c = 4 * foff[k]
-        for i in range(s - 1):
+        for i in range(r - 1):
             for j in range(n):
                 j1 = (j + 1) % n
                 corner[c] = ebase + i * n + j

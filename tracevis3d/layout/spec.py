@@ -95,6 +95,7 @@ class TubeLayer:
     attributes: dict = field(default_factory=dict)
     sides: object = 8  # int, or int32 (m,)
     face_colors: bool = True  # write ``colors`` per face (False: the materials carry the colours)
+    ring_tolerance: float = 0.0  # world units: rings the tube does not need at this size are left out
     space: str = "world"
     cross_section: str = "horizontal"  # "horizontal" (TraceDiff tubes) | "normal" (round in any direction)
 
