@@ -94,7 +94,7 @@ def tube_build_vs_peer(layer):
     ensure_material(MaterialSpec("TV3D_tube", (0.6, 0.6, 0.6, 1.0), kind="tube", from_attribute=False))
     layer = TubeLayer(layer.name, layer.centres, layer.half_x, layer.half_y, layer.colors,
                       layer.material_index * 0, ["TV3D_tube"], layer.attributes, sides=layer.sides,
-                      face_colors=False).validate()
+                      face_colors=False, ring_tolerance=layer.ring_tolerance).validate()
     coll = bpy.data.collections.new("ours")
     bpy.context.scene.collection.children.link(coll)
     t0 = time.perf_counter()
