@@ -128,3 +128,35 @@ def test_live_labels_name_the_widest_shallow_calls():
         bodies = [o.data.body for o in shown]
         assert any(short_name(widest).startswith(b.rstrip("…")) for b in bodies), (bodies, widest)
         view.remove()
+
+
+def test_live_view_has_a_title_and_a_time_axis():
+    """The live scene says what it shows (program, threads, calls, now) and where in time:
+    tick labels at a 1-2-5 step inside the window in view, all in one unit, that move on."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(2000, threads=2, seed=9)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span / 2, resolution=(320, 180)))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint))
+        th.start()
+        while not any(s.ended for s in sess.sessions.values()):
+            sess.poll_once(max_messages=100, wait=0.05)
+            view.update(sess)
+        th.join()
+        view.update(sess)
+        title = view.texts["title"].data.body
+        assert title.startswith("live · ") and "2 threads" in title and f"{sess.n_calls:,} calls" in title
+        ticks = [o for k, o in view.texts.items() if k.startswith("tick_") and not o.hide_render]
+        assert 3 <= len(ticks) <= 12
+        units = {o.data.body.split()[-1] for o in ticks}
+        assert len(units) == 1 and units <= {"ns", "µs", "ms", "s"}, units
+        t0, t1 = view.layout.view_window(max(s.now for s in sess.sessions.values()))
+        xs = sorted(o.location.x for o in ticks)
+        st = view.layout.scale_t
+        assert t0 * st - 1e-6 <= xs[0] and xs[-1] <= t1 * st + 1e-6  # inside the window in view
+        gaps = np.diff(xs)
+        assert np.allclose(gaps, gaps[0], rtol=1e-6)  # one step
+        view.remove()

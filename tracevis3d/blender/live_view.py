@@ -10,12 +10,13 @@ index) through per-thread growable arrays.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import bpy
 import numpy as np
 
-from ..layout.live import LiveLayout, LiveParams
+from ..layout.live import LABEL_ROOM, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..live.store import _grow
 from .live_labels import LiveLabels
@@ -59,6 +60,9 @@ class _Chunk:
         self.touched = []
 
 
+MAX_TICKS = 12  # time-axis labels (a 1-2-5 step gives 5-10 over the window)
+
+
 class LiveView:
     """Keeps a Blender collection in step with a `LiveSession` (call `update` after polls)."""
 
@@ -88,6 +92,7 @@ class LiveView:
         self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
                                                      cushion=False, from_attribute=False))
         self.labels = LiveLabels(self.coll, self.text_mat)
+        self.texts: dict = {}  # title and time-axis ticks
 
     def _lane_label(self, ti: int, name: str):
         """The thread's name above its lane (a text object; updated when renamed)."""
@@ -197,6 +202,7 @@ class LiveView:
             ob.data.size = size
             ob.location = (x0 - 0.5 * self.layout.h, -0.05, float(self.layout.lane_top(ti)) - size)
         t0_view, t1_view = self.layout.view_window(now)
+        self._annotate(session, now, t0_view, t1_view, size)
         self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels)
         dt = time.perf_counter() - t
         st = self.stats
@@ -206,6 +212,56 @@ class LiveView:
         st["longest_update"] = max(st["longest_update"], dt)
         st["last_update"] = dt
         return st
+
+    def _text(self, key: str, body: str, size: float, location, align: str = "LEFT"):
+        """A text object of the live scene's annotations (made once, then only edited)."""
+        ob = self.texts.get(key)
+        if ob is None:
+            cu = bpy.data.curves.new(f"TV3D_live_{key}", "FONT")
+            cu.materials.append(self.text_mat)
+            ob = bpy.data.objects.new(cu.name, cu)
+            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
+            self.coll.objects.link(ob)
+            self.texts[key] = ob
+        cu = ob.data
+        if cu.body != body:
+            cu.body = body
+        cu.size, cu.align_x = size, align
+        ob.location = location
+        ob.hide_render = ob.hide_viewport = not body
+        return ob
+
+    def _annotate(self, session, now: float, t0: float, t1: float, size: float) -> None:
+        """The title (programs, threads, calls, now, drops) above the lanes and a time axis
+        under them: ticks at a 1-2-5 step over the window in view, times since the start,
+        every tick in one unit (`layout.annotate.nice_ticks`); at most `MAX_TICKS` text
+        objects, edited in place."""
+        from ..layout.annotate import fmt_time, nice_ticks
+
+        L = self.layout
+        x0 = t0 * L.scale_t
+        n_lanes = max(len(session.threads), 1)
+        top = 0.5 * L.h + 0.5 * size
+        programs = sorted({os.path.basename(s.program) or s.program for s in session.sessions.values()})
+        names = ", ".join(programs) if programs else "waiting for a program"
+        if len(names) > 40:
+            names = names[:39] + "…"
+        title = (f"live · {names} · {len(session.threads)} threads · {session.n_calls:,} calls · "
+                 f"now {fmt_time(now)}" + (f" · {session.dropped:,} dropped" if session.dropped else ""))
+        left = x0 - 0.9 * LABEL_ROOM * (t1 - t0) * L.scale_t  # over the lanes' names
+        self._text("title", title, 0.8 * size, (left, -0.05, top))
+        bottom = float(L.lane_top(n_lanes - 1)) - min(self.deepest, L.p.levels) * L.h - 1.2 * size
+        ticks, scale, unit, dec = nice_ticks(max(t1 - t0, 1e-3))
+        step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(t1 - t0, 1e-3)
+        first = math.ceil(t0 / step) * step
+        shown = [first + k * step for k in range(MAX_TICKS) if first + k * step <= t1 + 1e-9]
+        for k in range(MAX_TICKS):
+            if k < len(shown):
+                t = shown[k]
+                self._text(f"tick_{k}", f"{t / scale:.{dec}f} {unit}", size, (t * L.scale_t, -0.05, bottom),
+                           "CENTER")
+            elif f"tick_{k}" in self.texts:
+                self._text(f"tick_{k}", "", size, (0.0, 0.0, 0.0))
 
     def set_camera(self, now_us: float, n_lanes: int, deepest: int) -> None:
         from mathutils import Vector

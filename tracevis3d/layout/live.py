@@ -145,8 +145,9 @@ class LiveLayout:
         x0, x1 = t0 * self.scale_t, t1 * self.scale_t
         x0 -= LABEL_ROOM * (x1 - x0)  # the lanes' names, left of the calls
         levels = min(max(deepest, 3), p.levels)
-        top = 0.5 * self.h
-        bottom = -(max(n_lanes, 1) - 1) * self.lane_pitch - levels * self.h
+        # room for the title above and the time axis below (text ~2 % of the view's width)
+        top = 0.5 * self.h + 0.05 * (x1 - x0)
+        bottom = -(max(n_lanes, 1) - 1) * self.lane_pitch - levels * self.h - 0.06 * (x1 - x0)
         aspect = p.resolution[0] / p.resolution[1]
         d = view_direction(p.azimuth, p.elevation)
         right, up, _ = camera_basis(d)
