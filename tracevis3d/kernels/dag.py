@@ -21,7 +21,7 @@ sizes of the subtrees, then a pre-order expansion into the Trace arrays.
 import numpy as np
 from numba import njit
 
-from .gamma import _store_new_key, _table_size, splitmix64
+from .gamma import _find_key, _store_new_key, _table_size, splitmix64
 
 #: error codes of `dag_node_sizes` (0 = fine); the node index comes with them
 DAG_OK = 0
@@ -95,22 +95,7 @@ def subtree_dag(func, end_index):
             m += 1
             h = splitmix64(h ^ np.uint64(node[c]))
             c = end_index[c]
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            k = table[slot]
-            if k < 0:
-                break
-            if hashes[k] == h and kptr[k + 1] - kptr[k] == m:
-                same = True
-                for j in range(m):
-                    if keys[kptr[k] + j] != buf[j]:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & tmask
+        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_nodes
             if n_nodes + 1 > cap:

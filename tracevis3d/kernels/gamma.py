@@ -53,6 +53,27 @@ def _table_size(n):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _find_key(table, tmask, hashes, ptr, items, h, buf, m):
+    """Linear probe of the open-addressing ``table`` for key ``buf[:m]`` with hash h:
+    (the slot the probe stopped at, the key's class or -1).  A hash hit is confirmed item
+    by item against ``items[ptr[k]:ptr[k+1]]``, so equal classes mean equal keys."""
+    slot = np.int64(h & np.uint64(tmask))
+    while True:
+        k = table[slot]
+        if k < 0:
+            return slot, -1
+        if hashes[k] == h and ptr[k + 1] - ptr[k] == m:
+            same = True
+            for j in range(m):
+                if items[ptr[k] + j] != buf[j]:
+                    same = False
+                    break
+            if same:
+                return slot, k
+        slot = (slot + 1) & tmask
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m):
     """Store key ``buf[:m]`` (hash h) as class k in the empty table slot the
     probe stopped at: its items appended to ``items`` (grown if needed),
@@ -215,22 +236,7 @@ def subtree_shape_classes(func, end_index):
             m += 1
             h = splitmix64(h ^ np.uint64(shape[c]))
             c = end_index[c]
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            k = table[slot]
-            if k < 0:
-                break
-            if hashes[k] == h and kptr[k + 1] - kptr[k] == m:
-                same = True
-                for j in range(m):
-                    if keys[kptr[k] + j] != buf[j]:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & tmask
+        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls
             keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found,

@@ -19,7 +19,7 @@ the same class when their subtrees agree on their first d levels below them.
 import numpy as np
 from numba import njit
 
-from .gamma import _store_new_key, _table_size, splitmix64
+from .gamma import _find_key, _store_new_key, _table_size, splitmix64
 
 
 @njit(cache=True, nogil=True)
@@ -59,22 +59,7 @@ def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs
         h = splitmix64(np.uint64(buf[0]) + np.uint64(0x1234567))
         for j in range(1, m):
             h = splitmix64(h ^ np.uint64(buf[j]))
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            k = table[slot]
-            if k < 0:
-                break
-            if hashes[k] == h and kptr[k + 1] - kptr[k] == m:
-                same = True
-                for j in range(m):
-                    if keys[kptr[k] + j] != buf[j]:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & tmask
+        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls
             keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
