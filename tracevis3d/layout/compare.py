@@ -50,7 +50,7 @@ from .frame import Frame
 from .geometry import BOX_FILL, box_layer, cluster_calls, cluster_layer, cluster_material_names, drawn_calls
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_facing_text, text_px
 from .naming import function_table
-from .params import IcicleParams
+from .params import IcicleParams, checked_window
 from .select import select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, TubeLayer
 from .text import cut_end, text_width
@@ -169,15 +169,7 @@ class CompareParams:
         if not (isinstance(self.samples, (int, np.integer)) and 4 <= self.samples <= 200):
             raise ValueError(f"samples must be within 4..200, got {self.samples!r}")
         for name in ("window_a", "window_b"):
-            w = getattr(self, name)
-            if w is not None:
-                try:
-                    t0, t1 = (float(x) for x in w)
-                except (TypeError, ValueError):
-                    raise ValueError(f"{name} must be (t0, t1) in µs, got {w!r}") from None
-                if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
-                    raise ValueError(f"{name} must have finite t0 < t1, got {w!r}")
-                setattr(self, name, (t0, t1))
+            setattr(self, name, checked_window(getattr(self, name), name))
         self.side_params("a")  # validates the shared fields through IcicleParams
         return self
 

@@ -43,6 +43,30 @@ def parse_fold(spec) -> tuple:
     return ("levels", tuple(ranges))
 
 
+def checked_resolution(resolution) -> tuple:
+    """(width, height) as ints within 16..16384 px (ValueError otherwise)."""
+    try:
+        w, h = (int(x) for x in resolution)
+    except (TypeError, ValueError):
+        raise ValueError(f"resolution must be (width, height), got {resolution!r}") from None
+    if not (16 <= w <= 16384 and 16 <= h <= 16384):
+        raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
+    return (w, h)
+
+
+def checked_window(window, name: str = "time_window"):
+    """None, or (t0, t1) as finite floats with t0 < t1 (ValueError naming ``name``)."""
+    if window is None:
+        return None
+    try:
+        t0, t1 = (float(x) for x in window)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be (t0, t1) in µs, got {window!r}") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
+        raise ValueError(f"{name} must have finite t0 < t1, got {window!r}")
+    return (t0, t1)
+
+
 @dataclass
 class IcicleParams:
     """Parameters of `icicle_layout`; JSON-able through `to_dict`/`from_dict`.
@@ -138,21 +162,8 @@ class IcicleParams:
             raise ValueError(f"extrude_measure must be one of {EXTRUDE_MEASURES}, got {self.extrude_measure!r}")
         if self.color_by not in COLOR_BY:
             raise ValueError(f"color_by must be one of {COLOR_BY}, got {self.color_by!r}")
-        try:
-            w, h = (int(x) for x in self.resolution)
-        except (TypeError, ValueError):
-            raise ValueError(f"resolution must be (width, height), got {self.resolution!r}") from None
-        if not (16 <= w <= 16384 and 16 <= h <= 16384):
-            raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
-        self.resolution = (w, h)
-        if self.time_window is not None:
-            try:
-                t0, t1 = (float(x) for x in self.time_window)
-            except (TypeError, ValueError):
-                raise ValueError(f"time_window must be (t0, t1) in µs, got {self.time_window!r}") from None
-            if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
-                raise ValueError(f"time_window must have finite t0 < t1, got {self.time_window!r}")
-            self.time_window = (t0, t1)
+        self.resolution = checked_resolution(self.resolution)
+        self.time_window = checked_window(self.time_window)
         for name in ("cluster_px", "label_min_px", "time_length", "lane_depth"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):

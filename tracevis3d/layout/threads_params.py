@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from .params import checked_resolution, checked_window
+
 THREAD_COLOR_BY = ("kind", "thread", "object")
 
 
@@ -59,21 +61,8 @@ class ThreadsParams:
     def validate(self) -> "ThreadsParams":
         if self.color_by not in THREAD_COLOR_BY:
             raise ValueError(f"color_by must be one of {THREAD_COLOR_BY}, got {self.color_by!r}")
-        try:
-            w, h = (int(x) for x in self.resolution)
-        except (TypeError, ValueError):
-            raise ValueError(f"resolution must be (width, height), got {self.resolution!r}") from None
-        if not (16 <= w <= 16384 and 16 <= h <= 16384):
-            raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
-        self.resolution = (w, h)
-        if self.time_window is not None:
-            try:
-                t0, t1 = (float(x) for x in self.time_window)
-            except (TypeError, ValueError):
-                raise ValueError(f"time_window must be (t0, t1) in µs, got {self.time_window!r}") from None
-            if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
-                raise ValueError(f"time_window must have finite t0 < t1, got {self.time_window!r}")
-            self.time_window = (t0, t1)
+        self.resolution = checked_resolution(self.resolution)
+        self.time_window = checked_window(self.time_window)
         if self.highlight is not None and not (isinstance(self.highlight, int) and self.highlight >= 0):
             raise ValueError(f"highlight must be a call index >= 0, got {self.highlight!r}")
         for name, lo, hi in (("fold", 0, 1000), ("max_levels", 1, 1000), ("max_curves", 0, 10 ** 8)):
