@@ -52,6 +52,16 @@ def _table_size(n):
     return size
 
 
+@njit(cache=True, nogil=True)
+def _key_table(n):
+    """An empty hash-consing table for up to ``n`` keys of a reverse sweep over ``n``
+    calls: (table (load <= 1/2), mask, hashes, key pointers, key items, a key buffer)."""
+    tsize = _table_size(n)
+    return (np.full(tsize, -1, np.int32), tsize - 1, np.empty(max(n, 1), np.uint64),
+            np.zeros(max(n, 1) + 1, np.int64), np.empty(max(16, 2 * n), np.int32),
+            np.empty(max(n, 1) + 1, np.int32))
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _find_key(table, tmask, hashes, ptr, items, h, buf, m):
     """Linear probe of the open-addressing ``table`` for key ``buf[:m]`` with hash h:
@@ -217,15 +227,9 @@ def subtree_shape_classes(func, end_index):
     """
     n = func.shape[0]
     shape = np.empty(n, np.int32)
-    tsize = _table_size(n)
-    tmask = tsize - 1
-    table = np.full(tsize, -1, np.int32)
-    hashes = np.empty(max(n, 1), np.uint64)
-    kptr = np.zeros(max(n, 1) + 1, np.int64)
-    keys = np.empty(max(16, 2 * n), np.int32)
+    table, tmask, hashes, kptr, keys, buf = _key_table(n)
     n_keys = 0
     n_cls = 0
-    buf = np.empty(max(n, 1) + 1, np.int32)
     for i in range(n - 1, -1, -1):
         buf[0] = func[i]
         m = 1

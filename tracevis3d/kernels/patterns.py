@@ -19,7 +19,7 @@ the same class when their subtrees agree on their first d levels below them.
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _store_new_key, _table_size, splitmix64
+from .gamma import _find_key, _key_table, _store_new_key, splitmix64
 
 
 @njit(cache=True, nogil=True)
@@ -30,15 +30,9 @@ def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs
     verified key by key.  Returns ``(cls, n_classes)``."""
     n = func.shape[0]
     cls = np.empty(n, np.int32)
-    tsize = _table_size(n)
-    tmask = tsize - 1
-    table = np.full(tsize, -1, np.int32)
-    hashes = np.empty(max(n, 1), np.uint64)
-    kptr = np.zeros(max(n, 1) + 1, np.int64)
-    keys = np.empty(max(16, 2 * n), np.int32)
+    table, tmask, hashes, kptr, keys, buf = _key_table(n)
     n_keys = 0
     n_cls = 0
-    buf = np.empty(max(n, 1) + 1, np.int32)
     for i in range(n - 1, -1, -1):
         buf[0] = func[i]
         m = 1
