@@ -203,7 +203,7 @@ def _tube_hit(scene, match_index: int) -> dict:
         raise ValueError(f"match {match_index} has no tube in this scene (not in view, or merged into another)")
     tube_index = np.empty(len(ob.data.polygons), np.int32)
     ob.data.attributes["tube_index"].data.foreach_get("value", tube_index)
-    return tube_hit(ob, int(np.flatnonzero(tube_index == tubes[0])[0]))
+    return tube_hit(ob, int(np.flatnonzero(tube_index == tubes[0])[0]), int(tubes[0]))
 
 
 def _best_match_line(context, side: str, call: int) -> str | None:

@@ -128,9 +128,9 @@ _TUBE_CACHE: dict = {}  # the last tube mesh's faces and per-tube bounds (readin
 
 
 def _tube_geometry(me):
-    """(corners (nf, 4, 3) float32, first face of each tube, its end, bounds lo, hi) of a
-    tube mesh (a tube is a run of faces with one ``tube_index``), or None; kept for the
-    last mesh (by its address and size: a rebuilt scene has a new mesh)."""
+    """(corners (nf, 4, 3) float32, first face of each tube, its end, bounds lo, hi, the
+    tube's index) of a tube mesh (a tube is a run of faces with one ``tube_index``), or
+    None; kept for the last mesh (by its address and size: a rebuilt scene has a new mesh)."""
     nf = len(me.polygons)
     key = (me.as_pointer(), len(me.vertices), nf)
     if key in _TUBE_CACHE:
@@ -144,7 +144,7 @@ def _tube_geometry(me):
     lo = np.minimum.reduceat(corners.min(1), starts, axis=0).astype(np.float64)
     hi = np.maximum.reduceat(corners.max(1), starts, axis=0).astype(np.float64)
     _TUBE_CACHE.clear()
-    _TUBE_CACHE[key] = (corners, starts, np.r_[starts[1:], nf], lo, hi)
+    _TUBE_CACHE[key] = (corners, starts, np.r_[starts[1:], nf], lo, hi, match[starts])
     return _TUBE_CACHE[key]
 
 
@@ -156,7 +156,7 @@ def _pick_tubes(ob, origin, direction):
     geo = _tube_geometry(me)
     if geo is None:
         return np.inf, None
-    corners, starts, ends, lo, hi = geo
+    corners, starts, ends, lo, hi, run_tube = geo
     o, d = _world_ray(ob, origin, direction)
     t_box = ray_box_hits(o, d, (lo + hi) / 2, hi - lo)
     order = np.argsort(t_box)
@@ -179,7 +179,7 @@ def _pick_tubes(ob, origin, direction):
         return np.inf, None
     from .tubes import tube_values
 
-    tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[best_face])
+    tube = int(run_tube[np.searchsorted(starts, best_face, side="right") - 1])
     calls = tube_values(me, "call_index")
     if calls is not None:  # a node of a cone tree: a call (its context's first call)
         if calls[tube] < 0:
@@ -188,16 +188,18 @@ def _pick_tubes(ob, origin, direction):
     match = tube_values(me, "match_index")
     if match is not None and match[tube] < 0:  # an edge or ring of a cone tree: not pickable
         return np.inf, None
-    return best_t, tube_hit(ob, best_face)
+    return best_t, tube_hit(ob, best_face, tube)
 
 
-def tube_hit(ob, face: int) -> dict:
-    """The pick of face ``face`` of a tube mesh: {"kind": "tube", "face", "object", "tube"}
-    and its tube's `TUBE_FIELDS` (stored once per tube, `tubes.tube_values`)."""
+def tube_hit(ob, face: int, tube: int | None = None) -> dict:
+    """The pick of face ``face`` of a tube mesh (``tube``: its tube, when the caller knows
+    it): {"kind": "tube", "face", "object", "tube"} and the tube's `TUBE_FIELDS` (stored once
+    per tube, `tubes.tube_values`)."""
     from .tubes import tube_values
 
     me = ob.data
-    tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[face])
+    if tube is None:
+        tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[face])
     hit = {"kind": "tube", "face": int(face), "object": ob.name, "tube": tube}
     for name in TUBE_FIELDS:
         v = tube_values(me, name)
