@@ -101,3 +101,39 @@ def apply_thread_events_py(etype, efunc, ets, func, start, end, depth, parent, e
         del open_calls[cut:]
     stack[: len(open_calls)] = open_calls
     return n, len(open_calls), last_ts, unbalanced, repaired, backwards, closed
+
+
+@njit(cache=True, nogil=True)
+def stack_events(enter, fids, ts, stack, depth, is_c, thread, origin, enter_type, exit_type):
+    """One thread's raw profile events → packed protocol records, carrying its open calls.
+
+    ``stack[:depth]`` holds the function ids of the calls open before the batch.  An enter
+    pushes its function; an exit pops, and an exit with nothing open (a call entered before
+    tracing began) is dropped.  Record k is the 16-byte EVENT_DTYPE (live protocol, little
+    endian) as two int64: ``type | flags << 8 | thread << 16 | func << 32`` (flags: 1 for a C
+    function) and ``max(t - origin, 0)``.  Returns (records (m, 2), stack, depth); the stack
+    grows by doubling.
+    """
+    n = enter.shape[0]
+    out = np.empty((n, 2), np.int64)
+    m = 0
+    for i in range(n):
+        f = fids[i]
+        if enter[i]:
+            if depth == stack.shape[0]:
+                bigger = np.empty(max(16, 2 * depth), np.int64)
+                bigger[:depth] = stack[:depth]
+                stack = bigger
+            stack[depth] = f
+            depth += 1
+            kind = enter_type
+        elif depth == 0:
+            continue
+        else:
+            depth -= 1
+            kind = exit_type
+        t = ts[i] - origin
+        out[m, 0] = kind | (is_c[f] << 8) | (thread << 16) | (f << 32)
+        out[m, 1] = t if t > 0 else 0
+        m += 1
+    return out[:m], stack, depth

@@ -26,8 +26,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="hold events up to S seconds at start until a viewer subscribes (default 1)")
     r.add_argument("--linger", type=float, default=2.0, metavar="S",
                    help="at exit, wait at most S seconds for queued messages (default 2)")
-    r.add_argument("--max-pending", type=int, default=1 << 20, metavar="N",
-                   help="events queued at most before dropping (default 1048576)")
+    r.add_argument("--max-pending", type=int, default=None, metavar="N",
+                   help="events held at most before dropping: per thread with the compiled hook "
+                        "(default 8388608), in all with the Python hooks (default 1048576)")
     rec = sub.add_parser("record", help="run a script with the same tracer into a Chrome JSON file")
     rec.add_argument("-o", "--output", required=True)
     for q in (r, rec):
@@ -75,8 +76,10 @@ def main(argv=None) -> int:
     finally:
         pub_cm.__exit__(None, None, None)
         s = pub.stats
+        inside = s.get("dropped_in_program", 0)
         sys.stderr.write(f"tracevis3d.live: {s.get('events_sent', 0)} events sent, "
-                         f"{s.get('dropped_events', 0)} dropped\n")
+                         f"{s.get('dropped_events', 0)} dropped"
+                         + (f" ({inside} before sending: the sender fell behind)" if inside else "") + "\n")
     return code
 
 

@@ -1,6 +1,8 @@
 """Raw profile events → protocol records, off the traced threads (the publisher's sender).
 
-A raw event is ``(event name, code object or C function, perf_counter_ns)``.  Conversion is
+A raw event is ``(event name, code object or C function, perf_counter_ns)``; the compiled
+profile function's batches (native_hook.py) carry function ids already, and their
+conversion is one kernel call (`_convert_native`).  Conversion of raw events is
 vectorised per batch: names → ±1 with a dict, objects → function ids with a dict (C methods
 bound to instances are keyed by (type, name): they are new objects at every call), then
 the exits of calls entered before tracing began are dropped and the open-call stack is
@@ -62,14 +64,47 @@ class FunctionTable:
             self.by_ckey[key] = fid  # bound methods are new objects per call
         return fid
 
+    def fid_of(self, obj) -> int:
+        """`id_of` with the lookups first (a known object, a known C method of a type)."""
+        fid = self.by_obj.get(obj)
+        if fid is not None:
+            return fid
+        owner = getattr(obj, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            fid = self.by_ckey.get((type(owner), getattr(obj, "__name__", "")))
+            if fid is not None:
+                return fid
+        return self.id_of(obj)
+
 
 class Converter:
     """Batches of raw events of one thread → EVENT_DTYPE records (see module doc)."""
 
-    def __init__(self, origin_ns: int):
+    def __init__(self, origin_ns: int, native=None):
         self.origin = origin_ns
         self.funcs = FunctionTable()
         self.stacks: dict[int, np.ndarray] = {}
+        self.native = native  # the compiled hook's NativeRecorder (its batches), or None
+        self._is_c = np.zeros(0, np.int64)
+
+    def _convert_native(self, thread: int, batch) -> np.ndarray:
+        """EVENT_DTYPE records of a `native_hook.NativeBatch`: the functions unknown when
+        they ran are named (`NativeRecorder.function_ids`), then one kernel call without the
+        GIL (`convert_batch`: ids, open-call stack, packing)."""
+        native = self.native
+        idx, fids = native.function_ids(batch, self.funcs.fid_of)
+        if self._is_c.shape[0] != len(self.funcs.is_c):
+            self._is_c = np.asarray(self.funcs.is_c, np.int64)
+        stack = self.stacks.get(thread)
+        if stack is None:
+            stack, depth = np.zeros(16, np.int64), 0
+        else:
+            depth = stack.shape[0]
+            stack = np.concatenate([stack, np.zeros(16, np.int64)])
+        packed, stack, depth = native.k["convert_batch"](batch.recs, idx, fids, stack, depth, self._is_c, thread,
+                                                         self.origin, P.ENTER, P.EXIT)
+        self.stacks[thread] = stack[:depth].copy()
+        return packed.view(P.EVENT_DTYPE).reshape(-1)
 
     def _fids(self, objs) -> np.ndarray:
         get = self.funcs.by_obj.get
@@ -92,9 +127,11 @@ class Converter:
         """A batch of ``thread`` was dropped unconverted: its open calls are unknown now."""
         self.stacks.pop(thread, None)
 
-    def convert(self, thread: int, batch: list) -> np.ndarray:
-        if not batch:
+    def convert(self, thread: int, batch) -> np.ndarray:
+        if len(batch) == 0:
             return np.zeros(0, P.EVENT_DTYPE)
+        if self.native is not None and not isinstance(batch, list):
+            return self._convert_native(thread, batch)
         evs, objs, stamps = zip(*batch)
         n = len(evs)
         delta = np.fromiter(map(_DELTA.__getitem__, evs), np.int64, n)

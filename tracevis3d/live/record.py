@@ -17,7 +17,7 @@ from .tracer import make_hooks
 class Recorder:
     def __init__(self):
         self.parts: list = []
-        self.hooks = make_hooks(self._sink)
+        self.hooks = make_hooks(self._sink, native=False)  # the reference: Python hooks
         self.converter = Converter(self.hooks.origin)
 
     def _sink(self, slot, batch) -> None:

@@ -113,6 +113,9 @@ class Hooks:
             self.active = False
             return self.take_partial()
 
+    def release(self, batch) -> None:
+        """Nothing to give back (the compiled hook's batches own references)."""
+
     def refresh_names(self) -> list:
         """Slots whose thread was renamed since we last looked (names are read off the hot path)."""
         changed = []
@@ -226,11 +229,37 @@ class MonitoringHooks(Hooks):
             self.sink(slot, batch)
 
 
-def make_hooks(sink, batch: int = BATCH, clock=time.perf_counter_ns) -> Hooks:
-    """`MonitoringHooks` on Python ≥ 3.12 (``TRACEVIS3D_LIVE_HOOKS=setprofile`` forces the
-    old hooks), else the ``setprofile`` `Hooks`."""
+HOOK_KINDS = ("native", "monitoring", "setprofile")
+
+
+def make_hooks(sink, batch: int = BATCH, clock=time.perf_counter_ns, native: bool = True,
+               max_events: int | None = None):
+    """The hooks for this interpreter, or those named by ``TRACEVIS3D_LIVE_HOOKS``:
+
+    * ``monitoring``: `MonitoringHooks` (``sys.monitoring``), the default on Python ≥ 3.12;
+    * ``native``: the compiled ``setprofile`` function (native_hook.py), the default below
+      3.12 where it is available (CPython, 64 bit, clock_gettime, numba) and ``native``;
+      batches are drained by the caller's `take_partial` (no ``sink`` calls); ``max_events``
+      bounds each thread's buffer;
+    * ``setprofile``: the Python ``setprofile`` `Hooks` (the fallback).
+    """
     import os
 
-    if sys.version_info >= (3, 12) and os.environ.get("TRACEVIS3D_LIVE_HOOKS", "") != "setprofile":
+    kind = os.environ.get("TRACEVIS3D_LIVE_HOOKS", "").strip().lower()
+    if kind and kind not in HOOK_KINDS:
+        raise ValueError(f"TRACEVIS3D_LIVE_HOOKS={kind!r}: expected one of {', '.join(HOOK_KINDS)}")
+    if not kind:
+        kind = "monitoring" if sys.version_info >= (3, 12) else ("native" if native else "setprofile")
+    if kind == "monitoring":
+        if sys.version_info < (3, 12):
+            raise ValueError("TRACEVIS3D_LIVE_HOOKS=monitoring needs Python ≥ 3.12 (sys.monitoring)")
         return MonitoringHooks(sink, batch, clock)
+    if kind == "native" and native:
+        from . import native_hook
+
+        if native_hook.available():
+            return native_hook.NativeHooks(sink, batch, max_events=max_events)
+        if os.environ.get("TRACEVIS3D_LIVE_HOOKS"):
+            sys.stderr.write(f"tracevis3d.live: no compiled hook here ({native_hook.why_not()}); "
+                             "using the Python setprofile hook\n")
     return Hooks(sink, batch, clock)

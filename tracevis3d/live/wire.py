@@ -18,9 +18,12 @@ class WireSender:
     def __init__(self, endpoint: str, bind: bool = False, curve: Curve | None = None,
                  program: str = "", pid: int | None = None, clock_origin_ns: int | None = None,
                  ticks_per_second: int = 10 ** 9, linger_ms: int = 2000, sndhwm: int = 256,
-                 context=None):
+                 context=None, events_per_message: int = P.MAX_EVENTS_PER_MESSAGE // 4):
         import zmq
 
+        #: a viewer handles one message at a time: 1 MiB of events by default (a few ms);
+        #: the publisher sends 2 MiB (each send costs the sender a GIL hand-off)
+        self.events_per_message = max(1, min(int(events_per_message), P.MAX_EVENTS_PER_MESSAGE))
         self._zmq = zmq
         self._own_ctx = context is None
         self.ctx = context or zmq.Context()
@@ -80,13 +83,16 @@ class WireSender:
             self.tables_dirty = True
         return new
 
-    def wait_subscriber(self, seconds: float) -> bool:
+    def wait_subscriber(self, seconds: float, tick=None, interval: float = 0.05) -> bool:
+        """Wait up to ``seconds`` for a subscription, calling ``tick()`` every ``interval``."""
         deadline = time.monotonic() + seconds
         while not self.subscribed:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            self.poll_subscriptions(int(min(left, 0.05) * 1000) + 1)
+            self.poll_subscriptions(int(min(left, interval) * 1000) + 1)
+            if tick is not None:
+                tick()
         return self.subscribed
 
     # -------------------------------------------------------------- tables
@@ -134,7 +140,7 @@ class WireSender:
             self._drop(n, 1)
             return n
         dropped = 0
-        step = P.MAX_EVENTS_PER_MESSAGE // 4
+        step = self.events_per_message
         for k in range(0, n, step):
             part = records[k: k + step]
             if self._send(P.EVENTS, P.events_payload(part)):
