@@ -4,9 +4,10 @@
   process over loopback TCP into `LiveSession` (events/s from the first message to BYE;
   and the share of that spent inside poll_once); goal >= 2e6 events/s;
 * tracer overhead on a real program (bench/live_workload.py: difflib, fractions, recursion): wall time untraced, with
-  ``python -m tracevis3d.live run`` and a viewer keeping up, with it and no viewer, and with
-  VizTracer (``python -m viztracer``), all in this run; goal: our slowdown within 1.5x
-  VizTracer's;
+  ``python -m tracevis3d.live run`` and a viewer (in this process, on the same 2 cores),
+  with it and no viewer, with the Python setprofile hook, and with VizTracer
+  (``python -m viztracer``, which keeps the last 10^6 entries and writes its JSON at
+  exit), all in this run; goal: our slowdown within 1.5x VizTracer's;
 * latency from a call's exit to the call being in the model, at 1e5 events/s
   (bench/live_paced.py), p50 / p99; goal p99 <= 100 ms;
 * Blender: `LiveView.update` cost per 1e4 appended calls and the longest main-thread pause
@@ -72,21 +73,21 @@ def throughput(tmp, n_calls):
                     mem_per_1e6=mem / n_calls * 1e6 / 2 ** 20, drops=sess.dropped, bad=sum(sess.bad.values()))
 
 
-def _wall(cmd, reps):
+def _wall(cmd, reps, env=None):
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
-        subprocess.run(cmd, env=ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(cmd, env=env or ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         best = min(best, time.perf_counter() - t)
     return best
 
 
-def _wall_with_viewer(cmd_of, reps):
+def _wall_with_viewer(cmd_of, reps, env=None):
     best, info = float("inf"), {}
     for _ in range(reps):
         with LiveSession("tcp://127.0.0.1:*") as sess:
             t = time.perf_counter()
-            p = subprocess.Popen(cmd_of(sess.endpoint), env=ENV, stdout=subprocess.DEVNULL,
+            p = subprocess.Popen(cmd_of(sess.endpoint), env=env or ENV, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
             while p.poll() is None:
                 sess.poll_once(max_messages=1000, max_seconds=0.05, wait=0.005)
@@ -104,10 +105,15 @@ def overhead(tmp, reps):
     ours, info = _wall_with_viewer(lambda ep: [PY, "-m", "tracevis3d.live", "run", "--endpoint", ep, script], reps)
     alone = _wall([PY, "-m", "tracevis3d.live", "run", "--endpoint", "tcp://127.0.0.1:9", "--wait-subscriber", "0",
                    "--linger", "0.1", script], reps)
+    # the Python setprofile hook (the fallback where the compiled one is not available)
+    py_env = dict(ENV, TRACEVIS3D_LIVE_HOOKS="setprofile")
+    ours_py, info_py = _wall_with_viewer(lambda ep: [PY, "-m", "tracevis3d.live", "run", "--endpoint", ep, script],
+                                         reps, env=py_env)
     viz = None
     if shutil.which("viztracer") or _has_viztracer():
         viz = _wall([PY, "-m", "viztracer", "--quiet", "-o", str(tmp / "viz.json"), script], reps)
-    return dict(base=base, ours=ours, alone=alone, viz=viz, **info)
+    return dict(base=base, ours=ours, alone=alone, viz=viz, ours_py=ours_py, events_py=info_py.get("events", 0),
+                dropped_py=info_py.get("dropped", 0), **info)
 
 
 def _has_viztracer():
@@ -201,6 +207,9 @@ def main(argv=None):
         print(f"| tracer slowdown, bench/live_workload.py (untraced {ov['base']:.2f} s) | {sd:.2f}x with viewer, "
               f"{sd_alone:.2f}x no viewer | ≤ 1.5 × VizTracer's | VizTracer {sv:.2f}x (incl. writing its JSON); "
               f"ratio {sd / sv:.2f}; {ov.get('events', 0):,} events, {ov.get('dropped', 0):,} dropped |")
+        sp = ov["ours_py"] / ov["base"]
+        print(f"| the same with the Python setprofile hook (fallback) | {sp:.2f}x with viewer | | ratio {sp / sv:.2f}; "
+              f"{ov['events_py']:,} events, {ov['dropped_py']:,} dropped |")
     else:
         print(f"| tracer slowdown | {sd:.2f}x | | VizTracer not installed |")
     print(f"| latency exit → model at {lat['eps'] / 1e3:.0f}k ev/s ({lat['n']:,} calls) | p50 {lat['p50']:.1f} ms, "

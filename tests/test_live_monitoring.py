@@ -1,7 +1,9 @@
-"""The live tracer on Python ≥ 3.12 uses ``sys.monitoring`` (PEP 669): the same program
-recorded and fed live by the Python 3.13 interpreter of ``.venv313`` (built by ``make test``
-when a python3.13 exists) has the same calls as under Python 3.11's ``sys.setprofile``
-hooks: every call of the program's own functions at the same depth, and its C calls."""
+"""The live tracer on Python ≥ 3.12: ``sys.monitoring`` (PEP 669) callbacks and the
+compiled profile function (which CPython ≥ 3.12 runs from its own monitoring events): the
+same program recorded and fed live by the Python 3.13 interpreter of ``.venv313`` (built by
+``make test`` when a python3.13 exists) has the same calls as under Python 3.11's
+``sys.setprofile`` hooks: every call of the program's own functions at the same depth, and
+its C calls."""
 import collections
 import os
 import pathlib
@@ -52,14 +54,17 @@ def _own_calls(t):
     return out
 
 
-def test_python_313_uses_sys_monitoring(py313):
+def test_python_313_hooks(py313):
+    """The compiled hook by default; Python ``sys.monitoring`` callbacks without it (the
+    recorder's reference) or when asked; the Python setprofile hook when asked."""
     code = ("from tracevis3d.live.tracer import make_hooks; "
-            "print(type(make_hooks(lambda slot, batch: None)).__name__)")
-    r = subprocess.run([py313, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
-    assert r.stdout.strip() == "MonitoringHooks", r.stderr
-    r = subprocess.run([py313, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(ENV, TRACEVIS3D_LIVE_HOOKS="setprofile"))
-    assert r.stdout.strip() == "Hooks", r.stderr
+            "print(type(make_hooks(lambda slot, batch: None)).__name__, "
+            "type(make_hooks(lambda slot, batch: None, native=False)).__name__)")
+    for env, want in (("", "NativeHooks MonitoringHooks"), ("monitoring", "MonitoringHooks MonitoringHooks"),
+                      ("setprofile", "Hooks Hooks")):
+        r = subprocess.run([py313, "-c", code], capture_output=True, text=True, timeout=120,
+                           env=dict(ENV, TRACEVIS3D_LIVE_HOOKS=env))
+        assert r.stdout.strip() == want, (env, r.stderr[-2000:])
 
 
 def test_monitoring_records_the_calls_setprofile_records(py313, tmp_path):
@@ -71,11 +76,13 @@ def test_monitoring_records_the_calls_setprofile_records(py313, tmp_path):
     assert sum(len(v) for k, v in new.items() if not k.endswith(" C")) > 100
 
 
-def test_monitoring_feeds_a_live_viewer(py313, tmp_path):
+@pytest.mark.parametrize("hooks", ["monitoring", "native"])
+def test_python_313_feeds_a_live_viewer(py313, tmp_path, hooks):
     old = _own_calls(_record(sys.executable, tmp_path / "setprofile.json"))
     with LiveSession("tcp://127.0.0.1:*") as sess:
         p = subprocess.Popen([py313, "-m", "tracevis3d.live", "run", "--endpoint", sess.endpoint, SCRIPT],
-                             env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             env=dict(ENV, TRACEVIS3D_LIVE_HOOKS=hooks), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
         follow(sess, timeout=120)
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err[-2000:]

@@ -144,12 +144,21 @@ def test_buffers_grow_when_more_than_half_full_and_the_spare_is_reused():
     assert max(caps) <= 1 << 14
 
 
-def test_make_hooks_picks_the_compiled_hook_below_312(monkeypatch):
-    if sys.version_info >= (3, 12):
-        pytest.skip("Python ≥ 3.12 uses sys.monitoring by default")
+def test_another_profiler_is_not_silently_replaced():
+    sys.setprofile(lambda *a: None)
+    try:
+        with pytest.raises(RuntimeError, match="already running"):
+            N.NativeHooks().start()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+
+def test_make_hooks_picks_the_compiled_hook(monkeypatch):
     monkeypatch.delenv("TRACEVIS3D_LIVE_HOOKS", raising=False)
     assert isinstance(make_hooks(lambda s, b: None), N.NativeHooks)
-    assert type(make_hooks(lambda s, b: None, native=False)) is Hooks
+    if sys.version_info < (3, 12):
+        assert type(make_hooks(lambda s, b: None, native=False)) is Hooks
     monkeypatch.setenv("TRACEVIS3D_LIVE_HOOKS", "setprofile")
     assert type(make_hooks(lambda s, b: None)) is Hooks
     monkeypatch.setenv("TRACEVIS3D_LIVE_HOOKS", "bogus")

@@ -111,7 +111,7 @@ def test_live_labels_name_the_widest_shallow_calls():
 
     want = tracevis3d.synthetic(2000, threads=2, seed=9)
     with LiveSession("tcp://127.0.0.1:*") as sess:
-        view = LiveView(LiveParams(window_us=want.span, resolution=(320, 180)))
+        view = LiveView(LiveParams(window_us=want.span, resolution=(1920, 1080)))
         th = threading.Thread(target=replay, args=(want, sess.endpoint))
         th.start()
         while not any(s.ended for s in sess.sessions.values()):
@@ -121,6 +121,8 @@ def test_live_labels_name_the_widest_shallow_calls():
         view.update(sess, force_labels=True)
         shown = [o for o in view.labels.pool if not o.hide_render]
         assert 0 < len(shown) <= 40
+        px = view.cam_ob.data.ortho_scale / 1920
+        assert min(o.data.size for o in shown) >= 10 * px  # readable: at least 10 pixels high
         roots = want.roots()
         widest = want.function_names[want.func[roots[np.argmax(want.duration[roots])]]]
         from tracevis3d.layout.icicle import short_name
@@ -147,7 +149,7 @@ def test_live_view_has_a_title_and_a_time_axis():
             view.update(sess)
         th.join()
         view.update(sess)
-        title = view.texts["title"].data.body
+        title = view.title_ob.data.body
         assert title.startswith("live · ") and "2 threads" in title and f"{sess.n_calls:,} calls" in title
         ticks = [o for k, o in view.texts.items() if k.startswith("tick_") and not o.hide_render]
         assert 3 <= len(ticks) <= 12
@@ -159,4 +161,58 @@ def test_live_view_has_a_title_and_a_time_axis():
         assert t0 * st - 1e-6 <= xs[0] and xs[-1] <= t1 * st + 1e-6  # inside the window in view
         gaps = np.diff(xs)
         assert np.allclose(gaps, gaps[0], rtol=1e-6)  # one step
+        view.remove()
+
+
+def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_content(tmp_path):
+    """The live scene's heads-up display is the shared stage: a title row, a legend column
+    whose swatches are the colours of the modules covering the most area, and the calls
+    framed into the rest of the image (nothing of them under the legend)."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.blender.render import render_figure
+    from tracevis3d.layout.live import FIRST_MODULE, LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    for ob in [o for o in bpy.context.scene.objects if o.name in ("Cube", "Light", "Camera")]:
+        bpy.data.objects.remove(ob, do_unlink=True)  # the start-up scene (render-live removes it too)
+    want = tracevis3d.synthetic(4000, threads=3, seed=5)
+    res = (960, 540)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=res, follow=False, recolour_seconds=0.0))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint))
+        th.start()
+        while not any(s.ended for s in sess.sessions.values()):
+            sess.poll_once(max_messages=100, wait=0.05)
+            view.update(sess)
+        th.join()
+        sess.poll_once(max_messages=10 ** 6)
+        view.update(sess, force_labels=True)
+        rows = view.layout.colouring.legend_rows()
+        assert rows[0][2] == "heading" and rows[1][1] == FIRST_MODULE
+        # the first legend row is the module with the most area (summed widths of its calls)
+        ft_modules = [n.rsplit(".", 2)[0] for n in want.function_names]
+        area = {}
+        for f, d in zip(want.func, want.duration):
+            area[ft_modules[f]] = area.get(ft_modules[f], 0.0) + d
+        assert rows[1][0] == max(area, key=area.get), (rows[:3], sorted(area.items(), key=lambda x: -x[1])[:3])
+        path = tmp_path / "live.png"
+        render_figure(str(path), resolution=res, scene=view.scene)
+        img = _pixels(path)
+        slots = np.asarray(linear_to_srgb(view.layout.slot_rgb))
+        legend_x = int(view._plan.legend_x)
+        swatch = np.abs(img - slots[FIRST_MODULE]).max(axis=2) < 0.06
+        assert swatch[:, legend_x:].sum() > 20       # its swatch in the legend column, exact
+        # its boxes among the calls: shaded (cushion, light), so matched by chromaticity to
+        # the nearest slot colour
+        sat = img.max(axis=2) - img.min(axis=2)
+        chroma = img / np.maximum(img.max(axis=2, keepdims=True), 1e-6)
+        slot_chroma = slots / np.maximum(slots.max(axis=1, keepdims=True), 1e-6)
+        nearest = np.argmin(((chroma[:, :, None, :] - slot_chroma[None, None]) ** 2).sum(axis=3), axis=2)
+        assert ((nearest == FIRST_MODULE) & (sat > 0.15))[:, : legend_x - 10].sum() > 500
+        ys, xs = np.nonzero(sat > 0.2)
+        in_legend = xs >= legend_x - 2
+        # right of the legend's left edge only the swatches (a few small squares)
+        assert in_legend.sum() < 0.05 * len(xs)
+        dark = img.max(axis=2) < 0.45
+        assert dark[: int(0.08 * res[1])].sum() > 100  # the title row
         view.remove()

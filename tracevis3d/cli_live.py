@@ -119,7 +119,8 @@ def render_live(args) -> str:
         from .blender.render import render_figure
         from .layout.live import LiveParams
 
-        view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution),
+        view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution,
+                                   recolour_seconds=0.0),  # offline: colours ranked at every frame
                         scene=scene)
         n_frames = max(1, int(round(args.seconds * args.fps)))
         _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")

@@ -20,6 +20,7 @@ MAX_LABELS = 40
 LABEL_LEVELS = 3
 INTERVAL = 1.0
 CHAR_EM = 0.6  # average character width of the font, in text heights
+MIN_PX = 10.0  # the smallest label drawn, pixels
 
 
 class LiveLabels:
@@ -52,13 +53,18 @@ class LiveLabels:
             self.pool.append(ob)
         return self.pool[k]
 
-    def refresh(self, session, layout, t0: float, t1: float, force: bool = False) -> int:
-        """Place the labels (at most once per INTERVAL unless ``force``); how many are shown."""
+    def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0) -> int:
+        """Place the labels (at most once per INTERVAL unless ``force``); how many are shown.
+        ``px``: world length of a pixel; text under `MIN_PX` pixels is not drawn at all."""
         now = time.monotonic()
         if not force and now - self.last < INTERVAL:
             return -1
         self.last = now
         size = 0.75 * layout.h  # inside the box (BOX_FILL 0.85 of a level)
+        if px > 0 and size < MIN_PX * px:  # the levels are too thin on screen for readable text
+            for ob in self.pool:
+                ob.hide_render = ob.hide_viewport = True
+            return 0
         picks = []
         for ti, T in enumerate(session.threads):
             if ti >= len(self.cand) or not self.cand_n[ti]:
@@ -88,7 +94,7 @@ class LiveLabels:
             if ob.data.body != text:
                 ob.data.body = text
             ob.data.size = size
-            lvl = min(int(T.depth[i]), layout.p.levels - 1)
+            lvl = min(int(T.depth[i]), int(layout.levels_of(ti)) - 1)
             z = float(layout.lane_top(ti)) - (lvl + 0.5) * layout.h - 0.3 * size
             ob.location = (start * layout.scale_t + 0.25 * size, -0.02, z)
             ob.hide_render = ob.hide_viewport = False

@@ -16,8 +16,10 @@ import time
 import bpy
 import numpy as np
 
-from ..layout.live import LABEL_ROOM, LiveLayout, LiveParams
+from ..layout.annotate import MATERIAL_TEXT_COLOURS
+from ..layout.live import SLOT_NAMES, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
+from ..layout.text import cut_end
 from ..live.store import _grow
 from .live_labels import LiveLabels
 from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
@@ -73,10 +75,13 @@ class LiveView:
         for ob in list(self.coll.objects):
             bpy.data.objects.remove(ob, do_unlink=True)
         spec = SceneSpec(layers=[], labels=None, legend=[], materials=self.layout.materials(),
-                         camera=self.layout.camera(0.0, 1, 3), lights=self.layout.lights(),
+                         camera=self.layout.camera(0.0, 1), lights=self.layout.lights(),
                          resolution=tuple(self.layout.p.resolution), background=(1.0, 1.0, 1.0))
         for ms in spec.materials.values():
             ensure_material(ms)
+        for name, rgba in MATERIAL_TEXT_COLOURS.items():
+            ensure_material(MaterialSpec(name, tuple(rgba), "text", cushion=False, from_attribute=False))
+        self._slot_rgb = self.layout.slot_rgb.copy()
         self.cam_ob = write_camera(spec, self.coll, name="TV3D_live_camera", scene=self.scene)
         write_lights(spec, self.coll)
         setup_world_and_display(spec, self.scene)
@@ -85,14 +90,29 @@ class LiveView:
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
-        self.deepest = 1
+        self.lane_deepest = np.zeros(0, np.int64)  # per thread: depth of its deepest call
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
         self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
         self.lane_labels: list = []
         self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
                                                      cushion=False, from_attribute=False))
         self.labels = LiveLabels(self.coll, self.text_mat)
-        self.texts: dict = {}  # title and time-axis ticks
+        self.texts: dict = {}  # time-axis ticks
+        # the heads-up display (title, legend): camera-space objects under one empty that
+        # scales with the camera's ortho scale; rebuilt when the legend changes
+        self.hud_root = bpy.data.objects.new("TV3D_live_hud", None)
+        self.coll.objects.link(self.hud_root)
+        self.hud_root.parent = self.cam_ob
+        self._legend_key = None
+        self._plan = self.layout.hud_plan("live")
+        self._hud_scale0 = 1.0
+        self._hud_objects: list = []
+        self.title_ob = None
+        self._last_rank = -math.inf
+
+    @property
+    def deepest(self) -> int:
+        return int(self.lane_deepest.max()) + 1 if self.lane_deepest.size else 1
 
     def _lane_label(self, ti: int, name: str):
         """The thread's name above its lane (a text object; updated when renamed)."""
@@ -147,13 +167,18 @@ class LiveView:
     def update(self, session, changes=None, force_labels: bool = False) -> dict:
         """Append the calls new since the last update, re-size the open/closed ones, move the
         camera.  Reads the session's per-thread stores directly (never materialises
-        ``session.trace``): O(new + open calls) plus one foreach_set per touched chunk."""
+        ``session.trace``): O(new + open calls) plus one foreach_set per touched chunk; every
+        ``recolour_seconds`` an O(calls) ranking of the module colours, and when a lane grows
+        or the ranking changes, every box written again."""
         t = time.perf_counter()
         threads = session.threads
         while len(self.inst) < len(threads):
             self.inst.append(np.zeros(64, np.int64))
             self.inst_n.append(0)
         sel = {}  # thread -> list of local index arrays whose boxes are (re)written
+        if self.lane_deepest.shape[0] < len(threads):
+            self.lane_deepest = np.concatenate([self.lane_deepest,
+                                                np.zeros(len(threads) - self.lane_deepest.shape[0], np.int64)])
         for ti, T in enumerate(threads):
             have = self.inst_n[ti]
             if T.n > have:
@@ -163,10 +188,13 @@ class LiveView:
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
                 self.labels.collect(ti, T, have, T.n)
-                self.deepest = max(self.deepest, int(T.depth[have: T.n].max()) + 1)
-        if self.layout.need_levels(self.deepest - 1):  # lanes got taller: every box moves (rare)
+                self.lane_deepest[ti] = max(self.lane_deepest[ti], int(T.depth[have: T.n].max()))
+        if self.layout.need_levels(self.lane_deepest):  # a lane got taller: the lanes below move (rare)
             sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+        if self._recolour_due(t) and self._recolour(session):  # module colours re-ranked by area
+            sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
+            self.stats["recolours"] = self.stats.get("recolours", 0) + 1
         # calls open last time (maybe closed now) and open now: their width changed
         opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
         for ti, loc in self.open_prev + opened:
@@ -187,23 +215,27 @@ class LiveView:
                           session.fkind[func]))
         if parts:
             cols = [np.concatenate(c) for c in zip(*parts)]
-            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fpaths, session.ffiles))
+            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
+            self._sync_materials()
         for c in self.chunks:
             if c.dirty:
                 c.write()
         if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         now = max((s.now for s in session.sessions.values()), default=0.0)
-        self.set_camera(now, len(threads), self.deepest)
-        x0 = self._view_t0 * self.layout.scale_t
-        size = min(0.02 * self.cam_ob.data.ortho_scale, 0.8 * self.layout.lane_pitch)
+        self._hud(session, now)
+        self.set_camera(now, len(threads))
+        px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
+        size = self.layout.text_px() * px
+        t0_view, t1_view = self.layout.view_window(now)
+        x0 = t0_view * self.layout.scale_t
         for ti, T in enumerate(threads):
             ob = self._lane_label(ti, T.name)
             ob.data.size = size
-            ob.location = (x0 - 0.5 * self.layout.h, -0.05, float(self.layout.lane_top(ti)) - size)
-        t0_view, t1_view = self.layout.view_window(now)
-        self._annotate(session, now, t0_view, t1_view, size)
-        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels)
+            lane_h = float(self.layout.lane_height(self.layout.levels_of(ti)))
+            ob.location = (x0 - 0.6 * size, -0.05, float(self.layout.lane_top(ti)) - 0.5 * lane_h - 0.35 * size)
+        self._axis(len(threads), t0_view, t1_view, size)
+        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px)
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1
@@ -231,26 +263,97 @@ class LiveView:
         ob.hide_render = ob.hide_viewport = not body
         return ob
 
-    def _annotate(self, session, now: float, t0: float, t1: float, size: float) -> None:
-        """The title (programs, threads, calls, now, drops) above the lanes and a time axis
-        under them: ticks at a 1-2-5 step over the window in view, times since the start,
-        every tick in one unit (`layout.annotate.nice_ticks`); at most `MAX_TICKS` text
-        objects, edited in place."""
-        from ..layout.annotate import fmt_time, nice_ticks
+    def _recolour_due(self, t: float) -> bool:
+        if t - self._last_rank < self.layout.p.recolour_seconds:
+            return False
+        self._last_rank = t
+        return True
 
+    def _recolour(self, session) -> bool:
+        """Rank the modules by the area their calls cover so far (summed box widths; open
+        calls up to now): O(calls), at most every ``recolour_seconds``.  True when a
+        function's colour changed."""
         L = self.layout
-        x0 = t0 * L.scale_t
-        n_lanes = max(len(session.threads), 1)
-        top = 0.5 * L.h + 0.5 * size
+        names = session.fnames
+        L.colouring.slots(names, session.ffiles, session.flines)
+        area = np.zeros(len(names), np.float64)
+        for T in session.threads:
+            n = T.n
+            if not n:
+                continue
+            end = np.where(T.endi[:n] < 0, session.sessions[T.session].now, T.end[:n])
+            area += np.bincount(T.func[:n], weights=end - T.start[:n], minlength=len(names))[: len(names)]
+        return L.colouring.rank(area)
+
+    def _sync_materials(self) -> None:
+        """Module colours are given as modules appear: copy new ones into their materials
+        (Workbench shows the material colour; the other engines read the instance's)."""
+        rgb = self.layout.slot_rgb
+        for k in np.flatnonzero(np.abs(rgb - self._slot_rgb).max(axis=1) > 0).tolist():
+            mat = bpy.data.materials.get(SLOT_NAMES[k])
+            if mat is not None:
+                mat.diffuse_color = tuple(float(c) for c in rgb[k]) + (1.0,)
+                ensure_material(MaterialSpec(SLOT_NAMES[k], tuple(float(c) for c in rgb[k]) + (1.0,), "box"))
+        self._slot_rgb = rgb.copy()
+
+    def _title(self, session, now: float) -> str:
+        from ..layout.annotate import fmt_time
+
         programs = sorted({os.path.basename(s.program) or s.program for s in session.sessions.values()})
         names = ", ".join(programs) if programs else "waiting for a program"
         if len(names) > 40:
             names = names[:39] + "…"
-        title = (f"live · {names} · {len(session.threads)} threads · {session.n_calls:,} calls · "
-                 f"now {fmt_time(now)}" + (f" · {session.dropped:,} dropped" if session.dropped else ""))
-        left = x0 - 0.9 * LABEL_ROOM * (t1 - t0) * L.scale_t  # over the lanes' names
-        self._text("title", title, 0.8 * size, (left, -0.05, top))
-        bottom = float(L.lane_top(n_lanes - 1)) - min(self.deepest, L.p.levels) * L.h - 1.2 * size
+        return (f"live · {names} · {len(session.threads)} threads · {session.n_calls:,} calls · "
+                f"now {fmt_time(now)}" + (f" · {session.dropped:,} dropped" if session.dropped else ""))
+
+    def _hud(self, session, now: float) -> None:
+        """The title (programs, threads, calls, now, drops) and the legend of the module
+        colours in use: the shared heads-up stage (`annotate.plan_hud`/`hud_layers`) in
+        camera space.  Rebuilt (a dozen objects) only when the legend's rows change; the
+        title's text is edited in place."""
+        L = self.layout
+        rows = L.colouring.legend_rows()
+        key = tuple(rows)
+        title = self._title(session, now)
+        if key != self._legend_key:
+            self._legend_key = key
+            self._plan = L.hud_plan(title)
+            cam = L.camera(now, max(len(session.threads), 1), self._plan.rect)
+            labels, swatches, _ = L.hud(self._plan, cam)
+            for ob in self._hud_objects:
+                data = ob.data
+                bpy.data.objects.remove(ob, do_unlink=True)
+                if data is not None and data.users == 0:
+                    (bpy.data.curves if isinstance(data, bpy.types.Curve) else bpy.data.pointclouds).remove(data)
+            self._hud_objects, self.title_ob = [], None
+            spec = SceneSpec(layers=[], labels=labels, legend=[], materials={}, camera=cam, lights=[])
+            from .writer import write_label
+
+            for i in range(len(labels)):
+                ob = write_label(spec, i, self.coll, prefix="TV3D_live_hud", camera_object=self.hud_root)
+                self._hud_objects.append(ob)
+                if labels.kind[i] == "title":
+                    self.title_ob = ob
+            if swatches is not None:
+                ob = write_layer(swatches, self.coll, "TV3D_live_legend")
+                ob.parent = self.hud_root
+                ob.matrix_parent_inverse.identity()
+                self._hud_objects.append(ob)
+            self._hud_scale0 = cam.ortho_scale
+        if self.title_ob is not None:
+            room = (L.p.resolution[0] - 2 * 0.03 * L.p.resolution[1]) / self._plan.title_px
+            body = cut_end(title, room)
+            if self.title_ob.data.body != body:
+                self.title_ob.data.body = body
+
+    def _axis(self, n_lanes: int, t0: float, t1: float, size: float) -> None:
+        """A time axis under the lanes: ticks at a 1-2-5 step over the window in view, times
+        since the start, every tick in one unit (`layout.annotate.nice_ticks`); at most
+        `MAX_TICKS` text objects, edited in place."""
+        from ..layout.annotate import nice_ticks
+
+        L = self.layout
+        bottom = L.bottom(n_lanes) - 1.6 * size
         ticks, scale, unit, dec = nice_ticks(max(t1 - t0, 1e-3))
         step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(t1 - t0, 1e-3)
         first = math.ceil(t0 / step) * step
@@ -263,15 +366,21 @@ class LiveView:
             elif f"tick_{k}" in self.texts:
                 self._text(f"tick_{k}", "", size, (0.0, 0.0, 0.0))
 
-    def set_camera(self, now_us: float, n_lanes: int, deepest: int) -> None:
+    def set_camera(self, now_us: float, n_lanes: int) -> None:
+        """Frame the window in view and the lanes in the HUD plan's content rectangle; the
+        HUD keeps its pixel size (its root scales with the ortho scale)."""
         from mathutils import Vector
 
-        c = self.layout.camera(now_us, n_lanes, deepest)
+        c = self.layout.camera(now_us, n_lanes, self._plan.rect)
         self._view_t0 = self.layout.view_window(now_us)[0]
         self.cam_ob.location = c.location
         self.cam_ob.rotation_euler = (Vector(c.target) - Vector(c.location)).to_track_quat("-Z", "Y").to_euler()
-        self.cam_ob.data.ortho_scale = c.ortho_scale
-        self.cam_ob.data.clip_end = c.clip_end
+        cam = self.cam_ob.data
+        cam.ortho_scale = c.ortho_scale
+        cam.shift_x, cam.shift_y = c.shift_x, c.shift_y
+        cam.clip_end = c.clip_end
+        k = c.ortho_scale / self._hud_scale0
+        self.hud_root.scale = (k, k, k)
 
     def remove(self) -> None:
         for ob in list(self.coll.objects):

@@ -1,12 +1,22 @@
-"""Layout of the growing live icicle (bpy-free): where a call's box goes, its colour, and
-the camera that follows "now".
+"""Layout of the growing live icicle (bpy-free): where a call's box goes, its colour, the
+heads-up display and the camera that follows "now".
 
 The scale is fixed when the view starts (world units per µs from ``window_us``), so a
 box, once placed, never moves: appending calls appends instances and closing a call only
-changes its width.  Lanes (threads) are stacked downwards, ``levels`` call levels each
-(deeper calls are drawn on the last level, thinner); a box is as deep (y) as one level
-high, with the same cushion material as the static icicle.  Colours: the function's module
-(`palette.categorical`, first come first served), SyncTrace's reserved red for waits.
+changes its width.  Lanes (threads) are stacked downwards, each as tall as its own deepest
+call so far (levels doubling per lane up to ``max_levels``; deeper calls are drawn on the
+last level, thinner; a lane that grows moves the lanes below it: every z is written again,
+rare and amortised); a box is as deep (y) as one level high, with the same cushion
+material as the static icicle.
+
+Colours (`LiveColouring`): the module of the function, as the static icicle's ``module``
+mode (packages are hue families, a package's modules shades of its hue; `colour._shade`),
+given to the modules covering the most area so far and re-ranked at a lower rate than the
+updates (a re-ranking that changes a slot rewrites every box); runtime infrastructure
+(imports, start-up, thread bootstrap: `naming.INFRA_MODULES`) sand, SyncTrace's reserved red
+for waits, C built-ins and modules beyond the colour budget grey.  The heads-up display is
+the shared stage (`annotate.plan_hud`, `annotate.hud_layers`: title row, legend column) and
+the camera fits the lanes into the rest of the frame (`camera.fit_camera_rect`).
 """
 from __future__ import annotations
 
@@ -15,65 +25,205 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import KIND_WAIT
-from .camera import camera_basis, view_direction
-from .colour import OTHER_RGB, WAIT_RGB
-from .palette import categorical
-from .spec import CameraSpec, InstanceLayer, LightSpec, MaterialSpec
+from .annotate import hud_layers, plan_hud
+from .camera import fit_camera_rect, view_direction
+from .colour import FAMILY_HUES, INFRA_RGB, OTHER_RGB, SHADES, WAIT_RGB, _shade
+from .naming import describe_function
+from .spec import CameraSpec, LightSpec, MaterialSpec
 
-N_MODULE_COLOURS = 12
-#: material per colour slot (Workbench shows material colours): other, wait, then modules
-SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait"] + [f"TV3D_live_module_{k}" for k in range(N_MODULE_COLOURS)]
+N_MODULE_COLOURS = 16
+OTHER, WAIT, INFRA, FIRST_MODULE = 0, 1, 2, 3
+#: material per colour slot (Workbench shows material colours): other, wait, infrastructure, modules
+SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait", "TV3D_live_infra"] + \
+    [f"TV3D_live_module_{k}" for k in range(N_MODULE_COLOURS)]
 BOX_FILL = 0.85
-LABEL_ROOM = 0.14  # share of the view's width left of the calls, for the lanes' names
+TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
+MIN_TEXT_PX = 11.0
+NAME_EM = 9.0      # room for the lanes' names left of the calls, in text heights
+
+
+class LiveColouring:
+    """Colour slot of every function (see the module doc).  Reserved slots are given when a
+    function first appears; module colours go to the modules that cover the most area so
+    far (`rank`, called at a lower rate than the updates: a box's colour changes only
+    when the ranking does, and then every box is written again)."""
+
+    MIN_SHARE = 0.002  # a module below this share of the ranked area stays grey
+
+    def __init__(self):
+        self.rgb = np.zeros((len(SLOT_NAMES), 3), np.float32)
+        self.rgb[OTHER], self.rgb[WAIT], self.rgb[INFRA] = OTHER_RGB, WAIT_RGB, INFRA_RGB
+        self.func_slot = np.zeros(0, np.int32)
+        self.func_module = np.zeros(0, np.int64)   # module id, -1: reserved (infra, C, unknown)
+        self.reserved = np.zeros(0, np.int32)      # the function's slot when not a ranked module
+        self.modules: list = []                    # module id -> (module, family)
+        self._module_id: dict = {}
+        self.slot_module: dict = {}                # slot -> module name (legend), in rank order
+        self.ranked: tuple = ()                    # module ids given colours, by area
+        self.overflow = False                      # modules beyond the budget are grey too
+        self.used = np.zeros(len(SLOT_NAMES), np.bool_)
+
+    def _add_functions(self, names, files, lines) -> None:
+        k0 = self.func_module.shape[0]
+        if len(names) <= k0:
+            return
+        mod = np.full(len(names) - k0, -1, np.int64)
+        res = np.full(len(names) - k0, OTHER, np.int32)
+        for j, f in enumerate(range(k0, len(names))):
+            module, family, _, _, _, infra = describe_function(names[f])
+            if infra:
+                res[j] = INFRA
+            elif not (not files[f] and lines[f] < 0) and family != "builtins" and module \
+                    and not module.startswith("<"):
+                mod[j] = self._module_id.setdefault(module, len(self.modules))
+                if mod[j] == len(self.modules):
+                    self.modules.append((module, family))
+        self.func_module = np.concatenate([self.func_module, mod])
+        self.reserved = np.concatenate([self.reserved, res])
+        self.func_slot = np.concatenate([self.func_slot, self._slot_of_modules(mod, res)])
+
+    def _slot_of_modules(self, mod, res) -> np.ndarray:
+        lut = np.full(len(self.modules) + 1, OTHER, np.int32)
+        for k, m in enumerate(self.ranked):
+            lut[m] = FIRST_MODULE + k
+        return np.where(mod >= 0, lut[mod], res).astype(np.int32)
+
+    def slots(self, names, files, lines) -> np.ndarray:
+        """The slot of every function of the table (``names``, ``files``, ``lines``; new
+        functions are given theirs).  A function without a file and line is a C function:
+        "C built-ins" (grey), whatever module it belongs to."""
+        self._add_functions(names, files, lines)
+        return self.func_slot
+
+    def rank(self, func_area: np.ndarray) -> bool:
+        """Give the module colours to the modules with the most area (``func_area``: the
+        summed box widths, µs, of each function's calls); packages are hue families ranked
+        by area, their modules shades in rank order (`colour._shade`).  True when any
+        function's slot changed (its boxes must be written again)."""
+        nm = len(self.modules)
+        area = np.zeros(nm, np.float64)
+        k = min(func_area.shape[0], self.func_module.shape[0])
+        m = self.func_module[:k]
+        ok = m >= 0
+        if nm:
+            area = np.bincount(m[ok], weights=func_area[:k][ok], minlength=nm)
+        order = [int(i) for i in np.argsort(-area, kind="stable") if area[i] > self.MIN_SHARE * max(area.sum(), 1e-12)]
+        self.overflow = len(order) > N_MODULE_COLOURS
+        ranked = tuple(order[:N_MODULE_COLOURS])
+        if ranked == self.ranked:
+            return False
+        self.ranked = ranked
+        family_rank: dict = {}
+        family_shades: dict = {}
+        self.slot_module = {}
+        for k, mi in enumerate(ranked):
+            module, family = self.modules[mi]
+            r = family_rank.setdefault(family, len(family_rank))
+            shade = family_shades.get(family, 0)
+            family_shades[family] = shade + 1
+            # beyond the hue families or the shades: a family's muted "rest" shade
+            self.rgb[FIRST_MODULE + k] = _shade(r, shade if shade < len(SHADES) and r < len(FAMILY_HUES) else -1)
+            self.slot_module[FIRST_MODULE + k] = module
+        before = self.func_slot
+        self.func_slot = self._slot_of_modules(self.func_module, self.reserved)
+        return bool((before != self.func_slot).any())
+
+    def legend_rows(self) -> list:
+        """(text, slot, kind) rows for `annotate.plan_hud`: the coloured modules by area,
+        then the reserved colours in use."""
+        rows = [("module", -1, "heading")]
+        rows += [(m, s, "swatch") for s, m in self.slot_module.items()]
+        if self.used[INFRA]:
+            rows.append(("imports, start-up, threads", INFRA, "swatch"))
+        if self.used[WAIT]:
+            rows.append(("waiting (locks, queues, joins)", WAIT, "swatch"))
+        if self.used[OTHER]:
+            rows.append(("C built-ins, other modules", OTHER, "swatch"))
+        return rows if len(rows) > 1 else []
 
 
 @dataclass
 class LiveParams:
     window_us: float = 1e6        # time shown across the image when following "now"
-    follow: bool = True            # camera follows now; False: [0, max(now, window)] (whole run)
+    follow: bool = True            # camera follows now; False: [0, now] (the whole run)
     levels: int = 4                # call levels per lane at the start (doubles as calls go deeper)
-    max_levels: int = 24            # deeper calls share the last level (drawn thinner)
+    max_levels: int = 16           # deeper calls share the last level (drawn thinner)
     time_length: float = 40.0      # world width of ``window_us``
     level_height: float = 0.5
     resolution: tuple = (1280, 720)
-    azimuth: float = -18.0
-    elevation: float = 16.0
+    azimuth: float = -5.0          # the static icicle's view
+    elevation: float = 15.0
+    show_legend: bool = True
+    show_title: bool = True
+    recolour_seconds: float = 2.0  # module colours re-ranked by area at most this often (0: every update)
 
     def validate(self) -> "LiveParams":
         if not (self.window_us > 0 and np.isfinite(self.window_us)):
             raise ValueError(f"window must be > 0 µs, got {self.window_us}")
         if not 1 <= int(self.levels) <= 1000:
             raise ValueError(f"levels must be within 1..1000, got {self.levels}")
+        if not 1 <= int(self.max_levels) <= 1000:
+            raise ValueError(f"max_levels must be within 1..1000, got {self.max_levels}")
         return self
 
 
 class LiveLayout:
-    """Boxes of calls in the fixed live frame (see module doc)."""
+    """Boxes of calls in the fixed live frame, the heads-up display and the camera (see the
+    module doc)."""
 
     def __init__(self, params: LiveParams | None = None):
         self.p = (params or LiveParams()).validate()
         self.scale_t = self.p.time_length / self.p.window_us
         self.h = self.p.level_height
-        self.slot_rgb = np.vstack([OTHER_RGB, WAIT_RGB, categorical(N_MODULE_COLOURS)]).astype(np.float32)
-        self.module_slot: dict = {}
-        self.func_slot = np.zeros(0, np.int32)
+        self.colouring = LiveColouring()
+        self.lane_levels = np.zeros(0, np.int64)   # levels of each lane (0: not seen yet)
+        self._tops = np.zeros(1, np.float64)
 
     @property
-    def lane_pitch(self) -> float:
-        return (self.p.levels + 1.5) * self.h
+    def slot_rgb(self) -> np.ndarray:
+        return self.colouring.rgb
 
-    def need_levels(self, deepest: int) -> bool:
-        """Grow the levels per lane (doubling, up to max_levels) for calls ``deepest`` deep;
-        True when it grew (every box's z must then be written again: rare, amortised)."""
-        want = self.p.levels
-        while want < deepest + 1 and want < self.p.max_levels:
-            want *= 2
-        want = min(want, self.p.max_levels)
-        if want != self.p.levels:
-            self.p.levels = want
-            return True
-        return False
+    # ---------------------------------------------------------------- lanes
+    def lane_height(self, levels) -> np.ndarray:
+        return (np.asarray(levels, np.float64) + 0.6) * self.h
 
+    def need_levels(self, deepest) -> bool:
+        """Grow each lane's levels (doubling from ``levels`` up to ``max_levels``) for its
+        deepest call (``deepest[lane]``, a depth); True when a lane grew or appeared (the
+        lanes below it move: every box's z must then be written again)."""
+        deepest = np.asarray(deepest, np.int64)
+        p = self.p
+        cur = np.zeros(deepest.shape[0], np.int64)
+        cur[: self.lane_levels.shape[0]] = self.lane_levels[: deepest.shape[0]]
+        want = np.where(cur > 0, cur, min(p.levels, p.max_levels))
+        while True:
+            grow = (want < deepest + 1) & (want < p.max_levels)
+            if not grow.any():
+                break
+            want = np.where(grow, np.minimum(want * 2, p.max_levels), want)
+        old = self.lane_levels
+        if want.shape == old.shape and (want == old).all():
+            return False
+        self.lane_levels = want
+        self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(want))])
+        return bool((want[: old.shape[0]] != old).any())  # new lanes go below: nothing moves
+
+    def lane_top(self, lane) -> np.ndarray:
+        lane = np.asarray(lane, np.int64)
+        return self._tops[np.minimum(lane, self._tops.shape[0] - 1)]
+
+    def levels_of(self, lane) -> np.ndarray:
+        lane = np.asarray(lane, np.int64)
+        if not self.lane_levels.shape[0]:
+            return np.full(lane.shape, self.p.levels)
+        return self.lane_levels[np.minimum(lane, self.lane_levels.shape[0] - 1)]
+
+    def bottom(self, n_lanes: int) -> float:
+        """z of the bottom of the lowest lane."""
+        return float(self._tops[min(max(n_lanes, 1), self._tops.shape[0] - 1)]) if self._tops.shape[0] > 1 \
+            else -self.lane_height(self.p.levels)
+
+    # ---------------------------------------------------------------- boxes
     def materials(self) -> dict:
         return {nm: MaterialSpec(nm, tuple(float(c) for c in rgb) + (1.0,), "box")
                 for nm, rgb in zip(SLOT_NAMES, self.slot_rgb)}
@@ -83,28 +233,12 @@ class LiveLayout:
         return [LightSpec("TV3D_key", "SUN", tuple(-view_direction(p.azimuth - 35.0, 55.0)), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(p.azimuth + 60.0, 20.0)), 0.8)]
 
-    def _function_slots(self, paths, files) -> np.ndarray:
-        """Colour slot of every function; new functions get their module's slot (cached)."""
-        nf = len(paths)
-        k0 = self.func_slot.shape[0]
-        if nf > k0:
-            add = np.zeros(nf - k0, np.int32)
-            for j, f in enumerate(range(k0, nf)):
-                path = paths[f]
-                module = path[0] if len(path) > 1 else (files[f] or "")
-                if module and module != "builtins":
-                    add[j] = 2 + self.module_slot.setdefault(module, len(self.module_slot)) % N_MODULE_COLOURS
-            self.func_slot = np.concatenate([self.func_slot, add])
-        return self.func_slot
-
-    def lane_top(self, lane) -> np.ndarray:
-        return -np.asarray(lane, np.float64) * self.lane_pitch
-
-    def boxes(self, start, end, depth, lane, func, kind, paths, files) -> tuple:
+    def boxes(self, start, end, depth, lane, func, kind, names, files, lines) -> tuple:
         """(positions, scales, colours, material slots) of calls given by their arrays
-        (``paths``/``files``: the function table, for the module colours)."""
+        (``names``, ``files``, ``lines``: the function table, for the module colours)."""
         n = start.shape[0]
-        lvl = np.minimum(depth, self.p.levels - 1)
+        levels = self.levels_of(lane)
+        lvl = np.minimum(depth, levels - 1)
         x0 = start * self.scale_t
         x1 = end * self.scale_t
         pos = np.empty((n, 3), np.float32)
@@ -114,8 +248,9 @@ class LiveLayout:
         pos[:, 2] = self.lane_top(lane) - (lvl + 0.5) * self.h
         sc[:, 0] = np.maximum(x1 - x0, 1e-5)
         sc[:, 1] = self.h
-        sc[:, 2] = np.where(depth >= self.p.levels, 0.3, BOX_FILL) * self.h
-        slot = np.where(kind == KIND_WAIT, 1, self._function_slots(paths, files)[func]).astype(np.int32)
+        sc[:, 2] = np.where(depth >= levels, 0.3, BOX_FILL) * self.h
+        slot = np.where(kind == KIND_WAIT, WAIT, self.colouring.slots(names, files, lines)[func]).astype(np.int32)
+        self.colouring.used[np.unique(slot)] = True
         col = np.ones((n, 4), np.float32)
         col[:, :3] = self.slot_rgb[slot]
         return pos, sc, col, slot
@@ -123,39 +258,63 @@ class LiveLayout:
     def trace_boxes(self, trace, idx) -> tuple:
         """`boxes` of calls ``idx`` of a Trace."""
         idx = np.asarray(idx, np.int64)
+        if self.lane_levels.shape[0] < trace.n_threads:
+            deepest = np.zeros(trace.n_threads, np.int64)
+            np.maximum.at(deepest, trace.thread, trace.depth)
+            self.need_levels(deepest)
         return self.boxes(trace.start[idx], trace.end[idx], trace.depth[idx], trace.thread[idx], trace.func[idx],
-                          trace.kind[idx], trace.function_paths, trace.function_files)
+                          trace.kind[idx], trace.function_names, trace.function_files, trace.function_lines)
 
-    def empty_layer(self, name: str, n: int) -> InstanceLayer:
+    def empty_layer(self, name: str, n: int):
         """A layer of ``n`` invisible (zero-size) boxes: room to append into."""
+        from .spec import InstanceLayer
+
         return InstanceLayer(name, np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32),
                              np.ones((n, 4), np.float32), np.zeros(n, np.int32), list(SLOT_NAMES))
 
+    # ---------------------------------------------------------------- view
     def view_window(self, now_us: float) -> tuple:
-        """(t0, t1) µs in view: [now - window, now] following now, else [0, now]."""
+        """(t0, t1) µs in view: the last ``window`` up to now (all of it while shorter)
+        following now, else [0, now]."""
+        t1 = max(now_us, 1.0)
         if self.p.follow:
-            t1 = max(now_us, self.p.window_us)
-            return t1 - self.p.window_us, t1
-        return 0.0, max(now_us, 1.0)
+            return max(t1 - self.p.window_us, 0.0), t1
+        return 0.0, t1
 
-    def camera(self, now_us: float, n_lanes: int, deepest: int) -> CameraSpec:
-        """Looks at [now - window, now] (follow) or [0, max(now, window)] and the lanes so far."""
+    def text_px(self) -> float:
+        """Text height in pixels: `TEXT_PX` at 1080 lines, never under `MIN_TEXT_PX`."""
+        return max(TEXT_PX * self.p.resolution[1] / 1080.0, MIN_TEXT_PX)
+
+    def hud_plan(self, title: str):
+        """The shared heads-up display plan (title row, legend column, content rectangle)."""
+        return plan_hud(tuple(self.p.resolution), self.text_px(), title, self.colouring.legend_rows(),
+                        self.p.show_title, self.p.show_legend)
+
+    def camera(self, now_us: float, n_lanes: int, rect=None) -> CameraSpec:
+        """Looks at the window in view (`view_window`) and the lanes so far, fitted into the
+        pixel rectangle ``rect`` (default: the whole frame less a margin): the lanes' names
+        on the left and the time axis below are inside it."""
         p = self.p
+        w, hgt = p.resolution
+        if rect is None:
+            m = 0.03 * hgt
+            rect = (m, m, w - m, hgt - m)
         t0, t1 = self.view_window(now_us)
         x0, x1 = t0 * self.scale_t, t1 * self.scale_t
-        x0 -= LABEL_ROOM * (x1 - x0)  # the lanes' names, left of the calls
-        levels = min(max(deepest, 3), p.levels)
-        # room for the title above and the time axis below (text ~2 % of the view's width)
-        top = 0.5 * self.h + 0.05 * (x1 - x0)
-        bottom = -(max(n_lanes, 1) - 1) * self.lane_pitch - levels * self.h - 0.06 * (x1 - x0)
-        aspect = p.resolution[0] / p.resolution[1]
         d = view_direction(p.azimuth, p.elevation)
-        right, up, _ = camera_basis(d)
+        top, bottom = 0.5 * self.h, self.bottom(n_lanes)
         corners = np.array([[x, y, z] for x in (x0, x1) for y in (0.0, self.h) for z in (bottom, top)])
-        u, v = corners @ right, corners @ up
-        wr, hu = float(np.ptp(u)), float(np.ptp(v))
-        centre = corners.mean(axis=0)
-        centre += right * ((u.max() + u.min()) / 2 - centre @ right) + up * ((v.max() + v.min()) / 2 - centre @ up)
-        dist = 4.0 * max(wr, hu) + 10.0
-        return CameraSpec(location=tuple(centre + d * dist), target=tuple(centre), orthographic=True,
-                          ortho_scale=float(max(wr, hu * aspect) * 1.06), clip_start=0.1, clip_end=dist * 3)
+        cam = fit_camera_rect(corners, d, (w, hgt), rect, orthographic=True)
+        tpx = self.text_px()
+        for _ in range(2):  # the text's room in world units depends on the scale it gives
+            px = cam.ortho_scale / max(w, hgt)   # world per pixel
+            left, below = x0 - NAME_EM * tpx * px, bottom - 2.6 * tpx * px
+            corners = np.array([[x, y, z] for x in (left, x1) for y in (0.0, self.h) for z in (below, top)])
+            cam = fit_camera_rect(corners, d, (w, hgt), rect, orthographic=True)
+        dist = float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target)))
+        cam.clip_start, cam.clip_end = 0.1, dist * 3
+        return cam
+
+    def hud(self, plan, cam: CameraSpec):
+        """(camera-space labels, legend swatch layer or None, distance) of the plan."""
+        return hud_layers(plan, cam, tuple(self.p.resolution), self.slot_rgb, list(SLOT_NAMES))

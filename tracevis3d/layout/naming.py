@@ -17,8 +17,8 @@ Computed once per distinct function of a trace (never per call) and cached per t
   machinery (``importlib.*``, ``_imp``, ``zipimport``, ``builtins.__import__``), program
   start-up (``runpy``, ``builtins.exec``, VizTracer's ``<string>`` wrapper, ``site``),
   thread start-up (``threading.Thread._bootstrap``/``_bootstrap_inner``/``run``,
-  ``concurrent.futures.thread._worker``/``_WorkItem.run``), and the tracer itself
-  (``viztracer``).  The rule table is `INFRA_MODULES` / `INFRA_FUNCTIONS`.
+  ``concurrent.futures.thread._worker``/``_WorkItem.run``), and the tracers themselves
+  (``viztracer``, ``tracevis3d.live``).  The rule table is `INFRA_MODULES` / `INFRA_FUNCTIONS`.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from ..names import parse_function_name, parse_functions
 
 #: modules (and their submodules) whose frames are infrastructure
 INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
-                 "runpy", "site", "sitecustomize", "viztracer", "pkgutil", "<string>")
+                 "runpy", "site", "sitecustomize", "viztracer", "tracevis3d.live", "pkgutil", "<string>")
 #: (module, qualname) pairs that are infrastructure in modules that are not
 INFRA_FUNCTIONS = {
     ("builtins", "exec"), ("builtins", "__import__"), ("builtins", "__build_class__"),

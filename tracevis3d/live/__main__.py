@@ -57,16 +57,16 @@ def main(argv=None) -> int:
 
         with record(a.output):
             return _run_script(a.script, a.args)
-    from .publisher import publish
+    from .publisher import Publisher
     from .transport import Curve, EndpointError
 
     curve = None
     if a.curve_server_key:
         curve = Curve.server_from_file(a.curve_server_key) if a.bind else Curve.client_from_file(a.curve_server_key)
     try:
-        pub_cm = publish(a.endpoint, bind=a.bind, curve=curve, program=os.path.basename(a.script),
-                         wait_subscriber=a.wait_subscriber, linger=a.linger, max_pending=a.max_pending)
-        pub = pub_cm.__enter__()
+        # not the `publish` context manager: its frames would be the first calls of the run
+        pub = Publisher(a.endpoint, bind=a.bind, curve=curve, program=os.path.basename(a.script),
+                        wait_subscriber=a.wait_subscriber, linger=a.linger, max_pending=a.max_pending).start()
     except EndpointError as e:
         sys.stderr.write(f"tracevis3d.live: {e}\n")
         return 2
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     try:
         code = _run_script(a.script, a.args)
     finally:
-        pub_cm.__exit__(None, None, None)
+        pub.stop()
         s = pub.stats
         inside = s.get("dropped_in_program", 0)
         sys.stderr.write(f"tracevis3d.live: {s.get('events_sent', 0)} events sent, "

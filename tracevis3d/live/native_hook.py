@@ -345,6 +345,10 @@ class NativeHooks:
             _PROFILE_CTYPE(self.native_rec.address)(b.hdr, frame, what, arg)
 
     def start(self) -> None:
+        other = sys.getprofile()
+        if other is not None:  # installing ours would silently replace it in this thread
+            raise RuntimeError(f"a profiler is already running in this thread ({other!r}); "
+                               "stop it before tracing live")
         self.active = True
         threading.setprofile(self._bootstrap)
         self._install_here()

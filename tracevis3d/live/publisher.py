@@ -134,6 +134,9 @@ class Publisher:
                     if not wire.subscribed:
                         wire._drop(len(batch), 1)
                         self.converter.forget(i)
+                        if self.converter.native is not None:  # still name its functions: the
+                            # compiled hook records known functions without taking a reference
+                            self.converter.native.function_ids(batch, self.converter.funcs.fid_of)
                         continue
                 if i <= P.MAX_THREADS - 1:
                     out.append(self.converter.convert(i, batch))
