@@ -141,7 +141,7 @@ def test_live_view_has_a_title_and_a_time_axis():
 
     want = tracevis3d.synthetic(2000, threads=2, seed=9)
     with LiveSession("tcp://127.0.0.1:*") as sess:
-        view = LiveView(LiveParams(window_us=want.span / 2, resolution=(320, 180)))
+        view = LiveView(LiveParams(window_us=want.span / 2, resolution=(1280, 720)))
         th = threading.Thread(target=replay, args=(want, sess.endpoint))
         th.start()
         while not any(s.ended for s in sess.sessions.values()):

@@ -63,6 +63,7 @@ class _Chunk:
 
 
 MAX_TICKS = 12  # time-axis labels (a 1-2-5 step gives 5-10 over the window)
+MAX_SWATCHES = 32  # legend rows with a colour (the module budget and the reserved colours fit)
 
 
 class LiveView:
@@ -108,6 +109,11 @@ class LiveView:
         self._hud_scale0 = 1.0
         self._hud_objects: list = []
         self.title_ob = None
+        # the legend's swatches: one point cloud made now (zero-size points = room)
+        self.legend_ob = write_layer(self.layout.empty_layer("live_legend", MAX_SWATCHES), self.coll,
+                                     "TV3D_live_legend")
+        self.legend_ob.parent = self.hud_root
+        self.legend_ob.matrix_parent_inverse.identity()
         self._last_rank = -math.inf
 
     @property
@@ -320,31 +326,59 @@ class LiveView:
             self._plan = L.hud_plan(title)
             cam = L.camera(now, max(len(session.threads), 1), self._plan.rect)
             labels, swatches, _ = L.hud(self._plan, cam)
-            for ob in self._hud_objects:
-                data = ob.data
-                bpy.data.objects.remove(ob, do_unlink=True)
-                if data is not None and data.users == 0:
-                    (bpy.data.curves if isinstance(data, bpy.types.Curve) else bpy.data.pointclouds).remove(data)
-            self._hud_objects, self.title_ob = [], None
-            spec = SceneSpec(layers=[], labels=labels, legend=[], materials={}, camera=cam, lights=[])
-            from .writer import write_label
-
-            for i in range(len(labels)):
-                ob = write_label(spec, i, self.coll, prefix="TV3D_live_hud", camera_object=self.hud_root)
-                self._hud_objects.append(ob)
-                if labels.kind[i] == "title":
-                    self.title_ob = ob
-            if swatches is not None:
-                ob = write_layer(swatches, self.coll, "TV3D_live_legend")
-                ob.parent = self.hud_root
-                ob.matrix_parent_inverse.identity()
-                self._hud_objects.append(ob)
+            self._write_hud(labels, swatches)
             self._hud_scale0 = cam.ortho_scale
         if self.title_ob is not None:
             room = (L.p.resolution[0] - 2 * 0.03 * L.p.resolution[1]) / self._plan.title_px
             body = cut_end(title, room)
             if self.title_ob.data.body != body:
                 self.title_ob.data.body = body
+
+    def _write_hud(self, labels, swatches) -> None:
+        """Write the HUD into objects made once and reused (text objects from a pool, one
+        point cloud of `MAX_SWATCHES` swatches): no data-block is made or removed while
+        the scene grows."""
+        self.title_ob = None
+        for i in range(len(labels)):
+            while len(self._hud_objects) <= i:
+                cu = bpy.data.curves.new(f"TV3D_live_hud_{len(self._hud_objects)}", "FONT")
+                cu.align_y = "BOTTOM_BASELINE"
+                cu.materials.append(bpy.data.materials[labels.material[i]])
+                ob = bpy.data.objects.new(cu.name, cu)
+                self.coll.objects.link(ob)
+                ob.parent = self.hud_root
+                ob.matrix_parent_inverse.identity()
+                if hasattr(ob, "visible_shadow"):
+                    ob.visible_shadow = False
+                self._hud_objects.append(ob)
+            ob = self._hud_objects[i]
+            cu = ob.data
+            if cu.body != labels.texts[i]:
+                cu.body = labels.texts[i]
+            cu.size = float(labels.sizes[i])
+            cu.align_x = ("LEFT", "CENTER", "RIGHT")[int(labels.align[i])]
+            cu.materials[0] = bpy.data.materials[labels.material[i]]
+            ob.location = tuple(float(v) for v in labels.anchors[i])
+            ob.rotation_euler = tuple(float(v) for v in labels.rotation[i])
+            ob.hide_render = ob.hide_viewport = False
+            if labels.kind[i] == "title":
+                self.title_ob = ob
+        for ob in self._hud_objects[len(labels):]:
+            ob.hide_render = ob.hide_viewport = True
+        k = 0 if swatches is None else min(len(swatches.positions), MAX_SWATCHES)
+        pos = np.zeros((MAX_SWATCHES, 3), np.float32)
+        sc = np.zeros((MAX_SWATCHES, 3), np.float32)
+        col = np.ones((MAX_SWATCHES, 4), np.float32)
+        mat = np.zeros(MAX_SWATCHES, np.int32)
+        if k:
+            pos[:k], sc[:k], col[:k] = swatches.positions[:k], swatches.scales[:k], swatches.colors[:k]
+            mat[:k] = swatches.material_index[:k]
+        A = self.legend_ob.data.attributes
+        A["position"].data.foreach_set("vector", pos.ravel())
+        A["tv_scale"].data.foreach_set("vector", sc.ravel())
+        A["tv_color"].data.foreach_set("color", col.ravel())
+        A["tv_mat"].data.foreach_set("value", mat)
+        self.legend_ob.data.update_tag()
 
     def _axis(self, n_lanes: int, t0: float, t1: float, size: float) -> None:
         """A time axis under the lanes: ticks at a 1-2-5 step over the window in view, times
