@@ -181,10 +181,15 @@ def run(steps=STEPS, out=sys.stderr) -> dict:
 
 
 def _live_all() -> None:
-    """The live subscriber's stack kernel (tracevis3d.kernels.live) on a few events."""
+    """The live subscriber's stack kernel (tracevis3d.kernels.live) on a few events, and the
+    sub-pixel cluster kernel the live view runs at its slow rate."""
     import numpy as np
 
     from .kernels.live import apply_thread_events
+    from .layout.cluster import cluster_subpixel_calls
+
+    cluster_subpixel_calls(np.zeros(2), np.ones(2), np.zeros(2, np.int32), np.zeros(2, np.int32), np.ones(1),
+                           np.ones(1), np.zeros(2, np.int64))
 
     z = lambda dt: np.zeros(4, dt)  # noqa: E731
     apply_thread_events(np.array([1, 1, 2, 2], np.uint8), np.array([0, 1, 1, 0], np.int32),

@@ -60,7 +60,7 @@ class LiveLabels:
         if not force and now - self.last < INTERVAL:
             return -1
         self.last = now
-        size = 0.75 * layout.h  # inside the box (BOX_FILL 0.85 of a level)
+        size = 0.95 * layout.h  # capitals (~0.7 em) inside the box (BOX_FILL 0.85 of a level)
         if px > 0 and size < MIN_PX * px:  # the levels are too thin on screen for readable text
             for ob in self.pool:
                 ob.hide_render = ob.hide_viewport = True

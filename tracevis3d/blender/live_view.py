@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from ..layout.annotate import MATERIAL_TEXT_COLOURS
-from ..layout.live import SLOT_NAMES, LiveLayout, LiveParams
+from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
@@ -62,6 +62,60 @@ class _Chunk:
         self.touched = []
 
 
+class _ChunkedLayer:
+    """Instances in point-cloud chunks of `CHUNK` points: the first made by the icicle
+    writer (its instancer node group, materials ``materials``), the others as copies of an
+    empty template (a data-block copy: milliseconds, no operator)."""
+
+    def __init__(self, layout, coll, name: str, materials: list):
+        self.layout, self.coll, self.name, self.materials = layout, coll, name, materials
+        self.chunks: list[_Chunk] = []
+        self.template = None
+
+    def chunk(self, k: int) -> _Chunk:
+        while len(self.chunks) <= k:
+            name = f"TV3D_{self.name}_{len(self.chunks)}"
+            if not self.chunks:
+                lay = self.layout.empty_layer(self.name, CHUNK)
+                lay.materials = list(self.materials)
+                ob = write_layer(lay, self.coll, name)
+                self.template = ob.data.copy()
+                self.template.name = f"TV3D_{self.name}_template"
+                self.template.use_fake_user = False
+            else:
+                first = self.chunks[0].ob
+                ob = bpy.data.objects.new(name, self.template.copy())
+                ob.data.name = name
+                self.coll.objects.link(ob)
+                mod = ob.modifiers.new(first.modifiers[0].name, "NODES")
+                mod.node_group = first.modifiers[0].node_group
+                for key in first.keys():
+                    ob[key] = first[key]
+            self.chunks.append(_Chunk(ob))
+        return self.chunks[k]
+
+    def put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
+        """Write boxes into the chunk arrays (marks chunks dirty)."""
+        ck = inst // CHUNK
+        for k in np.unique(ck):
+            m = ck == k
+            c = self.chunk(int(k))
+            slot = inst[m] % CHUNK
+            c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
+            c.dirty = True
+            c.touched.append(slot)
+
+    def write(self) -> None:
+        for c in self.chunks:
+            if c.dirty:
+                c.write()
+
+    def remove_template(self) -> None:
+        if self.template is not None and self.template.users == 0:
+            bpy.data.batch_remove([self.template])
+            self.template = None
+
+
 MAX_TICKS = 12  # time-axis labels (a 1-2-5 step gives 5-10 over the window)
 MAX_SWATCHES = 32  # legend rows with a colour (the module budget and the reserved colours fit)
 
@@ -86,14 +140,18 @@ class LiveView:
         self.cam_ob = write_camera(spec, self.coll, name="TV3D_live_camera", scene=self.scene)
         write_lights(spec, self.coll)
         setup_world_and_display(spec, self.scene)
-        self.chunks: list[_Chunk] = []
+        self.calls = _ChunkedLayer(self.layout, self.coll, "live_calls", SLOT_NAMES)
+        self.clusters = _ChunkedLayer(self.layout, self.coll, "live_clusters", CLUSTER_SLOT_NAMES)
+        self.n_clusters = 0
+        self.hidden = np.zeros(CHUNK, np.bool_)  # per instance: a sub-pixel call drawn by a cluster
         self.n = 0                       # instances used
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
         self.lane_deepest = np.zeros(0, np.int64)  # per thread: depth of its deepest call
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
-        self._chunk(0)  # the first chunk (and the instancer node group) now, not in a poll
+        self.calls.chunk(0)  # the first chunks (and the instancer node groups) now, not in a poll
+        self.clusters.chunk(0)
         self.lane_labels: list = []
         self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
                                                      cushion=False, from_attribute=False))
@@ -115,6 +173,8 @@ class LiveView:
         self.legend_ob.parent = self.hud_root
         self.legend_ob.matrix_parent_inverse.identity()
         self._last_rank = -math.inf
+        self._last_cluster, self._cluster_px = -math.inf, 0.0
+        self._busy_seen = 0
 
     @property
     def deepest(self) -> int:
@@ -138,37 +198,18 @@ class LiveView:
         return ob
 
     def _chunk(self, k: int) -> _Chunk:
-        """Chunk ``k``, made when first needed: the first by the icicle writer, the others as
-        copies of an empty template (a data-block copy: milliseconds, no operator)."""
-        while len(self.chunks) <= k:
-            name = f"TV3D_live_calls_{len(self.chunks)}"
-            if not self.chunks:
-                ob = write_layer(self.layout.empty_layer("live", CHUNK), self.coll, name)
-                self._template = ob.data.copy()
-                self._template.name = "TV3D_live_template"
-                self._template.use_fake_user = False
-            else:
-                first = self.chunks[0].ob
-                ob = bpy.data.objects.new(name, self._template.copy())
-                ob.data.name = name
-                self.coll.objects.link(ob)
-                mod = ob.modifiers.new(first.modifiers[0].name, "NODES")
-                mod.node_group = first.modifiers[0].node_group
-                for key in first.keys():
-                    ob[key] = first[key]
-            self.chunks.append(_Chunk(ob))
-        return self.chunks[k]
+        return self.calls.chunk(k)
+
+    @property
+    def chunks(self) -> list:
+        return self.calls.chunks
 
     def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
-        """Write boxes into the chunk arrays (marks chunks dirty)."""
-        ck = inst // CHUNK
-        for k in np.unique(ck):
-            m = ck == k
-            c = self._chunk(int(k))
-            slot = inst[m] % CHUNK
-            c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
-            c.dirty = True
-            c.touched.append(slot)
+        """Write call boxes (those drawn by a cluster stay invisible)."""
+        if self.hidden.shape[0] < self.n:
+            self.hidden = _grow(self.hidden, self.n)
+        sc = np.where(self.hidden[inst][:, None], np.float32(0.0), sc)
+        self.calls.put(inst, pos, sc, col, mat)
 
     def update(self, session, changes=None, force_labels: bool = False) -> dict:
         """Append the calls new since the last update, re-size the open/closed ones, move the
@@ -178,6 +219,8 @@ class LiveView:
         or the ranking changes, every box written again."""
         t = time.perf_counter()
         threads = session.threads
+        # new functions' colour slots (from the names the session parsed already)
+        self.layout.colouring.slots(session.fnames, session.ffiles, session.flines, getattr(session, "fparsed", None))
         while len(self.inst) < len(threads):
             self.inst.append(np.zeros(64, np.int64))
             self.inst_n.append(0)
@@ -198,9 +241,12 @@ class LiveView:
         if self.layout.need_levels(self.lane_deepest):  # a lane got taller: the lanes below move (rare)
             sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
-        if self._recolour_due(t) and self._recolour(session):  # module colours re-ranked by area
-            sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
-            self.stats["recolours"] = self.stats.get("recolours", 0) + 1
+        if self._recolour_due(t):  # module colours re-ranked by area
+            changed = self._recolour(session)
+            if changed.size:
+                self._recolour_calls(session, changed)
+                self.stats["recolours"] = self.stats.get("recolours", 0) + 1
+                self._cluster_px = 0.0  # the clusters' colours too, at once
         # calls open last time (maybe closed now) and open now: their width changed
         opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
         for ti, loc in self.open_prev + opened:
@@ -223,15 +269,20 @@ class LiveView:
             cols = [np.concatenate(c) for c in zip(*parts)]
             self._put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
             self._sync_materials()
-        for c in self.chunks:
-            if c.dirty:
-                c.write()
-        if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
-            self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self._hud(session, now)
         self.set_camera(now, len(threads))
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
+        # the slow passes take turns: never a cluster pass in the update that re-coloured
+        # or moved every box (each is O(calls); the pause stays one pass long)
+        busy = self.stats.get("recolours", 0) + self.stats.get("relayouts", 0)
+        if busy == self._busy_seen and self._cluster_due(t, px):
+            self._cluster_pass(session, px)
+        self._busy_seen = busy
+        self.calls.write()
+        self.clusters.write()
+        if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+            self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
         x0 = t0_view * self.layout.scale_t
@@ -269,6 +320,52 @@ class LiveView:
         ob.hide_render = ob.hide_viewport = not body
         return ob
 
+    def _cluster_due(self, t: float, px: float) -> bool:
+        """At the slow rate (``recolour_seconds``), or at once when the scale changed by a
+        fifth since the clusters were made (they were for another pixel size)."""
+        stale = not (0.8 < px / self._cluster_px < 1.25) if self._cluster_px else True
+        if not stale and t - self._last_cluster < self.layout.p.recolour_seconds:
+            return False
+        self._last_cluster, self._cluster_px = t, px
+        return True
+
+    def _cluster_pass(self, session, px: float) -> None:
+        """Sub-pixel calls drawn as clusters (SyncTrace IV-B2, the static icicle's kernel):
+        O(calls) at the slow rate.  Calls that became (or stopped being) sub-pixel get their
+        box hidden (or shown) again; the cluster layer is written whole."""
+        threads = session.threads
+        parts = []
+        for ti, T in enumerate(threads):
+            n = self.inst_n[ti] if ti < len(self.inst_n) else 0
+            if not n:
+                continue
+            end = np.where(T.endi[:n] < 0, session.sessions[T.session].now, T.end[:n])
+            parts.append((self.inst[ti][:n], T.start[:n], end, T.depth[:n], np.full(n, ti), T.func[:n]))
+        if not parts:
+            return
+        inst, start, end, depth, lane, func = (np.concatenate(c) for c in zip(*parts))
+        kind = session.fkind[func]
+        names = (session.fnames, session.ffiles, session.flines)
+        small, (cpos, csc, ccol, cslot) = self.layout.cluster_boxes(start, end, depth, lane, func, kind, *names, px)
+        if self.hidden.shape[0] < self.n:
+            self.hidden = _grow(self.hidden, self.n)
+        flip = np.flatnonzero(self.hidden[inst] != small)
+        if flip.size:
+            self.hidden[inst[flip]] = small[flip]
+            pos, sc, col, slot = self.layout.boxes(start[flip], end[flip], depth[flip], lane[flip], func[flip],
+                                                   kind[flip], *names)
+            self._put(inst[flip], pos, sc, col, slot)
+        k = cpos.shape[0]
+        old = self.n_clusters
+        if k:
+            self.clusters.put(np.arange(k), cpos, csc, ccol, cslot)
+        if old > k:  # clusters no longer there: zero size
+            z = np.zeros((old - k, 3), np.float32)
+            self.clusters.put(np.arange(k, old), z, z, np.ones((old - k, 4), np.float32), np.zeros(old - k, np.int32))
+        self.n_clusters = k
+        self.stats["clusters"] = k
+        self.stats["clustered_calls"] = int(small.sum())
+
     def _recolour_due(self, t: float) -> bool:
         if t - self._last_rank < self.layout.p.recolour_seconds:
             return False
@@ -291,15 +388,42 @@ class LiveView:
             area += np.bincount(T.func[:n], weights=end - T.start[:n], minlength=len(names))[: len(names)]
         return L.colouring.rank(area)
 
+    def _recolour_calls(self, session, changed: np.ndarray) -> None:
+        """Colour and material of the calls of the functions ``changed`` (positions and sizes
+        stay): O(calls) numpy, two attributes written per touched chunk."""
+        L = self.layout
+        flag = np.zeros(len(session.fnames), np.bool_)
+        flag[changed] = True
+        for ti, T in enumerate(session.threads):
+            n = self.inst_n[ti] if ti < len(self.inst_n) else 0
+            loc = np.flatnonzero(flag[T.func[:n]])
+            if not loc.size:
+                continue
+            func = T.func[loc]
+            slot = L.call_slots(func, session.fkind[func], session.fnames, session.ffiles, session.flines)
+            L.colouring.used[np.unique(slot)] = True
+            inst = self.inst[ti][loc]
+            ck = inst // CHUNK
+            for k in np.unique(ck):
+                m = ck == k
+                c = self.calls.chunk(int(k))
+                at = inst[m] % CHUNK
+                c.col[at, :3] = L.slot_rgb[slot[m]]
+                c.mat[at] = slot[m]
+                c.dirty = True
+                c.touched.append(at)
+        self._sync_materials()
+
     def _sync_materials(self) -> None:
         """Module colours are given as modules appear: copy new ones into their materials
         (Workbench shows the material colour; the other engines read the instance's)."""
         rgb = self.layout.slot_rgb
+        crgb = self.layout.cluster_rgb
         for k in np.flatnonzero(np.abs(rgb - self._slot_rgb).max(axis=1) > 0).tolist():
-            mat = bpy.data.materials.get(SLOT_NAMES[k])
-            if mat is not None:
-                mat.diffuse_color = tuple(float(c) for c in rgb[k]) + (1.0,)
-                ensure_material(MaterialSpec(SLOT_NAMES[k], tuple(float(c) for c in rgb[k]) + (1.0,), "box"))
+            for name, c in ((SLOT_NAMES[k], rgb[k]), (CLUSTER_SLOT_NAMES[k], crgb[k])):
+                mat = bpy.data.materials.get(name)  # the node trees read the instance colour
+                if mat is not None:
+                    mat.diffuse_color = tuple(float(v) for v in c) + (1.0,)
         self._slot_rgb = rgb.copy()
 
     def _title(self, session, now: float) -> str:
@@ -419,6 +543,5 @@ class LiveView:
     def remove(self) -> None:
         for ob in list(self.coll.objects):
             bpy.data.objects.remove(ob, do_unlink=True)
-        if getattr(self, "_template", None) is not None and self._template.users == 0:
-            bpy.data.batch_remove([self._template])
-            self._template = None
+        self.calls.remove_template()
+        self.clusters.remove_template()

@@ -27,7 +27,8 @@ import numpy as np
 from ..model import KIND_WAIT
 from .annotate import hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction
-from .colour import FAMILY_HUES, INFRA_RGB, OTHER_RGB, SHADES, WAIT_RGB, _shade
+from .colour import CLUSTER_LIGHTEN, FAMILY_HUES, INFRA_RGB, OTHER_RGB, SHADES, WAIT_RGB, _shade
+from .palette import lighten
 from .naming import describe_function
 from .spec import CameraSpec, LightSpec, MaterialSpec
 
@@ -36,6 +37,8 @@ OTHER, WAIT, INFRA, FIRST_MODULE = 0, 1, 2, 3
 #: material per colour slot (Workbench shows material colours): other, wait, infrastructure, modules
 SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait", "TV3D_live_infra"] + \
     [f"TV3D_live_module_{k}" for k in range(N_MODULE_COLOURS)]
+#: clusters of sub-pixel calls: the colour of their longest call, lightened (SyncTrace IV-B2)
+CLUSTER_SLOT_NAMES = [f"{nm}_cluster" for nm in SLOT_NAMES]
 BOX_FILL = 0.85
 TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
 MIN_TEXT_PX = 11.0
@@ -63,14 +66,14 @@ class LiveColouring:
         self.overflow = False                      # modules beyond the budget are grey too
         self.used = np.zeros(len(SLOT_NAMES), np.bool_)
 
-    def _add_functions(self, names, files, lines) -> None:
+    def _add_functions(self, names, files, lines, parsed=None) -> None:
         k0 = self.func_module.shape[0]
         if len(names) <= k0:
             return
         mod = np.full(len(names) - k0, -1, np.int64)
         res = np.full(len(names) - k0, OTHER, np.int32)
         for j, f in enumerate(range(k0, len(names))):
-            module, family, _, _, _, infra = describe_function(names[f])
+            module, family, _, _, _, infra = describe_function(names[f], parsed[f] if parsed else None)
             if infra:
                 res[j] = INFRA
             elif not (not files[f] and lines[f] < 0) and family != "builtins" and module \
@@ -88,18 +91,19 @@ class LiveColouring:
             lut[m] = FIRST_MODULE + k
         return np.where(mod >= 0, lut[mod], res).astype(np.int32)
 
-    def slots(self, names, files, lines) -> np.ndarray:
+    def slots(self, names, files, lines, parsed=None) -> np.ndarray:
         """The slot of every function of the table (``names``, ``files``, ``lines``; new
         functions are given theirs).  A function without a file and line is a C function:
-        "C built-ins" (grey), whatever module it belongs to."""
-        self._add_functions(names, files, lines)
+        "C built-ins" (grey), whatever module it belongs to.  ``parsed``: the names'
+        `names.ParsedName`s when known (saves parsing them again)."""
+        self._add_functions(names, files, lines, parsed)
         return self.func_slot
 
-    def rank(self, func_area: np.ndarray) -> bool:
+    def rank(self, func_area: np.ndarray) -> np.ndarray:
         """Give the module colours to the modules with the most area (``func_area``: the
         summed box widths, µs, of each function's calls); packages are hue families ranked
-        by area, their modules shades in rank order (`colour._shade`).  True when any
-        function's slot changed (its boxes must be written again)."""
+        by area, their modules shades in rank order (`colour._shade`).  Returns the
+        functions whose slot changed (their boxes' colours must be written again)."""
         nm = len(self.modules)
         area = np.zeros(nm, np.float64)
         k = min(func_area.shape[0], self.func_module.shape[0])
@@ -111,7 +115,7 @@ class LiveColouring:
         self.overflow = len(order) > N_MODULE_COLOURS
         ranked = tuple(order[:N_MODULE_COLOURS])
         if ranked == self.ranked:
-            return False
+            return np.zeros(0, np.int64)
         self.ranked = ranked
         family_rank: dict = {}
         family_shades: dict = {}
@@ -126,7 +130,7 @@ class LiveColouring:
             self.slot_module[FIRST_MODULE + k] = module
         before = self.func_slot
         self.func_slot = self._slot_of_modules(self.func_module, self.reserved)
-        return bool((before != self.func_slot).any())
+        return np.flatnonzero(before != self.func_slot)
 
     def legend_rows(self) -> list:
         """(text, slot, kind) rows for `annotate.plan_hud`: the coloured modules by area,
@@ -224,14 +228,25 @@ class LiveLayout:
             else -self.lane_height(self.p.levels)
 
     # ---------------------------------------------------------------- boxes
+    @property
+    def cluster_rgb(self) -> np.ndarray:
+        return lighten(self.slot_rgb, CLUSTER_LIGHTEN).astype(np.float32)
+
     def materials(self) -> dict:
-        return {nm: MaterialSpec(nm, tuple(float(c) for c in rgb) + (1.0,), "box")
-                for nm, rgb in zip(SLOT_NAMES, self.slot_rgb)}
+        out = {nm: MaterialSpec(nm, tuple(float(c) for c in rgb) + (1.0,), "box")
+               for nm, rgb in zip(SLOT_NAMES, self.slot_rgb)}
+        out.update({nm: MaterialSpec(nm, tuple(float(c) for c in rgb) + (1.0,), "cluster")
+                    for nm, rgb in zip(CLUSTER_SLOT_NAMES, self.cluster_rgb)})
+        return out
 
     def lights(self) -> list:
         p = self.p
         return [LightSpec("TV3D_key", "SUN", tuple(-view_direction(p.azimuth - 35.0, 55.0)), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(p.azimuth + 60.0, 20.0)), 0.8)]
+
+    def call_slots(self, func, kind, names, files, lines) -> np.ndarray:
+        """The colour slot of calls (waits in the reserved red, else their function's)."""
+        return np.where(kind == KIND_WAIT, WAIT, self.colouring.slots(names, files, lines)[func]).astype(np.int32)
 
     def boxes(self, start, end, depth, lane, func, kind, names, files, lines) -> tuple:
         """(positions, scales, colours, material slots) of calls given by their arrays
@@ -249,11 +264,40 @@ class LiveLayout:
         sc[:, 0] = np.maximum(x1 - x0, 1e-5)
         sc[:, 1] = self.h
         sc[:, 2] = np.where(depth >= levels, 0.3, BOX_FILL) * self.h
-        slot = np.where(kind == KIND_WAIT, WAIT, self.colouring.slots(names, files, lines)[func]).astype(np.int32)
+        slot = self.call_slots(func, kind, names, files, lines)
         self.colouring.used[np.unique(slot)] = True
         col = np.ones((n, 4), np.float32)
         col[:, :3] = self.slot_rgb[slot]
         return pos, sc, col, slot
+
+    def cluster_boxes(self, start, end, depth, lane, func, kind, names, files, lines, px: float) -> tuple:
+        """Calls narrower than a pixel (``px`` world units) merged per (lane, drawn level) with
+        the shared kernel (`layout.cluster.cluster_subpixel_calls`, SyncTrace IV-B2; the
+        arrays in per-lane pre-order).  Returns (small: bool per call, cluster boxes:
+        positions, scales, colours, slots), a cluster at least a pixel wide, in its longest
+        call's colour lightened."""
+        from .cluster import cluster_subpixel_calls
+
+        n_lanes = int(lane.max()) + 1 if lane.size else 1
+        level = np.minimum(depth, self.levels_of(lane) - 1).astype(np.int32)
+        w = np.full(n_lanes, px / self.scale_t)
+        cluster_of, c_lane, c_depth, c_start, c_end, _, c_rep, _ = cluster_subpixel_calls(
+            start.astype(np.float64), end.astype(np.float64), level, lane.astype(np.int32), w, w, func.astype(np.int64))
+        k = c_lane.shape[0]
+        pos = np.empty((k, 3), np.float32)
+        sc = np.empty((k, 3), np.float32)
+        x0, x1 = c_start * self.scale_t, np.maximum(c_end * self.scale_t, c_start * self.scale_t + px)
+        pos[:, 0] = (x0 + x1) / 2
+        pos[:, 1] = self.h / 2
+        pos[:, 2] = self.lane_top(c_lane) - (c_depth + 0.5) * self.h
+        sc[:, 0] = x1 - x0
+        sc[:, 1] = self.h
+        sc[:, 2] = BOX_FILL * self.h
+        rep = c_rep.astype(np.int64)
+        slot = self.call_slots(func[rep], kind[rep], names, files, lines)
+        col = np.ones((k, 4), np.float32)
+        col[:, :3] = self.cluster_rgb[slot]
+        return cluster_of >= 0, (pos, sc, col, slot)
 
     def trace_boxes(self, trace, idx) -> tuple:
         """`boxes` of calls ``idx`` of a Trace."""

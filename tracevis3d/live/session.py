@@ -88,6 +88,7 @@ class LiveSession:
         self.ffiles: list = []
         self.flines: list = []
         self.fpaths: list = []
+        self.fparsed: list = []  # ParsedName per function (the live view's module colours)
         self.fkind = np.zeros(16, np.uint8)
         self._fkey: dict = {}
         self.view = TraceView()
@@ -248,6 +249,7 @@ class LiveSession:
                 self.ffiles.append(file or parsed.file)
                 self.flines.append(line if line >= 0 else parsed.line)
                 self.fpaths.append(parsed.path)
+                self.fparsed.append(parsed)
                 added.append(name)
             s.func_keys.append(key)
             ids.append(g)
