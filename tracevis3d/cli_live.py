@@ -74,12 +74,14 @@ COMMANDS = {"replay": replay}
 def add_render_live_parser(sub) -> None:
     from .cli import _resolution
 
-    r = sub.add_parser("render-live", help="render the growing icicle of a live feed to a PNG sequence",
+    r = sub.add_parser("render-live", help="render the growing icicle of a live feed to PNG frames or a video",
                        description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
                                    "scene as calls arrive and render FPS frames per second for SECONDS "
-                                   "seconds into the folder -o (frame_00000.png, ...).")
+                                   "seconds into the folder -o (frame_00000.png, ...), or into a video "
+                                   "when -o ends in .mp4, .mkv, .mov or .webm (Blender's FFmpeg).")
     r.add_argument("endpoint", metavar="ENDPOINT")
-    r.add_argument("-o", "--output", required=True, metavar="FOLDER", help="folder for the PNG frames (created)")
+    r.add_argument("-o", "--output", required=True, metavar="FOLDER|VIDEO",
+                   help="folder for the PNG frames (created), or a video file (.mp4, .mkv, .mov, .webm)")
     r.add_argument("--seconds", type=_number(0.05, 86400.0, "seconds"), default=10.0, metavar="S",
                    help="how long to watch (default: 10)")
     r.add_argument("--fps", type=_number(0.1, 120.0, "fps"), default=10.0, metavar="F",
@@ -103,16 +105,28 @@ def render_live(args) -> str:
     from .live.session import LiveSession
     from .live.transport import EndpointError
 
+    from .blender.render import VIDEO_FORMATS
+
     out = os.path.abspath(args.output)
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise CLIError(f"-o must be a folder: {out} is a file", 2)
+    video = os.path.splitext(out)[1].lower() in VIDEO_FORMATS
+    if video:
+        if os.path.isdir(out):
+            raise CLIError(f"-o {out}: a folder, not a video file", 2)
+        if not os.path.isdir(os.path.dirname(out)):
+            raise CLIError(f"-o {out}: no folder {os.path.dirname(out)}", 2)
+    elif os.path.exists(out) and not os.path.isdir(out):
+        raise CLIError(f"-o must be a folder or a video file (.mp4, .mkv, .mov, .webm): {out} is a file", 2)
     args.bind = not args.connect
     curve = _curve(args)
     try:
         sess = LiveSession(args.endpoint, bind=args.bind, curve=curve)
     except (EndpointError, Exception) as e:  # zmq errors: address in use, bad address
         raise CLIError(f"{args.endpoint}: {e}", 2) from None
-    os.makedirs(out, exist_ok=True)
+    import shutil
+    import tempfile
+
+    frames_dir = tempfile.mkdtemp(prefix="tv3d-live-frames-") if video else out
+    os.makedirs(frames_dir, exist_ok=True)
     try:
         scene = _scene()
         from .blender.live_view import LiveView
@@ -135,15 +149,23 @@ def render_live(args) -> str:
                 if left <= 0:
                     break
             view.update(sess, force_labels=True)
-            render_figure(os.path.join(out, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
+            render_figure(os.path.join(frames_dir, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
             if k % max(1, n_frames // 10) == 0:
                 _progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")
             k += 1
         st = view.stats
+        if video:
+            from .blender.render import encode_video
+
+            _progress(0.95, f"encoding {k} frames into {out}")
+            encode_video([os.path.join(frames_dir, f"frame_{j:05d}.png") for j in range(k)], out, args.fps,
+                         args.resolution)
         return (f"{k} frames in {out}: {sess.status()}; longest scene update "
                 f"{st['longest_update'] * 1000:.1f} ms")
     finally:
         sess.close()
+        if video:
+            shutil.rmtree(frames_dir, ignore_errors=True)
 
 
 COMMANDS["render-live"] = render_live

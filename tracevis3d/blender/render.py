@@ -228,3 +228,57 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
         scene.display.render_aa = aa[min(aa, key=lambda k: abs(k - int(samples)))]
     r.filepath = path
     return path
+
+
+#: video containers `encode_video` writes, by extension: (FFmpeg container, codec)
+VIDEO_FORMATS = {".mp4": ("MPEG4", "H264"), ".mkv": ("MKV", "H264"), ".mov": ("QUICKTIME", "H264"),
+                 ".webm": ("WEBM", "WEBM")}
+
+
+def encode_video(frames: list, path: str, fps: float, resolution) -> str:
+    """Encode PNG ``frames`` (in order, all of ``resolution``) into the video ``path`` with
+    Blender's FFmpeg output (container and codec by the extension, `VIDEO_FORMATS`) through
+    a temporary scene whose sequencer holds the frames as one image strip.  ``fps`` below 1
+    is written as 1/``fps_base``.  The absolute path; ValueError for an unknown extension,
+    RuntimeError when nothing was written."""
+    import bpy
+
+    path = os.path.abspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in VIDEO_FORMATS:
+        raise ValueError(f"{path}: a video needs one of {', '.join(VIDEO_FORMATS)}")
+    if not frames:
+        raise ValueError("no frames to encode")
+    container, codec = VIDEO_FORMATS[ext]
+    sc = bpy.data.scenes.new("TV3D_video")
+    try:
+        sc.sequence_editor_create()
+        strip = sc.sequence_editor.strips.new_image(name="frames", filepath=frames[0], channel=1, frame_start=1)
+        for f in frames[1:]:
+            strip.elements.append(os.path.basename(f))
+        sc.frame_start, sc.frame_end = 1, len(frames)
+        r = sc.render
+        r.resolution_x, r.resolution_y = int(resolution[0]), int(resolution[1])
+        r.resolution_percentage = 100
+        if fps >= 1:
+            r.fps, r.fps_base = max(1, int(round(fps))), max(1, int(round(fps))) / fps
+        else:
+            r.fps, r.fps_base = 1, 1.0 / fps
+        im = r.image_settings
+        if hasattr(im, "media_type"):  # Blender 5.0+
+            im.media_type = "VIDEO"
+        im.file_format = "FFMPEG"
+        r.ffmpeg.format, r.ffmpeg.codec = container, codec
+        if codec == "H264":
+            r.ffmpeg.constant_rate_factor = "HIGH"
+        r.ffmpeg.audio_codec = "NONE"
+        r.use_sequencer = True
+        r.filepath = path
+        r.use_file_extension = False  # the name as given (no frame range appended)
+        with quiet_blender_output():
+            res = bpy.ops.render.render(animation=True, scene=sc.name)
+        if "FINISHED" not in res or not os.path.isfile(path) or os.path.getsize(path) == 0:
+            raise RuntimeError(f"the video {path} was not written ({res})")
+        return path
+    finally:
+        bpy.data.scenes.remove(sc)
