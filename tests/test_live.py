@@ -262,7 +262,9 @@ def test_replay_and_render_live_refuse_bad_arguments_on_one_line(capsys, tmp_pat
     assert main(["replay", str(tmp_path / "missing.json"), "tcp://10.0.0.1:5999"]) == 2
     assert main(["replay", str(tmp_path / "x.json"), "tcp://127.0.0.1:5999", "--speed", "-1"]) == 2
     assert main(["render-live", "tcp://0.0.0.0:5999", "-o", str(tmp_path / "f")]) == 2
+    assert main(["render-live", "tcp://127.0.0.1:5999", "-o", str(tmp_path / "nope" / "x.mp4")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and all(line.startswith("tracevis3d: error: ") for line in err), err
+    assert len(err) == 5 and all(line.startswith("tracevis3d: error: ") for line in err), err
     assert "trace file not found" in err[0] and "CURVE" in err[1] and "speed" in err[2] and "CURVE" in err[3]
+    assert "no folder" in err[4]
     assert not (tmp_path / "f").exists()  # nothing made before the arguments are checked

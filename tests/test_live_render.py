@@ -234,3 +234,38 @@ def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_
         dark = img.max(axis=2) < 0.45
         assert dark[: int(0.08 * res[1])].sum() > 100  # the title row
         view.remove()
+
+
+def test_render_live_writes_a_video(tmp_path):
+    """``render-live -o x.mp4``: the frames encoded by Blender's FFmpeg, at the frame rate and
+    size asked, and nothing else left behind."""
+    import socket
+
+    trace = tracevis3d.synthetic(3000, threads=2, seed=4)
+    src = tmp_path / "t.json"
+    from tracevis3d.io.chrome_writer import save_chrome
+
+    save_chrome(trace, str(src))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    ep = f"tcp://127.0.0.1:{port}"
+    out = tmp_path / "live.mp4"
+    viewer = subprocess.Popen([sys.executable, "-m", "tracevis3d", "render-live", ep, "-o", str(out),
+                               "--seconds", "1.5", "--fps", "4", "--until-end", "--resolution", "320x180"],
+                              env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    player = subprocess.run([sys.executable, "-m", "tracevis3d", "replay", str(src), ep, "--speed",
+                             str(trace.span / 1e6), "--wait", "60"], env=ENV, capture_output=True, text=True,
+                            timeout=120)
+    stdout, err = viewer.communicate(timeout=180)
+    assert player.returncode == 0, player.stderr
+    assert viewer.returncode == 0, err
+    assert "Video append" not in stdout + err  # Blender's encoder log is filtered
+    n = int(stdout.split(" frames in ")[0].split()[-1])
+    assert n >= 6 and out.is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["live.mp4", "t.json"]
+    clip = bpy.data.movieclips.load(str(out))
+    try:
+        assert clip.frame_duration == n and tuple(clip.size) == (320, 180) and abs(clip.fps - 4) < 1e-6
+    finally:
+        bpy.data.movieclips.remove(clip)

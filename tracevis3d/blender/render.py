@@ -63,7 +63,7 @@ def check_output(path, transparent: bool = False) -> str:
 # - "Fra:1 Mem:… | …" render progress lines.
 BLENDER_NOISE = (
     re.compile(r"^EGL Error \(0x[0-9A-Fa-f]+\)"),
-    re.compile(r"^(\d+:)*\d+(\.\d+)?\s+\w+\s+\|\s+(Saved|Read blend): "),
+    re.compile(r"^(\d+:)*\d+(\.\d+)?\s+\w+\s+\|\s+(Saved|Read blend|Video append frame)"),
     re.compile(r"^Saved: ['\"]"),
     re.compile(r"^\s*Time: \d"),
     re.compile(r"^Info: Saved as "),

@@ -205,6 +205,21 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
     mat_idx.location = (-400, -400)
     join = N.new("GeometryNodeJoinGeometry")
     join.location = (1000, 0)
+    # points of zero width are room (the live view's chunks) or hidden calls: not instanced
+    sep = N.new("ShaderNodeSeparateXYZ")
+    sep.location = (-400, -600)
+    L.new(scale.outputs["Attribute"], sep.inputs[0])
+    empty = N.new("FunctionNodeCompare")
+    empty.data_type = "FLOAT"
+    empty.operation = "LESS_EQUAL"
+    empty.inputs["B"].default_value = 0.0
+    empty.location = (-200, -600)
+    L.new(sep.outputs["X"], empty.inputs["A"])
+    drop = N.new("GeometryNodeDeleteGeometry")
+    drop.domain = "POINT"
+    drop.location = (0, -700)
+    L.new(gi.outputs[0], drop.inputs["Geometry"])
+    L.new(empty.outputs[0], drop.inputs["Selection"])
     t0 = time.perf_counter()
     for k, mname in enumerate(materials):
         if time.perf_counter() - t0 >= STEP_BUDGET:
@@ -222,7 +237,7 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
         L.new(mat_idx.outputs["Attribute"], cmp.inputs["A"])
         iop = N.new("GeometryNodeInstanceOnPoints")
         iop.location = (400, -200 * k)
-        L.new(gi.outputs[0], iop.inputs["Points"])
+        L.new(drop.outputs[0], iop.inputs["Points"])
         L.new(cmp.outputs[0], iop.inputs["Selection"])
         L.new(setm.outputs[0], iop.inputs["Instance"])
         L.new(scale.outputs["Attribute"], iop.inputs["Scale"])
