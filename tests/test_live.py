@@ -268,3 +268,41 @@ def test_replay_and_render_live_refuse_bad_arguments_on_one_line(capsys, tmp_pat
     assert "trace file not found" in err[0] and "CURVE" in err[1] and "speed" in err[2] and "CURVE" in err[3]
     assert "no folder" in err[4]
     assert not (tmp_path / "f").exists()  # nothing made before the arguments are checked
+
+
+def test_a_late_viewer_sees_the_calls_open_when_it_joined():
+    """The program binds and runs on without a viewer; a viewer joining later gets the calls
+    open at that moment (OPEN: their functions and real start times) and everything after
+    nested under them."""
+    import socket
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    ep = f"tcp://127.0.0.1:{port}"
+    p = subprocess.Popen([sys.executable, "-m", "tracevis3d.live", "run", "--bind", "--endpoint", ep,
+                          "--wait-subscriber", "0", os.path.join(PROGRAMS, "long_running.py"), "2.5"],
+                         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.2)  # main() and work() began a while ago
+        with LiveSession(ep, bind=False) as sess:
+            follow(sess, timeout=30)
+            out, err = p.communicate(timeout=30)
+            assert p.returncode == 0, err
+            t = sess.trace.check()
+            assert sess.open_applied >= 2 and sess.bad == {}
+    finally:
+        if p.poll() is None:
+            p.kill()
+    names = [t.function_names[f].split(" (")[0] for f in t.func]
+    main = names.index("main")
+    work = names.index("work")
+    assert t.parent[work] == main and t.depth[work] == t.depth[main] + 1
+    # they began before the viewer joined: long before the first tick it saw
+    first_tick = min(i for i, n in enumerate(names) if n == "tick")
+    assert t.start[first_tick] - t.start[work] > 0.5e6
+    ticks = [i for i, n in enumerate(names) if n == "tick"]
+    assert len(ticks) > 50 and all(t.parent[i] == work for i in ticks)
+    assert t.end[main] >= t.end[work] >= max(t.end[i] for i in ticks)  # closed by the program's exits

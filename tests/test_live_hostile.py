@@ -93,6 +93,7 @@ def test_hand_written_hostile_frames_are_counted_and_skipped(feed):
         "function_id": (hdr(2, next(seq)), functions(10, [b"hole"])),
         "function_conflict": (hdr(2, next(seq)), functions(0, [b"other (a.py:1)"])),
         "ticks_per_second": (hdr(1, 0, sid=77), struct.pack("<IqII", 1, 0, 0, 0)),
+        "open_type": (hdr(7, next(seq)), events([(2, 0, 0, 0, 5000)])),
     }
     for h, p in cases.values():
         send(h, p)
@@ -214,3 +215,22 @@ def test_table_floods_are_capped():
         pub.close(0)
         ctx.term()
         sess.close()
+
+
+def test_open_calls_are_applied_only_to_threads_the_viewer_has_no_calls_of(feed):
+    """OPEN (docs/live-protocol.md): the calls open in the program when a viewer joined, as
+    ENTER records at their real times; a thread the viewer follows already ignores them."""
+    sess, send, settle = feed
+    send(hdr(1, 0), hello())
+    send(hdr(2, 1), functions(0, [b"main (a.py:1)", b"leaf (a.py:5)"]))
+    send(hdr(3, 2), threads(0, [b"MainThread", b"worker"]))
+    send(hdr(4, 3), events([(1, 0, 0, 0, 1000)]))                      # the viewer has MainThread's main
+    send(hdr(7, 4), events([(1, 0, 0, 0, 1000),                        # ... so this is ignored
+                            (1, 0, 1, 0, 400), (1, 0, 1, 1, 600)]))    # worker: open before it joined
+    send(hdr(4, 5), events([(2, 0, 1, 1, 900), (2, 0, 1, 0, 1000), (2, 0, 0, 0, 1200)]))
+    ch = settle()
+    assert ch.bad == {} and sess.open_applied == 2 and sess.events == 4
+    t = sess.trace.check()
+    assert [t.function_names[f] for f in t.func] == ["main (a.py:1)", "main (a.py:1)", "leaf (a.py:5)"]
+    assert t.thread.tolist() == [0, 1, 1] and t.parent.tolist() == [-1, -1, 1]
+    assert t.start.tolist() == [1.0, 0.4, 0.6] and t.end.tolist() == [1.2, 1.0, 0.9]

@@ -168,10 +168,10 @@ def test_make_hooks_picks_the_compiled_hook(monkeypatch):
 
 # ------------------------------------------------------------------ kernel twins
 def _stack_events_py(enter, fids, ts, stack, is_c, thread, origin):
-    out, st_ = [], list(stack)
+    out, st_ = [], [(f, 7) for f in stack]
     for e, f, t in zip(enter, fids, ts):
         if e:
-            st_.append(f)
+            st_.append((f, max(t - origin, 0)))
             kind = P.ENTER
         elif not st_:
             continue
@@ -194,12 +194,14 @@ def test_stack_events_matches_a_python_stack(events, stack, thread, origin):
     is_c = np.array([0, 1, 0, 1, 1, 0], np.int64)
     st_arr = np.zeros(max(1, len(stack)), np.int64)
     st_arr[: len(stack)] = stack
-    packed, st_out, depth = stack_events(enter, fids, ts, st_arr, len(stack), is_c, thread, origin, P.ENTER, P.EXIT)
+    st_t = np.full(st_arr.shape[0], 7, np.int64)
+    packed, st_out, st_t_out, depth = stack_events(enter, fids, ts, st_arr, st_t, len(stack), is_c, thread, origin,
+                                                   P.ENTER, P.EXIT)
     want, want_stack = _stack_events_py(enter, fids, ts, stack, is_c, thread, origin)
     rec = packed.view(P.EVENT_DTYPE).reshape(-1)
     got = [(int(r["type"]), int(r["flags"]), int(r["thread"]), int(r["func"]), int(r["ts"])) for r in rec]
     assert got == want
-    assert st_out[:depth].tolist() == want_stack
+    assert list(zip(st_out[:depth].tolist(), st_t_out[:depth].tolist())) == want_stack
 
 
 @settings(max_examples=60, deadline=None)
@@ -219,3 +221,45 @@ def test_table_lookup_and_first_of_each_match_a_dict(keys):
     for (a, b), v in known.items():
         K.insert(table, a, b, v)
     assert K.lookup(k1, k2, table).tolist() == [known.get(k, -1) for k in zip(k1.tolist(), k2.tolist())]
+
+
+def test_open_calls_are_the_stack_with_the_times_the_calls_were_entered():
+    """`Converter.open_calls` (the OPEN message): after any batch, ENTER records of the calls
+    still open, outermost first, at their own times, for both hooks' batches."""
+    a, b, c = fib.__code__, fails.__code__, squares.__code__
+    conv = Converter(1000)
+    conv.convert(0, [("call", a, 1100), ("call", b, 1200), ("call", c, 1300), ("return", c, 1400)])
+    conv.convert(0, [("call", c, 1500)])
+    rec = conv.open_calls()
+    names = [conv.funcs.entries[f][0].split(" (")[0] for f in rec["func"]]
+    assert names == ["fib", "fails", "squares"] and rec["ts"].tolist() == [100, 200, 500]
+    assert (rec["type"] == P.ENTER).all() and (rec["thread"] == 0).all()
+    conv.convert(0, [("return", c, 1600), ("return", b, 1700)])
+    assert conv.open_calls()["ts"].tolist() == [100]
+
+    def outer():
+        return inner()
+
+    def inner():
+        got = hooks.take_partial()  # converted while outer and inner are open
+        for slot, batch in got:
+            seen.append(native_conv.convert(slot.index, batch))
+            hooks.release(batch)
+        return native_conv.open_calls()
+
+    seen = []
+    hooks = N.NativeHooks()
+    native_conv = Converter(hooks.origin, native=hooks.native_rec)
+    hooks.start()
+    try:
+        snap = outer()
+    finally:
+        for slot, batch in hooks.stop():
+            hooks.release(batch)
+    names = [native_conv.funcs.entries[f][0].split(" (")[0].rsplit(".", 1)[-1] for f in snap["func"]]
+    k = names.index("outer")
+    assert names[k + 1] == "inner" and "take_partial" in names[k + 2:]  # open, in order
+    entered = np.concatenate(seen)
+    entered = entered[entered["type"] == P.ENTER]
+    for f, ts in zip(snap["func"][k: k + 2], snap["ts"][k: k + 2]):  # the times of their ENTER records
+        assert ts in entered["ts"][entered["func"] == f]

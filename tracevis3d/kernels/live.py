@@ -104,27 +104,35 @@ def apply_thread_events_py(etype, efunc, ets, func, start, end, depth, parent, e
 
 
 @njit(cache=True, nogil=True)
-def stack_events(enter, fids, ts, stack, depth, is_c, thread, origin, enter_type, exit_type):
+def stack_events(enter, fids, ts, stack, stack_t, depth, is_c, thread, origin, enter_type, exit_type):
     """One thread's raw profile events → packed protocol records, carrying its open calls.
 
-    ``stack[:depth]`` holds the function ids of the calls open before the batch.  An enter
-    pushes its function; an exit pops, and an exit with nothing open (a call entered before
-    tracing began) is dropped.  Record k is the 16-byte EVENT_DTYPE (live protocol, little
-    endian) as two int64: ``type | flags << 8 | thread << 16 | func << 32`` (flags: 1 for a C
-    function) and ``max(t - origin, 0)``.  Returns (records (m, 2), stack, depth); the stack
-    grows by doubling.
+    ``stack[:depth]`` holds the function ids of the calls open before the batch and
+    ``stack_t[:depth]`` their record times.  An enter pushes its function and time; an exit
+    pops, and an exit with nothing open (a call entered before tracing began) is dropped.
+    Record k is the 16-byte EVENT_DTYPE (live protocol, little endian) as two int64:
+    ``type | flags << 8 | thread << 16 | func << 32`` (flags: 1 for a C function) and
+    ``max(t - origin, 0)``.  Returns (records (m, 2), stack, stack_t, depth); the stacks grow
+    by doubling.
     """
     n = enter.shape[0]
     out = np.empty((n, 2), np.int64)
     m = 0
     for i in range(n):
         f = fids[i]
+        t = ts[i] - origin
+        if t < 0:
+            t = 0
         if enter[i]:
             if depth == stack.shape[0]:
                 bigger = np.empty(max(16, 2 * depth), np.int64)
                 bigger[:depth] = stack[:depth]
                 stack = bigger
+                bigger_t = np.empty(max(16, 2 * depth), np.int64)
+                bigger_t[:depth] = stack_t[:depth]
+                stack_t = bigger_t
             stack[depth] = f
+            stack_t[depth] = t
             depth += 1
             kind = enter_type
         elif depth == 0:
@@ -132,8 +140,7 @@ def stack_events(enter, fids, ts, stack, depth, is_c, thread, origin, enter_type
         else:
             depth -= 1
             kind = exit_type
-        t = ts[i] - origin
         out[m, 0] = kind | (is_c[f] << 8) | (thread << 16) | (f << 32)
-        out[m, 1] = t if t > 0 else 0
+        out[m, 1] = t
         m += 1
-    return out[:m], stack, depth
+    return out[:m], stack, stack_t, depth

@@ -236,7 +236,7 @@ def first_of_each(k1, k2):
 
 
 @njit(cache=True, nogil=True)
-def convert_batch(recs, unknown_idx, unknown_fid, stack, depth, is_c, thread, origin, enter_type,
+def convert_batch(recs, unknown_idx, unknown_fid, stack, stack_t, depth, is_c, thread, origin, enter_type,
                   exit_type):
     """Function ids (``head >> 4``, or ``unknown_fid`` at the records ``unknown_idx``),
     then `kernels.live.stack_events`; without the GIL."""
@@ -248,5 +248,5 @@ def convert_batch(recs, unknown_idx, unknown_fid, stack, depth, is_c, thread, or
     for i in range(n):
         what = recs[i, 0] & WHAT_BITS
         enter[i] = what == 0 or what == 4
-    return stack_events(enter, fids, recs[:, 1].copy(), stack, depth, is_c, thread, origin,
+    return stack_events(enter, fids, recs[:, 1].copy(), stack, stack_t, depth, is_c, thread, origin,
                         enter_type, exit_type)

@@ -83,7 +83,8 @@ class Converter:
     def __init__(self, origin_ns: int, native=None):
         self.origin = origin_ns
         self.funcs = FunctionTable()
-        self.stacks: dict[int, np.ndarray] = {}
+        self.stacks: dict[int, np.ndarray] = {}    # per thread: function ids of the open calls
+        self.stack_ts: dict[int, np.ndarray] = {}  # and their record times (ns since origin)
         self.native = native  # the compiled hook's NativeRecorder (its batches), or None
         self._is_c = np.zeros(0, np.int64)
 
@@ -97,13 +98,15 @@ class Converter:
             self._is_c = np.asarray(self.funcs.is_c, np.int64)
         stack = self.stacks.get(thread)
         if stack is None:
-            stack, depth = np.zeros(16, np.int64), 0
+            stack, stack_t, depth = np.zeros(16, np.int64), np.zeros(16, np.int64), 0
         else:
             depth = stack.shape[0]
             stack = np.concatenate([stack, np.zeros(16, np.int64)])
-        packed, stack, depth = native.k["convert_batch"](batch.recs, idx, fids, stack, depth, self._is_c, thread,
-                                                         self.origin, P.ENTER, P.EXIT)
+            stack_t = np.concatenate([self.stack_ts[thread], np.zeros(16, np.int64)])
+        packed, stack, stack_t, depth = native.k["convert_batch"](
+            batch.recs, idx, fids, stack, stack_t, depth, self._is_c, thread, self.origin, P.ENTER, P.EXIT)
         self.stacks[thread] = stack[:depth].copy()
+        self.stack_ts[thread] = stack_t[:depth].copy()
         return packed.view(P.EVENT_DTYPE).reshape(-1)
 
     def _fids(self, objs) -> np.ndarray:
@@ -126,6 +129,7 @@ class Converter:
     def forget(self, thread: int) -> None:
         """A batch of ``thread`` was dropped unconverted: its open calls are unknown now."""
         self.stacks.pop(thread, None)
+        self.stack_ts.pop(thread, None)
 
     def convert(self, thread: int, batch) -> np.ndarray:
         if len(batch) == 0:
@@ -138,6 +142,7 @@ class Converter:
         fids = self._fids(objs)
         ts = np.fromiter(stamps, np.int64, n)
         stack = self.stacks.get(thread, np.zeros(0, np.int64))
+        stack_t = self.stack_ts.get(thread, np.zeros(0, np.int64))
         d0 = stack.shape[0]
         s = d0 + np.cumsum(delta)
         before = np.concatenate([[min(d0, 0)], np.minimum.accumulate(s)[:-1]])
@@ -153,6 +158,8 @@ class Converter:
             later = np.concatenate([suffix[1:], [np.iinfo(np.int64).max]])
             still_open = (delta > 0) & (s <= later)
             self.stacks[thread] = np.concatenate([rest, fids[still_open]])
+            self.stack_ts[thread] = np.concatenate([stack_t[: d0 - closed],
+                                                    np.maximum(ts[still_open] - self.origin, 0)])
         return self._records(thread, np.where(delta > 0, P.ENTER, P.EXIT), fids, ts)
 
     def close_all(self, now_ns: int) -> list:
@@ -163,8 +170,18 @@ class Converter:
                 fids = stack[::-1]
                 k = fids.shape[0]
                 out.append((thread, self._records(thread, np.full(k, P.EXIT), fids, np.full(k, now_ns))))
-        self.stacks = {}
+        self.stacks, self.stack_ts = {}, {}
         return out
+
+    def open_calls(self) -> np.ndarray:
+        """ENTER records of every call open now (per thread, outermost first, at the times
+        they were entered): what a viewer that joins late lacks (the protocol's OPEN)."""
+        parts = []
+        for thread, stack in self.stacks.items():
+            if stack.size:
+                parts.append(self._records(thread, np.full(stack.shape[0], P.ENTER), stack,
+                                           self.stack_ts[thread] + self.origin))
+        return np.concatenate(parts) if parts else np.zeros(0, P.EVENT_DTYPE)
 
     def _records(self, thread, kinds, fids, stamps) -> np.ndarray:
         r = np.zeros(len(kinds), P.EVENT_DTYPE)

@@ -193,7 +193,8 @@ class NativeRecorder:
         k["fill_from_table"](k1, k2, fids, self.table)
         scratch = np.full((16, TABLE_FIELDS), -1, np.int64)
         k["insert"](scratch, 16, 0, 0)
-        k["convert_batch"](none, idx, k1, np.zeros(16, np.int64), 0, np.zeros(1, np.int64), 0, 0, 1, 2)
+        k["convert_batch"](none, idx, k1, np.zeros(16, np.int64), np.zeros(16, np.int64), 0, np.zeros(1, np.int64),
+                           0, 0, 1, 2)
 
     # ---------------------------------------------------------------- the table
     def _set_table(self, table: np.ndarray) -> None:

@@ -12,9 +12,9 @@ import numpy as np
 
 MAGIC = b"TV3L"
 VERSION = 1
-HELLO, FUNCTIONS, THREADS, EVENTS, DROPS, BYE = 1, 2, 3, 4, 5, 6
+HELLO, FUNCTIONS, THREADS, EVENTS, DROPS, BYE, OPEN = 1, 2, 3, 4, 5, 6, 7
 TYPE_NAMES = {HELLO: "hello", FUNCTIONS: "functions", THREADS: "threads", EVENTS: "events",
-              DROPS: "drops", BYE: "bye"}
+              DROPS: "drops", BYE: "bye", OPEN: "open"}
 ENTER, EXIT = 1, 2
 FLAG_C = 1
 

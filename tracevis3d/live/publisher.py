@@ -51,6 +51,8 @@ class Publisher:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
         self.stats: dict = {}
+        self._subs_told = 0              # subscriptions told the open calls (OPEN)
+        self._tick_open = np.zeros(0, P.EVENT_DTYPE)
         self._loss_gen: dict = {}       # thread → batches lost so far (queue side)
         self._converted_gen: dict = {}  # thread → the loss generation the converter is at
         self._ring_drops = 0
@@ -103,6 +105,20 @@ class Publisher:
         for s in self.hooks.refresh_names():
             wire.set_thread(s.index, (os.getpid(), s.native_id, s.name, self.program))
 
+    def _tell_open_calls(self, wire) -> None:
+        """A viewer joined (the wire noticed its subscription): send the calls open at the
+        start of this tick (OPEN), before any further event reaches it; events it missed
+        earlier in the tick are counted by the viewer as unbalanced exits, never as
+        duplicates."""
+        if wire.subscriptions == self._subs_told:
+            return
+        self._subs_told = wire.subscriptions
+        new = self.converter.funcs.entries[len(wire.functions):]
+        if new:
+            wire.add_functions(new)
+        self._announce_threads(wire)
+        wire.send_open(self._tick_open)
+
     def _send(self, wire, records: np.ndarray | None) -> None:
         new = self.converter.funcs.entries[len(wire.functions):]
         if new:
@@ -122,6 +138,9 @@ class Publisher:
             taken = partial and hooks.active
             if taken:
                 items += [(slot, batch, self._loss_gen.get(slot.index, 0)) for slot, batch in hooks.take_partial()]
+        self._tick_open = self.converter.open_calls()  # O(open calls)
+        wire.on_subscribe = lambda: self._tell_open_calls(wire)
+        wire.poll_subscriptions()
         out = []
         for slot, batch, gen in items:
             i = slot.index
@@ -133,10 +152,14 @@ class Publisher:
                     wire.poll_subscriptions()
                     if not wire.subscribed:
                         wire._drop(len(batch), 1)
-                        self.converter.forget(i)
-                        if self.converter.native is not None:  # still name its functions: the
-                            # compiled hook records known functions without taking a reference
-                            self.converter.native.function_ids(batch, self.converter.funcs.fid_of)
+                        if self.converter.native is not None:
+                            # converted all the same (one kernel call): the functions get
+                            # named (the compiled hook then records them without taking a
+                            # reference) and the open calls stay known, for a viewer that
+                            # joins later (OPEN)
+                            self.converter.convert(i, batch)
+                        else:
+                            self.converter.forget(i)
                         continue
                 if i <= P.MAX_THREADS - 1:
                     out.append(self.converter.convert(i, batch))

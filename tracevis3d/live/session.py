@@ -99,6 +99,7 @@ class LiveSession:
         self.dropped = 0
         self.messages = 0
         self.events = 0
+        self.open_applied = 0  # calls of OPEN messages applied (open before this viewer joined)
         self.unbalanced_exits = self.repaired_exits = self.backwards = 0
         self._trace = None
         self._dirty = True
@@ -209,6 +210,8 @@ class LiveSession:
             self._threads(s, *P.decode_threads(payload), ch)
         elif mtype == P.EVENTS:
             self._events(s, P.decode_events(payload, len(s.thread_map), len(s.func_keys)), ch)
+        elif mtype == P.OPEN:
+            self._open(s, P.decode_events(payload, len(s.thread_map), len(s.func_keys)), ch)
         elif mtype == P.DROPS:
             dropped, _ = P.decode_counts(payload, "drops")
             if dropped > s.dropped:
@@ -279,6 +282,22 @@ class LiveSession:
             s.thread_map.append(len(self.threads))
             self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
             ch.new_threads += 1
+
+    def _open(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
+        """OPEN: the calls open in the program when it was sent (ENTER records, outermost
+        first).  Applied to the threads this viewer has no calls of (it joined after they
+        began); a viewer that has followed a thread from its start has them already."""
+        if ev.shape[0] == 0:
+            return
+        if (ev["type"] != P.ENTER).any():
+            raise P.BadMessage("open_type", "an OPEN message holds only ENTER records")
+        fresh = np.array([self.threads[s.thread_map[int(t)]].n == 0 for t in range(len(s.thread_map))], np.bool_)
+        keep = fresh[ev["thread"]]
+        k = int(keep.sum())
+        if k:
+            self._events(s, ev[keep], ch)
+            self.events -= k  # `events` counts what the program sent as EVENTS
+            self.open_applied += k
 
     def _events(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
         from ..kernels.live import MAX_EXIT_SEARCH, apply_thread_events

@@ -41,6 +41,8 @@ class WireSender:
         self.tables_dirty = True    # HELLO + all tables must go (again) before the next events
         self.subscribed = False
         self.subscriptions = 0
+        self.on_subscribe = None      # called when a new subscription is noticed
+        self._in_subscribe = False
         self.events_sent = 0
         self.dropped_events = 0
         self.dropped_batches = 0
@@ -81,6 +83,12 @@ class WireSender:
                 self.subscribed = False
         if new:
             self.tables_dirty = True
+            if self.on_subscribe is not None and not self._in_subscribe:
+                self._in_subscribe = True  # the callback sends: no second notice inside it
+                try:
+                    self.on_subscribe()
+                finally:
+                    self._in_subscribe = False
         return new
 
     def wait_subscriber(self, seconds: float, tick=None, interval: float = 0.05) -> bool:
@@ -151,6 +159,16 @@ class WireSender:
         if self.dropped_events != self._reported_drops:
             self.send_drops()
         return dropped
+
+    def send_open(self, records: np.ndarray) -> bool:
+        """OPEN: the calls open now (ENTER records), for viewers that joined since they began
+        (a viewer applies them only to threads it has no calls of; docs/live-protocol.md)."""
+        if records.shape[0] == 0 or not self.subscribed or not self.flush_tables():
+            return False
+        ok = True
+        for k in range(0, records.shape[0], self.events_per_message):
+            ok &= self._send(P.OPEN, P.events_payload(records[k: k + self.events_per_message]))
+        return ok
 
     def _drop(self, n_events: int, n_batches: int) -> None:
         self.dropped_events += n_events
