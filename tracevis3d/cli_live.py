@@ -134,7 +134,7 @@ def render_live(args) -> str:
         from .layout.live import LiveParams
 
         view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution,
-                                   recolour_seconds=0.0),  # offline: colours ranked at every frame
+                                   recolour_seconds=0.0, cluster_seconds=0.0),  # offline: at every frame
                         scene=scene)
         n_frames = max(1, int(round(args.seconds * args.fps)))
         _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")

@@ -174,6 +174,9 @@ class LiveView:
         self.legend_ob.matrix_parent_inverse.identity()
         self._last_rank = -math.inf
         self._last_cluster, self._cluster_px = -math.inf, 0.0
+        self._frozen_n, self._frozen_t, self._frozen_px, self._frozen_stale = 0, 0.0, 0.0, False
+        self._c_about = np.zeros((CHUNK, 4), np.int64)  # per cluster: lane, level, function, kind
+        self._last_pass_now = 0.0
         self._busy_seen = 0
 
     @property
@@ -241,12 +244,14 @@ class LiveView:
         if self.layout.need_levels(self.lane_deepest):  # a lane got taller: the lanes below move (rare)
             sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+            self._frozen_stale = True  # the frozen clusters' z moved too
         if self._recolour_due(t):  # module colours re-ranked by area
             changed = self._recolour(session)
             if changed.size:
                 self._recolour_calls(session, changed)
                 self.stats["recolours"] = self.stats.get("recolours", 0) + 1
                 self._cluster_px = 0.0  # the clusters' colours too, at once
+                self._frozen_stale = True
         # calls open last time (maybe closed now) and open now: their width changed
         opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
         for ti, loc in self.open_prev + opened:
@@ -321,32 +326,69 @@ class LiveView:
         return ob
 
     def _cluster_due(self, t: float, px: float) -> bool:
-        """At the slow rate (``recolour_seconds``), or at once when the scale changed by a
-        fifth since the clusters were made (they were for another pixel size)."""
+        """Every ``cluster_seconds`` (a pass costs the calls since the previous one), or at
+        once when the scale changed by a fifth since the clusters were made."""
         stale = not (0.8 < px / self._cluster_px < 1.25) if self._cluster_px else True
-        if not stale and t - self._last_cluster < self.layout.p.recolour_seconds:
+        if not stale and t - self._last_cluster < self.layout.p.cluster_seconds:
             return False
         self._last_cluster, self._cluster_px = t, px
         return True
 
     def _cluster_pass(self, session, px: float) -> None:
-        """Sub-pixel calls drawn as clusters (SyncTrace IV-B2, the static icicle's kernel):
-        O(calls) at the slow rate.  Calls that became (or stopped being) sub-pixel get their
-        box hidden (or shown) again; the cluster layer is written whole."""
-        threads = session.threads
-        parts = []
-        for ti, T in enumerate(threads):
+        """Sub-pixel calls drawn as clusters (SyncTrace IV-B2, the static icicle's kernel) at
+        the slow rate.  The calls that start before the previous pass's "now" (less a few
+        pixels) are clustered one last time and their clusters frozen (kept while the pixel
+        size stays; moved and re-coloured with the lanes and the ranking); the calls after
+        that are clustered anew at every pass.  A cluster that spans the cut is two adjacent
+        boxes.  So a pass costs O(calls since the previous one) when following now.  Calls
+        that became (or stopped being) sub-pixel get their box hidden (or shown) again; open
+        calls keep theirs."""
+        if not (abs(px / self._frozen_px - 1.0) < 0.01 if self._frozen_px else False):  # another scale: all again
+            self._frozen_n, self._frozen_t, self._frozen_px = 0, 0.0, px
+        elif self._frozen_stale:  # lanes moved or colours changed: the frozen clusters follow
+            self._restyle_frozen(session)
+        self._frozen_stale = False
+        L = self.layout
+        now = max((s.now for s in session.sessions.values()), default=0.0)
+        cut = max(self._last_pass_now - 3 * px / L.scale_t, self._frozen_t)
+        part_a, part_b = [], []
+        for ti, T in enumerate(session.threads):
             n = self.inst_n[ti] if ti < len(self.inst_n) else 0
-            if not n:
-                continue
-            end = np.where(T.endi[:n] < 0, session.sessions[T.session].now, T.end[:n])
-            parts.append((self.inst[ti][:n], T.start[:n], end, T.depth[:n], np.full(n, ti), T.func[:n]))
+            # suffixes of the pre-order (starts never decrease)
+            lo = int(np.searchsorted(T.start[:n], self._frozen_t)) if self._frozen_t > 0 else 0
+            mid = max(int(np.searchsorted(T.start[:n], cut)), lo)
+            end = np.where(T.endi[lo:n] < 0, session.sessions[T.session].now, T.end[lo:n])
+            for part, a, b in ((part_a, lo, mid), (part_b, mid, n)):
+                if b > a:
+                    part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], T.depth[a:b],
+                                 np.full(b - a, ti), T.func[a:b]))
+        frozen = self._cluster_part(session, part_a, px, now, self._frozen_n)
+        self._frozen_n += frozen
+        if cut > self._frozen_t:
+            self._frozen_t = cut
+        k = self._cluster_part(session, part_b, px, now, self._frozen_n)
+        old = self.n_clusters
+        self.n_clusters = self._frozen_n + k
+        if old > self.n_clusters:  # clusters no longer there: zero size
+            m = old - self.n_clusters
+            z = np.zeros((m, 3), np.float32)
+            self.clusters.put(np.arange(self.n_clusters, old), z, z, np.ones((m, 4), np.float32),
+                              np.zeros(m, np.int32))
+        self._last_pass_now = now
+        self.stats["clusters"] = self.n_clusters
+        self.stats["clustered_calls"] = int(self.hidden[: self.n].sum())
+
+    def _cluster_part(self, session, parts: list, px: float, now: float, base: int) -> int:
+        """Cluster the calls ``parts`` (per-thread pre-order pieces), show/hide their boxes,
+        write their clusters from index ``base``; how many clusters."""
         if not parts:
-            return
+            return 0
         inst, start, end, depth, lane, func = (np.concatenate(c) for c in zip(*parts))
         kind = session.fkind[func]
         names = (session.fnames, session.ffiles, session.flines)
-        small, (cpos, csc, ccol, cslot) = self.layout.cluster_boxes(start, end, depth, lane, func, kind, *names, px)
+        small, (cpos, csc, ccol, cslot), about = self.layout.cluster_boxes(start, end, depth, lane, func, kind,
+                                                                           *names, px)
+        small &= end < now  # an open call keeps its box: it grows (it may be in a cluster too)
         if self.hidden.shape[0] < self.n:
             self.hidden = _grow(self.hidden, self.n)
         flip = np.flatnonzero(self.hidden[inst] != small)
@@ -356,15 +398,36 @@ class LiveView:
                                                    kind[flip], *names)
             self._put(inst[flip], pos, sc, col, slot)
         k = cpos.shape[0]
-        old = self.n_clusters
         if k:
-            self.clusters.put(np.arange(k), cpos, csc, ccol, cslot)
-        if old > k:  # clusters no longer there: zero size
-            z = np.zeros((old - k, 3), np.float32)
-            self.clusters.put(np.arange(k, old), z, z, np.ones((old - k, 4), np.float32), np.zeros(old - k, np.int32))
-        self.n_clusters = k
-        self.stats["clusters"] = k
-        self.stats["clustered_calls"] = int(small.sum())
+            self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
+            if self._c_about.shape[0] < base + k:
+                bigger = np.zeros((max(base + k, 2 * self._c_about.shape[0]), 4), np.int64)
+                bigger[: self._c_about.shape[0]] = self._c_about
+                self._c_about = bigger
+            self._c_about[base: base + k] = np.stack([a.astype(np.int64) for a in about], axis=1)
+        return k
+
+    def _restyle_frozen(self, session) -> None:
+        """The frozen clusters' z (their lane may have moved) and colour (the ranking may have
+        changed) from their lane, level and longest call: O(frozen clusters)."""
+        L = self.layout
+        k = self._frozen_n
+        if not k:
+            return
+        lane, level, func, kind = (self._c_about[:k, j] for j in range(4))
+        z = L.lane_top(lane) - (level + 0.5) * L.h
+        slot = L.call_slots(func, kind.astype(np.uint8), session.fnames, session.ffiles, session.flines)
+        idx = np.arange(k)
+        ck = idx // CHUNK
+        for c_k in np.unique(ck):
+            m = ck == c_k
+            c = self.clusters.chunk(int(c_k))
+            at = idx[m] % CHUNK
+            c.pos[at, 2] = z[m]
+            c.col[at, :3] = L.cluster_rgb[slot[m]]
+            c.mat[at] = slot[m]
+            c.dirty = True
+            c.touched.append(at)
 
     def _recolour_due(self, t: float) -> bool:
         if t - self._last_rank < self.layout.p.recolour_seconds:

@@ -160,6 +160,7 @@ class LiveParams:
     show_legend: bool = True
     show_title: bool = True
     recolour_seconds: float = 2.0  # module colours re-ranked by area at most this often (0: every update)
+    cluster_seconds: float = 0.25  # sub-pixel clusters brought up to date this often (0: every update)
 
     def validate(self) -> "LiveParams":
         if not (self.window_us > 0 and np.isfinite(self.window_us)):
@@ -274,8 +275,9 @@ class LiveLayout:
         """Calls narrower than a pixel (``px`` world units) merged per (lane, drawn level) with
         the shared kernel (`layout.cluster.cluster_subpixel_calls`, SyncTrace IV-B2; the
         arrays in per-lane pre-order).  Returns (small: bool per call, cluster boxes:
-        positions, scales, colours, slots), a cluster at least a pixel wide, in its longest
-        call's colour lightened."""
+        positions, scales, colours, slots, and per cluster its lane, level, and its longest
+        call's function and kind), a cluster at least a pixel wide, in its longest call's
+        colour lightened."""
         from .cluster import cluster_subpixel_calls
 
         n_lanes = int(lane.max()) + 1 if lane.size else 1
@@ -297,7 +299,7 @@ class LiveLayout:
         slot = self.call_slots(func[rep], kind[rep], names, files, lines)
         col = np.ones((k, 4), np.float32)
         col[:, :3] = self.cluster_rgb[slot]
-        return cluster_of >= 0, (pos, sc, col, slot)
+        return cluster_of >= 0, (pos, sc, col, slot), (c_lane, c_depth, func[rep], kind[rep])
 
     def trace_boxes(self, trace, idx) -> tuple:
         """`boxes` of calls ``idx`` of a Trace."""
