@@ -263,3 +263,28 @@ def test_open_calls_are_the_stack_with_the_times_the_calls_were_entered():
     entered = entered[entered["type"] == P.ENTER]
     for f, ts in zip(snap["func"][k: k + 2], snap["ts"][k: k + 2]):  # the times of their ENTER records
         assert ts in entered["ts"][entered["func"] == f]
+
+
+def test_ended_threads_give_their_buffers_back_and_lose_nothing():
+    hooks = N.NativeHooks()
+    conv = Converter(hooks.origin, native=hooks.native_rec)
+    hooks.start()
+    got = {}
+    try:
+        for k in range(40):
+            t = threading.Thread(target=fib, args=(6,), name=f"short-{k}")
+            t.start()
+            t.join()
+            if k % 10 == 9:
+                for _ in range(2):  # the first take sees them ended, the second retires them
+                    for slot, batch in hooks.take_partial():
+                        rec = conv.convert(slot.index, batch)
+                        hooks.release(batch)
+                        got[slot.name] = got.get(slot.name, 0) + int((rec["type"] == P.ENTER).sum())
+    finally:
+        for slot, batch in hooks.stop():
+            hooks.release(batch)
+    fib_calls = 25  # fib(6) makes 25 calls
+    assert all(got.get(f"short-{k}", 0) >= fib_calls for k in range(40)), got
+    retired = [b for s, b in zip(hooks.slots, hooks.buffers) if s.name.startswith("short-") and b.retired]
+    assert len(retired) == 40 and all(b.current.size == 0 and b.spare is None for b in retired)

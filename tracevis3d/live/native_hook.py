@@ -124,7 +124,7 @@ class Buffers:
     """One traced thread: its header (the profile function's ``obj``; CPython keeps a
     reference while the function is installed), the buffer being written and a spare."""
 
-    __slots__ = ("hdr", "current", "spare", "dropped_seen")
+    __slots__ = ("hdr", "current", "spare", "dropped_seen", "ended", "retired")
 
     def __init__(self, template: np.ndarray, cap: int):
         self.hdr = template.copy()
@@ -133,6 +133,7 @@ class Buffers:
         self.hdr[RECS] = self.current.ctypes.data
         self.hdr[CAP] = cap
         self.dropped_seen = 0
+        self.ended = self.retired = False
 
 
 class NativeBatch:
@@ -286,6 +287,16 @@ class NativeRecorder:
             owner.spare = batch.buf
         return out
 
+    def retire(self, b: Buffers) -> None:
+        """Free the buffers of an ended thread; its header stays (a stray call, if any, finds
+        no room and returns: the capacity goes to 0 before the records)."""
+        b.hdr[CAP] = 0
+        b.hdr[W] = 0
+        b.current = np.zeros((0, NF), np.int64)
+        b.hdr[RECS] = b.current.ctypes.data
+        b.spare = None
+        b.retired = True
+
     def dropped(self, b: Buffers) -> int:
         """Events dropped by a full buffer since the last call."""
         d = int(b.hdr[DROPPED])
@@ -355,9 +366,14 @@ class NativeHooks:
         self._install_here()
 
     def take_partial(self) -> list:
-        """[(slot, NativeBatch)] of every thread with new records (call with `handover_lock`)."""
+        """[(slot, NativeBatch)] of every thread with new records (call with `handover_lock`).
+        A thread seen ended at the previous call has its buffers retired now (its last
+        records were taken then): a program that starts thousands of short threads keeps a
+        16-int header per thread, not two buffers."""
         out = []
         for slot, b in zip(list(self.slots), list(self.buffers)):
+            if b.retired:
+                continue
             lost = self.native_rec.dropped(b)
             if lost:  # after this batch, events are missing: its open calls are unknown
                 self.dropped_in_rings += lost
@@ -365,6 +381,11 @@ class NativeHooks:
             batch = self.native_rec.take(b)
             if batch is not None:
                 out.append((slot, batch))
+            if b.ended:
+                self.native_rec.retire(b)
+            else:
+                t = slot.thread()
+                b.ended = t is None or not t.is_alive()
         return out
 
     def stop(self) -> list:
