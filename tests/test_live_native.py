@@ -288,3 +288,29 @@ def test_ended_threads_give_their_buffers_back_and_lose_nothing():
     assert all(got.get(f"short-{k}", 0) >= fib_calls for k in range(40)), got
     retired = [b for s, b in zip(hooks.slots, hooks.buffers) if s.name.startswith("short-") and b.retired]
     assert len(retired) == 40 and all(b.current.size == 0 and b.spare is None for b in retired)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_forked_child_stops_recording():
+    import os
+
+    hooks = N.NativeHooks()
+    hooks.start()
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its hooks are off, its buffers take nothing
+            try:
+                fib(10)
+                ok = all(b.hdr[N.ACTIVE] == 0 for b in hooks.buffers) and sys.getprofile() is None
+                os.write(w, b"1" if ok else b"0")
+            finally:
+                os._exit(0)
+        os.close(w)
+        assert os.read(r, 1) == b"1"
+        os.waitpid(pid, 0)
+        fib(5)
+        assert hooks.active and hooks.buffers[0].hdr[N.ACTIVE] == 1  # the parent goes on
+    finally:
+        for slot, batch in hooks.stop():
+            hooks.release(batch)

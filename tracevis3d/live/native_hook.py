@@ -30,9 +30,11 @@ unexpected makes `available` False (the pure-Python hooks are used then).
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -364,6 +366,17 @@ class NativeHooks:
         self.active = True
         threading.setprofile(self._bootstrap)
         self._install_here()
+        if hasattr(os, "register_at_fork"):  # a forked child has no sender: it stops recording
+            me = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (lambda h: h and h._forked())(me()))
+
+    def _forked(self) -> None:
+        """In a child process made by fork: tracing stops there (its buffers would fill and
+        never be sent; child processes are not traced)."""
+        self.active = False
+        self.native_rec.deactivate()
+        sys.setprofile(None)
+        threading.setprofile(None)
 
     def take_partial(self) -> list:
         """[(slot, NativeBatch)] of every thread with new records (call with `handover_lock`).
