@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import time
 
 import bpy
 
 from ..jobs import Job
 from .session import prepare_kernels
-from .writer import write_scene_steps
+from .tasks import layout_and_write_steps, source_path
 
 CONE_KEY = "tracevis3d_cone"
 
@@ -27,20 +25,14 @@ def _cone_layout(trace, params):
 def cone_build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
                      trace_path=None, span=(0.0, 1.0)):
     scene = scene or bpy.context.scene
-    a, b = span
     yield job.off_main(prepare_kernels)
-    job.report(a, f"cone tree of {len(trace):,} calls")
-    t0 = time.perf_counter()
-    params, spec = yield job.off_main(_cone_layout, trace, params)
-    t_layout = time.perf_counter() - t0
-    m = spec.meta
-    job.report(a + 0.3 * (b - a), f"layout: {m['n_nodes']:,} of {m['n_contexts']:,} calling contexts")
-    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
-                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t))
-    out["meta"] = {k: v for k, v in m.items() if k not in ("params", "node_positions", "node_radius", "node_parent")}
-    out["timings"]["layout"] = t_layout
-    path = trace_path if trace_path is not None else trace.meta.get("source")
-    path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
+    job.report(span[0], f"cone tree of {len(trace):,} calls")
+    params, _, _, out = yield from layout_and_write_steps(
+        job, _cone_layout, (trace, params),
+        lambda m: f"layout: {m['n_nodes']:,} of {m['n_contexts']:,} calling contexts", scene, collection_name, span)
+    for key in ("node_positions", "node_radius", "node_parent"):  # arrays: not for the result's meta
+        out["meta"].pop(key, None)
+    path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     scene[CONE_KEY] = json.dumps({"trace_path": path, "params": params.to_dict()})
     return out
 

@@ -38,6 +38,31 @@ COMPARE_KEY = "tracevis3d_compare"
 QUEUE = JobQueue()
 
 
+def source_path(path):
+    """The absolute path of a trace's source file, None for "<...>" sources and none."""
+    return os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
+
+
+def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, collection_name: str,
+                           span=(0.0, 1.0), remove_startup: bool = False):
+    """The steps every view shares: ``layout(*args)`` in a worker (it returns ``(params,
+    spec, *extra)``), a progress line ``done_text(spec.meta, *extra)``, then the scene
+    written in short main-thread steps (`writer.write_scene_steps`).  Returns
+    ``(params, spec, extra, out)`` with ``out["meta"]`` (the layout's meta less its params)
+    and ``out["timings"]["layout"]`` (the worker's wall time) filled in."""
+    a, b = span
+    t0 = time.perf_counter()
+    params, spec, *extra = yield job.off_main(layout, *args)
+    t_layout = time.perf_counter() - t0
+    job.report(a + 0.3 * (b - a), done_text(spec.meta, *extra))
+    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
+                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
+                                       remove_startup=remove_startup)
+    out["meta"] = {k: v for k, v in spec.meta.items() if k != "params"}
+    out["timings"]["layout"] = t_layout
+    return params, spec, extra, out
+
+
 def _layout(trace, params):
     """Worker: (validated `IcicleParams`, `SceneSpec`); the layout modules are imported here,
     off the main thread (their first import loads numba)."""
@@ -58,22 +83,13 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     remove Blender's untouched startup Cube, Light and Camera when the scene is replaced.
     """
     scene = scene or bpy.context.scene
-    a, b = span
     yield job.off_main(prepare_kernels)
-    job.report(a, f"{kernel_cache.cold_note('layout')}layout of {len(trace):,} calls")
-    t0 = time.perf_counter()
-    params, spec = yield job.off_main(_layout, trace, params)
-    t_layout = time.perf_counter() - t0
-    m = spec.meta
-    job.report(a + 0.3 * (b - a), f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters "
-                                  f"({m['n_clustered_calls']:,} calls merged)")
-    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
-                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
-                                       remove_startup=remove_startup)
-    out["meta"] = {k: v for k, v in m.items() if k != "params"}
-    out["timings"]["layout"] = t_layout
-    path = trace_path if trace_path is not None else trace.meta.get("source")
-    path = os.path.abspath(os.fspath(path)) if path and not str(path).startswith("<") else None
+    job.report(span[0], f"{kernel_cache.cold_note('layout')}layout of {len(trace):,} calls")
+    params, _, _, out = yield from layout_and_write_steps(
+        job, _layout, (trace, params),
+        lambda m: f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters ({m['n_clustered_calls']:,} calls merged)",
+        scene, collection_name, span, remove_startup)
+    path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
     return out
 
@@ -95,21 +111,13 @@ def compare_build_steps(job: Job, cmp, params=None, scene=None, collection_name:
     import json
 
     scene = scene or bpy.context.scene
-    a, b = span
     yield job.off_main(prepare_kernels)
-    job.report(a, f"layout of the comparison ({len(cmp.a):,} × {len(cmp.b):,} calls)")
-    t0 = time.perf_counter()
-    params, spec = yield job.off_main(_compare_layout, cmp, params)
-    t_layout = time.perf_counter() - t0
-    m = spec.meta
-    job.report(a + 0.3 * (b - a), f"layout: {m.get('n_tubes', 0):,} tubes for {m.get('n_pairs_shown', 0):,} "
-                                  f"matches in view")
-    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
-                                       progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
-                                       remove_startup=remove_startup)
-    out["meta"] = {k: v for k, v in m.items() if k != "params"}
-    out["timings"]["layout"] = t_layout
-    absolute = [os.path.abspath(os.fspath(p)) if p and not str(p).startswith("<") else None for p in paths]
+    job.report(span[0], f"layout of the comparison ({len(cmp.a):,} × {len(cmp.b):,} calls)")
+    params, _, _, out = yield from layout_and_write_steps(
+        job, _compare_layout, (cmp, params),
+        lambda m: f"layout: {m.get('n_tubes', 0):,} tubes for {m.get('n_pairs_shown', 0):,} matches in view",
+        scene, collection_name, span, remove_startup)
+    absolute = [source_path(p) for p in paths]
     scene[COMPARE_KEY] = json.dumps({"trace_a": absolute[0], "trace_b": absolute[1], "tau": cmp.tau,
                                      "params": params.to_dict()})
     return out

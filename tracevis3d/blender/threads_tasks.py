@@ -8,7 +8,7 @@ import weakref
 import bpy
 
 from ..jobs import Job
-from .writer import write_scene_steps
+from .tasks import layout_and_write_steps
 
 THREADS_KEY = "tv3d_threads"
 _SYNC: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -30,7 +30,7 @@ def _analyse_and_layout(trace, params, sync=None):
     t = time.perf_counter()
     sync = sync if sync is not None else synchronisation(trace)
     t_sync = time.perf_counter() - t
-    return params, sync, threads_layout(trace, params, sync), t_sync
+    return params, threads_layout(trace, params, sync), sync, t_sync
 
 
 def threads_build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
@@ -43,17 +43,12 @@ def threads_build_steps(job: Job, trace, params=None, scene=None, collection_nam
 
     scene = scene or bpy.context.scene
     job.report(0.0, f"{cold_note('layout')}who waits on whom in {len(trace):,} calls")
-    t0 = time.perf_counter()
-    params, sync, spec, t_sync = yield job.off_main(_analyse_and_layout, trace, params, sync)
-    t_layout = time.perf_counter() - t0 - t_sync
-    m = spec.meta
-    job.report(0.3, f"layout: {len(sync):,} correspondences, {m['n_curves']:,} curves, "
-                    f"{m['n_compound']:,} compound curves")
-    out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
-                                       progress=lambda f, t: job.report(0.3 + 0.7 * f, t),
-                                       remove_startup=remove_startup)
-    out["meta"] = {k: v for k, v in m.items() if k != "params"}
-    out["timings"].update(synchronisation=t_sync, layout=t_layout)
+    params, _, (sync, t_sync), out = yield from layout_and_write_steps(
+        job, _analyse_and_layout, (trace, params, sync),
+        lambda m, sync, _t: (f"layout: {len(sync):,} correspondences, {m['n_curves']:,} curves, "
+                             f"{m['n_compound']:,} compound curves"),
+        scene, collection_name, remove_startup=remove_startup)
+    out["timings"].update(synchronisation=t_sync, layout=out["timings"]["layout"] - t_sync)
     out["sync"] = sync
     _SYNC[trace] = sync
     scene[THREADS_KEY] = json.dumps({"params": params.to_dict(), "source": trace.meta.get("source")}, default=str)
