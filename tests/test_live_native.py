@@ -126,7 +126,7 @@ def test_a_full_buffer_drops_counts_and_the_stack_carries_on():
         hooks.release(batch)
         total += len(batch)
         assert (rec["type"] == P.ENTER).sum() >= (rec["type"] == P.EXIT).sum()
-    assert total == 64 and hooks.dropped_in_rings > 0 and 0 in hooks.lost
+    assert total == 64 and hooks.dropped_in_buffers > 0 and 0 in hooks.lost
 
 
 def test_buffers_grow_when_more_than_half_full_and_the_spare_is_reused():

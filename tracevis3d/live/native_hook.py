@@ -38,10 +38,9 @@ import weakref
 
 import numpy as np
 
-from .native_layout import *  # noqa: F401,F403  (the layout constants)
 from .native_layout import (ACTIVE, C_CALL, C_EXCEPTION, C_RETURN, CALL, CAP, CF_TYPE, CLOCK_ID, CM_TYPE,
-                            DROPPED, FIRST_CAP, FN_CLOCK, FN_DECREF, FN_GETCODE, FN_INCREF, GROWTH, HEADER,
-                            MAX_CAP, NF, OBJECT_FLAG, RECS, RETURN, TABLE_FIELDS, W, WHAT_BITS)
+                            DROPPED, FIRST_CAP, FN_CLOCK, FN_DECREF, FN_GETCODE, FN_INCREF, GROWTH, HEADER, MASK,
+                            MAX_CAP, NF, OBJECT_FLAG, RECS, RETURN, TAB, TABLE_FIELDS, W, WHAT_BITS)
 
 _compiled = None
 _why_not: str | None = None
@@ -335,7 +334,7 @@ class NativeHooks:
         self.handover_lock = threading.Lock()
         self._lock = threading.Lock()
         self.active = False
-        self.dropped_in_rings = 0
+        self.dropped_in_buffers = 0
         self.lost: set = set()
 
     def _install_here(self) -> Buffers:
@@ -389,7 +388,7 @@ class NativeHooks:
                 continue
             lost = self.native_rec.dropped(b)
             if lost:  # after this batch, events are missing: its open calls are unknown
-                self.dropped_in_rings += lost
+                self.dropped_in_buffers += lost
                 self.lost.add(slot.index)
             batch = self.native_rec.take(b)
             if batch is not None:

@@ -55,12 +55,12 @@ class Publisher:
         self._tick_open = np.zeros(0, P.EVENT_DTYPE)
         self._loss_gen: dict = {}       # thread → batches lost so far (queue side)
         self._converted_gen: dict = {}  # thread → the loss generation the converter is at
-        self._ring_drops = 0
+        self._buffer_drops = 0
 
     # ---------------------------------------------------------- traced side
     def _sink(self, slot, batch) -> None:
         """Queue a full batch (called by traced threads, or by the sender for the compiled
-        hook's rings); beyond ``max_pending`` the batch is dropped and counted.  Each queued
+        hook's buffers); beyond ``max_pending`` the batch is dropped and counted.  Each queued
         batch carries its thread's loss generation: a batch queued after a loss makes the
         converter forget that thread's open calls first (in queue order)."""
         n = len(batch)
@@ -76,17 +76,17 @@ class Publisher:
         if not self._wake.is_set():
             self._wake.set()
 
-    def _hold_rings(self) -> None:
-        """While waiting for the first viewer: move what the compiled hook's rings gathered
-        into the bounded queue (a full ring drops)."""
+    def _hold_buffers(self) -> None:
+        """While waiting for the first viewer: move what the compiled hook's buffers gathered
+        into the bounded queue (a full buffer drops)."""
         if getattr(self.hooks, "native", False):
             with self.hooks.handover_lock:
                 for slot, batch in self.hooks.take_partial():
                     self._sink(slot, self.hooks.native_rec.detach(batch))
-                self._note_ring_losses()
+                self._note_buffer_losses()
 
-    def _note_ring_losses(self) -> None:
-        """Count what the compiled hook's full rings dropped; the threads' next batches start
+    def _note_buffer_losses(self) -> None:
+        """Count what the compiled hook's full buffers dropped; the threads' next batches start
         a new loss generation.  Call after queueing/converting the batches `take_partial` gave."""
         hooks = self.hooks
         lost = getattr(hooks, "lost", None)
@@ -94,9 +94,9 @@ class Publisher:
             for i in list(lost):
                 self._loss_gen[i] = self._loss_gen.get(i, 0) + 1
             lost.clear()
-            self.dropped_events += hooks.dropped_in_rings - self._ring_drops
+            self.dropped_events += hooks.dropped_in_buffers - self._buffer_drops
             self.dropped_batches += 1
-            self._ring_drops = hooks.dropped_in_rings
+            self._buffer_drops = hooks.dropped_in_buffers
 
     # ---------------------------------------------------------- sender side
     def _announce_threads(self, wire) -> None:
@@ -170,7 +170,7 @@ class Publisher:
         self._send(wire, np.concatenate(out) if len(out) > 1 else (out[0] if out else None))
         if taken:
             with hooks.handover_lock:
-                self._note_ring_losses()
+                self._note_buffer_losses()
         if self.dropped_events != self._told_drops[0]:  # the traced side dropped: tell the viewers
             wire.dropped_events += self.dropped_events - self._told_drops[0]
             wire.dropped_batches += self.dropped_batches - self._told_drops[1]
@@ -185,7 +185,7 @@ class Publisher:
             if wire is None:
                 raise self._wire_error
             self._announce_threads(wire)
-            wire.wait_subscriber(self.wait_subscriber, tick=self._hold_rings, interval=self.flush_interval)
+            wire.wait_subscriber(self.wait_subscriber, tick=self._hold_buffers, interval=self.flush_interval)
             self._waited = True
             while True:
                 self._wake.wait(self.flush_interval)
@@ -239,7 +239,7 @@ class Publisher:
             for slot, batch in rest:
                 self.pending += len(batch)
                 self.queue.append((slot, batch, self._loss_gen.get(slot.index, 0)))
-            self._note_ring_losses()
+            self._note_buffer_losses()
         self._stopping = True
         self._wake.set()
         if self._thread is not None:
