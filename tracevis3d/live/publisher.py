@@ -148,7 +148,7 @@ class Publisher:
                 if self._converted_gen.get(i, 0) != gen:  # events were lost before this batch
                     self.converter.forget(i)
                     self._converted_gen[i] = gen
-                if not wire.subscribed and self._waited:  # nobody listens: drop before converting
+                if not wire.subscribed and self._waited:  # nobody listens: the events are dropped
                     wire.poll_subscriptions()
                     if not wire.subscribed:
                         wire._drop(len(batch), 1)
