@@ -23,6 +23,24 @@ CHAR_EM = 0.6  # average character width of the font, in text heights
 MIN_PX = 10.0  # the smallest label drawn, pixels
 
 
+def text_object(coll, name: str, material, parent=None):
+    """A FONT object of the live scene, linked in ``coll``: in the x-z plane facing the camera,
+    or (``parent``) a heads-up item in its parent's frame, casting no shadow."""
+    from .writer import _attach_to_camera, _no_shadow
+
+    cu = bpy.data.curves.new(name, "FONT")
+    cu.materials.append(material)
+    ob = bpy.data.objects.new(name, cu)
+    coll.objects.link(ob)
+    if parent is None:
+        ob.rotation_euler = (math.pi / 2, 0.0, 0.0)
+    else:
+        cu.align_y = "BOTTOM_BASELINE"
+        _attach_to_camera(ob, parent)
+        _no_shadow(ob)
+    return ob
+
+
 class LiveLabels:
     def __init__(self, coll, material):
         self.coll, self.material = coll, material
@@ -45,12 +63,7 @@ class LiveLabels:
 
     def _label(self, k: int):
         while len(self.pool) <= k:
-            cu = bpy.data.curves.new(f"TV3D_live_label_{len(self.pool)}", "FONT")
-            cu.materials.append(self.material)
-            ob = bpy.data.objects.new(cu.name, cu)
-            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)
-            self.coll.objects.link(ob)
-            self.pool.append(ob)
+            self.pool.append(text_object(self.coll, f"TV3D_live_label_{len(self.pool)}", self.material))
         return self.pool[k]
 
     def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0) -> int:

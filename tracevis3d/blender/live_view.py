@@ -21,9 +21,9 @@ from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
-from .live_labels import LiveLabels
-from .writer import ensure_collection, ensure_material, setup_world_and_display, write_camera, write_layer, \
-    write_lights
+from .live_labels import LiveLabels, text_object
+from .writer import _attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
+    write_layer, write_lights
 
 CHUNK = 1 << 15
 TEXT_MATERIAL = "TV3D_live_text"
@@ -94,16 +94,30 @@ class _ChunkedLayer:
             self.chunks.append(_Chunk(ob))
         return self.chunks[k]
 
-    def put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
-        """Write boxes into the chunk arrays (marks chunks dirty)."""
+    def each_chunk(self, inst: np.ndarray):
+        """(chunk, its slots, mask into ``inst``) of every chunk the instances ``inst`` are in,
+        each marked to be written."""
         ck = inst // CHUNK
         for k in np.unique(ck):
             m = ck == k
             c = self.chunk(int(k))
-            slot = inst[m] % CHUNK
-            c.pos[slot], c.scale[slot], c.col[slot], c.mat[slot] = pos[m], sc[m], col[m], mat[m]
+            at = inst[m] % CHUNK
             c.dirty = True
-            c.touched.append(slot)
+            c.touched.append(at)
+            yield c, at, m
+
+    def put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
+        """Write boxes into the chunk arrays."""
+        for c, at, m in self.each_chunk(inst):
+            c.pos[at], c.scale[at], c.col[at], c.mat[at] = pos[m], sc[m], col[m], mat[m]
+
+    def restyle(self, inst: np.ndarray, rgb, mat, z=None) -> None:
+        """New colours and materials (and heights ``z``) of instances; sizes stay."""
+        for c, at, m in self.each_chunk(inst):
+            c.col[at, :3] = rgb[m]
+            c.mat[at] = mat[m]
+            if z is not None:
+                c.pos[at, 2] = z[m]
 
     def write(self) -> None:
         for c in self.chunks:
@@ -170,8 +184,7 @@ class LiveView:
         # the legend's swatches: one point cloud made now (zero-size points = room)
         self.legend_ob = write_layer(self.layout.empty_layer("live_legend", MAX_SWATCHES), self.coll,
                                      "TV3D_live_legend")
-        self.legend_ob.parent = self.hud_root
-        self.legend_ob.matrix_parent_inverse.identity()
+        _attach_to_camera(self.legend_ob, self.hud_root)
         self._last_rank = -math.inf
         self._last_cluster, self._cluster_px = -math.inf, 0.0
         self._frozen_n, self._frozen_t, self._frozen_px, self._frozen_stale = 0, 0.0, 0.0, False
@@ -179,21 +192,11 @@ class LiveView:
         self._last_pass_now = 0.0
         self._busy_seen = 0
 
-    @property
-    def deepest(self) -> int:
-        return int(self.lane_deepest.max()) + 1 if self.lane_deepest.size else 1
-
     def _lane_label(self, ti: int, name: str):
         """The thread's name above its lane (a text object; updated when renamed)."""
         while len(self.lane_labels) <= ti:
-            k = len(self.lane_labels)
-            cu = bpy.data.curves.new(f"TV3D_live_lane_{k}", "FONT")
-            cu.size = 1.1 * self.layout.h
-            cu.align_x = "RIGHT"
-            cu.materials.append(self.text_mat)
-            ob = bpy.data.objects.new(cu.name, cu)
-            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
-            self.coll.objects.link(ob)
+            ob = text_object(self.coll, f"TV3D_live_lane_{len(self.lane_labels)}", self.text_mat)
+            ob.data.align_x = "RIGHT"
             self.lane_labels.append(ob)
         ob = self.lane_labels[ti]
         if ob.data.body != name:
@@ -210,7 +213,7 @@ class LiveView:
     def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
         """Write call boxes (those drawn by a cluster stay invisible)."""
         if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n)
+            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
         sc = np.where(self.hidden[inst][:, None], np.float32(0.0), sc)
         self.calls.put(inst, pos, sc, col, mat)
 
@@ -311,12 +314,7 @@ class LiveView:
         """A text object of the live scene's annotations (made once, then only edited)."""
         ob = self.texts.get(key)
         if ob is None:
-            cu = bpy.data.curves.new(f"TV3D_live_{key}", "FONT")
-            cu.materials.append(self.text_mat)
-            ob = bpy.data.objects.new(cu.name, cu)
-            ob.rotation_euler = (math.pi / 2, 0.0, 0.0)  # in the x-z plane, facing the camera
-            self.coll.objects.link(ob)
-            self.texts[key] = ob
+            ob = self.texts[key] = text_object(self.coll, f"TV3D_live_{key}", self.text_mat)
         cu = ob.data
         if cu.body != body:
             cu.body = body
@@ -390,7 +388,7 @@ class LiveView:
                                                                            *names, px)
         small &= end < now  # an open call keeps its box: it grows (it may be in a cluster too)
         if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n)
+            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
         flip = np.flatnonzero(self.hidden[inst] != small)
         if flip.size:
             self.hidden[inst[flip]] = small[flip]
@@ -400,10 +398,7 @@ class LiveView:
         k = cpos.shape[0]
         if k:
             self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
-            if self._c_about.shape[0] < base + k:
-                bigger = np.zeros((max(base + k, 2 * self._c_about.shape[0]), 4), np.int64)
-                bigger[: self._c_about.shape[0]] = self._c_about
-                self._c_about = bigger
+            self._c_about = _grow(self._c_about, base + k)
             self._c_about[base: base + k] = np.stack([a.astype(np.int64) for a in about], axis=1)
         return k
 
@@ -417,17 +412,7 @@ class LiveView:
         lane, level, func, kind = (self._c_about[:k, j] for j in range(4))
         z = L.lane_top(lane) - (level + 0.5) * L.h
         slot = L.call_slots(func, kind.astype(np.uint8), session.fnames, session.ffiles, session.flines)
-        idx = np.arange(k)
-        ck = idx // CHUNK
-        for c_k in np.unique(ck):
-            m = ck == c_k
-            c = self.clusters.chunk(int(c_k))
-            at = idx[m] % CHUNK
-            c.pos[at, 2] = z[m]
-            c.col[at, :3] = L.cluster_rgb[slot[m]]
-            c.mat[at] = slot[m]
-            c.dirty = True
-            c.touched.append(at)
+        self.clusters.restyle(np.arange(k), L.cluster_rgb[slot], slot, z=z)
 
     def _recolour_due(self, t: float) -> bool:
         if t - self._last_rank < self.layout.p.recolour_seconds:
@@ -440,8 +425,7 @@ class LiveView:
         calls up to now): O(calls), at most every ``recolour_seconds``.  True when a
         function's colour changed."""
         L = self.layout
-        names = session.fnames
-        L.colouring.slots(names, session.ffiles, session.flines)
+        names = session.fnames  # their slots were given at the start of the update
         area = np.zeros(len(names), np.float64)
         for T in session.threads:
             n = T.n
@@ -465,16 +449,7 @@ class LiveView:
             func = T.func[loc]
             slot = L.call_slots(func, session.fkind[func], session.fnames, session.ffiles, session.flines)
             L.colouring.used[np.unique(slot)] = True
-            inst = self.inst[ti][loc]
-            ck = inst // CHUNK
-            for k in np.unique(ck):
-                m = ck == k
-                c = self.calls.chunk(int(k))
-                at = inst[m] % CHUNK
-                c.col[at, :3] = L.slot_rgb[slot[m]]
-                c.mat[at] = slot[m]
-                c.dirty = True
-                c.touched.append(at)
+            self.calls.restyle(self.inst[ti][loc], L.slot_rgb[slot], slot)
         self._sync_materials()
 
     def _sync_materials(self) -> None:
@@ -528,16 +503,8 @@ class LiveView:
         self.title_ob = None
         for i in range(len(labels)):
             while len(self._hud_objects) <= i:
-                cu = bpy.data.curves.new(f"TV3D_live_hud_{len(self._hud_objects)}", "FONT")
-                cu.align_y = "BOTTOM_BASELINE"
-                cu.materials.append(bpy.data.materials[labels.material[i]])
-                ob = bpy.data.objects.new(cu.name, cu)
-                self.coll.objects.link(ob)
-                ob.parent = self.hud_root
-                ob.matrix_parent_inverse.identity()
-                if hasattr(ob, "visible_shadow"):
-                    ob.visible_shadow = False
-                self._hud_objects.append(ob)
+                self._hud_objects.append(text_object(self.coll, f"TV3D_live_hud_{len(self._hud_objects)}",
+                                                     bpy.data.materials[labels.material[i]], parent=self.hud_root))
             ob = self._hud_objects[i]
             cu = ob.data
             if cu.body != labels.texts[i]:

@@ -25,11 +25,15 @@ _COLS = {"func": np.int32, "start": np.float64, "end": np.float64, "depth": np.i
          "parent": np.int32, "endi": np.int32}
 
 
-def _grow(a: np.ndarray, need: int) -> np.ndarray:
+def _grow(a: np.ndarray, need: int, fill=None) -> np.ndarray:
+    """``a`` with room for ``need`` rows (capacity doubling; the rows kept, the new ones
+    unset, or ``fill``)."""
     if need <= a.shape[0]:
         return a
-    b = np.empty(max(need, 2 * a.shape[0], 64), a.dtype)
+    b = np.empty((max(need, 2 * a.shape[0], 64),) + a.shape[1:], a.dtype)
     b[: a.shape[0]] = a
+    if fill is not None:
+        b[a.shape[0]:] = fill
     return b
 
 
