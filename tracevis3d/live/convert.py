@@ -114,16 +114,7 @@ class Converter:
         fids = np.fromiter((get(o, -1) for o in objs), np.int64, len(objs))
         miss = np.flatnonzero(fids < 0)
         if miss.size:  # mostly C methods bound to an instance: keyed by (type, name)
-            ck, id_of = self.funcs.by_ckey.get, self.funcs.id_of
-            out = []
-            for i in miss.tolist():
-                o = objs[i]
-                try:
-                    fid = ck((type(o.__self__), o.__name__))
-                except AttributeError:
-                    fid = None
-                out.append(id_of(o) if fid is None else fid)
-            fids[miss] = out
+            fids[miss] = [self.funcs.fid_of(objs[i]) for i in miss.tolist()]
         return fids
 
     def forget(self, thread: int) -> None:
@@ -173,14 +164,21 @@ class Converter:
         self.stacks, self.stack_ts = {}, {}
         return out
 
-    def open_calls(self) -> np.ndarray:
-        """ENTER records of every call open now (per thread, outermost first, at the times
-        they were entered): what a viewer that joins late lacks (the protocol's OPEN)."""
+    def stack_snapshot(self) -> tuple:
+        """The open calls now, for `open_calls` later: O(threads) (a conversion replaces a
+        thread's stack arrays, it never changes them)."""
+        return dict(self.stacks), dict(self.stack_ts)
+
+    def open_calls(self, snapshot: tuple | None = None) -> np.ndarray:
+        """ENTER records of every call open now (or at ``snapshot``; per thread, outermost
+        first, at the times they were entered): what a viewer that joins late lacks (the
+        protocol's OPEN)."""
+        stacks, stack_ts = snapshot or (self.stacks, self.stack_ts)
         parts = []
-        for thread, stack in self.stacks.items():
+        for thread, stack in stacks.items():
             if stack.size:
                 parts.append(self._records(thread, np.full(stack.shape[0], P.ENTER), stack,
-                                           self.stack_ts[thread] + self.origin))
+                                           stack_ts[thread] + self.origin))
         return np.concatenate(parts) if parts else np.zeros(0, P.EVENT_DTYPE)
 
     def _records(self, thread, kinds, fids, stamps) -> np.ndarray:

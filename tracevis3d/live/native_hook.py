@@ -136,6 +136,11 @@ class Buffers:
         self.dropped_seen = 0
         self.ended = self.retired = False
 
+    def give_back(self, buf: np.ndarray) -> None:
+        """A taken buffer becomes the spare (the larger one is kept)."""
+        if self.spare is None or self.spare.shape[0] < buf.shape[0]:
+            self.spare = buf
+
 
 class NativeBatch:
     """The records of one swap: ``recs`` (n, 2) views the thread's buffer, which goes back
@@ -274,18 +279,15 @@ class NativeRecorder:
             return
         batch.released = True
         self.k["release"](batch.recs, self.fn_decref)
-        owner = batch.owner
-        if batch.buf is not None and (owner.spare is None or owner.spare.shape[0] < batch.buf.shape[0]):
-            owner.spare = batch.buf
+        if batch.buf is not None:
+            batch.owner.give_back(batch.buf)
 
     @staticmethod
     def detach(batch: NativeBatch) -> NativeBatch:
         """The batch with its records copied and its buffer given back as the spare (for
         batches that wait in a queue: a buffer is as large as the busiest tick)."""
         out = NativeBatch(batch.recs.copy(), None, batch.owner)
-        owner = batch.owner
-        if owner.spare is None or owner.spare.shape[0] < batch.buf.shape[0]:
-            owner.spare = batch.buf
+        batch.owner.give_back(batch.buf)
         return out
 
     def retire(self, b: Buffers) -> None:

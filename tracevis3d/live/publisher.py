@@ -52,7 +52,7 @@ class Publisher:
         self.error: BaseException | None = None
         self.stats: dict = {}
         self._subs_told = 0              # subscriptions told the open calls (OPEN)
-        self._tick_open = np.zeros(0, P.EVENT_DTYPE)
+        self._tick_stacks: tuple | None = None   # the open calls at the start of the tick
         self._loss_gen: dict = {}       # thread → batches lost so far (queue side)
         self._converted_gen: dict = {}  # thread → the loss generation the converter is at
         self._buffer_drops = 0
@@ -105,6 +105,13 @@ class Publisher:
         for s in self.hooks.refresh_names():
             wire.set_thread(s.index, (os.getpid(), s.native_id, s.name, self.program))
 
+    def _announce_tables(self, wire) -> None:
+        """Functions named and threads seen (or renamed) since the last send, to the wire."""
+        new = self.converter.funcs.entries[len(wire.functions):]
+        if new:
+            wire.add_functions(new)
+        self._announce_threads(wire)
+
     def _tell_open_calls(self, wire) -> None:
         """A viewer joined (the wire noticed its subscription): send the calls open at the
         start of this tick (OPEN), before any further event reaches it; events it missed
@@ -113,17 +120,11 @@ class Publisher:
         if wire.subscriptions == self._subs_told:
             return
         self._subs_told = wire.subscriptions
-        new = self.converter.funcs.entries[len(wire.functions):]
-        if new:
-            wire.add_functions(new)
-        self._announce_threads(wire)
-        wire.send_open(self._tick_open)
+        self._announce_tables(wire)
+        wire.send_open(self.converter.open_calls(self._tick_stacks))
 
     def _send(self, wire, records: np.ndarray | None) -> None:
-        new = self.converter.funcs.entries[len(wire.functions):]
-        if new:
-            wire.add_functions(new)
-        self._announce_threads(wire)
+        self._announce_tables(wire)
         if records is not None and records.shape[0]:
             wire.send_events(records)
 
@@ -138,8 +139,7 @@ class Publisher:
             taken = partial and hooks.active
             if taken:
                 items += [(slot, batch, self._loss_gen.get(slot.index, 0)) for slot, batch in hooks.take_partial()]
-        self._tick_open = self.converter.open_calls()  # O(open calls)
-        wire.on_subscribe = lambda: self._tell_open_calls(wire)
+        self._tick_stacks = self.converter.stack_snapshot()
         wire.poll_subscriptions()
         out = []
         for slot, batch, gen in items:
@@ -185,6 +185,7 @@ class Publisher:
             if wire is None:
                 raise self._wire_error
             self._announce_threads(wire)
+            wire.on_subscribe = lambda: self._tell_open_calls(wire)
             wire.wait_subscriber(self.wait_subscriber, tick=self._hold_buffers, interval=self.flush_interval)
             self._waited = True
             while True:

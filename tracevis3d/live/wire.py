@@ -148,10 +148,8 @@ class WireSender:
             self._drop(n, 1)
             return n
         dropped = 0
-        step = self.events_per_message
-        for k in range(0, n, step):
-            part = records[k: k + step]
-            if self._send(P.EVENTS, P.events_payload(part)):
+        for part, sent in self._send_records(P.EVENTS, records):
+            if sent:
                 self.events_sent += part.shape[0]
             else:
                 self._drop(part.shape[0], 1)
@@ -160,15 +158,19 @@ class WireSender:
             self.send_drops()
         return dropped
 
+    def _send_records(self, mtype: int, records: np.ndarray):
+        """(part, sent) of each message of at most `events_per_message` records."""
+        step = self.events_per_message
+        for k in range(0, records.shape[0], step):
+            part = records[k: k + step]
+            yield part, self._send(mtype, P.events_payload(part))
+
     def send_open(self, records: np.ndarray) -> bool:
         """OPEN: the calls open now (ENTER records), for viewers that joined since they began
         (a viewer applies them only to threads it has no calls of; docs/live-protocol.md)."""
         if records.shape[0] == 0 or not self.subscribed or not self.flush_tables():
             return False
-        ok = True
-        for k in range(0, records.shape[0], self.events_per_message):
-            ok &= self._send(P.OPEN, P.events_payload(records[k: k + self.events_per_message]))
-        return ok
+        return all([sent for _, sent in self._send_records(P.OPEN, records)])
 
     def _drop(self, n_events: int, n_batches: int) -> None:
         self.dropped_events += n_events
