@@ -197,12 +197,9 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     scene = scene or bpy.context.scene
     if scene.camera is None:
         raise ValueError("the scene has no camera: build the icicle first")
-    try:
-        w, h = (int(x) for x in resolution)
-    except (TypeError, ValueError):
-        raise ValueError(f"resolution must be (width, height), got {resolution!r}") from None
-    if not (16 <= w <= 16384 and 16 <= h <= 16384):
-        raise ValueError(f"resolution must be within 16..16384 px, got {w}x{h}")
+    from ..layout.params import checked_resolution
+
+    w, h = checked_resolution(resolution)
     if samples is not None and int(samples) < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     path = os.path.abspath(os.fspath(path))
