@@ -4,6 +4,17 @@ import time
 import numpy as np
 
 
+def free_endpoint() -> str:
+    """A loopback TCP endpoint on a port free right now (for a side that must bind later)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return f"tcp://127.0.0.1:{port}"
+
+
 def follow(sess, timeout=30.0, check=True, until_bye=1, max_messages=50):
     """Poll until ``until_bye`` sessions ended (or timeout); check the trace at every poll
     that changed it; returns the number of polls that changed the trace."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from live_helpers import assert_same_calls, follow
+from live_helpers import assert_same_calls, follow, free_endpoint
 from tracevis3d.live import EndpointError, LiveSession, replay
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -205,13 +205,7 @@ def test_curve_keyed_viewer_receives_and_unkeyed_gets_nothing():
 
     server_pub, server_sec = zmq.curve_keypair()
     want = tracevis3d.synthetic(300, seed=3)
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    ep = f"tcp://127.0.0.1:{port}"
+    ep = free_endpoint()
     keyed = LiveSession(ep, bind=False, curve=Curve(server_public=server_pub))
     unkeyed = LiveSession(ep, bind=False)
     wrong = LiveSession(ep, bind=False, curve=Curve(server_public=zmq.curve_keypair()[0]))
@@ -232,13 +226,7 @@ def test_curve_keyed_viewer_receives_and_unkeyed_gets_nothing():
 
 def test_viewer_started_after_the_program_names_what_it_gets():
     """Either side may start first: a late viewer gets HELLO and the tables re-sent."""
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    ep = f"tcp://127.0.0.1:{port}"
+    ep = free_endpoint()
     want = tracevis3d.synthetic(3000, seed=5)
     th = threading.Thread(target=replay, args=(want, ep), kwargs=dict(bind=True, speed=want.span / 1.0e6,
                                                                       wait_subscriber=0.0))
@@ -274,14 +262,9 @@ def test_a_late_viewer_sees_the_calls_open_when_it_joined():
     """The program binds and runs on without a viewer; a viewer joining later gets the calls
     open at that moment (OPEN: their functions and real start times) and everything after
     nested under them."""
-    import socket
     import time
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    ep = f"tcp://127.0.0.1:{port}"
+    ep = free_endpoint()
     p = subprocess.Popen([sys.executable, "-m", "tracevis3d.live", "run", "--bind", "--endpoint", ep,
                           "--wait-subscriber", "0", os.path.join(PROGRAMS, "long_running.py"), "2.5"],
                          env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -13,6 +13,7 @@ bpy = pytest.importorskip("bpy")
 pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
+from live_helpers import free_endpoint  # noqa: E402
 from tracevis3d.layout.live import WAIT_RGB  # noqa: E402
 from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
 
@@ -30,13 +31,7 @@ def _pixels(path):
 
 
 def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    ep = f"tcp://127.0.0.1:{port}"
+    ep = free_endpoint()
     src = realdata / "viztracer-examples" / "multithread.json"
     frames = tmp_path / "frames"
     viewer = subprocess.Popen([sys.executable, "-m", "tracevis3d", "render-live", ep, "-o", str(frames),
@@ -64,6 +59,18 @@ def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
     # the last frame has colours other than red and grey (function modules)
     sat = last.max(axis=2) - last.min(axis=2)
     assert (sat > 0.25).sum() > 500
+
+
+def _grow_while_replaying(trace, sess, view):
+    """Replay ``trace`` into ``sess`` from a thread, updating ``view`` after every poll, until BYE."""
+    from tracevis3d.live import replay
+
+    th = threading.Thread(target=replay, args=(trace, sess.endpoint))
+    th.start()
+    while not any(s.ended for s in sess.sessions.values()):
+        sess.poll_once(max_messages=100, wait=0.05)
+        view.update(sess)
+    th.join()
 
 
 def test_live_view_appends_instances_without_rebuilding():
@@ -125,17 +132,12 @@ def test_live_view_appends_instances_without_rebuilding():
 def test_live_labels_name_the_widest_shallow_calls():
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(2000, threads=2, seed=9)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(LiveParams(window_us=want.span, resolution=(1920, 1080)))
-        th = threading.Thread(target=replay, args=(want, sess.endpoint))
-        th.start()
-        while not any(s.ended for s in sess.sessions.values()):
-            sess.poll_once(max_messages=100, wait=0.05)
-            view.update(sess)
-        th.join()
+        _grow_while_replaying(want, sess, view)
         view.update(sess, force_labels=True)
         shown = [o for o in view.labels.pool if not o.hide_render]
         assert 0 < len(shown) <= 40
@@ -155,17 +157,12 @@ def test_live_view_has_a_title_and_a_time_axis():
     tick labels at a 1-2-5 step inside the window in view, all in one unit, that move on."""
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(2000, threads=2, seed=9)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(LiveParams(window_us=want.span / 2, resolution=(1280, 720)))
-        th = threading.Thread(target=replay, args=(want, sess.endpoint))
-        th.start()
-        while not any(s.ended for s in sess.sessions.values()):
-            sess.poll_once(max_messages=100, wait=0.05)
-            view.update(sess)
-        th.join()
+        _grow_while_replaying(want, sess, view)
         view.update(sess)
         title = view.title_ob.data.body
         assert title.startswith("live · ") and "2 threads" in title and f"{sess.n_calls:,} calls" in title
@@ -189,7 +186,7 @@ def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.blender.render import render_figure
     from tracevis3d.layout.live import FIRST_MODULE, LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     for ob in [o for o in bpy.context.scene.objects if o.name in ("Cube", "Light", "Camera")]:
         bpy.data.objects.remove(ob, do_unlink=True)  # the start-up scene (render-live removes it too)
@@ -197,12 +194,7 @@ def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_
     res = (960, 540)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(LiveParams(window_us=want.span, resolution=res, follow=False, recolour_seconds=0.0))
-        th = threading.Thread(target=replay, args=(want, sess.endpoint))
-        th.start()
-        while not any(s.ended for s in sess.sessions.values()):
-            sess.poll_once(max_messages=100, wait=0.05)
-            view.update(sess)
-        th.join()
+        _grow_while_replaying(want, sess, view)
         sess.poll_once(max_messages=10 ** 6)
         view.update(sess, force_labels=True)
         rows = view.layout.colouring.legend_rows()
@@ -239,18 +231,12 @@ def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_
 def test_render_live_writes_a_video(tmp_path):
     """``render-live -o x.mp4``: the frames encoded by Blender's FFmpeg, at the frame rate and
     size asked, and nothing else left behind."""
-    import socket
-
     trace = tracevis3d.synthetic(3000, threads=2, seed=4)
     src = tmp_path / "t.json"
     from tracevis3d.io.chrome_writer import save_chrome
 
     save_chrome(trace, str(src))
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    ep = f"tcp://127.0.0.1:{port}"
+    ep = free_endpoint()
     out = tmp_path / "live.mp4"
     viewer = subprocess.Popen([sys.executable, "-m", "tracevis3d", "render-live", ep, "-o", str(out),
                                "--seconds", "1.5", "--fps", "4", "--until-end", "--resolution", "320x180"],
