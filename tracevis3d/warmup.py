@@ -147,6 +147,12 @@ def _structure_all(trace) -> None:
     cone_layout(trace, ConeParams(max_nodes=40, hide_utilities=1, resolution=(640, 360)))
 
 
+def _compare(a, b):
+    from .comparison import compare_traces
+
+    return compare_traces(a, b)
+
+
 def run(steps=STEPS, out=sys.stderr) -> dict:
     """Run the warm-up steps; {step: seconds}."""
     times = {}
@@ -154,29 +160,15 @@ def run(steps=STEPS, out=sys.stderr) -> dict:
     traces = _load_all()
     times["load"] = time.perf_counter() - t
     print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
-    if "layout" in steps:
-        t = time.perf_counter()
-        _layout_all(traces[0])
-        times["layout"] = time.perf_counter() - t
-        print(f"warmup: layout kernels ready in {times['layout']:.1f} s", file=out)
-    if "compare" in steps:
-        from .comparison import compare_traces
-
-        t = time.perf_counter()
-        cmp = compare_traces(traces[0], traces[2])
-        _compare_scene(cmp)
-        times["compare"] = time.perf_counter() - t
-        print(f"warmup: compare kernels ready in {times['compare']:.1f} s", file=out)
-    if "structure" in steps:
-        t = time.perf_counter()
-        _structure_all(traces[0])
-        times["structure"] = time.perf_counter() - t
-        print(f"warmup: structure kernels ready in {times['structure']:.1f} s", file=out)
-    if "live" in steps:
-        t = time.perf_counter()
-        _live_all()
-        times["live"] = time.perf_counter() - t
-        print(f"warmup: live kernels ready in {times['live']:.1f} s", file=out)
+    for step, warm in (("layout", lambda: _layout_all(traces[0])),
+                       ("compare", lambda: _compare_scene(_compare(traces[0], traces[2]))),
+                       ("structure", lambda: _structure_all(traces[0])),
+                       ("live", _live_all)):
+        if step in steps:
+            t = time.perf_counter()
+            warm()
+            times[step] = time.perf_counter() - t
+            print(f"warmup: {step} kernels ready in {times[step]:.1f} s", file=out)
     return times
 
 
