@@ -20,6 +20,7 @@ import numpy as np
 
 from ..kernels.ring import ribbon_mesh, sector_mesh
 from ..layout.spec import CurveLayer, SectorLayer
+from .writer import link_layer_mesh
 
 _TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
 
@@ -64,12 +65,7 @@ def write_mesh_layer_steps(layer, coll, object_name: str):
         typ, prop = _TYPES[arr.dtype]
         A.new(key, typ, "FACE").data.foreach_set(prop, np.ascontiguousarray(arr[owner]))
         yield me, object_name
-    for mname in layer.materials:
-        me.materials.append(bpy.data.materials[mname])
-    ob = bpy.data.objects.new(object_name, me)
-    ob["tracevis3d"] = True
-    ob["tv3d_layer"] = layer.name
-    ob["tv3d_kind"] = "sectors" if isinstance(layer, SectorLayer) else "curves"
-    coll.objects.link(ob)
+    ob = link_layer_mesh(me, object_name, layer, coll,
+                         tv3d_kind="sectors" if isinstance(layer, SectorLayer) else "curves")
     yield ob, object_name
     return ob

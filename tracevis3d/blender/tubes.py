@@ -17,6 +17,7 @@ import numpy as np
 
 from ..kernels.tubes import ring_keep, tube_edges, tube_mesh, tube_mesh_normal
 from ..layout.spec import TubeLayer
+from .writer import link_layer_mesh
 
 #: the mesh's custom property holding one array per tube attribute
 TUBE_DATA = "tv3d_tube_data"
@@ -102,13 +103,7 @@ def write_tube_steps(layer: TubeLayer, coll, object_name: str):
             "value", np.ascontiguousarray(layer.attributes["match_index"][tube], np.int32))
     me[TUBE_DATA] = {key: np.ascontiguousarray(arr) for key, arr in layer.attributes.items()}
     yield me, object_name
-    for mname in layer.materials:
-        me.materials.append(bpy.data.materials[mname])
-    ob = bpy.data.objects.new(object_name, me)
-    ob["tracevis3d"] = True
-    ob["tv3d_layer"] = layer.name
-    ob["tv3d_tubes"] = True
-    coll.objects.link(ob)
+    ob = link_layer_mesh(me, object_name, layer, coll, tv3d_tubes=True)
     yield ob, object_name
     return ob
 

@@ -34,6 +34,20 @@ def _tag(idb):
     return idb
 
 
+def link_layer_mesh(me, object_name: str, layer, coll, **tags) -> bpy.types.Object:
+    """The object of a mesh layer (tubes, sectors, curves): the layer's materials on the mesh,
+    tagged as ours with the layer's name and ``tags``, linked in ``coll``."""
+    for mname in layer.materials:
+        me.materials.append(bpy.data.materials[mname])
+    ob = bpy.data.objects.new(object_name, me)
+    ob[TAG] = True
+    ob["tv3d_layer"] = layer.name
+    for key, value in tags.items():
+        ob[key] = value
+    coll.objects.link(ob)
+    return ob
+
+
 def ensure_collection(name: str, scene=None) -> bpy.types.Collection:
     scene = scene or bpy.context.scene
     coll = bpy.data.collections.get(name)
