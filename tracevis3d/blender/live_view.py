@@ -195,9 +195,7 @@ class LiveView:
     def _lane_label(self, ti: int, name: str):
         """The thread's name above its lane (a text object; updated when renamed)."""
         while len(self.lane_labels) <= ti:
-            ob = text_object(self.coll, f"TV3D_live_lane_{len(self.lane_labels)}", self.text_mat)
-            ob.data.align_x = "RIGHT"
-            self.lane_labels.append(ob)
+            self.lane_labels.append(text_object(self.coll, f"TV3D_live_lane_{len(self.lane_labels)}", self.text_mat))
         ob = self.lane_labels[ti]
         if ob.data.body != name:
             ob.data.body = name
@@ -293,12 +291,15 @@ class LiveView:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
-        x0 = t0_view * self.layout.scale_t
+        right = self.layout.names_right
+        x = t1_view * self.layout.scale_t + 0.6 * size if right else t0_view * self.layout.scale_t - 0.6 * size
         for ti, T in enumerate(threads):
             ob = self._lane_label(ti, T.name)
             ob.data.size = size
+            if ob.data.align_x != ("LEFT" if right else "RIGHT"):
+                ob.data.align_x = "LEFT" if right else "RIGHT"
             lane_h = float(self.layout.lane_height(self.layout.levels_of(ti)))
-            ob.location = (x0 - 0.6 * size, -0.05, float(self.layout.lane_top(ti)) - 0.5 * lane_h - 0.35 * size)
+            ob.location = (x, -0.05, float(self.layout.lane_top(ti)) - 0.5 * lane_h - 0.35 * size)
         self._axis(len(threads), t0_view, t1_view, size)
         self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px)
         dt = time.perf_counter() - t
@@ -537,7 +538,8 @@ class LiveView:
     def _axis(self, n_lanes: int, t0: float, t1: float, size: float) -> None:
         """A time axis under the lanes: ticks at a 1-2-5 step over the window in view, times
         since the start, every tick in one unit (`layout.annotate.nice_ticks`); at most
-        `MAX_TICKS` text objects, edited in place."""
+        `MAX_TICKS` text objects, edited in place.  None while the window is narrower than a
+        few labels (nothing run yet: they would be drawn on top of each other)."""
         from ..layout.annotate import nice_ticks
 
         L = self.layout
@@ -546,6 +548,8 @@ class LiveView:
         step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(t1 - t0, 1e-3)
         first = math.ceil(t0 / step) * step
         shown = [first + k * step for k in range(MAX_TICKS) if first + k * step <= t1 + 1e-9]
+        if (t1 - t0) * L.scale_t < 6 * size:
+            shown = []
         for k in range(MAX_TICKS):
             if k < len(shown):
                 t = shown[k]

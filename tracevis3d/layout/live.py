@@ -327,6 +327,12 @@ class LiveLayout:
             return max(t1 - self.p.window_us, 0.0), t1
         return 0.0, t1
 
+    @property
+    def names_right(self) -> bool:
+        """The lanes' names go right of "now" when following it (nothing is drawn there; on
+        the left the older calls run on out of the window), else left of the run's start."""
+        return bool(self.p.follow)
+
     def text_px(self) -> float:
         """Text height in pixels: `TEXT_PX` at 1080 lines, never under `MIN_TEXT_PX`."""
         return max(TEXT_PX * self.p.resolution[1] / 1080.0, MIN_TEXT_PX)
@@ -339,7 +345,7 @@ class LiveLayout:
     def camera(self, now_us: float, n_lanes: int, rect=None) -> CameraSpec:
         """Looks at the window in view (`view_window`) and the lanes so far, fitted into the
         pixel rectangle ``rect`` (default: the whole frame less a margin): the lanes' names
-        on the left and the time axis below are inside it."""
+        (`names_right`) and the time axis below are inside it."""
         p = self.p
         w, hgt = p.resolution
         if rect is None:
@@ -354,8 +360,9 @@ class LiveLayout:
         tpx = self.text_px()
         for _ in range(2):  # the text's room in world units depends on the scale it gives
             px = cam.ortho_scale / max(w, hgt)   # world per pixel
-            left, below = x0 - NAME_EM * tpx * px, bottom - 2.6 * tpx * px
-            corners = np.array([[x, y, z] for x in (left, x1) for y in (0.0, self.h) for z in (below, top)])
+            room, below = NAME_EM * tpx * px, bottom - 2.6 * tpx * px
+            left, right = (x0, x1 + room) if self.names_right else (x0 - room, x1)
+            corners = np.array([[x, y, z] for x in (left, right) for y in (0.0, self.h) for z in (below, top)])
             cam = fit_camera_rect(corners, d, (w, hgt), rect, orthographic=True)
         dist = float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target)))
         cam.clip_start, cam.clip_end = 0.1, dist * 3
