@@ -23,6 +23,14 @@ networkx        a graph workload: small-world graph, shortest paths, PageRank (n
 sympy           symbolic computation (import, expand, factor, a rational integral, a
                 determinant, solving a cubic) sized to about a million calls; VizTracer's buffer is made big enough that
                 nothing is dropped, and the table says whether anything was.
+docutils_b      the same docutils command on a shorter document (3 chapters, another seed):
+                the B run of a comparison with ``docutils``.
+docutils_pool   docutils in a ``ThreadPoolExecutor`` of 4 workers, each turning its own
+                generated document into HTML (5 threads, 100+ levels in every worker).
+networkx_b      the networkx workload on a larger graph (450 nodes): the B run of a
+                comparison with ``networkx``.
+sympy_pool      sympy in a ``ThreadPoolExecutor`` of 3 workers (expand/factor, an integral,
+                a determinant and a cubic in parallel): deep and multi-threaded.
 threads         ``examples/threads_pipeline.py`` under VizTracer (all five threads).
 pyspy_threads   the same program sampled by py-spy (``record --format chrometrace --threads
                 --idle``), per-thread stacks with thread names in the root frames.
@@ -144,15 +152,18 @@ def rst_document(sections: int = 8, seed: int = 3) -> str:
 
 NETWORKX_PROGRAM = '''\
 """A networkx workload: build a weighted small-world graph and analyse it."""
+import sys
+
 import networkx as nx
 from networkx.algorithms import community
 from networkx.algorithms.link_analysis import pagerank_alg
 
-G = nx.connected_watts_strogatz_graph(300, 6, 0.1, seed=7)
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+G = nx.connected_watts_strogatz_graph(N, 6, 0.1, seed=7)
 for u, v in G.edges:
     G[u][v]["weight"] = 1 + (u * v) % 5
 dist = dict(nx.single_source_dijkstra_path_length(G, 0))
-paths = [nx.shortest_path(G, 0, t, weight="weight") for t in range(1, 300, 30)]
+paths = [nx.shortest_path(G, 0, t, weight="weight") for t in range(1, N, 30)]
 # PageRank in networkx's own pure-Python implementation (nx.pagerank needs scipy)
 pr = pagerank_alg._pagerank_python(G, alpha=0.85)
 ev = nx.eigenvector_centrality(G, max_iter=500, tol=1e-4)
@@ -178,6 +189,58 @@ d = factor(M.det())
 roots = solve(x ** 3 - 6 * x ** 2 + 11 * x - 6, x)
 print("sympy:", len(e.args), "terms;", f == (x + y + z + 1) ** 5, ";", i, ";", d, ";", roots)
 '''
+
+
+DOCUTILS_POOL_PROGRAM = '''\
+"""docutils in a thread pool: each worker turns its own reStructuredText document into HTML."""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from docutils.core import publish_string
+
+docs = [open(p, encoding="utf-8").read() for p in sys.argv[1:]]
+
+
+def render(src):
+    return len(publish_string(src, writer_name="html"))
+
+
+with ThreadPoolExecutor(max_workers=4, thread_name_prefix="render") as pool:
+    sizes = list(pool.map(render, docs))
+print("docutils pool:", sizes)
+'''
+
+SYMPY_POOL_PROGRAM = '''\
+"""sympy in a thread pool: independent symbolic tasks on three workers."""
+from concurrent.futures import ThreadPoolExecutor
+
+from sympy import Matrix, expand, factor, integrate, solve, symbols
+
+x, y, z = symbols("x y z")
+
+
+def polynomial():
+    return len(factor(expand((x + y + z + 1) ** 4)).args)
+
+
+def integral():
+    return str(integrate(1 / (x ** 3 + 1), x))
+
+
+def algebra():
+    M = Matrix(3, 3, lambda r, c: (x + r) ** c + y * c)
+    return str(factor(M.det())), solve(x ** 3 - 6 * x ** 2 + 11 * x - 6, x)
+
+
+with ThreadPoolExecutor(max_workers=3, thread_name_prefix="sympy") as pool:
+    futures = [pool.submit(f) for f in (polynomial, integral, algebra)]
+    print("sympy pool:", [f.result() for f in futures])
+'''
+
+
+def docutils_pool_documents(workdir: str, n: int = 4, sections: int = 3) -> list:
+    """``n`` generated documents (different seeds) for `DOCUTILS_POOL_PROGRAM`; their paths."""
+    return [_write(os.path.join(workdir, f"doc{k}.rst"), rst_document(sections, seed=11 + k)) for k in range(n)]
 
 
 class Spec:
@@ -216,6 +279,19 @@ SUITE = [
          entries=3_000_000, doc="networkx graph analysis"),
     Spec("sympy", "viztracer", "trace", lambda w: [_write(os.path.join(w, "sympy_workload.py"), SYMPY_PROGRAM)],
          entries=3_000_000, doc="sympy symbolic computation (~1M calls)"),
+    Spec("docutils_b", "viztracer", "trace",
+         lambda w: ["-m", "docutils", _write(os.path.join(w, "manual_b.rst"), rst_document(3, seed=5)),
+                    os.path.join(w, "manual_b.html")],
+         entries=3_000_000, doc="docutils rst → html on a shorter manual (B run of a comparison)"),
+    Spec("docutils_pool", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "docutils_pool.py"), DOCUTILS_POOL_PROGRAM)] + docutils_pool_documents(w),
+         entries=3_000_000, doc="docutils in a thread pool of 4 workers (5 threads)"),
+    Spec("networkx_b", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "nx_workload.py"), NETWORKX_PROGRAM), "450"],
+         entries=3_000_000, doc="networkx graph analysis on 450 nodes (B run of a comparison)"),
+    Spec("sympy_pool", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "sympy_pool.py"), SYMPY_POOL_PROGRAM)],
+         entries=3_000_000, doc="sympy in a thread pool of 3 workers (4 threads)"),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
          doc="examples/threads_pipeline.py, 5 threads"),
     Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],

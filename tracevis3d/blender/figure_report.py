@@ -7,7 +7,10 @@ property in the "TraceVis3D" collection, and the scene camera).
 - `label_pixel_boxes`: every label's glyphs, evaluated and projected through the camera:
   pixel bounding box and text size (the em, the height Blender's ``size`` spans);
 - `figure_report`: labels on the icicle (count, smallest text in px), the grey share of the
-  icicle's pixels, and the empty margin on each side of the image.
+  icicle's pixels, and the empty margin on each side of the image;
+- `view_measures`: what issue 19 asks of every view: names of calls or groups of calls
+  (`NAME_KINDS`) whose projected text is at least `READABLE_PX` high, the share of the
+  frame's `EMPTY_CELL_PX` cells with nothing drawn, and the widest empty margin.
 """
 from __future__ import annotations
 
@@ -15,6 +18,13 @@ import numpy as np
 
 #: label kinds that name calls (as opposed to legend, axis, lane and title texts)
 CALL_LABEL_KINDS = ("call", "run", "row", "group", "cluster", "fold")
+#: label kinds that name a call or a group of calls (issue 19's measure; "cluster" is the
+#: kind older versions gave the names of sub-pixel clusters)
+NAME_KINDS = ("call", "run", "row", "group", "cluster")
+#: a name counts as readable from this projected text size (the em) up, in pixels at 1080 lines
+READABLE_PX = 14.0
+#: the frame is cut into cells this many pixels wide (at 1080 lines) to measure empty space
+EMPTY_CELL_PX = 40
 #: a pixel differs from the white page by more than this → something is drawn there
 BACKGROUND_TOLERANCE = 0.06
 #: OKLab chroma below this counts as grey
@@ -133,5 +143,50 @@ def figure_report(image_path, collection: str = "TraceVis3D", scene=None, conten
         "grey_share": grey_share,
         "margins": margins,
         "max_margin": float(max(margins.values())),
+        "size": (w, h),
+    }
+
+
+def empty_cell_share(img: np.ndarray, cell_px: int = EMPTY_CELL_PX) -> float:
+    """Share of the image's ``cell_px`` × ``cell_px`` cells (scaled with the image height
+    from 1080 lines; partial cells at the right and bottom edges count) in which no pixel
+    differs from the white page by more than `BACKGROUND_TOLERANCE`."""
+    h, w = img.shape[:2]
+    c = max(int(round(cell_px * h / 1080.0)), 1)
+    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
+    ny, nx = -(-h // c), -(-w // c)
+    pad = np.zeros((ny * c, nx * c), np.bool_)
+    pad[:h, :w] = drawn
+    cells = pad.reshape(ny, c, nx, c).any(axis=(1, 3))
+    return float(1.0 - cells.mean())
+
+
+def view_measures(image_path, collection: str = "TraceVis3D", scene=None, boxes=None) -> dict:
+    """Issue 19's measures of a rendered view (see module doc): ``names`` (readable names of
+    calls inside the image), ``names_by_kind``, ``min_name_px``, ``empty_share``, ``margins``,
+    ``max_margin``, ``drawn_share`` (pixels that are not page)."""
+    img = load_image(image_path)
+    h, w = img.shape[:2]
+    if boxes is None:
+        boxes = label_pixel_boxes(collection, scene)
+    need = READABLE_PX * h / 1080.0 - 1e-3
+    names = [b for b in boxes if b[0] in NAME_KINDS and b[6] >= need and b[2] >= -1 and b[3] >= -1
+             and b[4] <= w + 1 and b[5] <= h + 1]
+    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
+    rows, cols = np.flatnonzero(drawn.any(1)), np.flatnonzero(drawn.any(0))
+    if rows.size:
+        margins = {"left": cols[0] / w, "right": (w - 1 - cols[-1]) / w, "top": rows[0] / h,
+                   "bottom": (h - 1 - rows[-1]) / h}
+    else:
+        margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
+    return {
+        "names": len(names),
+        "names_by_kind": {k: sum(1 for b in names if b[0] == k) for k in NAME_KINDS},
+        "min_name_px": float(min((b[6] for b in names), default=float("nan"))),
+        "small_names": sum(1 for b in boxes if b[0] in NAME_KINDS and b[6] < need),
+        "empty_share": empty_cell_share(img),
+        "margins": margins,
+        "max_margin": float(max(margins.values())),
+        "drawn_share": float(drawn.mean()),
         "size": (w, h),
     }

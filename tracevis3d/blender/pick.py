@@ -21,7 +21,8 @@ from .writer import is_layer_object
 
 #: the per-face attributes of a tube that a pick reports
 TUBE_FIELDS = {"match_index": np.int32, "call_a": np.int32, "call_b": np.int32, "similarity": np.float32,
-               "dt": np.float32, "ratio": np.float32, "group": np.int32, "merged_pairs": np.int32}
+               "dt": np.float32, "ratio": np.float32, "group": np.int32, "merged_pairs": np.int32,
+               "moved": np.int32}
 
 
 def _layer_arrays(ob):
@@ -315,12 +316,13 @@ def _call_line(trace: Trace, i: int) -> tuple:
 
 
 def describe_match(a: Trace, b: Trace, hit: dict) -> dict:
-    """The two calls a tube joins (name, thread, start, duration of each), their
-    similarity, the difference of their start times and the duration ratio B ÷ A."""
+    """The two boxes a tube joins (name, thread, start, duration of each) and, of the
+    strongest match it carries, the similarity, the difference of the start times and the
+    duration ratio B ÷ A."""
     out = {"tube": f"match {hit['match_index']}"}
     merged = int(hit.get("merged_pairs", 1) or 1)
     if merged > 1:
-        out["tube"] += f" (speaks for {merged} matches between the same two boxes)"
+        out["tube"] += f" (carries {merged} matches between these two boxes; the strongest shown)"
     for tag, tr, key in (("A", a, "call_a"), ("B", b, "call_b")):
         i = int(hit[key])
         if not 0 <= i < len(tr):

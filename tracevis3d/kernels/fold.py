@@ -116,3 +116,35 @@ def place_folded_levels(folded, parent, wide, band_wide, band_narrow, base_heigh
         run_start[i] = i
         run_levels[i] = k
     return bottom, height, eff, run_start, run_levels
+
+
+@njit(cache=True, nogil=True)
+def squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, squeezed,
+                    band_wide, band_narrow):
+    """`place_folded_levels` under a per-lane squeeze (`tracevis3d.layout.fold.squeeze_parameters`).
+
+    Per call i in lane l = lane[i]: it is folded when ``infra[i]``, or when ``passing[i]``
+    and width_px[i] < unfold[l]; it is *narrow* when name_px[i] < threshold[l], and a
+    narrow call whose parent is narrow too is ``squeezed[l]`` levels tall (1 otherwise).
+    Returns place_folded_levels' tuple and the top of every lane (max of bottom + height).
+    """
+    n = parent.shape[0]
+    folded = np.zeros(n, np.bool_)
+    base = np.ones(n, np.float64)
+    narrow = np.zeros(n, np.bool_)
+    n_lanes = threshold.shape[0]
+    for i in range(n):
+        l = lane[i]
+        folded[i] = infra[i] or (passing[i] and width_px[i] < unfold[l])
+        narrow[i] = name_px[i] < threshold[l]
+        p = parent[i]
+        if narrow[i] and p >= 0 and narrow[p]:
+            base[i] = squeezed[l]
+    bottom, height, eff, run_start, run_levels = place_folded_levels(folded, parent, wide, band_wide, band_narrow,
+                                                                     base)
+    top = np.zeros(n_lanes, np.float64)
+    for i in range(n):
+        t = bottom[i] + height[i]
+        if t > top[lane[i]]:
+            top[lane[i]] = t
+    return bottom, height, eff, run_start, run_levels, top

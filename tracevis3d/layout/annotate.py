@@ -129,16 +129,30 @@ class HudPlan:
     row_px: float
 
 
+HUD_MARGIN_FRAC = 0.03  # page margin, as a fraction of the image height
+
+
+def hud_top(res, text_px: float, has_title: bool, margin_frac: float = HUD_MARGIN_FRAC) -> float:
+    """Top edge (pixels) of the content rectangle: below the title row when there is one."""
+    m = margin_frac * res[1]
+    return m + 1.25 * text_px * (ASCENT + DESCENT) + 0.9 * text_px if has_title else m
+
+
+def content_height(res, text_px: float, has_title: bool, margin_frac: float = HUD_MARGIN_FRAC) -> float:
+    """Height (pixels) of the content rectangle `plan_hud` leaves (the legend is a column
+    at the side, so it does not change the height)."""
+    return res[1] - margin_frac * res[1] - hud_top(res, text_px, has_title, margin_frac)
+
+
 def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bool,
-             margin_frac: float = 0.03, max_legend_frac: float = 0.2) -> HudPlan:
+             margin_frac: float = HUD_MARGIN_FRAC, max_legend_frac: float = 0.2) -> HudPlan:
     """Reserve the title row and the legend column; the rest is the content rectangle."""
     w, h = res
     m = margin_frac * h
     title_px = 1.25 * text_px
-    top = m
+    top = hud_top(res, text_px, bool(show_title and title), margin_frac)
     if show_title and title:
         title = cut_end(title, (w - 2 * m) / title_px)
-        top = m + title_px * (ASCENT + DESCENT) + 0.9 * text_px
     row_px = 1.45 * text_px
     legend_x = w - m
     rows = []

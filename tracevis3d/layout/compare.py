@@ -15,14 +15,18 @@ Geometry (world units, z up, y into the picture):
   (grey), partner earlier (red, "past") and partner later (green, "future"); the focus
   window is marked under it;
 - repetitions (Sec. III, IV-B) outlined in red;
-- one tube per visible match (Sec. IV-B/C): kept pairs whose ends are not drawn on their own
-  (folded away, or merged into a sub-pixel cluster) move to the box that draws them, and
-  pairs between the same two boxes become one tube (the pair with the highest similarity
-  speaks for it), at most ``max_tubes`` (the widest first).  Tubes follow the group's
-  control trees (`kernels.bundle`), start at the inner edge of their call in A and end at
-  the inner edge of their call in B, are as wide as the two calls at their ends and thin
-  towards the middle (`kernels.tubes`), and sit deeper in the picture the coarser the match
-  (interpolated stack depths, IV-C), so fine matches are in front;
+- tubes for the visible matches (Sec. IV-B/C), aggregated at the figure's resolution: a
+  match starts at the nearest *key box* of its call in A (a box of its own, on a full
+  level, at least `KEY_PX` wide: TraceDiff's key nodes) and ends at that of its call in B;
+  matches between the same two key boxes become one tube (aligned and moved ones apart),
+  as wide as the calls it carries and at least `COUNT_PX`·√n pixels for n matches, so a
+  10^5-match band shows its structure instead of a curtain (`tube_stage`), at most
+  ``max_tubes`` (moved first, then the widest).  Tubes follow the group's control trees
+  (`kernels.bundle`), start at the inner edge of their key box in A and end at the inner
+  edge of theirs in B, thin towards the middle (`kernels.tubes`), and sit deeper in the
+  picture the coarser the match (interpolated stack depths, IV-C); the moved tubes lie in
+  front of every aligned one and the aligned ones are translucent, so dense aligned
+  bundles never hide what moved;
 - groups (Sec. III): when one root match holds almost every match (``builtins.exec`` ↔
   ``builtins.exec``), the groups are formed one level below the common chain of the two
   roots instead (`phase_groups`), so the bundles separate the program's phases.
@@ -309,8 +313,9 @@ def match_colouring(sel, fold, matched, infra) -> Colouring:
                      palette.lighten(rgb, 0.5), True)
 
 
-def build_side(name, trace, params: CompareParams, matched, tpx) -> Side:
-    """Select, fold and colour one side with the icicle stages."""
+def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
+    """One side's select and fold stages: ``(selection, folding)``; ``budget_of`` as in
+    `fold.fold_levels` (the side is one lane)."""
     ip = params.side_params(name)
     if ip.threads is None and trace.n_threads > 1:
         from .select import order_threads
@@ -320,17 +325,55 @@ def build_side(name, trace, params: CompareParams, matched, tpx) -> Side:
     tr = sel.trace
     if sel.orig is not None:  # hiding is not offered here; keep the indices of the comparison
         raise ValueError("compare_layout does not hide calls")
-    W = params.resolution[0]
-    est_us_per_px = (sel.t1 - sel.t0) / (0.8 * W)
+    est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])
     width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / est_us_per_px
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, 1, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
-                       tpx, est_us_per_px)
+                       tpx, est_us_per_px, budget_of=budget_of)
+    return sel, fold
+
+
+def build_side(name, trace, params: CompareParams, matched, tpx, budget=None) -> Side:
+    """Select, fold and colour one side with the icicle stages; ``budget``: the levels the
+    side may take at a readable height (`layout.budget`), None for no limit."""
+    sel, fold = side_fold(name, trace, params, tpx,
+                          None if budget is None else (lambda demand: np.minimum(demand, budget)))
+    tr = sel.trace
     ft = function_table(tr)
     colouring = match_colouring(sel, fold, matched, ft.infra)
     ext = np.maximum(tr.self_time[sel.idx], 0.0)
     ext_unit = 0.12 + 0.88 * (ext / ext.max() if ext.size and ext.max() > 0 else np.zeros_like(ext))
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     return Side(name, tr, sel, fold, colouring, d, float(max(fold.lane_levels.max(), 1.0)))
+
+
+#: overview strip height and its gap to the icicle, in levels
+OVERVIEW_LEVELS, OVERVIEW_GAP = 2.5, 0.6
+
+
+def side_budgets(cmp, params: CompareParams, tpx: float) -> tuple:
+    """Levels each icicle may take so both stay readable (`layout.budget`): the content
+    height's readable levels less the band and the overview strips, shared by what the two
+    sides need (with every wide pass-through chain open), at least a third each."""
+    from .annotate import content_height
+    from .budget import lane_budgets, readable_levels
+
+    h_px = content_height(params.resolution, tpx, params.show_title)
+    fixed = params.band + (2 * (OVERVIEW_LEVELS + OVERVIEW_GAP) if params.show_overview else 0.0) + 1.0
+    avail = max(readable_levels(h_px, tpx, 1, 0.0) - fixed, 4.0)
+    demand = np.array([_side_demand("a", cmp.a, params, tpx), _side_demand("b", cmp.b, params, tpx)])
+    return tuple(lane_budgets(demand, np.ones(2), avail, min_levels=avail / 3.0))
+
+
+def _side_demand(name, trace, params: CompareParams, tpx) -> float:
+    """Levels one side takes with every wide pass-through chain open (its need)."""
+    got = []
+
+    def record(demand):
+        got.append(float(np.max(demand)))
+        return demand
+
+    side_fold(name, trace, params, tpx, record)
+    return got[0] if got else 1.0
 
 
 def place_side(side: Side, h, top, sign, depth) -> None:
@@ -359,43 +402,26 @@ def side_frame(side: Side, cam, to_cam, res, h, depth, L) -> Frame:
 
 
 # ------------------------------------------------------------------------------- tubes
-def representative(side: Side, calls):
-    """Per call of a side's trace: the drawn call (index into the drawn arrays) that shows it
-    — itself, the band of its folded run, or -1 when it is not shown — and the cluster it
-    is merged into (-1 when drawn as its own box)."""
-    sel, fold, d = side.sel, side.fold, side.drawn
-    local = np.full(len(side.trace), -1, np.int64)
-    local[sel.idx] = np.arange(sel.idx.size)
-    loc = local[calls]
-    ok = loc >= 0
-    loc_rep = loc.copy()
-    folded = ok & (fold.run_start[np.maximum(loc, 0)] >= 0)
-    loc_rep[folded] = fold.run_start[loc[folded]]
-    drawn_of_local = np.full(sel.idx.size, -1, np.int64)
-    drawn_of_local[d.local] = np.arange(d.local.size)
-    rep = np.where(ok, drawn_of_local[np.maximum(loc_rep, 0)], -1)
-    cl = np.where(rep >= 0, side.clusters.cluster_of[np.maximum(rep, 0)], -1)
-    return rep, cl
-
-
 #: in the similarity mode, tubes at least this wide (pixels) show similarity as a specular
 #: highlight (opaque, glossier for stronger matches), thinner ones as transparency (IV-D)
 SIMILARITY_GLOSS_PX = 16.0
 
 
-def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau, width_px=None):
+def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau, width_px=None, perm=None):
     """Bin of every tube in each colour mode, and the materials (name, rgb, alpha, gloss) of
-    all modes; ``width_px``: each tube's widest cross-section in pixels (similarity mode)."""
+    all modes; ``width_px``: each tube's widest cross-section in pixels (similarity mode);
+    ``perm``: each tube's permutation (default |rel_a − rel_b|)."""
     mats, bins = [], {}
-    perm = np.abs(rel_a - rel_b)
-    nb = 6
+    perm = np.abs(rel_a - rel_b) if perm is None else np.asarray(perm, np.float64)
+    nb = PERM_BINS
     # grey up to 5 % of the group (the other run's phases shift things a little), full red
     # from half of the group on
-    v = np.clip((perm - 0.05) / 0.45, 0.0, 1.0)
+    v = np.clip((perm - PERM_GREY) / (PERM_FULL - PERM_GREY), 0.0, 1.0)
     bins["permutation"] = np.minimum((v * nb).astype(np.int64), nb - 1)
-    for k in range(nb):  # grey when aligned → red when permuted by half the group or more
+    for k in range(nb):  # grey when aligned (translucent) → red when permuted by half the group or more
         t = k / (nb - 1)
-        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.80 - 0.28 * t, 0.01 + 0.19 * t, 27.0), 1.0))
+        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.80 - 0.28 * t, 0.01 + 0.19 * t, 27.0),
+                     ALIGNED_ALPHA if k == 0 else 1.0))
     nr = 8
     for mode, rel in (("trace-a", rel_a), ("trace-b", rel_b)):
         bins[mode] = len(mats) + np.minimum((np.clip(rel, 0, 1) * nr).astype(np.int64), nr - 1)
@@ -434,82 +460,176 @@ def _finer_tube_inside(trace, calls, ask) -> np.ndarray:
     return out
 
 
+#: a tube ends on a box at least this many pixels wide on a full level (a key box, TraceDiff
+#: IV-B's key nodes); a match of calls below it (narrower, squeezed, merged into clusters)
+#: starts at its nearest key box: at the figure's resolution that is where its calls are
+KEY_PX = 6.0
+#: a merged tube is at least this many pixels wide per √(matches it carries)
+COUNT_PX = 1.5
+#: permutation colour scale (IV-D): grey up to PERM_GREY of the group, full red from
+#: PERM_FULL, in PERM_BINS materials
+PERM_GREY, PERM_FULL, PERM_BINS = 0.05, 0.5, 6
+#: a match whose relative start in its group moved by more than this (past the grey bin)
+#: gets a tube of its own, in front of the aligned ones
+MOVED = PERM_GREY + (PERM_FULL - PERM_GREY) / PERM_BINS
+#: the aligned tubes (grey in the permutation mode) are this opaque, the moved ones fully
+ALIGNED_ALPHA = 0.55
+
+
+def key_boxes(side: Side, key_px: float = KEY_PX) -> np.ndarray:
+    """Bool per shown call: a box of its own (not in a cluster), on a full level (not
+    squeezed), at least ``key_px`` pixels wide: where a tube can end."""
+    d, fr = side.drawn, side.frame
+    key = np.zeros(side.sel.idx.size, np.bool_)
+    wpx = (d.end - d.start) * fr.scale_t * fr.foreshorten / fr.px[d.lane]
+    ok = side.clusters.single & (d.level_height >= 0.99) & (wpx >= key_px)
+    key[d.local[ok]] = True
+    return key
+
+
+def tube_ends(side: Side, calls: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Per call of a side's trace: the shown call (local index) of its nearest key box, itself
+    included (-1 when it is not shown or has none)."""
+    sel = side.sel
+    local = np.full(len(side.trace), -1, np.int64)
+    local[sel.idx] = np.arange(sel.idx.size)
+    up, _, _, _ = key_tree(sel.parent, key)
+    anchor = np.where(key, np.arange(sel.idx.size), up)
+    loc = local[calls]
+    return np.where(loc >= 0, anchor[np.maximum(loc, 0)], -1)
+
+
+def merge_tubes(end_a, end_b, moved, sim) -> tuple:
+    """Matches with the same key boxes at both ends (and both moved or both not) become one
+    tube: ``(first match of each tube, tube of each match, number of tubes)``; the first
+    match of a tube is its most similar one."""
+    key = np.stack([end_a, end_b, moved.astype(np.int64)])
+    order = np.lexsort((-sim, key[2], key[1], key[0]))
+    ks = key[:, order]
+    new = np.r_[True, np.any(ks[:, 1:] != ks[:, :-1], axis=0)]
+    tube_sorted = np.cumsum(new) - 1
+    tube = np.empty(order.size, np.int64)
+    tube[order] = tube_sorted
+    return order[new], tube, int(new.sum())
+
+
+def _member_extent(side: Side, calls, tube, n_tubes, anchor_local):
+    """World x range of the calls each tube carries on one side, inside its key box."""
+    tr, sel, fr = side.trace, side.sel, side.frame
+    xs = (np.maximum(tr.start[calls], sel.t0) - sel.t0) * fr.scale_t
+    xe = (np.minimum(tr.end[calls], sel.t1) - sel.t0) * fr.scale_t
+    x0 = np.full(n_tubes, np.inf)
+    x1 = np.full(n_tubes, -np.inf)
+    np.minimum.at(x0, tube, xs)
+    np.maximum.at(x1, tube, xe)
+    box = sel.idx[anchor_local]
+    bx0 = (np.maximum(tr.start[box], sel.t0) - sel.t0) * fr.scale_t
+    bx1 = (np.minimum(tr.end[box], sel.t1) - sel.t0) * fr.scale_t
+    x0, x1 = np.clip(x0, bx0, bx1), np.clip(x1, bx0, bx1)
+    return x0, x1, bx0, bx1
+
+
+def _inner_edge(side: Side, anchor_local) -> np.ndarray:
+    """World z of the face of each key box that faces the band."""
+    d = side.drawn
+    drawn_of_local = np.full(side.sel.idx.size, -1, np.int64)
+    drawn_of_local[d.local] = np.arange(d.local.size)
+    k = drawn_of_local[anchor_local]
+    lo = d.bottom[k] + (1 - BOX_FILL) / 2 * d.height[k]
+    hi = d.bottom[k] + (1 + BOX_FILL) / 2 * d.height[k]
+    rel = np.clip((d.level_bottom[k] + 0.5 * d.level_height[k]) / side.lane_levels, 0.0, 1.0)
+    return (lo if side.sign > 0 else hi), rel
+
+
 def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: float):
-    """The tubes of the visible matches (see module doc); returns (TubeLayer or None, info)."""
+    """The tubes of the visible matches (see module doc); returns (TubeLayer or None, info).
+
+    Every kept match (each call's best ``tube_partners``) starts at the nearest key box of
+    its call in A and ends at that of its call in B (`key_boxes`, `tube_ends`); matches
+    with the same two key boxes become one tube (`merge_tubes`), the aligned ones apart
+    from the moved ones.  A tube's ends span the calls it carries inside their key boxes,
+    at least `COUNT_PX`·√n pixels wide for n matches (so its width says how many it
+    carries), at most ``max_tube_px``.  Depth (TraceDiff IV-C): coarse matches behind fine
+    ones; the moved tubes in front of every aligned one, the aligned ones translucent
+    (`ALIGNED_ALPHA`), so a dense aligned bundle does not hide what moved.
+    """
     pairs = cmp.pairs
     empty = (None, {"n_tubes": 0, "n_pairs_shown": 0})
     if pairs.size == 0:
         return empty
     group, root_a, root_b = phase_groups(cmp)
-    rep_a, cl_a = representative(sa, pairs["a"].astype(np.int64))
-    rep_b, cl_b = representative(sb, pairs["b"].astype(np.int64))
-    ok = (rep_a >= 0) & (rep_b >= 0) & best_partners(pairs, params.tube_partners)
+    key_a, key_b = key_boxes(sa), key_boxes(sb)
+    end_a = tube_ends(sa, pairs["a"].astype(np.int64), key_a)
+    end_b = tube_ends(sb, pairs["b"].astype(np.int64), key_b)
+    ok = (end_a >= 0) & (end_b >= 0) & best_partners(pairs, params.tube_partners)
     if not ok.any():
         return empty
-    # a tube end is a box (drawn call) or a cluster: one key per end
-    n_da = sa.drawn.idx.size
-    end_a = np.where(cl_a >= 0, n_da + cl_a, rep_a)[ok]
-    n_db = sb.drawn.idx.size
-    end_b = np.where(cl_b >= 0, n_db + cl_b, rep_b)[ok]
     pk = np.flatnonzero(ok)
-    sim = pairs["sim"][pk]
-    key = end_a.astype(np.int64) * (n_db + len(sb.clusters) + 1) + end_b
-    order = np.lexsort((-sim, key))  # best pair first within each (end_a, end_b)
-    first = order[np.r_[True, key[order][1:] != key[order][:-1]]]
-    n_merged = np.bincount(np.searchsorted(key[first], key), minlength=first.size) if first.size else first
-    ea_key, eb_key = end_a[first], end_b[first]
-    p = pk[first]  # the pair speaking for each tube
-    xa0, xa1, za, wa = _end_geometry(sa, ea_key)
-    xb0, xb1, zb, wb = _end_geometry(sb, eb_key)
-    # declutter: wide tubes whose correspondence finer tubes already show
-    if params.declutter_px > 0 and first.size:
-        a_calls = pairs["a"][p].astype(np.int64)
-        b_calls = pairs["b"][p].astype(np.int64)
-        wide = np.minimum(wa, wb) > params.declutter_px * float(sa.frame.px[0])
+    perm = np.abs(pairs["rel_a"][pk] - pairs["rel_b"][pk])
+    moved = perm > MOVED
+    first, tube_of, m = merge_tubes(end_a[pk], end_b[pk], moved, pairs["sim"][pk])
+    p = pk[first]  # the match speaking for each tube (its most similar)
+    n_merged = np.bincount(tube_of, minlength=m)
+    mean_perm = np.bincount(tube_of, weights=perm, minlength=m) / np.maximum(n_merged, 1)
+    ea, eb = end_a[pk][first], end_b[pk][first]
+    xa0, xa1, ba0, ba1 = _member_extent(sa, pairs["a"][pk].astype(np.int64), tube_of, m, ea)
+    xb0, xb1, bb0, bb1 = _member_extent(sb, pairs["b"][pk].astype(np.int64), tube_of, m, eb)
+    za, rel_depth_a = _inner_edge(sa, ea)
+    zb, rel_depth_b = _inner_edge(sb, eb)
+    px = float(sa.frame.px[0])
+    w_cap = params.max_tube_px * px if params.max_tube_px > 0 else np.inf
+    w_count = COUNT_PX * np.sqrt(n_merged) * px
+    wa = np.minimum(np.maximum(xa1 - xa0, np.minimum(w_count, ba1 - ba0)), w_cap)
+    wb = np.minimum(np.maximum(xb1 - xb0, np.minimum(w_count, bb1 - bb0)), w_cap)
+    wa, wb = np.maximum(wa, px / sa.frame.foreshorten), np.maximum(wb, px / sb.frame.foreshorten)
+    ca_x = np.clip(0.5 * (xa0 + xa1), ba0 + 0.5 * np.minimum(wa, ba1 - ba0), ba1 - 0.5 * np.minimum(wa, ba1 - ba0))
+    cb_x = np.clip(0.5 * (xb0 + xb1), bb0 + 0.5 * np.minimum(wb, bb1 - bb0), bb1 - 0.5 * np.minimum(wb, bb1 - bb0))
+    a_calls, b_calls = sa.sel.idx[ea].astype(np.int64), sb.sel.idx[eb].astype(np.int64)
+    t_moved = moved[first]
+    # declutter: wide aligned tubes whose correspondence finer tubes already show
+    keep = np.ones(m, np.bool_)
+    if params.declutter_px > 0 and m:
+        wide = (np.minimum(xa1 - xa0, xb1 - xb0) > params.declutter_px * px) & ~t_moved
         covered = wide & _finer_tube_inside(cmp.a, a_calls, wide) & _finer_tube_inside(cmp.b, b_calls, wide)
         if covered.any() and not covered.all():
-            keep = ~covered
-            ea_key, eb_key, p, n_merged = ea_key[keep], eb_key[keep], p[keep], n_merged[keep]
-            xa0, xa1, za, wa, xb0, xb1, zb, wb = (v[keep] for v in (xa0, xa1, za, wa, xb0, xb1, zb, wb))
-    # bound: the widest tubes first
-    if p.size > params.max_tubes:
-        keep = np.argsort(-(np.minimum(wa, wb)), kind="stable")[:params.max_tubes]
-        keep.sort()
-        ea_key, eb_key, p, n_merged = ea_key[keep], eb_key[keep], p[keep], n_merged[keep]
-        xa0, xa1, za, wa, xb0, xb1, zb, wb = (v[keep] for v in (xa0, xa1, za, wa, xb0, xb1, zb, wb))
+            keep &= ~covered
+    # bound: the moved tubes first, then the widest
+    if keep.sum() > params.max_tubes:
+        cand = np.flatnonzero(keep)
+        rank = np.lexsort((-np.minimum(wa, wb)[cand], ~t_moved[cand]))
+        keep[:] = False
+        keep[cand[rank[:params.max_tubes]]] = True
+    sel_t = np.flatnonzero(keep)
+    (p, n_merged, mean_perm, ea, eb, wa, wb, ca_x, cb_x, za, zb, rel_depth_a, rel_depth_b, a_calls, b_calls,
+     t_moved) = (v[sel_t] for v in (p, n_merged, mean_perm, ea, eb, wa, wb, ca_x, cb_x, za, zb, rel_depth_a,
+                                    rel_depth_b, a_calls, b_calls, t_moved))
     m = p.size
-    # stack depth in [0, 1] (0 root) → depth into the picture: coarse behind, fine in front
-    rel_depth_a = _rel_depth(sa, ea_key)
-    rel_depth_b = _rel_depth(sb, eb_key)
-    y_back = 1.5 * h
-    ya, yb = y_back * (1.0 - rel_depth_a), y_back * (1.0 - rel_depth_b)
-    ea = np.stack([0.5 * (xa0 + xa1), ya, za], 1)
-    eb = np.stack([0.5 * (xb0 + xb1), yb, zb], 1)
-    # control trees (one per side, paths stop at each group's roots)
-    ctrl_a = _control_tree(sa, ea_key, band, h, y_back, +1.0)
-    ctrl_b = _control_tree(sb, eb_key, band, h, y_back, -1.0)
+    # depth into the picture: coarse behind fine (IV-C); moved tubes in front of aligned ones
+    y_a = np.where(t_moved, 0.5 * h + 0.6 * h * (1.0 - rel_depth_a), 1.3 * h + 1.4 * h * (1.0 - rel_depth_a))
+    y_b = np.where(t_moved, 0.5 * h + 0.6 * h * (1.0 - rel_depth_b), 1.3 * h + 1.4 * h * (1.0 - rel_depth_b))
+    y_back = 2.7 * h
+    ea3 = np.stack([ca_x, y_a, za], 1)
+    eb3 = np.stack([cb_x, y_b, zb], 1)
+    ctrl_a = _control_tree(sa, key_a, ea, band, h, y_back, +1.0)
+    ctrl_b = _control_tree(sb, key_b, eb, band, h, y_back, -1.0)
     g = group[p]
     gra = _control_node_of_call(sa, ctrl_a, root_a[g])
     grb = _control_node_of_call(sb, ctrl_b, root_b[g])
-    ca = ctrl_a["end_node"]
-    cb = ctrl_b["end_node"]
-    curves = bundled_curves(ca, cb, gra, grb, ctrl_a["kparent"], ctrl_b["kparent"], ctrl_a["x"], ctrl_a["y"],
-                            ctrl_a["z"], ctrl_b["x"], ctrl_b["y"], ctrl_b["z"], ea, eb, float(params.beta),
-                            int(params.samples))
+    curves = bundled_curves(ctrl_a["end_node"], ctrl_b["end_node"], gra, grb, ctrl_a["kparent"], ctrl_b["kparent"],
+                            ctrl_a["x"], ctrl_a["y"], ctrl_a["z"], ctrl_b["x"], ctrl_b["y"], ctrl_b["z"], ea3, eb3,
+                            float(params.beta), int(params.samples))
+    # the moved tubes keep their place in front along the whole curve
+    curves[:, :, 1] = np.where(t_moved[:, None], np.minimum(curves[:, :, 1], 1.1 * h), curves[:, :, 1])
     t = arclength_parameter(curves)
-    # a tube's ends are as wide as its calls (the paper), up to `max_tube_px`: wider ends
-    # would turn the band into sheets that hide every other tube; the end still sits on
-    # the middle of its call
-    w_cap = params.max_tube_px * float(sa.frame.px[0]) if params.max_tube_px > 0 else np.inf
-    half_x = tube_half_widths(t, np.minimum(wa, w_cap), np.minimum(wb, w_cap), float(params.lam))
+    half_x = tube_half_widths(t, wa, wb, float(params.lam))
     half_y = np.minimum(half_x, 0.45 * h)
-    # colours
-    a_calls, b_calls = pairs["a"][p].astype(np.int64), pairs["b"][p].astype(np.int64)
-    dur_a = np.maximum(cmp.a.end[a_calls] - cmp.a.start[a_calls], 1e-9)
-    dur_b = np.maximum(cmp.b.end[b_calls] - cmp.b.start[b_calls], 1e-9)
+    # colours (the pair speaking for the tube; the permutation of all it carries)
+    dur_a = np.maximum(cmp.a.end[pairs["a"][p]] - cmp.a.start[pairs["a"][p]], 1e-9)
+    dur_b = np.maximum(cmp.b.end[pairs["b"][p]] - cmp.b.start[pairs["b"][p]], 1e-9)
     ratio = dur_b / dur_a
-    width_px = 2.0 * half_x.max(axis=1) / max(float(sa.frame.px[0]), 1e-12)
-    bins, mats = _tube_colour_bins(pairs["sim"][p], pairs["rel_a"][p], pairs["rel_b"][p], ratio, cmp.tau, width_px)
+    width_px = 2.0 * half_x.max(axis=1) / max(px, 1e-12)
+    bins, mats = _tube_colour_bins(pairs["sim"][p], pairs["rel_a"][p], pairs["rel_b"][p], ratio, cmp.tau, width_px,
+                                   perm=mean_perm)
     brushed = brushed_groups(cmp, group, root_a, root_b, params.brush_a, params.brush_b)
     if brushed is not None:  # IV-E: the other groups' tubes in grey
         grey = len(mats)
@@ -524,16 +644,18 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     attrs = {"match_index": p.astype(np.int32), "call_a": a_calls.astype(np.int32),
              "call_b": b_calls.astype(np.int32), "similarity": pairs["sim"][p].astype(np.float32),
              "dt": pairs["dt"][p].astype(np.float32), "ratio": ratio.astype(np.float32),
-             "group": g.astype(np.int32), "merged_pairs": n_merged.astype(np.int32)}
+             "group": g.astype(np.int32), "merged_pairs": n_merged.astype(np.int32),
+             "moved": t_moved.astype(np.int32)}
     for mode, b in bins.items():
         attrs[f"bin_{mode.replace('-', '_')}"] = b.astype(np.int32)
     layer = TubeLayer("tubes", curves.astype(np.float32), half_x.astype(np.float32), half_y.astype(np.float32),
                       col, mat_idx, [mt[0] for mt in mats], attrs,
-                      sides=tube_sides_by_width(half_x, float(sa.frame.px[0]), int(params.tube_sides)),
+                      sides=tube_sides_by_width(half_x, px, int(params.tube_sides)),
                       face_colors=False,  # one material per colour bin
-                      ring_tolerance=RING_TOLERANCE_PX * float(sa.frame.px[0]))
+                      ring_tolerance=RING_TOLERANCE_PX * px)
     info = {"n_tubes": int(m), "n_pairs_shown": int(ok.sum()), "tube_materials": mats,
-            "n_groups": int(np.unique(g).size)}
+            "n_groups": int(np.unique(g).size), "n_moved_tubes": int(t_moved.sum()),
+            "n_pairs_in_tubes": int(n_merged.sum())}
     return layer, info
 
 
@@ -615,64 +737,19 @@ def align_window_b(cmp, call_a: int, width_b: float | None = None) -> tuple:
     return (max(mid - w / 2, origin), mid + w / 2)
 
 
-def _end_member(side: Side, end_key) -> tuple:
-    """(is a cluster, index of the box or cluster, drawn call that gives its level) per tube end
-    (ends are drawn boxes, numbered first, then clusters)."""
-    n_d = side.drawn.idx.size
-    cl = side.clusters
-    is_cl = end_key >= n_d
-    k = np.where(is_cl, end_key - n_d, end_key)
-    if len(cl):
-        member = np.where(is_cl, cl.rep[np.clip(k, 0, len(cl) - 1)], k)
-    else:
-        member = k
-    return is_cl, k, member
-
-
-def _end_geometry(side: Side, end_key):
-    """x range, inner-edge z and width of tube ends (boxes, then clusters after n_drawn)."""
-    d, cl, fr = side.drawn, side.clusters, side.frame
-    n_d = d.idx.size
-    t0 = side.sel.t0
-    is_cl, k, member = _end_member(side, end_key)
-    kb = np.clip(k, 0, n_d - 1)
-    if len(cl):
-        kc = np.clip(k, 0, len(cl) - 1)
-        x0 = np.where(is_cl, (cl.start[kc] - t0) * fr.scale_t, (d.start[kb] - t0) * fr.scale_t)
-        x1 = np.where(is_cl, (cl.end[kc] - t0) * fr.scale_t, (d.end[kb] - t0) * fr.scale_t)
-    else:
-        x0, x1 = (d.start[kb] - t0) * fr.scale_t, (d.end[kb] - t0) * fr.scale_t
-    width = np.maximum(x1 - x0, fr.px[0] / fr.foreshorten)  # at least a pixel
-    lo = d.bottom[member] + (1 - BOX_FILL) / 2 * d.height[member]
-    hi = d.bottom[member] + (1 + BOX_FILL) / 2 * d.height[member]
-    z = lo if side.sign > 0 else hi  # the edge that faces the band
-    return x0, x1, z, width
-
-
-def _rel_depth(side: Side, end_key):
-    d = side.drawn
-    _, _, member = _end_member(side, end_key)
-    return np.clip((d.level_bottom[member] + 0.5 * d.level_height[member]) / side.lane_levels, 0.0, 1.0)
-
-
-def _control_tree(side: Side, end_key, band, h, y_back, sign) -> dict:
-    """Control points of one side (TraceDiff IV-B): key nodes are the drawn boxes; their x
-    is clamped to their matched descendants' range; they sit in the side's half of the band,
-    the group roots near the mid-line and deeper calls towards the band's edge, so every
-    curve runs monotonously from A to B.  Tube ends hang from their control node
-    (`kernels.bundle.attach_leaves`)."""
-    sel, fold, d, cl, fr = side.sel, side.fold, side.drawn, side.clusters, side.frame
+def _control_tree(side: Side, key, end_local, band, h, y_back, sign) -> dict:
+    """Control points of one side (TraceDiff IV-B): key nodes are the key boxes (`key_boxes`);
+    their x is clamped to their matched descendants' range; they sit in the side's half of
+    the band, the group roots near the mid-line and deeper calls towards the band's edge,
+    so every curve runs monotonously from A to B.  Tube ends are key boxes, so each hangs
+    from itself (`kernels.bundle.attach_leaves`)."""
+    sel, d, fr = side.sel, side.drawn, side.frame
     n = sel.idx.size
     x = np.zeros(n)
-    key = np.zeros(n, np.bool_)
-    single = cl.single
     dl = d.local
     x[dl] = (0.5 * (d.start + d.end) - sel.t0) * fr.scale_t
-    key[dl[single]] = True
-    is_cl, _, member = _end_member(side, end_key)
-    end_local = dl[member]
     matched = np.zeros(n, np.bool_)
-    matched[end_local[~is_cl]] = True
+    matched[end_local] = True
     cx, _, _ = clamp_to_matched_descendants(sel.parent, x, key, matched)
     level = np.zeros(n)
     level[dl] = d.level_bottom + 0.5 * d.level_height
@@ -680,9 +757,7 @@ def _control_tree(side: Side, end_key, band, h, y_back, sign) -> dict:
     cz = sign * (0.06 + 0.94 * rel) * 0.5 * band
     cy = y_back * (1.0 - rel)
     up, kparent, ptr, child = key_tree(sel.parent, key)
-    px = x[end_local]
-    pz = cz[end_local]
-    node = attach_leaves(end_local, up, key, ptr, child, cx, cz, px, pz)
+    node = attach_leaves(end_local, up, key, ptr, child, cx, cz, x[end_local], cz[end_local])
     return {"x": cx, "y": cy, "z": cz, "kparent": kparent, "up": up, "key": key, "end_node": node}
 
 
@@ -825,16 +900,19 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     ip = params.side_params("a")
     tpx = text_px(ip)
     matched_a, matched_b = matched_calls(cmp)
-    sa = build_side("a", cmp.a, params, matched_a, tpx)
-    sb = build_side("b", cmp.b, params, matched_b, tpx)
+    budgets = side_budgets(cmp, params, tpx)
+    sa = build_side("a", cmp.a, params, matched_a, tpx, budgets[0])
+    sb = build_side("b", cmp.b, params, matched_b, tpx, budgets[1])
     name_a, name_b = _trace_name(cmp.a), _trace_name(cmp.b)
 
     # HUD: title and legend (the group count is the one in view, known after the tube stage:
     # the title is written with a placeholder width and filled in below)
-    title_of = (lambda n_groups: params.title if params.title is not None else (
-        f"{name_a} vs {name_b} · τ {cmp.tau:g} · {cmp.n_pairs_total:,} matching call pairs · "
-        f"{n_groups:,} group{'' if n_groups == 1 else 's'} in view"))
-    title = title_of(0)
+    share_a = 100.0 * float(matched_a.mean()) if matched_a.size else 0.0
+    share_b = 100.0 * float(matched_b.mean()) if matched_b.size else 0.0
+    title_of = (lambda info: params.title if params.title is not None else (
+        f"{name_a} vs {name_b} · τ {cmp.tau:g} · calls with a match: {share_a:.0f} % of A, {share_b:.0f} % of B · "
+        f"{info.get('n_tubes', 0):,} tubes carry {info.get('n_pairs_in_tubes', 0):,} matches"))
+    title = title_of({})
     rows = [("calls", -1, "heading")]
     rows += [(it.name, it.slot, "swatch") for it in sa.colouring.legend]
     mode_title = {"permutation": "tubes: order changed (red) or kept (grey)",
@@ -851,8 +929,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
 
     # frame: A over the band over B, overview strips outside; the level height fills the rectangle
     to_cam = view_direction(params.azimuth, params.elevation)
-    ov_h = 2.5 if params.show_overview else 0.0  # overview height in levels
-    gap = 0.6
+    ov_h = OVERVIEW_LEVELS if params.show_overview else 0.0  # overview height in levels
+    gap = OVERVIEW_GAP
     total_levels = sa.lane_levels + sb.lane_levels + params.band + 2 * (ov_h + gap)
     aspect = (x1r - x0r) / max(y1r - y0r, 1.0)
     h = L / aspect / total_levels
@@ -904,7 +982,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     if tubes is not None:
         layers.append(tubes)
     if params.show_title and params.title is None:
-        plan.title = cut_end(title_of(tube_info.get("n_groups", 0)), (res[0] - 2 * 0.03 * H) / plan.title_px)
+        plan.title = cut_end(title_of(tube_info), (res[0] - 2 * 0.03 * H) / plan.title_px)
 
     # overview strips and repetitions
     if params.show_overview:
@@ -964,6 +1042,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
         layers=layers, labels=LabelSet.concat(label_sets), legend=legend, materials=materials, camera=cam,
         lights=lights, resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "compare", "level_height": h, "band": band, "top_a": top_a, "bottom_b": bot_b,
+              "world_per_px": float(sa.frame.px[0]), "side_levels": [sa.lane_levels, sb.lane_levels],
               "window_a": [sa.sel.t0, sa.sel.t1], "window_b": [sb.sel.t0, sb.sel.t1],
               "world_per_us_a": sa.frame.scale_t, "world_per_us_b": sb.frame.scale_t,
               "n_calls_a": int(sa.sel.idx.size), "n_calls_b": int(sb.sel.idx.size),

@@ -20,6 +20,14 @@ I/O call and
    named keeps its full height too, so the frontier where the wide calls break up into
    narrow ones can still be named by groups ("58× Text.text & more").
 
+4. (under a height budget, `layout.budget`) each lane takes the levels it is given at a
+   readable height: with room to spare, the widest pass-through chains open again (their
+   calls keep levels and names); short of room, narrow calls shrink further, down to
+   `SQUEEZE_MIN` of a level, and then the threshold of "too narrow to be named" rises
+   towards the lane's widest call (`squeeze_parameters`, the least change that fits, found
+   by bisection per lane): the widest calls keep full, readable levels, deep narrow towers
+   become thin strata.
+
 ``fold="A:B[,C:D]"`` folds every call whose stack level lies in a range (inclusive);
 ``fold="none"`` folds nothing.
 
@@ -38,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import dominant_child_share, place_folded_levels
+from ..kernels.fold import dominant_child_share, squeezed_levels
 from ..kernels.runs import child_rows, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -51,6 +59,8 @@ NARROW_HEIGHT = 0.4
 ROW_SHARE = 0.5
 BAND_WIDE = 1.0
 BAND_NARROW = 0.25
+SQUEEZE_MIN = 0.08  # the thinnest a squeezed level gets, in levels (a lane over its budget)
+SQUEEZE_STEPS = 16  # bisection steps of the squeeze per lane
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -74,8 +84,9 @@ class Folding:
     rule: str  # "auto", "none" or "levels"
 
 
-def auto_fold_rule(trace: Trace) -> np.ndarray:
-    """Per call of ``trace``: does the automatic rule fold it (see module doc)?  Cached."""
+def auto_fold_parts(trace: Trace) -> tuple:
+    """Per call of ``trace``: (is runtime infrastructure, passes its time through) under the
+    automatic rule's points 1 and 2 (see module doc).  Cached."""
     hit = _RULE_CACHE.get(trace)
     if hit is not None:
         return hit
@@ -87,9 +98,15 @@ def auto_fold_rule(trace: Trace) -> np.ndarray:
     has_p = p >= 0
     pp = np.maximum(p, 0)
     parent_ok = has_p & passing[pp] & ~infra[pp]
-    rule = infra | (passing & parent_ok)
-    _RULE_CACHE[trace] = rule
-    return rule
+    parts = (infra, passing & parent_ok & ~infra)
+    _RULE_CACHE[trace] = parts
+    return parts
+
+
+def auto_fold_rule(trace: Trace) -> np.ndarray:
+    """Per call of ``trace``: does the automatic rule fold it (see module doc)?"""
+    infra, passing = auto_fold_parts(trace)
+    return infra | passing
 
 
 def fold_mask(trace: Trace, idx: np.ndarray, fold) -> tuple:
@@ -106,17 +123,52 @@ def fold_mask(trace: Trace, idx: np.ndarray, fold) -> tuple:
     return kind, m
 
 
+def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
+    """(unfold threshold px, name threshold px, squeezed height) per lane for a squeeze
+    ``sigma`` in [-1, 1] (the higher, the fewer levels a lane takes).
+
+    From -1 to 0 pass-through calls (rule 2) fold from the narrowest up: a pass-through
+    call at least as wide as the unfold threshold keeps its level and name; the threshold
+    rises geometrically from `NARROW_EM` label sizes to the lane's widest call (then every
+    pass-through chain is folded, as without a budget).  0 is the automatic rule; from 0
+    to 0.5 the squeezed height falls from `NARROW_HEIGHT` to `SQUEEZE_MIN`; from 0.5 to 1
+    the threshold of "too narrow to be named" rises geometrically to the lane's widest call
+    (only the widest calls and the first level under them keep a full level)."""
+    sigma = np.asarray(sigma, np.float64)
+    ratio = np.maximum(np.asarray(widest_px, np.float64) / max(named_px, 1e-9), 1.0)
+    unfold = np.where(sigma < 0, named_px * ratio ** np.clip(1.0 + sigma, 0.0, 1.0), np.inf)
+    unfold = np.where(sigma >= 0, np.inf, unfold * (1 + 1e-9))
+    q = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma / 0.5, 0.0, 1.0)
+    thr = named_px * ratio ** np.clip((sigma - 0.5) / 0.5, 0.0, 1.0)
+    return unfold, thr, q
+
+
+def _lane_max(values, lane, n_lanes) -> np.ndarray:
+    """Max of ``values`` per lane (runs of equal ``lane`` reduced first: lanes are contiguous)."""
+    out = np.zeros(n_lanes, np.float64)
+    if values.size == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1]])
+    np.maximum.at(out, lane[starts], np.maximum.reduceat(values, starts))
+    return out
+
+
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
-                us_per_px: float = 1.0) -> Folding:
+                us_per_px: float = 1.0, budget_of=None) -> Folding:
     """Place the shown calls ``idx`` (with local ``parent``) in levels, folding by ``fold``.
 
     ``width_px`` is each call's (estimated) width in pixels; a run whose first call is at
     least ``marker_px`` wide gets a band tall enough for its marker; with the automatic
     rule, calls narrower than `NARROW_EM` × ``label_px`` are squeezed.
+
+    ``budget_of(levels per lane) -> budget per lane`` (the height budget stage,
+    `layout.budget`): a lane taller than its budget is squeezed into it, with the least
+    squeeze that fits (`squeeze_parameters`, found by bisection per lane); automatic rule only.
     """
     rule, mask = fold_mask(trace, idx, fold)
     width_px = np.asarray(width_px, np.float64)
+    lane = np.asarray(lane)
     wide = width_px >= marker_px
     start = trace.start[idx]
     gap = np.full(max(n_lanes, 1), float(us_per_px))
@@ -126,22 +178,47 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     _, local_end = depth_and_end_from_parent(parent)
     rows = child_rows(trace.func[idx], start, trace.end[idx], local_end, trace.n_functions)
     n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows
-    row_named = (n_children >= 2) & ((row_end - row_start) / upx >= NARROW_EM * label_px) \
-        & (dom_time >= ROW_SHARE * np.maximum(total, 1e-300))
-    in_named_row = np.zeros(idx.size, np.bool_)
+    named_px = NARROW_EM * label_px
+    row_ok = (n_children >= 2) & (dom_time >= ROW_SHARE * np.maximum(total, 1e-300))
+    row_px = (row_end - row_start) / upx
+    row_named = row_ok & (row_px >= named_px)
     has_p = parent >= 0
-    in_named_row[has_p] = row_named[parent[has_p]]
-    base = np.ones(idx.size, np.float64)
-    if rule == "auto":
-        narrow = (np.maximum(width_px, run_px) < NARROW_EM * label_px) & ~in_named_row
-        parent_narrow = np.zeros(idx.size, np.bool_)
-        parent_narrow[has_p] = narrow[parent[has_p]]
-        base[narrow & parent_narrow] = NARROW_HEIGHT
-    bottom, height, eff, run_start, run_levels = place_folded_levels(
-        mask, parent, wide, BAND_WIDE, BAND_NARROW, base)
+    parent_row_px = np.zeros(idx.size, np.float64)
+    pp = parent[has_p]
+    parent_row_px[has_p] = np.where(row_ok[pp], row_px[pp], 0.0)
+    # the widest thing that can carry a call's name: itself, its run, or its parent's row
+    name_px = np.maximum(np.maximum(width_px, run_px), parent_row_px)
+    squeeze = rule == "auto"
+    nl = max(n_lanes, 1)
+
+    infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
+    pass_part = mask & ~infra_part
+    lane32 = np.ascontiguousarray(lane, np.int32)
+
+    def place(unfold, thr, q):
+        if not squeeze:  # level ranges or none: no squeeze, every call a full level
+            unfold, thr = np.full(nl, np.inf), np.zeros(nl)
+        *placed, top = squeezed_levels(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
+                                       np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
+                                       np.asarray(q, np.float64), BAND_WIDE, BAND_NARROW)
+        return placed, top[:n_lanes]
+
+    widest = _lane_max(name_px, lane, n_lanes) if n_lanes else np.zeros(nl)
+    placed, lane_levels = place(*squeeze_parameters(np.zeros(nl), named_px, widest))
+    if budget_of is not None and squeeze and n_lanes:
+        lo, hi = np.full(nl, -1.0), np.ones(nl)
+        _, at_lo = place(*squeeze_parameters(lo, named_px, widest))
+        budget = np.asarray(budget_of(at_lo), np.float64) * (1 + 1e-3)  # what a lane needs: all open
+        done = at_lo <= budget  # fits with every wide pass-through chain open
+        hi[done] = -1.0
+        for _ in range(SQUEEZE_STEPS):
+            mid = np.where(done, -1.0, 0.5 * (lo + hi))
+            _, got = place(*squeeze_parameters(mid, named_px, widest))
+            fits = got <= budget
+            hi = np.where(~done & fits, mid, hi)
+            lo = np.where(~done & ~fits, mid, lo)
+        placed, lane_levels = place(*squeeze_parameters(hi, named_px, widest))
+    bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
-    top = bottom + height
-    lane_levels = np.zeros(n_lanes, np.float64)
-    np.maximum.at(lane_levels, lane, top)
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
                    lane_levels, rule)

@@ -27,7 +27,7 @@ from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_la
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
-from .frame import frame_lanes
+from .frame import LANE_GAP_LEVELS, frame_lanes
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
@@ -38,6 +38,7 @@ from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
 
 MARKER_CHARS = 9  # a folded run this many characters wide gets a marker band
+EXTRUSION_LEVELS = 1.0  # the extruded top faces of the top lane take about this many levels of the frame
 
 
 def short_name(full: str) -> str:
@@ -87,6 +88,22 @@ def extrusion(tr, idx, measure: str) -> tuple:
     what = {"inclusive": "inclusive time", "self": "self time", "calls": "calls of the function"}[measure]
     most = fmt_time(mmax) if measure != "calls" else f"{int(mmax):,}"
     return unit, f"depth into the picture: {what} (deepest {most})"
+
+
+def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
+    """The height budget stage for the lanes of ``sel`` (`layout.budget`): a function from
+    the levels each lane needs to the levels it gets, sharing the readable levels of the
+    content rectangle (``content_h_px``, default: the icicle's) by busy time."""
+    from .annotate import content_height
+    from .budget import lane_budgets, lane_busy, readable_levels, weights_from_busy
+
+    n_lanes = int(sel.lane_threads.size)
+    if content_h_px is None:
+        content_h_px = content_height(params.resolution, tpx, params.show_title)
+    axis_px = 2.2 * tpx if params.show_axes else 0.0
+    avail = readable_levels(content_h_px, tpx, n_lanes, LANE_GAP_LEVELS, axis_px) - EXTRUSION_LEVELS
+    weight = weights_from_busy(lane_busy(sel.trace, sel.idx, sel.lane, n_lanes))
+    return lambda demand: lane_budgets(demand, weight, max(avail, 1.0))
 
 
 def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0) -> list:
@@ -141,7 +158,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
     width_px = (np.minimum(tr.end[idx], t1) - np.maximum(tr.start[idx], t0)) / est_us_per_px
     fold = fold_levels(tr, idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
-                       tpx, est_us_per_px)
+                       tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx))
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure)
     view_area = width_px * fold.height * fold.drawn
     colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)

@@ -1,0 +1,179 @@
+"""Every view on real, deep, multi-threaded traces, before and after (issue 19's table).
+
+    .venv/bin/python tools/record_traces.py                  # once: records build/traces/*.json
+    .venv/bin/python bench/bench_views.py [--before REV] [--only icicle,cone] [--traces DIR]
+                                          [--reuse OLD.json] [--json OUT.json] [--docs docs/views]
+
+For each (view, trace) case: build the view with its defaults at 1920x1080 through the job
+the panel and the CLI drive, render it with Workbench and measure it, with this tree and
+with the version at ``--before`` (a git revision extracted to a temporary folder), each in a
+fresh process (bench/view_driver.py), both measured by this tree's
+`tracevis3d/blender/figure_report.py` (`view_measures`):
+
+- *names ≥14 px*: labels of kind call, run, row, group (older versions: also cluster) whose
+  projected text size is at least 14 px and that lie inside the image;
+- *empty*: share of the frame's 40-px cells with nothing drawn; *margin*: the widest empty
+  band between an image edge and anything drawn; *grey*: share of the icicle's pixels with
+  OKLab chroma below 0.03;
+- *layout+build s*: the layout (worker) and writing the scene, after the kernels are warm.
+
+The peer is the version before: every row is a ratio or a difference to it, in the same run.
+Prints one table; writes the PNGs under build/views/ (``--docs``: 1280-px JPEG copies).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+DRIVER = REPO / "bench" / "view_driver.py"
+REPORT = REPO / "tracevis3d" / "blender" / "figure_report.py"
+BEFORE = "78e9afa"  # main before issue 19
+REALDATA = pathlib.Path(os.environ.get("TRACEVIS3D_REALDATA", REPO.parent / "shared" / "realdata"))
+
+#: (view, traces): recorded by tools/record_traces.py (names) or real files (paths under realdata)
+CASES = (
+    ("icicle", ("docutils_pool",)), ("icicle", ("sympy_pool",)), ("icicle", ("docutils",)),
+    ("icicle", ("networkx",)), ("icicle", ("sympy",)), ("icicle", ("threads",)),
+    ("compare", ("docutils_b", "docutils")), ("compare", ("networkx", "networkx_b")),
+    ("compare", ("hta-trace-diff/control.json.gz", "hta-trace-diff/test.json.gz")),
+    ("threads", ("docutils_pool",)), ("threads", ("sympy_pool",)), ("threads", ("threads",)),
+    ("threads", ("viztracer-examples/multithread.json",)),
+    ("cone", ("docutils",)), ("cone", ("sympy",)), ("cone", ("docutils_pool",)), ("cone", ("networkx",)),
+)
+GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55)}
+
+
+def trace_path(name: str, traces: pathlib.Path) -> pathlib.Path:
+    return REALDATA / name if "/" in name else traces / f"{name}.json"
+
+
+def extract(rev: str, dest: pathlib.Path) -> pathlib.Path:
+    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev], check=True,
+                          capture_output=True).stdout
+    tar = dest / "tree.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest / "tree")
+    return dest / "tree"
+
+
+def run_view(root: pathlib.Path, view: str, paths: list, png: pathlib.Path, cache: pathlib.Path,
+             timeout: float) -> dict:
+    code = ("import runpy, sys; sys.argv = [sys.argv[0]] + sys.argv[1:]; "
+            f"runpy.run_path({str(DRIVER)!r}, run_name='__main__')")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([sys.executable, "-c", code, view, str(png), str(REPORT), *map(str, paths)], cwd=root,
+                       capture_output=True, text=True, timeout=timeout, env=env)
+    for line in r.stdout.splitlines():
+        if line.startswith("VIEW_JSON "):
+            return json.loads(line[len("VIEW_JSON "):])
+    tail = (r.stderr or r.stdout).strip().splitlines()[-4:]
+    return {"error": " | ".join(tail)[-300:]}
+
+
+def to_jpeg(png: pathlib.Path, jpg: pathlib.Path, width: int = 1280) -> None:
+    code = ("import bpy, sys; im = bpy.data.images.load(sys.argv[1]); w, h = im.size; "
+            f"im.scale({width}, int(round(h * {width} / w))); im.filepath_raw = sys.argv[2]; "
+            "im.file_format = 'JPEG'; im.save(quality=88)")
+    subprocess.run([sys.executable, "-c", code, str(png), str(jpg)], check=True, capture_output=True, timeout=120)
+
+
+def case_name(view: str, names: tuple) -> str:
+    return f"{view}:" + "+".join(pathlib.Path(n).name.replace(".json.gz", "").replace(".json", "") for n in names)
+
+
+def fmt_row(view, label, calls, ver, r, ref=None) -> str:
+    if "error" in r:
+        return f"| {view} | {label} | {calls} | {ver} | error: {r['error']} |||||||"
+    goal_names, goal_empty = GOALS[view]
+    names = f"{r['names']}" + ("" if r["names"] >= goal_names else " ✗")
+    empty = f"{100 * r['empty_share']:.0f} %" + ("" if r["empty_share"] <= goal_empty else " ✗")
+    margin = f"{100 * r['max_margin']:.0f} %" + ("" if r["max_margin"] <= 0.08 else " ✗")
+    grey = f"{100 * r['grey_share']:.0f} %" if r.get("grey_share") is not None else ""
+    lb = f"{r['layout_build_s']:.2f}"
+    if ref is not None and "error" not in ref and ref.get("layout_build_s"):
+        lb += f" ({r['layout_build_s'] / ref['layout_build_s']:.2f}×)"
+    small = r.get("min_name_px")
+    small = f"{small:.1f}" if small == small else "–"
+    return (f"| {view} | {label} | {calls} | {ver} | {names} | {small} | {empty} | {margin} | {grey} | "
+            f"{r['layout_s']:.2f} | {lb} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--traces", default=str(REPO / "build" / "traces"), help="folder of recorded traces")
+    ap.add_argument("--only", help="comma-separated views or case names (view:trace)")
+    ap.add_argument("--before", default=BEFORE, help="git revision to compare with (default %(default)s)")
+    ap.add_argument("--no-before", action="store_true", help="measure this tree only")
+    ap.add_argument("--no-after", action="store_true", help="measure the version before only")
+    ap.add_argument("--reuse", help="take the before rows from this JSON (a previous --json)")
+    ap.add_argument("--json", help="write all rows to this JSON file")
+    ap.add_argument("--out", default=str(REPO / "build" / "views"), help="folder for the PNGs")
+    ap.add_argument("--docs", help="also write 1280-px JPEG copies here")
+    ap.add_argument("--timeout", type=float, default=1200.0)
+    args = ap.parse_args(argv)
+    traces = pathlib.Path(args.traces)
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = set(args.only.split(",")) if args.only else None
+    cases = [(v, n) for v, n in CASES if wanted is None or v in wanted or case_name(v, n) in wanted]
+    missing = sorted({str(trace_path(x, traces)) for _, n in cases for x in n if not trace_path(x, traces).exists()})
+    if missing:
+        print(f"bench_views: missing traces (run tools/record_traces.py; realdata at {REALDATA}): "
+              + ", ".join(missing), file=sys.stderr)
+        cases = [(v, n) for v, n in cases if all(trace_path(x, traces).exists() for x in n)]
+    reuse = json.loads(pathlib.Path(args.reuse).read_text()) if args.reuse else {}
+    rows: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        before_root = None
+        if not args.no_before and not reuse:
+            before_root = extract(args.before, pathlib.Path(tmp))
+        for view, names in cases:
+            key = case_name(view, names)
+            paths = [trace_path(x, traces) for x in names]
+            res = {}
+            versions = [] if args.no_after else [("after", REPO, REPO / "build" / "numba-cache")]
+            if before_root is not None:
+                versions.insert(0, ("before", before_root, REPO / "build" / "numba-cache-before"))
+            for ver, root, cache in versions:
+                png = out / f"{key.replace(':', '_').replace('+', '_vs_')}_{ver}.png"
+                print(f"bench_views: {key} ({ver})", file=sys.stderr, flush=True)
+                try:
+                    res[ver] = run_view(root, view, paths, png, cache, args.timeout)
+                except subprocess.TimeoutExpired:
+                    res[ver] = {"error": f"timed out after {args.timeout:.0f} s"}
+                if args.docs and "error" not in res[ver]:
+                    pathlib.Path(args.docs).mkdir(parents=True, exist_ok=True)
+                    to_jpeg(png, pathlib.Path(args.docs) / (png.stem + ".jpg"))
+            if "before" not in res and key in reuse:
+                res["before"] = reuse[key].get("before") or reuse[key].get("after") or {"error": "not measured"}
+            rows[key] = res
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    print("| view | trace | calls, levels, threads | version | names ≥14 px | smallest name px | empty | "
+          "largest margin | grey | layout s | layout+build s (× before) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (view, names) in cases:
+        key = case_name(view, names)
+        res = rows.get(key, {})
+        r0 = res.get("after") or res.get("before") or {}
+        calls = "/".join(f"{c / 1000:.0f}k" for c in r0.get("calls", [])) if r0.get("calls") else "?"
+        if r0.get("depth"):
+            calls += f", {max(r0['depth'])}, {max(r0['threads'])}"
+        label = key.split(":", 1)[1]
+        for ver in ("before", "after"):
+            if ver in res:
+                print(fmt_row(view, label, calls, ver, res[ver], res.get("before") if ver == "after" else None))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

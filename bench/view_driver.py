@@ -1,0 +1,97 @@
+"""One view of one or two traces, timed and measured, by the TraceVis3D in the current folder.
+
+    cd VERSION_ROOT && python -c "import runpy, sys; sys.argv = [...]; runpy.run_path(DRIVER, run_name='__main__')" \
+        VIEW OUT_PNG REPORT_PY TRACE [TRACE_B]
+
+Run by bench/bench_views.py in a fresh process per figure, with the working directory at the
+root of the version under test (this tree, or an older commit extracted by the bench), so
+``import tracevis3d`` takes that version.  VIEW is ``icicle``, ``compare``, ``threads`` or
+``cone``; each is built with its defaults at 1920x1080 through the job its panel and CLI
+drive (layout in a worker, the scene in steps), rendered with Workbench and measured with
+REPORT_PY (this tree's `tracevis3d/blender/figure_report.py`, loaded by path, which reads
+only what every version writes).  Prints one JSON object on stdout.
+"""
+import importlib.util
+import json
+import sys
+import time
+
+
+def _report_module(path):
+    spec = importlib.util.spec_from_file_location("figure_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _warm(view):
+    """Compile the kernels on small synthetic input, so the timings are the view's, not numba's."""
+    import tracevis3d
+
+    small = tracevis3d.synthetic(3000, threads=3, seed=1)
+    if view == "compare":
+        tracevis3d.compare(small, tracevis3d.synthetic(3000, threads=3, seed=2))
+    return small
+
+
+def main() -> int:
+    view, out_png, report_py, *paths = sys.argv[1:]
+    import bpy
+
+    import tracevis3d
+    from tracevis3d.blender.render import render_figure
+
+    rep_mod = _report_module(report_py)
+    t = time.perf_counter()
+    traces = [tracevis3d.load(p) for p in paths]
+    load_s = time.perf_counter() - t
+    _warm(view)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    extra = {}
+    if view == "icicle":
+        from tracevis3d.blender.tasks import build_job
+
+        job = build_job(traces[0], None, scene=scene)
+    elif view == "compare":
+        from tracevis3d.blender.tasks import compare_build_job
+
+        t = time.perf_counter()
+        cmp = tracevis3d.compare(traces[0], traces[1])
+        extra["compare_s"] = time.perf_counter() - t
+        job = compare_build_job(cmp, None, scene=scene)
+    elif view == "threads":
+        from tracevis3d.analysis.synchronisation import synchronisation
+        from tracevis3d.blender.threads_tasks import threads_build_job
+
+        t = time.perf_counter()
+        sync = synchronisation(traces[0])
+        extra["sync_s"] = time.perf_counter() - t
+        job = threads_build_job(traces[0], None, scene=scene, sync=sync)
+    elif view == "cone":
+        from tracevis3d.blender.cone_tasks import cone_build_job
+
+        job = cone_build_job(traces[0], None, scene=scene)
+    else:
+        raise SystemExit(f"unknown view {view!r}")
+    t = time.perf_counter()
+    info = job.run(interval=0.01)
+    total_s = time.perf_counter() - t
+    layout_s = float(info["timings"].get("layout", float("nan")))
+    t = time.perf_counter()
+    render_figure(out_png, engine="workbench", resolution=(1920, 1080))
+    render_s = time.perf_counter() - t
+    rep = rep_mod.view_measures(out_png)
+    meta = info.get("meta", {})
+    rep.update(view=view, calls=[len(tr) for tr in traces], depth=[int(tr.depth.max()) + 1 for tr in traces],
+               threads=[int(tr.n_threads) for tr in traces], load_s=load_s, layout_s=layout_s,
+               build_s=total_s - layout_s, layout_build_s=total_s, render_s=render_s,
+               content_rect=meta.get("content_rect"), **extra)
+    if view == "icicle" and meta.get("content_rect"):
+        rep["grey_share"] = rep_mod.figure_report(out_png, content_rect=meta["content_rect"])["grey_share"]
+    sys.stdout.write("\nVIEW_JSON " + json.dumps(rep) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
