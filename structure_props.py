@@ -8,7 +8,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 from bpy.types import PropertyGroup
 
-ORIENTATIONS = (("vertical", "Vertical", "Root on top, children on the base circle below"),
+ORIENTATIONS = (("auto", "Auto", "The orientation that shows the tree larger"), ("vertical", "Vertical", "Root on top, children on the base circle below"),
                 ("horizontal", "Horizontal", "Root on the left, the tree grows to the right"))
 
 
@@ -33,7 +33,7 @@ class TraceVis3DStructureSettings(PropertyGroup):
     bookmark_note: StringProperty(name="Note", default="", description="Note of the next bookmark")
     cone_max_nodes: IntProperty(name="Nodes", default=300, min=1, max=20000,
                                 description="Calling contexts drawn in the cone tree, the largest by inclusive time")
-    cone_orientation: EnumProperty(name="Orientation", items=ORIENTATIONS, default="vertical")
+    cone_orientation: EnumProperty(name="Orientation", items=ORIENTATIONS, default="auto")
     cone_fold_recursion: BoolProperty(name="Fold Recursion", default=True,
                                       description="Direct recursion is one node (labelled with its depth)")
     cone_expand: StringProperty(name="Expanded", default="", options={"HIDDEN"},

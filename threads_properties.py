@@ -25,10 +25,11 @@ class TraceVis3DThreadsSettings(PropertyGroup):
     threads: StringProperty(name="Threads", default="",
                             description="Threads to show, in ring order, comma-separated (empty: all)")
     hide_threads: StringProperty(name="Hide", default="", description="Threads to leave out, comma-separated")
-    fold: IntProperty(name="Fold levels", default=0, min=0, max=1000,
-                      description="The first N stack levels are folded thin (fisheye)")
-    max_levels: IntProperty(name="Levels", default=14, min=1, max=1000, description="Stack levels shown in the ring")
-    zero_radius: FloatProperty(name="Zero radius", default=14.0, min=1.0, max=1000.0,
+    fold: StringProperty(name="Fold", default="auto",
+                         description="Fold rule of the ring and the icicle: auto, none, or level ranges A:B,C:D")
+    max_levels: IntProperty(name="Levels", default=14, min=1, max=1000,
+                            description="Levels each thread's section of the ring may take (deeper stacks are squeezed)")
+    zero_radius: FloatProperty(name="Zero radius", default=9.0, min=1.0, max=1000.0,
                                description="Radius of stack level 0, in level widths (room for the curves)")
     focus_scale: FloatProperty(name="Focus width", default=2.5, min=1.0, max=50.0,
                                description="The focused thread's sector is this many times wider")
@@ -47,7 +48,7 @@ class TraceVis3DThreadsSettings(PropertyGroup):
 def threads_params_dict(s) -> dict:
     """The `ThreadsParams` fields of the panel's settings."""
     return {"focus": s.focus.strip() or None, "color_by": s.color_by, "threads": _names(s.threads) or None,
-            "hide_threads": _names(s.hide_threads), "fold": int(s.fold), "max_levels": int(s.max_levels),
+            "hide_threads": _names(s.hide_threads), "fold": s.fold.strip() or "auto", "max_levels": int(s.max_levels),
             "zero_radius": float(s.zero_radius), "focus_scale": float(s.focus_scale),
             "time_window": (1e3 * s.window_start, 1e3 * s.window_end) if s.use_window else None,
             "show_icicle": bool(s.show_icicle)}

@@ -29,7 +29,7 @@ def start_threads(op, context, what: str = "Built the thread view of"):
     params = threads_properties.threads_params_dict(ts)
     picked = settings_of(context).picked_call
     if ts.highlight_picked and ts.color_by == "object" and picked >= 0:
-        params["highlight"] = int(picked)
+        params["highlight_wait"] = int(picked)
     t0 = time.perf_counter()
 
     def done(context, result):

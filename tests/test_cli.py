@@ -284,7 +284,7 @@ def test_cone_help_states_every_default():
     for a in _options(parser):
         assert "(default: " in a.help or "(required)" in a.help, a.option_strings
     text = " ".join(parser.format_help().split())
-    for needle in ("(default: 300", "(default: vertical)", "(default: 1920x1080)", "(default: workbench)"):
+    for needle in ("(default: 300", "(default: auto)", "(default: 1920x1080)", "(default: workbench)"):
         assert needle in text, needle
 
 

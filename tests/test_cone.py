@@ -111,9 +111,10 @@ def test_render_cone_real_trace(realdata, tmp_path):
     res = (640, 360)
     out, blend = tmp_path / "cone.png", tmp_path / "cone.blend"
     assert main(["render-cone", str(path), "-o", str(out), "--resolution", f"{res[0]}x{res[1]}",
-                 "--max-nodes", "60", "--label-px", "40", "--save", str(blend)]) == 0
+                 "--max-nodes", "60", "--label-px", "40", "--orientation", "vertical", "--save", str(blend)]) == 0
     assert blend.is_file()
-    spec = cone_layout(tracevis3d.load(path), ConeParams(max_nodes=60, resolution=res, label_px=40.0))
+    spec = cone_layout(tracevis3d.load(path), ConeParams(max_nodes=60, resolution=res, label_px=40.0,
+                                                         orientation="vertical"))
     img = _pixels(out)
     scene = bpy.context.scene
     pos = np.array(spec.meta["node_positions"])

@@ -6,7 +6,7 @@ import pytest
 import tracevis3d
 from tracevis3d.kernels.ring import ribbon_mesh, sector_mesh
 from tracevis3d.layout.corr_curves import object_colour_index
-from tracevis3d.layout.ring import FOLDED, level_radii, neighbour_distinct, sector_angles
+from tracevis3d.layout.ring import ARC_SPAN, ARC_START, FRONT, RingPlacement, neighbour_distinct, sector_angles
 from tracevis3d.layout.threads import threads_layout
 from tracevis3d.layout.threads_params import ThreadsParams
 
@@ -22,21 +22,26 @@ def test_no_two_neighbours_share_a_colour(n):
 
 @pytest.mark.parametrize("n, focus, scale", [(1, 0, 3.0), (2, 1, 2.5), (5, 3, 4.0), (43, 10, 2.5)])
 def test_sector_angles(n, focus, scale):
+    """Lanes in order left to right over the semicircle (SyncTrace IV-B), the focus wider."""
     a0, a1 = sector_angles(n, focus, scale)
     w = a1 - a0
-    assert np.isclose(0.5 * (a0[focus] + a1[focus]), -np.pi / 2)
     if n > 1:
         others = np.delete(w, focus)
         assert np.allclose(others, others[0]) and np.isclose(w[focus], scale * others[0])
-    order = np.argsort(a0)
-    assert np.all(a0[order][1:] >= a1[order][:-1])  # no overlap
-    assert a1.max() - a0.min() <= 2 * np.pi + 1e-9
+    assert np.all(a0[1:] >= a1[:-1])  # in lane order, no overlap
+    assert a0.min() >= ARC_START - 1e-9 and a1.max() <= ARC_START + ARC_SPAN + 1e-9
+    assert np.isclose(a0[0], ARC_START) and np.isclose(a1[-1], ARC_START + ARC_SPAN)
 
 
-def test_fold_shrinks_the_first_levels():
-    r0, r1 = level_radii(6, 10.0, 2)
-    assert np.isclose(r0[0], 10.0) and np.isclose(r0[2] - r0[0], 2 * FOLDED) and np.isclose(r0[3] - r0[2], 1.0)
-    assert np.all(r1 > r0)
+def test_ring_placement_stands_the_semicircle_up_in_the_front_plane():
+    """Local (x, y, h) → (x, h, −y): a rotation; the upper half-arc (local angles π..2π)
+    lies above the centre, left to right, and bars go into the picture (+y)."""
+    assert np.isclose(np.linalg.det(FRONT), 1.0)
+    place = RingPlacement((5.0, 0.0, 2.0), 0.5)
+    a = np.array([np.pi, 1.5 * np.pi, 2 * np.pi])
+    w = place.to_world(np.stack([10 * np.cos(a), 10 * np.sin(a), np.zeros(3)], 1))
+    assert np.allclose(w, [[0.0, 0.0, 2.0], [5.0, 0.0, 7.0], [10.0, 0.0, 2.0]])
+    assert np.allclose(place.direction([[0.0, 0.0, 1.0]]), [[0.0, 1.0, 0.0]])
 
 
 def _sector_twin(a0, a1, r0, r1, z0, z1, max_seg):
@@ -92,8 +97,9 @@ def test_parameters_of_the_layout(program):
     t0, t1 = base.meta["t0"], base.meta["t1"]
     win = threads_layout(tr, ThreadsParams(time_window=(t0, t0 + 0.65 * (t1 - t0)), resolution=(640, 360)), sync)
     assert 0 < win.meta["n_curves"] < base.meta["n_curves"]
-    folded = threads_layout(tr, ThreadsParams(fold=2, zero_radius=9.0, resolution=(640, 360)), sync)
-    assert folded.meta["zero_radius"] == 9.0 and folded.meta["outer_radius"] < base.meta["outer_radius"]
+    flat = threads_layout(tr, ThreadsParams(fold="none", max_levels=2, zero_radius=7.0, resolution=(640, 360)), sync)
+    assert flat.meta["zero_radius"] == 7.0 and max(flat.meta["lane_levels"]) <= 2.0 + 1e-6
+    assert flat.meta["outer_radius"] < base.meta["outer_radius"]
     wide = threads_layout(tr, ThreadsParams(focus="producer", focus_scale=5.0, resolution=(640, 360)), sync)
     ang = np.array(wide.meta["lane_angles"])
     assert int(np.argmax(ang[:, 1] - ang[:, 0])) == wide.meta["lane_names"].index("producer")
@@ -126,7 +132,7 @@ def test_object_mode_greys_objects_one_thread_waited_on(program):
 def test_highlighted_wait_colours_curves_by_shared_objects(program):
     tr, sync = program
     get = next(int(w) for w, p in zip(sync.wait_call, sync.primary) if p and tr.name(int(w)).startswith("Queue.get"))
-    spec = threads_layout(tr, ThreadsParams(color_by="object", highlight=get, resolution=(640, 360)), sync)
+    spec = threads_layout(tr, ThreadsParams(color_by="object", highlight_wait=get, resolution=(640, 360)), sync)
     from tracevis3d.layout.threads import GREY, HIGHLIGHT_RGB
 
     corr = spec.layer("corr")

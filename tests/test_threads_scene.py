@@ -9,6 +9,7 @@ import tracevis3d
 from tracevis3d.cli import main
 from tracevis3d.layout.camera import project
 from tracevis3d.layout.palette import linear_to_srgb
+from tracevis3d.layout.ring import FRONT, RingPlacement
 from tracevis3d.layout.threads import threads_layout
 from tracevis3d.layout.threads_params import ThreadsParams
 
@@ -51,9 +52,21 @@ def _is_background(rgb):
     return np.abs(np.asarray(rgb) - 1.0).max(-1) < 0.05
 
 
-def _polar(a, r, z=0.0):
+def _place(spec):
+    """The ring's placement in the scene (the semicircle upright in the front plane)."""
+    return RingPlacement(tuple(spec.meta["ring_origin"]), spec.meta["ring_scale"])
+
+
+def _polar(spec, a, r, h=0.0):
+    """World points of the ring at local angles ``a``, radius ``r`` and depth ``h`` (ring units)."""
     a = np.atleast_1d(a)
-    return np.stack([r * np.cos(a), r * np.sin(a), np.full(a.shape, z)], 1)
+    return _place(spec).to_world(np.stack([r * np.cos(a), r * np.sin(a), np.full(a.shape, h)], 1))
+
+
+def _local(spec, world):
+    """Ring units of world points (the inverse of the placement)."""
+    m = spec.meta
+    return (np.asarray(world, np.float64) - np.asarray(m["ring_origin"])) @ FRONT / m["ring_scale"]
 
 
 def test_one_sector_per_thread(rendered):
@@ -62,7 +75,8 @@ def test_one_sector_per_thread(rendered):
     ang = np.array(m["lane_angles"])
     assert sorted(m["lane_names"]) == sorted(trace.thread_names) and len(ang) == 3
     ring = spec.layer("ring")
-    lo, hi = ring.radii[:, 0].min(), ring.radii[:, 1].min()  # level 0
+    scale = m["ring_scale"]
+    lo, hi = ring.radii[:, 0].min() / scale, ring.radii[:, 1].min() / scale  # level 0 (ring units)
     r0 = 0.5 * (lo + hi)
     # level 0 of every sector is drawn while its thread runs (its root call) ...
     t0, t1 = m["t0"], m["t1"]
@@ -71,28 +85,23 @@ def test_one_sector_per_thread(rendered):
         roots = (trace.thread == th) & (trace.depth == 0)
         s0, s1 = (np.array([trace.start[roots].min(), trace.end[roots].max()]) - t0) / (t1 - t0)
         mids = a0 + (a1 - a0) * np.linspace(s0, s1, 7)[1:-1]
-        on = ~_is_background(_at(img, spec, _polar(mids, r0, 0.05)))
+        on = ~_is_background(_at(img, spec, _polar(spec, mids, r0, -0.05)))
         assert on.mean() >= 0.8, (a0, a1, on)
-    # ... each in its thread's colour band, with empty gaps between neighbours (checked where
-    # no tall bar stands between the camera and the low band: the back half of the ring)
+    # ... each in its thread's colour band, with empty gaps between neighbours
     bands = spec.layer("lane_bands")
-    rb = float(bands.radii[0].mean())
+    rb = float(bands.radii[0].mean()) / scale
     lane_srgb = linear_to_srgb(np.array(m["lane_rgb"]))
-    order = np.argsort(ang[:, 0])
     gaps_checked = 0
-    for k in range(len(order)):
-        a, b = ang[order[k]], ang[order[(k + 1) % len(order)]]
-        nxt = b[0] + (2 * np.pi if k == len(order) - 1 else 0.0)
-        assert nxt > a[1]
-        g = 0.5 * (a[1] + nxt)
-        if np.sin(g) > -0.2:
-            assert _is_background(_at(img, spec, _polar(g, rb, 0.0))[0]), g
-            gaps_checked += 1
+    for k in range(len(ang) - 1):  # lanes in order, left to right over the semicircle
+        a, b = ang[k], ang[k + 1]
+        assert b[0] > a[1]
+        g = 0.5 * (a[1] + b[0])
+        assert _is_background(_at(img, spec, _polar(spec, g, rb, -0.01))[0]), g
+        gaps_checked += 1
     assert gaps_checked >= 1
     for lane, (a0, a1) in enumerate(ang):
         mids = np.linspace(a0, a1, 9)[1:-1]
-        mids = mids[np.sin(mids) > -0.2] if (np.sin(mids) > -0.2).sum() >= 2 else mids
-        px = _at(img, spec, _polar(mids, rb, 0.08))
+        px = _at(img, spec, _polar(spec, mids, rb, -0.01))
         d = np.stack([_colour_distance(px, c) for c in lane_srgb], 1)
         assert (d.argmin(1) == lane).sum() >= 2, (lane, px)  # release circles of other threads sit on it
     # the focused thread's sector is the widest
@@ -128,17 +137,19 @@ def test_curve_from_waiter_to_releaser_at_the_right_angles(rendered):
             continue
         # the curve starts on the waiter's sector at the wait's moments, ends on the releaser's at the release
         a_rel = ang[lr, 0] + (trace.start[r] - t0) / (t1 - t0) * (ang[lr, 1] - ang[lr, 0])
-        end = 0.5 * (corr.left[k, -1] + corr.right[k, -1])  # the tip (sides a pixel apart)
+        end_w = 0.5 * (corr.left[k, -1] + corr.right[k, -1])  # the tip (sides a pixel apart)
+        end = _local(spec, end_w)
         assert np.allclose(np.arctan2(end[1], end[0]) % (2 * np.pi), a_rel % (2 * np.pi), atol=1e-3)
         assert np.isclose(np.hypot(end[0], end[1]), R, rtol=1e-3)
         a_ws = ang[lw, 0] + (trace.start[w] - t0) / (t1 - t0) * (ang[lw, 1] - ang[lw, 0])
         a_we = ang[lw, 0] + (trace.end[w] - t0) / (t1 - t0) * (ang[lw, 1] - ang[lw, 0])
-        a_start = np.arctan2(corr.left[k, 0, 1], corr.left[k, 0, 0])
-        a_end = np.arctan2(corr.right[k, 0, 1], corr.right[k, 0, 0])
-        tol = 4 * m["world_per_pixel"] / R  # the ends are widened to a few pixels at most
+        left0, right0 = _local(spec, corr.left[k, 0]), _local(spec, corr.right[k, 0])
+        a_start = np.arctan2(left0[1], left0[0])
+        a_end = np.arctan2(right0[1], right0[0])
+        tol = 4 * m["world_per_pixel"] / (R * m["ring_scale"])  # the ends are widened to a few pixels at most
         assert abs(np.unwrap([a_ws, a_start])[1] - a_ws) < tol and abs(np.unwrap([a_we, a_end])[1] - a_we) < tol
         # the pixels: the release circle and the middle of the curve are in the waiter's colour
-        circle = _at(img, spec, [[end[0] + 4.5 * m["world_per_pixel"], end[1], 0.15]])[0]
+        circle = _at(img, spec, [end_w + np.array([4.5 * m["world_per_pixel"], -0.01, 0.0])])[0]
         mid = _at(img, spec, [0.5 * (corr.left[k, 14] + corr.right[k, 14])])[0]
         for px in (circle, mid):
             assert not _is_background(px)
@@ -156,7 +167,7 @@ def test_wait_marker_on_the_releaser(rendered):
     marks = spec.layer("wait_markers")
     n = len(marks) // 2
     rows = marks.attributes["corr_index"][:n]
-    band = 0.5 * (marks.radii[0, 0] + marks.radii[0, 1])
+    band = 0.5 * (marks.radii[0, 0] + marks.radii[0, 1]) / m["ring_scale"]
     on_producer = 0
     for k, row in enumerate(rows.tolist()):
         if row < 0:
@@ -166,12 +177,12 @@ def test_wait_marker_on_the_releaser(rendered):
         a0, a1 = marks.angles[k]
         assert ang[lr, 0] - 1e-6 <= a0 <= a1 <= ang[lr, 1] + 1e-6  # on the releasing thread's sector
         if trace.thread_names[trace.thread[r]] == "producer":
-            assert not _is_background(_at(img, spec, _polar(0.5 * (a0 + a1), band, 0.06))[0])
+            assert not _is_background(_at(img, spec, _polar(spec, 0.5 * (a0 + a1), band, -0.01))[0])
             on_producer += 1
     assert on_producer >= 5
     # nobody waits on MainThread: its marker band stays empty
     a0, a1 = ang[lane["MainThread"]]
-    empty = _at(img, spec, _polar(np.linspace(a0, a1, 9)[1:-1], band, 0.0))
+    empty = _at(img, spec, _polar(spec, np.linspace(a0, a1, 9)[1:-1], band, -0.01))
     assert _is_background(empty).mean() >= 0.8
 
 

@@ -212,13 +212,34 @@ def _add_fold_arg(g) -> None:
                         "level ranges A:B[,C:D] (inclusive; A: and :B are open) (default: auto)")
 
 
+def _add_hide_args(g) -> None:
+    """--hide and --hide-module: the same in every view."""
+    g.add_argument("--hide", action="append", type=_regex, default=[], metavar="REGEX",
+                   help="hide calls whose function name matches REGEX, their children move up; "
+                        "repeatable (default: none)")
+    g.add_argument("--hide-module", action="append", type=_module, default=[], metavar="MODULE",
+                   help="hide calls of MODULE and its submodules, their children move up; "
+                        "repeatable (default: none)")
+
+
+def _add_highlight_arg(g) -> None:
+    """--highlight: the same in every view."""
+    g.add_argument("--highlight", action="append", type=_regex, default=[], metavar="REGEX",
+                   help="keep the colour of calls whose function name (or module) matches REGEX, draw "
+                        "every other call pale; repeatable (default: none)")
+
+
+def _add_label_px_arg(g) -> None:
+    g.add_argument("--label-px", type=_number(14.0, 200.0, "label height"), default=16.0, metavar="N",
+                   help="label text height in pixels at 1080 image lines, scaled with the resolution, "
+                        "14..200 (default: 16 px)")
+
+
 def _add_box_label_args(g) -> None:
     """Sub-pixel clusters, label size and the labels/legend switches (both commands)."""
     g.add_argument("--cluster-px", type=_number(0.0, 1000.0, "cluster size"), default=1.0, metavar="PX",
                    help="calls narrower than this many pixels merge into cluster boxes (default: 1 px)")
-    g.add_argument("--label-px", type=_number(14.0, 200.0, "label height"), default=16.0, metavar="N",
-                   help="label text height in pixels at 1080 image lines, scaled with the resolution, "
-                        "14..200 (default: 16 px)")
+    _add_label_px_arg(g)
     g.add_argument("--label-min-px", type=_number(0.0, 100000.0, "label minimum width"), default=0.0,
                    metavar="PX", help="boxes narrower than this many pixels get no label; 0: any box "
                                       "with room for 3 characters (default: 0 px)")
@@ -268,20 +289,13 @@ def _add_icicle_parser(sub) -> None:
     g.add_argument("--max-depth", type=_int_at_least(0, "max depth"), metavar="D",
                    help="show stack levels 0..D only (default: all levels)")
     _add_fold_arg(g)
-    g.add_argument("--hide", action="append", type=_regex, default=[], metavar="REGEX",
-                   help="hide calls whose function name matches REGEX, their children move up; "
-                        "repeatable (default: none)")
-    g.add_argument("--hide-module", action="append", type=_module, default=[], metavar="MODULE",
-                   help="hide calls of MODULE and its submodules, their children move up; "
-                        "repeatable (default: none)")
+    _add_hide_args(g)
     _add_filter_args(g)
     g.add_argument("--expand", action="append", type=_int_at_least(0, "call"), default=[], metavar="CALL",
                    help="show call CALL (an index) fully expanded: its children hidden by the filters "
                         "come back; repeatable (default: none)")
     g = r.add_argument_group("appearance")
-    g.add_argument("--highlight", action="append", type=_regex, default=[], metavar="REGEX",
-                   help="keep the colour of calls whose function name matches REGEX, draw every other "
-                        "call pale; repeatable (default: none)")
+    _add_highlight_arg(g)
     g.add_argument("--color-by", default="auto",
                    choices=["auto", "function", "module", "kind", "depth", "inclusive", "self"],
                    help="box colour: auto (module for large traces, function for small), function, "
@@ -325,6 +339,8 @@ def _add_compare_parser(sub) -> None:
                    help="set B's focus window on the matches of CALL of A (a call index, or a function "
                         "name: its longest call) (default: no alignment)")
     _add_fold_arg(g)
+    _add_hide_args(g)
+    _add_highlight_arg(g)
     g = r.add_argument_group("tubes")
     g.add_argument("--color-by", default=D["color_by"], choices=list(COMPARE_COLOR_MODES),
                    help="tube colour: permutation (red when a match moved within its group, grey when "
@@ -573,7 +589,8 @@ def compare_params(args) -> dict:
     which need the comparison); validated by the layout."""
     return dict(color_by=args.color_by, lam=args.lam, band=args.band, beta=args.beta,
                 window_a=args.window_a, window_b=args.window_b, thread_a=args.thread_a,
-                thread_b=args.thread_b, resolution=args.resolution, fold=args.fold,
+                thread_b=args.thread_b, resolution=args.resolution, fold=args.fold, hide=list(args.hide),
+                hide_modules=list(args.hide_module), highlight=list(args.highlight),
                 cluster_px=args.cluster_px, label_px=args.label_px, label_min_px=args.label_min_px,
                 show_labels=not args.no_labels, show_legend=not args.no_legend,
                 show_overview=not args.no_overview, show_title=not args.no_title, title=args.title,

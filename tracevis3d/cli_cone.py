@@ -20,26 +20,24 @@ def add_cone_parser(sub, cli) -> None:
     g.add_argument("--max-nodes", type=cli._int_at_least(1, "max nodes"), default=300, metavar="N",
                    help="calling contexts drawn, the largest by inclusive time (default: 300; cone trees "
                         "clutter past ~1000)")
-    g.add_argument("--hide", action="append", type=cli._regex, default=[], metavar="REGEX",
-                   help="hide calls whose function name matches REGEX, their children move up; repeatable "
-                        "(default: none)")
-    g.add_argument("--hide-module", action="append", type=cli._module, default=[], metavar="MODULE",
-                   help="hide calls of MODULE and its submodules; repeatable (default: none)")
+    g.add_argument("--fold", type=cli._fold, default="auto", metavar="RULE",
+                   help="merge calls away, their children hang from their caller: auto (runtime "
+                        "infrastructure: imports, runpy, exec, thread start-up), none, or stack level ranges "
+                        "A:B[,C:D] (default: auto)")
+    cli._add_hide_args(g)
     cli._add_filter_args(g)
-    g.add_argument("--highlight", action="append", type=cli._regex, default=[], metavar="REGEX",
-                   help="draw the nodes of functions (or modules) matching REGEX in colour, the others pale; "
-                        "repeatable (default: none)")
+    cli._add_highlight_arg(g)
     g.add_argument("--expand-recursion", action="store_true",
                    help="one level per recursive call (default: direct recursion is one node, labelled '(N× recursive)')")
     g = r.add_argument_group("appearance")
-    g.add_argument("--orientation", choices=["vertical", "horizontal"], default="vertical",
-                   help="vertical: root on top; horizontal: root on the left (default: vertical)")
+    g.add_argument("--orientation", choices=["auto", "vertical", "horizontal"], default="auto",
+                   help="vertical: root on top; horizontal: root on the left; auto: the one that shows the tree "
+                        "larger (default: auto)")
     g.add_argument("--color-by", choices=["auto", "module", "function", "kind"], default="auto",
                    help="node colour (default: auto, module or function as in render-icicle)")
-    g.add_argument("--label-px", type=cli._number(14.0, 200.0, "label height"), default=16.0, metavar="N",
-                   help="label text height in pixels at 1080 lines (default: 16)")
-    g.add_argument("--max-labels", type=cli._int_at_least(0, "max labels"), default=40, metavar="N",
-                   help="names on the N largest nodes that fit without overlapping (default: 40)")
+    cli._add_label_px_arg(g)
+    g.add_argument("--max-labels", type=cli._int_at_least(0, "max labels"), default=60, metavar="N",
+                   help="names on the N largest nodes that fit without overlapping (default: 60)")
     g.add_argument("--no-legend", action="store_true", help="no colour legend (default: legend on)")
     g.add_argument("--title", metavar="TEXT", help="figure title (default: automatic)")
     g.add_argument("--no-title", action="store_true", help="no figure title (default: title on)")
@@ -48,7 +46,8 @@ def add_cone_parser(sub, cli) -> None:
 def cone_params(args):
     from .layout.cone import ConeParams
 
-    return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, fold_recursion=not args.expand_recursion,
+    return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, fold=args.fold,
+                      fold_recursion=not args.expand_recursion,
                       hide=list(args.hide),
                       hide_modules=list(args.hide_module), hide_utilities=args.hide_utilities,
                       collapse_patterns=args.collapse_patterns, highlight=list(args.highlight),

@@ -25,18 +25,9 @@ def _threads_list(s: str):
     return [_thread(t) for t in items]
 
 
-def _levels(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--fold takes a number of stack levels, got {s!r}") from None
-    if not 0 <= v <= 1000:
-        raise argparse.ArgumentTypeError(f"--fold must be within 0..1000, got {v}")
-    return v
-
-
 def add_threads_parser(sub) -> None:
-    from .cli import _Help, _add_output_args, _number, _thread, _window
+    from .cli import (_add_fold_arg, _add_hide_args, _add_highlight_arg, _add_label_px_arg, _Help, _add_output_args,
+                      _int_at_least, _number, _thread, _window)
 
     r = sub.add_parser("render-threads", help="render who waits on whom (SyncTrace thread view) to an image",
                        description="Render the thread view of a trace to an image: every thread a bended\n"
@@ -56,20 +47,28 @@ def add_threads_parser(sub) -> None:
                    help="threads to show, in ring order (default: all)")
     g.add_argument("--hide-thread", action="append", type=_thread, default=[], metavar="THREAD",
                    help="leave a thread out (repeatable)")
-    g.add_argument("--fold", type=_levels, default=0, metavar="N",
-                   help="fold the first N stack levels thin (default: 0)")
-    g.add_argument("--max-levels", type=int, default=14, metavar="N", help="stack levels shown (default: 14)")
-    g.add_argument("--window", type=_window, metavar="T0:T1",
-                   help="time window, µs from the trace start or with a unit: 0:200ms (default: all)")
-    g.add_argument("--zero-radius", type=_number(1.0, 1000.0, "zero-level radius"), default=14.0, metavar="R",
-                   help="radius of stack level 0, in level widths (default: 14)")
+    _add_fold_arg(g)
+    _add_hide_args(g)
+    g.add_argument("--max-levels", type=_int_at_least(1, "max levels"), default=14, metavar="N",
+                   help="levels each thread's section of the ring may take after folding; deeper stacks are "
+                        "squeezed into them (default: 14)")
+    w = g.add_mutually_exclusive_group()
+    w.add_argument("--window", type=_window, metavar="T0:T1",
+                   help="time window, µs from the trace start or with a unit: 0:200ms (default: the span in "
+                        "which two or more of the shown threads run at once)")
+    w.add_argument("--whole", action="store_true",
+                   help="show the whole trace (default: the span in which two or more threads run at once)")
+    g.add_argument("--zero-radius", type=_number(1.0, 1000.0, "zero-level radius"), default=9.0, metavar="R",
+                   help="radius of stack level 0, in level widths (default: 9)")
     g.add_argument("--focus-scale", type=_number(1.0, 50.0, "focus scale"), default=2.5, metavar="X",
                    help="the focused thread's sector is X times wider (default: 2.5)")
     g.add_argument("--cluster-px", type=_number(0.0, 100.0, "cluster size"), default=1.5, metavar="PX",
                    help="calls narrower than this many pixels merge into clusters (default: 1.5)")
-    g.add_argument("--highlight", type=int, metavar="CALL",
+    _add_highlight_arg(g)
+    g.add_argument("--highlight-wait", type=_int_at_least(0, "call"), metavar="CALL",
                    help="with --color-by object: curves red when their wait acts on the same objects as "
-                        "wait call CALL, brown when they share one, grey otherwise")
+                        "wait call CALL, brown when they share one, grey otherwise (default: none)")
+    _add_label_px_arg(g)
     g.add_argument("--no-icicle", action="store_true", help="no straight icicle of the focused thread")
     g.add_argument("--no-legend", action="store_true", help="no legend")
     t = g.add_mutually_exclusive_group()
@@ -82,11 +81,14 @@ def threads_params(args):
     from .layout.threads_params import ThreadsParams
 
     return ThreadsParams(focus=args.focus, color_by=args.color_by, threads=args.threads,
-                         hide_threads=list(args.hide_thread), fold=args.fold, max_levels=args.max_levels,
+                         hide_threads=list(args.hide_thread), fold=args.fold, hide=list(args.hide),
+                         hide_modules=list(args.hide_module), highlight=list(args.highlight),
+                         window="all" if args.whole else "concurrent", label_px=args.label_px,
+                         max_levels=args.max_levels,
                          zero_radius=args.zero_radius, focus_scale=args.focus_scale, time_window=args.window,
                          cluster_px=args.cluster_px, resolution=args.resolution, show_icicle=not args.no_icicle,
                          show_legend=not args.no_legend, show_title=not args.no_title, title=args.title,
-                         highlight=args.highlight).validate()
+                         highlight_wait=args.highlight_wait).validate()
 
 
 def render_threads(args) -> str:

@@ -28,10 +28,11 @@ _TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", 
 def sector_mesh_arrays(layer: SectorLayer):
     """(vertices float32 (nv, 3), quads int32 (nf, 4), sector of each face int32)."""
     f = np.ascontiguousarray
-    return sector_mesh(float(layer.centre[0]), float(layer.centre[1]), f(layer.angles[:, 0], np.float64),
-                       f(layer.angles[:, 1], np.float64), f(layer.radii[:, 0], np.float64),
-                       f(layer.radii[:, 1], np.float64), f(layer.heights[:, 0], np.float64),
-                       f(layer.heights[:, 1], np.float64), float(np.radians(layer.segment_deg)))
+    verts, quads, owner = sector_mesh(float(layer.centre[0]), float(layer.centre[1]), f(layer.angles[:, 0], np.float64),
+                                      f(layer.angles[:, 1], np.float64), f(layer.radii[:, 0], np.float64),
+                                      f(layer.radii[:, 1], np.float64), f(layer.heights[:, 0], np.float64),
+                                      f(layer.heights[:, 1], np.float64), float(np.radians(layer.segment_deg)))
+    return layer.placed(verts).astype(np.float32), quads, owner
 
 
 def curve_mesh_arrays(layer: CurveLayer):

@@ -82,6 +82,9 @@ class CompareParams:
     ``band``: the bundling band's thickness in level heights; ``beta``: bundling strength
     (0 straight, 1 fully bundled); ``window_a`` / ``window_b``: focus windows (µs);
     ``thread_a`` / ``thread_b``: the thread shown on each side (default: the main thread).
+    ``fold``, ``hide``, ``hide_modules``, ``highlight``: as in the icicle (`IcicleParams`),
+    on both sides; hidden calls keep their matches (the comparison is of the whole runs),
+    a match of a hidden call starts at the box that now shows it.
     ``tube_partners``: a tube for each call's best ``tube_partners`` matches, both ways (the
     comparison keeps ``top_k``; with equally similar calls, e.g. the steps of a training
     loop, the second partner only crosses the picture).  ``brush_a`` / ``brush_b``: a call
@@ -98,6 +101,9 @@ class CompareParams:
     thread_b: object = None
     resolution: tuple = (1920, 1080)
     fold: str = "auto"
+    hide: list = field(default_factory=list)  # regexes: calls hidden on both sides, children promoted
+    hide_modules: list = field(default_factory=list)
+    highlight: list = field(default_factory=list)  # regexes: other calls drawn pale
     cluster_px: float = 1.0
     label_px: float = 16.0
     label_min_px: float = 0.0
@@ -174,7 +180,9 @@ class CompareParams:
             raise ValueError(f"samples must be within 4..200, got {self.samples!r}")
         for name in ("window_a", "window_b"):
             setattr(self, name, checked_window(getattr(self, name), name))
-        self.side_params("a")  # validates the shared fields through IcicleParams
+        ip = self.side_params("a")  # validates the shared fields through IcicleParams
+        self.fold, self.hide, self.hide_modules, self.highlight = ip.fold, list(ip.hide), list(ip.hide_modules), \
+            list(ip.highlight)
         return self
 
     def side_params(self, side: str) -> IcicleParams:
@@ -182,7 +190,8 @@ class CompareParams:
         thread = self.thread_a if side == "a" else self.thread_b
         return IcicleParams(
             threads=None if thread is None else [thread], time_window=self.window_a if side == "a" else self.window_b,
-            fold=self.fold, resolution=self.resolution, cluster_px=self.cluster_px, label_px=self.label_px,
+            fold=self.fold, hide=list(self.hide), hide_modules=list(self.hide_modules),
+            highlight=list(self.highlight), resolution=self.resolution, cluster_px=self.cluster_px, label_px=self.label_px,
             label_min_px=self.label_min_px, max_labels=self.max_labels, show_labels=self.show_labels,
             time_length=self.time_length, lane_depth=self.lane_depth, azimuth=self.azimuth,
             elevation=self.elevation, lens_mm=self.lens_mm, orthographic=self.orthographic).validate()
@@ -287,7 +296,7 @@ class Side:
     """One icicle of the comparison: the shared stages' results and where they are drawn."""
 
     name: str  # "a" | "b"
-    trace: object
+    trace: object  # the trace the side shows (its calls hidden by the filters merged away)
     sel: object
     fold: object
     colouring: Colouring
@@ -297,14 +306,33 @@ class Side:
     clusters: object = None
     top: float = 0.0  # the outer edge (A: top, B: bottom) in world z
     sign: float = 1.0  # +1: grows down from its top (A), -1: grows up from its bottom (B)
+    source: object = None  # the compared trace (the comparison's call indices refer to it)
+
+    def local_of(self, calls) -> np.ndarray:
+        """Position among the shown calls of calls of the compared trace; -1 when not shown
+        (hidden calls are shown by their nearest kept ancestor)."""
+        from ..kernels.reshape import nearest_kept_ancestor
+
+        if not hasattr(self, "_local"):
+            local = np.full(len(self.source), -1, np.int64)
+            local[self.sel.original(self.sel.idx)] = np.arange(self.sel.idx.size)
+            if self.sel.orig is not None:  # a hidden call: its nearest kept ancestor shows it
+                kept = np.zeros(len(self.source), np.bool_)
+                kept[self.sel.orig] = True
+                up = nearest_kept_ancestor(self.source.parent, ~kept)
+                hid = ~kept
+                local[hid] = np.where(up[hid] >= 0, local[np.maximum(up[hid], 0)], -1)
+            self._local = local
+        return self._local[np.asarray(calls, np.int64)]
 
 
 def match_colouring(sel, fold, matched, infra) -> Colouring:
     """Icicle colours of a comparison: matched / no match / runtime.  (Waits keep the
     matched/unmatched colour here: red belongs to the tubes' permutation scale.)"""
     idx = sel.idx
-    slot = np.where(matched[idx], 0, 1).astype(np.int32)
-    slot[infra[sel.trace.func[idx]] & matched[idx]] = 2
+    m = matched[sel.original(idx)]
+    slot = np.where(m, 0, 1).astype(np.int32)
+    slot[infra[sel.trace.func[idx]] & m] = 2
     rgb = np.array([MATCHED_RGB, UNMATCHED_RGB, INFRA_RGB])
     names = ["has a match in the other run", "no match: where the runs differ", "runtime (imports, start-up)"]
     present = np.bincount(slot, minlength=3) > 0
@@ -323,8 +351,6 @@ def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
         ip.threads = [int(order_threads(trace, np.arange(trace.n_threads, dtype=np.int32), "default")[0])]
     sel = select_calls(trace, ip)
     tr = sel.trace
-    if sel.orig is not None:  # hiding is not offered here; keep the indices of the comparison
-        raise ValueError("compare_layout does not hide calls")
     est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])
     width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / est_us_per_px
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, 1, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
@@ -340,10 +366,16 @@ def build_side(name, trace, params: CompareParams, matched, tpx, budget=None) ->
     tr = sel.trace
     ft = function_table(tr)
     colouring = match_colouring(sel, fold, matched, ft.infra)
+    if params.highlight:
+        from ..analysis.filters import function_mask
+        from .colour import highlight_colouring
+
+        colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[sel.idx]],
+                                        "matching " + ", ".join(params.highlight))
     ext = np.maximum(tr.self_time[sel.idx], 0.0)
     ext_unit = 0.12 + 0.88 * (ext / ext.max() if ext.size and ext.max() > 0 else np.zeros_like(ext))
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
-    return Side(name, tr, sel, fold, colouring, d, float(max(fold.lane_levels.max(), 1.0)))
+    return Side(name, tr, sel, fold, colouring, d, float(max(fold.lane_levels.max(), 1.0)), source=trace)
 
 
 #: overview strip height and its gap to the icicle, in levels
@@ -491,11 +523,9 @@ def tube_ends(side: Side, calls: np.ndarray, key: np.ndarray) -> np.ndarray:
     """Per call of a side's trace: the shown call (local index) of its nearest key box, itself
     included (-1 when it is not shown or has none)."""
     sel = side.sel
-    local = np.full(len(side.trace), -1, np.int64)
-    local[sel.idx] = np.arange(sel.idx.size)
     up, _, _, _ = key_tree(sel.parent, key)
     anchor = np.where(key, np.arange(sel.idx.size), up)
-    loc = local[calls]
+    loc = side.local_of(calls)
     return np.where(loc >= 0, anchor[np.maximum(loc, 0)], -1)
 
 
@@ -515,14 +545,14 @@ def merge_tubes(end_a, end_b, moved, sim) -> tuple:
 
 def _member_extent(side: Side, calls, tube, n_tubes, anchor_local):
     """World x range of the calls each tube carries on one side, inside its key box."""
-    tr, sel, fr = side.trace, side.sel, side.frame
+    tr, sel, fr = side.source, side.sel, side.frame
     xs = (np.maximum(tr.start[calls], sel.t0) - sel.t0) * fr.scale_t
     xe = (np.minimum(tr.end[calls], sel.t1) - sel.t0) * fr.scale_t
     x0 = np.full(n_tubes, np.inf)
     x1 = np.full(n_tubes, -np.inf)
     np.minimum.at(x0, tube, xs)
     np.maximum.at(x1, tube, xe)
-    box = sel.idx[anchor_local]
+    box = sel.original(sel.idx[anchor_local])
     bx0 = (np.maximum(tr.start[box], sel.t0) - sel.t0) * fr.scale_t
     bx1 = (np.minimum(tr.end[box], sel.t1) - sel.t0) * fr.scale_t
     x0, x1 = np.clip(x0, bx0, bx1), np.clip(x1, bx0, bx1)
@@ -584,7 +614,8 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     wa, wb = np.maximum(wa, px / sa.frame.foreshorten), np.maximum(wb, px / sb.frame.foreshorten)
     ca_x = np.clip(0.5 * (xa0 + xa1), ba0 + 0.5 * np.minimum(wa, ba1 - ba0), ba1 - 0.5 * np.minimum(wa, ba1 - ba0))
     cb_x = np.clip(0.5 * (xb0 + xb1), bb0 + 0.5 * np.minimum(wb, bb1 - bb0), bb1 - 0.5 * np.minimum(wb, bb1 - bb0))
-    a_calls, b_calls = sa.sel.idx[ea].astype(np.int64), sb.sel.idx[eb].astype(np.int64)
+    a_calls = sa.sel.original(sa.sel.idx[ea]).astype(np.int64)
+    b_calls = sb.sel.original(sb.sel.idx[eb]).astype(np.int64)
     t_moved = moved[first]
     # declutter: wide aligned tubes whose correspondence finer tubes already show
     keep = np.ones(m, np.bool_)
@@ -764,9 +795,7 @@ def _control_tree(side: Side, key, end_local, band, h, y_back, sign) -> dict:
 def _control_node_of_call(side: Side, ctrl: dict, calls) -> np.ndarray:
     """The control node standing for a group root call: itself when it is a key node, else
     its nearest key ancestor (-1 when it is not shown)."""
-    local = np.full(len(side.trace), -1, np.int64)
-    local[side.sel.idx] = np.arange(side.sel.idx.size)
-    loc = local[np.asarray(calls, np.int64)]
+    loc = side.local_of(calls)
     ok = loc >= 0
     out = np.full(loc.size, -1, np.int64)
     lk = np.maximum(loc, 0)
@@ -831,9 +860,9 @@ def repetition_layer(name, reps, side: Side, max_outlines=2000):
     """Red outlines around runs of repeated identical sibling subtrees (Sec. III, IV-B)."""
     if reps.size == 0:
         return None
-    tr, sel, d, fr = side.trace, side.sel, side.drawn, side.frame
+    tr, sel, d, fr = side.source, side.sel, side.drawn, side.frame
     local = np.full(len(tr), -1, np.int64)
-    local[sel.idx] = np.arange(sel.idx.size)
+    local[sel.original(sel.idx)] = np.arange(sel.idx.size)  # shown calls only: a hidden first call has no frame
     drawn_of_local = np.full(sel.idx.size, -1, np.int64)
     drawn_of_local[d.local] = np.arange(d.local.size)
     pos, sc = [], []
@@ -1046,7 +1075,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
               "window_a": [sa.sel.t0, sa.sel.t1], "window_b": [sb.sel.t0, sb.sel.t1],
               "world_per_us_a": sa.frame.scale_t, "world_per_us_b": sb.frame.scale_t,
               "n_calls_a": int(sa.sel.idx.size), "n_calls_b": int(sb.sel.idx.size),
-              "n_unmatched_a": int((~matched_a[sa.sel.idx]).sum()), "n_unmatched_b": int((~matched_b[sb.sel.idx]).sum()),
+              "n_unmatched_a": int((~matched_a[sa.sel.original(sa.sel.idx)]).sum()),
+              "n_unmatched_b": int((~matched_b[sb.sel.original(sb.sel.idx)]).sum()),
               "color_mode": params.color_by, "content_rect": list(plan.rect), "title": plan.title,
               "hud_distance": hud_dist, "text_px": tpx, "params": params.to_dict(),
               **{k: v for k, v in tube_info.items() if k != "tube_materials"},

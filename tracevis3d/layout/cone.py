@@ -35,7 +35,7 @@ from .params import IcicleParams
 from .select import filtered_trace
 from .spec import LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
-ORIENTATIONS = ("vertical", "horizontal")
+ORIENTATIONS = ("auto", "vertical", "horizontal")
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
 
@@ -43,7 +43,12 @@ GAP = 0.25  # extra room between sibling footprints, relative to their radii
 @dataclass
 class ConeParams:
     """Parameters of `cone_layout`.  ``max_nodes``: calling contexts drawn (the largest by
-    inclusive time); ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
+    inclusive time); ``orientation``: ``auto`` (the one that shows the tree larger in the
+    frame: deep trees grow to the right), ``vertical`` or ``horizontal``; ``fold``:
+    ``auto`` (runtime infrastructure, found by the icicle's rule 1, is merged away: its
+    calls' children hang from its caller, so the program's own calling contexts form the
+    tree), ``none``, or stack level ranges ``A:B`` merged away;
+    ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
     the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
     ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
     ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
@@ -51,7 +56,8 @@ class ConeParams:
     modules, the nodes of other functions are drawn pale."""
 
     max_nodes: int = 300
-    orientation: str = "vertical"
+    orientation: str = "auto"
+    fold: str = "auto"
     fold_recursion: bool = True
     expand_calls: list = field(default_factory=list)  # calls whose nodes are fully expanded
     hide: list = field(default_factory=list)
@@ -63,7 +69,7 @@ class ConeParams:
     max_colors: int = 12
     resolution: tuple = (1920, 1080)
     label_px: float = 16.0
-    max_labels: int = 40
+    max_labels: int = 60
     show_labels: bool = True
     show_legend: bool = True
     show_title: bool = True
@@ -83,7 +89,7 @@ class ConeParams:
         if not 0 <= int(self.max_labels) <= 1000:
             raise ValueError(f"max_labels must be within 0..1000, got {self.max_labels!r}")
         # the shared filter and palette stages validate the rest through IcicleParams
-        self.icicle_params()
+        self.fold = self.icicle_params().fold
         import re
 
         self.highlight = [str(x) for x in ([self.highlight] if isinstance(self.highlight, str) else self.highlight)]
@@ -98,7 +104,7 @@ class ConeParams:
         """The shared stages' view of these parameters (filters, colours, text size)."""
         return IcicleParams(hide=list(self.hide), hide_modules=list(self.hide_modules),
                             hide_utilities=int(self.hide_utilities), collapse_patterns=bool(self.collapse_patterns),
-                            color_by=self.color_by, max_colors=int(self.max_colors), fold="none",
+                            color_by=self.color_by, max_colors=int(self.max_colors), fold=self.fold,
                             resolution=tuple(self.resolution), label_px=float(self.label_px)).validate()
 
     def to_dict(self) -> dict:
@@ -152,25 +158,18 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     ip = params.icicle_params()
     if len(trace) == 0:
         raise ValueError("no calls to show: the trace is empty")
-    filt = filtered_trace(trace, ip)
-    tr = filt.trace
-    if len(tr) == 0:
-        raise ValueError("no calls to show: the filters hide every call")
+    tr, orig, partial_calls = folded_trace(trace, ip, params.fold)
     cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
     expand = [int(c) for c in params.expand_calls]
-    if filt.orig is not None and expand:  # calls of the loaded trace → calls of the filtered one
-        expand = [int(k) for k in np.searchsorted(filt.orig, expand) if k < filt.orig.size]
-    pruned = prune_by_time(cct, params.max_nodes, filt.partial if filt.partial.any() else None, expand)
+    if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
+        k = np.searchsorted(orig, expand)
+        expand = [int(i) for i, c in zip(k, expand) if i < orig.size and orig[i] == c]
+    pruned = prune_by_time(cct, params.max_nodes, partial_calls, expand)
     node = pruned.node
     time = cct.time[node]
     radius = node_radii(time, float(cct.time[0]))
     foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP)
     n_levels = int(pruned.depth.max()) if len(pruned) > 1 else 1
-    lh = level_height(float(foot[0]), n_levels)
-    vpos, turn = cone_positions(pruned.parent, base, angle, lh)
-    pos = orient(vpos, params.orientation)
-    down = np.array([0.0, 0.0, -1.0]) if params.orientation == "vertical" else np.array([1.0, 0.0, 0.0])
-    up_axis = np.array([0.0, 0.0, 1.0]) if params.orientation == "vertical" else np.array([1.0, 0.0, 0.0])
 
     # colour: the icicle's palette on a representative call of every context
     rep = cct.first[node]
@@ -204,16 +203,17 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
     plan = plan_hud(res, tpx, cone_title(trace, pruned, len(tr), params), rows, params.show_title,
                     params.show_legend)
-    to_cam = view_direction(params.azimuth, params.elevation)
-    if params.orientation == "horizontal":
-        to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
-    ring_pts = _extent_points(pos, radius, base, pruned.child_ptr, params.orientation)
-    cam = fit_camera_rect(ring_pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
-    cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
+    # the tree fills the content rectangle: the level height matches its aspect, and with
+    # ``auto`` the orientation that shows the tree larger wins (deep trees grow to the right)
+    shapes = [framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), plan.rect, params)
+              for o in (("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,))]
+    orientation, pos, lh, cam, to_cam, turn = max(shapes, key=lambda sh: sh[-1])[:-1]
+    down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+    up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
 
     call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
-    if filt.orig is not None:
-        call_of_node = np.where(real, filt.orig[np.maximum(rep, 0)], -1)
+    if orig is not None:
+        call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
     layers = [
         sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis),
@@ -237,7 +237,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "orientation": params.orientation, "n_nodes": len(pruned), "n_contexts": len(cct),
+        meta={"layout": "cone", "orientation": orientation, "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
               "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
@@ -248,6 +248,82 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
               "params": params.to_dict()},
     )
     return spec.validate()
+
+
+def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
+    """The trace the cone tree shows: the filters (`select.filtered_trace`), then the calls
+    the ``fold`` rule folds merged away (`transform.merge_calls`): with ``auto`` the runtime
+    infrastructure (the icicle's rule 1; pass-through chains stay: they are the program's
+    own calls), with level ranges the calls at those stack levels.  Returns ``(trace,
+    index in the loaded trace of each call or None, partially-expanded flag per call or
+    None)``."""
+    from ..transform import merge_calls
+    from .fold import auto_fold_parts, parse_fold
+
+    filt = filtered_trace(trace, ip)
+    tr, orig = filt.trace, filt.orig
+    partial = filt.partial if filt.partial.any() else None
+    if len(tr) == 0:
+        raise ValueError("no calls to show: the filters hide every call")
+    kind, ranges = parse_fold(fold)
+    if kind == "auto":
+        merge = auto_fold_parts(tr)[0].copy()
+    elif kind == "levels":
+        merge = np.zeros(len(tr), np.bool_)
+        for a, b in ranges:
+            merge |= (tr.depth >= a) & (tr.depth <= b)
+    else:
+        merge = np.zeros(len(tr), np.bool_)
+    if merge.all():  # nothing would be left: show the infrastructure rather than nothing
+        merge[:] = False
+    if merge.any():
+        kept = np.flatnonzero(~merge)
+        tr = merge_calls(tr, merge)
+        orig = kept if orig is None else orig[kept]
+        partial = None if partial is None else partial[kept]
+    return tr, orig, partial
+
+
+#: the level height is never below this many root sphere radii (spheres of neighbouring
+#: levels stay apart)
+MIN_LEVEL_RADII = 2.5
+
+
+def fitted_level_height(orientation: str, width: float, n_levels: int, aspect: float, elevation: float) -> float:
+    """Level height that gives a tree ``width`` wide and ``n_levels`` deep the aspect
+    (width ÷ height) of the frame: vertical, the tree's height seen from ``elevation``
+    (levels · lh · cos e plus the base circles' depth · sin e) is width ÷ aspect;
+    horizontal, the levels run along the frame's width: levels · lh = aspect · width.
+    Never below `MIN_LEVEL_RADII` root radii, nor above the tree's width."""
+    n = max(n_levels, 1)
+    e = math.radians(elevation)
+    if orientation == "vertical":
+        lh = width * (1.0 / max(aspect, 1e-6) - math.sin(e)) / (n * max(math.cos(e), 1e-6))
+    else:
+        lh = aspect * width / n
+    return float(min(max(lh, MIN_LEVEL_RADII * R_MAX), max(width, MIN_LEVEL_RADII * R_MAX)))
+
+
+def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params) -> tuple:
+    """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
+    ``(orientation, positions, level height, camera, to_camera, turn, score)``; the score
+    is the size of the root sphere on the image (pixels per world unit)."""
+    res = tuple(params.resolution)
+    aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
+    to_cam = view_direction(params.azimuth, params.elevation)
+    if orientation == "horizontal":
+        to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
+    width = 2.0 * foot_root + 2.0 * R_MAX
+    lh = fitted_level_height(orientation, width, n_levels, aspect, params.elevation)
+    vpos, turn = cone_positions(pruned.parent, base, angle, lh)
+    pos = orient(vpos, orientation)
+    pts = _extent_points(pos, radius, base, pruned.child_ptr, orientation)
+    cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
+    cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
+    from .camera import world_per_pixel
+
+    score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
+    return orientation, pos, lh, cam, to_cam, turn, score
 
 
 def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:

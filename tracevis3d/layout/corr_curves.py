@@ -152,7 +152,7 @@ def build_curves(sync, sel, ring, lane_of_thread, cluster_of, c_start, c_end, c_
     lw = lane_of_thread[tr.thread[w]].astype(np.int64)
     lr = lane_of_thread[tr.thread[r]].astype(np.int64)
     pos = np.full(len(tr), -1, np.int64)
-    pos[sel.idx] = np.arange(sel.idx.size)
+    pos[sel.original(sel.idx)] = np.arange(sel.idx.size)  # the analysis' calls (before any hiding)
     p = shown_position(w.astype(np.int64), pos, tr.parent)
     clus = np.where(p >= 0, cluster_of[np.maximum(p, 0)], -1) if p.size else np.zeros(0, np.int64)
     single = clus < 0
@@ -201,7 +201,8 @@ def build_curves(sync, sel, ring, lane_of_thread, cluster_of, c_start, c_end, c_
         left=left.astype(np.float32), right=right.astype(np.float32),
         waiter_lane=np.concatenate([lw[s_idx], lw[first]]), releaser_lane=np.concatenate([lr[s_idx], lr[first]]),
         row=np.concatenate([rows[s_idx], np.full(nc, -1)]).astype(np.int32),
-        wait_call=np.concatenate([w[s_idx], sel.idx[c_rep[cl]] if nc else np.zeros(0, np.int64)]).astype(np.int32),
+        wait_call=np.concatenate([w[s_idx], sel.original(sel.idx[c_rep[cl]]) if nc else np.zeros(0, np.int64)]
+                                 ).astype(np.int32),
         release_call=np.concatenate([r[s_idx], np.full(nc, -1)]).astype(np.int32),
         object=np.concatenate([sync.object[rows[s_idx]], sync.object[rows[first]]]).astype(np.int32),
         compound=np.r_[np.zeros(s_idx.size, bool), np.ones(nc, bool)],

@@ -35,6 +35,8 @@ class Frame:
     scale_t: float  # world units per µs
     us_per_px: np.ndarray  # µs per pixel at each lane (along the time axis)
     foreshorten: float  # how much of a time length the camera sees (|x · right|)
+    below: tuple | None = None  # (z bottom, z top) of the block under the lanes and the axis
+    z_axis: float = 0.0  # the time axis runs at z_axis - 0.25 h
 
 
 def lane_geometry(lane_levels, h, params) -> dict:
@@ -48,8 +50,18 @@ def lane_geometry(lane_levels, h, params) -> dict:
     return {"z_base": z_base, "heights": heights, "centres": centres}
 
 
-def content_points(geo, lane_ext, params, h, text_world, name_em) -> np.ndarray:
-    """Points whose projection must fit the content rectangle: lane boxes, names, axis."""
+def below_block(geo, params, h, text_world, below_levels) -> tuple | None:
+    """(z bottom, z top) of a block ``below_levels`` levels tall under the lanes and their
+    time axis (the thread view's ring), or None."""
+    if below_levels <= 0:
+        return None
+    top = float(geo["z_base"].min()) - 0.25 * h - ((2.4 * text_world) if params.show_axes else 0.5 * h)
+    return (top - below_levels * h, top)
+
+
+def content_points(geo, lane_ext, params, h, text_world, name_em, below_levels: float = 0.0) -> np.ndarray:
+    """Points whose projection must fit the content rectangle: lane boxes, names, axis, and
+    the block below them."""
     L = float(params.time_length)
     D = float(params.lane_depth) * h
     n = geo["z_base"].size
@@ -61,11 +73,17 @@ def content_points(geo, lane_ext, params, h, text_world, name_em) -> np.ndarray:
         low = float(zb.min()) - 0.25 * h - 1.6 * text_world
         pts.append(np.array([[0.0, 0.0, low], [L + 1.5 * text_world, 0.0, low]]))
         pts.append(np.stack([np.full(n, -(0.6 + name_em) * text_world), np.zeros(n), zb], 1))
+    blk = below_block(geo, params, h, text_world, below_levels)
+    if blk is not None:
+        pts.append(np.array([[x, 0.0, z] for x in (0.0, L) for z in blk]))
     return np.concatenate(pts)
 
 
-def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: float, t0: float, t1: float) -> Frame:
-    """Level height, lane bases and camera that make the content fill ``rect`` (pixels)."""
+def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: float, t0: float, t1: float,
+                below_levels: float = 0.0) -> Frame:
+    """Level height, lane bases and camera that make the content fill ``rect`` (pixels);
+    ``below_levels``: a block that many levels tall under the lanes and their axis, as wide
+    as the time axis (`Frame.below`)."""
     res = params.resolution
     H = res[1]
     L = float(params.time_length)
@@ -73,11 +91,11 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
     x0, y0, x1, y1 = rect
     n_lanes = lane_levels.size
     px_w = L / max(x1 - x0, 1.0)  # world per pixel, refined below
-    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0)
+    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0 + below_levels)
     for _ in range(FIT_ROUNDS):
         h = min(h, MAX_LEVEL_FRAC * H * px_w)
         geo = lane_geometry(lane_levels, h, params)
-        pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em)
+        pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels)
         cam = fit_camera_rect(pts, to_cam, res, rect, params.orthographic, params.lens_mm)
         pr = project(cam, pts, res)
         bw, bh = np.ptp(pr[:, 0]), np.ptp(pr[:, 1])
@@ -88,12 +106,12 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
             break
         h = h_new
     geo = lane_geometry(lane_levels, h, params)
-    cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em), to_cam, res, rect,
-                          params.orthographic, params.lens_mm)
+    cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels), to_cam,
+                          res, rect, params.orthographic, params.lens_mm)
     px = world_per_pixel(cam, geo["centres"], res)
     scale_t = L / (t1 - t0)
     right = np.cross(-to_cam, [0.0, 0.0, 1.0])
     right /= np.linalg.norm(right)
     foreshorten = max(abs(float(right[0])), 1e-3)
     return Frame(h, geo["z_base"], geo["heights"], float(params.lane_depth) * h, cam, to_cam, px, scale_t,
-                 px / foreshorten / scale_t, foreshorten)
+                 px / foreshorten / scale_t, foreshorten, below_block(geo, params, h, text_px * px_w, below_levels))

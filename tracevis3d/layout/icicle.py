@@ -19,6 +19,8 @@ SyncTrace IV-B2).  The cushion profile (TraceDiff IV-B) is applied by the materi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..model import Trace
@@ -144,21 +146,38 @@ def figure_lights(params) -> list:
             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 20.0)), 0.8)]
 
 
-def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec:
-    """Turn ``trace`` into the extruded icicle SceneSpec (see module docstring)."""
-    if not isinstance(trace, Trace):
-        raise TypeError(f"icicle_layout needs a Trace, got {type(trace).__name__}")
-    params = (params or IcicleParams()).validate()
-    res = params.resolution
-    tpx = text_px(params)
+@dataclass
+class IcicleStages:
+    """The icicle's stages before the frame (select → fold → measure → colour → drawn), for
+    `icicle_layout` and for views that draw an icicle inside a larger scene (the thread
+    view's wall)."""
 
+    sel: object
+    fold: object
+    colouring: object
+    drawn: object
+    ext_label: str | None
+    n_folded: int
+    n_partial: int
+    lane_levels: np.ndarray
+    lane_ext: np.ndarray
+
+    @property
+    def trace(self):
+        return self.sel.trace
+
+
+def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None) -> IcicleStages:
+    """Select, fold (within the height budget of ``content_h_px`` pixels, default the
+    icicle's content rectangle), measure and colour the calls; the drawn calls."""
+    res = params.resolution
     sel = select_calls(trace, params)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     n_lanes = sel.lane_threads.size
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
     width_px = (np.minimum(tr.end[idx], t1) - np.maximum(tr.start[idx], t0)) / est_us_per_px
     fold = fold_levels(tr, idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
-                       tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx))
+                       tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx, content_h_px))
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure)
     view_area = width_px * fold.height * fold.drawn
     colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)
@@ -167,26 +186,32 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
                                         "matching " + ", ".join(params.highlight))
-
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     n_folded = int((fold.folded & ~fold.drawn).sum())
     n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
-    plan = plan_hud(res, tpx, trace_title(trace, sel, params),
-                    legend_rows(colouring, params, n_folded, ext_label, n_partial),
-                    params.show_title, params.show_legend)
-    lane_levels = np.maximum(fold.lane_levels, 1.0)
-    name_em = min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
-    frame = frame_lanes(lane_levels, per_lane_max(d.ext_unit, d.lane, n_lanes), plan.rect, params, tpx, name_em,
-                        t0, t1)
-    d.place(frame)
+    return IcicleStages(sel, fold, colouring, d, ext_label, n_folded, n_partial, np.maximum(fold.lane_levels, 1.0),
+                        per_lane_max(d.ext_unit, d.lane, n_lanes))
 
+
+def lane_name_em(sel, params) -> float:
+    """Width (in label sizes) the lane names take left of the lanes."""
+    return min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
+
+
+def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, name_prefix: str = "") -> tuple:
+    """Boxes, clusters, partial markers, labels, the time axis and lane names of the icicle
+    in ``frame`` (its camera is the scene's): ``(layers, label sets, clusters)``."""
+    sel, d, colouring, fold = st.sel, st.drawn, st.colouring, st.fold
+    tr, t0, t1 = sel.trace, sel.t0, sel.t1
+    res = params.resolution
+    d.place(frame)
     cl = cluster_calls(d, frame, params.cluster_px)
-    layers = [box_layer(d, cl, frame, t0, colouring, lambda i: tr.depth[i])]
-    clusters_layer, cluster_x = cluster_layer(d, cl, frame, t0, colouring, params.cluster_px, params.time_length)
+    layers = [box_layer(d, cl, frame, t0, colouring, lambda i: tr.depth[i], name=f"{name_prefix}calls")]
+    clusters_layer, cluster_x = cluster_layer(d, cl, frame, t0, colouring, params.cluster_px, params.time_length,
+                                              name=f"{name_prefix}clusters")
     layers.append(clusters_layer)
     if sel.partial is not None:
-        layers.append(partial_marker_layer(d, cl, frame, t0, sel.partial))
-
+        layers.append(partial_marker_layer(d, cl, frame, t0, sel.partial, name=f"{name_prefix}partial"))
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
@@ -194,11 +219,32 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     label_sets = [placer.labels()]
     size_w = tpx * float(np.median(frame.px))
     if params.show_axes:
-        axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h, frame.cam, res, frame.to_cam,
-                                               size_w, float(np.median(frame.px)), params.time_length)
+        axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h + frame.z_axis, frame.cam,
+                                               res, frame.to_cam, size_w, float(np.median(frame.px)),
+                                               params.time_length)
+        axis_marks.name = f"{name_prefix}axis"
         label_sets += [axis_labels, lane_labels(sel.lane_names, frame.z_base, frame.z_base + frame.lane_heights,
                                                 frame.cam, res, frame.to_cam, size_w, 0.6 * size_w)]
         layers.append(axis_marks)
+    return layers, label_sets, cl
+
+
+def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec:
+    """Turn ``trace`` into the extruded icicle SceneSpec (see module docstring)."""
+    if not isinstance(trace, Trace):
+        raise TypeError(f"icicle_layout needs a Trace, got {type(trace).__name__}")
+    params = (params or IcicleParams()).validate()
+    res = params.resolution
+    tpx = text_px(params)
+    st = icicle_stages(trace, params, tpx)
+    sel, colouring, d = st.sel, st.colouring, st.drawn
+    tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
+    plan = plan_hud(res, tpx, trace_title(trace, sel, params),
+                    legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial),
+                    params.show_title, params.show_legend)
+    lane_levels = st.lane_levels
+    frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, lane_name_em(sel, params), t0, t1)
+    layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     swatch_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     swatch_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, frame.cam, res, swatch_rgb, swatch_mats)
@@ -217,10 +263,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             "world_per_pixel": frame.px.tolist(), "us_per_pixel": frame.us_per_px.tolist(),
             "n_calls": int(idx.size), "n_boxes": int(cl.single.sum()), "n_clusters": len(cl),
             "n_clustered_calls": int((~cl.single).sum()), "legend_title": colouring.title,
-            "color_mode": colouring.mode, "fold_rule": fold.rule, "n_folded": n_folded,
+            "color_mode": colouring.mode, "fold_rule": st.fold.rule, "n_folded": st.n_folded,
             "content_rect": list(plan.rect), "title": plan.title, "hud_distance": hud_dist,
             "text_px": tpx, "params": params.to_dict(), "levels": int(tr.depth[idx].max()) + 1,
-            "folded_levels": float(lane_levels.max()), "n_partial": n_partial,
+            "folded_levels": float(lane_levels.max()), "n_partial": st.n_partial,
         },
     )
     return spec.validate()

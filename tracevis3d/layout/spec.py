@@ -156,7 +156,10 @@ class SectorLayer:
     (x, y), ``radii`` (n, 2) float32 [r0, r1], ``heights`` (n, 2) float32 [z0, z1]; per
     sector ``colors`` (n, 4) linear RGBA, ``material_index`` into ``materials`` and named
     int32/float32 ``attributes`` (always ``call_index``, -1 where none).  The writer makes
-    one mesh; an arc is cut into segments of at most ``segment_deg`` degrees."""
+    one mesh; an arc is cut into segments of at most ``segment_deg`` degrees.  ``plane``:
+    ``ground`` (the ring in the x-y plane, heights along +z) or ``front`` (upright in the
+    figure's front plane: local (x, y, h) → (x, h, −y), heights into the picture, see
+    `layout.ring.FRONT`), then moved by ``origin``."""
 
     name: str
     angles: np.ndarray
@@ -169,11 +172,22 @@ class SectorLayer:
     centre: tuple = (0.0, 0.0)
     segment_deg: float = 2.0
     space: str = "world"
+    plane: str = "ground"
+    origin: tuple = (0.0, 0.0, 0.0)
 
     def __len__(self) -> int:
         return int(self.angles.shape[0])
 
+    def placed(self, vertices: np.ndarray) -> np.ndarray:
+        """World coordinates of vertices made in the ring's own plane (``plane``, ``origin``)."""
+        v = np.asarray(vertices, np.float64)
+        if self.plane == "front":
+            v = np.stack([v[:, 0], v[:, 2], -v[:, 1]], axis=1)
+        return v + np.asarray(self.origin, np.float64)
+
     def validate(self) -> "SectorLayer":
+        if self.plane not in ("ground", "front"):
+            raise ValueError(f"sectors {self.name!r}: plane must be 'ground' or 'front', got {self.plane!r}")
         n = len(self)
         _check_rows(f"sectors {self.name!r}", {"angles": (self.angles, (n, 2)), "radii": (self.radii, (n, 2)),
                                                "heights": (self.heights, (n, 2)), "colors": (self.colors, (n, 4))},

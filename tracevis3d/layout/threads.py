@@ -1,15 +1,25 @@
 """The thread view: who waits on whom (SyncTrace IV-B in 3D), Trace → SceneSpec (bpy-free).
 
-    analysis (`Synchronisation`) → select → ring (sectors, levels, fold) → HUD plan → focused
-    icicle wall → camera → clusters → ring bars → curves, circles, markers → labels → SceneSpec
+    analysis (`Synchronisation`) → select → fold (each lane within its ring budget) → colour
+    → HUD plan → the focused thread's icicle stages → frame (the icicle on top, a block for
+    the ring under its time axis) → icicle geometry and labels → ring placement → clusters
+    → ring bars → curves, circles, markers → ring labels, thread names → SceneSpec
 
-- context view: every shown thread is a bended icicle in its sector of a ring lying in the
-  ground plane (`layout.ring`); bars are extruded upwards by their share of waiting and I/O;
-- correspondence curves inside the ring (`layout.corr_curves`), wait markers on the
+As in SyncTrace (Fig. 1), the *main view* is on top and the *context view* below it, both
+facing the camera in the figure's front plane:
+
+- main view: the focused thread as the straight extruded icicle, built by the icicle's own
+  stages (`layout.icicle`: fold, budget, colour by waiting and I/O, clusters, labels, time
+  axis) and framed with the real camera, so its names are as large as the icicle's;
+- context view: every shown thread is a bended icicle in its section of a semicircle
+  (`layout.ring`), time running left to right along the arc, levels outward, placed by
+  the shared fold stage so the ring shows the program's own calls; bars are extruded into
+  the picture by their share of waiting and I/O; wide bars carry names along the arc;
+- correspondence curves inside the semicircle (`layout.corr_curves`), wait markers on the
   releasing threads, compound curves for clusters;
-- main view: the focused thread as the straight extruded icicle (`layout.icicle`, the same
-  stages as ``render-icicle``) standing as a wall behind the ring;
 - title and legend as a heads-up display (`layout.annotate`).
+The three share the frame: the icicle takes the top of the content rectangle, the
+semicircle (twice as wide as it is tall) the rest, the legend the column at the right.
 """
 from __future__ import annotations
 
@@ -20,20 +30,33 @@ import numpy as np
 from ..model import Trace
 from . import palette
 from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
-from .camera import fit_camera_rect, view_direction, world_per_pixel
+from .budget import level_px
+from .camera import euler_xyz, fit_camera_rect, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
 from .corr_curves import ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index
-from .labels import TEXT_DARK, TEXT_LIGHT
+from .fold import fold_levels
+from .geometry import cluster_calls, drawn_calls
+from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, text_px
+from .naming import function_table
 from .params import IcicleParams
-from .ring import BASE_HEIGHT, bar_heights, cluster_bars, make_ring, neighbour_distinct
+from .ring import BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, make_ring, neighbour_distinct, polar
 from .select import select_calls
 from .spec import CurveLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
+from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 from .threads_params import ThreadsParams
-from .threads_wall import focus_wall
 
 LANE_BAND = (1.25, 0.85)  # thread colour band [Z - a, Z - b]: the curves start on it
 CURVE_ALPHA, COMPOUND_ALPHA, MARKER_ALPHA, START_ALPHA = 0.55, 0.22, 0.28, 0.9
 GREY = palette.srgb_to_linear([0.62, 0.62, 0.62])
+#: the semicircle takes at most this share of the content height when the icicle is shown
+RING_HEIGHT_SHARE = 0.68
+#: thread names sit this many text sizes outside the ring
+NAME_GAP_EM = 0.5
+#: ring names: at most this many, on bars at least this many label sizes long
+MAX_RING_LABELS = 80
+#: the ring's bars are extruded into the picture this much of `ring.bar_heights` (seen from
+#: the front, deep bars would hide their neighbours)
+FRONT_DEPTH = 0.5
 
 
 def resolve_thread(trace: Trace, t) -> int:
@@ -97,16 +120,14 @@ def ring_bar_colours(tr, sel, params, lane_rgb):
         rgb[1::2] = palette.lighten(lane_rgb, 0.25)
         return slot, rgb, palette.lighten(rgb, 0.5), [], "bars: thread colours"
     col = colour_calls(tr, idx, SimpleNamespace(color_by="kind"), tr.end[idx] - tr.start[idx], None, fmt_time)
+    if params.highlight:
+        from ..analysis.filters import function_mask
+        from .colour import highlight_colouring
+
+        col = highlight_colouring(col, function_mask(tr, params.highlight)[tr.func[idx]],
+                                  "matching " + ", ".join(params.highlight))
     rows = [(it.name, it.slot, "swatch") for it in col.legend]
     return col.slot, col.slot_rgb, col.cluster_rgb, rows, "bars: " + col.title
-
-
-def sector_rows(ring, lane, depth, ts, te, top, min_angle):
-    a0, a1 = ring.angle(lane, ts), ring.angle(lane, te)
-    a1 = np.maximum(a1, a0 + min_angle)
-    return (np.stack([a0, a1], 1).astype(np.float32),
-            np.stack([ring.level_r0[depth], ring.level_r1[depth]], 1).astype(np.float32),
-            np.stack([np.zeros_like(top), top], 1).astype(np.float32))
 
 
 def _rgba(rgb, alpha):
@@ -116,28 +137,43 @@ def _rgba(rgb, alpha):
     return out
 
 
-def ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, cluster_px):
-    """The ring bars (single calls) and the lighter cluster bars as SectorLayers."""
-    of, c_lane, c_depth, c_start, c_end, c_count, c_rep, _ = clusters
-    idx = sel.idx
-    single = of < 0
-    depth = tr.depth[idx].astype(np.int64)
-    k = tr.kind[idx]
-    top = bar_heights(sync.dur_w[idx], sync.dur_o[idx], tr.end[idx] - tr.start[idx], (k == 1) | (k == 3))
-    s = np.flatnonzero(single)
-    min_angle = 0.6 * px / ring.outer_radius
-    ang, rad, hgt = sector_rows(ring, sel.lane[s], depth[s], np.maximum(tr.start[idx[s]], ring.t0),
-                                np.minimum(tr.end[idx[s]], ring.t1), top[s], min_angle)
+def _sector_layer(name, place: RingPlacement, angles, radii, heights, colors, material_index, materials, attributes):
+    """A SectorLayer of local ring rows, placed upright in the front plane."""
+    return SectorLayer(name, np.asarray(angles, np.float32), (np.asarray(radii) * place.scale).astype(np.float32),
+                       (np.asarray(heights) * place.scale).astype(np.float32), colors, material_index, materials,
+                       attributes, plane="front", origin=tuple(float(v) for v in place.origin))
+
+
+def ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb):
+    """The ring bars (boxes of their own) and the lighter cluster bars, folded as in the icicle."""
+    tr = sel.trace
+    s = np.flatnonzero(cl.single)
+    orig = sel.original(d.idx[s])
+    k = tr.kind[d.idx[s]]
+    top = FRONT_DEPTH * bar_heights(sync.dur_w[orig], sync.dur_o[orig], tr.end[d.idx[s]] - tr.start[d.idx[s]],
+                                    (k == 1) | (k == 3))
+    Z = ring.zero_radius
+    r0 = Z + d.level_bottom[s]
+    r1 = r0 + BAR_FILL * d.level_height[s]
+    a0, a1 = ring.angle(d.lane[s], d.start[s]), ring.angle(d.lane[s], d.end[s])
+    a1 = np.maximum(a1, a0 + 0.6 * px_units / np.maximum(r1, 1e-9))
     names, _ = _materials("TV3D_ring_", slot_rgb, 1.0)
-    bars = SectorLayer("ring", ang, rad, hgt, _rgba(slot_rgb[slot[s]], 1.0), slot[s].astype(np.int32), names,
-                       {"call_index": sel.original(idx[s])})
-    cslot = slot[c_rep] if c_rep.size else np.zeros(0, np.int32)
-    ang, rad, hgt = sector_rows(ring, c_lane, c_depth.astype(np.int64), c_start, c_end,
-                                np.full(c_start.size, BASE_HEIGHT), min_angle)
+    bars = _sector_layer("ring", place, np.stack([a0, a1], 1), np.stack([r0, r1], 1),
+                         np.stack([np.zeros_like(top), top], 1), _rgba(slot_rgb[d.slot[s]], 1.0),
+                         d.slot[s].astype(np.int32), names,
+                         {"call_index": d.call_id[s].astype(np.int32), "lane": d.lane[s].astype(np.int32)})
+    nc = len(cl)
+    cslot = d.slot[cl.dom] if nc else np.zeros(0, np.int32)
+    cr0 = Z + d.level_bottom[cl.rep] if nc else np.zeros(0)
+    cr1 = cr0 + BAR_FILL * d.level_height[cl.rep] if nc else np.zeros(0)
+    ca0, ca1 = ring.angle(cl.lane, cl.start), ring.angle(cl.lane, cl.end)
+    ca1 = np.maximum(ca1, ca0 + 0.6 * px_units / np.maximum(cr1, 1e-9))
     cnames, _ = _materials("TV3D_ringc_", cluster_rgb, 1.0)
-    clus = SectorLayer("ring_clusters", ang, rad, hgt, _rgba(cluster_rgb[cslot], 1.0), cslot.astype(np.int32),
-                       cnames, {"call_index": sel.original(idx[c_rep]) if c_rep.size else np.zeros(0, np.int32),
-                                "n_calls": c_count.astype(np.int32)})
+    clus = _sector_layer("ring_clusters", place, np.stack([ca0, ca1], 1), np.stack([cr0, cr1], 1),
+                         np.tile([[0.0, FRONT_DEPTH * BASE_HEIGHT]], (nc, 1)), _rgba(cluster_rgb[cslot], 1.0),
+                         cslot.astype(np.int32), cnames,
+                         {"call_index": d.call_id[cl.rep].astype(np.int32) if nc else np.zeros(0, np.int32),
+                          "n_calls": cl.count.astype(np.int32)})
     mats = {**_materials("TV3D_ring_", slot_rgb, 1.0)[1], **_materials("TV3D_ringc_", cluster_rgb, 1.0)[1]}
     return [bars, clus], mats
 
@@ -159,8 +195,8 @@ def highlight_classes(sync, cs, call: int) -> np.ndarray:
 def curve_colours(sync, cs, params, lane_rgb):
     """Colour index per curve and the palette: waiter's lane colour, or object mode (with a
     highlighted wait: red / brown / grey)."""
-    if params.color_by == "object" and params.highlight is not None:
-        return highlight_classes(sync, cs, int(params.highlight)), np.vstack([HIGHLIGHT_RGB, GREY[None]])
+    if params.color_by == "object" and params.highlight_wait is not None:
+        return highlight_classes(sync, cs, int(params.highlight_wait)), np.vstack([HIGHLIGHT_RGB, GREY[None]])
     if params.color_by == "object":
         k = object_colour_index(sync, cs.object)
         m = int(k.max()) + 1 if k.size and k.max() >= 0 else 0
@@ -169,7 +205,7 @@ def curve_colours(sync, cs, params, lane_rgb):
     return cs.waiter_lane.astype(np.int32), lane_rgb
 
 
-def curve_layers(sync, cs, ring, params, lane_rgb, px):
+def curve_layers(sync, cs, ring, place, params, lane_rgb, px_units):
     """Compound curves (beneath), single curves, release circles; wait markers + start shading."""
     ci, rgb = curve_colours(sync, cs, params, lane_rgb)
     layers, mats = [], {}
@@ -178,46 +214,48 @@ def curve_layers(sync, cs, ring, params, lane_rgb, px):
         col = palette.lighten(rgb, 0.35) if name == "corr_compound" else rgb
         names, m = _materials(f"TV3D_{name}_", col, alpha)
         mats.update(m)
-        layers.append(CurveLayer(name, cs.left[k], cs.right[k], _rgba(col[ci[k]], alpha), ci[k], names, {
-            "corr_index": cs.row[k], "wait_call": cs.wait_call[k], "release_call": cs.release_call[k],
-            "n_corr": cs.n_corr[k], "object": cs.object[k]}))
+        layers.append(CurveLayer(name, place.to_world(cs.left[k]).astype(np.float32),
+                                 place.to_world(cs.right[k]).astype(np.float32), _rgba(col[ci[k]], alpha), ci[k], names,
+                                 {"corr_index": cs.row[k], "wait_call": cs.wait_call[k],
+                                  "release_call": cs.release_call[k], "n_corr": cs.n_corr[k], "object": cs.object[k]}))
     k = np.flatnonzero(~cs.compound)
-    inner, outer = circle_ribbons(cs.release_xy[k], CIRCLE_PX[0] * px, CIRCLE_PX[1] * px, 0.14)
+    inner, outer = circle_ribbons(cs.release_xy[k], CIRCLE_PX[0] * px_units, CIRCLE_PX[1] * px_units, -0.14)
     names, m = _materials("TV3D_release_", rgb, 0.95)
     mats.update(m)
-    layers.append(CurveLayer("release_circles", inner, outer, _rgba(rgb[ci[k]], 0.95), ci[k], names,
+    layers.append(CurveLayer("release_circles", place.to_world(inner).astype(np.float32),
+                             place.to_world(outer).astype(np.float32), _rgba(rgb[ci[k]], 0.95), ci[k], names,
                              {"corr_index": cs.row[k], "release_call": cs.release_call[k]}))
-    # wait markers on the releaser's sector, start shading at their start
+    # wait markers on the releaser's section, start shading at their start
     Z = ring.zero_radius
     a = cs.marker_angles
-    a1 = np.maximum(a[:, 1], a[:, 0] + 1.5 * px / Z) if a.size else a[:, 1]
-    shade = np.minimum(a[:, 0] + np.maximum(0.12 * (a1 - a[:, 0]), 2.5 * px / Z), a1) if a.size else a[:, 0]
+    a1 = np.maximum(a[:, 1], a[:, 0] + 1.5 * px_units / Z) if a.size else a[:, 1]
+    shade = np.minimum(a[:, 0] + np.maximum(0.12 * (a1 - a[:, 0]), 2.5 * px_units / Z), a1) if a.size else a[:, 0]
     n = a.shape[0]
-    ang = np.concatenate([np.stack([a[:, 0], a1], 1), np.stack([a[:, 0], shade], 1)]).astype(np.float32)
-    rad = np.tile(np.array([[Z - MARKER_BAND[0], Z - MARKER_BAND[1]]], np.float32), (2 * n, 1))
-    hgt = np.concatenate([np.tile([[0.0, 0.05]], (n, 1)), np.tile([[0.0, 0.07]], (n, 1))]).astype(np.float32)
+    ang = np.concatenate([np.stack([a[:, 0], a1], 1), np.stack([a[:, 0], shade], 1)])
+    rad = np.tile(np.array([[Z - MARKER_BAND[0], Z - MARKER_BAND[1]]]), (2 * n, 1))
+    hgt = np.concatenate([np.tile([[0.0, 0.05]], (n, 1)), np.tile([[0.0, 0.07]], (n, 1))])
     mnames, m1 = _materials("TV3D_marker_", rgb, MARKER_ALPHA)
     snames, m2 = _materials("TV3D_markstart_", rgb, START_ALPHA)
     mats.update(m1)
     mats.update(m2)
     cols = np.concatenate([_rgba(rgb[ci], MARKER_ALPHA), _rgba(rgb[ci], START_ALPHA)])
-    layers.append(SectorLayer("wait_markers", ang, rad, hgt, cols,
-                              np.concatenate([ci, ci + len(rgb)]).astype(np.int32), mnames + snames,
-                              {"corr_index": np.concatenate([cs.row, cs.row]).astype(np.int32),
-                               "start_shading": np.r_[np.zeros(n, np.int32), np.ones(n, np.int32)]}))
+    layers.append(_sector_layer("wait_markers", place, ang, rad, hgt, cols,
+                                np.concatenate([ci, ci + len(rgb)]).astype(np.int32), mnames + snames,
+                                {"corr_index": np.concatenate([cs.row, cs.row]).astype(np.int32),
+                                 "start_shading": np.r_[np.zeros(n, np.int32), np.ones(n, np.int32)]}))
     return layers, mats
 
 
-def lane_band_layer(ring, lane_rgb):
+def lane_band_layer(ring, place, lane_rgb):
     """A band in each thread's colour just inside the ring, where its curves start (the
     thread's colour key of IV-B)."""
     n = ring.a0.size
     Z = ring.zero_radius
     names, mats = _materials("TV3D_lane_", lane_rgb, 1.0)
-    return SectorLayer("lane_bands", np.stack([ring.a0, ring.a1], 1).astype(np.float32),
-                       np.tile(np.array([[Z - LANE_BAND[0], Z - LANE_BAND[1]]], np.float32), (n, 1)),
-                       np.tile(np.array([[0.0, 0.08]], np.float32), (n, 1)), _rgba(lane_rgb, 1.0),
-                       np.arange(n, dtype=np.int32), names, {"lane": np.arange(n, dtype=np.int32)}), mats
+    return _sector_layer("lane_bands", place, np.stack([ring.a0, ring.a1], 1),
+                         np.tile(np.array([[Z - LANE_BAND[0], Z - LANE_BAND[1]]]), (n, 1)),
+                         np.tile(np.array([[0.0, 0.08]]), (n, 1)), _rgba(lane_rgb, 1.0),
+                         np.arange(n, dtype=np.int32), names, {"lane": np.arange(n, dtype=np.int32)}), mats
 
 
 def lane_text_materials(lane_rgb) -> dict:
@@ -228,21 +266,91 @@ def lane_text_materials(lane_rgb) -> dict:
             for k, col in enumerate(dark)}
 
 
-def thread_name_labels(tr, sel, ring, size, focus_lane):
-    """Each thread's name just outside its own deepest level, at the middle of its sector."""
+def _facing_rotation(baseline) -> np.ndarray:
+    """Euler angles of texts in the front plane (normal towards the camera, -y) whose
+    baseline runs along ``baseline`` (unit vectors in the x-z plane)."""
+    b = np.asarray(baseline, np.float64).reshape(-1, 3)
+    up = np.stack([-b[:, 2], np.zeros(len(b)), b[:, 0]], 1)
+    n = np.cross(b, up)
+    return np.array([euler_xyz(b[k], up[k], n[k]) for k in range(len(b))]).reshape(-1, 3)
+
+
+def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam):
+    """Each thread's name just outside its section of the semicircle, at its middle: above
+    the arc, centred; near the two ends, beside it."""
+    from .labels import place_facing_text
+
+    n = ring.a0.size
     mid = 0.5 * (ring.a0 + ring.a1)
-    deepest = np.zeros(mid.size, np.int64)
-    if sel.idx.size:
-        np.maximum.at(deepest, sel.lane, tr.depth[sel.idx].astype(np.int64))
-    R = ring.level_r1[np.minimum(deepest, ring.level_r1.size - 1)] + 3.0
-    anchors = np.stack([R * np.cos(mid), R * np.sin(mid), np.full(mid.size, 0.4)], 1).astype(np.float32)
-    sizes = np.full(mid.size, size, np.float32)
-    if 0 <= focus_lane < mid.size:
-        sizes[focus_lane] *= 1.25
-    n = mid.size
-    return LabelSet(list(sel.lane_names), anchors, sizes, [f"TV3D_lane_text{k:02d}" for k in range(n)],
-                    np.ones(n, np.uint8), ["lane"] * n,
-                    np.full(n, -1, np.int32))
+    R = ring.zero_radius + ring.lane_levels + NAME_GAP_EM * size_world / place.scale
+    local = polar(mid, R, 0.0)
+    world = place.to_world(local)
+    sizes = np.full(n, size_world, np.float64)
+    if 0 <= focus_lane < n:
+        sizes[focus_lane] *= 1.2
+    # centre above the arc; the left end right-aligned, the right end left-aligned
+    cos_m = np.cos(mid)
+    align = np.where(cos_m < -0.5, 2, np.where(cos_m > 0.5, 0, 1)).astype(np.uint8)
+    world[:, 2] += np.where(align == 1, 0.3, -0.3) * sizes
+    anchor, rot = place_facing_text(world, cam, sizes, to_cam)
+    return LabelSet(list(sel.lane_names), anchor.astype(np.float32), sizes.astype(np.float32),
+                    [f"TV3D_lane_text{k:02d}" for k in range(n)], align, ["lane"] * n, np.full(n, -1, np.int32),
+                    rot.astype(np.float32), ["world"] * n)
+
+
+def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int) -> LabelSet:
+    """Names along the arc on the ring's bars that can hold one: the text's baseline follows
+    the arc's tangent at the bar's middle, its length at most the chord at the bar's middle
+    radius less padding, its height within the bar's radial width; widest bars first.
+    Bars do not overlap, so neither do their names."""
+    if max_labels <= 0:
+        return LabelSet.empty()
+    s = np.flatnonzero(cl.single)
+    if s.size == 0:
+        return LabelSet.empty()
+    Z = ring.zero_radius
+    r_in = Z + d.level_bottom[s]
+    r_out = r_in + BAR_FILL * d.level_height[s]
+    r_mid = 0.5 * (r_in + r_out)
+    a0, a1 = ring.angle(d.lane[s], d.start[s]), ring.angle(d.lane[s], d.end[s])
+    thick_px = BAR_FILL * d.level_height[s] * place.scale / px_world
+    need_h = tpx * (ASCENT + DESCENT) * 1.08
+    # a straight text along the tangent at r_mid stays inside the band while its outer
+    # corners do: (ℓ/2)² + (r_mid + h/2)² ≤ r_out², and inside the bar's angles: the chord
+    half_h = 0.5 * need_h * px_world / place.scale
+    in_band = 2.0 * np.sqrt(np.maximum(r_out ** 2 - (r_mid + half_h) ** 2, 0.0))
+    chord = 2.0 * r_mid * np.sin(0.5 * np.minimum(a1 - a0, np.pi))
+    chord_px = np.minimum(in_band, chord) * place.scale / px_world
+    ok = np.flatnonzero((thick_px >= need_h) & (chord_px >= tpx * 3.0) & ~d.folded[s])
+    ok = ok[np.argsort(-chord_px[ok], kind="stable")]
+    ft = function_table(sel.trace)
+    texts, keep = [], []
+    for k in ok.tolist():
+        t = fit_text(name_candidates(ft.display[int(d.func[s[k]])]), chord_px[k] / tpx - 0.5)
+        if t:
+            texts.append(t)
+            keep.append(k)
+            if len(keep) >= max_labels:
+                break
+    if not keep:
+        return LabelSet.empty()
+    keep = np.asarray(keep)
+    sk = s[keep]
+    am = 0.5 * (a0[keep] + a1[keep])
+    size = tpx * px_world
+    centre_local = polar(am, r_mid[keep], -0.05)
+    # baseline along the tangent, reading left to right (world x grows)
+    tangent_local = np.stack([-np.sin(am), np.cos(am), np.zeros_like(am)], 1)
+    base = place.direction(tangent_local)
+    base *= np.where(base[:, :1] < 0, -1.0, 1.0)
+    up = np.stack([-base[:, 2], np.zeros(len(base)), base[:, 0]], 1)
+    centre = place.to_world(centre_local)
+    centre[:, 1] -= 0.02 * size
+    anchor = centre - up * ((ASCENT - DESCENT) / 2.0 * size)
+    n = keep.size
+    return LabelSet(texts, anchor.astype(np.float32), np.full(n, size, np.float32),
+                    contrast_text_material(slot_rgb[d.slot[sk]]), np.ones(n, np.uint8), ["call"] * n,
+                    d.call_id[sk].astype(np.int32), _facing_rotation(base).astype(np.float32), ["world"] * n)
 
 
 def object_legend(sync, sel, lane_of_thread):
@@ -259,7 +367,7 @@ def object_legend(sync, sel, lane_of_thread):
 
 def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound):
     rows = [(bar_title, -1, "heading")] + bar_rows
-    rows.append(("height: share of time waiting or in I/O", -1, "note"))
+    rows.append(("depth: share of time waiting or in I/O", -1, "note"))
     if params.color_by == "object":
         rows.append(("curves: colour of the object", -1, "heading"))
         rows += [(name, 2000 + c, "swatch") for name, c, _ in object_rows]
@@ -268,86 +376,180 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
         rows.append(("curves: the waiting thread", -1, "heading"))
         rows += [(name, 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
     rows.append(("wide end: the wait; dot: the release", -1, "note"))
-    rows.append(("band inside the ring: the wait, on the releaser", -1, "note"))
+    rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
     if has_compound:
         rows.append(("pale fans: waits of merged tiny calls", -1, "note"))
     if params.show_icicle and focus_name:
-        rows.append((f"wall: {focus_name} as a straight icicle", -1, "note"))
+        rows.append((f"top: {focus_name} as a straight icicle", -1, "note"))
     return rows
+
+
+def concurrent_window(trace: Trace, threads) -> tuple | None:
+    """The span in which at least two of ``threads`` are active (from the first moment two
+    run at once to the last), each thread active from its first call's start to its last
+    call's end; None when they never overlap.  "Who waits on whom" happens there: a
+    program that imports for half a second before it starts its pool does not give its
+    ring half a turn of a single thread."""
+    rng = trace.thread_ranges()
+    spans = [(float(trace.start[a:b].min()), float(trace.end[a:b].max())) for t in threads
+             for a, b in [rng[int(t)]] if b > a]
+    if len(spans) < 2:
+        return None
+    ev = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans], key=lambda x: (x[0], -x[1]))
+    active, t_a, t_b = 0, None, None
+    for t, step in ev:
+        if step > 0 and active + 1 == 2 and t_a is None:
+            t_a = t
+        if step < 0 and active == 2:
+            t_b = t
+        active += step
+    if t_a is None or t_b is None or not t_b > t_a:
+        return None
+    return (t_a, t_b)
+
+
+def ring_params(params: ThreadsParams, threads, window=None) -> IcicleParams:
+    """The shared stages' parameters of the ring (select, fold, filters); without the
+    automatic rule (nothing to squeeze) levels past ``max_levels`` are left out."""
+    from .params import parse_fold
+
+    cap = None if parse_fold(params.fold)[0] == "auto" else params.max_levels - 1
+    return IcicleParams(threads=threads, thread_order=threads if params.threads else "default",
+                        time_window=window, fold=params.fold, max_depth=cap, hide=list(params.hide),
+                        hide_modules=list(params.hide_modules), resolution=params.resolution,
+                        label_px=params.label_px).validate()
+
+
+def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> IcicleParams:
+    """The focused thread's icicle: the icicle's stages and defaults, coloured by waiting and I/O."""
+    return IcicleParams(threads=[focus], time_window=(t0, t1), color_by="kind", fold=params.fold,
+                        hide=list(params.hide), hide_modules=list(params.hide_modules),
+                        highlight=list(params.highlight),
+                        resolution=params.resolution, show_title=False, show_legend=False, show_axes=True,
+                        label_px=params.label_px, azimuth=params.azimuth, elevation=params.elevation,
+                        lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
 def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None) -> SceneSpec:
     """The thread view of ``trace`` (see module docstring); ``sync`` reuses an analysis."""
     from ..analysis.synchronisation import synchronisation
+    from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
+    from .frame import frame_lanes
 
     if not isinstance(trace, Trace):
         raise TypeError(f"threads_layout needs a Trace, got {type(trace).__name__}")
     params = (params or ThreadsParams()).validate()
     sync = sync if sync is not None else synchronisation(trace)
     res = params.resolution
-    tpx = max(params.label_px, 10.0) * res[1] / 1080.0
+    tpx = text_px(params)
     threads = shown_threads(trace, params)
     focus = resolve_thread(trace, params.focus) if params.focus is not None else default_focus(sync, threads)
     if focus not in threads:
         raise ValueError(f"the focused thread {trace.thread_names[focus]!r} is hidden")
-    ip = IcicleParams(threads=threads, thread_order=threads if params.threads else "default",
-                      time_window=params.time_window, max_depth=params.max_levels - 1, fold="none",
-                      resolution=res).validate()
-    sel = select_calls(trace, ip)
+    window = params.time_window
+    if window is None and params.window == "concurrent":
+        window = concurrent_window(trace, threads)
+    sel = select_calls(trace, ring_params(params, threads, window))
     tr = sel.trace
     n_lanes = sel.lane_threads.size
     lane_of_thread = np.full(trace.n_threads, -1, np.int64)
     lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
     focus_lane = int(lane_of_thread[focus])
-    levels = int(tr.depth[sel.idx].max()) + 1 if sel.idx.size else 1
-    ring = make_ring(n_lanes, levels, focus_lane, params.focus_scale, params.zero_radius, params.fold, sel.t0, sel.t1)
     lane_rgb = lane_colours(n_lanes)
-    slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
 
-    # HUD plan, then the wall (its extent joins the framing), then the camera
-    title = params.title or (f"Who waits on whom · {trace.meta.get('source', 'trace').split('/')[-1]} · "
-                             f"{n_lanes} threads, {int(sync.primary.sum()):,} hand-offs")
+    # HUD plan
+    title = params.title if params.title is not None else (
+        f"Who waits on whom · {trace.meta.get('source', 'trace').split('/')[-1]} · "
+        f"{n_lanes} threads, {int(sync.primary.sum()):,} hand-offs")
+    slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, trace.thread_names[focus], True)
-    swatch_rgb = np.vstack([slot_rgb, np.zeros((0, 3))])
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
-
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
 
     def swatch(s):
         return s if s < 1000 else len(slot_rgb) + s - 1000 if s < 2000 else len(slot_rgb) + n_lanes + s - 2000
 
-    # only the swatches the legend shows get a material (one instancer branch each)
-    used = sorted({swatch(s) for _, s, _ in rows if s >= 0})
+    used = sorted({swatch(s) for _, s, _ in rows if s >= 0})  # only the swatches shown get a material
     compact = {u: k for k, u in enumerate(used)}
     plan = plan_hud(res, tpx, title, [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows],
                     params.show_title, params.show_legend)
-    R = ring.outer_radius
-    wall = focus_wall(trace, focus, sel.t0, sel.t1, R, params, tpx) if params.show_icicle else None
-    hmax = BASE_HEIGHT + 1.2
-    pts = [[x, y, z] for x in (-R - 2, R + 2) for y in (-R - 2, R + 2) for z in (0.0, hmax)]
-    if wall is not None:
-        pts += wall.bbox_points.tolist()
-    to_cam = view_direction(params.azimuth, params.elevation)
-    cam = fit_camera_rect(np.array(pts), to_cam, res, plan.rect, lens_mm=params.lens_mm)
-    px = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
+    x0, y0, x1, y1 = plan.rect
+    W, H = x1 - x0, y1 - y0
+    side_em = max(text_width(sel.lane_names[0]), text_width(sel.lane_names[-1])) * 1.3 + NAME_GAP_EM
+    name_units = (NAME_GAP_EM + 1.6) * tpx  # room for the thread names above the arc (pixels)
+    # the semicircle as wide as the content allows (names beside its ends), at most
+    # RING_HEIGHT_SHARE of the height; the icicle on top gets the rest
+    axis_px = 2.4 * tpx + 0.5 * level_px(tpx)
+    radius_px = max(min(0.5 * W - side_em * tpx, RING_HEIGHT_SHARE * H - name_units), 4.0 * tpx)
+    wall_px = H - radius_px - name_units - axis_px
+    if wall_px < 4.0 * level_px(tpx):
+        wall_px = 4.0 * level_px(tpx)
+        radius_px = max(H - wall_px - name_units - axis_px, 4.0 * tpx)
+    ring_px = radius_px + name_units if params.show_icicle else H
 
-    clusters = cluster_bars(sel, ring, px, params.cluster_px)
-    layers, mats = ring_layers(tr, sel, ring, sync, slot, slot_rgb, cluster_rgb, clusters, px, params.cluster_px)
-    cs = build_curves(sync, sel, ring, lane_of_thread, clusters[0], clusters[3], clusters[4], clusters[6], px,
+    # the ring's levels: the shared fold stage, each lane within max_levels
+    us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
+    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
+    fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
+                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
+    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
+                     sel.t0, sel.t1)
+    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+
+    # frame: the focused thread's icicle on top, a block for the ring under its axis
+    wall_labels, wall_layers, wall_mats = [], [], {}
+    to_cam = view_direction(params.azimuth, params.elevation)
+    R_units = ring.outer_radius
+    if params.show_icicle:
+        ip = wall_params(params, focus, sel.t0, sel.t1)
+        st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
+        # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
+        # least readable, taller when the icicle needs fewer than its room holds
+        h_px = max(wall_px / max(float(st.lane_levels.sum()), 1.0), level_px(tpx))
+        frame = frame_lanes(st.lane_levels, st.lane_ext, plan.rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
+                            below_levels=ring_px / h_px)
+        wall_layers, wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
+        wall_mats = figure_materials(st.colouring)
+        cam = frame.cam
+        zb0, zb1 = frame.below
+        L = float(ip.time_length)
+        px_w = float(np.median(frame.px))
+        names_w = name_units * px_w  # world room for the names above the arc
+        radius = max(min(zb1 - zb0 - names_w, 0.5 * L - side_em * tpx * px_w), 1e-6)
+        place = RingPlacement((L / 2.0, 0.0, zb0 + 0.15 * names_w), radius / R_units)
+    else:
+        place = RingPlacement((0.0, 0.0, 0.0), 1.0)
+        R = R_units + name_units / max(ring_px, 1.0) * R_units
+        pts = place.to_world(np.array([[x, y, 0.0] for x in (-R, R) for y in (0.0, -R)] +
+                                      [[0.0, 0.0, 1.4], [0.0, -R, 1.4]]))
+        cam = fit_camera_rect(pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
+    px_world = float(world_per_pixel(cam, np.asarray(place.origin)[None], res)[0])
+    px_units = px_world / place.scale
+
+    # ring clusters (SyncTrace IV-B2), bars, curves
+    fr = SimpleNamespace(us_per_px=ring.us_per_radian() * px_units / max(ring.zero_radius, 1e-9))
+    cl = cluster_calls(d, fr, params.cluster_px)
+    layers, mats = ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb)
+    cluster_of_shown = np.full(sel.idx.size, -1, np.int64)
+    cluster_of_shown[d.local] = cl.cluster_of
+    folded_rows = fold.run_start >= 0
+    cluster_of_shown[folded_rows] = cluster_of_shown[fold.run_start[folded_rows]]
+    c_rep_shown = d.local[cl.rep] if len(cl) else np.zeros(0, np.int64)
+    cs = build_curves(sync, sel, ring, lane_of_thread, cluster_of_shown, cl.start, cl.end, c_rep_shown, px_units,
                       params.max_curves)
-    clayers, cmats = curve_layers(sync, cs, ring, params, lane_rgb, px)
-    band, bmats = lane_band_layer(ring, lane_rgb)
+    clayers, cmats = curve_layers(sync, cs, ring, place, params, lane_rgb, px_units)
+    band, bmats = lane_band_layer(ring, place, lane_rgb)
     layers = clayers[:1] + layers + [band] + clayers[1:]
-    mats.update(cmats)
-    mats.update(bmats)
-    mats.update(lane_text_materials(lane_rgb))
-    label_sets = [thread_name_labels(tr, sel, ring, 1.5 * tpx * px, focus_lane)] if params.show_labels else []
-    if wall is not None:
-        layers += wall.layers
-        label_sets.append(wall.labels)
-        mats.update(wall.materials)
+    for m in (cmats, bmats, lane_text_materials(lane_rgb), wall_mats):
+        mats.update(m)
+    label_sets = []
+    if params.show_labels:
+        label_sets.append(thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam))
+        label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
+    layers += wall_layers
+    label_sets += wall_labels
     sw_rgb = all_rgb[used] if used else np.zeros((0, 3))
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]
     for n, col in zip(sw_names, sw_rgb):
@@ -361,21 +563,24 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     mats.setdefault("TV3D_axis", MaterialSpec("TV3D_axis", MATERIAL_TEXT_COLOURS["TV3D_text_muted"], kind="text",
                                               cushion=False, from_attribute=False))
     layers = [compact_materials(lay) for lay in layers]
-    sun = -view_direction(params.azimuth - 35.0, 60.0)
+    sun = -view_direction(params.azimuth - 35.0, 55.0)
     spec = SceneSpec(
         layers=layers, labels=LabelSet.concat(label_sets),
         legend=[LegendEntry(n, tuple(float(c) for c in col)) for n, col in zip(sel.lane_names, lane_rgb)],
         materials=mats, camera=cam,
         lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
-                LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 25.0)), 0.8)],
+                LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 20.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "threads", "t0": sel.t0, "t1": sel.t1, "lane_threads": sel.lane_threads.tolist(),
               "lane_names": list(sel.lane_names), "lane_angles": np.stack([ring.a0, ring.a1], 1).tolist(),
-              "zero_radius": ring.zero_radius, "outer_radius": R, "anchor_radius": ring.zero_radius - ANCHOR_INSET,
-              "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px,
+              "lane_levels": ring.lane_levels.tolist(),
+              "zero_radius": ring.zero_radius, "outer_radius": ring.outer_radius,
+              "anchor_radius": ring.zero_radius - ANCHOR_INSET, "ring_origin": list(place.origin),
+              "ring_scale": place.scale, "ring_plane": "front",
+              "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px_world,
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
               "n_compound": int(cs.compound.sum()), "n_calls": int(sel.idx.size),
-              "n_clusters": int(clusters[3].size), "color_mode": params.color_by, "title": plan.title,
+              "n_clusters": len(cl), "color_mode": params.color_by, "title": plan.title,
               "content_rect": list(plan.rect), "params": params.to_dict(), "text_px": tpx},
     )
     return spec.validate()
