@@ -2,8 +2,12 @@
 
 Candidates are the calls of the top `LABEL_LEVELS` levels of every lane (their per-thread
 local indices are collected as they arrive: O(new)); once per `INTERVAL` seconds the widest
-`MAX_LABELS` of them that are in view and wide enough for their short name get one of a
-fixed pool of text objects (no object is created or deleted per pass after the pool is full).
+`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.full_levels`) and wide
+enough for their name get one of a fixed pool of text objects (no object is created or
+deleted per pass after the pool is full).  As in the static icicle (`layout.labels`): the
+text is `LiveLayout.label_px` pixels (never under 14 px at 1080 lines), shortened to its
+informative end (`text.fit_text`), centred on the box's face, and only where the face holds
+it; labels carry ``tv3d_kind`` "call" and ``call_index`` (the thread's local call index).
 """
 from __future__ import annotations
 
@@ -14,13 +18,12 @@ import bpy
 import numpy as np
 
 from ..layout.icicle import short_name
+from ..layout.live import BOX_FILL
 from ..live.store import _grow
 
 MAX_LABELS = 40
-LABEL_LEVELS = 3
+LABEL_LEVELS = 16
 INTERVAL = 1.0
-CHAR_EM = 0.6  # average character width of the font, in text heights
-MIN_PX = 10.0  # the smallest label drawn, pixels
 
 
 def text_object(coll, name: str, material, parent=None):
@@ -68,13 +71,19 @@ class LiveLabels:
 
     def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0) -> int:
         """Place the labels (at most once per INTERVAL unless ``force``); how many are shown.
-        ``px``: world length of a pixel; text under `MIN_PX` pixels is not drawn at all."""
+        ``px``: world length of a pixel."""
+        from ..layout.labels import PAD
+        from ..layout.text import ASCENT, DESCENT, fit_text, name_candidates
+
         now = time.monotonic()
         if not force and now - self.last < INTERVAL:
             return -1
         self.last = now
-        size = 0.95 * layout.h  # capitals (~0.7 em) inside the box (BOX_FILL 0.85 of a level)
-        if px > 0 and size < MIN_PX * px:  # the levels are too thin on screen for readable text
+        tpx = layout.label_px()
+        size = tpx * px
+        full = int(layout.full_levels)
+        face_px = BOX_FILL * layout.h / px if px > 0 else 0.0
+        if px <= 0 or face_px < tpx * (ASCENT + DESCENT) * 1.08:  # the full levels are too thin for names
             for ob in self.pool:
                 ob.hide_render = ob.hide_viewport = True
             return 0
@@ -83,11 +92,12 @@ class LiveLabels:
             if ti >= len(self.cand) or not self.cand_n[ti]:
                 continue
             loc = self.cand[ti][: self.cand_n[ti]]
+            loc = loc[T.depth[loc] < min(full, int(layout.levels_of(ti)))]
             start = np.maximum(T.start[loc], t0)
             end = np.where(T.endi[loc] < 0, session.sessions[T.session].now, T.end[loc])
             end = np.minimum(end, t1)
             width = (end - start) * layout.scale_t
-            ok = np.flatnonzero(width > 4 * CHAR_EM * size)
+            ok = np.flatnonzero(width > (3 * 0.5 + 1.0 + 2 * PAD) * size)
             top = ok[np.argsort(-width[ok], kind="stable")[:MAX_LABELS]]
             picks += [(float(width[j]), ti, int(loc[j]), float(start[j])) for j in top]
         picks.sort(reverse=True)
@@ -97,19 +107,21 @@ class LiveLabels:
                 break
             T = session.threads[ti]
             f = int(T.func[i])
-            text = self._short.get(f) or self._short.setdefault(f, short_name(session.fnames[f]))
-            room = int(width / (CHAR_EM * size)) - 1
-            if room < 4:
+            cands = self._short.get(f)
+            if cands is None:
+                cands = self._short[f] = name_candidates(short_name(session.fnames[f]))
+            text = fit_text(cands, width / size - 2 * PAD)
+            if not text:
                 continue
-            if len(text) > room:
-                text = text[: room - 1] + "…"
             ob = self._label(shown)
             if ob.data.body != text:
                 ob.data.body = text
             ob.data.size = size
-            lvl = min(int(T.depth[i]), int(layout.levels_of(ti)) - 1)
-            z = float(layout.lane_top(ti)) - (lvl + 0.5) * layout.h - 0.3 * size
-            ob.location = (start * layout.scale_t + 0.25 * size, -0.02, z)
+            ob.data.align_x = "CENTER"
+            ob["tv3d_kind"] = "call"
+            ob["call_index"] = int(i)
+            z, _ = layout.level_z(ti, int(T.depth[i]))
+            ob.location = (start * layout.scale_t + 0.5 * width, -0.02, float(z) - 0.5 * (ASCENT - DESCENT) * size)
             ob.hide_render = ob.hide_viewport = False
             shown += 1
         for ob in self.pool[shown:]:

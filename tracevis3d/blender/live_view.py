@@ -411,7 +411,7 @@ class LiveView:
         if not k:
             return
         lane, level, func, kind = (self._c_about[:k, j] for j in range(4))
-        z = L.lane_top(lane) - (level + 0.5) * L.h
+        z, _ = L.level_z(lane, level)
         slot = L.call_slots(func, kind.astype(np.uint8), session.fnames, session.ffiles, session.flines)
         self.clusters.restyle(np.arange(k), L.cluster_rgb[slot], slot, z=z)
 

@@ -306,13 +306,21 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     # 6. boxes too narrow for their name across, but tall enough for it upwards
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi], vertical=True)
-    # 7. clusters
+    # 7. clusters: named by the function holding most of their time ("group", as step 5),
+    # else by their number of calls ("cluster")
     if nc:
-        def cl_texts(k):
-            n = int(cl.count[k])
-            if cl.dom_share[k] >= 0.6:  # one function holds most of the cluster's time
-                return counted_candidates(n, ft.display[int(func[cl.dom[k]])], "" if cl.uniform[k] else " & more")
-            return [f"{n:,} calls", f"{n:,}"]
+        named = cl.dom_share >= 0.6
+        for which, kind in ((np.flatnonzero(named), "group"), (np.flatnonzero(~named), "cluster")):
+            if which.size == 0:
+                continue
 
-        placer.add(cl_texts, cluster_x[0], cluster_x[1], z_lo[cl.rep], z_hi[cl.rep],
-                   colouring.cluster_rgb[slot[cl.dom]], d.call_id[cl.rep], "cluster", px[cl.lane], func[cl.dom])
+            def cl_texts(k, which=which):
+                c = int(which[k])
+                n = int(cl.count[c])
+                if named[c]:
+                    return counted_candidates(n, ft.display[int(func[cl.dom[c]])], "" if cl.uniform[c] else " & more")
+                return [f"{n:,} calls", f"{n:,}"]
+
+            placer.add(cl_texts, cluster_x[0][which], cluster_x[1][which], z_lo[cl.rep[which]], z_hi[cl.rep[which]],
+                       colouring.cluster_rgb[slot[cl.dom[which]]], d.call_id[cl.rep[which]], kind,
+                       px[cl.lane[which]], func[cl.dom[which]])

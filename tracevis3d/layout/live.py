@@ -41,6 +41,9 @@ SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait", "TV3D_live_infra"] + \
 CLUSTER_SLOT_NAMES = [f"{nm}_cluster" for nm in SLOT_NAMES]
 BOX_FILL = 0.85
 TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
+LABEL_PX = 16.0    # call names, pixels at 1080 lines: the static icicle's default (`IcicleParams.label_px`)
+SQUEEZED = 0.25    # levels past the full ones are this tall (a lane's deep calls stay visible, thin)
+MIN_FULL_LEVELS = 2
 MIN_TEXT_PX = 11.0
 NAME_EM = 9.0      # room for the lanes' names left of the calls, in text heights
 
@@ -183,14 +186,58 @@ class LiveLayout:
         self.colouring = LiveColouring()
         self.lane_levels = np.zeros(0, np.int64)   # levels of each lane (0: not seen yet)
         self._tops = np.zeros(1, np.float64)
+        self.full_levels = int(self.p.max_levels)  # levels drawn a full level tall (`fit_full_levels`)
 
     @property
     def slot_rgb(self) -> np.ndarray:
         return self.colouring.rgb
 
     # ---------------------------------------------------------------- lanes
+    def level_offset(self, level) -> np.ndarray:
+        """Levels from a lane's top to the top of stack level ``level``: the first
+        `full_levels` levels are a full level tall, deeper ones `SQUEEZED` of a level (the
+        height budget of the static icicle, `layout.budget`: names stay readable on the
+        shallow levels however many lanes there are)."""
+        lvl = np.asarray(level, np.float64)
+        k = float(self.full_levels)
+        return np.minimum(lvl, k) + SQUEEZED * np.maximum(lvl - k, 0.0)
+
+    def level_thickness(self, level) -> np.ndarray:
+        return np.where(np.asarray(level) < self.full_levels, 1.0, SQUEEZED)
+
+    def level_z(self, lane, level) -> tuple:
+        """(z of the middle, height) of stack level ``level`` in ``lane``, world units."""
+        t = self.level_thickness(level)
+        return self.lane_top(lane) - (self.level_offset(level) + 0.5 * t) * self.h, t * self.h
+
     def lane_height(self, levels) -> np.ndarray:
-        return (np.asarray(levels, np.float64) + 0.6) * self.h
+        return (self.level_offset(levels) + 0.6) * self.h
+
+    def fit_full_levels(self, lane_levels) -> int:
+        """The most full levels per lane (the same in every lane) at which all lanes fit
+        the frame's content height at a readable level height (`budget.level_px`); at least
+        `MIN_FULL_LEVELS`."""
+        from .annotate import content_height
+        from .budget import level_px
+
+        tpx = self.label_px()
+        avail = content_height(tuple(self.p.resolution), tpx, self.p.show_title) - 2.6 * tpx
+        room = avail / level_px(tpx)
+        levels = np.asarray(lane_levels, np.float64)
+        best = MIN_FULL_LEVELS
+        for k in range(int(self.p.max_levels), MIN_FULL_LEVELS - 1, -1):
+            need = (np.minimum(levels, k) + SQUEEZED * np.maximum(levels - k, 0.0) + 0.6).sum()
+            if need <= room:
+                best = k
+                break
+        return best
+
+    def label_px(self) -> float:
+        """Call labels' text size in pixels: the static icicle's (`labels.text_px`, never
+        under 14 px at 1080 lines)."""
+        from .labels import MIN_TEXT_PX
+
+        return max(LABEL_PX, MIN_TEXT_PX) * self.p.resolution[1] / 1080.0
 
     def need_levels(self, deepest) -> bool:
         """Grow each lane's levels (doubling from ``levels`` up to ``max_levels``) for its
@@ -210,8 +257,12 @@ class LiveLayout:
         if want.shape == old.shape and (want == old).all():
             return False
         self.lane_levels = want
+        full = self.fit_full_levels(want)
+        squeezed = full != self.full_levels
+        self.full_levels = full
         self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(want))])
-        return bool((want[: old.shape[0]] != old).any())  # new lanes go below: nothing moves
+        # new lanes go below: nothing moves, unless the full levels changed
+        return bool((want[: old.shape[0]] != old).any()) or squeezed
 
     def lane_top(self, lane) -> np.ndarray:
         lane = np.asarray(lane, np.int64)
@@ -261,10 +312,11 @@ class LiveLayout:
         sc = np.empty((n, 3), np.float32)
         pos[:, 0] = (x0 + x1) / 2
         pos[:, 1] = self.h / 2
-        pos[:, 2] = self.lane_top(lane) - (lvl + 0.5) * self.h
+        z, hz = self.level_z(lane, lvl)
+        pos[:, 2] = z
         sc[:, 0] = np.maximum(x1 - x0, 1e-5)
         sc[:, 1] = self.h
-        sc[:, 2] = np.where(depth >= levels, 0.3, BOX_FILL) * self.h
+        sc[:, 2] = np.where(depth >= levels, 0.3, BOX_FILL) * hz
         slot = self.call_slots(func, kind, names, files, lines)
         self.colouring.used[np.unique(slot)] = True
         col = np.ones((n, 4), np.float32)
@@ -291,10 +343,11 @@ class LiveLayout:
         x0, x1 = c_start * self.scale_t, np.maximum(c_end * self.scale_t, c_start * self.scale_t + px)
         pos[:, 0] = (x0 + x1) / 2
         pos[:, 1] = self.h / 2
-        pos[:, 2] = self.lane_top(c_lane) - (c_depth + 0.5) * self.h
+        z, hz = self.level_z(c_lane, c_depth)
+        pos[:, 2] = z
         sc[:, 0] = x1 - x0
         sc[:, 1] = self.h
-        sc[:, 2] = BOX_FILL * self.h
+        sc[:, 2] = BOX_FILL * hz
         rep = c_rep.astype(np.int64)
         slot = self.call_slots(func[rep], kind[rep], names, files, lines)
         col = np.ones((k, 4), np.float32)

@@ -238,7 +238,7 @@ class LabelSet:
     sizes: np.ndarray  # (n,) float32, text height in world units
     material: list  # material name per label
     align: np.ndarray  # (n,) uint8: 0 left, 1 centre, 2 right
-    kind: list  # "call" | "cluster" | "fold" | "lane" | "legend" | "axis" | "title"
+    kind: list  # names: "call" | "run" | "row" | "group"; "cluster" (a count), "fold", "lane", "legend", "axis", "title"
     call_index: np.ndarray  # (n,) int32, -1 when not about a call
     rotation: np.ndarray = None  # (n,3) float32 XYZ Euler; None = upright, facing -y
     space: list = None  # "world" | "camera" per label; None = all world
