@@ -80,3 +80,20 @@ def sync_program_path(tmp_path_factory) -> pathlib.Path:
 def threads_args_trace_path(tmp_path_factory) -> pathlib.Path:
     """examples/threads_pipeline.py recorded with --log_func_args (objects of the waits)."""
     return _recorded(tmp_path_factory, "threads_args")
+
+
+@pytest.fixture(scope="session")
+def docutils_pool_paths(tmp_path_factory) -> tuple:
+    """Two real VizTracer traces of docutils in a thread pool (a third-party program, 100+
+    levels, several threads): (A: 5 threads, B: 3 threads), recorded once per session;
+    skips when viztracer or docutils is not installed."""
+    import realtraces
+
+    why = realtraces.docutils_missing()
+    if why:
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp("realtrace-docutils-pool")
+    try:
+        return realtraces.record_docutils_pool(out)
+    except RuntimeError as e:
+        pytest.fail(f"could not record the docutils pool traces: {e}", pytrace=False)

@@ -15,8 +15,15 @@ test traces and the benchmark traces are made alike):
   ``python -m json.tool`` on a list of flat records (A) and on a document of nested records
   with floats, booleans, nulls and non-ASCII text (B), ~0.5 s each.
 
+- ``docutils pool``: docutils (a third-party program, pinned in requirements-dev.txt)
+  turning generated reStructuredText documents into HTML in a ``ThreadPoolExecutor`` (the
+  suite's ``docutils_pool`` program, smaller documents): 4-5 threads, 100+ levels in every
+  worker, ~3-5·10^5 calls, ~10 s to record; and a second run on other documents with fewer
+  workers (the B side of a deep comparison).
+
 No network and nothing beyond the project's .venv is needed.  The session fixtures
-``deep_trace_path``, ``threads_trace_path`` and ``json_pair_paths`` are in conftest.py.
+``deep_trace_path``, ``threads_trace_path``, ``json_pair_paths`` and
+``docutils_pool_paths`` are in conftest.py.
 """
 from __future__ import annotations
 
@@ -131,3 +138,29 @@ def record_json_pair(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> 
                                     out_dir, timeout))
         slowest = max(slowest, time.perf_counter() - t)
     return out[0], out[1], slowest
+
+
+def docutils_missing() -> str | None:
+    """Why docutils cannot be traced here, or None if it can."""
+    why = viztracer_missing()
+    if why:
+        return why
+    if importlib.util.find_spec("docutils") is None:
+        return (f"docutils is not installed for {sys.executable} "
+                "(it is pinned in requirements-dev.txt: pip install docutils==0.23)")
+    return None
+
+
+def record_docutils_pool(out_dir: pathlib.Path, timeout: float = 300) -> tuple:
+    """docutils in a thread pool, twice: A (4 workers, one document each) and B (2 workers,
+    other documents); the suite's program and document generator.  (path A, path B)."""
+    rec = recorder()
+    out = []
+    for tag, workers, seed0 in (("a", 4, 11), ("b", 2, 41)):
+        work = out_dir / f"pool-{tag}"  # not an identifier: the program is module "docutils_pool", not "pool_a.…"
+        work.mkdir(exist_ok=True)
+        prog = rec._write(str(work / "docutils_pool.py"), rec.DOCUTILS_POOL_PROGRAM)
+        docs = [rec._write(str(work / f"doc{k}.rst"), rec.rst_document(1, seed=seed0 + k)) for k in range(workers)]
+        out.append(record_viztracer(out_dir / f"docutils_pool_{tag}.json", [prog] + docs, work, timeout,
+                                    ("--tracer_entries", "3000000")))
+    return tuple(out)

@@ -327,9 +327,9 @@ def _add_compare_parser(sub) -> None:
                         f"similarity above T, 0 < T < 1 (default: {D['tau']:g})")
     g = r.add_argument_group("what to show")
     g.add_argument("--thread-a", type=_thread, metavar="T",
-                   help="thread of A to show, by index or name (default: the main thread)")
+                   help="thread of A to show, by index or name (default: the thread that does the work)")
     g.add_argument("--thread-b", type=_thread, metavar="T",
-                   help="thread of B to show, by index or name (default: the main thread)")
+                   help="thread of B to show, by index or name (default: the thread that does the work)")
     g.add_argument("--window-a", type=_window, metavar="T0:T1",
                    help="focus window of A, µs (or with a unit) from A's start (default: the whole trace)")
     w = g.add_mutually_exclusive_group()

@@ -48,7 +48,7 @@ def project_points(points, scene=None) -> np.ndarray:
 
 
 def label_pixel_boxes(collection: str = "TraceVis3D", scene=None) -> list:
-    """Per label object, in build order: (kind, text, x0, y0, x1, y1, em_px).
+    """Per label object shown in renders, in build order: (kind, text, x0, y0, x1, y1, em_px).
 
     The box bounds the evaluated glyphs (corners of the text's local bounding box, which
     Blender computes from the glyphs), projected through the scene camera; ``em_px`` is
@@ -68,7 +68,7 @@ def label_pixel_boxes(collection: str = "TraceVis3D", scene=None) -> list:
         return int(tail) if tail.isdigit() else 0
 
     out = []
-    for ob in sorted((o for o in coll.objects if o.type == "FONT"), key=order):
+    for ob in sorted((o for o in coll.objects if o.type == "FONT" and not o.hide_render), key=order):
         ev = ob.evaluated_get(dg)
         m = ob.matrix_world
         corners = [m @ Vector(c) for c in ev.bound_box]

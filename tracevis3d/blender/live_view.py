@@ -196,6 +196,7 @@ class LiveView:
         """The thread's name above its lane (a text object; updated when renamed)."""
         while len(self.lane_labels) <= ti:
             self.lane_labels.append(text_object(self.coll, f"TV3D_live_lane_{len(self.lane_labels)}", self.text_mat))
+            self.lane_labels[-1]["tv3d_kind"] = "lane"
         ob = self.lane_labels[ti]
         if ob.data.body != name:
             ob.data.body = name
@@ -316,6 +317,7 @@ class LiveView:
         ob = self.texts.get(key)
         if ob is None:
             ob = self.texts[key] = text_object(self.coll, f"TV3D_live_{key}", self.text_mat)
+            ob["tv3d_kind"] = "axis"
         cu = ob.data
         if cu.body != body:
             cu.body = body
@@ -516,6 +518,7 @@ class LiveView:
             ob.location = tuple(float(v) for v in labels.anchors[i])
             ob.rotation_euler = tuple(float(v) for v in labels.rotation[i])
             ob.hide_render = ob.hide_viewport = False
+            ob["tv3d_kind"] = labels.kind[i]
             if labels.kind[i] == "title":
                 self.title_ob = ob
         for ob in self._hud_objects[len(labels):]:

@@ -127,6 +127,8 @@ class HudPlan:
     legend_y: float
     text_px: float
     row_px: float
+    split: int = 0  # rows from here on go to a second column (0: one column)
+    column_w: float = 0.0  # pixels from one column's left edge to the next's
 
 
 HUD_MARGIN_FRAC = 0.03  # page margin, as a fraction of the image height
@@ -178,6 +180,134 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
     return HudPlan(rect, title if show_title else "", title_px, rows, legend_x, top, text_px, row_px)
 
 
+def _row_h(plan: HudPlan, kind: str) -> float:
+    return plan.row_px * (1.25 if kind == "heading" else 1.0)
+
+
+def legend_size(plan: HudPlan, res, columns: int = 1) -> tuple:
+    """(width, height) in pixels of a plan's legend block (0, 0 without one), in one column
+    or in two (`two_columns`)."""
+    if not plan.legend_rows:
+        return 0.0, 0.0
+    m = HUD_MARGIN_FRAC * res[1]
+    w = float(res[0] - m - plan.legend_x)
+    if columns == 1:
+        return w, float(sum(_row_h(plan, k) for _, _, k in plan.legend_rows))
+    split = _column_split(plan)
+    heights = [sum(_row_h(plan, k) for _, _, k in rows) for rows in (plan.legend_rows[:split], plan.legend_rows[split:])]
+    return 2.0 * w + 1.0 * plan.text_px, float(max(heights))
+
+
+def _column_split(plan: HudPlan) -> int:
+    """Where a two-column legend breaks: the heading nearest the middle of its height, else
+    the middle row (a note never starts the second column)."""
+    rows = plan.legend_rows
+    hs = np.cumsum([_row_h(plan, k) for _, _, k in rows])
+    half = 0.5 * float(hs[-1])
+    best = int(np.searchsorted(hs, half)) + 1
+    heads = [i for i, (_, _, k) in enumerate(rows) if k == "heading" and 0 < i < len(rows)]
+    if heads:
+        near = min(heads, key=lambda i: abs(hs[i - 1] - half))
+        if abs(hs[near - 1] - half) < 0.25 * hs[-1]:
+            best = near
+    while 0 < best < len(rows) and rows[best][2] == "note" and rows[best][1] < 0 and rows[best - 1][2] == "note":
+        best += 1
+    return min(max(best, 1), len(rows) - 1) if len(rows) > 1 else 0
+
+
+def occupancy_grid(res, cell: float, points=None, radii=None, rects=None) -> np.ndarray:
+    """bool (rows, cols) grid of ``cell``-pixel cells of the image touched by discs
+    (``points`` (n, 2) pixel centres, ``radii`` pixels) or rectangles (x0, y0, x1, y1)."""
+    w, h = res
+    ny, nx = int(np.ceil(h / cell)), int(np.ceil(w / cell))
+    diff = np.zeros((ny + 1, nx + 1), np.int32)
+    boxes = []
+    if points is not None and len(points):
+        p = np.asarray(points, np.float64).reshape(-1, 2)
+        r = np.broadcast_to(np.asarray(radii if radii is not None else 0.0, np.float64), (p.shape[0],))
+        boxes.append(np.stack([p[:, 0] - r, p[:, 1] - r, p[:, 0] + r, p[:, 1] + r], 1))
+    if rects is not None and len(rects):
+        boxes.append(np.asarray(rects, np.float64).reshape(-1, 4))
+    if not boxes:
+        return np.zeros((ny, nx), np.bool_)
+    b = np.concatenate(boxes)
+    c0 = np.clip(np.floor(b[:, 0] / cell), 0, nx).astype(np.int64)
+    r0 = np.clip(np.floor(b[:, 1] / cell), 0, ny).astype(np.int64)
+    c1 = np.clip(np.floor(b[:, 2] / cell) + 1, 0, nx).astype(np.int64)
+    r1 = np.clip(np.floor(b[:, 3] / cell) + 1, 0, ny).astype(np.int64)
+    ok = (c1 > c0) & (r1 > r0)
+    for a, bb, v in ((r0, c0, 1), (r0, c1, -1), (r1, c0, -1), (r1, c1, 1)):
+        np.add.at(diff, (a[ok], bb[ok]), v)
+    return np.cumsum(np.cumsum(diff, 0), 1)[:ny, :nx] > 0
+
+
+def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple | None:
+    """Top-left pixel of a ``size`` (w, h) block, ``pad`` pixels clear all round, inside
+    ``rect`` where ``grid`` (`occupancy_grid`) has nothing, as near a corner of ``rect`` as
+    can be (the top right preferred, then bottom right, top left, bottom left); None when
+    there is no such place.  Every cell position is tested at once with a summed-area
+    table."""
+    x0, y0, x1, y1 = rect
+    w, h = size
+    if w <= 0 or h <= 0 or w + 2 * pad > x1 - x0 or h + 2 * pad > y1 - y0:
+        return None
+    ny, nx = grid.shape
+    sat = np.zeros((ny + 1, nx + 1), np.int64)
+    sat[1:, 1:] = np.cumsum(np.cumsum(grid, 0), 1)
+    ww = int(np.ceil((w + 2 * pad) / cell)) + 1
+    hh = int(np.ceil((h + 2 * pad) / cell)) + 1
+    c_lo, c_hi = int(np.ceil(x0 / cell)), int(np.floor(x1 / cell)) - ww + 1  # window's first cell
+    r_lo, r_hi = int(np.ceil(y0 / cell)), int(np.floor(y1 / cell)) - hh + 1
+    c_lo, r_lo = max(c_lo - 1, 0), max(r_lo - 1, 0)  # the pad may reach into the page margin
+    c_hi, r_hi = min(c_hi + 1, nx - ww), min(r_hi + 1, ny - hh)
+    if c_hi < c_lo or r_hi < r_lo:
+        return None
+    r = np.arange(r_lo, r_hi + 1)[:, None]
+    c = np.arange(c_lo, c_hi + 1)[None, :]
+    busy = sat[r + hh, c + ww] - sat[r, c + ww] - sat[r + hh, c] + sat[r, c]
+    fr, fc = np.nonzero(busy == 0)
+    if fr.size == 0:
+        return None
+    bx = np.clip((c_lo + fc) * cell + pad, x0, x1 - w)  # the block's top-left pixel
+    by = np.clip((r_lo + fr) * cell + pad, y0, y1 - h)
+    corners = ((x1 - w, y0, 0.0), (x1 - w, y1 - h, 0.05), (x0, y0, 0.1), (x0, y1 - h, 0.15))
+    diag = float(np.hypot(x1 - x0, y1 - y0))
+    score = np.min([np.hypot(bx - cx, by - cy) / diag + bias for cx, cy, bias in corners], axis=0)
+    k = int(np.argmin(score))
+    return float(bx[k]), float(by[k])
+
+
+def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
+    """``plan_column``'s legend moved to ``corner`` (`free_corner`) of ``plan_full``'s
+    content rectangle (the whole width), in one or two columns: the content keeps the
+    legend's column."""
+    split = _column_split(plan_column) if columns == 2 else 0
+    col_w = legend_size(plan_column, res, 1)[0] + plan_column.text_px if columns == 2 else 0.0
+    return HudPlan(plan_full.rect, plan_column.title, plan_column.title_px, plan_column.legend_rows, corner[0],
+                   corner[1], plan_column.text_px, plan_column.row_px, split, col_w)
+
+
+#: a two-column legend's columns are at most this share of the image width (rows wrap)
+TWO_COLUMN_FRAC = 0.13
+
+
+def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
+    """``plan_column``'s legend in a free place of ``plan_full``'s content (`free_corner`):
+    one column, else one narrower column, else two narrower ones (``replan(max_legend_frac)``
+    makes the plan with narrower rows, `TWO_COLUMN_FRAC`); None when none fits."""
+    tries = [(plan_column, 1)]
+    if replan is not None:
+        narrow = replan(TWO_COLUMN_FRAC)
+        tries += [(narrow, 1), (narrow, 2)]
+    for plan, columns in tries:
+        if not plan.legend_rows:
+            continue
+        corner = free_corner(grid, cell, plan_full.rect, legend_size(plan, res, columns), 0.8 * plan.text_px)
+        if corner is not None:
+            return legend_in_corner(plan_full, plan, corner, res, columns)
+    return None
+
+
 def _wrap(text: str, width_em: float) -> list:
     """``text`` broken at spaces into lines of at most ``width_em`` (a long word is cut)."""
     lines, cur = [], ""
@@ -208,9 +338,11 @@ def hud_layers(plan: HudPlan, cam: CameraSpec, res, swatch_rgb, swatch_materials
     sw_pos, sw_mat, sw_col = [], [], []
     swatch = 1.5 * plan.text_px
     y = plan.legend_y
-    for text, slot, kind in plan.legend_rows:
+    for i, (text, slot, kind) in enumerate(plan.legend_rows):
+        if plan.split and i == plan.split:
+            y = plan.legend_y
         base = y + plan.text_px * ASCENT
-        x = plan.legend_x
+        x = plan.legend_x + (plan.column_w if plan.split and i >= plan.split else 0.0)
         if kind == "swatch" and slot >= 0:
             cx, cy = x + 0.5 * plan.text_px, base - 0.5 * plan.text_px * 0.9
             sw_pos.append((cx, cy))

@@ -81,7 +81,8 @@ class CompareParams:
     red slower in B, blue faster).  ``lam``: the tube's waist λ (TraceDiff Eq. 5);
     ``band``: the bundling band's thickness in level heights; ``beta``: bundling strength
     (0 straight, 1 fully bundled); ``window_a`` / ``window_b``: focus windows (µs);
-    ``thread_a`` / ``thread_b``: the thread shown on each side (default: the main thread).
+    ``thread_a`` / ``thread_b``: the thread shown on each side (default: the thread that
+    does the work, `select.working_thread`: a pool's busiest worker, not its waiting main).
     ``fold``, ``hide``, ``hide_modules``, ``highlight``: as in the icicle (`IcicleParams`),
     on both sides; hidden calls keep their matches (the comparison is of the whole runs),
     a match of a hidden call starts at the box that now shows it.
@@ -346,9 +347,9 @@ def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     `fold.fold_levels` (the side is one lane)."""
     ip = params.side_params(name)
     if ip.threads is None and trace.n_threads > 1:
-        from .select import order_threads
+        from .select import working_thread
 
-        ip.threads = [int(order_threads(trace, np.arange(trace.n_threads, dtype=np.int32), "default")[0])]
+        ip.threads = [working_thread(trace)]
     sel = select_calls(trace, ip)
     tr = sel.trace
     est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])
@@ -963,7 +964,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     total_levels = sa.lane_levels + sb.lane_levels + params.band + 2 * (ov_h + gap)
     aspect = (x1r - x0r) / max(y1r - y0r, 1.0)
     h = L / aspect / total_levels
-    side_names = [cut_end(f"A: {name_a}", 14.0), cut_end(f"B: {name_b}", 14.0)]
+    side_names = [cut_end(f"{tag}: {name}" + (f" · {side.sel.lane_names[0]}" if side.source.n_threads > 1 else ""), 16.0)
+                  for tag, name, side in (("A", name_a, sa), ("B", name_b, sb))]
     names_em = 0.6 + max(text_width(t) for t in side_names)  # the side names left of the icicles
     for _ in range(4):
         D = float(params.lane_depth) * h
@@ -1004,7 +1006,8 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
         layers += [calls, clusters]
         icicle_labels(placer, side.drawn, side.clusters, cluster_x, side.fold, side.colouring,
                       function_table(side.trace), side.frame, side.sel.t0, side.sel.t1, BAND_WIDE * h,
-                      group_gap_px=0.5 * tpx, grows_down=side.sign > 0)
+                      group_gap_px=0.5 * tpx, grows_down=side.sign > 0,
+                      shown_func=side.trace.func[side.sel.idx])
 
     # tubes
     tubes, tube_info = tube_stage(cmp, sa, sb, params, h, band)

@@ -25,7 +25,7 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
+from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_placement, occupancy_grid, plan_hud
 from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
@@ -164,7 +164,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
         k = np.searchsorted(orig, expand)
         expand = [int(i) for i, c in zip(k, expand) if i < orig.size and orig[i] == c]
-    pruned = prune_by_time(cct, params.max_nodes, partial_calls, expand)
+    pruned, tail = pruned_chains(cct, params, partial_calls, expand)
     node = pruned.node
     time = cct.time[node]
     radius = node_radii(time, float(cct.time[0]))
@@ -201,28 +201,46 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
-    plan = plan_hud(res, tpx, cone_title(trace, pruned, len(tr), params), rows, params.show_title,
-                    params.show_legend)
-    # the tree fills the content rectangle: the level height matches its aspect, and with
-    # ``auto`` the orientation that shows the tree larger wins (deep trees grow to the right)
-    shapes = [framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), plan.rect, params)
-              for o in (("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,))]
-    orientation, pos, lh, cam, to_cam, turn = max(shapes, key=lambda sh: sh[-1])[:-1]
-    down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
-    up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
-
+    title = cone_title(trace, pruned, len(tr), params)
+    plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
     if orig is not None:
         call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
+
+    def tree_in(rect):
+        # the tree fills ``rect``: the level height matches its aspect, and with ``auto``
+        # the orientation that shows the tree larger wins (deep trees grow to the right)
+        shapes = [framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params)
+                  for o in (("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,))]
+        shape = max(shapes, key=lambda sh: sh[-1])[:-1]
+        lab = cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
+                          params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
+        return shape, lab
+
+    shape, labels = None, None
+    if plan.legend_rows:  # the legend in a free corner of the tree's frame if there is one (cone trees are sparse)
+        full = plan_hud(res, tpx, title, rows, params.show_title, False)
+        shape, labels = tree_in(full.rect)
+        placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
+                                  CORNER_CELL_PX, res,
+                                  lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                                        max_legend_frac=frac))
+        if placed is not None:
+            plan = placed
+        else:
+            shape = None
+    if shape is None:
+        shape, labels = tree_in(plan.rect)
+    orientation, pos, lh, cam, to_cam, turn = shape
+    down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+    up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
     layers = [
         sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis),
         edge_tubes(pos, radius, pruned.parent, edge_w),
-        ring_tubes(pos, base, pruned.child_ptr, down, lh, 0.035),
+        ring_tubes(pos, base, pruned.child_ptr, pruned.child_ids, down, 0.035),
         partial_stubs(pos, radius, pruned.partial, down, lh),
     ]
-    labels = cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam,
-                         params.max_labels if params.show_labels else 0, tpx, call_of_node)
     swatch_mats = [f"TV3D_c{k:02d}" for k in range(n_slots)]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
     if legend_layer is not None:
@@ -248,6 +266,71 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
               "params": params.to_dict()},
     )
     return spec.validate()
+
+
+#: a calling context that holds this share of its parent's time as its parent's only drawn
+#: child continues its parent's node (the icicle's pass-through rule, `layout.fold`)
+CHAIN_SHARE = 0.9
+
+
+def compress_chains(pruned, time: np.ndarray, share: float = CHAIN_SHARE) -> tuple:
+    """``pruned`` with its pass-through chains drawn as one node each: a node that is its
+    parent's only drawn child and holds at least ``share`` of its parent's time continues
+    the parent's node (the icicle's rule 2 on the calling-context tree: ``main › run ›
+    _run`` is one sphere, not a stick of three levels).  ``time`` per pruned node.  Returns
+    the compressed tree (its nodes are the chains' heads, children of a chain's last node
+    hang from its head) and ``tail``: per compressed node, the full tree's node that ends
+    its chain (its own node when it is no chain).  Pre-order is kept.  O(nodes)."""
+    from ..analysis.context import PrunedTree
+
+    m = len(pruned)
+    par = pruned.parent
+    n_child = np.diff(pruned.child_ptr)
+    absorbed = np.zeros(m, np.bool_)
+    k = np.arange(1, m)
+    p = par[k]
+    absorbed[k] = (p > 0) & (n_child[np.maximum(p, 0)] == 1) & (time[k] >= share * time[np.maximum(p, 0)])
+    if not absorbed.any():
+        return pruned, pruned.node.copy()
+    head = np.arange(m)
+    for i in np.flatnonzero(absorbed).tolist():  # pre-order: a parent's head is known (≤ nodes)
+        head[i] = head[par[i]]
+    tail_full = pruned.node.copy()
+    tail_full[head[absorbed]] = pruned.node[absorbed]  # the last (deepest) of a chain wins
+    keep = np.flatnonzero(~absorbed)
+    new_of = np.full(m, -1, np.int64)
+    new_of[keep] = np.arange(keep.size)
+    new_parent = np.where(par[keep] >= 0, new_of[head[np.maximum(par[keep], 0)]], -1)
+    depth = np.zeros(keep.size, np.int64)
+    for i in range(1, keep.size):  # pre-order: parents first
+        depth[i] = depth[new_parent[i]] + 1
+    counts = np.bincount(new_parent[1:], minlength=keep.size) if keep.size > 1 else np.zeros(keep.size, np.int64)
+    child_ptr = np.zeros(keep.size + 1, np.int64)
+    np.cumsum(counts, out=child_ptr[1:])
+    child_ids = (np.argsort(new_parent[1:], kind="stable") + 1).astype(np.int64)
+    # a chain is partial when any of its nodes is
+    partial = np.zeros(keep.size, np.bool_)
+    np.logical_or.at(partial, new_of[head], pruned.partial)
+    hidden = np.zeros(keep.size, np.int64)
+    np.add.at(hidden, new_of[head], pruned.hidden_below)
+    out = PrunedTree(pruned.cct, pruned.node[keep], new_parent.astype(np.int64), depth, child_ptr, child_ids,
+                     hidden, partial)
+    return out, tail_full[keep]
+
+
+def pruned_chains(cct, params, partial_calls, expand) -> tuple:
+    """The ``max_nodes`` largest calling contexts, pass-through chains compressed
+    (`compress_chains`), as many nodes as ``max_nodes`` after compressing: the node budget
+    goes to the tree's branches, not to its sticks.  Returns ``(pruned, tail)``."""
+    want = int(params.max_nodes)
+    budget = want
+    for _ in range(4):
+        pruned = prune_by_time(cct, budget, partial_calls, expand)
+        pc, tail = compress_chains(pruned, cct.time[pruned.node])
+        if len(pc) >= want or len(pruned) >= len(cct) or budget >= 20 * want:
+            return pc, tail
+        budget = budget + (want - len(pc))
+    return pc, tail
 
 
 def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
@@ -284,46 +367,93 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
     return tr, orig, partial
 
 
-#: the level height is never below this many root sphere radii (spheres of neighbouring
-#: levels stay apart)
-MIN_LEVEL_RADII = 2.5
+#: neighbouring levels' largest spheres are this much of their radii apart, at least
+LEVEL_GAP = 0.35
+FIT_ROUNDS = 6
 
 
-def fitted_level_height(orientation: str, width: float, n_levels: int, aspect: float, elevation: float) -> float:
-    """Level height that gives a tree ``width`` wide and ``n_levels`` deep the aspect
-    (width ÷ height) of the frame: vertical, the tree's height seen from ``elevation``
-    (levels · lh · cos e plus the base circles' depth · sin e) is width ÷ aspect;
-    horizontal, the levels run along the frame's width: levels · lh = aspect · width.
-    Never below `MIN_LEVEL_RADII` root radii, nor above the tree's width."""
-    n = max(n_levels, 1)
-    e = math.radians(elevation)
-    if orientation == "vertical":
-        lh = width * (1.0 / max(aspect, 1e-6) - math.sin(e)) / (n * max(math.cos(e), 1e-6))
-    else:
-        lh = aspect * width / n
-    return float(min(max(lh, MIN_LEVEL_RADII * R_MAX), max(width, MIN_LEVEL_RADII * R_MAX)))
+def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.ndarray:
+    """The least distance between stack level d and d + 1 of the tree (d = 0 .. n-1): the
+    largest spheres of the two levels do not touch, plus `LEVEL_GAP` of the larger one.
+    Deep levels hold small spheres, so a long chain of small calls packs closer than the
+    root's level."""
+    big = np.zeros(n_levels + 1)
+    np.maximum.at(big, np.minimum(depth, n_levels), radius)
+    return (1.0 + LEVEL_GAP) * (big[:-1] + big[1:]) + 0.25 * R_MIN
 
 
 def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
-    ``(orientation, positions, level height, camera, to_camera, turn, score)``; the score
-    is the size of the root sphere on the image (pixels per world unit)."""
+    ``(orientation, positions, level height, camera, to_camera, turn, score)``.
+
+    The levels are `level_spacing` apart, stretched by one factor k ≥ 1 until the
+    projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
+    the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
+    taller with k, horizontal ones wider), at most until a level is as far from the next
+    as the tree is wide.  The score is the size of the root sphere on the image (pixels per
+    world unit): the orientation that shows the tree larger wins."""
+    from .camera import project, world_per_pixel
+
     res = tuple(params.resolution)
     aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
     to_cam = view_direction(params.azimuth, params.elevation)
     if orientation == "horizontal":
         to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
     width = 2.0 * foot_root + 2.0 * R_MAX
-    lh = fitted_level_height(orientation, width, n_levels, aspect, params.elevation)
-    vpos, turn = cone_positions(pruned.parent, base, angle, lh)
-    pos = orient(vpos, orientation)
-    pts = _extent_points(pos, radius, base, pruned.child_ptr, orientation)
-    cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
+    spacing = level_spacing(pruned.depth, radius, n_levels)
+    k_max = max(width / max(float(spacing.max()), 1e-9), 1.0) if spacing.size else 1.0
+    vpos, turn = cone_positions(pruned.parent, base, angle, 1.0)
+    depth = np.minimum(pruned.depth, n_levels)
+    k = 1.0
+    for _ in range(FIT_ROUNDS):
+        offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
+        p = vpos.copy()
+        p[:, 2] = -offsets[depth]
+        pos = orient(p, orientation)
+        pts = _extent_points(pos, radius, base, pruned.child_ptr, orientation)
+        cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
+        pr = project(cam, pts, res)
+        got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
+        factor = got / aspect if orientation == "vertical" else aspect / got
+        k_new = float(np.clip(k * factor, 1.0, k_max))
+        if abs(k_new / k - 1.0) < 0.01:
+            break
+        k = k_new
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
-    from .camera import world_per_pixel
-
+    lh = float(np.median(spacing * k)) if spacing.size else 1.0
     score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
     return orientation, pos, lh, cam, to_cam, turn, score
+
+
+CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
+
+
+def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
+    """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, points
+    along the edges and the base circles, and the labels' boxes."""
+    from .camera import project, world_per_pixel
+    from .text import text_width
+
+    orientation, pos, _, cam, _, _ = shape
+    pts = [pos]
+    rad = [radius / world_per_pixel(cam, pos, res)]
+    c = np.flatnonzero(pruned.parent >= 0)
+    for f in np.linspace(0.0, 1.0, 9):
+        pts.append(pos[pruned.parent[c]] * (1 - f) + pos[c] * f)
+        rad.append(np.full(c.size, 1.5))
+    ring = _extent_points(pos, np.zeros_like(radius), base, pruned.child_ptr, orientation)
+    pts.append(ring)
+    rad.append(np.full(ring.shape[0], 1.5))
+    p = np.concatenate(pts)
+    px = project(cam, p, res)
+    rects = []
+    if len(labels):
+        lp = project(cam, labels.anchors, res)
+        for k in range(len(labels)):
+            w = text_width(labels.texts[k]) * tpx
+            x0 = lp[k, 0] - (w if labels.align[k] == 2 else 0.5 * w if labels.align[k] == 1 else 0.0)
+            rects.append((x0, lp[k, 1] - tpx, x0 + w, lp[k, 1] + 0.3 * tpx))
+    return occupancy_grid(res, CORNER_CELL_PX, px, np.concatenate(rad), rects)
 
 
 def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:

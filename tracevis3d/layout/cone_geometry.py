@@ -60,21 +60,26 @@ def edge_tubes(pos, radius, parent, width) -> TubeLayer:
     return _straight(a, b, width[c], width[c], "cone_edges", "TV3D_cone_edge", EDGE_RGB)
 
 
-def ring_tubes(pos, base, child_ptr, down, level_h, width) -> TubeLayer:
-    """The base circle of every cone with two or more children, one level below its apex."""
+def ring_tubes(pos, base, child_ptr, child_ids, down, width) -> TubeLayer:
+    """The base circle of every cone with two or more children, at its children's level."""
     k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
     if abs(down[2]) > 0.5:
         e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
     else:
         e1, e2 = np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
-    return rings(pos, base, k, down * level_h, e1, e2, width)
+    first = child_ids[child_ptr[k]] if k.size else np.zeros(0, np.int64)
+    drop = ((pos[first] - pos[k]) @ down)[:, None] * down[None, :] if k.size else np.zeros((0, 3))
+    return rings(pos, base, k, drop, e1, e2, width)
 
 
 def rings(pos, base, k, drop, e1, e2, width) -> TubeLayer:
+    """Circles of radius ``base[k]`` around ``pos[k] + drop`` (one drop per circle, or one
+    for all) in the plane of ``e1``, ``e2``."""
     ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
     circle = np.cos(ang)[:, None] * e1[None] + np.sin(ang)[:, None] * e2[None]
     circle[-1] = circle[0]
-    centres = pos[k][:, None, :] + drop[None, None, :] + base[k][:, None, None] * circle[None]
+    drop = np.broadcast_to(np.asarray(drop, np.float64).reshape(-1, 3), (k.size, 3))
+    centres = pos[k][:, None, :] + drop[:, None, :] + base[k][:, None, None] * circle[None]
     half = np.full(centres.shape[:2], width)
     m = k.size
     return _tubes("cone_rings", centres, half, np.tile(np.asarray(RING_RGB), (m, 1)), np.zeros(m, np.int32),
@@ -90,20 +95,27 @@ def partial_stubs(pos, radius, partial, down, level_h) -> TubeLayer:
     return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10)
 
 
-def node_label(cct, k_full: int) -> str:
+def node_label(cct, k_full: int, tail: int | None = None) -> str:
+    """A node's name (``name (N× recursive)`` for a folded recursion); a chain of nodes
+    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``."""
     f = int(cct.func[k_full])
     if f < 0:
         return cct.name(k_full)
     name = describe_function(cct.trace.function_names[f])[4]
     depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
-    return f"{name} ({depth}× recursive)" if depth > 1 else name
+    name = f"{name} ({depth}× recursive)" if depth > 1 else name
+    if tail is not None and tail != k_full and cct.func[tail] >= 0:
+        return f"{name} › {node_label(cct, int(tail))}"
+    return name
 
 
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
-                call_of_node) -> LabelSet:
+                call_of_node, tail=None, rect=None) -> LabelSet:
     """Names of the largest nodes (by inclusive time), right of their sphere (left of it
-    when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would overlap one already placed, another
-    node's sphere (it would be hidden or hide it) or leave the image is skipped."""
+    when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
+    overlap one already placed, another node's sphere (it would be hidden or hide it) or
+    leave the image (``rect``: the content rectangle) is skipped.  ``tail``: per node, the
+    last node of its chain (`cone.compress_chains`)."""
     if max_labels <= 0 or len(pruned) == 0:
         return LabelSet.empty()
     r, u, f = camera_basis(to_cam)
@@ -116,10 +128,11 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     placed: list = []
     texts, anchors, sizes, calls, aligns = [], [], [], [], []
     w, h = res
+    lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
     for k in order.tolist():
         if len(texts) >= max_labels:
             break
-        text = cut_end(node_label(cct, int(pruned.node[k])), LABEL_MAX_EM)
+        text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k])), LABEL_MAX_EM)
         gap = radius[k] + 0.35 * size[k]
         width = text_width(text) * tpx
         for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
@@ -127,7 +140,7 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
             x0, y0 = project(cam, anchor[None], res)[0]
             left = x0 if align == 0 else x0 - width
             box = (left, y0 - ASCENT * tpx, left + width, y0 + DESCENT * tpx)
-            if box[0] < 0 or box[2] > w or box[1] < 0 or box[3] > h:
+            if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
                 continue
             if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
                 continue
@@ -146,6 +159,8 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
             calls.append(int(call_of_node[k]))
             break
     n = len(texts)
+    # a thread or the root (no call of its own) is named like a lane
+    kinds = ["call" if c >= 0 else "lane" for c in calls]
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(sizes, np.float32),
-                    ["TV3D_text_dark"] * n, np.asarray(aligns, np.uint8), ["call"] * n, np.asarray(calls, np.int32),
+                    ["TV3D_text_dark"] * n, np.asarray(aligns, np.uint8), kinds, np.asarray(calls, np.int32),
                     np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)

@@ -21,12 +21,13 @@ I/O call and
    narrow ones can still be named by groups ("58× Text.text & more").
 
 4. (under a height budget, `layout.budget`) each lane takes the levels it is given at a
-   readable height: with room to spare, the widest pass-through chains open again (their
-   calls keep levels and names); short of room, narrow calls shrink further, down to
-   `SQUEEZE_MIN` of a level, and then the threshold of "too narrow to be named" rises
-   towards the lane's widest call (`squeeze_parameters`, the least change that fits, found
-   by bisection per lane): the widest calls keep full, readable levels, deep narrow towers
-   become thin strata.
+   readable height, giving up first what carries no name (`squeeze_parameters`, the least
+   change that fits, found by bisection per lane): pass-through chains wide enough to be
+   named stay open (their calls keep levels and names) while calls too narrow for a name
+   shrink down to `SQUEEZE_MIN` of a level; then the pass-through chains fold from the
+   narrowest up; then the threshold of "too narrow to be named" rises towards the lane's
+   widest call: the widest calls keep full, readable levels, deep narrow towers become
+   thin strata.  Without a budget (`budget_of` None) every pass-through chain folds.
 
 ``fold="A:B[,C:D]"`` folds every call whose stack level lies in a range (inclusive);
 ``fold="none"`` folds nothing.
@@ -60,7 +61,7 @@ ROW_SHARE = 0.5
 BAND_WIDE = 1.0
 BAND_NARROW = 0.25
 SQUEEZE_MIN = 0.08  # the thinnest a squeezed level gets, in levels (a lane over its budget)
-SQUEEZE_STEPS = 16  # bisection steps of the squeeze per lane
+SQUEEZE_STEPS = 18  # bisection steps of the squeeze per lane
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -125,21 +126,23 @@ def fold_mask(trace: Trace, idx: np.ndarray, fold) -> tuple:
 
 def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
     """(unfold threshold px, name threshold px, squeezed height) per lane for a squeeze
-    ``sigma`` in [-1, 1] (the higher, the fewer levels a lane takes).
+    ``sigma`` in [0, 3] (the higher, the fewer levels a lane takes), in the order that
+    loses the fewest names:
 
-    From -1 to 0 pass-through calls (rule 2) fold from the narrowest up: a pass-through
-    call at least as wide as the unfold threshold keeps its level and name; the threshold
-    rises geometrically from `NARROW_EM` label sizes to the lane's widest call (then every
-    pass-through chain is folded, as without a budget).  0 is the automatic rule; from 0
-    to 0.5 the squeezed height falls from `NARROW_HEIGHT` to `SQUEEZE_MIN`; from 0.5 to 1
-    the threshold of "too narrow to be named" rises geometrically to the lane's widest call
-    (only the widest calls and the first level under them keep a full level)."""
+    - 0 → 1: every pass-through call wide enough for a name keeps its level (the chains
+      open); calls too narrow to carry a name (`NARROW_EM` label sizes) shrink from
+      `NARROW_HEIGHT` to `SQUEEZE_MIN` of a level: they carry no name anyway;
+    - 1 → 2: pass-through calls fold into bands from the narrowest up: the unfold
+      threshold rises geometrically to the lane's widest call (then every chain is folded);
+    - 2 → 3: the threshold of "too narrow to be named" rises geometrically to the lane's
+      widest call: only the widest calls and the first level under them keep a full level.
+    """
     sigma = np.asarray(sigma, np.float64)
     ratio = np.maximum(np.asarray(widest_px, np.float64) / max(named_px, 1e-9), 1.0)
-    unfold = np.where(sigma < 0, named_px * ratio ** np.clip(1.0 + sigma, 0.0, 1.0), np.inf)
-    unfold = np.where(sigma >= 0, np.inf, unfold * (1 + 1e-9))
-    q = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma / 0.5, 0.0, 1.0)
-    thr = named_px * ratio ** np.clip((sigma - 0.5) / 0.5, 0.0, 1.0)
+    q = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma, 0.0, 1.0)
+    unfold = named_px * ratio ** np.clip(sigma - 1.0, 0.0, 1.0)
+    unfold = np.where(sigma >= 2.0, np.inf, unfold)
+    thr = named_px * ratio ** np.clip(sigma - 2.0, 0.0, 1.0)
     return unfold, thr, q
 
 
@@ -204,20 +207,24 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         return placed, top[:n_lanes]
 
     widest = _lane_max(name_px, lane, n_lanes) if n_lanes else np.zeros(nl)
-    placed, lane_levels = place(*squeeze_parameters(np.zeros(nl), named_px, widest))
-    if budget_of is not None and squeeze and n_lanes:
-        lo, hi = np.full(nl, -1.0), np.ones(nl)
-        _, at_lo = place(*squeeze_parameters(lo, named_px, widest))
+    if budget_of is None or not squeeze or not n_lanes:
+        # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
+        placed, lane_levels = place(np.full(nl, np.inf), np.full(nl, named_px), np.full(nl, NARROW_HEIGHT))
+    else:
+        lo, hi = np.zeros(nl), np.full(nl, 3.0)
+        placed, at_lo = place(*squeeze_parameters(lo, named_px, widest))
         budget = np.asarray(budget_of(at_lo), np.float64) * (1 + 1e-3)  # what a lane needs: all open
         done = at_lo <= budget  # fits with every wide pass-through chain open
-        hi[done] = -1.0
-        for _ in range(SQUEEZE_STEPS):
-            mid = np.where(done, -1.0, 0.5 * (lo + hi))
-            _, got = place(*squeeze_parameters(mid, named_px, widest))
-            fits = got <= budget
-            hi = np.where(~done & fits, mid, hi)
-            lo = np.where(~done & ~fits, mid, lo)
-        placed, lane_levels = place(*squeeze_parameters(hi, named_px, widest))
+        lane_levels = at_lo
+        if not done.all():
+            hi[done] = 0.0
+            for _ in range(SQUEEZE_STEPS):
+                mid = np.where(done, 0.0, 0.5 * (lo + hi))
+                _, got = place(*squeeze_parameters(mid, named_px, widest))
+                fits = got <= budget
+                hi = np.where(~done & fits, mid, hi)
+                lo = np.where(~done & ~fits, mid, lo)
+            placed, lane_levels = place(*squeeze_parameters(hi, named_px, widest))
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, plan_hud,
-                       time_axis, trace_title)
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, legend_placement,
+                       occupancy_grid, plan_hud, time_axis, trace_title)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -215,7 +215,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
-                  group_gap_px=0.5 * tpx)
+                  group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
     label_sets = [placer.labels()]
     size_w = tpx * float(np.median(frame.px))
     if params.show_axes:
@@ -229,6 +229,35 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     return layers, label_sets, cl
 
 
+OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
+
+
+def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -> np.ndarray:
+    """Where the lanes are drawn in ``frame`` (`annotate.occupancy_grid`): every drawn box,
+    front face and extruded top, merged clusters included (a box's rectangle), the lane
+    names and the time axis."""
+    from .camera import project
+
+    d, sel = st.drawn, st.sel
+    d.place(frame)
+    res = params.resolution
+    x0 = (d.start - sel.t0) * frame.scale_t
+    x1 = (d.end - sel.t0) * frame.scale_t
+    pts = [np.stack([x, y, z], 1) for x in (x0, x1) for y in (np.zeros_like(x0), d.ext) for z in (d.face_low, d.face_high)]
+    pr = project(frame.cam, np.concatenate(pts), res).reshape(8, -1, 2)
+    rects = np.stack([pr[:, :, 0].min(0), pr[:, :, 1].min(0), pr[:, :, 0].max(0) + 1.0, pr[:, :, 1].max(0) + 1.0], 1)
+    extra = []
+    if params.show_axes:  # the axis under the lanes and the names left of them
+        zb = float(frame.z_base.min())
+        ax = project(frame.cam, np.array([[0.0, 0.0, zb], [params.time_length, 0.0, zb]]), res)
+        extra.append((ax[:, 0].min() - 4 * tpx, ax[:, 1].min(), ax[:, 0].max() + 2 * tpx, ax[:, 1].max() + 2.6 * tpx))
+        nm = project(frame.cam, np.stack([np.zeros_like(frame.z_base), np.zeros_like(frame.z_base), frame.z_base], 1),
+                     res)
+        w = lane_name_em(sel, params) * tpx
+        extra += [(x - w - 1.2 * tpx, y - 1.5 * tpx, x, y + 0.5 * tpx) for x, y in nm]
+    return occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.concatenate([rects, np.asarray(extra).reshape(-1, 4)]))
+
+
 def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec:
     """Turn ``trace`` into the extruded icicle SceneSpec (see module docstring)."""
     if not isinstance(trace, Trace):
@@ -239,11 +268,23 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     st = icicle_stages(trace, params, tpx)
     sel, colouring, d = st.sel, st.colouring, st.drawn
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
-    plan = plan_hud(res, tpx, trace_title(trace, sel, params),
-                    legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial),
-                    params.show_title, params.show_legend)
+    title = trace_title(trace, sel, params)
+    rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
+    plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
-    frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, lane_name_em(sel, params), t0, t1)
+    frame = None
+    if plan.legend_rows:  # the legend where the lanes leave room, the lanes over the whole width
+        full = plan_hud(res, tpx, title, rows, params.show_title, False)
+        frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, lane_name_em(sel, params), t0, t1)
+        placed = legend_placement(full, plan, lanes_occupancy(st, frame, params, tpx), OCCUPANCY_CELL_PX, res,
+                                  lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                                        max_legend_frac=frac))
+        if placed is not None:
+            plan = placed
+        else:
+            frame = None
+    if frame is None:
+        frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, lane_name_em(sel, params), t0, t1)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     swatch_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     swatch_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]

@@ -202,9 +202,29 @@ def counted_candidates(count: int, display: str, more: str) -> list:
     return out + [names[-1]]
 
 
+def band_last_calls(fold, d, starts, shown_func) -> np.ndarray:
+    """Per folded band (``starts``: drawn calls that start a run), the function of the last
+    call of its run in pre-order (the end of the wrapper chain it folds; ``shown_func``: the
+    function of every shown call); -1 when it has none."""
+    rs = fold.run_start
+    member = np.flatnonzero(rs >= 0)
+    out = np.full(starts.size, -1, np.int64)
+    if member.size == 0 or shown_func is None:
+        return out
+    order = np.lexsort((member, rs[member]))
+    key = rs[member][order]
+    last_of_run = np.r_[key[1:] != key[:-1], True]
+    runs, last = key[last_of_run], member[order][last_of_run]
+    start_local = d.local[starts]
+    pos = np.minimum(np.searchsorted(runs, start_local), runs.size - 1)
+    ok = runs[pos] == start_local
+    out[ok] = np.asarray(shown_func)[last[pos[ok]]]
+    return out
+
+
 def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, frame, t0: float, t1: float,
                   band_height: float, group_share: float = 0.5, group_gap_px: float = 0.0,
-                  grows_down: bool = False) -> None:
+                  grows_down: bool = False, shown_func=None) -> None:
     """Name what can be named, in this priority (earlier groups win overlaps):
 
     1. boxes, by their function (not folded bands);
@@ -239,12 +259,20 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     # 1. boxes
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi])
-    # 2. folded bands wide enough for a marker
+    # 2. folded bands wide enough for a marker; a chain of wrappers says what it folds
+    #    ("publish_string › … › Reader.read"), runtime infrastructure how deep it is
     starts = np.flatnonzero((d.run_levels >= 2) & (d.level_height >= 1.0 - 1e-9))
     if starts.size:
+        last = band_last_calls(fold, d, starts, shown_func)
+
         def fold_texts(k):
             n = int(d.run_levels[starts[k]])
-            return [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
+            counts = [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
+            f0, f1 = int(func[starts[k]]), int(last[k])
+            if ft.infra[f0] or f1 < 0 or f1 == f0:
+                return counts
+            a, b = cands(f0), cands(f1)
+            return [f"{a[0]} › … › {b[0]}", f"{a[-1]} › … › {b[-1]}", f"… › {b[-1]}"] + counts
 
         placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
                    d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])

@@ -413,7 +413,7 @@ class LiveLayout:
         tpx = self.text_px()
         for _ in range(2):  # the text's room in world units depends on the scale it gives
             px = cam.ortho_scale / max(w, hgt)   # world per pixel
-            room, below = NAME_EM * tpx * px, bottom - 2.6 * tpx * px
+            room, below = NAME_EM * tpx * px, bottom - 1.9 * tpx * px
             left, right = (x0, x1 + room) if self.names_right else (x0 - room, x1)
             corners = np.array([[x, y, z] for x in (left, right) for y in (0.0, self.h) for z in (below, top)])
             cam = fit_camera_rect(corners, d, (w, hgt), rect, orthographic=True)

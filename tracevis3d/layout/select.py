@@ -129,6 +129,19 @@ def _resolve_in_order(trace: Trace, spec) -> list:
     return out
 
 
+def working_thread(trace: Trace) -> int:
+    """The thread that does the program's work: the most time in calls that are not waits,
+    weighted by log(1 + calls) (a pool program's busiest worker, not its main thread that
+    waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream)."""
+    from ..model import KIND_WAIT
+
+    st = np.where(trace.kind == KIND_WAIT, 0.0, np.maximum(trace.self_time, 0.0))
+    busy = np.bincount(trace.thread, weights=st, minlength=trace.n_threads)
+    calls = np.bincount(trace.thread, minlength=trace.n_threads)
+    score = busy * np.log1p(calls)
+    return int(np.argmax(score)) if score.size else 0
+
+
 def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
     nm = trace.thread_names[t] if t < len(trace.thread_names) else ""
     pn = trace.process_names[t] if t < len(trace.process_names) else ""

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..model import Trace
 from . import palette
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
+from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_in_corner, legend_size,
+                       plan_hud)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
@@ -430,11 +431,103 @@ def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> Icic
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
+def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0
+                  ) -> SimpleNamespace:
+    """The icicle on top and the semicircle below in the pixel rectangle ``rect``: the
+    ring's fold and geometry, the focused thread's icicle stages, the frame and camera,
+    and where the ring stands (`RingPlacement`).  The semicircle is as wide as ``rect``
+    allows (names beside its ends) less ``beside_px`` at its right (room for the legend
+    beside it), at most `RING_HEIGHT_SHARE` of its height; the icicle gets the rest."""
+    from .frame import frame_lanes
+    from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
+
+    res = params.resolution
+    tr = sel.trace
+    n_lanes = sel.lane_threads.size
+    x0, y0, x1, y1 = rect
+    W, H = x1 - x0, y1 - y0
+    name_units = (NAME_GAP_EM + 1.6) * tpx  # room for the thread names above the arc (pixels)
+    axis_px = 2.4 * tpx + 0.5 * level_px(tpx)
+    radius_px = max(min(0.5 * (W - beside_px) - side_em * tpx, RING_HEIGHT_SHARE * H - name_units), 4.0 * tpx)
+    wall_px = H - radius_px - name_units - axis_px
+    if wall_px < 4.0 * level_px(tpx):
+        wall_px = 4.0 * level_px(tpx)
+        radius_px = max(H - wall_px - name_units - axis_px, 4.0 * tpx)
+    ring_px = radius_px + name_units if params.show_icicle else H
+    # the ring's levels: the shared fold stage, each lane within max_levels
+    us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
+    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
+    fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
+                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
+    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
+                     sel.t0, sel.t1)
+    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+    to_cam = view_direction(params.azimuth, params.elevation)
+    R_units = ring.outer_radius
+    out = SimpleNamespace(ring=ring, fold=fold, drawn=d, wall_layers=[], wall_labels=[], wall_mats={}, st=None,
+                          frame=None, ip=None, name_units=name_units, side_px=side_em * tpx)
+    if params.show_icicle:
+        ip = wall_params(params, focus, sel.t0, sel.t1)
+        st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
+        # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
+        # least readable, taller when the icicle needs fewer than its room holds
+        h_px = max(wall_px / max(float(st.lane_levels.sum()), 1.0), level_px(tpx))
+        frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
+                            below_levels=ring_px / h_px)
+        out.wall_layers, out.wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
+        out.wall_mats = figure_materials(st.colouring)
+        out.st, out.frame, out.ip = st, frame, ip
+        out.cam = frame.cam
+        zb0, zb1 = frame.below
+        L = float(ip.time_length)
+        px_w = float(np.median(frame.px))
+        names_w = name_units * px_w  # world room for the names above the arc
+        left = float(np.min(frame.cam_left)) if hasattr(frame, "cam_left") else 0.0
+        free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
+        radius = max(min(zb1 - zb0 - names_w, 0.5 * free_w - side_em * tpx * px_w), 1e-6)
+        out.place = RingPlacement((left + 0.5 * free_w, 0.0, zb0 + 0.15 * names_w), radius / R_units)
+        out.ring_block_px = (zb1 - zb0) / px_w
+    else:
+        out.place = RingPlacement((0.0, 0.0, 0.0), 1.0)
+        R = R_units + name_units / max(ring_px, 1.0) * R_units
+        pts = out.place.to_world(np.array([[x, y, 0.0] for x in (-R, R) for y in (0.0, -R)] +
+                                          [[0.0, 0.0, 1.4], [0.0, -R, 1.4]]))
+        out.cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
+    return out
+
+
+OCCUPANCY_CELL_PX = 8.0
+
+
+def composition_occupancy(comp, params, tpx) -> np.ndarray:
+    """Where the icicle and the semicircle (its names around it) are on the image."""
+    from .annotate import occupancy_grid
+    from .camera import project
+    from .icicle import lanes_occupancy
+
+    res = params.resolution
+    grid = lanes_occupancy(comp.st, comp.frame, comp.ip, tpx) if comp.st is not None else \
+        occupancy_grid(res, OCCUPANCY_CELL_PX)
+    ring, place = comp.ring, comp.place
+    R = ring.outer_radius
+    # the half-disc (and the names above and beside it) as horizontal strips
+    a = np.linspace(np.pi, 2 * np.pi, 65)
+    arc = project(comp.cam, place.to_world(polar(a, R, 0.0)), res)
+    centre = project(comp.cam, place.to_world(np.zeros((1, 3))), res)[0]
+    pad = 2.2 * tpx
+    ys = np.arange(arc[:, 1].min() - pad, centre[1] + 0.5 * tpx, OCCUPANCY_CELL_PX)
+    rects = []
+    for y in ys:
+        inside = arc[:, 1] <= y + OCCUPANCY_CELL_PX
+        if inside.any():
+            rects.append((arc[inside, 0].min() - comp.side_px, y, arc[inside, 0].max() + comp.side_px,
+                          y + OCCUPANCY_CELL_PX))
+    return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=rects)
+
+
 def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None) -> SceneSpec:
     """The thread view of ``trace`` (see module docstring); ``sync`` reuses an analysis."""
     from ..analysis.synchronisation import synchronisation
-    from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
-    from .frame import frame_lanes
 
     if not isinstance(trace, Trace):
         raise TypeError(f"threads_layout needs a Trace, got {type(trace).__name__}")
@@ -473,58 +566,29 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
 
     used = sorted({swatch(s) for _, s, _ in rows if s >= 0})  # only the swatches shown get a material
     compact = {u: k for k, u in enumerate(used)}
-    plan = plan_hud(res, tpx, title, [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows],
-                    params.show_title, params.show_legend)
-    x0, y0, x1, y1 = plan.rect
-    W, H = x1 - x0, y1 - y0
+    hud_rows = [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows]
+    plan = plan_hud(res, tpx, title, hud_rows, params.show_title, params.show_legend)
     side_em = max(text_width(sel.lane_names[0]), text_width(sel.lane_names[-1])) * 1.3 + NAME_GAP_EM
-    name_units = (NAME_GAP_EM + 1.6) * tpx  # room for the thread names above the arc (pixels)
-    # the semicircle as wide as the content allows (names beside its ends), at most
-    # RING_HEIGHT_SHARE of the height; the icicle on top gets the rest
-    axis_px = 2.4 * tpx + 0.5 * level_px(tpx)
-    radius_px = max(min(0.5 * W - side_em * tpx, RING_HEIGHT_SHARE * H - name_units), 4.0 * tpx)
-    wall_px = H - radius_px - name_units - axis_px
-    if wall_px < 4.0 * level_px(tpx):
-        wall_px = 4.0 * level_px(tpx)
-        radius_px = max(H - wall_px - name_units - axis_px, 4.0 * tpx)
-    ring_px = radius_px + name_units if params.show_icicle else H
 
-    # the ring's levels: the shared fold stage, each lane within max_levels
-    us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
-    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
-    fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
-                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
-    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
-                     sel.t0, sel.t1)
-    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+    def compose(rect):
+        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em)
 
-    # frame: the focused thread's icicle on top, a block for the ring under its axis
-    wall_labels, wall_layers, wall_mats = [], [], {}
+    comp = None
+    if plan.legend_rows and params.show_icicle:
+        # the views over the whole width, the legend beside the semicircle under the icicle
+        full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
+        narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
+        lw, lh = legend_size(narrow, res, 1)
+        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx)
+        if lh <= getattr(comp, "ring_block_px", 0.0):
+            plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
+        else:
+            comp = None
+    if comp is None:
+        comp = compose(plan.rect)
+    ring, fold, d, cam, place = comp.ring, comp.fold, comp.drawn, comp.cam, comp.place
+    wall_layers, wall_labels, wall_mats = comp.wall_layers, comp.wall_labels, comp.wall_mats
     to_cam = view_direction(params.azimuth, params.elevation)
-    R_units = ring.outer_radius
-    if params.show_icicle:
-        ip = wall_params(params, focus, sel.t0, sel.t1)
-        st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
-        # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
-        # least readable, taller when the icicle needs fewer than its room holds
-        h_px = max(wall_px / max(float(st.lane_levels.sum()), 1.0), level_px(tpx))
-        frame = frame_lanes(st.lane_levels, st.lane_ext, plan.rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
-                            below_levels=ring_px / h_px)
-        wall_layers, wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
-        wall_mats = figure_materials(st.colouring)
-        cam = frame.cam
-        zb0, zb1 = frame.below
-        L = float(ip.time_length)
-        px_w = float(np.median(frame.px))
-        names_w = name_units * px_w  # world room for the names above the arc
-        radius = max(min(zb1 - zb0 - names_w, 0.5 * L - side_em * tpx * px_w), 1e-6)
-        place = RingPlacement((L / 2.0, 0.0, zb0 + 0.15 * names_w), radius / R_units)
-    else:
-        place = RingPlacement((0.0, 0.0, 0.0), 1.0)
-        R = R_units + name_units / max(ring_px, 1.0) * R_units
-        pts = place.to_world(np.array([[x, y, 0.0] for x in (-R, R) for y in (0.0, -R)] +
-                                      [[0.0, 0.0, 1.4], [0.0, -R, 1.4]]))
-        cam = fit_camera_rect(pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
     px_world = float(world_per_pixel(cam, np.asarray(place.origin)[None], res)[0])
     px_units = px_world / place.scale
 
