@@ -15,7 +15,8 @@ fresh process (bench/view_driver.py), both measured by this tree's
 - *empty*: share of the frame's 40-px cells with nothing drawn; *margin*: the widest empty
   band between an image edge and anything drawn; *grey*: share of the icicle's pixels with
   OKLab chroma below 0.03;
-- *layout+build s*: the layout (worker) and writing the scene, after the kernels are warm.
+- *layout+build s*: the layout (worker) and writing the scene, after the kernels are warm
+  (the live view: the whole replay through the protocol into the growing view).
 
 The peer is the version before: every row is a ratio or a difference to it, in the same run.
 Prints one table; writes the PNGs under build/views/ (``--docs``: 1280-px JPEG copies).
@@ -46,8 +47,9 @@ CASES = (
     ("threads", ("docutils_pool",)), ("threads", ("sympy_pool",)), ("threads", ("threads",)),
     ("threads", ("viztracer-examples/multithread.json",)),
     ("cone", ("docutils",)), ("cone", ("sympy",)), ("cone", ("docutils_pool",)), ("cone", ("networkx",)),
+    ("live", ("docutils_pool",)), ("live", ("threads",)),
 )
-GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55)}
+GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 
 
 def trace_path(name: str, traces: pathlib.Path) -> pathlib.Path:

@@ -34,6 +34,28 @@ def _warm(view):
     return small
 
 
+def _live(trace) -> str:
+    """Replay ``trace`` into a live session (a real socket) and grow the live view with it
+    (the whole run in view); the name of the view's collection."""
+    import threading
+
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    sess = LiveSession("tcp://127.0.0.1:*")
+    view = LiveView(LiveParams(window_us=trace.span, resolution=(1920, 1080)))
+    th = threading.Thread(target=replay, args=(trace, sess.endpoint))
+    th.start()
+    while not any(s.ended for s in sess.sessions.values()):
+        sess.poll_once(max_messages=200, wait=0.05)
+        view.update(sess)
+    th.join()
+    sess.poll_once(max_messages=10 ** 6)
+    view.update(sess, force_labels=True)
+    return view.coll.name
+
+
 def main() -> int:
     view, out_png, report_py, *paths = sys.argv[1:]
     import bpy
@@ -72,16 +94,23 @@ def main() -> int:
         from tracevis3d.blender.cone_tasks import cone_build_job
 
         job = cone_build_job(traces[0], None, scene=scene)
+    elif view == "live":
+        job = None
     else:
         raise SystemExit(f"unknown view {view!r}")
     t = time.perf_counter()
-    info = job.run(interval=0.01)
+    if job is None:  # the live view: the trace replayed through the protocol, the view updated as it grows
+        coll = _live(traces[0])
+        info = {"timings": {"layout": float("nan")}, "meta": {}}
+    else:
+        coll = "TraceVis3D"
+        info = job.run(interval=0.01)
     total_s = time.perf_counter() - t
     layout_s = float(info["timings"].get("layout", float("nan")))
     t = time.perf_counter()
     render_figure(out_png, engine="workbench", resolution=(1920, 1080))
     render_s = time.perf_counter() - t
-    rep = rep_mod.view_measures(out_png)
+    rep = rep_mod.view_measures(out_png, collection=coll)
     meta = info.get("meta", {})
     rep.update(view=view, calls=[len(tr) for tr in traces], depth=[int(tr.depth.max()) + 1 for tr in traces],
                threads=[int(tr.n_threads) for tr in traces], load_s=load_s, layout_s=layout_s,

@@ -134,7 +134,7 @@ def test_views_of_a_deep_multithreaded_third_party_trace(view, pool, tmp_path):
 
         assert figure_report(str(tmp_path / "icicle.png"), content_rect=meta["content_rect"])["grey_share"] <= MAX_GREY
         # every busy worker lane is named somewhere, not only the first lanes
-        lanes_named = {int(ta.thread[c]) for k, c in _call_indices_of_names() if k == "call"}
+        lanes_named = {int(ta.thread[c]) for k, c in _call_indices_of_names() if c is not None and c >= 0}
         workers = [t for t in range(ta.n_threads) if ta.thread_names[t].startswith("render")]
         assert set(workers) <= lanes_named, (workers, lanes_named)
 

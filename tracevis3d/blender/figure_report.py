@@ -75,7 +75,10 @@ def label_pixel_boxes(collection: str = "TraceVis3D", scene=None) -> list:
         p = project_points(corners, scene)
         size = float(ob.data.size)
         a, b = project_points([m @ Vector((0.0, 0.0, 0.0)), m @ Vector((0.0, size, 0.0))], scene)
-        out.append((str(ob.get("tv3d_kind", "")), ob.data.body, float(p[:, 0].min()), float(p[:, 1].min()),
+        kind = str(ob.get("tv3d_kind", ""))
+        if not kind and ob.name.startswith("TV3D_live_label_"):  # versions that did not tag the live names
+            kind = "call"
+        out.append((kind, ob.data.body, float(p[:, 0].min()), float(p[:, 1].min()),
                     float(p[:, 0].max()), float(p[:, 1].max()), float(np.hypot(*(a - b)))))
     return out
 
