@@ -279,13 +279,21 @@ def phase_groups(cmp) -> tuple:
     moved = sel & (p_a >= 0)
     base = groups.size
     new_g[moved] = base + p_a[moved]
-    roots_b = []
-    for k, ca in enumerate(phases):  # one entry per phase (tens): the B child holding most partners
-        bs = child_of_b[pairs["b"][moved & (p_a == k)]]
-        bs = bs[bs >= 0]
-        roots_b.append(int(np.bincount(bs).argmax()) if bs.size else top_b)
+    # per phase, the child of B's branching call holding most of its partners (one pass
+    # over the pairs: count (phase, child) keys, the largest count per phase wins)
+    roots_b = np.full(len(phases), top_b, np.int64)
+    pk = p_a[moved]
+    bs = child_of_b[pairs["b"][moved]]
+    ok = bs >= 0
+    if ok.any():
+        key = pk[ok].astype(np.int64) * (len(b) + 1) + bs[ok]
+        uk, cnt = np.unique(key, return_counts=True)
+        ph, ch = uk // (len(b) + 1), uk % (len(b) + 1)
+        order = np.lexsort((ch, -cnt, ph))  # per phase: most partners first, then the earliest child
+        first = order[np.r_[True, ph[order][1:] != ph[order][:-1]]]
+        roots_b[ph[first]] = ch[first]
     ra2 = np.concatenate([ra, np.asarray(phases, np.int64)])
-    rb2 = np.concatenate([rb, np.asarray(roots_b, np.int64)])
+    rb2 = np.concatenate([rb, roots_b])
     # the pairs of the root chain itself stay in the big group, rooted at the branching calls
     ra2[big], rb2[big] = top_a, top_b
     return new_g, ra2, rb2
