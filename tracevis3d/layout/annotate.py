@@ -220,7 +220,6 @@ def occupancy_grid(res, cell: float, points=None, radii=None, rects=None) -> np.
     (``points`` (n, 2) pixel centres, ``radii`` pixels) or rectangles (x0, y0, x1, y1)."""
     w, h = res
     ny, nx = int(np.ceil(h / cell)), int(np.ceil(w / cell))
-    diff = np.zeros((ny + 1, nx + 1), np.int32)
     boxes = []
     if points is not None and len(points):
         p = np.asarray(points, np.float64).reshape(-1, 2)
@@ -230,15 +229,14 @@ def occupancy_grid(res, cell: float, points=None, radii=None, rects=None) -> np.
         boxes.append(np.asarray(rects, np.float64).reshape(-1, 4))
     if not boxes:
         return np.zeros((ny, nx), np.bool_)
-    b = np.concatenate(boxes)
+    from ..kernels.raster import covered_cells
+
+    b = np.nan_to_num(np.concatenate(boxes), nan=-1.0, posinf=1e9, neginf=-1e9)
     c0 = np.clip(np.floor(b[:, 0] / cell), 0, nx).astype(np.int64)
     r0 = np.clip(np.floor(b[:, 1] / cell), 0, ny).astype(np.int64)
     c1 = np.clip(np.floor(b[:, 2] / cell) + 1, 0, nx).astype(np.int64)
     r1 = np.clip(np.floor(b[:, 3] / cell) + 1, 0, ny).astype(np.int64)
-    ok = (c1 > c0) & (r1 > r0)
-    for a, bb, v in ((r0, c0, 1), (r0, c1, -1), (r1, c0, -1), (r1, c1, 1)):
-        np.add.at(diff, (a[ok], bb[ok]), v)
-    return np.cumsum(np.cumsum(diff, 0), 1)[:ny, :nx] > 0
+    return covered_cells(ny, nx, r0, c0, r1, c1)
 
 
 def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple | None:
@@ -254,8 +252,8 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple 
     ny, nx = grid.shape
     sat = np.zeros((ny + 1, nx + 1), np.int64)
     sat[1:, 1:] = np.cumsum(np.cumsum(grid, 0), 1)
-    ww = int(np.ceil((w + 2 * pad) / cell)) + 1
-    hh = int(np.ceil((h + 2 * pad) / cell)) + 1
+    ww = int(np.ceil((w + 2 * pad) / cell))
+    hh = int(np.ceil((h + 2 * pad) / cell))
     c_lo, c_hi = int(np.ceil(x0 / cell)), int(np.floor(x1 / cell)) - ww + 1  # window's first cell
     r_lo, r_hi = int(np.ceil(y0 / cell)), int(np.floor(y1 / cell)) - hh + 1
     c_lo, r_lo = max(c_lo - 1, 0), max(r_lo - 1, 0)  # the pad may reach into the page margin

@@ -124,6 +124,22 @@ def project(cam: CameraSpec, points, resolution) -> np.ndarray:
     return np.stack([w / 2.0 + px, h / 2.0 - py], axis=1)
 
 
+def box_rects(cam: CameraSpec, resolution, x0, x1, y1, z0, z1) -> tuple:
+    """Pixel bounding rectangles (x0, y0, x1, y1 arrays) of boxes seen through ``cam``: the
+    corners (x0|x1, 0, z0) and (x0|x1, y1, z1) (front face's lower edge, back top edge),
+    projected as `project` does (`kernels.raster.box_pixel_rects`)."""
+    from ..kernels.raster import box_pixel_rects
+
+    w, h = resolution
+    m = max(w, h)
+    to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
+    r, u, f = camera_basis(to_cam, cam.up)
+    k = m / cam.ortho_scale if cam.orthographic else m / (2.0 * (cam.sensor_width_mm / 2.0) / cam.lens_mm)
+    f64 = lambda a: np.ascontiguousarray(a, np.float64)  # noqa: E731
+    return box_pixel_rects(f64(x0), f64(x1), f64(y1), f64(z0), f64(z1), np.asarray(cam.location, np.float64), r, u,
+                           f, float(k), w / 2.0, h / 2.0, cam.shift_x * m, cam.shift_y * m, bool(cam.orthographic))
+
+
 def fit_camera_rect(points, to_camera, resolution, rect, orthographic=False, lens_mm=50.0,
                     sensor_mm=36.0) -> CameraSpec:
     """A camera that shows ``points`` exactly inside the pixel rectangle ``rect``.

@@ -342,6 +342,7 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
     None)``."""
     from ..transform import merge_calls
     from .fold import auto_fold_parts, parse_fold
+    from .naming import share_function_table
 
     filt = filtered_trace(trace, ip)
     tr, orig = filt.trace, filt.orig
@@ -361,7 +362,8 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
         merge[:] = False
     if merge.any():
         kept = np.flatnonzero(~merge)
-        tr = merge_calls(tr, merge)
+        src, tr = tr, merge_calls(tr, merge)
+        share_function_table(src, tr)
         orig = kept if orig is None else orig[kept]
         partial = None if partial is None else partial[kept]
     return tr, orig, partial

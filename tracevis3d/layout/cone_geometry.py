@@ -129,15 +129,19 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     texts, anchors, sizes, calls, aligns = [], [], [], [], []
     w, h = res
     lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
+    # both candidate anchors of every node (right of its sphere, left of it), projected at once
+    gap = radius + 0.35 * size
+    base = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u) - np.outer(radius, f)
+    cand = {side: base + np.outer(side * gap, r) for side in (1.0, -1.0)}
+    cand_px = {side: project(cam, cand[side], res) for side in (1.0, -1.0)}
     for k in order.tolist():
         if len(texts) >= max_labels:
             break
         text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k])), LABEL_MAX_EM)
-        gap = radius[k] + 0.35 * size[k]
         width = text_width(text) * tpx
         for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
-            anchor = pos[k] + r * (side * gap) - u * ((ASCENT - DESCENT) / 2.0 * size[k]) - f * radius[k]
-            x0, y0 = project(cam, anchor[None], res)[0]
+            anchor = cand[side][k]
+            x0, y0 = cand_px[side][k]
             left = x0 if align == 0 else x0 - width
             box = (left, y0 - ASCENT * tpx, left + width, y0 + DESCENT * tpx)
             if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:

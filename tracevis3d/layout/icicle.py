@@ -236,16 +236,16 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     """Where the lanes are drawn in ``frame`` (`annotate.occupancy_grid`): every drawn box,
     front face and extruded top, merged clusters included (a box's rectangle), the lane
     names and the time axis."""
-    from .camera import project
+    from .camera import box_rects, project
 
     d, sel = st.drawn, st.sel
     d.place(frame)
     res = params.resolution
     x0 = (d.start - sel.t0) * frame.scale_t
     x1 = (d.end - sel.t0) * frame.scale_t
-    pts = [np.stack([x, y, z], 1) for x in (x0, x1) for y in (np.zeros_like(x0), d.ext) for z in (d.face_low, d.face_high)]
-    pr = project(frame.cam, np.concatenate(pts), res).reshape(8, -1, 2)
-    rects = np.stack([pr[:, :, 0].min(0), pr[:, :, 1].min(0), pr[:, :, 0].max(0) + 1.0, pr[:, :, 1].max(0) + 1.0], 1)
+    # the front face's lower edge and the extruded top's back edge bound a box on the image
+    rx0, ry0, rx1, ry1 = box_rects(frame.cam, res, x0, x1, d.ext, d.face_low, d.face_high)
+    rects = np.stack([rx0, ry0, rx1 + 1.0, ry1 + 1.0], 1)
     extra = []
     if params.show_axes:  # the axis under the lanes and the names left of them
         zb = float(frame.z_base.min())

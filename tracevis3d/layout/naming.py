@@ -111,6 +111,16 @@ def describe_function(name: str, parsed=None) -> tuple:
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def share_function_table(src, dst) -> None:
+    """``dst`` has ``src``'s function table (a trace derived from ``src`` with the same
+    function names: hidden or merged calls), so it is not computed again."""
+    hit = _CACHE.get(src)
+    if hit is None:
+        return
+    if dst.function_names is src.function_names or list(dst.function_names) == list(src.function_names):
+        _CACHE[dst] = hit
+
+
 def function_table(trace) -> FunctionTable:
     """The `FunctionTable` of ``trace`` (computed once per trace object)."""
     hit = _CACHE.get(trace)
