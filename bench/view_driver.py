@@ -116,6 +116,11 @@ def main() -> int:
                threads=[int(tr.n_threads) for tr in traces], load_s=load_s, layout_s=layout_s,
                build_s=total_s - layout_s, layout_build_s=total_s, render_s=render_s,
                content_rect=meta.get("content_rect"), **extra)
+    if view == "compare" and hasattr(rep_mod, "moved_tubes_visible"):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            rep["moved_visible"] = rep_mod.moved_tubes_visible(out_png, tmp)
     if view == "icicle" and meta.get("content_rect"):
         rep["grey_share"] = rep_mod.figure_report(out_png, content_rect=meta["content_rect"])["grey_share"]
     sys.stdout.write("\nVIEW_JSON " + json.dumps(rep) + "\n")

@@ -129,6 +129,11 @@ def test_views_of_a_deep_multithreaded_third_party_trace(view, pool, tmp_path):
         named = _call_indices_of_names()
         # a label naming one call says which (kind call); groups name their dominant call
         assert all(c is not None and c >= 0 for k, c in named if k == "call"), named[:5]
+    if view == "compare":  # what moved stays visible: the dense aligned bundles do not hide it
+        from tracevis3d.blender.figure_report import moved_tubes_visible
+
+        share = moved_tubes_visible(str(tmp_path / "compare.png"), tmp_path)
+        assert share != share or share >= 0.85, share  # nan: nothing moved
     if view == "icicle":
         from tracevis3d.blender.figure_report import figure_report
 

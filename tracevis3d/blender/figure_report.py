@@ -193,3 +193,49 @@ def view_measures(image_path, collection: str = "TraceVis3D", scene=None, boxes=
         "drawn_share": float(drawn.mean()),
         "size": (w, h),
     }
+
+
+#: the permutation colour mode's grey material (aligned matches): the others are moved ones
+ALIGNED_TUBE_MATERIAL = "TV3D_tube_perm0"
+
+
+def moved_tubes_visible(image_path, scratch_dir, tolerance: float = 0.08) -> float:
+    """Share of the moved tubes' pixels that stay visible among the aligned ones, in a
+    comparison scene rendered in the permutation colour mode (``image_path``: the full
+    figure).  The scene is rendered twice more into ``scratch_dir``: with the aligned tubes'
+    material fully transparent (M) and with every tube material transparent (N); the moved
+    tubes' pixels are those where M differs from N, and the share of them where the full
+    figure shows what M shows is returned.  1.0: no dense aligned bundle hides a moved
+    tube; nan when nothing moved.  Uses Workbench (material colours)."""
+    import pathlib
+
+    import bpy
+
+    from .render import render_figure
+
+    mats = [m for m in bpy.data.materials if m.name.startswith("TV3D_tube_")]
+    aligned = bpy.data.materials.get(ALIGNED_TUBE_MATERIAL)
+    if aligned is None or not mats:
+        return float("nan")
+    scene = bpy.context.scene
+    res = (scene.render.resolution_x, scene.render.resolution_y)
+    old = {m.name: tuple(m.diffuse_color) for m in mats}
+    out = {}
+    try:
+        for tag, hidden in (("moved_only", [aligned]), ("no_tubes", mats)):
+            for m in mats:
+                m.diffuse_color = old[m.name]
+            for m in hidden:
+                m.diffuse_color = old[m.name][:3] + (0.0,)
+            path = pathlib.Path(scratch_dir) / f"{tag}.png"
+            render_figure(str(path), engine="workbench", resolution=res)
+            out[tag] = load_image(path)
+    finally:
+        for m in mats:
+            m.diffuse_color = old[m.name]
+    full = load_image(image_path)
+    moved = np.abs(out["moved_only"] - out["no_tubes"]).max(-1) > 2 * tolerance
+    if not moved.any():
+        return float("nan")
+    same = np.abs(full - out["moved_only"]).max(-1) <= tolerance
+    return float((moved & same).sum() / moved.sum())

@@ -272,7 +272,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
             if ft.infra[f0] or f1 < 0 or f1 == f0:
                 return counts
             a, b = cands(f0), cands(f1)
-            return [f"{a[0]} › … › {b[0]}", f"{a[-1]} › … › {b[-1]}", f"… › {b[-1]}"] + counts
+            return [f"{a[0]} › … › {b[0]}", f"{a[-1]} › … › {b[-1]}", counts[0], f"… › {b[-1]}"] + counts[1:]
 
         placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
                    d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])
