@@ -256,3 +256,23 @@ def test_render_live_writes_a_video(tmp_path):
         assert clip.frame_duration == n and tuple(clip.size) == (320, 180) and abs(clip.fps - 4) < 1e-6
     finally:
         bpy.data.movieclips.remove(clip)
+
+
+def test_live_levels_hold_names_when_the_width_sets_the_scale():
+    """A narrow content rectangle (a wide legend, few lanes) makes the time window's width set
+    the scale: the levels grow so a full level still holds a name (docutils in a thread pool
+    once showed no name at all)."""
+    from tracevis3d.layout.budget import level_px
+    from tracevis3d.layout.live import NAME_EM, LiveLayout, LiveParams
+
+    lay = LiveLayout(LiveParams(resolution=(1920, 1080)))
+    lay.content_rect = (30.0, 30.0, 1400.0, 1050.0)
+    assert lay.need_levels(np.array([3, 3]))
+    tpx = lay.label_px()
+    world_per_px = lay.p.time_length / (1370.0 - NAME_EM * tpx)  # the width fills the rectangle
+    level_on_screen = lay.h * np.cos(np.radians(lay.p.elevation)) / world_per_px
+    assert level_on_screen >= level_px(tpx)
+    assert not lay.need_levels(np.array([3, 3]))  # nothing changed: no relayout
+    lay.content_rect = (30.0, 30.0, 700.0, 1050.0)  # narrower still: taller levels, a relayout
+    h0 = lay.h
+    assert lay.need_levels(np.array([3, 3])) and lay.h > h0

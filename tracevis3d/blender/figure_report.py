@@ -204,8 +204,9 @@ def moved_tubes_visible(image_path, scratch_dir, tolerance: float = 0.08) -> flo
     comparison scene rendered in the permutation colour mode (``image_path``: the full
     figure).  The scene is rendered twice more into ``scratch_dir``: with the aligned tubes'
     material fully transparent (M) and with every tube material transparent (N); the moved
-    tubes' pixels are those where M differs from N, and the share of them where the full
-    figure shows what M shows is returned.  1.0: no dense aligned bundle hides a moved
+    tubes' pixels are those where M differs from N less their one-pixel rims (anti-aliased
+    with what lies behind), and the share of them where the full figure shows what M shows
+    is returned.  1.0: no dense aligned bundle hides a moved
     tube; nan when nothing moved.  Uses Workbench (material colours)."""
     import pathlib
 
@@ -235,6 +236,13 @@ def moved_tubes_visible(image_path, scratch_dir, tolerance: float = 0.08) -> flo
             m.diffuse_color = old[m.name]
     full = load_image(image_path)
     moved = np.abs(out["moved_only"] - out["no_tubes"]).max(-1) > 2 * tolerance
+    # the moved tubes' inside: their one-pixel rims blend (anti-aliasing) with whatever lies
+    # behind them, aligned tubes included, and say nothing about what hides them
+    inner = moved.copy()
+    inner[1:-1, 1:-1] &= (moved[:-2, 1:-1] & moved[2:, 1:-1] & moved[1:-1, :-2] & moved[1:-1, 2:])
+    inner[[0, -1], :] = False
+    inner[:, [0, -1]] = False
+    moved = inner
     if not moved.any():
         return float("nan")
     same = np.abs(full - out["moved_only"]).max(-1) <= tolerance

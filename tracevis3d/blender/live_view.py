@@ -178,6 +178,7 @@ class LiveView:
         self.hud_root.parent = self.cam_ob
         self._legend_key = None
         self._plan = self.layout.hud_plan("live")
+        self.layout.content_rect = self._plan.rect
         self._hud_scale0 = 1.0
         self._hud_objects: list = []
         self.title_ob = None
@@ -215,6 +216,29 @@ class LiveView:
             self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
         sc = np.where(self.hidden[inst][:, None], np.float32(0.0), sc)
         self.calls.put(inst, pos, sc, col, mat)
+
+    def _write_boxes(self, session, sel: dict) -> bool:
+        """(Re)write the boxes of the calls in ``sel`` (thread -> list of local index arrays);
+        whether there were any."""
+        threads = session.threads
+        parts = []
+        for ti, locs in sel.items():
+            T = threads[ti]
+            loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
+            if not loc.size:
+                continue
+            end = T.end[loc]
+            if T.sp:
+                now = session.sessions[T.session].now
+                end = np.where(T.endi[loc] < 0, now, end)
+            func = T.func[loc]
+            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], np.full(loc.size, ti), func,
+                          session.fkind[func]))
+        if parts:
+            cols = [np.concatenate(c) for c in zip(*parts)]
+            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
+            self._sync_materials()
+        return bool(parts)
 
     def update(self, session, changes=None, force_labels: bool = False) -> dict:
         """Append the calls new since the last update, re-size the open/closed ones, move the
@@ -259,25 +283,13 @@ class LiveView:
         for ti, loc in self.open_prev + opened:
             sel.setdefault(ti, []).append(loc)
         self.open_prev = opened
-        parts = []
-        for ti, locs in sel.items():
-            T = threads[ti]
-            loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
-            if not loc.size:
-                continue
-            end = T.end[loc]
-            if T.sp:
-                now = session.sessions[T.session].now
-                end = np.where(T.endi[loc] < 0, now, end)
-            func = T.func[loc]
-            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], np.full(loc.size, ti), func,
-                          session.fkind[func]))
-        if parts:
-            cols = [np.concatenate(c) for c in zip(*parts)]
-            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
-            self._sync_materials()
+        wrote = self._write_boxes(session, sel)
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self._hud(session, now)
+        if self.layout.need_levels(self.lane_deepest):  # the legend narrowed the frame: levels grew taller
+            self._write_boxes(session, {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))})
+            self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
+            self._frozen_stale = True
         self.set_camera(now, len(threads))
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
         # the slow passes take turns: never a cluster pass in the update that re-coloured
@@ -288,7 +300,7 @@ class LiveView:
         self._busy_seen = busy
         self.calls.write()
         self.clusters.write()
-        if not parts and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+        if not wrote and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
@@ -489,6 +501,7 @@ class LiveView:
         if key != self._legend_key:
             self._legend_key = key
             self._plan = L.hud_plan(title)
+            L.content_rect = self._plan.rect
             cam = L.camera(now, max(len(session.threads), 1), self._plan.rect)
             labels, swatches, _ = L.hud(self._plan, cam)
             self._write_hud(labels, swatches)

@@ -515,6 +515,10 @@ PERM_GREY, PERM_FULL, PERM_BINS = 0.05, 0.5, 6
 MOVED = PERM_GREY + (PERM_FULL - PERM_GREY) / PERM_BINS
 #: the aligned tubes (grey in the permutation mode) are this opaque, the moved ones fully
 ALIGNED_ALPHA = 0.55
+#: depth (y, in levels) of the moved tubes' centres at most and of their cross-section's half
+#: depth at most; the aligned tubes' cross-sections start behind ALIGNED_Y: so no aligned
+#: tube passes in front of a moved one anywhere along the curves (MOVED_Y + MOVED_HALF_Y < ALIGNED_Y)
+MOVED_Y, MOVED_HALF_Y, ALIGNED_Y = 0.8, 0.3, 1.15
 
 
 def key_boxes(side: Side, key_px: float = KEY_PX) -> np.ndarray:
@@ -658,11 +662,14 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     curves = bundled_curves(ctrl_a["end_node"], ctrl_b["end_node"], gra, grb, ctrl_a["kparent"], ctrl_b["kparent"],
                             ctrl_a["x"], ctrl_a["y"], ctrl_a["z"], ctrl_b["x"], ctrl_b["y"], ctrl_b["z"], ea3, eb3,
                             float(params.beta), int(params.samples))
-    # the moved tubes keep their place in front along the whole curve
-    curves[:, :, 1] = np.where(t_moved[:, None], np.minimum(curves[:, :, 1], 1.1 * h), curves[:, :, 1])
+    # the moved tubes keep their place in front along the whole curve, the aligned ones behind
+    # them (their depth half-width is at most min(max(wa, wb) / 2, 0.45 h): `tube_half_widths`' φ ≤ 1)
+    behind = ALIGNED_Y * h + np.minimum(0.5 * np.maximum(wa, wb), 0.45 * h)
+    curves[:, :, 1] = np.where(t_moved[:, None], np.minimum(curves[:, :, 1], MOVED_Y * h),
+                               np.maximum(curves[:, :, 1], behind[:, None]))
     t = arclength_parameter(curves)
     half_x = tube_half_widths(t, wa, wb, float(params.lam))
-    half_y = np.minimum(half_x, 0.45 * h)
+    half_y = np.minimum(half_x, np.where(t_moved, MOVED_HALF_Y, 0.45)[:, None] * h)
     # colours (the pair speaking for the tube; the permutation of all it carries)
     dur_a = np.maximum(cmp.a.end[pairs["a"][p]] - cmp.a.start[pairs["a"][p]], 1e-9)
     dur_b = np.maximum(cmp.b.end[pairs["b"][p]] - cmp.b.start[pairs["b"][p]], 1e-9)

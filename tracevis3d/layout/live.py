@@ -20,6 +20,7 @@ the camera fits the lanes into the rest of the frame (`camera.fit_camera_rect`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,6 +188,8 @@ class LiveLayout:
         self.lane_levels = np.zeros(0, np.int64)   # levels of each lane (0: not seen yet)
         self._tops = np.zeros(1, np.float64)
         self.full_levels = int(self.p.max_levels)  # levels drawn a full level tall (`fit_full_levels`)
+        #: the pixel rectangle the camera fits the lanes into (the view sets it from its HUD plan)
+        self.content_rect = None
 
     @property
     def slot_rgb(self) -> np.ndarray:
@@ -239,6 +242,22 @@ class LiveLayout:
 
         return max(LABEL_PX, MIN_TEXT_PX) * self.p.resolution[1] / 1080.0
 
+    def readable_level_height(self) -> float:
+        """World height of a level whose face holds a name (`budget.level_px`) when the time
+        window fills the width of `content_rect` (less the lanes' names): the frame is wider
+        than the lanes are tall on a wide legend or few lanes, and then the width sets the
+        scale; never under ``level_height``."""
+        from .budget import level_px
+
+        if self.content_rect is None:
+            return float(self.p.level_height)
+        x0, _, x1, _ = self.content_rect
+        tpx = self.label_px()
+        w_px = max(float(x1 - x0) - NAME_EM * tpx, 1.0)
+        world_per_px = self.p.time_length / w_px
+        foreshorten = max(math.cos(math.radians(self.p.elevation)), 0.2)
+        return max(float(self.p.level_height), 1.05 * level_px(tpx) * world_per_px / foreshorten)
+
     def need_levels(self, deepest) -> bool:
         """Grow each lane's levels (doubling from ``levels`` up to ``max_levels``) for its
         deepest call (``deepest[lane]``, a depth); True when a lane grew or appeared (the
@@ -254,15 +273,19 @@ class LiveLayout:
                 break
             want = np.where(grow, np.minimum(want * 2, p.max_levels), want)
         old = self.lane_levels
-        if want.shape == old.shape and (want == old).all():
+        need_h = self.readable_level_height()
+        taller = need_h > self.h * (1 + 1e-6)  # levels only grow, with slack: a legend growing row by
+        if want.shape == old.shape and (want == old).all() and not taller:  # row moves nothing often
             return False
+        if taller:
+            self.h = need_h * 1.05
         self.lane_levels = want
         full = self.fit_full_levels(want)
         squeezed = full != self.full_levels
         self.full_levels = full
         self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(want))])
         # new lanes go below: nothing moves, unless the full levels changed
-        return bool((want[: old.shape[0]] != old).any()) or squeezed
+        return bool((want[: old.shape[0]] != old).any()) or squeezed or taller
 
     def lane_top(self, lane) -> np.ndarray:
         lane = np.asarray(lane, np.int64)
