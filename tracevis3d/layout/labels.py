@@ -228,7 +228,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     """Name what can be named, in this priority (earlier groups win overlaps):
 
     1. boxes, by their function (not folded bands);
-    2. folded bands: "14 folded levels";
+    2. folded bands: the program's by the call they start with ("re.compile ⋮16", "a › … › b"),
+       the rest by their depth ("14 folded levels");
     3. runs of one function among siblings (`kernels.runs.sibling_runs`): "48× time.sleep";
     4. rows of siblings one function dominates (`kernels.runs.child_rows`):
        "299× …StateMachine.check_line";
@@ -259,20 +260,30 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     # 1. boxes
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi])
-    # 2. folded bands wide enough for a marker; a chain of wrappers says what it folds
-    #    ("publish_string › … › Reader.read"), runtime infrastructure how deep it is
+    # 2. folded bands wide enough for a marker.  A band of the program's own calls names the
+    #    call it starts with (the widest of what it folds; kind "call"): the chain it folds
+    #    ("publish_string › … › Reader.read") or the call and how many levels it folds
+    #    ("re.compile ⋮16"); runtime infrastructure, and a band too narrow for a name, says
+    #    how deep it is ("14 folded levels", kind "fold")
     starts = np.flatnonzero((d.run_levels >= 2) & (d.level_height >= 1.0 - 1e-9))
     if starts.size:
         last = band_last_calls(fold, d, starts, shown_func)
+        own = np.flatnonzero(~np.asarray(ft.infra, np.bool_)[func[starts]])
+
+        def named_band_texts(k):
+            c = int(starts[own[k]])
+            n, f0, f1 = int(d.run_levels[c]), int(func[c]), int(last[own[k]])
+            a = cands(f0)
+            out = [] if f1 < 0 or f1 == f0 else [f"{a[0]} › … › {cands(f1)[0]}", f"{a[-1]} › … › {cands(f1)[-1]}"]
+            return out + [f"{x} ⋮{n}" for x in a]
+
+        sb = starts[own]
+        placer.add(named_band_texts, x(d.start[sb]), x(d.end[sb]), d.bottom[sb], d.bottom[sb] + band_height,
+                   rgb[slot[sb]], d.call_id[sb], "call", px[d.lane[sb]], func[sb])
 
         def fold_texts(k):
             n = int(d.run_levels[starts[k]])
-            counts = [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
-            f0, f1 = int(func[starts[k]]), int(last[k])
-            if ft.infra[f0] or f1 < 0 or f1 == f0:
-                return counts
-            a, b = cands(f0), cands(f1)
-            return [f"{a[0]} › … › {b[0]}", f"{a[-1]} › … › {b[-1]}", counts[0], f"… › {b[-1]}"] + counts[1:]
+            return [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
 
         placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
                    d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])
