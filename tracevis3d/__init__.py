@@ -49,6 +49,9 @@ def save(trace: Trace, path, format: str = "native") -> None:
     ``format="compact"``: the compact file (SEAT's Compact Trace Format: identical
     subtrees stored once, times delta/XOR-encoded and compressed; lossless, see
     `tracevis3d.io.compact`).  `load` recognises both.
+    ``format="chrome"``: Chrome Trace Event JSON (gzip-compressed when ``path`` ends in
+    ``.gz``) that Perfetto, chrome://tracing and speedscope open, written streamed
+    (`tracevis3d.io.chrome_writer`: bounded memory at any size).
     """
     if format == "native":
         from .io.native import save_native
@@ -58,8 +61,12 @@ def save(trace: Trace, path, format: str = "native") -> None:
         from .io.compact import save_compact
 
         save_compact(trace, path)
+    elif format == "chrome":
+        from .io.chrome_writer import save_chrome
+
+        save_chrome(trace, path)
     else:
-        raise ValueError(f"format must be 'native' or 'compact', got {format!r}")
+        raise ValueError(f"format must be 'native', 'compact' or 'chrome', got {format!r}")
 
 
 def structure(trace: Trace):
