@@ -809,3 +809,26 @@ def test_plain_names_are_the_papers_fields():
                         (lambda: c.unmatched_calls("c"), "side must be")):
         with pytest.raises(ValueError, match=match):
             call()
+
+
+def test_join_buffers_reserve_address_space_only():
+    """The join's match buffers are sized for the most a chunk can write: a mapping larger
+    than RAM and swap together must still be granted (pages become resident only when
+    written), as a 10^7-call comparison needs (issue 26)."""
+    import os
+
+    from tracevis3d.kernels.setjoin import _lazy_empty, _release_after
+
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    n = 2 * ram // 4 + 4096  # twice the machine's memory, in int32
+    try:
+        a, mm = _lazy_empty(n, np.int32)
+    except MemoryError as e:  # strict overcommit: the clear error, not an OSError
+        assert "GiB of address space" in str(e)
+        return
+    a[:1000] = 7
+    a[-1000:] = 9
+    assert a[0] == 7 and a[-1] == 9 and a.shape[0] == n
+    _release_after(mm, 4000)
+    del a
+    mm.close()

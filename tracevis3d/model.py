@@ -43,6 +43,11 @@ class TraceFormatError(TraceError, ValueError):
     """A file is not a trace we can read; the message names the file and position."""
 
 
+class TraceTooLargeError(TraceError, MemoryError):
+    """The work asked of a trace needs more memory than the system grants; the message names
+    what it needs and how to ask for less (a time window, a thread, a depth)."""
+
+
 class TraceInvariantError(TraceError, AssertionError):
     """`Trace.check()` found a violated invariant; the message names the first one."""
 

@@ -37,6 +37,8 @@ The comparison J > τ is done as ``inter / union > tau`` in float64, the same
 expression the brute-force twins use, so results agree bit for bit.
 """
 import mmap
+import platform
+import sys
 import time
 
 import numba
@@ -1196,12 +1198,39 @@ def overlaps_to_similarity(ptr, other, inter, size_row, size_other):
     return sim
 
 
+def _noreserve_flag() -> int:
+    """``MAP_NORESERVE`` where the platform has it (Python's mmap module names it only from
+    3.13 on; 0x4000 on Linux x86-64 and arm64), else 0."""
+    flag = getattr(mmap, "MAP_NORESERVE", None)
+    if flag is not None:
+        return int(flag)
+    if sys.platform.startswith("linux") and platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64"):
+        return 0x4000
+    return 0
+
+
 def _lazy_empty(n, dtype):
     """(array, mapping): an uninitialised array of n items on its own anonymous
     mapping, so pages become resident only when written and the unused tail
-    can be given back (`_release_after`) while the front stays in use."""
+    can be given back (`_release_after`) while the front stays in use.
+
+    The mapping reserves no swap (``MAP_NORESERVE``): it is sized for the most a chunk can
+    write, far more than is ever written, and Linux's default overcommit heuristic refuses
+    a reserving mapping larger than RAM and swap however little of it is touched (a 10^7
+    call comparison failed so).  Where the system still refuses (strict overcommit), a
+    `TraceTooLargeError` says how much was asked."""
+    from ..model import TraceTooLargeError
+
     dtype = np.dtype(dtype)
-    mm = mmap.mmap(-1, max(1, int(n) * dtype.itemsize))
+    size = max(1, int(n) * dtype.itemsize)
+    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0) | _noreserve_flag()
+    try:
+        mm = mmap.mmap(-1, size, flags=flags) if flags else mmap.mmap(-1, size)
+    except OSError as e:
+        raise TraceTooLargeError(
+            f"the comparison's join needs {size / 2 ** 30:.1f} GiB of address space for its match buffer and the "
+            f"system refused it ({e.strerror or e}): compare a time window, one thread or fewer levels of each "
+            f"trace") from None
     return np.frombuffer(mm, dtype, count=int(n)), mm
 
 
