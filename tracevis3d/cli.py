@@ -694,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         if str(e):
             sys.stderr.write(f"{PROG}: error: {e}\n")
         return e.code
-    except (ValueError, OSError, RuntimeError) as e:
+    except (ValueError, OSError, RuntimeError, MemoryError) as e:  # MemoryError: TraceTooLargeError
         sys.stderr.write(f"{PROG}: error: {' '.join(str(e).split()) or type(e).__name__}\n")
         return 1
     except Exception as e:  # never a traceback for the user; TRACEVIS3D_DEBUG=1 shows it
