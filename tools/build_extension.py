@@ -270,9 +270,23 @@ def run_tool(args: list[str]) -> str:
     return out
 
 
+def package_version() -> str:
+    """The one version (``tracevis3d/_version.py``), read without importing the package."""
+    m = re.search(r'(?m)^__version__\s*=\s*"([^"]+)"', (REPO / "tracevis3d" / "_version.py").read_text())
+    if not m:
+        raise BuildError("tracevis3d/_version.py: no __version__ = \"...\" line")
+    return m.group(1)
+
+
 def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bool = True) -> list[Path]:
     text = MANIFEST.read_text()
+    version = package_version()
+    if write_manifest:
+        text = re.sub(r'(?m)^version\s*=\s*"[^"]*"', f'version = "{version}"', text, count=1)
     manifest = tomllib.loads(text)
+    if manifest.get("version") != version:
+        raise BuildError(f"{MANIFEST.name} says version {manifest.get('version')!r} but tracevis3d/_version.py "
+                         f"says {version!r}; run tools/build_extension.py --write-manifest")
     declared = manifest.get("platforms", [])
     unknown = [p for p in platforms if p not in declared or p not in PLATFORM_TAGS]
     if unknown:

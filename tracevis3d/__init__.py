@@ -25,7 +25,7 @@ from .model import (  # noqa: F401
 
 from .analysis.synchronisation import Synchronisation  # noqa: F401,E402  (numba-free at import)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401,E402  (the one version: tracevis3d/_version.py)
 
 
 def load(path, **options) -> Trace:
