@@ -169,6 +169,7 @@ def venv_without_bpy(wheel, tmp_path_factory) -> pathlib.Path:
     return fresh_venv(tmp / "venv", wheel, runtime_deps_dir(tmp / "deps"))
 
 
+@pytest.mark.slow  # the wheel: ~10 s, up to ~3 min when build/kernel-cache/ is empty
 def test_wheel_holds_the_package_typed_with_the_caches_and_nothing_else(wheel):
     from tracevis3d._version import __version__
 
@@ -190,6 +191,7 @@ def test_wheel_holds_the_package_typed_with_the_caches_and_nothing_else(wheel):
     assert "tracevis3d = tracevis3d.cli:main" in meta
 
 
+@pytest.mark.slow  # the wheel: ~10 s, up to ~3 min when build/kernel-cache/ is empty
 def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles_nothing(venv_without_bpy,
                                                                                          tmp_path):
     """A new user (empty home, no caches, outside the checkout): the first load + compare of the
@@ -213,6 +215,7 @@ def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles
     assert rej["ok"] and "corrupt.json" in rej["message"] and not rej["numba_imported"], rej
 
 
+@pytest.mark.slow  # the wheel: ~10 s, up to ~3 min when build/kernel-cache/ is empty
 def test_installed_console_script_version(venv_without_bpy, tmp_path):
     from tracevis3d._version import __version__
 
@@ -221,6 +224,7 @@ def test_installed_console_script_version(venv_without_bpy, tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == f"tracevis3d {__version__}", (r.stdout, r.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.blender
 def test_installed_console_script_renders_a_figure_with_bpy(wheel, tmp_path):
     """``tracevis3d render-icicle`` of a venv that has the wheel and this environment's bpy."""
