@@ -240,3 +240,36 @@ def test_installed_console_script_renders_a_figure_with_bpy(wheel, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert out.is_file() and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert r.stdout.strip().endswith("fig.png")
+
+
+@pytest.mark.slow
+def test_other_pythons_caches_in_the_wheel_compile_nothing_on_first_compare(wheel, tmp_path):
+    """The wheel's caches for the other Pythons this machine has with numba (``.venv313``,
+    ``$TRACEVIS3D_KERNEL_PYTHONS``: CPython 3.13 with numpy 2): a new user's first load +
+    compare of the real pair compiles nothing there either."""
+    import importlib.util
+
+    if not all(p.is_file() for p in COMPARE_PAIR):
+        pytest.skip(f"real traces not found at {REALDATA} (set TRACEVIS3D_REALDATA)")
+    spec = importlib.util.spec_from_file_location("kernel_caches", REPO / "tools" / "kernel_caches.py")
+    kc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kc)
+    others = [(py, info) for py, info in kc.interpreters() if tuple(info["python"]) != sys.version_info[:2]]
+    if not others:
+        pytest.skip("no other CPython 3.11-3.13 with numba here (.venv313 or TRACEVIS3D_KERNEL_PYTHONS)")
+    for py, info in others:
+        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        where = tmp_path / f"venv{info['python'][0]}{info['python'][1]}"
+        subprocess.run([py, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+        new_py = where / "bin" / "python"
+        r = subprocess.run([sys.executable, "-m", "pip", "--python", str(new_py), "install", "--quiet", "--no-deps",
+                            "--no-index", "--disable-pip-version-check", str(wheel)], capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        purelib = subprocess.run([str(new_py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        (pathlib.Path(purelib) / "tracevis3d_test_deps.pth").write_text(site + "\n")
+        cmp = probe(new_py, fresh_user_env(where / "home"), tmp_path, "load-compare", *COMPARE_PAIR)
+        assert cmp["ok"] and cmp["installed"]["installed"] > 0, (info, cmp["installed"])
+        assert cmp["compiled"] == [], f"Python {info['python']}: the shipped caches miss {cmp['compiled']}"

@@ -197,7 +197,7 @@ def stage(manifest_text: str, wheels: list[str]) -> Path:
     if STAGE.exists():
         shutil.rmtree(STAGE)
     STAGE.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.blend1", "numba_cache")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.blend1", "numba_cache", "_kernel_cache")
     for rel in ADDON_FILES:
         src = REPO / rel
         if src.is_dir():
