@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   set up, record a real program, render its 3D icicle figure
 #   make test   set up, run every test
-.PHONY: demo test setup bench fuzz extension clean
+.PHONY: demo test setup bench fuzz extension wheel clean
 demo:
 	bash scripts/demo.sh
 test:
@@ -10,6 +10,7 @@ setup:
 	bash scripts/setup.sh
 bench: setup
 	.venv/bin/python bench/bench_responsive.py
+	.venv/bin/python bench/bench_responsive.py --fresh-user
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py
@@ -17,5 +18,7 @@ fuzz: setup  # a long seeded run of the hostile-input fuzzer (not in CI; TV3D_FU
 	.venv/bin/python tests/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}
 extension: setup
 	.venv/bin/python tools/build_extension.py
+wheel: setup  # dist/tracevis3d-<version>-py3-none-any.whl with the pre-built kernels (tools/kernel_caches.py, as the zip)
+	.venv/bin/python tools/build_wheel.py
 clean:
 	rm -rf build dist out

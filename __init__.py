@@ -156,7 +156,7 @@ def register():
     if _state["registered"]:
         return
     _configure_numba()
-    from . import operators, panels, properties
+    from . import operators, panels, properties, structure_props
 
     _state["registered"] = True
     try:

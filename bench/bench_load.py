@@ -30,7 +30,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # bench scripts run from a checkout (not product code)
 sys.path.insert(0, str(ROOT / "tests"))
 
-import numpy as np  # noqa: E402
 
 
 def best_of(fn, repeat=3):

@@ -1,6 +1,14 @@
 """Responsive from the first click (issue 10): one table, cold and warm, against main's code.
 
     .venv/bin/python bench/bench_responsive.py [--main-ref main] [--skip-main] [--quick]
+    .venv/bin/python bench/bench_responsive.py --fresh-user [--with-extension]
+
+``--fresh-user`` (issue 21) prints its own table instead: a new user (empty home and
+caches, a folder outside the checkout) runs the ``tracevis3d`` console script of the wheel
+(tools/build_wheel.py, installed into a new venv that sees this environment's bpy): a
+corrupt file, the first icicle, the first compare, cold and warm, against the checkout's
+``python -m tracevis3d`` (no pre-built kernels: they compile); the kernels the wheel's
+caches miss (tests/first_use_probe.py); with ``--with-extension`` the zip's first uses too.
 
 "Today" is measured in the same run: ``git archive <main-ref>`` into a temporary folder,
 its extension zip built there (the same wheels).  Every extension figure runs in a fresh
@@ -27,7 +35,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -274,15 +281,136 @@ def fmt(v, unit="s"):
     return f"{v * 1000:.0f} ms" if unit == "ms" else f"{v:.2f} s"
 
 
+# ------------------------------------------------------------------ a fresh user (issue 21)
+PROBE = REPO / "tests" / "first_use_probe.py"
+CORRUPT = '{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
+
+
+def build_wheel() -> Path:
+    r = subprocess.run([PY, str(REPO / "tools" / "build_wheel.py")], capture_output=True, text=True,
+                       cwd=str(REPO), timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"building the wheel failed: {r.stderr[-1500:]}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
+def wheel_venv(where: Path, wheel: Path) -> Path:
+    """A new venv with the wheel (--no-deps) and this environment's site-packages (bpy, numba,
+    ...) on its path through a .pth; its bin folder."""
+    import sysconfig
+
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(where)], check=True)
+    py = where / "bin" / "python"
+    subprocess.run([PY, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", "--no-index",
+                    "--disable-pip-version-check", str(wheel)], check=True)
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "bench_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return where / "bin"
+
+
+def fresh_env(home: Path, pythonpath: Path | None = None) -> dict:
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "XDG_CACHE_HOME")}
+    env["HOME"] = str(home)
+    if pythonpath:
+        env["PYTHONPATH"] = str(pythonpath)
+    return env
+
+
+def timed(cmd: list, env: dict, cwd: Path) -> tuple[float, int, str]:
+    t = time.perf_counter()
+    r = subprocess.run([str(c) for c in cmd], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=1800)
+    return time.perf_counter() - t, r.returncode, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+
+
+def fresh_user(tmp: Path, with_extension: bool) -> dict:
+    """Cold (empty home and caches) and warm (second run, same home) command-line figures from
+    the installed wheel and, as the peer, from the checkout (``python -m tracevis3d``, no
+    pre-built kernels); the kernels the wheel's caches miss (tests/first_use_probe.py)."""
+    work = tmp / "outside"
+    work.mkdir()
+    bad = work / "corrupt.json"
+    bad.write_text(CORRUPT)
+    binpath = wheel_venv(tmp / "venv", build_wheel())
+    runners = {"wheel": ([binpath / "tracevis3d"], None),
+               "checkout": ([PY, "-m", "tracevis3d"], REPO)}
+    icicle = ["render-icicle", ICICLE_TRACE, "-o", work / "icicle.png", "--resolution", "960x540",
+              "--engine", "workbench"]
+    compare = ["render-compare", COMPARE_A, COMPARE_B, "-o", work / "compare.png", "--resolution", "960x540",
+               "--engine", "workbench"]
+    res: dict = {}
+    start = [timed([binpath / "python", "-c", "pass"], fresh_env(tmp / "home-start"), work)[0] for _ in range(3)]
+    res["startup"] = sorted(start)[1]
+    for who, (cmd, path) in runners.items():
+        for action, args in (("corrupt", ["render-icicle", bad, "-o", work / "x.png"]), ("icicle", icicle),
+                             ("compare", compare)):
+            # milliseconds on a shared machine are noisy: the corrupt file's cold run is the
+            # median of three new homes
+            colds = []
+            for k in range(3 if action == "corrupt" else 1):
+                env = fresh_env(tmp / f"home-{who}-{action}-{k}", path)
+                colds.append(timed(cmd + args, env, work))
+            cold = sorted(colds)[len(colds) // 2]
+            warm = timed(cmd + args, env, work)
+            res[(who, action)] = (cold, warm)
+            print(f"[bench] {who} {action}: cold {cold[0]:.2f} s rc={cold[1]}, warm {warm[0]:.2f} s rc={warm[1]}"
+                  f" ({cold[2][:100]})", file=sys.stderr)
+    for action, args in (("icicle", [ICICLE_TRACE]), ("load-compare", [COMPARE_A, COMPARE_B])):
+        env = fresh_env(tmp / f"home-probe-{action}")
+        r = subprocess.run([binpath / "python", PROBE, action, *args], env=env, cwd=work, capture_output=True,
+                           text=True, timeout=1800)
+        res[("compiled", action)] = len(json.loads(r.stdout.strip().splitlines()[-1])["compiled"])
+    if with_extension:
+        z = build_zip(REPO, [])
+        for action in ("corrupt", "icicle", "compare"):
+            res[("extension", action)] = run_extension(z, tmp / f"users-ext-{action}", action)
+    return res
+
+
+def print_fresh_user(res: dict) -> None:
+    st = res["startup"]
+    print(f"Fresh user (empty home and caches, outside the checkout); interpreter start-up {st * 1000:.0f} ms; "
+          f"peer: the checkout's `python -m tracevis3d` (kernels compile)")
+    print("| first use | checkout cold | wheel cold | × | checkout warm | wheel warm | kernels compiled (wheel) | goal |")
+    print("|---|---|---|---|---|---|---|---|")
+    labels = {"corrupt": ("corrupt file rejected (one line, exit 1), beyond start-up", "≤ 0.5 s", None),
+              "icicle": ("first icicle: 12,533 calls, 960x540 Workbench render", "≤ 8 s", "icicle"),
+              "compare": ("first compare: PyTorch A/B pair (75k/68k calls), render", "≤ 10 s", "load-compare")}
+    for action, (label, goal, probe) in labels.items():
+        (cc, cw), (wc, ww) = res[("checkout", action)], res[("wheel", action)]
+        off, unit = (st, "ms") if action == "corrupt" else (0.0, "s")
+        ok = all(x[1] == (1 if action == "corrupt" else 0) for x in (cc, cw, wc, ww))
+        compiled = str(res[("compiled", probe)]) if probe else "— (numba not imported)"
+        print(f"| {label}{'' if ok else ' (EXIT STATUS WRONG)'} | {fmt(cc[0] - off, unit)} | {fmt(wc[0] - off, unit)} | "
+              f"{ratio(wc[0] - off, cc[0] - off)} | {fmt(cw[0] - off, unit)} | {fmt(ww[0] - off, unit)} | {compiled} | "
+              f"{goal} |")
+    for action in ("corrupt", "icicle", "compare"):
+        e = res.get(("extension", action))
+        if e:
+            t, unit = (e["after"], "ms") if action == "corrupt" else (e["s"], "s")
+            print(f"| extension: enable → {action} (cold{'' if e.get('ok') else ', NOT OK'}) | | {fmt(t, unit)} | | | | "
+                  f"{e['compiled']} | {labels[action][1]} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--main-ref", default="main")
     ap.add_argument("--skip-main", action="store_true", help="no 'today' columns (faster)")
     ap.add_argument("--quick", action="store_true", help="one repetition for the overhead rows")
+    ap.add_argument("--fresh-user", action="store_true",
+                    help="only the fresh-user table (issue 21): the installed wheel against the checkout")
+    ap.add_argument("--with-extension", action="store_true",
+                    help="with --fresh-user: also the extension zip's first uses (builds the zip)")
     ap.add_argument("--driver", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.driver:
         driver(*args.driver)
+        return 0
+    if args.fresh_user:
+        tmp = Path(tempfile.mkdtemp(prefix="tv3d-bench-fresh-"))
+        print(f"[bench] work folder {tmp}", file=sys.stderr)
+        print_fresh_user(fresh_user(tmp, args.with_extension))
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="tv3d-bench-resp-"))
     print(f"[bench] work folder {tmp}", file=sys.stderr)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import pathlib
 import sys
 import tempfile

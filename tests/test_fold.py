@@ -1,7 +1,6 @@
 """Folding, runs, rows, hiding and synchronisation kernels against brute-force twins, and the
 documented fold rule on hand-made traces (bpy-free)."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from tracevis3d.kernels.fold import dominant_child_share, fold_chain_length, place_folded_levels

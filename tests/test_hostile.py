@@ -11,7 +11,6 @@ Three kinds of tests:
 - one test per defect that the review reproduced with a small file.
 """
 import gzip
-import io
 import json
 import os
 import pathlib

@@ -28,7 +28,6 @@ def cluster_brute(start, end, depth, lane, min_width, max_gap):
     for i in range(n):
         groups.setdefault((int(lane[i]), int(depth[i])), []).append(i)
     clusters = []  # (lane, depth, start, end, members)
-    of = [-1] * n
     for (ln, d), members in groups.items():
         members.sort(key=lambda i: (start[i], i))
         cur = None

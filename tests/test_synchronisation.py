@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tracevis3d
 from tracevis3d.analysis.sync_objects import SOURCE_ANCESTOR, SOURCE_OWN, SOURCE_SITE, object_from_self
-from tracevis3d.kernels import correspondence as kc
 from tracevis3d.model import KIND_RELEASE, KIND_WAIT, Trace
 
 from tree_factory import random_trace

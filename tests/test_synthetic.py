@@ -291,7 +291,6 @@ def test_depth_fanout_frequency_and_times_are_plausible(big):
 
 def subtree_keys(tr):
     """A hash of each call's subtree shape (functions and depths in pre-order)."""
-    h = np.random.default_rng(0).integers(1, 2**61, tr.n_functions + 1)
     keys = {}
     n = len(tr)
     sizes = tr.end_index - np.arange(n)

@@ -15,7 +15,6 @@ hold; and the shared real traces (`../shared/realdata`, all shallower than 40 le
 """
 import threading
 
-import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")

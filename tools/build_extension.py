@@ -17,12 +17,12 @@ Steps
    ``build/extension/`` together with the wheels, so nothing else in the working tree (tests,
    benchmarks, virtualenvs, colleagues' scratch files) can leak into a zip; the manifest's
    ``[build] paths_exclude_pattern`` is the second line of defence.
-   The staged core gets ``tracevis3d/_kernel_cache/``: every first-use numba kernel compiled
-   for the generic x86-64 CPU from the staged sources (``python -m tracevis3d.warmup`` with
-   ``NUMBA_CPU_NAME=generic``, exported by `tracevis3d.kernel_cache.export_cache`), so a new
-   user does not wait a minute for numba.  Only when this machine can make them (linux-x64,
-   the Python of Blender 4.2-5.0); kept in ``build/kernel-cache/<sources hash>/``, so an
-   unchanged core is not compiled again; ``--no-kernels`` leaves them out.
+   The staged core gets ``tracevis3d/_kernel_cache/<tag>/``: every first-use numba kernel
+   compiled for the generic x86-64 CPU by ``tools/kernel_caches.py`` (the same tool builds
+   the wheel's), so a new user does not wait a minute for numba: for this Python 3.11 and a
+   3.13 with numba when there is one (``.venv313``, ``$TRACEVIS3D_KERNEL_PYTHONS``), on
+   linux-x64; kept in ``build/kernel-cache/<sources hash>/``, so an unchanged core is not
+   compiled again; ``--no-kernels`` leaves them out.
 4. Build with Blender's own tool (``bl_pkg/cli/blender_ext.py``, shipped inside the bpy wheel)
    using ``--split-platforms``, then validate every zip with the same tool.  Output: dist/.
 
@@ -31,7 +31,6 @@ Exit status is non-zero with a one-line message on any failure.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -76,7 +75,6 @@ ADDON_FILES = (
     "tracevis3d",
     "LICENSE",
 )
-KERNEL_CACHE = REPO / "build" / "kernel-cache"
 WHEELS_BEGIN = "# BEGIN WHEELS"
 WHEELS_END = "# END WHEELS"
 
@@ -199,7 +197,7 @@ def stage(manifest_text: str, wheels: list[str]) -> Path:
     if STAGE.exists():
         shutil.rmtree(STAGE)
     STAGE.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.blend1", "numba_cache")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.blend1", "numba_cache", "_kernel_cache")
     for rel in ADDON_FILES:
         src = REPO / rel
         if src.is_dir():
@@ -215,50 +213,23 @@ def stage(manifest_text: str, wheels: list[str]) -> Path:
     return STAGE
 
 
-def sources_digest(core: Path) -> str:
-    """sha256 over the core's kernel sources (the .py files numba caches: they use ``njit``;
-    path and content), the warm-up, and the Python and numba versions."""
-    import hashlib
-    from importlib.metadata import version
+def _kernel_caches():
+    """tools/kernel_caches.py: the one place that makes the pre-built kernels (the wheel's too)."""
+    import importlib.util
 
-    h = hashlib.sha256(f"{sys.version_info[:2]} numba {version('numba')}".encode())
-    for f in sorted(core.rglob("*.py")):
-        text = f.read_bytes()
-        if re.search(rb"(?m)^\s*@(numba\.|nb\.)?n?jit\b", text) or f.name == "warmup.py":
-            h.update(str(f.relative_to(core)).encode() + b"\0" + text)
-    return h.hexdigest()[:20]
+    spec = importlib.util.spec_from_file_location("kernel_caches", Path(__file__).with_name("kernel_caches.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def prebuilt_kernels(stage_root: Path) -> str:
     """Put the generic-CPU kernel caches into the staged core; a one-line summary."""
-    import platform as _platform
-
-    if sys.platform != "linux" or _platform.machine().lower() not in ("x86_64", "amd64") \
-            or sys.version_info[:2] != (3, 11):
-        return "no pre-built kernels: this machine is not linux-x64 with Python 3.11"
-    core = stage_root / "tracevis3d"
-    out = KERNEL_CACHE / sources_digest(core)
-    if not (out / "manifest.json").is_file():
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
-            env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(stage_root))
-            env.pop("NUMBA_CPU_FEATURES", None)
-            steps = [[sys.executable, "-m", "tracevis3d.warmup"],
-                     [sys.executable, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
-                                            "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
-                      tmp, str(core), str(out) + ".tmp"]]
-            for cmd in steps:
-                r = subprocess.run(cmd, env=env, cwd=str(stage_root), capture_output=True, text=True)
-                if r.returncode != 0:
-                    last = (r.stderr.strip().splitlines() or ["failed"])[-1]
-                    raise BuildError(f"pre-building the kernels failed: {last}")
-        shutil.rmtree(out, ignore_errors=True)
-        os.replace(str(out) + ".tmp", out)
-    shutil.copytree(out, core / "_kernel_cache")
-    n = sum(1 for f in (core / "_kernel_cache").rglob("*.nbi"))
-    size = sum(f.stat().st_size for f in (core / "_kernel_cache").rglob("*") if f.is_file())
-    return f"pre-built kernels: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})"
+    kc = _kernel_caches()
+    try:
+        return kc.prebuild(stage_root)
+    except kc.KernelCacheError as e:
+        raise BuildError(str(e)) from None
 
 
 def run_tool(args: list[str]) -> str:
@@ -270,9 +241,23 @@ def run_tool(args: list[str]) -> str:
     return out
 
 
+def package_version() -> str:
+    """The one version (``tracevis3d/_version.py``), read without importing the package."""
+    m = re.search(r'(?m)^__version__\s*=\s*"([^"]+)"', (REPO / "tracevis3d" / "_version.py").read_text())
+    if not m:
+        raise BuildError("tracevis3d/_version.py: no __version__ = \"...\" line")
+    return m.group(1)
+
+
 def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bool = True) -> list[Path]:
     text = MANIFEST.read_text()
+    version = package_version()
+    if write_manifest:
+        text = re.sub(r'(?m)^version\s*=\s*"[^"]*"', f'version = "{version}"', text, count=1)
     manifest = tomllib.loads(text)
+    if manifest.get("version") != version:
+        raise BuildError(f"{MANIFEST.name} says version {manifest.get('version')!r} but tracevis3d/_version.py "
+                         f"says {version!r}; run tools/build_extension.py --write-manifest")
     declared = manifest.get("platforms", [])
     unknown = [p for p in platforms if p not in declared or p not in PLATFORM_TAGS]
     if unknown:

@@ -9,6 +9,11 @@ Plain numpy/numba; no ``bpy`` import anywhere except in ``tracevis3d.blender``.
     >>> tracevis3d.structure(t).n_distinct_subtrees
     >>> s = tracevis3d.synthetic(100_000, threads=4, seed=1)
 """
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
 from . import _numba_env  # noqa: F401  (must run before numba is imported)
 from .model import (  # noqa: F401
     KIND_IO,
@@ -25,10 +30,25 @@ from .model import (  # noqa: F401
 
 from .analysis.synchronisation import Synchronisation  # noqa: F401,E402  (numba-free at import)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401,E402  (the one version: tracevis3d/_version.py)
+
+if TYPE_CHECKING:  # the modules behind them import numba: loaded when first used
+    from .analysis.structure import Structure
+    from .comparison import Comparison
+
+#: what `load` and `save` accept as a file name
+PathLike = str | os.PathLike[str]
 
 
-def load(path, **options) -> Trace:
+def _kernels_ready() -> None:
+    """The shipped pre-built kernels (wheel or extension) into numba's cache, once per process
+    (`tracevis3d.kernel_cache.ensure_installed`; imports numba)."""
+    from .kernel_cache import ensure_installed
+
+    ensure_installed()
+
+
+def load(path: PathLike, **options: Any) -> Trace:
     """Load a trace; the format is sniffed from the content (not the name).
 
     Chrome Trace Event JSON (object or array form, ``.json`` or gzip-compressed),
@@ -39,10 +59,11 @@ def load(path, **options) -> Trace:
     from .io.sniff import check_trace_file
 
     check_trace_file(path)  # pure Python: a file that is no trace fails before numba compiles
+    _kernels_ready()
     return _load(path, **options)
 
 
-def save(trace: Trace, path, format: str = "native") -> None:
+def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "native") -> None:
     """Write ``trace`` to ``path``.
 
     ``format="native"``: the fast native file (versioned, uncompressed .npz).
@@ -69,39 +90,43 @@ def save(trace: Trace, path, format: str = "native") -> None:
         raise ValueError(f"format must be 'native', 'compact' or 'chrome', got {format!r}")
 
 
-def structure(trace: Trace):
+def structure(trace: Trace) -> Structure:
     """The trace as a DAG of identical subtrees (`tracevis3d.analysis.structure.Structure`):
     ``n_distinct_subtrees``, ``sharing_ratio``, ``top_repeated()``, ..."""
+    _kernels_ready()
     from .analysis.structure import structure_of
 
     return structure_of(trace)
 
 
-def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options) -> Trace:
+def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options: Any) -> Trace:
     """A synthetic, realistic trace for tests and benchmarks (see tracevis3d.synthesis)."""
+    _kernels_ready()
     from .synthesis import synthetic_trace
 
     return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
 
 
-def perturb(trace: Trace, seed: int = 0, **options) -> Trace:
+def perturb(trace: Trace, seed: int = 0, **options: Any) -> Trace:
     """A "second run" of ``trace`` for comparisons (see tracevis3d.synthesis.perturb)."""
     from .synthesis import perturb as _perturb
 
     return _perturb(trace, seed=seed, **options)
 
 
-def compare(a: Trace, b: Trace, tau: float = 0.2, **options):
+def compare(a: Trace, b: Trace, tau: float = 0.2, **options: Any) -> Comparison:
     """Compare two traces (TraceDiff); see `tracevis3d.comparison.compare_traces`."""
+    _kernels_ready()
     from .comparison import compare_traces
 
     return compare_traces(a, b, tau=tau, **options)
 
 
-def synchronisation(trace: Trace, **options):
+def synchronisation(trace: Trace, **options: Any) -> Synchronisation:
     """Who waits on whom (SyncTrace): `tracevis3d.analysis.Synchronisation` with the
     correspondences (``wait_call``, ``release_call``, ``object``), dur_w/dur_r/dur_o and per
     thread pair totals; ``.summary()`` is a plain-text report."""
+    _kernels_ready()
     from .analysis.synchronisation import synchronisation as _sync
 
     return _sync(trace, **options)

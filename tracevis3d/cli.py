@@ -373,6 +373,9 @@ def _add_compare_parser(sub) -> None:
 def make_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="TraceVis3D: execution traces as 3D scenes in Blender.",
                 formatter_class=_Help)
+    from ._version import __version__
+
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_icicle_parser(sub)
     _add_compare_parser(sub)

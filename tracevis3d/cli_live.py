@@ -3,7 +3,6 @@ of cli.py (one topic per module); cli.py adds their parsers and COMMANDS entries
 from __future__ import annotations
 
 import os
-import sys
 
 from .cli import CLIError, _check_trace, _load, _number, _progress
 

@@ -14,9 +14,10 @@ compare ~80 s on 2 cores).  numba 0.68 binds a cache entry to
   kernel's environment (``tracevis3d.kernels.tree`` at build time,
   ``bl_ext.<repository>.tracevis3d.tracevis3d.kernels.tree`` in Blender).
 
-So the extension ships caches compiled for the ``generic`` CPU (``NUMBA_CPU_NAME=generic``:
+So the extension and the wheel ship caches compiled for the ``generic`` CPU (``NUMBA_CPU_NAME=generic``:
 baseline x86-64 code that runs on any x86-64 CPU), keyed by package-relative folder
-(`export_cache`), and `install_shipped` copies them under the subfolders numba computes
+(`export_cache`), one folder per `tag` (``_kernel_cache/py3.11-numba0.68.1-x86_64/``, made by
+``tools/kernel_caches.py``), and `install_shipped` copies them under the subfolders numba computes
 for the installed path, rewriting each index key's magic tuple to the host's and the module
 names in the data to the installed package's (`rewrite_module_names`), so the running numba
 (host CPU settings, nothing changed process-wide) finds and loads them.  Only
@@ -36,7 +37,7 @@ import struct
 import sys
 
 MANIFEST = "manifest.json"
-SHIPPED_DIRNAME = "_kernel_cache"  # tracevis3d/_kernel_cache/ in the extension zip
+SHIPPED_DIRNAME = "_kernel_cache"  # tracevis3d/_kernel_cache/<tag>/ in the extension zip and the wheel
 _SUFFIXES = (".nbi", ".nbc")
 
 
@@ -163,9 +164,13 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
     Nothing happens when the shipped tag does not match this Python/numba/machine, or for
     an index the user's cache already has.
     """
+    if os.path.isdir(os.path.join(shipped, tag())):  # one folder per Python/numba/machine
+        shipped = os.path.join(shipped, tag())
     m = read_manifest(shipped)
     if m is None:
-        return {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
+        tags = shipped_tags(shipped)
+        why = f"pre-built kernels are for {', '.join(tags)}, not {tag()}" if tags else "no pre-built kernels in this build"
+        return {"installed": 0, "entries": 0, "skipped": why}
     if m.get("tag") != tag():
         return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {tag()}"}
     magic = host_magic_tuple()
@@ -190,6 +195,15 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
         entries += _rewrite_index(src, dst, magic)
         installed += 1
     return {"installed": installed, "entries": entries, "skipped": ""}
+
+
+def shipped_tags(shipped: str) -> list[str]:
+    """The tags (Python/numba/machine) a shipped cache folder holds kernels for."""
+    try:
+        names = sorted(os.listdir(shipped))
+    except OSError:
+        return []
+    return [n for n in names if read_manifest(os.path.join(shipped, n)) is not None]
 
 
 def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[str]:
@@ -291,3 +305,22 @@ def start_background_warmup(cache_dir: str, steps: str = "load,layout,compare,li
                                 stderr=subprocess.DEVNULL, cwd=os.path.dirname(root))
     except OSError:
         return None
+
+
+def kernels_compiled() -> list[str]:
+    """The kernels this process compiled because its cache had no entry for them:
+    ``"kernels.tree.build_parents(array(int64, 1d, C), ...)"`` per signature (none when the
+    shipped or the user's cache covered everything it ran).  Imports numba."""
+    from numba.core.registry import CPUDispatcher
+
+    prefix = package_name() + "."
+    out, seen = [], set()
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(prefix) or mod is None:
+            continue
+        for v in list(vars(mod).values()):
+            if isinstance(v, CPUDispatcher) and id(v) not in seen:
+                seen.add(id(v))
+                where = v.py_func.__module__[len(prefix):] + "." + v.py_func.__qualname__
+                out += [f"{where}{tuple(sig)}" for sig, n in v._cache_misses.items() if n]
+    return sorted(out)

@@ -377,7 +377,6 @@ class Trace:
 
     def _take(self, mask: np.ndarray, threads: np.ndarray) -> "Trace":
         """Keep the calls in ``mask`` (must be closed under taking the parent)."""
-        n = len(self)
         keep = np.flatnonzero(mask).astype(np.int64)
         newpos = np.cumsum(mask, dtype=np.int64) - 1  # new index of kept calls
         before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])  # kept calls < k

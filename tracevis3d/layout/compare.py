@@ -96,15 +96,15 @@ class CompareParams:
     lam: float = 0.2
     band: float = 8.0
     beta: float = 0.85
-    window_a: tuple | None = None
-    window_b: tuple | None = None
-    thread_a: object = None
-    thread_b: object = None
-    resolution: tuple = (1920, 1080)
+    window_a: tuple[float, float] | None = None
+    window_b: tuple[float, float] | None = None
+    thread_a: int | str | None = None
+    thread_b: int | str | None = None
+    resolution: tuple[int, int] = (1920, 1080)
     fold: str = "auto"
-    hide: list = field(default_factory=list)  # regexes: calls hidden on both sides, children promoted
-    hide_modules: list = field(default_factory=list)
-    highlight: list = field(default_factory=list)  # regexes: other calls drawn pale
+    hide: list[str] = field(default_factory=list)  # regexes: calls hidden on both sides, children promoted
+    hide_modules: list[str] = field(default_factory=list)
+    highlight: list[str] = field(default_factory=list)  # regexes: other calls drawn pale
     cluster_px: float = 1.0
     label_px: float = 16.0
     label_min_px: float = 0.0

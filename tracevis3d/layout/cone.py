@@ -59,15 +59,15 @@ class ConeParams:
     orientation: str = "auto"
     fold: str = "auto"
     fold_recursion: bool = True
-    expand_calls: list = field(default_factory=list)  # calls whose nodes are fully expanded
-    hide: list = field(default_factory=list)
-    hide_modules: list = field(default_factory=list)
+    expand_calls: list[int] = field(default_factory=list)  # calls whose nodes are fully expanded
+    hide: list[str] = field(default_factory=list)
+    hide_modules: list[str] = field(default_factory=list)
     hide_utilities: int = 0
     collapse_patterns: bool = False
-    highlight: list = field(default_factory=list)  # regexes: other nodes are drawn pale
+    highlight: list[str] = field(default_factory=list)  # regexes: other nodes are drawn pale
     color_by: str = "auto"
     max_colors: int = 12
-    resolution: tuple = (1920, 1080)
+    resolution: tuple[int, int] = (1920, 1080)
     label_px: float = 16.0
     max_labels: int = 60
     show_labels: bool = True

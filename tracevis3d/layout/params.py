@@ -97,18 +97,18 @@ class IcicleParams:
 
     extrude_measure: str = "self"
     color_by: str = "auto"
-    threads: list | None = None  # thread indices or names; None = all
-    thread_order: object = "default"  # keyword or list of names/indices
-    time_window: tuple | None = None  # (t0, t1) µs from the trace origin; None = all
+    threads: list[int | str] | None = None  # thread indices or names; None = all
+    thread_order: str | list[int | str] = "default"  # keyword or list of names/indices
+    time_window: tuple[float, float] | None = None  # (t0, t1) µs from the trace origin; None = all
     max_depth: int | None = None  # show stack levels 0..max_depth only; None = all
     fold: str = "auto"
-    hide: list = field(default_factory=list)  # regexes on function names
-    hide_modules: list = field(default_factory=list)  # dotted module names
+    hide: list[str] = field(default_factory=list)  # regexes on function names
+    hide_modules: list[str] = field(default_factory=list)  # dotted module names
     hide_utilities: int = 0  # hide the top N utility routines
     collapse_patterns: bool = False  # repeated subtrees after the first: root call only
-    expand: list = field(default_factory=list)  # calls whose filtered children are shown anyway
-    highlight: list = field(default_factory=list)  # regexes: other calls are drawn pale
-    resolution: tuple = (1920, 1080)
+    expand: list[int] = field(default_factory=list)  # calls whose filtered children are shown anyway
+    highlight: list[str] = field(default_factory=list)  # regexes: other calls are drawn pale
+    resolution: tuple[int, int] = (1920, 1080)
     cluster_px: float = 1.0
     label_px: float = 16.0
     label_min_px: float = 0.0  # a box narrower than this gets no label (0: room for 3 characters)

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model import Trace
 from .params import IcicleParams
+
+if TYPE_CHECKING:  # imported where used: analysis.filters is not loaded for every layout
+    from ..analysis.filters import FilterSpec
 
 _HIDDEN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _MAIN_NAMES = ("mainthread", "main", "main thread", "crbrowsermain", "crrenderermain")
@@ -50,7 +54,7 @@ class Selection:
         return (i if self.orig is None else self.orig[i]).astype(np.int32)
 
 
-def filter_spec(params) -> "FilterSpec":
+def filter_spec(params) -> FilterSpec:
     """The `analysis.filters.FilterSpec` of a view's parameters (hide, modules, utilities,
     collapsed patterns)."""
     from ..analysis.filters import FilterSpec

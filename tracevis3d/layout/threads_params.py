@@ -39,20 +39,20 @@ class ThreadsParams:
     - ``highlight``: regexes on function names, as in the icicle: the other calls pale.
     """
 
-    focus: object = None
+    focus: int | str | None = None
     color_by: str = "kind"
-    threads: list | None = None
-    hide_threads: list = field(default_factory=list)
+    threads: list[int | str] | None = None
+    hide_threads: list[int | str] = field(default_factory=list)
     fold: str = "auto"
-    hide: list = field(default_factory=list)
-    hide_modules: list = field(default_factory=list)
+    hide: list[str] = field(default_factory=list)
+    hide_modules: list[str] = field(default_factory=list)
     max_levels: int = 14
     zero_radius: float = 9.0
     focus_scale: float = 2.5
-    time_window: tuple | None = None
+    time_window: tuple[float, float] | None = None
     window: str = "concurrent"
     cluster_px: float = 1.5
-    resolution: tuple = (1920, 1080)
+    resolution: tuple[int, int] = (1920, 1080)
     label_px: float = 16.0
     show_icicle: bool = True
     show_legend: bool = True
@@ -61,7 +61,7 @@ class ThreadsParams:
     title: str | None = None
     max_curves: int = 5000
     highlight_wait: int | None = None
-    highlight: list = field(default_factory=list)
+    highlight: list[str] = field(default_factory=list)
     elevation: float = 15.0
     azimuth: float = -5.0
     lens_mm: float = 100.0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from contextlib import contextmanager
 
 import numpy as np
