@@ -431,6 +431,17 @@ def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> Icic
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
+def ring_extent(ring) -> tuple:
+    """(height, half width) of the drawn semicircle in ring units: the largest
+    ``(Z + levels) · |sin a|`` and ``(Z + levels) · |cos a|`` over each lane's own angles
+    (a lane reaches its own outer radius only)."""
+    if not ring.a0.size:
+        return float(ring.zero_radius), float(ring.zero_radius)
+    a = np.linspace(ring.a0, ring.a1, 65)
+    r = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
+    return max(float((r * np.abs(np.sin(a))).max()), 1e-6), max(float((r * np.abs(np.cos(a))).max()), 1e-6)
+
+
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0
                   ) -> SimpleNamespace:
     """The icicle on top and the semicircle below in the pixel rectangle ``rect``: the
@@ -484,8 +495,12 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         names_w = name_units * px_w  # world room for the names above the arc
         left = float(np.min(frame.cam_left)) if hasattr(frame, "cam_left") else 0.0
         free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
-        radius = max(min(zb1 - zb0 - names_w, 0.5 * free_w - side_em * tpx * px_w), 1e-6)
-        out.place = RingPlacement((left + 0.5 * free_w, 0.0, zb0 + 0.15 * names_w), radius / R_units)
+        # each lane reaches its own outer radius over its own angles: the shallow lanes leave
+        # room above or beside the semicircle that a larger one can take
+        up_units, side_units = ring_extent(ring)
+        scale = max(min((zb1 - zb0 - names_w) / up_units, (0.5 * free_w - side_em * tpx * px_w) / side_units),
+                    1e-6 / R_units)
+        out.place = RingPlacement((left + 0.5 * free_w, 0.0, zb0 + 0.15 * names_w), scale)
         out.ring_block_px = (zb1 - zb0) / px_w
     else:
         out.place = RingPlacement((0.0, 0.0, 0.0), 1.0)
