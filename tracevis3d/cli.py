@@ -106,11 +106,12 @@ def _fold(s: str) -> str:
 
 
 def _regex(s: str) -> str:
+    from .analysis.userregex import check_user_regex
+
     try:
-        re.compile(s)
-    except re.error as e:
-        raise argparse.ArgumentTypeError(f"bad regular expression {s!r}: {e}") from None
-    return s
+        return check_user_regex(s, "regular expression")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("regular expression: ")) from None
 
 
 def _module(s: str) -> str:

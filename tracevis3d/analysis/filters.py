@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +26,9 @@ def function_mask(trace: Trace, regexes=(), modules=()) -> np.ndarray:
     module is one of ``modules`` or below one.  Once per distinct function."""
     from ..layout.naming import function_table
 
-    rxs = [re.compile(r) for r in regexes]
+    from .userregex import user_regex
+
+    rxs = [user_regex(r) for r in regexes]  # linear time: a user's pattern never backtracks
     mods = [m.strip().rstrip(".") for m in modules if m.strip()]
     out = np.zeros(trace.n_functions, np.bool_)
     if not rxs and not mods:
