@@ -78,18 +78,21 @@ def repeated_patterns(trace: Trace, ignore_order: bool = False, collapse_runs: b
     of a child count once), ``max_depth`` (compare only that many levels below a call;
     0 = the function alone).  See `kernels.patterns`."""
     from ..kernels.dag import node_first_call
+    from ..kernels.gamma import process_hash_seed
     from ..kernels.patterns import relaxed_classes
 
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"max_depth must be >= 0 or None, got {max_depth}")
     if max_depth is None:
-        cls, k = relaxed_classes(trace.func, trace.end_index, trace.func, False, ignore_order, collapse_runs)
+        cls, k = relaxed_classes(trace.func, trace.end_index, trace.func, False, ignore_order, collapse_runs,
+                                 process_hash_seed())
     else:
         _, cls = np.unique(trace.func, return_inverse=True)
         cls = cls.astype(np.int32)
         k = int(cls.max()) + 1 if len(trace) else 0
         for _ in range(max_depth):
-            cls, k = relaxed_classes(trace.func, trace.end_index, cls, True, ignore_order, collapse_runs)
+            cls, k = relaxed_classes(trace.func, trace.end_index, cls, True, ignore_order, collapse_runs,
+                                     process_hash_seed())
     first, count = node_first_call(cls, k)
     size = trace.subtree_size[first] if k else np.zeros(0, np.int32)
     return Patterns(cls, int(k), count, size.astype(np.int64), first,
