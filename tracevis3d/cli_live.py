@@ -43,6 +43,16 @@ def _curve(args):
         raise CLIError(f"--curve-server-key: {e}", 2) from None
 
 
+def _environment_error(e: BaseException) -> bool:
+    """A ZeroMQ error (address in use, no such interface, too many files): the machine's
+    state, not a bug -- exit 2 with one line."""
+    try:
+        import zmq
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(e, zmq.ZMQError)
+
+
 def replay(args) -> str:
     from .live.replay import replay as play
     from .live.transport import EndpointError, check_endpoint
@@ -63,9 +73,18 @@ def replay(args) -> str:
             last[0] = f
             _progress(f, "replaying")
 
-    r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
-             wait_subscriber=args.wait, progress=progress)
-    return f"{r['sent']} events sent, {r['dropped']} dropped, {r['messages']} messages"
+    try:
+        r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
+                 wait_subscriber=args.wait, progress=progress)
+    except ValueError as e:  # times the protocol cannot carry: one line
+        raise CLIError(str(e), 1) from None
+    except Exception as e:
+        if _environment_error(e):
+            raise CLIError(f"{args.endpoint}: {' '.join(str(e).split())}", 2) from None
+        raise
+    moved = (f"; times moved by {-r['shifted_us']:.6g} µs (beyond the protocol's 64-bit ns clock)"
+             if r.get("shifted_us") else "")
+    return f"{r['sent']} events sent, {r['dropped']} dropped, {r['messages']} messages{moved}"
 
 
 COMMANDS = {"replay": replay}
