@@ -14,6 +14,15 @@ def _add_curve_args(r) -> None:
     r.add_argument("--curve-server-key", metavar="CERT",
                    help="CURVE: connecting, the binding side's public certificate; binding, this "
                         "side's secret certificate (required for a non-loopback endpoint)")
+    _add_curve_both_ways_args(r)
+
+
+def _add_curve_both_ways_args(r) -> None:
+    r.add_argument("--curve-clients", metavar="FOLDER",
+                   help="CURVE, binding: the folder of the public certificates of the peers admitted "
+                        "(the allow-list; any other peer is refused and counted)")
+    r.add_argument("--curve-client-key", metavar="CERT",
+                   help="CURVE, connecting: this side's secret certificate (one the binding side admits)")
 
 
 def add_parsers(sub) -> None:
@@ -35,10 +44,13 @@ def _curve(args):
         return None
     from .live.transport import Curve
 
+    if args.bind and not args.curve_clients:
+        raise CLIError("--curve-server-key: binding with CURVE needs --curve-clients FOLDER (the public "
+                       "certificates of the peers admitted)", 2)
     try:
         if args.bind:
-            return Curve.server_from_file(args.curve_server_key)
-        return Curve.client_from_file(args.curve_server_key)
+            return Curve.server_from_file(args.curve_server_key, args.curve_clients)
+        return Curve.client_from_file(args.curve_server_key, args.curve_client_key)
     except (OSError, ValueError) as e:
         raise CLIError(f"--curve-server-key: {e}", 2) from None
 
@@ -76,6 +88,8 @@ def replay(args) -> str:
     try:
         r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
                  wait_subscriber=args.wait, progress=progress)
+    except EndpointError as e:
+        raise CLIError(str(e), 2) from None
     except ValueError as e:  # times the protocol cannot carry: one line
         raise CLIError(str(e), 1) from None
     except Exception as e:
@@ -115,6 +129,7 @@ def add_render_live_parser(sub) -> None:
     r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
     r.add_argument("--curve-server-key", metavar="CERT",
                    help="CURVE: binding, this side's secret certificate; with --connect, the program's public one")
+    _add_curve_both_ways_args(r)
 
 
 def render_live(args) -> str:

@@ -200,8 +200,17 @@ class LiveSession:
         ch.seconds = time.perf_counter() - t0
         return ch
 
+    @property
+    def clients(self) -> tuple[int, int]:
+        """(admitted, refused) CURVE clients (binding with an allow-list; else (0, 0))."""
+        from .transport import client_counts
+
+        return client_counts(self.sock)
+
     def close(self) -> None:
-        self.sock.close(0)
+        from .transport import close_socket
+
+        close_socket(self.sock, 0)
         if self._own_ctx:
             self.ctx.term()
 

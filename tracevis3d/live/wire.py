@@ -187,6 +187,8 @@ class WireSender:
                 self.flush_tables()
             self.send_drops()
             self._send(P.BYE, P.counts_payload(self.events_sent, self.dropped_events))
-        self.sock.close()  # LINGER bounds how long queued messages may still take
+        from .transport import close_socket
+
+        close_socket(self.sock)  # LINGER bounds how long queued messages may still take
         if self._own_ctx:
             self.ctx.term()
