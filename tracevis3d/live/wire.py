@@ -49,6 +49,14 @@ class WireSender:
         self._reported_drops = 0
         #: > 0: wait up to this long for room instead of dropping (replay; never a traced program)
         self.block_seconds = 0.0
+        #: subscription notices read per `poll_subscriptions` (a peer looping on subscriptions
+        #: must not keep the sender reading them), and the least time between two re-sends of
+        #: HELLO and the tables (notices in between are coalesced into the next re-send)
+        self.max_notices = 64
+        self.resend_interval = 0.1
+        self.table_resends = 0
+        self._resend_wanted = False
+        self._last_resend = -float("inf")
 
     # -------------------------------------------------------------- sockets
     def _send(self, mtype: int, payload: bytes) -> bool:
@@ -70,9 +78,12 @@ class WireSender:
         return True
 
     def poll_subscriptions(self, timeout_ms: int = 0) -> bool:
-        """Read subscription notices; a new subscriber gets HELLO and the tables again."""
+        """Read at most `max_notices` subscription notices; new subscribers get HELLO and the
+        tables again -- at most once per `resend_interval`, whatever the peers send."""
         new = False
-        while self.sock.poll(timeout_ms, self._zmq.POLLIN):
+        for _ in range(self.max_notices):
+            if not self.sock.poll(timeout_ms, self._zmq.POLLIN):
+                break
             msg = self.sock.recv()
             timeout_ms = 0
             if msg[:1] == b"\x01":
@@ -81,7 +92,13 @@ class WireSender:
                 self.subscribed = True
             elif msg[:1] == b"\x00" and msg[1:] in (b"", P.MAGIC):
                 self.subscribed = False
+        self._resend_wanted = self._resend_wanted or new
+        now = time.monotonic()
+        new = self._resend_wanted and now - self._last_resend >= self.resend_interval
         if new:
+            self._resend_wanted = False
+            self._last_resend = now
+            self.table_resends += 1
             self.tables_dirty = True
             if self.on_subscribe is not None and not self._in_subscribe:
                 self._in_subscribe = True  # the callback sends: no second notice inside it
