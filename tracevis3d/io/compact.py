@@ -288,7 +288,7 @@ class _Reader:
     def _inflate_one(self, name: str, start: int, stored: int, raw: int, at: int) -> bytes:
         out, why = _inflate_exact(self.data[start: start + stored], raw)
         if why:
-            self.bad(f"section {name!r} at byte {start}: {why}", at)
+            self.bad(f"section {name!r} (its stream at byte {start}) {why}", at)
         return out
 
     def _planes(self, name: str, s: dict, at: int) -> bytes:
@@ -377,7 +377,7 @@ def _inflate_exact(stored, raw: int) -> tuple[bytes, str]:
     try:
         out = d.decompress(bytes(stored), raw + 1)
     except zlib.error as e:
-        return b"", f"corrupt zlib stream: {e}"
+        return b"", f"is a corrupt zlib stream: {e}"
     if len(out) != raw or not d.eof or d.unconsumed_tail or d.unused_data:
         return b"", f"does not inflate to exactly its declared {raw} bytes"
     return out, ""
