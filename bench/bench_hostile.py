@@ -91,7 +91,6 @@ def issue20(args) -> None:
 
     import numpy as np
 
-    sys.path.insert(0, str(ROOT))
     from hostile_cases import COMPACT_CASES
 
     rows = []

@@ -75,7 +75,6 @@ def compact_variant(rng: random.Random):
 
     import numpy as np
 
-    sys.path.insert(0, str(REPO))
     import tracevis3d
     from tracevis3d.io import compact
 
