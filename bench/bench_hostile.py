@@ -191,7 +191,7 @@ def issue20(args) -> None:
     row("cone expand", f"deepest call of a {depth:,}-deep chain", "whole chain kept", f"{t_new:.4f}", "—",
         "linear", f"per-level closure: {t_old:.2f} s")
 
-    live_rows(row)
+    live_rows(row, args.peer)
 
 
 _PEER = r"""
@@ -218,6 +218,69 @@ ctx.term()
 """
 
 
+_FLOOD_NOTICES = r"""
+import sys, zmq
+ctx = zmq.Context()
+s = ctx.socket(zmq.XSUB)
+s.connect(sys.argv[1])
+while True:  # a peer that reads what it gets (not a stalled viewer) but keeps re-subscribing
+    s.send(b"\x01TV3L")
+    while True:
+        try:
+            s.recv(zmq.NOBLOCK)
+        except zmq.Again:
+            break
+"""
+
+_BOUND = r"""
+import json, os, socket, subprocess, sys, time
+sys.path.insert(0, os.environ["TV3D_REPO"])  # this checkout's tracevis3d or the peer's (a child process)
+import numpy as np
+from tracevis3d.live import LiveSession
+from tracevis3d.live import protocol as P
+from tracevis3d.live.wire import WireSender
+s = socket.socket(); s.bind(("127.0.0.1", 0)); ep = "tcp://127.0.0.1:%d" % s.getsockname()[1]; s.close()
+wire = WireSender(ep, bind=True, program="bound")
+viewer = LiveSession(ep, bind=False)
+wire.add_functions([("main", "a.py", 1)] + [("pkg.mod.f%d" % k, "/src/pkg/mod.py", k) for k in range(20000)]); wire.set_thread(0, (1, 2, "MainThread", "p"))
+t0 = time.monotonic()
+while not wire.subscribed and time.monotonic() - t0 < 10:
+    viewer.poll_once(wait=0.01); wire.poll_subscriptions(10)
+flood = subprocess.Popen([sys.executable, "-c", os.environ["TV3D_FLOOD"], ep]) if os.environ["TV3D_WITH_FLOOD"] == "1" else None
+time.sleep(1.0)
+n = 1000
+rec = np.zeros(2 * n, P.EVENT_DTYPE)
+rec["type"][0::2], rec["type"][1::2] = P.ENTER, P.EXIT
+for k in range(300):
+    rec["ts"] = (np.arange(2 * n) + 2 * n * k) * 1000
+    wire.send_events(rec)
+    viewer.poll_once(max_messages=100, max_seconds=0.01)
+    time.sleep(0.002)
+if flood is not None:
+    flood.kill()
+print("TV3D-BOUND " + json.dumps({"dropped": wire.dropped_events, "total": wire.events_sent + wire.dropped_events,
+                                  "resends": getattr(wire, "table_resends", None)}))
+"""
+
+
+def _bound_drops(repo: str, flood: bool) -> str:
+    """The share of events a bound program drops, with or without a subscription flood."""
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, TV3D_REPO=repo, TV3D_FLOOD=_FLOOD_NOTICES, TV3D_WITH_FLOOD="1" if flood else "0")
+    try:
+        p = subprocess.run([sys.executable, "-c", _BOUND], env=env, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "not done in 120 s (killed)"
+    for line in p.stdout.splitlines():
+        if line.startswith("TV3D-BOUND "):
+            r = json.loads(line[len("TV3D-BOUND "):])
+            return f"{100 * r['dropped'] / max(r['total'], 1):.1f} % dropped"
+    return "failed: " + p.stderr[-200:].replace("\n", " ")
+
+
 def _peer_process(sess, plan: str):
     import subprocess
 
@@ -230,8 +293,11 @@ def _peer_process(sess, plan: str):
     return p
 
 
-def live_rows(row) -> None:
+def live_rows(row, peer: str | None = None) -> None:
     """The live viewer under hostile peers, over real sockets on loopback."""
+    row("live: bound program", "600 K events, 20 K functions, a peer looping on subscriptions",
+        _bound_drops(str(ROOT), True), "—", "—", "<= 10 % dropped",
+        (_bound_drops(peer, True) if peer else "—") + f"; no flood: {_bound_drops(str(ROOT), False)}")
     import struct
     import time
 
@@ -312,7 +378,8 @@ def main():
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
     if args.issue == 20:
-        return issue20(args)
+        return issue20(args) if not args.only else live_rows(
+            lambda *c: print("| " + " | ".join(str(x) for x in c) + " |", flush=True), args.peer)
     names = args.only or list(SIZES)
     print(f"# repo {args.repo}; per run: timeout {args.timeout:.0f} s, address space {args.max_gb:g} GB")
     print("| case | file bytes (3 sizes) | outcome | load s | peak RSS MB | exponent |")

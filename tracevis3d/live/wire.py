@@ -51,11 +51,16 @@ class WireSender:
         self.block_seconds = 0.0
         #: subscription notices read per `poll_subscriptions` (a peer looping on subscriptions
         #: must not keep the sender reading them), and the least time between two re-sends of
-        #: HELLO and the tables (notices in between are coalesced into the next re-send)
+        #: HELLO and the tables (notices in between are coalesced into the next re-send); while
+        #: notices keep coming (a peer looping on subscriptions) the gap doubles, up to
+        #: `max_resend_interval`, and falls back once they stop
         self.max_notices = 64
         self.resend_interval = 0.1
+        self.max_resend_interval = 5.0
         self.table_resends = 0
         self._resend_wanted = False
+        self._resend_deferred = False
+        self._backoff = 0.0
         self._last_resend = -float("inf")
 
     # -------------------------------------------------------------- sockets
@@ -92,11 +97,16 @@ class WireSender:
                 self.subscribed = True
             elif msg[:1] == b"\x00" and msg[1:] in (b"", P.MAGIC):
                 self.subscribed = False
-        self._resend_wanted = self._resend_wanted or new
         now = time.monotonic()
-        new = self._resend_wanted and now - self._last_resend >= self.resend_interval
+        gap = max(self.resend_interval, self._backoff)
         if new:
-            self._resend_wanted = False
+            self._resend_wanted = True
+            if now - self._last_resend < gap:
+                self._resend_deferred = True  # another notice inside the gap: a flood, or a burst
+        new = self._resend_wanted and now - self._last_resend >= gap
+        if new:
+            self._backoff = min(2 * gap, self.max_resend_interval) if self._resend_deferred else 0.0
+            self._resend_wanted = self._resend_deferred = False
             self._last_resend = now
             self.table_resends += 1
             self.tables_dirty = True
@@ -149,7 +159,9 @@ class WireSender:
                 first = getattr(self, attr)
                 part = table[first: first + chunk]
                 if not self._send(mtype, payload(first, part)):
-                    self.tables_dirty = True  # never send events that name what nobody was told
+                    # refused (the pipes are full): the events wait (never send events that name
+                    # what nobody was told), the re-send goes on from here at the next flush
+                    # (starting over from HELLO each time, a busy viewer never caught up)
                     return False
                 setattr(self, attr, first + len(part))
         return True
