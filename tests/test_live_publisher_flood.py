@@ -53,3 +53,35 @@ def test_subscription_flood_is_read_in_bounded_slices_and_coalesced():
     finally:
         flood.close(0)
         ctx.term()
+
+
+def test_a_refused_table_resend_goes_on_where_it_stopped():
+    """Pipes full in the middle of the tables: the next flush continues from there (one
+    HELLO), so a busy viewer catches up instead of being sent the start again and again."""
+    ep = free_endpoint()
+    wire = WireSender(ep, bind=True, program="bound", sndhwm=4, linger_ms=1000)
+    try:
+        with LiveSession(ep, bind=False, rcvhwm=4) as viewer:
+            wire.add_functions([(f"pkg.f{k}", "m.py", k) for k in range(4000)])  # 32 messages of 128
+            wire.set_thread(0, (1, 2, "MainThread", "prog"))
+            t0 = time.monotonic()
+            while not wire.subscribed and time.monotonic() - t0 < 10:
+                viewer.poll_once(max_messages=0, wait=0.01)
+                wire.poll_subscriptions(10)
+            time.sleep(0.2)
+            assert not wire.flush_tables()  # the viewer reads nothing yet: refused part way
+            sent = wire.sent_functions
+            assert 0 < sent < 4000 and not wire.tables_dirty
+            flushes = 0
+            while not wire.flush_tables():
+                assert wire.sent_functions >= sent and not wire.tables_dirty  # never back to the start
+                sent = wire.sent_functions
+                viewer.poll_once(max_messages=1000, max_seconds=0.05, wait=0.01)
+                flushes += 1
+                assert flushes < 10_000
+            assert wire.seq == 1 + 32 + 1  # one HELLO, the 32 FUNCTIONS messages (128 each) and THREADS once
+            wire.close()
+            follow(viewer, timeout=20)
+            assert len(viewer.fnames) == 4000 and viewer.bad == {}
+    finally:
+        wire.close(bye=False) if not wire.sock.closed else None
