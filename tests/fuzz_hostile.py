@@ -1,11 +1,16 @@
-"""Seeded fuzzing of the importers with the hostile classes of issue 9.
+"""Seeded fuzzing of the importers with the hostile classes of issues 9 and 20.
 
 Each seed builds one input: a class of tests/hostile_cases.py at a random size,
 a gzip oddity, a tampered native file, or a valid trace with random damage
 (cuts, byte flips, long or surrogate names, numeric edges, deep nesting, missing
-commas, trailing data, bad args).  Every input must give a checked `Trace` or a
-`TraceFormatError` naming the file -- no other exception, no crash, no hang
-(per-case alarm), within the address-space limit of the worker process.
+commas, trailing data, bad args); issue 20's classes: a hostile compact file (counts that
+wrap int64, a declared raw size 0 over a zlib bomb, DAG and depth bombs, header and
+metadata bombs, byte flips), a user regex (catastrophic for a backtracking engine, or
+needing backtracking) searched over a trace, and a trace whose names collide under the
+cone tree's unkeyed hash.  Every input must give a checked `Trace` or a
+`TraceFormatError` naming the file (a regex: an answer or a one-line ValueError) -- no
+other exception, no crash, no hang (per-case alarm), within the address-space limit of
+the worker process.
 
     .venv/bin/python tests/fuzz_hostile.py --seeds 2000 [--first 0] [--max-gb 2.5] [--case-seconds 20]
 
@@ -56,13 +61,112 @@ _EDGES = [b"1.7e308", b"-1.7e308", b"NaN", b"Infinity", b"-Infinity", b"1e999", 
           b"123456789012345678901234567890", b"null", b"true", b"[]", b"{}", b"5e-324"]
 
 
+# ------------------------------------------------------------------ issue 20's classes
+_REGEXES = [r"(a+)+$", r"(a|a)*b", r"(a|aa)+$", r"(\w+\s?)*$", r"(.*a){20}$", r"^(a?){25}a{25}$",
+            r"(x+x+)+y", r"([a-z]+)*[0-9]$", r"(a)\1", r"(?=a)b", r"(?<!a)b", r"a++", r"(?>a+)b",
+            r"a{1000}{1000}", r"(", r"[", r"(?i)MAIN|leaf", r"\bio\b", r".*", r""]
+
+
+def compact_variant(rng: random.Random):
+    """(bytes, label): a valid compact file of a small random trace, damaged by one of
+    issue 20's classes (built section by section with the real writer)."""
+    import struct
+    import zlib
+
+    import numpy as np
+
+    import tracevis3d
+    from tracevis3d.io import compact
+
+    t = tracevis3d.synthetic(rng.randint(20, 400), threads=rng.randint(1, 3), seed=rng.randrange(1000))
+    fd, tmp = tempfile.mkstemp(suffix=".tv3c")
+    os.close(fd)
+    try:
+        tracevis3d.save(t, tmp, format="compact")
+        data = pathlib.Path(tmp).read_bytes()
+    finally:
+        os.remove(tmp)
+    n0 = len(compact.MAGIC) + 20
+    _, hs, _ = struct.unpack("<IQQ", data[len(compact.MAGIC):n0])
+    header = json.loads(zlib.decompress(data[n0:n0 + hs]))
+    blobs, at = {}, n0 + hs
+    for s in header["sections"]:
+        blobs[s["name"]] = data[at: at + s["stored"]]
+        at += s["stored"]
+
+    def put(name, values, zigzag=False, delta=False):
+        w = compact._Writer()
+        w.ints(name, np.asarray(values, np.int64), delta=delta, zigzag=zigzag)
+        w.finish()
+        header["sections"] = [w.sections[0] if s["name"] == name else s for s in header["sections"]]
+        blobs[name] = w.blobs[0]
+
+    op = rng.choice(["wrap", "raw0", "bomb", "deep", "meta", "flip", "counts", "none"])
+    hraw = None
+    if op == "wrap":
+        k = max(header["n_nodes"], 1)
+        v = np.zeros(k, np.int64)
+        v[: min(4, k)] = 1 << 62
+        v[0] += header["n_edges"]
+        put("node_nchild", v)
+    elif op == "raw0":
+        name = rng.choice([s["name"] for s in header["sections"]])
+        bomb = zlib.compress(bytes(rng.choice([1, 8, 64]) << 20), 9)
+        for s in header["sections"]:
+            if s["name"] == name:
+                s.pop("planes", None)
+                s.update(raw=0, stored=len(bomb), crc=zlib.crc32(bomb))
+        blobs[name] = bomb
+        if rng.random() < 0.3:
+            hraw = 0
+    elif op in ("bomb", "deep"):
+        k = rng.randint(10, 30) if op == "bomb" else rng.randint(100_000, 300_000)
+        fan = 2 if op == "bomb" else 1
+        header.update(n_calls=(2 ** k - 1) if op == "bomb" else k, n_nodes=k, n_edges=fan * (k - 1))
+        put("node_func", [0] * k)
+        put("node_nchild", [0] + [fan] * (k - 1))
+        put("node_children", [1] * (fan * (k - 1)))
+        put("roots", [k - 1], zigzag=True)
+        put("roots_per_thread", [1] + [0] * (header["n_threads"] - 1))
+    elif op == "meta":
+        header["meta"]["pile"] = rng.choice([[[]] * 2_000_000, {"k%d" % i: i for i in range(300_000)},
+                                             [{"__ndarray__": "meta__x"}] * 1000])
+    elif op == "counts":
+        header[rng.choice(["n_calls", "n_threads", "n_nodes", "n_edges"])] = rng.choice(
+            [0, 1, 2 ** 31, 2 ** 63 - 1, -1, 10 ** 30, "x"])
+    raw = json.dumps(header).encode()
+    hz = zlib.compress(raw, 9)
+    out = bytearray(compact.MAGIC + struct.pack("<IQQ", compact.VERSION, len(hz), len(raw) if hraw is None else hraw)
+                    + hz + b"".join(blobs[s["name"]] for s in header["sections"]))
+    if op == "flip":
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(compact.MAGIC), len(out))] = rng.randrange(256)
+    return bytes(out), f"compact {op}"
+
+
 def build(seed: int):
-    """(bytes, load options, label) of fuzz input ``seed``."""
+    """(bytes, load options, label) of fuzz input ``seed``.  Options starting with ``__``
+    are the worker's: ``__regex`` (search the loaded trace for it), ``__cone`` (build its
+    calling-context tree)."""
     sys.path.insert(0, str(HERE))
     import hostile_cases as hc
 
     rng = random.Random(seed)
-    kind = rng.choice(["case", "gzip", "native", "damage", "damage", "damage"])
+    kind = rng.choice(["case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex",
+                       "cone"])
+    if kind == "compact":
+        data, label = compact_variant(rng)
+        return data, {}, label
+    if kind == "regex":
+        pat = rng.choice(_REGEXES)
+        names = [rng.choice(["a" * 30 + "b", "x" * 40, "main", "io", "leaf"]) for _ in range(8)]
+        evs = [{"ph": "X", "name": nm, "ts": k * 10, "dur": 5, "pid": 1, "tid": 1} for k, nm in enumerate(names)]
+        return json.dumps(evs).encode(), {"__regex": pat}, f"regex {pat!r}"
+    if kind == "cone":  # one root, children named so that the ids collide under the old unkeyed hash
+        n = rng.randint(100, 3000)
+        evs = [{"ph": "X", "name": "root", "ts": 0, "dur": 10 * n + 10, "pid": 1, "tid": 1}]
+        evs += [{"ph": "X", "name": f"f{k}", "ts": 10 * k + 1, "dur": 5, "pid": 1, "tid": 1} for k in range(n)]
+        return json.dumps(evs).encode(), {"__cone": True}, f"cone n={n}"
     if kind == "case":
         name = rng.choice(sorted(hc.CASES))
         n = int(10 ** rng.uniform(2, 5.3))
@@ -140,12 +244,26 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
         f.write(data)
     print("START", seed, flush=True)
     signal.alarm(int(os.environ["TV3D_CASE_SECONDS"]))
+    regex = opts.pop("__regex", None)
+    cone = opts.pop("__cone", False)
     try:
         t = tracevis3d.load(path, **opts)
         t.check()
-        if len(t) and len(t) < 5000:
-            tracevis3d.compare(t, t, tau=0.5)
-        res = "ok"
+        if regex is not None:
+            from tracevis3d.analysis.search import search_calls
+            try:
+                search_calls(t, regex)
+                res = "ok"
+            except ValueError as e:
+                res = "error" if "\n" not in str(e) and repr(regex)[:20] in str(e) else "bad refusal: " + str(e)[:300]
+        elif cone:
+            from tracevis3d.analysis.context import calling_context_tree
+            c = calling_context_tree(t)
+            res = "ok" if c.probes <= 3 * max(len(t), 16) else f"cone flood: {c.probes} probes for {len(t)} calls"
+        else:
+            if len(t) and len(t) < 5000:
+                tracevis3d.compare(t, t, tau=0.5)
+            res = "ok"
     except TraceFormatError as e:
         res = "error" if path in str(e) else "error without the file name: " + str(e)[:300]
     except Hang:

@@ -452,4 +452,113 @@ CASES = {
     "tiny_events": tiny_events,
 }
 
-__all__ = ["CASES", "NATIVE_TAMPERS", "native_bytes", "gzip_variants", "measure_case", "zlib", "struct"]
+
+
+# ------------------------------------------------------------------ issue 20: compact files
+def _compact_parts(n_calls: int = 200):
+    """(header, {section: stored bytes}) of a valid compact file of a small synthetic trace."""
+    import tempfile
+
+    import tracevis3d
+    from tracevis3d.io import compact
+
+    t = tracevis3d.synthetic(n_calls, threads=2, seed=7)
+    fd, tmp = tempfile.mkstemp(suffix=".tv3c")
+    os.close(fd)
+    try:
+        tracevis3d.save(t, tmp, format="compact")
+        data = pathlib.Path(tmp).read_bytes()
+    finally:
+        os.remove(tmp)
+    n0 = len(compact.MAGIC) + 20
+    _, hs, _ = struct.unpack("<IQQ", data[len(compact.MAGIC):n0])
+    header = json.loads(zlib.decompress(data[n0:n0 + hs]))
+    blobs, at = {}, n0 + hs
+    for sec in header["sections"]:
+        blobs[sec["name"]] = data[at: at + sec["stored"]]
+        at += sec["stored"]
+    return header, blobs
+
+
+def _compact_put(header, blobs, name, values, zigzag=False):
+    import numpy as np
+
+    from tracevis3d.io import compact
+
+    w = compact._Writer()
+    w.ints(name, np.asarray(values, np.int64), zigzag=zigzag)
+    w.finish()
+    header["sections"] = [w.sections[0] if sec["name"] == name else sec for sec in header["sections"]]
+    blobs[name] = w.blobs[0]
+
+
+def _compact_bytes(header, blobs, hraw=None) -> bytes:
+    from tracevis3d.io import compact
+
+    raw = json.dumps(header).encode()
+    hz = zlib.compress(raw, 9)
+    return (compact.MAGIC + struct.pack("<IQQ", compact.VERSION, len(hz), len(raw) if hraw is None else hraw)
+            + hz + b"".join(blobs[sec["name"]] for sec in header["sections"]))
+
+
+def _compact_dag(k: int, fan: int, n_calls: int):
+    header, blobs = _compact_parts()
+    header.update(n_calls=n_calls, n_nodes=k, n_edges=fan * (k - 1))
+    _compact_put(header, blobs, "node_func", [0] * k)
+    _compact_put(header, blobs, "node_nchild", [0] + [fan] * (k - 1))
+    _compact_put(header, blobs, "node_children", [1] * (fan * (k - 1)))
+    _compact_put(header, blobs, "roots", [k - 1], zigzag=True)
+    _compact_put(header, blobs, "roots_per_thread", [1] + [0] * (header["n_threads"] - 1))
+    return _compact_bytes(header, blobs), {}
+
+
+def compact_dag_bomb(levels: int):
+    """A DAG whose node k has two children k-1: 2^levels - 1 calls in under a kilobyte."""
+    return _compact_dag(levels, 2, (1 << levels) - 1)
+
+
+def compact_deep_chain(depth: int):
+    """A chain of ``depth`` distinct nodes: one call per level, a few bytes per 10 K levels."""
+    return _compact_dag(depth, 1, depth)
+
+
+def compact_raw0(mb: int):
+    """A section that declares 0 raw bytes over a zlib stream of ``mb`` MB of zeros."""
+    header, blobs = _compact_parts()
+    bomb = zlib.compress(bytes(mb << 20), 9)
+    for sec in header["sections"]:
+        if sec["name"] == "args_blob":
+            sec.update(raw=0, stored=len(bomb), crc=zlib.crc32(bomb))
+    blobs["args_blob"] = bomb
+    return _compact_bytes(header, blobs), {}
+
+
+def compact_meta(items: int):
+    """A header whose metadata holds ``items`` empty lists (3 bytes of JSON each, ~1000x zlib)."""
+    header, blobs = _compact_parts()
+    header["meta"]["pile"] = [[]] * items
+    return _compact_bytes(header, blobs), {}
+
+
+def compact_wrap(n_calls: int):
+    """node_nchild summing to 2^64 + n_edges: numpy's int64 sum says n_edges (was a SIGSEGV)."""
+    import numpy as np
+
+    header, blobs = _compact_parts(n_calls)
+    v = np.zeros(header["n_nodes"], np.int64)
+    v[:4] = 1 << 62
+    v[0] += header["n_edges"]
+    _compact_put(header, blobs, "node_nchild", v)
+    return _compact_bytes(header, blobs), {}
+
+
+COMPACT_CASES = {
+    "compact_dag_bomb": compact_dag_bomb,
+    "compact_deep_chain": compact_deep_chain,
+    "compact_raw0": compact_raw0,
+    "compact_meta": compact_meta,
+    "compact_wrap": compact_wrap,
+}
+
+__all__ = ["CASES", "COMPACT_CASES", "NATIVE_TAMPERS", "native_bytes", "gzip_variants", "measure_case", "zlib",
+           "struct"]

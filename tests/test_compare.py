@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tracevis3d
 from tracevis3d.comparison import Comparison, compare_traces
-from tracevis3d.kernels.gamma import subtree_gamma_classes, subtree_shape_classes
+from tracevis3d.kernels.gamma import process_hash_seed, subtree_gamma_classes, subtree_shape_classes
 from tracevis3d.kernels.repetition import sibling_repetitions
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,
                                         sets_to_bitsets)
@@ -435,14 +435,14 @@ def test_gamma_and_shape_classes_on_synthetic():
     from tracevis3d.synthesis import synthetic_trace
 
     t = synthetic_trace(3000, threads=2, seed=4)
-    cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions)
+    cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions, process_hash_seed())
     g = [frozenset(t.func[i:t.end_index[i]].tolist()) for i in range(len(t))]
     first = {}
     for i, s in enumerate(g):
         assert first.setdefault(s, cls[i]) == cls[i]
         assert frozenset(items[ptr[cls[i]]:ptr[cls[i] + 1]].tolist()) == s
     assert len(first) == len(ptr) - 1
-    shape, n_shapes = subtree_shape_classes(t.func, t.end_index)
+    shape, n_shapes = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
     sb = shapes_bf(t)
     m = {}
     for i in range(len(t)):

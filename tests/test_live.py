@@ -198,20 +198,24 @@ def test_non_loopback_without_keys_is_refused():
         LiveSession("udp://127.0.0.1:5")
 
 
-def test_curve_keyed_viewer_receives_and_unkeyed_gets_nothing():
+def test_curve_keyed_viewer_receives_and_unkeyed_gets_nothing(tmp_path):
     import zmq
+    import zmq.auth
 
     from tracevis3d.live import Curve
 
     server_pub, server_sec = zmq.curve_keypair()
+    zmq.auth.create_certificates(str(tmp_path), "viewer")  # the allow-list: viewer.key
+    viewer_pub, viewer_sec = zmq.auth.load_certificate(str(tmp_path / "viewer.key_secret"))
     want = tracevis3d.synthetic(300, seed=3)
     ep = free_endpoint()
-    keyed = LiveSession(ep, bind=False, curve=Curve(server_public=server_pub))
+    keyed = LiveSession(ep, bind=False, curve=Curve(public=viewer_pub, secret=viewer_sec, server_public=server_pub))
     unkeyed = LiveSession(ep, bind=False)
     wrong = LiveSession(ep, bind=False, curve=Curve(server_public=zmq.curve_keypair()[0]))
     try:
         th = threading.Thread(target=replay, args=(want, ep), kwargs=dict(
-            bind=True, curve=Curve(public=server_pub, secret=server_sec), wait_subscriber=5.0, linger=1.0))
+            bind=True, curve=Curve(public=server_pub, secret=server_sec, clients=str(tmp_path)),
+            wait_subscriber=5.0, linger=1.0))
         th.start()
         follow(keyed, timeout=20)
         th.join()

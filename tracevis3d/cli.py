@@ -106,11 +106,12 @@ def _fold(s: str) -> str:
 
 
 def _regex(s: str) -> str:
+    from .analysis.userregex import check_user_regex
+
     try:
-        re.compile(s)
-    except re.error as e:
-        raise argparse.ArgumentTypeError(f"bad regular expression {s!r}: {e}") from None
-    return s
+        return check_user_regex(s, "regular expression")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("regular expression: ")) from None
 
 
 def _module(s: str) -> str:
@@ -701,6 +702,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: error: {' '.join(str(e).split()) or type(e).__name__}\n")
         return 1
     except Exception as e:  # never a traceback for the user; TRACEVIS3D_DEBUG=1 shows it
+        if type(e).__module__.split(".")[0] == "zmq":  # the machine's state (a port in use): exit 2
+            sys.stderr.write(f"{PROG}: error: {' '.join(str(e).split()) or type(e).__name__}\n")
+            return 2
         if os.environ.get("TRACEVIS3D_DEBUG"):
             raise
         sys.stderr.write(f"{PROG}: internal error: {type(e).__name__}: {' '.join(str(e).split())}\n")

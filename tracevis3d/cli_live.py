@@ -13,6 +13,15 @@ def _add_curve_args(r) -> None:
     r.add_argument("--curve-server-key", metavar="CERT",
                    help="CURVE: connecting, the binding side's public certificate; binding, this "
                         "side's secret certificate (required for a non-loopback endpoint)")
+    _add_curve_both_ways_args(r)
+
+
+def _add_curve_both_ways_args(r) -> None:
+    r.add_argument("--curve-clients", metavar="FOLDER",
+                   help="CURVE, binding: the folder of the public certificates of the peers admitted "
+                        "(the allow-list; any other peer is refused and counted)")
+    r.add_argument("--curve-client-key", metavar="CERT",
+                   help="CURVE, connecting: this side's secret certificate (one the binding side admits)")
 
 
 def add_parsers(sub) -> None:
@@ -34,12 +43,25 @@ def _curve(args):
         return None
     from .live.transport import Curve
 
+    if args.bind and not args.curve_clients:
+        raise CLIError("--curve-server-key: binding with CURVE needs --curve-clients FOLDER (the public "
+                       "certificates of the peers admitted)", 2)
     try:
         if args.bind:
-            return Curve.server_from_file(args.curve_server_key)
-        return Curve.client_from_file(args.curve_server_key)
+            return Curve.server_from_file(args.curve_server_key, args.curve_clients)
+        return Curve.client_from_file(args.curve_server_key, args.curve_client_key)
     except (OSError, ValueError) as e:
         raise CLIError(f"--curve-server-key: {e}", 2) from None
+
+
+def _environment_error(e: BaseException) -> bool:
+    """A ZeroMQ error (address in use, no such interface, too many files): the machine's
+    state, not a bug -- exit 2 with one line."""
+    try:
+        import zmq
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(e, zmq.ZMQError)
 
 
 def replay(args) -> str:
@@ -62,9 +84,20 @@ def replay(args) -> str:
             last[0] = f
             _progress(f, "replaying")
 
-    r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
-             wait_subscriber=args.wait, progress=progress)
-    return f"{r['sent']} events sent, {r['dropped']} dropped, {r['messages']} messages"
+    try:
+        r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
+                 wait_subscriber=args.wait, progress=progress)
+    except EndpointError as e:
+        raise CLIError(str(e), 2) from None
+    except ValueError as e:  # times the protocol cannot carry: one line
+        raise CLIError(str(e), 1) from None
+    except Exception as e:
+        if _environment_error(e):
+            raise CLIError(f"{args.endpoint}: {' '.join(str(e).split())}", 2) from None
+        raise
+    moved = (f"; times moved by {-r['shifted_us']:.6g} µs (beyond the protocol's 64-bit ns clock)"
+             if r.get("shifted_us") else "")
+    return f"{r['sent']} events sent, {r['dropped']} dropped, {r['messages']} messages{moved}"
 
 
 COMMANDS = {"replay": replay}
@@ -95,6 +128,7 @@ def add_render_live_parser(sub) -> None:
     r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
     r.add_argument("--curve-server-key", metavar="CERT",
                    help="CURVE: binding, this side's secret certificate; with --connect, the program's public one")
+    _add_curve_both_ways_args(r)
 
 
 def render_live(args) -> str:

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from .model import Trace
-from .kernels.gamma import renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
+from .kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from .kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
 from .kernels.overview import overview_bars_both
@@ -562,8 +562,8 @@ def gamma_classes(a: Trace, b: Trace):
         maps.append(m)
     func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
     end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
-    cls, class_ptr, class_items = renumber_sets_by_size(*subtree_gamma_classes(func, end,
-                                                                               len(functions)))
+    cls, class_ptr, class_items = renumber_sets_by_size(*subtree_gamma_classes(func, end, len(functions),
+                                                                               process_hash_seed()))
     return functions, cls, class_ptr, class_items
 
 
@@ -712,7 +712,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     # repetitions of identical sibling subtrees
     reps = []
     for t in (a, b):
-        shape, _ = subtree_shape_classes(t.func, t.end_index)
+        shape, _ = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
         r = sibling_repetitions(shape, t.parent, t.end_index, t.thread, int(max_period))
         rec = np.empty(r.shape[0], REPETITION_DTYPE)
         for j, nm in enumerate(REPETITION_DTYPE.names):

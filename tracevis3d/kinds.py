@@ -77,6 +77,8 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
     The default rules (wherever they stand in ``rules``) are tested by the numba
     scans of `tracevis3d.kernels.kindmatch`, on all names at once and a few ns per
     character; any other rule is a ``re.search`` per name still undecided."""
+    from .analysis.userregex import user_regex
+
     rules = list(KIND_RULES if rules is None else rules)
     n = len(names)
     out = np.zeros(n, np.uint8)
@@ -90,7 +92,8 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
         if j is not None and j in bits:
             hit = undecided & bits[j]
         else:
-            rx = re.compile(p)
+            # a compiled pattern comes from code; text from a user: linear time, never backtracks
+            rx = p if isinstance(p, re.Pattern) else user_regex(p, "kind rule")
             hit = np.zeros(n, bool)
             for i in np.flatnonzero(undecided):
                 if rx.search(names[i]):

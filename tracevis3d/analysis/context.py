@@ -28,6 +28,7 @@ class ContextTree:
     first: np.ndarray
     per_thread: bool
     recursion: np.ndarray = None  # per node: depth of the direct recursion folded into it (1: none)
+    probes: int = 0  # hash-table slots looked at while building it (len(trace) when hashes spread)
 
     def __len__(self) -> int:
         return int(self.parent.shape[0])
@@ -52,12 +53,14 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
     defaults to True when the trace has more than one thread with calls;
     ``fold_recursion``: direct recursion stays in one node."""
     from ..kernels.cone import calling_context_tree as cct
+    from ..kernels.gamma import process_hash_seed
 
     if per_thread is None:
         per_thread = int(np.unique(trace.thread).size) > 1
-    ctx, par, func, thr, time, calls, first, rec = cct(trace.func, trace.parent, trace.thread, trace.end - trace.start,
-                                                      trace.n_threads, bool(per_thread), bool(fold_recursion))
-    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec)
+    ctx, par, func, thr, time, calls, first, rec, probes = cct(
+        trace.func, trace.parent, trace.thread, trace.end - trace.start, trace.n_threads, bool(per_thread),
+        bool(fold_recursion), process_hash_seed())
+    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec, int(probes))
 
 
 @dataclass(eq=False)
@@ -101,12 +104,9 @@ def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | N
         want[cct.ctx[exp]] = True
         keep[cct.ctx[exp]] = True
         keep[want[np.maximum(cct.parent, 0)] & (cct.parent >= 0)] = True
-    while True:  # close under parents (a few passes: ties only)
-        up = cct.parent[np.flatnonzero(keep)]
-        up = up[up >= 0]
-        if keep[up].all():
-            break
-        keep[up] = True
+    from ..kernels.cone import close_under_parents
+
+    keep = close_under_parents(keep, cct.parent)  # one linear pass (an expanded deep call's whole chain)
     kept = np.flatnonzero(keep)
     # children lists in the full tree, siblings in call order (first call)
     par = cct.parent

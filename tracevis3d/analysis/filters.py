@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +26,9 @@ def function_mask(trace: Trace, regexes=(), modules=()) -> np.ndarray:
     module is one of ``modules`` or below one.  Once per distinct function."""
     from ..layout.naming import function_table
 
-    rxs = [re.compile(r) for r in regexes]
+    from .userregex import user_regex
+
+    rxs = [user_regex(r) for r in regexes]  # linear time: a user's pattern never backtracks
     mods = [m.strip().rstrip(".") for m in modules if m.strip()]
     out = np.zeros(trace.n_functions, np.bool_)
     if not rxs and not mods:
@@ -77,18 +78,21 @@ def repeated_patterns(trace: Trace, ignore_order: bool = False, collapse_runs: b
     of a child count once), ``max_depth`` (compare only that many levels below a call;
     0 = the function alone).  See `kernels.patterns`."""
     from ..kernels.dag import node_first_call
+    from ..kernels.gamma import process_hash_seed
     from ..kernels.patterns import relaxed_classes
 
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"max_depth must be >= 0 or None, got {max_depth}")
     if max_depth is None:
-        cls, k = relaxed_classes(trace.func, trace.end_index, trace.func, False, ignore_order, collapse_runs)
+        cls, k = relaxed_classes(trace.func, trace.end_index, trace.func, False, ignore_order, collapse_runs,
+                                 process_hash_seed())
     else:
         _, cls = np.unique(trace.func, return_inverse=True)
         cls = cls.astype(np.int32)
         k = int(cls.max()) + 1 if len(trace) else 0
         for _ in range(max_depth):
-            cls, k = relaxed_classes(trace.func, trace.end_index, cls, True, ignore_order, collapse_runs)
+            cls, k = relaxed_classes(trace.func, trace.end_index, cls, True, ignore_order, collapse_runs,
+                                     process_hash_seed())
     first, count = node_first_call(cls, k)
     size = trace.subtree_size[first] if k else np.zeros(0, np.int32)
     return Patterns(cls, int(k), count, size.astype(np.int64), first,

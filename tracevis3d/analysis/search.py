@@ -5,7 +5,6 @@ session, and flies the camera to hits and bookmarks."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -23,17 +22,14 @@ def search_calls(trace: Trace, pattern: str, modules: bool = True) -> np.ndarray
     the regular expression ``pattern``, in time order (start, then call index).  A bad
     pattern is a ValueError naming it."""
     from .filters import function_mask
+    from .userregex import user_regex
 
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        raise ValueError(f"search: bad regular expression {pattern!r}: {e}") from None
+    rx = user_regex(pattern, "search")  # linear time; bad or backtracking-only: one line
     fmask = function_mask(trace, [pattern])
     if modules and not fmask.all():
         from ..layout.naming import function_table
 
         ft = function_table(trace)
-        rx = re.compile(pattern)
         for f in np.flatnonzero(~fmask):
             if rx.search(ft.module[f]):
                 fmask[f] = True

@@ -78,8 +78,9 @@ class Structure:
 def structure_of(trace: Trace) -> Structure:
     """The `Structure` (compact DAG) of ``trace``: O(n) (`kernels.dag.subtree_dag`)."""
     from ..kernels.dag import dag_node_sizes, node_first_call, subtree_dag
+    from ..kernels.gamma import process_hash_seed
 
-    node, ptr, keys = subtree_dag(trace.func, trace.end_index)
+    node, ptr, keys = subtree_dag(trace.func, trace.end_index, process_hash_seed())
     n_nodes = ptr.shape[0] - 1
     size, _height, code, _ = dag_node_sizes(ptr, keys, max(trace.n_functions, 1), max(len(trace), 1))
     assert code == 0, "subtree_dag produced a malformed DAG"

@@ -286,13 +286,9 @@ class _Reader:
         return s, self._inflate_one(name, at, s["stored"], raw, at)
 
     def _inflate_one(self, name: str, start: int, stored: int, raw: int, at: int) -> bytes:
-        d = zlib.decompressobj()
-        try:
-            out = d.decompress(bytes(self.data[start: start + stored]), raw)
-        except zlib.error as e:
-            self.bad(f"section {name!r} is corrupt at byte {start}: {e}", at)
-        if len(out) != raw or not d.eof or d.unconsumed_tail or d.unused_data:
-            self.bad(f"section {name!r} does not inflate to exactly its declared {raw} bytes", start)
+        out, why = _inflate_exact(self.data[start: start + stored], raw)
+        if why:
+            self.bad(f"section {name!r} (its stream at byte {start}) {why}", at)
         return out
 
     def _planes(self, name: str, s: dict, at: int) -> bytes:
@@ -372,6 +368,41 @@ class _Reader:
         return np.array(a)
 
 
+def _inflate_exact(stored, raw: int) -> tuple[bytes, str]:
+    """The zlib stream ``stored`` inflated, never to more than ``raw`` + 1 bytes (zlib's
+    ``max_length`` 0 means *unlimited*, so a declared size of 0 is asked as 1), and
+    ``(bytes, "")`` only when it is exactly ``raw`` bytes and nothing follows it;
+    otherwise ``(b"", why)``."""
+    d = zlib.decompressobj()
+    try:
+        out = d.decompress(bytes(stored), raw + 1)
+    except zlib.error as e:
+        return b"", f"is a corrupt zlib stream: {e}"
+    if len(out) != raw or not d.eof or d.unconsumed_tail or d.unused_data:
+        return b"", f"does not inflate to exactly its declared {raw} bytes"
+    return out, ""
+
+
+def _exact_total(a: np.ndarray, cap: int) -> int:
+    """Σ a (non-negative integers) in exact arithmetic, or ``cap + 1`` when it is over
+    ``cap`` (or a value is negative: -1).  numpy's int64 sum wraps silently (a child-count
+    table summing to 2^64 + the edge count once made ``np.repeat`` write out of bounds);
+    here every partial sum is checked: each value is at most ``cap`` < 2^62, so the first
+    partial sum over ``cap`` is still below 2^63 and cannot have wrapped."""
+    if a.size == 0:
+        return 0
+    a = a.astype(np.int64, copy=False)
+    if a.min() < 0:
+        return -1
+    if int(a.max()) > cap:
+        return cap + 1
+    if int(a.max()) * a.size < (1 << 63):
+        total = int(a.sum())
+        return total if total <= cap else cap + 1
+    c = np.cumsum(a)
+    return cap + 1 if (c > cap).any() or (c < 0).any() else int(c[-1])
+
+
 def _unplanes(out: bytes, n: int, w: int) -> np.ndarray:
     u = np.zeros((n, 8), np.uint8)
     if w:
@@ -417,15 +448,15 @@ def _load(data, source: str, lim: Limits) -> Trace:
     budget = lim.inflate_limit(len(data))
     if n_pre + hstored > len(data):
         bad(f"the header ({hstored} bytes) runs past the end of the file", n_pre)
-    if hraw > budget:
-        bad(f"the header declares {hraw} bytes, over the limit {budget}", n_pre)
-    d = zlib.decompressobj()
-    try:
-        hbytes = d.decompress(bytes(data[n_pre: n_pre + hstored]), hraw)
-    except zlib.error as e:
-        bad(f"the header is corrupt: {e}", n_pre)
-    if len(hbytes) != hraw or not d.eof:
-        bad("the header does not inflate to its declared size", n_pre)
+    hcap = lim.compact_header_bytes(hstored)
+    if hraw > hcap:
+        raise TraceFormatError(
+            f"{source}: the compact file's header declares {hraw} bytes inflated from {hstored}, over the "
+            f"limit of {hcap} (compact_header_ratio={lim.compact_header_ratio:g} times its stored size plus "
+            f"compact_header_slack={lim.compact_header_slack}; raise either to allow more)")
+    hbytes, why = _inflate_exact(data[n_pre: n_pre + hstored], hraw)
+    if why:
+        bad(f"the header {why}", n_pre)
     header = json.loads(hbytes.decode("utf-8"))
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         bad(f"the header is not a {FORMAT} header", n_pre)
@@ -438,6 +469,11 @@ def _load(data, source: str, lim: Limits) -> Trace:
     if n > lim.max_events:
         raise TraceFormatError(f"{source}: the compact file holds {n} calls, over the limit of "
                                f"{lim.max_events} (max_events= to allow more)")
+    if n > lim.compact_calls(len(data)):
+        raise TraceFormatError(
+            f"{source}: the compact file declares {n} calls in {len(data)} bytes, over the limit of "
+            f"{lim.compact_calls(len(data))} (compact_bytes_per_call={lim.compact_bytes_per_call:g}: one call "
+            f"per this many bytes plus 1 M; a smaller value allows more)")
     if nk > n or ne > n:
         bad(f"header counts are impossible for {n} calls (nodes {nk}, edges {ne})", n_pre)
     tables = header.get("tables")
@@ -466,7 +502,7 @@ def _load(data, source: str, lim: Limits) -> Trace:
     r = _Reader(data, source, header, n_pre + hstored, budget + 256 * (n + 1))
     node_func = r.ints("node_func", nk, np.int32)
     nchild = r.ints("node_nchild", nk, np.int64)
-    if nchild.size and nchild.min() < 0 or int(nchild.sum()) != ne:
+    if _exact_total(nchild, ne) != ne:
         bad(f"node_nchild does not add up to the {ne} edges the header declares", r.sec["node_nchild"][1])
     back = r.ints("node_children", ne, np.int64)
     owner = np.repeat(np.arange(nk, dtype=np.int64), nchild)
@@ -486,12 +522,19 @@ def _load(data, source: str, lim: Limits) -> Trace:
     per_thread = r.ints("roots_per_thread", nt, np.int64)
     if roots.size and (roots.min() < 0 or roots.max() >= nk):
         bad("a root is not a DAG node", r.sec["roots"][1])
-    if int(per_thread.sum()) != roots.shape[0]:
+    if _exact_total(per_thread, roots.shape[0]) != roots.shape[0]:
         bad("roots_per_thread does not add up to the number of roots", r.sec["roots_per_thread"][1])
-    total = int(np.minimum(size[roots], n + 1).sum()) if roots.size else 0
+    total = _exact_total(size[roots], n)
     if total != n:
         bad(f"the roots expand to {total if total <= n else 'more than ' + str(n)} calls, the header "
             f"declares {n}", r.sec["roots"][1])
+    deepest = int(height[roots].max()) if roots.size else 0
+    if deepest > lim.compact_depth(len(data)):
+        raise TraceFormatError(
+            f"{source}: the compact file nests calls {deepest} levels deep, over the limit of "
+            f"{lim.compact_depth(len(data))} for a file of {len(data)} bytes (compact_bytes_per_level="
+            f"{lim.compact_bytes_per_level:g}: one level per this many bytes plus 100 K; a smaller value "
+            f"allows more)")
     func, parent, depth, end_index, thread, _node = expand_dag(node_ptr, keys, size, height, roots,
                                                                 per_thread, n)
     time = header.get("time")
@@ -512,11 +555,17 @@ def _load(data, source: str, lim: Limits) -> Trace:
         bad(f"time codec {time.get('codec')!r} is unknown", n_pre)
     kind = r.ints("kind", n, np.uint8)
     obj_count = r.ints("obj_count", n, np.int64)
+    n_obj = _declared(r, "obj_ids", budget)
+    if _exact_total(obj_count, n_obj) != n_obj:
+        bad(f"obj_count does not add up to the {n_obj} values of obj_ids", r.sec["obj_count"][1])
     obj_ptr = np.zeros(n + 1, np.int64)
     np.cumsum(obj_count, out=obj_ptr[1:])
-    obj_ids = r.ints("obj_ids", _declared(r, "obj_ids", budget), np.int32)
+    obj_ids = r.ints("obj_ids", n_obj, np.int32)
     args_call = r.ints("args_call", _declared(r, "args_call", n), np.int32)
     args_len = r.ints("args_len", args_call.shape[0], np.int64)
+    n_blob = _declared(r, "args_blob", budget)
+    if _exact_total(args_len, n_blob) != n_blob:
+        bad(f"args_len does not add up to the {n_blob} bytes of args_blob", r.sec["args_len"][1])
     args_ptr = np.zeros(args_call.shape[0] + 1, np.int64)
     np.cumsum(args_len, out=args_ptr[1:])
     args_blob = r.raw("args_blob", int(args_ptr[-1]))
@@ -531,11 +580,16 @@ def _load(data, source: str, lim: Limits) -> Trace:
         arrays[k] = r.ints(k, m, ARRAY_DTYPES[k])
     arrays["instant_ts"] = r.floats("instant_ts", n_inst).view(np.float64)
 
+    meta_used: set = set()
+
     def meta_array(name, one_d=False):
         if not isinstance(name, str) or not name.startswith("meta") or name not in r.sec:
             bad(f"'meta' refers to {name!r}, which is not one of its sections", n_pre)
+        if name in meta_used:  # each reference would inflate and copy the section again
+            bad(f"'meta' refers to section {name!r} more than once", n_pre)
+        meta_used.add(name)
         return r.npy(name)
-    meta = _meta_in(header.get("meta") or {}, meta_array, text_bad)
+    meta = _meta_in(header.get("meta") or {}, meta_array, text_bad, lim.max_meta_items)
     if not isinstance(meta, dict):
         bad("header 'meta' is not an object", n_pre)
     trace = Trace(**arrays, **text, function_paths=[tuple(p) for p in paths], meta=meta)

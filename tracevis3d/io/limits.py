@@ -58,6 +58,20 @@ class Limits:
     #: time (1e21 µs: any 64-bit clock, even in picoseconds, fits; spans stay far from
     #: float overflow in every layout)
     max_abs_time: float = 1e21
+    #: a compact file (.tv3c) may expand to at most one call per this many bytes of the
+    #: file, plus 1 M calls: its DAG stores a repeated subtree once, so a few hundred
+    #: bytes could otherwise declare millions of calls (real files: 4-15 bytes a call)
+    compact_bytes_per_call: float = 2.0
+    #: a compact file may nest calls at most one level deeper per this many bytes of
+    #: the file, plus 100 K levels (a chain of distinct nodes compresses to nothing)
+    compact_bytes_per_level: float = 8.0
+    #: a compact file's header (JSON: tables, metadata, section list) may inflate to at
+    #: most this many times its stored size, plus ``compact_header_slack`` bytes (real
+    #: headers: 3-8x); Python's json costs up to ~20 bytes of memory per header byte
+    compact_header_ratio: float = 10.0
+    compact_header_slack: int = 4 << 20
+    #: values (objects, lists, scalars, arrays) in a native or compact file's metadata
+    max_meta_items: int = 1_000_000
 
     def events_for_compressed(self, compressed_bytes: int) -> int:
         """The event limit for an input that was ``compressed_bytes`` long on disk."""
@@ -66,6 +80,18 @@ class Limits:
     def sample_calls(self, input_bytes: int) -> int:
         """The most calls a sampled profile of ``input_bytes`` (on disk) may expand to."""
         return min(self.max_events, int(input_bytes / self.sample_bytes_per_call) + (1 << 20))
+
+    def compact_calls(self, file_bytes: int) -> int:
+        """The most calls a compact file of ``file_bytes`` may expand to."""
+        return min(self.max_events, int(file_bytes / self.compact_bytes_per_call) + (1 << 20))
+
+    def compact_depth(self, file_bytes: int) -> int:
+        """The deepest call nesting (levels below a root) a compact file of ``file_bytes`` may hold."""
+        return int(file_bytes / self.compact_bytes_per_level) + 100_000
+
+    def compact_header_bytes(self, stored_bytes: int) -> int:
+        """The most bytes a compact file's header of ``stored_bytes`` may inflate to."""
+        return min(self.max_bytes, int(self.compact_header_ratio * stored_bytes) + self.compact_header_slack)
 
     def inflate_limit(self, compressed_bytes: int) -> int:
         """The most bytes a gzip stream of ``compressed_bytes`` may inflate to."""

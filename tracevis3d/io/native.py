@@ -23,7 +23,7 @@ from numpy.lib import format as npformat
 from ..kernels import jsonscan as js
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
-from .limits import Limits, resolve_limits
+from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
 VERSION = 1
@@ -201,7 +201,8 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
             for x in pth:
                 _check_text(x, f"header function_paths entry {j}", long_cap, bad)
         arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()}
-        meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad)
+        meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad,
+                       lim.max_meta_items)
         if not isinstance(meta, dict):
             bad("header 'meta' is not an object")
     finally:
@@ -230,13 +231,19 @@ def _check_text(x, what: str, max_chars: int, bad) -> None:
 _MAX_META_DEPTH = 32
 
 
-def _meta_in(v, array, bad):
+def _meta_in(v, array, bad, max_items: int | None = None):
     """The header's ``meta`` with its {"__ndarray__": member} references read
-    (`_meta_out` writes them).  Iterative, at most 32 levels deep."""
+    (`_meta_out` writes them).  Iterative, at most 32 levels deep and ``max_items``
+    values (default: `Limits.max_meta_items`)."""
+    cap = DEFAULT_LIMITS.max_meta_items if max_items is None else max_items
     root = [v]
     todo = [(root, 0, 0)]  # (container, key, depth)
+    seen = 0
     while todo:
         box, key, depth = todo.pop()
+        seen += 1
+        if seen > cap:
+            bad(f"'meta' holds more than {cap} values (max_meta_items= to allow more)")
         x = box[key]
         if depth > _MAX_META_DEPTH:
             bad(f"'meta' nested deeper than {_MAX_META_DEPTH} levels")

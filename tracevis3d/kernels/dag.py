@@ -21,7 +21,7 @@ sizes of the subtrees, then a pre-order expansion into the Trace arrays.
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _store_new_key, _table_size, splitmix64
+from .gamma import _find_key, _store_new_key, _table_size, keyed_start, keyed_step
 
 #: error codes of `dag_node_sizes` (0 = fine); the node index comes with them
 DAG_OK = 0
@@ -51,8 +51,10 @@ def _rehash(hashes, n_nodes, tsize):
 
 
 @njit(cache=True, nogil=True)
-def subtree_dag(func, end_index):
-    """The DAG of identical subtrees (module docstring; SEAT Sec. 2.9).
+def subtree_dag(func, end_index, seed):
+    """The DAG of identical subtrees (module docstring; SEAT Sec. 2.9); keys hashed by
+    a keyed chain from ``seed`` (`gamma.process_hash_seed`: crafted collisions cost what
+    random ones do; the result does not depend on it).
 
     Returns ``(node, node_ptr, node_keys)``: ``node[i]`` the DAG node of call i;
     node k's key is ``node_keys[node_ptr[k]:node_ptr[k+1]]`` = (function, child
@@ -88,12 +90,12 @@ def subtree_dag(func, end_index):
             table = _rehash(hashes, n_nodes, tsize)
         buf[0] = func[i]
         m = 1
-        h = splitmix64(np.uint64(func[i]) + np.uint64(0x1234567))
+        h = keyed_start(func[i], seed)
         c = i + 1
         while c < end_index[i]:
             buf[m] = node[c]
             m += 1
-            h = splitmix64(h ^ np.uint64(node[c]))
+            h = keyed_step(h, node[c])
             c = end_index[c]
         slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:

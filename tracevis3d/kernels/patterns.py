@@ -19,15 +19,15 @@ the same class when their subtrees agree on their first d levels below them.
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _key_table, _store_new_key, splitmix64
+from .gamma import _find_key, _key_table, _store_new_key, keyed_start, keyed_step
 
 
 @njit(cache=True, nogil=True)
-def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs):
+def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs, seed):
     """One pass of the relaxed pattern classes (module docstring): the key of call i
     is built from ``prev[c]`` of its children when ``use_prev`` (a depth-limited pass),
-    else from the classes this pass gives them (unlimited depth).  Hash hits are
-    verified key by key.  Returns ``(cls, n_classes)``."""
+    else from the classes this pass gives them (unlimited depth).  Keys are hashed by a
+    keyed chain from ``seed`` (`gamma.process_hash_seed`) and hits verified key by key.  Returns ``(cls, n_classes)``."""
     n = func.shape[0]
     cls = np.empty(n, np.int32)
     table, tmask, hashes, kptr, keys, buf = _key_table(n)
@@ -50,9 +50,9 @@ def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs
                     buf[w] = buf[j]
                     w += 1
             m = w
-        h = splitmix64(np.uint64(buf[0]) + np.uint64(0x1234567))
+        h = keyed_start(buf[0], seed)
         for j in range(1, m):
-            h = splitmix64(h ^ np.uint64(buf[j]))
+            h = keyed_step(h, buf[j])
         slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls

@@ -90,14 +90,11 @@ class ConeParams:
             raise ValueError(f"max_labels must be within 0..1000, got {self.max_labels!r}")
         # the shared filter and palette stages validate the rest through IcicleParams
         self.fold = self.icicle_params().fold
-        import re
-
         self.highlight = [str(x) for x in ([self.highlight] if isinstance(self.highlight, str) else self.highlight)]
+        from ..analysis.userregex import user_regex
+
         for rx in self.highlight:
-            try:
-                re.compile(rx)
-            except re.error as e:
-                raise ValueError(f"highlight: bad regular expression {rx!r}: {e}") from None
+            user_regex(rx, "highlight")  # ValueError of one line: bad, or needs backtracking
         return self
 
     def icicle_params(self) -> IcicleParams:

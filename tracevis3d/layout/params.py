@@ -200,15 +200,14 @@ class IcicleParams:
                 v = [v]
             v = [str(x) for x in v]
             setattr(self, name, v)
+        from ..analysis.userregex import user_regex
+
         for name in ("hide", "highlight"):
             v = getattr(self, name)
             v = [] if v is None else [v] if isinstance(v, str) else [str(x) for x in v]
             setattr(self, name, v)
             for rx in v:
-                try:
-                    re.compile(rx)
-                except re.error as e:
-                    raise ValueError(f"{name}: bad regular expression {rx!r}: {e}") from None
+                user_regex(rx, name)  # ValueError of one line: bad, or needs backtracking
         try:
             self.expand = sorted({int(c) for c in (self.expand or [])})
         except (TypeError, ValueError):

@@ -85,13 +85,10 @@ class ThreadsParams:
         for name in ("hide", "hide_modules", "highlight"):
             v = getattr(self, name)
             setattr(self, name, [] if v is None else [v] if isinstance(v, str) else [str(x) for x in v])
-        import re
+        from ..analysis.userregex import user_regex
 
         for rx in self.hide + self.highlight:
-            try:
-                re.compile(rx)
-            except re.error as e:
-                raise ValueError(f"bad regular expression {rx!r}: {e}") from None
+            user_regex(rx, "hide/highlight")  # ValueError of one line: bad, or needs backtracking
         for name, lo, hi in (("max_levels", 1, 1000), ("max_curves", 0, 10 ** 8)):
             v = getattr(self, name)
             if not (isinstance(v, int) and lo <= v <= hi):

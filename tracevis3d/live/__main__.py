@@ -22,6 +22,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--bind", action="store_true", help="bind (one program, several viewers) instead of connecting")
     r.add_argument("--curve-server-key", metavar="CERT",
                    help="connecting: the viewer's public certificate; with --bind: this side's secret certificate")
+    r.add_argument("--curve-clients", metavar="FOLDER",
+                   help="with --bind and CURVE: the folder of the viewers' public certificates admitted")
+    r.add_argument("--curve-client-key", metavar="CERT",
+                   help="connecting with CURVE: this side's secret certificate (one of the viewer's allow-list)")
     r.add_argument("--wait-subscriber", type=float, default=1.0, metavar="S",
                    help="hold events up to S seconds at start until a viewer subscribes (default 1)")
     r.add_argument("--linger", type=float, default=2.0, metavar="S",
@@ -61,8 +65,13 @@ def main(argv=None) -> int:
     from .transport import Curve, EndpointError
 
     curve = None
-    if a.curve_server_key:
-        curve = Curve.server_from_file(a.curve_server_key) if a.bind else Curve.client_from_file(a.curve_server_key)
+    try:
+        if a.curve_server_key:
+            curve = (Curve.server_from_file(a.curve_server_key, a.curve_clients) if a.bind
+                     else Curve.client_from_file(a.curve_server_key, a.curve_client_key))
+    except EndpointError as e:
+        print(f"tracevis3d.live: {e}", file=sys.stderr)
+        return 2
     try:
         # not the `publish` context manager: its frames would be the first calls of the run
         pub = Publisher(a.endpoint, bind=a.bind, curve=curve, program=os.path.basename(a.script),

@@ -125,7 +125,10 @@ def decode_hello(p) -> tuple[int, int, int, str]:
     return pid, origin, tps, _text(p, HELLO_FIXED.size, n, "program name")
 
 
-def _table(p, entry: struct.Struct, n_text: int, limit: int, what: str):
+def table_head(p, entry: struct.Struct, limit: int, what: str) -> tuple[int, int]:
+    """(first id, entry count) of a FUNCTIONS/THREADS payload, checked against ``limit``
+    and the payload's size -- before any entry is decoded (a viewer checks its quotas
+    between this and `table_entries`)."""
     if len(p) < TABLE_HEAD.size:
         raise BadMessage("truncated", f"{what} of {len(p)} bytes")
     first, count = TABLE_HEAD.unpack_from(p, 0)
@@ -133,6 +136,32 @@ def _table(p, entry: struct.Struct, n_text: int, limit: int, what: str):
         raise BadMessage(f"{what}_id", f"ids {first}..{first + count - 1} over the limit {limit}")
     if count * entry.size > len(p) - TABLE_HEAD.size:
         raise BadMessage("payload_size", f"{count} {what} entries cannot fit in {len(p)} bytes")
+    return first, count
+
+
+def table_entries(p, entry: struct.Struct, n_text: int, count: int, what: str):
+    """The entries of a table payload one by one (a generator: a viewer decodes a big
+    table in slices across polls); BadMessage where one is bad, or after the last when
+    bytes follow it."""
+    off = TABLE_HEAD.size
+    for _ in range(count):
+        if off + entry.size > len(p):
+            raise BadMessage("truncated", f"{what} entry at byte {off}")
+        fields = entry.unpack_from(p, off)
+        off += entry.size
+        texts = []
+        for n in fields[-n_text:]:
+            if off + n > len(p):
+                raise BadMessage("truncated", f"{what} text at byte {off}")
+            texts.append(_text(p, off, n, what))
+            off += n
+        yield fields[:-n_text] + tuple(texts)
+    if off != len(p):
+        raise BadMessage("payload_size", f"{len(p) - off} bytes after the last {what} entry")
+
+
+def _table(p, entry: struct.Struct, n_text: int, limit: int, what: str):
+    first, count = table_head(p, entry, limit, what)
     out, off = [], TABLE_HEAD.size
     for _ in range(count):
         if off + entry.size > len(p):

@@ -7,6 +7,7 @@ gets its own threads, its functions are merged by (name, file, line) into one ta
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +51,16 @@ class _Session:
         self.dropped = 0
         self.ended = False
         self.events_sent = None
+        self.last_seen = time.monotonic()
+        self.idle = False  # silent for idle_seconds: its slot given back (it may come back)
+        self.table_bytes = 0  # bytes of the names and files this session added
+        self.pending = None  # a FUNCTIONS table being registered across polls: [entries, first, k]
+        self.backlog: deque = deque()  # (type, seq, payload) arrived behind ``pending``
+
+    @property
+    def active(self) -> bool:
+        """Holds a session slot (not ended, not idle)."""
+        return not (self.ended or self.idle)
 
     def to_us(self, ticks: np.ndarray) -> np.ndarray:
         if self.tps % 1_000_000 == 0:  # exact for ns (÷1000 rounds once)
@@ -62,13 +73,34 @@ class _Session:
 class LiveSession:
     """Receive the live feed at ``endpoint`` (binds by default: programs connect to it).
 
-    Memory is bounded: ``max_calls`` (events beyond: dropped, reason ``max_calls``),
-    ``max_sessions`` publishers, ``max_threads`` and ``max_functions`` in all (beyond: the
-    message is dropped, ``too_many_*``); ZeroMQ holds at most 64 unread messages (RCVHWM)."""
+    Memory is bounded, and shared so that no peer locks the others out:
+
+    - ``max_sessions`` publishers at once: a session that said BYE, or was silent for
+      ``idle_seconds``, gives its slot back (``too_many_sessions`` beyond);
+    - per session, quotas checked *before* a table is decoded: ``session_threads``,
+      ``session_functions`` and ``session_table_bytes`` (bytes of names and files);
+      in all, ``max_threads``, ``max_functions`` and ``max_table_bytes``, past which a
+      session still gets its floor (the smaller of 64 threads / 4096 functions / 1 MB and
+      the totals), so a flood of other peers cannot keep a real program out; beyond:
+      the message is dropped (``too_many_threads``, ``too_many_functions``, ``table_bytes``);
+    - ``max_calls`` in all (events beyond: dropped, reason ``max_calls``);
+    - ZeroMQ holds at most ``rcvhwm`` unread messages of at most 4 MB per peer.
+
+    A big FUNCTIONS table is registered in slices across polls, so a poll keeps to its
+    ``max_seconds``; the session's later messages wait behind it (at most
+    ``session_backlog``; beyond: dropped, ``backlog``, and seen as lost).  Events after a
+    session's BYE (``after_bye``) and sequence jumps over ``MAX_SEQ_JUMP`` (``seq_jump``)
+    are bad messages."""
+
+    #: a sequence number this far past the expected one is not a loss but a bad stream
+    MAX_SEQ_JUMP = 1 << 32
 
     def __init__(self, endpoint: str, bind: bool = True, curve: Curve | None = None,
                  max_calls: int = 50_000_000, max_sessions: int = 64, max_threads: int = 4096,
-                 max_functions: int = 1_000_000, context=None):
+                 max_functions: int = 1_000_000, context=None, *, idle_seconds: float = 60.0,
+                 session_threads: int = 1024, session_functions: int = 250_000,
+                 session_table_bytes: int = 16 << 20, max_table_bytes: int = 96 << 20,
+                 session_backlog: int = 64, rcvhwm: int = 16):
         import zmq
 
         from .. import kinds
@@ -77,11 +109,17 @@ class LiveSession:
         self._kinds = kinds
         self._own_ctx = context is None
         self.ctx = context or zmq.Context()
-        self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve)
+        self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve, rcvhwm=rcvhwm)
         #: with ``tcp://127.0.0.1:*`` the port ZeroMQ chose
         self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode() if bind else endpoint
         self.max_calls, self.max_sessions = max_calls, max_sessions
         self.max_threads, self.max_functions = max_threads, max_functions
+        self.idle_seconds, self.session_backlog = idle_seconds, session_backlog
+        self.session_threads, self.session_functions = session_threads, session_functions
+        self.session_table_bytes, self.max_table_bytes = session_table_bytes, max_table_bytes
+        self.floor_threads, self.floor_functions = min(64, max_threads), min(4096, max_functions)
+        self.floor_table_bytes = min(1 << 20, max_table_bytes)
+        self.table_bytes = 0
         self.sessions: dict[int, _Session] = {}
         self.threads: list[ThreadCalls] = []
         self.fnames: list = []
@@ -140,29 +178,39 @@ class LiveSession:
         if wait > 0:
             self.sock.poll(int(wait * 1000), self._zmq.POLLIN)
         deadline = t0 + max_seconds
+        self._expire_idle()
+        for s in list(self.sessions.values()):  # tables registered in slices, and what waits behind them
+            if time.perf_counter() >= deadline:
+                break
+            self._catch_up(s, ch, deadline)
         recv = self.sock.recv_multipart
-        while ch.messages < max_messages:
+        while ch.messages < max_messages and time.perf_counter() < deadline:
             try:
                 frames = recv(self._zmq.NOBLOCK, copy=False)
             except self._zmq.Again:
                 break
             ch.messages += 1
             try:
-                self._handle(frames, ch)
+                self._handle(frames, ch, deadline)
             except P.BadMessage as e:
-                ch.bad[e.reason] = ch.bad.get(e.reason, 0) + 1
-                self.bad[e.reason] = self.bad.get(e.reason, 0) + 1
-                self.last_bad = str(e)
-            if time.perf_counter() >= deadline:
-                break
+                self._count_bad(e, ch)
         self.messages += ch.messages
         if ch.changed or ch.events:
             self._dirty = True
         ch.seconds = time.perf_counter() - t0
         return ch
 
+    @property
+    def clients(self) -> tuple[int, int]:
+        """(admitted, refused) CURVE clients (binding with an allow-list; else (0, 0))."""
+        from .transport import client_counts
+
+        return client_counts(self.sock)
+
     def close(self) -> None:
-        self.sock.close(0)
+        from .transport import close_socket
+
+        close_socket(self.sock, 0)
         if self._own_ctx:
             self.ctx.term()
 
@@ -178,16 +226,55 @@ class LiveSession:
                 f"{self.dropped} dropped, {self.gaps} lost msgs, {bad} bad msgs")
 
     # ------------------------------------------------------------- handling
-    def _handle(self, frames, ch: Changes) -> None:
+    def _count_bad(self, e: P.BadMessage, ch: Changes) -> None:
+        ch.bad[e.reason] = ch.bad.get(e.reason, 0) + 1
+        self.bad[e.reason] = self.bad.get(e.reason, 0) + 1
+        self.last_bad = str(e)
+
+    def _expire_idle(self) -> None:
+        now = time.monotonic()
+        for s in self.sessions.values():
+            if s.active and now - s.last_seen > self.idle_seconds:
+                s.idle = True
+
+    def _n_active(self) -> int:
+        return sum(1 for s in self.sessions.values() if s.active)
+
+    def _catch_up(self, s: _Session, ch: Changes, deadline: float) -> None:
+        """Go on registering ``s``'s table, then the messages that waited behind it."""
+        while s.pending is not None or s.backlog:
+            if s.pending is not None and not self._register(s, ch, deadline):
+                return
+            if s.backlog:
+                mtype, seq, payload = s.backlog.popleft()
+                try:
+                    self._dispatch(s, mtype, seq, payload, ch, deadline)
+                except P.BadMessage as e:
+                    self._count_bad(e, ch)
+            if time.perf_counter() >= deadline:
+                return
+
+    def _handle(self, frames, ch: Changes, deadline: float = float("inf")) -> None:
         if len(frames) != 2:
             raise P.BadMessage("frames", f"{len(frames)} frames, expected 2")
         mtype, sid, seq = P.decode_header(frames[0].buffer)
         payload = frames[1].buffer
         s = self.sessions.get(sid)
+        if s is not None and mtype != P.HELLO and s.active is False and not s.ended:
+            if self._n_active() >= self.max_sessions:  # came back from idle: needs a slot again
+                raise P.BadMessage("too_many_sessions", f"{self.max_sessions} followed already")
+            s.idle = False
+        if s is not None:
+            s.last_seen = time.monotonic()
+        if s is not None and mtype != P.HELLO and (s.pending is not None or s.backlog):
+            if len(s.backlog) >= self.session_backlog:
+                raise P.BadMessage("backlog", f"session {sid:016x}: {len(s.backlog)} messages wait already")
+            s.backlog.append((mtype, seq, bytes(payload)))
+            return
         if mtype == P.HELLO:
             pid, origin, tps, program = P.decode_hello(payload)
             if s is None:
-                if len(self.sessions) >= self.max_sessions:
+                if self._n_active() >= self.max_sessions:
                     raise P.BadMessage("too_many_sessions", f"{self.max_sessions} followed already")
                 if self.origin_ns is None:
                     self.origin_ns = origin
@@ -198,16 +285,23 @@ class LiveSession:
                 raise P.BadMessage("hello_conflict", "a session id re-used with another clock or pid")
         elif s is None:
             raise P.BadMessage("no_hello", f"session {sid:016x} sent {P.TYPE_NAMES[mtype]} before hello")
+        self._dispatch(s, mtype, seq, payload, ch, deadline)
+
+    def _dispatch(self, s: _Session, mtype: int, seq: int, payload, ch: Changes, deadline: float) -> None:
+        if s.ended and mtype != P.HELLO:
+            raise P.BadMessage("after_bye", f"session {s.sid:016x} sent {P.TYPE_NAMES[mtype]} after bye")
         if seq < s.expected:
             raise P.BadMessage("old_seq", f"seq {seq}, expected {s.expected}")
+        if seq - s.expected > self.MAX_SEQ_JUMP:
+            raise P.BadMessage("seq_jump", f"seq {seq}, expected {s.expected}")
         if seq > s.expected:
             ch.gaps += seq - s.expected
             self.gaps += seq - s.expected
         s.expected = seq + 1
         if mtype == P.FUNCTIONS:
-            self._functions(s, *P.decode_functions(payload), ch)
+            self._functions(s, payload, ch, deadline)
         elif mtype == P.THREADS:
-            self._threads(s, *P.decode_threads(payload), ch)
+            self._threads(s, payload, ch)
         elif mtype == P.EVENTS:
             self._events(s, P.decode_events(payload, len(s.thread_map), len(s.func_keys)), ch)
         elif mtype == P.OPEN:
@@ -227,51 +321,98 @@ class LiveSession:
                 self.dropped += dropped - s.dropped
                 s.dropped = dropped
 
-    def _functions(self, s: _Session, first: int, entries: list, ch: Changes) -> None:
-        from ..names import parse_function_name
+    def _table_quota(self, s: _Session, reason: str, s_used: int, s_new: int, s_quota: int,
+                     all_used: int, all_cap: int, floor: int, what: str) -> None:
+        """Refuse ``s_new`` more ``what`` for session ``s`` beyond its quota, or beyond the
+        total unless the session stays within its floor."""
+        if s_used + s_new > s_quota:
+            raise P.BadMessage(reason, f"session {s.sid:016x}: {s_used} + {s_new} {what}, quota {s_quota}")
+        if all_used + s_new > all_cap and s_used + s_new > floor:
+            raise P.BadMessage(reason, f"{all_used} + {s_new} {what} in all, limit {all_cap}")
 
+    def _functions(self, s: _Session, payload, ch: Changes, deadline: float) -> None:
+        first, count = P.table_head(payload, P.FUNC_ENTRY, P.MAX_FUNCTIONS, "function")
         known = len(s.func_keys)
         if first > known:
             raise P.BadMessage("function_id", f"first id {first} leaves a hole after {known}")
-        for k, (line, name, file) in enumerate(entries):
-            if first + k < known:
-                if s.func_keys[first + k] != (name, file, line):
-                    raise P.BadMessage("function_conflict", f"function {first + k} re-sent as {name!r}")
-        new = entries[known - first:] if first + len(entries) > known else []
-        if len(self.fnames) + len(new) > self.max_functions:
-            raise P.BadMessage("too_many_functions", f"{self.max_functions} functions in all")
-        ids = []
-        added = []
-        for line, name, file in new:
-            key = (name, file, line)
-            g = self._fkey.get(key)
-            if g is None:
-                g = self._fkey[key] = len(self.fnames)
-                parsed = parse_function_name(name, file, line)
-                self.fnames.append(name)
-                self.ffiles.append(file or parsed.file)
-                self.flines.append(line if line >= 0 else parsed.line)
-                self.fpaths.append(parsed.path)
-                self.fparsed.append(parsed)
-                added.append(name)
-            s.func_keys.append(key)
-            ids.append(g)
-        if ids:
-            s.func_map = np.concatenate([s.func_map, np.asarray(ids, np.int32)])
-        if added:
-            kinds = self._kinds.classify_functions(added)
-            n0 = len(self.fnames) - len(added)
-            if len(self.fnames) > self.fkind.shape[0]:
-                self.fkind = np.concatenate([self.fkind, np.zeros(max(len(self.fnames), self.fkind.shape[0]), np.uint8)])
-            self.fkind[n0: len(self.fnames)] = kinds
-            ch.new_functions += len(added)
+        n_new = max(first + count - known, 0)
+        if n_new:  # a re-send of known entries (after every new subscriber) is only checked
+            self._table_quota(s, "too_many_functions", known, n_new, self.session_functions, len(self.fnames),
+                              self.max_functions, self.floor_functions, "functions")
+            self._table_quota(s, "table_bytes", s.table_bytes, len(payload), self.session_table_bytes,
+                              self.table_bytes, self.max_table_bytes, self.floor_table_bytes, "table bytes")
+        payload = bytes(payload)  # the frame's buffer is not ours past this poll
+        s.pending = [P.table_entries(payload, P.FUNC_ENTRY, 2, count, "function"), first, 0]
+        self._register(s, ch, deadline)
 
-    def _threads(self, s: _Session, first: int, entries: list, ch: Changes) -> None:
+    def _register(self, s: _Session, ch: Changes, deadline: float) -> bool:
+        """Register the entries of ``s.pending`` 64 at a time until ``deadline``; True when
+        the table is done (or turned out bad: counted, its remaining entries dropped)."""
+        from ..names import parse_function_name
+
+        entries, first, k = s.pending
+        done = False
+        while not done:
+            added = []
+            ids = []
+            try:
+                for _ in range(64):
+                    line, name, file = next(entries)
+                    idx = first + k
+                    k += 1
+                    if idx < len(s.func_keys):
+                        if s.func_keys[idx] != (name, file, line):
+                            raise P.BadMessage("function_conflict", f"function {idx} re-sent as {name!r}")
+                        continue
+                    key = (name, file, line)
+                    g = self._fkey.get(key)
+                    if g is None:
+                        g = self._fkey[key] = len(self.fnames)
+                        parsed = parse_function_name(name, file, line)
+                        self.fnames.append(name)
+                        self.ffiles.append(file or parsed.file)
+                        self.flines.append(line if line >= 0 else parsed.line)
+                        self.fpaths.append(parsed.path)
+                        self.fparsed.append(parsed)
+                        added.append(name)
+                        nb = len(name) + len(file) + P.FUNC_ENTRY.size
+                        s.table_bytes += nb
+                        self.table_bytes += nb
+                    s.func_keys.append(key)
+                    ids.append(g)
+            except StopIteration:
+                done = True
+            except P.BadMessage as e:
+                self._count_bad(e, ch)
+                done = True
+            if ids:
+                s.func_map = np.concatenate([s.func_map, np.asarray(ids, np.int32)])
+            if added:
+                kinds = self._kinds.classify_functions(added)
+                n0 = len(self.fnames) - len(added)
+                if len(self.fnames) > self.fkind.shape[0]:
+                    self.fkind = np.concatenate([self.fkind, np.zeros(max(len(self.fnames), self.fkind.shape[0]),
+                                                                      np.uint8)])
+                self.fkind[n0: len(self.fnames)] = kinds
+                ch.new_functions += len(added)
+            if not done and time.perf_counter() >= deadline:
+                s.pending[2] = k
+                return False
+        s.pending = None
+        return True
+
+    def _threads(self, s: _Session, payload, ch: Changes) -> None:
+        first, count = P.table_head(payload, P.THREAD_ENTRY, P.MAX_THREADS, "thread")
         known = len(s.thread_map)
         if first > known:
             raise P.BadMessage("thread_id", f"first id {first} leaves a hole after {known}")
-        if len(self.threads) + max(first + len(entries) - known, 0) > self.max_threads:
-            raise P.BadMessage("too_many_threads", f"{self.max_threads} threads in all")
+        n_new = max(first + count - known, 0)
+        self._table_quota(s, "too_many_threads", known, n_new, self.session_threads, len(self.threads),
+                          self.max_threads, self.floor_threads, "threads")
+        if n_new:
+            self._table_quota(s, "table_bytes", s.table_bytes, len(payload), self.session_table_bytes,
+                              self.table_bytes, self.max_table_bytes, self.floor_table_bytes, "table bytes")
+        _, entries = P.decode_threads(payload)
         for k, (pid, tid, name, process) in enumerate(entries):
             if first + k < known:
                 T = self.threads[s.thread_map[first + k]]
@@ -279,6 +420,9 @@ class LiveSession:
                     T.name = name
                     self._dirty = True
                 continue
+            nb = len(name) + len(process) + P.THREAD_ENTRY.size
+            s.table_bytes += nb
+            self.table_bytes += nb
             s.thread_map.append(len(self.threads))
             self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
             ch.new_threads += 1

@@ -1,12 +1,17 @@
 """ZeroMQ sockets of the live feed: loopback check, CURVE keys, size limits.
 
 The binding side is the CURVE server, the connecting side the client
-(docs/live-protocol.md, "Limits and security").
+(docs/live-protocol.md, "Limits and security").  CURVE authenticates both ways: the
+server admits only the client public keys of its allow-list (a folder of certificates,
+as ZeroMQ's authenticator reads them), through a ZAP handler that counts whom it refused.
 """
 from __future__ import annotations
 
 import ipaddress
+import itertools
+import os
 import re
+import threading
 from dataclasses import dataclass
 
 from .protocol import MAGIC, MAX_MESSAGE
@@ -36,28 +41,127 @@ def is_loopback(endpoint: str) -> bool:
 
 @dataclass(frozen=True)
 class Curve:
-    """CURVE keys (z85 bytes).  Server (the binding side): ``public`` + ``secret``.
-    Client (the connecting side): ``server_public``; its own pair is generated when absent."""
+    """CURVE keys (z85 bytes).  Server (the binding side): ``public`` + ``secret`` and
+    ``clients``, the folder of the client certificates it admits (its allow-list: every
+    ``*.key`` / ``*.key_secret`` file there, public keys only are read).  Client (the
+    connecting side): ``server_public`` and its own ``public`` + ``secret`` (one of the
+    server's allow-list; generated when absent -- then no allow-list admits it)."""
 
     public: bytes | None = None
     secret: bytes | None = None
     server_public: bytes | None = None
+    clients: str | None = None
 
     @classmethod
-    def server_from_file(cls, path: str) -> "Curve":
+    def server_from_file(cls, path: str, clients: str | None = None) -> "Curve":
         import zmq.auth
 
-        pub, sec = zmq.auth.load_certificate(path)
+        pub, sec = _load_cert(path)
         if not sec:
             raise EndpointError(f"{path}: no secret key in this certificate (use the .key_secret file)")
-        return cls(public=pub, secret=sec)
+        if clients is not None and not os.path.isdir(clients):
+            raise EndpointError(f"{clients}: not a folder of client certificates")
+        return cls(public=pub, secret=sec, clients=clients)
 
     @classmethod
-    def client_from_file(cls, server_cert: str) -> "Curve":
-        import zmq.auth
+    def client_from_file(cls, server_cert: str, client_cert: str | None = None) -> "Curve":
+        pub, _ = _load_cert(server_cert)
+        if client_cert is None:
+            return cls(server_public=pub)
+        cpub, csec = _load_cert(client_cert)
+        if not csec:
+            raise EndpointError(f"{client_cert}: no secret key in this certificate (use the .key_secret file)")
+        return cls(public=cpub, secret=csec, server_public=pub)
 
-        pub, _ = zmq.auth.load_certificate(server_cert)
-        return cls(server_public=pub)
+
+def _load_cert(path: str):
+    import zmq.auth
+
+    try:
+        return zmq.auth.load_certificate(path)
+    except (OSError, ValueError) as e:
+        raise EndpointError(f"{path}: not a ZeroMQ certificate: {e}") from None
+
+
+class _AllowList:
+    """One ZAP handler per ZeroMQ context (ZeroMQ asks ``inproc://zeromq.zap.01`` of the
+    socket's context), one domain per CURVE-server socket, each with its folder of client
+    certificates; counts the clients it admitted and refused per domain."""
+
+    _lock = threading.Lock()
+    _by_ctx: dict = {}
+    _domains = itertools.count(1)
+
+    def __init__(self, ctx):
+        from zmq.auth.thread import ThreadAuthenticator
+
+        counts = self.counts = {}
+
+        class Counting(ThreadAuthenticator):
+            async def _authenticate_curve(self, domain, client_key):
+                ok, reason = await super()._authenticate_curve(domain, client_key)
+                c = counts.setdefault(domain, [0, 0])
+                c[0 if ok else 1] += 1
+                return ok, reason
+
+        self.auth = Counting(ctx)
+        self.auth.start()
+        self.users = 0
+
+    @classmethod
+    def attach(cls, sock, folder: str) -> str:
+        """Give ``sock`` (before it binds) a ZAP domain admitting the keys in ``folder``."""
+        with cls._lock:
+            al = cls._by_ctx.get(id(sock.context))
+            if al is None:
+                al = cls._by_ctx[id(sock.context)] = cls(sock.context)
+            al.users += 1
+            domain = f"tracevis3d-{next(cls._domains)}"
+            al.counts[domain] = [0, 0]
+            al.auth.configure_curve(domain=domain, location=folder)
+            if domain not in al.auth.certs or not al.auth.certs[domain]:
+                cls._release(al, sock.context)
+                raise EndpointError(f"{folder}: no client certificates (*.key) in this folder")
+        sock.zap_domain = domain.encode()
+        return domain
+
+    @classmethod
+    def detach(cls, ctx) -> None:
+        with cls._lock:
+            al = cls._by_ctx.get(id(ctx))
+            if al is not None:
+                cls._release(al, ctx)
+
+    @classmethod
+    def _release(cls, al, ctx) -> None:
+        al.users -= 1
+        if al.users <= 0:
+            al.auth.stop()
+            del cls._by_ctx[id(ctx)]
+
+    @classmethod
+    def counts_of(cls, ctx, domain: str) -> tuple[int, int]:
+        al = cls._by_ctx.get(id(ctx))
+        return tuple(al.counts.get(domain, (0, 0))) if al else (0, 0)
+
+
+_DOMAIN_OF: dict = {}  # id(socket) -> its ZAP domain (a CURVE server's), until close_socket
+
+
+def client_counts(sock) -> tuple[int, int]:
+    """(admitted, refused) CURVE clients of a socket made by this module (0, 0 without CURVE)."""
+    domain = _DOMAIN_OF.get(id(sock))
+    return _AllowList.counts_of(sock.context, domain) if domain else (0, 0)
+
+
+def close_socket(sock, linger: int | None = None) -> None:
+    """Close ``sock`` and give back its share of the context's ZAP handler (before the
+    context is terminated: the handler's thread holds sockets of it)."""
+    domain = _DOMAIN_OF.pop(id(sock), None)
+    ctx = sock.context
+    sock.close(linger)
+    if domain:
+        _AllowList.detach(ctx)
 
 
 def check_endpoint(endpoint: str, curve: Curve | None) -> None:
@@ -76,6 +180,10 @@ def _apply_curve(sock, curve: Curve | None, bind: bool) -> None:
     if bind:
         if not (curve.public and curve.secret):
             raise EndpointError("the binding side is the CURVE server: it needs public and secret keys")
+        if not curve.clients:
+            raise EndpointError("the binding side is the CURVE server: it needs the folder of the client "
+                                "certificates it admits (Curve(clients=...), --curve-clients)")
+        _DOMAIN_OF[id(sock)] = _AllowList.attach(sock, curve.clients)
         sock.curve_server = True
         sock.curve_publickey = curve.public
         sock.curve_secretkey = curve.secret
@@ -99,8 +207,16 @@ def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None
     s.setsockopt(zmq.LINGER, 0)
     _apply_curve(s, curve, bind)
     s.setsockopt(zmq.SUBSCRIBE, MAGIC)
-    (s.bind if bind else s.connect)(endpoint)
+    _bind_or_connect(s, endpoint, bind)
     return s
+
+
+def _bind_or_connect(s, endpoint: str, bind: bool) -> None:
+    try:
+        (s.bind if bind else s.connect)(endpoint)
+    except Exception:
+        close_socket(s, 0)  # a port in use: the ZAP share goes back too
+        raise
 
 
 def publisher_socket(ctx, endpoint: str, bind: bool = False, curve: Curve | None = None,
@@ -116,5 +232,5 @@ def publisher_socket(ctx, endpoint: str, bind: bool = False, curve: Curve | None
     s.setsockopt(zmq.LINGER, linger_ms)
     s.setsockopt(zmq.MAXMSGSIZE, 1024)  # inbound = subscriptions only
     _apply_curve(s, curve, bind)
-    (s.bind if bind else s.connect)(endpoint)
+    _bind_or_connect(s, endpoint, bind)
     return s

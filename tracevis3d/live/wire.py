@@ -49,6 +49,19 @@ class WireSender:
         self._reported_drops = 0
         #: > 0: wait up to this long for room instead of dropping (replay; never a traced program)
         self.block_seconds = 0.0
+        #: subscription notices read per `poll_subscriptions` (a peer looping on subscriptions
+        #: must not keep the sender reading them), and the least time between two re-sends of
+        #: HELLO and the tables (notices in between are coalesced into the next re-send); while
+        #: notices keep coming (a peer looping on subscriptions) the gap doubles, up to
+        #: `max_resend_interval`, and falls back once they stop
+        self.max_notices = 64
+        self.resend_interval = 0.1
+        self.max_resend_interval = 5.0
+        self.table_resends = 0
+        self._resend_wanted = False
+        self._resend_deferred = False
+        self._backoff = 0.0
+        self._last_resend = -float("inf")
 
     # -------------------------------------------------------------- sockets
     def _send(self, mtype: int, payload: bytes) -> bool:
@@ -70,9 +83,12 @@ class WireSender:
         return True
 
     def poll_subscriptions(self, timeout_ms: int = 0) -> bool:
-        """Read subscription notices; a new subscriber gets HELLO and the tables again."""
+        """Read at most `max_notices` subscription notices; new subscribers get HELLO and the
+        tables again -- at most once per `resend_interval`, whatever the peers send."""
         new = False
-        while self.sock.poll(timeout_ms, self._zmq.POLLIN):
+        for _ in range(self.max_notices):
+            if not self.sock.poll(timeout_ms, self._zmq.POLLIN):
+                break
             msg = self.sock.recv()
             timeout_ms = 0
             if msg[:1] == b"\x01":
@@ -81,7 +97,18 @@ class WireSender:
                 self.subscribed = True
             elif msg[:1] == b"\x00" and msg[1:] in (b"", P.MAGIC):
                 self.subscribed = False
+        now = time.monotonic()
+        gap = max(self.resend_interval, self._backoff)
         if new:
+            self._resend_wanted = True
+            if now - self._last_resend < gap:
+                self._resend_deferred = True  # another notice inside the gap: a flood, or a burst
+        new = self._resend_wanted and now - self._last_resend >= gap
+        if new:
+            self._backoff = min(2 * gap, self.max_resend_interval) if self._resend_deferred else 0.0
+            self._resend_wanted = self._resend_deferred = False
+            self._last_resend = now
+            self.table_resends += 1
             self.tables_dirty = True
             if self.on_subscribe is not None and not self._in_subscribe:
                 self._in_subscribe = True  # the callback sends: no second notice inside it
@@ -132,7 +159,9 @@ class WireSender:
                 first = getattr(self, attr)
                 part = table[first: first + chunk]
                 if not self._send(mtype, payload(first, part)):
-                    self.tables_dirty = True  # never send events that name what nobody was told
+                    # refused (the pipes are full): the events wait (never send events that name
+                    # what nobody was told), the re-send goes on from here at the next flush
+                    # (starting over from HELLO each time, a busy viewer never caught up)
                     return False
                 setattr(self, attr, first + len(part))
         return True
@@ -187,6 +216,8 @@ class WireSender:
                 self.flush_tables()
             self.send_drops()
             self._send(P.BYE, P.counts_payload(self.events_sent, self.dropped_events))
-        self.sock.close()  # LINGER bounds how long queued messages may still take
+        from .transport import close_socket
+
+        close_socket(self.sock)  # LINGER bounds how long queued messages may still take
         if self._own_ctx:
             self.ctx.term()

@@ -1,0 +1,170 @@
+"""The live viewer's shares (issue 20), over real ZeroMQ sockets on loopback with frames
+written by hand from docs/live-protocol.md: session slots given back on BYE and when idle,
+per-session quotas checked before a table is decoded (a flooding peer cannot keep a real
+program out), big tables registered in slices across polls, events after BYE and absurd
+sequence jumps refused."""
+import struct
+import time
+
+import pytest
+import zmq
+
+from tracevis3d.live import LiveSession
+
+
+def hdr(mtype, seq, sid):
+    return struct.pack("<4sHHQQ", b"TV3L", 1, mtype, sid, seq)
+
+
+def hello(name=b"prog"):
+    return struct.pack("<IqII", 42, 1_700_000_000_000_000_000, 1_000_000_000, len(name)) + name
+
+
+def functions(first, names):
+    body = b"".join(struct.pack("<iHH", 7, len(n), 0) + n for n in names)
+    return struct.pack("<II", first, len(names)) + body
+
+
+def threads(first, names):
+    body = b"".join(struct.pack("<IQHH", 42, 100 + k, len(n), 0) + n for k, n in enumerate(names))
+    return struct.pack("<II", first, len(names)) + body
+
+
+def events(recs):
+    return struct.pack("<II", len(recs), 0) + b"".join(struct.pack("<BBHIq", *r) for r in recs)
+
+
+def bye(sent=0):
+    return struct.pack("<QQ", sent, 0)
+
+
+class Peer:
+    """One publishing peer (its own XPUB socket) speaking for any session ids."""
+
+    def __init__(self, ctx, sess):
+        self.sock = ctx.socket(zmq.XPUB)
+        self.sock.connect(sess.endpoint)
+        t0 = time.monotonic()
+        while not self.sock.poll(10) and time.monotonic() - t0 < 5:
+            sess.poll_once()
+        self.sock.recv()
+        self.seq = {}
+
+    def send(self, sid, mtype, payload):
+        s = self.seq.get(sid, 0)
+        self.seq[sid] = s + 1
+        self.sock.send_multipart([hdr(mtype, s, sid), payload])
+
+    def program(self, sid, n_funcs=2, name=b"prog"):
+        """A small real program: hello, functions, a thread, two calls, bye."""
+        self.send(sid, 1, hello(name))
+        self.send(sid, 2, functions(0, [b"main%d (a.py:1)" % k for k in range(n_funcs)]))
+        self.send(sid, 3, threads(0, [b"MainThread"]))
+        self.send(sid, 4, events([(1, 0, 0, 0, 1000), (1, 0, 0, 1, 2000), (2, 0, 0, 1, 3000), (2, 0, 0, 0, 4000)]))
+        self.send(sid, 6, bye(4))
+
+
+@pytest.fixture
+def ctx():
+    c = zmq.Context()
+    yield c
+    c.term()
+
+
+def settle(sess, seconds=0.3):
+    while True:
+        ch = sess.poll_once(max_messages=1000, max_seconds=0.05, wait=seconds)
+        if not ch.messages and not any(s.pending is not None or s.backlog for s in sess.sessions.values()):
+            return
+
+
+def test_ended_and_idle_sessions_give_their_slots_back(ctx):
+    with LiveSession("tcp://127.0.0.1:*", max_sessions=2, idle_seconds=0.5) as sess:
+        p = Peer(ctx, sess)
+        for sid in range(1, 70):  # 69 ordinary runs one after another: more than the slots
+            p.program(sid)
+            settle(sess, 0.05)
+        assert "too_many_sessions" not in sess.bad and sess.n_calls == 69 * 2
+        p.send(100, 1, hello())
+        p.send(101, 1, hello())  # two silent programs hold both slots
+        settle(sess)
+        p.send(102, 1, hello())
+        settle(sess)
+        assert sess.bad.get("too_many_sessions") == 1
+        time.sleep(0.6)  # idle: their slots come back
+        p.program(103)
+        settle(sess)
+        assert sess.bad.get("too_many_sessions") == 1 and sess.sessions[103].ended
+        p.sock.close(0)
+
+
+def test_a_flooding_peer_cannot_keep_a_real_program_out(ctx):
+    with LiveSession("tcp://127.0.0.1:*", max_functions=100, session_functions=80, max_threads=8,
+                     session_threads=6, session_table_bytes=1 << 20, max_table_bytes=4 << 20) as sess:
+        flood, real = Peer(ctx, sess), Peer(ctx, sess)
+        flood.send(7, 1, hello(b"flood"))
+        flood.send(7, 2, functions(0, [b"f%d" % k for k in range(80)]))      # its whole quota
+        flood.send(7, 2, functions(80, [b"g%d" % k for k in range(10)]))     # beyond it
+        flood.send(7, 3, threads(0, [b"t%d" % k for k in range(7)]))         # beyond its 6
+        flood.send(7, 3, threads(0, [b"t%d" % k for k in range(6)]))
+        flood.send(7, 2, functions(80, [b"x" * 4000] * 0))                  # empty: fine
+        settle(sess)
+        assert sess.bad == {"too_many_functions": 1, "too_many_threads": 1}, sess.bad
+        other = Peer(ctx, sess)
+        other.send(8, 1, hello(b"flood2"))
+        other.send(8, 2, functions(0, [b"h%d" % k for k in range(30)]))  # over the total of 100, under its floor
+        other.send(8, 3, threads(0, [b"u%d" % k for k in range(4)]))     # over the total of 8, under its floor
+        real.program(9, n_funcs=3)
+        settle(sess)
+        assert sess.sessions[9].ended and len(sess.sessions[9].func_keys) == 3
+        t = sess.trace.check()
+        assert [t.function_names[f] for f in t.func[t.thread == sess.sessions[9].thread_map[0]]] == [
+            "main0 (a.py:1)", "main1 (a.py:1)"]
+        for p in (flood, real, other):
+            p.sock.close(0)
+
+
+def test_table_bytes_are_bounded_before_decoding(ctx):
+    with LiveSession("tcp://127.0.0.1:*", session_table_bytes=200_000, max_table_bytes=300_000) as sess:
+        p = Peer(ctx, sess)
+        p.send(5, 1, hello())
+        for k in range(40):  # 40 tables of long names, 160 KB each
+            p.send(5, 2, functions(40 * k, [b"%05d" % (40 * k + j) + b"n" * 4000 for j in range(40)]))
+        settle(sess)
+        assert sess.sessions[5].table_bytes <= 200_000 and sess.table_bytes <= 300_000
+        assert sess.bad.get("table_bytes", 0) >= 1 and len(sess.fnames) == 40
+        p.sock.close(0)
+
+
+def test_a_big_table_is_registered_across_polls_in_order(ctx):
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        p = Peer(ctx, sess)
+        n = 6000
+        p.send(3, 1, hello())
+        p.send(3, 2, functions(0, [b"pkg.mod%d.Klass.method_%d (/src/pkg/mod.py:%d)" % (k, k, k) for k in range(n)]))
+        p.send(3, 3, threads(0, [b"MainThread"]))
+        p.send(3, 4, events([(1, 0, 0, n - 1, 1000), (2, 0, 0, n - 1, 2000)]))
+        p.send(3, 6, bye(2))
+        polls = 0
+        while not (3 in sess.sessions and sess.sessions[3].ended):
+            sess.poll_once(max_messages=1000, max_seconds=0.01, wait=0.05)
+            polls += 1
+            assert polls < 10_000
+        assert polls >= 3  # a 10 ms budget cannot register 6000 names in one poll
+        assert len(sess.fnames) == n and sess.bad == {}
+        t = sess.trace.check()
+        assert len(t) == 1 and t.function_names[t.func[0]].startswith("pkg.mod5999.")
+        p.sock.close(0)
+
+
+def test_events_after_bye_and_absurd_sequence_jumps_are_bad(ctx):
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        p = Peer(ctx, sess)
+        p.program(11)
+        p.send(11, 4, events([(1, 0, 0, 0, 9000)]))
+        p.send(12, 1, hello())
+        p.sock.send_multipart([hdr(2, 1 << 40, 12), functions(0, [b"f"])])
+        settle(sess)
+        assert sess.bad == {"after_bye": 1, "seq_jump": 1}, sess.bad
+        assert sess.n_calls == 2 and sess.gaps == 0
+        p.sock.close(0)
