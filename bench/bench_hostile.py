@@ -93,7 +93,6 @@ def issue20(args) -> None:
 
     from hostile_cases import COMPACT_CASES
 
-    rows = []
     print(f"# issue 20; peer: {args.peer or '(none)'}; compact files: timeout {args.timeout:.0f} s, "
           f"address space {args.max_gb:g} GB per run")
     print("| class | input | outcome | seconds | peak / growth MB | goal | peer (before the fix) |")

@@ -54,8 +54,6 @@ class Curve:
 
     @classmethod
     def server_from_file(cls, path: str, clients: str | None = None) -> "Curve":
-        import zmq.auth
-
         pub, sec = _load_cert(path)
         if not sec:
             raise EndpointError(f"{path}: no secret key in this certificate (use the .key_secret file)")
