@@ -24,7 +24,7 @@ def _structure(context):
     return st
 
 
-class TRACEVIS3D_OT_search(Operator):
+class TRACEVIS3D_OT_search(JobOperator, Operator):
     """Search the trace's function names and modules (regular expression), remember the search in the history and fly the camera to the first hit"""
 
     bl_idname = "tracevis3d.search"
@@ -41,13 +41,14 @@ class TRACEVIS3D_OT_search(Operator):
             raise ValueError("nothing to search: type a regular expression first")
         st.search_pattern = pattern
         trace = _trace(context)
-        hits = landmarks.search(trace, pattern, context.scene)
-        if not hits:
-            self.report({"WARNING"}, f"TraceVis3D: no call matches {pattern!r}")
-            return {"FINISHED"}
-        call = landmarks.fly_to_next_hit(trace, context.scene)
-        self.report({"INFO"}, f"{len(hits):,} calls match {pattern!r}; at hit 1 (call {call})")
-        return {"FINISHED"}
+        job = Job("search", landmarks.search_steps, trace, pattern, context.scene)
+
+        def done(context, hits):  # the search ran off the main thread; the flight is set here
+            if not hits:
+                return f"no call matches {pattern!r}"
+            call = landmarks.fly_to_next_hit(trace, context.scene)
+            return f"{len(hits):,} calls match {pattern!r}; at hit 1 (call {call})"
+        return self.start_job(context, job, done)
 
 
 class TRACEVIS3D_OT_next_hit(Operator):

@@ -67,9 +67,14 @@ class Landmarks:
 
     def search(self, trace: Trace, pattern: str) -> np.ndarray:
         hits = search_calls(trace, pattern)
+        self.take_hits(pattern, hits)
+        return hits
+
+    def take_hits(self, pattern: str, hits: np.ndarray) -> None:
+        """Remember ``pattern`` and its ``hits`` (`search_calls`' answer, found elsewhere:
+        a job searches off Blender's main thread)."""
         self.remember(pattern)
         self.pattern, self.hits, self.current, self.n_hits = pattern, hits[:HITS_MAX].tolist(), -1, int(hits.size)
-        return hits
 
     def next_hit(self, step: int = 1) -> int | None:
         """The next (``step`` = -1: previous) hit, cyclically; None without hits."""

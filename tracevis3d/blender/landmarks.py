@@ -38,6 +38,20 @@ def search(trace, pattern: str, scene=None) -> list:
     return hits.tolist()
 
 
+def search_steps(job, trace, pattern: str, scene=None):
+    """A `Job` step generator: `search`, with the search itself off Blender's main thread
+    (`search_calls` over every call of a large trace takes a while); the hits are stored
+    in the scene on the main thread.  Result: the hits (call indices, in time order)."""
+    from ..analysis.search import search_calls
+
+    job.report(0.0, f"searching {pattern!r}")
+    hits = yield job.off_main(search_calls, trace, pattern)
+    lm = landmarks(scene)
+    lm.take_hits(pattern, hits)
+    store(lm, scene)
+    return hits.tolist()
+
+
 def add_bookmark(call: int, note: str = "", trace=None, scene=None) -> dict:
     scene = scene or bpy.context.scene
     lm = landmarks(scene)
