@@ -789,3 +789,42 @@ def test_fuzz_short_seeded_run(warm):
     failures = fuzz_hostile.run(0, n, verbose=False, stats=stats)
     assert failures == [], failures[:5]
     assert stats.get("ok", 0) + stats.get("error", 0) == n and stats.get("ok") and stats.get("error"), stats
+
+
+def test_gzip_fast_inflate_is_zlibs_twin():
+    """With python-isal the members inflate through it (about 3x zlib) and a damaged or cut
+    member is done again with zlib: the bytes and the repairs are zlib's for every input."""
+    import gzip
+    import zlib as _zlib
+
+    import tracevis3d.io as tio
+    from tracevis3d.io.limits import resolve_limits
+
+    if tio._fast_zlib is None:
+        pytest.skip("python-isal is not installed: only the zlib path exists")
+    rng = np.random.default_rng(11)
+    one = gzip.compress(b'{"traceEvents": [' + b'{"ph": "X"}, ' * 5000 + b"]}")
+    two = gzip.compress(b"abc" * 1000)
+    cases = {"valid": one, "two members": one + two, "trailing": one + b"garbage!",
+             "cut": one[: len(one) // 2], "cut header": one[:5]}
+    for k in range(8):  # flipped bytes inside the deflate data
+        bad = bytearray(one + two)
+        for at in rng.integers(12, len(one) - 8, 3):
+            bad[at] ^= 0xFF
+        cases[f"damaged {k}"] = bytes(bad)
+    lim = resolve_limits(None, {})
+    fast = tio._fast_zlib
+    try:
+        for name, data in cases.items():
+            got = []
+            for mod in (fast, None):
+                tio._fast_zlib = mod
+                try:
+                    out, rep = tio._gunzip_limited(data, "t.json.gz", lim)
+                    got.append((out.tobytes(), rep))
+                except TraceFormatError as e:
+                    got.append(str(e))
+            assert got[0] == got[1], name
+    finally:
+        tio._fast_zlib = fast
+    assert _zlib  # the fallback module stays importable
