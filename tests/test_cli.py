@@ -290,7 +290,7 @@ def test_cone_help_states_every_default():
 
 def test_cone_options_reach_the_cone_parameters():
     from tracevis3d.cli import make_parser
-    from tracevis3d.cli_cone import cone_params
+    from tracevis3d.cli.cone import cone_params
     from tracevis3d.layout.cone import ConeParams
 
     d = cone_params(make_parser().parse_args(["render-cone", "t.json", "-o", "f.png"]))

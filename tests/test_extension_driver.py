@@ -600,7 +600,7 @@ def main(zip_path: str, work: str) -> None:
         try:
             __import__(f"{PKG}.tracevis3d.cli")
         except ImportError as e:
-            return "skip", f"engineer A's tracevis3d/cli.py is not importable: {e}"
+            return "skip", f"the tracevis3d.cli package is not importable: {e}"
         cli = sys.modules[PKG]._cli_command
         out = work / "cli.png"
         bpy.context.scene.tracevis3d.trace_path = ""

@@ -279,3 +279,25 @@ def encode_video(frames: list, path: str, fps: float, resolution) -> str:
         return path
     finally:
         bpy.data.scenes.remove(sc)
+
+
+def current_scene():
+    """Blender's current scene (ImportError without the bpy module)."""
+    import bpy
+
+    return bpy.context.scene
+
+
+def save_blend(path: str, scene) -> bool:
+    """Save the open file as ``path`` (.blend), the scene remembering where its trace files
+    are relative to it; Blender's "Info: Saved as ..." kept off stdout.  Whether it was saved."""
+    import bpy
+
+    from .hygiene import remember_blend_location
+    from .session import remember_compare_location
+
+    remember_blend_location(scene, path)
+    remember_compare_location(scene, path)
+    with quiet_blender_output():
+        r = bpy.ops.wm.save_as_mainfile(filepath=path, check_existing=False)
+    return "FINISHED" in r and os.path.isfile(path)

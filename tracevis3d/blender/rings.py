@@ -20,7 +20,7 @@ import numpy as np
 
 from ..kernels.ring import ribbon_mesh, sector_mesh
 from ..layout.spec import CurveLayer, SectorLayer
-from .writer import link_layer_mesh
+from .meshobj import link_layer_mesh
 
 _TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
 

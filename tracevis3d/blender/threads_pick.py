@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pick import _attribute, _mesh_faces, _world_ray, ray_box_hits, ray_triangle_hits
+from .raycast import _attribute, _mesh_faces, _world_ray, ray_box_hits, ray_triangle_hits
 
 #: per-face attributes a pick of a thread-view mesh reports
 FIELDS = ("call_index", "corr_index", "wait_call", "release_call", "n_corr", "n_calls", "object", "lane",

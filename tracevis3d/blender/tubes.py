@@ -17,7 +17,7 @@ import numpy as np
 
 from ..kernels.tubes import ring_keep, tube_edges, tube_mesh, tube_mesh_normal
 from ..layout.spec import TubeLayer
-from .writer import link_layer_mesh
+from .meshobj import link_layer_mesh
 
 #: the mesh's custom property holding one array per tube attribute
 TUBE_DATA = "tv3d_tube_data"

@@ -24,28 +24,9 @@ import numpy as np
 from mathutils import Vector
 
 from ..layout.spec import CurveLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer, TubeLayer
+from .meshobj import TAG, _tag, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
 
-TAG = "tracevis3d"  # custom property marking data we created
 CUSHION_AMBIENT = 0.5
-
-
-def _tag(idb):
-    idb[TAG] = True
-    return idb
-
-
-def link_layer_mesh(me, object_name: str, layer, coll, **tags) -> bpy.types.Object:
-    """The object of a mesh layer (tubes, sectors, curves): the layer's materials on the mesh,
-    tagged as ours with the layer's name and ``tags``, linked in ``coll``."""
-    for mname in layer.materials:
-        me.materials.append(bpy.data.materials[mname])
-    ob = bpy.data.objects.new(object_name, me)
-    ob[TAG] = True
-    ob["tv3d_layer"] = layer.name
-    for key, value in tags.items():
-        ob[key] = value
-    coll.objects.link(ob)
-    return ob
 
 
 def ensure_collection(name: str, scene=None) -> bpy.types.Collection:

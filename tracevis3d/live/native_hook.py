@@ -323,7 +323,7 @@ class NativeHooks:
     native = True
 
     def __init__(self, sink=None, batch: int = 0, clock=None, max_events: int | None = None):
-        from .tracer import ThreadSlot
+        from .hooks import ThreadSlot
 
         self._ThreadSlot = ThreadSlot
         cap = max(1, int(max_events)) if max_events else MAX_CAP
@@ -414,7 +414,7 @@ class NativeHooks:
         self.native_rec.release(batch)
 
     def refresh_names(self) -> list:
-        from .tracer import Hooks
+        from .hooks import Hooks
 
         return Hooks.refresh_names(self)
 

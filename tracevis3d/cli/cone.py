@@ -44,7 +44,7 @@ def add_cone_parser(sub, cli) -> None:
 
 
 def cone_params(args):
-    from .layout.cone import ConeParams
+    from ..layout.cone import ConeParams
 
     return ConeParams(max_nodes=args.max_nodes, orientation=args.orientation, fold=args.fold,
                       fold_recursion=not args.expand_recursion,
@@ -57,7 +57,7 @@ def cone_params(args):
 
 
 def render_cone(args) -> str:
-    from . import cli
+    from . import common as cli
 
     out, save = cli._checked_outputs(args)
     try:
@@ -69,7 +69,7 @@ def render_cone(args) -> str:
     trace = cli._load(args.trace)
     cli._progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
     scene = cli._scene()
-    from .blender.cone_tasks import cone_build_job
+    from ..blender.cone_tasks import cone_build_job
 
     info = cli._build(cone_build_job(trace, params, scene=scene, trace_path=trace_path), args.trace, 0.1, 0.6)
     m = info["meta"]

@@ -17,7 +17,7 @@ Queue.get/put, Event.wait, ... names the objects threads wait on."""
 
 
 def _threads_list(s: str):
-    from .cli import _thread
+    from .common import _thread
 
     items = [t.strip() for t in s.split(",") if t.strip()]
     if not items:
@@ -26,7 +26,7 @@ def _threads_list(s: str):
 
 
 def add_threads_parser(sub) -> None:
-    from .cli import (_add_fold_arg, _add_hide_args, _add_highlight_arg, _add_label_px_arg, _Help, _add_output_args,
+    from .common import (_add_fold_arg, _add_hide_args, _add_highlight_arg, _add_label_px_arg, _Help, _add_output_args,
                       _int_at_least, _number, _thread, _window)
 
     r = sub.add_parser("render-threads", help="render who waits on whom (SyncTrace thread view) to an image",
@@ -78,7 +78,7 @@ def add_threads_parser(sub) -> None:
 
 
 def threads_params(args):
-    from .layout.threads_params import ThreadsParams
+    from ..layout.threads_params import ThreadsParams
 
     return ThreadsParams(focus=args.focus, color_by=args.color_by, threads=args.threads,
                          hide_threads=list(args.hide_thread), fold=args.fold, hide=list(args.hide),
@@ -92,7 +92,7 @@ def threads_params(args):
 
 
 def render_threads(args) -> str:
-    from .cli import CLIError, _build, _checked_outputs, _load, _progress, _render_and_save, _scene
+    from .common import CLIError, _build, _checked_outputs, _load, _progress, _render_and_save, _scene
 
     out, save = _checked_outputs(args)
     try:
@@ -103,7 +103,7 @@ def render_threads(args) -> str:
     trace = _load(args.trace)
     _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
     scene = _scene()
-    from .blender.threads_tasks import threads_build_job
+    from ..blender.threads_tasks import threads_build_job
 
     info = _build(threads_build_job(trace, params, scene=scene), args.trace, 0.1, 0.6)
     m = info["meta"]

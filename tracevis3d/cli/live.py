@@ -1,10 +1,10 @@
-"""The live-feed commands of the CLI (``python -m tracevis3d replay|render-live``), kept out
-of cli.py (one topic per module); cli.py adds their parsers and COMMANDS entries."""
+"""The live-feed commands of the command line (``python -m tracevis3d replay|render-live``):
+one module of the `tracevis3d.cli` package, which adds their parsers and COMMANDS entries."""
 from __future__ import annotations
 
 import os
 
-from .cli import CLIError, _check_trace, _load, _number, _progress
+from .common import CLIError, _check_trace, _load, _number, _progress
 
 
 def _add_curve_args(r) -> None:
@@ -41,7 +41,7 @@ def add_parsers(sub) -> None:
 def _curve(args):
     if not args.curve_server_key:
         return None
-    from .live.transport import Curve
+    from ..live.transport import Curve
 
     if args.bind and not args.curve_clients:
         raise CLIError("--curve-server-key: binding with CURVE needs --curve-clients FOLDER (the public "
@@ -65,8 +65,8 @@ def _environment_error(e: BaseException) -> bool:
 
 
 def replay(args) -> str:
-    from .live.replay import replay as play
-    from .live.transport import EndpointError, check_endpoint
+    from ..live.replay import replay as play
+    from ..live.transport import EndpointError, check_endpoint
 
     curve = _curve(args)
     try:
@@ -104,7 +104,7 @@ COMMANDS = {"replay": replay}
 
 
 def add_render_live_parser(sub) -> None:
-    from .cli import _resolution
+    from .common import _resolution
 
     r = sub.add_parser("render-live", help="render the growing icicle of a live feed to PNG frames or a video",
                        description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
@@ -134,11 +134,11 @@ def add_render_live_parser(sub) -> None:
 def render_live(args) -> str:
     import time
 
-    from .cli import _scene
-    from .live.session import LiveSession
-    from .live.transport import EndpointError
+    from .common import _scene
+    from ..live.session import LiveSession
+    from ..live.transport import EndpointError
 
-    from .blender.render import VIDEO_FORMATS
+    from ..blender.render import VIDEO_FORMATS
 
     out = os.path.abspath(args.output)
     video = os.path.splitext(out)[1].lower() in VIDEO_FORMATS
@@ -162,9 +162,9 @@ def render_live(args) -> str:
     os.makedirs(frames_dir, exist_ok=True)
     try:
         scene = _scene()
-        from .blender.live_view import LiveView
-        from .blender.render import render_figure
-        from .layout.live import LiveParams
+        from ..blender.live_view import LiveView
+        from ..blender.render import render_figure
+        from ..layout.live import LiveParams
 
         view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution,
                                    recolour_seconds=0.0, cluster_seconds=0.0),  # offline: at every frame
@@ -188,7 +188,7 @@ def render_live(args) -> str:
             k += 1
         st = view.stats
         if video:
-            from .blender.render import encode_video
+            from ..blender.render import encode_video
 
             _progress(0.95, f"encoding {k} frames into {out}")
             encode_video([os.path.join(frames_dir, f"frame_{j:05d}.png") for j in range(k)], out, args.fps,

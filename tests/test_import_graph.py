@@ -1,0 +1,107 @@
+"""The package's import graph (issue 22): no cycle among tracevis3d's modules, counting the
+imports inside functions too (an import a function defers is still a dependency), and only
+`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu)."""
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "tracevis3d"
+BLENDER_MODULES = {"bpy", "mathutils", "bmesh", "gpu", "bpy_extras"}
+
+
+def _modules() -> dict:
+    out = {}
+    for p in ROOT.rglob("*.py"):
+        parts = p.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def _edges(mods: dict) -> tuple:
+    """(module -> modules of the package it imports, module -> Blender modules it imports).
+    ``from .pkg import sub`` depends on ``pkg.sub`` when ``sub`` is a module, else on
+    ``pkg``; a module's own parent packages are not edges (Python runs them first anyway)."""
+    edges, blender = {m: set() for m in mods}, {m: set() for m in mods}
+    for m, p in mods.items():
+        is_pkg = p.name == "__init__.py"
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = m.split(".") if is_pkg else m.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                    if target.split(".")[0] in BLENDER_MODULES:
+                        blender[m].add(target)
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in mods]
+                targets = subs if len(subs) == len(node.names) else [target] + subs
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+                blender[m].update(t for t in targets if t.split(".")[0] in BLENDER_MODULES)
+            else:
+                continue
+            for t in targets:
+                if t in mods and t != m and not m.startswith(t + "."):
+                    edges[m].add(t)
+    return edges, blender
+
+
+def _cycles(edges: dict) -> list:
+    """Strongly connected components of more than one module (iterative Tarjan)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycle():
+    mods = _modules()
+    assert "tracevis3d.cli" in mods and "tracevis3d.cli.common" in mods
+    edges, _ = _edges(mods)
+    assert _cycles(edges) == []
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_only_the_blender_layer_imports_blender():
+    mods = _modules()
+    _, blender = _edges(mods)
+    outside = {m: sorted(b) for m, b in blender.items() if b and not m.startswith("tracevis3d.blender")}
+    assert outside == {}
+    assert blender["tracevis3d.blender.writer"]  # the check sees imports at all

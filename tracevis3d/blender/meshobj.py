@@ -1,0 +1,28 @@
+"""The objects TraceVis3D writes, marked as its own: the tag every data block carries and
+the object of a mesh layer.  Shared by the scene writer (`blender.writer`) and the mesh
+layers' writers (`blender.tubes`, `blender.rings`), which the writer calls: kept here so
+neither imports the other."""
+from __future__ import annotations
+
+import bpy
+
+TAG = "tracevis3d"  # custom property marking data we created
+
+
+def _tag(idb):
+    idb[TAG] = True
+    return idb
+
+
+def link_layer_mesh(me, object_name: str, layer, coll, **tags) -> bpy.types.Object:
+    """The object of a mesh layer (tubes, sectors, curves): the layer's materials on the mesh,
+    tagged as ours with the layer's name and ``tags``, linked in ``coll``."""
+    for mname in layer.materials:
+        me.materials.append(bpy.data.materials[mname])
+    ob = bpy.data.objects.new(object_name, me)
+    ob[TAG] = True
+    ob["tv3d_layer"] = layer.name
+    for key, value in tags.items():
+        ob[key] = value
+    coll.objects.link(ob)
+    return ob
