@@ -36,10 +36,10 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product code)
 
 
-from tracevis3d.comparison import compare_traces, gamma_classes  # noqa: E402
+from tracevis3d.analysis.comparison import compare_traces, gamma_classes  # noqa: E402
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  # noqa: E402
                                         jaccard_join_tree, sets_to_bitsets)
-from tracevis3d.synthesis import perturb, synthetic_trace  # noqa: E402
+from tracevis3d.io.synthesis import perturb, synthetic_trace  # noqa: E402
 
 
 WORKLOADS = {
@@ -146,8 +146,8 @@ import json, resource, sys, time
 sys.path.insert(0, {repo!r})
 t0 = time.perf_counter()
 import tracevis3d
-from tracevis3d.comparison import compare_traces
-from tracevis3d.synthesis import synthetic_trace, perturb
+from tracevis3d.analysis.comparison import compare_traces
+from tracevis3d.io.synthesis import synthetic_trace, perturb
 t_import = time.perf_counter() - t0
 mode = {mode!r}
 if mode == "cold":

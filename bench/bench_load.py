@@ -58,7 +58,7 @@ def viztracer_style(trace):
 
 def make_file(n_calls, threads, path):
     from tracevis3d.io.chrome_writer import chrome_json_bytes
-    from tracevis3d.synthesis import synthetic_trace
+    from tracevis3d.io.synthesis import synthetic_trace
 
     t = viztracer_style(synthetic_trace(n_calls, threads=threads, seed=1))
     data = chrome_json_bytes(t, style="viztracer")
@@ -98,7 +98,7 @@ def scale_check(n_calls: int, threads: int) -> list:
         js = pathlib.Path(d) / "big.json"
         steps = {
             "synthetic + save native": f"""
-from tracevis3d.synthesis import synthetic_trace
+from tracevis3d.io.synthesis import synthetic_trace
 import tracevis3d
 t = synthetic_trace({n_calls}, threads={threads}, seed=3)
 tracevis3d.save(t, {str(npz)!r})

@@ -60,7 +60,7 @@ def child_measure(n: int, threads: int, sync: bool, repeat: int) -> dict:
     sys.path.insert(0, str(REPO))
     import resource
 
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     synthetic_trace(1000, threads=threads, sync=sync)  # load compiled kernels
     perturb(synthetic_trace(1000, threads=threads), seed=1)
@@ -90,7 +90,7 @@ def child_measure(n: int, threads: int, sync: bool, repeat: int) -> dict:
 def child_compile() -> dict:
     t0 = time.perf_counter()
     sys.path.insert(0, str(REPO))
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     t_import = time.perf_counter() - t0
     t0 = time.perf_counter()

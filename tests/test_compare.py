@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracevis3d
-from tracevis3d.comparison import Comparison, compare_traces
+from tracevis3d.analysis.comparison import Comparison, compare_traces
 from tracevis3d.kernels.gamma import process_hash_seed, subtree_gamma_classes, subtree_shape_classes
 from tracevis3d.kernels.repetition import sibling_repetitions
 from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,
@@ -364,9 +364,9 @@ def test_join_equals_bitset_bruteforce_on_larger_sets():
 
 @pytest.mark.parametrize("tau", [0.1, 0.2, 0.45])
 def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
-    from tracevis3d.comparison import gamma_classes
+    from tracevis3d.analysis.comparison import gamma_classes
     from tracevis3d.kernels.setjoin import heir_forest, jaccard_join_tree
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(4000, threads=2, seed=12)
     b = perturb(a, seed=13)
@@ -432,7 +432,7 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
 
 
 def test_gamma_and_shape_classes_on_synthetic():
-    from tracevis3d.synthesis import synthetic_trace
+    from tracevis3d.io.synthesis import synthetic_trace
 
     t = synthetic_trace(3000, threads=2, seed=4)
     cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions, process_hash_seed())
@@ -455,7 +455,7 @@ def test_gamma_and_shape_classes_on_synthetic():
 
 # ----------------------------------------------------------------- perturbed copy
 def test_perturbed_copy_drops_show_up_as_lower_similarity():
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(3000, seed=8)
     b = perturb(a, seed=9, reorder=0.0, shift=0.0, drop=0.03, insert=0.0, stretch=0.0)
@@ -481,7 +481,7 @@ def test_perturbed_copy_drops_show_up_as_lower_similarity():
 
 
 def test_perturbed_copy_shifts_show_up_in_dt_and_overview():
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(1500, seed=21)
     b = perturb(a, seed=22, reorder=0.0, shift=0.05, drop=0.0, insert=0.0, stretch=0.0)
@@ -591,7 +591,7 @@ def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
 
 
 def test_class_pairs_stored_as_overlaps_give_exact_similarity():
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(3000, seed=5)
     b = perturb(a, seed=6)
@@ -619,9 +619,9 @@ def test_class_pairs_stored_as_overlaps_give_exact_similarity():
 
 
 def test_weighted_heir_forest_bases_are_proper_subsets_with_max_weight():
-    from tracevis3d.comparison import gamma_classes
+    from tracevis3d.analysis.comparison import gamma_classes
     from tracevis3d.kernels.setjoin import heir_forest_weighted
-    from tracevis3d.synthesis import synthetic_trace
+    from tracevis3d.io.synthesis import synthetic_trace
 
     a = synthetic_trace(2000, seed=8)
     _, cls, ptr, items = gamma_classes(a, a)
@@ -651,7 +651,7 @@ def test_vocabulary_over_65535_functions_uses_int32_overlaps_with_same_result():
     """Over 65535 distinct function names the overlaps no longer fit uint16: every
     kernel then runs on int32 counters and overlaps, with the same result."""
     from tracevis3d.model import Trace
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(3000, threads=2, seed=21)
     b = perturb(a, seed=22)
@@ -681,7 +681,7 @@ def test_result_is_bit_identical_for_any_thread_count():
     """Parallel reductions use fixed parts and chunks, never the thread count."""
     import numba
 
-    from tracevis3d.synthesis import perturb, synthetic_trace
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(6000, threads=2, seed=31)
     b = perturb(a, seed=32)
@@ -794,7 +794,7 @@ def test_plain_names_are_the_papers_fields():
     assert un["name"].tolist() == ["h"]
     rows = c.partners(0, "a")
     assert rows["call_a"].tolist() == [0] * rows.size and rows["name_b"][0] == "main"
-    from tracevis3d.comparison import to_dicts
+    from tracevis3d.analysis.comparison import to_dicts
 
     first = to_dicts(c.top_matches(1))[0]
     assert first["call_a"] == 0 and first["name_a"] == "main" and isinstance(first["similarity"], float)

@@ -127,7 +127,7 @@ def test_expand_deepest_call_of_a_deep_chain():
     the whole chain, the same set as the old per-level closure."""
     from tracevis3d.analysis.context import calling_context_tree as cct_of
     from tracevis3d.analysis.context import prune_by_time
-    from tracevis3d.synthesis import synthetic_trace
+    from tracevis3d.io.synthesis import synthetic_trace
 
     tr = synthetic_trace(110_000, threads=1, seed=2, deep_recursion=100_000)
     root, length = tr.meta["deep_chain"]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tracevis3d
 from tracevis3d.model import KIND_IO, KIND_OTHER, KIND_RELEASE, KIND_WAIT, Trace
-from tracevis3d.synthesis import perturb, synthetic_trace
+from tracevis3d.io.synthesis import perturb, synthetic_trace
 
 FAST = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])

@@ -34,7 +34,7 @@ from ._version import __version__  # noqa: F401,E402  (the one version: tracevis
 
 if TYPE_CHECKING:  # the modules behind them import numba: loaded when first used
     from .analysis.structure import Structure
-    from .comparison import Comparison
+    from .analysis.comparison import Comparison
 
 #: what `load` and `save` accept as a file name
 PathLike = str | os.PathLike[str]
@@ -102,14 +102,14 @@ def structure(trace: Trace) -> Structure:
 def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options: Any) -> Trace:
     """A synthetic, realistic trace for tests and benchmarks (see tracevis3d.synthesis)."""
     _kernels_ready()
-    from .synthesis import synthetic_trace
+    from .io.synthesis import synthetic_trace
 
     return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
 
 
 def perturb(trace: Trace, seed: int = 0, **options: Any) -> Trace:
     """A "second run" of ``trace`` for comparisons (see tracevis3d.synthesis.perturb)."""
-    from .synthesis import perturb as _perturb
+    from .io.synthesis import perturb as _perturb
 
     return _perturb(trace, seed=seed, **options)
 
@@ -117,7 +117,7 @@ def perturb(trace: Trace, seed: int = 0, **options: Any) -> Trace:
 def compare(a: Trace, b: Trace, tau: float = 0.2, **options: Any) -> Comparison:
     """Compare two traces (TraceDiff); see `tracevis3d.comparison.compare_traces`."""
     _kernels_ready()
-    from .comparison import compare_traces
+    from .analysis.comparison import compare_traces
 
     return compare_traces(a, b, tau=tau, **options)
 

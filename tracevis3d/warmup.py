@@ -162,7 +162,7 @@ def _structure_all(trace) -> None:
 
 
 def _compare(a, b):
-    from .comparison import compare_traces
+    from .analysis.comparison import compare_traces
 
     return compare_traces(a, b)
 

@@ -120,7 +120,7 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
 def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), **options):
     """Load two traces and compare them (TraceDiff); the `Comparison`.  Progress runs over
     ``span``; the same files (unchanged) and τ without other options reuse the last result."""
-    from ..comparison import compare_traces
+    from ..analysis.comparison import compare_traces
 
     lo, hi = span
     at = (lambda f: lo + f * (hi - lo))

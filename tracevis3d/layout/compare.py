@@ -934,7 +934,7 @@ def _trace_name(tr) -> str:
 
 def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     """The comparison scene of a `tracevis3d.comparison.Comparison` (see module doc)."""
-    from ..comparison import Comparison
+    from ..analysis.comparison import Comparison
 
     if not isinstance(cmp, Comparison):
         raise TypeError(f"compare_layout needs a Comparison, got {type(cmp).__name__}")

@@ -1,6 +1,6 @@
 """Synthetic, realistic execution traces, and a "second run" of a trace.
 
-    >>> from tracevis3d.synthesis import synthetic_trace, perturb
+    >>> from tracevis3d.io.synthesis import synthetic_trace, perturb
     >>> a = synthetic_trace(100_000, threads=4, seed=1, sync=True)
     >>> b = perturb(a, seed=2)            # same program, slightly different behaviour
 
@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from .model import KIND_IO, KIND_OTHER, KIND_RELEASE, KIND_WAIT, Trace
+from ..model import KIND_IO, KIND_OTHER, KIND_RELEASE, KIND_WAIT, Trace
 
 __all__ = ["synthetic_trace", "perturb", "SYNC_FUNCTIONS"]
 
@@ -473,7 +473,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
     entry = np.full(threads, prog.entry_worker, np.int32)
     entry[0] = prog.entry_main
 
-    from .kernels.synth import generate_calls
+    from ..kernels.synth import generate_calls
 
     kseed = int(rng.integers(0, 2**31 - 1))
     (func, start, end, parent, depth, end_index, kind, obj, outlier,
@@ -497,7 +497,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
     params = dict(n_calls=n_calls, threads=threads, seed=seed, n_functions=n_functions,
                   max_depth=max_depth, recursion=recursion, sync=sync, outliers=outliers,
                   repeat_prob=repeat_prob, deep_recursion=deep_recursion)
-    from .names import parse_function_name
+    from ..names import parse_function_name
 
     meta = {
         "source": "synthetic(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")",
@@ -587,7 +587,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     ranges = trace.thread_ranges()
     lo = np.ascontiguousarray(ranges[:, 0])
     hi = np.ascontiguousarray(ranges[:, 1])
-    from .kernels.synth import perturb_apply, perturb_plan
+    from ..kernels.synth import perturb_apply, perturb_plan
 
     flags, partner, donor, shift_amt, stretch_fac, n_out = perturb_plan(
         int(rng.integers(0, 2**31 - 1)), trace.parent, trace.end_index, trace.start, trace.end,
@@ -607,7 +607,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         end *= speed
         instant_ts *= speed
     # function table, extended by the new functions
-    from .names import parse_function_name
+    from ..names import parse_function_name
 
     names = list(trace.function_names)
     files = list(trace.function_files)
@@ -636,7 +636,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     out_cnt = np.where(has_src, cnt[src], 0) if n else np.zeros(m, np.int64)
     obj_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(out_cnt, out=obj_ptr[1:])
-    from .model import _csr_gather
+    from ..model import _csr_gather
 
     obj_ids = trace.obj_ids[_csr_gather(trace.obj_ptr, src[out_cnt > 0])].astype(np.int32)
     thread = np.repeat(np.arange(trace.n_threads, dtype=np.int32), n_out)

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .model import Trace
-from .kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
-from .kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
+from ..model import Trace
+from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
+from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
-from .kernels.overview import overview_bars_both
-from .kernels.repetition import sibling_repetitions
-from .kernels.tree import group_by_key
-from .kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_overlaps,
+from ..kernels.overview import overview_bars_both
+from ..kernels.repetition import sibling_repetitions
+from ..kernels.tree import group_by_key
+from ..kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_overlaps,
                               overlap_dtype, overlaps_to_similarity)
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
