@@ -9,6 +9,7 @@ def tick(i):
 
 
 def work(seconds):
+    print("working", file=sys.stderr, flush=True)  # the late-viewer test joins a while after this
     end = time.monotonic() + seconds
     n = 0
     while time.monotonic() < end:
