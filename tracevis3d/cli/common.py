@@ -370,6 +370,21 @@ def _scene():
     return scene
 
 
+def _start_render(args, params_of) -> tuple:
+    """What every single-trace render command does first: outputs checked, its parameters
+    (``params_of(args)``, a ValueError exits 2), the trace loaded, the scene ready.
+    Returns (image path, .blend path or None, parameters, trace, scene)."""
+    out, save = _checked_outputs(args)
+    try:
+        params = params_of(args)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    trace = _load(args.trace)
+    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    return out, save, params, trace, _scene()
+
+
 def _build(job, what: str, lo: float, hi: float) -> dict:
     """Run a scene-building job; a parameter the traces cannot satisfy (a thread they do not
     have, an empty window) is a bad argument (exit 2) named after ``what``."""

@@ -3,7 +3,6 @@ sharing render-icicle's output, load, build and render code (`cli`)."""
 from __future__ import annotations
 
 import os
-import time
 
 
 def add_cone_parser(sub, cli) -> None:
@@ -59,16 +58,8 @@ def cone_params(args):
 def render_cone(args) -> str:
     from . import common as cli
 
-    out, save = cli._checked_outputs(args)
-    try:
-        params = cone_params(args)
-    except ValueError as e:
-        raise cli.CLIError(str(e), 2) from None
+    out, save, params, trace, scene = cli._start_render(args, cone_params)
     trace_path = os.path.abspath(args.trace)
-    t = time.perf_counter()
-    trace = cli._load(args.trace)
-    cli._progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
-    scene = cli._scene()
     from ..blender.cone_tasks import cone_build_job
 
     info = cli._build(cone_build_job(trace, params, scene=scene, trace_path=trace_path), args.trace, 0.1, 0.6)

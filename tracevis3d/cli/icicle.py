@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import os
-import time
 
-from .common import (FOOTER, CLIError, _add_box_label_args, _add_filter_args, _add_fold_arg, _add_hide_args,
-                     _add_highlight_arg, _add_output_args, _add_title_camera_args, _build, _checked_outputs,
-                     _fill_scene_settings, _Help, _int_at_least, _load, _progress, _render_and_save, _scene,
-                     _thread, _thread_order, _window)
+from .common import (FOOTER, _add_box_label_args, _add_filter_args, _add_fold_arg, _add_hide_args,
+                     _add_highlight_arg, _add_output_args, _add_title_camera_args, _build, _fill_scene_settings,
+                     _Help, _int_at_least, _progress, _render_and_save, _start_render, _thread, _thread_order,
+                     _window)
 
 EXAMPLES = """examples:
   python -m tracevis3d render-icicle trace.json -o fig.png
@@ -75,16 +74,8 @@ def icicle_params(args):
 
 
 def render_icicle(args) -> str:
-    out, save = _checked_outputs(args)
-    try:
-        params = icicle_params(args)
-    except ValueError as e:
-        raise CLIError(str(e), 2) from None
+    out, save, params, trace, scene = _start_render(args, icicle_params)
     trace_path = os.path.abspath(args.trace)
-    t = time.perf_counter()
-    trace = _load(args.trace)
-    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
-    scene = _scene()
     from ..blender.tasks import build_job
 
     info = _build(build_job(trace, params, scene=scene, trace_path=trace_path), args.trace, 0.1, 0.6)

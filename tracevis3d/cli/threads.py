@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 THREADS_EXAMPLES = """examples:
   python -m tracevis3d render-threads trace.json -o threads.png
@@ -92,17 +91,9 @@ def threads_params(args):
 
 
 def render_threads(args) -> str:
-    from .common import CLIError, _build, _checked_outputs, _load, _progress, _render_and_save, _scene
+    from .common import _build, _progress, _render_and_save, _start_render
 
-    out, save = _checked_outputs(args)
-    try:
-        params = threads_params(args)
-    except ValueError as e:
-        raise CLIError(str(e), 2) from None
-    t = time.perf_counter()
-    trace = _load(args.trace)
-    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
-    scene = _scene()
+    out, save, params, trace, scene = _start_render(args, threads_params)
     from ..blender.threads_tasks import threads_build_job
 
     info = _build(threads_build_job(trace, params, scene=scene), args.trace, 0.1, 0.6)

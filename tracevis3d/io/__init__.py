@@ -141,6 +141,19 @@ def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
         out[total: total + m] = np.frombuffer(part, np.uint8)
         total += m
 
+    def next_chunk(d, p):
+        """The next input of decompressor ``d`` (its unconsumed tail first) and the read
+        position after it; (None, p) at the end of the data."""
+        if d.unconsumed_tail:
+            return d.unconsumed_tail, p
+        if p < n_in:
+            chunk = src[p: p + _CHUNK]
+            return chunk, p + len(chunk)
+        return None, p
+
+    def room():  # what one decompress call may return: a chunk, or just past the bomb limit
+        return min(16 << 20, limit - total + 1)
+
     def fast_member(pos):
         """Inflate the member at ``pos`` with python-isal (about 3x zlib); its end, or None
         when it is damaged or cut (the caller redoes it with zlib, which keeps every byte
@@ -149,14 +162,10 @@ def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
         p = pos
         try:
             while not d.eof:
-                if d.unconsumed_tail:
-                    chunk = d.unconsumed_tail
-                elif p < n_in:
-                    chunk = src[p: p + _CHUNK]
-                    p += len(chunk)
-                else:
+                chunk, p = next_chunk(d, p)
+                if chunk is None:
                     return None
-                put(d.decompress(chunk, min(16 << 20, limit - total + 1)))
+                put(d.decompress(chunk, room()))
             put(d.flush())
         except _fast_zlib.error:
             return None
@@ -165,7 +174,8 @@ def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
     pos = 0
     member = 0
     while pos < n_in:
-        if _fast_zlib is not None and bytes(src[pos: pos + 2]) == _GZIP_MAGIC:
+        is_member = bytes(src[pos: pos + 2]) == _GZIP_MAGIC
+        if is_member and _fast_zlib is not None:
             before = total
             end = fast_member(pos)
             if end is not None:
@@ -173,7 +183,7 @@ def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
                 member += 1
                 continue
             total = before  # damaged or cut: again with zlib, which keeps what came before
-        if bytes(src[pos: pos + 2]) != _GZIP_MAGIC:
+        if not is_member:
             if member == 0:
                 raise TraceFormatError(f"{source}: not gzip data at byte {pos}")
             if bytes(src[pos:]).strip(b"\0"):
@@ -184,16 +194,12 @@ def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
         p = pos
         err = None
         while not d.eof:
-            if d.unconsumed_tail:
-                chunk = d.unconsumed_tail
-            elif p < n_in:
-                chunk = src[p: p + _CHUNK]
-                p += len(chunk)
-            else:
+            chunk, p = next_chunk(d, p)
+            if chunk is None:
                 break
             keep = d.copy()
             try:
-                put(d.decompress(chunk, min(16 << 20, limit - total + 1)))
+                put(d.decompress(chunk, room()))
             except zlib.error as e:
                 err = _redo_to_damage(keep, chunk, put, limit, lambda: total) or e
                 break
