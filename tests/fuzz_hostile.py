@@ -78,21 +78,10 @@ def compact_variant(rng: random.Random):
     import tracevis3d
     from tracevis3d.io import compact
 
+    import hostile_cases as hc
+
     t = tracevis3d.synthetic(rng.randint(20, 400), threads=rng.randint(1, 3), seed=rng.randrange(1000))
-    fd, tmp = tempfile.mkstemp(suffix=".tv3c")
-    os.close(fd)
-    try:
-        tracevis3d.save(t, tmp, format="compact")
-        data = pathlib.Path(tmp).read_bytes()
-    finally:
-        os.remove(tmp)
-    n0 = len(compact.MAGIC) + 20
-    _, hs, _ = struct.unpack("<IQQ", data[len(compact.MAGIC):n0])
-    header = json.loads(zlib.decompress(data[n0:n0 + hs]))
-    blobs, at = {}, n0 + hs
-    for s in header["sections"]:
-        blobs[s["name"]] = data[at: at + s["stored"]]
-        at += s["stored"]
+    header, blobs = hc._compact_parts(trace=t)
 
     def put(name, values, zigzag=False, delta=False):
         w = compact._Writer()

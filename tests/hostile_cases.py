@@ -455,14 +455,15 @@ CASES = {
 
 
 # ------------------------------------------------------------------ issue 20: compact files
-def _compact_parts(n_calls: int = 200):
-    """(header, {section: stored bytes}) of a valid compact file of a small synthetic trace."""
+def _compact_parts(n_calls: int = 200, trace=None):
+    """(header, {section: stored bytes}) of a valid compact file of ``trace`` (default: a small
+    synthetic one)."""
     import tempfile
 
     import tracevis3d
     from tracevis3d.io import compact
 
-    t = tracevis3d.synthetic(n_calls, threads=2, seed=7)
+    t = tracevis3d.synthetic(n_calls, threads=2, seed=7) if trace is None else trace
     fd, tmp = tempfile.mkstemp(suffix=".tv3c")
     os.close(fd)
     try:

@@ -42,3 +42,37 @@ def assert_same_calls(got, want, time_tol=None, kinds=True):
     if time_tol is not None:
         assert np.abs(got.start - want.start).max(initial=0) <= time_tol
         assert np.abs(got.end - want.end).max(initial=0) <= time_tol
+
+
+# ------------------------------------------------ frames written by hand from docs/live-protocol.md
+# (struct.pack, not the project's encoder: the tests of hostile and flooding peers)
+import struct  # noqa: E402
+
+SID = 0x1234567890ABCDEF
+
+
+def hdr(mtype, seq, version=1, magic=b"TV3L", sid=SID):
+    return struct.pack("<4sHHQQ", magic, version, mtype, sid, seq)
+
+
+def hello(name=b"prog"):
+    return struct.pack("<IqII", 42, 1_700_000_000_000_000_000, 1_000_000_000, len(name)) + name
+
+
+def functions(first, names):
+    body = b"".join(struct.pack("<iHH", 7, len(n), 0) + n for n in names)
+    return struct.pack("<II", first, len(names)) + body
+
+
+def threads(first, names):
+    body = b"".join(struct.pack("<IQHH", 42, 100 + k, len(n), 0) + n for k, n in enumerate(names))
+    return struct.pack("<II", first, len(names)) + body
+
+
+def events(recs, count=None, reserved=0):
+    body = b"".join(struct.pack("<BBHIq", *r) for r in recs)
+    return struct.pack("<II", len(recs) if count is None else count, reserved) + body
+
+
+def bye(sent=0):
+    return struct.pack("<QQ", sent, 0)

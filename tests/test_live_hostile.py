@@ -9,33 +9,8 @@ import pytest
 import zmq
 
 from tracevis3d.kernels.live import apply_thread_events, apply_thread_events_py
+from live_helpers import SID, events, functions, hdr, hello, threads  # noqa: F401 (SID: the tests' session)
 from tracevis3d.live import LiveSession
-
-SID = 0x1234567890ABCDEF
-
-
-def hdr(mtype, seq, version=1, magic=b"TV3L", sid=SID):
-    return struct.pack("<4sHHQQ", magic, version, mtype, sid, seq)
-
-
-def hello(name=b"prog"):
-    return struct.pack("<IqII", 42, 1_700_000_000_000_000_000, 1_000_000_000, len(name)) + name
-
-
-def functions(first, names):
-    body = b"".join(struct.pack("<iHH", 7, len(n), 0) + n for n in names)
-    return struct.pack("<II", first, len(names)) + body
-
-
-def threads(first, names):
-    body = b"".join(struct.pack("<IQHH", 42, 100 + k, len(n), 0) + n for k, n in enumerate(names))
-    return struct.pack("<II", first, len(names)) + body
-
-
-def events(recs, count=None, reserved=0):
-    body = b"".join(struct.pack("<BBHIq", *r) for r in recs)
-    return struct.pack("<II", len(recs) if count is None else count, reserved) + body
-
 
 @pytest.fixture
 def feed():

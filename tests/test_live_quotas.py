@@ -3,39 +3,13 @@ written by hand from docs/live-protocol.md: session slots given back on BYE and 
 per-session quotas checked before a table is decoded (a flooding peer cannot keep a real
 program out), big tables registered in slices across polls, events after BYE and absurd
 sequence jumps refused."""
-import struct
 import time
 
 import pytest
 import zmq
 
+from live_helpers import bye, events, functions, hdr, hello, threads
 from tracevis3d.live import LiveSession
-
-
-def hdr(mtype, seq, sid):
-    return struct.pack("<4sHHQQ", b"TV3L", 1, mtype, sid, seq)
-
-
-def hello(name=b"prog"):
-    return struct.pack("<IqII", 42, 1_700_000_000_000_000_000, 1_000_000_000, len(name)) + name
-
-
-def functions(first, names):
-    body = b"".join(struct.pack("<iHH", 7, len(n), 0) + n for n in names)
-    return struct.pack("<II", first, len(names)) + body
-
-
-def threads(first, names):
-    body = b"".join(struct.pack("<IQHH", 42, 100 + k, len(n), 0) + n for k, n in enumerate(names))
-    return struct.pack("<II", first, len(names)) + body
-
-
-def events(recs):
-    return struct.pack("<II", len(recs), 0) + b"".join(struct.pack("<BBHIq", *r) for r in recs)
-
-
-def bye(sent=0):
-    return struct.pack("<QQ", sent, 0)
 
 
 class Peer:
@@ -53,7 +27,7 @@ class Peer:
     def send(self, sid, mtype, payload):
         s = self.seq.get(sid, 0)
         self.seq[sid] = s + 1
-        self.sock.send_multipart([hdr(mtype, s, sid), payload])
+        self.sock.send_multipart([hdr(mtype, s, sid=sid), payload])
 
     def program(self, sid, n_funcs=2, name=b"prog"):
         """A small real program: hello, functions, a thread, two calls, bye."""
@@ -163,7 +137,7 @@ def test_events_after_bye_and_absurd_sequence_jumps_are_bad(ctx):
         p.program(11)
         p.send(11, 4, events([(1, 0, 0, 0, 9000)]))
         p.send(12, 1, hello())
-        p.sock.send_multipart([hdr(2, 1 << 40, 12), functions(0, [b"f"])])
+        p.sock.send_multipart([hdr(2, 1 << 40, sid=12), functions(0, [b"f"])])
         settle(sess)
         assert sess.bad == {"after_bye": 1, "seq_jump": 1}, sess.bad
         assert sess.n_calls == 2 and sess.gaps == 0
