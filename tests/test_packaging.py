@@ -132,10 +132,10 @@ def runtime_deps_dir(dest: pathlib.Path) -> pathlib.Path:
     return dest
 
 
-def fresh_venv(where: pathlib.Path, wheel: pathlib.Path, extra_site: pathlib.Path) -> pathlib.Path:
-    """A new venv (no pip inside) with the wheel installed by this pip (--no-deps) and
-    ``extra_site`` on its path; its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+def fresh_venv(where: pathlib.Path, wheel: pathlib.Path, extra_site, base_python=sys.executable) -> pathlib.Path:
+    """A new venv of ``base_python`` (no pip inside) with the wheel installed by this pip
+    (--no-deps) and ``extra_site`` on its path; its python."""
+    subprocess.run([str(base_python), "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
     py = where / "bin" / "python"
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps",
                         "--no-index", "--disable-pip-version-check", str(wheel)], capture_output=True, text=True,
@@ -261,15 +261,7 @@ def test_other_pythons_caches_in_the_wheel_compile_nothing_on_first_compare(whee
         site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               capture_output=True, text=True, check=True).stdout.strip()
         where = tmp_path / f"venv{info['python'][0]}{info['python'][1]}"
-        subprocess.run([py, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
-        new_py = where / "bin" / "python"
-        r = subprocess.run([sys.executable, "-m", "pip", "--python", str(new_py), "install", "--quiet", "--no-deps",
-                            "--no-index", "--disable-pip-version-check", str(wheel)], capture_output=True, text=True,
-                           timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        purelib = subprocess.run([str(new_py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        (pathlib.Path(purelib) / "tracevis3d_test_deps.pth").write_text(site + "\n")
+        new_py = fresh_venv(where, wheel, site, base_python=py)
         cmp = probe(new_py, fresh_user_env(where / "home"), tmp_path, "load-compare", *COMPARE_PAIR)
         assert cmp["ok"] and cmp["installed"]["installed"] > 0, (info, cmp["installed"])
         assert cmp["compiled"] == [], f"Python {info['python']}: the shipped caches miss {cmp['compiled']}"
