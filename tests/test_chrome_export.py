@@ -122,3 +122,14 @@ def test_a_failed_export_keeps_the_file_that_was_there(tmp_path):
         tracevis3d.save(t, p, format="chrome")
     assert p.read_bytes() == b"user data"
     assert [x for x in os.listdir(tmp_path) if x != "keep.json"] == []  # no half file left
+
+
+def test_arguments_of_a_real_trace_match_the_twin(realdata):
+    src = realdata / "viztracer-examples" / "function_args_return.json"
+    if not src.exists():
+        pytest.skip(f"{src} is not in the shared real data")
+    t = tracevis3d.load(src)
+    assert len(t.args_call) > 0
+    doc = chrome_json_bytes(t).decode()
+    origin = t.meta.get("clock_origin", 0.0)
+    assert all(_twin_event(t, c, origin) in doc for c in range(len(t)))

@@ -72,15 +72,15 @@ def iter_chrome_json(trace: Trace, style: str = "sorted", clock_origin: float | 
     name_ptr = np.zeros(len(names) + 1, np.int64)
     np.cumsum(name_len, out=name_ptr[1:])
     name_blob = np.frombuffer(b"".join(names), np.uint8) if names else np.zeros(0, np.uint8)
+    # the calls' argument objects: slot k of args_ptr/args_blob belongs to call args_call[k]
     arg_slot = np.full(n, -1, np.int64)
+    args_len = np.zeros(n, np.int64)
     args_ptr = np.asarray(trace.args_ptr, np.int64)
     args_blob = np.asarray(trace.args_blob, np.uint8)
     if with_args and len(trace.args_call):
-        arg_slot[np.asarray(trace.args_call, np.int64)] = np.arange(len(trace.args_call))
-    args_len = np.where(arg_slot >= 0, args_ptr[np.maximum(arg_slot, 0) + 1] - args_ptr[np.maximum(arg_slot, 0)], 0) \
-        if len(args_ptr) > 1 else np.zeros(n, np.int64)
-    if len(args_ptr) < 2:
-        args_ptr = np.zeros(2, np.int64)
+        with_a = np.asarray(trace.args_call, np.int64)
+        arg_slot[with_a] = np.arange(with_a.size)
+        args_len[with_a] = np.diff(args_ptr)
     # VizTracer writes a call when it ends: children before parents
     order = np.lexsort((-trace.start, trace.end)) if style == "viztracer" else np.arange(n, dtype=np.int64)
     pid = np.asarray(trace.thread_pid, np.int64)
