@@ -60,7 +60,7 @@ def cone_params_dict(scene) -> dict:
     return dict(max_nodes=int(st.cone_max_nodes), orientation=st.cone_orientation,
                 fold_recursion=bool(st.cone_fold_recursion), hide=properties.split_hide(s.hide),
                 hide_modules=properties.split_modules(s.hide_modules), hide_utilities=int(st.hide_utilities),
-                collapse_patterns=bool(st.collapse_patterns), expand_calls=expand,
+                collapse_patterns=bool(st.collapse_patterns), expand=expand,
                 highlight=properties.split_hide(st.highlight),
                 resolution=(int(s.resolution_x), int(s.resolution_y)), label_px=float(s.label_px),
                 show_legend=bool(s.show_legend), show_title=bool(s.show_title),

@@ -131,9 +131,9 @@ def test_corrupt_file_fails_cleanly(tmp_path, content):
     (["render-compare", "{trace}", "-o", "{out}"], "the following arguments are required: B"),
     (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--tau", "1"], "strictly between 0 and 1"),
     (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--tau", "x"], "tau must be a number"),
-    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--lambda", "2"], "lambda must be within 0..1"),
-    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--band", "0"], "band must be within 0.5..100"),
-    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--beta", "-1"], "beta must be within 0..1"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--lambda", "2"], "lambda must be a number within 0..1"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--band", "0"], "band must be a number within 0.5..100"),
+    (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--beta", "-1"], "beta must be a number within 0..1"),
     (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--color-by", "module"], "--color-by"),
     (["render-compare", "{trace}", "{trace}", "-o", "{out}", "--window-b", "0:5", "--align-a", "f"],
      "not allowed with"),
@@ -266,7 +266,11 @@ def _render_parser(command="render-icicle"):
 
 
 def _options(parser):
-    return [a for a in parser._actions if a.option_strings and "-h" not in a.option_strings]
+    """The options --help shows, their other spellings ("the same as ...") left out."""
+    import argparse
+
+    return [a for a in parser._actions if a.option_strings and "-h" not in a.option_strings
+            and a.help != argparse.SUPPRESS and not a.help.startswith("the same as")]
 
 
 def test_help_states_every_default_and_unit():
@@ -275,7 +279,7 @@ def test_help_states_every_default_and_unit():
         assert "(default: " in a.help or "(required)" in a.help, a.option_strings
     text = parser.format_help()
     for needle in ("(default: 1920x1080)", "pixels", "µs", "(default: auto)", "(default: 16 px)",
-                   "(default: 1 px)", "(default: workbench)", "(default: inclusive)", "repeatable"):
+                   "(default: 1 px)", "(default: workbench)", "(default: self)", "repeatable"):
         assert needle in text, needle
 
 
@@ -322,45 +326,41 @@ def test_compare_help_states_every_default_and_unit():
         assert "(default: " in a.help or "(required)" in a.help, a.option_strings
     text = " ".join(parser.format_help().split())  # wrapped lines joined
     for needle in ("(default: 0.2)", "(default: 0.85)", "(default: 8 levels)", "(default: permutation)",
-                   "µs", "(default: 1920x1080)", "(default: workbench)", "0 < T < 1", "stack levels"):
+                   "µs", "(default: 1920x1080)", "(default: workbench)", "strictly between 0 and 1", "stack levels"):
         assert needle in text, needle
 
 
-@pytest.mark.parametrize("command, heading", [("render-icicle", "## Script it"),
-                                              ("render-compare", "## Comparing two runs"),
-                                              ("render-cone", "## Exploring structure")])
-def test_readme_lists_every_option_with_its_default(command, heading):
-    readme = (REPO / "README.md").read_text()
-    section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
-    items = []  # one string per list item (its continuation lines joined)
-    for ln in section.splitlines():
-        if ln.startswith("- "):
-            items.append(ln)
-        elif ln.startswith("  ") and items:
-            items[-1] += " " + ln.strip()
-    items = [it for it in items if it.startswith("- `-")]
+def test_readme_option_reference_is_current():
+    """The README's option reference is the one the schemas write (`params.reference`):
+    regenerate it with ``python -m tracevis3d.params.reference README.md``."""
+    from tracevis3d.params.reference import BEGIN, END, reference
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert block == reference(), "README's option reference is stale: python -m tracevis3d.params.reference README.md"
+
+
+@pytest.mark.parametrize("command", ["render-icicle", "render-compare", "render-threads", "render-cone"])
+def test_readme_lists_every_option_with_its_default(command):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split(f"#### `{command} ", 1)[1].split("\n#### ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
     for a in _options(_render_parser(command)):
-        opt = a.option_strings[-1]
-        hits = [ln for ln in items if f"`{opt}" in ln or f"`{a.option_strings[0]}" in ln]
-        assert hits, f"README does not list {opt} of {command}"
-        assert "default" in hits[0].lower() or "required" in hits[0].lower(), hits[0]
+        hits = [ln for ln in rows if any(f"`{o}`" in ln for o in a.option_strings)]
+        assert len(hits) == 1, f"README lists {a.option_strings} of {command} {len(hits)} times"
+        assert hits[0].split("|")[2].strip(), hits[0]  # the default column
 
 
 def test_compare_options_reach_the_compare_parameters():
     """The CLI's defaults are CompareParams' defaults; every option lands in its field."""
-    from tracevis3d.cli import COMPARE_DEFAULTS, compare_params, make_parser
-    from tracevis3d.layout.compare import TUBE_COLOR_MODES, CompareParams
+    from tracevis3d.cli import compare_params, make_parser
+    from tracevis3d.layout.compare import CompareParams
 
-    from tracevis3d.cli import COMPARE_COLOR_MODES
-
-    assert COMPARE_COLOR_MODES == TUBE_COLOR_MODES
     default = CompareParams()
     args = make_parser().parse_args(["render-compare", "a.json", "b.json", "-o", "f.png"])
     p = CompareParams.from_dict(compare_params(args))
     assert p.to_dict() == default.to_dict(), "the CLI's defaults are CompareParams' defaults"
-    assert args.tau == COMPARE_DEFAULTS["tau"] == 0.2
-    for k in ("color_by", "lam", "band", "beta"):
-        assert COMPARE_DEFAULTS[k] == getattr(default, k), k
+    assert args.tau == default.tau == 0.2
     args = make_parser().parse_args([
         "render-compare", "a.json", "b.json", "-o", "f.png", "--color-by", "trace-b", "--lambda", "0.5",
         "--band", "3", "--beta", "0.1", "--window-a", "1ms:2ms", "--window-b", "0:5", "--thread-a", "MainThread",

@@ -166,7 +166,7 @@ def test_expand_on_demand_keeps_every_child():
     kids = np.flatnonzero(c.parent == k)
     assert set(kids.tolist()) <= set(full.node.tolist())
     assert not full.partial[list(full.node).index(k)]
-    spec = cone_layout(t, ConeParams(max_nodes=10, expand_calls=[call]))
+    spec = cone_layout(t, ConeParams(max_nodes=10, expand=[call]))
     assert spec.meta["n_nodes"] == len(full)
 
 

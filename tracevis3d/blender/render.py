@@ -16,30 +16,22 @@ import re
 import sys
 import tempfile
 
+from ..params.render import IMAGE_FORMATS as FILE_FORMATS  # noqa: F401  (extension -> image format)
+
 _ENGINE_ALIASES = {
     "workbench": "BLENDER_WORKBENCH", "blender_workbench": "BLENDER_WORKBENCH",
     "eevee": "BLENDER_EEVEE", "blender_eevee": "BLENDER_EEVEE", "blender_eevee_next": "BLENDER_EEVEE",
     "cycles": "CYCLES",
 }
 
-# file name extension -> Blender's image file format
-FILE_FORMATS = {
-    ".png": "PNG",
-    ".jpg": "JPEG", ".jpeg": "JPEG",
-    ".exr": "OPEN_EXR",
-    ".tif": "TIFF", ".tiff": "TIFF",
-}
 _ALPHA = {"PNG", "OPEN_EXR", "TIFF"}  # formats that keep a transparent background
 
 
 def file_format_of(path) -> str:
     """Blender's file format for ``path``'s extension; ValueError naming the file otherwise."""
-    ext = os.path.splitext(os.fspath(path))[1].lower()
-    if ext not in FILE_FORMATS:
-        what = f"extension {ext!r}" if ext else "no extension"
-        raise ValueError(f"{os.fspath(path)}: {what} is not an image format we write; "
-                         "use .png, .jpg/.jpeg, .exr or .tif/.tiff")
-    return FILE_FORMATS[ext]
+    from ..params.render import image_format_of
+
+    return image_format_of(path)
 
 
 def check_output(path, transparent: bool = False) -> str:

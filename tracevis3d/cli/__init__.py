@@ -13,8 +13,7 @@ import os
 import sys
 
 from .common import PROG, CLIError, _Help, _HelpShown, _Parser, run_job  # noqa: F401 (run_job: the API)
-from .compare import (COMPARE_COLOR_MODES, COMPARE_DEFAULTS, _add_compare_parser, compare_params,  # noqa: F401
-                      render_compare)
+from .compare import _add_compare_parser, compare_params, render_compare  # noqa: F401
 from .icicle import _add_icicle_parser, icicle_params, render_icicle  # noqa: F401
 
 
@@ -30,9 +29,9 @@ def make_parser() -> argparse.ArgumentParser:
     from .threads import add_threads_parser
 
     add_threads_parser(sub)
-    from . import common as this, cone as cli_cone
+    from .cone import add_cone_parser
 
-    cli_cone.add_cone_parser(sub, this)
+    add_cone_parser(sub)
     from .live import add_parsers as _add_live_parsers
 
     _add_live_parsers(sub)

@@ -36,10 +36,8 @@ one shown.
 """
 from __future__ import annotations
 
-import json
-import math
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,12 +52,11 @@ from .frame import Frame
 from .geometry import BOX_FILL, box_layer, cluster_calls, cluster_layer, cluster_material_names, drawn_calls
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_facing_text, text_px
 from .naming import function_table
-from .params import IcicleParams, checked_window
+from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401
 from .select import select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, TubeLayer
 from .text import cut_end, text_width
 
-TUBE_COLOR_MODES = ("permutation", "trace-a", "trace-b", "similarity", "ratio")
 MATCHED_RGB = oklch_rgb(0.83, 0.025, 250.0)
 UNMATCHED_RGB = oklch_rgb(0.70, 0.17, 55.0)
 OVERVIEW_RGB = (oklch_rgb(0.70, 0.0, 0.0), oklch_rgb(0.58, 0.17, 27.0), oklch_rgb(0.62, 0.15, 145.0))
@@ -67,135 +64,6 @@ REPETITION_RGB = oklch_rgb(0.55, 0.20, 27.0)
 FOCUS_RGB = oklch_rgb(0.38, 0.03, 250.0)  # the focus window's bins under the overview
 PHASE_SHARE = 0.9  # a group holding this share of the matches is split into phases
 MARKER_CHARS = 9
-
-
-@dataclass
-class CompareParams:
-    """Parameters of `compare_layout`; JSON-able through `to_dict`/`from_dict`.
-
-    ``color_by``: what a tube's colour says: ``permutation`` (|relative start in A −
-    relative start in B| within the group, red when permuted, grey when aligned; IV-D),
-    ``trace-a`` / ``trace-b`` (rainbow of the relative start within the group, from A's or
-    B's side; IV-D), ``similarity`` (light and translucent for weak matches, dark and
-    opaque for strong ones), ``ratio`` (duration in B ÷ duration in A on a diverging map:
-    red slower in B, blue faster).  ``lam``: the tube's waist λ (TraceDiff Eq. 5);
-    ``band``: the bundling band's thickness in level heights; ``beta``: bundling strength
-    (0 straight, 1 fully bundled); ``window_a`` / ``window_b``: focus windows (µs);
-    ``thread_a`` / ``thread_b``: the thread shown on each side (default: the thread that
-    does the work, `select.working_thread`: a pool's busiest worker, not its waiting main).
-    ``fold``, ``hide``, ``hide_modules``, ``highlight``: as in the icicle (`IcicleParams`),
-    on both sides; hidden calls keep their matches (the comparison is of the whole runs),
-    a match of a hidden call starts at the box that now shows it.
-    ``tube_partners``: a tube for each call's best ``tube_partners`` matches, both ways (the
-    comparison keeps ``top_k``; with equally similar calls, e.g. the steps of a training
-    loop, the second partner only crosses the picture).  ``brush_a`` / ``brush_b``: a call
-    whose stack's groups keep their colour while every other tube turns grey (IV-E).
-    """
-
-    color_by: str = "permutation"
-    lam: float = 0.2
-    band: float = 8.0
-    beta: float = 0.85
-    window_a: tuple[float, float] | None = None
-    window_b: tuple[float, float] | None = None
-    thread_a: int | str | None = None
-    thread_b: int | str | None = None
-    resolution: tuple[int, int] = (1920, 1080)
-    fold: str = "auto"
-    hide: list[str] = field(default_factory=list)  # regexes: calls hidden on both sides, children promoted
-    hide_modules: list[str] = field(default_factory=list)
-    highlight: list[str] = field(default_factory=list)  # regexes: other calls drawn pale
-    cluster_px: float = 1.0
-    label_px: float = 16.0
-    label_min_px: float = 0.0
-    max_labels: int = 300
-    max_tubes: int = 20000
-    #: a tube wider than this (pixels) at both ends is left out when finer tubes start inside
-    #: both of its calls: they show the same correspondence without covering the view
-    #: (0: draw every tube, as the paper does)
-    declutter_px: float = 96.0
-    #: widest tube end (pixels; 0: as wide as its call, as the paper draws it)
-    max_tube_px: float = 40.0
-    tube_partners: int = 1  # tubes for each call's best partners, both ways (≤ the comparison's top_k)
-    brush_a: int | None = None  # a call of A: colour only the groups rooted in its stack (IV-E)
-    brush_b: int | None = None  # the same from B
-    samples: int = 50  # per tube (TraceDiff IV-C: 50–100)
-    tube_sides: int = 8
-    show_labels: bool = True
-    show_legend: bool = True
-    show_title: bool = True
-    show_overview: bool = True
-    title: str | None = None
-    orthographic: bool = False
-    time_length: float = 20.0
-    lane_depth: float = 4.0
-    azimuth: float = -5.0
-    elevation: float = 15.0
-    lens_mm: float = 100.0
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        for k in ("resolution", "window_a", "window_b"):
-            d[k] = None if d[k] is None else list(d[k])
-        return d
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CompareParams":
-        if not isinstance(d, dict):
-            raise ValueError(f"compare parameters must be a dict, got {type(d).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown compare parameter(s) {unknown}; known: {sorted(known)}")
-        kw = dict(d)
-        for k in ("resolution", "window_a", "window_b"):
-            if kw.get(k) is not None:
-                kw[k] = tuple(kw[k])
-        return cls(**kw).validate()
-
-    def validate(self) -> "CompareParams":
-        if self.color_by not in TUBE_COLOR_MODES:
-            raise ValueError(f"color_by must be one of {TUBE_COLOR_MODES}, got {self.color_by!r}")
-        for name, lo, hi in (("lam", 0.0, 1.0), ("beta", 0.0, 1.0), ("band", 0.5, 100.0)):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
-                raise ValueError(f"{name} must be within {lo}..{hi}, got {v!r}")
-        if not (isinstance(self.declutter_px, (int, float)) and math.isfinite(self.declutter_px)
-                and self.declutter_px >= 0):
-            raise ValueError(f"declutter_px must be a number of pixels >= 0, got {self.declutter_px!r}")
-        if not (isinstance(self.max_tube_px, (int, float)) and math.isfinite(self.max_tube_px)
-                and self.max_tube_px >= 0):
-            raise ValueError(f"max_tube_px must be a number of pixels >= 0, got {self.max_tube_px!r}")
-        if not (isinstance(self.max_tubes, (int, np.integer)) and 1 <= self.max_tubes <= 500_000):
-            raise ValueError(f"max_tubes must be within 1..500000, got {self.max_tubes!r}")
-        if not (isinstance(self.tube_partners, (int, np.integer)) and 1 <= self.tube_partners <= 64):
-            raise ValueError(f"tube_partners must be within 1..64, got {self.tube_partners!r}")
-        for name in ("brush_a", "brush_b"):
-            v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, np.integer)) and v >= 0):
-                raise ValueError(f"{name} must be a call index >= 0 or None, got {v!r}")
-        if not (isinstance(self.samples, (int, np.integer)) and 4 <= self.samples <= 200):
-            raise ValueError(f"samples must be within 4..200, got {self.samples!r}")
-        for name in ("window_a", "window_b"):
-            setattr(self, name, checked_window(getattr(self, name), name))
-        ip = self.side_params("a")  # validates the shared fields through IcicleParams
-        self.fold, self.hide, self.hide_modules, self.highlight = ip.fold, list(ip.hide), list(ip.hide_modules), \
-            list(ip.highlight)
-        return self
-
-    def side_params(self, side: str) -> IcicleParams:
-        """The icicle stages' parameters for one side."""
-        thread = self.thread_a if side == "a" else self.thread_b
-        return IcicleParams(
-            threads=None if thread is None else [thread], time_window=self.window_a if side == "a" else self.window_b,
-            fold=self.fold, hide=list(self.hide), hide_modules=list(self.hide_modules),
-            highlight=list(self.highlight), resolution=self.resolution, cluster_px=self.cluster_px, label_px=self.label_px,
-            label_min_px=self.label_min_px, max_labels=self.max_labels, show_labels=self.show_labels,
-            time_length=self.time_length, lane_depth=self.lane_depth, azimuth=self.azimuth,
-            elevation=self.elevation, lens_mm=self.lens_mm, orthographic=self.orthographic).validate()
 
 
 # ------------------------------------------------------------------------------ matches
@@ -764,6 +632,26 @@ def brushed_groups(cmp, group, root_a, root_b, brush_a=None, brush_b=None):
     return keep
 
 
+def resolve_calls(cmp, params: CompareParams) -> CompareParams:
+    """The calls ``brush_a``, ``brush_b`` and ``align_a`` name (an index, or a function name:
+    its longest call) as indices of the comparison's runs, and B's focus window set by
+    ``align_a`` (`align_window_b`); a copy, ValueError naming the parameter."""
+    import dataclasses
+
+    changes = {}
+    for name, side in (("brush_a", "a"), ("brush_b", "b"), ("align_a", "a")):
+        what = getattr(params, name)
+        if what is not None:
+            try:
+                changes[name] = cmp.find_call(side, what)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+    if changes.get("align_a") is not None:
+        changes["window_b"] = align_window_b(cmp, changes.pop("align_a"))
+        changes["align_a"] = None  # done: B's window is set
+    return dataclasses.replace(params, **changes) if changes else params
+
+
 def align_window_b(cmp, call_a: int, width_b: float | None = None) -> tuple:
     """TraceDiff IV-E's "align": a focus window of B (µs) that puts the matches of a call of A
     in view: centred on the earliest and latest starts of its partners (kept pairs of the
@@ -938,7 +826,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
 
     if not isinstance(cmp, Comparison):
         raise TypeError(f"compare_layout needs a Comparison, got {type(cmp).__name__}")
-    params = (params or CompareParams()).validate()
+    params = resolve_calls(cmp, (params or CompareParams()).validate())
     res = params.resolution
     H = res[1]
     L = float(params.time_length)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -31,84 +30,13 @@ from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
                             sphere_tubes)
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
+from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
 from .spec import LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
-ORIENTATIONS = ("auto", "vertical", "horizontal")
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
-
-
-@dataclass
-class ConeParams:
-    """Parameters of `cone_layout`.  ``max_nodes``: calling contexts drawn (the largest by
-    inclusive time); ``orientation``: ``auto`` (the one that shows the tree larger in the
-    frame: deep trees grow to the right), ``vertical`` or ``horizontal``; ``fold``:
-    ``auto`` (runtime infrastructure, found by the icicle's rule 1, is merged away: its
-    calls' children hang from its caller, so the program's own calling contexts form the
-    tree), ``none``, or stack level ranges ``A:B`` merged away;
-    ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
-    the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
-    ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
-    ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
-    needle of one level per recursive call; ``highlight``: regexes on function names or
-    modules, the nodes of other functions are drawn pale."""
-
-    max_nodes: int = 300
-    orientation: str = "auto"
-    fold: str = "auto"
-    fold_recursion: bool = True
-    expand_calls: list[int] = field(default_factory=list)  # calls whose nodes are fully expanded
-    hide: list[str] = field(default_factory=list)
-    hide_modules: list[str] = field(default_factory=list)
-    hide_utilities: int = 0
-    collapse_patterns: bool = False
-    highlight: list[str] = field(default_factory=list)  # regexes: other nodes are drawn pale
-    color_by: str = "auto"
-    max_colors: int = 12
-    resolution: tuple[int, int] = (1920, 1080)
-    label_px: float = 16.0
-    max_labels: int = 60
-    show_labels: bool = True
-    show_legend: bool = True
-    show_title: bool = True
-    title: str | None = None
-    azimuth: float = -25.0
-    elevation: float = 22.0
-    lens_mm: float = 60.0
-
-    def validate(self) -> "ConeParams":
-        if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, (int, np.integer)) \
-                or not 1 <= self.max_nodes <= 20000:
-            raise ValueError(f"max_nodes must be an integer within 1..20000, got {self.max_nodes!r}")
-        if self.orientation not in ORIENTATIONS:
-            raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {self.orientation!r}")
-        if self.color_by not in ("auto", "module", "function", "kind"):
-            raise ValueError(f"color_by must be auto, module, function or kind, got {self.color_by!r}")
-        if not 0 <= int(self.max_labels) <= 1000:
-            raise ValueError(f"max_labels must be within 0..1000, got {self.max_labels!r}")
-        # the shared filter and palette stages validate the rest through IcicleParams
-        self.fold = self.icicle_params().fold
-        self.highlight = [str(x) for x in ([self.highlight] if isinstance(self.highlight, str) else self.highlight)]
-        from ..analysis.userregex import user_regex
-
-        for rx in self.highlight:
-            user_regex(rx, "highlight")  # ValueError of one line: bad, or needs backtracking
-        return self
-
-    def icicle_params(self) -> IcicleParams:
-        """The shared stages' view of these parameters (filters, colours, text size)."""
-        return IcicleParams(hide=list(self.hide), hide_modules=list(self.hide_modules),
-                            hide_utilities=int(self.hide_utilities), collapse_patterns=bool(self.collapse_patterns),
-                            color_by=self.color_by, max_colors=int(self.max_colors), fold=self.fold,
-                            resolution=tuple(self.resolution), label_px=float(self.label_px)).validate()
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["resolution"] = list(self.resolution)
-        d["expand_calls"] = [int(c) for c in self.expand_calls]
-        return d
 
 
 def node_radii(time: np.ndarray, root_time: float) -> np.ndarray:
@@ -157,7 +85,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         raise ValueError("no calls to show: the trace is empty")
     tr, orig, partial_calls = folded_trace(trace, ip, params.fold)
     cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
-    expand = [int(c) for c in params.expand_calls]
+    expand = [int(c) for c in params.expand]
     if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
         k = np.searchsorted(orig, expand)
         expand = [int(i) for i, c in zip(k, expand) if i < orig.size and orig[i] == c]

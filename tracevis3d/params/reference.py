@@ -1,0 +1,87 @@
+"""The README's option reference, written from the schemas (issue 22): one table per render
+command, a row per option with its value, default, panel field and what it does.  The
+README holds it between two marker lines; ``python -m tracevis3d.params.reference
+README.md`` rewrites that block and a test checks it is current."""
+from __future__ import annotations
+
+import sys
+
+from .cli import help_text, option_table
+
+BEGIN = "<!-- BEGIN OPTION REFERENCE (generated from tracevis3d/params by python -m tracevis3d.params.reference README.md) -->"
+END = "<!-- END OPTION REFERENCE -->"
+
+
+def commands() -> list:
+    """(command, what it draws, its schemas) of every render command."""
+    from .compare import COMPARE
+    from .cone import CONE
+    from .icicle import ICICLE
+    from .render import RENDER
+    from .threads import THREADS, THREADS_COMMAND
+
+    return [("render-icicle TRACE", ICICLE.doc, [RENDER, ICICLE]),
+            ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
+            ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
+            ("render-cone TRACE", CONE.doc, [RENDER, CONE])]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _row(flag: str, p) -> str:
+    k = p.kind
+    spell = " / ".join(f"`{f}`" for f in flag.split("/"))
+    if not k.is_flag:
+        value = "`" + ("{" + ",".join(k.choices) + "}" if k.choices is not None else k.metavar) + "`"
+        spell += f" {value}"
+    for a in p.aliases:
+        if not a.deprecated:
+            spell += f", `{a.flag}`"
+    what, _, default = help_text(p).replace("%%", "%").rpartition(" (default: ")
+    panel = p.label if p.ui else "—"
+    return f"| {spell} | {_cell(default.rstrip(')'))} | {_cell(panel)} | {_cell(what)} |"
+
+
+def reference() -> str:
+    """The markdown of every render command's options."""
+    out = [BEGIN, ""]
+    for command, doc, schemas in commands():
+        out += [f"#### `{command}`", "", doc, "",
+                "| option | default | panel field | what it does |", "|---|---|---|---|"]
+        out += [_row(flag, p) for flag, p in option_table(schemas)]
+        deprecated = [(a.flag, flag) for flag, p in option_table(schemas) for a in p.aliases if a.deprecated]
+        out.append("")
+        if deprecated:
+            out += ["Older spellings still accepted (with a one-line notice): "
+                    + ", ".join(f"`{old}` (now `{new}`)" for old, new in deprecated) + ".", ""]
+    out.append(END)
+    return "\n".join(out)
+
+
+def replace_block(text: str, block: str) -> str:
+    """``text`` with its reference block replaced (ValueError when the markers are missing)."""
+    if BEGIN not in text or END not in text:
+        raise ValueError("the option reference markers are missing")
+    head, rest = text.split(BEGIN, 1)
+    return head + block + rest.split(END, 1)[1]
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print(reference())
+        return 0
+    path = argv[0]
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    new = replace_block(text, reference())
+    if new != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The parameters every view shares, declared once (issue 22): each view's schema takes them
+as they are, or with its own default or help through `Param.but`, so every view spells
+them the same way on the command line, in the panel and in saved scenes."""
+from __future__ import annotations
+
+from .core import Param
+from .kinds import (Calls, Flag, Fold, Number, Resolution, Text, ThreadOrder, Threads, Window, Words, module_item,
+                    regex_item)
+
+SHOW, LOOK, CAMERA, OUTPUT = "what to show", "appearance", "camera", "output"
+
+RESOLUTION = Param(
+    "resolution", Resolution(), (1920, 1080), group=OUTPUT, label="Resolution",
+    help="image size in pixels; also the unit of sub-pixel clustering and label fitting")
+FOLD = Param(
+    "fold", Fold(), "auto", group=SHOW, label="Fold",
+    help="fold stack levels into thin bands: auto (levels that carry little information: a call whose "
+         "single child covers nearly all of its time, runs of import machinery), none, or level ranges "
+         "A:B[,C:D] (inclusive; A: and :B are open)")
+HIDE = Param(
+    "hide", Words(regex_item, "; ", "REGEX"), [], group=SHOW, label="Hide functions", default_text="none",
+    help="hide calls whose function name matches a regular expression; their children move up")
+HIDE_MODULES = Param(
+    "hide_modules", Words(module_item, ", ", "MODULE"), [], group=SHOW, label="Hide modules", flag="--hide-module",
+    default_text="none", help="hide calls of a module and its submodules (e.g. importlib); their children move up")
+HIDE_UTILITIES = Param(
+    "hide_utilities", Number(0, 10000, integer=True, soft_max=100), 0, group=SHOW, label="Hide utilities",
+    bare=10, default_text="off",
+    help="hide the N likeliest utility routines (high fan-in, low fan-out, called from everywhere; "
+         "SEAT 2.9.1.2); their children move up and their callers are marked partially expanded "
+         "(the option alone: 10)")
+COLLAPSE_PATTERNS = Param(
+    "collapse_patterns", Flag(), False, group=SHOW, label="Collapse repeats",
+    help="draw every repetition of a repeated subtree (4+ calls) after the first as its root call "
+         "only, marked partially expanded (SEAT 2.9.1.1)")
+EXPAND = Param(
+    "expand", Calls(), [], group=SHOW, label="Expanded calls", ui=False, default_text="none",
+    help="calls (indices) shown fully expanded: their children hidden by the filters come back")
+HIGHLIGHT = Param(
+    "highlight", Words(regex_item, "; ", "REGEX"), [], group=LOOK, label="Highlight", default_text="none",
+    help="keep the colour of calls whose function name (or module) matches a regular expression; "
+         "every other call is drawn pale")
+THREADS = Param(
+    "threads", Threads(), None, group=SHOW, label="Threads", default_text="all threads",
+    aliases=(), help="threads to show, by index or name")
+THREAD_ORDER = Param(
+    "thread_order", ThreadOrder(), "default", group=SHOW, label="Thread order",
+    help="lane order: default (main thread first, then by first activity), start, name, busy "
+         "(busiest first), or a list T1,T2,... of threads shown first")
+TIME_WINDOW = Param(
+    "time_window", Window(), None, group=SHOW, label="Time window", flag="--window", unit="µs",
+    default_text="the whole trace",
+    help="show only calls overlapping a time window: µs, or with a unit (0:50ms), from the trace start")
+MAX_DEPTH = Param(
+    "max_depth", Number(0, None, integer=True, optional=True, placeholder=20, soft_max=200, metavar="D"), None,
+    group=SHOW, label="Max depth", default_text="all levels", help="show stack levels 0..D only (roots are level 0)")
+
+CLUSTER_PX = Param(
+    "cluster_px", Number(0.0, 1000.0, soft_max=8.0, metavar="PX"), 1.0, group=LOOK, unit="px",
+    label="Cluster below", help="calls narrower than this many pixels merge into lighter cluster boxes")
+LABEL_PX = Param(
+    "label_px", Number(14.0, 200.0), 16.0, group=LOOK, unit="px", label="Label size",
+    help="label text height in pixels at 1080 image lines, scaled with the resolution")
+LABEL_MIN_PX = Param(
+    "label_min_px", Number(0.0, 100000.0, soft_max=400.0, metavar="PX"), 0.0, group=LOOK, unit="px",
+    label="Label min width", help="boxes narrower than this many pixels get no label; 0: any box with room "
+                                  "for 3 characters")
+MAX_LABELS = Param("max_labels", Number(0, 100000, integer=True), 400, group=LOOK, label="Max labels",
+                   help="at most this many names, the largest calls first")
+MAX_COLORS = Param("max_colors", Number(2, 64, integer=True), 16, group=LOOK, label="Max colours",
+                   help="distinct colours before the rest share grey")
+SHOW_LABELS = Param("show_labels", Flag(), True, group=LOOK, label="Labels", help="text labels on the boxes")
+SHOW_LEGEND = Param("show_legend", Flag(), True, group=LOOK, label="Legend", help="the colour legend")
+SHOW_TITLE = Param("show_title", Flag(), True, group=LOOK, label="Title", help="the figure title")
+TITLE = Param("title", Text(), None, group=LOOK, label="Title text", default_text="automatic", excludes=("show_title",),
+              help="figure title")
+
+ORTHOGRAPHIC = Param("orthographic", Flag(), False, group=CAMERA, label="Orthographic",
+                     help="orthographic camera instead of perspective")
+AZIMUTH = Param("azimuth", Number(-90.0, 90.0), -5.0, group=CAMERA, unit="°", label="Azimuth",
+                help="camera turn about the vertical axis")
+ELEVATION = Param("elevation", Number(0.0, 89.0, lo_open=True), 15.0, group=CAMERA, unit="°", label="Elevation",
+                  help="camera height above the horizon")
+LENS_MM = Param("lens_mm", Number(10.0, 300.0), 100.0, group=CAMERA, unit="mm", label="Lens",
+                help="focal length of the perspective camera")
+TIME_LENGTH = Param("time_length", Number(0.0, 10000.0, lo_open=True), 20.0, group=CAMERA, label="Time length",
+                    help="world length of the time axis")
+LANE_DEPTH = Param("lane_depth", Number(0.0, 1000.0, lo_open=True), 4.0, group=CAMERA, label="Lane depth",
+                   help="the deepest box reaches this many level heights back")
