@@ -147,7 +147,8 @@ def test_render_compare_real_hta_pair(realdata, tmp_path, capsys):
 
 def test_align_and_brush_resolve_calls_by_name(json_pair_paths, tmp_path, capsys):
     """--align-a puts B's focus on the matches of a call of A (`align_window_b`); names find
-    the longest call of a function; the record keeps the call indices."""
+    the longest call of a function; the record keeps the call indices (align_a, not the
+    window it gave: a rebuild aligns again)."""
     import tracevis3d
     from tracevis3d.layout.compare import align_window_b
 
@@ -161,7 +162,10 @@ def test_align_and_brush_resolve_calls_by_name(json_pair_paths, tmp_path, capsys
     c = tracevis3d.compare(tracevis3d.load(a), tracevis3d.load(b))
     call = c.find_call("a", "_iterencode_list")
     p = json.loads(bpy.context.scene["tracevis3d_compare"])["params"]
-    assert p["window_b"] == list(align_window_b(c, call))
+    assert p["align_a"] == call and p["window_b"] is None
+    from tracevis3d.layout.compare import CompareParams, resolve_calls
+
+    assert resolve_calls(c, CompareParams.from_dict(p)).window_b == align_window_b(c, call)
     assert p["brush_b"] == c.find_call("b", "_iterencode_dict")
     assert "_iterencode_dict" in c.b.function_names[c.b.func[p["brush_b"]]]
 

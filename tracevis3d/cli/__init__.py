@@ -22,7 +22,9 @@ def make_parser() -> argparse.ArgumentParser:
                 formatter_class=_Help)
     from .._version import __version__
 
-    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    from ..params.cli import add_version
+
+    add_version(p, f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_icicle_parser(sub)
     _add_compare_parser(sub)

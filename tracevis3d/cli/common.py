@@ -1,10 +1,10 @@
-"""What every command of the command line shares: the parser's types and option groups,
-loading a trace, building and rendering a scene, the exit codes (`tracevis3d.cli`)."""
+"""What every command of the command line shares: the parser, loading a trace, building
+and rendering a scene, the exit codes (`tracevis3d.cli`).  The options themselves come from
+the parameter schemas (`tracevis3d.params.cli`)."""
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 
@@ -31,122 +31,6 @@ class _HelpShown(Exception):
     pass
 
 
-def _resolution(s: str):
-    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", s)
-    if not m:
-        raise argparse.ArgumentTypeError(f"resolution must look like 1920x1080, got {s!r}")
-    w, h = int(m.group(1)), int(m.group(2))
-    if not (16 <= w <= 16384 and 16 <= h <= 16384):
-        raise argparse.ArgumentTypeError(f"resolution must be within 16..16384 px, got {s!r}")
-    return (w, h)
-
-
-_UNITS = {"": 1.0, "us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6, "ns": 1e-3}
-
-
-def _time(s: str) -> float:
-    m = re.fullmatch(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(us|µs|ms|ns|s)?\s*", s)
-    if not m:
-        raise argparse.ArgumentTypeError(f"bad time {s!r} (µs, or with a unit: 12ms, 1.5s)")
-    return float(m.group(1)) * _UNITS[m.group(2) or ""]
-
-
-def _window(s: str):
-    if ":" not in s:
-        raise argparse.ArgumentTypeError(f"window must be T0:T1 (µs from the trace start), got {s!r}")
-    a, b = s.split(":", 1)
-    t0, t1 = _time(a), _time(b)
-    if not t0 < t1:
-        raise argparse.ArgumentTypeError(f"window needs T0 < T1, got {s!r}")
-    return (t0, t1)
-
-
-def _thread(s: str):
-    return int(s) if re.fullmatch(r"\d+", s) else s
-
-
-def _output(s: str) -> str:
-    """-o: the extension names the format; any other extension is refused before anything loads."""
-    from ..blender.render import file_format_of  # bpy-free at import
-
-    try:
-        file_format_of(s)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return s
-
-
-def _thread_order(s: str):
-    from ..layout.params import THREAD_ORDERS
-
-    s = s.strip()
-    if s in THREAD_ORDERS:
-        return s
-    items = [t.strip() for t in s.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"thread order must be one of {', '.join(THREAD_ORDERS)} "
-                                         f"or a list T1,T2,..., got {s!r}")
-    return [_thread(t) for t in items]
-
-
-def _fold(s: str) -> str:
-    from ..layout.params import parse_fold
-
-    try:
-        parse_fold(s)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return s.strip().lower()
-
-
-def _regex(s: str) -> str:
-    from ..analysis.userregex import check_user_regex
-
-    try:
-        return check_user_regex(s, "regular expression")
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("regular expression: ")) from None
-
-
-def _module(s: str) -> str:
-    if not re.fullmatch(r"[\w<>.-]+", s.strip()):
-        raise argparse.ArgumentTypeError(f"module must be a dotted name like json.encoder, got {s!r}")
-    return s.strip()
-
-
-def _number(lo: float, hi: float, what: str):
-    def parse(s: str) -> float:
-        try:
-            v = float(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a number, got {s!r}") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be within {lo:g}..{hi:g}, got {s!r}")
-        return v
-    return parse
-
-
-def _int_at_least(lo: int, what: str):
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, got {s!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{what} must be >= {lo}, got {s!r}")
-        return v
-    return parse
-
-
-def _open_fraction(what: str):
-    def parse(s: str) -> float:
-        v = _number(0.0, 1.0, what)(s)
-        if not 0.0 < v < 1.0:
-            raise argparse.ArgumentTypeError(f"{what} must lie strictly between 0 and 1, got {s!r}")
-        return v
-    return parse
-
-
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Aligned, wide enough for the option names; every help text states its default."""
 
@@ -161,89 +45,10 @@ def _terminal_width() -> int:
         return 100
 
 
-IMAGE_FORMATS = ".png, .jpg/.jpeg, .exr, .tif/.tiff"
 FOOTER = """
 times take a unit (ns, us, µs, ms, s; no unit: µs), relative to the trace start.
 exit status: 0 ok, 1 unreadable trace or failed step, 2 bad arguments, 3 internal error.
 """
-
-
-def _add_output_args(r, save_help: str) -> None:
-    """The output group every render command shares: file, engine, size, samples, save."""
-    g = r.add_argument_group("output")
-    g.add_argument("-o", "--output", required=True, type=_output, metavar="FILE",
-                   help=f"image to write; its extension names the format: {IMAGE_FORMATS} (required)")
-    g.add_argument("--engine", default="workbench", choices=["workbench", "eevee", "cycles"],
-                   help="render engine (default: workbench)")
-    g.add_argument("--resolution", type=_resolution, default=(1920, 1080), metavar="WxH",
-                   help="image size in pixels, 16..16384 each (default: 1920x1080)")
-    g.add_argument("--samples", type=_int_at_least(1, "samples"), metavar="N",
-                   help="samples per pixel: Workbench anti-aliasing (1, 5, 8, 11, 16 or 32), "
-                        "EEVEE, Cycles (default: 8, 16, 32 for the three engines)")
-    g.add_argument("--transparent", action="store_true",
-                   help="transparent background (.png, .exr, .tif only) (default: off, opaque)")
-    g.add_argument("--save", metavar="SCENE.blend", help=save_help)
-
-
-def _add_fold_arg(g) -> None:
-    g.add_argument("--fold", type=_fold, default="auto", metavar="RULE",
-                   help="fold stack levels into thin bands: auto (the automatic rule), none, or "
-                        "level ranges A:B[,C:D] (inclusive; A: and :B are open) (default: auto)")
-
-
-def _add_hide_args(g) -> None:
-    """--hide and --hide-module: the same in every view."""
-    g.add_argument("--hide", action="append", type=_regex, default=[], metavar="REGEX",
-                   help="hide calls whose function name matches REGEX, their children move up; "
-                        "repeatable (default: none)")
-    g.add_argument("--hide-module", action="append", type=_module, default=[], metavar="MODULE",
-                   help="hide calls of MODULE and its submodules, their children move up; "
-                        "repeatable (default: none)")
-
-
-def _add_highlight_arg(g) -> None:
-    """--highlight: the same in every view."""
-    g.add_argument("--highlight", action="append", type=_regex, default=[], metavar="REGEX",
-                   help="keep the colour of calls whose function name (or module) matches REGEX, draw "
-                        "every other call pale; repeatable (default: none)")
-
-
-def _add_label_px_arg(g) -> None:
-    g.add_argument("--label-px", type=_number(14.0, 200.0, "label height"), default=16.0, metavar="N",
-                   help="label text height in pixels at 1080 image lines, scaled with the resolution, "
-                        "14..200 (default: 16 px)")
-
-
-def _add_box_label_args(g) -> None:
-    """Sub-pixel clusters, label size and the labels/legend switches (both commands)."""
-    g.add_argument("--cluster-px", type=_number(0.0, 1000.0, "cluster size"), default=1.0, metavar="PX",
-                   help="calls narrower than this many pixels merge into cluster boxes (default: 1 px)")
-    _add_label_px_arg(g)
-    g.add_argument("--label-min-px", type=_number(0.0, 100000.0, "label minimum width"), default=0.0,
-                   metavar="PX", help="boxes narrower than this many pixels get no label; 0: any box "
-                                      "with room for 3 characters (default: 0 px)")
-    g.add_argument("--no-labels", action="store_true", help="no text labels on the boxes (default: labels on)")
-    g.add_argument("--no-legend", action="store_true", help="no colour legend (default: legend on)")
-
-
-def _add_title_camera_args(g, automatic: str) -> None:
-    """--title / --no-title and --orthographic (both commands)."""
-    t = g.add_mutually_exclusive_group()
-    t.add_argument("--title", metavar="TEXT", help=f"figure title (default: automatic: {automatic})")
-    t.add_argument("--no-title", action="store_true", help="no figure title (default: title on)")
-    g.add_argument("--orthographic", action="store_true",
-                   help="orthographic camera (default: perspective)")
-
-
-def _add_filter_args(g) -> None:
-    """--hide-utilities and --collapse-patterns (SEAT's filters, `analysis.filters`)."""
-    g.add_argument("--hide-utilities", nargs="?", const=10, default=0, type=_int_at_least(0, "utilities"),
-                   metavar="N", help="hide the N likeliest utility routines (high fan-in, low fan-out, called "
-                                     "from everywhere); their children move up and their callers are marked "
-                                     "partially expanded (default: off; N without a value: 10)")
-    g.add_argument("--collapse-patterns", action="store_true",
-                   help="draw every repetition of a repeated subtree (4+ calls) after the first as its "
-                        "root call only, marked partially expanded (default: off)")
 
 
 def _progress(frac: float, text: str) -> None:

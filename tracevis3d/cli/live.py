@@ -4,37 +4,19 @@ from __future__ import annotations
 
 import os
 
-from .common import CLIError, _check_trace, _load, _number, _progress
-
-
-def _add_curve_args(r) -> None:
-    r.add_argument("--bind", action="store_true",
-                   help="bind the endpoint instead of connecting (default: connect)")
-    r.add_argument("--curve-server-key", metavar="CERT",
-                   help="CURVE: connecting, the binding side's public certificate; binding, this "
-                        "side's secret certificate (required for a non-loopback endpoint)")
-    _add_curve_both_ways_args(r)
-
-
-def _add_curve_both_ways_args(r) -> None:
-    r.add_argument("--curve-clients", metavar="FOLDER",
-                   help="CURVE, binding: the folder of the public certificates of the peers admitted "
-                        "(the allow-list; any other peer is refused and counted)")
-    r.add_argument("--curve-client-key", metavar="CERT",
-                   help="CURVE, connecting: this side's secret certificate (one the binding side admits)")
+from .common import CLIError, _check_trace, _load, _progress
 
 
 def add_parsers(sub) -> None:
-    r = sub.add_parser("replay", help="play a recorded trace through the live protocol (ZeroMQ)",
-                       description="Send TRACE's calls to ENDPOINT in time order as the live protocol "
-                                   "(docs/live-protocol.md) would from the running program.")
-    r.add_argument("trace", metavar="TRACE")
-    r.add_argument("endpoint", metavar="ENDPOINT", help="e.g. tcp://127.0.0.1:5599")
-    r.add_argument("--speed", type=_number(0.0, 1e9, "speed"), default=1.0, metavar="X",
-                   help="1: the recorded pace, 2: twice as fast, 0: as fast as possible (default: 1)")
-    r.add_argument("--wait", type=_number(0.0, 3600.0, "wait"), default=5.0, metavar="S",
-                   help="wait up to S seconds for a viewer before starting (default: 5)")
-    _add_curve_args(r)
+    from ..params.cli import add_command
+    from ..params.live import REPLAY
+
+    add_command(sub, "replay", help="play a recorded trace through the live protocol (ZeroMQ)",
+                description="Send TRACE's calls to ENDPOINT in time order as the live protocol "
+                            "(docs/live-protocol.md) would from the running program.",
+                positionals=[("trace", "TRACE", "the recorded trace (any format render-icicle reads)"),
+                             ("endpoint", "ENDPOINT", "e.g. tcp://127.0.0.1:5599")],
+                schemas=[REPLAY])
     add_render_live_parser(sub)
 
 
@@ -104,31 +86,24 @@ COMMANDS = {"replay": replay}
 
 
 def add_render_live_parser(sub) -> None:
-    from .common import _resolution
+    from ..params.cli import add_command
+    from ..params.live import LIVE, RENDER_LIVE
 
-    r = sub.add_parser("render-live", help="render the growing icicle of a live feed to PNG frames or a video",
-                       description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
-                                   "scene as calls arrive and render FPS frames per second for SECONDS "
-                                   "seconds into the folder -o (frame_00000.png, ...), or into a video "
-                                   "when -o ends in .mp4, .mkv, .mov or .webm (Blender's FFmpeg).")
-    r.add_argument("endpoint", metavar="ENDPOINT")
-    r.add_argument("-o", "--output", required=True, metavar="FOLDER|VIDEO",
-                   help="folder for the PNG frames (created), or a video file (.mp4, .mkv, .mov, .webm)")
-    r.add_argument("--seconds", type=_number(0.05, 86400.0, "seconds"), default=10.0, metavar="S",
-                   help="how long to watch (default: 10)")
-    r.add_argument("--fps", type=_number(0.1, 120.0, "fps"), default=10.0, metavar="F",
-                   help="frames per second (default: 10)")
-    r.add_argument("--window", type=_number(1e-3, 1e15, "window"), default=1e6, metavar="US",
-                   help="µs across the image; the camera follows now (default: 1e6 = 1 s)")
-    r.add_argument("--whole", action="store_true", help="show the whole run so far instead of following now")
-    r.add_argument("--until-end", action="store_true",
-                   help="after SECONDS, go on until every program seen said goodbye (at most 10 min more)")
-    r.add_argument("--resolution", type=_resolution, default=(1280, 720), metavar="WxH",
-                   help="frame size (default: 1280x720)")
-    r.add_argument("--connect", action="store_true", help="connect instead of binding (to a program run with --bind)")
-    r.add_argument("--curve-server-key", metavar="CERT",
-                   help="CURVE: binding, this side's secret certificate; with --connect, the program's public one")
-    _add_curve_both_ways_args(r)
+    add_command(sub, "render-live", help="render the growing icicle of a live feed to PNG frames or a video",
+                description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
+                            "scene as calls arrive and render FPS frames per second for SECONDS "
+                            "seconds into the folder -o (frame_00000.png, ...), or into a video "
+                            "when -o ends in .mp4, .mkv, .mov or .webm (Blender's FFmpeg).",
+                positionals=[("endpoint", "ENDPOINT", "the endpoint to listen at, e.g. tcp://127.0.0.1:5599")],
+                schemas=[RENDER_LIVE, LIVE])
+
+
+def live_params(args):
+    """The `LiveParams` of render-live's options (offline: colours and clusters at every frame)."""
+    from ..params.cli import values
+    from ..params.live import LIVE, LiveParams
+
+    return LiveParams(**values(args, LIVE), recolour_seconds=0.0, cluster_seconds=0.0).validate()
 
 
 def render_live(args) -> str:
@@ -164,11 +139,7 @@ def render_live(args) -> str:
         scene = _scene()
         from ..blender.live_view import LiveView
         from ..blender.render import render_figure
-        from ..layout.live import LiveParams
-
-        view = LiveView(LiveParams(window_us=args.window, follow=not args.whole, resolution=args.resolution,
-                                   recolour_seconds=0.0, cluster_seconds=0.0),  # offline: at every frame
-                        scene=scene)
+        view = LiveView(live_params(args), scene=scene)
         n_frames = max(1, int(round(args.seconds * args.fps)))
         _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
         t0 = time.perf_counter()

@@ -21,7 +21,6 @@ the camera fits the lanes into the rest of the frame (`camera.fit_camera_rect`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -150,30 +149,7 @@ class LiveColouring:
         return rows if len(rows) > 1 else []
 
 
-@dataclass
-class LiveParams:
-    window_us: float = 1e6        # time shown across the image when following "now"
-    follow: bool = True            # camera follows now; False: [0, now] (the whole run)
-    levels: int = 4                # call levels per lane at the start (doubles as calls go deeper)
-    max_levels: int = 16           # deeper calls share the last level (drawn thinner)
-    time_length: float = 40.0      # world width of ``window_us``
-    level_height: float = 0.5
-    resolution: tuple = (1280, 720)
-    azimuth: float = -5.0          # the static icicle's view
-    elevation: float = 15.0
-    show_legend: bool = True
-    show_title: bool = True
-    recolour_seconds: float = 2.0  # module colours re-ranked by area at most this often (0: every update)
-    cluster_seconds: float = 0.25  # sub-pixel clusters brought up to date this often (0: every update)
-
-    def validate(self) -> "LiveParams":
-        if not (self.window_us > 0 and np.isfinite(self.window_us)):
-            raise ValueError(f"window must be > 0 µs, got {self.window_us}")
-        if not 1 <= int(self.levels) <= 1000:
-            raise ValueError(f"levels must be within 1..1000, got {self.levels}")
-        if not 1 <= int(self.max_levels) <= 1000:
-            raise ValueError(f"max_levels must be within 1..1000, got {self.max_levels}")
-        return self
+from ..params.live import LiveParams  # noqa: E402,F401  (declared once in params.live)
 
 
 class LiveLayout:

@@ -15,29 +15,17 @@ from . import DEFAULT_ENDPOINT
 
 
 def _parser() -> argparse.ArgumentParser:
+    from ..params.cli import add_command
+    from ..params.live import RECORD, publisher_schema
+
     p = argparse.ArgumentParser(prog="python -m tracevis3d.live")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a script and publish its calls live")
-    r.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"ZeroMQ endpoint (default {DEFAULT_ENDPOINT})")
-    r.add_argument("--bind", action="store_true", help="bind (one program, several viewers) instead of connecting")
-    r.add_argument("--curve-server-key", metavar="CERT",
-                   help="connecting: the viewer's public certificate; with --bind: this side's secret certificate")
-    r.add_argument("--curve-clients", metavar="FOLDER",
-                   help="with --bind and CURVE: the folder of the viewers' public certificates admitted")
-    r.add_argument("--curve-client-key", metavar="CERT",
-                   help="connecting with CURVE: this side's secret certificate (one of the viewer's allow-list)")
-    r.add_argument("--wait-subscriber", type=float, default=1.0, metavar="S",
-                   help="hold events up to S seconds at start until a viewer subscribes (default 1)")
-    r.add_argument("--linger", type=float, default=2.0, metavar="S",
-                   help="at exit, wait at most S seconds for queued messages (default 2)")
-    r.add_argument("--max-pending", type=int, default=None, metavar="N",
-                   help="events held at most before dropping: per thread with the compiled hook "
-                        "(default 8388608), in all with the Python hooks (default 1048576)")
-    rec = sub.add_parser("record", help="run a script with the same tracer into a Chrome JSON file")
-    rec.add_argument("-o", "--output", required=True)
-    for q in (r, rec):
-        q.add_argument("script")
-        q.add_argument("args", nargs=argparse.REMAINDER)
+    script = [("script", "SCRIPT", "the Python script to run"),
+              ("args", "ARGS", "its arguments", argparse.REMAINDER)]
+    add_command(sub, "run", help="run a script and publish its calls live", description=None,
+                positionals=script, schemas=[publisher_schema(DEFAULT_ENDPOINT)])
+    add_command(sub, "record", help="run a script with the same tracer into a Chrome JSON file", description=None,
+                positionals=script, schemas=[RECORD])
     return p
 
 

@@ -93,14 +93,21 @@ def add_param(group, p: Param, required: bool = False) -> None:
                                help=argparse.SUPPRESS if a.deprecated else f"the same as {current}")
 
 
-def add_command(sub, name: str, *, help: str, description: str, epilog: str, formatter, positionals,
-                schemas: list, required=("output",), skip=()) -> argparse.ArgumentParser:
-    """A sub-command: ``positionals`` ((name, metavar, help) each), then the options of
-    ``schemas`` grouped by their declarations' groups (a parameter named in an earlier
-    schema is not repeated; ``skip``: parameters left off the command line)."""
+def add_command(sub, name: str, *, help: str, description: str, positionals, schemas: list, epilog=None,
+                formatter=argparse.HelpFormatter, required=("output",), skip=()) -> argparse.ArgumentParser:
+    """A sub-command: ``positionals`` ((name, metavar, help[, nargs]) each; nargs "..." takes
+    the rest of the line), then the options of ``schemas`` grouped by their declarations'
+    groups (a parameter named in an earlier schema is not repeated; ``skip``: parameters
+    left off the command line; ``required``: options that must be given)."""
     r = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=formatter)
-    for dest, metavar, text in positionals:
-        r.add_argument(dest, metavar=metavar, help=text)
+    add_options(r, positionals, schemas, required, skip)
+    return r
+
+
+def add_options(r, positionals, schemas: list, required=("output",), skip=()) -> None:
+    """The positional arguments and the schemas' options of parser ``r`` (see `add_command`)."""
+    for dest, metavar, text, *nargs in positionals:
+        r.add_argument(dest, metavar=metavar, help=text, **({"nargs": nargs[0]} if nargs else {}))
     groups: dict = {}
     exclusive: dict = {}  # parameter -> the mutually exclusive group it shares with the ones it excludes
     linked: dict = {}
@@ -109,12 +116,14 @@ def add_command(sub, name: str, *, help: str, description: str, epilog: str, for
             for other in p.excludes:
                 linked.setdefault(p.name, set()).add(other)
                 linked.setdefault(other, set()).add(p.name)
-    seen: set = set(skip)
+    seen: dict = {name: None for name in skip}
     for schema in schemas:
         for p in schema:
             if not p.cli or p.name in seen:
+                if seen.get(p.name, p) != p:  # two declarations would share one option's destination
+                    raise ValueError(f"{schema.view}: parameter {p.name!r} is declared differently by two schemas")
                 continue
-            seen.add(p.name)
+            seen[p.name] = p
             if p.group not in groups:
                 groups[p.group] = r.add_argument_group(p.group)
             target = exclusive.get(p.name)
@@ -122,7 +131,11 @@ def add_command(sub, name: str, *, help: str, description: str, epilog: str, for
                 target = groups[p.group].add_mutually_exclusive_group()
                 exclusive.update({name: target for name in linked[p.name] | {p.name}})
             add_param(target or groups[p.group], p, required=p.name in required)
-    return r
+
+
+def add_version(parser, text: str) -> None:
+    """``--version``: prints ``text``."""
+    parser.add_argument("--version", action="version", version=text)
 
 
 def values(args, schema: Schema, skip=()) -> dict:

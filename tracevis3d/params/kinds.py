@@ -265,6 +265,9 @@ class Text(Kind):
     metavar = "TEXT"
     annotation = str | None
 
+    def __init__(self, metavar: str = "TEXT"):
+        self.metavar = metavar
+
     def check(self, v, name):
         if v is not None and not isinstance(v, str):
             raise ValueError(f"{name} must be a string or None, got {v!r}")
