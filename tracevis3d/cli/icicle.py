@@ -7,7 +7,7 @@ from .common import FOOTER, _build, _fill_scene_settings, _Help, _progress, _ren
 
 EXAMPLES = """examples:
   python -m tracevis3d render-icicle trace.json -o fig.png
-  python -m tracevis3d render-icicle trace.json.gz -o fig.jpg --thread MainThread --window 0:50ms
+  python -m tracevis3d render-icicle trace.json.gz -o fig.jpg --threads MainThread --window 0:50ms
   blender --background --command tracevis3d render-icicle trace.json -o fig.exr --save scene.blend
 """ + FOOTER
 
