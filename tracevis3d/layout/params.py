@@ -3,7 +3,8 @@ in `tracevis3d.params.icicle` (one declaration per parameter, issue 22)."""
 from __future__ import annotations
 
 from ..params.icicle import COLOR_BY, EXTRUDE_MEASURES, ICICLE, IcicleParams  # noqa: F401
-from ..params.kinds import THREAD_ORDERS, parse_fold  # noqa: F401
+from ..params.kinds import parse_fold  # noqa: F401
+from ..params.trace_kinds import THREAD_ORDERS  # noqa: F401
 from ..params.shared import RESOLUTION, TIME_WINDOW
 
 

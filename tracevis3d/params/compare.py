@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import shared as S
 from .core import Alias, Param, Params, Schema
-from .kinds import CallRef, Choice, Flag, Number, Thread, Window
+from .kinds import Choice, Flag, Number
+from .trace_kinds import CallRef, Thread, Window
 
 MATCHING, TUBES = "matching", "tubes"
 

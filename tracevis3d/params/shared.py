@@ -4,8 +4,8 @@ them the same way on the command line, in the panel and in saved scenes."""
 from __future__ import annotations
 
 from .core import Param
-from .kinds import (Calls, Flag, Fold, Number, Resolution, Text, ThreadOrder, Threads, Window, Words, module_item,
-                    regex_item)
+from .kinds import Flag, Number, Text, Words, module_item, regex_item
+from .trace_kinds import Calls, Fold, Resolution, ThreadOrder, Threads, Window
 
 SHOW, LOOK, CAMERA, OUTPUT = "what to show", "appearance", "camera", "output"
 

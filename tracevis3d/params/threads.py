@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import shared as S
 from .core import Alias, Param, Params, Schema
-from .kinds import Choice, Flag, Number, Thread, Threads
+from .kinds import Choice, Flag, Number
+from .trace_kinds import Thread, Threads
 
 THREAD_COLOR_ITEMS = (
     ("kind", "Wait / I/O", "Bars brown/red/green by wait vs I/O share; curves in the waiting thread's colour"),

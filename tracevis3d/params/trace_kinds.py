@@ -1,0 +1,362 @@
+"""Sorts of parameter values about a trace (`tracevis3d.params.kinds` has the general ones
+and the conventions): threads, calls, time windows, the fold rule, the lane order, the
+image size."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .kinds import Kind, _is_int, _prop, _thread_word, _words, parse_fold, parse_time
+
+class Threads(Kind):
+    """Threads by index or name: a list (``optional``: None means all); on the command line
+    repeatable and comma-separated (T1,T2 or --x T1 --x T2)."""
+
+    metavar = "T1,T2,..."
+    repeat = True
+
+    def __init__(self, optional=True):
+        self.optional = optional
+        self.annotation = (list[int | str] | None) if optional else list[int | str]
+
+    def check(self, v, name):
+        if v is None:
+            return None if self.optional else []
+        if isinstance(v, (str, int, np.integer)):
+            v = [v]
+        try:
+            out = [int(t) if _is_int(t) else t for t in v]
+        except TypeError:
+            raise ValueError(f"{name} must be a list of thread names or indices, got {v!r}") from None
+        for t in out:
+            if not (isinstance(t, str) or (isinstance(t, int) and t >= 0)):
+                raise ValueError(f"{name}: a thread is a name or an index >= 0, got {t!r}")
+        return out if (out or not self.optional) else None
+
+    def to_json(self, v):
+        return None if v is None else list(v)
+
+    def parse(self, word):
+        items = [_thread_word(t) for t in word.split(",") if t.strip()]
+        if not items:
+            raise ValueError(f"threads must be a list T1,T2,..., got {word!r}")
+        return items
+
+    def text(self, v):
+        return "all" if v is None else ",".join(str(t) for t in v) or "none"
+
+    def props(self, p):
+        return [_prop(p.name, "String", p, default="",
+                      description=f"{p.help}: names or indices separated by ','")]
+
+    def from_props(self, p, get):
+        items = [_thread_word(t) for t in _words(get(p.name), ",")]
+        return items if items else (None if self.optional else [])
+
+    def to_props(self, p, v, put):
+        put(p.name, ", ".join(str(t) for t in (v or [])))
+
+
+class Thread(Kind):
+    """One thread by index or name; None: the view's choice (``default_text``)."""
+
+    metavar = "THREAD"
+    annotation = int | str | None
+
+    def check(self, v, name):
+        if v is None or isinstance(v, str) or (_is_int(v) and v >= 0):
+            return int(v) if _is_int(v) else v
+        raise ValueError(f"{name}: a thread is a name or an index >= 0, got {v!r}")
+
+    def parse(self, word):
+        return _thread_word(word)
+
+    def props(self, p):
+        return [_prop(p.name, "String", p, default="")]
+
+    def from_props(self, p, get):
+        items = _words(get(p.name), ",")
+        if len(items) > 1:
+            raise ValueError(f"{p.label}: one thread, got {len(items)} ({get(p.name)!r})")
+        return _thread_word(items[0]) if items else None
+
+    def to_props(self, p, v, put):
+        put(p.name, "" if v is None else str(v))
+
+
+class CallRef(Thread):
+    """A call: its index, or a function name (its longest call), resolved against the trace
+    by the view; None: no call."""
+
+    metavar = "CALL"
+
+    def check(self, v, name):
+        if v is None or isinstance(v, str) or (_is_int(v) and v >= 0):
+            return int(v) if _is_int(v) else (v.strip() or None if isinstance(v, str) else v)
+        raise ValueError(f"{name}: a call is an index >= 0 or a function name, got {v!r}")
+
+
+class Calls(Kind):
+    """Call indices (>= 0), sorted and unique; a hidden text field in Blender."""
+
+    metavar = "CALL"
+    repeat = True
+    annotation = list[int]
+
+    def check(self, v, name):
+        try:
+            out = sorted({int(c) for c in (v or [])})
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a list of call indices, got {v!r}") from None
+        if any(c < 0 for c in out):
+            raise ValueError(f"{name}: call indices must be >= 0, got {v!r}")
+        return out
+
+    def to_json(self, v):
+        return [int(c) for c in v]
+
+    def parse(self, word):
+        try:
+            c = int(word)
+        except ValueError:
+            raise ValueError(f"a call is an index, got {word!r}") from None
+        if c < 0:
+            raise ValueError(f"a call index must be >= 0, got {word!r}")
+        return c
+
+    def text(self, v):
+        return "none" if not v else ",".join(map(str, v))
+
+    def props(self, p):
+        return [_prop(p.name, "String", p, default="", options={"HIDDEN"})]
+
+    def from_props(self, p, get):
+        return [int(x) for x in _words(get(p.name), ",") if x.isdigit()]
+
+    def to_props(self, p, v, put):
+        put(p.name, ",".join(str(int(c)) for c in (v or [])))
+
+
+class Window(Kind):
+    """A time window (t0, t1) in µs from the trace start, t0 < t1; None: the default's
+    ``default_text``.  Command line: T0:T1 with units (0:50ms); Blender: a switch
+    ``use_<name>`` and ``<name>_start`` / ``<name>_end`` in µs."""
+
+    metavar = "T0:T1"
+    annotation = tuple[float, float] | None
+
+    def check(self, v, name):
+        if v is None:
+            return None
+        try:
+            t0, t1 = (float(x) for x in v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be (t0, t1) in µs, got {v!r}") from None
+        if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
+            raise ValueError(f"{name} must have finite t0 < t1, got {v!r}")
+        return (t0, t1)
+
+    def to_json(self, v):
+        return None if v is None else list(v)
+
+    def from_json(self, v):
+        return None if v is None else tuple(v) if isinstance(v, (list, tuple)) else v
+
+    def parse(self, word):
+        if ":" not in word:
+            raise ValueError(f"window must be T0:T1 (µs from the trace start), got {word!r}")
+        a, b = word.split(":", 1)
+        t0, t1 = parse_time(a), parse_time(b)
+        if not t0 < t1:
+            raise ValueError(f"window needs T0 < T1, got {word!r}")
+        return (t0, t1)
+
+    def text(self, v):
+        return "none" if v is None else f"{v[0]:g}:{v[1]:g}"
+
+    def props(self, p):
+        return [_prop(f"use_{p.name}", "Bool", p, default=False,
+                      description=f"{p.help} (off: {p.default_text or 'none'})"),
+                _prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
+                      description=f"{p.label}: start, µs from the trace start"),
+                _prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
+                      description=f"{p.label}: end, µs from the trace start")]
+
+    def from_props(self, p, get):
+        if not get(f"use_{p.name}"):
+            return None
+        t0, t1 = float(get(f"{p.name}_start")), float(get(f"{p.name}_end"))
+        if not t1 > t0:
+            raise ValueError(f"{p.label} is empty: 'To' ({t1:g} µs) must be after 'From' ({t0:g} µs)")
+        return (t0, t1)
+
+    def to_props(self, p, v, put):
+        put(f"use_{p.name}", v is not None)
+        if v is not None:
+            put(f"{p.name}_start", float(v[0]))
+            put(f"{p.name}_end", float(v[1]))
+
+
+FOLD_MODES = (
+    ("auto", "Automatic", "Fold levels that carry little information (a call whose single child "
+                          "covers nearly all of its time; runs of import machinery) into thin bands"),
+    ("none", "None", "Every stack level at full height"),
+    ("levels", "Levels", "Fold the stack level ranges given below"),
+)
+
+
+class Fold(Kind):
+    """The fold rule: ``auto``, ``none`` or level ranges ``A:B[,C:D]`` (`parse_fold`);
+    Blender: ``<name>_mode`` (auto, none, levels) and ``<name>_levels``."""
+
+    metavar = "RULE"
+    annotation = str
+
+    def check(self, v, name):
+        try:
+            parse_fold(v)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}" if not str(e).startswith("fold") else str(e)) from None
+        return "none" if v is None else str(v).strip().lower()
+
+    def parse(self, word):
+        parse_fold(word)
+        return word.strip().lower()
+
+    def props(self, p):
+        return [_prop(f"{p.name}_mode", "Enum", p, items=FOLD_MODES, default=parse_fold(p.default)[0]),
+                _prop(f"{p.name}_levels", "String", p, label="Fold levels", default="",
+                      description="Level ranges to fold, inclusive: '3:40' or '3:40, 50:' (A: and :B are open)")]
+
+    def from_props(self, p, get):
+        mode = get(f"{p.name}_mode")
+        if mode != "levels":
+            return mode
+        levels = ",".join(_words(get(f"{p.name}_levels"), ","))
+        if not levels:
+            raise ValueError("fold 'Levels' needs level ranges such as 3:40 or 3:40, 50:")
+        return levels
+
+    def to_props(self, p, v, put):
+        mode = parse_fold(v)[0]
+        if mode == "levels":
+            put(f"{p.name}_levels", str(v))
+        put(f"{p.name}_mode", mode)
+
+
+THREAD_ORDER_ITEMS = (
+    ("default", "Default", "Main thread first, then by first activity"),
+    ("start", "Start", "By first activity"),
+    ("name", "Name", "By thread name"),
+    ("busy", "Busiest first", "By the time the thread is busy"),
+)
+THREAD_ORDERS = tuple(i[0] for i in THREAD_ORDER_ITEMS)
+
+
+class ThreadOrder(Kind):
+    """A keyword (`THREAD_ORDERS`) or a list of threads shown first; Blender: ``<name>``
+    (the keywords and "list") and ``<name>_list``."""
+
+    metavar = "ORDER"
+    annotation = str | list[int | str]
+
+    def check(self, v, name):
+        if isinstance(v, str):
+            if v not in THREAD_ORDERS:
+                raise ValueError(f"{name} must be one of {THREAD_ORDERS} or a list of threads, got {v!r}")
+            return v
+        try:
+            return [_thread_word(t) for t in v]
+        except TypeError:
+            raise ValueError(f"{name} must be one of {THREAD_ORDERS} or a list of threads, got {v!r}") from None
+
+    def to_json(self, v):
+        return v if isinstance(v, str) else list(v)
+
+    def parse(self, word):
+        s = word.strip()
+        if s in THREAD_ORDERS:
+            return s
+        items = [_thread_word(t) for t in s.split(",") if t.strip()]
+        if not items:
+            raise ValueError(f"thread order must be one of {', '.join(THREAD_ORDERS)} or a list T1,T2,..., got {word!r}")
+        return items
+
+    def text(self, v):
+        return v if isinstance(v, str) else ",".join(map(str, v))
+
+    def props(self, p):
+        items = THREAD_ORDER_ITEMS + (("list", "These first", "The threads listed below first, the others after them"),)
+        return [_prop(p.name, "Enum", p, items=items, default=p.default),
+                _prop(f"{p.name}_list", "String", p, label="First threads", default="",
+                      description="Threads shown first, in this order: names or indices separated by ','")]
+
+    def from_props(self, p, get):
+        kw = get(p.name)
+        if kw != "list":
+            return kw
+        order = [_thread_word(t) for t in _words(get(f"{p.name}_list"), ",")]
+        if not order:
+            raise ValueError("thread order 'These first' needs the threads to show first "
+                             "(comma-separated names or indices)")
+        return order
+
+    def to_props(self, p, v, put):
+        if isinstance(v, str):
+            put(p.name, v)
+        elif v:
+            put(f"{p.name}_list", ", ".join(str(t) for t in v))
+            put(p.name, "list")
+
+
+class Resolution(Kind):
+    """(width, height) in pixels, 16..16384 each; command line WxH; Blender ``<name>_x``,
+    ``<name>_y``."""
+
+    metavar = "WxH"
+    annotation = tuple[int, int]
+
+    def check(self, v, name):
+        try:
+            w, h = (int(x) for x in v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be (width, height), got {v!r}") from None
+        if not (16 <= w <= 16384 and 16 <= h <= 16384):
+            raise ValueError(f"{name} must be within 16..16384 px, got {w}x{h}")
+        return (w, h)
+
+    def to_json(self, v):
+        return list(v)
+
+    def from_json(self, v):
+        return tuple(v) if isinstance(v, (list, tuple)) else v
+
+    def parse(self, word):
+        m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", word)
+        if not m:
+            raise ValueError(f"resolution must look like 1920x1080, got {word!r}")
+        w, h = int(m.group(1)), int(m.group(2))
+        if not (16 <= w <= 16384 and 16 <= h <= 16384):
+            raise ValueError(f"resolution must be within 16..16384 px, got {word!r}")
+        return (w, h)
+
+    def text(self, v):
+        return f"{v[0]}x{v[1]}"
+
+    def range_text(self):
+        return "16..16384 each"
+
+    def props(self, p):
+        return [_prop(f"{p.name}_x", "Int", p, label="Width", default=p.default[0], min=16, max=16384,
+                      subtype="PIXEL", description="Figure width in pixels (also the unit of sub-pixel clustering)"),
+                _prop(f"{p.name}_y", "Int", p, label="Height", default=p.default[1], min=16, max=16384,
+                      subtype="PIXEL", description="Figure height in pixels")]
+
+    def from_props(self, p, get):
+        return (int(get(f"{p.name}_x")), int(get(f"{p.name}_y")))
+
+    def to_props(self, p, v, put):
+        put(f"{p.name}_x", int(v[0]))
+        put(f"{p.name}_y", int(v[1]))
