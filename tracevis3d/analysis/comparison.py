@@ -5,6 +5,9 @@ Sec. III (Γ-sets, Jaccard matches above τ, groups), Sec. IV-A (overview bars),
 IV-B (repetitions), IV-D (permutation and trace-centric colour measures).
 The kernels live in `tracevis3d.kernels` (gamma, setjoin, groups, overview,
 repetition); this module validates input, wires them and documents the result.
+
+Over 600 lines: the `Comparison` object is the analysis' documented contract (arrays, queries,
+picking, serialisation) that the layout, the CLI and the panel share; its methods are small.
 """
 from __future__ import annotations
 

@@ -13,6 +13,10 @@
 - text labels as FONT objects, camera, lights, world.
 No bpy.ops except one object conversion per layer in Blender 5.0 (mesh → point cloud;
 5.0's Python API cannot size a point cloud, 5.1+ has ``PointCloud.resize``).
+
+Over 600 lines: the one generic writer of every SceneSpec layer kind (materials, instancers,
+point clouds, labels, camera, lights, the staged scene swap); splitting it would split the
+staging it shares.
 """
 from __future__ import annotations
 

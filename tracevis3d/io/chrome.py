@@ -16,6 +16,10 @@ are skipped and counted in ``trace.meta['skipped']``.
 
 Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
 each also reported once as a `TraceWarning`; see REPAIRS below.
+
+Over 600 lines: the Chrome importer is one pass (scan → decode names → assemble → repair → bind
+flows) whose steps share the repair record and the scan's arrays; `load_chrome` itself is still
+~420 lines and should become stages (issue 22 note).
 """
 from __future__ import annotations
 

@@ -38,6 +38,9 @@ O(n), no Python object per call):
 `perturb` returns the "second run": sibling subtrees swapped, gaps shifted, subtrees
 dropped, subtrees inserted (copies of other subtrees, some under new functions), self
 times stretched; what was done is recorded in ``meta["perturb"]``.
+
+Over 600 lines: one topic, the synthetic program model (a call grammar, its sampling and the
+perturbations of a second run), kept with its parameter checks.
 """
 from __future__ import annotations
 

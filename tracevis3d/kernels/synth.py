@@ -9,6 +9,9 @@ per thread, writing each thread's calls straight into its contiguous pre-order r
 All loops are iterative; a 100 000-deep recursion chain never touches Python's stack.
 Randomness comes from numba's own generator, seeded at the top of each kernel, so a
 kernel's output depends only on its arguments.
+
+Over 600 lines: the numba kernels of the synthetic generator and its perturbation, one topic;
+`generate_calls` is one kernel because numba compiles it as one loop.
 """
 import numpy as np
 from numba import njit

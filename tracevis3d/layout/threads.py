@@ -20,6 +20,9 @@ facing the camera in the figure's front plane:
 - title and legend as a heads-up display (`layout.annotate`).
 The three share the frame: the icicle takes the top of the content rectangle, the
 semicircle (twice as wide as it is tall) the rest, the legend the column at the right.
+
+Over 600 lines: the thread view's pipeline (ring, curves, labels, legend, composition); its wall
+and parameters already live in `threads_wall` and `params.threads`.
 """
 from __future__ import annotations
 
