@@ -475,6 +475,15 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
                        us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
     ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
                      sel.t0, sel.t1)
+    # the semicircle's drawn height when its width is what limits it (each lane reaches its
+    # own radius over its own angles: a shallow lane on top leaves room above); the height it
+    # does not take goes to the icicle instead of a gap between the two
+    up_units, side_units = ring_extent(ring)
+    need_px = (0.5 * (W - beside_px) - side_em * tpx) * up_units / side_units
+    if params.show_icicle and 4.0 * tpx <= need_px < radius_px:
+        radius_px = need_px
+        wall_px = H - radius_px - name_units - axis_px
+        ring_px = radius_px + name_units
     d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
     to_cam = view_direction(params.azimuth, params.elevation)
     R_units = ring.outer_radius
