@@ -145,14 +145,20 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     shape, labels = None, None
     if plan.legend_rows:  # the legend in a free corner of the tree's frame if there is one (cone trees are sparse)
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
-        shape, labels = tree_in(full.rect)
-        placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
-                                  CORNER_CELL_PX, res,
-                                  lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
-                                                        max_legend_frac=frac))
-        if placed is not None:
-            plan = placed
-        else:
+        column_w = (full.rect[2] - full.rect[0]) - (plan.rect[2] - plan.rect[0])
+        # the tree in the whole width, then in slightly narrower frames (a wide tree's top is
+        # narrow: a corner opens for the legend sooner than a whole column would)
+        for share in LEGEND_CORNER_SHARES:
+            x0, y0, x1, y1 = full.rect
+            rect = (x0, y0, x1 - share * column_w, y1)
+            shape, labels = tree_in(rect)
+            placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
+                                      CORNER_CELL_PX, res,
+                                      lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                                            max_legend_frac=frac))
+            if placed is not None:
+                plan = placed
+                break
             shape = None
     if shape is None:
         shape, labels = tree_in(plan.rect)
@@ -353,6 +359,9 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
 
 
 CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
+#: the tree's frame narrowed by these shares of the legend column's width while a corner
+#: for the legend is looked for (0: the whole width); none free: the legend takes a column
+LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
 
 
 def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
