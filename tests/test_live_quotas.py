@@ -142,3 +142,31 @@ def test_events_after_bye_and_absurd_sequence_jumps_are_bad(ctx):
         assert sess.bad == {"after_bye": 1, "seq_jump": 1}, sess.bad
         assert sess.n_calls == 2 and sess.gaps == 0
         p.sock.close(0)
+
+
+def test_connected_peers_are_capped_and_slots_come_back(ctx):
+    """A bound viewer admits ``max_peers`` connections at a time: the next peer is refused
+    at the handshake (none of its messages is kept); our sender connects again until a
+    slot is free (`WireSender`), and gets in once a peer has left."""
+    from tracevis3d.live.wire import WireSender
+
+    with LiveSession("tcp://127.0.0.1:*", max_peers=2) as sess:
+        a, b = Peer(ctx, sess), Peer(ctx, sess)
+        w = WireSender(sess.endpoint, bind=False, context=ctx, program="third")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 1.5:
+            sess.poll_once(wait=0.02)
+            w.poll_subscriptions()
+            assert not w.subscribed, "a third peer got the viewer's subscription"
+        assert sess.peers_refused >= 1
+        a.program(1)
+        settle(sess)
+        assert sess.sessions[1].ended and len(sess.sessions) == 1
+        a.sock.close(0)  # a slot comes back
+        t0 = time.monotonic()
+        while not w.subscribed and time.monotonic() - t0 < 15:
+            sess.poll_once(wait=0.02)
+            w.poll_subscriptions(10)
+        assert w.subscribed, f"the third peer was not admitted after a peer left ({sess.peers_refused} refusals)"
+        b.sock.close(0)
+        w.close()

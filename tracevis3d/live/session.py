@@ -84,7 +84,9 @@ class LiveSession:
       the totals), so a flood of other peers cannot keep a real program out; beyond:
       the message is dropped (``too_many_threads``, ``too_many_functions``, ``table_bytes``);
     - ``max_calls`` in all (events beyond: dropped, reason ``max_calls``);
-    - ZeroMQ holds at most ``rcvhwm`` unread messages of at most 4 MB per peer.
+    - ZeroMQ holds at most ``rcvhwm`` unread messages of at most 4 MB per peer, and a bound
+      session admits at most ``max_peers`` connections at a time (the others are refused
+      at the handshake and counted, `peers_refused`): at most max_peers x rcvhwm x 4 MB.
 
     A big FUNCTIONS table is registered in slices across polls, so a poll keeps to its
     ``max_seconds``; the session's later messages wait behind it (at most
@@ -100,7 +102,7 @@ class LiveSession:
                  max_functions: int = 1_000_000, context=None, *, idle_seconds: float = 60.0,
                  session_threads: int = 1024, session_functions: int = 250_000,
                  session_table_bytes: int = 16 << 20, max_table_bytes: int = 96 << 20,
-                 session_backlog: int = 64, rcvhwm: int = 16):
+                 session_backlog: int = 64, rcvhwm: int = 16, max_peers: int = 8):
         import zmq
 
         from .. import kinds
@@ -109,7 +111,7 @@ class LiveSession:
         self._kinds = kinds
         self._own_ctx = context is None
         self.ctx = context or zmq.Context()
-        self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve, rcvhwm=rcvhwm)
+        self.sock = subscriber_socket(self.ctx, endpoint, bind=bind, curve=curve, rcvhwm=rcvhwm, max_peers=max_peers)
         #: with ``tcp://127.0.0.1:*`` the port ZeroMQ chose
         self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode() if bind else endpoint
         self.max_calls, self.max_sessions = max_calls, max_sessions
@@ -206,6 +208,13 @@ class LiveSession:
         from .transport import client_counts
 
         return client_counts(self.sock)
+
+    @property
+    def peers_refused(self) -> int:
+        """Peers refused at the handshake because ``max_peers`` were connected."""
+        from .transport import peer_counts
+
+        return peer_counts(self.sock)[2]
 
     def close(self) -> None:
         from .transport import close_socket

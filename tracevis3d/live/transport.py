@@ -81,10 +81,44 @@ def _load_cert(path: str):
         raise EndpointError(f"{path}: not a ZeroMQ certificate: {e}") from None
 
 
+class _Domain:
+    """One bound socket's ZAP domain: its allow-list counts and its peer cap.  The cap
+    counts the socket's live connections from its monitor (accepted, not yet disconnected:
+    the only events libzmq 4.3 gives a file descriptor), so a slot comes back when any
+    connection goes, admitted or not.  A peer that stalls its handshake, and a refused one
+    (libzmq 4.3.5 keeps a refused connection open until the handshake timer ends it), hold
+    a slot for at most `HANDSHAKE_MS`; the refused peer's ZeroMQ then reconnects and is
+    admitted once a slot is free (measured: 0.5 s after a peer left)."""
+
+    def __init__(self, cap, monitor):
+        self.cap, self.monitor = cap, monitor
+        self.lock = threading.Lock()
+        self.fds: set = set()
+        self.admitted = self.refused = self.full = 0
+
+    def connections(self) -> int:
+        """Live connections after the monitor's queued events (call with ``lock`` held)."""
+        import zmq
+        from zmq.utils.monitor import parse_monitor_message
+
+        while self.monitor is not None:
+            try:
+                ev = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                break
+            if ev["event"] == zmq.EVENT_ACCEPTED:
+                self.fds.add(ev["value"])
+            elif ev["event"] == zmq.EVENT_DISCONNECTED:
+                self.fds.discard(ev["value"])
+        return len(self.fds)
+
+
 class _AllowList:
     """One ZAP handler per ZeroMQ context (ZeroMQ asks ``inproc://zeromq.zap.01`` of the
-    socket's context), one domain per CURVE-server socket, each with its folder of client
-    certificates; counts the clients it admitted and refused per domain."""
+    socket's context), one domain per bound socket that has an allow-list (CURVE: its
+    folder of client certificates) or a peer cap; counts the peers it admitted and refused
+    per domain.  A peer beyond the cap is refused at the handshake, before ZeroMQ keeps
+    any of its messages: a bound viewer's memory is at most cap x its pipe (issue 20)."""
 
     _lock = threading.Lock()
     _by_ctx: dict = {}
@@ -93,13 +127,28 @@ class _AllowList:
     def __init__(self, ctx):
         from zmq.auth.thread import ThreadAuthenticator
 
-        counts = self.counts = {}
+        domains = self.domains = {}
 
         class Counting(ThreadAuthenticator):
+            async def handle_zap_message(self, msg):
+                d = domains.get(msg[2].decode("utf-8", "replace")) if len(msg) >= 6 else None
+                if d is not None and d.cap is not None:
+                    with d.lock:
+                        full = d.connections() > d.cap
+                    if full:
+                        d.full += 1
+                        self._send_zap_reply(msg[1], b"400", b"too many peers")
+                        return
+                await super().handle_zap_message(msg)
+
             async def _authenticate_curve(self, domain, client_key):
                 ok, reason = await super()._authenticate_curve(domain, client_key)
-                c = counts.setdefault(domain, [0, 0])
-                c[0 if ok else 1] += 1
+                d = domains.get(domain)
+                if d is not None:
+                    if ok:
+                        d.admitted += 1
+                    else:
+                        d.refused += 1
                 return ok, reason
 
         self.auth = Counting(ctx)
@@ -107,28 +156,51 @@ class _AllowList:
         self.users = 0
 
     @classmethod
-    def attach(cls, sock, folder: str) -> str:
-        """Give ``sock`` (before it binds) a ZAP domain admitting the keys in ``folder``."""
+    def attach(cls, sock, folder: str | None = None, cap: int | None = None) -> str:
+        """Give ``sock`` (before it binds) a ZAP domain admitting the keys in ``folder``
+        (CURVE) and at most ``cap`` connections at a time."""
+        import zmq
+
         with cls._lock:
             al = cls._by_ctx.get(id(sock.context))
             if al is None:
                 al = cls._by_ctx[id(sock.context)] = cls(sock.context)
             al.users += 1
             domain = f"tracevis3d-{next(cls._domains)}"
-            al.counts[domain] = [0, 0]
-            al.auth.configure_curve(domain=domain, location=folder)
-            if domain not in al.auth.certs or not al.auth.certs[domain]:
-                cls._release(al, sock.context)
-                raise EndpointError(f"{folder}: no client certificates (*.key) in this folder")
+            monitor = None
+            if cap is not None:
+                sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
+                monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+            al.domains[domain] = _Domain(cap, monitor)
+            if folder is not None:
+                al.auth.configure_curve(domain=domain, location=folder)
+                if domain not in al.auth.certs or not al.auth.certs[domain]:
+                    cls._drop(al, domain, sock)
+                    cls._release(al, sock.context)
+                    raise EndpointError(f"{folder}: no client certificates (*.key) in this folder")
         sock.zap_domain = domain.encode()
         return domain
 
     @classmethod
-    def detach(cls, ctx) -> None:
+    def detach(cls, sock, domain: str) -> None:
+        """Before ``sock`` closes: its monitor goes, and its share of the handler."""
         with cls._lock:
-            al = cls._by_ctx.get(id(ctx))
+            al = cls._by_ctx.get(id(sock.context))
             if al is not None:
-                cls._release(al, ctx)
+                cls._drop(al, domain, sock)
+                cls._release(al, sock.context)
+
+    @staticmethod
+    def _drop(al, domain: str, sock) -> None:
+        d = al.domains.pop(domain, None)
+        if d is not None and d.monitor is not None:
+            with d.lock:
+                try:
+                    sock.disable_monitor()
+                except Exception:  # noqa: BLE001 (closed already)
+                    pass
+                d.monitor.close(0)
+                d.monitor = None
 
     @classmethod
     def _release(cls, al, ctx) -> None:
@@ -138,9 +210,15 @@ class _AllowList:
             del cls._by_ctx[id(ctx)]
 
     @classmethod
-    def counts_of(cls, ctx, domain: str) -> tuple[int, int]:
+    def counts_of(cls, ctx, domain: str) -> tuple[int, int, int]:
         al = cls._by_ctx.get(id(ctx))
-        return tuple(al.counts.get(domain, (0, 0))) if al else (0, 0)
+        d = al.domains.get(domain) if al else None
+        return (d.admitted, d.refused, d.full) if d else (0, 0, 0)
+
+
+#: a peer's handshake must end within this (ms), or its connection and peer slot go
+#: (a refused peer's connection too: see `_Domain`)
+HANDSHAKE_MS = 2000
 
 
 _DOMAIN_OF: dict = {}  # id(socket) -> its ZAP domain (a CURVE server's), until close_socket
@@ -148,18 +226,23 @@ _DOMAIN_OF: dict = {}  # id(socket) -> its ZAP domain (a CURVE server's), until 
 
 def client_counts(sock) -> tuple[int, int]:
     """(admitted, refused) CURVE clients of a socket made by this module (0, 0 without CURVE)."""
+    return peer_counts(sock)[:2]
+
+
+def peer_counts(sock) -> tuple[int, int, int]:
+    """(CURVE clients admitted, CURVE clients refused, peers refused because the socket had
+    its cap of connections) of a socket made by this module."""
     domain = _DOMAIN_OF.get(id(sock))
-    return _AllowList.counts_of(sock.context, domain) if domain else (0, 0)
+    return _AllowList.counts_of(sock.context, domain) if domain else (0, 0, 0)
 
 
 def close_socket(sock, linger: int | None = None) -> None:
     """Close ``sock`` and give back its share of the context's ZAP handler (before the
     context is terminated: the handler's thread holds sockets of it)."""
     domain = _DOMAIN_OF.pop(id(sock), None)
-    ctx = sock.context
-    sock.close(linger)
     if domain:
-        _AllowList.detach(ctx)
+        _AllowList.detach(sock, domain)
+    sock.close(linger)
 
 
 def check_endpoint(endpoint: str, curve: Curve | None) -> None:
@@ -170,10 +253,12 @@ def check_endpoint(endpoint: str, curve: Curve | None) -> None:
                             "(curve=Curve(...), --curve-* options)")
 
 
-def _apply_curve(sock, curve: Curve | None, bind: bool) -> None:
+def _apply_curve(sock, curve: Curve | None, bind: bool, max_peers: int | None = None) -> None:
     import zmq
 
     if curve is None:
+        if bind and max_peers is not None:
+            _DOMAIN_OF[id(sock)] = _AllowList.attach(sock, None, max_peers)
         return
     if bind:
         if not (curve.public and curve.secret):
@@ -181,7 +266,7 @@ def _apply_curve(sock, curve: Curve | None, bind: bool) -> None:
         if not curve.clients:
             raise EndpointError("the binding side is the CURVE server: it needs the folder of the client "
                                 "certificates it admits (Curve(clients=...), --curve-clients)")
-        _DOMAIN_OF[id(sock)] = _AllowList.attach(sock, curve.clients)
+        _DOMAIN_OF[id(sock)] = _AllowList.attach(sock, curve.clients, max_peers)
         sock.curve_server = True
         sock.curve_publickey = curve.public
         sock.curve_secretkey = curve.secret
@@ -194,8 +279,10 @@ def _apply_curve(sock, curve: Curve | None, bind: bool) -> None:
         sock.curve_secretkey = sec
 
 
-def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None = None, rcvhwm: int = 64):
-    """A SUB socket subscribed to the protocol magic, size-capped, bound or connected."""
+def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None = None, rcvhwm: int = 64,
+                      max_peers: int | None = None):
+    """A SUB socket subscribed to the protocol magic, size-capped, bound or connected;
+    bound, it admits at most ``max_peers`` connections at a time (None: no cap)."""
     import zmq
 
     check_endpoint(endpoint, curve)
@@ -203,7 +290,7 @@ def subscriber_socket(ctx, endpoint: str, bind: bool = True, curve: Curve | None
     s.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
     s.setsockopt(zmq.RCVHWM, rcvhwm)
     s.setsockopt(zmq.LINGER, 0)
-    _apply_curve(s, curve, bind)
+    _apply_curve(s, curve, bind, max_peers)
     s.setsockopt(zmq.SUBSCRIBE, MAGIC)
     _bind_or_connect(s, endpoint, bind)
     return s

@@ -12,6 +12,11 @@ from . import protocol as P
 from .transport import Curve, publisher_socket
 
 
+#: a connecting sender with no subscriber connects again this often (s): longer than a
+#: viewer's handshake timeout (`transport.HANDSHAKE_MS`), so a refused connection has ended
+REDIAL_SECONDS = 3.0
+
+
 class WireSender:
     """Owns the socket; use from ONE thread only (the publisher's sender thread, or replay)."""
 
@@ -29,6 +34,7 @@ class WireSender:
         self.ctx = context or zmq.Context()
         self.sock = publisher_socket(self.ctx, endpoint, bind=bind, curve=curve, sndhwm=sndhwm,
                                      linger_ms=linger_ms)
+        self._endpoint, self._bind, self._last_dial = endpoint, bind, time.monotonic()
         self.session = random.getrandbits(64) or 1
         self.seq = 0
         self.program, self.pid = program, os.getpid() if pid is None else pid
@@ -98,6 +104,8 @@ class WireSender:
             elif msg[:1] == b"\x00" and msg[1:] in (b"", P.MAGIC):
                 self.subscribed = False
         now = time.monotonic()
+        if not self._bind and not self.subscribed and now - self._last_dial >= REDIAL_SECONDS:
+            self._redial(now)
         gap = max(self.resend_interval, self._backoff)
         if new:
             self._resend_wanted = True
@@ -117,6 +125,19 @@ class WireSender:
                 finally:
                     self._in_subscribe = False
         return new
+
+    def _redial(self, now: float) -> None:
+        """Connect again: a viewer full of peers refuses a connection at its handshake, and
+        ZeroMQ 4.3 does not always try again by itself once a slot is free (issue 20)."""
+        self._last_dial = now
+        try:
+            self.sock.disconnect(self._endpoint)
+        except self._zmq.ZMQError:
+            pass
+        try:
+            self.sock.connect(self._endpoint)
+        except self._zmq.ZMQError:
+            pass
 
     def wait_subscriber(self, seconds: float, tick=None, interval: float = 0.05) -> bool:
         """Wait up to ``seconds`` for a subscription, calling ``tick()`` every ``interval``."""
