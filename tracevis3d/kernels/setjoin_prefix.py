@@ -13,8 +13,8 @@ similarity joins for near duplicate detection", WWW 2008):
   at `setjoin.min_overlap`), and a per-row switch to popcounting the whole size window
   when the posting slices would cost more.
 Rows of A are dealt to parallel chunks with resumable output slices; the result is a
-CSR over A rows, the same as `setjoin_tree.jaccard_join_tree`'s and
-`setjoin.jaccard_join_bruteforce`'s.
+CSR over A rows, the same as `setjoin_tree.jaccard_join_tree`'s, and the same pairs and
+similarities as `setjoin.jaccard_join_bruteforce`.
 """
 import numpy as np
 from numba import njit, prange

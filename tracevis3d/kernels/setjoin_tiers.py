@@ -1,11 +1,12 @@
-"""Top-k similarity tiers of the class pairs of a join (TraceDiff Sec. III): `class_pair_tiers`.
+"""Top-k similarity tiers of the class pairs of a join: `class_pair_tiers`.
 
 Input: the class pairs of `setjoin_tree.jaccard_join_tree_overlaps` (or
 `setjoin_prefix.jaccard_join`) as a CSR over A's classes with overlaps,
 J = inter / (|x| + |y| − inter) (`setjoin.overlap_similarity`).  A *tier* of a class is
 the set of its partners with one similarity value; tiers are taken in descending
 similarity until their partners hold at least k calls, so the top-k partners of every
-call of the class lie inside them (what `groups.top_k_partners` needs).  Computed for
+call of the class lie inside them (what `groups.top_k_partners` needs to keep the call
+matches of TraceDiff Sec. III under a bound).  Computed for
 every row (A class) and every column (B class) in three passes over the pairs, without
 a transposed copy.
 """
