@@ -6,8 +6,8 @@
 Workload: a = synthetic_trace(n, seed=1), b = perturb(a, seed=2) (the "second run");
 the whole-compare rows also run b = perturb(a, seed=2, new_functions=0.0).
 1. Class-level join on the distinct Γ-sets of A and B (TraceDiff Eq. 3, tau): ours
-   (`kernels.setjoin.jaccard_join_tree`, the default, and `jaccard_join`, the filter
-   join) against the peer `SetSimilaritySearch`
+   (`kernels.setjoin_tree.jaccard_join_tree`, the default, and `setjoin_prefix.jaccard_join`,
+   the filter join) against the peer `SetSimilaritySearch`
    (SearchIndex(B, "jaccard", tau).query(a) per set of A; it reports s >= tau, so its
    output is filtered to s > tau before the check) and a plain numba bitset/popcount
    brute force (`jaccard_join_bruteforce`, parallel).  Outputs are checked identical
@@ -37,8 +37,9 @@ sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product 
 
 
 from tracevis3d.analysis.comparison import compare_traces, gamma_classes  # noqa: E402
-from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,  # noqa: E402
-                                        jaccard_join_tree, sets_to_bitsets)
+from tracevis3d.kernels.setjoin import jaccard_join_bruteforce, sets_to_bitsets  # noqa: E402
+from tracevis3d.kernels.setjoin_prefix import jaccard_join  # noqa: E402
+from tracevis3d.kernels.setjoin_tree import jaccard_join_tree  # noqa: E402
 from tracevis3d.io.synthesis import perturb, synthetic_trace  # noqa: E402
 
 

@@ -14,8 +14,8 @@ import tracevis3d
 from tracevis3d.analysis.comparison import Comparison, compare_traces
 from tracevis3d.kernels.gamma import process_hash_seed, subtree_gamma_classes, subtree_shape_classes
 from tracevis3d.kernels.repetition import sibling_repetitions
-from tracevis3d.kernels.setjoin import (jaccard_join, jaccard_join_bruteforce,
-                                        sets_to_bitsets)
+from tracevis3d.kernels.setjoin import jaccard_join_bruteforce, sets_to_bitsets
+from tracevis3d.kernels.setjoin_prefix import jaccard_join
 from tracevis3d.model import Trace
 
 
@@ -365,7 +365,8 @@ def test_join_equals_bitset_bruteforce_on_larger_sets():
 @pytest.mark.parametrize("tau", [0.1, 0.2, 0.45])
 def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
     from tracevis3d.analysis.comparison import gamma_classes
-    from tracevis3d.kernels.setjoin import heir_forest, jaccard_join_tree
+    from tracevis3d.kernels.setjoin_forest import heir_forest
+    from tracevis3d.kernels.setjoin_tree import jaccard_join_tree
     from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(4000, threads=2, seed=12)
@@ -415,7 +416,7 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
     assert np.array_equal(fptr, cptr) and np.array_equal(fb, cb) and np.array_equal(fs, cs)
     # in the join's own row order (compacted in place; several rounds fall back
     # to the ordered copy): the same rows, each once
-    from tracevis3d.kernels.setjoin import jaccard_join_tree_overlaps
+    from tracevis3d.kernels.setjoin_tree import jaccard_join_tree_overlaps
     for kw in (dict(chunk_cap=10 ** 6), dict(subtree_limit=10 ** 9, chunk_cap=len(rows_b) + 5,
                                            n_chunks=2)):
         st = {}
@@ -553,7 +554,7 @@ def tiers_twin(ptr, others, inter, size_row, size_other, count_other, k):
 
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
-    from tracevis3d.kernels.setjoin import class_pair_tiers
+    from tracevis3d.kernels.setjoin_tiers import class_pair_tiers
 
     rng = np.random.default_rng(n_parts)
     n_rows, n_other = 40, 30
@@ -620,7 +621,7 @@ def test_class_pairs_stored_as_overlaps_give_exact_similarity():
 
 def test_weighted_heir_forest_bases_are_proper_subsets_with_max_weight():
     from tracevis3d.analysis.comparison import gamma_classes
-    from tracevis3d.kernels.setjoin import heir_forest_weighted
+    from tracevis3d.kernels.setjoin_forest import heir_forest_weighted
     from tracevis3d.io.synthesis import synthetic_trace
 
     a = synthetic_trace(2000, seed=8)
@@ -817,7 +818,7 @@ def test_join_buffers_reserve_address_space_only():
     written), as a 10^7-call comparison needs (issue 26)."""
     import os
 
-    from tracevis3d.kernels.setjoin import _lazy_empty, _release_after
+    from tracevis3d.kernels.lazybuf import _lazy_empty, _release_after
 
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     n = 2 * ram // 4 + 4096  # twice the machine's memory, in int32

@@ -30,6 +30,9 @@ from tracevis3d.io import load_bytes
 from tracevis3d.io.limits import Limits
 from tracevis3d.kernels import chrome_tree as ct
 from tracevis3d.kernels import jsonscan as js
+from tracevis3d.kernels import jsonspans as jsp
+from tracevis3d.kernels import jsontokens as jt
+from tracevis3d.kernels import jsonvalid as jv
 from tracevis3d.model import ARRAY_DTYPES
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -283,7 +286,7 @@ def test_interning_equals_a_dict_even_when_built_to_collide():
         offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
         valid = np.array([rng.random() < 0.9 for _ in words])
         for seed in (0, 12345):
-            ids, first = js.intern_spans(buf, offs, lens, valid, seed)
+            ids, first = jsp.intern_spans(buf, offs, lens, valid, seed)
             seen = {}
             for k, w in enumerate(words):
                 if valid[k]:
@@ -294,7 +297,7 @@ def test_interning_equals_a_dict_even_when_built_to_collide():
                     assert ids[k] == -1
         a = np.array([rng.randint(0, 3) << 40 for _ in range(300)], np.int64)
         b = np.array([rng.randint(0, 40) << 50 for _ in range(300)], np.int64)
-        ids, first = js.intern_pairs(a, b, 99)
+        ids, first = jsp.intern_pairs(a, b, 99)
         seen = {}
         for k in range(300):
             assert ids[k] == seen.setdefault((a[k], b[k]), len(seen))
@@ -307,19 +310,19 @@ def test_json_validator_equals_python_json():
     for _ in range(20000):
         text = "".join(rng.choice(toks) for _ in range(rng.randint(1, 10)))
         b = text.encode()
-        st = js.json_spans_status(np.frombuffer(b + b" ", np.uint8), np.zeros(1, np.int64),
+        st = jv.json_spans_status(np.frombuffer(b + b" ", np.uint8), np.zeros(1, np.int64),
                                   np.array([len(b)], np.int64), 100, 1 << 20)[0]
         try:
             json.loads(text)
-            ok = js.JSON_OK
+            ok = jv.JSON_OK
         except ValueError:
-            ok = js.JSON_INVALID
+            ok = jv.JSON_INVALID
         assert st == ok, text
     deep = b"[" * 150 + b"]" * 150
     buf = np.frombuffer(deep, np.uint8)
-    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 100, 1 << 20)[0] == js.JSON_TOO_DEEP
-    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 1 << 20)[0] == js.JSON_OK
-    assert js.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 299)[0] == js.JSON_TOO_BIG
+    assert jv.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 100, 1 << 20)[0] == jv.JSON_TOO_DEEP
+    assert jv.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 1 << 20)[0] == jv.JSON_OK
+    assert jv.json_spans_status(buf, np.zeros(1, np.int64), np.array([300]), 200, 299)[0] == jv.JSON_TOO_BIG
 
 
 def test_line_col_equals_brute_force():
@@ -328,7 +331,7 @@ def test_line_col_equals_brute_force():
     buf = np.frombuffer(data, np.uint8)
     for pos in [0, 1, 5, 999, 2000] + [rng.randint(0, 2000) for _ in range(50)]:
         head = data[:pos]
-        assert js.line_col(buf, pos) == (head.count(b"\n") + 1, pos - head.rfind(b"\n"))
+        assert jt.line_col(buf, pos) == (head.count(b"\n") + 1, pos - head.rfind(b"\n"))
 
 
 # the kind rules as they were written before (plain X\w*Y forms): the specification

@@ -70,7 +70,7 @@ def _load_all():
     # a file's bytes scan as a read-only buffer, an inflated .json.gz as a writable array:
     # numba compiles the JSON kernels once for each (the first compare of two .json.gz files
     # compiled 26 of them before both were warmed)
-    # a repair names the event's line and column (kernels.jsonscan.line_col): a call that
+    # a repair names the event's line and column (kernels.jsontokens.line_col): a call that
     # overlaps its parent's end, as in the PyTorch traces
     repaired = json.dumps(ev + [{"ph": "X", "name": "outer", "ts": 0.5, "dur": 10.0, "pid": 1, "tid": 3},
                                 {"ph": "X", "name": "inner", "ts": 5.0, "dur": 10.0, "pid": 1, "tid": 3}]).encode()

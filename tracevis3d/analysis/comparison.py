@@ -3,7 +3,7 @@
 Trümper, Döllner, Telea, "Multiscale visual comparison of execution traces":
 Sec. III (Γ-sets, Jaccard matches above τ, groups), Sec. IV-A (overview bars),
 IV-B (repetitions), IV-D (permutation and trace-centric colour measures).
-The kernels live in `tracevis3d.kernels` (gamma, setjoin, groups, overview,
+The kernels live in `tracevis3d.kernels` (gamma, setjoin and setjoin_*, groups, overview,
 repetition); this module validates input, wires them and documents the result.
 
 Over 600 lines: the `Comparison` object is the analysis' documented contract (arrays, queries,
@@ -25,8 +25,10 @@ from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_rec
 from ..kernels.overview import overview_bars_both
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.tree import group_by_key
-from ..kernels.setjoin import (class_pair_tiers, jaccard_join, jaccard_join_tree_overlaps,
-                              overlap_dtype, overlaps_to_similarity)
+from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
+from ..kernels.setjoin_prefix import jaccard_join
+from ..kernels.setjoin_tiers import class_pair_tiers
+from ..kernels.setjoin_tree import jaccard_join_tree_overlaps
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -593,7 +595,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     ``threads_a``/``threads_b`` and ``window_a``/``window_b`` (µs, (t0, t1))
     restrict each side with `Trace.subset` first (call indices in the result then
     refer to ``result.a`` / ``result.b``, the subset traces).
-    ``join``: "tree" (`kernels.setjoin.jaccard_join_tree`, overlaps inherited
+    ``join``: "tree" (`kernels.setjoin_tree.jaccard_join_tree`, overlaps inherited
     along A's call tree) or "filter" (`jaccard_join`, prefix/size filters); both
     exact, same result.
     Deterministic: same inputs give the same arrays.

@@ -1,9 +1,10 @@
 """Chrome Trace Event JSON → Trace.
 
 What VizTracer, Chrome, Perfetto, PyTorch and JAX write.  The bytes are walked
-once by a numba scanner (`tracevis3d.kernels.jsonscan`) that writes per-event
-fields into flat arrays; trees are built by numba kernels.  No Python object is
-made per event except for the few events that need it (metadata ``M`` events,
+once by a numba scanner (`tracevis3d.kernels.jsonscan`; one event: `jsonevent`, tokens:
+`jsontokens`) that writes per-event fields into flat arrays; strings are interned
+(`jsonspans`), args checked (`jsonvalid`); trees are built by numba kernels.  No Python
+object is made per event except for the few events that need it (metadata ``M`` events,
 numbers outside the exact fast path, args of synchronisation calls).
 
 Supported: object form (``traceEvents``, ``displayTimeUnit``; other keys skipped)
@@ -33,7 +34,11 @@ from typing import Iterable
 import numpy as np
 
 from ..kernels import chrome_tree as ct
+from ..kernels import jsonevent as jev
 from ..kernels import jsonscan as js
+from ..kernels import jsonspans as jsp
+from ..kernels import jsontokens as jt
+from ..kernels import jsonvalid as jv
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
@@ -169,7 +174,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     def where(pos: int) -> str:
         pos = int(min(max(pos, 0), nbytes))
-        line, col = js.line_col(buf, pos)
+        line, col = jt.line_col(buf, pos)
         return f"byte {pos}{in_what} (line {line}, column {col})"
 
     def snippet(pos: int, width: int = 60) -> str:
@@ -192,51 +197,51 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     seen = int(info[js.INFO_SEEN])
 
     def describe(row: int) -> str:
-        off = int(ii[row, js.I_EV_OFF])
-        ln = int(ss[row, js.S_EV_LEN])
-        line, col = js.line_col(buf, off)
+        off = int(ii[row, jev.I_EV_OFF])
+        ln = int(ss[row, jev.S_EV_LEN])
+        line, col = jt.line_col(buf, off)
         text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
-        what = f"event #{int(ss[row, js.S_ORD])}" if row < n_event_rows else "stack sample or frame"
+        what = f"event #{int(ss[row, jev.S_ORD])}" if row < n_event_rows else "stack sample or frame"
         return f"{what} (byte {off}{in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
 
     n_event_rows = n
     if status < 0:
-        if status == js.ERR_NOT_JSON:
+        if status == jev.ERR_NOT_JSON:
             if err_pos >= nbytes:
                 raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
             raise TraceFormatError(
                 f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
                 f"{snippet(err_pos)!r}")
-        if status == js.ERR_NO_EVENTS_KEY:
+        if status == jev.ERR_NO_EVENTS_KEY:
             if err_pos >= nbytes:
                 raise TraceFormatError(
                     f"{source}: JSON object without a 'traceEvents' array: the file ends at {where(nbytes)} "
                     f"before one")
             raise TraceFormatError(
                 f"{source}: JSON object without a 'traceEvents' array (the object ends at {where(err_pos)})")
-        what = {js.ERR_SYNTAX: "invalid JSON", js.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
-                js.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting=)",
-                js.ERR_NO_COMMA: "a ',' missing before this event or key",
-                js.ERR_DUP_EVENTS: "a second 'traceEvents' key",
-                js.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
+        what = {jev.ERR_SYNTAX: "invalid JSON", jev.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
+                jev.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting=)",
+                jev.ERR_NO_COMMA: "a ',' missing before this event or key",
+                jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
+                jev.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
         raise TraceFormatError(
             f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}")
     rep = _Repairs(describe)
     for code, count, detail in _input_repairs or ():
         rep.add(code, count, detail=detail)
     partial = int(info[js.INFO_CUT_EVENT]) if info[js.INFO_CUT_EVENT] >= 0 else None
-    if status == js.TRUNCATED:
+    if status == jev.TRUNCATED:
         rep.add("truncated", 1, detail=f"end of file at {where(nbytes)} after {seen} complete events")
         if partial is not None:
             rep.add("partial_event", 1, detail=f"event #{seen} at {where(partial)}: "
                                                f"{bytes(buf[partial: partial + 80])!r}")
     else:
-        p = js.first_non_ws(buf, int(info[js.INFO_DOC_END]))
+        p = jt.first_non_ws(buf, int(info[js.INFO_DOC_END]))
         if p >= 0:
             rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {snippet(p)!r}")
     frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
     if n == 0 and frames_at < 0:
-        if status == js.TRUNCATED and seen == 0 and partial is not None:
+        if status == jev.TRUNCATED and seen == 0 and partial is not None:
             raise TraceFormatError(
                 f"{source}: the file is cut short at {where(nbytes)} inside the first event, "
                 f"which starts at {where(partial)}: no complete event")
@@ -247,14 +252,14 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 f"skipped: {_skipped_dict(skip_counts) or 'none'})")
         raise TraceFormatError(
             f"{source}: no trace events: the event array ends at {where(max(int(err_pos), 0))} and is empty"
-            if status == js.OK else
+            if status == jev.OK else
             f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
-    ts = ff[:, js.F_TS].copy()
-    dur = ff[:, js.F_DUR].copy()
-    tdur = ff[:, js.F_TDUR].copy()
-    _reparse_slow_numbers(buf, ii, ss, ss[:, js.S_FLAGS], ts, dur, tdur, rep)
-    ph = ss[:, js.S_PH]
+    ts = ff[:, jev.F_TS].copy()
+    dur = ff[:, jev.F_DUR].copy()
+    tdur = ff[:, jev.F_TDUR].copy()
+    _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur, rep)
+    ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
 
     # --- a sampled profile (samples + stackFrames) when the events hold no calls
@@ -263,7 +268,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         ok_t = np.isfinite(ts) & (np.abs(ts) <= max_t)
         x_ok = (ph == _PH["X"]) & ok_t
         inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
-        scope = ss[:, js.S_SCOPE]
+        scope = ss[:, jev.S_SCOPE]
         if not ((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g")) & (scope != ord("p"))))
                 .any()):
             sampled = _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many)
@@ -272,25 +277,25 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                f"(it starts at {where(frames_at)})")
     if sampled is not None:
         (ii2, ss2, ff2, n_samples) = sampled
-        ts2, dur2, tdur2 = ff2[:, js.F_TS].copy(), ff2[:, js.F_DUR].copy(), ff2[:, js.F_TDUR].copy()
-        _reparse_slow_numbers(buf, ii2, ss2, ss2[:, js.S_FLAGS], ts2, dur2, tdur2, rep)
+        ts2, dur2, tdur2 = ff2[:, jev.F_TS].copy(), ff2[:, jev.F_DUR].copy(), ff2[:, jev.F_TDUR].copy()
+        _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2, rep)
         ii, ss = np.concatenate([ii, ii2]), np.concatenate([ss, ss2])
         ts, dur, tdur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([tdur, tdur2])
-        ph = ss[:, js.S_PH]
+        ph = ss[:, jev.S_PH]
     n_rows = ii.shape[0]
-    flags = ss[:, js.S_FLAGS]
+    flags = ss[:, jev.S_FLAGS]
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
-    pid = ii[:, js.I_PID]
-    tid = ii[:, js.I_TID]
-    key_id, key_first = js.intern_pairs(pid, tid, seed)
+    pid = ii[:, jev.I_PID]
+    tid = ii[:, jev.I_TID]
+    key_id, key_first = jsp.intern_pairs(pid, tid, seed)
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
-        noname = fr[ss[fr, js.S_NAME_LEN] < 0]
-        ii[noname, js.I_NAME_OFF] = ii[noname, js.I_ARGS_OFF]
-        ss[noname, js.S_NAME_LEN] = ss[noname, js.S_ARGS_LEN]
-    name_len = np.maximum(ss[:, js.S_NAME_LEN], 0).astype(np.int64)
-    name_id, name_first = js.intern_spans(buf, ii[:, js.I_NAME_OFF], name_len, ss[:, js.S_NAME_LEN] >= 0, seed)
+        noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
+        ii[noname, jev.I_NAME_OFF] = ii[noname, jev.I_ARGS_OFF]
+        ss[noname, jev.S_NAME_LEN] = ss[noname, jev.S_ARGS_LEN]
+    name_len = np.maximum(ss[:, jev.S_NAME_LEN], 0).astype(np.int64)
+    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, ss[:, jev.S_NAME_LEN] >= 0, seed)
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
 
@@ -309,9 +314,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
     # --- X durations
-    has_dur = (flags & js.FL_DUR) != 0
+    has_dur = (flags & jev.FL_DUR) != 0
     xdur = np.where(has_dur, dur, tdur)
-    no_dur = is_x & finite_ts & ~has_dur & ((flags & js.FL_TDUR) == 0)
+    no_dur = is_x & finite_ts & ~has_dur & ((flags & jev.FL_TDUR) == 0)
     rep.add("no_dur", int(no_dur.sum()), int(np.flatnonzero(no_dur)[0]) if no_dur.any() else None)
     xdur = np.where(no_dur, 0.0, xdur)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -371,9 +376,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- thread table: threads with calls, 't'-scoped instants or flows
     inst_rows = np.flatnonzero(is_inst & finite_ts)
-    inst_scope = ss[inst_rows, js.S_SCOPE]
+    inst_scope = ss[inst_rows, jev.S_SCOPE]
     inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
-    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & js.FL_ID) != 0))
+    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
@@ -445,32 +450,32 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if unnamed.any():
         names = names + ["(unnamed)"]
         c_name = np.where(unnamed, len(names) - 1, c_name)
-    func, fn_name_ids = js.renumber_by_first_use(c_name.astype(np.int64), len(names))
+    func, fn_name_ids = jsp.renumber_by_first_use(c_name.astype(np.int64), len(names))
     function_names = [names[k] for k in fn_name_ids]
     first_pos = np.zeros(len(function_names), np.int64)
     first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
     fn_first_row = c_row[first_pos]
-    cat_len = ss[fn_first_row, js.S_CAT_LEN]
+    cat_len = ss[fn_first_row, jev.S_CAT_LEN]
     if sampled is not None:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
-    function_cats = _decode_span_list(buf, ii[fn_first_row, js.I_CAT_OFF], cat_len, text)
+    function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
 
     # --- args (only where present, and only what Python's json reads back)
-    args_len = ss[c_row, js.S_ARGS_LEN].astype(np.int64)
+    args_len = ss[c_row, jev.S_ARGS_LEN].astype(np.int64)
     if sampled is not None:
         args_len[sample_call] = 0
     has_args = args_len > 2
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
-        st = js.json_spans_status(buf, ii[c_row[a_idx], js.I_ARGS_OFF], args_len[a_idx],
+        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF], args_len[a_idx],
                                   lim.max_args_nesting, lim.max_args_bytes)
-        for code, val in (("bad_args", js.JSON_INVALID), ("deep_args", js.JSON_TOO_DEEP),
-                          ("big_args", js.JSON_TOO_BIG)):
+        for code, val in (("bad_args", jv.JSON_INVALID), ("deep_args", jv.JSON_TOO_DEEP),
+                          ("big_args", jv.JSON_TOO_BIG)):
             hit = a_idx[st == val]
             if hit.size:
                 rep.add(code, hit.size, int(c_row[hit[0]]))
-        has_args[a_idx[st != js.JSON_OK]] = False
+        has_args[a_idx[st != jv.JSON_OK]] = False
 
     # --- kinds and objects
     fkind = classify_functions(function_names, kind_rules)
@@ -487,7 +492,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         for i in sync_calls:
             objs = list(name_objs[func[i]])
             if has_args[i]:
-                off = int(ii[c_row[i], js.I_ARGS_OFF])
+                off = int(ii[c_row[i], jev.I_ARGS_OFF])
                 try:
                     found = objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
                 except Exception:
@@ -513,7 +518,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     if keep_args and has_args.any():
         a_calls = np.flatnonzero(has_args).astype(np.int32)
-        args_blob, args_ptr = js.gather_spans(buf, ii[c_row[a_calls], js.I_ARGS_OFF], args_len[a_calls])
+        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF], args_len[a_calls])
     else:
         a_calls = np.zeros(0, np.int32)
         args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
@@ -574,9 +579,9 @@ def _skipped_dict(counts) -> dict:
     out: dict[str, int] = {}
     for c in np.flatnonzero(counts):
         ch = chr(c) if 1 < c < 128 else "?"
-        if c == js.PH_NONE:
+        if c == jev.PH_NONE:
             label = "no phase"
-        elif c == js.PH_LONG:
+        elif c == jev.PH_LONG:
             label = "unknown phase (several characters)"
         else:
             label = _SKIPPED_NAMES.get(ch, f"unknown phase {ch!r}")
@@ -653,13 +658,13 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     if not isinstance(out[1], tuple):
         return None
     ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1 = out[1]
-    if st0 != js.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
+    if st0 != jev.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
         return None
-    info[js.INFO_CUT_EVENT] = ep1 if st1 == js.TRUNCATED and ep1 < n else -1
+    info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
     info[js.INFO_SEEN] = seen0 + seen1
     status = st1
-    if m.group(1) is not None and st1 == js.OK:  # object form: the keys after the array
+    if m.group(1) is not None and st1 == jev.OK:  # object form: the keys after the array
         tail, _ = js.scan_object_tail(buf, end1, info, max_nesting)
         if tail < 0:
             return None
@@ -669,7 +674,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
     ss1 = ss1[:n1]
-    ss1[:, js.S_ORD] = np.minimum(ss1[:, js.S_ORD].astype(np.int64) + seen0, 2147483647)
+    ss1[:, jev.S_ORD] = np.minimum(ss1[:, jev.S_ORD].astype(np.int64) + seen0, 2147483647)
     ii = np.concatenate([ii0[:n0], ii1[:n1]])
     ss = np.concatenate([ss0[:n0], ss1])
     ff = np.concatenate([ff0[:n0], ff1[:n1]])
@@ -680,13 +685,13 @@ def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, to
     """Rows of the ``samples`` array, then of the ``stackFrames`` object (spans mode)."""
     cap = min(max(16, buf.shape[0] // 256), max_events + 1)
     ii1, ss1, ff1, n1, _, st1, ep1 = js.scan_samples(buf, samples_at, cap, max_events, lim.max_nesting)
-    if st1 < 0 or st1 == js.TRUNCATED:
-        what = too_many() if st1 == js.ERR_TOO_MANY else ("the file ends inside it" if st1 == js.TRUNCATED
+    if st1 < 0 or st1 == jev.TRUNCATED:
+        what = too_many() if st1 == jev.ERR_TOO_MANY else ("the file ends inside it" if st1 == jev.TRUNCATED
                                                           else "invalid JSON or an element that is no object")
         raise TraceFormatError(f"{source}: bad 'samples' array: {what}, at {where(ep1)} (sample #{n1})")
     ii2, ss2, ff2, n2, _, st2, ep2 = js.scan_stack_frames(buf, frames_at, cap, max_events, lim.max_nesting)
-    if st2 < 0 or st2 == js.TRUNCATED:
-        what = too_many() if st2 == js.ERR_TOO_MANY else ("the file ends inside it" if st2 == js.TRUNCATED
+    if st2 < 0 or st2 == jev.TRUNCATED:
+        what = too_many() if st2 == jev.ERR_TOO_MANY else ("the file ends inside it" if st2 == jev.TRUNCATED
                                                           else "invalid JSON")
         raise TraceFormatError(f"{source}: bad 'stackFrames' object: {what}, at {where(ep2)} (frame #{n2})")
     ii = np.concatenate([ii1[:n1], ii2[:n2]])
@@ -702,11 +707,11 @@ def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max
     s_rows = np.arange(r0, r0 + n_samples)
     f_rows = np.arange(r0 + n_samples, n_rows)
     # frame ids, parents and sample frames are byte spans: intern them together
-    span_off = np.concatenate([ii[f_rows, js.I_ARGS_OFF], ii[f_rows, js.I_ID], ii[s_rows, js.I_ID]])
-    span_len = np.concatenate([ss[f_rows, js.S_ARGS_LEN], ss[f_rows, js.S_BP], ss[s_rows, js.S_BP]]).astype(np.int64)
-    has = np.concatenate([np.ones(f_rows.size, bool), (ss[f_rows, js.S_FLAGS] & js.FL_ID) != 0,
-                          (ss[s_rows, js.S_FLAGS] & js.FL_ID) != 0])
-    sid, _ = js.intern_spans(buf, span_off, np.maximum(span_len, 0), has, seed)
+    span_off = np.concatenate([ii[f_rows, jev.I_ARGS_OFF], ii[f_rows, jev.I_ID], ii[s_rows, jev.I_ID]])
+    span_len = np.concatenate([ss[f_rows, jev.S_ARGS_LEN], ss[f_rows, jev.S_BP], ss[s_rows, jev.S_BP]]).astype(np.int64)
+    has = np.concatenate([np.ones(f_rows.size, bool), (ss[f_rows, jev.S_FLAGS] & jev.FL_ID) != 0,
+                          (ss[s_rows, jev.S_FLAGS] & jev.FL_ID) != 0])
+    sid, _ = jsp.intern_spans(buf, span_off, np.maximum(span_len, 0), has, seed)
     nf = f_rows.size
     frame_of = np.full(int(sid.max()) + 2 if sid.size else 1, -1, np.int64)
     np.maximum.at(frame_of, sid[:nf], np.arange(nf))  # a repeated id: the last frame wins (as a dict)
@@ -718,10 +723,10 @@ def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max
     rep.add("frame_cycle", n_cyc, detail=f"{n_cyc} frame(s)")
     rep.add("deep_stack", n_deep, detail=f"{n_deep} chain(s) cut at depth {lim.max_stack_depth}")
     s_ts = ts[s_rows]
-    ok = ((ss[s_rows, js.S_FLAGS] & js.FL_ID) != 0) & np.isfinite(s_ts) & (np.abs(s_ts) <= lim.max_abs_time)
+    ok = ((ss[s_rows, jev.S_FLAGS] & jev.FL_ID) != 0) & np.isfinite(s_ts) & (np.abs(s_ts) <= lim.max_abs_time)
     rows = np.flatnonzero(ok)
     s_key = key_id[s_rows[rows]].astype(np.int64)
-    t_rank, t_key = js.renumber_by_first_use(s_key, int(key_id.max()) + 1 if key_id.size else 1)
+    t_rank, t_key = jsp.renumber_by_first_use(s_key, int(key_id.max()) + 1 if key_id.size else 1)
     o = np.lexsort((rows, s_ts[rows], t_rank))
     c_frame, c_start, c_end, c_thread, status = ct.expand_samples(
         t_rank[o].astype(np.int64), s_ts[rows][o], s_frame[rows][o], f_parent, f_depth, max_calls)
@@ -738,20 +743,20 @@ def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
     spans; numpy's C string→float conversion (correctly rounded, as Python's float)
     parses them all at once; only values that are not numbers at all (a
     ``"ts": "abc"``) are looked at one by one, and become NaN."""
-    slow = np.flatnonzero(flags & js.FL_SLOW)
+    slow = np.flatnonzero(flags & jev.FL_SLOW)
     if not slow.size:
         return
     bad_first, nbad = None, 0
     for col, arr in enumerate((ts, dur, tdur)):
-        lens = ss[slow, js.S_NUM_LEN + col]
+        lens = ss[slow, jev.S_NUM_LEN + col]
         have = lens >= 0
         rows = slow[have]
         if not rows.size:
             continue
-        o = ii[rows, js.I_EV_OFF] + ss[rows, js.S_NUM_REL + col]
+        o = ii[rows, jev.I_EV_OFF] + ss[rows, jev.S_NUM_REL + col]
         ln = lens[have].astype(np.int64)
         width = int(min(max(int(ln.max()), 1), 64))
-        text = js.gather_fixed(buf, o, ln, width).view(f"S{width}").ravel()
+        text = jsp.gather_fixed(buf, o, ln, width).view(f"S{width}").ravel()
         try:
             vals = text.astype(np.float64)
             too_long = ln > width
@@ -776,7 +781,7 @@ def _span_texts(buf, offs, lens, limit: int):
     at once when it is ASCII (the usual case), else each span stays bytes."""
     offs = np.asarray(offs, np.int64)
     lens = np.minimum(np.maximum(np.asarray(lens, np.int64), 0), limit)
-    blob, ptr = js.gather_spans(buf, offs, lens)
+    blob, ptr = jsp.gather_spans(buf, offs, lens)
     raw = blob.tobytes()
     p = ptr.tolist()
     if raw.isascii():
@@ -797,9 +802,9 @@ def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
     canon: dict[str, int] = {}
     remap = np.empty(name_first.shape[0], np.int32)
     bad, bad_first = 0, None
-    offs = ii[name_first, js.I_NAME_OFF]
-    lens = ss[name_first, js.S_NAME_LEN].astype(np.int64)
-    escs = ((ss[name_first, js.S_FLAGS] & js.FL_NAME_ESC) != 0).tolist()
+    offs = ii[name_first, jev.I_NAME_OFF]
+    lens = ss[name_first, jev.S_NAME_LEN].astype(np.int64)
+    escs = ((ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0).tolist()
     decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
     lens_l = lens.tolist()
     max_chars = text.max_chars
@@ -871,10 +876,10 @@ def _string_ids(buf, ii, ss, rows, text):
 
     out = []
     for r in rows:
-        fl = int(ss[r, js.S_FLAGS])
-        p, t = str(int(ii[r, js.I_PID])), str(int(ii[r, js.I_TID]))
-        if fl & (js.FL_PID_STR | js.FL_TID_STR):
-            off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+        fl = int(ss[r, jev.S_FLAGS])
+        p, t = str(int(ii[r, jev.I_PID])), str(int(ii[r, jev.I_TID]))
+        if fl & (jev.FL_PID_STR | jev.FL_TID_STR):
+            off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
             try:
                 ev = orjson.loads(bytes(buf[off: off + ln]))
                 p, t = text.value(ev.get("pid", p)), text.value(ev.get("tid", t))
@@ -890,7 +895,7 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
 
     info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}}
     for r in rows:
-        off, ln = int(ii[r, js.I_EV_OFF]), int(ss[r, js.S_EV_LEN])
+        off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
         try:
             ev = orjson.loads(bytes(buf[off: off + ln]))
         except Exception:
@@ -933,15 +938,15 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
     if flow_rows.size:
         f_thread = rank[key_id[flow_rows]].astype(np.int64)
         f_ph = ph[flow_rows]
-        f_next = (f_ph == ord("f")) & (ss[flow_rows, js.S_BP] != ord("e"))
+        f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, ts[flow_rows], f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        cat_len = np.maximum(ss[flow_rows, js.S_CAT_LEN], 0).astype(np.int64)
-        cat_id, _ = js.intern_spans(buf, ii[flow_rows, js.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
-        fk, _ = js.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, js.I_ID], seed)
+        cat_len = np.maximum(ss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
+        cat_id, _ = jsp.intern_spans(buf, ii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
+        fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, jev.I_ID], seed)
         o = np.lexsort((flow_rows, ts[flow_rows], fk))
-        fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], js.I_ID]
+        fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], jev.I_ID]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
         dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))
@@ -953,12 +958,12 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
     cf = flags[c_row]
     if sample_call.any():
         cf = np.where(sample_call, 0, cf)
-    has_bind = (cf & js.FL_BIND) != 0
+    has_bind = (cf & jev.FL_BIND) != 0
     if has_bind.any():
         calls = np.flatnonzero(has_bind)
-        b = ii[c_row[calls], js.I_BIND]
-        out_ = (cf[calls] & js.FL_FLOW_OUT) != 0
-        in_ = (cf[calls] & js.FL_FLOW_IN) != 0
+        b = ii[c_row[calls], jev.I_BIND]
+        out_ = (cf[calls] & jev.FL_FLOW_OUT) != 0
+        in_ = (cf[calls] & jev.FL_FLOW_IN) != 0
         src: dict[int, int] = {}
         for c, bid in zip(calls[out_], b[out_]):
             src.setdefault(int(bid), int(c))

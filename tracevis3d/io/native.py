@@ -20,7 +20,7 @@ import zipfile
 import numpy as np
 from numpy.lib import format as npformat
 
-from ..kernels import jsonscan as js
+from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
@@ -331,10 +331,10 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
         ac = t.args_call
         if np.any(ac[1:] <= ac[:-1]) or ac[0] < 0 or ac[-1] >= n:
             bad("args_call must be strictly increasing call indices")
-        st = js.json_spans_status(t.args_blob, ptr[:-1], ptr[1:] - ptr[:-1], lim.max_args_nesting,
+        st = jv.json_spans_status(t.args_blob, ptr[:-1], ptr[1:] - ptr[:-1], lim.max_args_nesting,
                                   lim.max_args_bytes)
-        if np.any(st != js.JSON_OK):
-            k = int(np.flatnonzero(st != js.JSON_OK)[0])
-            why = {js.JSON_INVALID: "not JSON", js.JSON_TOO_DEEP: f"nested deeper than {lim.max_args_nesting}",
-                   js.JSON_TOO_BIG: f"longer than {lim.max_args_bytes} bytes"}[int(st[k])]
+        if np.any(st != jv.JSON_OK):
+            k = int(np.flatnonzero(st != jv.JSON_OK)[0])
+            why = {jv.JSON_INVALID: "not JSON", jv.JSON_TOO_DEEP: f"nested deeper than {lim.max_args_nesting}",
+                   jv.JSON_TOO_BIG: f"longer than {lim.max_args_bytes} bytes"}[int(st[k])]
             bad(f"the args of call {int(t.args_call[k])} are {why}")

@@ -242,7 +242,7 @@ def renumber_sets_by_size(cls, set_ptr, set_items):
     ``(cls, set_ptr, set_items)`` with the same sets.  With ids in size order,
     any ascending list of classes is also in size order, which lets the
     Jaccard join emit matches straight from its size-ranked counters
-    (`kernels.setjoin._readout`)."""
+    (`kernels.setjoin_walk._readout`)."""
     n_cls = set_ptr.shape[0] - 1
     size = np.empty(n_cls, np.int64)
     for k in range(n_cls):

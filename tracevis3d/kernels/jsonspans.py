@@ -1,0 +1,209 @@
+"""Byte spans of a scanned file, in numba: interning (equal strings → one id), gathering.
+
+`intern_spans` gives equal byte strings ``buf[off:off+ln]`` the same id by open addressing
+with byte-wise verification (ids exact, in order of first appearance), hashing with the
+cheap `span_key_hash` (FNV-1a over the length and at most the first and last 16 bytes)
+and, once probing and failed comparisons pass 2 × (bytes + rows), again with the keyed
+`span_full_hash` (FNV-1a from a seeded basis, then the splitmix64 finaliser `_mix64`,
+Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014), whose
+expected probes are O(1): linear time even for names built to collide.  `intern_pairs`
+does the same for (int64, int64) pairs.  `gather_spans` / `gather_fixed` copy spans into
+one blob or a fixed-width matrix (numpy's bulk string→float conversion);
+`renumber_by_first_use` renumbers ids by first appearance.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def span_key_hash(buf, off, ln):
+    """A cheap hash of a byte span for interning: FNV-1a over its length and at
+    most its first and last 16 bytes.  Callers verify equality byte by byte, so
+    a weak hash costs probes, never correctness; names that differ only in the
+    middle just probe more (`intern_spans` bounds that work)."""
+    h = np.uint64(14695981039346656037) ^ np.uint64(ln)
+    p = np.uint64(1099511628211)
+    if ln <= 32:
+        for k in range(off, off + ln):
+            h = (h ^ np.uint64(buf[k])) * p
+    else:
+        for k in range(off, off + 16):
+            h = (h ^ np.uint64(buf[k])) * p
+        for k in range(off + ln - 16, off + ln):
+            h = (h ^ np.uint64(buf[k])) * p
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
+def _mix64(x):
+    """splitmix64's finaliser: a bijection of uint64 that spreads every input bit."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def span_full_hash(buf, off, ln, seed):
+    """A keyed hash of every byte of a span: FNV-1a from a seeded basis, then
+    `_mix64`.  With a random seed a file cannot be made to collide on purpose."""
+    h = np.uint64(14695981039346656037) ^ np.uint64(seed) ^ np.uint64(ln)
+    p = np.uint64(1099511628211)
+    for k in range(off, off + ln):
+        h = (h ^ np.uint64(buf[k])) * p
+    return np.int64(_mix64(h))
+
+
+@njit(cache=True, nogil=True)
+def _intern_spans_pass(buf, off, ln, valid, seed, full, budget):
+    """One interning pass (see `intern_spans`); with ``full`` False it gives up
+    (returns nid = -1) once probing and failed byte comparisons exceed ``budget``."""
+    n = off.shape[0]
+    size = 16
+    while size < 2 * n + 16:
+        size *= 2
+    table = np.full(size, -1, np.int64)  # row index of the representative
+    hashes = np.zeros(size, np.int64)
+    ids = np.full(n, -1, np.int32)
+    first = np.empty(n, np.int64)
+    idmap = np.full(size, -1, np.int32)
+    nid = 0
+    mask = size - 1
+    work = 0
+    for k in range(n):
+        if not valid[k]:
+            continue
+        h = span_full_hash(buf, off[k], ln[k], seed) if full else span_key_hash(buf, off[k], ln[k])
+        slot = h & mask
+        while True:
+            r = table[slot]
+            if r < 0:
+                table[slot] = k
+                hashes[slot] = h
+                idmap[slot] = nid
+                ids[k] = nid
+                first[nid] = k
+                nid += 1
+                break
+            if hashes[slot] == h and ln[r] == ln[k]:
+                same = True
+                a = off[r]
+                b = off[k]
+                for q in range(ln[k]):
+                    if buf[a + q] != buf[b + q]:
+                        same = False
+                        work += q
+                        break
+                if same:
+                    ids[k] = idmap[slot]
+                    break
+            work += 1
+            if not full and work > budget:
+                return ids, first, -1
+            slot = (slot + 1) & mask
+    return ids, first, nid
+
+
+@njit(cache=True, nogil=True)
+def intern_spans(buf, off, ln, valid, seed=0):
+    """Give equal byte strings ``buf[off[k]:off[k]+ln[k]]`` the same id.
+
+    Open addressing with byte-wise verification, so ids are exact (collisions
+    cannot merge different strings).  Ids are assigned in order of first
+    appearance, whatever the hash.  Returns (ids, first) where ``first[id]`` is the
+    row that introduced the string; rows with ``valid[k] == False`` get id -1.
+
+    Linear time: the cheap `span_key_hash` serves real names; if probing and
+    failed comparisons pass 2 x (bytes + rows) -- many names that differ only in
+    the middle, or built to collide -- the pass restarts with the keyed
+    `span_full_hash` (pass a random ``seed``), whose expected probes are O(1).
+    """
+    budget = 1024
+    for k in range(off.shape[0]):
+        if valid[k]:
+            budget += 2 * (ln[k] + 1)
+    ids, first, nid = _intern_spans_pass(buf, off, ln, valid, seed, False, budget)
+    if nid < 0:
+        ids, first, nid = _intern_spans_pass(buf, off, ln, valid, seed, True, 0)
+    return ids, first[:nid].copy()
+
+
+@njit(cache=True, nogil=True)
+def intern_pairs(a, b, seed=0):
+    """Ids for distinct (a[k], b[k]) int64 pairs, in order of first appearance.
+
+    The slot comes from a keyed mix of both values (pass a random ``seed``), so
+    ids chosen to share low or high bits do not pile up in one probe chain.
+    Returns (ids, first_row)."""
+    n = a.shape[0]
+    size = 16
+    while size < 2 * n + 16:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, -1, np.int64)
+    idmap = np.full(size, -1, np.int32)
+    ids = np.empty(n, np.int32)
+    first = np.empty(n, np.int64)
+    nid = 0
+    s0 = _mix64(np.uint64(seed) ^ np.uint64(0x632BE59BD9B4E019))
+    for k in range(n):
+        h = _mix64(_mix64(np.uint64(a[k]) ^ s0) + np.uint64(b[k]))
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            r = table[slot]
+            if r < 0:
+                table[slot] = k
+                idmap[slot] = nid
+                ids[k] = nid
+                first[nid] = k
+                nid += 1
+                break
+            if a[r] == a[k] and b[r] == b[k]:
+                ids[k] = idmap[slot]
+                break
+            slot = (slot + 1) & mask
+    return ids, first[:nid].copy()
+
+
+@njit(cache=True, nogil=True)
+def gather_spans(buf, off, ln):
+    """Concatenate byte spans into one blob; returns (blob, ptr)."""
+    n = off.shape[0]
+    ptr = np.zeros(n + 1, np.int64)
+    for k in range(n):
+        ptr[k + 1] = ptr[k] + ln[k]
+    blob = np.empty(ptr[n], np.uint8)
+    for k in range(n):
+        blob[ptr[k]: ptr[k + 1]] = buf[off[k]: off[k] + ln[k]]
+    return blob, ptr
+
+
+@njit(cache=True, nogil=True)
+def renumber_by_first_use(ids, n_ids):
+    """New ids 0..k-1 in order of first appearance in ``ids`` (all >= 0).
+
+    Returns (new_ids int32, old_of_new int64)."""
+    remap = np.full(n_ids, -1, np.int32)
+    old = np.empty(n_ids, np.int64)
+    out = np.empty(ids.shape[0], np.int32)
+    k = 0
+    for i in range(ids.shape[0]):
+        v = ids[i]
+        if remap[v] < 0:
+            remap[v] = k
+            old[k] = v
+            k += 1
+        out[i] = remap[v]
+    return out, old[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def gather_fixed(buf, off, ln, width):
+    """Byte spans copied into a zero-padded (n, width) matrix (a fixed-width
+    bytes array for numpy's bulk string→float conversion)."""
+    n = off.shape[0]
+    out = np.zeros((n, width), np.uint8)
+    for r in range(n):
+        m = min(ln[r], width)
+        for q in range(m):
+            out[r, q] = buf[off[r] + q]
+    return out

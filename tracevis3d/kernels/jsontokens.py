@@ -1,0 +1,262 @@
+"""JSON tokens at the byte level, in numba: whitespace, strings, numbers, literals, and
+skipping a whole value (for the Chrome Trace Event scanner, `jsonscan`).
+
+The scanner walks the raw bytes once; these are its lexical steps.  It is a validating
+JSON scanner for the structure it walks (objects, arrays, strings, numbers, literals);
+nested values it does not need (``args``, ``stack``...) are skipped (`skip_value`) with
+an explicit bracket stack, never by recursion, with a bounded nesting depth.
+
+Numbers (`parse_number`): the exact fast path of Clinger's algorithm (W. D. Clinger, "How
+to read floating point numbers accurately", PLDI 1990) -- a decimal mantissa
+m < 2^53 and a power of ten 10^|e| with |e| <= 22 are both exact doubles, so one
+IEEE multiply/divide gives the correctly rounded value.  Anything else is flagged
+and re-parsed by Python's ``float`` (rare: 17+ significant digits, huge exponents).
+Hash of a byte span: 64-bit FNV-1a (Fowler-Noll-Vo), h = (h XOR byte) × 1099511628211
+from the offset basis 14695981039346656037 (`fnv1a`).  Positions for messages:
+`line_col`, `first_non_ws`.
+"""
+import numpy as np
+from numba import njit
+
+
+_POW10 = np.array([10.0 ** k for k in range(23)])
+_TRUE = np.frombuffer(b"true", np.uint8)
+_FALSE = np.frombuffer(b"false", np.uint8)
+_NULL = np.frombuffer(b"null", np.uint8)
+_NAN = np.frombuffer(b"NaN", np.uint8)
+_INF = np.frombuffer(b"Infinity", np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def _ws(c):
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+@njit(cache=True, nogil=True)
+def skip_ws(buf, i):
+    n = buf.shape[0]
+    while i < n and _ws(buf[i]):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def scan_string(buf, i):
+    """``buf[i]`` is the opening quote.  Returns (index after closing quote,
+    has_escape), or (-1, False) if the bytes end first."""
+    n = buf.shape[0]
+    i += 1
+    esc = False
+    while i < n:
+        c = buf[i]
+        if c == 34:  # "
+            return i + 1, esc
+        if c == 92:  # backslash
+            esc = True
+            i += 2
+            continue
+        i += 1
+    return -1, esc
+
+
+@njit(cache=True, nogil=True)
+def fnv1a(buf, off, ln):
+    """64-bit FNV-1a hash of ``buf[off:off+ln]`` (as int64)."""
+    h = np.uint64(14695981039346656037)
+    p = np.uint64(1099511628211)
+    for k in range(off, off + ln):
+        h = (h ^ np.uint64(buf[k])) * p
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
+def parse_number(buf, i):
+    """Parse a JSON number at i.  Returns (value, end, exact).
+
+    end < 0: not a number (syntax error) or cut off by the end of the bytes
+    (end == -2).  exact False: the caller must re-parse with Python's float.
+    """
+    n = buf.shape[0]
+    j = i
+    neg = False
+    if j < n and buf[j] == 45:  # -
+        neg = True
+        j += 1
+    if j >= n:
+        return 0.0, -2, False
+    if not (48 <= buf[j] <= 57):
+        return 0.0, -1, False
+    m = np.uint64(0)
+    nd = 0  # significant digits accumulated
+    exact = True
+    drop = 0  # integer digits dropped when the mantissa is full
+    while j < n and 48 <= buf[j] <= 57:
+        if nd < 19:
+            m = m * np.uint64(10) + np.uint64(buf[j] - 48)
+            if m > 0:
+                nd += 1
+        else:
+            drop += 1
+            exact = False
+        j += 1
+    frac = 0
+    if j < n and buf[j] == 46:  # .
+        j += 1
+        if j >= n:
+            return 0.0, -2, False
+        if not (48 <= buf[j] <= 57):
+            return 0.0, -1, False
+        while j < n and 48 <= buf[j] <= 57:
+            if nd < 19:
+                m = m * np.uint64(10) + np.uint64(buf[j] - 48)
+                if m > 0:
+                    nd += 1
+                frac += 1
+            else:
+                exact = False
+            j += 1
+    e = 0
+    if j < n and (buf[j] == 101 or buf[j] == 69):  # e E
+        j += 1
+        es = 1
+        if j < n and (buf[j] == 43 or buf[j] == 45):
+            if buf[j] == 45:
+                es = -1
+            j += 1
+        if j >= n:
+            return 0.0, -2, False
+        if not (48 <= buf[j] <= 57):
+            return 0.0, -1, False
+        while j < n and 48 <= buf[j] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[j] - 48)
+            j += 1
+        e *= es
+    if j >= n:
+        # a number running into the end of the bytes may have been cut
+        return 0.0, -2, False
+    e10 = e - frac + drop
+    if m >= np.uint64(9007199254740992):
+        exact = False
+    v = 0.0
+    if exact:
+        fm = float(m)
+        if m == 0:
+            v = 0.0
+        elif 0 <= e10 <= 22:
+            v = fm * _POW10[e10]
+        elif -22 <= e10 < 0:
+            v = fm / _POW10[-e10]
+        else:
+            exact = False
+    if neg:
+        v = -v
+    return v, j, exact
+
+
+@njit(cache=True, nogil=True)
+def _literal_len(buf, i):
+    """Length of the literal (true false null NaN Infinity) at i; -1 if none,
+    -2 if the bytes end inside it."""
+    n = buf.shape[0]
+    c = buf[i]
+    if c == 116:
+        lit = _TRUE
+    elif c == 102:
+        lit = _FALSE
+    elif c == 110:
+        lit = _NULL
+    elif c == 78:
+        lit = _NAN
+    else:
+        lit = _INF
+    for q in range(lit.shape[0]):
+        if i + q >= n:
+            return -2
+        if buf[i + q] != lit[q]:
+            return -1
+    return lit.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def skip_value(buf, i, stack):
+    """Skip one JSON value starting at i (after whitespace).
+
+    Returns the index after it, -2 when the bytes end inside it, -1 on a syntax
+    error, -3 when nesting exceeds len(stack).  Iterative: ``stack`` holds the
+    open brackets.
+    """
+    n = buf.shape[0]
+    i = skip_ws(buf, i)
+    if i >= n:
+        return -2
+    c = buf[i]
+    if c == 34:
+        j, _ = scan_string(buf, i)
+        return -2 if j < 0 else j
+    if c == 45 and i + 1 < n and buf[i + 1] == 73:  # -Infinity
+        ln = _literal_len(buf, i + 1)
+        if ln == -2:
+            return -2
+        if ln < 0:
+            return -1
+        return i + 1 + ln
+    if c == 45 or 48 <= c <= 57:
+        _, j, _ = parse_number(buf, i)
+        return j
+    if c == 116 or c == 102 or c == 110 or c == 78 or c == 73:  # true false null NaN Infinity
+        ln = _literal_len(buf, i)
+        if ln == -2:
+            return -2
+        if ln < 0:
+            return -1
+        return i + ln
+    if c != 123 and c != 91:
+        return -1
+    sp = 0
+    stack[sp] = c
+    sp += 1
+    i += 1
+    # inside containers: a tolerant walk that checks bracket pairing and strings
+    while i < n:
+        c = buf[i]
+        if c == 34:
+            j, _ = scan_string(buf, i)
+            if j < 0:
+                return -2
+            i = j
+            continue
+        if c == 123 or c == 91:
+            if sp >= stack.shape[0]:
+                return -3
+            stack[sp] = c
+            sp += 1
+        elif c == 125 or c == 93:
+            want = 123 if c == 125 else 91
+            if stack[sp - 1] != want:
+                return -1
+            sp -= 1
+            if sp == 0:
+                return i + 1
+        i += 1
+    return -2
+
+
+@njit(cache=True, nogil=True)
+def first_non_ws(buf, i):
+    """The first byte at or after ``i`` that is not JSON whitespace, or -1."""
+    i = skip_ws(buf, i)
+    return i if i < buf.shape[0] else -1
+
+
+@njit(cache=True, nogil=True)
+def line_col(buf, pos):
+    """(line, column) of byte ``pos``, both from 1: one pass over ``buf[:pos]``
+    counting newlines, no memory per line."""
+    line = 1
+    last = -1
+    for q in range(min(pos, buf.shape[0])):
+        if buf[q] == 10:
+            line += 1
+            last = q
+    return line, pos - last

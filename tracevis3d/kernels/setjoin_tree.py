@@ -1,0 +1,224 @@
+"""The tree join of Γ-set classes (TraceDiff Sec. III, Eq. 2 and 3): `jaccard_join_tree`,
+`jaccard_join_tree_overlaps`, the default join of `compare`.
+
+Every (x, y), x a class of trace A and y one of B, with J(x, y) = |x ∩ y| / |x ∪ y| > τ,
+the same output as `setjoin_prefix.jaccard_join`, computed along A's tree.
+Γ of a call ⊇ Γ of each child (Eq. 2), so every class of A
+has a *base* class that is a proper subset (`setjoin_forest.heir_forest_weighted`: the child
+class with the most postings, so the delta costs least); walking that forest
+depth-first with one overlap counter per set of B, a class adds only the
+postings of its few new elements to its base's counts, only over the B
+sizes its subtree can still match (`setjoin_forest.subtree_windows`).  A base's counters
+are handed to its last child in place, copied (one vectorised window copy)
+for children with heavy deltas, and shared-then-undone for light ones
+(`setjoin_walk._tree_item`).  The readout compares the size window τ|x| < |y| < |x|/τ
+with one exact integer threshold per distinct |y| (`setjoin.min_overlap`) in a
+branch-free flag loop, then visits only the set flags, 8 at a time.
+Overlaps are counted exactly and stored (uint16) instead of similarities:
+s = inter / (|x| + |y| − inter) is recomputed bit-identically.
+Measured at 1M calls (39k × 70k classes, 120M class pairs, 2 cores): 15 s
+(first version) → ~6 s (weighted base, integer thresholds) → 3.0-4.5 s
+(counter hand-down instead of undo, vectorised readout, matches emitted in
+B's size order, pairs compacted in place); of that, about 0.9 s counting,
+0.9 s readout scan and the rest writing 720 MB of pairs.
+This module: the driver (work items dealt to parallel chunks, rounds with resumable
+output slices in lazily mapped buffers, `lazybuf`) and the collection of the output.
+"""
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .lazybuf import _lazy_empty, _release_after
+from .setjoin import overlap_dtype, overlaps_to_similarity, ranked_sets
+from .setjoin_forest import (_tree_plan, full_index_by_size_rank, heir_forest_weighted,
+                             order_kids_by_delta_cost, size_runs, subtree_windows)
+from .setjoin_walk import _sample_match_count, _tree_round
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
+    """Copy each header-led row of the chunk slices to its CSR place (chunks in
+    parallel: every row lies in one chunk, so their targets are disjoint)."""
+    for c in prange(written.shape[0]):
+        k = 0
+        for j in range(c * cap, c * cap + written[c]):
+            q = out_q[j]
+            if q < 0:
+                k = ptr[-q - 1]
+            else:
+                res_q[k] = q
+                res_i[k] = out_i[j]
+                k += 1
+
+
+@njit(cache=True, nogil=True)
+def _compact_headed_rows(out_q, out_i, cap, written, n_rows):
+    """In place: the chunk slices of header-led rows become one CSR at the
+    front of out_q / out_i, rows in the order they were written (chunk by
+    chunk), then the rows without a match (empty).  Safe forward copy: the
+    write position never passes the read position.  Returns (order, ptr)."""
+    order = np.empty(n_rows, np.int64)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    seen = np.zeros(n_rows, np.bool_)
+    dst = 0
+    nr = 0
+    for c in range(written.shape[0]):
+        for j in range(c * cap, c * cap + written[c]):
+            q = out_q[j]
+            if q < 0:
+                r = -q - 1
+                order[nr] = r
+                seen[r] = True
+                ptr[nr] = dst
+                nr += 1
+            else:
+                out_q[dst] = q
+                out_i[dst] = out_i[j]
+                dst += 1
+    for r in range(n_rows):
+        if not seen[r]:
+            order[nr] = r
+            ptr[nr] = dst
+            nr += 1
+    ptr[n_rows] = dst
+    return order, ptr
+
+
+def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
+                               row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
+                               chunk_cap=None, copy_ratio=0.25, stats=None, join_order=False):
+    """The exact join of `setjoin_prefix.jaccard_join`, computed along trace A's tree, returned
+    with overlaps instead of similarities (6 bytes per class pair, not 12).
+
+    Γ(parent) ⊇ Γ(child) (Eq. 2): every class row r of A has a *base* row whose
+    set is a proper subset (`setjoin_forest.heir_forest`), so |x_r ∩ y| = |x_base ∩ y| +
+    |(x_r ∖ x_base) ∩ y| for every y of B at once.  Walking the heir forest
+    depth-first with one overlap counter per B set (by size rank), each row
+    costs the postings of its few new elements instead of all of its elements
+    (counters handed down by `setjoin_walk._tree_item`: in place, copied or
+    undone), restricted to the B sizes its subtree can still match
+    (`setjoin_forest.subtree_windows`: pruning on the B side by the size filter), and the
+    readout scans only the size window τ|x| < |y| < |x|/τ.  Exact (overlaps are
+    counted, not estimated).  Work items (subtrees of at most ``subtree_limit``
+    rows, bigger ones split into single rows counted from scratch) are dealt
+    round-robin to ``n_chunks`` parallel chunks with resumable output slices
+    (the room sized generously from an exact count on every 100th row; a chunk out of room
+    resumes in a next round with twice the room).
+    Returns a CSR over A rows ``(ptr, row_b, inter)``, each row by row_b, with
+    ``inter`` = |x ∩ y| (`overlap_dtype`); J = inter / (|x| + |y| − inter).
+    ``stats``: a dict to receive the phase times (s) and the number of rounds.
+    ``join_order=True`` returns ``(order, ptr, row_b, inter)`` instead: row i of
+    the CSR is A row ``order[i]`` (the order the join wrote them); the pairs are
+    then compacted in place in the join's own buffers (no second copy of all
+    pairs, and the unused room is given back to the OS).
+    """
+    t_start = time.perf_counter()
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    n_items = int(n_items)
+    odt = overlap_dtype(n_items)
+    ident = np.arange(n_items, dtype=np.int32)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
+    size_a = np.diff(a_ptr)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    # base = the child class with the most postings: the smallest delta cost W(x) − W(base)
+    plen = np.diff(post_ptr).astype(np.float64)
+    weight = np.add.reduceat(plen[a_items], a_ptr[:-1]) if a_items.size else np.zeros(na)
+    weight[size_a == 0] = 0.0
+    base = heir_forest_weighted(np.ascontiguousarray(row_of_call_a, np.int32),
+                                np.ascontiguousarray(end_index_a, np.int32), size_a, weight)
+    n_chunks = max(1, min(int(n_chunks), na))
+    if subtree_limit is None:
+        subtree_limit = max(16, na // (n_chunks * 8))
+    kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
+        base, a_ptr, a_items, int(subtree_limit), n_items)
+    k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
+    d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
+                                                    size_a.astype(np.int64))
+    run_end = size_runs(b_size_sorted)
+    direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
+    del b_items
+    n_work = item_root.shape[0]
+    n_chunks = max(1, min(n_chunks, n_work))
+    chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
+    if chunk_cap:
+        cap = int(chunk_cap)
+    else:
+        sample = np.arange(0, na, 100, dtype=np.int32)      # every 100th row, counted exactly
+        est = _sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
+                                  b_size_sorted) * na / sample.size
+        # generous: np.empty room never written is never resident (address space
+        # only), while a chunk out of room costs a second round re-walking its item
+        cap = int(2.5 * (est + na) / n_chunks) + 1024
+    cap = max(cap, nb + 2)
+    pos = np.zeros(n_chunks, np.int64)
+    skip = np.zeros(n_chunks, np.int64)
+    row_n = np.zeros(na, np.int64)          # matches per row, written by its readout
+    rounds = []
+    t_plan = time.perf_counter()
+    while True:
+        if not (pos < np.diff(chunk_ptr)).any():
+            break
+        # pages never written are never resident, so the slack costs address space only
+        out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
+        out_i, map_i = _lazy_empty(n_chunks * cap, odt)
+        # chunks handed to the threads one at a time (their work varies); set
+        # here, as setting it inside a kernel makes the kernel uncachable
+        previous = numba.set_parallel_chunksize(1)
+        try:
+            pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
+                                             item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
+                                             kid_ptr, kids, float(tau), post_ptr, post_k, k_lo,
+                                             k_hi, own_hi, b_size_sorted, run_end, b_by_size,
+                                             out_q, out_i, cap, int(height), float(copy_ratio),
+                                             row_n, direct)
+        finally:
+            numba.set_parallel_chunksize(previous)
+        rounds.append((out_q, out_i, cap, written, map_q, map_i))
+        cap *= 2
+    t_rounds = time.perf_counter()
+    n_rounds = len(rounds)
+    if join_order and n_rounds == 1:
+        out_q, out_i, rcap, written, map_q, map_i = rounds.pop()
+        order, ptr = _compact_headed_rows(out_q, out_i, rcap, written, na)
+        m = int(ptr[na])
+        _release_after(map_q, m * out_q.itemsize)
+        _release_after(map_i, m * out_i.itemsize)
+        res_q, res_i = out_q[:m], out_i[:m]
+    else:
+        order = np.arange(na, dtype=np.int64)
+        ptr = np.zeros(na + 1, np.int64)
+        np.cumsum(row_n, out=ptr[1:])
+        res_q = np.empty(ptr[na], np.int32)
+        res_i = np.empty(ptr[na], odt)
+        while rounds:
+            out_q, out_i, rcap, written, _, _ = rounds.pop(0)
+            _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
+            del out_q, out_i
+    if stats is not None:
+        now = time.perf_counter()
+        stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
+                     rounds=n_rounds, height=int(height), work_items=int(n_work))
+    if join_order:
+        return order, ptr, res_q, res_i
+    return ptr, res_q, res_i
+
+
+def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                      end_index_a, n_chunks=64, subtree_limit=None, chunk_cap=None,
+                      copy_ratio=0.25):
+    """`jaccard_join_tree_overlaps` with float64 similarities: same output as
+    `setjoin_prefix.jaccard_join`, a CSR over A rows ``(ptr, row_b, sim)``, each row by row_b."""
+    ptr, q, inter = jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau,
+                                               n_items, row_of_call_a, end_index_a, n_chunks,
+                                               subtree_limit, chunk_cap, copy_ratio)
+    size = np.diff(set_ptr)
+    size_a = np.ascontiguousarray(size[np.asarray(classes_a)], np.int64)
+    size_b = np.ascontiguousarray(size[np.asarray(classes_b)], np.int64)
+    return ptr, q, overlaps_to_similarity(ptr, q, inter, size_a, size_b)

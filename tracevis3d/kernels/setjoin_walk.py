@@ -1,0 +1,287 @@
+"""The counting walk and readout of the tree join (`setjoin_tree.jaccard_join_tree`):
+`_tree_round`, `_tree_item`, `_readout` (TraceDiff Sec. III, Eq. 2 and 3).
+
+One overlap counter per set y of B (by size rank): a row x counts |x ∩ y| from its base's
+counters plus the postings of its delta (`_add_postings`, over its subtree's size window
+only); counters are handed down the heir forest (`setjoin_forest`) in place, copied or
+shared-then-undone (`_tree_item`).  The readout keeps y when |x ∩ y| ≥ min_overlap(|x|,
+|y|, τ) (`setjoin.min_overlap`: exactly J = inter / (|x| + |y| − inter) > τ in float64)
+over the size window τ|x| < |y| < |x|/τ, one integer threshold per run of equal |y|, with
+a branch-free flag loop read back 8 flags at a time (`_readout`).
+"""
+import numpy as np
+from numba import njit, prange
+
+from .setjoin import _SAFE, _first_greater, _lower_bound, min_overlap, popcount64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta):
+    """cnt[k] += delta for every B set k in [k_lo, k_hi) (size ranks) containing an
+    element of items[lo:hi]; each posting list is sorted by k, so the range is
+    two binary searches per element and sets outside the window are never touched."""
+    for j in range(lo, hi):
+        e = items[j]
+        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
+        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
+        for p in range(p0, p1):
+            cnt[post_k[p]] += delta
+
+
+@njit(cache=True, nogil=True)
+def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, qbits, i_by_q,
+             out_q, out_i, m, row_n, direct):
+    """Matches of row v (|x| = nx) from its exact overlaps ``cnt`` (by B size
+    rank) over its size window [k0, k1) (τ|x| < |y| < |x|/τ).  Per run of equal
+    |y| one exact integer threshold (`min_overlap`: c >= need ⇔ c / (nx + ny −
+    c) > τ in float64, as every twin), compared over the run in a branch-free
+    loop that writes one flag byte per B set (vectorised); the flags are then
+    read 8 at a time and only the set ones visited (and cleared: ``flags`` is
+    all zero between calls).  Matches are emitted by B row ascending through the
+    bitmap ``qbits`` (O(window/8 + |B|/64 + matches), no sort), or straight from
+    the scan when ``direct`` (B rows already in size-rank order, as `compare`'s
+    size-ordered class ids give).  Output: a header
+    ``out_q = -(v+1)`` then (B row, overlap) entries, nothing without a match;
+    ``row_n[v]`` = the number of matches."""
+    need_c = np.empty(1, cnt.dtype)
+    k = k0
+    while k < k1:
+        e = min(run_end[k], k1)
+        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
+        need = need_c[0]
+        for kk in range(k, e):
+            flags[kk] = cnt[kk] >= need
+        k = e
+    fw = flags.view(np.uint64)
+    if direct:
+        # B rows are numbered in size-rank order: emit straight from the scan
+        m0 = m
+        for w in range(k0 >> 3, (k1 + 7) >> 3):
+            word = fw[w]
+            if word == np.uint64(0):
+                continue
+            fw[w] = np.uint64(0)
+            if m == m0:
+                out_q[m] = -(v + 1)
+                out_i[m] = 0
+                m += 1
+            while word != np.uint64(0):
+                low = word & (~word + np.uint64(1))
+                kk = (w << 3) + (popcount64(low - np.uint64(1)) >> 3)
+                out_q[m] = kk
+                out_i[m] = cnt[kk]
+                m += 1
+                word ^= low
+        row_n[v] = m - m0 - 1 if m > m0 else 0
+        return m
+    w_lo = 1 << 62
+    w_hi = -1
+    for w in range(k0 >> 3, (k1 + 7) >> 3):
+        word = fw[w]
+        if word == np.uint64(0):
+            continue
+        fw[w] = np.uint64(0)
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))          # lowest set bit (bit 8·j of byte j)
+            kk = (w << 3) + (popcount64(low - np.uint64(1)) >> 3)
+            q = b_by_size[kk]
+            qbits[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+            i_by_q[q] = cnt[kk]
+            if (q >> 6) < w_lo:
+                w_lo = q >> 6
+            if (q >> 6) > w_hi:
+                w_hi = q >> 6
+            word ^= low
+    if w_hi < 0:
+        row_n[v] = 0
+        return m
+    out_q[m] = -(v + 1)
+    out_i[m] = 0
+    m += 1
+    m0 = m
+    for w in range(w_lo, w_hi + 1):
+        word = qbits[w]
+        if word == 0:
+            continue
+        qbits[w] = np.uint64(0)
+        while word != np.uint64(0):
+            low = word & (~word + np.uint64(1))          # lowest set bit
+            q = (w << 6) + popcount64(low - np.uint64(1))
+            out_q[m] = q
+            out_i[m] = i_by_q[q]
+            m += 1
+            word ^= low
+    row_n[v] = m - m0
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
+    """Frame ``sp`` of `_tree_item`'s walk: row, next kid, counter buffer, owns
+    the buffer (may hand it to its last child), undo its delta when popped,
+    allocated the buffer (release it when popped)."""
+    frames[sp, 0] = row
+    frames[sp, 1] = next_kid
+    frames[sp, 2] = buf
+    frames[sp, 3] = owns
+    frames[sp, 4] = undo
+    frames[sp, 5] = allocated
+
+
+@njit(cache=True, nogil=True)
+def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
+               post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
+               frames, flags, qbits, i_by_q, out_q, out_i, m, limit, copy_ratio, row_n, direct):
+    """One work item of the tree join (see `setjoin_tree.jaccard_join_tree`): the rows of the
+    heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
+    skipping the readout of the first ``skip`` rows (written in an earlier round).
+
+    Counters: ``bufs[i][k]`` = |x ∩ y_k| for the B rows y_k (by size rank) in
+    the current row's window (`setjoin_forest.subtree_windows`; outside it they are stale and
+    never read).  The root's window is zeroed and counted from its postings;
+    every descendant w starts from its base's counts plus the postings of its
+    delta (elements not in its base), one of three ways:
+      - tail: the base's last child takes over the base's own buffer (the base
+        is finished), so nothing is ever undone for it;
+      - undo: a child whose delta postings cost less than ``copy_ratio`` × its
+        window adds them in the shared buffer and removes them when its subtree
+        is done;
+      - copy: other children copy the base's window to a fresh buffer (a
+        vectorised copy, cheaper than undoing a heavy delta).
+    Children are ordered by delta cost (`setjoin_forest._tree_plan`), so the dearest is the tail.
+    Stops before a readout when fewer than |B| + 1 output slots remain below
+    ``limit``.  Returns (rows passed, m, finished).
+    """
+    nb = b_size_sorted.shape[0]
+    lo = k_lo[root]
+    hi = own_hi[root] if single else k_hi[root]
+    cnt0 = bufs[0]
+    cnt0[lo:hi] = 0
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1)
+    if skip == 0:
+        if m + nb + 1 > limit:
+            return 0, m, False
+        m = _readout(root, a_ptr[root + 1] - a_ptr[root], k_lo[root], own_hi[root], tau,
+                     b_size_sorted, run_end, b_by_size, cnt0, flags, qbits, i_by_q, out_q, out_i, m,
+                     row_n, direct)
+    if single:
+        return 1, m, True
+    rows_done = 1
+    _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
+    sp = 1
+    n_bufs = 1
+    while sp > 0:
+        top = sp - 1
+        v = frames[top, 0]
+        nxt = frames[top, 1]
+        if nxt == kid_ptr[v + 1]:
+            if frames[top, 4]:
+                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
+                              k_hi[v], bufs[frames[top, 2]], -1)
+            if frames[top, 5]:
+                n_bufs -= 1
+            sp -= 1
+            continue
+        frames[top, 1] = nxt + 1
+        w = kids[nxt]
+        b = frames[top, 2]
+        if nxt + 1 == kid_ptr[v + 1] and frames[top, 3]:
+            cnt = bufs[b]                     # tail: this frame becomes w's
+            frames[top, 0] = w
+            frames[top, 1] = kid_ptr[w]
+        elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
+            cnt = bufs[b]                     # undo: share the buffer
+            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)
+            sp += 1
+        else:
+            cnt = bufs[n_bufs]                # copy the base's window
+            cnt[k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]
+            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
+            n_bufs += 1
+            sp += 1
+        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
+        if rows_done >= skip:
+            if m + nb + 1 > limit:
+                return rows_done, m, False    # counters are rebuilt from the root next round
+            m = _readout(w, a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted,
+                         run_end, b_by_size, cnt, flags, qbits, i_by_q, out_q, out_i, m, row_n,
+                         direct)
+        rows_done += 1
+    return rows_done, m, True
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
+                a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
+                k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
+                height, copy_ratio, row_n, direct):
+    """One parallel round of the tree join: chunk c runs its items from
+    chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice
+    [c*cap, (c+1)*cap) of out_q/out_i (row headers, then (B row, overlap))."""
+    n_chunks = chunk_ptr.shape[0] - 1
+    nb = b_size_sorted.shape[0]
+    new_pos = chunk_pos.copy()
+    new_skip = chunk_skip.copy()
+    written = np.zeros(n_chunks, np.int64)
+    for c in prange(n_chunks):
+        lo = chunk_ptr[c]
+        hi = chunk_ptr[c + 1]
+        pos = chunk_pos[c]
+        if lo + pos >= hi:
+            continue
+        skip = chunk_skip[c]
+        # overlap counters in out_i's dtype (uint16 for vocabularies < 65536: half
+        # the cache footprint of int32); one buffer per open forest level at most
+        # (np.empty: only the pages a traversal touches become resident)
+        bufs = np.empty((height + 1, nb), out_i.dtype)
+        frames = np.empty((height + 1, 6), np.int64)
+        flags = np.zeros(((nb >> 3) + 2) * 8, np.uint8)
+        qbits = np.zeros((nb >> 6) + 1, np.uint64)
+        i_by_q = np.empty(nb, np.int32)
+        m = c * cap
+        while lo + pos < hi:
+            it = chunk_items[lo + pos]
+            done, m, fin = _tree_item(item_root[it], item_single[it], skip, a_ptr, a_items,
+                                      d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr,
+                                      post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end,
+                                      b_by_size, bufs, frames, flags, qbits, i_by_q, out_q,
+                                      out_i, m, c * cap + cap, copy_ratio, row_n, direct)
+            if not fin:
+                skip = done
+                break
+            pos += 1
+            skip = 0
+        new_pos[c] = pos
+        new_skip[c] = skip
+        written[c] = m - c * cap
+    return new_pos, new_skip, written
+
+
+@njit(cache=True, nogil=True)
+def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted):
+    """Exact number of class pairs of the A rows ``sample``, each counted from
+    its postings over its own size window (no output): a cheap sample for
+    sizing the join's output room."""
+    nb = b_size_sorted.shape[0]
+    cnt = np.zeros(nb, np.int32)
+    total = 0
+    for i in range(sample.shape[0]):
+        r = sample[i]
+        nx = a_ptr[r + 1] - a_ptr[r]
+        lo_size = tau * nx * (1.0 - _SAFE)
+        hi_size = nx / tau * (1.0 + _SAFE)
+        k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
+        k1 = k0
+        while k1 < nb and b_size_sorted[k1] < hi_size:
+            k1 += 1
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1)
+        ny = -1
+        need = 0
+        for k in range(k0, k1):
+            if b_size_sorted[k] != ny:
+                ny = b_size_sorted[k]
+                need = min_overlap(nx, ny, tau)
+            if cnt[k] >= need:
+                total += 1
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1)
+    return total
