@@ -128,7 +128,7 @@ def _on_load_post(*_args):
 
     tasks.QUEUE.cancel_all()  # a job of the previous file must not touch the new one
     session.clear_cache()
-    from . import properties
+    from .ui import properties
 
     for scene in bpy.data.scenes:
         try:
@@ -140,7 +140,7 @@ def _on_load_post(*_args):
 @bpy.app.handlers.persistent
 def _on_save_pre(filepath="", *_args):
     """Before saving: record each scene's trace path relative to the .blend as well."""
-    from . import properties
+    from .ui import properties
 
     for scene in bpy.data.scenes:
         try:
@@ -156,7 +156,7 @@ def register():
     if _state["registered"]:
         return
     _configure_numba()
-    from . import operators, panels, properties, structure_props
+    from .ui import operators, panels, properties, structure_props
 
     _state["registered"] = True
     try:
@@ -178,7 +178,7 @@ def register():
 def unregister():
     if not _state["registered"]:
         return
-    from . import operators, panels, properties, structure_props
+    from .ui import operators, panels, properties, structure_props
     from .tracevis3d.blender import session, tasks
 
     tasks.QUEUE.cancel_all()

@@ -274,9 +274,8 @@ def test_wheel_platform_names():
 # ------------------------------------------------------------------ the zip
 def test_zip_holds_the_addon_and_only_linux_wheels(ext_zip):
     names = zipfile.ZipFile(ext_zip).namelist()
-    for f in ("blender_manifest.toml", "__init__.py", "properties.py", "threads_properties.py", "structure_props.py",
-              "operators/__init__.py",
-              "panels/__init__.py", "tracevis3d/__init__.py", "tracevis3d/blender/session.py"):
+    for f in ("blender_manifest.toml", "__init__.py", "ui/__init__.py", "ui/properties.py", "ui/operators/__init__.py",
+              "ui/panels.py", "tracevis3d/__init__.py", "tracevis3d/blender/session.py"):
         assert f in names, f
     wheels = [n for n in names if n.startswith("wheels/")]
     assert len(wheels) == len(PACKAGES) * len(bx.PYTHONS)

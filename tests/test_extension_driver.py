@@ -262,7 +262,7 @@ def main(zip_path: str, work: str) -> None:
         registered, so a typo cannot hide until a user opens the sidebar."""
         import ast
 
-        src = (pathlib.Path(sys.modules[PKG].__file__).parent / "panels" / "__init__.py").read_text()
+        src = (pathlib.Path(sys.modules[PKG].__file__).parent / "ui" / "panels.py").read_text()
         props = set(bpy.context.scene.tracevis3d.bl_rna.properties.keys()) \
             | set(bpy.context.scene.tracevis3d_threads.bl_rna.properties.keys())
         props |= set(bpy.context.scene.tracevis3d_structure.bl_rna.properties.keys())  # the Structure section
@@ -287,7 +287,7 @@ def main(zip_path: str, work: str) -> None:
     @step("params_match_icicle_defaults")
     def _():
         """The panel's defaults are IcicleParams' defaults, and the two convert both ways."""
-        props_mod = sys.modules[f"{PKG}.properties"]
+        props_mod = sys.modules[f"{PKG}.ui.properties"]
         icicle = __import__(f"{PKG}.tracevis3d.layout.params", fromlist=["IcicleParams"])
         s = bpy.context.scene.tracevis3d
         d = props_mod.icicle_params_dict(s)
@@ -688,7 +688,7 @@ def main(zip_path: str, work: str) -> None:
         s = bpy.context.scene.tracevis3d
         s.live_endpoint = "tcp://127.0.0.1:*"
         r = ops.live_connect()
-        live_ops = sys.modules[f"{PKG}.operators.live_ops"]
+        live_ops = sys.modules[f"{PKG}.ui.operators.live_ops"]
         sess = live_ops.live_state().get("session")
         if sess is None:
             return False, f"{r}: no session"
@@ -973,7 +973,7 @@ def panel_calls(bpy) -> list:
     """Every (kind, data, name) a TraceVis3D panel's draw asks for, drawn with the scene's
     settings as they are."""
     log = []
-    panels = sys.modules[f"{PKG}.panels"]
+    panels = sys.modules[f"{PKG}.ui.panels"]
     for cls in panels.CLASSES:
         cls.draw(type("PanelSelf", (), {"layout": RecordingLayout(log)})(), bpy.context)
     return log
@@ -1028,7 +1028,7 @@ def main_compare(work: str, spec_file: str) -> None:
 
     ops = bpy.ops.tracevis3d
     s = bpy.context.scene.tracevis3d
-    props_mod = sys.modules[f"{PKG}.properties"]
+    props_mod = sys.modules[f"{PKG}.ui.properties"]
     session = sys.modules[f"{PKG}.tracevis3d.blender.session"]
     pick = sys.modules.get(f"{PKG}.tracevis3d.blender.pick") or __import__(f"{PKG}.tracevis3d.blender.pick",
                                                                           fromlist=["pick"])

@@ -9,14 +9,14 @@ import time
 from bpy.types import Operator
 
 from .. import threads_properties
-from ..tracevis3d.blender import session
-from ..tracevis3d.jobs import Job
+from ...tracevis3d.blender import session
+from ...tracevis3d.jobs import Job
 from .common import JobOperator, reported, settings_of, trace_path_of
 
 
 def threads_scene_steps(job, path, params, scene):
     """Load the scene's trace (cached), analyse and build the thread view."""
-    from ..tracevis3d.blender.threads_tasks import last_sync, threads_build_steps
+    from ...tracevis3d.blender.threads_tasks import last_sync, threads_build_steps
 
     trace = yield from session.load_steps(job, path, (0.0, 0.2))
     out = yield from threads_build_steps(job, trace, params, scene, "TraceVis3D", last_sync(trace), True)
@@ -36,7 +36,7 @@ def start_threads(op, context, what: str = "Built the thread view of"):
         m, sync = result["build"]["meta"], result["build"]["sync"]
         ts.summary = (f"{len(sync):,} correspondences, {int(sync.primary.sum()):,} hand-offs; "
                       f"{m['n_curves']:,} curves, {m['n_compound']:,} compound")
-        from ..tracevis3d.blender.scene import frame_view
+        from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)  # no-op headless
         return f"{what} {os.path.basename(path)} in {time.perf_counter() - t0:.2f} s: {ts.summary}"
@@ -70,7 +70,7 @@ class TRACEVIS3D_OT_threads_focus_picked(JobOperator, Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.session import cached_trace, file_key
+        from ...tracevis3d.blender.session import cached_trace, file_key
 
         call = _picked(context)
         trace = cached_trace(file_key(trace_path_of(context)))
@@ -88,9 +88,9 @@ class TRACEVIS3D_OT_threads_who_released(Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.analysis.sync_summary import describe_call_sync
-        from ..tracevis3d.blender.session import cached_trace, file_key
-        from ..tracevis3d.blender.threads_tasks import last_sync
+        from ...tracevis3d.analysis.sync_summary import describe_call_sync
+        from ...tracevis3d.blender.session import cached_trace, file_key
+        from ...tracevis3d.blender.threads_tasks import last_sync
 
         call = _picked(context)
         trace = cached_trace(file_key(trace_path_of(context)))

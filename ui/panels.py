@@ -157,7 +157,7 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from ..operators.live_ops import live_state
+        from .operators.live_ops import live_state
 
         s = context.scene.tracevis3d
         layout = self.layout

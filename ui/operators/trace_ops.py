@@ -16,7 +16,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
-from ..tracevis3d.blender import session, tasks
+from ...tracevis3d.blender import session, tasks
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
 TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz;*.tv3c"
@@ -44,7 +44,7 @@ def count_objects(result) -> int:
 def start_import(op, context, path: str, build: bool, rebuild: bool = False):
     """Start the import job of ``path`` (``build``: and its icicle) for operator ``op``;
     ``rebuild``: report as the Build button does."""
-    from ..tracevis3d.io.sniff import check_trace_file
+    from ...tracevis3d.io.sniff import check_trace_file
 
     settings = settings_of(context)
     check_trace_file(path)  # a file that is no trace: one line, at once, before any job
@@ -61,7 +61,7 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
                     f"in {dt:.2f} s")
         msg = f"Loaded {os.path.basename(path)}: {_trace_summary(trace)} in {dt:.2f} s"
         if result["build"] is not None:
-            from ..tracevis3d.blender.scene import frame_view
+            from ...tracevis3d.blender.scene import frame_view
 
             frame_view(context)  # a new scene: look at it (no-op headless)
             msg += "; scene built"
@@ -131,7 +131,7 @@ class TRACEVIS3D_OT_frame(Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.scene import frame_view
+        from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)
         return {"FINISHED"}
@@ -149,7 +149,7 @@ class TRACEVIS3D_OT_render_figure(JobOperator, Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.render import check_output
+        from ...tracevis3d.blender.render import check_output
 
         settings = settings_of(context)
         path = abspath(self.filepath or settings.render_output)
@@ -192,8 +192,8 @@ def _tube_hit(scene, match_index: int) -> dict:
     """The pick of the tube of kept match ``match_index`` (its first face)."""
     import numpy as np
 
-    from ..tracevis3d.blender.pick import tube_hit
-    from ..tracevis3d.blender.tubes import tube_values
+    from ...tracevis3d.blender.pick import tube_hit
+    from ...tracevis3d.blender.tubes import tube_values
 
     ob = properties.tube_object(scene)
     if ob is None:
@@ -225,7 +225,7 @@ def _best_match_line(context, side: str, call: int) -> str | None:
 def describe_hit(context, hit: dict) -> tuple:
     """(title, fields, picked call, picked side) of a pick: an icicle box, a box of one run
     of a comparison (with its best match in the other), or a tube (the two calls)."""
-    from ..tracevis3d.blender.pick import SIDE_NAMES, describe_box, describe_call, describe_match
+    from ...tracevis3d.blender.pick import SIDE_NAMES, describe_box, describe_call, describe_match
 
     settings = settings_of(context)
     if hit["kind"] == "tube" or hit.get("side") is not None:
@@ -297,7 +297,7 @@ class TRACEVIS3D_OT_show_call(Operator):
                              "or give a call index")
         if context.region is None or context.region_data is None:
             raise ValueError("the mouse is not over a 3D viewport")
-        from ..tracevis3d.blender.pick import pick_detail
+        from ...tracevis3d.blender.pick import pick_detail
 
         return pick_detail(context, (self.mouse_x, self.mouse_y))
 

@@ -522,7 +522,7 @@ def tube_object(scene):
 
 def built_colour_mode(scene, ob) -> str | None:
     """The colour mode the tubes show: the last switch, else the one they were built with."""
-    from .tracevis3d.blender.session import read_compare_record
+    from ..tracevis3d.blender.session import read_compare_record
 
     if "tv3d_colour_mode" in ob:
         return str(ob["tv3d_colour_mode"])
@@ -535,7 +535,7 @@ def recolour_tubes(scene, mode: str) -> bool:
     ob = tube_object(scene)
     if ob is None or built_colour_mode(scene, ob) == mode:
         return False
-    from .tracevis3d.blender.tubes import set_tube_colour_mode
+    from ..tracevis3d.blender.tubes import set_tube_colour_mode
 
     set_tube_colour_mode(ob, mode)
     return True
@@ -544,7 +544,7 @@ def recolour_tubes(scene, mode: str) -> bool:
 # ------------------------------------------------------------------ saved scenes
 def _absolute(path: str, blend_path: str) -> str:
     """A trace path as stored in the properties, made absolute ('//' is next to the .blend)."""
-    from .tracevis3d.blender.hygiene import from_blend_relative
+    from ..tracevis3d.blender.hygiene import from_blend_relative
 
     path = (path or "").strip()
     if path.startswith("//"):
@@ -581,7 +581,7 @@ def _find_moved(s, prop: str, rec, rec_key: str, blend: str) -> str | None:
     """The file of path property ``prop`` when it no longer exists where it was: the same
     file relative to the .blend (``<prop>_rel``, or the record's ``<rec_key>_rel`` when the
     record names the same path), if that exists."""
-    from .tracevis3d.blender import hygiene
+    from ..tracevis3d.blender import hygiene
 
     current = _absolute(getattr(s, prop), blend)
     candidates = [hygiene.from_blend_relative(getattr(s, f"{prop}_rel"), blend)]
@@ -592,7 +592,7 @@ def _find_moved(s, prop: str, rec, rec_key: str, blend: str) -> str | None:
 
 def _set_path(s, prop: str, path: str, blend: str) -> None:
     """Set path property ``prop`` and its path relative to the .blend."""
-    from .tracevis3d.blender import hygiene
+    from ..tracevis3d.blender import hygiene
 
     setattr(s, prop, path)
     setattr(s, f"{prop}_rel", hygiene.relative_to_blend(path, blend) or "")
@@ -620,7 +620,7 @@ def _restore(s, prop: str, rec, rec_key: str, force: bool, blend: str, recorded,
 
 def _restore_icicle(scene, s, force: bool, blend: str) -> bool:
     """`restore_session` for the icicle's build record."""
-    from .tracevis3d.blender import hygiene
+    from ..tracevis3d.blender import hygiene
 
     def recorded():
         found, path = hygiene.recorded_trace_path(scene, blend)
@@ -636,7 +636,7 @@ def _restore_icicle(scene, s, force: bool, blend: str) -> bool:
 def restore_compare(scene, s, force: bool, blend: str) -> bool:
     """`restore_session` for the comparison's record: the second trace, the first when the
     trace path is empty (or ``force``), τ and the parameters.  True if a property changed."""
-    from .tracevis3d.blender import session
+    from ..tracevis3d.blender import session
 
     path_a, path_b = session.recorded_compare_paths(scene, blend)
 
@@ -657,8 +657,8 @@ def restore_compare(scene, s, force: bool, blend: str) -> bool:
 def note_blend_location(scene, blend_path: str) -> None:
     """Before saving to ``blend_path``: record the trace paths relative to it (and remap a
     '//' trace path to the new location, as Blender does with its own relative paths)."""
-    from .tracevis3d.blender import hygiene
-    from .tracevis3d.blender.session import remember_compare_location
+    from ..tracevis3d.blender import hygiene
+    from ..tracevis3d.blender.session import remember_compare_location
 
     s = getattr(scene, "tracevis3d", None)
     for prop in ("trace_path", "compare_path"):

@@ -8,8 +8,8 @@ from bpy.props import IntProperty, StringProperty
 from bpy.types import Operator
 
 from .. import structure_props
-from ..tracevis3d.blender import landmarks, session
-from ..tracevis3d.jobs import Job
+from ...tracevis3d.blender import landmarks, session
+from ...tracevis3d.jobs import Job
 from .common import JobOperator, reported, settings_of, trace_path_of
 
 
@@ -117,7 +117,7 @@ class TRACEVIS3D_OT_bookmark_remove(Operator):
 
 
 def cone_steps(job, path, params, scene):
-    from ..tracevis3d.blender.cone_tasks import cone_build_steps
+    from ...tracevis3d.blender.cone_tasks import cone_build_steps
 
     trace = yield from session.load_steps(job, path, span=(0.0, 0.3))
     out = yield from cone_build_steps(job, trace, params, scene, "TraceVis3D", path, (0.3, 1.0))

@@ -18,8 +18,8 @@ from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
-from ..tracevis3d.blender import session, tasks
-from ..tracevis3d.jobs import Job
+from ...tracevis3d.blender import session, tasks
+from ...tracevis3d.jobs import Job
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
 COLOUR_MODES = (
@@ -43,7 +43,7 @@ def resolve_calls(cmp, params: dict, calls: dict, align=None) -> dict:
         except ValueError as e:
             raise ValueError(f"{label}: {e}") from None
     if align is not None:
-        from ..tracevis3d.layout.compare import align_window_b
+        from ...tracevis3d.layout.compare import align_window_b
 
         try:
             out["window_b"] = list(align_window_b(cmp, cmp.find_call("a", align)))
@@ -64,7 +64,7 @@ def compare_scene_steps(job, path_a, path_b, tau, params, calls, scene, align=No
 
 def compare_paths(context) -> tuple:
     """(trace A, trace B) of the panel, both checked to be traces (one line if not)."""
-    from ..tracevis3d.io.sniff import check_trace_file
+    from ...tracevis3d.io.sniff import check_trace_file
 
     settings = settings_of(context)
     a = trace_path_of(context)
@@ -93,7 +93,7 @@ def start_compare(op, context, align=None, what: str = "Compared"):
         text = (f"{cmp.n_pairs_total:,} call pairs above τ={tau:g}; {m.get('n_tubes', 0):,} tubes; no match: "
                 f"{m.get('n_unmatched_a', 0):,} calls of A, {m.get('n_unmatched_b', 0):,} of B in view")
         settings.compare_summary = text
-        from ..tracevis3d.blender.scene import frame_view
+        from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)  # no-op headless
         return (f"{what} {os.path.basename(a)} with {os.path.basename(b)} in {time.perf_counter() - t0:.2f} s: "
