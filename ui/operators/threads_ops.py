@@ -8,7 +8,7 @@ import time
 
 from bpy.types import Operator
 
-from .. import threads_properties
+from .. import properties
 from ...tracevis3d.blender import session
 from ...tracevis3d.jobs import Job
 from .common import JobOperator, reported, settings_of, trace_path_of
@@ -25,21 +25,20 @@ def threads_scene_steps(job, path, params, scene):
 
 def start_threads(op, context, what: str = "Built the thread view of"):
     path = trace_path_of(context)
-    ts = context.scene.tracevis3d_threads
-    params = threads_properties.threads_params_dict(ts)
-    picked = settings_of(context).picked_call
-    if ts.highlight_picked and ts.color_by == "object" and picked >= 0:
-        params["highlight_wait"] = int(picked)
+    s = settings_of(context)
+    params = properties.params_of(context.scene, "threads")
+    if s.highlight_picked and params.color_by == "object" and s.picked_call >= 0:
+        params.highlight_wait = int(s.picked_call)
     t0 = time.perf_counter()
 
     def done(context, result):
         m, sync = result["build"]["meta"], result["build"]["sync"]
-        ts.summary = (f"{len(sync):,} correspondences, {int(sync.primary.sum()):,} hand-offs; "
-                      f"{m['n_curves']:,} curves, {m['n_compound']:,} compound")
+        s.threads_summary = (f"{len(sync):,} correspondences, {int(sync.primary.sum()):,} hand-offs; "
+                             f"{m['n_curves']:,} curves, {m['n_compound']:,} compound")
         from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)  # no-op headless
-        return f"{what} {os.path.basename(path)} in {time.perf_counter() - t0:.2f} s: {ts.summary}"
+        return f"{what} {os.path.basename(path)} in {time.perf_counter() - t0:.2f} s: {s.threads_summary}"
 
     return op.start_job(context, Job("threads", threads_scene_steps, path, params, context.scene), done)
 
@@ -100,7 +99,7 @@ class TRACEVIS3D_OT_threads_who_released(Operator):
         if call >= len(trace):
             raise ValueError(f"the picked call {call} is not in the loaded trace ({len(trace):,} calls)")
         text = describe_call_sync(sync, call)
-        context.scene.tracevis3d_threads.picked_text = text
+        settings_of(context).threads_picked_text = text
         self.report({"INFO"}, text.replace("\n", "; ")[:400])
         return {"FINISHED"}
 

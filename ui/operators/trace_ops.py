@@ -12,10 +12,10 @@ import os
 import time
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
+from ..props import with_props
 from ...tracevis3d.blender import session, tasks
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
@@ -48,7 +48,7 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
 
     settings = settings_of(context)
     check_trace_file(path)  # a file that is no trace: one line, at once, before any job
-    params = properties.icicle_params_dict(settings) if build else None
+    params = properties.params_of(context.scene, "icicle") if build else None
     t0 = time.perf_counter()
 
     def done(context, result):
@@ -70,17 +70,16 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
     return op.start_job(context, tasks.import_job(path, scene=context.scene, params=params, build=build), done)
 
 
+@with_props([("filepath", "String", dict(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"})),
+             ("filter_glob", "String", dict(default=TRACE_FILTER, options={"HIDDEN"})),
+             ("build", "Bool", dict(name="Build scene", default=True,
+                                    description="Build the icicle scene right after loading"))])
 class TRACEVIS3D_OT_import_trace(JobOperator, Operator):
     """Load a trace file (Chrome Trace Event JSON, .json.gz, native .npz or compact .tv3c) into the scene"""
 
     bl_idname = "tracevis3d.import_trace"
     bl_label = "Import Trace"
     bl_options = {"REGISTER"}
-
-    filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"})
-    filter_glob: StringProperty(default=TRACE_FILTER, options={"HIDDEN"})
-    build: BoolProperty(name="Build scene", default=True,
-                        description="Build the icicle scene right after loading")
 
     def invoke(self, context, _event):
         context.window_manager.fileselect_add(self)
@@ -137,29 +136,29 @@ class TRACEVIS3D_OT_frame(Operator):
         return {"FINISHED"}
 
 
+@with_props([("filepath", "String", dict(name="Output", subtype="FILE_PATH", options={"SKIP_SAVE"},
+                                         description="Output image, .png, .jpg, .exr or .tif "
+                                                     "(default: the Output setting of the panel)"))])
 class TRACEVIS3D_OT_render_figure(JobOperator, Operator):
-    """Render the scene to an image (.png, .jpg, .exr, .tif) with the chosen engine, resolution and background"""
+    """Render the scene to an image (.png, .jpg, .exr, .tif) with the chosen engine, background and samples, at the resolution the scene was built with"""
 
     bl_idname = "tracevis3d.render_figure"
     bl_label = "Render Figure"
-
-    filepath: StringProperty(name="Output", subtype="FILE_PATH", options={"SKIP_SAVE"},
-                             description="Output image, .png, .jpg, .exr or .tif "
-                                         "(default: the Output setting of the panel)")
 
     @reported
     def execute(self, context):
         from ...tracevis3d.blender.render import check_output
 
         settings = settings_of(context)
-        path = abspath(self.filepath or settings.render_output)
+        opts = properties.render_options(settings)
+        path = abspath(self.filepath or opts["output"] or properties.DEFAULT_OUTPUT)
         if not path:
             raise ValueError("no output file: set the render Output path")
         if os.path.isdir(path):
             raise ValueError(f"output path is a folder, not a file: {path}")
         if not os.path.splitext(path)[1]:
             path += ".png"  # no extension: PNG
-        check_output(path, settings.render_transparent)  # the extension names the format
+        check_output(path, opts["transparent"])  # the extension names the format
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         if not os.access(folder, os.W_OK):
@@ -167,10 +166,10 @@ class TRACEVIS3D_OT_render_figure(JobOperator, Operator):
         if context.scene.camera is None:
             raise ValueError("the scene has no camera: build the icicle first")
         t0 = time.perf_counter()
-        job = tasks.render_job(path, scene=context.scene, engine=settings.render_engine,
-                               resolution=(settings.resolution_x, settings.resolution_y),
-                               transparent=settings.render_transparent,
-                               samples=settings.render_samples or None)
+        render = context.scene.render  # the resolution the scene was built with
+        job = tasks.render_job(path, scene=context.scene, engine=opts["engine"],
+                               resolution=(render.resolution_x, render.resolution_y),
+                               transparent=opts["transparent"], samples=opts["samples"])
         return self.start_job(context, job, lambda _c, out: f"Rendered {out} in {time.perf_counter() - t0:.1f} s")
 
 
@@ -210,7 +209,8 @@ def _best_match_line(context, side: str, call: int) -> str | None:
     """"name (call j), similarity s" of the call's best partner, when the comparison of the
     panel's traces and τ is kept in the session (None otherwise: nothing is computed here)."""
     settings = settings_of(context)
-    key = session.comparison_key(trace_path_of(context), abspath(settings.compare_path), settings.compare_tau)
+    tau = float(f"{float(context.scene.tracevis3d_compare.tau):.7g}")  # as CompareParams.from_props reads it
+    key = session.comparison_key(trace_path_of(context), abspath(settings.compare_path), tau)
     cmp = session.cached_comparison(key)
     if cmp is None:
         return None
@@ -261,23 +261,23 @@ def _check_call(trace, i: int) -> None:
         raise ValueError(f"call index {i} out of range: the trace has {len(trace):,} calls")
 
 
+@with_props([
+    ("call_index", "Int", dict(name="Call", default=-1, min=-1, options={"SKIP_SAVE"},
+                               description="Call to show (-1: the call under the mouse)")),
+    ("side", "Enum", dict(name="Run", default="icicle", options={"SKIP_SAVE"},
+                          items=(("icicle", "Trace", "A call of the scene's trace (an icicle)"),
+                                 ("a", "A", "A call of run A of a comparison"),
+                                 ("b", "B", "A call of run B of a comparison")),
+                          description="Which trace the call index refers to")),
+    ("match_index", "Int", dict(name="Match", default=-1, min=-1, options={"SKIP_SAVE"},
+                                description="Show the tube of this match of a comparison (-1: none)")),
+    ("mouse_x", "Int", dict(default=-1, options={"SKIP_SAVE", "HIDDEN"})),
+    ("mouse_y", "Int", dict(default=-1, options={"SKIP_SAVE", "HIDDEN"}))])
 class TRACEVIS3D_OT_show_call(Operator):
     """Show what is under the mouse: a call (name, thread, start, duration, self time, depth, args) or, in a comparison, a tube (its two calls, similarity, Δt, duration ratio)"""
 
     bl_idname = "tracevis3d.show_call"
     bl_label = "Show Call Under Mouse"
-
-    call_index: IntProperty(name="Call", default=-1, min=-1, options={"SKIP_SAVE"},
-                            description="Call to show (-1: the call under the mouse)")
-    side: EnumProperty(name="Run", default="icicle", options={"SKIP_SAVE"},
-                       items=(("icicle", "Trace", "A call of the scene's trace (an icicle)"),
-                              ("a", "A", "A call of run A of a comparison"),
-                              ("b", "B", "A call of run B of a comparison")),
-                       description="Which trace the call index refers to")
-    match_index: IntProperty(name="Match", default=-1, min=-1, options={"SKIP_SAVE"},
-                             description="Show the tube of this match of a comparison (-1: none)")
-    mouse_x: IntProperty(default=-1, options={"SKIP_SAVE", "HIDDEN"})
-    mouse_y: IntProperty(default=-1, options={"SKIP_SAVE", "HIDDEN"})
 
     @reported
     def invoke(self, context, event):
