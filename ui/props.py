@@ -19,16 +19,20 @@ from __future__ import annotations
 import bpy
 
 TYPES = ("Bool", "Int", "Float", "String", "Enum", "Pointer")
+#: Blender >= 4.5 warns when a file path property without this option is set to a '//' path
+_BLEND_RELATIVE = "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties.keys()
 
 
 def make_property(type_: str, options: dict, update=None):
-    """``bpy.props.<type_>Property(**options)`` (``update`` added when given): the only call
-    of a ``*Property`` constructor in the add-on."""
+    """``bpy.props.<type_>Property(**options)`` (``update`` added when given; a file path
+    accepts '//' paths): the only call of a ``*Property`` constructor in the add-on."""
     if type_ not in TYPES:
         raise ValueError(f"unknown property type {type_!r}; one of {TYPES}")
     options = dict(options)
     if update is not None:
         options["update"] = update
+    if _BLEND_RELATIVE and options.get("subtype") in ("FILE_PATH", "DIR_PATH"):
+        options["options"] = set(options.get("options", ())) | {"PATH_SUPPORTS_BLEND_RELATIVE"}
     return getattr(bpy.props, f"{type_}Property")(**options)
 
 
