@@ -7,9 +7,9 @@ version (tests/data/old_session.blend, made by tests/data/make_old_blend.py with
 of commit 83e0e5d) reopens with its fields in the new groups and rebuilds the same scene.
 
 The add-on (the repository root) is loaded in this process as the package ``tv3d_addon``
-(its modules import each other relatively) and registered for this module only.
+(tests/addon_loader.py: its core is the ``tracevis3d`` the other tests import) and
+registered for this module only.
 """
-import importlib.util
 import math
 import pathlib
 import shutil
@@ -30,13 +30,10 @@ RNA_TYPES = {"Bool": "BOOLEAN", "Int": "INT", "Float": "FLOAT", "String": "STRIN
 
 @pytest.fixture(scope="module")
 def addon():
+    from addon_loader import load_addon
+
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    if PKG not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PKG, REPO / "__init__.py", submodule_search_locations=[str(REPO)])
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[PKG] = mod
-        spec.loader.exec_module(mod)
-    mod = sys.modules[PKG]
+    mod = load_addon()
     mod.register()
     try:
         yield mod
