@@ -1,17 +1,20 @@
 """The package's import graph (issue 22): no cycle among tracevis3d's modules, counting the
 imports inside functions too (an import a function defers is still a dependency), and only
-`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu)."""
+`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu); the add-on's UI
+package ``ui`` (the other place that imports bpy) has no cycle either, with the core, and the
+core never imports it."""
 import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "tracevis3d"
+UI = ROOT.parent / "ui"
 BLENDER_MODULES = {"bpy", "mathutils", "bmesh", "gpu", "bpy_extras"}
 
 
-def _modules() -> dict:
+def _modules(root=ROOT) -> dict:
     out = {}
-    for p in ROOT.rglob("*.py"):
-        parts = p.relative_to(ROOT.parent).with_suffix("").parts
+    for p in root.rglob("*.py"):
+        parts = p.relative_to(root.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = p
     return out
@@ -105,3 +108,13 @@ def test_only_the_blender_layer_imports_blender():
     outside = {m: sorted(b) for m, b in blender.items() if b and not m.startswith("tracevis3d.blender")}
     assert outside == {}
     assert blender["tracevis3d.blender.writer"]  # the check sees imports at all
+
+
+def test_ui_package_has_no_cycle_and_the_core_never_imports_it():
+    mods = {**_modules(), **_modules(UI)}
+    assert "ui.props" in mods and "ui.operators.trace_ops" in mods
+    edges, blender = _edges(mods)
+    assert _cycles(edges) == []
+    assert "tracevis3d.params.icicle" in edges["ui.properties"]  # relative imports of the core are seen
+    assert {m: t for m, ts in edges.items() if m.startswith("tracevis3d") for t in ts if t.startswith("ui")} == {}
+    assert blender["ui.props"] == {"bpy"}

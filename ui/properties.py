@@ -41,8 +41,9 @@ from . import props
 
 #: view -> its parameter object; its group is ``scene.tracevis3d_<view>``
 VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams}
-#: the render options the panel edits (``save`` is the command line's)
-RENDER_FIELDS = ("output", "engine", "samples", "transparent")
+#: the render options the panel edits: output, engine, samples, transparent (``save``, the
+#: command line's, has ``ui=False``)
+RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)
 DEFAULT_OUTPUT = "//tracevis3d.png"
 
 _SKIP = {"SKIP_SAVE"}
