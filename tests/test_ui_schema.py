@@ -293,16 +293,19 @@ def _check_expected(scene):
                 assert got == v, (group, name, got, v)
 
 
-def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path):
+def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path, capfd):
     """tests/data/old_session.blend (the previous version's property names, its icicle built
     by the previous version) in a folder of its own: opening it maps every old field onto
-    the new groups (the old values gone from the file's system properties), the build
-    record's trace is found next to it, a save and reopen keeps the values, and Build with
+    the new groups silently (the old values gone from the file's system properties), the
+    trace is found next to it, a save and reopen keeps the values, and Build with
     the restored fields gives the same geometry as the saved scene."""
     for f in ("old_session.blend", "old_session_trace.json.gz"):
         shutil.copy(DATA / f, tmp_path / f)
     blend = tmp_path / "old_session.blend"
+    capfd.readouterr()
     bpy.ops.wm.open_mainfile(filepath=str(blend))
+    out = capfd.readouterr()
+    assert "tracevis3d" not in out.out + out.err and "Traceback" not in out.err, out  # nothing noisy
     scene = bpy.context.scene
     _check_expected(scene)
     stored = scene.bl_system_properties_get()
