@@ -158,16 +158,16 @@ def run_driver_reopen() -> dict:
     cli_dir.rename(moved)
     steps.update(_driver_reopen(first, {
         "prefix": "reopen_cli", "blend": str(moved / "scene.blend"), "trace": str(moved / "small_trace.json"),
-        "params": {"tracevis3d_icicle.color_by": "module", "tracevis3d_icicle.threads": "MainThread",
-                   "tracevis3d_icicle.fold_mode": "none", "tracevis3d_icicle.resolution_x": 320,
-                   "tracevis3d_icicle.resolution_y": 180},
+        "params": {"tracevis3d_icicle_params.color_by": "module", "tracevis3d_icicle_params.threads": "MainThread",
+                   "tracevis3d_icicle_params.fold_mode": "none", "tracevis3d_icicle_params.resolution_x": 320,
+                   "tracevis3d_icicle_params.resolution_y": 180},
         "then_save_panel": {"trace": str(panel_dir / "small_trace.json"), "blend": str(panel_dir / "panel.blend")},
     }))
     moved = root / "panel-project-moved"
     panel_dir.rename(moved)
     steps.update(_driver_reopen(first, {
         "prefix": "reopen_panel", "blend": str(moved / "panel.blend"), "trace": str(moved / "small_trace.json"),
-        "params": {"tracevis3d_icicle.color_by": "depth", "tracevis3d_icicle.extrude_measure": "self"},
+        "params": {"tracevis3d_icicle_params.color_by": "depth", "tracevis3d_icicle_params.extrude_measure": "self"},
         "then_save_panel": None,
     }))
     _MEMO["reopen"] = {"steps": steps, "stderr": "", "stdout": ""}
@@ -200,9 +200,9 @@ def run_driver_compare(pair: tuple) -> dict:
     steps.update(_driver_reopen(first, {
         "prefix": "cmp_reopen", "blend": str(moved / "cmp.blend"),
         "a": str(moved / a.name), "b": str(moved / b.name),
-        "props": {"tracevis3d_compare.color_by": "similarity", "tracevis3d_compare.tau": 0.25,
-                  "tracevis3d_compare.thread_a": "MainThread", "tracevis3d_compare.use_window_a": True,
-                  "tracevis3d_compare.brush_a": "_iterencode_list"}}, "--compare-reopen"))
+        "props": {"tracevis3d_compare_params.color_by": "similarity", "tracevis3d_compare_params.tau": 0.25,
+                  "tracevis3d_compare_params.thread_a": "MainThread", "tracevis3d_compare_params.use_window_a": True,
+                  "tracevis3d_compare_params.brush_a": "_iterencode_list"}}, "--compare-reopen"))
     _MEMO["compare"] = {"steps": steps, "stderr": "", "stdout": ""}
     return _MEMO["compare"]
 

@@ -127,7 +127,8 @@ def write_traces(work: pathlib.Path):
 def leftovers(bpy, ext_module_handlers_prefix=PKG):
     """Everything of ours still registered (empty list when clean)."""
     found = []
-    for prop in ("tracevis3d", "tracevis3d_icicle", "tracevis3d_compare", "tracevis3d_threads", "tracevis3d_cone"):
+    for prop in ("tracevis3d", "tracevis3d_icicle_params", "tracevis3d_compare_params", "tracevis3d_threads_params",
+                  "tracevis3d_cone_params"):
         if hasattr(bpy.types.Scene, prop):
             found.append(f"Scene.{prop}")
     for name in dir(bpy.types):
@@ -219,7 +220,7 @@ def main(zip_path: str, work: str) -> None:
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
         return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 8 and handler
-                and all(hasattr(bpy.context.scene, f"tracevis3d_{v}") for v in ("icicle", "compare", "threads", "cone")),
+                and all(hasattr(bpy.context.scene, f"tracevis3d_{v}_params") for v in ("icicle", "compare", "threads", "cone")),
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
     @step("keymap")
@@ -265,7 +266,8 @@ def main(zip_path: str, work: str) -> None:
 
         src = (pathlib.Path(sys.modules[PKG].__file__).parent / "ui" / "panels.py").read_text()
         props = set()
-        for g in ("tracevis3d", "tracevis3d_icicle", "tracevis3d_compare", "tracevis3d_threads", "tracevis3d_cone"):
+        for g in ("tracevis3d", "tracevis3d_icicle_params", "tracevis3d_compare_params", "tracevis3d_threads_params",
+                  "tracevis3d_cone_params"):
             props |= set(getattr(bpy.context.scene, g).bl_rna.properties.keys())
         used_props, used_ops, bad = set(), set(), []
         for node in ast.walk(ast.parse(src)):
@@ -294,7 +296,7 @@ def main(zip_path: str, work: str) -> None:
         props_mod = sys.modules[f"{PKG}.ui.properties"]
         icicle = __import__(f"{PKG}.tracevis3d.params.icicle", fromlist=["IcicleParams"])
         scene = bpy.context.scene
-        g = scene.tracevis3d_icicle
+        g = scene.tracevis3d_icicle_params
         d = props_mod.params_of(scene, "icicle").to_dict()
         default = icicle.IcicleParams().to_dict()
         diff = {k: (v, default.get(k)) for k, v in d.items() if default.get(k) != v}
@@ -549,7 +551,7 @@ def main(zip_path: str, work: str) -> None:
 
     @step("saved_blend_reopens")
     def _():
-        icicle = bpy.context.scene.tracevis3d_icicle
+        icicle = bpy.context.scene.tracevis3d_icicle_params
         icicle.extrude_measure = "self"
         icicle.color_by = "depth"
         icicle.threads = "MainThread"
@@ -560,7 +562,7 @@ def main(zip_path: str, work: str) -> None:
         assert session.cached_paths()
         bpy.ops.wm.open_mainfile(filepath=str(blend))
         s = bpy.context.scene.tracevis3d
-        i = bpy.context.scene.tracevis3d_icicle
+        i = bpy.context.scene.tracevis3d_icicle_params
         ok = (s.trace_path == str(good) and i.extrude_measure == "self" and i.color_by == "depth"
               and i.threads == "MainThread" and session.cached_paths() == []
               and s.trace_path_rel == "//small_trace.json")
@@ -574,7 +576,7 @@ def main(zip_path: str, work: str) -> None:
         is ignored; wrong parameter types leave those settings alone, the path comes back."""
         scene = bpy.context.scene
         scene.tracevis3d.trace_path = ""
-        colour_before = scene.tracevis3d_icicle.color_by
+        colour_before = scene.tracevis3d_icicle_params.color_by
         scene["tracevis3d_build"] = "not json {"
         blend = work / "bad_record.blend"
         bpy.ops.wm.save_as_mainfile(filepath=str(blend))
@@ -588,7 +590,7 @@ def main(zip_path: str, work: str) -> None:
         with captured_fds() as cap2:
             r2 = bpy.ops.wm.open_mainfile(filepath=str(blend))
         s = bpy.context.scene.tracevis3d
-        i = bpy.context.scene.tracevis3d_icicle
+        i = bpy.context.scene.tracevis3d_icicle_params
         text = cap1["text"] + cap2["text"]
         ok = (r1 == r2 == {"FINISHED"} and path1 == "" and s.trace_path == str(good)
               and i.extrude_measure == "calls" and i.color_by == colour_before and "Traceback" not in text)
@@ -609,7 +611,7 @@ def main(zip_path: str, work: str) -> None:
                            "--color-by", "module", "--fold", "none", "--save", str(work / "cli.blend")])
         # registered extension: the CLI fills the scene properties as the panel would
         s = bpy.context.scene.tracevis3d
-        i = bpy.context.scene.tracevis3d_icicle
+        i = bpy.context.scene.tracevis3d_icicle_params
         filled = (s.trace_path == str(good) and i.color_by == "module" and i.fold_mode == "none"
                   and (i.resolution_x, i.resolution_y) == (160, 90) and s.trace_path_rel == "//small_trace.json")
         stdout_lines = [ln for ln in cap_good["text"].splitlines() if not ln.startswith(("[", "Info: Built"))]
@@ -637,7 +639,7 @@ def main(zip_path: str, work: str) -> None:
                     n += sum(a.value >= 0 for a in ob.data.attributes["call_index"].data)
             return n
 
-        s = bpy.context.scene.tracevis3d_icicle
+        s = bpy.context.scene.tracevis3d_icicle_params
         s.threads = "MainThread"  # the scene property is honoured: 5 of the 7 calls
         r1 = ops.import_trace(filepath=str(tiny), build=True)
         n_main = boxes_with_call()
@@ -662,7 +664,7 @@ def main(zip_path: str, work: str) -> None:
         st.bookmark_note = "look here"
         r3 = ops.bookmark_add()
         lm2 = json.loads(scene.get("tracevis3d_landmarks", "{}"))
-        scene.tracevis3d_cone.max_nodes = 20
+        scene.tracevis3d_cone_params.max_nodes = 20
         r4 = ops.cone_tree()
         names = [o.name for o in bpy.data.collections["TraceVis3D"].all_objects]
         cone = json.loads(scene.get("tracevis3d_cone", "{}"))
@@ -672,7 +674,7 @@ def main(zip_path: str, work: str) -> None:
         r7 = ops.bookmark_remove(index=0)
         ok = (r1 == r2 == r3 == r4 == r5 == r6 == r7 == {"FINISHED"} and lm.get("history") == ["."]
               and lm2.get("bookmarks", [{}])[0].get("note") == "look here" and "TV3D_cone_nodes" in names
-              and cone.get("params", {}).get("max_nodes") == 20 and scene.tracevis3d_cone.expand != ""
+              and cone.get("params", {}).get("max_nodes") == 20 and scene.tracevis3d_cone_params.expand != ""
               and cam0 is not None and tuple(scene.camera.location) != cam0)
         scene.tracevis3d.picked_call = -1
         return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"
@@ -837,8 +839,8 @@ def main_real(work: str, realdata: str) -> None:
     @step("real_import_build_gz")
     def _():
         gz = real / "hta-trace-diff" / "control.json.gz"
-        bpy.context.scene.tracevis3d_icicle.resolution_x = 640
-        bpy.context.scene.tracevis3d_icicle.resolution_y = 360
+        bpy.context.scene.tracevis3d_icicle_params.resolution_x = 640
+        bpy.context.scene.tracevis3d_icicle_params.resolution_y = 360
         r = ops.import_trace(filepath=str(gz), build=True)
         t = sys.modules[f"{PKG}.tracevis3d.blender.session"].get_trace(str(gz))
         return r == {"FINISHED"} and len(t) > 1000 and n_boxes() > 0, f"{r} {len(t)} calls, {n_boxes()} boxes"
@@ -927,7 +929,7 @@ def main_reopen(work: str, spec_file: str) -> None:
         def _():
             r1 = ops.import_trace(filepath=panel["trace"], build=True)
             s = bpy.context.scene.tracevis3d
-            i = bpy.context.scene.tracevis3d_icicle
+            i = bpy.context.scene.tracevis3d_icicle_params
             i.color_by, i.extrude_measure = "depth", "self"
             r2 = bpy.ops.wm.save_as_mainfile(filepath=panel["blend"])
             return (r1 == r2 == {"FINISHED"} and s.trace_path_rel == "//" + pathlib.Path(panel["trace"]).name,
@@ -1031,7 +1033,7 @@ def main_compare(work: str, spec_file: str) -> None:
 
     ops = bpy.ops.tracevis3d
     s = bpy.context.scene.tracevis3d
-    c = bpy.context.scene.tracevis3d_compare
+    c = bpy.context.scene.tracevis3d_compare_params
     props_mod = sys.modules[f"{PKG}.ui.properties"]
     session = sys.modules[f"{PKG}.tracevis3d.blender.session"]
     pick = sys.modules.get(f"{PKG}.tracevis3d.blender.pick") or __import__(f"{PKG}.tracevis3d.blender.pick",

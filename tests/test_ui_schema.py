@@ -92,7 +92,7 @@ def test_view_group_is_its_schema(addon, view):
     scene pointer scene.tracevis3d_<view> holds one."""
     P = _props(addon)
     cls = P.VIEWS[view]
-    rna = getattr(bpy.context.scene, f"tracevis3d_{view}").bl_rna
+    rna = getattr(bpy.context.scene, f"tracevis3d_{view}_params").bl_rna
     rows = [row for p in cls.SCHEMA for row in p.kind.props(p)]
     assert _group_names(rna) == {r[0] for r in rows}
     assert len(rows) == len({r[0] for r in rows})
@@ -206,18 +206,18 @@ def test_a_bad_field_is_an_operator_report(addon):
     """An empty fold 'Levels' field: the Build operator reports the parameter's message."""
     scene = bpy.context.scene
     scene.tracevis3d.trace_path = str(DATA / "old_session_trace.json.gz")
-    scene.tracevis3d_icicle.fold_mode = "levels"
-    scene.tracevis3d_icicle.fold_levels = ""
+    scene.tracevis3d_icicle_params.fold_mode = "levels"
+    scene.tracevis3d_icicle_params.fold_levels = ""
     try:
         with pytest.raises(RuntimeError, match="fold 'Levels' needs level ranges"):
             bpy.ops.tracevis3d.build()
     finally:
-        scene.tracevis3d_icicle.fold_mode = "auto"
+        scene.tracevis3d_icicle_params.fold_mode = "auto"
 
 
 def test_build_record_restores_the_view_group(addon, tmp_path):
     """A scene built by a script (no extension fields set) reopens with the record's
-    parameters in scene.tracevis3d_icicle (``IcicleParams.from_known(...).to_props``)."""
+    parameters in scene.tracevis3d_icicle_params (``IcicleParams.from_known(...).to_props``)."""
     import json
 
     P = _props(addon)
@@ -262,18 +262,18 @@ def _geometry(scene) -> dict:
 
 #: what tests/data/make_old_blend.py set through the old fields, in the new groups
 EXPECTED = {
-    "tracevis3d_icicle": dict(extrude_measure="inclusive", color_by="depth", thread_order="name", fold_mode="levels",
+    "tracevis3d_icicle_params": dict(extrude_measure="inclusive", color_by="depth", thread_order="name", fold_mode="levels",
                               fold_levels="1:2", hide_modules="app.util", use_max_depth=True, max_depth=12,
                               resolution_x=1280, resolution_y=720, cluster_px=2.0, label_px=20.0, use_lane_gap=True,
                               lane_gap=3.0, show_axes=False, title="An old scene", hide_utilities=2, highlight="^app"),
-    "tracevis3d_compare": dict(tau=0.35, lam=0.5, band=6.0, color_by="trace-b", declutter_px=0.0, thread_a="1",
+    "tracevis3d_compare_params": dict(tau=0.35, lam=0.5, band=6.0, color_by="trace-b", declutter_px=0.0, thread_a="1",
                                use_window_b=True, window_b_start=10.0, window_b_end=900.0, show_overview=False,
                                fold_mode="levels", fold_levels="1:2", resolution_x=1280, cluster_px=2.0, label_px=20.0,
                                title="An old scene"),
-    "tracevis3d_threads": dict(focus="0", color_by="thread", fold_mode="none", max_levels=9, focus_scale=3.0,
+    "tracevis3d_threads_params": dict(focus="0", color_by="thread", fold_mode="none", max_levels=9, focus_scale=3.0,
                                use_time_window=True, time_window_start=500.0, time_window_end=2500.0,
                                show_icicle=False),
-    "tracevis3d_cone": dict(max_nodes=50, orientation="horizontal", fold_recursion=False, hide_utilities=2,
+    "tracevis3d_cone_params": dict(max_nodes=50, orientation="horizontal", fold_recursion=False, hide_utilities=2,
                             highlight="^app", hide_modules="app.util", resolution_x=1280, label_px=20.0,
                             title="An old scene"),
     "tracevis3d": dict(engine="eevee", use_samples=True, samples=4, transparent=True, search_pattern="util",
@@ -312,7 +312,7 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     assert "tracevis3d_structure" not in stored.keys()
     left = set(stored["tracevis3d"].keys())
     assert not left & {"compare_lam", "fold_mode", "use_time_window", "render_engine", "render_samples", "title"}, left
-    assert not set(stored["tracevis3d_threads"].keys()) & {"fold", "use_window", "window_start", "window_end"}
+    assert "tracevis3d_threads" not in stored.keys()  # the old thread view's group, now tracevis3d_threads_params
     P = _props(addon)
     icicle = P.params_of(scene, "icicle")
     record = __import__("json").loads(scene["tracevis3d_build"])["params"]

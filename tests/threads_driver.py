@@ -25,11 +25,11 @@ def main(work: str, spec_file: str) -> None:
     @step("thr_enable")
     def _():
         bpy.ops.preferences.addon_enable(module=PKG)
-        return hasattr(bpy.types.Scene, "tracevis3d_threads"), "enabled"
+        return hasattr(bpy.types.Scene, "tracevis3d_threads_params"), "enabled"
 
     ops = bpy.ops.tracevis3d
     s = bpy.context.scene.tracevis3d
-    ts = bpy.context.scene.tracevis3d_threads
+    ts = bpy.context.scene.tracevis3d_threads_params
 
     @step("thr_panel_draws")
     def _():

@@ -2,9 +2,9 @@
 issue 22, commit 83e0e5d): its panel fields mapped onto today's groups.
 
 Blender keeps the values of properties a registered class no longer defines in the data
-block's system properties (``scene.bl_system_properties_get()``: one IDProperty group per
-pointer, ``tracevis3d``, ``tracevis3d_structure``, ``tracevis3d_threads``), an enum as the
-index of its item.  `migrate` reads the old values there through the explicit tables below
+block's system properties (``scene.bl_system_properties_get()``, Blender >= 5.0; the custom
+properties before): one IDProperty group per pointer, ``tracevis3d``,
+``tracevis3d_structure``, ``tracevis3d_threads``, an enum as the index of its item.  `migrate` reads the old values there through the explicit tables below
 (`RENAMED`: old name -> new group and property, with the old enum items; `combined`: the
 old fields that became one parameter), writes them into the new groups, and removes the
 old values (so it happens once, and a saved file no longer carries them).  Values the new
@@ -26,7 +26,7 @@ _ORIENTATION = ("auto", "vertical", "horizontal")
 _THREAD_COLOR = ("kind", "thread", "object")
 
 S, ST, TH = "tracevis3d", "tracevis3d_structure", "tracevis3d_threads"
-I, C, T, K = "tracevis3d_icicle", "tracevis3d_compare", "tracevis3d_threads", "tracevis3d_cone"
+I, C, T, K = "tracevis3d_icicle_params", "tracevis3d_compare_params", "tracevis3d_threads_params", "tracevis3d_cone_params"
 
 #: (old group, old property) -> ([(new group, new property)], old enum items or None)
 RENAMED = {
@@ -85,10 +85,18 @@ RENAMED = {
     (ST, "cone_fold_recursion"): ([(K, "fold_recursion")], None),
     (ST, "cone_expand"): ([(K, "expand"), (I, "expand")], None),
     (TH, "highlight_picked"): ([(S, "highlight_picked")], None),
-    # same name and type in the same group, listed so that the table names every old field:
-    # tracevis3d_threads.focus, color_by (_THREAD_COLOR), threads, hide_threads, max_levels,
-    # zero_radius, focus_scale, show_icicle; tracevis3d.trace_path(_rel), compare_path(_rel),
-    # live_endpoint, live_connect, live_follow, live_window_ms
+    (TH, "focus"): ([(T, "focus")], None),
+    (TH, "color_by"): ([(T, "color_by")], _THREAD_COLOR),
+    (TH, "threads"): ([(T, "threads")], None),
+    (TH, "hide_threads"): ([(T, "hide_threads")], None),
+    (TH, "max_levels"): ([(T, "max_levels")], None),
+    (TH, "zero_radius"): ([(T, "zero_radius")], None),
+    (TH, "focus_scale"): ([(T, "focus_scale")], None),
+    (TH, "show_icicle"): ([(T, "show_icicle")], None),
+    # kept as they were (same name and type in the session group tracevis3d): trace_path,
+    # trace_path_rel, compare_path, compare_path_rel, live_endpoint, live_connect, live_follow,
+    # live_window_ms; not saved (SKIP_SAVE): picked_*, live_status, compare_summary and the
+    # thread view's summary / picked_text
 }
 
 #: old fields that became one new parameter, with their old defaults (an old value absent
@@ -105,12 +113,20 @@ _COMPARE_COLOR = ("permutation", "trace", "similarity", "ratio")
 _VIEWPOINT = ("a", "b")
 
 
+def _container(scene):
+    """Where the values of Python-defined properties are stored: the system properties
+    (Blender >= 5.0), else the custom properties, which they share with them (4.x)."""
+    if hasattr(scene, "bl_system_properties_get"):
+        return scene.bl_system_properties_get()
+    return scene
+
+
 def _stored(scene) -> dict:
     """old group -> the IDProperty group holding its stored values (those present)."""
-    sysprops = scene.bl_system_properties_get() if hasattr(scene, "bl_system_properties_get") else None
-    if sysprops is None:
+    box = _container(scene)
+    if box is None:
         return {}
-    return {g: sysprops[g] for g in (S, ST, TH) if g in sysprops.keys() and hasattr(sysprops[g], "keys")}
+    return {g: box[g] for g in (S, ST, TH) if g in box.keys() and hasattr(box[g], "keys")}
 
 
 def _enum(items, v):
@@ -194,9 +210,10 @@ def migrate(scene) -> bool:
             del stored[group][name]
         except (KeyError, TypeError):
             pass
-    if ST in stored and not stored[ST].keys():
-        try:
-            del scene.bl_system_properties_get()[ST]
-        except (KeyError, TypeError):
-            pass
+    for group in (ST, TH):  # groups no version registers any more
+        if group in stored and not stored[group].keys():
+            try:
+                del _container(scene)[group]
+            except (KeyError, TypeError):
+                pass
     return True

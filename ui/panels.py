@@ -3,7 +3,7 @@
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
 (the icicle), Compare, Threads, Structure (search, bookmarks, cone tree), Live, Render and
 Details sub-panels; every button is one of the operators, every view's fields drawn from its
-schema by `draw_schema` (``scene.tracevis3d_<view>``), the session's from
+schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the session's from
 ``scene.tracevis3d``.
 """
 import os
@@ -104,7 +104,7 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
 
     def draw(self, context):
         s = context.scene.tracevis3d
-        ts = context.scene.tracevis3d_threads
+        ts = context.scene.tracevis3d_threads_params
         layout = self.layout
         layout.operator("tracevis3d.threads", icon="FORCE_VORTEX")
         if s.threads_summary:
@@ -134,7 +134,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
 
     def draw(self, context):
         s = context.scene.tracevis3d
-        cs = context.scene.tracevis3d_compare
+        cs = context.scene.tracevis3d_compare_params
         layout = self.layout
         layout.prop(s, "compare_path")
         if s.compare_path and not os.path.isfile(bpy.path.abspath(s.compare_path)):
@@ -196,7 +196,7 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        draw_schema(layout, context.scene.tracevis3d_icicle, _schema("icicle"))
+        draw_schema(layout, context.scene.tracevis3d_icicle_params, _schema("icicle"))
 
 
 class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
@@ -210,7 +210,7 @@ class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
         from ..tracevis3d.blender import landmarks
 
         s = context.scene.tracevis3d
-        cone = context.scene.tracevis3d_cone
+        cone = context.scene.tracevis3d_cone_params
         layout = self.layout
         box = layout.box()
         row = box.row(align=True)

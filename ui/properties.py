@@ -3,8 +3,12 @@
 One property group per view, its properties what the view's schema says
 (`tracevis3d.params`, through `props.schema_table`)::
 
-    scene.tracevis3d_icicle    IcicleParams      scene.tracevis3d_threads  ThreadsParams
-    scene.tracevis3d_compare   CompareParams     scene.tracevis3d_cone     ConeParams
+    scene.tracevis3d_icicle_params    IcicleParams      scene.tracevis3d_threads_params  ThreadsParams
+    scene.tracevis3d_compare_params   CompareParams     scene.tracevis3d_cone_params     ConeParams
+
+(``_params``: the build records ``scene["tracevis3d_compare"]`` and ``scene["tracevis3d_cone"]``
+have the plain names, and before Blender 5.0 custom and Python-defined properties share one
+namespace: a pointer of the same name would make writing the record a TypeError.)
 
 and ``scene.tracevis3d``, the session: the trace paths (and their ``_rel`` twins, the path
 relative to the .blend recorded when it is saved), the live feed's endpoint, follow and
@@ -39,7 +43,7 @@ from ..tracevis3d.params.render import RENDER
 from ..tracevis3d.params.threads import ThreadsParams
 from . import props
 
-#: view -> its parameter object; its group is ``scene.tracevis3d_<view>``
+#: view -> its parameter object; its group is ``scene.tracevis3d_<view>_params``
 VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams}
 #: the render options the panel edits: output, engine, samples, transparent (``save``, the
 #: command line's, has ``ui=False``)
@@ -122,13 +126,13 @@ SessionSettings = props.group_class(
 VIEW_CLASSES = {view: _view_class(view, cls) for view, cls in VIEWS.items()}
 CLASSES = (SessionSettings, *VIEW_CLASSES.values())
 #: scene attribute -> group class
-POINTERS = {"tracevis3d": SessionSettings, **{f"tracevis3d_{v}": c for v, c in VIEW_CLASSES.items()}}
+POINTERS = {"tracevis3d": SessionSettings, **{f"tracevis3d_{v}_params": c for v, c in VIEW_CLASSES.items()}}
 
 
 # ------------------------------------------------------------------ groups <-> parameter objects
 def group_of(scene, view: str):
-    """``scene.tracevis3d_<view>`` (ValueError when the extension is not registered)."""
-    g = getattr(scene, f"tracevis3d_{view}", None)
+    """``scene.tracevis3d_<view>_params`` (ValueError when the extension is not registered)."""
+    g = getattr(scene, f"tracevis3d_{view}_params", None)
     if g is None:
         raise ValueError("the TraceVis3D extension's properties are not registered")
     return g

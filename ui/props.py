@@ -9,7 +9,7 @@ the operators' are tables of the same form.  From a table come
 - `group_class`: a PropertyGroup class, its annotations made by `make_property`;
 - `with_props`: the same annotations on an operator class;
 - `pointer`: the PointerProperty that hangs a group on a data block
-  (``bpy.types.Scene.tracevis3d_icicle = pointer(cls)``).
+  (``bpy.types.Scene.tracevis3d_icicle_params = pointer(cls)``).
 
 Restyle parameters (``Param.effect == "restyle"``) get the ``restyle`` update callback: a
 change that needs no rebuild is applied at once (the comparison's tube colour).

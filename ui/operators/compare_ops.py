@@ -83,7 +83,7 @@ def compare_params(scene) -> tuple:
 def start_compare(op, context, align=None, what: str = "Compared"):
     """Start the compare-and-build job of the panel's settings for operator ``op``."""
     settings = settings_of(context)
-    group = context.scene.tracevis3d_compare
+    group = context.scene.tracevis3d_compare_params
     a, b = compare_paths(context)
     params, calls = compare_params(context.scene)
     tau = params["tau"]
@@ -131,7 +131,7 @@ class TRACEVIS3D_OT_compare_align(JobOperator, Operator):
     @reported
     def execute(self, context):
         settings = settings_of(context)
-        group = context.scene.tracevis3d_compare
+        group = context.scene.tracevis3d_compare_params
         call = self.call.strip() or group.align_a.strip()
         if not call and settings.picked_side == "a" and settings.picked_call >= 0:
             call = str(settings.picked_call)
@@ -152,7 +152,7 @@ class TRACEVIS3D_OT_compare_brush(JobOperator, Operator):
     @reported
     def execute(self, context):
         settings = settings_of(context)
-        group = context.scene.tracevis3d_compare
+        group = context.scene.tracevis3d_compare_params
         if self.clear:
             group.brush_a = group.brush_b = ""
         else:
@@ -176,7 +176,7 @@ class TRACEVIS3D_OT_compare_color_mode(Operator):
         if properties.tube_object(context.scene) is None:
             raise ValueError("no comparison scene: press Compare first")
         properties.recolour_tubes(context.scene, self.mode)  # errors reported here, not in the update
-        context.scene.tracevis3d_compare.color_by = self.mode  # its update finds the tubes recoloured
+        context.scene.tracevis3d_compare_params.color_by = self.mode  # its update finds the tubes recoloured
         return {"FINISHED"}
 
 

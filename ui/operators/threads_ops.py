@@ -75,7 +75,7 @@ class TRACEVIS3D_OT_threads_focus_picked(JobOperator, Operator):
         trace = cached_trace(file_key(trace_path_of(context)))
         if trace is None or call >= len(trace):
             raise ValueError("the picked call is not in the loaded trace: build the thread view first")
-        context.scene.tracevis3d_threads.focus = trace.thread_names[int(trace.thread[call])]
+        context.scene.tracevis3d_threads_params.focus = trace.thread_names[int(trace.thread[call])]
         return start_threads(self, context, "Focused")
 
 
