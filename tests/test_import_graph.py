@@ -118,3 +118,16 @@ def test_ui_package_has_no_cycle_and_the_core_never_imports_it():
     assert "tracevis3d.params.icicle" in edges["ui.properties"]  # relative imports of the core are seen
     assert {m: t for m, ts in edges.items() if m.startswith("tracevis3d") for t in ts if t.startswith("ui")} == {}
     assert blender["ui.props"] == {"bpy"}
+
+
+def test_blender_properties_are_made_in_one_place():
+    """Issue 22: ``bpy.props.*Property(`` (PointerProperty included) is written in one generic
+    place, ui/props.py; everything else describes properties as tables or through the
+    parameter schemas."""
+    import re
+
+    call = re.compile(r"\b(?:Bool|Int|Float|String|Enum|Pointer|Collection|FloatVector|IntVector|BoolVector)Property\(")
+    files = [ROOT.parent / "__init__.py", *UI.rglob("*.py"), *ROOT.rglob("*.py")]
+    found = {str(p.relative_to(ROOT.parent)) for p in files if call.search(p.read_text(encoding="utf-8"))}
+    assert found == set(), found
+    assert "getattr(bpy.props" in (UI / "props.py").read_text(encoding="utf-8")
