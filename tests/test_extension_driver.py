@@ -675,6 +675,7 @@ def main(zip_path: str, work: str) -> None:
         ok = (r1 == r2 == r3 == r4 == r5 == r6 == r7 == {"FINISHED"} and lm.get("history") == ["."]
               and lm2.get("bookmarks", [{}])[0].get("note") == "look here" and "TV3D_cone_nodes" in names
               and cone.get("params", {}).get("max_nodes") == 20 and scene.tracevis3d_cone_params.expand != ""
+              and scene.tracevis3d_icicle_params.expand == scene.tracevis3d_cone_params.expand
               and cam0 is not None and tuple(scene.camera.location) != cam0)
         scene.tracevis3d.picked_call = -1
         return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"

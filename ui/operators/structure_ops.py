@@ -135,7 +135,7 @@ class TRACEVIS3D_OT_cone_tree(JobOperator, Operator):
 
 @with_props([("clear", "String", dict(name="Clear", default="", options={"SKIP_SAVE", "HIDDEN"}))])
 class TRACEVIS3D_OT_cone_expand(JobOperator, Operator):
-    """Expand the picked node of the cone tree fully (all its children, beyond the node budget) and rebuild; with Clear: back to the budget"""
+    """Expand the picked node of the cone tree fully (all its children, beyond the node budget, and in the icicle's next Build) and rebuild; with Clear: back to the budget"""
 
     bl_idname = "tracevis3d.cone_expand"
     bl_label = "Expand Picked"
@@ -152,7 +152,9 @@ class TRACEVIS3D_OT_cone_expand(JobOperator, Operator):
             if s.picked_call < 0:
                 raise ValueError("no node picked: Shift+Alt+D over a node of the cone tree first")
             calls = p.kind.check(calls + [int(s.picked_call)], p.name)
-        p.kind.to_props(p, calls, lambda name, v: setattr(cone, name, v))
+        for view in ("cone", "icicle"):  # the icicle shows the same calls expanded (its next Build)
+            group = properties.group_of(context.scene, view)
+            p.kind.to_props(p, calls, lambda name, v, group=group: setattr(group, name, v))
         return TRACEVIS3D_OT_cone_tree.execute(self, context)
 
 
