@@ -81,7 +81,3 @@ def with_props(table):
 def pointer(cls):
     return make_property("Pointer", {"type": cls})
 
-
-def group_names(cls) -> list:
-    """The property names a registered group class has (RNA's ``rna_type`` left out)."""
-    return [p.identifier for p in cls.bl_rna.properties if p.identifier != "rna_type"]
