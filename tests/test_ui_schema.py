@@ -334,3 +334,25 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
             np.testing.assert_allclose(rebuilt[key], value, rtol=1e-5, atol=1e-6, err_msg=str(key))
         else:
             assert rebuilt[key] == value, key
+
+
+def test_old_name_table_fills_in_the_old_defaults(addon):
+    """`legacy.assignments`: an old field stored without its partner takes the partner's
+    old default (viewpoint A, window 0..100 ms); an enum index the old items do not have is
+    left out; engine indices name today's engines."""
+    from addon_loader import load_addon
+
+    legacy = sys.modules[f"{load_addon().__name__}.ui.legacy"]
+    S, TH = "tracevis3d", "tracevis3d_threads"
+    got = legacy.assignments({(S, "compare_color_by"): 1, (S, "render_samples"): 0, (S, "lane_gap_auto"): True,
+                              (TH, "use_window"): 1, (S, "color_by"): 99, (S, "render_engine"): 2,
+                              ("tracevis3d_structure", "cone_expand"): "4,9"})
+    assert sorted(got) == sorted([
+        ("tracevis3d_compare_params", "color_by", "trace-a"),
+        ("tracevis3d", "use_samples", False),
+        ("tracevis3d_icicle_params", "use_lane_gap", False),
+        ("tracevis3d_threads_params", "use_time_window", True),
+        ("tracevis3d_threads_params", "time_window_start", 0.0),
+        ("tracevis3d_threads_params", "time_window_end", 100000.0),
+        ("tracevis3d", "engine", "cycles"),
+        ("tracevis3d_cone_params", "expand", "4,9"), ("tracevis3d_icicle_params", "expand", "4,9")])
