@@ -71,7 +71,6 @@ def _calls_of_options(cmp, params: dict) -> None:
         except ValueError as e:
             raise CLIError(f"--align-a: {e}", 2) from None
         call = params["align_a"]
-        params.update(window_b=list(window_b), align_a=None)  # the record keeps the window it shows
         _progress(0.3, f"--align-a: B's focus on the matches of call {call} "
                        f"({cmp.a.function_names[cmp.a.func[call]]}): {window_b[0]:.6g}..{window_b[1]:.6g} µs")
 
