@@ -529,7 +529,7 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     grb = _control_node_of_call(sb, ctrl_b, root_b[g])
     curves = bundled_curves(ctrl_a["end_node"], ctrl_b["end_node"], gra, grb, ctrl_a["kparent"], ctrl_b["kparent"],
                             ctrl_a["x"], ctrl_a["y"], ctrl_a["z"], ctrl_b["x"], ctrl_b["y"], ctrl_b["z"], ea3, eb3,
-                            float(params.beta), int(params.tube_samples))
+                            float(params.beta), int(params.samples))
     # the moved tubes keep their place in front along the whole curve, the aligned ones behind
     # them (their depth half-width is at most min(max(wa, wb) / 2, 0.45 h): `tube_half_widths`' φ ≤ 1)
     behind = ALIGNED_Y * h + np.minimum(0.5 * np.maximum(wa, wb), 0.45 * h)

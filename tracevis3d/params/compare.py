@@ -59,8 +59,7 @@ COMPARE = Schema("compare", [
                "its longest call); the other tubes turn grey (TraceDiff IV-E)"),
     Param("brush_b", CallRef(), None, group=TUBES, label="Brush B", default_text="no brushing",
           help="the same for a call of B"),
-    Param("tube_samples", Number(4, 200, integer=True), 50, group=TUBES, label="Tube samples",
-          renamed_from=("samples",),  # not the render's --samples: one name per option of a command
+    Param("samples", Number(4, 200, integer=True), 50, group=TUBES, flag="--tube-samples", label="Tube samples",
           help="samples along each tube's centre curve (TraceDiff IV-C: 50-100)"),
     Param("tube_sides", Number(3, 64, integer=True), 8, group=TUBES, label="Tube sides",
           help="sides of each tube's cross-section"),
