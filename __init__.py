@@ -1,14 +1,16 @@
 """TraceVis3D, the Blender extension: program execution traces as 3D icicle scenes.
 
 The repository root is the add-on package; the bpy-free core is its subpackage
-``tracevis3d``.  ``register()`` points numba's on-disk cache at the extension's user folder
-(never the add-on folder) BEFORE the core is imported, then registers the scene properties,
-operators, panel, ``load_post``/``save_pre`` handlers and the command line command::
+``tracevis3d``, the user interface (scene properties made from the parameter schemas,
+operators, the panel) its subpackage ``ui``.  ``register()`` points numba's on-disk cache
+at the extension's user folder (never the add-on folder) BEFORE the core is imported, then
+registers the scene properties, operators, panel, ``load_post``/``save_pre`` handlers and the command line command::
 
     blender --background --command tracevis3d render-icicle TRACE -o fig.png [...]
 
-On opening a .blend, ``load_post`` drops the traces loaded for the previous file and fills
-empty scene properties from the scene's build record (a .blend saved by
+On opening a .blend, ``load_post`` drops the traces loaded for the previous file, maps the
+fields of a .blend saved by the previous version onto today's groups (`ui.legacy`) and
+fills empty scene properties from the scene's build record (a .blend saved by
 ``python -m tracevis3d ... --save``, where the extension is not registered), or finds a trace
 whose folder moved with the .blend; ``save_pre`` records the trace path relative to the .blend.
 
@@ -128,11 +130,11 @@ def _on_load_post(*_args):
 
     tasks.QUEUE.cancel_all()  # a job of the previous file must not touch the new one
     session.clear_cache()
-    from . import properties
+    from .ui import properties
 
     for scene in bpy.data.scenes:
         try:
-            properties.restore_session(scene)
+            properties.on_load(scene)
         except Exception as e:  # noqa: BLE001  a handler must never break opening a file
             _warn(f"scene {scene.name!r} of {bpy.data.filepath}: cannot restore its trace path", e)
 
@@ -140,7 +142,7 @@ def _on_load_post(*_args):
 @bpy.app.handlers.persistent
 def _on_save_pre(filepath="", *_args):
     """Before saving: record each scene's trace path relative to the .blend as well."""
-    from . import properties
+    from .ui import properties
 
     for scene in bpy.data.scenes:
         try:
@@ -156,14 +158,11 @@ def register():
     if _state["registered"]:
         return
     _configure_numba()
-    from . import operators, panels, properties, structure_props
+    from . import ui
 
     _state["registered"] = True
     try:
-        properties.register()
-        structure_props.register()
-        operators.register()
-        panels.register()
+        ui.register()
         for name, fn in _HANDLERS:
             handlers = getattr(bpy.app.handlers, name)
             if fn not in handlers:
@@ -178,7 +177,7 @@ def register():
 def unregister():
     if not _state["registered"]:
         return
-    from . import operators, panels, properties, structure_props
+    from . import ui
     from .tracevis3d.blender import session, tasks
 
     tasks.QUEUE.cancel_all()
@@ -192,10 +191,7 @@ def unregister():
         handlers = getattr(bpy.app.handlers, name)
         while fn in handlers:
             handlers.remove(fn)
-    panels.unregister()
-    operators.unregister()
-    structure_props.unregister()
-    properties.unregister()
+    ui.unregister()
     session.clear_cache()
     _restore_numba()
     _state["registered"] = False

@@ -416,3 +416,17 @@ def test_cli_on_a_loaded_blend_keeps_the_users_objects(tmp_path, capsys):
     names = {ob.name for ob in bpy.context.scene.objects}
     assert {"MyThing", "Cube"} <= names and not {"Light", "Camera"} & names
     assert "removed the startup Light, Camera" in capsys.readouterr().err
+
+
+def test_no_view_parameter_shares_a_name_with_the_render_options():
+    """A render command takes the render schema's options and the view's: a view parameter
+    of the same name would be dropped from the command line (the comparison's tube samples
+    once were, under the render's ``samples``)."""
+    from tracevis3d.params import view_schemas
+    from tracevis3d.params.render import RENDER
+    from tracevis3d.params.threads import THREADS_COMMAND
+
+    render = set(RENDER.by_name)
+    shared = {view: render & set(cls.SCHEMA.by_name) for view, cls in view_schemas().items()}
+    assert shared == {view: set() for view in shared}
+    assert not render & set(THREADS_COMMAND.by_name)

@@ -158,15 +158,17 @@ def run_driver_reopen() -> dict:
     cli_dir.rename(moved)
     steps.update(_driver_reopen(first, {
         "prefix": "reopen_cli", "blend": str(moved / "scene.blend"), "trace": str(moved / "small_trace.json"),
-        "params": {"color_by": "module", "threads": "MainThread", "fold_mode": "none",
-                   "resolution_x": 320, "resolution_y": 180},
+        "params": {"tracevis3d_icicle_params.color_by": "module", "tracevis3d_icicle_params.threads": "MainThread",
+                   "tracevis3d_icicle_params.fold_mode": "none", "tracevis3d_icicle_params.resolution_x": 320,
+                   "tracevis3d_icicle_params.resolution_y": 180},
         "then_save_panel": {"trace": str(panel_dir / "small_trace.json"), "blend": str(panel_dir / "panel.blend")},
     }))
     moved = root / "panel-project-moved"
     panel_dir.rename(moved)
     steps.update(_driver_reopen(first, {
         "prefix": "reopen_panel", "blend": str(moved / "panel.blend"), "trace": str(moved / "small_trace.json"),
-        "params": {"color_by": "depth", "extrude_measure": "self"}, "then_save_panel": None,
+        "params": {"tracevis3d_icicle_params.color_by": "depth", "tracevis3d_icicle_params.extrude_measure": "self"},
+        "then_save_panel": None,
     }))
     _MEMO["reopen"] = {"steps": steps, "stderr": "", "stdout": ""}
     return _MEMO["reopen"]
@@ -198,9 +200,9 @@ def run_driver_compare(pair: tuple) -> dict:
     steps.update(_driver_reopen(first, {
         "prefix": "cmp_reopen", "blend": str(moved / "cmp.blend"),
         "a": str(moved / a.name), "b": str(moved / b.name),
-        "props": {"compare_color_by": "similarity", "compare_viewpoint": "b", "compare_tau": 0.25,
-                  "compare_thread_a": "MainThread", "use_compare_window_a": True,
-                  "compare_brush_a": "_iterencode_list"}}, "--compare-reopen"))
+        "props": {"tracevis3d_compare_params.color_by": "similarity", "tracevis3d_compare_params.tau": 0.25,
+                  "tracevis3d_compare_params.thread_a": "MainThread", "tracevis3d_compare_params.use_window_a": True,
+                  "tracevis3d_compare_params.brush_a": "_iterencode_list"}}, "--compare-reopen"))
     _MEMO["compare"] = {"steps": steps, "stderr": "", "stdout": ""}
     return _MEMO["compare"]
 
@@ -274,9 +276,8 @@ def test_wheel_platform_names():
 # ------------------------------------------------------------------ the zip
 def test_zip_holds_the_addon_and_only_linux_wheels(ext_zip):
     names = zipfile.ZipFile(ext_zip).namelist()
-    for f in ("blender_manifest.toml", "__init__.py", "properties.py", "threads_properties.py", "structure_props.py",
-              "operators/__init__.py",
-              "panels/__init__.py", "tracevis3d/__init__.py", "tracevis3d/blender/session.py"):
+    for f in ("blender_manifest.toml", "__init__.py", "ui/__init__.py", "ui/properties.py", "ui/operators/__init__.py",
+              "ui/panels.py", "tracevis3d/__init__.py", "tracevis3d/blender/session.py"):
         assert f in names, f
     wheels = [n for n in names if n.startswith("wheels/")]
     assert len(wheels) == len(PACKAGES) * len(bx.PYTHONS)

@@ -1,17 +1,20 @@
 """The package's import graph (issue 22): no cycle among tracevis3d's modules, counting the
 imports inside functions too (an import a function defers is still a dependency), and only
-`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu)."""
+`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu); the add-on's UI
+package ``ui`` (the other place that imports bpy) has no cycle either, with the core, and the
+core never imports it."""
 import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "tracevis3d"
+UI = ROOT.parent / "ui"
 BLENDER_MODULES = {"bpy", "mathutils", "bmesh", "gpu", "bpy_extras"}
 
 
-def _modules() -> dict:
+def _modules(root=ROOT) -> dict:
     out = {}
-    for p in ROOT.rglob("*.py"):
-        parts = p.relative_to(ROOT.parent).with_suffix("").parts
+    for p in root.rglob("*.py"):
+        parts = p.relative_to(root.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = p
     return out
@@ -120,3 +123,26 @@ def test_long_modules_say_why():
             if "Over 600 lines:" not in doc:
                 long.append(f"{p.relative_to(ROOT.parent)} ({text.count(chr(10))} lines)")
     assert not long, long
+
+
+def test_ui_package_has_no_cycle_and_the_core_never_imports_it():
+    mods = {**_modules(), **_modules(UI)}
+    assert "ui.props" in mods and "ui.operators.trace_ops" in mods
+    edges, blender = _edges(mods)
+    assert _cycles(edges) == []
+    assert "tracevis3d.params.icicle" in edges["ui.properties"]  # relative imports of the core are seen
+    assert {m: t for m, ts in edges.items() if m.startswith("tracevis3d") for t in ts if t.startswith("ui")} == {}
+    assert blender["ui.props"] == {"bpy"}
+
+
+def test_blender_properties_are_made_in_one_place():
+    """Issue 22: ``bpy.props.*Property(`` (PointerProperty included) is written in one generic
+    place, ui/props.py; everything else describes properties as tables or through the
+    parameter schemas."""
+    import re
+
+    call = re.compile(r"\b(?:Bool|Int|Float|String|Enum|Pointer|Collection|FloatVector|IntVector|BoolVector)Property\(")
+    files = [ROOT.parent / "__init__.py", *UI.rglob("*.py"), *ROOT.rglob("*.py")]
+    found = {str(p.relative_to(ROOT.parent)) for p in files if call.search(p.read_text(encoding="utf-8"))}
+    assert found == set(), found
+    assert "getattr(bpy.props" in (UI / "props.py").read_text(encoding="utf-8")

@@ -179,7 +179,7 @@ def test_wheel_holds_the_package_typed_with_the_caches_and_nothing_else(wheel):
     assert tops == {"tracevis3d", f"tracevis3d-{__version__}.dist-info"}, tops
     assert "tracevis3d/py.typed" in names and "tracevis3d/__main__.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or "egg-info" in n]
-    for ui in ("operators/", "panels/", "properties.py", "blender_manifest.toml", "tests/", "bench/", "tools/"):
+    for ui in ("ui/", "blender_manifest.toml", "tests/", "bench/", "tools/"):
         assert not [n for n in names if n.startswith(ui)], ui
     # the pre-built caches: CPython 3.11 at least (3.13 too where a 3.13 with numba was found)
     tags = {n.split("/")[2] for n in names if n.startswith("tracevis3d/_kernel_cache/") and n.endswith("manifest.json")}

@@ -25,18 +25,19 @@ def main(work: str, spec_file: str) -> None:
     @step("thr_enable")
     def _():
         bpy.ops.preferences.addon_enable(module=PKG)
-        return hasattr(bpy.types.Scene, "tracevis3d_threads"), "enabled"
+        return hasattr(bpy.types.Scene, "tracevis3d_threads_params"), "enabled"
 
     ops = bpy.ops.tracevis3d
     s = bpy.context.scene.tracevis3d
-    ts = bpy.context.scene.tracevis3d_threads
+    ts = bpy.context.scene.tracevis3d_threads_params
 
     @step("thr_panel_draws")
     def _():
         log = panel_calls(bpy)
-        shown = {n for kind, _d, n in log if kind == "prop"}
-        need = {"focus", "color_by", "threads", "hide_threads", "fold", "max_levels", "zero_radius", "focus_scale",
-                "use_window", "window_start", "window_end", "show_icicle"}
+        shown = {n for kind, d, n in log if kind == "prop" and d.bl_rna.identifier == "TraceVis3DThreadsSettings"}
+        need = {"focus", "color_by", "threads", "hide_threads", "fold_mode", "fold_levels", "max_levels",
+                "zero_radius", "focus_scale", "use_time_window", "time_window_start", "time_window_end", "window",
+                "show_icicle"}
         buttons = {n for kind, _d, n in log if kind == "operator"}
         want = {"tracevis3d.threads", "tracevis3d.threads_focus_picked", "tracevis3d.threads_who_released"}
         return need <= shown and want <= buttons, f"missing {need - shown} {want - buttons}"
@@ -60,8 +61,8 @@ def main(work: str, spec_file: str) -> None:
         r = ops.threads()
         obs = {ob.get("tv3d_layer") for ob in bpy.data.collections["TraceVis3D"].objects}
         ok = r == {"FINISHED"} and {"ring", "corr", "wait_markers", "release_circles"} <= obs \
-            and "hand-offs" in ts.summary
-        return ok, f"{r} {sorted(o for o in obs if o)} {ts.summary!r}"
+            and "hand-offs" in s.threads_summary
+        return ok, f"{r} {sorted(o for o in obs if o)} {s.threads_summary!r}"
 
     @step("thr_pick_curve_and_who_released")
     def _():
@@ -82,7 +83,7 @@ def main(work: str, spec_file: str) -> None:
         hit = hits[0]
         ops.show_call(call_index=int(hit["wait_call"]))
         r = ops.threads_who_released()
-        text = ts.picked_text
+        text = s.threads_picked_text
         return r == {"FINISHED"} and "released by" in text, f"{len(hits)} curve hits; {text!r}"
 
     @step("thr_focus_picked")

@@ -67,11 +67,7 @@ PLATFORM_TAGS = {
 # What the add-on consists of (relative to the repo root); everything else stays out.
 ADDON_FILES = (
     "__init__.py",
-    "properties.py",
-    "threads_properties.py",
-    "structure_props.py",
-    "operators",
-    "panels",
+    "ui",
     "tracevis3d",
     "LICENSE",
 )

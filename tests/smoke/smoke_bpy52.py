@@ -114,8 +114,8 @@ def main(argv):
             ops = bpy.ops.tracevis3d
             s = bpy.context.scene.tracevis3d
             r1 = ops.import_trace(filepath=str(state["path"]), build=True)
-            s.resolution_x, s.resolution_y = 320, 180
-            s.render_output = str(TMP / "operator52.png")
+            bpy.context.scene.render.resolution_x, bpy.context.scene.render.resolution_y = 320, 180
+            s.output = str(TMP / "operator52.png")
             r2 = ops.render_figure()
             size, n = distinct_colours(TMP / "operator52.png", bpy)
             bad = TMP / "corrupt.json"
@@ -133,9 +133,10 @@ def main(argv):
 
         def disable():
             bpy.ops.preferences.addon_disable(module=pkg)
-            left = [n for n in dir(bpy.types) if n.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d"))]
-            if hasattr(bpy.types.Scene, "tracevis3d"):
-                left.append("Scene.tracevis3d")
+            left = [n for n in dir(bpy.types) if n.startswith(("TRACEVIS3D_", "VIEW3D_PT_tracevis3d", "TraceVis3D"))]
+            left += [f"Scene.{n}" for n in ("tracevis3d", "tracevis3d_icicle_params", "tracevis3d_compare_params",
+                                              "tracevis3d_threads_params", "tracevis3d_cone_params")
+                     if hasattr(bpy.types.Scene, n)]
             left += [f.__name__ for f in bpy.app.handlers.load_post if f.__module__.startswith(pkg)]
             return not left, f"left behind: {left}"
 

@@ -73,6 +73,6 @@ RENDER = Schema("render", [
     Param("transparent", Flag(), False, group=OUTPUT, label="Transparent background",
           help="transparent background (.png, .exr, .tif only)"),
     Param("save", Path(suffix=".blend", metavar="SCENE.blend"), None, group=OUTPUT, label="Save scene",
-          default_text="not saved",
+          default_text="not saved", ui=False,  # the panel's scene is saved with File > Save
           help="also save the scene as a .blend that reopens with its trace paths and parameters"),
 ], doc="What a render writes.")

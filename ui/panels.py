@@ -1,8 +1,10 @@
 """The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
 
-Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters,
-Compare, Structure (filters, search, bookmarks, cone tree), Render and Details sub-panels; every button is one of the operators, every field a
-``scene.tracevis3d`` property.
+Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
+(the icicle), Compare, Threads, Structure (search, bookmarks, cone tree), Live, Render and
+Details sub-panels; every button is one of the operators, every view's fields drawn from its
+schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the session's from
+``scene.tracevis3d``.
 """
 import os
 
@@ -57,51 +59,74 @@ def draw_job(layout) -> None:
     box.label(text=job.text)
 
 
+def draw_schema(layout, group, schema, only=None, skip=(), boxes=True) -> None:
+    """The fields of a schema's parameters (``ui=True``; ``only``/``skip``: these / not
+    these), one box per `Param.group`: the one generic draw of every view's panel.
+
+    A parameter held in several properties (`Kind.props`) draws them together: after a
+    switch ``use_…`` the other fields are enabled only while it is on; after a choice the
+    other fields belong to its last choice (fold "Levels", thread order "These first")."""
+    for title, params in schema.groups().items():
+        params = [p for p in params if p.ui and (only is None or p.name in only) and p.name not in skip]
+        if not params:
+            continue
+        col = layout.box() if boxes else layout.column()
+        if boxes:
+            col.label(text=title.capitalize())
+        for p in params:
+            rows = p.kind.props(p)
+            first, rest = rows[0], rows[1:]
+            col.prop(group, first[0])
+            if not rest:
+                continue
+            sub = col.column(align=True)
+            if first[1] == "Bool" and first[0].startswith("use_"):
+                sub.enabled = bool(getattr(group, first[0]))
+            elif first[1] == "Enum":
+                sub.enabled = getattr(group, first[0]) == first[2]["items"][-1][0]
+            for name, _type, _options in rest:
+                sub.prop(group, name)
+
+
+def _schema(view: str):
+    from .properties import VIEWS
+
+    return VIEWS[view].SCHEMA
+
+
 class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
-    """Who waits on whom (SyncTrace): build the thread view; focus, colour, threads, folding,
-    zero-level radius, window; focus the picked call's thread; who released the picked call."""
+    """Who waits on whom (SyncTrace): build the thread view; its parameters (the Threads
+    schema); focus the picked call's thread; who released the picked call."""
 
     bl_label = "Threads"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        ts = context.scene.tracevis3d_threads
+        s = context.scene.tracevis3d
+        ts = context.scene.tracevis3d_threads_params
         layout = self.layout
         layout.operator("tracevis3d.threads", icon="FORCE_VORTEX")
-        if ts.summary:
-            layout.label(text=ts.summary)
-        col = layout.column()
-        col.prop(ts, "focus")
-        col.prop(ts, "color_by")
-        col.prop(ts, "threads")
-        col.prop(ts, "hide_threads")
-        row = col.row(align=True)
-        row.prop(ts, "fold")
-        row.prop(ts, "max_levels")
-        row = col.row(align=True)
-        row.prop(ts, "zero_radius")
-        row.prop(ts, "focus_scale")
-        sub = col.row()
+        if s.threads_summary:
+            layout.label(text=s.threads_summary)
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_schema(layout, ts, _schema("threads"))
+        sub = layout.row()
         sub.enabled = ts.color_by == "object"
-        sub.prop(ts, "highlight_picked")
-        col.prop(ts, "show_icicle")
-        col.prop(ts, "use_window")
-        sub = col.row(align=True)
-        sub.enabled = ts.use_window
-        sub.prop(ts, "window_start")
-        sub.prop(ts, "window_end")
+        sub.prop(s, "highlight_picked")
         row = layout.row(align=True)
         row.operator("tracevis3d.threads_focus_picked", icon="ZOOM_SELECTED")
         row.operator("tracevis3d.threads_who_released", icon="LINKED")
-        for line in ts.picked_text.splitlines()[:7]:
+        for line in s.threads_picked_text.splitlines()[:7]:
             layout.label(text=line)
 
 
 class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
-    """Two runs side by side (TraceDiff): the second trace, τ, Compare; the tubes (colour and
-    viewpoint switch at once, λ, band, β), each run's thread and focus window, brushing and
-    align (these rebuild on Compare, Brush or Align)."""
+    """Two runs side by side (TraceDiff): the second trace, Compare; the comparison's
+    parameters (the Compare schema: τ, the tubes, each run's thread and focus window,
+    brushing; the tube colour switches at once, the others rebuild on Compare, Brush or
+    Align)."""
 
     bl_label = "Compare Runs"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -109,11 +134,11 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
 
     def draw(self, context):
         s = context.scene.tracevis3d
+        cs = context.scene.tracevis3d_compare_params
         layout = self.layout
         layout.prop(s, "compare_path")
         if s.compare_path and not os.path.isfile(bpy.path.abspath(s.compare_path)):
             layout.label(text="Second trace not found", icon="ERROR")
-        layout.prop(s, "compare_tau")
         row = layout.row()
         row.scale_y = 1.3
         row.operator("tracevis3d.compare", icon="ARROW_LEFTRIGHT")
@@ -121,31 +146,11 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
             layout.label(text=s.compare_summary)
         layout.use_property_split = True
         layout.use_property_decorate = False
-        box = layout.box()
-        box.label(text="Tubes")
-        box.prop(s, "compare_color_by")
-        sub = box.row()
-        sub.enabled = s.compare_color_by == "trace"
-        sub.prop(s, "compare_viewpoint", expand=True)
-        box.prop(s, "compare_lam")
-        box.prop(s, "compare_band")
-        box.prop(s, "compare_beta")
-        box.prop(s, "compare_show_overview")
-        box.prop(s, "compare_all_tubes")
-        for side in ("a", "b"):
-            box = layout.box()
-            box.label(text=f"Run {side.upper()}")
-            box.prop(s, f"compare_thread_{side}")
-            box.prop(s, f"use_compare_window_{side}")
-            col = box.column(align=True)
-            col.enabled = getattr(s, f"use_compare_window_{side}")
-            col.prop(s, f"compare_window_{side}_start")
-            col.prop(s, f"compare_window_{side}_end")
-            box.prop(s, f"compare_brush_{side}")
+        draw_schema(layout, cs, _schema("compare"), skip=("align_a",))
         row = layout.row(align=True)
         row.operator("tracevis3d.compare_brush", text="Brush Picked", icon="BRUSH_DATA")
         row.operator("tracevis3d.compare_brush", text="Clear Brush", icon="X").clear = True
-        layout.prop(s, "compare_align_a")
+        layout.prop(cs, "align_a")
         layout.operator("tracevis3d.compare_align", icon="ALIGN_CENTER")
 
 
@@ -157,7 +162,7 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from ..operators.live_ops import live_state
+        from .operators.live_ops import live_state
 
         s = context.scene.tracevis3d
         layout = self.layout
@@ -182,57 +187,20 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
 
 
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):
+    """The icicle's parameters (the Icicle schema); Build applies them."""
+
     bl_label = "Parameters"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
 
     def draw(self, context):
-        s = context.scene.tracevis3d
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        layout.prop(s, "extrude_measure")
-        layout.prop(s, "color_by")
-        layout.prop(s, "threads")
-        layout.prop(s, "thread_order")
-        sub = layout.column()
-        sub.enabled = s.thread_order == "list"
-        sub.prop(s, "thread_order_list")
-        layout.prop(s, "use_time_window")
-        col = layout.column(align=True)
-        col.enabled = s.use_time_window
-        col.prop(s, "time_window_start")
-        col.prop(s, "time_window_end")
-        layout.prop(s, "use_max_depth")
-        sub = layout.column()
-        sub.enabled = s.use_max_depth
-        sub.prop(s, "max_depth")
-        layout.prop(s, "fold_mode")
-        sub = layout.column()
-        sub.enabled = s.fold_mode == "levels"
-        sub.prop(s, "fold_levels")
-        layout.prop(s, "hide")
-        layout.prop(s, "hide_modules")
-        layout.prop(s, "cluster_px")
-        layout.prop(s, "lane_gap_auto")
-        sub = layout.column()
-        sub.enabled = not s.lane_gap_auto
-        sub.prop(s, "lane_gap")
-        layout.prop(s, "orthographic")
-        layout.prop(s, "show_labels")
-        sub = layout.column(align=True)
-        sub.enabled = s.show_labels
-        sub.prop(s, "label_px")
-        sub.prop(s, "label_min_px")
-        layout.prop(s, "show_legend")
-        layout.prop(s, "show_axes")
-        layout.prop(s, "show_title")
-        sub = layout.column()
-        sub.enabled = s.show_title
-        sub.prop(s, "title")
+        draw_schema(layout, context.scene.tracevis3d_icicle_params, _schema("icicle"))
 
 
 class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
-    """Filters, search with history, bookmarks, the cone tree (SEAT's exploration)."""
+    """Search with history, bookmarks, the cone tree (SEAT's exploration) and its parameters."""
 
     bl_label = "Structure"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -241,19 +209,12 @@ class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
     def draw(self, context):
         from ..tracevis3d.blender import landmarks
 
-        st = getattr(context.scene, "tracevis3d_structure", None)
+        s = context.scene.tracevis3d
+        cone = context.scene.tracevis3d_cone_params
         layout = self.layout
-        if st is None:
-            layout.label(text="Structure properties not registered", icon="ERROR")
-            return
-        box = layout.box()
-        box.label(text="Filters (icicle and cone tree)")
-        box.prop(st, "hide_utilities")
-        box.prop(st, "collapse_patterns")
-        box.prop(st, "highlight")
         box = layout.box()
         row = box.row(align=True)
-        row.prop(st, "search_pattern", text="")
+        row.prop(s, "search_pattern", text="")
         row.operator("tracevis3d.search", text="", icon="VIEWZOOM")
         lm = landmarks.landmarks(context.scene)
         if lm.hits:
@@ -265,7 +226,7 @@ class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
             box.operator("tracevis3d.search", text=pattern, icon="RECOVER_LAST").pattern = pattern
         box = layout.box()
         row = box.row(align=True)
-        row.prop(st, "bookmark_note", text="")
+        row.prop(s, "bookmark_note", text="")
         row.operator("tracevis3d.bookmark_add", text="", icon="BOOKMARKS")
         for k, b in enumerate(lm.bookmarks):
             row = box.row(align=True)
@@ -274,32 +235,32 @@ class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
             row.operator("tracevis3d.bookmark_remove", text="", icon="X").index = k
         box = layout.box()
         box.label(text="Cone tree")
-        box.prop(st, "cone_max_nodes")
-        box.prop(st, "cone_orientation", text="")
-        box.prop(st, "cone_fold_recursion")
         row = box.row(align=True)
         row.operator("tracevis3d.cone_tree", icon="MESH_CONE")
         row.operator("tracevis3d.cone_expand", icon="ADD")
-        if st.cone_expand:
+        if cone.expand:
             box.operator("tracevis3d.cone_expand", text="Collapse All", icon="REMOVE").clear = "1"
+        box.use_property_split = True
+        box.use_property_decorate = False
+        draw_schema(box, cone, _schema("cone"))
 
 
 class VIEW3D_PT_tracevis3d_render(_Base, Panel):
+    """The render options (the Render schema's output, engine, samples, background); the
+    image has the resolution the scene was built with."""
+
     bl_label = "Render Figure"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
 
     def draw(self, context):
+        from ..tracevis3d.params.render import RENDER
+        from .properties import RENDER_FIELDS
+
         s = context.scene.tracevis3d
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        layout.prop(s, "render_engine")
-        col = layout.column(align=True)
-        col.prop(s, "resolution_x", text="Resolution X")
-        col.prop(s, "resolution_y", text="Y")
-        layout.prop(s, "render_samples")
-        layout.prop(s, "render_transparent")
-        layout.prop(s, "render_output")
+        draw_schema(layout, s, RENDER, only=RENDER_FIELDS, boxes=False)
         layout.operator("tracevis3d.render_figure", icon="RENDER_STILL")
 
 

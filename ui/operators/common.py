@@ -13,7 +13,7 @@ import traceback
 
 import bpy
 
-from ..tracevis3d.model import TraceError
+from ...tracevis3d.model import TraceError
 
 # Errors about the user's input, not our bug: report the message only.  Anything else is
 # reported as an internal error (still one line, no traceback unless --debug-python).
@@ -102,7 +102,7 @@ class JobOperator:
     _on_done = None
 
     def start_job(self, context, job, on_done):
-        from ..tracevis3d.blender.tasks import QUEUE
+        from ...tracevis3d.blender.tasks import QUEUE
 
         QUEUE.submit(job)  # Busy (a RuntimeError) -> reported, nothing started
         self._job, self._on_done = job, on_done
@@ -117,7 +117,7 @@ class JobOperator:
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
-        from ..tracevis3d.blender.tasks import QUEUE
+        from ...tracevis3d.blender.tasks import QUEUE
 
         if event.type == "ESC" and event.value == "PRESS":
             self._job.cancel()

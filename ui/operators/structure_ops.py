@@ -4,12 +4,12 @@ calls `tracevis3d.blender.landmarks` or runs the cone-tree job
 (`tracevis3d.blender.cone_tasks`) through `common.JobOperator`."""
 from __future__ import annotations
 
-from bpy.props import IntProperty, StringProperty
 from bpy.types import Operator
 
-from .. import structure_props
-from ..tracevis3d.blender import landmarks, session
-from ..tracevis3d.jobs import Job
+from .. import properties
+from ..props import with_props
+from ...tracevis3d.blender import landmarks, session
+from ...tracevis3d.jobs import Job
 from .common import JobOperator, reported, settings_of, trace_path_of
 
 
@@ -17,25 +17,17 @@ def _trace(context):
     return session.get_trace(trace_path_of(context))
 
 
-def _structure(context):
-    st = structure_props.structure_of(context.scene)
-    if st is None:
-        raise ValueError("the TraceVis3D extension's properties are not registered")
-    return st
-
-
+@with_props([("pattern", "String", dict(name="Pattern", default="", options={"SKIP_SAVE"},
+                                        description="Regular expression (default: the panel's search field)"))])
 class TRACEVIS3D_OT_search(JobOperator, Operator):
     """Search the trace's function names and modules (regular expression), remember the search in the history and fly the camera to the first hit"""
 
     bl_idname = "tracevis3d.search"
     bl_label = "Search"
 
-    pattern: StringProperty(name="Pattern", default="", options={"SKIP_SAVE"},
-                            description="Regular expression (default: the panel's search field)")
-
     @reported
     def execute(self, context):
-        st = _structure(context)
+        st = settings_of(context)
         pattern = self.pattern.strip() or st.search_pattern.strip()
         if not pattern:
             raise ValueError("nothing to search: type a regular expression first")
@@ -51,13 +43,12 @@ class TRACEVIS3D_OT_search(JobOperator, Operator):
         return self.start_job(context, job, done)
 
 
+@with_props([("step", "Int", dict(name="Step", default=1, options={"SKIP_SAVE"}))])
 class TRACEVIS3D_OT_next_hit(Operator):
     """Fly the camera to the next (or previous) hit of the last search"""
 
     bl_idname = "tracevis3d.next_hit"
     bl_label = "Next Hit"
-
-    step: IntProperty(name="Step", default=1, options={"SKIP_SAVE"})
 
     @reported
     def execute(self, context):
@@ -77,24 +68,25 @@ class TRACEVIS3D_OT_bookmark_add(Operator):
 
     @reported
     def execute(self, context):
-        st = _structure(context)
         s = settings_of(context)
         lm = landmarks.landmarks(context.scene)
         call = s.picked_call if s.picked_call >= 0 else (lm.hits[lm.current] if lm.current >= 0 else -1)
         if call < 0:
             raise ValueError("nothing to bookmark: pick a call (Shift+Alt+D) or search first")
-        landmarks.add_bookmark(call, st.bookmark_note, _trace(context), context.scene)
-        st.bookmark_note = ""
+        landmarks.add_bookmark(call, s.bookmark_note, _trace(context), context.scene)
+        s.bookmark_note = ""
         return {"FINISHED"}
 
 
+_BOOKMARK = [("index", "Int", dict(name="Bookmark", default=0, min=0))]
+
+
+@with_props(_BOOKMARK)
 class TRACEVIS3D_OT_bookmark_go(Operator):
     """Go back to a bookmark's view"""
 
     bl_idname = "tracevis3d.bookmark_go"
     bl_label = "Go to Bookmark"
-
-    index: IntProperty(name="Bookmark", default=0, min=0)
 
     @reported
     def execute(self, context):
@@ -102,13 +94,12 @@ class TRACEVIS3D_OT_bookmark_go(Operator):
         return {"FINISHED"}
 
 
+@with_props(_BOOKMARK)
 class TRACEVIS3D_OT_bookmark_remove(Operator):
     """Remove a bookmark"""
 
     bl_idname = "tracevis3d.bookmark_remove"
     bl_label = "Remove Bookmark"
-
-    index: IntProperty(name="Bookmark", default=0, min=0)
 
     @reported
     def execute(self, context):
@@ -117,7 +108,7 @@ class TRACEVIS3D_OT_bookmark_remove(Operator):
 
 
 def cone_steps(job, path, params, scene):
-    from ..tracevis3d.blender.cone_tasks import cone_build_steps
+    from ...tracevis3d.blender.cone_tasks import cone_build_steps
 
     trace = yield from session.load_steps(job, path, span=(0.0, 0.3))
     out = yield from cone_build_steps(job, trace, params, scene, "TraceVis3D", path, (0.3, 1.0))
@@ -125,7 +116,7 @@ def cone_steps(job, path, params, scene):
 
 
 class TRACEVIS3D_OT_cone_tree(JobOperator, Operator):
-    """Build the cone tree of the trace's calling contexts (largest by inclusive time; filters of the Structure section and the Parameters' hide fields apply)"""
+    """Build the cone tree of the trace's calling contexts (largest by inclusive time) with the Structure section's parameters"""
 
     bl_idname = "tracevis3d.cone_tree"
     bl_label = "Cone Tree"
@@ -133,7 +124,7 @@ class TRACEVIS3D_OT_cone_tree(JobOperator, Operator):
     @reported
     def execute(self, context):
         path = trace_path_of(context)
-        params = structure_props.cone_params_dict(context.scene)
+        params = properties.params_of(context.scene, "cone")
         job = Job("cone tree", cone_steps, path, params, context.scene)
 
         def done(_context, result):
@@ -142,25 +133,28 @@ class TRACEVIS3D_OT_cone_tree(JobOperator, Operator):
         return self.start_job(context, job, done)
 
 
+@with_props([("clear", "String", dict(name="Clear", default="", options={"SKIP_SAVE", "HIDDEN"}))])
 class TRACEVIS3D_OT_cone_expand(JobOperator, Operator):
-    """Expand the picked node of the cone tree fully (all its children, beyond the node budget) and rebuild; with Clear: back to the budget"""
+    """Expand the picked node of the cone tree fully (all its children, beyond the node budget, and in the icicle's next Build) and rebuild; with Clear: back to the budget"""
 
     bl_idname = "tracevis3d.cone_expand"
     bl_label = "Expand Picked"
 
-    clear: StringProperty(name="Clear", default="", options={"SKIP_SAVE", "HIDDEN"})
-
     @reported
     def execute(self, context):
-        st = _structure(context)
         s = settings_of(context)
+        cone = properties.group_of(context.scene, "cone")
+        p = properties.VIEWS["cone"].SCHEMA["expand"]
+        calls = p.kind.from_props(p, lambda name: getattr(cone, name))
         if self.clear:
-            st.cone_expand = ""
+            calls = []
         else:
             if s.picked_call < 0:
                 raise ValueError("no node picked: Shift+Alt+D over a node of the cone tree first")
-            calls = [x for x in st.cone_expand.split(",") if x.strip()]
-            st.cone_expand = ",".join(calls + [str(s.picked_call)])
+            calls = p.kind.check(calls + [int(s.picked_call)], p.name)
+        for view in ("cone", "icicle"):  # the icicle shows the same calls expanded (its next Build)
+            group = properties.group_of(context.scene, view)
+            p.kind.to_props(p, calls, lambda name, v, group=group: setattr(group, name, v))
         return TRACEVIS3D_OT_cone_tree.execute(self, context)
 
 

@@ -70,9 +70,9 @@ class TRACEVIS3D_OT_live_connect(Operator):
     bl_options = {"REGISTER"}
 
     def execute(self, context):
-        from ..tracevis3d.blender.live_view import LiveView
-        from ..tracevis3d.layout.live import LiveParams
-        from ..tracevis3d.live.session import LiveSession
+        from ...tracevis3d.blender.live_view import LiveView
+        from ...tracevis3d.layout.live import LiveParams
+        from ...tracevis3d.live.session import LiveSession
 
         s = context.scene.tracevis3d
         disconnect()

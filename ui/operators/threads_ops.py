@@ -8,15 +8,15 @@ import time
 
 from bpy.types import Operator
 
-from .. import threads_properties
-from ..tracevis3d.blender import session
-from ..tracevis3d.jobs import Job
+from .. import properties
+from ...tracevis3d.blender import session
+from ...tracevis3d.jobs import Job
 from .common import JobOperator, reported, settings_of, trace_path_of
 
 
 def threads_scene_steps(job, path, params, scene):
     """Load the scene's trace (cached), analyse and build the thread view."""
-    from ..tracevis3d.blender.threads_tasks import last_sync, threads_build_steps
+    from ...tracevis3d.blender.threads_tasks import last_sync, threads_build_steps
 
     trace = yield from session.load_steps(job, path, (0.0, 0.2))
     out = yield from threads_build_steps(job, trace, params, scene, "TraceVis3D", last_sync(trace), True)
@@ -25,21 +25,20 @@ def threads_scene_steps(job, path, params, scene):
 
 def start_threads(op, context, what: str = "Built the thread view of"):
     path = trace_path_of(context)
-    ts = context.scene.tracevis3d_threads
-    params = threads_properties.threads_params_dict(ts)
-    picked = settings_of(context).picked_call
-    if ts.highlight_picked and ts.color_by == "object" and picked >= 0:
-        params["highlight_wait"] = int(picked)
+    s = settings_of(context)
+    params = properties.params_of(context.scene, "threads")
+    if s.highlight_picked and params.color_by == "object" and s.picked_call >= 0:
+        params.highlight_wait = int(s.picked_call)
     t0 = time.perf_counter()
 
     def done(context, result):
         m, sync = result["build"]["meta"], result["build"]["sync"]
-        ts.summary = (f"{len(sync):,} correspondences, {int(sync.primary.sum()):,} hand-offs; "
-                      f"{m['n_curves']:,} curves, {m['n_compound']:,} compound")
-        from ..tracevis3d.blender.scene import frame_view
+        s.threads_summary = (f"{len(sync):,} correspondences, {int(sync.primary.sum()):,} hand-offs; "
+                             f"{m['n_curves']:,} curves, {m['n_compound']:,} compound")
+        from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)  # no-op headless
-        return f"{what} {os.path.basename(path)} in {time.perf_counter() - t0:.2f} s: {ts.summary}"
+        return f"{what} {os.path.basename(path)} in {time.perf_counter() - t0:.2f} s: {s.threads_summary}"
 
     return op.start_job(context, Job("threads", threads_scene_steps, path, params, context.scene), done)
 
@@ -70,13 +69,13 @@ class TRACEVIS3D_OT_threads_focus_picked(JobOperator, Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.blender.session import cached_trace, file_key
+        from ...tracevis3d.blender.session import cached_trace, file_key
 
         call = _picked(context)
         trace = cached_trace(file_key(trace_path_of(context)))
         if trace is None or call >= len(trace):
             raise ValueError("the picked call is not in the loaded trace: build the thread view first")
-        context.scene.tracevis3d_threads.focus = trace.thread_names[int(trace.thread[call])]
+        context.scene.tracevis3d_threads_params.focus = trace.thread_names[int(trace.thread[call])]
         return start_threads(self, context, "Focused")
 
 
@@ -88,9 +87,9 @@ class TRACEVIS3D_OT_threads_who_released(Operator):
 
     @reported
     def execute(self, context):
-        from ..tracevis3d.analysis.sync_summary import describe_call_sync
-        from ..tracevis3d.blender.session import cached_trace, file_key
-        from ..tracevis3d.blender.threads_tasks import last_sync
+        from ...tracevis3d.analysis.sync_summary import describe_call_sync
+        from ...tracevis3d.blender.session import cached_trace, file_key
+        from ...tracevis3d.blender.threads_tasks import last_sync
 
         call = _picked(context)
         trace = cached_trace(file_key(trace_path_of(context)))
@@ -100,7 +99,7 @@ class TRACEVIS3D_OT_threads_who_released(Operator):
         if call >= len(trace):
             raise ValueError(f"the picked call {call} is not in the loaded trace ({len(trace):,} calls)")
         text = describe_call_sync(sync, call)
-        context.scene.tracevis3d_threads.picked_text = text
+        settings_of(context).threads_picked_text = text
         self.report({"INFO"}, text.replace("\n", "; ")[:400])
         return {"FINISHED"}
 

@@ -14,21 +14,16 @@ from __future__ import annotations
 import os
 import time
 
-from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy.types import Operator
 
 from .. import properties
-from ..tracevis3d.blender import session, tasks
-from ..tracevis3d.jobs import Job
+from ..props import with_props
+from ...tracevis3d.blender import session, tasks
+from ...tracevis3d.jobs import Job
+from ...tracevis3d.params.compare import TUBE_COLOR_ITEMS
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
-COLOUR_MODES = (
-    ("permutation", "Order changed", "Red when a match moved within its group, grey when aligned"),
-    ("trace-a", "Position, seen from A", "Rainbow of the position in the group, from A's side"),
-    ("trace-b", "Position, seen from B", "Rainbow of the position in the group, from B's side"),
-    ("similarity", "Similarity", "Opaque for strong matches, translucent for weak ones"),
-    ("ratio", "Duration ratio", "Red slower in B, blue faster"),
-)
+COLOUR_MODES = TUBE_COLOR_ITEMS
 
 
 def resolve_calls(cmp, params: dict, calls: dict, align=None) -> dict:
@@ -43,7 +38,7 @@ def resolve_calls(cmp, params: dict, calls: dict, align=None) -> dict:
         except ValueError as e:
             raise ValueError(f"{label}: {e}") from None
     if align is not None:
-        from ..tracevis3d.layout.compare import align_window_b
+        from ...tracevis3d.layout.compare import align_window_b
 
         try:
             out["window_b"] = list(align_window_b(cmp, cmp.find_call("a", align)))
@@ -64,7 +59,7 @@ def compare_scene_steps(job, path_a, path_b, tau, params, calls, scene, align=No
 
 def compare_paths(context) -> tuple:
     """(trace A, trace B) of the panel, both checked to be traces (one line if not)."""
-    from ..tracevis3d.io.sniff import check_trace_file
+    from ...tracevis3d.io.sniff import check_trace_file
 
     settings = settings_of(context)
     a = trace_path_of(context)
@@ -76,31 +71,40 @@ def compare_paths(context) -> tuple:
     return a, b
 
 
+def compare_params(scene) -> tuple:
+    """(the panel's CompareParams as a dict, the brushed calls {"brush_a", "brush_b"}).
+    "Align to" is the Align button's, not Compare's (it sets B's focus window)."""
+    names = [p.name for p in properties.VIEWS["compare"].SCHEMA if p.name != "align_a"]
+    d = properties.params_of(scene, "compare", only=names).to_dict()
+    calls = {"brush_a": d.pop("brush_a"), "brush_b": d.pop("brush_b")}
+    return d, calls
+
+
 def start_compare(op, context, align=None, what: str = "Compared"):
     """Start the compare-and-build job of the panel's settings for operator ``op``."""
     settings = settings_of(context)
+    group = context.scene.tracevis3d_compare_params
     a, b = compare_paths(context)
-    tau = float(settings.compare_tau)
-    params = properties.compare_params_dict(settings)
+    params, calls = compare_params(context.scene)
+    tau = params["tau"]
     t0 = time.perf_counter()
 
     def done(context, result):
         cmp, p = result["comparison"], result["params"]
         if align is not None:  # the new focus of B goes into the panel
-            settings.use_compare_window_b = True
-            settings.compare_window_b_start, settings.compare_window_b_end = p["window_b"]
+            group.use_window_b = True
+            group.window_b_start, group.window_b_end = p["window_b"]
         m = result["build"]["meta"]
         text = (f"{cmp.n_pairs_total:,} call pairs above τ={tau:g}; {m.get('n_tubes', 0):,} tubes; no match: "
                 f"{m.get('n_unmatched_a', 0):,} calls of A, {m.get('n_unmatched_b', 0):,} of B in view")
         settings.compare_summary = text
-        from ..tracevis3d.blender.scene import frame_view
+        from ...tracevis3d.blender.scene import frame_view
 
         frame_view(context)  # no-op headless
         return (f"{what} {os.path.basename(a)} with {os.path.basename(b)} in {time.perf_counter() - t0:.2f} s: "
                 f"{text}")
 
-    job = Job("compare", compare_scene_steps, a, b, tau, params, properties.compare_calls(settings),
-              context.scene, align)
+    job = Job("compare", compare_scene_steps, a, b, tau, params, calls, context.scene, align)
     return op.start_job(context, job, done)
 
 
@@ -115,50 +119,51 @@ class TRACEVIS3D_OT_compare(JobOperator, Operator):
         return start_compare(self, context)
 
 
+@with_props([("call", "String", dict(name="Call of A", default="", options={"SKIP_SAVE"},
+                                     description="Index or function name of a call of A (default: the panel's "
+                                                 "'Align to', else the picked call of A)"))])
 class TRACEVIS3D_OT_compare_align(JobOperator, Operator):
     """Move B's focus window onto the matches of a call of A (TraceDiff's align) and rebuild"""
 
     bl_idname = "tracevis3d.compare_align"
     bl_label = "Align B"
 
-    call: StringProperty(name="Call of A", default="", options={"SKIP_SAVE"},
-                         description="Index or function name of a call of A (default: the panel's "
-                                     "'Align to', else the picked call of A)")
-
     @reported
     def execute(self, context):
         settings = settings_of(context)
-        call = self.call.strip() or settings.compare_align_a.strip()
+        group = context.scene.tracevis3d_compare_params
+        call = self.call.strip() or group.align_a.strip()
         if not call and settings.picked_side == "a" and settings.picked_call >= 0:
             call = str(settings.picked_call)
         if not call:
             raise ValueError("no call to align: set 'Align to' (a call of A) or pick a call of A")
-        settings.compare_align_a = call
+        group.align_a = call
         return start_compare(self, context, align=call, what="Aligned B of")
 
 
+@with_props([("clear", "Bool", dict(name="Clear", default=False, options={"SKIP_SAVE"},
+                                    description="Remove the brushing of both runs instead"))])
 class TRACEVIS3D_OT_compare_brush(JobOperator, Operator):
     """Brush the picked call: only the groups rooted in its stack keep their colour (TraceDiff IV-E); rebuilds"""
 
     bl_idname = "tracevis3d.compare_brush"
     bl_label = "Brush Picked"
 
-    clear: BoolProperty(name="Clear", default=False, options={"SKIP_SAVE"},
-                        description="Remove the brushing of both runs instead")
-
     @reported
     def execute(self, context):
         settings = settings_of(context)
+        group = context.scene.tracevis3d_compare_params
         if self.clear:
-            settings.compare_brush_a = settings.compare_brush_b = ""
+            group.brush_a = group.brush_b = ""
         else:
             side = settings.picked_side
             if side not in ("a", "b") or settings.picked_call < 0:
                 raise ValueError("no call of the comparison picked: Shift+Alt+D over a box or a tube first")
-            setattr(settings, f"compare_brush_{side}", str(settings.picked_call))
+            setattr(group, f"brush_{side}", str(settings.picked_call))
         return start_compare(self, context, what="Brushed" if not self.clear else "Cleared the brush of")
 
 
+@with_props([("mode", "Enum", dict(name="Mode", items=COLOUR_MODES, default="permutation"))])
 class TRACEVIS3D_OT_compare_color_mode(Operator):
     """Colour the tubes by another measure (order changed, position seen from A or B, similarity, duration ratio) without a rebuild"""
 
@@ -166,18 +171,12 @@ class TRACEVIS3D_OT_compare_color_mode(Operator):
     bl_label = "Tube Colour"
     bl_options = {"REGISTER", "UNDO"}
 
-    mode: EnumProperty(name="Mode", items=COLOUR_MODES, default="permutation")
-
     @reported
     def execute(self, context):
-        settings = settings_of(context)
         if properties.tube_object(context.scene) is None:
             raise ValueError("no comparison scene: press Compare first")
         properties.recolour_tubes(context.scene, self.mode)  # errors reported here, not in the update
-        mode, _, side = self.mode.partition("-")
-        if mode == "trace":
-            settings.compare_viewpoint = side
-        settings.compare_color_by = mode
+        context.scene.tracevis3d_compare_params.color_by = self.mode  # its update finds the tubes recoloured
         return {"FINISHED"}
 
 

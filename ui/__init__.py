@@ -1,0 +1,23 @@
+"""The add-on's user interface (issue 22): scene properties generated from the parameter
+schemas (`props`: the one place that makes Blender properties; `properties`: the groups
+``scene.tracevis3d`` and ``scene.tracevis3d_<view>_params``, saved sessions; `legacy`: the
+previous version's fields), the operators (`operators`, picking included) and the sidebar
+panel (`panels`: every view's fields drawn from its schema).  Only this package and
+``tracevis3d.blender`` import bpy."""
+from __future__ import annotations
+
+
+def register():
+    from . import operators, panels, properties
+
+    properties.register()
+    operators.register()
+    panels.register()
+
+
+def unregister():
+    from . import operators, panels, properties
+
+    panels.unregister()
+    operators.unregister()
+    properties.unregister()
