@@ -24,7 +24,7 @@ pytestmark = pytest.mark.blender
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 PKG = "tv3d_addon"
-VIEWS = ("icicle", "compare", "threads", "cone")
+VIEWS = ("icicle", "compare", "threads", "cone", "live")
 RNA_TYPES = {"Bool": "BOOLEAN", "Int": "INT", "Float": "FLOAT", "String": "STRING", "Enum": "ENUM"}
 
 
@@ -276,8 +276,9 @@ EXPECTED = {
     "tracevis3d_cone_params": dict(max_nodes=50, orientation="horizontal", fold_recursion=False, hide_utilities=2,
                             highlight="^app", hide_modules="app.util", resolution_x=1280, label_px=20.0,
                             title="An old scene"),
+    "tracevis3d_live_params": dict(window_us=250000.0),
     "tracevis3d": dict(engine="eevee", use_samples=True, samples=4, transparent=True, search_pattern="util",
-                       live_window_ms=250.0, trace_path="//old_session_trace.json.gz",
+                       trace_path="//old_session_trace.json.gz",
                        trace_path_rel="//old_session_trace.json.gz"),
 }
 

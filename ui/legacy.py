@@ -27,6 +27,7 @@ _THREAD_COLOR = ("kind", "thread", "object")
 
 S, ST, TH = "tracevis3d", "tracevis3d_structure", "tracevis3d_threads"
 I, C, T, K = "tracevis3d_icicle_params", "tracevis3d_compare_params", "tracevis3d_threads_params", "tracevis3d_cone_params"
+L = "tracevis3d_live_params"
 
 #: (old group, old property) -> ([(new group, new property)], old enum items or None)
 RENAMED = {
@@ -93,9 +94,9 @@ RENAMED = {
     (TH, "zero_radius"): ([(T, "zero_radius")], None),
     (TH, "focus_scale"): ([(T, "focus_scale")], None),
     (TH, "show_icicle"): ([(T, "show_icicle")], None),
+    (S, "live_follow"): ([(L, "follow")], None),
     # kept as they were (same name and type in the session group tracevis3d): trace_path,
-    # trace_path_rel, compare_path, compare_path_rel, live_endpoint, live_connect, live_follow,
-    # live_window_ms; not saved (SKIP_SAVE): picked_*, live_status, compare_summary and the
+    # trace_path_rel, compare_path, compare_path_rel, live_endpoint, live_connect; not saved (SKIP_SAVE): picked_*, live_status, compare_summary and the
     # thread view's summary / picked_text
 }
 
@@ -108,6 +109,7 @@ COMBINED = {
     (S, "compare_all_tubes"): False,             # -> declutter_px 0 (all tubes) or 96
     (TH, "fold"): "auto",                        # fold text -> fold_mode / fold_levels
     (TH, "use_window"): False, (TH, "window_start"): 0.0, (TH, "window_end"): 100.0,  # ms -> µs
+    (S, "live_window_ms"): 1000.0,               # ms -> the live view's window_us
 }
 _COMPARE_COLOR = ("permutation", "trace", "similarity", "ratio")
 _VIEWPOINT = ("a", "b")
@@ -167,6 +169,8 @@ def _combined(old: dict) -> list:
         out.append((T, "use_time_window", bool(get((TH, "use_window")))))
         out.append((T, "time_window_start", 1e3 * float(get((TH, "window_start")))))
         out.append((T, "time_window_end", 1e3 * float(get((TH, "window_end")))))
+    if (S, "live_window_ms") in old:
+        out.append((L, "window_us", 1e3 * float(old[(S, "live_window_ms")])))
     return out
 
 

@@ -171,10 +171,7 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
         col.enabled = not connected
         col.prop(s, "live_endpoint", text="")
         col.prop(s, "live_connect")
-        layout.prop(s, "live_follow")
-        row = layout.row()
-        row.enabled = s.live_follow
-        row.prop(s, "live_window_ms")
+        draw_schema(layout, context.scene.tracevis3d_live_params, _schema("live"))
         row = layout.row()
         row.scale_y = 1.3
         if connected:

@@ -39,12 +39,14 @@ import bpy
 from ..tracevis3d.params.compare import CompareParams
 from ..tracevis3d.params.cone import ConeParams
 from ..tracevis3d.params.icicle import IcicleParams
+from ..tracevis3d.params.live import LiveParams
 from ..tracevis3d.params.render import RENDER
 from ..tracevis3d.params.threads import ThreadsParams
 from . import props
 
 #: view -> its parameter object; its group is ``scene.tracevis3d_<view>_params``
-VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams}
+VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams,
+         "live": LiveParams}
 #: the render options the panel edits: output, engine, samples, transparent (``save``, the
 #: command line's, has ``ui=False``)
 RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)
@@ -80,10 +82,6 @@ SESSION = [
                                                  "without CURVE keys)")),
     ("live_connect", "Bool", dict(name="Connect to a program", default=False,
                                   description="Connect to a program started with --bind instead of binding")),
-    ("live_follow", "Bool", dict(name="Follow now", default=True,
-                                 description="The camera follows the newest calls; off: the whole run so far")),
-    ("live_window_ms", "Float", dict(name="Window (ms)", default=1000.0, min=0.001, max=1e9,
-                                     description="Time shown across the view while following now")),
     ("live_status", "String", dict(name="Live status", default="", options=_SKIP)),
     ("picked_call", "Int", dict(name="Picked call", default=-1, options=_SKIP)),
     ("picked_text", "String", dict(name="Picked call details", default="", options=_SKIP)),

@@ -17,13 +17,15 @@ def commands() -> list:
     from .compare import COMPARE
     from .cone import CONE
     from .icicle import ICICLE
+    from .live import LIVE, RENDER_LIVE
     from .render import RENDER
     from .threads import THREADS, THREADS_COMMAND
 
     return [("render-icicle TRACE", ICICLE.doc, [RENDER, ICICLE]),
             ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
             ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
-            ("render-cone TRACE", CONE.doc, [RENDER, CONE])]
+            ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
+            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE])]
 
 
 def _cell(text: str) -> str:

@@ -9,6 +9,8 @@ import time
 import bpy
 from bpy.types import Operator
 
+from ..properties import group_of, params_of
+
 
 TICK = 0.1            # seconds between polls
 POLL_BUDGET = 0.02    # seconds of message handling per poll
@@ -27,11 +29,12 @@ def live_tick(scene=None):
     scene = scene or _LIVE.get("scene") or bpy.context.scene
     try:
         s = scene.tracevis3d
-        view.layout.p.follow = bool(s.live_follow)
+        follow = bool(group_of(scene, "live").follow)
+        view.layout.p.follow = follow
         ch = sess.poll_once(max_messages=200, max_seconds=POLL_BUDGET)
-        if ch.changed or ch.events or _LIVE.get("follow") != s.live_follow:
+        if ch.changed or ch.events or _LIVE.get("follow") != follow:
             view.update(sess)
-            _LIVE["follow"] = s.live_follow
+            _LIVE["follow"] = follow
         t, ev = time.monotonic(), sess.events
         t0, ev0 = _LIVE.get("rate", (t, ev))
         if t - t0 >= 1.0 or "rate" not in _LIVE:
@@ -71,7 +74,6 @@ class TRACEVIS3D_OT_live_connect(Operator):
 
     def execute(self, context):
         from ...tracevis3d.blender.live_view import LiveView
-        from ...tracevis3d.layout.live import LiveParams
         from ...tracevis3d.live.session import LiveSession
 
         s = context.scene.tracevis3d
@@ -82,9 +84,7 @@ class TRACEVIS3D_OT_live_connect(Operator):
             self.report({"ERROR"}, f"Live: {s.live_endpoint}: {e}")
             return {"CANCELLED"}
         try:
-            res = context.scene.render
-            view = LiveView(LiveParams(window_us=s.live_window_ms * 1000.0, follow=s.live_follow,
-                                       resolution=(res.resolution_x, res.resolution_y)), scene=context.scene)
+            view = LiveView(params_of(context.scene, "live"), scene=context.scene)
         except Exception as e:
             sess.close()
             self.report({"ERROR"}, f"Live: could not make the scene: {e}")
