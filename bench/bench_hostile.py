@@ -364,6 +364,18 @@ def live_rows(row, peer: str | None = None) -> None:
             pr.kill()
         row("live: 4 flooding peers", "80 x 4 MB messages each, unread", "—", "—", f"{grown:.0f}",
             "<= 300 MB", "RCVHWM 64: 256 MB a peer (issue)")
+    # more flooding peers than the viewer admits (max_peers 8): the rest refused at the handshake
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        rss0 = _rss_mb()
+        procs = [_peer_process(sess, "flood") for _ in range(12)]
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 8:
+            sess.poll_once(max_messages=0, wait=0.05)
+        grown = _rss_mb() - rss0
+        for pr in procs:
+            pr.kill()
+        row("live: 12 flooding peers", "12 peers, 80 x 4 MB messages each, unread", f"{sess.peers_refused} refusals",
+            "—", f"{grown:.0f}", "<= 8 peers' pipes (8 x 64 MB)", "not capped (issue): 12 x 64 MB")
     ctx.term()
 
 

@@ -72,9 +72,21 @@ def _events(hooks_cls, fn):
     batches = []
     hooks = hooks_cls(lambda slot, batch: batches.append((slot, batch)))
     conv = Converter(hooks.origin, native=getattr(hooks, "native_rec", None))
-    hooks.start()
-    fn()
-    rest = hooks.stop()
+    # the collector's callbacks (hypothesis registers one in the test process) are Python
+    # calls a collection may run in the middle of ``fn``: not part of what is compared
+    import gc
+
+    callbacks, enabled = gc.callbacks[:], gc.isenabled()
+    gc.callbacks.clear()
+    gc.disable()
+    try:
+        hooks.start()
+        fn()
+        rest = hooks.stop()
+    finally:
+        gc.callbacks[:] = callbacks
+        if enabled:
+            gc.enable()
     out = []
     for slot, batch in batches + rest:
         rec = conv.convert(slot.index, batch)
