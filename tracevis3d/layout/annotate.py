@@ -229,14 +229,20 @@ def occupancy_grid(res, cell: float, points=None, radii=None, rects=None) -> np.
         boxes.append(np.asarray(rects, np.float64).reshape(-1, 4))
     if not boxes:
         return np.zeros((ny, nx), np.bool_)
-    from ..kernels.raster import covered_cells
+    b = np.concatenate(boxes)
+    return rects_grid(res, cell, b[:, 0], b[:, 1], b[:, 2], b[:, 3])
 
-    b = np.nan_to_num(np.concatenate(boxes), nan=-1.0, posinf=1e9, neginf=-1e9)
-    c0 = np.clip(np.floor(b[:, 0] / cell), 0, nx).astype(np.int64)
-    r0 = np.clip(np.floor(b[:, 1] / cell), 0, ny).astype(np.int64)
-    c1 = np.clip(np.floor(b[:, 2] / cell) + 1, 0, nx).astype(np.int64)
-    r1 = np.clip(np.floor(b[:, 3] / cell) + 1, 0, ny).astype(np.int64)
-    return covered_cells(ny, nx, r0, c0, r1, c1)
+
+def rects_grid(res, cell: float, x0, y0, x1, y1) -> np.ndarray:
+    """`occupancy_grid` of rectangles given as four columns of pixel coordinates (no
+    (n, 4) copy: the icicle passes one rectangle per drawn call); a rectangle with a NaN
+    coordinate covers nothing."""
+    from ..kernels.raster import covered_cells_px
+
+    w, h = res
+    ny, nx = int(np.ceil(h / cell)), int(np.ceil(w / cell))
+    f = [np.ascontiguousarray(v, np.float64) for v in (x0, y0, x1, y1)]
+    return covered_cells_px(ny, nx, float(cell), *f)
 
 
 def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple | None:

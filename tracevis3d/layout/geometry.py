@@ -55,12 +55,26 @@ class Drawn:
         return self.bottom + (1 + BOX_FILL) / 2 * self.height
 
 
+def dense_ranks(v: np.ndarray) -> np.ndarray:
+    """The rank of each value among the distinct values of ``v`` (``np.unique``'s inverse),
+    through a presence table over [min, max] when that range is at most a few times the
+    array (O(n), no sort: the levels of 10^7 calls), else by sorting."""
+    if v.size == 0:
+        return np.zeros(0, np.int64)
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo > max(4 * v.size, 1 << 16):
+        return np.unique(v, return_inverse=True)[1]
+    present = np.zeros(hi - lo + 1, np.bool_)
+    present[v - lo] = True
+    return (np.cumsum(present) - 1)[v - lo]
+
+
 def drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
     """The calls a figure draws (unfolded calls and run bands), from the select and fold stages."""
     dr = np.flatnonzero(fold.drawn)
     idx = sel.idx[dr]
     tr = sel.trace
-    _, level_id = np.unique(np.round(fold.bottom[dr] * 4096.0).astype(np.int64), return_inverse=True)
+    level_id = dense_ranks(np.round(fold.bottom[dr] * 4096.0).astype(np.int64))
     return Drawn(idx, sel.original(idx), dr, sel.lane[dr], np.maximum(tr.start[idx], sel.t0),
                  np.minimum(tr.end[idx], sel.t1), tr.func[idx], slot[dr], fold.folded[dr], fold.run_levels[dr],
                  fold.bottom[dr], fold.height[dr], level_id.astype(np.int32), ext_unit[dr])
@@ -111,29 +125,19 @@ def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
 
 def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
     """Per cluster: a member of the function holding most of its time, that share, and
-    (with ``calls``, each member's number of calls) how many calls that function has."""
+    (with ``calls``, each member's number of calls) how many calls that function has
+    (`kernels.dominant.dominant_members`; a cluster with no member: 0 and share 0)."""
+    from ..kernels.dominant import dominant_members
+
     if n_clusters == 0:
         return (np.zeros(0, np.int64), np.zeros(0)) + ((np.zeros(0),) if calls is not None else ())
-    m = np.flatnonzero(cluster_of >= 0)
-    k_func = int(func.max()) + 1
-    key = cluster_of[m].astype(np.int64) * k_func + func[m]
-    uk, inv = np.unique(key, return_inverse=True)
-    tot = np.bincount(inv, weights=dur[m])
-    kc = uk // k_func
-    order = np.lexsort((-tot, kc))  # per cluster, heaviest function first
-    first = order[np.r_[True, kc[order][1:] != kc[order][:-1]]]
-    member = np.empty(uk.size, np.int64)
-    member[inv] = m  # one member per (cluster, function)
-    cl_tot = np.bincount(kc, weights=tot, minlength=n_clusters)
-    dom = np.zeros(n_clusters, np.int64)
-    share = np.zeros(n_clusters)
-    dom[kc[first]] = member[first]
-    share[kc[first]] = tot[first] / np.maximum(cl_tot[kc[first]], 1e-300)
-    if calls is None:
-        return dom, share
-    n_calls = np.zeros(n_clusters)
-    n_calls[kc[first]] = np.bincount(inv, weights=np.asarray(calls, np.float64)[m])[first]
-    return dom, share, n_calls
+    of = np.ascontiguousarray(cluster_of, np.int64)
+    f = np.ascontiguousarray(func, np.int64)
+    n_funcs = int(f[of >= 0].max()) + 1 if (of >= 0).any() else 1
+    c = np.ones(of.size) if calls is None else np.ascontiguousarray(calls, np.float64)
+    member, share, n_calls = dominant_members(of, f, np.ascontiguousarray(dur, np.float64), c, int(n_clusters), n_funcs)
+    member = np.maximum(member, 0)
+    return (member, share) if calls is None else (member, share, n_calls)
 
 
 def _constant_attributes(extra: dict | None, n: int) -> dict:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, legend_placement,
-                       occupancy_grid, plan_hud, time_axis, trace_title)
+                       occupancy_grid, plan_hud, rects_grid, time_axis, trace_title)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -245,7 +245,7 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     x1 = (d.end - sel.t0) * frame.scale_t
     # the front face's lower edge and the extruded top's back edge bound a box on the image
     rx0, ry0, rx1, ry1 = box_rects(frame.cam, res, x0, x1, d.ext, d.face_low, d.face_high)
-    rects = np.stack([rx0, ry0, rx1 + 1.0, ry1 + 1.0], 1)
+    grid = rects_grid(res, OCCUPANCY_CELL_PX, rx0, ry0, rx1 + 1.0, ry1 + 1.0)
     extra = []
     if params.show_axes:  # the axis under the lanes and the names left of them
         zb = float(frame.z_base.min())
@@ -255,7 +255,7 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
                      res)
         w = lane_name_em(sel, params) * tpx
         extra += [(x - w - 1.2 * tpx, y - 1.5 * tpx, x, y + 0.5 * tpx) for x, y in nm]
-    return occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.concatenate([rects, np.asarray(extra).reshape(-1, 4)]))
+    return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.asarray(extra).reshape(-1, 4))
 
 
 def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec:
