@@ -1,0 +1,114 @@
+"""Every view at 10^6-10^7 calls, end to end through the command line (issue 26's table).
+
+    .venv/bin/python bench/bench_scale.py [--calls 1e6,1e7] [--views icicle,cone,threads]
+                                          [--before REV] [--repeat 1]
+
+For each size, a 4-thread synthetic trace (`tracevis3d.synthetic`) saved as a native file;
+for each view, ``python -m tracevis3d render-<view> TRACE -o fig.png`` at 1920x1080 in a fresh
+process (kernels already compiled: one untimed run first), its wall time and peak resident
+memory (the child's ru_maxrss), with this tree and with the version at ``--before`` (a git
+revision extracted to a temporary folder; the peer, measured in the same run).  Prints one
+table: seconds and GB of both, and the ratio to the peer.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+GOALS = {"icicle": 20.0}  # seconds at 10^7 calls (issue 26)
+
+
+def extract(rev: str, dest: pathlib.Path) -> pathlib.Path:
+    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev], check=True,
+                          capture_output=True).stdout
+    tar = dest / "tree.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest / "tree")
+    return dest / "tree"
+
+
+def make_trace(n: int, out: pathlib.Path) -> pathlib.Path:
+    path = out / f"synthetic_{n}.tv3d.npz"
+    if not path.exists():
+        code = ("import sys, tracevis3d; tracevis3d.save(tracevis3d.synthetic(int(sys.argv[1]), threads=4), "
+                "sys.argv[2])")
+        subprocess.run([sys.executable, "-c", code, str(n), str(path)], cwd=REPO, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return path
+
+
+def render(root: pathlib.Path, view: str, trace: pathlib.Path, png: pathlib.Path, cache: str) -> tuple:
+    """(seconds, peak GB) of one render through the command line of the tree at ``root``."""
+    env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "tracevis3d", f"render-{view}", str(trace), "-o", str(png)],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=1800)
+    sec = time.perf_counter() - t
+    if r.returncode != 0:
+        return None, " ".join(r.stderr.strip().splitlines()[-1:])[-120:]
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of the children is the largest of any child so far: measure each case in a
+    # fresh grandchild so the peak is this run's (see main)
+    return sec, max(peak, before) / 2 ** 20
+
+
+def one(root: str, view: str, trace: str, png: str, cache: str) -> None:
+    """Child mode: run one render and print 'SECONDS PEAK_GB' (its own children only)."""
+    sec, gb = render(pathlib.Path(root), view, pathlib.Path(trace), pathlib.Path(png), cache)
+    print(f"RESULT {sec} {gb}")
+
+
+def measure(root, view, trace, png, cache) -> tuple:
+    r = subprocess.run([sys.executable, __file__, "--one", str(root), view, str(trace), str(png), cache],
+                       capture_output=True, text=True, timeout=3600)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            _, sec, gb = line.split(" ", 2)
+            return (None, gb) if sec == "None" else (float(sec), float(gb))
+    return None, (r.stderr or r.stdout).strip()[-120:]
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        one(*sys.argv[2:7])
+        return
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", default="1e6,1e7")
+    ap.add_argument("--views", default="icicle,cone,threads")
+    ap.add_argument("--before", default="46f84dc", help="the peer: a git revision (default: before this table)")
+    ap.add_argument("--work", default=str(REPO / "build" / "scale"))
+    args = ap.parse_args()
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    cache = str(REPO / "build" / "numba-cache")
+    with tempfile.TemporaryDirectory(prefix="tv3d-scale-") as tmp:
+        peer = extract(args.before, pathlib.Path(tmp))
+        peer_cache = str(pathlib.Path(tmp) / "numba-cache")
+        print(f"| view | calls | this tree s | GB | {args.before} s | GB | time × peer | goal |")
+        print("|---|---|---|---|---|---|---|---|")
+        for n in (int(float(c)) for c in args.calls.split(",")):
+            trace = make_trace(n, work)
+            for view in args.views.split(","):
+                png = work / f"{view}_{n}.png"
+                for root, c in ((REPO, cache), (peer, peer_cache)):  # compile first, untimed
+                    measure(root, view, make_trace(10_000, work), png, c)
+                ours = measure(REPO, view, trace, png, cache)
+                theirs = measure(peer, view, trace, work / f"{view}_{n}_peer.png", peer_cache)
+                ratio = f"{ours[0] / theirs[0]:.2f}×" if ours[0] and theirs[0] else "–"
+                goal = f"≤ {GOALS[view]:g} s" if view in GOALS and n >= 10 ** 7 else ""
+                cells = [f"{x[0]:.1f} | {x[1]:.1f}" if x[0] else f"error: {x[1]} |" for x in (ours, theirs)]
+                print(f"| {view} | {n:,} | {cells[0]} | {cells[1]} | {ratio} | {goal} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
