@@ -259,3 +259,32 @@ def test_folding_keeps_exact_times_and_order():
             p = tr.parent[i]
             if p >= 0 and p in z_of:
                 assert z_of[i] >= top_of[p] - 1e-5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
+    """`squeezed_tops` (the bisection's question, in reused arrays) against the last output
+    of `squeezed_levels` (the whole placement), on random forests in several lanes, with the
+    work arrays dirty from an earlier call."""
+    from tracevis3d.kernels.fold import squeezed_levels, squeezed_tops
+
+    rng = np.random.default_rng(seed)
+    n, n_lanes = int(rng.integers(1, 300)), int(rng.integers(1, 4))
+    parent = np.full(n, -1, np.int64)
+    lane = np.zeros(n, np.int32)
+    for i in range(1, n):  # pre-order: a parent comes before its children, in its lane
+        if rng.random() < 0.85:
+            parent[i] = int(rng.integers(max(0, i - 8), i))
+            lane[i] = lane[parent[i]]
+        else:
+            lane[i] = int(rng.integers(0, n_lanes))
+    name_px, width_px = rng.uniform(0, 200, n), rng.uniform(0, 200, n)
+    infra, passing, wide = rng.random(n) < 0.2, rng.random(n) < 0.3, rng.random(n) < 0.5
+    work = (np.ones(n, np.bool_), np.ones(n, np.bool_), np.full(n, 7.0), np.full(n, 5, np.int32),
+            np.full(n, 3.0), np.full(n, 2.0), np.ones(n, np.bool_), np.full(n, 9, np.int32))
+    for _ in range(2):
+        unfold, thr, q = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes), rng.uniform(0.05, 1, n_lanes)
+        want = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, q, 0.6, 0.3)[-1]
+        got = squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, q, 0.6, 0.3, *work)
+        assert np.allclose(got, want), (got, want)

@@ -148,3 +148,58 @@ def squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfol
         if t > top[lane[i]]:
             top[lane[i]] = t
     return bottom, height, eff, run_start, run_levels, top
+
+
+@njit(cache=True, nogil=True)
+def squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, squeezed,
+                  band_wide, band_narrow, folded, narrow, base, down, bottom, height, eff, run_start):
+    """The lane tops of `squeezed_levels` (its last output) alone, the same formulas
+    (`place_folded_levels` under the squeeze), in the work arrays given: the squeeze's
+    bisection asks for the tops a dozen times and reuses the arrays instead of allocating
+    the whole placement each step (10^7 calls: 0.25 s a step, most of it fresh pages)."""
+    n = parent.shape[0]
+    for i in range(n):
+        l = lane[i]
+        folded[i] = infra[i] or (passing[i] and width_px[i] < unfold[l])
+        narrow[i] = name_px[i] < threshold[l]
+        p = parent[i]
+        base[i] = squeezed[l] if (narrow[i] and p >= 0 and narrow[p]) else 1.0
+        down[i] = 0
+    for i in range(n - 1, -1, -1):  # fold_chain_length
+        if folded[i]:
+            down[i] += 1
+            p = parent[i]
+            if p >= 0 and folded[p] and down[i] > down[p]:
+                down[p] = down[i]
+    top = np.zeros(threshold.shape[0], np.float64)
+    for i in range(n):
+        p = parent[i]
+        b = 0.0
+        if p >= 0:
+            if eff[p]:
+                r = run_start[p]
+                b = bottom[r] + height[r]
+            else:
+                b = bottom[p] + height[p]
+        bottom[i] = b
+        eff[i] = False
+        run_start[i] = -1
+        if not folded[i]:
+            h = base[i]
+        elif p >= 0 and eff[p]:  # inside a run: the slab's place
+            r = run_start[p]
+            eff[i] = True
+            run_start[i] = r
+            bottom[i] = bottom[r]
+            h = height[r]
+        elif down[i] == 1 and wide[i]:
+            h = base[i]
+        else:
+            eff[i] = True
+            run_start[i] = i
+            h = band_wide if wide[i] else band_narrow
+        height[i] = h
+        t = bottom[i] + h
+        if t > top[lane[i]]:
+            top[lane[i]] = t
+    return top

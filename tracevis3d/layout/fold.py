@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import dominant_child_share, squeezed_levels
+from ..kernels.fold import dominant_child_share, squeezed_levels, squeezed_tops
 from ..kernels.runs import child_rows, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -206,6 +206,20 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                                        np.asarray(q, np.float64), BAND_WIDE, BAND_NARROW)
         return placed, top[:n_lanes]
 
+    work = None
+
+    def tops(unfold, thr, q):
+        """The lane tops of ``place`` alone (the bisection's question), in reused arrays."""
+        nonlocal work
+        n = idx.size
+        if work is None:
+            work = (np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n, np.float64), np.empty(n, np.int32),
+                    np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
+        top = squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
+                            np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.asarray(q, np.float64),
+                            BAND_WIDE, BAND_NARROW, *work)
+        return top[:n_lanes]
+
     widest = _lane_max(name_px, lane, n_lanes) if n_lanes else np.zeros(nl)
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
@@ -220,7 +234,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
             hi[done] = 0.0
             for _ in range(SQUEEZE_STEPS):
                 mid = np.where(done, 0.0, 0.5 * (lo + hi))
-                _, got = place(*squeeze_parameters(mid, named_px, widest))
+                got = tops(*squeeze_parameters(mid, named_px, widest))
                 fits = got <= budget
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
