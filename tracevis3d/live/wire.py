@@ -35,6 +35,7 @@ class WireSender:
         self.sock = publisher_socket(self.ctx, endpoint, bind=bind, curve=curve, sndhwm=sndhwm,
                                      linger_ms=linger_ms)
         self._endpoint, self._bind, self._last_dial = endpoint, bind, time.monotonic()
+        self._linger_s = max(linger_ms, 0) / 1000.0
         self.session = random.getrandbits(64) or 1
         self.seq = 0
         self.program, self.pid = program, os.getpid() if pid is None else pid
@@ -236,7 +237,13 @@ class WireSender:
             if self.subscribed:
                 self.flush_tables()
             self.send_drops()
-            self._send(P.BYE, P.counts_payload(self.events_sent, self.dropped_events))
+            # BYE waits for room in the pipe up to the linger time: a viewer that is still
+            # reading the last tables would otherwise never learn that the run ended
+            block, self.block_seconds = self.block_seconds, max(self.block_seconds, self._linger_s)
+            try:
+                self._send(P.BYE, P.counts_payload(self.events_sent, self.dropped_events))
+            finally:
+                self.block_seconds = block
         from .transport import close_socket
 
         close_socket(self.sock)  # LINGER bounds how long queued messages may still take
