@@ -80,8 +80,12 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     c_rows = c_all[finite[c_all]]
     c_rows = c_rows[ss[c_rows, jev.S_ARGS_LEN] >= 2]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
-    row, koff, klen, voff, vlen, val, st = jsd.counter_pairs(
-        buf, ii[c_rows, jev.I_ARGS_OFF], ss[c_rows, jev.S_ARGS_LEN].astype(np.int64), stack)
+    if c_rows.size:  # the kernels compile on first use: not for traces without counters
+        row, koff, klen, voff, vlen, val, st = jsd.counter_pairs(
+            buf, ii[c_rows, jev.I_ARGS_OFF], ss[c_rows, jev.S_ARGS_LEN].astype(np.int64), stack)
+    else:
+        row, koff, klen, voff, vlen = (np.zeros(0, np.int64) for _ in range(5))
+        val, st = np.zeros(0, np.float64), np.zeros(0, np.int8)
     inexact = np.flatnonzero(st == jsd.PAIR_INEXACT)
     for k in inexact.tolist():  # rare: numbers outside the exact fast path
         try:
@@ -133,8 +137,13 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
         kind_of[c] = k
     kind = kind_of[ph[a_rows].astype(np.int64) & 255]
     o = np.lexsort((a_rows, ts[a_rows], track))
-    srow, send, sdep, n_open, first_open, n_orphan, first_orphan = jsd.match_async(
-        track[o].astype(np.int64), kind[o], ts[a_rows][o])
+    if a_rows.size:
+        srow, send, sdep, n_open, first_open, n_orphan, first_orphan = jsd.match_async(
+            track[o].astype(np.int64), kind[o], ts[a_rows][o])
+    else:
+        srow, send, sdep = np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int32)
+        n_open = n_orphan = 0
+        first_open = first_orphan = -1
     rep.add("async_unclosed", int(n_open), int(a_rows[o][first_open]) if n_open else None)
     rep.add("async_unmatched_end", int(n_orphan), int(a_rows[o][first_orphan]) if n_orphan else None)
     s_rows = a_rows[o][srow]  # the begin (or instant) row of each slice
