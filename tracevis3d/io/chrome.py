@@ -11,9 +11,10 @@ Supported: object form (``traceEvents``, ``displayTimeUnit``; other keys skipped
 and array form, unterminated arrays and trailing commas; ``B``/``E`` and ``X``
 (X sorted by (ts, -dur) per thread); ``M`` process/thread names and sort indices;
 several pids/tids (numbers or strings); ``i``/``I``/``R`` instants; ``s``/``t``/``f``
-flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``.  Async (``b e n S T F p``),
-counters (``C``), samples (``P``), object events (``N O D``) and unknown phases
-are skipped and counted in ``trace.meta['skipped']``.
+flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``; counters (``C``) and async
+slices (``b e n``, legacy ``S T F``) into the Trace's counter and async arrays
+(`chrome_side`).  Async steps (``p``), samples (``P``), object events (``N O D``) and
+unknown phases are skipped and counted in ``trace.meta['skipped']``.
 
 Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
 each also reported once as a `TraceWarning`; see REPAIRS below.
