@@ -23,7 +23,7 @@ from numpy.lib import format as npformat
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import (ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, OPTIONAL_ARRAYS, OPTIONAL_TABLES, STRING_TABLES, Trace,
-                     TraceFormatError, TraceInvariantError, check_side)
+                     TraceFormatError, check_side)
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -327,10 +327,7 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
             bad("instant_scope must be g, p or t, and t exactly for instants on a thread")
         if not (np.isfinite(t.instant_ts).all() and np.abs(t.instant_ts).max() <= span):
             bad("instant_ts holds a value that is not a time")
-    try:
-        check_side(t, nt)
-    except TraceInvariantError as e:
-        bad(str(e))
+    check_side(t, nt, bad)
     for name in ("counter_ts", "async_start", "async_end"):
         a = getattr(t, name)
         if a.size and np.abs(a).max() > span:
