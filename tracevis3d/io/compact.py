@@ -37,7 +37,8 @@ import zlib
 
 import numpy as np
 
-from ..model import ARRAY_DTYPES, OPTIONAL_ARRAYS, OPTIONAL_TABLES, STRING_TABLES, Trace, TraceFormatError
+from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
+from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES
 from .limits import Limits, resolve_limits
 
 MAGIC = b"\x89TV3D-CTF\r\n\n"

@@ -22,8 +22,8 @@ from numpy.lib import format as npformat
 
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
-from ..model import (ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, OPTIONAL_ARRAYS, OPTIONAL_TABLES, STRING_TABLES, Trace,
-                     TraceFormatError, check_side)
+from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
+from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES, check_side
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
