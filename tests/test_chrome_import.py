@@ -128,9 +128,11 @@ def test_pytorch_pair_loads_with_flows(realdata):
 def test_instants_and_skipped_phases(realdata):
     t = _load_quiet(realdata / "catapult/simple_trace.json")
     assert len(t.instant_ts) == 6
-    assert t.meta["skipped"] == {"counter": 5, "sample": 3}
+    assert t.meta["skipped"] == {"sample": 3}  # its 5 counter events are counters now (issue 25)
+    assert t.counter_ts.size == 5
     x = _load_quiet(realdata / "catapult/x_event_trace.json")
-    assert x.meta["skipped"]["async"] == 230 and x.meta["skipped"]["counter"] == 42
+    assert x.meta["skipped"] == {"object": 4}  # 230 async S/T/F and 42 counters are kept now
+    assert x.async_start.size == 53 + 124 and x.counter_ts.size == 42
 
 
 def test_sampled_profile(realdata):

@@ -216,7 +216,8 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 
 # ------------------------------------------------------------------ is a step's code ready?
 #: the kernel modules (package-relative, without .py) a step compiles on first use: modules
-#: every run of the step compiles (kernels/jsonvalid only when a trace has args and
+#: every run of the step compiles (kernels/jsonvalid only when a trace has args,
+#: kernels/jsonside only when it has counters or async slices, and
 #: kernels/setjoin_prefix only with join="filter" are left out, so that a cache the step
 #: filled never reads as cold)
 STEP_KERNELS = {

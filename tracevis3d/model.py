@@ -15,6 +15,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side
+
 __all__ = [
     "Trace",
     "TraceError",
@@ -84,6 +86,7 @@ OTHER_DTYPES = {
     "args_call": np.int32,
     "args_ptr": np.int64,
     "args_blob": np.uint8,
+    **SIDE_DTYPES,
 }
 ARRAY_DTYPES = {**CALL_DTYPES, **OTHER_DTYPES}
 # Python lists of strings (one entry per function/thread/object/instant name)
@@ -95,6 +98,7 @@ STRING_TABLES = (
     "process_names",
     "object_names",
     "instant_names",
+    *OPTIONAL_TABLES,
 )
 
 
@@ -121,6 +125,15 @@ class Trace:
     Instants: ``instant_ts``, ``instant_name`` (into ``instant_names``),
     ``instant_thread`` (-1 for global/process scope), ``instant_scope`` (b'g','p','t').
     Flows: ``flow_id``, ``flow_from``, ``flow_to`` (call indices).
+    Counters (Chrome ``C`` events; each ``args`` key one series, ``name`` [+ ``id``] and
+    process one counter): samples ``counter_ts`` (µs on the trace clock), ``counter_value``,
+    ``counter_series`` (into the series table), sorted by (series, ts). Series table:
+    ``series_names`` (the args key), ``series_units`` ('' when unknown), ``series_counter``
+    (into ``counter_names``), ``series_pid``.
+    Async slices (Chrome ``b``/``e``, ``n`` as zero-length slices): ``async_start``,
+    ``async_end``, ``async_name`` (into ``async_names``), ``async_track``, ``async_depth``
+    (nesting inside the track), sorted by (track, start). Track table: ``async_track_cats``,
+    ``async_track_ids``, ``async_track_pid``.
     Args (only where present): call ``args_call[k]`` has the JSON bytes
     ``args_blob[args_ptr[k]:args_ptr[k+1]]``; ``args_call`` is sorted.
     ``meta``: source, format, clock_origin (absolute µs of t=0), repairs, ...
@@ -155,6 +168,23 @@ class Trace:
     flow_id: np.ndarray = field(default_factory=lambda: _empty("flow_id"))
     flow_from: np.ndarray = field(default_factory=lambda: _empty("flow_from"))
     flow_to: np.ndarray = field(default_factory=lambda: _empty("flow_to"))
+    counter_ts: np.ndarray = field(default_factory=lambda: _empty("counter_ts"))
+    counter_value: np.ndarray = field(default_factory=lambda: _empty("counter_value"))
+    counter_series: np.ndarray = field(default_factory=lambda: _empty("counter_series"))
+    series_counter: np.ndarray = field(default_factory=lambda: _empty("series_counter"))
+    series_pid: np.ndarray = field(default_factory=lambda: _empty("series_pid"))
+    series_names: list = field(default_factory=list)
+    series_units: list = field(default_factory=list)
+    counter_names: list = field(default_factory=list)
+    async_start: np.ndarray = field(default_factory=lambda: _empty("async_start"))
+    async_end: np.ndarray = field(default_factory=lambda: _empty("async_end"))
+    async_name: np.ndarray = field(default_factory=lambda: _empty("async_name"))
+    async_track: np.ndarray = field(default_factory=lambda: _empty("async_track"))
+    async_depth: np.ndarray = field(default_factory=lambda: _empty("async_depth"))
+    async_track_pid: np.ndarray = field(default_factory=lambda: _empty("async_track_pid"))
+    async_names: list = field(default_factory=list)
+    async_track_cats: list = field(default_factory=list)
+    async_track_ids: list = field(default_factory=list)
     args_call: np.ndarray = field(default_factory=lambda: _empty("args_call"))
     args_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     args_blob: np.ndarray = field(default_factory=lambda: _empty("args_blob"))
@@ -438,7 +468,13 @@ class Trace:
             args_ptr=args_ptr,
             args_blob=args_blob,
             meta=meta,
+            **self.side_tracks(),
         )
+
+    def side_tracks(self) -> dict:
+        """The counters and async slices as keyword arguments of `Trace`: they index no call
+        (only their own tables), so a subset of the calls keeps them whole."""
+        return {k: getattr(self, k) for k in SIDE_FIELDS}
 
 
 def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -568,6 +604,7 @@ def _check(t: Trace) -> None:
         _fail("instant_name outside instant_names")
     if ni and (t.instant_thread.min() < -1 or t.instant_thread.max() >= nt):
         _fail("instant_thread outside the thread table")
+    check_side(t, nt, _fail)
     na = t.args_call.shape[0]
     if t.args_ptr.shape[0] != na + 1 or t.args_ptr[0] != 0 or t.args_ptr[-1] != t.args_blob.shape[0]:
         _fail("args_ptr must have len(args_call)+1 entries, start at 0 and end at len(args_blob)")
@@ -575,3 +612,4 @@ def _check(t: Trace) -> None:
         _fail("args_ptr must be non-decreasing")
     if na and (np.any(np.diff(t.args_call) <= 0) or t.args_call[0] < 0 or t.args_call[-1] >= n):
         _fail("args_call must be strictly increasing call indices")
+

@@ -11,9 +11,10 @@ Supported: object form (``traceEvents``, ``displayTimeUnit``; other keys skipped
 and array form, unterminated arrays and trailing commas; ``B``/``E`` and ``X``
 (X sorted by (ts, -dur) per thread); ``M`` process/thread names and sort indices;
 several pids/tids (numbers or strings); ``i``/``I``/``R`` instants; ``s``/``t``/``f``
-flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``.  Async (``b e n S T F p``),
-counters (``C``), samples (``P``), object events (``N O D``) and unknown phases
-are skipped and counted in ``trace.meta['skipped']``.
+flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``; counters (``C``) and async
+slices (``b e n``, legacy ``S T F``) into the Trace's counter and async arrays
+(`chrome_side`).  Async steps (``p``), samples (``P``), object events (``N O D``) and
+unknown phases are skipped and counted in ``trace.meta['skipped']``.
 
 Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
 each also reported once as a `TraceWarning`; see REPAIRS below.
@@ -44,6 +45,7 @@ from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args,
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
+from .chrome_side import SIDE_REPAIRS, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -71,6 +73,7 @@ REPAIRS = {
     "gzip_cut": "the gzip stream is cut short: kept what it inflated to",
     "gzip_corrupt": "the gzip stream is damaged: kept what it inflated to before the damage",
     "gzip_trailing": "bytes after the end of the gzip stream that are no gzip member: ignored them",
+    **SIDE_REPAIRS,
 }
 
 _PH = {c: ord(c) for c in "BEXiIRMstfC"}
@@ -536,6 +539,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, seed)
 
+    # --- counters and async slices (io.chrome_side)
+    rows_ok = np.zeros(n_rows, bool)
+    rows_ok[:n_event_rows] = True
+    side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
+                       lim.max_args_nesting)
+
     dtu_off = int(info[js.INFO_DTU_OFF])
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
     rep.add("long_name", text.n_long, detail=text.first_long or "")
@@ -565,7 +574,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         instant_ts=(ts[inst_rows] - t0).astype(np.float64), instant_name=i_inv.astype(np.int32),
         instant_thread=i_thread, instant_scope=i_scope, instant_names=instant_names,
         flow_id=flow_id, flow_from=flow_from, flow_to=flow_to,
-        args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta,
+        args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
     )
     if warn:
         for code, it in rep.items.items():

@@ -38,6 +38,7 @@ import zlib
 import numpy as np
 
 from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
+from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES
 from .limits import Limits, resolve_limits
 
 MAGIC = b"\x89TV3D-CTF\r\n\n"
@@ -216,6 +217,12 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
               "thread_pid", "thread_tid", "thread_sort", "function_lines"):
         w.ints(k, getattr(trace, k))
     w.floats("instant_ts", trace.instant_ts)
+    for k in OPTIONAL_ARRAYS:  # counters and async slices (files without them load them empty)
+        a = getattr(trace, k)
+        if a.dtype == np.float64:
+            w.floats(k, a)
+        else:
+            w.ints(k, a, delta=k in ("counter_series", "async_track"))
     meta_arrays: dict = {}
     meta = _meta_out(trace.meta, "meta", meta_arrays)
     for k, a in meta_arrays.items():
@@ -488,6 +495,8 @@ def _load(data, source: str, lim: Limits) -> Trace:
     text = {}
     for k in STRING_TABLES:
         v = tables.get(k)
+        if v is None and k in OPTIONAL_TABLES:  # a file from before counters and async slices
+            v = []
         if not isinstance(v, list):
             bad(f"header table {k!r} is not a list", n_pre)
         for j, x in enumerate(v):
@@ -581,6 +590,15 @@ def _load(data, source: str, lim: Limits) -> Trace:
                  ("thread_sort", nt), ("function_lines", nf)):
         arrays[k] = r.ints(k, m, ARRAY_DTYPES[k])
     arrays["instant_ts"] = r.floats("instant_ts", n_inst).view(np.float64)
+    for group in (("counter_ts", "counter_value", "counter_series"), ("series_counter", "series_pid"),
+                  ("async_start", "async_end", "async_name", "async_track", "async_depth"),
+                  ("async_track_pid",)):
+        if group[0] not in r.sec:  # a file from before counters and async slices
+            continue
+        m = _declared(r, group[0], budget)
+        for k in group:
+            dt = np.dtype(ARRAY_DTYPES[k])
+            arrays[k] = r.floats(k, m).view(np.float64) if dt == np.float64 else r.ints(k, m, dt)
 
     meta_used: set = set()
 

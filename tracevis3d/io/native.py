@@ -23,6 +23,7 @@ from numpy.lib import format as npformat
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
+from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES, check_side
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -187,6 +188,8 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
         long_cap = lim.max_name_chars + 9  # a name the importer cut ends with "…" and 8 hex digits
         for k in STRING_TABLES:
             v = tables.get(k)
+            if v is None and k in OPTIONAL_TABLES:  # a file from before counters and async slices
+                v = []
             if not isinstance(v, list):
                 bad(f"header table {k!r} is not a list")
             for j, x in enumerate(v):
@@ -200,7 +203,8 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
                 bad(f"header function_paths entry {j} is not a list")
             for x in pth:
                 _check_text(x, f"header function_paths entry {j}", long_cap, bad)
-        arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()}
+        arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()
+                  if k not in OPTIONAL_ARRAYS or k + ".npy" in members}
         meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad,
                        lim.max_meta_items)
         if not isinstance(meta, dict):
@@ -323,6 +327,11 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
             bad("instant_scope must be g, p or t, and t exactly for instants on a thread")
         if not (np.isfinite(t.instant_ts).all() and np.abs(t.instant_ts).max() <= span):
             bad("instant_ts holds a value that is not a time")
+    check_side(t, nt, bad)
+    for name in ("counter_ts", "async_start", "async_end"):
+        a = getattr(t, name)
+        if a.size and np.abs(a).max() > span:
+            bad(f"{name} holds a value that is not a time")
     na = t.args_call.shape[0]
     ptr = t.args_ptr
     if ptr.shape[0] != na + 1 or ptr[0] != 0 or ptr[-1] != t.args_blob.shape[0] or np.any(ptr[1:] < ptr[:-1]):

@@ -705,5 +705,5 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         flow_id=trace.flow_id[f_ok], flow_from=newpos[trace.flow_from[f_ok]].astype(np.int32),
         flow_to=newpos[trace.flow_to[f_ok]].astype(np.int32),
         args_call=a_new[a_keep].astype(np.int32), args_ptr=args_ptr, args_blob=args_blob,
-        meta=meta,
+        meta=meta, **trace.side_tracks(),
     )
