@@ -100,7 +100,22 @@ def _layout_all(trace) -> None:
                                                            "hide_modules": ["pkg.mod2"]},
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
         icicle_layout(trace, IcicleParams(**kw))
+    _squeeze_search()
     _threads_all(trace)
+
+
+def _squeeze_search() -> None:
+    """The fold's squeeze bisection (`kernels.fold.squeezed_tops`), which only a lane taller
+    than its budget runs: a small trace never does, a real one often."""
+    import numpy as np
+
+    from .kernels.fold import squeezed_tops
+
+    n, f8, b1, i4 = 3, np.float64, np.bool_, np.int32
+    squeezed_tops(np.array([-1, 0, 1], i4), np.zeros(n, i4), np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1),
+                  np.zeros(n, b1), np.ones(n, b1), np.full(1, np.inf), np.zeros(1), np.ones(1), 0.6, 0.3,
+                  np.empty(n, b1), np.empty(n, b1), np.empty(n, f8), np.empty(n, i4), np.empty(n, f8),
+                  np.empty(n, f8), np.empty(n, b1), np.empty(n, i4))
 
 
 def _threads_all(trace) -> None:
