@@ -15,14 +15,24 @@ def covered_cells(ny, nx, r0, c0, r1, c1):
     for some k (indices clipped to the grid; empty rectangles cover nothing)."""
     diff = np.zeros((ny + 1, nx + 1), np.int64)
     for k in range(r0.shape[0]):
-        a, b = max(r0[k], 0), min(r1[k], ny)
-        c, d = max(c0[k], 0), min(c1[k], nx)
-        if a >= b or c >= d:
-            continue
+        _add_rect(diff, ny, nx, r0[k], c0[k], r1[k], c1[k])
+    return _covered(diff, ny, nx)
+
+
+@njit(cache=True, nogil=True)
+def _add_rect(diff, ny, nx, a, c, b, d):
+    """Rows [a, b) × columns [c, d), clipped to the grid, into the difference array."""
+    a, b, c, d = max(a, 0), min(b, ny), max(c, 0), min(d, nx)
+    if a < b and c < d:
         diff[a, c] += 1
         diff[a, d] -= 1
         diff[b, c] -= 1
         diff[b, d] += 1
+
+
+@njit(cache=True, nogil=True)
+def _covered(diff, ny, nx):
+    """The cells the difference array's rectangles cover (prefix sums over rows and columns)."""
     out = np.zeros((ny, nx), np.bool_)
     run = np.zeros(nx + 1, np.int64)
     for r in range(ny):
@@ -87,20 +97,5 @@ def covered_cells_px(ny, nx, cell, x0, y0, x1, y1):
         a = int(np.floor(min(max(b0, -big), big) / cell))
         d = int(np.floor(min(max(a1, -big), big) / cell)) + 1
         b = int(np.floor(min(max(b1, -big), big) / cell)) + 1
-        a, b, c, d = max(a, 0), min(b, ny), max(c, 0), min(d, nx)
-        if a >= b or c >= d:
-            continue
-        diff[a, c] += 1
-        diff[a, d] -= 1
-        diff[b, c] -= 1
-        diff[b, d] += 1
-    out = np.zeros((ny, nx), np.bool_)
-    run = np.zeros(nx + 1, np.int64)
-    for r in range(ny):
-        acc = 0
-        for c in range(nx + 1):
-            acc += diff[r, c]
-            run[c] += acc
-        for c in range(nx):
-            out[r, c] = run[c] > 0
-    return out
+        _add_rect(diff, ny, nx, a, c, b, d)
+    return _covered(diff, ny, nx)
