@@ -17,21 +17,12 @@ Usage:  PYTHONPATH=. .venv/bin/python bench/bench_side.py [--calls 1000000] [--c
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 import warnings
 
 import numpy as np
+from bench_load import best_of  # noqa: E402  (the bench scripts' best-of-N timer; runs from bench/)
 
 
-def best_of(fn, repeat=3):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def counter_events(n: int, span: float, origin: float) -> bytes:
