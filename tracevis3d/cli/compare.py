@@ -53,24 +53,23 @@ def _check_thread(trace, thread, path: str) -> None:
 def _calls_of_options(cmp, params: dict) -> None:
     """--brush-a/-b and --align-a: the calls (index or function name) resolved in the
     comparison now, so that a name it lacks is a bad argument naming the option."""
-    from ..layout.compare import CompareParams, resolve_calls
+    from ..layout.compare import CompareParams, align_window_b, call_indices
 
     try:
         checked = CompareParams(**params).validate()
     except ValueError as e:
         raise CLIError(str(e), 2) from None
-    for key in ("brush_a", "brush_b", "align_a"):
-        if params.get(key) is not None:
-            try:
-                params[key] = cmp.find_call(key[-1], params[key])
-            except ValueError as e:
-                raise CLIError(f"--{key.replace('_', '-')}: {e}", 2) from None
+    try:
+        params.update(call_indices(cmp, checked))
+    except ValueError as e:
+        name, _, msg = str(e).partition(": ")
+        raise CLIError(f"--{name.replace('_', '-')}: {msg}", 2) from None
     if checked.align_a is not None:
+        call = params["align_a"]
         try:
-            window_b = resolve_calls(cmp, CompareParams(**params).validate()).window_b
+            window_b = align_window_b(cmp, call)
         except ValueError as e:
             raise CLIError(f"--align-a: {e}", 2) from None
-        call = params["align_a"]
         _progress(0.3, f"--align-a: B's focus on the matches of call {call} "
                        f"({cmp.a.function_names[cmp.a.func[call]]}): {window_b[0]:.6g}..{window_b[1]:.6g} µs")
 

@@ -68,6 +68,7 @@ from .compare_tubes import (  # noqa: F401
     align_window_b,
     best_partners,
     brushed_groups,
+    call_indices,
     key_boxes,
     merge_tubes,
     resolve_calls,

@@ -338,20 +338,27 @@ def brushed_groups(cmp, group, root_a, root_b, brush_a=None, brush_b=None):
     return keep
 
 
-def resolve_calls(cmp, params: CompareParams) -> CompareParams:
+def call_indices(cmp, params: CompareParams) -> dict:
     """The calls ``brush_a``, ``brush_b`` and ``align_a`` name (an index, or a function name:
-    its longest call) as indices of the comparison's runs, and B's focus window set by
-    ``align_a`` (`align_window_b`); a copy, ValueError naming the parameter."""
-    import dataclasses
-
-    changes = {}
+    its longest call) as indices of the comparison's runs: {parameter: index} of those set;
+    ValueError naming the parameter."""
+    out = {}
     for name, side in (("brush_a", "a"), ("brush_b", "b"), ("align_a", "a")):
         what = getattr(params, name)
         if what is not None:
             try:
-                changes[name] = cmp.find_call(side, what)
+                out[name] = cmp.find_call(side, what)
             except ValueError as e:
                 raise ValueError(f"{name}: {e}") from None
+    return out
+
+
+def resolve_calls(cmp, params: CompareParams) -> CompareParams:
+    """``params`` with its calls as indices (`call_indices`) and B's focus window set by
+    ``align_a`` (`align_window_b`); a copy, ValueError naming the parameter."""
+    import dataclasses
+
+    changes = call_indices(cmp, params)
     if changes.get("align_a") is not None:
         changes["window_b"] = align_window_b(cmp, changes.pop("align_a"))
         changes["align_a"] = None  # done: B's window is set
