@@ -4,6 +4,8 @@ Kernels use ``@njit(cache=True)``; by default numba would write its cache next t
 the source files, i.e. into the add-on folder, which an extension must never do.
 ``NUMBA_CACHE_DIR`` wins when set (the Blender add-on sets it to the extension's
 user path before importing the core); otherwise we use the platform cache dir.
+Entries written for other versions of the package's numba sources are dropped first
+(`kernel_cache.drop_stale_entries`: numba would keep a callee's old code inside a caller).
 """
 import os
 import sys
@@ -29,6 +31,9 @@ def configure(cache_dir: str | None = None) -> str:
         os.makedirs(d, exist_ok=True)
     except OSError:
         pass
+    from .kernel_cache import drop_stale_entries  # stdlib only: numba is not imported
+
+    drop_stale_entries(d, os.path.dirname(os.path.abspath(__file__)))
     if "numba" in sys.modules:  # imported earlier by someone else: tell it now
         try:
             from numba.core import config

@@ -70,6 +70,72 @@ def tag() -> str:
     return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{nb}-{platform.machine().lower()}"
 
 
+SOURCES_MARK = "tracevis3d-sources-{}.txt"  # one per installed package folder, in the cache folder
+
+
+def kernel_sources_hash(root: str) -> str:
+    """sha256 over every source under ``root`` that mentions numba (path and content)."""
+    h = hashlib.sha256()
+    for rel in package_dirs(root):
+        folder = os.path.join(root, rel)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".py"):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if b"numba" in text:
+                h.update(f"{rel}/{name}\0".encode())
+                h.update(hashlib.sha256(text).digest())
+    return h.hexdigest()
+
+
+def drop_stale_entries(cache_dir: str, root: str) -> int:
+    """Remove this package's cache entries when any of its numba sources changed since they
+    were written; the number of files removed.
+
+    numba checks an entry against its own source file only: a kernel that calls a kernel of
+    another module keeps the callee's old code, compiled into it, after that module changes
+    (an upgrade at the same path, an edit in a checkout).  So the cache folder records the
+    hash of all of the package's numba sources (`kernel_sources_hash`, one file per
+    installed folder: two checkouts sharing a cache do not disturb each other), and a
+    different hash drops every entry of the package's folders (they recompile, or
+    `install_shipped` puts the shipped ones back).  Best effort: errors are ignored."""
+    root = os.path.abspath(root)
+    mark = os.path.join(cache_dir, SOURCES_MARK.format(hashlib.sha1(root.encode()).hexdigest()[:16]))
+    try:
+        now = kernel_sources_hash(root)
+        try:
+            with open(mark) as f:
+                if f.read().strip() == now:
+                    return 0
+        except OSError:
+            pass
+        removed = 0
+        for rel in package_dirs(root):
+            d = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(_SUFFIXES):
+                    try:
+                        os.remove(os.path.join(d, name))
+                        removed += 1
+                    except OSError:
+                        pass
+        os.makedirs(cache_dir, exist_ok=True)
+        with open(mark + ".tmp", "w") as f:
+            f.write(now + "\n")
+        os.replace(mark + ".tmp", mark)
+        return removed
+    except OSError:
+        return 0
+
+
 def export_cache(cache_dir: str, root: str, dest: str, package: str | None = None) -> dict:
     """Copy the cache entries of the sources under ``root`` from ``cache_dir`` into ``dest``.
 
