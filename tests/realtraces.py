@@ -164,3 +164,16 @@ def record_docutils_pool(out_dir: pathlib.Path, timeout: float = 300) -> tuple:
         out.append(record_viztracer(out_dir / f"docutils_pool_{tag}.json", [prog] + docs, work, timeout,
                                     ("--tracer_entries", "3000000")))
     return tuple(out)
+
+
+def record_counters(out_dir: pathlib.Path, timeout: float = 300) -> pathlib.Path:
+    """docutils on 3 workers while the main thread samples memory, live objects and threads
+    as VizTracer counters, with garbage collections logged (``--log_gc``); the suite's
+    program (`tools/record_traces.py` COUNTERS_PROGRAM)."""
+    rec = recorder()
+    work = out_dir / "counters-work"
+    work.mkdir(exist_ok=True)
+    prog = rec._write(str(work / "docutils_counters.py"), rec.COUNTERS_PROGRAM)
+    docs = [rec._write(str(work / f"doc{k}.rst"), rec.rst_document(1, seed=70 + k)) for k in range(3)]
+    return record_viztracer(out_dir / "docutils_counters.json", [prog] + docs, work, timeout,
+                            ("--tracer_entries", "3000000", "--log_gc"))

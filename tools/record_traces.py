@@ -210,6 +210,50 @@ with ThreadPoolExecutor(max_workers=4, thread_name_prefix="render") as pool:
 print("docutils pool:", sizes)
 '''
 
+COUNTERS_PROGRAM = '''\
+"""docutils in a thread pool while the main thread samples the process: memory (Python's
+tracemalloc and psutil's RSS), live objects and threads as VizTracer counters; run with
+--log_gc so every garbage collection is recorded too."""
+import gc
+import sys
+import threading
+import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+from docutils.core import publish_string
+from viztracer import get_tracer
+from viztracer.vizcounter import VizCounter
+
+docs = [open(p, encoding="utf-8").read() for p in sys.argv[1:]]
+tracemalloc.start()
+proc = psutil.Process()
+memory = VizCounter(get_tracer(), "memory")
+objects = VizCounter(get_tracer(), "objects")
+
+
+def render(src):
+    return len(publish_string(src, writer_name="html"))
+
+
+def sample():
+    cur, peak = tracemalloc.get_traced_memory()
+    memory.traced_mb = cur / 2 ** 20
+    memory.rss_mb = proc.memory_info().rss / 2 ** 20
+    objects.gc_tracked = len(gc.get_objects())
+    objects.threads = threading.active_count()
+
+
+with ThreadPoolExecutor(max_workers=3, thread_name_prefix="render") as pool:
+    futures = [pool.submit(render, d) for d in docs]
+    while not all(f.done() for f in futures):
+        sample()
+        time.sleep(0.004)
+    sample()
+print("docutils with counters:", [f.result() for f in futures])
+'''
+
 SYMPY_POOL_PROGRAM = '''\
 """sympy in a thread pool: independent symbolic tasks on three workers."""
 from concurrent.futures import ThreadPoolExecutor

@@ -35,6 +35,7 @@ from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, clus
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
+from . import side_tracks as side
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
@@ -269,14 +270,24 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     sel, colouring = st.sel, st.colouring
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)
+    tracks = side.track_plan(tr, t0, t1, params)
+    n_flows = side.flows_in_window(tr, t0, t1) if params.show_flows else 0
+    n_instants = side.instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
+    rows += side.side_legend_rows(tracks, n_flows, n_instants)
+    name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if len(tracks) else 0.0)
+    below = side.below_levels(tracks, float(st.lane_levels.sum()) + LANE_GAP_LEVELS * (st.lane_levels.size - 1))
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
     frame = None
     if plan.legend_rows:  # the legend where the lanes leave room, the lanes over the whole width
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
-        frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, lane_name_em(sel, params), t0, t1)
-        placed = legend_placement(full, plan, lanes_occupancy(st, frame, params, tpx), OCCUPANCY_CELL_PX, res,
+        frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
+                            below_levels=below)
+        occupied = lanes_occupancy(st, frame, params, tpx)
+        if len(tracks):
+            occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
+        placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
                                   lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
                                                         max_legend_frac=frac))
         if placed is not None:
@@ -284,8 +295,23 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         else:
             frame = None
     if frame is None:
-        frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, lane_name_em(sel, params), t0, t1)
+        frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
+                            below_levels=below)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
+    materials = figure_materials(colouring)
+    side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
+    if len(tracks):
+        track_layer, track_labels, track_mats = side.track_geometry(tr, tracks, frame, params, t0, t1, tpx)
+        layers.append(track_layer)
+        label_sets.append(track_labels)
+        materials.update(track_mats)
+        side_meta["counter_track_z"] = np.stack(side.track_rows(frame.below, len(tracks)), 1).tolist()
+    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1)
+    instants, side_meta["n_instant_markers"] = side.instant_markers(sel, frame, params, t0, t1)
+    side_meta.update(flow_info)
+    layers += [x for x in (flows, instants) if x is not None]
+    if flows is not None or instants is not None:
+        materials.update(side.side_materials())
     swatch_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     swatch_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, frame.cam, res, swatch_rgb, swatch_mats)
@@ -295,7 +321,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
 
     legend = [LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
     spec = SceneSpec(
-        layers=layers, labels=LabelSet.concat(label_sets), legend=legend, materials=figure_materials(colouring),
+        layers=layers, labels=LabelSet.concat(label_sets), legend=legend, materials=materials,
         camera=frame.cam, lights=figure_lights(params), resolution=res, background=(1.0, 1.0, 1.0),
         meta={
             "layout": "icicle", "t0": t0, "t1": t1, "world_per_us": frame.scale_t, "level_height": frame.h,
@@ -307,7 +333,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             "color_mode": colouring.mode, "fold_rule": st.fold.rule, "n_folded": st.n_folded,
             "content_rect": list(plan.rect), "title": plan.title, "hud_distance": hud_dist,
             "text_px": tpx, "params": params.to_dict(), "levels": int(tr.depth[idx].max()) + 1,
-            "folded_levels": float(lane_levels.max()), "n_partial": st.n_partial,
+            "folded_levels": float(lane_levels.max()), "n_partial": st.n_partial, **side_meta,
         },
     )
     return spec.validate()

@@ -87,3 +87,17 @@ TIME_LENGTH = Param("time_length", Number(0.0, 10000.0, lo_open=True), 20.0, gro
                     help="world length of the time axis")
 LANE_DEPTH = Param("lane_depth", Number(0.0, 1000.0, lo_open=True), 4.0, group=CAMERA, label="Lane depth",
                    help="the deepest box reaches this many level heights back")
+
+# what a trace carries besides its calls (issue 25, `layout.side_tracks`)
+COUNTERS = Param(
+    "counters", Words(regex_item, "; ", "REGEX"), [], group=SHOW, label="Counters",
+    default_text="the ones that vary most",
+    help="counter series to draw as tracks under the lanes, by regular expression on 'counter · series' "
+         "(e.g. memory)")
+MAX_COUNTERS = Param("max_counters", Number(0, 12, integer=True), 3, group=SHOW, label="Max counter tracks",
+                     help="at most this many counter tracks (0: none); the others are named in the legend")
+SHOW_FLOWS = Param("show_flows", Flag(), True, group=SHOW, label="Flows",
+                   help="flow events as arcs from the call that starts them to the call they reach")
+SHOW_INSTANTS = Param("show_instants", Flag(), True, group=SHOW, label="Instants",
+                      help="instant events as thin markers on their lanes")
+

@@ -1,0 +1,416 @@
+"""What a trace carries besides its calls, on the icicle's clock (issue 25; bpy-free):
+statistics tracks of counters under the lanes, flows as arcs between the calls they bind,
+instants as markers on their lanes.
+
+The execution-visualization survey (seed 003, Sec. 3.1, 4.3) names the combination:
+*statistics* (values over time) under the *actions* (calls) and the *relationships*
+(flows) on one time axis.  Stages, each one rule:
+
+- `choose_series`: which counter series get a track (``counters`` patterns, else the
+  ``max_counters`` that vary most inside the window; the rest are named in the legend);
+- `column_peaks`: a series' step function reduced to one value per pixel column (its peak,
+  so a spike narrower than a column still shows);
+- `track_plan` / `track_geometry`: the tracks' share of the content height (the frame's
+  block below the lanes and the time axis) and their boxes, names and ranges;
+- `flow_arcs`: flows bound to calls, bundled per pixel cell of both ends, as arcs in front
+  of the lanes, their width by how many flows they carry;
+- `instant_markers`: thin upright markers at each instant (a thread's on its lane, a
+  process's or the global ones across every lane).
+
+Every element carries the attributes ``tv3d_kind`` (`SIDE_KINDS`) and ``side_index`` (the
+series, the first flow of an arc, the instant), so picking can report it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .spec import InstanceLayer, LabelSet, MaterialSpec, TubeLayer
+
+SIDE_KINDS = {"counter": 1, "flow": 2, "instant": 3, "async": 4}
+TRACK_SHARE = 0.09  # of the content height per counter track
+MAX_TRACKS_SHARE = 0.3  # all tracks together
+TRACK_GAP = 0.25  # gap between tracks, in track heights
+COLUMN_PX = 3.0  # width of a track's column in pixels
+TRACK_TEXT = 0.85  # track names, in label sizes
+TRACK_DEPTH = 0.35  # depth of a track, in lane depths
+FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
+MAX_FLOW_ARCS = 600
+FLOW_SAMPLES = 16
+FLOW_RGB = (0.16, 0.20, 0.45)
+INSTANT_RGB = (0.85, 0.33, 0.05)
+MAX_INSTANTS = 2000
+TRACK_RGB = ((0.16, 0.42, 0.55), (0.42, 0.30, 0.58), (0.30, 0.50, 0.22), (0.62, 0.40, 0.14),
+             (0.55, 0.22, 0.34), (0.20, 0.45, 0.45))
+
+
+def series_label(tr, s: int) -> str:
+    """``memory · rss_mb`` (the counter's name, then the series' args key when it differs)."""
+    counter = tr.counter_names[int(tr.series_counter[s])]
+    key = tr.series_names[s]
+    return counter if key in ("", counter, "value") else f"{counter} · {key}"
+
+
+def series_bounds(tr) -> np.ndarray:
+    """(n_series + 1,) start of each series' samples in the (series, ts)-sorted arrays."""
+    return np.searchsorted(tr.counter_series, np.arange(len(tr.series_names) + 1), side="left")
+
+
+def column_peaks(ts: np.ndarray, values: np.ndarray, t0: float, t1: float, n_cols: int) -> np.ndarray:
+    """Peak of a counter's step function over each of ``n_cols`` equal columns of [t0, t1).
+
+    The series holds ``values[k]`` from ``ts[k]`` until ``ts[k+1]`` (the last value until
+    the end; Chrome's counter semantics), so column c = [a_c, a_c + w) gets
+    max({v(a_c)} ∪ {values[k] : a_c ≤ ts[k] < a_c + w}) with v(a_c) the value held at its
+    start; NaN where the series has not started yet.  ``ts`` sorted ascending."""
+    w = (t1 - t0) / n_cols
+    edges = t0 + w * np.arange(n_cols + 1)
+    out = np.full(n_cols, np.nan)
+    if ts.size == 0:
+        return out
+    held = np.searchsorted(ts, edges[:-1], side="right") - 1  # the sample in force at each column start
+    ok = held >= 0
+    out[ok] = values[held[ok]]
+    a, z = np.searchsorted(ts, [t0, t1], side="left")  # the samples inside [t0, t1)
+    if z > a:
+        c = np.minimum(((ts[a:z] - t0) / w).astype(np.int64), n_cols - 1)  # non-decreasing
+        runs = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])  # first sample of each column's run
+        out[c[runs]] = np.fmax(out[c[runs]], np.maximum.reduceat(values[a:z], runs))
+    return out
+
+
+@dataclass
+class TrackPlan:
+    series: np.ndarray  # int32 series shown, top to bottom
+    labels: list
+    lo: np.ndarray  # range of each shown series inside the window
+    hi: np.ndarray
+    others: list  # labels of the series not shown
+    share: float  # of the content height the tracks take
+
+    def __len__(self) -> int:
+        return int(self.series.size)
+
+
+def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tuple:
+    """(shown series int32, their (lo, hi) in [t0, t1], labels of the others).
+
+    With ``patterns`` (regular expressions searched in `series_label`), the matching series
+    in the trace's order, at most ``max_counters``; without, the ``max_counters`` series
+    that vary most inside the window, by relative range (hi - lo) / max(|hi|, |lo|), the
+    most varying series of each counter before a second one of any (memory, objects and
+    garbage collection rather than three series of one); a series that does not vary
+    inside the window gets no track.  Shown series keep their counter's
+    order so a counter's series stay together."""
+    ns = len(tr.series_names)
+    if ns == 0 or max_counters <= 0:
+        return np.zeros(0, np.int32), np.zeros(0), np.zeros(0), [series_label(tr, s) for s in range(ns)]
+    b = series_bounds(tr)
+    lo, hi, var = np.full(ns, np.nan), np.full(ns, np.nan), np.zeros(ns)
+    for s in range(ns):  # one step per series (a few dozen), the samples vectorised
+        ts, v = tr.counter_ts[b[s]:b[s + 1]], tr.counter_value[b[s]:b[s + 1]]
+        a = max(int(np.searchsorted(ts, t0, side="right")) - 1, 0)
+        z = int(np.searchsorted(ts, t1, side="right"))
+        if z > a:
+            lo[s], hi[s] = v[a:z].min(), v[a:z].max()
+            var[s] = (hi[s] - lo[s]) / max(abs(hi[s]), abs(lo[s]), 1e-300)
+    labels = [series_label(tr, s) for s in range(ns)]
+    if patterns:
+        rx = [re.compile(p) for p in patterns]
+        pick = [s for s in range(ns) if np.isfinite(lo[s]) and any(r.search(labels[s]) for r in rx)][:max_counters]
+    else:
+        order = sorted((s for s in range(ns) if var[s] > 0), key=lambda s: (-var[s], labels[s]))
+        firsts, seen = [], set()  # the most varying series of each counter first, then the rest
+        for s in order:
+            c = int(tr.series_counter[s])
+            if c not in seen:
+                seen.add(c)
+                firsts.append(s)
+        pick = sorted((firsts + [s for s in order if s not in set(firsts)])[:max_counters])
+    shown = np.asarray(pick, np.int32)
+    others = [labels[s] for s in range(ns) if s not in set(pick)]
+    return shown, lo[shown], hi[shown], others
+
+
+def track_plan(tr, t0: float, t1: float, params) -> TrackPlan:
+    """The counter tracks of a figure (`choose_series`) and their share of the content."""
+    shown, lo, hi, others = choose_series(tr, t0, t1, list(params.counters), int(params.max_counters))
+    share = min(TRACK_SHARE * shown.size, MAX_TRACKS_SHARE) if shown.size else 0.0
+    return TrackPlan(shown, [series_label(tr, int(s)) for s in shown], lo, hi, others, share)
+
+
+def below_levels(plan: TrackPlan, lane_levels_total: float) -> float:
+    """Levels the tracks take under the lanes so that they are ``plan.share`` of the content."""
+    return 0.0 if not len(plan) else plan.share / (1.0 - plan.share) * lane_levels_total
+
+
+def fmt_value(v: float) -> str:
+    a = abs(v)
+    if a >= 1e9:
+        return f"{v / 1e9:.3g}G"
+    if a >= 1e6:
+        return f"{v / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.3g}k"
+    return f"{v:.4g}" if a >= 1 else f"{v:.3g}"
+
+
+def track_rows(below: tuple, n: int) -> tuple:
+    """(bottoms, tops) of ``n`` tracks stacked top to bottom in the block ``below`` = (z0, z1)."""
+    zb, zt = below
+    track_h = (zt - zb) / (n + TRACK_GAP * (n - 1))
+    tops = zt - np.arange(n) * track_h * (1 + TRACK_GAP)
+    return tops - track_h, tops
+
+
+def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx: float, name_prefix: str = ""):
+    """(boxes layer, label set, materials) of the tracks in the frame's block below the lanes:
+    one box per column of a track (`column_peaks`), from the track's base to its value
+    (base 0 when the series never goes below 0, else its minimum), extruded in depth; the
+    track's name and range left of it, like a lane name."""
+    from .annotate import lane_labels
+
+    n = len(plan)
+    bases, tops = track_rows(frame.below, n)
+    track_h = float(tops[0] - bases[0])
+    px = float(np.median(frame.px))
+    n_cols = int(max(8, min(4096, params.time_length / (COLUMN_PX * px))))
+    b = series_bounds(tr)
+    pos, sc, col, mat, sidx = [], [], [], [], []
+    w = params.time_length / n_cols
+    xc = (np.arange(n_cols) + 0.5) * w
+    depth = TRACK_DEPTH * frame.depth
+    for k, s in enumerate(plan.series):  # a few tracks; the columns vectorised
+        s = int(s)
+        peaks = column_peaks(tr.counter_ts[b[s]:b[s + 1]], tr.counter_value[b[s]:b[s + 1]], t0, t1, n_cols)
+        base = 0.0 if plan.lo[k] >= 0 else float(plan.lo[k])
+        span = max(float(plan.hi[k]) - base, 1e-300)
+        bottom = bases[k]
+        frac = np.clip((peaks - base) / span, 0.0, 1.0)
+        ok = np.isfinite(peaks) & (frac > 0)
+        hgt = np.maximum(frac[ok] * track_h, 0.02 * track_h)
+        m = int(ok.sum())
+        p = np.empty((m, 3))
+        p[:, 0], p[:, 1], p[:, 2] = xc[ok], depth / 2, bottom + hgt / 2
+        q = np.empty((m, 3))
+        q[:, 0], q[:, 1], q[:, 2] = w * 0.999, depth, hgt
+        pos.append(p)
+        sc.append(q)
+        c = np.ones((m, 4))
+        c[:, :3] = TRACK_RGB[k % len(TRACK_RGB)]
+        col.append(c)
+        mat.append(np.full(m, k % len(TRACK_RGB), np.int32))
+        sidx.append(np.full(m, s, np.int32))
+    pos_a = np.concatenate(pos).astype(np.float32)
+    mats = [f"TV3D_track_{k}" for k in range(len(TRACK_RGB))]
+    layer = InstanceLayer(f"{name_prefix}counters", pos_a, np.concatenate(sc).astype(np.float32),
+                          np.concatenate(col).astype(np.float32), np.concatenate(mat), mats,
+                          {"call_index": np.full(len(pos_a), -1, np.int32),
+                           "tv3d_kind": np.full(len(pos_a), SIDE_KINDS["counter"], np.int32),
+                           "side_index": np.concatenate(sidx)})
+    size_w = TRACK_TEXT * tpx * px
+    names, ranges = track_texts(tr, plan)
+    # the name in the track's upper half, its range under it, right-aligned left of the track
+    labels = LabelSet.concat([
+        lane_labels(names, np.maximum(tops - 1.5 * size_w, bases), tops, frame.cam, params.resolution, frame.to_cam,
+                    size_w, 0.7 * size_w),
+        lane_labels(ranges, bases, tops, frame.cam, params.resolution, frame.to_cam, size_w, 0.7 * size_w)])
+    labels.kind = ["counter"] * len(labels)
+    materials = {nm: MaterialSpec(nm, tuple(TRACK_RGB[k]) + (1.0,), cushion=False)
+                 for k, nm in enumerate(mats)}
+    return layer, labels, materials
+
+
+def track_texts(tr, plan: TrackPlan) -> tuple:
+    """(names, ranges) of the tracks: ``memory · rss_mb`` and ``0–81.9 MB`` (from the
+    track's base to its peak in the window)."""
+    ranges = []
+    for k in range(len(plan)):
+        unit = tr.series_units[int(plan.series[k])]
+        lo = 0.0 if plan.lo[k] >= 0 else plan.lo[k]
+        ranges.append(f"{fmt_value(lo)}–{fmt_value(plan.hi[k])}{(' ' + unit) if unit else ''}")
+    return list(plan.labels), ranges
+
+
+def track_name_em(tr, plan: TrackPlan) -> float:
+    """Width (in label sizes) the track names take left of the tracks."""
+    from .annotate import MAX_LANE_NAME_EM
+    from .text import text_width
+
+    names, ranges = track_texts(tr, plan)
+    return TRACK_TEXT * min(max((text_width(t) for t in names + ranges), default=0.0), MAX_LANE_NAME_EM)
+
+
+def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none);
+    one vectorised step per level."""
+    cur = calls.astype(np.int64).copy()
+    row = np.full(cur.size, -1, np.int64)
+    todo = np.ones(cur.size, bool)
+    while todo.any():
+        r = drawn_row[cur[todo]]
+        hit = r >= 0
+        idx = np.flatnonzero(todo)
+        row[idx[hit]] = r[hit]
+        todo[idx[hit]] = False
+        up = tr.parent[cur[idx[~hit]]]
+        cur[idx[~hit]] = up
+        todo[idx[~hit][up < 0]] = False
+    return row
+
+
+def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""):
+    """(tube layer or None, info) of the trace's flows between drawn calls.
+
+    A flow leaves its source call at the call's start and reaches its target call's start,
+    each at the middle of the call's box on its front face (a call that is not drawn is
+    represented by its nearest drawn ancestor); flows whose two ends fall in the same
+    `FLOW_CELL_PX` columns of the same lanes are bundled into one arc whose radius grows with
+    the square root of their number; the `MAX_FLOW_ARCS` largest bundles are drawn.  An arc
+    is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
+    between neighbouring lanes stay clear of the boxes."""
+    tr = sel.trace
+    nf = int(tr.flow_from.size)
+    info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
+    if nf == 0 or not params.show_flows:
+        return None, info
+    drawn_row = np.full(len(tr), -1, np.int64)
+    drawn_row[d.idx] = np.arange(d.idx.size)
+    inside = ((tr.start[tr.flow_from] <= t1) & (tr.end[tr.flow_from] >= t0) &
+              (tr.start[tr.flow_to] <= t1) & (tr.end[tr.flow_to] >= t0))
+    fi = np.flatnonzero(inside)
+    ra = drawn_ancestor(tr, drawn_row, tr.flow_from[fi])
+    rb = drawn_ancestor(tr, drawn_row, tr.flow_to[fi])
+    ok = (ra >= 0) & (rb >= 0) & (ra != rb)
+    fi, ra, rb = fi[ok], ra[ok], rb[ok]
+    if fi.size == 0:
+        return None, info
+    px = float(np.median(frame.px))
+    xa = (np.clip(tr.start[tr.flow_from[fi]], t0, t1) - t0) * frame.scale_t
+    xb = (np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0) * frame.scale_t
+    za = d.bottom[ra] + d.height[ra] / 2
+    zb = d.bottom[rb] + d.height[rb] / 2
+    cell = FLOW_CELL_PX * px
+    key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell)], 1).astype(np.int64)
+    _, first, group, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    group = group.reshape(-1)
+    m_all = count.size
+
+    def mean(v):
+        return np.bincount(group, v, m_all) / count
+
+    ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
+    keep = np.argsort(-count, kind="stable")[:MAX_FLOW_ARCS]
+    ends, cnt, rep = ends[keep], count[keep], fi[first[keep]]
+    m = cnt.size
+    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
+    p0 = np.stack([ends[:, 0], np.zeros(m), ends[:, 1]], 1)
+    p2 = np.stack([ends[:, 2], np.zeros(m), ends[:, 3]], 1)
+    length = np.linalg.norm(p2 - p0, axis=1)
+    p1 = (p0 + p2) / 2
+    p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
+    p1[:, 2] += 0.1 * length
+    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
+    centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
+               c[None, :, None] * p2[:, None, :]).astype(np.float32)
+    r = (np.minimum(0.35 + 0.3 * np.sqrt(cnt), 3.5) * px).astype(np.float32)
+    half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
+    col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
+    layer = TubeLayer(f"{name_prefix}flows", centres, half, half.copy(), col, np.zeros(m, np.int32),
+                      ["TV3D_flow"], {"match_index": np.full(m, -1, np.int32),
+                                      "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
+                                      "side_index": rep.astype(np.int32), "flows": cnt.astype(np.int32)},
+                      sides=4, face_colors=False, cross_section="normal")
+    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    return layer, info
+
+
+def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str = ""):
+    """(instance layer or None, count) of the instants inside the window: a thin upright bar
+    over its thread's lane, or over every lane for a process's or a global instant; at most
+    `MAX_INSTANTS` (one per pixel column and lane)."""
+    tr = sel.trace
+    if not params.show_instants or tr.instant_ts.size == 0:
+        return None, 0
+    lane_of_thread = np.full(max(tr.n_threads, 1), -1, np.int64)
+    lane_of_thread[sel.lane_threads] = np.arange(sel.lane_threads.size)
+    ts = tr.instant_ts
+    ok = (ts >= t0) & (ts <= t1)
+    th = tr.instant_thread
+    lane = np.where(th >= 0, lane_of_thread[np.maximum(th, 0)], -2)
+    ok &= lane != -1  # a thread that is not shown
+    ii = np.flatnonzero(ok)
+    if ii.size == 0:
+        return None, 0
+    px = float(np.median(frame.px))
+    x = (ts[ii] - t0) * frame.scale_t
+    ln = lane[ii]
+    _, first = np.unique(np.stack([np.floor(x / px), ln], 1).astype(np.int64), axis=0, return_index=True)
+    first = np.sort(first)[:MAX_INSTANTS]
+    ii, x, ln = ii[first], x[first], ln[first]
+    top = frame.z_base + frame.lane_heights
+    z0 = np.where(ln >= 0, frame.z_base[np.maximum(ln, 0)], frame.z_base.min())
+    z1 = np.where(ln >= 0, top[np.maximum(ln, 0)], top.max())
+    n = ii.size
+    pos = np.stack([x, np.full(n, -0.5 * px), (z0 + z1) / 2], 1).astype(np.float32)
+    sc = np.stack([np.full(n, 1.5 * px), np.full(n, px), z1 - z0], 1).astype(np.float32)
+    col = np.tile(np.array(INSTANT_RGB + (1.0,), np.float32), (n, 1))
+    layer = InstanceLayer(f"{name_prefix}instants", pos, sc, col, np.zeros(n, np.int32), ["TV3D_instant"],
+                          {"call_index": np.full(n, -1, np.int32),
+                           "tv3d_kind": np.full(n, SIDE_KINDS["instant"], np.int32),
+                           "side_index": ii.astype(np.int32)})
+    return layer, int(n)
+
+
+def side_materials() -> dict:
+    return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (1.0,), kind="tube", cushion=False, gloss=0.3),
+            "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
+
+
+def flows_in_window(tr, t0: float, t1: float) -> int:
+    """Flows whose two calls overlap [t0, t1] (what the legend announces before the arcs exist)."""
+    if tr.flow_from.size == 0:
+        return 0
+    f, g = tr.flow_from, tr.flow_to
+    return int(((tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)).sum())
+
+
+def instants_in_window(sel, t0: float, t1: float) -> int:
+    tr = sel.trace
+    if tr.instant_ts.size == 0:
+        return 0
+    shown = np.zeros(max(tr.n_threads, 1), bool)
+    shown[sel.lane_threads] = True
+    th = tr.instant_thread
+    return int(((tr.instant_ts >= t0) & (tr.instant_ts <= t1) & ((th < 0) | shown[np.maximum(th, 0)])).sum())
+
+
+def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
+    """Notes for the legend: what the tracks, arcs and markers are, and what is left out."""
+    rows = []
+    if len(plan):
+        more = f"; not drawn: {', '.join(plan.others[:3])}{' …' if len(plan.others) > 3 else ''}" \
+            if plan.others else ""
+        rows.append((f"tracks under the lanes: counters, peak per pixel column{more}", -1, "note"))
+    if n_flows:
+        rows.append((f"dark arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
+                     -1, "note"))
+    if n_instants:
+        rows.append((f"orange bars: {n_instants:,} instant events", -1, "note"))
+    return rows
+
+
+def track_occupancy(frame, params, res, tpx: float, cell: float) -> np.ndarray:
+    """The grid cells (`annotate.rects_grid`) the tracks and their names cover."""
+    from .annotate import rects_grid
+    from .camera import project
+
+    zb, zt = frame.below
+    L, D = float(params.time_length), TRACK_DEPTH * frame.depth
+    pts = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, D) for z in (zb, zt)])
+    pr = project(frame.cam, pts, res)
+    x0 = pr[:, 0].min() - 28 * tpx  # the names left of the tracks
+    return rects_grid(res, cell, np.array([x0]), np.array([pr[:, 1].min()]), np.array([pr[:, 0].max() + 1]),
+                      np.array([pr[:, 1].max() + 1]))
