@@ -215,3 +215,41 @@ def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(reald
     y = np.clip(np.round(pts[:, 1]).astype(int), 1, img.shape[0] - 2)
     near = [np.abs(img[yy - 1:yy + 2, xx - 1:xx + 2] - off[yy - 1:yy + 2, xx - 1:xx + 2]).max() for xx, yy in zip(x, y)]
     assert np.mean(np.array(near) > 0.1) > 0.8, near
+
+
+@pytest.mark.blender
+def test_picking_reports_counters_flows_and_instants():
+    bpy = pytest.importorskip("bpy")
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.pick import describe_side, pick_ray_detail
+    from tracevis3d.blender.scene import build_icicle
+
+    t = _counters_trace()
+    wide = np.argsort(-(t.end - t.start) * (t.depth > 0), kind="stable")
+    a, b = wide[t.thread[wide] == 0][:1], wide[t.thread[wide] == 1][:1]
+    t.flow_id, t.flow_from, t.flow_to = np.array([7], np.int64), a.astype(np.int32), b.astype(np.int32)
+    t.instant_ts, t.instant_name, t.instant_names = np.array([float(t.end.max()) * 0.9]), np.zeros(1, np.int32), ["x"]
+    t.instant_thread, t.instant_scope = np.array([1], np.int32), np.array([ord("t")], np.uint8)
+    t.check()
+    bpy.ops.wm.read_factory_settings()
+    remove_startup_defaults(bpy.context.scene)
+    p = IcicleParams(resolution=(960, 540), counters=["rss"])
+    build_icicle(t, p)
+    spec = icicle_layout(t, p)
+    eye = np.asarray(spec.camera.location)
+
+    def pick(point):
+        return pick_ray_detail(tuple(eye), tuple(np.asarray(point) - eye))
+
+    arc = spec.layer("flows").centres[0]
+    hit = pick(arc[len(arc) // 2])
+    assert hit is not None and hit["kind"] == "flow" and hit["index"] == 0, hit
+    assert describe_side(t, hit)["id"] == 7
+    col = spec.layer("counters")
+    j = int(np.argmax(col.scales[:, 2]))
+    front = col.positions[j] - np.array([0.0, col.scales[j, 1] / 2 - 1e-4, 0.0])
+    hit = pick(front)
+    assert hit is not None and hit["kind"] == "counter" and describe_side(t, hit)["name"] == "memory · rss", hit
+    mark = spec.layer("instants").positions[0]
+    hit = pick(mark)
+    assert hit is not None and hit["kind"] == "instant" and describe_side(t, hit)["name"] == "x", hit

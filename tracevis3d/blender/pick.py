@@ -49,10 +49,15 @@ def _pick_boxes(ob, origin, direction):
     if ci.size == 0:
         return np.inf, None
     t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
-    t[ci < 0] = np.inf  # legend swatches are no calls
+    kind = _attribute(ob.data, "tv3d_kind", ci.size, np.int32)
+    if kind is None:
+        t[ci < 0] = np.inf  # legend swatches are no calls
     k = int(np.argmin(t))
     if not np.isfinite(t[k]):
         return np.inf, None
+    if kind is not None:  # a counter track's column, an instant (`layout.side_tracks`)
+        return float(t[k]), side_hit(int(kind[k]), int(_attribute(ob.data, "side_index", ci.size, np.int32)[k]),
+                                     ob.name)
     side = _attribute(ob.data, "side", ci.size, np.int32)
     return float(t[k]), {"kind": "box", "call": int(ci[k]), "side": None if side is None else int(side[k]),
                          "object": ob.name}
@@ -120,10 +125,48 @@ def _pick_tubes(ob, origin, direction):
         if calls[tube] < 0:
             return np.inf, None
         return best_t, {"kind": "box", "call": int(calls[tube]), "side": None, "object": ob.name}
+    kinds = tube_values(me, "tv3d_kind")
+    if kinds is not None:  # an arc of flows (`layout.side_tracks.flow_arcs`)
+        hit = side_hit(int(kinds[tube]), int(tube_values(me, "side_index")[tube]), ob.name)
+        flows = tube_values(me, "flows")
+        if flows is not None:
+            hit["flows"] = int(flows[tube])
+        return best_t, hit
     match = tube_values(me, "match_index")
     if match is not None and match[tube] < 0:  # an edge or ring of a cone tree: not pickable
         return np.inf, None
     return best_t, tube_hit(ob, best_face, tube)
+
+
+def side_hit(kind_code: int, index: int, object_name: str) -> dict:
+    """{"kind": "counter" | "flow" | "instant" | "async", "index", "object"}: ``index`` is the
+    counter series, the (first) flow, the instant."""
+    from ..layout.side_tracks import SIDE_KINDS
+
+    names = {v: k for k, v in SIDE_KINDS.items()}
+    return {"kind": names.get(kind_code, "side"), "index": index, "call": -1, "side": None, "object": object_name}
+
+
+def describe_side(trace: Trace, hit: dict) -> dict:
+    """What a picked counter track, flow arc or instant is: its name and where it is."""
+    k, i = hit["kind"], int(hit["index"])
+    if k == "counter":
+        from ..layout.side_tracks import series_bounds, series_label
+
+        b = series_bounds(trace)
+        v = trace.counter_value[b[i]:b[i + 1]]
+        return {"kind": k, "name": series_label(trace, i), "unit": trace.series_units[i], "samples": int(v.size),
+                "min": float(v.min()) if v.size else None, "max": float(v.max()) if v.size else None}
+    if k == "flow":
+        a, b = int(trace.flow_from[i]), int(trace.flow_to[i])
+        return {"kind": k, "id": int(trace.flow_id[i]), "from": trace.name(a), "to": trace.name(b),
+                "from_call": a, "to_call": b, "flows": int(hit.get("flows", 1))}
+    if k == "instant":
+        th = int(trace.instant_thread[i])
+        return {"kind": k, "name": trace.instant_names[int(trace.instant_name[i])],
+                "time_us": float(trace.instant_ts[i]), "thread": trace.thread_names[th] if th >= 0 else None,
+                "scope": chr(int(trace.instant_scope[i]))}
+    return {"kind": k, "index": i}
 
 
 def tube_hit(ob, face: int, tube: int | None = None) -> dict:

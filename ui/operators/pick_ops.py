@@ -72,6 +72,13 @@ def describe_hit(context, hit: dict) -> tuple:
     from ...tracevis3d.blender.pick import SIDE_NAMES, describe_box, describe_call, describe_match
 
     settings = settings_of(context)
+    if hit["kind"] in ("counter", "flow", "instant", "async"):  # what a trace carries besides calls
+        from ...tracevis3d.blender.pick import describe_side
+
+        d = describe_side(session.get_trace(trace_path_of(context)), hit)
+        title = f"{d['from']} → {d['to']}" if hit["kind"] == "flow" else d.get("name", hit["kind"])
+        call = int(d.get("from_call", -1))
+        return str(title), d, call, ""
     if hit["kind"] == "tube" or hit.get("side") is not None:
         a = session.get_trace(trace_path_of(context))
         b_path = abspath(settings.compare_path)
@@ -157,7 +164,8 @@ class TRACEVIS3D_OT_show_call(Operator):
         text = format_call(d)
         settings.picked_call, settings.picked_side, settings.picked_text = call, side, text
         summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
-        what = f"Tube {hit['match_index']}" if hit["kind"] == "tube" else f"Call {call}"
+        what = (f"Tube {hit['match_index']}" if hit["kind"] == "tube" else
+                f"{hit['kind'].capitalize()} {hit['index']}" if "index" in hit else f"Call {call}")
         self.report({"INFO"}, f"{what}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
             def draw(menu, _context):
