@@ -184,6 +184,12 @@ def test_real_counters_are_tracks_whose_heights_follow_the_recorded_values(count
     assert not blank_above[frac > 0.97].any(), (frac, blank_above)
     texts = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "counter"]
     assert texts[0] == "memory · traced_mb" and texts[1].startswith("0–")
+    # the tracks' height is taken from the lanes' budget, not from their names
+    default = icicle_layout(tr, IcicleParams())
+    assert default.meta["n_counter_tracks"] == 3
+    names = sum(k in ("call", "run", "row", "group") for k in default.labels.kind)
+    without = icicle_layout(tr, IcicleParams(max_counters=0))
+    assert names >= 0.5 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
 
 
 @pytest.mark.blender

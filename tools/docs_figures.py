@@ -12,6 +12,10 @@ threads_pipeline    ``render-icicle`` of examples/threads_pipeline.py (``make de
 compare_json_tool   ``render-compare`` of json.tool on two documents (flat, nested records)
 threads_view        ``render-threads`` of examples/threads_pipeline.py with --log_func_args
 cone_tree           ``render-cone`` of json.tool on a 105-level document
+counters_tracks     ``render-icicle`` of docutils on 3 workers sampling memory and objects,
+                    with ``--log_gc`` (counter tracks under the lanes)
+pytorch_flows       ``render-icicle`` of the real PyTorch profile ../shared/realdata/hta-trace-diff
+                    (CPU→GPU flows as arcs; skipped when the file is absent)
 ==================  ========================================================================
 """
 from __future__ import annotations
@@ -32,8 +36,9 @@ def _realtraces():
     spec.loader.exec_module(mod)
     return mod
 
-FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree")
-WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920}
+FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows")
+WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920,
+         "counters_tracks": 1600, "pytorch_flows": 1600}
 
 
 def render(args: list, png: pathlib.Path) -> None:
@@ -82,6 +87,17 @@ def main(argv=None) -> int:
             if not trace.exists():
                 trace = realtraces.record_deep(work)
             render(["render-cone", str(trace)], png)
+        elif name == "counters_tracks":
+            trace = work / "docutils_counters.json"
+            if not trace.exists():
+                trace = realtraces.record_counters(work)
+            render(["render-icicle", str(trace)], png)
+        elif name == "pytorch_flows":
+            trace = REPO.parent / "shared" / "realdata" / "hta-trace-diff" / "control.json.gz"
+            if not trace.exists():
+                print(f"skipped {name}: {trace} not found")
+                continue
+            render(["render-icicle", str(trace)], png)
         else:
             raise SystemExit(f"unknown figure {name!r}; figures: {', '.join(FIGURES)}")
         to_jpeg(png, out / f"{name}.jpg", WIDTH[name])

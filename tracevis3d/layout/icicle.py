@@ -96,13 +96,15 @@ def extrusion(tr, idx, measure: str) -> tuple:
 def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
     """The height budget stage for the lanes of ``sel`` (`layout.budget`): a function from
     the levels each lane needs to the levels it gets, sharing the readable levels of the
-    content rectangle (``content_h_px``, default: the icicle's) by busy time."""
+    content rectangle (``content_h_px``, default: the icicle's less its counter tracks'
+    share, `side_tracks.track_plan`) by busy time."""
     from .annotate import content_height
     from .budget import lane_budgets, lane_busy, readable_levels, weights_from_busy
 
     n_lanes = int(sel.lane_threads.size)
-    if content_h_px is None:
-        content_h_px = content_height(params.resolution, tpx, params.show_title)
+    if content_h_px is None:  # the icicle's content, less what its counter tracks take under the lanes
+        share = side.track_plan(sel.trace, sel.t0, sel.t1, params).share
+        content_h_px = content_height(params.resolution, tpx, params.show_title) * (1.0 - share)
     axis_px = 2.2 * tpx if params.show_axes else 0.0
     avail = readable_levels(content_h_px, tpx, n_lanes, LANE_GAP_LEVELS, axis_px) - EXTRUSION_LEVELS
     weight = weights_from_busy(lane_busy(sel.trace, sel.idx, sel.lane, n_lanes))
