@@ -259,3 +259,58 @@ def test_picking_reports_counters_flows_and_instants():
     mark = spec.layer("instants").positions[0]
     hit = pick(mark)
     assert hit is not None and hit["kind"] == "instant" and describe_side(t, hit)["name"] == "x", hit
+
+
+def pack_rows_twin(start, end, max_rows):
+    rows, ends, over = [], [], 0
+    for s, e in zip(start, end):
+        free = [k for k, x in enumerate(ends) if x <= s]
+        if free:
+            r = free[0]
+        elif len(ends) < max_rows:
+            ends.append(-np.inf)
+            r = len(ends) - 1
+        else:
+            over += 1
+            r = int(np.argmin(ends))
+        ends[r] = max(ends[r], e)
+        rows.append(r)
+    return rows, len(ends), over
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pack_rows_matches_the_twin(seed):
+    from tracevis3d.kernels.rows import pack_rows
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 80))
+    start = np.sort(rng.integers(0, 100, n).astype(np.float64))
+    end = start + rng.integers(0, 30, n)
+    for max_rows in (1, 3, 8):
+        row, used, over = pack_rows(start, end, max_rows)
+        want = pack_rows_twin(start, end, max_rows)
+        assert (row.tolist(), int(used), int(over)) == want
+        if over == 0:  # no two slices of a row overlap
+            for r in range(used):
+                s, e = start[row == r], end[row == r]
+                assert np.all(s[1:] >= e[:-1])
+
+
+def test_async_slices_are_lanes_of_their_own():
+    t = with_side_tracks(tracevis3d.synthetic(2000, threads=2, seed=4))
+    span = float(t.end.max())
+    t.async_start, t.async_end = t.async_start * span / 10, t.async_end * span / 10
+    t.check()
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540), max_counters=0))
+    assert spec.meta["async_lanes"] == ["async · net (pid 10)", "async · net (pid 11)"]
+    boxes = spec.layer("async")
+    assert len(boxes) == 4 and np.all(boxes.attributes["tv3d_kind"] == side.SIDE_KINDS["async"])
+    (b0, t0), (b1, t1) = spec.meta["below_z"]
+    z = boxes.positions[:, 2]
+    own = boxes.attributes["side_index"]
+    assert np.all((z[own < 3] > b0) & (z[own < 3] < t0)) and np.all((z[own == 3] > b1) & (z[own == 3] < t1))
+    # nested slices of one track stack upwards
+    assert z[own == 0][0] < z[own == 1][0] < z[own == 2][0]
+    assert max(spec.meta["below_z"][0]) < min(spec.meta["lane_z"])  # under the thread lanes
+    off = icicle_layout(t, IcicleParams(resolution=(960, 540), max_counters=0, show_async=False))
+    assert "async_lanes" not in off.meta

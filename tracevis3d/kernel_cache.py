@@ -288,7 +288,7 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 #: filled never reads as cold)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree"),
-    "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "layout/cluster"),
+    "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "kernels/rows", "layout/cluster"),
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
                 "kernels/setjoin_tree", "kernels/setjoin_tiers", "kernels/groups", "kernels/overview"),
 }

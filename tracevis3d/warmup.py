@@ -101,7 +101,18 @@ def _layout_all(trace) -> None:
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
         icicle_layout(trace, IcicleParams(**kw))
     _squeeze_search()
+    _async_rows()
     _threads_all(trace)
+
+
+def _async_rows() -> None:
+    """The async lanes' row packing (`kernels.rows.pack_rows`): only a trace with async
+    slices runs it."""
+    import numpy as np
+
+    from .kernels.rows import pack_rows
+
+    pack_rows(np.zeros(2), np.ones(2), 2)
 
 
 def _squeeze_search() -> None:

@@ -277,7 +277,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     n_instants = side.instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
-    name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if len(tracks) else 0.0)
+    name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + LANE_GAP_LEVELS * (st.lane_levels.size - 1))
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
@@ -287,7 +287,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
                             below_levels=below)
         occupied = lanes_occupancy(st, frame, params, tpx)
-        if len(tracks):
+        if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
         placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
                                   lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
@@ -302,12 +302,13 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     materials = figure_materials(colouring)
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
-    if len(tracks):
-        track_layer, track_labels, track_mats = side.track_geometry(tr, tracks, frame, params, t0, t1, tpx)
-        layers.append(track_layer)
-        label_sets.append(track_labels)
-        materials.update(track_mats)
-        side_meta["counter_track_z"] = np.stack(side.track_rows(frame.below, len(tracks)), 1).tolist()
+    if not tracks.empty:
+        below_layers, below_labels, below_mats, below_meta = side.below_geometry(tr, tracks, frame, params, t0, t1,
+                                                                                 tpx)
+        layers += below_layers
+        label_sets += below_labels
+        materials.update(below_mats)
+        side_meta.update(below_meta)
     flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1)
     instants, side_meta["n_instant_markers"] = side.instant_markers(sel, frame, params, t0, t1)
     side_meta.update(flow_info)

@@ -42,6 +42,7 @@ FLOW_SAMPLES = 16
 FLOW_RGB = (0.16, 0.20, 0.45)
 INSTANT_RGB = (0.85, 0.33, 0.05)
 MAX_INSTANTS = 2000
+INSTANT_LEVELS = 2.5  # a thread's instant marker, in levels
 TRACK_RGB = ((0.16, 0.42, 0.55), (0.42, 0.30, 0.58), (0.30, 0.50, 0.22), (0.62, 0.40, 0.14),
              (0.55, 0.22, 0.34), (0.20, 0.45, 0.45))
 
@@ -88,10 +89,21 @@ class TrackPlan:
     lo: np.ndarray  # range of each shown series inside the window
     hi: np.ndarray
     others: list  # labels of the series not shown
-    share: float  # of the content height the tracks take
+    share: float  # of the content height the tracks and async lanes take
+    asyncs: object = None  # `async_lanes.AsyncPlan`: drawn above the counter tracks
 
     def __len__(self) -> int:
         return int(self.series.size)
+
+    @property
+    def units(self) -> list:
+        """Height of each block under the lanes, top to bottom (async lanes, then counter
+        tracks), in counter-track heights."""
+        return [lane.units for lane in (self.asyncs.lanes if self.asyncs else [])] + [1.0] * len(self)
+
+    @property
+    def empty(self) -> bool:
+        return not self.units
 
 
 def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tuple:
@@ -136,14 +148,18 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
 
 def track_plan(tr, t0: float, t1: float, params) -> TrackPlan:
     """The counter tracks of a figure (`choose_series`) and their share of the content."""
+    from .async_lanes import async_plan
+
     shown, lo, hi, others = choose_series(tr, t0, t1, list(params.counters), int(params.max_counters))
-    share = min(TRACK_SHARE * shown.size, MAX_TRACKS_SHARE) if shown.size else 0.0
-    return TrackPlan(shown, [series_label(tr, int(s)) for s in shown], lo, hi, others, share)
+    plan = TrackPlan(shown, [series_label(tr, int(s)) for s in shown], lo, hi, others, 0.0,
+                     async_plan(tr, t0, t1, params.show_async))
+    plan.share = min(TRACK_SHARE * sum(plan.units), MAX_TRACKS_SHARE)
+    return plan
 
 
 def below_levels(plan: TrackPlan, lane_levels_total: float) -> float:
     """Levels the tracks take under the lanes so that they are ``plan.share`` of the content."""
-    return 0.0 if not len(plan) else plan.share / (1.0 - plan.share) * lane_levels_total
+    return 0.0 if plan.empty else plan.share / (1.0 - plan.share) * lane_levels_total
 
 
 def fmt_value(v: float) -> str:
@@ -157,12 +173,14 @@ def fmt_value(v: float) -> str:
     return f"{v:.4g}" if a >= 1 else f"{v:.3g}"
 
 
-def track_rows(below: tuple, n: int) -> tuple:
-    """(bottoms, tops) of ``n`` tracks stacked top to bottom in the block ``below`` = (z0, z1)."""
+def track_rows(below: tuple, units: list) -> tuple:
+    """(bottoms, tops) of blocks ``units`` tall (relative), stacked top to bottom in the
+    block ``below`` = (z0, z1) with a gap of `TRACK_GAP` of a unit between them."""
     zb, zt = below
-    track_h = (zt - zb) / (n + TRACK_GAP * (n - 1))
-    tops = zt - np.arange(n) * track_h * (1 + TRACK_GAP)
-    return tops - track_h, tops
+    u = np.asarray(units, np.float64)
+    unit_h = (zt - zb) / (u.sum() + TRACK_GAP * (u.size - 1))
+    tops = zt - unit_h * (np.concatenate([[0.0], np.cumsum(u[:-1])]) + TRACK_GAP * np.arange(u.size))
+    return tops - u * unit_h, tops
 
 
 def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx: float, name_prefix: str = ""):
@@ -173,7 +191,8 @@ def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
     from .annotate import lane_labels
 
     n = len(plan)
-    bases, tops = track_rows(frame.below, n)
+    bases, tops = track_rows(frame.below, plan.units)
+    bases, tops = bases[-n:], tops[-n:]  # under the async lanes
     track_h = float(tops[0] - bases[0])
     px = float(np.median(frame.px))
     n_cols = int(max(8, min(4096, params.time_length / (COLUMN_PX * px))))
@@ -240,7 +259,34 @@ def track_name_em(tr, plan: TrackPlan) -> float:
     from .text import text_width
 
     names, ranges = track_texts(tr, plan)
-    return TRACK_TEXT * min(max((text_width(t) for t in names + ranges), default=0.0), MAX_LANE_NAME_EM)
+    lanes = [lane.label for lane in plan.asyncs.lanes] if plan.asyncs else []
+    return TRACK_TEXT * min(max((text_width(t) for t in names + ranges + lanes), default=0.0), MAX_LANE_NAME_EM)
+
+
+def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx: float) -> tuple:
+    """(layers, label sets, materials, meta) of everything under the lanes: the async lanes
+    (`async_lanes.async_geometry`), then the counter tracks (`track_geometry`)."""
+    layers, labels, materials = [], [], {}
+    bottoms, tops = track_rows(frame.below, plan.units)
+    meta = {"below_z": np.stack([bottoms, tops], 1).tolist()}
+    na = len(plan.asyncs) if plan.asyncs else 0
+    if na:
+        from .async_lanes import async_geometry
+
+        layer, lab, mats = async_geometry(tr, plan.asyncs, (bottoms[:na], tops[:na]), frame, params, t0, t1, tpx,
+                                          0.5 * TRACK_DEPTH * frame.depth)
+        layers.append(layer)
+        labels.append(lab)
+        materials.update(mats)
+        meta.update(n_async_lanes=na, async_lanes=[lane.label for lane in plan.asyncs.lanes],
+                    n_async_slices=int(len(layer)))
+    if len(plan):
+        layer, lab, mats = track_geometry(tr, plan, frame, params, t0, t1, tpx)
+        layers.append(layer)
+        labels.append(lab)
+        materials.update(mats)
+        meta["counter_track_z"] = meta["below_z"][na:]
+    return layers, labels, materials, meta
 
 
 def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
@@ -328,8 +374,9 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
 
 
 def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str = ""):
-    """(instance layer or None, count) of the instants inside the window: a thin upright bar
-    over its thread's lane, or over every lane for a process's or a global instant; at most
+    """(instance layer or None, count) of the instants inside the window: a thin upright tick
+    in front of its thread's lane (`INSTANT_LEVELS` from the lane's base), or a bar over
+    every lane for a process's or a global instant; at most
     `MAX_INSTANTS` (one per pixel column and lane)."""
     tr = sel.trace
     if not params.show_instants or tr.instant_ts.size == 0:
@@ -352,7 +399,8 @@ def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str =
     ii, x, ln = ii[first], x[first], ln[first]
     top = frame.z_base + frame.lane_heights
     z0 = np.where(ln >= 0, frame.z_base[np.maximum(ln, 0)], frame.z_base.min())
-    z1 = np.where(ln >= 0, top[np.maximum(ln, 0)], top.max())
+    # a thread's instant: a tick INSTANT_LEVELS tall from its lane's base; a process's or global one: every lane
+    z1 = np.where(ln >= 0, np.minimum(z0 + INSTANT_LEVELS * frame.h, top[np.maximum(ln, 0)]), top.max())
     n = ii.size
     pos = np.stack([x, np.full(n, -0.5 * px), (z0 + z1) / 2], 1).astype(np.float32)
     sc = np.stack([np.full(n, 1.5 * px), np.full(n, px), z1 - z0], 1).astype(np.float32)
@@ -394,6 +442,10 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
         more = f"; not drawn: {', '.join(plan.others[:3])}{' …' if len(plan.others) > 3 else ''}" \
             if plan.others else ""
         rows.append((f"tracks under the lanes: counters, peak per pixel column{more}", -1, "note"))
+    if plan.asyncs and len(plan.asyncs):
+        over = sum(lane.overflow for lane in plan.asyncs.lanes)
+        more = f"; {over:,} overlap in full rows" if over else ""
+        rows.append((f"lanes under the threads: async slices by category{more}", -1, "note"))
     if n_flows:
         rows.append((f"dark arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
                      -1, "note"))

@@ -101,3 +101,5 @@ SHOW_FLOWS = Param("show_flows", Flag(), True, group=SHOW, label="Flows",
 SHOW_INSTANTS = Param("show_instants", Flag(), True, group=SHOW, label="Instants",
                       help="instant events as thin markers on their lanes")
 
+SHOW_ASYNC = Param("show_async", Flag(), True, group=SHOW, label="Async slices",
+                   help="async slices (network requests, tasks) as lanes of their own under the threads")
