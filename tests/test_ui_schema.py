@@ -148,6 +148,8 @@ def _other_value(p):
         raise AssertionError(p.name)
     if _is(k, "Choice"):
         return [c for c in k.choices if c != d][-1]
+    if _is(k, "Cutaway"):
+        return "lane:worker-1"
     if _is(k, "Text"):
         return "A title, with ünïcode"
     if _is(k, "Words"):

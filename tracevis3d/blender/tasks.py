@@ -60,6 +60,11 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
                                        remove_startup=remove_startup)
     out["meta"] = {k: v for k, v in spec.meta.items() if k != "params"}
     out["timings"]["layout"] = t_layout
+    from .cutaway import apply_cutaway, remove_cutaway
+
+    coll = bpy.data.collections.get(collection_name)
+    if coll is not None:  # a cutaway of the figure (`layout.cutaway`), or none left from a previous one
+        apply_cutaway(spec.meta["cutaway"], coll, scene) if spec.meta.get("cutaway") else remove_cutaway(coll)
     return params, spec, extra, out
 
 

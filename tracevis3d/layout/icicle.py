@@ -36,6 +36,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import side_tracks as side
+from .cutaway import figure_cutaway
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
@@ -312,6 +313,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1)
     instants, side_meta["n_instant_markers"] = side.instant_markers(sel, frame, params, t0, t1)
     side_meta.update(flow_info)
+    cut = figure_cutaway(params, sel, st.drawn, frame)
+    if cut is not None:
+        side_meta["cutaway"] = cut
     layers += [x for x in (flows, instants) if x is not None]
     if flows is not None or instants is not None:
         materials.update(side.side_materials())

@@ -29,7 +29,7 @@ ICICLE = Schema("icicle", [
     S.THREADS.but(aliases=(Alias("--thread", takes_value=True),)),
     S.THREAD_ORDER, S.TIME_WINDOW, S.MAX_DEPTH, S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES,
     S.COLLAPSE_PATTERNS, S.EXPAND, S.HIGHLIGHT, S.COUNTERS, S.MAX_COUNTERS, S.SHOW_FLOWS, S.SHOW_INSTANTS,
-    S.SHOW_ASYNC,
+    S.SHOW_ASYNC, S.CUTAWAY,
     Param("color_by", Choice(COLOR_ITEMS), "auto", label="Colour by",
           help="box colour: auto (module for large traces, function for small), function, module, kind "
                "(waits and I/O), stack depth, inclusive or self time"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .core import Param
 from .kinds import Flag, Number, Text, Words, module_item, regex_item
-from .trace_kinds import Calls, Fold, Resolution, ThreadOrder, Threads, Window
+from .trace_kinds import Calls, Cutaway, Fold, Resolution, ThreadOrder, Threads, Window
 
 SHOW, LOOK, CAMERA, OUTPUT = "what to show", "appearance", "camera", "output"
 
@@ -103,3 +103,7 @@ SHOW_INSTANTS = Param("show_instants", Flag(), True, group=SHOW, label="Instants
 
 SHOW_ASYNC = Param("show_async", Flag(), True, group=SHOW, label="Async slices",
                    help="async slices (network requests, tasks) as lanes of their own under the threads")
+CUTAWAY = Param(
+    "cutaway", Cutaway(), None, group=SHOW, label="Cut away", default_text="none",
+    help="remove what stands between the camera and a call (call:N) or a lane (lane:NAME), in the viewport "
+         "and in renders (an Empty 'TV3D_cutaway' whose box can be moved, scaled and animated)")

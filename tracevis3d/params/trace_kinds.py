@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .kinds import Kind, _is_int, _prop, _thread_word, _words, parse_fold, parse_time
+from .kinds import Kind, Text, _is_int, _prop, _thread_word, _words, parse_fold, parse_time
 
 class Threads(Kind):
     """Threads by index or name: a list (``optional``: None means all); on the command line
@@ -360,3 +360,39 @@ class Resolution(Kind):
     def to_props(self, p, v, put):
         put(f"{p.name}_x", int(v[0]))
         put(f"{p.name}_y", int(v[1]))
+
+
+CUTAWAY_SYNTAX = "call:N (a call index), lane:NAME or lane:N (a thread's lane), or none"
+
+
+def parse_cutaway(text: str | None) -> tuple | None:
+    """``"call:12"`` → ("call", 12); ``"lane:MainThread"`` / ``"lane:2"`` → ("lane", name or
+    index); None, "" or "none" → None; ValueError otherwise."""
+    if text is None or not text.strip() or text.strip().lower() == "none":
+        return None
+    what, _, ref = text.strip().partition(":")
+    what, ref = what.strip().lower(), ref.strip()
+    if what == "call" and re.fullmatch(r"\d{1,10}", ref):
+        return ("call", int(ref))
+    if what == "lane" and ref:
+        return ("lane", int(ref) if re.fullmatch(r"\d{1,6}", ref) else ref)
+    raise ValueError(f"cutaway must be {CUTAWAY_SYNTAX}, got {text!r}")
+
+
+class Cutaway(Text):
+    """What a cutaway opens the view onto: a call or a lane (`parse_cutaway`)."""
+
+    def __init__(self):
+        super().__init__("call:N|lane:NAME")
+
+    def check(self, v, name):
+        v = super().check(v, name)
+        try:
+            parse_cutaway(v)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        return None if parse_cutaway(v) is None else v.strip()
+
+    def parse(self, word):
+        parse_cutaway(word)
+        return word

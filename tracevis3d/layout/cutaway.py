@@ -1,0 +1,97 @@
+"""Cutaways (survey seed 003, Sec. 4.3: the remedy for occlusion in 3D views; issue 25,
+item 4; bpy-free): a box aligned with the camera that holds everything between the camera
+and a chosen call or lane, so the Blender side (`blender.cutaway`) removes it in the
+viewport and in renders.
+
+The target's box (a drawn call: its slot's x range, height and extrusion; a lane: the
+whole lane) seen from the camera spans a pyramid with its apex at the camera (a prism for
+an orthographic camera): aimed at the target's centre, as wide as the target's image
+widened by `MARGIN` (and `MIN_MARGIN_PX` pixels), and reaching to just before the target's
+nearest corner.  Everything whose centre lies inside stands between the camera and the
+target; only that is removed (instances whole), so the target itself, whose centre lies
+behind its front, stays.  The pyramid is an Empty (``location`` the camera, ``rotation``
+its axes, ``scale`` the half-width, half-height and length) so a presenter moves or
+reshapes it, and `blender.cutaway.animate_reveal` grows it from the camera to the target.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..params.trace_kinds import parse_cutaway
+from .camera import camera_basis, euler_xyz
+
+MARGIN = 0.15
+MIN_MARGIN_PX = 12.0
+GAP = 1e-3  # of the distance to the target: the cut stops just before it
+
+
+def target_box(target: tuple, sel, d, frame, params) -> np.ndarray:
+    """(2, 3) world corners (min, max) of the target: ("call", loaded-trace index) or
+    ("lane", name or index)."""
+    what, ref = target
+    L = float(params.time_length)
+    if what == "call":
+        rows = np.flatnonzero(d.call_id == int(ref))
+        if rows.size == 0:
+            raise ValueError(f"cutaway: call {ref} is not drawn in this figure (hidden, folded away, outside the "
+                             "window or the threads shown)")
+        r = int(rows[0])
+        x0 = (float(d.start[r]) - sel.t0) * frame.scale_t
+        x1 = (float(d.end[r]) - sel.t0) * frame.scale_t
+        return np.array([[x0, 0.0, d.bottom[r]], [max(x1, x0 + 1e-6), d.ext[r], d.bottom[r] + d.height[r]]])
+    names = list(sel.lane_names)
+    if isinstance(ref, int):
+        lane = int(np.flatnonzero(sel.lane_threads == ref)[0]) if np.any(sel.lane_threads == ref) else -1
+    else:
+        lane = names.index(ref) if ref in names else -1
+    if lane < 0:
+        raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
+    zb = float(frame.z_base[lane])
+    return np.array([[0.0, 0.0, zb], [L, frame.depth, zb + float(frame.lane_heights[lane])]])
+
+
+def cutaway_box(target_corners: np.ndarray, cam, px_world: float) -> dict:
+    """The pyramid from the camera to just before ``target_corners`` over its footprint
+    (see module docstring): {"location", "rotation", "scale", "perspective"} (JSON-able).
+
+    In the Empty's local frame (scaled), a point (X, Y, Z') is inside when its distance
+    along the view, Z = -Z', satisfies 0 < Z <= 1 and |X|, |Y| <= Z (perspective: the
+    pyramid's apex is the camera) or <= 1 (orthographic: a prism)."""
+    loc = np.asarray(cam.location, np.float64)
+    r, u, f = camera_basis(loc - np.asarray(cam.target, np.float64), cam.up)
+    lo, hi = target_corners
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]) - loc
+    if (corners @ f).min() <= 0:
+        raise ValueError("cutaway: the target is behind the camera")
+    if cam.orthographic:
+        cr, cu = corners @ r, corners @ u
+        near = float((corners @ f).min()) * (1.0 - GAP)
+        pad = MIN_MARGIN_PX * px_world
+        half = [np.ptp(cr) / 2 * (1 + MARGIN) + pad, np.ptp(cu) / 2 * (1 + MARGIN) + pad, near]
+        centre = loc + r * (cr.min() + cr.max()) / 2 + u * (cu.min() + cu.max()) / 2
+        return {"location": centre.tolist(), "rotation": [float(a) for a in euler_xyz(r, u, -f)],
+                "scale": [float(h) for h in half], "perspective": 0.0}
+    # aim the pyramid at the footprint's centre, then take its half-angles around that axis
+    a, b = (corners @ r) / (corners @ f), (corners @ u) / (corners @ f)
+    axis = f + r * (a.min() + a.max()) / 2 + u * (b.min() + b.max()) / 2
+    f2 = axis / np.linalg.norm(axis)
+    r2 = np.cross(f2, np.asarray(cam.up, np.float64))
+    r2 /= np.linalg.norm(r2)
+    u2 = np.cross(r2, f2)
+    depth = corners @ f2
+    near = float(depth.min()) * (1.0 - GAP)
+    pad = MIN_MARGIN_PX * px_world / near  # pixels at the target's distance, as a tangent
+    tx, ty = np.abs(corners @ r2 / depth).max(), np.abs(corners @ u2 / depth).max()
+    half = [(tx * (1 + MARGIN) + pad) * near, (ty * (1 + MARGIN) + pad) * near, near]
+    return {"location": loc.tolist(), "rotation": [float(x) for x in euler_xyz(r2, u2, -f2)],
+            "scale": [float(h) for h in half], "perspective": 1.0}
+
+
+def figure_cutaway(params, sel, d, frame) -> dict | None:
+    """The cutaway of an icicle figure (``params.cutaway``), or None."""
+    target = parse_cutaway(params.cutaway)
+    if target is None:
+        return None
+    box = cutaway_box(target_box(target, sel, d, frame, params), frame.cam, float(np.median(frame.px)))
+    box["target"] = params.cutaway
+    return box
