@@ -1,0 +1,183 @@
+"""EXTRAVIS (issue 24): the hierarchy and its call relations on a hand-built trace, the call
+importance (Eq. 2) and the mural (Eq. 3) against brute-force pure-Python twins."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tracevis3d
+from tracevis3d.analysis.hierarchy import sequence_order
+from tracevis3d.kernels.extravis import mural_ibaa
+from tracevis3d.model import Trace
+
+NAMES = [
+    "main (/src/app/cli.py:1)",                  # 0 app.cli (functions).main
+    "Parser.parse (/src/app/parse.py:10)",       # 1 app.parse Parser.parse
+    "Parser.token (/src/app/parse.py:20)",       # 2 app.parse Parser.token
+    "str.replace",                               # 3 builtins str.replace (C built-in under its type)
+    "builtins.len",                              # 4 builtins (functions).len
+    "work (/src/app/cli.py:5)",                  # 5 app.cli (functions).work
+]
+
+
+def small_trace():
+    # thread 0: main → parse → token → replace ; main → len ; thread 1: work → token
+    func = [0, 1, 2, 3, 4, 5, 2]
+    parent = [-1, 0, 1, 2, 0, -1, 5]
+    start = [0.0, 1.0, 2.0, 3.0, 6.0, 0.5, 1.5]
+    end = [10.0, 5.0, 4.0, 3.5, 7.0, 4.0, 2.5]
+    thread = [0, 0, 0, 0, 0, 1, 1]
+    return Trace.from_arrays(func, start, end, parent, thread=thread, function_names=NAMES,
+                             thread_names=["MainThread", "worker"])
+
+
+def test_hierarchy_elements_and_relations_of_a_hand_built_trace():
+    t = small_trace()
+    h = tracevis3d.hierarchy(t)
+    got = sorted((h.full_names[e], h.names[e], ("package", "module", "class", "function", "threads", "thread",
+                                                 "root")[h.kind[e]], h.depth[e]) for e in range(len(h)))
+    assert got == sorted([
+        ("(root)", "(root)", "root", 0),
+        ("app", "app", "package", 1), ("builtins", "builtins", "package", 1),
+        ("app.cli", "app.cli", "module", 2), ("app.parse", "app.parse", "module", 2),
+        ("builtins", "builtins", "module", 2),
+        ("app.cli.(functions)", "(functions)", "class", 3), ("app.parse.Parser", "Parser", "class", 3),
+        ("builtins.str", "str", "class", 3), ("builtins.(functions)", "(functions)", "class", 3),
+        ("app.cli.main", "main", "function", 4), ("app.cli.work", "work", "function", 4),
+        ("app.parse.Parser.parse", "parse", "function", 4), ("app.parse.Parser.token", "token", "function", 4),
+        ("builtins.str.replace", "replace", "function", 4), ("builtins.len", "len", "function", 4),
+        ("threads", "threads", "threads", 1),
+        ("thread MainThread", "MainThread", "thread", 2), ("thread worker", "worker", "thread", 2),
+    ])
+    # pre-order: every subtree is a contiguous range, parents first
+    assert np.all(h.parent[1:] < np.arange(1, len(h)))
+    for e in range(len(h)):
+        inside = set(range(e, h.end[e]))
+        assert all((h.parent[c] in inside) for c in range(e + 1, h.end[e]))
+    E = h.full_names.index
+
+    def rel(level):
+        r = h.relations(level)
+        return [(h.full_names[a], h.full_names[b], float(s)) for a, b, s in zip(r.caller, r.callee, r.time)]
+
+    assert rel("function") == [
+        ("thread MainThread", "app.cli.main", 0.0), ("app.cli.main", "app.parse.Parser.parse", 1.0),
+        ("app.parse.Parser.parse", "app.parse.Parser.token", 2.0),
+        ("app.parse.Parser.token", "builtins.str.replace", 3.0), ("app.cli.main", "builtins.len", 6.0),
+        ("thread worker", "app.cli.work", 0.5), ("app.cli.work", "app.parse.Parser.token", 1.5)]
+    assert rel("class") == [
+        ("thread MainThread", "app.cli.(functions)", 0.0), ("app.cli.(functions)", "app.parse.Parser", 1.0),
+        ("app.parse.Parser", "app.parse.Parser", 2.0), ("app.parse.Parser", "builtins.str", 3.0),
+        ("app.cli.(functions)", "builtins.(functions)", 6.0),
+        ("thread worker", "app.cli.(functions)", 0.5), ("app.cli.(functions)", "app.parse.Parser", 1.5)]
+    assert [b for _, b, _ in rel("package")] == ["app", "app", "app", "builtins", "builtins", "app", "app"]
+    p = h.pairs("class")  # self loops (Parser → Parser) left out, counts per pair
+    pairs = {(h.full_names[a], h.full_names[b]): int(c) for a, b, c in zip(p.src, p.dst, p.count)}
+    assert pairs[("app.cli.(functions)", "app.parse.Parser")] == 2
+    assert ("app.parse.Parser", "app.parse.Parser") not in pairs and len(pairs) == 5
+    pkg_b = E("builtins")
+    mod_b = h.full_names.index("builtins", pkg_b + 1)
+    assert h.kind[pkg_b] == 0 and h.kind[mod_b] == 1
+    assert h.path(E("app.parse.Parser.token"), E("builtins.len")) == [
+        E("app.parse.Parser.token"), E("app.parse.Parser"), E("app.parse"), E("app"), 0, pkg_b, mod_b,
+        E("builtins.(functions)"), E("builtins.len")]
+    assert int(h.lca([E("app.cli.main")], [E("app.parse.Parser.token")])[0]) == E("app")
+    assert list(h.leaves("module")) == sorted([E("app.cli"), E("app.parse"), mod_b,
+                                               E("thread MainThread"), E("thread worker")])
+    # sequence order: by start, ties by thread then model order
+    assert list(sequence_order(t)) == [0, 5, 1, 6, 2, 3, 4]
+
+
+def importance_brute(caller, callee, start, thread, window, power):
+    n = len(caller)
+    order = sorted(range(n), key=lambda i: (start[i], thread[i], i))
+    rel = [(caller[i], callee[i]) for i in order]
+    hl, hr = (window - 1) // 2, window // 2
+    w = [0.0] * n
+    for k in range(n):
+        lo, hi = max(0, k - hl), min(n - 1, k + hr)
+        same = sum(1 for j in range(lo, hi + 1) if rel[j] == rel[k])
+        w[order[k]] = (same / (hi - lo + 1)) ** power
+    return np.array(w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(3, 120), window=st.sampled_from([1, 2, 5, 24, 25, 200]),
+       power=st.sampled_from([-5.0, -1.0, -0.5, 0.0, 1.0, 3.0]), level=st.sampled_from(["package", "class", "function"]))
+def test_call_importance_matches_the_brute_force_twin(seed, n, window, power, level):
+    t = tracevis3d.synthetic(n, threads=3, seed=seed)
+    t.start[:] = np.round(t.start / max(t.start.max(), 1.0) * 5)  # many ties in start time
+    got = tracevis3d.call_importance(t, window=window, power=power, level=level)
+    r = tracevis3d.hierarchy(t).relations(level)
+    want = importance_brute(r.caller.tolist(), r.callee.tolist(), t.start.tolist(), t.thread.tolist(), window, power)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_call_importance_paper_example_and_bad_arguments():
+    # 15 calls B→D and one outlier A→C (Fig. 10): linear AA shows it at 1/16 = 6.25 %, p = -1 at 50 %
+    # (the caller of a root call is its thread: 15 root calls of D in thread B, one of C in A)
+    start = np.arange(16, dtype=float)
+    t = Trace.from_arrays([0] * 15 + [1], start, start + 0.5, [-1] * 16, thread=[0] * 15 + [1],
+                          function_names=["D", "C"], thread_names=["B", "A"])
+    for p, share in ((0.0, 1 / 16), (-1.0, 0.5)):
+        w = tracevis3d.call_importance(t, window=31, power=p)  # clipped: all 16 calls
+        assert w[-1] / w.sum() == pytest.approx(share)
+    for bad in ({"window": 0}, {"window": 2.5}, {"power": -6}, {"power": float("nan")}, {"level": "file"}):
+        with pytest.raises(ValueError) as e:
+            tracevis3d.call_importance(t, **bad)
+        assert "\n" not in str(e.value)
+
+
+def mural_brute(x0, x1, xc, xe, c0, c1, weight, height, width, bg):
+    n = len(x0)
+    img = np.zeros((height, width, 3))
+    for ln in range(height):
+        u0, u1 = ln * n / height, (ln + 1) * n / height
+        parts = [(k, min(k + 1, u1) - max(k, u0)) for k in range(n) if min(k + 1, u1) - max(k, u0) > 0]
+        total = sum(F * weight[k] for k, F in parts)
+        for x in range(width):
+            acc = np.zeros(3)
+            for k, F in parts:
+                if x0[k] <= x < x1[k]:
+                    t = 0.5 if xc[k] == xe[k] else min(max((x - xc[k]) / (xe[k] - xc[k]), 0.0), 1.0)
+                    c = c0[k] + t * (c1[k] - c0[k])
+                else:
+                    c = bg
+                acc += F * weight[k] * c
+            img[ln, x] = acc / total if total > 0 else bg
+    return img
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(0, 40), height=st.integers(1, 25), width=st.integers(1, 30))
+def test_mural_kernel_matches_the_brute_force_twin(seed, n, height, width):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, width, n)
+    b = rng.integers(0, width, n)
+    wa = rng.integers(1, 4, n)
+    x0 = np.minimum(a, b).astype(np.int64)
+    x1 = np.minimum(np.maximum(a + wa, b + 1), width).astype(np.int64)
+    xc = a + (wa - 1) / 2.0
+    xe = np.where(rng.random(n) < 0.2, xc, b.astype(float))
+    c0 = rng.random((n, 3))
+    c1 = rng.random((n, 3))
+    w = rng.choice([1.0, 0.5, 25.0], n)
+    bg = np.array([1.0, 0.9, 0.8])
+    img, cov = mural_ibaa(x0, x1, xc, xe, c0, c1, w, height, width, bg)
+    np.testing.assert_allclose(img, mural_brute(x0, x1, xc, xe, c0, c1, w, height, width, bg), atol=2e-6)
+    assert cov.min() >= 0.0 and cov.max() <= 1.0 + 1e-6
+
+
+def test_mural_ibaa_makes_the_outlier_visible():
+    # Fig. 10: 16 calls on one pixel line, 15 from column 1 to 3 (B→D), one from 0 to 2 (A→C)
+    n = 16
+    x0 = np.array([1] * 15 + [0])
+    x1 = np.array([4] * 15 + [3])
+    xc = np.array([1.0] * 15 + [0.0])
+    xe = np.array([3.0] * 15 + [2.0])
+    green, red = np.array([0.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0])
+    c0, c1 = np.tile(green, (n, 1)), np.tile(red, (n, 1))
+    bg = np.ones(3)
+    for p, share in ((0.0, 1 / 16), (-1.0, 0.5)):
+        f = np.array([15 / 16] * 15 + [1 / 16])
+        img, cov = mural_ibaa(x0, x1, xc, xe, c0, c1, f ** p, 1, 4, bg)
+        assert cov[0, 0] == pytest.approx(share)  # column 0: only the outlier reaches it
