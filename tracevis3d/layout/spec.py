@@ -232,6 +232,36 @@ class CurveLayer:
 
 
 @dataclass
+class ImageLayer:
+    """An image on a flat rectangle (the EXTRAVIS sequence view's mural): ``pixels`` (h, w, 4)
+    float32 linear RGBA, top row first; the rectangle's top-left corner ``origin`` and its
+    edge vectors ``u`` (along a row, left to right) and ``v`` (down the image), world units.
+    The writer makes one quad with an image-textured material, sampled without filtering;
+    ``attributes`` are stored on the object (int32/float32 arrays, e.g. the call of every row)."""
+
+    name: str
+    pixels: np.ndarray
+    origin: tuple
+    u: tuple
+    v: tuple
+    materials: list = field(default_factory=list)
+    attributes: dict = field(default_factory=dict)
+    space: str = "world"
+
+    def __len__(self) -> int:
+        return 1
+
+    def validate(self) -> "ImageLayer":
+        p = self.pixels
+        if p.dtype != np.float32 or p.ndim != 3 or p.shape[2] != 4 or p.shape[0] < 1 or p.shape[1] < 1:
+            raise ValueError(f"image {self.name!r}: pixels must be float32 (h, w, 4), got {p.dtype} {p.shape}")
+        for key in ("origin", "u", "v"):
+            if np.shape(getattr(self, key)) != (3,):
+                raise ValueError(f"image {self.name!r}: {key} must be a 3-vector")
+        return self
+
+
+@dataclass
 class LabelSet:
     texts: list  # str per label
     anchors: np.ndarray  # (n,3) float32
@@ -324,7 +354,7 @@ class LightSpec:
 
 @dataclass
 class SceneSpec:
-    layers: list  # InstanceLayer, TubeLayer, SectorLayer, CurveLayer
+    layers: list  # InstanceLayer, TubeLayer, SectorLayer, CurveLayer, ImageLayer
     labels: LabelSet
     legend: list  # LegendEntry
     materials: dict  # name -> MaterialSpec
