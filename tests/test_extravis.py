@@ -181,3 +181,55 @@ def test_mural_ibaa_makes_the_outlier_visible():
         f = np.array([15 / 16] * 15 + [1 / 16])
         img, cov = mural_ibaa(x0, x1, xc, xe, c0, c1, f ** p, 1, 4, bg)
         assert cov[0, 0] == pytest.approx(share)  # column 0: only the outlier reaches it
+
+
+def bspline_brute(poly, samples):
+    p = [poly[0], poly[0]] + list(poly) + [poly[-1], poly[-1]]
+    segs = len(p) - 3
+    out = []
+    for s in range(samples):
+        u = s / (samples - 1) * segs
+        i = min(int(u), segs - 1)
+        t = u - i
+        b = [(1 - t) ** 3 / 6, (3 * t ** 3 - 6 * t ** 2 + 4) / 6, (-3 * t ** 3 + 3 * t ** 2 + 3 * t + 1) / 6, t ** 3 / 6]
+        out.append(sum(b[k] * np.asarray(p[i + k]) for k in range(4)))
+    return np.array(out)
+
+
+def test_bundles_are_straight_at_beta_0_and_follow_the_hierarchy_path_at_beta_1():
+    from tracevis3d.layout.extravis_heb import bundle_curves, control_points, leaf_arcs
+
+    h = tracevis3d.hierarchy(small_trace())
+    leaves = h.leaves("function")
+    arcs = leaf_arcs(h, leaves, np.arange(1, leaves.size + 1, dtype=float))
+    cx, cz = control_points(h, arcs, 3, 10.0)
+    E = h.full_names.index
+    pairs = [(E("app.parse.Parser.token"), E("builtins.len")), (E("app.cli.main"), E("app.cli.work")),
+             (E("thread worker"), E("app.parse.Parser.parse"))]
+    src, dst = [a for a, _ in pairs], [b for _, b in pairs]
+    pos = np.stack([cx, np.zeros_like(cx), cz], axis=1)
+    straight = bundle_curves(h, src, dst, cx, cz, 0.0, samples=33)
+    full = bundle_curves(h, src, dst, cx, cz, 1.0, samples=33)
+    for k, (a, b) in enumerate(pairs):
+        c = straight[k]
+        np.testing.assert_allclose(c[0], pos[a], atol=1e-9)
+        np.testing.assert_allclose(c[-1], pos[b], atol=1e-9)
+        d = (pos[b] - pos[a]) / np.linalg.norm(pos[b] - pos[a])
+        off = (c - pos[a]) - ((c - pos[a]) @ d)[:, None] * d[None, :]
+        assert np.abs(off).max() < 1e-9  # β = 0: on the chord
+        path = h.path(a, b)  # β = 1: the B-spline of the hierarchy path through the LCA
+        np.testing.assert_allclose(full[k], bspline_brute([pos[e] for e in path], 33), atol=1e-9)
+    # the sibling functions' path turns at their class, the others' at the root
+    assert h.path(*pairs[1]) == [pairs[1][0], E("app.cli.(functions)"), pairs[1][1]] and 0 in h.path(*pairs[0])
+
+
+@pytest.mark.parametrize("bad", [["--level", "file"], ["--beta", "1.5"], ["--power", "-7"], ["--window", "5:1"],
+                                 ["--color-mode", "rainbow"], ["--importance-window", "0"]])
+def test_render_extravis_bad_options_exit_2_with_one_line(bad, tmp_path, capsys):
+    from tracevis3d.cli import main
+
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(small_trace(), path)
+    rc = main(["render-extravis", str(path), "-o", str(tmp_path / "x.png"), *bad])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("tracevis3d: error:"), (rc, err)
