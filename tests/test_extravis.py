@@ -1,5 +1,7 @@
 """EXTRAVIS (issue 24): the hierarchy and its call relations on a hand-built trace, the call
 importance (Eq. 2) and the mural (Eq. 3) against brute-force pure-Python twins."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -233,3 +235,40 @@ def test_render_extravis_bad_options_exit_2_with_one_line(bad, tmp_path, capsys)
     rc = main(["render-extravis", str(path), "-o", str(tmp_path / "x.png"), *bad])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith("tracevis3d: error:"), (rc, err)
+
+
+def test_the_time_window_and_the_highlight_link_both_views():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.layout.extravis_heb import GRADIENT_STEPS
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    h = tracevis3d.hierarchy(t)
+    t0, t1 = (float(x) for x in np.quantile(t.start, [0.3, 0.6]))
+    win = (t.start >= t0) & (t.start <= t1)
+    spec = extravis_layout(t, ExtravisParams(time_window=(t0, t1), resolution=(640, 360)), hier=h)
+    assert spec.meta["n_calls"] == int(win.sum())
+    tubes = spec.layer("heb_tubes")
+    got = set(zip(tubes.attributes["src_element"][::GRADIENT_STEPS].tolist(),
+                  tubes.attributes["dst_element"][::GRADIENT_STEPS].tolist()))
+    p = h.pairs("module", calls=win)
+    assert got == set(zip(p.src.tolist(), p.dst.tolist()))  # the HEB shows the window's relations only
+    # highlighting a module lights its calls in both views, the others pale
+    r = h.relations("module")
+    touch = np.bincount(r.caller[win], minlength=len(h)) + np.bincount(r.callee[win], minlength=len(h))
+    mods = [m for m in h.leaves("module") if h.kind[m] == 1 and 0 < touch[m] < 0.2 * win.sum()]
+    e = int(max(mods, key=lambda m: touch[m]))
+    name = h.full_names[e]
+    lit_spec = extravis_layout(t, ExtravisParams(time_window=(t0, t1), resolution=(640, 360),
+                                                 highlight=[f"^{re.escape(name)}$"]), hier=h)
+    want = win & ((r.caller == e) | (r.callee == e))
+    assert lit_spec.meta["n_lit_calls"] == int(want.sum()) > 0
+    lt = lit_spec.layer("heb_tubes")
+    touches = (lt.attributes["src_element"] == e) | (lt.attributes["dst_element"] == e)
+    pale = lt.material_index == GRADIENT_STEPS
+    assert touches.any() and not pale[touches].any() and pale[~touches].all()
+    base = spec.layer("sequence_mural").pixels
+    lit = lit_spec.layer("sequence_mural").pixels
+    assert base.shape == lit.shape
+    sat = lambda img: (img[..., :3].max(-1) - img[..., :3].min(-1)).mean()  # noqa: E731
+    assert sat(lit) < 0.7 * sat(base)  # the other calls' rows pale

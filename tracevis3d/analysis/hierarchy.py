@@ -119,7 +119,8 @@ class Hierarchy:
         return int(self.kind.shape[0])
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{int((self.kind == k).sum())} {KIND_NAMES[k]}s" for k in (PACKAGE, MODULE, CLASS, FUNCTION))
+        plural = ("packages", "modules", "classes", "functions")
+        counts = ", ".join(f"{int((self.kind == k).sum())} {plural[k]}" for k in (PACKAGE, MODULE, CLASS, FUNCTION))
         return f"<Hierarchy of {len(self.trace):,} calls: {counts}, {self.thread_element.size} threads>"
 
     def lift(self, level: str) -> np.ndarray:
