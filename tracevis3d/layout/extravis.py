@@ -47,6 +47,7 @@ N_FAMILIES = 10  # packages with their own colour (the most active); the rest gr
 PALE = np.array([0.80, 0.80, 0.80])
 BACKGROUND = np.array([1.0, 1.0, 1.0])
 THREAD_RGB = np.array([0.30, 0.34, 0.42])
+LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
 
 
 def window_calls(trace: Trace, params: ExtravisParams) -> np.ndarray:
@@ -362,7 +363,7 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world) -> 
             continue
         texts.append(text)
         zc = 0.5 * (bz0[k] + bz1[k]) - 0.5 * (ASCENT - DESCENT) * size_world / UNIT
-        anchors.append((0.5 * (bx0[k] + bx1[k]) * UNIT, -0.3 * UNIT, zc * UNIT))
+        anchors.append((0.5 * (bx0[k] + bx1[k]) * UNIT, -LABEL_FRONT * size_world, zc * UNIT))
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
                     ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
@@ -374,8 +375,8 @@ def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> Labe
     t_first, t_last = float(trace.start[seq[0]]), float(trace.start[seq[-1]])
     texts = [fmt_time(t_first), fmt_time(t_last)]
     off = 0.4 * tpx / px_per_layout
-    anchors = [((x - off) * UNIT, -0.3 * UNIT, (top - tpx * 0.9 / px_per_layout) * UNIT),
-               ((x - off) * UNIT, -0.3 * UNIT, bot * UNIT)]
+    anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, (top - tpx * 0.9 / px_per_layout) * UNIT),
+               ((x - off) * UNIT, -LABEL_FRONT * size_world, bot * UNIT)]
     return LabelSet(texts, np.asarray(anchors, np.float32), np.full(2, size_world, np.float32),
                     ["TV3D_text_muted"] * 2, np.full(2, 2, np.uint8), ["axis"] * 2, np.full(2, -1, np.int32),
                     None, None)

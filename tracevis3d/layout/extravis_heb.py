@@ -223,11 +223,11 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         if not text:
             continue
         up = base + np.pi / 2
-        centre = np.array([rm * np.cos(mid), -0.02, rm * np.sin(mid)])
+        centre = np.array([rm * np.cos(mid), 0.0, rm * np.sin(mid)])
         shift = 0.5 * (ASCENT - DESCENT) * size_world  # the baseline below the text's middle
         anchor = centre - shift * np.array([np.cos(up), 0.0, np.sin(up)])
         texts.append(text)
-        anchors.append(to_world(anchor))
+        anchors.append(to_world(anchor) - np.array([0.0, 0.35 * size_world, 0.0]))  # in front of the face
         rots.append((np.pi / 2, -base, 0.0))
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
