@@ -4,9 +4,10 @@ extruded icicle ring (a `SectorLayer`), every relation a tube along the hierarch
 
 - **Leaves** (the elements of the chosen level that take part in a shown call, and the
   threads) sit on the circle of radius R in hierarchy order, clockwise from the top; each
-  takes an arc in proportion to the square root of the calls it makes or receives (the
-  paper gives every leaf the same arc; with hundreds of elements the busy ones would then
-  be too narrow to name), with a gap between top-level groups.
+  takes an arc in proportion to the calls it makes or receives to the power `ARC_POWER`
+  (the paper gives every leaf the same arc; with hundreds of elements the busy ones would
+  then be too narrow to name; 0.65 names 18 classes of the 1M-call sympy trace where the
+  square root names 11), with a gap between top-level groups.
 - **Ring** (Fig. 7): element of depth d gets band ``leaf depth − d`` outward from the
   circle: the leaves innermost (a wider band, names written radially), packages outermost
   (names along the arc).  Threads span the bands below the "threads" group.
@@ -37,6 +38,7 @@ from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 GRADIENT_STEPS = 8
 SAMPLES = 8 * GRADIENT_STEPS + 1
 TOWARD_CAMERA = 0.06  # of R: how far the callee end of a tube lies in front of its caller end
+ARC_POWER = 0.65  # a leaf's arc grows with (its calls) ** ARC_POWER
 GREEN = np.array([0.02, 0.50, 0.04])
 RED = np.array([0.80, 0.02, 0.02])
 
@@ -59,12 +61,12 @@ class Arcs:
 
 
 def leaf_arcs(h, leaves: np.ndarray, weight: np.ndarray, gap: float = 0.004) -> Arcs:
-    """Arcs of ``leaves`` (pre-order) in proportion to sqrt(weight), a ``gap`` between leaves
+    """Arcs of ``leaves`` (pre-order) in proportion to weight ** ARC_POWER, a ``gap`` between leaves
     of different top-level groups; every ancestor spans its leaves."""
     n = len(h)
     top = h.ancestors()[1][leaves] if leaves.size else np.zeros(0, np.int32)
     breaks = np.concatenate([[0], (top[1:] != top[:-1]).astype(np.float64)]) if leaves.size else np.zeros(0)
-    share = np.sqrt(np.maximum(weight, 0.0)) + 1e-9
+    share = np.maximum(weight, 0.0) ** ARC_POWER + 1e-9
     room = 1.0 - gap * (breaks.sum() + 1)
     w = share / share.sum() * room
     f0 = 0.5 * gap + np.cumsum(w) - w + gap * np.cumsum(breaks)
@@ -211,7 +213,7 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         depth_px = (r1[k] - r0[k]) * px_per_unit
         arc_px = span[k] * rm * px_per_unit
         if lo[k] == 0:  # radial text: the band's depth is its room, the arc's width its height
-            if arc_px < 1.15 * tpx:
+            if arc_px < 1.0 * tpx:  # one line of text: ascent + descent = 0.92 em
                 continue
             text = fit_text(name_candidates(name), (depth_px - 0.5 * tpx) / tpx)
             base = mid if np.cos(mid) >= -1e-9 else mid + np.pi
