@@ -272,3 +272,21 @@ def test_the_time_window_and_the_highlight_link_both_views():
     assert base.shape == lit.shape
     sat = lambda img: (img[..., :3].max(-1) - img[..., :3].min(-1)).mean()  # noqa: E731
     assert sat(lit) < 0.7 * sat(base)  # the other calls' rows pale
+
+
+def test_element_names_carry_their_element():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    h = tracevis3d.hierarchy(t)
+    spec = extravis_layout(t, ExtravisParams(resolution=(1920, 1080)), hier=h)
+    lab = spec.labels
+    el = [(txt, int(e)) for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"]
+    assert len(el) >= 10
+    for txt, e in el:  # the name is (the informative end of) its element's name
+        assert e > 0 and txt.lstrip("…") in h.names[e], (txt, h.names[e])
+    assert all(e == -1 for k, e in zip(lab.kind, lab.attributes["element_index"]) if k != "element")
+    drawn = set(spec.layer("heb_ring").attributes["element_index"].tolist())
+    assert drawn == set(spec.layer("sequence_icicle").attributes["element_index"].tolist())  # the same elements
+    assert {e for _, e in el} <= drawn

@@ -396,6 +396,8 @@ def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_objec
     ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
     ob["tv3d_kind"] = lab.kind[i]
     ob["call_index"] = int(lab.call_index[i])
+    for key, arr in lab.attributes.items():
+        ob[key] = int(arr[i])
     _no_shadow(ob)
     coll.objects.link(ob)
     if lab.space[i] == "camera" and camera_object is not None:

@@ -15,9 +15,9 @@ hierarchy level, in one figure.
   computed over the whole trace's sequence).
 - **Linking** (Sec. 3): both views show the calls that start in ``time_window``;
   ``highlight`` keeps the calls from or to the matching elements lit in both views (tubes and
-  rows), the others pale.  Sectors, icicle boxes and tubes carry ``element_index`` (tubes:
-  ``src_element``/``dst_element``), names are labels of kind ``element``, so picking reports
-  the element.
+  rows), the others pale.  Sectors, icicle boxes and the names (labels of kind ``element``)
+  carry ``element_index``, tubes ``src_element``/``dst_element``/``calls``, the mural's
+  object ``row_calls`` (a call per pixel line), so picking can report the element or call.
 
 Geometry is made in "layout pixels" (a unit is a pixel of the planned content rectangle)
 and scaled by `UNIT` into the world.
@@ -348,7 +348,7 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world) -> 
     """Names on the sequence view's icicle boxes wide enough for them (horizontal)."""
     from .extravis_heb import ASCENT, DESCENT
 
-    texts, anchors = [], []
+    texts, anchors, els = [], [], []
     for k in np.argsort(-(bx1 - bx0)):
         w_px = (bx1[k] - bx0[k]) * px_per_layout
         if w_px < 3.0 * tpx:
@@ -362,12 +362,13 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world) -> 
         if not text:
             continue
         texts.append(text)
+        els.append(int(sh[k]))
         zc = 0.5 * (bz0[k] + bz1[k]) - 0.5 * (ASCENT - DESCENT) * size_world / UNIT
         anchors.append((0.5 * (bx0[k] + bx1[k]) * UNIT, -LABEL_FRONT * size_world, zc * UNIT))
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
                     ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
-                    None, None)
+                    None, None, {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
 def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> LabelSet:

@@ -199,7 +199,7 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
     outer bands, radially in the leaves' band (reading outward on the right, inward on the
     left); widest first, at most ``max_labels``."""
     e, r0, r1, th0, th1, lo = sect
-    texts, anchors, rots = [], [], []
+    texts, anchors, rots, els = [], [], [], []
     span = np.abs(th1 - th0)
     order = np.argsort(-(span * (r0 + r1)))
     for k in order:
@@ -229,12 +229,14 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         shift = 0.5 * (ASCENT - DESCENT) * size_world  # the baseline below the text's middle
         anchor = centre - shift * np.array([np.cos(up), 0.0, np.sin(up)])
         texts.append(text)
+        els.append(int(e[k]))
         anchors.append(to_world(anchor) - np.array([0.0, 0.35 * size_world, 0.0]))  # in front of the face
         rots.append((np.pi / 2, -base, 0.0))
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
                     ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
-                    np.asarray(rots, np.float32).reshape(n, 3), ["world"] * n)
+                    np.asarray(rots, np.float32).reshape(n, 3), ["world"] * n,
+                    {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
 __all__ = ["Arcs", "leaf_arcs", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",

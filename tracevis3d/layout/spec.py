@@ -272,6 +272,7 @@ class LabelSet:
     call_index: np.ndarray  # (n,) int32, -1 when not about a call
     rotation: np.ndarray = None  # (n,3) float32 XYZ Euler; None = upright, facing -y
     space: list = None  # "world" | "camera" per label; None = all world
+    attributes: dict = None  # name -> (n,) int32 per label, stored on its object (e.g. element_index)
 
     def __post_init__(self):
         n = len(self.texts)
@@ -279,6 +280,8 @@ class LabelSet:
             self.rotation = np.tile(np.array([np.pi / 2, 0.0, 0.0], np.float32), (n, 1))
         if self.space is None:
             self.space = ["world"] * n
+        if self.attributes is None:
+            self.attributes = {}
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -293,6 +296,9 @@ class LabelSet:
         for key, v in (("material", self.material), ("kind", self.kind), ("space", self.space)):
             if len(v) != n:
                 raise ValueError(f"labels: {key} must have {n} entries, got {len(v)}")
+        for key, a in self.attributes.items():
+            if np.shape(a) != (n,) or np.asarray(a).dtype != np.int32:
+                raise ValueError(f"labels: attribute {key!r} must be int32 of shape {(n,)}")
         bad = set(self.space) - {"world", "camera"}
         if bad:
             raise ValueError(f"labels: space must be 'world' or 'camera', got {sorted(bad)}")
@@ -318,6 +324,8 @@ class LabelSet:
             np.concatenate([p.call_index for p in parts]).astype(np.int32),
             np.concatenate([p.rotation for p in parts]).astype(np.float32),
             [s for p in parts for s in p.space],
+            {key: np.concatenate([p.attributes.get(key, np.full(len(p), -1, np.int32)) for p in parts]).astype(np.int32)
+             for key in sorted({k for p in parts for k in p.attributes})},
         )
 
 
