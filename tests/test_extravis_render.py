@@ -94,3 +94,36 @@ def test_the_view_of_a_deep_multithreaded_trace(docutils_pool_paths, tmp_path):
     img = load_image(out)
     right = img[200:1000, 1100:1500]
     assert (np.abs(right - 1.0).max(-1) > 0.05).mean() > 0.3
+
+
+def test_picking_reports_elements_relations_and_calls(tmp_path):
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    tr = bundle_trace(True)
+    params = ExtravisParams(level="module", resolution=(1280, 720)).validate()
+    render(tr, params, tmp_path / "pick.png")
+    spec = extravis_layout(tr, params)
+    h = tracevis3d.hierarchy(tr)
+    eye = np.asarray(spec.camera.location, np.float64)
+
+    def pick(point):
+        return pick_ray_detail(tuple(eye), tuple(np.asarray(point, np.float64) - eye))
+
+    # a mural row: the call drawn on that pixel line
+    img = spec.layer("sequence_mural")
+    o, u, v = (np.asarray(x) for x in (img.origin, img.u, img.v))
+    rows = img.attributes["row_calls"]
+    hit = pick(o + 0.5 * u + 0.3 * v)
+    assert hit["call"] == rows[hit["line"]] and abs(hit["line"] - 0.3 * len(rows)) <= 2
+    # a ring sector: its element
+    ring = spec.layer("heb_ring")
+    k = int(np.argmax(ring.angles[:, 1] - ring.angles[:, 0]))
+    a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
+    hit = pick(np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)]))
+    assert hit["kind"] == "sector" and hit["element_index"] == ring.attributes["element_index"][k]
+    # the reversed tube where it lies in front of its bundle: its relation
+    tubes = spec.layer("heb_tubes")
+    src, dst = h.full_names.index("dst.n5"), h.full_names.index("src.m4")
+    j = np.flatnonzero((tubes.attributes["src_element"] == src) & (tubes.attributes["dst_element"] == dst))[6]
+    hit = pick(tubes.centres[j][2])
+    assert hit["kind"] == "tube" and (hit["src_element"], hit["dst_element"], hit["calls"]) == (src, dst, 1)

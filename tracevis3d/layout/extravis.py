@@ -279,8 +279,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
     mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
                        tuple(corners[2] - corners[0]),
-                       attributes={"row_calls": seq[np.linspace(0, seq.size - 1, min(m_h, seq.size)).astype(np.int64)]
-                                   .astype(np.int32)})
+                       attributes={"row_calls": seq[np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(np.int64),
+                                                               seq.size - 1)].astype(np.int32)})  # mid call per line
 
     # ---------------------------------------------------------------- labels
     labels = [LabelSet.empty()]
