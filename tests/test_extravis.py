@@ -290,3 +290,16 @@ def test_element_names_carry_their_element():
     drawn = set(spec.layer("heb_ring").attributes["element_index"].tolist())
     assert drawn == set(spec.layer("sequence_icicle").attributes["element_index"].tolist())  # the same elements
     assert {e for _, e in el} <= drawn
+
+
+def test_hidden_modules_leave_the_relations_and_rows_map_to_the_loaded_trace():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    spec = extravis_layout(t, ExtravisParams(resolution=(640, 360), hide_modules=["app"]))
+    assert spec.meta["n_merged_calls"] > 0 and spec.meta["n_calls"] == len(t) - spec.meta["n_merged_calls"]
+    assert not any(txt.startswith("app") for txt, k in zip(spec.labels.texts, spec.labels.kind) if k == "element")
+    rows = spec.layer("sequence_mural").attributes["row_calls"]
+    assert rows.min() >= 0 and rows.max() < len(t)
+    assert not any(t.function_names[t.func[i]].startswith("app.") for i in rows)  # loaded calls, none hidden

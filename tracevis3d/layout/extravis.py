@@ -50,6 +50,21 @@ THREAD_RGB = np.array([0.30, 0.34, 0.42])
 LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
 
 
+def shown_trace(trace: Trace, params: ExtravisParams) -> tuple:
+    """(the trace whose relations are shown, the loaded trace's index of each of its calls or
+    None): ``hide``/``hide_modules`` and ``fold`` merge calls away as in the cone tree
+    (`layout.cone.folded_trace`), so their children are called by their caller."""
+    if params.fold == "none" and not params.hide and not params.hide_modules:
+        return trace, None
+    from .cone import folded_trace
+    from .params import IcicleParams
+
+    ip = IcicleParams(hide=list(params.hide), hide_modules=list(params.hide_modules), fold=params.fold,
+                      resolution=tuple(params.resolution), label_px=float(params.label_px)).validate()
+    tr, orig, _ = folded_trace(trace, ip, params.fold)
+    return tr, (orig if orig is not None else np.arange(len(tr)))
+
+
 def window_calls(trace: Trace, params: ExtravisParams) -> np.ndarray:
     """The calls of the window in sequence order (int64)."""
     order = sequence_order(trace)
@@ -142,7 +157,9 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     params = (params or ExtravisParams()).validate()
     if len(trace) == 0:
         raise ValueError("no calls to show: the trace is empty")
-    h = hier if hier is not None else hierarchy(trace)
+    loaded_trace = trace
+    trace, orig = shown_trace(trace, params)
+    h = hier if hier is not None and orig is None else hierarchy(trace)
     li = level_index(params.level)
     rel = h.relations(params.level)
     seq = window_calls(trace, params)
@@ -174,7 +191,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     swatch_rgb = np.vstack([gradient_rgb([0.0, 1.0]) if params.color_mode == "gradient" else palette.sequential([0.0, 1.0]),
                             slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
     rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note)
-    title = title_of(trace, params, seq.size)
+    title = title_of(loaded_trace, params, seq.size)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=0.16)
     x0, y0, x1, y1 = plan.rect
     Hc, Wc = y1 - y0, x1 - x0
@@ -275,12 +292,13 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     pc = project(cam, corners, res)
     m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
     m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
+    loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
     W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
     img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
     mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
                        tuple(corners[2] - corners[0]),
-                       attributes={"row_calls": seq[np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(np.int64),
-                                                               seq.size - 1)].astype(np.int32)})  # mid call per line
+                       attributes={"row_calls": loaded[seq[np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(
+                                   np.int64), seq.size - 1)]].astype(np.int32)})  # the middle call of each line
 
     # ---------------------------------------------------------------- labels
     labels = [LabelSet.empty()]
@@ -303,7 +321,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 10.0)), 0.8)],
         resolution=res, background=tuple(BACKGROUND),
-        meta={"layout": "extravis", "n_calls": int(seq.size), "n_pairs": int(len(pairs)), "n_tubes": int(src.size),
+        meta={"layout": "extravis", "n_calls": int(seq.size), "n_merged_calls": len(loaded_trace) - len(trace), "n_pairs": int(len(pairs)), "n_tubes": int(src.size),
               "n_leaves": int(leaves.size), "n_elements": int(arcs.shown.sum()), "mural_px": [m_w, m_h],
               "n_labels": int(sum(len(x) for x in labels)), "title": plan.title, "text_px": tpx,
               "content_rect": list(plan.rect), "hud_distance": hud_dist,

@@ -23,6 +23,10 @@ EXTRAVIS = Schema("extravis", [
                "< 0 rare calls (outliers) stand out, > 0 frequent ones"),
     Param("importance_window", Number(1, 100000, integer=True), 25, group=S.LOOK, label="Importance window",
           unit="calls", help="calls in the window centred on each call in which its relation's share f is counted"),
+    S.FOLD.but(default="none", help="merge calls away before relations are taken, their children called by their "
+                                    "caller: none, auto (runtime infrastructure: imports, runpy, exec, thread start-up), "
+                                    "or stack level ranges A:B[,C:D]"),
+    S.HIDE, S.HIDE_MODULES,
     S.TIME_WINDOW.but(help="the calls shown in both views: those starting in a time window (µs, or with a unit, "
                            "0:50ms) from the trace start"),
     Param("color_mode", Choice(COLOR_MODE_ITEMS), "gradient", group=S.LOOK, label="Colour",
@@ -45,6 +49,8 @@ class ExtravisParams(Params, schema=EXTRAVIS):
       function); the leaves of the ring and the columns of the sequence view;
     - ``beta``: bundling strength β of Eq. 1; ``power``: p of Eq. 2 (in [-5, 5]);
       ``importance_window``: |w| of Eq. 2 (25 calls);
+    - ``fold`` / ``hide`` / ``hide_modules``: calls merged away before the relations are
+      taken (their children are then called by their caller), as in the cone tree;
     - ``time_window``: (t0, t1) µs: the calls starting in it are shown in both views
       (None: the whole trace);
     - ``color_mode``: ``gradient`` (caller green → callee red) or ``time`` (temporal mode);
