@@ -303,3 +303,23 @@ def test_hidden_modules_leave_the_relations_and_rows_map_to_the_loaded_trace():
     rows = spec.layer("sequence_mural").attributes["row_calls"]
     assert rows.min() >= 0 and rows.max() < len(t)
     assert not any(t.function_names[t.func[i]].startswith("app.") for i in rows)  # loaded calls, none hidden
+
+
+def test_the_window_has_a_pair_of_handles_on_the_whole_run():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    t0, t1 = (float(x) for x in np.quantile(t.start, [0.25, 0.5]))
+    spec = extravis_layout(t, ExtravisParams(resolution=(640, 360), time_window=(t0, t1)))
+    hd = spec.layer("window_handles")
+    times = hd.attributes["window_time"]
+    assert sorted(times[times >= 0].tolist()) == pytest.approx([t0, t1], rel=1e-6)
+    z = hd.positions[:, 2]
+    bar, sel, a, b = z  # the handles sit on the bar where the window's ends fall in the whole run
+    top, bot = bar + hd.scales[0, 2] / 2, bar - hd.scales[0, 2] / 2
+    span = (t.start.min(), t.end.max())
+    for zz, tt in ((a, t0), (b, t1)):
+        assert zz == pytest.approx(top - (tt - span[0]) / (span[1] - span[0]) * (top - bot), abs=1e-4)
+    with pytest.raises(KeyError):
+        extravis_layout(t, ExtravisParams(resolution=(640, 360))).layer("window_handles")

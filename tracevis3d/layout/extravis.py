@@ -142,6 +142,8 @@ def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note) -> list:
     rows.append((f"tube width: calls per element pair ({n_pairs:,} pairs, up to {cmax:,})", -1, "note"))
     rows.append((f"rows: {n_calls:,} calls, first at the top; rare calls kept visible (p = {params.power:g})", -1,
                  "note"))
+    if params.time_window is not None:
+        rows.append(("the bar left of the rows: the whole run, the window dark between its handles", -1, "note"))
     if lit_note:
         rows.append((lit_note, -1, "note"))
     if families:
@@ -252,10 +254,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         return seq_x0 + np.asarray(f) * (seq_x1 - seq_x0)
 
     sh = np.flatnonzero(arcs.shown & (h.depth > 0) & (h.depth <= dl))
-    from ..analysis.hierarchy import THREAD as _T
-
-    band = np.where(h.kind[sh] == _T, dl - 1, h.depth[sh] - 1)
-    top_band = np.where(h.kind[sh] == _T, 1, band)
+    band = np.where(h.kind[sh] == THREAD, dl - 1, h.depth[sh] - 1)  # a thread spans the bands below "threads"
+    top_band = np.where(h.kind[sh] == THREAD, 1, band)
     bx0, bx1 = col_x(arcs.f0[sh]), col_x(arcs.f1[sh])
     bz1 = seq_top - top_band * ic_h
     bz0 = seq_top - (band + 1) * ic_h
@@ -303,7 +303,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     # ---------------------------------------------------------------- labels
     labels = [LabelSet.empty()]
     if params.show_labels:
-        labels.append(ring_labels(h, sect, px_per_layout, tpx / 1.0, lambda p: ((p + heb_c) * UNIT).astype(np.float32),
+        labels.append(ring_labels(h, sect, px_per_layout, tpx, lambda p: ((p + heb_c) * UNIT).astype(np.float32),
                                   size_world, 400))
         labels.append(icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world))
         labels.append(time_labels(trace, seq, seq_x0, mural_top, mural_bot, tpx, size_world, px_per_layout))
@@ -314,6 +314,10 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
         materials[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
     layers = [ring, tubes, icicle, mural] + ([legend_layer] if legend_layer is not None else [])
+    if params.time_window is not None:  # the window's handles on the whole trace's time, linked to the mural
+        span_t = (float(loaded_trace.start.min()), float(loaded_trace.end.max()))
+        layers += window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
+                                 0.3 * tpx, mural_top, mural_bot, materials)
     all_labels = LabelSet.concat(labels + [hud_labels])
     sun = -view_direction(params.azimuth - 35.0, 50.0)
     spec = SceneSpec(
@@ -329,6 +333,33 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
               "mural_coverage": float(cov.mean()), "params": params.to_dict()},
     )
     return spec.validate()
+
+
+def window_handles(window, span, x, w, top, bot, materials) -> list:
+    """The time window as a pair of handles in the scene (EXTRAVIS Sec. 3: the window chosen on
+    the sequence view): a thin bar left of the mural is the whole trace's time, top to bottom,
+    the window a dark stretch on it between two handle boxes (``window_time``: the moment
+    each stands for, µs).  Layout pixels in, world layers out."""
+    t0, t1 = span
+    frac = lambda t: (min(max(t, t0), t1) - t0) / max(t1 - t0, 1e-300)  # noqa: E731
+    z = lambda t: top - frac(t) * (top - bot)  # noqa: E731
+    za, zb = z(window[0]), z(window[1])
+    hz = 0.25 * w
+    boxes = [((x, 0.3 * w, 0.5 * (top + bot)), (w, 0.6 * w, top - bot), 0, -1.0),
+             ((x, 0.2 * w, 0.5 * (za + zb)), (w * 1.3, 0.8 * w, max(za - zb, hz)), 1, -1.0),
+             ((x, 0.0, za), (w * 2.2, 1.2 * w, 2 * hz), 1, window[0]),
+             ((x, 0.0, zb), (w * 2.2, 1.2 * w, 2 * hz), 1, window[1])]
+    for name, rgb in (("TV3D_xv_window", (0.82, 0.82, 0.82)), ("TV3D_xv_window_sel", (0.12, 0.12, 0.14))):
+        materials[name] = MaterialSpec(name, rgb + (1.0,), cushion=False, from_attribute=False)
+    mats = ["TV3D_xv_window", "TV3D_xv_window_sel"]
+    pos = np.array([b[0] for b in boxes]) * UNIT
+    scl = np.array([b[1] for b in boxes]) * UNIT
+    mi = np.array([b[2] for b in boxes], np.int32)
+    cols = np.ones((4, 4), np.float32)
+    handles = InstanceLayer("window_handles", pos.astype(np.float32), scl.astype(np.float32), cols, mi, mats,
+                            {"call_index": np.full(4, -1, np.int32),
+                             "window_time": np.array([b[3] for b in boxes], np.float32)})
+    return [handles]
 
 
 def mural_image(h, arcs, caller, callee, W, start, call_lit, color_mode: str, width: int, height: int) -> tuple:
@@ -393,7 +424,7 @@ def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> Labe
     """The start times of the first and the last call, left of the mural's top and bottom."""
     t_first, t_last = float(trace.start[seq[0]]), float(trace.start[seq[-1]])
     texts = [fmt_time(t_first), fmt_time(t_last)]
-    off = 0.4 * tpx / px_per_layout
+    off = 1.3 * tpx / px_per_layout  # left of the window's bar
     anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, (top - tpx * 0.9 / px_per_layout) * UNIT),
                ((x - off) * UNIT, -LABEL_FRONT * size_world, bot * UNIT)]
     return LabelSet(texts, np.asarray(anchors, np.float32), np.full(2, size_world, np.float32),
@@ -401,4 +432,4 @@ def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> Labe
                     None, None)
 
 
-__all__ = ["extravis_layout", "mural_image", "THREAD", "PACKAGE"]
+__all__ = ["extravis_layout", "mural_image", "shown_trace", "window_calls"]

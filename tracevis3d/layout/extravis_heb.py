@@ -33,7 +33,7 @@ import numpy as np
 
 from ..kernels.bundle import bundled_curves
 from .spec import LabelSet, SectorLayer, TubeLayer
-from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, fit_text, name_candidates
 
 GRADIENT_STEPS = 8
 SAMPLES = 8 * GRADIENT_STEPS + 1
@@ -240,4 +240,4 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
 
 
 __all__ = ["Arcs", "leaf_arcs", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
-           "gradient_rgb", "text_width"]
+           "gradient_rgb", "ASCENT", "DESCENT"]
