@@ -47,6 +47,7 @@ N_FAMILIES = 10  # packages with their own colour (the most active); the rest gr
 PALE = np.array([0.80, 0.80, 0.80])
 BACKGROUND = np.array([1.0, 1.0, 1.0])
 THREAD_RGB = np.array([0.30, 0.34, 0.42])
+LEAF_ROW_EM = 4.5  # height of the sequence view's leaf row (em): names run upwards in it
 LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
 
 
@@ -211,7 +212,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     seq_x1 = max(Wc, seq_x0 + 10 * tpx)
     seq_top = R_out
     ic_h = band_w
-    mural_top = seq_top - dl * ic_h - 0.4 * tpx
+    leaf_h = LEAF_ROW_EM * tpx
+    mural_top = seq_top - (dl - 1) * ic_h - leaf_h - 0.4 * tpx
     mural_bot = -R_out
 
     # ---------------------------------------------------------------- HEB
@@ -258,7 +260,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     top_band = np.where(h.kind[sh] == THREAD, 1, band)
     bx0, bx1 = col_x(arcs.f0[sh]), col_x(arcs.f1[sh])
     bz1 = seq_top - top_band * ic_h
-    bz0 = seq_top - (band + 1) * ic_h
+    leaf_band = band == dl - 1  # the leaves' band is taller: names run upwards in it
+    bz0 = seq_top - band * ic_h - np.where(leaf_band, leaf_h, ic_h)
     thr_grp = h.kind[sh] == THREADS
     bz1 = np.where(thr_grp, seq_top, bz1)
     bz0 = np.where(thr_grp, seq_top - ic_h, bz0)
@@ -305,7 +308,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     if params.show_labels:
         labels.append(ring_labels(h, sect, px_per_layout, tpx, lambda p: ((p + heb_c) * UNIT).astype(np.float32),
                                   size_world, 400))
-        labels.append(icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world))
+        labels.append(icicle_labels(h, sh, bx0, bx1, bz0, bz1, leaf_band & ~thr_grp, px_per_layout, tpx, size_world))
         labels.append(time_labels(trace, seq, seq_x0, mural_top, mural_bot, tpx, size_world, px_per_layout))
     swatch_mats = [f"TV3D_xv_sw_{k:02d}" for k in range(swatch_rgb.shape[0])]
     for name, c in zip(swatch_mats, swatch_rgb):
@@ -393,31 +396,42 @@ def mural_image(h, arcs, caller, callee, W, start, call_lit, color_mode: str, wi
     return img, cov
 
 
-def icicle_labels(h, sh, bx0, bx1, bz0, bz1, px_per_layout, tpx, size_world) -> LabelSet:
-    """Names on the sequence view's icicle boxes wide enough for them (horizontal)."""
+def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_world) -> LabelSet:
+    """Names on the sequence view's icicle boxes that hold them: along the box in the upper
+    bands (at least 3 em wide), upwards in the leaves' taller band (a column at least 1 em
+    wide, so the columns of the mural are named)."""
     from .extravis_heb import ASCENT, DESCENT
 
-    texts, anchors, els = [], [], []
+    texts, anchors, rots, els = [], [], [], []
+    half = 0.5 * (ASCENT - DESCENT) * size_world / UNIT  # the baseline below the text's middle
     for k in np.argsort(-(bx1 - bx0)):
         w_px = (bx1[k] - bx0[k]) * px_per_layout
-        if w_px < 3.0 * tpx:
-            break
-        if (bz1[k] - bz0[k]) * px_per_layout < 1.1 * tpx:
-            continue
+        h_px = (bz1[k] - bz0[k]) * px_per_layout
         name = h.names[sh[k]]
         if name.startswith("(") and name != "(no module)":
             continue
-        text = fit_text(name_candidates(name), (w_px - 0.6 * tpx) / tpx)
+        xc, zc = 0.5 * (bx0[k] + bx1[k]), 0.5 * (bz0[k] + bz1[k])
+        if upright[k]:
+            if w_px < 1.0 * tpx:
+                continue
+            text = fit_text(name_candidates(name), (h_px - 0.6 * tpx) / tpx)
+            at, rot = (xc + half, zc), (np.pi / 2, -np.pi / 2, 0.0)
+        else:
+            if w_px < 3.0 * tpx or h_px < 1.1 * tpx:
+                continue
+            text = fit_text(name_candidates(name), (w_px - 0.6 * tpx) / tpx)
+            at, rot = (xc, zc - half), (np.pi / 2, 0.0, 0.0)
         if not text:
             continue
         texts.append(text)
         els.append(int(sh[k]))
-        zc = 0.5 * (bz0[k] + bz1[k]) - 0.5 * (ASCENT - DESCENT) * size_world / UNIT
-        anchors.append((0.5 * (bx0[k] + bx1[k]) * UNIT, -LABEL_FRONT * size_world, zc * UNIT))
+        anchors.append((at[0] * UNIT, -LABEL_FRONT * size_world, at[1] * UNIT))
+        rots.append(rot)
     n = len(texts)
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
                     ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
-                    None, None, {"element_index": np.asarray(els, np.int32).reshape(n)})
+                    np.asarray(rots, np.float32).reshape(n, 3), None,
+                    {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
 def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> LabelSet:
