@@ -35,6 +35,7 @@ from ._version import __version__  # noqa: F401,E402  (the one version: tracevis
 if TYPE_CHECKING:  # the modules behind them import numba: loaded when first used
     from .analysis.structure import Structure
     from .analysis.comparison import Comparison
+    from .analysis.hierarchy import Hierarchy
 
 #: what `load` and `save` accept as a file name
 PathLike = str | os.PathLike[str]
@@ -130,3 +131,21 @@ def synchronisation(trace: Trace, **options: Any) -> Synchronisation:
     from .analysis.synchronisation import synchronisation as _sync
 
     return _sync(trace, **options)
+
+
+def hierarchy(trace: Trace) -> "Hierarchy":
+    """EXTRAVIS' static hierarchy (package → module → class → function, and the threads) and
+    call relations of ``trace``: `tracevis3d.analysis.hierarchy.Hierarchy`."""
+    _kernels_ready()
+    from .analysis.hierarchy import hierarchy as _hierarchy
+
+    return _hierarchy(trace)
+
+
+def call_importance(trace: Trace, window: int = 25, power: float = -1.0, level: str = "function"):
+    """W_i = f_i^p per call (EXTRAVIS Eq. 2), indexed like the trace's calls:
+    `tracevis3d.analysis.hierarchy.call_importance`."""
+    _kernels_ready()
+    from .analysis.hierarchy import call_importance as _importance
+
+    return _importance(trace, window=window, power=power, level=level)

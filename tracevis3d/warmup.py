@@ -103,6 +103,7 @@ def _layout_all(trace) -> None:
     _squeeze_search()
     _async_rows()
     _threads_all(trace)
+    _extravis_all(trace)
 
 
 def _async_rows() -> None:
@@ -146,6 +147,16 @@ def _threads_all(trace) -> None:
                         h[:, 1].copy(), 0.03)
         elif type(lay).__name__ == "CurveLayer":
             ribbon_mesh(np.zeros((1, 2, 3)), np.ones((1, 2, 3)))
+
+
+def _extravis_all(trace) -> None:
+    """The EXTRAVIS view: hierarchy, call importance (`kernels.extravis.window_frequency`), the
+    IBAA mural (`mural_ibaa`) and the bundles, in both colour modes."""
+    from .layout.extravis import extravis_layout
+    from .params.extravis import ExtravisParams
+
+    for kw in ({}, {"color_mode": "time", "level": "class", "highlight": ["pkg"]}):
+        extravis_layout(trace, ExtravisParams(resolution=(320, 180), **kw))
 
 
 def _compare_scene(cmp) -> None:

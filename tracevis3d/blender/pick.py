@@ -23,7 +23,7 @@ from .writer import is_layer_object
 #: the per-face attributes of a tube that a pick reports
 TUBE_FIELDS = {"match_index": np.int32, "call_a": np.int32, "call_b": np.int32, "similarity": np.float32,
                "dt": np.float32, "ratio": np.float32, "group": np.int32, "merged_pairs": np.int32,
-               "moved": np.int32}
+               "moved": np.int32, "src_element": np.int32, "dst_element": np.int32, "calls": np.int32}
 
 
 def _layer_arrays(ob):
@@ -49,9 +49,10 @@ def _pick_boxes(ob, origin, direction):
     if ci.size == 0:
         return np.inf, None
     t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
-    kind = _attribute(ob.data, "tv3d_kind", ci.size, np.int32)
+    kind = _attribute(ob.data, "tv3d_kind", ci.size, np.int32)  # counters, instants, async (side tracks)
+    element = _attribute(ob.data, "element_index", ci.size, np.int32)  # EXTRAVIS: hierarchy elements
     if kind is None:
-        t[ci < 0] = np.inf  # legend swatches are no calls
+        t[(ci < 0) & (element < 0 if element is not None else True)] = np.inf  # legend swatches are no calls
     k = int(np.argmin(t))
     if not np.isfinite(t[k]):
         return np.inf, None
@@ -59,8 +60,33 @@ def _pick_boxes(ob, origin, direction):
         return float(t[k]), side_hit(int(kind[k]), int(_attribute(ob.data, "side_index", ci.size, np.int32)[k]),
                                      ob.name)
     side = _attribute(ob.data, "side", ci.size, np.int32)
-    return float(t[k]), {"kind": "box", "call": int(ci[k]), "side": None if side is None else int(side[k]),
-                         "object": ob.name}
+    hit = {"kind": "box", "call": int(ci[k]), "side": None if side is None else int(side[k]), "object": ob.name}
+    if element is not None:
+        hit["element_index"] = int(element[k])
+    return float(t[k]), hit
+
+
+def _pick_image(ob, origin, direction):
+    """(distance, hit) of an image quad (the EXTRAVIS mural): the ray meets its plane inside
+    the quad; the pixel line says the call (``row_calls``: a call per line, top first)."""
+    o, d = _world_ray(ob, origin, direction)
+    verts, quads = _mesh_faces(ob.data)
+    if quads.shape[0] != 1 or "row_calls" not in ob:
+        return np.inf, None
+    bl, br, tr, tl = (verts[quads[0, j]].astype(np.float64) for j in range(4))
+    u, v = br - bl, bl - tl  # along a row, down the image
+    n = np.cross(u, v)
+    den = float(np.dot(n, d))
+    if abs(den) < 1e-12:
+        return np.inf, None
+    t = float(np.dot(n, tl - o)) / den
+    p = o + t * d - tl
+    a, b = float(np.dot(p, u) / np.dot(u, u)), float(np.dot(p, v) / np.dot(v, v))
+    if t <= 0 or not (0.0 <= a <= 1.0 and 0.0 <= b <= 1.0):
+        return np.inf, None
+    rows = np.asarray(ob["row_calls"])
+    line = min(int(b * rows.size), rows.size - 1)
+    return t, {"kind": "box", "call": int(rows[line]), "side": None, "object": ob.name, "line": line}
 
 
 CHUNK_FACES = 50_000  # tube faces tested in one vectorised step
@@ -188,7 +214,8 @@ def tube_hit(ob, face: int, tube: int | None = None) -> dict:
 
 def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> dict | None:
     """What the world-space ray hits first: a box ({"kind": "box", "call", "side": None for
-    an icicle, 0 = A / 1 = B in a comparison, "object"}) or a tube ({"kind": "tube", "face",
+    an icicle, 0 = A / 1 = B in a comparison, "object"}; an EXTRAVIS icicle box adds
+    "element_index", a mural row gives its call and "line"), a sector, or a tube ({"kind": "tube", "face",
     "match_index", "call_a", "call_b", "similarity", "dt", "ratio", "group", "merged_pairs",
     "object"}); None when nothing is hit."""
     coll = bpy.data.collections.get(collection_name)
@@ -198,6 +225,8 @@ def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> d
     for ob in coll.objects:
         if ob.type == "MESH" and "tv3d_tubes" in ob:
             t, hit = _pick_tubes(ob, origin, direction)
+        elif ob.type == "MESH" and ob.get("tv3d_kind") == "image":
+            t, hit = _pick_image(ob, origin, direction)
         elif ob.type == "MESH" and ob.get("tv3d_kind") in ("sectors", "curves"):
             from .threads_pick import pick_mesh_layer
 

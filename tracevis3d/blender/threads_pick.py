@@ -11,7 +11,7 @@ from .raycast import _attribute, _mesh_faces, _world_ray, ray_box_hits, ray_tria
 
 #: per-face attributes a pick of a thread-view mesh reports
 FIELDS = ("call_index", "corr_index", "wait_call", "release_call", "n_corr", "n_calls", "object", "lane",
-          "start_shading")
+          "start_shading", "element_index")
 
 
 def pick_mesh_layer(ob, origin, direction):

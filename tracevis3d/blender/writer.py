@@ -27,7 +27,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from ..layout.spec import CurveLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer, TubeLayer
+from ..layout.spec import CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer, TubeLayer
 from .meshobj import TAG, _tag, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
 
 CUSHION_AMBIENT = 0.5
@@ -396,6 +396,8 @@ def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_objec
     ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
     ob["tv3d_kind"] = lab.kind[i]
     ob["call_index"] = int(lab.call_index[i])
+    for key, arr in lab.attributes.items():
+        ob[key] = int(arr[i])
     _no_shadow(ob)
     coll.objects.link(ob)
     if lab.space[i] == "camera" and camera_object is not None:
@@ -482,7 +484,8 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
     sh = scene.display.shading
     sh.light = "STUDIO"
     sh.studio_light = "paint.sl"  # the brightest built-in studio set: colours stay close to the palette
-    sh.color_type = "MATERIAL"
+    # an image layer shows its texture in Workbench; the other materials keep their colour
+    sh.color_type = "TEXTURE" if any(isinstance(lay, ImageLayer) for lay in spec.layers) else "MATERIAL"
     sh.show_specular_highlight = False
     sh.show_object_outline = False
     sh.show_cavity = False
@@ -552,6 +555,10 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
                 from .tubes import write_tube_steps
 
                 gen = write_tube_steps(layer, staging, f"TV3D_{layer.name}")
+            elif isinstance(layer, ImageLayer):
+                from .images import write_image_steps
+
+                gen = write_image_steps(layer, staging, f"TV3D_{layer.name}")
             elif isinstance(layer, (SectorLayer, CurveLayer)):
                 from .rings import write_mesh_layer_steps
 

@@ -34,6 +34,9 @@ def make_parser() -> argparse.ArgumentParser:
     from .cone import add_cone_parser
 
     add_cone_parser(sub)
+    from .extravis import add_extravis_parser
+
+    add_extravis_parser(sub)
     from .live import add_parsers as _add_live_parsers
 
     _add_live_parsers(sub)
@@ -53,8 +56,14 @@ def render_cone(args) -> str:
     return run(args)
 
 
+def render_extravis(args) -> str:
+    from .extravis import render_extravis as run
+
+    return run(args)
+
+
 COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads,
-            "render-cone": render_cone}
+            "render-cone": render_cone, "render-extravis": render_extravis}
 
 
 def main(argv: list[str] | None = None) -> int:

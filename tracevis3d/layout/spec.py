@@ -232,6 +232,36 @@ class CurveLayer:
 
 
 @dataclass
+class ImageLayer:
+    """An image on a flat rectangle (the EXTRAVIS sequence view's mural): ``pixels`` (h, w, 4)
+    float32 linear RGBA, top row first; the rectangle's top-left corner ``origin`` and its
+    edge vectors ``u`` (along a row, left to right) and ``v`` (down the image), world units.
+    The writer makes one quad with an image-textured material, sampled without filtering;
+    ``attributes`` are stored on the object (int32/float32 arrays, e.g. the call of every row)."""
+
+    name: str
+    pixels: np.ndarray
+    origin: tuple
+    u: tuple
+    v: tuple
+    materials: list = field(default_factory=list)
+    attributes: dict = field(default_factory=dict)
+    space: str = "world"
+
+    def __len__(self) -> int:
+        return 1
+
+    def validate(self) -> "ImageLayer":
+        p = self.pixels
+        if p.dtype != np.float32 or p.ndim != 3 or p.shape[2] != 4 or p.shape[0] < 1 or p.shape[1] < 1:
+            raise ValueError(f"image {self.name!r}: pixels must be float32 (h, w, 4), got {p.dtype} {p.shape}")
+        for key in ("origin", "u", "v"):
+            if np.shape(getattr(self, key)) != (3,):
+                raise ValueError(f"image {self.name!r}: {key} must be a 3-vector")
+        return self
+
+
+@dataclass
 class LabelSet:
     texts: list  # str per label
     anchors: np.ndarray  # (n,3) float32
@@ -242,6 +272,7 @@ class LabelSet:
     call_index: np.ndarray  # (n,) int32, -1 when not about a call
     rotation: np.ndarray = None  # (n,3) float32 XYZ Euler; None = upright, facing -y
     space: list = None  # "world" | "camera" per label; None = all world
+    attributes: dict = None  # name -> (n,) int32 per label, stored on its object (e.g. element_index)
 
     def __post_init__(self):
         n = len(self.texts)
@@ -249,6 +280,8 @@ class LabelSet:
             self.rotation = np.tile(np.array([np.pi / 2, 0.0, 0.0], np.float32), (n, 1))
         if self.space is None:
             self.space = ["world"] * n
+        if self.attributes is None:
+            self.attributes = {}
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -263,6 +296,9 @@ class LabelSet:
         for key, v in (("material", self.material), ("kind", self.kind), ("space", self.space)):
             if len(v) != n:
                 raise ValueError(f"labels: {key} must have {n} entries, got {len(v)}")
+        for key, a in self.attributes.items():
+            if np.shape(a) != (n,) or np.asarray(a).dtype != np.int32:
+                raise ValueError(f"labels: attribute {key!r} must be int32 of shape {(n,)}")
         bad = set(self.space) - {"world", "camera"}
         if bad:
             raise ValueError(f"labels: space must be 'world' or 'camera', got {sorted(bad)}")
@@ -288,6 +324,8 @@ class LabelSet:
             np.concatenate([p.call_index for p in parts]).astype(np.int32),
             np.concatenate([p.rotation for p in parts]).astype(np.float32),
             [s for p in parts for s in p.space],
+            {key: np.concatenate([p.attributes.get(key, np.full(len(p), -1, np.int32)) for p in parts]).astype(np.int32)
+             for key in sorted({k for p in parts for k in p.attributes})},
         )
 
 
@@ -324,7 +362,7 @@ class LightSpec:
 
 @dataclass
 class SceneSpec:
-    layers: list  # InstanceLayer, TubeLayer, SectorLayer, CurveLayer
+    layers: list  # InstanceLayer, TubeLayer, SectorLayer, CurveLayer, ImageLayer
     labels: LabelSet
     legend: list  # LegendEntry
     materials: dict  # name -> MaterialSpec

@@ -16,6 +16,7 @@ def commands() -> list:
     """(command, what it draws, its schemas) of every render command."""
     from .compare import COMPARE
     from .cone import CONE
+    from .extravis import EXTRAVIS
     from .icicle import ICICLE
     from .live import LIVE, RENDER_LIVE
     from .render import RENDER
@@ -25,6 +26,7 @@ def commands() -> list:
             ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
             ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
             ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
+            ("render-extravis TRACE", EXTRAVIS.doc, [RENDER, EXTRAVIS]),
             ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE])]
 
 

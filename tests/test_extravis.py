@@ -1,0 +1,325 @@
+"""EXTRAVIS (issue 24): the hierarchy and its call relations on a hand-built trace, the call
+importance (Eq. 2) and the mural (Eq. 3) against brute-force pure-Python twins."""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tracevis3d
+from tracevis3d.analysis.hierarchy import sequence_order
+from tracevis3d.kernels.extravis import mural_ibaa
+from tracevis3d.model import Trace
+
+NAMES = [
+    "main (/src/app/cli.py:1)",                  # 0 app.cli (functions).main
+    "Parser.parse (/src/app/parse.py:10)",       # 1 app.parse Parser.parse
+    "Parser.token (/src/app/parse.py:20)",       # 2 app.parse Parser.token
+    "str.replace",                               # 3 builtins str.replace (C built-in under its type)
+    "builtins.len",                              # 4 builtins (functions).len
+    "work (/src/app/cli.py:5)",                  # 5 app.cli (functions).work
+]
+
+
+def small_trace():
+    # thread 0: main → parse → token → replace ; main → len ; thread 1: work → token
+    func = [0, 1, 2, 3, 4, 5, 2]
+    parent = [-1, 0, 1, 2, 0, -1, 5]
+    start = [0.0, 1.0, 2.0, 3.0, 6.0, 0.5, 1.5]
+    end = [10.0, 5.0, 4.0, 3.5, 7.0, 4.0, 2.5]
+    thread = [0, 0, 0, 0, 0, 1, 1]
+    return Trace.from_arrays(func, start, end, parent, thread=thread, function_names=NAMES,
+                             thread_names=["MainThread", "worker"])
+
+
+def test_hierarchy_elements_and_relations_of_a_hand_built_trace():
+    t = small_trace()
+    h = tracevis3d.hierarchy(t)
+    got = sorted((h.full_names[e], h.names[e], ("package", "module", "class", "function", "threads", "thread",
+                                                 "root")[h.kind[e]], h.depth[e]) for e in range(len(h)))
+    assert got == sorted([
+        ("(root)", "(root)", "root", 0),
+        ("app", "app", "package", 1), ("builtins", "builtins", "package", 1),
+        ("app.cli", "app.cli", "module", 2), ("app.parse", "app.parse", "module", 2),
+        ("builtins", "builtins", "module", 2),
+        ("app.cli.(functions)", "(functions)", "class", 3), ("app.parse.Parser", "Parser", "class", 3),
+        ("builtins.str", "str", "class", 3), ("builtins.(functions)", "(functions)", "class", 3),
+        ("app.cli.main", "main", "function", 4), ("app.cli.work", "work", "function", 4),
+        ("app.parse.Parser.parse", "parse", "function", 4), ("app.parse.Parser.token", "token", "function", 4),
+        ("builtins.str.replace", "replace", "function", 4), ("builtins.len", "len", "function", 4),
+        ("threads", "threads", "threads", 1),
+        ("thread MainThread", "MainThread", "thread", 2), ("thread worker", "worker", "thread", 2),
+    ])
+    # pre-order: every subtree is a contiguous range, parents first
+    assert np.all(h.parent[1:] < np.arange(1, len(h)))
+    for e in range(len(h)):
+        inside = set(range(e, h.end[e]))
+        assert all((h.parent[c] in inside) for c in range(e + 1, h.end[e]))
+    E = h.full_names.index
+
+    def rel(level):
+        r = h.relations(level)
+        return [(h.full_names[a], h.full_names[b], float(s)) for a, b, s in zip(r.caller, r.callee, r.time)]
+
+    assert rel("function") == [
+        ("thread MainThread", "app.cli.main", 0.0), ("app.cli.main", "app.parse.Parser.parse", 1.0),
+        ("app.parse.Parser.parse", "app.parse.Parser.token", 2.0),
+        ("app.parse.Parser.token", "builtins.str.replace", 3.0), ("app.cli.main", "builtins.len", 6.0),
+        ("thread worker", "app.cli.work", 0.5), ("app.cli.work", "app.parse.Parser.token", 1.5)]
+    assert rel("class") == [
+        ("thread MainThread", "app.cli.(functions)", 0.0), ("app.cli.(functions)", "app.parse.Parser", 1.0),
+        ("app.parse.Parser", "app.parse.Parser", 2.0), ("app.parse.Parser", "builtins.str", 3.0),
+        ("app.cli.(functions)", "builtins.(functions)", 6.0),
+        ("thread worker", "app.cli.(functions)", 0.5), ("app.cli.(functions)", "app.parse.Parser", 1.5)]
+    assert [b for _, b, _ in rel("package")] == ["app", "app", "app", "builtins", "builtins", "app", "app"]
+    p = h.pairs("class")  # self loops (Parser → Parser) left out, counts per pair
+    pairs = {(h.full_names[a], h.full_names[b]): int(c) for a, b, c in zip(p.src, p.dst, p.count)}
+    assert pairs[("app.cli.(functions)", "app.parse.Parser")] == 2
+    assert ("app.parse.Parser", "app.parse.Parser") not in pairs and len(pairs) == 5
+    pkg_b = E("builtins")
+    mod_b = h.full_names.index("builtins", pkg_b + 1)
+    assert h.kind[pkg_b] == 0 and h.kind[mod_b] == 1
+    assert h.path(E("app.parse.Parser.token"), E("builtins.len")) == [
+        E("app.parse.Parser.token"), E("app.parse.Parser"), E("app.parse"), E("app"), 0, pkg_b, mod_b,
+        E("builtins.(functions)"), E("builtins.len")]
+    assert int(h.lca([E("app.cli.main")], [E("app.parse.Parser.token")])[0]) == E("app")
+    assert list(h.leaves("module")) == sorted([E("app.cli"), E("app.parse"), mod_b,
+                                               E("thread MainThread"), E("thread worker")])
+    # sequence order: by start, ties by thread then model order
+    assert list(sequence_order(t)) == [0, 5, 1, 6, 2, 3, 4]
+
+
+def importance_brute(caller, callee, start, thread, window, power):
+    n = len(caller)
+    order = sorted(range(n), key=lambda i: (start[i], thread[i], i))
+    rel = [(caller[i], callee[i]) for i in order]
+    hl, hr = (window - 1) // 2, window // 2
+    w = [0.0] * n
+    for k in range(n):
+        lo, hi = max(0, k - hl), min(n - 1, k + hr)
+        same = sum(1 for j in range(lo, hi + 1) if rel[j] == rel[k])
+        w[order[k]] = (same / (hi - lo + 1)) ** power
+    return np.array(w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(3, 120), window=st.sampled_from([1, 2, 5, 24, 25, 200]),
+       power=st.sampled_from([-5.0, -1.0, -0.5, 0.0, 1.0, 3.0]), level=st.sampled_from(["package", "class", "function"]))
+def test_call_importance_matches_the_brute_force_twin(seed, n, window, power, level):
+    t = tracevis3d.synthetic(n, threads=3, seed=seed)
+    t.start[:] = np.round(t.start / max(t.start.max(), 1.0) * 5)  # many ties in start time
+    got = tracevis3d.call_importance(t, window=window, power=power, level=level)
+    r = tracevis3d.hierarchy(t).relations(level)
+    want = importance_brute(r.caller.tolist(), r.callee.tolist(), t.start.tolist(), t.thread.tolist(), window, power)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_call_importance_paper_example_and_bad_arguments():
+    # 15 calls B→D and one outlier A→C (Fig. 10): linear AA shows it at 1/16 = 6.25 %, p = -1 at 50 %
+    # (the caller of a root call is its thread: 15 root calls of D in thread B, one of C in A)
+    start = np.arange(16, dtype=float)
+    t = Trace.from_arrays([0] * 15 + [1], start, start + 0.5, [-1] * 16, thread=[0] * 15 + [1],
+                          function_names=["D", "C"], thread_names=["B", "A"])
+    for p, share in ((0.0, 1 / 16), (-1.0, 0.5)):
+        w = tracevis3d.call_importance(t, window=31, power=p)  # clipped: all 16 calls
+        assert w[-1] / w.sum() == pytest.approx(share)
+    for bad in ({"window": 0}, {"window": 2.5}, {"power": -6}, {"power": float("nan")}, {"level": "file"}):
+        with pytest.raises(ValueError) as e:
+            tracevis3d.call_importance(t, **bad)
+        assert "\n" not in str(e.value)
+
+
+def mural_brute(x0, x1, xc, xe, c0, c1, weight, height, width, bg):
+    n = len(x0)
+    img = np.zeros((height, width, 3))
+    for ln in range(height):
+        u0, u1 = ln * n / height, (ln + 1) * n / height
+        parts = [(k, min(k + 1, u1) - max(k, u0)) for k in range(n) if min(k + 1, u1) - max(k, u0) > 0]
+        total = sum(F * weight[k] for k, F in parts)
+        for x in range(width):
+            acc = np.zeros(3)
+            for k, F in parts:
+                if x0[k] <= x < x1[k]:
+                    t = 0.5 if xc[k] == xe[k] else min(max((x - xc[k]) / (xe[k] - xc[k]), 0.0), 1.0)
+                    c = c0[k] + t * (c1[k] - c0[k])
+                else:
+                    c = bg
+                acc += F * weight[k] * c
+            img[ln, x] = acc / total if total > 0 else bg
+    return img
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(0, 40), height=st.integers(1, 25), width=st.integers(1, 30))
+def test_mural_kernel_matches_the_brute_force_twin(seed, n, height, width):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, width, n)
+    b = rng.integers(0, width, n)
+    wa = rng.integers(1, 4, n)
+    x0 = np.minimum(a, b).astype(np.int64)
+    x1 = np.minimum(np.maximum(a + wa, b + 1), width).astype(np.int64)
+    xc = a + (wa - 1) / 2.0
+    xe = np.where(rng.random(n) < 0.2, xc, b.astype(float))
+    c0 = rng.random((n, 3))
+    c1 = rng.random((n, 3))
+    w = rng.choice([1.0, 0.5, 25.0], n)
+    bg = np.array([1.0, 0.9, 0.8])
+    img, cov = mural_ibaa(x0, x1, xc, xe, c0, c1, w, height, width, bg)
+    np.testing.assert_allclose(img, mural_brute(x0, x1, xc, xe, c0, c1, w, height, width, bg), atol=2e-6)
+    assert cov.min() >= 0.0 and cov.max() <= 1.0 + 1e-6
+
+
+def test_mural_ibaa_makes_the_outlier_visible():
+    # Fig. 10: 16 calls on one pixel line, 15 from column 1 to 3 (B→D), one from 0 to 2 (A→C)
+    n = 16
+    x0 = np.array([1] * 15 + [0])
+    x1 = np.array([4] * 15 + [3])
+    xc = np.array([1.0] * 15 + [0.0])
+    xe = np.array([3.0] * 15 + [2.0])
+    green, red = np.array([0.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0])
+    c0, c1 = np.tile(green, (n, 1)), np.tile(red, (n, 1))
+    bg = np.ones(3)
+    for p, share in ((0.0, 1 / 16), (-1.0, 0.5)):
+        f = np.array([15 / 16] * 15 + [1 / 16])
+        img, cov = mural_ibaa(x0, x1, xc, xe, c0, c1, f ** p, 1, 4, bg)
+        assert cov[0, 0] == pytest.approx(share)  # column 0: only the outlier reaches it
+
+
+def bspline_brute(poly, samples):
+    p = [poly[0], poly[0]] + list(poly) + [poly[-1], poly[-1]]
+    segs = len(p) - 3
+    out = []
+    for s in range(samples):
+        u = s / (samples - 1) * segs
+        i = min(int(u), segs - 1)
+        t = u - i
+        b = [(1 - t) ** 3 / 6, (3 * t ** 3 - 6 * t ** 2 + 4) / 6, (-3 * t ** 3 + 3 * t ** 2 + 3 * t + 1) / 6, t ** 3 / 6]
+        out.append(sum(b[k] * np.asarray(p[i + k]) for k in range(4)))
+    return np.array(out)
+
+
+def test_bundles_are_straight_at_beta_0_and_follow_the_hierarchy_path_at_beta_1():
+    from tracevis3d.layout.extravis_heb import bundle_curves, control_points, leaf_arcs
+
+    h = tracevis3d.hierarchy(small_trace())
+    leaves = h.leaves("function")
+    arcs = leaf_arcs(h, leaves, np.arange(1, leaves.size + 1, dtype=float))
+    cx, cz = control_points(h, arcs, 3, 10.0)
+    E = h.full_names.index
+    pairs = [(E("app.parse.Parser.token"), E("builtins.len")), (E("app.cli.main"), E("app.cli.work")),
+             (E("thread worker"), E("app.parse.Parser.parse"))]
+    src, dst = [a for a, _ in pairs], [b for _, b in pairs]
+    pos = np.stack([cx, np.zeros_like(cx), cz], axis=1)
+    straight = bundle_curves(h, src, dst, cx, cz, 0.0, samples=33)
+    full = bundle_curves(h, src, dst, cx, cz, 1.0, samples=33)
+    for k, (a, b) in enumerate(pairs):
+        c = straight[k]
+        np.testing.assert_allclose(c[0], pos[a], atol=1e-9)
+        np.testing.assert_allclose(c[-1], pos[b], atol=1e-9)
+        d = (pos[b] - pos[a]) / np.linalg.norm(pos[b] - pos[a])
+        off = (c - pos[a]) - ((c - pos[a]) @ d)[:, None] * d[None, :]
+        assert np.abs(off).max() < 1e-9  # β = 0: on the chord
+        path = h.path(a, b)  # β = 1: the B-spline of the hierarchy path through the LCA
+        np.testing.assert_allclose(full[k], bspline_brute([pos[e] for e in path], 33), atol=1e-9)
+    # the sibling functions' path turns at their class, the others' at the root
+    assert h.path(*pairs[1]) == [pairs[1][0], E("app.cli.(functions)"), pairs[1][1]] and 0 in h.path(*pairs[0])
+
+
+@pytest.mark.parametrize("bad", [["--level", "file"], ["--beta", "1.5"], ["--power", "-7"], ["--window", "5:1"],
+                                 ["--color-mode", "rainbow"], ["--importance-window", "0"]])
+def test_render_extravis_bad_options_exit_2_with_one_line(bad, tmp_path, capsys):
+    from tracevis3d.cli import main
+
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(small_trace(), path)
+    rc = main(["render-extravis", str(path), "-o", str(tmp_path / "x.png"), *bad])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("tracevis3d: error:"), (rc, err)
+
+
+def test_the_time_window_and_the_highlight_link_both_views():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.layout.extravis_heb import GRADIENT_STEPS
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    h = tracevis3d.hierarchy(t)
+    t0, t1 = (float(x) for x in np.quantile(t.start, [0.3, 0.6]))
+    win = (t.start >= t0) & (t.start <= t1)
+    spec = extravis_layout(t, ExtravisParams(time_window=(t0, t1), resolution=(640, 360)), hier=h)
+    assert spec.meta["n_calls"] == int(win.sum())
+    tubes = spec.layer("heb_tubes")
+    got = set(zip(tubes.attributes["src_element"][::GRADIENT_STEPS].tolist(),
+                  tubes.attributes["dst_element"][::GRADIENT_STEPS].tolist()))
+    p = h.pairs("module", calls=win)
+    assert got == set(zip(p.src.tolist(), p.dst.tolist()))  # the HEB shows the window's relations only
+    # highlighting a module lights its calls in both views, the others pale
+    r = h.relations("module")
+    touch = np.bincount(r.caller[win], minlength=len(h)) + np.bincount(r.callee[win], minlength=len(h))
+    mods = [m for m in h.leaves("module") if h.kind[m] == 1 and 0 < touch[m] < 0.2 * win.sum()]
+    e = int(max(mods, key=lambda m: touch[m]))
+    name = h.full_names[e]
+    lit_spec = extravis_layout(t, ExtravisParams(time_window=(t0, t1), resolution=(640, 360),
+                                                 highlight=[f"^{re.escape(name)}$"]), hier=h)
+    want = win & ((r.caller == e) | (r.callee == e))
+    assert lit_spec.meta["n_lit_calls"] == int(want.sum()) > 0
+    lt = lit_spec.layer("heb_tubes")
+    touches = (lt.attributes["src_element"] == e) | (lt.attributes["dst_element"] == e)
+    pale = lt.material_index == GRADIENT_STEPS
+    assert touches.any() and not pale[touches].any() and pale[~touches].all()
+    base = spec.layer("sequence_mural").pixels
+    lit = lit_spec.layer("sequence_mural").pixels
+    assert base.shape == lit.shape
+    sat = lambda img: (img[..., :3].max(-1) - img[..., :3].min(-1)).mean()  # noqa: E731
+    assert sat(lit) < 0.7 * sat(base)  # the other calls' rows pale
+
+
+def test_element_names_carry_their_element():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    h = tracevis3d.hierarchy(t)
+    spec = extravis_layout(t, ExtravisParams(resolution=(1920, 1080)), hier=h)
+    lab = spec.labels
+    el = [(txt, int(e)) for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"]
+    assert len(el) >= 10
+    for txt, e in el:  # the name is (the informative end of) its element's name
+        assert e > 0 and txt.lstrip("…") in h.names[e], (txt, h.names[e])
+    assert all(e == -1 for k, e in zip(lab.kind, lab.attributes["element_index"]) if k != "element")
+    drawn = set(spec.layer("heb_ring").attributes["element_index"].tolist())
+    assert drawn == set(spec.layer("sequence_icicle").attributes["element_index"].tolist())  # the same elements
+    assert {e for _, e in el} <= drawn
+
+
+def test_hidden_modules_leave_the_relations_and_rows_map_to_the_loaded_trace():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    spec = extravis_layout(t, ExtravisParams(resolution=(640, 360), hide_modules=["app"]))
+    assert spec.meta["n_merged_calls"] > 0 and spec.meta["n_calls"] == len(t) - spec.meta["n_merged_calls"]
+    assert not any(txt.startswith("app") for txt, k in zip(spec.labels.texts, spec.labels.kind) if k == "element")
+    rows = spec.layer("sequence_mural").attributes["row_calls"]
+    assert rows.min() >= 0 and rows.max() < len(t)
+    assert not any(t.function_names[t.func[i]].startswith("app.") for i in rows)  # loaded calls, none hidden
+
+
+def test_the_window_has_a_pair_of_handles_on_the_whole_run():
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    t0, t1 = (float(x) for x in np.quantile(t.start, [0.25, 0.5]))
+    spec = extravis_layout(t, ExtravisParams(resolution=(640, 360), time_window=(t0, t1)))
+    hd = spec.layer("window_handles")
+    times = hd.attributes["window_time"]
+    assert sorted(times[times >= 0].tolist()) == pytest.approx([t0, t1], rel=1e-6)
+    z = hd.positions[:, 2]
+    bar, sel, a, b = z  # the handles sit on the bar where the window's ends fall in the whole run
+    top, bot = bar + hd.scales[0, 2] / 2, bar - hd.scales[0, 2] / 2
+    span = (t.start.min(), t.end.max())
+    for zz, tt in ((a, t0), (b, t1)):
+        assert zz == pytest.approx(top - (tt - span[0]) / (span[1] - span[0]) * (top - bot), abs=1e-4)
+    with pytest.raises(KeyError):
+        extravis_layout(t, ExtravisParams(resolution=(640, 360))).layer("window_handles")

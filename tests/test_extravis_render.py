@@ -1,0 +1,129 @@
+"""The EXTRAVIS view rendered (issue 24), looked at in pixels: the real docutils pool trace
+(names of elements at >= 14 px, a frame that is not mostly empty, both views drawn) and the
+minimum-blending equivalent (one reversed relation among 100 in one bundle is seen)."""
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+import tracevis3d  # noqa: E402
+from tracevis3d.blender.figure_report import label_pixel_boxes, load_image, view_measures  # noqa: E402
+from tracevis3d.layout.camera import project  # noqa: E402
+from tracevis3d.layout.extravis import extravis_layout  # noqa: E402
+from tracevis3d.model import Trace  # noqa: E402
+from tracevis3d.params.extravis import ExtravisParams  # noqa: E402
+
+
+def render(trace, params, out):
+    from tracevis3d.blender.extravis_tasks import extravis_build_job
+    from tracevis3d.blender.render import render_figure
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    info = extravis_build_job(trace, params, scene=bpy.context.scene).run(interval=0.01)
+    render_figure(str(out), engine="workbench", resolution=tuple(params.resolution))
+    return info["meta"]
+
+
+def bundle_trace(reversed_pair=True):
+    """Package src (10 modules) calls package dst (10 modules): 100 relations src.m_i → dst.n_j
+    in one bundle, or 99 and one the other way (dst.n5 → src.m4)."""
+    names = [f"src.m{i}.f" for i in range(10)] + [f"dst.n{j}.g" for j in range(10)]
+    func, parent = [], []
+    for i in range(10):
+        for j in range(10):
+            a, b = i, 10 + j
+            if reversed_pair and (i, j) == (4, 5):
+                a, b = b, a
+            func += [a, b]
+            parent += [-1, len(parent)]
+    n = len(func)
+    start = np.repeat(np.arange(n // 2, dtype=float) * 10.0, 2) + np.tile([0.0, 1.0], n // 2)
+    return Trace.from_arrays(func, start, start + np.tile([5.0, 2.0], n // 2), parent, function_names=names,
+                             thread_names=["MainThread"])
+
+
+def test_one_reversed_relation_among_100_in_a_bundle_is_seen(tmp_path):
+    params = ExtravisParams(level="module", resolution=(1280, 720), show_legend=False).validate()
+    seen = {}
+    for rev in (True, False):
+        tr = bundle_trace(rev)
+        out = tmp_path / f"bundle_{rev}.png"
+        render(tr, params, out)
+        img = load_image(out)
+        spec = extravis_layout(tr, params)
+        h = tracevis3d.hierarchy(tr)
+        tubes = spec.layer("heb_tubes")
+        a, b = h.full_names.index("dst.n5"), h.full_names.index("src.m4")
+        k = np.flatnonzero((tubes.attributes["src_element"] == a) & (tubes.attributes["dst_element"] == b)) if rev \
+            else seen["tubes"]
+        if rev:
+            seen["tubes"] = k
+            assert k.size == 8  # its 8 gradient pieces
+        # the reversed tube near its callee (src) end, where every other tube of the bundle is green
+        pts = np.concatenate([tubes.centres[k[j]] for j in (5, 6)]) if rev else seen["pts"]
+        seen["pts"] = pts
+        px = np.round(project(spec.camera, pts, params.resolution)).astype(int)
+        rgb = np.stack([img[y - 1:y + 2, x - 1:x + 2].reshape(-1, 3).mean(0) for x, y in px])
+        seen[rev] = rgb
+    def red(rgb):
+        return ((rgb[:, 0] > 1.3 * rgb[:, 1]) & (rgb[:, 0] > 0.3)).mean()
+
+    # with the reversed relation its pixels are red (its callee end lies in front of the green
+    # caller ends of the bundle); without it the same pixels are drawn (the bundle) and far
+    # less red (only the thread → src tubes, which also end red at src, pass there)
+    assert red(seen[True]) > 0.6, seen[True]
+    drawn = np.abs(seen[False] - 1.0).max(1) > 0.1
+    assert drawn.mean() > 0.6, seen[False]
+    assert red(seen[True]) >= red(seen[False]) + 0.4, (red(seen[True]), red(seen[False]))
+
+
+def test_the_view_of_a_deep_multithreaded_trace(docutils_pool_paths, tmp_path):
+    trace = tracevis3d.load(docutils_pool_paths[0])
+    assert trace.max_depth + 1 >= 40 and trace.n_threads >= 3
+    out = tmp_path / "extravis.png"
+    meta = render(trace, ExtravisParams().validate(), out)
+    boxes = label_pixel_boxes()
+    rep = view_measures(str(out), boxes=boxes)
+    names = [b for b in boxes if b[0] == "element" and b[6] >= 14.0 - 1e-3 and b[2] >= -1 and b[4] <= 1921]
+    assert len(names) >= 20, [b[1] for b in names]
+    assert min(b[6] for b in boxes if b[0] == "element") >= 14.0 - 1e-3
+    assert rep["empty_share"] <= 0.55, rep
+    assert meta["n_calls"] == len(trace) and meta["n_tubes"] > 50
+    # both views drawn: the sequence view's mural fills its part of the frame with call rows
+    img = load_image(out)
+    right = img[200:1000, 1100:1500]
+    assert (np.abs(right - 1.0).max(-1) > 0.05).mean() > 0.3
+
+
+def test_picking_reports_elements_relations_and_calls(tmp_path):
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    tr = bundle_trace(True)
+    params = ExtravisParams(level="module", resolution=(1280, 720)).validate()
+    render(tr, params, tmp_path / "pick.png")
+    spec = extravis_layout(tr, params)
+    h = tracevis3d.hierarchy(tr)
+    eye = np.asarray(spec.camera.location, np.float64)
+
+    def pick(point):
+        return pick_ray_detail(tuple(eye), tuple(np.asarray(point, np.float64) - eye))
+
+    # a mural row: the call drawn on that pixel line
+    img = spec.layer("sequence_mural")
+    o, u, v = (np.asarray(x) for x in (img.origin, img.u, img.v))
+    rows = img.attributes["row_calls"]
+    hit = pick(o + 0.5 * u + 0.3 * v)
+    assert hit["call"] == rows[hit["line"]] and abs(hit["line"] - 0.3 * len(rows)) <= 2
+    # a ring sector: its element
+    ring = spec.layer("heb_ring")
+    k = int(np.argmax(ring.angles[:, 1] - ring.angles[:, 0]))
+    a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
+    hit = pick(np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)]))
+    assert hit["kind"] == "sector" and hit["element_index"] == ring.attributes["element_index"][k]
+    # the reversed tube where it lies in front of its bundle: its relation
+    tubes = spec.layer("heb_tubes")
+    src, dst = h.full_names.index("dst.n5"), h.full_names.index("src.m4")
+    j = np.flatnonzero((tubes.attributes["src_element"] == src) & (tubes.attributes["dst_element"] == dst))[6]
+    hit = pick(tubes.centres[j][2])
+    assert hit["kind"] == "tube" and (hit["src_element"], hit["dst_element"], hit["calls"]) == (src, dst, 1)

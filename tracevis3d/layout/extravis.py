@@ -1,0 +1,449 @@
+"""The EXTRAVIS view (Cornelissen et al., Sec. 3–5), bpy-free: the circular bundle view on the
+left and the Massive Sequence View on the right, of the same calls (a time window) at one
+hierarchy level, in one figure.
+
+- **Circular bundle view** (`layout.extravis_heb`): leaves on a circle, the hierarchy as an
+  extruded icicle ring around it, one tube per (caller element, callee element) pair along
+  the hierarchy path, β-straightened, its width the calls it carries.
+- **Massive Sequence View** (Sec. 3.3, 5): the hierarchy as an icicle along the top (boxes
+  extruded into the picture by the calls their elements take part in), in the columns of the
+  circle's leaves (same order, same shares); below it the mural: every call of the window a
+  row, the first at the top, spanning its caller's column to its callee's, coloured caller
+  → callee.  The mural is an image (`ImageLayer`) rendered at the pixel size it takes in the
+  figure by `kernels.extravis.mural_ibaa`: with more calls than pixel lines, a line blends
+  its calls by importance (IBAA, Eq. 3) with W = f^p (Eq. 2, `analysis.hierarchy.call_importance`,
+  computed over the whole trace's sequence).
+- **Linking** (Sec. 3): both views show the calls that start in ``time_window``;
+  ``highlight`` keeps the calls from or to the matching elements lit in both views (tubes and
+  rows), the others pale.  Sectors, icicle boxes and the names (labels of kind ``element``)
+  carry ``element_index``, tubes ``src_element``/``dst_element``/``calls``, the mural's
+  object ``row_calls`` (a call per pixel line), so picking can report the element or call.
+
+Geometry is made in "layout pixels" (a unit is a pixel of the planned content rectangle)
+and scaled by `UNIT` into the world.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, call_importance, hierarchy, level_index,
+                                  sequence_order)
+from ..model import Trace
+from ..params.extravis import ExtravisParams
+from . import palette
+from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
+from .camera import fit_camera_rect, project, view_direction, world_per_pixel
+from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, control_points, gradient_rgb, leaf_arcs,
+                           ring_labels, ring_layer, tube_layer)
+from .labels import TEXT_DARK, TEXT_LIGHT, text_px
+from .spec import ImageLayer, InstanceLayer, LabelSet, LightSpec, MaterialSpec, SceneSpec
+from .text import fit_text, name_candidates
+
+UNIT = 0.01  # world units per layout pixel
+N_FAMILIES = 10  # packages with their own colour (the most active); the rest grey
+PALE = np.array([0.80, 0.80, 0.80])
+BACKGROUND = np.array([1.0, 1.0, 1.0])
+THREAD_RGB = np.array([0.30, 0.34, 0.42])
+LEAF_ROW_EM = 4.5  # height of the sequence view's leaf row (em): names run upwards in it
+LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
+
+
+def shown_trace(trace: Trace, params: ExtravisParams) -> tuple:
+    """(the trace whose relations are shown, the loaded trace's index of each of its calls or
+    None): ``hide``/``hide_modules`` and ``fold`` merge calls away as in the cone tree
+    (`layout.cone.folded_trace`), so their children are called by their caller."""
+    if params.fold == "none" and not params.hide and not params.hide_modules:
+        return trace, None
+    from .cone import folded_trace
+    from .params import IcicleParams
+
+    ip = IcicleParams(hide=list(params.hide), hide_modules=list(params.hide_modules), fold=params.fold,
+                      resolution=tuple(params.resolution), label_px=float(params.label_px)).validate()
+    tr, orig, _ = folded_trace(trace, ip, params.fold)
+    return tr, (orig if orig is not None else np.arange(len(tr)))
+
+
+def window_calls(trace: Trace, params: ExtravisParams) -> np.ndarray:
+    """The calls of the window in sequence order (int64)."""
+    order = sequence_order(trace)
+    if params.time_window is None:
+        return order
+    t0, t1 = (float(x) for x in params.time_window)
+    s = trace.start[order]
+    out = order[(s >= t0) & (s <= t1)]
+    if out.size == 0:
+        raise ValueError(f"no calls to show: no call starts in the window {fmt_time(t0)}–{fmt_time(t1)}")
+    return out
+
+
+def lit_elements(h: Hierarchy, patterns) -> np.ndarray | None:
+    """bool per element: matched by a ``highlight`` regex (on the dotted name), inside a
+    matched element's subtree, or an ancestor of one (a coarser level lifts to it)."""
+    if not patterns:
+        return None
+    rx = [re.compile(p) for p in patterns]
+    hit = np.array([any(r.search(s) for r in rx) for s in h.full_names], bool)  # per element, not per call
+    lit = np.zeros(len(h), bool)
+    for e in np.flatnonzero(hit):
+        lit[e:h.end[e]] = True
+    anc = h.ancestors()
+    for d in range(anc.shape[0]):
+        a = anc[d, hit]
+        lit[a[a >= 0]] = True
+    lit[0] = False
+    return lit
+
+
+def element_colours(h: Hierarchy, touch_el: np.ndarray) -> tuple:
+    """(slot per element, slot RGB (k, 3), family legend [(name, slot)]): the most active
+    packages a hue each (deeper levels lighter shades), the rest grey; threads slate."""
+    anc = h.ancestors()
+    pkg = anc[1]
+    is_pkg = h.kind == PACKAGE
+    act = np.where(is_pkg, touch_el, -1)
+    top = [int(e) for e in np.argsort(-act)[:N_FAMILIES] if act[e] > 0]
+    base = palette.categorical(max(len(top), 1))[:len(top)]
+    fam = np.full(len(h), len(top), np.int64)  # len(top): grey
+    for k, e in enumerate(top):
+        fam[pkg == e] = k
+    rgb_f = np.vstack([base, [[0.55, 0.55, 0.55]], [THREAD_RGB]]) if top else np.array([[0.55] * 3, THREAD_RGB])
+    fam = np.where((h.kind == THREAD) | (h.kind == THREADS), len(top) + 1, fam)
+    shade = np.clip(h.depth - 1, 0, 3)
+    slot = fam * 4 + shade
+    rgb = np.vstack([palette.lighten(rgb_f, f) for f in (0.0, 0.28, 0.48, 0.64)])  # (4·k, 3) by shade
+    k = rgb_f.shape[0]
+    rgb = rgb.reshape(4, k, 3).transpose(1, 0, 2).reshape(4 * k, 3)
+    return slot.astype(np.int32), rgb, [(h.names[e], 4 * i) for i, e in enumerate(top)]
+
+
+def title_of(trace: Trace, params: ExtravisParams, n_calls: int) -> str:
+    if params.title is not None:
+        return params.title
+    name = os.path.basename(str(trace.meta.get("source") or "trace"))
+    for ext in (".gz", ".json", ".npz", ".tv3d"):
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+    parts = [name, f"{n_calls:,} calls", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
+             f"{params.level} level"]
+    if params.time_window is not None:
+        t0, t1 = params.time_window
+        parts.append(f"window {fmt_time(t0)}–{fmt_time(t1)}")
+    return " · ".join(parts) + " — who calls whom, and when"
+
+
+def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note) -> list:
+    rows = []
+    if params.color_mode == "gradient":
+        rows += [("calls: caller → callee", -1, "heading"), ("caller end", 0, "swatch"), ("callee end", 1, "swatch")]
+    else:
+        rows += [("calls: when they start", -1, "heading"), ("early", 0, "swatch"), ("late", 1, "swatch")]
+    rows.append((f"tube width: calls per element pair ({n_pairs:,} pairs, up to {cmax:,})", -1, "note"))
+    rows.append((f"rows: {n_calls:,} calls, first at the top; rare calls kept visible (p = {params.power:g})", -1,
+                 "note"))
+    if params.time_window is not None:
+        rows.append(("the bar left of the rows: the whole run, the window dark between its handles", -1, "note"))
+    if lit_note:
+        rows.append((lit_note, -1, "note"))
+    if families:
+        rows.append(("packages", -1, "heading"))
+        rows += [(name, 2 + k, "swatch") for k, (name, _) in enumerate(families)]
+    return rows
+
+
+def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hierarchy | None = None) -> SceneSpec:
+    """The EXTRAVIS SceneSpec of ``trace`` (module docstring)."""
+    if not isinstance(trace, Trace):
+        raise TypeError(f"extravis_layout needs a Trace, got {type(trace).__name__}")
+    params = (params or ExtravisParams()).validate()
+    if len(trace) == 0:
+        raise ValueError("no calls to show: the trace is empty")
+    loaded_trace = trace
+    trace, orig = shown_trace(trace, params)
+    h = hier if hier is not None and orig is None else hierarchy(trace)
+    li = level_index(params.level)
+    rel = h.relations(params.level)
+    seq = window_calls(trace, params)
+    caller, callee = rel.caller[seq], rel.callee[seq]
+    n_el = len(h)
+    touch = np.bincount(caller, minlength=n_el) + np.bincount(callee, minlength=n_el)
+    leaves = np.flatnonzero(touch > 0).astype(np.int32)
+    arcs = leaf_arcs(h, leaves, touch[leaves].astype(np.float64))
+    anc = h.ancestors()
+    touch_el = np.zeros(n_el, np.float64)  # calls each element (with its subtree) takes part in
+    for d in range(anc.shape[0]):
+        a = anc[d, leaves]
+        np.add.at(touch_el, a[a >= 0], touch[leaves][a >= 0])
+    lit = lit_elements(h, params.highlight)
+    call_lit = None if lit is None else (lit[caller] | lit[callee])
+
+    # ---------------------------------------------------------------- plan (pixels)
+    res = tuple(params.resolution)
+    tpx = text_px(params)
+    slot, slot_rgb, families = element_colours(h, touch_el)
+    pairs = h.pairs(params.level, calls=seq)
+    keep = np.argsort(-pairs.count, kind="stable")[:int(params.max_pairs)]
+    keep.sort()
+    src, dst, cnt, tmean = pairs.src[keep], pairs.dst[keep], pairs.count[keep], pairs.t_mean[keep]
+    cmax = int(cnt.max()) if cnt.size else 0
+    lit_note = ""
+    if call_lit is not None:
+        lit_note = f"highlighted: {', '.join(params.highlight)} ({int(call_lit.sum()):,} calls lit); the others pale"
+    swatch_rgb = np.vstack([gradient_rgb([0.0, 1.0]) if params.color_mode == "gradient" else palette.sequential([0.0, 1.0]),
+                            slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
+    rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note)
+    title = title_of(loaded_trace, params, seq.size)
+    plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=0.16)
+    x0, y0, x1, y1 = plan.rect
+    Hc, Wc = y1 - y0, x1 - x0
+    dl = li + 1
+    band_w = 1.75 * tpx
+    leaf_w = 6.5 * tpx
+    gap = 0.25 * tpx
+    R_out = 0.5 * Hc
+    R = R_out - gap - leaf_w - (dl - 1) * band_w
+    if R < 0.42 * R_out:
+        leaf_w = max(3.5 * tpx, R_out - gap - (dl - 1) * band_w - 0.42 * R_out)
+        R = R_out - gap - leaf_w - (dl - 1) * band_w
+    heb_c = np.array([R_out, 0.0, 0.0])  # the circle's centre (layout pixels; x right, z up)
+    seq_x0 = 2.0 * R_out + 5.5 * tpx
+    seq_x1 = max(Wc, seq_x0 + 10 * tpx)
+    seq_top = R_out
+    ic_h = band_w
+    leaf_h = LEAF_ROW_EM * tpx
+    mural_top = seq_top - (dl - 1) * ic_h - leaf_h - 0.4 * tpx
+    mural_bot = -R_out
+
+    # ---------------------------------------------------------------- HEB
+    heights = band_w * (0.35 + 1.4 * np.log1p(touch_el) / np.log1p(max(touch_el.max(), 1.0)))
+    materials = {}
+    mat_names = [f"TV3D_xv_{k:02d}" for k in range(slot_rgb.shape[0])]
+    for name, c in zip(mat_names, slot_rgb):
+        materials[name] = MaterialSpec(name, tuple(float(v) for v in c) + (1.0,), cushion=False, from_attribute=False)
+    ring, sect = ring_layer(h, arcs, li, R, leaf_w, band_w, gap, slot, mat_names, heights, tuple(heb_c * UNIT))
+    ring.radii = (ring.radii * UNIT).astype(np.float32)
+    ring.heights = (ring.heights * UNIT).astype(np.float32)
+    cx, cz = control_points(h, arcs, li, R)
+    curves = bundle_curves(h, src, dst, cx, cz, params.beta)  # layout pixels, centred on the circle
+    curves = curves + heb_c[None, None, :]
+    rad = tpx * (0.06 + 0.30 * np.log1p(cnt) / np.log1p(max(cmax, 1)))
+    steps = np.arange(GRADIENT_STEPS)
+    if params.color_mode == "gradient":
+        tube_rgb = gradient_rgb((steps + 0.5) / GRADIENT_STEPS)
+        step_slot = np.tile(steps, (src.size, 1))
+    else:
+        span = max(float(trace.start[seq].max() - trace.start[seq].min()), 1e-9)
+        tnorm = (tmean - float(trace.start[seq].min())) / span
+        tube_rgb = palette.sequential((steps + 0.5) / GRADIENT_STEPS)
+        step_slot = np.repeat(np.minimum((tnorm * GRADIENT_STEPS).astype(np.int64), GRADIENT_STEPS - 1)[:, None],
+                              GRADIENT_STEPS, axis=1)
+    tube_names = [f"TV3D_xv_tube_{k}" for k in range(GRADIENT_STEPS)] + ["TV3D_xv_tube_pale"]
+    for name, c in zip(tube_names, np.vstack([tube_rgb, PALE])):
+        materials[name] = MaterialSpec(name, tuple(float(v) for v in c) + (1.0,), kind="tube", cushion=False,
+                                       from_attribute=False)
+    if lit is not None:
+        pair_lit = lit[src] | lit[dst]
+        step_slot = np.where(pair_lit[:, None], step_slot, GRADIENT_STEPS)
+    curves_w = curves * UNIT
+    tubes = tube_layer(curves_w, rad * UNIT, step_slot, tube_names, TOWARD_CAMERA * R * UNIT,
+                       {"src_element": src.astype(np.int32), "dst_element": dst.astype(np.int32),
+                        "calls": cnt.astype(np.int32)})
+
+    # ---------------------------------------------------------------- sequence view
+    def col_x(f):
+        return seq_x0 + np.asarray(f) * (seq_x1 - seq_x0)
+
+    sh = np.flatnonzero(arcs.shown & (h.depth > 0) & (h.depth <= dl))
+    band = np.where(h.kind[sh] == THREAD, dl - 1, h.depth[sh] - 1)  # a thread spans the bands below "threads"
+    top_band = np.where(h.kind[sh] == THREAD, 1, band)
+    bx0, bx1 = col_x(arcs.f0[sh]), col_x(arcs.f1[sh])
+    bz1 = seq_top - top_band * ic_h
+    leaf_band = band == dl - 1  # the leaves' band is taller: names run upwards in it
+    bz0 = seq_top - band * ic_h - np.where(leaf_band, leaf_h, ic_h)
+    thr_grp = h.kind[sh] == THREADS
+    bz1 = np.where(thr_grp, seq_top, bz1)
+    bz0 = np.where(thr_grp, seq_top - ic_h, bz0)
+    bdep = heights[sh] * 0.6
+    pos = np.stack([(bx0 + bx1) / 2, bdep / 2, (bz0 + bz1) / 2], axis=1)
+    inset = np.minimum(0.08 * ic_h, 0.15 * (bx1 - bx0))
+    scl = np.stack([np.maximum(bx1 - bx0 - 2 * inset, 0.3), bdep, (bz1 - bz0) - 0.08 * ic_h], axis=1)
+    icicle = InstanceLayer("sequence_icicle", (pos * UNIT).astype(np.float32), (scl * UNIT).astype(np.float32),
+                           np.hstack([slot_rgb[slot[sh]], np.ones((sh.size, 1))]).astype(np.float32),
+                           slot[sh].astype(np.int32), mat_names,
+                           {"call_index": np.full(sh.size, -1, np.int32), "element_index": sh.astype(np.int32)})
+
+    # ---------------------------------------------------------------- camera
+    to_cam = view_direction(params.azimuth, params.elevation)
+    hmax = float(heights.max()) if heights.size else band_w
+    pts = []
+    for xx in (0.0, 2 * R_out, seq_x0, seq_x1):
+        for zz in (-R_out, R_out):
+            for yy in (-TOWARD_CAMERA * R, hmax):
+                pts.append((xx, yy, zz))
+    pts = np.array(pts) * UNIT
+    cam = fit_camera_rect(pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
+    cam.clip_end = max(cam.clip_end, 10.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
+    wpp = float(world_per_pixel(cam, [heb_c * UNIT], res)[0])
+    px_per_layout = UNIT / wpp  # image pixels per layout pixel
+    size_world = tpx * wpp
+
+    # ---------------------------------------------------------------- mural
+    corners = np.array([[seq_x0, 0.0, mural_top], [seq_x1, 0.0, mural_top], [seq_x0, 0.0, mural_bot],
+                        [seq_x1, 0.0, mural_bot]]) * UNIT
+    pc = project(cam, corners, res)
+    m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
+    m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
+    loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
+    W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
+    img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
+    mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
+                       tuple(corners[2] - corners[0]),
+                       attributes={"row_calls": loaded[seq[np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(
+                                   np.int64), seq.size - 1)]].astype(np.int32)})  # the middle call of each line
+
+    # ---------------------------------------------------------------- labels
+    labels = [LabelSet.empty()]
+    if params.show_labels:
+        labels.append(ring_labels(h, sect, px_per_layout, tpx, lambda p: ((p + heb_c) * UNIT).astype(np.float32),
+                                  size_world, 400))
+        labels.append(icicle_labels(h, sh, bx0, bx1, bz0, bz1, leaf_band & ~thr_grp, px_per_layout, tpx, size_world))
+        labels.append(time_labels(trace, seq, seq_x0, mural_top, mural_bot, tpx, size_world, px_per_layout))
+    swatch_mats = [f"TV3D_xv_sw_{k:02d}" for k in range(swatch_rgb.shape[0])]
+    for name, c in zip(swatch_mats, swatch_rgb):
+        materials[name] = MaterialSpec(name, tuple(float(v) for v in c) + (1.0,), cushion=False, from_attribute=False)
+    hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, swatch_rgb, swatch_mats)
+    for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
+        materials[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
+    layers = [ring, tubes, icicle, mural] + ([legend_layer] if legend_layer is not None else [])
+    if params.time_window is not None:  # the window's handles on the whole trace's time, linked to the mural
+        span_t = (float(loaded_trace.start.min()), float(loaded_trace.end.max()))
+        layers += window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
+                                 0.3 * tpx, mural_top, mural_bot, materials)
+    all_labels = LabelSet.concat(labels + [hud_labels])
+    sun = -view_direction(params.azimuth - 35.0, 50.0)
+    spec = SceneSpec(
+        layers=layers, labels=all_labels, legend=[], materials=materials, camera=cam,
+        lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
+                LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 10.0)), 0.8)],
+        resolution=res, background=tuple(BACKGROUND),
+        meta={"layout": "extravis", "n_calls": int(seq.size), "n_merged_calls": len(loaded_trace) - len(trace), "n_pairs": int(len(pairs)), "n_tubes": int(src.size),
+              "n_leaves": int(leaves.size), "n_elements": int(arcs.shown.sum()), "mural_px": [m_w, m_h],
+              "n_labels": int(sum(len(x) for x in labels)), "title": plan.title, "text_px": tpx,
+              "content_rect": list(plan.rect), "hud_distance": hud_dist,
+              "n_lit_calls": None if call_lit is None else int(call_lit.sum()),
+              "mural_coverage": float(cov.mean()), "params": params.to_dict()},
+    )
+    return spec.validate()
+
+
+def window_handles(window, span, x, w, top, bot, materials) -> list:
+    """The time window as a pair of handles in the scene (EXTRAVIS Sec. 3: the window chosen on
+    the sequence view): a thin bar left of the mural is the whole trace's time, top to bottom,
+    the window a dark stretch on it between two handle boxes (``window_time``: the moment
+    each stands for, µs).  Layout pixels in, world layers out."""
+    t0, t1 = span
+    frac = lambda t: (min(max(t, t0), t1) - t0) / max(t1 - t0, 1e-300)  # noqa: E731
+    z = lambda t: top - frac(t) * (top - bot)  # noqa: E731
+    za, zb = z(window[0]), z(window[1])
+    hz = 0.25 * w
+    boxes = [((x, 0.3 * w, 0.5 * (top + bot)), (w, 0.6 * w, top - bot), 0, -1.0),
+             ((x, 0.2 * w, 0.5 * (za + zb)), (w * 1.3, 0.8 * w, max(za - zb, hz)), 1, -1.0),
+             ((x, 0.0, za), (w * 2.2, 1.2 * w, 2 * hz), 1, window[0]),
+             ((x, 0.0, zb), (w * 2.2, 1.2 * w, 2 * hz), 1, window[1])]
+    for name, rgb in (("TV3D_xv_window", (0.82, 0.82, 0.82)), ("TV3D_xv_window_sel", (0.12, 0.12, 0.14))):
+        materials[name] = MaterialSpec(name, rgb + (1.0,), cushion=False, from_attribute=False)
+    mats = ["TV3D_xv_window", "TV3D_xv_window_sel"]
+    pos = np.array([b[0] for b in boxes]) * UNIT
+    scl = np.array([b[1] for b in boxes]) * UNIT
+    mi = np.array([b[2] for b in boxes], np.int32)
+    cols = np.ones((4, 4), np.float32)
+    handles = InstanceLayer("window_handles", pos.astype(np.float32), scl.astype(np.float32), cols, mi, mats,
+                            {"call_index": np.full(4, -1, np.int32),
+                             "window_time": np.array([b[3] for b in boxes], np.float32)})
+    return [handles]
+
+
+def mural_image(h, arcs, caller, callee, W, start, call_lit, color_mode: str, width: int, height: int) -> tuple:
+    """The mural's RGBA pixels (height, width, 4) and coverage (`kernels.extravis.mural_ibaa`)."""
+    from ..kernels.extravis import mural_ibaa
+
+    lo = arcs.f0 * width
+    hi = arcs.f1 * width
+    lc, hc, le, he = lo[caller], hi[caller], lo[callee], hi[callee]
+    x0 = np.floor(np.minimum(lc, le)).astype(np.int64)
+    x1 = np.maximum(np.ceil(np.maximum(hc, he)).astype(np.int64), x0 + 1)
+    x0 = np.clip(x0, 0, width - 1)
+    x1 = np.clip(x1, 1, width)
+    xc = 0.5 * (lc + hc) - 0.5
+    xe = 0.5 * (le + he) - 0.5
+    n = caller.size
+    if color_mode == "gradient":
+        c0 = np.tile(gradient_rgb(0.0), (n, 1))
+        c1 = np.tile(gradient_rgb(1.0), (n, 1))
+    else:
+        span = max(float(start.max() - start.min()), 1e-9)
+        c0 = palette.sequential((start - start.min()) / span)
+        c1 = c0
+    if call_lit is not None:
+        c0 = np.where(call_lit[:, None], c0, PALE)
+        c1 = np.where(call_lit[:, None], c1, PALE)
+    rgb, cov = mural_ibaa(x0, x1, xc, xe, np.ascontiguousarray(c0, np.float64), np.ascontiguousarray(c1, np.float64),
+                          np.ascontiguousarray(W, np.float64), int(height), int(width), BACKGROUND.astype(np.float64))
+    img = np.ones((height, width, 4), np.float32)
+    img[:, :, :3] = rgb
+    return img, cov
+
+
+def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_world) -> LabelSet:
+    """Names on the sequence view's icicle boxes that hold them: along the box in the upper
+    bands (at least 3 em wide), upwards in the leaves' taller band (a column at least 1 em
+    wide, so the columns of the mural are named)."""
+    from .extravis_heb import ASCENT, DESCENT
+
+    texts, anchors, rots, els = [], [], [], []
+    half = 0.5 * (ASCENT - DESCENT) * size_world / UNIT  # the baseline below the text's middle
+    for k in np.argsort(-(bx1 - bx0)):
+        w_px = (bx1[k] - bx0[k]) * px_per_layout
+        h_px = (bz1[k] - bz0[k]) * px_per_layout
+        name = h.names[sh[k]]
+        if name.startswith("(") and name != "(no module)":
+            continue
+        xc, zc = 0.5 * (bx0[k] + bx1[k]), 0.5 * (bz0[k] + bz1[k])
+        if upright[k]:
+            if w_px < 1.0 * tpx:
+                continue
+            text = fit_text(name_candidates(name), (h_px - 0.6 * tpx) / tpx)
+            at, rot = (xc + half, zc), (np.pi / 2, -np.pi / 2, 0.0)
+        else:
+            if w_px < 3.0 * tpx or h_px < 1.1 * tpx:
+                continue
+            text = fit_text(name_candidates(name), (w_px - 0.6 * tpx) / tpx)
+            at, rot = (xc, zc - half), (np.pi / 2, 0.0, 0.0)
+        if not text:
+            continue
+        texts.append(text)
+        els.append(int(sh[k]))
+        anchors.append((at[0] * UNIT, -LABEL_FRONT * size_world, at[1] * UNIT))
+        rots.append(rot)
+    n = len(texts)
+    return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
+                    ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
+                    np.asarray(rots, np.float32).reshape(n, 3), None,
+                    {"element_index": np.asarray(els, np.int32).reshape(n)})
+
+
+def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> LabelSet:
+    """The start times of the first and the last call, left of the mural's top and bottom."""
+    t_first, t_last = float(trace.start[seq[0]]), float(trace.start[seq[-1]])
+    texts = [fmt_time(t_first), fmt_time(t_last)]
+    off = 1.3 * tpx / px_per_layout  # left of the window's bar
+    anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, (top - tpx * 0.9 / px_per_layout) * UNIT),
+               ((x - off) * UNIT, -LABEL_FRONT * size_world, bot * UNIT)]
+    return LabelSet(texts, np.asarray(anchors, np.float32), np.full(2, size_world, np.float32),
+                    ["TV3D_text_muted"] * 2, np.full(2, 2, np.uint8), ["axis"] * 2, np.full(2, -1, np.int32),
+                    None, None)
+
+
+__all__ = ["extravis_layout", "mural_image", "shown_trace", "window_calls"]

@@ -1,0 +1,243 @@
+"""EXTRAVIS' circular bundle view (Cornelissen et al., Sec. 4; Holten's hierarchical edge
+bundles), bpy-free: the hierarchy's leaves on a circle, the hierarchy mirrored outward as an
+extruded icicle ring (a `SectorLayer`), every relation a tube along the hierarchy path.
+
+- **Leaves** (the elements of the chosen level that take part in a shown call, and the
+  threads) sit on the circle of radius R in hierarchy order, clockwise from the top; each
+  takes an arc in proportion to the calls it makes or receives to the power `ARC_POWER`
+  (the paper gives every leaf the same arc; with hundreds of elements the busy ones would
+  then be too narrow to name; 0.65 names 18 classes of the 1M-call sympy trace where the
+  square root names 11), with a gap between top-level groups.
+- **Ring** (Fig. 7): element of depth d gets band ``leaf depth − d`` outward from the
+  circle: the leaves innermost (a wider band, names written radially), packages outermost
+  (names along the arc).  Threads span the bands below the "threads" group.
+- **Bundles** (Fig. 5, Eq. 1): the inner, invisible radial tree puts an element of depth d
+  at radius R·d / leaf depth on the middle angle of its arc (the root at the centre); a
+  relation's control polygon runs from its caller leaf up to the least common ancestor and
+  down to its callee leaf, straightened by β and drawn as a cubic B-spline by the kernel the
+  comparison's bundles use (`kernels.bundle.bundled_curves`, one tree as both sides).
+- **Tubes**: one per relation and colour step (the spline cut into `GRADIENT_STEPS` pieces,
+  each in the colour of its place on the green → red gradient, so Workbench shows the
+  gradient with one material per step), radius by the calls it carries (log scale).
+- **Minimum blending's equivalent** (Sec. 4: an opposite-direction spline must stay visible
+  inside a bundle): every tube comes towards the camera along its length, its callee end
+  `TOWARD_CAMERA` in front of its caller end.  Where a bundle's splines mostly run A → B, the
+  rare B → A spline is red near A, where all the others are green, and lies in front of
+  them there; like minimum blending the result does not depend on the drawing order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels.bundle import bundled_curves
+from .spec import LabelSet, SectorLayer, TubeLayer
+from .text import ASCENT, DESCENT, fit_text, name_candidates
+
+GRADIENT_STEPS = 8
+SAMPLES = 8 * GRADIENT_STEPS + 1
+TOWARD_CAMERA = 0.06  # of R: how far the callee end of a tube lies in front of its caller end
+ARC_POWER = 0.65  # a leaf's arc grows with (its calls) ** ARC_POWER
+GREEN = np.array([0.02, 0.50, 0.04])
+RED = np.array([0.80, 0.02, 0.02])
+
+
+def gradient_rgb(t) -> np.ndarray:
+    """Linear RGB on the caller → callee gradient (green → red) at t in [0, 1]."""
+    t = np.clip(np.asarray(t, np.float64), 0.0, 1.0)[..., None]
+    return GREEN * (1.0 - t) + RED * t
+
+
+@dataclass
+class Arcs:
+    """Where every shown element sits: ``f0``/``f1`` its share of the circle (0..1,
+    clockwise from the top) and of the sequence view's width; ``shown`` bool per element."""
+
+    f0: np.ndarray
+    f1: np.ndarray
+    shown: np.ndarray
+    leaves: np.ndarray  # the shown leaves, pre-order
+
+
+def leaf_arcs(h, leaves: np.ndarray, weight: np.ndarray, gap: float = 0.004) -> Arcs:
+    """Arcs of ``leaves`` (pre-order) in proportion to weight ** ARC_POWER, a ``gap`` between leaves
+    of different top-level groups; every ancestor spans its leaves."""
+    n = len(h)
+    top = h.ancestors()[1][leaves] if leaves.size else np.zeros(0, np.int32)
+    breaks = np.concatenate([[0], (top[1:] != top[:-1]).astype(np.float64)]) if leaves.size else np.zeros(0)
+    share = np.maximum(weight, 0.0) ** ARC_POWER + 1e-9
+    room = 1.0 - gap * (breaks.sum() + 1)
+    w = share / share.sum() * room
+    f0 = 0.5 * gap + np.cumsum(w) - w + gap * np.cumsum(breaks)
+    f1 = f0 + w
+    F0 = np.full(n, np.inf)
+    F1 = np.full(n, -np.inf)
+    F0[leaves], F1[leaves] = f0, f1
+    anc = h.ancestors()
+    for d in range(anc.shape[0]):  # a few levels
+        a = anc[d, leaves]
+        ok = a >= 0
+        np.minimum.at(F0, a[ok], f0[ok])
+        np.maximum.at(F1, a[ok], f1[ok])
+    shown = np.isfinite(F0)
+    return Arcs(np.where(shown, F0, 0.0), np.where(shown, F1, 0.0), shown, leaves)
+
+
+def angle_of(f) -> np.ndarray:
+    """Angle (radians, counter-clockwise from +x in the figure's x-z plane) of circle share f."""
+    return np.pi / 2 - 2.0 * np.pi * np.asarray(f, np.float64)
+
+
+def leaf_depth(h, level_idx: int) -> int:
+    return level_idx + 1
+
+
+def bands(h, arcs: Arcs, level_idx: int) -> tuple:
+    """(element ids, inner band, outer band) of every shown element's ring sector (bands
+    counted outward from the circle, the leaves' band 0)."""
+    from ..analysis.hierarchy import THREAD, THREADS
+
+    dl = leaf_depth(h, level_idx)
+    e = np.flatnonzero(arcs.shown & (h.depth > 0) & (h.depth <= dl))
+    b = dl - h.depth[e]
+    lo, hi = b.copy(), b.copy()
+    k = h.kind[e]
+    thr = k == THREAD
+    lo[thr], hi[thr] = 0, max(dl - 2, 0)
+    grp = k == THREADS
+    lo[grp], hi[grp] = dl - 1, dl - 1
+    keep = ~(grp & (dl < 2))
+    return e[keep], lo[keep], hi[keep]
+
+
+def band_radii(lo, hi, R: float, leaf_w: float, band_w: float, gap: float) -> tuple:
+    r0 = R + gap + np.where(lo > 0, leaf_w + (lo - 1) * band_w, 0.0)
+    r1 = R + gap + leaf_w + hi * band_w
+    return r0, r1
+
+
+def ring_layer(h, arcs: Arcs, level_idx: int, R: float, leaf_w: float, band_w: float, gap: float,
+               rgb_slot: np.ndarray, materials: list, heights: np.ndarray, origin) -> tuple:
+    """The extruded icicle ring (`SectorLayer`, upright in the front plane) and, per sector,
+    (element, r0, r1, angle0, angle1) for the labels."""
+    e, lo, hi = bands(h, arcs, level_idx)
+    r0, r1 = band_radii(lo, hi, R, leaf_w, band_w, gap)
+    pad = 0.0012
+    th0 = angle_of(arcs.f1[e] - pad)  # clockwise: the arc's end has the smaller angle
+    th1 = angle_of(arcs.f0[e] + pad)
+    inset = 0.04 * band_w
+    # local ring angles are the world angles mirrored (`layout.ring.FRONT`: local y → −z)
+    angles = np.stack([-th1, -th0], axis=1).astype(np.float32)
+    radii = np.stack([r0 + inset, r1 - inset], axis=1).astype(np.float32)
+    hts = np.stack([np.zeros(e.size), heights[e]], axis=1).astype(np.float32)
+    slot = rgb_slot[e].astype(np.int32)
+    colors = np.ones((e.size, 4), np.float32)
+    lay = SectorLayer("heb_ring", angles, radii, hts, colors, slot, materials,
+                      attributes={"call_index": np.full(e.size, -1, np.int32), "element_index": e.astype(np.int32)},
+                      centre=(0.0, 0.0), segment_deg=1.0, plane="front", origin=tuple(origin))
+    return lay, (e, r0, r1, th0, th1, lo)
+
+
+def control_points(h, arcs: Arcs, level_idx: int, R: float) -> tuple:
+    """(x, z) of every element's control point in the inner radial tree."""
+    dl = leaf_depth(h, level_idx)
+    mid = angle_of(0.5 * (arcs.f0 + arcs.f1))
+    rad = R * np.minimum(h.depth, dl) / dl
+    from ..analysis.hierarchy import THREAD
+
+    rad = np.where(h.kind == THREAD, R, rad)
+    return rad * np.cos(mid), rad * np.sin(mid)
+
+
+def bundle_curves(h, src, dst, cx, cz, beta: float, samples: int = SAMPLES) -> np.ndarray:
+    """(m, samples, 3) float64 centre curves in the x-z plane (y = 0) of relations src → dst:
+    the path leaf → … → LCA → … → leaf straightened by β (Eq. 1), as cubic B-splines
+    (`kernels.bundle.bundled_curves`)."""
+    src = np.asarray(src, np.int64)
+    dst = np.asarray(dst, np.int64)
+    m = src.size
+    if m == 0:
+        return np.zeros((0, samples, 3))
+    lca = h.lca(src, dst).astype(np.int64)
+    anc = h.ancestors()
+    ca = h.parent[src].astype(np.int64)  # from the caller's parent up to the LCA
+    below = anc[np.minimum(h.depth[lca] + 1, anc.shape[0] - 1), dst].astype(np.int64)  # LCA's child towards dst
+    pb = h.parent[dst].astype(np.int64)
+    cb = np.where(pb == lca, -1, pb)
+    kp = h.parent.astype(np.int64)
+    x = np.ascontiguousarray(cx, np.float64)
+    y = np.zeros_like(x)
+    z = np.ascontiguousarray(cz, np.float64)
+    ea = np.stack([x[src], y[src], z[src]], axis=1)
+    eb = np.stack([x[dst], y[dst], z[dst]], axis=1)
+    return bundled_curves(ca, cb, lca, below, kp, kp, x, y, z, x, y, z, ea, eb, float(beta), int(samples))
+
+
+def tube_layer(curves: np.ndarray, radius: np.ndarray, slot_of_step: np.ndarray, materials: list,
+               toward_camera: float, attributes: dict, name: str = "heb_tubes") -> TubeLayer:
+    """The relations' tubes: curve k cut into `GRADIENT_STEPS` pieces (k·steps + j), piece j
+    in material ``slot_of_step[k, j]``; the curve comes ``toward_camera`` closer along its
+    length (its callee end in front: minimum blending's equivalent, module docstring)."""
+    m, s = curves.shape[:2]
+    steps = GRADIENT_STEPS
+    per = (s - 1) // steps
+    c = curves.copy()
+    c[:, :, 1] -= toward_camera * np.linspace(0.0, 1.0, s)[None, :]
+    idx = np.arange(steps)[:, None] * per + np.arange(per + 1)[None, :]  # (steps, per+1) samples
+    centres = c[:, idx, :].reshape(m * steps, per + 1, 3).astype(np.float32)
+    half = np.repeat(radius.astype(np.float32), steps)[:, None] * np.ones((1, per + 1), np.float32)
+    mi = slot_of_step.reshape(-1).astype(np.int32)
+    attrs = {k: np.repeat(v, steps) for k, v in attributes.items()}
+    attrs["match_index"] = np.repeat(np.arange(m, dtype=np.int32), steps)
+    return TubeLayer(name, centres, half, half.copy(), np.ones((m * steps, 4), np.float32), mi, materials,
+                     attributes=attrs, sides=8, face_colors=False, cross_section="normal")
+
+
+def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: float, max_labels: int) -> LabelSet:
+    """Names on the ring's sectors that hold them at ``tpx`` pixels: along the arc in the
+    outer bands, radially in the leaves' band (reading outward on the right, inward on the
+    left); widest first, at most ``max_labels``."""
+    e, r0, r1, th0, th1, lo = sect
+    texts, anchors, rots, els = [], [], [], []
+    span = np.abs(th1 - th0)
+    order = np.argsort(-(span * (r0 + r1)))
+    for k in order:
+        if len(texts) >= max_labels:
+            break
+        name = h.names[e[k]]
+        if name.startswith("(") and name != "(no module)":
+            continue
+        mid = 0.5 * (th0[k] + th1[k])
+        rm = 0.5 * (r0[k] + r1[k])
+        depth_px = (r1[k] - r0[k]) * px_per_unit
+        arc_px = span[k] * rm * px_per_unit
+        if lo[k] == 0:  # radial text: the band's depth is its room, the arc's width its height
+            if arc_px < 1.0 * tpx:  # one line of text: ascent + descent = 0.92 em
+                continue
+            text = fit_text(name_candidates(name), (depth_px - 0.5 * tpx) / tpx)
+            base = mid if np.cos(mid) >= -1e-9 else mid + np.pi
+        else:
+            if depth_px < 1.1 * tpx:
+                continue
+            text = fit_text(name_candidates(name), (arc_px - 0.8 * tpx) / tpx)
+            base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
+        if not text:
+            continue
+        up = base + np.pi / 2
+        centre = np.array([rm * np.cos(mid), 0.0, rm * np.sin(mid)])
+        shift = 0.5 * (ASCENT - DESCENT) * size_world  # the baseline below the text's middle
+        anchor = centre - shift * np.array([np.cos(up), 0.0, np.sin(up)])
+        texts.append(text)
+        els.append(int(e[k]))
+        anchors.append(to_world(anchor) - np.array([0.0, 0.35 * size_world, 0.0]))  # in front of the face
+        rots.append((np.pi / 2, -base, 0.0))
+    n = len(texts)
+    return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.full(n, size_world, np.float32),
+                    ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["element"] * n, np.full(n, -1, np.int32),
+                    np.asarray(rots, np.float32).reshape(n, 3), ["world"] * n,
+                    {"element_index": np.asarray(els, np.int32).reshape(n)})
+
+
+__all__ = ["Arcs", "leaf_arcs", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
+           "gradient_rgb", "ASCENT", "DESCENT"]

@@ -1,0 +1,60 @@
+"""The EXTRAVIS view's parameters (`ExtravisParams`; Cornelissen et al., Sec. 3–5): the schema
+and the object `layout.extravis.extravis_layout` takes."""
+from __future__ import annotations
+
+from . import shared as S
+from .core import Param, Params, Schema
+from .kinds import Choice, Number, Words, regex_item
+
+LEVEL_ITEMS = (("package", "Package", "Relations between packages (a module's first dotted part)"),
+               ("module", "Module", "Relations between modules"),
+               ("class", "Class", "Relations between classes (module-level functions: the module's '(functions)')"),
+               ("function", "Function", "Relations between functions"))
+COLOR_MODE_ITEMS = (("gradient", "Direction", "Caller → callee as a green → red gradient along every tube and row"),
+                    ("time", "Time", "Each relation in the colour of when its calls happen (temporal mode)"))
+
+EXTRAVIS = Schema("extravis", [
+    Param("level", Choice(LEVEL_ITEMS), "module", group=S.SHOW, label="Level",
+          help="hierarchy level of the relations: package, module, class or function"),
+    Param("beta", Number(0.0, 1.0), 0.85, group=S.LOOK, label="Bundling strength",
+          help="β of the edge bundles (Eq. 1): 0 straight lines, 1 the full hierarchy path"),
+    Param("power", Number(-5.0, 5.0), -1.0, group=S.LOOK, label="Contribution power",
+          help="p of the call importance W = f^p (Eq. 2) in the sequence view: 0 linear anti-aliasing, "
+               "< 0 rare calls (outliers) stand out, > 0 frequent ones"),
+    Param("importance_window", Number(1, 100000, integer=True), 25, group=S.LOOK, label="Importance window",
+          unit="calls", help="calls in the window centred on each call in which its relation's share f is counted"),
+    S.FOLD.but(default="none", help="merge calls away before relations are taken, their children called by their "
+                                    "caller: none, auto (runtime infrastructure: imports, runpy, exec, thread start-up), "
+                                    "or stack level ranges A:B[,C:D]"),
+    S.HIDE, S.HIDE_MODULES,
+    S.TIME_WINDOW.but(help="the calls shown in both views: those starting in a time window (µs, or with a unit, "
+                           "0:50ms) from the trace start"),
+    Param("color_mode", Choice(COLOR_MODE_ITEMS), "gradient", group=S.LOOK, label="Colour",
+          help="gradient: caller → callee green → red; time: when the calls happen (temporal mode)"),
+    Param("highlight", Words(regex_item, "; ", "REGEX"), [], group=S.LOOK, label="Highlight", default_text="none",
+          help="hierarchy elements (regex on their dotted names) whose calls stay lit in both views; "
+               "the other calls are drawn pale"),
+    Param("max_pairs", Number(1, 10 ** 6, integer=True), 4000, group=S.SHOW, label="Max relations",
+          help="at most this many element pairs drawn as tubes, those carrying most calls"),
+    S.RESOLUTION, S.LABEL_PX, S.SHOW_LABELS, S.SHOW_LEGEND, S.SHOW_TITLE, S.TITLE,
+    S.AZIMUTH.but(default=0.0), S.ELEVATION.but(default=8.0), S.LENS_MM.but(default=120.0),
+], doc="EXTRAVIS: which parts of the program call which (hierarchical edge bundles on the hierarchy's ring) "
+       "and when (the massive sequence view: every call a row, rare calls kept visible), one time window.")
+
+
+class ExtravisParams(Params, schema=EXTRAVIS):
+    """What the EXTRAVIS view shows and how.
+
+    - ``level``: the hierarchy level relations are lifted to (package, module, class,
+      function); the leaves of the ring and the columns of the sequence view;
+    - ``beta``: bundling strength β of Eq. 1; ``power``: p of Eq. 2 (in [-5, 5]);
+      ``importance_window``: |w| of Eq. 2 (25 calls);
+    - ``fold`` / ``hide`` / ``hide_modules``: calls merged away before the relations are
+      taken (their children are then called by their caller), as in the cone tree;
+    - ``time_window``: (t0, t1) µs: the calls starting in it are shown in both views
+      (None: the whole trace);
+    - ``color_mode``: ``gradient`` (caller green → callee red) or ``time`` (temporal mode);
+    - ``highlight``: regexes on elements' dotted names: their calls stay lit in both views;
+    - ``max_pairs``: element pairs drawn as tubes, those carrying most calls first.
+    Every field is declared once in `EXTRAVIS`.
+    """
