@@ -314,3 +314,44 @@ def test_async_slices_are_lanes_of_their_own():
     assert max(spec.meta["below_z"][0]) < min(spec.meta["lane_z"])  # under the thread lanes
     off = icicle_layout(t, IcicleParams(resolution=(960, 540), max_counters=0, show_async=False))
     assert "async_lanes" not in off.meta
+
+
+def test_chrome_export_round_trips_counters_async_and_flows(tmp_path):
+    t = with_side_tracks(tracevis3d.synthetic(3000, threads=3, seed=6))
+    rng = np.random.default_rng(1)
+    src = rng.choice(len(t), 40, replace=False)
+    dst = rng.choice(len(t), 40, replace=False)
+    later = t.start[dst] > t.end[src]  # a flow goes forward in time
+    src, dst = np.where(later, src, dst), np.where(later, dst, src)
+    t.flow_id = np.arange(40, dtype=np.int64) + 100
+    t.flow_from, t.flow_to = src.astype(np.int32), dst.astype(np.int32)
+    t.counter_value = np.abs(t.counter_value)  # (any finite value is fine; keep the units simple)
+    t.check()
+    path = tmp_path / "side.json.gz"
+    tracevis3d.save(t, path, format="chrome")
+    u = tracevis3d.load(path)
+    assert u.counter_names == t.counter_names and u.series_names == t.series_names
+    assert np.allclose(u.counter_value, t.counter_value) and np.allclose(u.counter_ts, t.counter_ts, atol=1e-3)
+    assert np.allclose(u.async_start, t.async_start, atol=1e-3) and np.allclose(u.async_end, t.async_end, atol=1e-3)
+    assert list(u.async_track_cats) == list(t.async_track_cats)
+    assert [u.async_names[i] for i in u.async_name] == [t.async_names[i] for i in t.async_name]
+    # flows bind to the same calls wherever the call has time of its own to bind to
+    from tracevis3d.io.chrome_writer import flow_point_times
+
+    def own(calls):
+        ts = flow_point_times(t, calls)
+        kids = [np.flatnonzero(t.parent == c) for c in calls]
+        return np.array([not any(t.start[k] <= x < t.end[k] for k in ks) for x, ks in zip(ts, kids)])
+
+    ok = own(src) & own(dst)
+
+    o = np.argsort(u.flow_id, kind="stable")
+    assert np.array_equal(u.flow_id[o], t.flow_id)
+
+    def same(i, j):  # a call by what it is (the importer may order equal starts differently)
+        return (abs(u.start[i] - t.start[j]) < 1e-2 and abs(u.end[i] - t.end[j]) < 1e-2
+                and u.thread_names[u.thread[i]] == t.thread_names[t.thread[j]] and u.name(i) == t.name(j))
+
+    bound = np.array([same(u.flow_from[o[k]], src[k]) and same(u.flow_to[o[k]], dst[k]) for k in range(40)])
+    assert ok.sum() >= 20 and bound[ok].all(), np.flatnonzero(ok & ~bound)
+

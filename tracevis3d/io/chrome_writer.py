@@ -105,7 +105,93 @@ def iter_chrome_json(trace: Trace, style: str = "sorted", clock_origin: float | 
             sep, instants = True, []
     if instants:
         yield ((", " if sep else "") + ", ".join(instants)).encode("utf-8")
+        sep = True
+    for part in side_events(trace, origin, chunk_calls):
+        yield ((", " if sep else "") + part).encode("utf-8")
+        sep = True
     yield (']}' if style == "sorted" else '], "viztracer_metadata": {"version": "tracevis3d-export"}}').encode()
+
+
+def flow_point_times(trace: Trace, calls: np.ndarray) -> np.ndarray:
+    """A time inside each call's own time (not inside a child), where Chrome's enclosing-slice
+    rule binds a flow point to the call itself: the middle of the time before its first child
+    (or of the whole call, without children), else of the time after its last child; the start
+    when children cover it all (the point then binds to the child that starts with it)."""
+    calls = np.asarray(calls, np.int64)
+    n = len(trace)
+    start, end = trace.start[calls], trace.end[calls]
+    first = np.minimum(calls + 1, max(n - 1, 0))
+    has_child = (calls + 1 < n) & (trace.parent[first] == calls)
+    free_start = ~has_child | (trace.start[first] > start)
+    last_end = _last_child_end(trace, calls, has_child)
+    lead_end = np.where(has_child, np.minimum(trace.start[first], end), end)
+    gap = np.where(last_end < end, (last_end + end) / 2, start)
+    # the middle of a gap, not its edge: the calls' times are written to the nanosecond
+    return np.where(free_start, (start + lead_end) / 2, gap)
+
+
+def _last_child_end(trace: Trace, calls: np.ndarray, has_child: np.ndarray) -> np.ndarray:
+    """The end of each call's last child (its start when it has none): from the subtree's
+    last call (pre-order) up the parents to the call's child, one vectorised step per level."""
+    out = trace.start[calls].astype(np.float64)
+    idx = np.flatnonzero(has_child)
+    if idx.size:
+        c = calls[idx]
+        j = np.asarray(trace.end_index, np.int64)[c] - 1
+        todo = trace.parent[j] != c
+        while todo.any():
+            j[todo] = trace.parent[j[todo]]
+            todo = trace.parent[j] != c
+        out[idx] = trace.end[j]
+    return out
+
+
+def side_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
+    """JSON text (comma-separated events, one string per chunk) of what a trace carries besides
+    calls and instants: counters (one ``C`` event per sample, its series the args key), async
+    slices (``b``/``e`` pairs of their track's category and id) and flows (``s`` at a time
+    inside the source call's own time, ``f`` with ``bp: "e"`` likewise in the target:
+    `flow_point_times`), so that a re-import binds them to the same calls."""
+    parts = []
+
+    def flush():
+        nonlocal parts
+        text = ", ".join(parts)
+        parts = []
+        return text
+
+    def num(v: float) -> str:
+        return json.dumps(float(v))
+
+    for k in range(trace.counter_ts.size):
+        sr = int(trace.counter_series[k])
+        c = int(trace.series_counter[sr])
+        parts.append(f'{{"ph":"C","pid":{int(trace.series_pid[sr])},"ts":{num(trace.counter_ts[k] + origin)},'
+                     f'"name":{json.dumps(trace.counter_names[c])},'
+                     f'"args":{{{json.dumps(trace.series_names[sr])}:{num(trace.counter_value[k])}}}}}')
+        if len(parts) >= chunk:
+            yield flush()
+    for k in range(trace.async_start.size):
+        tk = int(trace.async_track[k])
+        head = (f'"pid":{int(trace.async_track_pid[tk])},"tid":0,"cat":{json.dumps(trace.async_track_cats[tk])},'
+                f'"id":{json.dumps(trace.async_track_ids[tk])},"name":{json.dumps(trace.async_names[int(trace.async_name[k])])}')
+        parts.append(f'{{"ph":"b",{head},"ts":{num(trace.async_start[k] + origin)}}}')
+        parts.append(f'{{"ph":"e",{head},"ts":{num(trace.async_end[k] + origin)}}}')
+        if len(parts) >= chunk:
+            yield flush()
+    if trace.flow_id.size:
+        t_from = flow_point_times(trace, trace.flow_from)
+        t_to = flow_point_times(trace, trace.flow_to)
+        for k in range(trace.flow_id.size):
+            for ph, call, ts, extra in (("s", trace.flow_from[k], t_from[k], ""),
+                                        ("f", trace.flow_to[k], t_to[k], ',"bp":"e"')):
+                th = int(trace.thread[call])
+                parts.append(f'{{"ph":"{ph}","pid":{int(trace.thread_pid[th])},"tid":{int(trace.thread_tid[th])},'
+                             f'"cat":"flow","name":"flow","id":{int(trace.flow_id[k])},"ts":{num(ts + origin)}{extra}}}')
+            if len(parts) >= chunk:
+                yield flush()
+    if parts:
+        yield flush()
 
 
 def chrome_json_bytes(trace: Trace, style: str = "sorted", clock_origin: float | None = None,
