@@ -61,6 +61,17 @@ def _texts(buf, off, ln, first, text) -> list[str]:
     return out
 
 
+def _by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The order of ``np.lexsort((t, key))``: a stable sort by key alone, which is that order
+    already when each key's rows come in time order (a file written as it was recorded);
+    the lexsort only when they do not."""
+    o = np.argsort(key, kind="stable")
+    ko, to = key[o], t[o]
+    if np.any((ko[1:] == ko[:-1]) & (to[1:] < to[:-1])):
+        o = np.lexsort((t, key))
+    return o
+
+
 def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: float, rep, text, seed,
                 max_nesting: int) -> dict:
     """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows_ok``:
@@ -113,7 +124,7 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
         idt = _id_text(int(ev_id[rr]), bool(has_id[rr]))
         counter_names.append(f"{nm}[{idt}]" if idt else nm)
     key_texts = _texts(buf, koff, klen, kfirst, text)
-    o = np.lexsort((ts[r], sid))
+    o = _by_key_then_time(sid, ts[r])
     out["counter_ts"] = np.ascontiguousarray(ts[r][o] - t0, np.float64)
     out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
     out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
