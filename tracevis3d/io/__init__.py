@@ -76,10 +76,16 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
     """Load ``path`` (str or PathLike) into a `Trace`; format sniffed from content.
 
     Limits (``max_bytes=``, ``max_events=``, ...; or ``limits=``) are described in
-    `tracevis3d.io.limits`; other options go to `tracevis3d.io.chrome.load_chrome`.
+    `tracevis3d.io.limits`; ``window=(t0, t1)`` (µs) keeps the calls that overlap it (a
+    native file is memory-mapped, so one larger than the memory can be opened this way);
+    other options go to `tracevis3d.io.chrome.load_chrome`.
     """
     path = os.fspath(path)
+    window = options.pop("window", None)
     lim = resolve_limits(limits, options)
+    if window is not None:
+        return _windowed(load(path, limits=lim, **options), window) if not _is_zip_file(path) else \
+            _native(path, lim, window)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -94,6 +100,24 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
 
         return load_compact(data, source=path, limits=lim)
     return load_bytes(data, source=path, limits=lim, **options)
+
+
+def _is_zip_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == _ZIP_MAGIC
+    except OSError:
+        return False
+
+
+def _native(path: str, lim, window):
+    from .native import load_native
+
+    return load_native(path, limits=lim, source=path, window=tuple(float(x) for x in window))
+
+
+def _windowed(trace: Trace, window) -> Trace:
+    return trace.subset(time_window=tuple(float(x) for x in window))
 
 
 def load_bytes(data, source: str = "<bytes>", **options) -> Trace:

@@ -1,7 +1,7 @@
 """The native TraceVis3D file: a versioned, uncompressed .npz.
 
-Every array of the `Trace` is stored as a .npy member (so loading is a copy of
-the bytes, no parsing), and the small tables (names, paths, metadata) as one
+Every array of the `Trace` is stored as a .npy member (so loading maps the file's
+bytes in place, or copies them: no parsing), and the small tables (names, paths, metadata) as one
 JSON document in the member ``tracevis3d_header`` (a uint8 array).  The header
 carries ``format: "tracevis3d"`` and ``version``; files from a newer major
 version are refused with a clear error.  Round-trips are exact.  Loading
@@ -72,7 +72,8 @@ def _json_default(o):
     return str(o)
 
 
-def load_native(path, *, limits: Limits | None = None, source: str | None = None) -> Trace:
+def load_native(path, *, limits: Limits | None = None, source: str | None = None, mmap: bool = True,
+                window: tuple | None = None) -> Trace:
     """Read a native file (a path, or a seekable binary file object) into a
     validated `Trace`: nothing it holds is trusted.  Every member must be stored
     (no compression, so nothing inflates), every array must have its .npy
@@ -80,11 +81,18 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     must have the documented structure, and the trace must pass `Trace.check()`,
     the time range and the args rules of the Chrome importer (`validate_trace`).
     Anything else is a `TraceFormatError` naming the file and the member or
-    invariant.  (Members are not CRC-checked: the structure is, completely.)"""
+    invariant.  (Members are not CRC-checked: the structure is, completely.)
+
+    ``mmap`` (a path only): the arrays are the file's own bytes, mapped copy-on-write instead
+    of read into memory: opening costs no copy, the pages are read when used and belong to
+    the page cache (the system can drop them again), so a file larger than the memory can
+    be opened; ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
+    (`Trace.subset`: copies of the window's calls only)."""
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     try:
-        return _load_native(path, lim, source)
+        trace = _load_native(path, lim, source, mmap)
+        return trace if window is None else trace.subset(time_window=window)
     except TraceFormatError:
         raise
     except MemoryError:
@@ -95,9 +103,11 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
         raise TraceFormatError(f"{source}: damaged TraceVis3D file: {type(e).__name__}: {e}") from None
 
 
-def _load_native(path, lim: Limits, source: str) -> Trace:
+def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
     def bad(msg):
         raise TraceFormatError(f"{source}: damaged TraceVis3D file: {msg}")
+
+    mapped = mmap and not hasattr(path, "read")
 
     if not hasattr(path, "read"):
         path = os.fspath(path)
@@ -158,7 +168,9 @@ def _load_native(path, lim: Limits, source: str) -> Trace:
                 bad(f"member {name!r} declares {shape[0] if len(shape) == 1 else shape} values "
                     f"({count * dt.itemsize} bytes) but holds {left} bytes")
             fh.seek(data_at + head.tell())
-            if hasattr(fh, "fileno") and not isinstance(fh, io.BytesIO):
+            if mapped and count:  # in place: the file's pages, read when touched, private when written
+                a = np.memmap(path, dtype=dt, mode="c", offset=data_at + head.tell(), shape=(count,)).view(np.ndarray)
+            elif hasattr(fh, "fileno") and not isinstance(fh, io.BytesIO):
                 a = np.fromfile(fh, dtype=dt, count=count)
             else:
                 a = np.frombuffer(bytearray(fh.read(left)), dt)

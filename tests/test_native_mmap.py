@@ -1,0 +1,85 @@
+"""The native file read in place (issue 26, item 5): arrays mapped from the file, not copied;
+a time window opened without the whole trace in memory; writes stay private to the process."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.io.native import load_native
+
+
+def _base(a):
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
+def test_arrays_are_mapped_from_the_file_and_equal(tmp_path):
+    t = tracevis3d.synthetic(20_000, threads=3, seed=4)
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(t, path)
+    u = load_native(path)
+    import mmap
+
+    assert isinstance(_base(u.start), mmap.mmap)  # in place
+    for k in ("start", "end", "parent", "func", "thread", "depth"):
+        assert np.array_equal(getattr(u, k), getattr(t, k)), k
+    copied = load_native(path, mmap=False)
+    assert not isinstance(_base(copied.start), mmap.mmap) and np.array_equal(copied.start, t.start)
+    u.start[0] += 1.0  # copy-on-write: the file keeps its bytes
+    assert load_native(path).start[0] == t.start[0]
+    os.replace(path, tmp_path / "moved.tv3d.npz")  # the mapping outlives the name
+    assert float(u.end.max()) == float(t.end.max())
+
+
+def test_a_window_keeps_its_calls(tmp_path):
+    t = tracevis3d.synthetic(20_000, threads=2, seed=8)
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(t, path)
+    span = float(t.end.max())
+    w = (0.4 * span, 0.5 * span)
+    u = tracevis3d.load(path, window=w)
+    want = t.subset(time_window=w)
+    assert len(u) == len(want) < len(t) and np.array_equal(u.start, want.start)
+    json_path = tmp_path / "t.json"
+    tracevis3d.save(t, json_path, format="chrome")
+    v = tracevis3d.load(json_path, window=w)  # any format: the window after loading
+    assert len(v) == len(want)
+
+
+@pytest.mark.slow
+def test_opening_maps_instead_of_reading(tmp_path):
+    """A fresh process opens a 2M-call file: its own memory (RssAnon: not the page cache's
+    file pages) holds the arrays after a copy, not after the map."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs /proc/self/status (Linux) to tell the process's own memory from the page cache")
+    t = tracevis3d.synthetic(2_000_000, threads=4, seed=1)
+    path = tmp_path / "big.tv3d.npz"
+    tracevis3d.save(t, path)
+    size = os.path.getsize(path)
+    del t
+    code = textwrap.dedent(f"""
+        import sys
+        import tracevis3d
+        from tracevis3d.io.native import load_native
+
+        def anon():
+            for line in open("/proc/self/status"):
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+
+        base = anon()
+        t = load_native({str(path)!r}, mmap=sys.argv[1] == "map")
+        print(anon() - base)
+        """)
+    grown = {}
+    for mode in ("map", "copy"):
+        r = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        grown[mode] = int(r.stdout.split()[-1]) * 1024
+    assert grown["copy"] > 0.6 * size, (grown, size)
+    assert grown["map"] < 0.6 * grown["copy"], (grown, size)
