@@ -72,7 +72,7 @@ def _json_default(o):
     return str(o)
 
 
-def load_native(path, *, limits: Limits | None = None, source: str | None = None, mmap: bool = True,
+def load_native(path, *, limits: Limits | None = None, source: str | None = None, mmap: bool | None = None,
                 window: tuple | None = None) -> Trace:
     """Read a native file (a path, or a seekable binary file object) into a
     validated `Trace`: nothing it holds is trusted.  Every member must be stored
@@ -83,13 +83,16 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     Anything else is a `TraceFormatError` naming the file and the member or
     invariant.  (Members are not CRC-checked: the structure is, completely.)
 
-    ``mmap`` (a path only): the arrays are the file's own bytes, mapped copy-on-write instead
+    ``mmap`` (a path only; default: everywhere but Windows, where a mapped file could not be
+    replaced by a later save): the arrays are the file's own bytes, mapped copy-on-write instead
     of read into memory: opening costs no copy, the pages are read when used and belong to
     the page cache (the system can drop them again), so a file larger than the memory can
     be opened; ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
     (`Trace.subset`: copies of the window's calls only)."""
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
+    if mmap is None:
+        mmap = os.name != "nt"
     try:
         trace = _load_native(path, lim, source, mmap)
         return trace if window is None else trace.subset(time_window=window)
