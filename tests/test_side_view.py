@@ -355,3 +355,29 @@ def test_chrome_export_round_trips_counters_async_and_flows(tmp_path):
     bound = np.array([same(u.flow_from[o[k]], src[k]) and same(u.flow_to[o[k]], dst[k]) for k in range(40)])
     assert ok.sum() >= 20 and bound[ok].all(), np.flatnonzero(ok & ~bound)
 
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_window_ranges_match_the_twin(seed):
+    rng = np.random.default_rng(seed)
+    t = _counters_trace()
+    n = 300
+    t.series_names, t.series_units = [f"s{k}" for k in range(7)], [""] * 7
+    t.series_counter, t.series_pid = np.zeros(7, np.int32), np.zeros(7, np.int64)
+    t.counter_names = ["c"]
+    t.counter_series = np.sort(rng.integers(0, 6, n)).astype(np.int32)  # series 6 has no sample
+    t.counter_ts = np.concatenate([np.sort(rng.uniform(0, 100, int((t.counter_series == k).sum())))
+                                   for k in range(7)])
+    t.counter_value = rng.normal(0, 3, n)
+    t.check()
+    for t0, t1 in ((20.0, 40.0), (0.0, 100.0), (99.0, 99.5), (-5.0, 1.0)):
+        lo, hi = side.window_ranges(t, t0, t1)
+        for k in range(7):  # the twin: searchsorted per series, as the step function is defined
+            m = t.counter_series == k
+            ts, v = t.counter_ts[m], t.counter_value[m]
+            a = max(int(np.searchsorted(ts, t0, side="right")) - 1, 0)
+            z = int(np.searchsorted(ts, t1, side="right"))
+            if z > a:
+                assert (lo[k], hi[k]) == (v[a:z].min(), v[a:z].max()), (k, t0, t1)
+            else:
+                assert np.isnan(lo[k]) and np.isnan(hi[k])

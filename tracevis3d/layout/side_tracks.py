@@ -35,6 +35,7 @@ MAX_TRACKS_SHARE = 0.3  # all tracks together
 TRACK_GAP = 0.25  # gap between tracks, in track heights
 COLUMN_PX = 3.0  # width of a track's column in pixels
 TRACK_TEXT = 0.85  # track names, in label sizes
+MAX_OTHERS_NAMED = 16  # series not drawn that the plan names (the legend shows a few)
 TRACK_DEPTH = 0.35  # depth of a track, in lane depths
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
 MAX_FLOW_ARCS = 600
@@ -106,6 +107,32 @@ class TrackPlan:
         return not self.units
 
 
+def window_ranges(tr, t0: float, t1: float) -> tuple:
+    """(lo, hi) of every series over [t0, t1]: the values it takes there, counting the value
+    it holds at t0 (its last sample at or before t0); NaN for a series with no sample up to
+    t1.  Vectorised over all samples (a file may hold a million series)."""
+    ns = len(tr.series_names)
+    lo, hi = np.full(ns, np.nan), np.full(ns, np.nan)
+    s, ts, v = tr.counter_series, tr.counter_ts, tr.counter_value
+    if ts.size == 0:
+        return lo, hi
+    le = ts <= t0
+    nxt_other = np.r_[s[1:] != s[:-1], True]  # the series' last sample
+    held = le & (nxt_other | ~np.r_[le[1:], False])  # the last sample at or before t0
+    first = np.r_[True, s[1:] != s[:-1]]
+    no_held = np.ones(ns, bool)
+    no_held[s[held]] = False
+    # a series that starts after t0 counts from its first sample (as the step function does not)
+    sel = (ts <= t1) & ((ts > t0) | held | (first & no_held[s]))
+    if not sel.any():
+        return lo, hi
+    ss, vv = s[sel], v[sel]
+    runs = np.flatnonzero(np.r_[True, ss[1:] != ss[:-1]])
+    lo[ss[runs]] = np.minimum.reduceat(vv, runs)
+    hi[ss[runs]] = np.maximum.reduceat(vv, runs)
+    return lo, hi
+
+
 def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tuple:
     """(shown series int32, their (lo, hi) in [t0, t1], labels of the others).
 
@@ -119,30 +146,35 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
     ns = len(tr.series_names)
     if ns == 0 or max_counters <= 0:
         return np.zeros(0, np.int32), np.zeros(0), np.zeros(0), [series_label(tr, s) for s in range(ns)]
-    b = series_bounds(tr)
-    lo, hi, var = np.full(ns, np.nan), np.full(ns, np.nan), np.zeros(ns)
-    for s in range(ns):  # one step per series (a few dozen), the samples vectorised
-        ts, v = tr.counter_ts[b[s]:b[s + 1]], tr.counter_value[b[s]:b[s + 1]]
-        a = max(int(np.searchsorted(ts, t0, side="right")) - 1, 0)
-        z = int(np.searchsorted(ts, t1, side="right"))
-        if z > a:
-            lo[s], hi[s] = v[a:z].min(), v[a:z].max()
-            var[s] = (hi[s] - lo[s]) / max(abs(hi[s]), abs(lo[s]), 1e-300)
-    labels = [series_label(tr, s) for s in range(ns)]
-    if patterns:
+    lo, hi = window_ranges(tr, t0, t1)
+    var = np.zeros(ns)
+    ok = np.isfinite(lo)
+    var[ok] = (hi[ok] - lo[ok]) / np.maximum(np.maximum(np.abs(hi[ok]), np.abs(lo[ok])), 1e-300)
+    if patterns:  # a regular expression per label (user regexes are linear-time: `analysis.userregex`)
         rx = [re.compile(p) for p in patterns]
-        pick = [s for s in range(ns) if np.isfinite(lo[s]) and any(r.search(labels[s]) for r in rx)][:max_counters]
+        pick = []
+        for s in np.flatnonzero(np.isfinite(lo)).tolist():
+            if any(r.search(series_label(tr, s)) for r in rx):
+                pick.append(s)
+                if len(pick) == max_counters:
+                    break
     else:
-        order = sorted((s for s in range(ns) if var[s] > 0), key=lambda s: (-var[s], labels[s]))
-        firsts, seen = [], set()  # the most varying series of each counter first, then the rest
-        for s in order:
-            c = int(tr.series_counter[s])
-            if c not in seen:
-                seen.add(c)
-                firsts.append(s)
-        pick = sorted((firsts + [s for s in order if s not in set(firsts)])[:max_counters])
+        # by variation (ties: by label), among the series that vary; numpy orders them all
+        cand = np.flatnonzero(var > 0)
+        cand = cand[np.argsort(-var[cand], kind="stable")]
+        # the most varying series of each counter first, then the rest
+        _, first_of_counter = np.unique(tr.series_counter[cand], return_index=True)
+        firsts = cand[np.sort(first_of_counter)]
+        rest = cand[~np.isin(cand, firsts)]
+        top = np.concatenate([firsts, rest])[:max_counters]
+        # labels break ties among the chosen and the next ones only
+        tied = [int(x) for x in np.concatenate([firsts, rest])[:max_counters + 8]]
+        tied.sort(key=lambda s: (0 if s in set(firsts.tolist()) else 1, -var[s], series_label(tr, s)))
+        pick = sorted(tied[:max_counters]) if top.size else []
     shown = np.asarray(pick, np.int32)
-    others = [labels[s] for s in range(ns) if s not in set(pick)]
+    chosen = np.zeros(ns, bool)
+    chosen[shown] = True
+    others = [series_label(tr, s) for s in np.flatnonzero(~chosen)[:MAX_OTHERS_NAMED].tolist()]
     return shown, lo[shown], hi[shown], others
 
 
