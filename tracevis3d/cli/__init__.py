@@ -34,6 +34,9 @@ def make_parser() -> argparse.ArgumentParser:
     from .cone import add_cone_parser
 
     add_cone_parser(sub)
+    from .animation import add_animation_parser
+
+    add_animation_parser(sub)
     from .live import add_parsers as _add_live_parsers
 
     _add_live_parsers(sub)
@@ -53,7 +56,13 @@ def render_cone(args) -> str:
     return run(args)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads,
+def render_animation(args) -> str:
+    from .animation import render_animation as run
+
+    return run(args)
+
+
+COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation, "render-compare": render_compare, "render-threads": render_threads,
             "render-cone": render_cone}
 
 

@@ -1,0 +1,135 @@
+"""``render-animation TRACE -o out.mp4|FOLDER``: a figure that moves (issue 23).
+
+The view is built as its ``render-*`` command builds it (the same options), then animated
+as data (`blender.animate`: Geometry Nodes on per-call attributes, camera F-curves) and
+rendered frame by frame (`blender.anim_render`); ``--save`` writes the animated .blend,
+which plays and renders in any Blender, without TraceVis3D and without the trace."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _progress, choose_device_or_exit
+
+EXAMPLES = """examples:
+  python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
+  python -m tracevis3d render-animation trace.json -o frames/ --kind flythrough --frames 1-120
+  python -m tracevis3d render-animation trace.json -o spin.mp4 --kind turntable --save spin.blend
+""" + FOOTER
+
+
+def add_animation_parser(sub) -> None:
+    from ..params.animation import ANIMATION, ANIMATION_RENDER
+    from ..params.cli import add_command
+    from ..params.icicle import ICICLE
+
+    add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
+                description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
+                            "calls growing over time, a camera flying along time, or an orbit.",
+                epilog=EXAMPLES, formatter=_Help,
+                positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz"),
+                             ("trace_b", "TRACE_B", "a second trace: a comparison (not available yet)", "?")],
+                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE])
+
+
+def _checked_target(args) -> tuple:
+    """(absolute output, is it a video, absolute --save or None); CLIError 2 when wrong."""
+    from ..params.animation import VIDEO_EXTENSIONS, is_video
+
+    out = os.path.abspath(args.output)
+    video = is_video(out)
+    ext = os.path.splitext(out)[1].lower()
+    if not video and ext and not os.path.isdir(out):
+        raise CLIError(f"{args.output}: an animation goes to a video ({', '.join(VIDEO_EXTENSIONS)}) "
+                       "or a folder for PNG frames", 2)
+    parent = os.path.dirname(out.rstrip(os.sep))
+    if not os.path.isdir(parent):
+        raise CLIError(f"output folder does not exist: {parent}", 2)
+    if video and os.path.isdir(out):
+        raise CLIError(f"output path is a folder, not a video file: {out}", 2)
+    save = None
+    if args.save:
+        save = os.path.abspath(args.save)
+        if not save.endswith(".blend"):
+            raise CLIError(f"--save needs a .blend path, got {args.save}", 2)
+        if not os.path.isdir(os.path.dirname(save)):
+            raise CLIError(f"folder for --save does not exist: {os.path.dirname(save)}", 2)
+    return out, video, save
+
+
+def pack_fonts() -> int:
+    """Pack every font the scene uses that is not Blender's built-in one; how many."""
+    import bpy
+
+    n = 0
+    for f in bpy.data.fonts:
+        if f.filepath not in ("<builtin>", "") and f.packed_file is None:
+            f.pack()
+            n += 1
+    return n
+
+
+def render_animation(args) -> str:
+    from ..params.animation import frame_count
+    from .common import _load, _scene
+    from .icicle import icicle_params
+
+    if args.trace_b is not None:
+        raise CLIError("two traces (a comparison's reveal) are not available in render-animation yet; "
+                       "give one trace", 2)
+    out, video, save = _checked_target(args)
+    n = frame_count(args.seconds, args.fps)
+    if args.frames is not None and args.frames[1] > n:
+        raise CLIError(f"--frames {args.frames[0]}-{args.frames[1]}: the animation has frames 1-{n} "
+                       f"({args.seconds:g} s at {args.fps} fps)", 2)
+    try:
+        params = icicle_params(args)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    from ..blender.render import engine_id
+
+    scene = _scene()
+    device_text = choose_device_or_exit(scene, args.device, engine_id(args.engine))  # before the long work
+    t = time.perf_counter()
+    trace = _load(args.trace)
+    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    from ..blender.tasks import build_job
+
+    info = _build(build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace)),
+                  args.trace, 0.1, 0.5)
+    _fill_scene_settings(scene, "icicle")
+    m = info["meta"]
+    _progress(0.5, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters in {info['timings']['total']:.2f} s")
+    from ..blender.animate import animate_scene
+
+    t = time.perf_counter()
+    try:
+        anim = animate_scene(scene, args.kind, args.seconds, args.fps, args.easing, meta=m)
+    except ValueError as e:
+        raise CLIError(f"{args.trace}: {e}", 2) from None
+    scene["tracevis3d_meta"] = json.dumps({k: m[k] for k in ("t0", "t1", "world_per_us", "world_per_pixel",
+                                                             "text_px") if k in m})
+    _progress(0.55, f"{args.kind}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    if save:
+        from ..blender.render import save_blend
+
+        pack_fonts()
+        if not save_blend(save, scene):
+            raise CLIError(f"could not save {save}", 1)
+        _progress(0.56, f"saved {save}")
+    from ..blender.anim_render import render_animation as render
+
+    a, b = args.frames or (1, n)
+    _progress(0.57, device_text)
+    _progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
+    t = time.perf_counter()
+    try:
+        res = render(out, scene, (a, b), args.engine, args.resolution, args.samples, args.device)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    dt = time.perf_counter() - t
+    _progress(1.0, f"rendered {b - a + 1} frames in {dt:.1f} s ({dt / (b - a + 1):.2f} s a frame)")
+    if anim.get("target"):
+        _progress(1.0, f"fly-through target at frame {anim['target']['frame']}")
+    return res["path"]
