@@ -199,7 +199,8 @@ def test_session_group_is_its_table_and_the_render_schema(addon):
     for row in rows:
         _check_row(rna, *row)
     assert P.render_options(bpy.context.scene.tracevis3d) == {"output": None, "engine": "workbench",
-                                                              "samples": None, "transparent": False}
+                                                              "samples": None, "transparent": False,
+                                                              "device": "auto"}
 
 
 def test_a_bad_field_is_an_operator_report(addon):

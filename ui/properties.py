@@ -155,7 +155,7 @@ def put_params(scene, view: str, params, only=None) -> None:
 
 
 def render_options(settings) -> dict:
-    """The panel's render options: {output, engine, samples, transparent}."""
+    """The panel's render options: {output, engine, device, samples, transparent}."""
     return {p.name: p.kind.from_props(p, lambda name: getattr(settings, name)) for p in RENDER if p.name in RENDER_FIELDS}
 
 

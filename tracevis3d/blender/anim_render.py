@@ -24,11 +24,17 @@ def render_animation(out: str, scene=None, frames=None, engine: str = "workbench
     """Render ``scene``'s frames (all, or ``frames`` = (A, B)) to ``out`` (a video file by
     its extension, else a folder, created); {"path", "frames", "files"}."""
     scene = scene or bpy.context.scene
+    setup_animation_output(out, scene, engine, resolution, samples, device)
+    return render_frames(scene, frames)
+
+
+def setup_animation_output(out: str, scene=None, engine: str = "workbench", resolution=(1920, 1080),
+                           samples=None, device: str = "auto") -> str:
+    """Set ``scene``'s render settings to write its animation to ``out`` (a video by its
+    extension, else a folder, created): what a saved .blend then renders with
+    ``blender -b scene.blend -a`` too.  The absolute output path."""
+    scene = scene or bpy.context.scene
     out = os.path.abspath(os.fspath(out))
-    a, b = frames or (scene.frame_start, scene.frame_end)
-    if not scene.frame_start <= a <= b <= scene.frame_end:
-        raise ValueError(f"frames {a}-{b} are outside the animation's frames "
-                         f"{scene.frame_start}-{scene.frame_end}")
     ext = os.path.splitext(out)[1].lower()
     video = ext in VIDEO_FORMATS
     if video:
@@ -59,6 +65,20 @@ def render_animation(out: str, scene=None, frames=None, engine: str = "workbench
     else:
         r.filepath = os.path.join(out, "frame_")
         r.use_file_extension = True
+    return out
+
+
+def render_frames(scene=None, frames=None) -> dict:
+    """Render the scene frames A..B (``frames``; None: all) with the output settings of
+    `setup_animation_output`; {"path", "frames", "files"}."""
+    scene = scene or bpy.context.scene
+    r = scene.render
+    a, b = frames or (scene.frame_start, scene.frame_end)
+    if not scene.frame_start <= a <= b <= scene.frame_end:
+        raise ValueError(f"frames {a}-{b} are outside the animation's frames "
+                         f"{scene.frame_start}-{scene.frame_end}")
+    video = r.image_settings.file_format == "FFMPEG"
+    out = r.filepath if video else os.path.dirname(r.filepath)
     old = scene.frame_start, scene.frame_end, scene.frame_current
     scene.frame_start, scene.frame_end = a, b
     try:
@@ -78,3 +98,14 @@ def render_animation(out: str, scene=None, frames=None, engine: str = "workbench
     if missing:
         raise RuntimeError(f"the render did not write {missing[0]}")
     return {"path": out, "frames": (a, b), "files": files}
+
+
+def pack_fonts() -> int:
+    """Pack every font the file uses that is not Blender's built-in one (a saved .blend
+    renders its text anywhere); how many were packed."""
+    n = 0
+    for f in bpy.data.fonts:
+        if f.filepath not in ("<builtin>", "") and f.packed_file is None:
+            f.pack()
+            n += 1
+    return n

@@ -35,23 +35,22 @@ def find_gpu() -> tuple:
         prefs = None
     if prefs is not None:
         known = {i.identifier for i in prefs.bl_rna.properties["compute_device_type"].enum_items}
-        from .render import quiet_blender_output
-
-        with quiet_blender_output():  # "CUEW initialization failed" where there is no CUDA
-            for backend in BACKENDS:
-                if backend not in known:
-                    continue
-                try:
-                    prefs.compute_device_type = backend
-                    prefs.refresh_devices()
-                    gpus = [d for d in prefs.devices if d.type == backend]
-                except (TypeError, RuntimeError, AttributeError):
-                    continue
-                if gpus:
-                    found = (backend, [d.name for d in gpus])
-                    break
-            else:
-                prefs.compute_device_type = "NONE"
+        # Blender prints "CUEW initialization failed" where there is no CUDA: callers run this
+        # inside `render.quiet_blender_output`
+        for backend in BACKENDS:
+            if backend not in known:
+                continue
+            try:
+                prefs.compute_device_type = backend
+                prefs.refresh_devices()
+                gpus = [d for d in prefs.devices if d.type == backend]
+            except (TypeError, RuntimeError, AttributeError):
+                continue
+            if gpus:
+                found = (backend, [d.name for d in gpus])
+                break
+        else:
+            prefs.compute_device_type = "NONE"
     _FOUND["gpu"] = found
     return found
 

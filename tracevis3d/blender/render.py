@@ -209,7 +209,8 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     r.use_file_extension = False
     from .device import choose_device
 
-    choose_device(scene, device, r.engine)
+    with quiet_blender_output():  # "CUEW initialization failed" where there is no CUDA
+        choose_device(scene, device, r.engine)
     if r.engine == "CYCLES":
         scene.cycles.samples = int(samples or 32)
         scene.cycles.use_denoising = True

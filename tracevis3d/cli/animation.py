@@ -58,18 +58,6 @@ def _checked_target(args) -> tuple:
     return out, video, save
 
 
-def pack_fonts() -> int:
-    """Pack every font the scene uses that is not Blender's built-in one; how many."""
-    import bpy
-
-    n = 0
-    for f in bpy.data.fonts:
-        if f.filepath not in ("<builtin>", "") and f.packed_file is None:
-            f.pack()
-            n += 1
-    return n
-
-
 def render_animation(args) -> str:
     from ..params.animation import frame_count
     from .common import _load, _scene
@@ -87,10 +75,13 @@ def render_animation(args) -> str:
         params = icicle_params(args)
     except ValueError as e:
         raise CLIError(str(e), 2) from None
-    from ..blender.render import engine_id
+    try:
+        from ..blender.render import current_scene, engine_id
 
+        device_text = choose_device_or_exit(current_scene(), args.device, engine_id(args.engine))  # before the long work
+    except ImportError:
+        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
     scene = _scene()
-    device_text = choose_device_or_exit(scene, args.device, engine_id(args.engine))  # before the long work
     t = time.perf_counter()
     trace = _load(args.trace)
     _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
@@ -111,21 +102,27 @@ def render_animation(args) -> str:
     scene["tracevis3d_meta"] = json.dumps({k: m[k] for k in ("t0", "t1", "world_per_us", "world_per_pixel",
                                                              "text_px") if k in m})
     _progress(0.55, f"{args.kind}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    from ..blender.anim_render import render_frames, setup_animation_output
+
+    try:
+        setup_animation_output(out, scene, args.engine, args.resolution, args.samples, args.device)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
     if save:
         from ..blender.render import save_blend
+
+        from ..blender.anim_render import pack_fonts
 
         pack_fonts()
         if not save_blend(save, scene):
             raise CLIError(f"could not save {save}", 1)
         _progress(0.56, f"saved {save}")
-    from ..blender.anim_render import render_animation as render
-
     a, b = args.frames or (1, n)
     _progress(0.57, device_text)
     _progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
     t = time.perf_counter()
     try:
-        res = render(out, scene, (a, b), args.engine, args.resolution, args.samples, args.device)
+        res = render_frames(scene, (a, b))
     except ValueError as e:
         raise CLIError(str(e), 2) from None
     dt = time.perf_counter() - t

@@ -206,9 +206,11 @@ def _build(job, what: str, lo: float, hi: float) -> dict:
 def choose_device_or_exit(scene, device: str, engine: str) -> str:
     """`blender.device.choose_device`'s sentence; no GPU for ``--device gpu``: exit 2."""
     from ..blender.device import NoGPUError, choose_device
+    from ..blender.render import quiet_blender_output
 
     try:
-        return choose_device(scene, device, engine)
+        with quiet_blender_output():  # "CUEW initialization failed" where there is no CUDA
+            return choose_device(scene, device, engine)
     except NoGPUError as e:
         raise CLIError(str(e), 2) from None
 

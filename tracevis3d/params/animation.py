@@ -70,7 +70,7 @@ class FrameRange(Kind):
 class Target(Kind):
     """Where the frames go: a video file (its extension names the container) or a folder."""
 
-    metavar = "OUT.mp4|FOLDER"
+    metavar = "OUT"
     annotation = str | None
 
     def check(self, v, name):

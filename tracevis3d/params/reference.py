@@ -14,6 +14,7 @@ END = "<!-- END OPTION REFERENCE -->"
 
 def commands() -> list:
     """(command, what it draws, its schemas) of every render command."""
+    from .animation import ANIMATION, ANIMATION_RENDER
     from .compare import COMPARE
     from .cone import CONE
     from .icicle import ICICLE
@@ -25,7 +26,8 @@ def commands() -> list:
             ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
             ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
             ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
-            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE])]
+            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE]),
+            ("render-animation TRACE", ANIMATION.doc, [ANIMATION, ANIMATION_RENDER, ICICLE])]
 
 
 def _cell(text: str) -> str:
