@@ -22,6 +22,9 @@ Python: no frame-change handler, no driver.
   rotation goes 0 → 360° (linear keyframes, frame 1 to N: the first and last frames are
   the same view); the camera is moved back by the figure's diagonal over its width so
   every angle keeps it framed.
+
+A moving camera hides the legend (the still placed it where the figure left room); the
+title stays.
 """
 from __future__ import annotations
 
@@ -103,6 +106,10 @@ def clear_animation(scene) -> None:
         cam.location, cam.rotation_euler = still["location"], still["rotation"]
         cam.data.shift_x, cam.data.shift_y = still["shift"]
         cam.data.ortho_scale = still["ortho_scale"]
+    for ob in coll.objects:
+        if ob.get("tv3d_anim_hidden"):
+            ob.hide_render = ob.hide_viewport = False
+            del ob["tv3d_anim_hidden"]
     gone = [ob for ob in coll.objects if ob.get("tv3d_anim")]
     if gone:
         bpy.data.batch_remove(gone)
@@ -143,12 +150,18 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         _remember_still_camera(scene.camera)
     if kind == "growth":
         info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
-    elif kind == "flythrough":
-        info.update(_flythrough(scene, boxes, n))
     else:
-        info.update(_turntable(scene, coll, boxes, n))
+        _hide_legend(coll)  # placed where the still's figure left room: a moving camera puts boxes behind it
+        info.update(_flythrough(scene, boxes, n) if kind == "flythrough" else _turntable(scene, coll, boxes, n))
     scene[ANIM_KEY] = json.dumps(info)
     return info
+
+
+def _hide_legend(coll) -> None:
+    for ob in coll.objects:
+        if ob.get("tv3d_layer") == "legend" or ob.get("tv3d_kind") == "legend":
+            ob.hide_render = ob.hide_viewport = True
+            ob["tv3d_anim_hidden"] = True
 
 
 # ---------------------------------------------------------------------------- growth
