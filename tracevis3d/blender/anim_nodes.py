@@ -180,7 +180,7 @@ def now_group(unit: str, decimals: int, line_material, text_material) -> bpy.typ
     fill = g.node("GeometryNodeFillCurve", (1250, -400))
     g.link(real.outputs["Geometry"], fill.inputs["Curve"])
     # centred over the bar, kept inside [Left, Right] (half a text of 8 characters each side)
-    half = g.math("MULTIPLY", I["Text Size"], 2.6, loc=(450, -700))
+    half = g.math("MULTIPLY", I["Text Size"], 2.2, loc=(450, -700))
     lo = g.math("ADD", I["Left"], half, loc=(600, -700))
     hi = g.math("SUBTRACT", I["Right"], half, loc=(600, -850))
     tx = g.math("MINIMUM", g.math("MAXIMUM", x, lo, loc=(750, -700)), hi, loc=(900, -700))

@@ -24,7 +24,7 @@ Python: no frame-change handler, no driver.
   every angle keeps it framed.
 
 A moving camera hides the legend (the still placed it where the figure left room); the
-title stays.
+fly-through, whose boxes fill the frame, hides the title too.
 """
 from __future__ import annotations
 
@@ -151,15 +151,16 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     if kind == "growth":
         info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
     else:
-        _hide_legend(coll)  # placed where the still's figure left room: a moving camera puts boxes behind it
+        # placed where the still's figure left room: a moving camera puts boxes behind them
+        _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))
         info.update(_flythrough(scene, boxes, n) if kind == "flythrough" else _turntable(scene, coll, boxes, n))
     scene[ANIM_KEY] = json.dumps(info)
     return info
 
 
-def _hide_legend(coll) -> None:
+def _hide_hud(coll, kinds) -> None:
     for ob in coll.objects:
-        if ob.get("tv3d_layer") == "legend" or ob.get("tv3d_kind") == "legend":
+        if ob.get("tv3d_layer") in kinds or ob.get("tv3d_kind") in kinds:
             ob.hide_render = ob.hide_viewport = True
             ob["tv3d_anim_hidden"] = True
 
@@ -208,8 +209,8 @@ def _anim_material(name: str, rgb) -> bpy.types.Material:
 def _clock_unit(span_us: float, t0: float) -> tuple:
     """(unit, µs → unit scale, decimals) of the clock for a window of ``span_us``."""
     end = t0 + span_us
-    if end >= 2e6:
-        return "s", 1e-6, 2 if span_us < 1e8 else 1
+    if end >= 1e6:
+        return "s", 1e-6, 3 if span_us < 1e7 else 2 if span_us < 1e8 else 1
     if end >= 2e3:
         return "ms", 1e-3, 1 if span_us >= 1e4 else 2 if span_us >= 1e3 else 3
     return "µs", 1.0, 0
@@ -218,7 +219,7 @@ def _clock_unit(span_us: float, t0: float) -> tuple:
 def _now_object(scene, coll, boxes, meta, clock, k: float, span: float):
     lo, hi = _extent(boxes)
     px = float(min(meta.get("world_per_pixel") or [(hi[0] - lo[0]) / 1600.0]))
-    size = 0.9 * float(meta.get("text_px", 16.0)) * px
+    size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
     unit, scale, decimals = _clock_unit(span, float(meta.get("t0", 0.0)))
     group = now_group(unit, decimals, _anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
                       _anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
