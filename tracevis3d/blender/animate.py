@@ -39,6 +39,8 @@ from .anim_nodes import first_frame_at, growth_group, now_group, set_inputs, tra
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
+META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
+META_FIELDS = ("t0", "t1", "world_per_us", "world_per_pixel", "text_px")
 GROWTH_MODIFIER = "TraceVis3D growth"
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
@@ -117,6 +119,11 @@ def clear_animation(scene) -> None:
         del scene[ANIM_KEY]
 
 
+def remember_meta(scene, meta: dict) -> None:
+    """Record what an animation of the figure just built needs (``scene[META_KEY]``, JSON)."""
+    scene[META_KEY] = json.dumps({k: meta[k] for k in META_FIELDS if k in meta})
+
+
 def _remember_still_camera(cam) -> None:
     if "tv3d_still" not in cam:
         cam["tv3d_still"] = json.dumps({"location": list(cam.location), "rotation": list(cam.rotation_euler),
@@ -134,7 +141,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
 
     if kind not in ("growth", "flythrough", "turntable"):
         raise ValueError(f"unknown animation kind {kind!r}; use growth, flythrough or turntable")
-    meta = dict(meta or json.loads(scene.get("tracevis3d_meta", "{}")))
+    meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
     coll = _collection(scene)
     clear_animation(scene)
     n = frame_count(seconds, fps)

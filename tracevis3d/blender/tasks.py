@@ -91,6 +91,9 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
         scene, collection_name, span, remove_startup)
     path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
+    from .animate import remember_meta
+
+    remember_meta(scene, out["meta"])  # what an animation of this figure needs (the time axis)
     return out
 
 

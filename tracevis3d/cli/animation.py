@@ -6,7 +6,6 @@ rendered frame by frame (`blender.anim_render`); ``--save`` writes the animated 
 which plays and renders in any Blender, without TraceVis3D and without the trace."""
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -99,8 +98,6 @@ def render_animation(args) -> str:
         anim = animate_scene(scene, args.kind, args.seconds, args.fps, args.easing, meta=m)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 2) from None
-    scene["tracevis3d_meta"] = json.dumps({k: m[k] for k in ("t0", "t1", "world_per_us", "world_per_pixel",
-                                                             "text_px") if k in m})
     _progress(0.55, f"{args.kind}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
     from ..blender.anim_render import render_frames, setup_animation_output
 
