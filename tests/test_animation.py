@@ -224,7 +224,53 @@ def test_bad_animation_arguments_are_one_line_exit_2(four_calls, tmp_path, capsy
                        ([four_calls, "-o", tmp_path / "f", "--frames", "5-2"], "frames"),
                        ([four_calls, "-o", tmp_path / "f", "--seconds", 1, "--fps", 4, "--frames", "3-9"],
                         "frames 1-4"),
-                       ([four_calls, four_calls, "-o", tmp_path / "f"], "not available")):
+                       ([four_calls, four_calls, "-o", tmp_path / "f", "--kind", "growth"], "not available"),
+                       ([four_calls, "-o", tmp_path / "f", "--kind", "reveal"], "two traces"),
+                       ([four_calls, "-o", tmp_path / "f", "--view", "compare"], "two traces")):
         assert _run(*argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and word in err[0], err
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory) -> tuple:
+    import tracevis3d
+    from tracevis3d.io.chrome_writer import save_chrome
+
+    a = tracevis3d.synthetic(1500, threads=1, seed=3)
+    b = tracevis3d.perturb(a, seed=1)
+    d = tmp_path_factory.mktemp("pair")
+    save_chrome(a, d / "a.json")
+    save_chrome(b, d / "b.json")
+    return d / "a.json", d / "b.json"
+
+
+def test_reveal_tubes_grow_from_a_to_b_in_order(pair, tmp_path):
+    out = tmp_path / "rev"
+    assert _run(*pair, "-o", out, "--seconds", 1, "--fps", 8, "--resolution", "640x360", "--samples", 1,
+                "--frames", "8-8") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "reveal" and info["tubes"] > 3
+    ob = bpy.data.objects[info["tube_object"]]
+    assert ob.modifiers[-1].name == "TraceVis3D reveal"
+    me = ob.data
+    n_all = len(me.vertices)
+    z = np.empty(n_all * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", z)
+    z_bottom = z.reshape(-1, 3)[:, 2].min()
+
+    def shown(frame):
+        scene.frame_set(frame)
+        ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        p = np.empty(len(ev.vertices) * 3, np.float32)
+        ev.vertices.foreach_get("co", p)
+        return p.reshape(-1, 3)
+
+    counts = [len(shown(k)) for k in range(1, 9)]
+    assert counts[0] == 0 and counts[-1] == n_all
+    assert all(x <= y for x, y in zip(counts, counts[1:])) and 0 < counts[3] < n_all
+    # a tube grows from its A end (above) to its B end: when the first ones show, none has reached B
+    first = next(k for k, c in enumerate(counts, 1) if c > 0)
+    assert shown(first)[:, 2].min() > z_bottom + 0.05
+    assert (out / "frame_0008.png").is_file()

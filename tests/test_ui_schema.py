@@ -203,8 +203,8 @@ def test_session_group_is_its_table_and_the_render_schema(addon):
     assert P.render_options(bpy.context.scene.tracevis3d) == {"output": None, "engine": "workbench",
                                                               "samples": None, "transparent": False,
                                                               "device": "auto"}
-    assert P.animation_options(bpy.context.scene.tracevis3d) == {"kind": "growth", "seconds": 10.0, "fps": 30,
-                                                                 "easing": "eased"}
+    assert P.animation_options(bpy.context.scene.tracevis3d) == {"kind": "auto", "seconds": 10.0, "fps": 30,
+                                                                 "easing": "eased", "reveal_order": "time"}
 
 
 def test_a_bad_field_is_an_operator_report(addon):

@@ -200,6 +200,34 @@ def now_group(unit: str, decimals: int, line_material, text_material) -> bpy.typ
     return ng
 
 
+REVEAL_INPUTS = (("Grow (s)", 0.5),)
+
+
+def reveal_group() -> bpy.types.NodeTree:
+    """``TV3D_reveal``: a comparison's tubes appear one after another, each growing from A to
+    B.  Per vertex ``t_reveal`` (the scene second its tube starts) and ``t_along`` (0 at its
+    A end, 1 at its B end): a vertex is kept while clamp((seconds − t_reveal) / Grow) ≥
+    t_along, so a tube's rings appear from A to B over Grow seconds."""
+    ng, g, gi, go = _new_group("TV3D_reveal", REVEAL_INPUTS)
+    sec = g.node("GeometryNodeInputSceneTime", (-1000, 400)).outputs["Seconds"]
+    since = g.math("SUBTRACT", sec, g.attribute("t_reveal", loc=(-1000, 200)), loc=(-800, 300))
+    progress = g.math("DIVIDE", since, gi.outputs["Grow (s)"], clamp=True, loc=(-600, 300))
+    cmp = g.node("FunctionNodeCompare", (-400, 300), data_type="FLOAT", operation="LESS_THAN")
+    g.link(progress, cmp.inputs["A"])
+    g.link(g.attribute("t_along", loc=(-600, 100)), cmp.inputs["B"])
+    not_yet = g.node("FunctionNodeCompare", (-400, 100), data_type="FLOAT", operation="LESS_EQUAL")
+    g.link(progress, not_yet.inputs["A"])
+    not_yet.inputs["B"].default_value = 0.0
+    either = g.node("FunctionNodeBooleanMath", (-250, 200), operation="OR")
+    g.link(cmp.outputs["Result"], either.inputs[0])
+    g.link(not_yet.outputs["Result"], either.inputs[1])
+    drop = g.node("GeometryNodeDeleteGeometry", (-100, 0), domain="POINT")
+    g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])
+    g.link(either.outputs[0], drop.inputs["Selection"])
+    g.link(drop.outputs["Geometry"], go.inputs["Geometry"])
+    return ng
+
+
 def set_inputs(mod, values: dict) -> None:
     """A Geometry Nodes modifier's input values by socket name."""
     items = {it.name: it for it in mod.node_group.interface.items_tree

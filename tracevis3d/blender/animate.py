@@ -1,4 +1,5 @@
-"""Animate a built figure (issue 23): growth, fly-through, turntable — as data.
+"""Animate a built figure (issue 23): growth, fly-through, turntable, a comparison's
+reveal (`anim_reveal`) — as data.
 
 `animate_scene` turns the scene a view's build wrote (`writer.write_scene_steps`) into an
 animation of ``seconds`` at ``fps`` (scene frames 1..N).  Nothing runs per frame in
@@ -36,11 +37,13 @@ import numpy as np
 from mathutils import Vector
 
 from .anim_nodes import first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_reveal import REVEAL_MODIFIER, reveal
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
-META_FIELDS = ("t0", "t1", "world_per_us", "world_per_pixel", "text_px")
+META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "text_px")
+KINDS = ("growth", "flythrough", "turntable", "reveal")
 GROWTH_MODIFIER = "TraceVis3D growth"
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
@@ -94,7 +97,7 @@ def clear_animation(scene) -> None:
     if coll is None:
         return
     for ob in list(coll.objects):
-        for mod in [m for m in ob.modifiers if m.name == GROWTH_MODIFIER]:
+        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER)]:
             ob.modifiers.remove(mod)
         if ob.animation_data is not None:
             ob.animation_data_clear()
@@ -132,16 +135,24 @@ def _remember_still_camera(cam) -> None:
 
 
 def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
-                  meta: dict | None = None) -> dict:
+                  meta: dict | None = None, reveal_order: str = "time") -> dict:
     """Animate the figure in ``scene`` (module docstring); ``meta``: the layout's meta of
     the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
-    the one recorded by the build.  Returns and stores (``scene[ANIM_KEY]``, JSON) what a
+    the one recorded by the build.  ``reveal``: a comparison's tubes appear in
+    ``reveal_order`` (`anim_reveal`).  Returns and stores (``scene[ANIM_KEY]``, JSON) what a
     test or a farm needs: kind, frames, fps, the clock's inputs, the fly-through's target."""
     from ..params.animation import frame_count
 
-    if kind not in ("growth", "flythrough", "turntable"):
-        raise ValueError(f"unknown animation kind {kind!r}; use growth, flythrough or turntable")
     meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
+    compare = meta.get("layout") == "compare"
+    if kind == "auto":
+        kind = "reveal" if compare else "growth"
+    if kind not in KINDS:
+        raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
+    if kind == "growth" and compare:
+        raise ValueError("growth of a comparison is not available yet: use reveal, flythrough or turntable")
+    if kind == "reveal" and not compare:
+        raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
     coll = _collection(scene)
     clear_animation(scene)
     n = frame_count(seconds, fps)
@@ -157,6 +168,8 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         _remember_still_camera(scene.camera)
     if kind == "growth":
         info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
+    elif kind == "reveal":
+        info.update(reveal(scene, coll, n, fps, reveal_order))
     else:
         # placed where the still's figure left room: a moving camera puts boxes behind them
         _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))

@@ -120,6 +120,9 @@ def compare_build_steps(job: Job, cmp, params=None, scene=None, collection_name:
         job, _compare_layout, (cmp, params),
         lambda m: f"layout: {m.get('n_tubes', 0):,} tubes for {m.get('n_pairs_shown', 0):,} matches in view",
         scene, collection_name, span, remove_startup)
+    from .animate import remember_meta
+
+    remember_meta(scene, out["meta"])  # an animation of this figure knows it is a comparison
     absolute = [source_path(p) for p in paths]
     scene[COMPARE_KEY] = json.dumps({"trace_a": absolute[0], "trace_b": absolute[1], "tau": cmp.tau,
                                      "params": params.to_dict()})

@@ -9,17 +9,18 @@ from __future__ import annotations
 import os
 import time
 
-from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _progress, choose_device_or_exit
+from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _load, _progress, choose_device_or_exit
 
 EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
   python -m tracevis3d render-animation trace.json -o frames/ --kind flythrough --frames 1-120
   python -m tracevis3d render-animation trace.json -o spin.mp4 --kind turntable --save spin.blend
+  python -m tracevis3d render-animation a.json b.json -o reveal.mp4 --reveal-order change
 """ + FOOTER
 
 
 def add_animation_parser(sub) -> None:
-    from ..params.animation import ANIMATION, ANIMATION_RENDER
+    from ..params.animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_RENDER
     from ..params.cli import add_command
     from ..params.icicle import ICICLE
 
@@ -28,8 +29,8 @@ def add_animation_parser(sub) -> None:
                             "calls growing over time, a camera flying along time, or an orbit.",
                 epilog=EXAMPLES, formatter=_Help,
                 positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz"),
-                             ("trace_b", "TRACE_B", "a second trace: a comparison (not available yet)", "?")],
-                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE])
+                             ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
+                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE])
 
 
 def _checked_target(args) -> tuple:
@@ -57,30 +58,28 @@ def _checked_target(args) -> tuple:
     return out, video, save
 
 
-def render_animation(args) -> str:
-    from ..params.animation import frame_count
-    from .common import _load, _scene
+def _view(args) -> str:
+    two = args.trace_b is not None
+    view = args.view if args.view != "auto" else ("compare" if two else "icicle")
+    if view == "compare" and not two:
+        raise CLIError("--view compare needs two traces: TRACE TRACE_B", 2)
+    if view == "icicle" and two:
+        raise CLIError("two traces make a comparison: leave --view out or write --view compare", 2)
+    kind = args.kind if args.kind != "auto" else ("reveal" if view == "compare" else "growth")
+    if kind == "reveal" and view != "compare":
+        raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
+    if kind == "growth" and view == "compare":
+        raise CLIError("--kind growth of a comparison is not available yet; use reveal, flythrough or turntable", 2)
+    return view
+
+
+def _build_icicle(args, scene) -> dict:
     from .icicle import icicle_params
 
-    if args.trace_b is not None:
-        raise CLIError("two traces (a comparison's reveal) are not available in render-animation yet; "
-                       "give one trace", 2)
-    out, video, save = _checked_target(args)
-    n = frame_count(args.seconds, args.fps)
-    if args.frames is not None and args.frames[1] > n:
-        raise CLIError(f"--frames {args.frames[0]}-{args.frames[1]}: the animation has frames 1-{n} "
-                       f"({args.seconds:g} s at {args.fps} fps)", 2)
     try:
         params = icicle_params(args)
     except ValueError as e:
         raise CLIError(str(e), 2) from None
-    try:
-        from ..blender.render import current_scene, engine_id
-
-        device_text = choose_device_or_exit(current_scene(), args.device, engine_id(args.engine))  # before the long work
-    except ImportError:
-        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
-    scene = _scene()
     t = time.perf_counter()
     trace = _load(args.trace)
     _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
@@ -91,14 +90,65 @@ def render_animation(args) -> str:
     _fill_scene_settings(scene, "icicle")
     m = info["meta"]
     _progress(0.5, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters in {info['timings']['total']:.2f} s")
+    return m
+
+
+def _build_compare(args, scene) -> dict:
+    from ..params.cli import values
+    from ..params.compare import COMPARE
+    from ..params.icicle import ICICLE
+    from .common import _check_trace, run_job
+    from .compare import _calls_of_options, _check_thread
+
+    for path in (args.trace, args.trace_b):
+        _check_trace(path)
+    a = _load(args.trace, 0.0, 0.05)
+    b = _load(args.trace_b, 0.05, 0.1)
+    _check_thread(a, args.thread_a, args.trace)
+    _check_thread(b, args.thread_b, args.trace_b)
+    from ..blender.tasks import compare_build_job, compare_job
+
+    paths = (os.path.abspath(args.trace), os.path.abspath(args.trace_b))
+    cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)
+    differ = [p.name for p in COMPARE if p.name in ICICLE.by_name and ICICLE[p.name] != p]
+    params = values(args, COMPARE, skip=differ)  # those the icicle declares otherwise: the comparison's defaults
+    _calls_of_options(cmp, params)
+    info = _build(compare_build_job(cmp, params, scene=scene, paths=paths), f"{args.trace} vs {args.trace_b}",
+                  0.3, 0.5)
+    _fill_scene_settings(scene, "compare")
+    m = info["meta"]
+    _progress(0.5, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches "
+                   f"in {info['timings']['total']:.2f} s")
+    return m
+
+
+def render_animation(args) -> str:
+    from ..params.animation import frame_count
+    from .common import _scene
+
+    view = _view(args)
+    out, video, save = _checked_target(args)
+    n = frame_count(args.seconds, args.fps)
+    if args.frames is not None and args.frames[1] > n:
+        raise CLIError(f"--frames {args.frames[0]}-{args.frames[1]}: the animation has frames 1-{n} "
+                       f"({args.seconds:g} s at {args.fps} fps)", 2)
+    try:
+        from ..blender.render import current_scene, engine_id
+
+        device_text = choose_device_or_exit(current_scene(), args.device, engine_id(args.engine))  # before the long work
+    except ImportError:
+        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
+    scene = _scene()
+    m = _build_icicle(args, scene) if view == "icicle" else _build_compare(args, scene)
     from ..blender.animate import animate_scene
 
     t = time.perf_counter()
     try:
-        anim = animate_scene(scene, args.kind, args.seconds, args.fps, args.easing, meta=m)
+        anim = animate_scene(scene, args.kind, args.seconds, args.fps, args.easing, meta=m,
+                             reveal_order=args.reveal_order)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 2) from None
-    _progress(0.55, f"{args.kind}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    _progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
     from ..blender.anim_render import render_frames, setup_animation_output
 
     try:

@@ -12,12 +12,19 @@ from .kinds import Choice, Kind, Number
 from .render import RENDER
 
 ANIMATE = "animation"
-VIEW_ITEMS = (("icicle", "Icicle", "The extruded icicle of one trace"),)
+VIEW_ITEMS = (("auto", "Automatic", "The icicle of one trace, the comparison of two"),
+              ("icicle", "Icicle", "The extruded icicle of one trace"),
+              ("compare", "Comparison", "Two runs side by side, a tube for every matched call (two traces)"))
 KIND_ITEMS = (
+    ("auto", "Automatic", "Growth of an icicle, reveal of a comparison"),
     ("growth", "Growth", "Calls appear when their start is reached and grow to their end; a 'now' line and a clock"),
     ("flythrough", "Fly-through", "The camera flies along the time axis, slower where the most happens"),
     ("turntable", "Turntable", "One full orbit around the figure, kept framed"),
+    ("reveal", "Reveal", "A comparison's tubes appear one after another, each growing from A to B"),
 )
+REVEAL_ITEMS = (("time", "Time", "By the A end's place on the time axis, left to right"),
+                ("change", "Change", "The largest change of duration (B against A) first"),
+                ("similarity", "Similarity", "The most similar matches first"))
 EASE_ITEMS = (("linear", "Linear", "Trace time runs at a constant speed"),
               ("eased", "Eased", "Trace time starts and ends slowly (smoothstep 3u² − 2u³)"))
 #: video containers by extension (`blender.render.VIDEO_FORMATS` writes them)
@@ -88,21 +95,25 @@ ANIMATION = Schema("animation", [
           default_text="required", ui=False,
           help="a video (.mp4: H.264; .mkv, .mov, .webm) or a folder that gets frame_0001.png, … "
                "numbered by scene frame"),
-    Param("view", Choice(VIEW_ITEMS), "icicle", group=ANIMATE, label="View", ui=False,
-          help="the figure that moves"),
-    Param("kind", Choice(KIND_ITEMS), "growth", group=ANIMATE, label="Animation",
-          help="growth (calls appear at their start and grow to their end), flythrough (the camera "
-               "along time, slower where the most happens) or turntable (one orbit)"),
+    Param("view", Choice(VIEW_ITEMS), "auto", group=ANIMATE, label="View", ui=False,
+          help="the figure that moves: icicle (one trace) or compare (two traces); auto: by the number of traces"),
+    Param("kind", Choice(KIND_ITEMS), "auto", group=ANIMATE, label="Animation",
+          help="auto (growth of an icicle, reveal of a comparison), growth (calls appear at their start and grow to their end), flythrough (the camera "
+               "along time, slower where the most happens), turntable (one orbit) or reveal (a "
+               "comparison's tubes appear from A to B)"),
     Param("seconds", Number(0.1, 3600.0, metavar="S"), 10.0, group=ANIMATE, unit="s", label="Seconds",
           help="length of the animation"),
     Param("fps", Number(1, 240, integer=True, metavar="F"), 30, group=ANIMATE, label="Frames per second",
           help="frames per second"),
     Param("easing", Choice(EASE_ITEMS), "eased", group=ANIMATE, label="Time mapping",
           help="growth: scene time to trace time, linear or eased (smoothstep: slow at both ends)"),
+    Param("reveal_order", Choice(REVEAL_ITEMS), "time", group=ANIMATE, label="Reveal order",
+          help="reveal: the order in which the tubes appear: time (A's time axis), change (largest "
+               "change of duration first), similarity (most similar first)"),
     Param("frames", FrameRange(), None, group=ANIMATE, label="Frames", ui=False, default_text="all",
           help="render only the scene frames A-B (inclusive, from 1): the same pixels as in the whole "
                "render, for render farms"),
-], doc="Animations of a figure: growth, fly-through, turntable.")
+], doc="Animations of a figure: growth, fly-through, turntable; a comparison's reveal.")
 
 #: the render options an animation takes: those of a still, less its image file and alpha
 ANIMATION_RENDER = Schema("animation render", [p for p in RENDER if p.name not in ("output", "transparent")],
@@ -112,3 +123,17 @@ ANIMATION_RENDER = Schema("animation render", [p for p in RENDER if p.name not i
 def frame_count(seconds: float, fps: int) -> int:
     """Frames of an animation of ``seconds`` at ``fps`` (at least 2)."""
     return max(2, int(round(float(seconds) * int(fps))))
+
+
+def _compare_only() -> Schema:
+    from .compare import COMPARE
+    from .icicle import ICICLE
+
+    return Schema("animation compare", [p for p in COMPARE if p.name not in ICICLE.by_name],
+                  doc="The comparison's own options (two traces).")
+
+
+#: the comparison's options an animation of two traces takes besides the icicle's (the
+#: parameters both declare, alike or not, come from the icicle's schema: a comparison uses
+#: its own defaults for those declared differently: highlight, color_by, max_labels, title)
+ANIMATION_COMPARE = _compare_only()

@@ -15,7 +15,7 @@ from .common import abspath, reported, settings_of
 
 
 class TRACEVIS3D_OT_animate(Operator):
-    """Animate the figure in this scene (growth, fly-through or turntable) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
+    """Animate the figure in this scene (growth, fly-through, turntable, a comparison's reveal) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
 
     bl_idname = "tracevis3d.animate"
     bl_label = "Set Up Animation"
@@ -26,9 +26,10 @@ class TRACEVIS3D_OT_animate(Operator):
         from ...tracevis3d.blender.animate import animate_scene
 
         o = properties.animation_options(settings_of(context))
-        info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"])
+        info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
+                             reveal_order=o["reveal_order"])
         n = info["frames"][1]
-        self.report({"INFO"}, f"{o['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
+        self.report({"INFO"}, f"{info['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
                               "Render Animation")
         return {"FINISHED"}
 
