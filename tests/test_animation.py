@@ -170,7 +170,7 @@ def test_turntable_first_and_last_frames_match(four_calls, tmp_path):
     first, last, mid = _png(out / "frame_0001.png"), _png(out / "frame_0005.png"), _png(out / "frame_0003.png")
     # the same view: 360° in float32 is 2π + 1.7e-7 rad, a few anti-aliased edge pixels differ slightly
     diff = np.abs(first - last).max(-1)
-    assert diff.max() < 0.1 and (diff > 0.02).mean() < 0.005, (diff.max(), (diff > 0.02).mean())
+    assert (diff > 0.02).mean() < 0.002 and diff.mean() < 0.002, (diff.max(), (diff > 0.02).mean())
     assert np.abs(first - mid).max() > 0.1  # it does move
     info = json.loads(bpy.context.scene["tracevis3d_animation"])
     assert info["kind"] == "turntable"
@@ -274,3 +274,24 @@ def test_reveal_tubes_grow_from_a_to_b_in_order(pair, tmp_path):
     first = next(k for k, c in enumerate(counts, 1) if c > 0)
     assert shown(first)[:, 2].min() > z_bottom + 0.05
     assert (out / "frame_0008.png").is_file()
+
+
+def test_handoffs_appear_when_their_waits_end(sync_program_path, tmp_path):
+    """tests/sync_program.py recorded with VizTracer (known hand-offs; skips without it)."""
+    out = tmp_path / "hand"
+    assert _run(sync_program_path, "--view", "threads", "-o", out, "--seconds", 1, "--fps", 6, "--easing", "linear",
+                "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "handoffs" and info["handoff_faces"] > 0
+    ob = bpy.data.objects["TV3D_corr"]
+    assert ob.modifiers[-1].name == "TraceVis3D handoffs"
+    t = np.empty(len(ob.data.polygons), np.float32)
+    ob.data.attributes["t_handoff"].data.foreach_get("value", t)
+    c = info["clock"]
+    for k in range(1, 7):
+        scene.frame_set(k)
+        now = c["Trace Start (µs)"] + (k - 1) / 5 * (c["Trace End (µs)"] - c["Trace Start (µs)"])
+        ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        assert len(ev.polygons) == int((t <= now).sum()), k
+    assert 0 < int((t <= c["Trace End (µs)"] / 2).sum()) < len(t)  # some before the middle, some after

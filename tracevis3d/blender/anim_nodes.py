@@ -228,6 +228,22 @@ def reveal_group() -> bpy.types.NodeTree:
     return ng
 
 
+def handoff_group() -> bpy.types.NodeTree:
+    """``TV3D_handoffs``: the thread view's correspondence curves appear at their times.  A
+    face whose ``t_handoff`` (µs from the window's start: the moment the wait was released)
+    the clock (`_clock`) has not reached is deleted."""
+    ng, g, gi, go = _new_group("TV3D_handoffs", CLOCK_INPUTS)
+    now = _clock(g, gi)
+    later = g.node("FunctionNodeCompare", (300, 0), data_type="FLOAT", operation="GREATER_THAN")
+    g.link(g.attribute("t_handoff", loc=(100, -100)), later.inputs["A"])
+    g.link(now, later.inputs["B"])
+    drop = g.node("GeometryNodeDeleteGeometry", (500, 0), domain="FACE")
+    g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])
+    g.link(later.outputs["Result"], drop.inputs["Selection"])
+    g.link(drop.outputs["Geometry"], go.inputs["Geometry"])
+    return ng
+
+
 def set_inputs(mod, values: dict) -> None:
     """A Geometry Nodes modifier's input values by socket name."""
     items = {it.name: it for it in mod.node_group.interface.items_tree

@@ -21,8 +21,9 @@ Python: no frame-change handler, no driver.
   centred on it (recorded in ``scene["tracevis3d_animation"]``).
 - **turntable**: the camera is parented to an empty at the figure's centre whose z
   rotation goes 0 → 360° (linear keyframes, frame 1 to N: the first and last frames are
-  the same view); the camera is moved back by the figure's diagonal over its width so
-  every angle keeps it framed.
+  the same view); the camera, aimed at the centre from the still's direction, is moved to
+  where the figure's bounding sphere fills the image's shorter side, so every angle keeps
+  it framed.
 
 A moving camera hides the legend (the still placed it where the figure left room); the
 fly-through, whose boxes fill the frame, hides the title too.
@@ -37,13 +38,14 @@ import numpy as np
 from mathutils import Vector
 
 from .anim_nodes import first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
 META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "text_px")
-KINDS = ("growth", "flythrough", "turntable", "reveal")
+KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 GROWTH_MODIFIER = "TraceVis3D growth"
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
@@ -91,13 +93,28 @@ def _world_boxes(coll) -> dict:
     return out
 
 
+def _mesh_bounds(coll) -> dict:
+    """The mesh layers (the thread view's rings and curves, the cone tree's tubes, a
+    comparison's tubes): each world-space object's bounding box as one box (its centre
+    and size), for the camera paths."""
+    out = {}
+    for ob in coll.objects:
+        name = ob.get("tv3d_layer")
+        if name is None or ob.type != "MESH" or ob.get("tv3d_space") == "camera" or ob.parent is not None:
+            continue
+        corners = np.array([tuple(ob.matrix_world @ Vector(c)) for c in ob.bound_box], np.float32)
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        out[name] = (ob, ((lo + hi) / 2)[None], (hi - lo)[None])
+    return out
+
+
 def clear_animation(scene) -> None:
     """Remove an earlier animation of the figure (modifiers, objects, keyframes)."""
     coll = bpy.data.collections.get("TraceVis3D")
     if coll is None:
         return
     for ob in list(coll.objects):
-        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER)]:
+        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER, HANDOFF_MODIFIER)]:
             ob.modifiers.remove(mod)
         if ob.animation_data is not None:
             ob.animation_data_clear()
@@ -135,24 +152,30 @@ def _remember_still_camera(cam) -> None:
 
 
 def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
-                  meta: dict | None = None, reveal_order: str = "time") -> dict:
+                  meta: dict | None = None, reveal_order: str = "time", call_end=None) -> dict:
     """Animate the figure in ``scene`` (module docstring); ``meta``: the layout's meta of
     the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
     the one recorded by the build.  ``reveal``: a comparison's tubes appear in
-    ``reveal_order`` (`anim_reveal`).  Returns and stores (``scene[ANIM_KEY]``, JSON) what a
+    ``reveal_order`` (`anim_reveal`); ``handoffs``: the thread view's curves appear when
+    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  Returns and stores (``scene[ANIM_KEY]``, JSON) what a
     test or a farm needs: kind, frames, fps, the clock's inputs, the fly-through's target."""
     from ..params.animation import frame_count
 
     meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
     compare = meta.get("layout") == "compare"
+    layout = meta.get("layout", "icicle")
     if kind == "auto":
-        kind = "reveal" if compare else "growth"
+        kind = {"compare": "reveal", "threads": "handoffs"}.get(layout, "growth")
     if kind not in KINDS:
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
     if kind == "growth" and compare:
         raise ValueError("growth of a comparison is not available yet: use reveal, flythrough or turntable")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
+    if kind == "growth" and layout != "icicle":
+        raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
+    if kind == "handoffs" and (layout != "threads" or call_end is None):
+        raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
     coll = _collection(scene)
     clear_animation(scene)
     n = frame_count(seconds, fps)
@@ -161,8 +184,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     scene.frame_start, scene.frame_end = 1, n
     scene.frame_current = 1
     boxes = _world_boxes(coll)
-    if not boxes:
-        raise ValueError("the figure has no boxes to animate")
+    framed = {**_mesh_bounds(coll), **boxes}  # what the camera paths keep in view
+    if not framed:
+        raise ValueError("the figure has nothing to animate")
     info = {"kind": kind, "frames": [1, n], "fps": int(fps), "seconds": float(seconds), "easing": easing}
     if scene.camera is not None:
         _remember_still_camera(scene.camera)
@@ -170,10 +194,15 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
     elif kind == "reveal":
         info.update(reveal(scene, coll, n, fps, reveal_order))
+    elif kind == "handoffs":
+        span = float(meta["t1"]) - float(meta["t0"])
+        clock = {"Start (s)": 1.0 / fps, "Duration (s)": (n - 1) / fps, "Ease": 1.0 if easing == "eased" else 0.0,
+                 "Trace Start (µs)": 0.0, "Trace End (µs)": span}
+        info.update(handoffs(coll, clock, call_end, float(meta["t0"])), clock=clock)
     else:
         # placed where the still's figure left room: a moving camera puts boxes behind them
         _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))
-        info.update(_flythrough(scene, boxes, n) if kind == "flythrough" else _turntable(scene, coll, boxes, n))
+        info.update(_flythrough(scene, framed, n) if kind == "flythrough" else _turntable(scene, coll, framed, n))
     scene[ANIM_KEY] = json.dumps(info)
     return info
 
@@ -187,6 +216,8 @@ def _hide_hud(coll, kinds) -> None:
 
 # ---------------------------------------------------------------------------- growth
 def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str) -> dict:
+    if not boxes:
+        raise ValueError("the figure has no boxes to grow")
     k = float(meta.get("world_per_us") or 0.0)
     if not k > 0:
         raise ValueError("the figure's build record has no time scale (world_per_us): rebuild it")
@@ -411,15 +442,28 @@ def _turntable(scene, coll, boxes: dict, n: int) -> dict:
     lo, hi = _extent(boxes)
     centre = Vector(tuple((lo + hi) / 2))
     size = hi - lo
-    grow = 1.1 * math.hypot(size[0], size[1]) / max(size[0], 1e-9)
+    r_xy = 0.5 * math.hypot(float(size[0]), float(size[1]))  # the circle the figure sweeps around z
+    h_half = 0.5 * float(size[2])
     pivot = _tag(bpy.data.objects.new("TV3D_turntable", None))
     pivot["tv3d_anim"] = True
     pivot.location = centre
     coll.objects.link(pivot)
+    r = scene.render
+    wide = r.resolution_x * r.pixel_aspect_x >= r.resolution_y * r.pixel_aspect_y
+    aspect = (r.resolution_y * r.pixel_aspect_y) / max(r.resolution_x * r.pixel_aspect_x, 1e-9)
     if cam.data.type == "ORTHO":
-        cam.data.ortho_scale *= grow
+        need = (2.0 * r_xy, 2.0 * h_half / aspect) if wide else (2.0 * r_xy * aspect, 2.0 * h_half)
+        cam.data.ortho_scale = 1.05 * max(need)  # the longer side's extent (sensor fit AUTO)
+        grow = 1.0
     else:
-        cam.location = centre + (Vector(cam.location) - centre) * grow
+        tan_long = cam.data.sensor_width / (2.0 * cam.data.lens)  # sensor fit AUTO: the longer side
+        tan_x, tan_y = (tan_long, tan_long * aspect) if wide else (tan_long / aspect, tan_long)
+        # the swept circle inside the horizontal field of view; the top and bottom, at the
+        # nearest the figure comes (r_xy closer), inside the vertical one
+        dist = max(1.05 * r_xy / math.sin(math.atan(tan_x)), 1.15 * (r_xy + h_half / tan_y))  # 15 %: the elevation
+        away = (Vector(cam.location) - centre).normalized()
+        grow = dist / max((Vector(cam.location) - centre).length, 1e-9)
+        cam.location = centre + away * dist
     cam.data.shift_x = cam.data.shift_y = 0.0
     cam.rotation_euler = (centre - Vector(cam.location)).to_track_quat("-Z", "Y").to_euler()
     bpy.context.view_layer.update()

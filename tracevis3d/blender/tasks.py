@@ -60,6 +60,9 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
                                        remove_startup=remove_startup)
     out["meta"] = {k: v for k, v in spec.meta.items() if k != "params"}
     out["timings"]["layout"] = t_layout
+    from .animate import remember_meta
+
+    remember_meta(scene or bpy.context.scene, out["meta"])  # what an animation of the figure needs
     return params, spec, extra, out
 
 
@@ -91,9 +94,6 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
         scene, collection_name, span, remove_startup)
     path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
-    from .animate import remember_meta
-
-    remember_meta(scene, out["meta"])  # what an animation of this figure needs (the time axis)
     return out
 
 
@@ -120,9 +120,6 @@ def compare_build_steps(job: Job, cmp, params=None, scene=None, collection_name:
         job, _compare_layout, (cmp, params),
         lambda m: f"layout: {m.get('n_tubes', 0):,} tubes for {m.get('n_pairs_shown', 0):,} matches in view",
         scene, collection_name, span, remove_startup)
-    from .animate import remember_meta
-
-    remember_meta(scene, out["meta"])  # an animation of this figure knows it is a comparison
     absolute = [source_path(p) for p in paths]
     scene[COMPARE_KEY] = json.dumps({"trace_a": absolute[0], "trace_b": absolute[1], "tau": cmp.tau,
                                      "params": params.to_dict()})

@@ -16,11 +16,12 @@ EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o frames/ --kind flythrough --frames 1-120
   python -m tracevis3d render-animation trace.json -o spin.mp4 --kind turntable --save spin.blend
   python -m tracevis3d render-animation a.json b.json -o reveal.mp4 --reveal-order change
+  python -m tracevis3d render-animation trace.json -o handoffs.mp4 --view threads
 """ + FOOTER
 
 
 def add_animation_parser(sub) -> None:
-    from ..params.animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_RENDER
+    from ..params.animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
     from ..params.cli import add_command
     from ..params.icicle import ICICLE
 
@@ -30,7 +31,7 @@ def add_animation_parser(sub) -> None:
                 epilog=EXAMPLES, formatter=_Help,
                 positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz"),
                              ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
-                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE])
+                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE])
 
 
 def _checked_target(args) -> tuple:
@@ -58,19 +59,27 @@ def _checked_target(args) -> tuple:
     return out, video, save
 
 
+#: the animations each view has ("auto" is the first)
+VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"), "compare": ("reveal", "flythrough", "turntable"),
+              "threads": ("handoffs", "flythrough", "turntable"), "cone": ("turntable", "flythrough")}
+
+
 def _view(args) -> str:
     two = args.trace_b is not None
     view = args.view if args.view != "auto" else ("compare" if two else "icicle")
     if view == "compare" and not two:
         raise CLIError("--view compare needs two traces: TRACE TRACE_B", 2)
-    if view == "icicle" and two:
-        raise CLIError("two traces make a comparison: leave --view out or write --view compare", 2)
-    kind = args.kind if args.kind != "auto" else ("reveal" if view == "compare" else "growth")
-    if kind == "reveal" and view != "compare":
-        raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
-    if kind == "growth" and view == "compare":
-        raise CLIError("--kind growth of a comparison is not available yet; use reveal, flythrough or turntable", 2)
-    return view
+    if view != "compare" and two:
+        raise CLIError(f"two traces make a comparison: leave --view out or write --view compare (not {view})", 2)
+    kind = args.kind if args.kind != "auto" else VIEW_KINDS[view][0]
+    if kind not in VIEW_KINDS[view]:
+        if kind == "reveal":
+            raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
+        if kind == "handoffs":
+            raise CLIError("--kind handoffs needs the thread view: --view threads", 2)
+        raise CLIError(f"--kind {kind} of the {view} view is not available yet; "
+                       f"use {', '.join(VIEW_KINDS[view])}", 2)
+    return view, kind
 
 
 def _build_icicle(args, scene) -> dict:
@@ -122,11 +131,36 @@ def _build_compare(args, scene) -> dict:
     return m
 
 
+def _build_one(args, scene, view: str) -> tuple:
+    """The thread view or the cone tree of one trace: (layout meta, trace)."""
+    from ..params.animation import differing
+    from ..params.cli import values
+
+    if view == "threads":
+        from ..params.threads import THREADS as SCHEMA, ThreadsParams as P
+    else:
+        from ..params.cone import CONE as SCHEMA, ConeParams as P
+    try:
+        params = P(**values(args, SCHEMA, skip=differing(SCHEMA))).validate()
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    trace = _load(args.trace)
+    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    if view == "threads":
+        from ..blender.threads_tasks import threads_build_job as job
+    else:
+        from ..blender.cone_tasks import cone_build_job as job
+    info = _build(job(trace, params, scene=scene), args.trace, 0.1, 0.5)
+    _progress(0.5, f"scene: {view} view in {info['timings']['total']:.2f} s")
+    return info["meta"], trace
+
+
 def render_animation(args) -> str:
     from ..params.animation import frame_count
     from .common import _scene
 
-    view = _view(args)
+    view, kind = _view(args)
     out, video, save = _checked_target(args)
     n = frame_count(args.seconds, args.fps)
     if args.frames is not None and args.frames[1] > n:
@@ -139,13 +173,19 @@ def render_animation(args) -> str:
     except ImportError:
         raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
     scene = _scene()
-    m = _build_icicle(args, scene) if view == "icicle" else _build_compare(args, scene)
+    trace = None
+    if view == "icicle":
+        m = _build_icicle(args, scene)
+    elif view == "compare":
+        m = _build_compare(args, scene)
+    else:
+        m, trace = _build_one(args, scene, view)
     from ..blender.animate import animate_scene
 
     t = time.perf_counter()
     try:
-        anim = animate_scene(scene, args.kind, args.seconds, args.fps, args.easing, meta=m,
-                             reveal_order=args.reveal_order)
+        anim = animate_scene(scene, kind, args.seconds, args.fps, args.easing, meta=m,
+                             reveal_order=args.reveal_order, call_end=None if trace is None else trace.end)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 2) from None
     _progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")

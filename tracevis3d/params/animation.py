@@ -14,13 +14,17 @@ from .render import RENDER
 ANIMATE = "animation"
 VIEW_ITEMS = (("auto", "Automatic", "The icicle of one trace, the comparison of two"),
               ("icicle", "Icicle", "The extruded icicle of one trace"),
-              ("compare", "Comparison", "Two runs side by side, a tube for every matched call (two traces)"))
+              ("compare", "Comparison", "Two runs side by side, a tube for every matched call (two traces)"),
+              ("threads", "Thread view", "Every thread on a ring, a curve from each wait to its release"),
+              ("cone", "Cone tree", "The call hierarchy as a 3D cone tree"))
 KIND_ITEMS = (
-    ("auto", "Automatic", "Growth of an icicle, reveal of a comparison"),
+    ("auto", "Automatic", "Growth of an icicle, reveal of a comparison, hand-offs of the thread view, "
+                          "turntable of the cone tree"),
     ("growth", "Growth", "Calls appear when their start is reached and grow to their end; a 'now' line and a clock"),
     ("flythrough", "Fly-through", "The camera flies along the time axis, slower where the most happens"),
     ("turntable", "Turntable", "One full orbit around the figure, kept framed"),
     ("reveal", "Reveal", "A comparison's tubes appear one after another, each growing from A to B"),
+    ("handoffs", "Hand-offs", "The thread view's curves from waits to releases appear at their times"),
 )
 REVEAL_ITEMS = (("time", "Time", "By the A end's place on the time axis, left to right"),
                 ("change", "Change", "The largest change of duration (B against A) first"),
@@ -96,11 +100,14 @@ ANIMATION = Schema("animation", [
           help="a video (.mp4: H.264; .mkv, .mov, .webm) or a folder that gets frame_0001.png, … "
                "numbered by scene frame"),
     Param("view", Choice(VIEW_ITEMS), "auto", group=ANIMATE, label="View", ui=False,
-          help="the figure that moves: icicle (one trace) or compare (two traces); auto: by the number of traces"),
+          help="the figure that moves: icicle, threads or cone (one trace), compare (two traces); auto: "
+               "icicle for one trace, compare for two"),
     Param("kind", Choice(KIND_ITEMS), "auto", group=ANIMATE, label="Animation",
-          help="auto (growth of an icicle, reveal of a comparison), growth (calls appear at their start and grow to their end), flythrough (the camera "
-               "along time, slower where the most happens), turntable (one orbit) or reveal (a "
-               "comparison's tubes appear from A to B)"),
+          help="auto (growth of an icicle, reveal of a comparison, handoffs of the thread view, turntable of "
+               "the cone tree), growth (calls appear at their start and grow to their end), flythrough (the camera "
+               "along time, slower where the most happens), turntable (one orbit), reveal (a "
+               "comparison's tubes appear from A to B) or handoffs (the thread view's wait-to-release "
+               "curves appear at their times)"),
     Param("seconds", Number(0.1, 3600.0, metavar="S"), 10.0, group=ANIMATE, unit="s", label="Seconds",
           help="length of the animation"),
     Param("fps", Number(1, 240, integer=True, metavar="F"), 30, group=ANIMATE, label="Frames per second",
@@ -113,7 +120,8 @@ ANIMATION = Schema("animation", [
     Param("frames", FrameRange(), None, group=ANIMATE, label="Frames", ui=False, default_text="all",
           help="render only the scene frames A-B (inclusive, from 1): the same pixels as in the whole "
                "render, for render farms"),
-], doc="Animations of a figure: growth, fly-through, turntable; a comparison's reveal.")
+], doc="Animations of a figure: growth, fly-through, turntable; a comparison's reveal; the thread view's "
+       "hand-offs.")
 
 #: the render options an animation takes: those of a still, less its image file and alpha
 ANIMATION_RENDER = Schema("animation render", [p for p in RENDER if p.name not in ("output", "transparent")],
@@ -125,15 +133,37 @@ def frame_count(seconds: float, fps: int) -> int:
     return max(2, int(round(float(seconds) * int(fps))))
 
 
-def _compare_only() -> Schema:
+def _only(schema: Schema, view: str, before: list) -> Schema:
+    """``schema``'s parameters that none of ``before`` declares (the command line has one
+    option per name: a view whose declaration differs uses its own default)."""
+    taken = {p.name for b in before for p in b}
+    return Schema(f"animation {view}", [p for p in schema if p.name not in taken],
+                  doc=f"The {view} view's own options.")
+
+
+def _view_schemas() -> tuple:
     from .compare import COMPARE
+    from .cone import CONE
+    from .icicle import ICICLE
+    from .threads import THREADS
+
+    return (_only(COMPARE, "comparison", [ICICLE]), _only(THREADS, "thread", [ICICLE, COMPARE]),
+            _only(CONE, "cone", [ICICLE, COMPARE, THREADS]))
+
+
+#: the options of the other views an animation takes besides the icicle's: a parameter two
+#: views declare comes from the first (icicle, comparison, thread view, cone); a view whose
+#: declaration differs uses its own default for it (`differing`)
+ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE = _view_schemas()
+
+
+def differing(schema: Schema) -> list:
+    """Names of ``schema``'s parameters whose option on the animation's command line is
+    another view's declaration (left at ``schema``'s defaults)."""
     from .icicle import ICICLE
 
-    return Schema("animation compare", [p for p in COMPARE if p.name not in ICICLE.by_name],
-                  doc="The comparison's own options (two traces).")
-
-
-#: the comparison's options an animation of two traces takes besides the icicle's (the
-#: parameters both declare, alike or not, come from the icicle's schema: a comparison uses
-#: its own defaults for those declared differently: highlight, color_by, max_labels, title)
-ANIMATION_COMPARE = _compare_only()
+    first: dict = {}
+    for s in (ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE):
+        for p in s:
+            first.setdefault(p.name, p)
+    return [p.name for p in schema if p.name in first and first[p.name] != p]
