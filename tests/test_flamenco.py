@@ -119,3 +119,18 @@ def test_submit_without_a_manager_is_one_line():
                         "--frames", "1-10", "--output-root", "/o"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
     assert len(r.stderr.strip().splitlines()) == 1 and "cannot reach" in r.stderr
+
+
+def test_job_type_python_expression_switches_a_video_blend_to_png_frames():
+    """The ``--python-expr`` every render task runs: a .blend saved to write an MP4 writes PNG frames."""
+    import re
+
+    bpy = pytest.importorskip("bpy")
+    js = JOB_TYPE.read_text()
+    body = js[js.index("const AS_PNG = ["):js.index('].join("\\n")')]
+    code = "\n".join(re.findall(r'^  "(.*)",$', body, re.M))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    im = bpy.context.scene.render.image_settings
+    im.media_type, im.file_format = "VIDEO", "FFMPEG"
+    exec(compile(code, "AS_PNG", "exec"), {})
+    assert (im.media_type, im.file_format, bpy.context.scene.render.use_file_extension) == ("IMAGE", "PNG", True)

@@ -41,8 +41,10 @@ const JOB_TYPE = {
 const AS_PNG = [
   "import bpy",
   "for s in bpy.data.scenes:",
-  "    s.render.image_settings.media_type = 'IMAGE'",
-  "    s.render.image_settings.file_format = 'PNG'",
+  "    im = s.render.image_settings",
+  "    if hasattr(im, 'media_type'):  # Blender 5.0+",
+  "        im.media_type = 'IMAGE'",
+  "    im.file_format = 'PNG'",
   "    s.render.use_file_extension = True",
 ].join("\n");
 

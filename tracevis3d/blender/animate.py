@@ -165,7 +165,8 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     compare = meta.get("layout") == "compare"
     layout = meta.get("layout", "icicle")
     if kind == "auto":
-        kind = {"compare": "reveal", "threads": "handoffs"}.get(layout, "growth")
+        kind = {"compare": "reveal", "threads": "handoffs" if call_end is not None else "turntable",
+                "cone": "turntable"}.get(layout, "growth")
     if kind not in KINDS:
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
     if kind == "growth" and compare:
