@@ -50,7 +50,11 @@ def test_animate_section_sets_up_plays_and_renders(addon, tmp_path):
     assert bpy.ops.tracevis3d.animate() == {"FINISHED"}
     assert "TraceVis3D growth" not in [m.name for m in calls.modifiers]  # the growth is replaced
     assert bpy.data.objects.get("TV3D_turntable") is not None
+    s.kind = "growth"
+    assert bpy.ops.tracevis3d.animate() == {"FINISHED"}
+    scene.frame_set(1)
     assert bpy.ops.tracevis3d.clear_animation() == {"FINISHED"}
+    assert not [o.name for o in scene.objects if o.type == "FONT" and (o.hide_render or o.hide_viewport)]
     assert ANIM_KEY not in scene and bpy.data.objects.get("TV3D_turntable") is None
     assert scene.camera.parent is None
 

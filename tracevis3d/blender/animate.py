@@ -118,6 +118,8 @@ def clear_animation(scene) -> None:
             ob.modifiers.remove(mod)
         if ob.animation_data is not None:
             ob.animation_data_clear()
+            if ob.type == "FONT":  # a name the growth kept hidden for a while: shown again
+                ob.hide_render = ob.hide_viewport = False
     cam = scene.camera
     if cam is not None and "tv3d_still" in cam:
         still = json.loads(cam["tv3d_still"])
@@ -157,8 +159,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
     the one recorded by the build.  ``reveal``: a comparison's tubes appear in
     ``reveal_order`` (`anim_reveal`); ``handoffs``: the thread view's curves appear when
-    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  Returns and stores (``scene[ANIM_KEY]``, JSON) what a
-    test or a farm needs: kind, frames, fps, the clock's inputs, the fly-through's target."""
+    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  Returns
+    and stores (``scene[ANIM_KEY]``, JSON) what a test or a farm needs: kind, frames, fps,
+    the clock's inputs, the fly-through's target."""
     from ..params.animation import frame_count
 
     meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
@@ -196,9 +199,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     elif kind == "reveal":
         info.update(reveal(scene, coll, n, fps, reveal_order))
     elif kind == "handoffs":
-        span = float(meta["t1"]) - float(meta["t0"])
-        clock = {"Start (s)": 1.0 / fps, "Duration (s)": (n - 1) / fps, "Ease": 1.0 if easing == "eased" else 0.0,
-                 "Trace Start (µs)": 0.0, "Trace End (µs)": span}
+        clock = clock_inputs(n, fps, easing, float(meta["t1"]) - float(meta["t0"]))
         info.update(handoffs(coll, clock, call_end, float(meta["t0"])), clock=clock)
     else:
         # placed where the still's figure left room: a moving camera puts boxes behind them
@@ -206,6 +207,13 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         info.update(_flythrough(scene, framed, n) if kind == "flythrough" else _turntable(scene, coll, framed, n))
     scene[ANIM_KEY] = json.dumps(info)
     return info
+
+
+def clock_inputs(n: int, fps: int, easing: str, span_us: float) -> dict:
+    """The clock's modifier inputs (`anim_nodes`): trace time 0 at frame 1, ``span_us`` at
+    frame ``n``, linear or eased."""
+    return {"Start (s)": 1.0 / fps, "Duration (s)": (n - 1) / fps, "Ease": 1.0 if easing == "eased" else 0.0,
+            "Trace Start (µs)": 0.0, "Trace End (µs)": float(span_us)}
 
 
 def _hide_hud(coll, kinds) -> None:
@@ -223,8 +231,7 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str)
     if not k > 0:
         raise ValueError("the figure's build record has no time scale (world_per_us): rebuild it")
     span = float(meta["t1"]) - float(meta["t0"])
-    clock = {"Start (s)": 1.0 / fps, "Duration (s)": (n - 1) / fps, "Ease": 1.0 if easing == "eased" else 0.0,
-             "Trace Start (µs)": 0.0, "Trace End (µs)": span}
+    clock = clock_inputs(n, fps, easing, span)
     group = growth_group()
     for ob, pos, sc in boxes.values():
         x0 = pos[:, 0].astype(np.float64) - sc[:, 0] / 2.0
