@@ -117,12 +117,12 @@ def test_growth_frame_k_shows_exactly_the_started_calls(four_calls, tmp_path):
 
 def test_ranges_equal_the_whole_render_and_saved_blend_renders_alone(four_calls, tmp_path):
     whole, parts = tmp_path / "whole", tmp_path / "parts"
-    common = ["--seconds", 1, "--fps", 6, "--resolution", "96x54", "--samples", 1]
+    common = ["--seconds", 2, "--fps", 10, "--resolution", "96x54", "--samples", 1]
     assert _run(four_calls, "-o", whole, *common, "--save", tmp_path / "scene.blend") == 0
-    assert _run(four_calls, "-o", parts, *common, "--frames", "1-3") == 0
-    assert _run(four_calls, "-o", parts, *common, "--frames", "4-6") == 0
+    assert _run(four_calls, "-o", parts, *common, "--frames", "1-10") == 0
+    assert _run(four_calls, "-o", parts, *common, "--frames", "11-20") == 0
     names = sorted(os.listdir(whole))
-    assert names == [f"frame_{k:04d}.png" for k in range(1, 7)] == sorted(os.listdir(parts))
+    assert names == [f"frame_{k:04d}.png" for k in range(1, 21)] == sorted(os.listdir(parts))
     for name in names:
         assert np.array_equal(_png(whole / name), _png(parts / name)), name
     # a fresh Blender, no TraceVis3D anywhere (no PYTHONPATH, empty user folders), no trace
@@ -137,7 +137,7 @@ def test_ranges_equal_the_whole_render_and_saved_blend_renders_alone(four_calls,
         f"bpy.ops.wm.open_mainfile(filepath={str(tmp_path / 'scene.blend')!r})\n"
         "assert 'tracevis3d' not in sys.modules\n"
         "sc = bpy.context.scene\n"
-        "sc.frame_set(4)\n"
+        "sc.frame_set(13)\n"
         "im = sc.render.image_settings\n"
         "im.media_type = 'IMAGE'; im.file_format = 'PNG'\n"
         f"sc.render.filepath = {str(alone)!r}\n"
@@ -151,7 +151,7 @@ def test_ranges_equal_the_whole_render_and_saved_blend_renders_alone(four_calls,
     finally:
         os.rename(four_calls.with_suffix(".moved"), four_calls)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert np.array_equal(_png(alone), _png(whole / "frame_0004.png"))
+    assert np.array_equal(_png(alone), _png(whole / "frame_0013.png"))
 
 
 def test_mp4_decodes_to_the_frame_count_and_size(four_calls, tmp_path):
