@@ -224,7 +224,8 @@ def test_bad_animation_arguments_are_one_line_exit_2(four_calls, tmp_path, capsy
                        ([four_calls, "-o", tmp_path / "f", "--frames", "5-2"], "frames"),
                        ([four_calls, "-o", tmp_path / "f", "--seconds", 1, "--fps", 4, "--frames", "3-9"],
                         "frames 1-4"),
-                       ([four_calls, four_calls, "-o", tmp_path / "f", "--kind", "growth"], "not available"),
+                       ([four_calls, four_calls, "-o", tmp_path / "f", "--kind", "handoffs"], "thread view"),
+                       ([four_calls, "--view", "cone", "-o", tmp_path / "f", "--kind", "growth"], "not available"),
                        ([four_calls, "-o", tmp_path / "f", "--kind", "reveal"], "two traces"),
                        ([four_calls, "-o", tmp_path / "f", "--view", "compare"], "two traces")):
         assert _run(*argv) == 2
@@ -295,3 +296,27 @@ def test_handoffs_appear_when_their_waits_end(sync_program_path, tmp_path):
         ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
         assert len(ev.polygons) == int((t <= now).sum()), k
     assert 0 < int((t <= c["Trace End (µs)"] / 2).sum()) < len(t)  # some before the middle, some after
+
+
+def test_comparison_growth_each_run_in_its_own_time(pair, tmp_path):
+    out = tmp_path / "cgrow"
+    assert _run(*pair, "--kind", "growth", "-o", out, "--seconds", 1, "--fps", 6, "--easing", "linear",
+                "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "growth" and len(info["now_objects"]) == 2 and info["tubes"] > 0
+    for side in "ab":
+        ob = bpy.data.objects[f"TV3D_calls_{side}"]
+        assert ob.modifiers[0].name == "TraceVis3D growth"
+        t = np.empty(len(ob.data.attributes["position"].data), np.float32)
+        ob.data.attributes["t_start"].data.foreach_get("value", t)
+        assert t.min() >= -1.0  # µs from the side's own window start
+    tubes = bpy.data.objects[info["tube_object"]]
+
+    def n_tube_vertices(k):
+        scene.frame_set(k)
+        return len(tubes.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices)
+
+    counts = [n_tube_vertices(k) for k in range(1, 7)]
+    assert counts[0] == 0 and counts[-1] == len(tubes.data.vertices)
+    assert all(x <= y for x, y in zip(counts, counts[1:]))

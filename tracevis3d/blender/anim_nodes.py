@@ -36,6 +36,16 @@ def trace_time(frames, fps: float, start_s: float, duration_s: float, ease: floa
     return t0 + e * (t1 - t0)
 
 
+def clock_seconds(times, clock: dict):
+    """The scene second at which the clock (a modifier's inputs, `CLOCK_INPUTS`) reaches
+    each trace time in ``times`` (the inverse of `trace_time`; clamped to the animation)."""
+    t0, t1 = clock["Trace Start (µs)"], clock["Trace End (µs)"]
+    e = np.clip((np.asarray(times, np.float64) - t0) / max(t1 - t0, 1e-30), 0.0, 1.0)
+    u = np.linspace(0.0, 1.0, 4097)
+    eased = u + clock["Ease"] * (u * u * (3.0 - 2.0 * u) - u)
+    return clock["Start (s)"] + np.interp(e, eased, u) * clock["Duration (s)"]
+
+
 def first_frame_at(times, fps, start_s, duration_s, ease, t0, t1, n_frames: int):
     """Per trace time in ``times``: the first scene frame (1..n_frames) whose clock has
     reached it (n_frames + 1: never)."""

@@ -29,8 +29,11 @@ def _tube_object(coll):
     raise ValueError("the figure has no tubes to reveal: reveal needs a comparison of two traces")
 
 
-def reveal(scene, coll, n: int, fps: int, order: str = "time") -> dict:
-    """Set up the reveal on the comparison's tube mesh (module docstring); its record."""
+def reveal(scene, coll, n: int, fps: int, order: str = "time", timing=None) -> dict:
+    """Set up the reveal on the comparison's tube mesh (module docstring); its record.
+    ``timing(x_a, x_b)``: instead of an order, the scene second each tube starts from the x
+    of its A end and of its B end (a comparison's growth: when both its calls have started);
+    such tubes grow in two frames."""
     if order not in ORDERS:
         raise ValueError(f"unknown reveal order {order!r}; use {', '.join(ORDERS)}")
     ob = _tube_object(coll)
@@ -53,21 +56,29 @@ def reveal(scene, coll, n: int, fps: int, order: str = "time") -> dict:
     bottom = np.full(m, np.inf)
     np.maximum.at(top, vt, z)
     np.minimum.at(bottom, vt, z)
-    along = (top[vt] - z) / np.maximum(top[vt] - bottom[vt], 1e-9)
-    if order == "time":
-        xa = np.full(m, np.inf)
-        at_top = z >= top[vt] - 1e-6
-        np.minimum.at(xa, vt[at_top], pos[at_top, 0])
-        key = xa
-    elif order == "change":
-        key = -np.abs(np.log(np.maximum(np.nan_to_num(tube_values(me, "ratio")[:m], nan=1.0), 1e-9)))
-    else:
-        key = -np.nan_to_num(tube_values(me, "similarity")[:m].astype(np.float64))
-    rank = np.empty(m, np.int64)
-    rank[np.argsort(key, kind="stable")] = np.arange(m)
+    # 0 at A .. 0.999 at B: a tube whose progress reaches 1 is whole despite float32 rounding
+    along = 0.999 * (top[vt] - z) / np.maximum(top[vt] - bottom[vt], 1e-9)
+    at_top, at_bottom = z >= top[vt] - 1e-6, z <= bottom[vt] + 1e-6
+    xa = np.full(m, np.inf)
+    np.minimum.at(xa, vt[at_top], pos[at_top, 0])
     duration = (n - 1) / fps
-    grow = max(0.15 * duration, 2.0 / fps)
-    start = 1.0 / fps + rank / max(m - 1, 1) * (duration - grow)
+    if timing is not None:
+        xb = np.full(m, np.inf)
+        np.minimum.at(xb, vt[at_bottom], pos[at_bottom, 0])
+        grow = 2.0 / fps
+        start = np.minimum(np.asarray(timing(xa, xb), np.float64), n / fps - grow)  # whole by the last frame
+        order = "growth"
+    else:
+        if order == "time":
+            key = xa
+        elif order == "change":
+            key = -np.abs(np.log(np.maximum(np.nan_to_num(tube_values(me, "ratio")[:m], nan=1.0), 1e-9)))
+        else:
+            key = -np.nan_to_num(tube_values(me, "similarity")[:m].astype(np.float64))
+        rank = np.empty(m, np.int64)
+        rank[np.argsort(key, kind="stable")] = np.arange(m)
+        grow = max(0.15 * duration, 2.0 / fps)
+        start = 1.0 / fps + rank / max(m - 1, 1) * (duration - grow)
     for name, values in (("t_reveal", start[vt]), ("t_along", along)):
         if name in me.attributes:
             me.attributes.remove(me.attributes[name])

@@ -37,14 +37,15 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_nodes import clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
-META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "text_px")
+META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
+               "world_per_us_a", "world_per_us_b", "window_a", "window_b")
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 GROWTH_MODIFIER = "TraceVis3D growth"
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
@@ -172,11 +173,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
                 "cone": "turntable"}.get(layout, "growth")
     if kind not in KINDS:
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
-    if kind == "growth" and compare:
-        raise ValueError("growth of a comparison is not available yet: use reveal, flythrough or turntable")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
-    if kind == "growth" and layout != "icicle":
+    if kind == "growth" and layout not in ("icicle", "compare"):
         raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
     if kind == "handoffs" and (layout != "threads" or call_end is None):
         raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
@@ -224,27 +223,51 @@ def _hide_hud(coll, kinds) -> None:
 
 
 # ---------------------------------------------------------------------------- growth
-def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str) -> dict:
-    if not boxes:
-        raise ValueError("the figure has no boxes to grow")
+def _growth_groups(boxes: dict, meta: dict) -> list:
+    """(name suffix, boxes, world units per µs, window start µs, window length µs) of each
+    time axis: one for an icicle, A's and B's for a comparison (each side its own scale)."""
+    if meta.get("layout") == "compare":
+        out = []
+        for side in "ab":
+            part = {name: v for name, v in boxes.items() if name.endswith(f"_{side}")}
+            w0, w1 = meta[f"window_{side}"]
+            if part:
+                out.append((f"_{side}", part, float(meta[f"world_per_us_{side}"]), float(w0), float(w1) - float(w0)))
+        return out
     k = float(meta.get("world_per_us") or 0.0)
     if not k > 0:
         raise ValueError("the figure's build record has no time scale (world_per_us): rebuild it")
-    span = float(meta["t1"]) - float(meta["t0"])
-    clock = clock_inputs(n, fps, easing, span)
+    return [("", boxes, k, float(meta["t0"]), float(meta["t1"]) - float(meta["t0"]))]
+
+
+def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str) -> dict:
+    """Every time axis's boxes grow by one clock: a comparison's two runs in their own time
+    (the faster finishes first); its tubes appear once both their calls have started."""
+    if not boxes:
+        raise ValueError("the figure has no boxes to grow")
+    groups = _growth_groups(boxes, meta)
+    clock = clock_inputs(n, fps, easing, max(g[4] for g in groups))
     group = growth_group()
-    for ob, pos, sc in boxes.values():
-        x0 = pos[:, 0].astype(np.float64) - sc[:, 0] / 2.0
-        _set_float(ob, "t_start", x0 / k)
-        _set_float(ob, "t_end", (x0 + sc[:, 0]) / k)
-        mod = ob.modifiers.new(GROWTH_MODIFIER, "NODES")
-        mod.node_group = group
-        set_inputs(mod, clock)
-        ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer
-    now_ob = _now_object(scene, coll, boxes, meta, clock, k, span)
-    shown = _keyframe_labels(coll, boxes, k, clock, fps, n)
-    return {"clock": clock, "world_per_us": k, "t0": float(meta["t0"]), "now_object": now_ob.name,
-            "labels_keyframed": shown}
+    nows = []
+    for suffix, part, k, t0, span in groups:
+        for ob, pos, sc in part.values():
+            x0 = pos[:, 0].astype(np.float64) - sc[:, 0] / 2.0
+            _set_float(ob, "t_start", x0 / k)
+            _set_float(ob, "t_end", (x0 + sc[:, 0]) / k)
+            mod = ob.modifiers.new(GROWTH_MODIFIER, "NODES")
+            mod.node_group = group
+            set_inputs(mod, clock)
+            ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer
+        nows.append(_now_object(scene, coll, part, meta, clock, k, span, t0, f"TV3D_now{suffix}").name)
+    shown = _keyframe_labels(coll, groups, clock, fps, n)
+    out = {"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
+           "now_objects": nows, "labels_keyframed": shown}
+    if meta.get("layout") == "compare" and len(groups) == 2:
+        ka, kb = groups[0][2], groups[1][2]
+        tubes = reveal(scene, coll, n, fps, "time",
+                       timing=lambda xa, xb: clock_seconds(np.maximum(xa / ka, xb / kb), clock))
+        out.update(tubes=tubes["tubes"], tube_object=tubes["tube_object"])
+    return out
 
 
 def _extent(boxes: dict) -> tuple:
@@ -275,47 +298,57 @@ def _clock_unit(span_us: float, t0: float) -> tuple:
     return "µs", 1.0, 0
 
 
-def _now_object(scene, coll, boxes, meta, clock, k: float, span: float):
+def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: float, name: str = "TV3D_now"):
     lo, hi = _extent(boxes)
-    px = float(min(meta.get("world_per_pixel") or [(hi[0] - lo[0]) / 1600.0]))
+    px = meta.get("world_per_pixel") or meta.get("world_per_px") or [(hi[0] - lo[0]) / 1600.0]
+    px = float(min(px) if isinstance(px, (list, tuple)) else px)
     size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
-    unit, scale, decimals = _clock_unit(span, float(meta.get("t0", 0.0)))
+    unit, scale, decimals = _clock_unit(span, t0)
     group = now_group(unit, decimals, _anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
                       _anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
-    me = _tag(bpy.data.meshes.new("TV3D_now"))
-    ob = _tag(bpy.data.objects.new("TV3D_now", me))
+    me = _tag(bpy.data.meshes.new(name))
+    ob = _tag(bpy.data.objects.new(name, me))
     ob["tv3d_anim"] = True
     coll.objects.link(ob)
     mod = ob.modifiers.new("TraceVis3D now", "NODES")
     mod.node_group = group
     set_inputs(mod, dict(clock, **{"World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px,
                                    "Thickness": 2.5 * px, "Text Size": size,
-                                   "Clock Offset (µs)": float(meta.get("t0", 0.0)), "Clock Scale": scale,
+                                   "Clock Offset (µs)": t0, "Clock Scale": scale,
                                    "Left": lo[0], "Right": hi[0]}))
     return ob
 
 
-def _keyframe_labels(coll, boxes, k: float, clock: dict, fps: int, n: int) -> int:
-    """Hide every call's name until its box has grown past the name (keyframes)."""
+def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int) -> int:
+    """Hide every call's name until its box has grown past the name (keyframes); a name
+    belongs to the time axis (`_growth_groups`) whose boxes are nearest its height."""
     labels = [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0
               and ob.parent is None]
     if not labels:
         return 0
     ci = np.array([int(ob["call_index"]) for ob in labels], np.int64)
     ax = np.array([ob.location.x for ob in labels])
+    az = np.array([ob.location.z for ob in labels])
     size = np.array([ob.data.size for ob in labels])
     chars = np.array([len(ob.data.body) for ob in labels])
     align = [ob.data.align_x for ob in labels]
     end_x = ax + np.where(np.array([a == "LEFT" for a in align]), 1.0,
                           np.where(np.array([a == "CENTER" for a in align]), 0.5, 0.0)) * 0.55 * chars * size
-    if "calls" in boxes and "call_index" in boxes["calls"][0].data.attributes:
-        ob, pos, sc = boxes["calls"]
+    spans = [_extent(g[1]) for g in groups]
+    gap = np.stack([np.maximum(lo[2] - az, 0.0) + np.maximum(az - hi[2], 0.0) for lo, hi in spans])
+    which = np.argmin(gap, axis=0)
+    k = np.array([g[2] for g in groups])[which]
+    for j, (suffix, part, _k, _t0, _span) in enumerate(groups):
+        calls = part.get(f"calls{suffix}")
+        if calls is None or "call_index" not in calls[0].data.attributes or not len(calls[1]):
+            continue
+        ob, pos, sc = calls
         idx = np.empty(len(pos), np.int32)
         ob.data.attributes["call_index"].data.foreach_get("value", idx)
         order = np.argsort(idx, kind="stable")
-        where = np.clip(np.searchsorted(idx[order], ci), 0, max(len(idx) - 1, 0))
-        hit = idx[order][where] == ci if len(idx) else np.zeros(len(ci), bool)
-        box_end = np.where(hit, (pos[order][where, 0] + sc[order][where, 0] / 2) if len(idx) else 0.0, np.inf)
+        where = np.clip(np.searchsorted(idx[order], ci), 0, len(idx) - 1)
+        hit = (idx[order][where] == ci) & (which == j)
+        box_end = np.where(hit, pos[order][where, 0] + sc[order][where, 0] / 2, np.inf)
         end_x = np.minimum(end_x, box_end)
     frames = first_frame_at(end_x / k, fps, clock["Start (s)"], clock["Duration (s)"], clock["Ease"],
                             clock["Trace Start (µs)"], clock["Trace End (µs)"], n)

@@ -60,7 +60,8 @@ def _checked_target(args) -> tuple:
 
 
 #: the animations each view has ("auto" is the first)
-VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"), "compare": ("reveal", "flythrough", "turntable"),
+VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"),
+              "compare": ("reveal", "growth", "flythrough", "turntable"),
               "threads": ("handoffs", "flythrough", "turntable"), "cone": ("turntable", "flythrough")}
 
 
