@@ -124,6 +124,11 @@ def _clock(g: _Graph, gi):
     return g.math("MULTIPLY_ADD", e, span, gi.outputs["Trace Start (µs)"], loc=(100, 400))
 
 
+#: point attributes the growth modifier drops before the instancer (the material reads only
+#: ``tv_color`` and ``tv_local``, the instancer ``tv_scale`` and ``tv_mat``)
+DROPPED_ATTRIBUTES = ("call_index", "depth", "lane", "folded_levels", "call_count", "t_start", "t_end")
+
+
 def growth_group() -> bpy.types.NodeTree:
     """``TV3D_growth`` (module docstring)."""
     ng, g, gi, go = _new_group("TV3D_growth", CLOCK_INPUTS)
@@ -144,7 +149,15 @@ def growth_group() -> bpy.types.NodeTree:
     store.inputs["Name"].default_value = "tv_scale"
     g.link(setpos.outputs["Geometry"], store.inputs["Geometry"])
     g.link(g.combine(nsx, sep.outputs["Y"], sep.outputs["Z"], loc=(1000, -450)), store.inputs["Value"])
-    g.link(store.outputs["Geometry"], go.inputs["Geometry"])
+    last = store.outputs["Geometry"]
+    # what the instancer after it does not need: fewer attributes to carry to every instance
+    # (picking reads the point cloud itself, not the evaluated instances)
+    for j, name in enumerate(DROPPED_ATTRIBUTES):
+        rm = g.node("GeometryNodeRemoveAttribute", (1200 + 150 * j, -200))
+        rm.inputs["Name"].default_value = name
+        g.link(last, rm.inputs["Geometry"])
+        last = rm.outputs["Geometry"]
+    g.link(last, go.inputs["Geometry"])
     return ng
 
 
