@@ -1,8 +1,8 @@
 """The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
 
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
-(the icicle), Compare, Threads, Structure (search, bookmarks, cone tree), Live, Render and
-Details sub-panels; every button is one of the operators, every view's fields drawn from its
+(the icicle), Compare, Threads, Structure (search, bookmarks, cone tree), Live, Render, Animate
+and Details sub-panels; every button is one of the operators, every view's fields drawn from its
 schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the session's from
 ``scene.tracevis3d``.
 """
@@ -261,6 +261,31 @@ class VIEW3D_PT_tracevis3d_render(_Base, Panel):
         layout.operator("tracevis3d.render_figure", icon="RENDER_STILL")
 
 
+class VIEW3D_PT_tracevis3d_animate(_Base, Panel):
+    """Animate the figure in this scene (the command line's render-animation): kind, length,
+    frame rate, time mapping; play in the viewport; render with the Render section's options."""
+
+    bl_label = "Animate"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        from ..tracevis3d.params.animation import ANIMATION
+        from .properties import ANIMATION_FIELDS
+
+        s = context.scene.tracevis3d
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_schema(layout, s, ANIMATION, only=ANIMATION_FIELDS, boxes=False)
+        row = layout.row(align=True)
+        row.operator("tracevis3d.animate", icon="ANIM")
+        row.operator("tracevis3d.clear_animation", text="", icon="X")
+        row = layout.row(align=True)
+        row.operator("screen.animation_play", text="Play", icon="PLAY")
+        row.operator("tracevis3d.render_animation", icon="RENDER_ANIMATION")
+
+
 class VIEW3D_PT_tracevis3d_details(_Base, Panel):
     bl_label = "Call Details"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -286,6 +311,7 @@ CLASSES = (
     VIEW3D_PT_tracevis3d_structure,
     VIEW3D_PT_tracevis3d_live,
     VIEW3D_PT_tracevis3d_render,
+    VIEW3D_PT_tracevis3d_animate,
     VIEW3D_PT_tracevis3d_details,
 )
 

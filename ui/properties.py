@@ -40,6 +40,7 @@ from ..tracevis3d.params.compare import CompareParams
 from ..tracevis3d.params.cone import ConeParams
 from ..tracevis3d.params.icicle import IcicleParams
 from ..tracevis3d.params.live import LiveParams
+from ..tracevis3d.params.animation import ANIMATION
 from ..tracevis3d.params.render import RENDER
 from ..tracevis3d.params.threads import ThreadsParams
 from . import props
@@ -51,6 +52,9 @@ VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsPar
 #: command line's, has ``ui=False``)
 RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)
 DEFAULT_OUTPUT = "//tracevis3d.png"
+#: the animation options the panel's Animate section edits: kind, seconds, fps, easing
+ANIMATION_FIELDS = tuple(p.name for p in ANIMATION if p.ui)
+DEFAULT_FRAMES = "//tracevis3d_frames"
 
 _SKIP = {"SKIP_SAVE"}
 #: the session's own properties: (name, type, options) as `props.make_property` takes them
@@ -118,8 +122,9 @@ def _restore_from_build(self, force: bool = False, what: str | None = None) -> b
 
 
 SessionSettings = props.group_class(
-    "TraceVis3DSettings", SESSION + props.schema_table(RENDER, only=RENDER_FIELDS),
-    doc="TraceVis3D session of one scene: trace paths, live feed, picked call, render options",
+    "TraceVis3DSettings", SESSION + props.schema_table(RENDER, only=RENDER_FIELDS)
+    + props.schema_table(ANIMATION, only=ANIMATION_FIELDS),
+    doc="TraceVis3D session of one scene: trace paths, live feed, picked call, render and animation options",
     methods={"restore_from_build": _restore_from_build})
 VIEW_CLASSES = {view: _view_class(view, cls) for view, cls in VIEWS.items()}
 CLASSES = (SessionSettings, *VIEW_CLASSES.values())
@@ -155,8 +160,14 @@ def put_params(scene, view: str, params, only=None) -> None:
 
 
 def render_options(settings) -> dict:
-    """The panel's render options: {output, engine, samples, transparent}."""
+    """The panel's render options: {output, engine, device, samples, transparent}."""
     return {p.name: p.kind.from_props(p, lambda name: getattr(settings, name)) for p in RENDER if p.name in RENDER_FIELDS}
+
+
+def animation_options(settings) -> dict:
+    """The panel's animation options: {kind, seconds, fps, easing}."""
+    return {p.name: p.kind.from_props(p, lambda name: getattr(settings, name)) for p in ANIMATION
+            if p.name in ANIMATION_FIELDS}
 
 
 def restore_view(scene, view: str, d, extra=None) -> bool:

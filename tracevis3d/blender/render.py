@@ -1,4 +1,4 @@
-"""Render the current scene to an image file (Workbench, EEVEE or Cycles; CPU).
+"""Render the current scene to an image file (Workbench, EEVEE or Cycles; CPU or GPU, `device`).
 
 The image format is the one the file name's extension names (`FILE_FORMATS`).  Blender's
 own chatter during a render or a save (the "EGL Error (0x3009)" lines of the first headless
@@ -162,7 +162,7 @@ def _set_image_format(r, fmt: str, transparent: bool) -> None:
 
 def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080),
                   transparent: bool = False, samples: int | None = None, scene=None,
-                  quiet: bool = True) -> str:
+                  quiet: bool = True, device: str = "auto") -> str:
     """Render the scene's camera view to ``path`` and return the absolute path.
 
     The format follows the extension (.png, .jpg/.jpeg, .exr, .tif/.tiff); any other is a
@@ -172,7 +172,7 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
     import bpy
 
     scene = scene or bpy.context.scene
-    path = setup_render(path, engine, resolution, transparent, samples, scene)
+    path = setup_render(path, engine, resolution, transparent, samples, scene, device)
     with quiet_blender_output() if quiet else contextlib.nullcontext():
         res = bpy.ops.render.render(write_still=True, scene=scene.name)
     if "FINISHED" not in res or not os.path.isfile(path):
@@ -181,9 +181,10 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
 
 
 def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080),
-                 transparent: bool = False, samples: int | None = None, scene=None) -> str:
+                 transparent: bool = False, samples: int | None = None, scene=None,
+                 device: str = "auto") -> str:
     """Check the arguments and set the scene's render settings for `render_figure`; the
-    absolute output path (ValueError naming what is wrong)."""
+    absolute output path (ValueError naming what is wrong; ``device``: `device.choose_device`)."""
     import bpy
 
     scene = scene or bpy.context.scene
@@ -206,8 +207,11 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     r.film_transparent = bool(transparent)
     _set_image_format(r, fmt, transparent)
     r.use_file_extension = False
+    from .device import choose_device
+
+    with quiet_blender_output():  # "CUEW initialization failed" where there is no CUDA
+        choose_device(scene, device, r.engine)
     if r.engine == "CYCLES":
-        scene.cycles.device = "CPU"
         scene.cycles.samples = int(samples or 32)
         scene.cycles.use_denoising = True
     elif r.engine.startswith("BLENDER_EEVEE"):

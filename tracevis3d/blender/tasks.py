@@ -65,6 +65,9 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
     coll = bpy.data.collections.get(collection_name)
     if coll is not None:  # a cutaway of the figure (`layout.cutaway`), or none left from a previous one
         apply_cutaway(spec.meta["cutaway"], coll, scene) if spec.meta.get("cutaway") else remove_cutaway(coll)
+    from .animate import remember_meta
+
+    remember_meta(scene or bpy.context.scene, out["meta"])  # what an animation of the figure needs
     return params, spec, extra, out
 
 

@@ -37,6 +37,10 @@ def make_parser() -> argparse.ArgumentParser:
     from .extravis import add_extravis_parser
 
     add_extravis_parser(sub)
+
+    from .animation import add_animation_parser
+
+    add_animation_parser(sub)
     from .live import add_parsers as _add_live_parsers
 
     _add_live_parsers(sub)
@@ -62,7 +66,14 @@ def render_extravis(args) -> str:
     return run(args)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-compare": render_compare, "render-threads": render_threads,
+def render_animation(args) -> str:
+    from .animation import render_animation as run
+
+    return run(args)
+
+
+COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation,
+            "render-compare": render_compare, "render-threads": render_threads,
             "render-cone": render_cone, "render-extravis": render_extravis}
 
 

@@ -203,14 +203,28 @@ def _build(job, what: str, lo: float, hi: float) -> dict:
         raise CLIError(f"{what}: {msg}", 2) from None
 
 
+def choose_device_or_exit(scene, device: str, engine: str) -> str:
+    """`blender.device.choose_device`'s sentence; no GPU for ``--device gpu``: exit 2."""
+    from ..blender.device import NoGPUError, choose_device
+    from ..blender.render import quiet_blender_output
+
+    try:
+        with quiet_blender_output():  # "CUEW initialization failed" where there is no CUDA
+            return choose_device(scene, device, engine)
+    except NoGPUError as e:
+        raise CLIError(str(e), 2) from None
+
+
 def _render_and_save(args, scene, out: str, save) -> str:
     """Render the scene's camera view to ``out`` (and save the .blend); the image path."""
-    from ..blender.render import render_figure
+    from ..blender.render import engine_id, render_figure
 
     t = time.perf_counter()
+    device = getattr(args, "device", "auto")
     _progress(0.65, f"rendering {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
+    _progress(0.65, choose_device_or_exit(scene, device, engine_id(args.engine)))
     path = render_figure(out, engine=args.engine, resolution=args.resolution,
-                         transparent=args.transparent, samples=args.samples, scene=scene)
+                         transparent=args.transparent, samples=args.samples, scene=scene, device=device)
     _progress(0.95, f"rendered in {time.perf_counter() - t:.1f} s")
     if save:
         _save_blend(save, scene)

@@ -14,6 +14,7 @@ END = "<!-- END OPTION REFERENCE -->"
 
 def commands() -> list:
     """(command, what it draws, its schemas) of every render command."""
+    from .animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
     from .compare import COMPARE
     from .cone import CONE
     from .extravis import EXTRAVIS
@@ -27,7 +28,9 @@ def commands() -> list:
             ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
             ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
             ("render-extravis TRACE", EXTRAVIS.doc, [RENDER, EXTRAVIS]),
-            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE])]
+            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE]),
+            ("render-animation TRACE [TRACE_B]", ANIMATION.doc, [ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE,
+                                                                    ANIMATION_THREADS, ANIMATION_CONE])]
 
 
 def _cell(text: str) -> str:

@@ -10,6 +10,9 @@ from .kinds import Choice, Flag, Kind, Number
 #: file name extension -> Blender's image file format
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".exr": "OPEN_EXR", ".tif": "TIFF", ".tiff": "TIFF"}
 IMAGE_FORMAT_TEXT = ".png, .jpg/.jpeg, .exr, .tif/.tiff"
+DEVICE_ITEMS = (("auto", "Automatic", "A GPU when Blender finds one, else the CPU (said once)"),
+                ("cpu", "CPU", "Render on the CPU"),
+                ("gpu", "GPU", "Render on a GPU (Cycles: OptiX, CUDA, HIP, Metal or oneAPI); an error without one"))
 ENGINE_ITEMS = (("workbench", "Workbench", "Fast, flat-lit preview render"),
                 ("eevee", "EEVEE", "Real-time renderer with cushion shading and soft light"),
                 ("cycles", "Cycles", "Path tracer (slow without a GPU)"))
@@ -67,6 +70,9 @@ RENDER = Schema("render", [
           aliases=(), default_text="required on the command line; the panel: //tracevis3d.png",
           help=f"image to write; its extension names the format: {IMAGE_FORMAT_TEXT}"),
     Param("engine", Choice(ENGINE_ITEMS), "workbench", group=OUTPUT, label="Engine", help="render engine"),
+    Param("device", Choice(DEVICE_ITEMS), "auto", group=OUTPUT, label="Device",
+          help="what renders: auto (a GPU when Blender finds one, else the CPU), cpu, or gpu (an error "
+               "without one); Cycles tries OptiX, CUDA, HIP, Metal, oneAPI"),
     Param("samples", Number(1, 65536, integer=True, optional=True, placeholder=16), None, group=OUTPUT,
           label="Samples", default_text="8, 16, 32 for the three engines",
           help="samples per pixel: Workbench anti-aliasing (1, 5, 8, 11, 16 or 32), EEVEE, Cycles"),

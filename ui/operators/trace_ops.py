@@ -167,7 +167,7 @@ class TRACEVIS3D_OT_render_figure(JobOperator, Operator):
         render = context.scene.render  # the resolution the scene was built with
         job = tasks.render_job(path, scene=context.scene, engine=opts["engine"],
                                resolution=(render.resolution_x, render.resolution_y),
-                               transparent=opts["transparent"], samples=opts["samples"])
+                               transparent=opts["transparent"], samples=opts["samples"], device=opts["device"])
         return self.start_job(context, job, lambda _c, out: f"Rendered {out} in {time.perf_counter() - t0:.1f} s")
 
 

@@ -1,0 +1,322 @@
+"""render-animation (issue 23): real bpy, headless, tiny Workbench renders; we look at pixels.
+
+The trace: four root calls of one thread, well apart in time (0-90, 210-290, 410-490,
+610-700 µs), so a growth animation's frame k must show exactly the calls whose start the
+clock has passed, and nothing of the others.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+from tracevis3d.cli import main  # noqa: E402
+
+STARTS = [0.0, 210.0, 410.0, 610.0]
+ENDS = [90.0, 290.0, 490.0, 700.0]
+BARE = ["--no-labels", "--no-legend", "--no-axes", "--no-title"]
+BG_TOL = 0.06
+
+
+@pytest.fixture(scope="module")
+def four_calls(tmp_path_factory) -> pathlib.Path:
+    from tracevis3d.io.chrome_writer import save_chrome
+    from tracevis3d.model import Trace
+
+    names = [f"f{k} (/src/app/main.py:{k + 1})" for k in range(4)]
+    tr = Trace.from_arrays([0, 1, 2, 3], STARTS, ENDS, [-1, -1, -1, -1], function_names=names)
+    path = tmp_path_factory.mktemp("anim") / "four.json"
+    save_chrome(tr, path)
+    return path
+
+
+def _png(path) -> np.ndarray:
+    from tracevis3d.blender.figure_report import load_image
+
+    return load_image(str(path), channels=4)
+
+
+def _run(*argv) -> int:
+    return main(["render-animation", *map(str, argv)])
+
+
+def _box_points(frac: float) -> np.ndarray:
+    """World points at ``frac`` of each call box's width, mid-height, on its front face."""
+    ob = bpy.data.objects["TV3D_calls"]
+    A = ob.data.attributes
+    n = len(A["position"].data)
+    pos = np.empty(n * 3, np.float32)
+    sc = np.empty(n * 3, np.float32)
+    ci = np.empty(n, np.int32)
+    A["position"].data.foreach_get("vector", pos)
+    A["tv_scale"].data.foreach_get("vector", sc)
+    A["call_index"].data.foreach_get("value", ci)
+    pos, sc = pos.reshape(n, 3).astype(float), sc.reshape(n, 3).astype(float)
+    order = np.argsort(ci)
+    pos, sc = pos[order], sc[order]
+    pts = pos.copy()
+    pts[:, 0] = pos[:, 0] - sc[:, 0] / 2 + frac * sc[:, 0]
+    pts[:, 1] = pos[:, 1] - sc[:, 1] / 2
+    return pts
+
+
+def _project(points) -> np.ndarray:
+    from tracevis3d.blender.figure_report import project_points
+
+    return project_points(points, bpy.context.scene)
+
+
+def _drawn_at(img, px) -> np.ndarray:
+    h, w = img.shape[:2]
+    out = []
+    for x, y in px:
+        xi, yi = int(round(x)), int(round(y))
+        patch = img[max(yi - 1, 0):min(yi + 2, h), max(xi - 1, 0):min(xi + 2, w), :3]
+        out.append(bool((np.abs(patch - 1.0).max(-1) > BG_TOL).all()))
+    return np.array(out)
+
+
+def test_growth_frame_k_shows_exactly_the_started_calls(four_calls, tmp_path):
+    out = tmp_path / "frames"
+    rc = _run(four_calls, "-o", out, "--seconds", 1, "--fps", 8, "--easing", "linear",
+              "--resolution", "320x180", *BARE)
+    assert rc == 0
+    from tracevis3d.blender.animate import growth_time
+
+    scene = bpy.context.scene
+    assert (scene.frame_start, scene.frame_end) == (1, 8)
+    pts = _box_points(0.15)
+    checked = 0
+    for k in range(1, 9):
+        t = growth_time(scene, k)
+        assert t == pytest.approx(700.0 * (k - 1) / 7, abs=1e-3)
+        scene.frame_set(k)
+        px = _project(pts)
+        want = np.array(STARTS) + 0.15 * (np.array(ENDS) - np.array(STARTS)) < t
+        started = np.array(STARTS) < t
+        img = _png(out / f"frame_{k:04d}.png")
+        seen = _drawn_at(img, px)
+        assert (seen == want).all(), (k, t, seen, want)
+        # nothing of a call not yet started: its whole box area is background
+        checked += int((~started).sum())
+    assert checked > 0
+    # the modifier is data: the growth group reads t_start/t_end and Scene Time
+    ob = bpy.data.objects["TV3D_calls"]
+    assert ob.modifiers[0].name == "TraceVis3D growth"
+    assert {"t_start", "t_end"} <= set(ob.data.attributes.keys())
+    kinds = {n.bl_idname for n in ob.modifiers[0].node_group.nodes}
+    assert "GeometryNodeInputSceneTime" in kinds
+    assert not bpy.app.handlers.frame_change_pre and not bpy.app.handlers.frame_change_post
+
+
+def test_ranges_equal_the_whole_render_and_saved_blend_renders_alone(four_calls, tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ["--seconds", 2, "--fps", 10, "--resolution", "96x54", "--samples", 1]
+    assert _run(four_calls, "-o", whole, *common, "--save", tmp_path / "scene.blend") == 0
+    assert _run(four_calls, "-o", parts, *common, "--frames", "1-10") == 0
+    assert _run(four_calls, "-o", parts, *common, "--frames", "11-20") == 0
+    names = sorted(os.listdir(whole))
+    assert names == [f"frame_{k:04d}.png" for k in range(1, 21)] == sorted(os.listdir(parts))
+    for name in names:
+        assert np.array_equal(_png(whole / name), _png(parts / name)), name
+    # a fresh Blender, no TraceVis3D anywhere (no PYTHONPATH, empty user folders), no trace
+    user = tmp_path / "user"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("BLENDER_USER")}
+    for d in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
+        (user / d).mkdir(parents=True)
+        env[f"BLENDER_USER_{d}"] = str(user / d)
+    alone = tmp_path / "alone.png"
+    code = (
+        "import bpy, sys\n"
+        f"bpy.ops.wm.open_mainfile(filepath={str(tmp_path / 'scene.blend')!r})\n"
+        "assert 'tracevis3d' not in sys.modules\n"
+        "sc = bpy.context.scene\n"
+        "sc.frame_set(13)\n"
+        "im = sc.render.image_settings\n"
+        "im.media_type = 'IMAGE'; im.file_format = 'PNG'\n"
+        f"sc.render.filepath = {str(alone)!r}\n"
+        "bpy.ops.render.render(write_still=True)\n")
+    far = tmp_path / "elsewhere"
+    far.mkdir()
+    os.rename(four_calls, four_calls.with_suffix(".moved"))
+    try:
+        r = subprocess.run([sys.executable, "-c", code], cwd=far, env=env, capture_output=True, text=True,
+                           timeout=300)
+    finally:
+        os.rename(four_calls.with_suffix(".moved"), four_calls)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert np.array_equal(_png(alone), _png(whole / "frame_0013.png"))
+
+
+def test_mp4_decodes_to_the_frame_count_and_size(four_calls, tmp_path):
+    out = tmp_path / "a.mp4"
+    assert _run(four_calls, "-o", out, "--seconds", 1, "--fps", 10, "--resolution", "128x72",
+                "--samples", 1) == 0
+    clip = bpy.data.movieclips.load(str(out))
+    assert clip.frame_duration == 10
+    assert tuple(clip.size) == (128, 72)
+
+
+def test_turntable_first_and_last_frames_match(four_calls, tmp_path):
+    out = tmp_path / "spin"
+    assert _run(four_calls, "-o", out, "--kind", "turntable", "--seconds", 1, "--fps", 5,
+                "--resolution", "128x72", "--frames", "1-5", "--samples", 1) == 0
+    first, last, mid = _png(out / "frame_0001.png"), _png(out / "frame_0005.png"), _png(out / "frame_0003.png")
+    # the same view: 360° in float32 is 2π + 1.7e-7 rad, a few anti-aliased edge pixels differ slightly
+    diff = np.abs(first - last).max(-1)
+    assert (diff > 0.02).mean() < 0.002 and diff.mean() < 0.002, (diff.max(), (diff > 0.02).mean())
+    assert np.abs(first - mid).max() > 0.1  # it does move
+    info = json.loads(bpy.context.scene["tracevis3d_animation"])
+    assert info["kind"] == "turntable"
+
+
+def test_flythrough_keeps_its_target_in_frame(four_calls, tmp_path):
+    out = tmp_path / "fly"
+    assert _run(four_calls, "-o", out, "--kind", "flythrough", "--seconds", 2, "--fps", 6,
+                "--resolution", "160x90", "--samples", 1, *BARE) == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    k = info["target"]["frame"]
+    scene.frame_set(k)
+    px = _project(np.array([info["target"]["world"]]))[0]
+    assert 0.1 * 160 < px[0] < 0.9 * 160 and 0.1 * 90 < px[1] < 0.9 * 90, px
+    img = _png(out / f"frame_{k:04d}.png")
+    assert _drawn_at(img, [px]).all()
+    # the camera moves by keyframes (F-curves), nothing else
+    cam = scene.camera
+    assert cam.animation_data is not None and cam.animation_data.action is not None
+    assert not cam.animation_data.drivers
+
+
+def test_device_gpu_without_gpu_exits_2_with_one_line(four_calls, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parent.parent))
+    r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-animation", str(four_calls), "-o",
+                        str(tmp_path / "f"), "--device", "gpu"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    from tracevis3d.blender.device import find_gpu
+
+    if find_gpu()[0] is not None:
+        pytest.skip("this machine has a GPU")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--device gpu" in lines[0], r.stderr
+
+
+def test_device_auto_says_cpu_once(four_calls, tmp_path, capsys):
+    from tracevis3d.blender.device import find_gpu
+
+    if find_gpu()[0] is not None:
+        pytest.skip("this machine has a GPU")
+    out = tmp_path / "still.png"
+    assert main(["render-icicle", str(four_calls), "-o", str(out), "--resolution", "64x36", "--device", "auto"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("device: CPU") == 1, err
+
+
+def test_bad_animation_arguments_are_one_line_exit_2(four_calls, tmp_path, capsys):
+    for argv, word in (([four_calls, "-o", tmp_path / "x.gif"], "folder for PNG frames"),
+                       ([four_calls, "-o", tmp_path / "f", "--frames", "5-2"], "frames"),
+                       ([four_calls, "-o", tmp_path / "f", "--seconds", 1, "--fps", 4, "--frames", "3-9"],
+                        "frames 1-4"),
+                       ([four_calls, four_calls, "-o", tmp_path / "f", "--kind", "handoffs"], "thread view"),
+                       ([four_calls, "--view", "cone", "-o", tmp_path / "f", "--kind", "growth"], "not available"),
+                       ([four_calls, "-o", tmp_path / "f", "--kind", "reveal"], "two traces"),
+                       ([four_calls, "-o", tmp_path / "f", "--view", "compare"], "two traces")):
+        assert _run(*argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and word in err[0], err
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory) -> tuple:
+    import tracevis3d
+    from tracevis3d.io.chrome_writer import save_chrome
+
+    a = tracevis3d.synthetic(1500, threads=1, seed=3)
+    b = tracevis3d.perturb(a, seed=1)
+    d = tmp_path_factory.mktemp("pair")
+    save_chrome(a, d / "a.json")
+    save_chrome(b, d / "b.json")
+    return d / "a.json", d / "b.json"
+
+
+def test_reveal_tubes_grow_from_a_to_b_in_order(pair, tmp_path):
+    out = tmp_path / "rev"
+    assert _run(*pair, "-o", out, "--seconds", 1, "--fps", 8, "--resolution", "640x360", "--samples", 1,
+                "--frames", "8-8") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "reveal" and info["tubes"] > 3
+    ob = bpy.data.objects[info["tube_object"]]
+    assert ob.modifiers[-1].name == "TraceVis3D reveal"
+    me = ob.data
+    n_all = len(me.vertices)
+    z = np.empty(n_all * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", z)
+    z_bottom = z.reshape(-1, 3)[:, 2].min()
+
+    def shown(frame):
+        scene.frame_set(frame)
+        ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        p = np.empty(len(ev.vertices) * 3, np.float32)
+        ev.vertices.foreach_get("co", p)
+        return p.reshape(-1, 3)
+
+    counts = [len(shown(k)) for k in range(1, 9)]
+    assert counts[0] == 0 and counts[-1] == n_all
+    assert all(x <= y for x, y in zip(counts, counts[1:])) and 0 < counts[3] < n_all
+    # a tube grows from its A end (above) to its B end: when the first ones show, none has reached B
+    first = next(k for k, c in enumerate(counts, 1) if c > 0)
+    assert shown(first)[:, 2].min() > z_bottom + 0.05
+    assert (out / "frame_0008.png").is_file()
+
+
+def test_handoffs_appear_when_their_waits_end(sync_program_path, tmp_path):
+    """tests/sync_program.py recorded with VizTracer (known hand-offs; skips without it)."""
+    out = tmp_path / "hand"
+    assert _run(sync_program_path, "--view", "threads", "-o", out, "--seconds", 1, "--fps", 6, "--easing", "linear",
+                "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "handoffs" and info["handoff_faces"] > 0
+    ob = bpy.data.objects["TV3D_corr"]
+    assert ob.modifiers[-1].name == "TraceVis3D handoffs"
+    t = np.empty(len(ob.data.polygons), np.float32)
+    ob.data.attributes["t_handoff"].data.foreach_get("value", t)
+    c = info["clock"]
+    for k in range(1, 7):
+        scene.frame_set(k)
+        now = c["Trace Start (µs)"] + (k - 1) / 5 * (c["Trace End (µs)"] - c["Trace Start (µs)"])
+        ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        assert len(ev.polygons) == int((t <= now).sum()), k
+    assert 0 < int((t <= c["Trace End (µs)"] / 2).sum()) < len(t)  # some before the middle, some after
+
+
+def test_comparison_growth_each_run_in_its_own_time(pair, tmp_path):
+    out = tmp_path / "cgrow"
+    assert _run(*pair, "--kind", "growth", "-o", out, "--seconds", 1, "--fps", 6, "--easing", "linear",
+                "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "growth" and len(info["now_objects"]) == 2 and info["tubes"] > 0
+    for side in "ab":
+        ob = bpy.data.objects[f"TV3D_calls_{side}"]
+        assert ob.modifiers[0].name == "TraceVis3D growth"
+        t = np.empty(len(ob.data.attributes["position"].data), np.float32)
+        ob.data.attributes["t_start"].data.foreach_get("value", t)
+        assert t.min() >= -1.0  # µs from the side's own window start
+    tubes = bpy.data.objects[info["tube_object"]]
+
+    def n_tube_vertices(k):
+        scene.frame_set(k)
+        return len(tubes.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices)
+
+    counts = [n_tube_vertices(k) for k in range(1, 7)]
+    assert counts[0] == 0 and counts[-1] == len(tubes.data.vertices)
+    assert all(x <= y for x, y in zip(counts, counts[1:]))

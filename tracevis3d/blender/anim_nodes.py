@@ -1,0 +1,281 @@
+"""Geometry Nodes groups of the animations (`blender.animate`): data, not Python.
+
+- ``TV3D_growth``: a modifier placed before a layer's instancer
+  (`writer.instancer_group_steps`).  From the Scene Time node's seconds it computes the
+  trace time "now" (the clock below) and, per point, the visible share of its box
+  f = clamp((now − t_start) / (t_end − t_start)) from the point attributes ``t_start`` and
+  ``t_end`` (µs from the figure's left edge); the box keeps its left edge and its width
+  becomes f times its width (``tv_scale``.x).  A box with f = 0 has no width and the
+  instancer leaves it out, so a call appears when its start is reached.
+- ``TV3D_now``: the "now" line (a thin bar over the lanes' height at x(now)) and the clock
+  (the trace time as text, String to Curves with Blender's built-in font).
+
+The clock, the same in both: u = clamp((seconds − Start) / Duration), e = u + Ease·(3u² −
+2u³ − u) (Ease 0: linear, 1: smoothstep), now = Trace Start + e·(Trace End − Trace
+Start).  Start, Duration, Ease, Trace Start and Trace End are inputs of every modifier: a
+presenter retimes an animation in the modifier panel.  `trace_time` is the same mapping in
+Python (tests, labels' keyframes).
+"""
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+
+from .meshobj import _tag
+
+CLOCK_INPUTS = (("Start (s)", 0.0), ("Duration (s)", 1.0), ("Ease", 1.0),
+                ("Trace Start (µs)", 0.0), ("Trace End (µs)", 1.0))
+
+
+def trace_time(frames, fps: float, start_s: float, duration_s: float, ease: float, t0: float, t1: float):
+    """The trace time (µs) the clock shows at scene ``frames`` (the nodes' formula)."""
+    u = np.clip((np.asarray(frames, np.float64) / fps - start_s) / duration_s, 0.0, 1.0)
+    e = u + ease * (u * u * (3.0 - 2.0 * u) - u)
+    return t0 + e * (t1 - t0)
+
+
+def clock_seconds(times, clock: dict):
+    """The scene second at which the clock (a modifier's inputs, `CLOCK_INPUTS`) reaches
+    each trace time in ``times`` (the inverse of `trace_time`; clamped to the animation)."""
+    t0, t1 = clock["Trace Start (µs)"], clock["Trace End (µs)"]
+    e = np.clip((np.asarray(times, np.float64) - t0) / max(t1 - t0, 1e-30), 0.0, 1.0)
+    u = np.linspace(0.0, 1.0, 4097)
+    eased = u + clock["Ease"] * (u * u * (3.0 - 2.0 * u) - u)
+    return clock["Start (s)"] + np.interp(e, eased, u) * clock["Duration (s)"]
+
+
+def first_frame_at(times, fps, start_s, duration_s, ease, t0, t1, n_frames: int):
+    """Per trace time in ``times``: the first scene frame (1..n_frames) whose clock has
+    reached it (n_frames + 1: never)."""
+    frames = np.arange(1, n_frames + 1)
+    clock = trace_time(frames, fps, start_s, duration_s, ease, t0, t1)
+    clock = np.maximum.accumulate(clock)
+    return 1 + np.searchsorted(clock, np.asarray(times, np.float64), side="left")
+
+
+class _Graph:
+    """A little helper to add nodes and links to a node tree."""
+
+    def __init__(self, ng):
+        self.ng, self.N, self.L = ng, ng.nodes, ng.links
+
+    def node(self, kind: str, loc=(0, 0), **props):
+        n = self.N.new(kind)
+        n.location = loc
+        for k, v in props.items():
+            setattr(n, k, v)
+        return n
+
+    def link(self, a, b):
+        self.L.new(a, b)
+
+    def math(self, op, a, b=None, c=None, clamp=False, loc=(0, 0)):
+        n = self.node("ShaderNodeMath", loc, operation=op, use_clamp=clamp)
+        for k, v in enumerate((a, b, c)):
+            if v is None:
+                continue
+            if isinstance(v, (int, float)):
+                n.inputs[k].default_value = float(v)
+            else:
+                self.link(v, n.inputs[k])
+        return n.outputs[0]
+
+    def attribute(self, name: str, data_type: str = "FLOAT", loc=(0, 0)):
+        n = self.node("GeometryNodeInputNamedAttribute", loc, data_type=data_type)
+        n.inputs["Name"].default_value = name
+        return n.outputs["Attribute"]
+
+    def combine(self, x, y, z, loc=(0, 0)):
+        n = self.node("ShaderNodeCombineXYZ", loc)
+        for k, v in enumerate((x, y, z)):
+            if isinstance(v, (int, float)):
+                n.inputs[k].default_value = float(v)
+            else:
+                self.link(v, n.inputs[k])
+        return n.outputs[0]
+
+
+def _new_group(name: str, inputs: tuple):
+    """A fresh Geometry Nodes group with a Geometry input and output and float ``inputs``
+    ((name, default) each); the group and its input node."""
+    ng = _tag(bpy.data.node_groups.new(name, "GeometryNodeTree"))
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    for sname, default in inputs:
+        sock = ng.interface.new_socket(sname, in_out="INPUT", socket_type="NodeSocketFloat")
+        sock.default_value = default
+    g = _Graph(ng)
+    return ng, g, g.node("NodeGroupInput", (-1200, 0)), g.node("NodeGroupOutput", (1400, 0))
+
+
+def _clock(g: _Graph, gi):
+    """The trace time "now" from the Scene Time node and the clock inputs (module docstring)."""
+    sec = g.node("GeometryNodeInputSceneTime", (-1000, 400)).outputs["Seconds"]
+    a = g.math("SUBTRACT", sec, gi.outputs["Start (s)"], loc=(-800, 400))
+    u = g.math("DIVIDE", a, gi.outputs["Duration (s)"], clamp=True, loc=(-650, 400))
+    s1 = g.math("MULTIPLY_ADD", u, -2.0, 3.0, loc=(-500, 500))
+    s2 = g.math("MULTIPLY", u, u, loc=(-500, 350))
+    smooth = g.math("MULTIPLY", s1, s2, loc=(-350, 450))
+    d = g.math("SUBTRACT", smooth, u, loc=(-200, 450))
+    e = g.math("MULTIPLY_ADD", d, gi.outputs["Ease"], u, loc=(-50, 450))
+    span = g.math("SUBTRACT", gi.outputs["Trace End (µs)"], gi.outputs["Trace Start (µs)"], loc=(-50, 300))
+    return g.math("MULTIPLY_ADD", e, span, gi.outputs["Trace Start (µs)"], loc=(100, 400))
+
+
+#: point attributes the growth modifier drops before the instancer (the material reads only
+#: ``tv_color`` and ``tv_local``, the instancer ``tv_scale`` and ``tv_mat``)
+DROPPED_ATTRIBUTES = ("call_index", "depth", "lane", "folded_levels", "call_count", "t_start", "t_end")
+
+
+def growth_group() -> bpy.types.NodeTree:
+    """``TV3D_growth`` (module docstring)."""
+    ng, g, gi, go = _new_group("TV3D_growth", CLOCK_INPUTS)
+    now = _clock(g, gi)
+    ts, te = g.attribute("t_start", loc=(-400, -200)), g.attribute("t_end", loc=(-400, -350))
+    grown = g.math("SUBTRACT", now, ts, loc=(250, -100))
+    length = g.math("MAXIMUM", g.math("SUBTRACT", te, ts, loc=(-200, -300)), 1e-9, loc=(0, -300))
+    f = g.math("DIVIDE", grown, length, clamp=True, loc=(400, -150))
+    sep = g.node("ShaderNodeSeparateXYZ", (-200, -500))
+    g.link(g.attribute("tv_scale", "FLOAT_VECTOR", loc=(-400, -500)), sep.inputs[0])
+    sx = sep.outputs["X"]
+    nsx = g.math("MULTIPLY", sx, f, loc=(550, -300))
+    ox = g.math("MULTIPLY", g.math("SUBTRACT", nsx, sx, loc=(700, -300)), 0.5, loc=(850, -300))
+    setpos = g.node("GeometryNodeSetPosition", (1000, 0))
+    g.link(gi.outputs["Geometry"], setpos.inputs["Geometry"])
+    g.link(g.combine(ox, 0.0, 0.0, loc=(1000, -300)), setpos.inputs["Offset"])
+    store = g.node("GeometryNodeStoreNamedAttribute", (1200, 0), data_type="FLOAT_VECTOR", domain="POINT")
+    store.inputs["Name"].default_value = "tv_scale"
+    g.link(setpos.outputs["Geometry"], store.inputs["Geometry"])
+    g.link(g.combine(nsx, sep.outputs["Y"], sep.outputs["Z"], loc=(1000, -450)), store.inputs["Value"])
+    last = store.outputs["Geometry"]
+    # what the instancer after it does not need: fewer attributes to carry to every instance
+    # (picking reads the point cloud itself, not the evaluated instances)
+    for j, name in enumerate(DROPPED_ATTRIBUTES):
+        rm = g.node("GeometryNodeRemoveAttribute", (1200 + 150 * j, -200))
+        rm.inputs["Name"].default_value = name
+        g.link(last, rm.inputs["Geometry"])
+        last = rm.outputs["Geometry"]
+    g.link(last, go.inputs["Geometry"])
+    return ng
+
+
+NOW_INPUTS = CLOCK_INPUTS + (("World per µs", 1.0), ("Bottom", 0.0), ("Top", 1.0), ("Front", 0.0),
+                             ("Thickness", 0.01), ("Text Size", 0.1), ("Clock Offset (µs)", 0.0),
+                             ("Clock Scale", 1e-3), ("Left", 0.0), ("Right", 1.0))
+
+
+def now_group(unit: str, decimals: int, line_material, text_material) -> bpy.types.NodeTree:
+    """``TV3D_now``: the "now" line and the clock text ``<time> <unit>`` (module docstring).
+    The time shown is (now + Clock Offset) · Clock Scale with ``decimals`` decimals."""
+    ng, g, gi, go = _new_group("TV3D_now", NOW_INPUTS)
+    I = gi.outputs
+    now = _clock(g, gi)
+    x = g.math("MULTIPLY", now, I["World per µs"], loc=(300, 400))
+    height = g.math("SUBTRACT", I["Top"], I["Bottom"], loc=(300, 200))
+    zmid = g.math("MULTIPLY_ADD", height, 0.5, I["Bottom"], loc=(450, 200))
+    cube = g.node("GeometryNodeMeshCube", (450, 0))
+    g.link(g.combine(I["Thickness"], I["Thickness"], height, loc=(300, 0)), cube.inputs["Size"])
+    bar = g.node("GeometryNodeTransform", (650, 0))
+    g.link(cube.outputs["Mesh"], bar.inputs["Geometry"])
+    g.link(g.combine(x, I["Front"], zmid, loc=(450, -150)), bar.inputs["Translation"])
+    bar_mat = g.node("GeometryNodeSetMaterial", (850, 0))
+    bar_mat.inputs["Material"].default_value = line_material
+    g.link(bar.outputs["Geometry"], bar_mat.inputs["Geometry"])
+    # the clock's text
+    shown = g.math("MULTIPLY", g.math("ADD", now, I["Clock Offset (µs)"], loc=(300, -400)), I["Clock Scale"],
+                   loc=(450, -400))
+    v2s = g.node("FunctionNodeValueToString", (600, -400))
+    v2s.inputs["Decimals"].default_value = int(decimals)
+    g.link(shown, v2s.inputs["Value"])
+    join = g.node("GeometryNodeStringJoin", (800, -400))
+    join.inputs["Delimiter"].default_value = " "
+    unit_node = g.node("FunctionNodeInputString", (600, -550))
+    unit_node.string = unit
+    g.link(unit_node.outputs[0], join.inputs["Strings"])  # multi-input: the last link comes first
+    g.link(v2s.outputs["String"], join.inputs["Strings"])
+    s2c = g.node("GeometryNodeStringToCurves", (950, -400), align_x="CENTER", align_y="BOTTOM_BASELINE")
+    g.link(join.outputs["String"], s2c.inputs["String"])
+    g.link(I["Text Size"], s2c.inputs["Size"])
+    real = g.node("GeometryNodeRealizeInstances", (1100, -400))
+    g.link(s2c.outputs["Curve Instances"], real.inputs["Geometry"])
+    fill = g.node("GeometryNodeFillCurve", (1250, -400))
+    g.link(real.outputs["Geometry"], fill.inputs["Curve"])
+    # centred over the bar, kept inside [Left, Right] (half a text of 8 characters each side)
+    half = g.math("MULTIPLY", I["Text Size"], 2.2, loc=(450, -700))
+    lo = g.math("ADD", I["Left"], half, loc=(600, -700))
+    hi = g.math("SUBTRACT", I["Right"], half, loc=(600, -850))
+    tx = g.math("MINIMUM", g.math("MAXIMUM", x, lo, loc=(750, -700)), hi, loc=(900, -700))
+    tz = g.math("MULTIPLY_ADD", I["Text Size"], 0.4, I["Top"], loc=(900, -850))
+    place = g.node("GeometryNodeTransform", (1400, -400))
+    place.inputs["Rotation"].default_value = (math.pi / 2, 0.0, 0.0)  # upright, facing −y
+    g.link(fill.outputs["Mesh"], place.inputs["Geometry"])
+    g.link(g.combine(tx, I["Front"], tz, loc=(1250, -700)), place.inputs["Translation"])
+    text_mat = g.node("GeometryNodeSetMaterial", (1550, -400))
+    text_mat.inputs["Material"].default_value = text_material
+    g.link(place.outputs["Geometry"], text_mat.inputs["Geometry"])
+    both = g.node("GeometryNodeJoinGeometry", (1700, 0))
+    g.link(text_mat.outputs["Geometry"], both.inputs[0])
+    g.link(bar_mat.outputs["Geometry"], both.inputs[0])
+    go.location = (1900, 0)
+    g.link(both.outputs[0], go.inputs["Geometry"])
+    return ng
+
+
+REVEAL_INPUTS = (("Grow (s)", 0.5),)
+
+
+def reveal_group() -> bpy.types.NodeTree:
+    """``TV3D_reveal``: a comparison's tubes appear one after another, each growing from A to
+    B.  Per vertex ``t_reveal`` (the scene second its tube starts) and ``t_along`` (0 at its
+    A end, 1 at its B end): a vertex is kept while clamp((seconds − t_reveal) / Grow) ≥
+    t_along, so a tube's rings appear from A to B over Grow seconds."""
+    ng, g, gi, go = _new_group("TV3D_reveal", REVEAL_INPUTS)
+    sec = g.node("GeometryNodeInputSceneTime", (-1000, 400)).outputs["Seconds"]
+    since = g.math("SUBTRACT", sec, g.attribute("t_reveal", loc=(-1000, 200)), loc=(-800, 300))
+    progress = g.math("DIVIDE", since, gi.outputs["Grow (s)"], clamp=True, loc=(-600, 300))
+    cmp = g.node("FunctionNodeCompare", (-400, 300), data_type="FLOAT", operation="LESS_THAN")
+    g.link(progress, cmp.inputs["A"])
+    g.link(g.attribute("t_along", loc=(-600, 100)), cmp.inputs["B"])
+    not_yet = g.node("FunctionNodeCompare", (-400, 100), data_type="FLOAT", operation="LESS_EQUAL")
+    g.link(progress, not_yet.inputs["A"])
+    not_yet.inputs["B"].default_value = 0.0
+    either = g.node("FunctionNodeBooleanMath", (-250, 200), operation="OR")
+    g.link(cmp.outputs["Result"], either.inputs[0])
+    g.link(not_yet.outputs["Result"], either.inputs[1])
+    drop = g.node("GeometryNodeDeleteGeometry", (-100, 0), domain="POINT")
+    g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])
+    g.link(either.outputs[0], drop.inputs["Selection"])
+    g.link(drop.outputs["Geometry"], go.inputs["Geometry"])
+    return ng
+
+
+def handoff_group() -> bpy.types.NodeTree:
+    """``TV3D_handoffs``: the thread view's correspondence curves appear at their times.  A
+    face whose ``t_handoff`` (µs from the window's start: the moment the wait was released)
+    the clock (`_clock`) has not reached is deleted."""
+    ng, g, gi, go = _new_group("TV3D_handoffs", CLOCK_INPUTS)
+    now = _clock(g, gi)
+    later = g.node("FunctionNodeCompare", (300, 0), data_type="FLOAT", operation="GREATER_THAN")
+    g.link(g.attribute("t_handoff", loc=(100, -100)), later.inputs["A"])
+    g.link(now, later.inputs["B"])
+    drop = g.node("GeometryNodeDeleteGeometry", (500, 0), domain="FACE")
+    g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])
+    g.link(later.outputs["Result"], drop.inputs["Selection"])
+    g.link(drop.outputs["Geometry"], go.inputs["Geometry"])
+    return ng
+
+
+def set_inputs(mod, values: dict) -> None:
+    """A Geometry Nodes modifier's input values by socket name."""
+    items = {it.name: it for it in mod.node_group.interface.items_tree
+             if getattr(it, "in_out", None) == "INPUT" and it.socket_type != "NodeSocketGeometry"}
+    for name, v in values.items():
+        mod[items[name].identifier] = float(v)
+
+
+def get_inputs(mod) -> dict:
+    """A Geometry Nodes modifier's float input values by socket name."""
+    return {it.name: float(mod[it.identifier]) for it in mod.node_group.interface.items_tree
+            if getattr(it, "in_out", None) == "INPUT" and it.socket_type != "NodeSocketGeometry"}

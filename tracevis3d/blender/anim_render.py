@@ -1,0 +1,111 @@
+"""Render an animated scene (`blender.animate`): a PNG per frame or a video.
+
+- a folder gets ``frame_0001.png``, … numbered by scene frame (Blender's own numbering:
+  the path ``FOLDER/frame_`` with four digits appended);
+- ``.mp4`` (H.264), ``.mkv``, ``.mov``, ``.webm`` go through Blender's own FFmpeg output
+  (bpy 5.0: ``image_settings.media_type = "VIDEO"``, ``file_format = "FFMPEG"``,
+  ``ffmpeg.format``/``codec``).
+``frames=(A, B)`` renders scene frames A..B only: one ``render(animation=True)`` over that
+range (the scene's range is put back afterwards), so a range's frames are the frames of
+the whole render (every frame is a function of its number alone: attributes, modifiers
+and keyframes, no state carried from the frame before).
+"""
+from __future__ import annotations
+
+import os
+
+import bpy
+
+from .render import VIDEO_FORMATS, quiet_blender_output, setup_render
+
+
+def render_animation(out: str, scene=None, frames=None, engine: str = "workbench", resolution=(1920, 1080),
+                     samples=None, device: str = "auto") -> dict:
+    """Render ``scene``'s frames (all, or ``frames`` = (A, B)) to ``out`` (a video file by
+    its extension, else a folder, created); {"path", "frames", "files"}."""
+    scene = scene or bpy.context.scene
+    setup_animation_output(out, scene, engine, resolution, samples, device)
+    return render_frames(scene, frames)
+
+
+def setup_animation_output(out: str, scene=None, engine: str = "workbench", resolution=(1920, 1080),
+                           samples=None, device: str = "auto") -> str:
+    """Set ``scene``'s render settings to write its animation to ``out`` (a video by its
+    extension, else a folder, created): what a saved .blend then renders with
+    ``blender -b scene.blend -a`` too.  The absolute output path."""
+    scene = scene or bpy.context.scene
+    out = os.path.abspath(os.fspath(out))
+    ext = os.path.splitext(out)[1].lower()
+    video = ext in VIDEO_FORMATS
+    if video:
+        if not os.path.isdir(os.path.dirname(out)):
+            raise ValueError(f"output folder does not exist: {os.path.dirname(out)}")
+        probe = os.path.join(os.path.dirname(out), "frame.png")
+    else:
+        if ext and ext != ".png" and not os.path.isdir(out):
+            raise ValueError(f"{out}: an animation goes to a folder (PNG frames) or a video "
+                             f"({', '.join(VIDEO_FORMATS)})")
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, "frame.png")
+    setup_render(probe, engine, resolution, False, samples, scene, device)
+    r = scene.render
+    im = r.image_settings
+    if video:
+        container, codec = VIDEO_FORMATS[ext]
+        if hasattr(im, "media_type"):  # Blender 5.0+
+            im.media_type = "VIDEO"
+        im.file_format = "FFMPEG"
+        r.ffmpeg.format, r.ffmpeg.codec = container, codec
+        if codec == "H264":
+            r.ffmpeg.constant_rate_factor = "HIGH"
+            r.ffmpeg.gopsize = max(1, int(r.fps))
+        r.ffmpeg.audio_codec = "NONE"
+        r.filepath = out
+        r.use_file_extension = False
+    else:
+        r.filepath = os.path.join(out, "frame_")
+        r.use_file_extension = True
+    return out
+
+
+def render_frames(scene=None, frames=None) -> dict:
+    """Render the scene frames A..B (``frames``; None: all) with the output settings of
+    `setup_animation_output`; {"path", "frames", "files"}."""
+    scene = scene or bpy.context.scene
+    r = scene.render
+    a, b = frames or (scene.frame_start, scene.frame_end)
+    if not scene.frame_start <= a <= b <= scene.frame_end:
+        raise ValueError(f"frames {a}-{b} are outside the animation's frames "
+                         f"{scene.frame_start}-{scene.frame_end}")
+    video = r.image_settings.file_format == "FFMPEG"
+    out = r.filepath if video else os.path.dirname(r.filepath)
+    old = scene.frame_start, scene.frame_end, scene.frame_current
+    scene.frame_start, scene.frame_end = a, b
+    try:
+        with quiet_blender_output():
+            res = bpy.ops.render.render(animation=True, scene=scene.name)
+    finally:
+        scene.frame_start, scene.frame_end = old[0], old[1]
+        scene.frame_set(old[2])
+    if "FINISHED" not in res:
+        raise RuntimeError(f"the animation was not rendered ({res})")
+    if video:
+        if not os.path.isfile(out) or os.path.getsize(out) == 0:
+            raise RuntimeError(f"the video {out} was not written")
+        return {"path": out, "frames": (a, b), "files": [out]}
+    files = [os.path.join(out, f"frame_{k:04d}.png") for k in range(a, b + 1)]
+    missing = [f for f in files if not os.path.isfile(f)]
+    if missing:
+        raise RuntimeError(f"the render did not write {missing[0]}")
+    return {"path": out, "frames": (a, b), "files": files}
+
+
+def pack_fonts() -> int:
+    """Pack every font the file uses that is not Blender's built-in one (a saved .blend
+    renders its text anywhere); how many were packed."""
+    n = 0
+    for f in bpy.data.fonts:
+        if f.filepath not in ("<builtin>", "") and f.packed_file is None:
+            f.pack()
+            n += 1
+    return n

@@ -1,0 +1,523 @@
+"""Animate a built figure (issue 23): growth, fly-through, turntable, a comparison's
+reveal (`anim_reveal`) — as data.
+
+`animate_scene` turns the scene a view's build wrote (`writer.write_scene_steps`) into an
+animation of ``seconds`` at ``fps`` (scene frames 1..N).  Nothing runs per frame in
+Python: no frame-change handler, no driver.
+
+- **growth**: every world-space box layer gets a ``TV3D_growth`` Geometry Nodes modifier
+  before its instancer (`anim_nodes`), reading the point attributes ``t_start``/``t_end``
+  (µs from the figure's left edge, written here from the boxes' x extents with
+  foreach_get/foreach_set, one numpy pass); a ``TV3D_now`` object draws the "now" line and
+  the clock.  Trace time runs linearly or eased (smoothstep 3u² − 2u³: slow at both ends)
+  from the window's start at frame 1 to its end at frame N.  A call's name appears (its
+  ``hide_render``/``hide_viewport`` keyframed, constant) once the box has grown past the
+  name's estimated end, or is whole.
+- **flythrough**: the camera, three times closer than the still's, moves along the time
+  axis by F-curve keyframes; its speed is inverse to the "interest" at its position (box
+  count and box area, i.e. call density and, with the default extrusion, self time, over
+  a 30 % floor), so it slows down where the most happens; its height follows the
+  interest in view.  It passes the box of the largest area (the target) at a keyframe
+  centred on it (recorded in ``scene["tracevis3d_animation"]``).
+- **turntable**: the camera is parented to an empty at the figure's centre whose z
+  rotation goes 0 → 360° (linear keyframes, frame 1 to N: the first and last frames are
+  the same view); the camera, aimed at the centre from the still's direction, is moved to
+  where the figure's bounding sphere fills the image's shorter side, so every angle keeps
+  it framed.
+
+A moving camera hides the legend (the still placed it where the figure left room); the
+fly-through, whose boxes fill the frame, hides the title too.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import bpy
+import numpy as np
+from mathutils import Vector
+
+from .anim_nodes import clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_handoffs import HANDOFF_MODIFIER, handoffs
+from .anim_reveal import REVEAL_MODIFIER, reveal
+from .meshobj import TAG, _tag
+
+ANIM_KEY = "tracevis3d_animation"
+META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
+META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
+               "world_per_us_a", "world_per_us_b", "window_a", "window_b")
+KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
+GROWTH_MODIFIER = "TraceVis3D growth"
+NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
+ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
+
+
+def _collection(scene, name: str = "TraceVis3D"):
+    coll = bpy.data.collections.get(name)
+    if coll is None or coll.name not in scene.collection.children:
+        raise ValueError("the scene holds no TraceVis3D figure: build one first")
+    return coll
+
+
+def _layer_objects(coll) -> dict:
+    return {ob["tv3d_layer"]: ob for ob in coll.objects
+            if "tv3d_layer" in ob and ob.type in ("POINTCLOUD", "MESH") and "tv3d_tubes" not in ob}
+
+
+def _points(ob) -> tuple:
+    """(positions (n,3), scales (n,3)) float32 of an instance layer's points."""
+    A = ob.data.attributes
+    n = len(A["position"].data)
+    pos = np.empty(n * 3, np.float32)
+    A["position"].data.foreach_get("vector", pos)
+    sc = np.empty(n * 3, np.float32)
+    A["tv_scale"].data.foreach_get("vector", sc)
+    return pos.reshape(n, 3), sc.reshape(n, 3)
+
+
+def _set_float(ob, name: str, values) -> None:
+    A = ob.data.attributes
+    if name in A:
+        A.remove(A[name])
+    A.new(name, "FLOAT", "POINT").data.foreach_set("value", np.ascontiguousarray(values, np.float32))
+
+
+def _world_boxes(coll) -> dict:
+    """layer name -> (object, positions, scales) of the world-space box layers that grow."""
+    out = {}
+    for name, ob in _layer_objects(coll).items():
+        if name in NOT_GROWN or ob.get("tv3d_space") == "camera" or ob.type != "POINTCLOUD":
+            continue
+        if "tv_scale" not in ob.data.attributes:
+            continue
+        out[name] = (ob,) + _points(ob)
+    return out
+
+
+def _mesh_bounds(coll) -> dict:
+    """The mesh layers (the thread view's rings and curves, the cone tree's tubes, a
+    comparison's tubes): each world-space object's bounding box as one box (its centre
+    and size), for the camera paths."""
+    out = {}
+    for ob in coll.objects:
+        name = ob.get("tv3d_layer")
+        if name is None or ob.type != "MESH" or ob.get("tv3d_space") == "camera" or ob.parent is not None:
+            continue
+        corners = np.array([tuple(ob.matrix_world @ Vector(c)) for c in ob.bound_box], np.float32)
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        out[name] = (ob, ((lo + hi) / 2)[None], (hi - lo)[None])
+    return out
+
+
+def clear_animation(scene) -> None:
+    """Remove an earlier animation of the figure (modifiers, objects, keyframes)."""
+    coll = bpy.data.collections.get("TraceVis3D")
+    if coll is None:
+        return
+    for ob in list(coll.objects):
+        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER, HANDOFF_MODIFIER)]:
+            ob.modifiers.remove(mod)
+        if ob.animation_data is not None:
+            ob.animation_data_clear()
+            if ob.type == "FONT":  # a name the growth kept hidden for a while: shown again
+                ob.hide_render = ob.hide_viewport = False
+    cam = scene.camera
+    if cam is not None and "tv3d_still" in cam:
+        still = json.loads(cam["tv3d_still"])
+        cam.animation_data_clear()
+        world = cam.matrix_world.copy()
+        cam.parent = None
+        cam.matrix_world = world
+        cam.location, cam.rotation_euler = still["location"], still["rotation"]
+        cam.data.shift_x, cam.data.shift_y = still["shift"]
+        cam.data.ortho_scale = still["ortho_scale"]
+    for ob in coll.objects:
+        if ob.get("tv3d_anim_hidden"):
+            ob.hide_render = ob.hide_viewport = False
+            del ob["tv3d_anim_hidden"]
+    gone = [ob for ob in coll.objects if ob.get("tv3d_anim")]
+    if gone:
+        bpy.data.batch_remove(gone)
+    if ANIM_KEY in scene:
+        del scene[ANIM_KEY]
+
+
+def remember_meta(scene, meta: dict) -> None:
+    """Record what an animation of the figure just built needs (``scene[META_KEY]``, JSON)."""
+    scene[META_KEY] = json.dumps({k: meta[k] for k in META_FIELDS if k in meta})
+
+
+def _remember_still_camera(cam) -> None:
+    if "tv3d_still" not in cam:
+        cam["tv3d_still"] = json.dumps({"location": list(cam.location), "rotation": list(cam.rotation_euler),
+                                        "shift": [cam.data.shift_x, cam.data.shift_y],
+                                        "ortho_scale": cam.data.ortho_scale})
+
+
+def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
+                  meta: dict | None = None, reveal_order: str = "time", call_end=None) -> dict:
+    """Animate the figure in ``scene`` (module docstring); ``meta``: the layout's meta of
+    the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
+    the one recorded by the build.  ``reveal``: a comparison's tubes appear in
+    ``reveal_order`` (`anim_reveal`); ``handoffs``: the thread view's curves appear when
+    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  Returns
+    and stores (``scene[ANIM_KEY]``, JSON) what a test or a farm needs: kind, frames, fps,
+    the clock's inputs, the fly-through's target."""
+    from ..params.animation import frame_count
+
+    meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
+    compare = meta.get("layout") == "compare"
+    layout = meta.get("layout", "icicle")
+    if kind == "auto":
+        kind = {"compare": "reveal", "threads": "handoffs" if call_end is not None else "turntable",
+                "cone": "turntable"}.get(layout, "growth")
+    if kind not in KINDS:
+        raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
+    if kind == "reveal" and not compare:
+        raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
+    if kind == "growth" and layout not in ("icicle", "compare"):
+        raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
+    if kind == "handoffs" and (layout != "threads" or call_end is None):
+        raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
+    coll = _collection(scene)
+    clear_animation(scene)
+    n = frame_count(seconds, fps)
+    r = scene.render
+    r.fps, r.fps_base = int(fps), 1.0
+    scene.frame_start, scene.frame_end = 1, n
+    scene.frame_current = 1
+    boxes = _world_boxes(coll)
+    framed = {**_mesh_bounds(coll), **boxes}  # what the camera paths keep in view
+    if not framed:
+        raise ValueError("the figure has nothing to animate")
+    info = {"kind": kind, "frames": [1, n], "fps": int(fps), "seconds": float(seconds), "easing": easing}
+    if scene.camera is not None:
+        _remember_still_camera(scene.camera)
+    if kind == "growth":
+        info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
+    elif kind == "reveal":
+        info.update(reveal(scene, coll, n, fps, reveal_order))
+    elif kind == "handoffs":
+        clock = clock_inputs(n, fps, easing, float(meta["t1"]) - float(meta["t0"]))
+        info.update(handoffs(coll, clock, call_end, float(meta["t0"])), clock=clock)
+    else:
+        # placed where the still's figure left room: a moving camera puts boxes behind them
+        _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))
+        info.update(_flythrough(scene, framed, n) if kind == "flythrough" else _turntable(scene, coll, framed, n))
+    scene[ANIM_KEY] = json.dumps(info)
+    return info
+
+
+def clock_inputs(n: int, fps: int, easing: str, span_us: float) -> dict:
+    """The clock's modifier inputs (`anim_nodes`): trace time 0 at frame 1, ``span_us`` at
+    frame ``n``, linear or eased."""
+    return {"Start (s)": 1.0 / fps, "Duration (s)": (n - 1) / fps, "Ease": 1.0 if easing == "eased" else 0.0,
+            "Trace Start (µs)": 0.0, "Trace End (µs)": float(span_us)}
+
+
+def _hide_hud(coll, kinds) -> None:
+    for ob in coll.objects:
+        if ob.get("tv3d_layer") in kinds or ob.get("tv3d_kind") in kinds:
+            ob.hide_render = ob.hide_viewport = True
+            ob["tv3d_anim_hidden"] = True
+
+
+# ---------------------------------------------------------------------------- growth
+def _growth_groups(boxes: dict, meta: dict) -> list:
+    """(name suffix, boxes, world units per µs, window start µs, window length µs) of each
+    time axis: one for an icicle, A's and B's for a comparison (each side its own scale)."""
+    if meta.get("layout") == "compare":
+        out = []
+        for side in "ab":
+            part = {name: v for name, v in boxes.items() if name.endswith(f"_{side}")}
+            w0, w1 = meta[f"window_{side}"]
+            if part:
+                out.append((f"_{side}", part, float(meta[f"world_per_us_{side}"]), float(w0), float(w1) - float(w0)))
+        return out
+    k = float(meta.get("world_per_us") or 0.0)
+    if not k > 0:
+        raise ValueError("the figure's build record has no time scale (world_per_us): rebuild it")
+    return [("", boxes, k, float(meta["t0"]), float(meta["t1"]) - float(meta["t0"]))]
+
+
+def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str) -> dict:
+    """Every time axis's boxes grow by one clock: a comparison's two runs in their own time
+    (the faster finishes first); its tubes appear once both their calls have started."""
+    if not boxes:
+        raise ValueError("the figure has no boxes to grow")
+    groups = _growth_groups(boxes, meta)
+    clock = clock_inputs(n, fps, easing, max(g[4] for g in groups))
+    group = growth_group()
+    nows = []
+    for suffix, part, k, t0, span in groups:
+        for ob, pos, sc in part.values():
+            x0 = pos[:, 0].astype(np.float64) - sc[:, 0] / 2.0
+            _set_float(ob, "t_start", x0 / k)
+            _set_float(ob, "t_end", (x0 + sc[:, 0]) / k)
+            mod = ob.modifiers.new(GROWTH_MODIFIER, "NODES")
+            mod.node_group = group
+            set_inputs(mod, clock)
+            ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer
+        nows.append(_now_object(scene, coll, part, meta, clock, k, span, t0, f"TV3D_now{suffix}").name)
+    shown = _keyframe_labels(coll, groups, clock, fps, n)
+    out = {"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
+           "now_objects": nows, "labels_keyframed": shown}
+    if meta.get("layout") == "compare" and len(groups) == 2:
+        ka, kb = groups[0][2], groups[1][2]
+        tubes = reveal(scene, coll, n, fps, "time",
+                       timing=lambda xa, xb: clock_seconds(np.maximum(xa / ka, xb / kb), clock))
+        out.update(tubes=tubes["tubes"], tube_object=tubes["tube_object"])
+    return out
+
+
+def _extent(boxes: dict) -> tuple:
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    for _ob, pos, sc in boxes.values():
+        if len(pos):
+            lo = np.minimum(lo, (pos - sc / 2).min(axis=0))
+            hi = np.maximum(hi, (pos + sc / 2).max(axis=0))
+    return lo, hi
+
+
+def _anim_material(name: str, rgb) -> bpy.types.Material:
+    from ..layout.spec import MaterialSpec
+    from .writer import ensure_material
+
+    return ensure_material(MaterialSpec(name, tuple(rgb) + (1.0,), kind="text", cushion=False,
+                                        from_attribute=False))
+
+
+def _clock_unit(span_us: float, t0: float) -> tuple:
+    """(unit, µs → unit scale, decimals) of the clock for a window of ``span_us``."""
+    end = t0 + span_us
+    if end >= 1e6:
+        return "s", 1e-6, 3 if span_us < 1e7 else 2 if span_us < 1e8 else 1
+    if end >= 2e3:
+        return "ms", 1e-3, 1 if span_us >= 1e4 else 2 if span_us >= 1e3 else 3
+    return "µs", 1.0, 0
+
+
+def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: float, name: str = "TV3D_now"):
+    lo, hi = _extent(boxes)
+    px = meta.get("world_per_pixel") or meta.get("world_per_px") or [(hi[0] - lo[0]) / 1600.0]
+    px = float(min(px) if isinstance(px, (list, tuple)) else px)
+    size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
+    unit, scale, decimals = _clock_unit(span, t0)
+    group = now_group(unit, decimals, _anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
+                      _anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
+    me = _tag(bpy.data.meshes.new(name))
+    ob = _tag(bpy.data.objects.new(name, me))
+    ob["tv3d_anim"] = True
+    coll.objects.link(ob)
+    mod = ob.modifiers.new("TraceVis3D now", "NODES")
+    mod.node_group = group
+    set_inputs(mod, dict(clock, **{"World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px,
+                                   "Thickness": 2.5 * px, "Text Size": size,
+                                   "Clock Offset (µs)": t0, "Clock Scale": scale,
+                                   "Left": lo[0], "Right": hi[0]}))
+    return ob
+
+
+def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int) -> int:
+    """Hide every call's name until its box has grown past the name (keyframes); a name
+    belongs to the time axis (`_growth_groups`) whose boxes are nearest its height."""
+    labels = [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0
+              and ob.parent is None]
+    if not labels:
+        return 0
+    ci = np.array([int(ob["call_index"]) for ob in labels], np.int64)
+    ax = np.array([ob.location.x for ob in labels])
+    az = np.array([ob.location.z for ob in labels])
+    size = np.array([ob.data.size for ob in labels])
+    chars = np.array([len(ob.data.body) for ob in labels])
+    align = [ob.data.align_x for ob in labels]
+    end_x = ax + np.where(np.array([a == "LEFT" for a in align]), 1.0,
+                          np.where(np.array([a == "CENTER" for a in align]), 0.5, 0.0)) * 0.55 * chars * size
+    spans = [_extent(g[1]) for g in groups]
+    gap = np.stack([np.maximum(lo[2] - az, 0.0) + np.maximum(az - hi[2], 0.0) for lo, hi in spans])
+    which = np.argmin(gap, axis=0)
+    k = np.array([g[2] for g in groups])[which]
+    for j, (suffix, part, _k, _t0, _span) in enumerate(groups):
+        calls = part.get(f"calls{suffix}")
+        if calls is None or "call_index" not in calls[0].data.attributes or not len(calls[1]):
+            continue
+        ob, pos, sc = calls
+        idx = np.empty(len(pos), np.int32)
+        ob.data.attributes["call_index"].data.foreach_get("value", idx)
+        order = np.argsort(idx, kind="stable")
+        where = np.clip(np.searchsorted(idx[order], ci), 0, len(idx) - 1)
+        hit = (idx[order][where] == ci) & (which == j)
+        box_end = np.where(hit, pos[order][where, 0] + sc[order][where, 0] / 2, np.inf)
+        end_x = np.minimum(end_x, box_end)
+    frames = first_frame_at(end_x / k, fps, clock["Start (s)"], clock["Duration (s)"], clock["Ease"],
+                            clock["Trace Start (µs)"], clock["Trace End (µs)"], n)
+    count = 0
+    for ob, f in zip(labels, frames.tolist()):
+        if f <= 1:
+            continue
+        for prop in ("hide_render", "hide_viewport"):
+            setattr(ob, prop, True)
+            ob.keyframe_insert(prop, frame=1)
+            setattr(ob, prop, f > n)
+            if f <= n:
+                ob.keyframe_insert(prop, frame=f)
+        count += 1
+    return count
+
+
+def growth_time(scene, frame: int) -> float:
+    """The trace time (µs from the figure's left edge) the growth shows at ``frame``."""
+    info = json.loads(scene[ANIM_KEY])
+    c = info["clock"]
+    return float(trace_time([frame], info["fps"], c["Start (s)"], c["Duration (s)"], c["Ease"],
+                            c["Trace Start (µs)"], c["Trace End (µs)"])[0])
+
+
+# ---------------------------------------------------------------------- camera paths
+def _view(cam) -> tuple:
+    """(forward, right, up) unit vectors of the camera object."""
+    m = cam.matrix_world.to_3x3()
+    return (m @ Vector((0, 0, -1))).normalized(), (m @ Vector((1, 0, 0))).normalized(), \
+        (m @ Vector((0, 1, 0))).normalized()
+
+
+def _key(ob, path: str, frame: int, interpolation: str | None = None) -> None:
+    ob.keyframe_insert(path, frame=frame)
+    if interpolation:
+        ad = ob.animation_data
+        for fc in _fcurves(ad.action, ob):
+            if fc.data_path == path:
+                for kp in fc.keyframe_points:
+                    kp.interpolation = interpolation
+
+
+def _fcurves(action, ob):
+    """The F-curves of ``ob`` in ``action`` (Blender 5's layered actions, or the old list)."""
+    if hasattr(action, "fcurves") and not hasattr(action, "layers"):
+        return list(action.fcurves)
+    slot = ob.animation_data.action_slot
+    out = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                out.extend(bag.fcurves)
+    return out
+
+
+def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
+    """Per x bin over [lo.x, hi.x]: interest (count share + area share over a 30 % floor),
+    its height-weighted z sum and weight; and the target box (largest area)."""
+    edges = np.linspace(lo[0], hi[0], bins + 1)
+    count = np.zeros(bins)
+    area = np.zeros(bins)
+    zsum = np.zeros(bins)
+    best = (-1.0, None)
+    for _ob, pos, sc in boxes.values():
+        if not len(pos):
+            continue
+        b = np.clip(np.searchsorted(edges, pos[:, 0], side="right") - 1, 0, bins - 1)
+        a = sc[:, 0].astype(np.float64) * sc[:, 1]
+        count += np.bincount(b, minlength=bins)
+        area += np.bincount(b, weights=a, minlength=bins)
+        zsum += np.bincount(b, weights=a * pos[:, 2], minlength=bins)
+        j = int(np.argmax(a))
+        if a[j] > best[0]:
+            best = (float(a[j]), tuple(float(v) for v in pos[j]))
+    share = 0.35 * count / max(count.sum(), 1) + 0.35 * area / max(area.sum(), 1e-30) + 0.30 / bins
+    return edges, share, area, zsum, best[1]
+
+
+def _flythrough(scene, boxes: dict, n: int) -> dict:
+    cam = scene.camera
+    if cam is None:
+        raise ValueError("the scene has no camera")
+    lo, hi = _extent(boxes)
+    centre = (lo + hi) / 2
+    fwd, _right, _up = _view(cam)
+    loc = Vector(cam.location)
+    dist = (Vector(tuple(centre)) - loc).dot(fwd)
+    edges, share, area, zsum, target = _interest(boxes, lo, hi)
+    width = (hi[0] - lo[0]) / ZOOM
+    height = (hi[2] - lo[2]) / ZOOM
+    cdf = np.concatenate([[0.0], np.cumsum(share)])
+    cdf /= cdf[-1]
+    n_keys = max(6, min(24, n // 10))
+    us = np.linspace(0.0, 1.0, n_keys)
+    xs = np.interp(us, cdf, edges)
+    # the target: a keyframe centred on the largest box, at the time the path reaches it
+    u_t = float(np.interp(target[0], edges, cdf))
+    keep = np.abs(us - u_t) > 0.5 / (n_keys - 1)
+    us = np.concatenate([us[keep], [u_t]])
+    xs = np.concatenate([xs[keep], [target[0]]])
+    order = np.argsort(us)
+    us, xs = us[order], xs[order]
+    xs = np.clip(xs, lo[0] + width / 2, hi[0] - width / 2) if hi[0] - lo[0] > width else np.full_like(xs, centre[0])
+    zs = np.empty_like(xs)
+    for j, x in enumerate(xs):  # keyframes, a few dozen
+        m = (edges[:-1] >= x - width / 2) & (edges[1:] <= x + width / 2)
+        w = area[m].sum()
+        zs[j] = zsum[m].sum() / w if w > 0 else centre[2]
+    zs = np.clip(zs, lo[2] + height / 2, hi[2] - height / 2) if hi[2] - lo[2] > height else np.full_like(zs, centre[2])
+    frames = np.round(1 + us * (n - 1)).astype(int)
+    j_t = int(np.flatnonzero(us == u_t)[0])
+    xs[j_t], zs[j_t] = target[0], target[2]
+    frames, idx = np.unique(frames, return_index=True)
+    xs, zs = xs[idx], zs[idx]
+    back = fwd * (dist / ZOOM)
+    if cam.data.type == "ORTHO":
+        cam.data.ortho_scale = cam.data.ortho_scale / ZOOM
+    cam.data.shift_x = cam.data.shift_y = 0.0  # centred on the path (the still's shift made room for the HUD)
+    for f, x, z in zip(frames.tolist(), xs.tolist(), zs.tolist()):
+        cam.location = Vector((x, centre[1], z)) - back
+        _key(cam, "location", f)
+    f_t = int(frames[np.argmin(np.abs(xs - target[0]) + np.abs(zs - target[2]))])
+    return {"target": {"frame": f_t, "world": list(target)}, "keyframes": len(frames), "zoom": ZOOM}
+
+
+def _turntable(scene, coll, boxes: dict, n: int) -> dict:
+    cam = scene.camera
+    if cam is None:
+        raise ValueError("the scene has no camera")
+    lo, hi = _extent(boxes)
+    centre = Vector(tuple((lo + hi) / 2))
+    size = hi - lo
+    r_xy = 0.5 * math.hypot(float(size[0]), float(size[1]))  # the circle the figure sweeps around z
+    h_half = 0.5 * float(size[2])
+    pivot = _tag(bpy.data.objects.new("TV3D_turntable", None))
+    pivot["tv3d_anim"] = True
+    pivot.location = centre
+    coll.objects.link(pivot)
+    r = scene.render
+    wide = r.resolution_x * r.pixel_aspect_x >= r.resolution_y * r.pixel_aspect_y
+    aspect = (r.resolution_y * r.pixel_aspect_y) / max(r.resolution_x * r.pixel_aspect_x, 1e-9)
+    if cam.data.type == "ORTHO":
+        need = (2.0 * r_xy, 2.0 * h_half / aspect) if wide else (2.0 * r_xy * aspect, 2.0 * h_half)
+        cam.data.ortho_scale = 1.05 * max(need)  # the longer side's extent (sensor fit AUTO)
+        grow = 1.0
+    else:
+        tan_long = cam.data.sensor_width / (2.0 * cam.data.lens)  # sensor fit AUTO: the longer side
+        tan_x, tan_y = (tan_long, tan_long * aspect) if wide else (tan_long / aspect, tan_long)
+        # the swept circle inside the horizontal field of view; the top and bottom, at the
+        # nearest the figure comes (r_xy closer), inside the vertical one
+        dist = max(1.05 * r_xy / math.sin(math.atan(tan_x)), 1.15 * (r_xy + h_half / tan_y))  # 15 %: the elevation
+        away = (Vector(cam.location) - centre).normalized()
+        grow = dist / max((Vector(cam.location) - centre).length, 1e-9)
+        cam.location = centre + away * dist
+    cam.data.shift_x = cam.data.shift_y = 0.0
+    cam.rotation_euler = (centre - Vector(cam.location)).to_track_quat("-Z", "Y").to_euler()
+    bpy.context.view_layer.update()
+    world = cam.matrix_world.copy()
+    cam.parent = pivot
+    cam.matrix_parent_inverse = pivot.matrix_world.inverted()
+    cam.matrix_world = world
+    pivot.rotation_euler = (0.0, 0.0, 0.0)
+    _key(pivot, "rotation_euler", 1, "LINEAR")
+    pivot.rotation_euler = (0.0, 0.0, 2 * math.pi)
+    _key(pivot, "rotation_euler", n, "LINEAR")
+    scene.frame_set(1)
+    return {"pivot": pivot.name, "distance_factor": grow}
+
+
+__all__ = ["ANIM_KEY", "animate_scene", "clear_animation", "growth_time", "TAG"]

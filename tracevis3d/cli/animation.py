@@ -1,0 +1,220 @@
+"""``render-animation TRACE -o out.mp4|FOLDER``: a figure that moves (issue 23).
+
+The view is built as its ``render-*`` command builds it (the same options), then animated
+as data (`blender.animate`: Geometry Nodes on per-call attributes, camera F-curves) and
+rendered frame by frame (`blender.anim_render`); ``--save`` writes the animated .blend,
+which plays and renders in any Blender, without TraceVis3D and without the trace."""
+from __future__ import annotations
+
+import os
+import time
+
+from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _load, _progress, choose_device_or_exit
+
+EXAMPLES = """examples:
+  python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
+  python -m tracevis3d render-animation trace.json -o frames/ --kind flythrough --frames 1-120
+  python -m tracevis3d render-animation trace.json -o spin.mp4 --kind turntable --save spin.blend
+  python -m tracevis3d render-animation a.json b.json -o reveal.mp4 --reveal-order change
+  python -m tracevis3d render-animation trace.json -o handoffs.mp4 --view threads
+""" + FOOTER
+
+
+def add_animation_parser(sub) -> None:
+    from ..params.animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
+    from ..params.cli import add_command
+    from ..params.icicle import ICICLE
+
+    add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
+                description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
+                            "calls growing over time, a camera flying along time, or an orbit.",
+                epilog=EXAMPLES, formatter=_Help,
+                positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz"),
+                             ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
+                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE])
+
+
+def _checked_target(args) -> tuple:
+    """(absolute output, is it a video, absolute --save or None); CLIError 2 when wrong."""
+    from ..params.animation import VIDEO_EXTENSIONS, is_video
+
+    out = os.path.abspath(args.output)
+    video = is_video(out)
+    ext = os.path.splitext(out)[1].lower()
+    if not video and ext and not os.path.isdir(out):
+        raise CLIError(f"{args.output}: an animation goes to a video ({', '.join(VIDEO_EXTENSIONS)}) "
+                       "or a folder for PNG frames", 2)
+    parent = os.path.dirname(out.rstrip(os.sep))
+    if not os.path.isdir(parent):
+        raise CLIError(f"output folder does not exist: {parent}", 2)
+    if video and os.path.isdir(out):
+        raise CLIError(f"output path is a folder, not a video file: {out}", 2)
+    save = None
+    if args.save:
+        save = os.path.abspath(args.save)
+        if not save.endswith(".blend"):
+            raise CLIError(f"--save needs a .blend path, got {args.save}", 2)
+        if not os.path.isdir(os.path.dirname(save)):
+            raise CLIError(f"folder for --save does not exist: {os.path.dirname(save)}", 2)
+    return out, video, save
+
+
+#: the animations each view has ("auto" is the first)
+VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"),
+              "compare": ("reveal", "growth", "flythrough", "turntable"),
+              "threads": ("handoffs", "flythrough", "turntable"), "cone": ("turntable", "flythrough")}
+
+
+def _view(args) -> str:
+    two = args.trace_b is not None
+    view = args.view if args.view != "auto" else ("compare" if two else "icicle")
+    if view == "compare" and not two:
+        raise CLIError("--view compare needs two traces: TRACE TRACE_B", 2)
+    if view != "compare" and two:
+        raise CLIError(f"two traces make a comparison: leave --view out or write --view compare (not {view})", 2)
+    kind = args.kind if args.kind != "auto" else VIEW_KINDS[view][0]
+    if kind not in VIEW_KINDS[view]:
+        if kind == "reveal":
+            raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
+        if kind == "handoffs":
+            raise CLIError("--kind handoffs needs the thread view: --view threads", 2)
+        raise CLIError(f"--kind {kind} of the {view} view is not available yet; "
+                       f"use {', '.join(VIEW_KINDS[view])}", 2)
+    return view, kind
+
+
+def _build_icicle(args, scene) -> dict:
+    from .icicle import icicle_params
+
+    try:
+        params = icicle_params(args)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    trace = _load(args.trace)
+    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    from ..blender.tasks import build_job
+
+    info = _build(build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace)),
+                  args.trace, 0.1, 0.5)
+    _fill_scene_settings(scene, "icicle")
+    m = info["meta"]
+    _progress(0.5, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters in {info['timings']['total']:.2f} s")
+    return m
+
+
+def _build_compare(args, scene) -> dict:
+    from ..params.cli import values
+    from ..params.compare import COMPARE
+    from ..params.icicle import ICICLE
+    from .common import _check_trace, run_job
+    from .compare import _calls_of_options, _check_thread
+
+    for path in (args.trace, args.trace_b):
+        _check_trace(path)
+    a = _load(args.trace, 0.0, 0.05)
+    b = _load(args.trace_b, 0.05, 0.1)
+    _check_thread(a, args.thread_a, args.trace)
+    _check_thread(b, args.thread_b, args.trace_b)
+    from ..blender.tasks import compare_build_job, compare_job
+
+    paths = (os.path.abspath(args.trace), os.path.abspath(args.trace_b))
+    cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)
+    differ = [p.name for p in COMPARE if p.name in ICICLE.by_name and ICICLE[p.name] != p]
+    params = values(args, COMPARE, skip=differ)  # those the icicle declares otherwise: the comparison's defaults
+    _calls_of_options(cmp, params)
+    info = _build(compare_build_job(cmp, params, scene=scene, paths=paths), f"{args.trace} vs {args.trace_b}",
+                  0.3, 0.5)
+    _fill_scene_settings(scene, "compare")
+    m = info["meta"]
+    _progress(0.5, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches "
+                   f"in {info['timings']['total']:.2f} s")
+    return m
+
+
+def _build_one(args, scene, view: str) -> tuple:
+    """The thread view or the cone tree of one trace: (layout meta, trace)."""
+    from ..params.animation import differing
+    from ..params.cli import values
+
+    if view == "threads":
+        from ..params.threads import THREADS as SCHEMA, ThreadsParams as P
+    else:
+        from ..params.cone import CONE as SCHEMA, ConeParams as P
+    try:
+        params = P(**values(args, SCHEMA, skip=differing(SCHEMA))).validate()
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    trace = _load(args.trace)
+    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    if view == "threads":
+        from ..blender.threads_tasks import threads_build_job as job
+    else:
+        from ..blender.cone_tasks import cone_build_job as job
+    info = _build(job(trace, params, scene=scene), args.trace, 0.1, 0.5)
+    _progress(0.5, f"scene: {view} view in {info['timings']['total']:.2f} s")
+    return info["meta"], trace
+
+
+def render_animation(args) -> str:
+    from ..params.animation import frame_count
+    from .common import _scene
+
+    view, kind = _view(args)
+    out, video, save = _checked_target(args)
+    n = frame_count(args.seconds, args.fps)
+    if args.frames is not None and args.frames[1] > n:
+        raise CLIError(f"--frames {args.frames[0]}-{args.frames[1]}: the animation has frames 1-{n} "
+                       f"({args.seconds:g} s at {args.fps} fps)", 2)
+    try:
+        from ..blender.render import current_scene, engine_id
+
+        device_text = choose_device_or_exit(current_scene(), args.device, engine_id(args.engine))  # before the long work
+    except ImportError:
+        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
+    scene = _scene()
+    trace = None
+    if view == "icicle":
+        m = _build_icicle(args, scene)
+    elif view == "compare":
+        m = _build_compare(args, scene)
+    else:
+        m, trace = _build_one(args, scene, view)
+    from ..blender.animate import animate_scene
+
+    t = time.perf_counter()
+    try:
+        anim = animate_scene(scene, kind, args.seconds, args.fps, args.easing, meta=m,
+                             reveal_order=args.reveal_order, call_end=None if trace is None else trace.end)
+    except ValueError as e:
+        raise CLIError(f"{args.trace}: {e}", 2) from None
+    _progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    from ..blender.anim_render import render_frames, setup_animation_output
+
+    try:
+        setup_animation_output(out, scene, args.engine, args.resolution, args.samples, args.device)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    if save:
+        from ..blender.render import save_blend
+
+        from ..blender.anim_render import pack_fonts
+
+        pack_fonts()
+        if not save_blend(save, scene):
+            raise CLIError(f"could not save {save}", 1)
+        _progress(0.56, f"saved {save}")
+    a, b = args.frames or (1, n)
+    _progress(0.57, device_text)
+    _progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
+    t = time.perf_counter()
+    try:
+        res = render_frames(scene, (a, b))
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    dt = time.perf_counter() - t
+    _progress(1.0, f"rendered {b - a + 1} frames in {dt:.1f} s ({dt / (b - a + 1):.2f} s a frame)")
+    if anim.get("target"):
+        _progress(1.0, f"fly-through target at frame {anim['target']['frame']}")
+    return res["path"]

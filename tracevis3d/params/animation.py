@@ -1,0 +1,169 @@
+"""The parameters of an animation (``render-animation``, the panel's Animate section):
+what moves (kind), how long, how fast, which frames, and where the frames go.  The view's
+own parameters come from its schema (`icicle`), the render's from `render` (less its
+image ``output``, which here is a folder or a video)."""
+from __future__ import annotations
+
+import os
+import re
+
+from .core import Param, Schema
+from .kinds import Choice, Kind, Number
+from .render import RENDER
+
+ANIMATE = "animation"
+VIEW_ITEMS = (("auto", "Automatic", "The icicle of one trace, the comparison of two"),
+              ("icicle", "Icicle", "The extruded icicle of one trace"),
+              ("compare", "Comparison", "Two runs side by side, a tube for every matched call (two traces)"),
+              ("threads", "Thread view", "Every thread on a ring, a curve from each wait to its release"),
+              ("cone", "Cone tree", "The call hierarchy as a 3D cone tree"))
+KIND_ITEMS = (
+    ("auto", "Automatic", "Growth of an icicle, reveal of a comparison, hand-offs of the thread view, "
+                          "turntable of the cone tree"),
+    ("growth", "Growth", "Calls appear when their start is reached and grow to their end; a 'now' line and a clock"),
+    ("flythrough", "Fly-through", "The camera flies along the time axis, slower where the most happens"),
+    ("turntable", "Turntable", "One full orbit around the figure, kept framed"),
+    ("reveal", "Reveal", "A comparison's tubes appear one after another, each growing from A to B"),
+    ("handoffs", "Hand-offs", "The thread view's curves from waits to releases appear at their times"),
+)
+REVEAL_ITEMS = (("time", "Time", "By the A end's place on the time axis, left to right"),
+                ("change", "Change", "The largest change of duration (B against A) first"),
+                ("similarity", "Similarity", "The most similar matches first"))
+EASE_ITEMS = (("linear", "Linear", "Trace time runs at a constant speed"),
+              ("eased", "Eased", "Trace time starts and ends slowly (smoothstep 3u² − 2u³)"))
+#: video containers by extension (`blender.render.VIDEO_FORMATS` writes them)
+VIDEO_EXTENSIONS = (".mp4", ".mkv", ".mov", ".webm")
+_FRAMES = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
+
+
+def parse_frames(word):
+    """"A-B" (or "A") → (A, B) with 1 <= A <= B; None stays None; ValueError otherwise."""
+    if word is None:
+        return None
+    if isinstance(word, (tuple, list)) and len(word) == 2:
+        a, b = int(word[0]), int(word[1])
+    else:
+        m = _FRAMES.match(str(word))
+        if not m:
+            raise ValueError(f"frames must be a range like 1-120 or one frame like 7, got {word!r}")
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+    if a < 1 or b < a:
+        raise ValueError(f"frames {a}-{b}: the range must start at 1 or later and not end before it starts")
+    return (a, b)
+
+
+class FrameRange(Kind):
+    """A range of scene frames "A-B" (inclusive, from 1); None: every frame."""
+
+    metavar = "A-B"
+    annotation = tuple | None
+
+    def check(self, v, name):
+        try:
+            return parse_frames(v)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+
+    def parse(self, word):
+        return parse_frames(word)
+
+    def text(self, v):
+        return "all" if v is None else f"{v[0]}-{v[1]}"
+
+    def to_json(self, v):
+        return None if v is None else list(v)
+
+    def from_json(self, v):
+        return parse_frames(v)
+
+
+class Target(Kind):
+    """Where the frames go: a video file (its extension names the container) or a folder."""
+
+    metavar = "OUT"
+    annotation = str | None
+
+    def check(self, v, name):
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{name} must be a path, got {v!r}")
+        return v
+
+
+def is_video(path: str) -> bool:
+    return os.path.splitext(os.fspath(path))[1].lower() in VIDEO_EXTENSIONS
+
+
+ANIMATION = Schema("animation", [
+    Param("output", Target(), None, group=ANIMATE, flag="-o/--output", label="Output",
+          default_text="required", ui=False,
+          help="a video (.mp4: H.264; .mkv, .mov, .webm) or a folder that gets frame_0001.png, … "
+               "numbered by scene frame"),
+    Param("view", Choice(VIEW_ITEMS), "auto", group=ANIMATE, label="View", ui=False,
+          help="the figure that moves: icicle, threads or cone (one trace), compare (two traces); auto: "
+               "icicle for one trace, compare for two"),
+    Param("kind", Choice(KIND_ITEMS), "auto", group=ANIMATE, label="Animation",
+          help="auto (growth of an icicle, reveal of a comparison, handoffs of the thread view, turntable of "
+               "the cone tree), growth (calls appear at their start and grow to their end), flythrough (the camera "
+               "along time, slower where the most happens), turntable (one orbit), reveal (a "
+               "comparison's tubes appear from A to B) or handoffs (the thread view's wait-to-release "
+               "curves appear at their times)"),
+    Param("seconds", Number(0.1, 3600.0, metavar="S"), 10.0, group=ANIMATE, unit="s", label="Seconds",
+          help="length of the animation"),
+    Param("fps", Number(1, 240, integer=True, metavar="F"), 30, group=ANIMATE, label="Frames per second",
+          help="frames per second"),
+    Param("easing", Choice(EASE_ITEMS), "eased", group=ANIMATE, label="Time mapping",
+          help="growth: scene time to trace time, linear or eased (smoothstep: slow at both ends)"),
+    Param("reveal_order", Choice(REVEAL_ITEMS), "time", group=ANIMATE, label="Reveal order",
+          help="reveal: the order in which the tubes appear: time (A's time axis), change (largest "
+               "change of duration first), similarity (most similar first)"),
+    Param("frames", FrameRange(), None, group=ANIMATE, label="Frames", ui=False, default_text="all",
+          help="render only the scene frames A-B (inclusive, from 1): the same pixels as in the whole "
+               "render, for render farms"),
+], doc="Animations of a figure: growth, fly-through, turntable; a comparison's reveal; the thread view's "
+       "hand-offs.")
+
+#: the render options an animation takes: those of a still, less its image file and alpha
+ANIMATION_RENDER = Schema("animation render", [p for p in RENDER if p.name not in ("output", "transparent")],
+                          doc=RENDER.doc)
+
+
+def frame_count(seconds: float, fps: int) -> int:
+    """Frames of an animation of ``seconds`` at ``fps`` (at least 2)."""
+    return max(2, int(round(float(seconds) * int(fps))))
+
+
+def _only(schema: Schema, view: str, before: list) -> Schema:
+    """``schema``'s parameters that none of ``before`` declares (the command line has one
+    option per name: a view whose declaration differs uses its own default)."""
+    taken = {p.name for b in before for p in b}
+    return Schema(f"animation {view}", [p for p in schema if p.name not in taken],
+                  doc=f"The {view} view's own options.")
+
+
+def _view_schemas() -> tuple:
+    from .compare import COMPARE
+    from .cone import CONE
+    from .icicle import ICICLE
+    from .threads import THREADS
+
+    return (_only(COMPARE, "comparison", [ICICLE]), _only(THREADS, "thread", [ICICLE, COMPARE]),
+            _only(CONE, "cone", [ICICLE, COMPARE, THREADS]))
+
+
+#: the options of the other views an animation takes besides the icicle's: a parameter two
+#: views declare comes from the first (icicle, comparison, thread view, cone); a view whose
+#: declaration differs uses its own default for it (`differing`)
+ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE = _view_schemas()
+
+
+def differing(schema: Schema) -> list:
+    """Names of ``schema``'s parameters whose option on the animation's command line is
+    another view's declaration (left at ``schema``'s defaults)."""
+    from .icicle import ICICLE
+
+    first: dict = {}
+    for s in (ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE):
+        for p in s:
+            first.setdefault(p.name, p)
+    return [p.name for p in schema if p.name in first and first[p.name] != p]

@@ -1,0 +1,86 @@
+"""The Animate section's operators (issue 23): set up an animation of the figure in the open
+scene (the same `blender.animate.animate_scene` the command line's ``render-animation``
+calls), remove it, and render it (PNG frames into a folder, or a video by its extension)."""
+from __future__ import annotations
+
+import os
+import time
+
+import bpy
+from bpy.types import Operator
+
+from .. import properties
+from ..props import with_props
+from .common import abspath, reported, settings_of
+
+
+class TRACEVIS3D_OT_animate(Operator):
+    """Animate the figure in this scene (growth, fly-through, turntable, a comparison's reveal) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
+
+    bl_idname = "tracevis3d.animate"
+    bl_label = "Set Up Animation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @reported
+    def execute(self, context):
+        from ...tracevis3d.blender.animate import animate_scene
+
+        o = properties.animation_options(settings_of(context))
+        info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
+                             reveal_order=o["reveal_order"])
+        n = info["frames"][1]
+        self.report({"INFO"}, f"{info['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
+                              "Render Animation")
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_clear_animation(Operator):
+    """Remove the figure's animation (modifiers, keyframes, the now line); the still figure stays"""
+
+    bl_idname = "tracevis3d.clear_animation"
+    bl_label = "Remove Animation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @reported
+    def execute(self, context):
+        from ...tracevis3d.blender.animate import clear_animation
+
+        clear_animation(context.scene)
+        context.scene.frame_set(context.scene.frame_start)
+        return {"FINISHED"}
+
+
+@with_props([("filepath", "String", dict(name="Output", subtype="FILE_PATH", options={"SKIP_SAVE"},
+                                         description="A folder for frame_0001.png, … or a video (.mp4, .mkv, "
+                                                     ".mov, .webm); default: tracevis3d_frames next to the .blend"))])
+class TRACEVIS3D_OT_render_animation(Operator):
+    """Render the animation with the Render section's engine, device and samples: PNG frames into a folder, or a video"""
+
+    bl_idname = "tracevis3d.render_animation"
+    bl_label = "Render Animation"
+
+    @reported
+    def execute(self, context):
+        from ...tracevis3d.blender.anim_render import render_frames, setup_animation_output
+        from ...tracevis3d.blender.animate import ANIM_KEY
+
+        scene = context.scene
+        if ANIM_KEY not in scene:
+            raise ValueError("no animation in this scene: Set Up Animation first")
+        opts = properties.render_options(settings_of(context))
+        out = abspath(self.filepath or properties.DEFAULT_FRAMES)
+        os.makedirs(os.path.dirname(out.rstrip(os.sep)), exist_ok=True)
+        r = scene.render
+        out = setup_animation_output(out, scene, opts["engine"], (r.resolution_x, r.resolution_y),
+                                     opts["samples"], opts["device"])
+        t0 = time.perf_counter()
+        if bpy.app.background or context.window is None:
+            res = render_frames(scene)
+            self.report({"INFO"}, f"Rendered {len(res['files']) if len(res['files']) > 1 else 'the video'} "
+                                  f"to {out} in {time.perf_counter() - t0:.1f} s")
+            return {"FINISHED"}
+        # in the UI: Blender's own render job (its progress, Esc cancels)
+        return bpy.ops.render.render("INVOKE_DEFAULT", animation=True, scene=scene.name)
+
+
+CLASSES = (TRACEVIS3D_OT_animate, TRACEVIS3D_OT_clear_animation, TRACEVIS3D_OT_render_animation)
