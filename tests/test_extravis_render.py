@@ -127,3 +127,35 @@ def test_picking_reports_elements_relations_and_calls(tmp_path):
     j = np.flatnonzero((tubes.attributes["src_element"] == src) & (tubes.attributes["dst_element"] == dst))[6]
     hit = pick(tubes.centres[j][2])
     assert hit["kind"] == "tube" and (hit["src_element"], hit["dst_element"], hit["calls"]) == (src, dst, 1)
+
+
+@pytest.mark.parametrize("command", ["render-heb", "render-sequence"])
+def test_each_view_alone_from_the_command_line(command, docutils_pool_paths, tmp_path, capsys):
+    """``render-heb`` / ``render-sequence`` of a real deep multi-threaded trace at class level:
+    the view fills the frame (no more than 55 % empty), names of elements at >= 14 px (the
+    ring: at least 20; the sequence view names the columns at least 1 em wide: 15 here),
+    the title says which view it is."""
+    from tracevis3d.cli import main
+
+    out = tmp_path / f"{command}.png"
+    rc = main([command, str(docutils_pool_paths[0]), "-o", str(out), "--level", "class"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    boxes = label_pixel_boxes()
+    rep = view_measures(str(out), boxes=boxes)
+    names = [b for b in boxes if b[0] == "element" and b[6] >= 14.0 - 1e-3 and b[2] >= -1 and b[4] <= 1921]
+    assert len(names) >= (20 if command == "render-heb" else 15), [b[1] for b in names]
+    assert min(b[6] for b in boxes if b[0] == "element") >= 14.0 - 1e-3
+    assert rep["empty_share"] <= 0.55, rep
+    title = [b[1] for b in boxes if b[0] == "title"]
+    assert title and title[0].endswith("who calls whom" if command == "render-heb" else "who calls whom, when"), title
+    objects = {ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects}
+    img = load_image(out)
+    drawn = np.abs(img - 1.0).max(-1) > 0.05
+    if command == "render-heb":
+        assert not any("mural" in n for n in objects) and any("tubes" in n for n in objects), objects
+        cols = np.flatnonzero(drawn[100:1000].mean(0) > 0.3)  # the circle: about as wide as the frame is high
+        assert cols.size and cols[-1] - cols[0] > 0.7 * 1080, (cols.min(), cols.max())
+    else:
+        assert not any("tubes" in n or "ring" in n for n in objects) and any("mural" in n for n in objects), objects
+        assert drawn[250:1000, 150:1500].mean() > 0.5  # the rows fill the frame's width
