@@ -38,6 +38,22 @@ def extravis_build_steps(job: Job, trace, params=None, scene=None, collection_na
     return out
 
 
+def read_extravis_record(scene) -> dict | None:
+    """The scene's EXTRAVIS build record {"trace_path", "params": `ExtravisParams`, "views"},
+    or None when the scene holds no EXTRAVIS view (or an unreadable record)."""
+    from ..params.extravis import ExtravisParams
+
+    raw = scene.get(EXTRAVIS_KEY) if scene is not None else None
+    try:
+        rec = json.loads(raw) if raw else None
+        if not isinstance(rec, dict):
+            return None
+        return {"trace_path": rec.get("trace_path"), "params": ExtravisParams.from_known(rec.get("params") or {}),
+                "views": rec.get("views", "both")}
+    except (ValueError, TypeError):
+        return None
+
+
 def extravis_build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D", trace_path=None,
                        views: str = "both") -> Job:
     """A `Job` that builds the EXTRAVIS view of a loaded trace (`extravis_build_steps`);
