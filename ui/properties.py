@@ -5,6 +5,7 @@ One property group per view, its properties what the view's schema says
 
     scene.tracevis3d_icicle_params    IcicleParams      scene.tracevis3d_threads_params  ThreadsParams
     scene.tracevis3d_compare_params   CompareParams     scene.tracevis3d_cone_params     ConeParams
+    scene.tracevis3d_extravis_params  ExtravisParams    scene.tracevis3d_live_params     LiveParams
 
 (``_params``: the build records ``scene["tracevis3d_compare"]`` and ``scene["tracevis3d_cone"]``
 have the plain names, and before Blender 5.0 custom and Python-defined properties share one
@@ -38,6 +39,7 @@ import bpy
 
 from ..tracevis3d.params.compare import CompareParams
 from ..tracevis3d.params.cone import ConeParams
+from ..tracevis3d.params.extravis import ExtravisParams
 from ..tracevis3d.params.icicle import IcicleParams
 from ..tracevis3d.params.live import LiveParams
 from ..tracevis3d.params.render import RENDER
@@ -46,7 +48,7 @@ from . import props
 
 #: view -> its parameter object; its group is ``scene.tracevis3d_<view>_params``
 VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams,
-         "live": LiveParams}
+         "live": LiveParams, "extravis": ExtravisParams}
 #: the render options the panel edits: output, engine, samples, transparent (``save``, the
 #: command line's, has ``ui=False``)
 RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)

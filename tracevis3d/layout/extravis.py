@@ -334,10 +334,15 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         materials[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
     layers = (([ring, tubes] if show_heb else []) + ([icicle, mural] if show_seq else [])
               + ([legend_layer] if legend_layer is not None else []))
+    grips = None
     if params.time_window is not None and show_seq:  # the window's handles on the whole trace's time, linked to the mural
         span_t = (float(loaded_trace.start.min()), float(loaded_trace.end.max()))
-        layers += window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
+        handles = window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
                                  0.3 * tpx, mural_top, mural_bot, materials)
+        layers += handles
+        grips = {"span": list(span_t), "bar_z": [mural_top * UNIT, mural_bot * UNIT],  # world z of the run's ends
+                 "times": [float(x) for x in params.time_window], "at": handles[0].positions[2:4].tolist(),
+                 "size": float(handles[0].scales[2, 0])}
     all_labels = LabelSet.concat(labels + [hud_labels])
     sun = -view_direction(params.azimuth - 35.0, 50.0)
     spec = SceneSpec(
@@ -350,7 +355,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
               "n_labels": int(sum(len(x) for x in labels)), "title": plan.title, "text_px": tpx,
               "content_rect": list(plan.rect), "hud_distance": hud_dist,
               "n_lit_calls": None if call_lit is None else int(call_lit.sum()),
-              "mural_coverage": float(cov.mean()), "params": params.to_dict()},
+              "mural_coverage": float(cov.mean()), "window_grips": grips, "params": params.to_dict()},
     )
     return spec.validate()
 
