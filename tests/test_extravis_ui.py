@@ -125,6 +125,22 @@ def test_build_and_the_window_follows_the_handles(addon, trace_file):
     assert _record()["params"]["time_window"] == pytest.approx([w0, w1], rel=1e-6)
 
 
+def test_a_saved_extravis_record_fills_the_panel(addon, tmp_path):
+    """A scene built by the command line (no extension fields set) reopens with the record's
+    trace and parameters in scene.tracevis3d_extravis_params."""
+    P = sys.modules[f"{PKG}.ui.properties"]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    params = {"level": "class", "beta": 0.5, "time_window": [10.0, 2000.0], "highlight": ["^re"], "future": 1}
+    scene["tracevis3d_extravis"] = json.dumps({"trace_path": str(tmp_path / "t.json"), "params": params,
+                                               "views": "heb"})
+    assert P.restore_session(scene, blend_path=str(tmp_path / "x.blend"))
+    p = P.params_of(scene, "extravis")
+    assert (p.level, p.beta, p.time_window, p.highlight) == ("class", 0.5, (10.0, 2000.0), ["^re"])
+    assert scene.tracevis3d.trace_path == str(tmp_path / "t.json")
+    assert not P.restore_session(scene, blend_path=str(tmp_path / "x.blend"))  # a set trace path stays
+
+
 def test_show_call_describes_picks_of_both_views(addon, trace_file):
     from tracevis3d.blender.pick import pick_ray_detail
     from tracevis3d.layout.extravis import extravis_layout

@@ -253,7 +253,7 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
       first when the trace path is empty, and the comparison's parameters come from
       ``scene["tracevis3d_compare"]``.
     An existing trace path is never changed (unless ``force``).  ``what``: "icicle" or
-    "compare" restores only that record (the command line: the scene it just built).
+    "compare" (or "extravis") restores only that record (the command line: the scene it just built).
     """
     s = getattr(scene, "tracevis3d", None)
     if s is None:
@@ -264,7 +264,23 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
         changed |= _restore_icicle(scene, s, force, blend)
     if what in (None, "compare"):
         changed |= restore_compare(scene, s, force, blend)
+    if what in (None, "extravis"):
+        changed |= _restore_extravis(scene, s, force, blend)
     return changed
+
+
+def _restore_extravis(scene, s, force: bool, blend: str) -> bool:
+    """`restore_session` for the EXTRAVIS record (``scene["tracevis3d_extravis"]``): when the
+    trace path is empty (a .blend saved by the command line) or ``force``, its trace and its
+    parameters go into the panel.  True if a property changed."""
+    from ..tracevis3d.blender.extravis_tasks import read_extravis_record
+
+    rec = read_extravis_record(scene)
+    if rec is None or not rec["trace_path"] or not (force or not s.trace_path.strip()):
+        return False
+    _set_path(s, "trace_path", rec["trace_path"], blend)
+    put_params(scene, "extravis", rec["params"])
+    return True
 
 
 def _find_moved(s, prop: str, rec, rec_key: str, blend: str) -> str | None:

@@ -74,6 +74,7 @@ def render_extravis(args) -> str:
             "heb": f"{m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs",
             "sequence": f"{m['n_calls']:,} calls in a {m['mural_px'][0]}x{m['mural_px'][1]} mural"}[views]
     cli._progress(0.6, f"scene: {what}, {m['n_labels']} names in {info['timings']['total']:.2f} s")
+    cli._fill_scene_settings(scene, "extravis")
     return cli._render_and_save(args, scene, out, save)
 
 
