@@ -227,12 +227,13 @@ def test_bundles_are_straight_at_beta_0_and_follow_the_hierarchy_path_at_beta_1(
 
 @pytest.mark.parametrize("bad", [["--level", "file"], ["--beta", "1.5"], ["--power", "-7"], ["--window", "5:1"],
                                  ["--color-mode", "rainbow"], ["--importance-window", "0"]])
-def test_render_extravis_bad_options_exit_2_with_one_line(bad, tmp_path, capsys):
+@pytest.mark.parametrize("command", ["render-extravis", "render-heb", "render-sequence"])
+def test_render_extravis_bad_options_exit_2_with_one_line(command, bad, tmp_path, capsys):
     from tracevis3d.cli import main
 
     path = tmp_path / "t.tv3d.npz"
     tracevis3d.save(small_trace(), path)
-    rc = main(["render-extravis", str(path), "-o", str(tmp_path / "x.png"), *bad])
+    rc = main([command, str(path), "-o", str(tmp_path / "x.png"), *bad])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith("tracevis3d: error:"), (rc, err)
 
@@ -323,3 +324,55 @@ def test_the_window_has_a_pair_of_handles_on_the_whole_run():
         assert zz == pytest.approx(top - (tt - span[0]) / (span[1] - span[0]) * (top - bot), abs=1e-4)
     with pytest.raises(KeyError):
         extravis_layout(t, ExtravisParams(resolution=(640, 360))).layer("window_handles")
+
+
+def test_each_view_alone_fills_the_content_rectangle():
+    """views="heb" / "sequence": the same stages, one view's layers only, filling the figure;
+    the sequence view's times in the icicle's axis format ("0", not "0 ns")."""
+    from tracevis3d.layout.camera import project
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    h = tracevis3d.hierarchy(t)
+    t0, t1 = 0.0, float(np.quantile(t.start, 0.5))
+    params = ExtravisParams(resolution=(1280, 720), time_window=(t0, t1))
+    both = extravis_layout(t, params, hier=h)
+    heb = extravis_layout(t, params, hier=h, views="heb")
+    seq = extravis_layout(t, params, hier=h, views="sequence")
+    names = lambda s: {ly.name for ly in s.layers}  # noqa: E731
+    assert {"heb_ring", "heb_tubes", "sequence_icicle", "sequence_mural", "window_handles"} <= names(both)
+    assert {"heb_ring", "heb_tubes"} <= names(heb) and not names(heb) & {"sequence_icicle", "sequence_mural",
+                                                                          "window_handles"}
+    assert {"sequence_icicle", "sequence_mural", "window_handles"} <= names(seq)
+    assert not names(seq) & {"heb_ring", "heb_tubes"}
+    assert (heb.meta["views"], seq.meta["views"], seq.meta["n_tubes"]) == ("heb", "sequence", 0)
+    from tracevis3d.layout.extravis import title_of
+
+    assert "window 0–2.7 ms" in title_of(t, params, 10, "heb") and title_of(t, params, 10, "heb").endswith("whom")
+    assert title_of(t, params, 10, "sequence").endswith("— who calls whom, when")
+    # alone, each view is larger in the frame than beside the other
+    def width_px(spec, layer):
+        ly = spec.layer(layer)
+        if layer == "sequence_mural":
+            return spec.meta["mural_px"][0]
+        r = float(ly.radii.max())
+        c = np.asarray(ly.origin, np.float64)
+        px = project(spec.camera, np.array([c - [r, 0, 0], c + [r, 0, 0]]), spec.resolution)
+        return abs(px[1, 0] - px[0, 0])
+    x0, y0, x1, y1 = heb.meta["content_rect"]  # the circle fills the content's height, in its middle
+    assert width_px(heb, "heb_ring") > 0.85 * min(y1 - y0, x1 - x0)
+    c = project(heb.camera, np.asarray(heb.layer("heb_ring").origin, np.float64)[None], heb.resolution)[0]
+    assert abs(c[0] - 0.5 * (x0 + x1)) < 0.05 * (x1 - x0)
+    assert width_px(seq, "sequence_mural") > 1.6 * width_px(both, "sequence_mural")
+    x0, _, x1, _ = seq.meta["content_rect"]
+    assert width_px(seq, "sequence_mural") > 0.8 * (x1 - x0)
+    # the same elements in the ring and in the icicle; legend rows of its own view only
+    assert set(heb.layer("heb_ring").attributes["element_index"].tolist()) == \
+        set(seq.layer("sequence_icicle").attributes["element_index"].tolist())
+    texts = lambda s, kind: [x for x, k in zip(s.labels.texts, s.labels.kind) if k == kind]  # noqa: E731
+    assert texts(seq, "axis")[0] == "0" and not any(x.strip() == "0 ns" for x in texts(seq, "axis"))
+    assert not texts(heb, "axis")
+    assert not any("rows:" in x for x in heb.labels.texts) and not any("tube width" in x for x in seq.labels.texts)
+    with pytest.raises(ValueError, match="views must be one of"):
+        extravis_layout(t, params, hier=h, views="mural")

@@ -127,3 +127,86 @@ def test_picking_reports_elements_relations_and_calls(tmp_path):
     j = np.flatnonzero((tubes.attributes["src_element"] == src) & (tubes.attributes["dst_element"] == dst))[6]
     hit = pick(tubes.centres[j][2])
     assert hit["kind"] == "tube" and (hit["src_element"], hit["dst_element"], hit["calls"]) == (src, dst, 1)
+
+
+@pytest.mark.parametrize("command", ["render-heb", "render-sequence"])
+def test_each_view_alone_from_the_command_line(command, docutils_pool_paths, tmp_path, capsys):
+    """``render-heb`` / ``render-sequence`` of a real deep multi-threaded trace at class level:
+    the view fills the frame (no more than 55 % empty), names of elements at >= 14 px (the
+    ring: at least 20; the sequence view names the columns at least 1 em wide: 15 here),
+    the title says which view it is."""
+    from tracevis3d.cli import main
+
+    out = tmp_path / f"{command}.png"
+    rc = main([command, str(docutils_pool_paths[0]), "-o", str(out), "--level", "class"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    boxes = label_pixel_boxes()
+    rep = view_measures(str(out), boxes=boxes)
+    names = [b for b in boxes if b[0] == "element" and b[6] >= 14.0 - 1e-3 and b[2] >= -1 and b[4] <= 1921]
+    assert len(names) >= (20 if command == "render-heb" else 15), [b[1] for b in names]
+    assert min(b[6] for b in boxes if b[0] == "element") >= 14.0 - 1e-3
+    assert rep["empty_share"] <= 0.55, rep
+    title = [b[1] for b in boxes if b[0] == "title"]
+    assert title and title[0].endswith("who calls whom" if command == "render-heb" else "who calls whom, when"), title
+    objects = {ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects}
+    img = load_image(out)
+    drawn = np.abs(img - 1.0).max(-1) > 0.05
+    if command == "render-heb":
+        assert not any("mural" in n for n in objects) and any("tubes" in n for n in objects), objects
+        cols = np.flatnonzero(drawn[100:1000].mean(0) > 0.3)  # the circle: about as wide as the frame is high
+        assert cols.size and cols[-1] - cols[0] > 0.7 * 1080, (cols.min(), cols.max())
+    else:
+        assert not any("tubes" in n or "ring" in n for n in objects) and any("mural" in n for n in objects), objects
+        assert drawn[250:1000, 150:1500].mean() > 0.5  # the rows fill the frame's width
+
+
+def test_show_call_describes_picked_elements_relations_and_rows(tmp_path):
+    """Rays from the camera onto a built scene (a time window, module level): what the
+    picks say (`layout.extravis_describe`) against counts made here call by call."""
+    from tracevis3d.blender.pick import describe_call, pick_ray_detail
+    from tracevis3d.layout.extravis_describe import describe_extravis_hit, is_extravis_hit
+
+    tr = bundle_trace(True)
+    t0, t1 = 200.0, 799.0  # calls 40..159: the relations of src.m2 .. src.m7
+    params = ExtravisParams(level="module", resolution=(1280, 720), time_window=(t0, t1)).validate()
+    render(tr, params, tmp_path / "pick.png")
+    spec = extravis_layout(tr, params)
+    h = tracevis3d.hierarchy(tr)
+    rel = h.relations("module")
+    win = (tr.start >= t0) & (tr.start <= t1)
+    eye = np.asarray(spec.camera.location, np.float64)
+
+    def pick(point):
+        hit = pick_ray_detail(tuple(eye), tuple(np.asarray(point, np.float64) - eye))
+        assert hit is not None and is_extravis_hit(hit), hit
+        return hit, describe_extravis_hit(tr, params, hit, describe_call)
+
+    # a ring sector: its element, kind, calls in / out within the window
+    ring = spec.layer("heb_ring")
+    for k in np.argsort(-(ring.angles[:, 1] - ring.angles[:, 0]))[:6]:
+        a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
+        hit, (title, d, call) = pick(np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)]))
+        e = hit["element_index"]
+        assert e == ring.attributes["element_index"][k] and title == h.full_names[e] == d["element"]
+        inside = lambda x: (x >= e) & (x < h.end[e])  # noqa: E731
+        cin, cout = inside(rel.caller) & win, inside(rel.callee) & win
+        assert d["kind"] == tracevis3d.analysis.hierarchy.KIND_NAMES[h.kind[e]]
+        assert (d["calls in"], d["calls out"], d["calls within"]) == (
+            int((cout & ~cin).sum()), int((cin & ~cout).sum()), int((cin & cout).sum()))
+        assert call == int(np.flatnonzero(cin | cout)[0])
+    # the reversed tube: dst.n5 → src.m4, its one call, first and last time
+    tubes = spec.layer("heb_tubes")
+    src, dst = h.full_names.index("dst.n5"), h.full_names.index("src.m4")
+    j = np.flatnonzero((tubes.attributes["src_element"] == src) & (tubes.attributes["dst_element"] == dst))[6]
+    hit, (title, d, call) = pick(tubes.centres[j][2])
+    assert (d["caller"], d["callee"], d["calls"]) == ("dst.n5", "src.m4", 1) and title == "dst.n5 → src.m4"
+    want = int(np.flatnonzero((rel.caller == src) & (rel.callee == dst) & win)[0])
+    assert call == want and d["first µs"] == d["last µs"] == tr.start[want]
+    # a mural row: the call of that pixel line and its relation
+    img = spec.layer("sequence_mural")
+    o, u, v = (np.asarray(x) for x in (img.origin, img.u, img.v))
+    hit, (title, d, call) = pick(o + 0.5 * u + 0.3 * v)
+    assert call == hit["call"] == img.attributes["row_calls"][hit["line"]] and win[call]
+    assert d["index"] == call and title == d["name"] == tr.function_names[tr.func[call]]
+    assert d["relation"] == f"{h.full_names[rel.caller[call]]} → {h.full_names[rel.callee[call]]}"

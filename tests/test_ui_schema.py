@@ -24,7 +24,7 @@ pytestmark = pytest.mark.blender
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 PKG = "tv3d_addon"
-VIEWS = ("icicle", "compare", "threads", "cone", "live")
+VIEWS = ("icicle", "compare", "threads", "cone", "live", "extravis")
 RNA_TYPES = {"Bool": "BOOLEAN", "Int": "INT", "Float": "FLOAT", "String": "STRING", "Enum": "ENUM"}
 
 

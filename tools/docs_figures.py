@@ -16,6 +16,8 @@ counters_tracks     ``render-icicle`` of docutils on 3 workers sampling memory a
                     with ``--log_gc`` (counter tracks under the lanes)
 pytorch_flows       ``render-icicle`` of the real PyTorch profile ../shared/realdata/hta-trace-diff
                     (CPU→GPU flows as arcs; skipped when the file is absent)
+extravis_icicle     ``render-extravis`` and ``render-icicle`` of the same window of docutils in a
+                    thread pool, side by side in one JPEG (`side_by_side`, at most 300 KB)
 ==================  ========================================================================
 """
 from __future__ import annotations
@@ -36,9 +38,10 @@ def _realtraces():
     spec.loader.exec_module(mod)
     return mod
 
-FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows")
+FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows",
+           "extravis_icicle")
 WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920,
-         "counters_tracks": 1600, "pytorch_flows": 1600}
+         "counters_tracks": 1600, "pytorch_flows": 1600, "extravis_icicle": 2400}
 
 
 def render(args: list, png: pathlib.Path) -> None:
@@ -53,6 +56,64 @@ def to_jpeg(png: pathlib.Path, jpg: pathlib.Path, width: int) -> None:
             "W = int(sys.argv[3]); im.scale(W, int(round(h * W / w))) if W != w else None; "
             "im.filepath_raw = sys.argv[2]; im.file_format = 'JPEG'; im.save(quality=88)")
     subprocess.run([sys.executable, "-c", code, str(png), str(jpg), str(width)], check=True, capture_output=True)
+
+
+def side_by_side(pngs: list, jpg: pathlib.Path, width: int, gap: int = 40, max_bytes: int = 300_000) -> int:
+    """Images side by side, tops aligned, on white with a thin grey rule in each ``gap``, as
+    one JPEG ``width`` pixels wide at the best quality (90 down to 50) within ``max_bytes``
+    (read and written with bpy's image pixels and numpy); returns its size in bytes."""
+    import bpy
+    import numpy as np
+
+    parts = []
+    for p in pngs:
+        im = bpy.data.images.load(str(p), check_existing=False)
+        w, h = im.size
+        a = np.empty(w * h * 4, np.float32)
+        im.pixels.foreach_get(a)
+        bpy.data.images.remove(im)
+        a = a.reshape(h, w, 4)  # rows bottom up
+        parts.append(a[..., :3] * a[..., 3:] + (1.0 - a[..., 3:]))  # over white
+    H = max(p.shape[0] for p in parts)
+    W = sum(p.shape[1] for p in parts) + gap * (len(parts) - 1)
+    canvas = np.ones((H, W, 4), np.float32)
+    x = 0
+    for k, p in enumerate(parts):
+        h, w = p.shape[:2]
+        canvas[H - h:, x:x + w, :3] = p  # the top rows are the last ones
+        x += w
+        if k < len(parts) - 1:
+            canvas[int(0.06 * H):int(0.94 * H), x + gap // 2 - 1:x + gap // 2 + 1, :3] = 0.8
+            x += gap
+    out = bpy.data.images.new("tv3d_side_by_side", W, H, alpha=False)
+    out.pixels.foreach_set(canvas.ravel())
+    out.scale(width, int(round(H * width / W)))
+    out.filepath_raw = str(jpg)
+    out.file_format = "JPEG"
+    for quality in (90, 85, 80, 75, 70, 60, 50):
+        out.save(quality=quality)
+        if jpg.stat().st_size <= max_bytes:
+            break
+    bpy.data.images.remove(out)
+    return jpg.stat().st_size
+
+
+def extravis_icicle(work: pathlib.Path, realtraces, jpg: pathlib.Path, window: str = "100ms:250ms") -> int:
+    """EXTRAVIS' two views (class level) of a window of docutils in a 5-thread pool beside the
+    icicle of the same window (the README's EXTRAVIS section); the JPEG's size."""
+    trace = work / "docutils_pool_a.json"
+    if not trace.exists():
+        trace = realtraces.record_docutils_pool(work)[0]
+    pngs = []
+    for cmd, res, extra in (("render-extravis", "1920x1080", ["--level", "class"]), ("render-icicle", "1280x1080", [])):
+        png = work / f"extravis_icicle_{cmd}.png"
+        args = [sys.executable, "-m", "tracevis3d", cmd, str(trace), "--window", window, *extra, "--resolution", res,
+                "-o", str(png)]
+        r = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed:\n{r.stderr[-2000:]}")
+        pngs.append(png)
+    return side_by_side(pngs, jpg, WIDTH["extravis_icicle"])
 
 
 def main(argv=None) -> int:
@@ -92,6 +153,10 @@ def main(argv=None) -> int:
             if not trace.exists():
                 trace = realtraces.record_counters(work)
             render(["render-icicle", str(trace)], png)
+        elif name == "extravis_icicle":  # two renders composed: no single PNG to convert
+            size = extravis_icicle(work, realtraces, out / f"{name}.jpg")
+            print(f"wrote {out / (name + '.jpg')} ({size / 1e3:.0f} kB)")
+            continue
         elif name == "pytorch_flows":
             trace = REPO.parent / "shared" / "realdata" / "hta-trace-diff" / "control.json.gz"
             if not trace.exists():

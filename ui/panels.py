@@ -1,8 +1,9 @@
 """The TraceVis3D sidebar panel (3D viewport, N panel, tab "TraceVis3D").
 
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
-(the icicle), Compare, Threads, Structure (search, bookmarks, cone tree), Live, Render, Animate
-and Details sub-panels; every button is one of the operators, every view's fields drawn from its
+(the icicle), Compare, Threads, Who Calls Whom (EXTRAVIS), Structure (search, bookmarks, cone tree),
+Live, Render, Animate and Details sub-panels; every button is one of the operators, every view's
+fields drawn from its
 schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the session's from
 ``scene.tracevis3d``.
 """
@@ -120,6 +121,28 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
         row.operator("tracevis3d.threads_who_released", icon="LINKED")
         for line in s.threads_picked_text.splitlines()[:7]:
             layout.label(text=line)
+
+
+class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
+    """Who calls whom, and when (EXTRAVIS): Build (both views, or one alone) with the EXTRAVIS
+    schema's fields; a window handle moved along the sequence view's bar sets the time window
+    at the next Build."""
+
+    bl_label = "Who Calls Whom (EXTRAVIS)"
+    bl_parent_id = "VIEW3D_PT_tracevis3d"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        row = layout.row(align=True)
+        row.scale_y = 1.3
+        row.operator("tracevis3d.extravis", text="Build", icon="MOD_BUILD").views = "both"
+        row.operator("tracevis3d.extravis", text="Bundles").views = "heb"
+        row.operator("tracevis3d.extravis", text="Sequence").views = "sequence"
+        layout.label(text="Move a window handle up or down, then Build", icon="INFO")
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_schema(layout, context.scene.tracevis3d_extravis_params, _schema("extravis"))
 
 
 class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
@@ -308,6 +331,7 @@ CLASSES = (
     VIEW3D_PT_tracevis3d_params,
     VIEW3D_PT_tracevis3d_compare,
     VIEW3D_PT_tracevis3d_threads,
+    VIEW3D_PT_tracevis3d_extravis,
     VIEW3D_PT_tracevis3d_structure,
     VIEW3D_PT_tracevis3d_live,
     VIEW3D_PT_tracevis3d_render,

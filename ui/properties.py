@@ -5,6 +5,7 @@ One property group per view, its properties what the view's schema says
 
     scene.tracevis3d_icicle_params    IcicleParams      scene.tracevis3d_threads_params  ThreadsParams
     scene.tracevis3d_compare_params   CompareParams     scene.tracevis3d_cone_params     ConeParams
+    scene.tracevis3d_extravis_params  ExtravisParams    scene.tracevis3d_live_params     LiveParams
 
 (``_params``: the build records ``scene["tracevis3d_compare"]`` and ``scene["tracevis3d_cone"]``
 have the plain names, and before Blender 5.0 custom and Python-defined properties share one
@@ -38,6 +39,7 @@ import bpy
 
 from ..tracevis3d.params.compare import CompareParams
 from ..tracevis3d.params.cone import ConeParams
+from ..tracevis3d.params.extravis import ExtravisParams
 from ..tracevis3d.params.icicle import IcicleParams
 from ..tracevis3d.params.live import LiveParams
 from ..tracevis3d.params.animation import ANIMATION
@@ -47,7 +49,7 @@ from . import props
 
 #: view -> its parameter object; its group is ``scene.tracevis3d_<view>_params``
 VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams,
-         "live": LiveParams}
+         "live": LiveParams, "extravis": ExtravisParams}
 #: the render options the panel edits: output, engine, samples, transparent (``save``, the
 #: command line's, has ``ui=False``)
 RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)
@@ -262,7 +264,7 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
       first when the trace path is empty, and the comparison's parameters come from
       ``scene["tracevis3d_compare"]``.
     An existing trace path is never changed (unless ``force``).  ``what``: "icicle" or
-    "compare" restores only that record (the command line: the scene it just built).
+    "compare" (or "extravis") restores only that record (the command line: the scene it just built).
     """
     s = getattr(scene, "tracevis3d", None)
     if s is None:
@@ -273,7 +275,23 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
         changed |= _restore_icicle(scene, s, force, blend)
     if what in (None, "compare"):
         changed |= restore_compare(scene, s, force, blend)
+    if what in (None, "extravis"):
+        changed |= _restore_extravis(scene, s, force, blend)
     return changed
+
+
+def _restore_extravis(scene, s, force: bool, blend: str) -> bool:
+    """`restore_session` for the EXTRAVIS record (``scene["tracevis3d_extravis"]``): when the
+    trace path is empty (a .blend saved by the command line) or ``force``, its trace and its
+    parameters go into the panel.  True if a property changed."""
+    from ..tracevis3d.blender.extravis_tasks import read_extravis_record
+
+    rec = read_extravis_record(scene)
+    if rec is None or not rec["trace_path"] or not (force or not s.trace_path.strip()):
+        return False
+    _set_path(s, "trace_path", rec["trace_path"], blend)
+    put_params(scene, "extravis", rec["params"])
+    return True
 
 
 def _find_moved(s, prop: str, rec, rec_key: str, blend: str) -> str | None:

@@ -74,7 +74,8 @@ def render_animation(args) -> str:
 
 COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation,
             "render-compare": render_compare, "render-threads": render_threads,
-            "render-cone": render_cone, "render-extravis": render_extravis}
+            "render-cone": render_cone, "render-extravis": render_extravis, "render-heb": render_extravis,
+            "render-sequence": render_extravis}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,16 +1,43 @@
 """``render-extravis TRACE -o fig.png``: EXTRAVIS (circular bundle view and massive sequence view
-of one time window) from the command line, sharing render-icicle's output, load, build and
-render code (`cli.common`)."""
+of one time window) from the command line; ``render-heb`` and ``render-sequence``: one of the two
+views alone, filling the figure (the same options, layout, build job and title/legend; only
+``views`` differs, `layout.extravis.VIEWS`).  They share render-icicle's output, load, build
+and render code (`cli.common`)."""
 from __future__ import annotations
 
 import os
 
-EXTRAVIS_EXAMPLES = """examples:
+EXAMPLES = {
+    "render-extravis": """examples:
   python -m tracevis3d render-extravis trace.json -o extravis.png
   python -m tracevis3d render-extravis trace.json -o e.png --level class --beta 0.7 --power -2
   python -m tracevis3d render-extravis trace.json -o e.png --window 0:200ms --color-mode time
   python -m tracevis3d render-extravis trace.json -o e.png --highlight 'docutils\\.nodes'
-"""
+""",
+    "render-heb": """examples:
+  python -m tracevis3d render-heb trace.json -o heb.png --level class
+  python -m tracevis3d render-heb trace.json -o heb.png --window 0:200ms --beta 0.6 --color-mode time
+""",
+    "render-sequence": """examples:
+  python -m tracevis3d render-sequence trace.json -o seq.png --level module
+  python -m tracevis3d render-sequence trace.json -o seq.png --window 50ms:250ms --power -2
+"""}
+#: command -> (views, help, description)
+COMMANDS = {
+    "render-extravis": ("both", "render who calls whom and when (EXTRAVIS) to an image",
+                        "Render EXTRAVIS' two linked views of one time window: the hierarchy's elements\n"
+                        "on a circle with an icicle ring around them and a bundled tube for every\n"
+                        "caller → callee pair (left), and every call as a row from its caller's column\n"
+                        "to its callee's, the first at the top (right)."),
+    "render-heb": ("heb", "render who calls whom (EXTRAVIS' circular bundle view) to an image",
+                   "Render EXTRAVIS' circular bundle view of one time window alone: the hierarchy's\n"
+                   "elements on a circle with an icicle ring around them and a bundled tube for every\n"
+                   "caller → callee pair, as wide as the calls it carries."),
+    "render-sequence": ("sequence", "render every call as a row (EXTRAVIS' massive sequence view) to an image",
+                        "Render EXTRAVIS' massive sequence view of one time window alone: the hierarchy as\n"
+                        "an icicle along the top, every call a row from its caller's column to its\n"
+                        "callee's, the first at the top, rare calls kept visible."),
+}
 
 
 def add_extravis_parser(sub) -> None:
@@ -19,14 +46,10 @@ def add_extravis_parser(sub) -> None:
     from ..params.render import RENDER
     from .common import _Help
 
-    add_command(sub, "render-extravis", help="render who calls whom and when (EXTRAVIS) to an image",
-                description="Render EXTRAVIS' two linked views of one time window: the hierarchy's elements\n"
-                            "on a circle with an icicle ring around them and a bundled tube for every\n"
-                            "caller → callee pair (left), and every call as a row from its caller's column\n"
-                            "to its callee's, the first at the top (right).",
-                epilog=EXTRAVIS_EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", "trace file (Chrome JSON from VizTracer etc., .json.gz, native)")],
-                schemas=[RENDER, EXTRAVIS])
+    for command, (_views, help_, description) in COMMANDS.items():
+        add_command(sub, command, help=help_, description=description, epilog=EXAMPLES[command], formatter=_Help,
+                    positionals=[("trace", "TRACE", "trace file (Chrome JSON from VizTracer etc., .json.gz, native)")],
+                    schemas=[RENDER, EXTRAVIS])
 
 
 def extravis_params(args):
@@ -37,16 +60,21 @@ def extravis_params(args):
 
 
 def render_extravis(args) -> str:
+    """Any of the three commands (``args.command`` says which views)."""
     from . import common as cli
 
+    views = COMMANDS.get(getattr(args, "command", None) or "render-extravis", COMMANDS["render-extravis"])[0]
     out, save, params, trace, scene = cli._start_render(args, extravis_params)
     from ..blender.extravis_tasks import extravis_build_job
 
-    info = cli._build(extravis_build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace)),
-                      args.trace, 0.1, 0.6)
+    info = cli._build(extravis_build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace),
+                                         views=views), args.trace, 0.1, 0.6)
     m = info["meta"]
-    cli._progress(0.6, f"scene: {m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs, {m['n_calls']:,} calls, "
-                       f"{m['n_labels']} names in {info['timings']['total']:.2f} s")
+    what = {"both": f"{m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs, {m['n_calls']:,} calls",
+            "heb": f"{m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs",
+            "sequence": f"{m['n_calls']:,} calls in a {m['mural_px'][0]}x{m['mural_px'][1]} mural"}[views]
+    cli._progress(0.6, f"scene: {what}, {m['n_labels']} names in {info['timings']['total']:.2f} s")
+    cli._fill_scene_settings(scene, "extravis")
     return cli._render_and_save(args, scene, out, save)
 
 

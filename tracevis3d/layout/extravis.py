@@ -13,6 +13,9 @@ hierarchy level, in one figure.
   figure by `kernels.extravis.mural_ibaa`: with more calls than pixel lines, a line blends
   its calls by importance (IBAA, Eq. 3) with W = f^p (Eq. 2, `analysis.hierarchy.call_importance`,
   computed over the whole trace's sequence).
+- **One view alone** (``views``): ``"heb"`` the circular view, ``"sequence"`` the sequence
+  view, each filling the content rectangle (``render-heb``, ``render-sequence``); ``"both"``
+  side by side (``render-extravis``).  The same stages make all three.
 - **Linking** (Sec. 3): both views show the calls that start in ``time_window``;
   ``highlight`` keeps the calls from or to the matching elements lit in both views (tubes and
   rows), the others pale.  Sectors, icicle boxes and the names (labels of kind ``element``)
@@ -34,7 +37,7 @@ from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, call_impo
 from ..model import Trace
 from ..params.extravis import ExtravisParams
 from . import palette
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, plan_hud
+from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, nice_ticks, plan_hud, tick_texts
 from .camera import fit_camera_rect, project, view_direction, world_per_pixel
 from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, control_points, gradient_rgb, leaf_arcs,
                            ring_labels, ring_layer, tube_layer)
@@ -48,7 +51,11 @@ PALE = np.array([0.80, 0.80, 0.80])
 BACKGROUND = np.array([1.0, 1.0, 1.0])
 THREAD_RGB = np.array([0.30, 0.34, 0.42])
 LEAF_ROW_EM = 4.5  # height of the sequence view's leaf row (em): names run upwards in it
+LEAF_ROW_EM_ALONE = 7.0  # the same when the sequence view fills the figure alone (longer names)
 LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
+#: what a scene shows: both views side by side, the circular bundle view or the sequence view alone
+VIEWS = ("both", "heb", "sequence")
+VIEW_SUBTITLES = {"both": "who calls whom, and when", "heb": "who calls whom", "sequence": "who calls whom, when"}
 
 
 def shown_trace(trace: Trace, params: ExtravisParams) -> tuple:
@@ -119,7 +126,7 @@ def element_colours(h: Hierarchy, touch_el: np.ndarray) -> tuple:
     return slot.astype(np.int32), rgb, [(h.names[e], 4 * i) for i, e in enumerate(top)]
 
 
-def title_of(trace: Trace, params: ExtravisParams, n_calls: int) -> str:
+def title_of(trace: Trace, params: ExtravisParams, n_calls: int, views: str = "both") -> str:
     if params.title is not None:
         return params.title
     name = os.path.basename(str(trace.meta.get("source") or "trace"))
@@ -129,21 +136,22 @@ def title_of(trace: Trace, params: ExtravisParams, n_calls: int) -> str:
     parts = [name, f"{n_calls:,} calls", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
              f"{params.level} level"]
     if params.time_window is not None:
-        t0, t1 = params.time_window
-        parts.append(f"window {fmt_time(t0)}–{fmt_time(t1)}")
-    return " · ".join(parts) + " — who calls whom, and when"
+        parts.append("window {}–{}".format(*axis_times(params.time_window)))
+    return " · ".join(parts) + " — " + VIEW_SUBTITLES[views]
 
 
-def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note) -> list:
+def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note, views: str = "both") -> list:
     rows = []
     if params.color_mode == "gradient":
         rows += [("calls: caller → callee", -1, "heading"), ("caller end", 0, "swatch"), ("callee end", 1, "swatch")]
     else:
         rows += [("calls: when they start", -1, "heading"), ("early", 0, "swatch"), ("late", 1, "swatch")]
-    rows.append((f"tube width: calls per element pair ({n_pairs:,} pairs, up to {cmax:,})", -1, "note"))
-    rows.append((f"rows: {n_calls:,} calls, first at the top; rare calls kept visible (p = {params.power:g})", -1,
-                 "note"))
-    if params.time_window is not None:
+    if views != "sequence":
+        rows.append((f"tube width: calls per element pair ({n_pairs:,} pairs, up to {cmax:,})", -1, "note"))
+    if views != "heb":
+        rows.append((f"rows: {n_calls:,} calls, first at the top; rare calls kept visible (p = {params.power:g})", -1,
+                     "note"))
+    if params.time_window is not None and views != "heb":
         rows.append(("the bar left of the rows: the whole run, the window dark between its handles", -1, "note"))
     if lit_note:
         rows.append((lit_note, -1, "note"))
@@ -153,10 +161,14 @@ def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note) -> list:
     return rows
 
 
-def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hierarchy | None = None) -> SceneSpec:
-    """The EXTRAVIS SceneSpec of ``trace`` (module docstring)."""
+def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hierarchy | None = None,
+                    views: str = "both") -> SceneSpec:
+    """The EXTRAVIS SceneSpec of ``trace`` (module docstring); ``views``: one of `VIEWS`."""
     if not isinstance(trace, Trace):
         raise TypeError(f"extravis_layout needs a Trace, got {type(trace).__name__}")
+    if views not in VIEWS:
+        raise ValueError(f"views must be one of {', '.join(VIEWS)}, not {views!r}")
+    show_heb, show_seq = views != "sequence", views != "heb"
     params = (params or ExtravisParams()).validate()
     if len(trace) == 0:
         raise ValueError("no calls to show: the trace is empty")
@@ -193,8 +205,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         lit_note = f"highlighted: {', '.join(params.highlight)} ({int(call_lit.sum()):,} calls lit); the others pale"
     swatch_rgb = np.vstack([gradient_rgb([0.0, 1.0]) if params.color_mode == "gradient" else palette.sequential([0.0, 1.0]),
                             slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
-    rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note)
-    title = title_of(loaded_trace, params, seq.size)
+    rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note, views)
+    title = title_of(loaded_trace, params, seq.size, views)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=0.16)
     x0, y0, x1, y1 = plan.rect
     Hc, Wc = y1 - y0, x1 - x0
@@ -202,17 +214,17 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     band_w = 1.75 * tpx
     leaf_w = 6.5 * tpx
     gap = 0.25 * tpx
-    R_out = 0.5 * Hc
+    R_out = 0.5 * (min(Hc, Wc) if views == "heb" else Hc)
     R = R_out - gap - leaf_w - (dl - 1) * band_w
     if R < 0.42 * R_out:
         leaf_w = max(3.5 * tpx, R_out - gap - (dl - 1) * band_w - 0.42 * R_out)
         R = R_out - gap - leaf_w - (dl - 1) * band_w
     heb_c = np.array([R_out, 0.0, 0.0])  # the circle's centre (layout pixels; x right, z up)
-    seq_x0 = 2.0 * R_out + 5.5 * tpx
+    seq_x0 = (2.0 * R_out if show_heb else 0.0) + 5.5 * tpx  # left of the mural: the window bar, the times
     seq_x1 = max(Wc, seq_x0 + 10 * tpx)
     seq_top = R_out
     ic_h = band_w
-    leaf_h = LEAF_ROW_EM * tpx
+    leaf_h = (LEAF_ROW_EM if show_heb else LEAF_ROW_EM_ALONE) * tpx
     mural_top = seq_top - (dl - 1) * ic_h - leaf_h - 0.4 * tpx
     mural_bot = -R_out
 
@@ -278,36 +290,40 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     to_cam = view_direction(params.azimuth, params.elevation)
     hmax = float(heights.max()) if heights.size else band_w
     pts = []
-    for xx in (0.0, 2 * R_out, seq_x0, seq_x1):
+    for xx in (0.0,) + ((2 * R_out,) if show_heb else ()) + ((seq_x0, seq_x1) if show_seq else ()):
         for zz in (-R_out, R_out):
             for yy in (-TOWARD_CAMERA * R, hmax):
                 pts.append((xx, yy, zz))
     pts = np.array(pts) * UNIT
     cam = fit_camera_rect(pts, to_cam, res, plan.rect, lens_mm=params.lens_mm)
     cam.clip_end = max(cam.clip_end, 10.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
-    wpp = float(world_per_pixel(cam, [heb_c * UNIT], res)[0])
+    at = heb_c if show_heb else np.array([0.5 * (seq_x0 + seq_x1), 0.0, 0.0])
+    wpp = float(world_per_pixel(cam, [at * UNIT], res)[0])
     px_per_layout = UNIT / wpp  # image pixels per layout pixel
     size_world = tpx * wpp
 
     # ---------------------------------------------------------------- mural
-    corners = np.array([[seq_x0, 0.0, mural_top], [seq_x1, 0.0, mural_top], [seq_x0, 0.0, mural_bot],
-                        [seq_x1, 0.0, mural_bot]]) * UNIT
-    pc = project(cam, corners, res)
-    m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
-    m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
-    loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
-    W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
-    img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
-    mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
-                       tuple(corners[2] - corners[0]),
-                       attributes={"row_calls": loaded[seq[np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(
-                                   np.int64), seq.size - 1)]].astype(np.int32)})  # the middle call of each line
+    mural, m_w, m_h, cov = None, 0, 0, np.zeros(1)
+    if show_seq:
+        corners = np.array([[seq_x0, 0.0, mural_top], [seq_x1, 0.0, mural_top], [seq_x0, 0.0, mural_bot],
+                            [seq_x1, 0.0, mural_bot]]) * UNIT
+        pc = project(cam, corners, res)
+        m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
+        m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
+        loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
+        W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
+        img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
+        line_call = np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(np.int64), seq.size - 1)
+        mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
+                           tuple(corners[2] - corners[0]),  # row_calls: the middle call of each pixel line
+                           attributes={"row_calls": loaded[seq[line_call]].astype(np.int32)})
 
     # ---------------------------------------------------------------- labels
     labels = [LabelSet.empty()]
-    if params.show_labels:
+    if params.show_labels and show_heb:
         labels.append(ring_labels(h, sect, px_per_layout, tpx, lambda p: ((p + heb_c) * UNIT).astype(np.float32),
                                   size_world, 400))
+    if params.show_labels and show_seq:
         labels.append(icicle_labels(h, sh, bx0, bx1, bz0, bz1, leaf_band & ~thr_grp, px_per_layout, tpx, size_world))
         labels.append(time_labels(trace, seq, seq_x0, mural_top, mural_bot, tpx, size_world, px_per_layout))
     swatch_mats = [f"TV3D_xv_sw_{k:02d}" for k in range(swatch_rgb.shape[0])]
@@ -316,11 +332,17 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, swatch_rgb, swatch_mats)
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
         materials[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
-    layers = [ring, tubes, icicle, mural] + ([legend_layer] if legend_layer is not None else [])
-    if params.time_window is not None:  # the window's handles on the whole trace's time, linked to the mural
+    layers = (([ring, tubes] if show_heb else []) + ([icicle, mural] if show_seq else [])
+              + ([legend_layer] if legend_layer is not None else []))
+    grips = None
+    if params.time_window is not None and show_seq:  # the window's handles on the whole trace's time, linked to the mural
         span_t = (float(loaded_trace.start.min()), float(loaded_trace.end.max()))
-        layers += window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
+        handles = window_handles(tuple(float(x) for x in params.time_window), span_t, seq_x0 - 0.55 * tpx,
                                  0.3 * tpx, mural_top, mural_bot, materials)
+        layers += handles
+        grips = {"span": list(span_t), "bar_z": [mural_top * UNIT, mural_bot * UNIT],  # world z of the run's ends
+                 "times": [float(x) for x in params.time_window], "at": handles[0].positions[2:4].tolist(),
+                 "size": float(handles[0].scales[2, 0])}
     all_labels = LabelSet.concat(labels + [hud_labels])
     sun = -view_direction(params.azimuth - 35.0, 50.0)
     spec = SceneSpec(
@@ -328,12 +350,12 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 60.0, 10.0)), 0.8)],
         resolution=res, background=tuple(BACKGROUND),
-        meta={"layout": "extravis", "n_calls": int(seq.size), "n_merged_calls": len(loaded_trace) - len(trace), "n_pairs": int(len(pairs)), "n_tubes": int(src.size),
+        meta={"layout": "extravis", "views": views, "n_calls": int(seq.size), "n_merged_calls": len(loaded_trace) - len(trace), "n_pairs": int(len(pairs)), "n_tubes": int(src.size) if show_heb else 0,
               "n_leaves": int(leaves.size), "n_elements": int(arcs.shown.sum()), "mural_px": [m_w, m_h],
               "n_labels": int(sum(len(x) for x in labels)), "title": plan.title, "text_px": tpx,
               "content_rect": list(plan.rect), "hud_distance": hud_dist,
               "n_lit_calls": None if call_lit is None else int(call_lit.sum()),
-              "mural_coverage": float(cov.mean()), "params": params.to_dict()},
+              "mural_coverage": float(cov.mean()), "window_grips": grips, "params": params.to_dict()},
     )
     return spec.validate()
 
@@ -434,10 +456,19 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
                     {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
+def axis_times(times) -> list:
+    """Moments (µs from the trace start) as the icicle's time axis writes them: one unit for
+    all, "0" for zero (`annotate.nice_ticks`, `annotate.tick_texts`)."""
+    times = [float(t) for t in times]
+    _, scale, unit, dec = nice_ticks(max(max(abs(t) for t in times), 1e-3))
+    return tick_texts(times, scale, unit, dec)
+
+
 def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> LabelSet:
-    """The start times of the first and the last call, left of the mural's top and bottom."""
+    """The start times of the first and the last call, left of the mural's top and bottom, in
+    the icicle's time axis format (one unit, and "0" for zero)."""
     t_first, t_last = float(trace.start[seq[0]]), float(trace.start[seq[-1]])
-    texts = [fmt_time(t_first), fmt_time(t_last)]
+    texts = axis_times((t_first, t_last))
     off = 1.3 * tpx / px_per_layout  # left of the window's bar
     anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, (top - tpx * 0.9 / px_per_layout) * UNIT),
                ((x - off) * UNIT, -LABEL_FRONT * size_world, bot * UNIT)]

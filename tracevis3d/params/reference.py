@@ -27,7 +27,8 @@ def commands() -> list:
             ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
             ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
             ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
-            ("render-extravis TRACE", EXTRAVIS.doc, [RENDER, EXTRAVIS]),
+            ("render-extravis TRACE", EXTRAVIS.doc + " `render-heb TRACE` and `render-sequence TRACE` draw one of the "
+             "two views alone, filling the figure; they take the same options.", [RENDER, EXTRAVIS]),
             ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE]),
             ("render-animation TRACE [TRACE_B]", ANIMATION.doc, [ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE,
                                                                     ANIMATION_THREADS, ANIMATION_CONE])]

@@ -66,12 +66,32 @@ def _best_match_line(context, side: str, call: int) -> str | None:
     return f"{r[f'name_{other}']} (call {r[f'call_{other}']}), similarity {r['similarity']:.3f}"
 
 
+def describe_extravis(context, hit: dict) -> tuple:
+    """(title, fields, picked call, "") of a pick of the EXTRAVIS scene: an element (ring sector
+    or icicle box), a relation tube or a mural row, in the window and at the level the scene
+    was built with (its record; `tracevis3d.layout.extravis_describe`)."""
+    from ...tracevis3d.blender.extravis_tasks import read_extravis_record
+    from ...tracevis3d.blender.pick import describe_call
+    from ...tracevis3d.layout.extravis_describe import describe_extravis_hit
+
+    rec = read_extravis_record(context.scene)
+    if rec is None:
+        raise ValueError("no EXTRAVIS scene to describe: build it first (Who Calls Whom)")
+    path = rec["trace_path"] if rec["trace_path"] and os.path.isfile(rec["trace_path"]) else trace_path_of(context)
+    title, d, call = describe_extravis_hit(session.get_trace(path), rec["params"], hit, describe_call)
+    return str(title), d, int(call), ""
+
+
 def describe_hit(context, hit: dict) -> tuple:
     """(title, fields, picked call, picked side) of a pick: an icicle box, a box of one run
-    of a comparison (with its best match in the other), or a tube (the two calls)."""
+    of a comparison (with its best match in the other), a tube (the two calls), or a part of
+    the EXTRAVIS scene (`describe_extravis`)."""
     from ...tracevis3d.blender.pick import SIDE_NAMES, describe_box, describe_call, describe_match
+    from ...tracevis3d.layout.extravis_describe import is_extravis_hit
 
     settings = settings_of(context)
+    if is_extravis_hit(hit):
+        return describe_extravis(context, hit)
     if hit["kind"] in ("counter", "flow", "instant", "async"):  # what a trace carries besides calls
         from ...tracevis3d.blender.pick import describe_side
 
@@ -164,7 +184,8 @@ class TRACEVIS3D_OT_show_call(Operator):
         text = format_call(d)
         settings.picked_call, settings.picked_side, settings.picked_text = call, side, text
         summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
-        what = (f"Tube {hit['match_index']}" if hit["kind"] == "tube" else
+        what = (title if "src_element" in hit or hit.get("element_index", -1) >= 0 else
+                f"Tube {hit['match_index']}" if hit["kind"] == "tube" else
                 f"{hit['kind'].capitalize()} {hit['index']}" if "index" in hit else f"Call {call}")
         self.report({"INFO"}, f"{what}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
