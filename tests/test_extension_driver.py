@@ -28,7 +28,7 @@ OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_
              "compare_align", "compare_brush", "compare_color_mode", "threads", "threads_focus_picked",
              "threads_who_released", "search", "next_hit", "bookmark_add", "bookmark_go", "bookmark_remove",
              "cone_tree", "cone_expand", "live_connect",
-             "live_disconnect")
+             "live_disconnect", "extravis", "animate", "clear_animation", "render_animation")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step
@@ -219,7 +219,7 @@ def main(zip_path: str, work: str) -> None:
                if getattr(bpy.ops.tracevis3d, o).poll() is not None]
         panels = [n for n in dir(bpy.types) if n.startswith("VIEW3D_PT_tracevis3d")]
         handler = any(getattr(f, "__module__", "").startswith(PKG) for f in bpy.app.handlers.load_post)
-        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 8 and handler
+        return (s.trace_path == "" and len(ops) == len(OPERATORS) and len(panels) == 10 and handler
                 and all(hasattr(bpy.context.scene, f"tracevis3d_{v}_params") for v in ("icicle", "compare", "threads", "cone")),
                 f"ops={ops} panels={panels} load_post handler={handler}")
 
@@ -267,7 +267,7 @@ def main(zip_path: str, work: str) -> None:
         src = (pathlib.Path(sys.modules[PKG].__file__).parent / "ui" / "panels.py").read_text()
         props = set()
         for g in ("tracevis3d", "tracevis3d_icicle_params", "tracevis3d_compare_params", "tracevis3d_threads_params",
-                  "tracevis3d_cone_params", "tracevis3d_live_params"):
+                  "tracevis3d_cone_params", "tracevis3d_live_params", "tracevis3d_extravis_params"):
             props |= set(getattr(bpy.context.scene, g).bl_rna.properties.keys())
         used_props, used_ops, bad = set(), set(), []
         for node in ast.walk(ast.parse(src)):
@@ -288,7 +288,7 @@ def main(zip_path: str, work: str) -> None:
         bad += [n for kind, d, n in log if kind == "prop" and n not in d.bl_rna.properties.keys()]
         drawn = {(d.bl_rna.identifier, n) for kind, d, n in log if kind == "prop"}
         # the props written by name are the session's (endpoint, search, ...): the views' come from their schemas
-        ok = not bad and len(used_props) >= 7 and len(used_ops) == 20 and len(drawn) >= 120
+        ok = not bad and len(used_props) >= 7 and len(used_ops) == 25 and len(drawn) >= 120
         return ok, f"unknown={bad} props used={len(used_props)} drawn={len(drawn)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")

@@ -189,7 +189,8 @@ def test_real_counters_are_tracks_whose_heights_follow_the_recorded_values(count
     assert default.meta["n_counter_tracks"] == 3
     names = sum(k in ("call", "run", "row", "group") for k in default.labels.kind)
     without = icicle_layout(tr, IcicleParams(max_counters=0))
-    assert names >= 0.5 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
+    # (the tracks take about a quarter of the height: fewer levels can be named, never none)
+    assert names >= 0.4 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
 
 
 @pytest.mark.blender

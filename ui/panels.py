@@ -3,9 +3,8 @@
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
 (the icicle), Compare, Threads, Who Calls Whom (EXTRAVIS), Structure (search, bookmarks, cone tree),
 Live, Render, Animate and Details sub-panels; every button is one of the operators, every view's
-fields drawn from its
-schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the session's from
-``scene.tracevis3d``.
+fields drawn from its schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the
+session's from ``scene.tracevis3d``.
 """
 import os
 
