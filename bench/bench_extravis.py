@@ -12,22 +12,11 @@ Without TRACE a synthetic trace of --calls calls in 4 threads is used.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import tempfile
-import time
 
 import numpy as np
-
-
-def best_of(fn, repeat=3):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+from bench_load import best_of  # noqa: E402  (the bench scripts' best-of-N timer; runs from bench/)
 
 
 def main() -> None:

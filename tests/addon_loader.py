@@ -49,3 +49,18 @@ def load_addon():
     sys.modules[PKG] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def registered_addon():
+    """A module-scoped fixture body: the add-on registered on an empty factory scene, and
+    unregistered (scene reset) afterwards."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    mod = load_addon()
+    mod.register()
+    try:
+        yield mod
+    finally:
+        mod.unregister()
+        bpy.ops.wm.read_factory_settings(use_empty=True)

@@ -14,16 +14,9 @@ PKG = "tv3d_addon"
 
 @pytest.fixture(scope="module")
 def addon():
-    from addon_loader import load_addon
+    from addon_loader import registered_addon
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    mod = load_addon()
-    mod.register()
-    try:
-        yield mod
-    finally:
-        mod.unregister()
-        bpy.ops.wm.read_factory_settings(use_empty=True)
+    yield from registered_addon()
 
 
 def test_animate_section_sets_up_plays_and_renders(addon, tmp_path):

@@ -30,16 +30,9 @@ RNA_TYPES = {"Bool": "BOOLEAN", "Int": "INT", "Float": "FLOAT", "String": "STRIN
 
 @pytest.fixture(scope="module")
 def addon():
-    from addon_loader import load_addon
+    from addon_loader import registered_addon
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    mod = load_addon()
-    mod.register()
-    try:
-        yield mod
-    finally:
-        mod.unregister()
-        bpy.ops.wm.read_factory_settings(use_empty=True)
+    yield from registered_addon()
 
 
 def _props(addon):

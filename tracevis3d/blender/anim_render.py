@@ -16,7 +16,7 @@ import os
 
 import bpy
 
-from .render import VIDEO_FORMATS, quiet_blender_output, setup_render
+from .render import VIDEO_FORMATS, quiet_blender_output, set_video_output, setup_render
 
 
 def render_animation(out: str, scene=None, frames=None, engine: str = "workbench", resolution=(1920, 1080),
@@ -49,17 +49,8 @@ def setup_animation_output(out: str, scene=None, engine: str = "workbench", reso
         probe = os.path.join(out, "frame.png")
     setup_render(probe, engine, resolution, False, samples, scene, device)
     r = scene.render
-    im = r.image_settings
     if video:
-        container, codec = VIDEO_FORMATS[ext]
-        if hasattr(im, "media_type"):  # Blender 5.0+
-            im.media_type = "VIDEO"
-        im.file_format = "FFMPEG"
-        r.ffmpeg.format, r.ffmpeg.codec = container, codec
-        if codec == "H264":
-            r.ffmpeg.constant_rate_factor = "HIGH"
-            r.ffmpeg.gopsize = max(1, int(r.fps))
-        r.ffmpeg.audio_codec = "NONE"
+        set_video_output(r, *VIDEO_FORMATS[ext])
         r.filepath = out
         r.use_file_extension = False
     else:

@@ -228,6 +228,20 @@ VIDEO_FORMATS = {".mp4": ("MPEG4", "H264"), ".mkv": ("MKV", "H264"), ".mov": ("Q
                  ".webm": ("WEBM", "WEBM")}
 
 
+def set_video_output(r, container: str, codec: str) -> None:
+    """Render settings ``r`` write a video through Blender's FFmpeg (H.264 at high quality,
+    a key frame every second of frames, no sound)."""
+    im = r.image_settings
+    if hasattr(im, "media_type"):  # Blender 5.0+
+        im.media_type = "VIDEO"
+    im.file_format = "FFMPEG"
+    r.ffmpeg.format, r.ffmpeg.codec = container, codec
+    if codec == "H264":
+        r.ffmpeg.constant_rate_factor = "HIGH"
+        r.ffmpeg.gopsize = max(1, int(r.fps))
+    r.ffmpeg.audio_codec = "NONE"
+
+
 def encode_video(frames: list, path: str, fps: float, resolution) -> str:
     """Encode PNG ``frames`` (in order, all of ``resolution``) into the video ``path`` with
     Blender's FFmpeg output (container and codec by the extension, `VIDEO_FORMATS`) through
@@ -257,14 +271,7 @@ def encode_video(frames: list, path: str, fps: float, resolution) -> str:
             r.fps, r.fps_base = max(1, int(round(fps))), max(1, int(round(fps))) / fps
         else:
             r.fps, r.fps_base = 1, 1.0 / fps
-        im = r.image_settings
-        if hasattr(im, "media_type"):  # Blender 5.0+
-            im.media_type = "VIDEO"
-        im.file_format = "FFMPEG"
-        r.ffmpeg.format, r.ffmpeg.codec = container, codec
-        if codec == "H264":
-            r.ffmpeg.constant_rate_factor = "HIGH"
-        r.ffmpeg.audio_codec = "NONE"
+        set_video_output(r, container, codec)
         r.use_sequencer = True
         r.filepath = path
         r.use_file_extension = False  # the name as given (no frame range appended)

@@ -49,14 +49,9 @@ def _checked_target(args) -> tuple:
         raise CLIError(f"output folder does not exist: {parent}", 2)
     if video and os.path.isdir(out):
         raise CLIError(f"output path is a folder, not a video file: {out}", 2)
-    save = None
-    if args.save:
-        save = os.path.abspath(args.save)
-        if not save.endswith(".blend"):
-            raise CLIError(f"--save needs a .blend path, got {args.save}", 2)
-        if not os.path.isdir(os.path.dirname(save)):
-            raise CLIError(f"folder for --save does not exist: {os.path.dirname(save)}", 2)
-    return out, video, save
+    from .common import checked_save
+
+    return out, video, checked_save(args)
 
 
 #: the animations each view has ("auto" is the first)

@@ -153,14 +153,19 @@ def _checked_outputs(args) -> tuple:
         raise CLIError(f"output path is a folder, not a file: {out}", 2)
     if not os.path.isdir(os.path.dirname(out)):
         raise CLIError(f"output folder does not exist: {os.path.dirname(out)}", 2)
-    save = None
-    if args.save:
-        save = os.path.abspath(args.save)
-        if not save.endswith(".blend"):
-            raise CLIError(f"--save needs a .blend path, got {args.save}", 2)
-        if not os.path.isdir(os.path.dirname(save)):
-            raise CLIError(f"folder for --save does not exist: {os.path.dirname(save)}", 2)
-    return out, save
+    return out, checked_save(args)
+
+
+def checked_save(args) -> str | None:
+    """The absolute ``--save`` path (a .blend in an existing folder), or None (CLIError 2)."""
+    if not args.save:
+        return None
+    save = os.path.abspath(args.save)
+    if not save.endswith(".blend"):
+        raise CLIError(f"--save needs a .blend path, got {args.save}", 2)
+    if not os.path.isdir(os.path.dirname(save)):
+        raise CLIError(f"folder for --save does not exist: {os.path.dirname(save)}", 2)
+    return save
 
 
 def _scene():
