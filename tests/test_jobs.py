@@ -110,7 +110,8 @@ def test_cancel_in_the_middle_leaves_nothing(empty_scene, tmp_path, moment):
     if moment == "writing boxes":
         _cancel_when(job, lambda j: j.text.startswith("writing clusters") or j.text.startswith("writing axis"))
     else:
-        _cancel_when(job, lambda j: j.text.startswith("layout of") and j._work is not None)
+        # ("preparing kernels (…); layout of …" when the layout's kernels are not cached yet)
+        _cancel_when(job, lambda j: "layout of" in j.text and j._work is not None)
     assert job.state == "cancelled"
     assert snapshot() == before
     # the next job runs normally after a cancel
@@ -200,7 +201,7 @@ def test_compare_job_loads_both_runs_and_compares(tmp_path):
     cmp = job.run(interval=0.01)
     direct = tracevis3d.compare(tracevis3d.load(a), tracevis3d.load(b), tau=0.3)
     assert cmp.n_pairs_total == direct.n_pairs_total > 0
-    assert any(t.startswith("comparing 3,000 with") for t in texts), texts
+    assert any("comparing 3,000 with" in t for t in texts), texts  # (after "preparing kernels" when cold)
     assert texts[-1].startswith("compared: ") and "call pairs above τ=0.3" in texts[-1]
     bad = tmp_path / "bad.json"
     bad.write_text("not json")

@@ -70,7 +70,7 @@ def test_unchanged_sources_keep_entries_and_checkouts_do_not_disturb_each_other(
     a, b = tmp_path / "a" / "pkg", tmp_path / "b" / "pkg"
     for root in (a, b):
         root.mkdir(parents=True)
-        (root / "k.py").write_text("import numba\n")
+        (root / "k.py").write_text("import numba\n\n\n@numba.njit\ndef f():\n    return 1\n")
         entry = cache / kernel_cache.cache_subdir(str(root)) / "k.f-1.py311.nbi"
         entry.parent.mkdir(parents=True)
         entry.write_bytes(b"x")
@@ -78,11 +78,11 @@ def test_unchanged_sources_keep_entries_and_checkouts_do_not_disturb_each_other(
     (cache / kernel_cache.cache_subdir(str(a)) / "k.f-1.py311.nbi").write_bytes(b"x")
     assert kernel_cache.drop_stale_entries(str(cache), str(a)) == 0  # same sources: kept
     assert kernel_cache.drop_stale_entries(str(cache), str(b)) == 1  # b's own record
-    (b / "k.py").write_text("import numba  # changed\n")
+    (b / "k.py").write_text("import numba  # changed\n\n\n@numba.njit\ndef f():\n    return 1\n")
     (cache / kernel_cache.cache_subdir(str(b)) / "k.f-1.py311.nbi").write_bytes(b"x")
     assert kernel_cache.drop_stale_entries(str(cache), str(b)) == 1
     assert kernel_cache.drop_stale_entries(str(cache), str(a)) == 0  # a untouched by b's change
-    (a / "notes.py").write_text("x = 1\n")  # a module without numba does not count
+    (a / "notes.py").write_text("x = 1  # mentions numba, compiles nothing\n")  # does not count
     assert kernel_cache.drop_stale_entries(str(cache), str(a)) == 0
 
 

@@ -73,8 +73,12 @@ def tag() -> str:
 SOURCES_MARK = "tracevis3d-sources-{}.txt"  # one per installed package folder, in the cache folder
 
 
+_KERNEL_SOURCE = re.compile(rb"^\s*@(numba\.)?(njit|jit|vectorize|guvectorize|cfunc|overload)\b", re.M)
+
+
 def kernel_sources_hash(root: str) -> str:
-    """sha256 over every source under ``root`` that mentions numba (path and content)."""
+    """sha256 over every source under ``root`` that compiles kernels (a numba decorator at the
+    start of a line): path and content."""
     h = hashlib.sha256()
     for rel in package_dirs(root):
         folder = os.path.join(root, rel)
@@ -86,7 +90,7 @@ def kernel_sources_hash(root: str) -> str:
                     text = f.read()
             except OSError:
                 continue
-            if b"numba" in text:
+            if _KERNEL_SOURCE.search(text):
                 h.update(f"{rel}/{name}\0".encode())
                 h.update(hashlib.sha256(text).digest())
     return h.hexdigest()
@@ -283,12 +287,12 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 # ------------------------------------------------------------------ is a step's code ready?
 #: the kernel modules (package-relative, without .py) a step compiles on first use: modules
 #: every run of the step compiles (kernels/jsonvalid only when a trace has args,
-#: kernels/jsonside only when it has counters or async slices, and
-#: kernels/setjoin_prefix only with join="filter" are left out, so that a cache the step
-#: filled never reads as cold)
+#: kernels/jsonside only when it has counters or async slices, kernels/rows only when it has
+#: async slices, and kernels/setjoin_prefix only with join="filter" are left out, so that a
+#: cache the step filled never reads as cold)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree"),
-    "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "kernels/rows", "layout/cluster"),
+    "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "layout/cluster"),
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
                 "kernels/setjoin_tree", "kernels/setjoin_tiers", "kernels/groups", "kernels/overview"),
 }
