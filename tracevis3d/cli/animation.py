@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _load, _progress, choose_device_or_exit
+from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _load, _progress, choose_device_or_exit, params_and_trace
 
 EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
@@ -81,13 +81,7 @@ def _view(args) -> str:
 def _build_icicle(args, scene) -> dict:
     from .icicle import icicle_params
 
-    try:
-        params = icicle_params(args)
-    except ValueError as e:
-        raise CLIError(str(e), 2) from None
-    t = time.perf_counter()
-    trace = _load(args.trace)
-    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    params, trace = params_and_trace(args, icicle_params)
     from ..blender.tasks import build_job
 
     info = _build(build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace)),
@@ -136,13 +130,7 @@ def _build_one(args, scene, view: str) -> tuple:
         from ..params.threads import THREADS as SCHEMA, ThreadsParams as P
     else:
         from ..params.cone import CONE as SCHEMA, ConeParams as P
-    try:
-        params = P(**values(args, SCHEMA, skip=differing(SCHEMA))).validate()
-    except ValueError as e:
-        raise CLIError(str(e), 2) from None
-    t = time.perf_counter()
-    trace = _load(args.trace)
-    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    params, trace = params_and_trace(args, lambda a: P(**values(a, SCHEMA, skip=differing(SCHEMA))).validate())
     if view == "threads":
         from ..blender.threads_tasks import threads_build_job as job
     else:

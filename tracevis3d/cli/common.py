@@ -185,6 +185,13 @@ def _start_render(args, params_of) -> tuple:
     (``params_of(args)``, a ValueError exits 2), the trace loaded, the scene ready.
     Returns (image path, .blend path or None, parameters, trace, scene)."""
     out, save = _checked_outputs(args)
+    params, trace = params_and_trace(args, params_of)
+    return out, save, params, trace, _scene()
+
+
+def params_and_trace(args, params_of) -> tuple:
+    """(parameters, trace): ``params_of(args)`` (a ValueError exits 2, before anything
+    loads), then ``args.trace`` loaded with its progress line."""
     try:
         params = params_of(args)
     except ValueError as e:
@@ -192,7 +199,7 @@ def _start_render(args, params_of) -> tuple:
     t = time.perf_counter()
     trace = _load(args.trace)
     _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
-    return out, save, params, trace, _scene()
+    return params, trace
 
 
 def _build(job, what: str, lo: float, hi: float) -> dict:

@@ -97,15 +97,13 @@ def extrusion(tr, idx, measure: str) -> tuple:
 def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
     """The height budget stage for the lanes of ``sel`` (`layout.budget`): a function from
     the levels each lane needs to the levels it gets, sharing the readable levels of the
-    content rectangle (``content_h_px``, default: the icicle's less its counter tracks'
-    share, `side_tracks.track_plan`) by busy time."""
+    content rectangle (``content_h_px``, default: the icicle's) by busy time."""
     from .annotate import content_height
     from .budget import lane_budgets, lane_busy, readable_levels, weights_from_busy
 
     n_lanes = int(sel.lane_threads.size)
-    if content_h_px is None:  # the icicle's content, less what its counter tracks take under the lanes
-        share = side.track_plan(sel.trace, sel.t0, sel.t1, params).share
-        content_h_px = content_height(params.resolution, tpx, params.show_title) * (1.0 - share)
+    if content_h_px is None:
+        content_h_px = content_height(params.resolution, tpx, params.show_title)
     axis_px = 2.2 * tpx if params.show_axes else 0.0
     avail = readable_levels(content_h_px, tpx, n_lanes, LANE_GAP_LEVELS, axis_px) - EXTRUSION_LEVELS
     weight = weights_from_busy(lane_busy(sel.trace, sel.idx, sel.lane, n_lanes))
@@ -165,6 +163,7 @@ class IcicleStages:
     n_partial: int
     lane_levels: np.ndarray
     lane_ext: np.ndarray
+    tracks: object = None  # `side_tracks.TrackPlan` under the lanes (the icicle's own figure only)
 
     @property
     def trace(self):
@@ -173,10 +172,17 @@ class IcicleStages:
 
 def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
-    icicle's content rectangle), measure and colour the calls; the drawn calls."""
+    icicle's content rectangle less the share its counter tracks and async lanes take,
+    `side_tracks.track_plan`), measure and colour the calls; the drawn calls."""
     res = params.resolution
     sel = select_calls(trace, params)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
+    tracks = None
+    if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first
+        from .annotate import content_height
+
+        tracks = side.track_plan(tr, t0, t1, params)
+        content_h_px = content_height(res, tpx, params.show_title) * (1.0 - tracks.share)
     n_lanes = sel.lane_threads.size
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
     width_px = (np.minimum(tr.end[idx], t1) - np.maximum(tr.start[idx], t0)) / est_us_per_px
@@ -194,7 +200,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     n_folded = int((fold.folded & ~fold.drawn).sum())
     n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
     return IcicleStages(sel, fold, colouring, d, ext_label, n_folded, n_partial, np.maximum(fold.lane_levels, 1.0),
-                        per_lane_max(d.ext_unit, d.lane, n_lanes))
+                        per_lane_max(d.ext_unit, d.lane, n_lanes), tracks)
 
 
 def lane_name_em(sel, params) -> float:
@@ -273,7 +279,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     sel, colouring = st.sel, st.colouring
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)
-    tracks = side.track_plan(tr, t0, t1, params)
+    tracks = st.tracks
     n_flows = side.flows_in_window(tr, t0, t1) if params.show_flows else 0
     n_instants = side.instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)

@@ -166,11 +166,11 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
         _, first_of_counter = np.unique(tr.series_counter[cand], return_index=True)
         firsts = cand[np.sort(first_of_counter)]
         rest = cand[~np.isin(cand, firsts)]
-        top = np.concatenate([firsts, rest])[:max_counters]
         # labels break ties among the chosen and the next ones only
+        first_set = set(firsts.tolist())
         tied = [int(x) for x in np.concatenate([firsts, rest])[:max_counters + 8]]
-        tied.sort(key=lambda s: (0 if s in set(firsts.tolist()) else 1, -var[s], series_label(tr, s)))
-        pick = sorted(tied[:max_counters]) if top.size else []
+        tied.sort(key=lambda s: (s not in first_set, -var[s], series_label(tr, s)))
+        pick = sorted(tied[:max_counters])
     shown = np.asarray(pick, np.int32)
     chosen = np.zeros(ns, bool)
     chosen[shown] = True
