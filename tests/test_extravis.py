@@ -376,3 +376,25 @@ def test_each_view_alone_fills_the_content_rectangle():
     assert not any("rows:" in x for x in heb.labels.texts) and not any("tube width" in x for x in seq.labels.texts)
     with pytest.raises(ValueError, match="views must be one of"):
         extravis_layout(t, params, hier=h, views="mural")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 1e6), min_size=1, max_size=60), st.floats(0.001, 0.2), st.floats(0.3, 1.0))
+def test_floored_shares_against_the_rule(weights, floor, room):
+    """`floored_shares` against its rule: the shares fill the room; the K heaviest
+    (K = floor(0.5 room / floor)) get at least the floor; every other share is c · weight for
+    one c (so among them the proportions are the weights'); a heavier leaf never gets less."""
+    from tracevis3d.layout.extravis_heb import floored_shares
+
+    w = np.asarray(weights) + 1e-9
+    out = floored_shares(w, room, floor, 0.5)
+    assert abs(out.sum() - room) <= 1e-9 * max(room, 1)
+    k = int(min(w.size, np.floor(0.5 * room / floor)))
+    heavy = np.argsort(-w, kind="stable")[:k]
+    assert (out[heavy] >= floor * (1 - 1e-6)).all()
+    rest = np.setdiff1d(np.arange(w.size), heavy)
+    if rest.size:
+        c = out[rest] / w[rest]
+        assert np.allclose(c, c[0], rtol=1e-6)
+    heavier = w[:, None] > w[None, :]
+    assert (out[:, None] >= out[None, :] - 1e-9)[heavier].all()

@@ -129,22 +129,23 @@ def test_picking_reports_elements_relations_and_calls(tmp_path):
     assert hit["kind"] == "tube" and (hit["src_element"], hit["dst_element"], hit["calls"]) == (src, dst, 1)
 
 
-@pytest.mark.parametrize("command", ["render-heb", "render-sequence"])
-def test_each_view_alone_from_the_command_line(command, docutils_pool_paths, tmp_path, capsys):
-    """``render-heb`` / ``render-sequence`` of a real deep multi-threaded trace at class level:
-    the view fills the frame (no more than 55 % empty), names of elements at >= 14 px (the
-    ring: at least 20; the sequence view names the columns at least 1 em wide: 15 here),
-    the title says which view it is."""
+@pytest.mark.parametrize("command,level", [("render-heb", "class"), ("render-sequence", "class"),
+                                           ("render-heb", "module"), ("render-sequence", "module")])
+def test_each_view_alone_from_the_command_line(command, level, docutils_pool_paths, tmp_path, capsys):
+    """``render-heb`` / ``render-sequence`` of a real deep multi-threaded trace at class and
+    module level: the view fills the frame (no more than 55 % empty), at least 20 names of
+    elements at >= 14 px (the issue's goal: the busiest leaves get the arc or column a name
+    needs), the title says which view it is."""
     from tracevis3d.cli import main
 
     out = tmp_path / f"{command}.png"
-    rc = main([command, str(docutils_pool_paths[0]), "-o", str(out), "--level", "class"])
+    rc = main([command, str(docutils_pool_paths[0]), "-o", str(out), "--level", level])
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     boxes = label_pixel_boxes()
     rep = view_measures(str(out), boxes=boxes)
     names = [b for b in boxes if b[0] == "element" and b[6] >= 14.0 - 1e-3 and b[2] >= -1 and b[4] <= 1921]
-    assert len(names) >= (20 if command == "render-heb" else 15), [b[1] for b in names]
+    assert len(names) >= 20, [b[1] for b in names]
     assert min(b[6] for b in boxes if b[0] == "element") >= 14.0 - 1e-3
     assert rep["empty_share"] <= 0.55, rep
     title = [b[1] for b in boxes if b[0] == "title"]

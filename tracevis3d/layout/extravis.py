@@ -53,6 +53,7 @@ THREAD_RGB = np.array([0.30, 0.34, 0.42])
 LEAF_ROW_EM = 4.5  # height of the sequence view's leaf row (em): names run upwards in it
 LEAF_ROW_EM_ALONE = 7.0  # the same when the sequence view fills the figure alone (longer names)
 LABEL_FRONT = 0.35  # labels stand this many em in front of the faces they name (no depth fighting)
+NAMED_LEAF_EM = 1.3  # the least arc (column) of the busiest leaves: one line of a name, px_per_layout ≲ 1 included
 #: what a scene shows: both views side by side, the circular bundle view or the sequence view alone
 VIEWS = ("both", "heb", "sequence")
 VIEW_SUBTITLES = {"both": "who calls whom, and when", "heb": "who calls whom", "sequence": "who calls whom, when"}
@@ -182,7 +183,6 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     n_el = len(h)
     touch = np.bincount(caller, minlength=n_el) + np.bincount(callee, minlength=n_el)
     leaves = np.flatnonzero(touch > 0).astype(np.int32)
-    arcs = leaf_arcs(h, leaves, touch[leaves].astype(np.float64))
     anc = h.ancestors()
     touch_el = np.zeros(n_el, np.float64)  # calls each element (with its subtree) takes part in
     for d in range(anc.shape[0]):
@@ -222,6 +222,14 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     heb_c = np.array([R_out, 0.0, 0.0])  # the circle's centre (layout pixels; x right, z up)
     seq_x0 = (2.0 * R_out if show_heb else 0.0) + 5.5 * tpx  # left of the mural: the window bar, the times
     seq_x1 = max(Wc, seq_x0 + 10 * tpx)
+    # the busiest leaves get an arc that holds a line of their name: on the ring where there
+    # is one (the sequence view beside it is too narrow to name as many), else a column
+    line = NAMED_LEAF_EM * tpx
+    if show_heb:
+        floor = line / (2.0 * np.pi * (R + gap + 0.5 * leaf_w)) + 0.0024  # + the sectors' pads
+    else:
+        floor = line / (seq_x1 - seq_x0)
+    arcs = leaf_arcs(h, leaves, touch[leaves].astype(np.float64), floor=floor)
     seq_top = R_out
     ic_h = band_w
     leaf_h = (LEAF_ROW_EM if show_heb else LEAF_ROW_EM_ALONE) * tpx

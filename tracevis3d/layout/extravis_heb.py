@@ -7,7 +7,9 @@ extruded icicle ring (a `SectorLayer`), every relation a tube along the hierarch
   takes an arc in proportion to the calls it makes or receives to the power `ARC_POWER`
   (the paper gives every leaf the same arc; with hundreds of elements the busy ones would
   then be too narrow to name; 0.65 names 18 classes of the 1M-call sympy trace where the
-  square root names 11), with a gap between top-level groups.
+  square root names 11), with a gap between top-level groups.  The busiest leaves get at
+  least the arc that holds one line of text (`floored_shares`): as many as fit in
+  `MAX_FLOORED` of the circle, so a module with few calls among busy ones is still named.
 - **Ring** (Fig. 7): element of depth d gets band ``leaf depth − d`` outward from the
   circle: the leaves innermost (a wider band, names written radially), packages outermost
   (names along the arc).  Threads span the bands below the "threads" group.
@@ -39,6 +41,8 @@ GRADIENT_STEPS = 8
 SAMPLES = 8 * GRADIENT_STEPS + 1
 TOWARD_CAMERA = 0.06  # of R: how far the callee end of a tube lies in front of its caller end
 ARC_POWER = 0.65  # a leaf's arc grows with (its calls) ** ARC_POWER
+MAX_GAPS = 0.1  # the share of the circle the gaps between top-level groups may take
+MAX_FLOORED = 0.5  # the share of the circle the busiest leaves' minimum arcs may take
 GREEN = np.array([0.02, 0.50, 0.04])
 RED = np.array([0.80, 0.02, 0.02])
 
@@ -60,15 +64,44 @@ class Arcs:
     leaves: np.ndarray  # the shown leaves, pre-order
 
 
-def leaf_arcs(h, leaves: np.ndarray, weight: np.ndarray, gap: float = 0.004) -> Arcs:
-    """Arcs of ``leaves`` (pre-order) in proportion to weight ** ARC_POWER, a ``gap`` between leaves
-    of different top-level groups; every ancestor spans its leaves."""
+def floored_shares(weight: np.ndarray, room: float, floor: float, max_floored: float = 0.5) -> np.ndarray:
+    """Shares of ``room`` in proportion to ``weight``, except that the K heaviest leaves get at
+    least ``floor`` (K = ⌊max_floored · room / floor⌋, so the floors never take more than
+    ``max_floored`` of the room):  w_i = max(c · weight_i, floor) for the K heaviest,
+    c · weight_i for the others, with the one c > 0 that makes Σ w = room (Σ w grows
+    monotonically with c; solved by bisection).  The order of the shares by weight is kept."""
+    weight = np.asarray(weight, np.float64)
+    n = weight.size
+    if n == 0 or not floor > 0:
+        return weight / max(weight.sum(), 1e-300) * room
+    k = int(min(n, np.floor(max_floored * room / floor)))
+    heavy = np.zeros(n, bool)
+    heavy[np.argsort(-weight, kind="stable")[:k]] = True
+
+    def total(c):
+        w = c * weight
+        return np.where(heavy, np.maximum(w, floor), w).sum()
+
+    lo, hi = 0.0, room / max(weight.sum(), 1e-300)  # total(hi) >= room
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if total(mid) < room else (lo, mid)
+    w = hi * weight
+    w = np.where(heavy, np.maximum(w, floor), w)
+    return w * (room / w.sum())  # the bisection's last rounding
+
+
+def leaf_arcs(h, leaves: np.ndarray, weight: np.ndarray, gap: float = 0.004, floor: float = 0.0) -> Arcs:
+    """Arcs of ``leaves`` (pre-order) in proportion to weight ** ARC_POWER, the busiest at
+    least ``floor`` (a share of the circle; `floored_shares`), a ``gap`` between leaves of
+    different top-level groups; every ancestor spans its leaves."""
     n = len(h)
     top = h.ancestors()[1][leaves] if leaves.size else np.zeros(0, np.int32)
     breaks = np.concatenate([[0], (top[1:] != top[:-1]).astype(np.float64)]) if leaves.size else np.zeros(0)
     share = np.maximum(weight, 0.0) ** ARC_POWER + 1e-9
+    gap = min(gap, MAX_GAPS / (breaks.sum() + 1))  # many packages: narrower gaps, not a ring of gaps
     room = 1.0 - gap * (breaks.sum() + 1)
-    w = share / share.sum() * room
+    w = floored_shares(share, room, floor, MAX_FLOORED)
     f0 = 0.5 * gap + np.cumsum(w) - w + gap * np.cumsum(breaks)
     f1 = f0 + w
     F0 = np.full(n, np.inf)
@@ -239,5 +272,5 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
                     {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
-__all__ = ["Arcs", "leaf_arcs", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
+__all__ = ["Arcs", "leaf_arcs", "floored_shares", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
            "gradient_rgb", "ASCENT", "DESCENT"]
