@@ -4,6 +4,7 @@ its Build (``tracevis3d.extravis``) runs the command line's build job, a moved w
 sets the time window of the next Build, and Show Call's ``describe_hit`` describes picks of
 the scene (rays from the camera)."""
 import json
+import re
 import sys
 
 import numpy as np
@@ -57,7 +58,7 @@ def test_the_panel_draws_the_extravis_schema(addon):
     shown = {n for kind, d, n in log if kind == "prop" and d == group}
     want = {row[0] for p in EXTRAVIS if p.ui for row in p.kind.props(p)}
     assert want <= shown and shown <= set(group.bl_rna.properties.keys()), want - shown
-    assert {n for kind, _d, n in log if kind == "operator"} == {"tracevis3d.extravis"}
+    assert {n for kind, _d, n in log if kind == "operator"} == {"tracevis3d.extravis", "tracevis3d.extravis_highlight"}
     assert bpy.ops.tracevis3d.extravis.get_rna_type() is not None
 
 
@@ -174,3 +175,72 @@ def test_show_call_describes_picks_of_both_views(addon, trace_file):
     assert call == hit["call"] and title == d["name"] and w[0] <= trace.start[call] <= w[1] and "relation" in d
     text = pick_ops.format_call(d)
     assert "relation:" in text
+
+
+def test_highlight_the_picked_element_from_the_panel(addon, trace_file):
+    """Show Call on a ring sector remembers its element; Highlight lights exactly that
+    element's calls in both views (the record's params and the pale tubes), Add keeps the
+    ones lit, Clear lights everything again; with nothing picked, one clear line."""
+    from tracevis3d.blender.pick import pick_ray_detail
+    from tracevis3d.layout.extravis import extravis_layout, lit_elements
+    from tracevis3d.params.extravis import ExtravisParams
+
+    trace = trace_file[1]
+    w = tuple(float(x) for x in np.quantile(trace.start, [0.2, 0.7]))
+    g = _setup(trace_file, w)
+    g.highlight = ""
+    scene = bpy.context.scene
+    scene.tracevis3d.picked_element = ""
+    with pytest.raises(RuntimeError, match="no element picked"):
+        bpy.ops.tracevis3d.extravis_highlight(mode="picked")
+    assert bpy.ops.tracevis3d.extravis() == {"FINISHED"}
+    spec = extravis_layout(trace, ExtravisParams.from_known(_record()["params"]))
+    h = tracevis3d.hierarchy(trace)
+    eye = np.asarray(scene.camera.matrix_world.translation, np.float64)
+    ring = spec.layer("heb_ring")
+
+    def show_call(k):
+        a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
+        point = np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)])
+        hit = pick_ray_detail(tuple(eye), tuple(point - eye))
+        assert hit is not None and hit["element_index"] == ring.attributes["element_index"][k]
+        cam = scene.camera
+        from bpy_extras.object_utils import world_to_camera_view
+
+        co = world_to_camera_view(scene, cam, __import__("mathutils").Vector(point))
+        res = scene.render
+        assert bpy.ops.tracevis3d.show_call(mouse_x=-1, call_index=-1) or True
+        return hit
+
+    inner = ring.radii[:, 0]
+    names = [h.full_names[e] for e in ring.attributes["element_index"]]
+    leaves = np.flatnonzero((inner <= inner.min() + 1e-6) & ~np.array([n.startswith("thread") for n in names]))
+    order = leaves[np.argsort(-(ring.angles[leaves, 1] - ring.angles[leaves, 0]))]
+    first, second = (int(ring.attributes["element_index"][k]) for k in order[:2])
+    def pale_share():
+        tubes = bpy.data.collections["TraceVis3D"].objects["TV3D_heb_tubes"]  # rebuilt by each Highlight
+        names = [s.material.name if s.material else "" for s in tubes.material_slots]
+        idx = np.empty(len(tubes.data.polygons), np.int32)
+        tubes.data.polygons.foreach_get("material_index", idx)
+        return float(np.mean([names[i] == "TV3D_xv_tube_pale" for i in idx]))
+
+    assert pale_share() == 0.0
+    # Show Call of the widest leaf (by its index, as a script would; the mouse does the same)
+    assert bpy.ops.tracevis3d.show_call(element_index=first) == {"FINISHED"}
+    assert scene.tracevis3d.picked_element == h.full_names[first]
+    assert bpy.ops.tracevis3d.extravis_highlight(mode="picked") == {"FINISHED"}
+    rec = _record()["params"]
+    assert rec["highlight"] == [f"^{re.escape(h.full_names[first])}$"]
+    lit = lit_elements(h, rec["highlight"])
+    assert lit[first] and lit.sum() < len(h) - 1
+    pale = pale_share()
+    assert 0.0 < pale < 1.0  # the element's relations lit, the others pale
+    # Add a second element: both lit, fewer tubes pale
+    assert bpy.ops.tracevis3d.show_call(element_index=second) == {"FINISHED"}
+    assert bpy.ops.tracevis3d.extravis_highlight(mode="add") == {"FINISHED"}
+    assert len(_record()["params"]["highlight"]) == 2 and pale_share() <= pale
+    # a call row picked: no element remembered
+    assert bpy.ops.tracevis3d.show_call(call_index=0) == {"FINISHED"}
+    assert scene.tracevis3d.picked_element == ""
+    assert bpy.ops.tracevis3d.extravis_highlight(mode="clear") == {"FINISHED"}
+    assert _record()["params"]["highlight"] == [] and pale_share() == 0.0

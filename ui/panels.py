@@ -125,7 +125,8 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
 class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
     """Who calls whom, and when (EXTRAVIS): Build (both views, or one alone) with the EXTRAVIS
     schema's fields; a window handle moved along the sequence view's bar sets the time window
-    at the next Build."""
+    at the next Build; the element last picked with Show Call can be highlighted (its calls
+    lit in both views)."""
 
     bl_label = "Who Calls Whom (EXTRAVIS)"
     bl_parent_id = "VIEW3D_PT_tracevis3d"
@@ -139,6 +140,13 @@ class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
         row.operator("tracevis3d.extravis", text="Bundles").views = "heb"
         row.operator("tracevis3d.extravis", text="Sequence").views = "sequence"
         layout.label(text="Move a window handle up or down, then Build", icon="INFO")
+        picked = context.scene.tracevis3d.picked_element
+        row = layout.row(align=True)
+        row.enabled = bool(picked) or bool(context.scene.tracevis3d_extravis_params.highlight)
+        row.operator("tracevis3d.extravis_highlight", text=f"Highlight {picked.rsplit('.', 1)[-1]}" if picked
+                     else "Highlight Picked", icon="LIGHT").mode = "picked"
+        row.operator("tracevis3d.extravis_highlight", text="Add").mode = "add"
+        row.operator("tracevis3d.extravis_highlight", text="Clear").mode = "clear"
         layout.use_property_split = True
         layout.use_property_decorate = False
         draw_schema(layout, context.scene.tracevis3d_extravis_params, _schema("extravis"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 
+import bpy
 from bpy.types import Operator
 
 from .. import properties
@@ -75,4 +76,48 @@ class TRACEVIS3D_OT_extravis(JobOperator, Operator):
         return self.start_job(context, Job("EXTRAVIS view", extravis_steps, path, params, scene, self.views), done)
 
 
-CLASSES = (TRACEVIS3D_OT_extravis,)
+def element_pattern(dotted: str) -> str:
+    """The highlight regex of exactly one hierarchy element (its subtree and ancestors light
+    with it, `layout.extravis.lit_elements`)."""
+    import re
+
+    return f"^{re.escape(dotted)}$"
+
+
+HIGHLIGHT_ITEMS = (("picked", "Picked", "Light the calls from and to the element last picked with Show Call"),
+                   ("add", "Add Picked", "Light the picked element's calls too, keeping those already lit"),
+                   ("clear", "Clear", "Light every call again"))
+
+
+@with_props([("mode", "Enum", dict(name="Mode", default="picked", items=HIGHLIGHT_ITEMS,
+                                   description="What to highlight"))])
+class TRACEVIS3D_OT_extravis_highlight(Operator):
+    """Highlight the element last picked with Show Call (its calls lit in both EXTRAVIS views, the others pale), add it to those lit, or clear the highlight; then rebuild the view shown"""
+
+    bl_idname = "tracevis3d.extravis_highlight"
+    bl_label = "Highlight Element"
+
+    @reported
+    def execute(self, context):
+        from ...tracevis3d.blender.extravis_tasks import read_extravis_record
+
+        scene = context.scene
+        g = properties.group_of(scene, "extravis")
+        params = properties.params_of(scene, "extravis")
+        if self.mode == "clear":
+            patterns = []
+        else:
+            picked = scene.tracevis3d.picked_element
+            if not picked:
+                raise ValueError("no element picked: Show Call (Shift+Alt+D) on a ring sector or an icicle box of "
+                                 "the EXTRAVIS view first")
+            mine = element_pattern(picked)
+            patterns = ([p for p in params.highlight if p != mine] if self.mode == "add" else []) + [mine]
+        g.highlight = "; ".join(patterns)
+        rec = read_extravis_record(scene)
+        views = rec.get("views", "both") if rec is not None else "both"
+        started = bpy.ops.tracevis3d.extravis("EXEC_DEFAULT", views=views)  # its own job (modal in the UI)
+        return {"FINISHED"} if started & {"FINISHED", "RUNNING_MODAL"} else {"CANCELLED"}
+
+
+CLASSES = (TRACEVIS3D_OT_extravis, TRACEVIS3D_OT_extravis_highlight)

@@ -142,6 +142,8 @@ def _check_call(trace, i: int) -> None:
                           description="Which trace the call index refers to")),
     ("match_index", "Int", dict(name="Match", default=-1, min=-1, options={"SKIP_SAVE"},
                                 description="Show the tube of this match of a comparison (-1: none)")),
+    ("element_index", "Int", dict(name="Element", default=-1, min=-1, options={"SKIP_SAVE"},
+                                  description="Show this hierarchy element of the EXTRAVIS view (-1: none)")),
     ("mouse_x", "Int", dict(default=-1, options={"SKIP_SAVE", "HIDDEN"})),
     ("mouse_y", "Int", dict(default=-1, options={"SKIP_SAVE", "HIDDEN"}))])
 class TRACEVIS3D_OT_show_call(Operator):
@@ -152,7 +154,7 @@ class TRACEVIS3D_OT_show_call(Operator):
 
     @reported
     def invoke(self, context, event):
-        if self.call_index < 0 and self.match_index < 0 and self.mouse_x < 0:
+        if self.call_index < 0 and self.match_index < 0 and self.element_index < 0 and self.mouse_x < 0:
             self.mouse_x, self.mouse_y = event.mouse_region_x, event.mouse_region_y
         return self.execute(context)
 
@@ -160,6 +162,8 @@ class TRACEVIS3D_OT_show_call(Operator):
         """The pick: a given match or call, else what is under the mouse."""
         if self.match_index >= 0:
             return _tube_hit(context.scene, self.match_index)
+        if self.element_index >= 0:
+            return {"kind": "sector", "element_index": self.element_index}
         if self.call_index >= 0:
             return {"kind": "box", "call": self.call_index,
                     "side": None if self.side == "icicle" else "ab".index(self.side)}
@@ -183,6 +187,8 @@ class TRACEVIS3D_OT_show_call(Operator):
         title, d, call, side = describe_hit(context, hit)
         text = format_call(d)
         settings.picked_call, settings.picked_side, settings.picked_text = call, side, text
+        element = d.get("element") if hit.get("element_index", -1) >= 0 else None
+        settings.picked_element = element if isinstance(element, str) else ""
         summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
         what = (title if "src_element" in hit or hit.get("element_index", -1) >= 0 else
                 f"Tube {hit['match_index']}" if hit["kind"] == "tube" else
