@@ -199,24 +199,16 @@ def test_highlight_the_picked_element_from_the_panel(addon, trace_file):
     eye = np.asarray(scene.camera.matrix_world.translation, np.float64)
     ring = spec.layer("heb_ring")
 
-    def show_call(k):
-        a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
-        point = np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)])
-        hit = pick_ray_detail(tuple(eye), tuple(point - eye))
-        assert hit is not None and hit["element_index"] == ring.attributes["element_index"][k]
-        cam = scene.camera
-        from bpy_extras.object_utils import world_to_camera_view
-
-        co = world_to_camera_view(scene, cam, __import__("mathutils").Vector(point))
-        res = scene.render
-        assert bpy.ops.tracevis3d.show_call(mouse_x=-1, call_index=-1) or True
-        return hit
-
     inner = ring.radii[:, 0]
     names = [h.full_names[e] for e in ring.attributes["element_index"]]
     leaves = np.flatnonzero((inner <= inner.min() + 1e-6) & ~np.array([n.startswith("thread") for n in names]))
     order = leaves[np.argsort(-(ring.angles[leaves, 1] - ring.angles[leaves, 0]))]
     first, second = (int(ring.attributes["element_index"][k]) for k in order[:2])
+    k = int(order[0])  # what the mouse picks there (a camera ray) is the element Show Call is given
+    a, r = float(ring.angles[k].mean()), float(ring.radii[k].mean())
+    point = np.asarray(ring.origin) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)])
+    assert pick_ray_detail(tuple(eye), tuple(point - eye))["element_index"] == first
+
     def pale_share():
         tubes = bpy.data.collections["TraceVis3D"].objects["TV3D_heb_tubes"]  # rebuilt by each Highlight
         names = [s.material.name if s.material else "" for s in tubes.material_slots]
