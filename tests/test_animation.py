@@ -320,3 +320,85 @@ def test_comparison_growth_each_run_in_its_own_time(pair, tmp_path):
     counts = [n_tube_vertices(k) for k in range(1, 7)]
     assert counts[0] == 0 and counts[-1] == len(tubes.data.vertices)
     assert all(x <= y for x, y in zip(counts, counts[1:]))
+
+
+def test_sector_times_against_a_per_vertex_twin():
+    """`anim_threads.sector_times` against the rule done one vertex at a time: the angle
+    around the ring's origin in the front plane, the lane whose angles hold it, the time on
+    that lane's linear map, a sector's first time the least of its vertices'."""
+    import math
+
+    from tracevis3d.blender.anim_threads import sector_times
+
+    rng = np.random.default_rng(5)
+    lanes = np.array([[math.pi, 0.75 * math.pi], [0.7 * math.pi, 0.3 * math.pi], [0.25 * math.pi, 0.0]])
+    origin = (1.5, 0.2, -0.7)
+    span = 5000.0
+    n_sec = 40
+    lane = rng.integers(0, 3, n_sec)
+    f = np.sort(rng.uniform(0, 1, (n_sec, 2)), axis=1)
+    verts, quads, sector = [], [], []
+    for s in range(n_sec):  # a strip of 3 quads per sector between its two angles, two radii
+        a = lanes[lane[s], 0] + np.linspace(f[s, 0], f[s, 1], 4) * (lanes[lane[s], 1] - lanes[lane[s], 0])
+        r0, r1 = rng.uniform(1, 2), rng.uniform(2.1, 3)
+        base = len(verts)
+        for ang in a:
+            for r in (r0, r1):
+                verts.append((origin[0] + r * math.cos(ang), origin[1] + 0.1, origin[2] - r * math.sin(ang)))
+        for j in range(3):
+            quads.append((base + 2 * j, base + 2 * j + 1, base + 2 * j + 3, base + 2 * j + 2))
+            sector.append(s)
+    got = sector_times(np.array(verts), np.array(quads), np.array(sector), origin, lanes, span)
+    for i, (x, _y, z) in enumerate(verts):
+        ang = math.atan2(-(z - origin[2]), x - origin[0])
+        ln = next(k for k in range(3) if min(lanes[k]) - 1e-9 <= ang <= max(lanes[k]) + 1e-9)
+        t = (ang - lanes[ln, 0]) / (lanes[ln, 1] - lanes[ln, 0]) * span
+        assert got["t_vertex"][i] == pytest.approx(min(max(t, 0.0), span), abs=0.05)
+        assert got["ring_r"][i] == pytest.approx(math.hypot(x - origin[0], z - origin[2]), rel=1e-5)
+        assert got["arc_a0"][i] + got["arc_dadt"][i] * got["t_vertex"][i] == pytest.approx(ang, abs=1e-5)
+    for fi, s in enumerate(sector):
+        assert got["t_first"][fi] == pytest.approx(f[s, 0] * span, abs=0.05)
+
+
+def test_thread_view_growth_rings_grow_along_their_arcs(sync_program_path, tmp_path):
+    """render-animation --view threads --kind growth: the wall grows like the icicle, every
+    ring sector at frame k reaches no later than the clock's time on its lane's angle map,
+    a sector not yet started is absent, the last frame is the whole figure, and the
+    hand-offs appear with the same clock."""
+    from tracevis3d.blender.anim_threads import sector_times
+
+    out = tmp_path / "tgrow"
+    assert _run(sync_program_path, "--view", "threads", "--kind", "growth", "-o", out, "--seconds", 1, "--fps", 6,
+                "--easing", "linear", "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "growth" and "ring" in info["arc_layers"] and info["arc_faces"] > 0
+    assert bpy.data.objects["TV3D_wall_calls"].modifiers[0].name == "TraceVis3D growth"
+    meta = json.loads(scene["tracevis3d_meta"])
+    ring = bpy.data.objects["TV3D_ring"]
+    me = ring.data
+    t_first = np.empty(len(me.polygons), np.float32)
+    me.attributes["t_first"].data.foreach_get("value", t_first)
+    c = info["clock"]
+    span = c["Trace End (µs)"]
+    faces = []
+    for k in range(1, 7):
+        scene.frame_set(k)
+        now = (k - 1) / 5 * span
+        ev = ring.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        faces.append(len(ev.polygons))
+        tol = 1e-6 * span  # float32 attributes
+        assert int((t_first <= now - tol).sum()) <= len(ev.polygons) <= int((t_first <= now + tol).sum()), k
+        if len(ev.polygons):
+            v = np.empty(3 * len(ev.vertices), np.float32)
+            ev.attributes["position"].data.foreach_get("vector", v)
+            corner = np.empty(len(ev.loops), np.int32)
+            ev.attributes[".corner_vert"].data.foreach_get("value", corner)
+            sec = np.empty(len(ev.polygons), np.int32)
+            ev.attributes["sector_index"].data.foreach_get("value", sec)
+            at = sector_times(v.reshape(-1, 3), corner.reshape(-1, 4), sec, meta["ring_origin"], meta["lane_angles"],
+                              span)
+            assert at["t_vertex"].max() <= now + 2e-3 * span, (k, at["t_vertex"].max(), now)
+    assert faces[0] < faces[-1] == len(me.polygons) and all(a <= b for a, b in zip(faces, faces[1:]))
+    assert info.get("handoff_faces", 0) > 0
+    assert (out / "frame_0006.png").is_file()

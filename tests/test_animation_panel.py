@@ -56,3 +56,27 @@ def test_render_animation_without_animation_is_reported(addon):
     bpy.ops.wm.read_factory_settings(use_empty=True)
     with pytest.raises(RuntimeError, match="Set Up Animation first"):
         bpy.ops.tracevis3d.render_animation()
+
+
+def test_animate_the_thread_view_from_the_panel(addon, sync_program_path, tmp_path):
+    """The thread view built by the panel (its trace kept in the session): Set Up Animation
+    times the hand-offs and grows the rings, as ``render-animation --view threads`` does."""
+    import json
+
+    from tracevis3d.blender.animate import ANIM_KEY
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    s = scene.tracevis3d
+    s.trace_path = str(sync_program_path)
+    scene.tracevis3d_threads_params.resolution = (160, 90)
+    assert bpy.ops.tracevis3d.threads() == {"FINISHED"}
+    s.kind, s.seconds, s.fps, s.easing = "handoffs", 1.0, 5, "linear"
+    assert bpy.ops.tracevis3d.animate() == {"FINISHED"}
+    info = json.loads(scene[ANIM_KEY])
+    assert info["kind"] == "handoffs" and info["handoff_faces"] > 0
+    s.kind = "growth"
+    assert bpy.ops.tracevis3d.animate() == {"FINISHED"}
+    info = json.loads(scene[ANIM_KEY])
+    assert info["kind"] == "growth" and info["arc_faces"] > 0 and info["handoff_faces"] > 0
+    assert [m.name for m in bpy.data.objects["TV3D_ring"].modifiers] == ["TraceVis3D arc growth"]

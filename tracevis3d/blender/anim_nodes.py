@@ -267,6 +267,46 @@ def handoff_group() -> bpy.types.NodeTree:
     return ng
 
 
+ARC_INPUTS = CLOCK_INPUTS + (("Centre X", 0.0), ("Centre Z", 0.0))
+
+
+def arc_growth_group() -> bpy.types.NodeTree:
+    """``TV3D_arc_growth``: the thread view's ring sectors (bent boxes upright in the front
+    plane, time along the angle) grow along their arcs.  Per face ``t_first`` (µs from the
+    window's start: its sector's start) — a face whose sector has not started is deleted;
+    per vertex ``t_vertex`` (the time at its angle), ``ring_r`` (its distance from the
+    ring's centre, world units) and the angle map of its lane, θ(t) = ``arc_a0`` + t ·
+    ``arc_dadt`` — a vertex later than now moves along its circle to θ(now):
+    (Centre X + r cos θ, y, Centre Z − r sin θ), so a sector's far end travels with the clock
+    and a call is whole once its end is reached."""
+    ng, g, gi, go = _new_group("TV3D_arc_growth", ARC_INPUTS)
+    I = gi.outputs
+    now = _clock(g, gi)
+    later = g.node("FunctionNodeCompare", (300, 200), data_type="FLOAT", operation="GREATER_THAN")
+    g.link(g.attribute("t_first", loc=(100, 250)), later.inputs["A"])
+    g.link(now, later.inputs["B"])
+    drop = g.node("GeometryNodeDeleteGeometry", (500, 0), domain="FACE")
+    g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])
+    g.link(later.outputs["Result"], drop.inputs["Selection"])
+    theta = g.math("MULTIPLY_ADD", now, g.attribute("arc_dadt", loc=(100, -200)), g.attribute("arc_a0", loc=(100, -350)),
+                   loc=(300, -250))
+    r = g.attribute("ring_r", loc=(300, -450))
+    x = g.math("MULTIPLY_ADD", r, g.math("COSINE", theta, loc=(450, -250)), I["Centre X"], loc=(600, -250))
+    z = g.math("SUBTRACT", I["Centre Z"], g.math("MULTIPLY", r, g.math("SINE", theta, loc=(450, -400)),
+                                                  loc=(600, -400)), loc=(750, -400))
+    sep = g.node("ShaderNodeSeparateXYZ", (600, -600))
+    g.link(g.node("GeometryNodeInputPosition", (450, -600)).outputs[0], sep.inputs[0])
+    ahead = g.node("FunctionNodeCompare", (600, -100), data_type="FLOAT", operation="GREATER_THAN")
+    g.link(g.attribute("t_vertex", loc=(450, -100)), ahead.inputs["A"])
+    g.link(now, ahead.inputs["B"])
+    setpos = g.node("GeometryNodeSetPosition", (900, 0))
+    g.link(drop.outputs["Geometry"], setpos.inputs["Geometry"])
+    g.link(ahead.outputs["Result"], setpos.inputs["Selection"])
+    g.link(g.combine(x, sep.outputs["Y"], z, loc=(800, -400)), setpos.inputs["Position"])
+    g.link(setpos.outputs["Geometry"], go.inputs["Geometry"])
+    return ng
+
+
 def set_inputs(mod, values: dict) -> None:
     """A Geometry Nodes modifier's input values by socket name."""
     items = {it.name: it for it in mod.node_group.interface.items_tree

@@ -40,12 +40,14 @@ from mathutils import Vector
 from .anim_nodes import clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
+from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_frames
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
 META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
-               "world_per_us_a", "world_per_us_b", "window_a", "window_b")
+               "world_per_us_a", "world_per_us_b", "window_a", "window_b",
+               "wall_world_per_us", "lane_angles", "ring_origin")  # the thread view's wall and rings
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 GROWTH_MODIFIER = "TraceVis3D growth"
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
@@ -115,7 +117,8 @@ def clear_animation(scene) -> None:
     if coll is None:
         return
     for ob in list(coll.objects):
-        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER, HANDOFF_MODIFIER)]:
+        for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER, HANDOFF_MODIFIER,
+                                                          ARC_MODIFIER)]:
             ob.modifiers.remove(mod)
         if ob.animation_data is not None:
             ob.animation_data_clear()
@@ -175,7 +178,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
-    if kind == "growth" and layout not in ("icicle", "compare"):
+    if kind == "growth" and layout not in ("icicle", "compare", "threads"):
         raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
     if kind == "handoffs" and (layout != "threads" or call_end is None):
         raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
@@ -194,7 +197,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     if scene.camera is not None:
         _remember_still_camera(scene.camera)
     if kind == "growth":
-        info.update(_growth(scene, coll, boxes, meta, n, fps, easing))
+        info.update(_growth(scene, coll, boxes, meta, n, fps, easing, call_end))
     elif kind == "reveal":
         info.update(reveal(scene, coll, n, fps, reveal_order))
     elif kind == "handoffs":
@@ -234,17 +237,22 @@ def _growth_groups(boxes: dict, meta: dict) -> list:
             if part:
                 out.append((f"_{side}", part, float(meta[f"world_per_us_{side}"]), float(w0), float(w1) - float(w0)))
         return out
-    k = float(meta.get("world_per_us") or 0.0)
+    k = float(meta.get("world_per_us") or meta.get("wall_world_per_us") or 0.0)  # an icicle's, the thread view's wall
     if not k > 0:
         raise ValueError("the figure's build record has no time scale (world_per_us): rebuild it")
     return [("", boxes, k, float(meta["t0"]), float(meta["t1"]) - float(meta["t0"]))]
 
 
-def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str) -> dict:
+def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str, call_end=None) -> dict:
     """Every time axis's boxes grow by one clock: a comparison's two runs in their own time
-    (the faster finishes first); its tubes appear once both their calls have started."""
+    (the faster finishes first); its tubes appear once both their calls have started; the
+    thread view's rings along their arcs and its hand-offs at their times (`anim_threads`)."""
+    threads = meta.get("layout") == "threads"
+    if threads:  # the focused thread's icicle (not its time axis)
+        boxes = {k: v for k, v in boxes.items() if k.startswith("wall_") and k != "wall_axis"}
     if not boxes:
-        raise ValueError("the figure has no boxes to grow")
+        raise ValueError("the figure has no boxes to grow" + (" (the thread view without its icicle: "
+                                                              "--no-icicle)" if threads else ""))
     groups = _growth_groups(boxes, meta)
     clock = clock_inputs(n, fps, easing, max(g[4] for g in groups))
     group = growth_group()
@@ -259,9 +267,23 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str)
             set_inputs(mod, clock)
             ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer
         nows.append(_now_object(scene, coll, part, meta, clock, k, span, t0, f"TV3D_now{suffix}").name)
-    shown = _keyframe_labels(coll, groups, clock, fps, n)
-    out = {"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
-           "now_objects": nows, "labels_keyframed": shown}
+    labels = _call_labels(coll)
+    out = {}
+    if threads:
+        out.update(grow_rings(coll, meta, clock))
+        lo, hi = _extent(boxes)
+        on_ring = [ob for ob in labels if not lo[2] - 1e-6 <= ob.location.z <= hi[2] + 1e-6]
+        labels = [ob for ob in labels if ob not in on_ring]
+        out["ring_labels_keyframed"] = _hide_until(on_ring, ring_label_frames(
+            on_ring, call_end, float(meta["t0"]), clock, fps, n), n) if on_ring and call_end is not None else 0
+        if call_end is not None and any(ob.get("tv3d_layer") in ("corr", "corr_compound") for ob in coll.objects):
+            try:
+                out.update(handoffs(coll, clock, call_end, float(meta["t0"])))
+            except ValueError:  # no hand-off drawn: nothing to time
+                pass
+    shown = _keyframe_labels(coll, groups, clock, fps, n, labels)
+    out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
+                "now_objects": nows, "labels_keyframed": shown})
     if meta.get("layout") == "compare" and len(groups) == 2:
         ka, kb = groups[0][2], groups[1][2]
         tubes = reveal(scene, coll, n, fps, "time",
@@ -319,11 +341,15 @@ def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: floa
     return ob
 
 
-def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int) -> int:
-    """Hide every call's name until its box has grown past the name (keyframes); a name
-    belongs to the time axis (`_growth_groups`) whose boxes are nearest its height."""
-    labels = [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0
-              and ob.parent is None]
+def _call_labels(coll) -> list:
+    return [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0 and ob.parent is None]
+
+
+def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int, labels=None) -> int:
+    """Hide every call's name (``labels``, else every call label of ``coll``) until its box
+    has grown past the name (keyframes); a name belongs to the time axis (`_growth_groups`)
+    whose boxes are nearest its height."""
+    labels = _call_labels(coll) if labels is None else labels
     if not labels:
         return 0
     ci = np.array([int(ob["call_index"]) for ob in labels], np.int64)
@@ -339,7 +365,7 @@ def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int) -> int:
     which = np.argmin(gap, axis=0)
     k = np.array([g[2] for g in groups])[which]
     for j, (suffix, part, _k, _t0, _span) in enumerate(groups):
-        calls = part.get(f"calls{suffix}")
+        calls = part.get(f"calls{suffix}") or part.get("wall_calls")  # an icicle's, the thread view's wall
         if calls is None or "call_index" not in calls[0].data.attributes or not len(calls[1]):
             continue
         ob, pos, sc = calls
@@ -352,8 +378,13 @@ def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int) -> int:
         end_x = np.minimum(end_x, box_end)
     frames = first_frame_at(end_x / k, fps, clock["Start (s)"], clock["Duration (s)"], clock["Ease"],
                             clock["Trace Start (µs)"], clock["Trace End (µs)"], n)
+    return _hide_until(labels, frames, n)
+
+
+def _hide_until(labels, frames, n: int) -> int:
+    """Keyframe each label hidden from frame 1 until its frame (constant keys); the count."""
     count = 0
-    for ob, f in zip(labels, frames.tolist()):
+    for ob, f in zip(labels, np.asarray(frames).tolist()):
         if f <= 1:
             continue
         for prop in ("hide_render", "hide_viewport"):

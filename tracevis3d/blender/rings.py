@@ -66,6 +66,8 @@ def write_mesh_layer_steps(layer, coll, object_name: str):
         typ, prop = _TYPES[arr.dtype]
         A.new(key, typ, "FACE").data.foreach_set(prop, np.ascontiguousarray(arr[owner]))
         yield me, object_name
+    if isinstance(layer, SectorLayer):  # which sector a face belongs to (the growth of a ring, `anim_threads`)
+        A.new("sector_index", "INT", "FACE").data.foreach_set("value", np.ascontiguousarray(owner, np.int32))
     ob = link_layer_mesh(me, object_name, layer, coll,
                          tv3d_kind="sectors" if isinstance(layer, SectorLayer) else "curves")
     yield ob, object_name

@@ -668,6 +668,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               "zero_radius": ring.zero_radius, "outer_radius": ring.outer_radius,
               "anchor_radius": ring.zero_radius - ANCHOR_INSET, "ring_origin": list(place.origin),
               "ring_scale": place.scale, "ring_plane": "front",
+              "wall_world_per_us": float(comp.frame.scale_t) if comp.frame is not None else 0.0,
               "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px_world,
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
               "n_compound": int(cs.compound.sum()), "n_calls": int(sel.idx.size),

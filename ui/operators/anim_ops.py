@@ -11,11 +11,28 @@ from bpy.types import Operator
 
 from .. import properties
 from ..props import with_props
-from .common import abspath, reported, settings_of
+from .common import abspath, reported, settings_of, trace_path_of
+
+
+def _thread_view_ends(context):
+    """The call end times of the thread view's trace (its hand-offs and ring names are timed
+    by them), or None when the scene is not a thread view or its trace is not in the session."""
+    import json
+
+    from ...tracevis3d.blender import session
+    from ...tracevis3d.blender.animate import META_KEY
+
+    if json.loads(context.scene.get(META_KEY, "{}")).get("layout") != "threads":
+        return None
+    try:  # the one the build kept (loading it here would block the UI)
+        trace = session.cached_trace(session.file_key(trace_path_of(context)))
+    except (ValueError, OSError):
+        return None
+    return None if trace is None else trace.end
 
 
 class TRACEVIS3D_OT_animate(Operator):
-    """Animate the figure in this scene (growth, fly-through, turntable, a comparison's reveal) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
+    """Animate the figure in this scene (growth, fly-through, turntable, a comparison's reveal, the thread view's hand-offs) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
 
     bl_idname = "tracevis3d.animate"
     bl_label = "Set Up Animation"
@@ -27,7 +44,7 @@ class TRACEVIS3D_OT_animate(Operator):
 
         o = properties.animation_options(settings_of(context))
         info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
-                             reveal_order=o["reveal_order"])
+                             reveal_order=o["reveal_order"], call_end=_thread_view_ends(context))
         n = info["frames"][1]
         self.report({"INFO"}, f"{info['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
                               "Render Animation")
