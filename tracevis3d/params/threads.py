@@ -44,6 +44,11 @@ THREADS = Schema("threads", [
           default_text="none", ui=False,
           help="with colour by object: curves red when their wait acts on the same objects as this wait call, "
                "brown when they share one, grey otherwise"),
+    S.SHOW_FLOWS.but(help="flow events as arcs from the call that starts them to the call they reach, on the "
+                          "focused icicle and the semicircle"),
+    S.CUTAWAY.but(help="remove what stands between the camera and a call (call:N: on the focused icicle or "
+                       "the semicircle) or a thread (lane:NAME: its icicle or its section of the semicircle), "
+                       "in the viewport and in renders (an Empty 'TV3D_cutaway' that can be moved and animated)"),
     S.HIGHLIGHT, S.RESOLUTION, S.LABEL_PX,
     Param("show_icicle", Flag(), True, label="Focused icicle",
           help="the straight icicle of the focused thread behind the ring"),
