@@ -101,7 +101,9 @@ class CompareParams(Params, schema=COMPARE):
     loop, the second partner only crosses the picture).  ``brush_a`` / ``brush_b``: a call
     (index or function name) whose stack's groups keep their colour while every other tube
     turns grey (IV-E).  ``tau`` is the comparison's matching threshold (the layout draws a
-    comparison already made).  Every field is declared once in `COMPARE`.
+    comparison already made).  ``cutaway``: ``a:N`` or ``b:N``, what stands between the camera
+    and call N of trace A or B is removed (`layout.cutaway.compare_cutaway`).  Every field is
+    declared once in `COMPARE`.
     """
 
     def check_together(self) -> None:

@@ -56,7 +56,9 @@ class ConeParams(Params, schema=CONE):
     ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
     needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
-    fully expanded.  Every field is declared once in `CONE`."""
+    fully expanded; ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
+    call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
+    once in `CONE`."""
 
     def icicle_params(self):
         """The shared stages' view of these parameters (filters, colours, text size)."""

@@ -84,7 +84,10 @@ class ThreadsParams(Params, schema=THREADS):
       are drawn as compound curves;
     - ``highlight_wait``: a wait call (index); in object mode its curves' colours say
       which waits act on the same objects (red), share one (brown) or none (grey), IV-B3;
-    - ``highlight``: regexes on function names, as in the icicle: the other calls pale.
+    - ``highlight``: regexes on function names, as in the icicle: the other calls pale;
+    - ``show_flows``: flow events as arcs (`layout.threads_flows`); ``cutaway``: ``call:N``
+      (its box on the focused icicle, else its bar on the semicircle) or ``lane:NAME``
+      (the focused thread's icicle, or a thread's section), see `layout.cutaway`.
     Every field is declared once in `THREADS`.
     """
 
