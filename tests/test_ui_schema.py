@@ -142,7 +142,7 @@ def _other_value(p):
     if _is(k, "Choice"):
         return [c for c in k.choices if c != d][-1]
     if _is(k, "Cutaway"):
-        return "lane:worker-1"
+        return k.example()
     if _is(k, "Text"):
         return "A title, with ünïcode"
     if _is(k, "Words"):

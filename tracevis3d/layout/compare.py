@@ -76,6 +76,7 @@ from .compare_tubes import (  # noqa: F401
     tube_sides_by_width,
     tube_stage,
 )
+from .cutaway import compare_cutaway
 from .fold import BAND_WIDE
 from .geometry import box_layer, cluster_calls, cluster_layer, cluster_material_names
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_facing_text, text_px
@@ -291,6 +292,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
 
     # tubes
     tubes, tube_info = tube_stage(cmp, sa, sb, params, h, band)
+    cut = compare_cutaway(params, sa, sb, cam)
     if tubes is not None:
         layers.append(tubes)
     if params.show_title and params.title is None:
@@ -363,6 +365,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
               "color_mode": params.color_by, "content_rect": list(plan.rect), "title": plan.title,
               "hud_distance": hud_dist, "text_px": tpx, "params": params.to_dict(),
               **{k: v for k, v in tube_info.items() if k != "tube_materials"},
-              "tube_modes": {m: f"bin_{m.replace('-', '_')}" for m in TUBE_COLOR_MODES}},
+              "tube_modes": {m: f"bin_{m.replace('-', '_')}" for m in TUBE_COLOR_MODES},
+              **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()

@@ -29,6 +29,7 @@ from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
                             sphere_tubes)
+from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
@@ -163,6 +164,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if shape is None:
         shape, labels = tree_in(plan.rect)
     orientation, pos, lh, cam, to_cam, turn = shape
+    cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
@@ -194,7 +196,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
               "node_radius": radius.tolist() if len(pruned) <= 5000 else None,
               "node_parent": pruned.parent.tolist(), "n_labels": len(labels), "title": plan.title,
               "content_rect": list(plan.rect), "hud_distance": hud_dist, "text_px": tpx,
-              "params": params.to_dict()},
+              "params": params.to_dict(), **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()
 

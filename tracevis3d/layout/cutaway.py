@@ -25,15 +25,15 @@ MIN_MARGIN_PX = 12.0
 GAP = 1e-3  # of the distance to the target: the cut stops just before it
 
 
-def target_box(target: tuple, sel, d, frame, params) -> np.ndarray:
+def target_box(target: tuple, sel, d, frame, params, call_text: str | None = None) -> np.ndarray:
     """(2, 3) world corners (min, max) of the target: ("call", loaded-trace index) or
-    ("lane", name or index)."""
+    ("lane", name or index); ``call_text`` names the call in errors (default "call N")."""
     what, ref = target
     L = float(params.time_length)
     if what == "call":
         rows = np.flatnonzero(d.call_id == int(ref))
         if rows.size == 0:
-            raise ValueError(f"cutaway: call {ref} is not drawn in this figure (hidden, folded away, outside the "
+            raise ValueError(f"cutaway: {call_text or f'call {ref}'} is not drawn in this figure (hidden, folded away, outside the "
                              "window or the threads shown)")
         r = int(rows[0])
         x0 = (float(d.start[r]) - sel.t0) * frame.scale_t
@@ -95,3 +95,124 @@ def figure_cutaway(params, sel, d, frame) -> dict | None:
     box = cutaway_box(target_box(target, sel, d, frame, params), frame.cam, float(np.median(frame.px)))
     box["target"] = params.cutaway
     return box
+
+
+def _named_box(box: dict, text: str) -> dict:
+    box["target"] = text
+    return box
+
+
+def compare_cutaway(params, sa, sb, cam) -> dict | None:
+    """The cutaway of a comparison (``params.cutaway``: ``a:N`` or ``b:N``, call N of trace A
+    or B), or None: the way from the camera to the call's box on its side, tubes included."""
+    target = parse_cutaway(params.cutaway, ("a", "b"))
+    if target is None:
+        return None
+    side = sa if target[0] == "a" else sb
+    corners = target_box(("call", target[1]), side.sel, side.drawn, side.frame, params,
+                         call_text=f"call {target[1]} of trace {target[0].upper()}")
+    return _named_box(cutaway_box(corners, cam, float(np.median(side.frame.px))), params.cutaway)
+
+
+def node_of_call(cct, pruned, tail, shown_call: int) -> int:
+    """The drawn node (row of ``pruned``) whose sphere holds call ``shown_call`` (an index of
+    the trace the cone tree shows): its calling context, or the pass-through chain that
+    context belongs to (`layout.cone.compress_chains`); -1 when that context is not drawn."""
+    heads = {int(n): k for k, n in enumerate(pruned.node.tolist())}
+    c = int(cct.ctx[shown_call])
+    up = c
+    while up >= 0 and up not in heads:
+        up = int(cct.parent[up])
+    if up < 0:
+        return -1
+    k = heads[up]
+    if up == c:
+        return k
+    walk = int(tail[k])  # a chain: the context must lie on it, between its head and its tail
+    while walk >= 0 and walk != up:
+        if walk == c:
+            return k
+        walk = int(cct.parent[walk])
+    return -1
+
+
+def cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, resolution) -> dict | None:
+    """The cutaway of a cone tree (``params.cutaway``: ``call:N``, a call of the loaded
+    trace), or None: the way from the camera to the sphere of the call's node."""
+    from .camera import world_per_pixel
+
+    target = parse_cutaway(params.cutaway, ("call",))
+    if target is None:
+        return None
+    call = int(target[1])
+    if orig is None:
+        shown = call if call < len(cct.trace) else -1
+    else:
+        k = int(np.searchsorted(orig, call))
+        shown = k if k < orig.size and int(orig[k]) == call else -1
+    if shown < 0:
+        raise ValueError(f"cutaway: call {call} is not in the cone tree (no such call, or hidden or folded away)")
+    k = node_of_call(cct, pruned, tail, shown)
+    if k < 0:
+        raise ValueError(f"cutaway: the calling context of call {call} is not among the {len(pruned)} drawn nodes "
+                         "(raise --max-nodes)")
+    c, r = np.asarray(pos[k], np.float64), float(radius[k])
+    corners = np.stack([c - r, c + r])
+    px = float(world_per_pixel(cam, c[None], resolution)[0])
+    return _named_box(cutaway_box(corners, cam, px), params.cutaway)
+
+
+def _ring_box(ring, place, angles, r0: float, r1: float, depth: float) -> np.ndarray:
+    """(2, 3) world corners of a section of the thread view's semicircle: angles ``angles``
+    (a0, a1), radii r0..r1, ``depth`` into the picture (ring units)."""
+    from .ring import polar
+
+    a = np.linspace(float(angles[0]), float(angles[1]), 17)
+    pts = np.concatenate([place.to_world(polar(a, r, h)) for r in (r0, r1) for h in (0.0, depth)])
+    return np.stack([pts.min(0), pts.max(0)])
+
+
+def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict | None:
+    """The cutaway of the thread view (``params.cutaway``), or None: ``call:N`` is the call's
+    box on the focused thread's icicle when it is drawn there, else its bar on the
+    semicircle; ``lane:NAME`` (or ``lane:N``, a thread index) is the focused thread's icicle
+    for the focused thread, else the thread's section of the semicircle."""
+    from .camera import world_per_pixel
+    from .ring import BAR_FILL, BASE_HEIGHT
+
+    target = parse_cutaway(params.cutaway, ("call", "lane"))
+    if target is None:
+        return None
+    what, ref = target
+    st, frame = comp.st, comp.frame
+    corners = None
+    depth = 0.5 * BASE_HEIGHT  # the bars' extrusion (ring units): the pyramid ends before their front
+    if what == "call":
+        on_wall = st is not None and np.any(st.drawn.call_id == int(ref))
+        if on_wall:
+            corners = target_box(target, st.sel, st.drawn, frame, comp.ip)
+        else:
+            rows = np.flatnonzero(d.call_id == int(ref))
+            if rows.size == 0:
+                raise ValueError(f"cutaway: call {ref} is not drawn in this figure (hidden, folded away, outside "
+                                 "the window or the threads shown)")
+            r = int(rows[0])
+            r0 = ring.zero_radius + float(d.level_bottom[r])
+            angles = ring.angle(int(d.lane[r]), [float(d.start[r]), float(d.end[r])])
+            corners = _ring_box(ring, place, angles, r0, r0 + BAR_FILL * float(d.level_height[r]), depth)
+    else:
+        names = list(sel.lane_names)
+        if isinstance(ref, int):
+            hits = np.flatnonzero(sel.lane_threads == ref)
+            lane = int(hits[0]) if hits.size else -1
+        else:
+            lane = names.index(ref) if ref in names else -1
+        if lane < 0:
+            raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
+        if st is not None and int(sel.lane_threads[lane]) in set(st.sel.lane_threads.tolist()):
+            corners = target_box(("lane", int(sel.lane_threads[lane])), st.sel, st.drawn, frame, comp.ip)
+        else:
+            corners = _ring_box(ring, place, (ring.a0[lane], ring.a1[lane]), ring.zero_radius,
+                                ring.zero_radius + float(ring.lane_levels[lane]), depth)
+    px = float(world_per_pixel(cam, corners.mean(0)[None], resolution)[0])
+    return _named_box(cutaway_box(corners, cam, px), params.cutaway)

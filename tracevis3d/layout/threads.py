@@ -37,6 +37,8 @@ from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_lay
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
+from .cutaway import threads_cutaway
+from . import threads_flows
 from .corr_curves import ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index
 from .fold import fold_levels
 from .geometry import cluster_calls, drawn_calls
@@ -45,6 +47,7 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, make_ring, neighbour_distinct, polar
 from .select import select_calls
+from .side_tracks import side_materials
 from .spec import CurveLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 from .threads_params import ThreadsParams
@@ -584,6 +587,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, trace.thread_names[focus], True)
+    rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
@@ -641,6 +645,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
     layers += wall_layers
     label_sets += wall_labels
+    flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world)
+    if flows is not None:
+        layers.append(flows)
+        mats.update(side_materials())
+    cut = threads_cutaway(params, sel, d, ring, place, comp, cam, res)
     sw_rgb = all_rgb[used] if used else np.zeros((0, 3))
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]
     for n, col in zip(sw_names, sw_rgb):
@@ -673,6 +682,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
               "n_compound": int(cs.compound.sum()), "n_calls": int(sel.idx.size),
               "n_clusters": len(cl), "color_mode": params.color_by, "title": plan.title,
-              "content_rect": list(plan.rect), "params": params.to_dict(), "text_px": tpx},
+              "content_rect": list(plan.rect), "params": params.to_dict(), "text_px": tpx,
+              **flow_info, **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import shared as S
 from .core import Alias, Param, Params, Schema
 from .kinds import Choice, Flag, Number
-from .trace_kinds import CallRef, Thread, Window
+from .trace_kinds import CallRef, Cutaway, Thread, Window
 
 MATCHING, TUBES = "matching", "tubes"
 
@@ -35,6 +35,10 @@ COMPARE = Schema("compare", [
     Param("align_a", CallRef(), None, group=S.SHOW, label="Align to", default_text="no alignment",
           help="set B's focus window on the matches of a call of A (an index, or a function name: its longest call)"),
     S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIGHLIGHT.but(group=S.SHOW),
+    S.CUTAWAY.but(kind=Cutaway(("a", "b")),
+                  help="remove what stands between the camera and a call of trace A (a:N) or of trace B (b:N), "
+                       "tubes included, in the viewport and in renders (an Empty 'TV3D_cutaway' that can be "
+                       "moved and animated)"),
     Param("color_by", Choice(TUBE_COLOR_ITEMS), "permutation", group=TUBES, effect="restyle", label="Tube colour",
           help="tube colour: permutation (red when a match moved within its group, grey when aligned), trace-a / "
                "trace-b (rainbow of the position in the group from A's / B's side), similarity (opaque = strong), "
@@ -97,7 +101,9 @@ class CompareParams(Params, schema=COMPARE):
     loop, the second partner only crosses the picture).  ``brush_a`` / ``brush_b``: a call
     (index or function name) whose stack's groups keep their colour while every other tube
     turns grey (IV-E).  ``tau`` is the comparison's matching threshold (the layout draws a
-    comparison already made).  Every field is declared once in `COMPARE`.
+    comparison already made).  ``cutaway``: ``a:N`` or ``b:N``, what stands between the camera
+    and call N of trace A or B is removed (`layout.cutaway.compare_cutaway`).  Every field is
+    declared once in `COMPARE`.
     """
 
     def check_together(self) -> None:

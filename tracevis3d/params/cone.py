@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import shared as S
 from .core import Alias, Param, Params, Schema
 from .kinds import Choice, Flag, Number
+from .trace_kinds import Cutaway
 
 ORIENTATION_ITEMS = (("auto", "Auto", "The orientation that shows the tree larger"),
                      ("vertical", "Vertical", "Root on top, children on the base circle below"),
@@ -26,6 +27,10 @@ CONE = Schema("cone", [
                "per recursive call)"),
     S.EXPAND.but(renamed_from=("expand_calls",)),
     S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES, S.COLLAPSE_PATTERNS, S.HIGHLIGHT,
+    S.CUTAWAY.but(kind=Cutaway(("call",)),
+                  help="remove what stands between the camera and the node of a call (call:N: the calling "
+                       "context the call belongs to), in the viewport and in renders (an Empty 'TV3D_cutaway' "
+                       "that can be moved and animated)"),
     Param("orientation", Choice(ORIENTATION_ITEMS), "auto", label="Orientation",
           help="vertical: root on top; horizontal: root on the left; auto: the one that shows the tree larger"),
     Param("color_by", Choice(CONE_COLOR_ITEMS), "auto", label="Colour by",
@@ -51,7 +56,9 @@ class ConeParams(Params, schema=CONE):
     ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
     needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
-    fully expanded.  Every field is declared once in `CONE`."""
+    fully expanded; ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
+    call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
+    once in `CONE`."""
 
     def icicle_params(self):
         """The shared stages' view of these parameters (filters, colours, text size)."""

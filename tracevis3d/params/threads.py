@@ -44,6 +44,11 @@ THREADS = Schema("threads", [
           default_text="none", ui=False,
           help="with colour by object: curves red when their wait acts on the same objects as this wait call, "
                "brown when they share one, grey otherwise"),
+    S.SHOW_FLOWS.but(help="flow events as arcs from the call that starts them to the call they reach, on the "
+                          "focused icicle and the semicircle"),
+    S.CUTAWAY.but(help="remove what stands between the camera and a call (call:N: on the focused icicle or "
+                       "the semicircle) or a thread (lane:NAME: its icicle or its section of the semicircle), "
+                       "in the viewport and in renders (an Empty 'TV3D_cutaway' that can be moved and animated)"),
     S.HIGHLIGHT, S.RESOLUTION, S.LABEL_PX,
     Param("show_icicle", Flag(), True, label="Focused icicle",
           help="the straight icicle of the focused thread behind the ring"),
@@ -79,7 +84,10 @@ class ThreadsParams(Params, schema=THREADS):
       are drawn as compound curves;
     - ``highlight_wait``: a wait call (index); in object mode its curves' colours say
       which waits act on the same objects (red), share one (brown) or none (grey), IV-B3;
-    - ``highlight``: regexes on function names, as in the icicle: the other calls pale.
+    - ``highlight``: regexes on function names, as in the icicle: the other calls pale;
+    - ``show_flows``: flow events as arcs (`layout.threads_flows`); ``cutaway``: ``call:N``
+      (its box on the focused icicle, else its bar on the semicircle) or ``lane:NAME``
+      (the focused thread's icicle, or a thread's section), see `layout.cutaway`.
     Every field is declared once in `THREADS`.
     """
 

@@ -362,37 +362,54 @@ class Resolution(Kind):
         put(f"{p.name}_y", int(v[1]))
 
 
-CUTAWAY_SYNTAX = "call:N (a call index), lane:NAME or lane:N (a thread's lane), or none"
+#: what each form of a cutaway's target means on the command line (`parse_cutaway`)
+CUTAWAY_FORMS = {"call": "call:N (a call index)", "lane": "lane:NAME or lane:N (a thread's lane)",
+                 "a": "a:N (call N of trace A)", "b": "b:N (call N of trace B)"}
 
 
-def parse_cutaway(text: str | None) -> tuple | None:
+def cutaway_syntax(forms=("call", "lane")) -> str:
+    """The accepted spellings of a view's cutaway, in words."""
+    return ", ".join(CUTAWAY_FORMS[f] for f in forms) + ", or none"
+
+
+def parse_cutaway(text: str | None, forms=("call", "lane")) -> tuple | None:
     """``"call:12"`` → ("call", 12); ``"lane:MainThread"`` / ``"lane:2"`` → ("lane", name or
-    index); None, "" or "none" → None; ValueError otherwise."""
+    index); ``"a:12"`` / ``"b:12"`` → ("a" or "b", 12), call 12 of a comparison's trace A or
+    B; None, "" or "none" → None; ValueError otherwise, or for a form not in ``forms`` (the
+    ones a view has)."""
     if text is None or not text.strip() or text.strip().lower() == "none":
         return None
     what, _, ref = text.strip().partition(":")
     what, ref = what.strip().lower(), ref.strip()
-    if what == "call" and re.fullmatch(r"\d{1,10}", ref):
-        return ("call", int(ref))
-    if what == "lane" and ref:
+    if what in forms and what in ("call", "a", "b") and re.fullmatch(r"\d{1,10}", ref):
+        return (what, int(ref))
+    if what in forms and what == "lane" and ref:
         return ("lane", int(ref) if re.fullmatch(r"\d{1,6}", ref) else ref)
-    raise ValueError(f"cutaway must be {CUTAWAY_SYNTAX}, got {text!r}")
+    raise ValueError(f"cutaway must be {cutaway_syntax(forms)}, got {text!r}")
 
 
 class Cutaway(Text):
-    """What a cutaway opens the view onto: a call or a lane (`parse_cutaway`)."""
+    """What a cutaway opens the view onto (`parse_cutaway`): the ``forms`` a view has (a
+    call or a lane in the icicle and the thread view, a call in the cone tree, a call of A
+    or of B in a comparison)."""
 
-    def __init__(self):
-        super().__init__("call:N|lane:NAME")
+    def __init__(self, forms=("call", "lane")):
+        self.forms = tuple(forms)
+        super().__init__("|".join({"call": "call:N", "lane": "lane:NAME", "a": "a:N", "b": "b:N"}[f]
+                                  for f in self.forms))
+
+    def example(self) -> str:
+        """A valid value other than none (tests)."""
+        return {"call": "call:3", "lane": "lane:worker-1", "a": "a:3", "b": "b:3"}[self.forms[-1]]
 
     def check(self, v, name):
         v = super().check(v, name)
         try:
-            parse_cutaway(v)
+            target = parse_cutaway(v, self.forms)
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
-        return None if parse_cutaway(v) is None else v.strip()
+        return None if target is None else v.strip()
 
     def parse(self, word):
-        parse_cutaway(word)
+        parse_cutaway(word, self.forms)
         return word

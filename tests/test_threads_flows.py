@@ -1,0 +1,161 @@
+"""Flows in the thread view (issue 25, item 3; `layout.threads_flows`): arcs from the call
+that starts a flow to the call it reaches, on the focused thread's icicle and the
+semicircle; on the real PyTorch profile the CPU→GPU arcs leave the launching thread's icicle
+and reach the kernel's stream on the semicircle, seen in the rendered pixels, and a cutaway
+of a call that arcs pass in front of shows the call again."""
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.layout import side_tracks as side
+from tracevis3d.layout.camera import project, world_per_pixel
+from tracevis3d.layout.cutaway import cutaway_box
+from tracevis3d.layout.threads import threads_layout
+from tracevis3d.layout.threads_params import ThreadsParams
+
+from test_cutaway import _inside
+
+RES = (1280, 720)
+FOCUS = "thread 3126441 (python3.8)"  # the CPU thread that launches most kernels (6,102 flows to stream 7)
+
+
+@pytest.fixture(scope="module")
+def pytorch(realdata):
+    path = realdata / "hta-trace-diff" / "control.json.gz"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    return tracevis3d.load(path)
+
+
+def test_no_flows_option_and_a_trace_without_flows():
+    t = tracevis3d.synthetic(2000, threads=2, seed=1)
+    spec = threads_layout(t, ThreadsParams(resolution=(640, 360)))
+    assert spec.meta["n_flows"] == 0 and "flows" not in [lay.name for lay in spec.layers]
+    assert ThreadsParams.SCHEMA["show_flows"].cli_flag == "--no-flows"
+
+
+def _ring_lane_of(spec, point) -> int:
+    """The semicircle section (lane) a world point on the front plane lies in, or -1."""
+    o = np.asarray(spec.meta["ring_origin"])
+    d = (np.asarray(point) - o) / spec.meta["ring_scale"]
+    a = np.arctan2(-d[2], d[0]) % (2 * np.pi)
+    if not spec.meta["zero_radius"] - 1e-6 <= np.hypot(d[0], d[2]) <= spec.meta["outer_radius"] + 1e-6:
+        return -1
+    for lane, (a0, a1) in enumerate(spec.meta["lane_angles"]):
+        if a0 - 1e-6 <= a <= a1 + 1e-6:
+            return lane
+    return -1
+
+
+def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicircle(pytorch):
+    tr = pytorch
+    spec = threads_layout(tr, ThreadsParams(resolution=RES, focus=FOCUS))
+    arcs = spec.layer("flows")
+    assert 0 < len(arcs) <= side.MAX_FLOW_ARCS
+    assert spec.meta["n_flows_drawn"] > 0.5 * tr.flow_from.size
+    assert (arcs.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"]).all()
+    w = np.sqrt(arcs.attributes["flows"])
+    r = arcs.half_x[:, 0]
+    big, small = np.argmax(w), np.argmin(w)
+    assert r[big] >= r[small]  # width grows with the square root of the count (capped)
+    first = arcs.attributes["side_index"]
+    from_focus = np.array([tr.thread_names[int(tr.thread[tr.flow_from[f]])] == FOCUS for f in first.tolist()])
+    wall = spec.layer("wall_calls")
+    bottom = float((wall.positions[:, 2] - wall.scales[:, 2] / 2).min())
+    # the thickest arc of the focused thread leaves its icicle and reaches the kernel's stream
+    k = int(np.flatnonzero(from_focus)[np.argmax(arcs.attributes["flows"][from_focus])])
+    f = int(first[k])
+    assert arcs.centres[k, 0, 2] >= bottom - 1e-4 and _ring_lane_of(spec, arcs.centres[k, 0]) == -1
+    lane = _ring_lane_of(spec, arcs.centres[k, -1])
+    assert spec.meta["lane_threads"][lane] == int(tr.thread[tr.flow_to[f]])
+    # the other CPU thread's arcs run on the semicircle, from its section to the stream's
+    k = int(np.flatnonzero(~from_focus)[np.argmax(arcs.attributes["flows"][~from_focus])])
+    f = int(first[k])
+    assert spec.meta["lane_threads"][_ring_lane_of(spec, arcs.centres[k, 0])] == int(tr.thread[tr.flow_from[f]])
+    assert spec.meta["lane_threads"][_ring_lane_of(spec, arcs.centres[k, -1])] == int(tr.thread[tr.flow_to[f]])
+
+
+def _arc_samples_in_front_of_a_wall_call(spec, cut_of):
+    """(call, pixels): a large box of the focused icicle (a call or a cluster, named by its
+    call) with arc samples in front of it: inside the layout's cutaway box of the call
+    (``cut_of(call)``), inside the box's front face on the image and away from arc ends."""
+    arcs = spec.layer("flows")
+    boxes = [spec.layer("wall_calls"), spec.layer("wall_clusters")]
+    pos = np.concatenate([b.positions for b in boxes]).astype(np.float64)
+    size = np.concatenate([b.scales for b in boxes]).astype(np.float64)
+    call = np.concatenate([b.attributes["call_index"] for b in boxes])
+    cam, res = spec.camera, spec.resolution
+    pts = arcs.centres[:, 4:-4].reshape(-1, 3).astype(np.float64)
+    ends = project(cam, np.concatenate([arcs.centres[:, 0], arcs.centres[:, -1]]).astype(np.float64), res)
+
+    def in_front(j, box):
+        lo, hi = pos[j] - size[j] / 2, pos[j] + size[j] / 2
+        face = project(cam, np.array([[lo[0], lo[1], lo[2]], [hi[0], lo[1], hi[2]]]), res)
+        (x0, x1), (y0, y1) = sorted(face[:, 0]), sorted(face[:, 1])
+        px = project(cam, pts[_inside(box, pts)], res)
+        if not len(px):
+            return px
+        ok = (px[:, 0] > x0 + 4) & (px[:, 0] < x1 - 4) & (px[:, 1] > y0 + 4) & (px[:, 1] < y1 - 4)
+        far = np.min(np.linalg.norm(px[:, None, :] - ends[None], axis=2), axis=1) > 12
+        return px[ok & far]
+
+    tried = 0
+    for j in np.argsort(-(size[:, 0] * size[:, 2])).tolist()[:200]:
+        lo, hi = pos[j] - size[j] / 2, pos[j] + size[j] / 2
+        own = cutaway_box(np.stack([lo, hi]), cam, float(world_per_pixel(cam, ((lo + hi) / 2)[None], res)[0]))
+        if len(in_front(j, own)) < 3:
+            continue
+        px = in_front(j, cut_of(int(call[j])))
+        if len(px) >= 3:
+            return int(call[j]), px
+        tried += 1
+        if tried >= 4:
+            break
+    return None
+
+
+@pytest.mark.blender
+def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, tmp_path):
+    pytest.importorskip("bpy")
+    from tracevis3d.blender.figure_report import load_image
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.render import render_figure
+    from tracevis3d.blender.threads_tasks import threads_build_job
+    import bpy
+
+    def render(name, **kw):
+        bpy.ops.wm.read_factory_settings()
+        remove_startup_defaults(bpy.context.scene)
+        threads_build_job(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False, **kw)).run(
+            interval=0.01)
+        render_figure(str(tmp_path / name), engine="workbench", resolution=RES)
+        return load_image(tmp_path / name, channels=3)
+
+    spec = threads_layout(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False))
+    arcs = spec.layer("flows")
+    img, off = render("flows.png"), render("no_flows.png", show_flows=False)
+    # along the thickest arc the image differs from the same figure without flows
+    k = int(np.argmax(arcs.attributes["flows"]))
+    pts = project(spec.camera, arcs.centres[k, 2:-2].astype(np.float64), RES)
+    x = np.clip(np.round(pts[:, 0]).astype(int), 1, RES[0] - 2)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 1, RES[1] - 2)
+    near = [np.abs(img[b - 1:b + 2, a - 1:a + 2] - off[b - 1:b + 2, a - 1:a + 2]).max() for a, b in zip(x, y)]
+    assert np.mean(np.array(near) > 0.1) > 0.8, near
+    # a call of the icicle that arcs pass in front of: hidden there by them, shown again by the cutaway
+    found = _arc_samples_in_front_of_a_wall_call(spec, lambda c: threads_layout(pytorch, ThreadsParams(
+        resolution=RES, focus=FOCUS, show_labels=False, cutaway=f"call:{c}")).meta["cutaway"])
+    assert found is not None
+    call, px = found
+    cut = render("cut.png", cutaway=f"call:{call}")
+
+    def at(im):
+        xx = np.clip(np.round(px[:, 0]).astype(int), 0, RES[0] - 1)
+        yy = np.clip(np.round(px[:, 1]).astype(int), 0, RES[1] - 1)
+        return im[yy, xx]
+
+    hidden = np.abs(at(img) - at(off)).max(axis=1) > 0.1
+    shown = np.abs(at(cut) - at(off)).max(axis=1) < 0.05
+    assert hidden.mean() > 0.6 and shown[hidden].mean() > 0.8, (hidden, shown)
+    # arcs elsewhere stay
+    assert np.mean([np.abs(cut[b - 1:b + 2, a - 1:a + 2] - off[b - 1:b + 2, a - 1:a + 2]).max() > 0.1
+                    for a, b in zip(x, y)]) > 0.5

@@ -1,0 +1,133 @@
+"""Flows in the thread view (issue 25, item 3; bpy-free): the trace's flow events as arcs
+from the call that starts them to the call they reach, where those calls are drawn.
+
+A flow's end lies on the focused thread's straight icicle (the view's main view, on top)
+when its call belongs to the focused thread, else on its thread's section of the
+semicircle; a call that is not drawn is represented by its nearest drawn ancestor, as in
+the icicle (`side_tracks.drawn_ancestor`).  Each end sits where its call starts: on the
+front face of the icicle's box (at the middle of its height), or on the bar's middle
+radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` pixel cells
+of the image are bundled into one arc whose radius grows with the square root of their
+number, and the `MAX_FLOW_ARCS` largest bundles are drawn: the icicle's rule
+(`side_tracks.flow_arcs`), with the cells taken on the image because the two surfaces have
+no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
+of its length, so an arc from the icicle down to the semicircle passes in front of the
+boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
+first flow (``side_index``), so picking reports it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .camera import project
+from .side_tracks import (FLOW_CELL_PX, FLOW_RGB, FLOW_SAMPLES, MAX_FLOW_ARCS, SIDE_KINDS, drawn_ancestor,
+                          flows_in_window)
+from .spec import TubeLayer
+
+
+def legend_row(tr, t0: float, t1: float, show: bool) -> list:
+    """The legend's note on the arcs (none when there are no flows in the window)."""
+    n = flows_in_window(tr, t0, t1) if show else 0
+    return [(f"dark blue arcs: {n:,} flows, from the call that starts one to the call it reaches", -1, "note")] \
+        if n else []
+
+
+def _row_of(n: int, rows_of_calls: np.ndarray) -> np.ndarray:
+    out = np.full(n, -1, np.int64)
+    ok = rows_of_calls >= 0
+    out[rows_of_calls[ok]] = np.flatnonzero(ok)
+    return out
+
+
+def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
+    """(world points (n, 3), surface key (n,): 0 the icicle, 1 + lane on the semicircle,
+    -1 where the call has no drawn box) of the flow ends at ``calls`` (indices of
+    ``sel.trace``)."""
+    from .ring import BAR_FILL, polar
+
+    tr = sel.trace
+    n = calls.size
+    pts = np.zeros((n, 3))
+    key = np.full(n, -1, np.int64)
+    start = np.clip(tr.start[calls], sel.t0, sel.t1)
+    on_wall = np.zeros(n, bool)
+    st = comp.st
+    if st is not None:
+        # the icicle's drawn calls in this trace's indices (through the loaded trace's)
+        shown_of_loaded = np.full(int(sel.original(np.arange(len(tr))).max()) + 1 if len(tr) else 0, -1, np.int64)
+        shown_of_loaded[sel.original(np.arange(len(tr)))] = np.arange(len(tr))
+        cid = np.asarray(st.drawn.call_id, np.int64)
+        wall_calls = np.where(cid < shown_of_loaded.size, shown_of_loaded[np.minimum(cid, shown_of_loaded.size - 1)],
+                              -1)
+        wall_row = np.full(len(tr), -1, np.int64)
+        ok = wall_calls >= 0
+        wall_row[wall_calls[ok]] = np.flatnonzero(ok)
+        focus = set(int(t) for t in st.sel.lane_threads.tolist())
+        mine = np.isin(tr.thread[calls], list(focus))
+        rw = drawn_ancestor(tr, wall_row, calls[mine])
+        at = np.flatnonzero(mine)[rw >= 0]
+        rw = rw[rw >= 0]
+        wd, frame = st.drawn, comp.frame
+        pts[at, 0] = (start[at] - sel.t0) * frame.scale_t
+        pts[at, 2] = wd.bottom[rw] + 0.5 * wd.height[rw]
+        key[at] = 0
+        on_wall[mine] = True  # the focused thread's calls are drawn on the icicle only
+    ring_row = np.full(len(tr), -1, np.int64)
+    ring_row[d.idx] = np.arange(d.idx.size)
+    rest = np.flatnonzero(~on_wall)
+    rr = drawn_ancestor(tr, ring_row, calls[rest])
+    at = rest[rr >= 0]
+    rr = rr[rr >= 0]
+    radius = ring.zero_radius + d.level_bottom[rr] + 0.5 * BAR_FILL * d.level_height[rr]
+    pts[at] = place.to_world(polar(ring.angle(d.lane[rr], start[at]), radius, 0.0))
+    key[at] = 1 + d.lane[rr]
+    return pts, key
+
+
+def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float) -> tuple:
+    """(tube layer or None, info) of the flows in the thread view (module docstring)."""
+    tr = sel.trace
+    nf = int(tr.flow_from.size)
+    info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
+    if nf == 0 or not params.show_flows:
+        return None, info
+    t0, t1 = sel.t0, sel.t1
+    inside = ((tr.start[tr.flow_from] <= t1) & (tr.end[tr.flow_from] >= t0) &
+              (tr.start[tr.flow_to] <= t1) & (tr.end[tr.flow_to] >= t0))
+    fi = np.flatnonzero(inside)
+    pa, ka = flow_ends(sel, d, ring, place, comp, tr.flow_from[fi])
+    pb, kb = flow_ends(sel, d, ring, place, comp, tr.flow_to[fi])
+    ok = (ka >= 0) & (kb >= 0) & (np.linalg.norm(pa - pb, axis=1) > 1e-9)
+    fi, pa, pb, ka, kb = fi[ok], pa[ok], pb[ok], ka[ok], kb[ok]
+    if fi.size == 0:
+        return None, info
+    qa = np.floor(project(cam, pa, resolution) / FLOW_CELL_PX)
+    qb = np.floor(project(cam, pb, resolution) / FLOW_CELL_PX)
+    key = np.column_stack([ka, qa, kb, qb]).astype(np.int64)
+    _, first, group, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    group = group.reshape(-1)
+    m_all = count.size
+    p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
+    p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
+    keep = np.argsort(-count, kind="stable")[:MAX_FLOW_ARCS]
+    p0, p2, cnt, rep = p0[keep], p2[keep], count[keep], fi[first[keep]]
+    m = cnt.size
+    length = np.linalg.norm(p2 - p0, axis=1)
+    mid = 0.5 * (p0 + p2)
+    towards = np.asarray(cam.location, np.float64)[None] - mid
+    towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-12)
+    p1 = mid + towards * (0.25 * length + 4 * px_world)[:, None]  # bowed towards the camera
+    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
+    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
+    centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
+               c[None, :, None] * p2[:, None, :]).astype(np.float32)
+    r = (np.minimum(0.35 + 0.3 * np.sqrt(cnt), 3.5) * px_world).astype(np.float32)
+    half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
+    col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
+    layer = TubeLayer("flows", centres, half, half.copy(), col, np.zeros(m, np.int32), ["TV3D_flow"],
+                      {"match_index": np.full(m, -1, np.int32),
+                       "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
+                       "side_index": rep.astype(np.int32), "flows": cnt.astype(np.int32)},
+                      sides=4, face_colors=False, cross_section="normal")
+    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    return layer, info
