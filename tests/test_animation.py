@@ -225,7 +225,7 @@ def test_bad_animation_arguments_are_one_line_exit_2(four_calls, tmp_path, capsy
                        ([four_calls, "-o", tmp_path / "f", "--seconds", 1, "--fps", 4, "--frames", "3-9"],
                         "frames 1-4"),
                        ([four_calls, four_calls, "-o", tmp_path / "f", "--kind", "handoffs"], "thread view"),
-                       ([four_calls, "--view", "cone", "-o", tmp_path / "f", "--kind", "growth"], "not available"),
+                       ([four_calls, "--view", "cone", "-o", tmp_path / "f", "--kind", "handoffs"], "thread view"),
                        ([four_calls, "-o", tmp_path / "f", "--kind", "reveal"], "two traces"),
                        ([four_calls, "-o", tmp_path / "f", "--view", "compare"], "two traces")):
         assert _run(*argv) == 2
@@ -402,3 +402,66 @@ def test_thread_view_growth_rings_grow_along_their_arcs(sync_program_path, tmp_p
     assert faces[0] < faces[-1] == len(me.polygons) and all(a <= b for a, b in zip(faces, faces[1:]))
     assert info.get("handoff_faces", 0) > 0
     assert (out / "frame_0006.png").is_file()
+
+
+def test_node_appear_us_against_the_calls_of_each_context():
+    """`node_appear_us` against its rule, node by node: a node with a first call appears at
+    that call's start; a pseudo node (no call: a thread's root, the root) with the earliest
+    of its children (recursively)."""
+    from tracevis3d.layout.cone_geometry import node_appear_us
+
+    rng = np.random.default_rng(2)
+    n = 60
+    parent = np.full(n, -1)
+    depth = np.zeros(n, int)
+    for k in range(1, n):
+        parent[k] = rng.integers(0, k)
+        depth[k] = depth[parent[k]] + 1
+    start = rng.uniform(100, 900, 500)
+    first = rng.integers(0, 500, n)
+    first[rng.uniform(size=n) < 0.2] = -1
+    first[0] = -1
+    got = node_appear_us(first, start, parent, depth, 100.0)
+
+    def value(k):
+        if first[k] >= 0:
+            return start[first[k]] - 100.0
+        return min([value(c) for c in range(n) if parent[c] == k], default=np.inf)
+
+    for k in range(n):
+        want = value(k)
+        assert got[k] == pytest.approx(want if np.isfinite(want) else 0.0, abs=1e-3), k
+
+
+def test_cone_growth_nodes_appear_when_their_context_is_entered(four_calls, sync_program_path, tmp_path):
+    """render-animation --view cone --kind growth: at frame k exactly the nodes (and edges,
+    circles) whose context was entered by the clock's time are drawn, a node's name shows
+    with it, the last frame is the whole tree, and the clock stands after the title."""
+    out = tmp_path / "cgrow"
+    assert _run(sync_program_path, "--view", "cone", "--kind", "growth", "-o", out, "--seconds", 1, "--fps", 6,
+                "--easing", "linear", "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["kind"] == "growth" and info["appear_faces"] > 0
+    nodes = bpy.data.objects["TV3D_cone_nodes"]
+    me = nodes.data
+    t = np.empty(len(me.polygons), np.float32)
+    me.attributes["t_appear"].data.foreach_get("value", t)
+    span = info["clock"]["Trace End (µs)"]
+    counts = []
+    for k in range(1, 7):
+        scene.frame_set(k)
+        now = (k - 1) / 5 * span
+        ev = nodes.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        counts.append(len(ev.polygons))
+        tol = 1e-6 * span
+        assert int((t <= now - tol).sum()) <= len(ev.polygons) <= int((t <= now + tol).sum()), k
+    assert counts[0] < counts[-1] == len(me.polygons) and counts[2] < counts[-1]
+    assert bpy.data.objects["TV3D_now"].parent == scene.camera
+    named = [ob for ob in bpy.data.collections["TraceVis3D"].objects
+             if ob.type == "FONT" and ob.get("call_index", -1) >= 0 and ob.animation_data is not None]
+    assert named  # some names wait for their node
+    scene.frame_set(1)
+    assert any(ob.hide_render for ob in named)
+    scene.frame_set(6)
+    assert not any(ob.hide_render for ob in named)

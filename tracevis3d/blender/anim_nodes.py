@@ -255,10 +255,17 @@ def handoff_group() -> bpy.types.NodeTree:
     """``TV3D_handoffs``: the thread view's correspondence curves appear at their times.  A
     face whose ``t_handoff`` (µs from the window's start: the moment the wait was released)
     the clock (`_clock`) has not reached is deleted."""
-    ng, g, gi, go = _new_group("TV3D_handoffs", CLOCK_INPUTS)
+    return appear_group("TV3D_handoffs", "t_handoff")
+
+
+def appear_group(name: str = "TV3D_appear", attribute: str = "t_appear") -> bpy.types.NodeTree:
+    """A group that deletes every face whose time attribute ``attribute`` (µs from the
+    window's start) the clock (`_clock`) has not reached: the hand-offs (`handoff_group`),
+    the cone tree's nodes, edges and circles (their calling context's first call)."""
+    ng, g, gi, go = _new_group(name, CLOCK_INPUTS)
     now = _clock(g, gi)
     later = g.node("FunctionNodeCompare", (300, 0), data_type="FLOAT", operation="GREATER_THAN")
-    g.link(g.attribute("t_handoff", loc=(100, -100)), later.inputs["A"])
+    g.link(g.attribute(attribute, loc=(100, -100)), later.inputs["A"])
     g.link(now, later.inputs["B"])
     drop = g.node("GeometryNodeDeleteGeometry", (500, 0), domain="FACE")
     g.link(gi.outputs["Geometry"], drop.inputs["Geometry"])

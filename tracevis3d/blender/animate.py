@@ -37,7 +37,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_nodes import appear_group, clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_frames
@@ -50,6 +50,7 @@ META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_p
                "wall_world_per_us", "lane_angles", "ring_origin")  # the thread view's wall and rings
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 GROWTH_MODIFIER = "TraceVis3D growth"
+APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
 
@@ -118,7 +119,7 @@ def clear_animation(scene) -> None:
         return
     for ob in list(coll.objects):
         for mod in [m for m in ob.modifiers if m.name in (GROWTH_MODIFIER, REVEAL_MODIFIER, HANDOFF_MODIFIER,
-                                                          ARC_MODIFIER)]:
+                                                          ARC_MODIFIER, APPEAR_MODIFIER)]:
             ob.modifiers.remove(mod)
         if ob.animation_data is not None:
             ob.animation_data_clear()
@@ -178,7 +179,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
-    if kind == "growth" and layout not in ("icicle", "compare", "threads"):
+    if kind == "growth" and layout not in ("icicle", "compare", "threads", "cone"):
         raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
     if kind == "handoffs" and (layout != "threads" or call_end is None):
         raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
@@ -196,7 +197,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     info = {"kind": kind, "frames": [1, n], "fps": int(fps), "seconds": float(seconds), "easing": easing}
     if scene.camera is not None:
         _remember_still_camera(scene.camera)
-    if kind == "growth":
+    if kind == "growth" and layout == "cone":
+        info.update(_cone_growth(scene, coll, meta, n, fps, easing))
+    elif kind == "growth":
         info.update(_growth(scene, coll, boxes, meta, n, fps, easing, call_end))
     elif kind == "reveal":
         info.update(reveal(scene, coll, n, fps, reveal_order))
@@ -292,6 +295,84 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
     return out
 
 
+def _cone_growth(scene, coll, meta: dict, n: int, fps: int, easing: str) -> dict:
+    """The cone tree grows as the program enters its calling contexts: every node, its edge,
+    its base circle and its stub appear when the context's first call starts (the tubes'
+    ``t_appear``, `layout.cone_geometry.node_appear_us`, made a face attribute read by a
+    ``TV3D_appear`` modifier); a node's name with it; the clock above the tree."""
+    from .tubes import face_tubes, tube_values
+
+    if "t0" not in meta or "t1" not in meta:
+        raise ValueError("the cone tree's build record has no time window: rebuild it")
+    t0, span = float(meta["t0"]), float(meta["t1"]) - float(meta["t0"])
+    clock = clock_inputs(n, fps, easing, span)
+    group = appear_group()
+    n_faces, call_t = 0, {}
+    for ob in coll.objects:
+        if ob.type != "MESH" or "tv3d_tubes" not in ob or ob.get("tv3d_space") == "camera":
+            continue
+        t = tube_values(ob.data, "t_appear")
+        if t is None or not len(ob.data.polygons):
+            continue
+        me = ob.data
+        if "t_appear" in me.attributes:
+            me.attributes.remove(me.attributes["t_appear"])
+        me.attributes.new("t_appear", "FLOAT", "FACE").data.foreach_set(
+            "value", np.ascontiguousarray(t[face_tubes(me)], np.float32))
+        mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
+        mod.node_group = group
+        set_inputs(mod, clock)
+        n_faces += len(me.polygons)
+        calls = tube_values(me, "call_index")
+        if calls is not None:
+            call_t.update(zip(calls.tolist(), t.tolist()))
+    if not n_faces:
+        raise ValueError("the cone tree carries no appearance times: rebuild it")
+    labels = [ob for ob in _call_labels(coll) if int(ob["call_index"]) in call_t]
+    frames = first_frame_at([call_t[int(ob["call_index"])] for ob in labels], fps, clock["Start (s)"],
+                            clock["Duration (s)"], clock["Ease"], clock["Trace Start (µs)"],
+                            clock["Trace End (µs)"], n)
+    shown = _hide_until(labels, frames, n)
+    now = _clock_after_title(scene, coll, clock, span, t0)
+    return {"clock": clock, "t0": t0, "appear_faces": n_faces, "labels_keyframed": shown, "now_object": now.name,
+            "now_objects": [now.name]}
+
+
+def _clock_after_title(scene, coll, clock: dict, span: float, t0: float):
+    """The clock alone (the `TV3D_now` group with no line: a figure without a time axis),
+    on the title's line after its end (parented to the camera like the title), or, without
+    a title, at the top left of the image."""
+    cam = scene.camera
+    title = next((ob for ob in coll.objects if ob.type == "FONT" and ob.get("tv3d_kind") == "title"
+                  and ob.parent is not None and ob.parent == cam), None)
+    if title is not None:
+        bpy.context.view_layer.update()  # the title's dimensions
+        size = 1.25 * float(title.data.size)
+        x = float(title.location.x + title.dimensions.x) + 1.5 * size
+        y, depth = float(title.location.y), float(title.location.z)
+    else:  # the image's top-left corner at the HUD's distance (orthographic or perspective)
+        depth = -1.0
+        if cam.data.type == "ORTHO":
+            half_w = 0.5 * cam.data.ortho_scale
+        else:
+            half_w = 0.5 * cam.data.sensor_width / cam.data.lens
+        r = scene.render
+        half_h = half_w * r.resolution_y / max(r.resolution_x, 1)
+        size = 0.04 * half_h
+        x, y = -0.95 * half_w, 0.95 * half_h - size
+    half = 2.2 * size  # the group keeps the text's centre in [Left + half, Right − half]
+    x += half  # the text is centred: its left end at x
+    # the group writes the text upright in its x-z plane facing −y; turned by −90° about x
+    # (parented to the camera) it lies in the camera's x-y plane facing it, at z = −Front
+    ob = _now_mesh_object(coll, "TV3D_now", clock, span, t0, {
+        "World per µs": 0.0, "Bottom": y - 0.4 * size, "Top": y - 0.4 * size, "Front": -depth, "Thickness": 0.0,
+        "Text Size": size, "Left": x - half, "Right": x + half})
+    ob.parent = cam
+    ob.rotation_euler = (-math.pi / 2, 0.0, 0.0)
+    ob["tv3d_space"] = "camera"
+    return ob
+
+
 def _extent(boxes: dict) -> tuple:
     lo = np.full(3, np.inf)
     hi = np.full(3, -np.inf)
@@ -325,6 +406,14 @@ def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: floa
     px = meta.get("world_per_pixel") or meta.get("world_per_px") or [(hi[0] - lo[0]) / 1600.0]
     px = float(min(px) if isinstance(px, (list, tuple)) else px)
     size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
+    return _now_mesh_object(coll, name, clock, span, t0, {
+        "World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px, "Thickness": 2.5 * px,
+        "Text Size": size, "Left": lo[0], "Right": hi[0]})
+
+
+def _now_mesh_object(coll, name: str, clock: dict, span: float, t0: float, inputs: dict):
+    """An object whose `TV3D_now` modifier draws the now line and the clock (``inputs``:
+    the group's placement inputs; the clock's unit from the window)."""
     unit, scale, decimals = _clock_unit(span, t0)
     group = now_group(unit, decimals, _anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
                       _anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
@@ -334,10 +423,7 @@ def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: floa
     coll.objects.link(ob)
     mod = ob.modifiers.new("TraceVis3D now", "NODES")
     mod.node_group = group
-    set_inputs(mod, dict(clock, **{"World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px,
-                                   "Thickness": 2.5 * px, "Text Size": size,
-                                   "Clock Offset (µs)": t0, "Clock Scale": scale,
-                                   "Left": lo[0], "Right": hi[0]}))
+    set_inputs(mod, dict(clock, **inputs, **{"Clock Offset (µs)": t0, "Clock Scale": scale}))
     return ob
 
 

@@ -57,7 +57,7 @@ def _checked_target(args) -> tuple:
 #: the animations each view has ("auto" is the first)
 VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"),
               "compare": ("reveal", "growth", "flythrough", "turntable"),
-              "threads": ("handoffs", "growth", "flythrough", "turntable"), "cone": ("turntable", "flythrough")}
+              "threads": ("handoffs", "growth", "flythrough", "turntable"), "cone": ("turntable", "growth", "flythrough")}
 
 
 def _view(args) -> str:

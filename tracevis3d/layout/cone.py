@@ -27,8 +27,8 @@ from ..model import Trace
 from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_placement, occupancy_grid, plan_hud
 from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
-from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
-                            sphere_tubes)
+from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
+                            ring_tubes, sphere_tubes)
 from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
@@ -168,11 +168,13 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
+    t0 = float(tr.start.min())
+    appear = node_appear_us(rep, tr.start, pruned.parent, pruned.depth, t0)  # for a growth animation
     layers = [
-        sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis),
-        edge_tubes(pos, radius, pruned.parent, edge_w),
-        ring_tubes(pos, base, pruned.child_ptr, pruned.child_ids, down, 0.035),
-        partial_stubs(pos, radius, pruned.partial, down, lh),
+        sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis, appear),
+        edge_tubes(pos, radius, pruned.parent, edge_w, appear),
+        ring_tubes(pos, base, pruned.child_ptr, pruned.child_ids, down, 0.035, appear),
+        partial_stubs(pos, radius, pruned.partial, down, lh, appear),
     ]
     swatch_mats = [f"TV3D_c{k:02d}" for k in range(n_slots)]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
@@ -188,7 +190,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "orientation": orientation, "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
+        meta={"layout": "cone", "t0": t0, "t1": float(tr.end.max()), "orientation": orientation, "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
               "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,

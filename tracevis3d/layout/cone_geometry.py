@@ -30,26 +30,52 @@ def _tubes(name, centres, half, rgb_rows, material_index, materials, attributes,
                      cross_section="normal").validate()
 
 
-def sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_index, cct_node, axis) -> TubeLayer:
-    """One UV sphere per node: a tube along ``axis`` whose radius is r·sin θ."""
+def node_appear_us(first_call, call_start, parent, depth, t0: float) -> np.ndarray:
+    """When each drawn node's calling context is first entered (µs from ``t0``, float32):
+    the start of its first call (``first_call``: the context's earliest call, -1 for a
+    pseudo node such as a thread's root), a pseudo node at its earliest child's time
+    (levels from the deepest up; ``parent``/``depth`` of the drawn tree); a node with no call
+    below it at 0.  What a cone tree's growth animation reveals nodes by (`blender.animate`)."""
+    first_call = np.asarray(first_call, np.int64)
+    t = np.where(first_call >= 0, np.asarray(call_start, np.float64)[np.maximum(first_call, 0)] - float(t0), np.inf)
+    depth, parent = np.asarray(depth), np.asarray(parent)
+    pseudo = first_call < 0
+    for d in range(int(depth.max()) if depth.size else 0, 0, -1):
+        k = np.flatnonzero(depth == d)
+        k = k[pseudo[parent[k]]]
+        np.minimum.at(t, parent[k], t[k])
+    return np.where(np.isfinite(t), t, 0.0).astype(np.float32)
+
+
+def sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_index, cct_node, axis, appear=None) -> TubeLayer:
+    """One UV sphere per node: a tube along ``axis`` whose radius is r·sin θ; ``appear``:
+    per node `node_appear_us` (the attribute ``t_appear``)."""
     th = np.linspace(0.0, math.pi, SPHERE_SAMPLES)
     centres = pos[:, None, :] - np.cos(th)[None, :, None] * radius[:, None, None] * axis[None, None, :]
     half = np.sin(th)[None, :] * radius[:, None]
     attrs = {"call_index": np.asarray(call_index, np.int32), "cct_node": np.asarray(cct_node, np.int32),
              "match_index": np.arange(pos.shape[0], dtype=np.int32)}  # one run of faces per node (picking)
+    attrs.update(_appear(appear, np.arange(pos.shape[0])))
     return _tubes("cone_nodes", centres, half, np.asarray(slot_rgb)[slot], slot, slot_names, attrs, 16)
 
 
-def _straight(a, b, w0, w1, name, material, rgb, sides=8) -> TubeLayer:
+def _appear(appear, nodes) -> dict:
+    """``t_appear`` of the elements drawn for ``nodes`` (none without ``appear``)."""
+    if appear is None:
+        return {}
+    return {"t_appear": np.asarray(appear, np.float32)[np.asarray(nodes, np.int64)].astype(np.float32)}
+
+
+def _straight(a, b, w0, w1, name, material, rgb, sides=8, attrs=None) -> TubeLayer:
     m = a.shape[0]
     centres = np.stack([a, b], axis=1) if m else np.zeros((0, 2, 3))
     half = np.stack([w0, w1], axis=1) if m else np.zeros((0, 2))
     return _tubes(name, centres, half, np.tile(np.asarray(rgb), (m, 1)), np.zeros(m, np.int32), [material],
-                  {"match_index": np.full(m, -1, np.int32)}, sides)
+                  {"match_index": np.full(m, -1, np.int32), **(attrs or {})}, sides)
 
 
-def edge_tubes(pos, radius, parent, width) -> TubeLayer:
-    """Parent → child, surface to surface."""
+def edge_tubes(pos, radius, parent, width, appear=None) -> TubeLayer:
+    """Parent → child, surface to surface (appearing with the child)."""
     c = np.flatnonzero(parent >= 0)
     p = parent[c]
     d = pos[c] - pos[p]
@@ -57,11 +83,12 @@ def edge_tubes(pos, radius, parent, width) -> TubeLayer:
     u = d / ln
     a = pos[p] + u * radius[p][:, None] * 0.9
     b = pos[c] - u * radius[c][:, None] * 0.9
-    return _straight(a, b, width[c], width[c], "cone_edges", "TV3D_cone_edge", EDGE_RGB)
+    return _straight(a, b, width[c], width[c], "cone_edges", "TV3D_cone_edge", EDGE_RGB, attrs=_appear(appear, c))
 
 
-def ring_tubes(pos, base, child_ptr, child_ids, down, width) -> TubeLayer:
-    """The base circle of every cone with two or more children, at its children's level."""
+def ring_tubes(pos, base, child_ptr, child_ids, down, width, appear=None) -> TubeLayer:
+    """The base circle of every cone with two or more children, at its children's level
+    (appearing with its first child)."""
     k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
     if abs(down[2]) > 0.5:
         e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
@@ -69,10 +96,10 @@ def ring_tubes(pos, base, child_ptr, child_ids, down, width) -> TubeLayer:
         e1, e2 = np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
     first = child_ids[child_ptr[k]] if k.size else np.zeros(0, np.int64)
     drop = ((pos[first] - pos[k]) @ down)[:, None] * down[None, :] if k.size else np.zeros((0, 3))
-    return rings(pos, base, k, drop, e1, e2, width)
+    return rings(pos, base, k, drop, e1, e2, width, _appear(appear, first))
 
 
-def rings(pos, base, k, drop, e1, e2, width) -> TubeLayer:
+def rings(pos, base, k, drop, e1, e2, width, attrs=None) -> TubeLayer:
     """Circles of radius ``base[k]`` around ``pos[k] + drop`` (one drop per circle, or one
     for all) in the plane of ``e1``, ``e2``."""
     ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
@@ -83,16 +110,17 @@ def rings(pos, base, k, drop, e1, e2, width) -> TubeLayer:
     half = np.full(centres.shape[:2], width)
     m = k.size
     return _tubes("cone_rings", centres, half, np.tile(np.asarray(RING_RGB), (m, 1)), np.zeros(m, np.int32),
-                  ["TV3D_cone_ring"], {"match_index": np.full(m, -1, np.int32)}, 6)
+                  ["TV3D_cone_ring"], {"match_index": np.full(m, -1, np.int32), **(attrs or {})}, 6)
 
 
-def partial_stubs(pos, radius, partial, down, level_h) -> TubeLayer:
+def partial_stubs(pos, radius, partial, down, level_h, appear=None) -> TubeLayer:
     """SEAT's partially-expanded marker: a dark tapering stub from the node on down its axis."""
     k = np.flatnonzero(partial)
     a = pos[k] + down[None] * radius[k][:, None] * 0.8
     b = pos[k] + down[None] * (radius[k][:, None] + 0.22 * level_h)
     w0 = np.maximum(0.3 * radius[k], 0.06)
-    return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10)
+    return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10,
+                     attrs=_appear(appear, k))
 
 
 def node_label(cct, k_full: int, tail: int | None = None) -> str:
