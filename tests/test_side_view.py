@@ -382,3 +382,49 @@ def test_window_ranges_match_the_twin(seed):
                 assert (lo[k], hi[k]) == (v[a:z].min(), v[a:z].max()), (k, t0, t1)
             else:
                 assert np.isnan(lo[k]) and np.isnan(hi[k])
+
+
+def test_counter_tracks_stand_under_the_lanes_of_their_process(tmp_path):
+    """Two processes of two threads each, a varying counter in each: the first process's
+    track stands in the room under its last lane (above the second process's lanes), the
+    second's (its lanes at the bottom) under the time axis; the lanes keep their order and
+    no track overlaps a lane. Rendered: the first track's boxes are drawn between the
+    lanes."""
+    t = tracevis3d.synthetic(4000, threads=4, seed=7)
+    span = float(t.end.max())
+    t.thread_pid = np.array([100, 100, 200, 200], np.int64)
+    t.counter_names = ["memory", "queue"]
+    t.series_names = ["rss", "depth"]
+    t.series_units = ["MB", ""]
+    t.series_counter = np.array([0, 1], np.int32)
+    t.series_pid = np.array([100, 200], np.int64)
+    ts = np.linspace(0, span, 300)
+    t.counter_ts = np.concatenate([ts, ts])
+    t.counter_value = np.concatenate([10 + 90 * ts / span, 50 + 40 * np.sin(ts / span * 20)])
+    t.counter_series = np.repeat(np.arange(2, dtype=np.int32), 300)
+    t.check()
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    base = np.asarray(spec.meta["lane_z"], np.float64)  # lane 0 on top
+    lanes = np.stack([base, base + np.asarray(spec.meta["lane_levels"]) * spec.meta["level_height"]], 1)
+    lane_pid = t.thread_pid[np.asarray(spec.meta["lane_threads"])]
+    z = np.asarray(spec.meta["counter_track_z"], np.float64)
+    place = spec.meta["counter_track_lanes"]
+    layer = spec.layer("counters")
+    own = layer.attributes["side_index"]
+    k_mem, k_q = (list(spec.meta["counter_tracks"]).index(n) for n in ("memory · rss", "queue · depth"))
+    j = place[k_mem]
+    assert place[k_q] == -1 and j >= 0 and lane_pid[j] == 100 and lane_pid[j + 1] == 200
+    b, top = z[k_mem]
+    assert lanes[j + 1][1] < b < top < lanes[j][0]  # between its process's last lane and the next process
+    assert z[k_q][1] < lanes[:, 0].min()  # under every lane (and the axis)
+    zs = layer.positions[own == 0, 2]
+    assert np.all((zs > b) & (zs < top))
+    img, spec = _render(t, tmp_path / "procs.png")
+    from tracevis3d.layout.camera import project
+
+    z = np.asarray(spec.meta["counter_track_z"], np.float64)
+    b, top = z[k_mem]
+
+    pts = np.array([[float(x), 0.0, b + 0.15 * (top - b)] for x in np.linspace(0.3, 0.7, 5) * spec.meta.get(
+        "time_length", IcicleParams().time_length)])
+    assert (~_blank(img, project(spec.camera, pts, (1280, 720)))).mean() >= 0.6

@@ -37,17 +37,26 @@ class Frame:
     foreshorten: float  # how much of a time length the camera sees (|x · right|)
     below: tuple | None = None  # (z bottom, z top) of the block under the lanes and the axis
     z_axis: float = 0.0  # the time axis runs at z_axis - 0.25 h
+    rooms: np.ndarray | None = None  # (lanes, 2): (z bottom, z top) of the room under each lane (empty: equal)
 
 
-def lane_geometry(lane_levels, h, params) -> dict:
-    """Base z of each lane (lane 0 on top), stacked with a gap, and their centres."""
+ROOM_MARGIN_LEVELS = 0.3  # between a lane's boxes and the room under it
+
+
+def lane_geometry(lane_levels, h, params, after_levels=None) -> dict:
+    """Base z of each lane (lane 0 on top), stacked with a gap, and their centres;
+    ``after_levels``: per lane, a room that many levels tall right under it (a process's
+    counter tracks under its last lane), before the gap to the next lane."""
     n = lane_levels.size
     gap = (LANE_GAP_LEVELS * h) if params.lane_gap is None else float(params.lane_gap)
     heights = lane_levels * h
-    tops_below = np.cumsum((heights + gap)[::-1])[::-1]  # room taken by lane j and all below it
-    z_base = np.append(tops_below[1:], 0.0)
+    after = np.zeros(n) if after_levels is None else np.asarray(after_levels, np.float64) * h
+    tops_below = np.cumsum((heights + gap + after)[::-1])[::-1]  # room taken by lane j and all below it
+    z_base = np.append(tops_below[1:], 0.0) + after
     centres = np.stack([np.full(n, params.time_length / 2), np.zeros(n), z_base + heights / 2], 1)
-    return {"z_base": z_base, "heights": heights, "centres": centres}
+    top = z_base - np.minimum(ROOM_MARGIN_LEVELS * h, 0.5 * after)
+    rooms = np.stack([np.minimum(z_base - after, top), top], 1)
+    return {"z_base": z_base, "heights": heights, "centres": centres, "rooms": rooms}
 
 
 def below_block(geo, params, h, text_world, below_levels) -> tuple | None:
@@ -80,10 +89,11 @@ def content_points(geo, lane_ext, params, h, text_world, name_em, below_levels: 
 
 
 def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: float, t0: float, t1: float,
-                below_levels: float = 0.0) -> Frame:
+                below_levels: float = 0.0, after_levels=None) -> Frame:
     """Level height, lane bases and camera that make the content fill ``rect`` (pixels);
     ``below_levels``: a block that many levels tall under the lanes and their axis, as wide
-    as the time axis (`Frame.below`)."""
+    as the time axis (`Frame.below`); ``after_levels``: per lane, a room that many levels
+    tall under it (`Frame.rooms`)."""
     res = params.resolution
     H = res[1]
     L = float(params.time_length)
@@ -91,10 +101,11 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
     x0, y0, x1, y1 = rect
     n_lanes = lane_levels.size
     px_w = L / max(x1 - x0, 1.0)  # world per pixel, refined below
-    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0 + below_levels)
+    extra = 0.0 if after_levels is None else float(np.sum(after_levels))
+    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0 + below_levels + extra)
     for _ in range(FIT_ROUNDS):
         h = min(h, MAX_LEVEL_FRAC * H * px_w)
-        geo = lane_geometry(lane_levels, h, params)
+        geo = lane_geometry(lane_levels, h, params, after_levels)
         pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels)
         cam = fit_camera_rect(pts, to_cam, res, rect, params.orthographic, params.lens_mm)
         pr = project(cam, pts, res)
@@ -105,7 +116,7 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
         if abs(h_new / h - 1.0) < 0.005:
             break
         h = h_new
-    geo = lane_geometry(lane_levels, h, params)
+    geo = lane_geometry(lane_levels, h, params, after_levels)
     cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels), to_cam,
                           res, rect, params.orthographic, params.lens_mm)
     px = world_per_pixel(cam, geo["centres"], res)
@@ -114,4 +125,5 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
     right /= np.linalg.norm(right)
     foreshorten = max(abs(float(right[0])), 1e-3)
     return Frame(h, geo["z_base"], geo["heights"], float(params.lane_depth) * h, cam, to_cam, px, scale_t,
-                 px / foreshorten / scale_t, foreshorten, below_block(geo, params, h, text_px * px_w, below_levels))
+                 px / foreshorten / scale_t, foreshorten, below_block(geo, params, h, text_px * px_w, below_levels),
+                 rooms=geo["rooms"] if after_levels is not None else None)

@@ -286,13 +286,17 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + LANE_GAP_LEVELS * (st.lane_levels.size - 1))
+    after = None
+    if len(tracks):  # each counter track under its process's lanes
+        side.place_tracks(tracks, tr, sel.lane_threads)
+        below, after = side.split_levels(tracks, below, st.lane_levels.size)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
     frame = None
     if plan.legend_rows:  # the legend where the lanes leave room, the lanes over the whole width
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
         frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
-                            below_levels=below)
+                            below_levels=below, after_levels=after)
         occupied = lanes_occupancy(st, frame, params, tpx)
         if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
@@ -305,7 +309,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             frame = None
     if frame is None:
         frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
-                            below_levels=below)
+                            below_levels=below, after_levels=after)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     materials = figure_materials(colouring)
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}

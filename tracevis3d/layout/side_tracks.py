@@ -92,6 +92,7 @@ class TrackPlan:
     others: list  # labels of the series not shown
     share: float  # of the content height the tracks and async lanes take
     asyncs: object = None  # `async_lanes.AsyncPlan`: drawn above the counter tracks
+    after_lane: np.ndarray | None = None  # per track: the lane it stands under (its process's last); -1: below
 
     def __len__(self) -> int:
         return int(self.series.size)
@@ -194,6 +195,60 @@ def below_levels(plan: TrackPlan, lane_levels_total: float) -> float:
     return 0.0 if plan.empty else plan.share / (1.0 - plan.share) * lane_levels_total
 
 
+def place_tracks(plan: TrackPlan, tr, lane_threads) -> None:
+    """Each counter track under the lanes of its process: ``plan.after_lane`` is the last
+    lane of the series' process, or -1 (the block under the time axis) when that lane is
+    the bottom one, when the process has no lane, or when every lane is of one process."""
+    lane_pid = np.asarray(tr.thread_pid)[np.asarray(lane_threads, np.int64)]
+    n = lane_pid.size
+    after = np.full(len(plan), -1, np.int64)
+    if n > 1 and np.unique(lane_pid).size > 1:
+        for k, s in enumerate(plan.series):  # a few tracks
+            mine = np.flatnonzero(lane_pid == tr.series_pid[int(s)])
+            if mine.size and mine[-1] < n - 1:
+                after[k] = mine[-1]
+    plan.after_lane = after
+
+
+def split_levels(plan: TrackPlan, total: float, n_lanes: int) -> tuple:
+    """(levels of the block under the time axis, levels of the room under each lane or
+    None) that the plan's units take, ``total`` levels in all (`below_levels`): each unit
+    the same height wherever it stands, a gap of `TRACK_GAP` units between neighbours."""
+    units = np.asarray(plan.units, np.float64)
+    if plan.after_lane is None or not (plan.after_lane >= 0).any() or not units.size:
+        return total, None
+    per_unit = total / (units.sum() + TRACK_GAP * max(units.size - 1, 0))
+    where = unit_places(plan)
+    after = np.zeros(n_lanes)
+    for j in np.unique(where[where >= 0]):
+        u = units[where == j]
+        after[j] = (u.sum() + TRACK_GAP * u.size) * per_unit  # its gaps, and one above it
+    u = units[where < 0]
+    below = (u.sum() + TRACK_GAP * max(u.size - 1, 0)) * per_unit if u.size else 0.0
+    return below, after
+
+
+def unit_places(plan: TrackPlan) -> np.ndarray:
+    """Per unit (async lanes, then counter tracks): the lane it stands under, -1: below."""
+    na = len(plan.units) - len(plan)
+    tracks = plan.after_lane if plan.after_lane is not None else np.full(len(plan), -1, np.int64)
+    return np.concatenate([np.full(na, -1, np.int64), np.asarray(tracks, np.int64)])
+
+
+def unit_rows(plan: TrackPlan, frame) -> tuple:
+    """(bottoms, tops) of every unit of the plan (async lanes, then counter tracks): those
+    under the time axis stacked in the frame's block below, the others in the room under
+    their lane (`frame.Frame.rooms`)."""
+    units = np.asarray(plan.units, np.float64)
+    where = unit_places(plan)
+    bottoms, tops = np.zeros(units.size), np.zeros(units.size)
+    for j in np.unique(where):
+        k = np.flatnonzero(where == j)
+        block = frame.below if j < 0 else tuple(frame.rooms[j])
+        bottoms[k], tops[k] = track_rows(block, units[k])
+    return bottoms, tops
+
+
 def fmt_value(v: float) -> str:
     a = abs(v)
     if a >= 1e9:
@@ -223,7 +278,7 @@ def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
     from .annotate import lane_labels
 
     n = len(plan)
-    bases, tops = track_rows(frame.below, plan.units)
+    bases, tops = unit_rows(plan, frame)
     bases, tops = bases[-n:], tops[-n:]  # under the async lanes
     track_h = float(tops[0] - bases[0])
     px = float(np.median(frame.px))
@@ -299,8 +354,10 @@ def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
     """(layers, label sets, materials, meta) of everything under the lanes: the async lanes
     (`async_lanes.async_geometry`), then the counter tracks (`track_geometry`)."""
     layers, labels, materials = [], [], {}
-    bottoms, tops = track_rows(frame.below, plan.units)
+    bottoms, tops = unit_rows(plan, frame)
     meta = {"below_z": np.stack([bottoms, tops], 1).tolist()}
+    if plan.after_lane is not None and (plan.after_lane >= 0).any():
+        meta["counter_track_lanes"] = plan.after_lane.tolist()
     na = len(plan.asyncs) if plan.asyncs else 0
     if na:
         from .async_lanes import async_geometry
@@ -491,10 +548,13 @@ def track_occupancy(frame, params, res, tpx: float, cell: float) -> np.ndarray:
     from .annotate import rects_grid
     from .camera import project
 
-    zb, zt = frame.below
     L, D = float(params.time_length), TRACK_DEPTH * frame.depth
-    pts = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, D) for z in (zb, zt)])
-    pr = project(frame.cam, pts, res)
-    x0 = pr[:, 0].min() - 28 * tpx  # the names left of the tracks
-    return rects_grid(res, cell, np.array([x0]), np.array([pr[:, 1].min()]), np.array([pr[:, 0].max() + 1]),
-                      np.array([pr[:, 1].max() + 1]))
+    blocks = ([frame.below] if frame.below is not None else []) + \
+        ([tuple(r) for r in frame.rooms if r[1] > r[0]] if frame.rooms is not None else [])
+    boxes = []
+    for zb, zt in blocks:
+        pts = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, D) for z in (zb, zt)])
+        pr = project(frame.cam, pts, res)
+        boxes.append((pr[:, 0].min() - 28 * tpx, pr[:, 1].min(), pr[:, 0].max() + 1, pr[:, 1].max() + 1))  # + names
+    b = np.array(boxes).reshape(-1, 4)
+    return rects_grid(res, cell, b[:, 0], b[:, 1], b[:, 2], b[:, 3])
