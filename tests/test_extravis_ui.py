@@ -236,3 +236,47 @@ def test_highlight_the_picked_element_from_the_panel(addon, trace_file):
     assert scene.tracevis3d.picked_element == ""
     assert bpy.ops.tracevis3d.extravis_highlight(mode="clear") == {"FINISHED"}
     assert _record()["params"]["highlight"] == [] and pale_share() == 0.0
+
+
+def test_the_window_follows_moved_handles_without_build(addon, trace_file):
+    """Follow Handles: a handle moved (the depsgraph handler notices it), let be for the
+    settle time, and one `follow_handles.poll` step rebuilds the views for the handles'
+    window (what the UI's timer does); recent moves wait; meeting handles build nothing;
+    with the switch off nothing follows."""
+    import time
+
+    from tracevis3d.blender.extravis_tasks import GRIPS
+
+    follow = sys.modules[f"{PKG}.ui.follow_handles"]
+    trace = trace_file[1]
+    w0, w1 = (float(x) for x in np.quantile(trace.start, [0.2, 0.5]))
+    g = _setup(trace_file, (w0, w1))
+    scene = bpy.context.scene
+    scene.tracevis3d.extravis_follow_handles = True
+    assert bpy.ops.tracevis3d.extravis() == {"FINISHED"}
+    assert follow.poll(scene, now=time.monotonic() + 10.0) is None  # nothing moved (the new handles: not a move)
+    coll = bpy.data.collections["TraceVis3D"]
+    end = coll.objects[GRIPS[1]]
+    (s0, s1), (top, bot) = end["tv3d_window_span"], end["tv3d_window_bar"]
+    want = float(np.quantile(trace.start, 0.8))
+    end.location.z = top - (want - s0) / (s1 - s0) * (top - bot)
+    bpy.context.view_layer.update()
+    moved = follow._state["moved_at"]
+    assert moved is not None  # the depsgraph handler saw the move
+    assert follow.poll(scene, now=moved + 0.1 * follow.SETTLE_S) == "waiting"  # until the handles settle
+    assert follow.poll(scene, now=time.monotonic() + 10.0) == "rebuilt"
+    assert _record()["params"]["time_window"] == pytest.approx([w0, want], rel=1e-5)
+    assert (g.time_window_start, g.time_window_end) == pytest.approx((w0, want), rel=1e-5)
+    assert follow.poll(scene, now=time.monotonic() + 10.0) is None  # built where they are
+    # the handles meet: nothing built, one word
+    coll = bpy.data.collections["TraceVis3D"]
+    a, b = coll.objects[GRIPS[0]], coll.objects[GRIPS[1]]
+    a.location.z = b.location.z
+    bpy.context.view_layer.update()
+    assert follow.poll(scene, now=time.monotonic() + 10.0) == "meet"
+    # switched off: moved handles wait for Build
+    a.location.z += 0.5 * (top - bot) * 0.1
+    scene.tracevis3d.extravis_follow_handles = False
+    bpy.context.view_layer.update()
+    assert follow.poll(scene, now=time.monotonic() + 10.0) is None
+    scene.tracevis3d.extravis_follow_handles = True

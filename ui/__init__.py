@@ -8,16 +8,18 @@ from __future__ import annotations
 
 
 def register():
-    from . import operators, panels, properties
+    from . import follow_handles, operators, panels, properties
 
     properties.register()
     operators.register()
     panels.register()
+    follow_handles.register()
 
 
 def unregister():
-    from . import operators, panels, properties
+    from . import follow_handles, operators, panels, properties
 
+    follow_handles.unregister()
     panels.unregister()
     operators.unregister()
     properties.unregister()

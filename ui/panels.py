@@ -125,7 +125,7 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
 class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
     """Who calls whom, and when (EXTRAVIS): Build (both views, or one alone) with the EXTRAVIS
     schema's fields; a window handle moved along the sequence view's bar sets the time window
-    at the next Build; the element last picked with Show Call can be highlighted (its calls
+    (at once with Follow Handles, `follow_handles`, else at the next Build); the element last picked with Show Call can be highlighted (its calls
     lit in both views)."""
 
     bl_label = "Who Calls Whom (EXTRAVIS)"
@@ -139,7 +139,10 @@ class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
         row.operator("tracevis3d.extravis", text="Build", icon="MOD_BUILD").views = "both"
         row.operator("tracevis3d.extravis", text="Bundles").views = "heb"
         row.operator("tracevis3d.extravis", text="Sequence").views = "sequence"
-        layout.label(text="Move a window handle up or down, then Build", icon="INFO")
+        row = layout.row()
+        row.prop(context.scene.tracevis3d, "extravis_follow_handles")
+        if not context.scene.tracevis3d.extravis_follow_handles:
+            row.label(text="move a handle, then Build", icon="INFO")
         picked = context.scene.tracevis3d.picked_element
         row = layout.row(align=True)
         row.enabled = bool(picked) or bool(context.scene.tracevis3d_extravis_params.highlight)

@@ -93,6 +93,9 @@ SESSION = [
     ("picked_text", "String", dict(name="Picked call details", default="", options=_SKIP)),
     ("picked_side", "String", dict(name="Picked side", default="", options=_SKIP,
                                    description="Run of the picked call in a comparison: 'a', 'b', or '' (icicle)")),
+    ("extravis_follow_handles", "Bool", dict(name="Follow Handles", default=True,
+                                              description="Rebuild the EXTRAVIS views when a window handle is moved "
+                                                          "and let go (no Build press)")),
     ("picked_element", "String", dict(name="Picked element", default="", options=_SKIP,
                                       description="Dotted name of the hierarchy element last picked in the "
                                                   "EXTRAVIS views ('' when the last pick was not one)")),
