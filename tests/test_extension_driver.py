@@ -288,7 +288,7 @@ def main(zip_path: str, work: str) -> None:
         bad += [n for kind, d, n in log if kind == "prop" and n not in d.bl_rna.properties.keys()]
         drawn = {(d.bl_rna.identifier, n) for kind, d, n in log if kind == "prop"}
         # the props written by name are the session's (endpoint, search, ...): the views' come from their schemas
-        ok = not bad and len(used_props) >= 7 and len(used_ops) == 25 and len(drawn) >= 120
+        ok = not bad and len(used_props) >= 7 and len(used_ops) == 26 and len(drawn) >= 120
         return ok, f"unknown={bad} props used={len(used_props)} drawn={len(drawn)} operators={sorted(used_ops)}"
 
     @step("params_match_icicle_defaults")
