@@ -7,7 +7,8 @@ A growth animation of the real 5-thread trace (4 s at 12 fps, 1280x720, Workbenc
 by ``render-animation`` into PNG frames, encoded to ``growth_threads.mp4`` with Blender's
 FFmpeg (H.264), three key frames kept as PNG; a frame of a fly-through; the reveal of the
 real docutils A/B pair (``--pair``; 4 s at 8 fps, largest change first) as MP4 and two key
-frames; the last frame of the thread view's hand-offs.
+frames; a frame of the thread view's hand-offs; the middle frame of the thread view's and
+of the cone tree's growth.
 """
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ def main(argv=None) -> int:
                 "--resolution", "1280x720", "--frames", "30-30"]) != 0:
             return 1
         shutil.copy(os.path.join(hand, "frame_0030.png"), os.path.join(a.out, "handoffs_threads_30.png"))
+        for view, trace, name in (("threads", a.trace, "growth_thread_view_24.png"),
+                                  ("cone", a.pair[0], "growth_cone_24.png")):
+            grow = os.path.join(tmp, f"grow_{view}")
+            if cli(["render-animation", trace, "--view", view, "--kind", "growth", "-o", grow, "--seconds", "4",
+                    "--fps", "12", "--resolution", "1280x720", "--frames", "24-24"]) != 0:
+                return 1
+            shutil.copy(os.path.join(grow, "frame_0024.png"), os.path.join(a.out, name))
         rev = os.path.join(tmp, "reveal")
         if cli(["render-animation", *a.pair, "-o", rev, "--seconds", "4", "--fps", "8", "--reveal-order", "change",
                 "--resolution", "1280x720"]) != 0:
