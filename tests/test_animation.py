@@ -465,3 +465,53 @@ def test_cone_growth_nodes_appear_when_their_context_is_entered(four_calls, sync
     assert any(ob.hide_render for ob in named)
     scene.frame_set(6)
     assert not any(ob.hide_render for ob in named)
+
+
+def test_retiming_the_scene_clock_moves_boxes_and_names_together(sync_program_path, tmp_path):
+    """The clock lives in the scene's five custom properties: every modifier's clock inputs
+    follow them (drivers without Python) and so does every name's visibility, so editing
+    them (here: the animation twice as fast, linear) retimes the boxes and the names alike.
+    Checked on the evaluated boxes (a call is drawn iff the clock reached its start) and on
+    each name (shown iff the clock reached its time) at every frame."""
+    from tracevis3d.blender.anim_nodes import CLOCK_PROPERTY, read_clock, trace_time
+
+    out = tmp_path / "retime"
+    assert _run(sync_program_path, "--view", "threads", "--kind", "growth", "-o", out, "--seconds", 2, "--fps", 5,
+                "--easing", "eased", "--resolution", "160x90", "--samples", 1, "--frames", "1-1") == 0
+    scene = bpy.context.scene
+    before = read_clock(scene)
+    assert set(before) == {"Start (s)", "Duration (s)", "Ease", "Trace Start (µs)", "Trace End (µs)"}
+    scene[CLOCK_PROPERTY.format("Duration (s)")] = before["Duration (s)"] / 2
+    scene[CLOCK_PROPERTY.format("Ease")] = 0.0
+    scene.update_tag()  # what editing the property in Blender's UI does
+    c = read_clock(scene)
+    wall = bpy.data.objects["TV3D_wall_calls"]
+    t_start = np.empty(len(wall.data.attributes["position"].data), np.float32)
+    wall.data.attributes["t_start"].data.foreach_get("value", t_start)
+    timed = [ob for ob in bpy.data.collections["TraceVis3D"].objects
+             if ob.type == "FONT" and ob.animation_data is not None and ob.animation_data.drivers]
+    assert timed and all(fc.driver.is_simple_expression for ob in timed for fc in ob.animation_data.drivers)
+    shown_counts = []
+    for k in range(1, 11):
+        scene.frame_set(k)
+        now = float(trace_time([k], scene.render.fps, c["Start (s)"], c["Duration (s)"], c["Ease"],
+                               c["Trace Start (µs)"], c["Trace End (µs)"])[0])
+        mod = wall.modifiers["TraceVis3D growth"]
+        assert mod[mod.node_group.interface.items_tree["Duration (s)"].identifier] == pytest.approx(c["Duration (s)"])
+        # the growth modifier's own output (the instancer after it off): the widths tv_scale.x
+        for m in wall.modifiers[1:]:
+            m.show_viewport = False
+        ev = wall.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        sc = np.empty(3 * len(ev.data.attributes["position"].data), np.float32)
+        ev.data.attributes["tv_scale"].data.foreach_get("vector", sc)
+        for m in wall.modifiers[1:]:
+            m.show_viewport = True
+        grown = sc.reshape(-1, 3)[:, 0] > 0
+        tol = 1e-4 * c["Trace End (µs)"]
+        assert ((t_start < now - tol) <= grown).all() and (grown <= (t_start < now + tol)).all(), k
+        shown_counts.append(sum(not ob.hide_render for ob in timed))
+        for ob in timed:  # each name: hidden iff the retimed clock has not reached its time
+            at = float(ob.animation_data.drivers[0].driver.expression.rsplit("<", 1)[1])
+            assert ob.hide_render == (now < at) or abs(now - at) < tol, (k, ob.name, now, at)
+    # twice as fast: everything is grown by the middle of the animation, names shown
+    assert shown_counts[0] < shown_counts[5] == len(timed) == shown_counts[-1]

@@ -12,8 +12,10 @@
 
 The clock, the same in both: u = clamp((seconds − Start) / Duration), e = u + Ease·(3u² −
 2u³ − u) (Ease 0: linear, 1: smoothstep), now = Trace Start + e·(Trace End − Trace
-Start).  Start, Duration, Ease, Trace Start and Trace End are inputs of every modifier: a
-presenter retimes an animation in the modifier panel.  `trace_time` is the same mapping in
+Start).  Start, Duration, Ease, Trace Start and Trace End are inputs of every modifier, driven by
+the scene's custom properties ``TraceVis3D clock: …`` (`write_clock`; drivers that need no
+Python), which the names' visibility drivers read too: a presenter retimes the whole
+animation by editing those five properties.  `trace_time` is the same mapping in
 Python (tests, labels' keyframes).
 """
 from __future__ import annotations
@@ -314,12 +316,81 @@ def arc_growth_group() -> bpy.types.NodeTree:
     return ng
 
 
+#: the scene's custom properties that hold the clock (one place to retime an animation)
+CLOCK_PROPERTY = "TraceVis3D clock: {}"
+
+
+def write_clock(scene, clock: dict) -> None:
+    """The clock's inputs (`CLOCK_INPUTS`) as the scene's custom properties, where every
+    modifier's clock inputs and every name's visibility read them (`set_inputs`,
+    `hide_while_before`): editing them in Scene Properties > Custom Properties retimes the
+    whole animation."""
+    for name, _ in CLOCK_INPUTS:
+        if name in clock:
+            scene[CLOCK_PROPERTY.format(name)] = float(clock[name])
+
+
+def read_clock(scene) -> dict:
+    """The clock the scene's custom properties hold now (`write_clock`)."""
+    return {name: float(scene[CLOCK_PROPERTY.format(name)]) for name, _ in CLOCK_INPUTS
+            if CLOCK_PROPERTY.format(name) in scene}
+
+
+def clear_clock(scene) -> None:
+    for name, _ in CLOCK_INPUTS:
+        key = CLOCK_PROPERTY.format(name)
+        if key in scene:
+            del scene[key]
+
+
+def _scene_variable(driver, var_name: str, scene, data_path: str) -> None:
+    v = driver.variables.new()
+    v.name, v.type = var_name, "SINGLE_PROP"
+    v.targets[0].id_type = "SCENE"
+    v.targets[0].id = scene
+    v.targets[0].data_path = data_path
+
+
 def set_inputs(mod, values: dict) -> None:
-    """A Geometry Nodes modifier's input values by socket name."""
+    """A Geometry Nodes modifier's input values by socket name; the clock's inputs
+    (`CLOCK_INPUTS`) are also driven by the scene's clock properties (`write_clock`, written
+    here): single-property drivers, which Blender evaluates without Python (they work in
+    background renders and with script auto-run off)."""
     items = {it.name: it for it in mod.node_group.interface.items_tree
              if getattr(it, "in_out", None) == "INPUT" and it.socket_type != "NodeSocketGeometry"}
+    clock_names = {name for name, _ in CLOCK_INPUTS}
+    ob = mod.id_data
+    scene = ob.users_scene[0] if ob.users_scene else None
+    if scene is not None and clock_names & set(values):
+        write_clock(scene, values)
     for name, v in values.items():
-        mod[items[name].identifier] = float(v)
+        ident = items[name].identifier
+        mod[ident] = float(v)
+        if name in clock_names and scene is not None:
+            fc = ob.driver_add(f'modifiers["{mod.name}"]["{ident}"]')
+            fc.driver.type = "AVERAGE"
+            _scene_variable(fc.driver, "v", scene, f'["{CLOCK_PROPERTY.format(name)}"]')
+
+
+def hide_while_before(ob, at_us: float, scene) -> None:
+    """Hide ``ob`` (render and viewport) while the scene's clock (`write_clock`) has not
+    reached trace time ``at_us``: a driver whose simple expression is the clock's formula
+    (`trace_time`), evaluated by Blender without Python, so it follows a retime."""
+    # e = u + ea·(3u² − 2u³ − u) written as u·(1 + ea·(u·(3 − 2u) − 1)): a driver's expression
+    # holds at most 255 characters
+    u = "min(max((frame/fps-st)/(du+1e-9),0),1)"
+    now = f"ts+{u}*(1+ea*({u}*(3-2*{u})-1))*(te-ts)"
+    for prop in ("hide_render", "hide_viewport"):
+        fc = ob.driver_add(prop)
+        d = fc.driver
+        d.type = "SCRIPTED"
+        for var, name in (("st", "Start (s)"), ("du", "Duration (s)"), ("ea", "Ease"), ("ts", "Trace Start (µs)"),
+                          ("te", "Trace End (µs)")):
+            _scene_variable(d, var, scene, f'["{CLOCK_PROPERTY.format(name)}"]')
+        _scene_variable(d, "fps", scene, "render.fps")
+        d.expression = f"{now}<{float(at_us):.9g}"
+        if not d.is_simple_expression:  # pragma: no cover - would need Python (off in background renders)
+            raise RuntimeError(f"the visibility driver of {ob.name!r} is not a simple expression: {d.expression}")
 
 
 def get_inputs(mod) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .anim_nodes import arc_growth_group, first_frame_at, set_inputs
+from .anim_nodes import arc_growth_group, set_inputs
 
 ARC_MODIFIER = "TraceVis3D arc growth"
 GROWN_SECTORS = ("ring", "ring_clusters", "wait_markers")
@@ -106,14 +106,12 @@ def grow_rings(coll, meta: dict, clock: dict) -> dict:
     return {"arc_layers": sorted(ob["tv3d_layer"] for ob in obs), "arc_faces": n_faces}
 
 
-def ring_label_frames(labels, call_end, t0: float, clock: dict, fps: int, n: int) -> np.ndarray:
-    """The first frame at which each ring call's name shows: when its call has ended (its
-    sector is whole)."""
+def ring_label_times(labels, call_end, t0: float) -> np.ndarray:
+    """When each ring call's name shows (µs from the window's start): when its call has
+    ended (its sector is whole)."""
     end = np.asarray(call_end, np.float64)
     ci = np.array([int(ob["call_index"]) for ob in labels], np.int64)
-    t = end[np.clip(ci, 0, len(end) - 1)] - float(t0)
-    return first_frame_at(t, fps, clock["Start (s)"], clock["Duration (s)"], clock["Ease"],
-                          clock["Trace Start (µs)"], clock["Trace End (µs)"], n)
+    return end[np.clip(ci, 0, len(end) - 1)] - float(t0)
 
 
-__all__ = ["ARC_MODIFIER", "grow_rings", "ring_label_frames", "sector_times"]
+__all__ = ["ARC_MODIFIER", "grow_rings", "ring_label_times", "sector_times"]

@@ -10,9 +10,11 @@ Python: no frame-change handler, no driver.
   (µs from the figure's left edge, written here from the boxes' x extents with
   foreach_get/foreach_set, one numpy pass); a ``TV3D_now`` object draws the "now" line and
   the clock.  Trace time runs linearly or eased (smoothstep 3u² − 2u³: slow at both ends)
-  from the window's start at frame 1 to its end at frame N.  A call's name appears (its
-  ``hide_render``/``hide_viewport`` keyframed, constant) once the box has grown past the
-  name's estimated end, or is whole.
+  from the window's start at frame 1 to its end at frame N.  A call's name appears once
+  the box has grown past the name's estimated end, or is whole (its ``hide_render`` /
+  ``hide_viewport`` driven by the clock, `anim_nodes.hide_while_before`).  The clock lives
+  in five scene custom properties that every modifier and every name read
+  (`anim_nodes.write_clock`): editing them retimes everything.
 - **flythrough**: the camera, three times closer than the still's, moves along the time
   axis by F-curve keyframes; its speed is inverse to the "interest" at its position (box
   count and box area, i.e. call density and, with the default extrusion, self time, over
@@ -37,10 +39,11 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import appear_group, clock_seconds, first_frame_at, growth_group, now_group, set_inputs, trace_time
+from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, now_group, set_inputs,
+                         trace_time)
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
-from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_frames
+from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
 from .meshobj import TAG, _tag
 
 ANIM_KEY = "tracevis3d_animation"
@@ -144,6 +147,7 @@ def clear_animation(scene) -> None:
         bpy.data.batch_remove(gone)
     if ANIM_KEY in scene:
         del scene[ANIM_KEY]
+    clear_clock(scene)
 
 
 def remember_meta(scene, meta: dict) -> None:
@@ -277,16 +281,16 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
         lo, hi = _extent(boxes)
         on_ring = [ob for ob in labels if not lo[2] - 1e-6 <= ob.location.z <= hi[2] + 1e-6]
         labels = [ob for ob in labels if ob not in on_ring]
-        out["ring_labels_keyframed"] = _hide_until(on_ring, ring_label_frames(
-            on_ring, call_end, float(meta["t0"]), clock, fps, n), n) if on_ring and call_end is not None else 0
+        out["ring_labels_timed"] = _hide_before(scene, on_ring, ring_label_times(
+            on_ring, call_end, float(meta["t0"])), clock) if on_ring and call_end is not None else 0
         if call_end is not None and any(ob.get("tv3d_layer") in ("corr", "corr_compound") for ob in coll.objects):
             try:
                 out.update(handoffs(coll, clock, call_end, float(meta["t0"])))
             except ValueError:  # no hand-off drawn: nothing to time
                 pass
-    shown = _keyframe_labels(coll, groups, clock, fps, n, labels)
+    shown = _time_labels(scene, coll, groups, clock, labels)
     out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
-                "now_objects": nows, "labels_keyframed": shown})
+                "now_objects": nows, "labels_timed": shown})
     if meta.get("layout") == "compare" and len(groups) == 2:
         ka, kb = groups[0][2], groups[1][2]
         tubes = reveal(scene, coll, n, fps, "time",
@@ -329,12 +333,9 @@ def _cone_growth(scene, coll, meta: dict, n: int, fps: int, easing: str) -> dict
     if not n_faces:
         raise ValueError("the cone tree carries no appearance times: rebuild it")
     labels = [ob for ob in _call_labels(coll) if int(ob["call_index"]) in call_t]
-    frames = first_frame_at([call_t[int(ob["call_index"])] for ob in labels], fps, clock["Start (s)"],
-                            clock["Duration (s)"], clock["Ease"], clock["Trace Start (µs)"],
-                            clock["Trace End (µs)"], n)
-    shown = _hide_until(labels, frames, n)
+    shown = _hide_before(scene, labels, [call_t[int(ob["call_index"])] for ob in labels], clock)
     now = _clock_after_title(scene, coll, clock, span, t0)
-    return {"clock": clock, "t0": t0, "appear_faces": n_faces, "labels_keyframed": shown, "now_object": now.name,
+    return {"clock": clock, "t0": t0, "appear_faces": n_faces, "labels_timed": shown, "now_object": now.name,
             "now_objects": [now.name]}
 
 
@@ -431,10 +432,10 @@ def _call_labels(coll) -> list:
     return [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0 and ob.parent is None]
 
 
-def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int, labels=None) -> int:
+def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> int:
     """Hide every call's name (``labels``, else every call label of ``coll``) until its box
-    has grown past the name (keyframes); a name belongs to the time axis (`_growth_groups`)
-    whose boxes are nearest its height."""
+    has grown past the name (`_hide_before`); a name belongs to the time axis
+    (`_growth_groups`) whose boxes are nearest its height."""
     labels = _call_labels(coll) if labels is None else labels
     if not labels:
         return 0
@@ -462,32 +463,31 @@ def _keyframe_labels(coll, groups: list, clock: dict, fps: int, n: int, labels=N
         hit = (idx[order][where] == ci) & (which == j)
         box_end = np.where(hit, pos[order][where, 0] + sc[order][where, 0] / 2, np.inf)
         end_x = np.minimum(end_x, box_end)
-    frames = first_frame_at(end_x / k, fps, clock["Start (s)"], clock["Duration (s)"], clock["Ease"],
-                            clock["Trace Start (µs)"], clock["Trace End (µs)"], n)
-    return _hide_until(labels, frames, n)
+    return _hide_before(scene, labels, end_x / k, clock)
 
 
-def _hide_until(labels, frames, n: int) -> int:
-    """Keyframe each label hidden from frame 1 until its frame (constant keys); the count."""
+def _hide_before(scene, labels, times_us, clock: dict) -> int:
+    """Each label hidden while the clock has not reached its time (`anim_nodes.
+    hide_while_before`: a driver on the scene's clock, so a retime moves it too); a label
+    whose time is the clock's start shows from the first frame, one whose time is after the
+    window's end on the last frame.  The count timed."""
     count = 0
-    for ob, f in zip(labels, np.asarray(frames).tolist()):
-        if f <= 1:
+    end = clock["Trace End (µs)"]  # a call that ends after the window: named on the last frame
+    for ob, t in zip(labels, np.minimum(np.asarray(times_us, np.float64), end).tolist()):
+        if not t > clock["Trace Start (µs)"]:
             continue
-        for prop in ("hide_render", "hide_viewport"):
-            setattr(ob, prop, True)
-            ob.keyframe_insert(prop, frame=1)
-            setattr(ob, prop, f > n)
-            if f <= n:
-                ob.keyframe_insert(prop, frame=f)
+        hide_while_before(ob, t, scene)
         count += 1
     return count
 
 
 def growth_time(scene, frame: int) -> float:
     """The trace time (µs from the figure's left edge) the growth shows at ``frame``."""
+    from .anim_nodes import read_clock
+
     info = json.loads(scene[ANIM_KEY])
-    c = info["clock"]
-    return float(trace_time([frame], info["fps"], c["Start (s)"], c["Duration (s)"], c["Ease"],
+    c = {**info["clock"], **read_clock(scene)}  # as retimed in the scene's clock properties
+    return float(trace_time([frame], scene.render.fps, c["Start (s)"], c["Duration (s)"], c["Ease"],
                             c["Trace Start (µs)"], c["Trace End (µs)"])[0])
 
 
