@@ -440,26 +440,32 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     keep = np.argsort(-count, kind="stable")[:MAX_FLOW_ARCS]
     ends, cnt, rep = ends[keep], count[keep], fi[first[keep]]
     m = cnt.size
-    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
     p0 = np.stack([ends[:, 0], np.zeros(m), ends[:, 1]], 1)
     p2 = np.stack([ends[:, 2], np.zeros(m), ends[:, 3]], 1)
     length = np.linalg.norm(p2 - p0, axis=1)
     p1 = (p0 + p2) / 2
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
+    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
+
+
+def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float) -> TubeLayer:
+    """The bundled flows as tubes: each a quadratic Bézier p0 → p1 → p2 (`FLOW_SAMPLES`
+    points), as thick as √count (at most 3.5 px), carrying ``tv3d_kind`` flow, its first
+    flow (``side_index``, picking) and ``flows`` (how many it bundles)."""
+    m = count.size
+    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
     a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
     centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
                c[None, :, None] * p2[:, None, :]).astype(np.float32)
-    r = (np.minimum(0.35 + 0.3 * np.sqrt(cnt), 3.5) * px).astype(np.float32)
+    r = (np.minimum(0.35 + 0.3 * np.sqrt(count), 3.5) * px).astype(np.float32)
     half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
     col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
-    layer = TubeLayer(f"{name_prefix}flows", centres, half, half.copy(), col, np.zeros(m, np.int32),
-                      ["TV3D_flow"], {"match_index": np.full(m, -1, np.int32),
-                                      "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
-                                      "side_index": rep.astype(np.int32), "flows": cnt.astype(np.int32)},
-                      sides=4, face_colors=False, cross_section="normal")
-    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
-    return layer, info
+    return TubeLayer(name, centres, half, half.copy(), col, np.zeros(m, np.int32), ["TV3D_flow"],
+                     {"match_index": np.full(m, -1, np.int32), "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
+                      "side_index": first_flow.astype(np.int32), "flows": count.astype(np.int32)},
+                     sides=4, face_colors=False, cross_section="normal")
 
 
 def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str = ""):

@@ -20,9 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .side_tracks import (FLOW_CELL_PX, FLOW_RGB, FLOW_SAMPLES, MAX_FLOW_ARCS, SIDE_KINDS, drawn_ancestor,
-                          flows_in_window)
-from .spec import TubeLayer
+from .side_tracks import FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window
 
 
 def legend_row(tr, t0: float, t1: float, show: bool) -> list:
@@ -117,17 +115,5 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     towards = np.asarray(cam.location, np.float64)[None] - mid
     towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-12)
     p1 = mid + towards * (0.25 * length + 4 * px_world)[:, None]  # bowed towards the camera
-    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
-    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
-    centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
-               c[None, :, None] * p2[:, None, :]).astype(np.float32)
-    r = (np.minimum(0.35 + 0.3 * np.sqrt(cnt), 3.5) * px_world).astype(np.float32)
-    half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
-    col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
-    layer = TubeLayer("flows", centres, half, half.copy(), col, np.zeros(m, np.int32), ["TV3D_flow"],
-                      {"match_index": np.full(m, -1, np.int32),
-                       "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
-                       "side_index": rep.astype(np.int32), "flows": cnt.astype(np.int32)},
-                      sides=4, face_colors=False, cross_section="normal")
     info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
-    return layer, info
+    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world), info
