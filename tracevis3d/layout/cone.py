@@ -33,7 +33,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
-from .spec import LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
@@ -132,17 +132,33 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None:
         call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
 
-    def tree_in(rect):
-        # the tree fills ``rect``: the level height matches its aspect, and with ``auto``
-        # the orientation that shows the tree larger wins (deep trees grow to the right)
-        shapes = [framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params)
-                  for o in (("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,))]
-        shape = max(shapes, key=lambda sh: sh[-1])[:-1]
-        lab = cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
-                          params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
-        return shape, lab
+    def labels_of(shape, rect):
+        return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
+                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
 
-    shape, labels = None, None
+    def tree_in(rect, spins=SPINS):
+        # the tree fills ``rect``: the level height matches its aspect; with ``auto`` both
+        # orientations (deep trees grow to the right), and the tree turned about its axis
+        # (``spins``): among the shapes that show the tree nearly as large as the largest,
+        # the one whose drawing (spheres, edges, base circles, names) covers most of the frame
+        orients = ("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,)
+        shapes = [(framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, s), s)
+                  for o in orients for s in spins]
+        top = max(sh[-1] for sh, _ in shapes)
+        shapes = [(sh[:-1], s) for sh, s in shapes if sh[-1] >= SPIN_KEEP_SCORE * top]
+        if len(shapes) > 1:  # names only for the shapes whose tree alone covers most
+            bare = [covered_share(_tree_occupancy(sh, pruned, radius, base, LabelSet.empty(), res, tpx))
+                    for sh, _ in shapes]
+            shapes = [shapes[k] for k in np.argsort(bare, kind="stable")[::-1][:SPIN_NAMED]]
+        best = None
+        for sh, s in shapes:
+            lab = labels_of(sh, rect)
+            cover = covered_share(_tree_occupancy(sh, pruned, radius, base, lab, res, tpx)) if len(shapes) > 1 else 0.0
+            if best is None or cover > best[0] + 1e-9:
+                best = (cover, sh, lab, s)
+        return best[1], best[2], best[3]
+
+    shape, labels, spin = None, None, None
     if plan.legend_rows:  # the legend in a free corner of the tree's frame if there is one (cone trees are sparse)
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
         column_w = (full.rect[2] - full.rect[0]) - (plan.rect[2] - plan.rect[0])
@@ -151,7 +167,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         for share in LEGEND_CORNER_SHARES:
             x0, y0, x1, y1 = full.rect
             rect = (x0, y0, x1 - share * column_w, y1)
-            shape, labels = tree_in(rect)
+            shape, labels, spin = tree_in(rect, SPINS if spin is None else (spin,))
             placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
                                       CORNER_CELL_PX, res,
                                       lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
@@ -161,7 +177,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
                 break
             shape = None
     if shape is None:
-        shape, labels = tree_in(plan.rect)
+        shape, labels, spin = tree_in(plan.rect, SPINS if spin is None else (spin,))
     orientation, pos, lh, cam, to_cam, turn = shape
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
@@ -176,8 +192,6 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
     if legend_layer is not None:
         layers.append(legend_layer)
-    from .spec import LabelSet
-
     materials = _materials(slot_rgb, slot_names, colouring.slot_rgb, swatch_mats)
     legend = [LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
     sun = -view_direction(params.azimuth - 40.0, 55.0)
@@ -186,7 +200,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "orientation": orientation, "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
+        meta={"layout": "cone", "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
               "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
@@ -315,7 +329,8 @@ def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.nd
     return (1.0 + LEVEL_GAP) * (big[:-1] + big[1:]) + 0.25 * R_MIN
 
 
-def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params) -> tuple:
+def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0
+                ) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
     ``(orientation, positions, level height, camera, to_camera, turn, score)``.
 
@@ -323,8 +338,10 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide.  The score is the size of the root sphere on the image (pixels per
-    world unit): the orientation that shows the tree larger wins."""
+    as the tree is wide.  ``spin``: the whole tree turned about its axis by this angle
+    (radians; which subtree stands beside which on the image).  The score is the size of
+    the root sphere on the image (pixels per world unit): the orientation that shows the
+    tree larger wins."""
     from .camera import project, world_per_pixel
 
     res = tuple(params.resolution)
@@ -336,6 +353,10 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     spacing = level_spacing(pruned.depth, radius, n_levels)
     k_max = max(width / max(float(spacing.max()), 1e-9), 1.0) if spacing.size else 1.0
     vpos, turn = cone_positions(pruned.parent, base, angle, 1.0)
+    if spin:
+        c, sn = math.cos(spin), math.sin(spin)
+        vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - sn * vpos[:, 1], sn * vpos[:, 0] + c * vpos[:, 1]
+        turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
     k = 1.0
     for _ in range(FIT_ROUNDS):
@@ -359,6 +380,25 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
 
 
 CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
+#: the turns of the whole tree about its axis that are tried (radians): which subtree stands
+#: beside which decides how much of the frame a sparse tree spreads over
+SPINS = tuple(k * math.pi / 4.0 for k in range(8))
+#: a shape is a candidate while its root sphere is at least this share of the largest one's
+SPIN_KEEP_SCORE = 0.8
+#: names are placed (their boxes count) for this many candidates, those whose bare tree covers most
+SPIN_NAMED = 3
+#: coverage is counted in cells this many pixels wide (at 1080 lines): a cell with anything drawn
+COVER_CELL_PX = 40.0
+
+
+def covered_share(grid: np.ndarray) -> float:
+    """Share of the image's `COVER_CELL_PX` cells holding something of an occupancy grid
+    of `CORNER_CELL_PX` cells (`_tree_occupancy`)."""
+    f = max(int(round(COVER_CELL_PX / CORNER_CELL_PX)), 1)
+    ny, nx = grid.shape
+    pad = np.zeros((-(-ny // f) * f, -(-nx // f) * f), np.bool_)
+    pad[:ny, :nx] = grid
+    return float(pad.reshape(pad.shape[0] // f, f, pad.shape[1] // f, f).any(axis=(1, 3)).mean())
 #: the tree's frame narrowed by these shares of the legend column's width while a corner
 #: for the legend is looked for (0: the whole width); none free: the legend takes a column
 LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
