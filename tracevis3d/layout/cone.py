@@ -24,7 +24,8 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_placement, occupancy_grid, plan_hud
+from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_box, legend_placement, occupancy_grid,
+                       plan_hud)
 from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, partial_stubs, ring_tubes,
@@ -136,48 +137,56 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
                            params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
 
-    def tree_in(rect, spins=SPINS):
-        # the tree fills ``rect``: the level height matches its aspect; with ``auto`` both
-        # orientations (deep trees grow to the right), and the tree turned about its axis
-        # (``spins``): among the shapes that show the tree nearly as large as the largest,
-        # the one whose drawing (spheres, edges, base circles, names) covers most of the frame
-        orients = ("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,)
-        shapes = [(framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, s), s)
-                  for o in orients for s in spins]
-        top = max(sh[-1] for sh, _ in shapes)
-        shapes = [(sh[:-1], s) for sh, s in shapes if sh[-1] >= SPIN_KEEP_SCORE * top]
-        if len(shapes) > 1:  # names only for the shapes whose tree alone covers most
-            bare = [covered_share(_tree_occupancy(sh, pruned, radius, base, LabelSet.empty(), res, tpx))
-                    for sh, _ in shapes]
-            shapes = [shapes[k] for k in np.argsort(bare, kind="stable")[::-1][:SPIN_NAMED]]
-        best = None
-        for sh, s in shapes:
-            lab = labels_of(sh, rect)
-            cover = covered_share(_tree_occupancy(sh, pruned, radius, base, lab, res, tpx)) if len(shapes) > 1 else 0.0
-            if best is None or cover > best[0] + 1e-9:
-                best = (cover, sh, lab, s)
-        return best[1], best[2], best[3]
+    def framed(orientation, rect, spin):
+        return framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin)
 
-    shape, labels, spin = None, None, None
-    if plan.legend_rows:  # the legend in a free corner of the tree's frame if there is one (cone trees are sparse)
-        full = plan_hud(res, tpx, title, rows, params.show_title, False)
-        column_w = (full.rect[2] - full.rect[0]) - (plan.rect[2] - plan.rect[0])
-        # the tree in the whole width, then in slightly narrower frames (a wide tree's top is
-        # narrow: a corner opens for the legend sooner than a whole column would)
-        for share in LEGEND_CORNER_SHARES:
-            x0, y0, x1, y1 = full.rect
+    def occupancy(shape, lab):
+        return _tree_occupancy(shape, pruned, radius, base, lab, res, tpx)
+
+    # the candidates, framed in the whole width: with ``auto`` both orientations (deep trees
+    # grow to the right), and the tree turned about its axis (`SPINS`); those that show the
+    # tree nearly as large as the largest, and of them the few whose bare tree covers most
+    full = plan_hud(res, tpx, title, rows, params.show_title, False) if plan.legend_rows else plan
+    orients = ("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,)
+    shapes = [(framed(o, full.rect, s), s) for o in orients for s in SPINS]
+    top = max(sh[-1] for sh, _ in shapes)
+    shapes = [(sh[:-1], s) for sh, s in shapes if sh[-1] >= SPIN_KEEP_SCORE * top]
+    if len(shapes) > 1:
+        bare = [covered_share(occupancy(sh, LabelSet.empty())) for sh, _ in shapes]
+        shapes = [shapes[k] for k in np.argsort(bare, kind="stable")[::-1][:SPIN_NAMED]]
+
+    def place_legend(grid):
+        return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
+                                lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                                      max_legend_frac=frac))
+
+    def figure_of(shape, spin):
+        """The figure of one candidate: (cover, shape, labels, spin, hud plan).  The legend
+        goes to a free corner of the tree's frame if there is one (cone trees are sparse):
+        the tree in the whole width, then in slightly narrower frames (a wide tree's top is
+        narrow: a corner opens for the legend sooner than a whole column would), else the
+        legend takes its column.  Cover: the share of the frame's cells that the tree, its
+        names and the legend cover."""
+        x0, y0, x1, y1 = full.rect
+        column_w = (x1 - x0) - (plan.rect[2] - plan.rect[0])
+        for share in (LEGEND_CORNER_SHARES if plan.legend_rows else (0.0,)):
+            sh = shape if share == 0.0 else framed(shape[0], (x0, y0, x1 - share * column_w, y1), spin)[:-1]
             rect = (x0, y0, x1 - share * column_w, y1)
-            shape, labels, spin = tree_in(rect, SPINS if spin is None else (spin,))
-            placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
-                                      CORNER_CELL_PX, res,
-                                      lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
-                                                            max_legend_frac=frac))
+            lab = labels_of(sh, rect)
+            grid = occupancy(sh, lab)
+            if not plan.legend_rows:
+                return covered_share(grid), sh, lab, spin, plan
+            placed = place_legend(grid)
             if placed is not None:
-                plan = placed
-                break
-            shape = None
-    if shape is None:
-        shape, labels, spin = tree_in(plan.rect, SPINS if spin is None else (spin,))
+                return (covered_share(grid | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(placed)])), sh, lab,
+                        spin, placed)
+        sh = framed(shape[0], plan.rect, spin)[:-1]
+        lab = labels_of(sh, plan.rect)
+        grid = occupancy(sh, lab) | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(plan)])
+        return covered_share(grid), sh, lab, spin, plan
+
+    figures = [figure_of(sh, s) for sh, s in shapes]
+    _, shape, labels, spin, plan = max(figures, key=lambda f: f[0])  # the first of equals
     orientation, pos, lh, cam, to_cam, turn = shape
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
