@@ -137,8 +137,14 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
                            params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
 
+    spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
+    stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
+
     def framed(orientation, rect, spin):
-        return framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin)
+        sh = framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin,
+                         stretch.get(orientation, 1.0))
+        stretch[orientation] = sh[2] / max(spacing_mid, 1e-12)
+        return sh
 
     def occupancy(shape, lab):
         return _tree_occupancy(shape, pruned, radius, base, lab, res, tpx)
@@ -338,8 +344,8 @@ def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.nd
     return (1.0 + LEVEL_GAP) * (big[:-1] + big[1:]) + 0.25 * R_MIN
 
 
-def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0
-                ) -> tuple:
+def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0,
+                k_start: float = 1.0) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
     ``(orientation, positions, level height, camera, to_camera, turn, score)``.
 
@@ -348,7 +354,8 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
     as the tree is wide.  ``spin``: the whole tree turned about its axis by this angle
-    (radians; which subtree stands beside which on the image).  The score is the size of
+    (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
+    rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
     tree larger wins."""
     from .camera import project, world_per_pixel
@@ -367,7 +374,7 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - sn * vpos[:, 1], sn * vpos[:, 0] + c * vpos[:, 1]
         turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
-    k = 1.0
+    k = float(np.clip(k_start, 1.0, k_max))
     for _ in range(FIT_ROUNDS):
         offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
         p = vpos.copy()
