@@ -224,7 +224,8 @@ def _cover_of(spec) -> float:
     m = spec.meta
     parent = np.asarray(m["node_parent"])
     kids = np.bincount(parent[1:], minlength=parent.size)
-    pruned = SimpleNamespace(parent=parent, child_ptr=np.r_[0, np.cumsum(kids)])
+    pruned = SimpleNamespace(parent=parent, child_ptr=np.r_[0, np.cumsum(kids)],
+                             child_ids=np.argsort(parent[1:], kind="stable") + 1)
     world = [k for k, s in enumerate(spec.labels.space) if s == "world"]
     lab = spec.labels
     labels = LabelSet([lab.texts[k] for k in world], lab.anchors[world], lab.sizes[world],

@@ -421,31 +421,46 @@ LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
 
 
 def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
-    """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, points
-    along the edges and the base circles, and the labels' boxes."""
+    """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, the edges
+    and the base circles (drawn at their children's level, as `cone_geometry.ring_tubes`
+    draws them; both traced every cell), and the labels' boxes."""
     from .camera import project, world_per_pixel
+    from .cone_geometry import RING_SAMPLES
     from .text import text_width
 
     orientation, pos, _, cam, _, _ = shape
-    pts = [pos]
+    parent, child_ptr = pruned.parent, pruned.child_ptr
+    pts = [project(cam, pos, res)]
     rad = [radius / world_per_pixel(cam, pos, res)]
-    c = np.flatnonzero(pruned.parent >= 0)
-    for f in np.linspace(0.0, 1.0, 9):
-        pts.append(pos[pruned.parent[c]] * (1 - f) + pos[c] * f)
-        rad.append(np.full(c.size, 1.5))
-    ring = _extent_points(pos, np.zeros_like(radius), base, pruned.child_ptr, orientation)
-    pts.append(ring)
-    rad.append(np.full(ring.shape[0], 1.5))
-    p = np.concatenate(pts)
-    px = project(cam, p, res)
+    c = np.flatnonzero(parent >= 0)
+    seg_a, seg_b = [pos[parent[c]]], [pos[c]]
+    k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
+    if k.size:
+        if orientation == "vertical":
+            down, e1, e2 = np.array([0.0, 0.0, -1.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+        else:
+            down, e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
+        first = pruned.child_ids[child_ptr[k]]
+        centre = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
+        ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
+        circle = np.cos(ang)[:, None] * e1[None, :] + np.sin(ang)[:, None] * e2[None, :]
+        ring = centre[:, None, :] + base[k][:, None, None] * circle[None]
+        seg_a.append(ring[:, :-1].reshape(-1, 3))
+        seg_b.append(ring[:, 1:].reshape(-1, 3))
+    a, b = project(cam, np.concatenate(seg_a), res), project(cam, np.concatenate(seg_b), res)
+    n = np.clip(np.ceil(np.hypot(*(b - a).T) / CORNER_CELL_PX), 1, 1000).astype(np.int64) + 1
+    seg = np.repeat(np.arange(n.size), n)
+    t = (np.arange(seg.size) - np.repeat(np.cumsum(n) - n, n)) / (n[seg] - 1)
+    pts.append(a[seg] + (b[seg] - a[seg]) * t[:, None])
+    rad.append(np.full(seg.size, 1.5))
     rects = []
     if len(labels):
         lp = project(cam, labels.anchors, res)
-        for k in range(len(labels)):
-            w = text_width(labels.texts[k]) * tpx
-            x0 = lp[k, 0] - (w if labels.align[k] == 2 else 0.5 * w if labels.align[k] == 1 else 0.0)
-            rects.append((x0, lp[k, 1] - tpx, x0 + w, lp[k, 1] + 0.3 * tpx))
-    return occupancy_grid(res, CORNER_CELL_PX, px, np.concatenate(rad), rects)
+        for j in range(len(labels)):
+            w = text_width(labels.texts[j]) * tpx
+            x0 = lp[j, 0] - (w if labels.align[j] == 2 else 0.5 * w if labels.align[j] == 1 else 0.0)
+            rects.append((x0, lp[j, 1] - tpx, x0 + w, lp[j, 1] + 0.3 * tpx))
+    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad), rects)
 
 
 def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
