@@ -46,7 +46,7 @@ CASES = (
     ("compare", ("hta-trace-diff/control.json.gz", "hta-trace-diff/test.json.gz")),
     ("threads", ("docutils_pool",)), ("threads", ("sympy_pool",)), ("threads", ("threads",)),
     ("threads", ("viztracer-examples/multithread.json",)),
-    ("cone", ("docutils",)), ("cone", ("sympy",)), ("cone", ("docutils_pool",)), ("cone", ("networkx",)),
+    ("cone", ("docutils",)), ("cone", ("sympy",)), ("cone", ("docutils_pool",)), ("cone", ("sympy_pool",)), ("cone", ("networkx",)),
     ("live", ("docutils_pool",)), ("live", ("threads",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}

@@ -211,3 +211,54 @@ def test_highlight_keeps_colour_only_on_matching_nodes(realdata):
     assert all(lit[k] == ("quick_sort" in names[k] or calls[k] < 0) for k in range(len(calls)))
     with pytest.raises(ValueError, match="highlight"):
         cone_layout(t, ConeParams(highlight=["("]))
+
+
+def _cover_of(spec) -> float:
+    """Share of the image's 40-px cells that the cone tree of ``spec`` (spheres, edges, base
+    circles, names) covers, measured as the layout measures its candidates."""
+    from types import SimpleNamespace
+
+    from tracevis3d.layout.cone import _tree_occupancy, covered_share
+    from tracevis3d.layout.spec import LabelSet
+
+    m = spec.meta
+    parent = np.asarray(m["node_parent"])
+    kids = np.bincount(parent[1:], minlength=parent.size)
+    pruned = SimpleNamespace(parent=parent, child_ptr=np.r_[0, np.cumsum(kids)],
+                             child_ids=np.argsort(parent[1:], kind="stable") + 1)
+    world = [k for k, s in enumerate(spec.labels.space) if s == "world"]
+    lab = spec.labels
+    labels = LabelSet([lab.texts[k] for k in world], lab.anchors[world], lab.sizes[world],
+                      [lab.material[k] for k in world], lab.align[world], [lab.kind[k] for k in world],
+                      lab.call_index[world], lab.rotation[world], ["world"] * len(world))
+    shape = (m["orientation"], np.asarray(m["node_positions"]), m["level_height"], spec.camera, None, None)
+    return covered_share(_tree_occupancy(shape, pruned, np.asarray(m["node_radius"]), np.asarray(m["base_radius"]),
+                                         labels, spec.resolution, m["text_px"]))
+
+
+def test_covered_share_counts_cells_with_anything():
+    from tracevis3d.layout.cone import COVER_CELL_PX, CORNER_CELL_PX, covered_share
+
+    rng = np.random.default_rng(4)
+    grid = rng.random((135, 241)) < 0.002  # a partial cell at the right edge
+    f = int(round(COVER_CELL_PX / CORNER_CELL_PX))
+    cells = [[grid[r:r + f, c:c + f].any() for c in range(0, grid.shape[1], f)] for r in range(0, grid.shape[0], f)]
+    assert covered_share(grid) == pytest.approx(np.mean(cells))
+
+
+def test_cone_tree_is_turned_to_spread_over_the_frame(realdata, monkeypatch):
+    """The whole tree is turned about its axis (`cone.SPINS`); the turn chosen covers about
+    as much of the frame as the unturned tree, or more (VizTracer's multi-process pool and a
+    deep synthetic tree)."""
+    import tracevis3d.layout.cone as cone
+
+    traces = [tracevis3d.load(realdata / "viztracer-examples" / "multi_process_pool.json"),
+              random_trace(n_roots=6, fanout=4, max_depth=7, threads=3, seed=11, n_func=40)]
+    for t in traces:
+        turned = cone_layout(t)
+        assert turned.meta["spin"] in cone.SPINS
+        with monkeypatch.context() as mp:
+            mp.setattr(cone, "SPINS", (0.0,))
+            plain = cone_layout(t)
+        assert plain.meta["spin"] == 0.0
+        assert _cover_of(turned) >= _cover_of(plain) - 0.01, (_cover_of(turned), _cover_of(plain))

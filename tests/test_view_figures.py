@@ -32,11 +32,12 @@ GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "co
 #: recordings seen (issue 19's goal: 25), an earlier version 12 on one recording and 30 on
 #: another; the floor leaves room for recordings not seen
 FLOOR_NAMES = {"icicle": 20}
-#: the cone tree of the pool left 49.8 % to 53.5 % of the frame empty over five recordings
-#: here since its legend may take a corner of a slightly narrower frame, but 57.3 % on a
-#: clean-clone CI recording (before: up to 58.3 %; issue 19's goal: 55 %): the test allows
-#: what was seen and a little more, the note on issue 19 says so
-CEILING_EMPTY = {"cone": 0.60}
+#: the cone tree of the pool (turned about its axis and framed with its legend for the
+#: figure that covers most) left 43.4 % to 53.0 % of the frame empty over seven recordings of
+#: the test's pool A and 46.4 % to 55.1 % over seven of B (before the turn: up to 64.3 %,
+#: 57.3 % on a clean-clone CI recording; issue 19's goal: 55 %): the test allows a little
+#: more than the goal for recordings not seen
+CEILING_EMPTY = {"cone": 0.56}
 MAX_MARGIN = 0.08
 MAX_GREY = 0.35
 

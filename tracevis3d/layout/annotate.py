@@ -291,6 +291,25 @@ def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, colu
                    corner[1], plan_column.text_px, plan_column.row_px, split, col_w)
 
 
+def legend_box(plan: HudPlan) -> tuple:
+    """(x0, y0, x1, y1) pixels of a plan's legend block where it is drawn (`hud_layers`),
+    in one column or two (``plan.split``)."""
+    if not plan.legend_rows:
+        return (plan.legend_x, plan.legend_y, plan.legend_x, plan.legend_y)
+    swatch = 1.5 * plan.text_px
+
+    def width(rows):
+        return max(text_width(t) * plan.text_px * (1.05 if k == "heading" else 1.0) + (swatch if k == "swatch" else 0.0)
+                   for t, _, k in rows)
+
+    cols = [plan.legend_rows[:plan.split], plan.legend_rows[plan.split:]] if plan.split else [plan.legend_rows]
+    w = (plan.column_w if plan.split else 0.0) + width(cols[-1])
+    if plan.split:
+        w = max(w, width(cols[0]))
+    h = max(sum(_row_h(plan, k) for _, _, k in rows) for rows in cols)
+    return (plan.legend_x, plan.legend_y, plan.legend_x + w, plan.legend_y + h)
+
+
 #: a two-column legend's columns are at most this share of the image width (rows wrap)
 TWO_COLUMN_FRAC = 0.13
 

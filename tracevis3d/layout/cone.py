@@ -24,7 +24,8 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_placement, occupancy_grid, plan_hud
+from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_box, legend_placement, occupancy_grid,
+                       plan_hud)
 from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
@@ -34,7 +35,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
-from .spec import LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
@@ -133,36 +134,66 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None:
         call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
 
-    def tree_in(rect):
-        # the tree fills ``rect``: the level height matches its aspect, and with ``auto``
-        # the orientation that shows the tree larger wins (deep trees grow to the right)
-        shapes = [framed_tree(o, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params)
-                  for o in (("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,))]
-        shape = max(shapes, key=lambda sh: sh[-1])[:-1]
-        lab = cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
-                          params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
-        return shape, lab
+    def labels_of(shape, rect):
+        return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
+                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect)
 
-    shape, labels = None, None
-    if plan.legend_rows:  # the legend in a free corner of the tree's frame if there is one (cone trees are sparse)
-        full = plan_hud(res, tpx, title, rows, params.show_title, False)
-        column_w = (full.rect[2] - full.rect[0]) - (plan.rect[2] - plan.rect[0])
-        # the tree in the whole width, then in slightly narrower frames (a wide tree's top is
-        # narrow: a corner opens for the legend sooner than a whole column would)
-        for share in LEGEND_CORNER_SHARES:
-            x0, y0, x1, y1 = full.rect
+    spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
+    stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
+
+    def framed(orientation, rect, spin):
+        sh = framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin,
+                         stretch.get(orientation, 1.0))
+        stretch[orientation] = sh[2] / max(spacing_mid, 1e-12)
+        return sh
+
+    def occupancy(shape, lab):
+        return _tree_occupancy(shape, pruned, radius, base, lab, res, tpx)
+
+    # the candidates, framed in the whole width: with ``auto`` both orientations (deep trees
+    # grow to the right), and the tree turned about its axis (`SPINS`); those that show the
+    # tree nearly as large as the largest, and of them the few whose bare tree covers most
+    full = plan_hud(res, tpx, title, rows, params.show_title, False) if plan.legend_rows else plan
+    orients = ("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,)
+    shapes = [(framed(o, full.rect, s), s) for o in orients for s in SPINS]
+    top = max(sh[-1] for sh, _ in shapes)
+    shapes = [(sh[:-1], s) for sh, s in shapes if sh[-1] >= SPIN_KEEP_SCORE * top]
+    if len(shapes) > 1:
+        bare = [covered_share(occupancy(sh, LabelSet.empty())) for sh, _ in shapes]
+        shapes = [shapes[k] for k in np.argsort(bare, kind="stable")[::-1][:SPIN_NAMED]]
+
+    def place_legend(grid):
+        return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
+                                lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                                      max_legend_frac=frac))
+
+    def figure_of(shape, spin):
+        """The figure of one candidate: (cover, shape, labels, spin, hud plan).  The legend
+        goes to a free corner of the tree's frame if there is one (cone trees are sparse):
+        the tree in the whole width, then in slightly narrower frames (a wide tree's top is
+        narrow: a corner opens for the legend sooner than a whole column would), else the
+        legend takes its column.  Cover: the share of the frame's cells that the tree, its
+        names and the legend cover."""
+        x0, y0, x1, y1 = full.rect
+        column_w = (x1 - x0) - (plan.rect[2] - plan.rect[0])
+        for share in (LEGEND_CORNER_SHARES if plan.legend_rows else (0.0,)):
+            sh = shape if share == 0.0 else framed(shape[0], (x0, y0, x1 - share * column_w, y1), spin)[:-1]
             rect = (x0, y0, x1 - share * column_w, y1)
-            shape, labels = tree_in(rect)
-            placed = legend_placement(full, plan, _tree_occupancy(shape, pruned, radius, base, labels, res, tpx),
-                                      CORNER_CELL_PX, res,
-                                      lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
-                                                            max_legend_frac=frac))
+            lab = labels_of(sh, rect)
+            grid = occupancy(sh, lab)
+            if not plan.legend_rows:
+                return covered_share(grid), sh, lab, spin, plan
+            placed = place_legend(grid)
             if placed is not None:
-                plan = placed
-                break
-            shape = None
-    if shape is None:
-        shape, labels = tree_in(plan.rect)
+                return (covered_share(grid | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(placed)])), sh, lab,
+                        spin, placed)
+        sh = framed(shape[0], plan.rect, spin)[:-1]
+        lab = labels_of(sh, plan.rect)
+        grid = occupancy(sh, lab) | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(plan)])
+        return covered_share(grid), sh, lab, spin, plan
+
+    figures = [figure_of(sh, s) for sh, s in shapes]
+    _, shape, labels, spin, plan = max(figures, key=lambda f: f[0])  # the first of equals
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
@@ -180,8 +211,6 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
     if legend_layer is not None:
         layers.append(legend_layer)
-    from .spec import LabelSet
-
     materials = _materials(slot_rgb, slot_names, colouring.slot_rgb, swatch_mats)
     legend = [LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
     sun = -view_direction(params.azimuth - 40.0, 55.0)
@@ -190,7 +219,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "t0": t0, "t1": float(tr.end.max()), "orientation": orientation, "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
+        meta={"layout": "cone", "t0": t0, "t1": float(tr.end.max()), "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
               "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
@@ -319,7 +348,8 @@ def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.nd
     return (1.0 + LEVEL_GAP) * (big[:-1] + big[1:]) + 0.25 * R_MIN
 
 
-def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params) -> tuple:
+def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0,
+                k_start: float = 1.0) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
     ``(orientation, positions, level height, camera, to_camera, turn, score)``.
 
@@ -327,8 +357,11 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide.  The score is the size of the root sphere on the image (pixels per
-    world unit): the orientation that shows the tree larger wins."""
+    as the tree is wide.  ``spin``: the whole tree turned about its axis by this angle
+    (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
+    rounds start from (a similar shape's, so they converge sooner).  The score is the size of
+    the root sphere on the image (pixels per world unit): the orientation that shows the
+    tree larger wins."""
     from .camera import project, world_per_pixel
 
     res = tuple(params.resolution)
@@ -340,8 +373,12 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     spacing = level_spacing(pruned.depth, radius, n_levels)
     k_max = max(width / max(float(spacing.max()), 1e-9), 1.0) if spacing.size else 1.0
     vpos, turn = cone_positions(pruned.parent, base, angle, 1.0)
+    if spin:
+        c, sn = math.cos(spin), math.sin(spin)
+        vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - sn * vpos[:, 1], sn * vpos[:, 0] + c * vpos[:, 1]
+        turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
-    k = 1.0
+    k = float(np.clip(k_start, 1.0, k_max))
     for _ in range(FIT_ROUNDS):
         offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
         p = vpos.copy()
@@ -363,37 +400,71 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
 
 
 CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
+#: the turns of the whole tree about its axis that are tried (radians): which subtree stands
+#: beside which decides how much of the frame a sparse tree spreads over
+SPINS = tuple(k * math.pi / 4.0 for k in range(8))
+#: a shape is a candidate while its root sphere is at least this share of the largest one's
+SPIN_KEEP_SCORE = 0.8
+#: names are placed (their boxes count) for this many candidates, those whose bare tree covers most
+SPIN_NAMED = 3
+#: coverage is counted in cells this many pixels wide (at 1080 lines): a cell with anything drawn
+COVER_CELL_PX = 40.0
+
+
+def covered_share(grid: np.ndarray) -> float:
+    """Share of the image's `COVER_CELL_PX` cells holding something of an occupancy grid
+    of `CORNER_CELL_PX` cells (`_tree_occupancy`)."""
+    f = max(int(round(COVER_CELL_PX / CORNER_CELL_PX)), 1)
+    ny, nx = grid.shape
+    pad = np.zeros((-(-ny // f) * f, -(-nx // f) * f), np.bool_)
+    pad[:ny, :nx] = grid
+    return float(pad.reshape(pad.shape[0] // f, f, pad.shape[1] // f, f).any(axis=(1, 3)).mean())
 #: the tree's frame narrowed by these shares of the legend column's width while a corner
 #: for the legend is looked for (0: the whole width); none free: the legend takes a column
 LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
 
 
 def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
-    """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, points
-    along the edges and the base circles, and the labels' boxes."""
+    """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, the edges
+    and the base circles (drawn at their children's level, as `cone_geometry.ring_tubes`
+    draws them; both traced every cell), and the labels' boxes."""
     from .camera import project, world_per_pixel
+    from .cone_geometry import RING_SAMPLES
     from .text import text_width
 
     orientation, pos, _, cam, _, _ = shape
-    pts = [pos]
+    parent, child_ptr = pruned.parent, pruned.child_ptr
+    pts = [project(cam, pos, res)]
     rad = [radius / world_per_pixel(cam, pos, res)]
-    c = np.flatnonzero(pruned.parent >= 0)
-    for f in np.linspace(0.0, 1.0, 9):
-        pts.append(pos[pruned.parent[c]] * (1 - f) + pos[c] * f)
-        rad.append(np.full(c.size, 1.5))
-    ring = _extent_points(pos, np.zeros_like(radius), base, pruned.child_ptr, orientation)
-    pts.append(ring)
-    rad.append(np.full(ring.shape[0], 1.5))
-    p = np.concatenate(pts)
-    px = project(cam, p, res)
+    c = np.flatnonzero(parent >= 0)
+    seg_a, seg_b = [pos[parent[c]]], [pos[c]]
+    k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
+    if k.size:
+        if orientation == "vertical":
+            down, e1, e2 = np.array([0.0, 0.0, -1.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+        else:
+            down, e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
+        first = pruned.child_ids[child_ptr[k]]
+        centre = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
+        ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
+        circle = np.cos(ang)[:, None] * e1[None, :] + np.sin(ang)[:, None] * e2[None, :]
+        ring = centre[:, None, :] + base[k][:, None, None] * circle[None]
+        seg_a.append(ring[:, :-1].reshape(-1, 3))
+        seg_b.append(ring[:, 1:].reshape(-1, 3))
+    a, b = project(cam, np.concatenate(seg_a), res), project(cam, np.concatenate(seg_b), res)
+    n = np.clip(np.ceil(np.hypot(*(b - a).T) / CORNER_CELL_PX), 1, 1000).astype(np.int64) + 1
+    seg = np.repeat(np.arange(n.size), n)
+    t = (np.arange(seg.size) - np.repeat(np.cumsum(n) - n, n)) / (n[seg] - 1)
+    pts.append(a[seg] + (b[seg] - a[seg]) * t[:, None])
+    rad.append(np.full(seg.size, 1.5))
     rects = []
     if len(labels):
         lp = project(cam, labels.anchors, res)
-        for k in range(len(labels)):
-            w = text_width(labels.texts[k]) * tpx
-            x0 = lp[k, 0] - (w if labels.align[k] == 2 else 0.5 * w if labels.align[k] == 1 else 0.0)
-            rects.append((x0, lp[k, 1] - tpx, x0 + w, lp[k, 1] + 0.3 * tpx))
-    return occupancy_grid(res, CORNER_CELL_PX, px, np.concatenate(rad), rects)
+        for j in range(len(labels)):
+            w = text_width(labels.texts[j]) * tpx
+            x0 = lp[j, 0] - (w if labels.align[j] == 2 else 0.5 * w if labels.align[j] == 1 else 0.0)
+            rects.append((x0, lp[j, 1] - tpx, x0 + w, lp[j, 1] + 0.3 * tpx))
+    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad), rects)
 
 
 def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
