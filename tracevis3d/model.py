@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side
+from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, fill_track_defaults
 
 __all__ = [
     "Trace",
@@ -133,7 +133,10 @@ class Trace:
     Async slices (Chrome ``b``/``e``, ``n`` as zero-length slices): ``async_start``,
     ``async_end``, ``async_name`` (into ``async_names``), ``async_track``, ``async_depth``
     (nesting inside the track), sorted by (track, start). Track table: ``async_track_cats``,
-    ``async_track_ids``, ``async_track_pid``.
+    ``async_track_ids`` (the id's text as in the file, '' for none), ``async_track_scopes``
+    (the events' ``scope``, '' for none), ``async_track_id_kind`` (uint8: 0 no id, 1 ``id``,
+    2 ``id2.global``, 3 ``id2.local``), ``async_track_pid`` (the process of a local id or of
+    the track's first event).
     Args (only where present): call ``args_call[k]`` has the JSON bytes
     ``args_blob[args_ptr[k]:args_ptr[k+1]]``; ``args_call`` is sorted.
     ``meta``: source, format, clock_origin (absolute µs of t=0), repairs, ...
@@ -182,13 +185,18 @@ class Trace:
     async_track: np.ndarray = field(default_factory=lambda: _empty("async_track"))
     async_depth: np.ndarray = field(default_factory=lambda: _empty("async_depth"))
     async_track_pid: np.ndarray = field(default_factory=lambda: _empty("async_track_pid"))
+    async_track_id_kind: np.ndarray = field(default_factory=lambda: _empty("async_track_id_kind"))
     async_names: list = field(default_factory=list)
     async_track_cats: list = field(default_factory=list)
     async_track_ids: list = field(default_factory=list)
+    async_track_scopes: list = field(default_factory=list)
     args_call: np.ndarray = field(default_factory=lambda: _empty("args_call"))
     args_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     args_blob: np.ndarray = field(default_factory=lambda: _empty("args_blob"))
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        fill_track_defaults(self)  # files from before the track's id kind and scope
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:

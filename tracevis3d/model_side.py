@@ -19,14 +19,29 @@ SIDE_DTYPES = {
     "async_name": np.int32,
     "async_track": np.int32,
     "async_depth": np.int32,
-    # the async track table: one row per (category, id, process)
+    # the async track table: one row per (category, scope, id[, process for id2.local ids])
     "async_track_pid": np.int64,
+    "async_track_id_kind": np.uint8,  # jsonside.ID_*: none, id, id2.global, id2.local
 }
 # added after the first file versions: files without them load with empty arrays / tables
 OPTIONAL_ARRAYS = tuple(SIDE_DTYPES)
 OPTIONAL_TABLES = ("counter_names", "series_names", "series_units", "async_names", "async_track_cats",
-                   "async_track_ids")
+                   "async_track_ids", "async_track_scopes")
 SIDE_FIELDS = OPTIONAL_ARRAYS + OPTIONAL_TABLES
+# per-track fields added after the track table: files with tracks but without them get these
+TRACK_DEFAULTS = {"async_track_id_kind": 1, "async_track_scopes": ""}
+
+
+def fill_track_defaults(t) -> None:
+    """Give Trace ``t`` the per-track fields its file predates (`TRACK_DEFAULTS`: ids were
+    plain ``id``s without a scope then), when it has tracks and those fields are empty."""
+    ntr = t.async_track_pid.shape[0]
+    if not ntr:
+        return
+    if t.async_track_id_kind.shape[0] == 0:
+        t.async_track_id_kind = np.full(ntr, TRACK_DEFAULTS["async_track_id_kind"], np.uint8)
+    if len(t.async_track_scopes) == 0:
+        t.async_track_scopes = [TRACK_DEFAULTS["async_track_scopes"]] * ntr
 
 
 def check_side(t, nt: int, _fail) -> None:
@@ -55,8 +70,12 @@ def check_side(t, nt: int, _fail) -> None:
         if getattr(t, name).shape[0] != na:
             _fail(f"{name} length differs from async_start")
     ntr = t.async_track_pid.shape[0]
-    if len(t.async_track_cats) != ntr or len(t.async_track_ids) != ntr:
-        _fail("async_track_cats and async_track_ids must have one entry per async_track_pid")
+    if (len(t.async_track_cats) != ntr or len(t.async_track_ids) != ntr or len(t.async_track_scopes) != ntr
+            or t.async_track_id_kind.shape[0] != ntr):
+        _fail("async_track_cats, async_track_ids, async_track_scopes and async_track_id_kind must have "
+              "one entry per async_track_pid")
+    if ntr and t.async_track_id_kind.max() > 3:
+        _fail("async_track_id_kind outside 0..3")
     if na:
         if not (np.all(np.isfinite(t.async_start)) and np.all(t.async_end >= t.async_start)):
             _fail("async slices must have finite starts and end >= start")

@@ -1,10 +1,12 @@
 """Counters and async slices of a Chrome trace, in numba (issue 25): the ``key: value``
-pairs of counter events' ``args`` objects (`counter_pairs`), and the matching of async
-begin/end events into nested slices per track (`match_async`).
+pairs of counter events' ``args`` objects (`counter_pairs`), the ids of async events
+(`event_ids`: ``id``, ``id2.global``/``id2.local`` and ``scope`` as byte spans, so the
+tracks keep the ids' text), and the matching of async begin/end events into nested slices
+per track (`match_async`).
 
-Both are one pass over data the scanner already holds (byte spans of ``args``, the kept
-rows' phases and times): O(bytes of the args) and O(rows), with outputs bounded by their
-inputs.  Brute-force twins in tests/test_chrome_side.py.
+Each is one pass over data the scanner already holds (byte spans of ``args`` and of the
+events, the kept rows' phases and times): O(bytes read) and O(rows), with outputs bounded
+by their inputs.  Brute-force twins in tests/test_chrome_side.py.
 """
 import numpy as np
 from numba import njit
@@ -21,6 +23,18 @@ PAIR_INEXACT = 3  # a number outside the exact fast path: the caller re-parses i
 A_BEGIN = 0
 A_END = 1
 A_INSTANT = 2
+# match_async: repairs counted (index into its counts / firsts)
+M_UNCLOSED = 0  # a begin never ended: closed at its track's last timestamp
+M_ORPHAN = 1  # an end with nothing open on its track: dropped
+M_MISNESTED = 2  # an open slice above the one an end names: closed with it
+M_NAME_MISMATCH = 3  # an end whose name no open slice has: closed the innermost one
+N_MATCH_REPAIRS = 4
+
+# event_ids: which id an async event has (the spec's precedence: id, id2.global, id2.local)
+ID_NONE = 0
+ID_PLAIN = 1  # "id": a global id (matches across processes)
+ID2_GLOBAL = 2  # "id2": {"global": ...}
+ID2_LOCAL = 3  # "id2": {"local": ...}: scoped to its process
 
 
 @njit(cache=True, nogil=True)
@@ -90,22 +104,134 @@ def counter_pairs(buf, off, ln, stack):
 
 
 @njit(cache=True, nogil=True)
-def match_async(track, kind, ts):
+def _value_span(buf, i, stack):
+    """The text of the JSON value at ``buf[i]``: a string's inside (without the quotes), any
+    other value's own text.  Returns (start, length, end) with end < 0 on bad JSON."""
+    if buf[i] == 34:
+        j, _ = scan_string(buf, i)
+        return i + 1, j - i - 2, j
+    j = skip_value(buf, i, stack)
+    return i, j - i, j
+
+
+@njit(cache=True, nogil=True)
+def _key_is(buf, k0, kl, word):
+    if kl != word.shape[0]:
+        return False
+    for q in range(kl):
+        if buf[k0 + q] != word[q]:
+            return False
+    return True
+
+
+_ID = np.frombuffer(b"id", np.uint8)
+_ID2 = np.frombuffer(b"id2", np.uint8)
+_SCOPE = np.frombuffer(b"scope", np.uint8)
+_LOCAL = np.frombuffer(b"local", np.uint8)
+_GLOBAL = np.frombuffer(b"global", np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def event_ids(buf, off, ln, stack):
+    """The id of each event object ``buf[off[r]:off[r]+ln[r]]`` (the spec: ``id``, else
+    ``id2.global``, else ``id2.local``) and its ``scope`` string.
+
+    Returns (kind, id_off, id_len, scope_off, scope_len), one entry per event: ``kind`` an
+    ID_* code, the id's text as a byte span (a string's inside, a number's digits;
+    length -1 when none), likewise the scope (length -1 when none).  Only the event's
+    top-level keys and the keys of its ``id2`` object are read."""
+    n = off.shape[0]
+    kind = np.zeros(n, np.int8)
+    id_off = np.zeros(n, np.int64)
+    id_len = np.full(n, -1, np.int64)
+    sc_off = np.zeros(n, np.int64)
+    sc_len = np.full(n, -1, np.int64)
+    for r in range(n):
+        i = off[r]
+        end = off[r] + ln[r]
+        if ln[r] < 2 or buf[i] != 123:
+            continue
+        g0, gl, l0, ll = 0, -1, 0, -1
+        i = skip_ws(buf, i + 1)
+        while i < end and buf[i] == 34:
+            j, _ = scan_string(buf, i)
+            if j < 0 or j > end:
+                break
+            k0, kl = i + 1, j - i - 2
+            i = skip_ws(buf, j)
+            if i >= end or buf[i] != 58:
+                break
+            i = skip_ws(buf, i + 1)
+            if _key_is(buf, k0, kl, _ID2) and buf[i] == 123:
+                i = skip_ws(buf, i + 1)
+                while i < end and buf[i] == 34:
+                    j, _ = scan_string(buf, i)
+                    if j < 0 or j > end:
+                        break
+                    q0, ql = i + 1, j - i - 2
+                    i = skip_ws(buf, j)
+                    if i >= end or buf[i] != 58:
+                        break
+                    i = skip_ws(buf, i + 1)
+                    v0, vl, j = _value_span(buf, i, stack)
+                    if j < 0:
+                        break
+                    if _key_is(buf, q0, ql, _GLOBAL):
+                        g0, gl = v0, vl
+                    elif _key_is(buf, q0, ql, _LOCAL):
+                        l0, ll = v0, vl
+                    i = skip_ws(buf, j)
+                    if i < end and buf[i] == 44:
+                        i = skip_ws(buf, i + 1)
+                i = skip_ws(buf, i)
+                if i >= end or buf[i] != 125:
+                    break
+                j = i + 1
+            else:
+                v0, vl, j = _value_span(buf, i, stack)
+                if j < 0:
+                    break
+                if _key_is(buf, k0, kl, _ID):
+                    id_off[r], id_len[r] = v0, vl
+                    kind[r] = ID_PLAIN
+                elif _key_is(buf, k0, kl, _SCOPE):
+                    sc_off[r], sc_len[r] = v0, vl
+            i = skip_ws(buf, j)
+            if i < end and buf[i] == 44:
+                i = skip_ws(buf, i + 1)
+            else:
+                break
+        if kind[r] == ID_NONE and gl >= 0:
+            id_off[r], id_len[r] = g0, gl
+            kind[r] = ID2_GLOBAL
+        elif kind[r] == ID_NONE and ll >= 0:
+            id_off[r], id_len[r] = l0, ll
+            kind[r] = ID2_LOCAL
+    return kind, id_off, id_len, sc_off, sc_len
+
+
+@njit(cache=True, nogil=True)
+def match_async(track, kind, ts, name):
     """Nested async slices from rows sorted by (track, ts, file order).
 
-    A begin opens a slice on its track; an end closes the innermost open one; an instant is
-    a zero-length slice inside the open ones.  Returns (start_row, end_ts, depth) per slice
-    in the order they close, the number of begins left open (closed at their track's last
-    timestamp), the first of them, the number of ends with nothing open (dropped) and the
-    first of them (row indices; -1 when none)."""
+    A begin opens a slice on its track.  An end closes the innermost open slice when it
+    has no name (the spec lets an end omit it) or the innermost one has its name (or none);
+    else the innermost open slice of that name, closing the ones above it at the same time
+    (M_MISNESTED); when no open slice has that name, the innermost one (M_NAME_MISMATCH).
+    An instant is a zero-length slice inside the open ones.  ``name``: an id per row, -1
+    for none.  Returns (start_row, end_ts, depth) per slice in the order they close, and
+    per repair M_* its count and first row (-1 when none): begins left open (closed at
+    their track's last timestamp), ends with nothing open (dropped), slices closed by an
+    enclosing end, ends whose name matched no open slice."""
     n = track.shape[0]
     srow = np.empty(n, np.int64)
     send = np.empty(n, np.float64)
     sdep = np.empty(n, np.int32)
     stack = np.empty(n, np.int64)
+    counts = np.zeros(N_MATCH_REPAIRS, np.int64)
+    firsts = np.full(N_MATCH_REPAIRS, -1, np.int64)
     top = 0
     m = 0
-    n_open, first_open, n_orphan, first_orphan = 0, -1, 0, -1
     for k in range(n + 1):
         if top > 0 and (k == n or track[k] != track[k - 1]):
             last = ts[k - 1]
@@ -116,9 +242,9 @@ def match_async(track, kind, ts):
                 send[m] = max(last, ts[j])
                 sdep[m] = top
                 m += 1
-                n_open += 1
-                if first_open < 0 or j < first_open:
-                    first_open = j
+                counts[M_UNCLOSED] += 1
+                if firsts[M_UNCLOSED] < 0 or j < firsts[M_UNCLOSED]:
+                    firsts[M_UNCLOSED] = j
         if k == n:
             break
         if k > 0 and track[k] != track[k - 1]:
@@ -129,19 +255,35 @@ def match_async(track, kind, ts):
             top += 1
         elif c == A_END:
             if top == 0:
-                n_orphan += 1
-                if first_orphan < 0:
-                    first_orphan = k
-            else:
+                counts[M_ORPHAN] += 1
+                if firsts[M_ORPHAN] < 0:
+                    firsts[M_ORPHAN] = k
+                continue
+            d = top - 1
+            nm = name[k]
+            if nm >= 0 and name[stack[d]] >= 0 and name[stack[d]] != nm:
+                d = top - 2
+                while d >= 0 and name[stack[d]] != nm:
+                    d -= 1
+                if d < 0:  # no open slice has that name: the innermost one
+                    d = top - 1
+                    counts[M_NAME_MISMATCH] += 1
+                    if firsts[M_NAME_MISMATCH] < 0:
+                        firsts[M_NAME_MISMATCH] = k
+            while top > d:
                 top -= 1
                 j = stack[top]
                 srow[m] = j
                 send[m] = ts[k]
                 sdep[m] = top
                 m += 1
+                if top > d:
+                    counts[M_MISNESTED] += 1
+                    if firsts[M_MISNESTED] < 0:
+                        firsts[M_MISNESTED] = j
         else:
             srow[m] = k
             send[m] = ts[k]
             sdep[m] = top
             m += 1
-    return srow[:m], send[:m], sdep[:m], n_open, first_open, n_orphan, first_orphan
+    return srow[:m], send[:m], sdep[:m], counts, firsts
