@@ -393,3 +393,75 @@ def test_counter_string_id_readable():
              b'{"ph":"C","name":"q","id":"0x5f","pid":1,"ts":1,"args":{"v":1}},'
              b'{"ph":"C","name":"q","id":7,"pid":1,"ts":2,"args":{"v":2}}]}')
     assert t.counter_names == ["q[0x5f]", "q[7]"]
+
+
+# --- subsets: side tracks cut like the calls (Trace.subset, load(window=))
+
+def _cut_file(seed: int = 3) -> bytes:
+    rng = np.random.default_rng(seed)
+    ev = ['{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":100}',
+          '{"ph":"X","name":"b","pid":2,"tid":2,"ts":0,"dur":100}',
+          '{"ph":"s","cat":"f","name":"f","id":1,"pid":1,"tid":1,"ts":5}',
+          '{"ph":"f","cat":"f","name":"f","id":1,"pid":2,"tid":2,"ts":6,"bp":"e"}']
+    for k in range(60):
+        p = 1 + k % 2
+        ev.append('{"ph":"C","name":"m%d","pid":%d,"ts":%d,"args":{"v":%d,"w":%d}}'
+                  % (p, p, rng.integers(0, 100), k, -k))
+    for k in range(20):
+        a, b = sorted(rng.integers(0, 100, 2).tolist())
+        ev.append('{"ph":"b","cat":"c","name":"x","id2":{"local":%d},"pid":%d,"ts":%d}' % (k % 3, 1 + k % 2, a))
+        ev.append('{"ph":"e","cat":"c","id2":{"local":%d},"pid":%d,"ts":%d}' % (k % 3, 1 + k % 2, b))
+    for k in range(10):
+        ev.append('{"ph":"i","name":"i","pid":1,"tid":1,"ts":%d,"s":"%s"}' % (k * 10, "tg"[k % 2]))
+    return ("[" + ",\n".join(ev) + "]").encode()
+
+
+def _series_samples(t):
+    """{(counter name, series name, pid): [(ts, value), ...]}"""
+    out: dict = {}
+    for ts, v, s in zip(t.counter_ts.tolist(), t.counter_value.tolist(), t.counter_series.tolist()):
+        key = (t.counter_names[int(t.series_counter[s])], t.series_names[s], int(t.series_pid[s]))
+        out.setdefault(key, []).append((ts, v))
+    return out
+
+
+def _async_set(t):
+    return sorted((t.async_track_ids[tr], int(t.async_track_pid[tr]), s, e, d)
+                  for tr, s, e, d in zip(t.async_track.tolist(), t.async_start.tolist(), t.async_end.tolist(),
+                                         t.async_depth.tolist()))
+
+
+@pytest.mark.parametrize("window", [(20.0, 60.0), (0.0, 100.0), (50.0, 50.0), (200.0, 300.0)])
+def test_subset_window_cuts_side_tracks(window, tmp_path):
+    t = load(_cut_file())
+    t0, t1 = window
+    u = t.subset(time_window=window).check()
+    want = {}
+    for key, pts in _series_samples(t).items():  # brute force: in the window plus the last before it
+        before = [p for p in pts if p[0] < t0]
+        kept = before[-1:] + [p for p in pts if t0 <= p[0] <= t1]
+        if kept:
+            want[key] = kept
+    assert _series_samples(u) == want
+    assert _async_set(u) == sorted((i, p, max(s, t0), min(e, t1), d) for i, p, s, e, d in _async_set(t)
+                                   if e >= t0 and s <= t1)
+    assert sorted(u.instant_ts.tolist()) == [x for x in sorted(t.instant_ts.tolist()) if t0 <= x <= t1]
+    assert u.flow_id.size == (1 if len(u) == 2 else 0)  # flows go with their calls
+    # the same through load(window=) and a native file
+    path = tmp_path / "c.json"
+    path.write_bytes(_cut_file())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = tracevis3d.load(str(path), window=window).check()
+    assert _series_samples(v) == want and _async_set(v) == _async_set(u)
+
+
+def test_subset_thread_keeps_its_process_side_tracks():
+    t = load(_cut_file())
+    u = t.subset(thread=[1]).check()  # the thread of pid 2
+    assert set(u.series_pid.tolist()) == {2} and set(u.async_track_pid.tolist()) == {2}
+    assert {k: v for k, v in _series_samples(t).items() if k[2] == 2} == _series_samples(u)
+    assert _async_set(u) == [x for x in _async_set(t) if x[1] == 2]
+    assert u.flow_id.size == 0  # its other end was on thread 0
+    w = t.subset(max_depth=0)  # no thread or window: everything kept
+    assert _series_samples(w) == _series_samples(t) and _async_set(w) == _async_set(t)
