@@ -465,3 +465,26 @@ def test_subset_thread_keeps_its_process_side_tracks():
     assert u.flow_id.size == 0  # its other end was on thread 0
     w = t.subset(max_depth=0)  # no thread or window: everything kept
     assert _series_samples(w) == _series_samples(t) and _async_set(w) == _async_set(t)
+
+
+# --- files without calls
+
+def test_counters_only_file_loads_with_an_empty_call_tree(tmp_path):
+    data = (b'{"traceEvents":[{"ph":"C","name":"mem","pid":1,"ts":1000,"args":{"rss":1}},'
+            b'{"ph":"C","name":"mem","pid":1,"ts":1010,"args":{"rss":3}},'
+            b'{"ph":"b","cat":"c","name":"x","id":1,"pid":1,"ts":1002},{"ph":"e","cat":"c","id":1,"pid":1,"ts":1005}]}')
+    t = load(data, "c.json")
+    assert len(t) == 0 and t.n_threads == 0 and t.meta["clock_origin"] == 1000.0
+    assert t.counter_ts.tolist() == [0.0, 10.0] and t.async_start.tolist() == [2.0]
+    p = tmp_path / "c.tv3d.npz"
+    save_native(t, p)
+    assert load_native(p).counter_value.tolist() == [1.0, 3.0]
+    from tracevis3d.layout import IcicleParams, icicle_layout
+    with pytest.raises(ValueError, match=r"^no calls to show: c.json has no calls but 2 counter samples, "
+                                         r"1 async slice: the views draw those only beside calls$"):
+        icicle_layout(t, IcicleParams(resolution=(960, 540)))
+
+
+def test_nothing_to_show_still_refused():
+    with pytest.raises(tracevis3d.model.TraceFormatError, match="counter samples or async slices: nothing"):
+        load(b'[{"ph":"C","ts":1,"name":"c"},{"ph":"e","cat":"c","id":1,"ts":3}]')

@@ -149,3 +149,19 @@ def cut_side(t, time_window=None, pids=None) -> dict:
         for k in ("async_track_cats", "async_track_ids", "async_track_scopes"):
             out[k] = [x for x, u in zip(getattr(t, k), used.tolist()) if u]
     return out
+
+
+def side_summary(t) -> str:
+    """What Trace ``t`` carries besides calls, for messages: "N counter samples, M async
+    slices, K instants" (only the nonzero ones; '' when none)."""
+    parts = [(t.counter_ts.shape[0], "counter sample"), (t.async_start.shape[0], "async slice"),
+             (t.instant_ts.shape[0], "instant")]
+    return ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for n, what in parts if n)
+
+
+def no_calls_message(t, source: str) -> str:
+    """The one-line reason a view cannot draw Trace ``t`` (no calls), naming ``source`` and
+    what the file holds instead."""
+    has = side_summary(t)
+    return (f"{source} has no calls but {has}: the views draw those only beside calls" if has
+            else f"{source} holds no calls")

@@ -45,7 +45,7 @@ from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args,
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import SIDE_REPAIRS, side_tracks
+from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -84,6 +84,8 @@ _SKIPPED_NAMES = {
     "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
     "(": "context", ")": "context", "V": "memory_dump", "v": "memory_dump", "=": "mark", "G": "link",
 }
+# phases of counters and async slices (io.chrome_side): with no calls they still make a trace
+_SIDE_PHASES = np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -386,7 +388,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
-    if not used.any():
+    side_rows = np.zeros(n_rows, bool)
+    side_rows[:n_event_rows] = np.isin(ph[:n_event_rows], _SIDE_PHASES) & finite_ts[:n_event_rows]
+    if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
+        pass  # no calls, but counters, async slices or instants: an empty call tree with them
+    elif not used.any():
         if sampled is not None:
             raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks "
                                    f"(samples at {where(samples_at)})")
@@ -441,6 +447,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
+    elif not c_start.size and side_rows.any():  # a file of counters or async slices only
+        cands.append(ts[side_rows].min())
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
@@ -544,6 +552,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rows_ok[:n_event_rows] = True
     side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting)
+    if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
+        raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
+            f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
+            f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'}; "
+            f"repairs: {', '.join(rep.items) or 'none'})")
 
     dtu_off = int(info[js.INFO_DTU_OFF])
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
