@@ -17,6 +17,7 @@ Usage:  PYTHONPATH=. .venv/bin/python bench/bench_side.py [--calls 1000000] [--c
 from __future__ import annotations
 
 import argparse
+import copy
 import warnings
 
 import numpy as np
@@ -50,10 +51,29 @@ def async_events(n_pairs: int, span: float, origin: float) -> bytes:
     return b",\n".join(parts)
 
 
+def flow_events(t, n_events: int, seed: int = 2) -> bytes:
+    """``n_events`` v1 flow events (``s`` then ``f`` with ``bp: "e"``) between random calls of
+    ``t``, each at a time inside its call's own time, as `chrome_writer.side_events` writes them."""
+    from tracevis3d.io.chrome_writer import flow_point_times, side_events
+
+    rng = np.random.default_rng(seed)
+    n = n_events // 2
+    calls = rng.integers(0, len(t), (2, n))
+    at = flow_point_times(t, calls.reshape(-1)).reshape(2, n)
+    calls = np.where(at[0] <= at[1], calls, calls[::-1])  # each flow runs forward in time
+    f = copy.copy(t)
+    f.flow_id = np.arange(n, dtype=np.int64)
+    f.flow_from, f.flow_to = calls[0].astype(np.int32), calls[1].astype(np.int32)
+    f.counter_ts = f.async_start = np.zeros(0)  # only the flows
+    origin = float(t.meta.get("clock_origin", 0.0) or 0.0)
+    return ", ".join(side_events(f, origin)).encode()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--counters", type=int, default=1_000_000)
+    ap.add_argument("--flows", type=int, default=1_000_000, help="flow events (s/f: half as many flows)")
     ap.add_argument("--async-pairs", type=int, default=100_000)
     a = ap.parse_args()
 
@@ -69,10 +89,16 @@ def main():
     head = base.rstrip()[:-2]
     span = float(t.end.max() - t.start.min())
     origin = float(t.meta.get("clock_origin", 0.0) or 0.0)
-    del t
     cnt = counter_events(a.counters, span, origin) if a.counters else b""
-    files = {"calls only": base,
-             f"+ {a.counters:,} counter events": head + b",\n" + cnt + b"]}"}
+    flw = flow_events(t, a.flows) if a.flows else b""
+    del t
+    files = {"calls only": base}
+    if a.counters:
+        files[f"+ {a.counters:,} counter events"] = head + b",\n" + cnt + b"]}"
+    if a.flows:
+        files[f"+ {a.flows:,} flow events"] = head + b",\n" + flw + b"]}"
+    if a.counters and a.flows:
+        files["+ counters + flows (the goal)"] = head + b",\n" + cnt + b",\n" + flw + b"]}"
     if a.async_pairs:
         files[f"+ counters + {a.async_pairs:,} async b/e pairs"] = (
             head + b",\n" + cnt + b",\n" + async_events(a.async_pairs, span, origin) + b"]}")
@@ -87,12 +113,13 @@ def main():
     for name, data in files.items():
         s, tr = best_of(lambda: load(data))
         p, _ = best_of(lambda: orjson.loads(data))
-        rows.append((name, len(data), len(tr), tr.counter_ts.size, tr.async_start.size, s, p))
-    s0, p0 = rows[0][5], rows[0][6]
-    print(f"{'file':42} {'MB':>7} {'calls':>9} {'samples':>9} {'async':>7} {'load s':>7} "
+        rows.append((name, len(data), len(tr), tr.counter_ts.size, tr.flow_id.size, tr.async_start.size, s, p))
+    s0, p0 = rows[0][6], rows[0][7]
+    print(f"{'file':38} {'MB':>6} {'calls':>9} {'samples':>9} {'flows':>7} {'async':>7} {'load s':>7} "
           f"{'× calls only':>12} {'orjson s':>8} {'× peer':>7}")
-    for name, nb, nc, ns, na, s, p in rows:
-        print(f"{name:42} {nb / 1e6:7.1f} {nc:9,} {ns:9,} {na:7,} {s:7.3f} {s / s0:12.2f} {p:8.3f} {p / p0:7.2f}")
+    for name, nb, nc, ns, nf, na, s, p in rows:
+        print(f"{name:38} {nb / 1e6:6.1f} {nc:9,} {ns:9,} {nf:7,} {na:7,} {s:7.3f} {s / s0:12.2f} {p:8.3f} "
+              f"{p / p0:7.2f}")
 
 
 if __name__ == "__main__":
