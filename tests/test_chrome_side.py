@@ -488,3 +488,43 @@ def test_counters_only_file_loads_with_an_empty_call_tree(tmp_path):
 def test_nothing_to_show_still_refused():
     with pytest.raises(tracevis3d.model.TraceFormatError, match="counter samples or async slices: nothing"):
         load(b'[{"ph":"C","ts":1,"name":"c"},{"ph":"e","cat":"c","id":1,"ts":3}]')
+
+
+def _series_twin(pid, nid, cid, keys):
+    """Brute force: dicts of (process, name, id, key) → series and (process, name, id) → counter."""
+    s_of, c_of, sid, s_counter, sfirst, cfirst = {}, {}, [], [], [], []
+    for k, key in enumerate(keys):
+        c_key = (pid[k], nid[k], cid[k])
+        if c_key not in c_of:
+            c_of[c_key] = len(cfirst)
+            cfirst.append(k)
+        if c_key + (key,) not in s_of:
+            s_of[c_key + (key,)] = len(sfirst)
+            sfirst.append(k)
+            s_counter.append(c_of[c_key])
+        sid.append(s_of[c_key + (key,)])
+    return sid, s_counter, sfirst, cfirst
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-1, 2), st.sampled_from([0, 7, -2**63]),
+                          st.text("ab\u00e9", max_size=3)), max_size=200))
+def test_series_ids_twin(pairs):
+    from tracevis3d.io import chrome_side
+    keys = [p[3].encode() for p in pairs]
+    buf = np.frombuffer(b"".join(keys) + b" ", np.uint8)
+    koff = np.cumsum([0] + [len(x) for x in keys])[:-1].astype(np.int64)
+    klen = np.array([len(x) for x in keys], np.int64)
+    cols = [np.array([p[i] for p in pairs], np.int64) for i in range(3)]
+    want = _series_twin(*[c.tolist() for c in cols], keys)
+    if pairs:
+        *got, ok = jsd.series_ids(buf, *cols, koff, klen, 12345)
+        assert ok and [g.tolist() for g in got] == list(want)
+    # the fallback (keys built to collide) agrees
+    real = jsd.series_ids
+    try:
+        jsd.series_ids = lambda *a: (None, None, None, None, False)
+        got = chrome_side._series(buf, *cols, koff, klen, 7)
+    finally:
+        jsd.series_ids = real
+    assert [np.asarray(g).tolist() for g in got] == list(want)

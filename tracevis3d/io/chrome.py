@@ -45,7 +45,7 @@ from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args,
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, side_tracks
+from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -612,17 +612,23 @@ def _skipped_dict(counts) -> dict:
 
 
 def _initial_rows(buf, max_events: int) -> int:
-    """Rows to allocate before the scan: the objects (``{``) in the first MiB,
-    extrapolated with 25 % headroom -- at least one per event, more when args
-    hold objects --, never more than one per 96 bytes (the old fixed size); the
-    scan doubles them if a file holds more."""
+    """Rows to allocate before the scan: the objects (``{``) in 16 samples of 64 KiB spread
+    over the file (a file whose events change kind, calls then counters, is sampled in
+    each part), extrapolated with 25 % headroom -- at least one per event, more when args
+    hold objects --, never more than one per 64 bytes; the scan doubles them if a file
+    holds more."""
     nbytes = buf.shape[0]
-    head = buf[: 1 << 20]
-    if head.shape[0] == 0:
+    if nbytes == 0:
         return 16
-    objs = int(np.count_nonzero(head == ord("{"))) + 1
-    est = int(objs * (nbytes / head.shape[0]) * 1.25) + 1024
-    return int(max(16, min(est, nbytes // 96 + 16, max_events + 1)))
+    win = 1 << 16
+    starts = np.unique(np.linspace(0, max(nbytes - win, 0), 16).astype(np.int64))
+    objs = sampled = 0
+    for a in starts.tolist():
+        part = buf[a: a + win]
+        objs += int(np.count_nonzero(part == ord("{")))
+        sampled += part.shape[0]
+    est = int((objs + 1) * (nbytes / sampled) * 1.25) + 1024
+    return int(max(16, min(est, nbytes // 64 + 16, max_events + 1)))
 
 
 PARALLEL_SCAN_BYTES = 16 << 20
@@ -961,13 +967,14 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         f_thread = rank[key_id[flow_rows]].astype(np.int64)
         f_ph = ph[flow_rows]
         f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
-        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, ts[flow_rows], f_next)
+        f_ts = ts[flow_rows]
+        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
         cat_len = np.maximum(ss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
         cat_id, _ = jsp.intern_spans(buf, ii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
         fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, jev.I_ID], seed)
-        o = np.lexsort((flow_rows, ts[flow_rows], fk))
+        o = by_key_then_time(fk, f_ts)  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
         fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], jev.I_ID]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))

@@ -72,7 +72,7 @@ def _texts(buf, off, ln, first, text) -> list[str]:
     return out
 
 
-def _by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
+def by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The order of ``np.lexsort((t, key))``: a stable sort by key alone, which is that order
     already when each key's rows come in time order (a file written as it was recorded);
     the lexsort only when they do not."""
@@ -81,6 +81,23 @@ def _by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     if np.any((ko[1:] == ko[:-1]) & (to[1:] < to[:-1])):
         o = np.lexsort((t, key))
     return o
+
+
+def _series(buf, pid, nid, cid, koff, klen, seed):
+    """(series of each pair, counter of each series, first pair of each series, first pair of
+    each counter) of counter pairs (process, name, id, key span): `jsonside.series_ids`,
+    or when keys were built to collide the exact interning of `jsonspans`."""
+    if pid.size == 0:  # the kernels compile on first use: not for traces without counters
+        e = np.zeros(0, np.int64)
+        return e.astype(np.int32), e, e, e
+    sid, s_counter, sfirst, cfirst, ok = jsd.series_ids(buf, pid, nid, cid, koff, klen, seed)
+    if ok:
+        return sid, s_counter, sfirst, cfirst
+    ckey, _ = jsp.intern_pairs(pid, nid, seed)
+    ckey2, cfirst = jsp.intern_pairs(ckey.astype(np.int64), cid, seed)
+    kid, _ = jsp.intern_spans(buf, koff, klen, np.ones(koff.shape[0], bool), seed)
+    sid, sfirst = jsp.intern_pairs(ckey2.astype(np.int64), kid.astype(np.int64), seed)
+    return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
 def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: float, rep, text, seed,
@@ -123,11 +140,7 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     row, koff, klen, val = row[keep], koff[keep], klen[keep], val[keep]
     r = c_rows[row]
     # one counter per (process, name, id); one series per (counter, key)
-    nid = name_id[r].astype(np.int64)
-    ckey, _ = jsp.intern_pairs(pid[r], nid, seed)
-    ckey2, cfirst = jsp.intern_pairs(ckey.astype(np.int64), ev_id[r], seed)
-    kid, kfirst = jsp.intern_spans(buf, koff, klen, np.ones(koff.shape[0], bool), seed)
-    sid, sfirst = jsp.intern_pairs(ckey2.astype(np.int64), kid.astype(np.int64), seed)
+    sid, s_counter, sfirst, cfirst = _series(buf, pid[r], name_id[r].astype(np.int64), ev_id[r], koff, klen, seed)
     counter_names = []
     c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
     id_of = {}
@@ -141,14 +154,14 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
         nm = names[int(name_id[rr])] if name_id[rr] >= 0 else "(unnamed)"
         idt = id_of.get(rr, "")
         counter_names.append(f"{nm}[{idt}]" if has_id[rr] else nm)
-    key_texts = _texts(buf, koff, klen, kfirst, text)
-    o = _by_key_then_time(sid, ts[r])
-    out["counter_ts"] = np.ascontiguousarray(ts[r][o] - t0, np.float64)
+    r_ts = ts[r]
+    o = by_key_then_time(sid, r_ts)
+    out["counter_ts"] = np.ascontiguousarray(r_ts[o] - t0, np.float64)
     out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
     out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
-    out["series_counter"] = np.ascontiguousarray(ckey2[sfirst], np.int32)
+    out["series_counter"] = np.ascontiguousarray(s_counter, np.int32)
     out["series_pid"] = np.ascontiguousarray(pid[r[sfirst]], np.int64)
-    out["series_names"] = [key_texts[int(kid[j])] for j in sfirst.tolist()]
+    out["series_names"] = _texts(buf, koff, klen, sfirst, text)
     out["series_units"] = [""] * int(sfirst.shape[0])
     out["counter_names"] = counter_names
 

@@ -287,3 +287,131 @@ def match_async(track, kind, ts, name):
             sdep[m] = top
             m += 1
     return srow[:m], send[:m], sdep[:m], counts, firsts
+
+
+@njit(cache=True, nogil=True)
+def _mix(x):
+    """splitmix64's finaliser (Steele, Lea, Flood, OOPSLA 2014): spreads every input bit."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _same_pair(buf, pid, nid, cid, koff, klen, a, b, with_key):
+    if pid[a] != pid[b] or nid[a] != nid[b] or cid[a] != cid[b]:
+        return False
+    if not with_key:
+        return True
+    if klen[a] != klen[b]:
+        return False
+    for q in range(klen[a]):
+        if buf[koff[a] + q] != buf[koff[b] + q]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _find(table, hashes, h, buf, pid, nid, cid, koff, klen, reps, k, with_key):
+    """Probe ``table`` (slots of ids, -1 empty) for pair k's key; returns (slot, id or -1, probes)."""
+    mask = table.shape[0] - 1
+    slot = np.int64(h & np.uint64(mask))
+    probes = 0
+    while True:
+        j = table[slot]
+        if j < 0:
+            return slot, -1, probes
+        if hashes[j] == h and _same_pair(buf, pid, nid, cid, koff, klen, reps[j], k, with_key):
+            return slot, j, probes
+        probes += 1
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _grown(table, hashes, n_ids):
+    """``table`` at twice its size, its ids re-inserted by their hashes."""
+    t2 = np.full(table.shape[0] * 2, -1, np.int64)
+    mask = t2.shape[0] - 1
+    for j in range(n_ids):
+        slot = np.int64(hashes[j] & np.uint64(mask))
+        while t2[slot] >= 0:
+            slot = (slot + 1) & mask
+        t2[slot] = j
+    return t2
+
+
+@njit(cache=True, nogil=True)
+def series_ids(buf, pid, nid, cid, koff, klen, seed):
+    """Counter series of counter pairs: one id per distinct (process, name, id, key bytes)
+    ``(pid[k], nid[k], cid[k], buf[koff[k]:koff[k]+klen[k]])``, and one counter per distinct
+    (process, name, id), both numbered in order of first appearance.
+
+    One pass with two hash tables of the distinct keys (open addressing, keyed by ``seed``,
+    every hit verified byte by byte, grown by doubling: memory O(distinct keys)).  Returns
+    (series of each pair, counter of each series, first pair of each series, first pair of
+    each counter, ok); ``ok`` is False when probing passed a linear budget (keys built to
+    collide): the caller then interns with `jsonspans` instead."""
+    n = pid.shape[0]
+    sid = np.empty(n, np.int32)
+    s_table = np.full(64, -1, np.int64)
+    c_table = np.full(64, -1, np.int64)
+    s_hash = np.empty(32, np.uint64)
+    c_hash = np.empty(32, np.uint64)
+    s_rep = np.empty(32, np.int64)
+    c_rep = np.empty(32, np.int64)
+    s_counter = np.empty(32, np.int64)
+    ns = 0
+    nc = 0
+    budget = 1024 + 4 * n
+    s0 = _mix(np.uint64(seed) ^ np.uint64(0x9E3779B97F4A7C15))
+    for k in range(n):
+        hc = _mix(_mix(_mix(np.uint64(pid[k]) ^ s0) + np.uint64(nid[k])) + np.uint64(cid[k]))
+        hk = hc
+        for q in range(klen[k]):
+            hk = (hk ^ np.uint64(buf[koff[k] + q])) * np.uint64(0x100000001B3)
+        hk = _mix(hk)
+        mask = np.uint64(s_table.shape[0] - 1)
+        slot = hk & mask
+        while True:  # the probe, written out: a helper call here costs 3x the whole loop
+            j = s_table[slot]
+            if j < 0:
+                break
+            if s_hash[j] == hk:
+                r = s_rep[j]
+                same = pid[r] == pid[k] and nid[r] == nid[k] and cid[r] == cid[k] and klen[r] == klen[k]
+                if same:
+                    for q in range(klen[k]):
+                        if buf[koff[r] + q] != buf[koff[k] + q]:
+                            same = False
+                            break
+                if same:
+                    break
+            budget -= 1
+            slot = (slot + np.uint64(1)) & mask
+        if budget < 0:
+            return sid, s_counter[:0], s_rep[:0], c_rep[:0], False
+        if j < 0:  # a new series (and maybe a new counter): rare, the helpers are fine here
+            cslot, c, probes = _find(c_table, c_hash, hc, buf, pid, nid, cid, koff, klen, c_rep, k, False)
+            budget -= probes
+            if c < 0:
+                if nc == c_rep.shape[0]:
+                    c_rep = np.concatenate((c_rep, np.empty(nc, np.int64)))
+                    c_hash = np.concatenate((c_hash, np.empty(nc, np.uint64)))
+                c = nc
+                c_rep[c], c_hash[c] = k, hc
+                c_table[cslot] = c
+                nc += 1
+                if 2 * nc > c_table.shape[0]:
+                    c_table = _grown(c_table, c_hash, nc)
+            if ns == s_rep.shape[0]:
+                s_rep = np.concatenate((s_rep, np.empty(ns, np.int64)))
+                s_hash = np.concatenate((s_hash, np.empty(ns, np.uint64)))
+                s_counter = np.concatenate((s_counter, np.empty(ns, np.int64)))
+            j = ns
+            s_rep[j], s_hash[j], s_counter[j] = k, hk, c
+            s_table[np.int64(slot)] = j
+            ns += 1
+            if 2 * ns > s_table.shape[0]:
+                s_table = _grown(s_table, s_hash, ns)
+        sid[k] = j
+    return sid, s_counter[:ns].copy(), s_rep[:ns].copy(), c_rep[:nc].copy(), True
