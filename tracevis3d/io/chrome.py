@@ -84,8 +84,12 @@ _SKIPPED_NAMES = {
     "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
     "(": "context", ")": "context", "V": "memory_dump", "v": "memory_dump", "=": "mark", "G": "link",
 }
-# phases of counters and async slices (io.chrome_side): with no calls they still make a trace
-_SIDE_PHASES = np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)
+# phases of counters and async slices (io.chrome_side), a table by phase byte: with no calls
+# they still make a trace
+_SIDE_PHASE = np.zeros(256, bool)
+_SIDE_PHASE[np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)] = True
+_FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
+_FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -300,7 +304,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         ii[noname, jev.I_NAME_OFF] = ii[noname, jev.I_ARGS_OFF]
         ss[noname, jev.S_NAME_LEN] = ss[noname, jev.S_ARGS_LEN]
     name_len = np.maximum(ss[:, jev.S_NAME_LEN], 0).astype(np.int64)
-    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, ss[:, jev.S_NAME_LEN] >= 0, seed)
+    named = ss[:, jev.S_NAME_LEN] >= 0
+    named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
+    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
 
@@ -389,7 +395,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
     side_rows = np.zeros(n_rows, bool)
-    side_rows[:n_event_rows] = np.isin(ph[:n_event_rows], _SIDE_PHASES) & finite_ts[:n_event_rows]
+    side_rows[:n_event_rows] = _SIDE_PHASE[ph[:n_event_rows] & 255] & finite_ts[:n_event_rows]
     if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():

@@ -49,6 +49,8 @@ COUNTER_PHASES = b"C"
 ASYNC_PHASES = b"benSTpF"
 _KIND = {ord("b"): jsd.A_BEGIN, ord("S"): jsd.A_BEGIN, ord("e"): jsd.A_END, ord("F"): jsd.A_END,
          ord("n"): jsd.A_INSTANT, ord("T"): jsd.A_INSTANT, ord("p"): jsd.A_INSTANT}
+_ASYNC_PHASE = np.zeros(256, bool)  # by phase byte
+_ASYNC_PHASE[np.frombuffer(ASYNC_PHASES, np.uint8)] = True
 _MATCH_REPAIRS = (("async_unclosed", jsd.M_UNCLOSED), ("async_unmatched_end", jsd.M_ORPHAN),
                   ("async_misnested", jsd.M_MISNESTED), ("async_end_name_mismatch", jsd.M_NAME_MISMATCH))
 
@@ -166,7 +168,7 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     out["counter_names"] = counter_names
 
     # --- async slices
-    a_all = np.flatnonzero(rows_ok & np.isin(ph, np.frombuffer(ASYNC_PHASES, np.uint8).astype(ph.dtype)))
+    a_all = np.flatnonzero(rows_ok & _ASYNC_PHASE[ph & 255])
     bad = a_all[~finite[a_all]]
     rep.add("async_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
     out.update(_async_slices(buf, ii, ss, ts, a_all[finite[a_all]], name_id, names, t0, rep, text, seed, stack))
