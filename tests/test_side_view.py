@@ -382,3 +382,12 @@ def test_window_ranges_match_the_twin(seed):
                 assert (lo[k], hi[k]) == (v[a:z].min(), v[a:z].max()), (k, t0, t1)
             else:
                 assert np.isnan(lo[k]) and np.isnan(hi[k])
+
+
+def test_picking_an_async_slice_reports_its_track():
+    from tracevis3d.blender.pick import describe_side
+
+    t = with_side_tracks(tracevis3d.synthetic(500, threads=2, seed=4))
+    d = describe_side(t, {"kind": "async", "index": 3})
+    assert d == {"kind": "async", "name": "request", "category": "net", "id": "7", "scope": "db", "pid": 11,
+                 "start_us": 0.5, "end_us": 0.75, "depth": 0}

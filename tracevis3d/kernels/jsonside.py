@@ -116,6 +116,7 @@ def _value_span(buf, i, stack):
 
 @njit(cache=True, nogil=True)
 def _key_is(buf, k0, kl, word):
+    """The ``kl`` bytes at ``buf[k0]`` are ``word``."""
     if kl != word.shape[0]:
         return False
     for q in range(kl):
@@ -299,6 +300,7 @@ def _mix(x):
 
 @njit(cache=True, nogil=True)
 def _same_pair(buf, pid, nid, cid, koff, klen, a, b, with_key):
+    """Pairs a and b have the same process, name and id (and, ``with_key``, key bytes)."""
     if pid[a] != pid[b] or nid[a] != nid[b] or cid[a] != cid[b]:
         return False
     if not with_key:
