@@ -161,8 +161,12 @@ def test_counter_pairs_twin(rows):
             assert g[2] == pytest.approx(w[2], rel=1e-15, abs=0)
 
 
-def _match_twin(track, kind, ts):
-    out, stack, n_open, n_orph = [], [], 0, 0
+def _match_twin(track, kind, ts, name):
+    """Per track: begins pushed; an end without a name (or agreeing with the innermost open
+    one) pops it, else pops down to the innermost open one of its name (those above counted
+    misnested), else (no open one has it) pops the innermost (a name mismatch)."""
+    out, stack = [], []
+    n_open = n_orph = n_mis = n_name = 0
     for k in range(len(track) + 1):
         if stack and (k == len(track) or track[k] != track[k - 1]):
             last = ts[k - 1]
@@ -175,27 +179,88 @@ def _match_twin(track, kind, ts):
         if kind[k] == jsd.A_BEGIN:
             stack.append(k)
         elif kind[k] == jsd.A_END:
-            if stack:
+            if not stack:
+                n_orph += 1
+                continue
+            open_names = [name[j] for j in stack]
+            target = len(stack) - 1
+            if name[k] >= 0 and open_names[-1] >= 0 and open_names[-1] != name[k]:
+                hits = [d for d, nm in enumerate(open_names) if nm == name[k]]
+                if hits:
+                    target = hits[-1]
+                else:
+                    n_name += 1
+            while len(stack) > target:
                 j = stack.pop()
                 out.append((j, ts[k], len(stack)))
-            else:
-                n_orph += 1
+                if len(stack) > target:
+                    n_mis += 1
         else:
             out.append((k, ts[k], len(stack)))
-    return out, n_open, n_orph
+    return out, [n_open, n_orph, n_mis, n_name]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 20)), max_size=30))
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 20), st.integers(-1, 2)),
+                max_size=30))
 def test_match_async_twin(evs):
     evs = sorted(evs, key=lambda e: (e[0], e[2]))
     track = np.array([e[0] for e in evs], np.int64)
     kind = np.array([e[1] for e in evs], np.int8)
     ts = np.array([e[2] for e in evs], np.float64)
-    srow, send, sdep, n_open, _, n_orph, _ = jsd.match_async(track, kind, ts)
-    want, w_open, w_orph = _match_twin(track.tolist(), kind.tolist(), ts.tolist())
+    name = np.array([e[3] for e in evs], np.int64)
+    srow, send, sdep, counts, firsts = jsd.match_async(track, kind, ts, name)
+    want, w_counts = _match_twin(track.tolist(), kind.tolist(), ts.tolist(), name.tolist())
     assert list(zip(srow.tolist(), send.tolist(), sdep.tolist())) == want
-    assert (n_open, n_orph) == (w_open, w_orph)
+    assert counts.tolist() == w_counts
+    assert all((f >= 0) == (c > 0) for f, c in zip(firsts.tolist(), counts.tolist()))
+
+
+def _ids_twin(ev):
+    """(kind, id text, scope text) of an event, the spec's precedence: id, id2.global, id2.local."""
+    def text(v):
+        return v if isinstance(v, str) else json.dumps(v)
+    scope = text(ev["scope"]) if "scope" in ev else None
+    if "id" in ev:
+        return jsd.ID_PLAIN, text(ev["id"]), scope
+    id2 = ev.get("id2")
+    if isinstance(id2, dict) and "global" in id2:
+        return jsd.ID2_GLOBAL, text(id2["global"]), scope
+    if isinstance(id2, dict) and "local" in id2:
+        return jsd.ID2_LOCAL, text(id2["local"]), scope
+    return jsd.ID_NONE, None, scope
+
+
+id_values = st.one_of(st.integers(-10**20, 10**20), st.text("0x1fz\\\"", max_size=4))
+events = st.fixed_dictionaries({"ph": st.just("b")}, optional={
+    "id": id_values, "scope": st.text("ab", max_size=2), "name": st.text("ab", max_size=2),
+    "id2": st.one_of(st.fixed_dictionaries({}, optional={"local": id_values, "global": id_values}),
+                     st.integers(0, 3)),
+    "args": st.dictionaries(st.sampled_from(["id", "scope", "local"]), id_values, max_size=2)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(events, max_size=6))
+def test_event_ids_twin(evs):
+    texts = [json.dumps(e, separators=(",", ":") if k % 2 else (", ", ": ")).encode() for k, e in enumerate(evs)]
+    off = np.cumsum([0] + [len(x) + 1 for x in texts])[:-1].astype(np.int64)
+    buf = np.frombuffer(b" ".join(texts) or b" ", np.uint8)
+    ln = np.array([len(x) for x in texts], np.int64)
+    kind, i_off, i_len, s_off, s_len = jsd.event_ids(buf, off, ln, np.zeros(64, np.uint8))
+
+    def span(o, n, raw_string):
+        if n < 0:
+            return None
+        b = bytes(buf[o: o + n])
+        return json.loads(b'"' + b + b'"') if raw_string else b.decode()
+    for k, e in enumerate(evs):
+        w_kind, w_id, w_scope = _ids_twin(e)
+        assert int(kind[k]) == w_kind
+        quoted = i_len[k] >= 0 and buf[i_off[k] - 1] == ord('"')
+        got_id = span(i_off[k], i_len[k], quoted)
+        assert (got_id if quoted or got_id is None else json.dumps(json.loads(got_id))) == w_id
+        got_scope = span(s_off[k], s_len[k], s_len[k] >= 0 and buf[s_off[k] - 1] == ord('"'))
+        assert got_scope == w_scope
 
 
 # --- hostile
@@ -222,3 +287,244 @@ def test_only_unmatched_ends_bounded():
     assert t.async_start.size == 0
     assert t.meta["repairs"]["async_unmatched_end"]["count"] == n
     assert len(t.async_track_ids) == 1000  # the tracks, never one entry per event
+
+
+# --- async ids, matching by (category, scope, id[, process]), legacy steps
+
+IDS = b"""{"traceEvents":[
+{"ph":"X","name":"main","pid":1,"tid":1,"ts":100,"dur":100},
+{"ph":"b","cat":"net","name":"req","id":"0x1f","pid":1,"ts":101},
+{"ph":"e","cat":"net","id":"0x1f","pid":2,"ts":110},
+{"ph":"b","cat":"net","name":"a","id2":{"local":"0x2"},"pid":1,"ts":101},
+{"ph":"b","cat":"net","name":"a","id2":{ "local" : "0x2" },"pid":2,"ts":102},
+{"ph":"e","cat":"net","name":"a","id2":{"local":"0x2"},"pid":2,"ts":103},
+{"ph":"e","cat":"net","name":"a","id2":{"local":"0x2"},"pid":1,"ts":120},
+{"ph":"b","cat":"net","name":"g","id2":{"global":"0x1f"},"pid":3,"ts":130},
+{"ph":"e","cat":"net","name":"g","id":"0x1f","pid":4,"ts":131},
+{"ph":"b","cat":"net","name":"s","id":"0x1f","scope":"other","pid":1,"ts":140},
+{"ph":"e","cat":"net","name":"s","id":"0x1f","scope":"other","pid":1,"ts":141}
+]}
+"""
+
+
+def _slices(t):
+    """(track id text, scope, name, start, end, depth) of each async slice."""
+    return [(t.async_track_ids[tr], t.async_track_scopes[tr], t.async_names[nm], s, e, d)
+            for tr, nm, s, e, d in zip(t.async_track.tolist(), t.async_name.tolist(), t.async_start.tolist(),
+                                       t.async_end.tolist(), t.async_depth.tolist())]
+
+
+def test_async_ids_kept_readable_and_matched_by_scope_and_process():
+    t = load(IDS)
+    # "id" and id2.global match across processes; id2.local only inside its process; scope apart
+    assert t.async_track_ids == ["0x1f", "0x2", "0x2", "0x1f"]
+    assert t.async_track_scopes == ["", "", "", "other"]
+    assert t.async_track_id_kind.tolist() == [jsd.ID_PLAIN, jsd.ID2_LOCAL, jsd.ID2_LOCAL, jsd.ID_PLAIN]
+    assert t.async_track_pid.tolist() == [1, 1, 2, 1]
+    assert sorted(_slices(t)) == sorted([
+        ("0x1f", "", "req", 1.0, 10.0, 0), ("0x1f", "", "g", 30.0, 31.0, 0),  # the end omits its name
+        ("0x2", "", "a", 1.0, 20.0, 0), ("0x2", "", "a", 2.0, 3.0, 0), ("0x1f", "other", "s", 40.0, 41.0, 0)])
+    assert "async_unmatched_end" not in t.meta["repairs"] and "async_unclosed" not in t.meta["repairs"]
+
+
+NESTED = b"""{"traceEvents":[
+{"ph":"X","name":"main","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"b","cat":"c","name":"outer","id":1,"pid":1,"ts":1},
+{"ph":"b","cat":"c","name":"mid","id":1,"pid":1,"ts":2},
+{"ph":"b","cat":"c","name":"inner","id":1,"pid":1,"ts":3},
+{"ph":"e","cat":"c","name":"mid","id":1,"pid":1,"ts":4},
+{"ph":"b","cat":"c","name":"x","id":1,"pid":1,"ts":5},
+{"ph":"e","cat":"c","name":"nope","id":1,"pid":1,"ts":6},
+{"ph":"e","cat":"c","id":1,"pid":1,"ts":7},
+{"ph":"e","cat":"c","name":"outer","id":1,"pid":1,"ts":8},
+{"ph":"S","cat":"l","name":"load","id":"0xa","pid":1,"ts":10},
+{"ph":"T","cat":"l","name":"load","id":"0xa","pid":1,"ts":11,"args":{"step":"parse"}},
+{"ph":"p","cat":"l","name":"load","id":"0xa","pid":1,"ts":12,"args":{"step":"layout"}},
+{"ph":"F","cat":"l","name":"load","id":"0xa","pid":1,"ts":13}
+]}
+"""
+
+
+def test_async_end_names_lifo_and_legacy_steps():
+    t = load(NESTED)
+    got = sorted(_slices(t), key=lambda x: (x[0], x[3], x[5]))
+    assert got == [
+        ("0xa", "", "load", 10.0, 13.0, 0), ("0xa", "", "load", 11.0, 11.0, 1),  # T and p: marks inside
+        ("0xa", "", "load", 12.0, 12.0, 1),
+        ("1", "", "outer", 1.0, 7.0, 0),  # the nameless end closes the innermost open slice
+        ("1", "", "mid", 2.0, 4.0, 1), ("1", "", "inner", 3.0, 4.0, 2),  # closed by mid's end
+        ("1", "", "x", 5.0, 6.0, 1)]  # "nope" names no open slice: the innermost one
+    rep = t.meta["repairs"]
+    assert rep["async_misnested"]["count"] == 1 and '"inner"' in rep["async_misnested"]["first"]
+    assert rep["async_end_name_mismatch"]["count"] == 1 and '"nope"' in rep["async_end_name_mismatch"]["first"]
+    assert rep["async_unmatched_end"]["count"] == 1 and '"outer"' in rep["async_unmatched_end"]["first"]
+    assert t.meta["skipped"] == {}  # p steps are read now
+
+
+def test_async_ids_round_trip_native_compact_and_chrome(tmp_path):
+    from tracevis3d.io.chrome_writer import chrome_json_bytes
+    t = load(IDS)
+    save_native(t, tmp_path / "i.tv3d.npz")
+    save_compact(t, tmp_path / "i.tv3c")
+    again = load(chrome_json_bytes(t))
+    for u in (load_native(tmp_path / "i.tv3d.npz"), load_compact((tmp_path / "i.tv3c").read_bytes())):
+        for k in SIDE_FIELDS:
+            a, b = getattr(t, k), getattr(u, k)
+            assert (np.array_equal(a, b) and a.dtype == b.dtype) if isinstance(a, np.ndarray) else a == b, k
+    assert sorted(_slices(again)) == sorted(_slices(t))
+    assert sorted(zip(again.async_track_ids, again.async_track_scopes, again.async_track_id_kind.tolist())) == \
+        sorted(zip(t.async_track_ids, t.async_track_scopes, t.async_track_id_kind.tolist()))
+
+
+def test_tracks_of_older_files_get_the_new_fields():
+    """A file written before the tracks' id kind and scope: plain ids without scope."""
+    t = load(HAND)
+    kw = {k: getattr(t, k) for k in ("func", "start", "end", "parent", "thread")}
+    old = dict(t.side_tracks())
+    old.pop("async_track_id_kind")
+    old.pop("async_track_scopes")
+    from tracevis3d.model import Trace
+    u = Trace.from_arrays(**kw, **old).check()
+    assert u.async_track_scopes == [""] * 3 and u.async_track_id_kind.tolist() == [jsd.ID_PLAIN] * 3
+
+
+def test_counter_string_id_readable():
+    t = load(b'{"traceEvents":[{"ph":"X","name":"m","pid":1,"tid":1,"ts":0,"dur":9},'
+             b'{"ph":"C","name":"q","id":"0x5f","pid":1,"ts":1,"args":{"v":1}},'
+             b'{"ph":"C","name":"q","id":7,"pid":1,"ts":2,"args":{"v":2}}]}')
+    assert t.counter_names == ["q[0x5f]", "q[7]"]
+
+
+# --- subsets: side tracks cut like the calls (Trace.subset, load(window=))
+
+def _cut_file(seed: int = 3) -> bytes:
+    rng = np.random.default_rng(seed)
+    ev = ['{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":100}',
+          '{"ph":"X","name":"b","pid":2,"tid":2,"ts":0,"dur":100}',
+          '{"ph":"s","cat":"f","name":"f","id":1,"pid":1,"tid":1,"ts":5}',
+          '{"ph":"f","cat":"f","name":"f","id":1,"pid":2,"tid":2,"ts":6,"bp":"e"}']
+    for k in range(60):
+        p = 1 + k % 2
+        ev.append('{"ph":"C","name":"m%d","pid":%d,"ts":%d,"args":{"v":%d,"w":%d}}'
+                  % (p, p, rng.integers(0, 100), k, -k))
+    for k in range(20):
+        a, b = sorted(rng.integers(0, 100, 2).tolist())
+        ev.append('{"ph":"b","cat":"c","name":"x","id2":{"local":%d},"pid":%d,"ts":%d}' % (k % 3, 1 + k % 2, a))
+        ev.append('{"ph":"e","cat":"c","id2":{"local":%d},"pid":%d,"ts":%d}' % (k % 3, 1 + k % 2, b))
+    for k in range(10):
+        ev.append('{"ph":"i","name":"i","pid":1,"tid":1,"ts":%d,"s":"%s"}' % (k * 10, "tg"[k % 2]))
+    return ("[" + ",\n".join(ev) + "]").encode()
+
+
+def _series_samples(t):
+    """{(counter name, series name, pid): [(ts, value), ...]}"""
+    out: dict = {}
+    for ts, v, s in zip(t.counter_ts.tolist(), t.counter_value.tolist(), t.counter_series.tolist()):
+        key = (t.counter_names[int(t.series_counter[s])], t.series_names[s], int(t.series_pid[s]))
+        out.setdefault(key, []).append((ts, v))
+    return out
+
+
+def _async_set(t):
+    return sorted((t.async_track_ids[tr], int(t.async_track_pid[tr]), s, e, d)
+                  for tr, s, e, d in zip(t.async_track.tolist(), t.async_start.tolist(), t.async_end.tolist(),
+                                         t.async_depth.tolist()))
+
+
+@pytest.mark.parametrize("window", [(20.0, 60.0), (0.0, 100.0), (50.0, 50.0), (200.0, 300.0)])
+def test_subset_window_cuts_side_tracks(window, tmp_path):
+    t = load(_cut_file())
+    t0, t1 = window
+    u = t.subset(time_window=window).check()
+    want = {}
+    for key, pts in _series_samples(t).items():  # brute force: in the window plus the last before it
+        before = [p for p in pts if p[0] < t0]
+        kept = before[-1:] + [p for p in pts if t0 <= p[0] <= t1]
+        if kept:
+            want[key] = kept
+    assert _series_samples(u) == want
+    assert _async_set(u) == sorted((i, p, max(s, t0), min(e, t1), d) for i, p, s, e, d in _async_set(t)
+                                   if e >= t0 and s <= t1)
+    assert sorted(u.instant_ts.tolist()) == [x for x in sorted(t.instant_ts.tolist()) if t0 <= x <= t1]
+    assert u.flow_id.size == (1 if len(u) == 2 else 0)  # flows go with their calls
+    # the same through load(window=) and a native file
+    path = tmp_path / "c.json"
+    path.write_bytes(_cut_file())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = tracevis3d.load(str(path), window=window).check()
+    assert _series_samples(v) == want and _async_set(v) == _async_set(u)
+
+
+def test_subset_thread_keeps_its_process_side_tracks():
+    t = load(_cut_file())
+    u = t.subset(thread=[1]).check()  # the thread of pid 2
+    assert set(u.series_pid.tolist()) == {2} and set(u.async_track_pid.tolist()) == {2}
+    assert {k: v for k, v in _series_samples(t).items() if k[2] == 2} == _series_samples(u)
+    assert _async_set(u) == [x for x in _async_set(t) if x[1] == 2]
+    assert u.flow_id.size == 0  # its other end was on thread 0
+    w = t.subset(max_depth=0)  # no thread or window: everything kept
+    assert _series_samples(w) == _series_samples(t) and _async_set(w) == _async_set(t)
+
+
+# --- files without calls
+
+def test_counters_only_file_loads_with_an_empty_call_tree(tmp_path):
+    data = (b'{"traceEvents":[{"ph":"C","name":"mem","pid":1,"ts":1000,"args":{"rss":1}},'
+            b'{"ph":"C","name":"mem","pid":1,"ts":1010,"args":{"rss":3}},'
+            b'{"ph":"b","cat":"c","name":"x","id":1,"pid":1,"ts":1002},{"ph":"e","cat":"c","id":1,"pid":1,"ts":1005}]}')
+    t = load(data, "c.json")
+    assert len(t) == 0 and t.n_threads == 0 and t.meta["clock_origin"] == 1000.0
+    assert t.counter_ts.tolist() == [0.0, 10.0] and t.async_start.tolist() == [2.0]
+    p = tmp_path / "c.tv3d.npz"
+    save_native(t, p)
+    assert load_native(p).counter_value.tolist() == [1.0, 3.0]
+    from tracevis3d.layout import IcicleParams, icicle_layout
+    with pytest.raises(ValueError, match=r"^no calls to show: c.json has no calls but 2 counter samples, "
+                                         r"1 async slice: the views draw those only beside calls$"):
+        icicle_layout(t, IcicleParams(resolution=(960, 540)))
+
+
+def test_nothing_to_show_still_refused():
+    with pytest.raises(tracevis3d.model.TraceFormatError, match="counter samples or async slices: nothing"):
+        load(b'[{"ph":"C","ts":1,"name":"c"},{"ph":"e","cat":"c","id":1,"ts":3}]')
+
+
+def _series_twin(pid, nid, cid, keys):
+    """Brute force: dicts of (process, name, id, key) → series and (process, name, id) → counter."""
+    s_of, c_of, sid, s_counter, sfirst, cfirst = {}, {}, [], [], [], []
+    for k, key in enumerate(keys):
+        c_key = (pid[k], nid[k], cid[k])
+        if c_key not in c_of:
+            c_of[c_key] = len(cfirst)
+            cfirst.append(k)
+        if c_key + (key,) not in s_of:
+            s_of[c_key + (key,)] = len(sfirst)
+            sfirst.append(k)
+            s_counter.append(c_of[c_key])
+        sid.append(s_of[c_key + (key,)])
+    return sid, s_counter, sfirst, cfirst
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-1, 2), st.sampled_from([0, 7, -2**63]),
+                          st.text("ab\u00e9", max_size=3)), max_size=200))
+def test_series_ids_twin(pairs):
+    from tracevis3d.io import chrome_side
+    keys = [p[3].encode() for p in pairs]
+    buf = np.frombuffer(b"".join(keys) + b" ", np.uint8)
+    koff = np.cumsum([0] + [len(x) for x in keys])[:-1].astype(np.int64)
+    klen = np.array([len(x) for x in keys], np.int64)
+    cols = [np.array([p[i] for p in pairs], np.int64) for i in range(3)]
+    want = _series_twin(*[c.tolist() for c in cols], keys)
+    if pairs:
+        *got, ok = jsd.series_ids(buf, *cols, koff, klen, 12345)
+        assert ok and [g.tolist() for g in got] == list(want)
+    # the fallback (keys built to collide) agrees
+    real = jsd.series_ids
+    try:
+        jsd.series_ids = lambda *a: (None, None, None, None, False)
+        got = chrome_side._series(buf, *cols, koff, klen, 7)
+    finally:
+        jsd.series_ids = real
+    assert [np.asarray(g).tolist() for g in got] == list(want)

@@ -28,6 +28,8 @@ def with_side_tracks(t: Trace) -> Trace:
     t.async_track_cats = ["net", "net"]
     t.async_track_ids = ["0x1", "7"]
     t.async_track_pid = np.array([10, 11], np.int64)
+    t.async_track_id_kind = np.array([1, 3], np.uint8)  # an "id", an id2.local
+    t.async_track_scopes = ["", "db"]
     t.async_start = np.array([1.0, 2.0, 3.0, 0.5])
     t.async_end = np.array([8.0, 4.0, 3.0, 0.75])
     t.async_name = np.array([0, 1, 2, 0], np.int32)
@@ -89,8 +91,36 @@ def test_corrupt_file_is_refused(tmp_path):
         load_native(tmp_path / "bad.tv3d.npz")
 
 
-def test_subset_keeps_them_whole():
+def test_subset_keeps_those_of_the_chosen_threads_processes():
     t = with_side_tracks(tracevis3d.synthetic(3000, threads=3, seed=2))
-    u = t.subset(thread=[1]).check()
+    t.thread_pid = np.array([10, 11, 11], np.int64)
+    u = t.subset(thread=[0]).check()  # pid 10: the first two series, the first track
     assert len(u) < len(t)
-    same_side(t, u)
+    assert u.series_names == ["rss", "heap"] and u.counter_ts.tolist() == [0.0, 5.0, 9.5, 0.0, 5.0]
+    assert u.async_track_ids == ["0x1"] and u.async_start.tolist() == [1.0, 2.0, 3.0]
+    same_side(t, t.subset(thread=[0, 1]).check())  # both processes: all of them
+    same_side(t, t.subset(max_depth=1).check())  # no thread or window: all of them
+
+
+def test_native_files_with_tracks_from_before_ids_kinds_and_scopes(tmp_path):
+    """A native file written before async_track_id_kind and async_track_scopes: plain ids."""
+    import json
+    import zipfile
+
+    t = with_side_tracks(tracevis3d.synthetic(500, threads=2, seed=1))
+    save_native(t, tmp_path / "new.tv3d.npz")
+    with zipfile.ZipFile(tmp_path / "new.tv3d.npz") as src:
+        members = {n: src.read(n) for n in src.namelist()}
+    members.pop("async_track_id_kind.npy")
+    header_arr = np.load(__import__("io").BytesIO(members["tracevis3d_header.npy"]))
+    header = json.loads(header_arr.tobytes())
+    del header["tables"]["async_track_scopes"]
+    buf = __import__("io").BytesIO()
+    np.save(buf, np.frombuffer(json.dumps(header).encode(), np.uint8))
+    members["tracevis3d_header.npy"] = buf.getvalue()
+    with zipfile.ZipFile(tmp_path / "old.tv3d.npz", "w") as dst:
+        for n, b in members.items():
+            dst.writestr(n, b)
+    u = load_native(tmp_path / "old.tv3d.npz").check()
+    assert u.async_track_ids == t.async_track_ids and u.async_track_scopes == ["", ""]
+    assert u.async_track_id_kind.tolist() == [1, 1]

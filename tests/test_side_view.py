@@ -428,3 +428,12 @@ def test_counter_tracks_stand_under_the_lanes_of_their_process(tmp_path):
     pts = np.array([[float(x), 0.0, b + 0.15 * (top - b)] for x in np.linspace(0.3, 0.7, 5) * spec.meta.get(
         "time_length", IcicleParams().time_length)])
     assert (~_blank(img, project(spec.camera, pts, (1280, 720)))).mean() >= 0.6
+
+
+def test_picking_an_async_slice_reports_its_track():
+    from tracevis3d.blender.pick import describe_side
+
+    t = with_side_tracks(tracevis3d.synthetic(500, threads=2, seed=4))
+    d = describe_side(t, {"kind": "async", "index": 3})
+    assert d == {"kind": "async", "name": "request", "category": "net", "id": "7", "scope": "db", "pid": 11,
+                 "start_us": 0.5, "end_us": 0.75, "depth": 0}

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side
+from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side, fill_track_defaults
 
 __all__ = [
     "Trace",
@@ -133,7 +133,10 @@ class Trace:
     Async slices (Chrome ``b``/``e``, ``n`` as zero-length slices): ``async_start``,
     ``async_end``, ``async_name`` (into ``async_names``), ``async_track``, ``async_depth``
     (nesting inside the track), sorted by (track, start). Track table: ``async_track_cats``,
-    ``async_track_ids``, ``async_track_pid``.
+    ``async_track_ids`` (the id's text as in the file, '' for none), ``async_track_scopes``
+    (the events' ``scope``, '' for none), ``async_track_id_kind`` (uint8: 0 no id, 1 ``id``,
+    2 ``id2.global``, 3 ``id2.local``), ``async_track_pid`` (the process of a local id or of
+    the track's first event).
     Args (only where present): call ``args_call[k]`` has the JSON bytes
     ``args_blob[args_ptr[k]:args_ptr[k+1]]``; ``args_call`` is sorted.
     ``meta``: source, format, clock_origin (absolute µs of t=0), repairs, ...
@@ -182,13 +185,18 @@ class Trace:
     async_track: np.ndarray = field(default_factory=lambda: _empty("async_track"))
     async_depth: np.ndarray = field(default_factory=lambda: _empty("async_depth"))
     async_track_pid: np.ndarray = field(default_factory=lambda: _empty("async_track_pid"))
+    async_track_id_kind: np.ndarray = field(default_factory=lambda: _empty("async_track_id_kind"))
     async_names: list = field(default_factory=list)
     async_track_cats: list = field(default_factory=list)
     async_track_ids: list = field(default_factory=list)
+    async_track_scopes: list = field(default_factory=list)
     args_call: np.ndarray = field(default_factory=lambda: _empty("args_call"))
     args_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     args_blob: np.ndarray = field(default_factory=lambda: _empty("args_blob"))
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        fill_track_defaults(self)  # files from before the track's id kind and scope
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:
@@ -367,24 +375,35 @@ class Trace:
 
         Times keep the same origin (not re-based, not clipped) so positions stay
         comparable with the full trace.  The thread table keeps only the chosen
-        threads; functions and objects keep their ids.
+        threads; functions and objects keep their ids.  What else the trace carries is
+        cut alike: flows whose both calls are kept, instants inside the window (global
+        and process ones whatever the threads), counters and async slices of the chosen
+        threads' processes inside the window (`model_side.cut_side`: each series keeps
+        its last sample before the window, slices are clipped to it).
         """
         n = len(self)
         mask = np.ones(n, bool)
         threads = np.arange(self.n_threads)
+        pids = None
+        window = None
         if thread is not None:
             threads = self._resolve_threads(thread)
             mask &= np.isin(self.thread, threads)
+            pids = np.unique(self.thread_pid[threads])
         if time_window is not None:
             t0, t1 = float(time_window[0]), float(time_window[1])
             if not t0 <= t1:
                 raise ValueError(f"time_window must be (t0, t1) with t0 <= t1, got {time_window}")
             mask &= (self.end >= t0) & (self.start <= t1)
+            window = (t0, t1)
         if max_depth is not None:
             if max_depth < 0:
                 raise ValueError(f"max_depth must be >= 0, got {max_depth}")
             mask &= self.depth <= max_depth
-        return self._take(mask, threads)
+        instants = None
+        if window is not None:
+            instants = (self.instant_ts >= window[0]) & (self.instant_ts <= window[1])
+        return self._take(mask, threads, side=cut_side(self, window, pids), instants=instants)
 
     def _resolve_threads(self, spec) -> np.ndarray:
         if isinstance(spec, (int, np.integer, str)):
@@ -405,8 +424,11 @@ class Trace:
                 out.append(s)
         return np.unique(np.asarray(out, dtype=np.int32))
 
-    def _take(self, mask: np.ndarray, threads: np.ndarray) -> "Trace":
-        """Keep the calls in ``mask`` (must be closed under taking the parent)."""
+    def _take(self, mask: np.ndarray, threads: np.ndarray, side: dict | None = None,
+              instants: np.ndarray | None = None) -> "Trace":
+        """Keep the calls in ``mask`` (must be closed under taking the parent), the instants
+        of the kept threads (and of ``instants`` when given: a mask over them) and the side
+        tracks ``side`` (default: all of them, they index no call)."""
         keep = np.flatnonzero(mask).astype(np.int64)
         newpos = np.cumsum(mask, dtype=np.int64) - 1  # new index of kept calls
         before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])  # kept calls < k
@@ -432,6 +454,8 @@ class Trace:
         # instants on kept threads (and global ones)
         it = self.instant_thread
         i_ok = (it < 0) | (thread_map[np.maximum(it, 0)] >= 0) if len(it) else np.zeros(0, bool)
+        if instants is not None:
+            i_ok &= instants
         meta = dict(self.meta)
         meta["subset_of"] = meta.get("source", "")
         return Trace(
@@ -468,7 +492,7 @@ class Trace:
             args_ptr=args_ptr,
             args_blob=args_blob,
             meta=meta,
-            **self.side_tracks(),
+            **(self.side_tracks() if side is None else side),
         )
 
     def side_tracks(self) -> dict:

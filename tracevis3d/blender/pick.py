@@ -192,6 +192,12 @@ def describe_side(trace: Trace, hit: dict) -> dict:
         return {"kind": k, "name": trace.instant_names[int(trace.instant_name[i])],
                 "time_us": float(trace.instant_ts[i]), "thread": trace.thread_names[th] if th >= 0 else None,
                 "scope": chr(int(trace.instant_scope[i]))}
+    if k == "async":
+        tr = int(trace.async_track[i])
+        return {"kind": k, "name": trace.async_names[int(trace.async_name[i])], "category": trace.async_track_cats[tr],
+                "id": trace.async_track_ids[tr], "scope": trace.async_track_scopes[tr],
+                "pid": int(trace.async_track_pid[tr]), "start_us": float(trace.async_start[i]),
+                "end_us": float(trace.async_end[i]), "depth": int(trace.async_depth[i])}
     return {"kind": k, "index": i}
 
 

@@ -139,7 +139,9 @@ def import_steps(job: Job, path, scene=None, params=None, build: bool = True,
     out = None
     if build:
         if len(trace) == 0:
-            raise ValueError(f"{path}: the trace holds no calls")
+            from ..model_side import no_calls_message
+
+            raise ValueError(no_calls_message(trace, str(path)))
         out = yield from build_steps(job, trace, params, scene, collection_name,
                                      trace_path=os.path.abspath(os.fspath(path)), span=(0.4, 1.0),
                                      remove_startup=True)

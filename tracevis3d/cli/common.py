@@ -110,7 +110,9 @@ def _load(path: str, lo: float = 0.0, hi: float = 0.1):
     for w in caught:  # importer repairs: one line each
         sys.stderr.write(f"{PROG}: warning: {' '.join(str(w.message).split())}\n")
     if len(trace) == 0:
-        raise CLIError(f"trace {path} holds no calls", 1)
+        from ..model_side import no_calls_message
+
+        raise CLIError(f"trace {no_calls_message(trace, str(path))}", 1)
     return trace
 
 

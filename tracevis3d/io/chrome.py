@@ -45,7 +45,7 @@ from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args,
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import SIDE_REPAIRS, side_tracks
+from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -84,6 +84,12 @@ _SKIPPED_NAMES = {
     "C": "counter", "P": "sample", "O": "object", "N": "object", "D": "object", "c": "clock_sync",
     "(": "context", ")": "context", "V": "memory_dump", "v": "memory_dump", "=": "mark", "G": "link",
 }
+# phases of counters and async slices (io.chrome_side), a table by phase byte: with no calls
+# they still make a trace
+_SIDE_PHASE = np.zeros(256, bool)
+_SIDE_PHASE[np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)] = True
+_FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
+_FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -298,7 +304,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         ii[noname, jev.I_NAME_OFF] = ii[noname, jev.I_ARGS_OFF]
         ss[noname, jev.S_NAME_LEN] = ss[noname, jev.S_ARGS_LEN]
     name_len = np.maximum(ss[:, jev.S_NAME_LEN], 0).astype(np.int64)
-    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, ss[:, jev.S_NAME_LEN] >= 0, seed)
+    named = ss[:, jev.S_NAME_LEN] >= 0
+    named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
+    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
 
@@ -386,7 +394,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
-    if not used.any():
+    side_rows = np.zeros(n_rows, bool)
+    side_rows[:n_event_rows] = _SIDE_PHASE[ph[:n_event_rows] & 255] & finite_ts[:n_event_rows]
+    if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
+        pass  # no calls, but counters, async slices or instants: an empty call tree with them
+    elif not used.any():
         if sampled is not None:
             raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks "
                                    f"(samples at {where(samples_at)})")
@@ -441,6 +453,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
+    elif not c_start.size and side_rows.any():  # a file of counters or async slices only
+        cands.append(ts[side_rows].min())
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
@@ -544,6 +558,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rows_ok[:n_event_rows] = True
     side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting)
+    if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
+        raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
+            f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
+            f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'}; "
+            f"repairs: {', '.join(rep.items) or 'none'})")
 
     dtu_off = int(info[js.INFO_DTU_OFF])
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
@@ -599,17 +618,23 @@ def _skipped_dict(counts) -> dict:
 
 
 def _initial_rows(buf, max_events: int) -> int:
-    """Rows to allocate before the scan: the objects (``{``) in the first MiB,
-    extrapolated with 25 % headroom -- at least one per event, more when args
-    hold objects --, never more than one per 96 bytes (the old fixed size); the
-    scan doubles them if a file holds more."""
+    """Rows to allocate before the scan: the objects (``{``) in 16 samples of 64 KiB spread
+    over the file (a file whose events change kind, calls then counters, is sampled in
+    each part), extrapolated with 25 % headroom -- at least one per event, more when args
+    hold objects --, never more than one per 64 bytes; the scan doubles them if a file
+    holds more."""
     nbytes = buf.shape[0]
-    head = buf[: 1 << 20]
-    if head.shape[0] == 0:
+    if nbytes == 0:
         return 16
-    objs = int(np.count_nonzero(head == ord("{"))) + 1
-    est = int(objs * (nbytes / head.shape[0]) * 1.25) + 1024
-    return int(max(16, min(est, nbytes // 96 + 16, max_events + 1)))
+    win = 1 << 16
+    starts = np.unique(np.linspace(0, max(nbytes - win, 0), 16).astype(np.int64))
+    objs = sampled = 0
+    for a in starts.tolist():
+        part = buf[a: a + win]
+        objs += int(np.count_nonzero(part == ord("{")))
+        sampled += part.shape[0]
+    est = int((objs + 1) * (nbytes / sampled) * 1.25) + 1024
+    return int(max(16, min(est, nbytes // 64 + 16, max_events + 1)))
 
 
 PARALLEL_SCAN_BYTES = 16 << 20
@@ -948,13 +973,14 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         f_thread = rank[key_id[flow_rows]].astype(np.int64)
         f_ph = ph[flow_rows]
         f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
-        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, ts[flow_rows], f_next)
+        f_ts = ts[flow_rows]
+        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
         cat_len = np.maximum(ss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
         cat_id, _ = jsp.intern_spans(buf, ii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
         fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, jev.I_ID], seed)
-        o = np.lexsort((flow_rows, ts[flow_rows], fk))
+        o = by_key_then_time(fk, f_ts)  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
         fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], jev.I_ID]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))

@@ -1,20 +1,30 @@
-"""Counters (``ph: "C"``) and async slices (``b``/``e``/``n``, legacy ``S``/``F``/``T``) of a
-Chrome trace, from the rows the scanner kept (issue 25, item 1).
+"""Counters (``ph: "C"``) and async slices (``b``/``e``/``n``, legacy ``S``/``T``/``p``/``F``) of
+a Chrome trace, from the rows the scanner kept (issue 25, item 1).
 
 Counters, the Chrome rule: each key of a ``C`` event's ``args`` is one series; ``name``
 (plus ``id`` when present) and the process make one counter.  Values must be numbers:
 NaN/±Infinity (``counter_nonfinite``) and other values (``counter_not_number``) are
 dropped, each a repair.  Samples come out sorted by (series, ts).
 
-Async slices: matched per track = (category, id, process); an end closes the innermost open
-begin of its track whatever its name (as Perfetto does for nestable events), ``n`` is a
-zero-length slice inside the open ones, legacy ``S``/``F``/``T`` count as ``b``/``e``/``n``.
+Async slices, the spec's ids: an event's id is ``id``, else ``id2.global``, else
+``id2.local``; a track is (category, ``scope``, id), and for a ``id2.local`` id also the
+process (``id`` and ``id2.global`` match across processes; an event with no id keeps a
+track per process).  The id's text is kept (``async_track_ids``: ``"0x1f"`` stays
+``0x1f``, a number its digits), with its kind (``async_track_id_kind``, `jsonside.ID_*`)
+and scope (``async_track_scopes``).  On a track an end closes the innermost open begin
+when it has no name (the spec lets ``e`` omit it) or the names agree; else the innermost
+open begin of its name, the slices above it closed with it (``async_misnested``), and when
+no open begin has its name the innermost one (``async_end_name_mismatch``).  ``n`` is a
+zero-length slice inside the open ones.  Legacy async events: ``S``/``F`` are begin/end;
+the steps ``T`` (step into) and ``p`` (step past) are zero-length slices on the slice's lane
+like ``n``: Perfetto's JSON importer reads only ``b``/``e``/``n`` (it drops the legacy
+phases), and splitting the slice at each step (what the old catapult viewer drew) would
+invent slice ends the file does not have, so the steps stay marks inside their slice.
 Begins never ended are closed at their track's last timestamp (``async_unclosed``), ends
 with nothing open are dropped (``async_unmatched_end``).
 
-All of it is numpy over the rows plus two numba passes (`kernels.jsonside`); Python runs
-once per distinct key, name, category and id, never per event.  Ids that are strings are
-kept as the hash the scanner made of them (shown in hexadecimal).
+All of it is numpy over the rows plus numba passes (`kernels.jsonside`); Python runs
+once per distinct key, name, category, scope and id, never per event.
 """
 from __future__ import annotations
 
@@ -23,6 +33,7 @@ import numpy as np
 from ..kernels import jsonevent as jev
 from ..kernels import jsonside as jsd
 from ..kernels import jsonspans as jsp
+from ..model_side import SIDE_DTYPES
 
 SIDE_REPAIRS = {
     "counter_nonfinite": "counter value that is NaN or infinite: dropped that sample",
@@ -31,15 +42,17 @@ SIDE_REPAIRS = {
     "async_no_ts": "async event without a finite ts (or one beyond the time range): dropped it",
     "async_unclosed": "async begin (b/S) never ended: closed it at its track's last timestamp",
     "async_unmatched_end": "async end (e/F) with no open begin on its track: dropped it",
+    "async_misnested": "async slice still open when an end named an enclosing one: closed it there",
+    "async_end_name_mismatch": "async end whose name no open begin of its track has: closed the innermost one",
 }
 COUNTER_PHASES = b"C"
-ASYNC_PHASES = b"benSFT"
+ASYNC_PHASES = b"benSTpF"
 _KIND = {ord("b"): jsd.A_BEGIN, ord("S"): jsd.A_BEGIN, ord("e"): jsd.A_END, ord("F"): jsd.A_END,
-         ord("n"): jsd.A_INSTANT, ord("T"): jsd.A_INSTANT}
-
-
-def _id_text(v: int, has_id: bool) -> str:
-    return "" if not has_id else (str(v) if -(1 << 31) <= v < (1 << 31) else f"{v & ((1 << 64) - 1):#x}")
+         ord("n"): jsd.A_INSTANT, ord("T"): jsd.A_INSTANT, ord("p"): jsd.A_INSTANT}
+_ASYNC_PHASE = np.zeros(256, bool)  # by phase byte
+_ASYNC_PHASE[np.frombuffer(ASYNC_PHASES, np.uint8)] = True
+_MATCH_REPAIRS = (("async_unclosed", jsd.M_UNCLOSED), ("async_unmatched_end", jsd.M_ORPHAN),
+                  ("async_misnested", jsd.M_MISNESTED), ("async_end_name_mismatch", jsd.M_NAME_MISMATCH))
 
 
 def _texts(buf, off, ln, first, text) -> list[str]:
@@ -61,7 +74,7 @@ def _texts(buf, off, ln, first, text) -> list[str]:
     return out
 
 
-def _by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
+def by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The order of ``np.lexsort((t, key))``: a stable sort by key alone, which is that order
     already when each key's rows come in time order (a file written as it was recorded);
     the lexsort only when they do not."""
@@ -70,6 +83,23 @@ def _by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     if np.any((ko[1:] == ko[:-1]) & (to[1:] < to[:-1])):
         o = np.lexsort((t, key))
     return o
+
+
+def _series(buf, pid, nid, cid, koff, klen, seed):
+    """(series of each pair, counter of each series, first pair of each series, first pair of
+    each counter) of counter pairs (process, name, id, key span): `jsonside.series_ids`,
+    or when keys were built to collide the exact interning of `jsonspans`."""
+    if pid.size == 0:  # the kernels compile on first use: not for traces without counters
+        e = np.zeros(0, np.int64)
+        return e.astype(np.int32), e, e, e
+    sid, s_counter, sfirst, cfirst, ok = jsd.series_ids(buf, pid, nid, cid, koff, klen, seed)
+    if ok:
+        return sid, s_counter, sfirst, cfirst
+    ckey, _ = jsp.intern_pairs(pid, nid, seed)
+    ckey2, cfirst = jsp.intern_pairs(ckey.astype(np.int64), cid, seed)
+    kid, _ = jsp.intern_spans(buf, koff, klen, np.ones(koff.shape[0], bool), seed)
+    sid, sfirst = jsp.intern_pairs(ckey2.astype(np.int64), kid.astype(np.int64), seed)
+    return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
 def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: float, rep, text, seed,
@@ -112,68 +142,93 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     row, koff, klen, val = row[keep], koff[keep], klen[keep], val[keep]
     r = c_rows[row]
     # one counter per (process, name, id); one series per (counter, key)
-    nid = name_id[r].astype(np.int64)
-    ckey, _ = jsp.intern_pairs(pid[r], nid, seed)
-    ckey2, cfirst = jsp.intern_pairs(ckey.astype(np.int64), ev_id[r], seed)
-    kid, kfirst = jsp.intern_spans(buf, koff, klen, np.ones(koff.shape[0], bool), seed)
-    sid, sfirst = jsp.intern_pairs(ckey2.astype(np.int64), kid.astype(np.int64), seed)
+    sid, s_counter, sfirst, cfirst = _series(buf, pid[r], name_id[r].astype(np.int64), ev_id[r], koff, klen, seed)
     counter_names = []
-    for j in cfirst.tolist():
-        rr = int(r[j])
+    c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
+    id_of = {}
+    with_id = c_rows1[has_id[c_rows1]]
+    if with_id.size:
+        _, i_off, i_len, _, _ = jsd.event_ids(buf, ii[with_id, jev.I_EV_OFF],
+                                             ss[with_id, jev.S_EV_LEN].astype(np.int64), stack)
+        i_first = np.flatnonzero(i_len >= 0)
+        id_of = dict(zip(with_id[i_first].tolist(), _texts(buf, i_off, i_len, i_first, text)))
+    for rr in c_rows1.tolist():
         nm = names[int(name_id[rr])] if name_id[rr] >= 0 else "(unnamed)"
-        idt = _id_text(int(ev_id[rr]), bool(has_id[rr]))
-        counter_names.append(f"{nm}[{idt}]" if idt else nm)
-    key_texts = _texts(buf, koff, klen, kfirst, text)
-    o = _by_key_then_time(sid, ts[r])
-    out["counter_ts"] = np.ascontiguousarray(ts[r][o] - t0, np.float64)
+        idt = id_of.get(rr, "")
+        counter_names.append(f"{nm}[{idt}]" if has_id[rr] else nm)
+    r_ts = ts[r]
+    o = by_key_then_time(sid, r_ts)
+    out["counter_ts"] = np.ascontiguousarray(r_ts[o] - t0, np.float64)
     out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
     out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
-    out["series_counter"] = np.ascontiguousarray(ckey2[sfirst], np.int32)
+    out["series_counter"] = np.ascontiguousarray(s_counter, np.int32)
     out["series_pid"] = np.ascontiguousarray(pid[r[sfirst]], np.int64)
-    out["series_names"] = [key_texts[int(kid[j])] for j in sfirst.tolist()]
+    out["series_names"] = _texts(buf, koff, klen, sfirst, text)
     out["series_units"] = [""] * int(sfirst.shape[0])
     out["counter_names"] = counter_names
 
     # --- async slices
-    a_all = np.flatnonzero(rows_ok & np.isin(ph, np.frombuffer(ASYNC_PHASES, np.uint8).astype(ph.dtype)))
+    a_all = np.flatnonzero(rows_ok & _ASYNC_PHASE[ph & 255])
     bad = a_all[~finite[a_all]]
     rep.add("async_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
-    a_rows = a_all[finite[a_all]]
+    out.update(_async_slices(buf, ii, ss, ts, a_all[finite[a_all]], name_id, names, t0, rep, text, seed, stack))
+    return out
+
+
+def _async_slices(buf, ii, ss, ts, a_rows, name_id, names, t0: float, rep, text, seed, stack) -> dict:
+    """The async slice fields of the Trace from the async rows ``a_rows`` (finite ts)."""
+    if a_rows.size == 0:  # the kernels compile on first use: not for traces without async events
+        return {k: np.zeros(0, dt) for k, dt in SIDE_DTYPES.items() if k.startswith("async_")} | {
+            "async_names": [], "async_track_cats": [], "async_track_ids": [], "async_track_scopes": []}
+    ph = ss[a_rows, jev.S_PH]
+    pid = ii[a_rows, jev.I_PID]
+    ones = np.ones(a_rows.size, bool)
+    if a_rows.size:
+        idk, id_off, id_len, sc_off, sc_len = jsd.event_ids(
+            buf, ii[a_rows, jev.I_EV_OFF], ss[a_rows, jev.S_EV_LEN].astype(np.int64), stack)
+    else:
+        idk = np.zeros(0, np.int8)
+        id_off = id_len = sc_off = sc_len = np.zeros(0, np.int64)
+    id_tid, id_first = jsp.intern_spans(buf, id_off, np.maximum(id_len, 0), id_len >= 0, seed)
+    sc_tid, sc_first = jsp.intern_spans(buf, sc_off, np.maximum(sc_len, 0), sc_len >= 0, seed)
     cat_len = np.maximum(ss[a_rows, jev.S_CAT_LEN], 0).astype(np.int64)
-    cat_id, cat_first = jsp.intern_spans(buf, ii[a_rows, jev.I_CAT_OFF], cat_len, np.ones(a_rows.size, bool), seed)
-    tk1, _ = jsp.intern_pairs(cat_id.astype(np.int64), ev_id[a_rows], seed)
-    track, tfirst = jsp.intern_pairs(tk1.astype(np.int64), pid[a_rows], seed)
+    cat_id, cat_first = jsp.intern_spans(buf, ii[a_rows, jev.I_CAT_OFF], cat_len, ones, seed)
+    # a track: (category, scope, id, global or per process [, process])
+    per_process = (idk == jsd.ID2_LOCAL) | (idk == jsd.ID_NONE)
+    k1, _ = jsp.intern_pairs(cat_id.astype(np.int64), id_tid.astype(np.int64), seed)
+    k2, _ = jsp.intern_pairs(k1.astype(np.int64), sc_tid.astype(np.int64), seed)
+    k3, _ = jsp.intern_pairs(k2.astype(np.int64), per_process.astype(np.int64), seed)
+    track, tfirst = jsp.intern_pairs(k3.astype(np.int64), np.where(per_process, pid, 0), seed)
     kind_of = np.full(256, jsd.A_INSTANT, np.int8)
     for c, k in _KIND.items():
         kind_of[c] = k
-    kind = kind_of[ph[a_rows].astype(np.int64) & 255]
-    o = np.lexsort((a_rows, ts[a_rows], track))
-    if a_rows.size:
-        srow, send, sdep, n_open, first_open, n_orphan, first_orphan = jsd.match_async(
-            track[o].astype(np.int64), kind[o], ts[a_rows][o])
-    else:
-        srow, send, sdep = np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int32)
-        n_open = n_orphan = 0
-        first_open = first_orphan = -1
-    rep.add("async_unclosed", int(n_open), int(a_rows[o][first_open]) if n_open else None)
-    rep.add("async_unmatched_end", int(n_orphan), int(a_rows[o][first_orphan]) if n_orphan else None)
+    kind = kind_of[ph.astype(np.int64) & 255]
+    a_ts = ts[a_rows]
+    o = np.lexsort((a_rows, a_ts, track))
+    srow, send, sdep, counts, firsts = jsd.match_async(
+        track[o].astype(np.int64), kind[o], a_ts[o], name_id[a_rows][o].astype(np.int64))
+    for code, m in _MATCH_REPAIRS:
+        rep.add(code, int(counts[m]), int(a_rows[o][firsts[m]]) if counts[m] else None)
     s_rows = a_rows[o][srow]  # the begin (or instant) row of each slice
     s_track = track[o][srow]
     s_start = ts[s_rows]
     q = np.lexsort((sdep, s_start, s_track))
     s_rows, s_track, s_start, send, sdep = s_rows[q], s_track[q], s_start[q], send[q], sdep[q]
-    a_nid = name_id[s_rows].astype(np.int64)
-    a_uniq, a_inv = np.unique(a_nid, return_inverse=True)
+    a_uniq, a_inv = np.unique(name_id[s_rows].astype(np.int64), return_inverse=True)
     cat_texts = _texts(buf, ii[a_rows, jev.I_CAT_OFF], ss[a_rows, jev.S_CAT_LEN].astype(np.int64),
-                       cat_first, text) if a_rows.size else []
-    tr = a_rows[tfirst]
-    out["async_start"] = np.ascontiguousarray(s_start - t0, np.float64)
-    out["async_end"] = np.ascontiguousarray(send - t0, np.float64)
-    out["async_name"] = np.ascontiguousarray(a_inv.reshape(-1), np.int32)
-    out["async_track"] = np.ascontiguousarray(s_track, np.int32)
-    out["async_depth"] = np.ascontiguousarray(sdep, np.int32)
-    out["async_names"] = [names[k] if k >= 0 else "(unnamed)" for k in a_uniq.tolist()]
-    out["async_track_pid"] = np.ascontiguousarray(pid[tr], np.int64)
-    out["async_track_cats"] = [cat_texts[int(cat_id[j])] for j in tfirst.tolist()]
-    out["async_track_ids"] = [_id_text(int(ev_id[x]), bool(has_id[x])) for x in tr.tolist()]
-    return out
+                       cat_first, text)
+    id_texts = _texts(buf, id_off, id_len, id_first, text)
+    sc_texts = _texts(buf, sc_off, sc_len, sc_first, text)
+    return {
+        "async_start": np.ascontiguousarray(s_start - t0, np.float64),
+        "async_end": np.ascontiguousarray(send - t0, np.float64),
+        "async_name": np.ascontiguousarray(a_inv.reshape(-1), np.int32),
+        "async_track": np.ascontiguousarray(s_track, np.int32),
+        "async_depth": np.ascontiguousarray(sdep, np.int32),
+        "async_names": [names[k] if k >= 0 else "(unnamed)" for k in a_uniq.tolist()],
+        "async_track_pid": np.ascontiguousarray(pid[tfirst], np.int64),
+        "async_track_id_kind": np.ascontiguousarray(idk[tfirst], np.uint8),
+        "async_track_cats": [cat_texts[int(cat_id[j])] for j in tfirst.tolist()],
+        "async_track_ids": [id_texts[int(id_tid[j])] if id_tid[j] >= 0 else "" for j in tfirst.tolist()],
+        "async_track_scopes": [sc_texts[int(sc_tid[j])] if sc_tid[j] >= 0 else "" for j in tfirst.tolist()],
+    }

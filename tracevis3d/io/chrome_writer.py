@@ -171,10 +171,11 @@ def side_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
                      f'"args":{{{json.dumps(trace.series_names[sr])}:{num(trace.counter_value[k])}}}}}')
         if len(parts) >= chunk:
             yield flush()
+    track_keys = [_async_id_json(trace, tk) for tk in range(trace.async_track_pid.size)]
     for k in range(trace.async_start.size):
         tk = int(trace.async_track[k])
         head = (f'"pid":{int(trace.async_track_pid[tk])},"tid":0,"cat":{json.dumps(trace.async_track_cats[tk])},'
-                f'"id":{json.dumps(trace.async_track_ids[tk])},"name":{json.dumps(trace.async_names[int(trace.async_name[k])])}')
+                f'{track_keys[tk]}"name":{json.dumps(trace.async_names[int(trace.async_name[k])])}')
         parts.append(f'{{"ph":"b",{head},"ts":{num(trace.async_start[k] + origin)}}}')
         parts.append(f'{{"ph":"e",{head},"ts":{num(trace.async_end[k] + origin)}}}')
         if len(parts) >= chunk:
@@ -192,6 +193,16 @@ def side_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
                 yield flush()
     if parts:
         yield flush()
+
+
+def _async_id_json(trace: Trace, tk: int) -> str:
+    """The id keys of async track ``tk`` as the file had them (``id``, ``id2.global`` or
+    ``id2.local``, and ``scope``), each followed by a comma."""
+    kind = int(trace.async_track_id_kind[tk])
+    idt = json.dumps(trace.async_track_ids[tk])
+    out = {0: "", 1: f'"id":{idt},', 2: f'"id2":{{"global":{idt}}},', 3: f'"id2":{{"local":{idt}}},'}[kind]
+    scope = trace.async_track_scopes[tk]
+    return out + (f'"scope":{json.dumps(scope)},' if scope else "")
 
 
 def chrome_json_bytes(trace: Trace, style: str = "sorted", clock_origin: float | None = None,

@@ -592,7 +592,7 @@ def _load(data, source: str, lim: Limits) -> Trace:
     arrays["instant_ts"] = r.floats("instant_ts", n_inst).view(np.float64)
     for group in (("counter_ts", "counter_value", "counter_series"), ("series_counter", "series_pid"),
                   ("async_start", "async_end", "async_name", "async_track", "async_depth"),
-                  ("async_track_pid",)):
+                  ("async_track_pid",), ("async_track_id_kind",)):
         if group[0] not in r.sec:  # a file from before counters and async slices
             continue
         m = _declared(r, group[0], budget)

@@ -84,7 +84,9 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     params = (params or ConeParams()).validate()
     ip = params.icicle_params()
     if len(trace) == 0:
-        raise ValueError("no calls to show: the trace is empty")
+        from ..model_side import no_calls_message
+
+        raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
     tr, orig, partial_calls = folded_trace(trace, ip, params.fold)
     cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
     expand = [int(c) for c in params.expand]

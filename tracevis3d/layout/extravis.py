@@ -172,7 +172,9 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     show_heb, show_seq = views != "sequence", views != "heb"
     params = (params or ExtravisParams()).validate()
     if len(trace) == 0:
-        raise ValueError("no calls to show: the trace is empty")
+        from ..model_side import no_calls_message
+
+        raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
     loaded_trace = trace
     trace, orig = shown_trace(trace, params)
     h = hier if hier is not None and orig is None else hierarchy(trace)

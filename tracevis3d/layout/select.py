@@ -159,8 +159,11 @@ def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     filt = filtered_trace(trace, params)
     tr, orig = filt.trace, filt.orig
     if len(tr) == 0:
-        raise ValueError("no calls to show: the trace is empty" if not len(trace)
-                         else "no calls to show: hide/hide_modules hide every call")
+        if not len(trace):
+            from ..model_side import no_calls_message
+
+            raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
+        raise ValueError("no calls to show: hide/hide_modules hide every call")
     if params.threads is not None and len(params.threads):
         try:
             threads = tr._resolve_threads(params.threads)
