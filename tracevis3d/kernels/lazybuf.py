@@ -55,3 +55,14 @@ def _release_after(mm, n_bytes):
     start = -(-int(n_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE
     if start < len(mm):
         mm.madvise(mmap.MADV_DONTNEED, start, len(mm) - start)
+
+
+def _release_range(mm, lo_bytes, hi_bytes):
+    """Give the whole pages of mapping ``mm`` inside bytes [lo_bytes, hi_bytes) back to the
+    OS (the partial pages at either end stay); later writes there find zeroed pages."""
+    if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-int(lo_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE
+    stop = min(int(hi_bytes), len(mm)) // mmap.PAGESIZE * mmap.PAGESIZE
+    if start < stop:
+        mm.madvise(mmap.MADV_DONTNEED, start, stop - start)
