@@ -16,8 +16,10 @@ first small run so that no compile is measured).  In that process:
   ((peak − RSS of the interpreter after a small warm-up compare) ÷ (|A| + |B|));
 - ``total``: the whole compare, its peak, and the result's own size (what the returned
   `Comparison` keeps alive beyond the two traces).
-The parent watches each child's RSS and kills it above --max-mb (the machine is shared):
-such a size is reported as over the limit, not run to the end.
+The child's comparison sees at most --max-mb of available memory (its memory check,
+`analysis.comparison.check_compare_memory`): a size that cannot fit is refused up front and
+reported with its message and the seconds to the refusal.  The parent also watches each
+child's RSS and kills it above --max-mb (the machine is shared).
 One table: rows = stage, columns = size (s, MB, B/call, peak ÷ load peak, time ÷ argsort).
 """
 from __future__ import annotations
@@ -48,7 +50,7 @@ def _reset_peak() -> None:
         f.write("5")
 
 
-def child(n: int) -> dict:
+def child(n: int, max_mb: float) -> dict:
     import numpy as np
 
     import tracevis3d
@@ -85,11 +87,19 @@ def child(n: int) -> dict:
             _reset_peak()
             return real()
 
+    # the comparison's own memory check sees at most --max-mb (less what is resident now):
+    # a size that cannot fit under it is refused up front, as it would be on a smaller machine
+    real_available = cmpmod.available_memory_bytes
+    cap = max_mb * 2 ** 20 - _status_kb("VmRSS") * 1024
+    cmpmod.available_memory_bytes = lambda: min(real_available(), cap)
     cmpmod.time = _Clock
     try:
         t = real()
         cmp = tracevis3d.compare(a, b)
         total_s = real() - t
+    except MemoryError as e:
+        out["refused"] = (real() - t, str(e))
+        return out
     finally:
         cmpmod.time = time
     total_peak = max(marks + [_status_kb("VmHWM")])
@@ -110,7 +120,7 @@ def child(n: int) -> dict:
 
 
 def run_child(n: int, max_mb: float) -> dict:
-    cmd = [sys.executable, __file__, "--child", str(n)]
+    cmd = [sys.executable, __file__, "--child", str(n), "--max-mb", str(max_mb)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     killed = [0.0]
 
@@ -159,6 +169,9 @@ def table(results) -> str:
     for r in results:
         if "killed_mb" in r:
             lines.append(f"n={r['n']:,}: killed above --max-mb ({r['killed_mb']:.0f} MB): not measured")
+        elif "refused" in r:
+            lines.append(f"n={r['n']:,}: refused by compare's memory check after {r['refused'][0]:.1f} s "
+                         f"(available capped at --max-mb): {r['refused'][1]}")
         elif "error" in r:
             lines.append(f"n={r['n']:,}: {r['error']}")
     return "\n".join(lines)
@@ -173,7 +186,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the raw results here")
     args = ap.parse_args()
     if args.child is not None:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, args.max_mb)))
         return
     run_child(20_000, args.max_mb)  # fills the numba cache: no compile in the measured runs
     results = []

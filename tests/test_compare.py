@@ -833,3 +833,74 @@ def test_join_buffers_reserve_address_space_only():
     _release_after(mm, 4000)
     del a
     mm.close()
+
+
+def test_released_range_reads_zero_and_keeps_the_rest():
+    """`lazybuf._release_range` gives back whole pages inside the range only: the compaction
+    of the join's buffers reads what lies outside it afterwards."""
+    import mmap
+
+    from tracevis3d.kernels.lazybuf import _lazy_empty, _release_range
+
+    n = 4 * mmap.PAGESIZE // 4
+    a, mm = _lazy_empty(n, np.int32)
+    a[:] = np.arange(n, dtype=np.int32)
+    lo, hi = 100, 3 * mmap.PAGESIZE // 4 + 7     # in items: pages 1 and 2 lie wholly inside
+    _release_range(mm, lo * 4, hi * 4)
+    page = mmap.PAGESIZE // 4
+    if hasattr(mm, "madvise"):
+        assert not a[page: 3 * page].any()       # given back: zero-filled when read again
+    assert np.array_equal(a[:page], np.arange(page))              # partial first page kept
+    assert np.array_equal(a[3 * page:], np.arange(3 * page, n))   # partial last page kept
+    del a
+    mm.close()
+
+
+def _pair_for_memory_check():
+    a = tracevis3d.synthetic(3000, threads=2, seed=3)
+    return a, tracevis3d.perturb(a, seed=4)
+
+
+def test_too_large_pair_is_refused_before_the_work(monkeypatch):
+    """A comparison that cannot fit in the available memory raises `TraceTooLargeError`
+    (a MemoryError) naming what it needs, what is available and how to ask for less, before
+    the classes are built (calls alone) or before the join's walk (its sampled class
+    pairs); the available memory is the monkeypatched function, not a real shortage."""
+    from tracevis3d.analysis import comparison as cm
+    from tracevis3d.kernels import setjoin_tree
+    from tracevis3d.model import TraceTooLargeError
+
+    a, b = _pair_for_memory_check()
+    full = compare_traces(a, b)
+    n_calls = len(a) + len(b)
+    walked = []
+    real_round = setjoin_tree._tree_round
+    monkeypatch.setattr(setjoin_tree, "_tree_round", lambda *x: walked.append(1) or real_round(*x))
+    # too little for the calls alone: refused before anything is built
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: n_calls * cm.COMPARE_BYTES_PER_CALL - 1)
+    with pytest.raises(TraceTooLargeError) as e:
+        compare_traces(a, b)
+    msg = str(e.value)
+    assert f"{n_calls:,} calls" in msg and "iB available" in msg and "window_a=" in msg
+    assert "threads_a=" in msg and "max_depth" in msg and "\n" not in msg
+    assert isinstance(e.value, MemoryError) and not walked
+    # enough for the calls, not for the class pairs: refused after the sample, before the walk
+    room = n_calls * cm.COMPARE_BYTES_PER_CALL + full.n_class_pairs * cm.COMPARE_BYTES_PER_CLASS_PAIR / 10
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
+    with pytest.raises(TraceTooLargeError, match="pairs of similar subtree function sets") as e:
+        compare_traces(a, b)
+    assert not walked
+    # the sampled estimate is within the margin of the truth: its need and the real one agree
+    est = float(str(e.value).split("about ")[1].split(" pairs")[0].replace(",", ""))
+    assert 0.5 * full.n_class_pairs < est < 2.0 * full.n_class_pairs
+    # enough room: the same result as without the check
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: 1 << 50)
+    again = compare_traces(a, b)
+    assert walked and np.array_equal(again.class_pair_row_b, full.class_pair_row_b)
+    assert np.array_equal(again.pairs, full.pairs)
+
+
+def test_available_memory_is_positive():
+    from tracevis3d.analysis.comparison import available_memory_bytes
+
+    assert available_memory_bytes() > 0

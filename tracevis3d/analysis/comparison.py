@@ -545,6 +545,59 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
     return tau, aligned_tol
 
 
+#: resident bytes per call of A + B that a comparison adds to its two traces, besides its class
+#: pairs (classes, call order, tiers, kept pairs, overview, repetitions), measured with
+#: bench/bench_compare_memory.py (4-thread synthetic pairs, 10^5 to 10^6 calls) with a margin
+COMPARE_BYTES_PER_CALL = 400
+#: resident bytes per class pair: 4 (B row, int32) + 2 (overlap, uint16) in the join's
+#: buffers, which become the result's CSR; the margin covers the sampled estimate's error
+COMPARE_BYTES_PER_CLASS_PAIR = 6 * 1.3
+
+
+def available_memory_bytes() -> int:
+    """Memory the system can still give this process: ``MemAvailable`` of /proc/meminfo,
+    else free physical pages (``SC_AVPHYS_PAGES``), else a very large number (unknown)."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _gib(n_bytes) -> str:
+    """A memory size in GiB (MiB below 1 GiB)."""
+    return f"{n_bytes / 2 ** 30:.1f} GiB" if n_bytes >= 2 ** 30 else f"{n_bytes / 2 ** 20:.1f} MiB"
+
+
+def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0) -> None:
+    """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
+    ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
+    clear error before the long work, instead of a MemoryError or the OS killing the
+    process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs ×
+    `COMPARE_BYTES_PER_CLASS_PAIR`."""
+    from ..model import TraceTooLargeError
+
+    need = int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * COMPARE_BYTES_PER_CLASS_PAIR
+    have = available_memory_bytes()
+    if need <= have:
+        return
+    pairs = (f" and about {n_class_pairs:,.0f} pairs of similar subtree function sets" if n_class_pairs
+             else "")
+    raise TraceTooLargeError(
+        f"compare: {int(n_calls):,} calls{pairs} need about {_gib(need)} of memory, "
+        f"{_gib(have)} available: compare a time window or one thread of each trace, fewer levels "
+        f"or a larger tau (compare(..., window_a=, window_b=, threads_a=, threads_b=), "
+        f"Trace.subset(max_depth=...))")
+
+
 def gamma_classes(a: Trace, b: Trace):
     """Γ-set classes of the calls of A then B, with one function vocabulary (by name).
 
@@ -612,6 +665,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         if len(t) == 0:
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
     n_a, n_b = len(a), len(b)
+    check_compare_memory(n_a + n_b)
     timings: dict = {}
     clock = [time.perf_counter()]
 
@@ -640,7 +694,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     if join == "tree":
         order, ptr_a, part_a, inter_a = jaccard_join_tree_overlaps(
             class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a, a.end_index,
-            join_order=True)
+            join_order=True, check_pairs=lambda est: check_compare_memory(n_a + n_b, est))
         # A's rows in the order the join wrote them (its pairs compacted in place)
         rows_a, size_a, count_a = rows_a[order], size_a[order], count_a[order]
         new_row = np.empty(order.size, np.int32)
