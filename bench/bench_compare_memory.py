@@ -16,7 +16,7 @@ first small run so that no compile is measured).  In that process:
   ((peak − RSS of the interpreter after a small warm-up compare) ÷ (|A| + |B|));
 - ``total``: the whole compare, its peak, and the result's own size (what the returned
   `Comparison` keeps alive beyond the two traces).
-The child's comparison sees at most --max-mb of available memory (its memory check,
+The child's comparison sees at most --available-mb (default --max-mb) of available memory (its memory check,
 `analysis.comparison.check_compare_memory`): a size that cannot fit is refused up front and
 reported with its message and the seconds to the refusal.  The parent also watches each
 child's RSS and kills it above --max-mb (the machine is shared).
@@ -50,7 +50,7 @@ def _reset_peak() -> None:
         f.write("5")
 
 
-def child(n: int, max_mb: float) -> dict:
+def child(n: int, available_mb: float) -> dict:
     import numpy as np
 
     import tracevis3d
@@ -87,10 +87,10 @@ def child(n: int, max_mb: float) -> dict:
             _reset_peak()
             return real()
 
-    # the comparison's own memory check sees at most --max-mb (less what is resident now):
+    # the comparison's own memory check sees at most --available-mb (less what is resident now):
     # a size that cannot fit under it is refused up front, as it would be on a smaller machine
     real_available = cmpmod.available_memory_bytes
-    cap = max_mb * 2 ** 20 - _status_kb("VmRSS") * 1024
+    cap = available_mb * 2 ** 20 - _status_kb("VmRSS") * 1024
     cmpmod.available_memory_bytes = lambda: min(real_available(), cap)
     cmpmod.time = _Clock
     try:
@@ -119,8 +119,8 @@ def child(n: int, max_mb: float) -> dict:
     return out
 
 
-def run_child(n: int, max_mb: float) -> dict:
-    cmd = [sys.executable, __file__, "--child", str(n), "--max-mb", str(max_mb)]
+def run_child(n: int, max_mb: float, available_mb: float) -> dict:
+    cmd = [sys.executable, __file__, "--child", str(n), "--available-mb", str(available_mb)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     killed = [0.0]
 
@@ -171,7 +171,7 @@ def table(results) -> str:
             lines.append(f"n={r['n']:,}: killed above --max-mb ({r['killed_mb']:.0f} MB): not measured")
         elif "refused" in r:
             lines.append(f"n={r['n']:,}: refused by compare's memory check after {r['refused'][0]:.1f} s "
-                         f"(available capped at --max-mb): {r['refused'][1]}")
+                         f"(available memory capped): {r['refused'][1]}")
         elif "error" in r:
             lines.append(f"n={r['n']:,}: {r['error']}")
     return "\n".join(lines)
@@ -182,16 +182,20 @@ def main() -> None:
     ap.add_argument("--sizes", default="100000,500000,1000000,2000000",
                     help="calls of A per run, comma-separated (B has about as many)")
     ap.add_argument("--max-mb", type=float, default=6000.0, help="kill a run whose RSS passes this")
+    ap.add_argument("--available-mb", type=float, default=None,
+                    help="the available memory compare's check sees (default --max-mb), e.g. 16384 to ask "
+                         "whether a size fits a 16 GiB machine while the watchdog still kills above --max-mb")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--json", default=None, help="also write the raw results here")
     args = ap.parse_args()
     if args.child is not None:
-        print(json.dumps(child(args.child, args.max_mb)))
+        print(json.dumps(child(args.child, args.available_mb or args.max_mb)))
         return
-    run_child(20_000, args.max_mb)  # fills the numba cache: no compile in the measured runs
+    available = args.available_mb or args.max_mb
+    run_child(20_000, args.max_mb, available)  # fills the numba cache: no compile in the measured runs
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
-        results.append(run_child(n, args.max_mb))
+        results.append(run_child(n, args.max_mb, available))
         print(f"# n={n:,}: {'ok' if 'total' in results[-1] else results[-1]}", file=sys.stderr, flush=True)
         if "total" not in results[-1]:
             break
