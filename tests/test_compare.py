@@ -904,3 +904,29 @@ def test_available_memory_is_positive():
     from tracevis3d.analysis.comparison import available_memory_bytes
 
     assert available_memory_bytes() > 0
+
+
+def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkeypatch):
+    """join="filter" is refused from the same sampled estimate (its own bytes per pair); the
+    estimate is exactly the sampled rows' class pairs (counted here from the complete
+    join) scaled to all rows."""
+    from tracevis3d.analysis import comparison as cm
+    from tracevis3d.kernels.setjoin_tree import estimate_class_pairs
+    from tracevis3d.model import TraceTooLargeError
+
+    a, b = _pair_for_memory_check()
+    full = compare_traces(a, b, join="filter")
+    functions, cls, cptr, citems = cm.gamma_classes(a, b)
+    rows_a, rows_b = np.unique(cls[:len(a)]), np.unique(cls[len(a):])
+    est = estimate_class_pairs(cptr, citems, rows_a, rows_b, 0.2, len(functions))
+    per_row = np.zeros(rows_a.size, np.int64)   # class pairs per A class (ascending), from the result
+    row_of = np.searchsorted(rows_a, full.class_rows_a)
+    per_row[row_of] = np.diff(full.class_pair_ptr)
+    sample = np.arange(0, rows_a.size, max(100, rows_a.size // 5000))
+    assert est == per_row[sample].sum() * rows_a.size / sample.size
+    n_calls = len(a) + len(b)
+    room = n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
+    with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
+        compare_traces(a, b, join="filter")
+    compare_traces(a, b)   # the tree join needs less per pair: it fits

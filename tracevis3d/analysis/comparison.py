@@ -28,7 +28,7 @@ from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
 from ..kernels.setjoin_prefix import jaccard_join
 from ..kernels.setjoin_tiers import class_pair_tiers
-from ..kernels.setjoin_tree import jaccard_join_tree_overlaps
+from ..kernels.setjoin_tree import estimate_class_pairs, jaccard_join_tree_overlaps
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -552,6 +552,9 @@ COMPARE_BYTES_PER_CALL = 400
 #: resident bytes per class pair: 4 (B row, int32) + 2 (overlap, uint16) in the join's
 #: buffers, which become the result's CSR; the margin covers the sampled estimate's error
 COMPARE_BYTES_PER_CLASS_PAIR = 6 * 1.3
+#: the same for ``join="filter"``: its chunk buffers (4 + 4 + 8), the CSR copy (4 + 8), then
+#: the overlaps made from the similarities (float64 temporaries), with the same margin
+FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
 
 
 def available_memory_bytes() -> int:
@@ -577,15 +580,16 @@ def _gib(n_bytes) -> str:
     return f"{n_bytes / 2 ** 30:.1f} GiB" if n_bytes >= 2 ** 30 else f"{n_bytes / 2 ** 20:.1f} MiB"
 
 
-def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0) -> None:
+def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
+                         bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR) -> None:
     """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
     ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
     clear error before the long work, instead of a MemoryError or the OS killing the
     process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs ×
-    `COMPARE_BYTES_PER_CLASS_PAIR`."""
+    ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join)."""
     from ..model import TraceTooLargeError
 
-    need = int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * COMPARE_BYTES_PER_CLASS_PAIR
+    need = int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * float(bytes_per_class_pair)
     have = available_memory_bytes()
     if need <= have:
         return
@@ -652,7 +656,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     along A's call tree) or "filter" (`jaccard_join`, prefix/size filters); both
     exact, same result.
     Deterministic: same inputs give the same arrays.
-    Raises TypeError / ValueError naming the bad parameter or the empty trace.
+    Raises TypeError / ValueError naming the bad parameter or the empty trace, and
+    `TraceTooLargeError` (a MemoryError) before the long work when the pair cannot fit in the
+    available memory (`check_compare_memory`: from the calls, then from the join's sampled
+    number of class pairs).
     """
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
     if join not in ("tree", "filter"):
@@ -702,6 +709,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         row_of_a = new_row[row_of_a]
         del order, new_row
     else:
+        check_compare_memory(n_a + n_b, estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau,
+                                                             len(functions)), FILTER_JOIN_BYTES_PER_CLASS_PAIR)
         ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
                                             len(functions))
         # s = i / (nx + ny − i)  ⇔  i = s (nx + ny) / (1 + s): exact after rounding

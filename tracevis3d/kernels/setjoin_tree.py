@@ -111,6 +111,26 @@ def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=N
     return order, ptr
 
 
+def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted) -> float:
+    """Estimated number of class pairs: every 100th A row counted exactly (at most ~5000
+    rows, so the sample costs about 1/100 of the join), scaled to all rows."""
+    na = a_ptr.shape[0] - 1
+    sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)
+    return float(_sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
+                                     b_size_sorted) * na / max(1, sample.size))
+
+
+def estimate_class_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items) -> float:
+    """Estimated number of class pairs (x of ``classes_a``, y of ``classes_b``) with
+    J > tau, from an exactly counted sample of A's rows (`_sampled_pair_count`); for
+    checking a join's memory before running it."""
+    ident = np.arange(int(n_items), dtype=np.int32)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, np.ascontiguousarray(classes_a, np.int32), ident)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, np.ascontiguousarray(classes_b, np.int32), ident)
+    post_ptr, post_k, _, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, int(n_items))
+    return _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
+
+
 def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
                                row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
                                chunk_cap=None, copy_ratio=0.25, stats=None, join_order=False,
@@ -178,10 +198,7 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
     est = None
     if not chunk_cap or check_pairs is not None:
-        # every 100th row counted exactly (at most ~5000 rows: the sample costs ~1/100 of the join)
-        sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)
-        est = _sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
-                                  b_size_sorted) * na / max(1, sample.size)
+        est = _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
         if check_pairs is not None:
             check_pairs(float(est))
     if chunk_cap:
