@@ -2,8 +2,9 @@
 
 Pages become resident only when written, the mapping reserves no swap
 (``MAP_NORESERVE``), and the unused tail can be given back to the OS while the front
-stays in use.  Used for the tree join's match buffers (`setjoin_tree`), which are sized
-for the most a chunk can write, far more than is ever written.
+stays in use (`_release_after`), or any range once read (`_release_range`).  Used for the
+tree join's match buffers (`setjoin_tree`), which are sized for the most a chunk can write,
+far more than is ever written, and compacted in place chunk by chunk.
 """
 import mmap
 import platform
