@@ -46,10 +46,10 @@ from .setjoin_walk import _sample_match_count, _tree_round
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
-    """Copy each header-led row of the chunk slices to its CSR place (chunks in
+def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i, c0, c1):
+    """Copy each header-led row of the chunk slices c0..c1-1 to its CSR place (chunks in
     parallel: every row lies in one chunk, so their targets are disjoint)."""
-    for c in prange(written.shape[0]):
+    for c in prange(c0, c1):
         k = 0
         for j in range(c * cap, c * cap + written[c]):
             q = out_q[j]
@@ -256,13 +256,15 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         np.cumsum(row_n, out=ptr[1:])
         res_q = np.empty(ptr[na], np.int32)
         res_i = np.empty(ptr[na], odt)
-        while rounds:   # each round's pages given back once copied
+        group = 8   # chunks copied in parallel, then their slices given back: peak = pairs + 8 slices
+        while rounds:
             out_q, out_i, rcap, written, map_q, map_i = rounds.pop(0)
-            _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
-            del out_q, out_i
-            _release_after(map_q, 0)
-            _release_after(map_i, 0)
-            del map_q, map_i
+            for c0 in range(0, n_chunks, group):
+                c1 = min(n_chunks, c0 + group)
+                _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i, c0, c1)
+                _release_range(map_q, c0 * rcap * out_q.itemsize, c1 * rcap * out_q.itemsize)
+                _release_range(map_i, c0 * rcap * out_i.itemsize, c1 * rcap * out_i.itemsize)
+            del out_q, out_i, map_q, map_i
     if stats is not None:
         now = time.perf_counter()
         stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
