@@ -25,8 +25,8 @@ This module: the driver (work items dealt to parallel chunks, rounds with resuma
 output slices in lazily mapped buffers, `lazybuf`) and the collection of the output.
 Memory: the pairs are compacted in place chunk by chunk, each chunk's slice given back to
 the OS once read, so the join's peak is the pairs (6 bytes each) plus one chunk; measured
-at 10^6 calls with 4 threads (521M class pairs, bench/bench_compare_memory.py): peak 3.4 GB,
-5.2 GB before, when the compaction made the whole front resident on top of the unread
+at 10^6 calls with 4 threads (521M class pairs, bench/bench_compare_memory.py): peak 3.4 GiB,
+5.1 GiB before, when the compaction made the whole front resident on top of the unread
 chunks.  The number of
 class pairs grows faster than the calls (14M, 128M, 521M, ~930M, ~4.7G sampled at 10^5,
 5·10^5, 10^6, 2·10^6, 10^7 calls), so the complete CSR of a 10^7-call pair (~26 GiB) does
