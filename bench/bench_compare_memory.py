@@ -98,7 +98,7 @@ def child(n: int, available_mb: float) -> dict:
         cmp = tracevis3d.compare(a, b)
         total_s = real() - t
     except MemoryError as e:
-        out["refused"] = (real() - t, str(e))
+        out["refused"] = (real() - t, str(e), max(marks + [_status_kb("VmHWM")]) / 1024)
         return out
     finally:
         cmpmod.time = time
@@ -170,8 +170,9 @@ def table(results) -> str:
         if "killed_mb" in r:
             lines.append(f"n={r['n']:,}: killed above --max-mb ({r['killed_mb']:.0f} MB): not measured")
         elif "refused" in r:
-            lines.append(f"n={r['n']:,}: refused by compare's memory check after {r['refused'][0]:.1f} s "
-                         f"(available memory capped): {r['refused'][1]}")
+            lines.append(f"n={r['n']:,}: refused by compare's memory check after {r['refused'][0]:.1f} s, peak "
+                         f"{r['refused'][2]:.0f} MB (loading the traces: {r['load'][1] / 1024:.0f} MB; available "
+                         f"memory capped): {r['refused'][1]}")
         elif "error" in r:
             lines.append(f"n={r['n']:,}: {r['error']}")
     return "\n".join(lines)
