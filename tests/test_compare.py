@@ -900,10 +900,25 @@ def test_too_large_pair_is_refused_before_the_work(monkeypatch):
     assert np.array_equal(again.pairs, full.pairs)
 
 
-def test_available_memory_is_positive():
-    from tracevis3d.analysis.comparison import available_memory_bytes
+def test_available_memory_is_positive_and_within_a_cgroup_limit(tmp_path):
+    from tracevis3d.analysis.comparison import available_memory_bytes, cgroup_room_bytes
 
     assert available_memory_bytes() > 0
+    assert cgroup_room_bytes(str(tmp_path)) is None                       # no cgroup files
+    (tmp_path / "memory.max").write_text("max\n")
+    (tmp_path / "memory.current").write_text("123\n")
+    assert cgroup_room_bytes(str(tmp_path)) is None                       # v2, no limit
+    (tmp_path / "memory.max").write_text("1000\n")
+    assert cgroup_room_bytes(str(tmp_path)) == 877                        # v2 limit − usage
+    (tmp_path / "memory.current").write_text("5000\n")
+    assert cgroup_room_bytes(str(tmp_path)) == 0
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    (v1 / "memory" / "memory.usage_in_bytes").write_text("4096\n")
+    assert cgroup_room_bytes(str(v1)) is None                             # v1, no limit
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("8192\n")
+    assert cgroup_room_bytes(str(v1)) == 4096
 
 
 def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkeypatch):

@@ -557,22 +557,51 @@ COMPARE_BYTES_PER_CLASS_PAIR = 6 * 1.3
 FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
 
 
-def available_memory_bytes() -> int:
-    """Memory the system can still give this process: ``MemAvailable`` of /proc/meminfo,
-    else free physical pages (``SC_AVPHYS_PAGES``), else a very large number (unknown)."""
+def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes left under the memory limit of the cgroup mounted at ``root`` (a container's
+    own, where /proc/meminfo shows the host's): cgroup v2 ``memory.max − memory.current``,
+    else v1 ``memory/memory.limit_in_bytes − memory/memory.usage_in_bytes``; None without a
+    limit or where neither is readable."""
     import os
 
+    for limit_name, usage_name in (("memory.max", "memory.current"),
+                                   (os.path.join("memory", "memory.limit_in_bytes"),
+                                    os.path.join("memory", "memory.usage_in_bytes"))):
+        try:
+            with open(os.path.join(root, limit_name)) as f:
+                limit = f.read().strip()
+            with open(os.path.join(root, usage_name)) as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit == "max" or not limit.isdigit() or int(limit) >= 1 << 60:   # v1 "no limit" is ~2^63
+            return None
+        return max(0, int(limit) - usage)
+    return None
+
+
+def available_memory_bytes() -> int:
+    """Memory the system can still give this process: ``MemAvailable`` of /proc/meminfo
+    (else free physical pages, ``SC_AVPHYS_PAGES``), at most what the process' cgroup
+    limit leaves (`cgroup_room_bytes`); a very large number where nothing is known."""
+    import os
+
+    have = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    have = int(line.split()[1]) * 1024
+                    break
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 1 << 62
+    if have is None:
+        try:
+            have = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            have = 1 << 62
+    room = cgroup_room_bytes()
+    return have if room is None else min(have, room)
 
 
 def _gib(n_bytes) -> str:
