@@ -430,3 +430,29 @@ def test_no_view_parameter_shares_a_name_with_the_render_options():
     shared = {view: render & set(cls.SCHEMA.by_name) for view, cls in view_schemas().items()}
     assert shared == {view: set() for view in shared}
     assert not render & set(THREADS_COMMAND.by_name)
+
+
+def test_compare_too_large_for_memory_is_one_line_exit_1(tmp_path):
+    """A pair that cannot fit in the available memory (monkeypatched in the child: no real
+    shortage) stops `render-compare` with one line naming what it needs, what is available
+    and how to ask for less, exit 1 like the other size errors, never a traceback."""
+    import tracevis3d
+
+    a = tracevis3d.synthetic(3000, threads=2, seed=3)
+    paths = [tmp_path / "a.tv3d.npz", tmp_path / "b.tv3d.npz"]
+    tracevis3d.save(a, paths[0])
+    tracevis3d.save(tracevis3d.perturb(a, seed=4), paths[1])
+    code = ("import sys\n"
+            "from tracevis3d.analysis import comparison\n"
+            "comparison.available_memory_bytes = lambda: 2_000_000\n"
+            "from tracevis3d.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", code, "render-compare", *map(str, paths), "-o",
+                        str(tmp_path / "o.png")], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 1, r.stderr
+    errs = _errors(r.stderr)
+    assert len(errs) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "6,091 calls" in errs[0] and "MiB available" in errs[0] and "time window" in errs[0]
+    assert not (tmp_path / "o.png").exists()

@@ -833,3 +833,115 @@ def test_join_buffers_reserve_address_space_only():
     _release_after(mm, 4000)
     del a
     mm.close()
+
+
+def test_released_range_reads_zero_and_keeps_the_rest():
+    """`lazybuf._release_range` gives back whole pages inside the range only: the compaction
+    of the join's buffers reads what lies outside it afterwards."""
+    import mmap
+
+    from tracevis3d.kernels.lazybuf import _lazy_empty, _release_range
+
+    n = 4 * mmap.PAGESIZE // 4
+    a, mm = _lazy_empty(n, np.int32)
+    a[:] = np.arange(n, dtype=np.int32)
+    lo, hi = 100, 3 * mmap.PAGESIZE // 4 + 7     # in items: pages 1 and 2 lie wholly inside
+    _release_range(mm, lo * 4, hi * 4)
+    page = mmap.PAGESIZE // 4
+    if hasattr(mm, "madvise"):
+        assert not a[page: 3 * page].any()       # given back: zero-filled when read again
+    assert np.array_equal(a[:page], np.arange(page))              # partial first page kept
+    assert np.array_equal(a[3 * page:], np.arange(3 * page, n))   # partial last page kept
+    del a
+    mm.close()
+
+
+def _pair_for_memory_check():
+    a = tracevis3d.synthetic(3000, threads=2, seed=3)
+    return a, tracevis3d.perturb(a, seed=4)
+
+
+def test_too_large_pair_is_refused_before_the_work(monkeypatch):
+    """A comparison that cannot fit in the available memory raises `TraceTooLargeError`
+    (a MemoryError) naming what it needs, what is available and how to ask for less, before
+    the classes are built (calls alone) or before the join's walk (its sampled class
+    pairs); the available memory is the monkeypatched function, not a real shortage."""
+    from tracevis3d.analysis import comparison as cm
+    from tracevis3d.kernels import setjoin_tree
+    from tracevis3d.model import TraceTooLargeError
+
+    a, b = _pair_for_memory_check()
+    full = compare_traces(a, b)
+    n_calls = len(a) + len(b)
+    walked = []
+    real_round = setjoin_tree._tree_round
+    monkeypatch.setattr(setjoin_tree, "_tree_round", lambda *x: walked.append(1) or real_round(*x))
+    # too little for the calls alone: refused before anything is built
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: n_calls * cm.COMPARE_BYTES_PER_CALL - 1)
+    with pytest.raises(TraceTooLargeError) as e:
+        compare_traces(a, b)
+    msg = str(e.value)
+    assert f"{n_calls:,} calls" in msg and "iB available" in msg and "window_a=" in msg
+    assert "threads_a=" in msg and "max_depth" in msg and "\n" not in msg
+    assert isinstance(e.value, MemoryError) and not walked
+    # enough for the calls, not for the class pairs: refused after the sample, before the walk
+    room = n_calls * cm.COMPARE_BYTES_PER_CALL + full.n_class_pairs * cm.COMPARE_BYTES_PER_CLASS_PAIR / 10
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
+    with pytest.raises(TraceTooLargeError, match="pairs of similar subtree function sets") as e:
+        compare_traces(a, b)
+    assert not walked
+    # the sampled estimate is within the margin of the truth: its need and the real one agree
+    est = float(str(e.value).split("about ")[1].split(" pairs")[0].replace(",", ""))
+    assert 0.5 * full.n_class_pairs < est < 2.0 * full.n_class_pairs
+    # enough room: the same result as without the check
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: 1 << 50)
+    again = compare_traces(a, b)
+    assert walked and np.array_equal(again.class_pair_row_b, full.class_pair_row_b)
+    assert np.array_equal(again.pairs, full.pairs)
+
+
+def test_available_memory_is_positive_and_within_a_cgroup_limit(tmp_path):
+    from tracevis3d.analysis.comparison import available_memory_bytes, cgroup_room_bytes
+
+    assert available_memory_bytes() > 0
+    assert cgroup_room_bytes(str(tmp_path)) is None                       # no cgroup files
+    (tmp_path / "memory.max").write_text("max\n")
+    (tmp_path / "memory.current").write_text("123\n")
+    assert cgroup_room_bytes(str(tmp_path)) is None                       # v2, no limit
+    (tmp_path / "memory.max").write_text("1000\n")
+    assert cgroup_room_bytes(str(tmp_path)) == 877                        # v2 limit − usage
+    (tmp_path / "memory.current").write_text("5000\n")
+    assert cgroup_room_bytes(str(tmp_path)) == 0
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    (v1 / "memory" / "memory.usage_in_bytes").write_text("4096\n")
+    assert cgroup_room_bytes(str(v1)) is None                             # v1, no limit
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("8192\n")
+    assert cgroup_room_bytes(str(v1)) == 4096
+
+
+def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkeypatch):
+    """join="filter" is refused from the same sampled estimate (its own bytes per pair); the
+    estimate is exactly the sampled rows' class pairs (counted here from the complete
+    join) scaled to all rows."""
+    from tracevis3d.analysis import comparison as cm
+    from tracevis3d.kernels.setjoin_tree import estimate_class_pairs
+    from tracevis3d.model import TraceTooLargeError
+
+    a, b = _pair_for_memory_check()
+    full = compare_traces(a, b, join="filter")
+    functions, cls, cptr, citems = cm.gamma_classes(a, b)
+    rows_a, rows_b = np.unique(cls[:len(a)]), np.unique(cls[len(a):])
+    est = estimate_class_pairs(cptr, citems, rows_a, rows_b, 0.2, len(functions))
+    per_row = np.zeros(rows_a.size, np.int64)   # class pairs per A class (ascending), from the result
+    row_of = np.searchsorted(rows_a, full.class_rows_a)
+    per_row[row_of] = np.diff(full.class_pair_ptr)
+    sample = np.arange(0, rows_a.size, max(100, rows_a.size // 5000))
+    assert est == per_row[sample].sum() * rows_a.size / sample.size
+    n_calls = len(a) + len(b)
+    room = n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
+    with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
+        compare_traces(a, b, join="filter")
+    compare_traces(a, b)   # the tree join needs less per pair: it fits

@@ -28,7 +28,7 @@ from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
 from ..kernels.setjoin_prefix import jaccard_join
 from ..kernels.setjoin_tiers import class_pair_tiers
-from ..kernels.setjoin_tree import jaccard_join_tree_overlaps
+from ..kernels.setjoin_tree import estimate_class_pairs, jaccard_join_tree_overlaps
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -545,6 +545,92 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
     return tau, aligned_tol
 
 
+#: resident bytes per call of A + B that a comparison adds to its two traces, besides its class
+#: pairs (classes, call order, tiers, kept pairs, overview, repetitions), measured with
+#: bench/bench_compare_memory.py (4-thread synthetic pairs, 10^5 to 10^6 calls) with a margin
+COMPARE_BYTES_PER_CALL = 400
+#: resident bytes per class pair: 4 (B row, int32) + 2 (overlap, uint16) in the join's
+#: buffers, which become the result's CSR; the margin covers the sampled estimate's error
+COMPARE_BYTES_PER_CLASS_PAIR = 6 * 1.3
+#: the same for ``join="filter"``: its chunk buffers (4 + 4 + 8), the CSR copy (4 + 8), then
+#: the overlaps made from the similarities (float64 temporaries), with the same margin
+FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
+
+
+def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes left under the memory limit of the cgroup mounted at ``root`` (a container's
+    own, where /proc/meminfo shows the host's): cgroup v2 ``memory.max − memory.current``,
+    else v1 ``memory/memory.limit_in_bytes − memory/memory.usage_in_bytes``; None without a
+    limit or where neither is readable."""
+    import os
+
+    for limit_name, usage_name in (("memory.max", "memory.current"),
+                                   (os.path.join("memory", "memory.limit_in_bytes"),
+                                    os.path.join("memory", "memory.usage_in_bytes"))):
+        try:
+            with open(os.path.join(root, limit_name)) as f:
+                limit = f.read().strip()
+            with open(os.path.join(root, usage_name)) as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit == "max" or not limit.isdigit() or int(limit) >= 1 << 60:   # v1 "no limit" is ~2^63
+            return None
+        return max(0, int(limit) - usage)
+    return None
+
+
+def available_memory_bytes() -> int:
+    """Memory the system can still give this process: ``MemAvailable`` of /proc/meminfo
+    (else free physical pages, ``SC_AVPHYS_PAGES``), at most what the process' cgroup
+    limit leaves (`cgroup_room_bytes`); a very large number where nothing is known."""
+    import os
+
+    have = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    have = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if have is None:
+        try:
+            have = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            have = 1 << 62
+    room = cgroup_room_bytes()
+    return have if room is None else min(have, room)
+
+
+def _gib(n_bytes) -> str:
+    """A memory size in GiB (MiB below 1 GiB)."""
+    return f"{n_bytes / 2 ** 30:.1f} GiB" if n_bytes >= 2 ** 30 else f"{n_bytes / 2 ** 20:.1f} MiB"
+
+
+def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
+                         bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR) -> None:
+    """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
+    ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
+    clear error before the long work, instead of a MemoryError or the OS killing the
+    process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs ×
+    ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join)."""
+    from ..model import TraceTooLargeError
+
+    need = int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * float(bytes_per_class_pair)
+    have = available_memory_bytes()
+    if need <= have:
+        return
+    pairs = (f" and about {n_class_pairs:,.0f} pairs of similar subtree function sets" if n_class_pairs
+             else "")
+    raise TraceTooLargeError(
+        f"compare: {int(n_calls):,} calls{pairs} need about {_gib(need)} of memory, "
+        f"{_gib(have)} available: compare a time window or one thread of each trace, fewer levels "
+        f"or a larger tau (compare(..., window_a=, window_b=, threads_a=, threads_b=), "
+        f"Trace.subset(max_depth=...))")
+
+
 def gamma_classes(a: Trace, b: Trace):
     """Γ-set classes of the calls of A then B, with one function vocabulary (by name).
 
@@ -599,7 +685,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     along A's call tree) or "filter" (`jaccard_join`, prefix/size filters); both
     exact, same result.
     Deterministic: same inputs give the same arrays.
-    Raises TypeError / ValueError naming the bad parameter or the empty trace.
+    Raises TypeError / ValueError naming the bad parameter or the empty trace, and
+    `TraceTooLargeError` (a MemoryError) before the long work when the pair cannot fit in the
+    available memory (`check_compare_memory`: from the calls, then from the join's sampled
+    number of class pairs).
     """
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
     if join not in ("tree", "filter"):
@@ -612,6 +701,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         if len(t) == 0:
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
     n_a, n_b = len(a), len(b)
+    check_compare_memory(n_a + n_b)
     timings: dict = {}
     clock = [time.perf_counter()]
 
@@ -640,7 +730,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     if join == "tree":
         order, ptr_a, part_a, inter_a = jaccard_join_tree_overlaps(
             class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a, a.end_index,
-            join_order=True)
+            join_order=True, check_pairs=lambda est: check_compare_memory(n_a + n_b, est))
         # A's rows in the order the join wrote them (its pairs compacted in place)
         rows_a, size_a, count_a = rows_a[order], size_a[order], count_a[order]
         new_row = np.empty(order.size, np.int32)
@@ -648,6 +738,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         row_of_a = new_row[row_of_a]
         del order, new_row
     else:
+        check_compare_memory(n_a + n_b, estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau,
+                                                             len(functions)), FILTER_JOIN_BYTES_PER_CLASS_PAIR)
         ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
                                             len(functions))
         # s = i / (nx + ny − i)  ⇔  i = s (nx + ny) / (1 + s): exact after rounding

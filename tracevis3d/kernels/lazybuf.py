@@ -2,8 +2,9 @@
 
 Pages become resident only when written, the mapping reserves no swap
 (``MAP_NORESERVE``), and the unused tail can be given back to the OS while the front
-stays in use.  Used for the tree join's match buffers (`setjoin_tree`), which are sized
-for the most a chunk can write, far more than is ever written.
+stays in use (`_release_after`), or any range once read (`_release_range`).  Used for the
+tree join's match buffers (`setjoin_tree`), which are sized for the most a chunk can write,
+far more than is ever written, and compacted in place chunk by chunk.
 """
 import mmap
 import platform
@@ -55,3 +56,14 @@ def _release_after(mm, n_bytes):
     start = -(-int(n_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE
     if start < len(mm):
         mm.madvise(mmap.MADV_DONTNEED, start, len(mm) - start)
+
+
+def _release_range(mm, lo_bytes, hi_bytes):
+    """Give the whole pages of mapping ``mm`` inside bytes [lo_bytes, hi_bytes) back to the
+    OS (the partial pages at either end stay); later writes there find zeroed pages."""
+    if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-int(lo_bytes) // mmap.PAGESIZE) * mmap.PAGESIZE
+    stop = min(int(hi_bytes), len(mm)) // mmap.PAGESIZE * mmap.PAGESIZE
+    if start < stop:
+        mm.madvise(mmap.MADV_DONTNEED, start, stop - start)

@@ -23,6 +23,14 @@ B's size order, pairs compacted in place); of that, about 0.9 s counting,
 0.9 s readout scan and the rest writing 720 MB of pairs.
 This module: the driver (work items dealt to parallel chunks, rounds with resumable
 output slices in lazily mapped buffers, `lazybuf`) and the collection of the output.
+Memory: the pairs are compacted in place chunk by chunk, each chunk's slice given back to
+the OS once read, so the join's peak is the pairs (6 bytes each) plus one chunk; measured
+at 10^6 calls with 4 threads (521M class pairs, bench/bench_compare_memory.py): peak 3.4 GiB,
+5.1 GiB before, when the compaction made the whole front resident on top of the unread
+chunks.  The number of
+class pairs grows faster than the calls (14M, 128M, 521M, ~930M, ~4.7G sampled at 10^5,
+5·10^5, 10^6, 2·10^6, 10^7 calls), so the complete CSR of a 10^7-call pair (~26 GiB) does
+not fit 16 GiB: ``check_pairs`` lets the caller refuse it from the sampled estimate.
 """
 import time
 
@@ -30,7 +38,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .lazybuf import _lazy_empty, _release_after
+from .lazybuf import _lazy_empty, _release_after, _release_range
 from .setjoin import overlap_dtype, overlaps_to_similarity, ranked_sets
 from .setjoin_forest import (_tree_plan, full_index_by_size_rank, heir_forest_weighted,
                              order_kids_by_delta_cost, size_runs, subtree_windows)
@@ -38,10 +46,10 @@ from .setjoin_walk import _sample_match_count, _tree_round
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
-    """Copy each header-led row of the chunk slices to its CSR place (chunks in
+def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i, c0, c1):
+    """Copy each header-led row of the chunk slices c0..c1-1 to its CSR place (chunks in
     parallel: every row lies in one chunk, so their targets are disjoint)."""
-    for c in prange(written.shape[0]):
+    for c in prange(c0, c1):
         k = 0
         for j in range(c * cap, c * cap + written[c]):
             q = out_q[j]
@@ -54,41 +62,87 @@ def _scatter_headed_rows(out_q, out_i, cap, written, ptr, res_q, res_i):
 
 
 @njit(cache=True, nogil=True)
-def _compact_headed_rows(out_q, out_i, cap, written, n_rows):
-    """In place: the chunk slices of header-led rows become one CSR at the
-    front of out_q / out_i, rows in the order they were written (chunk by
-    chunk), then the rows without a match (empty).  Safe forward copy: the
-    write position never passes the read position.  Returns (order, ptr)."""
-    order = np.empty(n_rows, np.int64)
-    ptr = np.zeros(n_rows + 1, np.int64)
-    seen = np.zeros(n_rows, np.bool_)
-    dst = 0
-    nr = 0
-    for c in range(written.shape[0]):
-        for j in range(c * cap, c * cap + written[c]):
-            q = out_q[j]
-            if q < 0:
-                r = -q - 1
-                order[nr] = r
-                seen[r] = True
-                ptr[nr] = dst
-                nr += 1
-            else:
-                out_q[dst] = q
-                out_i[dst] = out_i[j]
-                dst += 1
+def _compact_headed_chunk(out_q, out_i, j0, j1, dst, nr, order, ptr, seen):
+    """In place: the header-led rows of one chunk slice ``out_q[j0:j1]`` appended to the
+    CSR at the front of out_q / out_i (its next entry at ``dst``, its next row ``nr``),
+    rows in the order they were written.  Safe forward copy: the write position never
+    passes the read position.  Returns the new (dst, nr)."""
+    for j in range(j0, j1):
+        q = out_q[j]
+        if q < 0:
+            r = -q - 1
+            order[nr] = r
+            seen[r] = True
+            ptr[nr] = dst
+            nr += 1
+        else:
+            out_q[dst] = q
+            out_i[dst] = out_i[j]
+            dst += 1
+    return dst, nr
+
+
+@njit(cache=True, nogil=True)
+def _close_headed_rows(dst, nr, order, ptr, seen):
+    """The rows without a match (never headed) appended, empty, after the compacted ones;
+    ``ptr``'s last entry set.  In place."""
+    n_rows = seen.shape[0]
     for r in range(n_rows):
         if not seen[r]:
             order[nr] = r
             ptr[nr] = dst
             nr += 1
     ptr[n_rows] = dst
+
+
+def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=None):
+    """In place: the chunk slices of header-led rows become one CSR at the
+    front of out_q / out_i, rows in the order they were written (chunk by
+    chunk), then the rows without a match (empty).  Returns (order, ptr).
+    With the mappings ``map_q`` / ``map_i`` (`lazybuf._lazy_empty`), every chunk's slice
+    beyond the compacted front is given back to the OS as soon as it has been read, so the
+    resident size stays at the pairs plus one chunk instead of growing by the part of the
+    front that was not yet resident (measured at 10^6 calls: 5.2 GB → see
+    bench/bench_compare_memory.py)."""
+    order = np.empty(n_rows, np.int64)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    seen = np.zeros(n_rows, np.bool_)
+    dst, nr = 0, 0
+    for c in range(written.shape[0]):
+        j0 = c * cap
+        dst, nr = _compact_headed_chunk(out_q, out_i, j0, j0 + int(written[c]), dst, nr, order, ptr, seen)
+        if map_q is not None:
+            lo, hi = max(int(dst), j0), j0 + cap
+            _release_range(map_q, lo * out_q.itemsize, hi * out_q.itemsize)
+            _release_range(map_i, lo * out_i.itemsize, hi * out_i.itemsize)
+    _close_headed_rows(dst, nr, order, ptr, seen)
     return order, ptr
+
+
+def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted) -> float:
+    """Estimated number of class pairs: every 100th A row counted exactly (at most ~5000
+    rows, so the sample costs about 1/100 of the join), scaled to all rows."""
+    na = a_ptr.shape[0] - 1
+    sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)
+    return float(_sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
+                                     b_size_sorted) * na / max(1, sample.size))
+
+
+def estimate_class_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items) -> float:
+    """Estimated number of class pairs (x of ``classes_a``, y of ``classes_b``) with
+    J > tau, from an exactly counted sample of A's rows (`_sampled_pair_count`); for
+    checking a join's memory before running it."""
+    ident = np.arange(int(n_items), dtype=np.int32)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, np.ascontiguousarray(classes_a, np.int32), ident)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, np.ascontiguousarray(classes_b, np.int32), ident)
+    post_ptr, post_k, _, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, int(n_items))
+    return _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
 
 
 def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
                                row_of_call_a, end_index_a, n_chunks=64, subtree_limit=None,
-                               chunk_cap=None, copy_ratio=0.25, stats=None, join_order=False):
+                               chunk_cap=None, copy_ratio=0.25, stats=None, join_order=False,
+                               check_pairs=None):
     """The exact join of `setjoin_prefix.jaccard_join`, computed along trace A's tree, returned
     with overlaps instead of similarities (6 bytes per class pair, not 12).
 
@@ -113,6 +167,9 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     the CSR is A row ``order[i]`` (the order the join wrote them); the pairs are
     then compacted in place in the join's own buffers (no second copy of all
     pairs, and the unused room is given back to the OS).
+    ``check_pairs``: called with the estimated number of class pairs (from the exactly
+    counted sample of rows) after the plan and before the long walk, e.g. to refuse a
+    join that cannot fit in memory (`analysis.comparison` raises `TraceTooLargeError`).
     """
     t_start = time.perf_counter()
     classes_a = np.ascontiguousarray(classes_a, np.int32)
@@ -147,12 +204,14 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
     chunk_ptr = np.zeros(n_chunks + 1, np.int64)
     chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
+    est = None
+    if not chunk_cap or check_pairs is not None:
+        est = _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
+        if check_pairs is not None:
+            check_pairs(float(est))
     if chunk_cap:
         cap = int(chunk_cap)
     else:
-        sample = np.arange(0, na, 100, dtype=np.int32)      # every 100th row, counted exactly
-        est = _sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k,
-                                  b_size_sorted) * na / sample.size
         # generous: np.empty room never written is never resident (address space
         # only), while a chunk out of room costs a second round re-walking its item
         cap = int(2.5 * (est + na) / n_chunks) + 1024
@@ -186,7 +245,7 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     n_rounds = len(rounds)
     if join_order and n_rounds == 1:
         out_q, out_i, rcap, written, map_q, map_i = rounds.pop()
-        order, ptr = _compact_headed_rows(out_q, out_i, rcap, written, na)
+        order, ptr = _compact_headed_rows(out_q, out_i, rcap, written, na, map_q, map_i)
         m = int(ptr[na])
         _release_after(map_q, m * out_q.itemsize)
         _release_after(map_i, m * out_i.itemsize)
@@ -197,10 +256,15 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         np.cumsum(row_n, out=ptr[1:])
         res_q = np.empty(ptr[na], np.int32)
         res_i = np.empty(ptr[na], odt)
+        group = 8   # chunks copied in parallel, then their slices given back: peak = pairs + 8 slices
         while rounds:
-            out_q, out_i, rcap, written, _, _ = rounds.pop(0)
-            _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i)
-            del out_q, out_i
+            out_q, out_i, rcap, written, map_q, map_i = rounds.pop(0)
+            for c0 in range(0, n_chunks, group):
+                c1 = min(n_chunks, c0 + group)
+                _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i, c0, c1)
+                _release_range(map_q, c0 * rcap * out_q.itemsize, c1 * rcap * out_q.itemsize)
+                _release_range(map_i, c0 * rcap * out_i.itemsize, c1 * rcap * out_i.itemsize)
+            del out_q, out_i, map_q, map_i
     if stats is not None:
         now = time.perf_counter()
         stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
