@@ -514,4 +514,4 @@ def test_retiming_the_scene_clock_moves_boxes_and_names_together(sync_program_pa
             at = float(ob.animation_data.drivers[0].driver.expression.rsplit("<", 1)[1])
             assert ob.hide_render == (now < at) or abs(now - at) < tol, (k, ob.name, now, at)
     # twice as fast: everything is grown by the middle of the animation, names shown
-    assert shown_counts[0] < shown_counts[5] == len(timed) == shown_counts[-1]
+    assert shown_counts[0] < shown_counts[5] == len(timed) == shown_counts[-1], shown_counts

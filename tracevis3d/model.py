@@ -7,6 +7,10 @@ contiguous range ``[i, end_index[i])`` (DESIGN.md, "The Trace model").
 No Python object is kept per call: every per-call quantity is a numpy array.
 Per-function and per-thread tables are small Python lists (one entry per
 distinct function / thread), which is what the views need for labels.
+
+Over 600 lines: one topic, the `Trace` struct — its fields, constructors, the cuts
+(subset, window, merge) and the invariant check every loader ends with; what the trace
+carries besides calls (counters, async slices, instants, flows) is in `model_side`.
 """
 from __future__ import annotations
 

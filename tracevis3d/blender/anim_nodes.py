@@ -388,7 +388,7 @@ def hide_while_before(ob, at_us: float, scene) -> None:
                           ("te", "Trace End (µs)")):
             _scene_variable(d, var, scene, f'["{CLOCK_PROPERTY.format(name)}"]')
         _scene_variable(d, "fps", scene, "render.fps")
-        d.expression = f"{now}<{float(at_us):.9g}"
+        d.expression = f"{now}<{float(at_us)!r}"  # full precision: a time clamped to the end is reached
         if not d.is_simple_expression:  # pragma: no cover - would need Python (off in background renders)
             raise RuntimeError(f"the visibility driver of {ob.name!r} is not a simple expression: {d.expression}")
 

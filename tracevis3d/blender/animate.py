@@ -39,8 +39,9 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, now_group, set_inputs,
+from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, set_inputs,
                          trace_time)
+from .anim_clock import clock_after_title, now_mesh_object
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
@@ -334,44 +335,9 @@ def _cone_growth(scene, coll, meta: dict, n: int, fps: int, easing: str) -> dict
         raise ValueError("the cone tree carries no appearance times: rebuild it")
     labels = [ob for ob in _call_labels(coll) if int(ob["call_index"]) in call_t]
     shown = _hide_before(scene, labels, [call_t[int(ob["call_index"])] for ob in labels], clock)
-    now = _clock_after_title(scene, coll, clock, span, t0)
+    now = clock_after_title(scene, coll, clock, span, t0)
     return {"clock": clock, "t0": t0, "appear_faces": n_faces, "labels_timed": shown, "now_object": now.name,
             "now_objects": [now.name]}
-
-
-def _clock_after_title(scene, coll, clock: dict, span: float, t0: float):
-    """The clock alone (the `TV3D_now` group with no line: a figure without a time axis),
-    on the title's line after its end (parented to the camera like the title), or, without
-    a title, at the top left of the image."""
-    cam = scene.camera
-    title = next((ob for ob in coll.objects if ob.type == "FONT" and ob.get("tv3d_kind") == "title"
-                  and ob.parent is not None and ob.parent == cam), None)
-    if title is not None:
-        bpy.context.view_layer.update()  # the title's dimensions
-        size = 1.25 * float(title.data.size)
-        x = float(title.location.x + title.dimensions.x) + 1.5 * size
-        y, depth = float(title.location.y), float(title.location.z)
-    else:  # the image's top-left corner at the HUD's distance (orthographic or perspective)
-        depth = -1.0
-        if cam.data.type == "ORTHO":
-            half_w = 0.5 * cam.data.ortho_scale
-        else:
-            half_w = 0.5 * cam.data.sensor_width / cam.data.lens
-        r = scene.render
-        half_h = half_w * r.resolution_y / max(r.resolution_x, 1)
-        size = 0.04 * half_h
-        x, y = -0.95 * half_w, 0.95 * half_h - size
-    half = 2.2 * size  # the group keeps the text's centre in [Left + half, Right − half]
-    x += half  # the text is centred: its left end at x
-    # the group writes the text upright in its x-z plane facing −y; turned by −90° about x
-    # (parented to the camera) it lies in the camera's x-y plane facing it, at z = −Front
-    ob = _now_mesh_object(coll, "TV3D_now", clock, span, t0, {
-        "World per µs": 0.0, "Bottom": y - 0.4 * size, "Top": y - 0.4 * size, "Front": -depth, "Thickness": 0.0,
-        "Text Size": size, "Left": x - half, "Right": x + half})
-    ob.parent = cam
-    ob.rotation_euler = (-math.pi / 2, 0.0, 0.0)
-    ob["tv3d_space"] = "camera"
-    return ob
 
 
 def _extent(boxes: dict) -> tuple:
@@ -384,48 +350,14 @@ def _extent(boxes: dict) -> tuple:
     return lo, hi
 
 
-def _anim_material(name: str, rgb) -> bpy.types.Material:
-    from ..layout.spec import MaterialSpec
-    from .writer import ensure_material
-
-    return ensure_material(MaterialSpec(name, tuple(rgb) + (1.0,), kind="text", cushion=False,
-                                        from_attribute=False))
-
-
-def _clock_unit(span_us: float, t0: float) -> tuple:
-    """(unit, µs → unit scale, decimals) of the clock for a window of ``span_us``."""
-    end = t0 + span_us
-    if end >= 1e6:
-        return "s", 1e-6, 3 if span_us < 1e7 else 2 if span_us < 1e8 else 1
-    if end >= 2e3:
-        return "ms", 1e-3, 1 if span_us >= 1e4 else 2 if span_us >= 1e3 else 3
-    return "µs", 1.0, 0
-
-
 def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: float, name: str = "TV3D_now"):
     lo, hi = _extent(boxes)
     px = meta.get("world_per_pixel") or meta.get("world_per_px") or [(hi[0] - lo[0]) / 1600.0]
     px = float(min(px) if isinstance(px, (list, tuple)) else px)
     size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
-    return _now_mesh_object(coll, name, clock, span, t0, {
+    return now_mesh_object(coll, name, clock, span, t0, {
         "World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px, "Thickness": 2.5 * px,
         "Text Size": size, "Left": lo[0], "Right": hi[0]})
-
-
-def _now_mesh_object(coll, name: str, clock: dict, span: float, t0: float, inputs: dict):
-    """An object whose `TV3D_now` modifier draws the now line and the clock (``inputs``:
-    the group's placement inputs; the clock's unit from the window)."""
-    unit, scale, decimals = _clock_unit(span, t0)
-    group = now_group(unit, decimals, _anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
-                      _anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
-    me = _tag(bpy.data.meshes.new(name))
-    ob = _tag(bpy.data.objects.new(name, me))
-    ob["tv3d_anim"] = True
-    coll.objects.link(ob)
-    mod = ob.modifiers.new("TraceVis3D now", "NODES")
-    mod.node_group = group
-    set_inputs(mod, dict(clock, **inputs, **{"Clock Offset (µs)": t0, "Clock Scale": scale}))
-    return ob
 
 
 def _call_labels(coll) -> list:
@@ -472,7 +404,9 @@ def _hide_before(scene, labels, times_us, clock: dict) -> int:
     whose time is the clock's start shows from the first frame, one whose time is after the
     window's end on the last frame.  The count timed."""
     count = 0
-    end = clock["Trace End (µs)"]  # a call that ends after the window: named on the last frame
+    # a call ending after the window is named on the last frame: its time a little before the
+    # end (driver variables are single precision: 1e-6 of the clock's values, well above it)
+    end = clock["Trace End (µs)"] - 1e-6 * max(abs(clock["Trace End (µs)"]), abs(clock["Trace Start (µs)"]), 1.0)
     for ob, t in zip(labels, np.minimum(np.asarray(times_us, np.float64), end).tolist()):
         if not t > clock["Trace Start (µs)"]:
             continue
