@@ -11,6 +11,7 @@ background mode: there, and for scripts, `poll` does one such step at once.  The
 "Follow Handles" switch (``scene.tracevis3d.extravis_follow_handles``) turns it off."""
 from __future__ import annotations
 
+import sys
 import time
 
 import bpy
@@ -46,7 +47,7 @@ def on_depsgraph_update(scene, depsgraph=None):
             _state["timer"] = True
             bpy.app.timers.register(_tick, first_interval=SETTLE_S)
     except Exception as e:  # noqa: BLE001  a depsgraph handler must never break editing
-        print(f"tracevis3d: warning: following the EXTRAVIS handles: {e}")
+        print(f"tracevis3d: warning: following the EXTRAVIS handles: {e}", file=sys.stderr)
 
 
 def _dragging() -> bool:
@@ -102,7 +103,7 @@ def _tick():
         if poll() == "waiting":
             return RETRY_S
     except Exception as e:  # noqa: BLE001  a timer must never raise into Blender
-        print(f"tracevis3d: warning: following the EXTRAVIS handles: {e}")
+        print(f"tracevis3d: warning: following the EXTRAVIS handles: {e}", file=sys.stderr)
     _state["timer"] = False
     return None
 
