@@ -144,3 +144,15 @@ def test_highlighted_wait_colours_curves_by_shared_objects(program):
         assert c == (0 if theirs == mine else 1 if theirs & mine else 2)
     assert (cls == 0).sum() >= 6  # the six queue waits
     assert (cls == 2).sum() >= 1  # MainThread's Condition.wait: another object
+
+
+def test_without_hand_offs_the_busiest_thread_is_the_focus():
+    """No thread waited on another (no hand-offs): the thread with the most calls becomes
+    the straight icicle, not the first thread (the real PyTorch profile's first thread holds
+    310 one-level calls; its figure named nothing)."""
+    t = tracevis3d.synthetic(3000, threads=4, seed=11)
+    calls = np.bincount(t.thread, minlength=t.n_threads)
+    spec = threads_layout(t, ThreadsParams(resolution=(640, 360)).validate())
+    assert spec.meta["n_curves"] == 0
+    assert calls.argmax() != 0  # the test tells the two rules apart
+    assert spec.meta["focus_thread"] == int(np.argmax(calls))

@@ -88,9 +88,12 @@ def shown_threads(trace: Trace, params: ThreadsParams) -> list:
 
 
 def default_focus(sync, threads: list) -> int:
-    """The shown thread that waited longest on others."""
-    waited = sync.pair_wait_us.sum(axis=1) if sync.pair_wait_us.size else np.zeros(sync.trace.n_threads)
-    return max(threads, key=lambda t: (waited[t], -threads.index(t)))
+    """The shown thread that waited longest on others; among equals (a trace without
+    hand-offs: none waited) the one with the most calls, then the first."""
+    n = sync.trace.n_threads
+    waited = sync.pair_wait_us.sum(axis=1) if sync.pair_wait_us.size else np.zeros(n)
+    calls = np.bincount(sync.trace.thread, minlength=n)
+    return max(threads, key=lambda t: (waited[t], calls[t], -threads.index(t)))
 
 
 def lane_colours(n_lanes: int) -> np.ndarray:
