@@ -17,7 +17,7 @@ SPANS = (("concurrent", "Concurrent", "The span in which two or more of the show
          ("all", "Whole trace", "The whole trace"))
 
 THREADS = Schema("threads", [
-    Param("focus", Thread(), None, group=S.SHOW, label="Focus", default_text="the thread that waits longest",
+    Param("focus", Thread(), None, group=S.SHOW, label="Focus", default_text="the thread that waits longest, else the one with most calls",
           help="thread (name or index) shown as the straight icicle behind the ring, its sector enlarged"),
     Param("color_by", Choice(THREAD_COLOR_ITEMS), "kind", label="Colour",
           help="kind: bars by wait/I-O share, curves by waiting thread; thread: thread colours; object: curves "
@@ -63,7 +63,7 @@ class ThreadsParams(Params, schema=THREADS):
 
     - ``focus``: the thread (name or index) shown as the straight extruded icicle behind the
       ring and whose sector is enlarged ``focus_scale`` times (Fig. 7); None = the thread
-      that waits longest on others;
+      that waits longest on others, or without hand-offs the one with the most calls;
     - ``color_by``: ``kind`` (bars brown/red/green by wait vs I/O share, IV-B3; curves in the
       waiting thread's colour), ``thread`` (bars and curves in thread colours), ``object``
       (bars by kind; curves by object, grey when only one thread ever waited on it);
