@@ -181,7 +181,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first
         from .annotate import content_height
 
-        tracks = side.track_plan(tr, t0, t1, params)
+        tracks = side.track_plan(tr, t0, t1, params, sel.lane_threads)
         content_h_px = content_height(res, tpx, params.show_title) * (1.0 - tracks.share)
     n_lanes = sel.lane_threads.size
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
@@ -286,10 +286,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + LANE_GAP_LEVELS * (st.lane_levels.size - 1))
-    after = None
-    if len(tracks):  # each counter track under its process's lanes
-        side.place_tracks(tracks, tr, sel.lane_threads)
-        below, after = side.split_levels(tracks, below, st.lane_levels.size)
+    below, after = side.split_levels(tracks, below, st.lane_levels.size)  # a track under its process's lanes
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
     frame = None

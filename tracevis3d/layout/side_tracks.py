@@ -23,7 +23,7 @@ series, the first flow of an arc, the instant), so picking can report it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -92,7 +92,8 @@ class TrackPlan:
     others: list  # labels of the series not shown
     share: float  # of the content height the tracks and async lanes take
     asyncs: object = None  # `async_lanes.AsyncPlan`: drawn above the counter tracks
-    after_lane: np.ndarray | None = None  # per track: the lane it stands under (its process's last); -1: below
+    after_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per track: its lane
+    # (`track_places`); -1: under the time axis
 
     def __len__(self) -> int:
         return int(self.series.size)
@@ -179,13 +180,14 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
     return shown, lo[shown], hi[shown], others
 
 
-def track_plan(tr, t0: float, t1: float, params) -> TrackPlan:
-    """The counter tracks of a figure (`choose_series`) and their share of the content."""
+def track_plan(tr, t0: float, t1: float, params, lane_threads) -> TrackPlan:
+    """The counter tracks of a figure (`choose_series`), where each stands (`track_places`,
+    ``lane_threads``: the thread of each lane) and their share of the content."""
     from .async_lanes import async_plan
 
     shown, lo, hi, others = choose_series(tr, t0, t1, list(params.counters), int(params.max_counters))
     plan = TrackPlan(shown, [series_label(tr, int(s)) for s in shown], lo, hi, others, 0.0,
-                     async_plan(tr, t0, t1, params.show_async))
+                     async_plan(tr, t0, t1, params.show_async), track_places(tr, shown, lane_threads))
     plan.share = min(TRACK_SHARE * sum(plan.units), MAX_TRACKS_SHARE)
     return plan
 
@@ -195,19 +197,19 @@ def below_levels(plan: TrackPlan, lane_levels_total: float) -> float:
     return 0.0 if plan.empty else plan.share / (1.0 - plan.share) * lane_levels_total
 
 
-def place_tracks(plan: TrackPlan, tr, lane_threads) -> None:
-    """Each counter track under the lanes of its process: ``plan.after_lane`` is the last
-    lane of the series' process, or -1 (the block under the time axis) when that lane is
-    the bottom one, when the process has no lane, or when every lane is of one process."""
+def track_places(tr, series, lane_threads) -> np.ndarray:
+    """Each counter track under the lanes of its process: per series in ``series``, the
+    last lane of its process, or -1 (the block under the time axis) when that lane is the
+    bottom one, when the process has no lane, or when every lane is of one process."""
     lane_pid = np.asarray(tr.thread_pid)[np.asarray(lane_threads, np.int64)]
     n = lane_pid.size
-    after = np.full(len(plan), -1, np.int64)
+    after = np.full(len(series), -1, np.int64)
     if n > 1 and np.unique(lane_pid).size > 1:
-        for k, s in enumerate(plan.series):  # a few tracks
+        for k, s in enumerate(series):  # a few tracks
             mine = np.flatnonzero(lane_pid == tr.series_pid[int(s)])
             if mine.size and mine[-1] < n - 1:
                 after[k] = mine[-1]
-    plan.after_lane = after
+    return after
 
 
 def split_levels(plan: TrackPlan, total: float, n_lanes: int) -> tuple:
@@ -215,7 +217,7 @@ def split_levels(plan: TrackPlan, total: float, n_lanes: int) -> tuple:
     None) that the plan's units take, ``total`` levels in all (`below_levels`): each unit
     the same height wherever it stands, a gap of `TRACK_GAP` units between neighbours."""
     units = np.asarray(plan.units, np.float64)
-    if plan.after_lane is None or not (plan.after_lane >= 0).any() or not units.size:
+    if not (plan.after_lane >= 0).any():
         return total, None
     per_unit = total / (units.sum() + TRACK_GAP * max(units.size - 1, 0))
     where = unit_places(plan)
@@ -231,8 +233,7 @@ def split_levels(plan: TrackPlan, total: float, n_lanes: int) -> tuple:
 def unit_places(plan: TrackPlan) -> np.ndarray:
     """Per unit (async lanes, then counter tracks): the lane it stands under, -1: below."""
     na = len(plan.units) - len(plan)
-    tracks = plan.after_lane if plan.after_lane is not None else np.full(len(plan), -1, np.int64)
-    return np.concatenate([np.full(na, -1, np.int64), np.asarray(tracks, np.int64)])
+    return np.concatenate([np.full(na, -1, np.int64), np.asarray(plan.after_lane, np.int64)])
 
 
 def unit_rows(plan: TrackPlan, frame) -> tuple:
@@ -356,7 +357,7 @@ def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
     layers, labels, materials = [], [], {}
     bottoms, tops = unit_rows(plan, frame)
     meta = {"below_z": np.stack([bottoms, tops], 1).tolist()}
-    if plan.after_lane is not None and (plan.after_lane >= 0).any():
+    if (plan.after_lane >= 0).any():
         meta["counter_track_lanes"] = plan.after_lane.tolist()
     na = len(plan.asyncs) if plan.asyncs else 0
     if na:
