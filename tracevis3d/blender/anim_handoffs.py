@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .anim_nodes import handoff_group, set_inputs
+from .meshobj import set_float_attribute
 
 HANDOFF_MODIFIER = "TraceVis3D handoffs"
 CURVE_LAYERS = ("corr", "corr_compound", "release_circles")
@@ -54,9 +55,7 @@ def handoffs(coll, clock: dict, call_end, t0: float) -> dict:
             t = np.where(corr_ids[order][at] == corr, corr_t[order][at], 0.0)
         else:
             t = np.zeros(len(me.polygons))
-        if "t_handoff" in me.attributes:
-            me.attributes.remove(me.attributes["t_handoff"])
-        me.attributes.new("t_handoff", "FLOAT", "FACE").data.foreach_set("value", np.ascontiguousarray(t, np.float32))
+        set_float_attribute(me, "t_handoff", "FACE", t)
         mod = ob.modifiers.new(HANDOFF_MODIFIER, "NODES")
         mod.node_group = group
         set_inputs(mod, clock)

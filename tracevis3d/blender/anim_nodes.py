@@ -48,15 +48,6 @@ def clock_seconds(times, clock: dict):
     return clock["Start (s)"] + np.interp(e, eased, u) * clock["Duration (s)"]
 
 
-def first_frame_at(times, fps, start_s, duration_s, ease, t0, t1, n_frames: int):
-    """Per trace time in ``times``: the first scene frame (1..n_frames) whose clock has
-    reached it (n_frames + 1: never)."""
-    frames = np.arange(1, n_frames + 1)
-    clock = trace_time(frames, fps, start_s, duration_s, ease, t0, t1)
-    clock = np.maximum.accumulate(clock)
-    return 1 + np.searchsorted(clock, np.asarray(times, np.float64), side="left")
-
-
 class _Graph:
     """A little helper to add nodes and links to a node tree."""
 
@@ -391,9 +382,3 @@ def hide_while_before(ob, at_us: float, scene) -> None:
         d.expression = f"{now}<{float(at_us)!r}"  # full precision: a time clamped to the end is reached
         if not d.is_simple_expression:  # pragma: no cover - would need Python (off in background renders)
             raise RuntimeError(f"the visibility driver of {ob.name!r} is not a simple expression: {d.expression}")
-
-
-def get_inputs(mod) -> dict:
-    """A Geometry Nodes modifier's float input values by socket name."""
-    return {it.name: float(mod[it.identifier]) for it in mod.node_group.interface.items_tree
-            if getattr(it, "in_out", None) == "INPUT" and it.socket_type != "NodeSocketGeometry"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .anim_nodes import reveal_group, set_inputs
+from .meshobj import set_float_attribute
 from .tubes import tube_values
 
 REVEAL_MODIFIER = "TraceVis3D reveal"
@@ -80,9 +81,7 @@ def reveal(scene, coll, n: int, fps: int, order: str = "time", timing=None) -> d
         grow = max(0.15 * duration, 2.0 / fps)
         start = 1.0 / fps + rank / max(m - 1, 1) * (duration - grow)
     for name, values in (("t_reveal", start[vt]), ("t_along", along)):
-        if name in me.attributes:
-            me.attributes.remove(me.attributes[name])
-        me.attributes.new(name, "FLOAT", "POINT").data.foreach_set("value", np.ascontiguousarray(values, np.float32))
+        set_float_attribute(me, name, "POINT", values)
     mod = ob.modifiers.new(REVEAL_MODIFIER, "NODES")
     mod.node_group = reveal_group()
     set_inputs(mod, {"Grow (s)": grow})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .anim_nodes import arc_growth_group, set_inputs
+from .meshobj import set_float_attribute
 
 ARC_MODIFIER = "TraceVis3D arc growth"
 GROWN_SECTORS = ("ring", "ring_clusters", "wait_markers")
@@ -73,12 +74,6 @@ def _mesh_arrays(me) -> tuple:
     return verts.reshape(nv, 3), corner.reshape(nf, 4), sector
 
 
-def _set(me, name: str, domain: str, values) -> None:
-    if name in me.attributes:
-        me.attributes.remove(me.attributes[name])
-    me.attributes.new(name, "FLOAT", domain).data.foreach_set("value", np.ascontiguousarray(values, np.float32))
-
-
 def grow_rings(coll, meta: dict, clock: dict) -> dict:
     """Set up the arc growth on the thread view's ring meshes in ``coll``."""
     obs = [ob for ob in coll.objects if ob.type == "MESH" and ob.get("tv3d_layer") in GROWN_SECTORS
@@ -96,8 +91,8 @@ def grow_rings(coll, meta: dict, clock: dict) -> dict:
         verts, quads, sector = _mesh_arrays(me)
         at = sector_times(verts, quads, sector, origin, meta["lane_angles"], span)
         for name in ("t_vertex", "ring_r", "arc_a0", "arc_dadt"):
-            _set(me, name, "POINT", at[name])
-        _set(me, "t_first", "FACE", at["t_first"])
+            set_float_attribute(me, name, "POINT", at[name])
+        set_float_attribute(me, "t_first", "FACE", at["t_first"])
         mod = ob.modifiers.new(ARC_MODIFIER, "NODES")
         mod.node_group = group
         set_inputs(mod, dict(clock, **{"Centre X": float(origin[0]), "Centre Z": float(origin[2])}))

@@ -39,13 +39,13 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, set_inputs,
-                         trace_time)
+from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, read_clock,
+                         set_inputs, trace_time)
 from .anim_clock import clock_after_title, now_mesh_object
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
-from .meshobj import TAG, _tag
+from .meshobj import TAG, _tag, set_float_attribute
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
@@ -80,13 +80,6 @@ def _points(ob) -> tuple:
     sc = np.empty(n * 3, np.float32)
     A["tv_scale"].data.foreach_get("vector", sc)
     return pos.reshape(n, 3), sc.reshape(n, 3)
-
-
-def _set_float(ob, name: str, values) -> None:
-    A = ob.data.attributes
-    if name in A:
-        A.remove(A[name])
-    A.new(name, "FLOAT", "POINT").data.foreach_set("value", np.ascontiguousarray(values, np.float32))
 
 
 def _world_boxes(coll) -> dict:
@@ -268,8 +261,8 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
     for suffix, part, k, t0, span in groups:
         for ob, pos, sc in part.values():
             x0 = pos[:, 0].astype(np.float64) - sc[:, 0] / 2.0
-            _set_float(ob, "t_start", x0 / k)
-            _set_float(ob, "t_end", (x0 + sc[:, 0]) / k)
+            set_float_attribute(ob.data, "t_start", "POINT", x0 / k)
+            set_float_attribute(ob.data, "t_end", "POINT", (x0 + sc[:, 0]) / k)
             mod = ob.modifiers.new(GROWTH_MODIFIER, "NODES")
             mod.node_group = group
             set_inputs(mod, clock)
@@ -320,10 +313,7 @@ def _cone_growth(scene, coll, meta: dict, n: int, fps: int, easing: str) -> dict
         if t is None or not len(ob.data.polygons):
             continue
         me = ob.data
-        if "t_appear" in me.attributes:
-            me.attributes.remove(me.attributes["t_appear"])
-        me.attributes.new("t_appear", "FLOAT", "FACE").data.foreach_set(
-            "value", np.ascontiguousarray(t[face_tubes(me)], np.float32))
+        set_float_attribute(me, "t_appear", "FACE", t[face_tubes(me)])
         mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
         mod.node_group = group
         set_inputs(mod, clock)
@@ -417,8 +407,6 @@ def _hide_before(scene, labels, times_us, clock: dict) -> int:
 
 def growth_time(scene, frame: int) -> float:
     """The trace time (µs from the figure's left edge) the growth shows at ``frame``."""
-    from .anim_nodes import read_clock
-
     info = json.loads(scene[ANIM_KEY])
     c = {**info["clock"], **read_clock(scene)}  # as retimed in the scene's clock properties
     return float(trace_time([frame], scene.render.fps, c["Start (s)"], c["Duration (s)"], c["Ease"],
