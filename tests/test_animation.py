@@ -491,10 +491,12 @@ def test_retiming_the_scene_clock_moves_boxes_and_names_together(sync_program_pa
     timed = [ob for ob in bpy.data.collections["TraceVis3D"].objects
              if ob.type == "FONT" and ob.animation_data is not None and ob.animation_data.drivers]
     assert timed and all(fc.driver.is_simple_expression for ob in timed for fc in ob.animation_data.drivers)
-    shown_counts = []
-    for k in range(1, 11):
+
+    def check(k):
+        """Boxes and names at frame k agree with the clock at the scene's second of k."""
         scene.frame_set(k)
-        now = float(trace_time([k], scene.render.fps, c["Start (s)"], c["Duration (s)"], c["Ease"],
+        fps = scene.render.fps / scene.render.fps_base
+        now = float(trace_time([k], fps, c["Start (s)"], c["Duration (s)"], c["Ease"],
                                c["Trace Start (µs)"], c["Trace End (µs)"])[0])
         mod = wall.modifiers["TraceVis3D growth"]
         assert mod[mod.node_group.interface.items_tree["Duration (s)"].identifier] == pytest.approx(c["Duration (s)"])
@@ -509,9 +511,15 @@ def test_retiming_the_scene_clock_moves_boxes_and_names_together(sync_program_pa
         grown = sc.reshape(-1, 3)[:, 0] > 0
         tol = 1e-4 * c["Trace End (µs)"]
         assert ((t_start < now - tol) <= grown).all() and (grown <= (t_start < now + tol)).all(), k
-        shown_counts.append(sum(not ob.hide_render for ob in timed))
         for ob in timed:  # each name: hidden iff the retimed clock has not reached its time
             at = float(ob.animation_data.drivers[0].driver.expression.rsplit("<", 1)[1])
             assert ob.hide_render == (now < at) or abs(now - at) < tol, (k, ob.name, now, at)
+        return sum(not ob.hide_render for ob in timed)
+
+    shown_counts = [check(k) for k in range(1, 11)]
     # twice as fast: everything is grown by the middle of the animation, names shown
     assert shown_counts[0] < shown_counts[5] == len(timed) == shown_counts[-1], shown_counts
+    # a frame rate with a base (29.97 = 30 / 1.001; here 5 / 2): Scene Time and the names alike
+    scene.render.fps_base = 2.0
+    assert [check(k) for k in range(1, 6)][1] < len(timed)
+    scene.render.fps_base = 1.0

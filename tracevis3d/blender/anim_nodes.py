@@ -369,7 +369,7 @@ def hide_while_before(ob, at_us: float, scene) -> None:
     (`trace_time`), evaluated by Blender without Python, so it follows a retime."""
     # e = u + ea·(3u² − 2u³ − u) written as u·(1 + ea·(u·(3 − 2u) − 1)): a driver's expression
     # holds at most 255 characters
-    u = "min(max((frame/fps-st)/(du+1e-9),0),1)"
+    u = "min(max((frame*fb/fps-st)/(du+1e-9),0),1)"  # the Scene Time node's seconds: frame / (fps / fps_base)
     now = f"ts+{u}*(1+ea*({u}*(3-2*{u})-1))*(te-ts)"
     for prop in ("hide_render", "hide_viewport"):
         fc = ob.driver_add(prop)
@@ -379,6 +379,7 @@ def hide_while_before(ob, at_us: float, scene) -> None:
                           ("te", "Trace End (µs)")):
             _scene_variable(d, var, scene, f'["{CLOCK_PROPERTY.format(name)}"]')
         _scene_variable(d, "fps", scene, "render.fps")
+        _scene_variable(d, "fb", scene, "render.fps_base")
         d.expression = f"{now}<{float(at_us)!r}"  # full precision: a time clamped to the end is reached
         if not d.is_simple_expression:  # pragma: no cover - would need Python (off in background renders)
             raise RuntimeError(f"the visibility driver of {ob.name!r} is not a simple expression: {d.expression}")
