@@ -72,8 +72,9 @@ def poll(scene=None, now: float | None = None) -> str | None:
     started or, headless, done), ``"waiting"`` (they moved less than `SETTLE_S` ago, are
     being dragged, or a job runs), ``"meet"`` (the handles meet: nothing built), or None
     (nothing moved)."""
-    from ..tracevis3d.blender.extravis_tasks import read_extravis_record, window_from_handles
+    from ..tracevis3d.blender.extravis_tasks import window_from_handles
     from ..tracevis3d.blender.tasks import QUEUE
+    from .operators.extravis_ops import rebuild_shown_views
 
     scene = scene or bpy.context.scene
     if not _following(scene):
@@ -91,10 +92,8 @@ def poll(scene=None, now: float | None = None) -> str | None:
         return "meet"
     if window is None:
         return None
-    rec = read_extravis_record(scene)
-    views = rec["views"] if rec is not None else "both"
     with bpy.context.temp_override(**_view3d_override()):
-        bpy.ops.tracevis3d.extravis("EXEC_DEFAULT", views=views)
+        rebuild_shown_views(scene)
     return "rebuilt"
 
 

@@ -99,10 +99,9 @@ class TRACEVIS3D_OT_extravis_highlight(Operator):
 
     @reported
     def execute(self, context):
-        from ...tracevis3d.blender.extravis_tasks import read_extravis_record
+        import dataclasses
 
         scene = context.scene
-        g = properties.group_of(scene, "extravis")
         params = properties.params_of(scene, "extravis")
         if self.mode == "clear":
             patterns = []
@@ -113,11 +112,18 @@ class TRACEVIS3D_OT_extravis_highlight(Operator):
                                  "the EXTRAVIS view first")
             mine = element_pattern(picked)
             patterns = ([p for p in params.highlight if p != mine] if self.mode == "add" else []) + [mine]
-        g.highlight = "; ".join(patterns)
-        rec = read_extravis_record(scene)
-        views = rec.get("views", "both") if rec is not None else "both"
-        started = bpy.ops.tracevis3d.extravis("EXEC_DEFAULT", views=views)  # its own job (modal in the UI)
+        properties.put_params(scene, "extravis", dataclasses.replace(params, highlight=patterns), only={"highlight"})
+        started = rebuild_shown_views(scene)
         return {"FINISHED"} if started & {"FINISHED", "RUNNING_MODAL"} else {"CANCELLED"}
+
+
+def rebuild_shown_views(scene) -> set:
+    """Run the EXTRAVIS build (`TRACEVIS3D_OT_extravis`, its own job: modal in the UI) for
+    the views the scene shows (its record's; both without one); the operator's result."""
+    from ...tracevis3d.blender.extravis_tasks import read_extravis_record
+
+    rec = read_extravis_record(scene)
+    return bpy.ops.tracevis3d.extravis("EXEC_DEFAULT", views=rec["views"] if rec is not None else "both")
 
 
 CLASSES = (TRACEVIS3D_OT_extravis, TRACEVIS3D_OT_extravis_highlight)
