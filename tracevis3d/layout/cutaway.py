@@ -25,6 +25,12 @@ MIN_MARGIN_PX = 12.0
 GAP = 1e-3  # of the distance to the target: the cut stops just before it
 
 
+def not_drawn(call_text: str) -> ValueError:
+    """The error of a cutaway whose call has no box in the figure."""
+    return ValueError(f"cutaway: {call_text} is not drawn in this figure (hidden, folded away, outside the window "
+                      "or the threads shown)")
+
+
 def target_box(target: tuple, sel, d, frame, params, call_text: str | None = None) -> np.ndarray:
     """(2, 3) world corners (min, max) of the target: ("call", loaded-trace index) or
     ("lane", name or index); ``call_text`` names the call in errors (default "call N")."""
@@ -33,8 +39,7 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
     if what == "call":
         rows = np.flatnonzero(d.call_id == int(ref))
         if rows.size == 0:
-            raise ValueError(f"cutaway: {call_text or f'call {ref}'} is not drawn in this figure (hidden, folded away, outside the "
-                             "window or the threads shown)")
+            raise not_drawn(call_text or f"call {ref}")
         r = int(rows[0])
         x0 = (float(d.start[r]) - sel.t0) * frame.scale_t
         x1 = (float(d.end[r]) - sel.t0) * frame.scale_t
@@ -92,9 +97,8 @@ def figure_cutaway(params, sel, d, frame) -> dict | None:
     target = parse_cutaway(params.cutaway)
     if target is None:
         return None
-    box = cutaway_box(target_box(target, sel, d, frame, params), frame.cam, float(np.median(frame.px)))
-    box["target"] = params.cutaway
-    return box
+    return _named_box(cutaway_box(target_box(target, sel, d, frame, params), frame.cam, float(np.median(frame.px))),
+                      params.cutaway)
 
 
 def _named_box(box: dict, text: str) -> dict:
@@ -194,8 +198,7 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
         else:
             rows = np.flatnonzero(d.call_id == int(ref))
             if rows.size == 0:
-                raise ValueError(f"cutaway: call {ref} is not drawn in this figure (hidden, folded away, outside "
-                                 "the window or the threads shown)")
+                raise not_drawn(f"call {ref}")
             r = int(rows[0])
             r0 = ring.zero_radius + float(d.level_bottom[r])
             angles = ring.angle(int(d.lane[r]), [float(d.start[r]), float(d.end[r])])
