@@ -528,3 +528,25 @@ def test_series_ids_twin(pairs):
     finally:
         jsd.series_ids = real
     assert [np.asarray(g).tolist() for g in got] == list(want)
+
+
+def test_instants_keep_their_process(tmp_path):
+    """A process-scope instant keeps its event's pid (what it spans in the views and what a
+    thread subset keeps it by) through the importer, the Chrome export and a thread subset."""
+    data = b"""{"traceEvents":[
+{"ph":"X","name":"a","pid":1,"tid":1,"ts":100,"dur":100},
+{"ph":"X","name":"b","pid":2,"tid":5,"ts":100,"dur":100},
+{"ph":"i","name":"p2","pid":2,"tid":5,"ts":150,"s":"p"},
+{"ph":"i","name":"t1","pid":1,"tid":1,"ts":120,"s":"t"},
+{"ph":"i","name":"g","pid":1,"tid":1,"ts":130,"s":"g"}
+]}"""
+    t = load(data)
+    by = {t.instant_names[int(k)]: j for j, k in enumerate(t.instant_name)}
+    assert t.instant_pid[by["p2"]] == 2 and t.instant_thread[by["p2"]] == -1
+    assert t.instant_pid[by["t1"]] == 1
+    tracevis3d.save(t, tmp_path / "x.json", format="chrome")
+    u = tracevis3d.load(tmp_path / "x.json")
+    ub = {u.instant_names[int(k)]: j for j, k in enumerate(u.instant_name)}
+    assert u.instant_pid[ub["p2"]] == 2 and chr(u.instant_scope[ub["p2"]]) == "p"
+    one = t.subset(thread=[int(np.flatnonzero(t.thread_pid == 1)[0])])
+    assert sorted(one.instant_names[int(k)] for k in one.instant_name) == ["g", "t1"]

@@ -105,11 +105,12 @@ def test_flows_and_instants_round_trip_and_become_arcs_and_markers(tmp_path):
     t.instant_names = ["mark"]
     t.instant_thread = np.array([0, -1], np.int32)
     t.instant_scope = np.array([ord("t"), ord("g")], np.uint8)
+    t.instant_pid = t.thread_pid[[0, 0]].astype(np.int64)
     t.check()
     save_native(t, tmp_path / "f.tv3d.npz")
     save_compact(t, tmp_path / "f.tv3c")
     for u in (load_native(tmp_path / "f.tv3d.npz"), load_compact((tmp_path / "f.tv3c").read_bytes())):
-        for k in ("flow_id", "flow_from", "flow_to", "instant_ts", "instant_thread", "instant_scope"):
+        for k in ("flow_id", "flow_from", "flow_to", "instant_ts", "instant_thread", "instant_scope", "instant_pid"):
             assert np.array_equal(getattr(u, k), getattr(t, k)), k
     spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
     flows = spec.layer("flows")
@@ -225,6 +226,47 @@ def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(reald
 
 
 @pytest.mark.blender
+def test_process_instants_stand_over_their_process_and_follow_it_through_subsets(tmp_path):
+    """A process's instant spans the lanes of its process only (not every lane), a thread
+    subset keeps it only with a thread of its process, and its pid survives the files; a file
+    from before ``instant_pid`` gets the thread's process for thread instants, -1 otherwise."""
+    t = tracevis3d.synthetic(3000, threads=3, seed=4)
+    t.thread_pid = np.array([100, 100, 200], np.int64)
+    t0 = float(t.end.max()) * 0.5
+    t.instant_ts = np.full(4, t0)
+    t.instant_name = np.arange(4, dtype=np.int32)
+    t.instant_names = ["thread0", "proc100", "proc200", "global"]
+    t.instant_thread = np.array([0, -1, -1, -1], np.int32)
+    t.instant_scope = np.frombuffer(b"tppg", np.uint8).copy()
+    t.instant_pid = np.array([100, 100, 200, 100], np.int64)
+    t.check()
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540), fold="none"))
+    inst = spec.layer("instants")
+    lanes = spec.meta.get("lane_threads")
+    z_lo = inst.positions[:, 2] - inst.scales[:, 2] / 2
+    z_hi = inst.positions[:, 2] + inst.scales[:, 2] / 2
+    by = {int(k): (float(z_lo[j]), float(z_hi[j])) for j, k in enumerate(inst.attributes["side_index"])}
+    assert sorted(by) == [0, 1, 2, 3], by
+    # process 100 (threads 0 and 1) and process 200 (thread 2) do not overlap; global covers both
+    assert by[1][1] <= by[2][0] + 1e-6 or by[2][1] <= by[1][0] + 1e-6, (by, lanes)
+    assert by[3][0] <= min(by[1][0], by[2][0]) + 1e-6 and by[3][1] >= max(by[1][1], by[2][1]) - 1e-6
+    assert by[0][1] - by[0][0] < by[1][1] - by[1][0]
+
+    only = t.subset(thread=[2])
+    assert sorted(only.instant_names[k] for k in only.instant_name) == ["global", "proc200"]
+    assert sorted(only.instant_pid.tolist()) == [100, 200]
+    both = t.subset(thread=[0])
+    assert sorted(both.instant_names[k] for k in both.instant_name) == ["global", "proc100", "thread0"]
+
+    save_native(t, tmp_path / "f.tv3d.npz")
+    save_compact(t, tmp_path / "f.tv3c")
+    for u in (load_native(tmp_path / "f.tv3d.npz"), load_compact((tmp_path / "f.tv3c").read_bytes())):
+        assert u.instant_pid.tolist() == [100, 100, 200, 100]
+    old = tracevis3d.Trace(**{k: getattr(t, k) for k in t.__dataclass_fields__ if k != "instant_pid"})
+    assert old.instant_pid.tolist() == [100, -1, -1, -1]
+    old.check()
+
+
 def test_picking_reports_counters_flows_and_instants():
     bpy = pytest.importorskip("bpy")
     from tracevis3d.blender.hygiene import remove_startup_defaults
@@ -237,6 +279,7 @@ def test_picking_reports_counters_flows_and_instants():
     t.flow_id, t.flow_from, t.flow_to = np.array([7], np.int64), a.astype(np.int32), b.astype(np.int32)
     t.instant_ts, t.instant_name, t.instant_names = np.array([float(t.end.max()) * 0.9]), np.zeros(1, np.int32), ["x"]
     t.instant_thread, t.instant_scope = np.array([1], np.int32), np.array([ord("t")], np.uint8)
+    t.instant_pid = t.thread_pid[[1]].astype(np.int64)
     t.check()
     bpy.ops.wm.read_factory_settings()
     remove_startup_defaults(bpy.context.scene)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side, fill_track_defaults
+from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side, fill_instant_pids, fill_track_defaults
 
 __all__ = [
     "Trace",
@@ -84,6 +84,7 @@ OTHER_DTYPES = {
     "instant_name": np.int32,
     "instant_thread": np.int32,
     "instant_scope": np.uint8,
+    "instant_pid": np.int64,
     "flow_id": np.int64,
     "flow_from": np.int32,
     "flow_to": np.int32,
@@ -127,7 +128,8 @@ class Trace:
     Thread table: ``thread_pid``, ``thread_tid``, ``thread_names``, ``thread_sort``,
     ``process_names`` (one per thread, the name of its process).
     Instants: ``instant_ts``, ``instant_name`` (into ``instant_names``),
-    ``instant_thread`` (-1 for global/process scope), ``instant_scope`` (b'g','p','t').
+    ``instant_thread`` (-1 for global/process scope), ``instant_scope`` (b'g','p','t'),
+    ``instant_pid`` (the event's process: what a process-scope instant spans; -1 unknown).
     Flows: ``flow_id``, ``flow_from``, ``flow_to`` (call indices).
     Counters (Chrome ``C`` events; each ``args`` key one series, ``name`` [+ ``id``] and
     process one counter): samples ``counter_ts`` (µs on the trace clock), ``counter_value``,
@@ -171,6 +173,7 @@ class Trace:
     instant_name: np.ndarray = field(default_factory=lambda: _empty("instant_name"))
     instant_thread: np.ndarray = field(default_factory=lambda: _empty("instant_thread"))
     instant_scope: np.ndarray = field(default_factory=lambda: _empty("instant_scope"))
+    instant_pid: np.ndarray = field(default_factory=lambda: _empty("instant_pid"))
     instant_names: list = field(default_factory=list)
     flow_id: np.ndarray = field(default_factory=lambda: _empty("flow_id"))
     flow_from: np.ndarray = field(default_factory=lambda: _empty("flow_from"))
@@ -201,6 +204,7 @@ class Trace:
 
     def __post_init__(self):
         fill_track_defaults(self)  # files from before the track's id kind and scope
+        fill_instant_pids(self)  # files from before the instants' process
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:
@@ -455,9 +459,11 @@ class Trace:
         f_ok = np.zeros(len(self.flow_id), bool)
         if len(self.flow_id):
             f_ok = mask[self.flow_from] & mask[self.flow_to]
-        # instants on kept threads (and global ones)
+        # instants on kept threads, of the processes of kept threads, and global ones
         it = self.instant_thread
-        i_ok = (it < 0) | (thread_map[np.maximum(it, 0)] >= 0) if len(it) else np.zeros(0, bool)
+        on_thread = it >= 0
+        i_ok = (self.instant_scope == ord("g")) | (~on_thread & np.isin(self.instant_pid, self.thread_pid[threads]))
+        i_ok[on_thread] = thread_map[it[on_thread]] >= 0
         if instants is not None:
             i_ok &= instants
         meta = dict(self.meta)
@@ -488,6 +494,7 @@ class Trace:
             instant_name=self.instant_name[i_ok],
             instant_thread=np.where(it[i_ok] >= 0, thread_map[np.maximum(it[i_ok], 0)], -1).astype(np.int32),
             instant_scope=self.instant_scope[i_ok],
+            instant_pid=self.instant_pid[i_ok],
             instant_names=self.instant_names,
             flow_id=self.flow_id[f_ok],
             flow_from=newpos[self.flow_from[f_ok]].astype(np.int32),
@@ -625,7 +632,7 @@ def _check(t: Trace) -> None:
         if a.size and (a.min() < 0 or a.max() >= n):
             _fail(f"{name} refers to a call outside 0..{n - 1}")
     ni = t.instant_ts.shape[0]
-    for name in ("instant_name", "instant_thread", "instant_scope"):
+    for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
         if getattr(t, name).shape[0] != ni:
             _fail(f"{name} length differs from instant_ts")
     if ni and (t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names)):

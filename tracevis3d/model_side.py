@@ -25,6 +25,8 @@ SIDE_DTYPES = {
 }
 # added after the first file versions: files without them load with empty arrays / tables
 OPTIONAL_ARRAYS = tuple(SIDE_DTYPES)
+# every array a file may lack: the side arrays and the instants' process (`fill_instant_pids`)
+ADDED_ARRAYS = OPTIONAL_ARRAYS + ("instant_pid",)
 OPTIONAL_TABLES = ("counter_names", "series_names", "series_units", "async_names", "async_track_cats",
                    "async_track_ids", "async_track_scopes")
 SIDE_FIELDS = OPTIONAL_ARRAYS + OPTIONAL_TABLES
@@ -42,6 +44,18 @@ def fill_track_defaults(t) -> None:
         t.async_track_id_kind = np.full(ntr, TRACK_DEFAULTS["async_track_id_kind"], np.uint8)
     if len(t.async_track_scopes) == 0:
         t.async_track_scopes = [TRACK_DEFAULTS["async_track_scopes"]] * ntr
+
+
+def fill_instant_pids(t) -> None:
+    """Give Trace ``t`` the process of each instant when its file predates ``instant_pid``:
+    the thread's process for an instant on a thread, -1 (unknown) for the others."""
+    ni = t.instant_ts.shape[0]
+    if not ni or t.instant_pid.shape[0] or t.instant_thread.shape[0] != ni:
+        return
+    th = t.instant_thread
+    pids = np.asarray(t.thread_pid, np.int64)
+    t.instant_pid = np.where(th >= 0, pids[np.clip(th, 0, max(pids.shape[0] - 1, 0))] if pids.size else -1,
+                             -1).astype(np.int64)
 
 
 def check_side(t, nt: int, _fail) -> None:

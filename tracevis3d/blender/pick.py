@@ -191,7 +191,7 @@ def describe_side(trace: Trace, hit: dict) -> dict:
         th = int(trace.instant_thread[i])
         return {"kind": k, "name": trace.instant_names[int(trace.instant_name[i])],
                 "time_us": float(trace.instant_ts[i]), "thread": trace.thread_names[th] if th >= 0 else None,
-                "scope": chr(int(trace.instant_scope[i]))}
+                "scope": chr(int(trace.instant_scope[i])), "pid": int(trace.instant_pid[i])}
     if k == "async":
         tr = int(trace.async_track[i])
         return {"kind": k, "name": trace.async_names[int(trace.async_name[i])], "category": trace.async_track_cats[tr],

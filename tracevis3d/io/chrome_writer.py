@@ -96,7 +96,7 @@ def iter_chrome_json(trace: Trace, style: str = "sorted", clock_origin: float | 
     instants = []
     for k in range(len(trace.instant_ts)):
         t = int(trace.instant_thread[k])
-        p, q = (int(trace.thread_pid[t]), int(trace.thread_tid[t])) if t >= 0 else (0, 0)
+        p, q = (int(trace.thread_pid[t]), int(trace.thread_tid[t])) if t >= 0 else (max(int(trace.instant_pid[k]), 0), 0)
         instants.append(json.dumps({"ph": "i", "pid": p, "tid": q, "ts": float(trace.instant_ts[k] + origin),
                                     "s": chr(int(trace.instant_scope[k])) if trace.instant_scope[k] else "t",
                                     "name": trace.instant_names[int(trace.instant_name[k])]}))

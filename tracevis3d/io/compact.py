@@ -213,7 +213,7 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
     w.ints("args_call", trace.args_call, delta=True)
     w.ints("args_len", np.diff(trace.args_ptr), zigzag=False)
     w.raw("args_blob", trace.args_blob)
-    for k in ("flow_id", "flow_from", "flow_to", "instant_name", "instant_thread", "instant_scope",
+    for k in ("flow_id", "flow_from", "flow_to", "instant_name", "instant_thread", "instant_scope", "instant_pid",
               "thread_pid", "thread_tid", "thread_sort", "function_lines"):
         w.ints(k, getattr(trace, k))
     w.floats("instant_ts", trace.instant_ts)
@@ -590,6 +590,8 @@ def _load(data, source: str, lim: Limits) -> Trace:
                  ("thread_sort", nt), ("function_lines", nf)):
         arrays[k] = r.ints(k, m, ARRAY_DTYPES[k])
     arrays["instant_ts"] = r.floats("instant_ts", n_inst).view(np.float64)
+    if "instant_pid" in r.sec:  # files from before it get it from their threads (model_side.fill_instant_pids)
+        arrays["instant_pid"] = r.ints("instant_pid", n_inst, ARRAY_DTYPES["instant_pid"])
     for group in (("counter_ts", "counter_value", "counter_series"), ("series_counter", "series_pid"),
                   ("async_start", "async_end", "async_name", "async_track", "async_depth"),
                   ("async_track_pid",), ("async_track_id_kind",)):

@@ -23,7 +23,7 @@ from numpy.lib import format as npformat
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
-from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES, check_side
+from ..model_side import ADDED_ARRAYS, OPTIONAL_TABLES, check_side
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -219,7 +219,7 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
             for x in pth:
                 _check_text(x, f"header function_paths entry {j}", long_cap, bad)
         arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()
-                  if k not in OPTIONAL_ARRAYS or k + ".npy" in members}
+                  if k not in ADDED_ARRAYS or k + ".npy" in members}
         meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad,
                        lim.max_meta_items)
         if not isinstance(meta, dict):
@@ -329,7 +329,7 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
         if a.size and (a.min() < 0 or a.max() >= n):
             bad(f"{name} refers to a call outside 0..{n - 1}")
     ni = t.instant_ts.shape[0]
-    for name in ("instant_name", "instant_thread", "instant_scope"):
+    for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
         if getattr(t, name).shape[0] != ni:
             bad(f"{name} length differs from instant_ts")
     if ni:

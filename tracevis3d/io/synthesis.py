@@ -701,7 +701,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         process_names=list(trace.process_names), object_names=list(trace.object_names),
         instant_ts=instant_ts, instant_name=trace.instant_name.copy(),
         instant_thread=trace.instant_thread.copy(), instant_scope=trace.instant_scope.copy(),
-        instant_names=list(trace.instant_names),
+        instant_pid=trace.instant_pid.copy(), instant_names=list(trace.instant_names),
         flow_id=trace.flow_id[f_ok], flow_from=newpos[trace.flow_from[f_ok]].astype(np.int32),
         flow_to=newpos[trace.flow_to[f_ok]].astype(np.int32),
         args_call=a_new[a_keep].astype(np.int32), args_ptr=args_ptr, args_blob=args_blob,

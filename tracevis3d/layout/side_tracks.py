@@ -471,32 +471,26 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float) -> TubeLayer
 
 def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str = ""):
     """(instance layer or None, count) of the instants inside the window: a thin upright tick
-    in front of its thread's lane (`INSTANT_LEVELS` from the lane's base), or a bar over
-    every lane for a process's or a global instant; at most
-    `MAX_INSTANTS` (one per pixel column and lane)."""
+    in front of its thread's lane (`INSTANT_LEVELS` from the lane's base), a bar over the
+    lanes of its process for a process's instant, over every lane for a global one; at most
+    `MAX_INSTANTS` (one per pixel column and lane or process)."""
     tr = sel.trace
     if not params.show_instants or tr.instant_ts.size == 0:
         return None, 0
-    lane_of_thread = np.full(max(tr.n_threads, 1), -1, np.int64)
-    lane_of_thread[sel.lane_threads] = np.arange(sel.lane_threads.size)
     ts = tr.instant_ts
-    ok = (ts >= t0) & (ts <= t1)
-    th = tr.instant_thread
-    lane = np.where(th >= 0, lane_of_thread[np.maximum(th, 0)], -2)
-    ok &= lane != -1  # a thread that is not shown
+    group, lane_process = _instant_groups(sel)
+    z_lo, z_hi = _group_heights(frame, lane_process)
+    ok = (ts >= t0) & (ts <= t1) & (group >= 0)
     ii = np.flatnonzero(ok)
     if ii.size == 0:
         return None, 0
     px = float(np.median(frame.px))
     x = (ts[ii] - t0) * frame.scale_t
-    ln = lane[ii]
-    _, first = np.unique(np.stack([np.floor(x / px), ln], 1).astype(np.int64), axis=0, return_index=True)
+    g = group[ii]
+    _, first = np.unique(np.stack([np.floor(x / px), g], 1).astype(np.int64), axis=0, return_index=True)
     first = np.sort(first)[:MAX_INSTANTS]
-    ii, x, ln = ii[first], x[first], ln[first]
-    top = frame.z_base + frame.lane_heights
-    z0 = np.where(ln >= 0, frame.z_base[np.maximum(ln, 0)], frame.z_base.min())
-    # a thread's instant: a tick INSTANT_LEVELS tall from its lane's base; a process's or global one: every lane
-    z1 = np.where(ln >= 0, np.minimum(z0 + INSTANT_LEVELS * frame.h, top[np.maximum(ln, 0)]), top.max())
+    ii, x, g = ii[first], x[first], g[first]
+    z0, z1 = z_lo[g], z_hi[g]
     n = ii.size
     pos = np.stack([x, np.full(n, -0.5 * px), (z0 + z1) / 2], 1).astype(np.float32)
     sc = np.stack([np.full(n, 1.5 * px), np.full(n, px), z1 - z0], 1).astype(np.float32)
@@ -506,6 +500,47 @@ def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str =
                            "tv3d_kind": np.full(n, SIDE_KINDS["instant"], np.int32),
                            "side_index": ii.astype(np.int32)})
     return layer, int(n)
+
+
+def _instant_groups(sel) -> tuple:
+    """Where each instant stands: (group per instant, -1 where nothing it belongs to is shown;
+    the process slot of each lane).  Groups: lane k (a thread's instant), ``n_lanes + p``
+    (the lanes of process slot p: a process's instant), ``n_lanes + n_processes`` (every
+    lane: a global instant)."""
+    tr = sel.trace
+    n_lanes = int(sel.lane_threads.size)
+    lane_of_thread = np.full(max(tr.n_threads, 1), -1, np.int64)
+    lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
+    lane_pids, lane_process = np.unique(np.asarray(tr.thread_pid, np.int64)[sel.lane_threads], return_inverse=True)
+    n_proc = int(lane_pids.size)
+    th, scope = tr.instant_thread, tr.instant_scope
+    group = np.full(th.shape[0], -1, np.int64)
+    on_thread = th >= 0
+    group[on_thread] = lane_of_thread[th[on_thread]]
+    if n_proc:
+        at = np.minimum(np.searchsorted(lane_pids, tr.instant_pid), n_proc - 1)
+        shown = ~on_thread & (scope != ord("g")) & (lane_pids[at] == tr.instant_pid)
+        group[shown] = n_lanes + at[shown]
+        group[~on_thread & (scope == ord("g"))] = n_lanes + n_proc
+    return group, lane_process.reshape(-1)
+
+
+def _group_heights(frame, lane_process: np.ndarray) -> tuple:
+    """(bottom, top) of every `_instant_groups` group: a tick `INSTANT_LEVELS` tall from a
+    lane's base; the span of a process's lanes; the span of all lanes."""
+    n_lanes = lane_process.size
+    n_proc = int(lane_process.max()) + 1 if n_lanes else 0
+    base = np.asarray(frame.z_base, np.float64)[:n_lanes]
+    top = base + np.asarray(frame.lane_heights, np.float64)[:n_lanes]
+    z_lo = np.full(n_lanes + n_proc + 1, np.inf)
+    z_hi = np.full(n_lanes + n_proc + 1, -np.inf)
+    z_lo[:n_lanes] = base
+    z_hi[:n_lanes] = np.minimum(base + INSTANT_LEVELS * frame.h, top)
+    np.minimum.at(z_lo, n_lanes + lane_process, base)
+    np.maximum.at(z_hi, n_lanes + lane_process, top)
+    if n_lanes:
+        z_lo[-1], z_hi[-1] = base.min(), top.max()
+    return z_lo, z_hi
 
 
 def side_materials() -> dict:
@@ -522,13 +557,12 @@ def flows_in_window(tr, t0: float, t1: float) -> int:
 
 
 def instants_in_window(sel, t0: float, t1: float) -> int:
+    """Instants inside [t0, t1] that `instant_markers` places (their lane or process shown)."""
     tr = sel.trace
     if tr.instant_ts.size == 0:
         return 0
-    shown = np.zeros(max(tr.n_threads, 1), bool)
-    shown[sel.lane_threads] = True
-    th = tr.instant_thread
-    return int(((tr.instant_ts >= t0) & (tr.instant_ts <= t1) & ((th < 0) | shown[np.maximum(th, 0)])).sum())
+    group = _instant_groups(sel)[0]
+    return int(((tr.instant_ts >= t0) & (tr.instant_ts <= t1) & (group >= 0)).sum())
 
 
 def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
