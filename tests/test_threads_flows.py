@@ -124,14 +124,15 @@ def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, t
     import bpy
 
     def render(name, **kw):
+        # no legend: its flows row would move the composition between the images compared
         bpy.ops.wm.read_factory_settings()
         remove_startup_defaults(bpy.context.scene)
-        threads_build_job(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False, **kw)).run(
-            interval=0.01)
+        threads_build_job(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False, show_legend=False,
+                                                 **kw)).run(interval=0.01)
         render_figure(str(tmp_path / name), engine="workbench", resolution=RES)
         return load_image(tmp_path / name, channels=3)
 
-    spec = threads_layout(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False))
+    spec = threads_layout(pytorch, ThreadsParams(resolution=RES, focus=FOCUS, show_labels=False, show_legend=False))
     arcs = spec.layer("flows")
     img, off = render("flows.png"), render("no_flows.png", show_flows=False)
     # along the thickest arc the image differs from the same figure without flows
@@ -143,7 +144,7 @@ def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, t
     assert np.mean(np.array(near) > 0.1) > 0.8, near
     # a call of the icicle that arcs pass in front of: hidden there by them, shown again by the cutaway
     found = _arc_samples_in_front_of_a_wall_call(spec, lambda c: threads_layout(pytorch, ThreadsParams(
-        resolution=RES, focus=FOCUS, show_labels=False, cutaway=f"call:{c}")).meta["cutaway"])
+        resolution=RES, focus=FOCUS, show_labels=False, show_legend=False, cutaway=f"call:{c}")).meta["cutaway"])
     assert found is not None
     call, px = found
     cut = render("cut.png", cutaway=f"call:{call}")

@@ -156,3 +156,44 @@ def test_without_hand_offs_the_busiest_thread_is_the_focus():
     assert spec.meta["n_curves"] == 0
     assert calls.argmax() != 0  # the test tells the two rules apart
     assert spec.meta["focus_thread"] == int(np.argmax(calls))
+
+
+def test_thread_names_do_not_overlap_and_long_end_names_keep_the_ring_large():
+    """Eight threads with long names (like the real PyTorch profile's "python3.8: thread
+    3113936 (python3.8)"): every placed thread name lies inside the image, off the legend and
+    off every other name; the focused thread is named; and the long names at the ends no
+    longer shrink the semicircle (its room beside the ends is capped at SIDE_NAME_EM)."""
+    from tracevis3d.layout.camera import project
+    from tracevis3d.layout.text import ASCENT, DESCENT, text_width
+
+    t = tracevis3d.synthetic(4000, threads=8, seed=5)
+    short = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
+    t.thread_names = [f"python3.8: thread {3113936 + 977 * k} (python3.8)" for k in range(t.n_threads)]
+    spec = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
+    lab = spec.labels
+    lanes = [j for j, k in enumerate(lab.kind) if k == "lane"]
+    assert t.thread_names[spec.meta["focus_thread"]] in [lab.texts[j] for j in lanes]
+    px = project(spec.camera, lab.anchors[lanes].astype(np.float64), spec.resolution)
+    # the size in pixels from two points one text size apart (the anchor's own depth)
+    up = lab.anchors[lanes].astype(np.float64) + np.array([0.0, 0.0, 1.0]) * lab.sizes[lanes, None]
+    h = np.abs(project(spec.camera, up, spec.resolution)[:, 1] - px[:, 1])
+    boxes = []
+    for i, j in enumerate(lanes):
+        w = text_width(lab.texts[j]) * h[i]
+        x0 = px[i, 0] - (w if lab.align[j] == 2 else 0.5 * w if lab.align[j] == 1 else 0.0)
+        boxes.append((x0, px[i, 1] - ASCENT * h[i], x0 + w, px[i, 1] + DESCENT * h[i]))
+    for a, b in enumerate(boxes):
+        assert b[0] >= 0 and b[1] >= 0 and b[2] <= 1280 and b[3] <= 720, (lab.texts[lanes[a]], b)
+        for c in boxes[a + 1:]:
+            assert not (b[0] + 1 < c[2] and c[0] + 1 < b[2] and b[1] + 1 < c[3] and c[1] + 1 < b[3]), (b, c)
+    # the semicircle is as large with long names as with short ones (within 15 %)
+    assert _ring_px(spec) >= 0.85 * _ring_px(short), (_ring_px(spec), _ring_px(short))
+
+
+def _ring_px(spec) -> float:
+    """Pixel width of the semicircle: its outer radius on both sides of its centre."""
+    from tracevis3d.layout.camera import project
+    m = spec.meta
+    o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["outer_radius"]
+    px = project(spec.camera, np.stack([o - [r, 0.0, 0.0], o + [r, 0.0, 0.0]]), spec.resolution)
+    return float(px[1, 0] - px[0, 0])

@@ -32,8 +32,8 @@ import numpy as np
 
 from ..model import Trace
 from . import palette
-from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_in_corner, legend_size,
-                       plan_hud)
+from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_box, legend_in_corner,
+                       legend_size, plan_hud)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
@@ -59,6 +59,16 @@ GREY = palette.srgb_to_linear([0.62, 0.62, 0.62])
 RING_HEIGHT_SHARE = 0.68
 #: thread names sit this many text sizes outside the ring
 NAME_GAP_EM = 0.5
+#: room beside the semicircle's ends for the end threads' names, at most (em of the text; a
+#: longer name finds another place, `thread_name_labels`)
+SIDE_NAME_EM = 9.0
+#: rows under the base line for names with no room beside the arc, this many text sizes apart
+UNDER_ROWS, UNDER_ROW_EM = 2, 1.3
+#: thread names stand this share of the way from the ring to the camera (same place and size
+#: in the image): in front of the flows' arcs, which bow towards the camera
+NAME_LIFT = 0.3
+#: free room around each thread name (text sizes), so no two names touch
+NAME_PAD_EM = 0.2
 #: ring names: at most this many, on bars at least this many label sizes long
 MAX_RING_LABELS = 80
 #: the ring's bars are extruded into the picture this much of `ring.bar_heights` (seen from
@@ -285,27 +295,96 @@ def _facing_rotation(baseline) -> np.ndarray:
     return np.array([euler_xyz(b[k], up[k], n[k]) for k in range(len(b))]).reshape(-1, 3)
 
 
-def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam):
-    """Each thread's name just outside its section of the semicircle, at its middle: above
-    the arc, centred; near the two ends, beside it."""
+def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
+    """Even-odd rule: which of the points (m, 2) lie inside the closed polygon (k, 2)."""
+    x, y = pts[:, 0:1], pts[:, 1:2]
+    x0, y0 = poly[:, 0][None], poly[:, 1][None]
+    x1, y1 = np.roll(poly[:, 0], -1)[None], np.roll(poly[:, 1], -1)[None]
+    crosses = (y0 > y) != (y1 > y)
+    t = (y - y0) / np.where(y1 != y0, y1 - y0, 1.0)
+    return ((crosses & (x < x0 + t * (x1 - x0))).sum(1) % 2) == 1
+
+
+def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float,
+                       keep_out=None):
+    """Each thread's name outside its section of the semicircle, placed without overlaps.
+
+    Threads in order of importance (the focused one, then by calls); each takes the first
+    free place of: its section's middle just outside its bars (centred above the arc, beside
+    it near the two ends), up to two lines further out, the quarter points of its section,
+    then `UNDER_ROWS` rows under the semicircle's base line where the image has room (left
+    half: from the left end, right half: from the right end).  A place is free when its text box stays inside
+    the image, off ``keep_out`` (pixel rectangles: the legend), off the ring's bars and off
+    the names already placed.  A thread left without a place is named by its colour in the
+    legend."""
+    from .camera import project
     from .labels import place_facing_text
 
     n = ring.a0.size
-    mid = 0.5 * (ring.a0 + ring.a1)
-    R = ring.zero_radius + ring.lane_levels + NAME_GAP_EM * size_world / place.scale
-    local = polar(mid, R, 0.0)
-    world = place.to_world(local)
     sizes = np.full(n, size_world, np.float64)
     if 0 <= focus_lane < n:
         sizes[focus_lane] *= 1.2
-    # centre above the arc; the left end right-aligned, the right end left-aligned
-    cos_m = np.cos(mid)
-    align = np.where(cos_m < -0.5, 2, np.where(cos_m > 0.5, 0, 1)).astype(np.uint8)
-    world[:, 2] += np.where(align == 1, 0.3, -0.3) * sizes
-    anchor, rot = place_facing_text(world, cam, sizes, to_cam)
-    return LabelSet(list(sel.lane_names), anchor.astype(np.float32), sizes.astype(np.float32),
-                    [f"TV3D_lane_text{k:02d}" for k in range(n)], align, ["lane"] * n, np.full(n, -1, np.int32),
-                    rot.astype(np.float32), ["world"] * n)
+    names = list(sel.lane_names)
+    gap = NAME_GAP_EM * size_world / place.scale
+    outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
+    # the ring's outline in pixels: each lane's outer radius over its own angles
+    outline = np.concatenate([polar(np.linspace(ring.a0[k], ring.a1[k], 12), outer[k], 0.0)
+                              for k in range(n)] + [np.zeros((1, 3))])
+    outline_px = project(cam, place.to_world(outline), res)[:, :2]
+    W, H = res
+    margin = 4.0
+    boxes: list = [tuple(b) for b in (keep_out or [])]
+    calls = np.bincount(np.asarray(sel.lane, np.int64), minlength=n)[:n] if len(sel.lane) else np.zeros(n)
+    order = sorted(range(n), key=lambda k: (k != focus_lane, -calls[k], k))
+    R = float(outer.max()) + gap
+
+    def candidates(k):
+        mid = 0.5 * (ring.a0[k] + ring.a1[k])
+        for a in (mid, ring.a0[k] + 0.25 * (ring.a1[k] - ring.a0[k]), ring.a0[k] + 0.75 * (ring.a1[k] - ring.a0[k])):
+            c = np.cos(a)
+            align = 2 if c < -0.5 else 0 if c > 0.5 else 1
+            for step in range(4) if a == mid else range(1):
+                r = outer[k] + gap + step * 0.6 * sizes[k] / place.scale
+                yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
+        left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi
+        for row in range(UNDER_ROWS):
+            y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
+            yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0
+
+    kept = np.zeros(n, bool)
+    anchors = np.zeros((n, 3))
+    aligns = np.ones(n, np.uint8)
+    for k in order:
+        h_px = sizes[k] / px_world
+        w_px = text_width(names[k]) * h_px
+        for local, align, lift in candidates(k):
+            world = place.to_world(local[None])[0]
+            world[2] += lift * sizes[k]
+            x, y = project(cam, world[None], res)[0, :2]
+            x0 = x - (w_px if align == 2 else 0.5 * w_px if align == 1 else 0.0)
+            half = (0.5 * (ASCENT + DESCENT) + NAME_PAD_EM) * h_px  # the text's middle is at the place
+            box = (x0 - NAME_PAD_EM * h_px, y - half, x0 + w_px + NAME_PAD_EM * h_px, y + half)
+            if box[0] < margin or box[1] < margin or box[2] > W - margin or box[3] > H - margin:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+                continue
+            xs, ys = np.linspace(box[0], box[2], 7), np.linspace(box[1], box[3], 3)
+            grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
+            if _inside_polygon(grid, outline_px).any():
+                continue
+            boxes.append(box)
+            kept[k], anchors[k], aligns[k] = True, world, align
+            break
+    idx = np.flatnonzero(kept)
+    anchor, rot = place_facing_text(anchors[idx], cam, sizes[idx], to_cam)
+    size = sizes[idx]
+    if not cam.orthographic:  # towards the camera: the same place and size in the image
+        eye = np.asarray(cam.location, np.float64)
+        anchor = eye + (anchor - eye) * (1.0 - NAME_LIFT)
+        size = size * (1.0 - NAME_LIFT)
+    return LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
+                    [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
+                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size)
 
 
 def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int) -> LabelSet:
@@ -602,7 +681,10 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     compact = {u: k for k, u in enumerate(used)}
     hud_rows = [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows]
     plan = plan_hud(res, tpx, title, hud_rows, params.show_title, params.show_legend)
-    side_em = max(text_width(sel.lane_names[0]), text_width(sel.lane_names[-1])) * 1.3 + NAME_GAP_EM
+    # room beside the semicircle's ends for the end threads' names, at most SIDE_NAME_EM (a
+    # longer name takes another place: `thread_name_labels`)
+    side_em = min(max(text_width(sel.lane_names[0]), text_width(sel.lane_names[-1])) * 1.3 + NAME_GAP_EM,
+                  SIDE_NAME_EM)
 
     def compose(rect):
         return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em)
@@ -644,7 +726,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         mats.update(m)
     label_sets = []
     if params.show_labels:
-        label_sets.append(thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam))
+        label_sets.append(thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
+                                             px_world, [legend_box(plan)] if plan.legend_rows else []))
         label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
     layers += wall_layers
     label_sets += wall_labels
