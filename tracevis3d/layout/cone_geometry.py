@@ -138,12 +138,13 @@ def node_label(cct, k_full: int, tail: int | None = None) -> str:
 
 
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
-                call_of_node, tail=None, rect=None) -> LabelSet:
+                call_of_node, tail=None, rect=None, texts_of: dict | None = None) -> LabelSet:
     """Names of the largest nodes (by inclusive time), right of their sphere (left of it
     when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
     overlap one already placed, another node's sphere (it would be hidden or hide it) or
     leave the image (``rect``: the content rectangle) is skipped.  ``tail``: per node, the
-    last node of its chain (`cone.compress_chains`)."""
+    last node of its chain (`cone.compress_chains`).  ``texts_of``: node → its label text,
+    filled as names are made (the candidate figures of one layout share it)."""
     if max_labels <= 0 or len(pruned) == 0:
         return LabelSet.empty()
     r, u, f = camera_basis(to_cam)
@@ -165,7 +166,11 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     for k in order.tolist():
         if len(texts) >= max_labels:
             break
-        text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k])), LABEL_MAX_EM)
+        text = None if texts_of is None else texts_of.get(k)
+        if text is None:
+            text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k])), LABEL_MAX_EM)
+            if texts_of is not None:
+                texts_of[k] = text
         width = text_width(text) * tpx
         for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
             anchor = cand[side][k]
