@@ -73,6 +73,11 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     f = int(first[k])
     assert spec.meta["lane_threads"][_ring_lane_of(spec, arcs.centres[k, 0])] == int(tr.thread[tr.flow_from[f]])
     assert spec.meta["lane_threads"][_ring_lane_of(spec, arcs.centres[k, -1])] == int(tr.thread[tr.flow_to[f]])
+    # every arc in the colour of the thread it reaches (its material that thread's lane's)
+    lane_of_thread = {t: k for k, t in enumerate(spec.meta["lane_threads"])}
+    reached = np.array([lane_of_thread[int(tr.thread[tr.flow_to[f]])] for f in first.tolist()])
+    assert [arcs.materials[m] for m in arcs.material_index.tolist()] == [f"TV3D_flow_lane{k:02d}" for k in reached]
+    assert len(set(reached.tolist())) >= 3  # the streams tell apart
 
 
 def _arc_samples_in_front_of_a_wall_call(spec, cut_of):

@@ -451,10 +451,13 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
 
 
-def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float) -> TubeLayer:
+def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_index=None, materials=None,
+               rgb=None) -> TubeLayer:
     """The bundled flows as tubes: each a quadratic Bézier p0 → p1 → p2 (`FLOW_SAMPLES`
     points), as thick as √count (at most 3.5 px), carrying ``tv3d_kind`` flow, its first
-    flow (``side_index``, picking) and ``flows`` (how many it bundles)."""
+    flow (``side_index``, picking) and ``flows`` (how many it bundles).  All in `FLOW_RGB`
+    (material ``TV3D_flow``), or each tube in ``materials[material_index]`` with colour
+    ``rgb`` (per tube)."""
     m = count.size
     u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
     a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
@@ -462,8 +465,12 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float) -> TubeLayer
                c[None, :, None] * p2[:, None, :]).astype(np.float32)
     r = (np.minimum(0.35 + 0.3 * np.sqrt(count), 3.5) * px).astype(np.float32)
     half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
-    col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
-    return TubeLayer(name, centres, half, half.copy(), col, np.zeros(m, np.int32), ["TV3D_flow"],
+    if materials is None:
+        col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
+        material_index, materials = np.zeros(m, np.int32), ["TV3D_flow"]
+    else:
+        col = np.concatenate([np.asarray(rgb, np.float32).reshape(m, 3), np.ones((m, 1), np.float32)], 1)
+    return TubeLayer(name, centres, half, half.copy(), col, np.asarray(material_index, np.int32), list(materials),
                      {"match_index": np.full(m, -1, np.int32), "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
                       "side_index": first_flow.astype(np.int32), "flows": count.astype(np.int32)},
                      sides=4, face_colors=False, cross_section="normal")

@@ -47,7 +47,6 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, make_ring, neighbour_distinct, polar
 from .select import select_calls
-from .side_tracks import side_materials
 from .spec import CurveLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 from .threads_params import ThreadsParams
@@ -731,10 +730,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
     layers += wall_layers
     label_sets += wall_labels
-    flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world)
+    flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world,
+                                                       lane_rgb, focus_lane)
     if flows is not None:
         layers.append(flows)
-        mats.update(side_materials())
+        mats.update({m: spec for m, spec in threads_flows.flow_materials(lane_rgb).items() if m in flows.materials})
     cut = threads_cutaway(params, sel, d, ring, place, comp, cam, res)
     sw_rgb = all_rgb[used] if used else np.zeros((0, 3))
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]

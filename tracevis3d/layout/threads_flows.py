@@ -26,8 +26,8 @@ from .side_tracks import FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes
 def legend_row(tr, t0: float, t1: float, show: bool) -> list:
     """The legend's note on the arcs (none when there are no flows in the window)."""
     n = flows_in_window(tr, t0, t1) if show else 0
-    return [(f"dark blue arcs: {n:,} flows, from the call that starts one to the call it reaches", -1, "note")] \
-        if n else []
+    return [(f"arcs: {n:,} flows, from the call that starts one to the call it reaches, in the colour of the "
+             f"thread reached", -1, "note")] if n else []
 
 
 def _row_of(n: int, rows_of_calls: np.ndarray) -> np.ndarray:
@@ -82,8 +82,22 @@ def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
     return pts, key
 
 
-def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float) -> tuple:
-    """(tube layer or None, info) of the flows in the thread view (module docstring)."""
+def flow_materials(lane_rgb) -> dict:
+    """One tube material per thread: its colour, darkened as the thread names are."""
+    from .palette import linear_srgb_to_oklab, oklab_to_linear_srgb
+    from .spec import MaterialSpec
+
+    dark = oklab_to_linear_srgb(linear_srgb_to_oklab(np.asarray(lane_rgb, np.float64)) * np.array([0.8, 1.0, 1.0]))
+    return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}", tuple(float(c) for c in col) + (1.0,),
+                                                   kind="tube", cushion=False, gloss=0.3, from_attribute=False)
+            for k, col in enumerate(np.clip(dark, 0.0, 1.0))}
+
+
+def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float, lane_rgb=None,
+                      focus_lane: int = 0) -> tuple:
+    """(tube layer or None, info) of the flows in the thread view (module docstring); each
+    arc in the colour of the thread it reaches (``lane_rgb``; the focused thread's for an
+    end on the icicle), with the materials of `flow_materials`."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
     info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
@@ -116,4 +130,11 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-12)
     p1 = mid + towards * (0.25 * length + 4 * px_world)[:, None]  # bowed towards the camera
     info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
-    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world), info
+    if lane_rgb is None:
+        return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world), info
+    to_key = kb[first[keep]]
+    lane = np.where(to_key >= 1, to_key - 1, focus_lane).astype(np.int32)
+    mats = flow_materials(lane_rgb)
+    names = list(mats)
+    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world, lane, names,
+                      np.asarray([mats[names[k]].color[:3] for k in lane.tolist()], np.float32).reshape(m, 3)), info
