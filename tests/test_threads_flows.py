@@ -165,3 +165,25 @@ def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, t
     # arcs elsewhere stay
     assert np.mean([np.abs(cut[b - 1:b + 2, a - 1:a + 2] - off[b - 1:b + 2, a - 1:a + 2]).max() > 0.1
                     for a, b in zip(x, y)]) > 0.5
+
+
+def test_thread_names_over_arcs_stand_on_plates_in_front_of_them(pytorch):
+    """A thread name that arcs pass behind gets a white plate: behind the name, in front of
+    every arc sample inside its rectangle on the image (the arcs stop there); a name with
+    no arc behind it gets none."""
+    spec = threads_layout(pytorch, ThreadsParams(resolution=RES, focus=FOCUS))
+    plates, arcs, lab = spec.layer("lane_name_plates"), spec.layer("flows"), spec.labels
+    assert plates is not None and 0 < len(plates) < sum(k == "lane" for k in lab.kind)
+    eye = np.asarray(spec.camera.location, np.float64)
+    pts = arcs.centres.reshape(-1, 3).astype(np.float64)
+    pts_px = project(spec.camera, pts, RES)
+    names = [j for j, k in enumerate(lab.kind) if k == "lane"]
+    name_dist = np.linalg.norm(lab.anchors[names].astype(np.float64) - eye, axis=1)
+    for c, size in zip(plates.positions.astype(np.float64), plates.scales.astype(np.float64)):
+        corners = project(spec.camera, np.stack([c - size / 2, c + size / 2]), RES)
+        (x0, x1), (y0, y1) = sorted(corners[:, 0]), sorted(corners[:, 1])
+        inside = (pts_px[:, 0] > x0) & (pts_px[:, 0] < x1) & (pts_px[:, 1] > y0) & (pts_px[:, 1] < y1)
+        assert inside.any()
+        d = np.linalg.norm(c - eye)
+        assert d < np.linalg.norm(pts[inside] - eye, axis=1).min()
+        assert d > name_dist.min()

@@ -16,6 +16,8 @@ counters_tracks     ``render-icicle`` of docutils on 3 workers sampling memory a
                     with ``--log_gc`` (counter tracks under the lanes)
 pytorch_flows       ``render-icicle`` of the real PyTorch profile ../shared/realdata/hta-trace-diff
                     (CPU→GPU flows as arcs; skipped when the file is absent)
+pytorch_flows_threads  ``render-threads`` of the same profile (each arc in the colour of the
+                    stream it reaches)
 extravis_icicle     ``render-extravis`` and ``render-icicle`` of the same window of docutils in a
                     thread pool, side by side in one JPEG (`side_by_side`, at most 300 KB)
 ==================  ========================================================================
@@ -39,9 +41,9 @@ def _realtraces():
     return mod
 
 FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows",
-           "extravis_icicle")
+           "pytorch_flows_threads", "extravis_icicle")
 WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920,
-         "counters_tracks": 1600, "pytorch_flows": 1600, "extravis_icicle": 2400}
+         "counters_tracks": 1600, "pytorch_flows": 1600, "pytorch_flows_threads": 1600, "extravis_icicle": 2400}
 
 
 def render(args: list, png: pathlib.Path) -> None:
@@ -157,12 +159,12 @@ def main(argv=None) -> int:
             size = extravis_icicle(work, realtraces, out / f"{name}.jpg")
             print(f"wrote {out / (name + '.jpg')} ({size / 1e3:.0f} kB)")
             continue
-        elif name == "pytorch_flows":
+        elif name in ("pytorch_flows", "pytorch_flows_threads"):
             trace = REPO.parent / "shared" / "realdata" / "hta-trace-diff" / "control.json.gz"
             if not trace.exists():
                 print(f"skipped {name}: {trace} not found")
                 continue
-            render(["render-icicle", str(trace)], png)
+            render(["render-icicle" if name == "pytorch_flows" else "render-threads", str(trace)], png)
         else:
             raise SystemExit(f"unknown figure {name!r}; figures: {', '.join(FIGURES)}")
         to_jpeg(png, out / f"{name}.jpg", WIDTH[name])

@@ -35,7 +35,7 @@ from . import palette
 from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_box, legend_in_corner,
                        legend_size, plan_hud)
 from .budget import level_px
-from .camera import euler_xyz, fit_camera_rect, view_direction, world_per_pixel
+from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls
 from .cutaway import threads_cutaway
 from . import threads_flows
@@ -47,7 +47,7 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, make_ring, neighbour_distinct, polar
 from .select import select_calls
-from .spec import CurveLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
+from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 from .threads_params import ThreadsParams
 
@@ -68,6 +68,8 @@ UNDER_ROWS, UNDER_ROW_EM = 2, 1.3
 NAME_LIFT = 0.3
 #: free room around each thread name (text sizes), so no two names touch
 NAME_PAD_EM = 0.2
+#: each name's white plate stands this share of the camera distance behind the name
+PLATE_BEHIND = 0.004
 #: ring names: at most this many, on bars at least this many label sizes long
 MAX_RING_LABELS = 80
 #: the ring's bars are extruded into the picture this much of `ring.bar_heights` (seen from
@@ -305,7 +307,7 @@ def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
 
 
 def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float,
-                       keep_out=None):
+                       keep_out=None, behind_px=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
 
     Threads in order of importance (the focused one, then by calls); each takes the first
@@ -315,9 +317,10 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     half: from the left end, right half: from the right end).  A place is free when its text box stays inside
     the image, off ``keep_out`` (pixel rectangles: the legend), off the ring's bars and off
     the names already placed.  A thread left without a place is named by its colour in the
-    legend."""
-    from .camera import project
-    from .labels import place_facing_text
+    legend.  Returns (labels, white plates or None): a name over any of ``behind_px`` (pixel
+    points of what passes behind the names: the flows' arcs) gets a white plate just behind
+    it, where those stop, so it stays readable."""
+    from .labels import place_facing_text, text_basis
 
     n = ring.a0.size
     sizes = np.full(n, size_world, np.float64)
@@ -351,6 +354,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0
 
     kept = np.zeros(n, bool)
+    plated = np.zeros(n, bool)
     anchors = np.zeros((n, 3))
     aligns = np.ones(n, np.uint8)
     for k in order:
@@ -373,17 +377,37 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                 continue
             boxes.append(box)
             kept[k], anchors[k], aligns[k] = True, world, align
+            if behind_px is not None and len(behind_px):
+                plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
+                                  (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
             break
     idx = np.flatnonzero(kept)
     anchor, rot = place_facing_text(anchors[idx], cam, sizes[idx], to_cam)
     size = sizes[idx]
+    # a white plate just behind each name, as large as its box: arcs behind it stop there
+    width = np.array([text_width(names[k]) for k in idx]) * size
+    shift = np.where(aligns[idx] == 2, -0.5, np.where(aligns[idx] == 0, 0.5, 0.0)) * width
+    middle = anchors[idx] + shift[:, None] * text_basis(to_cam)[0][None]
+    plate_size = np.stack([width + 2 * NAME_PAD_EM * size, np.full(idx.size, 1e-3) * size,
+                           (ASCENT + DESCENT + 2 * NAME_PAD_EM) * size], 1)
+    lift = 0.0
     if not cam.orthographic:  # towards the camera: the same place and size in the image
+        lift = NAME_LIFT
         eye = np.asarray(cam.location, np.float64)
-        anchor = eye + (anchor - eye) * (1.0 - NAME_LIFT)
-        size = size * (1.0 - NAME_LIFT)
+        anchor = eye + (anchor - eye) * (1.0 - lift)
+        middle = eye + (middle - eye) * (1.0 - lift + PLATE_BEHIND)
+        size = size * (1.0 - lift)
+        plate_size = plate_size * (1.0 - lift + PLATE_BEHIND)
+    else:
+        middle = middle - np.asarray(to_cam, np.float64) / np.linalg.norm(to_cam) * 0.05 * size[:, None]
+    on = plated[idx]
+    n = int(on.sum())
+    plates = InstanceLayer("lane_name_plates", middle[on].astype(np.float32), plate_size[on].astype(np.float32),
+                           np.tile(np.array([1.0, 1.0, 1.0, 1.0], np.float32), (n, 1)), np.zeros(n, np.int32),
+                           ["TV3D_name_plate"], {"call_index": np.full(n, -1, np.int32)}) if n else None
     return LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
                     [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
-                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size)
+                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size), plates
 
 
 def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int) -> LabelSet:
@@ -613,7 +637,6 @@ OCCUPANCY_CELL_PX = 8.0
 def composition_occupancy(comp, params, tpx) -> np.ndarray:
     """Where the icicle and the semicircle (its names around it) are on the image."""
     from .annotate import occupancy_grid
-    from .camera import project
     from .icicle import lanes_occupancy
 
     res = params.resolution
@@ -723,15 +746,21 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     layers = clayers[:1] + layers + [band] + clayers[1:]
     for m in (cmats, bmats, lane_text_materials(lane_rgb), wall_mats):
         mats.update(m)
+    flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world,
+                                                       lane_rgb, focus_lane)
     label_sets = []
     if params.show_labels:
-        label_sets.append(thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
-                                             px_world, [legend_box(plan)] if plan.legend_rows else []))
+        behind = project(cam, flows.centres.reshape(-1, 3).astype(np.float64), res) if flows is not None else None
+        names, plates = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
+                                           px_world, [legend_box(plan)] if plan.legend_rows else [], behind)
+        label_sets.append(names)
+        if plates is not None:
+            layers.append(plates)
+            mats["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
+                                                   from_attribute=False)
         label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
     layers += wall_layers
     label_sets += wall_labels
-    flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world,
-                                                       lane_rgb, focus_lane)
     if flows is not None:
         layers.append(flows)
         mats.update({m: spec for m, spec in threads_flows.flow_materials(lane_rgb).items() if m in flows.materials})
