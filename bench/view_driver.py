@@ -18,8 +18,13 @@ import time
 
 
 def _report_module(path):
-    spec = importlib.util.spec_from_file_location("figure_report", path)
+    """This tree's figure_report, loaded by path into the package under test (its relative
+    imports, e.g. `.render`, take that version's modules)."""
+    import tracevis3d.blender  # noqa: F401  (the parent package of the relative imports)
+
+    spec = importlib.util.spec_from_file_location("tracevis3d.blender._figure_report_of_this_tree", path)
     mod = importlib.util.module_from_spec(spec)
+    mod.__package__ = "tracevis3d.blender"
     spec.loader.exec_module(mod)
     return mod
 
