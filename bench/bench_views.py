@@ -45,7 +45,7 @@ CASES = (
     ("compare", ("docutils_b", "docutils")), ("compare", ("networkx", "networkx_b")),
     ("compare", ("hta-trace-diff/control.json.gz", "hta-trace-diff/test.json.gz")),
     ("threads", ("docutils_pool",)), ("threads", ("sympy_pool",)), ("threads", ("threads",)),
-    ("threads", ("viztracer-examples/multithread.json",)),
+    ("threads", ("viztracer-examples/multithread.json",)), ("threads", ("hta-trace-diff/control.json.gz",)),
     ("cone", ("docutils",)), ("cone", ("sympy",)), ("cone", ("docutils_pool",)), ("cone", ("sympy_pool",)), ("cone", ("networkx",)),
     ("live", ("docutils_pool",)), ("live", ("threads",)),
 )
