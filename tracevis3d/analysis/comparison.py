@@ -566,8 +566,8 @@ COMPARE_BYTES_PER_CLASS_PAIR = 12 * 1.3
 #: uint16 in its buffers), with the estimate's margin
 WAVE_BYTES_PER_CLASS_PAIR = 6 * 1.3
 #: ``keep_class_pairs=None`` (auto) keeps the class pairs while there are at most this many
-#: (6 bytes each: 384 MiB); beyond, they are streamed into the results and dropped
-KEEP_CLASS_PAIRS_AUTO = 64 << 20
+#: (6 bytes each: 192 MiB); beyond, they are streamed into the results and dropped
+KEEP_CLASS_PAIRS_AUTO = 32 << 20
 #: the same for ``join="filter"``: its chunk buffers (4 + 4 + 8), the CSR copy (4 + 8), then
 #: the overlaps made from the similarities (float64 temporaries), with the same margin
 FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
@@ -727,11 +727,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     n_a, n_b = len(a), len(b)
     check_compare_memory(n_a + n_b)
     timings: dict = {}
+    laps: list = []        # the stages in the order their laps ended (the join's repeat per wave)
     clock = [time.perf_counter()]
 
     def lap(stage):
         now = time.perf_counter()
         timings[stage] = timings.get(stage, 0.0) + now - clock[0]
+        laps.append(stage)
         clock[0] = now
 
     functions, cls, class_ptr, class_items = gamma_classes(a, b)
@@ -843,8 +845,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         lens = np.concatenate([k[1] for k in kept] + [np.zeros(rows_a.size - written.size, np.int64)])
         np.cumsum(lens, out=ptr_a[1:])
         odt = overlap_dtype(len(functions))
-        part_a = np.concatenate([k[2] for k in kept]) if kept else np.zeros(0, np.int32)
-        inter_a = np.concatenate([k[3] for k in kept]).astype(odt, copy=False) if kept else np.zeros(0, odt)
+        part_a = (kept[0][2] if len(kept) == 1 else np.concatenate([k[2] for k in kept])) if kept \
+            else np.zeros(0, np.int32)
+        inter_a = (kept[0][3] if len(kept) == 1 else np.concatenate([k[3] for k in kept])) if kept \
+            else np.zeros(0, odt)
         class_rows_a_out = rows_a[order]
         del kept, written, seen, order, lens
     else:
@@ -904,7 +908,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         overview_edges_b=np.linspace(0.0, span_b, int(n_bins) + 1),
         repetitions_a=reps[0], repetitions_b=reps[1],
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
-                    aligned_tol_b=tol_b, max_period=int(max_period), timings=timings,
+                    aligned_tol_b=tol_b, max_period=int(max_period), timings=timings, laps=laps,
                     join=join_stats),
         class_pair_count=n_class_pairs, partner_calls_a=partner_calls_a, partner_calls_b=partner_calls_b,
     )

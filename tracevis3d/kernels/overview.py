@@ -205,20 +205,28 @@ def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
 def _overview_cut(pair_ptr, pair_row, rows, ptr_a, ptr_b, n_parts):
     """The cut of the CSR's rows (A row ``rows[i]`` for CSR row i) into ``n_parts`` parts of
     about equal estimated work: a one-call pair costs 1, others about (fewer calls) × (the
-    searches over the other side's calls, log of their number)."""
+    searches over the other side's calls, 4 + log2(1 + their number)); the logarithms
+    are taken once per B class, not per pair (log2(1 + max) = max of the two logs)."""
     n_rows = pair_ptr.shape[0] - 1
+    n_rows_b = ptr_b.shape[0] - 1
+    calls_b = np.empty(n_rows_b, np.int64)
+    log_b = np.empty(n_rows_b, np.float64)
+    for q in range(n_rows_b):
+        calls_b[q] = ptr_b[q + 1] - ptr_b[q]
+        log_b[q] = np.log2(1.0 + calls_b[q])
     cost = np.zeros(n_rows + 1, np.float64)
     for i in prange(n_rows):
         r = rows[i]
         nf = ptr_a[r + 1] - ptr_a[r]
+        log_f = np.log2(1.0 + nf)
         c = 0.0
         for j in range(pair_ptr[i], pair_ptr[i + 1]):
             q = pair_row[j]
-            ng = ptr_b[q + 1] - ptr_b[q]
+            ng = calls_b[q]
             if nf == 1 and ng == 1:
                 c += 1.0
             else:
-                c += min(nf, ng) * (4.0 + np.log2(1.0 + max(nf, ng)))
+                c += min(nf, ng) * (4.0 + max(log_f, log_b[q]))
         cost[i + 1] = c
     for i in range(n_rows):
         cost[i + 1] += cost[i]

@@ -365,12 +365,14 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
     t_plan = time.perf_counter()
     waves = 0
     n_pairs = 0
-    t_walk = t_consume = 0.0
+    t_walk = t_consume = t_compact = 0.0
     while (pos < np.diff(chunk_ptr)).any():
         t0 = time.perf_counter()
         pos, skip, written = _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n)
+        t_compact -= time.perf_counter()
         nr, m = _compact_wave_rows(out_q, out_i, cap, written, rows, ptr)
         t1 = time.perf_counter()
+        t_compact += t1
         if nr:
             consume(rows[:nr], ptr[:nr + 1], out_q[:m], out_i[:m])
         t_walk += t1 - t0
@@ -379,7 +381,7 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
         n_pairs += int(m)
     del out_q, out_i, map_q, map_i
     if stats is not None:
-        stats.update(plan_s=t_plan - t_start, walk_s=t_walk, consume_s=t_consume, waves=waves,
+        stats.update(plan_s=t_plan - t_start, walk_s=t_walk, compact_s=t_compact, consume_s=t_consume, waves=waves,
                      cap=int(cap), estimate=float(est), height=plan["height"], work_items=int(plan["n_work"]))
     return waves, n_pairs
 
