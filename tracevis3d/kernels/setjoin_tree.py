@@ -23,14 +23,15 @@ B's size order, pairs compacted in place); of that, about 0.9 s counting,
 0.9 s readout scan and the rest writing 720 MB of pairs.
 This module: the driver (work items dealt to parallel chunks, rounds with resumable
 output slices in lazily mapped buffers, `lazybuf`) and the collection of the output.
-Memory: the pairs are compacted in place chunk by chunk, each chunk's slice given back to
-the OS once read, so the join's peak is the pairs (6 bytes each) plus one chunk; measured
-at 10^6 calls with 4 threads (521M class pairs, bench/bench_compare_memory.py): peak 3.4 GiB,
-5.1 GiB before, when the compaction made the whole front resident on top of the unread
-chunks.  The number of
-class pairs grows faster than the calls (14M, 128M, 521M, ~930M, ~4.7G sampled at 10^5,
-5·10^5, 10^6, 2·10^6, 10^7 calls), so the complete CSR of a 10^7-call pair (~26 GiB) does
-not fit 16 GiB: ``check_pairs`` lets the caller refuse it from the sampled estimate.
+Two ways out: `jaccard_join_tree_overlaps` returns the complete CSR (the pairs compacted in
+place chunk by chunk, each chunk's slice given back to the OS once read: peak = pairs (6
+bytes each) plus one chunk); `jaccard_join_tree_waves` STREAMS them: every round has a fixed
+room (`WAVE_PAIRS` class pairs, 768 MiB) and hands its rows, compacted in place, to a
+consumer before the next round reuses the buffers, so the join's memory no longer grows
+with the class pairs.  They grow faster than the calls (14M, 128M, 521M, ~930M, ~4.7G
+sampled at 10^5, 5·10^5, 10^6, 2·10^6, 10^7 calls of bench/bench_compare_memory.py's
+4-thread synthetic pair): the complete CSR of a 10^7-call pair (~26 GiB) does not fit 16 GiB,
+its waves do (`analysis.comparison` feeds them to its tiers, partner counts and overview).
 """
 import time
 
