@@ -280,7 +280,8 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                 continue
             if f1 - f0 == 1:
                 # one call of A against one call of B: one relation each way,
-                # the same float expressions as `_sweep_pair`
+                # the same float expressions as `_sweep_pair`; against more calls of B,
+                # `_sweep_pair` at once (one pass over the row's pairs)
                 t = time_a[f0]
                 lo_t = t - tol_a
                 hi_t = t + tol_a
@@ -292,9 +293,11 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                 for j in range(pair_ptr[i], pair_ptr[i + 1]):
                     q = pair_row[j]
                     x = t1_b[q]
-                    if x != x:                 # NaN: not a one-call class
-                        continue
                     s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
+                    if x != x:                 # NaN: B's class has more calls: sweep them
+                        _sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
+                                    tol_a, tol_b, diff_a, db)
+                        continue
                     if not (x >= lo_t):
                         ae += s
                     elif x > hi_t:
@@ -318,11 +321,12 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                     else:
                         o1[q, 2] += s
                 _add_point(diff_a, f0 + r, ae, aa, al, ac, ad)
+                continue
             for j in range(pair_ptr[i], pair_ptr[i + 1]):
                 q = pair_row[j]
                 g0 = ptr_b[q]
                 g1 = ptr_b[q + 1]
-                if g0 == g1 or (g1 - g0 == 1 and f1 - f0 == 1):
+                if g0 == g1:
                     continue
                 s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                 if f1 - f0 <= g1 - g0:
