@@ -9,9 +9,10 @@ first small run so that no compile is measured).  In that process:
 - ``load``: synthetic + perturb, the two traces alone (the PEER: its peak is what the
   comparison starts from, so every stage's peak is also given as a ratio to it);
 - ``argsort``: numpy argsort of n float64 (a second peer, for time: "stage time ÷ argsort");
-- then every stage of `compare_traces` as its ``lap`` names them (classes, join,
-  tiers+call_order, overview, top_k, kept_pairs, groups, pair_fields, repetitions):
-  seconds, and the peak RSS reached DURING the stage (VmHWM from /proc/self/status, reset
+- then every stage of `compare_traces` as its ``lap`` names them (classes, call_order, join,
+  tiers, overview, kept_class_pairs, top_k, kept_pairs, groups, pair_fields, repetitions; the
+  join, tiers and overview repeat once per wave of class pairs and are summed): seconds, and
+  the peak RSS reached DURING the stage (the highest of its laps) (VmHWM from /proc/self/status, reset
   at every stage boundary by writing 5 to /proc/self/clear_refs), as MB and bytes per call
   ((peak − RSS of the interpreter after a small warm-up compare) ÷ (|A| + |B|));
 - ``total``: the whole compare, its peak, and the result's own size (what the returned
@@ -31,8 +32,8 @@ import sys
 import threading
 import time
 
-STAGES = ("classes", "join", "tiers+call_order", "overview", "top_k", "kept_pairs", "groups",
-          "pair_fields", "repetitions")
+STAGES = ("classes", "call_order", "join", "tiers", "overview", "kept_class_pairs", "top_k", "kept_pairs",
+          "groups", "pair_fields", "repetitions")
 
 
 def _status_kb(field: str) -> int:
@@ -103,9 +104,12 @@ def child(n: int, available_mb: float) -> dict:
         cmpmod.time = time
     total_peak = max(marks + [_status_kb("VmHWM")])
     timings = cmp.params["timings"]
-    # marks[0] = the clock's start; marks[k] = the end of the k-th lap, in STAGES order
-    for k, stage in enumerate(STAGES):
-        out[stage] = (timings[stage], marks[k + 1])
+    # marks[0] = the clock's start; marks[k] = the end of the k-th lap (params["laps"] names them)
+    peak = {}
+    for stage, kb in zip(cmp.params["laps"], marks[1:]):
+        peak[stage] = max(peak.get(stage, 0), kb)
+    for stage in STAGES:
+        out[stage] = (timings.get(stage, 0.0), peak.get(stage, 0))
     keep = 0
     for v in vars(cmp).values():
         if isinstance(v, np.ndarray) and v.dtype != object:
@@ -114,7 +118,8 @@ def child(n: int, available_mb: float) -> dict:
     out["result_mb"] = keep / 2 ** 20
     out["base_mb"] = base_kb / 1024
     out["after_load_mb"] = after_load_kb / 1024
-    out["pairs"] = dict(class_pairs=cmp.n_class_pairs, kept=cmp.n_pairs_kept)
+    out["pairs"] = dict(class_pairs=cmp.n_class_pairs, kept=cmp.n_pairs_kept,
+                        waves=cmp.params["join"].get("waves", 1))
     return out
 
 
@@ -165,6 +170,7 @@ def table(results) -> str:
         lines.append(row)
     lines.append(f"{'result arrays MB':<17}" + "".join(f"| {r['result_mb']:8.0f} {'':<43}" for r in ok))
     lines.append(f"{'class pairs':<17}" + "".join(f"| {r['pairs']['class_pairs']:>14,} {'':<37}" for r in ok))
+    lines.append(f"{'waves':<17}" + "".join(f"| {r['pairs'].get('waves', 1):>14,} {'':<37}" for r in ok))
     for r in results:
         if "killed_mb" in r:
             lines.append(f"n={r['n']:,}: killed above --max-mb ({r['killed_mb']:.0f} MB): not measured")

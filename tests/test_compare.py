@@ -168,8 +168,9 @@ def repetitions_bf(t, max_period):
 
 
 # ----------------------------------------------------------------- the twin test
-def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3, join="tree"):
-    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, max_period=max_period, join=join)
+def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3, join="tree", wave_pairs=None):
+    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, max_period=max_period, join=join,
+                       wave_pairs=wave_pairs, keep_class_pairs=True)
     assert isinstance(c, Comparison)
     ga, gb = gammas(a), gammas(b)
     # classes: equal ids <=> equal Γ-sets, and each class's stored set is its Γ
@@ -185,7 +186,7 @@ def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3, join="tre
     exp_cp = {(c.class_a[i], c.class_b[j]): s for (i, j), s in allp.items()}
     got_cp = {(int(r["a"]), int(r["b"])): float(r["sim"]) for r in c.class_pairs}
     assert got_cp == exp_cp
-    assert len(got_cp) == len(c.class_pairs)
+    assert len(got_cp) == len(c.class_pairs) == c.n_class_pairs
     assert c.n_pairs_total == len(allp)
     # kept call pairs under the documented bound
     kept = kept_pairs(a, b, allp, top_k)
@@ -221,11 +222,13 @@ def check_against_bruteforce(a, b, tau, top_k, n_bins=7, max_period=3, join="tre
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace_ops, trace_ops, st.sampled_from([0.1, 0.2, 0.25, 0.5, 0.8]), st.integers(1, 3),
-       st.sampled_from(["tree", "filter"]))
-def test_random_trees_equal_bruteforce(ops_a, ops_b, tau, top_k, join):
+       st.sampled_from([("tree", None), ("filter", None), ("tree", 1), ("tree", 5)]))
+def test_random_trees_equal_bruteforce(ops_a, ops_b, tau, top_k, join_waves):
+    """Both joins, and the tree join streamed in waves of (at least one row, at most) 1 or 5
+    class pairs per chunk: the same exact results."""
     a = build_trace(ops_a, NAMES_A)
     b = build_trace(ops_b, NAMES_B)
-    check_against_bruteforce(a, b, tau, top_k, join=join)
+    check_against_bruteforce(a, b, tau, top_k, join=join_waves[0], wave_pairs=join_waves[1])
 
 
 def test_hand_case_bruteforce_and_values():
@@ -591,6 +594,144 @@ def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
                 assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
 
 
+@pytest.mark.parametrize("n_parts", [1, 2])
+def test_tier_stream_in_waves_equals_twin_and_counts_partners(n_parts):
+    """`TierStream` fed the rows in random order and random waves: the same tiers as the
+    Python twin, the exact call-pair count, and per row / column the partners' calls."""
+    from tracevis3d.kernels.setjoin_tiers import TierStream
+
+    rng = np.random.default_rng(7 + n_parts)
+    n_rows, n_other = 60, 25
+    lists = [np.sort(rng.choice(n_other, size=rng.integers(0, 10), replace=False)) for _ in range(n_rows)]
+    rows = np.repeat(np.arange(n_rows), [x.size for x in lists]).astype(np.int32)
+    others = np.concatenate(lists).astype(np.int32)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum([x.size for x in lists], out=ptr[1:])
+    size_row = rng.integers(5, 9, n_rows).astype(np.int64)
+    size_other = rng.integers(5, 9, n_other).astype(np.int64)
+    inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
+    inter = inter.astype(np.uint16)
+    tptr = np.zeros(n_other + 1, np.int64)
+    np.cumsum(np.bincount(others, minlength=n_other), out=tptr[1:])
+    by_col = np.argsort(others, kind="stable")
+    count_other = rng.integers(1, 4, n_other).astype(np.int64)
+    count_row = rng.integers(1, 4, n_rows).astype(np.int64)
+    for k in (1, 2, 3):
+        stream = TierStream(size_row, size_other, count_row, count_other, k, n_parts)
+        order = rng.permutation(n_rows)
+        cuts = np.sort(rng.choice(np.arange(1, n_rows), size=6, replace=False))
+        for wave in np.split(order, cuts):
+            wptr = np.zeros(wave.size + 1, np.int64)
+            np.cumsum(ptr[wave + 1] - ptr[wave], out=wptr[1:])
+            idx = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in wave] + [np.zeros(0, np.int64)])
+            stream.add(wptr, others[idx], inter[idx], wave)
+        partners_row, partners_col = stream.partners_row, stream.partners_col
+        n_calls, rp, ro, rs, cp, cr, cs = stream.finish()
+        assert n_calls == int((count_row[rows] * count_other[others]).sum())
+        assert partners_row.tolist() == np.bincount(rows, weights=count_other[others], minlength=n_rows).tolist()
+        assert partners_col.tolist() == np.bincount(others, weights=count_row[rows], minlength=n_other).tolist()
+        for got_ptr, got_i, got_s, want in (
+                (rp, ro, rs, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
+                (cp, cr, cs, tiers_twin(tptr, rows[by_col], inter[by_col], size_other, size_row, count_row, k))):
+            assert len(got_ptr) == len(want) + 1
+            for r, w in enumerate(want):
+                lo, hi = got_ptr[r], got_ptr[r + 1]
+                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+
+
+def test_join_waves_hand_every_class_pair_once_in_bounded_waves():
+    """`jaccard_join_tree_waves` with a small wave: every class pair of the one-round join
+    exactly once, every row in one wave, no wave above its room (chunks × cap)."""
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.setjoin_tree import jaccard_join_tree_overlaps, jaccard_join_tree_waves
+
+    a = synthetic_trace(4000, threads=2, seed=41)
+    b = perturb(a, seed=42)
+    functions, cls, cptr, citems = gamma_classes(a, b)
+    rows_a, rows_b = np.unique(cls[:len(a)]).astype(np.int32), np.unique(cls[len(a):]).astype(np.int32)
+    row_of_a = np.searchsorted(rows_a, cls[:len(a)]).astype(np.int32)
+    ptr, q, inter = jaccard_join_tree_overlaps(cptr, citems, rows_a, rows_b, 0.2, len(functions), row_of_a,
+                                               a.end_index)
+    want = {(int(r), int(x), int(i)) for r in range(rows_a.size)
+            for x, i in zip(q[ptr[r]:ptr[r + 1]], inter[ptr[r]:ptr[r + 1]])}
+    got, seen_rows, sizes, stats = [], [], [], {}
+
+    def consume(rows, wptr, wq, wi):
+        sizes.append(wq.size)
+        seen_rows.extend(rows.tolist())
+        for k, r in enumerate(rows):
+            assert np.all(np.diff(wq[wptr[k]:wptr[k + 1]]) > 0)       # by B row ascending
+            got.extend((int(r), int(x), int(i)) for x, i in zip(wq[wptr[k]:wptr[k + 1]], wi[wptr[k]:wptr[k + 1]]))
+
+    waves, n = jaccard_join_tree_waves(cptr, citems, rows_a, rows_b, 0.2, len(functions), row_of_a, a.end_index,
+                                       consume, wave_pairs=len(want) // 5, stats=stats)
+    assert waves == stats["waves"] > 3 and n == len(want) == len(got)
+    assert set(got) == want and len(seen_rows) == len(set(seen_rows))
+    assert max(sizes) <= 64 * stats["cap"]
+
+
+def test_overview_in_waves_equals_one_pass():
+    """The overview fed any partition of A's rows into waves: the bars of one pass (up to
+    rounding: the sums are added in another order)."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.overview import overview_add_pairs, overview_bars_both, overview_finish, overview_start
+
+    a = synthetic_trace(3000, threads=2, seed=51)
+    b = perturb(a, seed=52)
+    c = compare_traces(a, b, keep_class_pairs=True)
+    size = np.diff(c.class_ptr).astype(np.int64)
+    ra, rb = c.class_rows_a, c.class_rows_b
+    ptr_a, time_a, ptr_b, time_b = [], [], [], []
+    for t, cls, rws, p_out, t_out in ((a, c.class_a, ra, ptr_a, time_a), (b, c.class_b, rb, ptr_b, time_b)):
+        row_of = np.full(c.n_classes, -1, np.int64)
+        row_of[rws] = np.arange(rws.size)
+        ts = t.start - t.start.min()
+        order = np.lexsort((ts, row_of[cls]))
+        p_out.append(np.concatenate([[0], np.cumsum(np.bincount(row_of[cls], minlength=rws.size))]).astype(np.int64))
+        t_out.append(ts[order])
+    args = (size[ra], size[rb], ptr_a[0], time_a[0], ptr_b[0], time_b[0])
+    span_a, span_b = float(a.end.max() - a.start.min()), float(b.end.max() - b.start.min())
+    tol_a, tol_b = span_a / 20, span_b / 20
+    one = overview_bars_both(c.class_pair_ptr, c.class_pair_row_b, c.class_pair_overlap, *args, span_a, span_b, 20,
+                             tol_a, tol_b, c.tau)
+    acc = overview_start(ptr_a[0], time_a[0], ptr_b[0], time_b[0])
+    rng = np.random.default_rng(3)
+    order = rng.permutation(ra.size)
+    for wave in np.array_split(order, 5):
+        wptr = np.zeros(wave.size + 1, np.int64)
+        np.cumsum(np.diff(c.class_pair_ptr)[wave], out=wptr[1:])
+        idx = np.concatenate([np.arange(c.class_pair_ptr[r], c.class_pair_ptr[r + 1]) for r in wave])
+        overview_add_pairs(acc, wptr, c.class_pair_row_b[idx], c.class_pair_overlap[idx], wave, *args, tol_a, tol_b)
+    waved = overview_finish(acc, ptr_a[0], time_a[0], ptr_b[0], time_b[0], span_a, span_b, 20, c.tau)
+    for x, y in zip(one, waved):
+        np.testing.assert_allclose(y, x, rtol=1e-9, atol=1e-6)
+        assert x.sum() > 0
+
+
+def test_streamed_comparison_equals_kept_and_says_where_the_class_pairs_went():
+    """``keep_class_pairs=False`` and small waves: every result equal to the kept one (the
+    overview up to rounding); the class pairs themselves refused with a clear message."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(5000, threads=2, seed=61)
+    b = perturb(a, seed=62)
+    kept = compare_traces(a, b, keep_class_pairs=True)
+    streamed = compare_traces(a, b, keep_class_pairs=False, wave_pairs=kept.n_class_pairs // 7)
+    assert kept.class_pairs_kept and not streamed.class_pairs_kept and streamed.params["join"]["waves"] > 3
+    assert streamed.n_class_pairs == kept.n_class_pairs == len(kept.class_pairs)
+    assert streamed.n_pairs_total == kept.n_pairs_total
+    for name in ("pairs", "groups", "partner_calls_a", "partner_calls_b", "repetitions_a"):
+        assert np.array_equal(getattr(streamed, name), getattr(kept, name)), name
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        np.testing.assert_allclose(getattr(streamed, name), getattr(kept, name), rtol=1e-9, atol=1e-6)
+    for side in ("a", "b"):
+        assert np.array_equal(streamed.has_match(side), kept.has_match(side))
+    with pytest.raises(ValueError, match="streamed, not kept.*keep_class_pairs=True"):
+        streamed.class_pairs
+    assert "\n" not in streamed.describe().split("\n")[0] and repr(streamed)
+
+
 def test_class_pairs_stored_as_overlaps_give_exact_similarity():
     from tracevis3d.io.synthesis import perturb, synthetic_trace
 
@@ -716,11 +857,11 @@ def best_bf(a, b, allp, side):
     return best
 
 
-def check_questions(a, b, tau, top_k):
+def check_questions(a, b, tau, top_k, keep_class_pairs=None):
     """Every question helper of `Comparison` against the brute-force pairs."""
     from collections import Counter
 
-    c = compare_traces(a, b, tau=tau, top_k=top_k)
+    c = compare_traces(a, b, tau=tau, top_k=top_k, keep_class_pairs=keep_class_pairs, wave_pairs=8)
     allp = all_pairs(a, b, tau)
     for side, t in (("a", a), ("b", b)):
         matched = {p[0] if side == "a" else p[1] for p in allp}
@@ -765,12 +906,13 @@ def check_questions(a, b, tau, top_k):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace_ops, trace_ops, st.sampled_from([0.1, 0.25, 0.5]), st.integers(1, 2),
-       st.sampled_from([1.0, 3.0, 0.25]))
-def test_questions_equal_bruteforce(ops_a, ops_b, tau, top_k, scale_b):
+       st.sampled_from([1.0, 3.0, 0.25]), st.sampled_from([None, False]))
+def test_questions_equal_bruteforce(ops_a, ops_b, tau, top_k, scale_b, keep_class_pairs):
+    """The answers need no kept class pairs (``keep_class_pairs=False``: streamed only)."""
     a = build_trace(ops_a, NAMES_A)
     b = build_trace(ops_b, NAMES_B)
     b.start, b.end = b.start * scale_b, b.end * scale_b  # B runs slower / faster
-    check_questions(a, b, tau, top_k)
+    check_questions(a, b, tau, top_k, keep_class_pairs)
 
 
 def test_plain_names_are_the_papers_fields():

@@ -22,13 +22,13 @@ from ..model import Trace
 from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
-from ..kernels.overview import overview_bars_both
+from ..kernels.overview import overview_add_pairs, overview_finish, overview_start
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
 from ..kernels.setjoin_prefix import jaccard_join
-from ..kernels.setjoin_tiers import class_pair_tiers
-from ..kernels.setjoin_tree import estimate_class_pairs, jaccard_join_tree_overlaps
+from ..kernels.setjoin_tiers import TierStream
+from ..kernels.setjoin_tree import WAVE_PAIRS, estimate_class_pairs, jaccard_join_tree_waves
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -74,9 +74,14 @@ class Comparison:
       ``class_a[i]`` / ``class_b[j]``: class of call i of A / call j of B (int32);
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
-    Class pairs (COMPLETE and exact), stored as a CSR over A's classes:
+    Class pairs (COMPLETE and exact; KEPT only up to a size, see ``keep_class_pairs`` of
+      `compare_traces`: the join streams them in waves into everything below, so a pair
+      of 10^7-call traces never holds its billions of class pairs; ``class_pairs_kept``
+      says whether they are here, else ``class_pair_ptr`` / ``_row_b`` / ``_overlap`` are
+      None and the derived arrays raise ValueError), stored as a CSR over A's classes:
       ``class_rows_a`` / ``class_rows_b`` the classes occurring in A / B (B's
-      ascending; A's in the order the join wrote its rows, each once),
+      ascending; A's in the order the join wrote its rows, each once; ascending when
+      the class pairs are not kept),
       ``class_pair_ptr`` (len(class_rows_a)+1), ``class_pair_row_b`` (int32 index
       into class_rows_b) and ``class_pair_overlap`` (|x ∩ y|, uint16, or int32 for
       vocabularies over 65535 functions): row r's pairs are
@@ -91,7 +96,10 @@ class Comparison:
       ``class_pair_a`` / ``class_pair_b`` (int32 class ids per pair) and
       ``class_pairs`` (structured a, b, sim).
     ``n_pairs_total``: the exact number of call pairs (f_A, f_B) with s > tau,
-      Σ over class pairs of (#calls of a in A) × (#calls of b in B).
+      Σ over class pairs of (#calls of a in A) × (#calls of b in B); ``class_pair_count``
+      the exact number of class pairs (kept or not); ``partner_calls_a`` / ``_b`` per
+      class id: how many calls of the other run match a call of that class (exact, from
+      all class pairs; 0 = no match).
     Call pairs (KEPT under a bound): ``pairs`` structured
       (a, b, sim, dt, rel_a, rel_b, group), sorted by (a, b).
       The bound: a call pair is kept iff it is among the ``top_k`` best partners
@@ -165,6 +173,20 @@ class Comparison:
     repetitions_a: np.ndarray
     repetitions_b: np.ndarray
     params: dict = field(default_factory=dict)
+    class_pair_count: int = 0
+    partner_calls_a: np.ndarray = None
+    partner_calls_b: np.ndarray = None
+
+    @property
+    def class_pairs_kept(self) -> bool:
+        """Whether the class pairs themselves are held (``keep_class_pairs`` of `compare_traces`)."""
+        return self.class_pair_ptr is not None
+
+    def _kept_pairs(self):
+        if self.class_pair_ptr is None:
+            raise ValueError(
+                f"compare: the {self.class_pair_count:,} class pairs were streamed, not kept (they would take "
+                f"{_gib(6 * self.class_pair_count)}): compare(..., keep_class_pairs=True) keeps them")
 
     @property
     def n_classes(self) -> int:
@@ -180,6 +202,7 @@ class Comparison:
     def class_pair_sim(self) -> np.ndarray:
         """Jaccard similarity of each class pair (float64), from its overlap, made on first access."""
         def make():
+            self._kept_pairs()
             size = np.diff(self.class_ptr)
             return overlaps_to_similarity(self.class_pair_ptr, self.class_pair_row_b,
                                           self.class_pair_overlap,
@@ -190,11 +213,13 @@ class Comparison:
     @property
     def class_pair_a(self) -> np.ndarray:
         """Class of A of each class pair (int32), made on first access."""
+        self._kept_pairs()
         return self._cached("_cpa", lambda: np.repeat(self.class_rows_a, np.diff(self.class_pair_ptr)))
 
     @property
     def class_pair_b(self) -> np.ndarray:
         """Class of B of each class pair (int32), made on first access."""
+        self._kept_pairs()
         return self._cached("_cpb", lambda: self.class_rows_b[self.class_pair_row_b])
 
     @property
@@ -211,7 +236,8 @@ class Comparison:
 
     @property
     def n_class_pairs(self) -> int:
-        return int(self.class_pair_row_b.shape[0])
+        """The exact number of class pairs (J > τ), kept or not; ``class_pair_count``."""
+        return int(self.class_pair_count)
 
     @property
     def n_pairs_kept(self) -> int:
@@ -282,14 +308,8 @@ class Comparison:
 
     def has_match(self, side="a") -> np.ndarray:
         """Per call of ``side``: does some call of the other run match it (similarity > τ)?
-        Exact, from the complete set pairs (not only the kept call pairs)."""
-        ptr = self.class_pair_ptr
-        has = np.zeros(self.n_classes, np.bool_)
-        if self._side(side) == "a":
-            has[self.class_rows_a[np.diff(ptr) > 0]] = True
-            return has[self.class_a]
-        has[self.class_rows_b[np.unique(self.class_pair_row_b)]] = True
-        return has[self.class_b]
+        Exact, from all class pairs (not only the kept call pairs)."""
+        return self._partner_counts(side) > 0
 
     def _rows(self, side, calls) -> np.ndarray:
         """`CALL_DTYPE` rows of some calls of one side."""
@@ -348,22 +368,11 @@ class Comparison:
         return p[side][first].astype(np.int32), p[other][first].astype(np.int32), p["sim"][first]
 
     def _partner_counts(self, side) -> np.ndarray:
-        """Per call of ``side``: how many calls of the other run match it (exact)."""
-        ptr = self.class_pair_ptr
-        count_a = np.bincount(self.class_a, minlength=self.n_classes).astype(np.int64)
-        count_b = np.bincount(self.class_b, minlength=self.n_classes).astype(np.int64)
-        row_of_pair_a = np.repeat(np.arange(self.class_rows_a.size), np.diff(ptr))
-        per_class = np.zeros(self.n_classes, np.int64)
+        """Per call of ``side``: how many calls of the other run match it (exact, from the
+        per-class counts the join's waves summed, ``partner_calls_a`` / ``_b``)."""
         if self._side(side) == "a":
-            # per A row: Σ over its partner rows of the B calls in them
-            w = count_b[self.class_rows_b[self.class_pair_row_b]]
-            per_row = np.bincount(row_of_pair_a, weights=w, minlength=self.class_rows_a.size)
-            per_class[self.class_rows_a] = np.rint(per_row).astype(np.int64)
-            return per_class[self.class_a]
-        w = count_a[self.class_rows_a[row_of_pair_a]]
-        per_row = np.bincount(self.class_pair_row_b, weights=w, minlength=self.class_rows_b.size)
-        per_class[self.class_rows_b] = np.rint(per_row).astype(np.int64)
-        return per_class[self.class_b]
+            return self.partner_calls_a[self.class_a]
+        return self.partner_calls_b[self.class_b]
 
     def _match_rows(self, ca, cb, sim) -> np.ndarray:
         """`MATCH_DTYPE` rows of call pairs (ca[i], cb[i]) with similarity sim[i]."""
@@ -549,9 +558,16 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
 #: pairs (classes, call order, tiers, kept pairs, overview, repetitions), measured with
 #: bench/bench_compare_memory.py (4-thread synthetic pairs, 10^5 to 10^6 calls) with a margin
 COMPARE_BYTES_PER_CALL = 400
-#: resident bytes per class pair: 4 (B row, int32) + 2 (overlap, uint16) in the join's
-#: buffers, which become the result's CSR; the margin covers the sampled estimate's error
-COMPARE_BYTES_PER_CLASS_PAIR = 6 * 1.3
+#: resident bytes per KEPT class pair: 4 (B row, int32) + 2 (overlap, uint16) in the waves'
+#: copies, then their concatenation (the result's CSR); the margin covers the sampled
+#: estimate's error.  Streamed class pairs cost only the wave's buffers (`WAVE_PAIRS` × 6 B)
+COMPARE_BYTES_PER_CLASS_PAIR = 12 * 1.3
+#: resident bytes per class pair of one wave of the streamed join (B row int32 + overlap
+#: uint16 in its buffers), with the estimate's margin
+WAVE_BYTES_PER_CLASS_PAIR = 6 * 1.3
+#: ``keep_class_pairs=None`` (auto) keeps the class pairs while there are at most this many
+#: (6 bytes each: 192 MiB); beyond, they are streamed into the results and dropped
+KEEP_CLASS_PAIRS_AUTO = 32 << 20
 #: the same for ``join="filter"``: its chunk buffers (4 + 4 + 8), the CSR copy (4 + 8), then
 #: the overlaps made from the similarities (float64 temporaries), with the same margin
 FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
@@ -610,15 +626,18 @@ def _gib(n_bytes) -> str:
 
 
 def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
-                         bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR) -> None:
+                         bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR,
+                         wave_bytes: float = 0.0) -> None:
     """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
     ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
     clear error before the long work, instead of a MemoryError or the OS killing the
-    process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs ×
-    ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join)."""
+    process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs held ×
+    ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join's kept pairs)
+    + ``wave_bytes`` (the streamed join's buffers of one wave)."""
     from ..model import TraceTooLargeError
 
-    need = int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * float(bytes_per_class_pair)
+    need = (int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * float(bytes_per_class_pair)
+            + float(wave_bytes))
     have = available_memory_bytes()
     if need <= have:
         return
@@ -661,13 +680,18 @@ def gamma_classes(a: Trace, b: Trace):
 def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bins: int = 200,
                    aligned_tol: float | None = None, max_period: int = 8,
                    threads_a=None, threads_b=None, window_a=None, window_b=None,
-                   join: str = "tree") -> Comparison:
+                   join: str = "tree", keep_class_pairs: bool | None = None,
+                   wave_pairs: int | None = None) -> Comparison:
     """Compare two traces as TraceDiff does (Sec. III, IV-A, IV-D); see `Comparison`.
 
     Every call f gets Γ(f), the set of function names in its subtree (functions
     of A and B are identified by name).  Distinct Γ-sets (classes) are joined
-    EXACTLY: ``class_pairs`` lists every class pair with Jaccard > ``tau``, and
-    ``n_pairs_total`` the exact number of call pairs above ``tau``.
+    EXACTLY, streamed in waves of at most ``wave_pairs`` class pairs (default
+    `setjoin_tree.WAVE_PAIRS`) into the call-pair count ``n_pairs_total``, the similarity
+    tiers behind ``pairs``, the partner counts and the overview bars, all exact over every
+    class pair with Jaccard > ``tau``.  ``keep_class_pairs``: also keep the class pairs
+    themselves (``class_pairs``, 6 bytes each: gigabytes at 10^6 calls and more): True
+    always, False never, None (default) while there are at most `KEEP_CLASS_PAIRS_AUTO`.
 
     Call-pair bound: call pairs can number ~10^10, so ``pairs`` keeps, for every
     call of A and every call of B, its ``top_k`` best partners (similarity desc,
@@ -687,8 +711,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     Deterministic: same inputs give the same arrays.
     Raises TypeError / ValueError naming the bad parameter or the empty trace, and
     `TraceTooLargeError` (a MemoryError) before the long work when the pair cannot fit in the
-    available memory (`check_compare_memory`: from the calls, then from the join's sampled
-    number of class pairs).
+    available memory (`check_compare_memory`: from the calls, then from the join's wave and,
+    where they are kept, its sampled number of class pairs).
     """
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
     if join not in ("tree", "filter"):
@@ -703,11 +727,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     n_a, n_b = len(a), len(b)
     check_compare_memory(n_a + n_b)
     timings: dict = {}
+    laps: list = []        # the stages in the order their laps ended (the join's repeat per wave)
     clock = [time.perf_counter()]
 
     def lap(stage):
         now = time.perf_counter()
         timings[stage] = timings.get(stage, 0.0) + now - clock[0]
+        laps.append(stage)
         clock[0] = now
 
     functions, cls, class_ptr, class_items = gamma_classes(a, b)
@@ -726,34 +752,6 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     size_b = set_size[rows_b].astype(np.int64)
     lap("classes")
 
-    # exact class-level join (Eq. 3): a CSR over A's class rows, overlaps stored
-    if join == "tree":
-        order, ptr_a, part_a, inter_a = jaccard_join_tree_overlaps(
-            class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a, a.end_index,
-            join_order=True, check_pairs=lambda est: check_compare_memory(n_a + n_b, est))
-        # A's rows in the order the join wrote them (its pairs compacted in place)
-        rows_a, size_a, count_a = rows_a[order], size_a[order], count_a[order]
-        new_row = np.empty(order.size, np.int32)
-        new_row[order] = np.arange(order.size, dtype=np.int32)
-        row_of_a = new_row[row_of_a]
-        del order, new_row
-    else:
-        check_compare_memory(n_a + n_b, estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau,
-                                                             len(functions)), FILTER_JOIN_BYTES_PER_CLASS_PAIR)
-        ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
-                                            len(functions))
-        # s = i / (nx + ny − i)  ⇔  i = s (nx + ny) / (1 + s): exact after rounding
-        nxy = np.repeat(size_a, np.diff(ptr_a)) + size_b[part_a]
-        inter_a = np.rint(sim_a * nxy / (1.0 + sim_a)).astype(overlap_dtype(len(functions)))
-        del nxy, sim_a
-    lap("join")
-    # the exact call-pair count and both sides' best similarity tiers, in three
-    # passes over A's pairs (no transposed copy)
-    n_parts = max(1, numba.get_num_threads())
-    n_pairs_total, tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = class_pair_tiers(
-        ptr_a, part_a, inter_a, size_a, size_b, count_a, count_b, int(top_k), n_parts)
-    n_pairs_total = int(n_pairs_total)
-
     # times: µs since each trace's first start; relative start in [0, 1]
     t0_a, t0_b = float(a.start.min()), float(b.start.min())
     span_a = max(float(a.end.max()) - t0_a, 0.0)
@@ -766,15 +764,97 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     idx_b = np.arange(n_b, dtype=np.int32)
     by_a, calls_ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
     by_b, calls_ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
-    lap("tiers+call_order")
+    time_a_by_class, time_b_by_class = ts_a[by_a], ts_b[by_b]
+    lap("call_order")
 
-    # overview (exact over all matches)
+    # exact class-level join (Eq. 3), its class pairs fed in waves (CSRs over some of A's
+    # class rows, with overlaps) to what the comparison needs from them: the exact call-pair
+    # count, both sides' best similarity tiers and partner-call counts (`TierStream`) and
+    # the overview bars (Sec. IV-A, exact over all matches); kept only when asked or small
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
-    ov_a, dl_a, ov_b, dl_b = overview_bars_both(ptr_a, part_a, inter_a, size_a, size_b,
-                                                calls_ptr_a, ts_a[by_a], calls_ptr_b, ts_b[by_b],
-                                                span_a, span_b, int(n_bins), tol_a, tol_b, tau)
+    n_parts = max(1, numba.get_num_threads())
+    tiers = TierStream(size_a, size_b, count_a, count_b, int(top_k), n_parts)
+    overview = overview_start(calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class)
+    kept: list | None = [] if keep_class_pairs is not False else None
+    n_kept = [0]
+
+    def consume(rows, ptr, part, inter):
+        nonlocal kept
+        lap("join")
+        tiers.add(ptr, part, inter, rows)
+        lap("tiers")
+        overview_add_pairs(overview, ptr, part, inter, rows, size_a, size_b, calls_ptr_a, time_a_by_class,
+                           calls_ptr_b, time_b_by_class, tol_a, tol_b)
+        lap("overview")
+        if kept is not None:
+            n_kept[0] += part.shape[0]
+            if keep_class_pairs is None and n_kept[0] > KEEP_CLASS_PAIRS_AUTO:
+                kept = None           # too many to keep: streamed only
+            else:
+                kept.append((rows.copy(), np.diff(ptr), part.copy(), inter.copy()))
+
+    wave_pairs = WAVE_PAIRS if wave_pairs is None else max(1, int(wave_pairs))
+    if join == "tree":
+        def check(est):
+            # one wave's buffers are resident as far as written: the wave, or all pairs if fewer
+            wave_bytes = WAVE_BYTES_PER_CLASS_PAIR * min(wave_pairs, est)
+            held = est if keep_class_pairs else min(est, KEEP_CLASS_PAIRS_AUTO) if keep_class_pairs is None else 0
+            check_compare_memory(n_a + n_b, held, wave_bytes=wave_bytes)
+
+        join_stats: dict = {}
+        jaccard_join_tree_waves(class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a,
+                                a.end_index, consume, wave_pairs, check_pairs=check, stats=join_stats)
+    else:
+        check_compare_memory(n_a + n_b, estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau,
+                                                             len(functions)), FILTER_JOIN_BYTES_PER_CLASS_PAIR)
+        ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
+                                            len(functions))
+        # s = i / (nx + ny − i)  ⇔  i = s (nx + ny) / (1 + s): exact after rounding
+        nxy = np.repeat(size_a, np.diff(ptr_a)) + size_b[part_a]
+        inter_a = np.rint(sim_a * nxy / (1.0 + sim_a)).astype(overlap_dtype(len(functions)))
+        del nxy, sim_a
+        has = np.flatnonzero(np.diff(ptr_a) > 0)
+        ptr_has = np.concatenate([ptr_a[has], ptr_a[-1:]]).astype(np.int64)
+        if has.size:
+            consume(has.astype(np.int64), ptr_has, part_a, inter_a)
+        join_stats = {}
+        del ptr_a, part_a, inter_a
+    lap("join")
+    n_pairs_total, tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = tiers.finish()
+    n_pairs_total = int(n_pairs_total)
+    n_class_pairs = int(tiers.n_pairs)
+    partner_calls_a = np.zeros(class_ptr.shape[0] - 1, np.int64)
+    partner_calls_b = np.zeros(class_ptr.shape[0] - 1, np.int64)
+    partner_calls_a[rows_a] = tiers.partners_row
+    partner_calls_b[rows_b] = tiers.partners_col
+    del tiers
+    lap("tiers")
+    ov_a, dl_a, ov_b, dl_b = overview_finish(overview, calls_ptr_a, time_a_by_class, calls_ptr_b,
+                                             time_b_by_class, span_a, span_b, int(n_bins), tau)
+    del overview
     lap("overview")
+    if kept is not None:
+        # the kept class pairs, one CSR over A's rows in the order the waves wrote them,
+        # then the rows without a match (empty)
+        written = np.concatenate([k[0] for k in kept]) if kept else np.zeros(0, np.int64)
+        seen = np.zeros(rows_a.size, np.bool_)
+        seen[written] = True
+        order = np.concatenate([written, np.flatnonzero(~seen)])
+        ptr_a = np.zeros(rows_a.size + 1, np.int64)
+        lens = np.concatenate([k[1] for k in kept] + [np.zeros(rows_a.size - written.size, np.int64)])
+        np.cumsum(lens, out=ptr_a[1:])
+        odt = overlap_dtype(len(functions))
+        part_a = (kept[0][2] if len(kept) == 1 else np.concatenate([k[2] for k in kept])) if kept \
+            else np.zeros(0, np.int32)
+        inter_a = (kept[0][3] if len(kept) == 1 else np.concatenate([k[3] for k in kept])) if kept \
+            else np.zeros(0, odt)
+        class_rows_a_out = rows_a[order]
+        del kept, written, seen, order, lens
+    else:
+        ptr_a = part_a = inter_a = None
+        class_rows_a_out = rows_a
+    lap("kept_class_pairs")
 
     # kept call pairs: top-k both ways
     pv, ps = top_k_partners(row_of_a, rel_a, tptr_a, tpart_a, tsim_a,
@@ -820,7 +900,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     return Comparison(
         a=a, b=b, tau=tau, top_k=int(top_k), functions=functions,
         class_a=class_a, class_b=class_b, class_ptr=class_ptr, class_items=class_items,
-        class_rows_a=rows_a, class_rows_b=rows_b, class_pair_ptr=ptr_a, class_pair_row_b=part_a,
+        class_rows_a=class_rows_a_out, class_rows_b=rows_b, class_pair_ptr=ptr_a, class_pair_row_b=part_a,
         class_pair_overlap=inter_a,
         n_pairs_total=n_pairs_total, pairs=pairs, groups=groups,
         overview_a=ov_a, overview_b=ov_b, overview_delta_a=dl_a, overview_delta_b=dl_b,
@@ -828,5 +908,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
         overview_edges_b=np.linspace(0.0, span_b, int(n_bins) + 1),
         repetitions_a=reps[0], repetitions_b=reps[1],
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
-                    aligned_tol_b=tol_b, max_period=int(max_period), timings=timings),
+                    aligned_tol_b=tol_b, max_period=int(max_period), timings=timings, laps=laps,
+                    join=join_stats),
+        class_pair_count=n_class_pairs, partner_calls_a=partner_calls_a, partner_calls_b=partner_calls_b,
     )

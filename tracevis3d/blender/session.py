@@ -137,7 +137,7 @@ def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), *
     if key is not None:
         remember_comparison(key, cmp)
     job.report(hi, f"compared: {cmp.n_pairs_total:,} call pairs above τ={tau:g}, "
-                   f"{len(cmp.class_pair_row_b):,} class pairs")
+                   f"{cmp.n_class_pairs:,} class pairs")
     return cmp
 
 

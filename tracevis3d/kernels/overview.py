@@ -202,13 +202,49 @@ def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts):
-    """Prefix sums of each side's times, the cut of A's rows into parts of
-    about equal work, one-call B classes' times, and zeroed accumulators."""
+def _overview_cut(pair_ptr, pair_row, rows, ptr_a, ptr_b, n_parts):
+    """The cut of the CSR's rows (A row ``rows[i]`` for CSR row i) into ``n_parts`` parts of
+    about equal estimated work: a one-call pair costs 1, others about (fewer calls) × (the
+    searches over the other side's calls, 4 + log2(1 + their number)); the logarithms
+    are taken once per B class, not per pair (log2(1 + max) = max of the two logs)."""
     n_rows = pair_ptr.shape[0] - 1
+    n_rows_b = ptr_b.shape[0] - 1
+    calls_b = np.empty(n_rows_b, np.int64)
+    log_b = np.empty(n_rows_b, np.float64)
+    for q in range(n_rows_b):
+        calls_b[q] = ptr_b[q + 1] - ptr_b[q]
+        log_b[q] = np.log2(1.0 + calls_b[q])
+    cost = np.zeros(n_rows + 1, np.float64)
+    for i in prange(n_rows):
+        r = rows[i]
+        nf = ptr_a[r + 1] - ptr_a[r]
+        log_f = np.log2(1.0 + nf)
+        c = 0.0
+        for j in range(pair_ptr[i], pair_ptr[i + 1]):
+            q = pair_row[j]
+            ng = calls_b[q]
+            if nf == 1 and ng == 1:
+                c += 1.0
+            else:
+                c += min(nf, ng) * (4.0 + max(log_f, log_b[q]))
+        cost[i + 1] = c
+    for i in range(n_rows):
+        cost[i + 1] += cost[i]
+    cut = np.empty(n_parts + 1, np.int64)
+    for p in range(n_parts + 1):
+        cut[p] = np.searchsorted(cost, cost[n_rows] * p / n_parts)
+    cut[0] = 0
+    cut[n_parts] = n_rows
+    return cut
+
+
+@njit(cache=True, nogil=True)
+def _overview_prepare(ptr_a, time_a, ptr_b, time_b, n_parts):
+    """Prefix sums of each side's times, one-call B classes' times, and zeroed
+    accumulators (sized by the calls and classes, never by the class pairs)."""
     n_a = time_a.shape[0]
     n_b = time_b.shape[0]
-    m_a = n_a + n_rows                  # difference slots: one extra per class row
+    m_a = n_a + ptr_a.shape[0] - 1     # difference slots: one extra per class row
     m_b = n_b + ptr_b.shape[0] - 1
     csum_a = np.zeros(n_a + 1, np.float64)
     for i in range(n_a):
@@ -216,27 +252,6 @@ def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts)
     csum_b = np.zeros(n_b + 1, np.float64)
     for i in range(n_b):
         csum_b[i + 1] = csum_b[i] + time_b[i]
-    # work per A row: a one-call pair costs 1, others about (fewer calls) ×
-    # (the searches over the other side's calls, log of their number)
-    cost = np.zeros(n_rows + 1, np.float64)
-    for r in prange(n_rows):
-        nf = ptr_a[r + 1] - ptr_a[r]
-        c = 0.0
-        for j in range(pair_ptr[r], pair_ptr[r + 1]):
-            q = pair_row[j]
-            ng = ptr_b[q + 1] - ptr_b[q]
-            if nf == 1 and ng == 1:
-                c += 1.0
-            else:
-                c += min(nf, ng) * (4.0 + np.log2(1.0 + max(nf, ng)))
-        cost[r + 1] = c
-    for r in range(n_rows):
-        cost[r + 1] += cost[r]
-    cut = np.empty(n_parts + 1, np.int64)
-    for p in range(n_parts + 1):
-        cut[p] = np.searchsorted(cost, cost[n_rows] * p / n_parts)
-    cut[0] = 0
-    cut[n_parts] = n_rows
     diff_a = np.zeros((m_a, 5), np.float64)
     diff_b = np.zeros((n_parts, m_b, 5), np.float64)
     # classes with one call (most pairs at scale join two of them): B's time and
@@ -246,25 +261,27 @@ def _overview_prepare(pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts)
     for q in range(n_rows_b):
         t1_b[q] = time_b[ptr_b[q]] if ptr_b[q + 1] - ptr_b[q] == 1 else np.nan
     one_b = np.zeros((n_parts, n_rows_b, 5), np.float64)
-    return csum_a, csum_b, cut, diff_a, diff_b, t1_b, one_b
+    return csum_a, csum_b, diff_a, diff_b, t1_b, one_b
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
-                     tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b):
-    """The pass over the class pairs, part by part (see `overview_bars_both`);
-    B's accumulators are one copy per part."""
+def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a, time_a, ptr_b,
+                     time_b, tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b):
+    """The pass over the class pairs, part by part (see `overview_bars_both`); CSR row i
+    is A row ``rows[i]``; B's accumulators are one copy per part."""
     for p in prange(n_parts):
         db = diff_b[p]
         o1 = one_b[p]
-        for r in range(cut[p], cut[p + 1]):
+        for i in range(cut[p], cut[p + 1]):
+            r = rows[i]
             f0 = ptr_a[r]
             f1 = ptr_a[r + 1]
             if f0 == f1:
                 continue
             if f1 - f0 == 1:
                 # one call of A against one call of B: one relation each way,
-                # the same float expressions as `_sweep_pair`
+                # the same float expressions as `_sweep_pair`; against more calls of B,
+                # `_sweep_pair` at once (one pass over the row's pairs)
                 t = time_a[f0]
                 lo_t = t - tol_a
                 hi_t = t + tol_a
@@ -273,12 +290,14 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time
                 al = 0.0
                 ac = 0.0
                 ad = 0.0
-                for j in range(pair_ptr[r], pair_ptr[r + 1]):
+                for j in range(pair_ptr[i], pair_ptr[i + 1]):
                     q = pair_row[j]
                     x = t1_b[q]
-                    if x != x:                 # NaN: not a one-call class
-                        continue
                     s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
+                    if x != x:                 # NaN: B's class has more calls: sweep them
+                        _sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
+                                    tol_a, tol_b, diff_a, db)
+                        continue
                     if not (x >= lo_t):
                         ae += s
                     elif x > hi_t:
@@ -302,11 +321,12 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time
                     else:
                         o1[q, 2] += s
                 _add_point(diff_a, f0 + r, ae, aa, al, ac, ad)
-            for j in range(pair_ptr[r], pair_ptr[r + 1]):
+                continue
+            for j in range(pair_ptr[i], pair_ptr[i + 1]):
                 q = pair_row[j]
                 g0 = ptr_b[q]
                 g1 = ptr_b[q + 1]
-                if g0 == g1 or (g1 - g0 == 1 and f1 - f0 == 1):
+                if g0 == g1:
                     continue
                 s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                 if f1 - f0 <= g1 - g0:
@@ -360,9 +380,34 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
     (every s > tau), used to restore exact zeros (`_bin_accumulated`).
     """
     n_parts = max(1, int(n_parts))
-    csum_a, csum_b, cut, diff_a, diff_b, t1_b, one_b = _overview_prepare(
-        pair_ptr, pair_row, ptr_a, time_a, ptr_b, time_b, n_parts)
-    _overview_blocks(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
+    acc = overview_start(ptr_a, time_a, ptr_b, time_b, n_parts)
+    overview_add_pairs(acc, pair_ptr, pair_row, pair_inter, np.arange(pair_ptr.shape[0] - 1, dtype=np.int64),
+                       size_a, size_b, ptr_a, time_a, ptr_b, time_b, tol_a, tol_b)
+    return overview_finish(acc, ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau)
+
+
+def overview_start(ptr_a, time_a, ptr_b, time_b, n_parts=2):
+    """The accumulators of `overview_bars_both` (sized by the calls and classes), for
+    feeding the class pairs in waves: `overview_start`, then `overview_add_pairs` per wave
+    (any partition of A's rows into waves), then `overview_finish`.  The sums are added
+    in the order of the waves and parts, so the same waves give bit-identical bars."""
+    return _overview_prepare(ptr_a, time_a, ptr_b, time_b, max(1, int(n_parts)))
+
+
+def overview_add_pairs(acc, pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a, time_a,
+                       ptr_b, time_b, tol_a, tol_b):
+    """Add the matches of one wave of class pairs (a CSR whose row i is A row ``rows[i]``,
+    each A row in one wave only) to the accumulators ``acc`` of `overview_start`."""
+    csum_a, csum_b, diff_a, diff_b, t1_b, one_b = acc
+    n_parts = diff_b.shape[0]
+    rows = np.ascontiguousarray(rows, np.int64)
+    cut = _overview_cut(pair_ptr, pair_row, rows, ptr_a, ptr_b, n_parts)
+    _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
                      tol_a, tol_b, n_parts, cut, csum_a, csum_b, diff_a, diff_b, t1_b, one_b)
+
+
+def overview_finish(acc, ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau):
+    """(bars_a, delta_a, bars_b, delta_b) from the accumulators of `overview_start`."""
+    csum_a, csum_b, diff_a, diff_b, t1_b, one_b = acc
     return _overview_finish(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins, tau, diff_a,
                             diff_b, one_b)

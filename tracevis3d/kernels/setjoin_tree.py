@@ -23,14 +23,15 @@ B's size order, pairs compacted in place); of that, about 0.9 s counting,
 0.9 s readout scan and the rest writing 720 MB of pairs.
 This module: the driver (work items dealt to parallel chunks, rounds with resumable
 output slices in lazily mapped buffers, `lazybuf`) and the collection of the output.
-Memory: the pairs are compacted in place chunk by chunk, each chunk's slice given back to
-the OS once read, so the join's peak is the pairs (6 bytes each) plus one chunk; measured
-at 10^6 calls with 4 threads (521M class pairs, bench/bench_compare_memory.py): peak 3.4 GiB,
-5.1 GiB before, when the compaction made the whole front resident on top of the unread
-chunks.  The number of
-class pairs grows faster than the calls (14M, 128M, 521M, ~930M, ~4.7G sampled at 10^5,
-5·10^5, 10^6, 2·10^6, 10^7 calls), so the complete CSR of a 10^7-call pair (~26 GiB) does
-not fit 16 GiB: ``check_pairs`` lets the caller refuse it from the sampled estimate.
+Two ways out: `jaccard_join_tree_overlaps` returns the complete CSR (the pairs compacted in
+place chunk by chunk, each chunk's slice given back to the OS once read: peak = pairs (6
+bytes each) plus one chunk); `jaccard_join_tree_waves` STREAMS them: every round has a fixed
+room (`WAVE_PAIRS` class pairs, 768 MiB) and hands its rows, compacted in place, to a
+consumer before the next round reuses the buffers, so the join's memory no longer grows
+with the class pairs.  They grow faster than the calls (14M, 128M, 521M, ~930M, ~4.7G
+sampled at 10^5, 5·10^5, 10^6, 2·10^6, 10^7 calls of bench/bench_compare_memory.py's
+4-thread synthetic pair): the complete CSR of a 10^7-call pair (~26 GiB) does not fit 16 GiB,
+its waves do (`analysis.comparison` feeds them to its tiers, partner counts and overview).
 """
 import time
 
@@ -119,6 +120,30 @@ def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=N
     return order, ptr
 
 
+@njit(cache=True, nogil=True)
+def _compact_wave_rows(out_q, out_i, cap, written, rows, ptr):
+    """In place: the header-led rows of the chunk slices ``out_q[c*cap : c*cap+written[c]]``
+    become one CSR at the front of out_q / out_i (a safe forward copy: the write position
+    never passes the read position); ``rows[i]`` = the A row of CSR row i, ``ptr`` its
+    offsets.  Returns (rows written, pairs)."""
+    dst = 0
+    nr = 0
+    for c in range(written.shape[0]):
+        j0 = c * cap
+        for j in range(j0, j0 + written[c]):
+            q = out_q[j]
+            if q < 0:
+                rows[nr] = -q - 1
+                ptr[nr] = dst
+                nr += 1
+            else:
+                out_q[dst] = q
+                out_i[dst] = out_i[j]
+                dst += 1
+    ptr[nr] = dst
+    return nr, dst
+
+
 def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted) -> float:
     """Estimated number of class pairs: every 100th A row counted exactly (at most ~5000
     rows, so the sample costs about 1/100 of the join), scaled to all rows."""
@@ -137,6 +162,68 @@ def estimate_class_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items)
     b_ptr, b_items = ranked_sets(set_ptr, set_items, np.ascontiguousarray(classes_b, np.int32), ident)
     post_ptr, post_k, _, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, int(n_items))
     return _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
+
+
+def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a, end_index_a,
+               n_chunks, subtree_limit):
+    """The plan of the tree join (see `jaccard_join_tree_overlaps`): ranked sets, B's
+    postings by size rank, the heir forest and its work items dealt to ``n_chunks`` chunks.
+    Returns a dict of the arrays `_run_round` and the estimate need."""
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    n_items = int(n_items)
+    odt = overlap_dtype(n_items)
+    ident = np.arange(n_items, dtype=np.int32)
+    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
+    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
+    size_a = np.diff(a_ptr)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    # base = the child class with the most postings: the smallest delta cost W(x) − W(base)
+    plen = np.diff(post_ptr).astype(np.float64)
+    weight = np.add.reduceat(plen[a_items], a_ptr[:-1]) if a_items.size else np.zeros(na)
+    weight[size_a == 0] = 0.0
+    base = heir_forest_weighted(np.ascontiguousarray(row_of_call_a, np.int32),
+                                np.ascontiguousarray(end_index_a, np.int32), size_a, weight)
+    n_chunks = max(1, min(int(n_chunks), na))
+    if subtree_limit is None:
+        subtree_limit = max(16, na // (n_chunks * 8))
+    kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
+        base, a_ptr, a_items, int(subtree_limit), n_items)
+    k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
+    d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
+                                                    size_a.astype(np.int64))
+    run_end = size_runs(b_size_sorted)
+    direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
+    del b_items
+    n_work = item_root.shape[0]
+    n_chunks = max(1, min(n_chunks, n_work))
+    chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
+    return dict(na=na, nb=nb, odt=odt, n_chunks=n_chunks, n_work=n_work, chunk_ptr=chunk_ptr,
+                chunk_items=chunk_items, item_root=item_root, item_single=item_single, a_ptr=a_ptr,
+                a_items=a_items, d_ptr=d_ptr, d_items=d_items, d_cost=d_cost, kid_ptr=kid_ptr, kids=kids,
+                tau=float(tau), post_ptr=post_ptr, post_k=post_k, k_lo=k_lo, k_hi=k_hi, own_hi=own_hi,
+                b_size_sorted=b_size_sorted, run_end=run_end, b_by_size=b_by_size, height=int(height),
+                direct=direct)
+
+
+def _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n):
+    """One parallel round of the join (`setjoin_walk._tree_round`) into the chunk slices of
+    ``out_q`` / ``out_i`` (``cap`` entries each); returns (pos, skip, written)."""
+    p = plan
+    # chunks handed to the threads one at a time (their work varies); set
+    # here, as setting it inside a kernel makes the kernel uncachable
+    previous = numba.set_parallel_chunksize(1)
+    try:
+        return _tree_round(p["chunk_ptr"], p["chunk_items"], pos, skip, p["item_root"], p["item_single"],
+                           p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"],
+                           p["kids"], p["tau"], p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"],
+                           p["own_hi"], p["b_size_sorted"], p["run_end"], p["b_by_size"], out_q, out_i,
+                           cap, p["height"], float(copy_ratio), row_n, p["direct"])
+    finally:
+        numba.set_parallel_chunksize(previous)
 
 
 def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_items,
@@ -172,41 +259,14 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     join that cannot fit in memory (`analysis.comparison` raises `TraceTooLargeError`).
     """
     t_start = time.perf_counter()
-    classes_a = np.ascontiguousarray(classes_a, np.int32)
-    classes_b = np.ascontiguousarray(classes_b, np.int32)
-    na, nb = classes_a.shape[0], classes_b.shape[0]
-    n_items = int(n_items)
-    odt = overlap_dtype(n_items)
-    ident = np.arange(n_items, dtype=np.int32)
-    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
-    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
-    size_a = np.diff(a_ptr)
-    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
-    # base = the child class with the most postings: the smallest delta cost W(x) − W(base)
-    plen = np.diff(post_ptr).astype(np.float64)
-    weight = np.add.reduceat(plen[a_items], a_ptr[:-1]) if a_items.size else np.zeros(na)
-    weight[size_a == 0] = 0.0
-    base = heir_forest_weighted(np.ascontiguousarray(row_of_call_a, np.int32),
-                                np.ascontiguousarray(end_index_a, np.int32), size_a, weight)
-    n_chunks = max(1, min(int(n_chunks), na))
-    if subtree_limit is None:
-        subtree_limit = max(16, na // (n_chunks * 8))
-    kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
-        base, a_ptr, a_items, int(subtree_limit), n_items)
-    k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
-    d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
-                                                    size_a.astype(np.int64))
-    run_end = size_runs(b_size_sorted)
-    direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
-    del b_items
-    n_work = item_root.shape[0]
-    n_chunks = max(1, min(n_chunks, n_work))
-    chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
-    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
-    chunk_ptr[1:] = np.cumsum([len(range(c, n_work, n_chunks)) for c in range(n_chunks)])
+    plan = _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                      end_index_a, n_chunks, subtree_limit)
+    na, nb, odt, n_chunks, n_work = plan["na"], plan["nb"], plan["odt"], plan["n_chunks"], plan["n_work"]
+    chunk_ptr = plan["chunk_ptr"]
     est = None
     if not chunk_cap or check_pairs is not None:
-        est = _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
+        est = _sampled_pair_count(plan["a_ptr"], plan["a_items"], tau, plan["post_ptr"], plan["post_k"],
+                                  plan["b_size_sorted"])
         if check_pairs is not None:
             check_pairs(float(est))
     if chunk_cap:
@@ -227,18 +287,7 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         # pages never written are never resident, so the slack costs address space only
         out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
         out_i, map_i = _lazy_empty(n_chunks * cap, odt)
-        # chunks handed to the threads one at a time (their work varies); set
-        # here, as setting it inside a kernel makes the kernel uncachable
-        previous = numba.set_parallel_chunksize(1)
-        try:
-            pos, skip, written = _tree_round(chunk_ptr, chunk_items, pos, skip, item_root,
-                                             item_single, a_ptr, a_items, d_ptr, d_items, d_cost,
-                                             kid_ptr, kids, float(tau), post_ptr, post_k, k_lo,
-                                             k_hi, own_hi, b_size_sorted, run_end, b_by_size,
-                                             out_q, out_i, cap, int(height), float(copy_ratio),
-                                             row_n, direct)
-        finally:
-            numba.set_parallel_chunksize(previous)
+        pos, skip, written = _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n)
         rounds.append((out_q, out_i, cap, written, map_q, map_i))
         cap *= 2
     t_rounds = time.perf_counter()
@@ -268,10 +317,74 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     if stats is not None:
         now = time.perf_counter()
         stats.update(plan_s=t_plan - t_start, rounds_s=t_rounds - t_plan, collect_s=now - t_rounds,
-                     rounds=n_rounds, height=int(height), work_items=int(n_work))
+                     rounds=n_rounds, height=plan["height"], work_items=int(n_work))
     if join_order:
         return order, ptr, res_q, res_i
     return ptr, res_q, res_i
+
+
+#: class pairs one wave of `jaccard_join_tree_waves` holds at most (6 bytes each: 768 MiB)
+WAVE_PAIRS = 128 << 20
+
+
+def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                            end_index_a, consume, wave_pairs=WAVE_PAIRS, n_chunks=64,
+                            subtree_limit=None, copy_ratio=0.25, check_pairs=None, stats=None):
+    """The join of `jaccard_join_tree_overlaps`, streamed: the class pairs are handed to
+    ``consume(rows, ptr, row_b, inter)`` in waves of at most about ``wave_pairs`` pairs
+    (CSR row i is A row ``rows[i]``, its pairs ``row_b[ptr[i]:ptr[i+1]]`` by B row
+    ascending with overlaps ``inter``; every A row with a match in exactly one wave, all
+    its pairs there; rows without a match are never handed).  The arrays are views of
+    the join's own buffers, overwritten by the next wave: ``consume`` copies what it keeps.
+
+    Each wave is one round of the join (`setjoin_walk._tree_round`) whose chunk slices
+    hold ``wave_pairs / n_chunks`` entries (at least one row's worst case, |B| + 1): a chunk
+    out of room resumes in the next round where it stopped (re-walking the counters of
+    its current work item), so the memory is the buffers of one wave whatever the number
+    of class pairs.  The same ``wave_pairs`` gives the same waves on every machine.
+    ``check_pairs``: called with the sampled estimate of the class pairs before the walk.
+    Returns (waves, class pairs)."""
+    t_start = time.perf_counter()
+    plan = _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+                      end_index_a, n_chunks, subtree_limit)
+    na, nb, odt, n_chunks = plan["na"], plan["nb"], plan["odt"], plan["n_chunks"]
+    chunk_ptr = plan["chunk_ptr"]
+    est = _sampled_pair_count(plan["a_ptr"], plan["a_items"], tau, plan["post_ptr"], plan["post_k"],
+                              plan["b_size_sorted"])
+    if check_pairs is not None:
+        check_pairs(float(est))
+    cap = min(int(2.5 * (est + na) / n_chunks) + 1024, max(1, int(wave_pairs) // n_chunks))
+    cap = max(cap, nb + 2)
+    # pages never written are never resident: a wave that fits in less stays smaller
+    out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
+    out_i, map_i = _lazy_empty(n_chunks * cap, odt)
+    rows = np.empty(na, np.int64)
+    ptr = np.empty(na + 1, np.int64)
+    pos = np.zeros(n_chunks, np.int64)
+    skip = np.zeros(n_chunks, np.int64)
+    row_n = np.zeros(na, np.int64)
+    t_plan = time.perf_counter()
+    waves = 0
+    n_pairs = 0
+    t_walk = t_consume = t_compact = 0.0
+    while (pos < np.diff(chunk_ptr)).any():
+        t0 = time.perf_counter()
+        pos, skip, written = _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n)
+        t_compact -= time.perf_counter()
+        nr, m = _compact_wave_rows(out_q, out_i, cap, written, rows, ptr)
+        t1 = time.perf_counter()
+        t_compact += t1
+        if nr:
+            consume(rows[:nr], ptr[:nr + 1], out_q[:m], out_i[:m])
+        t_walk += t1 - t0
+        t_consume += time.perf_counter() - t1
+        waves += 1
+        n_pairs += int(m)
+    del out_q, out_i, map_q, map_i
+    if stats is not None:
+        stats.update(plan_s=t_plan - t_start, walk_s=t_walk, compact_s=t_compact, consume_s=t_consume, waves=waves,
+                     cap=int(cap), estimate=float(est), height=plan["height"], work_items=int(plan["n_work"]))
+    return waves, n_pairs
 
 
 def jaccard_join_tree(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,

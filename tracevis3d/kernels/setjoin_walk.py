@@ -149,17 +149,17 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
       - copy: other children copy the base's window to a fresh buffer (a
         vectorised copy, cheaper than undoing a heavy delta).
     Children are ordered by delta cost (`setjoin_forest._tree_plan`), so the dearest is the tail.
-    Stops before a readout when fewer than |B| + 1 output slots remain below
-    ``limit``.  Returns (rows passed, m, finished).
+    Stops before a readout when fewer output slots remain below ``limit`` than the row
+    can write (a header and one per B set of its own size window [k_lo, own_hi)).
+    Returns (rows passed, m, finished).
     """
-    nb = b_size_sorted.shape[0]
     lo = k_lo[root]
     hi = own_hi[root] if single else k_hi[root]
     cnt0 = bufs[0]
     cnt0[lo:hi] = 0
     _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1)
     if skip == 0:
-        if m + nb + 1 > limit:
+        if m + own_hi[root] - k_lo[root] + 1 > limit:
             return 0, m, False
         m = _readout(root, a_ptr[root + 1] - a_ptr[root], k_lo[root], own_hi[root], tau,
                      b_size_sorted, run_end, b_by_size, cnt0, flags, qbits, i_by_q, out_q, out_i, m,
@@ -201,7 +201,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             sp += 1
         _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
         if rows_done >= skip:
-            if m + nb + 1 > limit:
+            if m + own_hi[w] - k_lo[w] + 1 > limit:
                 return rows_done, m, False    # counters are rebuilt from the root next round
             m = _readout(w, a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted,
                          run_end, b_by_size, cnt, flags, qbits, i_by_q, out_q, out_i, m, row_n,

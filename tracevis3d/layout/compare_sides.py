@@ -31,15 +31,7 @@ MARKER_CHARS = 9
 def matched_calls(cmp) -> tuple:
     """Per call of A and of B: does it have a match in the other run (exact, over ALL class
     pairs with similarity > τ, not only the kept ones)?"""
-    ptr = cmp.class_pair_ptr
-    has_a = np.zeros(cmp.n_classes, np.bool_)
-    has_a[cmp.class_rows_a[np.diff(ptr) > 0]] = True
-    has_b = np.zeros(cmp.n_classes, np.bool_)
-    if cmp.class_pair_row_b.size:  # rows of B's classes with a partner (a mask: no sort)
-        row_has = np.zeros(cmp.class_rows_b.size, np.bool_)
-        row_has[cmp.class_pair_row_b] = True
-        has_b[cmp.class_rows_b[row_has]] = True
-    return has_a[cmp.class_a], has_b[cmp.class_b]
+    return cmp.has_match("a"), cmp.has_match("b")
 
 
 def _pass_through_chain(trace, root, inside) -> int:
