@@ -26,11 +26,13 @@ import time
 
 CHILD = textwrap.dedent("""
     import sys, time
+    from tracevis3d.io.limits import Limits
     from tracevis3d.io.native import load_native
 
     path, mode, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
     t = time.perf_counter()
-    tr = load_native(path, mmap=mode != "copy", window=(t0, t1) if mode == "window" else None)
+    tr = load_native(path, mmap=mode != "copy", window=(t0, t1) if mode == "window" else None,
+                     limits=Limits(max_bytes=1 << 40))  # the copy of a file over 4 GiB: allowed here
     print(time.perf_counter() - t, len(tr), float(tr.end.max()))
     """)
 
