@@ -5,7 +5,10 @@ Instances live in point-cloud chunks of `CHUNK` points made once by the icicle w
 written into the last chunk(s) with one ``foreach_set`` per attribute (O(chunk) memcpy),
 the calls that were open or just closed get their width rewritten element-wise (O(open
 calls)), and the camera follows "now".  A call's instance is found from (thread, local
-index) through per-thread growable arrays.
+index) through per-thread growable arrays.  A call narrower than a pixel is drawn by its
+cluster alone: the cluster pass gives its instance back, and new calls take such instances
+first; so the scene holds the boxes one can see, the clusters and the calls since the last
+pass -- not one instance per call (10^7 calls: see bench/bench_live_scale.py).
 """
 from __future__ import annotations
 
@@ -157,9 +160,11 @@ class LiveView:
         self.calls = _ChunkedLayer(self.layout, self.coll, "live_calls", SLOT_NAMES)
         self.clusters = _ChunkedLayer(self.layout, self.coll, "live_clusters", CLUSTER_SLOT_NAMES)
         self.n_clusters = 0
-        self.hidden = np.zeros(CHUNK, np.bool_)  # per instance: a sub-pixel call drawn by a cluster
-        self.n = 0                       # instances used
-        self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
+        self.n = 0                       # calls appended
+        self.n_slots = 0                 # instances ever used (the free ones among them in ``free``)
+        self.free = np.zeros(0, np.int64)  # instances given back, ascending: taken again first
+        self.n_merged = 0                # calls drawn by a cluster alone (no instance)
+        self.inst: list[np.ndarray] = []  # per thread: instance of each local call, -1: none (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
         self.lane_deepest = np.zeros(0, np.int64)  # per thread: depth of its deepest call
@@ -211,11 +216,24 @@ class LiveView:
         return self.calls.chunks
 
     def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
-        """Write call boxes (those drawn by a cluster stay invisible)."""
-        if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
-        sc = np.where(self.hidden[inst][:, None], np.float32(0.0), sc)
+        """Write call boxes."""
         self.calls.put(inst, pos, sc, col, mat)
+
+    def _alloc(self, k: int) -> np.ndarray:
+        """``k`` instances for new boxes: the lowest given back first (they fill the chunks
+        already there), then new ones."""
+        take = min(k, self.free.shape[0])
+        got = self.free[:take]
+        self.free = self.free[take:]
+        fresh = np.arange(self.n_slots, self.n_slots + k - take, dtype=np.int64)
+        self.n_slots += k - take
+        return np.concatenate([got, fresh]) if take else fresh
+
+    def _give_back(self, inst: np.ndarray) -> None:
+        """Instances whose calls a cluster draws now: their boxes made invisible, kept for new calls."""
+        z = np.zeros((inst.shape[0], 3), np.float32)
+        self.calls.put(inst, z, z, np.ones((inst.shape[0], 4), np.float32), np.zeros(inst.shape[0], np.int32))
+        self.free = np.union1d(self.free, inst)
 
     def _write_boxes(self, session, sel: dict) -> bool:
         """(Re)write the boxes of the calls in ``sel`` (thread -> list of local index arrays);
@@ -225,6 +243,7 @@ class LiveView:
         for ti, locs in sel.items():
             T = threads[ti]
             loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
+            loc = loc[self.inst[ti][loc] >= 0]  # the others are drawn by their cluster
             if not loc.size:
                 continue
             end = T.end[loc]
@@ -261,7 +280,7 @@ class LiveView:
             have = self.inst_n[ti]
             if T.n > have:
                 self.inst[ti] = _grow(self.inst[ti], T.n)
-                self.inst[ti][have: T.n] = np.arange(self.n, self.n + T.n - have, dtype=np.int64)
+                self.inst[ti][have: T.n] = self._alloc(T.n - have)
                 self.inst_n[ti] = T.n
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
@@ -300,7 +319,7 @@ class LiveView:
         self._busy_seen = busy
         self.calls.write()
         self.clusters.write()
-        if not wrote and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+        if not wrote and self.n_slots > len(self.chunks) * CHUNK - CHUNK // 2:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
@@ -319,6 +338,7 @@ class LiveView:
         st = self.stats
         st["updates"] += 1
         st["appended"] = self.n
+        st["instances"] = self.n_slots - self.free.shape[0]
         st["total_update"] += dt
         st["longest_update"] = max(st["longest_update"], dt)
         st["last_update"] = dt
@@ -354,8 +374,8 @@ class LiveView:
         size stays; moved and re-coloured with the lanes and the ranking); the calls after
         that are clustered anew at every pass.  A cluster that spans the cut is two adjacent
         boxes.  So a pass costs O(calls since the previous one) when following now.  Calls
-        that became (or stopped being) sub-pixel get their box hidden (or shown) again; open
-        calls keep theirs."""
+        that became sub-pixel give their instance back (their cluster draws them), those that
+        stopped being sub-pixel (another scale) get one again; open calls keep theirs."""
         if not (abs(px / self._frozen_px - 1.0) < 0.01 if self._frozen_px else False):  # another scale: all again
             self._frozen_n, self._frozen_t, self._frozen_px = 0, 0.0, px
         elif self._frozen_stale:  # lanes moved or colours changed: the frozen clusters follow
@@ -374,7 +394,7 @@ class LiveView:
             for part, a, b in ((part_a, lo, mid), (part_b, mid, n)):
                 if b > a:
                     part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], T.depth[a:b],
-                                 np.full(b - a, ti), T.func[a:b]))
+                                 np.full(b - a, ti), T.func[a:b], np.arange(a, b)))
         frozen = self._cluster_part(session, part_a, px, now, self._frozen_n)
         self._frozen_n += frozen
         if cut > self._frozen_t:
@@ -389,33 +409,47 @@ class LiveView:
                               np.zeros(m, np.int32))
         self._last_pass_now = now
         self.stats["clusters"] = self.n_clusters
-        self.stats["clustered_calls"] = int(self.hidden[: self.n].sum())
+        self.stats["clustered_calls"] = self.n_merged
 
     def _cluster_part(self, session, parts: list, px: float, now: float, base: int) -> int:
         """Cluster the calls ``parts`` (per-thread pre-order pieces), show/hide their boxes,
         write their clusters from index ``base``; how many clusters."""
         if not parts:
             return 0
-        inst, start, end, depth, lane, func = (np.concatenate(c) for c in zip(*parts))
+        inst, start, end, depth, lane, func, loc = (np.concatenate(c) for c in zip(*parts))
         kind = session.fkind[func]
         names = (session.fnames, session.ffiles, session.flines)
         small, (cpos, csc, ccol, cslot), about = self.layout.cluster_boxes(start, end, depth, lane, func, kind,
                                                                            *names, px)
         small &= end < now  # an open call keeps its box: it grows (it may be in a cluster too)
-        if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
-        flip = np.flatnonzero(self.hidden[inst] != small)
-        if flip.size:
-            self.hidden[inst[flip]] = small[flip]
-            pos, sc, col, slot = self.layout.boxes(start[flip], end[flip], depth[flip], lane[flip], func[flip],
-                                                   kind[flip], *names)
-            self._put(inst[flip], pos, sc, col, slot)
+        # a call its cluster draws has no instance: the scene holds the boxes one can see
+        # (a pixel wide or more), the clusters and the calls since the last pass, whatever
+        # the number of calls
+        gone = np.flatnonzero(small & (inst >= 0))
+        if gone.size:
+            self._give_back(inst[gone])
+            self._set_inst(lane[gone], loc[gone], np.full(gone.size, -1, np.int64))
+            self.n_merged += gone.size
+        back = np.flatnonzero(~small & (inst < 0))  # wider than a pixel again (another scale)
+        if back.size:
+            got = self._alloc(back.size)
+            self._set_inst(lane[back], loc[back], got)
+            self.n_merged -= back.size
+            pos, sc, col, slot = self.layout.boxes(start[back], end[back], depth[back], lane[back], func[back],
+                                                   kind[back], *names)
+            self._put(got, pos, sc, col, slot)
         k = cpos.shape[0]
         if k:
             self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
             self._c_about = _grow(self._c_about, base + k)
             self._c_about[base: base + k] = np.stack([a.astype(np.int64) for a in about], axis=1)
         return k
+
+    def _set_inst(self, lane: np.ndarray, loc: np.ndarray, inst: np.ndarray) -> None:
+        """The instance of call ``loc`` of thread ``lane`` (element-wise)."""
+        for ti in np.unique(lane).tolist():
+            m = lane == ti
+            self.inst[ti][loc[m]] = inst[m]
 
     def _restyle_frozen(self, session) -> None:
         """The frozen clusters' z (their lane may have moved) and colour (the ranking may have
@@ -458,7 +492,7 @@ class LiveView:
         flag[changed] = True
         for ti, T in enumerate(session.threads):
             n = self.inst_n[ti] if ti < len(self.inst_n) else 0
-            loc = np.flatnonzero(flag[T.func[:n]])
+            loc = np.flatnonzero(flag[T.func[:n]] & (self.inst[ti][:n] >= 0))
             if not loc.size:
                 continue
             func = T.func[loc]
