@@ -8,7 +8,7 @@ the Blender timer does: at most 20 ms of messages) the `LiveView` appends the ne
 (poll + update; the peer: the first stretch's; a ratio near 1 is amortised O(1) per call), the longest
 main-thread pause (poll + update), the process's own memory (RssAnon) at the end of the
 stretch and per call, and the scene's size: call boxes (instances in use), calls drawn by
-their cluster alone, clusters, chunk objects (of 32768 instances), and how often every box
+their cluster alone, calls let go of by the trail (ended a window before the view), clusters, chunk objects (of 32768 instances), and how often every box
 was written again (a lane grew taller: relayouts; the module colours changed: recolours).
 
 Usage:  PYTHONPATH=. .venv/bin/python bench/bench_live_scale.py [--calls 10000000] [--no-view]
@@ -67,6 +67,7 @@ def main():
 
         t_start = time.perf_counter()
         upd = pause = 0.0
+        last_n, quiet = -1, time.perf_counter()
         appended0 = 0
         while True:
             ended = any(s.ended for s in sess.sessions.values())
@@ -82,10 +83,13 @@ def main():
             upd += t2 - t  # poll + update: the main thread's cost of the append
             pause = max(pause, t2 - t)
             n = sess.n_calls
-            if k < len(marks) and n >= marks[k]:
+            last_n, quiet = (n, time.perf_counter()) if n != last_n else (last_n, quiet)
+            lost = ended and time.perf_counter() - quiet > 3.0  # said BYE, nothing more came: calls lost
+            if (k < len(marks) and n >= marks[k]) or (lost and n > appended0):
                 st = view.stats if view is not None else {}
                 rows.append(dict(calls=n, new=n - appended0, upd=upd, pause=pause, anon=rss_anon() - base,
                                  inst=st.get("instances", 0), merged=st.get("clustered_calls", 0),
+                                 retired=st.get("retired_calls", 0),
                                  clusters=st.get("clusters", 0),
                                  chunks=len(view.chunks) if view is not None else 0,
                                  relayouts=st.get("relayouts", 0), recolours=st.get("recolours", 0),
@@ -93,7 +97,7 @@ def main():
                 appended0, upd, pause = n, 0.0, 0.0
                 while k < len(marks) and n >= marks[k]:
                     k += 1
-            if ended and n >= a.calls:
+            if ended and n >= a.calls or lost:
                 break
             if p.poll() is not None and p.returncode:
                 raise RuntimeError(p.stderr.read().decode()[-2000:])
@@ -101,17 +105,19 @@ def main():
     if not a.trace:
         os.remove(path)
     os.rmdir(d) if not os.listdir(d) else None
+    if n < a.calls:
+        print(f"# {a.calls - n:,} calls did not arrive: {sess.gaps} messages lost, {sess.dropped:,} dropped")
     print(f"# live append, {a.calls:,} calls replayed at full speed, 4 threads, "
           f"{'session only' if view is None else f'LiveView {a.window_s:g} s window, 1920x1080'}"
           f"{', session.trace after every poll' if a.materialise else ''}")
     print(f"{'calls so far':>13} {'appended':>10} {'ms/1e4':>8} {'× first':>8} {'pause ms':>9} {'own MB':>8} "
-          f"{'B/call':>7} {'instances':>10} {'merged':>10} {'clusters':>9} {'chunks':>7} {'relayouts':>9} {'recolours':>9} {'wall s':>7}")
+          f"{'B/call':>7} {'boxes':>8} {'merged':>10} {'let go':>10} {'clusters':>9} {'chunks':>7} {'relayouts':>9} {'recolours':>9} {'wall s':>7}")
     first = None
     for r in rows:
         per = r["upd"] / max(r["new"], 1) * 1e4 * 1e3
         first = per if first is None else first
         print(f"{r['calls']:13,} {r['new']:10,} {per:8.2f} {per / max(first, 1e-9):8.2f} {r['pause'] * 1e3:9.1f} "
-              f"{r['anon'] / 1e6:8.0f} {r['anon'] / max(r['calls'], 1):7.0f} {r['inst']:10,} {r['merged']:10,} {r['clusters']:9,} "
+              f"{r['anon'] / 1e6:8.0f} {r['anon'] / max(r['calls'], 1):7.0f} {r['inst']:8,} {r['merged']:10,} {r['retired']:10,} {r['clusters']:9,} "
               f"{r['chunks']:7} {r['relayouts']:9} {r['recolours']:9} {r['wall']:7.1f}")
 
 
