@@ -314,6 +314,13 @@ class Trace:
         child_sum = np.bincount(p[m], weights=d[m], minlength=len(self))
         return d - child_sum
 
+    def self_time_of(self, idx) -> np.ndarray:
+        """``self_time[idx]`` computed for those calls alone: O(len(idx) + their children)
+        (`kernels.tree.self_times`), the same values bit for bit."""
+        from .kernels.tree import self_times
+
+        return self_times(self.start, self.end, self.end_index, np.asarray(idx, np.int64))
+
     @property
     def subtree_size(self) -> np.ndarray:
         """Number of calls in each call's subtree, itself included (int32)."""
