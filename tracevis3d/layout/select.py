@@ -97,9 +97,6 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
         return threads
     rng = trace.thread_ranges()
     first = np.array([trace.start[rng[t, 0]] if rng[t, 1] > rng[t, 0] else np.inf for t in threads])
-    roots = trace.parent < 0
-    busy = np.bincount(trace.thread[roots], weights=(trace.end - trace.start)[roots],
-                       minlength=trace.n_threads)[threads]
     names = [trace.thread_names[t] for t in threads]
     main = np.array([_is_main(trace, int(t)) for t in threads])
     default = np.lexsort((threads, first, ~main))
@@ -110,7 +107,10 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
             perm = np.lexsort((threads, first))
         elif order == "name":
             perm = np.array(sorted(range(len(threads)), key=lambda k: (names[k].lower(), int(threads[k]))))
-        elif order == "busy":
+        elif order == "busy":  # time in root calls (only asked for here: O(calls))
+            roots = np.flatnonzero(trace.parent < 0)
+            busy = np.bincount(trace.thread[roots], weights=trace.end[roots] - trace.start[roots],
+                               minlength=trace.n_threads)[threads]
             perm = np.lexsort((threads, -busy))
         else:
             raise ValueError(f"unknown thread order {order!r}")
