@@ -84,7 +84,8 @@ def main():
             pause = max(pause, t2 - t)
             n = sess.n_calls
             last_n, quiet = (n, time.perf_counter()) if n != last_n else (last_n, quiet)
-            lost = ended and time.perf_counter() - quiet > 3.0  # said BYE, nothing more came: calls lost
+            # said BYE (or the replayer is gone) and nothing more came for 3 s: calls were lost
+            lost = (ended or p.poll() is not None) and time.perf_counter() - quiet > 3.0
             if (k < len(marks) and n >= marks[k]) or (lost and n > appended0):
                 st = view.stats if view is not None else {}
                 rows.append(dict(calls=n, new=n - appended0, upd=upd, pause=pause, anon=rss_anon() - base,
