@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,10 +44,17 @@ def main():
     ap.add_argument("--window-s", type=float, default=1.0, help="the live view's window (s)")
     ap.add_argument("--trace", default=None, help="a native file to replay instead (default: save_synthetic)")
     a = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="bench-live-scale-")
+    try:
+        run(a, d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)  # the trace (10^7 calls: 450 MB), even when stopped
+
+
+def run(a, d):
     import tracevis3d
     from tracevis3d.live import LiveSession
 
-    d = tempfile.mkdtemp(prefix="bench-live-scale-")
     path = a.trace or os.path.join(d, "live.tv3d.npz")
     if not a.trace:
         tracevis3d.save_synthetic(path, a.calls, threads=4, seed=12)
@@ -103,9 +111,6 @@ def main():
             if p.poll() is not None and p.returncode:
                 raise RuntimeError(p.stderr.read().decode()[-2000:])
         p.wait()
-    if not a.trace:
-        os.remove(path)
-    os.rmdir(d) if not os.listdir(d) else None
     if n < a.calls:
         print(f"# {a.calls - n:,} calls did not arrive: {sess.gaps} messages lost, {sess.dropped:,} dropped")
     print(f"# live append, {a.calls:,} calls replayed at full speed, 4 threads, "
