@@ -1,11 +1,18 @@
 """Benchmark (issue 26, item 5): opening a native file in place (memory map) against reading
-it into memory, measured in the same run on the same file, each in a fresh process.
+it into memory, measured in the same run on the same file, each in a fresh process; with
+``--render``, also ``render-icicle`` of a time window of the mapped file at 1920×1080.
 
-Prints one table: seconds to open (validation included), the process's own memory after it
-(RssAnon: file pages mapped in belong to the page cache, which the system can drop), and a
-time window of 1 % of the run opened from the mapped file.  Peer: the copy.
+The file is written by `tracevis3d.save_synthetic` (4 threads, its calls generated straight
+into the file's mapped pages: 10^8 calls make a 4.5 GB file).  Prints one table: seconds
+(opening includes validation; the render row is the whole command, Blender included), the
+peak of the process's own memory (RssAnon: file pages mapped in belong to the page cache,
+which the system can drop) and of its whole resident set (RssAnon + RssFile: the file's pages
+it touched included), both sampled every 20 ms from this process, and the calls kept.  The
+window is ``--window-s`` seconds (default 1: the synthetic clock is µs, 10^8 calls run about
+136 s) from the middle of the run, at most a tenth of it.  Peer: the copy.
 
-Usage:  PYTHONPATH=. .venv/bin/python bench/bench_native_mmap.py [--calls 5000000]
+Usage:  PYTHONPATH=. .venv/bin/python bench/bench_native_mmap.py [--calls 5000000] [--render]
+        (over 10^7 calls: hold the machine's heavy-run lock, e.g. flock /tmp/tv3d-heavy.lock)
 """
 from __future__ import annotations
 
@@ -15,53 +22,103 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 CHILD = textwrap.dedent("""
     import sys, time
-    import tracevis3d
+    from tracevis3d.io.limits import Limits
     from tracevis3d.io.native import load_native
 
-    def anon():
-        for line in open("/proc/self/status"):
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-
     path, mode, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-    base = anon()
     t = time.perf_counter()
-    tr = load_native(path, mmap=mode != "copy", window=(t0, t1) if mode == "window" else None)
-    print(time.perf_counter() - t, anon() - base, len(tr))
+    tr = load_native(path, mmap=mode != "copy", window=(t0, t1) if mode == "window" else None,
+                     limits=Limits(max_bytes=1 << 40))  # the copy of a file over 4 GiB: allowed here
+    print(time.perf_counter() - t, len(tr), float(tr.end.max()))
     """)
+
+WRITE = textwrap.dedent("""
+    import sys, time
+    import tracevis3d
+
+    t = time.perf_counter()
+    tracevis3d.save_synthetic(sys.argv[1], int(sys.argv[2]), threads=4, seed=1)
+    print(time.perf_counter() - t)
+    """)
+
+
+def run_sampled(cmd: list) -> tuple:
+    """(seconds, stdout, peak RssAnon bytes, peak RssAnon + RssFile bytes) of ``cmd``, its
+    memory read from /proc every 20 ms."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_anon = peak_rss = 0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                st = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in f if ln.startswith(("RssAnon", "RssFile"))}
+            peak_anon = max(peak_anon, st.get("RssAnon", 0))
+            peak_rss = max(peak_rss, st.get("RssAnon", 0) + st.get("RssFile", 0))
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    out, err = p.communicate()
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ...: exit {p.returncode}\n{err[-2000:]}")
+    return time.perf_counter() - t, out, peak_anon, peak_rss
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=5_000_000)
+    ap.add_argument("--window-s", type=float, default=1.0, help="window length in seconds")
+    ap.add_argument("--render", action="store_true", help="also render-icicle the window (Blender)")
+    ap.add_argument("--dir", default=None, help="where the file is written (default: a temporary folder)")
     a = ap.parse_args()
-    import tracevis3d
 
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory(dir=a.dir) as d:
         path = os.path.join(d, "big.tv3d.npz")
-        t = tracevis3d.synthetic(a.calls, threads=4, seed=1)
-        span = float(t.end.max())
-        tracevis3d.save(t, path)
-        del t
+        s_write, out, w_anon, w_rss = run_sampled([sys.executable, "-c", WRITE, path, str(a.calls)])
         size = os.path.getsize(path)
-        rows = []
-        for mode in ("copy", "map", "window"):
+        rows, span = [], None
+        for mode in ("map", "copy", "window"):
+            if mode == "window":
+                width = min(a.window_s * 1e6, span / 10)
+                t0, t1 = span / 2, span / 2 + width
+            else:
+                t0, t1 = 0.0, 0.0
             best = None
             for _ in range(2):
-                out = subprocess.run([sys.executable, "-c", CHILD, path, mode, str(0.5 * span), str(0.51 * span)],
-                                     capture_output=True, text=True, check=True).stdout.split()
-                s, mem, n = float(out[0]), int(out[1]), int(out[2])
-                best = (s, mem, n) if best is None or s < best[0] else best
+                s, out, anon, rss = run_sampled([sys.executable, "-c", CHILD, path, mode, str(t0), str(t1)])
+                n, end = int(out.split()[1]), float(out.split()[2])
+                s = float(out.split()[0])
+                best = (s, anon, rss, n) if best is None or s < best[0] else best
+                if mode == "map":
+                    span = end
             rows.append((mode,) + best)
+        if a.render:
+            png = os.path.join(d, "window.png")
+            win = f"{t0:.0f}:{t1:.0f}"
+            s, out, anon, rss = run_sampled([sys.executable, "-m", "tracevis3d", "render-icicle", path, "--window", win,
+                                             "--resolution", "1920x1080", "-o", png])
+            rows.append(("render", s, anon, rss, None))
+            keep = os.environ.get("BENCH_KEEP_PNG")
+            if keep:
+                import shutil
+
+                shutil.copy(png, keep)
+    rows = [rows[1], rows[0]] + rows[2:]
     s0, m0 = rows[0][1], rows[0][2]
-    print(f"native file: {a.calls:,} calls, {size / 1e6:.0f} MB")
-    print(f"{'open':28} {'s':>7} {'× copy':>7} {'own MB':>8} {'× copy':>7} {'calls':>11}")
-    names = {"copy": "read into memory (peer)", "map": "memory-mapped", "window": "mapped, 1 % time window"}
-    for mode, s, mem, n in rows:
-        print(f"{names[mode]:28} {s:7.3f} {s / s0:7.2f} {mem / 1e6:8.1f} {mem / max(m0, 1):7.2f} {n:11,}")
+    print(f"native file: {a.calls:,} calls (4 threads), {size / 1e6:.0f} MB, span {span / 1e6:.1f} s; "
+          f"written by save_synthetic in {s_write:.1f} s, peak own memory {w_anon / 1e6:.0f} MB, "
+          f"peak resident {w_rss / 1e6:.0f} MB")
+    print(f"window: {t0 / 1e6:.3f}..{t1 / 1e6:.3f} s")
+    print(f"{'open':34} {'s':>7} {'× copy':>7} {'own MB':>8} {'× copy':>7} {'res. MB':>8} {'calls':>12}")
+    names = {"copy": "read into memory (peer)", "map": "memory-mapped", "window": "mapped, the window",
+             "render": "render-icicle --window, 1920×1080"}
+    for mode, s, anon, rss, n in rows:
+        calls = f"{n:12,}" if n is not None else f"{'':>12}"
+        print(f"{names[mode]:34} {s:7.3f} {s / s0:7.2f} {anon / 1e6:8.1f} {anon / max(m0, 1):7.2f} "
+              f"{rss / 1e6:8.1f} {calls}")
 
 
 if __name__ == "__main__":

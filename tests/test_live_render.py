@@ -102,9 +102,14 @@ def test_live_view_appends_instances_without_rebuilding():
         pos, sc = pos.reshape(-1, 3), sc.reshape(-1, 3)
         # instance of each call: box from start to end in the fixed frame (closed calls)
         order = np.concatenate([view.inst[ti][: view.inst_n[ti]] for ti in range(len(view.inst))])
-        # calls narrower than a pixel are drawn by clusters (their own box has no size)
-        small = view.hidden[order]
-        assert (sc[order[small]] == 0).all() and small.sum() == view.stats["clustered_calls"]
+        # calls narrower than a pixel are drawn by clusters alone: no instance (given back,
+        # taken again by later calls), so the scene holds fewer instances than calls
+        small = order < 0
+        assert small.sum() == view.stats["clustered_calls"] == view.n_merged
+        assert len(np.unique(order[~small])) == (~small).sum()  # an instance draws one call
+        assert view.n_slots < len(t) and view.stats["instances"] == (~small).sum()
+        unused = np.setdiff1d(np.arange(CHUNK), order[~small])
+        assert (sc[unused] == 0).all()  # the room left and the instances given back are invisible
         shown = ~small
         x0 = pos[order, 0] - sc[order, 0] / 2
         x1 = pos[order, 0] + sc[order, 0] / 2
@@ -112,7 +117,6 @@ def test_live_view_appends_instances_without_rebuilding():
         assert shown.sum() > 50  # at 320 px most of the 3000 calls are narrower than a pixel
         assert np.allclose(x0[shown], t.start[shown] * st, atol=1e-4 * want.span * st)
         assert np.allclose(x1[shown], np.maximum(t.end * st, x0 + 1e-5)[shown], atol=1e-4 * want.span * st)
-        assert (sc[len(t):] == 0).all()  # the room left is invisible
         # every clustered call lies inside a cluster box of its lane (same z, x within)
         if small.any():
             k = view.n_clusters
@@ -121,8 +125,10 @@ def test_live_view_appends_instances_without_rebuilding():
             view.clusters.chunks[0].ob.data.attributes["position"].data.foreach_get("vector", cp)
             view.clusters.chunks[0].ob.data.attributes["tv_scale"].data.foreach_get("vector", cs)
             cp, cs = cp.reshape(-1, 3)[:k], cs.reshape(-1, 3)[:k]
+            lane = t.thread.astype(np.int64)
+            call_z = view.layout.level_z(lane, np.minimum(t.depth, view.layout.levels_of(lane) - 1))[0]
             for i in np.flatnonzero(small)[:200]:
-                inside = ((np.abs(cp[:, 2] - pos[order[i], 2]) < 1e-4)
+                inside = ((np.abs(cp[:, 2] - call_z[i]) < 1e-4)
                           & (cp[:, 0] - cs[:, 0] / 2 <= t.start[i] * st + 1e-4)
                           & (t.end[i] * st <= cp[:, 0] + cs[:, 0] / 2 + 1e-4))
                 assert inside.any(), i
@@ -276,3 +282,46 @@ def test_live_levels_hold_names_when_the_width_sets_the_scale():
     lay.content_rect = (30.0, 30.0, 700.0, 1050.0)  # narrower still: taller levels, a relayout
     h0 = lay.h
     assert lay.need_levels(np.array([3, 3])) and lay.h > h0
+
+
+def test_live_view_keeps_a_trail_and_brings_the_run_back_when_it_stops_following():
+    """Following now, the calls that ended a window before the view give their boxes back
+    (the scene holds what can be seen, not every call); with follow off (the whole run in
+    view) the next update gives every call wider than a pixel its box again."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(20_000, threads=2, seed=7)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span / 20, resolution=(320, 180), cluster_seconds=0.0))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint), kwargs=dict(speed=want.span / 1e6))
+        th.start()
+        while th.is_alive():
+            sess.poll_once(max_messages=20, wait=0.02)
+            view.update(sess)
+        th.join()
+        sess.poll_once(max_messages=10 ** 6)
+        view.update(sess)
+        t = sess.trace
+        assert len(t) == len(want)
+        inst = np.concatenate([view.inst[ti][: view.inst_n[ti]] for ti in range(len(view.inst))])
+        cut = view._retired_t
+        assert cut > 0.5 * want.span and view.stats["retired_calls"] > 0
+        assert (inst[(t.end < cut)] < 0).all()  # nothing that ended before the trail has a box
+        in_use = view.n_slots - view.free.shape[0]
+        assert in_use == (inst >= 0).sum() < 0.2 * len(t)
+        assert view.stats["clustered_calls"] + view.stats["retired_calls"] + in_use == len(t)
+        for ti, T in enumerate(sess.threads):  # the label candidates before the cut are forgotten
+            c = view.labels.cand[ti][: view.labels.cand_n[ti]]
+            assert ((T.endi[c] < 0) | (T.end[c] >= cut)).all()
+
+        view.layout.p.follow = False
+        view.update(sess)
+        inst = np.concatenate([view.inst[ti][: view.inst_n[ti]] for ti in range(len(view.inst))])
+        px = view.cam_ob.data.ortho_scale / max(view.layout.p.resolution)
+        wide = (t.end - t.start) * view.layout.scale_t >= 1.01 * px
+        assert view.stats["retired_calls"] == 0 and wide.sum() > 0
+        assert (inst[wide] >= 0).all()  # the whole run is in view: every wide call has its box
+        assert view.stats["clustered_calls"] == (inst < 0).sum()
+        view.remove()

@@ -32,6 +32,22 @@ def test_derived_arrays():
     assert t.nbytes / len(t) <= 64
 
 
+def _self_time_brute(t, i):
+    """Twin of `kernels.tree.self_times`: the duration less the children's, found by ``parent``."""
+    kids = [j for j in range(len(t)) if t.parent[j] == i]
+    return float(t.end[i] - t.start[i]) - sum(float(t.end[j] - t.start[j]) for j in kids)
+
+
+def test_self_time_of_some_calls_is_self_time_bit_for_bit():
+    t = small()
+    assert t.self_time_of([3, 0, 4]).tolist() == [1, 6, 3] == [_self_time_brute(t, i) for i in (3, 0, 4)]
+    s = tracevis3d.synthetic(20_000, threads=3, seed=5, sync=True)
+    idx = np.random.default_rng(1).choice(len(s), 3000, replace=False)
+    assert np.array_equal(s.self_time_of(idx), s.self_time[idx])  # same sums in the same order
+    assert np.allclose(s.self_time_of(idx[:200]), [_self_time_brute(s, int(i)) for i in idx[:200]])
+    assert s.self_time_of(np.zeros(0, np.int64)).shape == (0,)
+
+
 @pytest.mark.parametrize("field,value,match", [
     ("parent", [-1, 0, 0, 0, -1, 4], "subtree|sibling|depth"),
     ("depth", [0, 1, 2, 2, 0, 1], "depth"),

@@ -83,3 +83,22 @@ def test_opening_maps_instead_of_reading(tmp_path):
         grown[mode] = int(r.stdout.split()[-1]) * 1024
     assert grown["copy"] > 0.6 * size, (grown, size)
     assert grown["map"] < 0.6 * grown["copy"], (grown, size)
+
+
+def test_max_bytes_bounds_what_is_read_not_what_is_mapped(tmp_path):
+    """A mapped file's calls are not read into memory: a file over ``max_bytes`` opens mapped
+    (a trace larger than the memory), is refused when it would be copied, and its header,
+    which is read, stays bounded."""
+    from tracevis3d.io.limits import Limits
+    from tracevis3d.model import TraceFormatError
+
+    t = tracevis3d.synthetic(5_000, threads=2, seed=3)
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(t, path)
+    size = os.path.getsize(path)
+    assert len(tracevis3d.load(path, max_bytes=size // 4)) == len(t)
+    assert len(tracevis3d.load(path, max_bytes=size // 4, window=(0.0, 100.0))) > 0
+    with pytest.raises(TraceFormatError, match=f"file is {size} bytes, over the limit .*max_bytes="):
+        load_native(path, mmap=False, limits=Limits(max_bytes=size // 4))
+    with pytest.raises(TraceFormatError, match="header is [0-9]+ bytes, over the limit of 100 .*max_bytes="):
+        tracevis3d.load(path, max_bytes=100)

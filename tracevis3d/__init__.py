@@ -108,6 +108,16 @@ def synthetic(n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options:
     return synthetic_trace(n_calls, threads=threads, seed=seed, **options)
 
 
+def save_synthetic(path: PathLike, n_calls: int = 10_000, threads: int = 1, seed: int = 0, **options: Any) -> None:
+    """Write ``synthetic(n_calls, threads, seed, **options)`` to a native file, generated
+    straight into the file's mapped pages: bounded memory at any size (see
+    tracevis3d.io.synthesis.save_synthetic)."""
+    _kernels_ready()
+    from .io.synthesis import save_synthetic as _save_synthetic
+
+    _save_synthetic(path, n_calls, threads=threads, seed=seed, **options)
+
+
 def perturb(trace: Trace, seed: int = 0, **options: Any) -> Trace:
     """A "second run" of ``trace`` for comparisons (see tracevis3d.synthesis.perturb)."""
     from .io.synthesis import perturb as _perturb

@@ -318,6 +318,13 @@ class Trace:
         child_sum = np.bincount(p[m], weights=d[m], minlength=len(self))
         return d - child_sum
 
+    def self_time_of(self, idx) -> np.ndarray:
+        """``self_time[idx]`` computed for those calls alone: O(len(idx) + their children)
+        (`kernels.tree.self_times`), the same values bit for bit."""
+        from .kernels.tree import self_times
+
+        return self_times(self.start, self.end, self.end_index, np.asarray(idx, np.int64))
+
     @property
     def subtree_size(self) -> np.ndarray:
         """Number of calls in each call's subtree, itself included (int32)."""
@@ -402,7 +409,10 @@ class Trace:
             t0, t1 = float(time_window[0]), float(time_window[1])
             if not t0 <= t1:
                 raise ValueError(f"time_window must be (t0, t1) with t0 <= t1, got {time_window}")
-            mask &= (self.end >= t0) & (self.start <= t1)
+            for a in range(0, n, _CHUNK):  # in chunks: no n-long temporaries (a mapped trace may be huge)
+                m = mask[a:a + _CHUNK]
+                m &= self.end[a:a + _CHUNK] >= t0
+                m &= self.start[a:a + _CHUNK] <= t1
             window = (t0, t1)
         if max_depth is not None:
             if max_depth < 0:
@@ -438,15 +448,17 @@ class Trace:
         of the kept threads (and of ``instants`` when given: a mask over them) and the side
         tracks ``side`` (default: all of them, they index no call)."""
         keep = np.flatnonzero(mask).astype(np.int64)
-        newpos = np.cumsum(mask, dtype=np.int64) - 1  # new index of kept calls
-        before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])  # kept calls < k
+
+        def newpos(calls):  # new index of kept calls (of any call: the kept calls before it)
+            return np.searchsorted(keep, calls)
+
         thread_map = np.full(self.n_threads, -1, np.int32)
         thread_map[threads] = np.arange(len(threads), dtype=np.int32)
         par = self.parent[keep]
-        new_parent = np.where(par >= 0, newpos[np.maximum(par, 0)], -1).astype(np.int32)
-        new_end = before[self.end_index[keep]].astype(np.int32)
+        new_parent = np.where(par >= 0, newpos(par), -1).astype(np.int32)
+        new_end = newpos(self.end_index[keep]).astype(np.int32)
         # objects (CSR) of kept calls
-        counts = (self.obj_ptr[1:] - self.obj_ptr[:-1])[keep]
+        counts = self.obj_ptr[keep + 1] - self.obj_ptr[keep]
         obj_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         obj_sel = _csr_gather(self.obj_ptr, keep)
         # args of kept calls
@@ -497,9 +509,9 @@ class Trace:
             instant_pid=self.instant_pid[i_ok],
             instant_names=self.instant_names,
             flow_id=self.flow_id[f_ok],
-            flow_from=newpos[self.flow_from[f_ok]].astype(np.int32),
-            flow_to=newpos[self.flow_to[f_ok]].astype(np.int32),
-            args_call=newpos[self.args_call[a_keep]].astype(np.int32),
+            flow_from=newpos(self.flow_from[f_ok]).astype(np.int32),
+            flow_to=newpos(self.flow_to[f_ok]).astype(np.int32),
+            args_call=newpos(self.args_call[a_keep]).astype(np.int32),
             args_ptr=args_ptr,
             args_blob=args_blob,
             meta=meta,
@@ -510,6 +522,9 @@ class Trace:
         """The counters and async slices as keyword arguments of `Trace`: they index no call
         (only their own tables), so a subset of the calls keeps them whole."""
         return {k: getattr(self, k) for k in SIDE_FIELDS}
+
+
+_CHUNK = 1 << 22  # calls per chunk of a pass over a whole trace
 
 
 def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:

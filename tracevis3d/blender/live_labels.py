@@ -64,6 +64,15 @@ class LiveLabels:
         self.cand[ti][k: k + new.size] = new
         self.cand_n[ti] = k + new.size
 
+    def forget(self, ti: int, T, cut: float) -> None:
+        """Drop thread ``ti``'s candidates that ended before ``cut`` (the live view's trail)."""
+        if ti >= len(self.cand) or not self.cand_n[ti]:
+            return
+        c = self.cand[ti][: self.cand_n[ti]]
+        keep = c[(T.endi[c] < 0) | (T.end[c] >= cut)]
+        self.cand[ti][: keep.size] = keep
+        self.cand_n[ti] = keep.size
+
     def _label(self, k: int):
         while len(self.pool) <= k:
             self.pool.append(text_object(self.coll, f"TV3D_live_label_{len(self.pool)}", self.material))

@@ -5,7 +5,10 @@ Instances live in point-cloud chunks of `CHUNK` points made once by the icicle w
 written into the last chunk(s) with one ``foreach_set`` per attribute (O(chunk) memcpy),
 the calls that were open or just closed get their width rewritten element-wise (O(open
 calls)), and the camera follows "now".  A call's instance is found from (thread, local
-index) through per-thread growable arrays.
+index) through per-thread growable arrays.  A call narrower than a pixel is drawn by its
+cluster alone: the cluster pass gives its instance back, and new calls take such instances
+first; so the scene holds the boxes one can see, the clusters and the calls since the last
+pass -- not one instance per call (10^7 calls: see bench/bench_live_scale.py).
 """
 from __future__ import annotations
 
@@ -124,6 +127,17 @@ class _ChunkedLayer:
             if c.dirty:
                 c.write()
 
+    def move(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Instances ``src`` copied to ``dst`` (read whole before any is written)."""
+        rows = [np.zeros((src.shape[0], 3), np.float32), np.zeros((src.shape[0], 3), np.float32),
+                np.zeros((src.shape[0], 4), np.float32), np.zeros(src.shape[0], np.int32)]
+        ck = src // CHUNK
+        for k in np.unique(ck).tolist():
+            m = ck == k
+            c, at = self.chunk(k), src[m] % CHUNK
+            rows[0][m], rows[1][m], rows[2][m], rows[3][m] = c.pos[at], c.scale[at], c.col[at], c.mat[at]
+        self.put(dst, *rows)
+
     def remove_template(self) -> None:
         if self.template is not None and self.template.users == 0:
             bpy.data.batch_remove([self.template])
@@ -157,9 +171,21 @@ class LiveView:
         self.calls = _ChunkedLayer(self.layout, self.coll, "live_calls", SLOT_NAMES)
         self.clusters = _ChunkedLayer(self.layout, self.coll, "live_clusters", CLUSTER_SLOT_NAMES)
         self.n_clusters = 0
-        self.hidden = np.zeros(CHUNK, np.bool_)  # per instance: a sub-pixel call drawn by a cluster
-        self.n = 0                       # instances used
-        self.inst: list[np.ndarray] = []  # per thread: instance of each local call (capacity doubling)
+        self.n = 0                       # calls appended
+        self.n_slots = 0                 # instances ever used (the free ones among them in ``free``)
+        self.free = np.zeros(0, np.int64)  # instances given back, ascending: taken again first
+        self.n_merged = 0                # calls drawn by a cluster alone (no instance)
+        # the trail: following now, what ended a window before the view's start is let go of
+        self.n_retired = 0               # calls whose box was let go of (out of the trail)
+        self._retired_t = 0.0            # µs: the calls closed before it have no box
+        self._ret_cursor: list[int] = []  # per thread: calls below it were looked at
+        self._ret_pending: list[np.ndarray] = []  # per thread: looked at, still spanning the cut
+        self._frozen_passes: list = []   # (µs right of every cluster of the pass, clusters up to it)
+        self._view_t0 = 0.0              # µs: the start of the window in view (set with the camera)
+        self._area_closed = np.zeros(0, np.float64)  # per function: summed widths of its closed calls
+        self._area_cursor: list[int] = []  # per thread: calls below it are summed (or open, below)
+        self._area_open: list[np.ndarray] = []  # per thread: calls open at the last ranking
+        self.inst: list[np.ndarray] = []  # per thread: instance of each local call, -1: none (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
         self.lane_deepest = np.zeros(0, np.int64)  # per thread: depth of its deepest call
@@ -211,11 +237,24 @@ class LiveView:
         return self.calls.chunks
 
     def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
-        """Write call boxes (those drawn by a cluster stay invisible)."""
-        if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
-        sc = np.where(self.hidden[inst][:, None], np.float32(0.0), sc)
+        """Write call boxes."""
         self.calls.put(inst, pos, sc, col, mat)
+
+    def _alloc(self, k: int) -> np.ndarray:
+        """``k`` instances for new boxes: the lowest given back first (they fill the chunks
+        already there), then new ones."""
+        take = min(k, self.free.shape[0])
+        got = self.free[:take]
+        self.free = self.free[take:]
+        fresh = np.arange(self.n_slots, self.n_slots + k - take, dtype=np.int64)
+        self.n_slots += k - take
+        return np.concatenate([got, fresh]) if take else fresh
+
+    def _give_back(self, inst: np.ndarray) -> None:
+        """Instances whose calls a cluster draws now: their boxes made invisible, kept for new calls."""
+        z = np.zeros((inst.shape[0], 3), np.float32)
+        self.calls.put(inst, z, z, np.ones((inst.shape[0], 4), np.float32), np.zeros(inst.shape[0], np.int32))
+        self.free = np.union1d(self.free, inst)
 
     def _write_boxes(self, session, sel: dict) -> bool:
         """(Re)write the boxes of the calls in ``sel`` (thread -> list of local index arrays);
@@ -225,6 +264,7 @@ class LiveView:
         for ti, locs in sel.items():
             T = threads[ti]
             loc = np.unique(np.concatenate(locs)) if len(locs) > 1 else locs[0]
+            loc = loc[self.inst[ti][loc] >= 0]  # the others are drawn by their cluster
             if not loc.size:
                 continue
             end = T.end[loc]
@@ -261,14 +301,14 @@ class LiveView:
             have = self.inst_n[ti]
             if T.n > have:
                 self.inst[ti] = _grow(self.inst[ti], T.n)
-                self.inst[ti][have: T.n] = np.arange(self.n, self.n + T.n - have, dtype=np.int64)
+                self.inst[ti][have: T.n] = self._alloc(T.n - have)
                 self.inst_n[ti] = T.n
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
                 self.labels.collect(ti, T, have, T.n)
                 self.lane_deepest[ti] = max(self.lane_deepest[ti], int(T.depth[have: T.n].max()))
         if self.layout.need_levels(self.lane_deepest):  # a lane got taller: the lanes below move (rare)
-            sel = {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))}
+            sel = {ti: [self._boxed_calls(ti)] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True  # the frozen clusters' z moved too
         if self._recolour_due(t):  # module colours re-ranked by area
@@ -287,7 +327,7 @@ class LiveView:
         now = max((s.now for s in session.sessions.values()), default=0.0)
         self._hud(session, now)
         if self.layout.need_levels(self.lane_deepest):  # the legend narrowed the frame: levels grew taller
-            self._write_boxes(session, {ti: [np.arange(self.inst_n[ti])] for ti in range(len(threads))})
+            self._write_boxes(session, {ti: [self._boxed_calls(ti)] for ti in range(len(threads))})
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True
         self.set_camera(now, len(threads))
@@ -300,7 +340,7 @@ class LiveView:
         self._busy_seen = busy
         self.calls.write()
         self.clusters.write()
-        if not wrote and self.n > len(self.chunks) * CHUNK - CHUNK // 2:
+        if not wrote and self.n_slots > len(self.chunks) * CHUNK - CHUNK // 2:
             self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
@@ -319,6 +359,7 @@ class LiveView:
         st = self.stats
         st["updates"] += 1
         st["appended"] = self.n
+        st["instances"] = self.n_slots - self.free.shape[0]
         st["total_update"] += dt
         st["longest_update"] = max(st["longest_update"], dt)
         st["last_update"] = dt
@@ -342,6 +383,8 @@ class LiveView:
         """Every ``cluster_seconds`` (a pass costs the calls since the previous one), or at
         once when the scale changed by a fifth since the clusters were made."""
         stale = not (0.8 < px / self._cluster_px < 1.25) if self._cluster_px else True
+        if self._view_t0 < self._retired_t:  # the view shows what the trail let go of (follow off)
+            stale, self._frozen_px = True, 0.0  # everything again
         if not stale and t - self._last_cluster < self.layout.p.cluster_seconds:
             return False
         self._last_cluster, self._cluster_px = t, px
@@ -354,10 +397,14 @@ class LiveView:
         size stays; moved and re-coloured with the lanes and the ranking); the calls after
         that are clustered anew at every pass.  A cluster that spans the cut is two adjacent
         boxes.  So a pass costs O(calls since the previous one) when following now.  Calls
-        that became (or stopped being) sub-pixel get their box hidden (or shown) again; open
-        calls keep theirs."""
+        that became sub-pixel give their instance back (their cluster draws them), those that
+        stopped being sub-pixel (another scale) get one again; open calls keep theirs."""
         if not (abs(px / self._frozen_px - 1.0) < 0.01 if self._frozen_px else False):  # another scale: all again
             self._frozen_n, self._frozen_t, self._frozen_px = 0, 0.0, px
+            self._frozen_passes = []
+            self._retired_t, self._ret_cursor, self._ret_pending = 0.0, [], []  # the boxes come back:
+            self.n_merged += self.n_retired  # no box until this pass gives the wide ones theirs
+            self.n_retired = 0
         elif self._frozen_stale:  # lanes moved or colours changed: the frozen clusters follow
             self._restyle_frozen(session)
         self._frozen_stale = False
@@ -374,9 +421,11 @@ class LiveView:
             for part, a, b in ((part_a, lo, mid), (part_b, mid, n)):
                 if b > a:
                     part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], T.depth[a:b],
-                                 np.full(b - a, ti), T.func[a:b]))
+                                 np.full(b - a, ti), T.func[a:b], np.arange(a, b)))
         frozen = self._cluster_part(session, part_a, px, now, self._frozen_n)
         self._frozen_n += frozen
+        if frozen:  # sub-pixel calls starting before the cut: their clusters end within a pixel after it
+            self._frozen_passes.append((cut + px / L.scale_t, self._frozen_n))
         if cut > self._frozen_t:
             self._frozen_t = cut
         k = self._cluster_part(session, part_b, px, now, self._frozen_n)
@@ -388,34 +437,95 @@ class LiveView:
             self.clusters.put(np.arange(self.n_clusters, old), z, z, np.ones((m, 4), np.float32),
                               np.zeros(m, np.int32))
         self._last_pass_now = now
+        if L.p.follow:
+            self._retire(session, min(self._view_t0 - L.p.window_us, self._frozen_t))
         self.stats["clusters"] = self.n_clusters
-        self.stats["clustered_calls"] = int(self.hidden[: self.n].sum())
+        self.stats["clustered_calls"] = self.n_merged
+        self.stats["retired_calls"] = self.n_retired
 
     def _cluster_part(self, session, parts: list, px: float, now: float, base: int) -> int:
         """Cluster the calls ``parts`` (per-thread pre-order pieces), show/hide their boxes,
         write their clusters from index ``base``; how many clusters."""
         if not parts:
             return 0
-        inst, start, end, depth, lane, func = (np.concatenate(c) for c in zip(*parts))
+        inst, start, end, depth, lane, func, loc = (np.concatenate(c) for c in zip(*parts))
         kind = session.fkind[func]
         names = (session.fnames, session.ffiles, session.flines)
         small, (cpos, csc, ccol, cslot), about = self.layout.cluster_boxes(start, end, depth, lane, func, kind,
                                                                            *names, px)
         small &= end < now  # an open call keeps its box: it grows (it may be in a cluster too)
-        if self.hidden.shape[0] < self.n:
-            self.hidden = _grow(self.hidden, self.n, fill=False)  # new calls are drawn
-        flip = np.flatnonzero(self.hidden[inst] != small)
-        if flip.size:
-            self.hidden[inst[flip]] = small[flip]
-            pos, sc, col, slot = self.layout.boxes(start[flip], end[flip], depth[flip], lane[flip], func[flip],
-                                                   kind[flip], *names)
-            self._put(inst[flip], pos, sc, col, slot)
+        # a call its cluster draws has no instance: the scene holds the boxes one can see
+        # (a pixel wide or more), the clusters and the calls since the last pass, whatever
+        # the number of calls
+        gone = np.flatnonzero(small & (inst >= 0))
+        if gone.size:
+            self._give_back(inst[gone])
+            self._set_inst(lane[gone], loc[gone], np.full(gone.size, -1, np.int64))
+            self.n_merged += gone.size
+        back = np.flatnonzero(~small & (inst < 0))  # wider than a pixel again (another scale)
+        if back.size:
+            got = self._alloc(back.size)
+            self._set_inst(lane[back], loc[back], got)
+            self.n_merged -= back.size
+            pos, sc, col, slot = self.layout.boxes(start[back], end[back], depth[back], lane[back], func[back],
+                                                   kind[back], *names)
+            self._put(got, pos, sc, col, slot)
         k = cpos.shape[0]
         if k:
             self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
             self._c_about = _grow(self._c_about, base + k)
             self._c_about[base: base + k] = np.stack([a.astype(np.int64) for a in about], axis=1)
         return k
+
+    def _retire(self, session, cut: float) -> None:
+        """The trail: following now, the boxes of the calls that ended before ``cut`` (a window
+        before the view's start, and frozen) are given back, the frozen clusters wholly
+        before it too (moved down when they are most of the clusters: amortised O(1)), and
+        the label candidates before it forgotten.  O(calls since the last cut + the calls
+        spanning it).  So the scene holds what the last two windows show, however long the
+        run; the session keeps every call (`LiveSession.trace`), and when the view shows the
+        time before the cut again (follow off) the next cluster pass brings it all back."""
+        if cut <= self._retired_t:
+            return
+        for ti, T in enumerate(session.threads):
+            while len(self._ret_cursor) <= ti:
+                self._ret_cursor.append(0)
+                self._ret_pending.append(np.zeros(0, np.int64))
+            n = self.inst_n[ti] if ti < len(self.inst_n) else 0
+            lo = self._ret_cursor[ti]
+            hi = max(int(np.searchsorted(T.start[:n], cut)), lo)
+            loc = np.concatenate([self._ret_pending[ti], np.arange(lo, hi, dtype=np.int64)])
+            done = (T.endi[loc] >= 0) & (T.end[loc] < cut)
+            self._ret_pending[ti] = loc[~done]  # still open or spanning the cut: at most a stack
+            self._ret_cursor[ti] = hi
+            gone = loc[done]
+            gone = gone[self.inst[ti][gone] >= 0]
+            if gone.size:
+                self._give_back(self.inst[ti][gone])
+                self.inst[ti][gone] = -1
+                self.n_retired += gone.size
+            self.labels.forget(ti, T, cut)
+        self._retired_t = cut
+        q = 0
+        while q < len(self._frozen_passes) and self._frozen_passes[q][0] < cut:
+            q += 1
+        r = self._frozen_passes[q - 1][1] if q else 0
+        live = self.n_clusters - r
+        if r and r >= max(live, CHUNK // 4):  # move the clusters left down over those let go of
+            if live:
+                self.clusters.move(np.arange(r, self.n_clusters), np.arange(live))
+                self._c_about[:live] = self._c_about[r: self.n_clusters]
+            z = np.zeros((r, 3), np.float32)
+            self.clusters.put(np.arange(live, self.n_clusters), z, z, np.ones((r, 4), np.float32),
+                              np.zeros(r, np.int32))
+            self.n_clusters, self._frozen_n = live, self._frozen_n - r
+            self._frozen_passes = [(t, k - r) for t, k in self._frozen_passes[q:]]
+
+    def _set_inst(self, lane: np.ndarray, loc: np.ndarray, inst: np.ndarray) -> None:
+        """The instance of call ``loc`` of thread ``lane`` (element-wise)."""
+        for ti in np.unique(lane).tolist():
+            m = lane == ti
+            self.inst[ti][loc[m]] = inst[m]
 
     def _restyle_frozen(self, session) -> None:
         """The frozen clusters' z (their lane may have moved) and colour (the ranking may have
@@ -435,30 +545,47 @@ class LiveView:
         self._last_rank = t
         return True
 
+    def _boxed_calls(self, ti: int) -> np.ndarray:
+        """Local indices of thread ``ti``'s calls that may have a box: those after the trail's
+        cut and those spanning it (all of them when nothing was let go of)."""
+        n = self.inst_n[ti] if ti < len(self.inst_n) else 0
+        if ti >= len(self._ret_cursor):
+            return np.arange(n)
+        return np.concatenate([self._ret_pending[ti], np.arange(self._ret_cursor[ti], n)])
+
     def _recolour(self, session) -> bool:
         """Rank the modules by the area their calls cover so far (summed box widths; open
-        calls up to now): O(calls), at most every ``recolour_seconds``.  True when a
-        function's colour changed."""
+        calls up to now), at most every ``recolour_seconds``: the closed calls' areas are
+        summed once (O(calls since the last ranking + open calls)).  True when a function's
+        colour changed."""
         L = self.layout
         names = session.fnames  # their slots were given at the start of the update
+        closed = self._area_closed = _grow(self._area_closed, len(names), fill=0.0)
         area = np.zeros(len(names), np.float64)
-        for T in session.threads:
-            n = T.n
-            if not n:
-                continue
-            end = np.where(T.endi[:n] < 0, session.sessions[T.session].now, T.end[:n])
-            area += np.bincount(T.func[:n], weights=end - T.start[:n], minlength=len(names))[: len(names)]
-        return L.colouring.rank(area)
+        for ti, T in enumerate(session.threads):
+            while len(self._area_cursor) <= ti:
+                self._area_cursor.append(0)
+                self._area_open.append(np.zeros(0, np.int64))
+            loc = np.concatenate([self._area_open[ti], np.arange(self._area_cursor[ti], T.n)])
+            self._area_cursor[ti] = T.n
+            is_open = T.endi[loc] < 0
+            done = loc[~is_open]
+            closed[: len(names)] += np.bincount(T.func[done], weights=T.end[done] - T.start[done],
+                                                minlength=len(names))[: len(names)]
+            op = self._area_open[ti] = loc[is_open]  # at most the thread's stack
+            area += np.bincount(T.func[op], weights=session.sessions[T.session].now - T.start[op],
+                                minlength=len(names))[: len(names)]
+        return L.colouring.rank(area + closed[: len(names)])
 
     def _recolour_calls(self, session, changed: np.ndarray) -> None:
         """Colour and material of the calls of the functions ``changed`` (positions and sizes
-        stay): O(calls) numpy, two attributes written per touched chunk."""
+        stay): O(calls that may have a box) numpy, two attributes written per touched chunk."""
         L = self.layout
         flag = np.zeros(len(session.fnames), np.bool_)
         flag[changed] = True
         for ti, T in enumerate(session.threads):
-            n = self.inst_n[ti] if ti < len(self.inst_n) else 0
-            loc = np.flatnonzero(flag[T.func[:n]])
+            loc = self._boxed_calls(ti)
+            loc = loc[flag[T.func[loc]] & (self.inst[ti][loc] >= 0)]
             if not loc.size:
                 continue
             func = T.func[loc]

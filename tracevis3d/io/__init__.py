@@ -46,13 +46,12 @@ def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
         if stat.S_ISDIR(st.st_mode):
             raise TraceFormatError(f"{path}: is a directory, not a trace file")
         regular = stat.S_ISREG(st.st_mode)
-        if regular and st.st_size > max_bytes:
-            raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
-                                   f"(max_bytes= to allow more)")
         if regular:
-            head = f.read(4)
-            if head == _ZIP_MAGIC:
+            if f.read(4) == _ZIP_MAGIC:  # the native loader applies the limit to what it reads
                 return None, True
+            if st.st_size > max_bytes:
+                raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
+                                       f"(max_bytes= to allow more)")
             f.seek(0)
             parts = [f.read(st.st_size + 1)]  # + 1: notice a file that grew meanwhile
             total = len(parts[0])

@@ -16,6 +16,7 @@ import math
 import os
 import struct
 import zipfile
+import zlib
 
 import numpy as np
 from numpy.lib import format as npformat
@@ -34,6 +35,60 @@ HEADER = "tracevis3d_header"
 def save_native(trace: Trace, path) -> None:
     """Write ``trace`` to ``path`` (conventionally ``*.tv3d.npz``); atomic replace."""
     path = os.fspath(path)
+    header, arrays = _native_members(trace)
+    arrays[HEADER] = np.frombuffer(header, np.uint8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+
+
+def save_native_in_place(path, n_calls: int, fill) -> None:
+    """Write a native file whose per-call arrays are written in place: ``fill(arrays)``
+    gets a dict of writable arrays that are the file's own mapped pages (the members
+    ``func``, ``start``, ``end``, ``depth``, ``parent``, ``end_index``, ``thread``,
+    ``kind`` of ``n_calls`` entries and ``obj_ptr`` of ``n_calls + 1``, zeros at first),
+    fills them and returns the `Trace` built on them; the rest of the trace (tables,
+    metadata, its other arrays: small) is then written after them like `save_native`.
+    So a trace larger than the memory can be written: its calls go through the page
+    cache, which the system writes back and drops, never through the process's own
+    memory.  The file is the same zip (stored members, zip64) that `save_native`
+    writes, CRCs included; atomic replace."""
+    path = os.fspath(path)
+    in_place = {**CALL_DTYPES, "obj_ptr": np.int64}
+    tmp = path + ".tmp"
+    zw = _StoredZip(tmp)
+    try:
+        arrays = {}
+        for k, dt in in_place.items():
+            count = n_calls + (k == "obj_ptr")
+            at = zw.reserve(k + ".npy", _npy_header(np.dtype(dt), (count,)), count * np.dtype(dt).itemsize)
+            arrays[k] = (np.memmap(tmp, dtype=dt, mode="r+", offset=at, shape=(count,)).view(np.ndarray)
+                         if count else np.zeros(0, dt))
+        trace = fill(arrays)
+        for k in in_place:
+            if getattr(trace, k) is not arrays[k]:
+                raise ValueError(f"fill must return the Trace built on the arrays it was given ({k})")
+        for a in arrays.values():
+            if isinstance(a.base, np.memmap):
+                a.base.flush()
+        header, rest = _native_members(trace)
+        for k in in_place:
+            del rest[k]
+        del trace, arrays
+        zw.seal_reserved()
+        for k, a in rest.items():
+            zw.add(k + ".npy", _npy_header(a.dtype, a.shape), a)
+        zw.add(HEADER + ".npy", _npy_header(np.dtype(np.uint8), (len(header),)), np.frombuffer(header, np.uint8))
+        zw.close()
+    except BaseException:
+        zw.abort()
+        raise
+    os.replace(tmp, path)
+
+
+def _native_members(trace: Trace) -> tuple[bytes, dict]:
+    """(the header's JSON bytes, the arrays by member name) of ``trace``, as `save_native` writes them."""
     header = {
         "format": FORMAT,
         "version": VERSION,
@@ -44,11 +99,100 @@ def save_native(trace: Trace, path) -> None:
     }
     arrays = {k: np.ascontiguousarray(getattr(trace, k), dtype=dt) for k, dt in ARRAY_DTYPES.items()}
     header["meta"] = _meta_out(trace.meta, "meta", arrays)
-    arrays[HEADER] = np.frombuffer(json.dumps(header, default=_json_default).encode("utf-8"), np.uint8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, path)
+    return json.dumps(header, default=_json_default).encode("utf-8"), arrays
+
+
+def _npy_header(dtype: np.dtype, shape: tuple) -> bytes:
+    """The .npy header (magic, version 1.0, dict, padding) of a C-order array."""
+    buf = io.BytesIO()
+    npformat.write_array_header_1_0(buf, {"descr": npformat.dtype_to_descr(dtype), "fortran_order": False,
+                                          "shape": tuple(int(x) for x in shape)})
+    return buf.getvalue()
+
+
+class _StoredZip:
+    """A zip of stored (uncompressed) members, zip64 throughout, written in two parts:
+    members of known size reserved first (their data space left as zeros for the caller to
+    fill through a mapping; CRCs computed by `seal_reserved`, reading them back in chunks),
+    then members appended whole (`add`), then the central directory (`close`)."""
+
+    _CHUNK = 1 << 22
+
+    def __init__(self, path: str):
+        self.path = path
+        self.f = open(path, "w+b")
+        self.entries = []  # [name, header offset, size, crc, npy header, data offset]
+        self.pos = 0
+
+    def _local(self, name: bytes, crc: int, size: int) -> bytes:
+        extra = struct.pack("<HHQQ", 1, 16, size, size)
+        return struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                           len(name), len(extra)) + name + extra
+
+    def reserve(self, name: str, npy_head: bytes, nbytes: int) -> int:
+        """Room for member ``name`` (its .npy header then ``nbytes`` of data); the data's offset."""
+        nm = name.encode()
+        local = self._local(nm, 0, len(npy_head) + nbytes)
+        self.f.seek(self.pos)
+        self.f.write(local + npy_head)
+        data_at = self.pos + len(local) + len(npy_head)
+        self.entries.append([nm, self.pos, len(npy_head) + nbytes, None, npy_head, data_at])
+        self.pos = data_at + nbytes
+        self.f.truncate(self.pos)
+        return data_at
+
+    def seal_reserved(self) -> None:
+        """The reserved members' CRCs, read back from the file in chunks, into their local headers."""
+        for e in self.entries:
+            if e[3] is not None:
+                continue
+            crc = zlib.crc32(e[4])
+            self.f.seek(e[5])
+            left = e[2] - len(e[4])
+            while left:
+                b = self.f.read(min(left, self._CHUNK))
+                if not b:
+                    raise OSError(f"{self.path}: cut short while reading member {e[0].decode()!r} back")
+                crc = zlib.crc32(b, crc)
+                left -= len(b)
+            e[3] = crc
+            self.f.seek(e[1] + 14)
+            self.f.write(struct.pack("<I", crc))
+
+    def add(self, name: str, npy_head: bytes, a: np.ndarray) -> None:
+        nm = name.encode()
+        data = memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+        crc = zlib.crc32(data, zlib.crc32(npy_head))
+        size = len(npy_head) + len(data)
+        local = self._local(nm, crc, size)
+        self.f.seek(self.pos)
+        self.f.write(local)
+        self.f.write(npy_head)
+        self.f.write(data)
+        self.entries.append([nm, self.pos, size, crc, npy_head, self.pos + len(local) + len(npy_head)])
+        self.pos += len(local) + size
+
+    def close(self) -> None:
+        """The central directory and the zip64 end records; closes the file."""
+        self.f.seek(self.pos)
+        cd_at = self.pos
+        for nm, at, size, crc, _, _ in self.entries:
+            extra = struct.pack("<HHQQQ", 1, 24, size, size, at)
+            self.f.write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, 0, 0, 0x21, crc,
+                                     0xFFFFFFFF, 0xFFFFFFFF, len(nm), len(extra), 0, 0, 0, 0o600 << 16,
+                                     0xFFFFFFFF) + nm + extra)
+        end64 = self.f.tell()
+        n = len(self.entries)
+        self.f.write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, end64 - cd_at, cd_at))
+        self.f.write(struct.pack("<IIQI", 0x07064B50, 0, end64, 1))
+        self.f.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+        self.f.truncate()
+        self.f.close()
+
+    def abort(self) -> None:
+        self.f.close()
+        if os.path.exists(self.path):
+            os.remove(self.path)
 
 
 def _meta_out(v, path, arrays):
@@ -87,7 +231,7 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     replaced by a later save): the arrays are the file's own bytes, mapped copy-on-write instead
     of read into memory: opening costs no copy, the pages are read when used and belong to
     the page cache (the system can drop them again), so a file larger than the memory can
-    be opened; ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
+    be opened (``max_bytes`` then bounds its header, the part read, not the file); ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
     (`Trace.subset`: copies of the window's calls only)."""
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
@@ -115,7 +259,7 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
     if not hasattr(path, "read"):
         path = os.fspath(path)
         size = os.path.getsize(path)
-        if size > lim.max_bytes:
+        if size > lim.max_bytes and not mapped:  # mapped, the calls are not read: the header is checked below
             raise TraceFormatError(f"{source}: file is {size} bytes, over the limit of {lim.max_bytes} "
                                    f"(max_bytes= to allow more)")
         fh = open(path, "rb")
@@ -181,6 +325,9 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
                 bad(f"member {name!r} is cut short")
             return a if one_d else a.reshape(shape, order="F" if fortran else "C")
 
+        if members[HEADER + ".npy"].file_size > lim.max_bytes:
+            raise TraceFormatError(f"{source}: header is {members[HEADER + '.npy'].file_size} bytes, over the "
+                                   f"limit of {lim.max_bytes} (max_bytes= to allow more)")
         raw = array(HEADER, np.uint8).tobytes()
         try:
             header = json.loads(raw.decode("utf-8"))

@@ -48,9 +48,9 @@ import math
 
 import numpy as np
 
-from ..model import KIND_IO, KIND_OTHER, KIND_RELEASE, KIND_WAIT, Trace
+from ..model import CALL_DTYPES, KIND_IO, KIND_OTHER, KIND_RELEASE, KIND_WAIT, Trace
 
-__all__ = ["synthetic_trace", "perturb", "SYNC_FUNCTIONS"]
+__all__ = ["synthetic_trace", "save_synthetic", "perturb", "SYNC_FUNCTIONS"]
 
 MAX_CALLS = 2**31 - 2  # int32 call indices
 
@@ -402,7 +402,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
                     recursion_mean: float = 4.0, recursion_max: int = 60,
                     binary_recursion_max: int = 5, recursive_frac: float = 0.05,
                     outlier_rate: float = 2e-4, outlier_factor: float = 100.0,
-                    wait_frac: float = 0.03, io_frac: float = 0.03) -> Trace:
+                    wait_frac: float = 0.03, io_frac: float = 0.03, out: dict | None = None) -> Trace:
     """A synthetic trace of exactly ``n_calls`` calls on ``threads`` threads.
 
     n_functions: size of the static function table (default clip(4 sqrt(n), 8, 1500);
@@ -420,6 +420,13 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
         start of thread 0 (0 = none); needs ``n_calls >= deep_recursion + threads``.
     task_size: target expected size of a task's subtree (default from n_calls/threads);
         deeper levels get ``task_size * level_decay**level``.
+
+    out: where the per-call arrays are written (like numpy's ``out=``): a dict of 1-D
+        arrays of the model's dtypes, ``func start end parent depth end_index kind thread``
+        of ``n_calls`` entries and ``obj_ptr`` of ``n_calls + 1``, e.g. a file's mapped
+        members (`save_synthetic`); the Trace holds them.  Default: new arrays.  Either
+        way the calls are the same, and the memory used besides them is bounded (a
+        stack per thread, chunks of ``obj_ptr``, the lists of objects, outliers and pairs).
 
     meta: ``source`` (the call), ``seed``, ``outliers`` (call indices),
     ``sync_pairs`` ((k, 2) int64: wait call, release call), ``deep_chain`` ((root, length)
@@ -478,9 +485,10 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
 
     from ..kernels.synth import generate_calls
 
+    arrays = _call_arrays(n_calls, out)
     kseed = int(rng.integers(0, 2**31 - 1))
-    (func, start, end, parent, depth, end_index, kind, obj, outlier,
-     pair_wait, pair_rel) = generate_calls(
+    obj_call, obj_id, outlier_call, pair_wait, pair_rel = generate_calls(
+        *(arrays[k] for k in ("func", "start", "end", "parent", "depth", "end_index", "kind")),
         kseed, budgets.astype(np.int64), thread_t0, entry, bool(sync and threads > 1),
         prog.fn_block_ptr, prog.block_site_ptr, prog.block_reps,
         prog.site_callee, prog.site_prob, prog.site_obj,
@@ -490,12 +498,15 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
         float(recursion_mean), int(recursion_max), int(binary_recursion_max), int(depth_cap),
         int(prog.deep_fn), int(deep_recursion), 40.0, 5.0, 1.0)
 
-    has_obj = obj >= 0
-    obj_ptr = np.zeros(n_calls + 1, np.int64)
-    np.cumsum(has_obj, out=obj_ptr[1:])
-    obj_ids = obj[has_obj].astype(np.int32)
-    del obj, has_obj
-    thread = np.repeat(np.arange(threads, dtype=np.int32), budgets)
+    order = np.argsort(obj_call, kind="stable")  # emission order: threads interleave
+    obj_call, obj_ids = obj_call[order], obj_id[order]
+    _fill_obj_ptr(arrays["obj_ptr"], obj_call)
+    del order, obj_id
+    bounds = np.concatenate([[0], np.cumsum(budgets)])
+    for t in range(threads):
+        arrays["thread"][bounds[t]:bounds[t + 1]] = t
+    func, start, end, parent, depth, end_index, kind, thread, obj_ptr = (arrays[k] for k in (
+        "func", "start", "end", "parent", "depth", "end_index", "kind", "thread", "obj_ptr"))
     thread_names = ["MainThread"] + [f"Thread-{t} (worker)" for t in range(1, threads)]
     params = dict(n_calls=n_calls, threads=threads, seed=seed, n_functions=n_functions,
                   max_depth=max_depth, recursion=recursion, sync=sync, outliers=outliers,
@@ -509,7 +520,7 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
         "clock_origin": 0.0,
         "seed": seed,
         "params": params,
-        "outliers": np.flatnonzero(outlier).astype(np.int64),
+        "outliers": np.sort(outlier_call),
         "sync_pairs": np.stack([pair_wait, pair_rel], axis=1).astype(np.int64),
         "deep_chain": (1, deep_recursion) if deep_recursion else None,
         "program": {
@@ -539,6 +550,45 @@ def synthetic_trace(n_calls: int, threads: int = 1, seed: int = 0, n_functions: 
         object_names=prog.object_names,
         meta=meta,
     )
+
+
+def save_synthetic(path, n_calls: int, threads: int = 1, seed: int = 0, **options) -> None:
+    """Write ``synthetic_trace(n_calls, threads, seed, **options)`` to the native file
+    ``path`` (``*.tv3d.npz``), its calls generated straight into the file's mapped pages
+    (``out=``, `io.native.save_native_in_place`): a trace larger than the memory can be
+    made (10^8 calls: 4.5 GB of file, about 0.1 GB of the process's own memory).  The
+    file holds the same trace as ``save(synthetic_trace(...), path)``."""
+    from .native import save_native_in_place
+
+    n_calls = _check_int("n_calls", n_calls, 1, MAX_CALLS)
+    if "out" in options:
+        raise TypeError("save_synthetic writes the calls into the file: no out=")
+    save_native_in_place(path, n_calls, lambda arrays: synthetic_trace(n_calls, threads, seed, out=arrays, **options))
+
+
+_OUT_DTYPES = {**CALL_DTYPES, "obj_ptr": np.int64}  # what ``out=`` holds, in this order
+
+
+def _call_arrays(n_calls: int, out: dict | None) -> dict:
+    """The per-call arrays ``synthetic_trace`` writes: new ones, or ``out``'s checked."""
+    if out is None:
+        return {k: np.empty(n_calls + (k == "obj_ptr"), dt) for k, dt in _OUT_DTYPES.items()}
+    if not isinstance(out, dict) or set(out) != set(_OUT_DTYPES):
+        raise ValueError(f"out must be a dict of the arrays {', '.join(_OUT_DTYPES)}")
+    for k, dt in _OUT_DTYPES.items():
+        a, n = out[k], n_calls + (k == "obj_ptr")
+        if not (isinstance(a, np.ndarray) and a.dtype == dt and a.shape == (n,) and a.flags.c_contiguous
+                and a.flags.writeable):
+            raise ValueError(f"out[{k!r}] must be a writable contiguous {np.dtype(dt)} array of {n} entries")
+    return out
+
+
+def _fill_obj_ptr(obj_ptr: np.ndarray, obj_call: np.ndarray, chunk: int = 1 << 18) -> None:
+    """``obj_ptr`` of calls that have one object each, ``obj_call`` (sorted): entry i is the
+    number of them before call i.  Written in chunks: memory bounded whatever its length."""
+    for a in range(0, obj_ptr.shape[0], chunk):
+        b = min(a + chunk, obj_ptr.shape[0])
+        obj_ptr[a:b] = np.searchsorted(obj_call, np.arange(a, b, dtype=np.int64), side="left")
 
 
 # --------------------------------------------------------------------------- second run

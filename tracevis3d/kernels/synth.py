@@ -68,7 +68,8 @@ def pick_cdf(cdf):
 
 
 @njit(cache=True, nogil=True)
-def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
+def generate_calls(func, start, end, parent, depth, end_index, kind,
+                   seed, budgets, thread_t0, entry_fn, interleave,
                    fn_block_ptr, block_site_ptr, block_reps,
                    site_callee, site_prob, site_obj,
                    fn_kind, fn_rec, fn_self_mu, release_fn_of,
@@ -95,23 +96,22 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
     A thread never waits while it owes a release, so there is always a runnable
     creditor: no deadlock.
 
-    Returns ``(func, start, end, parent, depth, end_index, kind, obj, outlier,
-    pair_wait, pair_release)``; ``obj`` is -1 where a call has no object.
+    The per-call arrays ``func, start, end, parent, depth, end_index, kind`` (length
+    ``sum(budgets)``, any contents) are written in place, every entry: they may be a file's
+    mapped pages (`tracevis3d.io.synthesis.save_synthetic`).  What only some calls have is
+    returned as lists: ``(obj_call, obj_id, outlier_call, pair_wait, pair_release)``: the
+    calls with an object (each has one) and that object, the outlier calls, the sync pairs;
+    in emission order (call order when ``interleave`` is off).
     """
     np.random.seed(seed)
     n_threads = budgets.shape[0]
-    n = 0
-    for t in range(n_threads):
-        n += budgets[t]
-    func = np.empty(n, np.int32)
-    start = np.empty(n, np.float64)
-    end = np.empty(n, np.float64)
-    parent = np.empty(n, np.int32)
-    depth = np.empty(n, np.int32)
-    end_index = np.empty(n, np.int32)
-    kind = np.zeros(n, np.uint8)
-    obj = np.full(n, -1, np.int32)
-    outlier = np.zeros(n, np.bool_)
+    obj_cap = 1024
+    obj_call = np.empty(obj_cap, np.int64)
+    obj_id = np.empty(obj_cap, np.int32)
+    n_obj = 0
+    out_cap = 1024
+    outlier_call = np.empty(out_cap, np.int64)
+    n_out = 0
     pair_cap = 1024
     pair_wait = np.empty(pair_cap, np.int64)
     pair_rel = np.empty(pair_cap, np.int64)
@@ -146,6 +146,7 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
     st_rec = np.empty(total_cap, np.int64)
     st_scale = np.empty(total_cap, np.float64)
     owed = np.empty((n_threads, OWED_MAX), np.int64)
+    owed_obj = np.empty((n_threads, OWED_MAX), np.int32)  # the object of each owed wait
     owed_n = np.zeros(n_threads, np.int64)
     deep_done = deep_len <= 0
     n_finished = 0
@@ -171,8 +172,10 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
         # ---- pay an owed release first (B's next call is the release)
         if owed_n[t] > 0:
             w = owed[t, 0]
+            ow = owed_obj[t, 0]
             for q in range(owed_n[t] - 1):
                 owed[t, q] = owed[t, q + 1]
+                owed_obj[t, q] = owed_obj[t, q + 1]
             owed_n[t] -= 1
             i = off[t] + count[t]
             count[t] += 1
@@ -188,7 +191,12 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
             end[i] = s0 + release_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
             end_index[i] = i + 1
             kind[i] = KIND_RELEASE
-            obj[i] = obj[w]
+            if n_obj == obj_cap:
+                obj_cap *= 2
+                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
+            obj_call[n_obj] = i
+            obj_id[n_obj] = ow
+            n_obj += 1
             cursor[t] = end[i]
             # wake the waiter
             a = 0
@@ -288,6 +296,7 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
                     c = cc
                     s = si
                     owed[bt, owed_n[bt]] = off[t] + count[t]
+                    owed_obj[bt, owed_n[bt]] = site_obj[si]
                     owed_n[bt] += 1
                     break
                 if kc == KIND_IO:
@@ -331,23 +340,34 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
         cursor[t] = st
         is_out = outlier_rate > 0.0 and sp[t] > 0 and np.random.random() < outlier_rate
         fk = fn_kind[c]
+        if is_out and fk != KIND_WAIT:  # a wait's length is its release's: never an outlier
+            if n_out == out_cap:
+                out_cap *= 2
+                outlier_call = _grown(outlier_call, n_out, out_cap)
+            outlier_call[n_out] = i
+            n_out += 1
+        if fk == KIND_WAIT or fk == KIND_IO:
+            if n_obj == obj_cap:
+                obj_cap *= 2
+                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
+            obj_call[n_obj] = i
+            obj_id[n_obj] = site_obj[s]
+            n_obj += 1
         if fk == KIND_WAIT:
             kind[i] = KIND_WAIT
-            obj[i] = site_obj[s]
             end[i] = st  # set when the release comes
             end_index[i] = i + 1
             blocked[t] = True
         elif fk == KIND_IO:
             kind[i] = KIND_IO
-            obj[i] = site_obj[s]
             d = io_median * np.exp(np.random.normal(0.0, 1.0))
             if is_out:
                 d *= outlier_factor
-                outlier[i] = True
             end[i] = st + d
             end_index[i] = i + 1
             cursor[t] = end[i]
         else:
+            kind[i] = KIND_OTHER
             kn = base[t] + sp[t]
             sp[t] += 1
             st_call[kn] = i
@@ -364,10 +384,17 @@ def generate_calls(seed, budgets, thread_t0, entry_fn, interleave,
             sc = np.exp(fn_self_mu[c] + self_sigma * np.random.normal(0.0, 1.0))
             if is_out:
                 sc *= outlier_factor
-                outlier[i] = True
             st_scale[kn] = sc
-    return (func, start, end, parent, depth, end_index, kind, obj, outlier,
+    return (obj_call[:n_obj].copy(), obj_id[:n_obj].copy(), outlier_call[:n_out].copy(),
             pair_wait[:n_pairs].copy(), pair_rel[:n_pairs].copy())
+
+
+@njit(cache=True, nogil=True)
+def _grown(a, n, cap):
+    """``a[:n]`` in a new array of ``cap`` entries (a growing list; capacity doubles)."""
+    b = np.empty(cap, a.dtype)
+    b[:n] = a[:n]
+    return b
 
 
 # ------------------------------------------------------------------ perturbation

@@ -194,6 +194,25 @@ BAD_CALL = {
 
 
 @njit(cache=True, nogil=True)
+def self_times(start, end, end_index, idx):
+    """Exclusive time of the calls ``idx``: ``(end[i] - start[i]) - sum(end[c] - start[c])``
+    over the direct children c of i, found in pre-order (the first at i + 1, each next one
+    at the previous one's ``end_index``) and summed in index order: equal, bit for bit, to
+    `Trace.self_time` (numpy's bincount adds the children in the same order) but
+    O(len(idx) + their children) instead of O(calls) -- a time window of a huge trace."""
+    out = np.empty(idx.shape[0], np.float64)
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        s = 0.0
+        j = i + 1
+        while j < end_index[i]:
+            s += end[j] - start[j]
+            j = end_index[j]
+        out[k] = (end[i] - start[i]) - s
+    return out
+
+
+@njit(cache=True, nogil=True)
 def first_bad_call(func, start, end, depth, parent, end_index, thread, kind, n_func, n_threads, n_kinds, max_abs):
     """The first call that violates a per-call invariant of the Trace model, as
     (code, call) with a code of `BAD_CALL`, or (0, -1).  The same local

@@ -45,7 +45,7 @@ def readable_levels(content_h_px: float, text_px: float, n_lanes: int, lane_gap_
 
 def lane_busy(trace, idx: np.ndarray, lane: np.ndarray, n_lanes: int) -> np.ndarray:
     """Per lane: time (µs) in the shown calls' self time, waits left out."""
-    st = np.maximum(trace.self_time[idx], 0.0)
+    st = np.maximum(trace.self_time_of(idx), 0.0)
     st = np.where(trace.kind[idx] == KIND_WAIT, 0.0, st)
     return np.bincount(lane, weights=st, minlength=n_lanes)[:n_lanes]
 

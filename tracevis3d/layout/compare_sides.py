@@ -202,7 +202,7 @@ def build_side(name, trace, params: CompareParams, matched, tpx, budget=None) ->
 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[sel.idx]],
                                         "matching " + ", ".join(params.highlight))
-    ext = np.maximum(tr.self_time[sel.idx], 0.0)
+    ext = np.maximum(tr.self_time_of(sel.idx), 0.0)
     ext_unit = 0.12 + 0.88 * (ext / ext.max() if ext.size and ext.max() > 0 else np.zeros_like(ext))
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     return Side(name, tr, sel, fold, colouring, d, float(max(fold.lane_levels.max(), 1.0)), source=trace)

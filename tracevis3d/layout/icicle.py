@@ -66,7 +66,7 @@ def measure_calls(tr: Trace, idx: np.ndarray, which: str) -> np.ndarray:
     if which == "inclusive":
         return tr.end[idx] - tr.start[idx]
     if which == "self":
-        return np.maximum(tr.self_time[idx], 0.0)
+        return np.maximum(tr.self_time_of(idx), 0.0)
     if which == "calls":
         return np.bincount(tr.func, minlength=tr.n_functions)[tr.func[idx]].astype(np.float64)
     raise ValueError(which)

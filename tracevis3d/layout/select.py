@@ -97,9 +97,6 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
         return threads
     rng = trace.thread_ranges()
     first = np.array([trace.start[rng[t, 0]] if rng[t, 1] > rng[t, 0] else np.inf for t in threads])
-    roots = trace.parent < 0
-    busy = np.bincount(trace.thread[roots], weights=(trace.end - trace.start)[roots],
-                       minlength=trace.n_threads)[threads]
     names = [trace.thread_names[t] for t in threads]
     main = np.array([_is_main(trace, int(t)) for t in threads])
     default = np.lexsort((threads, first, ~main))
@@ -110,7 +107,10 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
             perm = np.lexsort((threads, first))
         elif order == "name":
             perm = np.array(sorted(range(len(threads)), key=lambda k: (names[k].lower(), int(threads[k]))))
-        elif order == "busy":
+        elif order == "busy":  # time in root calls (only asked for here: O(calls))
+            roots = np.flatnonzero(trace.parent < 0)
+            busy = np.bincount(trace.thread[roots], weights=trace.end[roots] - trace.start[roots],
+                               minlength=trace.n_threads)[threads]
             perm = np.lexsort((threads, -busy))
         else:
             raise ValueError(f"unknown thread order {order!r}")
@@ -154,6 +154,24 @@ def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
     return nm or f"thread {t}"
 
 
+def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarray:
+    """The calls of [lo, hi) (one thread) inside ``params``' time window and depth, ascending."""
+    if params.time_window is None and params.max_depth is None:
+        return np.arange(lo, hi, dtype=np.int64)
+    out = []
+    for a in range(lo, hi, chunk):
+        b = min(a + chunk, hi)
+        m = np.ones(b - a, np.bool_)
+        if params.time_window is not None:
+            t0, t1 = params.time_window
+            m &= tr.end[a:b] >= t0
+            m &= tr.start[a:b] <= t1
+        if params.max_depth is not None:
+            m &= tr.depth[a:b] <= params.max_depth
+        out.append(a + np.flatnonzero(m))
+    return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
+
+
 def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth)."""
     filt = filtered_trace(trace, params)
@@ -176,14 +194,10 @@ def select_calls(trace: Trace, params: IcicleParams) -> Selection:
     if threads.size == 0:
         raise ValueError("no calls to show: the chosen threads have no calls")
     lanes = order_threads(tr, threads, params.thread_order)
-    idx = np.concatenate([np.arange(rng[t, 0], rng[t, 1], dtype=np.int64) for t in lanes])
-    mask = np.ones(idx.size, np.bool_)
-    if params.time_window is not None:
-        t0, t1 = params.time_window
-        mask &= (tr.end[idx] >= t0) & (tr.start[idx] <= t1)
-    if params.max_depth is not None:
-        mask &= tr.depth[idx] <= params.max_depth
-    idx = idx[mask]  # closed under parents: a parent overlaps every window its child does
+    # per lane, in slices of its range (no temporaries as long as a huge mapped trace):
+    # closed under parents, a parent overlaps every window its child does
+    pieces = [_kept(tr, int(rng[t, 0]), int(rng[t, 1]), params) for t in lanes]
+    idx = np.concatenate(pieces)
     if idx.size == 0:
         raise ValueError("no calls to show: the thread/time selection matches nothing")
     if params.time_window is not None:
@@ -192,10 +206,12 @@ def select_calls(trace: Trace, params: IcicleParams) -> Selection:
         t0, t1 = float(tr.start[idx].min()), float(tr.end[idx].max())
         if not t1 > t0:
             t1 = t0 + 1.0
-    local = np.full(len(tr), -1, np.int64)
-    local[idx] = np.arange(idx.size)
-    gp = tr.parent[idx]
-    parent = np.where(gp >= 0, local[np.maximum(gp, 0)], -1).astype(np.int32)
+    parent = np.empty(idx.size, np.int32)
+    at = 0
+    for piece in pieces:  # a parent is on its child's lane, in its (ascending) piece
+        gp = tr.parent[piece]
+        parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
+        at += piece.size
     lane_of_thread = np.full(tr.n_threads, -1, np.int32)
     lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
     lane = lane_of_thread[tr.thread[idx]]
