@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 
 
 def rss_anon() -> int:
@@ -82,7 +81,6 @@ def run(a, d):
             sess.sock.poll(20, zmq.POLLIN)
             t = time.perf_counter()
             sess.poll_once(max_messages=200, max_seconds=0.02)
-            t1 = time.perf_counter()
             if view is not None:
                 view.update(sess)
             if a.materialise:

@@ -828,11 +828,11 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     partner_calls_b = np.zeros(class_ptr.shape[0] - 1, np.int64)
     partner_calls_a[rows_a] = tiers.partners_row
     partner_calls_b[rows_b] = tiers.partners_col
-    del tiers
+    tiers = None  # its buffers given back (the join has ended: consume is not called again)
     lap("tiers")
     ov_a, dl_a, ov_b, dl_b = overview_finish(overview, calls_ptr_a, time_a_by_class, calls_ptr_b,
                                              time_b_by_class, span_a, span_b, int(n_bins), tau)
-    del overview
+    overview = None  # likewise
     lap("overview")
     if kept is not None:
         # the kept class pairs, one CSR over A's rows in the order the waves wrote them,
