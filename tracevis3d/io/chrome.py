@@ -44,6 +44,7 @@ from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
+from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
 
@@ -200,9 +201,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if nbytes >= PARALLEL_SCAN_BYTES:
         scanned = _scan_parallel(buf, max_events, lim.max_nesting)
     if scanned is None:
-        scanned = js.scan_trace(buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
-    ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
-    ii, ss, ff = ii[:n], ss[:n], ff[:n]
+        ii, ss, ff, n, status, err_pos, info, skip_counts = js.scan_trace(
+            buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
+        ii, ss, ff = chrome_rows.from_rows(ii, ss, ff, n)
+    else:
+        ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
+    del scanned
     seen = int(info[js.INFO_SEEN])
 
     def describe(row: int) -> str:
@@ -264,9 +268,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if status == jev.OK else
             f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
-    ts = ff[:, jev.F_TS].copy()
-    dur = ff[:, jev.F_DUR].copy()
-    tdur = ff[:, jev.F_TDUR].copy()
+    ts, dur, tdur = ff.take(jev.F_TS), ff.take(jev.F_DUR), ff.take(jev.F_TDUR)
+    del ff
     _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur, rep)
     ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
@@ -286,18 +289,17 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                f"(it starts at {where(frames_at)})")
     if sampled is not None:
         (ii2, ss2, ff2, n_samples) = sampled
-        ts2, dur2, tdur2 = ff2[:, jev.F_TS].copy(), ff2[:, jev.F_DUR].copy(), ff2[:, jev.F_TDUR].copy()
+        ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
         _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2, rep)
-        ii, ss = np.concatenate([ii, ii2]), np.concatenate([ss, ss2])
+        ii, ss = ii.concat(ii2), ss.concat(ss2)
         ts, dur, tdur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([tdur, tdur2])
         ph = ss[:, jev.S_PH]
     n_rows = ii.shape[0]
     flags = ss[:, jev.S_FLAGS]
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
-    pid = ii[:, jev.I_PID]
-    tid = ii[:, jev.I_TID]
-    key_id, key_first = jsp.intern_pairs(pid, tid, seed)
+    key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], seed)
+    key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
@@ -307,8 +309,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     named = ss[:, jev.S_NAME_LEN] >= 0
     named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
     name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
+    del name_len, named
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
+    ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
 
     is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
     if sampled is not None:
@@ -347,6 +351,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     ok_end = finite_ts & np.isfinite(ev_end)
     ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
+    x_len = xdur[x_rows]
+    del dur, tdur, has_dur, xdur, x_end, ev_end, ok_end, no_dur, neg, bad_dur, bad_ts  # memory (issue 26)
 
     # --- B/E pairing
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
@@ -372,7 +378,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64)
     c_start = np.concatenate([ts[x_rows], b_start])
-    c_end = np.concatenate([ts[x_rows] + xdur[x_rows], b_end])
+    c_end = np.concatenate([ts[x_rows] + x_len, b_end])
+    del x_rows, x_len, be_call_rows, b_start, b_end
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
     if sampled is not None:
@@ -393,7 +400,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
+    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, key_pid, text)
     side_rows = np.zeros(n_rows, bool)
     side_rows[:n_event_rows] = _SIDE_PHASE[ph[:n_event_rows] & 255] & finite_ts[:n_event_rows]
     if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
@@ -406,20 +413,20 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             f"{source}: no call events (B/E or X) and no instants: nothing to show "
             f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'})")
     thread_keys = np.flatnonzero(used)
-    t_pid = pid[key_first[thread_keys]]
-    t_tid = tid[key_first[thread_keys]]
+    t_pid = key_pid[thread_keys]
+    t_tid = key_tid[thread_keys]
     t_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int64)
     p_sort = np.array([meta_info["process_sort"].get(int(p), 0) for p in t_pid], np.int64)
     t_order = np.lexsort((t_tid, t_sort, t_pid, p_sort))
     thread_keys = thread_keys[t_order]
     rank = np.full(n_keys, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
-    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], text)
-    thread_pid = pid[key_first[thread_keys]].astype(np.int64)
-    thread_tid = tid[key_first[thread_keys]].astype(np.int64)
+    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], key_pid[thread_keys], key_tid[thread_keys], text)
+    thread_pid = key_pid[thread_keys].astype(np.int64)
+    thread_tid = key_tid[thread_keys].astype(np.int64)
     thread_names, process_names = [], []
     for j, k in enumerate(thread_keys):
-        p = int(pid[key_first[k]])
+        p = int(key_pid[k])
         tname = meta_info["thread_names"].get(int(k))
         pidtxt, tidtxt = str_ids[j]
         thread_names.append(tname if tname else f"{tidtxt}")
@@ -428,9 +435,15 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
+    del c_key
     order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
-    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
-    c_ord = c_ord[order] if sampled is not None else c_row
+    c_ord = c_ord[order] if sampled is not None else None
+    c_row = c_row[order]  # one at a time, each old one freed (memory, issue 26)
+    c_start = c_start[order]
+    c_end = c_end[order]
+    c_thread = c_thread[order]
+    del order
+    c_ord = c_row if c_ord is None else c_ord
     parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
     if clipped.any():
         if overlap == "drop":
@@ -477,6 +490,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
+    del c_name, unnamed, first_pos
 
     # --- args (only where present, and only what Python's json reads back)
     args_len = ss[c_row, jev.S_ARGS_LEN].astype(np.int64)
@@ -521,16 +535,19 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                         objs.append(o)
             if objs:
                 per_call[int(i)] = objs
-    obj_counts = np.zeros(func.shape[0], np.int64)
+    obj_ptr = np.zeros(func.shape[0] + 1, np.int64)  # calloc'd: no memory used until written
     obj_list: list[int] = []
-    for i in sorted(per_call):
-        for o in per_call[i]:
-            if o not in obj_index:
-                obj_index[o] = len(object_names)
-                object_names.append(o)
-            obj_list.append(obj_index[o])
-        obj_counts[i] = len(per_call[i])
-    obj_ptr = np.concatenate([[0], np.cumsum(obj_counts)]).astype(np.int64)
+    if per_call:
+        obj_counts = np.zeros(func.shape[0], np.int64)
+        for i in sorted(per_call):
+            for o in per_call[i]:
+                if o not in obj_index:
+                    obj_index[o] = len(object_names)
+                    object_names.append(o)
+                obj_list.append(obj_index[o])
+            obj_counts[i] = len(per_call[i])
+        np.cumsum(obj_counts, out=obj_ptr[1:])
+        del obj_counts
     obj_ids = np.asarray(obj_list, np.int32)
 
     if keep_args and has_args.any():
@@ -539,6 +556,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     else:
         a_calls = np.zeros(0, np.int32)
         args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    del args_len, has_args
 
     # --- instants
     i_thread = np.where(inst_on_thread, rank[key_id[inst_rows]], -1).astype(np.int32)
@@ -558,6 +576,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rows_ok[:n_event_rows] = True
     side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting)
+    # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
+    # repair cites an event after this: describe() would find its columns gone)
+    instant_ts = (ts[inst_rows] - t0).astype(np.float64)
+    ii.drop(*range(jev.N_I))
+    ss.drop(*range(jev.N_S))
+    del ts, ph, flags, key_id, name_id, rows_ok, c_start, c_end, c_ord, sample_call, new_end
+    del is_b, is_e, is_x, is_inst, is_flow, is_meta, finite_ts, side_rows
     if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
         raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
             f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
@@ -582,15 +607,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if sampled is not None:
         meta["n_samples"] = int(n_samples)
     trace = Trace(
-        func=func, start=start.astype(np.float64), end=end.astype(np.float64), depth=depth, parent=parent,
-        end_index=end_index, thread=c_thread.astype(np.int32), kind=np.ascontiguousarray(kind, np.uint8),
+        func=func, start=start.astype(np.float64, copy=False), end=end.astype(np.float64, copy=False), depth=depth,
+        parent=parent, end_index=end_index, thread=c_thread.astype(np.int32, copy=False),
+        kind=np.ascontiguousarray(kind, np.uint8),
         obj_ptr=obj_ptr, obj_ids=obj_ids,
         function_names=function_names, function_files=[p.file for p in parsed],
         function_lines=np.array([p.line for p in parsed], np.int32), function_cats=function_cats,
         function_paths=[p.path for p in parsed],
         thread_pid=thread_pid, thread_tid=thread_tid, thread_names=thread_names,
         thread_sort=thread_sort, process_names=process_names, object_names=object_names,
-        instant_ts=(ts[inst_rows] - t0).astype(np.float64), instant_name=i_inv.astype(np.int32),
+        instant_ts=instant_ts, instant_name=i_inv.astype(np.int32),
         instant_thread=i_thread, instant_scope=i_scope, instant_names=instant_names,
         flow_id=flow_id, flow_from=flow_from, flow_to=flow_to,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
@@ -666,12 +692,11 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     if hit is None:
         return None
     p = hit.end() - 1  # the "{" of a guessed event start
-    cap = min(_initial_rows(buf, max_events) // 2 + 16, max_events + 1)
     out = [None, None]
 
     def part(k, i, stop):
         try:
-            out[k] = js.scan_events_part(buf, i, cap, max_events, stop, max_nesting)
+            out[k] = chrome_rows.scan_part(buf, i, stop, max_events, max_nesting)
         except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
             out[k] = e
 
@@ -685,14 +710,14 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     info[js.INFO_FRAMES] = -1
     if not isinstance(out[0], tuple):
         return None
-    ii0, ss0, ff0, n0, end0, st0, ep0, seen0, sk0 = out[0]
+    part0, end0, st0, ep0, seen0 = out[0]
     if st0 < 0:  # the first half starts where the sequential scan does: the same error, no second scan
         info[js.INFO_SEEN] = seen0
-        return ii0, ss0, ff0, n0, st0, ep0, info, sk0
+        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped)
     if not isinstance(out[1], tuple):
         return None
-    ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1 = out[1]
-    if st0 != jev.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
+    part1, end1, st1, ep1, seen1 = out[1]
+    if st0 != jev.SPLIT or end0 != p or st1 < 0 or part0.n + part1.n > max_events:
         return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
@@ -707,12 +732,10 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
         d = _DTU_HEAD.search(buf, 0, m.end())
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
-    ss1 = ss1[:n1]
-    ss1[:, jev.S_ORD] = np.minimum(ss1[:, jev.S_ORD].astype(np.int64) + seen0, 2147483647)
-    ii = np.concatenate([ii0[:n0], ii1[:n1]])
-    ss = np.concatenate([ss0[:n0], ss1])
-    ff = np.concatenate([ff0[:n0], ff1[:n1]])
-    return ii, ss, ff, n0 + n1, status, ep1, info, sk0 + sk1
+    part1.add_to_ordinals(seen0)
+    skipped = part0.skipped + part1.skipped
+    n_rows = part0.n + part1.n
+    return (*part0.columns(part1), n_rows, status, ep1, info, skipped)
 
 
 def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):
@@ -728,10 +751,9 @@ def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, to
         what = too_many() if st2 == jev.ERR_TOO_MANY else ("the file ends inside it" if st2 == jev.TRUNCATED
                                                           else "invalid JSON")
         raise TraceFormatError(f"{source}: bad 'stackFrames' object: {what}, at {where(ep2)} (frame #{n2})")
-    ii = np.concatenate([ii1[:n1], ii2[:n2]])
-    ss = np.concatenate([ss1[:n1], ss2[:n2]])
-    ff = np.concatenate([ff1[:n1], ff2[:n2]])
-    return ii, ss, ff, n1
+    ii1, ss1, ff1 = chrome_rows.from_rows(ii1, ss1, ff1, n1)
+    ii2, ss2, ff2 = chrome_rows.from_rows(ii2, ss2, ff2, n2)
+    return ii1.concat(ii2), ss1.concat(ss2), ff1.concat(ff2), n1
 
 
 def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max_calls, rep, source):
@@ -904,14 +926,15 @@ def _decode_span_list(buf, offs, lens, text) -> list:
     return out
 
 
-def _string_ids(buf, ii, ss, rows, text):
-    """(pid text, tid text) of each row, re-reading string ids from the event."""
+def _string_ids(buf, ii, ss, rows, pids, tids, text):
+    """(pid text, tid text) of each row (its ``pids``, ``tids``), re-reading string ids from the
+    event."""
     import orjson
 
     out = []
-    for r in rows:
+    for r, p, t in zip(rows, pids.tolist(), tids.tolist()):
         fl = int(ss[r, jev.S_FLAGS])
-        p, t = str(int(ii[r, jev.I_PID])), str(int(ii[r, jev.I_TID]))
+        p, t = str(p), str(t)
         if fl & (jev.FL_PID_STR | jev.FL_TID_STR):
             off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
             try:
@@ -923,8 +946,9 @@ def _string_ids(buf, ii, ss, rows, text):
     return out
 
 
-def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
-    """M events: process/thread names and sort indices (a few per thread)."""
+def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text):
+    """M events: process/thread names and sort indices (a few per thread); ``key_pid``: the
+    process of each thread key."""
     import orjson
 
     info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}}
@@ -941,7 +965,7 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
         if nm == "thread_name" and "name" in args:
             info["thread_names"][int(key_id[r])] = text.value(args["name"])
         elif nm == "process_name" and "name" in args:
-            info["process_names"][int(pid[r])] = text.value(args["name"])
+            info["process_names"][int(key_pid[key_id[r]])] = text.value(args["name"])
         elif nm == "thread_sort_index" and "sort_index" in args:
             try:
                 info["thread_sort"][int(key_id[r])] = _sort_index(args["sort_index"])
@@ -949,7 +973,7 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
                 pass
         elif nm == "process_sort_index" and "sort_index" in args:
             try:
-                info["process_sort"][int(pid[r])] = _sort_index(args["sort_index"])
+                info["process_sort"][int(key_pid[key_id[r]])] = _sort_index(args["sort_index"])
             except (TypeError, ValueError, OverflowError):
                 pass
     return info
