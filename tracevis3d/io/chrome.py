@@ -313,6 +313,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
     ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
+    ss.drop(jev.S_NAME_LEN)
 
     is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
     if sampled is not None:
@@ -328,31 +329,35 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
-    # --- X durations
-    has_dur = (flags & jev.FL_DUR) != 0
-    xdur = np.where(has_dur, dur, tdur)
-    no_dur = is_x & finite_ts & ~has_dur & ((flags & jev.FL_TDUR) == 0)
-    rep.add("no_dur", int(no_dur.sum()), int(np.flatnonzero(no_dur)[0]) if no_dur.any() else None)
-    xdur = np.where(no_dur, 0.0, xdur)
+    # --- X durations (computed at the X rows only: memory, issue 26)
+    xr = np.flatnonzero(is_x & finite_ts)
+    x_flags = flags[xr]
+    has_dur = (x_flags & jev.FL_DUR) != 0
+    xdur = np.where(has_dur, dur[xr], tdur[xr])
+    del dur, tdur
+    no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
+    rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
+    xdur[no_dur] = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
-        x_end = ts + np.maximum(xdur, 0.0)
-    bad_dur = is_x & finite_ts & ~no_dur & ~(np.isfinite(xdur) & (np.abs(x_end) <= max_t))
-    rep.add("bad_dur", int(bad_dur.sum()), int(np.flatnonzero(bad_dur)[0]) if bad_dur.any() else None)
-    neg = is_x & finite_ts & (xdur < 0)
-    rep.add("negative_dur", int(neg.sum()), int(np.flatnonzero(neg)[0]) if neg.any() else None)
-    xdur = np.where(neg, 0.0, xdur)
-    x_rows = np.flatnonzero(is_x & finite_ts & ~bad_dur)
+        x_end = ts[xr] + np.maximum(xdur, 0.0)
+    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (np.abs(x_end) <= max_t))
+    rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
+    neg = xdur < 0
+    rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
+    xdur[neg] = 0.0
+    x_rows = xr[~bad_dur]
+    x_len = xdur[~bad_dur]
+    del xr, x_flags, has_dur, xdur, no_dur, x_end, bad_dur, neg, bad_ts
 
-    # --- thread last timestamps (for closing unclosed B events)
+    # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
     n_keys = key_first.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
+    ev_end = ts.copy()
+    ev_end[x_rows] += x_len
     last_ts = np.full(n_keys, -np.inf)
-    ok_end = finite_ts & np.isfinite(ev_end)
+    ok_end = finite_ts.copy()
     ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
-    x_len = xdur[x_rows]
-    del dur, tdur, has_dur, xdur, x_end, ev_end, ok_end, no_dur, neg, bad_dur, bad_ts  # memory (issue 26)
+    del ev_end, ok_end
 
     # --- B/E pairing
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
@@ -471,8 +476,6 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
-    start = c_start - t0
-    end = c_end - t0
 
     # --- function table (in order of first appearance in call order)
     c_name = name_id[c_row]
@@ -581,7 +584,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
     ii.drop(*range(jev.N_I))
     ss.drop(*range(jev.N_S))
-    del ts, ph, flags, key_id, name_id, rows_ok, c_start, c_end, c_ord, sample_call, new_end
+    del ts, ph, flags, key_id, name_id, rows_ok, c_ord, sample_call
+    c_start -= t0  # the calls' times from the origin, in place
+    c_end -= t0
+    start, end = c_start, c_end
     del is_b, is_e, is_x, is_inst, is_flow, is_meta, finite_ts, side_rows
     if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
         raise TraceFormatError(  # counters without a numeric value, async ends alone, ...

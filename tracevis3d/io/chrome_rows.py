@@ -58,10 +58,13 @@ class _Sparse:
             if r.shape != (self.n,):
                 raise IndexError(f"boolean index of shape {r.shape} for {self.n} rows")
             r = np.flatnonzero(r)
-        r = r.astype(np.int64, copy=False)
-        if r.size and (int(r.max()) >= self.n or int(r.min()) < -self.n):
+        lo, hi = (int(r.min()), int(r.max())) if r.size else (0, 0)
+        if hi >= self.n or lo < -self.n:
             raise IndexError(f"row index out of range for {self.n} rows")
-        r = np.where(r < 0, r + self.n, r)
+        if self.at.size and r.size * 8 > self.n * self.dtype.itemsize:  # many rows: cheaper from the whole
+            return self.full()[r]
+        if lo < 0:
+            r = np.where(r < 0, r + self.n, r)
         out = np.full(r.shape, self.value, self.dtype)
         if self.at.size and r.size:
             pos = np.minimum(np.searchsorted(self.at, r), self.at.size - 1)
