@@ -483,7 +483,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if unnamed.any():
         names = names + ["(unnamed)"]
         c_name = np.where(unnamed, len(names) - 1, c_name)
-    func, fn_name_ids = jsp.renumber_by_first_use(c_name.astype(np.int64), len(names))
+    c_name = c_name.astype(np.int64)
+    func, fn_name_ids = jsp.renumber_by_first_use(c_name, len(names))
     function_names = [names[k] for k in fn_name_ids]
     first_pos = np.zeros(len(function_names), np.int64)
     first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
@@ -496,13 +497,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     del c_name, unnamed, first_pos
 
     # --- args (only where present, and only what Python's json reads back)
-    args_len = ss[c_row, jev.S_ARGS_LEN].astype(np.int64)
+    args_len = ss[c_row, jev.S_ARGS_LEN]  # int32; int64 where the kernels read it
     if sampled is not None:
         args_len[sample_call] = 0
     has_args = args_len > 2
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
-        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF], args_len[a_idx],
+        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF], args_len[a_idx].astype(np.int64),
                                   lim.max_args_nesting, lim.max_args_bytes)
         for code, val in (("bad_args", jv.JSON_INVALID), ("deep_args", jv.JSON_TOO_DEEP),
                           ("big_args", jv.JSON_TOO_BIG)):
@@ -528,7 +529,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if has_args[i]:
                 off = int(ii[c_row[i], jev.I_ARGS_OFF])
                 try:
-                    found = objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
+                    found = objects_from_args(orjson.loads(bytes(buf[off: off + int(args_len[i])])))
                 except Exception:
                     found = []
                 for o in found:
@@ -555,7 +556,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     if keep_args and has_args.any():
         a_calls = np.flatnonzero(has_args).astype(np.int32)
-        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF], args_len[a_calls])
+        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF],
+                                               args_len[a_calls].astype(np.int64))
     else:
         a_calls = np.zeros(0, np.int32)
         args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
