@@ -672,6 +672,8 @@ def _initial_rows(buf, max_events: int) -> int:
 
 
 PARALLEL_SCAN_BYTES = 16 << 20
+#: parts of a parallel scan, taken in turn by its two threads
+PARALLEL_PARTS = 4
 # an array, or an object whose keys before "traceEvents" have scalar values
 _SCALAR_KEY = rb'"[^"\\]*"\s*:\s*(?:"[^"\\]*"|[-+0-9.eE]+|true|false|null)\s*,\s*'
 _EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*(?:' + _SCALAR_KEY + rb')*"traceEvents"\s*:\s*)?\[')
@@ -679,38 +681,48 @@ _NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
-def _scan_parallel(buf, max_events: int, max_nesting: int):
+def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = None):
     """Scan the event array on two threads (the kernels release the GIL).
 
     Only for the common layouts (an array, or an object whose keys before
-    ``traceEvents`` all have scalar values).  The second half starts at an event boundary guessed near
-    the middle (``{`` after a ``,``); the guess is accepted only if the first
-    half's scan stops exactly there, so a guess inside a string can never be
-    taken.  Anything unexpected (a worker that fails included: its exception is
-    kept, never printed) returns None: the caller scans sequentially, which is
-    the reference behaviour (and gives the canonical error messages).
+    ``traceEvents`` all have scalar values).  The array is cut into ``parts`` (`PARALLEL_PARTS`)
+    pieces at event boundaries guessed at equal byte distances (``{`` after a ``,``), which
+    the two threads take in turn (a part of costly events, counters or flows after calls,
+    does not leave one thread idle); a guess is accepted only if the scan of the part before
+    it stops exactly there, so a guess inside a string can never be taken.  Anything
+    unexpected (a worker that fails included: its exception is kept, never printed) returns
+    None: the caller scans sequentially, which is the reference behaviour (and gives the
+    canonical error messages).
     """
     m = _EVENTS_HEAD.match(buf[:4096])
     if m is None:
         return None
     start = m.end()
     n = buf.shape[0]
-    mid = n // 2
-    hit = _NEXT_EVENT.search(buf, mid, min(n, mid + (4 << 20)))
-    if hit is None:
+    parts = max(2, int(parts or PARALLEL_PARTS))
+    bounds = [start]
+    for j in range(1, parts):
+        guess = max(start + (n - start) * j // parts, bounds[-1] + 1)
+        hit = _NEXT_EVENT.search(buf, guess, min(n, guess + (4 << 20)))
+        if hit is None:
+            break
+        bounds.append(hit.end() - 1)  # the "{" of a guessed event start
+    if len(bounds) < 2:
         return None
-    p = hit.end() - 1  # the "{" of a guessed event start
-    out = [None, None]
+    stops = bounds[1:] + [-1]
+    out: list = [None] * len(bounds)
+    todo = iter(range(len(bounds)))  # the parts, taken in turn by the threads (next() holds the GIL)
 
-    def part(k, i, stop):
-        try:
-            out[k] = chrome_rows.scan_part(buf, i, stop, max_events, max_nesting)
-        except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
-            out[k] = e
+    def work():
+        for k in todo:
+            try:
+                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting)
+            except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
+                out[k] = e
 
-    t = threading.Thread(target=part, args=(1, p, -1))
+    t = threading.Thread(target=work)
     t.start()
-    part(0, start, p)
+    work()
     t.join()
     info = np.zeros(js.N_INFO, np.int64)
     info[js.INFO_DTU_LEN] = -1
@@ -719,17 +731,27 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     if not isinstance(out[0], tuple):
         return None
     part0, end0, st0, ep0, seen0 = out[0]
-    if st0 < 0:  # the first half starts where the sequential scan does: the same error, no second scan
+    if st0 < 0:  # the first part starts where the sequential scan does: the same error, no second scan
         info[js.INFO_SEEN] = seen0
         return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped)
-    if not isinstance(out[1], tuple):
-        return None
-    part1, end1, st1, ep1, seen1 = out[1]
-    if st0 != jev.SPLIT or end0 != p or st1 < 0 or part0.n + part1.n > max_events:
+    seen = 0
+    for k, res in enumerate(out):
+        if not isinstance(res, tuple):
+            return None
+        part, end, st, ep, seen_k = res
+        last = k == len(out) - 1
+        if (not last and (st != jev.SPLIT or end != stops[k])) or (last and st < 0):
+            return None
+        if k:
+            part.add_to_ordinals(seen)
+        seen += seen_k
+    last_part, end1, st1, ep1, _ = out[-1]
+    n_rows = sum(res[0].n for res in out)
+    if n_rows > max_events:
         return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
-    info[js.INFO_SEEN] = seen0 + seen1
+    info[js.INFO_SEEN] = seen
     status = st1
     if m.group(1) is not None and st1 == jev.OK:  # object form: the keys after the array
         tail, _ = js.scan_object_tail(buf, end1, info, max_nesting)
@@ -740,10 +762,10 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
         d = _DTU_HEAD.search(buf, 0, m.end())
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
-    part1.add_to_ordinals(seen0)
-    skipped = part0.skipped + part1.skipped
-    n_rows = part0.n + part1.n
-    return (*part0.columns(part1), n_rows, status, ep1, info, skipped)
+    skipped = sum(res[0].skipped for res in out)
+    columns = part0.columns(*[res[0] for res in out[1:]])
+    chrome_rows.release_free_memory()
+    return (*columns, n_rows, status, ep1, info, skipped)
 
 
 def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):

@@ -17,6 +17,9 @@ frees one that no step needs any more.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+
 import numpy as np
 
 from ..kernels import jsonevent as jev
@@ -24,6 +27,28 @@ from ..kernels import jsonscan as js
 
 #: rows per chunk of a parallel scan's part: 2^16 rows are 9.7 MB of scan buffer per thread
 CHUNK_ROWS = 1 << 16
+
+
+def _libc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere: macOS, Windows, musl)."""
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def release_free_memory() -> None:
+    """Give the memory freed by the joined chunks back to the system.  The chunks' pieces are
+    small allocations spread over both threads' malloc arenas; freed, glibc keeps them (0.24 GB
+    after a 10^7-event scan) unless asked (``malloc_trim``); elsewhere this does nothing."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class _Sparse:
@@ -232,13 +257,13 @@ class ChunkedPart:
             else:
                 self.pieces[1][jev.S_ORD][k] = np.minimum(p.astype(np.int64) + seen0, 2147483647).astype(np.int32)
 
-    def columns(self, other: "ChunkedPart | None" = None):
-        """(ii, ss, ff) columns of these rows, then ``other``'s."""
-        n = self.n + (other.n if other is not None else 0)
+    def columns(self, *others: "ChunkedPart"):
+        """(ii, ss, ff) columns of these rows, then the ``others``' in turn."""
+        n = self.n + sum(o.n for o in others)
         out = []
         for w, dtype in enumerate((np.int64, np.int32, np.float64)):
             per_col = self.pieces[w]
-            if other is not None:
+            for other in others:
                 for c in range(len(per_col)):
                     per_col[c].extend(other.pieces[w][c])
                     other.pieces[w][c].clear()
