@@ -58,6 +58,13 @@ def test_columns_read_and_write_like_the_rows_they_replace():
         assert np.array_equal(ii[:, 2], b[:, 2])
         both = ii.concat(ii)
         assert np.array_equal(both[:, 1], np.concatenate([a[:, 1], a[:, 1]]))
+        for c in range(5):
+            for bits in (1, 2, 4, 8, 1 << 45):
+                assert ii.any_bits(c, bits) == bool(np.any(b[:, c] & bits)), (c, bits)
+        col = ii.column(1)
+        assert np.array_equal(col[np.array([5, 6])], [7, 0])
+        col[np.array([6])] = 9
+        assert ii[6, 1] == 9
         t = ff.take(1)
         assert np.array_equal(t, f[:, 1], equal_nan=True) and t.flags.writeable
     assert chrome_rows.CHUNK_ROWS == old

@@ -268,8 +268,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if status == jev.OK else
             f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
-    ts, dur, tdur = ff.take(jev.F_TS), ff.take(jev.F_DUR), ff.take(jev.F_TDUR)
-    del ff
+    ts, dur = ff.take(jev.F_TS), ff.take(jev.F_DUR)
+    tdur = ff.column(jev.F_TDUR)  # rarely given: read and written in place, not made whole
     _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur, rep)
     ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
@@ -292,7 +292,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
         _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2, rep)
         ii, ss = ii.concat(ii2), ss.concat(ss2)
-        ts, dur, tdur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([tdur, tdur2])
+        ts, dur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2])
+        tdur = np.concatenate([ff.take(jev.F_TDUR), tdur2])
         ph = ss[:, jev.S_PH]
     n_rows = ii.shape[0]
     flags = ss[:, jev.S_FLAGS]
@@ -329,25 +330,41 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
+    # the rows of each kind, then the per-row masks and phases freed (memory, issue 26)
+    inst_rows = np.flatnonzero(is_inst & finite_ts)
+    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
+    meta_rows = np.flatnonzero(is_meta)
+    side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # counters and async events
+    side_rows = side_all[finite_ts[side_all]]
+    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
+    del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
     # --- X durations (computed at the X rows only: memory, issue 26)
     xr = np.flatnonzero(is_x & finite_ts)
+    del is_x
     x_flags = flags[xr]
+    del flags
     has_dur = (x_flags & jev.FL_DUR) != 0
-    xdur = np.where(has_dur, dur[xr], tdur[xr])
-    del dur, tdur
+    xdur = dur[xr]
+    del dur
+    no_dur_key = np.flatnonzero(~has_dur)
+    if no_dur_key.size:
+        xdur[no_dur_key] = tdur[xr[no_dur_key]]
+    del tdur, ff, no_dur_key
     no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
     rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
     xdur[no_dur] = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
-        x_end = ts[xr] + np.maximum(xdur, 0.0)
-    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (np.abs(x_end) <= max_t))
+        x_end = np.maximum(xdur, 0.0)  # in place, one array of the X calls' size
+        x_end += ts[xr]
+        np.abs(x_end, out=x_end)
+    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (x_end <= max_t))
     rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
     neg = xdur < 0
     rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
     xdur[neg] = 0.0
     x_rows = xr[~bad_dur]
     x_len = xdur[~bad_dur]
-    del xr, x_flags, has_dur, xdur, no_dur, x_end, bad_dur, neg, bad_ts
+    del xr, x_flags, has_dur, xdur, no_dur, x_end, bad_dur, neg
 
     # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
     n_keys = key_first.shape[0]
@@ -357,10 +374,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     ok_end = finite_ts.copy()
     ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
     np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
-    del ev_end, ok_end
+    del ev_end, ok_end, finite_ts
 
     # --- B/E pairing
-    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     if be_rows.size:
         kk = key_id[be_rows]
         # out of order within a thread (file order): count it
@@ -372,7 +388,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         order = np.lexsort((be_rows, ts[be_rows], kk))
         rows = be_rows[order]
         b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
-            key_id[rows], ts[rows], is_b[rows], name_id[rows], last_ts)
+            key_id[rows], ts[rows], ss[rows, jev.S_PH] == _PH["B"], name_id[rows], last_ts)
         for code, w in (("e_mismatch", ct.W_E_MISMATCH), ("e_unmatched", ct.W_E_UNMATCHED),
                         ("unclosed", ct.W_UNCLOSED)):
             rep.add(code, int(wc[w]), int(rows[wf[w]]) if wf[w] >= 0 else None)
@@ -381,9 +397,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         be_call_rows = np.zeros(0, np.int64)
         b_start = b_end = np.zeros(0)
 
-    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64)
+    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
     c_start = np.concatenate([ts[x_rows], b_start])
-    c_end = np.concatenate([ts[x_rows] + x_len, b_end])
+    c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
+    c_end[:x_rows.size] += x_len
+    c_end[x_rows.size:] = b_end
     del x_rows, x_len, be_call_rows, b_start, b_end
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
@@ -398,17 +416,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
 
     # --- thread table: threads with calls, 't'-scoped instants or flows
-    inst_rows = np.flatnonzero(is_inst & finite_ts)
     inst_scope = ss[inst_rows, jev.S_SCOPE]
     inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
-    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, key_pid, text)
-    side_rows = np.zeros(n_rows, bool)
-    side_rows[:n_event_rows] = _SIDE_PHASE[ph[:n_event_rows] & 255] & finite_ts[:n_event_rows]
-    if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
+    meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
+    if not used.any() and sampled is None and (side_rows.size or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -471,7 +485,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
-    elif not c_start.size and side_rows.any():  # a file of counters or async slices only
+    elif not c_start.size and side_rows.size:  # a file of counters or async slices only
         cands.append(ts[side_rows].min())
     t0 = float(min(cands))
     if not np.isfinite(t0):
@@ -483,11 +497,18 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if unnamed.any():
         names = names + ["(unnamed)"]
         c_name = np.where(unnamed, len(names) - 1, c_name)
-    c_name = c_name.astype(np.int64)
+    c_name = c_name.astype(np.int32, copy=False)
     func, fn_name_ids = jsp.renumber_by_first_use(c_name, len(names))
     function_names = [names[k] for k in fn_name_ids]
-    first_pos = np.zeros(len(function_names), np.int64)
-    first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
+    # the first call of each function: ids come in order of first use, so where their running
+    # maximum grows
+    grows = np.ones(func.shape[0], bool)
+    if func.size:
+        top = np.maximum.accumulate(func)
+        np.greater(top[1:], top[:-1], out=grows[1:])
+        del top
+    first_pos = np.flatnonzero(grows)
+    del grows
     fn_first_row = c_row[first_pos]
     cat_len = ss[fn_first_row, jev.S_CAT_LEN]
     if sampled is not None:
@@ -573,24 +594,22 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
+        buf, ii, ss, ts, key_id, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, seed)
 
     # --- counters and async slices (io.chrome_side)
-    rows_ok = np.zeros(n_rows, bool)
-    rows_ok[:n_event_rows] = True
-    side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
+    side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
     ii.drop(*range(jev.N_I))
     ss.drop(*range(jev.N_S))
-    del ts, ph, flags, key_id, name_id, rows_ok, c_ord, sample_call
+    del ts, key_id, name_id, side_all, c_ord, sample_call
     c_start -= t0  # the calls' times from the origin, in place
     c_end -= t0
     start, end = c_start, c_end
-    del is_b, is_e, is_x, is_inst, is_flow, is_meta, finite_ts, side_rows
+    del side_rows
     if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
         raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
             f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
@@ -1017,7 +1036,7 @@ def _sort_index(v) -> int:
     return k
 
 
-def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
+def _bind_flows(buf, ii, ss, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
                 thread_ranges, c_row, sample_call, rep, seed):
     """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
     ids, froms, tos = [], [], []
@@ -1025,7 +1044,7 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
     hi = thread_ranges[1:].astype(np.int64)
     if flow_rows.size:
         f_thread = rank[key_id[flow_rows]].astype(np.int64)
-        f_ph = ph[flow_rows]
+        f_ph = ss[flow_rows, jev.S_PH]
         f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
         f_ts = ts[flow_rows]
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
@@ -1044,8 +1063,8 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         froms.append(bound[:-1][e])
         tos.append(bound[1:][e])
     # v2: X/B events carrying bind_id with flow_out / flow_in
-    cf = flags[c_row]
-    if sample_call.any():
+    cf = ss[c_row, jev.S_FLAGS] if ss.any_bits(jev.S_FLAGS, jev.FL_BIND) else np.zeros(0, np.int32)
+    if cf.size and sample_call.any():
         cf = np.where(sample_call, 0, cf)
     has_bind = (cf & jev.FL_BIND) != 0
     if has_bind.any():

@@ -143,6 +143,18 @@ class EventColumns:
         self.cols[c] = None
         return col.full() if isinstance(col, _Sparse) else col
 
+    def any_bits(self, c: int, bits: int) -> bool:
+        """Whether any row of column ``c`` has one of ``bits`` (without making it whole)."""
+        col = self._col(c)
+        if isinstance(col, _Sparse):
+            return bool((int(col.value) & bits) and col.n > col.at.size) or bool(np.any(col.vals & bits))
+        return bool(np.any(col & bits))
+
+    def column(self, c: int) -> "ColumnOf":
+        """Column ``c`` read and written in place (``col[rows]``, ``col[rows] = v``): for a
+        column that is nearly always blank (``tdur``), without making it whole."""
+        return ColumnOf(self, c)
+
     def drop(self, *cs: int) -> None:
         """Free columns no step reads any more."""
         for c in cs:
@@ -165,6 +177,20 @@ class EventColumns:
                 out.append(np.concatenate([a.full() if isinstance(a, _Sparse) else a,
                                            b.full() if isinstance(b, _Sparse) else b]))
         return EventColumns(out, n, self.dtype)
+
+
+class ColumnOf:
+    """One column of an `EventColumns`, indexed by rows alone."""
+    __slots__ = ("store", "c")
+
+    def __init__(self, store: EventColumns, c: int):
+        self.store, self.c = store, c
+
+    def __getitem__(self, rows):
+        return self.store[rows, self.c]
+
+    def __setitem__(self, rows, value):
+        self.store[rows, self.c] = value
 
 
 def _same(a, b, dtype) -> bool:
@@ -229,6 +255,8 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
             at += m
         assert at == n
         cols.append(col)
+        if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
+            release_free_memory()
     return EventColumns(cols, n, dtype)
 
 

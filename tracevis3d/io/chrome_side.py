@@ -102,21 +102,23 @@ def _series(buf, pid, nid, cid, koff, klen, seed):
     return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
-def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: float, rep, text, seed,
+def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
                 max_nesting: int) -> dict:
-    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows_ok``:
-    rows that are events of the file (not samples or frames); ``name_id``/``names``: the
-    importer's interned event names; ``rep``: its repairs (``add(code, count, row)``)."""
-    ph = ss[:, jev.S_PH]
+    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
+    rows (ascending) of events of the file (not samples or frames) that may be counters or
+    async events (any row of those phases; per-row values are read at these rows only:
+    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
+    its repairs (``add(code, count, row)``)."""
+    rows = np.asarray(rows, np.int64)
+    ph = ss[rows, jev.S_PH]
     out: dict = {}
 
-    # --- counters (per-row values are read at the counters' rows only: memory, issue 26)
-    c_all = np.flatnonzero(rows_ok & (ph == ord("C")))
-    finite = np.zeros(ts.shape[0], bool)
-    finite[c_all] = np.abs(ts[c_all]) <= max_t
-    bad = c_all[~finite[c_all]]
+    # --- counters
+    c_all = rows[ph == ord("C")]
+    finite = np.abs(ts[c_all]) <= max_t
+    bad = c_all[~finite]
     rep.add("counter_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
-    c_rows = c_all[finite[c_all]]
+    c_rows = c_all[finite]
     c_rows = c_rows[ss[c_rows, jev.S_ARGS_LEN] >= 2]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     if c_rows.size:  # the kernels compile on first use: not for traces without counters
@@ -168,12 +170,11 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     out["counter_names"] = counter_names
 
     # --- async slices
-    a_all = np.flatnonzero(rows_ok & _ASYNC_PHASE[ph & 255])
-    del ph
-    finite[a_all] = np.abs(ts[a_all]) <= max_t
-    bad = a_all[~finite[a_all]]
+    a_all = rows[_ASYNC_PHASE[ph & 255]]
+    finite = np.abs(ts[a_all]) <= max_t
+    bad = a_all[~finite]
     rep.add("async_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
-    out.update(_async_slices(buf, ii, ss, ts, a_all[finite[a_all]], name_id, names, t0, rep, text, seed, stack))
+    out.update(_async_slices(buf, ii, ss, ts, a_all[finite], name_id, names, t0, rep, text, seed, stack))
     return out
 
 
