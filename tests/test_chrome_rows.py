@@ -61,6 +61,10 @@ def test_columns_read_and_write_like_the_rows_they_replace():
         for c in range(5):
             for bits in (1, 2, 4, 8, 1 << 45):
                 assert ii.any_bits(c, bits) == bool(np.any(b[:, c] & bits)), (c, bits)
+        for c in range(5):
+            for limit in (0, 4, 6):
+                want = np.concatenate([b[:, c] > limit, np.zeros(3, bool)])
+                assert np.array_equal(ii.rows_where_over(c, limit, n + 3), want), (c, limit)
         col = ii.column(1)
         assert np.array_equal(col[np.array([5, 6])], [7, 0])
         col[np.array([6])] = 9

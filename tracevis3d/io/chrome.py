@@ -351,30 +351,37 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         xdur[no_dur_key] = tdur[xr[no_dur_key]]
     del tdur, ff, no_dur_key
     no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
+    del x_flags
     rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
     xdur[no_dur] = 0.0
+    x_ts = ts[xr]
     with np.errstate(over="ignore", invalid="ignore"):
         x_end = np.maximum(xdur, 0.0)  # in place, one array of the X calls' size
-        x_end += ts[xr]
+        x_end += x_ts
         np.abs(x_end, out=x_end)
     bad_dur = ~no_dur & ~(np.isfinite(xdur) & (x_end <= max_t))
+    del x_end
     rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
     neg = xdur < 0
     rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
     xdur[neg] = 0.0
-    x_rows = xr[~bad_dur]
-    x_len = xdur[~bad_dur]
-    del xr, x_flags, has_dur, xdur, no_dur, x_end, bad_dur, neg
+    if bad_dur.any():
+        ok = ~bad_dur
+        x_rows, x_len, x_ts = xr[ok], xdur[ok], x_ts[ok]
+        del ok
+    else:  # (no copies of 10^7 values when every call is good)
+        x_rows, x_len = xr, xdur
+    del xr, has_dur, xdur, no_dur, bad_dur, neg
 
     # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
     n_keys = key_first.shape[0]
-    ev_end = ts.copy()
-    ev_end[x_rows] += x_len
+    # (samples and stack frames, rows past the events, end nothing; an X call's end is at
+    # least its ts: the largest of both, taken in two passes without a copy of every row's time)
     last_ts = np.full(n_keys, -np.inf)
-    ok_end = finite_ts.copy()
-    ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
-    np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
-    del ev_end, ok_end, finite_ts
+    ok_end = finite_ts[:n_event_rows]
+    np.maximum.at(last_ts, key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
+    np.maximum.at(last_ts, key_id[x_rows], x_ts + x_len)
+    del ok_end, finite_ts
 
     # --- B/E pairing
     if be_rows.size:
@@ -398,7 +405,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         b_start = b_end = np.zeros(0)
 
     c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
-    c_start = np.concatenate([ts[x_rows], b_start])
+    c_start = np.concatenate([x_ts, b_start])
+    del x_ts
     c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
     c_end[:x_rows.size] += x_len
     c_end[x_rows.size:] = b_end
@@ -415,6 +423,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         c_key = np.concatenate([c_key, s_key])
         c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
 
+    # the times still needed: of instants, flows, counters and async events (memory, issue 26)
+    ts = chrome_rows.kept_values(ts, np.union1d(np.union1d(inst_rows, flow_rows), side_all))
+
     # --- thread table: threads with calls, 't'-scoped instants or flows
     inst_scope = ss[inst_rows, jev.S_SCOPE]
     inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
@@ -422,6 +433,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
+    inst_key, flow_key = key_id[inst_rows], key_id[flow_rows]
+    del key_id  # memory (issue 26): the rows' thread keys are used up
     if not used.any() and sampled is None and (side_rows.size or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
@@ -499,6 +512,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         c_name = np.where(unnamed, len(names) - 1, c_name)
     c_name = c_name.astype(np.int32, copy=False)
     func, fn_name_ids = jsp.renumber_by_first_use(c_name, len(names))
+    del c_name, unnamed
     function_names = [names[k] for k in fn_name_ids]
     # the first call of each function: ids come in order of first use, so where their running
     # maximum grows
@@ -515,16 +529,17 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
-    del c_name, unnamed, first_pos
+    del first_pos
 
     # --- args (only where present, and only what Python's json reads back)
-    args_len = ss[c_row, jev.S_ARGS_LEN]  # int32; int64 where the kernels read it
+    # (the rows with args marked, then read at the calls: no per-call length array, memory)
+    has_args = ss.rows_where_over(jev.S_ARGS_LEN, 2, n_rows)[c_row]
     if sampled is not None:
-        args_len[sample_call] = 0
-    has_args = args_len > 2
+        has_args[sample_call] = False
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
-        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF], args_len[a_idx].astype(np.int64),
+        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF],
+                                  ss[c_row[a_idx], jev.S_ARGS_LEN].astype(np.int64),
                                   lim.max_args_nesting, lim.max_args_bytes)
         for code, val in (("bad_args", jv.JSON_INVALID), ("deep_args", jv.JSON_TOO_DEEP),
                           ("big_args", jv.JSON_TOO_BIG)):
@@ -550,7 +565,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if has_args[i]:
                 off = int(ii[c_row[i], jev.I_ARGS_OFF])
                 try:
-                    found = objects_from_args(orjson.loads(bytes(buf[off: off + int(args_len[i])])))
+                    ln = int(ss[c_row[i], jev.S_ARGS_LEN])
+                    found = objects_from_args(orjson.loads(bytes(buf[off: off + ln])))
                 except Exception:
                     found = []
                 for o in found:
@@ -578,14 +594,14 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if keep_args and has_args.any():
         a_calls = np.flatnonzero(has_args).astype(np.int32)
         args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF],
-                                               args_len[a_calls].astype(np.int64))
+                                               ss[c_row[a_calls], jev.S_ARGS_LEN].astype(np.int64))
     else:
         a_calls = np.zeros(0, np.int32)
         args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    del args_len, has_args
+    del has_args
 
     # --- instants
-    i_thread = np.where(inst_on_thread, rank[key_id[inst_rows]], -1).astype(np.int32)
+    i_thread = np.where(inst_on_thread, rank[inst_key], -1).astype(np.int32)
     i_scope = np.where(inst_on_thread, ord("t"), inst_scope).astype(np.uint8)
     i_names_raw = name_id[inst_rows]
     i_uniq, i_inv = np.unique(i_names_raw, return_inverse=True) if inst_rows.size else (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -594,7 +610,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, ts, key_id, rank, flow_rows, c_start, c_end, parent,
+        buf, ii, ss, ts, flow_key, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, seed)
 
     # --- counters and async slices (io.chrome_side)
@@ -605,7 +621,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
     ii.drop(*range(jev.N_I))
     ss.drop(*range(jev.N_S))
-    del ts, key_id, name_id, side_all, c_ord, sample_call
+    del ts, name_id, side_all, c_ord, sample_call
     c_start -= t0  # the calls' times from the origin, in place
     c_end -= t0
     start, end = c_start, c_end
@@ -1036,14 +1052,14 @@ def _sort_index(v) -> int:
     return k
 
 
-def _bind_flows(buf, ii, ss, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
+def _bind_flows(buf, ii, ss, ts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
                 thread_ranges, c_row, sample_call, rep, seed):
     """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
     if flow_rows.size:
-        f_thread = rank[key_id[flow_rows]].astype(np.int64)
+        f_thread = rank[flow_key].astype(np.int64)
         f_ph = ss[flow_rows, jev.S_PH]
         f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
         f_ts = ts[flow_rows]

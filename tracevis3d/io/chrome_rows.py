@@ -97,6 +97,14 @@ class _Sparse:
             out[hit] = self.vals[pos[hit]]
         return out[()] if out.ndim == 0 else out
 
+    __getitem__ = take
+
+
+def kept_values(values: np.ndarray, rows: np.ndarray) -> _Sparse:
+    """``values`` at the ascending ``rows`` only (NaN elsewhere), read like the array."""
+    rows = np.asarray(rows, np.int64)
+    return _Sparse(np.nan, values.dtype, values.shape[0], rows, values[rows])
+
 
 class EventColumns:
     """One part of the rows (int64, int32 or float64 columns), column by column.
@@ -149,6 +157,16 @@ class EventColumns:
         if isinstance(col, _Sparse):
             return bool((int(col.value) & bits) and col.n > col.at.size) or bool(np.any(col.vals & bits))
         return bool(np.any(col & bits))
+
+    def rows_where_over(self, c: int, limit: int, n: int) -> np.ndarray:
+        """A mask of ``n`` rows (rows past these are False): where column ``c`` > ``limit``."""
+        col = self._col(c)
+        mask = np.zeros(n, bool)
+        if isinstance(col, _Sparse) and not col.value > limit:
+            mask[col.at[col.vals > limit]] = True
+        else:
+            mask[: self.n] = (col.full() if isinstance(col, _Sparse) else col) > limit
+        return mask
 
     def column(self, c: int) -> "ColumnOf":
         """Column ``c`` read and written in place (``col[rows]``, ``col[rows] = v``): for a
