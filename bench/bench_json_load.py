@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/bench_json_load.py [--files A.json,B.json] [--before REV] [--repeat 3]
 
-For each file, in fresh processes (the peak is each process's own ru_maxrss, imports
-included): ``tracevis3d.load(path)`` (the second load in the process: the first one also loads
-the compiled kernels from numba's cache, 0.3 s, once per session) with this tree and with the tree at ``--before`` (a git
+For each file, in fresh processes: ``tracevis3d.load(path)``, its peak the process's ru_maxrss
+after its first load (imports and kernels included), its time that of a second load in the
+process (the first also loads the compiled kernels from numba's cache, 0.3 s, once per
+session), with this tree and with the tree at ``--before`` (a git
 revision extracted to a temporary folder: the same code before this work), and pysimdjson's
 ``Parser().parse`` of the file's bytes (the peer of the goal: its time is the parse alone, the
 file read before it is not counted; its peak includes the bytes).  Best of ``--repeat`` runs
@@ -36,12 +37,13 @@ import resource, sys, time, warnings
 warnings.simplefilter("ignore")
 import tracevis3d
 tr = tracevis3d.load(sys.argv[1])  # the first load also loads the compiled kernels from the cache
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the peak of opening one file
 n = len(tr)
 del tr
 t = time.perf_counter()
 tr = tracevis3d.load(sys.argv[1])
 s = time.perf_counter() - t
-print("RESULT", s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, len(tr))
+print("RESULT", s, peak, n)
 """
 SIMD = """
 import resource, sys, time
