@@ -136,20 +136,23 @@ class EventColumns:
         col = self._col(c)
         if isinstance(col, _Sparse):
             return col.take(rows)
-        return col[rows]
+        out = col[rows]
+        return out if col.dtype == self.dtype else out.astype(self.dtype)  # a narrowed int64 column
 
     def __setitem__(self, key, value):
         rows, c = key
         col = self._col(c)
-        if isinstance(col, _Sparse):
-            col = self.cols[c] = col.full()
+        if isinstance(col, _Sparse) or col.dtype != self.dtype:  # (a narrowed column: widened first)
+            col = self.cols[c] = col.full() if isinstance(col, _Sparse) else col.astype(self.dtype)
         col[rows] = value
 
     def take(self, c: int) -> np.ndarray:
         """Column ``c`` as its own writable array, no longer kept here."""
         col = self._col(c)
         self.cols[c] = None
-        return col.full() if isinstance(col, _Sparse) else col
+        if isinstance(col, _Sparse):
+            return col.full()
+        return col if col.dtype == self.dtype else col.astype(self.dtype)
 
     def any_bits(self, c: int, bits: int) -> bool:
         """Whether any row of column ``c`` has one of ``bits`` (without making it whole)."""
@@ -241,6 +244,22 @@ def _piece(col: np.ndarray):
     return _Sparse(col[-1].item(), col.dtype, m, at, col[at])
 
 
+def _narrowed(pieces: list, dtype) -> np.dtype:
+    """int32 for an int64 column whose values all fit (byte offsets of a file under 2 GiB, thread
+    ids: half the memory; `EventColumns` reads them back as int64), else ``dtype``."""
+    if np.dtype(dtype) != np.int64:
+        return np.dtype(dtype)
+    lo, hi = 0, 0
+    for p in pieces:
+        vals = p.vals if isinstance(p, _Sparse) else p
+        if isinstance(p, _Sparse):
+            lo, hi = min(lo, int(p.value)), max(hi, int(p.value))
+        if vals.size:
+            lo, hi = min(lo, int(vals.min())), max(hi, int(vals.max()))
+    i32 = np.iinfo(np.int32)
+    return np.dtype(np.int32) if i32.min <= lo and hi <= i32.max else np.dtype(dtype)
+
+
 def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
     """Join each column's pieces into one column of ``n`` values (a `_Sparse` when every piece
     is one with the same value), freeing the pieces as it goes: at most one column is held
@@ -260,7 +279,7 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
             cols.append(_Sparse(first.value, dtype, n, np.concatenate(at), np.concatenate(vals)))
             pieces.clear()
             continue
-        col = np.empty(n, dtype)
+        col = np.empty(n, _narrowed(pieces, dtype))
         at = 0
         while pieces:
             p = pieces.pop(0)
