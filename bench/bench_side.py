@@ -19,6 +19,19 @@ counters alone).  The rest (CPU s, goal file): flow binding 0.21 (bind_flow_poin
 the points), name and key interning 0.2, counter pairs + series 0.12, numpy over the extra
 rows 0.15.
 
+Measured again after the column store of the scan (issue 26; 2026-11-23, same files, another
+helper's job on one of the two cores): CPU seconds calls only 0.47, counters 1.07 (2.29x),
+flows 1.22 (2.63x), counters + flows 1.80 (3.87x; the tree before: 0.55 and 1.95, 3.54x -- the
+calls alone got cheaper, the side events did not).  The floor, one thread's CPU: the scan
+costs 0.26 us per call event and 0.20 / 0.24 us per counter / flow event, a plain JSON walk
+of the same bytes (jsontokens.skip_value) 0.10 and 0.06 / 0.07 us (pysimdjson's parse: 0.32 s
+for the calls file, 0.82 s for the goal file).  So even with the side events only walked, not
+scanned, on two threads, the goal file costs calls + 0.07 s = 1.14x; with this scanner's
+per-event cost 1.5x before any side work (flow binding 0.32 s, counter series 0.24 s,
+interning 0.1 s today).  <= 1.3x needs a scanner within ~1.5x of a plain walk on side events
+and the side work under 0.1 s: not reachable by tuning this scanner (see the report of
+issue 26's load work).
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000]
 """

@@ -29,7 +29,6 @@ from tracevis3d import TraceFormatError, TraceWarning
 from tracevis3d.io import load_bytes
 from tracevis3d.io.limits import Limits
 from tracevis3d.kernels import chrome_tree as ct
-from tracevis3d.kernels import jsonscan as js
 from tracevis3d.kernels import jsonspans as jsp
 from tracevis3d.kernels import jsontokens as jt
 from tracevis3d.kernels import jsonvalid as jv
@@ -768,17 +767,19 @@ def test_a_failing_parallel_scan_worker_falls_back_quietly(realdata, monkeypatch
 
     raw = (realdata / "viztracer-examples/multithread.json").read_bytes()
     seq = _quiet(raw)
-    real = js.scan_events_part
+    from tracevis3d.io import chrome_rows
+
+    real = chrome_rows.scan_part
     hooks = []
     monkeypatch.setattr(threading, "excepthook", lambda args: hooks.append(args))
 
-    def failing(buf, i, cap, max_rows, stop, nesting):
+    def failing(buf, i, stop, max_rows, nesting):
         if stop < 0:
             raise MemoryError("worker out of memory")
-        return real(buf, i, cap, max_rows, stop, nesting)
+        return real(buf, i, stop, max_rows, nesting)
 
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
-    monkeypatch.setattr(js, "scan_events_part", failing)
+    monkeypatch.setattr(chrome_rows, "scan_part", failing)
     par = _quiet(raw)
     assert not hooks  # nothing printed by the thread machinery
     for k in ARRAY_DTYPES:

@@ -36,7 +36,13 @@ def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
     """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
     pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file);
     data is None for a regular file that starts like a zip (the native loader
-    reads it in place)."""
+    reads it in place).
+
+    Read, not memory-mapped (issue 26 asked for a map): a mapped file that another program
+    truncates or rewrites while it is scanned raises SIGBUS inside the numba kernels, which no
+    Python handler can catch -- it would take Blender down.  A private read costs the file's
+    size in memory, counted in the load's peak (file + 0.88 GiB at 10^7 calls,
+    bench/bench_json_load.py)."""
     try:
         f = open(path, "rb", buffering=0)
     except IsADirectoryError:

@@ -44,6 +44,7 @@ from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
+from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
 
@@ -200,9 +201,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if nbytes >= PARALLEL_SCAN_BYTES:
         scanned = _scan_parallel(buf, max_events, lim.max_nesting)
     if scanned is None:
-        scanned = js.scan_trace(buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
-    ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
-    ii, ss, ff = ii[:n], ss[:n], ff[:n]
+        ii, ss, ff, n, status, err_pos, info, skip_counts = js.scan_trace(
+            buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
+        ii, ss, ff = chrome_rows.from_rows(ii, ss, ff, n)
+    else:
+        ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
+    del scanned
     seen = int(info[js.INFO_SEEN])
 
     def describe(row: int) -> str:
@@ -264,9 +268,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if status == jev.OK else
             f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
-    ts = ff[:, jev.F_TS].copy()
-    dur = ff[:, jev.F_DUR].copy()
-    tdur = ff[:, jev.F_TDUR].copy()
+    ts, dur = ff.take(jev.F_TS), ff.take(jev.F_DUR)
+    tdur = ff.column(jev.F_TDUR)  # rarely given: read and written in place, not made whole
     _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur, rep)
     ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
@@ -286,18 +289,18 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                f"(it starts at {where(frames_at)})")
     if sampled is not None:
         (ii2, ss2, ff2, n_samples) = sampled
-        ts2, dur2, tdur2 = ff2[:, jev.F_TS].copy(), ff2[:, jev.F_DUR].copy(), ff2[:, jev.F_TDUR].copy()
+        ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
         _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2, rep)
-        ii, ss = np.concatenate([ii, ii2]), np.concatenate([ss, ss2])
-        ts, dur, tdur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([tdur, tdur2])
+        ii, ss = ii.concat(ii2), ss.concat(ss2)
+        ts, dur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2])
+        tdur = np.concatenate([ff.take(jev.F_TDUR), tdur2])
         ph = ss[:, jev.S_PH]
     n_rows = ii.shape[0]
     flags = ss[:, jev.S_FLAGS]
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
-    pid = ii[:, jev.I_PID]
-    tid = ii[:, jev.I_TID]
-    key_id, key_first = jsp.intern_pairs(pid, tid, seed)
+    key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], seed)
+    key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
@@ -307,8 +310,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     named = ss[:, jev.S_NAME_LEN] >= 0
     named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
     name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
+    del name_len, named
     text = _Text(lim.max_name_chars)
     names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
+    ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
+    ss.drop(jev.S_NAME_LEN)
 
     is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
     if sampled is not None:
@@ -324,32 +330,60 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     if bad_ts.any():
         rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
-    # --- X durations
-    has_dur = (flags & jev.FL_DUR) != 0
-    xdur = np.where(has_dur, dur, tdur)
-    no_dur = is_x & finite_ts & ~has_dur & ((flags & jev.FL_TDUR) == 0)
-    rep.add("no_dur", int(no_dur.sum()), int(np.flatnonzero(no_dur)[0]) if no_dur.any() else None)
-    xdur = np.where(no_dur, 0.0, xdur)
+    # the rows of each kind, then the per-row masks and phases freed (memory, issue 26)
+    inst_rows = np.flatnonzero(is_inst & finite_ts)
+    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
+    meta_rows = np.flatnonzero(is_meta)
+    side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # counters and async events
+    side_rows = side_all[finite_ts[side_all]]
+    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
+    del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
+    # --- X durations (computed at the X rows only: memory, issue 26)
+    xr = np.flatnonzero(is_x & finite_ts)
+    del is_x
+    x_flags = flags[xr]
+    del flags
+    has_dur = (x_flags & jev.FL_DUR) != 0
+    xdur = dur[xr]
+    del dur
+    no_dur_key = np.flatnonzero(~has_dur)
+    if no_dur_key.size:
+        xdur[no_dur_key] = tdur[xr[no_dur_key]]
+    del tdur, ff, no_dur_key
+    no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
+    del x_flags
+    rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
+    xdur[no_dur] = 0.0
+    x_ts = ts[xr]
     with np.errstate(over="ignore", invalid="ignore"):
-        x_end = ts + np.maximum(xdur, 0.0)
-    bad_dur = is_x & finite_ts & ~no_dur & ~(np.isfinite(xdur) & (np.abs(x_end) <= max_t))
-    rep.add("bad_dur", int(bad_dur.sum()), int(np.flatnonzero(bad_dur)[0]) if bad_dur.any() else None)
-    neg = is_x & finite_ts & (xdur < 0)
-    rep.add("negative_dur", int(neg.sum()), int(np.flatnonzero(neg)[0]) if neg.any() else None)
-    xdur = np.where(neg, 0.0, xdur)
-    x_rows = np.flatnonzero(is_x & finite_ts & ~bad_dur)
+        x_end = np.maximum(xdur, 0.0)  # in place, one array of the X calls' size
+        x_end += x_ts
+        np.abs(x_end, out=x_end)
+    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (x_end <= max_t))
+    del x_end
+    rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
+    neg = xdur < 0
+    rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
+    xdur[neg] = 0.0
+    if bad_dur.any():
+        ok = ~bad_dur
+        x_rows, x_len, x_ts = xr[ok], xdur[ok], x_ts[ok]
+        del ok
+    else:  # (no copies of 10^7 values when every call is good)
+        x_rows, x_len = xr, xdur
+    del xr, has_dur, xdur, no_dur, bad_dur, neg
 
-    # --- thread last timestamps (for closing unclosed B events)
+    # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
     n_keys = key_first.shape[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        ev_end = np.where(is_x & ~bad_dur, ts + np.where(np.isfinite(xdur), xdur, 0), ts)
+    # (samples and stack frames, rows past the events, end nothing; an X call's end is at
+    # least its ts: the largest of both, taken in two passes without a copy of every row's time)
     last_ts = np.full(n_keys, -np.inf)
-    ok_end = finite_ts & np.isfinite(ev_end)
-    ok_end[n_event_rows:] = False  # samples and stack frames (rows past the events) end nothing
-    np.maximum.at(last_ts, key_id[ok_end], ev_end[ok_end])
+    ok_end = finite_ts[:n_event_rows]
+    np.maximum.at(last_ts, key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
+    np.maximum.at(last_ts, key_id[x_rows], x_ts + x_len)
+    del ok_end, finite_ts
 
     # --- B/E pairing
-    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     if be_rows.size:
         kk = key_id[be_rows]
         # out of order within a thread (file order): count it
@@ -361,7 +395,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         order = np.lexsort((be_rows, ts[be_rows], kk))
         rows = be_rows[order]
         b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
-            key_id[rows], ts[rows], is_b[rows], name_id[rows], last_ts)
+            key_id[rows], ts[rows], ss[rows, jev.S_PH] == _PH["B"], name_id[rows], last_ts)
         for code, w in (("e_mismatch", ct.W_E_MISMATCH), ("e_unmatched", ct.W_E_UNMATCHED),
                         ("unclosed", ct.W_UNCLOSED)):
             rep.add(code, int(wc[w]), int(rows[wf[w]]) if wf[w] >= 0 else None)
@@ -370,9 +404,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         be_call_rows = np.zeros(0, np.int64)
         b_start = b_end = np.zeros(0)
 
-    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64)
-    c_start = np.concatenate([ts[x_rows], b_start])
-    c_end = np.concatenate([ts[x_rows] + xdur[x_rows], b_end])
+    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
+    c_start = np.concatenate([x_ts, b_start])
+    del x_ts
+    c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
+    c_end[:x_rows.size] += x_len
+    c_end[x_rows.size:] = b_end
+    del x_rows, x_len, be_call_rows, b_start, b_end
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
     if sampled is not None:
@@ -385,18 +423,19 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         c_key = np.concatenate([c_key, s_key])
         c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
 
+    # the times still needed: of instants, flows, counters and async events (memory, issue 26)
+    ts = chrome_rows.kept_values(ts, np.union1d(np.union1d(inst_rows, flow_rows), side_all))
+
     # --- thread table: threads with calls, 't'-scoped instants or flows
-    inst_rows = np.flatnonzero(is_inst & finite_ts)
     inst_scope = ss[inst_rows, jev.S_SCOPE]
     inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
-    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, np.flatnonzero(is_meta), key_id, pid, text)
-    side_rows = np.zeros(n_rows, bool)
-    side_rows[:n_event_rows] = _SIDE_PHASE[ph[:n_event_rows] & 255] & finite_ts[:n_event_rows]
-    if not used.any() and sampled is None and (side_rows.any() or inst_rows.size):
+    meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
+    inst_key, flow_key = key_id[inst_rows], key_id[flow_rows]
+    del key_id  # memory (issue 26): the rows' thread keys are used up
+    if not used.any() and sampled is None and (side_rows.size or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -406,20 +445,20 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             f"{source}: no call events (B/E or X) and no instants: nothing to show "
             f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'})")
     thread_keys = np.flatnonzero(used)
-    t_pid = pid[key_first[thread_keys]]
-    t_tid = tid[key_first[thread_keys]]
+    t_pid = key_pid[thread_keys]
+    t_tid = key_tid[thread_keys]
     t_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int64)
     p_sort = np.array([meta_info["process_sort"].get(int(p), 0) for p in t_pid], np.int64)
     t_order = np.lexsort((t_tid, t_sort, t_pid, p_sort))
     thread_keys = thread_keys[t_order]
     rank = np.full(n_keys, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
-    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], text)
-    thread_pid = pid[key_first[thread_keys]].astype(np.int64)
-    thread_tid = tid[key_first[thread_keys]].astype(np.int64)
+    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], key_pid[thread_keys], key_tid[thread_keys], text)
+    thread_pid = key_pid[thread_keys].astype(np.int64)
+    thread_tid = key_tid[thread_keys].astype(np.int64)
     thread_names, process_names = [], []
     for j, k in enumerate(thread_keys):
-        p = int(pid[key_first[k]])
+        p = int(key_pid[k])
         tname = meta_info["thread_names"].get(int(k))
         pidtxt, tidtxt = str_ids[j]
         thread_names.append(tname if tname else f"{tidtxt}")
@@ -428,9 +467,15 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
+    del c_key
     order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
-    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
-    c_ord = c_ord[order] if sampled is not None else c_row
+    c_ord = c_ord[order] if sampled is not None else None
+    c_row = c_row[order]  # one at a time, each old one freed (memory, issue 26)
+    c_start = c_start[order]
+    c_end = c_end[order]
+    c_thread = c_thread[order]
+    del order
+    c_ord = c_row if c_ord is None else c_ord
     parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
     if clipped.any():
         if overlap == "drop":
@@ -453,13 +498,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
-    elif not c_start.size and side_rows.any():  # a file of counters or async slices only
+    elif not c_start.size and side_rows.size:  # a file of counters or async slices only
         cands.append(ts[side_rows].min())
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
-    start = c_start - t0
-    end = c_end - t0
 
     # --- function table (in order of first appearance in call order)
     c_name = name_id[c_row]
@@ -467,25 +510,36 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if unnamed.any():
         names = names + ["(unnamed)"]
         c_name = np.where(unnamed, len(names) - 1, c_name)
-    func, fn_name_ids = jsp.renumber_by_first_use(c_name.astype(np.int64), len(names))
+    c_name = c_name.astype(np.int32, copy=False)
+    func, fn_name_ids = jsp.renumber_by_first_use(c_name, len(names))
+    del c_name, unnamed
     function_names = [names[k] for k in fn_name_ids]
-    first_pos = np.zeros(len(function_names), np.int64)
-    first_pos[func[::-1]] = np.arange(len(func) - 1, -1, -1)  # first call of each function
+    # the first call of each function: ids come in order of first use, so where their running
+    # maximum grows
+    grows = np.ones(func.shape[0], bool)
+    if func.size:
+        top = np.maximum.accumulate(func)
+        np.greater(top[1:], top[:-1], out=grows[1:])
+        del top
+    first_pos = np.flatnonzero(grows)
+    del grows
     fn_first_row = c_row[first_pos]
     cat_len = ss[fn_first_row, jev.S_CAT_LEN]
     if sampled is not None:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
+    del first_pos
 
     # --- args (only where present, and only what Python's json reads back)
-    args_len = ss[c_row, jev.S_ARGS_LEN].astype(np.int64)
+    # (the rows with args marked, then read at the calls: no per-call length array, memory)
+    has_args = ss.rows_where_over(jev.S_ARGS_LEN, 2, n_rows)[c_row]
     if sampled is not None:
-        args_len[sample_call] = 0
-    has_args = args_len > 2
+        has_args[sample_call] = False
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
-        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF], args_len[a_idx],
+        st = jv.json_spans_status(buf, ii[c_row[a_idx], jev.I_ARGS_OFF],
+                                  ss[c_row[a_idx], jev.S_ARGS_LEN].astype(np.int64),
                                   lim.max_args_nesting, lim.max_args_bytes)
         for code, val in (("bad_args", jv.JSON_INVALID), ("deep_args", jv.JSON_TOO_DEEP),
                           ("big_args", jv.JSON_TOO_BIG)):
@@ -511,7 +565,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if has_args[i]:
                 off = int(ii[c_row[i], jev.I_ARGS_OFF])
                 try:
-                    found = objects_from_args(orjson.loads(bytes(buf[off: off + args_len[i]])))
+                    ln = int(ss[c_row[i], jev.S_ARGS_LEN])
+                    found = objects_from_args(orjson.loads(bytes(buf[off: off + ln])))
                 except Exception:
                     found = []
                 for o in found:
@@ -521,27 +576,32 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                         objs.append(o)
             if objs:
                 per_call[int(i)] = objs
-    obj_counts = np.zeros(func.shape[0], np.int64)
+    obj_ptr = np.zeros(func.shape[0] + 1, np.int64)  # calloc'd: no memory used until written
     obj_list: list[int] = []
-    for i in sorted(per_call):
-        for o in per_call[i]:
-            if o not in obj_index:
-                obj_index[o] = len(object_names)
-                object_names.append(o)
-            obj_list.append(obj_index[o])
-        obj_counts[i] = len(per_call[i])
-    obj_ptr = np.concatenate([[0], np.cumsum(obj_counts)]).astype(np.int64)
+    if per_call:
+        obj_counts = np.zeros(func.shape[0], np.int64)
+        for i in sorted(per_call):
+            for o in per_call[i]:
+                if o not in obj_index:
+                    obj_index[o] = len(object_names)
+                    object_names.append(o)
+                obj_list.append(obj_index[o])
+            obj_counts[i] = len(per_call[i])
+        np.cumsum(obj_counts, out=obj_ptr[1:])
+        del obj_counts
     obj_ids = np.asarray(obj_list, np.int32)
 
     if keep_args and has_args.any():
         a_calls = np.flatnonzero(has_args).astype(np.int32)
-        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF], args_len[a_calls])
+        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF],
+                                               ss[c_row[a_calls], jev.S_ARGS_LEN].astype(np.int64))
     else:
         a_calls = np.zeros(0, np.int32)
         args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    del has_args
 
     # --- instants
-    i_thread = np.where(inst_on_thread, rank[key_id[inst_rows]], -1).astype(np.int32)
+    i_thread = np.where(inst_on_thread, rank[inst_key], -1).astype(np.int32)
     i_scope = np.where(inst_on_thread, ord("t"), inst_scope).astype(np.uint8)
     i_names_raw = name_id[inst_rows]
     i_uniq, i_inv = np.unique(i_names_raw, return_inverse=True) if inst_rows.size else (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -550,14 +610,22 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, c_start, c_end, parent,
+        buf, ii, ss, ts, flow_key, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, seed)
 
     # --- counters and async slices (io.chrome_side)
-    rows_ok = np.zeros(n_rows, bool)
-    rows_ok[:n_event_rows] = True
-    side = side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0, max_t, rep, text, seed,
+    side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting)
+    # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
+    # repair cites an event after this: describe() would find its columns gone)
+    instant_ts = (ts[inst_rows] - t0).astype(np.float64)
+    ii.drop(*range(jev.N_I))
+    ss.drop(*range(jev.N_S))
+    del ts, name_id, side_all, c_ord, sample_call
+    c_start -= t0  # the calls' times from the origin, in place
+    c_end -= t0
+    start, end = c_start, c_end
+    del side_rows
     if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
         raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
             f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
@@ -582,16 +650,17 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if sampled is not None:
         meta["n_samples"] = int(n_samples)
     trace = Trace(
-        func=func, start=start.astype(np.float64), end=end.astype(np.float64), depth=depth, parent=parent,
-        end_index=end_index, thread=c_thread.astype(np.int32), kind=np.ascontiguousarray(kind, np.uint8),
+        func=func, start=start.astype(np.float64, copy=False), end=end.astype(np.float64, copy=False), depth=depth,
+        parent=parent, end_index=end_index, thread=c_thread.astype(np.int32, copy=False),
+        kind=np.ascontiguousarray(kind, np.uint8),
         obj_ptr=obj_ptr, obj_ids=obj_ids,
         function_names=function_names, function_files=[p.file for p in parsed],
         function_lines=np.array([p.line for p in parsed], np.int32), function_cats=function_cats,
         function_paths=[p.path for p in parsed],
         thread_pid=thread_pid, thread_tid=thread_tid, thread_names=thread_names,
         thread_sort=thread_sort, process_names=process_names, object_names=object_names,
-        instant_ts=(ts[inst_rows] - t0).astype(np.float64), instant_name=i_inv.astype(np.int32),
-        instant_thread=i_thread, instant_scope=i_scope, instant_pid=pid[inst_rows].astype(np.int64),
+        instant_ts=instant_ts, instant_name=i_inv.astype(np.int32),
+        instant_thread=i_thread, instant_scope=i_scope, instant_pid=key_pid[inst_key].astype(np.int64),
         instant_names=instant_names,
         flow_id=flow_id, flow_from=flow_from, flow_to=flow_to,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
@@ -639,6 +708,8 @@ def _initial_rows(buf, max_events: int) -> int:
 
 
 PARALLEL_SCAN_BYTES = 16 << 20
+#: parts of a parallel scan, taken in turn by its two threads
+PARALLEL_PARTS = 4
 # an array, or an object whose keys before "traceEvents" have scalar values
 _SCALAR_KEY = rb'"[^"\\]*"\s*:\s*(?:"[^"\\]*"|[-+0-9.eE]+|true|false|null)\s*,\s*'
 _EVENTS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*(\{\s*(?:' + _SCALAR_KEY + rb')*"traceEvents"\s*:\s*)?\[')
@@ -646,39 +717,48 @@ _NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
-def _scan_parallel(buf, max_events: int, max_nesting: int):
+def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = None):
     """Scan the event array on two threads (the kernels release the GIL).
 
     Only for the common layouts (an array, or an object whose keys before
-    ``traceEvents`` all have scalar values).  The second half starts at an event boundary guessed near
-    the middle (``{`` after a ``,``); the guess is accepted only if the first
-    half's scan stops exactly there, so a guess inside a string can never be
-    taken.  Anything unexpected (a worker that fails included: its exception is
-    kept, never printed) returns None: the caller scans sequentially, which is
-    the reference behaviour (and gives the canonical error messages).
+    ``traceEvents`` all have scalar values).  The array is cut into ``parts`` (`PARALLEL_PARTS`)
+    pieces at event boundaries guessed at equal byte distances (``{`` after a ``,``), which
+    the two threads take in turn (a part of costly events, counters or flows after calls,
+    does not leave one thread idle); a guess is accepted only if the scan of the part before
+    it stops exactly there, so a guess inside a string can never be taken.  Anything
+    unexpected (a worker that fails included: its exception is kept, never printed) returns
+    None: the caller scans sequentially, which is the reference behaviour (and gives the
+    canonical error messages).
     """
     m = _EVENTS_HEAD.match(buf[:4096])
     if m is None:
         return None
     start = m.end()
     n = buf.shape[0]
-    mid = n // 2
-    hit = _NEXT_EVENT.search(buf, mid, min(n, mid + (4 << 20)))
-    if hit is None:
+    parts = max(2, int(parts or PARALLEL_PARTS))
+    bounds = [start]
+    for j in range(1, parts):
+        guess = max(start + (n - start) * j // parts, bounds[-1] + 1)
+        hit = _NEXT_EVENT.search(buf, guess, min(n, guess + (4 << 20)))
+        if hit is None:
+            break
+        bounds.append(hit.end() - 1)  # the "{" of a guessed event start
+    if len(bounds) < 2:
         return None
-    p = hit.end() - 1  # the "{" of a guessed event start
-    cap = min(_initial_rows(buf, max_events) // 2 + 16, max_events + 1)
-    out = [None, None]
+    stops = bounds[1:] + [-1]
+    out: list = [None] * len(bounds)
+    todo = iter(range(len(bounds)))  # the parts, taken in turn by the threads (next() holds the GIL)
 
-    def part(k, i, stop):
-        try:
-            out[k] = js.scan_events_part(buf, i, cap, max_events, stop, max_nesting)
-        except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
-            out[k] = e
+    def work():
+        for k in todo:
+            try:
+                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting)
+            except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
+                out[k] = e
 
-    t = threading.Thread(target=part, args=(1, p, -1))
+    t = threading.Thread(target=work)
     t.start()
-    part(0, start, p)
+    work()
     t.join()
     info = np.zeros(js.N_INFO, np.int64)
     info[js.INFO_DTU_LEN] = -1
@@ -686,18 +766,28 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
     info[js.INFO_FRAMES] = -1
     if not isinstance(out[0], tuple):
         return None
-    ii0, ss0, ff0, n0, end0, st0, ep0, seen0, sk0 = out[0]
-    if st0 < 0:  # the first half starts where the sequential scan does: the same error, no second scan
+    part0, end0, st0, ep0, seen0 = out[0]
+    if st0 < 0:  # the first part starts where the sequential scan does: the same error, no second scan
         info[js.INFO_SEEN] = seen0
-        return ii0, ss0, ff0, n0, st0, ep0, info, sk0
-    if not isinstance(out[1], tuple):
-        return None
-    ii1, ss1, ff1, n1, end1, st1, ep1, seen1, sk1 = out[1]
-    if st0 != jev.SPLIT or end0 != p or st1 < 0 or n0 + n1 > max_events:
+        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped)
+    seen = 0
+    for k, res in enumerate(out):
+        if not isinstance(res, tuple):
+            return None
+        part, end, st, ep, seen_k = res
+        last = k == len(out) - 1
+        if (not last and (st != jev.SPLIT or end != stops[k])) or (last and st < 0):
+            return None
+        if k:
+            part.add_to_ordinals(seen)
+        seen += seen_k
+    last_part, end1, st1, ep1, _ = out[-1]
+    n_rows = sum(res[0].n for res in out)
+    if n_rows > max_events:
         return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
-    info[js.INFO_SEEN] = seen0 + seen1
+    info[js.INFO_SEEN] = seen
     status = st1
     if m.group(1) is not None and st1 == jev.OK:  # object form: the keys after the array
         tail, _ = js.scan_object_tail(buf, end1, info, max_nesting)
@@ -708,12 +798,10 @@ def _scan_parallel(buf, max_events: int, max_nesting: int):
         d = _DTU_HEAD.search(buf, 0, m.end())
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
-    ss1 = ss1[:n1]
-    ss1[:, jev.S_ORD] = np.minimum(ss1[:, jev.S_ORD].astype(np.int64) + seen0, 2147483647)
-    ii = np.concatenate([ii0[:n0], ii1[:n1]])
-    ss = np.concatenate([ss0[:n0], ss1])
-    ff = np.concatenate([ff0[:n0], ff1[:n1]])
-    return ii, ss, ff, n0 + n1, status, ep1, info, sk0 + sk1
+    skipped = sum(res[0].skipped for res in out)
+    columns = part0.columns(*[res[0] for res in out[1:]])
+    chrome_rows.release_free_memory()
+    return (*columns, n_rows, status, ep1, info, skipped)
 
 
 def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):
@@ -729,10 +817,9 @@ def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, to
         what = too_many() if st2 == jev.ERR_TOO_MANY else ("the file ends inside it" if st2 == jev.TRUNCATED
                                                           else "invalid JSON")
         raise TraceFormatError(f"{source}: bad 'stackFrames' object: {what}, at {where(ep2)} (frame #{n2})")
-    ii = np.concatenate([ii1[:n1], ii2[:n2]])
-    ss = np.concatenate([ss1[:n1], ss2[:n2]])
-    ff = np.concatenate([ff1[:n1], ff2[:n2]])
-    return ii, ss, ff, n1
+    ii1, ss1, ff1 = chrome_rows.from_rows(ii1, ss1, ff1, n1)
+    ii2, ss2, ff2 = chrome_rows.from_rows(ii2, ss2, ff2, n2)
+    return ii1.concat(ii2), ss1.concat(ss2), ff1.concat(ff2), n1
 
 
 def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max_calls, rep, source):
@@ -905,14 +992,15 @@ def _decode_span_list(buf, offs, lens, text) -> list:
     return out
 
 
-def _string_ids(buf, ii, ss, rows, text):
-    """(pid text, tid text) of each row, re-reading string ids from the event."""
+def _string_ids(buf, ii, ss, rows, pids, tids, text):
+    """(pid text, tid text) of each row (its ``pids``, ``tids``), re-reading string ids from the
+    event."""
     import orjson
 
     out = []
-    for r in rows:
+    for r, p, t in zip(rows, pids.tolist(), tids.tolist()):
         fl = int(ss[r, jev.S_FLAGS])
-        p, t = str(int(ii[r, jev.I_PID])), str(int(ii[r, jev.I_TID]))
+        p, t = str(p), str(t)
         if fl & (jev.FL_PID_STR | jev.FL_TID_STR):
             off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
             try:
@@ -924,8 +1012,9 @@ def _string_ids(buf, ii, ss, rows, text):
     return out
 
 
-def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
-    """M events: process/thread names and sort indices (a few per thread)."""
+def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text):
+    """M events: process/thread names and sort indices (a few per thread); ``key_pid``: the
+    process of each thread key."""
     import orjson
 
     info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}}
@@ -942,7 +1031,7 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
         if nm == "thread_name" and "name" in args:
             info["thread_names"][int(key_id[r])] = text.value(args["name"])
         elif nm == "process_name" and "name" in args:
-            info["process_names"][int(pid[r])] = text.value(args["name"])
+            info["process_names"][int(key_pid[key_id[r]])] = text.value(args["name"])
         elif nm == "thread_sort_index" and "sort_index" in args:
             try:
                 info["thread_sort"][int(key_id[r])] = _sort_index(args["sort_index"])
@@ -950,7 +1039,7 @@ def _read_metadata(buf, ii, ss, rows, key_id, pid, text):
                 pass
         elif nm == "process_sort_index" and "sort_index" in args:
             try:
-                info["process_sort"][int(pid[r])] = _sort_index(args["sort_index"])
+                info["process_sort"][int(key_pid[key_id[r]])] = _sort_index(args["sort_index"])
             except (TypeError, ValueError, OverflowError):
                 pass
     return info
@@ -964,15 +1053,15 @@ def _sort_index(v) -> int:
     return k
 
 
-def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, abs_end, parent,
+def _bind_flows(buf, ii, ss, ts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
                 thread_ranges, c_row, sample_call, rep, seed):
     """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
     if flow_rows.size:
-        f_thread = rank[key_id[flow_rows]].astype(np.int64)
-        f_ph = ph[flow_rows]
+        f_thread = rank[flow_key].astype(np.int64)
+        f_ph = ss[flow_rows, jev.S_PH]
         f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
         f_ts = ts[flow_rows]
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
@@ -991,8 +1080,8 @@ def _bind_flows(buf, ii, ss, ph, flags, ts, key_id, rank, flow_rows, abs_start, 
         froms.append(bound[:-1][e])
         tos.append(bound[1:][e])
     # v2: X/B events carrying bind_id with flow_out / flow_in
-    cf = flags[c_row]
-    if sample_call.any():
+    cf = ss[c_row, jev.S_FLAGS] if ss.any_bits(jev.S_FLAGS, jev.FL_BIND) else np.zeros(0, np.int32)
+    if cf.size and sample_call.any():
         cf = np.where(sample_call, 0, cf)
     has_bind = (cf & jev.FL_BIND) != 0
     if has_bind.any():

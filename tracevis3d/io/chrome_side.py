@@ -102,23 +102,23 @@ def _series(buf, pid, nid, cid, koff, klen, seed):
     return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
-def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: float, rep, text, seed,
+def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
                 max_nesting: int) -> dict:
-    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows_ok``:
-    rows that are events of the file (not samples or frames); ``name_id``/``names``: the
-    importer's interned event names; ``rep``: its repairs (``add(code, count, row)``)."""
-    ph = ss[:, jev.S_PH]
-    finite = np.abs(ts) <= max_t
+    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
+    rows (ascending) of events of the file (not samples or frames) that may be counters or
+    async events (any row of those phases; per-row values are read at these rows only:
+    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
+    its repairs (``add(code, count, row)``)."""
+    rows = np.asarray(rows, np.int64)
+    ph = ss[rows, jev.S_PH]
     out: dict = {}
-    pid = ii[:, jev.I_PID]
-    has_id = (ss[:, jev.S_FLAGS] & jev.FL_ID) != 0
-    ev_id = np.where(has_id, ii[:, jev.I_ID], 0)
 
     # --- counters
-    c_all = np.flatnonzero(rows_ok & (ph == ord("C")))
-    bad = c_all[~finite[c_all]]
+    c_all = rows[ph == ord("C")]
+    finite = np.abs(ts[c_all]) <= max_t
+    bad = c_all[~finite]
     rep.add("counter_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
-    c_rows = c_all[finite[c_all]]
+    c_rows = c_all[finite]
     c_rows = c_rows[ss[c_rows, jev.S_ARGS_LEN] >= 2]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     if c_rows.size:  # the kernels compile on first use: not for traces without counters
@@ -142,36 +142,39 @@ def side_tracks(buf, ii, ss, ts, rows_ok, name_id, names, t0: float, max_t: floa
     row, koff, klen, val = row[keep], koff[keep], klen[keep], val[keep]
     r = c_rows[row]
     # one counter per (process, name, id); one series per (counter, key)
-    sid, s_counter, sfirst, cfirst = _series(buf, pid[r], name_id[r].astype(np.int64), ev_id[r], koff, klen, seed)
+    r_has_id = (ss[r, jev.S_FLAGS] & jev.FL_ID) != 0
+    sid, s_counter, sfirst, cfirst = _series(buf, ii[r, jev.I_PID], name_id[r].astype(np.int64),
+                                             np.where(r_has_id, ii[r, jev.I_ID], 0), koff, klen, seed)
     counter_names = []
     c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
     id_of = {}
-    with_id = c_rows1[has_id[c_rows1]]
+    with_id = c_rows1[r_has_id[cfirst]]
     if with_id.size:
         _, i_off, i_len, _, _ = jsd.event_ids(buf, ii[with_id, jev.I_EV_OFF],
                                              ss[with_id, jev.S_EV_LEN].astype(np.int64), stack)
         i_first = np.flatnonzero(i_len >= 0)
         id_of = dict(zip(with_id[i_first].tolist(), _texts(buf, i_off, i_len, i_first, text)))
-    for rr in c_rows1.tolist():
+    for rr, hid in zip(c_rows1.tolist(), r_has_id[cfirst].tolist()):
         nm = names[int(name_id[rr])] if name_id[rr] >= 0 else "(unnamed)"
         idt = id_of.get(rr, "")
-        counter_names.append(f"{nm}[{idt}]" if has_id[rr] else nm)
+        counter_names.append(f"{nm}[{idt}]" if hid else nm)
     r_ts = ts[r]
     o = by_key_then_time(sid, r_ts)
     out["counter_ts"] = np.ascontiguousarray(r_ts[o] - t0, np.float64)
     out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
     out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
     out["series_counter"] = np.ascontiguousarray(s_counter, np.int32)
-    out["series_pid"] = np.ascontiguousarray(pid[r[sfirst]], np.int64)
+    out["series_pid"] = np.ascontiguousarray(ii[r[sfirst], jev.I_PID], np.int64)
     out["series_names"] = _texts(buf, koff, klen, sfirst, text)
     out["series_units"] = [""] * int(sfirst.shape[0])
     out["counter_names"] = counter_names
 
     # --- async slices
-    a_all = np.flatnonzero(rows_ok & _ASYNC_PHASE[ph & 255])
-    bad = a_all[~finite[a_all]]
+    a_all = rows[_ASYNC_PHASE[ph & 255]]
+    finite = np.abs(ts[a_all]) <= max_t
+    bad = a_all[~finite]
     rep.add("async_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
-    out.update(_async_slices(buf, ii, ss, ts, a_all[finite[a_all]], name_id, names, t0, rep, text, seed, stack))
+    out.update(_async_slices(buf, ii, ss, ts, a_all[finite], name_id, names, t0, rep, text, seed, stack))
     return out
 
 

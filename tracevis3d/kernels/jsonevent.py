@@ -12,7 +12,8 @@ value is skipped (`jsontokens.skip_value`).  `kept_phase` says which events get 
 
 Status codes: OK (0); TRUNCATED (1) when the bytes end inside the event array
 (an unterminated array or an event cut short: events before it are kept);
-SPLIT (2) when a part of a parallel scan reached its split point;
+SPLIT (2) when a part of a parallel scan reached its split point; FULL (3) when a chunk's
+rows are all used (`jsonscan.scan_events_chunk`: the scan goes on from where it stopped);
 negative codes are syntax errors at ``err_pos``; CUT is internal (the bytes ended
 inside a value).
 """
@@ -25,6 +26,7 @@ from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
 OK = 0
 TRUNCATED = 1
 SPLIT = 2  # scan_events stopped at the requested split point
+FULL = 3  # scan_events_chunk filled its rows: go on from the position it returns
 ERR_NOT_JSON = -1
 ERR_SYNTAX = -2
 ERR_TOO_DEEP = -3
@@ -40,8 +42,8 @@ I_NAME_OFF, I_CAT_OFF, I_ARGS_OFF, I_PID, I_TID, I_ID, I_BIND, I_EV_OFF = range(
 N_I = 8
 # int32 columns
 S_PH, S_NAME_LEN, S_CAT_LEN, S_ARGS_LEN, S_FLAGS, S_BP, S_SCOPE, S_EV_LEN = range(8)
-# byte span of the ts/dur/tdur value (offset from the event start, length; -1 if absent),
-# for the bulk re-parse of numbers outside the exact fast path
+# byte span of the ts/dur/tdur value (offset from the event start, length; -1 if absent or
+# parsed exactly), for the bulk re-parse of numbers outside the exact fast path (FL_SLOW)
 S_NUM_REL = 8  # 8, 9, 10: ts, dur, tdur offsets
 S_NUM_LEN = 11  # 11, 12, 13: lengths
 S_ORD = 14  # ordinal of the event in the file (rows keep only the phases we read; saturates at 2**31-1)
@@ -326,11 +328,11 @@ def scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
                 v, j, exact = parse_number(buf, i)
                 if j < 0:
                     return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-                ss[k, S_NUM_REL + col] = min(i - ii[k, I_EV_OFF], 2147483647)
-                ss[k, S_NUM_LEN + col] = min(j - i, 2147483647)
                 ff[k, col] = v
                 flags |= bit
-                if not exact:
+                if not exact:  # the span only where it is re-parsed: in most files the column stays blank
+                    ss[k, S_NUM_REL + col] = min(i - ii[k, I_EV_OFF], 2147483647)
+                    ss[k, S_NUM_LEN + col] = min(j - i, 2147483647)
                     flags |= FL_SLOW
                 i = j
             elif c == 78 or c == 73:

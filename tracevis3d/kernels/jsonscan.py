@@ -8,7 +8,7 @@ made per event.  It is a validating JSON scanner for the structure it walks
 recursion, with a bounded nesting depth (``MAX_NESTING``).
 
 This module: the document level -- the array and object forms (`scan_trace`), the
-``traceEvents`` array (`scan_events`, and `scan_events_part` for one half of a parallel
+``traceEvents`` array (`scan_events`, and `scan_events_chunk` for a chunk of one part of a parallel
 scan), the top-level keys after it (`scan_object_tail`: ``displayTimeUnit``,
 ``samples``, ``stackFrames``, noted in ``info``), the ``samples`` array and the
 ``stackFrames`` object.  One event is scanned by `jsonevent.scan_event` into the row
@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA, ERR_NO_EVENTS_KEY,
-                        ERR_NOT_JSON, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
+                        ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
                         _grow, kept_phase, scan_event)
 from .jsontokens import scan_string, skip_value, skip_ws
@@ -29,7 +29,7 @@ MAX_NESTING = 4096
 
 
 @njit(cache=True, nogil=True)
-def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, spans_mode=False):
+def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, spans_mode=False, seen=0, grow=True):
     """Scan events ``event, event, ... ]`` from ``i`` (just after the ``[`` or at an
     event boundary).  With ``stop_at >= 0`` it stops (status SPLIT, end = the
     position) at the first event starting at or after ``stop_at``: the parallel
@@ -43,10 +43,11 @@ def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, spans_mod
     end of the bytes is dropped).  Returns
     (ii, ss, ff, n_rows, end, status, err_pos, n_events_seen).
     ``spans_mode``: the ``samples`` array (see `scan_event`): every element gets a row.
+    ``seen``: events seen before ``i`` (the ordinals go on from it).  ``grow=False``: when the
+    rows are full, stop (status FULL, end = the next event's ``{``; no comma is owed there).
     """
     n = buf.shape[0]
     k = 0
-    seen = 0
     need_sep = False
     while True:
         i = skip_ws(buf, i)
@@ -66,6 +67,8 @@ def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, spans_mod
         if stop_at >= 0 and i >= stop_at:
             return ii, ss, ff, k, i, SPLIT, i, seen
         if k >= ii.shape[0]:
+            if not grow:
+                return ii, ss, ff, k, i, FULL, i, seen
             ii, ss, ff = _grow(ii, ss, ff)
         j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
         if st == CUT:
@@ -92,16 +95,14 @@ def scan_event_array(buf, i, ii, ss, ff, stack, max_rows, skipped):
 
 
 @njit(cache=True, nogil=True)
-def scan_events_part(buf, i, cap, max_rows, stop_at, max_nesting=MAX_NESTING):
-    """`scan_events` with its own fresh arrays (one half of a parallel scan).
-    Returns its results and the skipped counts."""
-    stack = np.empty(max_nesting, np.uint8)
-    skipped = np.zeros(256, np.int64)
-    ii = np.empty((max(cap, 16), N_I), np.int64)
-    ss = np.empty((max(cap, 16), N_S), np.int32)
-    ff = np.empty((max(cap, 16), N_F), np.float64)
-    ii, ss, ff, k, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped)
-    return ii, ss, ff, k, end, st, ep, seen, skipped
+def scan_events_chunk(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, seen):
+    """`scan_events` into the fixed rows ``ii, ss, ff`` (one chunk of a part of a parallel
+    scan; the caller keeps the rows' columns and calls again from ``end`` while the status
+    is FULL).  ``seen``: events seen by the part before ``i``; ``max_rows``: rows the part
+    may still take.  Returns (n_rows, end, status, err_pos, seen)."""
+    _, _, _, k, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped,
+                                                False, seen, False)
+    return k, end, st, ep, seen
 
 
 @njit(cache=True, nogil=True)

@@ -53,18 +53,49 @@ def span_full_hash(buf, off, ln, seed):
     return np.int64(_mix64(h))
 
 
+#: the interning tables start with this many slots and double when half full: they are sized
+#: by the distinct values (a few thousand names in 10^7 events), not by the rows (issue 26)
+FIRST_TABLE_SLOTS = 1024
+
+
+@njit(cache=True, nogil=True)
+def _rehash(table, hashes, idmap):
+    """The open-addressing tables (row, hash, id per slot) at twice the size, every entry
+    moved to its slot there (its hash's low bits, then linear probing)."""
+    size = table.shape[0] * 2
+    mask = size - 1
+    t2 = np.full(size, -1, np.int64)
+    h2 = np.zeros(size, np.int64)
+    m2 = np.full(size, -1, np.int32)
+    for s in range(table.shape[0]):
+        if table[s] >= 0:
+            slot = hashes[s] & mask
+            while t2[slot] >= 0:
+                slot = (slot + 1) & mask
+            t2[slot] = table[s]
+            h2[slot] = hashes[s]
+            m2[slot] = idmap[s]
+    return t2, h2, m2
+
+
+@njit(cache=True, nogil=True)
+def _grown(first, nid):
+    """``first`` (row of each id) with room for twice as many ids."""
+    f2 = np.empty(2 * first.shape[0], np.int64)
+    f2[:nid] = first[:nid]
+    return f2
+
+
 @njit(cache=True, nogil=True)
 def _intern_spans_pass(buf, off, ln, valid, seed, full, budget):
     """One interning pass (see `intern_spans`); with ``full`` False it gives up
     (returns nid = -1) once probing and failed byte comparisons exceed ``budget``."""
     n = off.shape[0]
-    size = 16
-    while size < 2 * n + 16:
-        size *= 2
+    size = FIRST_TABLE_SLOTS
     table = np.full(size, -1, np.int64)  # row index of the representative
     hashes = np.zeros(size, np.int64)
     ids = np.full(n, -1, np.int32)
-    first = np.empty(n, np.int64)
+    first = np.empty(size // 2, np.int64)
     idmap = np.full(size, -1, np.int32)
     nid = 0
     mask = size - 1
@@ -81,8 +112,13 @@ def _intern_spans_pass(buf, off, ln, valid, seed, full, budget):
                 hashes[slot] = h
                 idmap[slot] = nid
                 ids[k] = nid
+                if nid >= first.shape[0]:
+                    first = _grown(first, nid)
                 first[nid] = k
                 nid += 1
+                if 2 * nid > table.shape[0]:
+                    table, hashes, idmap = _rehash(table, hashes, idmap)
+                    mask = table.shape[0] - 1
                 break
             if hashes[slot] == h and ln[r] == ln[k]:
                 same = True
@@ -135,27 +171,32 @@ def intern_pairs(a, b, seed=0):
     ids chosen to share low or high bits do not pile up in one probe chain.
     Returns (ids, first_row)."""
     n = a.shape[0]
-    size = 16
-    while size < 2 * n + 16:
-        size *= 2
+    size = FIRST_TABLE_SLOTS
     mask = size - 1
     table = np.full(size, -1, np.int64)
+    hashes = np.zeros(size, np.int64)
     idmap = np.full(size, -1, np.int32)
     ids = np.empty(n, np.int32)
-    first = np.empty(n, np.int64)
+    first = np.empty(size // 2, np.int64)
     nid = 0
     s0 = _mix64(np.uint64(seed) ^ np.uint64(0x632BE59BD9B4E019))
     for k in range(n):
-        h = _mix64(_mix64(np.uint64(a[k]) ^ s0) + np.uint64(b[k]))
-        slot = np.int64(h & np.uint64(mask))
+        h = np.int64(_mix64(_mix64(np.uint64(a[k]) ^ s0) + np.uint64(b[k])) >> np.uint64(1))
+        slot = h & mask
         while True:
             r = table[slot]
             if r < 0:
                 table[slot] = k
+                hashes[slot] = h
                 idmap[slot] = nid
                 ids[k] = nid
+                if nid >= first.shape[0]:
+                    first = _grown(first, nid)
                 first[nid] = k
                 nid += 1
+                if 2 * nid > table.shape[0]:
+                    table, hashes, idmap = _rehash(table, hashes, idmap)
+                    mask = table.shape[0] - 1
                 break
             if a[r] == a[k] and b[r] == b[k]:
                 ids[k] = idmap[slot]

@@ -1,0 +1,146 @@
+"""The scanner's rows kept column by column (io.chrome_rows, issue 26): read like the 2-D rows
+they replace, chunked scans equal to the sequential one, interning tables that grow."""
+import random
+import warnings
+
+import numpy as np
+import orjson
+import pytest
+
+import tracevis3d
+from tracevis3d.io import chrome, chrome_rows
+from tracevis3d.kernels import jsonevent as jev
+from tracevis3d.kernels import jsonspans as jsp
+from tracevis3d.model import ARRAY_DTYPES
+
+
+def _quiet(data, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tracevis3d.io.load_bytes(data, source="t", **kw)
+
+
+def test_columns_read_and_write_like_the_rows_they_replace():
+    rng = np.random.default_rng(3)
+    n = 700
+    a = np.zeros((n, 5), np.int64)
+    a[:, 0] = rng.integers(0, 1 << 40, n)  # dense
+    a[[5, 100, 333, 600], 1] = 7  # sparse: a few rows differ
+    a[:, 2] = -1  # one value throughout
+    a[:, 3] = np.arange(n)
+    a[::2, 4] = 5  # half: dense
+    f = np.full((n, 2), np.nan)
+    f[3, 1] = 1.5
+    old = chrome_rows.CHUNK_ROWS
+    for chunk in (1, 64, 1000):
+        part = chrome_rows.ChunkedPart()
+        part.pieces = [[[] for _ in range(5)], [], [[] for _ in range(2)]]
+        for s in range(0, n, chunk):
+            for arr, per_col in ((a, part.pieces[0]), (f, part.pieces[2])):
+                for c in range(arr.shape[1]):
+                    per_col[c].append(chrome_rows._piece(arr[s: s + chunk, c]))
+            part.n += min(chunk, n - s)
+        ii, _, ff = part.columns()
+        kinds = [type(c).__name__ for c in ii.cols]
+        if chunk > 1:  # (pieces of one row each hold different values: kept dense)
+            assert kinds[1] == kinds[2] == "_Sparse" and kinds[0] == "ndarray", kinds
+        for rows in (slice(None), slice(3, 40, 5), rng.integers(0, n, 50), rng.random(n) < 0.3,
+                     np.zeros(0, np.int64), 17, -1, np.array([-3, 5])):
+            for c in range(5):
+                assert np.array_equal(ii[rows, c], a[rows, c]), (chunk, c, rows)
+            for c in range(2):
+                assert np.array_equal(ff[rows, c], f[rows, c], equal_nan=True)
+        with pytest.raises(IndexError):
+            ii[np.array([n]), 1]
+        b = a.copy()
+        ii[np.array([0, 9]), 2] = 4
+        b[[0, 9], 2] = 4
+        assert np.array_equal(ii[:, 2], b[:, 2])
+        both = ii.concat(ii)
+        assert np.array_equal(both[:, 1], np.concatenate([a[:, 1], a[:, 1]]))
+        for c in range(5):
+            for bits in (1, 2, 4, 8, 1 << 45):
+                assert ii.any_bits(c, bits) == bool(np.any(b[:, c] & bits)), (c, bits)
+        for c in range(5):
+            for limit in (0, 4, 6):
+                want = np.concatenate([b[:, c] > limit, np.zeros(3, bool)])
+                assert np.array_equal(ii.rows_where_over(c, limit, n + 3), want), (c, limit)
+        col = ii.column(1)
+        assert np.array_equal(col[np.array([5, 6])], [7, 0])
+        col[np.array([6])] = 9
+        assert ii[6, 1] == 9
+        t = ff.take(1)
+        assert np.array_equal(t, f[:, 1], equal_nan=True) and t.flags.writeable
+    assert chrome_rows.CHUNK_ROWS == old
+
+
+def _events(n, seed):
+    rng = random.Random(seed)
+    ev = [{"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "main"}}]
+    for k in range(n):
+        ph = rng.choice("XXXXXBEiCsf")
+        e = {"ph": ph, "pid": rng.choice([1, 1, 1, 2]), "tid": rng.choice([1, 2, "w"]),
+             "name": f"fn{rng.randint(0, 40)}", "ts": k * 1.5 + rng.choice([0, 0.1234567890123456789])}
+        if ph == "X":
+            e["dur"] = rng.choice([0.5, 2, "3"])
+        if ph in "sf":
+            e.update(id=rng.randint(0, 20), cat="c")
+        if ph == "C":
+            e["args"] = {"v": rng.randint(0, 9)}
+        if rng.random() < 0.05:
+            e["args"] = {"x": [1, {"y": 2}]}
+        ev.append(e)
+    return orjson.dumps({"traceEvents": ev, "displayTimeUnit": "ns"})
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1000])
+def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk):
+    data = _events(3000, chunk)
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 1 << 62)
+    seq = _quiet(data)
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", chunk)
+    par = _quiet(data)
+    for k in ARRAY_DTYPES:
+        assert np.array_equal(getattr(seq, k), getattr(par, k)), k
+    assert seq.meta["repairs"] == par.meta["repairs"] and seq.meta["n_events"] == par.meta["n_events"]
+    assert seq.function_names == par.function_names and seq.thread_names == par.thread_names
+    # too many events: the same clear error whichever way the file is scanned
+    with pytest.raises(tracevis3d.TraceFormatError, match="more than 100 events"):
+        _quiet(data, max_events=100)
+
+
+def test_chunked_scan_keeps_slow_number_spans(monkeypatch):
+    """Spans are kept only for numbers outside the exact fast path: those are re-parsed."""
+    ev = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}] * 5
+    raw = orjson.dumps(ev).replace(b'"ts":1,', b'"ts":1.00000000000000000001,', 1)
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", 2)
+    t = _quiet(raw)
+    assert len(t) == 5 and np.all(t.end - t.start == 2.0)
+    buf = np.frombuffer(raw, np.uint8)
+    ii, ss, ff, n, *_ = chrome._scan_parallel(buf, 100, 64)
+    assert n == 5 and (ss[:, jev.S_FLAGS] & jev.FL_SLOW).tolist() == [jev.FL_SLOW, 0, 0, 0, 0]
+    assert ss[:, jev.S_NUM_LEN].tolist() == [22, -1, -1, -1, -1]
+
+
+def test_interning_tables_grow_past_their_first_size():
+    rng = random.Random(11)
+    n = 6 * jsp.FIRST_TABLE_SLOTS
+    words = [f"w{rng.randint(0, 4 * jsp.FIRST_TABLE_SLOTS)}".encode() for _ in range(n)]
+    buf = np.frombuffer(b"".join(words), np.uint8)
+    lens = np.array([len(w) for w in words], np.int64)
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    valid = np.array([rng.random() < 0.9 for _ in words])
+    ids, first = jsp.intern_spans(buf, offs, lens, valid, 5)
+    seen: dict = {}
+    for k, w in enumerate(words):
+        assert ids[k] == (seen.setdefault(w, len(seen)) if valid[k] else -1)
+    assert len(first) == len(seen) > jsp.FIRST_TABLE_SLOTS and all(words[first[v]] == w for w, v in seen.items())
+    a = np.array([rng.randint(0, 60) for _ in range(n)], np.int64)
+    b = np.array([rng.randint(0, 60) << 33 for _ in range(n)], np.int64)
+    ids, first = jsp.intern_pairs(a, b, 7)
+    seen = {}
+    for k in range(n):
+        assert ids[k] == seen.setdefault((a[k], b[k]), len(seen))
+    assert len(first) == len(seen) > jsp.FIRST_TABLE_SLOTS
