@@ -555,31 +555,36 @@ def tiers_twin(ptr, others, inter, size_row, size_other, count_other, k):
     return out
 
 
+def _random_class_pairs(rng, n_rows: int, n_other: int, max_per_row: int, max_count: int):
+    """Random class pairs as a CSR (rows ascending, each row's partners ascending), the
+    classes' sizes and call counts, overlaps within both sizes, and the transposed order:
+    (rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col)."""
+    lists = [np.sort(rng.choice(n_other, size=rng.integers(0, max_per_row), replace=False)) for _ in range(n_rows)]
+    rows = np.repeat(np.arange(n_rows), [x.size for x in lists]).astype(np.int32)
+    others = np.concatenate(lists).astype(np.int32)
+    ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum([x.size for x in lists], out=ptr[1:])
+    size_row = rng.integers(5, 9, n_rows).astype(np.int64)
+    size_other = rng.integers(5, 9, n_other).astype(np.int64)
+    inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
+    inter = inter.astype(np.uint16)
+    tptr = np.zeros(n_other + 1, np.int64)
+    np.cumsum(np.bincount(others, minlength=n_other), out=tptr[1:])
+    by_col = np.argsort(others, kind="stable")  # the transposed CSR: each column lists its rows ascending
+    count_row = rng.integers(1, max_count, n_rows).astype(np.int64)
+    count_other = rng.integers(1, max_count, n_other).astype(np.int64)
+    return rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col
+
+
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
     from tracevis3d.kernels.setjoin_tiers import class_pair_tiers
 
     rng = np.random.default_rng(n_parts)
     n_rows, n_other = 40, 30
-    rows, others = [], []
-    for r in range(n_rows):
-        q = np.sort(rng.choice(n_other, size=rng.integers(0, 12), replace=False))
-        rows += [r] * q.size
-        others += q.tolist()
-    rows, others = np.array(rows, np.int32), np.array(others, np.int32)
-    ptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_rows), out=ptr[1:])
-    size_row = rng.integers(5, 9, n_rows).astype(np.int64)
-    size_other = rng.integers(5, 9, n_other).astype(np.int64)
-    inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
-    inter = inter.astype(np.uint16)
-    # the transposed CSR in plain Python (each column lists its rows ascending)
-    tptr = np.zeros(n_other + 1, np.int64)
-    np.cumsum(np.bincount(others, minlength=n_other), out=tptr[1:])
-    by_col = np.argsort(others, kind="stable")
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
+        _random_class_pairs(rng, n_rows, n_other, 12, 3)
     trow, tint = rows[by_col], inter[by_col]
-    count_other = rng.integers(1, 3, n_other).astype(np.int64)
-    count_row = rng.integers(1, 3, n_rows).astype(np.int64)
     for k in (1, 2, 3):
         n_calls, rp, ro, rs, cp, cr, cs = class_pair_tiers(ptr, others, inter, size_row, size_other,
                                                            count_row, count_other, k, n_parts)
@@ -602,20 +607,8 @@ def test_tier_stream_in_waves_equals_twin_and_counts_partners(n_parts):
 
     rng = np.random.default_rng(7 + n_parts)
     n_rows, n_other = 60, 25
-    lists = [np.sort(rng.choice(n_other, size=rng.integers(0, 10), replace=False)) for _ in range(n_rows)]
-    rows = np.repeat(np.arange(n_rows), [x.size for x in lists]).astype(np.int32)
-    others = np.concatenate(lists).astype(np.int32)
-    ptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum([x.size for x in lists], out=ptr[1:])
-    size_row = rng.integers(5, 9, n_rows).astype(np.int64)
-    size_other = rng.integers(5, 9, n_other).astype(np.int64)
-    inter = np.minimum(rng.integers(1, 6, rows.size), np.minimum(size_row[rows], size_other[others]))
-    inter = inter.astype(np.uint16)
-    tptr = np.zeros(n_other + 1, np.int64)
-    np.cumsum(np.bincount(others, minlength=n_other), out=tptr[1:])
-    by_col = np.argsort(others, kind="stable")
-    count_other = rng.integers(1, 4, n_other).astype(np.int64)
-    count_row = rng.integers(1, 4, n_rows).astype(np.int64)
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
+        _random_class_pairs(rng, n_rows, n_other, 10, 4)
     for k in (1, 2, 3):
         stream = TierStream(size_row, size_other, count_row, count_other, k, n_parts)
         order = rng.permutation(n_rows)

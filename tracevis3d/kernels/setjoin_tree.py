@@ -121,25 +121,16 @@ def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=N
 
 
 @njit(cache=True, nogil=True)
-def _compact_wave_rows(out_q, out_i, cap, written, rows, ptr):
+def _compact_wave_rows(out_q, out_i, cap, written, rows, ptr, seen):
     """In place: the header-led rows of the chunk slices ``out_q[c*cap : c*cap+written[c]]``
-    become one CSR at the front of out_q / out_i (a safe forward copy: the write position
-    never passes the read position); ``rows[i]`` = the A row of CSR row i, ``ptr`` its
-    offsets.  Returns (rows written, pairs)."""
+    become one CSR at the front of out_q / out_i (`_compact_headed_chunk`, chunk by chunk);
+    ``rows[i]`` = the A row of CSR row i, ``ptr`` its offsets (``seen`` marks the rows met,
+    unread here: a wave's unmatched rows are not listed).  Returns (rows written, pairs)."""
     dst = 0
     nr = 0
     for c in range(written.shape[0]):
         j0 = c * cap
-        for j in range(j0, j0 + written[c]):
-            q = out_q[j]
-            if q < 0:
-                rows[nr] = -q - 1
-                ptr[nr] = dst
-                nr += 1
-            else:
-                out_q[dst] = q
-                out_i[dst] = out_i[j]
-                dst += 1
+        dst, nr = _compact_headed_chunk(out_q, out_i, j0, j0 + written[c], dst, nr, rows, ptr, seen)
     ptr[nr] = dst
     return nr, dst
 
@@ -360,6 +351,7 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
     out_i, map_i = _lazy_empty(n_chunks * cap, odt)
     rows = np.empty(na, np.int64)
     ptr = np.empty(na + 1, np.int64)
+    seen = np.zeros(na, np.bool_)
     pos = np.zeros(n_chunks, np.int64)
     skip = np.zeros(n_chunks, np.int64)
     row_n = np.zeros(na, np.int64)
@@ -371,7 +363,7 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
         t0 = time.perf_counter()
         pos, skip, written = _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n)
         t_compact -= time.perf_counter()
-        nr, m = _compact_wave_rows(out_q, out_i, cap, written, rows, ptr)
+        nr, m = _compact_wave_rows(out_q, out_i, cap, written, rows, ptr, seen)
         t1 = time.perf_counter()
         t_compact += t1
         if nr:
