@@ -115,6 +115,12 @@ def lighten(rgb, f) -> np.ndarray:
     return oklab_to_linear_srgb(lab * (1 - f) + white * f)
 
 
+def darker(rgb, f: float = 0.8) -> np.ndarray:
+    """Linear-sRGB colours with their OKLab lightness scaled by ``f`` (hue and chroma kept):
+    for text and thin lines in a colour, readable on white."""
+    return oklab_to_linear_srgb(linear_srgb_to_oklab(np.atleast_2d(np.asarray(rgb, np.float64))) * np.array([f, 1.0, 1.0]))
+
+
 def relative_luminance(rgb) -> np.ndarray:
     """WCAG relative luminance of linear-sRGB colours."""
     rgb = np.atleast_2d(np.asarray(rgb, np.float64))

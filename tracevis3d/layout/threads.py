@@ -281,7 +281,7 @@ def lane_band_layer(ring, place, lane_rgb):
 
 def lane_text_materials(lane_rgb) -> dict:
     """Text materials in the thread colours, darkened for contrast on white."""
-    dark = palette.oklab_to_linear_srgb(palette.linear_srgb_to_oklab(lane_rgb) * np.array([0.8, 1.0, 1.0]))
+    dark = palette.darker(lane_rgb)
     return {f"TV3D_lane_text{k:02d}": MaterialSpec(f"TV3D_lane_text{k:02d}", tuple(float(c) for c in col) + (1.0,),
                                                    kind="text", cushion=False, from_attribute=False)
             for k, col in enumerate(dark)}
@@ -390,14 +390,12 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     middle = anchors[idx] + shift[:, None] * text_basis(to_cam)[0][None]
     plate_size = np.stack([width + 2 * NAME_PAD_EM * size, np.full(idx.size, 1e-3) * size,
                            (ASCENT + DESCENT + 2 * NAME_PAD_EM) * size], 1)
-    lift = 0.0
     if not cam.orthographic:  # towards the camera: the same place and size in the image
-        lift = NAME_LIFT
         eye = np.asarray(cam.location, np.float64)
-        anchor = eye + (anchor - eye) * (1.0 - lift)
-        middle = eye + (middle - eye) * (1.0 - lift + PLATE_BEHIND)
-        size = size * (1.0 - lift)
-        plate_size = plate_size * (1.0 - lift + PLATE_BEHIND)
+        anchor = eye + (anchor - eye) * (1.0 - NAME_LIFT)
+        middle = eye + (middle - eye) * (1.0 - NAME_LIFT + PLATE_BEHIND)
+        size = size * (1.0 - NAME_LIFT)
+        plate_size = plate_size * (1.0 - NAME_LIFT + PLATE_BEHIND)
     else:
         middle = middle - np.asarray(to_cam, np.float64) / np.linalg.norm(to_cam) * 0.05 * size[:, None]
     on = plated[idx]
@@ -746,8 +744,9 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     layers = clayers[:1] + layers + [band] + clayers[1:]
     for m in (cmats, bmats, lane_text_materials(lane_rgb), wall_mats):
         mats.update(m)
+    flow_mats = threads_flows.flow_materials(lane_rgb)
     flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world,
-                                                       lane_rgb, focus_lane)
+                                                       flow_mats, focus_lane)
     label_sets = []
     if params.show_labels:
         behind = project(cam, flows.centres.reshape(-1, 3).astype(np.float64), res) if flows is not None else None
@@ -763,7 +762,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     label_sets += wall_labels
     if flows is not None:
         layers.append(flows)
-        mats.update({m: spec for m, spec in threads_flows.flow_materials(lane_rgb).items() if m in flows.materials})
+        mats.update(flow_mats)
     cut = threads_cutaway(params, sel, d, ring, place, comp, cam, res)
     sw_rgb = all_rgb[used] if used else np.zeros((0, 3))
     sw_names = [f"TV3D_lg{k:02d}" for k in range(len(sw_rgb))]

@@ -83,21 +83,20 @@ def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
 
 
 def flow_materials(lane_rgb) -> dict:
-    """One tube material per thread: its colour, darkened as the thread names are."""
-    from .palette import linear_srgb_to_oklab, oklab_to_linear_srgb
+    """One tube material per thread (lane order): its colour, darkened as the thread names are."""
+    from .palette import darker
     from .spec import MaterialSpec
 
-    dark = oklab_to_linear_srgb(linear_srgb_to_oklab(np.asarray(lane_rgb, np.float64)) * np.array([0.8, 1.0, 1.0]))
     return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}", tuple(float(c) for c in col) + (1.0,),
                                                    kind="tube", cushion=False, gloss=0.3, from_attribute=False)
-            for k, col in enumerate(np.clip(dark, 0.0, 1.0))}
+            for k, col in enumerate(np.clip(darker(lane_rgb), 0.0, 1.0))}
 
 
-def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float, lane_rgb=None,
-                      focus_lane: int = 0) -> tuple:
+def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float, lane_materials: dict,
+                      focus_lane: int) -> tuple:
     """(tube layer or None, info) of the flows in the thread view (module docstring); each
-    arc in the colour of the thread it reaches (``lane_rgb``; the focused thread's for an
-    end on the icicle), with the materials of `flow_materials`."""
+    arc in the material of the thread it reaches (``lane_materials``, one per lane in lane
+    order: `flow_materials`; the focused thread's for an end on the icicle)."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
     info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
@@ -130,11 +129,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-12)
     p1 = mid + towards * (0.25 * length + 4 * px_world)[:, None]  # bowed towards the camera
     info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
-    if lane_rgb is None:
-        return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world), info
     to_key = kb[first[keep]]
     lane = np.where(to_key >= 1, to_key - 1, focus_lane).astype(np.int32)
-    mats = flow_materials(lane_rgb)
-    names = list(mats)
-    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world, lane, names,
-                      np.asarray([mats[names[k]].color[:3] for k in lane.tolist()], np.float32).reshape(m, 3)), info
+    lane_rgb = np.array([spec.color[:3] for spec in lane_materials.values()], np.float32).reshape(-1, 3)
+    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world, lane, list(lane_materials), lane_rgb[lane]), info
