@@ -252,6 +252,23 @@ def test_process_instants_stand_over_their_process_and_follow_it_through_subsets
     assert by[3][0] <= min(by[1][0], by[2][0]) + 1e-6 and by[3][1] >= max(by[1][1], by[2][1]) - 1e-6
     assert by[0][1] - by[0][0] < by[1][1] - by[1][0]
 
+    # a process whose lanes are not adjacent (200 between 100's): a bar over each run of its
+    # lanes, none over the other process's lane
+    t2 = tracevis3d.Trace(**{k: getattr(t, k) for k in t.__dataclass_fields__})
+    t2.thread_pid = np.array([100, 200, 100], np.int64)
+    spec2 = icicle_layout(t2, IcicleParams(resolution=(960, 540), fold="none"))
+    inst2 = spec2.layer("instants")
+    lanes2 = spec2.meta["lane_threads"]
+    assert lanes2 == [0, 1, 2], lanes2
+    zl = inst2.positions[:, 2] - inst2.scales[:, 2] / 2
+    zh = inst2.positions[:, 2] + inst2.scales[:, 2] / 2
+    side_of = inst2.attributes["side_index"]
+    bars_100 = [(float(zl[j]), float(zh[j])) for j in np.flatnonzero(side_of == 1)]
+    (p200,) = [(float(zl[j]), float(zh[j])) for j in np.flatnonzero(side_of == 2)]
+    assert len(bars_100) == 2, bars_100
+    for lo, hi in bars_100:  # neither crosses process 200's lane
+        assert hi <= p200[0] + 1e-6 or lo >= p200[1] - 1e-6, (bars_100, p200)
+
     only = t.subset(thread=[2])
     assert sorted(only.instant_names[k] for k in only.instant_name) == ["global", "proc200"]
     assert sorted(only.instant_pid.tolist()) == [100, 200]
