@@ -36,6 +36,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import side_tracks as side
+from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
@@ -281,7 +282,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     title = trace_title(trace, sel, params)
     tracks = st.tracks
     n_flows = side.flows_in_window(tr, t0, t1) if params.show_flows else 0
-    n_instants = side.instants_in_window(sel, t0, t1) if params.show_instants else 0
+    n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
@@ -318,7 +319,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         materials.update(below_mats)
         side_meta.update(below_meta)
     flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1)
-    instants, side_meta["n_instant_markers"] = side.instant_markers(sel, frame, params, t0, t1)
+    instants, side_meta["n_instant_markers"] = instant_markers(sel, frame, params, t0, t1)
     side_meta.update(flow_info)
     cut = figure_cutaway(params, sel, st.drawn, frame)
     if cut is not None:

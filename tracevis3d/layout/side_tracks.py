@@ -1,6 +1,6 @@
 """What a trace carries besides its calls, on the icicle's clock (issue 25; bpy-free):
-statistics tracks of counters under the lanes, flows as arcs between the calls they bind,
-instants as markers on their lanes.
+statistics tracks of counters under the lanes, flows as arcs between the calls they bind;
+instants as markers on their lanes are `layout.instants`.
 
 The execution-visualization survey (seed 003, Sec. 3.1, 4.3) names the combination:
 *statistics* (values over time) under the *actions* (calls) and the *relationships*
@@ -14,8 +14,8 @@ The execution-visualization survey (seed 003, Sec. 3.1, 4.3) names the combinati
   block below the lanes and the time axis) and their boxes, names and ranges;
 - `flow_arcs`: flows bound to calls, bundled per pixel cell of both ends, as arcs in front
   of the lanes, their width by how many flows they carry;
-- `instant_markers`: thin upright markers at each instant (a thread's on its lane, a
-  process's or the global ones across every lane).
+- `layout.instants.instant_markers`: thin upright markers at each instant (a thread's on
+  its lane, a process's over its lanes, a global one across every lane).
 
 Every element carries the attributes ``tv3d_kind`` (`SIDE_KINDS`) and ``side_index`` (the
 series, the first flow of an arc, the instant), so picking can report it.
@@ -42,8 +42,6 @@ MAX_FLOW_ARCS = 600
 FLOW_SAMPLES = 16
 FLOW_RGB = (0.16, 0.20, 0.45)
 INSTANT_RGB = (0.85, 0.33, 0.05)
-MAX_INSTANTS = 2000
-INSTANT_LEVELS = 2.5  # a thread's instant marker, in levels
 TRACK_RGB = ((0.16, 0.42, 0.55), (0.42, 0.30, 0.58), (0.30, 0.50, 0.22), (0.62, 0.40, 0.14),
              (0.55, 0.22, 0.34), (0.20, 0.45, 0.45))
 
@@ -476,95 +474,6 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
                      sides=4, face_colors=False, cross_section="normal")
 
 
-def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str = ""):
-    """(instance layer or None, count) of the instants inside the window: a thin upright tick
-    in front of its thread's lane (`INSTANT_LEVELS` from the lane's base), a bar over the
-    lanes of its process for a process's instant (one per run of adjacent lanes of that
-    process: never over another process's lanes), over every lane for a global one; at most
-    `MAX_INSTANTS` (one per pixel column and lane or run of lanes)."""
-    tr = sel.trace
-    if not params.show_instants or tr.instant_ts.size == 0:
-        return None, 0
-    ts = tr.instant_ts
-    inst, group, run_of_lane = _instant_groups(sel)
-    z_lo, z_hi = _group_heights(frame, run_of_lane)
-    ok = (ts[inst] >= t0) & (ts[inst] <= t1)
-    inst, group = inst[ok], group[ok]
-    if inst.size == 0:
-        return None, 0
-    px = float(np.median(frame.px))
-    x = (ts[inst] - t0) * frame.scale_t
-    _, first = np.unique(np.stack([np.floor(x / px), group], 1).astype(np.int64), axis=0, return_index=True)
-    first = np.sort(first)[:MAX_INSTANTS]
-    ii, x, g = inst[first], x[first], group[first]
-    z0, z1 = z_lo[g], z_hi[g]
-    n = ii.size
-    pos = np.stack([x, np.full(n, -0.5 * px), (z0 + z1) / 2], 1).astype(np.float32)
-    sc = np.stack([np.full(n, 1.5 * px), np.full(n, px), z1 - z0], 1).astype(np.float32)
-    col = np.tile(np.array(INSTANT_RGB + (1.0,), np.float32), (n, 1))
-    layer = InstanceLayer(f"{name_prefix}instants", pos, sc, col, np.zeros(n, np.int32), ["TV3D_instant"],
-                          {"call_index": np.full(n, -1, np.int32),
-                           "tv3d_kind": np.full(n, SIDE_KINDS["instant"], np.int32),
-                           "side_index": ii.astype(np.int32)})
-    return layer, int(n)
-
-
-def _instant_groups(sel) -> tuple:
-    """Where the instants stand: (instant, group) pairs -- one per marker: a thread's instant
-    on its lane (group k), a process's instant on each run of adjacent lanes of its process
-    (group ``n_lanes + r``), a global one over every lane (``n_lanes + n_runs``); instants
-    whose thread or process has no lane get none -- and the run of each lane (runs: maximal
-    sequences of adjacent lanes of one process)."""
-    tr = sel.trace
-    n_lanes = int(sel.lane_threads.size)
-    lane_of_thread = np.full(max(tr.n_threads, 1), -1, np.int64)
-    lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
-    lane_pid = np.asarray(tr.thread_pid, np.int64)[sel.lane_threads]
-    new_run = np.ones(n_lanes, bool)
-    new_run[1:] = lane_pid[1:] != lane_pid[:-1]
-    run_of_lane = np.cumsum(new_run) - 1
-    run_pid = lane_pid[new_run]
-    n_runs = int(run_pid.size)
-    th, scope, pid = tr.instant_thread, tr.instant_scope, tr.instant_pid
-    on_thread = th >= 0
-    t_inst = np.flatnonzero(on_thread)
-    t_group = lane_of_thread[th[t_inst]]
-    inst, group = [t_inst[t_group >= 0]], [t_group[t_group >= 0]]
-    if n_runs:
-        # a process's instants: one marker per run of its process (runs sorted by pid)
-        by_pid = np.argsort(run_pid, kind="stable")
-        sorted_pid = run_pid[by_pid]
-        p_inst = np.flatnonzero(~on_thread & (scope != ord("g")))
-        lo = np.searchsorted(sorted_pid, pid[p_inst], "left")
-        hi = np.searchsorted(sorted_pid, pid[p_inst], "right")
-        count = hi - lo
-        inst.append(np.repeat(p_inst, count))
-        within = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-        group.append(n_lanes + by_pid[np.repeat(lo, count) + within])
-        g_inst = np.flatnonzero(~on_thread & (scope == ord("g")))
-        inst.append(g_inst)
-        group.append(np.full(g_inst.size, n_lanes + n_runs, np.int64))
-    return np.concatenate(inst).astype(np.int64), np.concatenate(group).astype(np.int64), run_of_lane
-
-
-def _group_heights(frame, run_of_lane: np.ndarray) -> tuple:
-    """(bottom, top) of every `_instant_groups` group: a tick `INSTANT_LEVELS` tall from a
-    lane's base; the span of a run of a process's lanes; the span of all lanes."""
-    n_lanes = run_of_lane.size
-    n_runs = int(run_of_lane.max()) + 1 if n_lanes else 0
-    base = np.asarray(frame.z_base, np.float64)[:n_lanes]
-    top = base + np.asarray(frame.lane_heights, np.float64)[:n_lanes]
-    z_lo = np.full(n_lanes + n_runs + 1, np.inf)
-    z_hi = np.full(n_lanes + n_runs + 1, -np.inf)
-    z_lo[:n_lanes] = base
-    z_hi[:n_lanes] = np.minimum(base + INSTANT_LEVELS * frame.h, top)
-    np.minimum.at(z_lo, n_lanes + run_of_lane, base)
-    np.maximum.at(z_hi, n_lanes + run_of_lane, top)
-    if n_lanes:
-        z_lo[-1], z_hi[-1] = base.min(), top.max()
-    return z_lo, z_hi
-
-
 def side_materials() -> dict:
     return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (1.0,), kind="tube", cushion=False, gloss=0.3),
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
@@ -576,16 +485,6 @@ def flows_in_window(tr, t0: float, t1: float) -> int:
         return 0
     f, g = tr.flow_from, tr.flow_to
     return int(((tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)).sum())
-
-
-def instants_in_window(sel, t0: float, t1: float) -> int:
-    """Instants inside [t0, t1] that `instant_markers` places (their lane or process shown)."""
-    tr = sel.trace
-    if tr.instant_ts.size == 0:
-        return 0
-    inst = np.unique(_instant_groups(sel)[0])
-    ts = tr.instant_ts[inst]
-    return int(((ts >= t0) & (ts <= t1)).sum())
 
 
 def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
