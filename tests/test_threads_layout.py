@@ -163,9 +163,6 @@ def test_thread_names_do_not_overlap_and_long_end_names_keep_the_ring_large():
     3113936 (python3.8)"): every placed thread name lies inside the image, off the legend and
     off every other name; the focused thread is named; and the long names at the ends no
     longer shrink the semicircle (its room beside the ends is capped at SIDE_NAME_EM)."""
-    from tracevis3d.layout.camera import project
-    from tracevis3d.layout.text import ASCENT, DESCENT, text_width
-
     t = tracevis3d.synthetic(4000, threads=8, seed=5)
     short = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
     t.thread_names = [f"python3.8: thread {3113936 + 977 * k} (python3.8)" for k in range(t.n_threads)]
@@ -173,21 +170,49 @@ def test_thread_names_do_not_overlap_and_long_end_names_keep_the_ring_large():
     lab = spec.labels
     lanes = [j for j, k in enumerate(lab.kind) if k == "lane"]
     assert t.thread_names[spec.meta["focus_thread"]] in [lab.texts[j] for j in lanes]
-    px = project(spec.camera, lab.anchors[lanes].astype(np.float64), spec.resolution)
-    # the size in pixels from two points one text size apart (the anchor's own depth)
-    up = lab.anchors[lanes].astype(np.float64) + np.array([0.0, 0.0, 1.0]) * lab.sizes[lanes, None]
-    h = np.abs(project(spec.camera, up, spec.resolution)[:, 1] - px[:, 1])
-    boxes = []
-    for i, j in enumerate(lanes):
-        w = text_width(lab.texts[j]) * h[i]
-        x0 = px[i, 0] - (w if lab.align[j] == 2 else 0.5 * w if lab.align[j] == 1 else 0.0)
-        boxes.append((x0, px[i, 1] - ASCENT * h[i], x0 + w, px[i, 1] + DESCENT * h[i]))
+    boxes = _label_boxes(spec, lanes)
     for a, b in enumerate(boxes):
         assert b[0] >= 0 and b[1] >= 0 and b[2] <= 1280 and b[3] <= 720, (lab.texts[lanes[a]], b)
         for c in boxes[a + 1:]:
             assert not (b[0] + 1 < c[2] and c[0] + 1 < b[2] and b[1] + 1 < c[3] and c[1] + 1 < b[3]), (b, c)
     # the semicircle is as large with long names as with short ones (within 15 %)
     assert _ring_px(spec) >= 0.85 * _ring_px(short), (_ring_px(spec), _ring_px(short))
+
+
+def _label_boxes(spec, which) -> list:
+    """Pixel boxes (x0, y0, x1, y1) of the labels ``which`` (upright text facing the camera)."""
+    from tracevis3d.layout.camera import project
+    from tracevis3d.layout.text import ASCENT, DESCENT, text_width
+
+    lab = spec.labels
+    px = project(spec.camera, lab.anchors[which].astype(np.float64), spec.resolution)
+    # the size in pixels from two points one text size apart (the anchor's own depth)
+    up = lab.anchors[which].astype(np.float64) + np.array([0.0, 0.0, 1.0]) * lab.sizes[which, None]
+    h = np.abs(project(spec.camera, up, spec.resolution)[:, 1] - px[:, 1])
+    boxes = []
+    for i, j in enumerate(which):
+        w = text_width(lab.texts[j]) * h[i]
+        x0 = px[i, 0] - (w if lab.align[j] == 2 else 0.5 * w if lab.align[j] == 1 else 0.0)
+        boxes.append((x0, px[i, 1] - ASCENT * h[i], x0 + w, px[i, 1] + DESCENT * h[i]))
+    return boxes
+
+
+def test_thread_names_stay_under_the_icicle(threads_trace_path):
+    """The semicircle is sized by where its bars reach (a deep call rises only over its own
+    angles, `ring_extent`), so it may come up to the icicle, and a name stands just outside
+    the bars where it is (`lane_outline`): the threads' names stay under the icicle's time
+    axis (a name once stood on the axis of the real sympy pool trace)."""
+    # the synthetic ones put a name on the axis without the icicle's keep-out (checked)
+    for t in (tracevis3d.load(threads_trace_path), tracevis3d.synthetic(20000, threads=3, seed=3),
+              tracevis3d.synthetic(20000, threads=6, seed=2)):
+        spec = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
+        lab = spec.labels
+        names = [j for j, m in enumerate(lab.material) if m.startswith("TV3D_lane_text")]
+        axis = [j for j, k in enumerate(lab.kind) if k == "axis"]
+        assert names and axis
+        axis_bottom = max(b[3] for b in _label_boxes(spec, axis))
+        for j, b in zip(names, _label_boxes(spec, names)):
+            assert b[1] >= axis_bottom, (lab.texts[j], b, axis_bottom)
 
 
 def _ring_px(spec) -> float:
@@ -197,3 +222,60 @@ def _ring_px(spec) -> float:
     o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["outer_radius"]
     px = project(spec.camera, np.stack([o - [r, 0.0, 0.0], o + [r, 0.0, 0.0]]), spec.resolution)
     return float(px[1, 0] - px[0, 0])
+
+
+def _drawn_bars(seed, n_lanes=3, n=400):
+    """A ring of ``n_lanes`` lanes over [0, 1000] µs and random bars on it (the fields of
+    `geometry.Drawn` that `lane_outline` and `ring_extent` read)."""
+    from types import SimpleNamespace
+
+    from tracevis3d.layout.ring import make_ring
+
+    rng = np.random.default_rng(seed)
+    ring = make_ring(n_lanes, np.full(n_lanes, 12.0), 1, 2.0, 9.0, 0.0, 1000.0)
+    start = rng.uniform(-50.0, 1000.0, n)
+    d = SimpleNamespace(lane=rng.integers(0, n_lanes, n), start=start, end=start + rng.exponential(60.0, n),
+                        level_bottom=rng.integers(0, 12, n).astype(np.float64), level_height=rng.uniform(0.5, 1.0, n))
+    return ring, d
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lane_outline_matches_twin(seed):
+    """Each lane's outline bin holds the largest outer radius of the bars that touch it (a
+    bar over fractions [f0, f1] of its section touches bin j of B when f0 < (j+1)/B and
+    f1 ≥ j/B), the zero circle where none does: brute force over bins and bars."""
+    from tracevis3d.layout.ring import BAR_FILL
+    from tracevis3d.layout.threads import lane_outline
+
+    ring, d = _drawn_bars(seed)
+    bins = 16
+    got = lane_outline(ring, d, bins)
+    for k in range(ring.a0.size):
+        for j in range(bins):
+            want = ring.zero_radius
+            for i in range(d.lane.size):
+                w = ring.a1[k] - ring.a0[k]
+                f0 = (ring.angle(k, d.start[i]) - ring.a0[k]) / w
+                f1 = (ring.angle(k, d.end[i]) - ring.a0[k]) / w
+                if d.lane[i] == k and (f0 < (j + 1) / bins or j == bins - 1) and (f1 >= j / bins or j == 0):
+                    want = max(want, ring.zero_radius + d.level_bottom[i] + BAR_FILL * d.level_height[i])
+            assert got[k, j] == pytest.approx(want), (k, j)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ring_extent_of_the_drawn_bars_matches_sampling(seed):
+    """The drawn semicircle's height, left and right reach (ring units from its centre): at
+    least every bar's outer edge sampled densely over its own angles, and no more than the
+    densest sampling finds (the exact maximum of r·|sin a|, −r·cos a, r·cos a)."""
+    from tracevis3d.layout.ring import BAR_FILL
+    from tracevis3d.layout.threads import ring_extent
+
+    ring, d = _drawn_bars(seed)
+    up, left, right = ring_extent(ring, d)
+    r = ring.zero_radius + d.level_bottom + BAR_FILL * d.level_height
+    f = np.linspace(0.0, 1.0, 2001)
+    a = ring.angle(d.lane, d.start)[:, None] + f * (ring.angle(d.lane, d.end) - ring.angle(d.lane, d.start))[:, None]
+    x, y = r[:, None] * np.cos(a), r[:, None] * np.sin(a)
+    for got, sampled in ((up, (-y).max()), (left, (-x).max()), (right, x.max())):
+        sampled = max(float(sampled), ring.zero_radius)
+        assert sampled - 1e-9 <= got <= sampled + 1e-3

@@ -307,7 +307,7 @@ def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
 
 
 def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float,
-                       keep_out=None, behind_px=None):
+                       keep_out=None, behind_px=None, outline=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
 
     Threads in order of importance (the focused one, then by calls); each takes the first
@@ -319,7 +319,9 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     the names already placed.  A thread left without a place is named by its colour in the
     legend.  Returns (labels, white plates or None): a name over any of ``behind_px`` (pixel
     points of what passes behind the names: the flows' arcs) gets a white plate just behind
-    it, where those stop, so it stays readable."""
+    it, where those stop, so it stays readable.  ``outline``: the bars' outer radius per lane
+    and angular bin (`lane_outline`: a name stands just outside the bars where it stands, not
+    outside its lane's deepest call); by default each lane's outer radius throughout."""
     from .labels import place_facing_text, text_basis
 
     n = ring.a0.size
@@ -329,10 +331,18 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     names = list(sel.lane_names)
     gap = NAME_GAP_EM * size_world / place.scale
     outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
-    # the ring's outline in pixels: each lane's outer radius over its own angles
-    outline = np.concatenate([polar(np.linspace(ring.a0[k], ring.a1[k], 12), outer[k], 0.0)
-                              for k in range(n)] + [np.zeros((1, 3))])
-    outline_px = project(cam, place.to_world(outline), res)[:, :2]
+    if outline is None:
+        outline = np.repeat(outer[:, None], 2, axis=1)
+    bins = outline.shape[1]
+
+    def outline_at(k, a):  # the bars' outer radius of lane k at angle a
+        f = (a - ring.a0[k]) / max(ring.a1[k] - ring.a0[k], 1e-12)
+        return outline[k, min(max(int(f * bins), 0), bins - 1)]
+
+    # the ring's outline in pixels: each bin's radius over its angles (in steps, as the bars)
+    edges = [np.linspace(ring.a0[k], ring.a1[k], bins + 1) for k in range(n)]
+    steps = [polar(np.stack([e[:-1], e[1:]], 1).ravel(), np.repeat(outline[k], 2), 0.0) for k, e in enumerate(edges)]
+    outline_px = project(cam, place.to_world(np.concatenate(steps + [np.zeros((1, 3))])), res)[:, :2]
     W, H = res
     margin = 4.0
     boxes: list = [tuple(b) for b in (keep_out or [])]
@@ -342,12 +352,14 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
 
     def candidates(k):
         mid = 0.5 * (ring.a0[k] + ring.a1[k])
-        for a in (mid, ring.a0[k] + 0.25 * (ring.a1[k] - ring.a0[k]), ring.a0[k] + 0.75 * (ring.a1[k] - ring.a0[k])):
-            c = np.cos(a)
-            align = 2 if c < -0.5 else 0 if c > 0.5 else 1
-            for step in range(4) if a == mid else range(1):
-                r = outer[k] + gap + step * 0.6 * sizes[k] / place.scale
-                yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
+        # just outside the bars where the name stands, then outside the lane's deepest bar
+        for base in ((lambda a: outline_at(k, a)), (lambda a: outer[k])):
+            for a in (mid, ring.a0[k] + 0.25 * (ring.a1[k] - ring.a0[k]), ring.a0[k] + 0.75 * (ring.a1[k] - ring.a0[k])):
+                c = np.cos(a)
+                align = 2 if c < -0.5 else 0 if c > 0.5 else 1
+                for step in range(4) if a == mid else range(1):
+                    r = base(a) + gap + step * 0.6 * sizes[k] / place.scale
+                    yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
         left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi
         for row in range(UNDER_ROWS):
             y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
@@ -540,15 +552,55 @@ def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> Icic
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
-def ring_extent(ring) -> tuple:
-    """(height, half width) of the drawn semicircle in ring units: the largest
-    ``(Z + levels) · |sin a|`` and ``(Z + levels) · |cos a|`` over each lane's own angles
-    (a lane reaches its own outer radius only)."""
+def ring_extent(ring, d=None) -> tuple:
+    """(height, left, right) of the drawn semicircle in ring units, measured from its
+    centre.  With the drawn calls ``d``: the largest ``r · |sin a|`` (height), ``−r · cos a``
+    (left) and ``r · cos a`` (right) over every bar (r its outer radius, a over its own
+    angles), at least the zero circle, so a deep call reaches high only where it stands;
+    without: each lane's outer radius over its own angles (a lane reaches its own outer radius
+    only)."""
+    Z = float(ring.zero_radius)
     if not ring.a0.size:
-        return float(ring.zero_radius), float(ring.zero_radius)
-    a = np.linspace(ring.a0, ring.a1, 65)
-    r = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
-    return max(float((r * np.abs(np.sin(a))).max()), 1e-6), max(float((r * np.abs(np.cos(a))).max()), 1e-6)
+        return Z, Z, Z
+    if d is None or not d.lane.size:
+        a = np.linspace(ring.a0, ring.a1, 65)
+        r = Z + np.asarray(ring.lane_levels, np.float64)
+        up, left, right = (r * np.abs(np.sin(a))).max(), (-r * np.cos(a)).max(), (r * np.cos(a)).max()
+    else:
+        r = Z + d.level_bottom + BAR_FILL * d.level_height
+        a0, a1 = ring.angle(d.lane, d.start), ring.angle(d.lane, d.end)
+        # on [π, 2π]: |sin| peaks at 3π/2, −cos falls and cos rises with the angle
+        top = np.where((a0 <= 1.5 * np.pi) & (a1 >= 1.5 * np.pi), 1.0,
+                       np.maximum(np.abs(np.sin(a0)), np.abs(np.sin(a1))))
+        up, left, right = (r * top).max(), (-r * np.cos(a0)).max(), (r * np.cos(a1)).max()
+    return max(float(up), Z), max(float(left), Z), max(float(right), Z)
+
+
+#: angular bins per lane of the drawn outline (`lane_outline`)
+OUTLINE_BINS = 48
+
+
+def lane_outline(ring, d, bins: int = OUTLINE_BINS) -> np.ndarray:
+    """(n_lanes, bins) outer radius of each lane's drawn bars over ``bins`` equal angular bins
+    of its section: the largest ``Z + bottom + BAR_FILL · height`` of the bars ``d`` that touch
+    the bin, the zero circle where none does.  A bar is spread over the bins it covers (the
+    bars of one level of a lane are disjoint, so this is linear in bars + bins × levels)."""
+    n = ring.a0.size
+    out = np.full((n, bins), float(ring.zero_radius))
+    if not n or d is None or not d.lane.size:
+        return out
+    lane = np.asarray(d.lane, np.int64)
+    width = np.maximum(ring.a1 - ring.a0, 1e-12)[lane]
+    f0 = (ring.angle(lane, d.start) - ring.a0[lane]) / width
+    f1 = (ring.angle(lane, d.end) - ring.a0[lane]) / width
+    j0 = np.clip((f0 * bins).astype(np.int64), 0, bins - 1)
+    j1 = np.clip((f1 * bins).astype(np.int64), 0, bins - 1)
+    count = np.maximum(j1 - j0 + 1, 1)
+    first = np.repeat(np.cumsum(count) - count, count)
+    col = np.repeat(j0, count) + np.arange(int(count.sum())) - first
+    r = ring.zero_radius + d.level_bottom + BAR_FILL * d.level_height
+    np.maximum.at(out, (np.repeat(lane, count), col), np.repeat(r, count))
+    return out
 
 
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0
@@ -581,16 +633,16 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
                        us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
     ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
                      sel.t0, sel.t1)
-    # the semicircle's drawn height when its width is what limits it (each lane reaches its
-    # own radius over its own angles: a shallow lane on top leaves room above); the height it
-    # does not take goes to the icicle instead of a gap between the two
-    up_units, side_units = ring_extent(ring)
-    need_px = (0.5 * (W - beside_px) - side_em * tpx) * up_units / side_units
+    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+    # the semicircle's drawn height when its width is what limits it (a bar reaches high only
+    # over its own angles: shallow calls on top leave room above); the height it does not
+    # take goes to the icicle instead of a gap between the two
+    up_units, left_units, right_units = ring_extent(ring, d)
+    need_px = (W - beside_px - 2.0 * side_em * tpx) * up_units / (left_units + right_units)
     if params.show_icicle and 4.0 * tpx <= need_px < radius_px:
         radius_px = need_px
         wall_px = H - radius_px - name_units - axis_px
         ring_px = radius_px + name_units
-    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
     to_cam = view_direction(params.azimuth, params.elevation)
     R_units = ring.outer_radius
     out = SimpleNamespace(ring=ring, fold=fold, drawn=d, wall_layers=[], wall_labels=[], wall_mats={}, st=None,
@@ -613,12 +665,12 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         names_w = name_units * px_w  # world room for the names above the arc
         left = float(np.min(frame.cam_left)) if hasattr(frame, "cam_left") else 0.0
         free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
-        # each lane reaches its own outer radius over its own angles: the shallow lanes leave
-        # room above or beside the semicircle that a larger one can take
-        up_units, side_units = ring_extent(ring)
-        scale = max(min((zb1 - zb0 - names_w) / up_units, (0.5 * free_w - side_em * tpx * px_w) / side_units),
-                    1e-6 / R_units)
-        out.place = RingPlacement((left + 0.5 * free_w, 0.0, zb0 + 0.15 * names_w), scale)
+        # the drawn bars' extent (shallow calls leave room above or beside the semicircle
+        # that a larger one can take), centred across the free width
+        scale = max(min((zb1 - zb0 - names_w) / up_units,
+                        (free_w - 2.0 * side_em * tpx * px_w) / (left_units + right_units)), 1e-6 / R_units)
+        centre = left + 0.5 * free_w + 0.5 * (left_units - right_units) * scale
+        out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale)
         out.ring_block_px = (zb1 - zb0) / px_w
     else:
         out.place = RingPlacement((0.0, 0.0, 0.0), 1.0)
@@ -750,8 +802,12 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     label_sets = []
     if params.show_labels:
         behind = project(cam, flows.centres.reshape(-1, 3).astype(np.float64), res) if flows is not None else None
+        keep_out = [legend_box(plan)] if plan.legend_rows else []
+        if comp.frame is not None:  # the icicle, its names and its time axis above the block of the ring
+            wall_bottom = project(cam, np.array([[place.origin[0], 0.0, comp.frame.below[1]]]), res)[0, 1]
+            keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
         names, plates = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
-                                           px_world, [legend_box(plan)] if plan.legend_rows else [], behind)
+                                           px_world, keep_out, behind, lane_outline(ring, d))
         label_sets.append(names)
         if plates is not None:
             layers.append(plates)
