@@ -351,16 +351,16 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     R = float(outer.max()) + gap
 
     def candidates(k):
-        mid = 0.5 * (ring.a0[k] + ring.a1[k])
-        # just outside the bars where the name stands, then outside the lane's deepest bar
-        for base in ((lambda a: outline_at(k, a)), (lambda a: outer[k])):
-            for a in (mid, ring.a0[k] + 0.25 * (ring.a1[k] - ring.a0[k]), ring.a0[k] + 0.75 * (ring.a1[k] - ring.a0[k])):
+        # just outside the bars where the name stands (its section's middle, then points
+        # further from it), then outside the lane's deepest bar
+        for base, spots in (((lambda a: outline_at(k, a)), NEAR_SPOTS), ((lambda a: outer[k]), (0.5, 0.25, 0.75))):
+            for i, a in enumerate(ring.a0[k] + np.asarray(spots) * (ring.a1[k] - ring.a0[k])):
                 c = np.cos(a)
                 align = 2 if c < -0.5 else 0 if c > 0.5 else 1
-                for step in range(4) if a == mid else range(1):
+                for step in range(4) if i == 0 else range(1):  # the middle: up to three lines further out
                     r = base(a) + gap + step * 0.6 * sizes[k] / place.scale
                     yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
-        left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi
+        left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi  # its section's middle
         for row in range(UNDER_ROWS):
             y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
             yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0
@@ -576,6 +576,8 @@ def ring_extent(ring, d=None) -> tuple:
     return max(float(up), Z), max(float(left), Z), max(float(right), Z)
 
 
+#: where along its section (fractions) a thread's name is tried just outside the bars
+NEAR_SPOTS = (0.5, 0.25, 0.75, 0.375, 0.625, 0.125, 0.875)
 #: angular bins per lane of the drawn outline (`lane_outline`)
 OUTLINE_BINS = 48
 
@@ -667,7 +669,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
         # the drawn bars' extent (shallow calls leave room above or beside the semicircle
         # that a larger one can take), centred across the free width
-        scale = max(min((zb1 - zb0 - names_w) / up_units,
+        scale = max(min((zb1 - zb0 - 0.5 * names_w) / up_units,
                         (free_w - 2.0 * side_em * tpx * px_w) / (left_units + right_units)), 1e-6 / R_units)
         centre = left + 0.5 * free_w + 0.5 * (left_units - right_units) * scale
         out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale)
