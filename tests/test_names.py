@@ -123,6 +123,12 @@ TABLE = [
     ("_LoaderBasics.exec_module", _FBX, "importlib._bootstrap_external", "_LoaderBasics.exec_module",
      "_LoaderBasics.exec_module"),
     ("thread (12099): writer", "", "", "thread (12099): writer", "thread (12099): writer"),
+    # a name qualified by its file's module already (synthetic traces, tools that write the
+    # full name and the file): the module once stood twice ("app.__main__.app.__main__.main")
+    ("app.__main__.main", "/src/app/__main__.py", "app.__main__", "main", "main"),
+    ("threading.Thread.run", "threading.py", "threading", "Thread.run", "Thread.run"),
+    ("pkg.mod.Class.method", "/src/pkg/mod.py", "pkg.mod", "Class.method", "Class.method"),
+    ("pkg.modular.f", "/src/pkg/mod.py", "pkg.mod", "pkg.modular.f", "pkg.modular.f"),  # not a prefix
     # --- PyTorch profiler (../shared/realdata/hta-trace-diff) and its python_function format
     ("aten::zeros", "", "aten", "zeros", "zeros"),
     ("fbgemm::bounds_check_indices", "", "fbgemm", "bounds_check_indices", "bounds_check_indices"),

@@ -332,7 +332,10 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     if file:
         mod = module_from_file(file)
         if mod and not _PYSPY_THREAD.match(name):
-            return _make(name, file, line, mod, name)
+            # a name already qualified by that module ("app.__main__.main" in app/__main__.py,
+            # as other tools and the synthetic traces write) is not prefixed with it again
+            qual = name[len(mod) + 1:] if name.startswith(mod + ".") and len(name) > len(mod) + 1 else name
+            return _make(qual.rsplit(".", 1)[-1] if qual != name else name, file, line, mod, qual)
     m = _METHOD_OF.match(name)
     if m:
         mod, typ = _owner_module(m.group("cls"))
