@@ -216,6 +216,19 @@ def _json_default(o):
     return str(o)
 
 
+#: files at least this large are memory-mapped by default (`load_native`): the size from which
+#: a copy costs more memory than a machine spares lightly (a 10^7-call trace is ~450 MB)
+MAP_FROM_BYTES = 256 << 20
+
+
+def _file_size(path) -> int:
+    """The size of the file at ``path``, 0 where it cannot be read (the open says why)."""
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
 def load_native(path, *, limits: Limits | None = None, source: str | None = None, mmap: bool | None = None,
                 window: tuple | None = None) -> Trace:
     """Read a native file (a path, or a seekable binary file object) into a
@@ -227,8 +240,12 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     Anything else is a `TraceFormatError` naming the file and the member or
     invariant.  (Members are not CRC-checked: the structure is, completely.)
 
-    ``mmap`` (a path only; default: everywhere but Windows, where a mapped file could not be
-    replaced by a later save): the arrays are the file's own bytes, mapped copy-on-write instead
+    ``mmap`` (a path only; default: files of `MAP_FROM_BYTES` or more, or over ``max_bytes``, everywhere but
+    Windows, where a mapped file could not be replaced by a later save; smaller files are
+    read, because a mapped file that another program cuts short in place kills the process
+    with SIGBUS when a page past the new end is touched, and no handler can turn that into
+    an error -- our own saves replace the file, which a mapping outlives): the arrays are
+    the file's own bytes, mapped copy-on-write instead
     of read into memory: opening costs no copy, the pages are read when used and belong to
     the page cache (the system can drop them again), so a file larger than the memory can
     be opened (``max_bytes`` then bounds its header, the part read, not the file); ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
@@ -236,7 +253,9 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     if mmap is None:
-        mmap = os.name != "nt"
+        # large files, and those over the read limit (they could not be read at all)
+        mmap = os.name != "nt" and not hasattr(path, "read") and \
+            _file_size(path) >= min(MAP_FROM_BYTES, lim.max_bytes + 1)
     try:
         trace = _load_native(path, lim, source, mmap)
         return trace if window is None else trace.subset(time_window=window)
