@@ -264,18 +264,25 @@ def test_lane_outline_matches_twin(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_ring_extent_of_the_drawn_bars_matches_sampling(seed):
-    """The drawn semicircle's height, left and right reach (ring units from its centre): at
-    least every bar's outer edge sampled densely over its own angles, and no more than the
-    densest sampling finds (the exact maximum of r·|sin a|, −r·cos a, r·cos a)."""
+    """The drawn semicircle's height, left and right reach (ring units from its centre) from
+    the bars' outline: at least every bar's outer edge sampled densely over its own angles,
+    and no more than the same sampling widened by one outline bin (the outline's grain)."""
     from tracevis3d.layout.ring import BAR_FILL
-    from tracevis3d.layout.threads import ring_extent
+    from tracevis3d.layout.threads import lane_outline, ring_extent
 
     ring, d = _drawn_bars(seed)
-    up, left, right = ring_extent(ring, d)
+    bins = 48
+    up, left, right = ring_extent(ring, lane_outline(ring, d, bins))
     r = ring.zero_radius + d.level_bottom + BAR_FILL * d.level_height
     f = np.linspace(0.0, 1.0, 2001)
-    a = ring.angle(d.lane, d.start)[:, None] + f * (ring.angle(d.lane, d.end) - ring.angle(d.lane, d.start))[:, None]
-    x, y = r[:, None] * np.cos(a), r[:, None] * np.sin(a)
-    for got, sampled in ((up, (-y).max()), (left, (-x).max()), (right, x.max())):
-        sampled = max(float(sampled), ring.zero_radius)
-        assert sampled - 1e-9 <= got <= sampled + 1e-3
+
+    def reach(widen):
+        a0, a1 = ring.angle(d.lane, d.start), ring.angle(d.lane, d.end)
+        step = widen * (ring.a1 - ring.a0)[d.lane] / bins
+        a0, a1 = np.maximum(a0 - step, ring.a0[d.lane]), np.minimum(a1 + step, ring.a1[d.lane])
+        a = a0[:, None] + f * (a1 - a0)[:, None]
+        x, y = r[:, None] * np.cos(a), r[:, None] * np.sin(a)
+        return [max(float(v), ring.zero_radius) for v in ((-y).max(), (-x).max(), x.max())]
+
+    for got, lo, hi in zip((up, left, right), reach(0.0), reach(1.0)):
+        assert lo - 1e-9 <= got <= hi + 1e-6

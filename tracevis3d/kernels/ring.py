@@ -100,3 +100,30 @@ def ribbon_mesh(left, right):
             quads[f, 0], quads[f, 1], quads[f, 2], quads[f, 3] = b + j, b + s + j, b + s + j + 1, b + j + 1
             face[f] = i
     return verts, quads, face
+
+
+@njit(cache=True, nogil=True)
+def lane_outline_radii(lane, start, end, bottom, height, n_lanes, t0, t1, zero_radius, fill, bins):
+    """(n_lanes, bins) float64: the outline of a ring of bended icicles (SyncTrace IV-B).
+
+    A lane's section is cut into ``bins`` equal angular bins; a bar over the times [s, e]
+    covers the fractions f = (clamp(t, t0, t1) − t0) / (t1 − t0) of its section, i.e. the
+    bins ⌊f(s)·B⌋ … ⌊f(e)·B⌋ (clamped to [0, B − 1]), and reaches the outer radius
+    Z + bottom + fill · height.  Each bin holds the largest radius of the bars that cover it,
+    Z where none does.  Linear in bars + bins × levels (a lane's bars of one level are
+    disjoint, so they cover each bin at most once per level, plus their end bins)."""
+    out = np.full((n_lanes, bins), zero_radius)
+    span = max(t1 - t0, 1e-300)
+    for i in range(lane.shape[0]):
+        k = lane[i]
+        if k < 0 or k >= n_lanes:
+            continue
+        j0 = int(bins * (min(max(start[i], t0), t1) - t0) / span)
+        j1 = int(bins * (min(max(end[i], t0), t1) - t0) / span)
+        j0 = min(max(j0, 0), bins - 1)
+        j1 = min(max(j1, j0), bins - 1)
+        r = zero_radius + bottom[i] + fill * height[i]
+        for j in range(j0, j1 + 1):
+            if r > out[k, j]:
+                out[k, j] = r
+    return out

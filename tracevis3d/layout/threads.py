@@ -30,6 +30,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
 from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_box, legend_in_corner,
@@ -552,27 +553,25 @@ def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> Icic
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
-def ring_extent(ring, d=None) -> tuple:
+def ring_extent(ring, outline=None) -> tuple:
     """(height, left, right) of the drawn semicircle in ring units, measured from its
-    centre.  With the drawn calls ``d``: the largest ``r · |sin a|`` (height), ``−r · cos a``
-    (left) and ``r · cos a`` (right) over every bar (r its outer radius, a over its own
-    angles), at least the zero circle, so a deep call reaches high only where it stands;
-    without: each lane's outer radius over its own angles (a lane reaches its own outer radius
-    only)."""
+    centre.  With the bars' ``outline`` (`lane_outline`): the largest ``r · |sin a|``
+    (height), ``−r · cos a`` (left) and ``r · cos a`` (right) over every bin (r its radius, a
+    over its angles), at least the zero circle, so a deep call reaches high only where it
+    stands; without: each lane's outer radius over its own angles."""
     Z = float(ring.zero_radius)
-    if not ring.a0.size:
+    n = ring.a0.size
+    if not n:
         return Z, Z, Z
-    if d is None or not d.lane.size:
-        a = np.linspace(ring.a0, ring.a1, 65)
-        r = Z + np.asarray(ring.lane_levels, np.float64)
-        up, left, right = (r * np.abs(np.sin(a))).max(), (-r * np.cos(a)).max(), (r * np.cos(a)).max()
-    else:
-        r = Z + d.level_bottom + BAR_FILL * d.level_height
-        a0, a1 = ring.angle(d.lane, d.start), ring.angle(d.lane, d.end)
-        # on [π, 2π]: |sin| peaks at 3π/2, −cos falls and cos rises with the angle
-        top = np.where((a0 <= 1.5 * np.pi) & (a1 >= 1.5 * np.pi), 1.0,
-                       np.maximum(np.abs(np.sin(a0)), np.abs(np.sin(a1))))
-        up, left, right = (r * top).max(), (-r * np.cos(a0)).max(), (r * np.cos(a1)).max()
+    if outline is None:
+        outline = np.repeat((Z + np.asarray(ring.lane_levels, np.float64))[:, None], 2, axis=1)
+    bins = outline.shape[1]
+    f = np.linspace(0.0, 1.0, bins + 1)
+    edges = ring.a0[:, None] + f[None, :] * (ring.a1 - ring.a0)[:, None]  # (lanes, bins + 1)
+    lo, hi = edges[:, :-1], edges[:, 1:]
+    # on [π, 2π]: |sin| peaks at 3π/2, −cos falls and cos rises with the angle
+    top = np.where((lo <= 1.5 * np.pi) & (hi >= 1.5 * np.pi), 1.0, np.maximum(np.abs(np.sin(lo)), np.abs(np.sin(hi))))
+    up, left, right = (outline * top).max(), (-outline * np.cos(lo)).max(), (outline * np.cos(hi)).max()
     return max(float(up), Z), max(float(left), Z), max(float(right), Z)
 
 
@@ -583,26 +582,15 @@ OUTLINE_BINS = 48
 
 
 def lane_outline(ring, d, bins: int = OUTLINE_BINS) -> np.ndarray:
-    """(n_lanes, bins) outer radius of each lane's drawn bars over ``bins`` equal angular bins
-    of its section: the largest ``Z + bottom + BAR_FILL · height`` of the bars ``d`` that touch
-    the bin, the zero circle where none does.  A bar is spread over the bins it covers (the
-    bars of one level of a lane are disjoint, so this is linear in bars + bins × levels)."""
-    n = ring.a0.size
-    out = np.full((n, bins), float(ring.zero_radius))
-    if not n or d is None or not d.lane.size:
-        return out
-    lane = np.asarray(d.lane, np.int64)
-    width = np.maximum(ring.a1 - ring.a0, 1e-12)[lane]
-    f0 = (ring.angle(lane, d.start) - ring.a0[lane]) / width
-    f1 = (ring.angle(lane, d.end) - ring.a0[lane]) / width
-    j0 = np.clip((f0 * bins).astype(np.int64), 0, bins - 1)
-    j1 = np.clip((f1 * bins).astype(np.int64), 0, bins - 1)
-    count = np.maximum(j1 - j0 + 1, 1)
-    first = np.repeat(np.cumsum(count) - count, count)
-    col = np.repeat(j0, count) + np.arange(int(count.sum())) - first
-    r = ring.zero_radius + d.level_bottom + BAR_FILL * d.level_height
-    np.maximum.at(out, (np.repeat(lane, count), col), np.repeat(r, count))
-    return out
+    """(n_lanes, bins) outer radius of each lane's drawn bars ``d`` over ``bins`` equal
+    angular bins of its section, the zero circle where none stands
+    (`kernels.ring.lane_outline_radii`)."""
+    if d is None or not d.lane.size:
+        return np.full((ring.a0.size, bins), float(ring.zero_radius))
+    return lane_outline_radii(np.asarray(d.lane, np.int64), np.asarray(d.start, np.float64),
+                              np.asarray(d.end, np.float64), np.asarray(d.level_bottom, np.float64),
+                              np.asarray(d.level_height, np.float64), int(ring.a0.size), float(ring.t0),
+                              float(ring.t1), float(ring.zero_radius), float(BAR_FILL), int(bins))
 
 
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0
@@ -639,7 +627,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     # the semicircle's drawn height when its width is what limits it (a bar reaches high only
     # over its own angles: shallow calls on top leave room above); the height it does not
     # take goes to the icicle instead of a gap between the two
-    up_units, left_units, right_units = ring_extent(ring, d)
+    outline = lane_outline(ring, d)
+    up_units, left_units, right_units = ring_extent(ring, outline)
     need_px = (W - beside_px - 2.0 * side_em * tpx) * up_units / (left_units + right_units)
     if params.show_icicle and 4.0 * tpx <= need_px < radius_px:
         radius_px = need_px
@@ -647,8 +636,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         ring_px = radius_px + name_units
     to_cam = view_direction(params.azimuth, params.elevation)
     R_units = ring.outer_radius
-    out = SimpleNamespace(ring=ring, fold=fold, drawn=d, wall_layers=[], wall_labels=[], wall_mats={}, st=None,
-                          frame=None, ip=None, name_units=name_units, side_px=side_em * tpx)
+    out = SimpleNamespace(ring=ring, fold=fold, drawn=d, outline=outline, wall_layers=[], wall_labels=[],
+                          wall_mats={}, st=None, frame=None, ip=None, name_units=name_units, side_px=side_em * tpx)
     if params.show_icicle:
         ip = wall_params(params, focus, sel.t0, sel.t1)
         st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
@@ -809,7 +798,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             wall_bottom = project(cam, np.array([[place.origin[0], 0.0, comp.frame.below[1]]]), res)[0, 1]
             keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
         names, plates = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
-                                           px_world, keep_out, behind, lane_outline(ring, d))
+                                           px_world, keep_out, behind, comp.outline)
         label_sets.append(names)
         if plates is not None:
             layers.append(plates)
