@@ -473,17 +473,15 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
 
 def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
     """Points whose hull holds every sphere and base circle (for the camera fit)."""
-    pts = [pos + d * radius[:, None] for d in np.vstack([np.eye(3), -np.eye(3)])]
+    axes = np.vstack([np.eye(3), -np.eye(3)])
+    pts = [(pos[None, :, :] + axes[:, None, :] * radius[None, :, None]).reshape(-1, 3)]
     has = np.flatnonzero(np.diff(child_ptr) >= 2)
     if has.size:
         ang = np.linspace(0.0, 2 * math.pi, 16, endpoint=False)
-        for a in ang:
-            off = np.zeros((has.size, 3))
-            if orientation == "vertical":
-                off[:, 0], off[:, 1] = np.cos(a) * base[has], np.sin(a) * base[has]
-            else:
-                off[:, 2], off[:, 1] = np.cos(a) * base[has], np.sin(a) * base[has]
-            pts.append(pos[has] + off)
+        off = np.zeros((ang.size, has.size, 3))
+        off[:, :, 0 if orientation == "vertical" else 2] = np.cos(ang)[:, None] * base[has][None, :]
+        off[:, :, 1] = np.sin(ang)[:, None] * base[has][None, :]
+        pts.append((pos[has][None, :, :] + off).reshape(-1, 3))
     return np.vstack(pts)
 
 
