@@ -36,6 +36,13 @@ CHILD = textwrap.dedent("""
     print(time.perf_counter() - t, len(tr), float(tr.end.max()))
     """)
 
+CUT = textwrap.dedent("""
+    import sys
+    import tracevis3d
+
+    tracevis3d.save(tracevis3d.load(sys.argv[1], window=(float(sys.argv[3]), float(sys.argv[4]))), sys.argv[2])
+    """)
+
 WRITE = textwrap.dedent("""
     import sys, time
     import tracevis3d
@@ -98,9 +105,12 @@ def main():
         if a.render:
             png = os.path.join(d, "window.png")
             win = f"{t0:.0f}:{t1:.0f}"
-            s, out, anon, rss = run_sampled([sys.executable, "-m", "tracevis3d", "render-icicle", path, "--window", win,
-                                             "--resolution", "1920x1080", "-o", png])
-            rows.append(("render", s, anon, rss, None))
+            alone = os.path.join(d, "window.tv3d.npz")  # the window's calls alone: what the render should cost
+            run_sampled([sys.executable, "-c", CUT, path, alone, win.split(":")[0], win.split(":")[1]])
+            for mode, src, out_png in (("render alone", alone, os.path.join(d, "alone.png")), ("render", path, png)):
+                s, out, anon, rss = run_sampled([sys.executable, "-m", "tracevis3d", "render-icicle", src, "--window",
+                                                 win, "--resolution", "1920x1080", "-o", out_png])
+                rows.append((mode, s, anon, rss, None))
             keep = os.environ.get("BENCH_KEEP_PNG")
             if keep:
                 import shutil
@@ -114,7 +124,7 @@ def main():
     print(f"window: {t0 / 1e6:.3f}..{t1 / 1e6:.3f} s")
     print(f"{'open':34} {'s':>7} {'× copy':>7} {'own MB':>8} {'× copy':>7} {'res. MB':>8} {'calls':>12}")
     names = {"copy": "read into memory (peer)", "map": "memory-mapped", "window": "mapped, the window",
-             "render": "render-icicle --window, 1920×1080"}
+             "render": "render-icicle --window, 1920×1080", "render alone": "same, of a file of the window alone"}
     for mode, s, anon, rss, n in rows:
         calls = f"{n:12,}" if n is not None else f"{'':>12}"
         print(f"{names[mode]:34} {s:7.3f} {s / s0:7.2f} {anon / 1e6:8.1f} {anon / max(m0, 1):7.2f} "

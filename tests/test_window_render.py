@@ -11,6 +11,7 @@ import pytest
 
 import tracevis3d
 from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout.annotate import fmt_time
 from tracevis3d.model_window import window_calls
 from tree_factory import random_trace
 
@@ -98,17 +99,38 @@ def _same_spec(full, sub, keep):
     assert full.meta == sub.meta
 
 
+def _window_alone(tr, w):
+    """The window's calls as a trace of their own, their times clipped to the window (as
+    if recorded during the window only)."""
+    sub = tr.subset(time_window=w)
+    sub.start = np.maximum(sub.start, w[0])
+    sub.end = np.minimum(sub.end, w[1])
+    return sub.check()
+
+
 @pytest.mark.parametrize("extra", [{}, {"color_by": "module", "fold": "none"}, {"color_by": "kind"},
+                                   {"color_by": "self", "extrude_measure": "inclusive"},
                                    {"extrude_measure": "calls", "threads": [1], "hide": ["f3"]}])
 def test_a_windowed_icicle_is_the_icicle_of_the_window(extra):
     """The colours are ranked, the levels folded and the measures taken over the window's
-    calls: the figure of the window on its own, whichever trace it was cut from."""
+    calls, clipped to it: the figure of the window on its own, whichever trace it was cut
+    from."""
     tr = random_trace(seed=3, threads=3, kinds=True, tiny=0.3, pass_through=0.3)
     span = float(tr.end.max())
     w = (0.3 * span, 0.55 * span)
     p = IcicleParams(resolution=(640, 360), time_window=w, **extra)
     full = icicle_layout(tr, p)
-    _same_spec(full, icicle_layout(tr.subset(time_window=w), p), window_calls(tr, *w))
+    _same_spec(full, icicle_layout(_window_alone(tr, w), p), window_calls(tr, *w))
+
+
+def test_calls_across_the_window_edges_are_measured_inside_it():
+    """A root running through the whole trace does not take the window's self-time scale
+    nor its colour budget: its self time in the window is the window's gaps."""
+    tr = tracevis3d.synthetic(40_000, threads=2, seed=2)
+    span = float(tr.end.max())
+    w = (0.5 * span, 0.52 * span)
+    spec = icicle_layout(tr, IcicleParams(resolution=(640, 360), time_window=w, extrude_measure="inclusive"))
+    assert any(f"deepest {fmt_time(w[1] - w[0])}" in t for t in spec.labels.texts)
 
 
 def test_a_windowed_icicle_allocates_for_the_window_not_the_trace(tmp_path):

@@ -8,8 +8,8 @@ Categorical modes (``function``, ``module``; ``auto`` picks one):
   duration times its height after folding (a folded call is thin), summed over every call
   of the trace the figure is cut from, not only the threads shown, so a function keeps its
   colour in every thread's figure.  With a time window the icicle is cut to the window's
-  calls first (`select.select_calls`, ``window_first``): the ranking is the window's, the
-  figure of that window on its own.  Chosen because a user who opens a window of a large
+  calls first, their times clipped to it (`select.window_cut`): the ranking is the
+  window's, the figure of that window on its own.  Chosen because a user who opens a window of a large
   trace looks at that window: ranked over the whole trace, the colours go to the trace's
   heaviest functions, which may not be in the window at all, and what the window does is
   grey "other"; and ranking over the whole trace would read every call of a trace that

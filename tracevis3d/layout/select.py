@@ -174,10 +174,16 @@ def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarr
 
 
 def window_cut(trace: Trace, window) -> tuple:
-    """(``trace.subset(time_window=window)``, the index in ``trace`` of each of its calls):
-    the calls of every thread that overlap the window, found without a pass over ``trace``
+    """(the window's trace, the index in ``trace`` of each of its calls; (None, empty)
+    when no call overlaps it): ``trace.subset(time_window=window)`` -- the calls of every
+    thread that overlap the window, found without a pass over ``trace``
     (`model_window.window_calls`), so a memory-mapped trace larger than the memory is cut
-    at the window's cost.  The last cut of each trace is kept."""
+    at the window's cost -- with their times clipped to the window, as if the trace had
+    been recorded during the window only: the calls running across its edges (a thread's
+    root runs through the whole trace) are measured by their part in the window (their
+    area in the colour ranking, their self and inclusive time, their children's share in
+    the fold rule), which is what the figure shows of them.  The last cut of each trace
+    is kept."""
     from ..model_window import window_calls
 
     t0, t1 = (float(x) for x in window)
@@ -185,7 +191,11 @@ def window_cut(trace: Trace, window) -> tuple:
     if hit is not None and hit[0] == (t0, t1):
         return hit[1], hit[2]
     keep = window_calls(trace, t0, t1)
-    cut = trace.subset(time_window=(t0, t1)) if keep.size else None
+    cut = None
+    if keep.size:
+        cut = trace.subset(time_window=(t0, t1))  # its own copies: clipped in place
+        np.maximum(cut.start, t0, out=cut.start)
+        np.minimum(cut.end, t1, out=cut.end)
     _CUT_CACHE[trace] = ((t0, t1), cut, keep)
     return cut, keep
 
@@ -197,7 +207,8 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False)
     to the calls of every thread that overlap it (`window_cut`), and every later stage
     (hiding, lane order, the fold rule, the colour ranking, the measures) sees only those:
     the figure of a window is the figure of that window on its own, the same as that of
-    ``trace.subset(time_window=window)`` (its call indices mapped back to ``trace``), and
+    ``trace.subset(time_window=window)`` with its times clipped to the window (its call
+    indices mapped back to ``trace``), and
     it costs the window's calls, not the trace's (a memory-mapped trace larger than the
     memory can be drawn in a window)."""
     cut_keep = None
