@@ -11,8 +11,29 @@ it touched included), both sampled every 20 ms from this process, and the calls 
 window is ``--window-s`` seconds (default 1: the synthetic clock is µs, 10^8 calls run about
 136 s) from the middle of the run, at most a tenth of it.  Peer: the copy.
 
+With ``--render`` the peer of the render row is the same command on a file holding the
+window's calls alone (``load(..., window=)`` saved): what a render bounded by the window costs.
+
 Usage:  PYTHONPATH=. .venv/bin/python bench/bench_native_mmap.py [--calls 5000000] [--render]
         (over 10^7 calls: hold the machine's heavy-run lock, e.g. flock /tmp/tv3d-heavy.lock)
+
+Measured (issue 26, item 5; this 2-core shared machine, ``--calls 100000000 --render``: a
+4.5 GB file, the window 67.997..68.997 s holds 858,258 calls; before = the package at
+fce7572, after = the windowed render cut to its window (select.window_cut), both run back to
+back with this script under the heavy-run lock; own = peak RssAnon):
+
+    | 10^8 calls, 1 s window               | before s | own MB | after s | own MB |
+    |--------------------------------------|----------|--------|---------|--------|
+    | read into memory (peer)              |    1.97  | 4641   |   1.98  | 4557   |
+    | memory-mapped                        |    1.35  |  139   |   1.29  |   57   |
+    | mapped, the window                   |    1.61  |  210   |   1.37  |  116   |
+    | render-icicle, file of window alone  |    7.84  |  818   |   7.56  |  919   |
+    | render-icicle --window, mapped 10^8  |   26.44  | 3670   |   9.72  |  883   |
+
+The windowed render of the 10^8-call file now costs what the window's own file costs (1.3×
+its time, the same memory: the difference is opening and validating the 4.5 GB file, 1.3 s);
+before it was 3.4× the time and 4.5× the memory, as the colour ranking, the fold rule and the
+hiding ran over all 10^8 calls.
 """
 from __future__ import annotations
 
