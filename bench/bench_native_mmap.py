@@ -11,8 +11,29 @@ it touched included), both sampled every 20 ms from this process, and the calls 
 window is ``--window-s`` seconds (default 1: the synthetic clock is µs, 10^8 calls run about
 136 s) from the middle of the run, at most a tenth of it.  Peer: the copy.
 
+With ``--render`` the peer of the render row is the same command on a file holding the
+window's calls alone (``load(..., window=)`` saved): what a render bounded by the window costs.
+
 Usage:  PYTHONPATH=. .venv/bin/python bench/bench_native_mmap.py [--calls 5000000] [--render]
         (over 10^7 calls: hold the machine's heavy-run lock, e.g. flock /tmp/tv3d-heavy.lock)
+
+Measured (issue 26, item 5; this 2-core shared machine, ``--calls 100000000 --render``: a
+4.5 GB file, the window 67.997..68.997 s holds 858,258 calls; before = the package at
+fce7572, after = the windowed render cut to its window (select.window_cut), both run back to
+back with this script under the heavy-run lock; own = peak RssAnon):
+
+    | 10^8 calls, 1 s window               | before s | own MB | after s | own MB |
+    |--------------------------------------|----------|--------|---------|--------|
+    | read into memory (peer)              |    1.97  | 4641   |   1.98  | 4557   |
+    | memory-mapped                        |    1.35  |  139   |   1.29  |   57   |
+    | mapped, the window                   |    1.61  |  210   |   1.37  |  116   |
+    | render-icicle, file of window alone  |    7.84  |  818   |   7.56  |  919   |
+    | render-icicle --window, mapped 10^8  |   26.44  | 3670   |   9.72  |  883   |
+
+The windowed render of the 10^8-call file now costs what the window's own file costs (1.3×
+its time, the same memory: the difference is opening and validating the 4.5 GB file, 1.3 s);
+before it was 3.4× the time and 4.5× the memory, as the colour ranking, the fold rule and the
+hiding ran over all 10^8 calls.
 """
 from __future__ import annotations
 
@@ -34,6 +55,13 @@ CHILD = textwrap.dedent("""
     tr = load_native(path, mmap=mode != "copy", window=(t0, t1) if mode == "window" else None,
                      limits=Limits(max_bytes=1 << 40))  # the copy of a file over 4 GiB: allowed here
     print(time.perf_counter() - t, len(tr), float(tr.end.max()))
+    """)
+
+CUT = textwrap.dedent("""
+    import sys
+    import tracevis3d
+
+    tracevis3d.save(tracevis3d.load(sys.argv[1], window=(float(sys.argv[3]), float(sys.argv[4]))), sys.argv[2])
     """)
 
 WRITE = textwrap.dedent("""
@@ -98,9 +126,12 @@ def main():
         if a.render:
             png = os.path.join(d, "window.png")
             win = f"{t0:.0f}:{t1:.0f}"
-            s, out, anon, rss = run_sampled([sys.executable, "-m", "tracevis3d", "render-icicle", path, "--window", win,
-                                             "--resolution", "1920x1080", "-o", png])
-            rows.append(("render", s, anon, rss, None))
+            alone = os.path.join(d, "window.tv3d.npz")  # the window's calls alone: what the render should cost
+            run_sampled([sys.executable, "-c", CUT, path, alone, win.split(":")[0], win.split(":")[1]])
+            for mode, src, out_png in (("render alone", alone, os.path.join(d, "alone.png")), ("render", path, png)):
+                s, out, anon, rss = run_sampled([sys.executable, "-m", "tracevis3d", "render-icicle", src, "--window",
+                                                 win, "--resolution", "1920x1080", "-o", out_png])
+                rows.append((mode, s, anon, rss, None))
             keep = os.environ.get("BENCH_KEEP_PNG")
             if keep:
                 import shutil
@@ -114,7 +145,7 @@ def main():
     print(f"window: {t0 / 1e6:.3f}..{t1 / 1e6:.3f} s")
     print(f"{'open':34} {'s':>7} {'× copy':>7} {'own MB':>8} {'× copy':>7} {'res. MB':>8} {'calls':>12}")
     names = {"copy": "read into memory (peer)", "map": "memory-mapped", "window": "mapped, the window",
-             "render": "render-icicle --window, 1920×1080"}
+             "render": "render-icicle --window, 1920×1080", "render alone": "same, of a file of the window alone"}
     for mode, s, anon, rss, n in rows:
         calls = f"{n:12,}" if n is not None else f"{'':>12}"
         print(f"{names[mode]:34} {s:7.3f} {s / s0:7.2f} {anon / 1e6:8.1f} {anon / max(m0, 1):7.2f} "

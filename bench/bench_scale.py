@@ -1,14 +1,25 @@
 """Every view at 10^6-10^7 calls, end to end through the command line (issue 26's table).
 
-    .venv/bin/python bench/bench_scale.py [--calls 1e6,1e7] [--views icicle,cone,threads]
-                                          [--before REV] [--repeat 1]
+    .venv/bin/python bench/bench_scale.py [--calls 1e6,1e7] [--views icicle,cone,threads[,compare]]
+                                          [--before REV|none]
 
 For each size, a 4-thread synthetic trace (`tracevis3d.synthetic`) saved as a native file;
 for each view, ``python -m tracevis3d render-<view> TRACE -o fig.png`` at 1920x1080 in a fresh
 process (kernels already compiled: one untimed run first), its wall time and peak resident
 memory (the child's ru_maxrss), with this tree and with the version at ``--before`` (a git
-revision extracted to a temporary folder; the peer, measured in the same run).  Prints one
-table: seconds and GB of both, and the ratio to the peer.
+revision extracted to a temporary folder; the peer, measured in the same run; ``none``: no
+peer).  Prints one table: seconds and GB of both, and the ratio to the peer.
+
+``compare`` (opt-in: name it in ``--views``; minutes at 10^7 calls, and up to the 16 GiB of
+issue 26's goal: hold the machine's heavy-run lock) is ``render-compare A B``, B the trace's
+`tracevis3d.perturb` copy (seed 1) saved beside it: loading both, the comparison, its layout
+and the render, end to end.  Measured once (this 2-core shared machine, under the heavy-run
+lock, no peer: ``--calls 1e7 --views compare --before none``; the comparison is being sped
+up in parallel, so this is the figure before that work):
+
+    | view    | calls      | this tree s | GB  |
+    |---------|------------|-------------|-----|
+    | compare | 10,000,000 | 498.6       | 7.0 |
 """
 from __future__ import annotations
 
@@ -26,6 +37,7 @@ sys.path.insert(0, str(REPO / "bench"))  # a bench script, not the add-on
 from bench_views import extract  # noqa: E402  (a git revision into a folder: the peer)
 
 GOALS = {"icicle": 20.0}  # seconds at 10^7 calls (issue 26)
+OPT_IN = ("compare",)  # views measured only when named: long at 10^7
 
 
 def make_trace(n: int, out: pathlib.Path) -> pathlib.Path:
@@ -38,12 +50,29 @@ def make_trace(n: int, out: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def render(root: pathlib.Path, view: str, trace: pathlib.Path, png: pathlib.Path, cache: str) -> tuple:
+def make_pair(n: int, out: pathlib.Path) -> list:
+    """[the trace of ``n`` calls, its `tracevis3d.perturb` copy (seed 1)]: ``render-compare``'s inputs."""
+    a = make_trace(n, out)
+    b = out / f"synthetic_{n}_perturbed.tv3d.npz"
+    if not b.exists():
+        code = ("import sys, tracevis3d; tracevis3d.save(tracevis3d.perturb(tracevis3d.load(sys.argv[1]), seed=1), "
+                "sys.argv[2])")
+        subprocess.run([sys.executable, "-c", code, str(a), str(b)], cwd=REPO, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return [a, b]
+
+
+def inputs(view: str, n: int, out: pathlib.Path) -> list:
+    """The trace files ``render-<view>`` takes at ``n`` calls."""
+    return make_pair(n, out) if view == "compare" else [make_trace(n, out)]
+
+
+def render(root: pathlib.Path, view: str, traces: list, png: pathlib.Path, cache: str) -> tuple:
     """(seconds, peak GB) of one render through the command line of the tree at ``root``."""
     env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "tracevis3d", f"render-{view}", str(trace), "-o", str(png)],
+    r = subprocess.run([sys.executable, "-m", "tracevis3d", f"render-{view}", *map(str, traces), "-o", str(png)],
                        cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     sec = time.perf_counter() - t
     if r.returncode != 0:
@@ -54,14 +83,19 @@ def render(root: pathlib.Path, view: str, trace: pathlib.Path, png: pathlib.Path
     return sec, max(peak, before) / 2 ** 20
 
 
-def one(root: str, view: str, trace: str, png: str, cache: str) -> None:
-    """Child mode: run one render and print 'SECONDS PEAK_GB' (its own children only)."""
-    sec, gb = render(pathlib.Path(root), view, pathlib.Path(trace), pathlib.Path(png), cache)
+def one(root: str, view: str, traces: str, png: str, cache: str) -> None:
+    """Child mode: run one render and print 'SECONDS PEAK_GB' (its own children only);
+    ``traces``: the trace files joined by os.pathsep."""
+    sec, gb = render(pathlib.Path(root), view, [pathlib.Path(t) for t in traces.split(os.pathsep)],
+                     pathlib.Path(png), cache)
     print(f"RESULT {sec} {gb}")
 
 
-def measure(root, view, trace, png, cache) -> tuple:
-    r = subprocess.run([sys.executable, __file__, "--one", str(root), view, str(trace), str(png), cache],
+def measure(root, view, traces, png, cache) -> tuple:
+    if root is None:
+        return None, "no peer"
+    r = subprocess.run([sys.executable, __file__, "--one", str(root), view, os.pathsep.join(map(str, traces)),
+                        str(png), cache],
                        capture_output=True, text=True, timeout=3600)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -76,29 +110,32 @@ def main() -> None:
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", default="1e6,1e7")
-    ap.add_argument("--views", default="icicle,cone,threads")
-    ap.add_argument("--before", default="46f84dc", help="the peer: a git revision (default: before this table)")
+    ap.add_argument("--views", default="icicle,cone,threads",
+                    help=f"views to measure; opt-in, only when named: {', '.join(OPT_IN)}")
+    ap.add_argument("--before", default="46f84dc",
+                    help="the peer: a git revision (default: before this table), or none")
     ap.add_argument("--work", default=str(REPO / "build" / "scale"))
     args = ap.parse_args()
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     cache = str(REPO / "build" / "numba-cache")
     with tempfile.TemporaryDirectory(prefix="tv3d-scale-") as tmp:
-        peer = extract(args.before, pathlib.Path(tmp))
+        peer = extract(args.before, pathlib.Path(tmp)) if args.before != "none" else None
         peer_cache = str(pathlib.Path(tmp) / "numba-cache")
         print(f"| view | calls | this tree s | GB | {args.before} s | GB | time × peer | goal |")
         print("|---|---|---|---|---|---|---|---|")
         for n in (int(float(c)) for c in args.calls.split(",")):
-            trace = make_trace(n, work)
             for view in args.views.split(","):
+                traces = inputs(view, n, work)
                 png = work / f"{view}_{n}.png"
                 for root, c in ((REPO, cache), (peer, peer_cache)):  # compile first, untimed
-                    measure(root, view, make_trace(10_000, work), png, c)
-                ours = measure(REPO, view, trace, png, cache)
-                theirs = measure(peer, view, trace, work / f"{view}_{n}_peer.png", peer_cache)
+                    measure(root, view, inputs(view, 10_000, work), png, c)
+                ours = measure(REPO, view, traces, png, cache)
+                theirs = measure(peer, view, traces, work / f"{view}_{n}_peer.png", peer_cache)
                 ratio = f"{ours[0] / theirs[0]:.2f}×" if ours[0] and theirs[0] else "–"
                 goal = f"≤ {GOALS[view]:g} s" if view in GOALS and n >= 10 ** 7 else ""
-                cells = [f"{x[0]:.1f} | {x[1]:.1f}" if x[0] else f"error: {x[1]} |" for x in (ours, theirs)]
+                cells = [f"{x[0]:.1f} | {x[1]:.1f}" if x[0] else "– | –" if x[1] == "no peer" else f"error: {x[1]} |"
+                         for x in (ours, theirs)]
                 print(f"| {view} | {n:,} | {cells[0]} | {cells[1]} | {ratio} | {goal} |", flush=True)
 
 

@@ -124,7 +124,10 @@ def test_threads_figure_shows_waits_and_names_lanes(threads):
     assert rep["labels"] >= 10 and rep["min_label_px"] >= 14.0 - 1e-3, rep
 
 
-def test_colours_are_stable_across_windows_and_threads(threads):
+def test_colours_are_stable_across_threads(threads):
+    """A function keeps its colour in every thread's figure of the trace.  A time window's
+    figure is the window's own (colours ranked over its calls, clipped to it: issue 26,
+    tests/test_window_render.py), so a function's colour may change from window to window."""
     tr, path, info, spec, rep = threads
 
     def colour_of(spec):
@@ -135,14 +138,10 @@ def test_colours_are_stable_across_windows_and_threads(threads):
         return out
 
     full = colour_of(icicle_layout(tr, IcicleParams(color_by="function")))
-    t0, t1 = float(tr.start.min()), float(tr.end.max())
-    window = colour_of(icicle_layout(tr, IcicleParams(color_by="function",
-                                                      time_window=(t0 + 0.3 * (t1 - t0), t0 + 0.5 * (t1 - t0)))))
     one = colour_of(icicle_layout(tr, IcicleParams(color_by="function", threads=["writer"])))
-    for part in (window, one):
-        shared = set(part) & set(full)
-        assert len(shared) >= 3
-        assert all(part[f] == full[f] for f in shared)
+    shared = set(one) & set(full)
+    assert len(shared) >= 3
+    assert all(one[f] == full[f] for f in shared)
     mod_full = colour_of(icicle_layout(tr, IcicleParams(color_by="module")))
     mod_one = colour_of(icicle_layout(tr, IcicleParams(color_by="module", threads=["parse_1"])))
     assert all(mod_one[f] == mod_full[f] for f in set(mod_one) & set(mod_full))

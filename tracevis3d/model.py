@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .model_window import window_calls
 from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side, fill_instant_pids, fill_track_defaults
 
 __all__ = [
@@ -336,7 +337,7 @@ class Trace:
 
     def thread_ranges(self) -> np.ndarray:
         """(n_threads, 2) int64 array: calls of thread t are ``[r[t,0], r[t,1])``."""
-        t = np.arange(self.n_threads + 1)
+        t = np.arange(self.n_threads + 1, dtype=self.thread.dtype)  # its dtype: no int64 copy of thread
         b = np.searchsorted(self.thread, t, side="left")
         return np.stack([b[:-1], b[1:]], axis=1).astype(np.int64)
 
@@ -396,32 +397,29 @@ class Trace:
         threads' processes inside the window (`model_side.cut_side`: each series keeps
         its last sample before the window, slices are clipped to it).
         """
-        n = len(self)
-        mask = np.ones(n, bool)
         threads = np.arange(self.n_threads)
         pids = None
         window = None
         if thread is not None:
             threads = self._resolve_threads(thread)
-            mask &= np.isin(self.thread, threads)
             pids = np.unique(self.thread_pid[threads])
         if time_window is not None:
             t0, t1 = float(time_window[0]), float(time_window[1])
             if not t0 <= t1:
                 raise ValueError(f"time_window must be (t0, t1) with t0 <= t1, got {time_window}")
-            for a in range(0, n, _CHUNK):  # in chunks: no n-long temporaries (a mapped trace may be huge)
-                m = mask[a:a + _CHUNK]
-                m &= self.end[a:a + _CHUNK] >= t0
-                m &= self.start[a:a + _CHUNK] <= t1
+            # found by binary search per thread, not a pass: a mapped trace may be huge
+            keep = window_calls(self, t0, t1, threads)
             window = (t0, t1)
+        else:
+            keep = np.ones(len(self), bool) if thread is None else np.isin(self.thread, threads)
         if max_depth is not None:
             if max_depth < 0:
                 raise ValueError(f"max_depth must be >= 0, got {max_depth}")
-            mask &= self.depth <= max_depth
+            keep = keep[self.depth[keep] <= max_depth] if window is not None else keep & (self.depth <= max_depth)
         instants = None
         if window is not None:
             instants = (self.instant_ts >= window[0]) & (self.instant_ts <= window[1])
-        return self._take(mask, threads, side=cut_side(self, window, pids), instants=instants)
+        return self._take(keep, threads, side=cut_side(self, window, pids), instants=instants)
 
     def _resolve_threads(self, spec) -> np.ndarray:
         if isinstance(spec, (int, np.integer, str)):
@@ -442,15 +440,19 @@ class Trace:
                 out.append(s)
         return np.unique(np.asarray(out, dtype=np.int32))
 
-    def _take(self, mask: np.ndarray, threads: np.ndarray, side: dict | None = None,
+    def _take(self, calls: np.ndarray, threads: np.ndarray, side: dict | None = None,
               instants: np.ndarray | None = None) -> "Trace":
-        """Keep the calls in ``mask`` (must be closed under taking the parent), the instants
-        of the kept threads (and of ``instants`` when given: a mask over them) and the side
-        tracks ``side`` (default: all of them, they index no call)."""
-        keep = np.flatnonzero(mask).astype(np.int64)
+        """Keep ``calls`` (a bool mask over the calls, or their ascending indices; closed
+        under taking the parent), the instants of the kept threads (and of ``instants``
+        when given: a mask over them) and the side tracks ``side`` (default: all of them,
+        they index no call).  Beyond a mask, nothing here is as long as the trace."""
+        keep = (np.flatnonzero(calls) if calls.dtype == np.bool_ else calls).astype(np.int64)
 
-        def newpos(calls):  # new index of kept calls (of any call: the kept calls before it)
-            return np.searchsorted(keep, calls)
+        def newpos(ix):  # new index of kept calls (of any call: the kept calls before it)
+            return np.searchsorted(keep, ix)
+
+        def kept(ix):  # is each call of ``ix`` kept?
+            return keep[np.minimum(newpos(ix), keep.size - 1)] == ix if keep.size else np.zeros(np.shape(ix), bool)
 
         thread_map = np.full(self.n_threads, -1, np.int32)
         thread_map[threads] = np.arange(len(threads), dtype=np.int32)
@@ -462,7 +464,7 @@ class Trace:
         obj_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         obj_sel = _csr_gather(self.obj_ptr, keep)
         # args of kept calls
-        a_mask = mask[self.args_call] if len(self.args_call) else np.zeros(0, bool)
+        a_mask = kept(self.args_call) if len(self.args_call) else np.zeros(0, bool)
         a_keep = np.flatnonzero(a_mask)
         a_counts = (self.args_ptr[1:] - self.args_ptr[:-1])[a_keep]
         args_ptr = np.concatenate([[0], np.cumsum(a_counts)]).astype(np.int64)
@@ -470,7 +472,7 @@ class Trace:
         # flows whose both ends survive
         f_ok = np.zeros(len(self.flow_id), bool)
         if len(self.flow_id):
-            f_ok = mask[self.flow_from] & mask[self.flow_to]
+            f_ok = kept(self.flow_from) & kept(self.flow_to)
         # instants on kept threads, of the processes of kept threads, and global ones
         it = self.instant_thread
         on_thread = it >= 0
@@ -522,9 +524,6 @@ class Trace:
         """The counters and async slices as keyword arguments of `Trace`: they index no call
         (only their own tables), so a subset of the calls keeps them whole."""
         return {k: getattr(self, k) for k in SIDE_FIELDS}
-
-
-_CHUNK = 1 << 22  # calls per chunk of a pass over a whole trace
 
 
 def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:

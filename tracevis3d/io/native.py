@@ -447,6 +447,13 @@ def _meta_in(v, array, bad, max_items: int | None = None):
     return root[0]
 
 
+def _decreases(a: np.ndarray, chunk: int = 1 << 22) -> bool:
+    """Does ``a`` ever decrease?  In chunks: a mapped file's array may be larger than the memory."""
+    last = a.shape[0] - 1
+    return any(bool(np.any(a[k + 1: min(k + chunk, last) + 1] < a[k: min(k + chunk, last)]))
+               for k in range(0, max(last, 0), chunk))
+
+
 def validate_trace(t: Trace, source: str, lim: Limits) -> None:
     """Everything a Trace must satisfy before a layout or `compare` may use it
     (they index arrays with its values): the invariants of `Trace.check()` --
@@ -479,7 +486,7 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
         if len(getattr(t, name)) != nt:
             bad(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
     op = t.obj_ptr
-    if op.shape[0] != n + 1 or op[0] != 0 or op[-1] != t.obj_ids.shape[0] or np.any(op[1:] < op[:-1]):
+    if op.shape[0] != n + 1 or op[0] != 0 or op[-1] != t.obj_ids.shape[0] or _decreases(op):
         bad("obj_ptr must have len(func)+1 entries, start at 0, not decrease and end at len(obj_ids)")
     if t.obj_ids.size and (t.obj_ids.min() < 0 or t.obj_ids.max() >= len(t.object_names)):
         bad(f"obj_ids outside 0..{len(t.object_names) - 1}")

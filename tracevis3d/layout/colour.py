@@ -5,9 +5,16 @@ colours, not attributes), so the number of slots stays small.
 
 Categorical modes (``function``, ``module``; ``auto`` picks one):
 - the colour budget goes to what covers the most area in the figure: a call's area is its
-  duration times its height after folding (a folded call is thin), summed over the WHOLE
-  trace, not the shown window, so a function keeps its colour in every figure of the same
-  trace (other windows, other threads);
+  duration times its height after folding (a folded call is thin), summed over every call
+  of the trace the figure is cut from, not only the threads shown, so a function keeps its
+  colour in every thread's figure.  With a time window the icicle is cut to the window's
+  calls first, their times clipped to it (`select.window_cut`): the ranking is the
+  window's, the figure of that window on its own.  Chosen because a user who opens a window of a large
+  trace looks at that window: ranked over the whole trace, the colours go to the trace's
+  heaviest functions, which may not be in the window at all, and what the window does is
+  grey "other"; and ranking over the whole trace would read every call of a trace that
+  may be larger than the memory.  The price: a function may take another colour in
+  another window (the legend names the colours of each figure);
 - ``module``: packages are hue families (``docutils`` blue, ``json`` green, ...), the
   modules of a package are shades of its hue; the heaviest module of each of the top
   families gets a shade first, then the heaviest remaining modules; modules left over

@@ -171,12 +171,14 @@ class IcicleStages:
         return self.sel.trace
 
 
-def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None) -> IcicleStages:
+def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None,
+                  window_first: bool = False) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
     icicle's content rectangle less the share its counter tracks and async lanes take,
-    `side_tracks.track_plan`), measure and colour the calls; the drawn calls."""
+    `side_tracks.track_plan`), measure and colour the calls; the drawn calls.
+    ``window_first``: a time window cuts the trace before anything else (`select_calls`)."""
     res = params.resolution
-    sel = select_calls(trace, params)
+    sel = select_calls(trace, params, window_first=window_first)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     tracks = None
     if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first
@@ -276,7 +278,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     params = (params or IcicleParams()).validate()
     res = params.resolution
     tpx = text_px(params)
-    st = icicle_stages(trace, params, tpx)
+    # a time window: the figure of the window on its own (colours ranked, levels folded and
+    # measures taken over the window's calls), at the cost of the window, not of the trace
+    st = icicle_stages(trace, params, tpx, window_first=True)
     sel, colouring = st.sel, st.colouring
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported where used: analysis.filters is not loaded for eve
     from ..analysis.filters import FilterSpec
 
 _HIDDEN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CUT_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _MAIN_NAMES = ("mainthread", "main", "main thread", "crbrowsermain", "crrenderermain")
 
 
@@ -172,10 +173,53 @@ def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarr
     return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
 
 
-def select_calls(trace: Trace, params: IcicleParams) -> Selection:
-    """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth)."""
+def window_cut(trace: Trace, window) -> tuple:
+    """(the window's trace, the index in ``trace`` of each of its calls; (None, empty)
+    when no call overlaps it): ``trace.subset(time_window=window)`` -- the calls of every
+    thread that overlap the window, found without a pass over ``trace``
+    (`model_window.window_calls`), so a memory-mapped trace larger than the memory is cut
+    at the window's cost -- with their times clipped to the window, as if the trace had
+    been recorded during the window only: the calls running across its edges (a thread's
+    root runs through the whole trace) are measured by their part in the window (their
+    area in the colour ranking, their self and inclusive time, their children's share in
+    the fold rule), which is what the figure shows of them.  The last cut of each trace
+    is kept."""
+    from ..model_window import window_calls
+
+    t0, t1 = (float(x) for x in window)
+    hit = _CUT_CACHE.get(trace)
+    if hit is not None and hit[0] == (t0, t1):
+        return hit[1], hit[2]
+    keep = window_calls(trace, t0, t1)
+    cut = None
+    if keep.size:
+        cut = trace.subset(time_window=(t0, t1))  # its own copies: clipped in place
+        np.maximum(cut.start, t0, out=cut.start)
+        np.minimum(cut.end, t1, out=cut.end)
+    _CUT_CACHE[trace] = ((t0, t1), cut, keep)
+    return cut, keep
+
+
+def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False) -> Selection:
+    """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth).
+
+    ``window_first`` (the icicle's own figure): with a time window, ``trace`` is first cut
+    to the calls of every thread that overlap it (`window_cut`), and every later stage
+    (hiding, lane order, the fold rule, the colour ranking, the measures) sees only those:
+    the figure of a window is the figure of that window on its own, the same as that of
+    ``trace.subset(time_window=window)`` with its times clipped to the window (its call
+    indices mapped back to ``trace``), and
+    it costs the window's calls, not the trace's (a memory-mapped trace larger than the
+    memory can be drawn in a window)."""
+    cut_keep = None
+    if window_first and params.time_window is not None:
+        trace, cut_keep = window_cut(trace, params.time_window)
+        if trace is None:
+            raise ValueError("no calls to show: the thread/time selection matches nothing")
     filt = filtered_trace(trace, params)
     tr, orig = filt.trace, filt.orig
+    if cut_keep is not None:  # indices in the trace the user loaded
+        orig = cut_keep if orig is None else cut_keep[orig]
     if len(tr) == 0:
         if not len(trace):
             from ..model_side import no_calls_message
