@@ -1080,3 +1080,89 @@ def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkey
     with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
         compare_traces(a, b, join="filter")
     compare_traces(a, b)   # the tree join needs less per pair: it fits
+
+
+def _overview_inputs(c, a, b):
+    """Per side of a kept comparison: the calls' times grouped by class row (ptr, times), as
+    `compare_traces` builds them, and the set sizes of the class rows."""
+    size = np.diff(c.class_ptr).astype(np.int64)
+    out = []
+    for t, cls, rws in ((a, c.class_a, c.class_rows_a), (b, c.class_b, c.class_rows_b)):
+        row_of = np.full(c.n_classes, -1, np.int64)
+        row_of[rws] = np.arange(rws.size)
+        ts = t.start - t.start.min()
+        order = np.lexsort((ts, row_of[cls]))
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[cls], minlength=rws.size))]).astype(np.int64)
+        out.append((ptr, ts[order], size[rws]))
+    return out
+
+
+def test_wave_consumer_equals_tier_stream_and_overview_in_the_same_waves():
+    """`setjoin_consume.WaveConsumer` fed random waves: the tiers, call-pair count and
+    partner counts of `TierStream` (itself twinned with Python above) and the overview
+    bars of `overview_add_pairs` on the same waves, bit for bit."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.overview import overview_add_pairs, overview_finish, overview_start
+    from tracevis3d.kernels.setjoin_consume import WaveConsumer
+    from tracevis3d.kernels.setjoin_tiers import TierStream
+
+    a = synthetic_trace(3000, threads=2, seed=71)
+    b = perturb(a, seed=72)
+    c = compare_traces(a, b, keep_class_pairs=True)
+    (ptr_a, time_a, size_a), (ptr_b, time_b, size_b) = _overview_inputs(c, a, b)
+    span_a, span_b = float(time_a.max()), float(time_b.max())
+    tol_a, tol_b = span_a / 20, span_b / 20
+    ra = c.class_rows_a
+    rng = np.random.default_rng(5)
+    for k in (1, 2, 3):
+        old_ov = overview_start(ptr_a, time_a, ptr_b, time_b)
+        new_ov = overview_start(ptr_a, time_a, ptr_b, time_b)
+        old = TierStream(size_a, size_b, np.diff(ptr_a), np.diff(ptr_b), k, 2)
+        new = WaveConsumer(size_a, size_b, np.diff(ptr_a), np.diff(ptr_b), k, new_ov, ptr_a, time_a, ptr_b,
+                           time_b, tol_a, tol_b)
+        for wave in np.array_split(rng.permutation(ra.size), 4):
+            wave = wave[np.diff(c.class_pair_ptr)[wave] > 0]
+            wptr = np.zeros(wave.size + 1, np.int64)
+            np.cumsum(np.diff(c.class_pair_ptr)[wave], out=wptr[1:])
+            idx = np.concatenate([np.arange(c.class_pair_ptr[r], c.class_pair_ptr[r + 1]) for r in wave])
+            part, inter = c.class_pair_row_b[idx], c.class_pair_overlap[idx]
+            old.add(wptr, part, inter, wave)
+            overview_add_pairs(old_ov, wptr, part, inter, wave, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
+                               tol_a, tol_b)
+            new.add(wptr, part, inter, wave)
+        assert np.array_equal(old.partners_row, new.partners_row)
+        assert np.array_equal(old.partners_col, new.partners_col)
+        assert old.n_pairs == new.n_pairs == c.n_class_pairs
+        for x, y in zip(old.finish(), new.finish()):
+            assert np.array_equal(x, y) and (np.asarray(x).dtype == np.asarray(y).dtype)
+        bars = [overview_finish(acc, ptr_a, time_a, ptr_b, time_b, span_a, span_b, 20, c.tau)
+                for acc in (old_ov, new_ov)]
+        for x, y in zip(*bars):
+            assert np.array_equal(x, y) and x.sum() > 0
+
+
+def test_sweep_of_one_call_equals_the_general_sweep():
+    """`overview._sweep_one` (one call against a sorted run) against `_sweep_pair` with a
+    small side of one call: the same large-side difference entries bit for bit, and as the
+    viewer's point the entries `_sweep_pair` adds at the call's slot."""
+    from tracevis3d.kernels.overview import _sweep_one, _sweep_pair
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(2, 40))
+        large = np.sort(rng.choice([0.0, 1.0, 2.5, 3.0, 7.0, 10.0], size=n) if trial % 2
+                        else rng.uniform(0, 100, n))
+        csum = np.concatenate([[0.0], np.cumsum(large)])
+        x = float(rng.choice(large)) if trial % 3 == 0 else float(rng.uniform(-10, 110))
+        s = float(rng.uniform(0.2, 1.0))
+        tol_small, tol_large = float(rng.choice([0.0, 1.0, 5.0])), float(rng.choice([0.0, 0.5, 20.0]))
+        o_large = int(rng.integers(0, 3))
+        want_large = np.zeros((n + o_large + 1, 5))
+        want_small = np.zeros((2, 5))
+        _sweep_pair(np.array([x]), 0, 1, 0, large, 0, n, o_large, csum, s, tol_small, tol_large,
+                    want_small, want_large)
+        got_large = np.zeros_like(want_large)
+        one = np.zeros(5)
+        _sweep_one(x, large, 0, n, o_large, csum, s, tol_small, tol_large, one, got_large)
+        assert np.array_equal(got_large, want_large)
+        assert np.array_equal(one, want_small[0]) and np.array_equal(-one, want_small[1] + 0.0)

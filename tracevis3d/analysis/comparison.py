@@ -22,12 +22,12 @@ from ..model import Trace
 from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
-from ..kernels.overview import overview_add_pairs, overview_finish, overview_start
+from ..kernels.overview import overview_finish, overview_start
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
 from ..kernels.setjoin_prefix import jaccard_join
-from ..kernels.setjoin_tiers import TierStream
+from ..kernels.setjoin_consume import WaveConsumer
 from ..kernels.setjoin_tree import WAVE_PAIRS, estimate_class_pairs, jaccard_join_tree_waves
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
@@ -769,24 +769,22 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # exact class-level join (Eq. 3), its class pairs fed in waves (CSRs over some of A's
     # class rows, with overlaps) to what the comparison needs from them: the exact call-pair
-    # count, both sides' best similarity tiers and partner-call counts (`TierStream`) and
+    # count, both sides' best similarity tiers and partner-call counts (`WaveConsumer`) and
     # the overview bars (Sec. IV-A, exact over all matches); kept only when asked or small
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
-    n_parts = max(1, numba.get_num_threads())
-    tiers = TierStream(size_a, size_b, count_a, count_b, int(top_k), n_parts)
     overview = overview_start(calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class)
+    # one consumer for both: the tiers in two reads of each wave's pairs, the overview in one
+    tiers = WaveConsumer(size_a, size_b, count_a, count_b, int(top_k), overview, calls_ptr_a,
+                         time_a_by_class, calls_ptr_b, time_b_by_class, tol_a, tol_b,
+                         max(1, numba.get_num_threads()))
     kept: list | None = [] if keep_class_pairs is not False else None
     n_kept = [0]
 
     def consume(rows, ptr, part, inter):
         nonlocal kept
         lap("join")
-        tiers.add(ptr, part, inter, rows)
-        lap("tiers")
-        overview_add_pairs(overview, ptr, part, inter, rows, size_a, size_b, calls_ptr_a, time_a_by_class,
-                           calls_ptr_b, time_b_by_class, tol_a, tol_b)
-        lap("overview")
+        tiers.add(ptr, part, inter, rows, lap)       # the tiers and the overview's accumulation
         if kept is not None:
             n_kept[0] += part.shape[0]
             if keep_class_pairs is None and n_kept[0] > KEEP_CLASS_PAIRS_AUTO:
