@@ -1057,7 +1057,8 @@ def test_available_memory_is_positive_and_within_a_cgroup_limit(tmp_path):
 
 
 def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkeypatch):
-    """join="filter" is refused from the same sampled estimate (its own bytes per pair); the
+    """join="filter" is refused from the same sampled estimate (its own bytes per pair of its
+    waves); the
     estimate is exactly the sampled rows' class pairs (counted here from the complete
     join) scaled to all rows."""
     from tracevis3d.analysis import comparison as cm
@@ -1075,7 +1076,9 @@ def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkey
     sample = np.arange(0, rows_a.size, max(100, rows_a.size // 5000))
     assert est == per_row[sample].sum() * rows_a.size / sample.size
     n_calls = len(a) + len(b)
-    room = n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1
+    assert est < cm.KEEP_CLASS_PAIRS_AUTO            # kept (auto), and all in one wave
+    room = (n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.COMPARE_BYTES_PER_CLASS_PAIR
+            + min(est, cm.WAVE_PAIRS) * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1)
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
     with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
         compare_traces(a, b, join="filter")
@@ -1166,3 +1169,56 @@ def test_sweep_of_one_call_equals_the_general_sweep():
         _sweep_one(x, large, 0, n, o_large, csum, s, tol_small, tol_large, one, got_large)
         assert np.array_equal(got_large, want_large)
         assert np.array_equal(one, want_small[0]) and np.array_equal(-one, want_small[1] + 0.0)
+
+
+def test_filter_join_waves_hand_every_class_pair_once_with_overlaps():
+    """`setjoin_prefix.jaccard_join_waves` with a small wave: every class pair of the one-shot
+    `jaccard_join` exactly once, every row in one wave whole, by B row ascending, with the
+    overlap that gives back its similarity bit for bit; no wave above its room."""
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.setjoin import overlap_similarity
+    from tracevis3d.kernels.setjoin_prefix import jaccard_join_waves
+
+    a = synthetic_trace(4000, threads=2, seed=43)
+    b = perturb(a, seed=44)
+    functions, cls, cptr, citems = gamma_classes(a, b)
+    rows_a, rows_b = np.unique(cls[:len(a)]).astype(np.int32), np.unique(cls[len(a):]).astype(np.int32)
+    ptr, q, sim = jaccard_join(cptr, citems, rows_a, rows_b, 0.2, len(functions))
+    want = {(int(r), int(x), float(s)) for r in range(rows_a.size)
+            for x, s in zip(q[ptr[r]:ptr[r + 1]], sim[ptr[r]:ptr[r + 1]])}
+    size = np.diff(cptr)
+    got, seen_rows, sizes, stats = [], [], [], {}
+
+    def consume(rows, wptr, wq, wi):
+        sizes.append(wq.size)
+        seen_rows.extend(rows.tolist())
+        for k, r in enumerate(rows):
+            lo, hi = wptr[k], wptr[k + 1]
+            assert hi > lo and np.all(np.diff(wq[lo:hi]) > 0)
+            got.extend((int(r), int(x), float(overlap_similarity(i, size[rows_a[r]], size[rows_b[x]])))
+                       for x, i in zip(wq[lo:hi], wi[lo:hi]))
+
+    waves, n = jaccard_join_waves(cptr, citems, rows_a, rows_b, 0.2, len(functions), consume,
+                                  wave_pairs=len(want) // 5, stats=stats)
+    assert waves == stats["waves"] > 3 and n == len(want) == len(got)
+    assert set(got) == want and len(seen_rows) == len(set(seen_rows))
+    assert max(sizes) <= 64 * stats["cap"]
+
+
+def test_filter_join_in_small_waves_gives_the_tree_joins_comparison():
+    """``join="filter"`` streamed in small waves: the tree join's comparison (pairs, groups,
+    partner counts, totals, class pairs; the overview up to rounding)."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(5000, threads=2, seed=63)
+    b = perturb(a, seed=64)
+    tree = compare_traces(a, b, keep_class_pairs=True)
+    filt = compare_traces(a, b, join="filter", keep_class_pairs=True, wave_pairs=tree.n_class_pairs // 6)
+    assert filt.params["join"]["waves"] > 3
+    assert filt.n_class_pairs == tree.n_class_pairs and filt.n_pairs_total == tree.n_pairs_total
+    assert sorted(map(tuple, filt.class_pairs.tolist())) == sorted(map(tuple, tree.class_pairs.tolist()))
+    for name in ("pairs", "groups", "partner_calls_a", "partner_calls_b"):
+        assert np.array_equal(getattr(filt, name), getattr(tree, name)), name
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        np.testing.assert_allclose(getattr(filt, name), getattr(tree, name), rtol=1e-9, atol=1e-6)
