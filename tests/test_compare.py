@@ -1173,7 +1173,8 @@ def test_sweep_of_one_call_equals_the_general_sweep():
 
 def test_filter_join_waves_hand_every_class_pair_once_with_overlaps():
     """`setjoin_prefix.jaccard_join_waves` with a small wave: every class pair of the one-shot
-    `jaccard_join` exactly once, every row in one wave whole, by B row ascending, with the
+    `jaccard_join` exactly once, every row in one wave whole, rows ascending in a wave, by B
+    row ascending, with the
     overlap that gives back its similarity bit for bit; no wave above its room."""
     from tracevis3d.analysis.comparison import gamma_classes
     from tracevis3d.io.synthesis import perturb, synthetic_trace
@@ -1193,6 +1194,7 @@ def test_filter_join_waves_hand_every_class_pair_once_with_overlaps():
     def consume(rows, wptr, wq, wi):
         sizes.append(wq.size)
         seen_rows.extend(rows.tolist())
+        assert np.all(np.diff(rows) > 0)                                 # rows ascending
         for k, r in enumerate(rows):
             lo, hi = wptr[k], wptr[k + 1]
             assert hi > lo and np.all(np.diff(wq[lo:hi]) > 0)

@@ -333,55 +333,66 @@ def _scatter_rows(out_r, out_q, out_s, cap, written, ptr, res_q, res_s):
 
 
 @njit(cache=True, nogil=True)
-def _compact_round(out_r, out_q, out_s, cap, written, rows, ptr):
-    """In place: the rows of the chunk slices ``out_*[c*cap : c*cap+written[c]]`` (each row
-    whole and contiguous, marked by its A row in ``out_r``) become one CSR at the front of
-    out_q / out_s, rows in chunk order: ``rows[i]`` = the A row of CSR row i, ``ptr`` its
-    offsets.  Safe forward copy (the write position never passes the read position).
-    Returns (rows, pairs)."""
-    dst = 0
-    nr = 0
+def _round_to_csr(out_r, out_q, out_s, cap, written, a_ptr, b_ptr, rows, ptr, res_q, res_i):
+    """The rows of one round's chunk slices ``out_*[c*cap : c*cap+written[c]]`` (each row
+    whole and contiguous, marked by its A row in ``out_r``) as one CSR over the rows in
+    ascending order (as `jaccard_join`'s): ``rows[i]`` = the A row of CSR row i, ``ptr`` its
+    offsets, ``res_q`` the B rows and ``res_i`` the overlaps |x ∩ y| of the similarities:
+    s = i / (|x| + |y| − i) ⇔ i = s (|x| + |y|) / (1 + s), rounded to the nearest integer
+    (exact: the float expression's error is far below 1/2).  Returns (rows, pairs)."""
+    n = 0
     for c in range(written.shape[0]):
         j = c * cap
         end = c * cap + written[c]
         while j < end:
             r = out_r[j]
-            rows[nr] = r
-            ptr[nr] = dst
-            nr += 1
             while j < end and out_r[j] == r:
-                out_q[dst] = out_q[j]
-                out_s[dst] = out_s[j]
-                dst += 1
                 j += 1
-    ptr[nr] = dst
-    return nr, dst
-
-
-@njit(cache=True, nogil=True)
-def _overlaps_of_round(rows, ptr, out_q, out_s, a_ptr, b_ptr, out_i):
-    """The overlaps |x ∩ y| of the similarities of a compacted round (`_compact_round`):
-    s = i / (|x| + |y| − i) ⇔ i = s (|x| + |y|) / (1 + s), rounded to the nearest integer
-    (exact: the error of the float expression is far below 1/2)."""
-    for i in range(rows.shape[0]):
-        nx = a_ptr[rows[i] + 1] - a_ptr[rows[i]]
-        for j in range(ptr[i], ptr[i + 1]):
+            n += 1
+    row = np.empty(n, np.int64)
+    start = np.empty(n, np.int64)
+    stop = np.empty(n, np.int64)
+    n = 0
+    for c in range(written.shape[0]):
+        j = c * cap
+        end = c * cap + written[c]
+        while j < end:
+            r = out_r[j]
+            row[n] = r
+            start[n] = j
+            while j < end and out_r[j] == r:
+                j += 1
+            stop[n] = j
+            n += 1
+    order = np.argsort(row)
+    dst = 0
+    for k in range(n):
+        i = order[k]
+        r = row[i]
+        rows[k] = r
+        ptr[k] = dst
+        nx = a_ptr[r + 1] - a_ptr[r]
+        for j in range(start[i], stop[i]):
             q = out_q[j]
-            s = out_s[j]
-            out_i[j] = np.rint(s * (nx + (b_ptr[q + 1] - b_ptr[q])) / (1.0 + s))
+            sj = out_s[j]
+            res_q[dst] = q
+            res_i[dst] = np.rint(sj * (nx + (b_ptr[q + 1] - b_ptr[q])) / (1.0 + sj))
+            dst += 1
+    ptr[n] = dst
+    return n, dst
 
 
 #: bytes one class pair takes in a wave of `jaccard_join_waves`: A row, B row, similarity
-#: (int32, int32, float64) and the overlap (at most int32)
-FILTER_WAVE_BYTES_PER_CLASS_PAIR = 4 + 4 + 8 + 4
+#: (int32, int32, float64) in the chunk slices, then B row and overlap (at most int32)
+FILTER_WAVE_BYTES_PER_CLASS_PAIR = 4 + 4 + 8 + 4 + 4
 
 
 def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, consume, wave_pairs,
                        n_chunks=64, brute_factor=4.0, max_bitset_bytes=256 << 20, check_pairs=None,
                        stats=None):
     """The join of `jaccard_join`, streamed: ``consume(rows, ptr, row_b, inter)`` is called per
-    round with the rows that round wrote (CSR row i = A row ``rows[i]``, its pairs by B row
-    ascending with their overlaps |x ∩ y| (`setjoin.overlap_dtype`), as
+    round with the rows that round wrote (CSR row i = A row ``rows[i]``, rows ascending, its
+    pairs by B row ascending with their overlaps |x ∩ y| (`setjoin.overlap_dtype`), as
     `setjoin_tree.jaccard_join_tree_waves` hands them; every A row with a match in exactly one wave, all its pairs there; rows
     without a match are never handed).  The arrays are views of the join's own buffers,
     overwritten by the next round: ``consume`` copies what it keeps.
@@ -411,7 +422,8 @@ def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, c
     out_r = np.empty(n_chunks * cap, np.int32)
     out_q = np.empty(n_chunks * cap, np.int32)
     out_s = np.empty(n_chunks * cap, np.float64)
-    out_i = np.empty(n_chunks * cap, overlap_dtype(n_items))
+    res_q = np.empty(n_chunks * cap, np.int32)
+    res_i = np.empty(n_chunks * cap, overlap_dtype(n_items))
     rows = np.empty(na, np.int64)
     ptr = np.empty(na + 1, np.int64)
     pos = np.zeros(n_chunks, np.int64)
@@ -420,10 +432,9 @@ def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, c
     while (pos < np.diff(chunk_ptr)).any():
         pos, written = _join_round(chunk_ptr, chunk_rows, pos, *args, out_r, out_q, out_s, cap,
                                    float(brute_factor))
-        nr, m = _compact_round(out_r, out_q, out_s, cap, written, rows, ptr)
+        nr, m = _round_to_csr(out_r, out_q, out_s, cap, written, args[0], args[2], rows, ptr, res_q, res_i)
         if nr:
-            _overlaps_of_round(rows[:nr], ptr[:nr + 1], out_q, out_s, args[0], args[2], out_i)
-            consume(rows[:nr], ptr[:nr + 1], out_q[:m], out_i[:m])
+            consume(rows[:nr], ptr[:nr + 1], res_q[:m], res_i[:m])
         waves += 1
         n_pairs += int(m)
     if stats is not None:
