@@ -1057,7 +1057,8 @@ def test_available_memory_is_positive_and_within_a_cgroup_limit(tmp_path):
 
 
 def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkeypatch):
-    """join="filter" is refused from the same sampled estimate (its own bytes per pair); the
+    """join="filter" is refused from the same sampled estimate (its own bytes per pair of its
+    waves); the
     estimate is exactly the sampled rows' class pairs (counted here from the complete
     join) scaled to all rows."""
     from tracevis3d.analysis import comparison as cm
@@ -1075,8 +1076,151 @@ def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkey
     sample = np.arange(0, rows_a.size, max(100, rows_a.size // 5000))
     assert est == per_row[sample].sum() * rows_a.size / sample.size
     n_calls = len(a) + len(b)
-    room = n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1
+    assert est < cm.KEEP_CLASS_PAIRS_AUTO            # kept (auto), and all in one wave
+    room = (n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.COMPARE_BYTES_PER_CLASS_PAIR
+            + min(est, cm.WAVE_PAIRS) * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1)
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
     with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
         compare_traces(a, b, join="filter")
     compare_traces(a, b)   # the tree join needs less per pair: it fits
+
+
+def _overview_inputs(c, a, b):
+    """Per side of a kept comparison: the calls' times grouped by class row (ptr, times), as
+    `compare_traces` builds them, and the set sizes of the class rows."""
+    size = np.diff(c.class_ptr).astype(np.int64)
+    out = []
+    for t, cls, rws in ((a, c.class_a, c.class_rows_a), (b, c.class_b, c.class_rows_b)):
+        row_of = np.full(c.n_classes, -1, np.int64)
+        row_of[rws] = np.arange(rws.size)
+        ts = t.start - t.start.min()
+        order = np.lexsort((ts, row_of[cls]))
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[cls], minlength=rws.size))]).astype(np.int64)
+        out.append((ptr, ts[order], size[rws]))
+    return out
+
+
+def test_wave_consumer_equals_tier_stream_and_overview_in_the_same_waves():
+    """`setjoin_consume.WaveConsumer` fed random waves: the tiers, call-pair count and
+    partner counts of `TierStream` (itself twinned with Python above) and the overview
+    bars of `overview_add_pairs` on the same waves, bit for bit."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.overview import overview_add_pairs, overview_finish, overview_start
+    from tracevis3d.kernels.setjoin_consume import WaveConsumer
+    from tracevis3d.kernels.setjoin_tiers import TierStream
+
+    a = synthetic_trace(3000, threads=2, seed=71)
+    b = perturb(a, seed=72)
+    c = compare_traces(a, b, keep_class_pairs=True)
+    (ptr_a, time_a, size_a), (ptr_b, time_b, size_b) = _overview_inputs(c, a, b)
+    span_a, span_b = float(time_a.max()), float(time_b.max())
+    tol_a, tol_b = span_a / 20, span_b / 20
+    ra = c.class_rows_a
+    rng = np.random.default_rng(5)
+    for k in (1, 2, 3):
+        old_ov = overview_start(ptr_a, time_a, ptr_b, time_b)
+        new_ov = overview_start(ptr_a, time_a, ptr_b, time_b)
+        old = TierStream(size_a, size_b, np.diff(ptr_a), np.diff(ptr_b), k, 2)
+        new = WaveConsumer(size_a, size_b, np.diff(ptr_a), np.diff(ptr_b), k, new_ov, ptr_a, time_a, ptr_b,
+                           time_b, tol_a, tol_b)
+        for wave in np.array_split(rng.permutation(ra.size), 4):
+            wave = wave[np.diff(c.class_pair_ptr)[wave] > 0]
+            wptr = np.zeros(wave.size + 1, np.int64)
+            np.cumsum(np.diff(c.class_pair_ptr)[wave], out=wptr[1:])
+            idx = np.concatenate([np.arange(c.class_pair_ptr[r], c.class_pair_ptr[r + 1]) for r in wave])
+            part, inter = c.class_pair_row_b[idx], c.class_pair_overlap[idx]
+            old.add(wptr, part, inter, wave)
+            overview_add_pairs(old_ov, wptr, part, inter, wave, size_a, size_b, ptr_a, time_a, ptr_b, time_b,
+                               tol_a, tol_b)
+            new.add(wptr, part, inter, wave)
+        assert np.array_equal(old.partners_row, new.partners_row)
+        assert np.array_equal(old.partners_col, new.partners_col)
+        assert old.n_pairs == new.n_pairs == c.n_class_pairs
+        for x, y in zip(old.finish(), new.finish()):
+            assert np.array_equal(x, y) and (np.asarray(x).dtype == np.asarray(y).dtype)
+        bars = [overview_finish(acc, ptr_a, time_a, ptr_b, time_b, span_a, span_b, 20, c.tau)
+                for acc in (old_ov, new_ov)]
+        for x, y in zip(*bars):
+            assert np.array_equal(x, y) and x.sum() > 0
+
+
+def test_sweep_of_one_call_equals_the_general_sweep():
+    """`overview._sweep_one` (one call against a sorted run) against `_sweep_pair` with a
+    small side of one call: the same large-side difference entries bit for bit, and as the
+    viewer's point the entries `_sweep_pair` adds at the call's slot."""
+    from tracevis3d.kernels.overview import _sweep_one, _sweep_pair
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(2, 40))
+        large = np.sort(rng.choice([0.0, 1.0, 2.5, 3.0, 7.0, 10.0], size=n) if trial % 2
+                        else rng.uniform(0, 100, n))
+        csum = np.concatenate([[0.0], np.cumsum(large)])
+        x = float(rng.choice(large)) if trial % 3 == 0 else float(rng.uniform(-10, 110))
+        s = float(rng.uniform(0.2, 1.0))
+        tol_small, tol_large = float(rng.choice([0.0, 1.0, 5.0])), float(rng.choice([0.0, 0.5, 20.0]))
+        o_large = int(rng.integers(0, 3))
+        want_large = np.zeros((n + o_large + 1, 5))
+        want_small = np.zeros((2, 5))
+        _sweep_pair(np.array([x]), 0, 1, 0, large, 0, n, o_large, csum, s, tol_small, tol_large,
+                    want_small, want_large)
+        got_large = np.zeros_like(want_large)
+        one = np.zeros(5)
+        _sweep_one(x, large, 0, n, o_large, csum, s, tol_small, tol_large, one, got_large)
+        assert np.array_equal(got_large, want_large)
+        assert np.array_equal(one, want_small[0]) and np.array_equal(-one, want_small[1] + 0.0)
+
+
+def test_filter_join_waves_hand_every_class_pair_once_with_overlaps():
+    """`setjoin_prefix.jaccard_join_waves` with a small wave: every class pair of the one-shot
+    `jaccard_join` exactly once, every row in one wave whole, rows ascending in a wave, by B
+    row ascending, with the
+    overlap that gives back its similarity bit for bit; no wave above its room."""
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.setjoin import overlap_similarity
+    from tracevis3d.kernels.setjoin_prefix import jaccard_join_waves
+
+    a = synthetic_trace(4000, threads=2, seed=43)
+    b = perturb(a, seed=44)
+    functions, cls, cptr, citems = gamma_classes(a, b)
+    rows_a, rows_b = np.unique(cls[:len(a)]).astype(np.int32), np.unique(cls[len(a):]).astype(np.int32)
+    ptr, q, sim = jaccard_join(cptr, citems, rows_a, rows_b, 0.2, len(functions))
+    want = {(int(r), int(x), float(s)) for r in range(rows_a.size)
+            for x, s in zip(q[ptr[r]:ptr[r + 1]], sim[ptr[r]:ptr[r + 1]])}
+    size = np.diff(cptr)
+    got, seen_rows, sizes, stats = [], [], [], {}
+
+    def consume(rows, wptr, wq, wi):
+        sizes.append(wq.size)
+        seen_rows.extend(rows.tolist())
+        assert np.all(np.diff(rows) > 0)                                 # rows ascending
+        for k, r in enumerate(rows):
+            lo, hi = wptr[k], wptr[k + 1]
+            assert hi > lo and np.all(np.diff(wq[lo:hi]) > 0)
+            got.extend((int(r), int(x), float(overlap_similarity(i, size[rows_a[r]], size[rows_b[x]])))
+                       for x, i in zip(wq[lo:hi], wi[lo:hi]))
+
+    waves, n = jaccard_join_waves(cptr, citems, rows_a, rows_b, 0.2, len(functions), consume,
+                                  wave_pairs=len(want) // 5, stats=stats)
+    assert waves == stats["waves"] > 3 and n == len(want) == len(got)
+    assert set(got) == want and len(seen_rows) == len(set(seen_rows))
+    assert max(sizes) <= 64 * stats["cap"]
+
+
+def test_filter_join_in_small_waves_gives_the_tree_joins_comparison():
+    """``join="filter"`` streamed in small waves: the tree join's comparison (pairs, groups,
+    partner counts, totals, class pairs; the overview up to rounding)."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(5000, threads=2, seed=63)
+    b = perturb(a, seed=64)
+    tree = compare_traces(a, b, keep_class_pairs=True)
+    filt = compare_traces(a, b, join="filter", keep_class_pairs=True, wave_pairs=tree.n_class_pairs // 6)
+    assert filt.params["join"]["waves"] > 3
+    assert filt.n_class_pairs == tree.n_class_pairs and filt.n_pairs_total == tree.n_pairs_total
+    assert sorted(map(tuple, filt.class_pairs.tolist())) == sorted(map(tuple, tree.class_pairs.tolist()))
+    for name in ("pairs", "groups", "partner_calls_a", "partner_calls_b"):
+        assert np.array_equal(getattr(filt, name), getattr(tree, name)), name
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        np.testing.assert_allclose(getattr(filt, name), getattr(tree, name), rtol=1e-9, atol=1e-6)

@@ -22,12 +22,12 @@ from ..model import Trace
 from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
-from ..kernels.overview import overview_add_pairs, overview_finish, overview_start
+from ..kernels.overview import overview_finish, overview_start
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
-from ..kernels.setjoin_prefix import jaccard_join
-from ..kernels.setjoin_tiers import TierStream
+from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
+from ..kernels.setjoin_consume import WaveConsumer
 from ..kernels.setjoin_tree import WAVE_PAIRS, estimate_class_pairs, jaccard_join_tree_waves
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
@@ -568,9 +568,9 @@ WAVE_BYTES_PER_CLASS_PAIR = 6 * 1.3
 #: ``keep_class_pairs=None`` (auto) keeps the class pairs while there are at most this many
 #: (6 bytes each: 192 MiB); beyond, they are streamed into the results and dropped
 KEEP_CLASS_PAIRS_AUTO = 32 << 20
-#: the same for ``join="filter"``: its chunk buffers (4 + 4 + 8), the CSR copy (4 + 8), then
-#: the overlaps made from the similarities (float64 temporaries), with the same margin
-FILTER_JOIN_BYTES_PER_CLASS_PAIR = 36 * 1.3
+#: the same for ``join="filter"``'s waves (`setjoin_prefix.jaccard_join_waves`: row, B row,
+#: similarity per pair), with the same margin
+FILTER_JOIN_BYTES_PER_CLASS_PAIR = FILTER_WAVE_BYTES_PER_CLASS_PAIR * 1.3
 
 
 def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:
@@ -706,7 +706,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     restrict each side with `Trace.subset` first (call indices in the result then
     refer to ``result.a`` / ``result.b``, the subset traces).
     ``join``: "tree" (`kernels.setjoin_tree.jaccard_join_tree`, overlaps inherited
-    along A's call tree) or "filter" (`jaccard_join`, prefix/size filters); both
+    along A's call tree) or "filter" (`jaccard_join_waves`, prefix/size filters); both
     exact, same result.
     Deterministic: same inputs give the same arrays.
     Raises TypeError / ValueError naming the bad parameter or the empty trace, and
@@ -769,24 +769,22 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # exact class-level join (Eq. 3), its class pairs fed in waves (CSRs over some of A's
     # class rows, with overlaps) to what the comparison needs from them: the exact call-pair
-    # count, both sides' best similarity tiers and partner-call counts (`TierStream`) and
+    # count, both sides' best similarity tiers and partner-call counts (`WaveConsumer`) and
     # the overview bars (Sec. IV-A, exact over all matches); kept only when asked or small
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
-    n_parts = max(1, numba.get_num_threads())
-    tiers = TierStream(size_a, size_b, count_a, count_b, int(top_k), n_parts)
     overview = overview_start(calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class)
+    # one consumer for both: the tiers in two reads of each wave's pairs, the overview in one
+    tiers = WaveConsumer(size_a, size_b, count_a, count_b, int(top_k), overview, calls_ptr_a,
+                         time_a_by_class, calls_ptr_b, time_b_by_class, tol_a, tol_b,
+                         max(1, numba.get_num_threads()))
     kept: list | None = [] if keep_class_pairs is not False else None
     n_kept = [0]
 
     def consume(rows, ptr, part, inter):
         nonlocal kept
         lap("join")
-        tiers.add(ptr, part, inter, rows)
-        lap("tiers")
-        overview_add_pairs(overview, ptr, part, inter, rows, size_a, size_b, calls_ptr_a, time_a_by_class,
-                           calls_ptr_b, time_b_by_class, tol_a, tol_b)
-        lap("overview")
+        tiers.add(ptr, part, inter, rows, lap)       # the tiers and the overview's accumulation
         if kept is not None:
             n_kept[0] += part.shape[0]
             if keep_class_pairs is None and n_kept[0] > KEEP_CLASS_PAIRS_AUTO:
@@ -795,31 +793,22 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
                 kept.append((rows.copy(), np.diff(ptr), part.copy(), inter.copy()))
 
     wave_pairs = WAVE_PAIRS if wave_pairs is None else max(1, int(wave_pairs))
-    if join == "tree":
-        def check(est):
-            # one wave's buffers are resident as far as written: the wave, or all pairs if fewer
-            wave_bytes = WAVE_BYTES_PER_CLASS_PAIR * min(wave_pairs, est)
-            held = est if keep_class_pairs else min(est, KEEP_CLASS_PAIRS_AUTO) if keep_class_pairs is None else 0
-            check_compare_memory(n_a + n_b, held, wave_bytes=wave_bytes)
+    wave_bytes_per_pair = WAVE_BYTES_PER_CLASS_PAIR if join == "tree" else FILTER_JOIN_BYTES_PER_CLASS_PAIR
 
-        join_stats: dict = {}
+    def check(est):
+        # one wave's buffers are resident as far as written: the wave, or all pairs if fewer
+        wave_bytes = wave_bytes_per_pair * min(wave_pairs, est)
+        held = est if keep_class_pairs else min(est, KEEP_CLASS_PAIRS_AUTO) if keep_class_pairs is None else 0
+        check_compare_memory(n_a + n_b, held, wave_bytes=wave_bytes)
+
+    join_stats: dict = {}
+    if join == "tree":
         jaccard_join_tree_waves(class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a,
                                 a.end_index, consume, wave_pairs, check_pairs=check, stats=join_stats)
     else:
-        check_compare_memory(n_a + n_b, estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau,
-                                                             len(functions)), FILTER_JOIN_BYTES_PER_CLASS_PAIR)
-        ptr_a, part_a, sim_a = jaccard_join(class_ptr, class_items, rows_a, rows_b, tau,
-                                            len(functions))
-        # s = i / (nx + ny − i)  ⇔  i = s (nx + ny) / (1 + s): exact after rounding
-        nxy = np.repeat(size_a, np.diff(ptr_a)) + size_b[part_a]
-        inter_a = np.rint(sim_a * nxy / (1.0 + sim_a)).astype(overlap_dtype(len(functions)))
-        del nxy, sim_a
-        has = np.flatnonzero(np.diff(ptr_a) > 0)
-        ptr_has = np.concatenate([ptr_a[has], ptr_a[-1:]]).astype(np.int64)
-        if has.size:
-            consume(has.astype(np.int64), ptr_has, part_a, inter_a)
-        join_stats = {}
-        del ptr_a, part_a, inter_a
+        check(estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau, len(functions)))
+        jaccard_join_waves(class_ptr, class_items, rows_a, rows_b, tau, len(functions), consume, wave_pairs,
+                           stats=join_stats)
     lap("join")
     n_pairs_total, tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = tiers.finish()
     n_pairs_total = int(n_pairs_total)

@@ -160,6 +160,45 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
     diff_large[hi_slot, 3] -= n
 
 
+@njit(cache=True, nogil=True)
+def _sweep_one(x, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large, one, diff_large):
+    """`_sweep_pair` for a small side of ONE call (time x, a one-call class of B against
+    the l1 − l0 > 1 calls of an A class): the same searches and float expressions, but the
+    viewer's point (earlier, aligned, later, c, d) is added to the class's compact row
+    ``one`` (5 entries: `_overview_prepare`'s ``one_b[p, q]``, put in the difference array
+    once by `_overview_finish`) instead of the large difference array, so the pair touches a
+    small, cached array (the bars change by rounding only: the same terms, summed in another
+    order)."""
+    t = x
+    mid = _gallop_up(large_t, l0, l1, t, 0.0, 0)
+    e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
+    e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
+    one[0] += s * (e1 - l0)
+    one[1] += s * (e2 - e1)
+    one[2] += s * (l1 - e2)
+    one[3] += (mid - l0) - (l1 - mid)
+    one[4] += (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])
+    lo_slot = l0 + o_large
+    hi_slot = l1 + o_large
+    h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)
+    h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)
+    k = h2 + o_large
+    diff_large[k, 1] += s
+    diff_large[k, 2] -= s
+    k = h1 + o_large
+    diff_large[k, 0] += s
+    diff_large[k, 1] -= s
+    k = mid + o_large
+    diff_large[k, 3] += 2.0
+    diff_large[k, 4] -= 2.0 * t
+    diff_large[lo_slot, 4] += t
+    diff_large[hi_slot, 4] += t
+    diff_large[lo_slot, 2] += s
+    diff_large[lo_slot, 3] -= 1
+    diff_large[hi_slot, 0] -= s
+    diff_large[hi_slot, 3] -= 1
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
     """Per call: the prefix sum of the difference array over its class segment (slot = position + row; every step lies in one
@@ -298,28 +337,18 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                         _sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
                                     tol_a, tol_b, diff_a, db)
                         continue
-                    if not (x >= lo_t):
-                        ae += s
-                    elif x > hi_t:
-                        al += s
-                    else:
-                        aa += s
-                    if x >= t:
-                        ac -= 1.0
-                        ad += x
-                        o1[q, 3] += 1.0
-                        o1[q, 4] -= t
-                    else:
-                        ac += 1.0
-                        ad -= x
-                        o1[q, 3] -= 1.0
-                        o1[q, 4] += t
-                    if x - tol_b > t:
-                        o1[q, 0] += s
-                    elif x + tol_b >= t:
-                        o1[q, 1] += s
-                    else:
-                        o1[q, 2] += s
+                    # branch-free (on real times these relations are coin flips): adding
+                    # 0.0, or ±1.0 · v, gives the bits of the branches they replace
+                    ia = np.int64(x >= lo_t) + np.int64(x > hi_t)   # 0 earlier, 1 aligned, 2 later
+                    ae += s * (ia == 0)
+                    aa += s * (ia == 1)
+                    al += s * (ia == 2)
+                    sg = 1.0 if x >= t else -1.0
+                    ac -= sg
+                    ad += sg * x
+                    o1[q, 3] += sg
+                    o1[q, 4] -= sg * t
+                    o1[q, 2 - np.int64(x + tol_b >= t) - np.int64(x - tol_b > t)] += s   # 0 earlier, 1 aligned, 2 later
                 _add_point(diff_a, f0 + r, ae, aa, al, ac, ad)
                 continue
             for j in range(pair_ptr[i], pair_ptr[i + 1]):
@@ -332,6 +361,8 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                 if f1 - f0 <= g1 - g0:
                     _sweep_pair(time_a, f0, f1, r, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
                                 diff_a, db)
+                elif g1 - g0 == 1:
+                    _sweep_one(time_b[g0], time_a, f0, f1, r, csum_a, s, tol_b, tol_a, o1[q], diff_a)
                 else:
                     _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
                                 db, diff_a)

@@ -1,4 +1,5 @@
-"""The filter join of Γ-set classes (TraceDiff Sec. III, Eq. 3): `jaccard_join`.
+"""The filter join of Γ-set classes (TraceDiff Sec. III, Eq. 3): `jaccard_join`, and
+`jaccard_join_waves` (the same pairs streamed in waves of bounded room, as overlaps).
 
 Every (x, y), x a class of trace A and y one of B, with J(x, y) = |x ∩ y| / |x ∪ y| > τ,
 found with the set-similarity-join filters of AllPairs (Bayardo, Ma, Srikant, "Scaling
@@ -14,12 +15,14 @@ similarity joins for near duplicate detection", WWW 2008):
   when the posting slices would cost more.
 Rows of A are dealt to parallel chunks with resumable output slices; the result is a
 CSR over A rows, the same as `setjoin_tree.jaccard_join_tree`'s, and the same pairs and
-similarities as `setjoin.jaccard_join_bruteforce`.
+similarities as `setjoin.jaccard_join_bruteforce`; or, streamed, each round's rows handed to
+a consumer before the next round reuses the buffers (`jaccard_join_waves`, what
+``compare(..., join="filter")`` uses: its memory no longer grows with the class pairs).
 """
 import numpy as np
 from numba import njit, prange
 
-from .setjoin import _SAFE, _first_greater, min_overlap, popcount64, ranked_sets, sets_to_bitsets
+from .setjoin import _SAFE, _first_greater, min_overlap, overlap_dtype, popcount64, ranked_sets, sets_to_bitsets
 
 
 @njit(cache=True, nogil=True)
@@ -327,3 +330,113 @@ def _scatter_rows(out_r, out_q, out_s, cap, written, ptr, res_q, res_s):
                 res_s[k] = out_s[j]
                 k += 1
                 j += 1
+
+
+@njit(cache=True, nogil=True)
+def _round_to_csr(out_r, out_q, out_s, cap, written, a_ptr, b_ptr, rows, ptr, res_q, res_i):
+    """The rows of one round's chunk slices ``out_*[c*cap : c*cap+written[c]]`` (each row
+    whole and contiguous, marked by its A row in ``out_r``) as one CSR over the rows in
+    ascending order (as `jaccard_join`'s): ``rows[i]`` = the A row of CSR row i, ``ptr`` its
+    offsets, ``res_q`` the B rows and ``res_i`` the overlaps |x ∩ y| of the similarities:
+    s = i / (|x| + |y| − i) ⇔ i = s (|x| + |y|) / (1 + s), rounded to the nearest integer
+    (exact: the float expression's error is far below 1/2).  Returns (rows, pairs)."""
+    n = 0
+    for c in range(written.shape[0]):
+        j = c * cap
+        end = c * cap + written[c]
+        while j < end:
+            r = out_r[j]
+            while j < end and out_r[j] == r:
+                j += 1
+            n += 1
+    row = np.empty(n, np.int64)
+    start = np.empty(n, np.int64)
+    stop = np.empty(n, np.int64)
+    n = 0
+    for c in range(written.shape[0]):
+        j = c * cap
+        end = c * cap + written[c]
+        while j < end:
+            r = out_r[j]
+            row[n] = r
+            start[n] = j
+            while j < end and out_r[j] == r:
+                j += 1
+            stop[n] = j
+            n += 1
+    order = np.argsort(row)
+    dst = 0
+    for k in range(n):
+        i = order[k]
+        r = row[i]
+        rows[k] = r
+        ptr[k] = dst
+        nx = a_ptr[r + 1] - a_ptr[r]
+        for j in range(start[i], stop[i]):
+            q = out_q[j]
+            sj = out_s[j]
+            res_q[dst] = q
+            res_i[dst] = np.rint(sj * (nx + (b_ptr[q + 1] - b_ptr[q])) / (1.0 + sj))
+            dst += 1
+    ptr[n] = dst
+    return n, dst
+
+
+#: bytes one class pair takes in a wave of `jaccard_join_waves`: A row, B row, similarity
+#: (int32, int32, float64) in the chunk slices, then B row and overlap (at most int32)
+FILTER_WAVE_BYTES_PER_CLASS_PAIR = 4 + 4 + 8 + 4 + 4
+
+
+def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, consume, wave_pairs,
+                       n_chunks=64, brute_factor=4.0, max_bitset_bytes=256 << 20, check_pairs=None,
+                       stats=None):
+    """The join of `jaccard_join`, streamed: ``consume(rows, ptr, row_b, inter)`` is called per
+    round with the rows that round wrote (CSR row i = A row ``rows[i]``, rows ascending, its
+    pairs by B row ascending with their overlaps |x ∩ y| (`setjoin.overlap_dtype`), as
+    `setjoin_tree.jaccard_join_tree_waves` hands them; every A row with a match in exactly one wave, all its pairs there; rows
+    without a match are never handed).  The arrays are views of the join's own buffers,
+    overwritten by the next round: ``consume`` copies what it keeps.
+
+    Every round has a fixed room of ``wave_pairs / n_chunks`` entries per chunk (at least
+    one row's worst case, |B| + 1, and no more than the sampled estimate asks for); a chunk
+    out of room resumes in the next round at its next row (`_join_rows` writes rows whole),
+    so the memory is one wave's buffers (`FILTER_WAVE_BYTES_PER_CLASS_PAIR` each) whatever
+    the number of class pairs.  ``check_pairs``: called with the sampled estimate of the
+    class pairs before the rounds.  Returns (waves, class pairs)."""
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
+                              max_bitset_bytes)
+    n_chunks = max(1, min(int(n_chunks), na))
+    order = np.arange(na, dtype=np.int32)
+    chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
+    est = _sample_pairs(args, na, nb, n_chunks, brute_factor)
+    if check_pairs is not None:
+        check_pairs(float(est))
+    cap = min(int(1.3 * est / n_chunks) + 1024, max(1, int(wave_pairs) // n_chunks))
+    cap = max(cap, nb + 1)
+    # np.empty: pages never written are never resident, so a smaller wave stays smaller
+    out_r = np.empty(n_chunks * cap, np.int32)
+    out_q = np.empty(n_chunks * cap, np.int32)
+    out_s = np.empty(n_chunks * cap, np.float64)
+    res_q = np.empty(n_chunks * cap, np.int32)
+    res_i = np.empty(n_chunks * cap, overlap_dtype(n_items))
+    rows = np.empty(na, np.int64)
+    ptr = np.empty(na + 1, np.int64)
+    pos = np.zeros(n_chunks, np.int64)
+    waves = 0
+    n_pairs = 0
+    while (pos < np.diff(chunk_ptr)).any():
+        pos, written = _join_round(chunk_ptr, chunk_rows, pos, *args, out_r, out_q, out_s, cap,
+                                   float(brute_factor))
+        nr, m = _round_to_csr(out_r, out_q, out_s, cap, written, args[0], args[2], rows, ptr, res_q, res_i)
+        if nr:
+            consume(rows[:nr], ptr[:nr + 1], res_q[:m], res_i[:m])
+        waves += 1
+        n_pairs += int(m)
+    if stats is not None:
+        stats.update(waves=waves, cap=int(cap), estimate=float(est))
+    return waves, n_pairs
