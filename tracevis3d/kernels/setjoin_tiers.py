@@ -7,7 +7,7 @@ the set of its partners with one similarity value; tiers are taken in descending
 similarity until their partners hold at least k calls, so the top-k partners of every
 call of the class lie inside them (what `groups.top_k_partners` needs to keep the call
 matches of TraceDiff Sec. III under a bound).  Computed for
-every row (A class) and every column (B class) in three passes over the pairs, without
+every row (A class) and every column (B class) in two passes over the pairs, without
 a transposed copy, and from class pairs fed in WAVES (`TierStream`: any partition of A's
 rows, each row's pairs complete in one wave), so the class pairs never need to be held all
 at once: a row's tiers are final within its wave; a column keeps its k best distinct
@@ -73,15 +73,35 @@ def _sort_segments_by_sim(ptr, idx, sim, lo_seg, hi_seg):
 
 
 @njit(cache=True, parallel=True, nogil=True)
+def _column_cutoffs(col_s, col_n, col_nt, k):
+    """Per column: `_tiers_cutoff` of the k best distinct similarities merged over the
+    parts' lists (exact: a value among the column's k best distinct ones is among the k
+    best of every part it occurs in, so its count is complete); -1.0 without partners."""
+    n_parts, n_cols = col_nt.shape
+    cutoff = np.empty(n_cols, np.float64)
+    for q in prange(n_cols):
+        ms = np.empty(k, np.float64)
+        mn = np.empty(k, np.int64)
+        nt = 0
+        for p in range(n_parts):
+            for t in range(col_nt[p, q]):
+                nt = _tier_insert(ms, mn, nt, k, col_s[p, q, t], col_n[p, q, t])
+        cutoff[q] = _tiers_cutoff(ms, mn, nt, k)
+    return cutoff
+
+
+@njit(cache=True, parallel=True, nogil=True)
 def _wave_tops(ptr, other, inter, rows, size_row, size_other, count_row, count_other, k, cut,
-               col_s, col_n, col_nt, cutoff_w, calls_part, partners_row, partners_col):
+               col_s, col_n, col_nt, cutoff_w, tier_len, calls_part, partners_row, partners_col):
     """Pass 1 over one wave (CSR row i = row ``rows[i]``), rows cut into parts ``cut``:
     each row's tier cutoff (`_tiers_cutoff` of its k best distinct similarities,
-    J = inter / (|x| + |y| − inter)) into ``cutoff_w[i]``; each column's k best distinct
-    similarities with call counts added to part p's running lists ``col_s[p]`` /
-    ``col_n[p]`` / ``col_nt[p]``; per part the call pairs Σ count_row[r] × count_other[q]
-    (``calls_part[p]``); per row Σ count_other over its partners (``partners_row[r]``),
-    per part and column Σ count_row over its partners (``partners_col[p, q]``)."""
+    J = inter / (|x| + |y| − inter)) into ``cutoff_w[i]``, and the number of its entries at
+    or above it into ``tier_len[i]`` (re-reading the row's pairs while they are in cache, so
+    pass 2 needs no counting read); each column's k best distinct similarities with call
+    counts added to part p's running lists ``col_s[p]`` / ``col_n[p]`` / ``col_nt[p]``; per
+    part the call pairs Σ count_row[r] × count_other[q] (``calls_part[p]``); per row
+    Σ count_other over its partners (``partners_row[r]``), per part and column Σ count_row
+    over its partners (``partners_col[p, q]``)."""
     n_parts = cut.shape[0] - 1
     for p in prange(n_parts):
         rs = np.empty(k, np.float64)
@@ -104,66 +124,34 @@ def _wave_tops(ptr, other, inter, rows, size_row, size_other, count_row, count_o
                 nt[q] = _tier_insert(ts[q], tn[q], nt[q], k, sj, cr)
                 w += count_other[q]
                 pc[q] += cr
-            cutoff_w[i] = _tiers_cutoff(rs, rn, nrt, k)
+            cw = _tiers_cutoff(rs, rn, nrt, k)
+            cutoff_w[i] = cw
+            n = 0
+            if cw >= 0.0:
+                for j in range(ptr[i], ptr[i + 1]):
+                    if overlap_similarity(inter[j], nx, size_other[other[j]]) >= cw:
+                        n += 1
+            tier_len[i] = n
             partners_row[r] += w
             calls += w * cr
         calls_part[p] += calls
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _column_cutoffs(col_s, col_n, col_nt, k):
-    """Per column: `_tiers_cutoff` of the k best distinct similarities merged over the
-    parts' lists (exact: a value among the column's k best distinct ones is among the k
-    best of every part it occurs in, so its count is complete); -1.0 without partners."""
-    n_parts, n_cols = col_nt.shape
-    cutoff = np.empty(n_cols, np.float64)
-    for q in prange(n_cols):
-        ms = np.empty(k, np.float64)
-        mn = np.empty(k, np.int64)
-        nt = 0
-        for p in range(n_parts):
-            for t in range(col_nt[p, q]):
-                nt = _tier_insert(ms, mn, nt, k, col_s[p, q, t], col_n[p, q, t])
-        cutoff[q] = _tiers_cutoff(ms, mn, nt, k)
-    return cutoff
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def _wave_tier_entries(ptr, other, inter, rows, size_row, size_other, cut, cutoff_w, cutoff_c):
-    """Passes 2 and 3 over one wave: the entries at or above their row's cutoff (the row
-    tiers, a CSR over the wave's rows, each row stably sorted by similarity desc) and
-    those at or above their column's running cutoff ``cutoff_c`` (column candidates,
-    (column, row, similarity), parts in order).  Returns (tptr, tother, tsim, cq, cr, cs)."""
-    n_rows = ptr.shape[0] - 1
+def _wave_tier_entries(ptr, other, inter, rows, size_row, size_other, cut, cutoff_w, cutoff_c, tptr, cq, cr, cs):
+    """Pass 2 over one wave: the row tier entries (s ≥ the row's cutoff, into the CSR ``tptr``
+    whose sizes pass 1 counted; each row then stably sorted by similarity desc) and the column
+    candidates (s ≥ the column's running cutoff ``cutoff_c[q]``: (column, row, s)); part p
+    writes its candidates from ``ptr[cut[p]]`` on (a part has no more candidates than pairs).
+    Returns (tother, tsim, n_cand): ``n_cand[p]`` candidates of part p."""
     n_parts = cut.shape[0] - 1
-    tptr = np.zeros(n_rows + 1, np.int64)
-    n_cand = np.zeros(n_parts + 1, np.int64)
-    for p in prange(n_parts):
-        nc = 0
-        for i in range(cut[p], cut[p + 1]):
-            nx = size_row[rows[i]]
-            cw = cutoff_w[i]
-            n = 0
-            for j in range(ptr[i], ptr[i + 1]):
-                q = other[j]
-                sj = overlap_similarity(inter[j], nx, size_other[q])
-                if cw >= 0.0 and sj >= cw:
-                    n += 1
-                if cutoff_c[q] >= 0.0 and sj >= cutoff_c[q]:
-                    nc += 1
-            tptr[i + 1] = n
-        n_cand[p + 1] = nc
-    for i in range(n_rows):
-        tptr[i + 1] += tptr[i]
-    for p in range(n_parts):
-        n_cand[p + 1] += n_cand[p]
+    n_rows = ptr.shape[0] - 1
     tother = np.empty(tptr[n_rows], np.int32)
     tsim = np.empty(tptr[n_rows], np.float64)
-    cq = np.empty(n_cand[n_parts], np.int32)
-    cr = np.empty(n_cand[n_parts], np.int32)
-    cs = np.empty(n_cand[n_parts], np.float64)
+    n_cand = np.zeros(n_parts, np.int64)
     for p in prange(n_parts):
-        c = n_cand[p]
+        c0 = ptr[cut[p]]
+        c = c0
         for i in range(cut[p], cut[p + 1]):
             r = rows[i]
             nx = size_row[r]
@@ -181,8 +169,13 @@ def _wave_tier_entries(ptr, other, inter, rows, size_row, size_other, cut, cutof
                     cr[c] = r
                     cs[c] = sj
                     c += 1
+        n_cand[p] = c - c0
         _sort_segments_by_sim(tptr, tother, tsim, cut[p], cut[p + 1])
-    return tptr, tother, tsim, cq, cr, cs
+    return tother, tsim, n_cand
+
+
+def _no_lap(stage):
+    pass
 
 
 class TierStream:
@@ -215,9 +208,24 @@ class TierStream:
         self._n_cand = 0
         self._n_cand_pruned = 0
         self.n_pairs = 0
+        self._cand_room = 0
+        self._cq = self._cr = self._cs = None
 
-    def add(self, ptr, other, inter, rows):
-        """Feed one wave of class pairs."""
+    def _room(self, m):
+        """Candidate buffers of at least m entries (np.empty: untouched pages are never resident)."""
+        if m > self._cand_room:
+            self._cand_room = m
+            self._cq = np.empty(m, np.int32)
+            self._cr = np.empty(m, np.int32)
+            self._cs = np.empty(m, np.float64)
+        return self._cq, self._cr, self._cs
+
+    def _between_passes(self, ptr, other, inter, rows, lap):
+        """Run between the two passes over a wave (a subclass adds its own read of it)."""
+
+    def add(self, ptr, other, inter, rows, lap=_no_lap):
+        """Feed one wave of class pairs; ``lap(stage)`` is called after each step ("tiers",
+        and whatever `_between_passes` names)."""
         m = other.shape[0]
         rows = np.ascontiguousarray(rows, np.int64)
         if rows.shape[0] == 0:
@@ -226,15 +234,25 @@ class TierStream:
         cut = np.searchsorted(ptr, (m * np.arange(self.n_parts + 1)) // self.n_parts).astype(np.int64)
         cut[0], cut[-1] = 0, rows.shape[0]
         cutoff_w = np.empty(rows.shape[0], np.float64)
-        _wave_tops(ptr, other, inter, rows, self.size_row, self.size_other, self.count_row,
-                   self.count_other, self.k, cut, self.col_s, self.col_n, self.col_nt, cutoff_w,
-                   self.calls_part, self.partners_row, self._partners_col)
+        tier_len = np.empty(rows.shape[0], np.int64)
+        _wave_tops(ptr, other, inter, rows, self.size_row, self.size_other, self.count_row, self.count_other,
+                   self.k, cut, self.col_s, self.col_n, self.col_nt, cutoff_w, tier_len, self.calls_part,
+                   self.partners_row, self._partners_col)
+        lap("tiers")
+        self._between_passes(ptr, other, inter, rows, lap)
         cutoff_c = _column_cutoffs(self.col_s, self.col_n, self.col_nt, self.k)
-        tptr, tother, tsim, cq, cr, cs = _wave_tier_entries(ptr, other, inter, rows, self.size_row,
-                                                            self.size_other, cut, cutoff_w, cutoff_c)
+        tptr = np.zeros(rows.shape[0] + 1, np.int64)
+        np.cumsum(tier_len, out=tptr[1:])
+        cq, cr, cs = self._room(m)
+        tother, tsim, n_cand = _wave_tier_entries(ptr, other, inter, rows, self.size_row, self.size_other, cut,
+                                                  cutoff_w, cutoff_c, tptr, cq, cr, cs)
+        lap("tiers")
         self._row_pieces.append((rows.copy(), tptr, tother, tsim))
-        self._cand.append((cq, cr, cs))
-        self._n_cand += cq.shape[0]
+        starts = ptr[cut[:-1]]
+        pieces = [(cq[s:s + n].copy(), cr[s:s + n].copy(), cs[s:s + n].copy())
+                  for s, n in zip(starts.tolist(), n_cand.tolist())]
+        self._cand.append(tuple(np.concatenate(x) for x in zip(*pieces)))
+        self._n_cand += int(n_cand.sum())
         if self._n_cand > max(1 << 20, 2 * self._n_cand_pruned):
             self._prune(cutoff_c)
 
@@ -285,7 +303,7 @@ class TierStream:
 def class_pair_tiers(ptr, other, inter, size_row, size_other, count_row, count_other, k,
                      n_parts=2):
     """From the CSR of class pairs (rows = A classes, ``other`` = B classes,
-    overlaps ``inter``, J = inter / (|x| + |y| − inter)), in three passes over
+    overlaps ``inter``, J = inter / (|x| + |y| − inter)), in two passes over
     the pairs (no transposed copy): the exact number of call pairs, and the
     best similarity tiers of every row AND of every column (one wave of `TierStream`).
 
@@ -296,7 +314,8 @@ def class_pair_tiers(ptr, other, inter, size_row, size_other, count_row, count_o
     row lie inside them (what `groups.top_k_partners` needs).
     Pass 1 keeps, per row and per column, the k best distinct similarities
     with their call counts (columns: one list per part of rows, merged exactly);
-    pass 2 counts the entries at or above each cutoff, pass 3 copies them;
+    and counts each row's entries at or above its cutoff; pass 2 copies them, and the
+    column candidates at or above the running column cutoffs;
     rows are stably sorted by similarity descending, columns by (similarity desc, row asc).
     Rows are cut into ``n_parts`` contiguous ranges of about equal entries, run in parallel.
     Returns ``(n_call_pairs, tptr_r, tother_r, tsim_r, tptr_c, trow_c, tsim_c)``:
