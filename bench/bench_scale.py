@@ -40,26 +40,26 @@ GOALS = {"icicle": 20.0}  # seconds at 10^7 calls (issue 26)
 OPT_IN = ("compare",)  # views measured only when named: long at 10^7
 
 
-def make_trace(n: int, out: pathlib.Path) -> pathlib.Path:
-    path = out / f"synthetic_{n}.tv3d.npz"
+def _made(path: pathlib.Path, code: str, arg: str) -> pathlib.Path:
+    """``path``, written by ``code`` (run with argv [arg, path] in a fresh process) unless it exists."""
     if not path.exists():
-        code = ("import sys, tracevis3d; tracevis3d.save(tracevis3d.synthetic(int(sys.argv[1]), threads=4), "
-                "sys.argv[2])")
-        subprocess.run([sys.executable, "-c", code, str(n), str(path)], cwd=REPO, check=True,
+        subprocess.run([sys.executable, "-c", code, arg, str(path)], cwd=REPO, check=True,
                        env=dict(os.environ, PYTHONPATH=str(REPO)))
     return path
+
+
+def make_trace(n: int, out: pathlib.Path) -> pathlib.Path:
+    return _made(out / f"synthetic_{n}.tv3d.npz",
+                 "import sys, tracevis3d; tracevis3d.save(tracevis3d.synthetic(int(sys.argv[1]), threads=4), "
+                 "sys.argv[2])", str(n))
 
 
 def make_pair(n: int, out: pathlib.Path) -> list:
     """[the trace of ``n`` calls, its `tracevis3d.perturb` copy (seed 1)]: ``render-compare``'s inputs."""
     a = make_trace(n, out)
-    b = out / f"synthetic_{n}_perturbed.tv3d.npz"
-    if not b.exists():
-        code = ("import sys, tracevis3d; tracevis3d.save(tracevis3d.perturb(tracevis3d.load(sys.argv[1]), seed=1), "
-                "sys.argv[2])")
-        subprocess.run([sys.executable, "-c", code, str(a), str(b)], cwd=REPO, check=True,
-                       env=dict(os.environ, PYTHONPATH=str(REPO)))
-    return [a, b]
+    return [a, _made(out / f"synthetic_{n}_perturbed.tv3d.npz",
+                     "import sys, tracevis3d; tracevis3d.save(tracevis3d.perturb(tracevis3d.load(sys.argv[1]), "
+                     "seed=1), sys.argv[2])", str(a))]
 
 
 def inputs(view: str, n: int, out: pathlib.Path) -> list:

@@ -249,6 +249,21 @@ def _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items, m
             b_by_size, b_size_sorted, int(n_items))
 
 
+def _join_setup(set_ptr, set_items, classes_a, classes_b, tau, n_items, max_bitset_bytes, n_chunks) -> tuple:
+    """What both drivers of the filter join start from: (|A|, |B|, `_filter_structures`,
+    chunks, A's rows dealt round-robin to them in chunk order (int32), chunk offsets)."""
+    classes_a = np.ascontiguousarray(classes_a, np.int32)
+    classes_b = np.ascontiguousarray(classes_b, np.int32)
+    na, nb = classes_a.shape[0], classes_b.shape[0]
+    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items, max_bitset_bytes)
+    n_chunks = max(1, min(int(n_chunks), na))
+    order = np.arange(na, dtype=np.int32)
+    chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
+    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
+    chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
+    return na, nb, args, n_chunks, chunk_rows, chunk_ptr
+
+
 def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunks=64,
                  chunk_cap=None, brute_factor=4.0, max_bitset_bytes=256 << 20):
     """Every (r, q) with J(set(classes_a[r]), set(classes_b[q])) > tau, exactly.
@@ -268,16 +283,8 @@ def jaccard_join(set_ptr, set_items, classes_a, classes_b, tau, n_items, n_chunk
     Returns the result as a CSR over A rows, ``(ptr, row_b, sim)``, each row's
     entries sorted by row_b; deterministic.
     """
-    classes_a = np.ascontiguousarray(classes_a, np.int32)
-    classes_b = np.ascontiguousarray(classes_b, np.int32)
-    na, nb = classes_a.shape[0], classes_b.shape[0]
-    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
-                              max_bitset_bytes)
-    n_chunks = max(1, min(int(n_chunks), na))
-    order = np.arange(na, dtype=np.int32)
-    chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
-    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
-    chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
+    na, nb, args, n_chunks, chunk_rows, chunk_ptr = _join_setup(set_ptr, set_items, classes_a, classes_b, tau,
+                                                                n_items, max_bitset_bytes, n_chunks)
     if chunk_cap:
         cap = int(chunk_cap)
     else:
@@ -340,18 +347,10 @@ def _round_to_csr(out_r, out_q, out_s, cap, written, a_ptr, b_ptr, rows, ptr, re
     offsets, ``res_q`` the B rows and ``res_i`` the overlaps |x ∩ y| of the similarities:
     s = i / (|x| + |y| − i) ⇔ i = s (|x| + |y|) / (1 + s), rounded to the nearest integer
     (exact: the float expression's error is far below 1/2).  Returns (rows, pairs)."""
-    n = 0
-    for c in range(written.shape[0]):
-        j = c * cap
-        end = c * cap + written[c]
-        while j < end:
-            r = out_r[j]
-            while j < end and out_r[j] == r:
-                j += 1
-            n += 1
-    row = np.empty(n, np.int64)
-    start = np.empty(n, np.int64)
-    stop = np.empty(n, np.int64)
+    most = rows.shape[0]  # a round writes each A row at most once
+    row = np.empty(most, np.int64)
+    start = np.empty(most, np.int64)
+    stop = np.empty(most, np.int64)
     n = 0
     for c in range(written.shape[0]):
         j = c * cap
@@ -364,7 +363,7 @@ def _round_to_csr(out_r, out_q, out_s, cap, written, a_ptr, b_ptr, rows, ptr, re
                 j += 1
             stop[n] = j
             n += 1
-    order = np.argsort(row)
+    order = np.argsort(row[:n])
     dst = 0
     for k in range(n):
         i = order[k]
@@ -403,16 +402,8 @@ def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, c
     so the memory is one wave's buffers (`FILTER_WAVE_BYTES_PER_CLASS_PAIR` each) whatever
     the number of class pairs.  ``check_pairs``: called with the sampled estimate of the
     class pairs before the rounds.  Returns (waves, class pairs)."""
-    classes_a = np.ascontiguousarray(classes_a, np.int32)
-    classes_b = np.ascontiguousarray(classes_b, np.int32)
-    na, nb = classes_a.shape[0], classes_b.shape[0]
-    args = _filter_structures(set_ptr, set_items, classes_a, classes_b, tau, n_items,
-                              max_bitset_bytes)
-    n_chunks = max(1, min(int(n_chunks), na))
-    order = np.arange(na, dtype=np.int32)
-    chunk_rows = np.concatenate([order[c::n_chunks] for c in range(n_chunks)]).astype(np.int32)
-    chunk_ptr = np.zeros(n_chunks + 1, np.int64)
-    chunk_ptr[1:] = np.cumsum([len(order[c::n_chunks]) for c in range(n_chunks)])
+    na, nb, args, n_chunks, chunk_rows, chunk_ptr = _join_setup(set_ptr, set_items, classes_a, classes_b, tau,
+                                                                n_items, max_bitset_bytes, n_chunks)
     est = _sample_pairs(args, na, nb, n_chunks, brute_factor)
     if check_pairs is not None:
         check_pairs(float(est))
