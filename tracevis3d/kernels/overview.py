@@ -108,6 +108,49 @@ def _add_point(diff, k, e, a, l, c, d):
     diff[k + 1, 4] -= d
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large):
+    """A small-side call at time t as the viewer: (earlier, aligned, later, c, d) of its
+    partners on the large side ``large_t[l0:l1]`` (``mid``: the first x >= t), see
+    `_sweep_pair`."""
+    e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
+    e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
+    return (s * (e1 - l0), s * (e2 - e1), s * (l1 - e2), (mid - l0) - (l1 - mid),
+            (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large):
+    """A small-side call at time t as a partner of the large side's calls: its step
+    entries in ``diff_large`` (see `_sweep_pair`), less the two segment ends' per-call
+    constants, which the caller writes once."""
+    h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
+    h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
+    k = h2 + o_large                                          # later -> aligned
+    diff_large[k, 1] += s
+    diff_large[k, 2] -= s
+    k = h1 + o_large                                          # aligned -> earlier
+    diff_large[k, 0] += s
+    diff_large[k, 1] -= s
+    k = mid + o_large                                         # t - x -> x - t
+    diff_large[k, 3] += 2.0
+    diff_large[k, 4] -= 2.0 * t
+    diff_large[l0 + o_large, 4] += t
+    diff_large[l1 + o_large, 4] += t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment_ends(l0, l1, o_large, s, n, diff_large):
+    """The entries at the large segment's two ends that every one of ``n`` small-side calls
+    adds alike (see `_sweep_pair`), written once."""
+    lo_slot = l0 + o_large
+    hi_slot = l1 + o_large
+    diff_large[lo_slot, 2] += s * n
+    diff_large[lo_slot, 3] -= n
+    diff_large[hi_slot, 0] -= s * n
+    diff_large[hi_slot, 3] -= n
+
+
 @njit(cache=True, nogil=True)
 def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
                 tol_large, diff_small, diff_large):
@@ -129,35 +172,14 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
         and written once per pair.
     Viewer delta = t_viewer · c + d.
     """
-    lo_slot = l0 + o_large
-    hi_slot = l1 + o_large
     mid = l0
     for i in range(s0, s1):
         t = small_t[i]
         mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
-        e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
-        e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
-        _add_point(diff_small, i + o_small, s * (e1 - l0), s * (e2 - e1), s * (l1 - e2),
-                   (mid - l0) - (l1 - mid),
-                   (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0]))
-        h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
-        h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
-        k = h2 + o_large                                          # later -> aligned
-        diff_large[k, 1] += s
-        diff_large[k, 2] -= s
-        k = h1 + o_large                                          # aligned -> earlier
-        diff_large[k, 0] += s
-        diff_large[k, 1] -= s
-        k = mid + o_large                                         # t - x -> x - t
-        diff_large[k, 3] += 2.0
-        diff_large[k, 4] -= 2.0 * t
-        diff_large[lo_slot, 4] += t
-        diff_large[hi_slot, 4] += t
-    n = s1 - s0
-    diff_large[lo_slot, 2] += s * n
-    diff_large[lo_slot, 3] -= n
-    diff_large[hi_slot, 0] -= s * n
-    diff_large[hi_slot, 3] -= n
+        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large)
+        _add_point(diff_small, i + o_small, e, a, la, c, d)
+        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large)
+    _segment_ends(l0, l1, o_large, s, s1 - s0, diff_large)
 
 
 @njit(cache=True, nogil=True)
@@ -169,34 +191,15 @@ def _sweep_one(x, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
     once by `_overview_finish`) instead of the large difference array, so the pair touches a
     small, cached array (the bars change by rounding only: the same terms, summed in another
     order)."""
-    t = x
-    mid = _gallop_up(large_t, l0, l1, t, 0.0, 0)
-    e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
-    e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
-    one[0] += s * (e1 - l0)
-    one[1] += s * (e2 - e1)
-    one[2] += s * (l1 - e2)
-    one[3] += (mid - l0) - (l1 - mid)
-    one[4] += (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])
-    lo_slot = l0 + o_large
-    hi_slot = l1 + o_large
-    h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)
-    h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)
-    k = h2 + o_large
-    diff_large[k, 1] += s
-    diff_large[k, 2] -= s
-    k = h1 + o_large
-    diff_large[k, 0] += s
-    diff_large[k, 1] -= s
-    k = mid + o_large
-    diff_large[k, 3] += 2.0
-    diff_large[k, 4] -= 2.0 * t
-    diff_large[lo_slot, 4] += t
-    diff_large[hi_slot, 4] += t
-    diff_large[lo_slot, 2] += s
-    diff_large[lo_slot, 3] -= 1
-    diff_large[hi_slot, 0] -= s
-    diff_large[hi_slot, 3] -= 1
+    mid = _gallop_up(large_t, l0, l1, x, 0.0, 0)
+    e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, x, tol_small, s, csum_large)
+    one[0] += e
+    one[1] += a
+    one[2] += la
+    one[3] += c
+    one[4] += d
+    _partner_steps(large_t, l0, l1, mid, o_large, x, tol_large, s, diff_large)
+    _segment_ends(l0, l1, o_large, s, 1, diff_large)
 
 
 @njit(cache=True, parallel=True, nogil=True)

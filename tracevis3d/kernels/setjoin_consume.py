@@ -12,8 +12,8 @@ the two passes.
 
 The overview keeps its own read of the pairs (`overview._overview_blocks`): folded into
 pass 1 it measured slower (2.3 s against 0.5 + 1.6 s, one thread, 48M class pairs of a
-3·10^5-call pair: the inlined sweeps and tier inserts in one loop); it is cut into its own
-(fixed) parts as `overview_add_pairs` cuts them, so its bars are identical.  The tiers'
+3·10^5-call pair: the inlined sweeps and tier inserts in one loop); it is
+`overview_add_pairs` itself (its own fixed parts), so its bars are identical.  The tiers'
 parts are cut by entries as `TierStream` cuts them (exact whatever the cut:
 `setjoin_tiers._column_cutoffs`).
 
@@ -27,7 +27,7 @@ the similarity alone costs 1.5 ns, the tiers 12 ns, the overview 8–12 ns for a
 class against one-call classes and 65–120 ns (before `_sweep_one`) when either side has more
 calls (cache misses into the per-call difference arrays, 40 bytes per call).
 """
-from .overview import _overview_blocks, _overview_cut
+from .overview import overview_add_pairs
 from .setjoin_tiers import TierStream
 
 
@@ -50,9 +50,7 @@ class WaveConsumer(TierStream):
         self.tol_b = float(tol_b)
 
     def _between_passes(self, ptr, other, inter, rows, lap):
-        """The wave added to the overview's accumulators (its own cut, as `overview_add_pairs`)."""
-        n_ov = self.overview[3].shape[0]
-        cut_ov = _overview_cut(ptr, other, rows, self.calls_ptr_a, self.calls_ptr_b, n_ov)
-        _overview_blocks(ptr, other, inter, rows, self.size_row, self.size_other, self.calls_ptr_a, self.time_a,
-                         self.calls_ptr_b, self.time_b, self.tol_a, self.tol_b, n_ov, cut_ov, *self.overview)
+        """The wave added to the overview's accumulators."""
+        overview_add_pairs(self.overview, ptr, other, inter, rows, self.size_row, self.size_other,
+                           self.calls_ptr_a, self.time_a, self.calls_ptr_b, self.time_b, self.tol_a, self.tol_b)
         lap("overview")
