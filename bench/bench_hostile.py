@@ -162,9 +162,9 @@ def issue20(args) -> None:
     thr, dur = np.zeros(N + 1, np.int32), np.ones(N + 1)
     out = {}
     for label, seed in (("known seed 0", np.uint64(0)), ("random seed", process_hash_seed())):
-        calling_context_tree(func[:10], parent[:10], thr[:10], dur[:10], 1, False, False, seed)
+        calling_context_tree(func[:10], parent[:10], thr[:10], dur[:10], np.zeros(0, np.bool_), 1, False, False, seed)
         t0 = time.perf_counter()
-        r = calling_context_tree(func, parent, thr, dur, 1, False, False, seed)
+        r = calling_context_tree(func, parent, thr, dur, np.zeros(0, np.bool_), 1, False, False, seed)
         out[label] = (time.perf_counter() - t0, int(r[-1]))
     (tk, pk), (tr, pr) = out["known seed 0"], out["random seed"]
     row("hash flood (cone)", f"{N:,} crafted children", f"{pr:,} probes", f"{tr:.4f}", "—",

@@ -47,6 +47,57 @@ def test_context_tree_equals_brute_force(ops, threads, fold):
     assert np.array_equal(c.calls[1 + t.n_threads:], np.bincount(c.ctx, minlength=len(c))[1 + t.n_threads:])
 
 
+def brute_merged_contexts(t, merged, fold):
+    """`brute_contexts` of the trace without the ``merged`` calls: each call's path of
+    unmerged functions from the root, walking up past merged callers (None for a merged
+    call), and the outermost-call flag that says whether its time is counted."""
+    paths, outer = [], []
+    for i in range(len(t)):
+        p = int(t.parent[i])
+        while p >= 0 and merged[p]:
+            p = int(t.parent[p])
+        if merged[i]:
+            paths.append(None)
+            outer.append(False)
+        elif p < 0:
+            paths.append((int(t.thread[i]), int(t.func[i])))
+            outer.append(True)
+        elif fold and t.func[p] == t.func[i]:
+            paths.append(paths[p])
+            outer.append(False)
+        else:
+            paths.append(paths[p] + (int(t.func[i]),))
+            outer.append(True)
+    return paths, np.array(outer, bool)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=ops_strategy, threads=st.integers(1, 3), fold=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_context_tree_of_merged_calls_equals_brute_force(ops, threads, fold, seed):
+    """Calls merged into their callers in the sweep (the cone tree's fold): the tree of the
+    trace without them, node for node, and the same as merging them out of the trace first."""
+    from tracevis3d.transform import merge_calls
+
+    t = forest(ops, True, threads)
+    merged = np.random.default_rng(seed).random(len(t)) < 0.4
+    c = calling_context_tree(t, per_thread=True, fold_recursion=fold, merged=merged)
+    paths, outer = brute_merged_contexts(t, merged, fold)
+    kept = [p for p in paths if p is not None]
+    assert len(c) == 1 + t.n_threads + len(set(kept))
+    assert np.array_equal(c.ctx < 0, merged)
+    ids = {}
+    for i, path in enumerate(paths):
+        if path is not None:
+            assert ids.setdefault(path, int(c.ctx[i])) == c.ctx[i]
+    want = np.bincount(c.ctx[outer], weights=(t.end - t.start)[outer], minlength=len(c))
+    assert np.allclose(c.time[1 + t.n_threads:], want[1 + t.n_threads:])
+    if (~merged).any() and merged.any():  # the same tree as the rebuilt trace's
+        m = calling_context_tree(merge_calls(t, merged), per_thread=True, fold_recursion=fold)
+        assert len(m) == len(c)
+        assert np.allclose(np.sort(m.time), np.sort(c.time))
+        assert np.array_equal(np.sort(m.calls), np.sort(c.calls))
+
+
 def _layout_invariants(t, max_nodes, gap=0.25, level_h=2.0):
     c = calling_context_tree(t)
     pr = prune_by_time(c, max_nodes)

@@ -67,10 +67,10 @@ def test_cone_tree_flood_costs_what_random_keys_cost():
     parent = np.concatenate([[-1], np.zeros(N)]).astype(np.int32)
     thread = np.zeros(n, np.int32)
     dur = np.ones(n)
-    known = calling_context_tree(func, parent, thread, dur, 1, False, False, np.uint64(0))
+    known = calling_context_tree(func, parent, thread, dur, np.zeros(0, np.bool_), 1, False, False, np.uint64(0))
     assert known[-1] >= N * (N - 1) // 2  # the flood, measured in probes
     for seed in (process_hash_seed(), np.uint64(12345), np.uint64(M64)):
-        got = calling_context_tree(func, parent, thread, dur, 1, False, False, seed)
+        got = calling_context_tree(func, parent, thread, dur, np.zeros(0, np.bool_), 1, False, False, seed)
         assert got[-1] <= 3 * n, got[-1]
         for a, b in zip(known[:-1], got[:-1]):
             assert np.array_equal(a, b)

@@ -16,7 +16,8 @@ class ContextTree:
     """Node 0 is the root (the whole trace); with ``per_thread`` nodes 1..T are the threads.
     Per node: ``parent`` (-1 for the root), ``func`` (-1 for root/thread nodes), ``thread``,
     ``time`` (summed inclusive µs of its calls), ``calls``, ``first`` (its first call, -1
-    for pseudo nodes).  ``ctx``: the node of every call of ``trace``."""
+    for pseudo nodes).  ``ctx``: the node of every call of ``trace`` (-1 for a call merged
+    into its caller)."""
 
     trace: Trace
     ctx: np.ndarray
@@ -48,17 +49,21 @@ class ContextTree:
         return np.flatnonzero(self.ctx == k)
 
 
-def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recursion: bool = False) -> ContextTree:
+def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recursion: bool = False,
+                         merged: np.ndarray | None = None) -> ContextTree:
     """The CCT of ``trace`` (`kernels.cone.calling_context_tree`, O(n)); ``per_thread``
     defaults to True when the trace has more than one thread with calls;
-    ``fold_recursion``: direct recursion stays in one node."""
+    ``fold_recursion``: direct recursion stays in one node; ``merged`` (bool per call):
+    calls folded into their callers (no node of their own, ``ctx`` -1)."""
     from ..kernels.cone import calling_context_tree as cct
     from ..kernels.gamma import process_hash_seed
 
     if per_thread is None:
         per_thread = int(np.unique(trace.thread).size) > 1
     ctx, par, func, thr, time, calls, first, rec, probes = cct(
-        trace.func, trace.parent, trace.thread, trace.end - trace.start, trace.n_threads, bool(per_thread),
+        trace.func, trace.parent, trace.thread, trace.end - trace.start,
+        np.zeros(0, np.bool_) if merged is None else np.ascontiguousarray(merged, np.bool_), trace.n_threads,
+        bool(per_thread),
         bool(fold_recursion), process_hash_seed())
     return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec, int(probes))
 

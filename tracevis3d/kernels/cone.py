@@ -27,8 +27,14 @@ from .gamma import _table_size, keyed_start, keyed_step
 
 
 @njit(cache=True, nogil=True)
-def calling_context_tree(func, parent, thread, dur, n_threads, per_thread, fold_recursion, seed):
+def calling_context_tree(func, parent, thread, dur, merged, n_threads, per_thread, fold_recursion, seed):
     """The CCT of calls in per-thread pre-order (module docstring).
+
+    ``merged`` (bool per call, or empty: none): calls folded into their caller, as if the
+    trace had been rebuilt without them (`transform.merge_calls`): a merged call opens no
+    node and counts no time, ``ctx`` is -1 for it, and its children hang from its nearest
+    unmerged ancestor's node (the roots of their thread when there is none).  This is the
+    cone tree's fold at the cost of one sweep instead of a copy of the trace.
 
     ``fold_recursion``: a call of the same function as its parent (direct recursion) joins
     its parent's node instead of opening a new level, so a 100-deep recursion is one node
@@ -56,6 +62,8 @@ def calling_context_tree(func, parent, thread, dur, n_threads, per_thread, fold_
     nfirst = np.full(cap, -1, np.int64)
     nrec = np.ones(cap, np.int64)
     rec = np.ones(n, np.int64)
+    any_merged = merged.shape[0] == n
+    anchor = np.empty(n if any_merged else 0, np.int32)  # nearest unmerged call at or above i
     for t in range(n_threads if per_thread else 0):
         npar[1 + t] = 0
         nthr[1 + t] = t
@@ -66,6 +74,14 @@ def calling_context_tree(func, parent, thread, dur, n_threads, per_thread, fold_
     probes = 0
     for i in range(n):
         p = parent[i]
+        if any_merged:
+            if p >= 0:
+                p = anchor[p]
+            if merged[i]:
+                anchor[i] = p
+                ctx[i] = -1
+                continue
+            anchor[i] = i
         if fold_recursion and p >= 0 and func[p] == func[i]:
             k = ctx[p]
             ctx[i] = k

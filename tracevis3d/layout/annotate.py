@@ -146,8 +146,12 @@ def content_height(res, text_px: float, has_title: bool, margin_frac: float = HU
     return res[1] - margin_frac * res[1] - hud_top(res, text_px, has_title, margin_frac)
 
 
+#: the legend's column is at most this share of the image width (rows are fitted to it)
+LEGEND_COLUMN_FRAC = 0.2
+
+
 def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bool,
-             margin_frac: float = HUD_MARGIN_FRAC, max_legend_frac: float = 0.2) -> HudPlan:
+             margin_frac: float = HUD_MARGIN_FRAC, max_legend_frac: float = LEGEND_COLUMN_FRAC) -> HudPlan:
     """Reserve the title row and the legend column; the rest is the content rectangle."""
     w, h = res
     m = margin_frac * h
@@ -284,10 +288,10 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple 
 def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
     """``plan_column``'s legend moved to ``corner`` (`free_corner`) of ``plan_full``'s
     content rectangle (the whole width), in one or two columns: the content keeps the
-    legend's column."""
+    legend's column, the title stays ``plan_full``'s (a grown legend does not grow it)."""
     split = _column_split(plan_column) if columns == 2 else 0
     col_w = legend_size(plan_column, res, 1)[0] + plan_column.text_px if columns == 2 else 0.0
-    return HudPlan(plan_full.rect, plan_column.title, plan_column.title_px, plan_column.legend_rows, corner[0],
+    return HudPlan(plan_full.rect, plan_full.title, plan_full.title_px, plan_column.legend_rows, corner[0],
                    corner[1], plan_column.text_px, plan_column.row_px, split, col_w)
 
 
@@ -313,15 +317,31 @@ def legend_box(plan: HudPlan) -> tuple:
 #: a two-column legend's columns are at most this share of the image width (rows wrap)
 TWO_COLUMN_FRAC = 0.13
 
+#: a legend placed in free room of the content is drawn this many times the labels' text
+#: size where the room takes it (the largest that fits, else the next), as large as the
+#: title at most: the page's empty room goes to a legend that reads from the back of a room
+LEGEND_GROWTH = (1.25, 1.12)
+
 
 def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
     """``plan_column``'s legend in a free place of ``plan_full``'s content (`free_corner`):
-    one column, else one narrower column, else two narrower ones (``replan(max_legend_frac)``
-    makes the plan with narrower rows, `TWO_COLUMN_FRAC`); None when none fits."""
-    tries = [(plan_column, 1)]
+    one column, else one narrower column, else two narrower ones (``replan(max_legend_frac,
+    scale)`` makes the plan with rows fitted to ``max_legend_frac`` of the width at ``scale``
+    times the text size; `TWO_COLUMN_FRAC`), each tried first grown (`LEGEND_GROWTH`, the
+    rows and the width fitted as at the plain size, nothing cut) and then plain; None when
+    none fits."""
+    plain = [(plan_column, 1)]
     if replan is not None:
-        narrow = replan(TWO_COLUMN_FRAC)
-        tries += [(narrow, 1), (narrow, 2)]
+        narrow = replan(TWO_COLUMN_FRAC, 1.0)
+        plain += [(narrow, 1), (narrow, 2)]
+    tries = []
+    if replan is not None:
+        for k in LEGEND_GROWTH:
+            for (p, columns), frac in zip(plain, (LEGEND_COLUMN_FRAC, TWO_COLUMN_FRAC, TWO_COLUMN_FRAC)):
+                big = replan(frac * k, k)
+                if [r[0] for r in big.legend_rows] == [r[0] for r in p.legend_rows]:  # same rows
+                    tries.append((big, columns))
+    tries += plain
     for plan, columns in tries:
         if not plan.legend_rows:
             continue

@@ -87,12 +87,15 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         from ..model_side import no_calls_message
 
         raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
-    tr, orig, partial_calls = folded_trace(trace, ip, params.fold)
-    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion)
+    tr, orig, partial_calls, merged = shown_calls(trace, ip, params.fold)
+    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion, merged=merged)
     expand = [int(c) for c in params.expand]
     if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
         k = np.searchsorted(orig, expand)
         expand = [int(i) for i, c in zip(k, expand) if i < orig.size and orig[i] == c]
+    expand = [c for c in expand if 0 <= c < len(tr) and cct.ctx[c] >= 0]  # a merged call has no node
+    if partial_calls is not None:  # a merged call's flag goes to no node
+        partial_calls = partial_calls & (cct.ctx >= 0)
     pruned, tail = pruned_chains(cct, params, partial_calls, expand)
     node = pruned.node
     time = cct.time[node]
@@ -130,7 +133,9 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
-    title = cone_title(trace, pruned, len(tr), params)
+    shown = np.flatnonzero(~merged) if merged.any() else None  # the calls of the tree
+    n_shown = len(tr) if shown is None else int(shown.size)
+    title = cone_title(trace, pruned, n_shown, params)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
     if orig is not None:
@@ -168,7 +173,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
 
     def place_legend(grid):
         return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
-                                lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
+                                lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
                                                       max_legend_frac=frac))
 
     def figure_of(shape, spin):
@@ -203,7 +208,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
-    t0 = float(tr.start.min())
+    t0 = float(tr.start.min() if shown is None else tr.start[shown].min())
+    t1 = float(tr.end.max() if shown is None else tr.end[shown].max())
     appear = node_appear_us(rep, tr.start, pruned.parent, pruned.depth, t0)  # for a growth animation
     layers = [
         sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis, appear),
@@ -223,8 +229,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "t0": t0, "t1": float(tr.end.max()), "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - len(tr)), "n_nodes": len(pruned), "n_contexts": len(cct),
-              "n_calls": len(tr), "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
+        meta={"layout": "cone", "t0": t0, "t1": t1, "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - n_shown), "n_nodes": len(pruned), "n_contexts": len(cct),
+              "n_calls": n_shown, "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
               "node_positions": pos.tolist() if len(pruned) <= 5000 else None,
@@ -301,22 +307,14 @@ def pruned_chains(cct, params, partial_calls, expand) -> tuple:
     return pc, tail
 
 
-def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
-    """The trace the cone tree shows: the filters (`select.filtered_trace`), then the calls
-    the ``fold`` rule folds merged away (`transform.merge_calls`): with ``auto`` the runtime
-    infrastructure (the icicle's rule 1; pass-through chains stay: they are the program's
-    own calls), with level ranges the calls at those stack levels.  Returns ``(trace,
-    index in the loaded trace of each call or None, partially-expanded flag per call or
-    None)``."""
-    from ..transform import merge_calls
+def fold_mask(tr: Trace, fold) -> np.ndarray:
+    """The calls the ``fold`` rule merges into their callers (bool per call of ``tr``):
+    with ``auto`` the runtime infrastructure (the icicle's rule 1; pass-through chains
+    stay: they are the program's own calls), with level ranges the calls at those stack
+    levels, none with ``none``; none either when the rule would merge every call (the
+    infrastructure is shown rather than nothing)."""
     from .fold import auto_fold_parts, parse_fold
-    from .naming import share_function_table
 
-    filt = filtered_trace(trace, ip)
-    tr, orig = filt.trace, filt.orig
-    partial = filt.partial if filt.partial.any() else None
-    if len(tr) == 0:
-        raise ValueError("no calls to show: the filters hide every call")
     kind, ranges = parse_fold(fold)
     if kind == "auto":
         merge = auto_fold_parts(tr)[0].copy()
@@ -326,8 +324,33 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
             merge |= (tr.depth >= a) & (tr.depth <= b)
     else:
         merge = np.zeros(len(tr), np.bool_)
-    if merge.all():  # nothing would be left: show the infrastructure rather than nothing
+    if merge.all():
         merge[:] = False
+    return merge
+
+
+def shown_calls(trace: Trace, ip: IcicleParams, fold) -> tuple:
+    """The calls a calling-context view shows: the filters (`select.filtered_trace`), and
+    the calls the ``fold`` rule merges (`fold_mask`).  Returns ``(trace after the filters,
+    index in the loaded trace of each of its calls or None, partially-expanded flag per
+    call or None, merged mask)``; the cone tree merges the calls in its sweep
+    (`analysis.context.calling_context_tree`), without a copy of the trace."""
+    filt = filtered_trace(trace, ip)
+    tr, orig = filt.trace, filt.orig
+    partial = filt.partial if filt.partial.any() else None
+    if len(tr) == 0:
+        raise ValueError("no calls to show: the filters hide every call")
+    return tr, orig, partial, fold_mask(tr, fold)
+
+
+def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
+    """`shown_calls` as a trace: the merged calls removed (`transform.merge_calls`), their
+    children called by their callers.  Returns ``(trace, index in the loaded trace of each
+    call or None, partially-expanded flag per call or None)``."""
+    from ..transform import merge_calls
+    from .naming import share_function_table
+
+    tr, orig, partial, merge = shown_calls(trace, ip, fold)
     if merge.any():
         kept = np.flatnonzero(~merge)
         src, tr = tr, merge_calls(tr, merge)

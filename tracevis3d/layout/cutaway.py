@@ -154,6 +154,8 @@ def cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, resolution) 
     else:
         k = int(np.searchsorted(orig, call))
         shown = k if k < orig.size and int(orig[k]) == call else -1
+    if shown >= 0 and cct.ctx[shown] < 0:  # merged into its caller by the fold
+        shown = -1
     if shown < 0:
         raise ValueError(f"cutaway: call {call} is not in the cone tree (no such call, or hidden or folded away)")
     k = node_of_call(cct, pruned, tail, shown)

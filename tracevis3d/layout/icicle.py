@@ -303,8 +303,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
         placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
-                                  lambda frac: plan_hud(res, tpx, title, rows, params.show_title, True,
-                                                        max_legend_frac=frac))
+                                  lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
+                                                                     max_legend_frac=frac))
         if placed is not None:
             plan = placed
         else:
