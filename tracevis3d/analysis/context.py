@@ -34,6 +34,12 @@ class ContextTree:
     def __len__(self) -> int:
         return int(self.parent.shape[0])
 
+    def time_order(self) -> np.ndarray:
+        """Nodes by inclusive time, largest first (ties: lower id first), computed once."""
+        if getattr(self, "_time_order", None) is None:
+            self._time_order = np.argsort(-self.time, kind="stable")
+        return self._time_order
+
     def name(self, k: int) -> str:
         if k == 0:
             if self.per_thread:
@@ -99,7 +105,7 @@ def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | N
     ``max_nodes``)."""
     n = len(cct)
     max_nodes = max(1, int(max_nodes))
-    order = np.lexsort((np.arange(n), -cct.time))
+    order = cct.time_order()
     keep = np.zeros(n, bool)
     keep[order[:max_nodes]] = True
     keep[0] = True
