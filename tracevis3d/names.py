@@ -39,6 +39,7 @@ Parsing runs once per distinct function, never per call.
 from __future__ import annotations
 
 import builtins as _builtins
+import functools
 import re
 from typing import NamedTuple
 
@@ -112,6 +113,7 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CLASS_PSEUDO = re.compile(r"^<class '(?P<mod>[\w.]+)\.\w+'>")
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a trace's functions share their files: each parsed once
 def module_from_file(path: str) -> str:
     """Dotted module name of a source file path, from the path's text alone.
 

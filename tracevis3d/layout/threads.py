@@ -307,8 +307,8 @@ def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
     return ((crosses & (x < x0 + t * (x1 - x0))).sum(1) % 2) == 1
 
 
-def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float,
-                       keep_out=None, behind_px=None, outline=None):
+def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float, outline,
+                       keep_out=None, behind_px=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
 
     Threads in order of importance (the focused one, then by calls); each takes the first
@@ -322,7 +322,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     points of what passes behind the names: the flows' arcs) gets a white plate just behind
     it, where those stop, so it stays readable.  ``outline``: the bars' outer radius per lane
     and angular bin (`lane_outline`: a name stands just outside the bars where it stands, not
-    outside its lane's deepest call); by default each lane's outer radius throughout."""
+    outside its lane's deepest call)."""
     from .labels import place_facing_text, text_basis
 
     n = ring.a0.size
@@ -332,8 +332,6 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     names = list(sel.lane_names)
     gap = NAME_GAP_EM * size_world / place.scale
     outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
-    if outline is None:
-        outline = np.repeat(outer[:, None], 2, axis=1)
     bins = outline.shape[1]
 
     def outline_at(k, a):  # the bars' outer radius of lane k at angle a
@@ -553,18 +551,16 @@ def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> Icic
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
 
 
-def ring_extent(ring, outline=None) -> tuple:
+def ring_extent(ring, outline) -> tuple:
     """(height, left, right) of the drawn semicircle in ring units, measured from its
-    centre.  With the bars' ``outline`` (`lane_outline`): the largest ``r · |sin a|``
+    centre, from the bars' ``outline`` (`lane_outline`): the largest ``r · |sin a|``
     (height), ``−r · cos a`` (left) and ``r · cos a`` (right) over every bin (r its radius, a
     over its angles), at least the zero circle, so a deep call reaches high only where it
-    stands; without: each lane's outer radius over its own angles."""
+    stands."""
     Z = float(ring.zero_radius)
     n = ring.a0.size
     if not n:
         return Z, Z, Z
-    if outline is None:
-        outline = np.repeat((Z + np.asarray(ring.lane_levels, np.float64))[:, None], 2, axis=1)
     bins = outline.shape[1]
     f = np.linspace(0.0, 1.0, bins + 1)
     edges = ring.a0[:, None] + f[None, :] * (ring.a1 - ring.a0)[:, None]  # (lanes, bins + 1)
@@ -798,7 +794,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             wall_bottom = project(cam, np.array([[place.origin[0], 0.0, comp.frame.below[1]]]), res)[0, 1]
             keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
         names, plates = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
-                                           px_world, keep_out, behind, comp.outline)
+                                           px_world, comp.outline, keep_out, behind)
         label_sets.append(names)
         if plates is not None:
             layers.append(plates)
