@@ -299,7 +299,9 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     by the previous version) in a folder of its own: opening it maps every old field onto
     the new groups silently (the old values gone from the file's system properties), the
     trace is found next to it, a save and reopen keeps the values, and Build with
-    the restored fields gives the same geometry as the saved scene."""
+    the restored fields gives the same geometry as the saved scene (the same objects; the
+    camera's framing and the heads-up display's placement follow today's page layout, so
+    of those only the texts are compared)."""
     for f in ("old_session.blend", "old_session_trace.json.gz"):
         shutil.copy(DATA / f, tmp_path / f)
     blend = tmp_path / "old_session.blend"
@@ -327,14 +329,35 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     _check_expected(scene)
     assert P.params_of(scene, "icicle") == icicle
 
+    page = _page_objects(bpy.context.scene)  # the camera and what hangs on it (title, legend)
     assert bpy.ops.tracevis3d.build() == {"FINISHED"}
     rebuilt = _geometry(bpy.context.scene)
     assert sorted(rebuilt) == sorted(saved)
+    assert page and _page_objects(bpy.context.scene) == page
     for key, value in saved.items():
+        if key[0] in page and key[1] != "body":
+            continue  # the page's layout (title size, legend place, framing) is today's, not the old version's
         if isinstance(value, np.ndarray):
-            np.testing.assert_allclose(rebuilt[key], value, rtol=1e-5, atol=1e-6, err_msg=str(key))
+            if key[1] in PAGE_SCALED:  # the same calls, where today's page puts them
+                assert rebuilt[key].shape == value.shape, key
+                span = max(float(np.ptp(value)), 1.0)
+                np.testing.assert_allclose(rebuilt[key], value, rtol=0.02, atol=0.02 * span, err_msg=str(key))
+            else:
+                np.testing.assert_allclose(rebuilt[key], value, rtol=1e-5, atol=1e-6, err_msg=str(key))
         else:
             assert rebuilt[key] == value, key
+
+
+#: geometry that the page layout scales (the content rectangle's height follows the title's
+#: size): compared within 2 % of its extent; what names the calls (their indices, lanes,
+#: depths, colours, materials, counts) is compared exactly
+PAGE_SCALED = frozenset({"matrix", "position", "tv_scale"})
+
+
+def _page_objects(scene) -> set:
+    """Names of the TraceVis3D camera and the objects parented to it (the heads-up display)."""
+    cam = scene.camera
+    return {ob.name for ob in scene.objects if "tracevis3d" in ob and (ob == cam or ob.parent == cam)}
 
 
 def test_old_name_table_fills_in_the_old_defaults(addon):

@@ -132,12 +132,14 @@ class HudPlan:
 
 
 HUD_MARGIN_FRAC = 0.03  # page margin, as a fraction of the image height
+#: the title's text is this many times the labels' size (as large as a grown legend's heading)
+TITLE_SCALE = 1.5
 
 
 def hud_top(res, text_px: float, has_title: bool, margin_frac: float = HUD_MARGIN_FRAC) -> float:
     """Top edge (pixels) of the content rectangle: below the title row when there is one."""
     m = margin_frac * res[1]
-    return m + 1.25 * text_px * (ASCENT + DESCENT) + 0.9 * text_px if has_title else m
+    return m + TITLE_SCALE * text_px * (ASCENT + DESCENT) + 0.9 * text_px if has_title else m
 
 
 def content_height(res, text_px: float, has_title: bool, margin_frac: float = HUD_MARGIN_FRAC) -> float:
@@ -151,11 +153,15 @@ LEGEND_COLUMN_FRAC = 0.2
 
 
 def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bool,
-             margin_frac: float = HUD_MARGIN_FRAC, max_legend_frac: float = LEGEND_COLUMN_FRAC) -> HudPlan:
-    """Reserve the title row and the legend column; the rest is the content rectangle."""
+             margin_frac: float = HUD_MARGIN_FRAC, max_legend_frac: float = LEGEND_COLUMN_FRAC,
+             fit_height: bool = True) -> HudPlan:
+    """Reserve the title row and the legend column; the rest is the content rectangle.
+    ``fit_height``: the legend's rows are cut to the column's height (False: all kept, for
+    a legend placed in free room in one or two columns, `legend_placement`, which checks
+    that it fits)."""
     w, h = res
     m = margin_frac * h
-    title_px = 1.25 * text_px
+    title_px = TITLE_SCALE * text_px
     top = hud_top(res, text_px, bool(show_title and title), margin_frac)
     if show_title and title:
         title = cut_end(title, (w - 2 * m) / title_px)
@@ -174,7 +180,8 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
             else:  # headings and notes wrap at spaces
                 for k, line in enumerate(_wrap(text, room)):
                     rows_fit.append((line, slot if k == 0 else -1, kind if k == 0 else "note"))
-        rows_fit = rows_fit[:avail_rows]
+        if fit_height:
+            rows_fit = rows_fit[:avail_rows]
         width = max((text_width(t) * text_px * (1.05 if k == "heading" else 1.0)
                      + (swatch if k == "swatch" else 0.0)) for t, _, k in rows_fit)
         legend_x = w - m - width
@@ -318,9 +325,10 @@ def legend_box(plan: HudPlan) -> tuple:
 TWO_COLUMN_FRAC = 0.13
 
 #: a legend placed in free room of the content is drawn this many times the labels' text
-#: size where the room takes it (the largest that fits, else the next), as large as the
-#: title at most: the page's empty room goes to a legend that reads from the back of a room
-LEGEND_GROWTH = (1.25, 1.12)
+#: size where the room takes it (the largest that fits, else the next; its heading stays
+#: below the title's `TITLE_SCALE`): the page's empty room goes to a legend that reads from
+#: the back of a room
+LEGEND_GROWTH = (1.4, 1.25, 1.12)
 
 
 def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
@@ -336,10 +344,12 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
         plain += [(narrow, 1), (narrow, 2)]
     tries = []
     if replan is not None:
+        shapes = ((LEGEND_COLUMN_FRAC, 1), (TWO_COLUMN_FRAC, 1), (TWO_COLUMN_FRAC, 2))
+        rows_at = {frac: [r[0] for r in replan(frac, 1.0).legend_rows] for frac, _ in shapes}
         for k in LEGEND_GROWTH:
-            for (p, columns), frac in zip(plain, (LEGEND_COLUMN_FRAC, TWO_COLUMN_FRAC, TWO_COLUMN_FRAC)):
+            for frac, columns in shapes:
                 big = replan(frac * k, k)
-                if [r[0] for r in big.legend_rows] == [r[0] for r in p.legend_rows]:  # same rows
+                if [r[0] for r in big.legend_rows] == rows_at[frac]:  # the rows as at the plain size
                     tries.append((big, columns))
     tries += plain
     for plan, columns in tries:

@@ -174,7 +174,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     def place_legend(grid):
         return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
                                 lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
-                                                      max_legend_frac=frac))
+                                                      max_legend_frac=frac, fit_height=False))
 
     def figure_of(shape, spin):
         """The figure of one candidate: (cover, shape, labels, spin, hud plan).  The legend

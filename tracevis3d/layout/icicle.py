@@ -304,7 +304,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
         placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
                                   lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
-                                                                     max_legend_frac=frac))
+                                                                     max_legend_frac=frac, fit_height=False))
         if placed is not None:
             plan = placed
         else:
