@@ -2,6 +2,7 @@
 what a person can read (cone trees clutter past ~1000 nodes, SEAT Sec. 2.4.5)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +35,10 @@ class ContextTree:
     def __len__(self) -> int:
         return int(self.parent.shape[0])
 
+    @functools.cached_property
     def time_order(self) -> np.ndarray:
-        """Nodes by inclusive time, largest first (ties: lower id first), computed once."""
-        if getattr(self, "_time_order", None) is None:
-            self._time_order = np.argsort(-self.time, kind="stable")
-        return self._time_order
+        """Nodes by inclusive time, largest first (ties: lower id first)."""
+        return np.argsort(-self.time, kind="stable")
 
     def name(self, k: int) -> str:
         if k == 0:
@@ -102,14 +102,15 @@ def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | N
     closed explicitly).  ``call_partial``: per call of the trace, flags from a filter
     (`analysis.filters.filter_trace`) that mark their nodes partial.  ``expand_calls``:
     calls whose nodes are fully expanded on demand (all their children kept, beyond
-    ``max_nodes``)."""
+    ``max_nodes``).  Calls merged into their callers (``ctx`` -1) mark and expand nothing."""
     n = len(cct)
     max_nodes = max(1, int(max_nodes))
-    order = cct.time_order()
+    order = cct.time_order
     keep = np.zeros(n, bool)
     keep[order[:max_nodes]] = True
     keep[0] = True
     exp = np.asarray([int(c) for c in expand_calls if 0 <= int(c) < cct.ctx.size], np.int64)
+    exp = exp[cct.ctx[exp] >= 0]  # a call merged into its caller has no node of its own
     if exp.size:
         want = np.zeros(n, bool)
         want[cct.ctx[exp]] = True
@@ -151,7 +152,8 @@ def prune_by_time(cct: ContextTree, max_nodes: int, call_partial: np.ndarray | N
     partial = hidden_below > 0
     if call_partial is not None and call_partial.any():
         pn = np.zeros(n, bool)
-        pn[cct.ctx[call_partial]] = True
+        at = cct.ctx[call_partial]
+        pn[at[at >= 0]] = True  # a merged call's flag goes to no node
         partial |= pn[node]
     return PrunedTree(cct, node, parent, np.asarray(depths, np.int64), child_ptr, child_ids.astype(np.int64),
                       hidden_below, partial)

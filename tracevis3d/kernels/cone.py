@@ -62,8 +62,8 @@ def calling_context_tree(func, parent, thread, dur, merged, n_threads, per_threa
     nfirst = np.full(cap, -1, np.int64)
     nrec = np.ones(cap, np.int64)
     rec = np.ones(n, np.int64)
-    any_merged = merged.shape[0] == n
-    anchor = np.empty(n if any_merged else 0, np.int32)  # nearest unmerged call at or above i
+    has_mask = merged.shape[0] == n
+    anchor = np.empty(n if has_mask else 0, np.int32)  # nearest unmerged call at or above i
     for t in range(n_threads if per_thread else 0):
         npar[1 + t] = 0
         nthr[1 + t] = t
@@ -74,7 +74,7 @@ def calling_context_tree(func, parent, thread, dur, merged, n_threads, per_threa
     probes = 0
     for i in range(n):
         p = parent[i]
-        if any_merged:
+        if has_mask:
             if p >= 0:
                 p = anchor[p]
             if merged[i]:

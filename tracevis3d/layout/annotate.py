@@ -335,30 +335,35 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
     """``plan_column``'s legend in a free place of ``plan_full``'s content (`free_corner`):
     one column, else one narrower column, else two narrower ones (``replan(max_legend_frac,
     scale)`` makes the plan with rows fitted to ``max_legend_frac`` of the width at ``scale``
-    times the text size; `TWO_COLUMN_FRAC`), each tried first grown (`LEGEND_GROWTH`, the
-    rows and the width fitted as at the plain size, nothing cut) and then plain; None when
-    none fits."""
+    times the text size, `free_room_replan`; `TWO_COLUMN_FRAC`), each tried first grown
+    (`LEGEND_GROWTH`, the rows and the width fitted as at the plain size, nothing cut) and
+    then plain; None when none fits."""
     plain = [(plan_column, 1)]
+    grown = []
     if replan is not None:
         narrow = replan(TWO_COLUMN_FRAC, 1.0)
         plain += [(narrow, 1), (narrow, 2)]
-    tries = []
-    if replan is not None:
-        shapes = ((LEGEND_COLUMN_FRAC, 1), (TWO_COLUMN_FRAC, 1), (TWO_COLUMN_FRAC, 2))
-        rows_at = {frac: [r[0] for r in replan(frac, 1.0).legend_rows] for frac, _ in shapes}
+        shapes = ((LEGEND_COLUMN_FRAC, replan(LEGEND_COLUMN_FRAC, 1.0), (1,)), (TWO_COLUMN_FRAC, narrow, (1, 2)))
         for k in LEGEND_GROWTH:
-            for frac, columns in shapes:
+            for frac, at_plain, columns in shapes:
                 big = replan(frac * k, k)
-                if [r[0] for r in big.legend_rows] == rows_at[frac]:  # the rows as at the plain size
-                    tries.append((big, columns))
-    tries += plain
-    for plan, columns in tries:
+                if [r[0] for r in big.legend_rows] == [r[0] for r in at_plain.legend_rows]:  # the same rows
+                    grown += [(big, c) for c in columns]
+    for plan, columns in grown + plain:
         if not plan.legend_rows:
             continue
         corner = free_corner(grid, cell, plan_full.rect, legend_size(plan, res, columns), 0.8 * plan.text_px)
         if corner is not None:
             return legend_in_corner(plan_full, plan, corner, res, columns)
     return None
+
+
+def free_room_replan(res, text_px: float, title, legend_rows, show_title: bool):
+    """The ``replan(max_legend_frac, scale)`` of `legend_placement` for a view's legend: its
+    rows fitted to that share of the width at ``scale`` times ``text_px``, none cut (the
+    placement checks that the block fits where it goes)."""
+    return lambda frac, scale: plan_hud(res, text_px * scale, title, legend_rows, show_title, True,
+                                        max_legend_frac=frac, fit_height=False)
 
 
 def _wrap(text: str, width_em: float) -> list:

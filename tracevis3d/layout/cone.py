@@ -24,8 +24,8 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, legend_box, legend_placement, occupancy_grid,
-                       plan_hud)
+from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
+                       occupancy_grid, plan_hud)
 from .camera import fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
@@ -93,9 +93,6 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
         k = np.searchsorted(orig, expand)
         expand = [int(i) for i, c in zip(k, expand) if i < orig.size and orig[i] == c]
-    expand = [c for c in expand if 0 <= c < len(tr) and cct.ctx[c] >= 0]  # a merged call has no node
-    if partial_calls is not None:  # a merged call's flag goes to no node
-        partial_calls = partial_calls & (cct.ctx >= 0)
     pruned, tail = pruned_chains(cct, params, partial_calls, expand)
     node = pruned.node
     time = cct.time[node]
@@ -133,8 +130,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
-    shown = np.flatnonzero(~merged) if merged.any() else None  # the calls of the tree
-    n_shown = len(tr) if shown is None else int(shown.size)
+    shown = ~merged  # the calls of the tree (fold_mask never merges them all)
+    n_shown = int(shown.sum())
     title = cone_title(trace, pruned, n_shown, params)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
@@ -173,8 +170,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
 
     def place_legend(grid):
         return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
-                                lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
-                                                      max_legend_frac=frac, fit_height=False))
+                                free_room_replan(res, tpx, title, rows, params.show_title))
 
     def figure_of(shape, spin):
         """The figure of one candidate: (cover, shape, labels, spin, hud plan).  The legend
@@ -208,8 +204,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
-    t0 = float(tr.start.min() if shown is None else tr.start[shown].min())
-    t1 = float(tr.end.max() if shown is None else tr.end[shown].max())
+    t0, t1 = float(tr.start[shown].min()), float(tr.end[shown].max())
     appear = node_appear_us(rep, tr.start, pruned.parent, pruned.depth, t0)  # for a growth animation
     layers = [
         sphere_tubes(pos, radius, slot, slot_rgb, slot_names, call_of_node.astype(np.int32), node, up_axis, appear),

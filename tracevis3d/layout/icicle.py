@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, hud_layers, lane_labels, legend_placement,
-                       occupancy_grid, plan_hud, rects_grid, time_axis, trace_title)
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
+                       legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, trace_title)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -303,8 +303,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
         placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
-                                  lambda frac, scale: plan_hud(res, tpx * scale, title, rows, params.show_title, True,
-                                                                     max_legend_frac=frac, fit_height=False))
+                                  free_room_replan(res, tpx, title, rows, params.show_title))
         if placed is not None:
             plan = placed
         else:
