@@ -421,3 +421,26 @@ def test_layout_of_every_real_trace(realdata):
                 assert np.isfinite(lay.colors).all(), path.name
         done += 1
     assert done >= 10
+
+
+def test_centre_content_moves_the_image_by_the_lens_shift_and_keeps_off_the_legend():
+    """`camera.centre_content`: what is drawn (cells of an occupancy grid) moves to the
+    middle of its rectangle; every world point moves by the same pixels (a lens shift is a
+    pure translation of the image); the move is shortened while it would run into the
+    legend's box."""
+    from tracevis3d.layout.camera import centre_content, fit_camera_rect
+
+    res, cell = (400, 200), 10.0
+    rect = (0.0, 0.0, 400.0, 200.0)
+    pts = np.array([[x, 0.0, z] for x in (0.0, 4.0) for z in (0.0, 2.0)])
+    cam = fit_camera_rect(pts, view_direction(20.0, 25.0), res, rect)
+    before = project(cam, pts, res)
+    grid = np.zeros((20, 40), np.bool_)
+    grid[5:15, 2:22] = True  # drawn: x 20..220 px, y 50..150 px
+    dx, dy = centre_content(cam, grid, cell, rect, res)
+    assert (dx, dy) == (80.0, 0.0)  # centre 120 → 200; already centred vertically
+    assert np.allclose(project(cam, pts, res) - before, [dx, dy])
+    cam = fit_camera_rect(pts, view_direction(20.0, 25.0), res, rect)
+    dx, _ = centre_content(cam, grid, cell, rect, res, keep_out=(280.0, 40.0, 390.0, 160.0), pad=5.0)
+    assert dx == 40.0  # 80 would put the drawn cells (up to 300 px) on the legend; 60 too (pad)
+    assert np.allclose(project(cam, pts, res) - before, [dx, 0.0])

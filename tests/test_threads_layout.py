@@ -158,6 +158,28 @@ def test_without_hand_offs_the_busiest_thread_is_the_focus():
     assert spec.meta["focus_thread"] == int(np.argmax(calls))
 
 
+
+def test_focus_is_a_thread_with_calls_in_the_span_shown():
+    """The span shown by default is where two threads run at once; a thread that ran only
+    before it (catapult's tall_trace: its busiest thread, 3 calls, ends before fifteen
+    one-call threads overlap) is not the focus: the view failed with "no calls to show".
+    Focusing it by name says why it cannot be, and how to show it."""
+    import json
+
+    from tracevis3d.io import load_bytes
+
+    ev = [{"ph": "X", "name": "early", "pid": 1, "tid": 1, "ts": 0, "dur": 7},
+          {"ph": "X", "name": "sub", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+          {"ph": "X", "name": "sub", "pid": 1, "tid": 1, "ts": 3, "dur": 3}]
+    ev += [{"ph": "X", "name": "A", "pid": 1, "tid": k, "ts": 14, "dur": 8} for k in (2, 3, 4)]
+    t = load_bytes(json.dumps(ev).encode(), source="early_thread.json", warn=False)
+    spec = threads_layout(t, ThreadsParams(resolution=(640, 360)).validate())
+    assert t.thread_names[spec.meta["focus_thread"]] != "1"
+    with pytest.raises(ValueError, match=r"'1' has no calls in the span shown.*span 'all'"):
+        threads_layout(t, ThreadsParams(resolution=(640, 360), focus="1").validate())
+    spec = threads_layout(t, ThreadsParams(resolution=(640, 360), focus="1", window="all").validate())
+    assert t.thread_names[spec.meta["focus_thread"]] == "1"
+
 def test_thread_names_do_not_overlap_and_long_end_names_keep_the_ring_large():
     """Eight threads with long names (like the real PyTorch profile's "python3.8: thread
     3113936 (python3.8)"): every placed thread name lies inside the image, off the legend and

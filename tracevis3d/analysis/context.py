@@ -65,7 +65,10 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
     from ..kernels.gamma import process_hash_seed
 
     if per_thread is None:
-        per_thread = int(np.unique(trace.thread).size) > 1
+        # threads hold contiguous blocks of calls: their ranges say which have calls (a
+        # sort of every call's thread took 45 ms of a 1M-call cone tree)
+        rng = trace.thread_ranges()
+        per_thread = int(np.count_nonzero(rng[:, 1] > rng[:, 0])) > 1
     ctx, par, func, thr, time, calls, first, rec, probes = cct(
         trace.func, trace.parent, trace.thread, trace.end - trace.start,
         np.zeros(0, np.bool_) if merged is None else np.ascontiguousarray(merged, np.bool_), trace.n_threads,

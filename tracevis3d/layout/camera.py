@@ -205,3 +205,41 @@ def euler_xyz(basis_x, basis_y, basis_z) -> np.ndarray:
     a = np.arctan2(R[..., 2, 1], R[..., 2, 2])
     c = np.arctan2(R[..., 1, 0], R[..., 0, 0])
     return np.stack([a, b, c], axis=-1)
+
+
+def centre_content(cam: CameraSpec, grid: np.ndarray, cell: float, rect, resolution, keep_out=None,
+                   pad: float = 0.0) -> tuple:
+    """Move what is drawn to the middle of ``rect`` with the camera's lens shift (a pure
+    translation of the image: geometry and labels anchored in the world move together; a
+    heads-up display is laid out from the camera afterwards).  ``grid``: an occupancy grid
+    of ``cell``-pixel cells (`annotate.occupancy_grid`) of what is drawn; along each axis the
+    drawn extent's centre is moved to the rectangle's centre, shortened (3/4, 1/2, 1/4 of
+    the way, else not at all) while the moved cells would meet ``keep_out`` (x0, y0, x1, y1
+    pixels, e.g. the legend placed beside the content) within ``pad`` pixels.  A framing
+    fitted to bounding points leaves the labels beyond those points out: a figure whose
+    names stand at one side only sat off-centre with a wide empty margin at the other.
+    Changes ``cam`` in place; returns the (dx, dy) pixels moved (y down)."""
+    grid = np.asarray(grid, np.bool_)
+    rows, cols = np.flatnonzero(grid.any(1)), np.flatnonzero(grid.any(0))
+    if not rows.size:
+        return 0.0, 0.0
+    x0, y0, x1, y1 = (float(v) for v in rect)
+    want_x = 0.5 * ((x0 + x1) - (cols[0] + cols[-1] + 1) * cell)
+    want_y = 0.5 * ((y0 + y1) - (rows[0] + rows[-1] + 1) * cell)
+    ny, nx = grid.shape
+    for f in (1.0, 0.75, 0.5, 0.25, 0.0):
+        dx, dy = int(round(f * want_x / cell)), int(round(f * want_y / cell))
+        if keep_out is None or (dx == 0 and dy == 0):
+            break
+        k0 = max(int(np.floor((keep_out[0] - pad) / cell)), 0)
+        k1 = min(int(np.ceil((keep_out[2] + pad) / cell)), nx)
+        r0 = max(int(np.floor((keep_out[1] - pad) / cell)), 0)
+        r1 = min(int(np.ceil((keep_out[3] + pad) / cell)), ny)
+        # the cells that would land in the keep-out region come from it moved back
+        s0, s1, t0, t1 = max(k0 - dx, 0), min(k1 - dx, nx), max(r0 - dy, 0), min(r1 - dy, ny)
+        if s1 <= s0 or t1 <= t0 or not grid[t0:t1, s0:s1].any():
+            break
+    m = float(max(resolution))
+    cam.shift_x -= dx * cell / m
+    cam.shift_y += dy * cell / m
+    return dx * cell, dy * cell

@@ -26,7 +26,7 @@ from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
                        occupancy_grid, plan_hud)
-from .camera import fit_camera_rect, view_direction
+from .camera import centre_content, fit_camera_rect, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
                             ring_tubes, sphere_tubes)
@@ -199,6 +199,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
 
     figures = [figure_of(sh, s) for sh, s in shapes]
     _, shape, labels, spin, plan = max(figures, key=lambda f: f[0])  # the first of equals
+    keep_out = legend_box(plan) if plan.legend_rows else None
+    centre_content(shape[3], occupancy(shape, labels), CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])

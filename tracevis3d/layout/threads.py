@@ -707,8 +707,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     res = params.resolution
     tpx = text_px(params)
     threads = shown_threads(trace, params)
-    focus = resolve_thread(trace, params.focus) if params.focus is not None else default_focus(sync, threads)
-    if focus not in threads:
+    focus = resolve_thread(trace, params.focus) if params.focus is not None else None
+    if focus is not None and focus not in threads:
         raise ValueError(f"the focused thread {trace.thread_names[focus]!r} is hidden")
     window = params.time_window
     if window is None and params.window == "concurrent":
@@ -716,6 +716,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     sel = select_calls(trace, ring_params(params, threads, window))
     tr = sel.trace
     n_lanes = sel.lane_threads.size
+    # the focused icicle needs calls in the span shown: a thread that ran only before the
+    # others started (a main thread that spawns its workers and returns) is not chosen
+    with_calls = [int(t) for t, c in zip(sel.lane_threads, np.bincount(sel.lane, minlength=n_lanes)) if c]
+    if focus is None:
+        focus = default_focus(sync, with_calls)
+    elif focus not in with_calls:
+        raise ValueError(f"the focused thread {trace.thread_names[focus]!r} has no calls in the span shown "
+                         f"({fmt_time(sel.t0 - trace.start.min())} to {fmt_time(sel.t1 - trace.start.min())} "
+                         f"into the trace): focus another thread, or show the whole trace (span 'all')")
     lane_of_thread = np.full(trace.n_threads, -1, np.int64)
     lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
     focus_lane = int(lane_of_thread[focus])
