@@ -30,13 +30,54 @@ def _report_module(path):
 
 
 def _warm(view):
-    """Compile the kernels on small synthetic input, so the timings are the view's, not numba's."""
+    """Compile or load the view's kernels and first-use tables by building the view once on a
+    small synthetic trace (then the scene is emptied), so the timings are the figure's, not
+    numba's cache loading (per process, not per figure)."""
     import tracevis3d
 
     small = tracevis3d.synthetic(3000, threads=3, seed=1)
-    if view == "compare":
-        tracevis3d.compare(small, tracevis3d.synthetic(3000, threads=3, seed=2))
+    if view == "live":
+        return small
+    import bpy
+
+    job = _job(view, [small, tracevis3d.synthetic(3000, threads=3, seed=2)], bpy.context.scene, {})
+    job.run(interval=0.01)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
     return small
+
+
+def _job(view, traces, scene, extra):
+    """The job the panel and the CLI drive for ``view`` (None for the live view)."""
+    import time
+
+    import tracevis3d
+
+    if view == "icicle":
+        from tracevis3d.blender.tasks import build_job
+
+        return build_job(traces[0], None, scene=scene)
+    if view == "compare":
+        from tracevis3d.blender.tasks import compare_build_job
+
+        t = time.perf_counter()
+        cmp = tracevis3d.compare(traces[0], traces[1])
+        extra["compare_s"] = time.perf_counter() - t
+        return compare_build_job(cmp, None, scene=scene)
+    if view == "threads":
+        from tracevis3d.analysis.synchronisation import synchronisation
+        from tracevis3d.blender.threads_tasks import threads_build_job
+
+        t = time.perf_counter()
+        sync = synchronisation(traces[0])
+        extra["sync_s"] = time.perf_counter() - t
+        return threads_build_job(traces[0], None, scene=scene, sync=sync)
+    if view == "cone":
+        from tracevis3d.blender.cone_tasks import cone_build_job
+
+        return cone_build_job(traces[0], None, scene=scene)
+    if view == "live":
+        return None
+    raise SystemExit(f"unknown view {view!r}")
 
 
 def _live(trace) -> str:
@@ -76,33 +117,7 @@ def main() -> int:
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
     extra = {}
-    if view == "icicle":
-        from tracevis3d.blender.tasks import build_job
-
-        job = build_job(traces[0], None, scene=scene)
-    elif view == "compare":
-        from tracevis3d.blender.tasks import compare_build_job
-
-        t = time.perf_counter()
-        cmp = tracevis3d.compare(traces[0], traces[1])
-        extra["compare_s"] = time.perf_counter() - t
-        job = compare_build_job(cmp, None, scene=scene)
-    elif view == "threads":
-        from tracevis3d.analysis.synchronisation import synchronisation
-        from tracevis3d.blender.threads_tasks import threads_build_job
-
-        t = time.perf_counter()
-        sync = synchronisation(traces[0])
-        extra["sync_s"] = time.perf_counter() - t
-        job = threads_build_job(traces[0], None, scene=scene, sync=sync)
-    elif view == "cone":
-        from tracevis3d.blender.cone_tasks import cone_build_job
-
-        job = cone_build_job(traces[0], None, scene=scene)
-    elif view == "live":
-        job = None
-    else:
-        raise SystemExit(f"unknown view {view!r}")
+    job = _job(view, traces, scene, extra)
     t = time.perf_counter()
     if job is None:  # the live view: the trace replayed through the protocol, the view updated as it grows
         coll = _live(traces[0])

@@ -733,7 +733,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # HUD plan
     title = params.title if params.title is not None else (
         f"Who waits on whom · {trace.meta.get('source', 'trace').split('/')[-1]} · "
-        f"{n_lanes} threads, {int(sync.primary.sum()):,} hand-offs")
+        f"{n_lanes} thread{'s' if n_lanes != 1 else ''}, {int(sync.primary.sum()):,} hand-off"
+        f"{'s' if int(sync.primary.sum()) != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, trace.thread_names[focus], True)
