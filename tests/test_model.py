@@ -144,3 +144,20 @@ def test_native_rejects_other_zips(tmp_path):
 def test_parse_function_name(name, path, file, line):
     p = parse_function_name(name)
     assert (p.path, p.file, p.line) == (path, file, line)
+
+
+def test_title_name_of_files_and_of_generated_traces():
+    """Figures name a trace by its file without folder and trace extensions, and a generated
+    trace by its generators (its source records every parameter: a slide's whole title was
+    ``synthetic(n_calls=10000000, threads=4, seed=0, n_functions=1500, …)``)."""
+    import tracevis3d
+
+    t = tracevis3d.synthetic(200, threads=2, seed=3)
+    assert t.title_name == "synthetic"
+    assert tracevis3d.perturb(t, seed=1).title_name == "perturb(synthetic)"
+    for src, name in (("/data/docutils_pool.json.gz", "docutils_pool"), ("C:\\runs\\run(1).tv3d.npz", "run(1)"),
+                      ("trace.tv3c", "trace"), (".json", ".json"), ("", "trace")):
+        t.meta["source"] = src
+        assert t.title_name == name
+    t.meta["source"] = "synthetic(" * 10 ** 5  # a native file's meta is any text: bounded
+    assert t.title_name == "synthetic(synthetic(synthetic(synthetic)))"

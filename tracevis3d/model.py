@@ -341,6 +341,25 @@ class Trace:
         b = np.searchsorted(self.thread, t, side="left")
         return np.stack([b[:-1], b[1:]], axis=1).astype(np.int64)
 
+    @property
+    def title_name(self) -> str:
+        """The trace's name in figure titles: its file's name without the folder and the
+        trace extensions (``docutils_pool.json.gz`` → ``docutils_pool``); a trace made by
+        `tracevis3d.synthetic` or `tracevis3d.perturb`, whose source records every parameter,
+        by its generators alone (``perturb(synthetic)``); "trace" without a source."""
+        src = str(self.meta.get("source") or self.meta.get("subset_of") or "trace")
+        if src.startswith(("synthetic(", "perturb(")):
+            names = []
+            while len(names) < 4 and src.startswith(("synthetic(", "perturb(")):
+                head, src = src.split("(", 1)
+                names.append(head)
+            return "(".join(names) + ")" * (len(names) - 1)
+        name = src.replace("\\", "/").rsplit("/", 1)[-1] or src
+        for ext in (".gz", ".npz", ".json", ".tv3d", ".tv3c"):
+            if name.lower().endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+        return name
+
     def roots(self) -> np.ndarray:
         return np.flatnonzero(self.parent < 0).astype(np.int32)
 

@@ -8,7 +8,6 @@ rectangle, so they never overlap the icicle and stay framed when the camera move
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,14 +97,7 @@ def trace_title(trace, sel, params) -> str:
     """``json_tool · 113,078 calls · 1 thread · 39.2 ms`` (plus the window when there is one)."""
     if params.title is not None:
         return params.title
-    src = str(trace.meta.get("source") or trace.meta.get("subset_of") or "trace")
-    name = os.path.basename(src)
-    for ext in (".gz", ".json", ".npz", ".tv3d"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-    for ext in (".json", ".tv3d"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
+    name = trace.title_name
     n_threads = int(sel.lane_threads.size)
     parts = [name, f"{sel.idx.size:,} calls", f"{n_threads} thread{'s' if n_threads != 1 else ''}"]
     if sel.windowed:

@@ -36,7 +36,6 @@ one shown.
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
@@ -189,15 +188,6 @@ def repetition_layer(name, reps, side: Side, max_outlines=2000):
 
 
 # ---------------------------------------------------------------------------- the layout
-def _trace_name(tr) -> str:
-    src = str(tr.meta.get("source") or tr.meta.get("subset_of") or "trace")
-    name = os.path.basename(src)
-    for ext in (".gz", ".json", ".npz", ".tv3d", ".json"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-    return name
-
-
 def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     """The comparison scene of a `tracevis3d.comparison.Comparison` (see module doc)."""
     from ..analysis.comparison import Comparison
@@ -214,7 +204,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     budgets = side_budgets(cmp, params, tpx)
     sa = build_side("a", cmp.a, params, matched_a, tpx, budgets[0])
     sb = build_side("b", cmp.b, params, matched_b, tpx, budgets[1])
-    name_a, name_b = _trace_name(cmp.a), _trace_name(cmp.b)
+    name_a, name_b = cmp.a.title_name, cmp.b.title_name
 
     # HUD: title and legend (the group count is the one in view, known after the tube stage:
     # the title is written with a placeholder width and filled in below)

@@ -17,7 +17,6 @@ partially-expanded state.  ``orientation``: ``vertical`` (root on top) or ``hori
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -68,12 +67,7 @@ def orient(pos: np.ndarray, orientation: str) -> np.ndarray:
 def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams) -> str:
     if params.title is not None:
         return params.title
-    src = str(trace.meta.get("source") or "trace")
-    name = os.path.basename(src)
-    for ext in (".gz", ".json", ".npz", ".tv3d", ".tv3c"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-    return (f"{name} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
+    return (f"{trace.title_name} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
             f"{n_calls:,} calls")
 
 

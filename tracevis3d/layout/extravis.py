@@ -27,7 +27,6 @@ and scaled by `UNIT` into the world.
 """
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -130,11 +129,7 @@ def element_colours(h: Hierarchy, touch_el: np.ndarray) -> tuple:
 def title_of(trace: Trace, params: ExtravisParams, n_calls: int, views: str = "both") -> str:
     if params.title is not None:
         return params.title
-    name = os.path.basename(str(trace.meta.get("source") or "trace"))
-    for ext in (".gz", ".json", ".npz", ".tv3d"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-    parts = [name, f"{n_calls:,} calls", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
+    parts = [trace.title_name, f"{n_calls:,} calls", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
              f"{params.level} level"]
     if params.time_window is not None:
         parts.append("window {}–{}".format(*axis_times(params.time_window)))

@@ -346,7 +346,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi], vertical=True)
     # 7. clusters: named by the function holding most of their time ("group", as step 5),
-    # else by their number of calls ("cluster")
+    # else by their number of calls ("cluster"; "708 calls", never the bare number, which
+    # on a slide reads as nothing)
     if nc:
         named = cl.dom_share >= 0.6
         for which, kind in ((np.flatnonzero(named), "group"), (np.flatnonzero(~named), "cluster")):
@@ -358,7 +359,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
                 n = int(cl.count[c])
                 if named[c]:
                     return counted_candidates(n, ft.display[int(func[cl.dom[c]])], "" if cl.uniform[c] else " & more")
-                return [f"{n:,} calls", f"{n:,}"]
+                return [f"{n:,} calls"]
 
             placer.add(cl_texts, cluster_x[0][which], cluster_x[1][which], z_lo[cl.rep[which]], z_hi[cl.rep[which]],
                        colouring.cluster_rgb[slot[cl.dom[which]]], d.call_id[cl.rep[which]], kind,

@@ -732,7 +732,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
 
     # HUD plan
     title = params.title if params.title is not None else (
-        f"Who waits on whom · {trace.meta.get('source', 'trace').split('/')[-1]} · "
+        f"Who waits on whom · {trace.title_name} · "
         f"{n_lanes} thread{'s' if n_lanes != 1 else ''}, {int(sync.primary.sum()):,} hand-off"
         f"{'s' if int(sync.primary.sum()) != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
