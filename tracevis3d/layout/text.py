@@ -7,6 +7,7 @@ advance.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT  # noqa: F401
@@ -19,7 +20,21 @@ MAX_NAME = 240
 
 
 def text_width(text: str) -> float:
-    """Advance width of ``text`` in em."""
+    """Advance width of ``text`` in em (short texts, the labels' candidates measured again
+    by every candidate figure and legend plan, from a bounded cache)."""
+    return _cached_width(text) if len(text) <= CACHED_WIDTH_CHARS else _width(text)
+
+
+#: texts up to this long are measured once (`text_width`'s cache holds at most 2^14 of them)
+CACHED_WIDTH_CHARS = 256
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _cached_width(text: str) -> float:
+    return _width(text)
+
+
+def _width(text: str) -> float:
     w = 0.0
     for ch in text:
         a = ADVANCE.get(ch)
