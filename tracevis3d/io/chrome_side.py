@@ -76,8 +76,12 @@ def _texts(buf, off, ln, first, text) -> list[str]:
 
 def by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The order of ``np.lexsort((t, key))``: a stable sort by key alone, which is that order
-    already when each key's rows come in time order (a file written as it was recorded);
-    the lexsort only when they do not."""
+    already when each key's rows come in time order (a file written as it was recorded: one
+    counting sort, `jsonside.key_time_order`); the lexsort only when they do not."""
+    if key.size:
+        o, ok = jsd.key_time_order(key, t)
+        if ok:
+            return o
     o = np.argsort(key, kind="stable")
     ko, to = key[o], t[o]
     if np.any((ko[1:] == ko[:-1]) & (to[1:] < to[:-1])):
