@@ -46,7 +46,7 @@ from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
+from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, counter_samples, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -111,6 +111,55 @@ class _Repairs:
                 it["first"] = self.describe(int(first_row))
             elif detail:
                 it["first"] = detail
+
+
+class _Recorded:
+    """Repairs noted (``add`` as `_Repairs`') to be added later, in order (`replay`)."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def add(self, *a, **k):
+        self.calls.append((a, k))
+
+    def replay(self, rep) -> None:
+        for a, k in self.calls:
+            rep.add(*a, **k)
+        self.calls = []
+
+
+#: side rows (counter and flow events) from which their samples and chain order are made on a
+#: second thread (`_SideJob`) while the call tree is built
+PARALLEL_SIDE_ROWS = 1 << 15
+
+
+class _SideJob:
+    """``f1(*a1)`` and ``f2(*a2)``, on a thread of their own when ``threaded`` (the kernels release
+    the GIL), else at once; `result` gives both (an exception of the thread is raised there)."""
+
+    def __init__(self, threaded: bool, f1, a1, f2, a2):
+        self.out: list = [None, None]
+        self.err = None
+        self.thread = None
+
+        def work():
+            try:
+                self.out = [f1(*a1), f2(*a2)]
+            except BaseException as e:  # raised again by result(), never printed by the thread
+                self.err = e
+
+        if threaded:
+            self.thread = threading.Thread(target=work, daemon=True)
+            self.thread.start()
+        else:
+            work()
+
+    def result(self):
+        if self.thread is not None:
+            self.thread.join()
+        if self.err is not None:
+            raise self.err
+        return self.out
 
 
 class _Text:
@@ -426,6 +475,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # async events (counters: side rows)
     side_rows = side_all[finite_ts[side_all]]
     del v_ph, v_is_flow, v_bad_ts
+    # the counters' samples and the flows' chain order need no call: on a second thread while the
+    # call tree is built (their repairs recorded, added where they were; no text decoded there)
+    side_rec = _Recorded()
+    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size,
+                        counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
+                                          lim.max_args_nesting, SIDE),
+                        _flow_order, (buf, vii, vss, v_ts, flow_rows, seed))
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
     # --- X durations (computed at the X rows only: memory, issue 26)
@@ -710,13 +766,17 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
+    c_samples, f_order = side_job.result()
     flow_id, flow_from, flow_to = _bind_flows(
         buf, ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
-        thread_ranges, c_row, sample_call, rep, seed)
+        thread_ranges, c_row, sample_call, rep, seed, order=f_order if flow_rows.size else None)
 
     # --- counters (side rows) and async slices (io.chrome_side)
+    side_rec.replay(rep)
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
-                       lim.max_args_nesting, counters=(vii, vss, v_ts, v_c_rows, v_name_id, SIDE))
+                       lim.max_args_nesting, counters=(vii, vss, v_ts, v_c_rows, v_name_id, SIDE),
+                       samples=c_samples)
+    del c_samples, f_order, side_job
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
@@ -1192,11 +1252,24 @@ def _sort_index(v) -> int:
     return k
 
 
+def _flow_order(buf, fii, fss, fts, flow_rows, seed):
+    """The v1 flow points (``flow_rows`` of the side rows) in chain order, by (category, id) then
+    time (then file order): (chain key, order, id), the key and id in that order.  No call is
+    needed: it may run on a thread of its own while the call tree is built."""
+    cat_len = np.maximum(fss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
+    cat_id, _ = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
+    fid = fii[flow_rows, jev.I_ID]
+    fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), fid, seed)
+    o = by_key_then_time(fk, fts[flow_rows])  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
+    return fk[o], o, fid[o]
+
+
 def _bind_flows(buf, ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
-                thread_ranges, c_row, sample_call, rep, seed):
+                thread_ranges, c_row, sample_call, rep, seed, order=None):
     """Flow edges (from call, to call): v1 s/t/f chains (``flow_rows`` of the side rows ``fii, fss``,
-    their times ``fts``, a repair citing side row s as row SIDE + s) and v2 bind_id links (the
-    calls' rows ``c_row`` of ``ii, ss``)."""
+    their times ``fts``, a repair citing side row s as row SIDE + s; ``order``: their
+    `_flow_order` when already made) and v2 bind_id links (the calls' rows ``c_row`` of
+    ``ii, ss``)."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
@@ -1208,11 +1281,8 @@ def _bind_flows(buf, ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), SIDE + int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        cat_len = np.maximum(fss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
-        cat_id, _ = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
-        fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), fii[flow_rows, jev.I_ID], seed)
-        o = by_key_then_time(fk, f_ts)  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
-        fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], fii[flow_rows[o], jev.I_ID]
+        fk, o, fid = order if order is not None else _flow_order(buf, fii, fss, fts, flow_rows, seed)
+        f_ph, bound = f_ph[o], bound[o]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
         dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))

@@ -106,25 +106,13 @@ def _series(buf, pid, nid, cid, koff, klen, seed):
     return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
-def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
-                max_nesting: int, counters=None) -> dict:
-    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
-    rows (ascending) of events of the file (not samples or frames) that may be counters or
-    async events (any row of those phases; per-row values are read at these rows only:
-    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
-    its repairs (``add(code, count, row)``).  ``counters``: where the counter events are when
-    not among ``rows`` -- (ii, ss, ts, rows, name_id, base) of the scanner's side rows, a
-    repair citing side row r as row base + r."""
-    rows = np.asarray(rows, np.int64)
-    ph = ss[rows, jev.S_PH]
-    out: dict = {}
-
-    # --- counters
-    if counters is None:
-        cii, css, cts, c_all, c_name, base = ii, ss, ts, rows[ph == ord("C")], name_id, 0
-    else:
-        cii, css, cts, c_all, c_name, base = counters
-        c_all = np.asarray(c_all, np.int64)
+def counter_samples(buf, cii, css, cts, c_all, c_name, max_t: float, rep, seed, max_nesting: int,
+                    base: int = 0) -> dict:
+    """The numeric part of the counters (no text is decoded: it may run on a thread of its own
+    while the importer builds the call tree): the counter events ``c_all`` (rows of ``cii, css``,
+    times ``cts``, interned names ``c_name``) → their samples, series and order.  ``rep``: the
+    repairs (``add(code, count, row)``), a row cited as ``base + row``."""
+    c_all = np.asarray(c_all, np.int64)
     finite = np.abs(cts[c_all]) <= max_t
     bad = c_all[~finite]
     rep.add("counter_no_ts", int(bad.size), base + int(bad[0]) if bad.size else None)
@@ -155,6 +143,18 @@ def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, 
     r_has_id = (css[r, jev.S_FLAGS] & jev.FL_ID) != 0
     sid, s_counter, sfirst, cfirst = _series(buf, cii[r, jev.I_PID], c_name[r].astype(np.int64),
                                              np.where(r_has_id, cii[r, jev.I_ID], 0), koff, klen, seed)
+    r_ts = cts[r]
+    o = by_key_then_time(sid, r_ts)
+    return {"r": r, "koff": koff, "klen": klen, "r_has_id": r_has_id, "sid": sid, "s_counter": s_counter,
+            "sfirst": sfirst, "cfirst": cfirst, "ts": r_ts[o], "value": val[o], "series": sid[o],
+            "pid": cii[r[sfirst], jev.I_PID]}
+
+
+def counter_fields(buf, cii, css, cs: dict, c_name, names, t0: float, text, max_nesting: int) -> dict:
+    """The Trace's counter fields from `counter_samples`' ``cs``: the texts (counter names with
+    their ids as the file has them, series names) decoded here, the times from ``t0``."""
+    r, r_has_id, cfirst, sfirst = cs["r"], cs["r_has_id"], cs["cfirst"], cs["sfirst"]
+    stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     counter_names = []
     c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
     id_of = {}
@@ -168,16 +168,40 @@ def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, 
         nm = names[int(c_name[rr])] if c_name[rr] >= 0 else "(unnamed)"
         idt = id_of.get(rr, "")
         counter_names.append(f"{nm}[{idt}]" if hid else nm)
-    r_ts = cts[r]
-    o = by_key_then_time(sid, r_ts)
-    out["counter_ts"] = np.ascontiguousarray(r_ts[o] - t0, np.float64)
-    out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
-    out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
-    out["series_counter"] = np.ascontiguousarray(s_counter, np.int32)
-    out["series_pid"] = np.ascontiguousarray(cii[r[sfirst], jev.I_PID], np.int64)
-    out["series_names"] = _texts(buf, koff, klen, sfirst, text)
-    out["series_units"] = [""] * int(sfirst.shape[0])
-    out["counter_names"] = counter_names
+    return {
+        "counter_ts": np.ascontiguousarray(cs["ts"] - t0, np.float64),
+        "counter_value": np.ascontiguousarray(cs["value"], np.float64),
+        "counter_series": np.ascontiguousarray(cs["series"], np.int32),
+        "series_counter": np.ascontiguousarray(cs["s_counter"], np.int32),
+        "series_pid": np.ascontiguousarray(cs["pid"], np.int64),
+        "series_names": _texts(buf, cs["koff"], cs["klen"], sfirst, text),
+        "series_units": [""] * int(sfirst.shape[0]),
+        "counter_names": counter_names,
+    }
+
+
+def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
+                max_nesting: int, counters=None, samples=None) -> dict:
+    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
+    rows (ascending) of events of the file (not samples or frames) that may be counters or
+    async events (any row of those phases; per-row values are read at these rows only:
+    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
+    its repairs (``add(code, count, row)``).  ``counters``: where the counter events are when
+    not among ``rows`` -- (ii, ss, ts, rows, name_id, base) of the scanner's side rows, a
+    repair citing side row r as row base + r; ``samples``: their `counter_samples`, when
+    already made (its repairs are then the caller's)."""
+    rows = np.asarray(rows, np.int64)
+    ph = ss[rows, jev.S_PH]
+    stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
+
+    # --- counters
+    if counters is None:
+        cii, css, cts, c_all, c_name, base = ii, ss, ts, rows[ph == ord("C")], name_id, 0
+    else:
+        cii, css, cts, c_all, c_name, base = counters
+    if samples is None:
+        samples = counter_samples(buf, cii, css, cts, c_all, c_name, max_t, rep, seed, max_nesting, base)
+    out = counter_fields(buf, cii, css, samples, c_name, names, t0, text, max_nesting)
 
     # --- async slices
     a_all = rows[_ASYNC_PHASE[ph & 255]]
