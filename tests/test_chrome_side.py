@@ -550,3 +550,27 @@ def test_instants_keep_their_process(tmp_path):
     assert u.instant_pid[ub["p2"]] == 2 and chr(u.instant_scope[ub["p2"]]) == "p"
     one = t.subset(thread=[int(np.flatnonzero(t.thread_pid == 1)[0])])
     assert sorted(one.instant_names[int(k)] for k in one.instant_name) == ["g", "t1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 6), st.sampled_from([0.0, 1.0, 2.5, 3.0, -1.0, math.nan, math.inf])),
+                max_size=60), st.booleans())
+def test_key_time_order_twin(rows, sort_times):
+    """The counting sort by key equals np.lexsort((t, key)) whenever it answers, and answers
+    for every file whose series come in time order (non-negative keys, no NaN)."""
+    from tracevis3d.io.chrome_side import by_key_then_time
+    key = np.array([r[0] for r in rows], np.int64)
+    t = np.array([r[1] for r in rows], np.float64)
+    if sort_times:  # each key's times in order, as a file written while recording has them
+        key = np.abs(key)
+        t = np.nan_to_num(t, nan=0.0)
+        for k in np.unique(key):
+            t[key == k] = np.sort(t[key == k])
+    want = np.lexsort((t, key))
+    order, ok = jsd.key_time_order(key, t)
+    if ok:
+        assert order.tolist() == want.tolist()
+    if sort_times:
+        assert ok
+    if not np.isnan(t).any():  # (the importer's times are finite)
+        assert by_key_then_time(key, t).tolist() == want.tolist()

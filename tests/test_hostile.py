@@ -172,6 +172,9 @@ def test_bind_flow_points_equals_brute_force():
                          for _ in range(m)])
         f_next = np.array([rng.random() < 0.3 for _ in range(m)])
         got = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next)
+        # the point-by-point search and the sweep it falls back to (a walk budget of 0: the sweep alone) agree
+        swept = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next, 0)
+        assert np.array_equal(got, swept), trial
         for k in range(m):
             t = int(f_thread[k])
             if t < 0 or hi[t] <= lo[t]:

@@ -46,7 +46,7 @@ from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, side_tracks
+from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, counter_samples, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -92,6 +92,8 @@ _SIDE_PHASE[np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)] = True
 _FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
 _FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: a repair cites side row s (`jsonscan.scan_events`: counters and v1 flow events) as row SIDE + s
+SIDE = 1 << 62
 
 
 class _Repairs:
@@ -109,6 +111,55 @@ class _Repairs:
                 it["first"] = self.describe(int(first_row))
             elif detail:
                 it["first"] = detail
+
+
+class _Recorded:
+    """Repairs noted (``add`` as `_Repairs`') to be added later, in order (`replay`)."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def add(self, *a, **k):
+        self.calls.append((a, k))
+
+    def replay(self, rep) -> None:
+        for a, k in self.calls:
+            rep.add(*a, **k)
+        self.calls = []
+
+
+#: side rows (counter and flow events) from which their samples and chain order are made on a
+#: second thread (`_SideJob`) while the call tree is built
+PARALLEL_SIDE_ROWS = 1 << 15
+
+
+class _SideJob:
+    """``f1(*a1)`` and ``f2(*a2)``, on a thread of their own when ``threaded`` (the kernels release
+    the GIL), else at once; `result` gives both (an exception of the thread is raised there)."""
+
+    def __init__(self, threaded: bool, f1, a1, f2, a2):
+        self.out: list = [None, None]
+        self.err = None
+        self.thread = None
+
+        def work():
+            try:
+                self.out = [f1(*a1), f2(*a2)]
+            except BaseException as e:  # raised again by result(), never printed by the thread
+                self.err = e
+
+        if threaded:
+            self.thread = threading.Thread(target=work, daemon=True)
+            self.thread.start()
+        else:
+            work()
+
+    def result(self):
+        if self.thread is not None:
+            self.thread.join()
+        if self.err is not None:
+            raise self.err
+        return self.out
 
 
 class _Text:
@@ -201,21 +252,45 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if nbytes >= PARALLEL_SCAN_BYTES:
         scanned = _scan_parallel(buf, max_events, lim.max_nesting)
     if scanned is None:
-        ii, ss, ff, n, status, err_pos, info, skip_counts = js.scan_trace(
+        ii, ss, ff, n, status, err_pos, info, skip_counts, vi, vs, vf, nv = js.scan_trace(
             buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
         ii, ss, ff = chrome_rows.from_rows(ii, ss, ff, n)
+        vii, vss, vff = chrome_rows.from_rows(vi, vs, vf, nv)
+        del vi, vs, vf
     else:
-        ii, ss, ff, n, status, err_pos, info, skip_counts = scanned
+        ii, ss, ff, n, status, err_pos, info, skip_counts, vii, vss, vff, nv = scanned
     del scanned
     seen = int(info[js.INFO_SEEN])
+    # the side rows (counters and v1 flow events, `jsonscan.scan_events`): a repair cites side row
+    # s as row SIDE + s
 
     def describe(row: int) -> str:
-        off = int(ii[row, jev.I_EV_OFF])
-        ln = int(ss[row, jev.S_EV_LEN])
+        rows_i, rows_s = (vii, vss) if row >= SIDE else (ii, ss)
+        r = row - SIDE if row >= SIDE else row
+        off = int(rows_i[r, jev.I_EV_OFF])
+        ln = int(rows_s[r, jev.S_EV_LEN])
         line, col = jt.line_col(buf, off)
         text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
-        what = f"event #{int(ss[row, jev.S_ORD])}" if row < n_event_rows else "stack sample or frame"
+        what = f"event #{int(rows_s[r, jev.S_ORD])}" if row < n_event_rows or row >= SIDE else "stack sample or frame"
         return f"{what} (byte {off}{in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
+
+    def position(rows, side: bool) -> np.ndarray:
+        """Where rows stand in the file's order: events by their byte offset, the samples and
+        stack frames (rows past the events) after every event."""
+        rows = np.asarray(rows, np.int64)
+        if side:
+            return vii[rows, jev.I_EV_OFF]
+        return np.where(rows < n_event_rows, ii[rows, jev.I_EV_OFF], nbytes + rows)
+
+    def earliest(row, side_row) -> int | None:
+        """The first in the file of an event row and a side row (None: none; -1 also none)."""
+        row = None if row is None or row < 0 else int(row)
+        side_row = None if side_row is None or side_row < 0 else int(side_row)
+        if side_row is None:
+            return row
+        if row is None or position([side_row], True)[0] < position([row], False)[0]:
+            return SIDE + side_row
+        return row
 
     n_event_rows = n
     if status < 0:
@@ -253,7 +328,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         if p >= 0:
             rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {snippet(p)!r}")
     frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
-    if n == 0 and frames_at < 0:
+    if n == 0 and nv == 0 and frames_at < 0:
         if status == jev.TRUNCATED and seen == 0 and partial is not None:
             raise TraceFormatError(
                 f"{source}: the file is cut short at {where(nbytes)} inside the first event, "
@@ -270,7 +345,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     ts, dur = ff.take(jev.F_TS), ff.take(jev.F_DUR)
     tdur = ff.column(jev.F_TDUR)  # rarely given: read and written in place, not made whole
-    _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur, rep)
+    nbad, firsts = _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur)
+    v_ts = vff.take(jev.F_TS)  # the side rows' dur and tdur: only re-parsed (a bad one is a repair)
+    nbad_v, firsts_v = _reparse_slow_numbers(buf, vii, vss, vss[:, jev.S_FLAGS], v_ts, vff.column(jev.F_DUR),
+                                             vff.column(jev.F_TDUR))
+    # the first bad ts in the file, else the first bad dur, else tdur
+    rep.add("bad_number", nbad + nbad_v, next((r for r in map(earliest, firsts, firsts_v) if r is not None), None))
+    vff.drop(*range(jev.N_F))
     ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
 
@@ -290,8 +371,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if sampled is not None:
         (ii2, ss2, ff2, n_samples) = sampled
         ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
-        _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2, rep)
+        nbad, firsts = _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2)
+        bad_first = next((r for r in firsts if r is not None), None)
         ii, ss = ii.concat(ii2), ss.concat(ss2)
+        # (cited after the join: a sample's row follows the events'; issue 25 fix, the row was
+        # the sample's own index among the events, a wrong event or an IndexError)
+        rep.add("bad_number", nbad, None if bad_first is None else bad_first + n_event_rows)
         ts, dur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2])
         tdur = np.concatenate([ff.take(jev.F_TDUR), tdur2])
         ph = ss[:, jev.S_PH]
@@ -301,6 +386,22 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
     key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], seed)
     key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
+    # the side rows' thread keys, in the same numbering (keys only they have come after)
+    v_key_id, key_first_side, key_pid, key_tid = _side_keys(vii, key_pid, key_tid, seed)
+    if nv:  # numbered in the order the file first uses them, as if the side rows were rows
+        n_g = key_first.shape[0]
+        pos = np.full(key_pid.shape[0], np.iinfo(np.int64).max, np.int64)
+        pos[:n_g] = position(key_first, False)
+        fs = np.flatnonzero(key_first_side >= 0)
+        pos[fs] = np.minimum(pos[fs], position(key_first_side[fs], True))
+        perm = np.argsort(pos, kind="stable")
+        if np.any(perm != np.arange(perm.size)):
+            new_of = np.empty(perm.size, np.int32)
+            new_of[perm] = np.arange(perm.size, dtype=np.int32)
+            key_id, v_key_id = new_of[key_id], new_of[v_key_id]
+            key_pid, key_tid, key_first_side = key_pid[perm], key_tid[perm], key_first_side[perm]
+            key_first = np.concatenate([key_first, np.full(perm.size - n_g, -1, key_first.dtype)])[perm]
+        del pos, fs, perm
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
@@ -311,8 +412,38 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
     name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
     del name_len, named
+    # the counters' names (side rows) in the same table: the names numbered in the order of the file
+    v_c_rows = np.flatnonzero(vss[:, jev.S_PH] == _PH["C"])
+    cite = name_first
+    name_offs, name_lens = ii[name_first, jev.I_NAME_OFF], ss[name_first, jev.S_NAME_LEN].astype(np.int64)
+    name_escs = (ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0
+    v_name_id = np.full(nv, -1, np.int32)
+    vc_named = v_c_rows[vss[v_c_rows, jev.S_NAME_LEN] >= 0]
+    if vc_named.size:
+        vc_id, vc_first = jsp.intern_spans(buf, vii[vc_named, jev.I_NAME_OFF],
+                                           vss[vc_named, jev.S_NAME_LEN].astype(np.int64),
+                                           np.ones(vc_named.size, bool), seed)
+        vr = vc_named[vc_first]  # a side row of each distinct counter name
+        order = np.argsort(np.concatenate([position(name_first, False), position(vr, True)]), kind="stable")
+        name_offs = np.concatenate([name_offs, vii[vr, jev.I_NAME_OFF]])[order]
+        name_lens = np.concatenate([name_lens, vss[vr, jev.S_NAME_LEN].astype(np.int64)])[order]
+        name_escs = np.concatenate([name_escs, (vss[vr, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0])[order]
+        u_id, u_first = jsp.intern_spans(buf, name_offs, name_lens, np.ones(order.size, bool), seed)
+        u_of = np.empty(order.size, np.int32)
+        u_of[order] = u_id
+        k0 = name_first.shape[0]
+        if k0:
+            name_id = np.where(name_id >= 0, u_of[:k0][np.maximum(name_id, 0)], -1).astype(np.int32)
+        v_name_id[vc_named] = u_of[k0:][vc_id]
+        cite = np.concatenate([name_first, SIDE + vr])[order][u_first]
+        name_offs, name_lens, name_escs = name_offs[u_first], name_lens[u_first], name_escs[u_first]
+        del vc_id, vc_first, vr, order, u_id, u_first, u_of
     text = _Text(lim.max_name_chars)
-    names, name_id = _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe)
+    names, remap = _decode_names(buf, name_offs, name_lens, name_escs, cite, rep, text, describe)
+    if remap.size:
+        name_id = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32)
+        v_name_id = np.where(v_name_id >= 0, remap[np.maximum(v_name_id, 0)], -1).astype(np.int32)
+    del cite, name_offs, name_lens, name_escs, vc_named
     ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     ss.drop(jev.S_NAME_LEN)
 
@@ -328,14 +459,29 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     finite_ts = np.abs(ts) <= max_t  # NaN and ±inf are not <= max_t either
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
-    if bad_ts.any():
-        rep.add("no_ts", int(bad_ts.sum()), int(np.flatnonzero(bad_ts)[0]))
+    # flow events are side rows
+    v_ph = vss[:, jev.S_PH]
+    v_finite = np.abs(v_ts) <= max_t
+    v_is_flow = _FLOW_PHASE[v_ph & 255]
+    v_bad_ts = np.flatnonzero(v_is_flow & ~v_finite)
+    if bad_ts.any() or v_bad_ts.size:
+        first = np.flatnonzero(bad_ts)
+        rep.add("no_ts", int(bad_ts.sum()) + v_bad_ts.size,
+                earliest(first[0] if first.size else None, v_bad_ts[0] if v_bad_ts.size else None))
     # the rows of each kind, then the per-row masks and phases freed (memory, issue 26)
     inst_rows = np.flatnonzero(is_inst & finite_ts)
-    flow_rows = np.flatnonzero(is_flow & finite_ts & ((flags & jev.FL_ID) != 0))
+    flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
     meta_rows = np.flatnonzero(is_meta)
-    side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # counters and async events
+    side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # async events (counters: side rows)
     side_rows = side_all[finite_ts[side_all]]
+    del v_ph, v_is_flow, v_bad_ts
+    # the counters' samples and the flows' chain order need no call: on a second thread while the
+    # call tree is built (their repairs recorded, added where they were; no text decoded there)
+    side_rec = _Recorded()
+    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size,
+                        counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
+                                          lim.max_args_nesting, SIDE),
+                        _flow_order, (buf, vii, vss, v_ts, flow_rows, seed))
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
     # --- X durations (computed at the X rows only: memory, issue 26)
@@ -374,13 +520,15 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     del xr, has_dur, xdur, no_dur, bad_dur, neg
 
     # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
-    n_keys = key_first.shape[0]
+    n_keys = key_pid.shape[0]
     # (samples and stack frames, rows past the events, end nothing; an X call's end is at
-    # least its ts: the largest of both, taken in two passes without a copy of every row's time)
+    # least its ts: the largest of both, taken in two passes without a copy of every row's time;
+    # the side rows' times count too)
     last_ts = np.full(n_keys, -np.inf)
     ok_end = finite_ts[:n_event_rows]
     np.maximum.at(last_ts, key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
     np.maximum.at(last_ts, key_id[x_rows], x_ts + x_len)
+    np.maximum.at(last_ts, v_key_id[v_finite], v_ts[v_finite])
     del ok_end, finite_ts
 
     # --- B/E pairing
@@ -424,7 +572,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
 
     # the times still needed: of instants, flows, counters and async events (memory, issue 26)
-    ts = chrome_rows.kept_values(ts, np.union1d(np.union1d(inst_rows, flow_rows), side_all))
+    ts = chrome_rows.kept_values(ts, np.union1d(inst_rows, side_all))
+    v_c_finite = v_c_rows[v_finite[v_c_rows]]  # counters with a time (side rows)
 
     # --- thread table: threads with calls, 't'-scoped instants or flows
     inst_scope = ss[inst_rows, jev.S_SCOPE]
@@ -433,9 +582,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
-    inst_key, flow_key = key_id[inst_rows], key_id[flow_rows]
+    inst_key, flow_key = key_id[inst_rows], v_key_id[flow_rows]
     del key_id  # memory (issue 26): the rows' thread keys are used up
-    if not used.any() and sampled is None and (side_rows.size or inst_rows.size):
+    if not used.any() and sampled is None and (side_rows.size or v_c_finite.size or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -453,7 +602,14 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     thread_keys = thread_keys[t_order]
     rank = np.full(n_keys, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
-    str_ids = _string_ids(buf, ii, ss, key_first[thread_keys], key_pid[thread_keys], key_tid[thread_keys], text)
+    first_rows = key_first[thread_keys]  # where each thread's (pid, tid) first appear: a row or a side row
+    fs = key_first_side[thread_keys]
+    if (fs >= 0).any():
+        w = np.flatnonzero(fs >= 0)
+        side_first = position(fs[w], True) < position(first_rows[w], False)
+        first_rows[w[side_first]] = SIDE + fs[w[side_first]]
+    del fs
+    str_ids = _string_ids(buf, ii, ss, vii, vss, first_rows, key_pid[thread_keys], key_tid[thread_keys], text)
     thread_pid = key_pid[thread_keys].astype(np.int64)
     thread_tid = key_tid[thread_keys].astype(np.int64)
     thread_names, process_names = [], []
@@ -498,8 +654,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
-    elif not c_start.size and side_rows.size:  # a file of counters or async slices only
-        cands.append(ts[side_rows].min())
+    elif not c_start.size and (side_rows.size or v_c_finite.size):  # a file of counters or async slices only
+        cands.append(min(ts[side_rows].min() if side_rows.size else np.inf,
+                         v_ts[v_c_finite].min() if v_c_finite.size else np.inf))
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
@@ -609,19 +766,25 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
+    c_samples, f_order = side_job.result()
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, ts, flow_key, rank, flow_rows, c_start, c_end, parent,
-        thread_ranges, c_row, sample_call, rep, seed)
+        buf, ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
+        thread_ranges, c_row, sample_call, rep, seed, order=f_order if flow_rows.size else None)
 
-    # --- counters and async slices (io.chrome_side)
+    # --- counters (side rows) and async slices (io.chrome_side)
+    side_rec.replay(rep)
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
-                       lim.max_args_nesting)
+                       lim.max_args_nesting, counters=(vii, vss, v_ts, v_c_rows, v_name_id, SIDE),
+                       samples=c_samples)
+    del c_samples, f_order, side_job
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
     ii.drop(*range(jev.N_I))
     ss.drop(*range(jev.N_S))
-    del ts, name_id, side_all, c_ord, sample_call
+    vii.drop(*range(jev.N_I))
+    vss.drop(*range(jev.N_S))
+    del ts, name_id, side_all, c_ord, sample_call, v_ts, v_name_id, v_key_id, v_finite, v_c_rows, v_c_finite
     c_start -= t0  # the calls' times from the origin, in place
     c_end -= t0
     start, end = c_start, c_end
@@ -670,6 +833,31 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
                           TraceWarning, stacklevel=3)
     return trace
+
+
+def _side_keys(vii, key_pid, key_tid, seed):
+    """The thread keys of the side rows ``vii`` in the numbering of the event rows' keys
+    (``key_pid``, ``key_tid``: the (pid, tid) of each); a (pid, tid) that only side rows have
+    becomes a new key, after those.  Returns (key of each side row, first side row of each key
+    or -1, key_pid, key_tid) with the new keys' pid and tid appended."""
+    n_keys = key_pid.shape[0]
+    nv = vii.shape[0]
+    if nv == 0:
+        return np.zeros(0, np.int32), np.full(n_keys, -1, np.int64), key_pid, key_tid
+    v_pid, v_tid = vii[:, jev.I_PID], vii[:, jev.I_TID]
+    v_key, v_first = jsp.intern_pairs(v_pid, v_tid, seed)
+    fp, ft = v_pid[v_first], v_tid[v_first]
+    both, _ = jsp.intern_pairs(np.concatenate([key_pid, fp]), np.concatenate([key_tid, ft]), seed)
+    v_map = both[n_keys:]  # the keys, in order of first use: the event rows' keys keep their numbers
+    new = v_map >= n_keys
+    n_all = n_keys + int(new.sum())
+    key_pid = np.concatenate([key_pid, np.zeros(n_all - n_keys, key_pid.dtype)])
+    key_tid = np.concatenate([key_tid, np.zeros(n_all - n_keys, key_tid.dtype)])
+    key_pid[v_map[new]] = fp[new]
+    key_tid[v_map[new]] = ft[new]
+    first_side = np.full(n_all, -1, np.int64)
+    first_side[v_map] = v_first
+    return v_map[v_key], first_side, key_pid, key_tid
 
 
 def _skipped_dict(counts) -> dict:
@@ -769,7 +957,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     part0, end0, st0, ep0, seen0 = out[0]
     if st0 < 0:  # the first part starts where the sequential scan does: the same error, no second scan
         info[js.INFO_SEEN] = seen0
-        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped)
+        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped, *part0.columns(side=True), part0.nv)
     seen = 0
     for k, res in enumerate(out):
         if not isinstance(res, tuple):
@@ -783,7 +971,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
         seen += seen_k
     last_part, end1, st1, ep1, _ = out[-1]
     n_rows = sum(res[0].n for res in out)
-    if n_rows > max_events:
+    n_side = sum(res[0].nv for res in out)
+    if n_rows + n_side > max_events:
         return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
@@ -800,8 +989,9 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
     skipped = sum(res[0].skipped for res in out)
     columns = part0.columns(*[res[0] for res in out[1:]])
+    side = part0.columns(*[res[0] for res in out[1:]], side=True)
     chrome_rows.release_free_memory()
-    return (*columns, n_rows, status, ep1, info, skipped)
+    return (*columns, n_rows, status, ep1, info, skipped, *side, n_side)
 
 
 def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):
@@ -859,16 +1049,19 @@ def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max
     return f_rows[c_frame], c_start, c_end, t_key[c_thread].astype(np.int64)
 
 
-def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
+def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur):
     """Numbers outside the scanner's exact fast path (17+ significant digits,
     large exponents, numbers given as strings): the scanner kept their byte
     spans; numpy's C string→float conversion (correctly rounded, as Python's float)
     parses them all at once; only values that are not numbers at all (a
-    ``"ts": "abc"``) are looked at one by one, and become NaN."""
+    ``"ts": "abc"``) are looked at one by one, and become NaN.  Returns (count of values that
+    are no numbers, the first row holding one in ts, dur and tdur: None where none): a
+    ``bad_number`` repair."""
+    firsts = [None, None, None]
     slow = np.flatnonzero(flags & jev.FL_SLOW)
     if not slow.size:
-        return
-    bad_first, nbad = None, 0
+        return 0, firsts
+    nbad = 0
     for col, arr in enumerate((ts, dur, tdur)):
         lens = ss[slow, jev.S_NUM_LEN + col]
         have = lens >= 0
@@ -892,9 +1085,9 @@ def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur, rep):
             except (ValueError, UnicodeDecodeError):
                 vals[q] = np.nan
                 nbad += 1
-                bad_first = int(rows[q]) if bad_first is None else bad_first
+                firsts[col] = int(rows[q]) if firsts[col] is None else firsts[col]
         arr[rows] = vals
-    rep.add("bad_number", nbad, bad_first)
+    return nbad, firsts
 
 
 def _span_texts(buf, offs, lens, limit: int):
@@ -912,10 +1105,12 @@ def _span_texts(buf, offs, lens, limit: int):
     return None, [raw[p[k]: p[k + 1]] for k in range(len(p) - 1)]
 
 
-def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
-    """Decode each distinct name once; merge spellings that decode alike.  Bad
-    UTF-8 and lone surrogate escapes become U+FFFD, long names are cut (`_Text`).
-    Names without escapes come out of one decoded blob (no Python work per byte)."""
+def _decode_names(buf, offs, lens, escs, name_first, rep, text, describe):
+    """Decode each distinct name once (id k: the span ``offs[k], lens[k]``, ``escs[k]`` when
+    it has escapes, first used by row ``name_first[k]``, which a repair cites); merge
+    spellings that decode alike.  Bad UTF-8 and lone surrogate escapes become U+FFFD, long
+    names are cut (`_Text`).  Names without escapes come out of one decoded blob (no Python
+    work per byte).  Returns (names, the name of each id)."""
     import json
 
     import orjson
@@ -924,9 +1119,8 @@ def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
     canon: dict[str, int] = {}
     remap = np.empty(name_first.shape[0], np.int32)
     bad, bad_first = 0, None
-    offs = ii[name_first, jev.I_NAME_OFF]
-    lens = ss[name_first, jev.S_NAME_LEN].astype(np.int64)
-    escs = ((ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0).tolist()
+    lens = np.asarray(lens, np.int64)
+    escs = np.asarray(escs, bool).tolist()
     decoded, raws = _span_texts(buf, offs, lens, text.raw_limit)
     lens_l = lens.tolist()
     max_chars = text.max_chars
@@ -971,8 +1165,7 @@ def _decode_names(buf, ii, ss, name_id, name_first, rep, text, describe):
             names.append(s)
         remap[k] = j
     rep.add("bad_utf8", bad, bad_first)
-    out = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32) if remap.size else name_id
-    return names, out
+    return names, remap
 
 
 def _decode_span_list(buf, offs, lens, text) -> list:
@@ -992,17 +1185,23 @@ def _decode_span_list(buf, offs, lens, text) -> list:
     return out
 
 
-def _string_ids(buf, ii, ss, rows, pids, tids, text):
+def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
     """(pid text, tid text) of each row (its ``pids``, ``tids``), re-reading string ids from the
-    event."""
+    event; rows from `SIDE` on are side rows (``vii, vss``)."""
     import orjson
 
+    rows = np.asarray(rows, np.int64)
+    is_side = rows >= SIDE
+    fls = np.zeros(rows.shape[0], np.int64)
+    fls[~is_side] = ss[rows[~is_side], jev.S_FLAGS]
+    fls[is_side] = vss[rows[is_side] - SIDE, jev.S_FLAGS]
     out = []
-    for r, p, t in zip(rows, pids.tolist(), tids.tolist()):
-        fl = int(ss[r, jev.S_FLAGS])
+    for r, fl, p, t in zip(rows.tolist(), fls.tolist(), pids.tolist(), tids.tolist()):
         p, t = str(p), str(t)
         if fl & (jev.FL_PID_STR | jev.FL_TID_STR):
-            off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
+            ri, rs = (vii, vss) if r >= SIDE else (ii, ss)
+            r = r - SIDE if r >= SIDE else r
+            off, ln = int(ri[r, jev.I_EV_OFF]), int(rs[r, jev.S_EV_LEN])
             try:
                 ev = orjson.loads(bytes(buf[off: off + ln]))
                 p, t = text.value(ev.get("pid", p)), text.value(ev.get("tid", t))
@@ -1053,25 +1252,37 @@ def _sort_index(v) -> int:
     return k
 
 
-def _bind_flows(buf, ii, ss, ts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
-                thread_ranges, c_row, sample_call, rep, seed):
-    """Flow edges (from call, to call): v1 s/t/f chains and v2 bind_id links."""
+def _flow_order(buf, fii, fss, fts, flow_rows, seed):
+    """The v1 flow points (``flow_rows`` of the side rows) in chain order, by (category, id) then
+    time (then file order): (chain key, order, id), the key and id in that order.  No call is
+    needed: it may run on a thread of its own while the call tree is built."""
+    cat_len = np.maximum(fss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
+    cat_id, _ = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
+    fid = fii[flow_rows, jev.I_ID]
+    fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), fid, seed)
+    o = by_key_then_time(fk, fts[flow_rows])  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
+    return fk[o], o, fid[o]
+
+
+def _bind_flows(buf, ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
+                thread_ranges, c_row, sample_call, rep, seed, order=None):
+    """Flow edges (from call, to call): v1 s/t/f chains (``flow_rows`` of the side rows ``fii, fss``,
+    their times ``fts``, a repair citing side row s as row SIDE + s; ``order``: their
+    `_flow_order` when already made) and v2 bind_id links (the calls' rows ``c_row`` of
+    ``ii, ss``)."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
     if flow_rows.size:
         f_thread = rank[flow_key].astype(np.int64)
-        f_ph = ss[flow_rows, jev.S_PH]
-        f_next = (f_ph == ord("f")) & (ss[flow_rows, jev.S_BP] != ord("e"))
-        f_ts = ts[flow_rows]
+        f_ph = fss[flow_rows, jev.S_PH]
+        f_next = (f_ph == ord("f")) & (fss[flow_rows, jev.S_BP] != ord("e"))
+        f_ts = fts[flow_rows]
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
-        rep.add("flow_unbound", int(unb.sum()), int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        cat_len = np.maximum(ss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
-        cat_id, _ = jsp.intern_spans(buf, ii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
-        fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), ii[flow_rows, jev.I_ID], seed)
-        o = by_key_then_time(fk, f_ts)  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
-        fk, f_ph, bound, fid = fk[o], f_ph[o], bound[o], ii[flow_rows[o], jev.I_ID]
+        rep.add("flow_unbound", int(unb.sum()), SIDE + int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
+        fk, o, fid = order if order is not None else _flow_order(buf, fii, fss, fts, flow_rows, seed)
+        f_ph, bound = f_ph[o], bound[o]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
         dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))

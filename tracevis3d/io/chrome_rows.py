@@ -84,7 +84,7 @@ class _Sparse:
                 raise IndexError(f"boolean index of shape {r.shape} for {self.n} rows")
             r = np.flatnonzero(r)
         lo, hi = (int(r.min()), int(r.max())) if r.size else (0, 0)
-        if hi >= self.n or lo < -self.n:
+        if r.size and (hi >= self.n or lo < -self.n):
             raise IndexError(f"row index out of range for {self.n} rows")
         if self.at.size and r.size * 8 > self.n * self.dtype.itemsize:  # many rows: cheaper from the whole
             return self.full()[r]
@@ -298,11 +298,14 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
 
 
 class ChunkedPart:
-    """The rows of one part of a parallel scan, scanned chunk by chunk (`scan_part`)."""
+    """The rows of one part of a parallel scan, scanned chunk by chunk (`scan_part`): the event
+    rows (``pieces``) and the side rows of counters and flow events (``side``, `jsonscan.scan_events`)."""
 
     def __init__(self):
         self.pieces = [[[] for _ in range(w)] for w in (jev.N_I, jev.N_S, jev.N_F)]
+        self.side = [[[] for _ in range(w)] for w in (jev.N_I, jev.N_S, jev.N_F)]
         self.n = 0
+        self.nv = 0
         self.skipped = np.zeros(256, np.int64)
 
     def keep(self, ii, ss, ff, k: int) -> None:
@@ -313,43 +316,58 @@ class ChunkedPart:
                 pieces.append(_piece(a[:k, c]))
         self.n += k
 
+    def keep_side(self, vi, vs, vf, kv: int) -> None:
+        """The first ``kv`` side rows of ``vi, vs, vf``."""
+        if not kv:
+            return
+        for a, per_col in zip((vi, vs, vf), self.side):
+            for c, pieces in enumerate(per_col):
+                pieces.append(_piece(a[:kv, c]))
+        self.nv += kv
+
     def add_to_ordinals(self, seen0: int) -> None:
         """The ordinals of a second part go on from the events of the first."""
-        for k, p in enumerate(self.pieces[1][jev.S_ORD]):
-            if isinstance(p, _Sparse):
-                p.value = int(min(p.value + seen0, 2147483647))
-                p.vals = np.minimum(p.vals.astype(np.int64) + seen0, 2147483647).astype(np.int32)
-            else:
-                self.pieces[1][jev.S_ORD][k] = np.minimum(p.astype(np.int64) + seen0, 2147483647).astype(np.int32)
+        for cols in (self.pieces, self.side):
+            for k, p in enumerate(cols[1][jev.S_ORD]):
+                if isinstance(p, _Sparse):
+                    p.value = int(min(p.value + seen0, 2147483647))
+                    p.vals = np.minimum(p.vals.astype(np.int64) + seen0, 2147483647).astype(np.int32)
+                else:
+                    cols[1][jev.S_ORD][k] = np.minimum(p.astype(np.int64) + seen0, 2147483647).astype(np.int32)
 
-    def columns(self, *others: "ChunkedPart"):
-        """(ii, ss, ff) columns of these rows, then the ``others``' in turn."""
-        n = self.n + sum(o.n for o in others)
+    def columns(self, *others: "ChunkedPart", side: bool = False):
+        """(ii, ss, ff) columns of these rows, then the ``others``' in turn (``side``: of the
+        side rows)."""
+        n = (self.nv + sum(o.nv for o in others)) if side else (self.n + sum(o.n for o in others))
         out = []
         for w, dtype in enumerate((np.int64, np.int32, np.float64)):
-            per_col = self.pieces[w]
+            per_col = (self.side if side else self.pieces)[w]
             for other in others:
+                theirs = (other.side if side else other.pieces)[w]
                 for c in range(len(per_col)):
-                    per_col[c].extend(other.pieces[w][c])
-                    other.pieces[w][c].clear()
+                    per_col[c].extend(theirs[c])
+                    theirs[c].clear()
             out.append(_columns(per_col, n, dtype))
         return tuple(out)
 
 
 def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
-    of `CHUNK_ROWS` rows.  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
+    of `CHUNK_ROWS` rows (and side rows).  Returns (part, end, status, err_pos, seen) as
+    `scan_events` does."""
     part = ChunkedPart()
     stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)
     ii = np.empty((rows, jev.N_I), np.int64)
     ss = np.empty((rows, jev.N_S), np.int32)
     ff = np.empty((rows, jev.N_F), np.float64)
+    vi, vs, vf = js.new_side_rows(rows)
     seen = 0
     while True:
-        k, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, stack, max_rows - part.n, stop_at,
-                                                    part.skipped, seen)
+        k, kv, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, stack,
+                                                        max_rows - part.n - part.nv, stop_at, part.skipped, seen)
         part.keep(ii, ss, ff, k)
+        part.keep_side(vi, vs, vf, kv)
         if st != jev.FULL:
             return part, end, st, ep, seen
         i = end

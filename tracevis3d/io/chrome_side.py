@@ -76,8 +76,12 @@ def _texts(buf, off, ln, first, text) -> list[str]:
 
 def by_key_then_time(key: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The order of ``np.lexsort((t, key))``: a stable sort by key alone, which is that order
-    already when each key's rows come in time order (a file written as it was recorded);
-    the lexsort only when they do not."""
+    already when each key's rows come in time order (a file written as it was recorded: one
+    counting sort, `jsonside.key_time_order`); the lexsort only when they do not."""
+    if key.size:
+        o, ok = jsd.key_time_order(key, t)
+        if ok:
+            return o
     o = np.argsort(key, kind="stable")
     ko, to = key[o], t[o]
     if np.any((ko[1:] == ko[:-1]) & (to[1:] < to[:-1])):
@@ -102,28 +106,22 @@ def _series(buf, pid, nid, cid, koff, klen, seed):
     return sid, ckey2[sfirst].astype(np.int64), sfirst, cfirst
 
 
-def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
-                max_nesting: int) -> dict:
-    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
-    rows (ascending) of events of the file (not samples or frames) that may be counters or
-    async events (any row of those phases; per-row values are read at these rows only:
-    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
-    its repairs (``add(code, count, row)``)."""
-    rows = np.asarray(rows, np.int64)
-    ph = ss[rows, jev.S_PH]
-    out: dict = {}
-
-    # --- counters
-    c_all = rows[ph == ord("C")]
-    finite = np.abs(ts[c_all]) <= max_t
+def counter_samples(buf, cii, css, cts, c_all, c_name, max_t: float, rep, seed, max_nesting: int,
+                    base: int = 0) -> dict:
+    """The numeric part of the counters (no text is decoded: it may run on a thread of its own
+    while the importer builds the call tree): the counter events ``c_all`` (rows of ``cii, css``,
+    times ``cts``, interned names ``c_name``) → their samples, series and order.  ``rep``: the
+    repairs (``add(code, count, row)``), a row cited as ``base + row``."""
+    c_all = np.asarray(c_all, np.int64)
+    finite = np.abs(cts[c_all]) <= max_t
     bad = c_all[~finite]
-    rep.add("counter_no_ts", int(bad.size), int(bad[0]) if bad.size else None)
+    rep.add("counter_no_ts", int(bad.size), base + int(bad[0]) if bad.size else None)
     c_rows = c_all[finite]
-    c_rows = c_rows[ss[c_rows, jev.S_ARGS_LEN] >= 2]
+    c_rows = c_rows[css[c_rows, jev.S_ARGS_LEN] >= 2]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     if c_rows.size:  # the kernels compile on first use: not for traces without counters
         row, koff, klen, voff, vlen, val, st = jsd.counter_pairs(
-            buf, ii[c_rows, jev.I_ARGS_OFF], ss[c_rows, jev.S_ARGS_LEN].astype(np.int64), stack)
+            buf, cii[c_rows, jev.I_ARGS_OFF], css[c_rows, jev.S_ARGS_LEN].astype(np.int64), stack)
     else:
         row, koff, klen, voff, vlen = (np.zeros(0, np.int64) for _ in range(5))
         val, st = np.zeros(0, np.float64), np.zeros(0, np.int8)
@@ -137,37 +135,73 @@ def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, 
         st[k] = jsd.PAIR_OK if np.isfinite(v) else jsd.PAIR_NONFINITE
     for code, s in (("counter_nonfinite", jsd.PAIR_NONFINITE), ("counter_not_number", jsd.PAIR_NOT_NUMBER)):
         hit = np.flatnonzero(st == s)
-        rep.add(code, int(hit.size), int(c_rows[row[hit[0]]]) if hit.size else None)
+        rep.add(code, int(hit.size), base + int(c_rows[row[hit[0]]]) if hit.size else None)
     keep = st == jsd.PAIR_OK
     row, koff, klen, val = row[keep], koff[keep], klen[keep], val[keep]
     r = c_rows[row]
     # one counter per (process, name, id); one series per (counter, key)
-    r_has_id = (ss[r, jev.S_FLAGS] & jev.FL_ID) != 0
-    sid, s_counter, sfirst, cfirst = _series(buf, ii[r, jev.I_PID], name_id[r].astype(np.int64),
-                                             np.where(r_has_id, ii[r, jev.I_ID], 0), koff, klen, seed)
+    r_has_id = (css[r, jev.S_FLAGS] & jev.FL_ID) != 0
+    sid, s_counter, sfirst, cfirst = _series(buf, cii[r, jev.I_PID], c_name[r].astype(np.int64),
+                                             np.where(r_has_id, cii[r, jev.I_ID], 0), koff, klen, seed)
+    r_ts = cts[r]
+    o = by_key_then_time(sid, r_ts)
+    return {"r": r, "koff": koff, "klen": klen, "r_has_id": r_has_id, "sid": sid, "s_counter": s_counter,
+            "sfirst": sfirst, "cfirst": cfirst, "ts": r_ts[o], "value": val[o], "series": sid[o],
+            "pid": cii[r[sfirst], jev.I_PID]}
+
+
+def counter_fields(buf, cii, css, cs: dict, c_name, names, t0: float, text, max_nesting: int) -> dict:
+    """The Trace's counter fields from `counter_samples`' ``cs``: the texts (counter names with
+    their ids as the file has them, series names) decoded here, the times from ``t0``."""
+    r, r_has_id, cfirst, sfirst = cs["r"], cs["r_has_id"], cs["cfirst"], cs["sfirst"]
+    stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     counter_names = []
     c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
     id_of = {}
     with_id = c_rows1[r_has_id[cfirst]]
     if with_id.size:
-        _, i_off, i_len, _, _ = jsd.event_ids(buf, ii[with_id, jev.I_EV_OFF],
-                                             ss[with_id, jev.S_EV_LEN].astype(np.int64), stack)
+        _, i_off, i_len, _, _ = jsd.event_ids(buf, cii[with_id, jev.I_EV_OFF],
+                                             css[with_id, jev.S_EV_LEN].astype(np.int64), stack)
         i_first = np.flatnonzero(i_len >= 0)
         id_of = dict(zip(with_id[i_first].tolist(), _texts(buf, i_off, i_len, i_first, text)))
     for rr, hid in zip(c_rows1.tolist(), r_has_id[cfirst].tolist()):
-        nm = names[int(name_id[rr])] if name_id[rr] >= 0 else "(unnamed)"
+        nm = names[int(c_name[rr])] if c_name[rr] >= 0 else "(unnamed)"
         idt = id_of.get(rr, "")
         counter_names.append(f"{nm}[{idt}]" if hid else nm)
-    r_ts = ts[r]
-    o = by_key_then_time(sid, r_ts)
-    out["counter_ts"] = np.ascontiguousarray(r_ts[o] - t0, np.float64)
-    out["counter_value"] = np.ascontiguousarray(val[o], np.float64)
-    out["counter_series"] = np.ascontiguousarray(sid[o], np.int32)
-    out["series_counter"] = np.ascontiguousarray(s_counter, np.int32)
-    out["series_pid"] = np.ascontiguousarray(ii[r[sfirst], jev.I_PID], np.int64)
-    out["series_names"] = _texts(buf, koff, klen, sfirst, text)
-    out["series_units"] = [""] * int(sfirst.shape[0])
-    out["counter_names"] = counter_names
+    return {
+        "counter_ts": np.ascontiguousarray(cs["ts"] - t0, np.float64),
+        "counter_value": np.ascontiguousarray(cs["value"], np.float64),
+        "counter_series": np.ascontiguousarray(cs["series"], np.int32),
+        "series_counter": np.ascontiguousarray(cs["s_counter"], np.int32),
+        "series_pid": np.ascontiguousarray(cs["pid"], np.int64),
+        "series_names": _texts(buf, cs["koff"], cs["klen"], sfirst, text),
+        "series_units": [""] * int(sfirst.shape[0]),
+        "counter_names": counter_names,
+    }
+
+
+def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
+                max_nesting: int, counters=None, samples=None) -> dict:
+    """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
+    rows (ascending) of events of the file (not samples or frames) that may be counters or
+    async events (any row of those phases; per-row values are read at these rows only:
+    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
+    its repairs (``add(code, count, row)``).  ``counters``: where the counter events are when
+    not among ``rows`` -- (ii, ss, ts, rows, name_id, base) of the scanner's side rows, a
+    repair citing side row r as row base + r; ``samples``: their `counter_samples`, when
+    already made (its repairs are then the caller's)."""
+    rows = np.asarray(rows, np.int64)
+    ph = ss[rows, jev.S_PH]
+    stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
+
+    # --- counters
+    if counters is None:
+        cii, css, cts, c_all, c_name, base = ii, ss, ts, rows[ph == ord("C")], name_id, 0
+    else:
+        cii, css, cts, c_all, c_name, base = counters
+    if samples is None:
+        samples = counter_samples(buf, cii, css, cts, c_all, c_name, max_t, rep, seed, max_nesting, base)
+    out = counter_fields(buf, cii, css, samples, c_name, names, t0, text, max_nesting)
 
     # --- async slices
     a_all = rows[_ASYNC_PHASE[ph & 255]]

@@ -149,7 +149,101 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
 
 
 @njit(cache=True, nogil=True)
-def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next):
+def _bucket(x, a, scale, nb):
+    """The bucket of time ``x`` among ``nb`` equal buckets from ``a`` (``scale``: buckets per unit),
+    clamped to [0, nb): non-decreasing in ``x`` (rounding included)."""
+    v = (x - a) * scale
+    if not (v < nb):
+        return nb - 1
+    if not (v >= 0.0):
+        return 0
+    return int(v)
+
+
+@njit(cache=True, nogil=True)
+def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, budget):
+    """`bind_flow_points` point by point in the given order, no sort: the call found through a
+    bucket index of each thread's starts (about 4 calls per bucket of equal time; a bucket's
+    calls are then binary searched, so uneven times cost O(log n), never more), then up the
+    parents of the last call started.  Returns (bound, ok); ok False when the walks up took
+    more than ``budget`` steps (deep chains passed by many points): the caller then sweeps."""
+    n = f_ts.shape[0]
+    out = np.full(n, -1, np.int32)
+    n_threads = thread_lo.shape[0]
+    base = np.zeros(n_threads + 1, np.int64)
+    for t in range(n_threads):
+        m = thread_hi[t] - thread_lo[t]
+        base[t + 1] = base[t] + (max(1, m // 4) + 1 if m > 0 else 0)
+    idx = np.empty(base[n_threads], np.int64)  # idx[base[t] + q]: the first call of bucket >= q
+    t_a = np.zeros(n_threads)
+    t_scale = np.zeros(n_threads)
+    for t in range(n_threads):
+        lo = thread_lo[t]
+        hi = thread_hi[t]
+        if hi <= lo:
+            continue
+        nb = base[t + 1] - base[t] - 1
+        a = call_start[lo]
+        z = call_start[hi - 1]
+        t_a[t] = a
+        t_scale[t] = nb / (z - a) if z > a else 0.0
+        q = 0
+        for c in range(lo, hi):
+            bc = _bucket(call_start[c], a, t_scale[t], nb)
+            while q <= bc:
+                idx[base[t] + q] = c
+                q += 1
+        while q <= nb:
+            idx[base[t] + q] = hi
+            q += 1
+    steps = 0
+    for k in range(n):
+        t = f_thread[k]
+        if t < 0 or t >= n_threads:
+            continue
+        lo = thread_lo[t]
+        hi = thread_hi[t]
+        if hi <= lo:
+            continue
+        ts = f_ts[k]
+        nb = base[t + 1] - base[t] - 1
+        q = base[t] + _bucket(ts, t_a[t], t_scale[t], nb)
+        lo2 = idx[q]  # starts before lo2 are < ts, from hi2 on > ts
+        hi2 = idx[q + 1]
+        if f_next[k]:  # the first call starting at or after ts
+            a = lo2
+            b = hi2
+            while a < b:
+                mid = (a + b) // 2
+                if call_start[mid] < ts:
+                    a = mid + 1
+                else:
+                    b = mid
+            if a < hi:
+                out[k] = a
+                continue
+        a = lo2  # the first call starting after ts
+        b = hi2
+        while a < b:
+            mid = (a + b) // 2
+            if call_start[mid] <= ts:
+                a = mid + 1
+            else:
+                b = mid
+        c = a - 1
+        while c >= lo and call_end[c] < ts:
+            c = call_parent[c]
+            steps += 1
+        if steps > budget:
+            return out, False
+        if c >= lo:
+            out[k] = c
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next,
+                     walk_budget=-1):
     """Bind flow points to calls (Chrome flow semantics).
 
     ``f_next[k]`` True: the first call on the thread starting at or after ts
@@ -157,11 +251,21 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
     otherwise the enclosing call: from the last call (in pre-order) starting at
     or before ts, the nearest ancestor-or-self ending at or after ts.  -1 when none.
 
-    O(m log m + n): the enclosing-call queries are answered in (thread, ts) order
+    Point by point (`_bind_by_search`: no sort) while the walks up the parents stay within
+    ``walk_budget`` steps (-1: 4 per point + 1024; 0: the sweep alone); past that,
+    O(m log m + n): the
+    enclosing-call queries are answered in (thread, ts) order
     by one sweep per thread that keeps the open ancestor chain of the last call
     started on a stack; a call that ended before a query's ts is popped for good
-    (later queries are no earlier), so no parent chain is walked twice.
+    (later queries are no earlier), so no parent chain is walked twice.  (Times that
+    are NaN go to the sweep too: its answer for them is the reference.)
     """
+    budget = 4 * f_ts.shape[0] + 1024 if walk_budget < 0 else walk_budget
+    if budget > 0 and not np.isnan(f_ts).any():
+        out, ok = _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts,
+                                  f_next, budget)
+        if ok:
+            return out
     n = f_ts.shape[0]
     out = np.full(n, -1, np.int32)
     n_threads = thread_lo.shape[0]

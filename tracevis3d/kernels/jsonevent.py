@@ -418,3 +418,185 @@ def kept_phase(v):
     return (v == 66 or v == 69 or v == 88 or v == 105 or v == 73 or v == 82 or v == 115
             or v == 116 or v == 102 or v == 77 or v == 67 or v == 98 or v == 101 or v == 110
             or v == 83 or v == 84 or v == 112 or v == 70)
+
+
+@njit(cache=True, nogil=True)
+def side_phase(v):
+    """Phases whose events go to the side rows, not the event rows: counters ``C`` and v1 flow
+    events ``s t f`` (`jsonscan.scan_events`)."""
+    return v == 67 or v == 115 or v == 116 or v == 102
+
+
+@njit(cache=True, nogil=True)
+def row_to_side(k, ii, ss, ff, kv, vi, vs, vf):
+    """Row ``k`` of the event rows copied into row ``kv`` of the side rows ``vi, vs, vf``."""
+    for c in range(N_I):
+        vi[kv, c] = ii[k, c]
+    for c in range(N_S):
+        vs[kv, c] = ss[k, c]
+    for c in range(N_F):
+        vf[kv, c] = ff[k, c]
+
+
+@njit(cache=True, nogil=True)
+def scan_side_event(buf, i, kv, vi, vs, vf, stack):
+    """The fast path of `scan_event` for a counter or flow event whose first key is ``ph``
+    (``C``, ``s``, ``t`` or ``f``): the event object at ``buf[i] == '{'`` into row ``kv``
+    of the side rows ``vi, vs, vf``, the same values `scan_event` writes into a
+    row (the ordinal excepted: the caller's).
+
+    Only the plain forms are taken: keys without escapes, each read key once; ``name`` and
+    ``cat`` strings; ``pid``, ``tid`` exact integers; ``ts`` a number on the exact fast path;
+    ``id`` a number or a string; ``bp``/``s`` strings; ``args`` and unknown keys any JSON value
+    (skipped as `scan_event` skips them).  Returns the end of the event, or -1 when the event
+    is anything else (another phase, another first key, another form, invalid or cut JSON):
+    the caller then scans it with `scan_event`, which gives the canonical row or error."""
+    n = buf.shape[0]
+    p = skip_ws(buf, i + 1)
+    if p + 4 > n or buf[p] != 34 or buf[p + 1] != 112 or buf[p + 2] != 104 or buf[p + 3] != 34:
+        return -1
+    p = skip_ws(buf, p + 4)
+    if p >= n or buf[p] != 58:
+        return -1
+    p = skip_ws(buf, p + 1)
+    if p + 3 > n or buf[p] != 34 or buf[p + 2] != 34:
+        return -1
+    ph = buf[p + 1]
+    if not side_phase(ph):
+        return -1
+    p += 3
+    name_off = np.int64(0)
+    cat_off = np.int64(0)
+    args_off = np.int64(0)
+    pid = np.int64(0)
+    tid = np.int64(0)
+    ev_id = np.int64(0)
+    name_len = -1
+    cat_len = -1
+    args_len = 0
+    bp = 0
+    scope = 0
+    ts = np.nan
+    flags = 0
+    seen = 1 << K_PH
+    while True:
+        p = skip_ws(buf, p)
+        if p >= n:
+            return -1
+        c = buf[p]
+        if c == 125:  # }
+            break
+        if c != 44:  # ,
+            return -1
+        p = skip_ws(buf, p + 1)
+        if p >= n or buf[p] != 34:
+            return -1
+        ke, esc = scan_string(buf, p)
+        if ke < 0 or esc:
+            return -1
+        kl = ke - p - 2
+        key = _key_code(buf, p + 1, kl) if kl > 0 else K_OTHER
+        if key != K_OTHER:
+            bit = 1 << key
+            if seen & bit:
+                return -1
+            seen |= bit
+        p = skip_ws(buf, ke)
+        if p >= n or buf[p] != 58:
+            return -1
+        p = skip_ws(buf, p + 1)
+        if p >= n:
+            return -1
+        c = buf[p]
+        if key == K_NAME or key == K_CAT:
+            if c != 34:
+                return -1
+            j, esc = scan_string(buf, p)
+            if j < 0 or j - p - 2 > 2147483647:
+                return -1
+            if key == K_NAME:
+                name_off = p + 1
+                name_len = j - p - 2
+                flags |= FL_NAME
+                if esc:
+                    flags |= FL_NAME_ESC
+            else:
+                cat_off = p + 1
+                cat_len = j - p - 2
+        elif key == K_PID or key == K_TID or key == K_TS:
+            if not (c == 45 or 48 <= c <= 57):
+                return -1
+            v, j, exact = parse_number(buf, p)
+            if j < 0 or not exact:
+                return -1
+            if key == K_TS:
+                ts = v
+                flags |= FL_TS
+            else:
+                if not (v == np.floor(v) and abs(v) < 9.2e18):
+                    return -1
+                if key == K_PID:
+                    pid = np.int64(v)
+                    flags |= FL_PID
+                else:
+                    tid = np.int64(v)
+                    flags |= FL_TID
+        elif key == K_ID:
+            if not (c == 34 or c == 45 or 48 <= c <= 57):
+                return -1
+            ev_id, j = _scan_scalar_id(buf, p, stack)
+            if j < 0:
+                return -1
+            flags |= FL_ID
+        elif key == K_BP or key == K_S:
+            if c != 34:
+                return -1
+            j, _ = scan_string(buf, p)
+            if j < 0:
+                return -1
+            v = buf[p + 1] if j - p == 3 else 0  # "" and "XX": 0, as scan_event
+            if key == K_BP:
+                bp = v
+            else:
+                scope = v
+        elif key == K_ARGS or key == K_OTHER:
+            j = skip_value(buf, p, stack)
+            if j < 0:
+                return -1
+            if key == K_ARGS:
+                if j - p > 2147483647:
+                    return -1
+                args_off = p
+                args_len = j - p
+        else:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
+            return -1
+        p = j
+    end = p + 1
+    if end - i > 2147483647:
+        return -1
+    vi[kv, I_NAME_OFF] = name_off
+    vi[kv, I_CAT_OFF] = cat_off
+    vi[kv, I_ARGS_OFF] = args_off
+    vi[kv, I_PID] = pid
+    vi[kv, I_TID] = tid
+    vi[kv, I_ID] = ev_id
+    vi[kv, I_BIND] = 0
+    vi[kv, I_EV_OFF] = i
+    vs[kv, S_PH] = ph
+    vs[kv, S_NAME_LEN] = name_len
+    vs[kv, S_CAT_LEN] = cat_len
+    vs[kv, S_ARGS_LEN] = args_len
+    vs[kv, S_FLAGS] = flags
+    vs[kv, S_BP] = bp
+    vs[kv, S_SCOPE] = scope
+    vs[kv, S_EV_LEN] = end - i
+    vs[kv, S_NUM_REL] = 0
+    vs[kv, S_NUM_REL + 1] = 0
+    vs[kv, S_NUM_REL + 2] = 0
+    vs[kv, S_NUM_LEN] = -1
+    vs[kv, S_NUM_LEN + 1] = -1
+    vs[kv, S_NUM_LEN + 2] = -1
+    vf[kv, F_TS] = ts
+    vf[kv, F_DUR] = np.nan
+    vf[kv, F_TDUR] = np.nan
+    return end

@@ -21,7 +21,7 @@ from numba import njit
 from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA, ERR_NO_EVENTS_KEY,
                         ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
-                        _grow, kept_phase, scan_event)
+                        _grow, kept_phase, row_to_side, scan_event, scan_side_event, side_phase)
 from .jsontokens import scan_string, skip_value, skip_ws
 
 
@@ -29,80 +29,110 @@ MAX_NESTING = 4096
 
 
 @njit(cache=True, nogil=True)
-def scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, spans_mode=False, seen=0, grow=True):
+def new_side_rows(cap):
+    """Empty side rows (`scan_events`) for ``cap`` events."""
+    cap = max(cap, 1)
+    return np.empty((cap, N_I), np.int64), np.empty((cap, N_S), np.int32), np.empty((cap, N_F), np.float64)
+
+
+@njit(cache=True, nogil=True)
+def scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skipped, spans_mode=False, seen=0,
+                grow=True):
     """Scan events ``event, event, ... ]`` from ``i`` (just after the ``[`` or at an
     event boundary).  With ``stop_at >= 0`` it stops (status SPLIT, end = the
     position) at the first event starting at or after ``stop_at``: the parallel
     scan checks that this is exactly where the second half began.
 
-    Only events of a `kept_phase` take a row (at most ``max_rows``, else
+    Only events of a `kept_phase` take a row (at most ``max_rows`` rows in all, else
     ERR_TOO_MANY); the others are counted in ``skipped[phase byte]`` (0: no
-    phase, PH_LONG: a phase of several characters).  Rows grow by doubling.
+    phase, PH_LONG: a phase of several characters).  Counters and v1 flow events
+    (`jsonevent.side_phase`) take a side row instead, in ``vi, vs, vf`` (the same
+    columns): those whose first key is ``ph`` through the fast path
+    `jsonevent.scan_side_event`, the others scanned by `scan_event` and moved there.  Rows
+    and side rows grow by doubling.
     Events must be separated by commas (ERR_NO_COMMA); a trailing comma and a
     missing closing bracket are tolerated (TRUNCATED; an event cut short by the
     end of the bytes is dropped).  Returns
-    (ii, ss, ff, n_rows, end, status, err_pos, n_events_seen).
-    ``spans_mode``: the ``samples`` array (see `scan_event`): every element gets a row.
+    (ii, ss, ff, vi, vs, vf, n_rows, n_side_rows, end, status, err_pos, n_events_seen).
+    ``spans_mode``: the ``samples`` array (see `scan_event`): every element gets a row, none
+    a side row.
     ``seen``: events seen before ``i`` (the ordinals go on from it).  ``grow=False``: when the
-    rows are full, stop (status FULL, end = the next event's ``{``; no comma is owed there).
+    rows or the side rows are full, stop (status FULL, end = the next event's ``{``; no comma
+    is owed there).
     """
     n = buf.shape[0]
     k = 0
+    kv = 0
     need_sep = False
     while True:
         i = skip_ws(buf, i)
         if i >= n:
-            return ii, ss, ff, k, i, TRUNCATED, i, seen
+            return ii, ss, ff, vi, vs, vf, k, kv, i, TRUNCATED, i, seen
         c = buf[i]
         if c == 93:  # ]
-            return ii, ss, ff, k, i + 1, OK, i, seen
+            return ii, ss, ff, vi, vs, vf, k, kv, i + 1, OK, i, seen
         if c == 44:  # a comma (stray and trailing ones are tolerated)
             need_sep = False
             i += 1
             continue
         if c != 123:
-            return ii, ss, ff, k, i, ERR_EVENT_NOT_OBJECT, i, seen
+            return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
         if need_sep:
-            return ii, ss, ff, k, i, ERR_NO_COMMA, i, seen
+            return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_NO_COMMA, i, seen
         if stop_at >= 0 and i >= stop_at:
-            return ii, ss, ff, k, i, SPLIT, i, seen
-        if k >= ii.shape[0]:
+            return ii, ss, ff, vi, vs, vf, k, kv, i, SPLIT, i, seen
+        if k >= ii.shape[0] or (kv >= vi.shape[0] and not spans_mode):
             if not grow:
-                return ii, ss, ff, k, i, FULL, i, seen
-            ii, ss, ff = _grow(ii, ss, ff)
-        j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
-        if st == CUT:
-            return ii, ss, ff, k, n, TRUNCATED, i, seen
-        if st != OK:
-            return ii, ss, ff, k, j, st, j, seen
-        v = ss[k, S_PH]
-        if spans_mode or kept_phase(v):
-            if k >= max_rows:
-                return ii, ss, ff, k, i, ERR_TOO_MANY, i, seen
-            ss[k, S_ORD] = min(seen, 2147483647)
-            k += 1
+                return ii, ss, ff, vi, vs, vf, k, kv, i, FULL, i, seen
+            if k >= ii.shape[0]:
+                ii, ss, ff = _grow(ii, ss, ff)
+            if kv >= vi.shape[0] and not spans_mode:
+                vi, vs, vf = _grow(vi, vs, vf)
+        j = -1 if spans_mode else scan_side_event(buf, i, kv, vi, vs, vf, stack)
+        if j >= 0:
+            if k + kv >= max_rows:
+                return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_TOO_MANY, i, seen
+            vs[kv, S_ORD] = min(seen, 2147483647)
+            kv += 1
         else:
-            skipped[v] += 1
+            j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
+            if st == CUT:
+                return ii, ss, ff, vi, vs, vf, k, kv, n, TRUNCATED, i, seen
+            if st != OK:
+                return ii, ss, ff, vi, vs, vf, k, kv, j, st, j, seen
+            v = ss[k, S_PH]
+            if spans_mode or kept_phase(v):
+                if k + kv >= max_rows:
+                    return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_TOO_MANY, i, seen
+                ss[k, S_ORD] = min(seen, 2147483647)
+                if not spans_mode and side_phase(v):
+                    row_to_side(k, ii, ss, ff, kv, vi, vs, vf)
+                    kv += 1
+                else:
+                    k += 1
+            else:
+                skipped[v] += 1
         seen += 1
         need_sep = True
         i = j
 
 
 @njit(cache=True, nogil=True)
-def scan_event_array(buf, i, ii, ss, ff, stack, max_rows, skipped):
+def scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, skipped):
     """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['`` (see scan_events)."""
-    return scan_events(buf, i + 1, ii, ss, ff, stack, max_rows, -1, skipped)
+    return scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf, stack, max_rows, -1, skipped)
 
 
 @njit(cache=True, nogil=True)
-def scan_events_chunk(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped, seen):
-    """`scan_events` into the fixed rows ``ii, ss, ff`` (one chunk of a part of a parallel
-    scan; the caller keeps the rows' columns and calls again from ``end`` while the status
-    is FULL).  ``seen``: events seen by the part before ``i``; ``max_rows``: rows the part
-    may still take.  Returns (n_rows, end, status, err_pos, seen)."""
-    _, _, _, k, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, stack, max_rows, stop_at, skipped,
-                                                False, seen, False)
-    return k, end, st, ep, seen
+def scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skipped, seen):
+    """`scan_events` into the fixed rows ``ii, ss, ff`` and side rows ``vi, vs, vf`` (one chunk
+    of a part of a parallel scan; the caller keeps the rows' columns and calls again from
+    ``end`` while the status is FULL).  ``seen``: events seen by the part before ``i``;
+    ``max_rows``: rows (and side rows) the part may still take.  Returns
+    (n_rows, n_side_rows, end, status, err_pos, seen)."""
+    _, _, _, _, _, _, k, kv, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows,
+                                                             stop_at, skipped, False, seen, False)
+    return k, kv, end, st, ep, seen
 
 
 @njit(cache=True, nogil=True)
@@ -204,13 +234,14 @@ def scan_object_tail(buf, i, info, max_nesting=MAX_NESTING):
 def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
     """Scan a whole Chrome trace (object or array form).
 
-    Returns (ii, ss, ff, n_rows, status, err_pos, info, skipped): the event rows
-    (see `scan_events`), the status and where it arose, ``info`` (the byte span of
+    Returns (ii, ss, ff, n_rows, status, err_pos, info, skipped, vi, vs, vf, n_side_rows): the
+    event rows (see `scan_events`), the status and where it arose, ``info`` (the byte span of
     ``displayTimeUnit`` (len -1 if absent), the end of the JSON document -- the
     caller looks for trailing data there --, the number of events seen, where
     the ``samples`` array and the ``stackFrames`` object start (-1 if absent),
     where an event cut short by the end of the bytes starts (-1 if none)),
-    and the per-phase counts of the events without a row.
+    the per-phase counts of the events without a row, and the side rows (counters and flow
+    events: see `scan_events`).
     """
     n = buf.shape[0]
     stack = np.empty(max_nesting, np.uint8)
@@ -220,22 +251,25 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
     ii = np.empty((max(cap, 16), N_I), np.int64)
     ss = np.empty((max(cap, 16), N_S), np.int32)
     ff = np.empty((max(cap, 16), N_F), np.float64)
+    vi, vs, vf = new_side_rows(max(cap // 4, 16))
+    kv = 0
     i = 0
     # UTF-8 byte order mark
     if n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
         i = 3
     i = skip_ws(buf, i)
     if i >= n:
-        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv
     if buf[i] == 91:
-        ii, ss, ff, k, end, st, ep, seen = scan_event_array(buf, i, ii, ss, ff, stack, max_rows, skipped)
+        ii, ss, ff, vi, vs, vf, k, kv, end, st, ep, seen = scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, stack,
+                                                                             max_rows, skipped)
         info[INFO_DOC_END] = end
         info[INFO_SEEN] = seen
         if st == TRUNCATED and ep < n:
             info[INFO_CUT_EVENT] = ep
-        return ii, ss, ff, k, st, ep, info, skipped
+        return ii, ss, ff, k, st, ep, info, skipped, vi, vs, vf, kv
     if buf[i] != 123:
-        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv
     # object form: find "traceEvents", note the keys in info, skip the rest
     i += 1
     found = False
@@ -245,8 +279,8 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
         i = skip_ws(buf, i)
         if i >= n:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped
+                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
         if buf[i] == 125:
             break
         if buf[i] == 44:
@@ -254,52 +288,52 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
             i += 1
             continue
         if buf[i] != 34:
-            return ii, ss, ff, k_events, ERR_SYNTAX, i, info, skipped
+            return ii, ss, ff, k_events, ERR_SYNTAX, i, info, skipped, vi, vs, vf, kv
         if need_sep:
-            return ii, ss, ff, k_events, ERR_NO_COMMA, i, info, skipped
+            return ii, ss, ff, k_events, ERR_NO_COMMA, i, info, skipped, vi, vs, vf, kv
         ke, _ = scan_string(buf, i)
         if ke < 0:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped
+                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
         is_events = _is_key(buf, i, ke - i - 2, _TRACE_EVENTS)
         if is_events and found:
-            return ii, ss, ff, k_events, ERR_DUP_EVENTS, i, info, skipped
+            return ii, ss, ff, k_events, ERR_DUP_EVENTS, i, info, skipped, vi, vs, vf, kv
         v = skip_ws(buf, ke)
         if v >= n or buf[v] != 58:
             if v >= n and found:
-                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped
-            return ii, ss, ff, k_events, ERR_SYNTAX if v < n else ERR_NO_EVENTS_KEY, v, info, skipped
+                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, k_events, ERR_SYNTAX if v < n else ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
         v = skip_ws(buf, v + 1)
         if v >= n:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped
+                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
         need_sep = True
         if is_events and buf[v] == 91:
-            ii, ss, ff, k_events, j, st, ep, seen = scan_event_array(buf, v, ii, ss, ff, stack, max_rows,
-                                                                     skipped)
+            ii, ss, ff, vi, vs, vf, k_events, kv, j, st, ep, seen = scan_event_array(
+                buf, v, ii, ss, ff, vi, vs, vf, stack, max_rows, skipped)
             info[INFO_SEEN] = seen
             found = True
             if st == TRUNCATED and ep < n:
                 info[INFO_CUT_EVENT] = ep
             if st != OK:
-                return ii, ss, ff, k_events, st, ep, info, skipped
+                return ii, ss, ff, k_events, st, ep, info, skipped, vi, vs, vf, kv
             i = j
             continue
         j = skip_value(buf, v, stack)
         if j < 0:
             if j == -2:
                 if found:
-                    return ii, ss, ff, k_events, TRUNCATED, v, info, skipped
-                return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped
-            return ii, ss, ff, k_events, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP, v, info, skipped
+                    return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, k_events, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP, v, info, skipped, vi, vs, vf, kv
         _top_key(buf, i, ke, j, info)
         i = j
     info[INFO_DOC_END] = i + 1
     if not found:
-        return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped
-    return ii, ss, ff, k_events, OK, i, info, skipped
+        return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
+    return ii, ss, ff, k_events, OK, i, info, skipped, vi, vs, vf, kv
 
 
 @njit(cache=True, nogil=True)
@@ -312,7 +346,9 @@ def scan_samples(buf, i, cap, max_rows, max_nesting=MAX_NESTING):
     ii = np.empty((max(cap, 16), N_I), np.int64)
     ss = np.empty((max(cap, 16), N_S), np.int32)
     ff = np.empty((max(cap, 16), N_F), np.float64)
-    ii, ss, ff, k, end, st, ep, _ = scan_events(buf, i + 1, ii, ss, ff, stack, max_rows, -1, skipped, True)
+    vi, vs, vf = new_side_rows(1)
+    ii, ss, ff, _, _, _, k, _, end, st, ep, _ = scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf, stack, max_rows, -1,
+                                                            skipped, True)
     return ii, ss, ff, k, end, st, ep
 
 

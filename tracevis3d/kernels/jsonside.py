@@ -2,7 +2,7 @@
 pairs of counter events' ``args`` objects (`counter_pairs`), the ids of async events
 (`event_ids`: ``id``, ``id2.global``/``id2.local`` and ``scope`` as byte spans, so the
 tracks keep the ids' text), and the matching of async begin/end events into nested slices
-per track (`match_async`).
+per track (`match_async`), and the order of samples by series then time (`key_time_order`).
 
 Each is one pass over data the scanner already holds (byte spans of ``args`` and of the
 events, the kept rows' phases and times): O(bytes read) and O(rows), with outputs bounded
@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from .jsontokens import parse_number, scan_string, skip_value, skip_ws
+from .tree import group_by_key
 
 # counter_pairs: status of one pair
 PAIR_OK = 0
@@ -417,3 +418,29 @@ def series_ids(buf, pid, nid, cid, koff, klen, seed):
                 s_table = _grown(s_table, s_hash, ns)
         sid[k] = j
     return sid, s_counter[:ns].copy(), s_rep[:ns].copy(), c_rep[:nc].copy(), True
+
+
+@njit(cache=True, nogil=True)
+def key_time_order(key, t):
+    """The order of ``np.lexsort((t, key))`` (by key, then time, then position) when it is a
+    stable counting sort by key alone: keys in [0, 2n + 1024) and the times of each key
+    non-decreasing in input order (a file written as it was recorded).  O(n + keys).
+    Returns (order, ok); ok False when not (a negative or large key, a time that decreases
+    or is NaN): the caller sorts."""
+    n = key.shape[0]
+    empty = np.zeros(0, np.int64)
+    kmax = -1
+    for i in range(n):
+        k = key[i]
+        if k < 0 or k >= 2 * n + 1024:
+            return empty, False
+        if k > kmax:
+            kmax = k
+    last = np.full(kmax + 1, -np.inf)
+    for i in range(n):
+        k = key[i]
+        if not (t[i] >= last[k]):
+            return empty, False
+        last[k] = t[i]
+    order, _ = group_by_key(key, kmax + 1)
+    return order, True
