@@ -33,10 +33,12 @@ def _tube_colour_bins(sim, rel_a, rel_b, ratio, tau, width_px=None, perm=None):
     # from half of the group on
     v = np.clip((perm - PERM_GREY) / (PERM_FULL - PERM_GREY), 0.0, 1.0)
     bins["permutation"] = np.minimum((v * nb).astype(np.int64), nb - 1)
-    for k in range(nb):  # grey when aligned (translucent) → red when permuted by half the group or more
-        t = k / (nb - 1)
-        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.80 - 0.28 * t, 0.01 + 0.19 * t, 27.0),
-                     ALIGNED_ALPHA if k == 0 else 1.0))
+    # grey when aligned (translucent), then red from the first moved bin on (a clear light red,
+    # not a pinkish grey that a grey bundle behind it swallows), deeper the more it moved
+    mats.append(("TV3D_tube_perm0", oklch_rgb(0.80, 0.01, 27.0), ALIGNED_ALPHA))
+    for k in range(1, nb):
+        u = (k - 1) / max(nb - 2, 1)
+        mats.append((f"TV3D_tube_perm{k}", oklch_rgb(0.72 - 0.20 * u, 0.10 + 0.10 * u, 27.0), 1.0))
     nr = 8
     for mode, rel in (("trace-a", rel_a), ("trace-b", rel_b)):
         bins[mode] = len(mats) + np.minimum((np.clip(rel, 0, 1) * nr).astype(np.int64), nr - 1)
