@@ -160,6 +160,21 @@ def _bucket(x, a, scale, nb):
     return int(v)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _first_start(call_start, lo, hi, ts, after):
+    """The first index in [lo, hi) of sorted ``call_start`` whose start is at or after ``ts``
+    (``after``: strictly after), ``hi`` when none: a binary search."""
+    a = lo
+    b = hi
+    while a < b:
+        mid = (a + b) // 2
+        if call_start[mid] < ts or (after and call_start[mid] == ts):
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
 @njit(cache=True, nogil=True)
 def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, budget):
     """`bind_flow_points` point by point in the given order, no sort: the call found through a
@@ -211,26 +226,11 @@ def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_t
         lo2 = idx[q]  # starts before lo2 are < ts, from hi2 on > ts
         hi2 = idx[q + 1]
         if f_next[k]:  # the first call starting at or after ts
-            a = lo2
-            b = hi2
-            while a < b:
-                mid = (a + b) // 2
-                if call_start[mid] < ts:
-                    a = mid + 1
-                else:
-                    b = mid
+            a = _first_start(call_start, lo2, hi2, ts, False)
             if a < hi:
                 out[k] = a
                 continue
-        a = lo2  # the first call starting after ts
-        b = hi2
-        while a < b:
-            mid = (a + b) // 2
-            if call_start[mid] <= ts:
-                a = mid + 1
-            else:
-                b = mid
-        c = a - 1
+        c = _first_start(call_start, lo2, hi2, ts, True) - 1  # the last call starting at or before ts
         while c >= lo and call_end[c] < ts:
             c = call_parent[c]
             steps += 1
@@ -280,15 +280,7 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
             continue
         ts = f_ts[k]
         if f_next[k]:
-            # first call starting at or after ts (lower bound on start)
-            a2 = lo
-            b2 = hi
-            while a2 < b2:
-                mid = (a2 + b2) // 2
-                if call_start[mid] < ts:
-                    a2 = mid + 1
-                else:
-                    b2 = mid
+            a2 = _first_start(call_start, lo, hi, ts, False)  # first call starting at or after ts
             if a2 < hi:
                 out[k] = a2
                 continue
