@@ -46,7 +46,8 @@ from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import ASYNC_PHASES, COUNTER_PHASES, SIDE_REPAIRS, by_key_then_time, counter_samples, side_tracks
+from .chrome_side import (ASYNC_PHASES, SIDE_REPAIRS, by_key_then_time, counter_fields, counter_samples,
+                          side_tracks)
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -88,7 +89,7 @@ _SKIPPED_NAMES = {
 # phases of counters and async slices (io.chrome_side), a table by phase byte: with no calls
 # they still make a trace
 _SIDE_PHASE = np.zeros(256, bool)
-_SIDE_PHASE[np.frombuffer(COUNTER_PHASES + ASYNC_PHASES, np.uint8)] = True
+_SIDE_PHASE[np.frombuffer(ASYNC_PHASES, np.uint8)] = True  # counters are the scanner's side rows
 _FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
 _FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -265,8 +266,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # s as row SIDE + s
 
     def describe(row: int) -> str:
-        rows_i, rows_s = (vii, vss) if row >= SIDE else (ii, ss)
-        r = row - SIDE if row >= SIDE else row
+        rows_i, rows_s, r = _row_in(row, ii, ss, vii, vss)
         off = int(rows_i[r, jev.I_EV_OFF])
         ln = int(rows_s[r, jev.S_EV_LEN])
         line, col = jt.line_col(buf, off)
@@ -768,14 +768,14 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     c_samples, f_order = side_job.result()
     flow_id, flow_from, flow_to = _bind_flows(
-        buf, ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
-        thread_ranges, c_row, sample_call, rep, seed, order=f_order if flow_rows.size else None)
+        ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
+        thread_ranges, c_row, sample_call, rep, f_order)
 
     # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
-                       lim.max_args_nesting, counters=(vii, vss, v_ts, v_c_rows, v_name_id, SIDE),
-                       samples=c_samples)
+                       lim.max_args_nesting,
+                       counter_fields(buf, vii, vss, c_samples, v_name_id, names, t0, text, lim.max_args_nesting))
     del c_samples, f_order, side_job
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
@@ -1185,6 +1185,12 @@ def _decode_span_list(buf, offs, lens, text) -> list:
     return out
 
 
+def _row_in(row: int, ii, ss, vii, vss) -> tuple:
+    """(int columns, int32 columns, row) of a cited row: an event row, or from `SIDE` on a
+    side row (``vii, vss``)."""
+    return (vii, vss, row - SIDE) if row >= SIDE else (ii, ss, row)
+
+
 def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
     """(pid text, tid text) of each row (its ``pids``, ``tids``), re-reading string ids from the
     event; rows from `SIDE` on are side rows (``vii, vss``)."""
@@ -1199,8 +1205,7 @@ def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
     for r, fl, p, t in zip(rows.tolist(), fls.tolist(), pids.tolist(), tids.tolist()):
         p, t = str(p), str(t)
         if fl & (jev.FL_PID_STR | jev.FL_TID_STR):
-            ri, rs = (vii, vss) if r >= SIDE else (ii, ss)
-            r = r - SIDE if r >= SIDE else r
+            ri, rs, r = _row_in(r, ii, ss, vii, vss)
             off, ln = int(ri[r, jev.I_EV_OFF]), int(rs[r, jev.S_EV_LEN])
             try:
                 ev = orjson.loads(bytes(buf[off: off + ln]))
@@ -1264,12 +1269,11 @@ def _flow_order(buf, fii, fss, fts, flow_rows, seed):
     return fk[o], o, fid[o]
 
 
-def _bind_flows(buf, ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
-                thread_ranges, c_row, sample_call, rep, seed, order=None):
+def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
+                thread_ranges, c_row, sample_call, rep, order):
     """Flow edges (from call, to call): v1 s/t/f chains (``flow_rows`` of the side rows ``fii, fss``,
     their times ``fts``, a repair citing side row s as row SIDE + s; ``order``: their
-    `_flow_order` when already made) and v2 bind_id links (the calls' rows ``c_row`` of
-    ``ii, ss``)."""
+    `_flow_order`) and v2 bind_id links (the calls' rows ``c_row`` of ``ii, ss``)."""
     ids, froms, tos = [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
@@ -1281,7 +1285,7 @@ def _bind_flows(buf, ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), SIDE + int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        fk, o, fid = order if order is not None else _flow_order(buf, fii, fss, fts, flow_rows, seed)
+        fk, o, fid = order
         f_ph, bound = f_ph[o], bound[o]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))

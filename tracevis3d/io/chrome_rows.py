@@ -308,22 +308,17 @@ class ChunkedPart:
         self.nv = 0
         self.skipped = np.zeros(256, np.int64)
 
-    def keep(self, ii, ss, ff, k: int) -> None:
+    def keep(self, ii, ss, ff, k: int, side: bool = False) -> None:
+        """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows)."""
         if not k:
             return
-        for a, per_col in zip((ii, ss, ff), self.pieces):
+        for a, per_col in zip((ii, ss, ff), self.side if side else self.pieces):
             for c, pieces in enumerate(per_col):
                 pieces.append(_piece(a[:k, c]))
-        self.n += k
-
-    def keep_side(self, vi, vs, vf, kv: int) -> None:
-        """The first ``kv`` side rows of ``vi, vs, vf``."""
-        if not kv:
-            return
-        for a, per_col in zip((vi, vs, vf), self.side):
-            for c, pieces in enumerate(per_col):
-                pieces.append(_piece(a[:kv, c]))
-        self.nv += kv
+        if side:
+            self.nv += k
+        else:
+            self.n += k
 
     def add_to_ordinals(self, seen0: int) -> None:
         """The ordinals of a second part go on from the events of the first."""
@@ -367,7 +362,7 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int):
         k, kv, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, stack,
                                                         max_rows - part.n - part.nv, stop_at, part.skipped, seen)
         part.keep(ii, ss, ff, k)
-        part.keep_side(vi, vs, vf, kv)
+        part.keep(vi, vs, vf, kv, side=True)
         if st != jev.FULL:
             return part, end, st, ep, seen
         i = end

@@ -45,7 +45,6 @@ SIDE_REPAIRS = {
     "async_misnested": "async slice still open when an end named an enclosing one: closed it there",
     "async_end_name_mismatch": "async end whose name no open begin of its track has: closed the innermost one",
 }
-COUNTER_PHASES = b"C"
 ASYNC_PHASES = b"benSTpF"
 _KIND = {ord("b"): jsd.A_BEGIN, ord("S"): jsd.A_BEGIN, ord("e"): jsd.A_END, ord("F"): jsd.A_END,
          ord("n"): jsd.A_INSTANT, ord("T"): jsd.A_INSTANT, ord("p"): jsd.A_INSTANT}
@@ -181,27 +180,17 @@ def counter_fields(buf, cii, css, cs: dict, c_name, names, t0: float, text, max_
 
 
 def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
-                max_nesting: int, counters=None, samples=None) -> dict:
+                max_nesting: int, counters: dict) -> dict:
     """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
-    rows (ascending) of events of the file (not samples or frames) that may be counters or
-    async events (any row of those phases; per-row values are read at these rows only:
-    memory, issue 26); ``name_id``/``names``: the importer's interned event names; ``rep``:
-    its repairs (``add(code, count, row)``).  ``counters``: where the counter events are when
-    not among ``rows`` -- (ii, ss, ts, rows, name_id, base) of the scanner's side rows, a
-    repair citing side row r as row base + r; ``samples``: their `counter_samples`, when
-    already made (its repairs are then the caller's)."""
+    rows (ascending) of events of the file (not samples or frames) that may be async events
+    (any row of those phases; per-row values are read at these rows only: memory, issue 26);
+    ``name_id``/``names``: the importer's interned event names; ``rep``: its repairs
+    (``add(code, count, row)``).  ``counters``: the counters' fields (`counter_fields`; the
+    scanner keeps the counter events in its side rows, not among ``rows``)."""
     rows = np.asarray(rows, np.int64)
     ph = ss[rows, jev.S_PH]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
-
-    # --- counters
-    if counters is None:
-        cii, css, cts, c_all, c_name, base = ii, ss, ts, rows[ph == ord("C")], name_id, 0
-    else:
-        cii, css, cts, c_all, c_name, base = counters
-    if samples is None:
-        samples = counter_samples(buf, cii, css, cts, c_all, c_name, max_t, rep, seed, max_nesting, base)
-    out = counter_fields(buf, cii, css, samples, c_name, names, t0, text, max_nesting)
+    out = dict(counters)
 
     # --- async slices
     a_all = rows[_ASYNC_PHASE[ph & 255]]
