@@ -36,7 +36,6 @@ one shown.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401

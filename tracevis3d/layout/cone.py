@@ -167,7 +167,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
                                 free_room_replan(res, tpx, title, rows, params.show_title))
 
     def figure_of(shape, spin):
-        """The figure of one candidate: (cover, shape, labels, spin, hud plan).  The legend
+        """The figure of one candidate: (cover, shape, labels, spin, hud plan, where the tree
+        and its names are: `occupancy`).  The legend
         goes to a free corner of the tree's frame if there is one (cone trees are sparse):
         the tree in the whole width, then in slightly narrower frames (a wide tree's top is
         narrow: a corner opens for the legend sooner than a whole column would), else the
@@ -181,20 +182,20 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
             lab = labels_of(sh, rect)
             grid = occupancy(sh, lab)
             if not plan.legend_rows:
-                return covered_share(grid), sh, lab, spin, plan
+                return covered_share(grid), sh, lab, spin, plan, grid
             placed = place_legend(grid)
             if placed is not None:
                 return (covered_share(grid | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(placed)])), sh, lab,
-                        spin, placed)
+                        spin, placed, grid)
         sh = framed(shape[0], plan.rect, spin)[:-1]
         lab = labels_of(sh, plan.rect)
-        grid = occupancy(sh, lab) | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(plan)])
-        return covered_share(grid), sh, lab, spin, plan
+        grid = occupancy(sh, lab)
+        return covered_share(grid | occupancy_grid(res, CORNER_CELL_PX, rects=[legend_box(plan)])), sh, lab, spin, plan, grid
 
     figures = [figure_of(sh, s) for sh, s in shapes]
-    _, shape, labels, spin, plan = max(figures, key=lambda f: f[0])  # the first of equals
+    _, shape, labels, spin, plan, drawn = max(figures, key=lambda f: f[0])  # the first of equals
     keep_out = legend_box(plan) if plan.legend_rows else None
-    centre_content(shape[3], occupancy(shape, labels), CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
+    centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
     down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
