@@ -97,3 +97,19 @@ def docutils_pool_paths(tmp_path_factory) -> tuple:
         return realtraces.record_docutils_pool(out)
     except RuntimeError as e:
         pytest.fail(f"could not record the docutils pool traces: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def docutils_pool_wide_path(tmp_path_factory) -> pathlib.Path:
+    """A real VizTracer trace of docutils in a thread pool of 16 workers (17 threads, 30+
+    levels each), recorded once per session; skips when viztracer or docutils is not installed."""
+    import realtraces
+
+    why = realtraces.docutils_missing()
+    if why:
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp("realtrace-docutils-pool-wide")
+    try:
+        return realtraces.record_docutils_pool_wide(out)
+    except RuntimeError as e:
+        pytest.fail(f"could not record the docutils pool of 16 workers: {e}", pytrace=False)

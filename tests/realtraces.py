@@ -166,6 +166,19 @@ def record_docutils_pool(out_dir: pathlib.Path, timeout: float = 300) -> tuple:
     return tuple(out)
 
 
+def record_docutils_pool_wide(out_dir: pathlib.Path, workers: int = 16, timeout: float = 300) -> pathlib.Path:
+    """docutils in a thread pool of ``workers`` workers (``workers`` + 1 threads, 30+ levels
+    each), one short document per worker: many busy lanes in one figure."""
+    rec = recorder()
+    work = out_dir / "pool-wide"
+    work.mkdir(exist_ok=True)
+    program = rec.DOCUTILS_POOL_PROGRAM.replace("max_workers=4", f"max_workers={int(workers)}")
+    prog = rec._write(str(work / "docutils_pool.py"), program)
+    docs = [rec._write(str(work / f"doc{k}.rst"), rec.rst_document(1, seed=11 + k)) for k in range(workers)]
+    return record_viztracer(out_dir / f"docutils_pool_{workers}.json", [prog] + docs, work, timeout,
+                            ("--tracer_entries", "3000000"))
+
+
 def record_counters(out_dir: pathlib.Path, timeout: float = 300) -> pathlib.Path:
     """docutils on 3 workers while the main thread samples memory, live objects and threads
     as VizTracer counters, with garbage collections logged (``--log_gc``); the suite's

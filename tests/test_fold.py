@@ -47,7 +47,7 @@ def chain_brute(folded, parent):
     return np.array([down(i) for i in range(len(parent))])
 
 
-def place_brute(folded, parent, wide, bw, bn, base):
+def place_brute(folded, parent, lane, band_class, heights, base):
     """The documented rule of place_folded_levels, written from the top down."""
     n = len(parent)
     down = chain_brute(folded, parent)
@@ -63,9 +63,9 @@ def place_brute(folded, parent, wide, bw, bn, base):
         if folded[i] and p >= 0 and eff[p]:
             eff[i], start[i] = True, start[p]
             bottom[i], height[i] = bottom[start[p]], height[start[p]]
-        elif folded[i] and not (down[i] == 1 and wide[i]):
+        elif folded[i] and not (down[i] == 1 and band_class[i] >= 1):
             eff[i], start[i], levels[i] = True, i, down[i]
-            height[i] = bw if wide[i] else bn
+            height[i] = heights[lane[i]][band_class[i]]
         else:
             height[i] = base[i]
     return bottom, height, eff, start, levels
@@ -131,9 +131,12 @@ def test_place_folded_levels_matches_brute_force(seed, p_fold, p_wide):
     rng = np.random.default_rng(seed)
     folded = rng.random(len(tr)) < p_fold
     wide = rng.random(len(tr)) < p_wide
+    band_class = np.where(wide, rng.integers(1, 3, len(tr)), 0).astype(np.int8)
+    lane = np.ascontiguousarray(tr.thread, np.int32)
+    heights = rng.uniform(0.01, 1.0, (int(lane.max()) + 1, 5))
     base = np.where(rng.random(len(tr)) < 0.3, 0.4, 1.0)
-    got = place_folded_levels(folded, tr.parent, wide, 1.0, 0.25, base)
-    want = place_brute(folded, tr.parent, wide, 1.0, 0.25, base)
+    got = place_folded_levels(folded, tr.parent, lane, band_class, heights, base)
+    want = place_brute(folded, tr.parent, lane, band_class, heights, base)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), atol=1e-12)
     bottom, height, eff, start, levels = got
@@ -261,15 +264,20 @@ def test_folding_keeps_exact_times_and_order():
                 assert z_of[i] >= top_of[p] - 1e-5
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10 ** 6))
-def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
-    """`squeezed_tops` (the bisection's question, in reused arrays) against the last output
-    of `squeezed_levels` (the whole placement), on random forests in several lanes, with the
-    work arrays dirty from an earlier call."""
-    from tracevis3d.kernels.fold import squeezed_levels, squeezed_tops
+def squeeze_classes_brute(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights):
+    """The documented rule of `squeeze_classes`, call by call."""
+    folded, band_class, base = [], [], []
+    for i, p in enumerate(parent):
+        l = lane[i]
+        folded.append(bool(infra[i] or (passing[i] and width_px[i] < unfold[l])))
+        narrow = name_px[i] < thr[l]
+        parent_narrow = p >= 0 and name_px[p] < thr[lane[p]]
+        base.append(1.0 if not narrow else heights[l][3] if parent_narrow else heights[l][4])
+        band_class.append(0 if not wide[i] else 1 if (infra[i] or narrow) else 2)
+    return np.array(folded), np.array(band_class), np.array(base)
 
-    rng = np.random.default_rng(seed)
+
+def _random_lanes_forest(rng):
     n, n_lanes = int(rng.integers(1, 300)), int(rng.integers(1, 4))
     parent = np.full(n, -1, np.int64)
     lane = np.zeros(n, np.int32)
@@ -281,10 +289,71 @@ def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
             lane[i] = int(rng.integers(0, n_lanes))
     name_px, width_px = rng.uniform(0, 200, n), rng.uniform(0, 200, n)
     infra, passing, wide = rng.random(n) < 0.2, rng.random(n) < 0.3, rng.random(n) < 0.5
-    work = (np.ones(n, np.bool_), np.ones(n, np.bool_), np.full(n, 7.0), np.full(n, 5, np.int32),
+    return n, n_lanes, parent, lane, name_px, width_px, infra, passing, wide
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_squeeze_classes_and_squeezed_levels_match_brute_force(seed):
+    """`squeeze_classes` against its documented rule, and `squeezed_levels` against that rule
+    followed by the brute-force placement, on random forests in several lanes."""
+    from tracevis3d.kernels.fold import squeeze_classes, squeezed_levels
+
+    rng = np.random.default_rng(seed)
+    n, n_lanes, parent, lane, name_px, width_px, infra, passing, wide = _random_lanes_forest(rng)
+    unfold, thr = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes)
+    heights = rng.uniform(0.01, 1.0, (n_lanes, 5))
+    folded, band_class, base = np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64)
+    squeeze_classes(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights, folded, band_class,
+                    base)
+    want = squeeze_classes_brute(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights)
+    for g, w in zip((folded, band_class, base), want):
+        np.testing.assert_array_equal(g, w)
+    got = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights)
+    placed = place_brute(want[0], parent, lane, want[1], heights, want[2])
+    for g, w in zip(got[:5], placed):
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), atol=1e-12)
+    top = np.zeros(n_lanes)
+    np.maximum.at(top, lane, placed[0] + placed[1])
+    np.testing.assert_allclose(got[5], top, atol=1e-12)
+
+
+def test_squeeze_parameters_end_points():
+    """σ = 0: nothing squeezed beyond NARROW_HEIGHT, bands at their full heights; σ = 3:
+    what carries no name at SQUEEZE_FLOOR, the threshold still the name's width; σ = 5:
+    the threshold at the lane's widest call, the first narrow level thinned too; named
+    bands keep a level throughout."""
+    from tracevis3d.kernels.fold import H_FIRST_NARROW, H_SQUEEZED
+    from tracevis3d.layout.fold import (BAND_NARROW, BAND_WIDE, NARROW_HEIGHT, SQUEEZE_FLOOR, SQUEEZE_MAX,
+                                        squeeze_parameters)
+
+    widest = np.array([400.0, 40.0])
+    u, t, h = squeeze_parameters(np.zeros(2), 50.0, widest)
+    assert np.allclose(h[:, H_SQUEEZED], NARROW_HEIGHT) and np.allclose(h[:, H_FIRST_NARROW], 1.0)
+    assert np.allclose(h[:, :3], [BAND_NARROW, BAND_WIDE, BAND_WIDE]) and np.allclose(t, 50.0)
+    u, t, h = squeeze_parameters(np.full(2, 3.0), 50.0, widest)
+    assert np.isinf(u).all() and np.allclose(t, 50.0)
+    assert np.allclose(h[:, [0, 1, H_SQUEEZED]], SQUEEZE_FLOOR) and np.allclose(h[:, [2, H_FIRST_NARROW]], 1.0)
+    u, t, h = squeeze_parameters(np.full(2, SQUEEZE_MAX), 50.0, widest)
+    assert np.allclose(t, [400.0, 50.0])  # a lane narrower than a name keeps the name's width
+    assert np.allclose(h[:, H_FIRST_NARROW], SQUEEZE_FLOOR) and np.allclose(h[:, 2], BAND_WIDE)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
+    """`squeezed_tops` (the bisection's question, in reused arrays) against the last output
+    of `squeezed_levels` (the whole placement), on random forests in several lanes, with the
+    work arrays dirty from an earlier call."""
+    from tracevis3d.kernels.fold import squeezed_levels, squeezed_tops
+
+    rng = np.random.default_rng(seed)
+    n, n_lanes, parent, lane, name_px, width_px, infra, passing, wide = _random_lanes_forest(rng)
+    work = (np.ones(n, np.bool_), np.full(n, 2, np.int8), np.full(n, 7.0), np.full(n, 5, np.int32),
             np.full(n, 3.0), np.full(n, 2.0), np.ones(n, np.bool_), np.full(n, 9, np.int32))
     for _ in range(2):
-        unfold, thr, q = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes), rng.uniform(0.05, 1, n_lanes)
-        want = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, q, 0.6, 0.3)[-1]
-        got = squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, q, 0.6, 0.3, *work)
+        unfold, thr = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes)
+        heights = rng.uniform(0.01, 1.0, (n_lanes, 5))
+        want = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights)[-1]
+        got = squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights, *work)
         assert np.allclose(got, want), (got, want)

@@ -444,3 +444,43 @@ def test_centre_content_moves_the_image_by_the_lens_shift_and_keeps_off_the_lege
     dx, _ = centre_content(cam, grid, cell, rect, res, keep_out=(280.0, 40.0, 390.0, 160.0), pad=5.0)
     assert dx == 40.0  # 80 would put the drawn cells (up to 300 px) on the legend; 60 too (pad)
     assert np.allclose(project(cam, pts, res) - before, [dx, 0.0])
+
+
+# ------------------------------------------------------------------------ many busy lanes
+def test_lane_budgets_share_equally_when_the_minimums_do_not_fit():
+    from tracevis3d.layout.budget import MIN_LANE_LEVELS, lane_budgets
+
+    demand = np.array([30.0, 20.0, 1.0, 25.0])
+    weight = np.array([1.0, 0.1, 0.5, 0.2])
+    got = lane_budgets(demand, weight, 40.0)  # fits the minimums: water-filling by weight
+    assert abs(got.sum() - 40.0) < 1e-6 and (got >= np.minimum(demand, MIN_LANE_LEVELS) - 1e-9).all()
+    assert (got <= demand + 1e-9).all() and got[0] > got[1]
+    got = lane_budgets(demand, weight, 6.0)  # 2.5 + 2.5 + 1 + 2.5 > 6: equal shares, none over its need
+    assert abs(got.sum() - 6.0) < 1e-6 and got[2] == 1.0
+    assert np.allclose(got[[0, 1, 3]], 5.0 / 3.0)
+
+
+def test_lane_gaps_thin_with_many_lanes():
+    from tracevis3d.layout.frame import LANE_GAP_LEVELS, LANE_GAPS_TOTAL, MIN_LANE_GAP_LEVELS, lane_gap_levels
+
+    assert lane_gap_levels(1) == lane_gap_levels(5) == LANE_GAP_LEVELS
+    assert abs(lane_gap_levels(17) * 16 - LANE_GAPS_TOTAL) < 1e-9
+    assert lane_gap_levels(200) == MIN_LANE_GAP_LEVELS
+
+
+def test_every_busy_lane_of_a_pool_of_16_keeps_readable_names(docutils_pool_wide_path):
+    """docutils in a pool of 16 workers (17 lanes of 30+ levels in 1080 pixels): each
+    worker's lane names its widest calls at >= 14 px (before: the lanes were squeezed as a
+    whole and no name in the figure could be read)."""
+    import tracevis3d
+
+    tr = tracevis3d.load(docutils_pool_wide_path)
+    assert tr.n_threads >= 17 and tr.max_depth + 1 >= 30
+    spec = icicle_layout(tr, IcicleParams())
+    lab = spec.labels
+    kinds = np.array(lab.kind)
+    names = np.flatnonzero(np.isin(kinds, ["call", "run", "row", "group"]) & (lab.call_index >= 0))
+    px = lab.sizes[names] / world_per_pixel(spec.camera, lab.anchors[names].astype(np.float64), (1920, 1080))
+    named_lanes = set(tr.thread[lab.call_index[names[px >= 14.0 - 1e-3]]].tolist())
+    workers = {t for t in range(tr.n_threads) if tr.thread_names[t].startswith("render")}
+    assert len(workers) == 16 and workers <= named_lanes, sorted(workers - named_lanes)

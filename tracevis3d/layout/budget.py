@@ -52,15 +52,18 @@ def lane_busy(trace, idx: np.ndarray, lane: np.ndarray, n_lanes: int) -> np.ndar
 
 def lane_budgets(demand, weight, total: float, min_levels: float = MIN_LANE_LEVELS) -> np.ndarray:
     """Levels per lane: ``clip(λ · weight, min(demand, min_levels), demand)`` with λ such
-    that the budgets add up to ``total`` (water-filling); the demands when they fit, the
-    minimums when even those do not."""
+    that the budgets add up to ``total`` (water-filling); the demands when they fit.  When
+    even the minimums do not fit (many lanes: 17 threads of a pool), the lanes share
+    ``total`` equally instead, ``min(λ, demand, min_levels)`` (water-filling with equal
+    weights): a budget over ``total`` would shrink every level of the figure until no name
+    can be read, while the squeeze can still keep each lane's widest calls readable."""
     demand = np.asarray(demand, np.float64)
     w = np.maximum(np.asarray(weight, np.float64), 0.0)
     lo = np.minimum(demand, min_levels)
     if demand.sum() <= total:
         return demand.copy()
-    if lo.sum() >= total:
-        return lo
+    if lo.sum() >= total:  # equal shares of the minimums
+        demand, lo, w = lo, np.zeros_like(lo), np.ones_like(lo)
     if not (w > 0).any():
         w = np.ones_like(w)
 

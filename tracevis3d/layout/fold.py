@@ -25,9 +25,12 @@ I/O call and
    change that fits, found by bisection per lane): pass-through chains wide enough to be
    named stay open (their calls keep levels and names) while calls too narrow for a name
    shrink down to `SQUEEZE_MIN` of a level; then the pass-through chains fold from the
-   narrowest up; then the threshold of "too narrow to be named" rises towards the lane's
-   widest call: the widest calls keep full, readable levels, deep narrow towers become
-   thin strata.  Without a budget (`budget_of` None) every pass-through chain folds.
+   narrowest up; then what carries no name (squeezed levels, narrow bands, bands of
+   runtime infrastructure) thins to `SQUEEZE_FLOOR`: deep narrow towers become thin
+   strata; then the threshold of "too narrow to be named" rises towards the lane's widest
+   call, and last the level under those calls thins too: the widest calls keep full,
+   readable levels even in a lane among many (17 busy threads in 1080 pixels).  Without a
+   budget (`budget_of` None) every pass-through chain folds.
 
 ``fold="A:B[,C:D]"`` folds every call whose stack level lies in a range (inclusive);
 ``fold="none"`` folds nothing.
@@ -47,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import dominant_child_share, squeezed_levels, squeezed_tops
+from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, dominant_child_share, squeezed_levels, squeezed_tops
 from ..kernels.runs import child_rows, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -60,8 +63,10 @@ NARROW_HEIGHT = 0.4
 ROW_SHARE = 0.5
 BAND_WIDE = 1.0
 BAND_NARROW = 0.25
-SQUEEZE_MIN = 0.08  # the thinnest a squeezed level gets, in levels (a lane over its budget)
-SQUEEZE_STEPS = 10  # bisection steps of the squeeze per lane (σ to 3/1024)
+SQUEEZE_MIN = 0.08  # squeezed levels before the squeeze thins what carries no name, in levels
+SQUEEZE_FLOOR = 0.01  # the thinnest a squeezed level or a nameless band gets, in levels
+SQUEEZE_MAX = 5.0  # the squeeze's range (`squeeze_parameters`)
+SQUEEZE_STEPS = 11  # bisection steps of the squeeze per lane (σ to 5/2048)
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -125,25 +130,39 @@ def fold_mask(trace: Trace, idx: np.ndarray, fold) -> tuple:
 
 
 def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
-    """(unfold threshold px, name threshold px, squeezed height) per lane for a squeeze
-    ``sigma`` in [0, 3] (the higher, the fewer levels a lane takes), in the order that
-    loses the fewest names:
+    """(unfold threshold px, name threshold px, height table (lanes × 5, the columns of
+    `kernels.fold.squeeze_classes`)) per lane for a squeeze ``sigma`` in [0, `SQUEEZE_MAX`]
+    (the higher, the fewer levels a lane takes), in the order that loses the fewest names:
 
     - 0 → 1: every pass-through call wide enough for a name keeps its level (the chains
       open); calls too narrow to carry a name (`NARROW_EM` label sizes) shrink from
       `NARROW_HEIGHT` to `SQUEEZE_MIN` of a level: they carry no name anyway;
     - 1 → 2: pass-through calls fold into bands from the narrowest up: the unfold
       threshold rises geometrically to the lane's widest call (then every chain is folded);
-    - 2 → 3: the threshold of "too narrow to be named" rises geometrically to the lane's
-      widest call: only the widest calls and the first level under them keep a full level.
+    - 2 → 3: what still carries no name thins to `SQUEEZE_FLOOR` of a level: the squeezed
+      levels, the narrow bands and the bands that only say how many levels they fold
+      (runtime infrastructure); a deep narrow tower becomes a thin stratum, its shape kept;
+    - 3 → 4: the threshold of "too narrow to be named" rises geometrically to the lane's
+      widest call: only the widest calls and the first level under them keep a full level;
+    - 4 → 5: the first level under them thins too: the lane's widest calls keep the only
+      full level.  A lane among many (one thread of a pool of 16 in a 1080-pixel figure
+      has two levels) keeps the names of its widest calls, where shrinking the whole figure
+      instead would leave no name readable in any lane.
     """
     sigma = np.asarray(sigma, np.float64)
     ratio = np.maximum(np.asarray(widest_px, np.float64) / max(named_px, 1e-9), 1.0)
-    q = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma, 0.0, 1.0)
+    thin = np.clip(sigma - 2.0, 0.0, 1.0)
     unfold = named_px * ratio ** np.clip(sigma - 1.0, 0.0, 1.0)
     unfold = np.where(sigma >= 2.0, np.inf, unfold)
-    thr = named_px * ratio ** np.clip(sigma - 2.0, 0.0, 1.0)
-    return unfold, thr, q
+    thr = named_px * ratio ** np.clip(sigma - 3.0, 0.0, 1.0)
+    heights = np.empty(sigma.shape + (5,), np.float64)
+    squeezed = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma, 0.0, 1.0)
+    heights[..., H_SQUEEZED] = squeezed - (SQUEEZE_MIN - SQUEEZE_FLOOR) * thin
+    heights[..., H_FIRST_NARROW] = 1.0 - (1.0 - SQUEEZE_FLOOR) * np.clip(sigma - 4.0, 0.0, 1.0)
+    heights[..., 0] = BAND_NARROW - (BAND_NARROW - SQUEEZE_FLOOR) * thin
+    heights[..., 1] = BAND_WIDE - (BAND_WIDE - SQUEEZE_FLOOR) * thin
+    heights[..., 2] = BAND_WIDE
+    return unfold, thr, heights
 
 
 def _lane_max(values, lane, n_lanes) -> np.ndarray:
@@ -188,7 +207,10 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     has_p = parent >= 0
     parent_row_px = np.zeros(idx.size, np.float64)
     pp = parent[has_p]
-    parent_row_px[has_p] = np.where(row_ok[pp], row_px[pp], 0.0)
+    # a row is named by the function that dominates it ("120× Body.paragraph"): it carries
+    # the names of those calls, not of their siblings of other functions
+    in_row = row_ok[pp] & (trace.func[idx][has_p] == dom_func[pp])
+    parent_row_px[has_p] = np.where(in_row, row_px[pp], 0.0)
     # the widest thing that can carry a call's name: itself, its run, or its parent's row
     name_px = np.maximum(np.maximum(width_px, run_px), parent_row_px)
     squeeze = rule == "auto"
@@ -198,34 +220,38 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     pass_part = mask & ~infra_part
     lane32 = np.ascontiguousarray(lane, np.int32)
 
-    def place(unfold, thr, q):
+    def place(unfold, thr, heights):
         if not squeeze:  # level ranges or none: no squeeze, every call a full level
             unfold, thr = np.full(nl, np.inf), np.zeros(nl)
         *placed, top = squeezed_levels(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
                                        np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
-                                       np.asarray(q, np.float64), BAND_WIDE, BAND_NARROW)
+                                       np.ascontiguousarray(heights, np.float64))
         return placed, top[:n_lanes]
 
     work = None
 
-    def tops(unfold, thr, q):
+    def tops(unfold, thr, heights):
         """The lane tops of ``place`` alone (the bisection's question), in reused arrays."""
         nonlocal work
         n = idx.size
         if work is None:
-            work = (np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n, np.float64), np.empty(n, np.int32),
+            work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
                     np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
         top = squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
-                            np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.asarray(q, np.float64),
-                            BAND_WIDE, BAND_NARROW, *work)
+                            np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
+                            np.ascontiguousarray(heights, np.float64), *work)
         return top[:n_lanes]
 
-    widest = _lane_max(name_px, lane, n_lanes) if n_lanes else np.zeros(nl)
+    # the widest call that can be named: infrastructure is always folded, and pass-through
+    # calls fold into their chain's band, which carries the chain's first call's name
+    nameable_px = np.where(infra_part | pass_part, 0.0, name_px)
+    widest = _lane_max(nameable_px, lane, n_lanes) if n_lanes else np.zeros(nl)
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
-        placed, lane_levels = place(np.full(nl, np.inf), np.full(nl, named_px), np.full(nl, NARROW_HEIGHT))
+        heights = squeeze_parameters(np.zeros(nl), named_px, widest)[2]
+        placed, lane_levels = place(np.full(nl, np.inf), np.full(nl, named_px), heights)
     else:
-        lo, hi = np.zeros(nl), np.full(nl, 3.0)
+        lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
         placed, at_lo = place(*squeeze_parameters(lo, named_px, widest))
         budget = np.asarray(budget_of(at_lo), np.float64) * (1 + 1e-3)  # what a lane needs: all open
         done = at_lo <= budget  # fits with every wide pass-through chain open

@@ -17,6 +17,8 @@ from .camera import fit_camera_rect, project, view_direction, world_per_pixel
 from .spec import CameraSpec
 
 LANE_GAP_LEVELS = 0.9  # gap between stacked lanes, in levels
+LANE_GAPS_TOTAL = 5.4  # the gaps of many lanes together take at most this many levels...
+MIN_LANE_GAP_LEVELS = 0.3  # ...each gap at least this many
 MAX_LEVEL_FRAC = 0.16  # a level is at most this fraction of the image height
 FIT_ROUNDS = 6
 
@@ -40,6 +42,13 @@ class Frame:
     rooms: np.ndarray | None = None  # (lanes, 2): (z bottom, z top) of the room under each lane (empty: equal)
 
 
+def lane_gap_levels(n_lanes: int) -> float:
+    """The gap between stacked lanes, in levels: `LANE_GAP_LEVELS`, thinner when many lanes
+    would spend more than `LANE_GAPS_TOTAL` levels on gaps (17 lanes: 0.34 of a level, not
+    14 levels of a 46-level figure), never under `MIN_LANE_GAP_LEVELS`."""
+    return max(MIN_LANE_GAP_LEVELS, min(LANE_GAP_LEVELS, LANE_GAPS_TOTAL / max(int(n_lanes) - 1, 1)))
+
+
 ROOM_MARGIN_LEVELS = 0.3  # between a lane's boxes and the room under it
 
 
@@ -48,7 +57,7 @@ def lane_geometry(lane_levels, h, params, after_levels=None) -> dict:
     ``after_levels``: per lane, a room that many levels tall right under it (a process's
     counter tracks under its last lane), before the gap to the next lane."""
     n = lane_levels.size
-    gap = (LANE_GAP_LEVELS * h) if params.lane_gap is None else float(params.lane_gap)
+    gap = (lane_gap_levels(n) * h) if params.lane_gap is None else float(params.lane_gap)
     heights = lane_levels * h
     after = np.zeros(n) if after_levels is None else np.asarray(after_levels, np.float64) * h
     tops_below = np.cumsum((heights + gap + after)[::-1])[::-1]  # room taken by lane j and all below it
@@ -102,7 +111,7 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
     n_lanes = lane_levels.size
     px_w = L / max(x1 - x0, 1.0)  # world per pixel, refined below
     extra = 0.0 if after_levels is None else float(np.sum(after_levels))
-    h = (y1 - y0) * px_w / (lane_levels.sum() + LANE_GAP_LEVELS * (n_lanes - 1) + 2.0 + below_levels + extra)
+    h = (y1 - y0) * px_w / (lane_levels.sum() + lane_gap_levels(n_lanes) * (n_lanes - 1) + 2.0 + below_levels + extra)
     for _ in range(FIT_ROUNDS):
         h = min(h, MAX_LEVEL_FRAC * H * px_w)
         geo = lane_geometry(lane_levels, h, params, after_levels)

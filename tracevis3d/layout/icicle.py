@@ -29,7 +29,7 @@ from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_r
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
-from .frame import LANE_GAP_LEVELS, frame_lanes
+from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
@@ -106,7 +106,7 @@ def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
     if content_h_px is None:
         content_h_px = content_height(params.resolution, tpx, params.show_title)
     axis_px = 2.2 * tpx if params.show_axes else 0.0
-    avail = readable_levels(content_h_px, tpx, n_lanes, LANE_GAP_LEVELS, axis_px) - EXTRUSION_LEVELS
+    avail = readable_levels(content_h_px, tpx, n_lanes, lane_gap_levels(n_lanes), axis_px) - EXTRUSION_LEVELS
     weight = weights_from_busy(lane_busy(sel.trace, sel.idx, sel.lane, n_lanes))
     return lambda demand: lane_budgets(demand, weight, max(avail, 1.0))
 
@@ -290,7 +290,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
-    below = side.below_levels(tracks, float(st.lane_levels.sum()) + LANE_GAP_LEVELS * (st.lane_levels.size - 1))
+    n_lanes = st.lane_levels.size
+    below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))
     below, after = side.split_levels(tracks, below, st.lane_levels.size)  # a track under its process's lanes
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels

@@ -303,7 +303,11 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     rows = local_of_shown[rows_shown]
     if rows.size:
         share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
-        h = frame.h
+        # the children's level: as tall as the first child's box (in pre-order the call
+        # right after its parent; the children of a named row are all narrow or none is, so
+        # all share one height unless folded), at most a level (a squeezed row is thin)
+        first = np.minimum(rows_shown + 1, fold.height.size - 1)
+        h = frame.h * np.minimum(fold.height[first], 1.0)
         ch = d.bottom[rows] - h if grows_down else d.bottom[rows] + d.height[rows]
 
         def row_texts(k):
