@@ -42,6 +42,9 @@ def test_ring_placement_stands_the_semicircle_up_in_the_front_plane():
     w = place.to_world(np.stack([10 * np.cos(a), 10 * np.sin(a), np.zeros(3)], 1))
     assert np.allclose(w, [[0.0, 0.0, 2.0], [5.0, 0.0, 7.0], [10.0, 0.0, 2.0]])
     assert np.allclose(place.direction([[0.0, 0.0, 1.0]]), [[0.0, 1.0, 0.0]])
+    # stretched: a half-ellipse 1.5 times as wide, as tall
+    wide = RingPlacement((5.0, 0.0, 2.0), 0.5, 1.5).to_world(np.stack([10 * np.cos(a), 10 * np.sin(a), np.zeros(3)], 1))
+    assert np.allclose(wide, [[-2.5, 0.0, 2.0], [5.0, 0.0, 7.0], [12.5, 0.0, 2.0]])
 
 
 def _sector_twin(a0, a1, r0, r1, z0, z1, max_seg):
@@ -241,7 +244,7 @@ def _ring_px(spec) -> float:
     """Pixel width of the semicircle: its outer radius on both sides of its centre."""
     from tracevis3d.layout.camera import project
     m = spec.meta
-    o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["outer_radius"]
+    o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["ring_stretch"] * m["outer_radius"]
     px = project(spec.camera, np.stack([o - [r, 0.0, 0.0], o + [r, 0.0, 0.0]]), spec.resolution)
     return float(px[1, 0] - px[0, 0])
 
