@@ -322,10 +322,12 @@ def test_comparison_growth_each_run_in_its_own_time(pair, tmp_path):
     assert all(x <= y for x, y in zip(counts, counts[1:]))
 
 
-def test_sector_times_against_a_per_vertex_twin():
+@pytest.mark.parametrize("stretch", [1.0, 1.4])
+def test_sector_times_against_a_per_vertex_twin(stretch):
     """`anim_threads.sector_times` against the rule done one vertex at a time: the angle
-    around the ring's origin in the front plane, the lane whose angles hold it, the time on
-    that lane's linear map, a sector's first time the least of its vertices'."""
+    around the ring's origin in the front plane (x unstretched: a half-ellipse's ring), the
+    lane whose angles hold it, the time on that lane's linear map, a sector's first time the
+    least of its vertices'."""
     import math
 
     from tracevis3d.blender.anim_threads import sector_times
@@ -344,17 +346,17 @@ def test_sector_times_against_a_per_vertex_twin():
         base = len(verts)
         for ang in a:
             for r in (r0, r1):
-                verts.append((origin[0] + r * math.cos(ang), origin[1] + 0.1, origin[2] - r * math.sin(ang)))
+                verts.append((origin[0] + stretch * r * math.cos(ang), origin[1] + 0.1, origin[2] - r * math.sin(ang)))
         for j in range(3):
             quads.append((base + 2 * j, base + 2 * j + 1, base + 2 * j + 3, base + 2 * j + 2))
             sector.append(s)
-    got = sector_times(np.array(verts), np.array(quads), np.array(sector), origin, lanes, span)
+    got = sector_times(np.array(verts), np.array(quads), np.array(sector), origin, lanes, span, stretch)
     for i, (x, _y, z) in enumerate(verts):
-        ang = math.atan2(-(z - origin[2]), x - origin[0])
+        ang = math.atan2(-(z - origin[2]), (x - origin[0]) / stretch)
         ln = next(k for k in range(3) if min(lanes[k]) - 1e-9 <= ang <= max(lanes[k]) + 1e-9)
         t = (ang - lanes[ln, 0]) / (lanes[ln, 1] - lanes[ln, 0]) * span
         assert got["t_vertex"][i] == pytest.approx(min(max(t, 0.0), span), abs=0.05)
-        assert got["ring_r"][i] == pytest.approx(math.hypot(x - origin[0], z - origin[2]), rel=1e-5)
+        assert got["ring_r"][i] == pytest.approx(math.hypot((x - origin[0]) / stretch, z - origin[2]), rel=1e-5)
         assert got["arc_a0"][i] + got["arc_dadt"][i] * got["t_vertex"][i] == pytest.approx(ang, abs=1e-5)
     for fi, s in enumerate(sector):
         assert got["t_first"][fi] == pytest.approx(f[s, 0] * span, abs=0.05)
@@ -397,7 +399,7 @@ def test_thread_view_growth_rings_grow_along_their_arcs(sync_program_path, tmp_p
             sec = np.empty(len(ev.polygons), np.int32)
             ev.attributes["sector_index"].data.foreach_get("value", sec)
             at = sector_times(v.reshape(-1, 3), corner.reshape(-1, 4), sec, meta["ring_origin"], meta["lane_angles"],
-                              span)
+                              span, meta.get("ring_stretch", 1.0))
             assert at["t_vertex"].max() <= now + 2e-3 * span, (k, at["t_vertex"].max(), now)
     assert faces[0] < faces[-1] == len(me.polygons) and all(a <= b for a, b in zip(faces, faces[1:]))
     assert info.get("handoff_faces", 0) > 0

@@ -77,7 +77,8 @@ def test_threads_box_holds_the_way_to_a_call_on_the_icicle_or_the_semicircle_or_
     ci = int(ring.attributes["call_index"][k])
     box = threads_layout(t, ThreadsParams(**p, cutaway=f"call:{ci}")).meta["cutaway"]
     a, r = ring.angles[k].mean(), ring.radii[k].mean()
-    mid = np.asarray(spec0.meta["ring_origin"]) + np.array([r * np.cos(a), 0.0, -r * np.sin(a)])
+    mid = np.asarray(spec0.meta["ring_origin"]) + np.array([spec0.meta["ring_stretch"] * r * np.cos(a), 0.0,
+                                                            -r * np.sin(a)])
     assert _inside(box, _way(spec0, mid - np.array([0, 1e-3, 0]))).all()
     assert not _inside(box, (mid + np.array([0, 1e-3, 0]))[None])[0]
     for lane in spec0.meta["lane_names"]:

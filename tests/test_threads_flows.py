@@ -38,6 +38,7 @@ def _ring_lane_of(spec, point) -> int:
     """The semicircle section (lane) a world point on the front plane lies in, or -1."""
     o = np.asarray(spec.meta["ring_origin"])
     d = (np.asarray(point) - o) / spec.meta["ring_scale"]
+    d[0] /= spec.meta["ring_stretch"]
     a = np.arctan2(-d[2], d[0]) % (2 * np.pi)
     if not spec.meta["zero_radius"] - 1e-6 <= np.hypot(d[0], d[2]) <= spec.meta["outer_radius"] + 1e-6:
         return -1

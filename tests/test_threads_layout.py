@@ -1,5 +1,7 @@
 """Thread view stages without Blender: ring geometry, thread colours, the sector mesh kernel
 against a plain-Python twin, and the layout's parameters on the recorded program."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,9 @@ def test_ring_placement_stands_the_semicircle_up_in_the_front_plane():
     w = place.to_world(np.stack([10 * np.cos(a), 10 * np.sin(a), np.zeros(3)], 1))
     assert np.allclose(w, [[0.0, 0.0, 2.0], [5.0, 0.0, 7.0], [10.0, 0.0, 2.0]])
     assert np.allclose(place.direction([[0.0, 0.0, 1.0]]), [[0.0, 1.0, 0.0]])
+    # stretched: a half-ellipse 1.5 times as wide, as tall
+    wide = RingPlacement((5.0, 0.0, 2.0), 0.5, 1.5).to_world(np.stack([10 * np.cos(a), 10 * np.sin(a), np.zeros(3)], 1))
+    assert np.allclose(wide, [[-2.5, 0.0, 2.0], [5.0, 0.0, 7.0], [12.5, 0.0, 2.0]])
 
 
 def _sector_twin(a0, a1, r0, r1, z0, z1, max_seg):
@@ -241,7 +246,7 @@ def _ring_px(spec) -> float:
     """Pixel width of the semicircle: its outer radius on both sides of its centre."""
     from tracevis3d.layout.camera import project
     m = spec.meta
-    o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["outer_radius"]
+    o, r = np.asarray(m["ring_origin"], np.float64), m["ring_scale"] * m["ring_stretch"] * m["outer_radius"]
     px = project(spec.camera, np.stack([o - [r, 0.0, 0.0], o + [r, 0.0, 0.0]]), spec.resolution)
     return float(px[1, 0] - px[0, 0])
 
@@ -308,3 +313,26 @@ def test_ring_extent_of_the_drawn_bars_matches_sampling(seed):
 
     for got, lo, hi in zip((up, left, right), reach(0.0), reach(1.0)):
         assert lo - 1e-9 <= got <= hi + 1e-6
+
+
+def test_a_ring_its_height_limits_is_widened_into_a_half_ellipse():
+    """A semicircle is twice as wide as tall; under the icicle its block is wider than that,
+    so the ring is stretched along x (`RingPlacement.stretch`, at most `MAX_STRETCH`): its
+    bars drawn that many times as wide as the same bars unstretched, as tall, inside the image."""
+    from tracevis3d.layout.camera import project
+    from tracevis3d.layout.threads import MAX_STRETCH
+
+    t = tracevis3d.synthetic(20000, threads=1, seed=3)
+    spec = threads_layout(t, ThreadsParams(resolution=(1920, 1080)))
+    stretch = spec.meta["ring_stretch"]
+    assert 1.05 < stretch <= MAX_STRETCH
+    ring = spec.layer("ring")
+    a = np.linspace(ring.angles[:, 0], ring.angles[:, 1], 5).ravel()
+    r = np.tile(ring.radii[:, 1], 5)
+    local = np.stack([r * np.cos(a), r * np.sin(a), np.zeros_like(a)], 1)
+    px = project(spec.camera, ring.placed(local), spec.resolution)
+    flat = project(spec.camera, replace(ring, stretch=1.0).placed(local), spec.resolution)
+    width, height = np.ptp(px[:, 0]), np.ptp(px[:, 1])
+    assert width == pytest.approx(stretch * np.ptp(flat[:, 0]), rel=0.03)
+    assert height == pytest.approx(np.ptp(flat[:, 1]), rel=0.03)
+    assert px[:, 0].min() >= 0 and px[:, 0].max() <= spec.resolution[0]

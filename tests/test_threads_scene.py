@@ -54,7 +54,7 @@ def _is_background(rgb):
 
 def _place(spec):
     """The ring's placement in the scene (the semicircle upright in the front plane)."""
-    return RingPlacement(tuple(spec.meta["ring_origin"]), spec.meta["ring_scale"])
+    return RingPlacement(tuple(spec.meta["ring_origin"]), spec.meta["ring_scale"], spec.meta["ring_stretch"])
 
 
 def _polar(spec, a, r, h=0.0):
@@ -66,7 +66,9 @@ def _polar(spec, a, r, h=0.0):
 def _local(spec, world):
     """Ring units of world points (the inverse of the placement)."""
     m = spec.meta
-    return (np.asarray(world, np.float64) - np.asarray(m["ring_origin"])) @ FRONT / m["ring_scale"]
+    local = (np.asarray(world, np.float64) - np.asarray(m["ring_origin"])) @ FRONT / m["ring_scale"]
+    local[..., 0] /= m["ring_stretch"]
+    return local
 
 
 def test_one_sector_per_thread(rendered):

@@ -267,7 +267,7 @@ def appear_group(name: str = "TV3D_appear", attribute: str = "t_appear") -> bpy.
     return ng
 
 
-ARC_INPUTS = CLOCK_INPUTS + (("Centre X", 0.0), ("Centre Z", 0.0))
+ARC_INPUTS = CLOCK_INPUTS + (("Centre X", 0.0), ("Centre Z", 0.0), ("Stretch X", 1.0))
 
 
 def arc_growth_group() -> bpy.types.NodeTree:
@@ -277,7 +277,8 @@ def arc_growth_group() -> bpy.types.NodeTree:
     per vertex ``t_vertex`` (the time at its angle), ``ring_r`` (its distance from the
     ring's centre, world units) and the angle map of its lane, θ(t) = ``arc_a0`` + t ·
     ``arc_dadt`` — a vertex later than now moves along its circle to θ(now):
-    (Centre X + r cos θ, y, Centre Z − r sin θ), so a sector's far end travels with the clock
+    (Centre X + Stretch X · r cos θ, y, Centre Z − r sin θ) (a half-ellipse when the ring is
+    stretched, `layout.ring.RingPlacement`), so a sector's far end travels with the clock
     and a call is whole once its end is reached."""
     ng, g, gi, go = _new_group("TV3D_arc_growth", ARC_INPUTS)
     I = gi.outputs
@@ -291,7 +292,8 @@ def arc_growth_group() -> bpy.types.NodeTree:
     theta = g.math("MULTIPLY_ADD", now, g.attribute("arc_dadt", loc=(100, -200)), g.attribute("arc_a0", loc=(100, -350)),
                    loc=(300, -250))
     r = g.attribute("ring_r", loc=(300, -450))
-    x = g.math("MULTIPLY_ADD", r, g.math("COSINE", theta, loc=(450, -250)), I["Centre X"], loc=(600, -250))
+    x = g.math("MULTIPLY_ADD", g.math("MULTIPLY", r, I["Stretch X"], loc=(450, -150)),
+               g.math("COSINE", theta, loc=(450, -250)), I["Centre X"], loc=(600, -250))
     z = g.math("SUBTRACT", I["Centre Z"], g.math("MULTIPLY", r, g.math("SINE", theta, loc=(450, -400)),
                                                   loc=(600, -400)), loc=(750, -400))
     sep = g.node("ShaderNodeSeparateXYZ", (600, -600))

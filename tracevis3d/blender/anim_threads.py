@@ -21,20 +21,21 @@ ARC_MODIFIER = "TraceVis3D arc growth"
 GROWN_SECTORS = ("ring", "ring_clusters", "wait_markers")
 
 
-def sector_times(verts, quads, sector, origin, lane_angles, span: float) -> dict:
+def sector_times(verts, quads, sector, origin, lane_angles, span: float, stretch: float = 1.0) -> dict:
     """Where each vertex of a ring mesh stands in time (bpy-free).
 
     ``verts`` (nv, 3) world positions of a `SectorLayer` in the front plane (local
-    (x, y, h) → (x, h, −y), moved by ``origin``), ``quads`` (nf, 4), ``sector`` (nf,) the
+    (x, y, h) → (x, h, −y), widened ``stretch`` times along x, moved by ``origin``), ``quads``
+    (nf, 4), ``sector`` (nf,) the
     sector of each face, ``lane_angles`` (lanes, 2) each lane's [a0, a1] (angle at the
     window's start and end), ``span`` the window's length (µs).  A vertex's angle is
-    θ = atan2(−(z − oz), x − ox) (unwrapped next to the lanes' angles), its lane the one
+    θ = atan2(−(z − oz), (x − ox) / stretch) (unwrapped next to the lanes' angles), its lane the one
     whose angles hold it (the nearest), its time t = (θ − a0) / (a1 − a0) · span clipped to
     [0, span]; a face's ``t_first`` is the least time of its sector's vertices.  Returns
     per vertex t_vertex, ring_r, arc_a0, arc_dadt and per face t_first (float32)."""
     v = np.asarray(verts, np.float64).reshape(-1, 3)
     ox, oz = float(origin[0]), float(origin[2])
-    dx, dz = v[:, 0] - ox, -(v[:, 2] - oz)
+    dx, dz = (v[:, 0] - ox) / float(stretch), -(v[:, 2] - oz)
     r = np.hypot(dx, dz)
     theta = np.arctan2(dz, dx)
     la = np.asarray(lane_angles, np.float64).reshape(-1, 2)
@@ -89,13 +90,15 @@ def grow_rings(coll, meta: dict, clock: dict) -> dict:
         if any(len(p.vertices) != 4 for p in me.polygons[:1]):
             continue
         verts, quads, sector = _mesh_arrays(me)
-        at = sector_times(verts, quads, sector, origin, meta["lane_angles"], span)
+        stretch = float(meta.get("ring_stretch", 1.0))
+        at = sector_times(verts, quads, sector, origin, meta["lane_angles"], span, stretch)
         for name in ("t_vertex", "ring_r", "arc_a0", "arc_dadt"):
             set_float_attribute(me, name, "POINT", at[name])
         set_float_attribute(me, "t_first", "FACE", at["t_first"])
         mod = ob.modifiers.new(ARC_MODIFIER, "NODES")
         mod.node_group = group
-        set_inputs(mod, dict(clock, **{"Centre X": float(origin[0]), "Centre Z": float(origin[2])}))
+        set_inputs(mod, dict(clock, **{"Centre X": float(origin[0]), "Centre Z": float(origin[2]),
+                                       "Stretch X": stretch}))
         ob.modifiers.move(len(ob.modifiers) - 1, 0)
         n_faces += len(me.polygons)
     return {"arc_layers": sorted(ob["tv3d_layer"] for ob in obs), "arc_faces": n_faces}

@@ -51,7 +51,7 @@ ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
 META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
                "world_per_us_a", "world_per_us_b", "window_a", "window_b",
-               "wall_world_per_us", "lane_angles", "ring_origin")  # the thread view's wall and rings
+               "wall_world_per_us", "lane_angles", "ring_origin", "ring_stretch")  # the thread view's wall and rings
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 GROWTH_MODIFIER = "TraceVis3D growth"
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth

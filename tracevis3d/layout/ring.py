@@ -87,17 +87,26 @@ FRONT = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 @dataclass
 class RingPlacement:
-    """Where the ring stands in the scene: world = origin + scale · FRONT · local."""
+    """Where the ring stands in the scene: world = origin + scale · FRONT · diag(stretch, 1, 1)
+    · local.  ``stretch`` ≥ 1 widens the semicircle into a half-ellipse (its width
+    ``stretch`` times its height's ratio): a frame wider than twice its height is filled
+    instead of leaving its sides empty; 1 is SyncTrace's semicircle."""
 
     origin: tuple
     scale: float
+    stretch: float = 1.0
+
+    def _stretched(self, local) -> np.ndarray:
+        p = np.array(local, np.float64)
+        p[..., 0] *= self.stretch
+        return p
 
     def to_world(self, local) -> np.ndarray:
-        p = np.asarray(local, np.float64)
-        return np.asarray(self.origin, np.float64) + self.scale * (p @ FRONT.T)
+        return np.asarray(self.origin, np.float64) + self.scale * (self._stretched(local) @ FRONT.T)
 
     def direction(self, local_dir) -> np.ndarray:
-        return np.asarray(local_dir, np.float64) @ FRONT.T
+        """World directions of local ones (not normalised: a stretched one is longer)."""
+        return self._stretched(local_dir) @ FRONT.T
 
 
 def polar(a, radius, h=0.0) -> np.ndarray:

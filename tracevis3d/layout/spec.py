@@ -159,7 +159,8 @@ class SectorLayer:
     one mesh; an arc is cut into segments of at most ``segment_deg`` degrees.  ``plane``:
     ``ground`` (the ring in the x-y plane, heights along +z) or ``front`` (upright in the
     figure's front plane: local (x, y, h) → (x, h, −y), heights into the picture, see
-    `layout.ring.FRONT`), then moved by ``origin``."""
+    `layout.ring.FRONT`), then moved by ``origin``; ``stretch`` widens the rings along local x
+    first (a half-ellipse, `layout.ring.RingPlacement`)."""
 
     name: str
     angles: np.ndarray
@@ -174,13 +175,17 @@ class SectorLayer:
     space: str = "world"
     plane: str = "ground"
     origin: tuple = (0.0, 0.0, 0.0)
+    stretch: float = 1.0
 
     def __len__(self) -> int:
         return int(self.angles.shape[0])
 
     def placed(self, vertices: np.ndarray) -> np.ndarray:
-        """World coordinates of vertices made in the ring's own plane (``plane``, ``origin``)."""
+        """World coordinates of vertices made in the ring's own plane (``stretch``, ``plane``,
+        ``origin``)."""
         v = np.asarray(vertices, np.float64)
+        if self.stretch != 1.0:
+            v = v * np.array([self.stretch, 1.0, 1.0])
         if self.plane == "front":
             v = np.stack([v[:, 0], v[:, 2], -v[:, 1]], axis=1)
         return v + np.asarray(self.origin, np.float64)

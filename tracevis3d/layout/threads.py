@@ -76,6 +76,9 @@ MAX_RING_LABELS = 80
 #: the ring's bars are extruded into the picture this much of `ring.bar_heights` (seen from
 #: the front, deep bars would hide their neighbours)
 FRONT_DEPTH = 0.5
+#: a semicircle limited by its height is widened into a half-ellipse at most this many times
+#: as wide (`ring.RingPlacement.stretch`)
+MAX_STRETCH = 1.5
 
 
 def resolve_thread(trace: Trace, t) -> int:
@@ -163,7 +166,8 @@ def _sector_layer(name, place: RingPlacement, angles, radii, heights, colors, ma
     """A SectorLayer of local ring rows, placed upright in the front plane."""
     return SectorLayer(name, np.asarray(angles, np.float32), (np.asarray(radii) * place.scale).astype(np.float32),
                        (np.asarray(heights) * place.scale).astype(np.float32), colors, material_index, materials,
-                       attributes, plane="front", origin=tuple(float(v) for v in place.origin))
+                       attributes, plane="front", origin=tuple(float(v) for v in place.origin),
+                       stretch=float(place.stretch))
 
 
 def ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb):
@@ -242,6 +246,8 @@ def curve_layers(sync, cs, ring, place, params, lane_rgb, px_units):
                                   "release_call": cs.release_call[k], "n_corr": cs.n_corr[k], "object": cs.object[k]}))
     k = np.flatnonzero(~cs.compound)
     inner, outer = circle_ribbons(cs.release_xy[k], CIRCLE_PX[0] * px_units, CIRCLE_PX[1] * px_units, -0.14)
+    for ribbon in (inner, outer):  # round dots on a stretched ring too
+        ribbon[..., 0] = cs.release_xy[k, :1] + (ribbon[..., 0] - cs.release_xy[k, :1]) / place.stretch
     names, m = _materials("TV3D_release_", rgb, 0.95)
     mats.update(m)
     layers.append(CurveLayer("release_circles", place.to_world(inner).astype(np.float32),
@@ -463,6 +469,7 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
     # baseline along the tangent, reading left to right (world x grows)
     tangent_local = np.stack([-np.sin(am), np.cos(am), np.zeros_like(am)], 1)
     base = place.direction(tangent_local)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
     base *= np.where(base[:, :1] < 0, -1.0, 1.0)
     up = np.stack([-base[:, 2], np.zeros(len(base)), base[:, 0]], 1)
     centre = place.to_world(centre_local)
@@ -654,10 +661,13 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
         # the drawn bars' extent (shallow calls leave room above or beside the semicircle
         # that a larger one can take), centred across the free width
-        scale = max(min((zb1 - zb0 - 0.5 * names_w) / up_units,
-                        (free_w - 2.0 * side_em * tpx * px_w) / (left_units + right_units)), 1e-6 / R_units)
-        centre = left + 0.5 * free_w + 0.5 * (left_units - right_units) * scale
-        out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale)
+        by_height = (zb1 - zb0 - 0.5 * names_w) / up_units
+        by_width = (free_w - 2.0 * side_em * tpx * px_w) / (left_units + right_units)
+        scale = max(min(by_height, by_width), 1e-6 / R_units)
+        # a semicircle that its height limits is widened into a half-ellipse over the free width
+        stretch = float(np.clip(by_width / scale, 1.0, MAX_STRETCH))
+        centre = left + 0.5 * free_w + 0.5 * (left_units - right_units) * scale * stretch
+        out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale, stretch)
         out.ring_block_px = (zb1 - zb0) / px_w
     else:
         out.place = RingPlacement((0.0, 0.0, 0.0), 1.0)
@@ -843,7 +853,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               "lane_levels": ring.lane_levels.tolist(),
               "zero_radius": ring.zero_radius, "outer_radius": ring.outer_radius,
               "anchor_radius": ring.zero_radius - ANCHOR_INSET, "ring_origin": list(place.origin),
-              "ring_scale": place.scale, "ring_plane": "front",
+              "ring_scale": place.scale, "ring_stretch": float(place.stretch), "ring_plane": "front",
               "wall_world_per_us": float(comp.frame.scale_t) if comp.frame is not None else 0.0,
               "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px_world,
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
