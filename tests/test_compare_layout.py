@@ -262,3 +262,24 @@ def test_the_focus_window_is_marked_on_the_overview(permuted):
     # between A's icicle and its overview bars
     ov = spec.layer("overview_a")
     assert focus[0].positions[0, 2] < (ov.positions[:, 2] - ov.scales[:, 2] / 2).min()
+
+
+def test_side_names_lie_inside_the_image(realdata):
+    """The names of the two sides ("A: control · thread 3113936 (python…") stand left of the
+    icicles, right-aligned, sized by the world per pixel at A's lane: the frame makes room for
+    all of them (before: its room was estimated from the rectangle's width, smaller than the
+    pixel the names are sized by, and A's name was cut at the image's left edge)."""
+    from tracevis3d.layout.camera import project, world_per_pixel
+    from tracevis3d.layout.text import text_width
+
+    a = tracevis3d.load(realdata / "hta-trace-diff" / "control.json.gz")
+    b = tracevis3d.load(realdata / "hta-trace-diff" / "test.json.gz")
+    spec = compare_layout(tracevis3d.compare(a, b, tau=0.2), CompareParams())
+    lab = spec.labels
+    sides = [k for k, kind in enumerate(lab.kind) if kind == "lane"]
+    assert len(sides) == 2 and all(lab.align[k] == 2 for k in sides)
+    anchors = lab.anchors[sides].astype(np.float64)
+    right_px = project(spec.camera, anchors, spec.resolution)[:, 0]
+    length_px = np.array([text_width(lab.texts[k]) * float(lab.sizes[k]) for k in sides]) / world_per_pixel(
+        spec.camera, anchors, spec.resolution)
+    assert (right_px - length_px >= 0.0).all(), (right_px, length_px)

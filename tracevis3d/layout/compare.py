@@ -237,23 +237,27 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     side_names = [cut_end(f"{tag}: {name}" + (f" · {side.sel.lane_names[0]}" if side.source.n_threads > 1 else ""), 16.0)
                   for tag, name, side in (("A", name_a, sa), ("B", name_b, sb))]
     names_em = 0.6 + max(text_width(t) for t in side_names)  # the side names left of the icicles
-    for _ in range(4):
+    from .camera import project, world_per_pixel
+
+    name_wpp = L / (x1r - x0r)  # world per pixel where the side names stand, refined below
+    for _ in range(6):
         D = float(params.lane_depth) * h
         top_a = 0.5 * params.band * h + sa.lane_levels * h
         bot_b = -0.5 * params.band * h - sb.lane_levels * h
         z_hi = top_a + (gap + ov_h) * h
         z_lo = bot_b - (gap + ov_h) * h
         pts = np.array([[x, y, z] for x in (0.0, L) for y in (0.0, D) for z in (z_lo, z_hi)] +
-                       [[-names_em * tpx * L / (x1r - x0r), 0.0, z] for z in (top_a, bot_b)])
+                       [[-names_em * tpx * name_wpp, 0.0, z] for z in (top_a, bot_b)])
         cam = fit_camera_rect(pts, to_cam, res, plan.rect, params.orthographic, params.lens_mm)
-        from .camera import project
-
         pr = project(cam, pts, res)
         ratio = ((y1r - y0r) / max(np.ptp(pr[:, 1]), 1e-9)) / ((x1r - x0r) / max(np.ptp(pr[:, 0]), 1e-9))
         h_new = min(h * ratio, 0.16 * H * L / (x1r - x0r))
-        if abs(h_new / h - 1) < 0.005:
+        # the names are sized by the world per pixel at A's lane (below), not by the rectangle's
+        wpp_new = float(world_per_pixel(cam, np.array([[0.5 * L, 0.0, 0.5 * (top_a + 0.5 * params.band * h)]]),
+                                        res)[0])
+        if abs(h_new / h - 1) < 0.005 and abs(wpp_new / name_wpp - 1) < 0.005:
             break
-        h = h_new
+        h, name_wpp = h_new, wpp_new
     D = float(params.lane_depth) * h
     place_side(sa, h, top_a, +1.0, D)
     place_side(sb, h, bot_b, -1.0, D)
