@@ -38,6 +38,9 @@ from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
+#: sibling subtrees are kept apart level by level for this many levels below them (the last
+#: band holds every deeper level; `kernels.cone.cone_footprints`)
+BANDS = 12
 
 
 def node_radii(time: np.ndarray, root_time: float) -> np.ndarray:
@@ -91,7 +94,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     node = pruned.node
     time = cct.time[node]
     radius = node_radii(time, float(cct.time[0]))
-    foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP)
+    foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP, BANDS)[:4]
     n_levels = int(pruned.depth.max()) if len(pruned) > 1 else 1
 
     # colour: the icicle's palette on a representative call of every context
