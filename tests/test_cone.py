@@ -344,3 +344,48 @@ def test_cone_tree_is_turned_to_spread_over_the_frame(realdata, monkeypatch):
             plain = cone_layout(t)
         assert plain.meta["spin"] == 0.0
         assert _cover_of(turned) >= _cover_of(plain) - 0.01, (_cover_of(turned), _cover_of(plain))
+
+
+def _brute_side_labels(order, ax, ay, width, ascent, descent, lim, cx, cy, rad, min_rad, max_labels):
+    """`kernels.cone.place_side_labels` in plain Python: the greedy loop, box by box."""
+    placed, out = [], []
+    for k in order:
+        if len(out) >= max_labels:
+            break
+        for side in (0, 1):
+            x0 = ax[side][k] - (width[k] if side == 1 else 0.0)
+            box = (x0, ay[side][k] - ascent, x0 + width[k], ay[side][k] + descent)
+            if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            hidden = False
+            for j in range(len(rad)):
+                dx = max(box[0] - cx[j], cx[j] - box[2], 0.0)
+                dy = max(box[1] - cy[j], cy[j] - box[3], 0.0)
+                if j != k and rad[j] > min_rad and np.hypot(dx, dy) < rad[j]:
+                    hidden = True
+            if hidden:
+                continue
+            placed.append(box)
+            out.append((k, side))
+            break
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), max_labels=st.integers(0, 30))
+def test_side_labels_equal_brute_force(seed, n, max_labels):
+    from tracevis3d.kernels.cone import place_side_labels
+
+    rng = np.random.default_rng(seed)
+    cx, cy = rng.uniform(0, 400, n), rng.uniform(0, 300, n)
+    rad = rng.uniform(0, 25, n)
+    ax = np.stack([cx + rad, cx - rad])
+    ay = np.stack([cy, cy]) + rng.uniform(-3, 3, (2, n))
+    width = rng.uniform(10, 120, n)
+    order = rng.permutation(n).astype(np.int64)
+    lim = np.array([0.0, 20.0, 400.0, 300.0])
+    node, side = place_side_labels(order, ax, ay, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, max_labels)
+    assert list(zip(node.tolist(), side.tolist())) == _brute_side_labels(order.tolist(), ax, ay, width, 12.0, 4.0,
+                                                                         lim, cx, cy, rad, 5.0, max_labels)

@@ -22,6 +22,8 @@ than its arc); we solve for the chord instead.  And we keep siblings apart level
 (`cone_footprints`: a disc per band of levels below a node), since two subtrees can only
 collide at a level both reach: a leaf beside a deep sibling need not clear its whole footprint.
 """
+import math
+
 import numpy as np
 from numba import njit
 
@@ -348,3 +350,66 @@ def cone_positions(parent, base, angle, level_height):
         pos[k, 1] = pos[p, 1] + base[p] * np.sin(th)
         pos[k, 2] = pos[p, 2] - level_height
     return pos, turn
+
+
+@njit(cache=True, nogil=True)
+def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, centre_x, centre_y, radius,
+                      min_radius, max_labels):
+    """Greedy label placement beside spheres (Christensen et al. 1995's greedy baseline:
+    the most important first, each at the first free candidate place).  Nodes are taken in
+    ``order``; node k's label (``width`` pixels wide, ``ascent`` above and ``descent``
+    below its baseline) is tried left-aligned at (anchor_x[0, k], anchor_y[0, k]) (right of
+    its sphere), then right-aligned at side 1 (left of it): its box
+    [x0, x0 + w] × [y − ascent, y + descent] must lie inside ``lim`` = (x0, y0, x1, y1),
+    overlap no box placed before (open intervals) and lie farther than radius[j] from the
+    centre of every other sphere j with radius[j] > ``min_radius`` (tiny spheres may sit
+    behind text).  At most ``max_labels`` are placed.  Returns ``(node, side)`` of the
+    labels placed, in placement order.  O(tried × (placed + spheres))."""
+    n = order.shape[0]
+    m = radius.shape[0]
+    bx0 = np.empty(max_labels)
+    by0 = np.empty(max_labels)
+    bx1 = np.empty(max_labels)
+    by1 = np.empty(max_labels)
+    out_node = np.empty(max_labels, np.int64)
+    out_side = np.empty(max_labels, np.int64)
+    q = 0
+    for t in range(n):
+        if q >= max_labels:
+            break
+        k = order[t]
+        for side in range(2):
+            x0 = anchor_x[side, k]
+            if side == 1:
+                x0 -= width[k]
+            x1 = x0 + width[k]
+            y0 = anchor_y[side, k] - ascent
+            y1 = anchor_y[side, k] + descent
+            if x0 < lim[0] or x1 > lim[2] or y0 < lim[1] or y1 > lim[3]:
+                continue
+            hit = False
+            for j in range(q):
+                if x0 < bx1[j] and bx0[j] < x1 and y0 < by1[j] and by0[j] < y1:
+                    hit = True
+                    break
+            if hit:
+                continue
+            for j in range(m):
+                if j == k or radius[j] <= min_radius:
+                    continue
+                dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
+                dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
+                if math.hypot(dx, dy) < radius[j]:
+                    hit = True
+                    break
+            if hit:
+                continue
+            bx0[q] = x0
+            by0[q] = y0
+            bx1[q] = x1
+            by1[q] = y1
+            out_node[q] = k
+            out_side[q] = side
+            q += 1
+            break
+    return out_node[:q].copy(), out_side[:q].copy()

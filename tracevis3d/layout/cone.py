@@ -135,11 +135,13 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None:
         call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
 
-    texts_of: dict = {}  # node → label text, shared by the candidate figures
+    texts_of: dict = {}  # node → (label text, its width in ems), shared by the candidate figures
+    names_of: dict = {}  # function → short name
 
     def labels_of(shape, rect):
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
-                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of)
+                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of,
+                           names_of)
 
     spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
     stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
