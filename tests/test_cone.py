@@ -98,22 +98,53 @@ def test_context_tree_of_merged_calls_equals_brute_force(ops, threads, fold, see
         assert np.array_equal(np.sort(m.calls), np.sort(c.calls))
 
 
-def _layout_invariants(t, max_nodes, gap=0.25, level_h=2.0):
+def _layout_invariants(t, max_nodes, gap=0.25, level_h=2.0, n_bands=4):
     c = calling_context_tree(t)
     pr = prune_by_time(c, max_nodes)
     assert len(pr) <= max(max_nodes, 1) + c.per_thread * t.n_threads + 1
     size = 0.2 + 0.8 * np.sqrt(c.time[pr.node] / max(c.time[0], 1e-300))
-    foot, off, base, angle = cone_footprints(pr.child_ptr, pr.child_ids, size.copy(), gap)
+    foot, off, base, angle, *bands = cone_footprints(pr.child_ptr, pr.child_ids, size.copy(), gap, n_bands)
     pos, turn = cone_positions(pr.parent, base, angle, level_h)
-    return check_cone(pr.parent, pos, turn, foot, off, base, level_h), pr
+    return check_cone(pr.parent, pos, turn, size, foot, off, base, bands, level_h, gap), pr
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), fanout=st.integers(1, 8), depth=st.integers(1, 6),
-       max_nodes=st.integers(1, 300))
-def test_cone_layout_property(seed, fanout, depth, max_nodes):
+       max_nodes=st.integers(1, 300), n_bands=st.integers(2, 6))
+def test_cone_layout_property(seed, fanout, depth, max_nodes, n_bands):
     t = random_trace(n_roots=8, fanout=fanout, max_depth=depth, threads=2, seed=seed, n_func=12)
-    _layout_invariants(t, max_nodes)
+    _layout_invariants(t, max_nodes, n_bands=n_bands)
+
+
+def _spine(levels, spine_r=1.0, leaf_r=0.3):
+    """A chain of ``levels`` nodes below a root, each node with its chain child between two
+    leaves: (child_ptr, child_ids, sphere radius)."""
+    parent, size, node = [-1], [spine_r], 0
+    for _ in range(levels):
+        parent += [node, node, node]
+        size += [leaf_r, spine_r, leaf_r]
+        node = len(parent) - 2
+    parent = np.asarray(parent)
+    counts = np.bincount(parent[1:], minlength=parent.size)
+    return (np.r_[0, np.cumsum(counts)].astype(np.int64), (np.argsort(parent[1:], kind="stable") + 1).astype(np.int64),
+            np.asarray(size))
+
+
+def test_leaves_beside_a_deep_sibling_keep_the_ring_small():
+    """A leaf reaches no deeper than its own level, so beside a deep sibling it need only
+    clear that sibling's sphere, not the disc of the whole subtree below it: every ring of a
+    30-level spine with two leaves per level stays a few sphere radii wide, and the root's
+    footprint grows with the depth, not geometrically (with one disc per subtree the leaves
+    went to the far side of ever wider rings: a root footprint of 1078, rings up to 346)."""
+    gap, levels = 0.25, 30
+    ptr, ids, size = _spine(levels)
+    foot, off, base, angle, *bands = cone_footprints(ptr, ids, size, gap, 12)
+    assert base.max() <= 2.0 * (1.0 + 0.3) * (1.0 + gap)
+    assert foot[0] <= levels * (1.0 + 0.3)
+    parent = np.full(size.size, -1)
+    parent[ids] = np.repeat(np.arange(size.size), np.diff(ptr))
+    pos, turn = cone_positions(parent, base, angle, 2.0)
+    check_cone(parent, pos, turn, size, foot, off, base, bands, 2.0, gap)
 
 
 @pytest.mark.parametrize("name", ["viztracer-examples/different_sorts.json",
@@ -313,3 +344,48 @@ def test_cone_tree_is_turned_to_spread_over_the_frame(realdata, monkeypatch):
             plain = cone_layout(t)
         assert plain.meta["spin"] == 0.0
         assert _cover_of(turned) >= _cover_of(plain) - 0.01, (_cover_of(turned), _cover_of(plain))
+
+
+def _brute_side_labels(order, ax, ay, width, ascent, descent, lim, cx, cy, rad, min_rad, max_labels):
+    """`kernels.cone.place_side_labels` in plain Python: the greedy loop, box by box."""
+    placed, out = [], []
+    for k in order:
+        if len(out) >= max_labels:
+            break
+        for side in (0, 1):
+            x0 = ax[side][k] - (width[k] if side == 1 else 0.0)
+            box = (x0, ay[side][k] - ascent, x0 + width[k], ay[side][k] + descent)
+            if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            hidden = False
+            for j in range(len(rad)):
+                dx = max(box[0] - cx[j], cx[j] - box[2], 0.0)
+                dy = max(box[1] - cy[j], cy[j] - box[3], 0.0)
+                if j != k and rad[j] > min_rad and np.hypot(dx, dy) < rad[j]:
+                    hidden = True
+            if hidden:
+                continue
+            placed.append(box)
+            out.append((k, side))
+            break
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), max_labels=st.integers(0, 30))
+def test_side_labels_equal_brute_force(seed, n, max_labels):
+    from tracevis3d.kernels.cone import place_side_labels
+
+    rng = np.random.default_rng(seed)
+    cx, cy = rng.uniform(0, 400, n), rng.uniform(0, 300, n)
+    rad = rng.uniform(0, 25, n)
+    ax = np.stack([cx + rad, cx - rad])
+    ay = np.stack([cy, cy]) + rng.uniform(-3, 3, (2, n))
+    width = rng.uniform(10, 120, n)
+    order = rng.permutation(n).astype(np.int64)
+    lim = np.array([0.0, 20.0, 400.0, 300.0])
+    node, side = place_side_labels(order, ax, ay, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, max_labels)
+    assert list(zip(node.tolist(), side.tolist())) == _brute_side_labels(order.tolist(), ax, ay, width, 12.0, 4.0,
+                                                                         lim, cx, cy, rad, 5.0, max_labels)

@@ -18,8 +18,12 @@ the circle), centres at α_i = Σ_{j<i} φ_j + φ_i/2, and the smallest base rad
 projected on the ground plane, are disjoint).  The node's footprint is then
 max(s, R + max_i r_i).  Carrière & Kazman state the radius from the circumference,
 R ≈ Σ r_i / π, which lets neighbours overlap when shares are uneven (a chord is shorter
-than its arc); we solve for the chord instead.
+than its arc); we solve for the chord instead.  And we keep siblings apart level by level
+(`cone_footprints`: a disc per band of levels below a node), since two subtrees can only
+collide at a level both reach: a leaf beside a deep sibling need not clear its whole footprint.
 """
+import math
+
 import numpy as np
 from numba import njit
 
@@ -184,89 +188,149 @@ def _enclosing_circle(px, py, pr, m, iters):
 
 
 @njit(cache=True, nogil=True)
-def cone_footprints(child_ptr, child_ids, size, gap):
-    """Carrière–Kazman footprints, bottom-up (module docstring), with footprints that need
-    not be centred on the apex: a node's footprint is the smallest circle (found by
-    `_enclosing_circle`) holding its own sphere and its children's footprints, at offset
-    ``off`` from its apex; each child is turned so that its offset points away from its
-    parent's axis, so its footprint's centre lies at ρ = R + off on the parent's base
-    plane.  R is the smallest radius at which every pair of sibling footprints is apart,
+def cone_footprints(child_ptr, child_ids, size, gap, n_bands):
+    """Carrière–Kazman footprints, bottom-up (module docstring), per band of levels: two
+    sibling subtrees can only collide at a level both reach, so a leaf beside a deep
+    sibling need only clear that sibling's own sphere, not the disc of everything below it
+    (the ring stays small and the leaves sit beside the deep sibling, not across a wide
+    empty ring from it).
 
-        (R+a)² + (R+b)² − 2 cos Δ (R+a)(R+b) ≥ ((F_i + F_j)(1 + gap))²,  a, b the offsets,
+    Band b of a node (b < B - 1, B = ``n_bands`` ≥ 2) is the smallest circle (found by
+    `_enclosing_circle`) holding the spheres of its subtree b levels below it; the last
+    band holds every level from B - 1 down.  Band 0 is the node's own sphere (radius
+    ``size``) at its apex; band b + 1 encloses its children's bands b (the last band also
+    their last bands).  Centres are in the node's own frame, apex at the origin.  Children
+    are spaced around the base circle by the share φ_i = 2π w_i / Σ w, w_i the largest of
+    child i's band radii over the levels it shares with a sibling (the bands up to
+    min(h_i, h₂), h the deepest band of a child, h₂ the second deepest among the siblings:
+    Carrière–Kazman's footprint radius when all siblings are as deep), centres at
+    α_i = Σ_{j<i} φ_j + φ_i/2.  R is the smallest base radius at which every pair's bands
+    at every shared band b are apart,
 
-    a quadratic in R per pair (its left side grows with R).  With centred footprints a
-    chain of unbalanced binary calls (recursive sorts) grows by 1.5× per level; with
-    offsets it grows additively.  Nodes are numbered so that children come after their
-    parent; ``child_ptr`` CSR of children in drawing order; ``size`` the sphere radius.
-    Returns ``(footprint, offset, base_radius, angle)``: angle of each node on its
-    parent's base circle (radians, in the parent's frame)."""
+        |R (u_i − u_j) + e_ij| ≥ (F_ib + F_jb)(1 + gap),   u = (cos α, sin α),
+        e_ij = rot(α_i) c_ib − rot(α_j) c_jb,
+
+    a quadratic in R per pair and band (R at least its larger root).  A node's footprint
+    encloses its bands, at offset ``off`` from its apex; each child's frame is turned so
+    that this offset points away from its parent's axis.  Nodes are numbered so that
+    children come after their parent; ``child_ptr`` CSR of children in drawing order.
+    Returns ``(footprint, offset, base_radius, angle, band_radius, band_x, band_y)``:
+    angle of each node on its parent's base circle (radians, in the parent's frame);
+    bands (n × B) in the node's turned frame, radius -1 where the subtree has no such
+    level."""
     n = size.shape[0]
+    nb = n_bands
     foot = np.zeros(n, np.float64)
     off = np.zeros(n, np.float64)
     base = np.zeros(n, np.float64)
     angle = np.zeros(n, np.float64)
+    bf = np.full((n, nb), -1.0)
+    bx = np.zeros((n, nb))
+    by = np.zeros((n, nb))
+    high = np.zeros(n, np.int64)  # the deepest band a node's subtree reaches
     mmax = 1
     for k in range(n):
         if child_ptr[k + 1] - child_ptr[k] + 1 > mmax:
             mmax = child_ptr[k + 1] - child_ptr[k] + 1
-    px = np.empty(mmax)
-    py = np.empty(mmax)
-    pr = np.empty(mmax)
+    px = np.empty(2 * mmax + nb)
+    py = np.empty(2 * mmax + nb)
+    pr = np.empty(2 * mmax + nb)
+    cs_a = np.empty(mmax)
+    sn_a = np.empty(mmax)
     for k in range(n - 1, -1, -1):
         a, b = child_ptr[k], child_ptr[k + 1]
         m = b - a
+        bf[k, 0] = size[k]
         if m == 0:
             foot[k] = size[k]
             continue
+        h1 = -1
+        h2 = -1
+        for j in range(a, b):
+            h = high[child_ids[j]]
+            if h > h1:
+                h2 = h1
+                h1 = h
+            elif h > h2:
+                h2 = h
         total = 0.0
         for j in range(a, b):
-            total += foot[child_ids[j]]
+            c = child_ids[j]
+            w = bf[c, 0]
+            for t in range(1, min(high[c], h2) + 1):
+                if bf[c, t] > w:
+                    w = bf[c, t]
+            pr[j - a] = w
+            total += w
         acc = 0.0
         for j in range(a, b):
-            phi = 2.0 * np.pi * foot[child_ids[j]] / total
+            phi = 2.0 * np.pi * pr[j - a] / total
             angle[child_ids[j]] = acc + 0.5 * phi
             acc += phi
+            cs_a[j - a] = np.cos(angle[child_ids[j]])
+            sn_a[j - a] = np.sin(angle[child_ids[j]])
         R = 0.0
         for j1 in range(a, b):
             c1 = child_ids[j1]
+            i1 = j1 - a
             for j2 in range(j1 + 1, b):
                 c2 = child_ids[j2]
-                cs = np.cos(angle[c1] - angle[c2])
-                oa = off[c1]
-                ob = off[c2]
-                dd = (foot[c1] + foot[c2]) * (1.0 + gap)
-                qa = 2.0 * (1.0 - cs)
-                qb = 2.0 * (oa + ob) * (1.0 - cs)
-                qc = oa * oa + ob * ob - 2.0 * cs * oa * ob - dd * dd
+                i2 = j2 - a
+                dx = cs_a[i1] - cs_a[i2]
+                dy = sn_a[i1] - sn_a[i2]
+                qa = dx * dx + dy * dy
                 if qa < 1e-12:
                     continue
-                disc = qb * qb - 4.0 * qa * qc
-                if disc < 0.0:
-                    continue
-                r = (-qb + np.sqrt(disc)) / (2.0 * qa)
-                if r > R:
-                    R = r
+                for t in range(min(high[c1], high[c2]) + 1):
+                    ex = (cs_a[i1] * bx[c1, t] - sn_a[i1] * by[c1, t]) - (cs_a[i2] * bx[c2, t] - sn_a[i2] * by[c2, t])
+                    ey = (sn_a[i1] * bx[c1, t] + cs_a[i1] * by[c1, t]) - (sn_a[i2] * bx[c2, t] + cs_a[i2] * by[c2, t])
+                    dd = (bf[c1, t] + bf[c2, t]) * (1.0 + gap)
+                    qb = 2.0 * (dx * ex + dy * ey)
+                    qc = ex * ex + ey * ey - dd * dd
+                    disc = qb * qb - 4.0 * qa * qc
+                    if disc < 0.0:
+                        continue
+                    r = (-qb + np.sqrt(disc)) / (2.0 * qa)
+                    if r > R:
+                        R = r
         base[k] = R
-        for j in range(a, b):
-            c = child_ids[j]
-            rho = R + off[c]
-            px[j - a] = rho * np.cos(angle[c])
-            py[j - a] = rho * np.sin(angle[c])
-            pr[j - a] = foot[c]
-        px[m] = 0.0
-        py[m] = 0.0
-        pr[m] = size[k]
-        cx, cy, rad = _enclosing_circle(px, py, pr, m + 1, 64)
+        high[k] = min(h1 + 1, nb - 1)
+        # the bands of k: band t + 1 encloses the children's bands t (the last: also theirs)
+        for t in range(1, high[k] + 1):
+            q = 0
+            for j in range(a, b):
+                c = child_ids[j]
+                i = j - a
+                for s in range(t - 1, nb if t == nb - 1 else t):
+                    if bf[c, s] < 0.0:
+                        continue
+                    px[q] = R * cs_a[i] + cs_a[i] * bx[c, s] - sn_a[i] * by[c, s]
+                    py[q] = R * sn_a[i] + sn_a[i] * bx[c, s] + cs_a[i] * by[c, s]
+                    pr[q] = bf[c, s]
+                    q += 1
+            cx, cy, rad = _enclosing_circle(px, py, pr, q, 64)
+            bf[k, t] = rad
+            bx[k, t] = cx
+            by[k, t] = cy
+        for t in range(high[k] + 1):
+            px[t] = bx[k, t]
+            py[t] = by[k, t]
+            pr[t] = bf[k, t]
+        cx, cy, rad = _enclosing_circle(px, py, pr, high[k] + 1, 64)
         foot[k] = rad
         off[k] = np.sqrt(cx * cx + cy * cy)
-        # remember the direction of the offset in the node's own frame (as a turn)
-        if off[k] > 1e-12:
-            base_dir = np.arctan2(cy, cx)
-        else:
-            base_dir = 0.0
+        # turn the node's frame so that its footprint's offset points along +x
+        base_dir = np.arctan2(cy, cx) if off[k] > 1e-12 else 0.0
+        ct = np.cos(base_dir)
+        st = np.sin(base_dir)
+        for t in range(high[k] + 1):
+            x = bx[k, t]
+            y = by[k, t]
+            bx[k, t] = ct * x + st * y
+            by[k, t] = -st * x + ct * y
         for j in range(a, b):
-            angle[child_ids[j]] -= base_dir  # turn the frame so the offset points along +x
-    return foot, off, base, angle
+            angle[child_ids[j]] -= base_dir
+    return foot, off, base, angle, bf, bx, by
 
 
 @njit(cache=True, nogil=True)
@@ -286,3 +350,66 @@ def cone_positions(parent, base, angle, level_height):
         pos[k, 1] = pos[p, 1] + base[p] * np.sin(th)
         pos[k, 2] = pos[p, 2] - level_height
     return pos, turn
+
+
+@njit(cache=True, nogil=True)
+def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, centre_x, centre_y, radius,
+                      min_radius, max_labels):
+    """Greedy label placement beside spheres (Christensen et al. 1995's greedy baseline:
+    the most important first, each at the first free candidate place).  Nodes are taken in
+    ``order``; node k's label (``width`` pixels wide, ``ascent`` above and ``descent``
+    below its baseline) is tried left-aligned at (anchor_x[0, k], anchor_y[0, k]) (right of
+    its sphere), then right-aligned at side 1 (left of it): its box
+    [x0, x0 + w] × [y − ascent, y + descent] must lie inside ``lim`` = (x0, y0, x1, y1),
+    overlap no box placed before (open intervals) and lie farther than radius[j] from the
+    centre of every other sphere j with radius[j] > ``min_radius`` (tiny spheres may sit
+    behind text).  At most ``max_labels`` are placed.  Returns ``(node, side)`` of the
+    labels placed, in placement order.  O(tried × (placed + spheres))."""
+    n = order.shape[0]
+    m = radius.shape[0]
+    bx0 = np.empty(max_labels)
+    by0 = np.empty(max_labels)
+    bx1 = np.empty(max_labels)
+    by1 = np.empty(max_labels)
+    out_node = np.empty(max_labels, np.int64)
+    out_side = np.empty(max_labels, np.int64)
+    q = 0
+    for t in range(n):
+        if q >= max_labels:
+            break
+        k = order[t]
+        for side in range(2):
+            x0 = anchor_x[side, k]
+            if side == 1:
+                x0 -= width[k]
+            x1 = x0 + width[k]
+            y0 = anchor_y[side, k] - ascent
+            y1 = anchor_y[side, k] + descent
+            if x0 < lim[0] or x1 > lim[2] or y0 < lim[1] or y1 > lim[3]:
+                continue
+            hit = False
+            for j in range(q):
+                if x0 < bx1[j] and bx0[j] < x1 and y0 < by1[j] and by0[j] < y1:
+                    hit = True
+                    break
+            if hit:
+                continue
+            for j in range(m):
+                if j == k or radius[j] <= min_radius:
+                    continue
+                dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
+                dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
+                if math.hypot(dx, dy) < radius[j]:
+                    hit = True
+                    break
+            if hit:
+                continue
+            bx0[q] = x0
+            by0[q] = y0
+            bx1[q] = x1
+            by1[q] = y1
+            out_node[q] = k
+            out_side[q] = side
+            q += 1
+            break
+    return out_node[:q].copy(), out_side[:q].copy()

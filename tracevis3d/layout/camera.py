@@ -23,10 +23,16 @@ def camera_basis(to_camera: np.ndarray, up=(0.0, 0.0, 1.0)):
     """(right, up, forward) of a camera looking along ``-to_camera``."""
     f = -np.asarray(to_camera, np.float64)
     f /= np.linalg.norm(f)
-    r = np.cross(f, np.asarray(up, np.float64))
+    r = _cross3(f, np.asarray(up, np.float64))
     r /= np.linalg.norm(r)
-    u = np.cross(r, f)
+    u = _cross3(r, f)
     return r, u, f
+
+
+def _cross3(a, b) -> np.ndarray:
+    """``np.cross`` of two 3-vectors, the same products and differences without its
+    general-axis set-up (camera_basis runs hundreds of times per cone layout)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _half_tans(resolution, lens_mm, sensor_mm):

@@ -38,6 +38,9 @@ from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
+#: sibling subtrees are kept apart level by level for this many levels below them (the last
+#: band holds every deeper level; `kernels.cone.cone_footprints`)
+BANDS = 12
 
 
 def node_radii(time: np.ndarray, root_time: float) -> np.ndarray:
@@ -91,7 +94,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     node = pruned.node
     time = cct.time[node]
     radius = node_radii(time, float(cct.time[0]))
-    foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP)
+    foot, offset, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP, BANDS)[:4]
     n_levels = int(pruned.depth.max()) if len(pruned) > 1 else 1
 
     # colour: the icicle's palette on a representative call of every context
@@ -132,11 +135,13 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     if orig is not None:
         call_of_node = np.where(real, orig[np.maximum(rep, 0)], -1)
 
-    texts_of: dict = {}  # node → label text, shared by the candidate figures
+    texts_of: dict = {}  # node → (label text, its width in ems), shared by the candidate figures
+    names_of: dict = {}  # function → short name
 
     def labels_of(shape, rect):
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
-                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of)
+                           params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of,
+                           names_of)
 
     spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
     stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)

@@ -123,30 +123,40 @@ def partial_stubs(pos, radius, partial, down, level_h, appear=None) -> TubeLayer
                      attrs=_appear(appear, k))
 
 
-def node_label(cct, k_full: int, tail: int | None = None) -> str:
+def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = None) -> str:
     """A node's name (``name (N× recursive)`` for a folded recursion); a chain of nodes
-    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``."""
+    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``.  ``names``:
+    function → its short name, filled as names are made (many nodes share a function)."""
     f = int(cct.func[k_full])
     if f < 0:
         return cct.name(k_full)
-    name = describe_function(cct.trace.function_names[f])[4]
+    name = None if names is None else names.get(f)
+    if name is None:
+        name = describe_function(cct.trace.function_names[f])[4]
+        if names is not None:
+            names[f] = name
     depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
     name = f"{name} ({depth}× recursive)" if depth > 1 else name
     if tail is not None and tail != k_full and cct.func[tail] >= 0:
-        return f"{name} › {node_label(cct, int(tail))}"
+        return f"{name} › {node_label(cct, int(tail), None, names)}"
     return name
 
 
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
-                call_of_node, tail=None, rect=None, texts_of: dict | None = None) -> LabelSet:
+                call_of_node, tail=None, rect=None, texts_of: dict | None = None, names: dict | None = None) -> LabelSet:
     """Names of the largest nodes (by inclusive time), right of their sphere (left of it
     when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
     overlap one already placed, another node's sphere (it would be hidden or hide it) or
-    leave the image (``rect``: the content rectangle) is skipped.  ``tail``: per node, the
-    last node of its chain (`cone.compress_chains`).  ``texts_of``: node → its label text,
-    filled as names are made (the candidate figures of one layout share it)."""
+    leave the image (``rect``: the content rectangle) is skipped (`kernels.cone.place_side_labels`).
+    ``tail``: per node, the last node of its chain (`cone.compress_chains`).  ``texts_of``:
+    node → its label text and its width in ems, ``names``: function → its short name, filled as names are made
+    (the candidate figures of one layout share them)."""
+    from ..kernels.cone import place_side_labels
+
     if max_labels <= 0 or len(pruned) == 0:
         return LabelSet.empty()
+    texts_of = {} if texts_of is None else texts_of
+    names = {} if names is None else names
     r, u, f = camera_basis(to_cam)
     rot = euler_xyz(r, u, -f)
     wpp = world_per_pixel(cam, pos, res)
@@ -154,50 +164,32 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     order = np.lexsort((np.arange(len(pruned)), -time))
     centre_px = project(cam, pos, res)
     rad_px = radius / wpp
-    placed: list = []
-    texts, anchors, sizes, calls, aligns = [], [], [], [], []
     w, h = res
     lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
     # both candidate anchors of every node (right of its sphere, left of it), projected at once
     gap = radius + 0.35 * size
     base = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u) - np.outer(radius, f)
-    cand = {side: base + np.outer(side * gap, r) for side in (1.0, -1.0)}
-    cand_px = {side: project(cam, cand[side], res) for side in (1.0, -1.0)}
-    for k in order.tolist():
-        if len(texts) >= max_labels:
-            break
-        text = None if texts_of is None else texts_of.get(k)
-        if text is None:
-            text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k])), LABEL_MAX_EM)
-            if texts_of is not None:
-                texts_of[k] = text
-        width = text_width(text) * tpx
-        for side, align in ((1.0, 0), (-1.0, 2)):  # right of the sphere, else left of it
-            anchor = cand[side][k]
-            x0, y0 = cand_px[side][k]
-            left = x0 if align == 0 else x0 - width
-            box = (left, y0 - ASCENT * tpx, left + width, y0 + DESCENT * tpx)
-            if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
-                continue
-            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-                continue
-            # distance from each sphere's centre to the label's box, against the sphere's radius
-            dx = np.maximum(np.maximum(box[0] - centre_px[:, 0], centre_px[:, 0] - box[2]), 0.0)
-            dy = np.maximum(np.maximum(box[1] - centre_px[:, 1], centre_px[:, 1] - box[3]), 0.0)
-            over = (np.hypot(dx, dy) < rad_px) & (rad_px > 0.3 * tpx)  # tiny leaves may sit behind text
-            over[k] = False
-            if over.any():
-                continue
-            placed.append(box)
-            texts.append(text)
-            anchors.append(anchor)
-            sizes.append(size[k])
-            aligns.append(align)
-            calls.append(int(call_of_node[k]))
-            break
-    n = len(texts)
+    cand = [base + np.outer(side * gap, r) for side in (1.0, -1.0)]
+    cand_px = np.stack([project(cam, c, res) for c in cand])  # (side, node, xy)
+    width = np.empty(len(pruned))
+    for k in range(len(pruned)):
+        made = texts_of.get(k)
+        if made is None:
+            text = cut_end(node_label(cct, int(pruned.node[k]), None if tail is None else int(tail[k]), names),
+                           LABEL_MAX_EM)
+            made = texts_of[k] = (text, text_width(text))
+        width[k] = made[1] * tpx
+    node, side = place_side_labels(order.astype(np.int64), np.ascontiguousarray(cand_px[:, :, 0]),
+                                   np.ascontiguousarray(cand_px[:, :, 1]), width, ASCENT * tpx, DESCENT * tpx,
+                                   np.asarray(lim, np.float64), np.ascontiguousarray(centre_px[:, 0]),
+                                   np.ascontiguousarray(centre_px[:, 1]), np.asarray(rad_px, np.float64), 0.3 * tpx,
+                                   int(max_labels))
+    n = node.size
+    texts = [texts_of[int(k)][0] for k in node]
+    anchors = np.stack([cand[0], cand[1]])[side, node] if n else np.zeros((0, 3))
+    calls = np.asarray(call_of_node, np.int64)[node]
     # a thread or the root (no call of its own) is named like a lane
-    kinds = ["call" if c >= 0 else "lane" for c in calls]
-    return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(sizes, np.float32),
-                    ["TV3D_text_dark"] * n, np.asarray(aligns, np.uint8), kinds, np.asarray(calls, np.int32),
-                    np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
+    kinds = ["call" if c >= 0 else "lane" for c in calls.tolist()]
+    return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(size[node], np.float32),
+                    ["TV3D_text_dark"] * n, np.where(side == 0, 0, 2).astype(np.uint8), kinds,
+                    calls.astype(np.int32), np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
