@@ -236,12 +236,21 @@ _ATTR_WIDTH = {"FLOAT": 1, "INT": 1, "FLOAT_VECTOR": 3, "FLOAT_COLOR": 4, "BYTE_
                "FLOAT2": 2, "INT8": 1, "INT32_2D": 2, "QUATERNION": 4}
 
 
-def _geometry(scene) -> dict:
+#: labels that name calls (the label stage's choice of which calls to name and where
+#: improves between versions: e.g. a row's label no longer stands over a folded band thinner
+#: than it), left out of the comparison of an old scene with today's build of its fields
+NAME_LABEL_KINDS = frozenset({"call", "run", "row", "group", "cluster", "fold"})
+
+
+def _geometry(scene, names: bool = True) -> dict:
     """What the built scene draws: per TraceVis3D object its type and transform, every
-    attribute of a point cloud or mesh (foreach_get), a text object's body."""
+    attribute of a point cloud or mesh (foreach_get), a text object's body; ``names``
+    False: without text objects (`_texts`)."""
     out = {}
     for ob in scene.objects:
         if "tracevis3d" not in ob:
+            continue
+        if not names and ob.type == "FONT":  # compared by `_texts` (their object names shift)
             continue
         out[(ob.name, "type")] = ob.type
         out[(ob.name, "matrix")] = np.array(ob.matrix_world, dtype=np.float64)
@@ -258,6 +267,14 @@ def _geometry(scene) -> dict:
                 a.data.foreach_get(field, arr)
                 out[(ob.name, a.name)] = arr
     return out
+
+
+def _texts(scene) -> list:
+    """(kind, body) of every TraceVis3D text that does not name calls (`NAME_LABEL_KINDS`),
+    sorted; and how many name calls."""
+    fonts = [ob for ob in scene.objects if "tracevis3d" in ob and ob.type == "FONT"]
+    other = sorted((str(ob.get("tv3d_kind")), ob.data.body) for ob in fonts if ob.get("tv3d_kind") not in NAME_LABEL_KINDS)
+    return other, sum(ob.get("tv3d_kind") in NAME_LABEL_KINDS for ob in fonts)
 
 
 #: what tests/data/make_old_blend.py set through the old fields, in the new groups
@@ -301,7 +318,8 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     trace is found next to it, a save and reopen keeps the values, and Build with
     the restored fields gives the same geometry as the saved scene (the same objects; the
     camera's framing and the heads-up display's placement follow today's page layout, so
-    of those only the texts are compared)."""
+    of those only the texts are compared; which calls are named, and where, is today's
+    label stage: those labels are counted, not compared)."""
     for f in ("old_session.blend", "old_session_trace.json.gz"):
         shutil.copy(DATA / f, tmp_path / f)
     blend = tmp_path / "old_session.blend"
@@ -321,8 +339,9 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     record = __import__("json").loads(scene["tracevis3d_build"])["params"]
     assert icicle.to_dict() == P.VIEWS["icicle"].from_dict(record).to_dict()  # the panel = what was built
 
-    saved = _geometry(scene)
-    assert any(k[1] == "position" for k in saved), sorted(saved)[:10]
+    saved = _geometry(scene, names=False)
+    saved_texts, saved_names = _texts(scene)
+    assert any(k[1] == "position" for k in saved) and saved_names > 0, sorted(saved)[:10]
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "again.blend"))
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "again.blend"))
     scene = bpy.context.scene
@@ -330,10 +349,13 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     assert P.params_of(scene, "icicle") == icicle
 
     page = _page_objects(bpy.context.scene)  # the camera and what hangs on it (title, legend)
+    saved_page = _page_desc(bpy.context.scene, page)
     assert bpy.ops.tracevis3d.build() == {"FINISHED"}
-    rebuilt = _geometry(bpy.context.scene)
+    rebuilt = _geometry(bpy.context.scene, names=False)
     assert sorted(rebuilt) == sorted(saved)
-    assert page and _page_objects(bpy.context.scene) == page
+    rebuilt_texts, rebuilt_names = _texts(bpy.context.scene)
+    assert rebuilt_texts == saved_texts and rebuilt_names > 0
+    assert page and _page_desc(bpy.context.scene, _page_objects(bpy.context.scene)) == saved_page
     for key, value in saved.items():
         if key[0] in page and key[1] != "body":
             continue  # the page's layout (title size, legend place, framing) is today's, not the old version's
@@ -352,6 +374,17 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
 #: size): compared within 2 % of its extent; what names the calls (their indices, lanes,
 #: depths, colours, materials, counts) is compared exactly
 PAGE_SCALED = frozenset({"matrix", "position", "tv_scale"})
+
+
+def _page_desc(scene, names) -> list:
+    """The page objects ``names`` as (type, kind or name, text): text objects are told apart
+    by what they say, not by their object names (numbered in the order labels are made)."""
+    out = []
+    for n in names:
+        ob = scene.objects[n]
+        font = ob.type == "FONT"
+        out.append((ob.type, str(ob.get("tv3d_kind")) if font else n, ob.data.body if font else ""))
+    return sorted(out)
 
 
 def _page_objects(scene) -> set:
