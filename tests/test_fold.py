@@ -357,3 +357,39 @@ def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
         want = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights)[-1]
         got = squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights, *work)
         assert np.allclose(got, want), (got, want)
+
+
+def test_a_lane_squeezed_to_one_level_keeps_its_task_not_only_its_last_wait():
+    """A worker's lane: its task (45 µs, a tower 100 levels deep under it, two children a
+    level, neither passing its time through) and then its last queue wait (55 µs), side by
+    side.  Squeezed as far as the squeeze goes (1.5 levels cannot hold a level and the
+    tower's stratum), the lane keeps the task a full, nameable level: the name threshold
+    rises to the widest call of the lane's work, not to the wait beside it (which shares the
+    level anyway); before, the task counted as too narrow and thinned with the tower (a
+    docutils pool of 24 workers lost three workers' names)."""
+    depth = 100
+    spans = [(0.0, 45.0)]  # the spine, in pre-order: each spine call's subtree, then its leaf
+    for k in range(depth):
+        a, b = spans[-1]
+        spans.append((a, a + 0.45 * (b - a)))
+    leaves = [(a + 0.45 * (b - a), a + 0.9 * (b - a)) for a, b in spans[:-1]][::-1]
+    func = list(range(2, 3 + depth)) + list(range(3 + depth, 3 + 2 * depth))
+    func[0] = 0
+    start = [a for a, _ in spans] + [a for a, _ in leaves]
+    end = [b for _, b in spans] + [b for _, b in leaves]
+    parent = [-1] + list(range(depth)) + list(range(depth - 1, -1, -1))
+    kind = [0] * (1 + 2 * depth)
+    func.append(1)
+    start.append(45.0)
+    end.append(100.0)
+    parent.append(-1)
+    kind.append(KIND_WAIT)
+    names = ["task (/app/w.py:1)", "Queue.get (/usr/lib/python3.11/queue.py:154)"] + [
+        f"step{k} (/app/w.py:{10 + k})" for k in range(2 * depth + 1)]
+    tr = Trace.from_arrays(func, start, end, parent, function_names=names, kind=kind).check()
+    idx = np.arange(len(tr))
+    width_px = (tr.end - tr.start) * 10.0  # 10 px a µs: task 450 px, wait 550 px
+    f = fold_levels(tr, idx, tr.parent, np.zeros(len(tr), np.int32), 1, "auto", width_px, 50.0, 16.0, 0.1,
+                    budget_of=lambda demand: np.minimum(demand, 1.5))
+    assert f.height[0] == 1.0 and f.height[-1] == 1.0  # the task and the wait: full levels
+    assert f.height[1:-1].max() < 0.5  # the tower: a thin stratum

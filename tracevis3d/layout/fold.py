@@ -154,7 +154,8 @@ def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
     thin = np.clip(sigma - 2.0, 0.0, 1.0)
     unfold = named_px * ratio ** np.clip(sigma - 1.0, 0.0, 1.0)
     unfold = np.where(sigma >= 2.0, np.inf, unfold)
-    thr = named_px * ratio ** np.clip(sigma - 3.0, 0.0, 1.0)
+    # (at most the widest call itself: the power must not round past it)
+    thr = np.minimum(named_px * ratio ** np.clip(sigma - 3.0, 0.0, 1.0), np.maximum(widest_px, named_px))
     heights = np.empty(sigma.shape + (5,), np.float64)
     squeezed = NARROW_HEIGHT - (NARROW_HEIGHT - SQUEEZE_MIN) * np.clip(sigma, 0.0, 1.0)
     heights[..., H_SQUEEZED] = squeezed - (SQUEEZE_MIN - SQUEEZE_FLOOR) * thin
@@ -245,7 +246,11 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     # the widest call that can be named: infrastructure is always folded, and pass-through
     # calls fold into their chain's band, which carries the chain's first call's name
     nameable_px = np.where(infra_part | pass_part, 0.0, name_px)
-    widest = _lane_max(nameable_px, lane, n_lanes) if n_lanes else np.zeros(nl)
+    # ... and the threshold is set by the lane's work, not its waits: a worker whose last
+    # queue wait outlasts its task keeps the task's name (the wait, a sibling, is as wide)
+    work_px = np.where(trace.kind[idx] == KIND_OTHER, nameable_px, 0.0)
+    widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
+    widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes) if n_lanes else widest)
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest)[2]
