@@ -336,3 +336,56 @@ def test_a_ring_its_height_limits_is_widened_into_a_half_ellipse():
     assert width == pytest.approx(stretch * np.ptp(flat[:, 0]), rel=0.03)
     assert height == pytest.approx(np.ptp(flat[:, 1]), rel=0.03)
     assert px[:, 0].min() >= 0 and px[:, 0].max() <= spec.resolution[0]
+
+
+@pytest.mark.parametrize("zero_radius", [2.0, 9.0, 30.0])
+def test_inner_radius_is_the_curves_room(zero_radius):
+    """The inside of the ring is the hand-off curves' room: ``zero_radius`` whenever one is
+    shown; without any, only the lane band's (`MIN_ZERO_RADIUS`), more where many lanes would
+    leave level 0 a sliver of less than `LANE_ARC_LEVELS` along the arc; never above
+    ``zero_radius``."""
+    from tracevis3d.layout.ring import LANE_ARC_LEVELS, MIN_ZERO_RADIUS, inner_radius
+
+    for lanes in (1, 4, 17, 43):
+        assert inner_radius(zero_radius, 1, lanes) == zero_radius
+        assert inner_radius(zero_radius, 500, lanes) == zero_radius
+        z = inner_radius(zero_radius, 0, lanes)
+        assert z <= zero_radius
+        assert z == min(zero_radius, max(MIN_ZERO_RADIUS, LANE_ARC_LEVELS * lanes / ARC_SPAN))
+        if z < zero_radius:  # each lane's level 0 still spans LANE_ARC_LEVELS (gaps aside)
+            assert z * ARC_SPAN / lanes >= LANE_ARC_LEVELS - 1e-9
+
+
+def test_a_ring_without_hand_offs_has_a_smaller_inside(program):
+    """A trace without hand-offs draws no curves inside the ring, so its inside shrinks to the
+    lane band's room (the bars take the radius it frees); one with hand-offs keeps the
+    default inside for its curves."""
+    from tracevis3d.layout.ring import MIN_ZERO_RADIUS
+
+    tr, sync = program
+    with_curves = threads_layout(tr, ThreadsParams(resolution=(1280, 720)), sync)
+    assert with_curves.meta["n_curves"] > 0 and with_curves.meta["zero_radius"] == ThreadsParams().zero_radius
+    alone = tracevis3d.synthetic(20000, threads=1, seed=3)
+    spec = threads_layout(alone, ThreadsParams(resolution=(1920, 1080)))
+    assert spec.meta["n_curves"] == 0 and spec.meta["zero_radius"] == MIN_ZERO_RADIUS
+
+
+@pytest.mark.parametrize("names, focus, want_left, want_right", [
+    (["MainThread"], 0, False, False),  # one thread: its name on top, the ring as wide as the frame
+    (["MainThread", "worker"], 1, True, False),  # the wide focus section's middle is high on the arc
+    (["a", "b", "c", "d"], 3, True, True),
+    (["a", "b"], 0, False, True),
+    (["a", "b", "c"], 1, True, True),
+])
+def test_side_room_only_for_names_beside_the_ends(names, focus, want_left, want_right):
+    """Room beside the semicircle's ends is kept only on a side whose end thread's name is set
+    beside the arc (its section's middle low on the arc, `SIDE_ALIGN_COS`), as long as
+    that name (at most `SIDE_NAME_EM`)."""
+    from tracevis3d.layout.text import text_width
+    from tracevis3d.layout.threads import NAME_GAP_EM, SIDE_NAME_EM, side_name_room
+
+    left, right = side_name_room(names, focus, 2.5)
+    assert (left > 0) == want_left and (right > 0) == want_right
+    for room, name in ((left, names[0]), (right, names[-1])):
+        if room:
+            assert room == pytest.approx(min(text_width(name) * 1.3 + NAME_GAP_EM, SIDE_NAME_EM))

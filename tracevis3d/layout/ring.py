@@ -32,6 +32,12 @@ GAP_DEG = 1.5  # gap between sections (at most 15 % of a section)
 BASE_HEIGHT = 0.18  # extrusion of a bar that neither waits nor does I/O (level widths)
 SYNC_HEIGHT = 1.1  # extra extrusion of a bar that only waits or does I/O
 ARC_START, ARC_SPAN = np.pi, np.pi  # the semicircle: local angles π (left) … 2π (right), over the top
+#: the zero-level radius of a ring without hand-off curves (level widths): room for the lane
+#: band inside level 0, not for curves
+MIN_ZERO_RADIUS = 4.0
+#: each lane's level 0 spans at least this many level widths along the arc (many lanes keep a
+#: larger inside, so their sections do not end in slivers at the centre)
+LANE_ARC_LEVELS = 2.0
 
 
 @dataclass
@@ -71,6 +77,17 @@ def sector_angles(n_lanes: int, focus_lane: int, focus_scale: float, start: floa
     width = (span - (n_lanes - 1) * gap) * w / w.sum()
     a0 = start + np.concatenate([[0.0], np.cumsum(width + gap)[:-1]])
     return a0, a0 + width
+
+
+def inner_radius(zero_radius: float, n_handoffs: int, n_lanes: int) -> float:
+    """The zero-level radius Z of a ring with ``n_handoffs`` shown hand-off curves: the
+    inside is the curves' room, so ``zero_radius`` when any is shown, else only the lane
+    band's: `MIN_ZERO_RADIUS`, or more where a lane's level 0 would span less than
+    `LANE_ARC_LEVELS` along the arc; never above ``zero_radius``."""
+    zero_radius = float(zero_radius)
+    if int(n_handoffs) > 0:
+        return zero_radius
+    return min(zero_radius, max(MIN_ZERO_RADIUS, LANE_ARC_LEVELS * max(int(n_lanes), 1) / ARC_SPAN))
 
 
 def make_ring(n_lanes: int, lane_levels, focus_lane: int, focus_scale: float, zero_radius: float,

@@ -40,13 +40,15 @@ from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_p
 from .colour import _hue_ring, colour_calls
 from .cutaway import threads_cutaway
 from . import threads_flows
-from .corr_curves import ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index
+from .corr_curves import (ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index,
+                          shown_rows)
 from .fold import fold_levels
 from .geometry import cluster_calls, drawn_calls
 from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, text_px
 from .naming import function_table
 from .params import IcicleParams
-from .ring import BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, make_ring, neighbour_distinct, polar
+from .ring import (BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring, neighbour_distinct,
+                   polar, sector_angles)
 from .select import select_calls
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
@@ -62,6 +64,9 @@ NAME_GAP_EM = 0.5
 #: room beside the semicircle's ends for the end threads' names, at most (em of the text; a
 #: longer name finds another place, `thread_name_labels`)
 SIDE_NAME_EM = 9.0
+#: a thread name whose place on the arc has |cos| of its angle above this stands beside the
+#: arc (right-aligned on the left, left-aligned on the right), else centred above it
+SIDE_ALIGN_COS = 0.5
 #: rows under the base line for names with no room beside the arc, this many text sizes apart
 UNDER_ROWS, UNDER_ROW_EM = 2, 1.3
 #: thread names stand this share of the way from the ring to the camera (same place and size
@@ -361,7 +366,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         for base, spots in (((lambda a: outline_at(k, a)), NEAR_SPOTS), ((lambda a: outer[k]), (0.5, 0.25, 0.75))):
             for i, a in enumerate(ring.a0[k] + np.asarray(spots) * (ring.a1[k] - ring.a0[k])):
                 c = np.cos(a)
-                align = 2 if c < -0.5 else 0 if c > 0.5 else 1
+                align = 2 if c < -SIDE_ALIGN_COS else 0 if c > SIDE_ALIGN_COS else 1
                 for step in range(4) if i == 0 else range(1):  # the middle: up to three lines further out
                     r = base(a) + gap + step * 0.6 * sizes[k] / place.scale
                     yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
@@ -484,8 +489,6 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
 def object_legend(sync, sel, lane_of_thread):
     """Legend rows (name, colour index, "swatch") of the objects of the shown hand-offs in
     object mode, most waited first (at most 6; grey ones left out)."""
-    from .corr_curves import shown_rows
-
     objs = np.unique(sync.object[shown_rows(sync, sel, lane_of_thread)])
     k = object_colour_index(sync, objs)
     keep = np.argsort(k[k >= 0])[:6]
@@ -596,13 +599,31 @@ def lane_outline(ring, d, bins: int = OUTLINE_BINS) -> np.ndarray:
                               float(ring.t1), float(ring.zero_radius), float(BAR_FILL), int(bins))
 
 
-def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0
-                  ) -> SimpleNamespace:
+def side_name_room(lane_names, focus_lane: int, focus_scale: float) -> tuple:
+    """(left, right) room beside the semicircle's ends for the end threads' names (text
+    sizes), at most `SIDE_NAME_EM` (a longer name takes another place:
+    `thread_name_labels`); none on a side whose end thread's section has its middle
+    high on the arc, where its name is centred above the bars, not beside them (one
+    thread: its name on top, the ring as wide as the frame)."""
+    a0, a1 = sector_angles(len(lane_names), focus_lane, focus_scale)
+    if not len(lane_names):
+        return 0.0, 0.0
+    room = [min(text_width(lane_names[k]) * 1.3 + NAME_GAP_EM, SIDE_NAME_EM) for k in (0, -1)]
+    mid = 0.5 * (a0[[0, -1]] + a1[[0, -1]])
+    # `thread_name_labels` sets a name beside the arc where |cos| of its angle exceeds 0.5
+    return (room[0] if np.cos(mid[0]) < -SIDE_ALIGN_COS else 0.0, room[1] if np.cos(mid[1]) > SIDE_ALIGN_COS else 0.0)
+
+
+def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0,
+                  zero_radius: float | None = None) -> SimpleNamespace:
     """The icicle on top and the semicircle below in the pixel rectangle ``rect``: the
     ring's fold and geometry, the focused thread's icicle stages, the frame and camera,
     and where the ring stands (`RingPlacement`).  The semicircle is as wide as ``rect``
     allows (names beside its ends) less ``beside_px`` at its right (room for the legend
-    beside it), at most `RING_HEIGHT_SHARE` of its height; the icicle gets the rest."""
+    beside it), at most `RING_HEIGHT_SHARE` of its height; the icicle gets the rest.
+    ``side_em``: (left, right) room for names beside the ends (`side_name_room`).
+    ``zero_radius``: the ring's inner radius (`ring.inner_radius`), ``params.zero_radius``
+    when None."""
     from .frame import frame_lanes
     from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
 
@@ -613,7 +634,9 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     W, H = x1 - x0, y1 - y0
     name_units = (NAME_GAP_EM + 1.6) * tpx  # room for the thread names above the arc (pixels)
     axis_px = 2.4 * tpx + 0.5 * level_px(tpx)
-    radius_px = max(min(0.5 * (W - beside_px) - side_em * tpx, RING_HEIGHT_SHARE * H - name_units), 4.0 * tpx)
+    side_l, side_r = side_em
+    radius_px = max(min(0.5 * (W - beside_px - (side_l + side_r) * tpx), RING_HEIGHT_SHARE * H - name_units),
+                    4.0 * tpx)
     wall_px = H - radius_px - name_units - axis_px
     if wall_px < 4.0 * level_px(tpx):
         wall_px = 4.0 * level_px(tpx)
@@ -624,7 +647,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
                        us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
-    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, params.zero_radius,
+    Z = params.zero_radius if zero_radius is None else zero_radius
+    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, Z,
                      sel.t0, sel.t1)
     d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
     # the semicircle's drawn height when its width is what limits it (a bar reaches high only
@@ -632,7 +656,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     # take goes to the icicle instead of a gap between the two
     outline = lane_outline(ring, d)
     up_units, left_units, right_units = ring_extent(ring, outline)
-    need_px = (W - beside_px - 2.0 * side_em * tpx) * up_units / (left_units + right_units)
+    need_px = (W - beside_px - (side_l + side_r) * tpx) * up_units / (left_units + right_units)
     if params.show_icicle and 4.0 * tpx <= need_px < radius_px:
         radius_px = need_px
         wall_px = H - radius_px - name_units - axis_px
@@ -640,7 +664,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     to_cam = view_direction(params.azimuth, params.elevation)
     R_units = ring.outer_radius
     out = SimpleNamespace(ring=ring, fold=fold, drawn=d, outline=outline, wall_layers=[], wall_labels=[],
-                          wall_mats={}, st=None, frame=None, ip=None, name_units=name_units, side_px=side_em * tpx)
+                          wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
+                          side_px=(side_l * tpx, side_r * tpx))
     if params.show_icicle:
         ip = wall_params(params, focus, sel.t0, sel.t1)
         st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
@@ -662,11 +687,12 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         # the drawn bars' extent (shallow calls leave room above or beside the semicircle
         # that a larger one can take), centred across the free width
         by_height = (zb1 - zb0 - 0.5 * names_w) / up_units
-        by_width = (free_w - 2.0 * side_em * tpx * px_w) / (left_units + right_units)
+        by_width = (free_w - (side_l + side_r) * tpx * px_w) / (left_units + right_units)
         scale = max(min(by_height, by_width), 1e-6 / R_units)
         # a semicircle that its height limits is widened into a half-ellipse over the free width
         stretch = float(np.clip(by_width / scale, 1.0, MAX_STRETCH))
-        centre = left + 0.5 * free_w + 0.5 * (left_units - right_units) * scale * stretch
+        centre = left + 0.5 * (free_w + (side_l - side_r) * tpx * px_w) + \
+            0.5 * (left_units - right_units) * scale * stretch
         out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale, stretch)
         out.ring_block_px = (zb1 - zb0) / px_w
     else:
@@ -701,7 +727,7 @@ def composition_occupancy(comp, params, tpx) -> np.ndarray:
     for y in ys:
         inside = arc[:, 1] <= y + OCCUPANCY_CELL_PX
         if inside.any():
-            rects.append((arc[inside, 0].min() - comp.side_px, y, arc[inside, 0].max() + comp.side_px,
+            rects.append((arc[inside, 0].min() - comp.side_px[0], y, arc[inside, 0].max() + comp.side_px[1],
                           y + OCCUPANCY_CELL_PX))
     return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=rects)
 
@@ -760,13 +786,13 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     compact = {u: k for k, u in enumerate(used)}
     hud_rows = [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows]
     plan = plan_hud(res, tpx, title, hud_rows, params.show_title, params.show_legend)
-    # room beside the semicircle's ends for the end threads' names, at most SIDE_NAME_EM (a
-    # longer name takes another place: `thread_name_labels`)
-    side_em = min(max(text_width(sel.lane_names[0]), text_width(sel.lane_names[-1])) * 1.3 + NAME_GAP_EM,
-                  SIDE_NAME_EM)
+    side_em = side_name_room(sel.lane_names, focus_lane, params.focus_scale)
+
+    # the inside of the ring is the hand-off curves' room: few curves, a smaller inside
+    Z = inner_radius(params.zero_radius, shown_rows(sync, sel, lane_of_thread).size, n_lanes)
 
     def compose(rect):
-        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em)
+        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, zero_radius=Z)
 
     comp = None
     if plan.legend_rows and params.show_icicle:
@@ -774,7 +800,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
         narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
         lw, lh = legend_size(narrow, res, 1)
-        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx)
+        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx, Z)
         if lh <= getattr(comp, "ring_block_px", 0.0):
             plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
         else:
