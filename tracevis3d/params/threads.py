@@ -29,7 +29,7 @@ THREADS = Schema("threads", [
     Param("max_levels", Number(1, 1000, integer=True), 14, group=S.SHOW, unit="levels", label="Levels",
           help="levels each thread's section of the ring may take after folding; deeper stacks are squeezed into them"),
     Param("zero_radius", Number(1.0, 1000.0, metavar="R"), 9.0, group=S.SHOW, label="Zero radius",
-          help="radius of stack level 0, in level widths (room for the curves inside)"),
+          help="radius of stack level 0, in level widths (room for the curves inside; a ring without hand-offs uses less)"),
     Param("focus_scale", Number(1.0, 50.0, metavar="X"), 2.5, group=S.SHOW, label="Focus width",
           help="the focused thread's sector is this many times wider"),
     S.TIME_WINDOW.but(default_text="see --span"),
@@ -74,7 +74,8 @@ class ThreadsParams(Params, schema=THREADS):
       ``none``, or level ranges ``A:B[,C:D]``; ``max_levels``: levels each thread's
       section of the ring may take after folding (deeper stacks are squeezed into them);
     - ``hide`` / ``hide_modules``: as in the icicle (regexes, modules; children promoted);
-    - ``zero_radius``: radius of level 0 in level widths (room for the curves inside);
+    - ``zero_radius``: radius of level 0 in level widths (room for the curves inside; a ring
+      with no hand-off curve shown uses less, `layout.ring.inner_radius`);
     - ``time_window``: (t0, t1) µs; without one, ``window`` says what is shown:
       ``concurrent`` (the span in which two or more of the shown threads are active: where
       threads can wait on each other) or ``all`` (the whole trace);
