@@ -433,3 +433,20 @@ def test_camera_fit_rows_keep_all_when_a_point_is_at_the_camera():
     keep, ok = camera_fit_rows(pts, r, u, f, 0.3, 0.2, 1e-9)
     assert keep.shape == (3,)
     assert ok or keep.all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(0, 50))
+def test_segment_samples_equal_brute_force(seed, m):
+    """`segment_samples` against the numpy sampling it replaced, bit for bit."""
+    from tracevis3d.kernels.cone import segment_samples
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(-100, 2000, (m, 2)), rng.uniform(-100, 2000, (m, 2))
+    n = rng.integers(2, 40, m).astype(np.int64)
+    seg = np.repeat(np.arange(m), n)
+    t = (np.arange(seg.size) - np.repeat(np.cumsum(n) - n, n)) / (n[seg] - 1)
+    brute = a[seg] + (b[seg] - a[seg]) * t[:, None]
+    got = segment_samples(a, b, n)
+    assert got.shape == brute.shape
+    assert np.array_equal(got, brute)

@@ -549,3 +549,28 @@ def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
         cw += r[2] * sa + u[2] * sb
         dist = dist * fill
     return keep, True
+
+
+@njit(cache=True, nogil=True)
+def segment_samples(a, b, n):
+    """Points along pixel segments a[s] → b[s] (each (m, 2)): n[s] ≥ 2 of them evenly from
+    a[s] to b[s] inclusive, p = a + (b - a) · j / (n[s] - 1), j = 0 .. n[s] - 1, in
+    segment order (the sampling `layout.cone._tree_occupancy` traces every cell with)."""
+    m = a.shape[0]
+    total = 0
+    for s in range(m):
+        total += n[s]
+    out = np.empty((total, 2))
+    k = 0
+    for s in range(m):
+        d = n[s] - 1
+        ax = a[s, 0]
+        ay = a[s, 1]
+        dx = b[s, 0] - ax
+        dy = b[s, 1] - ay
+        for j in range(n[s]):
+            t = j / d
+            out[k, 0] = ax + dx * t
+            out[k, 1] = ay + dy * t
+            k += 1
+    return out

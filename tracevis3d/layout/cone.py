@@ -167,9 +167,16 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         bare = [covered_share(occupancy(sh, LabelSet.empty())) for sh, _ in shapes]
         shapes = [shapes[k] for k in np.argsort(bare, kind="stable")[::-1][:SPIN_NAMED]]
 
+    replan_of = free_room_replan(res, tpx, title, rows, params.show_title)
+    replans: dict = {}  # (share of the width, scale) → its plan: the same for every candidate figure
+
+    def replan(frac, scale):
+        if (frac, scale) not in replans:
+            replans[frac, scale] = replan_of(frac, scale)
+        return replans[frac, scale]
+
     def place_legend(grid):
-        return legend_placement(full, plan, grid, CORNER_CELL_PX, res,
-                                free_room_replan(res, tpx, title, rows, params.show_title))
+        return legend_placement(full, plan, grid, CORNER_CELL_PX, res, replan)
 
     def figure_of(shape, spin):
         """The figure of one candidate: (cover, shape, labels, spin, hud plan, where the tree
@@ -453,6 +460,7 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
     """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, the edges
     and the base circles (drawn at their children's level, as `cone_geometry.ring_tubes`
     draws them; both traced every cell), and the labels' boxes."""
+    from ..kernels.cone import segment_samples
     from .camera import project, world_per_pixel
     from .cone_geometry import RING_SAMPLES
     from .text import text_width
@@ -478,10 +486,8 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
         seg_b.append(ring[:, 1:].reshape(-1, 3))
     a, b = project(cam, np.concatenate(seg_a), res), project(cam, np.concatenate(seg_b), res)
     n = np.clip(np.ceil(np.hypot(*(b - a).T) / CORNER_CELL_PX), 1, 1000).astype(np.int64) + 1
-    seg = np.repeat(np.arange(n.size), n)
-    t = (np.arange(seg.size) - np.repeat(np.cumsum(n) - n, n)) / (n[seg] - 1)
-    pts.append(a[seg] + (b[seg] - a[seg]) * t[:, None])
-    rad.append(np.full(seg.size, 1.5))
+    pts.append(segment_samples(a, b, n))
+    rad.append(np.full(pts[-1].shape[0], 1.5))
     rects = []
     if len(labels):
         lp = project(cam, labels.anchors, res)
