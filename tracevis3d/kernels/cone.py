@@ -413,3 +413,164 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
             q += 1
             break
     return out_node[:q].copy(), out_side[:q].copy()
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _ratio_rows(p, lx, ly, lz, r, u, f, tol_rel, keep):
+    """Marks the rows near the extremes of (q·r)/(q·f) and (q·u)/(q·f), q = p_i - loc, and
+    returns ``(ok, their min and max)``; ``ok`` False when some q·f is not clearly positive
+    (the ratios are then not what a camera sees)."""
+    n = p.shape[0]
+    big = 0.0
+    z_lo = np.inf
+    a_lo = np.inf
+    a_hi = -np.inf
+    b_lo = np.inf
+    b_hi = -np.inf
+    bound = 0.0
+    for i in range(n):
+        q0 = p[i, 0] - lx
+        q1 = p[i, 1] - ly
+        q2 = p[i, 2] - lz
+        z = q0 * f[0] + q1 * f[1] + q2 * f[2]
+        s = abs(q0) + abs(q1) + abs(q2)
+        big = max(big, s)
+        z_lo = min(z_lo, z)
+        iz = 1.0 / z
+        a = (q0 * r[0] + q1 * r[1] + q2 * r[2]) * iz
+        b = (q0 * u[0] + q1 * u[1] + q2 * u[2]) * iz
+        a_lo = min(a_lo, a)
+        a_hi = max(a_hi, a)
+        b_lo = min(b_lo, b)
+        b_hi = max(b_hi, b)
+        bound = max(bound, (1.0 + abs(a) + abs(b)) * s * iz)
+    if not z_lo > 1e-6 * big:
+        return False, a_lo, a_hi, b_lo, b_hi
+    tol = tol_rel * bound
+    for i in range(n):
+        q0 = p[i, 0] - lx
+        q1 = p[i, 1] - ly
+        q2 = p[i, 2] - lz
+        z = q0 * f[0] + q1 * f[1] + q2 * f[2]
+        az = q0 * r[0] + q1 * r[1] + q2 * r[2]
+        bz = q0 * u[0] + q1 * u[1] + q2 * u[2]
+        # a/z near an extreme: a <= (a_lo + tol) z or a >= (a_hi - tol) z (z > 0)
+        if (az <= (a_lo + tol) * z or az >= (a_hi - tol) * z or bz <= (b_lo + tol) * z
+                or bz >= (b_hi - tol) * z):
+            keep[i] = True
+    return True, a_lo, a_hi, b_lo, b_hi
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
+    """The rows of ``p`` (n, 3) that decide `layout.camera.fit_camera` (perspective, margin
+    1, camera basis r, u, f, half-tangents tx, ty) and the bounding box of the points it
+    projects: every row that attains, or comes within tol of, a minimum or maximum the fit
+    takes, at every step of the fit followed here in plain float64:
+
+        the columns' min and max (the extent);  a = p·r, b = p·u, z = p·f (the centre
+        ca, cb, cz at the middle of their ranges);  |a - ca|/tx - (z - cz) and
+        |b - cb|/ty - (z - cz) (the first distance D, their max);  then six rounds of
+        q = p - (centre - f D):  a/z = (q·r)/(q·f) and b/z = (q·u)/(q·f) (their ranges
+        move the centre and scale D);  and a/z, b/z of the final camera (what `project` maps
+        to pixels linearly).
+
+    tol = ``tol_rel`` × the largest bound on a value's size (Σ|p_j| for the linear values,
+    (1 + |a/z| + |b/z|) Σ|q_j| / z for the ratios), far above the last-bit differences
+    between this sweep and numpy's (BLAS) dot products, so the fit and the projected box
+    computed on these rows alone are bit for bit those of all rows (min and max are exact;
+    every row's own arithmetic is the same).  Returns ``(keep, ok)``: ``ok`` False (keep
+    every row) when some point comes near or behind the camera plane."""
+    n = p.shape[0]
+    keep = np.zeros(n, np.bool_)
+    if n == 0:
+        return keep, True
+    lo = np.full(6, np.inf)  # x, y, z, a, b, z' (p·f)
+    hi = np.full(6, -np.inf)
+    v = np.empty(6)
+    bound = 0.0
+    for i in range(n):
+        v[0] = p[i, 0]
+        v[1] = p[i, 1]
+        v[2] = p[i, 2]
+        v[3] = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+        v[4] = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+        v[5] = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        for j in range(6):
+            lo[j] = min(lo[j], v[j])
+            hi[j] = max(hi[j], v[j])
+        bound = max(bound, abs(p[i, 0]) + abs(p[i, 1]) + abs(p[i, 2]))
+    tol = tol_rel * bound
+    ca = 0.5 * (lo[3] + hi[3])
+    cb = 0.5 * (lo[4] + hi[4])
+    cz = 0.5 * (lo[5] + hi[5])
+    s_hi = np.array([-np.inf, -np.inf])
+    for i in range(n):
+        v[0] = p[i, 0]
+        v[1] = p[i, 1]
+        v[2] = p[i, 2]
+        v[3] = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+        v[4] = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+        v[5] = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        for j in range(6):
+            if v[j] <= lo[j] + tol or v[j] >= hi[j] - tol:
+                keep[i] = True
+        s_hi[0] = max(s_hi[0], abs(v[3] - ca) / tx - (v[5] - cz))
+        s_hi[1] = max(s_hi[1], abs(v[4] - cb) / ty - (v[5] - cz))
+    # the first distance: rows near the max of |a - ca|/tx - (z - cz), |b - cb|/ty - (z - cz)
+    tol2 = tol_rel * (bound + abs(ca) + abs(cb) + abs(cz)) * (1.0 + 1.0 / tx + 1.0 / ty)
+    for i in range(n):
+        a = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+        b = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+        z = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        if (abs(a - ca) / tx - (z - cz) >= s_hi[0] - tol2) or (abs(b - cb) / ty - (z - cz) >= s_hi[1] - tol2):
+            keep[i] = True
+    cx = ca * r[0] + cb * u[0] + cz * f[0]
+    cy = ca * r[1] + cb * u[1] + cz * f[1]
+    cw = ca * r[2] + cb * u[2] + cz * f[2]
+    dist = max(s_hi[0], s_hi[1], 1e-3)
+    for _ in range(7):  # six rounds, then the final camera
+        lx = cx - f[0] * dist
+        ly = cy - f[1] * dist
+        lz = cw - f[2] * dist
+        ok, a_lo, a_hi, b_lo, b_hi = _ratio_rows(p, lx, ly, lz, r, u, f, tol_rel, keep)
+        if not ok:
+            keep[:] = True
+            return keep, False
+        na_lo, na_hi = a_lo / tx, a_hi / tx
+        nb_lo, nb_hi = b_lo / ty, b_hi / ty
+        cna = 0.5 * (na_lo + na_hi)
+        cnb = 0.5 * (nb_lo + nb_hi)
+        fill = max(na_hi - na_lo, nb_hi - nb_lo) / 2.0
+        sa = cna * tx * dist
+        sb = cnb * ty * dist
+        cx += r[0] * sa + u[0] * sb
+        cy += r[1] * sa + u[1] * sb
+        cw += r[2] * sa + u[2] * sb
+        dist = dist * fill
+    return keep, True
+
+
+@njit(cache=True, nogil=True)
+def segment_samples(a, b, n):
+    """Points along pixel segments a[s] → b[s] (each (m, 2)): n[s] ≥ 2 of them evenly from
+    a[s] to b[s] inclusive, p = a + (b - a) · j / (n[s] - 1), j = 0 .. n[s] - 1, in
+    segment order (the sampling `layout.cone._tree_occupancy` traces every cell with)."""
+    m = a.shape[0]
+    total = 0
+    for s in range(m):
+        total += n[s]
+    out = np.empty((total, 2))
+    k = 0
+    for s in range(m):
+        d = n[s] - 1
+        ax = a[s, 0]
+        ay = a[s, 1]
+        dx = b[s, 0] - ax
+        dy = b[s, 1] - ay
+        for j in range(n[s]):
+            t = j / d
+            out[k, 0] = ax + dx * t
+            out[k, 1] = ay + dy * t
+            k += 1
+    return out
