@@ -32,6 +32,18 @@ def follow(sess, timeout=30.0, check=True, until_bye=1, max_messages=50):
     raise AssertionError(f"no BYE within {timeout} s: {sess.status()}")
 
 
+def drain(sess, timeout=60.0):
+    """After a publisher returned: poll until every session said BYE, then take what is left.
+    A publisher's return does not mean its messages arrived; on a loaded machine the last
+    ones come late, and one bounded poll (``max_seconds``) does not take them all."""
+    t0 = time.monotonic()
+    while not (sess.sessions and all(s.ended for s in sess.sessions.values())):
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"no BYE within {timeout} s: {sess.status()}")
+        sess.poll_once(max_messages=10 ** 6, max_seconds=0.5, wait=0.05)
+    sess.poll_once(max_messages=10 ** 6, max_seconds=5.0)  # anything after BYE
+
+
 def assert_same_calls(got, want, time_tol=None, kinds=True):
     """Same calls (structure, functions, threads), times within ``time_tol`` µs."""
     assert len(got) == len(want), (len(got), len(want))

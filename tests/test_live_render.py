@@ -13,7 +13,7 @@ bpy = pytest.importorskip("bpy")
 pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
-from live_helpers import free_endpoint  # noqa: E402
+from live_helpers import drain, free_endpoint  # noqa: E402
 from tracevis3d.layout.live import WAIT_RGB  # noqa: E402
 from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
 
@@ -91,7 +91,7 @@ def test_live_view_appends_instances_without_rebuilding():
             objects = objects or names
             assert objects <= names  # the same objects, appended into
         th.join()
-        sess.poll_once(max_messages=10 ** 6)
+        drain(sess)
         view.update(sess)
         t = sess.trace
         assert view.n == len(t) == len(want) and len(view.chunks) == 1
@@ -301,7 +301,11 @@ def test_live_view_keeps_a_trail_and_brings_the_run_back_when_it_stops_following
             sess.poll_once(max_messages=20, wait=0.02)
             view.update(sess)
         th.join()
-        sess.poll_once(max_messages=10 ** 6)
+        drain(sess)
+        # twice: a cluster pass freezes what started before the previous pass's "now", so the
+        # trail's cut reaches the run's end a pass after the last events (a loaded machine
+        # updates the view fewer times while the replay runs)
+        view.update(sess)
         view.update(sess)
         t = sess.trace
         assert len(t) == len(want)
