@@ -34,10 +34,12 @@ def tmp_out(tmp_path) -> pathlib.Path:
     return tmp_path
 
 
-def _recorded(tmp_path_factory, what: str) -> pathlib.Path:
+def _recorded(tmp_path_factory, what: str, needs: str = "viztracer"):
+    """``realtraces.record_<what>`` into a fresh folder, once per caller's scope; skips when
+    ``realtraces.<needs>_missing()`` says why it cannot record here, fails on a bad recording."""
     import realtraces
 
-    why = realtraces.viztracer_missing()
+    why = getattr(realtraces, f"{needs}_missing")()
     if why:
         pytest.skip(why)
     out = tmp_path_factory.mktemp(f"realtrace-{what}")
@@ -87,29 +89,11 @@ def docutils_pool_paths(tmp_path_factory) -> tuple:
     """Two real VizTracer traces of docutils in a thread pool (a third-party program, 100+
     levels, several threads): (A: 5 threads, B: 3 threads), recorded once per session;
     skips when viztracer or docutils is not installed."""
-    import realtraces
-
-    why = realtraces.docutils_missing()
-    if why:
-        pytest.skip(why)
-    out = tmp_path_factory.mktemp("realtrace-docutils-pool")
-    try:
-        return realtraces.record_docutils_pool(out)
-    except RuntimeError as e:
-        pytest.fail(f"could not record the docutils pool traces: {e}", pytrace=False)
+    return _recorded(tmp_path_factory, "docutils_pool", needs="docutils")
 
 
 @pytest.fixture(scope="session")
 def docutils_pool_wide_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace of docutils in a thread pool of 16 workers (17 threads, 30+
     levels each), recorded once per session; skips when viztracer or docutils is not installed."""
-    import realtraces
-
-    why = realtraces.docutils_missing()
-    if why:
-        pytest.skip(why)
-    out = tmp_path_factory.mktemp("realtrace-docutils-pool-wide")
-    try:
-        return realtraces.record_docutils_pool_wide(out)
-    except RuntimeError as e:
-        pytest.fail(f"could not record the docutils pool of 16 workers: {e}", pytrace=False)
+    return _recorded(tmp_path_factory, "docutils_pool_wide", needs="docutils")
