@@ -461,6 +461,18 @@ def _ratio_rows(p, lx, ly, lz, r, u, f, tol_rel, keep):
     return True, a_lo, a_hi, b_lo, b_hi
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fit_values(p, i, r, u, f, v):
+    """Row i's values that `camera_fit_rows` takes extremes of, into ``v``: x, y, z, then
+    a = p·r, b = p·u, z' = p·f (summed left to right, as every step of the fit sums them)."""
+    v[0] = p[i, 0]
+    v[1] = p[i, 1]
+    v[2] = p[i, 2]
+    v[3] = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+    v[4] = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+    v[5] = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
     """The rows of ``p`` (n, 3) that decide `layout.camera.fit_camera` (perspective, margin
@@ -490,12 +502,7 @@ def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
     v = np.empty(6)
     bound = 0.0
     for i in range(n):
-        v[0] = p[i, 0]
-        v[1] = p[i, 1]
-        v[2] = p[i, 2]
-        v[3] = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
-        v[4] = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
-        v[5] = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        _fit_values(p, i, r, u, f, v)
         for j in range(6):
             lo[j] = min(lo[j], v[j])
             hi[j] = max(hi[j], v[j])
@@ -506,12 +513,7 @@ def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
     cz = 0.5 * (lo[5] + hi[5])
     s_hi = np.array([-np.inf, -np.inf])
     for i in range(n):
-        v[0] = p[i, 0]
-        v[1] = p[i, 1]
-        v[2] = p[i, 2]
-        v[3] = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
-        v[4] = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
-        v[5] = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        _fit_values(p, i, r, u, f, v)
         for j in range(6):
             if v[j] <= lo[j] + tol or v[j] >= hi[j] - tol:
                 keep[i] = True
@@ -520,9 +522,8 @@ def camera_fit_rows(p, r, u, f, tx, ty, tol_rel):
     # the first distance: rows near the max of |a - ca|/tx - (z - cz), |b - cb|/ty - (z - cz)
     tol2 = tol_rel * (bound + abs(ca) + abs(cb) + abs(cz)) * (1.0 + 1.0 / tx + 1.0 / ty)
     for i in range(n):
-        a = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
-        b = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
-        z = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        _fit_values(p, i, r, u, f, v)
+        a, b, z = v[3], v[4], v[5]
         if (abs(a - ca) / tx - (z - cz) >= s_hi[0] - tol2) or (abs(b - cb) / ty - (z - cz) >= s_hi[1] - tol2):
             keep[i] = True
     cx = ca * r[0] + cb * u[0] + cz * f[0]
