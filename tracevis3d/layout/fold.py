@@ -250,7 +250,8 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     # queue wait outlasts its task keeps the task's name (the wait, a sibling, is as wide)
     work_px = np.where(trace.kind[idx] == KIND_OTHER, nameable_px, 0.0)
     widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
-    widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes) if n_lanes else widest)
+    if n_lanes and not (widest > 0.0).all():  # a lane of waits alone: its widest wait
+        widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest)[2]

@@ -304,8 +304,10 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     if rows.size:
         share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
         # the children's level: as tall as the first child's box (in pre-order the call
-        # right after its parent; the children of a named row are all narrow or none is, so
-        # all share one height unless folded), at most a level (a squeezed row is thin)
+        # right after its parent), at most a level (a squeezed row is thin).  The calls the
+        # row names (its dominant function's) share one height unless folded; a first child
+        # of another function may be thinner, and then the row is not named (it might
+        # stand over strata)
         first = np.minimum(rows_shown + 1, fold.height.size - 1)
         h = frame.h * np.minimum(fold.height[first], 1.0)
         ch = d.bottom[rows] - h if grows_down else d.bottom[rows] + d.height[rows]
