@@ -393,3 +393,75 @@ def test_a_lane_squeezed_to_one_level_keeps_its_task_not_only_its_last_wait():
                     budget_of=lambda demand: np.minimum(demand, 1.5))
     assert f.height[0] == 1.0 and f.height[-1] == 1.0  # the task and the wait: full levels
     assert f.height[1:-1].max() < 0.5  # the tower: a thin stratum
+
+
+def chain_ranked_width_brute(parent, name_px, through, keep, floor_px, step):
+    """The documented rule of `chain_ranked_width`, each call's cap found by walking up its
+    ancestors (recursion, no shared state)."""
+    def rank(i):
+        w = name_px[i]
+        if w < floor_px or keep[i]:
+            return w
+        return min(w, max(cap(i), floor_px))
+
+    def cap(i):
+        p = parent[i]
+        if p < 0:
+            return np.inf
+        return cap(p) if through[p] else rank(p) * (1.0 - step)
+
+    return np.array([rank(i) for i in range(len(parent))])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_chain_ranked_width_matches_brute_force(seed):
+    """`chain_ranked_width` against its documented rule on random forests (with chains of
+    equal widths, the case it exists for); never below the floor for a nameable call, never
+    above the call's own width, and a call as wide as its parent ranks below it."""
+    from tracevis3d.kernels.fold import chain_ranked_width
+
+    rng = np.random.default_rng(seed)
+    n, _, parent, _, name_px, _, infra, _, _ = _random_lanes_forest(rng)
+    same = rng.random(n) < 0.4  # as wide as the parent
+    for i in range(n):
+        if same[i] and parent[i] >= 0:
+            name_px[i] = name_px[parent[i]]
+    keep = rng.random(n) < 0.1
+    got = chain_ranked_width(parent, name_px, infra, keep, 50.0, 0.03)
+    np.testing.assert_allclose(got, chain_ranked_width_brute(parent, name_px, infra, keep, 50.0, 0.03), rtol=1e-12)
+    assert (got <= name_px).all() and (got[name_px >= 50.0] >= 50.0).all()
+    for i in np.flatnonzero(same & (parent >= 0) & (name_px >= 50.0) & ~keep):
+        if not infra[parent[i]] and got[parent[i]] * 0.97 > 50.0:  # (the floor holds all at 50)
+            assert got[i] < got[parent[i]]
+
+
+def test_a_crowded_lane_uses_its_budget_when_a_chain_of_one_width_closes_at_once():
+    """A worker's lane as in a real thread pool: ``<lambda> › doc › publish_string ›
+    publish_programmatically`` all about 738 px wide (doc and publish_string pass their
+    time through and fold into one band), then ``Publisher.__init__`` (576 px, over a
+    narrow tower) beside a short call.  With a budget of 3 levels the squeeze used to jump
+    from 4 levels to 1.14 (the chain passed or failed the name threshold together) and
+    left two levels of the budget empty; ranked (`chain_ranked_width`), the chain opens a
+    level at a time: the lane keeps ``<lambda>`` and the band that names ``doc › … ›
+    publish_string`` at full levels."""
+    spans = [(0.0, 100.0, -1), (0.05, 99.95, 0), (0.1, 99.9, 1), (0.15, 99.85, 2), (0.2, 78.0, 3)]
+    for k in range(30):  # a narrow tower under Publisher.__init__ (6 µs: 44 px)
+        spans.append((1.0 + 0.1 * k, 7.0 - 0.1 * k, 4 + k if k else 4))
+    spans.append((80.0, 90.0, 3))  # a short call beside it (74 px)
+    start, end, parent = (np.array(x) for x in zip(*spans))
+    names = [f"f{k} (/app/w.py:{k + 1})" for k in range(len(spans))]
+    tr = Trace.from_arrays(np.arange(len(spans)), start, end, parent, function_names=names).check()
+    idx = np.arange(len(tr))
+    width_px = (tr.end - tr.start) * 7.384  # the chain: 738 px
+    def fold(budget):
+        return fold_levels(tr, idx, tr.parent, np.zeros(len(tr), np.int32), 1, "auto", width_px, 50.0, 16.0, 0.1,
+                           budget_of=lambda demand: np.minimum(demand, budget))
+
+    f = fold(3.0)
+    assert 2.0 <= f.lane_levels[0] <= 3.0 * 1.001, f.lane_levels  # (it was 1.14)
+    assert f.height[0] == 1.0 and f.height[1] == 1.0  # <lambda>, and the band doc › … › publish_string
+    # 3.1 levels: one more call's threshold fits if the level under it gives a little
+    # (`refill_squeeze`): publish_programmatically at 0.9 of a level or more, not thin
+    f = fold(3.1)
+    assert 3.0 <= f.lane_levels[0] <= 3.1 * 1.001 and 0.9 <= f.height[3] < 1.0, (f.lane_levels, f.height[:4])

@@ -121,6 +121,44 @@ def place_folded_levels(folded, parent, lane, band_class, heights, base_height):
     return bottom, height, eff, run_start, run_levels
 
 
+@njit(cache=True, nogil=True)
+def chain_ranked_width(parent, name_px, through, keep, floor_px, step):
+    """Name widths with ties along a chain broken by depth: the width by which the squeeze
+    ranks calls for the few full levels of a crowded lane (`squeeze_classes`' threshold).
+
+    ``rank[i] = min(name_px[i], max(cap[i], floor_px))`` for a call whose name_px is at
+    least ``floor_px`` (the width a name needs), else (and where ``keep[i]``: waits and
+    I/O, the end of a chain that says what the thread waits on) ``name_px[i]``, where
+    ``cap[i] = rank[p] · (1 − step)`` for its parent p, or ``cap[p]`` when ``through[p]``
+    (a parent drawn as a thin band, runtime infrastructure: it takes no level of its own),
+    and +inf for a root.
+
+    SyncTrace (Sec. IV-C) gives the stack levels a fisheye by importance; width is the
+    importance here, and a chain of calls of one width (``<lambda> › doc › … ›
+    publish_programmatically``, 738 px each) would otherwise pass or fail one width
+    threshold together, so a crowded lane jumps from five full levels to one.  Ranked, a
+    call as wide as its parent comes just after it: the threshold opens the chain one
+    level at a time, shallowest first.  Never below ``floor_px``, so which calls can be
+    named at all does not change.  Pre-order (parents first)."""
+    n = parent.shape[0]
+    rank = np.empty(n, np.float64)
+    cap = np.empty(n, np.float64)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            cap[i] = np.inf
+        elif through[p]:
+            cap[i] = cap[p]
+        else:
+            cap[i] = rank[p] * (1.0 - step)
+        w = name_px[i]
+        if w >= floor_px and not keep[i]:
+            rank[i] = min(w, max(cap[i], floor_px))
+        else:
+            rank[i] = w
+    return rank
+
+
 #: columns of the per-lane height table of `squeeze_classes` (in levels): a band of class
 #: 0, 1 or 2 (`place_folded_levels`), a narrow call on a narrow parent, a narrow call on a
 #: call that is not narrow (or a narrow root)

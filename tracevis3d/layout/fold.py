@@ -29,7 +29,10 @@ I/O call and
    runtime infrastructure) thins to `SQUEEZE_FLOOR`: deep narrow towers become thin
    strata; then the threshold of "too narrow to be named" rises towards the lane's widest
    call, and last the level under those calls thins too: the widest calls keep full,
-   readable levels even in a lane among many (17 busy threads in 1080 pixels).  Without a
+   readable levels even in a lane among many (17 busy threads in 1080 pixels).  Calls
+   rank by width, a call as wide as its parent just after it
+   (`kernels.fold.chain_ranked_width`), so a chain of one width opens a level at a time, and the room a
+   jump of the threshold leaves is given back (`refill_squeeze`).  Without a
    budget (`budget_of` None) every pass-through chain folds.
 
 ``fold="A:B[,C:D]"`` folds every call whose stack level lies in a range (inclusive);
@@ -50,7 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, dominant_child_share, squeezed_levels, squeezed_tops
+from ..kernels.fold import (H_FIRST_NARROW, H_SQUEEZED, chain_ranked_width, dominant_child_share, squeezed_levels,
+                            squeezed_tops)
 from ..kernels.runs import child_rows, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -67,6 +71,13 @@ SQUEEZE_MIN = 0.08  # squeezed levels before the squeeze thins what carries no n
 SQUEEZE_FLOOR = 0.01  # the thinnest a squeezed level or a nameless band gets, in levels
 SQUEEZE_MAX = 5.0  # the squeeze's range (`squeeze_parameters`)
 SQUEEZE_STEPS = 11  # bisection steps of the squeeze per lane (σ to 5/2048)
+#: a call as wide as its parent ranks this much narrower for the squeeze's name threshold
+#: (`kernels.fold.chain_ranked_width`): above the threshold's resolution at the top, 0.6 %
+CHAIN_RANK_STEP = 0.03
+#: the squeeze gives back the room a jump of its name threshold leaves only while the level
+#: under the widest calls (where groups are named) keeps this much of its height
+#: (`refill_squeeze`): thinner, it loses more names than the calls it opens carry
+REFILL_MIN_FRONTIER = 0.9
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -166,6 +177,44 @@ def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
     return unfold, thr, heights
 
 
+def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple:
+    """The squeeze's parameters per lane after its bisection (``hi``: the least squeeze
+    found to fit, ``lo``: the most that did not), with the room a jump of the name
+    threshold leaves given back.
+
+    The lane's top is a step function of the threshold: calls of nearly one width close
+    together, and one step of σ can drop a lane from 5 levels to 1.25 when its budget is
+    3: two levels go unused and the calls that would fit them lose their names.  Where
+    the threshold jumped between ``lo`` and ``hi``, the threshold of ``lo`` is kept
+    (those calls keep full levels) and the level under them (the column `H_FIRST_NARROW`,
+    the last thing the squeeze thins) is thinned instead, as much as the budget needs
+    (bisection, `SQUEEZE_STEPS`), down to `REFILL_MIN_FRONTIER` of a level (thinner, its
+    group names would go: then ``hi`` stands).  ``tops(unfold, thr, heights)``: the lane
+    tops of a squeeze."""
+    unfold, thr, heights = squeeze_parameters(hi, named_px, widest)
+    _, thr_lo, heights_lo = squeeze_parameters(lo, named_px, widest)
+    jumped = ~np.asarray(done, np.bool_) & (thr_lo < thr) & (np.asarray(lo) >= 3.0)
+    if not jumped.any():
+        return unfold, thr, heights
+    thr_try = np.where(jumped, thr_lo, thr)
+    trial = heights_lo.copy()
+
+    def fits_with(frontier, lanes):
+        trial[:, H_FIRST_NARROW] = frontier
+        return lanes & (tops(unfold, thr_try, np.where(lanes[:, None], trial, heights)) <= budget)
+
+    fits = fits_with(REFILL_MIN_FRONTIER, jumped)
+    if not fits.any():
+        return unfold, thr, heights
+    a, b = np.full(fits.size, REFILL_MIN_FRONTIER), np.ones(fits.size)  # a fits, b may not
+    for _ in range(SQUEEZE_STEPS):
+        m = 0.5 * (a + b)
+        ok = fits_with(m, fits)
+        a, b = np.where(ok, m, a), np.where(ok, b, m)
+    trial[:, H_FIRST_NARROW] = a
+    return unfold, np.where(fits, thr_lo, thr), np.where(fits[:, None], trial, heights)
+
+
 def _lane_max(values, lane, n_lanes) -> np.ndarray:
     """Max of ``values`` per lane (runs of equal ``lane`` reduced first: lanes are contiguous)."""
     out = np.zeros(n_lanes, np.float64)
@@ -219,6 +268,9 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
 
     infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
     pass_part = mask & ~infra_part
+    if squeeze:  # a chain of one width opens a level at a time, shallowest first
+        name_px = chain_ranked_width(parent, name_px, infra_part, trace.kind[idx] != KIND_OTHER, named_px,
+                                     CHAIN_RANK_STEP)
     lane32 = np.ascontiguousarray(lane, np.int32)
 
     def place(unfold, thr, heights):
@@ -270,7 +322,8 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                 fits = got <= budget
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
-            placed, lane_levels = place(*squeeze_parameters(hi, named_px, widest))
+            params = refill_squeeze(lo, hi, done, named_px, widest, budget, tops)
+            placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
