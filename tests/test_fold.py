@@ -465,3 +465,79 @@ def test_a_crowded_lane_uses_its_budget_when_a_chain_of_one_width_closes_at_once
     # (`refill_squeeze`): publish_programmatically at 0.9 of a level or more, not thin
     f = fold(3.1)
     assert 3.0 <= f.lane_levels[0] <= 3.1 * 1.001 and 0.9 <= f.height[3] < 1.0, (f.lane_levels, f.height[:4])
+
+
+def lane_root_rows_brute(func, start, end, parent, lane, n_lanes):
+    """The documented rule of `layout.fold.lane_root_rows`, lane by lane with dicts."""
+    out = []
+    for l in range(n_lanes):
+        roots = [i for i in range(len(parent)) if parent[i] < 0 and lane[i] == l]
+        if not roots:
+            out.append((0, 0.0, 0.0, -1, 0.0, 0, 0.0, -1))
+            continue
+        t, c, first = {}, {}, {}
+        for i in roots:
+            f = int(func[i])
+            t[f] = t.get(f, 0.0) + end[i] - start[i]
+            c[f] = c.get(f, 0) + 1
+            first.setdefault(f, i)
+        best = max(t, key=lambda f: (t[f], -f))
+        out.append((len(roots), min(start[i] for i in roots), max(end[i] for i in roots), best, t[best], c[best],
+                    sum(end[i] - start[i] for i in roots), first[best]))
+    return [np.array(x) for x in zip(*out)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_lane_root_rows_match_brute_force(seed):
+    """`lane_root_rows` (the row each lane's roots form) against a lane-by-lane count, on
+    random forests in several lanes with few functions (ties of time broken alike: equal
+    durations, the lower function)."""
+    from tracevis3d.layout.fold import lane_root_rows
+
+    rng = np.random.default_rng(seed)
+    n, n_lanes, parent, lane, *_ = _random_lanes_forest(rng)
+    func = rng.integers(0, 4, n)
+    start = np.sort(rng.uniform(0, 100, n))
+    end = start + rng.integers(1, 5, n).astype(float)  # few distinct durations: real ties of time
+    got = lane_root_rows(func, start, end, parent, lane, n_lanes, 4)
+    want = lane_root_rows_brute(func, start, end, parent, lane, n_lanes)
+    has = want[0] > 0
+    for k, (g, w) in enumerate(zip(got, want)):
+        if k in (3, 5, 7):  # the dominant function, its count, its first root: ties may go either way
+            continue
+        np.testing.assert_allclose(np.asarray(g, float)[has], np.asarray(w, float)[has], err_msg=str(k))
+    t_of, c_of = {}, {}
+    for i in np.flatnonzero(parent < 0):
+        t_of[(lane[i], func[i])] = t_of.get((lane[i], func[i]), 0.0) + end[i] - start[i]
+        c_of[(lane[i], func[i])] = c_of.get((lane[i], func[i]), 0) + 1
+    for l in np.flatnonzero(has):  # the function chosen takes the most time; its count and first root
+        assert np.isclose(t_of[(l, got[3][l])], want[4][l]) and c_of[(l, got[3][l])] == got[5][l]
+        f_roots = [i for i in np.flatnonzero((parent < 0) & (lane == l)) if func[i] == got[3][l]]
+        assert got[7][l] == f_roots[0]
+
+
+def test_a_lane_of_many_narrow_roots_is_named_as_a_row():
+    """An asyncio task as VizTracer records it (``--log_async``: a lane per task): 30
+    resumptions of ``worker``, each too narrow for its own name, beside a main thread of
+    one long call.  The task's lane carries one row label, "30× a.worker", kind "row"; a lane
+    of two roots at its two ends (the main task's start and end) carries none."""
+    func, start, end, parent, thread = [0], [0.0], [3000.0], [-1], [0]
+    for k in range(30):  # lane 1: the worker's resumptions, 20 µs every 100
+        func.append(1)
+        start.append(100.0 * k)
+        end.append(100.0 * k + 20.0)
+        parent.append(-1)
+        thread.append(1)
+    for a in (0.0, 2990.0):  # lane 2: two roots at the ends
+        func.append(2)
+        start.append(a)
+        end.append(a + 5.0)
+        parent.append(-1)
+        thread.append(2)
+    tr = Trace.from_arrays(func, start, end, parent, thread=thread,
+                           function_names=["main (/app/a.py:1)", "worker (/app/a.py:8)", "amain (/app/a.py:20)"],
+                           thread_names=["MainThread", "Task-2", "Task-1"]).check()
+    spec = icicle_layout(tr, IcicleParams(show_title=False, show_legend=False))
+    rows = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "row"]
+    assert rows == ["30× a.worker"], rows  # (the module, then the function)

@@ -99,6 +99,7 @@ class Folding:
     row_named: np.ndarray  # bool per shown call: its children form a wide, dominated row
     lane_levels: np.ndarray  # float64 per lane: height of the lane's tallest stack
     rule: str  # "auto", "none" or "levels"
+    lane_rows: tuple = None  # `lane_root_rows`: the row each lane's roots form
 
 
 def auto_fold_parts(trace: Trace) -> tuple:
@@ -215,6 +216,45 @@ def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple
     return unfold, np.where(fits, thr_lo, thr), np.where(fits[:, None], trial, heights)
 
 
+def lane_root_rows(func, start, end, parent, lane, n_lanes: int, n_functions: int) -> tuple:
+    """The row the root calls of each lane form, as `kernels.runs.child_rows` gives the row
+    of a call's children (a lane is the children of its thread): per lane ``(n_roots,
+    row_start, row_end, dom_func, dom_time, dom_count, total, dom_first)``, ``dom_func``
+    the function whose roots take the most time (-1 for a lane without roots) and
+    ``dom_first`` the first of its roots (a shown call).  A task of an asyncio program
+    (VizTracer's ``--log_async``: a lane per task) or a browser thread is hundreds of
+    roots, one resumption or task each, too narrow to be named one by one: their row is
+    ("31× worker")."""
+    nl = max(int(n_lanes), 1)
+    n_roots, row_start, row_end = np.zeros(nl, np.int64), np.zeros(nl), np.zeros(nl)
+    dom_func, dom_first = np.full(nl, -1, np.int64), np.full(nl, -1, np.int64)
+    dom_time, dom_count, total = np.zeros(nl), np.zeros(nl, np.int64), np.zeros(nl)
+    r = np.flatnonzero(np.asarray(parent) < 0)
+    if r.size == 0:
+        return n_roots, row_start, row_end, dom_func, dom_time, dom_count, total, dom_first
+    rl, rf = np.asarray(lane)[r].astype(np.int64), np.asarray(func)[r].astype(np.int64)
+    dur = np.asarray(end)[r] - np.asarray(start)[r]
+    n_roots[:] = np.bincount(rl, minlength=nl)[:nl]
+    total[:] = np.bincount(rl, weights=dur, minlength=nl)[:nl]
+    row_start[:] = np.inf
+    np.minimum.at(row_start, rl, np.asarray(start)[r])
+    np.maximum.at(row_end, rl, np.asarray(end)[r])
+    row_start[n_roots == 0] = 0.0
+    key = rl * max(int(n_functions), 1) + rf
+    order = np.argsort(key, kind="stable")  # stable: the first root of each (lane, function) first
+    k = key[order]
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    t = np.add.reduceat(dur[order], first)
+    c = np.diff(np.r_[first, k.size])
+    gl = rl[order][first]
+    best = np.lexsort((-t, gl))  # per lane, the function with the most time first
+    top = best[np.r_[True, gl[best][1:] != gl[best][:-1]]]
+    lanes = gl[top]
+    dom_func[lanes], dom_time[lanes], dom_count[lanes] = rf[order][first][top], t[top], c[top]
+    dom_first[lanes] = r[order][first][top]
+    return n_roots, row_start, row_end, dom_func, dom_time, dom_count, total, dom_first
+
+
 def _lane_max(values, lane, n_lanes) -> np.ndarray:
     """Max of ``values`` per lane (runs of equal ``lane`` reduced first: lanes are contiguous)."""
     out = np.zeros(n_lanes, np.float64)
@@ -327,4 +367,5 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
-                   lane_levels, rule)
+                   lane_levels, rule, lane_root_rows(trace.func[idx], start, trace.end[idx], parent, lane, n_lanes,
+                                                     trace.n_functions))

@@ -21,6 +21,7 @@ from . import palette
 from .camera import euler_xyz, project
 from .spec import CameraSpec, LabelSet
 from .cluster import cluster_subpixel_calls
+from .fold import ROW_SHARE
 from .geometry import BOX_FILL, dominant_member
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 
@@ -189,6 +190,10 @@ class LabelPlacer:
 
 
 # ----------------------------------------------------------------- the icicle's label stage
+
+#: a lane's roots are named as a row when they fill at least this share of its extent
+LANE_ROW_MIN_FILL = 0.05
+
 def counted_candidates(count: int, display: str, more: str) -> list:
     """Texts for a group of calls one function dominates, most informative first:
     ``120× docutils.nodes.Text.astext & more`` … ``120× …astext``, then without the count,
@@ -238,7 +243,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
        their time): "61× …find_and_load & more";
     (``grows_down``: the icicle hangs from its roots, so a call's children are below it.)
     6. boxes too narrow for a name across but tall enough for it upwards (a vertical label);
-    7. clusters, by the function holding most of their time.
+    7. clusters, by the function holding most of their time;
+    8. the row of each lane's roots (`layout.fold.lane_root_rows`): "31× worker".
     """
     scale_t, px = frame.scale_t, frame.px
     cache: dict = {}
@@ -370,3 +376,21 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
             placer.add(cl_texts, cluster_x[0][which], cluster_x[1][which], z_lo[cl.rep[which]], z_hi[cl.rep[which]],
                        colouring.cluster_rgb[slot[cl.dom[which]]], d.call_id[cl.rep[which]], kind,
                        px[cl.lane[which]], func[cl.dom[which]])
+    # 8. the row each lane's roots form (an asyncio task's resumptions, a browser thread's
+    #    tasks: "31× worker"), on the roots' level (`layout.fold.lane_root_rows`), where
+    #    nothing above named them
+    if fold.lane_rows is not None:
+        n_r, l_start, l_end, l_dom, l_dom_t, l_dom_c, l_tot, l_first = fold.lane_rows
+        # (and the roots fill some of the row: two calls at a lane's two ends are no row)
+        lr = np.flatnonzero((l_dom_c >= 2) & (l_dom_t >= ROW_SHARE * np.maximum(l_tot, 1e-300)) & (l_first >= 0)
+                            & (l_tot >= LANE_ROW_MIN_FILL * (l_end - l_start)))
+        lr = lr[fold.drawn[l_first[lr]] & ~fold.folded[l_first[lr]]]
+        if lr.size:
+            lh = local_of_shown[l_first[lr]]
+
+            def lane_row_texts(k):
+                more = "" if l_dom_t[lr[k]] >= 0.99 * l_tot[lr[k]] else " & more"
+                return counted_candidates(int(l_dom_c[lr[k]]), ft.display[int(l_dom[lr[k]])], more)
+
+            placer.add(lane_row_texts, x(np.maximum(l_start[lr], t0)), x(np.minimum(l_end[lr], t1)), z_lo[lh], z_hi[lh],
+                       rgb[slot[lh]], d.call_id[lh], "row", px[d.lane[lh]], func[lh])
