@@ -624,7 +624,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     ``side_em``: (left, right) room for names beside the ends (`side_name_room`).
     ``zero_radius``: the ring's inner radius (`ring.inner_radius`), ``params.zero_radius``
     when None."""
-    from .frame import frame_lanes
+    from .frame import MAX_LEVEL_FRAC, frame_lanes
     from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
 
     res = params.resolution
@@ -670,8 +670,12 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         ip = wall_params(params, focus, sel.t0, sel.t1)
         st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
-        # least readable, taller when the icicle needs fewer than its room holds
-        h_px = max(wall_px / max(float(st.lane_levels.sum()), 1.0), level_px(tpx))
+        # least readable, taller when the icicle needs fewer than its room holds, but no
+        # taller than the frame lets a level be (`frame.MAX_LEVEL_FRAC`): the height a
+        # shallow icicle leaves goes to the ring's block, not to an empty band under the ring
+        wall_levels = max(float(st.lane_levels.sum()), 1.0)
+        h_px = min(max(wall_px / wall_levels, level_px(tpx)), MAX_LEVEL_FRAC * res[1])
+        ring_px = max(ring_px, H - axis_px - wall_levels * h_px)
         frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
                             below_levels=ring_px / h_px)
         out.wall_layers, out.wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
