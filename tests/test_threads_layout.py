@@ -338,6 +338,24 @@ def test_a_ring_its_height_limits_is_widened_into_a_half_ellipse():
     assert px[:, 0].min() >= 0 and px[:, 0].max() <= spec.resolution[0]
 
 
+@pytest.mark.parametrize("threads", [1, 4])
+def test_the_rings_base_reaches_the_bottom_of_the_content(threads):
+    """Under the icicle the ring stands on the bottom of the content rectangle: its lowest
+    bars (the semicircle's ends) within 5 px of it, not 17 px above it (the block's bottom
+    edge, seen a little from the side, stands higher under the narrower ring than at the
+    block's corner that the frame fits)."""
+    from tracevis3d.layout.camera import project
+
+    t = tracevis3d.synthetic(20000, threads=threads, seed=3)
+    spec = threads_layout(t, ThreadsParams(resolution=(1920, 1080)))
+    ring = spec.layer("ring")
+    a, r = np.repeat(ring.angles, 2, axis=1).ravel(), np.tile(ring.radii, 2).ravel()  # every bar's 4 corners
+    local = np.stack([r * np.cos(a), r * np.sin(a), np.zeros_like(a)], 1)
+    lowest = project(spec.camera, ring.placed(local), spec.resolution)[:, 1].max()
+    bottom = spec.meta["content_rect"][3]
+    assert bottom - 5.0 <= lowest <= bottom + 5.0, (lowest, bottom)
+
+
 @pytest.mark.parametrize("zero_radius", [2.0, 9.0, 30.0])
 def test_inner_radius_is_the_curves_room(zero_radius):
     """The inside of the ring is the hand-off curves' room: ``zero_radius`` whenever one is

@@ -160,6 +160,9 @@ def test_views_of_a_deep_multithreaded_third_party_trace(view, pool, tmp_path):
 @pytest.mark.parametrize("view, name", [
     ("icicle", "catapult/main_thread_has_unclosed_slices.json"),  # 22 threads
     ("threads", "viztracer-examples/multi_process_pool.json"),  # 9 threads, several processes
+    # 16 threads, the focused one a single level: the height its wall does not take (a level is
+    # at most frame.MAX_LEVEL_FRAC of the image) goes to the ring, not to an empty bottom band
+    ("threads", "catapult/tall_trace.json"),
     ("cone", "viztracer-examples/multi_process_pool.json"),
     ("compare", "hta-trace-diff"),  # the PyTorch pair, 8 tracks
 ])

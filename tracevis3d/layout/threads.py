@@ -47,8 +47,8 @@ from .geometry import cluster_calls, drawn_calls
 from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, text_px
 from .naming import function_table
 from .params import IcicleParams
-from .ring import (BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring, neighbour_distinct,
-                   polar, sector_angles)
+from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
+                   neighbour_distinct, polar, sector_angles)
 from .select import select_calls
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
@@ -84,6 +84,9 @@ FRONT_DEPTH = 0.5
 #: a semicircle limited by its height is widened into a half-ellipse at most this many times
 #: as wide (`ring.RingPlacement.stretch`)
 MAX_STRETCH = 1.5
+#: passes that place the ring and lower its base onto the content's bottom (each pass grows
+#: the ring into the room the last one found)
+BASE_PASSES = 2
 
 
 def resolve_thread(trace: Trace, t) -> int:
@@ -624,7 +627,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     ``side_em``: (left, right) room for names beside the ends (`side_name_room`).
     ``zero_radius``: the ring's inner radius (`ring.inner_radius`), ``params.zero_radius``
     when None."""
-    from .frame import frame_lanes
+    from .frame import MAX_LEVEL_FRAC, frame_lanes
     from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
 
     res = params.resolution
@@ -670,8 +673,12 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         ip = wall_params(params, focus, sel.t0, sel.t1)
         st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
-        # least readable, taller when the icicle needs fewer than its room holds
-        h_px = max(wall_px / max(float(st.lane_levels.sum()), 1.0), level_px(tpx))
+        # least readable, taller when the icicle needs fewer than its room holds, but no
+        # taller than the frame lets a level be (`frame.MAX_LEVEL_FRAC`): the height a
+        # shallow icicle leaves goes to the ring's block, not to an empty band under the ring
+        wall_levels = max(float(st.lane_levels.sum()), 1.0)
+        h_px = min(max(wall_px / wall_levels, level_px(tpx)), MAX_LEVEL_FRAC * res[1])
+        ring_px = max(ring_px, H - axis_px - wall_levels * h_px)
         frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
                             below_levels=ring_px / h_px)
         out.wall_layers, out.wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
@@ -684,16 +691,31 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         names_w = name_units * px_w  # world room for the names above the arc
         left = float(np.min(frame.cam_left)) if hasattr(frame, "cam_left") else 0.0
         free_w = L - beside_px * px_w  # the time axis is about the rectangle's width
-        # the drawn bars' extent (shallow calls leave room above or beside the semicircle
-        # that a larger one can take), centred across the free width
-        by_height = (zb1 - zb0 - 0.5 * names_w) / up_units
-        by_width = (free_w - (side_l + side_r) * tpx * px_w) / (left_units + right_units)
-        scale = max(min(by_height, by_width), 1e-6 / R_units)
-        # a semicircle that its height limits is widened into a half-ellipse over the free width
-        stretch = float(np.clip(by_width / scale, 1.0, MAX_STRETCH))
-        centre = left + 0.5 * (free_w + (side_l - side_r) * tpx * px_w) + \
-            0.5 * (left_units - right_units) * scale * stretch
-        out.place = RingPlacement((centre, 0.0, zb0 + 0.15 * names_w), scale, stretch)
+        # the base line's drawn points: the lane band and the outermost bars standing on it
+        # (the first lane's calls at the window's start, the last lane's at its end)
+        top = ring.zero_radius + d.level_bottom + BAR_FILL * d.level_height
+        on_base = [((d.lane == 0) & (d.start <= ring.t0)), ((d.lane == n_lanes - 1) & (d.end >= ring.t1))]
+        outer = [float(top[m].max()) if m.any() else ring.zero_radius for m in on_base]
+        ends = polar(np.array([ARC_START, ARC_START, ARC_START + ARC_SPAN, ARC_START + ARC_SPAN]),
+                     np.array([ring.zero_radius - LANE_BAND[0], outer[0], ring.zero_radius - LANE_BAND[0],
+                               outer[1]]), 0.0)
+        base = zb0
+        for _ in range(BASE_PASSES):
+            # the drawn bars' extent (shallow calls leave room above or beside the semicircle
+            # that a larger one can take), centred across the free width
+            by_height = (zb1 - base - 0.5 * names_w) / up_units
+            by_width = (free_w - (side_l + side_r) * tpx * px_w) / (left_units + right_units)
+            scale = max(min(by_height, by_width), 1e-6 / R_units)
+            # a semicircle that its height limits is widened into a half-ellipse over the free width
+            stretch = float(np.clip(by_width / scale, 1.0, MAX_STRETCH))
+            centre = left + 0.5 * (free_w + (side_l - side_r) * tpx * px_w) + \
+                0.5 * (left_units - right_units) * scale * stretch
+            out.place = RingPlacement((centre, 0.0, base + 0.15 * names_w), scale, stretch)
+            # the block's bottom edge meets the rectangle's bottom at its lowest corner; seen
+            # from the side (azimuth), it stands higher under the ring, which is narrower: the
+            # next pass lowers the ring's base onto the rectangle's bottom (no empty band)
+            lowest = float(project(frame.cam, out.place.to_world(ends), res)[:, 1].max())
+            base -= max(y1 - lowest, 0.0) * px_w
         out.ring_block_px = (zb1 - zb0) / px_w
     else:
         out.place = RingPlacement((0.0, 0.0, 0.0), 1.0)
