@@ -407,3 +407,25 @@ def test_side_room_only_for_names_beside_the_ends(names, focus, want_left, want_
     for room, name in ((left, names[0]), (right, names[-1])):
         if room:
             assert room == pytest.approx(min(text_width(name) * 1.3 + NAME_GAP_EM, SIDE_NAME_EM))
+
+
+def test_a_worker_process_thread_on_the_wall_says_which_process():
+    """A trace of several processes whose threads share a name (each pool worker process
+    has its "MainThread"): the wall, an icicle of the focused thread alone, and the legend's
+    note name it with its process ("ForkPoolWorker-2: MainThread"); the name alone would be
+    any of them.  A trace of one process keeps the bare thread name."""
+    t = tracevis3d.synthetic(3000, threads=3, seed=11)
+    t.process_names = ["MainProcess", "ForkPoolWorker-1", "ForkPoolWorker-2"]
+    t.thread_names = ["MainThread"] * 3
+    spec = threads_layout(t, ThreadsParams(resolution=(960, 540)).validate())
+    focus = spec.meta["focus_thread"]
+    want = f"{t.process_names[focus]}: MainThread"
+    lanes = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert lanes.count(want) == 2, lanes  # its name on the ring and on the wall
+    legend = " ".join(x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")
+    assert f"top: {want} as a straight icicle" in legend, legend
+    from tracevis3d.layout.select import lane_name
+
+    t.process_names = ["MainProcess"] * 3
+    t.thread_names = ["MainThread", "Thread-1", "Thread-2"]
+    assert [lane_name(t, k, 1) for k in range(3)] == t.thread_names

@@ -795,7 +795,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         f"{'s' if int(sync.primary.sum()) != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
-    rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, trace.thread_names[focus], True)
+    rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True)
     rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
