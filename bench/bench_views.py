@@ -54,6 +54,9 @@ CASES = (
     # deep single-thread recordings the views were not tuned on (the generality check)
     ("icicle", ("json_tool",)), ("icicle", ("pydoc",)), ("icicle", ("unittest",)),
     ("cone", ("json_tool",)), ("cone", ("pydoc",)), ("cone", ("unittest",)),
+    # unlike tasks in one pool (8 threads, 2M calls), and an asyncio program (a lane per task)
+    ("icicle", ("mixed_pool",)), ("threads", ("mixed_pool",)), ("cone", ("mixed_pool",)),
+    ("icicle", ("async_tasks",)), ("threads", ("async_tasks",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

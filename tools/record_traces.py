@@ -31,6 +31,13 @@ networkx_b      the networkx workload on a larger graph (450 nodes): the B run o
                 comparison with ``networkx``.
 sympy_pool      sympy in a ``ThreadPoolExecutor`` of 3 workers (expand/factor, an integral,
                 a determinant and a cubic in parallel): deep and multi-threaded.
+mixed_pool      a pool of 6 workers running unlike tasks at once (networkx graphs, sympy
+                algebra, docutils documents, difflib and json), and a consumer thread
+                behind a lock: 8 threads that import, wait on each other's import locks and
+                work in different libraries; 2M calls, 116 levels.
+async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
+                each) that await a queue and do short bursts of json and difflib work,
+                each task hundreds of resumptions.
 threads         ``examples/threads_pipeline.py`` under VizTracer (all five threads).
 pyspy_threads   the same program sampled by py-spy (``record --format chrometrace --threads
                 --idle``), per-thread stacks with thread names in the root frames.
@@ -282,6 +289,106 @@ with ThreadPoolExecutor(max_workers=3, thread_name_prefix="sympy") as pool:
 '''
 
 
+MIXED_POOL_PROGRAM = '''\
+"""Unlike tasks at once: networkx, sympy, docutils and difflib in a pool of 6 workers."""
+import concurrent.futures
+import difflib
+import json
+import queue
+import random
+import threading
+
+import networkx as nx
+import sympy as sp
+from docutils.core import publish_string
+
+
+def graph_work(seed):
+    g = nx.gnm_random_graph(300, 1200, seed=seed)
+    return sum(len(c) for c in nx.connected_components(g)), nx.average_clustering(g)
+
+
+def algebra(seed):
+    x, y = sp.symbols("x y")
+    return sp.factor(sp.expand((x + seed * y + 1) ** 6)), sp.integrate(sp.sin(x) * x ** 2, x)
+
+
+def doc(seed):
+    text = "Title %d\\n==========\\n\\n" % seed + "\\n\\n".join(
+        "Para *%d* with ``code`` and a `link <http://x/%d>`_." % (i, i) for i in range(40))
+    return len(publish_string(text, writer_name="html"))
+
+
+def text_diff(seed):
+    rnd = random.Random(seed)
+    a = ["line %d %s" % (i, rnd.random()) for i in range(800)]
+    b = list(a)
+    rnd.shuffle(b[:100])
+    return len(list(difflib.unified_diff(a, b))), len(json.dumps({"a": a, "b": b}))
+
+
+lock = threading.Lock()
+results = queue.Queue()
+
+
+def consumer():
+    while True:
+        item = results.get()
+        if item is None:
+            return
+        with lock:
+            json.dumps(repr(item))
+
+
+c = threading.Thread(target=consumer, name="consumer")
+c.start()
+jobs = [graph_work, algebra, doc, text_diff] * 3
+with concurrent.futures.ThreadPoolExecutor(max_workers=6, thread_name_prefix="mixed") as pool:
+    for r in pool.map(lambda job: job[0](job[1]), [(f, i) for i, f in enumerate(jobs)]):
+        results.put(r)
+results.put(None)
+c.join()
+'''
+
+ASYNC_PROGRAM = '''\
+"""asyncio: five worker tasks on a queue, short bursts of json and difflib work."""
+import asyncio
+import difflib
+import json
+import random
+
+
+async def fetch(i):
+    await asyncio.sleep(0.001 * (i % 5))
+    return json.loads(json.dumps({"id": i, "items": [random.random() for _ in range(200)]}))
+
+
+async def worker(q):
+    while True:
+        i = await q.get()
+        if i is None:
+            q.task_done()
+            return
+        d = await fetch(i)
+        a = [str(x) for x in d["items"]]
+        list(difflib.ndiff(a[:60], sorted(a[:60])))
+        q.task_done()
+
+
+async def main():
+    q = asyncio.Queue()
+    tasks = [asyncio.create_task(worker(q)) for _ in range(5)]
+    for i in range(120):
+        await q.put(i)
+    for _ in tasks:
+        await q.put(None)
+    await asyncio.gather(*tasks)
+
+
+asyncio.run(main())
+'''
+
+
 def docutils_pool_documents(workdir: str, n: int = 4, sections: int = 3) -> list:
     """``n`` generated documents (different seeds) for `DOCUTILS_POOL_PROGRAM`; their paths."""
     return [_write(os.path.join(workdir, f"doc{k}.rst"), rst_document(sections, seed=11 + k)) for k in range(n)]
@@ -290,13 +397,14 @@ def docutils_pool_documents(workdir: str, n: int = 4, sections: int = 3) -> list
 class Spec:
     """One trace of the suite: how to make its inputs and which command to trace."""
 
-    def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc=""):
+    def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc="", flags=()):
         self.name = name
         self.tool = tool                # "viztracer" or "py-spy"
         self.interpreter = interpreter  # "project" (this interpreter) or "trace" (build/trace-venv)
         self.program = program          # callable(workdir) -> argv after the interpreter
         self.entries = entries          # VizTracer's --tracer_entries
         self.doc = doc
+        self.flags = tuple(flags)       # more VizTracer options (``--log_async``)
 
 
 def _write(path: str, text: str) -> str:
@@ -336,6 +444,10 @@ SUITE = [
     Spec("sympy_pool", "viztracer", "trace",
          lambda w: [_write(os.path.join(w, "sympy_pool.py"), SYMPY_POOL_PROGRAM)],
          entries=3_000_000, doc="sympy in a thread pool of 3 workers (4 threads)"),
+    Spec("mixed_pool", "viztracer", "trace", lambda w: [_write(os.path.join(w, "mixed_pool.py"), MIXED_POOL_PROGRAM)],
+         entries=4_000_000, doc="networkx, sympy, docutils and difflib in a pool of 6 workers (8 threads)"),
+    Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
+         entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
          doc="examples/threads_pipeline.py, 5 threads"),
     Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],
@@ -345,9 +457,10 @@ NAMES = [s.name for s in SUITE]
 
 
 # --------------------------------------------------------------------------- recording
-def viztracer_command(python: str, out: str, argv: list, entries: int = 1_000_000) -> list:
-    """The VizTracer command line that records ``python <argv>`` into ``out``."""
-    cmd = [python, "-m", "viztracer", "--quiet", "--tracer_entries", str(int(entries)), "-o", out]
+def viztracer_command(python: str, out: str, argv: list, entries: int = 1_000_000, flags=()) -> list:
+    """The VizTracer command line that records ``python <argv>`` into ``out`` (``flags``: more
+    VizTracer options)."""
+    cmd = [python, "-m", "viztracer", "--quiet", "--tracer_entries", str(int(entries)), *flags, "-o", out]
     if argv[:1] == ["-m"]:
         return cmd + ["-m"] + argv[1:]
     return cmd + ["--"] + argv
@@ -449,7 +562,7 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
         os.remove(tmp)
     rec = {"name": spec.name, "tool": spec.tool, "program": spec.doc, "python": python}
     if spec.tool == "viztracer":
-        cmd = viztracer_command(python, tmp, argv, spec.entries)
+        cmd = viztracer_command(python, tmp, argv, spec.entries, spec.flags)
         rc, log, secs = run_logged(cmd, work, timeout, _child_env())
         if rc != 0 or not os.path.exists(tmp):
             raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
