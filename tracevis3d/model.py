@@ -379,6 +379,18 @@ class Trace:
     def name(self, i: int) -> str:
         return self.function_names[self.func[i]]
 
+    def thread_label(self, t: int, n_shown: int = 2) -> str:
+        """Thread ``t``'s name in a figure that shows ``n_shown`` threads: with its process's
+        name in front ("ForkPoolWorker-2: MainThread") when the trace has several processes
+        and either several threads are shown or the name alone is ambiguous (every worker
+        process of a pool has its "MainThread"); "thread t" when it has no name."""
+        nm = self.thread_names[t] if t < len(self.thread_names) else ""
+        pn = self.process_names[t] if t < len(self.process_names) else ""
+        if pn and pn != nm and len(set(self.process_names)) > 1 \
+                and (n_shown > 1 or list(self.thread_names).count(nm) > 1):
+            return f"{pn}: {nm}" if nm else pn
+        return nm or f"thread {t}"
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the per-call arrays (what scales with the trace)."""

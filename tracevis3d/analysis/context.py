@@ -44,10 +44,10 @@ class ContextTree:
         if k == 0:
             if self.per_thread:
                 return "all threads"
-            return self.trace.thread_names[int(self.thread[1])] if len(self) > 1 and self.thread[1] >= 0 \
+            return self.trace.thread_label(int(self.thread[1]), 1) if len(self) > 1 and self.thread[1] >= 0 \
                 else "trace"
         if self.func[k] < 0:
-            return self.trace.thread_names[self.thread[k]]
+            return self.trace.thread_label(int(self.thread[k]))
         return self.trace.function_names[self.func[k]]
 
     def calls_of(self, k: int) -> np.ndarray:

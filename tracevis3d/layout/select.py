@@ -148,15 +148,8 @@ def working_thread(trace: Trace) -> int:
 
 
 def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
-    """Thread ``t``'s name in a figure of ``n_lanes`` lanes: with its process's name in front
-    when the trace has several processes and either several lanes are shown or the name
-    alone is ambiguous (a worker process's "MainThread" shown alone, the thread view's wall)."""
-    nm = trace.thread_names[t] if t < len(trace.thread_names) else ""
-    pn = trace.process_names[t] if t < len(trace.process_names) else ""
-    several = len(set(trace.process_names)) > 1
-    if pn and pn != nm and several and (n_lanes > 1 or list(trace.thread_names).count(nm) > 1):
-        return f"{pn}: {nm}" if nm else pn
-    return nm or f"thread {t}"
+    """Thread ``t``'s lane name in a figure of ``n_lanes`` lanes (`Trace.thread_label`)."""
+    return trace.thread_label(t, n_lanes)
 
 
 def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarray:
