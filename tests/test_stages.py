@@ -208,3 +208,24 @@ def test_hostile_names_stay_bounded():
     assert max(len(t) for t in spec.labels.texts) < 400
     lane = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"][0]
     assert lane.endswith("…") and len(lane) < 60
+
+
+def test_a_thread_name_in_a_narrow_legend_keeps_its_thread_not_the_end_of_its_words():
+    """A legend row naming a thread ("MainProcess: Thread-1 (_handle_workers)") that does
+    not fit drops its process first ("Thread-1 (_handle_workers)"), then is cut at its end;
+    a function name keeps its informative end as before ("…_iterencode_dict")."""
+    from tracevis3d.layout.annotate import plan_hud
+    from tracevis3d.layout.text import thread_name_candidates
+
+    name = "MainProcess: Thread-1 (_handle_workers)"
+    assert thread_name_candidates(name) == (name, "Thread-1 (_handle_workers)")
+    assert thread_name_candidates("MainThread") == ("MainThread",)
+    rows = [(thread_name_candidates(name), 1000, "swatch"), ("json.encoder._iterencode_dict", 1, "swatch")]
+    for room_px, want in ((2000, name), (300, "Thread-1 (_handle_workers)")):
+        plan = plan_hud((1920, 1080), 16.0, None, rows, False, True, max_legend_frac=room_px / 1920)
+        texts = [t for t, _, _ in plan.legend_rows]
+        assert texts[0] == want, texts
+        assert texts[1] == fit_text(name_candidates(rows[1][0]), (room_px - 1.5 * 16.0) / 16.0), texts
+    plan = plan_hud((1920, 1080), 16.0, None, rows, False, True, max_legend_frac=120 / 1920)
+    first = plan.legend_rows[0][0]
+    assert first.startswith("Thread-1") and first.endswith("…"), first  # cut at its end

@@ -167,8 +167,10 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
         avail_rows = int(max((h - top - m) / row_px, 1))
         for text, slot, kind in legend_rows:
             room = (max_w - (swatch if kind == "swatch" else 0.0)) / text_px
-            if kind == "swatch":
-                rows_fit.append((fit_text(name_candidates(text), room) or cut_end(text, room), slot, kind))
+            if kind == "swatch":  # a name, or the ways to write it (a tuple, most informative first)
+                cands = list(text) if isinstance(text, tuple) else name_candidates(text)
+                rows_fit.append((fit_text(cands, room) or cut_end(cands[-1] if isinstance(text, tuple) else text, room),
+                                 slot, kind))
             else:  # headings and notes wrap at spaces
                 for k, line in enumerate(_wrap(text, room)):
                     rows_fit.append((line, slot if k == 0 else -1, kind if k == 0 else "note"))

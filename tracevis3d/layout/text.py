@@ -76,6 +76,15 @@ def name_candidates(display: str) -> list:
     return out
 
 
+def thread_name_candidates(name: str) -> tuple:
+    """Ways to write a thread's name (`Trace.thread_label`), most informative first: whole,
+    then without its process ("MainProcess: Thread-1 (_handle_workers)" → "Thread-1
+    (_handle_workers)"); a thread's name is no dotted function name, and its end alone
+    ("…workers)") says nothing.  Cut at its end (`cut_end`) when none fits."""
+    head, sep, rest = name.partition(": ")
+    return (name, rest) if sep and rest else (name,)
+
+
 def cut_end(text: str, width_em: float) -> str:
     """``text`` cut at its end with an ellipsis to fit ``width_em`` (titles, legend notes).
 

@@ -51,7 +51,7 @@ from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, ba
                    neighbour_distinct, polar, sector_angles)
 from .select import select_calls
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
-from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width, thread_name_candidates
 from .threads_params import ThreadsParams
 
 LANE_BAND = (1.25, 0.85)  # thread colour band [Z - a, Z - b]: the curves start on it
@@ -508,7 +508,7 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
         rows.append(("grey: an object only one thread waited on", -1, "note"))
     else:
         rows.append(("curves: the waiting thread", -1, "heading"))
-        rows += [(name, 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
+        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
     rows.append(("wide end: the wait; dot: the release", -1, "note"))
     rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
     if has_compound:
