@@ -78,6 +78,7 @@ CHAIN_RANK_STEP = 0.03
 #: under the widest calls (where groups are named) keeps this much of its height
 #: (`refill_squeeze`): thinner, it loses more names than the calls it opens carry
 REFILL_MIN_FRONTIER = 0.9
+REFILL_STEPS = 6  # bisection steps of that level's height (to 0.1/64 of a level)
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -189,9 +190,9 @@ def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple
     the threshold jumped between ``lo`` and ``hi``, the threshold of ``lo`` is kept
     (those calls keep full levels) and the level under them (the column `H_FIRST_NARROW`,
     the last thing the squeeze thins) is thinned instead, as much as the budget needs
-    (bisection, `SQUEEZE_STEPS`), down to `REFILL_MIN_FRONTIER` of a level (thinner, its
-    group names would go: then ``hi`` stands).  ``tops(unfold, thr, heights)``: the lane
-    tops of a squeeze."""
+    (bisection, `REFILL_STEPS`), down to `REFILL_MIN_FRONTIER` of a level (thinner, its
+    group names would go: then ``hi`` stands).  ``tops(unfold, thr, heights, lanes=mask)``:
+    the tops of those lanes under a squeeze."""
     unfold, thr, heights = squeeze_parameters(hi, named_px, widest)
     _, thr_lo, heights_lo = squeeze_parameters(lo, named_px, widest)
     jumped = ~np.asarray(done, np.bool_) & (thr_lo < thr) & (np.asarray(lo) >= 3.0)
@@ -202,13 +203,13 @@ def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple
 
     def fits_with(frontier, lanes):
         trial[:, H_FIRST_NARROW] = frontier
-        return lanes & (tops(unfold, thr_try, np.where(lanes[:, None], trial, heights)) <= budget)
+        return lanes & (tops(unfold, thr_try, np.where(lanes[:, None], trial, heights), lanes=lanes) <= budget)
 
     fits = fits_with(REFILL_MIN_FRONTIER, jumped)
     if not fits.any():
         return unfold, thr, heights
     a, b = np.full(fits.size, REFILL_MIN_FRONTIER), np.ones(fits.size)  # a fits, b may not
-    for _ in range(SQUEEZE_STEPS):
+    for _ in range(REFILL_STEPS):
         m = 0.5 * (a + b)
         ok = fits_with(m, fits)
         a, b = np.where(ok, m, a), np.where(ok, b, m)
@@ -322,17 +323,35 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         return placed, top[:n_lanes]
 
     work = None
+    # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]), its
+    # parents inside them, so the tops of some lanes need only their calls
+    bounds = np.searchsorted(lane32, np.arange(nl + 1), side="left") if lane32.size else np.zeros(nl + 1, np.int64)
+    rebased: dict = {}
 
-    def tops(unfold, thr, heights):
-        """The lane tops of ``place`` alone (the bisection's question), in reused arrays."""
+    def tops(unfold, thr, heights, lanes=None):
+        """The lane tops of ``place`` alone (the bisection's question), in reused arrays;
+        with ``lanes`` (a mask), those lanes' tops only (the others 0)."""
         nonlocal work
         n = idx.size
         if work is None:
             work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
                     np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
-        top = squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
-                            np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
-                            np.ascontiguousarray(heights, np.float64), *work)
+        args = (np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.ascontiguousarray(heights, np.float64))
+        if lanes is None or np.all(lanes):
+            return squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide, *args, *work)[:n_lanes]
+        top = np.zeros(nl)
+        sel = np.flatnonzero(np.asarray(lanes, np.bool_))
+        runs = np.split(sel, np.flatnonzero(np.diff(sel) > 1) + 1) if sel.size else []
+        for run in runs:  # consecutive lanes: one contiguous range of calls
+            a, b = int(bounds[run[0]]), int(bounds[run[-1] + 1])
+            if b <= a:
+                continue
+            p = rebased.get((a, b))
+            if p is None:
+                p = rebased[(a, b)] = np.where(parent[a:b] >= 0, parent[a:b] - a, -1)
+            got = squeezed_tops(p, lane32[a:b], name_px[a:b], width_px[a:b], infra_part[a:b], pass_part[a:b],
+                                wide[a:b], *args, *(w[a:b] for w in work))
+            top[run] = got[run]
         return top[:n_lanes]
 
     # the widest call that can be named: infrastructure is always folded, and pass-through
@@ -358,7 +377,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
             hi[done] = 0.0
             for _ in range(SQUEEZE_STEPS):
                 mid = np.where(done, 0.0, 0.5 * (lo + hi))
-                got = tops(*squeeze_parameters(mid, named_px, widest))
+                got = tops(*squeeze_parameters(mid, named_px, widest), lanes=~done)
                 fits = got <= budget
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
