@@ -283,3 +283,53 @@ def test_side_names_lie_inside_the_image(realdata):
     length_px = np.array([text_width(lab.texts[k]) * float(lab.sizes[k]) for k in sides]) / world_per_pixel(
         spec.camera, anchors, spec.resolution)
     assert (right_px - length_px >= 0.0).all(), (right_px, length_px)
+
+
+def _pool_run(work_of_thread, seed):
+    """A pool program's run: a main thread that waits, and workers, each running many calls
+    of the function ``work_of_thread`` gives it (task functions by name)."""
+    rng = np.random.default_rng(seed)
+    func, start, end, parent, thread = [], [], [], [], []
+    names = ["main (/app/p.py:1)", "alpha (/app/p.py:10)", "beta (/app/p.py:20)", "step (/app/p.py:30)"]
+    func += [0]
+    start += [0.0]
+    end += [1000.0]
+    parent += [-1]
+    thread += [0]
+    for t, (fname, n) in enumerate(work_of_thread, start=1):
+        f = names.index(next(x for x in names if x.startswith(fname)))
+        t0 = 0.0
+        for _ in range(n):
+            d = float(rng.uniform(2.0, 4.0))
+            func += [f, 3]
+            start += [t0, t0 + 0.1]
+            end += [t0 + d, t0 + d - 0.1]
+            parent += [-1, len(func) - 2]
+            thread += [t, t]
+            t0 += d + 0.5
+    return Trace.from_arrays(func, start, end, parent, thread=thread, function_names=names,
+                             thread_names=["MainThread"] + [f"w{t}" for t in range(1, len(work_of_thread) + 1)]).check()
+
+
+def test_the_b_side_shows_the_thread_that_does_a_s_work_not_b_s_busiest():
+    """A pool's workers swap tasks between runs: in A, w1 runs alpha (the busiest work) and w2
+    beta; in B, w1 runs beta (now the busiest) and w2 alpha.  The comparison shows A's w1
+    against B's w2, the thread doing the same work (`select.corresponding_thread`), not
+    against B's busiest thread (a comparison of alpha with beta: a mixed pool's pair showed a
+    sympy worker against the other run's main thread)."""
+    from tracevis3d.layout.compare_tubes import side_threads
+    from tracevis3d.layout.select import corresponding_thread, working_thread
+
+    a = _pool_run([("alpha", 200), ("beta", 120)], 1)
+    b = _pool_run([("beta", 260), ("alpha", 200)], 2)
+    assert working_thread(a) == 1 and working_thread(b) == 1  # the test tells the rules apart
+    assert corresponding_thread(b, a, 1) == 2 and corresponding_thread(b, a, 2) == 1
+    assert corresponding_thread(b, a, 0) == 0  # the main thread: the main thread
+    cmp = tracevis3d.compare(a, b)
+    assert side_threads(cmp, CompareParams()) == {"thread_a": 1, "thread_b": 2}
+    assert side_threads(cmp, CompareParams(thread_a="w2")) == {"thread_b": 1}  # A's given: B follows
+    assert side_threads(cmp, CompareParams(thread_b=0)) == {"thread_a": 1}  # B's given: kept
+    spec = compare_layout(cmp, CompareParams(resolution=(960, 540)))
+    sides = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if x.startswith(("A:", "B:"))]
+    assert any(x.endswith("w1") for x in sides if x.startswith("A:")), sides
+    assert any(x.endswith("w2") for x in sides if x.startswith("B:")), sides

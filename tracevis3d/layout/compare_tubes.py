@@ -361,10 +361,28 @@ def resolve_calls(cmp, params: CompareParams) -> CompareParams:
     import dataclasses
 
     changes = call_indices(cmp, params)
+    changes.update(side_threads(cmp, params))
     if changes.get("align_a") is not None:
         changes["window_b"] = align_window_b(cmp, changes.pop("align_a"))
         changes["align_a"] = None  # done: B's window is set
     return dataclasses.replace(params, **changes) if changes else params
+
+
+def side_threads(cmp, params: CompareParams) -> dict:
+    """The threads the two sides show where ``params`` leaves them open: A's the thread that
+    does its work (`select.working_thread`), B's the one that does the same work
+    (`select.corresponding_thread`; a pool's workers swap tasks between runs), not B's own
+    busiest thread, which may do something else entirely."""
+    from .select import _resolve_in_order, corresponding_thread, working_thread
+
+    out = {}
+    ta = params.thread_a
+    if ta is None and cmp.a.n_threads > 1:
+        ta = out["thread_a"] = working_thread(cmp.a)
+    if params.thread_b is None and cmp.b.n_threads > 1:
+        ia = 0 if ta is None else _resolve_in_order(cmp.a, [ta])[0]
+        out["thread_b"] = corresponding_thread(cmp.b, cmp.a, ia)
+    return out
 
 
 def align_window_b(cmp, call_a: int, width_b: float | None = None) -> tuple:

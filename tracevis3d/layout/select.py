@@ -147,6 +147,40 @@ def working_thread(trace: Trace) -> int:
     return int(np.argmax(score)) if score.size else 0
 
 
+def _work_of(trace: Trace, mask) -> np.ndarray:
+    """Self time of ``trace``'s calls in ``mask``, waits counted as none."""
+    from ..model import KIND_WAIT
+
+    return np.where(trace.kind[mask] == KIND_WAIT, 0.0, np.maximum(trace.self_time[mask], 0.0))
+
+
+def _work_by_function(trace: Trace, mask) -> np.ndarray:
+    """Self time (waits left out) per function of ``trace``'s calls in ``mask``."""
+    return np.bincount(trace.func[mask], weights=_work_of(trace, mask), minlength=trace.n_functions)[:trace.n_functions]
+
+
+def corresponding_thread(trace: Trace, other: Trace, other_thread: int) -> int:
+    """The thread of ``trace`` that does the work thread ``other_thread`` of ``other`` does:
+    the most self time in common, function by function (by name; waits left out),
+    ``Σ_f min(w_other(f), w_t(f))``.  A thread pool hands its tasks to whichever worker is
+    free, so the same work runs on "mixed_1" in one run and "mixed_4" in the next, and a
+    thread's name does not say which of the other run's threads to compare it with; with
+    nothing in common, `working_thread`."""
+    if trace.n_threads <= 1:
+        return 0
+    w_other = _work_by_function(other, other.thread == int(other_thread))
+    f_other = np.flatnonzero(w_other > 0)
+    pos = {other.function_names[f]: k for k, f in enumerate(f_other)}
+    k_of = np.array([pos.get(nm, -1) for nm in trace.function_names], np.int64)
+    k = k_of[trace.func]
+    mine = k >= 0
+    st = _work_of(trace, mine)
+    per = np.bincount(trace.thread[mine].astype(np.int64) * max(f_other.size, 1) + k[mine], weights=st,
+                      minlength=trace.n_threads * max(f_other.size, 1)).reshape(trace.n_threads, -1)
+    common = np.minimum(per, w_other[f_other][None, :] if f_other.size else 0.0).sum(axis=1)
+    return int(np.argmax(common)) if common.max(initial=0.0) > 0 else working_thread(trace)
+
+
 def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
     """Thread ``t``'s lane name in a figure of ``n_lanes`` lanes (`Trace.thread_label`)."""
     return trace.thread_label(t, n_lanes)
