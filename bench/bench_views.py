@@ -56,6 +56,7 @@ CASES = (
     ("cone", ("json_tool",)), ("cone", ("pydoc",)), ("cone", ("unittest",)),
     # unlike tasks in one pool (8 threads, 2M calls), and an asyncio program (a lane per task)
     ("icicle", ("mixed_pool",)), ("threads", ("mixed_pool",)), ("cone", ("mixed_pool",)),
+    ("compare", ("mixed_pool", "mixed_pool_b")),
     ("icicle", ("async_tasks",)), ("threads", ("async_tasks",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}

@@ -35,6 +35,8 @@ mixed_pool      a pool of 6 workers running unlike tasks at once (networkx graph
                 algebra, docutils documents, difflib and json), and a consumer thread
                 behind a lock: 8 threads that import, wait on each other's import locks and
                 work in different libraries; 2M calls, 116 levels.
+mixed_pool_b    the same program run again: the pool hands its tasks to other workers (the
+                B run of a comparison with ``mixed_pool``).
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -446,6 +448,9 @@ SUITE = [
          entries=3_000_000, doc="sympy in a thread pool of 3 workers (4 threads)"),
     Spec("mixed_pool", "viztracer", "trace", lambda w: [_write(os.path.join(w, "mixed_pool.py"), MIXED_POOL_PROGRAM)],
          entries=4_000_000, doc="networkx, sympy, docutils and difflib in a pool of 6 workers (8 threads)"),
+    Spec("mixed_pool_b", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "mixed_pool.py"), MIXED_POOL_PROGRAM)], entries=4_000_000,
+         doc="mixed_pool run again (the pool hands the tasks to other workers: the B run of a comparison)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
