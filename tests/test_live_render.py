@@ -159,6 +159,37 @@ def test_live_labels_name_the_widest_shallow_calls():
         view.remove()
 
 
+def test_a_short_live_run_ends_in_colour_and_names_read_on_dark_boxes():
+    """A run shorter than the re-ranking interval (2 s) used to end all grey: the only
+    ranking came at the first update, when no call had area yet.  The modules get their
+    colours as soon as calls cover area (and on a forced update), and a name on a dark box
+    (a module's deep shade, the red of waits) is written in light text, as in the icicle."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.labels import contrast_text_material
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession
+
+    want = tracevis3d.synthetic(2000, threads=2, seed=9)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=(1920, 1080)))
+        assert view.layout.p.recolour_seconds >= 1.0  # the default: the run is shorter
+        _grow_while_replaying(want, sess, view)
+        view.update(sess, force_labels=True)
+        colouring = view.layout.colouring
+        assert colouring.ranked and colouring.slot_module, "no module has its colour"
+        shown = [o for o in view.labels.pool if not o.hide_render]
+        assert shown
+        for o in shown:
+            i = int(o["call_index"])
+            f = [int(th.func[i]) for th in sess.threads if i < th.n and th.func[i] >= 0]
+            slots = {int(x) for x in view.layout.call_slots(np.array(f), sess.fkind[np.array(f)], sess.fnames,
+                                                            sess.ffiles, sess.flines)}
+            want_mats = {("TV3D_live_text_light" if m == "TV3D_text_light" else "TV3D_live_text")
+                         for m in contrast_text_material(colouring.rgb[sorted(slots)])}
+            assert o.data.materials[0].name in want_mats, (o.data.body, o.data.materials[0].name, want_mats)
+        view.remove()
+
+
 def test_live_view_has_a_title_and_a_time_axis():
     """The live scene says what it shows (program, threads, calls, now) and where in time:
     tick labels at a 1-2-5 step inside the window in view, all in one unit, that move on."""

@@ -45,8 +45,12 @@ def text_object(coll, name: str, material, parent=None):
 
 
 class LiveLabels:
-    def __init__(self, coll, material):
+    def __init__(self, coll, material, material_light=None):
+        """``material``: dark text; ``material_light``: light text, for names on dark boxes
+        (the module colours, the red of waits), chosen per label as the static icicle's
+        (`layout.labels.contrast_text_material`)."""
         self.coll, self.material = coll, material
+        self.material_light = material_light or material
         self.pool: list = []
         self.cand: list[np.ndarray] = []
         self.cand_n: list[int] = []
@@ -81,7 +85,7 @@ class LiveLabels:
     def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0) -> int:
         """Place the labels (at most once per INTERVAL unless ``force``); how many are shown.
         ``px``: world length of a pixel."""
-        from ..layout.labels import PAD
+        from ..layout.labels import PAD, contrast_text_material
         from ..layout.text import ASCENT, DESCENT, fit_text, name_candidates
 
         now = time.monotonic()
@@ -127,6 +131,12 @@ class LiveLabels:
                 ob.data.body = text
             ob.data.size = size
             ob.data.align_x = "CENTER"
+            slot = layout.call_slots(T.func[i: i + 1], session.fkind[T.func[i: i + 1]], session.fnames,
+                                     session.ffiles, session.flines)
+            light = contrast_text_material(layout.colouring.rgb[slot])[0] == "TV3D_text_light"
+            mat = self.material_light if light else self.material
+            if ob.data.materials[0] != mat:
+                ob.data.materials[0] = mat
             ob["tv3d_kind"] = "call"
             ob["call_index"] = int(i)
             z, _ = layout.level_z(ti, int(T.depth[i]))

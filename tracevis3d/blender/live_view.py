@@ -20,6 +20,7 @@ import bpy
 import numpy as np
 
 from ..layout.annotate import MATERIAL_TEXT_COLOURS
+from ..layout.labels import TEXT_LIGHT
 from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
@@ -81,7 +82,9 @@ class LiveView:
         self.lane_labels: list = []
         self.text_mat = ensure_material(MaterialSpec(TEXT_MATERIAL, (0.08, 0.08, 0.08, 1.0), "text",
                                                      cushion=False, from_attribute=False))
-        self.labels = LiveLabels(self.coll, self.text_mat)
+        light = ensure_material(MaterialSpec(TEXT_MATERIAL + "_light", TEXT_LIGHT, "text", cushion=False,
+                                             from_attribute=False))
+        self.labels = LiveLabels(self.coll, self.text_mat, light)
         self.texts: dict = {}  # time-axis ticks
         # the heads-up display (title, legend): camera-space objects under one empty that
         # scales with the camera's ortho scale; rebuilt when the legend changes
@@ -197,7 +200,12 @@ class LiveView:
             sel = {ti: [self._boxed_calls(ti)] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True  # the frozen clusters' z moved too
-        if self._recolour_due(t):  # module colours re-ranked by area
+        # module colours re-ranked by area: every recolour_seconds, at once while no module
+        # has its colour yet (the first update sees a few calls: a short run stayed grey to
+        # its end), and on a forced update (a figure rendered now)
+        colouring = self.layout.colouring
+        if force_labels or (colouring.modules and not colouring.ranked) or self._recolour_due(t):
+            self._last_rank = t
             changed = self._recolour(session)
             if changed.size:
                 self._recolour_calls(session, changed)
