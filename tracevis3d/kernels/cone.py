@@ -353,20 +353,51 @@ def cone_positions(parent, base, angle, level_height):
 
 
 @njit(cache=True, nogil=True)
-def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, centre_x, centre_y, radius,
-                      min_radius, max_labels):
+def _segment_meets_box(ax, ay, bx, by, x0, y0, x1, y1):
+    """Whether the segment (ax, ay)–(bx, by) meets the closed box [x0, x1] × [y0, y1]
+    (Liang–Barsky clipping: the segment's parameter range inside each slab, intersected)."""
+    t0, t1 = _slab(ax, bx - ax, x0, x1, 0.0, 1.0)
+    if t0 > t1:
+        return False
+    t0, t1 = _slab(ay, by - ay, y0, y1, t0, t1)
+    return t0 <= t1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slab(a, d, lo, hi, t0, t1):
+    """``(t0, t1)`` narrowed to the parameters t where a + t d lies in [lo, hi] (empty:
+    t0 > t1)."""
+    if d == 0.0:
+        if a < lo or a > hi:
+            return 1.0, 0.0
+        return t0, t1
+    ta = (lo - a) / d
+    tb = (hi - a) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    return max(t0, ta), min(t1, tb)
+
+
+@njit(cache=True, nogil=True)
+def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, lim, centre_x, centre_y, radius,
+                      min_radius, seg_x0, seg_y0, seg_x1, seg_y1, seg_pad, max_labels):
     """Greedy label placement beside spheres (Christensen et al. 1995's greedy baseline:
     the most important first, each at the first free candidate place).  Nodes are taken in
     ``order``; node k's label (``width`` pixels wide, ``ascent`` above and ``descent``
-    below its baseline) is tried left-aligned at (anchor_x[0, k], anchor_y[0, k]) (right of
-    its sphere), then right-aligned at side 1 (left of it): its box
-    [x0, x0 + w] × [y − ascent, y + descent] must lie inside ``lim`` = (x0, y0, x1, y1),
-    overlap no box placed before (open intervals) and lie farther than radius[j] from the
-    centre of every other sphere j with radius[j] > ``min_radius`` (tiny spheres may sit
-    behind text).  At most ``max_labels`` are placed.  Returns ``(node, side)`` of the
-    labels placed, in placement order.  O(tried × (placed + spheres))."""
+    below its baseline) is tried at its candidate places s = 0 .. S - 1 in turn, anchored at
+    (anchor_x[s, k], anchor_y[s, k]) and aligned by ``align[s]`` (0: the anchor is the box's
+    left end, 1: its middle, 2: its right end): its box [x0, x0 + w] × [y − ascent, y + descent]
+    must lie inside ``lim`` = (x0, y0, x1, y1), overlap no box placed before (open
+    intervals), lie farther than radius[j] from the centre of every other sphere j with
+    radius[j] > ``min_radius`` (tiny spheres may sit behind text), and meet none of the
+    segments (seg_x0, seg_y0)–(seg_x1, seg_y1) (the tree's edges; the box grown by
+    ``seg_pad`` on every side, `_segment_meets_box`).  At most ``max_labels`` are placed.
+    Returns ``(node, place)`` of the labels placed, in placement order.
+    O(tried × (placed + spheres + segments))."""
     n = order.shape[0]
     m = radius.shape[0]
+    n_places = anchor_x.shape[0]
+    n_seg = seg_x0.shape[0]
     bx0 = np.empty(max_labels)
     by0 = np.empty(max_labels)
     bx1 = np.empty(max_labels)
@@ -378,10 +409,12 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
         if q >= max_labels:
             break
         k = order[t]
-        for side in range(2):
+        for side in range(n_places):
             x0 = anchor_x[side, k]
-            if side == 1:
+            if align[side] == 2:
                 x0 -= width[k]
+            elif align[side] == 1:
+                x0 -= 0.5 * width[k]
             x1 = x0 + width[k]
             y0 = anchor_y[side, k] - ascent
             y1 = anchor_y[side, k] + descent
@@ -400,6 +433,13 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
                 dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
                 dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
                 if math.hypot(dx, dy) < radius[j]:
+                    hit = True
+                    break
+            if hit:
+                continue
+            for j in range(n_seg):
+                if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0 - seg_pad, y0 - seg_pad,
+                                      x1 + seg_pad, y1 + seg_pad):
                     hit = True
                     break
             if hit:

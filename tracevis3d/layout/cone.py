@@ -55,6 +55,11 @@ def level_height(foot_root: float, n_levels: int) -> float:
     return max(3.0 * R_MAX, 1.4 * foot_root / max(n_levels, 1))
 
 
+def axis_down(orientation: str) -> np.ndarray:
+    """The tree's axis from a node towards its children's level."""
+    return np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+
+
 def orient(pos: np.ndarray, orientation: str) -> np.ndarray:
     """Vertical cone-tree coordinates → the chosen orientation (horizontal: the depth axis
     becomes +x, the base circles stand in y–z planes)."""
@@ -139,9 +144,10 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     names_of: dict = {}  # function → short name
 
     def labels_of(shape, rect):
+        stubs = (axis_down(shape[0]), shape[2])  # the partial stubs `partial_stubs` draws
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
                            params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of,
-                           names_of)
+                           names_of, stubs)
 
     spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
     stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
@@ -210,7 +216,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
-    down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+    down = axis_down(orientation)
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
     t0, t1 = float(tr.start[shown].min()), float(tr.end[shown].max())
