@@ -158,8 +158,14 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         stretch[orientation] = sh[2] / max(spacing_mid, 1e-12)
         return sh
 
+    tree_grids: dict = {}  # a shape's positions (by id, kept alive here) → where its bare tree is
+
     def occupancy(shape, lab):
-        return _tree_occupancy(shape, pruned, radius, base, lab, res, tpx)
+        """`_tree_occupancy`, the bare tree's grid of a shape made once."""
+        made = tree_grids.get(id(shape[1]))
+        if made is None:
+            made = tree_grids[id(shape[1])] = (shape[1], _tree_grid(shape, pruned, radius, base, res))
+        return made[1] | _label_grid(shape[3], lab, res, tpx)
 
     # the candidates, framed in the whole width: with ``auto`` both orientations (deep trees
     # grow to the right), and the tree turned about its axis (`SPINS`); those that show the
@@ -465,18 +471,26 @@ LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
 def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
     """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, the edges
     and the base circles (drawn at their children's level, as `cone_geometry.ring_tubes`
-    draws them; both traced every cell), and the labels' boxes."""
+    draws them; both traced every cell), and the labels' boxes: `_tree_grid` and
+    `_label_grid` (a cell is covered when either covers it)."""
+    return _tree_grid(shape, pruned, radius, base, res) | _label_grid(shape[3], labels, res, tpx)
+
+
+def _tree_grid(shape, pruned, radius, base, res) -> np.ndarray:
+    """`_tree_occupancy` of the bare tree.  Every point is projected once (`camera.project`
+    maps each row on its own, bit for bit whatever it is batched with): the edges run
+    between the projected node centres, the base circles between their projected samples."""
     from ..kernels.cone import segment_samples
     from .camera import project, world_per_pixel
     from .cone_geometry import RING_SAMPLES
-    from .text import text_width
 
     orientation, pos, _, cam, _, _ = shape
     parent, child_ptr = pruned.parent, pruned.child_ptr
-    pts = [project(cam, pos, res)]
+    centre = project(cam, pos, res)
+    pts = [centre]
     rad = [radius / world_per_pixel(cam, pos, res)]
     c = np.flatnonzero(parent >= 0)
-    seg_a, seg_b = [pos[parent[c]]], [pos[c]]
+    seg_a, seg_b = [centre[parent[c]]], [centre[c]]
     k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
     if k.size:
         if orientation == "vertical":
@@ -484,16 +498,25 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
         else:
             down, e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
         first = pruned.child_ids[child_ptr[k]]
-        centre = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
+        ring_c = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
         ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
         circle = np.cos(ang)[:, None] * e1[None, :] + np.sin(ang)[:, None] * e2[None, :]
-        ring = centre[:, None, :] + base[k][:, None, None] * circle[None]
-        seg_a.append(ring[:, :-1].reshape(-1, 3))
-        seg_b.append(ring[:, 1:].reshape(-1, 3))
-    a, b = project(cam, np.concatenate(seg_a), res), project(cam, np.concatenate(seg_b), res)
+        ring = project(cam, (ring_c[:, None, :] + base[k][:, None, None] * circle[None]).reshape(-1, 3), res)
+        ring = ring.reshape(k.size, RING_SAMPLES, 2)
+        seg_a.append(ring[:, :-1].reshape(-1, 2))
+        seg_b.append(ring[:, 1:].reshape(-1, 2))
+    a, b = np.concatenate(seg_a), np.concatenate(seg_b)
     n = np.clip(np.ceil(np.hypot(*(b - a).T) / CORNER_CELL_PX), 1, 1000).astype(np.int64) + 1
     pts.append(segment_samples(a, b, n))
     rad.append(np.full(pts[-1].shape[0], 1.5))
+    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad))
+
+
+def _label_grid(cam, labels, res, tpx) -> np.ndarray:
+    """`_tree_occupancy` of the labels' boxes alone."""
+    from .camera import project
+    from .text import text_width
+
     rects = []
     if len(labels):
         lp = project(cam, labels.anchors, res)
@@ -501,7 +524,7 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
             w = text_width(labels.texts[j]) * tpx
             x0 = lp[j, 0] - (w if labels.align[j] == 2 else 0.5 * w if labels.align[j] == 1 else 0.0)
             rects.append((x0, lp[j, 1] - tpx, x0 + w, lp[j, 1] + 0.3 * tpx))
-    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad), rects)
+    return occupancy_grid(res, CORNER_CELL_PX, rects=rects)
 
 
 #: a row is kept while its value is within this share of the values' size of an extreme
