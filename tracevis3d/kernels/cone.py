@@ -392,12 +392,40 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
     radius[j] > ``min_radius`` (tiny spheres may sit behind text), and meet none of the
     segments (seg_x0, seg_y0)–(seg_x1, seg_y1) (the tree's edges; the box grown by
     ``seg_pad`` on every side, `_segment_meets_box`).  At most ``max_labels`` are placed.
-    Returns ``(node, place)`` of the labels placed, in placement order.
-    O(tried × (placed + spheres + segments))."""
+    Returns ``(node, place)`` of the labels placed, in placement order.  Spheres and
+    segments are looked up in a grid of `LABEL_GRID_PX` cells (`_bucket_boxes`; a segment
+    with a NaN end meets nothing): O(tried × (placed + spheres and segments near the box)
+    + spheres + segments)."""
     n = order.shape[0]
     m = radius.shape[0]
     n_places = anchor_x.shape[0]
     n_seg = seg_x0.shape[0]
+    # spheres and segments bucketed by the cells of a grid over ``lim`` their bounding boxes
+    # meet: a box is tested against those of the cells it meets (a sphere or a segment that
+    # meets a box has its bounding box meet it); outside ``lim`` no box is tested
+    cell = LABEL_GRID_PX
+    nx = max(int(math.ceil((lim[2] - lim[0]) / cell)), 1)
+    ny = max(int(math.ceil((lim[3] - lim[1]) / cell)), 1)
+    sx0 = np.empty(m)
+    sy0 = np.empty(m)
+    sx1 = np.empty(m)
+    sy1 = np.empty(m)
+    for j in range(m):
+        sx0[j] = centre_x[j] - radius[j]
+        sy0[j] = centre_y[j] - radius[j]
+        sx1[j] = centre_x[j] + radius[j]
+        sy1[j] = centre_y[j] + radius[j]
+    s_ptr, s_ids = _bucket_boxes(sx0, sy0, sx1, sy1, lim[0], lim[1], cell, nx, ny)
+    gx0 = np.empty(n_seg)
+    gy0 = np.empty(n_seg)
+    gx1 = np.empty(n_seg)
+    gy1 = np.empty(n_seg)
+    for j in range(n_seg):
+        gx0[j] = min(seg_x0[j], seg_x1[j]) - seg_pad
+        gy0[j] = min(seg_y0[j], seg_y1[j]) - seg_pad
+        gx1[j] = max(seg_x0[j], seg_x1[j]) + seg_pad
+        gy1[j] = max(seg_y0[j], seg_y1[j]) + seg_pad
+    g_ptr, g_ids = _bucket_boxes(gx0, gy0, gx1, gy1, lim[0], lim[1], cell, nx, ny)
     bx0 = np.empty(max_labels)
     by0 = np.empty(max_labels)
     bx1 = np.empty(max_labels)
@@ -427,20 +455,37 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
                     break
             if hit:
                 continue
-            for j in range(m):
-                if j == k or radius[j] <= min_radius:
-                    continue
-                dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
-                dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
-                if math.hypot(dx, dy) < radius[j]:
-                    hit = True
+            c0, c1, r0, r1 = _cells_of(x0, y0, x1, y1, lim[0], lim[1], cell, nx, ny)
+            for r in range(r0, r1 + 1):
+                for c in range(c0, c1 + 1):
+                    g = r * nx + c
+                    for e in range(s_ptr[g], s_ptr[g + 1]):
+                        j = s_ids[e]
+                        if j == k or radius[j] <= min_radius:
+                            continue
+                        dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
+                        dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
+                        if math.hypot(dx, dy) < radius[j]:
+                            hit = True
+                            break
+                    if hit:
+                        break
+                if hit:
                     break
             if hit:
                 continue
-            for j in range(n_seg):
-                if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0 - seg_pad, y0 - seg_pad,
-                                      x1 + seg_pad, y1 + seg_pad):
-                    hit = True
+            for r in range(r0, r1 + 1):
+                for c in range(c0, c1 + 1):
+                    g = r * nx + c
+                    for e in range(g_ptr[g], g_ptr[g + 1]):
+                        j = g_ids[e]
+                        if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0 - seg_pad,
+                                              y0 - seg_pad, x1 + seg_pad, y1 + seg_pad):
+                            hit = True
+                            break
+                    if hit:
+                        break
+                if hit:
                     break
             if hit:
                 continue
@@ -453,6 +498,49 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
             q += 1
             break
     return out_node[:q].copy(), out_side[:q].copy()
+
+
+#: `place_side_labels` buckets spheres and segments by cells this many pixels wide
+LABEL_GRID_PX = 48.0
+
+
+@njit(cache=True, nogil=True)
+def _cells_of(x0, y0, x1, y1, ox, oy, cell, nx, ny):
+    """The columns c0..c1 and rows r0..r1 (inclusive) of the grid of ``cell``-pixel cells
+    from (ox, oy), nx × ny, that the box [x0, x1] × [y0, y1] meets, clipped to the grid
+    (c0 > c1 or r0 > r1 when it meets none; a NaN box meets none)."""
+    if not (x0 <= x1 and y0 <= y1) or x1 < ox or y1 < oy or x0 > ox + nx * cell or y0 > oy + ny * cell:
+        return 0, -1, 0, -1
+    c0 = int(math.floor(min(max((x0 - ox) / cell, 0.0), nx - 1.0)))  # clipped before the cast: ±inf
+    c1 = int(math.floor(min(max((x1 - ox) / cell, 0.0), nx - 1.0)))
+    r0 = int(math.floor(min(max((y0 - oy) / cell, 0.0), ny - 1.0)))
+    r1 = int(math.floor(min(max((y1 - oy) / cell, 0.0), ny - 1.0)))
+    return c0, c1, r0, r1
+
+
+@njit(cache=True, nogil=True)
+def _bucket_boxes(x0, y0, x1, y1, ox, oy, cell, nx, ny):
+    """CSR ``(ptr, ids)`` of the boxes meeting each cell (row-major, `_cells_of`) of an
+    nx × ny grid: the boxes of cell g are ids[ptr[g]:ptr[g + 1]], in index order."""
+    m = x0.shape[0]
+    ptr = np.zeros(nx * ny + 1, np.int64)
+    for j in range(m):
+        c0, c1, r0, r1 = _cells_of(x0[j], y0[j], x1[j], y1[j], ox, oy, cell, nx, ny)
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                ptr[r * nx + c + 1] += 1
+    for g in range(nx * ny):
+        ptr[g + 1] += ptr[g]
+    fill = ptr[:-1].copy()
+    ids = np.empty(ptr[nx * ny], np.int64)
+    for j in range(m):
+        c0, c1, r0, r1 = _cells_of(x0[j], y0[j], x1[j], y1[j], ox, oy, cell, nx, ny)
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                g = r * nx + c
+                ids[fill[g]] = j
+                fill[g] += 1
+    return ptr, ids
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
