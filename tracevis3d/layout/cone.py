@@ -152,9 +152,11 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
     stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
 
+    framing: dict = {}  # what the candidate framings share (`framed_tree`'s cache)
+
     def framed(orientation, rect, spin):
         sh = framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin,
-                         stretch.get(orientation, 1.0))
+                         stretch.get(orientation, 1.0), framing)
         stretch[orientation] = sh[2] / max(spacing_mid, 1e-12)
         return sh
 
@@ -392,7 +394,7 @@ def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.nd
 
 
 def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0,
-                k_start: float = 1.0) -> tuple:
+                k_start: float = 1.0, cache: dict | None = None) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
     ``(orientation, positions, level height, camera, to_camera, turn, score)``.
 
@@ -404,16 +406,28 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
-    tree larger wins."""
+    tree larger wins.  ``cache``: what the candidate framings of one tree share (the level
+    spacing, the extent points' offsets per orientation, the fit's camera frame per
+    orientation and rectangle), filled here."""
     from .camera import project, world_per_pixel
 
+    cache = {} if cache is None else cache
     res = tuple(params.resolution)
     aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
     to_cam = view_direction(params.azimuth, params.elevation)
     if orientation == "horizontal":
         to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
     width = 2.0 * foot_root + 2.0 * R_MAX
-    spacing = level_spacing(pruned.depth, radius, n_levels)
+    if "spacing" not in cache:
+        cache["spacing"] = level_spacing(pruned.depth, radius, n_levels)
+    spacing = cache["spacing"]
+    if ("extent", orientation) not in cache:
+        cache["extent", orientation] = _extent_offsets(radius, base, pruned.child_ptr, orientation)
+    extent = cache["extent", orientation]
+    frame_key = ("frame", orientation, tuple(float(v) for v in rect))
+    if frame_key not in cache:
+        cache[frame_key] = _fit_frame(to_cam, res, rect, params.lens_mm)
+    frame = cache[frame_key]
     k_max = max(width / max(float(spacing.max()), 1e-9), 1.0) if spacing.size else 1.0
     vpos, turn = cone_positions(pruned.parent, base, angle, 1.0)
     if spin:
@@ -427,8 +441,8 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         p = vpos.copy()
         p[:, 2] = -offsets[depth]
         pos = orient(p, orientation)
-        pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation), to_cam, res, rect,
-                              params.lens_mm)
+        pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation, extent), to_cam, res,
+                              rect, params.lens_mm, frame)
         cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
         pr = project(cam, pts, res)
         got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
@@ -532,12 +546,9 @@ def _label_grid(cam, labels, res, tpx) -> np.ndarray:
 FIT_ROWS_TOL = 1e-9
 
 
-def deciding_points(pts, to_cam, res, rect, lens_mm) -> np.ndarray:
-    """The rows of ``pts`` that `camera.fit_camera_rect` (perspective, the default sensor)
-    and the bounding box of their projection through that camera depend on
-    (`kernels.cone.camera_fit_rows`): both, computed on these rows, are bit for bit those
-    of all ``pts``, at a fraction of the cost (a few dozen of thousands of points)."""
-    from ..kernels.cone import camera_fit_rows
+def _fit_frame(to_cam, res, rect, lens_mm) -> tuple:
+    """``(r, u, f, tx, ty)``: the camera basis and half-tangents `deciding_points` follows
+    `camera.fit_camera_rect` with (perspective, the default sensor)."""
     from .camera import _half_tans, camera_basis
 
     w, h = res
@@ -545,22 +556,46 @@ def deciding_points(pts, to_cam, res, rect, lens_mm) -> np.ndarray:
     wc, hc = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
     tx, ty = _half_tans((wc, hc), lens_mm * float(max(w, h)) / float(max(wc, hc)), 36.0)
     r, u, f = camera_basis(to_cam)
+    return r, u, f, float(tx), float(ty)
+
+
+def deciding_points(pts, to_cam, res, rect, lens_mm, frame=None) -> np.ndarray:
+    """The rows of ``pts`` that `camera.fit_camera_rect` (perspective, the default sensor)
+    and the bounding box of their projection through that camera depend on
+    (`kernels.cone.camera_fit_rows`): both, computed on these rows, are bit for bit those
+    of all ``pts``, at a fraction of the cost (a few dozen of thousands of points).
+    ``frame``: `_fit_frame` of these arguments when the caller has it."""
+    from ..kernels.cone import camera_fit_rows
+
+    r, u, f, tx, ty = _fit_frame(to_cam, res, rect, lens_mm) if frame is None else frame
     p = np.ascontiguousarray(pts, np.float64)
-    keep, ok = camera_fit_rows(p, r, u, f, float(tx), float(ty), FIT_ROWS_TOL)
+    keep, ok = camera_fit_rows(p, r, u, f, tx, ty, FIT_ROWS_TOL)
     return p[keep] if ok else p
 
 
-def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
-    """Points whose hull holds every sphere and base circle (for the camera fit)."""
+def _extent_offsets(radius, base, child_ptr, orientation) -> tuple:
+    """What `_extent_points` adds to the node centres: ``(around, has, ring)``: the six
+    points ± radius along the axes (6, n, 3), the nodes with a base circle, and 16 points
+    on each of their circles (16, len(has), 3)."""
     axes = np.vstack([np.eye(3), -np.eye(3)])
-    pts = [(pos[None, :, :] + axes[:, None, :] * radius[None, :, None]).reshape(-1, 3)]
+    around = axes[:, None, :] * radius[None, :, None]
     has = np.flatnonzero(np.diff(child_ptr) >= 2)
+    ring = None
     if has.size:
         ang = np.linspace(0.0, 2 * math.pi, 16, endpoint=False)
-        off = np.zeros((ang.size, has.size, 3))
-        off[:, :, 0 if orientation == "vertical" else 2] = np.cos(ang)[:, None] * base[has][None, :]
-        off[:, :, 1] = np.sin(ang)[:, None] * base[has][None, :]
-        pts.append((pos[has][None, :, :] + off).reshape(-1, 3))
+        ring = np.zeros((ang.size, has.size, 3))
+        ring[:, :, 0 if orientation == "vertical" else 2] = np.cos(ang)[:, None] * base[has][None, :]
+        ring[:, :, 1] = np.sin(ang)[:, None] * base[has][None, :]
+    return around, has, ring
+
+
+def _extent_points(pos, radius, base, child_ptr, orientation, offsets=None) -> np.ndarray:
+    """Points whose hull holds every sphere and base circle (for the camera fit);
+    ``offsets``: `_extent_offsets` of these arguments when the caller has them."""
+    around, has, ring = _extent_offsets(radius, base, child_ptr, orientation) if offsets is None else offsets
+    pts = [(pos[None, :, :] + around).reshape(-1, 3)]
+    if has.size:
+        pts.append((pos[has][None, :, :] + ring).reshape(-1, 3))
     return np.vstack(pts)
 
 
