@@ -527,3 +527,64 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
         box = (x0 + 0.5, y - ASCENT * tpx + 0.5, x0 + w - 0.5, y + DESCENT * tpx - 0.5)  # float slack
         crossed = [s for s in segs if _brute_segment_meets_box(*s, box)]
         assert not crossed, (lab.texts[j], box, crossed[:2])
+
+
+def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, lens_mm, rounds):
+    """`kernels.cone.stretch_rounds` as `framed_tree` ran it before: numpy positions, the
+    camera of every round by `camera.fit_camera_rect` and the aspect by `camera.project`."""
+    from tracevis3d.layout.camera import fit_camera_rect, project
+    from tracevis3d.layout.cone import _extent_points, stretched
+
+    res = (1920, 1080)
+    aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
+    k = float(np.clip(k_start, 1.0, k_max))
+    k_fit = k
+    for _ in range(rounds):
+        pos = stretched(vpos, spacing, depth, k, orientation)
+        pts = _extent_points(pos, None, None, None, orientation, extent)
+        cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=lens_mm)
+        pr = project(cam, pts, res)
+        got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
+        factor = got / aspect if orientation == "vertical" else aspect / got
+        k_new = float(np.clip(k * factor, 1.0, k_max))
+        k_fit = k
+        if abs(k_new / k - 1.0) < 0.01:
+            return k, k
+        k = k_new
+    return k_fit, k
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), orientation=st.sampled_from(["vertical", "horizontal"]),
+       spin=st.sampled_from([0.0, 0.7853981633974483, 2.356194490192345]), k_start=st.floats(0.5, 30.0),
+       wide=st.booleans())
+def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide):
+    """The stretch found by `kernels.cone.stretch_rounds` is the one the rounds of numpy
+    camera fits find (to 1e-9: its dot products are summed left to right, numpy's by BLAS)."""
+    from tracevis3d.kernels.cone import stretch_rounds
+    from tracevis3d.layout.cone import (FIT_ROUNDS, GAP, _extent_offsets, _fit_frame, level_spacing, node_radii,
+                                        pruned_chains)
+    from tracevis3d.layout.camera import view_direction
+
+    t = random_trace(n_roots=4, fanout=3, max_depth=6, threads=2, seed=seed, n_func=30)
+    cct = calling_context_tree(t)
+    pruned, _ = pruned_chains(cct, ConeParams(max_nodes=120), None, [])
+    radius = node_radii(cct.time[pruned.node], float(cct.time[0]))
+    _, _, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP, 12)[:4]
+    n_levels = max(int(pruned.depth.max()), 1)
+    vpos, _ = cone_positions(pruned.parent, base, angle, 1.0)
+    c, s = np.cos(spin), np.sin(spin)
+    vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - s * vpos[:, 1], s * vpos[:, 0] + c * vpos[:, 1]
+    depth = np.minimum(pruned.depth, n_levels)
+    spacing = level_spacing(pruned.depth, radius, n_levels)
+    extent = _extent_offsets(radius, base, pruned.child_ptr, orientation)
+    to_cam = view_direction(-35.0 if orientation == "vertical" else -45.0, 22.0 if orientation == "vertical" else 14.0)
+    rect = (40.0, 90.0, 1880.0, 1040.0) if wide else (40.0, 90.0, 900.0, 1040.0)
+    k_max = 40.0
+    around, has, ring = extent
+    got = stretch_rounds(vpos, depth.astype(np.int64), spacing, orientation == "horizontal", k_start, k_max, around,
+                         has.astype(np.int64), ring if ring is not None else np.zeros((16, 0, 3)),
+                         *_fit_frame(to_cam, (1920, 1080), rect, 50.0), (rect[2] - rect[0]) / (rect[3] - rect[1]),
+                         FIT_ROUNDS)
+    want = _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, 50.0, FIT_ROUNDS)
+    assert np.allclose(got, want, rtol=1e-9, atol=0), (got, want)

@@ -402,14 +402,16 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide.  ``spin``: the whole tree turned about its axis by this angle
+    as the tree is wide: `kernels.cone.stretch_rounds`, in one kernel call; the camera of
+    the k found is then fitted by `camera.fit_camera_rect` on its `deciding_points`.  ``spin``: the whole tree turned about its axis by this angle
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
     tree larger wins.  ``cache``: what the candidate framings of one tree share (the level
     spacing, the extent points' offsets per orientation, the fit's camera frame per
     orientation and rectangle), filled here."""
-    from .camera import project, world_per_pixel
+    from ..kernels.cone import stretch_rounds
+    from .camera import world_per_pixel
 
     cache = {} if cache is None else cache
     res = tuple(params.resolution)
@@ -435,26 +437,27 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - sn * vpos[:, 1], sn * vpos[:, 0] + c * vpos[:, 1]
         turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
-    k = float(np.clip(k_start, 1.0, k_max))
-    for _ in range(FIT_ROUNDS):
-        offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
-        p = vpos.copy()
-        p[:, 2] = -offsets[depth]
-        pos = orient(p, orientation)
-        pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation, extent), to_cam, res,
-                              rect, params.lens_mm, frame)
-        cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
-        pr = project(cam, pts, res)
-        got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
-        factor = got / aspect if orientation == "vertical" else aspect / got
-        k_new = float(np.clip(k * factor, 1.0, k_max))
-        if abs(k_new / k - 1.0) < 0.01:
-            break
-        k = k_new
+    around, has, ring = extent
+    k_fit, k = stretch_rounds(vpos, depth.astype(np.int64), spacing, orientation == "horizontal", float(k_start),
+                              float(k_max), around, has.astype(np.int64), ring if ring is not None else
+                              np.zeros((16, 0, 3)), *frame, float(aspect), FIT_ROUNDS)
+    pos = stretched(vpos, spacing, depth, k_fit, orientation)
+    pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation, extent), to_cam, res,
+                          rect, params.lens_mm, frame)
+    cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
     lh = float(np.median(spacing * k)) if spacing.size else 1.0
     score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
     return orientation, pos, lh, cam, to_cam, turn, score
+
+
+def stretched(vpos, spacing, depth, k: float, orientation) -> np.ndarray:
+    """Node positions with the levels ``spacing`` × k apart (`framed_tree`; the same sums
+    as `kernels.cone.stretch_rounds`)."""
+    offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
+    p = vpos.copy()
+    p[:, 2] = -offsets[depth]
+    return orient(p, orientation)
 
 
 CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
