@@ -261,8 +261,9 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None)
     """Top-left pixel of a ``size`` (w, h) block, ``pad`` pixels clear all round, inside
     ``rect`` where ``grid`` (`occupancy_grid`) has nothing, as near a corner of ``rect`` as
     can be (the top right preferred, then bottom right, top left, bottom left); None when
-    there is no such place.  Every cell position is tested at once with a summed-area
-    table (``sat``: `summed_area` of ``grid`` when the caller has it)."""
+    there is no such place.  Every cell position is tested with a summed-area table
+    (``sat``: `summed_area` of ``grid`` when the caller has it) in one kernel sweep
+    (`kernels.raster.nearest_free_window`)."""
     x0, y0, x1, y1 = rect
     w, h = size
     if w <= 0 or h <= 0 or w + 2 * pad > x1 - x0 or h + 2 * pad > y1 - y0:
@@ -277,19 +278,11 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None)
     c_hi, r_hi = min(c_hi + 1, nx - ww), min(r_hi + 1, ny - hh)
     if c_hi < c_lo or r_hi < r_lo:
         return None
-    r = np.arange(r_lo, r_hi + 1)[:, None]
-    c = np.arange(c_lo, c_hi + 1)[None, :]
-    busy = sat[r + hh, c + ww] - sat[r, c + ww] - sat[r + hh, c] + sat[r, c]
-    fr, fc = np.nonzero(busy == 0)
-    if fr.size == 0:
-        return None
-    bx = np.clip((c_lo + fc) * cell + pad, x0, x1 - w)  # the block's top-left pixel
-    by = np.clip((r_lo + fr) * cell + pad, y0, y1 - h)
-    corners = ((x1 - w, y0, 0.0), (x1 - w, y1 - h, 0.05), (x0, y0, 0.1), (x0, y1 - h, 0.15))
-    diag = float(np.hypot(x1 - x0, y1 - y0))
-    score = np.min([np.hypot(bx - cx, by - cy) / diag + bias for cx, cy, bias in corners], axis=0)
-    k = int(np.argmin(score))
-    return float(bx[k]), float(by[k])
+    from ..kernels.raster import nearest_free_window
+
+    found, bx, by = nearest_free_window(sat, r_lo, r_hi, c_lo, c_hi, hh, ww, float(cell), float(pad), float(x0),
+                                        float(y0), float(x1), float(y1), float(w), float(h))
+    return (float(bx), float(by)) if found else None
 
 
 def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
