@@ -209,8 +209,8 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     w, h = res
     lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
     # the candidate anchors of every node (`LABEL_PLACES`), projected at once
-    cand = label_places(pos, radius, size, r, u, f)
-    cand_px = np.stack([project(cam, c, res) for c in cand])  # (place, node, xy)
+    cand = np.stack(label_places(pos, radius, size, r, u, f))  # (place, node, xyz)
+    cand_px = project(cam, cand.reshape(-1, 3), res).reshape(cand.shape[0], -1, 2)  # each row on its own
     width = np.empty(len(pruned))
     for k in range(len(pruned)):
         made = texts_of.get(k)
@@ -234,7 +234,7 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
                                    EDGE_CLEAR_EM * tpx, int(max_labels))
     n = node.size
     texts = [texts_of[int(k)][0] for k in node]
-    anchors = np.stack(cand)[side, node] if n else np.zeros((0, 3))
+    anchors = cand[side, node] if n else np.zeros((0, 3))
     calls = np.asarray(call_of_node, np.int64)[node]
     # a thread or the root (no call of its own) is named like a lane
     kinds = ["call" if c >= 0 else "lane" for c in calls.tolist()]
