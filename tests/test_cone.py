@@ -560,7 +560,8 @@ def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to
        wide=st.booleans())
 def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide):
     """The stretch found by `kernels.cone.stretch_rounds` is the one the rounds of numpy
-    camera fits find (to 1e-9: its dot products are summed left to right, numpy's by BLAS)."""
+    camera fits find, and its camera `camera.fit_camera_rect`'s (to 1e-9: its dot products
+    are summed left to right, numpy's by BLAS)."""
     from tracevis3d.kernels.cone import stretch_rounds
     from tracevis3d.layout.cone import (FIT_ROUNDS, GAP, _extent_offsets, _fit_frame, level_spacing, node_radii,
                                         pruned_chains)
@@ -587,4 +588,17 @@ def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide
                          *_fit_frame(to_cam, (1920, 1080), rect, 50.0), (rect[2] - rect[0]) / (rect[3] - rect[1]),
                          FIT_ROUNDS)
     want = _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, 50.0, FIT_ROUNDS)
-    assert np.allclose(got, want, rtol=1e-9, atol=0), (got, want)
+    assert np.allclose(got[:2], want, rtol=1e-9, atol=0), (got[:2], want)
+    # the camera of the positions last fitted: `fit_camera_rect`'s, to rounding
+    from tracevis3d.layout.camera import fit_camera_rect
+    from tracevis3d.layout.cone import _extent_points, _rect_camera, stretched
+
+    pts = _extent_points(stretched(vpos, spacing, depth, got[0], orientation), None, None, None, orientation, extent)
+    cam = fit_camera_rect(pts, to_cam, (1920, 1080), rect, lens_mm=50.0)
+    mine = _rect_camera(got[2], got[3], got[4], _fit_frame(to_cam, (1920, 1080), rect, 50.0)[2], (1920, 1080), rect,
+                        50.0)
+    size = np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))
+    for field in ("location", "target"):
+        assert np.allclose(getattr(mine, field), getattr(cam, field), rtol=0, atol=1e-9 * size), field
+    for field in ("clip_start", "clip_end", "shift_x", "shift_y", "lens_mm", "sensor_width_mm", "orthographic"):
+        assert np.isclose(getattr(mine, field), getattr(cam, field), rtol=1e-9), field

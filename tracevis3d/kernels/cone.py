@@ -712,7 +712,8 @@ def _extent_fit(pos, around, has, ring, r, u, f, tx, ty):
     the centres of nodes ``has`` plus ``ring`` (16, len(has), 3)), followed step by step in
     plain float64 (dot products summed left to right), and the ratio of the width to the
     height of their projection through the camera fitted.  Returns ``(centre, distance,
-    aspect)``: the camera is at centre − f · distance, looking at centre."""
+    aspect, extent)``: the camera is at centre − f · distance, looking at centre; extent:
+    the length of the points' bounding box's diagonal plus 1 (`fit_camera`'s clip range)."""
     n = pos.shape[0]
     n_ring = has.shape[0]
     m = 6 * n + ring.shape[0] * n_ring
@@ -730,7 +731,12 @@ def _extent_fit(pos, around, has, ring, r, u, f, tx, ty):
             q += 1
     lo = np.full(3, np.inf)
     hi = np.full(3, -np.inf)
+    x_lo = np.full(3, np.inf)
+    x_hi = np.full(3, -np.inf)
     for i in range(m):
+        for c in range(3):
+            x_lo[c] = min(x_lo[c], p[i, c])
+            x_hi[c] = max(x_hi[c], p[i, c])
         v0 = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
         v1 = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
         v2 = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
@@ -771,12 +777,13 @@ def _extent_fit(pos, around, has, ring, r, u, f, tx, ty):
             b_lo = min(b_lo, b)
             b_hi = max(b_hi, b)
         if rnd == 6:
-            return centre, dist, (a_hi - a_lo) / max(b_hi - b_lo, 1e-300)
+            ext = np.sqrt((x_hi[0] - x_lo[0]) ** 2 + (x_hi[1] - x_lo[1]) ** 2 + (x_hi[2] - x_lo[2]) ** 2) + 1.0
+            return centre, dist, (a_hi - a_lo) / max(b_hi - b_lo, 1e-300), ext
         na_lo, na_hi, nb_lo, nb_hi = a_lo / tx, a_hi / tx, b_lo / ty, b_hi / ty
         fill = max(na_hi - na_lo, nb_hi - nb_lo) / 2.0
         centre = centre + r * (0.5 * (na_lo + na_hi) * tx * dist) + u * (0.5 * (nb_lo + nb_hi) * ty * dist)
         dist = dist * fill
-    return centre, dist, 1.0
+    return centre, dist, 1.0, 1.0
 
 
 @njit(cache=True, nogil=True)
@@ -787,14 +794,18 @@ def stretch_rounds(vpos, depth, spacing, horizontal, k_start, k_max, around, has
     (x, y, z) → (−z, y, x)), the camera fitted to the extent points (`_extent_fit`), k scaled
     by the aspect ratio the projection misses (vertical trees grow taller with k, horizontal
     ones wider), clipped to [1, k_max], until it moves less than 1 % or after ``n_rounds``.
-    Returns ``(k of the positions last fitted, k at the end)`` (they differ when the rounds
-    run out)."""
+    Returns ``(k of the positions last fitted, k at the end, the camera fitted to them:
+    centre, distance and extent as `_extent_fit` gives them)`` (the two k differ when the
+    rounds run out)."""
     n = vpos.shape[0]
     nl = spacing.shape[0]
     offsets = np.zeros(nl + 1)
     pos = np.empty((n, 3))
     k = min(max(k_start, 1.0), k_max)
     k_fit = k
+    centre = np.zeros(3)
+    dist = 1.0
+    ext = 1.0
     for _ in range(n_rounds):
         acc = 0.0
         for d in range(nl):
@@ -810,11 +821,11 @@ def stretch_rounds(vpos, depth, spacing, horizontal, k_start, k_max, around, has
                 pos[i, 0] = vpos[i, 0]
                 pos[i, 1] = vpos[i, 1]
                 pos[i, 2] = zi
-        _, _, got = _extent_fit(pos, around, has, ring, r, u, f, tx, ty)
+        centre, dist, got, ext = _extent_fit(pos, around, has, ring, r, u, f, tx, ty)
         factor = aspect / got if horizontal else got / aspect
         k_new = min(max(k * factor, 1.0), k_max)
         if abs(k_new / k - 1.0) < 0.01:
-            return k, k
+            return k, k, centre, dist, ext
         k_fit = k
         k = k_new
-    return k_fit, k
+    return k_fit, k, centre, dist, ext

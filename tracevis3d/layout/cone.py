@@ -25,7 +25,7 @@ from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
                        occupancy_grid, plan_hud)
-from .camera import centre_content, fit_camera_rect, view_direction
+from .camera import centre_content, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
                             ring_tubes, sphere_tubes)
@@ -34,7 +34,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
-from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .spec import CameraSpec, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
@@ -402,8 +402,8 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide: `kernels.cone.stretch_rounds`, in one kernel call; the camera of
-    the k found is then fitted by `camera.fit_camera_rect` on its `deciding_points`.  ``spin``: the whole tree turned about its axis by this angle
+    as the tree is wide: `kernels.cone.stretch_rounds`, in one kernel call, with the camera
+    of the k found (`_rect_camera`).  ``spin``: the whole tree turned about its axis by this angle
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
@@ -438,17 +438,26 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
     around, has, ring = extent
-    k_fit, k = stretch_rounds(vpos, depth.astype(np.int64), spacing, orientation == "horizontal", float(k_start),
-                              float(k_max), around, has.astype(np.int64), ring if ring is not None else
-                              np.zeros((16, 0, 3)), *frame, float(aspect), FIT_ROUNDS)
+    k_fit, k, centre, dist, ext = stretch_rounds(
+        vpos, depth.astype(np.int64), spacing, orientation == "horizontal", float(k_start), float(k_max), around,
+        has.astype(np.int64), ring if ring is not None else np.zeros((16, 0, 3)), *frame, float(aspect), FIT_ROUNDS)
     pos = stretched(vpos, spacing, depth, k_fit, orientation)
-    pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation, extent), to_cam, res,
-                          rect, params.lens_mm, frame)
-    cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
+    cam = _rect_camera(centre, dist, ext, frame[2], res, rect, params.lens_mm)
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
     lh = float(np.median(spacing * k)) if spacing.size else 1.0
     score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
     return orientation, pos, lh, cam, to_cam, turn, score
+
+
+def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float) -> CameraSpec:
+    """The camera `camera.fit_camera_rect` makes of a perspective fit (`kernels.cone._extent_fit`:
+    at centre − f · dist looking at centre), its lens shift putting ``rect`` in its place."""
+    w, h = res
+    m = float(max(w, h))
+    x0, y0, x1, y1 = (float(v) for v in rect)
+    return CameraSpec(tuple(centre - f * dist), tuple(centre), orthographic=False, lens_mm=lens_mm,
+                      sensor_width_mm=36.0, clip_start=max(dist * 1e-3, 1e-3), clip_end=float(dist + extent * 2),
+                      shift_x=(w / 2.0 - 0.5 * (x0 + x1)) / m, shift_y=(0.5 * (y0 + y1) - h / 2.0) / m)
 
 
 def stretched(vpos, spacing, depth, k: float, orientation) -> np.ndarray:
