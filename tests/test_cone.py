@@ -346,14 +346,35 @@ def test_cone_tree_is_turned_to_spread_over_the_frame(realdata, monkeypatch):
         assert _cover_of(turned) >= _cover_of(plain) - 0.01, (_cover_of(turned), _cover_of(plain))
 
 
-def _brute_side_labels(order, ax, ay, width, ascent, descent, lim, cx, cy, rad, min_rad, max_labels):
+def _brute_segment_meets_box(a, b, box) -> bool:
+    """Whether segment a–b meets the closed box, by sampling: an endpoint inside, or the
+    segment crossing one of the box's four sides (exact orientation tests)."""
+    x0, y0, x1, y1 = box
+    if any(x0 <= p[0] <= x1 and y0 <= p[1] <= y1 for p in (a, b)):
+        return True
+
+    def cross(o, p, q):
+        return (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0])
+
+    def meets(p1, p2, q1, q2):
+        d1, d2, d3, d4 = cross(q1, q2, p1), cross(q1, q2, p2), cross(p1, p2, q1), cross(p1, p2, q2)
+        return d1 * d2 <= 0 and d3 * d4 <= 0 and max(min(p1[0], p2[0]), min(q1[0], q2[0])) <= min(
+            max(p1[0], p2[0]), max(q1[0], q2[0])) and max(min(p1[1], p2[1]), min(q1[1], q2[1])) <= min(
+            max(p1[1], p2[1]), max(q1[1], q2[1]))
+
+    corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    return any(meets(a, b, corners[i], corners[(i + 1) % 4]) for i in range(4))
+
+
+def _brute_side_labels(order, ax, ay, align, width, ascent, descent, lim, cx, cy, rad, min_rad, segs, pad,
+                       max_labels):
     """`kernels.cone.place_side_labels` in plain Python: the greedy loop, box by box."""
     placed, out = [], []
     for k in order:
         if len(out) >= max_labels:
             break
-        for side in (0, 1):
-            x0 = ax[side][k] - (width[k] if side == 1 else 0.0)
+        for side in range(len(align)):
+            x0 = ax[side][k] - (width[k] if align[side] == 2 else 0.5 * width[k] if align[side] == 1 else 0.0)
             box = (x0, ay[side][k] - ascent, x0 + width[k], ay[side][k] + descent)
             if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
                 continue
@@ -365,7 +386,8 @@ def _brute_side_labels(order, ax, ay, width, ascent, descent, lim, cx, cy, rad, 
                 dy = max(box[1] - cy[j], cy[j] - box[3], 0.0)
                 if j != k and rad[j] > min_rad and np.hypot(dx, dy) < rad[j]:
                     hidden = True
-            if hidden:
+            grown = (box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad)
+            if hidden or any(_brute_segment_meets_box(a, b, grown) for a, b in segs):
                 continue
             placed.append(box)
             out.append((k, side))
@@ -374,21 +396,44 @@ def _brute_side_labels(order, ax, ay, width, ascent, descent, lim, cx, cy, rad, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), max_labels=st.integers(0, 30))
-def test_side_labels_equal_brute_force(seed, n, max_labels):
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), max_labels=st.integers(0, 30),
+       n_places=st.integers(1, 6), n_seg=st.integers(0, 40))
+def test_side_labels_equal_brute_force(seed, n, max_labels, n_places, n_seg):
     from tracevis3d.kernels.cone import place_side_labels
 
     rng = np.random.default_rng(seed)
     cx, cy = rng.uniform(0, 400, n), rng.uniform(0, 300, n)
     rad = rng.uniform(0, 25, n)
-    ax = np.stack([cx + rad, cx - rad])
-    ay = np.stack([cy, cy]) + rng.uniform(-3, 3, (2, n))
+    off = rng.uniform(-30, 30, (n_places, 2))
+    ax = cx[None, :] + off[:, :1] + rng.uniform(-3, 3, (n_places, n))
+    ay = cy[None, :] + off[:, 1:] + rng.uniform(-3, 3, (n_places, n))
+    align = rng.integers(0, 3, n_places)
     width = rng.uniform(10, 120, n)
     order = rng.permutation(n).astype(np.int64)
     lim = np.array([0.0, 20.0, 400.0, 300.0])
-    node, side = place_side_labels(order, ax, ay, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, max_labels)
-    assert list(zip(node.tolist(), side.tolist())) == _brute_side_labels(order.tolist(), ax, ay, width, 12.0, 4.0,
-                                                                         lim, cx, cy, rad, 5.0, max_labels)
+    seg = rng.uniform(0, 400, (n_seg, 4))
+    seg[: n_seg // 4, 2] = seg[: n_seg // 4, 0]  # some vertical and horizontal segments
+    seg[n_seg // 4: n_seg // 2, 3] = seg[n_seg // 4: n_seg // 2, 1]
+    node, side = place_side_labels(order, ax, ay, align.astype(np.int64), width, 12.0, 4.0, lim, cx, cy, rad, 5.0,
+                                   *(np.ascontiguousarray(seg[:, c]) for c in range(4)), 1.5, max_labels)
+    segs = [((s[0], s[1]), (s[2], s[3])) for s in seg]
+    assert list(zip(node.tolist(), side.tolist())) == _brute_side_labels(
+        order.tolist(), ax, ay, align, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, segs, 1.5, max_labels)
+
+
+def test_segment_meets_box_equals_brute_force():
+    """`kernels.cone._segment_meets_box` against orientation tests, on segments through,
+    beside, inside, touching and along the box (vertical and horizontal ones too)."""
+    from tracevis3d.kernels.cone import _segment_meets_box
+
+    rng = np.random.default_rng(3)
+    box = (10.0, 20.0, 30.0, 35.0)
+    pts = np.concatenate([rng.uniform(0, 40, (400, 4)), rng.integers(0, 5, (400, 4)) * 10.0])
+    pts[::7, 2] = pts[::7, 0]
+    pts[1::7, 3] = pts[1::7, 1]
+    for x0, y0, x1, y1 in pts:
+        assert _segment_meets_box(x0, y0, x1, y1, *box) == _brute_segment_meets_box((x0, y0), (x1, y1), box), (
+            x0, y0, x1, y1)
 
 
 def _brute_fit_and_box(pts, to_cam, rect):
@@ -450,3 +495,110 @@ def test_segment_samples_equal_brute_force(seed, m):
     got = segment_samples(a, b, n)
     assert got.shape == brute.shape
     assert np.array_equal(got, brute)
+
+
+@pytest.mark.parametrize("name", ["viztracer-examples/multi_process_pool.json", "hta-trace-diff/control.json.gz",
+                                  None])
+def test_no_name_is_crossed_by_an_edge(realdata, name):
+    """Every node's name (kinds call and lane: the root's and the threads' too) lies clear of
+    every edge of the tree as the camera sees it (centre to centre) and of every
+    partially-expanded stub (`_brute_segment_meets_box`, the kernel's brute-force twin)."""
+    from tracevis3d.layout.camera import project
+    from tracevis3d.layout.text import ASCENT, DESCENT, text_width
+
+    t = (tracevis3d.load(realdata / name) if name else
+         random_trace(n_roots=6, fanout=4, max_depth=7, threads=3, seed=11, n_func=40))
+    spec = cone_layout(t)
+    res, cam, tpx = spec.resolution, spec.camera, spec.meta["text_px"]
+    pos = np.asarray(spec.meta["node_positions"])
+    parent = np.asarray(spec.meta["node_parent"])
+    centre = project(cam, pos, res)
+    child = np.flatnonzero(parent >= 0)
+    segs = list(zip(map(tuple, centre[parent[child]]), map(tuple, centre[child])))
+    stubs = spec.layer("cone_partial").centres.reshape(-1, 2, 3).astype(np.float64)  # from the sphere on
+    segs += list(zip(map(tuple, project(cam, stubs[:, 0], res)), map(tuple, project(cam, stubs[:, 1], res))))
+    lab = spec.labels
+    names = [j for j in range(len(lab)) if lab.kind[j] in ("call", "lane") and lab.space[j] == "world"]
+    assert len(names) >= 10
+    anchor = project(cam, lab.anchors[names], res)
+    for j, (x, y) in zip(names, anchor):
+        w = text_width(lab.texts[j]) * tpx
+        x0 = x - (w if lab.align[j] == 2 else 0.5 * w if lab.align[j] == 1 else 0.0)
+        box = (x0 + 0.5, y - ASCENT * tpx + 0.5, x0 + w - 0.5, y + DESCENT * tpx - 0.5)  # float slack
+        crossed = [s for s in segs if _brute_segment_meets_box(*s, box)]
+        assert not crossed, (lab.texts[j], box, crossed[:2])
+
+
+def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, lens_mm, rounds):
+    """`kernels.cone.stretch_rounds` as `framed_tree` ran it before: numpy positions, the
+    camera of every round by `camera.fit_camera_rect` and the aspect by `camera.project`."""
+    from tracevis3d.layout.camera import fit_camera_rect, project
+    from tracevis3d.layout.cone import _extent_points, stretched
+
+    res = (1920, 1080)
+    aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
+    k = float(np.clip(k_start, 1.0, k_max))
+    k_fit = k
+    for _ in range(rounds):
+        pos = stretched(vpos, spacing, depth, k, orientation)
+        pts = _extent_points(pos, None, None, None, orientation, extent)
+        cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=lens_mm)
+        pr = project(cam, pts, res)
+        got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
+        factor = got / aspect if orientation == "vertical" else aspect / got
+        k_new = float(np.clip(k * factor, 1.0, k_max))
+        k_fit = k
+        if abs(k_new / k - 1.0) < 0.01:
+            return k, k
+        k = k_new
+    return k_fit, k
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), orientation=st.sampled_from(["vertical", "horizontal"]),
+       spin=st.sampled_from([0.0, 0.7853981633974483, 2.356194490192345]), k_start=st.floats(0.5, 30.0),
+       wide=st.booleans())
+def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide):
+    """The stretch found by `kernels.cone.stretch_rounds` is the one the rounds of numpy
+    camera fits find, and its camera `camera.fit_camera_rect`'s (to 1e-9: its dot products
+    are summed left to right, numpy's by BLAS)."""
+    from tracevis3d.kernels.cone import stretch_rounds
+    from tracevis3d.layout.cone import (FIT_ROUNDS, GAP, _extent_offsets, _fit_frame, level_spacing, node_radii,
+                                        pruned_chains)
+    from tracevis3d.layout.camera import view_direction
+
+    t = random_trace(n_roots=4, fanout=3, max_depth=6, threads=2, seed=seed, n_func=30)
+    cct = calling_context_tree(t)
+    pruned, _ = pruned_chains(cct, ConeParams(max_nodes=120), None, [])
+    radius = node_radii(cct.time[pruned.node], float(cct.time[0]))
+    _, _, base, angle = cone_footprints(pruned.child_ptr, pruned.child_ids, radius * 1.15, GAP, 12)[:4]
+    n_levels = max(int(pruned.depth.max()), 1)
+    vpos, _ = cone_positions(pruned.parent, base, angle, 1.0)
+    c, s = np.cos(spin), np.sin(spin)
+    vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - s * vpos[:, 1], s * vpos[:, 0] + c * vpos[:, 1]
+    depth = np.minimum(pruned.depth, n_levels)
+    spacing = level_spacing(pruned.depth, radius, n_levels)
+    extent = _extent_offsets(radius, base, pruned.child_ptr, orientation)
+    to_cam = view_direction(-35.0 if orientation == "vertical" else -45.0, 22.0 if orientation == "vertical" else 14.0)
+    rect = (40.0, 90.0, 1880.0, 1040.0) if wide else (40.0, 90.0, 900.0, 1040.0)
+    k_max = 40.0
+    around, has, ring = extent
+    got = stretch_rounds(vpos, depth.astype(np.int64), spacing, orientation == "horizontal", k_start, k_max, around,
+                         has.astype(np.int64), ring if ring is not None else np.zeros((16, 0, 3)),
+                         *_fit_frame(to_cam, (1920, 1080), rect, 50.0), (rect[2] - rect[0]) / (rect[3] - rect[1]),
+                         FIT_ROUNDS)
+    want = _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, 50.0, FIT_ROUNDS)
+    assert np.allclose(got[:2], want, rtol=1e-9, atol=0), (got[:2], want)
+    # the camera of the positions last fitted: `fit_camera_rect`'s, to rounding
+    from tracevis3d.layout.camera import fit_camera_rect
+    from tracevis3d.layout.cone import _extent_points, _rect_camera, stretched
+
+    pts = _extent_points(stretched(vpos, spacing, depth, got[0], orientation), None, None, None, orientation, extent)
+    cam = fit_camera_rect(pts, to_cam, (1920, 1080), rect, lens_mm=50.0)
+    mine = _rect_camera(got[2], got[3], got[4], _fit_frame(to_cam, (1920, 1080), rect, 50.0)[2], (1920, 1080), rect,
+                        50.0)
+    size = np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))
+    for field in ("location", "target"):
+        assert np.allclose(getattr(mine, field), getattr(cam, field), rtol=0, atol=1e-9 * size), field
+    for field in ("clip_start", "clip_end", "shift_x", "shift_y", "lens_mm", "sensor_width_mm", "orthographic"):
+        assert np.isclose(getattr(mine, field), getattr(cam, field), rtol=1e-9), field

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tracevis3d.kernels.raster import covered_cells, covered_cells_px
-from tracevis3d.layout.annotate import free_corner, occupancy_grid
+from tracevis3d.layout.annotate import free_corner, occupancy_grid, summed_area
 from tracevis3d.layout.camera import box_rects, fit_camera_rect, project, view_direction
 
 
@@ -107,3 +107,53 @@ def test_dominant_member_matches_its_sorting_twin(seed):
     assert np.array_equal(got[0], dom) and np.allclose(got[1], share) and np.allclose(got[2], n_calls)
     v = rng.integers(-50, 50, n) * int(rng.choice([1, 10 ** 9]))
     assert np.array_equal(dense_ranks(v), np.unique(v, return_inverse=True)[1])
+
+
+def _brute_free_corner(grid, cell, rect, size, pad):
+    """`annotate.free_corner` in numpy, every window at once (its form before the kernel)."""
+    x0, y0, x1, y1 = rect
+    w, h = size
+    if w <= 0 or h <= 0 or w + 2 * pad > x1 - x0 or h + 2 * pad > y1 - y0:
+        return None
+    ny, nx = grid.shape
+    sat = np.zeros((ny + 1, nx + 1), np.int64)
+    sat[1:, 1:] = np.cumsum(np.cumsum(grid, 0), 1)
+    ww, hh = int(np.ceil((w + 2 * pad) / cell)), int(np.ceil((h + 2 * pad) / cell))
+    c_lo, c_hi = int(np.ceil(x0 / cell)), int(np.floor(x1 / cell)) - ww + 1
+    r_lo, r_hi = int(np.ceil(y0 / cell)), int(np.floor(y1 / cell)) - hh + 1
+    c_lo, r_lo = max(c_lo - 1, 0), max(r_lo - 1, 0)
+    c_hi, r_hi = min(c_hi + 1, nx - ww), min(r_hi + 1, ny - hh)
+    if c_hi < c_lo or r_hi < r_lo:
+        return None
+    r = np.arange(r_lo, r_hi + 1)[:, None]
+    c = np.arange(c_lo, c_hi + 1)[None, :]
+    busy = sat[r + hh, c + ww] - sat[r, c + ww] - sat[r + hh, c] + sat[r, c]
+    fr, fc = np.nonzero(busy == 0)
+    if fr.size == 0:
+        return None
+    bx = np.clip((c_lo + fc) * cell + pad, x0, x1 - w)
+    by = np.clip((r_lo + fr) * cell + pad, y0, y1 - h)
+    corners = ((x1 - w, y0, 0.0), (x1 - w, y1 - h, 0.05), (x0, y0, 0.1), (x0, y1 - h, 0.15))
+    diag = float(np.hypot(x1 - x0, y1 - y0))
+    score = np.min([np.hypot(bx - cx, by - cy) / diag + bias for cx, cy, bias in corners], axis=0)
+    k = int(np.argmin(score))
+    return float(bx[k]), float(by[k])
+
+
+def test_free_corner_equals_brute_force():
+    """`free_corner` (the `kernels.raster.nearest_free_window` sweep) is the numpy search
+    over every window bit for bit, on random grids, rectangles, sizes and pads (also
+    symmetric grids, where windows tie)."""
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        ny, nx = int(rng.integers(5, 60)), int(rng.integers(5, 90))
+        grid = rng.random((ny, nx)) < rng.uniform(0.0, 0.6)
+        if trial % 5 == 0:
+            grid[:] = False  # ties everywhere
+        cell = float(rng.choice([4.0, 8.0, 7.5]))
+        x0, y0 = float(rng.uniform(0, 40)), float(rng.uniform(0, 40))
+        rect = (x0, y0, x0 + float(rng.uniform(10, nx * cell)), y0 + float(rng.uniform(10, ny * cell)))
+        size = (float(rng.uniform(0, 150)), float(rng.uniform(0, 100)))
+        pad = float(rng.uniform(0, 12))
+        sat = summed_area(grid) if trial % 2 else None
+        assert free_corner(grid, cell, rect, size, pad, sat) == _brute_free_corner(grid, cell, rect, size, pad), trial

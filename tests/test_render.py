@@ -319,3 +319,39 @@ def test_build_from_edit_mode_and_excluded_collection():
     assert not bpy.context.view_layer.layer_collection.children["TraceVis3D"].exclude
     assert len(bpy.data.collections["TraceVis3D"].objects) == n
     assert bpy.context.scene.camera.name == info["objects"]["camera"]
+
+
+def _material_state(mat) -> tuple:
+    """A material's colour and its node tree: node types, every input's default value and
+    every link (what `writer.ensure_material` writes), names aside."""
+    nodes = sorted(mat.node_tree.nodes, key=lambda n: (n.bl_idname, tuple(n.location)))
+    index = {n.name: k for k, n in enumerate(nodes)}
+
+    def value(sock):
+        v = getattr(sock, "default_value", None)
+        return tuple(round(float(x), 7) for x in v) if hasattr(v, "__len__") and not isinstance(v, str) else v
+
+    state = [(n.bl_idname, tuple(n.location), getattr(n, "operation", None),
+              tuple((s.identifier, value(s)) for s in n.inputs), tuple(value(s) for s in n.outputs)) for n in nodes]
+    links = sorted((index[lk.from_node.name], lk.from_socket.identifier, index[lk.to_node.name], lk.to_socket.identifier)
+                   for lk in mat.node_tree.links)
+    return tuple(round(float(c), 7) for c in mat.diffuse_color), mat.roughness, tuple(state), tuple(links)
+
+
+def test_material_copied_from_a_template_is_the_material_built():
+    """A build makes its second and later materials of one node shape as copies of the first
+    (`writer.ensure_material`'s ``templates``): each is the material built node by node."""
+    from tracevis3d.blender.writer import ensure_material
+    from tracevis3d.layout.spec import MaterialSpec
+
+    shapes = [dict(), dict(from_attribute=False), dict(kind="tube", cushion=False),
+              dict(kind="tube", cushion=False, from_attribute=False), dict(kind="tube", gloss=0.6, from_attribute=False),
+              dict(kind="text", cushion=False, from_attribute=False)]
+    templates: dict = {}
+    for k, shape in enumerate(shapes):
+        for j, rgba in enumerate(((0.9, 0.2, 0.1, 1.0), (0.1, 0.5, 0.8, 0.7))):
+            copied = ensure_material(MaterialSpec(f"TV3D_tpl_{k}_{j}", rgba, **shape), templates)
+            built = ensure_material(MaterialSpec(f"TV3D_own_{k}_{j}", rgba, **shape))
+            assert copied.name == f"TV3D_tpl_{k}_{j}"
+            assert _material_state(copied) == _material_state(built), (shape, rgba)
+    assert len(templates) == len(shapes)

@@ -353,20 +353,79 @@ def cone_positions(parent, base, angle, level_height):
 
 
 @njit(cache=True, nogil=True)
-def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, centre_x, centre_y, radius,
-                      min_radius, max_labels):
+def _segment_meets_box(ax, ay, bx, by, x0, y0, x1, y1):
+    """Whether the segment (ax, ay)–(bx, by) meets the closed box [x0, x1] × [y0, y1]
+    (Liang–Barsky clipping: the segment's parameter range inside each slab, intersected)."""
+    t0, t1 = _slab(ax, bx - ax, x0, x1, 0.0, 1.0)
+    if t0 > t1:
+        return False
+    t0, t1 = _slab(ay, by - ay, y0, y1, t0, t1)
+    return t0 <= t1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slab(a, d, lo, hi, t0, t1):
+    """``(t0, t1)`` narrowed to the parameters t where a + t d lies in [lo, hi] (empty:
+    t0 > t1)."""
+    if d == 0.0:
+        if a < lo or a > hi:
+            return 1.0, 0.0
+        return t0, t1
+    ta = (lo - a) / d
+    tb = (hi - a) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    return max(t0, ta), min(t1, tb)
+
+
+@njit(cache=True, nogil=True)
+def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, lim, centre_x, centre_y, radius,
+                      min_radius, seg_x0, seg_y0, seg_x1, seg_y1, seg_pad, max_labels):
     """Greedy label placement beside spheres (Christensen et al. 1995's greedy baseline:
     the most important first, each at the first free candidate place).  Nodes are taken in
     ``order``; node k's label (``width`` pixels wide, ``ascent`` above and ``descent``
-    below its baseline) is tried left-aligned at (anchor_x[0, k], anchor_y[0, k]) (right of
-    its sphere), then right-aligned at side 1 (left of it): its box
-    [x0, x0 + w] × [y − ascent, y + descent] must lie inside ``lim`` = (x0, y0, x1, y1),
-    overlap no box placed before (open intervals) and lie farther than radius[j] from the
-    centre of every other sphere j with radius[j] > ``min_radius`` (tiny spheres may sit
-    behind text).  At most ``max_labels`` are placed.  Returns ``(node, side)`` of the
-    labels placed, in placement order.  O(tried × (placed + spheres))."""
+    below its baseline) is tried at its candidate places s = 0 .. S - 1 in turn, anchored at
+    (anchor_x[s, k], anchor_y[s, k]) and aligned by ``align[s]`` (0: the anchor is the box's
+    left end, 1: its middle, 2: its right end): its box [x0, x0 + w] × [y − ascent, y + descent]
+    must lie inside ``lim`` = (x0, y0, x1, y1), overlap no box placed before (open
+    intervals), lie farther than radius[j] from the centre of every other sphere j with
+    radius[j] > ``min_radius`` (tiny spheres may sit behind text), and meet none of the
+    segments (seg_x0, seg_y0)–(seg_x1, seg_y1) (the tree's edges; the box grown by
+    ``seg_pad`` on every side, `_segment_meets_box`).  At most ``max_labels`` are placed.
+    Returns ``(node, place)`` of the labels placed, in placement order.  Spheres and
+    segments are looked up in a grid of `LABEL_GRID_PX` cells (`_bucket_boxes`; a segment
+    with a NaN end meets nothing): O(tried × (placed + spheres and segments near the box)
+    + spheres + segments)."""
     n = order.shape[0]
     m = radius.shape[0]
+    n_places = anchor_x.shape[0]
+    n_seg = seg_x0.shape[0]
+    # spheres and segments bucketed by the cells of a grid over ``lim`` their bounding boxes
+    # meet: a box is tested against those of the cells it meets (a sphere or a segment that
+    # meets a box has its bounding box meet it); outside ``lim`` no box is tested
+    cell = LABEL_GRID_PX
+    nx = max(int(math.ceil((lim[2] - lim[0]) / cell)), 1)
+    ny = max(int(math.ceil((lim[3] - lim[1]) / cell)), 1)
+    sx0 = np.empty(m)
+    sy0 = np.empty(m)
+    sx1 = np.empty(m)
+    sy1 = np.empty(m)
+    for j in range(m):
+        sx0[j] = centre_x[j] - radius[j]
+        sy0[j] = centre_y[j] - radius[j]
+        sx1[j] = centre_x[j] + radius[j]
+        sy1[j] = centre_y[j] + radius[j]
+    s_ptr, s_ids = _bucket_boxes(sx0, sy0, sx1, sy1, lim[0], lim[1], cell, nx, ny)
+    gx0 = np.empty(n_seg)
+    gy0 = np.empty(n_seg)
+    gx1 = np.empty(n_seg)
+    gy1 = np.empty(n_seg)
+    for j in range(n_seg):
+        gx0[j] = min(seg_x0[j], seg_x1[j]) - seg_pad
+        gy0[j] = min(seg_y0[j], seg_y1[j]) - seg_pad
+        gx1[j] = max(seg_x0[j], seg_x1[j]) + seg_pad
+        gy1[j] = max(seg_y0[j], seg_y1[j]) + seg_pad
+    g_ptr, g_ids = _bucket_boxes(gx0, gy0, gx1, gy1, lim[0], lim[1], cell, nx, ny)
     bx0 = np.empty(max_labels)
     by0 = np.empty(max_labels)
     bx1 = np.empty(max_labels)
@@ -378,10 +437,12 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
         if q >= max_labels:
             break
         k = order[t]
-        for side in range(2):
+        for side in range(n_places):
             x0 = anchor_x[side, k]
-            if side == 1:
+            if align[side] == 2:
                 x0 -= width[k]
+            elif align[side] == 1:
+                x0 -= 0.5 * width[k]
             x1 = x0 + width[k]
             y0 = anchor_y[side, k] - ascent
             y1 = anchor_y[side, k] + descent
@@ -394,13 +455,37 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
                     break
             if hit:
                 continue
-            for j in range(m):
-                if j == k or radius[j] <= min_radius:
-                    continue
-                dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
-                dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
-                if math.hypot(dx, dy) < radius[j]:
-                    hit = True
+            c0, c1, r0, r1 = _cells_of(x0, y0, x1, y1, lim[0], lim[1], cell, nx, ny)
+            for r in range(r0, r1 + 1):
+                for c in range(c0, c1 + 1):
+                    g = r * nx + c
+                    for e in range(s_ptr[g], s_ptr[g + 1]):
+                        j = s_ids[e]
+                        if j == k or radius[j] <= min_radius:
+                            continue
+                        dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
+                        dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
+                        if math.hypot(dx, dy) < radius[j]:
+                            hit = True
+                            break
+                    if hit:
+                        break
+                if hit:
+                    break
+            if hit:
+                continue
+            for r in range(r0, r1 + 1):
+                for c in range(c0, c1 + 1):
+                    g = r * nx + c
+                    for e in range(g_ptr[g], g_ptr[g + 1]):
+                        j = g_ids[e]
+                        if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0 - seg_pad,
+                                              y0 - seg_pad, x1 + seg_pad, y1 + seg_pad):
+                            hit = True
+                            break
+                    if hit:
+                        break
+                if hit:
                     break
             if hit:
                 continue
@@ -413,6 +498,49 @@ def place_side_labels(order, anchor_x, anchor_y, width, ascent, descent, lim, ce
             q += 1
             break
     return out_node[:q].copy(), out_side[:q].copy()
+
+
+#: `place_side_labels` buckets spheres and segments by cells this many pixels wide
+LABEL_GRID_PX = 48.0
+
+
+@njit(cache=True, nogil=True)
+def _cells_of(x0, y0, x1, y1, ox, oy, cell, nx, ny):
+    """The columns c0..c1 and rows r0..r1 (inclusive) of the grid of ``cell``-pixel cells
+    from (ox, oy), nx × ny, that the box [x0, x1] × [y0, y1] meets, clipped to the grid
+    (c0 > c1 or r0 > r1 when it meets none; a NaN box meets none)."""
+    if not (x0 <= x1 and y0 <= y1) or x1 < ox or y1 < oy or x0 > ox + nx * cell or y0 > oy + ny * cell:
+        return 0, -1, 0, -1
+    c0 = int(math.floor(min(max((x0 - ox) / cell, 0.0), nx - 1.0)))  # clipped before the cast: ±inf
+    c1 = int(math.floor(min(max((x1 - ox) / cell, 0.0), nx - 1.0)))
+    r0 = int(math.floor(min(max((y0 - oy) / cell, 0.0), ny - 1.0)))
+    r1 = int(math.floor(min(max((y1 - oy) / cell, 0.0), ny - 1.0)))
+    return c0, c1, r0, r1
+
+
+@njit(cache=True, nogil=True)
+def _bucket_boxes(x0, y0, x1, y1, ox, oy, cell, nx, ny):
+    """CSR ``(ptr, ids)`` of the boxes meeting each cell (row-major, `_cells_of`) of an
+    nx × ny grid: the boxes of cell g are ids[ptr[g]:ptr[g + 1]], in index order."""
+    m = x0.shape[0]
+    ptr = np.zeros(nx * ny + 1, np.int64)
+    for j in range(m):
+        c0, c1, r0, r1 = _cells_of(x0[j], y0[j], x1[j], y1[j], ox, oy, cell, nx, ny)
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                ptr[r * nx + c + 1] += 1
+    for g in range(nx * ny):
+        ptr[g + 1] += ptr[g]
+    fill = ptr[:-1].copy()
+    ids = np.empty(ptr[nx * ny], np.int64)
+    for j in range(m):
+        c0, c1, r0, r1 = _cells_of(x0[j], y0[j], x1[j], y1[j], ox, oy, cell, nx, ny)
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                g = r * nx + c
+                ids[fill[g]] = j
+                fill[g] += 1
+    return ptr, ids
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -575,3 +703,129 @@ def segment_samples(a, b, n):
             out[k, 1] = ay + dy * t
             k += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def _extent_fit(pos, around, has, ring, r, u, f, tx, ty):
+    """`layout.camera.fit_camera` (perspective, margin 1, camera basis r, u, f, half-tangents
+    tx, ty) of the extent points of a cone tree (node centres ``pos`` plus ``around`` (6, n, 3),
+    the centres of nodes ``has`` plus ``ring`` (16, len(has), 3)), followed step by step in
+    plain float64 (dot products summed left to right), and the ratio of the width to the
+    height of their projection through the camera fitted.  Returns ``(centre, distance,
+    aspect, extent)``: the camera is at centre − f · distance, looking at centre; extent:
+    the length of the points' bounding box's diagonal plus 1 (`fit_camera`'s clip range)."""
+    n = pos.shape[0]
+    n_ring = has.shape[0]
+    m = 6 * n + ring.shape[0] * n_ring
+    p = np.empty((m, 3))
+    q = 0
+    for a in range(6):
+        for i in range(n):
+            for c in range(3):
+                p[q, c] = pos[i, c] + around[a, i, c]
+            q += 1
+    for s in range(ring.shape[0]):
+        for j in range(n_ring):
+            for c in range(3):
+                p[q, c] = pos[has[j], c] + ring[s, j, c]
+            q += 1
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    x_lo = np.full(3, np.inf)
+    x_hi = np.full(3, -np.inf)
+    for i in range(m):
+        for c in range(3):
+            x_lo[c] = min(x_lo[c], p[i, c])
+            x_hi[c] = max(x_hi[c], p[i, c])
+        v0 = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+        v1 = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+        v2 = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        lo[0] = min(lo[0], v0)
+        hi[0] = max(hi[0], v0)
+        lo[1] = min(lo[1], v1)
+        hi[1] = max(hi[1], v1)
+        lo[2] = min(lo[2], v2)
+        hi[2] = max(hi[2], v2)
+    ca = 0.5 * (lo[0] + hi[0])
+    cb = 0.5 * (lo[1] + hi[1])
+    cz = 0.5 * (lo[2] + hi[2])
+    centre = ca * r + cb * u + cz * f
+    sa = -np.inf
+    sb = -np.inf
+    for i in range(m):
+        v0 = p[i, 0] * r[0] + p[i, 1] * r[1] + p[i, 2] * r[2]
+        v1 = p[i, 0] * u[0] + p[i, 1] * u[1] + p[i, 2] * u[2]
+        v2 = p[i, 0] * f[0] + p[i, 1] * f[1] + p[i, 2] * f[2]
+        sa = max(sa, abs(v0 - ca) / tx - (v2 - cz))
+        sb = max(sb, abs(v1 - cb) / ty - (v2 - cz))
+    dist = max(sa, sb, 1e-3)
+    for rnd in range(7):  # six rounds, then the projection through the camera fitted
+        loc = centre - f * dist
+        a_lo = np.inf
+        a_hi = -np.inf
+        b_lo = np.inf
+        b_hi = -np.inf
+        for i in range(m):
+            q0 = p[i, 0] - loc[0]
+            q1 = p[i, 1] - loc[1]
+            q2 = p[i, 2] - loc[2]
+            z = max(q0 * f[0] + q1 * f[1] + q2 * f[2], 1e-9)
+            a = (q0 * r[0] + q1 * r[1] + q2 * r[2]) / z
+            b = (q0 * u[0] + q1 * u[1] + q2 * u[2]) / z
+            a_lo = min(a_lo, a)
+            a_hi = max(a_hi, a)
+            b_lo = min(b_lo, b)
+            b_hi = max(b_hi, b)
+        if rnd == 6:
+            ext = np.sqrt((x_hi[0] - x_lo[0]) ** 2 + (x_hi[1] - x_lo[1]) ** 2 + (x_hi[2] - x_lo[2]) ** 2) + 1.0
+            return centre, dist, (a_hi - a_lo) / max(b_hi - b_lo, 1e-300), ext
+        na_lo, na_hi, nb_lo, nb_hi = a_lo / tx, a_hi / tx, b_lo / ty, b_hi / ty
+        fill = max(na_hi - na_lo, nb_hi - nb_lo) / 2.0
+        centre = centre + r * (0.5 * (na_lo + na_hi) * tx * dist) + u * (0.5 * (nb_lo + nb_hi) * ty * dist)
+        dist = dist * fill
+    return centre, dist, 1.0, 1.0
+
+
+@njit(cache=True, nogil=True)
+def stretch_rounds(vpos, depth, spacing, horizontal, k_start, k_max, around, has, ring, r, u, f, tx, ty, aspect,
+                   n_rounds):
+    """The rounds of `layout.cone.framed_tree`: levels ``spacing`` × k apart (node i at
+    −Σ_{d < depth_i} spacing_d k along the axis, ``vpos``'s other coordinates; horizontal:
+    (x, y, z) → (−z, y, x)), the camera fitted to the extent points (`_extent_fit`), k scaled
+    by the aspect ratio the projection misses (vertical trees grow taller with k, horizontal
+    ones wider), clipped to [1, k_max], until it moves less than 1 % or after ``n_rounds``.
+    Returns ``(k of the positions last fitted, k at the end, the camera fitted to them:
+    centre, distance and extent as `_extent_fit` gives them)`` (the two k differ when the
+    rounds run out)."""
+    n = vpos.shape[0]
+    nl = spacing.shape[0]
+    offsets = np.zeros(nl + 1)
+    pos = np.empty((n, 3))
+    k = min(max(k_start, 1.0), k_max)
+    k_fit = k
+    centre = np.zeros(3)
+    dist = 1.0
+    ext = 1.0
+    for _ in range(n_rounds):
+        acc = 0.0
+        for d in range(nl):
+            acc += spacing[d] * k
+            offsets[d + 1] = acc
+        for i in range(n):
+            zi = -offsets[depth[i]]
+            if horizontal:
+                pos[i, 0] = -zi
+                pos[i, 1] = vpos[i, 1]
+                pos[i, 2] = vpos[i, 0]
+            else:
+                pos[i, 0] = vpos[i, 0]
+                pos[i, 1] = vpos[i, 1]
+                pos[i, 2] = zi
+        centre, dist, got, ext = _extent_fit(pos, around, has, ring, r, u, f, tx, ty)
+        factor = aspect / got if horizontal else got / aspect
+        k_new = min(max(k * factor, 1.0), k_max)
+        if abs(k_new / k - 1.0) < 0.01:
+            return k, k, centre, dist, ext
+        k_fit = k
+        k = k_new
+    return k_fit, k, centre, dist, ext

@@ -5,6 +5,8 @@ rectangle covers.  Built with a 2-D difference array (+1 at (r0, c0) and (r1, c1
 (r0, c1) and (r1, c0), then prefix sums over rows and columns): O(rectangles + cells),
 however large the rectangles.
 """
+import math
+
 import numpy as np
 from numba import njit
 
@@ -99,3 +101,40 @@ def covered_cells_px(ny, nx, cell, x0, y0, x1, y1):
         b = int(np.floor(min(max(b1, -big), big) / cell)) + 1
         _add_rect(diff, ny, nx, a, c, b, d)
     return _covered(diff, ny, nx)
+
+
+@njit(cache=True, nogil=True)
+def nearest_free_window(sat, r_lo, r_hi, c_lo, c_hi, hh, ww, cell, pad, x0, y0, x1, y1, w, h):
+    """`layout.annotate.free_corner`'s search: among the windows of ``hh`` × ``ww`` cells
+    whose first cell (r, c) is in [r_lo, r_hi] × [c_lo, c_hi] and that hold no covered cell
+    (summed-area table ``sat``: S[r + hh, c + ww] − S[r, c + ww] − S[r + hh, c] + S[r, c] = 0),
+    the block (w × h pixels) at bx = clip(c·cell + pad, x0, x1 − w), by = clip(r·cell + pad,
+    y0, y1 − h) nearest a corner of (x0, y0, x1, y1): the least of
+    hypot(bx − cx, by − cy) / hypot(x1 − x0, y1 − y0) + bias over the corners (top right 0,
+    bottom right 0.05, top left 0.1, bottom left 0.15), the first in row-major order of
+    equals.  Returns ``(found, bx, by)``."""
+    cxs = (x1 - w, x1 - w, x0, x0)
+    cys = (y0, y1 - h, y0, y1 - h)
+    bias = (0.0, 0.05, 0.1, 0.15)
+    diag = math.hypot(x1 - x0, y1 - y0)
+    found = False
+    best = np.inf
+    best_x = 0.0
+    best_y = 0.0
+    for r in range(r_lo, r_hi + 1):
+        for c in range(c_lo, c_hi + 1):
+            if sat[r + hh, c + ww] - sat[r, c + ww] - sat[r + hh, c] + sat[r, c] != 0:
+                continue
+            bx = min(max(c * cell + pad, x0), x1 - w)
+            by = min(max(r * cell + pad, y0), y1 - h)
+            score = np.inf
+            for q in range(4):
+                s = math.hypot(bx - cxs[q], by - cys[q]) / diag + bias[q]
+                if s < score:
+                    score = s
+            if not found or score < best:
+                found = True
+                best = score
+                best_x = bx
+                best_y = by
+    return found, best_x, best_y

@@ -250,19 +250,28 @@ def rects_grid(res, cell: float, x0, y0, x1, y1) -> np.ndarray:
     return covered_cells_px(ny, nx, float(cell), *f)
 
 
-def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple | None:
+def summed_area(grid: np.ndarray) -> np.ndarray:
+    """The summed-area table of an occupancy grid (`free_corner`): (rows + 1, cols + 1),
+    entry (r, c) the number of covered cells above and left of cell (r, c)."""
+    ny, nx = grid.shape
+    sat = np.zeros((ny + 1, nx + 1), np.int64)
+    sat[1:, 1:] = np.cumsum(np.cumsum(grid, 0), 1)
+    return sat
+
+
+def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None) -> tuple | None:
     """Top-left pixel of a ``size`` (w, h) block, ``pad`` pixels clear all round, inside
     ``rect`` where ``grid`` (`occupancy_grid`) has nothing, as near a corner of ``rect`` as
     can be (the top right preferred, then bottom right, top left, bottom left); None when
-    there is no such place.  Every cell position is tested at once with a summed-area
-    table."""
+    there is no such place.  Every cell position is tested with a summed-area table
+    (``sat``: `summed_area` of ``grid`` when the caller has it) in one kernel sweep
+    (`kernels.raster.nearest_free_window`)."""
     x0, y0, x1, y1 = rect
     w, h = size
     if w <= 0 or h <= 0 or w + 2 * pad > x1 - x0 or h + 2 * pad > y1 - y0:
         return None
     ny, nx = grid.shape
-    sat = np.zeros((ny + 1, nx + 1), np.int64)
-    sat[1:, 1:] = np.cumsum(np.cumsum(grid, 0), 1)
+    sat = summed_area(grid) if sat is None else sat
     ww = int(np.ceil((w + 2 * pad) / cell))
     hh = int(np.ceil((h + 2 * pad) / cell))
     c_lo, c_hi = int(np.ceil(x0 / cell)), int(np.floor(x1 / cell)) - ww + 1  # window's first cell
@@ -271,19 +280,11 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float) -> tuple 
     c_hi, r_hi = min(c_hi + 1, nx - ww), min(r_hi + 1, ny - hh)
     if c_hi < c_lo or r_hi < r_lo:
         return None
-    r = np.arange(r_lo, r_hi + 1)[:, None]
-    c = np.arange(c_lo, c_hi + 1)[None, :]
-    busy = sat[r + hh, c + ww] - sat[r, c + ww] - sat[r + hh, c] + sat[r, c]
-    fr, fc = np.nonzero(busy == 0)
-    if fr.size == 0:
-        return None
-    bx = np.clip((c_lo + fc) * cell + pad, x0, x1 - w)  # the block's top-left pixel
-    by = np.clip((r_lo + fr) * cell + pad, y0, y1 - h)
-    corners = ((x1 - w, y0, 0.0), (x1 - w, y1 - h, 0.05), (x0, y0, 0.1), (x0, y1 - h, 0.15))
-    diag = float(np.hypot(x1 - x0, y1 - y0))
-    score = np.min([np.hypot(bx - cx, by - cy) / diag + bias for cx, cy, bias in corners], axis=0)
-    k = int(np.argmin(score))
-    return float(bx[k]), float(by[k])
+    from ..kernels.raster import nearest_free_window
+
+    found, bx, by = nearest_free_window(sat, r_lo, r_hi, c_lo, c_hi, hh, ww, float(cell), float(pad), float(x0),
+                                        float(y0), float(x1), float(y1), float(w), float(h))
+    return (float(bx), float(by)) if found else None
 
 
 def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
@@ -343,10 +344,11 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
                 big = replan(frac * k, k)
                 if [r[0] for r in big.legend_rows] == [r[0] for r in at_plain.legend_rows]:  # the same rows
                     grown += [(big, c) for c in columns]
+    sat = summed_area(grid)  # one table for every shape tried
     for plan, columns in grown + plain:
         if not plan.legend_rows:
             continue
-        corner = free_corner(grid, cell, plan_full.rect, legend_size(plan, res, columns), 0.8 * plan.text_px)
+        corner = free_corner(grid, cell, plan_full.rect, legend_size(plan, res, columns), 0.8 * plan.text_px, sat)
         if corner is not None:
             return legend_in_corner(plan_full, plan, corner, res, columns)
     return None

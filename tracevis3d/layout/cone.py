@@ -25,7 +25,7 @@ from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
                        occupancy_grid, plan_hud)
-from .camera import centre_content, fit_camera_rect, view_direction
+from .camera import centre_content, view_direction
 from .colour import OTHER_RGB, colour_calls
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
                             ring_tubes, sphere_tubes)
@@ -34,7 +34,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
-from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .spec import CameraSpec, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
 GAP = 0.25  # extra room between sibling footprints, relative to their radii
@@ -53,6 +53,11 @@ def level_height(foot_root: float, n_levels: int) -> float:
     """Vertical distance between levels: the tree's height about 0.7 of its width, at
     least 3 sphere radii so cones stay cones."""
     return max(3.0 * R_MAX, 1.4 * foot_root / max(n_levels, 1))
+
+
+def axis_down(orientation: str) -> np.ndarray:
+    """The tree's axis from a node towards its children's level."""
+    return np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
 
 
 def orient(pos: np.ndarray, orientation: str) -> np.ndarray:
@@ -139,21 +144,30 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     names_of: dict = {}  # function → short name
 
     def labels_of(shape, rect):
+        stubs = (axis_down(shape[0]), shape[2])  # the partial stubs `partial_stubs` draws
         return cone_labels(cct, pruned, shape[1], radius, time, shape[3], res, shape[4],
                            params.max_labels if params.show_labels else 0, tpx, call_of_node, tail, rect, texts_of,
-                           names_of)
+                           names_of, stubs)
 
     spacing_mid = float(np.median(level_spacing(pruned.depth, radius, n_levels))) if n_levels else 1.0
     stretch: dict = {}  # per orientation, the stretch of the last shape framed (the rounds start there)
 
+    framing: dict = {}  # what the candidate framings share (`framed_tree`'s cache)
+
     def framed(orientation, rect, spin):
         sh = framed_tree(orientation, pruned, radius, base, angle, n_levels, float(foot[0]), rect, params, spin,
-                         stretch.get(orientation, 1.0))
+                         stretch.get(orientation, 1.0), framing)
         stretch[orientation] = sh[2] / max(spacing_mid, 1e-12)
         return sh
 
+    tree_grids: dict = {}  # a shape's positions (by id, kept alive here) → where its bare tree is
+
     def occupancy(shape, lab):
-        return _tree_occupancy(shape, pruned, radius, base, lab, res, tpx)
+        """`_tree_occupancy`, the bare tree's grid of a shape made once."""
+        made = tree_grids.get(id(shape[1]))
+        if made is None:
+            made = tree_grids[id(shape[1])] = (shape[1], _tree_grid(shape, pruned, radius, base, res))
+        return made[1] | _label_grid(shape[3], lab, res, tpx)
 
     # the candidates, framed in the whole width: with ``auto`` both orientations (deep trees
     # grow to the right), and the tree turned about its axis (`SPINS`); those that show the
@@ -210,7 +224,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
-    down = np.array([0.0, 0.0, -1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
+    down = axis_down(orientation)
     up_axis = np.array([0.0, 0.0, 1.0]) if orientation == "vertical" else np.array([1.0, 0.0, 0.0])
     edge_w = 0.045 + 0.09 * np.sqrt(np.clip(time / max(float(cct.time[0]), 1e-300), 0, 1))
     t0, t1 = float(tr.start[shown].min()), float(tr.end[shown].max())
@@ -380,7 +394,7 @@ def level_spacing(depth: np.ndarray, radius: np.ndarray, n_levels: int) -> np.nd
 
 
 def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, rect, params, spin: float = 0.0,
-                k_start: float = 1.0) -> tuple:
+                k_start: float = 1.0, cache: dict | None = None) -> tuple:
     """The tree laid out in ``orientation`` to fill ``rect`` and its camera:
     ``(orientation, positions, level height, camera, to_camera, turn, score)``.
 
@@ -388,20 +402,34 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide.  ``spin``: the whole tree turned about its axis by this angle
+    as the tree is wide: `kernels.cone.stretch_rounds`, in one kernel call, with the camera
+    of the k found (`_rect_camera`).  ``spin``: the whole tree turned about its axis by this angle
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
-    tree larger wins."""
-    from .camera import project, world_per_pixel
+    tree larger wins.  ``cache``: what the candidate framings of one tree share (the level
+    spacing, the extent points' offsets per orientation, the fit's camera frame per
+    orientation and rectangle), filled here."""
+    from ..kernels.cone import stretch_rounds
+    from .camera import world_per_pixel
 
+    cache = {} if cache is None else cache
     res = tuple(params.resolution)
     aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
     to_cam = view_direction(params.azimuth, params.elevation)
     if orientation == "horizontal":
         to_cam = view_direction(params.azimuth - 10.0, params.elevation - 8.0)
     width = 2.0 * foot_root + 2.0 * R_MAX
-    spacing = level_spacing(pruned.depth, radius, n_levels)
+    if "spacing" not in cache:
+        cache["spacing"] = level_spacing(pruned.depth, radius, n_levels)
+    spacing = cache["spacing"]
+    if ("extent", orientation) not in cache:
+        cache["extent", orientation] = _extent_offsets(radius, base, pruned.child_ptr, orientation)
+    extent = cache["extent", orientation]
+    frame_key = ("frame", orientation, tuple(float(v) for v in rect))
+    if frame_key not in cache:
+        cache[frame_key] = _fit_frame(to_cam, res, rect, params.lens_mm)
+    frame = cache[frame_key]
     k_max = max(width / max(float(spacing.max()), 1e-9), 1.0) if spacing.size else 1.0
     vpos, turn = cone_positions(pruned.parent, base, angle, 1.0)
     if spin:
@@ -409,26 +437,36 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         vpos[:, 0], vpos[:, 1] = c * vpos[:, 0] - sn * vpos[:, 1], sn * vpos[:, 0] + c * vpos[:, 1]
         turn = turn + spin
     depth = np.minimum(pruned.depth, n_levels)
-    k = float(np.clip(k_start, 1.0, k_max))
-    for _ in range(FIT_ROUNDS):
-        offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
-        p = vpos.copy()
-        p[:, 2] = -offsets[depth]
-        pos = orient(p, orientation)
-        pts = deciding_points(_extent_points(pos, radius, base, pruned.child_ptr, orientation), to_cam, res, rect,
-                              params.lens_mm)
-        cam = fit_camera_rect(pts, to_cam, res, rect, lens_mm=params.lens_mm)
-        pr = project(cam, pts, res)
-        got = np.ptp(pr[:, 0]) / max(np.ptp(pr[:, 1]), 1e-9)
-        factor = got / aspect if orientation == "vertical" else aspect / got
-        k_new = float(np.clip(k * factor, 1.0, k_max))
-        if abs(k_new / k - 1.0) < 0.01:
-            break
-        k = k_new
+    around, has, ring = extent
+    k_fit, k, centre, dist, ext = stretch_rounds(
+        vpos, depth.astype(np.int64), spacing, orientation == "horizontal", float(k_start), float(k_max), around,
+        has.astype(np.int64), ring if ring is not None else np.zeros((16, 0, 3)), *frame, float(aspect), FIT_ROUNDS)
+    pos = stretched(vpos, spacing, depth, k_fit, orientation)
+    cam = _rect_camera(centre, dist, ext, frame[2], res, rect, params.lens_mm)
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
     lh = float(np.median(spacing * k)) if spacing.size else 1.0
     score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
     return orientation, pos, lh, cam, to_cam, turn, score
+
+
+def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float) -> CameraSpec:
+    """The camera `camera.fit_camera_rect` makes of a perspective fit (`kernels.cone._extent_fit`:
+    at centre − f · dist looking at centre), its lens shift putting ``rect`` in its place."""
+    w, h = res
+    m = float(max(w, h))
+    x0, y0, x1, y1 = (float(v) for v in rect)
+    return CameraSpec(tuple(centre - f * dist), tuple(centre), orthographic=False, lens_mm=lens_mm,
+                      sensor_width_mm=36.0, clip_start=max(dist * 1e-3, 1e-3), clip_end=float(dist + extent * 2),
+                      shift_x=(w / 2.0 - 0.5 * (x0 + x1)) / m, shift_y=(0.5 * (y0 + y1) - h / 2.0) / m)
+
+
+def stretched(vpos, spacing, depth, k: float, orientation) -> np.ndarray:
+    """Node positions with the levels ``spacing`` × k apart (`framed_tree`; the same sums
+    as `kernels.cone.stretch_rounds`)."""
+    offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
+    p = vpos.copy()
+    p[:, 2] = -offsets[depth]
+    return orient(p, orientation)
 
 
 CORNER_CELL_PX = 8.0  # the occupancy grid of the legend's corner search
@@ -459,18 +497,26 @@ LEGEND_CORNER_SHARES = (0.0, 0.35, 0.6)
 def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray:
     """Where the drawn tree is on the image (`annotate.occupancy_grid`): spheres, the edges
     and the base circles (drawn at their children's level, as `cone_geometry.ring_tubes`
-    draws them; both traced every cell), and the labels' boxes."""
+    draws them; both traced every cell), and the labels' boxes: `_tree_grid` and
+    `_label_grid` (a cell is covered when either covers it)."""
+    return _tree_grid(shape, pruned, radius, base, res) | _label_grid(shape[3], labels, res, tpx)
+
+
+def _tree_grid(shape, pruned, radius, base, res) -> np.ndarray:
+    """`_tree_occupancy` of the bare tree.  Every point is projected once (`camera.project`
+    maps each row on its own, bit for bit whatever it is batched with): the edges run
+    between the projected node centres, the base circles between their projected samples."""
     from ..kernels.cone import segment_samples
     from .camera import project, world_per_pixel
     from .cone_geometry import RING_SAMPLES
-    from .text import text_width
 
     orientation, pos, _, cam, _, _ = shape
     parent, child_ptr = pruned.parent, pruned.child_ptr
-    pts = [project(cam, pos, res)]
+    centre = project(cam, pos, res)
+    pts = [centre]
     rad = [radius / world_per_pixel(cam, pos, res)]
     c = np.flatnonzero(parent >= 0)
-    seg_a, seg_b = [pos[parent[c]]], [pos[c]]
+    seg_a, seg_b = [centre[parent[c]]], [centre[c]]
     k = np.flatnonzero((np.diff(child_ptr) >= 2) & (base > 0))
     if k.size:
         if orientation == "vertical":
@@ -478,16 +524,25 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
         else:
             down, e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0])
         first = pruned.child_ids[child_ptr[k]]
-        centre = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
+        ring_c = pos[k] + ((pos[first] - pos[k]) @ down)[:, None] * down[None, :]
         ang = np.linspace(0.0, 2 * math.pi, RING_SAMPLES)
         circle = np.cos(ang)[:, None] * e1[None, :] + np.sin(ang)[:, None] * e2[None, :]
-        ring = centre[:, None, :] + base[k][:, None, None] * circle[None]
-        seg_a.append(ring[:, :-1].reshape(-1, 3))
-        seg_b.append(ring[:, 1:].reshape(-1, 3))
-    a, b = project(cam, np.concatenate(seg_a), res), project(cam, np.concatenate(seg_b), res)
+        ring = project(cam, (ring_c[:, None, :] + base[k][:, None, None] * circle[None]).reshape(-1, 3), res)
+        ring = ring.reshape(k.size, RING_SAMPLES, 2)
+        seg_a.append(ring[:, :-1].reshape(-1, 2))
+        seg_b.append(ring[:, 1:].reshape(-1, 2))
+    a, b = np.concatenate(seg_a), np.concatenate(seg_b)
     n = np.clip(np.ceil(np.hypot(*(b - a).T) / CORNER_CELL_PX), 1, 1000).astype(np.int64) + 1
     pts.append(segment_samples(a, b, n))
     rad.append(np.full(pts[-1].shape[0], 1.5))
+    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad))
+
+
+def _label_grid(cam, labels, res, tpx) -> np.ndarray:
+    """`_tree_occupancy` of the labels' boxes alone."""
+    from .camera import project
+    from .text import text_width
+
     rects = []
     if len(labels):
         lp = project(cam, labels.anchors, res)
@@ -495,7 +550,7 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
             w = text_width(labels.texts[j]) * tpx
             x0 = lp[j, 0] - (w if labels.align[j] == 2 else 0.5 * w if labels.align[j] == 1 else 0.0)
             rects.append((x0, lp[j, 1] - tpx, x0 + w, lp[j, 1] + 0.3 * tpx))
-    return occupancy_grid(res, CORNER_CELL_PX, np.concatenate(pts), np.concatenate(rad), rects)
+    return occupancy_grid(res, CORNER_CELL_PX, rects=rects)
 
 
 #: a row is kept while its value is within this share of the values' size of an extreme
@@ -503,12 +558,9 @@ def _tree_occupancy(shape, pruned, radius, base, labels, res, tpx) -> np.ndarray
 FIT_ROWS_TOL = 1e-9
 
 
-def deciding_points(pts, to_cam, res, rect, lens_mm) -> np.ndarray:
-    """The rows of ``pts`` that `camera.fit_camera_rect` (perspective, the default sensor)
-    and the bounding box of their projection through that camera depend on
-    (`kernels.cone.camera_fit_rows`): both, computed on these rows, are bit for bit those
-    of all ``pts``, at a fraction of the cost (a few dozen of thousands of points)."""
-    from ..kernels.cone import camera_fit_rows
+def _fit_frame(to_cam, res, rect, lens_mm) -> tuple:
+    """``(r, u, f, tx, ty)``: the camera basis and half-tangents `deciding_points` follows
+    `camera.fit_camera_rect` with (perspective, the default sensor)."""
     from .camera import _half_tans, camera_basis
 
     w, h = res
@@ -516,22 +568,46 @@ def deciding_points(pts, to_cam, res, rect, lens_mm) -> np.ndarray:
     wc, hc = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
     tx, ty = _half_tans((wc, hc), lens_mm * float(max(w, h)) / float(max(wc, hc)), 36.0)
     r, u, f = camera_basis(to_cam)
+    return r, u, f, float(tx), float(ty)
+
+
+def deciding_points(pts, to_cam, res, rect, lens_mm, frame=None) -> np.ndarray:
+    """The rows of ``pts`` that `camera.fit_camera_rect` (perspective, the default sensor)
+    and the bounding box of their projection through that camera depend on
+    (`kernels.cone.camera_fit_rows`): both, computed on these rows, are bit for bit those
+    of all ``pts``, at a fraction of the cost (a few dozen of thousands of points).
+    ``frame``: `_fit_frame` of these arguments when the caller has it."""
+    from ..kernels.cone import camera_fit_rows
+
+    r, u, f, tx, ty = _fit_frame(to_cam, res, rect, lens_mm) if frame is None else frame
     p = np.ascontiguousarray(pts, np.float64)
-    keep, ok = camera_fit_rows(p, r, u, f, float(tx), float(ty), FIT_ROWS_TOL)
+    keep, ok = camera_fit_rows(p, r, u, f, tx, ty, FIT_ROWS_TOL)
     return p[keep] if ok else p
 
 
-def _extent_points(pos, radius, base, child_ptr, orientation) -> np.ndarray:
-    """Points whose hull holds every sphere and base circle (for the camera fit)."""
+def _extent_offsets(radius, base, child_ptr, orientation) -> tuple:
+    """What `_extent_points` adds to the node centres: ``(around, has, ring)``: the six
+    points ± radius along the axes (6, n, 3), the nodes with a base circle, and 16 points
+    on each of their circles (16, len(has), 3)."""
     axes = np.vstack([np.eye(3), -np.eye(3)])
-    pts = [(pos[None, :, :] + axes[:, None, :] * radius[None, :, None]).reshape(-1, 3)]
+    around = axes[:, None, :] * radius[None, :, None]
     has = np.flatnonzero(np.diff(child_ptr) >= 2)
+    ring = None
     if has.size:
         ang = np.linspace(0.0, 2 * math.pi, 16, endpoint=False)
-        off = np.zeros((ang.size, has.size, 3))
-        off[:, :, 0 if orientation == "vertical" else 2] = np.cos(ang)[:, None] * base[has][None, :]
-        off[:, :, 1] = np.sin(ang)[:, None] * base[has][None, :]
-        pts.append((pos[has][None, :, :] + off).reshape(-1, 3))
+        ring = np.zeros((ang.size, has.size, 3))
+        ring[:, :, 0 if orientation == "vertical" else 2] = np.cos(ang)[:, None] * base[has][None, :]
+        ring[:, :, 1] = np.sin(ang)[:, None] * base[has][None, :]
+    return around, has, ring
+
+
+def _extent_points(pos, radius, base, child_ptr, orientation, offsets=None) -> np.ndarray:
+    """Points whose hull holds every sphere and base circle (for the camera fit);
+    ``offsets``: `_extent_offsets` of these arguments when the caller has them."""
+    around, has, ring = _extent_offsets(radius, base, child_ptr, orientation) if offsets is None else offsets
+    pts = [(pos[None, :, :] + around).reshape(-1, 3)]
+    if has.size:
+        pts.append((pos[has][None, :, :] + ring).reshape(-1, 3))
     return np.vstack(pts)
 
 

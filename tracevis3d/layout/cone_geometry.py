@@ -117,10 +117,15 @@ def partial_stubs(pos, radius, partial, down, level_h, appear=None) -> TubeLayer
     """SEAT's partially-expanded marker: a dark tapering stub from the node on down its axis."""
     k = np.flatnonzero(partial)
     a = pos[k] + down[None] * radius[k][:, None] * 0.8
-    b = pos[k] + down[None] * (radius[k][:, None] + 0.22 * level_h)
+    b = stub_tips(pos, radius, k, down, level_h)
     w0 = np.maximum(0.3 * radius[k], 0.06)
     return _straight(a, b, w0, 0.25 * w0, "cone_partial", "TV3D_cone_partial", PARTIAL_RGB, 10,
                      attrs=_appear(appear, k))
+
+
+def stub_tips(pos, radius, k, down, level_h) -> np.ndarray:
+    """Where the partially-expanded stubs of nodes ``k`` end (`partial_stubs`)."""
+    return pos[k] + down[None] * (radius[k][:, None] + 0.22 * level_h)
 
 
 def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = None) -> str:
@@ -142,15 +147,52 @@ def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = N
     return name
 
 
+#: a node's name is tried at these places in turn (the first free one is taken): (right, up)
+#: of its sphere's centre in units of (sphere radius + `LABEL_GAP_EM` of the text size,
+#: the text's size), and how the text is aligned there (0 left, 1 centred, 2 right):
+#: right of the sphere, left of it, then above and below it (clear of an edge through its
+#: side), then its four corners, then further out right and left
+LABEL_PLACES = (
+    ((1.0, 0.0), (0.0, 0.0), 0), ((-1.0, 0.0), (0.0, 0.0), 2),
+    ((0.0, 1.0), (0.0, DESCENT), 1), ((0.0, -1.0), (0.0, -ASCENT), 1),
+    ((0.7, 0.7), (0.0, DESCENT), 0), ((0.7, -0.7), (0.0, -ASCENT), 0),
+    ((-0.7, 0.7), (0.0, DESCENT), 2), ((-0.7, -0.7), (0.0, -ASCENT), 2),
+    ((1.0, 0.0), (1.5, 0.0), 0), ((-1.0, 0.0), (-1.5, 0.0), 2),
+)
+LABEL_GAP_EM = 0.35
+#: a name keeps this much of its text size clear of every edge of the tree
+EDGE_CLEAR_EM = 0.12
+
+
+def label_places(pos, radius, size, r, u, f) -> list:
+    """The world anchors (a baseline point, `LABEL_PLACES`) of every node's name, one
+    (n, 3) array per place: the sphere's centre moved towards the camera by its radius
+    (the text stands in front of the sphere), vertically so that a text beside the sphere
+    is centred on it, then out by the place's offsets."""
+    gap = radius + LABEL_GAP_EM * size
+    centred = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u) - np.outer(radius, f)
+    out = []
+    for (sx, sy), (ex, ey), _ in LABEL_PLACES:
+        if sy == 0.0:  # beside the sphere: centred on it vertically
+            a = centred + np.outer(sx * gap + ex * size, r)
+        else:  # above or below it: the baseline (ey: the descent above, the ascent below) from the sphere's edge
+            a = pos - np.outer(radius, f) + np.outer(sx * gap + ex * size, r) + np.outer(sy * gap + ey * size, u)
+        out.append(a)
+    return out
+
+
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
-                call_of_node, tail=None, rect=None, texts_of: dict | None = None, names: dict | None = None) -> LabelSet:
+                call_of_node, tail=None, rect=None, texts_of: dict | None = None, names: dict | None = None,
+                stubs=None) -> LabelSet:
     """Names of the largest nodes (by inclusive time), right of their sphere (left of it
     when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
     overlap one already placed, another node's sphere (it would be hidden or hide it) or
     leave the image (``rect``: the content rectangle) is skipped (`kernels.cone.place_side_labels`).
     ``tail``: per node, the last node of its chain (`cone.compress_chains`).  ``texts_of``:
     node → its label text and its width in ems, ``names``: function → its short name, filled as names are made
-    (the candidate figures of one layout share them)."""
+    (the candidate figures of one layout share them).  No name is crossed by an edge of the
+    tree, nor by a partially-expanded stub (``stubs``: ``(down, level height)`` of
+    `partial_stubs`, None: no stubs drawn)."""
     from ..kernels.cone import place_side_labels
 
     if max_labels <= 0 or len(pruned) == 0:
@@ -166,11 +208,9 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     rad_px = radius / wpp
     w, h = res
     lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
-    # both candidate anchors of every node (right of its sphere, left of it), projected at once
-    gap = radius + 0.35 * size
-    base = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u) - np.outer(radius, f)
-    cand = [base + np.outer(side * gap, r) for side in (1.0, -1.0)]
-    cand_px = np.stack([project(cam, c, res) for c in cand])  # (side, node, xy)
+    # the candidate anchors of every node (`LABEL_PLACES`), projected at once
+    cand = np.stack(label_places(pos, radius, size, r, u, f))  # (place, node, xyz)
+    cand_px = project(cam, cand.reshape(-1, 3), res).reshape(cand.shape[0], -1, 2)  # each row on its own
     width = np.empty(len(pruned))
     for k in range(len(pruned)):
         made = texts_of.get(k)
@@ -179,17 +219,25 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
                            LABEL_MAX_EM)
             made = texts_of[k] = (text, text_width(text))
         width[k] = made[1] * tpx
-    node, side = place_side_labels(order.astype(np.int64), np.ascontiguousarray(cand_px[:, :, 0]),
-                                   np.ascontiguousarray(cand_px[:, :, 1]), width, ASCENT * tpx, DESCENT * tpx,
-                                   np.asarray(lim, np.float64), np.ascontiguousarray(centre_px[:, 0]),
-                                   np.ascontiguousarray(centre_px[:, 1]), np.asarray(rad_px, np.float64), 0.3 * tpx,
-                                   int(max_labels))
+    child = np.flatnonzero(pruned.parent >= 0)  # the edges, centre to centre, and the stubs: no name is crossed
+    seg_a, seg_b = centre_px[pruned.parent[child]], centre_px[child]
+    part = np.flatnonzero(pruned.partial) if stubs is not None else np.zeros(0, np.int64)
+    if part.size:
+        seg_a = np.concatenate([seg_a, centre_px[part]])
+        seg_b = np.concatenate([seg_b, project(cam, stub_tips(pos, radius, part, *stubs), res)])
+    c64 = np.ascontiguousarray
+    node, side = place_side_labels(order.astype(np.int64), c64(cand_px[:, :, 0]), c64(cand_px[:, :, 1]),
+                                   np.asarray([a for _, _, a in LABEL_PLACES], np.int64), width, ASCENT * tpx,
+                                   DESCENT * tpx, np.asarray(lim, np.float64), c64(centre_px[:, 0]),
+                                   c64(centre_px[:, 1]), np.asarray(rad_px, np.float64), 0.3 * tpx,
+                                   c64(seg_a[:, 0]), c64(seg_a[:, 1]), c64(seg_b[:, 0]), c64(seg_b[:, 1]),
+                                   EDGE_CLEAR_EM * tpx, int(max_labels))
     n = node.size
     texts = [texts_of[int(k)][0] for k in node]
-    anchors = np.stack([cand[0], cand[1]])[side, node] if n else np.zeros((0, 3))
+    anchors = cand[side, node] if n else np.zeros((0, 3))
     calls = np.asarray(call_of_node, np.int64)[node]
     # a thread or the root (no call of its own) is named like a lane
     kinds = ["call" if c >= 0 else "lane" for c in calls.tolist()]
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(size[node], np.float32),
-                    ["TV3D_text_dark"] * n, np.where(side == 0, 0, 2).astype(np.uint8), kinds,
+                    ["TV3D_text_dark"] * n, np.asarray([a for _, _, a in LABEL_PLACES], np.uint8)[side], kinds,
                     calls.astype(np.int32), np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
