@@ -436,50 +436,6 @@ def test_segment_meets_box_equals_brute_force():
             x0, y0, x1, y1)
 
 
-def _brute_fit_and_box(pts, to_cam, rect):
-    """The camera fit and the projected bounding box of every point (what framed_tree measures)."""
-    from tracevis3d.layout.camera import fit_camera_rect, project
-
-    cam = fit_camera_rect(pts, to_cam, (1920, 1080), rect, lens_mm=50.0)
-    pr = project(cam, pts, (1920, 1080))
-    return cam, (pr[:, 0].min(), pr[:, 0].max(), pr[:, 1].min(), pr[:, 1].max())
-
-
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 400), az=st.floats(-80, 80), el=st.floats(-30, 60),
-       shift=st.floats(-1e3, 1e3), flat=st.booleans())
-def test_camera_fit_rows_decide_the_fit_bit_for_bit(seed, n, az, el, shift, flat):
-    """The rows `camera_fit_rows` keeps give the fit and the projected box of all points,
-    bit for bit (brute force: the numpy fit of every point); clouds far from the origin,
-    flat ones (ties) and single points included."""
-    from tracevis3d.layout.camera import view_direction
-    from tracevis3d.layout.cone import deciding_points
-
-    rng = np.random.default_rng(seed)
-    pts = rng.normal(size=(n, 3)) * rng.uniform(0.1, 50.0, 3) + shift
-    if flat:
-        pts[:, 2] = np.round(pts[:, 2])  # many equal values
-    to_cam = view_direction(az, el)
-    rect = (40.0, 90.0, 1500.0, 1040.0)
-    sub = deciding_points(pts, to_cam, (1920, 1080), rect, 50.0)
-    assert sub.shape[0] <= n
-    cam_all, box_all = _brute_fit_and_box(pts, to_cam, rect)
-    cam_sub, box_sub = _brute_fit_and_box(sub, to_cam, rect)
-    assert repr(cam_sub) == repr(cam_all)  # every float to its last bit (nan of a single point too)
-    assert repr(box_sub) == repr(box_all)
-
-
-def test_camera_fit_rows_keep_all_when_a_point_is_at_the_camera():
-    from tracevis3d.kernels.cone import camera_fit_rows
-    from tracevis3d.layout.camera import camera_basis, view_direction
-
-    r, u, f = camera_basis(view_direction(0.0, 10.0))
-    pts = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1e12, 0.0]])  # a huge spread: the camera far off
-    keep, ok = camera_fit_rows(pts, r, u, f, 0.3, 0.2, 1e-9)
-    assert keep.shape == (3,)
-    assert ok or keep.all()
-
-
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), m=st.integers(0, 50))
 def test_segment_samples_equal_brute_force(seed, m):

@@ -553,14 +553,9 @@ def _label_grid(cam, labels, res, tpx) -> np.ndarray:
     return occupancy_grid(res, CORNER_CELL_PX, rects=rects)
 
 
-#: a row is kept while its value is within this share of the values' size of an extreme
-#: (`kernels.cone.camera_fit_rows`); last-bit differences are ~1e-16 of it
-FIT_ROWS_TOL = 1e-9
-
-
 def _fit_frame(to_cam, res, rect, lens_mm) -> tuple:
-    """``(r, u, f, tx, ty)``: the camera basis and half-tangents `deciding_points` follows
-    `camera.fit_camera_rect` with (perspective, the default sensor)."""
+    """``(r, u, f, tx, ty)``: the camera basis and half-tangents `camera.fit_camera_rect`
+    fits with (perspective, the default sensor)."""
     from .camera import _half_tans, camera_basis
 
     w, h = res
@@ -569,20 +564,6 @@ def _fit_frame(to_cam, res, rect, lens_mm) -> tuple:
     tx, ty = _half_tans((wc, hc), lens_mm * float(max(w, h)) / float(max(wc, hc)), 36.0)
     r, u, f = camera_basis(to_cam)
     return r, u, f, float(tx), float(ty)
-
-
-def deciding_points(pts, to_cam, res, rect, lens_mm, frame=None) -> np.ndarray:
-    """The rows of ``pts`` that `camera.fit_camera_rect` (perspective, the default sensor)
-    and the bounding box of their projection through that camera depend on
-    (`kernels.cone.camera_fit_rows`): both, computed on these rows, are bit for bit those
-    of all ``pts``, at a fraction of the cost (a few dozen of thousands of points).
-    ``frame``: `_fit_frame` of these arguments when the caller has it."""
-    from ..kernels.cone import camera_fit_rows
-
-    r, u, f, tx, ty = _fit_frame(to_cam, res, rect, lens_mm) if frame is None else frame
-    p = np.ascontiguousarray(pts, np.float64)
-    keep, ok = camera_fit_rows(p, r, u, f, tx, ty, FIT_ROWS_TOL)
-    return p[keep] if ok else p
 
 
 def _extent_offsets(radius, base, child_ptr, orientation) -> tuple:
