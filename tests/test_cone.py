@@ -440,7 +440,7 @@ def test_segment_meets_box_equals_brute_force():
 @given(seed=st.integers(0, 10_000), m=st.integers(0, 50))
 def test_segment_samples_equal_brute_force(seed, m):
     """`segment_samples` against the numpy sampling it replaced, bit for bit."""
-    from tracevis3d.kernels.cone import segment_samples
+    from tracevis3d.kernels.cone_frame import segment_samples
 
     rng = np.random.default_rng(seed)
     a, b = rng.uniform(-100, 2000, (m, 2)), rng.uniform(-100, 2000, (m, 2))
@@ -486,7 +486,7 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
 
 
 def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, lens_mm, rounds):
-    """`kernels.cone.stretch_rounds` as `framed_tree` ran it before: numpy positions, the
+    """`kernels.cone_frame.stretch_rounds` as `framed_tree` ran it before: numpy positions, the
     camera of every round by `camera.fit_camera_rect` and the aspect by `camera.project`."""
     from tracevis3d.layout.camera import fit_camera_rect, project
     from tracevis3d.layout.cone import _extent_points, stretched
@@ -515,10 +515,10 @@ def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to
        spin=st.sampled_from([0.0, 0.7853981633974483, 2.356194490192345]), k_start=st.floats(0.5, 30.0),
        wide=st.booleans())
 def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide):
-    """The stretch found by `kernels.cone.stretch_rounds` is the one the rounds of numpy
+    """The stretch found by `kernels.cone_frame.stretch_rounds` is the one the rounds of numpy
     camera fits find, and its camera `camera.fit_camera_rect`'s (to 1e-9: its dot products
     are summed left to right, numpy's by BLAS)."""
-    from tracevis3d.kernels.cone import stretch_rounds
+    from tracevis3d.kernels.cone_frame import stretch_rounds
     from tracevis3d.layout.cone import (FIT_ROUNDS, GAP, _extent_offsets, _fit_frame, level_spacing, node_radii,
                                         pruned_chains)
     from tracevis3d.layout.camera import view_direction

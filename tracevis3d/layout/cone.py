@@ -402,7 +402,7 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     projected tree has the aspect of ``rect`` (a few rounds of: fit the camera, measure
     the projected bounding box, scale k by the aspect ratio it misses; vertical trees grow
     taller with k, horizontal ones wider), at most until a level is as far from the next
-    as the tree is wide: `kernels.cone.stretch_rounds`, in one kernel call, with the camera
+    as the tree is wide: `kernels.cone_frame.stretch_rounds`, in one kernel call, with the camera
     of the k found (`_rect_camera`).  ``spin``: the whole tree turned about its axis by this angle
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
@@ -410,7 +410,7 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     tree larger wins.  ``cache``: what the candidate framings of one tree share (the level
     spacing, the extent points' offsets per orientation, the fit's camera frame per
     orientation and rectangle), filled here."""
-    from ..kernels.cone import stretch_rounds
+    from ..kernels.cone_frame import stretch_rounds
     from .camera import world_per_pixel
 
     cache = {} if cache is None else cache
@@ -450,7 +450,7 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
 
 
 def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float) -> CameraSpec:
-    """The camera `camera.fit_camera_rect` makes of a perspective fit (`kernels.cone._extent_fit`:
+    """The camera `camera.fit_camera_rect` makes of a perspective fit (`kernels.cone_frame._extent_fit`:
     at centre − f · dist looking at centre), its lens shift putting ``rect`` in its place."""
     w, h = res
     m = float(max(w, h))
@@ -462,7 +462,7 @@ def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: floa
 
 def stretched(vpos, spacing, depth, k: float, orientation) -> np.ndarray:
     """Node positions with the levels ``spacing`` × k apart (`framed_tree`; the same sums
-    as `kernels.cone.stretch_rounds`)."""
+    as `kernels.cone_frame.stretch_rounds`)."""
     offsets = np.concatenate([[0.0], np.cumsum(spacing * k)])
     p = vpos.copy()
     p[:, 2] = -offsets[depth]
@@ -506,7 +506,7 @@ def _tree_grid(shape, pruned, radius, base, res) -> np.ndarray:
     """`_tree_occupancy` of the bare tree.  Every point is projected once (`camera.project`
     maps each row on its own, bit for bit whatever it is batched with): the edges run
     between the projected node centres, the base circles between their projected samples."""
-    from ..kernels.cone import segment_samples
+    from ..kernels.cone_frame import segment_samples
     from .camera import project, world_per_pixel
     from .cone_geometry import RING_SAMPLES
 
