@@ -646,7 +646,8 @@ def wall_geometry(comp, tpx: float) -> None:
 
 
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0,
-                  zero_radius: float | None = None, stages: dict | None = None) -> SimpleNamespace:
+                  zero_radius: float | None = None, stages: dict | None = None,
+                  fold_px: float | None = None) -> SimpleNamespace:
     """The icicle on top and the semicircle below in the pixel rectangle ``rect``: the
     ring's fold and geometry, the focused thread's icicle stages, the frame and camera,
     and where the ring stands (`RingPlacement`).  The semicircle is as wide as ``rect``
@@ -657,7 +658,9 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     when None.  ``stages``: the ring's stages (`ring_stage`) and the icicle's stages of
     compositions tried before, by the size they were made for, reused when this one has the
     same size (a legend that does not fit beside the ring leaves the ring's height as it was).
-    The icicle's geometry is not built here (`wall_geometry`)."""
+    The icicle's geometry is not built here (`wall_geometry`).  ``fold_px``: the ring's
+    height (pixels) its fold takes the time scale of (`ring_stage`), default this
+    composition's (``out.fold_px``)."""
     from .frame import MAX_LEVEL_FRAC, frame_lanes
     from .icicle import icicle_stages, lane_name_em
 
@@ -679,9 +682,10 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     # the ring's levels: the shared fold stage, each lane within max_levels
     stages = {} if stages is None else stages
     Z = params.zero_radius if zero_radius is None else zero_radius
-    key = ("ring", float(ring_px), float(Z))
+    fold_px = float(ring_px if fold_px is None else fold_px)
+    key = ("ring", fold_px, float(Z))
     if key not in stages:
-        stages[key] = ring_stage(sel, params, slot, focus_lane, ring_px, Z, tpx)
+        stages[key] = ring_stage(sel, params, slot, focus_lane, fold_px, Z, tpx)
     fold, ring, d, outline = stages[key].fold, stages[key].ring, stages[key].drawn, stages[key].outline
     # the semicircle's drawn height when its width is what limits it (a bar reaches high only
     # over its own angles: shallow calls on top leave room above); the height it does not
@@ -696,7 +700,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     R_units = ring.outer_radius
     out = SimpleNamespace(ring=ring, fold=fold, drawn=d, outline=outline, wall_layers=[], wall_labels=[],
                           wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
-                          side_px=(side_l * tpx, side_r * tpx))
+                          side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
         ip = wall_params(params, focus, sel.t0, sel.t1)
         key = ("wall", float(wall_px))
@@ -859,7 +863,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         if lh <= getattr(comp, "ring_block_px", 0.0):
             plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
         else:
-            comp = None
+            # the legend in its column: the ring keeps the first composition's fold (its time
+            # scale an estimate either way: the frame sets the ring's size afterwards; the
+            # narrower rectangle changes it by the legend's share of the width)
+            comp = compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em, zero_radius=Z,
+                                 stages=stages, fold_px=comp.fold_px)
     if comp is None:
         comp = compose(plan.rect)
     wall_geometry(comp, tpx)
