@@ -633,6 +633,24 @@ def ring_stage(sel, params, slot, focus_lane, ring_px: float, zero_radius: float
     return SimpleNamespace(fold=fold, ring=ring, drawn=d, outline=lane_outline(ring, d))
 
 
+def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
+    """The focused thread's icicle stages (`icicle.icicle_stages`) in a room ``room_px``
+    pixels tall, kept in ``stages``: an earlier composition's when its fold squeezed no
+    lane and this room's budget squeezes none either (the room changes the fold only
+    through the budget, `fold.fits_budget`), else new ones."""
+    from .fold import fits_budget
+    from .icicle import icicle_stages, lane_budget_of
+
+    key = ("wall", float(room_px))
+    if key not in stages:
+        earlier = [st for k, st in stages.items() if k[0] == "wall" and not st.fold.squeezed]
+        if earlier and fits_budget(earlier[0].fold.lane_demand, lane_budget_of(earlier[0].sel, ip, tpx, room_px)).all():
+            stages[key] = earlier[0]
+        else:
+            stages[key] = icicle_stages(trace, ip, tpx, room_px)
+    return stages[key]
+
+
 def wall_geometry(comp, tpx: float) -> None:
     """The focused thread's icicle drawn in the composition ``comp`` keeps (boxes, labels,
     time axis; `icicle.icicle_geometry`) and its materials, into ``comp.wall_*``: built
@@ -662,7 +680,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     height (pixels) its fold takes the time scale of (`ring_stage`), default this
     composition's (``out.fold_px``)."""
     from .frame import MAX_LEVEL_FRAC, frame_lanes
-    from .icicle import icicle_stages, lane_name_em
+    from .icicle import lane_name_em
 
     res = params.resolution
     tr = sel.trace
@@ -703,10 +721,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
                           side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
         ip = wall_params(params, focus, sel.t0, sel.t1)
-        key = ("wall", float(wall_px))
-        if key not in stages:
-            stages[key] = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
-        st = stages[key]
+        st = wall_stages(trace, ip, tpx, wall_px + 2.2 * tpx, stages)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
         # least readable, taller when the icicle needs fewer than its room holds, but no
         # taller than the frame lets a level be (`frame.MAX_LEVEL_FRAC`): the height a
