@@ -683,7 +683,6 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     from .icicle import lane_name_em
 
     res = params.resolution
-    tr = sel.trace
     n_lanes = sel.lane_threads.size
     x0, y0, x1, y1 = rect
     W, H = x1 - x0, y1 - y0
