@@ -124,3 +124,19 @@ def test_native_files_with_tracks_from_before_ids_kinds_and_scopes(tmp_path):
     u = load_native(tmp_path / "old.tv3d.npz").check()
     assert u.async_track_ids == t.async_track_ids and u.async_track_scopes == ["", ""]
     assert u.async_track_id_kind.tolist() == [1, 1]
+
+
+def test_unique_rows_is_numpys_unique_of_rows():
+    """`side_tracks.unique_rows` against its brute-force twin, np.unique over the rows:
+    the same first occurrences, groups and counts, in the same order."""
+    from tracevis3d.layout.side_tracks import unique_rows
+
+    rng = np.random.default_rng(7)
+    for n, k, hi in ((0, 4, 3), (1, 4, 3), (50, 4, 3), (400, 6, 5), (1000, 2, 40)):
+        key = rng.integers(-hi, hi, size=(n, k)).astype(np.int64)
+        first, group, count = unique_rows(key)
+        if n == 0:
+            assert first.size == group.size == count.size == 0
+            continue
+        _, f0, g0, c0 = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        assert np.array_equal(first, f0) and np.array_equal(group, g0.reshape(-1)) and np.array_equal(count, c0)

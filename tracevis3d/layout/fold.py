@@ -79,6 +79,8 @@ CHAIN_RANK_STEP = 0.03
 #: (`refill_squeeze`): thinner, it loses more names than the calls it opens carry
 REFILL_MIN_FRONTIER = 0.9
 REFILL_STEPS = 6  # bisection steps of that level's height (to 0.1/64 of a level)
+#: a lane fits its budget when its levels are within this share above it
+BUDGET_TOLERANCE = 1e-3
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -101,6 +103,17 @@ class Folding:
     lane_levels: np.ndarray  # float64 per lane: height of the lane's tallest stack
     rule: str  # "auto", "none" or "levels"
     lane_rows: tuple = None  # `lane_root_rows`: the row each lane's roots form
+    #: float64 per lane: its levels with nothing squeezed (what it asks of the budget)
+    lane_demand: np.ndarray = None
+    squeezed: bool = False  # some lane was squeezed into its budget
+
+
+def fits_budget(demand, budget_of) -> np.ndarray:
+    """Per lane: its ``demand`` (levels with nothing squeezed) fits the budget ``budget_of``
+    gives it (to `BUDGET_TOLERANCE`): the fold squeezes nothing there, so a budget that
+    any lane fits leaves the fold as it is."""
+    demand = np.asarray(demand, np.float64)
+    return demand <= np.asarray(budget_of(demand), np.float64) * (1 + BUDGET_TOLERANCE)
 
 
 def auto_fold_parts(trace: Trace) -> tuple:
@@ -367,12 +380,14 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest)[2]
         placed, lane_levels = place(np.full(nl, np.inf), np.full(nl, named_px), heights)
+        demand, squeezed = lane_levels, False
     else:
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
         placed, at_lo = place(*squeeze_parameters(lo, named_px, widest))
-        budget = np.asarray(budget_of(at_lo), np.float64) * (1 + 1e-3)  # what a lane needs: all open
-        done = at_lo <= budget  # fits with every wide pass-through chain open
-        lane_levels = at_lo
+        budget = np.asarray(budget_of(at_lo), np.float64) * (1 + BUDGET_TOLERANCE)  # what a lane needs: all open
+        done = fits_budget(at_lo, budget_of)  # fits with every wide pass-through chain open
+        lane_levels = demand = at_lo
+        squeezed = not done.all()
         if not done.all():
             hi[done] = 0.0
             for _ in range(SQUEEZE_STEPS):
@@ -387,4 +402,4 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
                    lane_levels, rule, lane_root_rows(trace.func[idx], start, trace.end[idx], parent, lane, n_lanes,
-                                                     trace.n_functions))
+                                                     trace.n_functions), demand, squeezed)

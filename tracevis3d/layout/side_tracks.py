@@ -395,6 +395,26 @@ def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
     return row
 
 
+def unique_rows(key: np.ndarray) -> tuple:
+    """(first, group, count) of the distinct rows of the int64 table ``key`` (n, k), as
+    ``np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)``
+    gives them (rows in lexicographic order, each one's first occurrence), from one stable
+    `np.lexsort` of the columns instead of a sort of the rows as opaque records (several
+    times slower: 9,450 flows of a PyTorch trace, 6 ms a figure)."""
+    key = np.asarray(key, np.int64)
+    n = key.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort(key.T[::-1])
+    srt = key[order]
+    new = np.ones(n, np.bool_)
+    new[1:] = np.any(srt[1:] != srt[:-1], axis=1)
+    starts = np.flatnonzero(new)
+    group = np.empty(n, np.int64)
+    group[order] = np.cumsum(new) - 1
+    return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
+
+
 def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""):
     """(tube layer or None, info) of the trace's flows between drawn calls.
 
@@ -428,8 +448,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     zb = d.bottom[rb] + d.height[rb] / 2
     cell = FLOW_CELL_PX * px
     key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell)], 1).astype(np.int64)
-    _, first, group, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
-    group = group.reshape(-1)
+    first, group, count = unique_rows(key)
     m_all = count.size
 
     def mean(v):

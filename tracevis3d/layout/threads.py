@@ -617,8 +617,55 @@ def side_name_room(lane_names, focus_lane: int, focus_scale: float) -> tuple:
     return (room[0] if np.cos(mid[0]) < -SIDE_ALIGN_COS else 0.0, room[1] if np.cos(mid[1]) > SIDE_ALIGN_COS else 0.0)
 
 
+def ring_stage(sel, params, slot, focus_lane, ring_px: float, zero_radius: float, tpx: float) -> SimpleNamespace:
+    """The ring's fold (the shared fold stage, each lane within ``params.max_levels``, its
+    time scale that of a semicircle ``ring_px`` pixels tall), its sections, drawn calls and
+    outline (`lane_outline`): everything of the ring that depends on its size only."""
+    tr = sel.trace
+    n_lanes = sel.lane_threads.size
+    us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
+    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
+    fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
+                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
+    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, zero_radius,
+                     sel.t0, sel.t1)
+    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+    return SimpleNamespace(fold=fold, ring=ring, drawn=d, outline=lane_outline(ring, d))
+
+
+def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
+    """The focused thread's icicle stages (`icicle.icicle_stages`) in a room ``room_px``
+    pixels tall, kept in ``stages``: an earlier composition's when its fold squeezed no
+    lane and this room's budget squeezes none either (the room changes the fold only
+    through the budget, `fold.fits_budget`), else new ones."""
+    from .fold import fits_budget
+    from .icicle import icicle_stages, lane_budget_of
+
+    key = ("wall", float(room_px))
+    if key not in stages:
+        earlier = [st for k, st in stages.items() if k[0] == "wall" and not st.fold.squeezed]
+        if earlier and fits_budget(earlier[0].fold.lane_demand, lane_budget_of(earlier[0].sel, ip, tpx, room_px)).all():
+            stages[key] = earlier[0]
+        else:
+            stages[key] = icicle_stages(trace, ip, tpx, room_px)
+    return stages[key]
+
+
+def wall_geometry(comp, tpx: float) -> None:
+    """The focused thread's icicle drawn in the composition ``comp`` keeps (boxes, labels,
+    time axis; `icicle.icicle_geometry`) and its materials, into ``comp.wall_*``: built
+    only for the composition the figure keeps."""
+    from .icicle import figure_materials, icicle_geometry
+
+    if comp.st is None:
+        return
+    comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_")
+    comp.wall_mats = figure_materials(comp.st.colouring)
+
+
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0,
-                  zero_radius: float | None = None) -> SimpleNamespace:
+                  zero_radius: float | None = None, stages: dict | None = None,
+                  fold_px: float | None = None) -> SimpleNamespace:
     """The icicle on top and the semicircle below in the pixel rectangle ``rect``: the
     ring's fold and geometry, the focused thread's icicle stages, the frame and camera,
     and where the ring stands (`RingPlacement`).  The semicircle is as wide as ``rect``
@@ -626,12 +673,16 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     beside it), at most `RING_HEIGHT_SHARE` of its height; the icicle gets the rest.
     ``side_em``: (left, right) room for names beside the ends (`side_name_room`).
     ``zero_radius``: the ring's inner radius (`ring.inner_radius`), ``params.zero_radius``
-    when None."""
+    when None.  ``stages``: the ring's stages (`ring_stage`) and the icicle's stages of
+    compositions tried before, by the size they were made for, reused when this one has the
+    same size (a legend that does not fit beside the ring leaves the ring's height as it was).
+    The icicle's geometry is not built here (`wall_geometry`).  ``fold_px``: the ring's
+    height (pixels) its fold takes the time scale of (`ring_stage`), default this
+    composition's (``out.fold_px``)."""
     from .frame import MAX_LEVEL_FRAC, frame_lanes
-    from .icicle import figure_materials, icicle_geometry, icicle_stages, lane_name_em
+    from .icicle import lane_name_em
 
     res = params.resolution
-    tr = sel.trace
     n_lanes = sel.lane_threads.size
     x0, y0, x1, y1 = rect
     W, H = x1 - x0, y1 - y0
@@ -646,18 +697,16 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         radius_px = max(H - wall_px - name_units - axis_px, 4.0 * tpx)
     ring_px = radius_px + name_units if params.show_icicle else H
     # the ring's levels: the shared fold stage, each lane within max_levels
-    us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
-    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
-    fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
-                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
+    stages = {} if stages is None else stages
     Z = params.zero_radius if zero_radius is None else zero_radius
-    ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, Z,
-                     sel.t0, sel.t1)
-    d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
+    fold_px = float(ring_px if fold_px is None else fold_px)
+    key = ("ring", fold_px, float(Z))
+    if key not in stages:
+        stages[key] = ring_stage(sel, params, slot, focus_lane, fold_px, Z, tpx)
+    fold, ring, d, outline = stages[key].fold, stages[key].ring, stages[key].drawn, stages[key].outline
     # the semicircle's drawn height when its width is what limits it (a bar reaches high only
     # over its own angles: shallow calls on top leave room above); the height it does not
     # take goes to the icicle instead of a gap between the two
-    outline = lane_outline(ring, d)
     up_units, left_units, right_units = ring_extent(ring, outline)
     need_px = (W - beside_px - (side_l + side_r) * tpx) * up_units / (left_units + right_units)
     if params.show_icicle and 4.0 * tpx <= need_px < radius_px:
@@ -668,10 +717,10 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     R_units = ring.outer_radius
     out = SimpleNamespace(ring=ring, fold=fold, drawn=d, outline=outline, wall_layers=[], wall_labels=[],
                           wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
-                          side_px=(side_l * tpx, side_r * tpx))
+                          side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
         ip = wall_params(params, focus, sel.t0, sel.t1)
-        st = icicle_stages(trace, ip, tpx, wall_px + 2.2 * tpx)
+        st = wall_stages(trace, ip, tpx, wall_px + 2.2 * tpx, stages)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
         # least readable, taller when the icicle needs fewer than its room holds, but no
         # taller than the frame lets a level be (`frame.MAX_LEVEL_FRAC`): the height a
@@ -681,8 +730,6 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         ring_px = max(ring_px, H - axis_px - wall_levels * h_px)
         frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
                             below_levels=ring_px / h_px)
-        out.wall_layers, out.wall_labels, _ = icicle_geometry(st, frame, ip, tpx, name_prefix="wall_")
-        out.wall_mats = figure_materials(st.colouring)
         out.st, out.frame, out.ip = st, frame, ip
         out.cam = frame.cam
         zb0, zb1 = frame.below
@@ -813,8 +860,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # the inside of the ring is the hand-off curves' room: few curves, a smaller inside
     Z = inner_radius(params.zero_radius, shown_rows(sync, sel, lane_of_thread).size, n_lanes)
 
+    stages: dict = {}
+
     def compose(rect):
-        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, zero_radius=Z)
+        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, zero_radius=Z,
+                             stages=stages)
 
     comp = None
     if plan.legend_rows and params.show_icicle:
@@ -822,13 +872,19 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
         narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
         lw, lh = legend_size(narrow, res, 1)
-        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx, Z)
+        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx, Z,
+                             stages)
         if lh <= getattr(comp, "ring_block_px", 0.0):
             plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
         else:
-            comp = None
+            # the legend in its column: the ring keeps the first composition's fold (its time
+            # scale an estimate either way: the frame sets the ring's size afterwards; the
+            # narrower rectangle changes it by the legend's share of the width)
+            comp = compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em, zero_radius=Z,
+                                 stages=stages, fold_px=comp.fold_px)
     if comp is None:
         comp = compose(plan.rect)
+    wall_geometry(comp, tpx)
     ring, fold, d, cam, place = comp.ring, comp.fold, comp.drawn, comp.cam, comp.place
     wall_layers, wall_labels, wall_mats = comp.wall_layers, comp.wall_labels, comp.wall_mats
     to_cam = view_direction(params.azimuth, params.elevation)

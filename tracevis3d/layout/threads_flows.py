@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .side_tracks import FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window
+from .side_tracks import FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window, unique_rows
 
 
 def legend_row(tr, t0: float, t1: float, show: bool) -> list:
@@ -115,8 +115,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     qa = np.floor(project(cam, pa, resolution) / FLOW_CELL_PX)
     qb = np.floor(project(cam, pb, resolution) / FLOW_CELL_PX)
     key = np.column_stack([ka, qa, kb, qb]).astype(np.int64)
-    _, first, group, count = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
-    group = group.reshape(-1)
+    first, group, count = unique_rows(key)
     m_all = count.size
     p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
     p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
