@@ -333,3 +333,27 @@ def test_the_b_side_shows_the_thread_that_does_a_s_work_not_b_s_busiest():
     sides = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if x.startswith(("A:", "B:"))]
     assert any(x.endswith("w1") for x in sides if x.startswith("A:")), sides
     assert any(x.endswith("w2") for x in sides if x.startswith("B:")), sides
+
+
+def test_the_corresponding_thread_takes_memory_linear_in_the_calls():
+    """A hostile pair: 20,000 threads of one call each against a thread of 20,000 functions.
+    The work in common is summed over the (thread, function) pairs that occur, never in a
+    dense threads × functions table (3.2 GB here): the peak stays under 100 MB."""
+    import tracemalloc
+
+    from tracevis3d.layout.select import corresponding_thread
+
+    n = 20_000
+    names = [f"f{k} (/app/m.py:{k + 1})" for k in range(n)]
+    other = Trace.from_arrays(np.arange(n), np.arange(n, dtype=float), np.arange(n, dtype=float) + 0.5,
+                              np.full(n, -1), thread=np.zeros(n, np.int64), function_names=names).check()
+    trace = Trace.from_arrays(np.arange(n)[::-1].copy(), np.zeros(n), np.full(n, 1.0 + 1e-3), np.full(n, -1),
+                              thread=np.arange(n), function_names=names).check()
+    tracemalloc.start()
+    try:
+        got = corresponding_thread(trace, other, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 0 <= got < n
+    assert peak < 100 * 2 ** 20, peak

@@ -174,10 +174,17 @@ def corresponding_thread(trace: Trace, other: Trace, other_thread: int) -> int:
     k_of = np.array([pos.get(nm, -1) for nm in trace.function_names], np.int64)
     k = k_of[trace.func]
     mine = k >= 0
+    # per (thread, function) pair that occurs: its self time (sorted keys, never a dense
+    # threads × functions table: memory linear in the calls whatever the two counts)
+    key = trace.thread[mine].astype(np.int64) * max(f_other.size, 1) + k[mine]
     st = _work_of(trace, mine)
-    per = np.bincount(trace.thread[mine].astype(np.int64) * max(f_other.size, 1) + k[mine], weights=st,
-                      minlength=trace.n_threads * max(f_other.size, 1)).reshape(trace.n_threads, -1)
-    common = np.minimum(per, w_other[f_other][None, :] if f_other.size else 0.0).sum(axis=1)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+    pair_time = np.add.reduceat(st[order], first) if key.size else np.zeros(0)
+    pair_key = key[first]
+    w = np.minimum(pair_time, w_other[f_other][pair_key % max(f_other.size, 1)] if f_other.size else 0.0)
+    common = np.bincount(pair_key // max(f_other.size, 1), weights=w, minlength=trace.n_threads)
     return int(np.argmax(common)) if common.max(initial=0.0) > 0 else working_thread(trace)
 
 
