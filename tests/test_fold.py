@@ -541,3 +541,39 @@ def test_a_lane_of_many_narrow_roots_is_named_as_a_row():
     spec = icicle_layout(tr, IcicleParams(show_title=False, show_legend=False))
     rows = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "row"]
     assert rows == ["30× a.worker"], rows  # (the module, then the function)
+
+
+def test_lanes_in_any_order_fold_as_in_lane_order():
+    """`fold_levels` places only the lanes its bisection still asks about when the lanes are
+    contiguous (as the select stage gives them); given the same calls with lanes
+    interleaved, it folds them the same way (it then places every call each time)."""
+    rng = np.random.default_rng(5)
+    parts, names = [], [f"f{k} (/app/m.py:{k + 1})" for k in range(40)]
+    func, start, end, parent = [], [], [], []
+    for lane in range(3):  # three lanes, each a deep chain with side calls, contiguous
+        base = len(func)
+        t0, t1 = 0.0, 100.0
+        for d in range(30):
+            func.append(int(rng.integers(0, 40)))
+            start.append(t0)
+            end.append(t1)
+            parent.append(base + d - 1 if d else -1)
+            t0, t1 = t0 + 0.5 + rng.random(), t1 - 0.5 - rng.random()
+        parts.append(np.full(30, lane))
+    lane = np.concatenate(parts).astype(np.int32)
+    tr = Trace.from_arrays(func, start, end, parent, thread=lane, function_names=names).check()
+    idx = np.arange(len(tr))
+    width_px = (tr.end - tr.start) * 12.0
+
+    def fold(order):
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        par = np.where(tr.parent[order] >= 0, inv[np.maximum(tr.parent[order], 0)], -1)
+        f = fold_levels(tr, idx[order], par, lane[order], 3, "auto", width_px[order], 50.0, 16.0, 0.1,
+                        budget_of=lambda demand: np.minimum(demand, [3.0, 5.0, 2.5]))
+        return f.lane_levels, f.height[inv]
+
+    contiguous = fold(np.arange(90))
+    interleaved = fold(np.arange(90).reshape(3, 30).T.ravel())  # pre-order kept within each lane
+    np.testing.assert_allclose(interleaved[0], contiguous[0])
+    np.testing.assert_allclose(interleaved[1], contiguous[1])

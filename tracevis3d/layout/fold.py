@@ -337,7 +337,9 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
 
     work = None
     # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]), its
-    # parents inside them, so the tops of some lanes need only their calls
+    # parents inside them, so the tops of some lanes need only their calls (any other order:
+    # every call, every time)
+    in_order = bool(lane32.size == 0 or (lane32[1:] >= lane32[:-1]).all())
     bounds = np.searchsorted(lane32, np.arange(nl + 1), side="left") if lane32.size else np.zeros(nl + 1, np.int64)
     rebased: dict = {}
 
@@ -350,7 +352,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
             work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
                     np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
         args = (np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.ascontiguousarray(heights, np.float64))
-        if lanes is None or np.all(lanes):
+        if lanes is None or np.all(lanes) or not in_order:
             return squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide, *args, *work)[:n_lanes]
         top = np.zeros(nl)
         sel = np.flatnonzero(np.asarray(lanes, np.bool_))
