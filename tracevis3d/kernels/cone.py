@@ -378,6 +378,40 @@ def _slab(a, d, lo, hi, t0, t1):
     return max(t0, ta), min(t1, tb)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _box_meets_a_sphere(x0, y0, x1, y1, k, c0, c1, r0, r1, nx, s_ptr, s_ids, centre_x, centre_y, radius,
+                        min_radius):
+    """Whether the box [x0, x1] × [y0, y1] comes nearer than radius[j] to the centre of a
+    sphere j ≠ k with radius[j] > ``min_radius`` among those bucketed in the grid cells
+    [c0, c1] × [r0, r1] (``s_ptr``, ``s_ids``: `_bucket_boxes`)."""
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            g = r * nx + c
+            for e in range(s_ptr[g], s_ptr[g + 1]):
+                j = s_ids[e]
+                if j == k or radius[j] <= min_radius:
+                    continue
+                dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
+                dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
+                if math.hypot(dx, dy) < radius[j]:
+                    return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_meets_a_segment(x0, y0, x1, y1, c0, c1, r0, r1, nx, g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1):
+    """Whether a segment bucketed in the grid cells [c0, c1] × [r0, r1] (``g_ptr``,
+    ``g_ids``: `_bucket_boxes`) meets the box [x0, x1] × [y0, y1] (`_segment_meets_box`)."""
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            g = r * nx + c
+            for e in range(g_ptr[g], g_ptr[g + 1]):
+                j = g_ids[e]
+                if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0, y0, x1, y1):
+                    return True
+    return False
+
+
 @njit(cache=True, nogil=True)
 def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, lim, centre_x, centre_y, radius,
                       min_radius, seg_x0, seg_y0, seg_x1, seg_y1, seg_pad, max_labels):
@@ -456,38 +490,11 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
             if hit:
                 continue
             c0, c1, r0, r1 = _cells_of(x0, y0, x1, y1, lim[0], lim[1], cell, nx, ny)
-            for r in range(r0, r1 + 1):
-                for c in range(c0, c1 + 1):
-                    g = r * nx + c
-                    for e in range(s_ptr[g], s_ptr[g + 1]):
-                        j = s_ids[e]
-                        if j == k or radius[j] <= min_radius:
-                            continue
-                        dx = max(max(x0 - centre_x[j], centre_x[j] - x1), 0.0)
-                        dy = max(max(y0 - centre_y[j], centre_y[j] - y1), 0.0)
-                        if math.hypot(dx, dy) < radius[j]:
-                            hit = True
-                            break
-                    if hit:
-                        break
-                if hit:
-                    break
-            if hit:
+            if _box_meets_a_sphere(x0, y0, x1, y1, k, c0, c1, r0, r1, nx, s_ptr, s_ids, centre_x, centre_y,
+                                   radius, min_radius):
                 continue
-            for r in range(r0, r1 + 1):
-                for c in range(c0, c1 + 1):
-                    g = r * nx + c
-                    for e in range(g_ptr[g], g_ptr[g + 1]):
-                        j = g_ids[e]
-                        if _segment_meets_box(seg_x0[j], seg_y0[j], seg_x1[j], seg_y1[j], x0 - seg_pad,
-                                              y0 - seg_pad, x1 + seg_pad, y1 + seg_pad):
-                            hit = True
-                            break
-                    if hit:
-                        break
-                if hit:
-                    break
-            if hit:
+            if _box_meets_a_segment(x0 - seg_pad, y0 - seg_pad, x1 + seg_pad, y1 + seg_pad, c0, c1, r0, r1, nx,
+                                    g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1):
                 continue
             bx0[q] = x0
             by0[q] = y0
