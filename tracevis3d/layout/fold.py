@@ -387,7 +387,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
         placed, at_lo = place(*squeeze_parameters(lo, named_px, widest))
         budget = np.asarray(budget_of(at_lo), np.float64) * (1 + BUDGET_TOLERANCE)  # what a lane needs: all open
-        done = fits_budget(at_lo, budget_of)  # fits with every wide pass-through chain open
+        done = at_lo <= budget  # fits with every wide pass-through chain open (`fits_budget`)
         lane_levels = demand = at_lo
         squeezed = not done.all()
         if not done.all():
