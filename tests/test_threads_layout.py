@@ -424,8 +424,6 @@ def test_a_worker_process_thread_on_the_wall_says_which_process():
     assert lanes.count(want) == 2, lanes  # its name on the ring and on the wall
     legend = " ".join(x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")
     assert f"top: {want} as a straight icicle" in legend, legend
-    from tracevis3d.layout.select import lane_name
-
     t.process_names = ["MainProcess"] * 3
     t.thread_names = ["MainThread", "Thread-1", "Thread-2"]
-    assert [lane_name(t, k, 1) for k in range(3)] == t.thread_names
+    assert [t.thread_label(k, 1) for k in range(3)] == t.thread_names

@@ -138,10 +138,7 @@ def working_thread(trace: Trace) -> int:
     """The thread that does the program's work: the most time in calls that are not waits,
     weighted by log(1 + calls) (a pool program's busiest worker, not its main thread that
     waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream)."""
-    from ..model import KIND_WAIT
-
-    st = np.where(trace.kind == KIND_WAIT, 0.0, np.maximum(trace.self_time, 0.0))
-    busy = np.bincount(trace.thread, weights=st, minlength=trace.n_threads)
+    busy = np.bincount(trace.thread, weights=_work_of(trace, slice(None)), minlength=trace.n_threads)
     calls = np.bincount(trace.thread, minlength=trace.n_threads)
     score = busy * np.log1p(calls)
     return int(np.argmax(score)) if score.size else 0
@@ -186,11 +183,6 @@ def corresponding_thread(trace: Trace, other: Trace, other_thread: int) -> int:
     w = np.minimum(pair_time, w_other[f_other][pair_key % max(f_other.size, 1)] if f_other.size else 0.0)
     common = np.bincount(pair_key // max(f_other.size, 1), weights=w, minlength=trace.n_threads)
     return int(np.argmax(common)) if common.max(initial=0.0) > 0 else working_thread(trace)
-
-
-def lane_name(trace: Trace, t: int, n_lanes: int) -> str:
-    """Thread ``t``'s lane name in a figure of ``n_lanes`` lanes (`Trace.thread_label`)."""
-    return trace.thread_label(t, n_lanes)
 
 
 def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarray:
@@ -297,6 +289,6 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False)
     lane_of_thread = np.full(tr.n_threads, -1, np.int32)
     lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
     lane = lane_of_thread[tr.thread[idx]]
-    names = [lane_name(tr, int(t), lanes.size) for t in lanes]
+    names = [tr.thread_label(int(t), lanes.size) for t in lanes]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
                      orig, filt.partial if filt.partial.any() else None)
