@@ -98,7 +98,7 @@ def trace_title(trace, sel, params) -> str:
     if params.title is not None:
         return params.title
     name = trace.title_name
-    n_threads = int(sel.lane_threads.size)
+    n_threads = int(sel.threads.size)
     parts = [name, f"{sel.idx.size:,} calls", f"{n_threads} thread{'s' if n_threads != 1 else ''}"]
     if sel.windowed:
         parts.append(f"{fmt_time(sel.t1 - sel.t0)} window from {fmt_time(sel.t0)}")
@@ -114,12 +114,12 @@ class HudPlan:
     rect: tuple  # content rectangle (x0, y0, x1, y1), pixels, y down
     title: str
     title_px: float
-    legend_rows: list  # (text, slot or -1, kind) per row; kind: "heading" | "swatch" | "note"
+    legend_rows: list  # (text, slot or -1, kind) per row; kind: "heading" | "swatch" | "note" | "ramp" (slots a tuple)
     legend_x: float  # left edge of the legend column
     legend_y: float
     text_px: float
     row_px: float
-    split: int = 0  # rows from here on go to a second column (0: one column)
+    splits: tuple = ()  # rows from each of these on start the next column (none: one column)
     column_w: float = 0.0  # pixels from one column's left edge to the next's
 
 
@@ -142,6 +142,18 @@ def content_height(res, text_px: float, has_title: bool, margin_frac: float = HU
 
 #: the legend's column is at most this share of the image width (rows are fitted to it)
 LEGEND_COLUMN_FRAC = 0.2
+#: a legend row's swatch takes this many text sizes before its text; a ramp's swatches
+#: (one per bin of a scale, touching) are `RAMP_SWATCH_EM` wide each
+SWATCH_EM, RAMP_SWATCH_EM = 1.5, 0.9
+
+
+def swatch_room(kind: str, slot, text_px: float) -> float:
+    """Pixels a legend row's swatches take before its text."""
+    if kind == "swatch":
+        return SWATCH_EM * text_px
+    if kind == "ramp":
+        return (RAMP_SWATCH_EM * len(slot) + SWATCH_EM - RAMP_SWATCH_EM) * text_px
+    return 0.0
 
 
 def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bool,
@@ -149,7 +161,7 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
              fit_height: bool = True) -> HudPlan:
     """Reserve the title row and the legend column; the rest is the content rectangle.
     ``fit_height``: the legend's rows are cut to the column's height (False: all kept, for
-    a legend placed in free room in one or two columns, `legend_placement`, which checks
+    a legend placed in free room in one or more columns, `legend_placement`, which checks
     that it fits)."""
     w, h = res
     m = margin_frac * h
@@ -162,12 +174,13 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
     rows = []
     if show_legend and legend_rows:
         max_w = max_legend_frac * w
-        swatch = 1.5 * text_px
         rows_fit = []
         avail_rows = int(max((h - top - m) / row_px, 1))
         for text, slot, kind in legend_rows:
-            room = (max_w - (swatch if kind == "swatch" else 0.0)) / text_px
-            if kind == "swatch":  # a name, or the ways to write it (a tuple, most informative first)
+            room = (max_w - swatch_room(kind, slot, text_px)) / text_px
+            if kind == "ramp":
+                rows_fit.append((text if text_width(text) <= room else cut_end(text, room), slot, kind))
+            elif kind == "swatch":  # a name, or the ways to write it (a tuple, most informative first)
                 cands = list(text) if isinstance(text, tuple) else name_candidates(text)
                 rows_fit.append((fit_text(cands, room) or cut_end(cands[-1] if isinstance(text, tuple) else text, room),
                                  slot, kind))
@@ -177,7 +190,7 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
         if fit_height:
             rows_fit = rows_fit[:avail_rows]
         width = max((text_width(t) * text_px * (1.05 if k == "heading" else 1.0)
-                     + (swatch if k == "swatch" else 0.0)) for t, _, k in rows_fit)
+                     + swatch_room(k, sl, text_px)) for t, sl, k in rows_fit)
         legend_x = w - m - width
         rows = rows_fit
     x1 = (legend_x - 1.5 * text_px) if rows else w - m
@@ -191,33 +204,53 @@ def _row_h(plan: HudPlan, kind: str) -> float:
 
 def legend_size(plan: HudPlan, res, columns: int = 1) -> tuple:
     """(width, height) in pixels of a plan's legend block (0, 0 without one), in one column
-    or in two (`two_columns`)."""
+    or in ``columns`` (`column_splits`), each as wide as the plan's column."""
     if not plan.legend_rows:
         return 0.0, 0.0
     m = HUD_MARGIN_FRAC * res[1]
     w = float(res[0] - m - plan.legend_x)
     if columns == 1:
         return w, float(sum(_row_h(plan, k) for _, _, k in plan.legend_rows))
-    split = _column_split(plan)
-    heights = [sum(_row_h(plan, k) for _, _, k in rows) for rows in (plan.legend_rows[:split], plan.legend_rows[split:])]
-    return 2.0 * w + 1.0 * plan.text_px, float(max(heights))
+    heights = [sum(_row_h(plan, k) for _, _, k in rows) for rows in _columns(plan.legend_rows,
+                                                                             column_splits(plan, columns))]
+    return columns * w + (columns - 1) * plan.text_px, float(max(heights))
 
 
-def _column_split(plan: HudPlan) -> int:
-    """Where a two-column legend breaks: the heading nearest the middle of its height, else
-    the middle row (a note never starts the second column)."""
+def _columns(rows: list, splits) -> list:
+    edges = [0, *splits, len(rows)]
+    return [rows[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+
+def column_splits(plan: HudPlan, columns: int) -> tuple:
+    """Where a legend of ``columns`` columns breaks (the first row of each column after the
+    first): the breaks that make the tallest column least tall, a column that does not
+    start at a heading costing `SPLIT_OFF_HEADING_ROWS` rows more (a section reads whole
+    where that costs little); a wrapped note's continued line never starts a column."""
+    from itertools import combinations
+
     rows = plan.legend_rows
-    hs = np.cumsum([_row_h(plan, k) for _, _, k in rows])
-    half = 0.5 * float(hs[-1])
-    best = int(np.searchsorted(hs, half)) + 1
-    heads = [i for i, (_, _, k) in enumerate(rows) if k == "heading" and 0 < i < len(rows)]
-    if heads:
-        near = min(heads, key=lambda i: abs(hs[i - 1] - half))
-        if abs(hs[near - 1] - half) < 0.25 * hs[-1]:
-            best = near
-    while 0 < best < len(rows) and rows[best][2] == "note" and rows[best][1] < 0 and rows[best - 1][2] == "note":
-        best += 1
-    return min(max(best, 1), len(rows) - 1) if len(rows) > 1 else 0
+    n = len(rows)
+    columns = min(int(columns), n)
+    if columns < 2:
+        return ()
+    top = np.concatenate([[0.0], np.cumsum([_row_h(plan, k) for _, _, k in rows])])  # y of each row's top
+    allowed = [i for i in range(1, n) if not (rows[i][2] == "note" and rows[i - 1][2] == "note"
+                                              and not isinstance(rows[i][1], tuple) and rows[i][1] < 0)]
+    if len(allowed) < columns - 1:
+        return ()
+    penalty = SPLIT_OFF_HEADING_ROWS * plan.row_px
+    best, best_cost = (), np.inf
+    for cut in combinations(allowed, columns - 1):
+        edges = (0, *cut, n)
+        cost = max(top[b] - top[a] for a, b in zip(edges[:-1], edges[1:]))
+        cost += penalty * sum(rows[i][2] != "heading" for i in cut)
+        if cost < best_cost - 1e-9:
+            best, best_cost = cut, cost
+    return tuple(best)
+
+
+#: a legend column that starts elsewhere than at a heading costs this many rows of height
+SPLIT_OFF_HEADING_ROWS = 1.5
 
 
 def occupancy_grid(res, cell: float, points=None, radii=None, rects=None) -> np.ndarray:
@@ -289,29 +322,25 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None)
 
 def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
     """``plan_column``'s legend moved to ``corner`` (`free_corner`) of ``plan_full``'s
-    content rectangle (the whole width), in one or two columns: the content keeps the
+    content rectangle (the whole width), in one or more columns: the content keeps the
     legend's column, the title stays ``plan_full``'s (a grown legend does not grow it)."""
-    split = _column_split(plan_column) if columns == 2 else 0
-    col_w = legend_size(plan_column, res, 1)[0] + plan_column.text_px if columns == 2 else 0.0
+    splits = column_splits(plan_column, columns)
+    col_w = legend_size(plan_column, res, 1)[0] + plan_column.text_px if splits else 0.0
     return HudPlan(plan_full.rect, plan_full.title, plan_full.title_px, plan_column.legend_rows, corner[0],
-                   corner[1], plan_column.text_px, plan_column.row_px, split, col_w)
+                   corner[1], plan_column.text_px, plan_column.row_px, splits, col_w)
 
 
 def legend_box(plan: HudPlan) -> tuple:
     """(x0, y0, x1, y1) pixels of a plan's legend block where it is drawn (`hud_layers`),
-    in one column or two (``plan.split``)."""
+    in one column or more (``plan.splits``)."""
     if not plan.legend_rows:
         return (plan.legend_x, plan.legend_y, plan.legend_x, plan.legend_y)
-    swatch = 1.5 * plan.text_px
-
     def width(rows):
-        return max(text_width(t) * plan.text_px * (1.05 if k == "heading" else 1.0) + (swatch if k == "swatch" else 0.0)
-                   for t, _, k in rows)
+        return max(text_width(t) * plan.text_px * (1.05 if k == "heading" else 1.0) + swatch_room(k, sl, plan.text_px)
+                   for t, sl, k in rows)
 
-    cols = [plan.legend_rows[:plan.split], plan.legend_rows[plan.split:]] if plan.split else [plan.legend_rows]
-    w = (plan.column_w if plan.split else 0.0) + width(cols[-1])
-    if plan.split:
-        w = max(w, width(cols[0]))
+    cols = _columns(plan.legend_rows, plan.splits)
+    w = max(k * plan.column_w + width(rows) for k, rows in enumerate(cols))
     h = max(sum(_row_h(plan, k) for _, _, k in rows) for rows in cols)
     return (plan.legend_x, plan.legend_y, plan.legend_x + w, plan.legend_y + h)
 
@@ -324,6 +353,8 @@ TWO_COLUMN_FRAC = 0.13
 #: below the title's `TITLE_SCALE`): the page's empty room goes to a legend that reads from
 #: the back of a room
 LEGEND_GROWTH = (1.4, 1.25, 1.12)
+#: a legend placed in free room is tried in up to this many narrow columns
+MAX_LEGEND_COLUMNS = 3
 
 
 def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
@@ -332,23 +363,31 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
     scale)`` makes the plan with rows fitted to ``max_legend_frac`` of the width at ``scale``
     times the text size, `free_room_replan`; `TWO_COLUMN_FRAC`), each tried first grown
     (`LEGEND_GROWTH`, the rows and the width fitted as at the plain size, nothing cut) and
-    then plain; None when none fits."""
+    then plain; last `MAX_LEGEND_COLUMNS` narrower ones at the plain size (a long legend in
+    a wide, low room: above a thread that idles); None when none fits."""
     plain = [(plan_column, 1)]
     grown = []
     if replan is not None:
         narrow = replan(TWO_COLUMN_FRAC, 1.0)
-        plain += [(narrow, 1), (narrow, 2)]
-        shapes = ((LEGEND_COLUMN_FRAC, replan(LEGEND_COLUMN_FRAC, 1.0), (1,)), (TWO_COLUMN_FRAC, narrow, (1, 2)))
+        plain += [(narrow, c) for c in range(1, MAX_LEGEND_COLUMNS + 1)]
+        shapes = ((LEGEND_COLUMN_FRAC, replan(LEGEND_COLUMN_FRAC, 1.0), (1,)), (TWO_COLUMN_FRAC, narrow, tuple(range(1, MAX_LEGEND_COLUMNS + 1))))
         for k in LEGEND_GROWTH:
             for frac, at_plain, columns in shapes:
                 big = replan(frac * k, k)
                 if [r[0] for r in big.legend_rows] == [r[0] for r in at_plain.legend_rows]:  # the same rows
                     grown += [(big, c) for c in columns]
+    # the legend may rise into the title row beside the title (the title keeps its box)
+    m = HUD_MARGIN_FRAC * res[1]
+    x0, y0, x1, y1 = plan_full.rect
+    room = (x0, min(m, y0), x1, y1)
+    if plan_full.title and y0 > m:
+        grid = grid | occupancy_grid(res, cell, rects=[(0.0, 0.0, m + text_width(plan_full.title) * plan_full.title_px,
+                                                         y0)])
     sat = summed_area(grid)  # one table for every shape tried
     for plan, columns in grown + plain:
         if not plan.legend_rows:
             continue
-        corner = free_corner(grid, cell, plan_full.rect, legend_size(plan, res, columns), 0.8 * plan.text_px, sat)
+        corner = free_corner(grid, cell, room, legend_size(plan, res, columns), 0.8 * plan.text_px, sat)
         if corner is not None:
             return legend_in_corner(plan_full, plan, corner, res, columns)
     return None
@@ -390,19 +429,20 @@ def hud_layers(plan: HudPlan, cam: CameraSpec, res, swatch_rgb, swatch_materials
         mats.append("TV3D_text_ui")
         kinds.append("title")
     sw_pos, sw_mat, sw_col = [], [], []
-    swatch = 1.5 * plan.text_px
     y = plan.legend_y
     for i, (text, slot, kind) in enumerate(plan.legend_rows):
-        if plan.split and i == plan.split:
+        column = sum(i >= s for s in plan.splits)
+        if i in plan.splits:
             y = plan.legend_y
         base = y + plan.text_px * ASCENT
-        x = plan.legend_x + (plan.column_w if plan.split and i >= plan.split else 0.0)
-        if kind == "swatch" and slot >= 0:
-            cx, cy = x + 0.5 * plan.text_px, base - 0.5 * plan.text_px * 0.9
+        x = plan.legend_x + column * plan.column_w
+        slots = slot if kind == "ramp" else (slot,) if kind == "swatch" and slot >= 0 else ()
+        for j, sl in enumerate(slots):  # a ramp's swatches touch: one scale
+            cx, cy = x + (0.5 + RAMP_SWATCH_EM * j) * plan.text_px, base - 0.5 * plan.text_px * 0.9
             sw_pos.append((cx, cy))
-            sw_mat.append(slot)
-            sw_col.append(slot)
-            x += swatch
+            sw_mat.append(sl)
+            sw_col.append(sl)
+        x += swatch_room(kind, slot, plan.text_px) if slots else 0.0
         texts.append(text)
         pix.append((x, base))
         sizes.append(plan.text_px * (1.05 if kind == "heading" else 1.0))

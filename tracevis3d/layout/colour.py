@@ -78,6 +78,24 @@ class LegendItem:
     name: str
     slot: int  # colour slot, -1 for a note without swatch
     weight: float = 0.0  # area in the figure (ordering)
+    #: items of one scale share one legend row (`legend_swatch_rows`): their swatches side
+    #: by side, light to dark, then this text ("" for an item with a row of its own)
+    ramp: str = ""
+
+
+def legend_swatch_rows(legend: list) -> list:
+    """HUD legend rows (text, slot, kind) of a colouring's legend (`annotate.plan_hud`): one
+    "swatch" row per item, and one "ramp" row (slots as a tuple) per run of items of one
+    scale (``LegendItem.ramp``), so a sequential scale reads as one line, not one per bin."""
+    rows: list = []
+    for it in legend:
+        if it.ramp and rows and rows[-1][2] == "ramp" and rows[-1][0] == it.ramp:
+            rows[-1] = (it.ramp, rows[-1][1] + (it.slot,), "ramp")
+        elif it.ramp:
+            rows.append((it.ramp, (it.slot,), "ramp"))
+        else:
+            rows.append((it.name, it.slot, "swatch"))
+    return rows
 
 
 @dataclass
@@ -278,16 +296,20 @@ def _kind(trace, idx, view_area) -> Colouring:
     none = (w <= 0) & (o <= 0)
     slot = np.where(none, 0, np.where(io_wins, 1 + KIND_BINS + b, 1 + b)).astype(np.int32)
     cols = [KIND_BROWN]
-    names = ["neither waits nor does I/O"]
+    names, ramps = ["neither waits nor does I/O"], [""]
     for hue, what in ((27.0, "waits"), (145.0, "I/O")):
         for k in range(KIND_BINS):
             t = (k + 0.5) / KIND_BINS
             cols.append(oklch_rgb(0.88 - 0.36 * t, 0.05 + 0.14 * t, hue))
             lo, hi = int(100 * k / KIND_BINS), int(100 * (k + 1) / KIND_BINS)
             names.append(f"{what}: {lo}–{hi}% of its time")
+            ramps.append(f"{what}: 0 → 100% of its time")
     rgb = np.array(cols)
-    legend = [LegendItem(names[k], k, 0.0) for k in range(len(names))
-              if np.any(slot == k)]
+    present = np.bincount(slot, minlength=len(names)) > 0
+    # a scale is shown whole (every bin) where any of its bins is drawn
+    ramp_shown = {r for r, p in zip(ramps, present) if r and p}
+    legend = [LegendItem(names[k], k, 0.0, ramps[k]) for k in range(len(names))
+              if present[k] or ramps[k] in ramp_shown]
     return Colouring("kind", "waiting and I/O (SyncTrace)", slot, rgb,
                      [f"TV3D_k{k:02d}" for k in range(len(rgb))], legend, palette.lighten(rgb, CLUSTER_LIGHTEN), False)
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401
 from .annotate import hud_layers, plan_hud
+from .colour import legend_swatch_rows
 from .camera import fit_camera_rect, view_direction
 from .compare_sides import (  # noqa: F401
     FOCUS_RGB,
@@ -214,7 +215,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
         f"{info.get('n_tubes', 0):,} tubes carry {info.get('n_pairs_in_tubes', 0):,} matches"))
     title = title_of({})
     rows = [("calls", -1, "heading")]
-    rows += [(it.name, it.slot, "swatch") for it in sa.colouring.legend]
+    rows += legend_swatch_rows(sa.colouring.legend)
     mode_title = {"permutation": "tubes: order changed (red) or kept (grey)",
                   "trace-a": "tubes: position in the group, seen from A", "trace-b": "tubes: position in the group, seen from B",
                   "similarity": "tubes: similarity (opaque = strong)", "ratio": "tubes: slower in B (red), faster (blue)"}

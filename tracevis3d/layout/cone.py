@@ -26,7 +26,7 @@ from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
                        occupancy_grid, plan_hud)
 from .camera import centre_content, view_direction
-from .colour import OTHER_RGB, colour_calls
+from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
                             ring_tubes, sphere_tubes)
 from .cutaway import cone_cutaway
@@ -126,7 +126,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     tpx = text_px(ip)
     n_partial = int(pruned.partial.sum())
     rows = [(f"colour: {colouring.title}", -1, "heading")]
-    rows += [(it.name, it.slot, "swatch") for it in colouring.legend]
+    rows += legend_swatch_rows(colouring.legend)
     rows.append((f"sphere area: inclusive time (root {fmt_time(float(cct.time[0]))})", -1, "note"))
     if params.highlight:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
