@@ -58,6 +58,8 @@ CASES = (
     ("icicle", ("mixed_pool",)), ("threads", ("mixed_pool",)), ("cone", ("mixed_pool",)),
     ("compare", ("mixed_pool", "mixed_pool_b")),
     ("icicle", ("async_tasks",)), ("threads", ("async_tasks",)),
+    # a threading HTTP server: a thread per request (44 threads, 76 levels)
+    ("icicle", ("http_threads",)), ("threads", ("http_threads",)), ("cone", ("http_threads",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -93,6 +93,14 @@ def docutils_pool_paths(tmp_path_factory) -> tuple:
 
 
 @pytest.fixture(scope="session")
+def http_threads_path(tmp_path_factory) -> pathlib.Path:
+    """A real VizTracer trace of a threading HTTP server (a thread per request, 30+ threads)
+    rendering docutils pages for six client threads, recorded once per session; skips when
+    viztracer or docutils is not installed."""
+    return _recorded(tmp_path_factory, "http_threads", needs="docutils")
+
+
+@pytest.fixture(scope="session")
 def docutils_pool_wide_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace of docutils in a thread pool of 16 workers (17 threads, 30+
     levels each), recorded once per session; skips when viztracer or docutils is not installed."""

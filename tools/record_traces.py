@@ -391,6 +391,70 @@ asyncio.run(main())
 '''
 
 
+HTTP_THREADS_PROGRAM = '''\
+"""A threading HTTP server (a thread per request) that renders reStructuredText with docutils,
+and six client threads that fetch pages from it over loopback sockets."""
+import sys
+import threading
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from docutils.core import publish_string
+
+PAGE = """Page {n}
+=========
+
+Section
+-------
+
+* item **{n}** with ``code`` and a `link <https://example.org/{n}>`_
+* another item, *emphasis*
+
+.. note:: page {n} of the site
+
+====  =====
+a     b
+====  =====
+{n}   {m}
+====  =====
+"""
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        n = int(self.path.strip("/") or 0)
+        body = publish_string(PAGE.format(n=n, m=n * n), writer_name="html")
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def fetch(port, n):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/{n}", timeout=30) as r:
+        return len(r.read())
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    serving = threading.Thread(target=server.serve_forever, name="server", daemon=True)
+    serving.start()
+    port = server.server_address[1]
+    with ThreadPoolExecutor(max_workers=6, thread_name_prefix="client") as pool:
+        sizes = list(pool.map(lambda n: fetch(port, n), range(int(sys.argv[1]) if len(sys.argv) > 1 else 36)))
+    server.shutdown()
+    print(sum(sizes))
+
+
+main()
+'''
+
+
 def docutils_pool_documents(workdir: str, n: int = 4, sections: int = 3) -> list:
     """``n`` generated documents (different seeds) for `DOCUTILS_POOL_PROGRAM`; their paths."""
     return [_write(os.path.join(workdir, f"doc{k}.rst"), rst_document(sections, seed=11 + k)) for k in range(n)]
@@ -451,6 +515,12 @@ SUITE = [
     Spec("mixed_pool_b", "viztracer", "trace",
          lambda w: [_write(os.path.join(w, "mixed_pool.py"), MIXED_POOL_PROGRAM)], entries=4_000_000,
          doc="mixed_pool run again (the pool hands the tasks to other workers: the B run of a comparison)"),
+    Spec("http_threads", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "http_threads.py"), HTTP_THREADS_PROGRAM)], entries=3_000_000,
+         doc="a threading HTTP server rendering docutils pages for six client threads (a thread per request)"),
+    Spec("http_threads_b", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "http_threads.py"), HTTP_THREADS_PROGRAM), "24"], entries=3_000_000,
+         doc="http_threads serving 24 pages (the B run of a comparison)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],

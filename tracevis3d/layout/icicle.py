@@ -27,7 +27,7 @@ from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
                        legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, trace_title)
 from .camera import view_direction
-from .colour import colour_calls, highlight_colouring, log_norm  # noqa: F401  (log_norm: public helper)
+from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
@@ -114,7 +114,7 @@ def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
 def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0) -> list:
     """The legend: heading, one swatch per colour slot shown, then what else the figure uses."""
     rows = [(f"colour: {colouring.title}", -1, "heading")]
-    rows += [(it.name, it.slot, "swatch") for it in colouring.legend]
+    rows += legend_swatch_rows(colouring.legend)
     if params.cluster_px > 0:
         rows.append(("lighter: calls under a pixel, merged", len(colouring.slot_rgb), "swatch"))
     if n_folded:
@@ -172,13 +172,14 @@ class IcicleStages:
 
 
 def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None,
-                  window_first: bool = False) -> IcicleStages:
+                  window_first: bool = False, pack_min_lanes: int | None = None) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
     icicle's content rectangle less the share its counter tracks and async lanes take,
     `side_tracks.track_plan`), measure and colour the calls; the drawn calls.
-    ``window_first``: a time window cuts the trace before anything else (`select_calls`)."""
+    ``window_first``: a time window cuts the trace before anything else (`select_calls`);
+    ``pack_min_lanes``: as in `select_calls`."""
     res = params.resolution
-    sel = select_calls(trace, params, window_first=window_first)
+    sel = select_calls(trace, params, window_first=window_first, pack_min_lanes=pack_min_lanes)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     tracks = None
     if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first
@@ -288,6 +289,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     n_flows = side.flows_in_window(tr, t0, t1) if params.show_flows else 0
     n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
+    if sel.lane_members is not None:
+        from .select import PACKED_NOTE
+
+        rows.append((PACKED_NOTE, -1, "note"))
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size

@@ -55,8 +55,7 @@ def _instant_groups(sel) -> tuple:
     sequences of adjacent lanes of one process)."""
     tr = sel.trace
     n_lanes = int(sel.lane_threads.size)
-    lane_of_thread = np.full(max(tr.n_threads, 1), -1, np.int64)
-    lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
+    lane_of_thread = sel.lane_of_thread()
     lane_pid = np.asarray(tr.thread_pid, np.int64)[sel.lane_threads]
     new_run = np.ones(n_lanes, bool)
     new_run[1:] = lane_pid[1:] != lane_pid[:-1]

@@ -194,6 +194,25 @@ class LabelPlacer:
 #: a lane's roots are named as a row when they fill at least this share of its extent
 LANE_ROW_MIN_FILL = 0.05
 
+def named_lane_rows(fold) -> np.ndarray:
+    """Lanes whose roots form a row worth one name (`layout.fold.lane_root_rows`, the fold's
+    ``lane_rows``): one function takes `ROW_SHARE` of the roots' time over at least two
+    calls, the roots fill `LANE_ROW_MIN_FILL` of the row (two calls at a lane's two ends
+    are no row), and the row's first call of that function is drawn, not folded.  The
+    icicle's labels and the thread view's ring name them by this one rule."""
+    n_r, l_start, l_end, l_dom, l_dom_t, l_dom_c, l_tot, l_first = fold.lane_rows
+    lr = np.flatnonzero((l_dom_c >= 2) & (l_dom_t >= ROW_SHARE * np.maximum(l_tot, 1e-300)) & (l_first >= 0)
+                        & (l_tot >= LANE_ROW_MIN_FILL * (l_end - l_start)))
+    return lr[fold.drawn[l_first[lr]] & ~fold.folded[l_first[lr]]]
+
+
+def lane_row_candidates(fold, lane: int, ft) -> list:
+    """Texts naming lane ``lane``'s row of roots (`named_lane_rows`): "31× worker"."""
+    n_r, l_start, l_end, l_dom, l_dom_t, l_dom_c, l_tot, l_first = fold.lane_rows
+    more = "" if l_dom_t[lane] >= 0.99 * l_tot[lane] else " & more"
+    return counted_candidates(int(l_dom_c[lane]), ft.display[int(l_dom[lane])], more)
+
+
 def counted_candidates(count: int, display: str, more: str) -> list:
     """Texts for a group of calls one function dominates, most informative first:
     ``120× docutils.nodes.Text.astext & more`` … ``120× …astext``, then without the count,
@@ -381,16 +400,12 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     #    nothing above named them
     if fold.lane_rows is not None:
         n_r, l_start, l_end, l_dom, l_dom_t, l_dom_c, l_tot, l_first = fold.lane_rows
-        # (and the roots fill some of the row: two calls at a lane's two ends are no row)
-        lr = np.flatnonzero((l_dom_c >= 2) & (l_dom_t >= ROW_SHARE * np.maximum(l_tot, 1e-300)) & (l_first >= 0)
-                            & (l_tot >= LANE_ROW_MIN_FILL * (l_end - l_start)))
-        lr = lr[fold.drawn[l_first[lr]] & ~fold.folded[l_first[lr]]]
+        lr = named_lane_rows(fold)
         if lr.size:
             lh = local_of_shown[l_first[lr]]
 
             def lane_row_texts(k):
-                more = "" if l_dom_t[lr[k]] >= 0.99 * l_tot[lr[k]] else " & more"
-                return counted_candidates(int(l_dom_c[lr[k]]), ft.display[int(l_dom[lr[k]])], more)
+                return lane_row_candidates(fold, int(lr[k]), ft)
 
             placer.add(lane_row_texts, x(np.maximum(l_start[lr], t0)), x(np.minimum(l_end[lr], t1)), z_lo[lh], z_hi[lh],
                        rgb[slot[lh]], d.call_id[lh], "row", px[d.lane[lh]], func[lh])

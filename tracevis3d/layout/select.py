@@ -10,7 +10,9 @@
    ``MainThread``/``main`` or whose tid equals its pid), then by first activity;
    ``start``, ``name``, ``busy`` (most time in root calls first), or a list of threads
    shown first in that order, the rest after them in the default order;
-4. time window and ``max_depth``.
+4. time window and ``max_depth``;
+5. packing: with ``params.pack_threads`` and more than `PACK_MIN_LANES` lanes, threads of
+   one kind that never run at once share a lane (`pack_lanes`: a server's thread per request).
 The result keeps every lane's calls in depth-first pre-order (lanes contiguous, in lane
 order), which is what the fold and cluster kernels need.
 """
@@ -48,6 +50,26 @@ class Selection:
     windowed: bool
     orig: np.ndarray | None = None  # index in the original trace of each call of ``trace``
     partial: np.ndarray | None = None  # bool per call of ``trace``: part of its subtree is hidden
+    #: the threads of each lane, in time order, where lanes were packed (`pack_lanes`); None:
+    #: one thread a lane (``lane_threads``)
+    lane_members: list | None = None
+
+    @property
+    def threads(self) -> np.ndarray:
+        """Every shown thread (int32), lane by lane."""
+        if self.lane_members is None:
+            return self.lane_threads
+        return np.asarray([t for m in self.lane_members for t in m], np.int32)
+
+    def lane_of_thread(self) -> np.ndarray:
+        """The lane of every thread of ``trace`` (-1: not shown)."""
+        out = np.full(max(self.trace.n_threads, 1), -1, np.int64)
+        if self.lane_members is None:
+            out[self.lane_threads] = np.arange(self.lane_threads.size)
+        else:
+            for k, m in enumerate(self.lane_members):
+                out[np.asarray(m, np.int64)] = k
+        return out
 
     def original(self, i) -> np.ndarray:
         """Call indices of ``trace`` (after hiding) → indices in the trace the user loaded."""
@@ -230,7 +252,8 @@ def window_cut(trace: Trace, window) -> tuple:
     return cut, keep
 
 
-def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False) -> Selection:
+def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
+                 pack_min_lanes: int | None = None) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth).
 
     ``window_first`` (the icicle's own figure): with a time window, ``trace`` is first cut
@@ -240,7 +263,9 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False)
     ``trace.subset(time_window=window)`` with its times clipped to the window (its call
     indices mapped back to ``trace``), and
     it costs the window's calls, not the trace's (a memory-mapped trace larger than the
-    memory can be drawn in a window)."""
+    memory can be drawn in a window).  ``pack_min_lanes``: lanes are packed (``params.pack_threads``)
+    when there are more than this many, default `PACK_MIN_LANES` (the thread view's focused
+    section: 1, its threads in one lane)."""
     cut_keep = None
     if window_first and params.time_window is not None:
         trace, cut_keep = window_cut(trace, params.time_window)
@@ -280,6 +305,20 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False)
         t0, t1 = float(tr.start[idx].min()), float(tr.end[idx].max())
         if not t1 > t0:
             t1 = t0 + 1.0
+    members = None
+    if getattr(params, "pack_threads", False) and lanes.size > (PACK_MIN_LANES if pack_min_lanes is None
+                                                                 else pack_min_lanes):
+        shown = [k for k, p in enumerate(pieces) if p.size]
+        first = np.array([tr.start[pieces[k]].min() for k in shown])
+        last = np.array([tr.end[pieces[k]].max() for k in shown])
+        kinds = [(int(tr.thread_pid[lanes[k]]), thread_kind(tr.thread_names[lanes[k]])) for k in shown]
+        row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * (t1 - t0))
+        if row.max() + 1 < len(shown):  # some threads share a lane
+            rows = [[shown[k] for k in np.flatnonzero(row == r)] for r in range(int(row.max()) + 1)]
+            members = [[int(lanes[k]) for k in r] for r in rows]
+            pieces = [pieces[k] for r in rows for k in r]
+            lanes = np.asarray([m[0] for m in members], np.int32)
+            idx = np.concatenate(pieces)
     parent = np.empty(idx.size, np.int32)
     at = 0
     for piece in pieces:  # a parent is on its child's lane, in its (ascending) piece
@@ -288,7 +327,63 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False)
         at += piece.size
     lane_of_thread = np.full(tr.n_threads, -1, np.int32)
     lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
+    if members is not None:
+        for k, m in enumerate(members):
+            lane_of_thread[m] = k
     lane = lane_of_thread[tr.thread[idx]]
-    names = [tr.thread_label(int(t), lanes.size) for t in lanes]
+    names = [tr.thread_label(int(t), lanes.size) if members is None or len(members[k]) == 1 else
+             packed_lane_name(tr, members[k]) for k, t in enumerate(lanes)]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
-                     orig, filt.partial if filt.partial.any() else None)
+                     orig, filt.partial if filt.partial.any() else None, members)
+
+
+#: lanes are packed (`pack_lanes`) only when a figure has more than this many
+PACK_MIN_LANES = 8
+#: threads that share a lane stand at least this share of the time axis apart
+PACK_GAP_FRAC = 0.01
+
+
+def thread_kind(name: str) -> str:
+    """What makes threads interchangeable: the name with its numbers left out
+    ("Thread-12 (process_request_thread)" → "Thread-# (process_request_thread)")."""
+    import re
+
+    return re.sub(r"\d+", "#", name)
+
+
+def pack_lanes(kinds: list, first: np.ndarray, last: np.ndarray, gap: float) -> np.ndarray:
+    """The row of each lane (in lane order) when lanes of one kind (``kinds``: any hashable
+    per lane, e.g. (process, `thread_kind`)) that never run at once share a row: first fit,
+    lane by lane, into the first row of its kind whose lanes all ended at least ``gap``
+    before ``first`` of this one (``first``/``last``: each lane's first start and last end);
+    a lane that fits none opens a row.  Rows are numbered by their first lane, so a row
+    stands where its first lane stood; a lane alone in its row keeps its place."""
+    row = np.empty(len(kinds), np.int64)
+    open_rows: dict = {}  # kind -> [(row, end of its last lane)]
+    n_rows = 0
+    for k, kind in enumerate(kinds):
+        rows = open_rows.setdefault(kind, [])
+        for j, (r, end) in enumerate(rows):
+            if first[k] >= end + gap:
+                row[k] = r
+                rows[j] = (r, max(end, float(last[k])))
+                break
+        else:
+            row[k] = n_rows
+            rows.append((n_rows, float(last[k])))
+            n_rows += 1
+    return row
+
+
+def packed_lane_name(trace: Trace, threads: list) -> str:
+    """The name of a lane that several threads share: how many, and what they run
+    ("6× process_request_thread", from "Thread-7 (process_request_thread)"; the legend
+    says what the count means, `PACKED_NOTE`)."""
+    kind = thread_kind(trace.thread_names[threads[0]])
+    inner = kind[kind.find("(") + 1: kind.rfind(")")] if "(" in kind and kind.rfind(")") > kind.find("(") else ""
+    what = inner if inner and "#" not in inner else kind.replace("#", "…")
+    return f"{len(threads)}× {what}"
+
+
+#: the legend's note where lanes were packed
+PACKED_NOTE = "lane \"6× name\": threads of one kind, one after another"

@@ -21,8 +21,8 @@ facing the camera in the figure's front plane:
 The three share the frame: the icicle takes the top of the content rectangle, the
 semicircle (twice as wide as it is tall) the rest, the legend the column at the right.
 
-Over 600 lines: the thread view's pipeline (ring, curves, labels, legend, composition); its wall
-and parameters already live in `threads_wall` and `params.threads`.
+Over 600 lines: the thread view's pipeline (ring, curves, labels, legend, composition); its
+parameters live in `params.threads`, its flows in `threads_flows`.
 """
 from __future__ import annotations
 
@@ -33,11 +33,11 @@ import numpy as np
 from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
-from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, hud_layers, legend_box, legend_in_corner,
-                       legend_size, plan_hud)
+from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, legend_box,
+                       legend_in_corner, legend_placement, legend_size, plan_hud)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
-from .colour import _hue_ring, colour_calls
+from .colour import _hue_ring, colour_calls, legend_swatch_rows
 from .cutaway import threads_cutaway
 from . import threads_flows
 from .corr_curves import (ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index,
@@ -67,6 +67,9 @@ SIDE_NAME_EM = 9.0
 #: a thread name whose place on the arc has |cos| of its angle above this stands beside the
 #: arc (right-aligned on the left, left-aligned on the right), else centred above it
 SIDE_ALIGN_COS = 0.5
+#: a name with no room outside its bars is tried beside its section, at these shares of the
+#: way from the ring's inside to its lane's deepest bar
+SIDE_SPOT_DEPTHS = (0.8, 0.6, 0.95, 0.4)
 #: rows under the base line for names with no room beside the arc, this many text sizes apart
 UNDER_ROWS, UNDER_ROW_EM = 2, 1.3
 #: thread names stand this share of the way from the ring to the camera (same place and size
@@ -83,7 +86,7 @@ MAX_RING_LABELS = 80
 FRONT_DEPTH = 0.5
 #: a semicircle limited by its height is widened into a half-ellipse at most this many times
 #: as wide (`ring.RingPlacement.stretch`)
-MAX_STRETCH = 1.5
+MAX_STRETCH = 1.8
 #: passes that place the ring and lower its base onto the content's bottom (each pass grows
 #: the ring into the room the last one found)
 BASE_PASSES = 2
@@ -110,12 +113,21 @@ def shown_threads(trace: Trace, params: ThreadsParams) -> list:
     return ts
 
 
-def default_focus(sync, threads: list) -> int:
+def default_focus(sync, threads: list, lane_of_thread=None) -> int:
     """The shown thread that waited longest on others; among equals (a trace without
-    hand-offs: none waited) the one with the most calls, then the first."""
+    hand-offs: none waited) the one with the most calls, then the first.  With
+    ``lane_of_thread`` (packed sections, `select.pack_lanes`), the section whose threads
+    waited longest together (then have the most calls) is chosen, and its thread that
+    waited longest."""
     n = sync.trace.n_threads
     waited = sync.pair_wait_us.sum(axis=1) if sync.pair_wait_us.size else np.zeros(n)
     calls = np.bincount(sync.trace.thread, minlength=n)
+    if lane_of_thread is not None:
+        lanes = np.asarray(lane_of_thread)[threads]
+        lane_waited = np.bincount(lanes, weights=waited[threads], minlength=int(lanes.max()) + 1)
+        lane_calls = np.bincount(lanes, weights=calls[threads], minlength=int(lanes.max()) + 1)
+        best = max(dict.fromkeys(lanes.tolist()), key=lambda k: (lane_waited[k], lane_calls[k], -k))
+        threads = [t for t, k in zip(threads, lanes.tolist()) if k == best]
     return max(threads, key=lambda t: (waited[t], calls[t], -threads.index(t)))
 
 
@@ -159,7 +171,7 @@ def ring_bar_colours(tr, sel, params, lane_rgb):
 
         col = highlight_colouring(col, function_mask(tr, params.highlight)[tr.func[idx]],
                                   "matching " + ", ".join(params.highlight))
-    rows = [(it.name, it.slot, "swatch") for it in col.legend]
+    rows = legend_swatch_rows(col.legend)
     return col.slot, col.slot_rgb, col.cluster_rgb, rows, "bars: " + col.title
 
 
@@ -328,7 +340,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     Threads in order of importance (the focused one, then by calls); each takes the first
     free place of: its section's middle just outside its bars (centred above the arc, beside
     it near the two ends), up to two lines further out, the quarter points of its section,
-    then `UNDER_ROWS` rows under the semicircle's base line where the image has room (left
+    beside its section's two edges (`SIDE_SPOT_DEPTHS`), then `UNDER_ROWS` rows under the semicircle's base line where the image has room (left
     half: from the left end, right half: from the right end).  A place is free when its text box stays inside
     the image, off ``keep_out`` (pixel rectangles: the legend), off the ring's bars and off
     the names already placed.  A thread left without a place is named by its colour in the
@@ -373,6 +385,14 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                 for step in range(4) if i == 0 else range(1):  # the middle: up to three lines further out
                     r = base(a) + gap + step * 0.6 * sizes[k] / place.scale
                     yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
+        # beside its section, at heights along its bars (a narrow section whose bars reach
+        # the icicle above: the room beside it, over a shallower neighbour)
+        for frac in SIDE_SPOT_DEPTHS:
+            r = ring.zero_radius + frac * (outer[k] - ring.zero_radius)
+            da = gap / max(r, 1e-9)
+            for a in (ring.a0[k] - da, ring.a1[k] + da):
+                for align in (0, 2):
+                    yield polar(np.array([a]), r, 0.0)[0], align, 0.0
         left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi  # its section's middle
         for row in range(UNDER_ROWS):
             y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
@@ -433,47 +453,84 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                     np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size), plates
 
 
-def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int) -> LabelSet:
+def _arc_text_room(ring, place, r_in, r_out, a0, a1, px_world: float, tpx: float) -> np.ndarray:
+    """Pixels a straight name along the arc's tangent may take on a band from ``r_in`` to
+    ``r_out`` over angles ``a0..a1``: it stays inside the band while its outer corners do,
+    (ℓ/2)² + (r_mid + h/2)² ≤ r_out², and inside the angles (the chord at r_mid)."""
+    r_mid = 0.5 * (r_in + r_out)
+    half_h = 0.5 * tpx * (ASCENT + DESCENT) * 1.08 * px_world / place.scale
+    in_band = 2.0 * np.sqrt(np.maximum(r_out ** 2 - (r_mid + half_h) ** 2, 0.0))
+    chord = 2.0 * r_mid * np.sin(0.5 * np.minimum(a1 - a0, np.pi))
+    return np.minimum(in_band, chord) * place.scale / px_world
+
+
+def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int, fold=None) -> LabelSet:
     """Names along the arc on the ring's bars that can hold one: the text's baseline follows
     the arc's tangent at the bar's middle, its length at most the chord at the bar's middle
     radius less padding, its height within the bar's radial width; widest bars first.
-    Bars do not overlap, so neither do their names."""
+    Bars do not overlap, so neither do their names.  Then the row of a lane's roots where
+    none of them was named (``fold``'s lane rows, the icicle's rule `labels.named_lane_rows`:
+    an asyncio task's hundreds of resumptions, "212× worker"), over the row's angles."""
+    from .labels import lane_row_candidates, named_lane_rows
+
     if max_labels <= 0:
         return LabelSet.empty()
     s = np.flatnonzero(cl.single)
-    if s.size == 0:
-        return LabelSet.empty()
     Z = ring.zero_radius
+    need_h = tpx * (ASCENT + DESCENT) * 1.08
     r_in = Z + d.level_bottom[s]
     r_out = r_in + BAR_FILL * d.level_height[s]
-    r_mid = 0.5 * (r_in + r_out)
     a0, a1 = ring.angle(d.lane[s], d.start[s]), ring.angle(d.lane[s], d.end[s])
     thick_px = BAR_FILL * d.level_height[s] * place.scale / px_world
-    need_h = tpx * (ASCENT + DESCENT) * 1.08
-    # a straight text along the tangent at r_mid stays inside the band while its outer
-    # corners do: (ℓ/2)² + (r_mid + h/2)² ≤ r_out², and inside the bar's angles: the chord
-    half_h = 0.5 * need_h * px_world / place.scale
-    in_band = 2.0 * np.sqrt(np.maximum(r_out ** 2 - (r_mid + half_h) ** 2, 0.0))
-    chord = 2.0 * r_mid * np.sin(0.5 * np.minimum(a1 - a0, np.pi))
-    chord_px = np.minimum(in_band, chord) * place.scale / px_world
+    chord_px = _arc_text_room(ring, place, r_in, r_out, a0, a1, px_world, tpx)
     ok = np.flatnonzero((thick_px >= need_h) & (chord_px >= tpx * 3.0) & ~d.folded[s])
     ok = ok[np.argsort(-chord_px[ok], kind="stable")]
     ft = function_table(sel.trace)
-    texts, keep = [], []
+    texts, at, kinds, amid, rmid = [], [], [], [], []
     for k in ok.tolist():
         t = fit_text(name_candidates(ft.display[int(d.func[s[k]])]), chord_px[k] / tpx - 0.5)
         if t:
             texts.append(t)
-            keep.append(k)
-            if len(keep) >= max_labels:
+            at.append(int(s[k]))
+            kinds.append("call")
+            amid.append(0.5 * (a0[k] + a1[k]))
+            rmid.append(0.5 * (r_in[k] + r_out[k]))
+            if len(texts) >= max_labels:
                 break
-    if not keep:
+    if fold is not None and getattr(fold, "lane_rows", None) is not None and len(texts) < max_labels:
+        _, l_start, l_end, _, _, _, _, l_first = fold.lane_rows
+        lr = named_lane_rows(fold)
+        local_of_shown = np.full(sel.idx.size, -1, np.int64)
+        local_of_shown[d.local] = np.arange(d.local.size)
+        lh = local_of_shown[l_first[lr]]
+        lr, lh = lr[lh >= 0], lh[lh >= 0]
+        named = np.asarray(at, np.int64)
+        for lane, h in zip(lr.tolist(), lh.tolist()):
+            same_row = (d.lane[named] == d.lane[h]) & (d.level_id[named] == d.level_id[h]) if named.size else []
+            if np.any(same_row):
+                continue  # a root of the lane is named on its own
+            ri = Z + d.level_bottom[h]
+            ro = ri + BAR_FILL * d.level_height[h]
+            ra0 = ring.angle(np.array([d.lane[h]]), np.array([max(l_start[lane], ring.t0)]))[0]
+            ra1 = ring.angle(np.array([d.lane[h]]), np.array([min(l_end[lane], ring.t1)]))[0]
+            room = float(_arc_text_room(ring, place, ri, ro, ra0, ra1, px_world, tpx))
+            if BAR_FILL * d.level_height[h] * place.scale / px_world < need_h or room < 3.0 * tpx:
+                continue
+            t = fit_text(lane_row_candidates(fold, lane, ft), room / tpx - 0.5)
+            if t:
+                texts.append(t)
+                at.append(int(h))
+                kinds.append("row")
+                amid.append(0.5 * (ra0 + ra1))
+                rmid.append(0.5 * (ri + ro))
+                if len(texts) >= max_labels:
+                    break
+    if not texts:
         return LabelSet.empty()
-    keep = np.asarray(keep)
-    sk = s[keep]
-    am = 0.5 * (a0[keep] + a1[keep])
+    sk = np.asarray(at, np.int64)
+    am = np.asarray(amid)
     size = tpx * px_world
-    centre_local = polar(am, r_mid[keep], -0.05)
+    centre_local = polar(am, np.asarray(rmid), -0.05)
     # baseline along the tangent, reading left to right (world x grows)
     tangent_local = np.stack([-np.sin(am), np.cos(am), np.zeros_like(am)], 1)
     base = place.direction(tangent_local)
@@ -483,9 +540,9 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
     centre = place.to_world(centre_local)
     centre[:, 1] -= 0.02 * size
     anchor = centre - up * ((ASCENT - DESCENT) / 2.0 * size)
-    n = keep.size
+    n = sk.size
     return LabelSet(texts, anchor.astype(np.float32), np.full(n, size, np.float32),
-                    contrast_text_material(slot_rgb[d.slot[sk]]), np.ones(n, np.uint8), ["call"] * n,
+                    contrast_text_material(slot_rgb[d.slot[sk]]), np.ones(n, np.uint8), kinds,
                     d.call_id[sk].astype(np.int32), _facing_rotation(base).astype(np.float32), ["world"] * n)
 
 
@@ -551,17 +608,32 @@ def ring_params(params: ThreadsParams, threads, window=None) -> IcicleParams:
     return IcicleParams(threads=threads, thread_order=threads if params.threads else "default",
                         time_window=window, fold=params.fold, max_depth=cap, hide=list(params.hide),
                         hide_modules=list(params.hide_modules), resolution=params.resolution,
-                        label_px=params.label_px).validate()
+                        label_px=params.label_px, pack_threads=params.pack_threads).validate()
 
 
-def wall_params(params: ThreadsParams, focus: int, t0: float, t1: float) -> IcicleParams:
-    """The focused thread's icicle: the icicle's stages and defaults, coloured by waiting and I/O."""
-    return IcicleParams(threads=[focus], time_window=(t0, t1), color_by="kind", fold=params.fold,
+def wall_params(params: ThreadsParams, focus, t0: float, t1: float) -> IcicleParams:
+    """The focused thread's icicle: the icicle's stages and defaults, coloured by waiting and I/O
+    (``focus``: a thread, or the threads of a packed section, drawn as one lane)."""
+    threads = [int(t) for t in focus] if isinstance(focus, (list, tuple, np.ndarray)) else [int(focus)]
+    return IcicleParams(threads=threads, time_window=(t0, t1), color_by="kind", fold=params.fold,
                         hide=list(params.hide), hide_modules=list(params.hide_modules),
                         highlight=list(params.highlight),
                         resolution=params.resolution, show_title=False, show_legend=False, show_axes=True,
                         label_px=params.label_px, azimuth=params.azimuth, elevation=params.elevation,
                         lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
+
+
+def wall_span(sel, focus_lane: int) -> tuple:
+    """The time the focused section's icicle shows: the window, less what lies before its
+    first call and after its last (a request thread that ran for a tenth of the window
+    fills the wall's width, not a tenth of it); the ring keeps the whole window."""
+    on = sel.lane == focus_lane
+    if not on.any():
+        return sel.t0, sel.t1
+    calls = sel.idx[on]
+    t0 = max(sel.t0, float(sel.trace.start[calls].min()))
+    t1 = min(sel.t1, float(sel.trace.end[calls].max()))
+    return (t0, t1) if t1 > t0 else (sel.t0, sel.t1)
 
 
 def ring_extent(ring, outline) -> tuple:
@@ -647,7 +719,7 @@ def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
         if earlier and fits_budget(earlier[0].fold.lane_demand, lane_budget_of(earlier[0].sel, ip, tpx, room_px)).all():
             stages[key] = earlier[0]
         else:
-            stages[key] = icicle_stages(trace, ip, tpx, room_px)
+            stages[key] = icicle_stages(trace, ip, tpx, room_px, pack_min_lanes=1)  # a packed section: one lane
     return stages[key]
 
 
@@ -719,7 +791,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
                           wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
                           side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
-        ip = wall_params(params, focus, sel.t0, sel.t1)
+        members = sel.lane_members[focus_lane] if sel.lane_members is not None else [focus]
+        ip = wall_params(params, members, *wall_span(sel, focus_lane))
         st = wall_stages(trace, ip, tpx, wall_px + 2.2 * tpx, stages)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
         # least readable, taller when the icicle needs fewer than its room holds, but no
@@ -728,7 +801,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         wall_levels = max(float(st.lane_levels.sum()), 1.0)
         h_px = min(max(wall_px / wall_levels, level_px(tpx)), MAX_LEVEL_FRAC * res[1])
         ring_px = max(ring_px, H - axis_px - wall_levels * h_px)
-        frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), sel.t0, sel.t1,
+        frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), st.sel.t0, st.sel.t1,
                             below_levels=ring_px / h_px)
         out.st, out.frame, out.ip = st, frame, ip
         out.cam = frame.cam
@@ -823,22 +896,23 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_lanes = sel.lane_threads.size
     # the focused icicle needs calls in the span shown: a thread that ran only before the
     # others started (a main thread that spawns its workers and returns) is not chosen
-    with_calls = [int(t) for t, c in zip(sel.lane_threads, np.bincount(sel.lane, minlength=n_lanes)) if c]
+    members = sel.lane_members if sel.lane_members is not None else [[int(t)] for t in sel.lane_threads]
+    with_calls = [int(t) for m, c in zip(members, np.bincount(sel.lane, minlength=n_lanes)) if c for t in m]
     if focus is None:
-        focus = default_focus(sync, with_calls)
+        focus = default_focus(sync, with_calls, sel.lane_of_thread() if sel.lane_members is not None else None)
     elif focus not in with_calls:
         raise ValueError(f"the focused thread {trace.thread_names[focus]!r} has no calls in the span shown "
                          f"({fmt_time(sel.t0 - trace.start.min())} to {fmt_time(sel.t1 - trace.start.min())} "
                          f"into the trace): focus another thread, or show the whole trace (span 'all')")
-    lane_of_thread = np.full(trace.n_threads, -1, np.int64)
-    lane_of_thread[sel.lane_threads] = np.arange(n_lanes)
+    lane_of_thread = sel.lane_of_thread()
     focus_lane = int(lane_of_thread[focus])
     lane_rgb = lane_colours(n_lanes)
 
     # HUD plan
+    n_threads = int(sel.threads.size)
     title = params.title if params.title is not None else (
         f"Who waits on whom · {trace.title_name} · "
-        f"{n_lanes} thread{'s' if n_lanes != 1 else ''}, {int(sync.primary.sum()):,} hand-off"
+        f"{n_threads} thread{'s' if n_threads != 1 else ''}, {int(sync.primary.sum()):,} hand-off"
         f"{'s' if int(sync.primary.sum()) != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
@@ -851,9 +925,10 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     def swatch(s):
         return s if s < 1000 else len(slot_rgb) + s - 1000 if s < 2000 else len(slot_rgb) + n_lanes + s - 2000
 
-    used = sorted({swatch(s) for _, s, _ in rows if s >= 0})  # only the swatches shown get a material
-    compact = {u: k for k, u in enumerate(used)}
-    hud_rows = [(t, compact[swatch(s)] if s >= 0 else -1, k) for t, s, k in rows]
+    used = sorted({swatch(x) for _, s, _ in rows for x in (s if isinstance(s, tuple) else (s,)) if x >= 0})
+    compact = {u: k for k, u in enumerate(used)}  # only the swatches shown get a material
+    hud_rows = [(t, tuple(compact[swatch(x)] for x in s) if isinstance(s, tuple) else compact[swatch(s)] if s >= 0
+                 else -1, k) for t, s, k in rows]
     plan = plan_hud(res, tpx, title, hud_rows, params.show_title, params.show_legend)
     side_em = side_name_room(sel.lane_names, focus_lane, params.focus_scale)
 
@@ -872,9 +947,19 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
         narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
         lw, lh = legend_size(narrow, res, 1)
-        comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx, Z,
-                             stages)
-        if lh <= getattr(comp, "ring_block_px", 0.0):
+        # first the legend in room the views leave over the whole width (above a wall that
+        # idles, beside a shallow end of the semicircle), as the icicle's and the cone's are
+        wide = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, 0.0, Z, stages)
+        placed = legend_placement(full, narrow, composition_occupancy(wide, params, tpx), OCCUPANCY_CELL_PX, res,
+                                  free_room_replan(res, tpx, title, hud_rows, params.show_title))
+        if placed is not None:
+            plan, comp = placed, wide
+        else:
+            comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em,
+                                 lw + 1.5 * tpx, Z, stages)
+        if comp is wide:
+            pass
+        elif lh <= getattr(comp, "ring_block_px", 0.0):
             plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
         else:
             # the legend in its column: the ring keeps the first composition's fold (its time
@@ -924,7 +1009,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             layers.append(plates)
             mats["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
                                                    from_attribute=False)
-        label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS))
+        label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS, fold))
     layers += wall_layers
     label_sets += wall_labels
     if flows is not None:

@@ -65,8 +65,8 @@ def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
         rw = drawn_ancestor(tr, wall_row, calls[mine])
         at = np.flatnonzero(mine)[rw >= 0]
         rw = rw[rw >= 0]
-        wd, frame = st.drawn, comp.frame
-        pts[at, 0] = (start[at] - sel.t0) * frame.scale_t
+        wd, frame = st.drawn, comp.frame  # the icicle's own span (`threads.wall_span`)
+        pts[at, 0] = (np.clip(tr.start[calls[at]], st.sel.t0, st.sel.t1) - st.sel.t0) * frame.scale_t
         pts[at, 2] = wd.bottom[rw] + 0.5 * wd.height[rw]
         key[at] = 0
         on_wall[mine] = True  # the focused thread's calls are drawn on the icicle only

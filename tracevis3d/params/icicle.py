@@ -27,7 +27,7 @@ COLOR_BY = tuple(i[0] for i in COLOR_ITEMS)
 
 ICICLE = Schema("icicle", [
     S.THREADS.but(aliases=(Alias("--thread", takes_value=True),)),
-    S.THREAD_ORDER, S.TIME_WINDOW, S.MAX_DEPTH, S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES,
+    S.THREAD_ORDER, S.PACK_THREADS, S.TIME_WINDOW, S.MAX_DEPTH, S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES,
     S.COLLAPSE_PATTERNS, S.EXPAND, S.HIGHLIGHT, S.COUNTERS, S.MAX_COUNTERS, S.SHOW_FLOWS, S.SHOW_INSTANTS,
     S.SHOW_ASYNC, S.CUTAWAY,
     Param("color_by", Choice(COLOR_ITEMS), "auto", label="Colour by",
@@ -68,7 +68,8 @@ class IcicleParams(Params, schema=ICICLE):
       that match keep their colour, every other call is pale (SEAT's highlighting).
     - ``threads``: indices or names to show (None: all); ``thread_order``: ``default``
       (main thread first, then by first activity), ``start``, ``name``, ``busy`` (most
-      busy first), or a list of names/indices shown first in that order.
+      busy first), or a list of names/indices shown first in that order; ``pack_threads``:
+      interchangeable threads that never run at once share a lane (`layout.select.pack_lanes`).
     - ``label_px``: label text height in pixels at 1080 image lines (scaled with the
       resolution; never below 14 px at 1080 lines).
     - ``title``: None for the automatic title (trace, calls, threads, span), "" for none.

@@ -47,6 +47,10 @@ THREAD_ORDER = Param(
     "thread_order", ThreadOrder(), "default", group=SHOW, label="Thread order",
     help="lane order: default (main thread first, then by first activity), start, name, busy "
          "(busiest first), or a list T1,T2,... of threads shown first")
+PACK_THREADS = Param(
+    "pack_threads", Flag(), True, group=SHOW, label="Pack short threads",
+    help="threads of one kind (one process, names that differ only in their numbers: a server's thread per "
+         "request) that never run at once share a lane, when there are more than 8 lanes")
 TIME_WINDOW = Param(
     "time_window", Window(), None, group=SHOW, label="Time window", flag="--window", unit="µs",
     default_text="the whole trace",

@@ -25,6 +25,9 @@ THREADS = Schema("threads", [
     S.THREADS.but(help="threads to show, in ring order (names or indices)"),
     Param("hide_threads", Threads(optional=False), [], group=S.SHOW, label="Hide threads", flag="--hide-thread",
           default_text="none", help="threads to leave out"),
+    S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a "
+                            "server's thread per request) that never run at once share a section of the ring, "
+                            "when there are more than 8"),
     S.FOLD, S.HIDE, S.HIDE_MODULES,
     Param("max_levels", Number(1, 1000, integer=True), 14, group=S.SHOW, unit="levels", label="Levels",
           help="levels each thread's section of the ring may take after folding; deeper stacks are squeezed into them"),

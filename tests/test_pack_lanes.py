@@ -1,0 +1,109 @@
+"""Threads that never run at once share a lane (`layout.select.pack_lanes`): a server's thread
+per request, a pool that starts a thread per task.  The packing against a brute-force twin,
+and the selection it makes on a trace of short threads (lanes contiguous, parents in their
+lane, every thread shown, the title counting threads, not lanes)."""
+import json
+
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.layout.params import IcicleParams
+from tracevis3d.layout.select import PACK_MIN_LANES, pack_lanes, packed_lane_name, select_calls, thread_kind
+
+
+def brute_pack(kinds, first, last, gap):
+    """First fit, written plainly: each lane goes to the first row (in the order rows were
+    opened) of its kind all of whose lanes ended ``gap`` before it starts."""
+    rows = []  # [kind, [lane, ...]]
+    out = []
+    for k in range(len(kinds)):
+        for r, (kind, members) in enumerate(rows):
+            if kind == kinds[k] and all(last[m] + gap <= first[k] for m in members):
+                members.append(k)
+                out.append(r)
+                break
+        else:
+            rows.append((kinds[k], [k]))
+            out.append(len(rows) - 1)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pack_lanes_matches_its_brute_force_twin(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    first = np.sort(rng.uniform(0, 100, n)) if seed % 2 else rng.uniform(0, 100, n)
+    last = first + rng.exponential(8.0, n)
+    kinds = [(int(rng.integers(0, 2)), f"k{int(rng.integers(0, 3))}") for _ in range(n)]
+    gap = float(rng.uniform(0, 2))
+    row = pack_lanes(kinds, first, last, gap)
+    assert np.array_equal(row, brute_pack(kinds, first, last, gap))
+    for r in np.unique(row):  # a row holds one kind, and its lanes never overlap (with the gap)
+        m = np.flatnonzero(row == r)
+        assert len({kinds[k] for k in m}) == 1
+        order = m[np.argsort(first[m])]
+        if seed % 2:  # lanes in time order: each row's lanes follow one another
+            assert np.all(first[order][1:] >= last[order][:-1] + gap - 1e-12)
+    assert sorted(set(row.tolist())) == list(range(int(row.max()) + 1))
+
+
+def test_thread_kind_and_the_packed_name():
+    assert thread_kind("Thread-12 (process_request_thread)") == thread_kind("Thread-3 (process_request_thread)")
+    assert thread_kind("Thread-12 (worker)") != thread_kind("Thread-12 (handler)")
+    assert thread_kind("ThreadPoolExecutor-0_3") == thread_kind("ThreadPoolExecutor-1_0")
+
+
+def _short_threads_trace(path, n_threads=12, per_thread=3, overlap=False):
+    """A Chrome trace: a main thread over the whole run and ``n_threads`` request threads one
+    after another (``overlap``: all at once), each a request call with children."""
+    ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "X", "name": "serve", "pid": 1, "tid": 1, "ts": 0, "dur": 100 * n_threads + 100}]
+    for k in range(n_threads):
+        tid = 100 + k
+        ev.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid,
+                   "args": {"name": f"Thread-{k + 1} (process_request_thread)"}})
+        t0 = 10 if overlap else 10 + 100 * k
+        ev.append({"ph": "X", "name": "process_request_thread", "pid": 1, "tid": tid, "ts": t0, "dur": 80})
+        for j in range(per_thread):
+            ev.append({"ph": "X", "name": f"step{j}", "pid": 1, "tid": tid, "ts": t0 + 5 + 20 * j, "dur": 15})
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return tracevis3d.load(path)
+
+
+def test_short_threads_share_lanes(tmp_path):
+    trace = _short_threads_trace(tmp_path / "server.json")
+    sel = select_calls(trace, IcicleParams().validate())
+    assert sel.lane_members is not None and len(sel.lane_names) == 2, sel.lane_names
+    assert sorted(sel.threads.tolist()) == list(range(trace.n_threads))
+    assert sel.lane_names[1] == packed_lane_name(sel.trace, sel.lane_members[1]) == "12× process_request_thread"
+    assert np.all(np.diff(sel.lane) >= 0)  # lanes contiguous, in lane order
+    has = sel.parent >= 0
+    assert np.all(sel.parent[has] < np.flatnonzero(has))  # pre-order: a parent before its children
+    assert np.all(sel.lane[sel.parent[has]] == sel.lane[has])  # ... in the child's lane
+    assert np.array_equal(sel.trace.parent[sel.idx[has]], sel.idx[sel.parent[has]])
+    lot = sel.lane_of_thread()
+    assert np.array_equal(lot[sel.trace.thread[sel.idx]], sel.lane)
+    # a lane's threads follow one another in time
+    for m in sel.lane_members:
+        ends = [(float(trace.start[trace.thread == t].min()), float(trace.end[trace.thread == t].max())) for t in m]
+        assert all(a[1] <= b[0] for a, b in zip(ends, ends[1:]))
+    # the option off, or too few lanes to pack, or threads that overlap: a lane per thread
+    off = select_calls(trace, IcicleParams(pack_threads=False).validate())
+    assert off.lane_members is None and len(off.lane_names) == trace.n_threads
+    few = select_calls(_short_threads_trace(tmp_path / "few.json", n_threads=PACK_MIN_LANES - 1),
+                       IcicleParams().validate())
+    assert few.lane_members is None
+    busy = select_calls(_short_threads_trace(tmp_path / "busy.json", overlap=True), IcicleParams().validate())
+    assert busy.lane_members is None
+
+
+def test_the_icicle_counts_threads_and_says_what_a_packed_lane_is(tmp_path):
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.select import PACKED_NOTE
+
+    trace = _short_threads_trace(tmp_path / "server.json")
+    spec = icicle_layout(trace)
+    assert "13 threads" in spec.meta["title"], spec.meta["title"]
+    assert spec.meta["lane_names"] == ["MainThread", "12× process_request_thread"]
+    assert PACKED_NOTE in spec.labels.texts
