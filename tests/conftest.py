@@ -93,10 +93,10 @@ def docutils_pool_paths(tmp_path_factory) -> tuple:
 
 
 @pytest.fixture(scope="session")
-def http_threads_path(tmp_path_factory) -> pathlib.Path:
-    """A real VizTracer trace of a threading HTTP server (a thread per request, 30+ threads)
-    rendering docutils pages for six client threads, recorded once per session; skips when
-    viztracer or docutils is not installed."""
+def http_threads_paths(tmp_path_factory) -> tuple:
+    """Two real VizTracer traces of a threading HTTP server (a thread per request: 24 and 16
+    requests) rendering docutils pages for six client threads, recorded once per session;
+    skips when viztracer or docutils is not installed."""
     return _recorded(tmp_path_factory, "http_threads", needs="docutils")
 
 

@@ -179,16 +179,17 @@ def record_docutils_pool_wide(out_dir: pathlib.Path, workers: int = 16, timeout:
                             ("--tracer_entries", "3000000"))
 
 
-def record_http_threads(out_dir: pathlib.Path, pages: int = 24, timeout: float = 300) -> pathlib.Path:
+def record_http_threads(out_dir: pathlib.Path, pages=(24, 16), timeout: float = 300) -> tuple:
     """A threading HTTP server rendering docutils pages for six client threads over loopback
-    sockets, ``pages`` requests: a thread per request (``pages`` + 9 threads, 70+ levels);
-    the suite's program (`tools/record_traces.py` HTTP_THREADS_PROGRAM)."""
+    sockets, run twice (``pages`` requests each: A and B of a comparison): a thread per
+    request (``pages`` + 8 threads, 70+ levels); the suite's program
+    (`tools/record_traces.py` HTTP_THREADS_PROGRAM).  (path A, path B)."""
     rec = recorder()
     work = out_dir / "http-work"
     work.mkdir(exist_ok=True)
     prog = rec._write(str(work / "http_threads.py"), rec.HTTP_THREADS_PROGRAM)
-    return record_viztracer(out_dir / "http_threads.json", [prog, str(int(pages))], work, timeout,
-                            ("--tracer_entries", "3000000"))
+    return tuple(record_viztracer(out_dir / f"http_threads_{tag}.json", [prog, str(int(n))], work, timeout,
+                                  ("--tracer_entries", "3000000")) for tag, n in zip("ab", pages))
 
 
 def record_counters(out_dir: pathlib.Path, timeout: float = 300) -> pathlib.Path:

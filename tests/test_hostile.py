@@ -347,8 +347,9 @@ PLAIN_KIND_RULES = [
     r"(?i)(^|[\s.:'_<])(release|notify|notify_all|notifyAll|unlock|signal|broadcast|set_result|futex_wake|"
     r"sem_post|pthread_mutex_unlock|pthread_cond_signal|pthread_cond_broadcast)(\b|_|\()",
     r"(?i)(event|condition|semaphore|barrier|future)\w*['.]?\s*\.?set\b|'set' of '\w*event",
-    r"(?i)(io|file|socket|ssl|os|posix|buffered\w*|textio\w*|fileio|stream|fd|pipe)\w*['.]?\s*(\.|of '|\s)?"
-    r"(read|write|readline|readlines|readinto|recv\w*|send\w*|flush|fsync|pread\w*|pwrite\w*|accept|connect)\b",
+    r"(?i)(io|file|socket|ssl|os|posix|buffered\w*|textio\w*|fileio|stream|fd|pipe|select)\w*['.]?\s*(\.|of '|\s)?"
+    r"(read|write|readline|readlines|readinto|recv\w*|send\w*|flush|fsync|pread\w*|pwrite\w*|accept|connect|"
+    r"_accept|poll|epoll|select)\b",
     r"^(read|write|pread64|pwrite64|readv|writev|recv|send|recvfrom|sendto|recvmsg|sendmsg|fsync|fdatasync|open|"
     r"openat|close)(\(|$)",
     r"(?i)'(read|write|readline|readlines|readinto|recv|recv_into|send|sendall)' of '(_io\.|_socket|socket|_ssl|ssl)",
@@ -356,7 +357,7 @@ PLAIN_KIND_RULES = [
 _TOKENS = ["queue", "Queue", "QUEUE", "get", "get_nowait", "join", "pop", "put", "push", "task_done", ".", "'", " ",
            "\t", "_", "a", "x", "1", "thread", "process", "pool", "worker", "future", "result", "event", "condition",
            "set", "io", "os", "posix", "textio", "fileio", "file", "buffered", "stream", "fd", "pipe", "ssl",
-           "socket", "read", "readline", "readlines", "recv", "recvfrom", "send", "pread", "pwrite", "write",
+           "socket", "select", "poll", "epoll", "_accept", "read", "readline", "readlines", "recv", "recvfrom", "send", "pread", "pwrite", "write",
            "flush", "of '", "of", "'get' of '", "'put' of '", "'join' of '", "_thread", "(", ")", "<", ":", "é",
            "ſ", "K", "İ", "ı", "acquire", "release", "wait", "notify", "notifyAll", "_io.", "'read' of '",
            "accept", "connect", "s", "o", "i", "e", "t", "\n", "\u00a0", "Σ", "𝒜", "\ud800", "Read", "open",

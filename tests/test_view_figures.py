@@ -186,15 +186,22 @@ def test_views_of_shallow_real_traces_still_make_figures(view, name, realdata, t
     _check_name_labels(boxes)
 
 
-@pytest.mark.parametrize("view", ["icicle", "threads"])
-def test_a_server_with_a_thread_per_request(view, http_threads_path, tmp_path):
+@pytest.mark.parametrize("view", ["icicle", "threads", "compare"])
+def test_a_server_with_a_thread_per_request(view, http_threads_paths, tmp_path):
     """A threading HTTP server (a thread per request: 30+ short threads, 70+ levels): the
     request threads, which never run at once, share lanes (`select.pack_lanes`), so each
     lane has room for names; the title still counts every thread.  Without packing the
-    icicle's 40+ lanes of one level named no call."""
-    trace = tracevis3d.load(http_threads_path)
+    icicle's 40+ lanes of one level named no call.  The comparison of two runs shows their
+    request threads (`select.thread_sections`), not the accept loop, which waits in
+    ``select.poll`` (I/O, not work)."""
+    trace, other = (tracevis3d.load(p) for p in http_threads_paths)
     assert trace.n_threads >= 30 and trace.max_depth + 1 > 40
-    meta, rep, boxes = build_and_render(view, [trace], tmp_path / f"{view}.png")
+    meta, rep, boxes = build_and_render(view, [trace, other], tmp_path / f"{view}.png")
+    if view == "compare":
+        assert rep["names"] >= GOALS[view][0], rep["names_by_kind"]
+        assert rep["empty_share"] <= GOALS[view][1] and rep["max_margin"] <= MAX_MARGIN, rep
+        assert all("× process_request_thread" in name for name in meta["side_lanes"]), meta["side_lanes"]
+        return
     want_names, max_empty = GOALS[view]
     max_empty = SERVER_CEILING_EMPTY.get(view, max_empty)
     assert rep["names"] >= want_names, (view, rep["names_by_kind"], meta.get("focus_lane"), meta["lane_names"])

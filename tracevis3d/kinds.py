@@ -53,9 +53,10 @@ KIND_RULES: list[tuple[int, str]] = [
                    r"|'set' of '\w*event"),
     # file and socket I/O.  X: "posix", "fileio", "textio\w*" and "buffered\w*" reach no
     # further than the "os", "file", "io" and "buffered" inside them; "recv\w*\b" is "recv".
-    (KIND_IO, r"(?i)\b" + _W + r"(?:io|file|socket|ssl|os|buffered|stream|fd|pipe))"
+    # (and waiting on sockets: select.poll.poll, select.select, select.epoll.poll, socket._accept)
+    (KIND_IO, r"(?i)\b" + _W + r"(?:io|file|socket|ssl|os|buffered|stream|fd|pipe|select))"
               r"\w*['.]?\s*(\.|of '|\s)?(?:(?:read|write|readline|readlines|readinto|flush|fsync|"
-              r"accept|connect)\b|recv|send|pread|pwrite)"),
+              r"accept|connect|_accept|poll|epoll|select)\b|recv|send|pread|pwrite)"),
     (KIND_IO, r"^(read|write|pread64|pwrite64|readv|writev|recv|send|recvfrom|sendto|recvmsg|sendmsg|"
               r"fsync|fdatasync|open|openat|close)(\(|$)"),
     (KIND_IO, r"(?i)'(read|write|readline|readlines|readinto|recv|recv_into|send|sendall)' of "
@@ -124,8 +125,9 @@ _FAST_FORMS = [
     ("sep", ["release", "notify", "notify_all", "notifyall", "unlock", "signal", "broadcast", "set_result",
              "futex_wake", "sem_post", "pthread_mutex_unlock", "pthread_cond_signal", "pthread_cond_broadcast"]),
     ("xwy", ["event", "condition", "semaphore", "barrier", "future"], _b("set"), False, ("'set' of '", ["event"])),
-    ("xwy", ["io", "file", "socket", "ssl", "os", "buffered", "stream", "fd", "pipe"],
-     _b("read", "write", "readline", "readlines", "readinto", "flush", "fsync", "accept", "connect")
+    ("xwy", ["io", "file", "socket", "ssl", "os", "buffered", "stream", "fd", "pipe", "select"],
+     _b("read", "write", "readline", "readlines", "readinto", "flush", "fsync", "accept", "connect", "_accept",
+        "poll", "epoll", "select")
      + [("recv", False), ("send", False), ("pread", False), ("pwrite", False)], True, None),
     ("anchored", ["read", "write", "pread64", "pwrite64", "readv", "writev", "recv", "send", "recvfrom", "sendto",
                   "recvmsg", "sendmsg", "fsync", "fdatasync", "open", "openat", "close"]),

@@ -354,6 +354,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
               "window_a": [sa.sel.t0, sa.sel.t1], "window_b": [sb.sel.t0, sb.sel.t1],
               "world_per_us_a": sa.frame.scale_t, "world_per_us_b": sb.frame.scale_t,
               "n_calls_a": int(sa.sel.idx.size), "n_calls_b": int(sb.sel.idx.size),
+              "side_lanes": [sa.sel.lane_names[0], sb.sel.lane_names[0]],
               "n_unmatched_a": int((~matched_a[sa.sel.original(sa.sel.idx)]).sum()),
               "n_unmatched_b": int((~matched_b[sb.sel.original(sb.sel.idx)]).sum()),
               "color_mode": params.color_by, "content_rect": list(plan.rect), "title": plan.title,

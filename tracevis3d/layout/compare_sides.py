@@ -174,12 +174,15 @@ def match_colouring(sel, fold, matched, infra) -> Colouring:
 def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     """One side's select and fold stages: ``(selection, folding)``; ``budget_of`` as in
     `fold.fold_levels` (the side is one lane)."""
+    from .select import section_members, thread_sections, working_thread
+
     ip = params.side_params(name)
     if ip.threads is None and trace.n_threads > 1:
-        from .select import working_thread
-
-        ip.threads = [working_thread(trace)]
-    sel = select_calls(trace, ip)
+        ip.threads = [working_thread(trace, thread_sections(trace) if ip.pack_threads else None)]
+    if ip.pack_threads and ip.threads is not None and len(ip.threads) == 1 and trace.n_threads > 1:
+        # the thread's section: threads that never ran at once, in the side's one lane
+        ip.threads = section_members(trace, trace._resolve_threads(list(ip.threads))[0])
+    sel = select_calls(trace, ip, pack_min_lanes=1)
     tr = sel.trace
     est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])
     width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / est_us_per_px

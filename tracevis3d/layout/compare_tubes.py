@@ -372,16 +372,20 @@ def side_threads(cmp, params: CompareParams) -> dict:
     """The threads the two sides show where ``params`` leaves them open: A's the thread that
     does its work (`select.working_thread`), B's the one that does the same work
     (`select.corresponding_thread`; a pool's workers swap tasks between runs), not B's own
-    busiest thread, which may do something else entirely."""
-    from .select import _resolve_in_order, corresponding_thread, working_thread
+    busiest thread, which may do something else entirely.  With ``pack_threads``, by
+    sections (`select.thread_sections`: a server's request threads), each side then showing
+    its thread's whole section in its one lane (`compare_sides.side_fold`)."""
+    from .select import _resolve_in_order, corresponding_thread, thread_sections, working_thread
 
     out = {}
+    sec_a = thread_sections(cmp.a) if params.pack_threads and cmp.a.n_threads > 1 else None
+    sec_b = thread_sections(cmp.b) if params.pack_threads and cmp.b.n_threads > 1 else None
     ta = params.thread_a
     if ta is None and cmp.a.n_threads > 1:
-        ta = out["thread_a"] = working_thread(cmp.a)
+        ta = out["thread_a"] = working_thread(cmp.a, sec_a)
     if params.thread_b is None and cmp.b.n_threads > 1:
         ia = 0 if ta is None else _resolve_in_order(cmp.a, [ta])[0]
-        out["thread_b"] = corresponding_thread(cmp.b, cmp.a, ia)
+        out["thread_b"] = corresponding_thread(cmp.b, cmp.a, ia, sec_b, sec_a)
     return out
 
 

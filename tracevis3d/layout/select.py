@@ -156,38 +156,81 @@ def _resolve_in_order(trace: Trace, spec) -> list:
     return out
 
 
-def working_thread(trace: Trace) -> int:
-    """The thread that does the program's work: the most time in calls that are not waits,
+def working_thread(trace: Trace, sections: np.ndarray | None = None) -> int:
+    """The thread that does the program's work: the most time in calls that are not waits or I/O,
     weighted by log(1 + calls) (a pool program's busiest worker, not its main thread that
-    waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream)."""
+    waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream).
+    With ``sections`` (`thread_sections`), the section that does (a server's request
+    threads together, not its accept loop), and its busiest thread."""
     busy = np.bincount(trace.thread, weights=_work_of(trace, slice(None)), minlength=trace.n_threads)
     calls = np.bincount(trace.thread, minlength=trace.n_threads)
-    score = busy * np.log1p(calls)
-    return int(np.argmax(score)) if score.size else 0
+    if not busy.size:
+        return 0
+    if sections is None:
+        return int(np.argmax(busy * np.log1p(calls)))
+    s_busy = np.bincount(sections, weights=busy, minlength=trace.n_threads)
+    s_calls = np.bincount(sections, weights=calls, minlength=trace.n_threads)
+    best = int(np.argmax(s_busy * np.log1p(s_calls)))
+    return _busiest_member(sections, best, busy)
+
+
+def _busiest_member(sections: np.ndarray, section: int, weight: np.ndarray) -> int:
+    members = np.flatnonzero(sections == section)
+    return int(members[np.argmax(weight[members])])
+
+
+def thread_sections(trace: Trace) -> np.ndarray:
+    """The section of every thread of ``trace`` (a thread index standing for it: its first
+    thread) when the threads that `pack_lanes` would put in one lane over the whole trace
+    share one; each thread its own when at most `PACK_MIN_LANES` threads have calls."""
+    out = np.arange(trace.n_threads, dtype=np.int64)
+    rng = trace.thread_ranges()
+    threads = np.flatnonzero(rng[:, 1] > rng[:, 0])
+    if threads.size <= PACK_MIN_LANES:
+        return out
+    first = np.array([trace.start[rng[t, 0]: rng[t, 1]].min() for t in threads])
+    last = np.array([trace.end[rng[t, 0]: rng[t, 1]].max() for t in threads])
+    order = np.lexsort((threads, first))
+    threads, first, last = threads[order], first[order], last[order]
+    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) for t in threads]
+    span = float(last.max() - first.min()) if threads.size else 0.0
+    row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
+    head = np.full(int(row.max()) + 1, -1, np.int64)
+    for k in range(threads.size - 1, -1, -1):  # the first thread of each row stands for it
+        head[row[k]] = threads[k]
+    out[threads] = head[row]
+    return out
 
 
 def _work_of(trace: Trace, mask) -> np.ndarray:
-    """Self time of ``trace``'s calls in ``mask``, waits counted as none."""
-    from ..model import KIND_WAIT
+    """Self time of ``trace``'s calls in ``mask``, waits and I/O counted as none (a server's
+    accept loop blocked in ``select.poll``, a client blocked in ``recv``, do no work)."""
+    from ..model import KIND_IO, KIND_WAIT
 
-    return np.where(trace.kind[mask] == KIND_WAIT, 0.0, np.maximum(trace.self_time[mask], 0.0))
+    kind = trace.kind[mask]
+    return np.where((kind == KIND_WAIT) | (kind == KIND_IO), 0.0, np.maximum(trace.self_time[mask], 0.0))
 
 
 def _work_by_function(trace: Trace, mask) -> np.ndarray:
-    """Self time (waits left out) per function of ``trace``'s calls in ``mask``."""
+    """Self time (waits and I/O left out) per function of ``trace``'s calls in ``mask``."""
     return np.bincount(trace.func[mask], weights=_work_of(trace, mask), minlength=trace.n_functions)[:trace.n_functions]
 
 
-def corresponding_thread(trace: Trace, other: Trace, other_thread: int) -> int:
+def corresponding_thread(trace: Trace, other: Trace, other_thread: int, sections: np.ndarray | None = None,
+                         other_sections: np.ndarray | None = None) -> int:
     """The thread of ``trace`` that does the work thread ``other_thread`` of ``other`` does:
     the most self time in common, function by function (by name; waits left out),
     ``Σ_f min(w_other(f), w_t(f))``.  A thread pool hands its tasks to whichever worker is
     free, so the same work runs on "mixed_1" in one run and "mixed_4" in the next, and a
     thread's name does not say which of the other run's threads to compare it with; with
-    nothing in common, `working_thread`."""
+    nothing in common, `working_thread`.  With sections (`thread_sections` of ``trace`` and
+    of ``other``): the work of ``other_thread``'s section, compared with each section's, and
+    the member of the best section with most of it."""
     if trace.n_threads <= 1:
         return 0
-    w_other = _work_by_function(other, other.thread == int(other_thread))
+    mine_other = (other.thread == int(other_thread)) if other_sections is None else \
+        (other_sections[other.thread] == other_sections[int(other_thread)])
+    w_other = _work_by_function(other, mine_other)
     f_other = np.flatnonzero(w_other > 0)
     pos = {other.function_names[f]: k for k, f in enumerate(f_other)}
     k_of = np.array([pos.get(nm, -1) for nm in trace.function_names], np.int64)
@@ -204,7 +247,12 @@ def corresponding_thread(trace: Trace, other: Trace, other_thread: int) -> int:
     pair_key = key[first]
     w = np.minimum(pair_time, w_other[f_other][pair_key % max(f_other.size, 1)] if f_other.size else 0.0)
     common = np.bincount(pair_key // max(f_other.size, 1), weights=w, minlength=trace.n_threads)
-    return int(np.argmax(common)) if common.max(initial=0.0) > 0 else working_thread(trace)
+    if common.max(initial=0.0) <= 0:
+        return working_thread(trace, sections)
+    if sections is None:
+        return int(np.argmax(common))
+    return _busiest_member(sections, int(np.argmax(np.bincount(sections, weights=common,
+                                                                   minlength=trace.n_threads))), common)
 
 
 def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarray:
@@ -373,6 +421,15 @@ def pack_lanes(kinds: list, first: np.ndarray, last: np.ndarray, gap: float) -> 
             rows.append((n_rows, float(last[k])))
             n_rows += 1
     return row
+
+
+def section_members(trace: Trace, thread: int) -> list:
+    """The threads of ``thread``'s section (`thread_sections`), in time order."""
+    sections = thread_sections(trace)
+    members = np.flatnonzero(sections == sections[int(thread)])
+    rng = trace.thread_ranges()
+    first = [float(trace.start[rng[t, 0]: rng[t, 1]].min()) if rng[t, 1] > rng[t, 0] else np.inf for t in members]
+    return [int(t) for _, t in sorted(zip(first, members.tolist()))]
 
 
 def packed_lane_name(trace: Trace, threads: list) -> str:

@@ -34,6 +34,9 @@ COMPARE = Schema("compare", [
           help="focus window of B: µs, or with a unit, from B's start"),
     Param("align_a", CallRef(), None, group=S.SHOW, label="Align to", default_text="no alignment",
           help="set B's focus window on the matches of a call of A (an index, or a function name: its longest call)"),
+    S.PACK_THREADS.but(help="a side whose thread is one of several of its kind that never run at once (a "
+                            "server's thread per request) shows them all in its lane, when a run has more than 8 "
+                            "threads"),
     S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIGHLIGHT.but(group=S.SHOW),
     S.CUTAWAY.but(kind=Cutaway(("a", "b")),
                   help="remove what stands between the camera and a call of trace A (a:N) or of trace B (b:N), "
@@ -117,6 +120,7 @@ class CompareParams(Params, schema=COMPARE):
         thread = self.thread_a if side == "a" else self.thread_b
         return IcicleParams(
             threads=None if thread is None else [thread], time_window=self.window_a if side == "a" else self.window_b,
+            pack_threads=self.pack_threads,
             fold=self.fold, hide=list(self.hide), hide_modules=list(self.hide_modules),
             highlight=list(self.highlight), resolution=self.resolution, cluster_px=self.cluster_px, label_px=self.label_px,
             label_min_px=self.label_min_px, max_labels=self.max_labels, show_labels=self.show_labels,
