@@ -60,6 +60,9 @@ CASES = (
     ("icicle", ("async_tasks",)), ("threads", ("async_tasks",)),
     # a threading HTTP server: a thread per request (44 threads, 76 levels)
     ("icicle", ("http_threads",)), ("threads", ("http_threads",)), ("cone", ("http_threads",)),
+    ("compare", ("http_threads", "http_threads_b")),
+    # a command that is mostly imports (pip's vendored libraries) and a recursive-descent parser
+    ("icicle", ("pip_show",)), ("cone", ("pip_show",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

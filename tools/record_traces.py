@@ -521,6 +521,8 @@ SUITE = [
     Spec("http_threads_b", "viztracer", "trace",
          lambda w: [_write(os.path.join(w, "http_threads.py"), HTTP_THREADS_PROGRAM), "24"], entries=3_000_000,
          doc="http_threads serving 24 pages (the B run of a comparison)"),
+    Spec("pip_show", "viztracer", "trace", lambda w: ["-m", "pip", "show", "docutils"], entries=3_000_000,
+         doc="pip show docutils (a command that is mostly imports: pip's vendored libraries, pyparsing's recursion)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],

@@ -130,14 +130,18 @@ def stub_tips(pos, radius, k, down, level_h) -> np.ndarray:
 
 def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = None) -> str:
     """A node's name (``name (N× recursive)`` for a folded recursion); a chain of nodes
-    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``.  ``names``:
-    function → its short name, filled as names are made (many nodes share a function)."""
+    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``; a module body
+    (``<module>``, a module running at import) is named by its module, as the icicle names
+    it ("main_parser (module)", not one more "<module>").  ``names``: function → its short
+    name, filled as names are made (many nodes share a function)."""
     f = int(cct.func[k_full])
     if f < 0:
         return cct.name(k_full)
     name = None if names is None else names.get(f)
     if name is None:
-        name = describe_function(cct.trace.function_names[f])[4]
+        module, _, _, _, name, _ = describe_function(cct.trace.function_names[f])
+        if name == "<module>" and module:
+            name = f"{module.rsplit('.', 1)[-1]} (module)"
         if names is not None:
             names[f] = name
     depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
