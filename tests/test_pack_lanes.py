@@ -118,3 +118,18 @@ def test_pack_lanes_of_many_threads():
     assert np.array_equal(row, np.arange(n))
     row = pack_lanes([("p", "Thread-#")] * n, np.arange(n) * 2.0, np.arange(n) * 2.0 + 1.0, 0.5)
     assert (row == 0).all()
+
+
+def test_a_comparison_side_shows_a_section_of_request_threads(tmp_path):
+    """Each side shows the section of threads that does the work (`select.thread_sections`)
+    in its one lane; a thread of A that does not exist is an error naming the parameter."""
+    from tracevis3d.layout.compare import CompareParams, compare_layout
+
+    a = _short_threads_trace(tmp_path / "a.json", n_threads=12, per_thread=4)
+    b = _short_threads_trace(tmp_path / "b.json", n_threads=10, per_thread=4)
+    spec = compare_layout(tracevis3d.compare(a, b))
+    assert spec.meta["side_lanes"] == ["12× process_request_thread", "10× process_request_thread"]
+    off = compare_layout(tracevis3d.compare(a, b), CompareParams(pack_threads=False).validate())
+    assert "×" not in " ".join(off.meta["side_lanes"])
+    with pytest.raises(ValueError, match="thread_a: no thread named 'nope'"):
+        compare_layout(tracevis3d.compare(a, b), CompareParams(thread_a="nope").validate())

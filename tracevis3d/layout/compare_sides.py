@@ -180,8 +180,14 @@ def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     if ip.threads is None and trace.n_threads > 1:
         ip.threads = [working_thread(trace, thread_sections(trace) if ip.pack_threads else None)]
     if ip.pack_threads and ip.threads is not None and len(ip.threads) == 1 and trace.n_threads > 1:
-        # the thread's section: threads that never ran at once, in the side's one lane
-        ip.threads = section_members(trace, trace._resolve_threads(list(ip.threads))[0])
+        # the thread's section: threads that never ran at once, in the side's one lane (a
+        # thread that does not resolve is left to `select_calls`, whose error names it)
+        try:
+            thread = int(trace._resolve_threads(list(ip.threads))[0])
+        except (KeyError, IndexError, ValueError):
+            thread = None
+        if thread is not None:
+            ip.threads = section_members(trace, thread)
     sel = select_calls(trace, ip, pack_min_lanes=1)
     tr = sel.trace
     est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])

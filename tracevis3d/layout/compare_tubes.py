@@ -384,7 +384,10 @@ def side_threads(cmp, params: CompareParams) -> dict:
     if ta is None and cmp.a.n_threads > 1:
         ta = out["thread_a"] = working_thread(cmp.a, sec_a)
     if params.thread_b is None and cmp.b.n_threads > 1:
-        ia = 0 if ta is None else _resolve_in_order(cmp.a, [ta])[0]
+        try:
+            ia = 0 if ta is None else _resolve_in_order(cmp.a, [ta])[0]
+        except ValueError as e:  # the parameter the user gave, not the lane order's
+            raise ValueError(str(e).replace("thread_order:", "thread_a:", 1)) from None
         out["thread_b"] = corresponding_thread(cmp.b, cmp.a, ia, sec_b, sec_a)
     return out
 
