@@ -46,7 +46,7 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
         return np.array([[x0, 0.0, d.bottom[r]], [max(x1, x0 + 1e-6), d.ext[r], d.bottom[r] + d.height[r]]])
     names = list(sel.lane_names)
     if isinstance(ref, int):
-        lane = int(sel.lane_of_thread()[ref]) if 0 <= ref < sel.trace.n_threads else -1
+        lane = sel.lane_of(ref)
     else:
         lane = names.index(ref) if ref in names else -1
     if lane < 0:
@@ -208,14 +208,13 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
     else:
         names = list(sel.lane_names)
         if isinstance(ref, int):
-            lane = int(sel.lane_of_thread()[ref]) if 0 <= ref < sel.trace.n_threads else -1
+            lane = sel.lane_of(ref)
         else:
             lane = names.index(ref) if ref in names else -1
         if lane < 0:
             raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
         wall_thread = int(st.sel.lane_threads[0]) if st is not None else -1
-        if wall_thread >= 0 and sel.lane_of_thread()[wall_thread] == lane and (not isinstance(ref, int)
-                                                                                or ref == wall_thread):
+        if wall_thread >= 0 and sel.lane_of(wall_thread) == lane and (not isinstance(ref, int) or ref == wall_thread):
             corners = target_box(("lane", wall_thread), st.sel, st.drawn, frame, comp.ip)
         else:
             corners = _ring_box(ring, place, (ring.a0[lane], ring.a1[lane]), ring.zero_radius,

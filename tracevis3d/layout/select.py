@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported where used: analysis.filters is not loaded for eve
 
 _HIDDEN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _CUT_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SECTIONS_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _MAIN_NAMES = ("mainthread", "main", "main thread", "crbrowsermain", "crrenderermain")
 
 
@@ -55,6 +56,11 @@ class Selection:
     lane_members: list | None = None
 
     @property
+    def members(self) -> list:
+        """The threads of each lane (lists, time order): ``lane_members``, or one a lane."""
+        return self.lane_members if self.lane_members is not None else [[int(t)] for t in self.lane_threads]
+
+    @property
     def threads(self) -> np.ndarray:
         """Every shown thread (int32), lane by lane."""
         if self.lane_members is None:
@@ -63,18 +69,28 @@ class Selection:
 
     def lane_of_thread(self) -> np.ndarray:
         """The lane of every thread of ``trace`` (-1: not shown)."""
-        out = np.full(max(self.trace.n_threads, 1), -1, np.int64)
-        if self.lane_members is None:
-            out[self.lane_threads] = np.arange(self.lane_threads.size)
-        else:
-            for k, m in enumerate(self.lane_members):
-                out[np.asarray(m, np.int64)] = k
-        return out
+        return _lane_of_thread(self.trace.n_threads, self.lane_threads, self.lane_members)
+
+    def lane_of(self, thread: int) -> int:
+        """The lane of thread ``thread`` (an index of ``trace``), -1 when it is not shown."""
+        return int(self.lane_of_thread()[thread]) if 0 <= thread < self.trace.n_threads else -1
 
     def original(self, i) -> np.ndarray:
         """Call indices of ``trace`` (after hiding) → indices in the trace the user loaded."""
         i = np.asarray(i)
         return (i if self.orig is None else self.orig[i]).astype(np.int32)
+
+
+def _lane_of_thread(n_threads: int, lane_threads: np.ndarray, members: list | None) -> np.ndarray:
+    """The lane of every thread (-1: not shown) of lanes ``lane_threads``, or of ``members``
+    (the threads of each lane) where lanes were packed."""
+    out = np.full(max(n_threads, 1), -1, np.int64)
+    if members is None:
+        out[np.asarray(lane_threads, np.int64)] = np.arange(len(lane_threads))
+    else:
+        for k, m in enumerate(members):
+            out[np.asarray(m, np.int64)] = k
+    return out
 
 
 def filter_spec(params) -> FilterSpec:
@@ -182,23 +198,25 @@ def _busiest_member(sections: np.ndarray, section: int, weight: np.ndarray) -> i
 def thread_sections(trace: Trace) -> np.ndarray:
     """The section of every thread of ``trace`` (a thread index standing for it: its first
     thread) when the threads that `pack_lanes` would put in one lane over the whole trace
-    share one; each thread its own when at most `PACK_MIN_LANES` threads have calls."""
+    share one; each thread its own when at most `PACK_MIN_LANES` threads have calls.  Kept
+    per trace (the comparison asks for it choosing a side's thread and again drawing it)."""
+    hit = _SECTIONS_CACHE.get(trace)
+    if hit is not None:
+        return hit
     out = np.arange(trace.n_threads, dtype=np.int64)
     rng = trace.thread_ranges()
     threads = np.flatnonzero(rng[:, 1] > rng[:, 0])
-    if threads.size <= PACK_MIN_LANES:
-        return out
-    first = np.array([trace.start[rng[t, 0]: rng[t, 1]].min() for t in threads])
-    last = np.array([trace.end[rng[t, 0]: rng[t, 1]].max() for t in threads])
-    order = np.lexsort((threads, first))
-    threads, first, last = threads[order], first[order], last[order]
-    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) for t in threads]
-    span = float(last.max() - first.min()) if threads.size else 0.0
-    row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
-    head = np.full(int(row.max()) + 1, -1, np.int64)
-    for k in range(threads.size - 1, -1, -1):  # the first thread of each row stands for it
-        head[row[k]] = threads[k]
-    out[threads] = head[row]
+    if threads.size > PACK_MIN_LANES:
+        first = np.array([trace.start[rng[t, 0]: rng[t, 1]].min() for t in threads])
+        last = np.array([trace.end[rng[t, 0]: rng[t, 1]].max() for t in threads])
+        order = np.lexsort((threads, first))
+        threads, first, last = threads[order], first[order], last[order]
+        row = _pack_threads(trace, threads, first, last, float(last.max() - first.min()))
+        head = np.full(int(row.max()) + 1, -1, np.int64)
+        for k in range(threads.size - 1, -1, -1):  # the first thread of each row stands for it
+            head[row[k]] = threads[k]
+        out[threads] = head[row]
+    _SECTIONS_CACHE[trace] = out
     return out
 
 
@@ -359,8 +377,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         shown = [k for k, p in enumerate(pieces) if p.size]
         first = np.array([tr.start[pieces[k]].min() for k in shown])
         last = np.array([tr.end[pieces[k]].max() for k in shown])
-        kinds = [(int(tr.thread_pid[lanes[k]]), thread_kind(tr.thread_names[lanes[k]])) for k in shown]
-        row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * (t1 - t0))
+        row = _pack_threads(tr, lanes[shown], first, last, t1 - t0)
         if row.max() + 1 < len(shown):  # some threads share a lane
             order = np.argsort(row, kind="stable")  # each row's threads in lane order
             cuts = np.flatnonzero(np.diff(row[order])) + 1
@@ -375,12 +392,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         gp = tr.parent[piece]
         parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
         at += piece.size
-    lane_of_thread = np.full(tr.n_threads, -1, np.int32)
-    lane_of_thread[lanes] = np.arange(lanes.size, dtype=np.int32)
-    if members is not None:
-        for k, m in enumerate(members):
-            lane_of_thread[m] = k
-    lane = lane_of_thread[tr.thread[idx]]
+    lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
     names = [tr.thread_label(int(t), lanes.size) if members is None or len(members[k]) == 1 else
              packed_lane_name(tr, members[k]) for k, t in enumerate(lanes)]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
@@ -399,6 +411,13 @@ def thread_kind(name: str) -> str:
     import re
 
     return re.sub(r"\d+", "#", name)
+
+
+def _pack_threads(trace: Trace, threads, first, last, span: float) -> np.ndarray:
+    """`pack_lanes` of ``threads`` of ``trace`` (each its (process, `thread_kind`)), their
+    gap `PACK_GAP_FRAC` of ``span``."""
+    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) for t in threads]
+    return pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
 
 
 def pack_lanes(kinds: list, first: np.ndarray, last: np.ndarray, gap: float) -> np.ndarray:

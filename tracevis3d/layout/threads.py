@@ -481,9 +481,9 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
     r_in = Z + d.level_bottom[s]
     r_out = r_in + BAR_FILL * d.level_height[s]
     a0, a1 = ring.angle(d.lane[s], d.start[s]), ring.angle(d.lane[s], d.end[s])
-    thick_px = BAR_FILL * d.level_height[s] * place.scale / px_world
+    thick_px = BAR_FILL * d.level_height * place.scale / px_world  # every drawn bar's radial width
     chord_px = _arc_text_room(ring, place, r_in, r_out, a0, a1, px_world, tpx)
-    ok = np.flatnonzero((thick_px >= need_h) & (chord_px >= tpx * 3.0) & ~d.folded[s])
+    ok = np.flatnonzero((thick_px[s] >= need_h) & (chord_px >= tpx * 3.0) & ~d.folded[s])
     ok = ok[np.argsort(-chord_px[ok], kind="stable")]
     ft = function_table(sel.trace)
     texts, at, kinds, amid, rmid = [], [], [], [], []
@@ -514,7 +514,7 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
             ra0 = ring.angle(np.array([d.lane[h]]), np.array([max(l_start[lane], ring.t0)]))[0]
             ra1 = ring.angle(np.array([d.lane[h]]), np.array([min(l_end[lane], ring.t1)]))[0]
             room = float(_arc_text_room(ring, place, ri, ro, ra0, ra1, px_world, tpx))
-            if BAR_FILL * d.level_height[h] * place.scale / px_world < need_h or room < 3.0 * tpx:
+            if thick_px[h] < need_h or room < 3.0 * tpx:
                 continue
             t = fit_text(lane_row_candidates(fold, lane, ft), room / tpx - 0.5)
             if t:
@@ -791,8 +791,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
                           wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
                           side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
-        members = sel.lane_members[focus_lane] if sel.lane_members is not None else [focus]
-        ip = wall_params(params, members, *wall_span(sel, focus_lane))
+        ip = wall_params(params, sel.members[focus_lane], *wall_span(sel, focus_lane))
         st = wall_stages(trace, ip, tpx, wall_px + 2.2 * tpx, stages)
         # the frame keeps the ratio of the icicle's levels to the ring's block: levels at
         # least readable, taller when the icicle needs fewer than its room holds, but no
@@ -896,15 +895,14 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_lanes = sel.lane_threads.size
     # the focused icicle needs calls in the span shown: a thread that ran only before the
     # others started (a main thread that spawns its workers and returns) is not chosen
-    members = sel.lane_members if sel.lane_members is not None else [[int(t)] for t in sel.lane_threads]
-    with_calls = [int(t) for m, c in zip(members, np.bincount(sel.lane, minlength=n_lanes)) if c for t in m]
+    with_calls = [int(t) for m, c in zip(sel.members, np.bincount(sel.lane, minlength=n_lanes)) if c for t in m]
+    lane_of_thread = sel.lane_of_thread()
     if focus is None:
-        focus = default_focus(sync, with_calls, sel.lane_of_thread() if sel.lane_members is not None else None)
+        focus = default_focus(sync, with_calls, lane_of_thread if sel.lane_members is not None else None)
     elif focus not in with_calls:
         raise ValueError(f"the focused thread {trace.thread_names[focus]!r} has no calls in the span shown "
                          f"({fmt_time(sel.t0 - trace.start.min())} to {fmt_time(sel.t1 - trace.start.min())} "
                          f"into the trace): focus another thread, or show the whole trace (span 'all')")
-    lane_of_thread = sel.lane_of_thread()
     focus_lane = int(lane_of_thread[focus])
     lane_rgb = lane_colours(n_lanes)
 
@@ -954,19 +952,17 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
                                   free_room_replan(res, tpx, title, hud_rows, params.show_title))
         if placed is not None:
             plan, comp = placed, wide
-        else:
+        else:  # the legend beside the semicircle, under the icicle
             comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em,
                                  lw + 1.5 * tpx, Z, stages)
-        if comp is wide:
-            pass
-        elif lh <= getattr(comp, "ring_block_px", 0.0):
-            plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
-        else:
-            # the legend in its column: the ring keeps the first composition's fold (its time
-            # scale an estimate either way: the frame sets the ring's size afterwards; the
-            # narrower rectangle changes it by the legend's share of the width)
-            comp = compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em, zero_radius=Z,
-                                 stages=stages, fold_px=comp.fold_px)
+            if lh <= getattr(comp, "ring_block_px", 0.0):
+                plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
+            else:
+                # the legend in its column: the ring keeps the first composition's fold (its
+                # time scale an estimate either way: the frame sets the ring's size afterwards;
+                # the narrower rectangle changes it by the legend's share of the width)
+                comp = compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em,
+                                     zero_radius=Z, stages=stages, fold_px=comp.fold_px)
     if comp is None:
         comp = compose(plan.rect)
     wall_geometry(comp, tpx)
