@@ -133,3 +133,15 @@ def test_a_comparison_side_shows_a_section_of_request_threads(tmp_path):
     assert "×" not in " ".join(off.meta["side_lanes"])
     with pytest.raises(ValueError, match="thread_a: no thread named 'nope'"):
         compare_layout(tracevis3d.compare(a, b), CompareParams(thread_a="nope").validate())
+
+
+def test_thread_labels_counted_once_say_the_same():
+    """`Trace.thread_label` with the counts a figure makes once (`thread_name_counts`) says
+    what it says counting itself: the process in front where a name is ambiguous."""
+    t = tracevis3d.synthetic(300, threads=3, seed=1)
+    t.thread_names = ["MainThread", "MainThread", "worker"]
+    t.process_names = ["pool-1", "pool-2", "pool-1"]
+    counts = t.thread_name_counts()
+    for n_shown in (1, 3):
+        assert [t.thread_label(k, n_shown, counts) for k in range(3)] == [t.thread_label(k, n_shown) for k in range(3)]
+    assert t.thread_label(0, 1) == "pool-1: MainThread" and t.thread_label(2, 1) == "worker"

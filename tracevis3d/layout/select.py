@@ -393,7 +393,8 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
         at += piece.size
     lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
-    names = [tr.thread_label(int(t), lanes.size) if members is None or len(members[k]) == 1 else
+    counts = tr.thread_name_counts()
+    names = [tr.thread_label(int(t), lanes.size, counts) if members is None or len(members[k]) == 1 else
              packed_lane_name(tr, members[k]) for k, t in enumerate(lanes)]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
                      orig, filt.partial if filt.partial.any() else None, members)
