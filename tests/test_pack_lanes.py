@@ -52,6 +52,8 @@ def test_thread_kind_and_the_packed_name():
     assert thread_kind("Thread-12 (process_request_thread)") == thread_kind("Thread-3 (process_request_thread)")
     assert thread_kind("Thread-12 (worker)") != thread_kind("Thread-12 (handler)")
     assert thread_kind("ThreadPoolExecutor-0_3") == thread_kind("ThreadPoolExecutor-1_0")
+    # threads named by their ids (catapult's tall_trace: "10", "30") are no kind
+    assert thread_kind("10") != thread_kind("30") and thread_kind("") == ""
 
 
 def _short_threads_trace(path, n_threads=12, per_thread=3, overlap=False):

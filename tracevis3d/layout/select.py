@@ -408,10 +408,13 @@ PACK_GAP_FRAC = 0.01
 
 def thread_kind(name: str) -> str:
     """What makes threads interchangeable: the name with its numbers left out
-    ("Thread-12 (process_request_thread)" → "Thread-# (process_request_thread)")."""
+    ("Thread-12 (process_request_thread)" → "Thread-# (process_request_thread)").  A name
+    with no letter besides its numbers ("12", a trace that names threads by their ids) says
+    nothing of the thread's kind: it is its own kind, and never packed with another."""
     import re
 
-    return re.sub(r"\d+", "#", name)
+    kind = re.sub(r"\d+", "#", name)
+    return kind if any(c.isalpha() for c in kind) else name
 
 
 def _pack_threads(trace: Trace, threads, first, last, span: float) -> np.ndarray:
