@@ -1,8 +1,9 @@
 """Names on the widest calls of the live scene, refreshed at a lower rate than the boxes.
 
-Candidates are the calls of the top `LABEL_LEVELS` levels of every lane (their per-thread
+Candidates are the calls of the top ``levels`` levels of every lane (their per-thread
 local indices are collected as they arrive: O(new)); once per `INTERVAL` seconds the widest
-`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.full_levels`) and wide
+`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.full_levels` below the
+lane's infrastructure levels, `LiveLayout.lead_of`) and wide
 enough for their name get one of a fixed pool of text objects (no object is created or
 deleted per pass after the pool is full).  As in the static icicle (`layout.labels`): the
 text is `LiveLayout.label_px` pixels (never under 14 px at 1080 lines), shortened to its
@@ -22,7 +23,6 @@ from ..layout.live import BOX_FILL
 from ..live.store import _grow
 
 MAX_LABELS = 40
-LABEL_LEVELS = 16
 INTERVAL = 1.0
 
 
@@ -57,12 +57,13 @@ class LiveLabels:
         self.last = -math.inf
         self._short: dict = {}
 
-    def collect(self, ti: int, T, lo: int, hi: int) -> None:
-        """Remember the shallow calls among thread ``ti``'s new calls [lo, hi)."""
+    def collect(self, ti: int, T, lo: int, hi: int, levels: int) -> None:
+        """Remember the calls of the first ``levels`` levels among thread ``ti``'s new
+        calls [lo, hi) (the lanes' full levels lie within them)."""
         while len(self.cand) <= ti:
             self.cand.append(np.zeros(64, np.int64))
             self.cand_n.append(0)
-        new = lo + np.flatnonzero(T.depth[lo:hi] < LABEL_LEVELS)
+        new = lo + np.flatnonzero(T.depth[lo:hi] < levels)
         k = self.cand_n[ti]
         self.cand[ti] = _grow(self.cand[ti], k + new.size)
         self.cand[ti][k: k + new.size] = new
@@ -105,17 +106,20 @@ class LiveLabels:
             if ti >= len(self.cand) or not self.cand_n[ti]:
                 continue
             loc = self.cand[ti][: self.cand_n[ti]]
-            loc = loc[T.depth[loc] < min(full, int(layout.levels_of(ti)))]
+            lane = layout.lanes.lane_of(ti, loc)  # threads of one kind may share a lane (`LiveLanes`)
+            own = T.depth[loc] - layout.lead_of(lane)  # below the lane's infrastructure levels
+            keep = (own >= 0) & (own < full) & (T.depth[loc] < layout.levels_of(lane))
+            loc, lane = loc[keep], lane[keep]
             start = np.maximum(T.start[loc], t0)
             end = np.where(T.endi[loc] < 0, session.sessions[T.session].now, T.end[loc])
             end = np.minimum(end, t1)
             width = (end - start) * layout.scale_t
             ok = np.flatnonzero(width > (3 * 0.5 + 1.0 + 2 * PAD) * size)
             top = ok[np.argsort(-width[ok], kind="stable")[:MAX_LABELS]]
-            picks += [(float(width[j]), ti, int(loc[j]), float(start[j])) for j in top]
+            picks += [(float(width[j]), ti, int(loc[j]), float(start[j]), int(lane[j])) for j in top]
         picks.sort(reverse=True)
         shown = 0
-        for width, ti, i, start in picks:
+        for width, ti, i, start, lane in picks:
             if shown >= MAX_LABELS:
                 break
             T = session.threads[ti]
@@ -139,7 +143,7 @@ class LiveLabels:
                 ob.data.materials[0] = mat
             ob["tv3d_kind"] = "call"
             ob["call_index"] = int(i)
-            z, _ = layout.level_z(ti, int(T.depth[i]))
+            z, _ = layout.level_z(lane, int(T.depth[i]))
             ob.location = (start * layout.scale_t + 0.5 * width, -0.02, float(z) - 0.5 * (ASCENT - DESCENT) * size)
             ob.hide_render = ob.hide_viewport = False
             shown += 1

@@ -25,7 +25,7 @@ from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
-from .live_chunks import CHUNK, Chunk, ChunkedLayer
+from .live_chunks import CHUNK, ChunkedLayer
 from .live_labels import LiveLabels, text_object
 from .writer import _attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
     write_layer, write_lights
@@ -75,7 +75,6 @@ class LiveView:
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call, -1: none (capacity doubling)
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
-        self.lane_deepest = np.zeros(0, np.int64)  # per thread: depth of its deepest call
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
         self.calls.chunk(0)  # the first chunks (and the instancer node groups) now, not in a poll
         self.clusters.chunk(0)
@@ -118,16 +117,9 @@ class LiveView:
             ob.data.body = name
         return ob
 
-    def _chunk(self, k: int) -> Chunk:
-        return self.calls.chunk(k)
-
     @property
     def chunks(self) -> list:
         return self.calls.chunks
-
-    def _put(self, inst: np.ndarray, pos, sc, col, mat) -> None:
-        """Write call boxes."""
-        self.calls.put(inst, pos, sc, col, mat)
 
     def _alloc(self, k: int) -> np.ndarray:
         """``k`` instances for new boxes: the lowest given back first (they fill the chunks
@@ -161,11 +153,11 @@ class LiveView:
                 now = session.sessions[T.session].now
                 end = np.where(T.endi[loc] < 0, now, end)
             func = T.func[loc]
-            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], np.full(loc.size, ti), func,
-                          session.fkind[func]))
+            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], self.layout.lanes.lane_of(ti, loc),
+                          func, session.fkind[func]))
         if parts:
             cols = [np.concatenate(c) for c in zip(*parts)]
-            self._put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
+            self.calls.put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
             self._sync_materials()
         return bool(parts)
 
@@ -183,9 +175,7 @@ class LiveView:
             self.inst.append(np.zeros(64, np.int64))
             self.inst_n.append(0)
         sel = {}  # thread -> list of local index arrays whose boxes are (re)written
-        if self.lane_deepest.shape[0] < len(threads):
-            self.lane_deepest = np.concatenate([self.lane_deepest,
-                                                np.zeros(len(threads) - self.lane_deepest.shape[0], np.int64)])
+        new = []  # (thread, its first new call)
         for ti, T in enumerate(threads):
             have = self.inst_n[ti]
             if T.n > have:
@@ -194,9 +184,18 @@ class LiveView:
                 self.inst_n[ti] = T.n
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
-                self.labels.collect(ti, T, have, T.n)
-                self.lane_deepest[ti] = max(self.lane_deepest[ti], int(T.depth[have: T.n].max()))
-        if self.layout.need_levels(self.lane_deepest):  # a lane got taller: the lanes below move (rare)
+                self.labels.collect(ti, T, have, T.n, 2 * self.layout.p.max_levels)  # `LiveLayout.lead_of` + full
+                new.append((ti, have))
+        now = max((s.now for s in session.sessions.values()), default=0.0)
+        # the lanes of the threads with new calls (`LiveLanes.update`), from what changed: the
+        # new calls, and the calls open at the last update, which may have closed
+        changed = {ti: list(locs) for ti, locs in sel.items()}
+        for ti, loc in self.open_prev:
+            changed.setdefault(ti, []).append(loc)
+        lanes, window = self.layout.lanes, np.subtract(*self.layout.view_window(now)[::-1])
+        lanes.update(threads, {ti: np.concatenate(locs) for ti, locs in changed.items()}, new, now, window,
+                     self.layout.is_infrastructure)
+        if self.layout.need_levels(lanes.deepest, lanes.lead):  # a lane got taller: the lanes below move (rare)
             sel = {ti: [self._boxed_calls(ti)] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True  # the frozen clusters' z moved too
@@ -218,13 +217,12 @@ class LiveView:
             sel.setdefault(ti, []).append(loc)
         self.open_prev = opened
         wrote = self._write_boxes(session, sel)
-        now = max((s.now for s in session.sessions.values()), default=0.0)
         self._hud(session, now)
-        if self.layout.need_levels(self.lane_deepest):  # the legend narrowed the frame: levels grew taller
+        if self.layout.need_levels(lanes.deepest, lanes.lead):  # the legend narrowed the frame: levels grew
             self._write_boxes(session, {ti: [self._boxed_calls(ti)] for ti in range(len(threads))})
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True
-        self.set_camera(now, len(threads))
+        self.set_camera(now, lanes.n_lanes)
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
         # the slow passes take turns: never a cluster pass in the update that re-coloured
         # or moved every box (each is O(calls); the pause stays one pass long)
@@ -235,19 +233,19 @@ class LiveView:
         self.calls.write()
         self.clusters.write()
         if not wrote and self.n_slots > len(self.chunks) * CHUNK - CHUNK // 2:
-            self._chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
+            self.calls.chunk(len(self.chunks))  # an idle poll: make the next chunk before it is needed
         size = self.layout.text_px() * px
         t0_view, t1_view = self.layout.view_window(now)
         right = self.layout.names_right
         x = t1_view * self.layout.scale_t + 0.6 * size if right else t0_view * self.layout.scale_t - 0.6 * size
-        for ti, T in enumerate(threads):
-            ob = self._lane_label(ti, T.name)
+        for lane in range(lanes.n_lanes):
+            ob = self._lane_label(lane, lanes.lane_name(lane, threads))
             ob.data.size = size
             if ob.data.align_x != ("LEFT" if right else "RIGHT"):
                 ob.data.align_x = "LEFT" if right else "RIGHT"
-            lane_h = float(self.layout.lane_height(self.layout.levels_of(ti)))
-            ob.location = (x, -0.05, float(self.layout.lane_top(ti)) - 0.5 * lane_h - 0.35 * size)
-        self._axis(len(threads), t0_view, t1_view, size)
+            lane_h = float(self.layout.lane_height(lane, self.layout.levels_of(lane)))
+            ob.location = (x, -0.05, float(self.layout.lane_top(lane)) - 0.5 * lane_h - 0.35 * size)
+        self._axis(lanes.n_lanes, t0_view, t1_view, size)
         self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px)
         dt = time.perf_counter() - t
         st = self.stats
@@ -315,7 +313,8 @@ class LiveView:
             for part, a, b in ((part_a, lo, mid), (part_b, mid, n)):
                 if b > a:
                     part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], T.depth[a:b],
-                                 np.full(b - a, ti), T.func[a:b], np.arange(a, b)))
+                                 L.lanes.lane_of(ti, np.arange(a, b)), T.func[a:b], np.arange(a, b),
+                                 np.full(b - a, ti)))
         frozen = self._cluster_part(session, part_a, px, now, self._frozen_n)
         self._frozen_n += frozen
         if frozen:  # sub-pixel calls starting before the cut: their clusters end within a pixel after it
@@ -342,7 +341,7 @@ class LiveView:
         write their clusters from index ``base``; how many clusters."""
         if not parts:
             return 0
-        inst, start, end, depth, lane, func, loc = (np.concatenate(c) for c in zip(*parts))
+        inst, start, end, depth, lane, func, loc, thread = (np.concatenate(c) for c in zip(*parts))
         kind = session.fkind[func]
         names = (session.fnames, session.ffiles, session.flines)
         small, (cpos, csc, ccol, cslot), about = self.layout.cluster_boxes(start, end, depth, lane, func, kind,
@@ -354,16 +353,16 @@ class LiveView:
         gone = np.flatnonzero(small & (inst >= 0))
         if gone.size:
             self._give_back(inst[gone])
-            self._set_inst(lane[gone], loc[gone], np.full(gone.size, -1, np.int64))
+            self._set_inst(thread[gone], loc[gone], np.full(gone.size, -1, np.int64))
             self.n_merged += gone.size
         back = np.flatnonzero(~small & (inst < 0))  # wider than a pixel again (another scale)
         if back.size:
             got = self._alloc(back.size)
-            self._set_inst(lane[back], loc[back], got)
+            self._set_inst(thread[back], loc[back], got)
             self.n_merged -= back.size
             pos, sc, col, slot = self.layout.boxes(start[back], end[back], depth[back], lane[back], func[back],
                                                    kind[back], *names)
-            self._put(got, pos, sc, col, slot)
+            self.calls.put(got, pos, sc, col, slot)
         k = cpos.shape[0]
         if k:
             self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
@@ -415,10 +414,10 @@ class LiveView:
             self.n_clusters, self._frozen_n = live, self._frozen_n - r
             self._frozen_passes = [(t, k - r) for t, k in self._frozen_passes[q:]]
 
-    def _set_inst(self, lane: np.ndarray, loc: np.ndarray, inst: np.ndarray) -> None:
-        """The instance of call ``loc`` of thread ``lane`` (element-wise)."""
-        for ti in np.unique(lane).tolist():
-            m = lane == ti
+    def _set_inst(self, thread: np.ndarray, loc: np.ndarray, inst: np.ndarray) -> None:
+        """The instance of call ``loc`` of thread ``thread`` (element-wise)."""
+        for ti in np.unique(thread).tolist():
+            m = thread == ti
             self.inst[ti][loc[m]] = inst[m]
 
     def _restyle_frozen(self, session) -> None:
@@ -516,14 +515,14 @@ class LiveView:
         camera space.  Rebuilt (a dozen objects) only when the legend's rows change; the
         title's text is edited in place."""
         L = self.layout
-        rows = L.colouring.legend_rows()
+        rows = L.legend_rows()
         key = tuple(rows)
         title = self._title(session, now)
         if key != self._legend_key:
             self._legend_key = key
-            self._plan = L.hud_plan(title)
+            self._plan = L.hud_plan(title, rows)
             L.content_rect = self._plan.rect
-            cam = L.camera(now, max(len(session.threads), 1), self._plan.rect)
+            cam = L.camera(now, max(L.lanes.n_lanes, 1), self._plan.rect)
             labels, swatches, _ = L.hud(self._plan, cam)
             self._write_hud(labels, swatches)
             self._hud_scale0 = cam.ortho_scale

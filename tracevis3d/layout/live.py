@@ -3,7 +3,8 @@ heads-up display and the camera that follows "now".
 
 The scale is fixed when the view starts (world units per µs from ``window_us``), so a
 box, once placed, never moves: appending calls appends instances and closing a call only
-changes its width.  Lanes (threads) are stacked downwards, each as tall as its own deepest
+changes its width.  Lanes (a thread each, or threads of one kind one after another:
+`live_lanes.LiveLanes`) are stacked downwards, each as tall as its own deepest
 call so far (levels doubling per lane up to ``max_levels``; deeper calls are drawn on the
 last level, thinner; a lane that grows moves the lanes below it: every z is written again,
 rare and amortised); a box is as deep (y) as one level high, with the same cushion
@@ -27,6 +28,7 @@ import numpy as np
 from ..model import KIND_WAIT
 from .annotate import hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction
+from .live_lanes import LiveLanes
 from .colour import CLUSTER_LIGHTEN, FAMILY_HUES, INFRA_RGB, OTHER_RGB, SHADES, WAIT_RGB, _shade
 from .palette import lighten
 from .naming import describe_function
@@ -44,6 +46,15 @@ TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (sca
 LABEL_PX = 16.0    # call names, pixels at 1080 lines: the static icicle's default (`IcicleParams.label_px`)
 SQUEEZED = 0.25    # levels past the full ones are this tall (a lane's deep calls stay visible, thin)
 MIN_FULL_LEVELS = 2
+#: many lanes (a server's threads): the squeezed levels thin down to this share of a level
+#: (a 100-level lane then takes 8 levels) and the full levels down to one, so the lanes'
+#: first levels stay readable however many lanes there are
+SQUEEZE_FLOOR = 0.08
+LANE_GAP = 0.6     # levels between two lanes
+#: the levels grow to fill the frame's height (a level at most `frame.MAX_LEVEL_FRAC` of the
+#: image, as in the static icicle), and follow the room the lanes leave when it changes by
+#: more than this factor
+FILL_SLACK = 1.15
 MIN_TEXT_PX = 11.0
 NAME_EM = 9.0      # room for the lanes' names left of the calls, in text heights
 
@@ -161,9 +172,13 @@ class LiveLayout:
         self.scale_t = self.p.time_length / self.p.window_us
         self.h = self.p.level_height
         self.colouring = LiveColouring()
+        #: which lane each thread's calls go in (threads of one kind packed online)
+        self.lanes = LiveLanes(self.p.pack_threads)
         self.lane_levels = np.zeros(0, np.int64)   # levels of each lane (0: not seen yet)
+        self.lane_lead = np.zeros(0, np.int64)     # infrastructure levels at the top of each lane (`lead_of`)
         self._tops = np.zeros(1, np.float64)
         self.full_levels = int(self.p.max_levels)  # levels drawn a full level tall (`fit_full_levels`)
+        self.squeeze = SQUEEZED  # the deeper levels' share of a level (`fit_full_levels`)
         #: the pixel rectangle the camera fits the lanes into (the view sets it from its HUD plan)
         self.content_rect = None
 
@@ -172,30 +187,48 @@ class LiveLayout:
         return self.colouring.rgb
 
     # ---------------------------------------------------------------- lanes
-    def level_offset(self, level) -> np.ndarray:
-        """Levels from a lane's top to the top of stack level ``level``: the first
-        `full_levels` levels are a full level tall, deeper ones `SQUEEZED` of a level (the
-        height budget of the static icicle, `layout.budget`: names stay readable on the
-        shallow levels however many lanes there are)."""
-        lvl = np.asarray(level, np.float64)
-        k = float(self.full_levels)
-        return np.minimum(lvl, k) + SQUEEZED * np.maximum(lvl - k, 0.0)
+    def lead_of(self, lane) -> np.ndarray:
+        """Levels at the top of ``lane`` that hold runtime infrastructure alone (thread
+        start-up, ``exec``: `LiveColouring`'s sand), drawn `squeeze` of a level tall: the
+        static icicle's fold of infrastructure (`layout.fold`, rule 1), known as calls
+        arrive; the program's first levels get the full height and the names."""
+        lane = np.asarray(lane, np.int64)
+        if not self.lane_lead.shape[0]:
+            return np.zeros(lane.shape, np.int64)
+        return self.lane_lead[np.minimum(lane, self.lane_lead.shape[0] - 1)]
 
-    def level_thickness(self, level) -> np.ndarray:
-        return np.where(np.asarray(level) < self.full_levels, 1.0, SQUEEZED)
+    def level_offset(self, lane, level) -> np.ndarray:
+        """Levels from the top of ``lane`` to the top of stack level ``level``: the lane's
+        infrastructure levels (`lead_of`) `squeeze` of a level tall, the next
+        `full_levels` a full level, deeper ones `squeeze` of a level (the height budget of
+        the static icicle, `layout.budget`: names stay readable on the program's first
+        levels however many lanes there are)."""
+        lvl = np.asarray(level, np.float64)
+        lead = self.lead_of(lane).astype(np.float64)
+        k = float(self.full_levels)
+        own = np.maximum(lvl - lead, 0.0)
+        return self.squeeze * (np.minimum(lvl, lead) + np.maximum(own - k, 0.0)) + np.minimum(own, k)
+
+    def level_thickness(self, lane, level) -> np.ndarray:
+        own = np.asarray(level) - self.lead_of(lane)
+        return np.where((own >= 0) & (own < self.full_levels), 1.0, self.squeeze)
 
     def level_z(self, lane, level) -> tuple:
         """(z of the middle, height) of stack level ``level`` in ``lane``, world units."""
-        t = self.level_thickness(level)
-        return self.lane_top(lane) - (self.level_offset(level) + 0.5 * t) * self.h, t * self.h
+        t = self.level_thickness(lane, level)
+        return self.lane_top(lane) - (self.level_offset(lane, level) + 0.5 * t) * self.h, t * self.h
 
-    def lane_height(self, levels) -> np.ndarray:
-        return (self.level_offset(levels) + 0.6) * self.h
+    def lane_height(self, lane, levels) -> np.ndarray:
+        return (self.level_offset(lane, levels) + LANE_GAP) * self.h
 
-    def fit_full_levels(self, lane_levels) -> int:
-        """The most full levels per lane (the same in every lane) at which all lanes fit
-        the frame's content height at a readable level height (`budget.level_px`); at least
-        `MIN_FULL_LEVELS`."""
+    def fit_full_levels(self, lane_levels, lane_lead=None) -> tuple:
+        """(full levels per lane, the same in every lane; the squeezed levels' share of a
+        level): the most full levels at which all lanes fit the frame's content height at
+        a readable level height (`budget.level_px`), the squeezed levels `SQUEEZED` tall,
+        at least `MIN_FULL_LEVELS`.  When even that does not fit (many lanes), the squeezed
+        levels thin down to `SQUEEZE_FLOOR` and then the full levels down to one: the
+        first levels of every lane keep a readable height (else the camera zooms out
+        until no level holds a name)."""
         from .annotate import content_height
         from .budget import level_px
 
@@ -203,13 +236,18 @@ class LiveLayout:
         avail = content_height(tuple(self.p.resolution), tpx, self.p.show_title) - 2.6 * tpx
         room = avail / level_px(tpx)
         levels = np.asarray(lane_levels, np.float64)
-        best = MIN_FULL_LEVELS
+        lead = np.zeros_like(levels) if lane_lead is None else np.minimum(np.asarray(lane_lead, np.float64), levels)
+        own = levels - lead
         for k in range(int(self.p.max_levels), MIN_FULL_LEVELS - 1, -1):
-            need = (np.minimum(levels, k) + SQUEEZED * np.maximum(levels - k, 0.0) + 0.6).sum()
+            need = (np.minimum(own, k) + SQUEEZED * (lead + np.maximum(own - k, 0.0)) + LANE_GAP).sum()
             if need <= room:
-                best = k
-                break
-        return best
+                return k, SQUEEZED
+        for k in range(MIN_FULL_LEVELS, 0, -1):
+            deep = (lead + np.maximum(own - k, 0.0)).sum()
+            s = (room - (np.minimum(own, k) + LANE_GAP).sum()) / deep if deep else SQUEEZED
+            if s >= SQUEEZE_FLOOR:
+                return k, float(min(s, SQUEEZED))
+        return 1, SQUEEZE_FLOOR
 
     def label_px(self) -> float:
         """Call labels' text size in pixels: the static icicle's (`labels.text_px`, never
@@ -234,34 +272,71 @@ class LiveLayout:
         foreshorten = max(math.cos(math.radians(self.p.elevation)), 0.2)
         return max(float(self.p.level_height), 1.05 * level_px(tpx) * world_per_px / foreshorten)
 
-    def need_levels(self, deepest) -> bool:
+    def _fill_height(self, levels, lead, full: int, squeeze: float, need_h: float) -> float:
+        """The level height at which the lanes (``levels``, ``lead``, drawn with ``full``
+        and ``squeeze``) fill the content rectangle's height when the time window fills its
+        width: a run of one or two lanes is not a strip over an empty frame.  At least
+        ``need_h`` (`readable_level_height`) with 5 % slack; a level at most
+        `frame.MAX_LEVEL_FRAC` of the image's height, as the static icicle's."""
+        if self.content_rect is None or not len(levels):
+            return need_h * 1.05
+        from .frame import MAX_LEVEL_FRAC
+
+        x0, y0, x1, y1 = self.content_rect
+        tpx = self.label_px()
+        world_per_px = self.p.time_length / max(float(x1 - x0) - NAME_EM * tpx, 1.0)
+        foreshorten = max(math.cos(math.radians(self.p.elevation)), 0.2)
+        k, s = self.full_levels, self.squeeze
+        self.full_levels, self.squeeze = full, squeeze
+        lanes = np.arange(len(levels))
+        saved = self.lane_lead
+        self.lane_lead = np.asarray(lead, np.int64)
+        units = float((self.level_offset(lanes, levels) + LANE_GAP).sum())
+        self.full_levels, self.squeeze, self.lane_lead = k, s, saved
+        avail = (float(y1 - y0) - 2.6 * self.text_px()) * world_per_px / foreshorten
+        tops = math.tan(math.radians(self.p.elevation))  # the top faces of the first level's boxes
+        fill = 0.96 * avail / max(units + tops, 1.0)
+        most = MAX_LEVEL_FRAC * self.p.resolution[1] * world_per_px / foreshorten
+        return max(need_h * 1.05, min(fill, most))
+
+    def need_levels(self, deepest, lead=None) -> bool:
         """Grow each lane's levels (doubling from ``levels`` up to ``max_levels``) for its
-        deepest call (``deepest[lane]``, a depth); True when a lane grew or appeared (the
-        lanes below it move: every box's z must then be written again)."""
+        deepest call (``deepest[lane]``, a depth); ``lead[lane]``: the depth of its first
+        call that is not runtime infrastructure (`lead_of`; default 0).  True when a lane
+        grew, appeared or its lead changed (the lanes below it move: every box's z must
+        then be written again)."""
         deepest = np.asarray(deepest, np.int64)
         p = self.p
         cur = np.zeros(deepest.shape[0], np.int64)
         cur[: self.lane_levels.shape[0]] = self.lane_levels[: deepest.shape[0]]
+        lead = np.zeros_like(deepest) if lead is None else np.asarray(lead, np.int64)[: deepest.shape[0]]
+        cap = p.max_levels + np.minimum(lead, p.max_levels)  # max_levels below the infrastructure levels
         want = np.where(cur > 0, cur, min(p.levels, p.max_levels))
         while True:
-            grow = (want < deepest + 1) & (want < p.max_levels)
+            grow = (want < deepest + 1) & (want < cap)
             if not grow.any():
                 break
-            want = np.where(grow, np.minimum(want * 2, p.max_levels), want)
-        old = self.lane_levels
+            want = np.where(grow, np.minimum(want * 2, cap), want)
+        lead = np.minimum(lead, want)
+        old, old_lead = self.lane_levels, self.lane_lead
+        same = want.shape == old.shape and (want == old).all() and (lead == old_lead).all()
+        full, squeeze = (self.full_levels, self.squeeze) if same else self.fit_full_levels(want, lead)
         need_h = self.readable_level_height()
-        taller = need_h > self.h * (1 + 1e-6)  # levels only grow, with slack: a legend growing row by
-        if want.shape == old.shape and (want == old).all() and not taller:  # row moves nothing often
+        target = self._fill_height(want, lead, full, squeeze, need_h)
+        # levels grow when they must (a name must fit), and follow the room the lanes leave
+        # with slack (a legend growing row by row, a lane appearing, moves nothing often)
+        taller = need_h > self.h * (1 + 1e-6) or not (1 / FILL_SLACK < target / self.h < FILL_SLACK)
+        if same and not taller:
             return False
         if taller:
-            self.h = need_h * 1.05
-        self.lane_levels = want
-        full = self.fit_full_levels(want)
-        squeezed = full != self.full_levels
-        self.full_levels = full
-        self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(want))])
+            self.h = target
+        self.lane_levels, self.lane_lead = want, lead
+        squeezed = full != self.full_levels or squeeze != self.squeeze
+        self.full_levels, self.squeeze = full, squeeze
+        self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(np.arange(want.shape[0]), want))])
         # new lanes go below: nothing moves, unless the full levels changed
-        return bool((want[: old.shape[0]] != old).any()) or squeezed or taller
+        k = old.shape[0]
+        return bool((want[:k] != old).any() or (lead[:k] != old_lead[:k]).any()) or squeezed or taller
 
     def lane_top(self, lane) -> np.ndarray:
         lane = np.asarray(lane, np.int64)
@@ -276,7 +351,7 @@ class LiveLayout:
     def bottom(self, n_lanes: int) -> float:
         """z of the bottom of the lowest lane."""
         return float(self._tops[min(max(n_lanes, 1), self._tops.shape[0] - 1)]) if self._tops.shape[0] > 1 \
-            else -self.lane_height(self.p.levels)
+            else -self.lane_height(0, self.p.levels)
 
     # ---------------------------------------------------------------- boxes
     @property
@@ -294,6 +369,11 @@ class LiveLayout:
         p = self.p
         return [LightSpec("TV3D_key", "SUN", tuple(-view_direction(p.azimuth - 35.0, 55.0)), 3.0),
                 LightSpec("TV3D_fill", "SUN", tuple(-view_direction(p.azimuth + 60.0, 20.0)), 0.8)]
+
+    def is_infrastructure(self, func) -> np.ndarray:
+        """Whether functions ``func`` are runtime infrastructure (`LiveColouring`'s sand;
+        their slots given by `LiveColouring.slots`)."""
+        return self.colouring.reserved[np.asarray(func, np.int64)] == INFRA
 
     def call_slots(self, func, kind, names, files, lines) -> np.ndarray:
         """The colour slot of calls (waits in the reserved red, else their function's)."""
@@ -353,16 +433,6 @@ class LiveLayout:
         col[:, :3] = self.cluster_rgb[slot]
         return cluster_of >= 0, (pos, sc, col, slot), (c_lane, c_depth, func[rep], kind[rep])
 
-    def trace_boxes(self, trace, idx) -> tuple:
-        """`boxes` of calls ``idx`` of a Trace."""
-        idx = np.asarray(idx, np.int64)
-        if self.lane_levels.shape[0] < trace.n_threads:
-            deepest = np.zeros(trace.n_threads, np.int64)
-            np.maximum.at(deepest, trace.thread, trace.depth)
-            self.need_levels(deepest)
-        return self.boxes(trace.start[idx], trace.end[idx], trace.depth[idx], trace.thread[idx], trace.func[idx],
-                          trace.kind[idx], trace.function_names, trace.function_files, trace.function_lines)
-
     def empty_layer(self, name: str, n: int):
         """A layer of ``n`` invisible (zero-size) boxes: room to append into."""
         from .spec import InstanceLayer
@@ -389,10 +459,21 @@ class LiveLayout:
         """Text height in pixels: `TEXT_PX` at 1080 lines, never under `MIN_TEXT_PX`."""
         return max(TEXT_PX * self.p.resolution[1] / 1080.0, MIN_TEXT_PX)
 
-    def hud_plan(self, title: str):
-        """The shared heads-up display plan (title row, legend column, content rectangle)."""
-        return plan_hud(tuple(self.p.resolution), self.text_px(), title, self.colouring.legend_rows(),
-                        self.p.show_title, self.p.show_legend)
+    def legend_rows(self) -> list:
+        """The colours' rows (`LiveColouring.legend_rows`), and the note on lanes that
+        several threads share when some do (`select.PACKED_NOTE`)."""
+        rows = self.colouring.legend_rows()
+        if self.lanes.packed:
+            from .select import PACKED_NOTE
+
+            rows = rows + [(PACKED_NOTE, -1, "note")]
+        return rows
+
+    def hud_plan(self, title: str, rows=None):
+        """The shared heads-up display plan (title row, legend column, content rectangle);
+        ``rows``: the legend's (default `legend_rows`)."""
+        return plan_hud(tuple(self.p.resolution), self.text_px(), title,
+                        self.legend_rows() if rows is None else rows, self.p.show_title, self.p.show_legend)
 
     def camera(self, now_us: float, n_lanes: int, rect=None) -> CameraSpec:
         """Looks at the window in view (`view_window`) and the lanes so far, fitted into the

@@ -480,10 +480,15 @@ def packed_lane_name(trace: Trace, threads: list) -> str:
     """The name of a lane that several threads share: how many, and what they run
     ("6× process_request_thread", from "Thread-7 (process_request_thread)"; the legend
     says what the count means, `PACKED_NOTE`)."""
-    kind = thread_kind(trace.thread_names[threads[0]])
+    return packed_name_of([trace.thread_names[t] for t in threads])
+
+
+def packed_name_of(names: list) -> str:
+    """`packed_lane_name` of the threads named ``names`` (the live view's lanes)."""
+    kind = thread_kind(names[0])
     inner = kind[kind.find("(") + 1: kind.rfind(")")] if "(" in kind and kind.rfind(")") > kind.find("(") else ""
     what = inner if inner and "#" not in inner else kind.replace("#", "…")
-    return f"{len(threads)}× {what}"
+    return f"{len(names)}× {what}"
 
 
 #: the legend's note where lanes were packed

@@ -19,6 +19,9 @@ LIVE = Schema("live", [
           help="call levels per lane at the start (doubles as calls go deeper)"),
     Param("max_levels", Number(1, 1000, integer=True), 16, group=S.SHOW, label="Max levels",
           help="deeper calls share the last level (drawn thinner)"),
+    S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a "
+                            "server's thread per request) share a lane once there are 8 lanes: a thread that "
+                            "starts takes the lane of one that returned from all its calls"),
     S.RESOLUTION.but(default=(1280, 720)),
     S.SHOW_LEGEND, S.SHOW_TITLE,
     Param("recolour_seconds", Number(0.0, 3600.0), 2.0, label="Recolour every", unit="s", cli=False, ui=False,

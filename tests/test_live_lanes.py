@@ -1,0 +1,123 @@
+"""The live view's lanes (`layout.live_lanes.LiveLanes`): threads of one kind that never run
+at once share a lane, decided online as the threads arrive; the brute-force twin is the
+static views' first fit (`select.pack_lanes`) over the same threads."""
+from __future__ import annotations
+
+import numpy as np
+
+from tracevis3d.layout.live_lanes import LiveLanes
+from tracevis3d.layout.select import pack_lanes, thread_kind
+from tracevis3d.live.store import ThreadCalls
+
+
+def _thread(name: str, spans, session: int = 0, pid: int = 1, open_last: bool = False) -> ThreadCalls:
+    """A thread whose calls are the roots ``spans`` [(start, end)] (the last one still open
+    with ``open_last``)."""
+    T = ThreadCalls(pid, 100 + len(name), name, "proc", session)
+    T.reserve(len(spans))
+    for k, (a, b) in enumerate(spans):
+        T.func[k], T.start[k], T.end[k], T.depth[k], T.parent[k], T.endi[k] = 0, a, b, 0, -1, k + 1
+    T.n = len(spans)
+    if open_last:
+        T.endi[T.n - 1] = -1
+        T.stack[0] = T.n - 1
+        T.sp = 1
+    return T
+
+
+def _arrive(lanes: LiveLanes, threads: list, ti: int, have: int = 0, gap: float = 0.0) -> None:
+    T = threads[ti]
+    lanes.note_changes(ti, T, np.arange(have, T.n))
+    lanes.place([(ti, have)], threads, gap)
+
+
+def test_online_packing_is_the_static_first_fit():
+    """Threads arriving one by one, each finished before the next starts or not: the lanes
+    are the rows `select.pack_lanes` gives the same threads (first fit, by first start)."""
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n = int(rng.integers(1, 40))
+        first = np.sort(rng.uniform(0, 1000, n))
+        last = first + rng.exponential(60, n)
+        names = [f"Thread-{k} ({rng.choice(['handle', 'worker'])})" for k in range(n)]
+        threads = [_thread(nm, [(a, b)]) for nm, a, b in zip(names, first, last)]
+        lanes = LiveLanes(pack=True, min_lanes=0)
+        gap = float(rng.choice([0.0, 5.0]))
+        for ti in range(n):  # arrival order = first start; a thread's calls are known once it ends
+            for tj in range(ti):
+                lanes.note_changes(tj, threads[tj], np.zeros(0, np.int64))
+            _arrive(lanes, threads, ti, gap=gap)
+        got = [lanes.lane_of(ti, [0])[0] for ti in range(n)]
+        want = pack_lanes([(1, thread_kind(nm)) for nm in names], first, last, gap)
+        assert got == want.tolist(), (trial, got, want.tolist())
+
+
+def test_threads_arriving_in_one_update_are_packed_in_time_order():
+    """A viewer that updates once after the whole run (a render) still packs: the threads
+    new in one update are placed in the order of their first call."""
+    spans = [(0, 10), (20, 30), (40, 50), (60, 70)]
+    threads = [_thread(f"Thread-{k} (process_request_thread)", [s]) for k, s in enumerate(spans)]
+    threads.reverse()  # announced in another order than they ran
+    lanes = LiveLanes(pack=True, min_lanes=0)
+    for ti, T in enumerate(threads):
+        lanes.note_changes(ti, T, np.arange(T.n))
+    lanes.place([(ti, 0) for ti in range(len(threads))], threads, 1.0)
+    assert lanes.n_lanes == 1 and lanes.packed
+    assert lanes.lane_threads[0] == [3, 2, 1, 0]
+    assert lanes.lane_name(0, threads) == "4× process_request_thread"
+
+
+def test_what_is_not_packed():
+    """Busy threads, threads of another kind or publisher, threads too close in time, the
+    first `min_lanes` lanes, and packing off: each its own lane."""
+    def lanes_of(threads, pack=True, min_lanes=0, gap=1.0):
+        lanes = LiveLanes(pack=pack, min_lanes=min_lanes)
+        for ti in range(len(threads)):
+            _arrive(lanes, threads, ti, gap=gap)
+        return lanes.n_lanes
+
+    seq = [(0, 10), (20, 30), (40, 50)]
+    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)]) == 1
+    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], pack=False) == 3
+    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], min_lanes=8) == 3
+    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], gap=35.0) == 3
+    assert lanes_of([_thread(nm, [s]) for nm, s in zip(["reader-1", "writer-2", "reader-3"], seq)]) == 2
+    assert lanes_of([_thread(f"worker-{k}", [s], session=k) for k, s in enumerate(seq)]) == 3
+    assert lanes_of([_thread(f"worker-{k}", [s], open_last=True) for k, s in enumerate(seq)]) == 3
+    assert lanes_of([_thread(nm, [s]) for nm, s in zip(["10", "30", "50"], seq)]) == 3  # ids, no kind
+
+
+def test_a_thread_back_after_its_lane_was_taken_goes_on_in_another_lane():
+    """A thread idle with an empty stack may lose its lane; its next calls open a segment in
+    another lane, and its earlier calls stay where they were drawn."""
+    a = _thread("worker-1", [(0, 10)])
+    b = _thread("worker-2", [(20, 30)])
+    threads = [a, b]
+    lanes = LiveLanes(pack=True, min_lanes=0)
+    _arrive(lanes, threads, 0)
+    _arrive(lanes, threads, 1)
+    assert lanes.n_lanes == 1
+    # worker-1 comes back while worker-2 still runs (its stack is not empty)
+    b.endi[0], b.stack[0], b.sp = -1, 0, 1
+    lanes.note_changes(1, b, np.array([0]))
+    a.reserve(1)
+    a.func[1], a.start[1], a.end[1], a.depth[1], a.parent[1], a.endi[1] = 0, 25, 28, 0, -1, 2
+    a.n = 2
+    _arrive(lanes, threads, 0, have=1)
+    assert lanes.n_lanes == 2
+    assert lanes.lane_of(0, [0, 1]).tolist() == [0, 1]
+    assert lanes.lane_of(1, [0]).tolist() == [0]
+    assert lanes.lane_name(0, threads) == "2× worker-…" and lanes.lane_name(1, threads) == "worker-1"
+
+
+def test_many_threads_of_one_kind_at_once_stay_linear():
+    """4,096 threads of one kind all running at once (the session's thread limit): a lane
+    each, placed in one update without a quadratic scan in Python."""
+    n = 4096
+    threads = [_thread(f"Thread-{k} (handle)", [(k, 10 ** 6)], open_last=True) for k in range(n)]
+    lanes = LiveLanes(pack=True)
+    for ti, T in enumerate(threads):
+        lanes.note_changes(ti, T, np.arange(T.n))
+    lanes.place([(ti, 0) for ti in range(n)], threads, 1.0)
+    assert lanes.n_lanes == n and not lanes.packed
+    assert lanes.lane_of(n - 1, [0]).tolist() == [n - 1]

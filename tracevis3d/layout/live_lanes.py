@@ -1,0 +1,187 @@
+"""Lanes of the growing live icicle (bpy-free): which lane a thread's calls are drawn in,
+with the static views' packing done online.
+
+A server that starts a thread per request gives a thread, and so a lane, per request: the
+static views pack threads of one kind that never run at once into one lane
+(`select.pack_lanes`, first fit).  The live view does the same as the threads arrive,
+without knowing the future: when there are already `select.PACK_MIN_LANES` lanes, a thread
+that appears takes the first lane of its kind (same publisher, same process, the same name
+but for its numbers: `select.thread_kind`) whose thread has returned from all its calls and
+did so at least ``gap`` before the new thread's first call; else it opens a lane.  Lanes
+never move once opened (a box, once placed, stays where it is).
+
+A thread that comes back to work after its lane was taken (its stack was empty, as a thread
+whose tracing started inside a call, or the main thread between its top-level calls) goes
+on in another lane: a thread is a list of *segments* (its first local call index, its
+lane), and a call's lane is that of the segment it falls in.  Calls are appended in
+pre-order per thread and a new segment only starts at a call appended after every call of
+the previous one, so each lane's calls stay in time order.
+
+Each lane also keeps its deepest call and its *lead*: the levels above its first call that
+is not runtime infrastructure, which the layout draws thin (`LiveLayout.lead_of`).
+
+Costs: O(changed threads) per update to keep the lanes' free times, O(lanes of the kind)
+numpy per new thread to find a free lane, O(1) per call to find its lane (one segment, the
+common case) or a binary search.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .select import PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
+
+#: a lane's `LiveLanes.lead` while it has only runtime infrastructure
+NO_LEAD = 1 << 30
+
+
+class LiveLanes:
+    """Thread segments → lanes (see the module doc).  ``pack``: threads of one kind share a
+    lane once there are ``min_lanes`` lanes (``LiveParams.pack_threads``)."""
+
+    def __init__(self, pack: bool = True, min_lanes: int = PACK_MIN_LANES, gap_frac: float = PACK_GAP_FRAC):
+        self.pack, self.min_lanes, self.gap_frac = bool(pack), int(min_lanes), float(gap_frac)
+        self.n_lanes = 0
+        self.lane_kind = np.zeros(16, np.int64)        # kind id of each lane
+        self.lane_free_at = np.zeros(16, np.float64)   # µs its thread's last call ended (inf: busy)
+        self.lane_holder = np.zeros(16, np.int64)      # the thread drawing in it now
+        self.lane_threads: list[list[int]] = []        # every thread that drew in it, in order
+        self._kinds: dict = {}
+        self.seg_first: list[np.ndarray] = []          # per thread: first local call of each segment
+        self.seg_lane: list[np.ndarray] = []           # per thread: lane of each segment
+        self.thread_busy: list[bool] = []              # per thread: has open calls
+        self.thread_end: list[float] = []              # per thread: end of its last closed call, µs
+        self._deepest = np.zeros(16, np.int64)         # per lane: depth of its deepest call
+        self._lead = np.full(16, NO_LEAD, np.int64)    # per lane: depth of its first program call
+
+    @property
+    def packed(self) -> bool:
+        """Some lane holds more than one thread."""
+        return any(len(m) > 1 for m in self.lane_threads)
+
+    @property
+    def deepest(self) -> np.ndarray:
+        """Per lane: the depth of its deepest call so far."""
+        return self._deepest[: self.n_lanes]
+
+    @property
+    def lead(self) -> np.ndarray:
+        """Per lane: the depth of its shallowest call that is not runtime infrastructure
+        and is at least `gap` long (`NO_LEAD` while it has none): the levels above it are
+        the threads' start-up (`LiveLayout.lead_of`).  The length keeps a thread's last
+        tiny clean-up call, a root, from opening its start-up levels again."""
+        return self._lead[: self.n_lanes]
+
+    def update(self, threads: list, changed: dict, new: list, now: float, window_us: float, is_infrastructure) -> None:
+        """One live update: ``changed`` {thread: local calls appended or closed since the
+        last one (the calls then open)}, ``new`` [(thread, first new call)]; ``now``, µs
+        (the end of open calls); ``window_us``: the window in view (`gap`);
+        ``is_infrastructure(func)``: bool per function.  Notes the changes, places the
+        threads with new calls (`place`), keeps each lane's `deepest` and `lead`."""
+        for ti, loc in changed.items():
+            self.note_changes(ti, threads[ti], loc)
+        gap = self.gap(window_us)
+        self.place(new, threads, gap)
+        for ti, have in new:
+            T = threads[ti]
+            lane = int(self.seg_lane[ti][-1])  # new calls are in the thread's last segment
+            self._deepest[lane] = max(self._deepest[lane], int(T.depth[have: T.n].max()))
+        for ti, loc in changed.items():
+            T = threads[ti]
+            width = np.where(T.endi[loc] < 0, now, T.end[loc]) - T.start[loc]
+            own = loc[(width >= gap) & ~is_infrastructure(T.func[loc])]
+            if own.size:
+                np.minimum.at(self._lead, self.lane_of(ti, own), T.depth[own].astype(np.int64))
+
+    def _grow(self) -> None:
+        if self.n_lanes < self.lane_kind.shape[0]:
+            return
+        k = 2 * self.lane_kind.shape[0]
+        for name, fill in (("lane_kind", 0), ("lane_free_at", 0.0), ("lane_holder", 0), ("_deepest", 0),
+                           ("_lead", NO_LEAD)):
+            a = getattr(self, name)
+            b = np.full(k, fill, a.dtype)
+            b[: a.shape[0]] = a
+            setattr(self, name, b)
+
+    def _open_lane(self, kind: int, ti: int) -> int:
+        self._grow()
+        lane = self.n_lanes
+        self.n_lanes += 1
+        self.lane_kind[lane], self.lane_holder[lane], self.lane_free_at[lane] = kind, ti, np.inf
+        self.lane_threads.append([ti])
+        return lane
+
+    def _kind(self, T) -> int:
+        key = (int(T.session), int(T.pid), thread_kind(str(T.name)))
+        return self._kinds.setdefault(key, len(self._kinds))
+
+    def note_changes(self, ti: int, T, loc: np.ndarray) -> None:
+        """Thread ``ti``'s calls ``loc`` were appended or closed since the last update: keep
+        its busy state and last end, and its lane's free time."""
+        while len(self.thread_busy) <= ti:
+            self.thread_busy.append(False)
+            self.thread_end.append(-np.inf)
+            self.seg_first.append(np.zeros(0, np.int64))
+            self.seg_lane.append(np.zeros(0, np.int64))
+        closed = loc[T.endi[loc] >= 0]
+        if closed.size:
+            self.thread_end[ti] = max(self.thread_end[ti], float(T.end[closed].max()))
+        self.thread_busy[ti] = bool(T.sp)
+        if self.seg_lane[ti].size:
+            lane = int(self.seg_lane[ti][-1])
+            if self.lane_holder[lane] == ti:
+                self.lane_free_at[lane] = np.inf if T.sp else self.thread_end[ti]
+
+    def place(self, new: list, threads: list, gap_us: float) -> None:
+        """Lanes for the threads with new calls: ``new`` is [(thread, first new local index)],
+        each thread's `note_changes` already made.  A thread still holding its lane goes
+        on in it; the others (new ones, or back after their lane was taken) are placed in
+        the order of their first new call (first fit, as `select.pack_lanes`)."""
+        todo = []
+        for ti, have in new:
+            seg = self.seg_lane[ti]
+            if seg.size and self.lane_holder[int(seg[-1])] == ti:
+                continue
+            todo.append((float(threads[ti].start[have]), ti, have))
+        todo.sort()
+        for first, ti, have in todo:
+            T = threads[ti]
+            kind = self._kind(T)
+            lane = -1
+            if self.pack and self.n_lanes >= self.min_lanes:
+                n = self.n_lanes
+                ok = np.flatnonzero((self.lane_kind[:n] == kind) & (self.lane_free_at[:n] <= first - gap_us)
+                                    & (self.lane_holder[:n] != ti))
+                if ok.size:
+                    lane = int(ok[0])
+                    self.lane_holder[lane] = ti
+                    self.lane_threads[lane].append(ti)
+            if lane < 0:
+                lane = self._open_lane(kind, ti)
+            self.lane_free_at[lane] = np.inf if self.thread_busy[ti] else self.thread_end[ti]
+            self.seg_first[ti] = np.append(self.seg_first[ti], have)
+            self.seg_lane[ti] = np.append(self.seg_lane[ti], lane)
+
+    def gap(self, window_us: float) -> float:
+        """µs between threads that share a lane: `select.PACK_GAP_FRAC` of the window in view."""
+        return self.gap_frac * max(float(window_us), 0.0)
+
+    def lane_of(self, ti: int, loc) -> np.ndarray:
+        """Lane of thread ``ti``'s calls ``loc`` (local indices)."""
+        loc = np.asarray(loc, np.int64)
+        lanes = self.seg_lane[ti] if ti < len(self.seg_lane) else np.zeros(0, np.int64)
+        if lanes.size <= 1:
+            return np.full(loc.shape, int(lanes[0]) if lanes.size else 0, np.int64)
+        k = np.searchsorted(self.seg_first[ti], loc, side="right") - 1
+        return lanes[np.maximum(k, 0)]
+
+    def lanes_of_thread(self, ti: int) -> list:
+        return [int(v) for v in self.seg_lane[ti]] if ti < len(self.seg_lane) else []
+
+    def lane_name(self, lane: int, threads: list) -> str:
+        """A lane's name: its thread's, or how many threads of which kind share it
+        (`select.packed_name_of`)."""
+        members = list(dict.fromkeys(self.lane_threads[lane]))  # a thread may come back to a lane
+        if len(members) == 1:
+            return str(threads[members[0]].name)
+        return packed_name_of([str(threads[t].name) for t in members])
