@@ -295,7 +295,7 @@ class LiveLayout:
         self.full_levels, self.squeeze, self.lane_lead = k, s, saved
         avail = (float(y1 - y0) - 2.6 * self.text_px()) * world_per_px / foreshorten
         tops = math.tan(math.radians(self.p.elevation))  # the top faces of the first level's boxes
-        fill = 0.96 * avail / max(units + tops, 1.0)
+        fill = 0.99 * avail / max(units + tops, 1.0)
         most = MAX_LEVEL_FRAC * self.p.resolution[1] * world_per_px / foreshorten
         return max(need_h * 1.05, min(fill, most))
 
