@@ -360,3 +360,31 @@ def test_live_view_keeps_a_trail_and_brings_the_run_back_when_it_stops_following
         assert (inst[wide] >= 0).all()  # the whole run is in view: every wide call has its box
         assert view.stats["clustered_calls"] == (inst < 0).sum()
         view.remove()
+
+
+def test_live_fold_rules_and_label_size():
+    """``fold``: auto draws each lane's runtime-infrastructure levels thin (`lead_of`), none
+    draws none thin, ranges ``A:B`` draw those levels thin in every lane; a thin level
+    never holds a name (`level_thickness` < 1), and the levels below keep ``max_levels``
+    full levels.  ``label_px`` sets the call names' size as in the static views."""
+    from tracevis3d.layout.live import SQUEEZED, LiveLayout, LiveParams
+
+    deepest, lead = np.array([30, 30]), np.array([3, 0])
+    auto = LiveLayout(LiveParams(resolution=(1920, 1080), max_levels=8))
+    auto.need_levels(deepest, lead)
+    assert auto.lead_of([0, 1]).tolist() == [3, 0]
+    assert auto.level_thickness(0, np.arange(12)).tolist() == [SQUEEZED] * 3 + [1.0] * 8 + [SQUEEZED]
+    assert auto.level_thickness(1, np.arange(9)).tolist() == [1.0] * 8 + [SQUEEZED]
+    assert auto.levels_of(0) >= 3 + 8  # max_levels below the lead
+    none = LiveLayout(LiveParams(resolution=(1920, 1080), max_levels=8, fold="none"))
+    none.need_levels(deepest, lead)
+    assert none.lead_of([0, 1]).tolist() == [0, 0]
+    assert none.level_thickness(0, np.arange(9)).tolist() == [1.0] * 8 + [SQUEEZED]
+    ranged = LiveLayout(LiveParams(resolution=(1920, 1080), max_levels=8, fold="1:2,5:5"))
+    ranged.need_levels(deepest, lead)
+    th = ranged.level_thickness(1, np.arange(12)).tolist()
+    assert th == [1.0, SQUEEZED, SQUEEZED, 1.0, 1.0, SQUEEZED, 1.0, 1.0, 1.0, 1.0, 1.0, SQUEEZED], th
+    off = ranged.level_offset(1, np.arange(13))  # offsets add up the thicknesses
+    assert np.allclose(np.diff(off), ranged.level_thickness(1, np.arange(12)))
+    big = LiveLayout(LiveParams(resolution=(1920, 1080), label_px=24.0))
+    assert big.label_px() == 24.0 and LiveLayout(LiveParams(resolution=(3840, 2160), label_px=24.0)).label_px() == 48.0

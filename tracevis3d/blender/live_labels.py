@@ -2,8 +2,8 @@
 
 Candidates are the calls of the top ``levels`` levels of every lane (their per-thread
 local indices are collected as they arrive: O(new)); once per `INTERVAL` seconds the widest
-`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.full_levels` below the
-lane's infrastructure levels, `LiveLayout.lead_of`) and wide
+`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.level_thickness`: not
+folded, among the first `LiveLayout.full_levels`) and wide
 enough for their name get one of a fixed pool of text objects (no object is created or
 deleted per pass after the pool is full).  As in the static icicle (`layout.labels`): the
 text is `LiveLayout.label_px` pixels (never under 14 px at 1080 lines), shortened to its
@@ -95,7 +95,6 @@ class LiveLabels:
         self.last = now
         tpx = layout.label_px()
         size = tpx * px
-        full = int(layout.full_levels)
         face_px = BOX_FILL * layout.h / px if px > 0 else 0.0
         if px <= 0 or face_px < tpx * (ASCENT + DESCENT) * 1.08:  # the full levels are too thin for names
             for ob in self.pool:
@@ -107,8 +106,8 @@ class LiveLabels:
                 continue
             loc = self.cand[ti][: self.cand_n[ti]]
             lane = layout.lanes.lane_of(ti, loc)  # threads of one kind may share a lane (`LiveLanes`)
-            own = T.depth[loc] - layout.lead_of(lane)  # below the lane's infrastructure levels
-            keep = (own >= 0) & (own < full) & (T.depth[loc] < layout.levels_of(lane))
+            # full levels: not folded (the lane's infrastructure, the fold ranges), the first `full_levels`
+            keep = (layout.level_thickness(lane, T.depth[loc]) >= 1.0) & (T.depth[loc] < layout.levels_of(lane))
             loc, lane = loc[keep], lane[keep]
             start = np.maximum(T.start[loc], t0)
             end = np.where(T.endi[loc] < 0, session.sessions[T.session].now, T.end[loc])

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from ..model import KIND_WAIT
+from ..params.kinds import parse_fold
 from .annotate import hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction
 from .live_lanes import LiveLanes
@@ -43,7 +44,6 @@ SLOT_NAMES = ["TV3D_live_other", "TV3D_live_wait", "TV3D_live_infra"] + \
 CLUSTER_SLOT_NAMES = [f"{nm}_cluster" for nm in SLOT_NAMES]
 BOX_FILL = 0.85
 TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
-LABEL_PX = 16.0    # call names, pixels at 1080 lines: the static icicle's default (`IcicleParams.label_px`)
 SQUEEZED = 0.25    # levels past the full ones are this tall (a lane's deep calls stay visible, thin)
 MIN_FULL_LEVELS = 2
 #: many lanes (a server's threads): the squeezed levels thin down to this share of a level
@@ -176,6 +176,7 @@ class LiveLayout:
         self.lanes = LiveLanes(self.p.pack_threads)
         self.lane_levels = np.zeros(0, np.int64)   # levels of each lane (0: not seen yet)
         self.lane_lead = np.zeros(0, np.int64)     # infrastructure levels at the top of each lane (`lead_of`)
+        self.fold_mode, self.fold_ranges = parse_fold(self.p.fold)
         self._tops = np.zeros(1, np.float64)
         self.full_levels = int(self.p.max_levels)  # levels drawn a full level tall (`fit_full_levels`)
         self.squeeze = SQUEEZED  # the deeper levels' share of a level (`fit_full_levels`)
@@ -191,27 +192,49 @@ class LiveLayout:
         """Levels at the top of ``lane`` that hold runtime infrastructure alone (thread
         start-up, ``exec``: `LiveColouring`'s sand), drawn `squeeze` of a level tall: the
         static icicle's fold of infrastructure (`layout.fold`, rule 1), known as calls
-        arrive; the program's first levels get the full height and the names."""
+        arrive (``fold="auto"``; 0 with ``none`` or level ranges); the program's first
+        levels get the full height and the names."""
         lane = np.asarray(lane, np.int64)
-        if not self.lane_lead.shape[0]:
+        if not self.lane_lead.shape[0] or self.fold_mode != "auto":
             return np.zeros(lane.shape, np.int64)
         return self.lane_lead[np.minimum(lane, self.lane_lead.shape[0] - 1)]
 
-    def level_offset(self, lane, level) -> np.ndarray:
-        """Levels from the top of ``lane`` to the top of stack level ``level``: the lane's
-        infrastructure levels (`lead_of`) `squeeze` of a level tall, the next
-        `full_levels` a full level, deeper ones `squeeze` of a level (the height budget of
-        the static icicle, `layout.budget`: names stay readable on the program's first
-        levels however many lanes there are)."""
+    def folded_before(self, lead, level) -> np.ndarray:
+        """How many of the levels above stack level ``level`` are folded (drawn thin): the
+        lane's infrastructure levels (``lead``, `lead_of`) and the levels of the ``fold``
+        ranges ``A:B`` (inclusive)."""
         lvl = np.asarray(level, np.float64)
-        lead = self.lead_of(lane).astype(np.float64)
+        out = np.minimum(lvl, np.asarray(lead, np.float64))
+        for a, b in self.fold_ranges:
+            out = out + np.clip(lvl - a, 0.0, b - a + 1.0)
+        return out
+
+    def is_folded(self, lead, level) -> np.ndarray:
+        lvl = np.asarray(level)
+        out = lvl < np.asarray(lead)
+        for a, b in self.fold_ranges:
+            out = out | ((lvl >= a) & (lvl <= b))
+        return out
+
+    def level_offset(self, lane, level) -> np.ndarray:
+        """Levels from the top of ``lane`` to the top of stack level ``level``: folded
+        levels (the lane's infrastructure, `lead_of`, or the ``fold`` ranges:
+        `folded_before`) `squeeze` of a level tall, the next `full_levels` a full level,
+        deeper ones `squeeze` of a level (the height budget of the static icicle,
+        `layout.budget`: names stay readable on the program's first levels however many
+        lanes there are)."""
+        lvl = np.asarray(level, np.float64)
+        thin = self.folded_before(self.lead_of(lane), lvl)
         k = float(self.full_levels)
-        own = np.maximum(lvl - lead, 0.0)
-        return self.squeeze * (np.minimum(lvl, lead) + np.maximum(own - k, 0.0)) + np.minimum(own, k)
+        own = lvl - thin
+        return self.squeeze * (thin + np.maximum(own - k, 0.0)) + np.minimum(own, k)
 
     def level_thickness(self, lane, level) -> np.ndarray:
-        own = np.asarray(level) - self.lead_of(lane)
-        return np.where((own >= 0) & (own < self.full_levels), 1.0, self.squeeze)
+        """A level's height in levels: 1 for the first `full_levels` levels that are not
+        folded, else `squeeze` (only full levels hold names)."""
+        lead = self.lead_of(lane)
+        own = np.asarray(level) - self.folded_before(lead, level)
+        return np.where(~self.is_folded(lead, level) & (own < self.full_levels), 1.0, self.squeeze)
 
     def level_z(self, lane, level) -> tuple:
         """(z of the middle, height) of stack level ``level`` in ``lane``, world units."""
@@ -236,7 +259,8 @@ class LiveLayout:
         avail = content_height(tuple(self.p.resolution), tpx, self.p.show_title) - 2.6 * tpx
         room = avail / level_px(tpx)
         levels = np.asarray(lane_levels, np.float64)
-        lead = np.zeros_like(levels) if lane_lead is None else np.minimum(np.asarray(lane_lead, np.float64), levels)
+        lead = np.zeros_like(levels) if lane_lead is None else np.asarray(lane_lead, np.float64)
+        lead = self.folded_before(lead, levels)  # every folded level: infrastructure, ranges
         own = levels - lead
         for k in range(int(self.p.max_levels), MIN_FULL_LEVELS - 1, -1):
             need = (np.minimum(own, k) + SQUEEZED * (lead + np.maximum(own - k, 0.0)) + LANE_GAP).sum()
@@ -254,7 +278,7 @@ class LiveLayout:
         under 14 px at 1080 lines)."""
         from .labels import MIN_TEXT_PX
 
-        return max(LABEL_PX, MIN_TEXT_PX) * self.p.resolution[1] / 1080.0
+        return max(float(self.p.label_px), MIN_TEXT_PX) * self.p.resolution[1] / 1080.0
 
     def readable_level_height(self) -> float:
         """World height of a level whose face holds a name (`budget.level_px`) when the time
@@ -309,8 +333,11 @@ class LiveLayout:
         p = self.p
         cur = np.zeros(deepest.shape[0], np.int64)
         cur[: self.lane_levels.shape[0]] = self.lane_levels[: deepest.shape[0]]
-        lead = np.zeros_like(deepest) if lead is None else np.asarray(lead, np.int64)[: deepest.shape[0]]
-        cap = p.max_levels + np.minimum(lead, p.max_levels)  # max_levels below the infrastructure levels
+        if lead is None or self.fold_mode != "auto":
+            lead = np.zeros_like(deepest)
+        lead = np.asarray(lead, np.int64)[: deepest.shape[0]]
+        # max_levels below the folded ones (the infrastructure, or the fold ranges)
+        cap = p.max_levels + np.minimum(self.folded_before(lead, 2 * p.max_levels), p.max_levels).astype(np.int64)
         want = np.where(cur > 0, cur, min(p.levels, p.max_levels))
         while True:
             grow = (want < deepest + 1) & (want < cap)

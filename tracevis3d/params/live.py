@@ -22,6 +22,10 @@ LIVE = Schema("live", [
     S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a "
                             "server's thread per request) share a lane once there are 8 lanes: a thread that "
                             "starts takes the lane of one that returned from all its calls"),
+    S.FOLD.but(help="fold stack levels into thin bands: auto (each lane's runtime infrastructure at its top: thread "
+                    "start-up, exec, runpy; known as calls arrive), none, or level ranges A:B[,C:D] (inclusive; A: "
+                    "and :B are open)"),
+    S.LABEL_PX,
     S.RESOLUTION.but(default=(1280, 720)),
     S.SHOW_LEGEND, S.SHOW_TITLE,
     Param("recolour_seconds", Number(0.0, 3600.0), 2.0, label="Recolour every", unit="s", cli=False, ui=False,
