@@ -121,3 +121,35 @@ def test_many_threads_of_one_kind_at_once_stay_linear():
     lanes.place([(ti, 0) for ti in range(n)], threads, 1.0)
     assert lanes.n_lanes == n and not lanes.packed
     assert lanes.lane_of(n - 1, [0]).tolist() == [n - 1]
+
+
+def test_drawn_depths_is_the_count_of_ancestors_not_hidden():
+    """`layout.live.drawn_depths` (``--hide`` in the live view), batch by batch, against
+    the brute-force walk up the parents."""
+    from tracevis3d.layout.live import drawn_depths
+
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n = int(rng.integers(1, 400))
+        parent = np.full(n, -1, np.int32)
+        depth = np.zeros(n, np.int32)
+        stack = []
+        for i in range(n):  # a random pre-order tree, several roots
+            while stack and rng.random() < 0.35:
+                stack.pop()
+            parent[i] = stack[-1] if stack else -1
+            depth[i] = len(stack)
+            stack.append(i)
+        func = rng.integers(0, 6, n).astype(np.int32)
+        hidden = rng.random(6) < 0.4
+        drawn = np.zeros(n, np.int32)
+        cuts = np.sort(rng.integers(0, n + 1, 3))
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n]):
+            drawn_depths(parent, func, hidden, depth, drawn, int(lo), int(hi))
+        want = np.zeros(n, np.int32)
+        for i in range(n):
+            p = parent[i]
+            while p >= 0:
+                want[i] += not hidden[func[p]]
+                p = parent[p]
+        assert np.array_equal(drawn, want), trial

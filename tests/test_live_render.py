@@ -388,3 +388,64 @@ def test_live_fold_rules_and_label_size():
     assert np.allclose(np.diff(off), ranged.level_thickness(1, np.arange(12)))
     big = LiveLayout(LiveParams(resolution=(1920, 1080), label_px=24.0))
     assert big.label_px() == 24.0 and LiveLayout(LiveParams(resolution=(3840, 2160), label_px=24.0)).label_px() == 48.0
+
+
+def test_live_hide_and_highlight_as_calls_arrive():
+    """``hide``: the calls of hidden functions get no box and their children are drawn a
+    level up per hidden ancestor (the brute-force count below); ``highlight``: calls of
+    other functions take the pale colour, the legend says so."""
+    from tracevis3d.blender.live_view import CHUNK, LiveView
+    from tracevis3d.layout.colour import PALE_RGB
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(3000, threads=2, seed=7)
+    params = LiveParams(window_us=want.span, resolution=(640, 360), fold="none", hide=[r"select_item$"],
+                        hide_modules=["api.token"], highlight=["PathRegistry"], cluster_seconds=0.0)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(params)
+        th = threading.Thread(target=replay, args=(want, sess.endpoint), kwargs=dict(speed=want.span / 0.5e6))
+        th.start()
+        while th.is_alive():
+            sess.poll_once(max_messages=20, wait=0.02)
+            view.update(sess)
+        th.join()
+        drain(sess)
+        view.update(sess, force_labels=True)
+        t = sess.trace
+        names = t.function_names
+        from tracevis3d.analysis.filters import function_mask
+
+        hidden_f = function_mask(t, params.hide, params.hide_modules)  # the static views' rule
+        assert {names[f].rsplit(".", 1)[-1] for f in np.flatnonzero(hidden_f)} >= {"select_item"}
+        hidden = hidden_f[t.func]
+        assert hidden.sum() > 50
+        drawn = np.zeros(len(t), np.int64)  # brute force: ancestors not hidden
+        for i in range(len(t)):
+            p = int(t.parent[i])
+            while p >= 0:
+                drawn[i] += not hidden[p]
+                p = int(t.parent[p])
+        order = np.concatenate([view.inst[ti][: view.inst_n[ti]] for ti in range(len(view.inst))])
+        assert (order[hidden] < 0).all()  # no box for a hidden call
+        assert np.array_equal(np.concatenate([view.drawn.of(ti, T)[: T.n] for ti, T in enumerate(sess.threads)]),
+                              drawn)
+        pos = np.zeros(CHUNK * 3, np.float32)
+        col = np.zeros(CHUNK * 4, np.float32)
+        view.chunks[0].ob.data.attributes["position"].data.foreach_get("vector", pos)
+        view.chunks[0].ob.data.attributes["tv_color"].data.foreach_get("color", col)
+        pos, col = pos.reshape(-1, 3), col.reshape(-1, 4)
+        shown = np.flatnonzero(order >= 0)
+        assert shown.size > 50
+        lane = np.concatenate([view.layout.lanes.lane_of(ti, np.arange(T.n)) for ti, T in enumerate(sess.threads)])
+        z = view.layout.level_z(lane, np.minimum(drawn, view.layout.levels_of(lane) - 1))[0]
+        assert np.allclose(pos[order[shown], 2], z[shown], atol=1e-4)
+        lit = np.array(["PathRegistry" in n for n in names])[t.func]
+        pale = shown[~lit[shown]]
+        kept = shown[lit[shown]]
+        assert pale.size and kept.size
+        is_pale = np.isclose(col[order, :3], np.asarray(PALE_RGB, np.float32), atol=1e-3).all(axis=1)
+        assert is_pale[pale].all() and not is_pale[kept].any()
+        rows = view.layout.legend_rows()
+        assert any(r[0].startswith("pale: not matching PathRegistry") for r in rows), rows
+        view.remove()

@@ -26,21 +26,34 @@ def function_mask(trace: Trace, regexes=(), modules=()) -> np.ndarray:
     module is one of ``modules`` or below one.  Once per distinct function."""
     from ..layout.naming import function_table
 
+    matches = name_matcher(regexes, modules)
+    out = np.zeros(trace.n_functions, np.bool_)
+    if matches is None:
+        return out
+    ft = function_table(trace)
+    for f in range(trace.n_functions):
+        out[f] = matches(trace.function_names[f], ft.display[f], ft.module[f])
+    return out
+
+
+def name_matcher(regexes=(), modules=()):
+    """The rule of `function_mask` for one function at a time (the live view's functions
+    arrive as the program runs): ``matches(raw, display, module)``, or None when there is
+    nothing to match."""
     from .userregex import user_regex
 
     rxs = [user_regex(r) for r in regexes]  # linear time: a user's pattern never backtracks
     mods = [m.strip().rstrip(".") for m in modules if m.strip()]
-    out = np.zeros(trace.n_functions, np.bool_)
     if not rxs and not mods:
-        return out
-    ft = function_table(trace)
-    for f in range(trace.n_functions):
-        raw, disp, mod = trace.function_names[f], ft.display[f], ft.module[f]
+        return None
+
+    def matches(raw: str, disp: str, mod: str) -> bool:
         if any(r.search(raw) or r.search(disp) for r in rxs):
-            out[f] = True
-        elif any(mod == m or mod.startswith(m + ".") for m in mods):
-            out[f] = True
-    return out
+            return True
+        mod = mod or ""
+        return any(mod == m or mod.startswith(m + ".") for m in mods)
+
+    return matches
 
 
 def call_graph(trace: Trace) -> tuple:

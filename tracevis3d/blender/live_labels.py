@@ -9,6 +9,7 @@ deleted per pass after the pool is full).  As in the static icicle (`layout.labe
 text is `LiveLayout.label_px` pixels (never under 14 px at 1080 lines), shortened to its
 informative end (`text.fit_text`), centred on the box's face, and only where the face holds
 it; labels carry ``tv3d_kind`` "call" and ``call_index`` (the thread's local call index).
+`write_hud` writes the heads-up display (title, legend) into objects made once.
 """
 from __future__ import annotations
 
@@ -57,13 +58,16 @@ class LiveLabels:
         self.last = -math.inf
         self._short: dict = {}
 
-    def collect(self, ti: int, T, lo: int, hi: int, levels: int) -> None:
+    def collect(self, ti: int, T, lo: int, hi: int, levels: int, depth=None, hidden=None) -> None:
         """Remember the calls of the first ``levels`` levels among thread ``ti``'s new
-        calls [lo, hi) (the lanes' full levels lie within them)."""
+        calls [lo, hi) (the lanes' full levels lie within them); ``depth``: the levels
+        they are drawn at (default ``T.depth``), ``hidden``: bool per new call, not drawn."""
+        depth = T.depth if depth is None else depth
         while len(self.cand) <= ti:
             self.cand.append(np.zeros(64, np.int64))
             self.cand_n.append(0)
-        new = lo + np.flatnonzero(T.depth[lo:hi] < levels)
+        new = lo + np.flatnonzero((depth[lo:hi] < levels) if hidden is None else
+                                  ((depth[lo:hi] < levels) & ~hidden))
         k = self.cand_n[ti]
         self.cand[ti] = _grow(self.cand[ti], k + new.size)
         self.cand[ti][k: k + new.size] = new
@@ -83,9 +87,12 @@ class LiveLabels:
             self.pool.append(text_object(self.coll, f"TV3D_live_label_{len(self.pool)}", self.material))
         return self.pool[k]
 
-    def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0) -> int:
+    def refresh(self, session, layout, t0: float, t1: float, force: bool = False, px: float = 0.0,
+                depth_of=None) -> int:
         """Place the labels (at most once per INTERVAL unless ``force``); how many are shown.
-        ``px``: world length of a pixel."""
+        ``px``: world length of a pixel; ``depth_of(thread)``: the levels its calls are
+        drawn at (default their depths)."""
+        depth_of = depth_of or (lambda ti: session.threads[ti].depth)
         from ..layout.labels import PAD, contrast_text_material
         from ..layout.text import ASCENT, DESCENT, fit_text, name_candidates
 
@@ -107,7 +114,8 @@ class LiveLabels:
             loc = self.cand[ti][: self.cand_n[ti]]
             lane = layout.lanes.lane_of(ti, loc)  # threads of one kind may share a lane (`LiveLanes`)
             # full levels: not folded (the lane's infrastructure, the fold ranges), the first `full_levels`
-            keep = (layout.level_thickness(lane, T.depth[loc]) >= 1.0) & (T.depth[loc] < layout.levels_of(lane))
+            depth = depth_of(ti)[loc]
+            keep = (layout.level_thickness(lane, depth) >= 1.0) & (depth < layout.levels_of(lane))
             loc, lane = loc[keep], lane[keep]
             start = np.maximum(T.start[loc], t0)
             end = np.where(T.endi[loc] < 0, session.sessions[T.session].now, T.end[loc])
@@ -142,10 +150,55 @@ class LiveLabels:
                 ob.data.materials[0] = mat
             ob["tv3d_kind"] = "call"
             ob["call_index"] = int(i)
-            z, _ = layout.level_z(lane, int(T.depth[i]))
+            z, _ = layout.level_z(lane, int(depth_of(ti)[i]))
             ob.location = (start * layout.scale_t + 0.5 * width, -0.02, float(z) - 0.5 * (ASCENT - DESCENT) * size)
             ob.hide_render = ob.hide_viewport = False
             shown += 1
         for ob in self.pool[shown:]:
             ob.hide_render = ob.hide_viewport = True
         return shown
+
+
+MAX_SWATCHES = 32  # legend rows with a colour (the module budget and the reserved colours fit)
+
+
+def write_hud(pool: list, coll, hud_root, legend_ob, labels, swatches):
+    """Write the live view's heads-up display into objects made once and reused (text
+    objects from ``pool``, grown as needed under ``hud_root``; one point cloud
+    ``legend_ob`` of `MAX_SWATCHES` swatches): no data-block is made or removed while the
+    scene grows.  Returns the title's object (None without a title)."""
+    title_ob = None
+    for i in range(len(labels)):
+        while len(pool) <= i:
+            pool.append(text_object(coll, f"TV3D_live_hud_{len(pool)}", bpy.data.materials[labels.material[i]],
+                                    parent=hud_root))
+        ob = pool[i]
+        cu = ob.data
+        if cu.body != labels.texts[i]:
+            cu.body = labels.texts[i]
+        cu.size = float(labels.sizes[i])
+        cu.align_x = ("LEFT", "CENTER", "RIGHT")[int(labels.align[i])]
+        cu.materials[0] = bpy.data.materials[labels.material[i]]
+        ob.location = tuple(float(v) for v in labels.anchors[i])
+        ob.rotation_euler = tuple(float(v) for v in labels.rotation[i])
+        ob.hide_render = ob.hide_viewport = False
+        ob["tv3d_kind"] = labels.kind[i]
+        if labels.kind[i] == "title":
+            title_ob = ob
+    for ob in pool[len(labels):]:
+        ob.hide_render = ob.hide_viewport = True
+    k = 0 if swatches is None else min(len(swatches.positions), MAX_SWATCHES)
+    pos = np.zeros((MAX_SWATCHES, 3), np.float32)
+    sc = np.zeros((MAX_SWATCHES, 3), np.float32)
+    col = np.ones((MAX_SWATCHES, 4), np.float32)
+    mat = np.zeros(MAX_SWATCHES, np.int32)
+    if k:
+        pos[:k], sc[:k], col[:k] = swatches.positions[:k], swatches.scales[:k], swatches.colors[:k]
+        mat[:k] = swatches.material_index[:k]
+    A = legend_ob.data.attributes
+    A["position"].data.foreach_set("vector", pos.ravel())
+    A["tv_scale"].data.foreach_set("vector", sc.ravel())
+    A["tv_color"].data.foreach_set("color", col.ravel())
+    A["tv_mat"].data.foreach_set("value", mat)
+    legend_ob.data.update_tag()
+    return title_ob

@@ -21,18 +21,17 @@ import numpy as np
 
 from ..layout.annotate import MATERIAL_TEXT_COLOURS
 from ..layout.labels import TEXT_LIGHT
-from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, LiveLayout, LiveParams
+from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths, LiveLayout, LiveParams
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
 from .live_chunks import CHUNK, ChunkedLayer
-from .live_labels import LiveLabels, text_object
+from .live_labels import MAX_SWATCHES, LiveLabels, text_object, write_hud
 from .writer import _attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
     write_layer, write_lights
 
 TEXT_MATERIAL = "TV3D_live_text"
 MAX_TICKS = 12  # time-axis labels (a 1-2-5 step gives 5-10 over the window)
-MAX_SWATCHES = 32  # legend rows with a colour (the module budget and the reserved colours fit)
 
 
 class LiveView:
@@ -73,6 +72,9 @@ class LiveView:
         self._area_cursor: list[int] = []  # per thread: calls below it are summed (or open, below)
         self._area_open: list[np.ndarray] = []  # per thread: calls open at the last ranking
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call, -1: none (capacity doubling)
+        self.drawn = DrawnDepths(self.layout.colouring)  # ``--hide``: the level each call is drawn at
+        self._hiding = self.drawn.hiding
+        self._threads: list = []
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
@@ -153,8 +155,8 @@ class LiveView:
                 now = session.sessions[T.session].now
                 end = np.where(T.endi[loc] < 0, now, end)
             func = T.func[loc]
-            parts.append((self.inst[ti][loc], T.start[loc], end, T.depth[loc], self.layout.lanes.lane_of(ti, loc),
-                          func, session.fkind[func]))
+            parts.append((self.inst[ti][loc], T.start[loc], end, self._depths(ti, T)[loc],
+                          self.layout.lanes.lane_of(ti, loc), func, session.fkind[func]))
         if parts:
             cols = [np.concatenate(c) for c in zip(*parts)]
             self.calls.put(cols[0], *self.layout.boxes(*cols[1:], session.fnames, session.ffiles, session.flines))
@@ -168,7 +170,7 @@ class LiveView:
         ``recolour_seconds`` an O(calls) ranking of the module colours, and when a lane grows
         or the ranking changes, every box written again."""
         t = time.perf_counter()
-        threads = session.threads
+        threads = self._threads = session.threads
         # new functions' colour slots (from the names the session parsed already)
         self.layout.colouring.slots(session.fnames, session.ffiles, session.flines, getattr(session, "fparsed", None))
         while len(self.inst) < len(threads):
@@ -180,11 +182,17 @@ class LiveView:
             have = self.inst_n[ti]
             if T.n > have:
                 self.inst[ti] = _grow(self.inst[ti], T.n)
-                self.inst[ti][have: T.n] = self._alloc(T.n - have)
+                hidden = self.drawn.new_calls(ti, T, have)
+                if hidden is None:
+                    self.inst[ti][have: T.n] = self._alloc(T.n - have)
+                else:  # hidden calls get no box (their children moved up)
+                    self.inst[ti][have: T.n] = -1
+                    self.inst[ti][have + np.flatnonzero(~hidden)] = self._alloc(int((~hidden).sum()))
                 self.inst_n[ti] = T.n
                 self.n += T.n - have
                 sel.setdefault(ti, []).append(np.arange(have, T.n))
-                self.labels.collect(ti, T, have, T.n, 2 * self.layout.p.max_levels)  # `LiveLayout.lead_of` + full
+                self.labels.collect(ti, T, have, T.n, 2 * self.layout.p.max_levels, self._depths(ti, T),
+                                    hidden)  # `LiveLayout.lead_of` + full levels
                 new.append((ti, have))
         now = max((s.now for s in session.sessions.values()), default=0.0)
         # the lanes of the threads with new calls (`LiveLanes.update`), from what changed: the
@@ -193,8 +201,10 @@ class LiveView:
         for ti, loc in self.open_prev:
             changed.setdefault(ti, []).append(loc)
         lanes, window = self.layout.lanes, np.subtract(*self.layout.view_window(now)[::-1])
+        not_program = self.layout.is_infrastructure if not self._hiding else \
+            (lambda f: self.layout.is_infrastructure(f) | self.layout.colouring.hidden[f])
         lanes.update(threads, {ti: np.concatenate(locs) for ti, locs in changed.items()}, new, now, window,
-                     self.layout.is_infrastructure)
+                     not_program, self._depths)
         if self.layout.need_levels(lanes.deepest, lanes.lead):  # a lane got taller: the lanes below move (rare)
             sel = {ti: [self._boxed_calls(ti)] for ti in range(len(threads))}
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
@@ -246,7 +256,8 @@ class LiveView:
             lane_h = float(self.layout.lane_height(lane, self.layout.levels_of(lane)))
             ob.location = (x, -0.05, float(self.layout.lane_top(lane)) - 0.5 * lane_h - 0.35 * size)
         self._axis(lanes.n_lanes, t0_view, t1_view, size)
-        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px)
+        self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px,
+                            depth_of=lambda ti: self._depths(ti, threads[ti]))
         dt = time.perf_counter() - t
         st = self.stats
         st["updates"] += 1
@@ -256,6 +267,10 @@ class LiveView:
         st["longest_update"] = max(st["longest_update"], dt)
         st["last_update"] = dt
         return st
+
+    def _depths(self, ti: int, T=None) -> np.ndarray:
+        """The levels thread ``ti``'s calls are drawn at (`layout.live.DrawnDepths`)."""
+        return self.drawn.of(ti, T if T is not None else self._threads[ti])
 
     def _text(self, key: str, body: str, size: float, location, align: str = "LEFT"):
         """A text object of the live scene's annotations (made once, then only edited)."""
@@ -312,7 +327,7 @@ class LiveView:
             end = np.where(T.endi[lo:n] < 0, session.sessions[T.session].now, T.end[lo:n])
             for part, a, b in ((part_a, lo, mid), (part_b, mid, n)):
                 if b > a:
-                    part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], T.depth[a:b],
+                    part.append((self.inst[ti][a:b], T.start[a:b], end[a - lo: b - lo], self._depths(ti, T)[a:b],
                                  L.lanes.lane_of(ti, np.arange(a, b)), T.func[a:b], np.arange(a, b),
                                  np.full(b - a, ti)))
         frozen = self._cluster_part(session, part_a, px, now, self._frozen_n)
@@ -342,6 +357,12 @@ class LiveView:
         if not parts:
             return 0
         inst, start, end, depth, lane, func, loc, thread = (np.concatenate(c) for c in zip(*parts))
+        if self._hiding:  # hidden calls are neither boxes nor in clusters
+            keep = ~self.layout.colouring.hidden[func]
+            inst, start, end, depth, lane, func, loc, thread = (a[keep] for a in
+                                                                (inst, start, end, depth, lane, func, loc, thread))
+            if not inst.size:
+                return 0
         kind = session.fkind[func]
         names = (session.fnames, session.ffiles, session.flines)
         small, (cpos, csc, ccol, cslot), about = self.layout.cluster_boxes(start, end, depth, lane, func, kind,
@@ -533,43 +554,7 @@ class LiveView:
                 self.title_ob.data.body = body
 
     def _write_hud(self, labels, swatches) -> None:
-        """Write the HUD into objects made once and reused (text objects from a pool, one
-        point cloud of `MAX_SWATCHES` swatches): no data-block is made or removed while
-        the scene grows."""
-        self.title_ob = None
-        for i in range(len(labels)):
-            while len(self._hud_objects) <= i:
-                self._hud_objects.append(text_object(self.coll, f"TV3D_live_hud_{len(self._hud_objects)}",
-                                                     bpy.data.materials[labels.material[i]], parent=self.hud_root))
-            ob = self._hud_objects[i]
-            cu = ob.data
-            if cu.body != labels.texts[i]:
-                cu.body = labels.texts[i]
-            cu.size = float(labels.sizes[i])
-            cu.align_x = ("LEFT", "CENTER", "RIGHT")[int(labels.align[i])]
-            cu.materials[0] = bpy.data.materials[labels.material[i]]
-            ob.location = tuple(float(v) for v in labels.anchors[i])
-            ob.rotation_euler = tuple(float(v) for v in labels.rotation[i])
-            ob.hide_render = ob.hide_viewport = False
-            ob["tv3d_kind"] = labels.kind[i]
-            if labels.kind[i] == "title":
-                self.title_ob = ob
-        for ob in self._hud_objects[len(labels):]:
-            ob.hide_render = ob.hide_viewport = True
-        k = 0 if swatches is None else min(len(swatches.positions), MAX_SWATCHES)
-        pos = np.zeros((MAX_SWATCHES, 3), np.float32)
-        sc = np.zeros((MAX_SWATCHES, 3), np.float32)
-        col = np.ones((MAX_SWATCHES, 4), np.float32)
-        mat = np.zeros(MAX_SWATCHES, np.int32)
-        if k:
-            pos[:k], sc[:k], col[:k] = swatches.positions[:k], swatches.scales[:k], swatches.colors[:k]
-            mat[:k] = swatches.material_index[:k]
-        A = self.legend_ob.data.attributes
-        A["position"].data.foreach_set("vector", pos.ravel())
-        A["tv_scale"].data.foreach_set("vector", sc.ravel())
-        A["tv_color"].data.foreach_set("color", col.ravel())
-        A["tv_mat"].data.foreach_set("value", mat)
-        self.legend_ob.data.update_tag()
+        self.title_ob = write_hud(self._hud_objects, self.coll, self.hud_root, self.legend_ob, labels, swatches)
 
     def _axis(self, n_lanes: int, t0: float, t1: float, size: float) -> None:
         """A time axis under the lanes: ticks at a 1-2-5 step over the window in view, times

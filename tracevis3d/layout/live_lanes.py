@@ -71,12 +71,16 @@ class LiveLanes:
         tiny clean-up call, a root, from opening its start-up levels again."""
         return self._lead[: self.n_lanes]
 
-    def update(self, threads: list, changed: dict, new: list, now: float, window_us: float, is_infrastructure) -> None:
+    def update(self, threads: list, changed: dict, new: list, now: float, window_us: float, is_infrastructure,
+               depth_of=None) -> None:
         """One live update: ``changed`` {thread: local calls appended or closed since the
         last one (the calls then open)}, ``new`` [(thread, first new call)]; ``now``, µs
         (the end of open calls); ``window_us``: the window in view (`gap`);
-        ``is_infrastructure(func)``: bool per function.  Notes the changes, places the
-        threads with new calls (`place`), keeps each lane's `deepest` and `lead`."""
+        ``is_infrastructure(func)``: bool per function; ``depth_of(thread)``: the levels
+        its calls are drawn at (default: their depths; `live.drawn_depths` with
+        ``--hide``).  Notes the changes, places the threads with new calls (`place`),
+        keeps each lane's `deepest` and `lead`."""
+        depth_of = depth_of or (lambda ti: threads[ti].depth)
         for ti, loc in changed.items():
             self.note_changes(ti, threads[ti], loc)
         gap = self.gap(window_us)
@@ -84,13 +88,13 @@ class LiveLanes:
         for ti, have in new:
             T = threads[ti]
             lane = int(self.seg_lane[ti][-1])  # new calls are in the thread's last segment
-            self._deepest[lane] = max(self._deepest[lane], int(T.depth[have: T.n].max()))
+            self._deepest[lane] = max(self._deepest[lane], int(depth_of(ti)[have: T.n].max()))
         for ti, loc in changed.items():
             T = threads[ti]
             width = np.where(T.endi[loc] < 0, now, T.end[loc]) - T.start[loc]
             own = loc[(width >= gap) & ~is_infrastructure(T.func[loc])]
             if own.size:
-                np.minimum.at(self._lead, self.lane_of(ti, own), T.depth[own].astype(np.int64))
+                np.minimum.at(self._lead, self.lane_of(ti, own), depth_of(ti)[own].astype(np.int64))
 
     def _grow(self) -> None:
         if self.n_lanes < self.lane_kind.shape[0]:

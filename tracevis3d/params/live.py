@@ -25,7 +25,9 @@ LIVE = Schema("live", [
     S.FOLD.but(help="fold stack levels into thin bands: auto (each lane's runtime infrastructure at its top: thread "
                     "start-up, exec, runpy; known as calls arrive), none, or level ranges A:B[,C:D] (inclusive; A: "
                     "and :B are open)"),
-    S.LABEL_PX,
+    S.HIDE.but(help="hide calls whose function name matches a regular expression (as they arrive); their children "
+                    "move up"),
+    S.HIDE_MODULES, S.HIGHLIGHT, S.LABEL_PX,
     S.RESOLUTION.but(default=(1280, 720)),
     S.SHOW_LEGEND, S.SHOW_TITLE,
     Param("recolour_seconds", Number(0.0, 3600.0), 2.0, label="Recolour every", unit="s", cli=False, ui=False,
