@@ -449,3 +449,27 @@ def test_live_hide_and_highlight_as_calls_arrive():
         rows = view.layout.legend_rows()
         assert any(r[0].startswith("pale: not matching PathRegistry") for r in rows), rows
         view.remove()
+
+
+def test_a_forced_update_clusters_even_when_it_recoloured():
+    """A figure rendered after one update (the whole run at once: a render, `render-live`'s
+    frames) is clustered though that update also coloured and laid out every box: a run
+    whose every update was busy kept one instance per call, and a replay of 2·10^6 calls
+    rendered blank."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(20_000, threads=2, seed=7)
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=want.span, resolution=(640, 360)))
+        th = threading.Thread(target=replay, args=(want, sess.endpoint))
+        th.start()
+        while th.is_alive():
+            sess.poll_once(max_messages=200, wait=0.02)
+        th.join()
+        drain(sess)
+        st = view.update(sess, force_labels=True)
+        assert st.get("recolours", 0) + st.get("relayouts", 0) > 0  # the update was busy
+        assert st.get("clustered_calls", 0) > 0 and st["instances"] < len(want)
+        view.remove()

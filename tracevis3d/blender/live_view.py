@@ -235,9 +235,11 @@ class LiveView:
         self.set_camera(now, lanes.n_lanes)
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
         # the slow passes take turns: never a cluster pass in the update that re-coloured
-        # or moved every box (each is O(calls); the pause stays one pass long)
+        # or moved every box (each is O(calls); the pause stays one pass long), except in a
+        # forced update (a figure rendered now): a run whose every update was busy had never
+        # been clustered, and a render of 2·10^6 instances came out blank
         busy = self.stats.get("recolours", 0) + self.stats.get("relayouts", 0)
-        if busy == self._busy_seen and self._cluster_due(t, px):
+        if (busy == self._busy_seen or force_labels) and self._cluster_due(t, px):
             self._cluster_pass(session, px)
         self._busy_seen = busy
         self.calls.write()
