@@ -473,3 +473,21 @@ def test_a_forced_update_clusters_even_when_it_recoloured():
         assert st.get("recolours", 0) + st.get("relayouts", 0) > 0  # the update was busy
         assert st.get("clustered_calls", 0) > 0 and st["instances"] < len(want)
         view.remove()
+
+
+def test_live_lanes_fit_the_frame_or_thin_down():
+    """`LiveLayout.fit_full_levels` never claims a fit that is not one (shallow lanes, none
+    deeper than its full levels, once passed unchecked); many lanes thin their gaps
+    (`lane_gap`) and squeezed levels before the full levels go."""
+    from tracevis3d.layout.budget import level_px
+    from tracevis3d.layout.live import LANE_GAP, MIN_LANE_GAP, SQUEEZE_FLOOR, LiveLayout, LiveParams, lane_gap
+
+    lay = LiveLayout(LiveParams(resolution=(1920, 1080)))
+    room = 1080 / level_px(lay.label_px())  # more than the content rectangle holds
+    for n, levels in ((60, 4), (30, 3), (12, 16), (3, 16), (200, 2)):
+        k, s = lay.fit_full_levels(np.full(n, levels))
+        own = np.full(n, float(levels))
+        need = (np.minimum(own, k) + s * np.maximum(own - k, 0) + lane_gap(n)).sum()
+        assert need <= room or (k, s) == (1, SQUEEZE_FLOOR), (n, levels, k, s, need, room)
+    assert lane_gap(2) == LANE_GAP and lane_gap(4096) == MIN_LANE_GAP
+    assert len({lane_gap(n) for n in range(1, 5000)}) <= 3  # at most two relayouts for the gap

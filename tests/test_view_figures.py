@@ -43,7 +43,10 @@ CEILING_EMPTY = {"cone": 0.56}
 #: being ~20 ms of the ~850 ms the clients run), the comparison 44.4 % to 53.6 % (seven: each
 #: side's section is one long first request, the one that imports docutils, then short
 #: ones with idle gaps between them, which the recording's timing decides)
-SERVER_CEILING_EMPTY = {"threads": 0.55, "compare": 0.56, "live": 0.60}
+#: the live view shows the whole run: the server's shutdown waits out its 0.5 s poll interval,
+#: so the last 40-60 % of the time axis holds the main thread and the accept loop alone
+#: (60.1-63.4 % empty over recordings; 56 % on the one in build/traces)
+SERVER_CEILING_EMPTY = {"threads": 0.55, "compare": 0.56, "live": 0.66}
 MAX_MARGIN = 0.08
 MAX_GREY = 0.35
 

@@ -51,11 +51,25 @@ MIN_FULL_LEVELS = 2
 #: (a 100-level lane then takes 8 levels) and the full levels down to one, so the lanes'
 #: first levels stay readable however many lanes there are
 SQUEEZE_FLOOR = 0.08
-LANE_GAP = 0.6     # levels between two lanes
+#: the squeezed levels thin down to this share of a level before the full levels drop
+SQUEEZE_KEEP = 0.12
+#: levels between two lanes: `LANE_GAP`, thinner with many lanes (the gaps take at most
+#: `LANE_GAPS_TOTAL` levels, as the static frame's), in steps of `LANE_GAP_STEP` down to
+#: `MIN_LANE_GAP` (each step moves every box: at most two such relayouts)
+LANE_GAP, LANE_GAPS_TOTAL, LANE_GAP_STEP, MIN_LANE_GAP = 0.6, 5.4, 0.15, 0.3
+
+
+def lane_gap(n_lanes: int) -> float:
+    """Levels between two of ``n_lanes`` lanes (see `LANE_GAP`)."""
+    want = LANE_GAPS_TOTAL / max(n_lanes - 1, 1)
+    return max(MIN_LANE_GAP, min(LANE_GAP, math.floor(want / LANE_GAP_STEP + 1e-9) * LANE_GAP_STEP))
 #: the levels grow to fill the frame's height (a level at most `frame.MAX_LEVEL_FRAC` of the
 #: image, as in the static icicle), and follow the room the lanes leave when it changes by
 #: more than this factor
 FILL_SLACK = 1.15
+#: levels are this much taller than `LiveLayout.readable_level_height` asks (twice: its own
+#: margin and the level height's), so a name always fits
+LEVEL_SLACK = 1.05
 MIN_TEXT_PX = 11.0
 NAME_EM = 9.0      # room for the lanes' names left of the calls, in text heights
 
@@ -252,6 +266,7 @@ class LiveLayout:
         self._tops = np.zeros(1, np.float64)
         self.full_levels = int(self.p.max_levels)  # levels drawn a full level tall (`fit_full_levels`)
         self.squeeze = SQUEEZED  # the deeper levels' share of a level (`fit_full_levels`)
+        self.gap = LANE_GAP  # levels between two lanes (`lane_gap`)
         #: the pixel rectangle the camera fits the lanes into (the view sets it from its HUD plan)
         self.content_rect = None
 
@@ -314,12 +329,13 @@ class LiveLayout:
         return self.lane_top(lane) - (self.level_offset(lane, level) + 0.5 * t) * self.h, t * self.h
 
     def lane_height(self, lane, levels) -> np.ndarray:
-        return (self.level_offset(lane, levels) + LANE_GAP) * self.h
+        return (self.level_offset(lane, levels) + self.gap) * self.h
 
     def fit_full_levels(self, lane_levels, lane_lead=None) -> tuple:
         """(full levels per lane, the same in every lane; the squeezed levels' share of a
         level): the most full levels at which all lanes fit the frame's content height at
-        a readable level height (`budget.level_px`), the squeezed levels `SQUEEZED` tall,
+        a readable level height (`budget.level_px`), the squeezed levels `SQUEEZED` tall or
+        thinner down to `SQUEEZE_KEEP` (a full level holds a name, a squeezed one never),
         at least `MIN_FULL_LEVELS`.  When even that does not fit (many lanes), the squeezed
         levels thin down to `SQUEEZE_FLOOR` and then the full levels down to one: the
         first levels of every lane keep a readable height (else the camera zooms out
@@ -329,20 +345,30 @@ class LiveLayout:
 
         tpx = self.label_px()
         avail = content_height(tuple(self.p.resolution), tpx, self.p.show_title) - 2.6 * tpx
-        room = avail / level_px(tpx)
+        # a level is drawn `LEVEL_SLACK`² taller than readable (`need_levels`), and the first
+        # level's top faces take tan(elevation) levels: room as the camera will fit it
+        room = avail / (level_px(tpx) * LEVEL_SLACK ** 2) - math.tan(math.radians(self.p.elevation))
         levels = np.asarray(lane_levels, np.float64)
         lead = np.zeros_like(levels) if lane_lead is None else np.asarray(lane_lead, np.float64)
         lead = self.folded_before(lead, levels)  # every folded level: infrastructure, ranges
         own = levels - lead
-        for k in range(int(self.p.max_levels), MIN_FULL_LEVELS - 1, -1):
-            need = (np.minimum(own, k) + SQUEEZED * (lead + np.maximum(own - k, 0.0)) + LANE_GAP).sum()
-            if need <= room:
-                return k, SQUEEZED
-        for k in range(MIN_FULL_LEVELS, 0, -1):
+        def squeeze_for(k: int) -> float:
+            """The squeezed levels' share at which the lanes fit with ``k`` full levels
+            (-1: they do not fit whatever it is)."""
             deep = (lead + np.maximum(own - k, 0.0)).sum()
-            s = (room - (np.minimum(own, k) + LANE_GAP).sum()) / deep if deep else SQUEEZED
+            left = room - (np.minimum(own, k) + lane_gap(len(levels))).sum()
+            if deep <= 0:
+                return SQUEEZED if left >= 0 else -1.0
+            return min(left / deep, SQUEEZED)
+
+        for k in range(int(self.p.max_levels), MIN_FULL_LEVELS - 1, -1):
+            s = squeeze_for(k)
+            if s >= SQUEEZE_KEEP:  # a full level more is worth thinner squeezed ones
+                return k, float(s)
+        for k in range(MIN_FULL_LEVELS, 0, -1):
+            s = squeeze_for(k)
             if s >= SQUEEZE_FLOOR:
-                return k, float(min(s, SQUEEZED))
+                return k, float(s)
         return 1, SQUEEZE_FLOOR
 
     def label_px(self) -> float:
@@ -366,7 +392,7 @@ class LiveLayout:
         w_px = max(float(x1 - x0) - NAME_EM * tpx, 1.0)
         world_per_px = self.p.time_length / w_px
         foreshorten = max(math.cos(math.radians(self.p.elevation)), 0.2)
-        return max(float(self.p.level_height), 1.05 * level_px(tpx) * world_per_px / foreshorten)
+        return max(float(self.p.level_height), LEVEL_SLACK * level_px(tpx) * world_per_px / foreshorten)
 
     def _fill_height(self, levels, lead, full: int, squeeze: float, need_h: float) -> float:
         """The level height at which the lanes (``levels``, ``lead``, drawn with ``full``
@@ -375,7 +401,7 @@ class LiveLayout:
         ``need_h`` (`readable_level_height`) with 5 % slack; a level at most
         `frame.MAX_LEVEL_FRAC` of the image's height, as the static icicle's."""
         if self.content_rect is None or not len(levels):
-            return need_h * 1.05
+            return need_h * LEVEL_SLACK
         from .frame import MAX_LEVEL_FRAC
 
         x0, y0, x1, y1 = self.content_rect
@@ -387,13 +413,13 @@ class LiveLayout:
         lanes = np.arange(len(levels))
         saved = self.lane_lead
         self.lane_lead = np.asarray(lead, np.int64)
-        units = float((self.level_offset(lanes, levels) + LANE_GAP).sum())
+        units = float((self.level_offset(lanes, levels) + lane_gap(len(levels))).sum())
         self.full_levels, self.squeeze, self.lane_lead = k, s, saved
         avail = (float(y1 - y0) - 2.6 * self.text_px()) * world_per_px / foreshorten
         tops = math.tan(math.radians(self.p.elevation))  # the top faces of the first level's boxes
         fill = 0.99 * avail / max(units + tops, 1.0)
         most = MAX_LEVEL_FRAC * self.p.resolution[1] * world_per_px / foreshorten
-        return max(need_h * 1.05, min(fill, most))
+        return max(need_h * LEVEL_SLACK, min(fill, most))
 
     def need_levels(self, deepest, lead=None) -> bool:
         """Grow each lane's levels (doubling from ``levels`` up to ``max_levels``) for its
@@ -430,8 +456,9 @@ class LiveLayout:
         if taller:
             self.h = target
         self.lane_levels, self.lane_lead = want, lead
-        squeezed = full != self.full_levels or squeeze != self.squeeze
-        self.full_levels, self.squeeze = full, squeeze
+        gap = lane_gap(want.shape[0])
+        squeezed = full != self.full_levels or squeeze != self.squeeze or gap != self.gap
+        self.full_levels, self.squeeze, self.gap = full, squeeze, gap
         self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(np.arange(want.shape[0]), want))])
         # new lanes go below: nothing moves, unless the full levels changed
         k = old.shape[0]
