@@ -491,3 +491,37 @@ def test_live_lanes_fit_the_frame_or_thin_down():
         assert need <= room or (k, s) == (1, SQUEEZE_FLOOR), (n, levels, k, s, need, room)
     assert lane_gap(2) == LANE_GAP and lane_gap(4096) == MIN_LANE_GAP
     assert len({lane_gap(n) for n in range(1, 5000)}) <= 3  # at most two relayouts for the gap
+
+
+def test_live_threads_title_and_labels_options():
+    """``threads`` keeps the threads named or numbered (as they arrive: the others get no
+    box, lane or name); ``title`` replaces the automatic title; ``max_labels`` and
+    ``show_labels`` bound the call names."""
+    from tracevis3d.blender.live_view import LiveView
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.live import LiveSession, replay
+
+    want = tracevis3d.synthetic(6000, threads=3, seed=11)
+    keep = want.thread_names[2]
+    for params, most in ((dict(threads=[0, keep], title="My run", max_labels=2), 2),
+                         (dict(show_labels=False), 0)):
+        with LiveSession("tcp://127.0.0.1:*") as sess:
+            view = LiveView(LiveParams(window_us=want.span, resolution=(960, 540), **params))
+            th = threading.Thread(target=replay, args=(want, sess.endpoint))
+            th.start()
+            while th.is_alive():
+                sess.poll_once(max_messages=200, wait=0.02)
+                view.update(sess)
+            th.join()
+            drain(sess)
+            view.update(sess, force_labels=True)
+            names = [ob for ob in view.labels.pool if not ob.hide_render]
+            assert len(names) <= most and (most == 0 or names), (params, len(names))
+            if "threads" in params:
+                shown = {ti for ti, T in enumerate(sess.threads) if view.inst_n[ti] if ti < len(view.inst_n)}
+                assert shown == {0, 2}, shown
+                assert view.layout.lanes.n_lanes == 2
+                assert view.title_ob.data.body == "My run"
+                lane_names = {ob.data.body for ob in view.lane_labels[:2]}
+                assert lane_names == {sess.threads[0].name, keep}, lane_names
+            view.remove()

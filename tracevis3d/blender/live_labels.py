@@ -2,7 +2,7 @@
 
 Candidates are the calls of the top ``levels`` levels of every lane (their per-thread
 local indices are collected as they arrive: O(new)); once per `INTERVAL` seconds the widest
-`MAX_LABELS` of them that are in view, on a full level (`LiveLayout.level_thickness`: not
+``max_labels`` (`LiveParams`) of them that are in view, on a full level (`LiveLayout.level_thickness`: not
 folded, among the first `LiveLayout.full_levels`) and wide
 enough for their name get one of a fixed pool of text objects (no object is created or
 deleted per pass after the pool is full).  As in the static icicle (`layout.labels`): the
@@ -23,7 +23,6 @@ from ..layout.icicle import short_name
 from ..layout.live import BOX_FILL
 from ..live.store import _grow
 
-MAX_LABELS = 40
 INTERVAL = 1.0
 
 
@@ -93,6 +92,7 @@ class LiveLabels:
         ``px``: world length of a pixel; ``depth_of(thread)``: the levels its calls are
         drawn at (default their depths)."""
         depth_of = depth_of or (lambda ti: session.threads[ti].depth)
+        most = int(layout.p.max_labels) if layout.p.show_labels else 0
         from ..layout.labels import PAD, contrast_text_material
         from ..layout.text import ASCENT, DESCENT, fit_text, name_candidates
 
@@ -122,12 +122,12 @@ class LiveLabels:
             end = np.minimum(end, t1)
             width = (end - start) * layout.scale_t
             ok = np.flatnonzero(width > (3 * 0.5 + 1.0 + 2 * PAD) * size)
-            top = ok[np.argsort(-width[ok], kind="stable")[:MAX_LABELS]]
+            top = ok[np.argsort(-width[ok], kind="stable")[:most]]
             picks += [(float(width[j]), ti, int(loc[j]), float(start[j]), int(lane[j])) for j in top]
         picks.sort(reverse=True)
         shown = 0
         for width, ti, i, start, lane in picks:
-            if shown >= MAX_LABELS:
+            if shown >= most:
                 break
             T = session.threads[ti]
             f = int(T.func[i])

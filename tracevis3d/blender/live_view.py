@@ -75,6 +75,7 @@ class LiveView:
         self.drawn = DrawnDepths(self.layout.colouring)  # ``--hide``: the level each call is drawn at
         self._hiding = self.drawn.hiding
         self._threads: list = []
+        self._thread_shown: list[bool] = []  # ``threads``: per thread, drawn
         self.inst_n: list[int] = []
         self.open_prev: list = []        # (thread, local) open at the last update
         self.stats = dict(updates=0, appended=0, longest_update=0.0, total_update=0.0)
@@ -180,7 +181,7 @@ class LiveView:
         new = []  # (thread, its first new call)
         for ti, T in enumerate(threads):
             have = self.inst_n[ti]
-            if T.n > have:
+            if T.n > have and self._shown(ti, T):
                 self.inst[ti] = _grow(self.inst[ti], T.n)
                 hidden = self.drawn.new_calls(ti, T, have)
                 if hidden is None:
@@ -222,7 +223,7 @@ class LiveView:
                 self._cluster_px = 0.0  # the clusters' colours too, at once
                 self._frozen_stale = True
         # calls open last time (maybe closed now) and open now: their width changed
-        opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp]
+        opened = [(ti, T.stack[: T.sp].copy()) for ti, T in enumerate(threads) if T.sp and self._shown(ti, T)]
         for ti, loc in self.open_prev + opened:
             sel.setdefault(ti, []).append(loc)
         self.open_prev = opened
@@ -269,6 +270,17 @@ class LiveView:
         st["longest_update"] = max(st["longest_update"], dt)
         st["last_update"] = dt
         return st
+
+    def _shown(self, ti: int, T) -> bool:
+        """Whether thread ``ti`` is drawn (``threads``: by index or name, decided when it is
+        first seen; a thread not shown gets no instance, lane or label)."""
+        want = self.layout.p.threads
+        if want is None:
+            return True
+        while len(self._thread_shown) <= ti:
+            k = len(self._thread_shown)
+            self._thread_shown.append(k in want or str(self._threads[k].name) in want)
+        return self._thread_shown[ti]
 
     def _depths(self, ti: int, T=None) -> np.ndarray:
         """The levels thread ``ti``'s calls are drawn at (`layout.live.DrawnDepths`)."""
@@ -525,6 +537,8 @@ class LiveView:
     def _title(self, session, now: float) -> str:
         from ..layout.annotate import fmt_time
 
+        if self.layout.p.title:
+            return str(self.layout.p.title)
         programs = sorted({os.path.basename(s.program) or s.program for s in session.sessions.values()})
         names = ", ".join(programs) if programs else "waiting for a program"
         if len(names) > 40:

@@ -27,7 +27,10 @@ LIVE = Schema("live", [
                     "and :B are open)"),
     S.HIDE.but(help="hide calls whose function name matches a regular expression (as they arrive); their children "
                     "move up"),
-    S.HIDE_MODULES, S.HIGHLIGHT, S.LABEL_PX,
+    S.HIDE_MODULES, S.HIGHLIGHT, S.LABEL_PX, S.SHOW_LABELS,
+    S.MAX_LABELS.but(default=40, help="at most this many names, the widest calls in view first"),
+    S.THREADS.but(help="threads to show, by index (in the order they appear) or name, as they arrive"),
+    S.TITLE.but(help="figure title (default: the programs, threads, calls and now, kept up to date)"),
     S.RESOLUTION.but(default=(1280, 720)),
     S.SHOW_LEGEND, S.SHOW_TITLE,
     Param("recolour_seconds", Number(0.0, 3600.0), 2.0, label="Recolour every", unit="s", cli=False, ui=False,
