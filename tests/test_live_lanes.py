@@ -126,7 +126,7 @@ def test_many_threads_of_one_kind_at_once_stay_linear():
 def test_drawn_depths_is_the_count_of_ancestors_not_hidden():
     """`layout.live.drawn_depths` (``--hide`` in the live view), batch by batch, against
     the brute-force walk up the parents."""
-    from tracevis3d.layout.live import drawn_depths
+    from tracevis3d.layout.live_colour import drawn_depths
 
     rng = np.random.default_rng(3)
     for trial in range(30):

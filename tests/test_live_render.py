@@ -14,7 +14,7 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from live_helpers import drain, free_endpoint  # noqa: E402
-from tracevis3d.layout.live import WAIT_RGB  # noqa: E402
+from tracevis3d.layout.colour import WAIT_RGB  # noqa: E402
 from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -223,7 +223,8 @@ def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_
     framed into the rest of the image (nothing of them under the legend)."""
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.blender.render import render_figure
-    from tracevis3d.layout.live import FIRST_MODULE, LiveParams
+    from tracevis3d.layout.live import LiveParams
+    from tracevis3d.layout.live_colour import FIRST_MODULE
     from tracevis3d.live import LiveSession
 
     for ob in [o for o in bpy.context.scene.objects if o.name in ("Cube", "Light", "Camera")]:

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..layout.annotate import MATERIAL_TEXT_COLOURS
 from ..layout.labels import TEXT_LIGHT
-from ..layout.live import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths, LiveLayout, LiveParams
+from ..layout.live import LiveLayout, LiveParams
+from ..layout.live_colour import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
