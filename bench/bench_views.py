@@ -60,7 +60,9 @@ CASES = (
     ("icicle", ("async_tasks",)), ("threads", ("async_tasks",)),
     # a threading HTTP server: a thread per request (44 threads, 76 levels)
     ("icicle", ("http_threads",)), ("threads", ("http_threads",)), ("cone", ("http_threads",)),
-    ("compare", ("http_threads", "http_threads_b")),
+    ("compare", ("http_threads", "http_threads_b")), ("live", ("http_threads",)),
+    # the live view where it was a strip over an empty frame (one lane) or named little
+    ("live", ("json_tool",)), ("live", ("pydoc",)), ("live", ("mixed_pool",)),
     # a command that is mostly imports (pip's vendored libraries) and a recursive-descent parser
     ("icicle", ("pip_show",)), ("cone", ("pip_show",)),
 )
