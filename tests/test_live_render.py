@@ -61,15 +61,17 @@ def test_render_live_frames_show_the_icicle_growing(realdata, tmp_path):
     assert (sat > 0.25).sum() > 500
 
 
-def _grow_while_replaying(trace, sess, view):
-    """Replay ``trace`` into ``sess`` from a thread, updating ``view`` after every poll, until BYE."""
+def _grow_while_replaying(trace, sess, view, speed=0.0, max_messages=100, wait=0.05):
+    """Replay ``trace`` into ``sess`` from a thread (``speed`` as `replay`'s), updating
+    ``view`` after every poll (None: only polling), until BYE."""
     from tracevis3d.live import replay
 
-    th = threading.Thread(target=replay, args=(trace, sess.endpoint))
+    th = threading.Thread(target=replay, args=(trace, sess.endpoint), kwargs=dict(speed=speed))
     th.start()
     while not any(s.ended for s in sess.sessions.values()):
-        sess.poll_once(max_messages=100, wait=0.05)
-        view.update(sess)
+        sess.poll_once(max_messages=max_messages, wait=wait)
+        if view is not None:
+            view.update(sess)
     th.join()
 
 
@@ -322,17 +324,12 @@ def test_live_view_keeps_a_trail_and_brings_the_run_back_when_it_stops_following
     view) the next update gives every call wider than a pixel its box again."""
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(20_000, threads=2, seed=7)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(LiveParams(window_us=want.span / 20, resolution=(320, 180), cluster_seconds=0.0))
-        th = threading.Thread(target=replay, args=(want, sess.endpoint), kwargs=dict(speed=want.span / 1e6))
-        th.start()
-        while th.is_alive():
-            sess.poll_once(max_messages=20, wait=0.02)
-            view.update(sess)
-        th.join()
+        _grow_while_replaying(want, sess, view, speed=want.span / 1e6, max_messages=20, wait=0.02)
         drain(sess)
         # twice: a cluster pass freezes what started before the previous pass's "now", so the
         # trail's cut reaches the run's end a pass after the last events (a loaded machine
@@ -398,19 +395,14 @@ def test_live_hide_and_highlight_as_calls_arrive():
     from tracevis3d.blender.live_view import CHUNK, LiveView
     from tracevis3d.layout.colour import PALE_RGB
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(3000, threads=2, seed=7)
     params = LiveParams(window_us=want.span, resolution=(640, 360), fold="none", hide=[r"select_item$"],
                         hide_modules=["api.token"], highlight=["PathRegistry"], cluster_seconds=0.0)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(params)
-        th = threading.Thread(target=replay, args=(want, sess.endpoint), kwargs=dict(speed=want.span / 0.5e6))
-        th.start()
-        while th.is_alive():
-            sess.poll_once(max_messages=20, wait=0.02)
-            view.update(sess)
-        th.join()
+        _grow_while_replaying(want, sess, view, speed=want.span / 0.5e6, max_messages=20, wait=0.02)
         drain(sess)
         view.update(sess, force_labels=True)
         t = sess.trace
@@ -459,16 +451,12 @@ def test_a_forced_update_clusters_even_when_it_recoloured():
     rendered blank."""
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(20_000, threads=2, seed=7)
     with LiveSession("tcp://127.0.0.1:*") as sess:
         view = LiveView(LiveParams(window_us=want.span, resolution=(640, 360)))
-        th = threading.Thread(target=replay, args=(want, sess.endpoint))
-        th.start()
-        while th.is_alive():
-            sess.poll_once(max_messages=200, wait=0.02)
-        th.join()
+        _grow_while_replaying(want, sess, None, max_messages=200, wait=0.02)
         drain(sess)
         st = view.update(sess, force_labels=True)
         assert st.get("recolours", 0) + st.get("relayouts", 0) > 0  # the update was busy
@@ -500,7 +488,7 @@ def test_live_threads_title_and_labels_options():
     ``show_labels`` bound the call names."""
     from tracevis3d.blender.live_view import LiveView
     from tracevis3d.layout.live import LiveParams
-    from tracevis3d.live import LiveSession, replay
+    from tracevis3d.live import LiveSession
 
     want = tracevis3d.synthetic(6000, threads=3, seed=11)
     keep = want.thread_names[2]
@@ -508,12 +496,7 @@ def test_live_threads_title_and_labels_options():
                          (dict(show_labels=False), 0)):
         with LiveSession("tcp://127.0.0.1:*") as sess:
             view = LiveView(LiveParams(window_us=want.span, resolution=(960, 540), **params))
-            th = threading.Thread(target=replay, args=(want, sess.endpoint))
-            th.start()
-            while th.is_alive():
-                sess.poll_once(max_messages=200, wait=0.02)
-                view.update(sess)
-            th.join()
+            _grow_while_replaying(want, sess, view, max_messages=200, wait=0.02)
             drain(sess)
             view.update(sess, force_labels=True)
             names = [ob for ob in view.labels.pool if not ob.hide_render]

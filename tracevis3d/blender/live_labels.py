@@ -65,8 +65,10 @@ class LiveLabels:
         while len(self.cand) <= ti:
             self.cand.append(np.zeros(64, np.int64))
             self.cand_n.append(0)
-        new = lo + np.flatnonzero((depth[lo:hi] < levels) if hidden is None else
-                                  ((depth[lo:hi] < levels) & ~hidden))
+        keep = depth[lo:hi] < levels
+        if hidden is not None:
+            keep &= ~hidden
+        new = lo + np.flatnonzero(keep)
         k = self.cand_n[ti]
         self.cand[ti] = _grow(self.cand[ti], k + new.size)
         self.cand[ti][k: k + new.size] = new

@@ -74,7 +74,6 @@ class LiveView:
         self._area_open: list[np.ndarray] = []  # per thread: calls open at the last ranking
         self.inst: list[np.ndarray] = []  # per thread: instance of each local call, -1: none (capacity doubling)
         self.drawn = DrawnDepths(self.layout.colouring)  # ``--hide``: the level each call is drawn at
-        self._hiding = self.drawn.hiding
         self._threads: list = []
         self._thread_shown: list[bool] = []  # ``threads``: per thread, drawn
         self.inst_n: list[int] = []
@@ -203,7 +202,7 @@ class LiveView:
         for ti, loc in self.open_prev:
             changed.setdefault(ti, []).append(loc)
         lanes, window = self.layout.lanes, np.subtract(*self.layout.view_window(now)[::-1])
-        not_program = self.layout.is_infrastructure if not self._hiding else \
+        not_program = self.layout.is_infrastructure if not self.drawn.hiding else \
             (lambda f: self.layout.is_infrastructure(f) | self.layout.colouring.hidden[f])
         lanes.update(threads, {ti: np.concatenate(locs) for ti, locs in changed.items()}, new, now, window,
                      not_program, self._depths)
@@ -372,7 +371,7 @@ class LiveView:
         if not parts:
             return 0
         inst, start, end, depth, lane, func, loc, thread = (np.concatenate(c) for c in zip(*parts))
-        if self._hiding:  # hidden calls are neither boxes nor in clusters
+        if self.drawn.hiding:  # hidden calls are neither boxes nor in clusters
             keep = ~self.layout.colouring.hidden[func]
             inst, start, end, depth, lane, func, loc, thread = (a[keep] for a in
                                                                 (inst, start, end, depth, lane, func, loc, thread))

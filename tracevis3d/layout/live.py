@@ -29,11 +29,11 @@ from ..model import KIND_WAIT
 from ..params.kinds import parse_fold
 from .annotate import hud_layers, plan_hud
 from .camera import fit_camera_rect, view_direction
-from .live_lanes import LiveLanes
 from .colour import CLUSTER_LIGHTEN
+from .live_colour import CLUSTER_SLOT_NAMES, INFRA, PALE, SLOT_NAMES, WAIT, LiveColouring
+from .live_lanes import LiveLanes
 from .palette import lighten
 from .spec import CameraSpec, LightSpec, MaterialSpec
-from .live_colour import CLUSTER_SLOT_NAMES, INFRA, PALE, SLOT_NAMES, WAIT, LiveColouring
 
 BOX_FILL = 0.85
 TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
@@ -55,6 +55,8 @@ def lane_gap(n_lanes: int) -> float:
     """Levels between two of ``n_lanes`` lanes (see `LANE_GAP`)."""
     want = LANE_GAPS_TOTAL / max(n_lanes - 1, 1)
     return max(MIN_LANE_GAP, min(LANE_GAP, math.floor(want / LANE_GAP_STEP + 1e-9) * LANE_GAP_STEP))
+
+
 #: the levels grow to fill the frame's height (a level at most `frame.MAX_LEVEL_FRAC` of the
 #: image, as in the static icicle), and follow the room the lanes leave when it changes by
 #: more than this factor
@@ -130,11 +132,15 @@ class LiveLayout:
         deeper ones `squeeze` of a level (the height budget of the static icicle,
         `layout.budget`: names stay readable on the program's first levels however many
         lanes there are)."""
+        return self._level_offset(self.lead_of(lane), level, self.full_levels, self.squeeze)
+
+    def _level_offset(self, lead, level, full: int, squeeze: float) -> np.ndarray:
+        """`level_offset` with a lane's ``lead`` and the levels drawn with ``full`` full
+        levels and ``squeeze`` (a layout being tried, `_fill_height`)."""
         lvl = np.asarray(level, np.float64)
-        thin = self.folded_before(self.lead_of(lane), lvl)
-        k = float(self.full_levels)
+        thin = self.folded_before(lead, lvl)
         own = lvl - thin
-        return self.squeeze * (thin + np.maximum(own - k, 0.0)) + np.minimum(own, k)
+        return squeeze * (thin + np.maximum(own - full, 0.0)) + np.minimum(own, float(full))
 
     def level_thickness(self, lane, level) -> np.ndarray:
         """A level's height in levels: 1 for the first `full_levels` levels that are not
@@ -228,13 +234,7 @@ class LiveLayout:
         tpx = self.label_px()
         world_per_px = self.p.time_length / max(float(x1 - x0) - NAME_EM * tpx, 1.0)
         foreshorten = max(math.cos(math.radians(self.p.elevation)), 0.2)
-        k, s = self.full_levels, self.squeeze
-        self.full_levels, self.squeeze = full, squeeze
-        lanes = np.arange(len(levels))
-        saved = self.lane_lead
-        self.lane_lead = np.asarray(lead, np.int64)
-        units = float((self.level_offset(lanes, levels) + lane_gap(len(levels))).sum())
-        self.full_levels, self.squeeze, self.lane_lead = k, s, saved
+        units = float((self._level_offset(lead, levels, full, squeeze) + lane_gap(len(levels))).sum())
         avail = (float(y1 - y0) - 2.6 * self.text_px()) * world_per_px / foreshorten
         tops = math.tan(math.radians(self.p.elevation))  # the top faces of the first level's boxes
         fill = 0.99 * avail / max(units + tops, 1.0)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..live.store import _grow
 from .select import PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
 
 #: a lane's `LiveLanes.lead` while it has only runtime infrastructure
@@ -77,7 +78,7 @@ class LiveLanes:
         last one (the calls then open)}, ``new`` [(thread, first new call)]; ``now``, µs
         (the end of open calls); ``window_us``: the window in view (`gap`);
         ``is_infrastructure(func)``: bool per function; ``depth_of(thread)``: the levels
-        its calls are drawn at (default: their depths; `live.drawn_depths` with
+        its calls are drawn at (default: their depths; `live_colour.drawn_depths` with
         ``--hide``).  Notes the changes, places the threads with new calls (`place`),
         keeps each lane's `deepest` and `lead`."""
         depth_of = depth_of or (lambda ti: threads[ti].depth)
@@ -99,13 +100,9 @@ class LiveLanes:
     def _grow(self) -> None:
         if self.n_lanes < self.lane_kind.shape[0]:
             return
-        k = 2 * self.lane_kind.shape[0]
         for name, fill in (("lane_kind", 0), ("lane_free_at", 0.0), ("lane_holder", 0), ("_deepest", 0),
                            ("_lead", NO_LEAD)):
-            a = getattr(self, name)
-            b = np.full(k, fill, a.dtype)
-            b[: a.shape[0]] = a
-            setattr(self, name, b)
+            setattr(self, name, _grow(getattr(self, name), self.n_lanes + 1, fill))
 
     def _open_lane(self, kind: int, ti: int) -> int:
         self._grow()
