@@ -484,3 +484,60 @@ def test_every_busy_lane_of_a_pool_of_16_keeps_readable_names(docutils_pool_wide
     named_lanes = set(tr.thread[lab.call_index[names[px >= 14.0 - 1e-3]]].tolist())
     workers = {t for t in range(tr.n_threads) if tr.thread_names[t].startswith("render")}
     assert len(workers) == 16 and workers <= named_lanes, sorted(workers - named_lanes)
+
+
+# ------------------------------------------------------------------------ plates under names
+def _rows_and_runs_trace():
+    """main › parse › 400 × (addtoken, other) alternating, then main › lex › 300 × tokenize:
+    boxes too narrow for names, a row one function dominates and a run of one function."""
+    func, start, end, parent = [0, 1], [0.0, 0.0], [2000.0, 1000.0], [-1, 0]
+    for k in range(400):
+        func += [2, 3]
+        start += [2.5 * k, 2.5 * k + 2.0]
+        end += [2.5 * k + 2.0, 2.5 * k + 2.4]
+        parent += [1, 1]
+    lex = len(func)
+    func.append(4), start.append(1000.0), end.append(2000.0), parent.append(0)
+    for k in range(300):
+        func.append(5), start.append(1000.0 + 3.3 * k), end.append(1000.0 + 3.3 * k + 3.0), parent.append(lex)
+    names = ["main", "parse", "addtoken", "other", "lex", "tokenize"]
+    return Trace.from_arrays(func, start, end, parent, [0] * len(func), function_names=names).check()
+
+
+def test_names_of_several_boxes_stand_on_plates_of_their_colour():
+    """A run, row or group name spans boxes of other colours and the gaps between them (white
+    digits over a light grey cell, seen on black formatting in a thread pool).  Each such name
+    stands on a plate of its colour that covers the whole text on the image, in front of the
+    faces and behind the text; its text colour is the one that contrasts with the plate."""
+    from tracevis3d.layout.labels import contrast_text_material
+    from tracevis3d.layout.text import text_width
+
+    spec = icicle_layout(_rows_and_runs_trace(), IcicleParams())
+    plates, lab = spec.layer("label_plates"), spec.labels
+    kinds = np.array(lab.kind)
+    assert {"run", "row"} <= set(np.array(lab.kind)[np.isin(lab.call_index, plates.attributes["call_index"])])
+    front_y = plates.positions[:, 1] - 0.5 * plates.scales[:, 1]
+    assert (front_y < 0).all() and np.allclose(plates.positions[:, 1] + 0.5 * plates.scales[:, 1], 0, atol=1e-6)
+    res = (1920, 1080)
+    x0 = plates.positions[:, 0] - 0.5 * plates.scales[:, 0]
+    x1 = plates.positions[:, 0] + 0.5 * plates.scales[:, 0]
+    zc = plates.positions[:, 2]
+    covered = 0
+    for k in np.flatnonzero(np.isin(kinds, ["run", "row", "group"])):
+        mine = np.flatnonzero(plates.attributes["call_index"] == lab.call_index[k])
+        if mine.size == 0:
+            assert kinds[k] == "group"  # a merged cluster is one box: no plate needed
+            continue
+        a = lab.anchors[k].astype(np.float64)
+        half = 0.5 * text_width(lab.texts[k]) * float(lab.sizes[k])
+        ends = project(spec.camera, np.array([a - [half, 0, 0], a + [half, 0, 0]]), res)[:, 0]
+        ok = False
+        for p in mine:
+            face = project(spec.camera, np.array([[x0[p], front_y[p], zc[p]], [x1[p], front_y[p], zc[p]]]), res)[:, 0]
+            if face[0] <= ends[0] + 1.0 and ends[1] <= face[1] + 1.0:
+                ok = a[1] < front_y[p]  # the text in front of its plate
+                assert contrast_text_material(plates.colors[p:p + 1, :3])[0] == lab.material[k]
+                break
+        assert ok, (lab.texts[k], ends, mine)
+        covered += 1
+    assert covered == len(plates.positions)  # no plate without its name

@@ -283,6 +283,11 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
                       function_table(side.trace), side.frame, side.sel.t0, side.sel.t1, BAND_WIDE * h,
                       group_gap_px=0.5 * tpx, grows_down=side.sign > 0,
                       shown_func=side.trace.func[side.sel.idx])
+        plates = placer.plate_layer(f"label_plates_{side.name}", side.colouring.slot_rgb, side.colouring.slot_names,
+                                    {"side": 0 if side.name == "a" else 1})
+        placer.plates = []  # the next side's plates, in its own colours
+        if plates is not None:
+            layers.append(plates)
 
     # tubes
     tubes, tube_info = tube_stage(cmp, sa, sb, params, h, band)

@@ -230,6 +230,9 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                          params.label_min_px, repeat_gap=0.9 * frame.h)
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
+    plates = placer.plate_layer(f"{name_prefix}label_plates", colouring.slot_rgb, colouring.slot_names)
+    if plates is not None:
+        layers.append(plates)
     label_sets = [placer.labels()]
     size_w = tpx * float(np.median(frame.px))
     if params.show_axes:

@@ -12,6 +12,10 @@
   placed along the view ray through the middle of the box's front face, just in front of
   the face, so its projection is centred on the face and it is never hidden by its box.
 - Colour: dark or light text, whichever contrasts more with the box (WCAG contrast ratio).
+- Plates: a name that stands for several boxes (a run, a row, a group) spans boxes of other
+  colours and gaps between them, where no text colour reads everywhere (white digits over a
+  light grey cell).  Such a name gets a plate: a thin box of its function's colour just in
+  front of the faces, as wide as the text and as tall as the face (`LabelPlacer.plate_layer`).
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import numpy as np
 
 from . import palette
 from .camera import euler_xyz, project
-from .spec import CameraSpec, LabelSet
+from .spec import CameraSpec, InstanceLayer, LabelSet
 from .cluster import cluster_subpixel_calls
 from .fold import ROW_SHARE
 from .geometry import BOX_FILL, dominant_member
@@ -31,6 +35,11 @@ TEXT_DARK = (0.010, 0.010, 0.012, 1.0)
 TEXT_LIGHT = (0.96, 0.96, 0.96, 1.0)
 TEXT_UI = (0.02, 0.02, 0.025, 1.0)
 TEXT_MUTED = (0.16, 0.16, 0.17, 1.0)
+#: a plate's thickness in text sizes, in front of the faces (y = 0); its text stands as far
+#: again in front of the plate (`place_facing_text`'s ``clearance``).  Far more than the
+#: depth buffer resolves at the camera's distance (about 1e-3 of a text size at 1080p):
+#: thinner plates flickered with the boxes behind them (seen in Workbench)
+PLATE_DEPTH = 0.08
 
 
 def text_px(params) -> float:
@@ -61,12 +70,12 @@ def contrast_text_material(rgb) -> list:
 
 
 def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera, vertical: bool = False,
-                      width_world=None):
+                      width_world=None, clearance: float = 0.02):
     """Baseline anchors and Euler rotations of texts centred on face points, facing the camera.
 
     Each text is moved from its face point towards the camera along the view ray (so its
-    projection stays centred on the face) until all of it lies in front of the face plane
-    (y < 0); the baseline sits (ASCENT - DESCENT)/2 em below the text's middle.  A
+    projection stays centred on the face) until all of it lies ``clearance`` text sizes in
+    front of the face plane (y = 0); the baseline sits (ASCENT - DESCENT)/2 em below the text's middle.  A
     ``vertical`` text runs upwards (turned a quarter left, as on a vertical axis); then
     ``width_world`` (its length) tells how far its top end leans back.
     """
@@ -86,7 +95,7 @@ def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera, verti
     lean = max(up[1], 0.0) * half  # how far the top of the text reaches behind its middle
     if vertical:
         lean = max(bx[1], 0.0) * 0.5 * length  # the text's upper end
-    step = (lean + 0.02 * s) / np.maximum(-ray[:, 1], 1e-3)
+    step = (lean + clearance * s) / np.maximum(-ray[:, 1], 1e-3)
     centre = p + ray * step[:, None]
     anchor = centre - up[None, :] * ((ASCENT - DESCENT) / 2.0 * s)[:, None]
     rot = np.tile(euler_xyz(bx, up, n), (p.shape[0], 1))
@@ -121,13 +130,14 @@ class LabelPlacer:
         self.keys = np.zeros(0, np.int64)  # what each label names (a function), -1: not a name
         self.repeat_gap = float(repeat_gap)  # world distance within which a name is not repeated
         self.sets = []
+        self.plates = []  # (x0, x1, z0, z1, depth, slot, call_index) arrays of each add's plated names
 
     @property
     def count(self) -> int:
         return int(self.rects.shape[0])
 
     def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px, keys=None,
-            vertical: bool = False) -> int:
+            vertical: bool = False, plate_slot=None) -> int:
         """Label the candidate faces [x0,x1] × [z0,z1] (world, y = 0) that can hold a name,
         widest first, skipping any whose face overlaps an already labelled face.
         ``texts_of(k)`` gives candidate k's texts, most informative first.  With ``keys``
@@ -135,6 +145,8 @@ class LabelPlacer:
         function is already named within ``repeat_gap`` above or below it, over at least
         half of its width: a tower of the same name on every level says nothing more.
         A ``vertical`` label runs up a tall narrow face instead of across it.
+        ``plate_slot`` (the colour slot of each candidate): its names get plates of that slot
+        (see the module docstring), for faces that span several boxes.
         Returns the number of labels added."""
         n = x0.size
         room = self.max_labels - self.count
@@ -177,7 +189,14 @@ class LabelPlacer:
         face = np.stack([0.5 * (x0[keep] + x1[keep]), np.zeros(keep.size), 0.5 * (z0[keep] + z1[keep])], 1)
         size_world = self.size_px * np.asarray(world_per_px, np.float64)[keep]
         length = np.array([text_width(t) for t in texts]) * size_world
-        anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam, vertical, length)
+        plated = plate_slot is not None and not vertical
+        anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam, vertical, length,
+                                        2.0 * PLATE_DEPTH if plated else 0.02)
+        if plated:
+            half = 0.5 * length + PAD * size_world
+            self.plates.append((np.maximum(face[:, 0] - half, x0[keep]), np.minimum(face[:, 0] + half, x1[keep]),
+                                z0[keep], z1[keep], PLATE_DEPTH * size_world,
+                                np.asarray(plate_slot, np.int64)[keep], np.asarray(call_index, np.int64)[keep]))
         mats = contrast_text_material(np.asarray(rgb)[keep])
         self.sets.append(LabelSet(texts, anchor.astype(np.float32), size_world.astype(np.float32), mats,
                                   np.ones(keep.size, np.uint8), [kind] * keep.size,
@@ -187,6 +206,23 @@ class LabelPlacer:
 
     def labels(self) -> LabelSet:
         return LabelSet.concat(self.sets)
+
+    def plate_layer(self, name: str, slot_rgb, slot_names, extra: dict | None = None):
+        """The plates of the names added with ``plate_slot``: one thin box each, y in
+        [-depth, 0], of its slot's colour and material (a box's, so it shades as the boxes
+        do), with the named call's ``call_index`` for picking; None without plates."""
+        if not self.plates:
+            return None
+        x0, x1, z0, z1, dy, slot, call = (np.concatenate(c) for c in zip(*self.plates))
+        n = x0.size
+        pos = np.stack([0.5 * (x0 + x1), -0.5 * dy, 0.5 * (z0 + z1)], 1).astype(np.float32)
+        sc = np.stack([np.maximum(x1 - x0, 1e-6), dy, z1 - z0], 1).astype(np.float32)
+        col = np.ones((n, 4), np.float32)
+        col[:, :3] = np.asarray(slot_rgb, np.float32)[slot]
+        attrs = {"call_index": call.astype(np.int32)}
+        for key, v in (extra or {}).items():
+            attrs[key] = np.full(n, v, np.int32)
+        return InstanceLayer(name, pos, sc, col, slot.astype(np.int32), list(slot_names), attrs)
 
 
 # ----------------------------------------------------------------- the icicle's label stage
@@ -280,6 +316,25 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     single = cl.single
     bi = np.flatnonzero(single)
     func, slot = d.func, d.slot
+
+    def slot_of_function(f, fallback):
+        """The colour of function ``f``'s boxes where all its drawn boxes have one (a colour
+        by function, module or kind; not a comparison's matched / unmatched), else
+        ``fallback``: what a row of several calls is named by, for its text and its plate."""
+        f = np.asarray(f, np.int64)
+        if func.size == 0 or f.size == 0:
+            return fallback
+        if "slot_range" not in cache:  # per function: its drawn boxes' lowest and highest slot
+            lo = np.full(int(func.max()) + 1, np.iinfo(np.int64).max, np.int64)
+            hi = np.full(int(func.max()) + 1, -1, np.int64)
+            np.minimum.at(lo, func, slot)
+            np.maximum.at(hi, func, slot)
+            cache["slot_range"] = lo, hi
+        lo, hi = cache["slot_range"]
+        inside = f < lo.size
+        fc = np.where(inside, f, 0)
+        return np.where(inside & (lo[fc] == hi[fc]), hi[fc], fallback)
+
     rgb = colouring.slot_rgb
     z_lo, z_hi = d.face_low, d.face_high
     # 1. boxes
@@ -321,7 +376,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         r_cnt = fold.rep_count[heads_shown]
         placer.add(lambda k: counted_candidates(int(r_cnt[k]), ft.display[int(func[heads[k]])], ""),
                    x(d.start[heads]), x(np.minimum(fold.rep_end[heads_shown], t1)), z_lo[heads], z_hi[heads],
-                   rgb[slot[heads]], d.call_id[heads], "run", px[d.lane[heads]], func[heads])
+                   rgb[slot[heads]], d.call_id[heads], "run", px[d.lane[heads]], func[heads],
+                   plate_slot=slot[heads])
     # 4. rows of siblings one function dominates (the row sits on its parent)
     n_ch, r_start, r_end, r_dom, r_dom_t, r_dom_c, r_tot = fold.rows
     rows_shown = np.flatnonzero(fold.row_named & fold.drawn & ~fold.folded & (r_dom_c >= 2))
@@ -341,9 +397,10 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
             more = "" if share[k] >= 0.99 else " & more"
             return counted_candidates(int(r_dom_c[rows_shown[k]]), ft.display[int(r_dom[rows_shown[k]])], more)
 
+        row_slot = slot_of_function(r_dom[rows_shown], slot[rows])
         placer.add(row_texts, x(np.maximum(r_start[rows_shown], t0)), x(np.minimum(r_end[rows_shown], t1)),
-                   ch + (1 - BOX_FILL) / 2 * h, ch + (1 + BOX_FILL) / 2 * h, rgb[slot[rows]], d.call_id[rows], "row",
-                   px[d.lane[rows]], r_dom[rows_shown])
+                   ch + (1 - BOX_FILL) / 2 * h, ch + (1 + BOX_FILL) / 2 * h, rgb[row_slot], d.call_id[rows], "row",
+                   px[d.lane[rows]], r_dom[rows_shown], plate_slot=row_slot)
     # 5. groups across parents on one level: items are boxes and clusters, in time order per lane
     nc = len(cl)
     it_start = np.concatenate([d.start[bi], cl.start])
@@ -372,7 +429,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
                 return counted_candidates(int(g_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
 
             placer.add(group_texts, x(g_start[multi]), x(g_end[multi]), z_lo[gi], z_hi[gi], rgb[slot[gd]],
-                       d.call_id[gd], "group", px[d.lane[gi]], func[gd])
+                       d.call_id[gd], "group", px[d.lane[gi]], func[gd], plate_slot=slot[gd])
     # 6. boxes too narrow for their name across, but tall enough for it upwards
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi], vertical=True)
@@ -407,5 +464,6 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
             def lane_row_texts(k):
                 return lane_row_candidates(fold, int(lr[k]), ft)
 
+            lane_slot = slot_of_function(l_dom[lr], slot[lh])
             placer.add(lane_row_texts, x(np.maximum(l_start[lr], t0)), x(np.minimum(l_end[lr], t1)), z_lo[lh], z_hi[lh],
-                       rgb[slot[lh]], d.call_id[lh], "row", px[d.lane[lh]], func[lh])
+                       rgb[lane_slot], d.call_id[lh], "row", px[d.lane[lh]], func[lh], plate_slot=lane_slot)
