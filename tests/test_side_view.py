@@ -254,11 +254,12 @@ def test_process_instants_stand_over_their_process_and_follow_it_through_subsets
     assert by[3][0] <= min(by[1][0], by[2][0]) + 1e-6 and by[3][1] >= max(by[1][1], by[2][1]) - 1e-6
     assert by[0][1] - by[0][0] < by[1][1] - by[1][0]
 
-    # a process whose lanes are not adjacent (200 between 100's): a bar over each run of its
-    # lanes, none over the other process's lane
+    # a process whose lanes are not adjacent (200 between 100's, in the order the user asks:
+    # the default keeps a process's lanes together): a bar over each run of its lanes, none
+    # over the other process's lane
     t2 = tracevis3d.Trace(**{k: getattr(t, k) for k in t.__dataclass_fields__})
     t2.thread_pid = np.array([100, 200, 100], np.int64)
-    spec2 = icicle_layout(t2, IcicleParams(resolution=(960, 540), fold="none"))
+    spec2 = icicle_layout(t2, IcicleParams(resolution=(960, 540), fold="none", thread_order=[0, 1, 2]))
     inst2 = spec2.layer("instants")
     lanes2 = spec2.meta["lane_threads"]
     assert lanes2 == [0, 1, 2], lanes2

@@ -77,6 +77,27 @@ def test_thread_order_main_first_and_user_order():
         icicle_layout(tr, IcicleParams(thread_order=["nope"]))
 
 
+def test_default_thread_order_keeps_each_process_together():
+    """A pool of worker processes (VizTracer on a ProcessPoolExecutor): each process's threads
+    stay together, processes by first activity, the main thread of each first.  Before, every
+    process's main thread came first and the parent's other threads ended up under the workers."""
+    tr = random_trace(seed=12, threads=5, n_roots=4)
+    rng = tr.thread_ranges()
+    first = np.array([tr.start[rng[t, 0]] for t in range(5)])
+    tr.thread_names = ["MainThread", "MainThread", "feeder", "MainThread", "manager"]
+    pid = np.array([10, 20, 10, 30, 10])
+    tr.thread_pid = pid.astype(np.int64)
+    tr.thread_tid = np.where(np.arange(5) % 2 == 0, pid + 1 + np.arange(5), pid).astype(np.int64)
+    tr.thread_tid[0] = 10
+    lanes = order_threads(tr, np.arange(5), "default").tolist()
+    procs = [int(pid[t]) for t in lanes]
+    assert procs == sorted(procs, key=lambda p: first[pid == p].min())  # together, by first activity
+    for p in set(procs):
+        mine = [t for t in lanes if pid[t] == p]
+        assert tr.thread_names[mine[0]] == "MainThread"
+        assert all(first[a] <= first[b] for a, b in zip(mine[1:], mine[2:]))
+
+
 # ------------------------------------------------------------------------- time axis
 def test_ticks_are_relative_to_the_window_in_one_unit():
     ticks, scale, unit, dec = nice_ticks(30_000.0)  # a 30 ms window, wherever it starts

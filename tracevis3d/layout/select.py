@@ -6,7 +6,8 @@
    instances (``params.collapse_patterns``) are removed and their children promoted
    (`tracevis3d.analysis.filters.filter_trace`, `tracevis3d.transform.merge_calls`);
 2. threads: ``params.threads`` (indices or names) or all;
-3. lane order: ``params.thread_order``: ``default`` = the main thread first (named
+3. lane order: ``params.thread_order``: ``default`` = processes in the order of their first
+   activity, each process's threads together: its main thread first (named
    ``MainThread``/``main`` or whose tid equals its pid), then by first activity;
    ``start``, ``name``, ``busy`` (most time in root calls first), or a list of threads
    shown first in that order, the rest after them in the default order;
@@ -138,7 +139,16 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
     first = np.array([trace.start[rng[t, 0]] if rng[t, 1] > rng[t, 0] else np.inf for t in threads])
     names = [trace.thread_names[t] for t in threads]
     main = np.array([_is_main(trace, int(t)) for t in threads])
-    default = np.lexsort((threads, first, ~main))
+    # processes stay together, each from its first activity (a program's pool of worker
+    # processes after the process that started them), its main thread first
+    _, proc = np.unique(trace.thread_pid[threads], return_inverse=True)
+    proc_first = np.full(int(proc.max()) + 1, np.inf)
+    np.minimum.at(proc_first, proc, first)
+    proc_index = np.full(proc_first.size, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(proc_index, proc, threads.astype(np.int64))
+    proc_rank = np.empty(proc_first.size, np.int64)
+    proc_rank[np.lexsort((proc_index, proc_first))] = np.arange(proc_first.size)
+    default = np.lexsort((threads, first, ~main, proc_rank[proc]))
     if isinstance(order, str):
         if order == "default":
             perm = default

@@ -67,8 +67,8 @@ class IcicleParams(Params, schema=ICICLE):
     - ``highlight``: regular expressions on function names (or display names): the calls
       that match keep their colour, every other call is pale (SEAT's highlighting).
     - ``threads``: indices or names to show (None: all); ``thread_order``: ``default``
-      (main thread first, then by first activity), ``start``, ``name``, ``busy`` (most
-      busy first), or a list of names/indices shown first in that order; ``pack_threads``:
+      (processes by first activity, each its main thread first, then by first activity),
+      ``start``, ``name``, ``busy`` (most busy first), or a list of names/indices shown first in that order; ``pack_threads``:
       interchangeable threads that never run at once share a lane (`layout.select.pack_lanes`).
     - ``label_px``: label text height in pixels at 1080 image lines (scaled with the
       resolution; never below 14 px at 1080 lines).

@@ -45,7 +45,8 @@ THREADS = Param(
     aliases=(), help="threads to show, by index or name")
 THREAD_ORDER = Param(
     "thread_order", ThreadOrder(), "default", group=SHOW, label="Thread order",
-    help="lane order: default (main thread first, then by first activity), start, name, busy "
+    help="lane order: default (each process's threads together, its main thread first, then by first "
+         "activity), start, name, busy "
          "(busiest first), or a list T1,T2,... of threads shown first")
 PACK_THREADS = Param(
     "pack_threads", Flag(), True, group=SHOW, label="Pack short threads",
