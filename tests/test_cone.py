@@ -558,3 +558,30 @@ def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide
         assert np.allclose(getattr(mine, field), getattr(cam, field), rtol=0, atol=1e-9 * size), field
     for field in ("clip_start", "clip_end", "shift_x", "shift_y", "lens_mm", "sensor_width_mm", "orthographic"):
         assert np.isclose(getattr(mine, field), getattr(cam, field), rtol=1e-9), field
+
+
+def test_names_beside_a_sphere_clear_it_anywhere_in_the_image():
+    """A name beside its sphere starts beyond the sphere's outline on the image, also near
+    the image's edges under a perspective camera (the root at the left edge covered the "a"
+    of "all threads": the anchor was brought nearer the camera straight along the view
+    direction, which slides a point off the image's centre outwards)."""
+    from tracevis3d.layout.camera import camera_basis, fit_camera, project, view_direction, world_per_pixel
+    from tracevis3d.layout.cone_geometry import LABEL_GAP_EM, label_places
+
+    to_cam = view_direction(-30.0, 20.0)
+    xs = np.linspace(-10.0, 10.0, 9)
+    pos = np.stack([xs, np.zeros_like(xs), np.zeros_like(xs)], 1)
+    radius = np.full(xs.size, 1.2)
+    res = (1920, 1080)
+    cam = fit_camera(np.concatenate([pos - 1.5, pos + 1.5]), to_cam, res)
+    r, u, f = camera_basis(to_cam)
+    size = 0.4 * np.ones(xs.size)
+    right, left = label_places(pos, radius, size, r, u, f, cam.location)[:2]
+    c = project(cam, pos, res)
+    rad_px = radius / world_per_pixel(cam, pos, res)
+    gap_px = LABEL_GAP_EM * size / world_per_pixel(cam, pos, res)
+    assert (project(cam, right, res)[:, 0] - c[:, 0] >= rad_px + 0.5 * gap_px).all()
+    assert (c[:, 0] - project(cam, left, res)[:, 0] >= rad_px + 0.5 * gap_px).all()
+    # the old move straight along f put the names near the image's edges onto their spheres
+    old = pos + np.outer(radius + LABEL_GAP_EM * size, r) - np.outer(radius, f)
+    assert (project(cam, old, res)[:, 0] - c[:, 0] < rad_px).any()

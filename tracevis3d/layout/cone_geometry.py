@@ -168,19 +168,30 @@ LABEL_GAP_EM = 0.35
 EDGE_CLEAR_EM = 0.12
 
 
-def label_places(pos, radius, size, r, u, f) -> list:
+def label_places(pos, radius, size, r, u, f, eye=None) -> list:
     """The world anchors (a baseline point, `LABEL_PLACES`) of every node's name, one
-    (n, 3) array per place: the sphere's centre moved towards the camera by its radius
-    (the text stands in front of the sphere), vertically so that a text beside the sphere
-    is centred on it, then out by the place's offsets."""
+    (n, 3) array per place: beside, above or below the sphere in the plane through its
+    centre that faces the camera (vertically so that a text beside the sphere is centred on
+    it, then out by the place's offsets), then brought the sphere's radius nearer the camera
+    (the text stands in front of the sphere) along the view ray through it (``eye``: the
+    camera's location; None: an orthographic camera, whose rays are ``f``), so it projects
+    where its place in the plane does.  (Moved straight along ``f`` under a perspective
+    camera, a name off the image's centre slid outwards, onto its own sphere: the cone's
+    root at the image's left edge covered the "a" of "all threads".)"""
     gap = radius + LABEL_GAP_EM * size
-    centred = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u) - np.outer(radius, f)
+    centred = pos - np.outer((ASCENT - DESCENT) / 2.0 * size, u)
     out = []
     for (sx, sy), (ex, ey), _ in LABEL_PLACES:
         if sy == 0.0:  # beside the sphere: centred on it vertically
             a = centred + np.outer(sx * gap + ex * size, r)
         else:  # above or below it: the baseline (ey: the descent above, the ascent below) from the sphere's edge
-            a = pos - np.outer(radius, f) + np.outer(sx * gap + ex * size, r) + np.outer(sy * gap + ey * size, u)
+            a = pos + np.outer(sx * gap + ex * size, r) + np.outer(sy * gap + ey * size, u)
+        if eye is None:
+            a = a - np.outer(radius, f)
+        else:
+            ray = a - np.asarray(eye, np.float64)
+            depth = ray @ np.asarray(f, np.float64)
+            a = a - ray * (np.asarray(radius, np.float64) / np.maximum(depth, 1e-9))[:, None]
         out.append(a)
     return out
 
@@ -213,7 +224,7 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     w, h = res
     lim = (0.0, 0.0, float(w), float(h)) if rect is None else tuple(float(v) for v in rect)
     # the candidate anchors of every node (`LABEL_PLACES`), projected at once
-    cand = np.stack(label_places(pos, radius, size, r, u, f))  # (place, node, xyz)
+    cand = np.stack(label_places(pos, radius, size, r, u, f, None if cam.orthographic else cam.location))
     cand_px = project(cam, cand.reshape(-1, 3), res).reshape(cand.shape[0], -1, 2)  # each row on its own
     width = np.empty(len(pruned))
     for k in range(len(pruned)):
