@@ -427,3 +427,23 @@ def test_a_worker_process_thread_on_the_wall_says_which_process():
     t.process_names = ["MainProcess"] * 3
     t.thread_names = ["MainThread", "Thread-1", "Thread-2"]
     assert [t.thread_label(k, 1) for k in range(3)] == t.thread_names
+
+
+def test_ring_names_drop_the_process_where_the_thread_alone_is_unique():
+    """A pool of worker processes: "MainProcess: QueueFeederThread" found no room beside its
+    narrow section and went under the base line, next to another process's section; its own
+    name, unique among the lanes, fits there.  Every process's "MainThread" keeps its process."""
+    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.layout.select import select_calls
+    from tracevis3d.layout.threads import short_thread_names
+
+    tr = tracevis3d.synthetic(2000, threads=4, seed=3)
+    tr.thread_names = ["MainThread", "QueueFeederThread", "MainThread", "MainThread"]
+    tr.process_names = ["MainProcess", "MainProcess", "ForkProcess-1", "ForkProcess-2"]
+    tr.thread_pid = np.array([1, 1, 2, 3], np.int64)
+    sel = select_calls(tr, IcicleParams())
+    names = list(sel.lane_names)
+    short = dict(zip(names, short_thread_names(sel, names)))
+    assert short["MainProcess: QueueFeederThread"] == "QueueFeederThread"
+    assert short["MainProcess: MainThread"] == "MainProcess: MainThread"
+    assert short["ForkProcess-2: MainThread"] == "ForkProcess-2: MainThread"

@@ -333,6 +333,19 @@ def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
     return ((crosses & (x < x0 + t * (x1 - x0))).sum(1) % 2) == 1
 
 
+def short_thread_names(sel, names: list) -> list:
+    """Each lane's name without its process ("QueueFeederThread" for "MainProcess:
+    QueueFeederThread") where no other lane's thread has that name, else its name (a
+    packed lane, "8× worker", keeps its own)."""
+    from collections import Counter
+
+    tr = sel.trace
+    own = [tr.thread_names[t] if t < len(tr.thread_names) and tr.thread_names[t] else names[k]
+           for k, t in enumerate(np.asarray(sel.lane_threads)[:len(names)])]
+    count = Counter(own)
+    return [o if count[o] == 1 and names[k].endswith(o) else names[k] for k, o in enumerate(own)]
+
+
 def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float, outline,
                        keep_out=None, behind_px=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
@@ -393,19 +406,26 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             for a in (ring.a0[k] - da, ring.a1[k] + da):
                 for align in (0, 2):
                     yield polar(np.array([a]), r, 0.0)[0], align, 0.0
+
+    def under(k):  # rows under the semicircle's base line, from its nearer end
         left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi  # its section's middle
         for row in range(UNDER_ROWS):
             y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
             yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0
 
+    short = short_thread_names(sel, names)
     kept = np.zeros(n, bool)
     plated = np.zeros(n, bool)
     anchors = np.zeros((n, 3))
     aligns = np.ones(n, np.uint8)
     for k in order:
         h_px = sizes[k] / px_world
-        w_px = text_width(names[k]) * h_px
-        for local, align, lift in candidates(k):
+        # the full name beside its section, then the thread's own name there (where the process
+        # part is not needed to tell it apart), then the full name under the base line: a name
+        # there reads as the nearest section's
+        tries = [(names[k], candidates(k))] + ([(short[k], candidates(k))] if short[k] != names[k] else [])
+        for text, local, align, lift in ((t, *c) for t, cands in tries + [(names[k], under(k))] for c in cands):
+            w_px = text_width(text) * h_px
             world = place.to_world(local[None])[0]
             world[2] += lift * sizes[k]
             x, y = project(cam, world[None], res)[0, :2]
@@ -422,6 +442,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                 continue
             boxes.append(box)
             kept[k], anchors[k], aligns[k] = True, world, align
+            names[k] = text
             if behind_px is not None and len(behind_px):
                 plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
                                   (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
