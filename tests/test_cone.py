@@ -367,13 +367,16 @@ def _brute_segment_meets_box(a, b, box) -> bool:
 
 
 def _brute_side_labels(order, ax, ay, align, width, ascent, descent, lim, cx, cy, rad, min_rad, segs, pad,
-                       max_labels):
+                       max_labels, over_edges):
     """`kernels.cone.place_side_labels` in plain Python: the greedy loop, box by box."""
     placed, out = [], []
     for k in order:
         if len(out) >= max_labels:
             break
-        for side in range(len(align)):
+        tries = [(side, True) for side in range(len(align))]
+        if over_edges[k]:
+            tries += [(side, False) for side in range(len(align))]
+        for side, edges in tries:
             x0 = ax[side][k] - (width[k] if align[side] == 2 else 0.5 * width[k] if align[side] == 1 else 0.0)
             box = (x0, ay[side][k] - ascent, x0 + width[k], ay[side][k] + descent)
             if box[0] < lim[0] or box[2] > lim[2] or box[1] < lim[1] or box[3] > lim[3]:
@@ -387,7 +390,7 @@ def _brute_side_labels(order, ax, ay, align, width, ascent, descent, lim, cx, cy
                 if j != k and rad[j] > min_rad and np.hypot(dx, dy) < rad[j]:
                     hidden = True
             grown = (box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad)
-            if hidden or any(_brute_segment_meets_box(a, b, grown) for a, b in segs):
+            if hidden or (edges and any(_brute_segment_meets_box(a, b, grown) for a, b in segs)):
                 continue
             placed.append(box)
             out.append((k, side))
@@ -414,11 +417,12 @@ def test_side_labels_equal_brute_force(seed, n, max_labels, n_places, n_seg):
     seg = rng.uniform(0, 400, (n_seg, 4))
     seg[: n_seg // 4, 2] = seg[: n_seg // 4, 0]  # some vertical and horizontal segments
     seg[n_seg // 4: n_seg // 2, 3] = seg[n_seg // 4: n_seg // 2, 1]
+    over = rng.random(n) < 0.3  # nodes whose names may lie over edges when nothing else is free
     node, side = place_side_labels(order, ax, ay, align.astype(np.int64), width, 12.0, 4.0, lim, cx, cy, rad, 5.0,
-                                   *(np.ascontiguousarray(seg[:, c]) for c in range(4)), 1.5, max_labels)
+                                   *(np.ascontiguousarray(seg[:, c]) for c in range(4)), 1.5, max_labels, over)
     segs = [((s[0], s[1]), (s[2], s[3])) for s in seg]
     assert list(zip(node.tolist(), side.tolist())) == _brute_side_labels(
-        order.tolist(), ax, ay, align, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, segs, 1.5, max_labels)
+        order.tolist(), ax, ay, align, width, 12.0, 4.0, lim, cx, cy, rad, 5.0, segs, 1.5, max_labels, over)
 
 
 def test_segment_meets_box_equals_brute_force():
@@ -456,9 +460,11 @@ def test_segment_samples_equal_brute_force(seed, m):
 @pytest.mark.parametrize("name", ["viztracer-examples/multi_process_pool.json", "hta-trace-diff/control.json.gz",
                                   None])
 def test_no_name_is_crossed_by_an_edge(realdata, name):
-    """Every node's name (kinds call and lane: the root's and the threads' too) lies clear of
-    every edge of the tree as the camera sees it (centre to centre) and of every
-    partially-expanded stub (`_brute_segment_meets_box`, the kernel's brute-force twin)."""
+    """Every call's name lies clear of every edge of the tree as the camera sees it (centre to
+    centre) and of every partially-expanded stub (`_brute_segment_meets_box`, the kernel's
+    brute-force twin).  A thread's name (kind lane) may lie over an edge where no place clear
+    of them is free: a thread's node has a fan of edges around it, and multi_process_pool's
+    cone named 4 of its 9 threads; now at least 7."""
     from tracevis3d.layout.camera import project
     from tracevis3d.layout.text import ASCENT, DESCENT, text_width
 
@@ -474,8 +480,11 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
     stubs = spec.layer("cone_partial").centres.reshape(-1, 2, 3).astype(np.float64)  # from the sphere on
     segs += list(zip(map(tuple, project(cam, stubs[:, 0], res)), map(tuple, project(cam, stubs[:, 1], res))))
     lab = spec.labels
-    names = [j for j in range(len(lab)) if lab.kind[j] in ("call", "lane") and lab.space[j] == "world"]
+    names = [j for j in range(len(lab)) if lab.kind[j] == "call" and lab.space[j] == "world"]
     assert len(names) >= 10
+    threads = [j for j in range(len(lab)) if lab.kind[j] == "lane" and lab.texts[j] != "all threads"]
+    if name == "viztracer-examples/multi_process_pool.json":
+        assert t.n_threads == 9 and len(threads) >= 7, [lab.texts[j] for j in threads]
     anchor = project(cam, lab.anchors[names], res)
     for j, (x, y) in zip(names, anchor):
         w = text_width(lab.texts[j]) * tpx

@@ -413,8 +413,44 @@ def _box_meets_a_segment(x0, y0, x1, y1, c0, c1, r0, r1, nx, g_ptr, g_ids, seg_x
 
 
 @njit(cache=True, nogil=True)
+def _first_free_place(k, test_edges, anchor_x, anchor_y, align, width, ascent, descent, lim, bx0, by0, bx1, by1, q,
+                      cell, nx, ny, s_ptr, s_ids, centre_x, centre_y, radius, min_radius, seg_pad, g_ptr, g_ids,
+                      seg_x0, seg_y0, seg_x1, seg_y1):
+    """The first of node k's places whose box (see `place_side_labels`) lies inside ``lim``,
+    off the ``q`` boxes placed, off every other sphere and, with ``test_edges``, off every
+    segment; -1 if none."""
+    for side in range(anchor_x.shape[0]):
+        x0 = anchor_x[side, k]
+        if align[side] == 2:
+            x0 -= width[k]
+        elif align[side] == 1:
+            x0 -= 0.5 * width[k]
+        x1 = x0 + width[k]
+        y0 = anchor_y[side, k] - ascent
+        y1 = anchor_y[side, k] + descent
+        if x0 < lim[0] or x1 > lim[2] or y0 < lim[1] or y1 > lim[3]:
+            continue
+        hit = False
+        for j in range(q):
+            if x0 < bx1[j] and bx0[j] < x1 and y0 < by1[j] and by0[j] < y1:
+                hit = True
+                break
+        if hit:
+            continue
+        c0, c1, r0, r1 = _cells_of(x0, y0, x1, y1, lim[0], lim[1], cell, nx, ny)
+        if _box_meets_a_sphere(x0, y0, x1, y1, k, c0, c1, r0, r1, nx, s_ptr, s_ids, centre_x, centre_y,
+                               radius, min_radius):
+            continue
+        if test_edges and _box_meets_a_segment(x0 - seg_pad, y0 - seg_pad, x1 + seg_pad, y1 + seg_pad, c0, c1, r0,
+                                               r1, nx, g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1):
+            continue
+        return side
+    return -1
+
+
+@njit(cache=True, nogil=True)
 def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, lim, centre_x, centre_y, radius,
-                      min_radius, seg_x0, seg_y0, seg_x1, seg_y1, seg_pad, max_labels):
+                      min_radius, seg_x0, seg_y0, seg_x1, seg_y1, seg_pad, max_labels, over_edges):
     """Greedy label placement beside spheres (Christensen et al. 1995's greedy baseline:
     the most important first, each at the first free candidate place).  Nodes are taken in
     ``order``; node k's label (``width`` pixels wide, ``ascent`` above and ``descent``
@@ -425,14 +461,15 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
     intervals), lie farther than radius[j] from the centre of every other sphere j with
     radius[j] > ``min_radius`` (tiny spheres may sit behind text), and meet none of the
     segments (seg_x0, seg_y0)–(seg_x1, seg_y1) (the tree's edges; the box grown by
-    ``seg_pad`` on every side, `_segment_meets_box`).  At most ``max_labels`` are placed.
+    ``seg_pad`` on every side, `_segment_meets_box`).  A node with ``over_edges[k]`` (a
+    thread: its name matters more than a clean line) that finds no such place tries its
+    places again, edges allowed under its name.  At most ``max_labels`` are placed.
     Returns ``(node, place)`` of the labels placed, in placement order.  Spheres and
     segments are looked up in a grid of `LABEL_GRID_PX` cells (`_bucket_boxes`; a segment
     with a NaN end meets nothing): O(tried × (placed + spheres and segments near the box)
     + spheres + segments)."""
     n = order.shape[0]
     m = radius.shape[0]
-    n_places = anchor_x.shape[0]
     n_seg = seg_x0.shape[0]
     # spheres and segments bucketed by the cells of a grid over ``lim`` their bounding boxes
     # meet: a box is tested against those of the cells it meets (a sphere or a segment that
@@ -471,39 +508,21 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
         if q >= max_labels:
             break
         k = order[t]
-        for side in range(n_places):
-            x0 = anchor_x[side, k]
-            if align[side] == 2:
-                x0 -= width[k]
-            elif align[side] == 1:
-                x0 -= 0.5 * width[k]
-            x1 = x0 + width[k]
-            y0 = anchor_y[side, k] - ascent
-            y1 = anchor_y[side, k] + descent
-            if x0 < lim[0] or x1 > lim[2] or y0 < lim[1] or y1 > lim[3]:
-                continue
-            hit = False
-            for j in range(q):
-                if x0 < bx1[j] and bx0[j] < x1 and y0 < by1[j] and by0[j] < y1:
-                    hit = True
-                    break
-            if hit:
-                continue
-            c0, c1, r0, r1 = _cells_of(x0, y0, x1, y1, lim[0], lim[1], cell, nx, ny)
-            if _box_meets_a_sphere(x0, y0, x1, y1, k, c0, c1, r0, r1, nx, s_ptr, s_ids, centre_x, centre_y,
-                                   radius, min_radius):
-                continue
-            if _box_meets_a_segment(x0 - seg_pad, y0 - seg_pad, x1 + seg_pad, y1 + seg_pad, c0, c1, r0, r1, nx,
-                                    g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1):
-                continue
-            bx0[q] = x0
-            by0[q] = y0
-            bx1[q] = x1
-            by1[q] = y1
-            out_node[q] = k
-            out_side[q] = side
-            q += 1
-            break
+        for attempt in range(2 if over_edges[k] else 1):
+            side = _first_free_place(k, attempt == 0, anchor_x, anchor_y, align, width, ascent, descent, lim,
+                                     bx0, by0, bx1, by1, q, cell, nx, ny, s_ptr, s_ids, centre_x, centre_y, radius,
+                                     min_radius, seg_pad, g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1)
+            if side >= 0:
+                x0 = anchor_x[side, k] - (width[k] if align[side] == 2 else 0.5 * width[k] if align[side] == 1
+                                          else 0.0)
+                bx0[q] = x0
+                by0[q] = anchor_y[side, k] - ascent
+                bx1[q] = x0 + width[k]
+                by1[q] = anchor_y[side, k] + descent
+                out_node[q] = k
+                out_side[q] = side
+                q += 1
+                break
     return out_node[:q].copy(), out_side[:q].copy()
 
 

@@ -199,7 +199,7 @@ def label_places(pos, radius, size, r, u, f, eye=None) -> list:
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
                 call_of_node, tail=None, rect=None, texts_of: dict | None = None, names: dict | None = None,
                 stubs=None) -> LabelSet:
-    """Names of the largest nodes (by inclusive time), right of their sphere (left of it
+    """Names of the root, the threads and the largest nodes (by inclusive time), right of their sphere (left of it
     when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
     overlap one already placed, another node's sphere (it would be hidden or hide it) or
     leave the image (``rect``: the content rectangle) is skipped (`kernels.cone.place_side_labels`).
@@ -207,7 +207,9 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     node → its label text and its width in ems, ``names``: function → its short name, filled as names are made
     (the candidate figures of one layout share them).  No name is crossed by an edge of the
     tree, nor by a partially-expanded stub (``stubs``: ``(down, level height)`` of
-    `partial_stubs`, None: no stubs drawn)."""
+    `partial_stubs`, None: no stubs drawn), except a thread's or the root's where it finds
+    no place clear of them (a thread's node has a fan of edges around it: four of a pool's
+    six threads went unnamed)."""
     from ..kernels.cone import place_side_labels
 
     if max_labels <= 0 or len(pruned) == 0:
@@ -218,7 +220,8 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     rot = euler_xyz(r, u, -f)
     wpp = world_per_pixel(cam, pos, res)
     size = tpx * wpp
-    order = np.lexsort((np.arange(len(pruned)), -time))
+    # the root and the threads first (what the tree is of), then the nodes by inclusive time
+    order = np.lexsort((np.arange(len(pruned)), -time, np.asarray(call_of_node, np.int64) >= 0))
     centre_px = project(cam, pos, res)
     rad_px = radius / wpp
     w, h = res
@@ -246,7 +249,8 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
                                    DESCENT * tpx, np.asarray(lim, np.float64), c64(centre_px[:, 0]),
                                    c64(centre_px[:, 1]), np.asarray(rad_px, np.float64), 0.3 * tpx,
                                    c64(seg_a[:, 0]), c64(seg_a[:, 1]), c64(seg_b[:, 0]), c64(seg_b[:, 1]),
-                                   EDGE_CLEAR_EM * tpx, int(max_labels))
+                                   EDGE_CLEAR_EM * tpx, int(max_labels),
+                                   np.asarray(call_of_node, np.int64) < 0)  # threads: over an edge if need be
     n = node.size
     texts = [texts_of[int(k)][0] for k in node]
     anchors = cand[side, node] if n else np.zeros((0, 3))
