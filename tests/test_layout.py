@@ -541,3 +541,18 @@ def test_names_of_several_boxes_stand_on_plates_of_their_colour():
         assert ok, (lab.texts[k], ends, mine)
         covered += 1
     assert covered == len(plates.positions)  # no plate without its name
+
+
+def test_text_colour_contrasts_with_the_face_as_rendered():
+    """Front faces render at `FACE_SHADE` of their colour's luminance; the text colour is the one
+    with the higher WCAG contrast against that (a slate blue of luminance 0.20, rendered 0.165
+    in the live view, took dark text at 3.6:1 where light reads at 4.4:1)."""
+    from tracevis3d.layout.labels import FACE_SHADE, TEXT_DARK, TEXT_LIGHT, contrast_text_material
+
+    rgb = np.random.default_rng(5).uniform(0, 1, (400, 3)) ** 2.2
+    rgb = np.vstack([rgb, [[0.14308657, 0.18986213, 0.48382983]]])
+    lum = FACE_SHADE * palette.relative_luminance(rgb)
+    ld, ll = palette.relative_luminance(np.array([TEXT_DARK[:3], TEXT_LIGHT[:3]]))
+    best = np.where((lum + 0.05) / (ld + 0.05) >= (ll + 0.05) / (lum + 0.05), "TV3D_text_dark", "TV3D_text_light")
+    assert contrast_text_material(rgb) == best.tolist()
+    assert best[-1] == "TV3D_text_light"
