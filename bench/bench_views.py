@@ -65,6 +65,10 @@ CASES = (
     ("live", ("json_tool",)), ("live", ("pydoc",)), ("live", ("mixed_pool",)),
     # a command that is mostly imports (pip's vendored libraries) and a recursive-descent parser
     ("icicle", ("pip_show",)), ("cone", ("pip_show",)),
+    # black's recursive-descent parser in a thread pool; jinja2 + pygments in forked worker processes
+    ("icicle", ("black_pool",)), ("threads", ("black_pool",)), ("cone", ("black_pool",)),
+    ("compare", ("black_pool", "black_pool_b")), ("live", ("black_pool",)),
+    ("icicle", ("jinja_procs",)), ("threads", ("jinja_procs",)), ("cone", ("jinja_procs",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -37,6 +37,10 @@ mixed_pool      a pool of 6 workers running unlike tasks at once (networkx graph
                 work in different libraries; 2M calls, 116 levels.
 mixed_pool_b    the same program run again: the pool hands its tasks to other workers (the
                 B run of a comparison with ``mixed_pool``).
+black_pool      black formatting four stdlib modules in a thread pool of 4 workers (black built
+                from source: its wheel is compiled with mypyc); **black_pool_b** five modules.
+jinja_procs     jinja2 templates with pygments-highlighted code in a ProcessPoolExecutor of 3
+                forked workers (VizTracer follows them: 4 processes, 6 threads).
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -50,7 +54,8 @@ don't pass them, and the import machinery and C calls are part of what the figur
 with), except ``--tracer_entries`` (buffer size) and ``--quiet``.
 
 Interpreters.  The stdlib traces and ``threads`` run under the interpreter this script runs
-with (the project's .venv).  The third-party programs (docutils, networkx, sympy, py-spy) run
+with (the project's .venv).  The third-party programs (docutils, networkx, sympy, black, jinja2,
+pygments, py-spy) run
 in a venv of their own, ``build/trace-venv``, created on first need from
 ``tools/trace-requirements.txt`` (pinned; re-installed when that file changes).  None of
 them is a dependency of the project.
@@ -391,6 +396,63 @@ asyncio.run(main())
 '''
 
 
+BLACK_POOL_PROGRAM = '''\
+"""black formatting four of CPython's modules in a thread pool of 4 workers (5 threads):
+blib2to3's recursive-descent parser and black's visitors, 80+ levels."""
+import concurrent.futures as cf
+import pathlib
+import sys
+import sysconfig
+
+import black
+
+stdlib = pathlib.Path(sysconfig.get_paths()["stdlib"])
+files = sys.argv[1:] or ["fnmatch.py", "colorsys.py", "bisect.py", "shlex.py"]
+sources = [(stdlib / f).read_text() for f in files]
+mode = black.Mode(line_length=79)
+
+
+def fmt(src):
+    return len(black.format_str(src, mode=mode))
+
+
+with cf.ThreadPoolExecutor(4, thread_name_prefix="black") as ex:
+    print(sum(ex.map(fmt, sources)))
+'''
+
+JINJA_PROCS_PROGRAM = '''\
+"""jinja2 templates with pygments-highlighted code, rendered by a pool of 3 worker processes
+(VizTracer follows the forked workers: 4 processes, 6 threads)."""
+import concurrent.futures as cf
+import multiprocessing as mp
+import pathlib
+import sysconfig
+
+import jinja2
+import pygments
+import pygments.formatters
+import pygments.lexers
+
+stdlib = pathlib.Path(sysconfig.get_paths()["stdlib"])
+TEMPLATE = """<html><body>{% for s in sections %}<h2>{{ s.title|title }}</h2>
+{% for row in s.rows %}<tr>{% for c in row %}<td>{{ "%.3f"|format(c) }}</td>{% endfor %}</tr>{% endfor %}
+<pre>{{ s.code|safe }}</pre>{% endfor %}</body></html>"""
+
+
+def page(seed):
+    template = jinja2.Environment(autoescape=True).from_string(TEMPLATE)
+    code = (stdlib / ["json/decoder.py", "string.py", "calendar.py"][seed % 3]).read_text()[:20000]
+    html = pygments.highlight(code, pygments.lexers.PythonLexer(), pygments.formatters.HtmlFormatter())
+    sections = [dict(title=f"section {i}", rows=[[seed * i * j / 7 for j in range(8)] for _ in range(30)],
+                     code=html) for i in range(6)]
+    return len(template.render(sections=sections))
+
+
+if __name__ == "__main__":
+    with cf.ProcessPoolExecutor(3, mp_context=mp.get_context("fork")) as ex:
+        print(sum(ex.map(page, range(9))))
+'''
+
 HTTP_THREADS_PROGRAM = '''\
 """A threading HTTP server (a thread per request) that renders reStructuredText with docutils,
 and six client threads that fetch pages from it over loopback sockets."""
@@ -523,6 +585,16 @@ SUITE = [
          doc="http_threads serving 24 pages (the B run of a comparison)"),
     Spec("pip_show", "viztracer", "trace", lambda w: ["-m", "pip", "show", "docutils"], entries=3_000_000,
          doc="pip show docutils (a command that is mostly imports: pip's vendored libraries, pyparsing's recursion)"),
+    Spec("black_pool", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "black_pool.py"), BLACK_POOL_PROGRAM)], entries=3_000_000,
+         doc="black formatting four stdlib modules in a thread pool of 4 workers (5 threads, 86 levels)"),
+    Spec("black_pool_b", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "black_pool.py"), BLACK_POOL_PROGRAM), "fnmatch.py", "colorsys.py",
+                    "glob.py", "shlex.py", "sched.py"], entries=3_000_000,
+         doc="black_pool on five modules (the B run of a comparison)"),
+    Spec("jinja_procs", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "jinja_procs.py"), JINJA_PROCS_PROGRAM)], entries=3_000_000,
+         doc="jinja2 + pygments in a ProcessPoolExecutor of 3 forked workers (4 processes, 6 threads)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
