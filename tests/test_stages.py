@@ -250,3 +250,19 @@ def test_a_thread_name_in_a_narrow_legend_keeps_its_thread_not_the_end_of_its_wo
     plan = plan_hud((1920, 1080), 16.0, None, rows, False, True, max_legend_frac=120 / 1920)
     first = plan.legend_rows[0][0]
     assert first.startswith("Thread-1") and first.endswith("…"), first  # cut at its end
+
+
+def test_negligible_waits_and_io_read_as_neither():
+    """A call that waits or does I/O for under `KIND_NEGLIGIBLE` of its time is drawn as one
+    that does neither (black's format_str, 0.0004 % reading, was pale green, "does I/O")."""
+    from tracevis3d.layout.colour import KIND_NEGLIGIBLE, colour_calls
+
+    # root (0-1000) > reader (0-1000) > read (I/O: 0-2, 0.2 %); root > waiter (1000-2000) > get (wait, 1000-1500)
+    tr = Trace.from_arrays([0, 1, 2, 3, 4], [0.0, 0.0, 0.0, 1000.0, 1000.0], [2000.0, 1000.0, 2.0, 2000.0, 1500.0],
+                           [-1, 0, 1, 0, 3], [0] * 5, function_names=["root", "reader", "read", "waiter", "get"],
+                           kind=np.array([0, 0, KIND_IO, 0, KIND_WAIT], np.uint8)).check()
+    idx = np.arange(5)
+    c = colour_calls(tr, idx, IcicleParams(color_by="kind"), np.ones(5), lambda m: np.ones(5), str)
+    assert 2.0 / 1000.0 < KIND_NEGLIGIBLE
+    assert c.slot[1] == 0 and c.slot[0] != 0 and c.slot[3] != 0  # reader: neither; root and waiter wait
+    assert c.slot[2] != 0 and c.slot[4] != 0
