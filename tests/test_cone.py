@@ -17,17 +17,10 @@ from tree_factory import random_trace
 
 
 def brute_contexts(t, fold):
-    """Path of functions from the root (thread first) per call; direct recursion folded."""
-    paths = []
-    for i in range(len(t)):
-        p = t.parent[i]
-        if p < 0:
-            paths.append((int(t.thread[i]), int(t.func[i])))
-        elif fold and t.func[p] == t.func[i]:
-            paths.append(paths[p])
-        else:
-            paths.append(paths[p] + (int(t.func[i]),))
-    return paths
+    """Path of functions from the root (thread first) per call; with ``fold``, recursion
+    folded: a call of a function open among its callers takes the nearest such caller's path.
+    Also the outermost-call flag (no caller has the same path) that says whether its time counts."""
+    return brute_merged_contexts(t, np.zeros(len(t), bool), fold)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,39 +28,46 @@ def brute_contexts(t, fold):
 def test_context_tree_equals_brute_force(ops, threads, fold):
     t = forest(ops, True, threads)
     c = calling_context_tree(t, per_thread=True, fold_recursion=fold)
-    paths = brute_contexts(t, fold)
+    paths, outer = brute_contexts(t, fold)
     assert len(c) == 1 + t.n_threads + len(set(paths))
     ids = {}
     for i, path in enumerate(paths):
         assert ids.setdefault(path, int(c.ctx[i])) == c.ctx[i]
     # time: the outermost calls of a node (no folded recursion counted twice)
-    outer = np.array([t.parent[i] < 0 or not (fold and t.func[t.parent[i]] == t.func[i]) for i in range(len(t))])
     want = np.bincount(c.ctx[outer], weights=(t.end - t.start)[outer], minlength=len(c))
     assert np.allclose(c.time[1 + t.n_threads:], want[1 + t.n_threads:])
     assert np.array_equal(c.calls[1 + t.n_threads:], np.bincount(c.ctx, minlength=len(c))[1 + t.n_threads:])
 
 
 def brute_merged_contexts(t, merged, fold):
-    """`brute_contexts` of the trace without the ``merged`` calls: each call's path of
+    """The calling contexts of the trace without the ``merged`` calls: each call's path of
     unmerged functions from the root, walking up past merged callers (None for a merged
-    call), and the outermost-call flag that says whether its time is counted."""
+    call), recursion folded with ``fold`` (see `brute_contexts`), and the outermost-call flag
+    that says whether its time is counted."""
     paths, outer = [], []
-    for i in range(len(t)):
-        p = int(t.parent[i])
-        while p >= 0 and merged[p]:
+
+    def callers(i):  # the unmerged callers of call i, nearest first
+        out, p = [], int(t.parent[i])
+        while p >= 0:
+            if not merged[p]:
+                out.append(p)
             p = int(t.parent[p])
+        return out
+
+    for i in range(len(t)):
         if merged[i]:
             paths.append(None)
             outer.append(False)
-        elif p < 0:
+            continue
+        up = callers(i)
+        same = [a for a in up if t.func[a] == t.func[i]] if fold else []
+        if same:
+            paths.append(paths[same[0]])
+        elif not up:
             paths.append((int(t.thread[i]), int(t.func[i])))
-            outer.append(True)
-        elif fold and t.func[p] == t.func[i]:
-            paths.append(paths[p])
-            outer.append(False)
         else:
-            paths.append(paths[p] + (int(t.func[i]),))
-            outer.append(True)
+            paths.append(paths[up[0]] + (int(t.func[i]),))
+        outer.append(all(paths[a] != paths[i] for a in up))
     return paths, np.array(outer, bool)
 
 
@@ -239,7 +239,7 @@ def test_render_cone_real_trace(realdata, tmp_path):
 
 def test_expand_on_demand_keeps_every_child():
     t = random_trace(n_roots=20, fanout=5, max_depth=4, threads=1, seed=5, n_func=30)
-    c = calling_context_tree(t)
+    c = calling_context_tree(t, fold_recursion=True)  # the cone's tree (recursion folded by default)
     pr = prune_by_time(c, 10)
     j = int(np.flatnonzero(pr.partial)[-1])
     k = int(pr.node[j])

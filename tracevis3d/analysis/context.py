@@ -29,7 +29,7 @@ class ContextTree:
     calls: np.ndarray
     first: np.ndarray
     per_thread: bool
-    recursion: np.ndarray = None  # per node: depth of the direct recursion folded into it (1: none)
+    recursion: np.ndarray = None  # per node: depth of the recursion folded into it (1: none)
     probes: int = 0  # hash-table slots looked at while building it (len(trace) when hashes spread)
 
     def __len__(self) -> int:
@@ -59,7 +59,7 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
                          merged: np.ndarray | None = None) -> ContextTree:
     """The CCT of ``trace`` (`kernels.cone.calling_context_tree`, O(n)); ``per_thread``
     defaults to True when the trace has more than one thread with calls;
-    ``fold_recursion``: direct recursion stays in one node; ``merged`` (bool per call):
+    ``fold_recursion``: recursion (direct or through other calls) stays in one node; ``merged`` (bool per call):
     calls folded into their callers (no node of their own, ``ctx`` -1)."""
     from ..kernels.cone import calling_context_tree as cct
     from ..kernels.gamma import process_hash_seed

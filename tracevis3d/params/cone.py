@@ -23,8 +23,8 @@ CONE = Schema("cone", [
                     "imports, runpy, exec, thread start-up), none, or stack level ranges A:B[,C:D]"),
     Param("fold_recursion", Flag(), True, group=S.SHOW, label="Fold recursion", flag="--no-fold-recursion",
           aliases=(Alias("--expand-recursion", const=False, deprecated=False),),
-          help="direct recursion is one node, labelled '(N× recursive)' (off, --expand-recursion: one level "
-               "per recursive call)"),
+          help="recursion (direct, or through other calls) is one node, labelled '(N× recursive)' (off, "
+               "--expand-recursion: one level per recursive call)"),
     S.EXPAND.but(renamed_from=("expand_calls",)),
     S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES, S.COLLAPSE_PATTERNS, S.HIGHLIGHT,
     S.CUTAWAY.but(kind=Cutaway(("call",)),
@@ -53,8 +53,8 @@ class ConeParams(Params, schema=CONE):
     ``hide``/``hide_modules``/``hide_utilities``/``collapse_patterns``:
     the filters of `analysis.filters` (as in the icicle); ``color_by``: ``auto``,
     ``module``, ``function``, ``kind``; ``max_labels``: names on the largest nodes;
-    ``fold_recursion``: direct recursion is one node (labelled with its depth), not a
-    needle of one level per recursive call; ``highlight``: regexes on function names or
+    ``fold_recursion``: recursion, direct or through other calls, is one node (labelled with
+    its depth), not a needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
     fully expanded; ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
     call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
