@@ -594,3 +594,38 @@ def test_names_beside_a_sphere_clear_it_anywhere_in_the_image():
     # the old move straight along f put the names near the image's edges onto their spheres
     old = pos + np.outer(radius + LABEL_GAP_EM * size, r) - np.outer(radius, f)
     assert (project(cam, old, res)[:, 0] - c[:, 0] < rad_px).any()
+
+
+def test_a_recursive_descent_through_two_functions_is_one_node_not_a_stick():
+    """walk > <genexpr> > walk > ... 900 deep in three threads, beside a few short calls: with
+    only direct recursion folded the context tree was a stick of 1,800 levels per thread whose
+    contexts took the whole node budget (7 of 5,516 contexts drawn, three names).  Now the cycle
+    folds: walk's node says how deep it went, and the other calls are drawn and named."""
+    from tracevis3d.model import Trace
+
+    func, start, end, parent, thread = [], [], [], [], []
+
+    def add(f, s, e, p, t):
+        func.append(f), start.append(s), end.append(e), parent.append(p), thread.append(t)
+        return len(func) - 1
+
+    for t, depth in enumerate((300, 600, 900)):
+        t0 = 10_000.0 * t
+        root = add(0, t0, t0 + 9000.0, -1, t)  # work
+        for k in range(6):  # short helpers beside the recursion: dumps, loads, ...
+            add(3 + k, t0 + 10.0 * k, t0 + 10.0 * k + 8.0, root, t)
+        p, s, e = root, t0 + 100.0, t0 + 8900.0
+        for d in range(depth):
+            p = add(1 if d % 2 == 0 else 2, s, e, p, t)  # walk, <genexpr>, walk, ...
+            s, e = s + 0.1, e - 0.1
+    names = ["work", "walk", "walk.<genexpr>"] + [f"helper_{k}" for k in range(6)]
+    tr = Trace.from_arrays(func, start, end, parent, thread, function_names=names,
+                           thread_names=["deep300", "deep600", "deep900"]).check()
+    spec = cone_layout(tr)
+    # every thread's work, its helpers and the walk cycle (walk › <genexpr>, one chain node)
+    assert spec.meta["n_nodes"] >= 3 * (1 + 6 + 1)
+    texts = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "call"]
+    assert any("walk (450× recursive)" in x for x in texts), texts
+    assert any(x.startswith("helper_") for x in texts), texts
+    flat = cone_layout(tr, ConeParams(fold_recursion=False))
+    assert flat.meta["n_nodes"] < spec.meta["n_nodes"]  # the stick takes the budget
