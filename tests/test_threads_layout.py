@@ -447,3 +447,20 @@ def test_ring_names_drop_the_process_where_the_thread_alone_is_unique():
     assert short["MainProcess: QueueFeederThread"] == "QueueFeederThread"
     assert short["MainProcess: MainThread"] == "MainProcess: MainThread"
     assert short["ForkProcess-2: MainThread"] == "ForkProcess-2: MainThread"
+
+
+def test_a_name_past_the_bars_has_a_leader_to_its_section():
+    """A thread name placed past every bar of the ring (its section too narrow and crowded for
+    it: the queue feeder of a process pool) gets a leader: a thin ribbon along its section's
+    direction, from just outside the section's bars to just under the name, in its colour."""
+    from tracevis3d.layout.threads import LEADER_PX, _name_leaders
+
+    place = RingPlacement((1.0, 2.0, 3.0), 2.0)
+    lay = _name_leaders([(1, 1.2, 3.0, 7.0), (0, 2.0, 5.0, 4.0)], place, 0.01, 3, np.eye(3))
+    assert len(lay) == 1 and lay.material_index.tolist() == [1] and lay.materials[1] == "TV3D_lane_text01"
+    mid = 0.5 * (lay.left[0] + lay.right[0])  # world points at the two ends
+    local = (mid - np.asarray(place.origin)) / place.scale @ FRONT  # back to the ring's plane (FRONT is a rotation)
+    assert np.allclose(np.hypot(local[:, 0], local[:, 1]), [3.0, 7.0], atol=1e-5)
+    assert np.allclose(np.arctan2(local[:, 1], local[:, 0]), 1.2, atol=1e-5)
+    width = np.linalg.norm(lay.left[0] - lay.right[0], axis=1)
+    assert np.allclose(width, LEADER_PX * 0.01, rtol=1e-4)  # LEADER_PX pixels wide in the world

@@ -347,17 +347,21 @@ def short_thread_names(sel, names: list) -> list:
 
 
 def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float, outline,
-                       keep_out=None, behind_px=None):
+                       keep_out=None, behind_px=None, lane_rgb=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
 
     Threads in order of importance (the focused one, then by calls); each takes the first
     free place of: its section's middle just outside its bars (centred above the arc, beside
     it near the two ends), up to two lines further out, the quarter points of its section,
-    beside its section's two edges (`SIDE_SPOT_DEPTHS`), then `UNDER_ROWS` rows under the semicircle's base line where the image has room (left
+    beside its section's two edges (`SIDE_SPOT_DEPTHS`); the same by the thread's own name
+    (`short_thread_names`); either name past every bar of the ring along its section's
+    direction; then `UNDER_ROWS` rows under the semicircle's base line where the image has room (left
     half: from the left end, right half: from the right end).  A place is free when its text box stays inside
     the image, off ``keep_out`` (pixel rectangles: the legend), off the ring's bars and off
     the names already placed.  A thread left without a place is named by its colour in the
-    legend.  Returns (labels, white plates or None): a name over any of ``behind_px`` (pixel
+    legend.  A name past every bar gets a leader, a thin line in its thread's colour
+    (``lane_rgb``) from just outside its section's bars to just under it.
+    Returns (labels, white plates or None, leaders or None): a name over any of ``behind_px`` (pixel
     points of what passes behind the names: the flows' arcs) gets a white plate just behind
     it, where those stop, so it stays readable.  ``outline``: the bars' outer radius per lane
     and angular bin (`lane_outline`: a name stands just outside the bars where it stands, not
@@ -397,7 +401,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                 align = 2 if c < -SIDE_ALIGN_COS else 0 if c > SIDE_ALIGN_COS else 1
                 for step in range(4) if i == 0 else range(1):  # the middle: up to three lines further out
                     r = base(a) + gap + step * 0.6 * sizes[k] / place.scale
-                    yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3)
+                    yield polar(np.array([a]), r, 0.0)[0], align, (0.3 if align == 1 else -0.3), None
         # beside its section, at heights along its bars (a narrow section whose bars reach
         # the icicle above: the room beside it, over a shallower neighbour)
         for frac in SIDE_SPOT_DEPTHS:
@@ -405,26 +409,37 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             da = gap / max(r, 1e-9)
             for a in (ring.a0[k] - da, ring.a1[k] + da):
                 for align in (0, 2):
-                    yield polar(np.array([a]), r, 0.0)[0], align, 0.0
+                    yield polar(np.array([a]), r, 0.0)[0], align, 0.0, None
+
+    def beyond(k):  # along its section's middle (then its quarter points), past every bar of the ring
+        for i, f in enumerate((0.5, 0.25, 0.75)):
+            a = ring.a0[k] + f * (ring.a1[k] - ring.a0[k])
+            c = np.cos(a)
+            align = 2 if c < -SIDE_ALIGN_COS else 0 if c > SIDE_ALIGN_COS else 1
+            for step in range(4) if i == 0 else range(1):
+                yield polar(np.array([a]), R + step * 0.6 * sizes[k] / place.scale, 0.0)[0], align, 0.0, a
 
     def under(k):  # rows under the semicircle's base line, from its nearer end
         left = 0.5 * (ring.a0[k] + ring.a1[k]) < 1.5 * np.pi  # its section's middle
         for row in range(UNDER_ROWS):
             y = gap + (row + 0.5) * UNDER_ROW_EM * sizes[k] / place.scale
-            yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0
+            yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0, None
 
     short = short_thread_names(sel, names)
     kept = np.zeros(n, bool)
+    leaders: list = []  # (lane, angle, from radius, to radius)
     plated = np.zeros(n, bool)
     anchors = np.zeros((n, 3))
     aligns = np.ones(n, np.uint8)
     for k in order:
         h_px = sizes[k] / px_world
         # the full name beside its section, then the thread's own name there (where the process
-        # part is not needed to tell it apart), then the full name under the base line: a name
-        # there reads as the nearest section's
-        tries = [(names[k], candidates(k))] + ([(short[k], candidates(k))] if short[k] != names[k] else [])
-        for text, local, align, lift in ((t, *c) for t, cands in tries + [(names[k], under(k))] for c in cands):
+        # part is not needed to tell it apart), then either past every bar along its section's
+        # direction, then the full name under the base line: a name there reads as the
+        # nearest section's
+        texts = [names[k]] + ([short[k]] if short[k] != names[k] else [])
+        tries = [(t, candidates(k)) for t in texts] + [(t, beyond(k)) for t in texts] + [(names[k], under(k))]
+        for text, local, align, lift, lead in ((t, *c) for t, cands in tries for c in cands):
             w_px = text_width(text) * h_px
             world = place.to_world(local[None])[0]
             world[2] += lift * sizes[k]
@@ -443,6 +458,9 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             boxes.append(box)
             kept[k], anchors[k], aligns[k] = True, world, align
             names[k] = text
+            if lead is not None:  # from outside its section's bars to under the name
+                leaders.append((k, lead, outline_at(k, lead) + 0.5 * gap,
+                                float(np.hypot(local[0], local[1])) - 0.75 * sizes[k] / place.scale))
             if behind_px is not None and len(behind_px):
                 plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
                                   (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
@@ -471,7 +489,34 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                            ["TV3D_name_plate"], {"call_index": np.full(n, -1, np.int32)}) if n else None
     return LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
                     [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
-                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size), plates
+                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size), plates, \
+        _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
+
+
+#: a name's leader: its width in pixels, and how far in front of the ring's plane it lies (local units)
+LEADER_PX = 1.6
+LEADER_FRONT = -0.12
+
+
+def _name_leaders(leaders, place, px_world: float, n_lanes: int, lane_rgb):
+    """One straight ribbon per leader (lane, angle, from radius, to radius), `LEADER_PX` wide,
+    in the lane's text colour (`lane_text_materials`); None without leaders."""
+    leaders = [ld for ld in leaders if ld[3] > ld[2]]
+    if not leaders:
+        return None
+    lane = np.array([ld[0] for ld in leaders], np.int32)
+    a = np.array([ld[1] for ld in leaders])
+    r = np.array([[ld[2], ld[3]] for ld in leaders])
+    a2 = np.repeat(a[:, None], 2, axis=1)
+    centre = polar(a2, r, LEADER_FRONT)  # (m, 2, 3): from, to
+    half = 0.5 * LEADER_PX * px_world / place.scale
+    across = polar(a2 + 0.5 * np.pi, half, 0.0)
+    rgb = palette.darker(np.asarray(lane_rgb, np.float64)) if lane_rgb is not None else np.full((n_lanes, 3), 0.3)
+    col = np.ones((lane.size, 4), np.float32)
+    col[:, :3] = rgb[lane]
+    return CurveLayer("lane_name_leaders", place.to_world(centre - across).astype(np.float32),
+                      place.to_world(centre + across).astype(np.float32), col, lane,
+                      [f"TV3D_lane_text{k:02d}" for k in range(n_lanes)], {"lane": lane.copy()})
 
 
 def _arc_text_room(ring, place, r_in, r_out, a0, a1, px_world: float, tpx: float) -> np.ndarray:
@@ -1019,9 +1064,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         if comp.frame is not None:  # the icicle, its names and its time axis above the block of the ring
             wall_bottom = project(cam, np.array([[place.origin[0], 0.0, comp.frame.below[1]]]), res)[0, 1]
             keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
-        names, plates = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res, to_cam,
-                                           px_world, comp.outline, keep_out, behind)
+        names, plates, leaders = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res,
+                                                    to_cam, px_world, comp.outline, keep_out, behind, lane_rgb)
         label_sets.append(names)
+        if leaders is not None:
+            layers.append(leaders)
         if plates is not None:
             layers.append(plates)
             mats["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
