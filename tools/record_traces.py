@@ -41,6 +41,8 @@ black_pool      black formatting four stdlib modules in a thread pool of 4 worke
                 from source: its wheel is compiled with mypyc); **black_pool_b** five modules.
 jinja_procs     jinja2 templates with pygments-highlighted code in a ProcessPoolExecutor of 3
                 forked workers (VizTracer follows them: 4 processes, 6 threads).
+deep_recursion  three threads that recurse 300, 600 and 900 deep through two functions
+                (walk > <genexpr> > walk) and through json: 2,700 levels, 24k calls.
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -453,6 +455,39 @@ if __name__ == "__main__":
         print(sum(ex.map(page, range(9))))
 '''
 
+DEEP_RECURSION_PROGRAM = '''\
+"""Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
+and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
+levels): a recursive descent through two functions, as parsers and visitors do."""
+import json
+import sys
+import threading
+
+sys.setrecursionlimit(5000)
+
+
+def nest(n):
+    return [nest(n - 1)] if n else []
+
+
+def walk(x):
+    return 1 + sum(walk(y) for y in x)
+
+
+def work(n):
+    doc = nest(n)
+    json.loads(json.dumps(doc))
+    for _ in range(3):
+        walk(doc)
+
+
+threads = [threading.Thread(target=work, args=(n,), name=f"deep{n}") for n in (300, 600, 900)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+'''
+
 HTTP_THREADS_PROGRAM = '''\
 """A threading HTTP server (a thread per request) that renders reStructuredText with docutils,
 and six client threads that fetch pages from it over loopback sockets."""
@@ -595,6 +630,9 @@ SUITE = [
     Spec("jinja_procs", "viztracer", "trace",
          lambda w: [_write(os.path.join(w, "jinja_procs.py"), JINJA_PROCS_PROGRAM)], entries=3_000_000,
          doc="jinja2 + pygments in a ProcessPoolExecutor of 3 forked workers (4 processes, 6 threads)"),
+    Spec("deep_recursion", "viztracer", "project",
+         lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
+         doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
