@@ -166,6 +166,8 @@ LABEL_PLACES = (
 LABEL_GAP_EM = 0.35
 #: a name keeps this much of its text size clear of every edge of the tree
 EDGE_CLEAR_EM = 0.12
+#: threads named before every call, their names over edges where nothing clear is free
+FIRST_THREADS = 12
 
 
 def label_places(pos, radius, size, r, u, f, eye=None) -> list:
@@ -221,7 +223,12 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     wpp = world_per_pixel(cam, pos, res)
     size = tpx * wpp
     # the root and the threads first (what the tree is of), then the nodes by inclusive time
-    order = np.lexsort((np.arange(len(pruned)), -time, np.asarray(call_of_node, np.int64) >= 0))
+    # the root and the largest threads first (what the tree is of: `FIRST_THREADS` of them, so
+    # a server's 44 request threads do not take the names of its calls), then by inclusive time
+    pseudo = np.flatnonzero(np.asarray(call_of_node, np.int64) < 0)
+    first = np.zeros(len(pruned), np.bool_)
+    first[pseudo[np.argsort(-time[pseudo], kind="stable")[:FIRST_THREADS + 1]]] = True
+    order = np.lexsort((np.arange(len(pruned)), -time, ~first))
     centre_px = project(cam, pos, res)
     rad_px = radius / wpp
     w, h = res
@@ -250,7 +257,7 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
                                    c64(centre_px[:, 1]), np.asarray(rad_px, np.float64), 0.3 * tpx,
                                    c64(seg_a[:, 0]), c64(seg_a[:, 1]), c64(seg_b[:, 0]), c64(seg_b[:, 1]),
                                    EDGE_CLEAR_EM * tpx, int(max_labels),
-                                   np.asarray(call_of_node, np.int64) < 0)  # threads: over an edge if need be
+                                   first)  # those threads: over an edge if need be
     n = node.size
     texts = [texts_of[int(k)][0] for k in node]
     anchors = cand[side, node] if n else np.zeros((0, 3))
