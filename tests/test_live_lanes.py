@@ -153,3 +153,52 @@ def test_drawn_depths_is_the_count_of_ancestors_not_hidden():
                 want[i] += not hidden[func[p]]
                 p = parent[p]
         assert np.array_equal(drawn, want), trial
+
+
+def test_each_process_keeps_its_lanes_together_and_names_them():
+    """A pool of worker processes, its threads arriving in time order: a new lane goes under
+    its process's last lane (the parent's queue feeder under its main thread, not under the
+    workers), and with several processes a lane's name carries its process, as the static
+    views name them (every worker has a "MainThread")."""
+    arrivals = [("MainThread", 1, "MainProcess"), ("MainThread", 2, "ForkProcess-1"),
+                ("QueueFeederThread", 1, "MainProcess"), ("MainThread", 3, "ForkProcess-2"),
+                ("Thread-1", 1, "MainProcess")]
+    threads = []
+    for k, (name, pid, process) in enumerate(arrivals):
+        T = _thread(name, [(10.0 * k, 10.0 * k + 100.0)], pid=pid)
+        T.process = process
+        threads.append(T)
+    lanes = LiveLanes(pack=True)
+    for ti in range(len(threads)):
+        _arrive(lanes, threads, ti)
+    shown = [lanes.lane_name(int(lane), threads) for lane in lanes.display_order()]
+    assert shown == ["MainProcess: MainThread", "MainProcess: QueueFeederThread", "MainProcess: Thread-1",
+                     "ForkProcess-1: MainThread", "ForkProcess-2: MainThread"]
+    one = LiveLanes(pack=True)  # one process: the names alone
+    _arrive(one, threads[:1], 0)
+    assert one.lane_name(0, threads[:1]) == "MainThread"
+
+
+def test_live_layout_stacks_lanes_in_display_order():
+    """`LiveLayout` stacks the lanes top to bottom in `LiveLanes.display_order` (lane ids stay
+    what the boxes were written with); a lane inserted above others moves them (a relayout)."""
+    from tracevis3d.layout.live import LiveLayout, LiveParams
+
+    threads = []
+    for k, (name, pid) in enumerate([("MainThread", 1), ("MainThread", 2), ("Feeder", 1)]):
+        T = _thread(name, [(10.0 * k, 10.0 * k + 100.0)], pid=pid)
+        T.process = f"p{pid}"
+        threads.append(T)
+    lay = LiveLayout(LiveParams(window_us=200.0))
+    for ti in range(2):
+        _arrive(lay.lanes, threads, ti)
+    lay.need_levels(np.array([3, 3]))
+    top1 = float(lay.lane_top(1))
+    _arrive(lay.lanes, threads, 2)
+    assert lay.lanes.display_order().tolist() == [0, 2, 1]
+    assert lay.need_levels(np.array([3, 3, 3]))  # the new lane sits above lane 1: it moved
+    tops = [float(lay.lane_top(k)) for k in range(3)]
+    assert tops[0] > tops[2] > tops[1] and tops[1] < top1
+    h = [float(lay.lane_height(k, lay.levels_of(k))) for k in range(3)]
+    assert np.isclose(tops[0] - h[0], tops[2]) and np.isclose(tops[2] - h[2], tops[1])
+    assert np.isclose(lay.bottom(3), tops[1] - h[1])

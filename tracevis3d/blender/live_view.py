@@ -233,6 +233,8 @@ class LiveView:
             self._write_boxes(session, {ti: [self._boxed_calls(ti)] for ti in range(len(threads))})
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True
+        lane_names = [lanes.lane_name(lane, threads) for lane in range(lanes.n_lanes)]
+        self.layout.fit_name_room(lane_names)
         self.set_camera(now, lanes.n_lanes)
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
         # the slow passes take turns: never a cluster pass in the update that re-coloured
@@ -252,7 +254,7 @@ class LiveView:
         right = self.layout.names_right
         x = t1_view * self.layout.scale_t + 0.6 * size if right else t0_view * self.layout.scale_t - 0.6 * size
         for lane in range(lanes.n_lanes):
-            ob = self._lane_label(lane, lanes.lane_name(lane, threads))
+            ob = self._lane_label(lane, lane_names[lane])
             ob.data.size = size
             if ob.data.align_x != ("LEFT" if right else "RIGHT"):
                 ob.data.align_x = "LEFT" if right else "RIGHT"

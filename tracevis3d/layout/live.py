@@ -65,7 +65,8 @@ FILL_SLACK = 1.15
 #: margin and the level height's), so a name always fits
 LEVEL_SLACK = 1.05
 MIN_TEXT_PX = 11.0
-NAME_EM = 9.0      # room for the lanes' names left of the calls, in text heights
+NAME_EM = 9.0      # room for the lanes' names beside the calls, in text heights (at least)
+MAX_NAME_EM = 16.0  # ... and at most ("ForkProcess-2: MainThread" takes 12.5)
 
 
 from ..params.live import LiveParams  # noqa: E402,F401  (declared once in params.live)
@@ -91,6 +92,7 @@ class LiveLayout:
         self.gap = LANE_GAP  # levels between two lanes (`lane_gap`)
         #: the pixel rectangle the camera fits the lanes into (the view sets it from its HUD plan)
         self.content_rect = None
+        self.name_em = NAME_EM  # room for the lanes' names (`fit_name_room`)
 
     @property
     def slot_rgb(self) -> np.ndarray:
@@ -279,10 +281,26 @@ class LiveLayout:
         gap = lane_gap(want.shape[0])
         squeezed = full != self.full_levels or squeeze != self.squeeze or gap != self.gap
         self.full_levels, self.squeeze, self.gap = full, squeeze, gap
-        self._tops = -np.concatenate([[0.0], np.cumsum(self.lane_height(np.arange(want.shape[0]), want))])
-        # new lanes go below: nothing moves, unless the full levels changed
+        old_tops = self._tops
+        self._tops = self._stacked_tops(want)
+        # a new lane goes under its process's lanes: the lanes below it move, as they do
+        # when a lane grows or the full levels change
         k = old.shape[0]
-        return bool((want[:k] != old).any() or (lead[:k] != old_lead[:k]).any()) or squeezed or taller
+        moved = old_tops.shape[0] > k and bool((self._tops[:k] != old_tops[:k]).any())
+        return bool((want[:k] != old).any() or (lead[:k] != old_lead[:k]).any()) or squeezed or taller or moved
+
+    def _stacked_tops(self, want) -> np.ndarray:
+        """z of each lane's top (lane ids), the lanes stacked in `LiveLanes.display_order`,
+        and after them the bottom of the lowest."""
+        n = want.shape[0]
+        order = self.lanes.display_order()
+        if order.shape[0] != n:  # lanes set without `LiveLanes` (tests of the layout alone): by id
+            order = np.arange(n)
+        edges = -np.concatenate([[0.0], np.cumsum(self.lane_height(order, want[order]))])
+        tops = np.empty(n + 1, np.float64)
+        tops[order] = edges[:-1]
+        tops[n] = edges[-1]
+        return tops
 
     def lane_top(self, lane) -> np.ndarray:
         lane = np.asarray(lane, np.int64)
@@ -295,9 +313,15 @@ class LiveLayout:
         return self.lane_levels[np.minimum(lane, self.lane_levels.shape[0] - 1)]
 
     def bottom(self, n_lanes: int) -> float:
-        """z of the bottom of the lowest lane."""
-        return float(self._tops[min(max(n_lanes, 1), self._tops.shape[0] - 1)]) if self._tops.shape[0] > 1 \
-            else -self.lane_height(0, self.p.levels)
+        """z of the bottom of the lowest of lanes 0 .. ``n_lanes`` − 1 (all of them: the
+        bottom `_stacked_tops` keeps after the tops)."""
+        n = self._tops.shape[0] - 1
+        if n < 1:
+            return float(-self.lane_height(0, self.p.levels))
+        if n_lanes >= n:
+            return float(self._tops[n])
+        k = np.arange(max(n_lanes, 1))
+        return float(np.min(self._tops[k] - self.lane_height(k, self.lane_levels[k])))
 
     # ---------------------------------------------------------------- boxes
     @property
@@ -403,6 +427,14 @@ class LiveLayout:
         the left the older calls run on out of the window), else left of the run's start."""
         return bool(self.p.follow)
 
+    def fit_name_room(self, names) -> None:
+        """The room the camera leaves for the lanes' names: the widest of ``names`` (with
+        several processes a name carries its process), `NAME_EM` to `MAX_NAME_EM` text heights."""
+        from .text import text_width
+
+        widest = max((text_width(str(n)) for n in names), default=0.0)
+        self.name_em = float(min(max(NAME_EM, widest + 0.6), MAX_NAME_EM))
+
     def text_px(self) -> float:
         """Text height in pixels: `TEXT_PX` at 1080 lines, never under `MIN_TEXT_PX`."""
         return max(TEXT_PX * self.p.resolution[1] / 1080.0, MIN_TEXT_PX)
@@ -441,7 +473,7 @@ class LiveLayout:
         tpx = self.text_px()
         for _ in range(2):  # the text's room in world units depends on the scale it gives
             px = cam.ortho_scale / max(w, hgt)   # world per pixel
-            room, below = NAME_EM * tpx * px, bottom - 1.9 * tpx * px
+            room, below = self.name_em * tpx * px, bottom - 1.9 * tpx * px
             left, right = (x0, x1 + room) if self.names_right else (x0 - room, x1)
             corners = np.array([[x, y, z] for x in (left, right) for y in (0.0, self.h) for z in (below, top)])
             cam = fit_camera_rect(corners, d, (w, hgt), rect, orthographic=True)

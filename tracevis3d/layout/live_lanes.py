@@ -53,6 +53,8 @@ class LiveLanes:
         self.thread_end: list[float] = []              # per thread: end of its last closed call, µs
         self._deepest = np.zeros(16, np.int64)         # per lane: depth of its deepest call
         self._lead = np.full(16, NO_LEAD, np.int64)    # per lane: depth of its first program call
+        self.display: list[int] = []                   # lanes top to bottom: each process's together
+        self._lane_proc: list[tuple] = []              # per lane: (publisher, pid) of its threads
 
     @property
     def packed(self) -> bool:
@@ -104,13 +106,23 @@ class LiveLanes:
                            ("_lead", NO_LEAD)):
             setattr(self, name, _grow(getattr(self, name), self.n_lanes + 1, fill))
 
-    def _open_lane(self, kind: int, ti: int) -> int:
+    def _open_lane(self, kind: int, ti: int, proc: tuple = (0, 0)) -> int:
+        """A new lane for thread ``ti``: drawn under the last lane of its process (``proc``:
+        publisher, pid), as the static views keep a process's lanes together (a worker
+        process's threads arriving after another process's), else at the bottom."""
         self._grow()
         lane = self.n_lanes
         self.n_lanes += 1
         self.lane_kind[lane], self.lane_holder[lane], self.lane_free_at[lane] = kind, ti, np.inf
         self.lane_threads.append([ti])
+        self._lane_proc.append(proc)
+        mine = [i for i, ln in enumerate(self.display) if self._lane_proc[ln] == proc]
+        self.display.insert(mine[-1] + 1 if mine else len(self.display), lane)
         return lane
+
+    def display_order(self) -> np.ndarray:
+        """The lanes from top to bottom (lane ids)."""
+        return np.asarray(self.display, np.int64)
 
     def _kind(self, T) -> int:
         key = (int(T.session), int(T.pid), thread_kind(str(T.name)))
@@ -158,7 +170,7 @@ class LiveLanes:
                     self.lane_holder[lane] = ti
                     self.lane_threads[lane].append(ti)
             if lane < 0:
-                lane = self._open_lane(kind, ti)
+                lane = self._open_lane(kind, ti, (int(T.session), int(T.pid)))
             self.lane_free_at[lane] = np.inf if self.thread_busy[ti] else self.thread_end[ti]
             self.seg_first[ti] = np.append(self.seg_first[ti], have)
             self.seg_lane[ti] = np.append(self.seg_lane[ti], lane)
@@ -181,8 +193,13 @@ class LiveLanes:
 
     def lane_name(self, lane: int, threads: list) -> str:
         """A lane's name: its thread's, or how many threads of which kind share it
-        (`select.packed_name_of`)."""
+        (`select.packed_name_of`), after its process's name when there are several."""
         members = list(dict.fromkeys(self.lane_threads[lane]))  # a thread may come back to a lane
-        if len(members) == 1:
-            return str(threads[members[0]].name)
-        return packed_name_of([str(threads[t].name) for t in members])
+        name = str(threads[members[0]].name) if len(members) == 1 else \
+            packed_name_of([str(threads[t].name) for t in members])
+        # with several processes, the process in front ("ForkProcess-2: MainThread"), as
+        # `Trace.thread_label` names the static views' lanes: every worker has a MainThread
+        process = str(getattr(threads[members[0]], "process", "") or "")
+        if process and process != name and len(set(self._lane_proc)) > 1:
+            return f"{process}: {name}"
+        return name
