@@ -446,6 +446,17 @@ def _box_meets_a_segment(x0, y0, x1, y1, c0, c1, r0, r1, nx, g_ptr, g_ids, seg_x
     return False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _label_box(side, k, anchor_x, anchor_y, align, width, ascent, descent):
+    """(x0, y0, x1, y1) of node k's label at place ``side`` (see `place_side_labels`)."""
+    x0 = anchor_x[side, k]
+    if align[side] == 2:
+        x0 -= width[k]
+    elif align[side] == 1:
+        x0 -= 0.5 * width[k]
+    return x0, anchor_y[side, k] - ascent, x0 + width[k], anchor_y[side, k] + descent
+
+
 @njit(cache=True, nogil=True)
 def _first_free_place(k, test_edges, anchor_x, anchor_y, align, width, ascent, descent, lim, bx0, by0, bx1, by1, q,
                       cell, nx, ny, s_ptr, s_ids, centre_x, centre_y, radius, min_radius, seg_pad, g_ptr, g_ids,
@@ -454,14 +465,7 @@ def _first_free_place(k, test_edges, anchor_x, anchor_y, align, width, ascent, d
     off the ``q`` boxes placed, off every other sphere and, with ``test_edges``, off every
     segment; -1 if none."""
     for side in range(anchor_x.shape[0]):
-        x0 = anchor_x[side, k]
-        if align[side] == 2:
-            x0 -= width[k]
-        elif align[side] == 1:
-            x0 -= 0.5 * width[k]
-        x1 = x0 + width[k]
-        y0 = anchor_y[side, k] - ascent
-        y1 = anchor_y[side, k] + descent
+        x0, y0, x1, y1 = _label_box(side, k, anchor_x, anchor_y, align, width, ascent, descent)
         if x0 < lim[0] or x1 > lim[2] or y0 < lim[1] or y1 > lim[3]:
             continue
         hit = False
@@ -547,12 +551,7 @@ def place_side_labels(order, anchor_x, anchor_y, align, width, ascent, descent, 
                                      bx0, by0, bx1, by1, q, cell, nx, ny, s_ptr, s_ids, centre_x, centre_y, radius,
                                      min_radius, seg_pad, g_ptr, g_ids, seg_x0, seg_y0, seg_x1, seg_y1)
             if side >= 0:
-                x0 = anchor_x[side, k] - (width[k] if align[side] == 2 else 0.5 * width[k] if align[side] == 1
-                                          else 0.0)
-                bx0[q] = x0
-                by0[q] = anchor_y[side, k] - ascent
-                bx1[q] = x0 + width[k]
-                by1[q] = anchor_y[side, k] + descent
+                bx0[q], by0[q], bx1[q], by1[q] = _label_box(side, k, anchor_x, anchor_y, align, width, ascent, descent)
                 out_node[q] = k
                 out_side[q] = side
                 q += 1

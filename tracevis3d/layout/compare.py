@@ -285,7 +285,6 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
                       shown_func=side.trace.func[side.sel.idx])
         plates = placer.plate_layer(f"label_plates_{side.name}", side.colouring.slot_rgb, side.colouring.slot_names,
                                     {"side": 0 if side.name == "a" else 1})
-        placer.plates = []  # the next side's plates, in its own colours
         if plates is not None:
             layers.append(plates)
 

@@ -201,16 +201,16 @@ def label_places(pos, radius, size, r, u, f, eye=None) -> list:
 def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: int, tpx: float,
                 call_of_node, tail=None, rect=None, texts_of: dict | None = None, names: dict | None = None,
                 stubs=None) -> LabelSet:
-    """Names of the root, the threads and the largest nodes (by inclusive time), right of their sphere (left of it
-    when the right side is taken), facing the camera, ``tpx`` pixels high; a label that would
-    overlap one already placed, another node's sphere (it would be hidden or hide it) or
-    leave the image (``rect``: the content rectangle) is skipped (`kernels.cone.place_side_labels`).
+    """Names of the root, the largest threads and the largest nodes (by inclusive time),
+    right of their sphere (left of it when the right side is taken), facing the camera,
+    ``tpx`` pixels high; a label that would overlap one already placed, another node's
+    sphere (it would be hidden or hide it) or leave the image (``rect``: the content rectangle) is skipped (`kernels.cone.place_side_labels`).
     ``tail``: per node, the last node of its chain (`cone.compress_chains`).  ``texts_of``:
     node → its label text and its width in ems, ``names``: function → its short name, filled as names are made
     (the candidate figures of one layout share them).  No name is crossed by an edge of the
     tree, nor by a partially-expanded stub (``stubs``: ``(down, level height)`` of
-    `partial_stubs`, None: no stubs drawn), except a thread's or the root's where it finds
-    no place clear of them (a thread's node has a fan of edges around it: four of a pool's
+    `partial_stubs`, None: no stubs drawn), except the root's and the `FIRST_THREADS` largest
+    threads' where they find no place clear of them (a thread's node has a fan of edges around it: four of a pool's
     six threads went unnamed)."""
     from ..kernels.cone import place_side_labels
 
@@ -222,7 +222,6 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     rot = euler_xyz(r, u, -f)
     wpp = world_per_pixel(cam, pos, res)
     size = tpx * wpp
-    # the root and the threads first (what the tree is of), then the nodes by inclusive time
     # the root and the largest threads first (what the tree is of: `FIRST_THREADS` of them, so
     # a server's 44 request threads do not take the names of its calls), then by inclusive time
     pseudo = np.flatnonzero(np.asarray(call_of_node, np.int64) < 0)

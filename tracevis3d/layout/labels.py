@@ -216,12 +216,14 @@ class LabelPlacer:
         return LabelSet.concat(self.sets)
 
     def plate_layer(self, name: str, slot_rgb, slot_names, extra: dict | None = None):
-        """The plates of the names added with ``plate_slot``: one thin box each, y in
-        [-depth, 0], of its slot's colour and material (a box's, so it shades as the boxes
-        do), with the named call's ``call_index`` for picking; None without plates."""
+        """The plates of the names added with ``plate_slot`` since the last call: one thin box
+        each, y in [-depth, 0], of its slot's colour and material (a box's, so it shades as
+        the boxes do), with the named call's ``call_index`` for picking; None without plates.
+        The plates are handed over (a comparison takes each side's in its own colours)."""
         if not self.plates:
             return None
-        x0, x1, z0, z1, dy, slot, call = (np.concatenate(c) for c in zip(*self.plates))
+        plates, self.plates = self.plates, []
+        x0, x1, z0, z1, dy, slot, call = (np.concatenate(c) for c in zip(*plates))
         n = x0.size
         pos = np.stack([0.5 * (x0 + x1), -0.5 * dy, 0.5 * (z0 + z1)], 1).astype(np.float32)
         sc = np.stack([np.maximum(x1 - x0, 1e-6), dy, z1 - z0], 1).astype(np.float32)

@@ -54,7 +54,7 @@ class LiveLanes:
         self._deepest = np.zeros(16, np.int64)         # per lane: depth of its deepest call
         self._lead = np.full(16, NO_LEAD, np.int64)    # per lane: depth of its first program call
         self.display: list[int] = []                   # lanes top to bottom: each process's together
-        self._lane_proc: list[tuple] = []              # per lane: (publisher, pid) of its threads
+        self._last_of_proc: dict = {}                  # (publisher, pid) -> its lowest lane
 
     @property
     def packed(self) -> bool:
@@ -115,9 +115,12 @@ class LiveLanes:
         self.n_lanes += 1
         self.lane_kind[lane], self.lane_holder[lane], self.lane_free_at[lane] = kind, ti, np.inf
         self.lane_threads.append([ti])
-        self._lane_proc.append(proc)
-        mine = [i for i, ln in enumerate(self.display) if self._lane_proc[ln] == proc]
-        self.display.insert(mine[-1] + 1 if mine else len(self.display), lane)
+        last = self._last_of_proc.get(proc)
+        if last is None or last == self.display[-1]:
+            self.display.append(lane)
+        else:
+            self.display.insert(self.display.index(last) + 1, lane)
+        self._last_of_proc[proc] = lane
         return lane
 
     def display_order(self) -> np.ndarray:
@@ -200,6 +203,6 @@ class LiveLanes:
         # with several processes, the process in front ("ForkProcess-2: MainThread"), as
         # `Trace.thread_label` names the static views' lanes: every worker has a MainThread
         process = str(getattr(threads[members[0]], "process", "") or "")
-        if process and process != name and len(set(self._lane_proc)) > 1:
+        if process and process != name and len(self._last_of_proc) > 1:
             return f"{process}: {name}"
         return name
