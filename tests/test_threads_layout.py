@@ -464,3 +464,46 @@ def test_a_name_past_the_bars_has_a_leader_to_its_section():
     assert np.allclose(np.arctan2(local[:, 1], local[:, 0]), 1.2, atol=1e-5)
     width = np.linalg.norm(lay.left[0] - lay.right[0], axis=1)
     assert np.allclose(width, LEADER_PX * 0.01, rtol=1e-4)  # LEADER_PX pixels wide in the world
+
+
+def test_a_ring_row_name_sits_on_a_plate_of_its_colour():
+    """The row of a lane's roots ("30× a.worker": an asyncio task's resumptions, the icicle's
+    rule) is named over its gaps as much as over its bars: the name sits on a plate, a thin
+    sector of the row's colour in front of the bars (local depth < 0, the text in front of
+    it), as long along the arc as the text and its padding, within the row's angles."""
+    from tracevis3d.layout.labels import PAD
+    from tracevis3d.layout.text import text_width
+    from tracevis3d.model import Trace
+
+    func, start, end, parent, thread = [0], [0.0], [3000.0], [-1], [0]
+    for k in range(30):
+        func.append(1)
+        start.append(100.0 * k)
+        end.append(100.0 * k + 20.0)
+        parent.append(-1)
+        thread.append(1)
+    tr = Trace.from_arrays(func, start, end, parent, thread=thread,
+                           function_names=["main (/app/a.py:1)", "worker (/app/a.py:8)"],
+                           thread_names=["MainThread", "Task-2"]).check()
+    spec = threads_layout(tr, ThreadsParams(focus="MainThread"))
+    lab = spec.labels
+    rows = [k for k, kind in enumerate(lab.kind) if kind == "row"]
+    assert [lab.texts[k] for k in rows] == ["30× a.worker"]
+    plates = next(lay for lay in spec.layers if lay.name == "ring_label_plates")
+    bars = next(lay for lay in spec.layers if lay.name == "ring")
+    assert len(plates) == 1 and plates.attributes["call_index"][0] == lab.call_index[rows[0]]
+    assert plates.heights[0, 0] < 0 and plates.heights[0, 1] == 0  # in front of the bars' faces
+    worker = np.flatnonzero(bars.attributes["call_index"] >= 1)
+    assert np.allclose(plates.colors[0], bars.colors[worker[0]])  # the row's function's colour
+    assert plates.angles[0, 0] >= bars.angles[worker, 0].min() - 1e-6  # within the row
+    assert plates.angles[0, 1] <= bars.angles[worker, 1].max() + 1e-6
+    # its length along the arc (world, at the middle radius, the ring's stretch) is the text's and padding
+    a = float(plates.angles[0].mean())
+    r = float(plates.radii[0].mean()) / 1.0
+    tangent = np.array([-np.sin(a) * plates.stretch, np.cos(a)])
+    arc = (plates.angles[0, 1] - plates.angles[0, 0]) * r * np.linalg.norm(tangent)
+    size = float(lab.sizes[rows[0]])
+    assert np.isclose(arc, (text_width("30× a.worker") + 2 * PAD) * size, rtol=0.02)
+    # the text stands in front of the plate (world y grows into the picture)
+    depth_front = plates.origin[1] + plates.heights[0, 0]
+    assert lab.anchors[rows[0], 1] < depth_front

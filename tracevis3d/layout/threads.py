@@ -530,17 +530,21 @@ def _arc_text_room(ring, place, r_in, r_out, a0, a1, px_world: float, tpx: float
     return np.minimum(in_band, chord) * place.scale / px_world
 
 
-def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int, fold=None) -> LabelSet:
+def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_labels: int, fold=None) -> tuple:
     """Names along the arc on the ring's bars that can hold one: the text's baseline follows
     the arc's tangent at the bar's middle, its length at most the chord at the bar's middle
     radius less padding, its height within the bar's radial width; widest bars first.
     Bars do not overlap, so neither do their names.  Then the row of a lane's roots where
     none of them was named (``fold``'s lane rows, the icicle's rule `labels.named_lane_rows`:
-    an asyncio task's hundreds of resumptions, "212× worker"), over the row's angles."""
-    from .labels import lane_row_candidates, named_lane_rows
+    an asyncio task's hundreds of resumptions, "212× worker"), over the row's angles.
+    A row's name stands over gaps and merged bars as much as over its own bars, so it sits
+    on a plate of its function's colour (the icicle's `labels.LabelPlacer.plate_layer`): a
+    thin sector in front of the bars, the text's length and padding along the arc.
+    Returns (labels, the plates' SectorLayer or None)."""
+    from .labels import PAD, PLATE_DEPTH, lane_row_candidates, named_lane_rows
 
     if max_labels <= 0:
-        return LabelSet.empty()
+        return LabelSet.empty(), None
     s = np.flatnonzero(cl.single)
     Z = ring.zero_radius
     need_h = tpx * (ASCENT + DESCENT) * 1.08
@@ -592,15 +596,31 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
                 if len(texts) >= max_labels:
                     break
     if not texts:
-        return LabelSet.empty()
+        return LabelSet.empty(), None
     sk = np.asarray(at, np.int64)
     am = np.asarray(amid)
     size = tpx * px_world
-    centre_local = polar(am, np.asarray(rmid), -0.05)
+    plate_h = PLATE_DEPTH * size / place.scale  # local depth of a plate
+    centre_local = polar(am, np.asarray(rmid), -max(0.05, 2.0 * plate_h))
     # baseline along the tangent, reading left to right (world x grows)
     tangent_local = np.stack([-np.sin(am), np.cos(am), np.zeros_like(am)], 1)
     base = place.direction(tangent_local)
-    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    stretch_of = np.linalg.norm(base, axis=1)  # world length of a local unit along the arc, over scale
+    plated = np.flatnonzero(np.asarray(kinds) == "row")
+    plates = None
+    if plated.size:
+        rm = np.asarray(rmid)[plated]
+        half_w = np.asarray([0.5 * text_width(texts[k]) + PAD for k in plated.tolist()]) * size
+        half_a = half_w / (place.scale * stretch_of[plated] * np.maximum(rm, 1e-9))
+        rk = sk[plated]
+        ri = Z + d.level_bottom[rk]
+        slot = d.slot[rk].astype(np.int32)
+        names, _ = _materials("TV3D_ring_", slot_rgb, 1.0)
+        plates = _sector_layer("ring_label_plates", place, np.stack([am[plated] - half_a, am[plated] + half_a], 1),
+                               np.stack([ri, ri + BAR_FILL * d.level_height[rk]], 1),
+                               np.tile([[-plate_h, 0.0]], (plated.size, 1)), _rgba(slot_rgb[slot], 1.0), slot, names,
+                               {"call_index": d.call_id[rk].astype(np.int32)})
+    base /= stretch_of[:, None]
     base *= np.where(base[:, :1] < 0, -1.0, 1.0)
     up = np.stack([-base[:, 2], np.zeros(len(base)), base[:, 0]], 1)
     centre = place.to_world(centre_local)
@@ -609,7 +629,7 @@ def ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, max_label
     n = sk.size
     return LabelSet(texts, anchor.astype(np.float32), np.full(n, size, np.float32),
                     contrast_text_material(slot_rgb[d.slot[sk]]), np.ones(n, np.uint8), kinds,
-                    d.call_id[sk].astype(np.int32), _facing_rotation(base).astype(np.float32), ["world"] * n)
+                    d.call_id[sk].astype(np.int32), _facing_rotation(base).astype(np.float32), ["world"] * n), plates
 
 
 def object_legend(sync, sel, lane_of_thread):
@@ -1073,7 +1093,11 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             layers.append(plates)
             mats["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
                                                    from_attribute=False)
-        label_sets.append(ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS, fold))
+        ring_names, ring_plates = ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS,
+                                                   fold)
+        label_sets.append(ring_names)
+        if ring_plates is not None:
+            layers.append(ring_plates)
     layers += wall_layers
     label_sets += wall_labels
     if flows is not None:
