@@ -40,7 +40,8 @@ TRACK_DEPTH = 0.35  # depth of a track, in lane depths
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
 MAX_FLOW_ARCS = 600
 FLOW_SAMPLES = 16
-FLOW_RGB = (0.16, 0.20, 0.45)
+FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
+FLOW_RGB = (0.02, 0.05, 0.50)
 INSTANT_RGB = (0.85, 0.33, 0.05)
 TRACK_RGB = ((0.16, 0.42, 0.55), (0.42, 0.30, 0.58), (0.30, 0.50, 0.22), (0.62, 0.40, 0.14),
              (0.55, 0.22, 0.34), (0.20, 0.45, 0.45))
@@ -494,7 +495,8 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
 
 
 def side_materials() -> dict:
-    return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (1.0,), kind="tube", cushion=False, gloss=0.3),
+    return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
+                                      from_attribute=False),
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
 
 
@@ -518,10 +520,10 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
         more = f"; {over:,} overlap in full rows" if over else ""
         rows.append((f"lanes under the threads: async slices by category{more}", -1, "note"))
     if n_flows:
-        rows.append((f"dark arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
+        rows.append((f"blue arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
                      -1, "note"))
     if n_instants:
-        rows.append((f"orange bars: {n_instants:,} instant events", -1, "note"))
+        rows.append((f"orange bars: {n_instants:,} instant event{'s' if n_instants != 1 else ''}", -1, "note"))
     return rows
 
 
