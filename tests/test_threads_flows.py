@@ -79,6 +79,10 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     reached = np.array([lane_of_thread[int(tr.thread[tr.flow_to[f]])] for f in first.tolist()])
     assert [arcs.materials[m] for m in arcs.material_index.tolist()] == [f"TV3D_flow_lane{k:02d}" for k in reached]
     assert len(set(reached.tolist())) >= 3  # the streams tell apart
+    # translucent as the icicle's arcs: the wall's names under the fan of launches still read
+    from tracevis3d.layout.side_tracks import FLOW_ALPHA
+
+    assert {spec.materials[m].color[3] for m in arcs.materials} == {FLOW_ALPHA}
 
 
 def _arc_samples_in_front_of_a_wall_call(spec, cut_of):

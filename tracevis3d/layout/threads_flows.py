@@ -83,11 +83,14 @@ def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
 
 
 def flow_materials(lane_rgb) -> dict:
-    """One tube material per thread (lane order): its colour, darkened as the thread names are."""
+    """One tube material per thread (lane order): its colour, darkened as the thread names are,
+    translucent as the icicle's arcs (`side_tracks.FLOW_ALPHA`: the names under them read)."""
     from .palette import darker
+    from .side_tracks import FLOW_ALPHA
     from .spec import MaterialSpec
 
-    return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}", tuple(float(c) for c in col) + (1.0,),
+    return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}",
+                                                   tuple(float(c) for c in col) + (FLOW_ALPHA,),
                                                    kind="tube", cushion=False, gloss=0.3, from_attribute=False)
             for k, col in enumerate(np.clip(darker(lane_rgb), 0.0, 1.0))}
 
