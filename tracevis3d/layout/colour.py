@@ -251,7 +251,8 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     n_other_keys = _count_other_keys(trace, idx, slot, other_slot, ft, mode)
     for item in legend:
         if item.slot == other_slot:
-            item.name = f"other ({n_other_keys} {'functions' if mode == 'function' else 'modules'})"
+            what = "function" if mode == "function" else "module"
+            item.name = f"other ({n_other_keys} {what}{'s' if n_other_keys != 1 else ''})"
     return Colouring(mode, title, slot, rgb, [f"TV3D_c{k:02d}" for k in range(len(rgb))], legend,
                      palette.lighten(rgb, CLUSTER_LIGHTEN), True)
 
