@@ -181,7 +181,7 @@ def test_cone_params_errors():
 def test_render_cone_real_trace(realdata, tmp_path):
     """render-cone on VizTracer's multi_process_pool: the figure and the .blend; in the image
     the root sphere is drawn above its children (apex above the base), every drawn node is
-    not background, and the labels are dark text right of their spheres."""
+    not background, and the labels are dark text beside their spheres (by their alignment)."""
     bpy = pytest.importorskip("bpy")
     from bpy_extras.object_utils import world_to_camera_view
     from mathutils import Vector
@@ -223,6 +223,7 @@ def test_render_cone_real_trace(realdata, tmp_path):
     for k in labels:
         r, c = pixel(spec.labels.anchors[k].astype(np.float64))
         w = int(0.5 * 40 * 360 / 1080 * len(spec.labels.texts[k]))
+        c -= (w, w // 2, 0)[{2: 0, 1: 1}.get(int(spec.labels.align[k]), 2)]  # the text's left end
         box = dark[max(r - 12, 0): r + 2, max(c, 0): c + w]
         text_hits += box.sum() >= 3
     assert text_hits >= 0.8 * len(labels), (text_hits, len(labels))
@@ -492,6 +493,59 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
         box = (x0 + 0.5, y - ASCENT * tpx + 0.5, x0 + w - 0.5, y + DESCENT * tpx - 0.5)  # float slack
         crossed = [s for s in segs if _brute_segment_meets_box(*s, box)]
         assert not crossed, (lab.texts[j], box, crossed[:2])
+
+
+@pytest.mark.parametrize("name", ["viztracer-examples/multi_process_pool.json", None])
+def test_a_thread_named_far_from_its_sphere_has_a_leader_to_it(realdata, name):
+    """Where no place beside its sphere is free, a thread's name (or the root's) goes further
+    out (`cone_geometry.FAR_PLACES` on): only those names do (a call's name never leaves its
+    sphere), and a leader joins each to its node: one line per far name, from the sphere's
+    surface (its centre a radius away, in the plane facing the camera) to within
+    `LEADER_GAP_EM` of the name's nearest point (below a name placed above the sphere,
+    beside a name placed beside it).  On multi_process_pool "ForkPoolWorker-5: MainThread",
+    crossed by edges beside its sphere before, lies clear of them further out; a process
+    pool recorded with jinja2 (tools/record_traces.py) has all 6 of its threads named, not 4."""
+    from tracevis3d.layout.camera import camera_basis
+    from tracevis3d.layout.cone_geometry import FAR_PLACES, LABEL_PLACES, LEADER_GAP_EM
+    from tracevis3d.layout.text import ASCENT, DESCENT
+
+    t = (tracevis3d.load(realdata / name) if name else
+         random_trace(n_roots=6, fanout=4, max_depth=7, threads=3, seed=11, n_func=40))
+    spec = cone_layout(t)
+    lab = spec.labels
+    pos = np.asarray(spec.meta["node_positions"])
+    radius = np.asarray(spec.meta["node_radius"])
+    place, node = lab.attributes["label_place"], lab.attributes["cone_node"]
+    far = np.flatnonzero(place >= FAR_PLACES)
+    assert all(lab.kind[j] == "lane" for j in far), [(lab.texts[j], lab.kind[j]) for j in far]
+    if name:
+        assert far.size >= 1
+    if far.size == 0:
+        assert not any(getattr(L, "name", "") == "cone_leaders" for L in spec.layers)
+        return
+    leaders = spec.layer("cone_leaders")
+    assert len(leaders) == far.size and sorted(leaders.attributes["cone_node"]) == sorted(node[far])
+    _, u, f = camera_basis(_to_camera(spec))
+    mid = 0.5 * (leaders.left + leaders.right).astype(np.float64)  # (m, 2, 3): the line's two ends
+    for k, nd in enumerate(leaders.attributes["cone_node"].tolist()):
+        j = int(far[np.flatnonzero(node[far] == nd)[0]])
+        a, b = mid[k, 0], mid[k, 1]
+        off = a - pos[nd]
+        off -= (off @ f) * f
+        assert np.isclose(np.linalg.norm(off), radius[nd], rtol=1e-3), (lab.texts[j], np.linalg.norm(off), radius[nd])
+        sy = LABEL_PLACES[int(place[j])][0][1]
+        lift = -DESCENT if sy > 0 else ASCENT if sy < 0 else 0.5 * (ASCENT - DESCENT)
+        near = lab.anchors[j].astype(np.float64) + lift * float(lab.sizes[j]) * u
+        gap = b - near
+        gap -= (gap @ f) * f
+        assert np.linalg.norm(gap) <= LEADER_GAP_EM * float(lab.sizes[j]) * 1.01, lab.texts[j]
+
+
+def _to_camera(spec):
+    """The unit vector from the camera's target to the camera (the spec's camera)."""
+    cam = spec.camera
+    d = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
+    return d / np.linalg.norm(d)
 
 
 def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to_cam, rect, lens_mm, rounds):

@@ -27,8 +27,8 @@ from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_la
                        occupancy_grid, plan_hud)
 from .camera import centre_content, view_direction
 from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
-from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, node_appear_us, partial_stubs,
-                            ring_tubes, sphere_tubes)
+from .cone_geometry import (EDGE_RGB, LEADER_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, label_leaders,
+                            node_appear_us, partial_stubs, ring_tubes, sphere_tubes)
 from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
@@ -235,6 +235,9 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         ring_tubes(pos, base, pruned.child_ptr, pruned.child_ids, down, 0.035, appear),
         partial_stubs(pos, radius, pruned.partial, down, lh, appear),
     ]
+    leaders = label_leaders(labels, pos, radius, cam, res, to_cam)
+    if leaders is not None:
+        layers.append(leaders)
     swatch_mats = [f"TV3D_c{k:02d}" for k in range(n_slots)]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, colouring.slot_rgb, swatch_mats)
     if legend_layer is not None:
@@ -600,6 +603,8 @@ def _materials(slot_rgb, slot_names, swatch_rgb, swatch_names) -> dict:
         mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,))
     for name, rgb in (("TV3D_cone_edge", EDGE_RGB), ("TV3D_cone_ring", RING_RGB), ("TV3D_cone_partial", PARTIAL_RGB)):
         mats[name] = MaterialSpec(name, tuple(rgb) + (1.0,), kind="tube", cushion=False)
+    mats["TV3D_cone_leader"] = MaterialSpec("TV3D_cone_leader", LEADER_RGB + (1.0,), kind="text", cushion=False,
+                                            from_attribute=False)
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
         mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
     return mats

@@ -162,7 +162,17 @@ LABEL_PLACES = (
     ((0.7, 0.7), (0.0, DESCENT), 0), ((0.7, -0.7), (0.0, -ASCENT), 0),
     ((-0.7, 0.7), (0.0, DESCENT), 2), ((-0.7, -0.7), (0.0, -ASCENT), 2),
     ((1.0, 0.0), (1.5, 0.0), 0), ((-1.0, 0.0), (-1.5, 0.0), 2),
+    # a thread's name where none of those is free: further out, with a leader to its sphere
+    ((1.0, 0.0), (3.0, 0.0), 0), ((-1.0, 0.0), (-3.0, 0.0), 2),
+    ((0.0, 1.0), (0.0, 2.0 + DESCENT), 1), ((0.0, -1.0), (0.0, -2.0 - ASCENT), 1),
+    ((0.7, 0.7), (2.0, 2.0 + DESCENT), 0), ((0.7, -0.7), (2.0, -2.0 - ASCENT), 0),
+    ((-0.7, 0.7), (-2.0, 2.0 + DESCENT), 2), ((-0.7, -0.7), (-2.0, -2.0 - ASCENT), 2),
+    ((1.0, 0.0), (6.0, 0.0), 0), ((-1.0, 0.0), (-6.0, 0.0), 2),
+    ((0.0, 1.0), (0.0, 4.0 + DESCENT), 1), ((0.0, -1.0), (0.0, -4.0 - ASCENT), 1),
 )
+#: the places from this one on are far from the sphere: only the threads named first
+#: (`FIRST_THREADS`) take them, and a leader joins the name to its sphere (`label_leaders`)
+FAR_PLACES = 10
 LABEL_GAP_EM = 0.35
 #: a name keeps this much of its text size clear of every edge of the tree
 EDGE_CLEAR_EM = 0.12
@@ -235,6 +245,7 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     # the candidate anchors of every node (`LABEL_PLACES`), projected at once
     cand = np.stack(label_places(pos, radius, size, r, u, f, None if cam.orthographic else cam.location))
     cand_px = project(cam, cand.reshape(-1, 3), res).reshape(cand.shape[0], -1, 2)  # each row on its own
+    cand_px[FAR_PLACES:, ~first] = -1e9  # off the image: the far places are the threads' alone
     width = np.empty(len(pruned))
     for k in range(len(pruned)):
         made = texts_of.get(k)
@@ -265,4 +276,53 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
     kinds = ["call" if c >= 0 else "lane" for c in calls.tolist()]
     return LabelSet(texts, np.asarray(anchors, np.float32).reshape(n, 3), np.asarray(size[node], np.float32),
                     ["TV3D_text_dark"] * n, np.asarray([a for _, _, a in LABEL_PLACES], np.uint8)[side], kinds,
-                    calls.astype(np.int32), np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n)
+                    calls.astype(np.int32), np.tile(np.asarray(rot, np.float32), (n, 1)), ["world"] * n,
+                    {"cone_node": node.astype(np.int32), "label_place": side.astype(np.int32)})
+
+
+LEADER_PX = 1.4  # width of a far name's leader
+LEADER_RGB = (0.18, 0.18, 0.19)  # linear: a mid grey, quieter than the text
+LEADER_GAP_EM = 0.25  # between a leader's end and its name
+
+
+def label_leaders(labels: LabelSet, pos, radius, cam, res, to_cam):
+    """A straight leader from the sphere of every name at a far place (`FAR_PLACES`) to the
+    name's nearest point (its left or right end beside the sphere, the middle of its lower or
+    upper edge above or below it, `LEADER_GAP_EM` short of it), `LEADER_PX` wide, starting
+    on the sphere's surface towards the name; a CurveLayer "cone_leaders" (material
+    ``TV3D_cone_leader``, the node in ``cone_node``), or None without far names."""
+    from .spec import CurveLayer
+
+    if not len(labels) or "label_place" not in (labels.attributes or {}):
+        return None
+    far = np.flatnonzero(labels.attributes["label_place"] >= FAR_PLACES)
+    if far.size == 0:
+        return None
+    r, u, f = camera_basis(to_cam)
+    node = labels.attributes["cone_node"][far].astype(np.int64)
+    place = labels.attributes["label_place"][far]
+    size = labels.sizes[far].astype(np.float64)
+    sy = np.array([LABEL_PLACES[k][0][1] for k in place.tolist()])
+    up = np.where(sy > 0, -DESCENT, np.where(sy < 0, ASCENT, 0.5 * (ASCENT - DESCENT)))
+    end = labels.anchors[far].astype(np.float64) + (up * size)[:, None] * u[None]
+    p = np.asarray(pos, np.float64)[node]
+    way = end - p
+    way -= np.outer(way @ f, f)  # in the plane facing the camera
+    dist = np.maximum(np.linalg.norm(way, axis=1), 1e-12)
+    way /= dist[:, None]
+    rad = np.asarray(radius, np.float64)[node]
+    start = p + way * rad[:, None] - np.outer(rad, f)  # on the sphere, its side towards the camera
+    stop = end - way * (LEADER_GAP_EM * size)[:, None]
+    ok = np.einsum("ij,ij->i", stop - start, way) > 0  # a name farther than its sphere's edge
+    if not ok.any():
+        return None
+    start, stop, way, node = start[ok], stop[ok], way[ok], node[ok]
+    m = node.size
+    wpp = world_per_pixel(cam, 0.5 * (start + stop), res)
+    across = np.cross(way, f) * (0.5 * LEADER_PX * wpp)[:, None]
+    line = np.stack([start, stop], 1)
+    col = np.ones((m, 4), np.float32)
+    col[:, :3] = LEADER_RGB
+    return CurveLayer("cone_leaders", (line - across[:, None]).astype(np.float32),
+                      (line + across[:, None]).astype(np.float32), col, np.zeros(m, np.int32),
+                      ["TV3D_cone_leader"], {"cone_node": node.astype(np.int32)})
