@@ -147,3 +147,56 @@ def test_thread_labels_counted_once_say_the_same():
     for n_shown in (1, 3):
         assert [t.thread_label(k, n_shown, counts) for k in range(3)] == [t.thread_label(k, n_shown) for k in range(3)]
     assert t.thread_label(0, 1) == "pool-1: MainThread" and t.thread_label(2, 1) == "worker"
+
+
+def test_a_figure_of_few_lanes_shares_them_by_name(tmp_path):
+    """With few lanes (`PACK_MIN_LANES` or fewer), the icicle still puts threads of one kind
+    that run one after another in one lane (three request threads do not leave two thirds
+    of the frame empty), but each keeps its name: the lane is named by its first thread and
+    every later one carries a tag, a white plate at its first call's start on the lane's
+    base with its name (kind ``lane``) that no call's name covers.  A thread too short for
+    its tag (`NAMED_PACK_MIN_SPAN`) keeps a lane of its own; the other views (the option's
+    default in `select_calls`) do not share lanes of few."""
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.select import NAMED_PACK_MIN_SPAN, PACKED_NAMED_NOTE, PACKED_NOTE
+
+    trace = _short_threads_trace(tmp_path / "three.json", n_threads=3)
+    assert select_calls(trace, IcicleParams().validate()).lane_members is None
+    sel = select_calls(trace, IcicleParams().validate(), window_first=True, name_members=True)
+    assert sel.lane_names == ["MainThread", "Thread-1 (process_request_thread)"]
+    assert sel.member_named.tolist() == [False, True] and len(sel.lane_members[1]) == 3
+    spec = icicle_layout(trace)
+    assert spec.meta["lane_names"] == sel.lane_names and "4 threads" in spec.meta["title"]
+    lab = spec.labels
+    plates = spec.layer("member_plates")
+    assert len(plates) == 2 and spec.materials["TV3D_name_plate"].color == (1.0, 1.0, 1.0, 1.0)
+    tags = {lab.texts[j]: j for j in range(len(lab)) if lab.kind[j] == "lane" and lab.align[j] == 0}  # left-aligned
+    assert sorted(tags) == ["Thread-2 (process_request_thread)", "Thread-3 (process_request_thread)"], lab.texts
+    x0 = plates.positions[:, 0] - plates.scales[:, 0] / 2
+    x1 = plates.positions[:, 0] + plates.scales[:, 0] / 2
+    z0 = plates.positions[:, 2] - plates.scales[:, 2] / 2
+    z1 = plates.positions[:, 2] + plates.scales[:, 2] / 2
+    for k, name in enumerate(sorted(tags)):
+        tid = 100 + int(name[7]) - 1
+        t = trace.thread_names.index(name)
+        start = float(trace.start[trace.thread == t].min())
+        assert np.isclose(x0[k], (start - spec.meta["t0"]) * spec.meta["world_per_us"], atol=1e-6), tid
+        assert np.isclose(z0[k], spec.meta["lane_z"][1])  # on the lane's base
+        a = lab.anchors[tags[name]]
+        assert x0[k] < a[0] < x1[k] and z0[k] < a[2] < z1[k] and a[1] < plates.positions[k, 1]  # in front
+    for j in range(len(lab)):  # no call's name on a tag
+        if lab.kind[j] in ("call", "run", "row", "group"):
+            a = lab.anchors[j]
+            assert not np.any((x0 < a[0]) & (a[0] < x1) & (z0 < a[2]) & (a[2] < z1)), lab.texts[j]
+    legend = " ".join(lab.texts[j] for j in range(len(lab)) if lab.kind[j] == "legend")  # lines wrapped
+    assert PACKED_NAMED_NOTE in legend and PACKED_NOTE not in legend, legend
+    # a thread too short for its tag keeps its own lane
+    short = json.loads((tmp_path / "three.json").read_text())
+    for e in short["traceEvents"]:
+        if e.get("tid") == 102 and e["ph"] == "X":
+            e["ts"], e["dur"] = 210 + 0.2 * (e["ts"] - 210), 0.2 * e["dur"]  # 16 µs of 400
+    assert 16 < NAMED_PACK_MIN_SPAN * 400
+    (tmp_path / "short.json").write_text(json.dumps(short))
+    sel = select_calls(tracevis3d.load(tmp_path / "short.json"), IcicleParams().validate(), window_first=True,
+                       name_members=True)
+    assert sel.lane_names == ["MainThread", "Thread-1 (process_request_thread)", "Thread-3 (process_request_thread)"]

@@ -172,14 +172,16 @@ class IcicleStages:
 
 
 def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None,
-                  window_first: bool = False, pack_min_lanes: int | None = None) -> IcicleStages:
+                  window_first: bool = False, pack_min_lanes: int | None = None,
+                  name_members: bool = False) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
     icicle's content rectangle less the share its counter tracks and async lanes take,
     `side_tracks.track_plan`), measure and colour the calls; the drawn calls.
     ``window_first``: a time window cuts the trace before anything else (`select_calls`);
-    ``pack_min_lanes``: as in `select_calls`."""
+    ``pack_min_lanes``, ``name_members``: as in `select_calls`."""
     res = params.resolution
-    sel = select_calls(trace, params, window_first=window_first, pack_min_lanes=pack_min_lanes)
+    sel = select_calls(trace, params, window_first=window_first, pack_min_lanes=pack_min_lanes,
+                       name_members=name_members)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     tracks = None
     if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first
@@ -228,12 +230,16 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         layers.append(partial_marker_layer(d, cl, frame, t0, sel.partial, name=f"{name_prefix}partial"))
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
+    tags = member_tags(placer, sel, frame, tpx, name_prefix) if params.show_axes else None
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
     plates = placer.plate_layer(f"{name_prefix}label_plates", colouring.slot_rgb, colouring.slot_names)
     if plates is not None:
         layers.append(plates)
     label_sets = [placer.labels()]
+    if tags is not None:
+        label_sets.append(tags[0])
+        layers.append(tags[1])
     size_w = tpx * float(np.median(frame.px))
     if params.show_axes:
         axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h + frame.z_axis, frame.cam,
@@ -244,6 +250,65 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                                                 frame.cam, res, frame.to_cam, size_w, 0.6 * size_w)]
         layers.append(axis_marks)
     return layers, label_sets, cl
+
+
+def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = ""):
+    """The names of the threads that share a lane by name (``sel.member_named``, `select_calls`'
+    ``name_members``) after its first, whose name the lane carries: each on a white plate
+    at its first call's start on the lane's base, as tall as a name, its text left-aligned
+    (kind ``lane``), cut to the thread's stretch of the lane (left out where not even its
+    shortest form fits).  The plates' faces are reserved in ``placer`` before the calls are
+    named (a call whose face they overlap goes unnamed, `LabelPlacer.reserve`).  Returns
+    (LabelSet, plate InstanceLayer ``<prefix>member_plates``) or None."""
+    from .labels import PAD, PLATE_DEPTH, place_facing_text
+    from .spec import InstanceLayer
+    from .text import ASCENT, DESCENT, fit_text, thread_name_candidates
+
+    if sel.member_named is None:
+        return None
+    tr = sel.trace
+    start, end, thread = tr.start[sel.idx], tr.end[sel.idx], tr.thread[sel.idx]
+    counts = tr.thread_name_counts()
+    n_lanes = sel.lane_threads.size
+    texts, x0s, x1s, zs, sizes = [], [], [], [], []
+    for lane in np.flatnonzero(sel.member_named).tolist():
+        members = sel.lane_members[lane]
+        on = sel.lane == lane
+        for k, t in enumerate(members[1:], 1):
+            mine = on & (thread == t)
+            if not mine.any():
+                continue
+            a = max(float(start[mine].min()), sel.t0)
+            b = float(end[mine].max()) if k + 1 == len(members) else float(start[on & (thread == members[k + 1])].min())
+            xa, xb = (a - sel.t0) * frame.scale_t, (min(b, sel.t1) - sel.t0) * frame.scale_t
+            px = float(frame.px[lane])
+            size = tpx * px
+            text = fit_text(thread_name_candidates(tr.thread_label(int(t), n_lanes, counts)),
+                            (xb - xa) / size - 2 * PAD)
+            if not text:
+                continue
+            texts.append(text)
+            x0s.append(xa)
+            x1s.append(xa + (text_width(text) + 2 * PAD) * size)
+            zs.append(float(frame.z_base[lane]))
+            sizes.append(size)
+    if not texts:
+        return None
+    x0, x1, zb, size = (np.asarray(v, np.float64) for v in (x0s, x1s, zs, sizes))
+    z1 = zb + (ASCENT + DESCENT) * 1.08 * size
+    placer.reserve(x0, x1, zb, z1)
+    n = len(texts)
+    centre = np.stack([x0 + PAD * size, np.zeros(n), 0.5 * (zb + z1)], 1)
+    anchor, rot = place_facing_text(centre, frame.cam, size, frame.to_cam, clearance=2.0 * PLATE_DEPTH)
+    labels = LabelSet(texts, anchor.astype(np.float32), size.astype(np.float32), ["TV3D_text_ui"] * n,
+                      np.zeros(n, np.uint8), ["lane"] * n, np.full(n, -1, np.int32), rot.astype(np.float32),
+                      ["world"] * n)
+    depth = PLATE_DEPTH * size
+    pos = np.stack([0.5 * (x0 + x1), -0.5 * depth, 0.5 * (zb + z1)], 1).astype(np.float32)
+    scale = np.stack([x1 - x0, depth, z1 - zb], 1).astype(np.float32)
+    plates = InstanceLayer(f"{name_prefix}member_plates", pos, scale, np.ones((n, 4), np.float32),
+                           np.zeros(n, np.int32), ["TV3D_name_plate"], {"call_index": np.full(n, -1, np.int32)})
+    return labels, plates
 
 
 OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
@@ -284,7 +349,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     tpx = text_px(params)
     # a time window: the figure of the window on its own (colours ranked, levels folded and
     # measures taken over the window's calls), at the cost of the window, not of the trace
-    st = icicle_stages(trace, params, tpx, window_first=True)
+    st = icicle_stages(trace, params, tpx, window_first=True, name_members=True)
     sel, colouring = st.sel, st.colouring
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)
@@ -293,9 +358,13 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     if sel.lane_members is not None:
-        from .select import PACKED_NOTE
+        from .select import PACKED_NOTE, PACKED_NAMED_NOTE
 
-        rows.append((PACKED_NOTE, -1, "note"))
+        named = sel.member_named if sel.member_named is not None else np.zeros(len(sel.lane_members), np.bool_)
+        if any(len(m) > 1 and not named[k] for k, m in enumerate(sel.lane_members)):
+            rows.append((PACKED_NOTE, -1, "note"))
+        if sel.member_named is not None:
+            rows.append((PACKED_NAMED_NOTE, -1, "note"))
     rows += side.side_legend_rows(tracks, n_flows, n_instants)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
@@ -322,6 +391,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
                             below_levels=below, after_levels=after)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     materials = figure_materials(colouring)
+    if any(getattr(x, "name", "") == "member_plates" for x in layers):
+        materials["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
+                                                    from_attribute=False)
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
     if not tracks.empty:
         below_layers, below_labels, below_mats, below_meta = side.below_geometry(tr, tracks, frame, params, t0, t1,

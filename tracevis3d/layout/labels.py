@@ -144,6 +144,14 @@ class LabelPlacer:
     def count(self) -> int:
         return int(self.rects.shape[0])
 
+    def reserve(self, x0, x1, z0, z1) -> None:
+        """Faces [x0,x1] × [z0,z1] (world, y = 0) taken by something else (a thread's tag,
+        `icicle.member_tags`): no label is placed over them; they do not count as labels."""
+        r = np.stack([np.asarray(v, np.float64).reshape(-1) for v in (x0, z0, x1, z1)], 1)
+        self.rects = np.vstack([self.rects, r])
+        self.keys = np.append(self.keys, np.full(r.shape[0], -1, np.int64))
+        self.max_labels += r.shape[0]
+
     def add(self, texts_of, x0, x1, z0, z1, rgb, call_index, kind, world_per_px, keys=None,
             vertical: bool = False, plate_slot=None) -> int:
         """Label the candidate faces [x0,x1] × [z0,z1] (world, y = 0) that can hold a name,

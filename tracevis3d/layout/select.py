@@ -55,6 +55,10 @@ class Selection:
     #: the threads of each lane, in time order, where lanes were packed (`pack_lanes`); None:
     #: one thread a lane (``lane_threads``)
     lane_members: list | None = None
+    #: per lane, True where its threads share it by name (`NAMED_PACK_MAX` at most, a figure
+    #: of few lanes): the lane is named by its first thread, every later one at its start
+    #: (`icicle.member_tags`); None: no such lane
+    member_named: np.ndarray | None = None
 
     @property
     def members(self) -> list:
@@ -329,7 +333,7 @@ def window_cut(trace: Trace, window) -> tuple:
 
 
 def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
-                 pack_min_lanes: int | None = None) -> Selection:
+                 pack_min_lanes: int | None = None, name_members: bool = False) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth).
 
     ``window_first`` (the icicle's own figure): with a time window, ``trace`` is first cut
@@ -341,7 +345,10 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
     it costs the window's calls, not the trace's (a memory-mapped trace larger than the
     memory can be drawn in a window).  ``pack_min_lanes``: lanes are packed (``params.pack_threads``)
     when there are more than this many, default `PACK_MIN_LANES` (the thread view's focused
-    section: 1, its threads in one lane)."""
+    section: 1, its threads in one lane).  ``name_members`` (the icicle's figure): with
+    fewer lanes than that, threads of one kind that never run at once still share a lane
+    (three workers started one after another do not leave two thirds of the frame empty),
+    each keeping its own name (``Selection.member_named``), at most `NAMED_PACK_MAX` a lane."""
     cut_keep = None
     if window_first and params.time_window is not None:
         trace, cut_keep = window_cut(trace, params.time_window)
@@ -382,12 +389,15 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         if not t1 > t0:
             t1 = t0 + 1.0
     members = None
-    if getattr(params, "pack_threads", False) and lanes.size > (PACK_MIN_LANES if pack_min_lanes is None
-                                                                 else pack_min_lanes):
+    min_lanes = PACK_MIN_LANES if pack_min_lanes is None else pack_min_lanes
+    by_name = name_members and 1 < lanes.size <= min_lanes
+    if getattr(params, "pack_threads", False) and (lanes.size > min_lanes or by_name):
         shown = [k for k, p in enumerate(pieces) if p.size]
         first = np.array([tr.start[pieces[k]].min() for k in shown])
         last = np.array([tr.end[pieces[k]].max() for k in shown])
-        row = _pack_threads(tr, lanes[shown], first, last, t1 - t0)
+        # by name: a thread too short for its tag keeps a lane of its own
+        alone = (last - first < NAMED_PACK_MIN_SPAN * (t1 - t0)) if by_name and lanes.size <= min_lanes else None
+        row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone)
         if row.max() + 1 < len(shown):  # some threads share a lane
             order = np.argsort(row, kind="stable")  # each row's threads in lane order
             cuts = np.flatnonzero(np.diff(row[order])) + 1
@@ -404,16 +414,26 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         at += piece.size
     lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
     counts = tr.thread_name_counts()
-    names = [tr.thread_label(int(t), lanes.size, counts) if members is None or len(members[k]) == 1 else
+    named = None
+    if members is not None and by_name:
+        named = np.array([1 < len(m) <= NAMED_PACK_MAX for m in members], np.bool_)
+    names = [tr.thread_label(int(t), lanes.size, counts)
+             if members is None or len(members[k]) == 1 or (named is not None and named[k]) else
              packed_lane_name(tr, members[k]) for k, t in enumerate(lanes)]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
-                     orig, filt.partial if filt.partial.any() else None, members)
+                     orig, filt.partial if filt.partial.any() else None, members,
+                     named if named is not None and named.any() else None)
 
 
 #: lanes are packed (`pack_lanes`) only when a figure has more than this many
 PACK_MIN_LANES = 8
 #: threads that share a lane stand at least this share of the time axis apart
 PACK_GAP_FRAC = 0.01
+#: a figure of few lanes (`select_calls`' ``name_members``) names each thread of a shared lane
+#: where the lane has at most this many
+NAMED_PACK_MAX = 4
+#: ... and each of them runs at least this share of the figure's time (room for its name)
+NAMED_PACK_MIN_SPAN = 0.12
 
 
 def thread_kind(name: str) -> str:
@@ -427,10 +447,11 @@ def thread_kind(name: str) -> str:
     return kind if any(c.isalpha() for c in kind) else name
 
 
-def _pack_threads(trace: Trace, threads, first, last, span: float) -> np.ndarray:
+def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None) -> np.ndarray:
     """`pack_lanes` of ``threads`` of ``trace`` (each its (process, `thread_kind`)), their
-    gap `PACK_GAP_FRAC` of ``span``."""
-    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) for t in threads]
+    gap `PACK_GAP_FRAC` of ``span``; ``alone`` (bool per thread): those share no lane."""
+    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) if alone is None or not alone[k] else
+             (int(trace.thread_pid[t]), -1 - k) for k, t in enumerate(threads)]
     return pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
 
 
@@ -503,3 +524,5 @@ def packed_name_of(names: list) -> str:
 
 #: the legend's note where lanes were packed
 PACKED_NOTE = "lane \"6× name\": threads of one kind, one after another"
+#: ... and where a lane's threads are named one by one (`select_calls`' ``name_members``)
+PACKED_NAMED_NOTE = "white tags: threads that share a lane, one after another"
