@@ -507,3 +507,47 @@ def test_a_ring_row_name_sits_on_a_plate_of_its_colour():
     # the text stands in front of the plate (world y grows into the picture)
     depth_front = plates.origin[1] + plates.heights[0, 0]
     assert lab.anchors[rows[0], 1] < depth_front
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_inside_polygon_banded_equals_the_plain_test(seed):
+    """`kernels.raster.inside_polygon_banded` (the edges of a point's band only) against the
+    plain even-odd test over every edge (`threads._inside_polygon`): the same answer for
+    random polygons, star outlines like the ring's and points on vertices' rows."""
+    from tracevis3d.kernels.raster import inside_polygon_banded, polygon_bands
+    from tracevis3d.layout.threads import _inside_polygon
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(3, 300))
+    if seed % 2:  # a star around a centre, as the ring's outline
+        a = np.sort(rng.uniform(np.pi, 2 * np.pi, k))
+        r = rng.uniform(50, 400, k)
+        poly = np.concatenate([np.stack([900 + r * np.cos(a), 800 + r * np.sin(a)], 1), [[900.0, 800.0]]])
+    else:
+        poly = rng.uniform(0, 1000, (k, 2))
+    q = rng.uniform(-50, 1050, (2000, 2))
+    q[:200, 1] = poly[rng.integers(0, len(poly), 200), 1]  # on a vertex's row
+    q[200:300] = poly[rng.integers(0, len(poly), 100)]  # on vertices
+    for band in (3.0, 16.0, 500.0):
+        y0, ptr, ids = polygon_bands(np.ascontiguousarray(poly[:, 0]), np.ascontiguousarray(poly[:, 1]), band)
+        got = inside_polygon_banded(np.ascontiguousarray(q[:, 0]), np.ascontiguousarray(q[:, 1]),
+                                    np.ascontiguousarray(poly[:, 0]), np.ascontiguousarray(poly[:, 1]), y0, band,
+                                    ptr, ids)
+        assert np.array_equal(got, _inside_polygon(q, poly)), band
+
+
+def test_thousands_of_threads_get_a_thread_view_with_names():
+    """A hostile trace: 2,000 threads at once, each one call (no two of one kind: named by
+    their ids).  The thread view is made (placing names tested every candidate box against
+    every edge of the ring's outline, 160 s for 3,000 threads), names only the first
+    `MAX_NAME_TRIES` threads it tries, and names some."""
+    from tracevis3d.layout.threads import MAX_NAME_TRIES
+    from tracevis3d.model import Trace
+
+    n = 2000
+    tr = Trace.from_arrays(np.arange(n) % 7, np.arange(n) * 0.5, np.arange(n) * 0.5 + 3.0, np.full(n, -1),
+                           thread=np.arange(n), function_names=[f"f{k} (/app/m.py:{k})" for k in range(7)],
+                           thread_names=[str(1000 + k) for k in range(n)]).check()
+    spec = threads_layout(tr, ThreadsParams(resolution=(960, 540)))
+    names = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert 3 <= len(names) <= MAX_NAME_TRIES

@@ -138,3 +138,61 @@ def nearest_free_window(sat, r_lo, r_hi, c_lo, c_hi, hh, ww, cell, pad, x0, y0, 
                 best_x = bx
                 best_y = by
     return found, best_x, best_y
+
+
+@njit(cache=True, nogil=True)
+def polygon_bands(px, py, band):
+    """The edges of the closed polygon (px[k], py[k]) → (px[k+1], py[k+1]) (the last back to
+    the first) bucketed by horizontal bands ``band`` pixels tall from the polygon's lowest y:
+    edge k is listed in every band its y-range [min, max] meets.  Returns (y0, ptr, ids): band
+    b holds ids[ptr[b]:ptr[b + 1]].  O(vertices + listed edges)."""
+    n = px.shape[0]
+    y0 = py.min() if n else 0.0
+    n_bands = int(math.floor((py.max() - y0) / band)) + 1 if n else 1
+    count = np.zeros(n_bands + 1, np.int64)
+    for k in range(n):
+        j = k + 1 if k + 1 < n else 0
+        b0 = int(math.floor((min(py[k], py[j]) - y0) / band))
+        b1 = int(math.floor((max(py[k], py[j]) - y0) / band))
+        for b in range(b0, b1 + 1):
+            count[b + 1] += 1
+    ptr = np.cumsum(count)
+    ids = np.empty(ptr[-1], np.int64)
+    fill = ptr[:-1].copy()
+    for k in range(n):
+        j = k + 1 if k + 1 < n else 0
+        b0 = int(math.floor((min(py[k], py[j]) - y0) / band))
+        b1 = int(math.floor((max(py[k], py[j]) - y0) / band))
+        for b in range(b0, b1 + 1):
+            ids[fill[b]] = k
+            fill[b] += 1
+    return y0, ptr, ids
+
+
+@njit(cache=True, nogil=True)
+def inside_polygon_banded(qx, qy, px, py, y0, band, ptr, ids):
+    """Which points (qx, qy) lie inside the closed polygon (px, py) by the even-odd rule: a
+    horizontal ray to the right crosses an odd number of edges, an edge (x0, y0)–(x1, y1)
+    crossed where (y0 > y) != (y1 > y) and x < x0 + t (x1 − x0), t = (y − y0) / (y1 − y0)
+    (the same arithmetic as a plain test over every edge, `threads._inside_polygon`), only
+    the edges of the point's band tested (`polygon_bands`): an edge outside it cannot cross."""
+    m = qx.shape[0]
+    n = px.shape[0]
+    out = np.zeros(m, np.bool_)
+    n_bands = ptr.shape[0] - 1
+    for i in range(m):
+        x, y = qx[i], qy[i]
+        b = int(math.floor((y - y0) / band)) if n else -1
+        if b < 0 or b >= n_bands:
+            continue
+        odd = False
+        for e in range(ptr[b], ptr[b + 1]):
+            k = ids[e]
+            j = k + 1 if k + 1 < n else 0
+            ya, yb = py[k], py[j]
+            if (ya > y) != (yb > y):
+                t = (y - ya) / (yb - ya if yb != ya else 1.0)
+                if x < px[k] + t * (px[j] - px[k]):
+                    odd = not odd
+        out[i] = odd
+    return out

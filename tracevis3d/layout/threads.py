@@ -30,6 +30,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..kernels.raster import inside_polygon_banded, polygon_bands
 from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
@@ -359,7 +360,10 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     half: from the left end, right half: from the right end).  A place is free when its text box stays inside
     the image, off ``keep_out`` (pixel rectangles: the legend), off the ring's bars and off
     the names already placed.  A thread left without a place is named by its colour in the
-    legend.  A name past every bar gets a leader, a thin line in its thread's colour
+    legend; only the `MAX_NAME_TRIES` first threads are tried (a trace of thousands of
+    threads: no ring has room for more names, and each try costs).  The bars' outline is
+    tested by bands of its edges (`kernels.raster.inside_polygon_banded`): 3,000 threads
+    took 160 s testing every edge.  A name past every bar gets a leader, a thin line in its thread's colour
     (``lane_rgb``) from just outside its section's bars to just under it.
     Returns (labels, white plates or None, leaders or None): a name over any of ``behind_px`` (pixel
     points of what passes behind the names: the flows' arcs) gets a white plate just behind
@@ -385,6 +389,8 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     edges = [np.linspace(ring.a0[k], ring.a1[k], bins + 1) for k in range(n)]
     steps = [polar(np.stack([e[:-1], e[1:]], 1).ravel(), np.repeat(outline[k], 2), 0.0) for k, e in enumerate(edges)]
     outline_px = project(cam, place.to_world(np.concatenate(steps + [np.zeros((1, 3))])), res)[:, :2]
+    ox, oy = np.ascontiguousarray(outline_px[:, 0]), np.ascontiguousarray(outline_px[:, 1])
+    band_y0, band_ptr, band_ids = polygon_bands(ox, oy, OUTLINE_BAND_PX)
     W, H = res
     margin = 4.0
     boxes: list = [tuple(b) for b in (keep_out or [])]
@@ -431,7 +437,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     plated = np.zeros(n, bool)
     anchors = np.zeros((n, 3))
     aligns = np.ones(n, np.uint8)
-    for k in order:
+    for k in order[:MAX_NAME_TRIES]:
         h_px = sizes[k] / px_world
         # the full name beside its section, then the thread's own name there (where the process
         # part is not needed to tell it apart), then either past every bar along its section's
@@ -453,7 +459,8 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
                 continue
             xs, ys = np.linspace(box[0], box[2], 7), np.linspace(box[1], box[3], 3)
             grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
-            if _inside_polygon(grid, outline_px).any():
+            if inside_polygon_banded(np.ascontiguousarray(grid[:, 0]), np.ascontiguousarray(grid[:, 1]), ox, oy,
+                                     band_y0, OUTLINE_BAND_PX, band_ptr, band_ids).any():
                 continue
             boxes.append(box)
             kept[k], anchors[k], aligns[k] = True, world, align
@@ -493,6 +500,10 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
 
 
+#: threads whose names `thread_name_labels` tries to place (by importance), and the bands
+#: (pixels) of the ring's outline it tests a name's box against
+MAX_NAME_TRIES = 80
+OUTLINE_BAND_PX = 16.0
 #: a name's leader: its width in pixels, and how far in front of the ring's plane it lies (local units)
 LEADER_PX = 1.6
 LEADER_FRONT = -0.12
