@@ -200,3 +200,17 @@ def test_a_figure_of_few_lanes_shares_them_by_name(tmp_path):
     sel = select_calls(tracevis3d.load(tmp_path / "short.json"), IcicleParams().validate(), window_first=True,
                        name_members=True)
     assert sel.lane_names == ["MainThread", "Thread-1 (process_request_thread)", "Thread-3 (process_request_thread)"]
+
+
+def test_a_cutaway_finds_a_thread_that_shares_a_lane_by_its_name(tmp_path):
+    """``--cutaway lane:NAME`` takes a thread's own name where it shares a lane (the lane is
+    named by its first thread): the cutaway of "Thread-3 (process_request_thread)" is the
+    lane's, as is that of its first thread; an unknown name is still a clear error."""
+    from tracevis3d.layout.icicle import icicle_layout
+
+    trace = _short_threads_trace(tmp_path / "three.json", n_threads=3)
+    first = icicle_layout(trace, IcicleParams(cutaway="lane:Thread-1 (process_request_thread)"))
+    third = icicle_layout(trace, IcicleParams(cutaway="lane:Thread-3 (process_request_thread)"))
+    assert third.meta["cutaway"]["scale"] == first.meta["cutaway"]["scale"]
+    with pytest.raises(ValueError, match="no lane 'Thread-9'"):
+        icicle_layout(trace, IcicleParams(cutaway="lane:Thread-9"))

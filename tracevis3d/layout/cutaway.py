@@ -49,6 +49,11 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
         lane = sel.lane_of(ref)
     else:
         lane = names.index(ref) if ref in names else -1
+        if lane < 0 and sel.lane_members is not None:  # a thread that shares a lane, by its own name
+            tr = sel.trace
+            counts = tr.thread_name_counts()
+            lane = next((k for k, m in enumerate(sel.lane_members) for t in m
+                         if ref in (tr.thread_names[t], tr.thread_label(int(t), len(names), counts))), -1)
     if lane < 0:
         raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
     zb = float(frame.z_base[lane])
