@@ -267,19 +267,20 @@ def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = 
     if sel.member_named is None:
         return None
     tr = sel.trace
-    start, end, thread = tr.start[sel.idx], tr.end[sel.idx], tr.thread[sel.idx]
     counts = tr.thread_name_counts()
     n_lanes = sel.lane_threads.size
     texts, x0s, x1s, zs, sizes = [], [], [], [], []
     for lane in np.flatnonzero(sel.member_named).tolist():
         members = sel.lane_members[lane]
-        on = sel.lane == lane
+        lo, hi = np.searchsorted(sel.lane, [lane, lane + 1])  # lanes are contiguous (`select_calls`)
+        calls = sel.idx[lo:hi]
+        start, end, thread = tr.start[calls], tr.end[calls], tr.thread[calls]
         for k, t in enumerate(members[1:], 1):
-            mine = on & (thread == t)
+            mine = thread == t
             if not mine.any():
                 continue
             a = max(float(start[mine].min()), sel.t0)
-            b = float(end[mine].max()) if k + 1 == len(members) else float(start[on & (thread == members[k + 1])].min())
+            b = float(end[mine].max()) if k + 1 == len(members) else float(start[thread == members[k + 1]].min())
             xa, xb = (a - sel.t0) * frame.scale_t, (min(b, sel.t1) - sel.t0) * frame.scale_t
             px = float(frame.px[lane])
             size = tpx * px
