@@ -346,6 +346,7 @@ def test_material_copied_from_a_template_is_the_material_built():
 
     shapes = [dict(), dict(from_attribute=False), dict(kind="tube", cushion=False),
               dict(kind="tube", cushion=False, from_attribute=False), dict(kind="tube", gloss=0.6, from_attribute=False),
+              dict(kind="tube", cushion=False, from_attribute=False, gloss=0.3, blended=True),
               dict(kind="text", cushion=False, from_attribute=False)]
     templates: dict = {}
     for k, shape in enumerate(shapes):
@@ -354,4 +355,7 @@ def test_material_copied_from_a_template_is_the_material_built():
             built = ensure_material(MaterialSpec(f"TV3D_own_{k}_{j}", rgba, **shape))
             assert copied.name == f"TV3D_tpl_{k}_{j}"
             assert _material_state(copied) == _material_state(built), (shape, rgba)
+            if shape.get("kind") == "tube":  # flows blend (smooth in EEVEE), the comparison's tubes dither
+                want = "BLENDED" if shape.get("blended") else "DITHERED"
+                assert copied.surface_render_method == built.surface_render_method == want, shape
     assert len(templates) == len(shapes)

@@ -117,6 +117,7 @@ def test_flows_and_instants_round_trip_and_become_arcs_and_markers(tmp_path):
     assert spec.meta["n_flows_drawn"] == 5 and np.all(flows.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"])
     # translucent, so the names under a curtain of arcs (a PyTorch trace's 9,450 flows) still read
     assert {spec.materials[m].color[3] for m in flows.materials} == {side.FLOW_ALPHA} and side.FLOW_ALPHA < 0.7
+    assert all(spec.materials[m].blended for m in flows.materials)  # smooth in EEVEE, not dithered noise
     inst = spec.layer("instants")
     assert len(inst) == 2 and np.all(inst.attributes["tv3d_kind"] == side.SIDE_KINDS["instant"])
     # the global instant spans every lane, the thread's one its lane only

@@ -72,7 +72,7 @@ def _math(nodes, links, op, a, b=None, c=None, loc=(0, 0)):
 def _node_shape(ms: MaterialSpec) -> tuple:
     """What `ensure_material`'s node tree depends on apart from the colour: two materials
     of the same shape differ only in the colour values `_set_colour` writes."""
-    return (ms.kind, bool(ms.cushion), bool(ms.from_attribute), float(ms.gloss))
+    return (ms.kind, bool(ms.cushion), bool(ms.from_attribute), float(ms.gloss), bool(ms.blended))
 
 
 def _set_colour(mat, ms: MaterialSpec) -> None:
@@ -154,7 +154,7 @@ def _build_material_nodes(mat, ms: MaterialSpec) -> bpy.types.Material:
             bsdf.inputs["Coat Weight"].default_value = ms.gloss
         mat.roughness = 0.7 - 0.6 * ms.gloss
         if hasattr(mat, "surface_render_method"):  # Blender 4.2+: translucency without sorting artefacts
-            mat.surface_render_method = "DITHERED"
+            mat.surface_render_method = "BLENDED" if ms.blended else "DITHERED"
         return mat
     if ms.from_attribute:
         attr = N.new("ShaderNodeAttribute")

@@ -496,7 +496,7 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
 
 def side_materials() -> dict:
     return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
-                                      from_attribute=False),
+                                      from_attribute=False, blended=True),
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
 
 

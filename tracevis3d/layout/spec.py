@@ -36,6 +36,9 @@ class MaterialSpec:
     from_attribute: bool = True
     emission: float = 0.0
     gloss: float = 0.0  # tubes: 0 matte … 1 a sharp, bright specular highlight (EEVEE, Cycles)
+    #: tubes: translucency blended (smooth in EEVEE; thin lines that never hide one another)
+    #: instead of dithered (noisy at a few samples, but no sorting artefacts in dense bundles)
+    blended: bool = False
 
 
 @dataclass

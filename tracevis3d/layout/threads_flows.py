@@ -91,7 +91,8 @@ def flow_materials(lane_rgb) -> dict:
 
     return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}",
                                                    tuple(float(c) for c in col) + (FLOW_ALPHA,),
-                                                   kind="tube", cushion=False, gloss=0.3, from_attribute=False)
+                                                   kind="tube", cushion=False, gloss=0.3, from_attribute=False,
+                                                   blended=True)
             for k, col in enumerate(np.clip(darker(lane_rgb), 0.0, 1.0))}
 
 
