@@ -107,7 +107,7 @@ def test_a_thread_back_after_its_lane_was_taken_goes_on_in_another_lane():
     assert lanes.n_lanes == 2
     assert lanes.lane_of(0, [0, 1]).tolist() == [0, 1]
     assert lanes.lane_of(1, [0]).tolist() == [0]
-    assert lanes.lane_name(0, threads) == "2× worker-…" and lanes.lane_name(1, threads) == "worker-1"
+    assert lanes.lane_name(0, threads) == "2× worker" and lanes.lane_name(1, threads) == "worker-1"
 
 
 def test_many_threads_of_one_kind_at_once_stay_linear():

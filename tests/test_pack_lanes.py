@@ -54,6 +54,14 @@ def test_thread_kind_and_the_packed_name():
     assert thread_kind("ThreadPoolExecutor-0_3") == thread_kind("ThreadPoolExecutor-1_0")
     # threads named by their ids (catapult's tall_trace: "10", "30") are no kind
     assert thread_kind("10") != thread_kind("30") and thread_kind("") == ""
+    # the packed name: what the threads run, else their name without the number that tells them apart
+    from tracevis3d.layout.select import packed_name_of
+
+    assert packed_name_of(["Thread-3 (process_request_thread)"] * 4) == "4× process_request_thread"
+    assert packed_name_of(["Task-2", "Task-7"]) == "2× Task"
+    assert packed_name_of(["worker_12", "worker_3"]) == "2× worker"
+    assert packed_name_of(["ThreadPoolExecutor-0_3", "ThreadPoolExecutor-0_4"]) == "2× ThreadPoolExecutor-…"
+    assert packed_name_of(["pool-1-thread-2", "pool-1-thread-5"]) == "2× pool-…-thread"
 
 
 def _short_threads_trace(path, n_threads=12, per_thread=3, overlap=False):

@@ -516,10 +516,15 @@ def packed_lane_name(trace: Trace, threads: list) -> str:
 
 def packed_name_of(names: list) -> str:
     """`packed_lane_name` of the threads named ``names`` (the live view's lanes)."""
+    import re
+
     kind = thread_kind(names[0])
     inner = kind[kind.find("(") + 1: kind.rfind(")")] if "(" in kind and kind.rfind(")") > kind.find("(") else ""
-    what = inner if inner and "#" not in inner else kind.replace("#", "…")
-    return f"{len(names)}× {what}"
+    if inner and "#" not in inner:
+        return f"{len(names)}× {inner}"
+    # a trailing number is what tells the threads apart: "3× worker", not "3× worker-…"
+    bare = re.sub(r"[-_. ]*#$", "", kind)
+    return f"{len(names)}× {(bare if bare and bare != kind else kind).replace('#', '…')}"
 
 
 #: the legend's note where lanes were packed
