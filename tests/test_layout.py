@@ -259,6 +259,12 @@ def test_colours_distinguish_functions_and_measures():
     spec2 = icicle_layout(tr2, IcicleParams(max_colors=5, cluster_px=0, color_by="function"))
     names2 = [e.name for e in spec2.legend]
     assert len(names2) == 5 and sum(n.startswith("other (") for n in names2) == 1
+    # one function past the palette: the grey entry is that function, not "other (1 functions)"
+    shown = len(np.unique(tr.func))
+    spec1 = icicle_layout(tr, IcicleParams(max_colors=shown, cluster_px=0, fold="none", color_by="function"))
+    grey = [e.name for e in spec1.legend if not e.name.startswith(("runtime", "waiting"))][-1]
+    coloured = {e.name for e in spec.legend}
+    assert not any(e.name.startswith("other") for e in spec1.legend) and grey in coloured, (grey, coloured)
     # depth: deeper is lighter (sequential ramp, monotone lightness)
     spec3 = icicle_layout(tr, IcicleParams(color_by="depth", cluster_px=0, fold="none"))
     c3 = spec3.layer("calls")

@@ -248,20 +248,23 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     slot = np.where(wait, wait_slot, slot).astype(np.int32)
     rgb = np.array(colours).reshape(-1, 3)
     legend = _legend_from_slots(slot, view_area, names)
-    n_other_keys = _count_other_keys(trace, idx, slot, other_slot, ft, mode)
+    other_keys = _other_keys(trace, idx, slot, other_slot, ft, mode)
     for item in legend:
         if item.slot == other_slot:
-            what = "function" if mode == "function" else "module"
-            item.name = f"other ({n_other_keys} {what}{'s' if n_other_keys != 1 else ''})"
+            if other_keys.size == 1:  # one function or module past the palette: its own name, in grey
+                k = int(other_keys[0])
+                item.name = (_function_legend_name(trace, ft, k) if mode == "function" else
+                             _module_legend_name(ft.modules[k], ft.families[int(ft.family_id[ft.module_id == k][0])]))
+            else:
+                item.name = f"other ({other_keys.size} {'functions' if mode == 'function' else 'modules'})"
     return Colouring(mode, title, slot, rgb, [f"TV3D_c{k:02d}" for k in range(len(rgb))], legend,
                      palette.lighten(rgb, CLUSTER_LIGHTEN), True)
 
 
-def _count_other_keys(trace, idx, slot, other_slot, ft, mode) -> int:
+def _other_keys(trace, idx, slot, other_slot, ft, mode) -> np.ndarray:
+    """The functions (or modules) of the shown calls coloured "other"."""
     f = np.unique(trace.func[idx][slot == other_slot])
-    if mode == "function":
-        return int(f.size)
-    return int(np.unique(ft.module_id[f]).size)
+    return f if mode == "function" else np.unique(ft.module_id[f])
 
 
 def _legend_from_slots(slot, view_area, names) -> list:
