@@ -503,3 +503,73 @@ def test_picking_an_async_slice_reports_its_track():
     d = describe_side(t, {"kind": "async", "index": 3})
     assert d == {"kind": "async", "name": "request", "category": "net", "id": "7", "scope": "db", "pid": 11,
                  "start_us": 0.5, "end_us": 0.75, "depth": 0}
+
+
+def _two_category_flows(path):
+    """A Chrome trace with v1 flows of two categories sharing an id ("ipc" 1 and "gpu" 1: two
+    chains, flows chain by category and id) and a v2 bind_id link (no category)."""
+    import json
+
+    ev = [{"ph": "X", "name": n, "pid": 1, "tid": 1 + k % 2, "ts": 20 * k, "dur": 10} for k, n in enumerate("abcdef")]
+    ev += [{"ph": "s", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": 1},
+           {"ph": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 21, "bp": "e"},
+           {"ph": "s", "cat": "gpu", "id": 1, "pid": 1, "tid": 1, "ts": 41},
+           {"ph": "f", "cat": "gpu", "id": 1, "pid": 1, "tid": 2, "ts": 61, "bp": "e"}]
+    ev[4].update(bind_id=7, flow_out=True)
+    ev[5].update(bind_id=7, flow_in=True)
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return tracevis3d.load(path)
+
+
+def test_flow_categories_are_read_kept_and_written(tmp_path):
+    """Each flow keeps its event's ``cat`` (``flow_cat`` into ``flow_cat_names``; a bind_id
+    link has none, ""), through native and compact files, subsets and the Chrome export (a
+    flow without a category written as "flow"); a trace built without categories gets one
+    unnamed category, and a category outside the table is a clear error."""
+    t = _two_category_flows(tmp_path / "cats.json")
+    got = {(t.name(int(a)), t.name(int(b))): t.flow_cat_names[int(c)] for a, b, c in
+           zip(t.flow_from, t.flow_to, t.flow_cat)}
+    assert got == {("a", "b"): "ipc", ("c", "d"): "gpu", ("e", "f"): ""}, got
+    save_native(t, tmp_path / "c.tv3d.npz")
+    save_compact(t, tmp_path / "c.tv3c")
+    for u in (load_native(tmp_path / "c.tv3d.npz"), load_compact((tmp_path / "c.tv3c").read_bytes()),
+              t.subset(thread=[0, 1])):
+        assert u.flow_cat.tolist() == t.flow_cat.tolist() and u.flow_cat_names == t.flow_cat_names
+    tracevis3d.save(t, tmp_path / "back.json", format="chrome")
+    u = tracevis3d.load(tmp_path / "back.json")
+    back = {(u.name(int(a)), u.name(int(b))): u.flow_cat_names[int(c)] for a, b, c in
+            zip(u.flow_from, u.flow_to, u.flow_cat)}
+    assert back == {("a", "b"): "ipc", ("c", "d"): "gpu", ("e", "f"): "flow"}, back
+    old = tracevis3d.Trace(**{k: getattr(t, k) for k in t.__dataclass_fields__ if k not in ("flow_cat",
+                                                                                           "flow_cat_names")})
+    assert old.flow_cat.tolist() == [0, 0, 0] and old.flow_cat_names == [""]
+    old.check()
+    old.flow_cat = np.array([0, 0, 3], np.int32)
+    with pytest.raises(tracevis3d.model.TraceInvariantError, match="flow_cat outside flow_cat_names"):
+        old.check()
+
+
+def test_flows_of_several_categories_are_coloured_by_category(tmp_path):
+    """The icicle's arcs take their category's colour (`side_tracks.FLOW_CAT_RGB`, the most
+    frequent first), flows of different categories are never bundled into one arc, and the
+    legend names each category beside its swatch; flows of one category stay `FLOW_RGB`
+    with the note alone."""
+    t = _two_category_flows(tmp_path / "cats.json")
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    arcs = spec.layer("flows")
+    assert len(arcs) == 3  # three flows, three categories: no bundle mixes them
+    cat_of = {int(f): t.flow_cat_names[int(t.flow_cat[f])] for f in arcs.attributes["side_index"]}
+    colour = {cat_of[int(f)]: tuple(np.round(arcs.colors[k, :3], 4))
+              for k, f in enumerate(arcs.attributes["side_index"])}
+    assert len(set(colour.values())) == 3
+    assert all(any(np.allclose(c, x, atol=1e-4) for x in side.FLOW_CAT_RGB) for c in colour.values())
+    legend = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
+    assert {"ipc", "gpu", "(no category)"} <= set(legend), legend
+    names, _ = side.flow_materials()
+    assert set(arcs.materials) == set(names) and all(spec.materials[n].blended for n in names)
+    t1 = t.subset(thread=[0, 1])
+    t1.flow_cat = np.zeros(3, np.int32)
+    t1.flow_cat_names = ["ipc"]
+    spec1 = icicle_layout(t1, IcicleParams(resolution=(960, 540)))
+    assert spec1.layer("flows").materials == ["TV3D_flow"]
+    assert not {"ipc", "(no category)"} & {x for x, k in zip(spec1.labels.texts, spec1.labels.kind) if k == "legend"}

@@ -20,7 +20,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .model_window import window_calls
-from .model_side import OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side, fill_instant_pids, fill_track_defaults
+from .model_side import (ADDED_TABLES, OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side,
+                         fill_flow_cats, fill_instant_pids, fill_track_defaults)
 
 __all__ = [
     "Trace",
@@ -89,6 +90,7 @@ OTHER_DTYPES = {
     "flow_id": np.int64,
     "flow_from": np.int32,
     "flow_to": np.int32,
+    "flow_cat": np.int32,
     "args_call": np.int32,
     "args_ptr": np.int64,
     "args_blob": np.uint8,
@@ -105,6 +107,7 @@ STRING_TABLES = (
     "object_names",
     "instant_names",
     *OPTIONAL_TABLES,
+    *ADDED_TABLES,
 )
 
 
@@ -131,7 +134,8 @@ class Trace:
     Instants: ``instant_ts``, ``instant_name`` (into ``instant_names``),
     ``instant_thread`` (-1 for global/process scope), ``instant_scope`` (b'g','p','t'),
     ``instant_pid`` (the event's process: what a process-scope instant spans; -1 unknown).
-    Flows: ``flow_id``, ``flow_from``, ``flow_to`` (call indices).
+    Flows: ``flow_id``, ``flow_from``, ``flow_to`` (call indices), ``flow_cat`` (into
+    ``flow_cat_names``: the Chrome flow event's ``cat``; "" where it has none).
     Counters (Chrome ``C`` events; each ``args`` key one series, ``name`` [+ ``id``] and
     process one counter): samples ``counter_ts`` (µs on the trace clock), ``counter_value``,
     ``counter_series`` (into the series table), sorted by (series, ts). Series table:
@@ -179,6 +183,8 @@ class Trace:
     flow_id: np.ndarray = field(default_factory=lambda: _empty("flow_id"))
     flow_from: np.ndarray = field(default_factory=lambda: _empty("flow_from"))
     flow_to: np.ndarray = field(default_factory=lambda: _empty("flow_to"))
+    flow_cat: np.ndarray = field(default_factory=lambda: _empty("flow_cat"))
+    flow_cat_names: list = field(default_factory=list)
     counter_ts: np.ndarray = field(default_factory=lambda: _empty("counter_ts"))
     counter_value: np.ndarray = field(default_factory=lambda: _empty("counter_value"))
     counter_series: np.ndarray = field(default_factory=lambda: _empty("counter_series"))
@@ -206,6 +212,7 @@ class Trace:
     def __post_init__(self):
         fill_track_defaults(self)  # files from before the track's id kind and scope
         fill_instant_pids(self)  # files from before the instants' process
+        fill_flow_cats(self)  # files from before the flows' category
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:
@@ -415,7 +422,10 @@ class Trace:
         first-child (i+1 < end[i] ⇒ parent[i+1] = i), next-sibling
         (end[i] < end[parent[i]] ⇒ parent[end[i]] = parent[i]), depth = depth of
         parent + 1, times nested in the parent and siblings not overlapping.
+        Flows set without categories (a script that sets ``flow_id``/``flow_from``/``flow_to``
+        on a trace) get one unnamed category first (`model_side.fill_flow_cats`).
         """
+        fill_flow_cats(self)
         _check(self)
         return self
 
@@ -553,6 +563,8 @@ class Trace:
             flow_id=self.flow_id[f_ok],
             flow_from=newpos(self.flow_from[f_ok]).astype(np.int32),
             flow_to=newpos(self.flow_to[f_ok]).astype(np.int32),
+            flow_cat=self.flow_cat[f_ok],
+            flow_cat_names=self.flow_cat_names,
             args_call=newpos(self.args_call[a_keep]).astype(np.int32),
             args_ptr=args_ptr,
             args_blob=args_blob,
@@ -685,6 +697,10 @@ def _check(t: Trace) -> None:
             _fail(f"{name} length differs from flow_id")
         if a.size and (a.min() < 0 or a.max() >= n):
             _fail(f"{name} refers to a call outside 0..{n - 1}")
+    if t.flow_cat.shape[0] != t.flow_id.shape[0]:
+        _fail("flow_cat length differs from flow_id")
+    if t.flow_cat.size and (t.flow_cat.min() < 0 or t.flow_cat.max() >= len(t.flow_cat_names)):
+        _fail("flow_cat outside flow_cat_names")
     ni = t.instant_ts.shape[0]
     for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
         if getattr(t, name).shape[0] != ni:

@@ -25,11 +25,14 @@ SIDE_DTYPES = {
 }
 # added after the first file versions: files without them load with empty arrays / tables
 OPTIONAL_ARRAYS = tuple(SIDE_DTYPES)
-# every array a file may lack: the side arrays and the instants' process (`fill_instant_pids`)
-ADDED_ARRAYS = OPTIONAL_ARRAYS + ("instant_pid",)
+# every array a file may lack: the side arrays, the instants' process (`fill_instant_pids`)
+# and the flows' category (`fill_flow_cats`)
+ADDED_ARRAYS = OPTIONAL_ARRAYS + ("instant_pid", "flow_cat")
 OPTIONAL_TABLES = ("counter_names", "series_names", "series_units", "async_names", "async_track_cats",
                    "async_track_ids", "async_track_scopes")
 SIDE_FIELDS = OPTIONAL_ARRAYS + OPTIONAL_TABLES
+# string tables a file may lack besides the side ones (loaded empty)
+ADDED_TABLES = ("flow_cat_names",)
 # per-track fields added after the track table: files with tracks but without them get these
 TRACK_DEFAULTS = {"async_track_id_kind": 1, "async_track_scopes": ""}
 
@@ -56,6 +59,17 @@ def fill_instant_pids(t) -> None:
     pids = np.asarray(t.thread_pid, np.int64)
     t.instant_pid = np.where(th >= 0, pids[np.clip(th, 0, max(pids.shape[0] - 1, 0))] if pids.size else -1,
                              -1).astype(np.int64)
+
+
+def fill_flow_cats(t) -> None:
+    """Give Trace ``t`` a category per flow when it has flows without them (a file or a
+    caller from before ``flow_cat``): one unnamed category ("")."""
+    nf = t.flow_id.shape[0]
+    if not nf or t.flow_cat.shape[0]:
+        return
+    t.flow_cat = np.zeros(nf, np.int32)
+    if not t.flow_cat_names:
+        t.flow_cat_names = [""]
 
 
 def check_side(t, nt: int, _fail) -> None:

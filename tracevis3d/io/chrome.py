@@ -767,9 +767,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     c_samples, f_order = side_job.result()
-    flow_id, flow_from, flow_to = _bind_flows(
+    flow_id, flow_from, flow_to, flow_cat = _bind_flows(
         ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, f_order)
+    flow_cat, flow_cat_names = _flow_categories(buf, vii, vss, flow_rows, f_order, flow_cat, text)
 
     # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)
@@ -825,7 +826,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         instant_ts=instant_ts, instant_name=i_inv.astype(np.int32),
         instant_thread=i_thread, instant_scope=i_scope, instant_pid=key_pid[inst_key].astype(np.int64),
         instant_names=instant_names,
-        flow_id=flow_id, flow_from=flow_from, flow_to=flow_to,
+        flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat, flow_cat_names=flow_cat_names,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
     )
     if warn:
@@ -1259,14 +1260,32 @@ def _sort_index(v) -> int:
 
 def _flow_order(buf, fii, fss, fts, flow_rows, seed):
     """The v1 flow points (``flow_rows`` of the side rows) in chain order, by (category, id) then
-    time (then file order): (chain key, order, id), the key and id in that order.  No call is
-    needed: it may run on a thread of its own while the call tree is built."""
+    time (then file order): (chain key, order, id, category), the key, id and category (ids
+    in order of first appearance) in that order, and the first point of each category.  No
+    call is needed: it may run on a thread of its own while the call tree is built."""
     cat_len = np.maximum(fss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
-    cat_id, _ = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool), seed)
+    cat_id, cat_first = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool),
+                                         seed)
     fid = fii[flow_rows, jev.I_ID]
     fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), fid, seed)
     o = by_key_then_time(fk, fts[flow_rows])  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
-    return fk[o], o, fid[o]
+    return fk[o], o, fid[o], cat_id[o], cat_first
+
+
+def _flow_categories(buf, fii, fss, flow_rows, order, flow_cat, text) -> tuple:
+    """The bound flows' categories numbered from 0 over the categories they use (``flow_cat``
+    of `_bind_flows`: 0 for a v2 link, 1 + the v1 category's id), and their names (the
+    ``cat`` of each category's first flow event; a v2 link's category is "")."""
+    if flow_cat.size == 0:
+        return np.zeros(0, np.int32), []
+    used, inv = np.unique(flow_cat, return_inverse=True)
+    names = []
+    v1 = used[used > 0] - 1
+    if v1.size:
+        first = flow_rows[order[4][v1]]
+        cat_len = np.maximum(fss[first, jev.S_CAT_LEN], 0).astype(np.int64)
+        names = _decode_span_list(buf, fii[first, jev.I_CAT_OFF], cat_len, text)
+    return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names
 
 
 def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
@@ -1274,7 +1293,7 @@ def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs
     """Flow edges (from call, to call): v1 s/t/f chains (``flow_rows`` of the side rows ``fii, fss``,
     their times ``fts``, a repair citing side row s as row SIDE + s; ``order``: their
     `_flow_order`) and v2 bind_id links (the calls' rows ``c_row`` of ``ii, ss``)."""
-    ids, froms, tos = [], [], []
+    ids, froms, tos, cats = [], [], [], []
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
     if flow_rows.size:
@@ -1285,7 +1304,7 @@ def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
         unb = bound < 0
         rep.add("flow_unbound", int(unb.sum()), SIDE + int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        fk, o, fid = order
+        fk, o, fid, f_cat = order[:4]
         f_ph, bound = f_ph[o], bound[o]
         same = fk[1:] == fk[:-1]
         src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
@@ -1294,6 +1313,7 @@ def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs
         ids.append(fid[:-1][e])
         froms.append(bound[:-1][e])
         tos.append(bound[1:][e])
+        cats.append(f_cat[:-1][e] + 1)  # category 0: a v2 link's (no category of its own)
     # v2: X/B events carrying bind_id with flow_out / flow_in
     cf = ss[c_row, jev.S_FLAGS] if ss.any_bits(jev.S_FLAGS, jev.FL_BIND) else np.zeros(0, np.int32)
     if cf.size and sample_call.any():
@@ -1313,7 +1333,8 @@ def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs
                 ids.append(np.array([bid], np.int64))
                 froms.append(np.array([s], np.int32))
                 tos.append(np.array([c], np.int32))
+                cats.append(np.zeros(1, np.int64))
     if not ids:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
     return (np.concatenate(ids).astype(np.int64), np.concatenate(froms).astype(np.int32),
-            np.concatenate(tos).astype(np.int32))
+            np.concatenate(tos).astype(np.int32), np.concatenate(cats).astype(np.int32))

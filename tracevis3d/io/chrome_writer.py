@@ -183,12 +183,14 @@ def side_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
     if trace.flow_id.size:
         t_from = flow_point_times(trace, trace.flow_from)
         t_to = flow_point_times(trace, trace.flow_to)
+        cats = [json.dumps(c or "flow") for c in trace.flow_cat_names]  # flows chain by (cat, id)
         for k in range(trace.flow_id.size):
+            cat = cats[int(trace.flow_cat[k])] if cats else '"flow"'
             for ph, call, ts, extra in (("s", trace.flow_from[k], t_from[k], ""),
                                         ("f", trace.flow_to[k], t_to[k], ',"bp":"e"')):
                 th = int(trace.thread[call])
                 parts.append(f'{{"ph":"{ph}","pid":{int(trace.thread_pid[th])},"tid":{int(trace.thread_tid[th])},'
-                             f'"cat":"flow","name":"flow","id":{int(trace.flow_id[k])},"ts":{num(ts + origin)}{extra}}}')
+                             f'"cat":{cat},"name":"flow","id":{int(trace.flow_id[k])},"ts":{num(ts + origin)}{extra}}}')
             if len(parts) >= chunk:
                 yield flush()
     if parts:

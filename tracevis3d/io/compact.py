@@ -38,7 +38,7 @@ import zlib
 import numpy as np
 
 from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
-from ..model_side import OPTIONAL_ARRAYS, OPTIONAL_TABLES
+from ..model_side import ADDED_TABLES, OPTIONAL_ARRAYS, OPTIONAL_TABLES
 from .limits import Limits, resolve_limits
 
 MAGIC = b"\x89TV3D-CTF\r\n\n"
@@ -213,8 +213,8 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
     w.ints("args_call", trace.args_call, delta=True)
     w.ints("args_len", np.diff(trace.args_ptr), zigzag=False)
     w.raw("args_blob", trace.args_blob)
-    for k in ("flow_id", "flow_from", "flow_to", "instant_name", "instant_thread", "instant_scope", "instant_pid",
-              "thread_pid", "thread_tid", "thread_sort", "function_lines"):
+    for k in ("flow_id", "flow_from", "flow_to", "flow_cat", "instant_name", "instant_thread", "instant_scope",
+              "instant_pid", "thread_pid", "thread_tid", "thread_sort", "function_lines"):
         w.ints(k, getattr(trace, k))
     w.floats("instant_ts", trace.instant_ts)
     for k in OPTIONAL_ARRAYS:  # counters and async slices (files without them load them empty)
@@ -495,7 +495,8 @@ def _load(data, source: str, lim: Limits) -> Trace:
     text = {}
     for k in STRING_TABLES:
         v = tables.get(k)
-        if v is None and k in OPTIONAL_TABLES:  # a file from before counters and async slices
+        if v is None and k in OPTIONAL_TABLES + ADDED_TABLES:  # a file from before counters, async slices
+            # or the flows' categories
             v = []
         if not isinstance(v, list):
             bad(f"header table {k!r} is not a list", n_pre)
@@ -592,6 +593,8 @@ def _load(data, source: str, lim: Limits) -> Trace:
     arrays["instant_ts"] = r.floats("instant_ts", n_inst).view(np.float64)
     if "instant_pid" in r.sec:  # files from before it get it from their threads (model_side.fill_instant_pids)
         arrays["instant_pid"] = r.ints("instant_pid", n_inst, ARRAY_DTYPES["instant_pid"])
+    if "flow_cat" in r.sec:  # files from before it get one unnamed category (model_side.fill_flow_cats)
+        arrays["flow_cat"] = r.ints("flow_cat", n_flow, ARRAY_DTYPES["flow_cat"])
     for group in (("counter_ts", "counter_value", "counter_series"), ("series_counter", "series_pid"),
                   ("async_start", "async_end", "async_name", "async_track", "async_depth"),
                   ("async_track_pid",), ("async_track_id_kind",)):

@@ -24,7 +24,7 @@ from numpy.lib import format as npformat
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
-from ..model_side import ADDED_ARRAYS, OPTIONAL_TABLES, check_side
+from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -369,7 +369,8 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
         long_cap = lim.max_name_chars + 9  # a name the importer cut ends with "…" and 8 hex digits
         for k in STRING_TABLES:
             v = tables.get(k)
-            if v is None and k in OPTIONAL_TABLES:  # a file from before counters and async slices
+            if v is None and k in OPTIONAL_TABLES + ADDED_TABLES:  # a file from before counters, async slices
+                # or the flows' categories
                 v = []
             if not isinstance(v, list):
                 bad(f"header table {k!r} is not a list")
@@ -501,6 +502,10 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
             bad(f"{name} length differs from flow_id")
         if a.size and (a.min() < 0 or a.max() >= n):
             bad(f"{name} refers to a call outside 0..{n - 1}")
+    if t.flow_cat.shape[0] != t.flow_id.shape[0]:
+        bad("flow_cat length differs from flow_id")
+    if t.flow_cat.size and (t.flow_cat.min() < 0 or t.flow_cat.max() >= len(t.flow_cat_names)):
+        bad("flow_cat outside flow_cat_names")
     ni = t.instant_ts.shape[0]
     for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
         if getattr(t, name).shape[0] != ni:

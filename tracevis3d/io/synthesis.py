@@ -753,7 +753,8 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
         instant_thread=trace.instant_thread.copy(), instant_scope=trace.instant_scope.copy(),
         instant_pid=trace.instant_pid.copy(), instant_names=list(trace.instant_names),
         flow_id=trace.flow_id[f_ok], flow_from=newpos[trace.flow_from[f_ok]].astype(np.int32),
-        flow_to=newpos[trace.flow_to[f_ok]].astype(np.int32),
+        flow_to=newpos[trace.flow_to[f_ok]].astype(np.int32), flow_cat=trace.flow_cat[f_ok],
+        flow_cat_names=list(trace.flow_cat_names),
         args_call=a_new[a_keep].astype(np.int32), args_ptr=args_ptr, args_blob=args_blob,
         meta=meta, **trace.side_tracks(),
     )

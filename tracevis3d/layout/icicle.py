@@ -366,7 +366,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             rows.append((PACKED_NOTE, -1, "note"))
         if sel.member_named is not None:
             rows.append((PACKED_NAMED_NOTE, -1, "note"))
-    rows += side.side_legend_rows(tracks, n_flows, n_instants)
+    flow_cls = side.flow_colours(tr, t0, t1) if n_flows else None
+    flow_slot0 = len(colouring.slot_rgb) + 1  # after the calls' colours and the merged calls' swatch
+    rows += side.side_legend_rows(tracks, n_flows, n_instants,
+                                  side.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))
@@ -410,10 +413,14 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     if cut is not None:
         side_meta["cutaway"] = cut
     layers += [x for x in (flows, instants) if x is not None]
-    if flows is not None or instants is not None:
+    if flows is not None or instants is not None or flow_cls is not None:
         materials.update(side.side_materials())
     swatch_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     swatch_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]
+    if flow_cls is not None:  # the flows' category swatches (slots from flow_slot0)
+        flow_names, flow_rgb = side.flow_materials()
+        swatch_rgb = np.vstack([swatch_rgb, flow_rgb])
+        swatch_mats += flow_names
     hud_labels, legend_layer, hud_dist = hud_layers(plan, frame.cam, res, swatch_rgb, swatch_mats)
     label_sets.append(hud_labels)
     if legend_layer is not None:

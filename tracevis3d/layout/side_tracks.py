@@ -42,6 +42,11 @@ MAX_FLOW_ARCS = 600
 FLOW_SAMPLES = 16
 FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
 FLOW_RGB = (0.02, 0.05, 0.50)
+#: flows of several categories: one colour each (linear, saturated, apart from the calls'
+#: muted palette), the most frequent `len(FLOW_CAT_RGB)` categories; the rest `FLOW_OTHER_RGB`
+FLOW_CAT_RGB = ((0.02, 0.05, 0.50), (0.55, 0.02, 0.20), (0.00, 0.28, 0.22), (0.60, 0.18, 0.00),
+                (0.22, 0.02, 0.45), (0.28, 0.26, 0.00))
+FLOW_OTHER_RGB = (0.20, 0.20, 0.22)
 INSTANT_RGB = (0.85, 0.33, 0.05)
 TRACK_RGB = ((0.16, 0.42, 0.55), (0.42, 0.30, 0.58), (0.30, 0.50, 0.22), (0.62, 0.40, 0.14),
              (0.55, 0.22, 0.34), (0.20, 0.45, 0.45))
@@ -416,6 +421,44 @@ def unique_rows(key: np.ndarray) -> tuple:
     return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
 
 
+def flow_colours(tr, t0: float, t1: float) -> np.ndarray:
+    """The colour class of each flow category (`FLOW_CAT_RGB` index; `len(FLOW_CAT_RGB)`:
+    the rest) when the flows in [t0, t1] (`flows_in_window`) have several categories, the
+    most frequent first; None for one category (every arc `FLOW_RGB`)."""
+    if tr.flow_from.size == 0 or len(tr.flow_cat_names) < 2:
+        return None
+    f, g = tr.flow_from, tr.flow_to
+    inside = (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
+    count = np.bincount(tr.flow_cat[inside], minlength=len(tr.flow_cat_names))
+    if int((count > 0).sum()) < 2:
+        return None
+    order = np.argsort(-count, kind="stable")
+    cls = np.full(len(tr.flow_cat_names), len(FLOW_CAT_RGB), np.int64)
+    top = order[count[order] > 0][:len(FLOW_CAT_RGB)]
+    cls[top] = np.arange(top.size)
+    return cls
+
+
+def flow_category_rows(tr, cls: np.ndarray, slot0: int) -> list:
+    """Legend swatches of the flow categories (`flow_colours`), their slots from ``slot0`` on
+    (`flow_materials` in that order), "other categories" last where some share its grey."""
+    rows = []
+    for k in range(len(FLOW_CAT_RGB)):
+        cats = np.flatnonzero(cls == k)
+        if cats.size:
+            rows.append((tr.flow_cat_names[int(cats[0])] or "(no category)", slot0 + k, "swatch"))
+    n_rest = int((cls == len(FLOW_CAT_RGB)).sum())
+    if n_rest:
+        rows.append((f"other categories ({n_rest})", slot0 + len(FLOW_CAT_RGB), "swatch"))
+    return rows
+
+
+def flow_materials() -> tuple:
+    """(names, rgb) of the flows' category materials (`FLOW_CAT_RGB`, then `FLOW_OTHER_RGB`)."""
+    rgb = np.array(FLOW_CAT_RGB + (FLOW_OTHER_RGB,), np.float32)
+    return [f"TV3D_flow_c{k}" for k in range(rgb.shape[0])], rgb
+
+
 def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""):
     """(tube layer or None, info) of the trace's flows between drawn calls.
 
@@ -425,7 +468,8 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     `FLOW_CELL_PX` columns of the same lanes are bundled into one arc whose radius grows with
     the square root of their number; the `MAX_FLOW_ARCS` largest bundles are drawn.  An arc
     is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
-    between neighbouring lanes stay clear of the boxes."""
+    between neighbouring lanes stay clear of the boxes.  Flows of several categories
+    (`flow_colours`) are bundled by category too, each arc in its category's colour."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
     info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
@@ -448,7 +492,9 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     za = d.bottom[ra] + d.height[ra] / 2
     zb = d.bottom[rb] + d.height[rb] / 2
     cell = FLOW_CELL_PX * px
-    key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell)], 1).astype(np.int64)
+    cls = flow_colours(tr, t0, t1)
+    f_cls = cls[tr.flow_cat[fi]] if cls is not None else np.zeros(fi.size, np.int64)
+    key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
     first, group, count = unique_rows(key)
     m_all = count.size
 
@@ -466,7 +512,11 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
     info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
-    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
+    if cls is None:
+        return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
+    names, rgb = flow_materials()
+    k = f_cls[first[keep]]
+    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
 
 
 def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_index=None, materials=None,
@@ -495,7 +545,10 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
 
 
 def side_materials() -> dict:
-    return {"TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
+    cats = {n: MaterialSpec(n, tuple(float(c) for c in rgb) + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
+                            from_attribute=False, blended=True) for n, rgb in zip(*flow_materials())}
+    return {**cats,
+            "TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
                                       from_attribute=False, blended=True),
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
 
@@ -508,8 +561,9 @@ def flows_in_window(tr, t0: float, t1: float) -> int:
     return int(((tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)).sum())
 
 
-def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
-    """Notes for the legend: what the tracks, arcs and markers are, and what is left out."""
+def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: list | None = None) -> list:
+    """Notes for the legend: what the tracks, arcs and markers are, and what is left out;
+    ``flow_rows``: the flows' category swatches (`flow_category_rows`), where they have several."""
     rows = []
     if len(plan):
         more = f"; not drawn: {', '.join(plan.others[:3])}{' …' if len(plan.others) > 3 else ''}" \
@@ -519,7 +573,11 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int) -> list:
         over = sum(lane.overflow for lane in plan.asyncs.lanes)
         more = f"; {over:,} overlap in full rows" if over else ""
         rows.append((f"lanes under the threads: async slices by category{more}", -1, "note"))
-    if n_flows:
+    if n_flows and flow_rows:
+        rows.append((f"arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several), by category",
+                     -1, "note"))
+        rows += flow_rows
+    elif n_flows:
         rows.append((f"blue arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
                      -1, "note"))
     if n_instants:
