@@ -317,7 +317,7 @@ def test_picking_reports_counters_flows_and_instants():
     arc = spec.layer("flows").centres[0]
     hit = pick(arc[len(arc) // 2])
     assert hit is not None and hit["kind"] == "flow" and hit["index"] == 0, hit
-    assert describe_side(t, hit)["id"] == 7
+    assert describe_side(t, hit)["id"] == 7 and describe_side(t, hit)["category"] == ""  # set without one
     col = spec.layer("counters")
     j = int(np.argmax(col.scales[:, 2]))
     front = col.positions[j] - np.array([0.0, col.scales[j, 1] / 2 - 1e-4, 0.0])

@@ -185,7 +185,8 @@ def describe_side(trace: Trace, hit: dict) -> dict:
                 "min": float(v.min()) if v.size else None, "max": float(v.max()) if v.size else None}
     if k == "flow":
         a, b = int(trace.flow_from[i]), int(trace.flow_to[i])
-        return {"kind": k, "id": int(trace.flow_id[i]), "from": trace.name(a), "to": trace.name(b),
+        cat = trace.flow_cat_names[int(trace.flow_cat[i])] if i < trace.flow_cat.shape[0] else ""
+        return {"kind": k, "id": int(trace.flow_id[i]), "category": cat, "from": trace.name(a), "to": trace.name(b),
                 "from_call": a, "to_call": b, "flows": int(hit.get("flows", 1))}
     if k == "instant":
         th = int(trace.instant_thread[i])
