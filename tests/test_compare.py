@@ -435,6 +435,63 @@ def test_tree_join_equals_filter_join_and_bruteforce_on_synthetic(tau):
             assert np.array_equal(c_ / (x + y - c_), fs[fptr[r]:fptr[r + 1]])
 
 
+@pytest.mark.parametrize("tau", [0.1, 0.2, 0.45])
+def test_tree_join_of_many_small_sets_equals_bruteforce(tau):
+    """Rows whose postings touch few of the B sets in their size window are counted and read
+    through the sets they touch (`setjoin_walk._sparse_root`): a trace of thousands of
+    leaf calls of distinct functions (one-element sets, every B set in each window), mixed
+    with deeper calls whose rows are walked densely in the same chunks (stale counters
+    cleaned), in B's size order and shuffled (the direct and the bitmap readouts), in one
+    round and resumed in small slices: equal to the brute force and the filter join."""
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.kernels.setjoin_tree import jaccard_join_tree
+    from tracevis3d.model import Trace
+
+    rng = np.random.default_rng(int(tau * 100))
+    func, start, end, parent = [], [], [], []
+    t = 0.0
+    for k in range(3000):  # leaves of distinct functions, and every 50th a call with children
+        if k % 50 == 0:
+            p = len(func)
+            func.append(int(rng.integers(0, 40)))
+            start.append(t)
+            end.append(t + 10.0)
+            parent.append(-1)
+            for j in range(3):
+                func.append(int(rng.integers(0, 40)))
+                start.append(t + 1 + 3 * j)
+                end.append(t + 3 + 3 * j)
+                parent.append(p)
+            t += 11.0
+        func.append(40 + k)
+        start.append(t)
+        end.append(t + 1.0)
+        parent.append(-1)
+        t += 2.0
+    names = [f"f{k} (/app/m.py:{k})" for k in range(3040)]
+    a = Trace.from_arrays(func, start, end, parent, function_names=names).check()
+    b = tracevis3d.perturb(a, seed=int(tau * 100))
+    functions, cls, ptr, items = gamma_classes(a, b)
+    rows_a = np.unique(cls[:len(a)]).astype(np.int32)
+    rows_b = np.unique(cls[len(a):]).astype(np.int32)
+    row_of = np.searchsorted(rows_a, cls[:len(a)]).astype(np.int32)
+    nw = (len(functions) + 63) // 64
+    size = np.diff(ptr)
+    for rb in (rows_b, np.random.default_rng(5).permutation(rows_b).astype(np.int32)):
+        exp = jaccard_join_bruteforce(sets_to_bitsets(ptr, items, rows_a, nw), size[rows_a],
+                                      sets_to_bitsets(ptr, items, rb, nw), size[rb], tau)
+        assert len(exp[1]) > 1000
+        for kw in (dict(), dict(subtree_limit=1, chunk_cap=len(rb) + 5, n_chunks=3),
+                   dict(subtree_limit=10 ** 9, chunk_cap=len(rb) + 5, n_chunks=2)):
+            cptr, cb, cs = jaccard_join_tree(ptr, items, rows_a, rb, tau, len(functions), row_of, a.end_index,
+                                             **kw)
+            got = (np.repeat(np.arange(len(rows_a), dtype=np.int32), np.diff(cptr)), cb, cs)
+            for g, e in zip(got, exp):
+                assert np.array_equal(g, e), kw
+        fptr, fb, fs = jaccard_join(ptr, items, rows_a, rb, tau, len(functions))
+        assert np.array_equal(fb, cb) and np.array_equal(fs, cs)
+
+
 def test_gamma_and_shape_classes_on_synthetic():
     from tracevis3d.io.synthesis import synthetic_trace
 
