@@ -170,3 +170,28 @@ def test_connected_peers_are_capped_and_slots_come_back(ctx):
         assert w.subscribed, f"the third peer was not admitted after a peer left ({sess.peers_refused} refusals)"
         b.sock.close(0)
         w.close()
+
+
+def test_threads_past_the_quota_lose_their_events_not_the_others(ctx):
+    """A program with more threads than its quota (a server with a thread per request): the
+    threads past it are refused (``too_many_threads``, once per table), their events dropped
+    and counted (``thread_quota``, per event), and the events of its other threads, in the
+    same messages, kept.  Before, every EVENTS message that named a refused thread was
+    dropped whole: 3,000 threads replayed gave a live view of 0 calls."""
+    with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
+        p = Peer(ctx, sess)
+        p.send(5, 1, hello(b"server"))
+        p.send(5, 2, functions(0, [b"handle (s.py:1)"]))
+        p.send(5, 3, threads(0, [b"t%d" % k for k in range(6)]))
+        recs = []
+        for k in range(6):  # one call on each thread, interleaved in one message
+            recs += [(1, 0, k, 0, 1000 * k + 10), (2, 0, k, 0, 1000 * k + 500)]
+        p.send(5, 4, events(recs))
+        p.send(5, 3, threads(0, [b"t%d" % k for k in range(6)]))  # a re-send: nothing new refused
+        p.send(5, 6, bye(len(recs)))
+        settle(sess)
+        assert sess.bad == {"too_many_threads": 1, "thread_quota": 4}, sess.bad
+        t = sess.trace.check()
+        assert len(t) == 4 and sorted(t.thread_names) == ["t0", "t1", "t2", "t3"]
+        assert "2 of 6 threads past the quota" in sess.last_bad
+        p.sock.close(0)

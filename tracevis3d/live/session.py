@@ -46,7 +46,8 @@ class _Session:
         self.expected = 0
         self.func_map = np.zeros(0, np.int32)
         self.func_keys: list = []
-        self.thread_map: list[int] = []
+        self.thread_map: list[int] = []  # the program's thread id → the viewer's; -1: refused (quota)
+        self.threads_kept = 0  # entries of thread_map that are not -1
         self.now = 0.0
         self.dropped = 0
         self.ended = False
@@ -411,30 +412,55 @@ class LiveSession:
         return True
 
     def _threads(self, s: _Session, payload, ch: Changes) -> None:
+        """THREADS: new entries are registered up to the thread quotas; the entries past them
+        are refused (``too_many_threads``, once per message) but keep their ids, so that the
+        session's later events of them are dropped and counted (``thread_quota``) while those
+        of its other threads are kept (a server with a thread per request outgrows any quota:
+        its events went on arriving in messages that also named a refused thread, and every
+        such message was dropped whole)."""
         first, count = P.table_head(payload, P.THREAD_ENTRY, P.MAX_THREADS, "thread")
         known = len(s.thread_map)
         if first > known:
             raise P.BadMessage("thread_id", f"first id {first} leaves a hole after {known}")
         n_new = max(first + count - known, 0)
-        self._table_quota(s, "too_many_threads", known, n_new, self.session_threads, len(self.threads),
-                          self.max_threads, self.floor_threads, "threads")
-        if n_new:
+        room = self._thread_room(s, n_new)
+        if n_new and room:
             self._table_quota(s, "table_bytes", s.table_bytes, len(payload), self.session_table_bytes,
                               self.table_bytes, self.max_table_bytes, self.floor_table_bytes, "table bytes")
         _, entries = P.decode_threads(payload)
+        refused = 0
         for k, (pid, tid, name, process) in enumerate(entries):
             if first + k < known:
-                T = self.threads[s.thread_map[first + k]]
-                if T.name != name:
-                    T.name = name
+                ti = s.thread_map[first + k]
+                if ti >= 0 and self.threads[ti].name != name:
+                    self.threads[ti].name = name
                     self._dirty = True
                 continue
+            if room <= 0:
+                s.thread_map.append(-1)
+                refused += 1
+                continue
+            room -= 1
             nb = len(name) + len(process) + P.THREAD_ENTRY.size
             s.table_bytes += nb
             self.table_bytes += nb
             s.thread_map.append(len(self.threads))
+            s.threads_kept += 1
             self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
             ch.new_threads += 1
+        if refused:
+            ch.bad["too_many_threads"] = ch.bad.get("too_many_threads", 0) + 1
+            self.bad["too_many_threads"] = self.bad.get("too_many_threads", 0) + 1
+            self.last_bad = (f"too_many_threads: session {s.sid:016x}: {refused} of {count} threads past the "
+                             f"quota ({s.threads_kept} kept); their events are dropped")
+
+    def _thread_room(self, s: _Session, n_new: int) -> int:
+        """How many of ``n_new`` threads session ``s`` may still add: its quota, and the total
+        unless it stays within its floor (`_table_quota`'s rules, counted instead of refused)."""
+        used = s.threads_kept
+        room = min(n_new, self.session_threads - used,
+                   max(self.max_threads - len(self.threads), self.floor_threads - used))
+        return max(room, 0)
 
     def _open(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
         """OPEN: the calls open in the program when it was sent (ENTER records, outermost
@@ -444,7 +470,7 @@ class LiveSession:
             return
         if (ev["type"] != P.ENTER).any():
             raise P.BadMessage("open_type", "an OPEN message holds only ENTER records")
-        fresh = np.array([self.threads[s.thread_map[int(t)]].n == 0 for t in range(len(s.thread_map))], np.bool_)
+        fresh = np.array([ti >= 0 and self.threads[ti].n == 0 for ti in s.thread_map], np.bool_)
         keep = fresh[ev["thread"]]
         k = int(keep.sum())
         if k:
@@ -458,6 +484,16 @@ class LiveSession:
         n = ev.shape[0]
         if n == 0:
             return
+        if s.threads_kept < len(s.thread_map):  # threads refused by the quota: their events dropped
+            kept = np.asarray(s.thread_map, np.int64)[ev["thread"]] >= 0
+            if not kept.all():
+                lost = int(n - kept.sum())
+                ch.bad["thread_quota"] = ch.bad.get("thread_quota", 0) + lost
+                self.bad["thread_quota"] = self.bad.get("thread_quota", 0) + lost
+                ev = ev[kept]
+                n = ev.shape[0]
+                if n == 0:
+                    return
         if self.n_calls + n > self.max_calls:
             raise P.BadMessage("max_calls", f"the trace holds {self.n_calls} calls, limit {self.max_calls}")
         ch.events += n
