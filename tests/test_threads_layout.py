@@ -551,3 +551,29 @@ def test_thousands_of_threads_get_a_thread_view_with_names():
     spec = threads_layout(tr, ThreadsParams(resolution=(960, 540)))
     names = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
     assert 3 <= len(names) <= MAX_NAME_TRIES
+
+
+def test_the_walls_name_stands_under_its_axis_and_the_wall_takes_the_width():
+    """The wall (the focused thread's icicle) has no column for its name left of it: the
+    name, whole, stands under the wall's time axis, left-aligned at its origin, and no
+    thread name on the ring covers it; the wall starts at the content's left edge.  (The
+    column stood empty above the name: http_threads' figure was 51 % empty, 47 % now.)"""
+    from tracevis3d.layout.camera import project
+
+    t = tracevis3d.synthetic(4000, threads=4, seed=5)
+    t.thread_names = [f"python3.8: thread {3113936 + 977 * k} (python3.8)" for k in range(t.n_threads)]
+    spec = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
+    lab = spec.labels
+    wall = [j for j, (k, m) in enumerate(zip(lab.kind, lab.material)) if k == "lane" and m == "TV3D_text_ui"]
+    assert [lab.texts[j] for j in wall] == [t.thread_names[spec.meta["focus_thread"]]]  # whole, not cut
+    axis = [j for j, k in enumerate(lab.kind) if k == "axis"]
+    (box,) = _label_boxes(spec, wall)
+    assert box[1] >= max(b[3] for b in _label_boxes(spec, axis)) - 1.0  # under the tick labels
+    zero = min(axis, key=lambda j: lab.anchors[j, 0])  # the "0" tick, left-aligned at the time origin
+    assert lab.texts[zero] == "0" and lab.align[zero] == 0
+    origin = project(spec.camera, lab.anchors[[zero]].astype(np.float64), spec.resolution)[0]
+    assert abs(box[0] - origin[0]) < 0.5 * spec.meta["text_px"]  # left-aligned at the time origin
+    assert origin[0] < 0.06 * 1280  # no name column: the wall begins at the content's left
+    ring = [j for j, m in enumerate(lab.material) if m.startswith("TV3D_lane_text")]
+    for b in _label_boxes(spec, ring):
+        assert not (b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]), (b, box)

@@ -830,6 +830,41 @@ def wall_geometry(comp, tpx: float) -> None:
         return
     comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_")
     comp.wall_mats = figure_materials(comp.st.colouring)
+    comp.wall_labels, comp.wall_name_box = _wall_name_under_axis(comp.wall_labels, comp.frame, comp.ip, tpx,
+                                                                 comp.st.sel.lane_names)
+
+
+def _wall_name_under_axis(label_sets, frame, ip, tpx: float, names) -> tuple:
+    """The wall's lane name (the icicle's, right of no lane: the wall is one) moved from the
+    column left of the wall to under its time axis, left-aligned at the time origin: the
+    column stood empty above it (the wall takes the frame's width instead, `compose_views`),
+    the band under the axis was the ring's names' room.  There it has the wall's width, so
+    it is the whole name (``names``: the wall's lane names), not cut to the column's
+    `MAX_LANE_NAME_EM`.  Returns (label sets, the name's pixel box for the ring's names to
+    keep off, or None)."""
+    from .labels import place_facing_text
+    from .text import cut_end
+
+    out, box = [], None
+    for ls in label_sets:
+        if not len(ls) or any(k != "lane" for k in ls.kind):
+            out.append(ls)
+            continue
+        px = float(np.median(frame.px))
+        size = tpx * px
+        z = -0.25 * frame.h + frame.z_axis - (0.95 + 1.3) * size  # a line under the tick labels
+        n = len(ls)
+        face = np.stack([np.zeros(n), np.zeros(n), np.full(n, z)], 1)
+        anchor, rot = place_facing_text(face, frame.cam, np.full(n, size), frame.to_cam)
+        texts = [cut_end(nm, 0.8 * ip.resolution[0] / tpx) for nm in names[:n]] if len(names) >= n else list(ls.texts)
+        out.append(LabelSet(texts, anchor.astype(np.float32), np.full(n, size, np.float32), list(ls.material),
+                            np.zeros(n, np.uint8), list(ls.kind), ls.call_index, rot.astype(np.float32),
+                            ["world"] * n))
+        x, y = project(frame.cam, anchor[:1].astype(np.float64), ip.resolution)[0, :2]
+        w = max(text_width(t) for t in texts) * tpx
+        box = (float(x) - 0.3 * tpx, float(y) - ASCENT * tpx - 0.3 * tpx, float(x) + w + 0.3 * tpx,
+               float(y) + DESCENT * tpx + 0.3 * tpx)
+    return out, box
 
 
 def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, beside_px: float = 0.0,
@@ -849,7 +884,6 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     height (pixels) its fold takes the time scale of (`ring_stage`), default this
     composition's (``out.fold_px``)."""
     from .frame import MAX_LEVEL_FRAC, frame_lanes
-    from .icicle import lane_name_em
 
     res = params.resolution
     n_lanes = sel.lane_threads.size
@@ -897,7 +931,8 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         wall_levels = max(float(st.lane_levels.sum()), 1.0)
         h_px = min(max(wall_px / wall_levels, level_px(tpx)), MAX_LEVEL_FRAC * res[1])
         ring_px = max(ring_px, H - axis_px - wall_levels * h_px)
-        frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, lane_name_em(st.sel, ip), st.sel.t0, st.sel.t1,
+        # no column for the wall's name left of it: the name goes under its axis (`wall_geometry`)
+        frame = frame_lanes(st.lane_levels, st.lane_ext, rect, ip, tpx, 0.0, st.sel.t0, st.sel.t1,
                             below_levels=ring_px / h_px)
         out.st, out.frame, out.ip = st, frame, ip
         out.cam = frame.cam
@@ -1095,6 +1130,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         if comp.frame is not None:  # the icicle, its names and its time axis above the block of the ring
             wall_bottom = project(cam, np.array([[place.origin[0], 0.0, comp.frame.below[1]]]), res)[0, 1]
             keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
+            if getattr(comp, "wall_name_box", None) is not None:
+                keep_out.append(comp.wall_name_box)
         names, plates, leaders = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res,
                                                     to_cam, px_world, comp.outline, keep_out, behind, lane_rgb)
         label_sets.append(names)
