@@ -406,7 +406,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         label_sets += below_labels
         materials.update(below_mats)
         side_meta.update(below_meta)
-    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1)
+    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1, flow_cls)
     instants, side_meta["n_instant_markers"] = instant_markers(sel, frame, params, t0, t1)
     side_meta.update(flow_info)
     cut = figure_cutaway(params, sel, st.drawn, frame)

@@ -421,15 +421,26 @@ def unique_rows(key: np.ndarray) -> tuple:
     return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
 
 
+def flows_inside(tr, t0: float, t1: float) -> np.ndarray:
+    """Per flow: do both of its calls overlap [t0, t1] (the flows a figure of that window draws)."""
+    f, g = tr.flow_from, tr.flow_to
+    return (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
+
+
+def flow_material(name: str, rgb) -> MaterialSpec:
+    """A flow arcs' material: translucent (`FLOW_ALPHA`) and blended, so the names under a
+    curtain of arcs still read."""
+    return MaterialSpec(name, tuple(float(c) for c in rgb) + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
+                        from_attribute=False, blended=True)
+
+
 def flow_colours(tr, t0: float, t1: float) -> np.ndarray:
     """The colour class of each flow category (`FLOW_CAT_RGB` index; `len(FLOW_CAT_RGB)`:
-    the rest) when the flows in [t0, t1] (`flows_in_window`) have several categories, the
+    the rest) when the flows in [t0, t1] (`flows_inside`) have several categories, the
     most frequent first; None for one category (every arc `FLOW_RGB`)."""
     if tr.flow_from.size == 0 or len(tr.flow_cat_names) < 2:
         return None
-    f, g = tr.flow_from, tr.flow_to
-    inside = (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
-    count = np.bincount(tr.flow_cat[inside], minlength=len(tr.flow_cat_names))
+    count = np.bincount(tr.flow_cat[flows_inside(tr, t0, t1)], minlength=len(tr.flow_cat_names))
     if int((count > 0).sum()) < 2:
         return None
     order = np.argsort(-count, kind="stable")
@@ -459,7 +470,7 @@ def flow_materials() -> tuple:
     return [f"TV3D_flow_c{k}" for k in range(rgb.shape[0])], rgb
 
 
-def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""):
+def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix: str = ""):
     """(tube layer or None, info) of the trace's flows between drawn calls.
 
     A flow leaves its source call at the call's start and reaches its target call's start,
@@ -469,7 +480,8 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     the square root of their number; the `MAX_FLOW_ARCS` largest bundles are drawn.  An arc
     is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
     between neighbouring lanes stay clear of the boxes.  Flows of several categories
-    (`flow_colours`) are bundled by category too, each arc in its category's colour."""
+    (``colours``: `flow_colours` of the window, None for one colour) are bundled by
+    category too, each arc in its category's colour."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
     info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
@@ -477,9 +489,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
         return None, info
     drawn_row = np.full(len(tr), -1, np.int64)
     drawn_row[d.idx] = np.arange(d.idx.size)
-    inside = ((tr.start[tr.flow_from] <= t1) & (tr.end[tr.flow_from] >= t0) &
-              (tr.start[tr.flow_to] <= t1) & (tr.end[tr.flow_to] >= t0))
-    fi = np.flatnonzero(inside)
+    fi = np.flatnonzero(flows_inside(tr, t0, t1))
     ra = drawn_ancestor(tr, drawn_row, tr.flow_from[fi])
     rb = drawn_ancestor(tr, drawn_row, tr.flow_to[fi])
     ok = (ra >= 0) & (rb >= 0) & (ra != rb)
@@ -492,7 +502,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, name_prefix: str = ""
     za = d.bottom[ra] + d.height[ra] / 2
     zb = d.bottom[rb] + d.height[rb] / 2
     cell = FLOW_CELL_PX * px
-    cls = flow_colours(tr, t0, t1)
+    cls = colours
     f_cls = cls[tr.flow_cat[fi]] if cls is not None else np.zeros(fi.size, np.int64)
     key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
     first, group, count = unique_rows(key)
@@ -545,20 +555,14 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
 
 
 def side_materials() -> dict:
-    cats = {n: MaterialSpec(n, tuple(float(c) for c in rgb) + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
-                            from_attribute=False, blended=True) for n, rgb in zip(*flow_materials())}
-    return {**cats,
-            "TV3D_flow": MaterialSpec("TV3D_flow", FLOW_RGB + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
-                                      from_attribute=False, blended=True),
+    return {**{n: flow_material(n, rgb) for n, rgb in zip(*flow_materials())},
+            "TV3D_flow": flow_material("TV3D_flow", FLOW_RGB),
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
 
 
 def flows_in_window(tr, t0: float, t1: float) -> int:
     """Flows whose two calls overlap [t0, t1] (what the legend announces before the arcs exist)."""
-    if tr.flow_from.size == 0:
-        return 0
-    f, g = tr.flow_from, tr.flow_to
-    return int(((tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)).sum())
+    return int(flows_inside(tr, t0, t1).sum()) if tr.flow_from.size else 0
 
 
 def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: list | None = None) -> list:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .side_tracks import FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window, unique_rows
+from .side_tracks import (FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
+                          unique_rows)
 
 
 def legend_row(tr, t0: float, t1: float, show: bool) -> list:
@@ -86,13 +87,9 @@ def flow_materials(lane_rgb) -> dict:
     """One tube material per thread (lane order): its colour, darkened as the thread names are,
     translucent as the icicle's arcs (`side_tracks.FLOW_ALPHA`: the names under them read)."""
     from .palette import darker
-    from .side_tracks import FLOW_ALPHA
-    from .spec import MaterialSpec
+    from .side_tracks import flow_material
 
-    return {f"TV3D_flow_lane{k:02d}": MaterialSpec(f"TV3D_flow_lane{k:02d}",
-                                                   tuple(float(c) for c in col) + (FLOW_ALPHA,),
-                                                   kind="tube", cushion=False, gloss=0.3, from_attribute=False,
-                                                   blended=True)
+    return {f"TV3D_flow_lane{k:02d}": flow_material(f"TV3D_flow_lane{k:02d}", col)
             for k, col in enumerate(np.clip(darker(lane_rgb), 0.0, 1.0))}
 
 
@@ -107,9 +104,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     if nf == 0 or not params.show_flows:
         return None, info
     t0, t1 = sel.t0, sel.t1
-    inside = ((tr.start[tr.flow_from] <= t1) & (tr.end[tr.flow_from] >= t0) &
-              (tr.start[tr.flow_to] <= t1) & (tr.end[tr.flow_to] >= t0))
-    fi = np.flatnonzero(inside)
+    fi = np.flatnonzero(flows_inside(tr, t0, t1))
     pa, ka = flow_ends(sel, d, ring, place, comp, tr.flow_from[fi])
     pb, kb = flow_ends(sel, d, ring, place, comp, tr.flow_to[fi])
     ok = (ka >= 0) & (kb >= 0) & (np.linalg.norm(pa - pb, axis=1) > 1e-9)
