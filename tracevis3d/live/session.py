@@ -39,6 +39,13 @@ class Changes:
         return bool(self.new_calls or self.closed_calls or self.new_threads or self.new_functions)
 
 
+def _quota_room(s_used: int, s_quota: int, all_used: int, all_cap: int, floor: int) -> int:
+    """How many more entries a session holding ``s_used`` may add: within its quota, and
+    within the total ``all_cap`` unless it stays within its ``floor`` (a flood of other
+    peers cannot keep a program out)."""
+    return max(min(s_quota - s_used, max(all_cap - all_used, floor - s_used)), 0)
+
+
 class _Session:
     def __init__(self, sid: int, pid: int, origin_ns: int, tps: int, program: str, offset_us: float):
         self.sid, self.pid, self.origin_ns, self.tps, self.program = sid, pid, origin_ns, tps, program
@@ -334,11 +341,12 @@ class LiveSession:
     def _table_quota(self, s: _Session, reason: str, s_used: int, s_new: int, s_quota: int,
                      all_used: int, all_cap: int, floor: int, what: str) -> None:
         """Refuse ``s_new`` more ``what`` for session ``s`` beyond its quota, or beyond the
-        total unless the session stays within its floor."""
+        total unless the session stays within its floor (`_quota_room`)."""
+        if s_new <= _quota_room(s_used, s_quota, all_used, all_cap, floor):
+            return
         if s_used + s_new > s_quota:
             raise P.BadMessage(reason, f"session {s.sid:016x}: {s_used} + {s_new} {what}, quota {s_quota}")
-        if all_used + s_new > all_cap and s_used + s_new > floor:
-            raise P.BadMessage(reason, f"{all_used} + {s_new} {what} in all, limit {all_cap}")
+        raise P.BadMessage(reason, f"{all_used} + {s_new} {what} in all, limit {all_cap}")
 
     def _functions(self, s: _Session, payload, ch: Changes, deadline: float) -> None:
         first, count = P.table_head(payload, P.FUNC_ENTRY, P.MAX_FUNCTIONS, "function")
@@ -455,12 +463,9 @@ class LiveSession:
                              f"quota ({s.threads_kept} kept); their events are dropped")
 
     def _thread_room(self, s: _Session, n_new: int) -> int:
-        """How many of ``n_new`` threads session ``s`` may still add: its quota, and the total
-        unless it stays within its floor (`_table_quota`'s rules, counted instead of refused)."""
-        used = s.threads_kept
-        room = min(n_new, self.session_threads - used,
-                   max(self.max_threads - len(self.threads), self.floor_threads - used))
-        return max(room, 0)
+        """How many of ``n_new`` threads session ``s`` may still add (`_quota_room`)."""
+        return min(n_new, _quota_room(s.threads_kept, self.session_threads, len(self.threads), self.max_threads,
+                                      self.floor_threads))
 
     def _open(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
         """OPEN: the calls open in the program when it was sent (ENTER records, outermost
