@@ -509,13 +509,23 @@ def test_a_ring_row_name_sits_on_a_plate_of_its_colour():
     assert lab.anchors[rows[0], 1] < depth_front
 
 
+def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
+    """Even-odd rule, every edge at once: which of the points (m, 2) lie inside the closed
+    polygon (k, 2) (the thread view's name test before `inside_polygon_banded`)."""
+    x, y = pts[:, 0:1], pts[:, 1:2]
+    x0, y0 = poly[:, 0][None], poly[:, 1][None]
+    x1, y1 = np.roll(poly[:, 0], -1)[None], np.roll(poly[:, 1], -1)[None]
+    crosses = (y0 > y) != (y1 > y)
+    t = (y - y0) / np.where(y1 != y0, y1 - y0, 1.0)
+    return ((crosses & (x < x0 + t * (x1 - x0))).sum(1) % 2) == 1
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_inside_polygon_banded_equals_the_plain_test(seed):
     """`kernels.raster.inside_polygon_banded` (the edges of a point's band only) against the
-    plain even-odd test over every edge (`threads._inside_polygon`): the same answer for
+    plain even-odd test over every edge (`_inside_polygon`, its twin): the same answer for
     random polygons, star outlines like the ring's and points on vertices' rows."""
     from tracevis3d.kernels.raster import inside_polygon_banded, polygon_bands
-    from tracevis3d.layout.threads import _inside_polygon
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(3, 300))

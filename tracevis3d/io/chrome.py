@@ -770,7 +770,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     flow_id, flow_from, flow_to, flow_cat = _bind_flows(
         ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
         thread_ranges, c_row, sample_call, rep, f_order)
-    flow_cat, flow_cat_names = _flow_categories(buf, vii, vss, flow_rows, f_order, flow_cat, text)
+    flow_cat, flow_cat_names = _flow_categories(buf, vii, vss, flow_rows, f_order[4], flow_cat, text)
 
     # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)
@@ -1272,17 +1272,18 @@ def _flow_order(buf, fii, fss, fts, flow_rows, seed):
     return fk[o], o, fid[o], cat_id[o], cat_first
 
 
-def _flow_categories(buf, fii, fss, flow_rows, order, flow_cat, text) -> tuple:
+def _flow_categories(buf, fii, fss, flow_rows, cat_first, flow_cat, text) -> tuple:
     """The bound flows' categories numbered from 0 over the categories they use (``flow_cat``
     of `_bind_flows`: 0 for a v2 link, 1 + the v1 category's id), and their names (the
-    ``cat`` of each category's first flow event; a v2 link's category is "")."""
+    ``cat`` of each category's first flow event, ``cat_first`` of `_flow_order`; a v2 link's
+    category is "")."""
     if flow_cat.size == 0:
         return np.zeros(0, np.int32), []
     used, inv = np.unique(flow_cat, return_inverse=True)
     names = []
     v1 = used[used > 0] - 1
     if v1.size:
-        first = flow_rows[order[4][v1]]
+        first = flow_rows[cat_first[v1]]
         cat_len = np.maximum(fss[first, jev.S_CAT_LEN], 0).astype(np.int64)
         names = _decode_span_list(buf, fii[first, jev.I_CAT_OFF], cat_len, text)
     return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names

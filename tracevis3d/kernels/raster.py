@@ -174,7 +174,7 @@ def inside_polygon_banded(qx, qy, px, py, y0, band, ptr, ids):
     """Which points (qx, qy) lie inside the closed polygon (px, py) by the even-odd rule: a
     horizontal ray to the right crosses an odd number of edges, an edge (x0, y0)–(x1, y1)
     crossed where (y0 > y) != (y1 > y) and x < x0 + t (x1 − x0), t = (y − y0) / (y1 − y0)
-    (the same arithmetic as a plain test over every edge, `threads._inside_polygon`), only
+    (the same arithmetic as a plain test over every edge: the tests' twin), only
     the edges of the point's band tested (`polygon_bands`): an edge outside it cannot cross."""
     m = qx.shape[0]
     n = px.shape[0]

@@ -32,7 +32,7 @@ from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
-from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, text_px
+from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, name_plate_material, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import side_tracks as side
@@ -396,8 +396,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
     materials = figure_materials(colouring)
     if any(getattr(x, "name", "") == "member_plates" for x in layers):
-        materials["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
-                                                    from_attribute=False)
+        materials["TV3D_name_plate"] = name_plate_material()
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
     if not tracks.empty:
         below_layers, below_labels, below_mats, below_meta = side.below_geometry(tr, tracks, frame, params, t0, t1,

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import palette
 from .camera import euler_xyz, project
-from .spec import CameraSpec, InstanceLayer, LabelSet
+from .spec import CameraSpec, InstanceLayer, LabelSet, MaterialSpec
 from .cluster import cluster_subpixel_calls
 from .fold import ROW_SHARE
 from .geometry import BOX_FILL, dominant_member
@@ -121,6 +121,12 @@ def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     wpx = np.abs(pr[n:2 * n, 0] - pr[:n, 0])
     hpx = np.abs(pr[2 * n:3 * n, 1] - pr[3 * n:, 1])
     return wpx, hpx
+
+
+def name_plate_material() -> MaterialSpec:
+    """``TV3D_name_plate``: the white plate behind a name that stands over other things (a
+    thread's name over flow arcs, a thread's tag on a shared lane)."""
+    return MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False, from_attribute=False)
 
 
 class LabelPlacer:

@@ -396,7 +396,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         first = np.array([tr.start[pieces[k]].min() for k in shown])
         last = np.array([tr.end[pieces[k]].max() for k in shown])
         # by name: a thread too short for its tag keeps a lane of its own
-        alone = (last - first < NAMED_PACK_MIN_SPAN * (t1 - t0)) if by_name and lanes.size <= min_lanes else None
+        alone = (last - first < NAMED_PACK_MIN_SPAN * (t1 - t0)) if by_name else None
         row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone)
         if row.max() + 1 < len(shown):  # some threads share a lane
             order = np.argsort(row, kind="stable")  # each row's threads in lane order

@@ -45,7 +45,7 @@ from .corr_curves import (ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, ci
                           shown_rows)
 from .fold import fold_levels
 from .geometry import cluster_calls, drawn_calls
-from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, text_px
+from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, name_plate_material, text_px
 from .naming import function_table
 from .params import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
@@ -322,16 +322,6 @@ def _facing_rotation(baseline) -> np.ndarray:
     up = np.stack([-b[:, 2], np.zeros(len(b)), b[:, 0]], 1)
     n = np.cross(b, up)
     return np.array([euler_xyz(b[k], up[k], n[k]) for k in range(len(b))]).reshape(-1, 3)
-
-
-def _inside_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
-    """Even-odd rule: which of the points (m, 2) lie inside the closed polygon (k, 2)."""
-    x, y = pts[:, 0:1], pts[:, 1:2]
-    x0, y0 = poly[:, 0][None], poly[:, 1][None]
-    x1, y1 = np.roll(poly[:, 0], -1)[None], np.roll(poly[:, 1], -1)[None]
-    crosses = (y0 > y) != (y1 > y)
-    t = (y - y0) / np.where(y1 != y0, y1 - y0, 1.0)
-    return ((crosses & (x < x0 + t * (x1 - x0))).sum(1) % 2) == 1
 
 
 def short_thread_names(sel, names: list) -> list:
@@ -1139,8 +1129,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             layers.append(leaders)
         if plates is not None:
             layers.append(plates)
-            mats["TV3D_name_plate"] = MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False,
-                                                   from_attribute=False)
+            mats["TV3D_name_plate"] = name_plate_material()
         ring_names, ring_plates = ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS,
                                                    fold)
         label_sets.append(ring_names)
