@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
-                       legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, trace_title)
+from .annotate import (HUD_MARGIN_FRAC, MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers,
+                       lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis,
+                       trace_title)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -38,6 +39,7 @@ from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
+from .callouts import LEADER_MATERIAL, callout_labels, leader_material
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
@@ -214,9 +216,12 @@ def lane_name_em(sel, params) -> float:
     return min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
 
 
-def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, name_prefix: str = "") -> tuple:
+def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, name_prefix: str = "",
+                    callout_room: tuple | None = None) -> tuple:
     """Boxes, clusters, partial markers, labels, the time axis and lane names of the icicle
-    in ``frame`` (its camera is the scene's): ``(layers, label sets, clusters)``."""
+    in ``frame`` (its camera is the scene's): ``(layers, label sets, clusters)``.  With
+    ``callout_room`` (the content rectangle and the HUD's pixel rectangles), calls too narrow
+    for their names are named in the free room above them (`layout.callouts`)."""
     sel, d, colouring, fold = st.sel, st.drawn, st.colouring, st.fold
     tr, t0, t1 = sel.trace, sel.t0, sel.t1
     res = params.resolution
@@ -237,6 +242,14 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if plates is not None:
         layers.append(plates)
     label_sets = [placer.labels()]
+    if callout_room is not None and params.show_labels:
+        content_rect, hud_rects = callout_room
+        occupied = lanes_occupancy(st, frame, params, tpx) | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud_rects)
+        calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res, occupied,
+                                              OCCUPANCY_CELL_PX, content_rect)
+        label_sets.append(calls_named)
+        if leaders is not None:
+            layers.append(leaders)
     if tags is not None:
         label_sets.append(tags[0])
         layers.append(tags[1])
@@ -313,6 +326,17 @@ def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = 
 
 
 OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
+
+
+def hud_rects(plan, res) -> list:
+    """Pixel rectangles of the title and the legend of ``plan`` (what callouts keep off)."""
+    out = []
+    m = HUD_MARGIN_FRAC * res[1]
+    if plan.title:
+        out.append((0.0, 0.0, m + text_width(plan.title) * plan.title_px, plan.rect[1]))
+    if plan.legend_rows:
+        out.append(legend_box(plan))
+    return out
 
 
 def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -> np.ndarray:
@@ -393,8 +417,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     if frame is None:
         frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
                             below_levels=below, after_levels=after)
-    layers, label_sets, cl = icicle_geometry(st, frame, params, tpx)
+    layers, label_sets, cl = icicle_geometry(st, frame, params, tpx, callout_room=(plan.rect, hud_rects(plan, res)))
     materials = figure_materials(colouring)
+    if any(getattr(x, "name", "") == "callout_leaders" for x in layers):
+        materials[LEADER_MATERIAL] = leader_material()
     if any(getattr(x, "name", "") == "member_plates" for x in layers):
         materials["TV3D_name_plate"] = name_plate_material()
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}

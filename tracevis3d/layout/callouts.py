@@ -1,0 +1,280 @@
+"""Callout stage: names for calls too narrow to carry their own, in the free room above them.
+
+A short program spends its time in calls of a few pixels: in a 16 ms ``json.tool`` run the
+argument parser and the decoder are boxes 10-20 pixels wide, under every size of their
+names, so the icicle's label stage (`labels.icicle_labels`) leaves them unnamed while the
+sky above the stacks stays empty.  A presenter names them with a callout: the name in that
+empty room, a thin leader down to the box.
+
+The rule, after every other label is placed:
+
+- candidates are drawn boxes (not folded bands, not merged clusters) at least
+  `CALLOUT_MIN_PX` wide on the image, whose face carries no label and lies under none (a
+  member of a named row or group is named already), of a function not yet named anywhere
+  in the figure (a callout says something new: each name once), widest first; not the
+  runtime's own work (a call that import machinery or thread start-up makes, other than a
+  module body: the ``io.open_code`` and ``marshal.loads`` of every import);
+- a candidate's name stands centred over the box's middle, at the lowest height above the
+  box where the name's rectangle (`PAD` em clear around it) touches nothing drawn (boxes,
+  their extruded tops, the axis, lane names, title, legend, earlier callouts and their
+  leaders), inside the candidate's own lane (the top lane: up to the content's top edge);
+  the name stands centred over its leader, or from it to the right or to the left, in the
+  longest of its forms (`text.name_candidates`, up to `CALLOUT_MAX_EM`) or a shorter one:
+  whichever blocks the fewest leaders of the candidates still to come (names over a cluster
+  of narrow calls form a staircase rather than a lid), then the longest form, then the
+  lowest place; moved into the content rectangle over the lanes (never into the lane names'
+  column, where it would read as a lane's name), never off the leader; only where no such
+  place is free, the name stands farther aside (`SIDE_STEPS` of `SIDE_STEP_EM`), its leader
+  slanted at most `MAX_SLANT`, and never over or within `ASIDE_CLEAR_EM` beside another
+  candidate's box (it would read as that box's name);
+- the leader runs up the middle of the box's face to its top edge, then straight to
+  `GAP_EM` under the name's nearest point, in front of the faces; a place whose leader
+  would cross another leader or a name (on the boxes or a callout), or come within
+  `LEADER_APART_EM` of another leader over the stacks, is not taken;
+- at most `MAX_CALLOUTS` (and the placer's label budget) callouts.
+
+Labels are kind ``call`` with the call's ``call_index`` (picking names the call); the leaders
+are a CurveLayer ``callout_leaders`` (material ``TV3D_callout_leader``, the call in
+``call_index``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .annotate import occupancy_grid, summed_area
+from .camera import euler_xyz, project, world_per_pixel
+from .labels import PAD, box_face_pixels, place_facing_text, text_basis
+from .spec import CurveLayer, LabelSet, MaterialSpec
+from .text import ASCENT, DESCENT, name_candidates, text_width
+
+CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
+MAX_CALLOUTS = 10
+MAX_CANDIDATES = 60  # the widest unnamed boxes tried, at most
+CALLOUT_MAX_EM = 22.0  # the longest form of a name a callout takes (else a shorter one)
+GAP_EM = 0.3  # between the leader's top and its name, and the name's margin above the stack
+STEP_EM = 0.25  # heights tried, this far apart
+MAX_STEPS = 4000  # heights tried, at most (1,000 label sizes)
+SIDE_STEP_EM = 3.0  # a name farther aside than its own width: in steps of this many label sizes
+SIDE_STEPS = 4
+MAX_SLANT = 1.0  # a leader runs at most this far sideways for every pixel it rises
+ASIDE_CLEAR_EM = 1.5  # a name aside keeps this far (sideways) from every other candidate's box
+LEADER_PX = 1.4
+LEADER_APART_EM = 0.6  # leaders keep this far apart (two leaders closer read as one)
+LEADER_RGB = (0.18, 0.18, 0.19)  # linear: a mid grey, quieter than the text (as the cone's leaders)
+LEADER_MATERIAL = "TV3D_callout_leader"
+
+
+def leader_material() -> MaterialSpec:
+    return MaterialSpec(LEADER_MATERIAL, LEADER_RGB + (1.0,), kind="text", cushion=False, from_attribute=False)
+
+
+def _cells_free(sat, cell: float, x0, y0, x1, y1) -> np.ndarray:
+    """Per pixel rectangle: no covered cell of the summed-area table ``sat`` under it (a
+    rectangle reaching off the grid is not free)."""
+    ny, nx = sat.shape[0] - 1, sat.shape[1] - 1
+    c0 = np.floor(np.asarray(x0) / cell).astype(np.int64)
+    r0 = np.floor(np.asarray(y0) / cell).astype(np.int64)
+    c1 = np.ceil(np.asarray(x1) / cell).astype(np.int64)
+    r1 = np.ceil(np.asarray(y1) / cell).astype(np.int64)
+    inside = (c0 >= 0) & (r0 >= 0) & (c1 <= nx) & (r1 <= ny) & (c1 > c0) & (r1 > r0)
+    c0, r0 = np.clip(c0, 0, nx), np.clip(r0, 0, ny)
+    c1, r1 = np.clip(c1, 0, nx), np.clip(r1, 0, ny)
+    n = sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+    return inside & (n == 0)
+
+
+def text_cells(labels: LabelSet, cam, res, tpx: float, to_cam, cell: float) -> np.ndarray:
+    """`annotate.occupancy_grid` of the texts of ``labels`` (world labels facing the camera,
+    ``tpx`` pixels tall; those that run upwards, `labels.place_facing_text`'s ``vertical``,
+    turned a quarter)."""
+    n = len(labels)
+    if n == 0:
+        return occupancy_grid(res, cell)
+    p = project(cam, labels.anchors.astype(np.float64), res)
+    w = np.array([text_width(t) for t in labels.texts]) * tpx
+    across = np.allclose(labels.rotation, euler_xyz(*text_basis(to_cam)), atol=1e-4, rtol=0) if n else True
+    flat = np.all(np.abs(labels.rotation - euler_xyz(*text_basis(to_cam))[None]) < 1e-4, axis=1) if not across \
+        else np.ones(n, np.bool_)
+    # a centred text's baseline anchor: the text spans w across, ASCENT above and DESCENT under it
+    x0 = np.where(flat, p[:, 0] - 0.5 * w, p[:, 0] - ASCENT * tpx)
+    x1 = np.where(flat, p[:, 0] + 0.5 * w, p[:, 0] + DESCENT * tpx)
+    y0 = np.where(flat, p[:, 1] - ASCENT * tpx, p[:, 1] - 0.5 * w)
+    y1 = np.where(flat, p[:, 1] + DESCENT * tpx, p[:, 1] + 0.5 * w)
+    return occupancy_grid(res, cell, rects=np.stack([x0, y0, x1, y1], 1))
+
+
+def _segments_cross(p, q, a, b) -> bool:
+    """Do the pixel segments pq and ab cross (touching ends do not count)?"""
+    def side(u, v, w):
+        return (v[0] - u[0]) * (w[1] - u[1]) - (v[1] - u[1]) * (w[0] - u[0])
+    d1, d2, d3, d4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
+    return (d1 * d2 < 0) and (d3 * d4 < 0)
+
+
+def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
+                   content_rect, max_callouts: int = MAX_CALLOUTS) -> tuple:
+    """(LabelSet, CurveLayer or None) of the callouts (see the module docstring).
+
+    ``placer``: the `labels.LabelPlacer` that named the boxes (its faces and names are
+    avoided; what is left of its budget bounds the callouts); ``trace``: the selection's trace
+    (``d.idx`` indexes it); ``d``: the drawn calls, placed;
+    ``single``: bool per drawn call, drawn as its own box (not merged); ``occupied``: the
+    `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD."""
+    empty = LabelSet([], np.zeros((0, 3), np.float32), np.zeros(0, np.float32), [], np.zeros(0, np.uint8), [],
+                     np.zeros(0, np.int32))
+    room = min(int(max_callouts), placer.max_labels - placer.count)
+    if room <= 0 or d.start.size == 0:
+        return empty, None
+    cam = frame.cam
+    x0 = (d.start - t0) * frame.scale_t
+    x1 = (d.end - t0) * frame.scale_t
+    z_lo, z_hi = d.face_low, d.face_high
+    ok = np.flatnonzero(single & ~d.folded)
+    wpx, hpx = box_face_pixels(cam, res, x0[ok], x1[ok], z_lo[ok], z_hi[ok])
+    keep = (wpx >= CALLOUT_MIN_PX) & (hpx >= 1.0)
+    ok, wpx = ok[keep], wpx[keep]
+    ok = ok[np.argsort(-wpx, kind="stable")[:MAX_CANDIDATES * 20]]
+    rects, keys = placer.rects, placer.keys
+    named = set(ft.display[int(k)] for k in keys[keys >= 0])
+    parent = trace.parent[d.idx[ok]]
+    runtime_io = (parent >= 0) & np.asarray(ft.infra, np.bool_)[trace.func[np.maximum(parent, 0)]]
+    runtime_io &= np.array([ft.qualname[int(f)] != "<module>" for f in d.func[ok]], np.bool_)
+    ok = ok[~runtime_io]
+    cand = []
+    for c in ok.tolist():  # the widest unnamed boxes of functions not named yet, one per function
+        f = ft.display[int(d.func[c])]
+        if f in named:
+            continue
+        if rects.shape[0]:  # a face under a name (its own, or a named row's or group's)
+            if np.any((rects[:, 0] < x1[c]) & (x0[c] < rects[:, 2]) & (rects[:, 1] < z_hi[c]) & (z_lo[c] < rects[:, 3])):
+                continue
+        named.add(f)
+        cand.append(c)
+        if len(cand) >= MAX_CANDIDATES:
+            break
+    if not cand:
+        return empty, None
+    grid = occupied.copy()
+    texts_grid = text_cells(placer.labels(), cam, res, tpx, frame.to_cam, cell)  # leaders never cross a name
+    names_grid = texts_grid.copy()  # the names alone, without the leaders
+    sat, sat_texts, sat_names = summed_area(grid), summed_area(texts_grid), summed_area(names_grid)
+    cx0, cy0, cx1, _ = (float(v) for v in content_rect)
+    lane_top = frame.z_base + frame.lane_heights
+    h_em = ASCENT + DESCENT
+    texts, centres, sizes, calls, leaders = [], [], [], [], []
+    # where each candidate's leader stands on the image (a name over it blocks that leader)
+    cand = np.asarray(cand, np.int64)
+    cand_x = 0.5 * (x0[cand] + x1[cand])
+    cand_px = project(cam, np.stack([cand_x, np.zeros(cand.size), z_hi[cand]], 1), res)[:, 0]
+    drawn = []  # the leaders' pieces on the image, (from, to) pixel points
+    for j, c in enumerate(cand.tolist()):
+        names = name_candidates(ft.display[int(d.func[c])])
+        # the full name, or a shorter form that keeps a qualifier ("…ArgumentParser.__init__", not "…__init__")
+        forms = [t for t in names if (t == names[0] or "." in t) and text_width(t) <= CALLOUT_MAX_EM]
+        h_px = (h_em + 2 * GAP_EM) * tpx
+        xc = float(cand_x[j])
+        base = np.array([xc, 0.0, float(z_hi[c])])
+        s0 = float(world_per_pixel(cam, base[None], res)[0])
+        step = STEP_EM * tpx * s0
+        lane = int(d.lane[c])
+        top = np.inf if lane == 0 else float(lane_top[lane]) - h_em * tpx * s0
+        n_steps = int(min((top - base[2]) / step if np.isfinite(top) else MAX_STEPS, MAX_STEPS))
+        if n_steps <= 0 or not forms:
+            continue
+        zs = base[2] + (GAP_EM + 0.5 * h_em) * tpx * s0 + step * np.arange(n_steps)
+        pts = np.stack([np.full(n_steps, xc), np.zeros(n_steps), zs], 1)
+        pp = project(cam, pts, res)
+        above = pp[:, 1] - 0.5 * h_px >= cy0
+        if not above.any():
+            continue
+        pts, pp, zs = pts[above], pp[above], zs[above]
+        face, face_top, lane_left = project(cam, np.array([[xc, 0.0, 0.5 * (z_lo[c] + z_hi[c])], [xc, 0.0, z_hi[c]],
+                                                          [0.0, 0.0, z_hi[c]]]), res)
+        knee = face_top
+        left = max(cx0, float(lane_left[0]))  # over the lanes, not in the lane names' column
+        later = cand_px[j + 1:]  # the leaders of the candidates still to come (a name over one blocks it)
+        options = []
+        for f_rank, form in enumerate(forms):  # the longest form first
+            w_px = (text_width(form) + 2 * PAD) * tpx
+            reach = 0.5 * w_px - PAD * tpx  # the name's span a leader may reach
+            offs = [0.0, reach, -reach] + [sg * (reach + m * SIDE_STEP_EM * tpx) for m in range(1, SIDE_STEPS + 1)
+                                           for sg in (1.0, -1.0)]
+            for pref, off in enumerate(offs):  # centred, beside, then farther aside (a slanted leader)
+                ux = pp[:, 0] + off
+                ux = ux + np.maximum(left - (ux - 0.5 * w_px), 0.0)  # into the content rectangle
+                ux = ux - np.maximum(ux + 0.5 * w_px - cx1, 0.0)
+                # where the leader meets the name: straight up (the box's middle seen at that height), or slanted
+                end_x = np.clip(pp[:, 0], ux - reach, ux + reach)
+                text_low = pp[:, 1] + 0.5 * h_em * tpx
+                rise = knee[1] - text_low - GAP_EM * tpx  # from the top edge of the box
+                free = (np.abs(end_x - pp[:, 0]) <= MAX_SLANT * rise) & _cells_free(
+                    sat, cell, ux - 0.5 * w_px, pp[:, 1] - 0.5 * h_px, ux + 0.5 * w_px, pp[:, 1] + 0.5 * h_px)
+                if not free.any():
+                    continue
+                k = int(np.argmax(free))
+                blocked = int(np.count_nonzero((later > ux[k] - 0.5 * w_px) & (later < ux[k] + 0.5 * w_px)))
+                if pref > 2:  # a name aside, over or by another box, would read as that box's
+                    by = ASIDE_CLEAR_EM * tpx + 0.5 * w_px
+                    if np.any((np.abs(cand_px - ux[k]) < by) & (np.arange(cand.size) != j)):
+                        continue
+                options.append((pref > 2, blocked, f_rank, k, pref, float(ux[k]), float(end_x[k]), form, w_px))
+        for _, blocked, _, k, _, ux_k, end_x, form, w_px in sorted(options):
+            # the leader: up the box's face to its top edge (the knee), then straight to just under
+            # the name, crossing no name and no other leader
+            text_low = pp[k, 1] + 0.5 * h_em * tpx
+            tip = np.array([end_x, text_low + GAP_EM * tpx])
+            if any(_segments_cross(knee, tip, a, b) for a, b in drawn):
+                continue
+            n_s = max(int(np.hypot(*(tip - knee)) / (0.5 * cell)), 2)
+            way = knee[None] + (tip - knee)[None] * np.linspace(0.0, 1.0, n_s)[:, None]
+            # leaders of neighbouring boxes start close: they keep `LEADER_APART_EM` apart farther up
+            near = np.hypot(*(way - knee).T) < LEADER_APART_EM * tpx + cell
+            far = way[~near]
+            if far.size and not np.all(_cells_free(sat_texts, cell, far[:, 0] - 1, far[:, 1] - 1, far[:, 0] + 1,
+                                                   far[:, 1] + 1)):
+                continue
+            if near.any() and not np.all(_cells_free(sat_names, cell, way[near, 0] - 1, way[near, 1] - 1,
+                                                     way[near, 0] + 1, way[near, 1] + 1)):
+                continue
+            drawn += [(face, knee), (knee, tip)]
+            wpp = float(world_per_pixel(cam, pts[k][None], res)[0])
+            centre = pts[k].copy()
+            centre[0] += (ux_k - pp[k, 0]) * wpp
+            texts.append(form)
+            centres.append(centre)
+            sizes.append(tpx * wpp)
+            calls.append(int(d.call_id[c]))
+            leaders.append((xc, 0.5 * (z_lo[c] + z_hi[c]), float(z_hi[c]), xc + (end_x - pp[k, 0]) * wpp,
+                            zs[k] - (0.5 * h_em + GAP_EM) * tpx * wpp, wpp))
+            text_rect = (ux_k - 0.5 * w_px, pp[k, 1] - 0.5 * h_px, ux_k + 0.5 * w_px, pp[k, 1] + 0.5 * h_px)
+            pad = LEADER_APART_EM * tpx  # other leaders keep this far off this one
+            grid |= occupancy_grid(res, cell, rects=[text_rect], points=way, radii=1.0)
+            texts_grid |= occupancy_grid(res, cell, rects=[text_rect], points=way, radii=np.where(near, 1.0, pad))
+            names_grid |= occupancy_grid(res, cell, rects=[text_rect])
+            sat, sat_texts, sat_names = summed_area(grid), summed_area(texts_grid), summed_area(names_grid)
+            break
+        if len(texts) >= room:
+            break
+    if not texts:
+        return empty, None
+    n = len(texts)
+    size = np.asarray(sizes, np.float64)
+    anchor, rot = place_facing_text(np.asarray(centres), cam, size, frame.to_cam)
+    labels = LabelSet(texts, anchor.astype(np.float32), size.astype(np.float32), ["TV3D_text_ui"] * n,
+                      np.ones(n, np.uint8), ["call"] * n, np.asarray(calls, np.int32), rot.astype(np.float32),
+                      ["world"] * n)
+    lx0, lz0, lz_knee, lx1, lz1, lw = (np.asarray(v, np.float64) for v in zip(*leaders))
+    y = -0.02 * size  # in front of the faces, as the names are
+    pts = np.stack([np.stack([lx0, y, lz0], 1), np.stack([lx0, y, lz_knee], 1), np.stack([lx1, y, lz1], 1)], 1)
+    half = 0.5 * LEADER_PX * lw
+    way = np.stack([lx1 - lx0, lz1 - lz_knee], 1)  # the slanted part's direction
+    way /= np.maximum(np.linalg.norm(way, axis=1), 1e-12)[:, None]
+    across = np.zeros((n, 3, 3))
+    across[:, :2, 0] = half[:, None]  # the stub runs up: its sides lie along x
+    across[:, 2, 0], across[:, 2, 2] = -way[:, 1] * half, way[:, 0] * half
+    left, right = pts - across, pts + across
+    col = np.ones((n, 4), np.float32)
+    col[:, :3] = LEADER_RGB
+    layer = CurveLayer("callout_leaders", left.astype(np.float32), right.astype(np.float32), col,
+                       np.zeros(n, np.int32), [LEADER_MATERIAL], {"call_index": np.asarray(calls, np.int32)})
+    return labels, layer
