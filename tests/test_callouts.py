@@ -125,9 +125,11 @@ def test_narrow_calls_are_named_above_their_stacks(tmp_path):
         assert name_low < top < name_low + tpx, (lab.texts[j], name_low, top)  # ends just under its name
         assert np.all(mid[:, 1] < 0)  # in front of the faces
     assert straight >= 3  # where the room over a call is free, its leader runs straight up
-    # without labels, no callouts
-    bare = icicle_layout(trace, IcicleParams(show_labels=False))
-    assert not any(x.name == "callout_leaders" for x in bare.layers)
+    # without labels, or with max_callouts 0, no callouts; at most max_callouts
+    for bare in (IcicleParams(show_labels=False), IcicleParams(max_callouts=0)):
+        assert not any(x.name == "callout_leaders" for x in icicle_layout(trace, bare).layers)
+    two = icicle_layout(trace, IcicleParams(show_legend=False, max_callouts=2))
+    assert len(two.layer("callout_leaders")) == 2
 
 
 def test_leaders_never_cross_a_name(tmp_path):

@@ -347,6 +347,9 @@ def test_camera_frames_every_box(ortho, res):
     from tracevis3d.layout.camera import camera_to_world
 
     def corners(lay):
+        if not hasattr(lay, "positions"):  # a CurveLayer (callout leaders): its ribbons' points
+            pts = np.concatenate([lay.left.reshape(-1, 3), lay.right.reshape(-1, 3)])
+            return camera_to_world(spec.camera, pts) if lay.space == "camera" else pts
         pts = [lay.positions + lay.scales * np.array([sx, sy, sz], np.float32)
                for sx in (-0.5, 0.5) for sy in (-0.5, 0.5) for sz in (-0.5, 0.5)]
         pts = np.concatenate(pts)
@@ -422,6 +425,9 @@ def test_layout_of_every_real_trace(realdata):
             for lay in spec.layers:
                 if hasattr(lay, "centres"):  # the flows' arcs (tubes)
                     assert np.isfinite(lay.centres).all() and np.isfinite(lay.half_x).all(), path.name
+                    continue
+                if hasattr(lay, "left"):  # the callouts' leaders (ribbons)
+                    assert np.isfinite(lay.left).all() and np.isfinite(lay.right).all(), path.name
                     continue
                 assert np.isfinite(lay.positions).all() and np.isfinite(lay.scales).all(), path.name
                 assert np.isfinite(lay.colors).all(), path.name

@@ -352,6 +352,8 @@ def test_old_blend_reopens_restores_and_rebuilds_the_same_scene(addon, tmp_path,
     saved_page = _page_desc(bpy.context.scene, page)
     assert bpy.ops.tracevis3d.build() == {"FINISHED"}
     rebuilt = _geometry(bpy.context.scene, names=False)
+    # the callouts' leaders go with today's label stage (the old version had no callouts)
+    rebuilt = {k: v for k, v in rebuilt.items() if k[0] != "TV3D_callout_leaders"}
     assert sorted(rebuilt) == sorted(saved)
     rebuilt_texts, rebuilt_names = _texts(bpy.context.scene)
     assert rebuilt_texts == saved_texts and rebuilt_names > 0

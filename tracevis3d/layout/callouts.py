@@ -31,11 +31,12 @@ The rule, after every other label is placed:
   `GAP_EM` under the name's nearest point, in front of the faces; a place whose leader
   would cross another leader or a name (on the boxes or a callout), or come within
   `LEADER_APART_EM` of another leader over the stacks, is not taken;
-- at most `MAX_CALLOUTS` (and the placer's label budget) callouts.
+- at most ``max_callouts`` (the parameter, `params.shared.MAX_CALLOUTS`; and what is left of
+  the placer's label budget) callouts.
 
-Labels are kind ``call`` with the call's ``call_index`` (picking names the call); the leaders
-are a CurveLayer ``callout_leaders`` (material ``TV3D_callout_leader``, the call in
-``call_index``).
+Labels are kind ``call`` with the call's ``call_index`` (picking names the call) and
+``callout_leader``, the index of their leader (other labels: -1); the leaders are a
+CurveLayer ``callout_leaders`` (material ``TV3D_callout_leader``, the call in ``call_index``).
 """
 from __future__ import annotations
 
@@ -48,7 +49,6 @@ from .spec import CurveLayer, LabelSet, MaterialSpec
 from .text import ASCENT, DESCENT, name_candidates, text_width
 
 CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
-MAX_CALLOUTS = 10
 MAX_CANDIDATES = 60  # the widest unnamed boxes tried, at most
 CALLOUT_MAX_EM = 22.0  # the longest form of a name a callout takes (else a shorter one)
 GAP_EM = 0.3  # between the leader's top and its name, and the name's margin above the stack
@@ -112,7 +112,7 @@ def _segments_cross(p, q, a, b) -> bool:
 
 
 def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
-                   content_rect, max_callouts: int = MAX_CALLOUTS) -> tuple:
+                   content_rect, max_callouts: int) -> tuple:
     """(LabelSet, CurveLayer or None) of the callouts (see the module docstring).
 
     ``placer``: the `labels.LabelPlacer` that named the boxes (its faces and names are
@@ -262,7 +262,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     anchor, rot = place_facing_text(np.asarray(centres), cam, size, frame.to_cam)
     labels = LabelSet(texts, anchor.astype(np.float32), size.astype(np.float32), ["TV3D_text_ui"] * n,
                       np.ones(n, np.uint8), ["call"] * n, np.asarray(calls, np.int32), rot.astype(np.float32),
-                      ["world"] * n)
+                      ["world"] * n, {"callout_leader": np.arange(n, dtype=np.int32)})
     lx0, lz0, lz_knee, lx1, lz1, lw = (np.asarray(v, np.float64) for v in zip(*leaders))
     y = -0.02 * size  # in front of the faces, as the names are
     pts = np.stack([np.stack([lx0, y, lz0], 1), np.stack([lx0, y, lz_knee], 1), np.stack([lx1, y, lz1], 1)], 1)

@@ -242,11 +242,11 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if plates is not None:
         layers.append(plates)
     label_sets = [placer.labels()]
-    if callout_room is not None and params.show_labels:
+    if callout_room is not None and params.show_labels and params.max_callouts > 0:
         content_rect, hud_rects = callout_room
         occupied = lanes_occupancy(st, frame, params, tpx) | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud_rects)
         calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res, occupied,
-                                              OCCUPANCY_CELL_PX, content_rect)
+                                              OCCUPANCY_CELL_PX, content_rect, params.max_callouts)
         label_sets.append(calls_named)
         if leaders is not None:
             layers.append(leaders)

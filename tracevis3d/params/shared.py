@@ -72,6 +72,9 @@ LABEL_MIN_PX = Param(
                                   "for 3 characters")
 MAX_LABELS = Param("max_labels", Number(0, 100000, integer=True), 400, group=LOOK, label="Max labels",
                    help="at most this many names, the largest calls first")
+MAX_CALLOUTS = Param("max_callouts", Number(0, 100, integer=True), 10, group=LOOK, label="Max callouts",
+                     help="names for calls too narrow for their own, in the free room above them with a leader "
+                          "(the widest first); 0: none")
 MAX_COLORS = Param("max_colors", Number(2, 64, integer=True), 16, group=LOOK, label="Max colours",
                    help="distinct colours before the rest share grey")
 SHOW_LABELS = Param("show_labels", Flag(), True, group=LOOK, label="Labels", help="text labels on the boxes")
