@@ -49,7 +49,7 @@ from .spec import CurveLayer, LabelSet, MaterialSpec
 from .text import ASCENT, DESCENT, name_candidates, text_width
 
 CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
-MAX_CANDIDATES = 60  # the widest unnamed boxes tried, at most
+MAX_CANDIDATES = 32  # the widest unnamed boxes tried, at most (each tried costs ~0.5 ms)
 CALLOUT_MAX_EM = 22.0  # the longest form of a name a callout takes (else a shorter one)
 GAP_EM = 0.3  # between the leader's top and its name, and the name's margin above the stack
 STEP_EM = 0.25  # heights tried, this far apart
@@ -103,12 +103,17 @@ def text_cells(labels: LabelSet, cam, res, tpx: float, to_cam, cell: float) -> n
     return occupancy_grid(res, cell, rects=np.stack([x0, y0, x1, y1], 1))
 
 
-def _segments_cross(p, q, a, b) -> bool:
-    """Do the pixel segments pq and ab cross (touching ends do not count)?"""
+def _crosses_any(p, q, seg) -> bool:
+    """Does the pixel segment pq cross any of the segments ``seg`` ((m, 2, 2): from, to)?
+    Touching ends do not count (the orientation test: each segment's ends lie strictly on
+    both sides of the other's line)."""
+    if len(seg) == 0:
+        return False
+    a, b = seg[:, 0], seg[:, 1]
+
     def side(u, v, w):
-        return (v[0] - u[0]) * (w[1] - u[1]) - (v[1] - u[1]) * (w[0] - u[0])
-    d1, d2, d3, d4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
-    return (d1 * d2 < 0) and (d3 * d4 < 0)
+        return (v[..., 0] - u[..., 0]) * (w[..., 1] - u[..., 1]) - (v[..., 1] - u[..., 1]) * (w[..., 0] - u[..., 0])
+    return bool(np.any((side(a, b, p) * side(a, b, q) < 0) & (side(p, q, a) * side(p, q, b) < 0)))
 
 
 def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
@@ -140,14 +145,16 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     runtime_io = (parent >= 0) & np.asarray(ft.infra, np.bool_)[trace.func[np.maximum(parent, 0)]]
     runtime_io &= np.array([ft.qualname[int(f)] != "<module>" for f in d.func[ok]], np.bool_)
     ok = ok[~runtime_io]
+    if rects.shape[0] and ok.size:  # a face under a name (its own, or a named row's or group's)
+        under = np.zeros(ok.size, np.bool_)
+        for r0, r1, r2, r3 in rects:  # a few hundred names at most
+            under |= (r0 < x1[ok]) & (x0[ok] < r2) & (r1 < z_hi[ok]) & (z_lo[ok] < r3)
+        ok = ok[~under]
     cand = []
     for c in ok.tolist():  # the widest unnamed boxes of functions not named yet, one per function
         f = ft.display[int(d.func[c])]
         if f in named:
             continue
-        if rects.shape[0]:  # a face under a name (its own, or a named row's or group's)
-            if np.any((rects[:, 0] < x1[c]) & (x0[c] < rects[:, 2]) & (rects[:, 1] < z_hi[c]) & (z_lo[c] < rects[:, 3])):
-                continue
         named.add(f)
         cand.append(c)
         if len(cand) >= MAX_CANDIDATES:
@@ -193,37 +200,44 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
         knee = face_top
         left = max(cx0, float(lane_left[0]))  # over the lanes, not in the lane names' column
         later = cand_px[j + 1:]  # the leaders of the candidates still to come (a name over one blocks it)
+        others = np.arange(cand.size) != j
         options = []
         for f_rank, form in enumerate(forms):  # the longest form first
             w_px = (text_width(form) + 2 * PAD) * tpx
             reach = 0.5 * w_px - PAD * tpx  # the name's span a leader may reach
-            offs = [0.0, reach, -reach] + [sg * (reach + m * SIDE_STEP_EM * tpx) for m in range(1, SIDE_STEPS + 1)
-                                           for sg in (1.0, -1.0)]
-            for pref, off in enumerate(offs):  # centred, beside, then farther aside (a slanted leader)
-                ux = pp[:, 0] + off
-                ux = ux + np.maximum(left - (ux - 0.5 * w_px), 0.0)  # into the content rectangle
-                ux = ux - np.maximum(ux + 0.5 * w_px - cx1, 0.0)
-                # where the leader meets the name: straight up (the box's middle seen at that height), or slanted
-                end_x = np.clip(pp[:, 0], ux - reach, ux + reach)
-                text_low = pp[:, 1] + 0.5 * h_em * tpx
-                rise = knee[1] - text_low - GAP_EM * tpx  # from the top edge of the box
-                free = (np.abs(end_x - pp[:, 0]) <= MAX_SLANT * rise) & _cells_free(
-                    sat, cell, ux - 0.5 * w_px, pp[:, 1] - 0.5 * h_px, ux + 0.5 * w_px, pp[:, 1] + 0.5 * h_px)
-                if not free.any():
-                    continue
-                k = int(np.argmax(free))
-                blocked = int(np.count_nonzero((later > ux[k] - 0.5 * w_px) & (later < ux[k] + 0.5 * w_px)))
-                if pref > 2:  # a name aside, over or by another box, would read as that box's
-                    by = ASIDE_CLEAR_EM * tpx + 0.5 * w_px
-                    if np.any((np.abs(cand_px - ux[k]) < by) & (np.arange(cand.size) != j)):
-                        continue
-                options.append((pref > 2, blocked, f_rank, k, pref, float(ux[k]), float(end_x[k]), form, w_px))
+            offs = np.array([0.0, reach, -reach] + [sg * (reach + m * SIDE_STEP_EM * tpx)
+                                                    for m in range(1, SIDE_STEPS + 1) for sg in (1.0, -1.0)])
+            # every offset (rows: centred, beside, then farther aside with a slanted leader) at every height
+            ux = pp[None, :, 0] + offs[:, None]
+            ux = ux + np.maximum(left - (ux - 0.5 * w_px), 0.0)  # into the content rectangle
+            ux = ux - np.maximum(ux + 0.5 * w_px - cx1, 0.0)
+            # where the leader meets the name: straight up (the box's middle seen at that height), or slanted
+            ends = np.clip(pp[None, :, 0], ux - reach, ux + reach)
+            rise = knee[1] - (pp[:, 1] + 0.5 * h_em * tpx) - GAP_EM * tpx  # from the top edge of the box
+            y0, y1 = np.broadcast_to(pp[:, 1] - 0.5 * h_px, ux.shape), np.broadcast_to(pp[:, 1] + 0.5 * h_px, ux.shape)
+            frees = (np.abs(ends - pp[None, :, 0]) <= MAX_SLANT * rise[None]) & _cells_free(
+                sat, cell, ux - 0.5 * w_px, y0, ux + 0.5 * w_px, y1)
+            # per offset: the lowest free height, the names still to come it stands over, and (aside) by
+            rows = np.arange(offs.size)
+            ks = frees.argmax(axis=1)
+            uk, ek = ux[rows, ks], ends[rows, ks]
+            blocked = ((later[None] > uk[:, None] - 0.5 * w_px) & (later[None] < uk[:, None] + 0.5 * w_px)).sum(axis=1)
+            # a name aside, over or by another candidate's box, would read as that box's
+            by = (np.abs(cand_px[None] - uk[:, None]) < ASIDE_CLEAR_EM * tpx + 0.5 * w_px) & (others[None])
+            valid = frees.any(axis=1) & ~((rows > 2) & by.any(axis=1))
+            for pref in np.flatnonzero(valid).tolist():
+                options.append((pref > 2, int(blocked[pref]), f_rank, int(ks[pref]), pref, float(uk[pref]),
+                                float(ek[pref]), form, w_px))
+        failed = set()  # leaders already found crossing something (the same leader serves several names)
         for _, blocked, _, k, _, ux_k, end_x, form, w_px in sorted(options):
+            if (k, round(end_x)) in failed:
+                continue
+            failed.add((k, round(end_x)))
             # the leader: up the box's face to its top edge (the knee), then straight to just under
             # the name, crossing no name and no other leader
             text_low = pp[k, 1] + 0.5 * h_em * tpx
             tip = np.array([end_x, text_low + GAP_EM * tpx])
-            if any(_segments_cross(knee, tip, a, b) for a, b in drawn):
+            if _crosses_any(knee, tip, np.asarray(drawn).reshape(-1, 2, 2)):
                 continue
             n_s = max(int(np.hypot(*(tip - knee)) / (0.5 * cell)), 2)
             way = knee[None] + (tip - knee)[None] * np.linspace(0.0, 1.0, n_s)[:, None]
