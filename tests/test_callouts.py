@@ -13,11 +13,12 @@ from tracevis3d.layout.params import IcicleParams
 from tracevis3d.layout.text import ASCENT, DESCENT, text_width
 
 
-def _short_program(path, crowd: int = 0):
+def _short_program(path, crowd: int = 0, nested: bool = False):
     """A 10 ms program: a narrow call at its start (``configure_logging``), three narrow ones (``parse_args``, ``load``
     over a tower of 30 nested ``step`` calls, ``encode``), and an import whose machinery
     reads a file (``io.open_code`` under ``importlib._bootstrap._load``), then a wide ``work``
-    call; ``crowd`` more narrow calls of distinct functions close together before them."""
+    call; ``crowd`` more narrow calls of distinct functions close together before them;
+    ``nested``: a narrow ``outer`` call whose ``helper`` is wider than ``load``."""
     ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
           {"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
           {"ph": "X", "name": "configure_logging (tool.py:5)", "pid": 1, "tid": 1, "ts": 2, "dur": 50},
@@ -31,6 +32,10 @@ def _short_program(path, crowd: int = 0):
     for k in range(30):
         ev.append({"ph": "X", "name": "step (json/decoder.py:50)", "pid": 1, "tid": 1, "ts": 1600.5 + 0.5 * k,
                    "dur": 59 - k})
+    if nested:
+        ev += [{"ph": "X", "name": "outer (tool.py:30)", "pid": 1, "tid": 1, "ts": 2100, "dur": 80},
+               {"ph": "X", "name": "helper (tool.py:40)", "pid": 1, "tid": 1, "ts": 2102, "dur": 64},
+               {"ph": "X", "name": "tail (tool.py:50)", "pid": 1, "tid": 1, "ts": 2170, "dur": 8}]
     for k in range(crowd):
         ev.append({"ph": "X", "name": f"handler_{k} (tool.py:{100 + k})", "pid": 1, "tid": 1, "ts": 4000 + 110 * k,
                    "dur": 30 + 2 * k})
@@ -130,6 +135,27 @@ def test_narrow_calls_are_named_above_their_stacks(tmp_path):
         assert not any(x.name == "callout_leaders" for x in icicle_layout(trace, bare).layers)
     two = icicle_layout(trace, IcicleParams(show_legend=False, max_callouts=2))
     assert len(two.layer("callout_leaders")) == 2
+
+
+
+def test_calls_right_under_a_named_call_are_tried_first(tmp_path, monkeypatch):
+    """Candidates rank by the drawn levels up to their nearest named ancestor, then by width:
+    ``helper`` (64 µs, under the unnamed ``outer``) comes after every call right under the
+    named ``main``, though it is wider than all but ``outer``."""
+    from tracevis3d.layout import callouts
+    from tracevis3d.layout.icicle import icicle_layout
+
+    tried = []
+    real = callouts.name_candidates
+
+    def spy(display):
+        tried.append(display.rsplit(".", 1)[-1])
+        return real(display)
+
+    monkeypatch.setattr(callouts, "name_candidates", spy)
+    icicle_layout(_short_program(tmp_path / "tool.json", nested=True), IcicleParams(show_legend=False))
+    assert "helper" in tried and set(tried[:tried.index("helper")]) >= {"outer", "load", "configure_logging",
+                                                                         "parse_args", "encode"}, tried
 
 
 def test_leaders_never_cross_a_name(tmp_path):

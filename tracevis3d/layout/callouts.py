@@ -11,7 +11,9 @@ The rule, after every other label is placed:
 - candidates are drawn boxes (not folded bands, not merged clusters) at least
   `CALLOUT_MIN_PX` wide on the image, whose face carries no label and lies under none (a
   member of a named row or group is named already), of a function not yet named anywhere
-  in the figure (a callout says something new: each name once), widest first; not the
+  in the figure (a callout says something new: each name once); those right under a named
+  call first (`NAME_HOPS`: the parts of what is named say more than a box deep in a nameless
+  stack), the widest first among equals; not the
   runtime's own work (a call that import machinery or thread start-up makes, other than a
   module body: the ``io.open_code`` and ``marshal.loads`` of every import);
 - a candidate's name stands centred over the box's middle, at the lowest height above the
@@ -49,6 +51,7 @@ from .spec import CurveLayer, LabelSet, MaterialSpec
 from .text import ASCENT, DESCENT, name_candidates, text_width
 
 CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
+NAME_HOPS = 3  # candidates rank by the levels up to a named ancestor (1, 2, 3 or more), then by width
 MAX_CANDIDATES = 32  # the widest unnamed boxes tried, at most (each tried costs ~0.5 ms)
 CALLOUT_MAX_EM = 22.0  # the longest form of a name a callout takes (else a shorter one)
 GAP_EM = 0.3  # between the leader's top and its name, and the name's margin above the stack
@@ -116,6 +119,30 @@ def _crosses_any(p, q, seg) -> bool:
     return bool(np.any((side(a, b, p) * side(a, b, q) < 0) & (side(p, q, a) * side(p, q, b) < 0)))
 
 
+def _hops_to_a_name(trace, d, placer, which) -> np.ndarray:
+    """Per drawn call ``which``: how many drawn levels up its nearest named ancestor stands (a
+    box named by ``placer``), capped at `NAME_HOPS`: a call right under a named one
+    (``json.load`` under ``json.tool.main``) says what that one does; one deep inside an
+    unnamed stack says less."""
+    named_ids = placer.labels().call_index
+    drawn = np.zeros(len(trace), np.bool_)
+    drawn[d.idx[~d.folded]] = True
+    named = np.zeros(len(trace), np.bool_)
+    named[d.idx[np.isin(d.call_id, named_ids[named_ids >= 0])]] = True
+    hops = np.full(which.size, NAME_HOPS, np.int64)
+    seen = np.zeros(which.size, np.int64)
+    anc = trace.parent[d.idx[which]]
+    for _ in range(4 * NAME_HOPS):  # folded levels between do not count
+        live = (anc >= 0) & (hops == NAME_HOPS) & (seen < NAME_HOPS)
+        if not live.any():
+            break
+        a = np.maximum(anc, 0)
+        seen += live & drawn[a]
+        hops = np.where(live & named[a], np.minimum(seen, NAME_HOPS), hops)
+        anc = np.where(live, trace.parent[a], -1)
+    return hops
+
+
 def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
                    content_rect, max_callouts: int) -> tuple:
     """(LabelSet, CurveLayer or None) of the callouts (see the module docstring).
@@ -150,6 +177,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
         for r0, r1, r2, r3 in rects:  # a few hundred names at most
             under |= (r0 < x1[ok]) & (x0[ok] < r2) & (r1 < z_hi[ok]) & (z_lo[ok] < r3)
         ok = ok[~under]
+    ok = ok[np.argsort(_hops_to_a_name(trace, d, placer, ok), kind="stable")]  # stable: the widest first within
     cand = []
     for c in ok.tolist():  # the widest unnamed boxes of functions not named yet, one per function
         f = ft.display[int(d.func[c])]
