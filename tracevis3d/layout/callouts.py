@@ -8,33 +8,32 @@ empty room, a thin leader down to the box.
 
 The rule, after every other label is placed:
 
-- candidates are drawn boxes (not folded bands, not merged clusters) at least
+- **Candidates** are drawn boxes (not folded bands, not merged clusters) at least
   `CALLOUT_MIN_PX` wide on the image, whose face carries no label and lies under none (a
   member of a named row or group is named already), of a function not yet named anywhere
-  in the figure (a callout says something new: each name once); those right under a named
-  call first (`NAME_HOPS`: the parts of what is named say more than a box deep in a nameless
-  stack), the widest first among equals; not the
-  runtime's own work (a call that import machinery or thread start-up makes, other than a
-  module body: the ``io.open_code`` and ``marshal.loads`` of every import);
-- a candidate's name stands centred over the box's middle, at the lowest height above the
-  box where the name's rectangle (`PAD` em clear around it) touches nothing drawn (boxes,
-  their extruded tops, the axis, lane names, title, legend, earlier callouts and their
-  leaders), inside the candidate's own lane (the top lane: up to the content's top edge);
-  the name stands centred over its leader, or from it to the right or to the left, in the
-  longest of its forms (`text.name_candidates`, up to `CALLOUT_MAX_EM`) or a shorter one:
-  whichever blocks the fewest leaders of the candidates still to come (names over a cluster
-  of narrow calls form a staircase rather than a lid), then the longest form, then the
-  lowest place; moved into the content rectangle over the lanes (never into the lane names'
-  column, where it would read as a lane's name), never off the leader; only where no such
-  place is free, the name stands farther aside (`SIDE_STEPS` of `SIDE_STEP_EM`), its leader
-  slanted at most `MAX_SLANT`, and never over or within `ASIDE_CLEAR_EM` beside another
-  candidate's box (it would read as that box's name);
-- the leader runs up the middle of the box's face to its top edge, then straight to
-  `GAP_EM` under the name's nearest point, in front of the faces; a place whose leader
-  would cross another leader or a name (on the boxes or a callout), or come within
-  `LEADER_APART_EM` of another leader over the stacks, is not taken;
-- at most ``max_callouts`` (the parameter, `params.shared.MAX_CALLOUTS`; and what is left of
-  the placer's label budget) callouts.
+  in the figure (each name once).  The runtime's own work is left out: a call that import
+  machinery or thread start-up makes, other than a module body (the ``io.open_code`` and
+  ``marshal.loads`` of every import).  Those right under a named call come first
+  (`NAME_HOPS`: the parts of what is named say more than a box deep in a nameless stack),
+  the widest first among equals; `MAX_CANDIDATES` are tried.
+- **A place** for the name is the lowest height above the box where the name's rectangle
+  (`PAD` em clear around it) touches nothing drawn: boxes and their extruded tops, the axis,
+  lane names, title, legend, earlier callouts and their leaders.  It stays inside the
+  candidate's own lane (the top lane: up to the content's top edge) and over the lanes
+  (never in the lane names' column, where it would read as a lane's name).  The name stands
+  centred over its leader, or from it to the right or to the left, in the longest of its
+  forms (`text.name_candidates`, up to `CALLOUT_MAX_EM`) or a shorter one that keeps a
+  qualifier: whichever blocks the fewest leaders of the candidates still to come (names over
+  a cluster of narrow calls form a staircase rather than a lid), then the longest form, then
+  the lowest place.  Only where no such place is free does the name stand farther aside
+  (`SIDE_STEPS` of `SIDE_STEP_EM`), its leader slanted at most `MAX_SLANT`, and never over or
+  within `ASIDE_CLEAR_EM` of another candidate's box (it would read as that box's name).
+- **The leader** runs up the middle of the box's face to its top edge, then straight to
+  `GAP_EM` under the name's nearest point, in front of the faces.  A place whose leader would
+  cross another leader or a name (on the boxes or a callout), or come within
+  `LEADER_APART_EM` of another leader over the stacks, is not taken.
+- At most ``max_callouts`` (the parameter, `params.shared.MAX_CALLOUTS`, and what is left of
+  the placer's label budget).
 
 Labels are kind ``call`` with the call's ``call_index`` (picking names the call) and
 ``callout_leader``, the index of their leader (other labels: -1); the leaders are a
