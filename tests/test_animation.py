@@ -525,3 +525,44 @@ def test_retiming_the_scene_clock_moves_boxes_and_names_together(sync_program_pa
     scene.render.fps_base = 2.0
     assert [check(k) for k in range(1, 6)][1] < len(timed)
     scene.render.fps_base = 1.0
+
+
+def test_callout_leaders_appear_with_their_names(tmp_path):
+    """The growth shows a callout's leader (`layout.callouts`) exactly while its name is shown:
+    at every frame, the evaluated leader mesh has the faces of the calls whose callout name
+    the clock has reached, and no others."""
+    from tracevis3d.io.chrome_writer import save_chrome
+    from tracevis3d.model import Trace
+
+    # main over 10 ms, a wide call two levels deep, and three narrow ones (callouts) at 3.1, 5.6
+    # and 8.6 ms
+    starts = [0.0, 60.0, 70.0, 80.0, 3100.0, 5600.0, 8600.0]
+    ends = [10000.0, 3000.0, 2900.0, 2800.0, 3150.0, 5660.0, 8645.0]
+    names = ["main (tool.py:1)", "work (tool.py:10)", "inner (tool.py:20)", "leaf (tool.py:30)",
+             "parse_args (argparse.py:1)", "load (json/__init__.py:1)", "encode (json/encoder.py:1)"]
+    tr = Trace.from_arrays(list(range(7)), starts, ends, [-1, 0, 1, 2, 0, 0, 0], function_names=names)
+    path = tmp_path / "tool.json"
+    save_chrome(tr, path)
+    out = tmp_path / "frames"
+    assert _run(path, "-o", out, "--seconds", 2, "--fps", 5, "--easing", "linear", "--resolution", "960x540",
+                "--frames", "1-1", "--no-legend") == 0
+    scene = bpy.context.scene
+    lead = bpy.data.objects["TV3D_callout_leaders"]
+    assert "TraceVis3D appear" in lead.modifiers
+    calls = np.empty(len(lead.data.polygons), np.int32)
+    lead.data.attributes["call_index"].data.foreach_get("value", calls)
+    assert len(set(calls.tolist())) >= 1 and set(calls.tolist()) <= {4, 5, 6}
+    names_of = {int(ob["call_index"]): ob for ob in bpy.data.collections["TraceVis3D"].objects
+                if ob.type == "FONT" and ob.get("callout_leader", -1) >= 0}
+    assert set(names_of) == set(calls.tolist())
+    shown_counts = []
+    for k in range(1, 11):
+        scene.frame_set(k)
+        ev = lead.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        seen = np.empty(len(ev.data.polygons), np.int32)
+        if len(seen):  # (no faces left: no attributes either)
+            ev.data.attributes["call_index"].data.foreach_get("value", seen)
+        shown = {c for c, ob in names_of.items() if not ob.hide_render}
+        assert set(seen.tolist()) == shown, (k, sorted(set(seen.tolist())), sorted(shown))
+        shown_counts.append(len(shown))
+    assert shown_counts[0] < shown_counts[-1] == len(names_of), shown_counts

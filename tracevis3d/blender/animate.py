@@ -12,7 +12,8 @@ Python: no frame-change handler, no driver.
   the clock.  Trace time runs linearly or eased (smoothstep 3u² − 2u³: slow at both ends)
   from the window's start at frame 1 to its end at frame N.  A call's name appears once
   the box has grown past the name's estimated end, or is whole (its ``hide_render`` /
-  ``hide_viewport`` driven by the clock, `anim_nodes.hide_while_before`).  The clock lives
+  ``hide_viewport`` driven by the clock, `anim_nodes.hide_while_before`); a callout's
+  leader with its name (the ``TV3D_appear`` modifier on the leaders' mesh).  The clock lives
   in five scene custom properties that every modifier and every name read
   (`anim_nodes.write_clock`): editing them retimes everything.
 - **flythrough**: the camera, three times closer than the still's, moves along the time
@@ -282,7 +283,8 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
                 out.update(handoffs(coll, clock, call_end, float(meta["t0"])))
             except ValueError:  # no hand-off drawn: nothing to time
                 pass
-    shown = _time_labels(scene, coll, groups, clock, labels)
+    shown, label_t = _time_labels(scene, coll, groups, clock, labels)
+    out["callout_leaders_timed"] = _time_leaders(coll, label_t, clock)
     out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
                 "now_objects": nows, "labels_timed": shown})
     if meta.get("layout") == "compare" and len(groups) == 2:
@@ -354,13 +356,33 @@ def _call_labels(coll) -> list:
     return [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0 and ob.parent is None]
 
 
-def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> int:
+def _time_leaders(coll, label_t: dict, clock: dict) -> int:
+    """The callouts' leaders (`layout.callouts`, the mesh ``TV3D_callout_leaders``) appear
+    with their names: each leader's faces get its name's time (``label_t``: call → µs) as
+    ``t_appear``, read by the ``TV3D_appear`` modifier; the number of leaders timed."""
+    ob = coll.objects.get("TV3D_callout_leaders")
+    if ob is None or ob.type != "MESH" or "call_index" not in ob.data.attributes or not len(ob.data.polygons):
+        return 0
+    me = ob.data
+    calls = np.empty(len(me.polygons), np.int32)
+    me.attributes["call_index"].data.foreach_get("value", calls)
+    start = clock["Trace Start (µs)"]
+    t = np.array([label_t.get(int(c), start) for c in calls], np.float64)  # a name shown at once: its leader too
+    t = np.minimum(t, _last_time(clock))
+    set_float_attribute(me, "t_appear", "FACE", t)
+    mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
+    mod.node_group = appear_group()
+    set_inputs(mod, clock)
+    return len(np.unique(calls[t > start]))
+
+
+def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> tuple:
     """Hide every call's name (``labels``, else every call label of ``coll``) until its box
     has grown past the name (`_hide_before`); a name belongs to the time axis
-    (`_growth_groups`) whose boxes are nearest its height."""
+    (`_growth_groups`) whose boxes are nearest its height.  (Names timed, {call: time µs}.)"""
     labels = _call_labels(coll) if labels is None else labels
     if not labels:
-        return 0
+        return 0, {}
     ci = np.array([int(ob["call_index"]) for ob in labels], np.int64)
     ax = np.array([ob.location.x for ob in labels])
     az = np.array([ob.location.z for ob in labels])
@@ -385,7 +407,7 @@ def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> int:
         hit = (idx[order][where] == ci) & (which == j)
         box_end = np.where(hit, pos[order][where, 0] + sc[order][where, 0] / 2, np.inf)
         end_x = np.minimum(end_x, box_end)
-    return _hide_before(scene, labels, end_x / k, clock)
+    return _hide_before(scene, labels, end_x / k, clock), dict(zip(ci.tolist(), (end_x / k).tolist()))
 
 
 def _hide_before(scene, labels, times_us, clock: dict) -> int:
@@ -394,15 +416,19 @@ def _hide_before(scene, labels, times_us, clock: dict) -> int:
     whose time is the clock's start shows from the first frame, one whose time is after the
     window's end on the last frame.  The count timed."""
     count = 0
-    # a call ending after the window is named on the last frame: its time a little before the
-    # end (driver variables are single precision: 1e-6 of the clock's values, well above it)
-    end = clock["Trace End (µs)"] - 1e-6 * max(abs(clock["Trace End (µs)"]), abs(clock["Trace Start (µs)"]), 1.0)
-    for ob, t in zip(labels, np.minimum(np.asarray(times_us, np.float64), end).tolist()):
+    for ob, t in zip(labels, np.minimum(np.asarray(times_us, np.float64), _last_time(clock)).tolist()):
         if not t > clock["Trace Start (µs)"]:
             continue
         hide_while_before(ob, t, scene)
         count += 1
     return count
+
+
+def _last_time(clock: dict) -> float:
+    """What shows on the last frame is timed at most this (µs): a call ending after the
+    window is named on the last frame, its time a little before the end (driver variables
+    are single precision: 1e-6 of the clock's values, well above it)."""
+    return clock["Trace End (µs)"] - 1e-6 * max(abs(clock["Trace End (µs)"]), abs(clock["Trace Start (µs)"]), 1.0)
 
 
 def growth_time(scene, frame: int) -> float:
