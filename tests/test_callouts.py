@@ -184,3 +184,26 @@ def test_leaders_never_cross_a_name(tmp_path):
         for m in range(k):  # no two leaders cross
             q = project(spec.camera, 0.5 * (leaders.left[m] + leaders.right[m]).astype(np.float64), spec.resolution)
             assert not _cross(p[1], p[2], q[1], q[2]), (k, m)
+
+
+def test_the_thread_views_wall_names_its_narrow_calls_clear_of_the_ring(tmp_path):
+    """The thread view's wall (the focused thread's icicle) takes callouts as the icicle does:
+    over the wall, above its time axis, where no other name of the figure (the ring's, the
+    lanes') stands."""
+    from tracevis3d.layout.threads import threads_layout
+
+    spec = threads_layout(_short_program(tmp_path / "tool.json"))
+    lab = spec.labels
+    tpx = spec.meta["text_px"]
+    lead = lab.attributes["callout_leader"]
+    out = np.flatnonzero(lead >= 0)
+    assert len(out) >= 3 and len(spec.layer("callout_leaders")) == len(out)
+    axis = spec.layer("wall_axis")
+    axis_y = project(spec.camera, axis.positions.astype(np.float64), spec.resolution)[:, 1].min()
+    others = [j for j in range(len(lab)) if lead[j] < 0 and lab.space[j] == "world"]
+    anchors = project(spec.camera, lab.anchors[others].astype(np.float64), spec.resolution)
+    for j in out:
+        x0, y0, x1, y1 = _text_rect(spec, j, tpx)
+        assert y1 < axis_y, lab.texts[j]  # over the wall
+        inside = (x0 < anchors[:, 0]) & (anchors[:, 0] < x1) & (y0 < anchors[:, 1]) & (anchors[:, 1] < y1)
+        assert not inside.any(), (lab.texts[j], [lab.texts[others[k]] for k in np.flatnonzero(inside)])

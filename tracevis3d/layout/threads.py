@@ -810,16 +810,20 @@ def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
     return stages[key]
 
 
-def wall_geometry(comp, tpx: float) -> None:
+def wall_geometry(comp, tpx: float, callout_room: tuple | None = None) -> None:
     """The focused thread's icicle drawn in the composition ``comp`` keeps (boxes, labels,
-    time axis; `icicle.icicle_geometry`) and its materials, into ``comp.wall_*``: built
-    only for the composition the figure keeps."""
+    time axis, callouts in the room above it: `icicle.icicle_geometry`) and its materials,
+    into ``comp.wall_*``: built only for the composition the figure keeps."""
+    from .callouts import LEADER_MATERIAL, leader_material
     from .icicle import figure_materials, icicle_geometry
 
     if comp.st is None:
         return
-    comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_")
+    comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_",
+                                                            callout_room=callout_room)
     comp.wall_mats = figure_materials(comp.st.colouring)
+    if any(getattr(x, "name", "") == "callout_leaders" for x in comp.wall_layers):
+        comp.wall_mats[LEADER_MATERIAL] = leader_material()
     comp.wall_labels, comp.wall_name_box = _wall_name_under_axis(comp.wall_labels, comp.frame, comp.ip, tpx,
                                                                  comp.st.sel.lane_names)
 
@@ -1087,7 +1091,9 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
                                      zero_radius=Z, stages=stages, fold_px=comp.fold_px)
     if comp is None:
         comp = compose(plan.rect)
-    wall_geometry(comp, tpx)
+    from .icicle import hud_rects
+
+    wall_geometry(comp, tpx, (plan.rect, hud_rects(plan, res)))
     ring, fold, d, cam, place = comp.ring, comp.fold, comp.drawn, comp.cam, comp.place
     wall_layers, wall_labels, wall_mats = comp.wall_layers, comp.wall_labels, comp.wall_mats
     to_cam = view_direction(params.azimuth, params.elevation)
