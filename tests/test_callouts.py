@@ -18,7 +18,8 @@ def _short_program(path, crowd: int = 0, nested: bool = False):
     over a tower of 30 nested ``step`` calls, ``encode``), and an import whose machinery
     reads a file (``io.open_code`` under ``importlib._bootstrap._load``), then a wide ``work``
     call; ``crowd`` more narrow calls of distinct functions close together before them;
-    ``nested``: a narrow ``outer`` call whose ``helper`` is wider than ``load``."""
+    ``nested``: a narrow ``outer`` call whose ``helper`` is wider than ``load``, and a C
+    built-in (``isinstance``) wider than all but ``outer``."""
     ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
           {"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
           {"ph": "X", "name": "configure_logging (tool.py:5)", "pid": 1, "tid": 1, "ts": 2, "dur": 50},
@@ -33,7 +34,8 @@ def _short_program(path, crowd: int = 0, nested: bool = False):
         ev.append({"ph": "X", "name": "step (json/decoder.py:50)", "pid": 1, "tid": 1, "ts": 1600.5 + 0.5 * k,
                    "dur": 59 - k})
     if nested:
-        ev += [{"ph": "X", "name": "outer (tool.py:30)", "pid": 1, "tid": 1, "ts": 2100, "dur": 80},
+        ev += [{"ph": "X", "name": "builtins.isinstance", "pid": 1, "tid": 1, "ts": 2400, "dur": 70},
+               {"ph": "X", "name": "outer (tool.py:30)", "pid": 1, "tid": 1, "ts": 2100, "dur": 80},
                {"ph": "X", "name": "helper (tool.py:40)", "pid": 1, "tid": 1, "ts": 2102, "dur": 64},
                {"ph": "X", "name": "tail (tool.py:50)", "pid": 1, "tid": 1, "ts": 2170, "dur": 8}]
     for k in range(crowd):
@@ -141,7 +143,8 @@ def test_narrow_calls_are_named_above_their_stacks(tmp_path):
 def test_calls_right_under_a_named_call_are_tried_first(tmp_path, monkeypatch):
     """Candidates rank by the drawn levels up to their nearest named ancestor, then by width:
     ``helper`` (64 µs, under the unnamed ``outer``) comes after every call right under the
-    named ``main``, though it is wider than all but ``outer``."""
+    named ``main``, though it is wider than all but ``outer``; a C built-in comes last, though
+    it is wider than all but ``outer`` too."""
     from tracevis3d.layout import callouts
     from tracevis3d.layout.icicle import icicle_layout
 
@@ -156,6 +159,7 @@ def test_calls_right_under_a_named_call_are_tried_first(tmp_path, monkeypatch):
     icicle_layout(_short_program(tmp_path / "tool.json", nested=True), IcicleParams(show_legend=False))
     assert "helper" in tried and set(tried[:tried.index("helper")]) >= {"outer", "load", "configure_logging",
                                                                          "parse_args", "encode"}, tried
+    assert tried[-1] == "isinstance", str(tried)
 
 
 def test_leaders_never_cross_a_name(tmp_path):

@@ -15,7 +15,8 @@ The rule, after every other label is placed:
   machinery or thread start-up makes, other than a module body (the ``io.open_code`` and
   ``marshal.loads`` of every import).  Those right under a named call come first
   (`NAME_HOPS`: the parts of what is named say more than a box deep in a nameless stack),
-  the widest first among equals; `MAX_CANDIDATES` are tried.
+  C built-ins (``id``, ``len``) last, the widest first among equals; `MAX_CANDIDATES` are
+  tried.
 - **A place** for the name is the lowest height above the box where the name's rectangle
   (`PAD` em clear around it) touches nothing drawn: boxes and their extruded tops, the axis,
   lane names, title, legend, earlier callouts and their leaders.  It stays inside the
@@ -179,7 +180,10 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
         for r0, r1, r2, r3 in rects:  # a few hundred names at most
             under |= (r0 < x1[ok]) & (x0[ok] < r2) & (r1 < z_hi[ok]) & (z_lo[ok] < r3)
         ok = ok[~under]
-    ok = ok[np.argsort(_hops_to_a_name(trace, d, placer, ok), kind="stable")]  # stable: the widest first within
+    # the parts of named calls first, C built-ins (``id``, ``len``: little to say) last; stable: the widest
+    # first among equals
+    builtin = np.array([ft.family[int(f)] == "builtins" for f in d.func[ok]], np.bool_)
+    ok = ok[np.argsort(_hops_to_a_name(trace, d, placer, ok) + (NAME_HOPS + 1) * builtin, kind="stable")]
     cand = []
     for c in ok.tolist():  # the widest unnamed boxes of functions not named yet, one per function
         f = ft.display[int(d.func[c])]
