@@ -195,6 +195,7 @@ def test_the_thread_views_wall_names_its_narrow_calls_clear_of_the_ring(tmp_path
     over the wall, above its time axis, where no other name of the figure (the ring's, the
     lanes') stands."""
     from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.params.threads import ThreadsParams
 
     spec = threads_layout(_short_program(tmp_path / "tool.json"))
     lab = spec.labels
@@ -206,6 +207,8 @@ def test_the_thread_views_wall_names_its_narrow_calls_clear_of_the_ring(tmp_path
     axis_y = project(spec.camera, axis.positions.astype(np.float64), spec.resolution)[:, 1].min()
     others = [j for j in range(len(lab)) if lead[j] < 0 and lab.space[j] == "world"]
     anchors = project(spec.camera, lab.anchors[others].astype(np.float64), spec.resolution)
+    none = threads_layout(_short_program(tmp_path / "tool.json"), ThreadsParams(max_callouts=0))
+    assert not any(x.name == "callout_leaders" for x in none.layers)  # the thread view's own parameter
     for j in out:
         x0, y0, x1, y1 = _text_rect(spec, j, tpx)
         assert y1 < axis_y, lab.texts[j]  # over the wall

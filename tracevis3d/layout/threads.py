@@ -707,7 +707,8 @@ def wall_params(params: ThreadsParams, focus, t0: float, t1: float) -> IciclePar
                         highlight=list(params.highlight),
                         resolution=params.resolution, show_title=False, show_legend=False, show_axes=True,
                         label_px=params.label_px, azimuth=params.azimuth, elevation=params.elevation,
-                        lens_mm=params.lens_mm, show_labels=params.show_labels).validate()
+                        lens_mm=params.lens_mm, show_labels=params.show_labels,
+                        max_callouts=params.max_callouts).validate()
 
 
 def wall_span(sel, focus_lane: int) -> tuple:

@@ -55,8 +55,10 @@ THREADS = Schema("threads", [
     S.HIGHLIGHT, S.RESOLUTION, S.LABEL_PX,
     Param("show_icicle", Flag(), True, label="Focused icicle",
           help="the straight icicle of the focused thread behind the ring"),
-    S.SHOW_LEGEND, S.SHOW_TITLE, S.SHOW_LABELS, S.TITLE,
-    S.ELEVATION, S.AZIMUTH, S.LENS_MM,
+    S.SHOW_LEGEND, S.SHOW_TITLE, S.SHOW_LABELS,
+    S.MAX_CALLOUTS.but(help="names for the focused icicle's calls too narrow for their own, in the free room above "
+                            "them with a leader; 0: none"),
+    S.TITLE, S.ELEVATION, S.AZIMUTH, S.LENS_MM,
 ], doc="Who waits on whom (SyncTrace): every thread a bended icicle on a ring, curves from each wait to the "
        "release that ended it, the focused thread as a straight icicle behind the ring.")
 
