@@ -357,6 +357,13 @@ LEGEND_GROWTH = (1.4, 1.25, 1.12)
 MAX_LEGEND_COLUMNS = 3
 
 
+def title_box(plan: HudPlan, res) -> tuple:
+    """(x0, y0, x1, y1) pixels the title row of ``plan`` takes: from the page's corner to the
+    title's end, down to the content rectangle."""
+    m = HUD_MARGIN_FRAC * res[1]
+    return (0.0, 0.0, m + text_width(plan.title) * plan.title_px, plan.rect[1])
+
+
 def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
     """``plan_column``'s legend in a free place of ``plan_full``'s content (`free_corner`):
     one column, else one narrower column, else two narrower ones (``replan(max_legend_frac,
@@ -381,8 +388,7 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
     x0, y0, x1, y1 = plan_full.rect
     room = (x0, min(m, y0), x1, y1)
     if plan_full.title and y0 > m:
-        grid = grid | occupancy_grid(res, cell, rects=[(0.0, 0.0, m + text_width(plan_full.title) * plan_full.title_px,
-                                                         y0)])
+        grid = grid | occupancy_grid(res, cell, rects=[title_box(plan_full, res)])
     sat = summed_area(grid)  # one table for every shape tried
     for plan, columns in grown + plain:
         if not plan.legend_rows:

@@ -46,8 +46,8 @@ import numpy as np
 
 from .annotate import occupancy_grid, summed_area
 from .camera import euler_xyz, project, world_per_pixel
-from .labels import PAD, box_face_pixels, place_facing_text, text_basis
-from .spec import CurveLayer, LabelSet, MaterialSpec
+from .labels import LEADER_PX, LEADER_RGB, PAD, box_face_pixels, place_facing_text, text_basis
+from .spec import CurveLayer, LabelSet
 from .text import ASCENT, DESCENT, name_candidates, text_width
 
 CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
@@ -61,14 +61,8 @@ SIDE_STEP_EM = 3.0  # a name farther aside than its own width: in steps of this 
 SIDE_STEPS = 4
 MAX_SLANT = 1.0  # a leader runs at most this far sideways for every pixel it rises
 ASIDE_CLEAR_EM = 1.5  # a name aside keeps this far (sideways) from every other candidate's box
-LEADER_PX = 1.4
 LEADER_APART_EM = 0.6  # leaders keep this far apart (two leaders closer read as one)
-LEADER_RGB = (0.18, 0.18, 0.19)  # linear: a mid grey, quieter than the text (as the cone's leaders)
 LEADER_MATERIAL = "TV3D_callout_leader"
-
-
-def leader_material() -> MaterialSpec:
-    return MaterialSpec(LEADER_MATERIAL, LEADER_RGB + (1.0,), kind="text", cushion=False, from_attribute=False)
 
 
 def _cells_free(sat, cell: float, x0, y0, x1, y1) -> np.ndarray:
@@ -95,9 +89,7 @@ def text_cells(labels: LabelSet, cam, res, tpx: float, to_cam, cell: float) -> n
         return occupancy_grid(res, cell)
     p = project(cam, labels.anchors.astype(np.float64), res)
     w = np.array([text_width(t) for t in labels.texts]) * tpx
-    across = np.allclose(labels.rotation, euler_xyz(*text_basis(to_cam)), atol=1e-4, rtol=0) if n else True
-    flat = np.all(np.abs(labels.rotation - euler_xyz(*text_basis(to_cam))[None]) < 1e-4, axis=1) if not across \
-        else np.ones(n, np.bool_)
+    flat = np.all(np.abs(labels.rotation - euler_xyz(*text_basis(to_cam))[None]) <= 1e-4, axis=1)  # not upwards
     # a centred text's baseline anchor: the text spans w across, ASCENT above and DESCENT under it
     x0 = np.where(flat, p[:, 0] - 0.5 * w, p[:, 0] - ASCENT * tpx)
     x1 = np.where(flat, p[:, 0] + 0.5 * w, p[:, 0] + DESCENT * tpx)
@@ -119,12 +111,11 @@ def _crosses_any(p, q, seg) -> bool:
     return bool(np.any((side(a, b, p) * side(a, b, q) < 0) & (side(p, q, a) * side(p, q, b) < 0)))
 
 
-def _hops_to_a_name(trace, d, placer, which) -> np.ndarray:
+def _hops_to_a_name(trace, d, named_ids, which) -> np.ndarray:
     """Per drawn call ``which``: how many drawn levels up its nearest named ancestor stands (a
-    box named by ``placer``), capped at `NAME_HOPS`: a call right under a named one
-    (``json.load`` under ``json.tool.main``) says what that one does; one deep inside an
-    unnamed stack says less."""
-    named_ids = placer.labels().call_index
+    box whose call is in ``named_ids``, loaded-trace call ids), capped at `NAME_HOPS`: a call
+    right under a named one (``json.load`` under ``json.tool.main``) says what that one does;
+    one deep inside an unnamed stack says less."""
     drawn = np.zeros(len(trace), np.bool_)
     drawn[d.idx[~d.folded]] = True
     named_ids = named_ids[named_ids >= 0].astype(np.int64)
@@ -155,8 +146,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     (``d.idx`` indexes it); ``d``: the drawn calls, placed;
     ``single``: bool per drawn call, drawn as its own box (not merged); ``occupied``: the
     `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD."""
-    empty = LabelSet([], np.zeros((0, 3), np.float32), np.zeros(0, np.float32), [], np.zeros(0, np.uint8), [],
-                     np.zeros(0, np.int32))
+    empty = LabelSet.empty()
     room = min(int(max_callouts), placer.max_labels - placer.count)
     if room <= 0 or d.start.size == 0:
         return empty, None
@@ -170,6 +160,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     ok, wpx = ok[keep], wpx[keep]
     ok = ok[np.argsort(-wpx, kind="stable")[:MAX_CANDIDATES * 20]]
     rects, keys = placer.rects, placer.keys
+    placed = placer.labels()
     named = set(ft.display[int(k)] for k in keys[keys >= 0])
     parent = trace.parent[d.idx[ok]]
     runtime_io = (parent >= 0) & np.asarray(ft.infra, np.bool_)[trace.func[np.maximum(parent, 0)]]
@@ -183,7 +174,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     # the parts of named calls first, C built-ins (``id``, ``len``: little to say) last; stable: the widest
     # first among equals
     builtin = np.array([ft.family[int(f)] == "builtins" for f in d.func[ok]], np.bool_)
-    ok = ok[np.argsort(_hops_to_a_name(trace, d, placer, ok) + (NAME_HOPS + 1) * builtin, kind="stable")]
+    ok = ok[np.argsort(_hops_to_a_name(trace, d, placed.call_index, ok) + (NAME_HOPS + 1) * builtin, kind="stable")]
     cand = []
     for c in ok.tolist():  # the widest unnamed boxes of functions not named yet, one per function
         f = ft.display[int(d.func[c])]
@@ -196,12 +187,13 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     if not cand:
         return empty, None
     grid = occupied.copy()
-    texts_grid = text_cells(placer.labels(), cam, res, tpx, frame.to_cam, cell)  # leaders never cross a name
+    texts_grid = text_cells(placed, cam, res, tpx, frame.to_cam, cell)  # leaders never cross a name
     names_grid = texts_grid.copy()  # the names alone, without the leaders
     sat, sat_texts, sat_names = summed_area(grid), summed_area(texts_grid), summed_area(names_grid)
     cx0, cy0, cx1, _ = (float(v) for v in content_rect)
     lane_top = frame.z_base + frame.lane_heights
     h_em = ASCENT + DESCENT
+    h_px = (h_em + 2 * GAP_EM) * tpx  # a name's rectangle with its margins
     texts, centres, sizes, calls, leaders = [], [], [], [], []
     # where each candidate's leader stands on the image (a name over it blocks that leader)
     cand = np.asarray(cand, np.int64)
@@ -212,7 +204,6 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
         names = name_candidates(ft.display[int(d.func[c])])
         # the full name, or a shorter form that keeps a qualifier ("…ArgumentParser.__init__", not "…__init__")
         forms = [t for t in names if (t == names[0] or "." in t) and text_width(t) <= CALLOUT_MAX_EM]
-        h_px = (h_em + 2 * GAP_EM) * tpx
         xc = float(cand_x[j])
         base = np.array([xc, 0.0, float(z_hi[c])])
         s0 = float(world_per_pixel(cam, base[None], res)[0])

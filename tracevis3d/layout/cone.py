@@ -27,10 +27,10 @@ from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_la
                        occupancy_grid, plan_hud)
 from .camera import centre_content, view_direction
 from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
-from .cone_geometry import (EDGE_RGB, LEADER_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, label_leaders,
+from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, label_leaders,
                             node_appear_us, partial_stubs, ring_tubes, sphere_tubes)
 from .cutaway import cone_cutaway
-from .labels import TEXT_DARK, TEXT_LIGHT, text_px
+from .labels import TEXT_DARK, TEXT_LIGHT, leader_material, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
 from .select import filtered_trace
@@ -603,8 +603,7 @@ def _materials(slot_rgb, slot_names, swatch_rgb, swatch_names) -> dict:
         mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,))
     for name, rgb in (("TV3D_cone_edge", EDGE_RGB), ("TV3D_cone_ring", RING_RGB), ("TV3D_cone_partial", PARTIAL_RGB)):
         mats[name] = MaterialSpec(name, tuple(rgb) + (1.0,), kind="tube", cushion=False)
-    mats["TV3D_cone_leader"] = MaterialSpec("TV3D_cone_leader", LEADER_RGB + (1.0,), kind="text", cushion=False,
-                                            from_attribute=False)
+    mats["TV3D_cone_leader"] = leader_material("TV3D_cone_leader")
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
         mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
     return mats

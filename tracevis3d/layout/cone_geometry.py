@@ -9,6 +9,7 @@ import numpy as np
 
 from .camera import camera_basis, euler_xyz, project, world_per_pixel
 from .colour import oklch_rgb
+from .labels import LEADER_PX, LEADER_RGB
 from .naming import describe_function
 from .spec import LabelSet, TubeLayer
 from .text import ASCENT, DESCENT, cut_end, text_width
@@ -280,8 +281,6 @@ def cone_labels(cct, pruned, pos, radius, time, cam, res, to_cam, max_labels: in
                     {"cone_node": node.astype(np.int32), "label_place": side.astype(np.int32)})
 
 
-LEADER_PX = 1.4  # width of a far name's leader
-LEADER_RGB = (0.18, 0.18, 0.19)  # linear: a mid grey, quieter than the text
 LEADER_GAP_EM = 0.25  # between a leader's end and its name
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (HUD_MARGIN_FRAC, MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers,
-                       lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis,
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
+                       legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, title_box,
                        trace_title)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
@@ -33,13 +33,13 @@ from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
-from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, name_plate_material, text_px
+from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, leader_material, name_plate_material, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
-from .callouts import LEADER_MATERIAL, callout_labels, leader_material
+from .callouts import LEADER_MATERIAL, callout_labels
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
@@ -220,8 +220,9 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                     callout_room: tuple | None = None) -> tuple:
     """Boxes, clusters, partial markers, labels, the time axis and lane names of the icicle
     in ``frame`` (its camera is the scene's): ``(layers, label sets, clusters)``.  With
-    ``callout_room`` (the content rectangle and the HUD's pixel rectangles), calls too narrow
-    for their names are named in the free room above them (`layout.callouts`)."""
+    ``callout_room`` (the content rectangle, the HUD's pixel rectangles and the lanes'
+    `lanes_occupancy` in ``frame``, or None to compute it), calls too narrow for their names
+    are named in the free room above them (`layout.callouts`)."""
     sel, d, colouring, fold = st.sel, st.drawn, st.colouring, st.fold
     tr, t0, t1 = sel.trace, sel.t0, sel.t1
     res = params.resolution
@@ -243,8 +244,10 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         layers.append(plates)
     label_sets = [placer.labels()]
     if callout_room is not None and params.show_labels and params.max_callouts > 0:
-        content_rect, hud_rects = callout_room
-        occupied = lanes_occupancy(st, frame, params, tpx) | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud_rects)
+        content_rect, hud, occupied = callout_room
+        if occupied is None:
+            occupied = lanes_occupancy(st, frame, params, tpx)
+        occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud)
         calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res, occupied,
                                               OCCUPANCY_CELL_PX, content_rect, params.max_callouts)
         label_sets.append(calls_named)
@@ -331,9 +334,8 @@ OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the
 def hud_rects(plan, res) -> list:
     """Pixel rectangles of the title and the legend of ``plan`` (what callouts keep off)."""
     out = []
-    m = HUD_MARGIN_FRAC * res[1]
     if plan.title:
-        out.append((0.0, 0.0, m + text_width(plan.title) * plan.title_px, plan.rect[1]))
+        out.append(title_box(plan, res))
     if plan.legend_rows:
         out.append(legend_box(plan))
     return out
@@ -400,7 +402,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     below, after = side.split_levels(tracks, below, st.lane_levels.size)  # a track under its process's lanes
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     lane_levels = st.lane_levels
-    frame = None
+    frame = occupied = None
     if plan.legend_rows:  # the legend where the lanes leave room, the lanes over the whole width
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
         frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
@@ -413,14 +415,15 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         if placed is not None:
             plan = placed
         else:
-            frame = None
+            frame = occupied = None
     if frame is None:
         frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
                             below_levels=below, after_levels=after)
-    layers, label_sets, cl = icicle_geometry(st, frame, params, tpx, callout_room=(plan.rect, hud_rects(plan, res)))
+    layers, label_sets, cl = icicle_geometry(st, frame, params, tpx,
+                                             callout_room=(plan.rect, hud_rects(plan, res), occupied))
     materials = figure_materials(colouring)
     if any(getattr(x, "name", "") == "callout_leaders" for x in layers):
-        materials[LEADER_MATERIAL] = leader_material()
+        materials[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
     if any(getattr(x, "name", "") == "member_plates" for x in layers):
         materials["TV3D_name_plate"] = name_plate_material()
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}

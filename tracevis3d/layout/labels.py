@@ -123,6 +123,15 @@ def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     return wpx, hpx
 
 
+LEADER_PX = 1.4  # width of a leader from a name to what it names (the cone's far names, callouts)
+LEADER_RGB = (0.18, 0.18, 0.19)  # linear: a mid grey, quieter than the text
+
+
+def leader_material(name: str) -> MaterialSpec:
+    """The material ``name`` of leaders (`LEADER_RGB`, unlit as text)."""
+    return MaterialSpec(name, LEADER_RGB + (1.0,), kind="text", cushion=False, from_attribute=False)
+
+
 def name_plate_material() -> MaterialSpec:
     """``TV3D_name_plate``: the white plate behind a name that stands over other things (a
     thread's name over flow arcs, a thread's tag on a shared lane)."""

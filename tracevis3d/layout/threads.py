@@ -815,8 +815,9 @@ def wall_geometry(comp, tpx: float, callout_room: tuple | None = None) -> None:
     """The focused thread's icicle drawn in the composition ``comp`` keeps (boxes, labels,
     time axis, callouts in the room above it: `icicle.icicle_geometry`) and its materials,
     into ``comp.wall_*``: built only for the composition the figure keeps."""
-    from .callouts import LEADER_MATERIAL, leader_material
+    from .callouts import LEADER_MATERIAL
     from .icicle import figure_materials, icicle_geometry
+    from .labels import leader_material
 
     if comp.st is None:
         return
@@ -824,7 +825,7 @@ def wall_geometry(comp, tpx: float, callout_room: tuple | None = None) -> None:
                                                             callout_room=callout_room)
     comp.wall_mats = figure_materials(comp.st.colouring)
     if any(getattr(x, "name", "") == "callout_leaders" for x in comp.wall_layers):
-        comp.wall_mats[LEADER_MATERIAL] = leader_material()
+        comp.wall_mats[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
     comp.wall_labels, comp.wall_name_box = _wall_name_under_axis(comp.wall_labels, comp.frame, comp.ip, tpx,
                                                                  comp.st.sel.lane_names)
 
@@ -1094,7 +1095,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         comp = compose(plan.rect)
     from .icicle import hud_rects
 
-    wall_geometry(comp, tpx, (plan.rect, hud_rects(plan, res)))
+    wall_geometry(comp, tpx, (plan.rect, hud_rects(plan, res), None))
     ring, fold, d, cam, place = comp.ring, comp.fold, comp.drawn, comp.cam, comp.place
     wall_layers, wall_labels, wall_mats = comp.wall_layers, comp.wall_labels, comp.wall_mats
     to_cam = view_direction(params.azimuth, params.elevation)
