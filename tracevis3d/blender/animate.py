@@ -315,10 +315,7 @@ def _cone_growth(scene, coll, meta: dict, n: int, fps: int, easing: str) -> dict
         if t is None or not len(ob.data.polygons):
             continue
         me = ob.data
-        set_float_attribute(me, "t_appear", "FACE", t[face_tubes(me)])
-        mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
-        mod.node_group = group
-        set_inputs(mod, clock)
+        _appear_by_face(ob, t[face_tubes(me)], clock, group)
         n_faces += len(me.polygons)
         calls = tube_values(me, "call_index")
         if calls is not None:
@@ -356,6 +353,16 @@ def _call_labels(coll) -> list:
     return [ob for ob in coll.objects if ob.type == "FONT" and ob.get("call_index", -1) >= 0 and ob.parent is None]
 
 
+def _appear_by_face(ob, t_appear, clock: dict, group) -> None:
+    """Each face of mesh ``ob`` shows once the clock reaches its time ``t_appear`` (µs): the
+    face attribute and a ``TV3D_appear`` modifier of ``group`` (`anim_nodes.appear_group`,
+    one for every object of a figure)."""
+    set_float_attribute(ob.data, "t_appear", "FACE", np.asarray(t_appear, np.float64))
+    mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
+    mod.node_group = group
+    set_inputs(mod, clock)
+
+
 def _time_leaders(coll, label_t: dict, clock: dict) -> int:
     """The callouts' leaders (`layout.callouts`, the mesh ``TV3D_callout_leaders``) appear
     with their names: each leader's faces get its name's time (``label_t``: call → µs) as
@@ -369,10 +376,7 @@ def _time_leaders(coll, label_t: dict, clock: dict) -> int:
     start = clock["Trace Start (µs)"]
     t = np.array([label_t.get(int(c), start) for c in calls], np.float64)  # a name shown at once: its leader too
     t = np.minimum(t, _last_time(clock))
-    set_float_attribute(me, "t_appear", "FACE", t)
-    mod = ob.modifiers.new(APPEAR_MODIFIER, "NODES")
-    mod.node_group = appear_group()
-    set_inputs(mod, clock)
+    _appear_by_face(ob, t, clock, appear_group())
     return len(np.unique(calls[t > start]))
 
 
