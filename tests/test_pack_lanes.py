@@ -163,10 +163,10 @@ def test_a_figure_of_few_lanes_shares_them_by_name(tmp_path):
     of the frame empty), but each keeps its name: the lane is named by its first thread and
     every later one carries a tag, a white plate at its first call's start on the lane's
     base with its name (kind ``lane``) that no call's name covers.  A thread too short for
-    its tag (`NAMED_PACK_MIN_SPAN`) keeps a lane of its own; the other views (the option's
+    its tag (`select._tag_share`: its name's width in pixels) keeps a lane of its own; the other views (the option's
     default in `select_calls`) do not share lanes of few."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.select import NAMED_PACK_MIN_SPAN, PACKED_NAMED_NOTE, PACKED_NOTE
+    from tracevis3d.layout.select import PACKED_NAMED_NOTE, PACKED_NOTE, _tag_share
 
     trace = _short_threads_trace(tmp_path / "three.json", n_threads=3)
     assert select_calls(trace, IcicleParams().validate()).lane_members is None
@@ -203,11 +203,41 @@ def test_a_figure_of_few_lanes_shares_them_by_name(tmp_path):
     for e in short["traceEvents"]:
         if e.get("tid") == 102 and e["ph"] == "X":
             e["ts"], e["dur"] = 210 + 0.2 * (e["ts"] - 210), 0.2 * e["dur"]  # 16 µs of 400
-    assert 16 < NAMED_PACK_MIN_SPAN * 400
     (tmp_path / "short.json").write_text(json.dumps(short))
-    sel = select_calls(tracevis3d.load(tmp_path / "short.json"), IcicleParams().validate(), window_first=True,
-                       name_members=True)
+    short = tracevis3d.load(tmp_path / "short.json")
+    t2 = short.thread_names.index("Thread-2 (process_request_thread)")
+    assert 16 < _tag_share(short, [t2], 4, IcicleParams().validate())[0] * 400
+    sel = select_calls(short, IcicleParams().validate(), window_first=True, name_members=True)
     assert sel.lane_names == ["MainThread", "Thread-1 (process_request_thread)", "Thread-3 (process_request_thread)"]
+
+
+def test_short_names_share_a_lane_in_a_short_stretch(tmp_path):
+    """The room a thread needs to share a lane by name is its tag's, in pixels: three workers
+    named ``deep300``.. that each run 10 % of the figure's time (the main thread spent the
+    rest starting them) share one lane, each tagged; with names as long as a request
+    thread's, the same stretches are too short and each keeps its lane."""
+    from tracevis3d.layout.icicle import icicle_layout
+
+    def trace(names):
+        ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+              {"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 400}]
+        for k, name in enumerate(names):
+            ev += [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 10 + k, "args": {"name": name}},
+                   {"ph": "X", "name": "work", "pid": 1, "tid": 10 + k, "ts": 50 + 120 * k, "dur": 40},
+                   {"ph": "X", "name": "walk", "pid": 1, "tid": 10 + k, "ts": 55 + 120 * k, "dur": 30}]
+        path = tmp_path / f"{len(names[0])}.json"
+        path.write_text(json.dumps({"traceEvents": ev}))
+        return tracevis3d.load(path)
+
+    short = trace(["deep300", "deep600", "deep900"])
+    sel = select_calls(short, IcicleParams().validate(), window_first=True, name_members=True)
+    assert sel.lane_names == ["MainThread", "deep300"] and sel.member_named.tolist() == [False, True]
+    lab = icicle_layout(short).labels
+    tags = [t for t, k in zip(lab.texts, lab.kind) if k == "lane"]
+    assert {"deep600", "deep900"} <= set(tags), tags
+    long = trace([f"Thread-{k} (process_request_thread)" for k in (1, 2, 3)])
+    sel = select_calls(long, IcicleParams().validate(), window_first=True, name_members=True)
+    assert len(sel.lane_names) == 4 and sel.member_named is None, sel.lane_names
 
 
 def test_a_cutaway_finds_a_thread_that_shares_a_lane_by_its_name(tmp_path):

@@ -396,7 +396,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         first = np.array([tr.start[pieces[k]].min() for k in shown])
         last = np.array([tr.end[pieces[k]].max() for k in shown])
         # by name: a thread too short for its tag keeps a lane of its own
-        alone = (last - first < NAMED_PACK_MIN_SPAN * (t1 - t0)) if by_name else None
+        alone = (last - first < _tag_share(tr, lanes[shown], lanes.size, params) * (t1 - t0)) if by_name else None
         row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone)
         if row.max() + 1 < len(shown):  # some threads share a lane
             order = np.argsort(row, kind="stable")  # each row's threads in lane order
@@ -432,8 +432,29 @@ PACK_GAP_FRAC = 0.01
 #: a figure of few lanes (`select_calls`' ``name_members``) names each thread of a shared lane
 #: where the lane has at most this many
 NAMED_PACK_MAX = 4
-#: ... and each of them runs at least this share of the figure's time (room for its name)
-NAMED_PACK_MIN_SPAN = 0.12
+#: ... and each of them runs long enough for its tag (`_tag_share`): its name and this many
+#: label sizes more, on this share of the image's width (the time axis at its narrowest,
+#: beside the legend's column)
+NAMED_PACK_TAG_CLEAR_EM = 2.0
+NAMED_PACK_AXIS_SHARE = 0.8
+
+
+def _tag_share(tr: Trace, threads, n_lanes: int, params) -> np.ndarray:
+    """Per thread of ``threads``, the share of the time axis its tag needs when it shares a
+    lane by name (`icicle.member_tags`: its name's shortest form on a plate at its first
+    call's start): (that form's width + `NAMED_PACK_TAG_CLEAR_EM`) label sizes, over
+    `NAMED_PACK_AXIS_SHARE` of the image's width.  A rule in pixels, not in the share of the
+    figure's time: three workers of 11 % of the time each, on a machine where starting them
+    took longer, still share a lane."""
+    from .labels import PAD
+    from .text import text_width, thread_name_candidates
+
+    res_w, res_h = getattr(params, "resolution", None) or (1920, 1080)
+    label_px = float(getattr(params, "label_px", 16.0)) * float(res_h) / 1080.0
+    counts = tr.thread_name_counts()
+    em = np.array([min(text_width(t) for t in thread_name_candidates(tr.thread_label(int(th), n_lanes, counts)))
+                   for th in threads], np.float64)
+    return (em + 2 * PAD + NAMED_PACK_TAG_CLEAR_EM) * label_px / (NAMED_PACK_AXIS_SHARE * float(res_w))
 
 
 def thread_kind(name: str) -> str:
