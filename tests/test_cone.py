@@ -344,7 +344,9 @@ def test_cone_tree_is_turned_to_spread_over_the_frame(realdata, monkeypatch):
             mp.setattr(cone, "SPINS", (0.0,))
             plain = cone_layout(t)
         assert plain.meta["spin"] == 0.0
-        assert _cover_of(turned) >= _cover_of(plain) - 0.01, (_cover_of(turned), _cover_of(plain))
+        # within 2 % of the frame: the turn keeps the larger trees first (`SPIN_KEEP_SCORE`), so a
+        # turn of a larger tree may cover a little less (the pool's 3 Dummy threads as one node: 1.3 %)
+        assert _cover_of(turned) >= _cover_of(plain) - 0.02, (_cover_of(turned), _cover_of(plain))
 
 
 def _brute_segment_meets_box(a, b, box) -> bool:
@@ -465,7 +467,7 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
     centre) and of every partially-expanded stub (`_brute_segment_meets_box`, the kernel's
     brute-force twin).  A thread's name (kind lane) may lie over an edge where no place clear
     of them is free: a thread's node has a fan of edges around it, and multi_process_pool's
-    cone named 4 of its 9 threads; now at least 7."""
+    cone named 4 of its 9 threads; now all but 2 of its 7 thread nodes."""
     from tracevis3d.layout.camera import project
     from tracevis3d.layout.text import ASCENT, DESCENT, text_width
 
@@ -484,8 +486,10 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
     names = [j for j in range(len(lab)) if lab.kind[j] == "call" and lab.space[j] == "world"]
     assert len(names) >= 10
     threads = [j for j in range(len(lab)) if lab.kind[j] == "lane" and lab.texts[j] != "all threads"]
-    if name == "viztracer-examples/multi_process_pool.json":
-        assert t.n_threads == 9 and len(threads) >= 7, [lab.texts[j] for j in threads]
+    if name == "viztracer-examples/multi_process_pool.json":  # 9 threads, the pool's 3 Dummy threads one node
+        n_thread_nodes = int(np.count_nonzero(parent == 0))
+        assert t.n_threads == 9 and n_thread_nodes == 7 and len(threads) >= n_thread_nodes - 2, \
+            [lab.texts[j] for j in threads]
     anchor = project(cam, lab.anchors[names], res)
     for j, (x, y) in zip(names, anchor):
         w = text_width(lab.texts[j]) * tpx
@@ -683,3 +687,55 @@ def test_a_recursive_descent_through_two_functions_is_one_node_not_a_stick():
     assert any(x.startswith("helper_") for x in texts), texts
     flat = cone_layout(tr, ConeParams(fold_recursion=False))
     assert flat.meta["n_nodes"] < spec.meta["n_nodes"]  # the stick takes the budget
+
+
+def test_threads_of_a_kind_are_one_node(tmp_path):
+    """With more than 8 threads, threads of one kind (a server's thread per request) are one
+    node, "12× process_request_thread", and their calls' contexts merge as one thread's do:
+    each context's time is the sum over the threads (the brute-force twin: the same tree
+    built on a trace whose request threads are renamed to one thread id, by the kernel);
+    ``pack_threads=False`` keeps a node per thread."""
+    import json
+
+    from tracevis3d.analysis.context import thread_groups
+    from tracevis3d.layout.cone import GROUPED_NOTE
+
+    def server(same_tid: bool):
+        ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+              {"ph": "X", "name": "serve", "pid": 1, "tid": 1, "ts": 0, "dur": 2000}]
+        for k in range(12):
+            tid = 100 if same_tid else 100 + k
+            ev.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid,
+                       "args": {"name": f"Thread-{k + 1} (process_request_thread)"}})
+            t0 = 10 + 150 * k
+            ev.append({"ph": "X", "name": "process_request_thread", "pid": 1, "tid": tid, "ts": t0, "dur": 100 + k})
+            for j in range(1 + k % 3):
+                ev.append({"ph": "X", "name": f"step{j}", "pid": 1, "tid": tid, "ts": t0 + 5 + 30 * j, "dur": 20 + j})
+        path = tmp_path / f"server_{same_tid}.json"
+        path.write_text(json.dumps({"traceEvents": ev}))
+        return tracevis3d.load(path)
+
+    trace = server(False)
+    groups = thread_groups(trace, 8)
+    assert groups is not None and sorted(groups[1]) == ["12× process_request_thread", "MainThread"]
+    cct = calling_context_tree(trace, thread_groups=groups)
+    one = calling_context_tree(server(True))
+    assert len(cct) == len(one) == 1 + 2 + 1 + 1 + 3  # root, 2 thread nodes, serve, the handler, 3 steps
+    by_path = {}
+    for tree in (cct, one):
+        paths = {}
+        for k in range(1, len(tree)):
+            paths[k] = paths.get(int(tree.parent[k]), ()) + ((int(tree.func[k]) if tree.func[k] >= 0 else
+                                                              tree.name(k) if tree is cct else "*"),)
+        by_path[tree is cct] = {p[1:]: (float(tree.time[k]), int(tree.calls[k])) for k, p in paths.items()
+                                if tree.func[k] >= 0 and ("12× process_request_thread" in p or "*" in p)
+                                and "serve" not in [trace.function_names[f] for f in p if isinstance(f, int)]}
+    assert by_path[True] == by_path[False] and len(by_path[True]) == 4
+    spec = cone_layout(trace)
+    lanes = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert "12× process_request_thread" in lanes, lanes
+    assert any(GROUPED_NOTE in t for t in spec.labels.texts) or GROUPED_NOTE in " ".join(spec.labels.texts)
+    plain = cone_layout(trace, ConeParams(pack_threads=False))
+    assert not any("12×" in t for t in plain.labels.texts) and len(plain.meta["node_parent"]) > len(
+        spec.meta["node_parent"])
+    assert thread_groups(trace, 13) is None  # 13 threads with calls: grouped only above the limit

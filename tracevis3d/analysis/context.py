@@ -9,7 +9,7 @@ import numpy as np
 
 from ..model import Trace
 
-__all__ = ["ContextTree", "calling_context_tree", "PrunedTree", "prune_by_time"]
+__all__ = ["ContextTree", "calling_context_tree", "thread_groups", "PrunedTree", "prune_by_time"]
 
 
 @dataclass(eq=False)
@@ -31,6 +31,9 @@ class ContextTree:
     per_thread: bool
     recursion: np.ndarray = None  # per node: depth of the recursion folded into it (1: none)
     probes: int = 0  # hash-table slots looked at while building it (len(trace) when hashes spread)
+    #: with thread groups (`calling_context_tree`'s ``thread_groups``): ``thread`` holds a
+    #: group per node, and this names each group
+    group_names: list = None
 
     def __len__(self) -> int:
         return int(self.parent.shape[0])
@@ -44,9 +47,13 @@ class ContextTree:
         if k == 0:
             if self.per_thread:
                 return "all threads"
+            if self.group_names is not None and len(self) > 1 and self.thread[1] >= 0:
+                return self.group_names[int(self.thread[1])]
             return self.trace.thread_label(int(self.thread[1]), 1) if len(self) > 1 and self.thread[1] >= 0 \
                 else "trace"
         if self.func[k] < 0:
+            if self.group_names is not None:
+                return self.group_names[int(self.thread[k])]
             return self.trace.thread_label(int(self.thread[k]))
         return self.trace.function_names[self.func[k]]
 
@@ -56,25 +63,63 @@ class ContextTree:
 
 
 def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recursion: bool = False,
-                         merged: np.ndarray | None = None) -> ContextTree:
+                         merged: np.ndarray | None = None, thread_groups: tuple | None = None) -> ContextTree:
     """The CCT of ``trace`` (`kernels.cone.calling_context_tree`, O(n)); ``per_thread``
     defaults to True when the trace has more than one thread with calls;
     ``fold_recursion``: recursion (direct or through other calls) stays in one node; ``merged`` (bool per call):
-    calls folded into their callers (no node of their own, ``ctx`` -1)."""
+    calls folded into their callers (no node of their own, ``ctx`` -1); ``thread_groups``:
+    (group of each thread, name of each group): the threads of a group share one node and
+    their calls' contexts merge (`thread_groups`), as calls of one thread do."""
     from ..kernels.cone import calling_context_tree as cct
     from ..kernels.gamma import process_hash_seed
 
+    thread, n_threads, group_names = trace.thread, trace.n_threads, None
+    if thread_groups is not None:
+        group_of, group_names = thread_groups
+        thread = np.asarray(group_of, np.int32)[trace.thread]
+        n_threads, group_names = len(group_names), list(group_names)
+        per_thread = True if per_thread is None else per_thread
     if per_thread is None:
         # threads hold contiguous blocks of calls: their ranges say which have calls (a
         # sort of every call's thread took 45 ms of a 1M-call cone tree)
         rng = trace.thread_ranges()
         per_thread = int(np.count_nonzero(rng[:, 1] > rng[:, 0])) > 1
     ctx, par, func, thr, time, calls, first, rec, probes = cct(
-        trace.func, trace.parent, trace.thread, trace.end - trace.start,
-        np.zeros(0, np.bool_) if merged is None else np.ascontiguousarray(merged, np.bool_), trace.n_threads,
+        trace.func, trace.parent, thread, trace.end - trace.start,
+        np.zeros(0, np.bool_) if merged is None else np.ascontiguousarray(merged, np.bool_), n_threads,
         bool(per_thread),
         bool(fold_recursion), process_hash_seed())
-    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec, int(probes))
+    return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec, int(probes),
+                       group_names)
+
+
+def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
+    """Threads of one kind (one process, the same `select.thread_kind`: names equal but for
+    their numbers) as one group, where ``trace`` has more than ``min_threads`` threads with
+    calls: a server's thread per request, a pool's workers run the same code, and a
+    calling-context tree of each is the same tree drawn many times over.  Returns (group of
+    each thread, name of each group: the thread's own where it is alone in its kind, else
+    `select.packed_lane_name`, "36× process_request_thread") or None (no two threads of a
+    kind, or few threads)."""
+    from ..layout.select import packed_lane_name, thread_kind
+
+    rng = trace.thread_ranges()
+    busy = np.flatnonzero(rng[:, 1] > rng[:, 0])
+    if busy.size <= min_threads:
+        return None
+    kinds: dict = {}
+    for t in busy.tolist():
+        kinds.setdefault((int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])), []).append(t)
+    if len(kinds) == busy.size:
+        return None
+    group_of = np.zeros(trace.n_threads, np.int32)
+    names = []
+    counts = trace.thread_name_counts()
+    for g, members in enumerate(sorted(kinds.values())):  # groups in the order of their first thread
+        group_of[members] = g
+        names.append(trace.thread_label(members[0], trace.n_threads, counts) if len(members) == 1
+                     else packed_lane_name(trace, members))
+    return group_of, names
 
 
 @dataclass(eq=False)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..analysis.context import calling_context_tree, prune_by_time
+from ..analysis.context import calling_context_tree, prune_by_time, thread_groups
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
@@ -33,7 +33,7 @@ from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, leader_material, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
-from .select import filtered_trace
+from .select import PACK_MIN_LANES, filtered_trace
 from .spec import CameraSpec, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
@@ -90,7 +90,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
 
         raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
     tr, orig, partial_calls, merged = shown_calls(trace, ip, params.fold)
-    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion, merged=merged)
+    groups = thread_groups(tr, PACK_MIN_LANES) if params.pack_threads else None
+    cct = calling_context_tree(tr, fold_recursion=params.fold_recursion, merged=merged, thread_groups=groups)
     expand = [int(c) for c in params.expand]
     if orig is not None and expand:  # calls of the loaded trace → calls of the shown one
         k = np.searchsorted(orig, expand)
@@ -130,6 +131,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     rows.append((f"sphere area: inclusive time (root {fmt_time(float(cct.time[0]))})", -1, "note"))
     if params.highlight:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
+    if groups is not None:
+        rows.append((GROUPED_NOTE, -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
     shown = ~merged  # the calls of the tree (fold_mask never merges them all)
@@ -381,6 +384,8 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
     return tr, orig, partial
 
 
+#: the legend's note where threads of one kind share a node (`analysis.context.thread_groups`)
+GROUPED_NOTE = "\"6× name\": threads of one kind, their contexts merged"
 #: neighbouring levels' largest spheres are this much of their radii apart, at least
 LEVEL_GAP = 0.35
 FIT_ROUNDS = 6

@@ -26,6 +26,9 @@ CONE = Schema("cone", [
           help="recursion (direct, or through other calls) is one node, labelled '(N× recursive)' (off, "
                "--expand-recursion: one level per recursive call)"),
     S.EXPAND.but(renamed_from=("expand_calls",)),
+    S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a server's "
+                       "thread per request, a pool's workers) are one node, their calling contexts merged "
+                       "('36× process_request_thread'), when there are more than 8 threads"),
     S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES, S.COLLAPSE_PATTERNS, S.HIGHLIGHT,
     S.CUTAWAY.but(kind=Cutaway(("call",)),
                   help="remove what stands between the camera and the node of a call (call:N: the calling "
@@ -56,7 +59,8 @@ class ConeParams(Params, schema=CONE):
     ``fold_recursion``: recursion, direct or through other calls, is one node (labelled with
     its depth), not a needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
-    fully expanded; ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
+    fully expanded; ``pack_threads``: threads of one kind are one node
+    (`analysis.context.thread_groups`); ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
     call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
     once in `CONE`."""
 
