@@ -138,14 +138,16 @@ def _hops_to_a_name(trace, d, named_ids, which) -> np.ndarray:
 
 
 def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
-                   content_rect, max_callouts: int) -> tuple:
+                   content_rect, max_callouts: int, other_names=()) -> tuple:
     """(LabelSet, CurveLayer or None) of the callouts (see the module docstring).
 
     ``placer``: the `labels.LabelPlacer` that named the boxes (its faces and names are
     avoided; what is left of its budget bounds the callouts); ``trace``: the selection's trace
     (``d.idx`` indexes it); ``d``: the drawn calls, placed;
     ``single``: bool per drawn call, drawn as its own box (not merged); ``occupied``: the
-    `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD."""
+    `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD;
+    ``other_names``: pixel rectangles of names placed by other stages (`layout.recursion`),
+    which no leader crosses either."""
     empty = LabelSet.empty()
     room = min(int(max_callouts), placer.max_labels - placer.count)
     if room <= 0 or d.start.size == 0:
@@ -188,6 +190,8 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
         return empty, None
     grid = occupied.copy()
     texts_grid = text_cells(placed, cam, res, tpx, frame.to_cam, cell)  # leaders never cross a name
+    if len(other_names):
+        texts_grid |= occupancy_grid(res, cell, rects=other_names)
     names_grid = texts_grid.copy()  # the names alone, without the leaders
     sat, sat_texts, sat_names = summed_area(grid), summed_area(texts_grid), summed_area(names_grid)
     cx0, cy0, cx1, _ = (float(v) for v in content_rect)

@@ -40,6 +40,7 @@ from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
+from .recursion import recursion_labels
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
@@ -243,16 +244,25 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if plates is not None:
         layers.append(plates)
     label_sets = [placer.labels()]
-    if callout_room is not None and params.show_labels and params.max_callouts > 0:
+    if callout_room is not None and params.show_labels:
         content_rect, hud, occupied = callout_room
         if occupied is None:
             occupied = lanes_occupancy(st, frame, params, tpx)
         occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud)
-        calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res, occupied,
-                                              OCCUPANCY_CELL_PX, content_rect, params.max_callouts)
-        label_sets.append(calls_named)
-        if leaders is not None:
-            layers.append(leaders)
+        towers, tower_plates, taken = recursion_labels(sel, d, function_table(tr), frame, t0, tpx, res, occupied,
+                                                       OCCUPANCY_CELL_PX, content_rect, label_sets[0], placer.rects,
+                                                       name_prefix)
+        label_sets.append(towers)
+        if tower_plates is not None:
+            layers.append(tower_plates)
+        if params.max_callouts > 0:
+            occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=taken)
+            calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res,
+                                                  occupied, OCCUPANCY_CELL_PX, content_rect, params.max_callouts,
+                                                  taken)
+            label_sets.append(calls_named)
+            if leaders is not None:
+                layers.append(leaders)
     if tags is not None:
         label_sets.append(tags[0])
         layers.append(tags[1])
@@ -424,7 +434,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     materials = figure_materials(colouring)
     if any(getattr(x, "name", "") == "callout_leaders" for x in layers):
         materials[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
-    if any(getattr(x, "name", "") == "member_plates" for x in layers):
+    if any(getattr(x, "name", "") in ("member_plates", "recursion_plates") for x in layers):  # the figure's own
         materials["TV3D_name_plate"] = name_plate_material()
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
     if not tracks.empty:

@@ -824,6 +824,8 @@ def wall_geometry(comp, tpx: float, callout_room: tuple | None = None) -> None:
     comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_",
                                                             callout_room=callout_room)
     comp.wall_mats = figure_materials(comp.st.colouring)
+    if any(getattr(x, "name", "") == "wall_recursion_plates" for x in comp.wall_layers):
+        comp.wall_mats["TV3D_name_plate"] = name_plate_material()
     if any(getattr(x, "name", "") == "callout_leaders" for x in comp.wall_layers):
         comp.wall_mats[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
     comp.wall_labels, comp.wall_name_box = _wall_name_under_axis(comp.wall_labels, comp.frame, comp.ip, tpx,
