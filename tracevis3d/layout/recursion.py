@@ -18,7 +18,8 @@ The rule:
   levels it spans: "2,700-level recursion: walk › <genexpr> › sum".
 - **Which.** The widest towers on the image, at most `MAX_TOWERS`, each at least
   `MIN_TOWER_EM` label sizes wide (a thinner one is a needle no name can stand over).
-- **Where.** Over the tower, centred on it, in the free room above it (inside its lane: the
+- **Where.** Over the tower, centred on it, in the free room above it, at most
+  `SKY_REACH_EM` over its highest call (inside its lane: the
   names of other lanes' calls are not this tower's), as the callouts take theirs
   (`layout.callouts`, which then avoid it); where the sky over the tower is taken (a
   tower up to its lane's top), by its side (`GAP_EM` from it, level with its middle) where
@@ -51,6 +52,7 @@ MIN_TOWER_EM = 3.0  # a tower named is at least this many label sizes wide on th
 MAX_TEXT_EM = 34.0  # the longest form of a tower's name
 STEP_EM = 0.25  # heights tried, this far apart
 GAP_EM = 0.5  # a name by a tower's side stands this far from it
+SKY_REACH_EM = 1.0  # a name over a tower stands at most this far over its highest call
 PLATE_MATERIAL = "TV3D_name_plate"
 
 
@@ -149,7 +151,13 @@ def tower_texts(tower: Tower, ft) -> list:
     head = f"{tower.levels:,}-level recursion: "
     forms = []
     for k in range(max(len(n) for n in names)):
-        text = head + " › ".join(n[min(k, len(n) - 1)] for n in names)
+        parts = [n[min(k, len(n) - 1)] for n in names]
+        for i, part in enumerate(parts):  # two functions of one name (``And.parseImpl``, ``MatchFirst.parseImpl``)
+            depth = k           # keep the forms that tell them apart
+            while depth > 0 and sum(p == part for p in parts) > 1:
+                depth -= 1
+                parts[i] = part = names[i][min(depth, len(names[i]) - 1)]
+        text = head + " › ".join(parts)
         if text_width(text) <= MAX_TEXT_EM and text not in forms:
             forms.append(text)
     if not forms:  # a cycle of many functions: its first, and how many more
@@ -190,6 +198,9 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
         x0 = (max(tower.start, t0) - t0) * frame.scale_t
         x1 = (tower.end - t0) * frame.scale_t
         z_face = float(d.face_high[j])
+        box = _tower_box(tower, d, frame, t0)
+        if box is None:
+            continue
         (px0, py), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
         if px1 - px0 < MIN_TOWER_EM * tpx:
             continue
@@ -215,6 +226,9 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
                                                                    ux + 0.5 * w_px, pp[:, 1] + 0.5 * h_px)
                     if np.isfinite(top):  # not over the lane above (it would read as that lane's)
                         fits &= zs + (0.5 * h_em + PAD) * tpx * s0 <= top
+                    # on the tower: no higher than `SKY_REACH_EM` over its highest call (floating
+                    # higher, over a taller neighbour, it names nothing)
+                    fits &= zs - (0.5 * h_em + PAD) * tpx * s0 <= box[3] + SKY_REACH_EM * tpx * s0
                     if not fits.any():
                         continue
                     k = int(np.argmax(fits))
