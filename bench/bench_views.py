@@ -70,7 +70,7 @@ CASES = (
     ("compare", ("black_pool", "black_pool_b")), ("live", ("black_pool",)),
     ("icicle", ("jinja_procs",)), ("threads", ("jinja_procs",)), ("cone", ("jinja_procs",)),
     # a recursive descent through two functions, 2,700 levels in three threads
-    ("icicle", ("deep_recursion",)), ("cone", ("deep_recursion",)),
+    ("icicle", ("deep_recursion",)), ("cone", ("deep_recursion",)), ("live", ("deep_recursion",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracevis3d.layout.live_lanes import LiveLanes
-from tracevis3d.layout.select import pack_lanes, thread_kind
+from tracevis3d.layout.select import NAMED_PACK_MAX, pack_lanes, thread_kind
 from tracevis3d.live.store import ThreadCalls
 
 
@@ -68,8 +68,9 @@ def test_threads_arriving_in_one_update_are_packed_in_time_order():
 
 
 def test_what_is_not_packed():
-    """Busy threads, threads of another kind or publisher, threads too close in time, the
-    first `min_lanes` lanes, and packing off: each its own lane."""
+    """Busy threads, threads of another kind or publisher, threads too close in time, and
+    packing off: each its own lane; with fewer than `min_lanes` lanes, a lane takes at most
+    `NAMED_PACK_MAX` threads and is named by them, in the order they ran."""
     def lanes_of(threads, pack=True, min_lanes=0, gap=1.0):
         lanes = LiveLanes(pack=pack, min_lanes=min_lanes)
         for ti in range(len(threads)):
@@ -79,7 +80,20 @@ def test_what_is_not_packed():
     seq = [(0, 10), (20, 30), (40, 50)]
     assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)]) == 1
     assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], pack=False) == 3
-    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], min_lanes=8) == 3
+    assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], min_lanes=8) == 1
+    five = [_thread(f"worker-{k}", [(20 * k, 20 * k + 10)]) for k in range(5)]
+    lanes = LiveLanes(pack=True, min_lanes=8)
+    for ti in range(5):
+        _arrive(lanes, five, ti, gap=1.0)
+    assert lanes.n_lanes == 2 and [len(m) for m in lanes.lane_threads] == [NAMED_PACK_MAX, 1]
+    assert lanes.lane_name(0, five) == "worker-0, worker-1, worker-2, worker-3"
+    assert lanes.shared_naming(five) == (True, False)
+    long = [_thread(f"Thread-{k} (process_request_thread)", [(20 * k, 20 * k + 10)]) for k in range(3)]
+    lanes = LiveLanes(pack=True, min_lanes=8)
+    for ti in range(3):
+        _arrive(lanes, long, ti, gap=1.0)
+    assert lanes.n_lanes == 1 and lanes.lane_name(0, long) == "3× process_request_thread"  # too long to list
+    assert lanes.shared_naming(long) == (False, True)
     assert lanes_of([_thread(f"worker-{k}", [s]) for k, s in enumerate(seq)], gap=35.0) == 3
     assert lanes_of([_thread(nm, [s]) for nm, s in zip(["reader-1", "writer-2", "reader-3"], seq)]) == 2
     assert lanes_of([_thread(f"worker-{k}", [s], session=k) for k, s in enumerate(seq)]) == 3
@@ -107,7 +121,7 @@ def test_a_thread_back_after_its_lane_was_taken_goes_on_in_another_lane():
     assert lanes.n_lanes == 2
     assert lanes.lane_of(0, [0, 1]).tolist() == [0, 1]
     assert lanes.lane_of(1, [0]).tolist() == [0]
-    assert lanes.lane_name(0, threads) == "2× worker" and lanes.lane_name(1, threads) == "worker-1"
+    assert lanes.lane_name(0, threads) == "worker-1, worker-2" and lanes.lane_name(1, threads) == "worker-1"
 
 
 def test_many_threads_of_one_kind_at_once_stay_linear():

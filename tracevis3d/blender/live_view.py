@@ -554,7 +554,7 @@ class LiveView:
         camera space.  Rebuilt (a dozen objects) only when the legend's rows change; the
         title's text is edited in place."""
         L = self.layout
-        rows = L.legend_rows()
+        rows = L.legend_rows(session.threads)
         key = tuple(rows)
         title = self._title(session, now)
         if key != self._legend_key:

@@ -39,6 +39,8 @@ BOX_FILL = 0.85
 TEXT_PX = 15.0     # HUD, lane and axis text height in pixels at 1080 lines (scaled with the image)
 SQUEEZED = 0.25    # levels past the full ones are this tall (a lane's deep calls stay visible, thin)
 MIN_FULL_LEVELS = 2
+#: the legend's note where a lane is named by the threads that share it (`LiveLanes.lane_name`)
+LISTED_NOTE = "lane \"a, b\": threads that share it, one after another"
 #: many lanes (a server's threads): the squeezed levels thin down to this share of a level
 #: (a 100-level lane then takes 8 levels) and the full levels down to one, so the lanes'
 #: first levels stay readable however many lanes there are
@@ -439,14 +441,19 @@ class LiveLayout:
         """Text height in pixels: `TEXT_PX` at 1080 lines, never under `MIN_TEXT_PX`."""
         return max(TEXT_PX * self.p.resolution[1] / 1080.0, MIN_TEXT_PX)
 
-    def legend_rows(self) -> list:
-        """The colours' rows (`LiveColouring.legend_rows`), and the note on lanes that
-        several threads share when some do (`select.PACKED_NOTE`)."""
+    def legend_rows(self, threads: list | None = None) -> list:
+        """The colours' rows (`LiveColouring.legend_rows`), and the notes on lanes that
+        several threads share when some do (`select.PACKED_NOTE`; `LISTED_NOTE` where a
+        lane is named by its threads' names: ``threads``, the store's, tell which)."""
         rows = self.colouring.legend_rows()
         if self.lanes.packed:
             from .select import PACKED_NOTE
 
-            rows = rows + [(PACKED_NOTE, -1, "note")]
+            listed, counted = self.lanes.shared_naming(threads) if threads is not None else (False, True)
+            if counted:
+                rows = rows + [(PACKED_NOTE, -1, "note")]
+            if listed:
+                rows = rows + [(LISTED_NOTE, -1, "note")]
         return rows
 
     def hud_plan(self, title: str, rows=None):

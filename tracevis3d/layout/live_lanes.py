@@ -4,11 +4,15 @@ with the static views' packing done online.
 A server that starts a thread per request gives a thread, and so a lane, per request: the
 static views pack threads of one kind that never run at once into one lane
 (`select.pack_lanes`, first fit).  The live view does the same as the threads arrive,
-without knowing the future: when there are already `select.PACK_MIN_LANES` lanes, a thread
-that appears takes the first lane of its kind (same publisher, same process, the same name
-but for its numbers: `select.thread_kind`) whose thread has returned from all its calls and
-did so at least ``gap`` before the new thread's first call; else it opens a lane.  Lanes
-never move once opened (a box, once placed, stays where it is).
+without knowing the future: a thread that appears takes the first lane of its kind (same
+publisher, same process, the same name but for its numbers: `select.thread_kind`) whose
+thread has returned from all its calls and did so at least ``gap`` before the new thread's
+first call; else it opens a lane.  While there are fewer than `select.PACK_MIN_LANES`
+lanes a lane takes at most `select.NAMED_PACK_MAX` threads, and is named by their names
+in the order they ran ("deep300, deep600, deep900", as the icicle names each thread of a
+lane it shares by name), up to `LISTED_MAX_EM`; a lane of more is named by their number
+and kind ("36× process_request_thread").  Lanes never move once opened (a box, once
+placed, stays where it is).
 
 A thread that comes back to work after its lane was taken (its stack was empty, as a thread
 whose tracing started inside a call, or the main thread between its top-level calls) goes
@@ -29,15 +33,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..live.store import _grow
-from .select import PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
+from .select import NAMED_PACK_MAX, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
+from .text import text_width
 
 #: a lane's `LiveLanes.lead` while it has only runtime infrastructure
 NO_LEAD = 1 << 30
+#: a lane of a few threads is named by their names, one after another, up to this long (em)
+LISTED_MAX_EM = 20.0
 
 
 class LiveLanes:
     """Thread segments → lanes (see the module doc).  ``pack``: threads of one kind share a
-    lane once there are ``min_lanes`` lanes (``LiveParams.pack_threads``)."""
+    lane (``LiveParams.pack_threads``), a few each while there are fewer than ``min_lanes`` lanes."""
 
     def __init__(self, pack: bool = True, min_lanes: int = PACK_MIN_LANES, gap_frac: float = PACK_GAP_FRAC):
         self.pack, self.min_lanes, self.gap_frac = bool(pack), int(min_lanes), float(gap_frac)
@@ -164,10 +171,13 @@ class LiveLanes:
             T = threads[ti]
             kind = self._kind(T)
             lane = -1
-            if self.pack and self.n_lanes >= self.min_lanes:
+            if self.pack:
                 n = self.n_lanes
-                ok = np.flatnonzero((self.lane_kind[:n] == kind) & (self.lane_free_at[:n] <= first - gap_us)
-                                    & (self.lane_holder[:n] != ti))
+                ok = (self.lane_kind[:n] == kind) & (self.lane_free_at[:n] <= first - gap_us) & \
+                    (self.lane_holder[:n] != ti)
+                if n < self.min_lanes:  # few lanes: shared by name, a few threads each (`lane_name`)
+                    ok &= np.array([len(set(m)) < NAMED_PACK_MAX for m in self.lane_threads], np.bool_)
+                ok = np.flatnonzero(ok)
                 if ok.size:
                     lane = int(ok[0])
                     self.lane_holder[lane] = ti
@@ -194,15 +204,34 @@ class LiveLanes:
     def lanes_of_thread(self, ti: int) -> list:
         return [int(v) for v in self.seg_lane[ti]] if ti < len(self.seg_lane) else []
 
+    def shared_naming(self, threads: list) -> tuple:
+        """(some lane is named by its threads' names, some by their number and kind): what the
+        legend says of the lanes several threads share (`lane_name`)."""
+        listed = counted = False
+        for m in self.lane_threads:
+            members = list(dict.fromkeys(m))
+            if len(members) > 1:
+                if _listed([str(threads[t].name) for t in members]):
+                    listed = True
+                else:
+                    counted = True
+        return listed, counted
+
     def lane_name(self, lane: int, threads: list) -> str:
         """A lane's name: its thread's, or how many threads of which kind share it
         (`select.packed_name_of`), after its process's name when there are several."""
         members = list(dict.fromkeys(self.lane_threads[lane]))  # a thread may come back to a lane
-        name = str(threads[members[0]].name) if len(members) == 1 else \
-            packed_name_of([str(threads[t].name) for t in members])
+        names = [str(threads[t].name) for t in members]
+        name = ", ".join(names) if _listed(names) else packed_name_of(names)
         # with several processes, the process in front ("ForkProcess-2: MainThread"), as
         # `Trace.thread_label` names the static views' lanes: every worker has a MainThread
         process = str(getattr(threads[members[0]], "process", "") or "")
         if process and process != name and len(self._last_of_proc) > 1:
             return f"{process}: {name}"
         return name
+
+
+def _listed(names: list) -> bool:
+    """A lane of the threads ``names`` is named by them ("deep300, deep600"), not by their
+    number and kind: one thread, or at most `NAMED_PACK_MAX` whose names fit `LISTED_MAX_EM`."""
+    return len(names) == 1 or (len(names) <= NAMED_PACK_MAX and text_width(", ".join(names)) <= LISTED_MAX_EM)
