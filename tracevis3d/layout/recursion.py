@@ -45,6 +45,7 @@ from .text import ASCENT, DESCENT, name_candidates, text_width
 
 MIN_LEVELS = 12  # a recursion spans at least this many levels of the stack
 MAX_TOWERS = 3  # towers named per figure, the widest first
+MAX_TRIED = 12  # towers tried at most (a tower no name fits on is passed over)
 MAX_GROUPS = 256  # recursions looked at, the widest (each a few microseconds; a hostile trace has millions)
 MERGE_GAP = 0.01  # recursions of one function at one level this share of the figure's time apart are two
 MAX_CYCLE = 4  # a chain opening this many levels or fewer inside a tower's outermost call is of its cycle
@@ -189,7 +190,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     out_text, out_centre, out_size, out_call, out_plate, plates, taken = [], [], [], [], [], [], []
     drawn_local = np.full(sel.idx.size, -1, np.int64)
     drawn_local[d.local] = np.arange(d.local.size)
-    for tower in towers:
+    for tower in towers[:MAX_TRIED]:  # each tried costs a pass over the drawn calls
         if len(out_text) >= MAX_TOWERS:
             break
         j = int(drawn_local[tower.outer])
@@ -198,11 +199,11 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
         x0 = (max(tower.start, t0) - t0) * frame.scale_t
         x1 = (tower.end - t0) * frame.scale_t
         z_face = float(d.face_high[j])
+        (px0, _), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
+        if px1 - px0 < MIN_TOWER_EM * tpx:  # the towers come widest first: the rest are needles too
+            break
         box = _tower_box(tower, d, frame, t0)
         if box is None:
-            continue
-        (px0, py), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
-        if px1 - px0 < MIN_TOWER_EM * tpx:
             continue
         lane = int(tower.lane)
         top = np.inf if lane == 0 else float(lane_top[lane])
