@@ -117,8 +117,13 @@ def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
     counts = trace.thread_name_counts()
     for g, members in enumerate(sorted(kinds.values())):  # groups in the order of their first thread
         group_of[members] = g
-        names.append(trace.thread_label(members[0], trace.n_threads, counts) if len(members) == 1
-                     else packed_lane_name(trace, members))
+        if len(members) == 1:
+            names.append(trace.thread_label(members[0], trace.n_threads, counts))
+            continue
+        name = packed_lane_name(trace, members)
+        process = trace.process_names[members[0]] if members[0] < len(trace.process_names) else ""
+        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label` says
+        names.append(f"{process}: {name}" if process and counts[0] > 1 else name)
     return group_of, names
 
 
