@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from tracevis3d.kernels.recursion import recursion_depth
+from tracevis3d.kernels.recursion import recursion_depth, running_max_by_segment
 from tracevis3d.layout.camera import project
 from tracevis3d.layout.icicle import icicle_layout
 from tracevis3d.layout.params import IcicleParams
@@ -39,6 +39,16 @@ def test_recursion_depth_equals_its_brute_force_twin(seed):
     brute_rec, brute_outer = _brute_recursion(t.func, t.parent)
     assert np.array_equal(rec, brute_rec) and np.array_equal(outer, brute_outer)
     assert rec.max() > 2  # few functions, deep trees: recursions to find
+
+
+def test_running_max_by_segment_equals_its_brute_force_twin():
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=200)
+    first = rng.random(200) < 0.1
+    got = running_max_by_segment(v, first)
+    starts = [i for i in range(200) if first[i] or i == 0]
+    want = [max(v[max(s for s in starts if s <= i): i + 1]) for i in range(200)]
+    assert np.array_equal(got, np.array(want))
 
 
 def _program(path, levels=40, resumptions=1, second_at=None):

@@ -102,8 +102,20 @@ def _layout_all(trace) -> None:
         icicle_layout(trace, IcicleParams(**kw))
     _squeeze_search()
     _async_rows()
+    _recursion_towers()
     _threads_all(trace)
     _extravis_all(trace)
+
+
+def _recursion_towers() -> None:
+    """The recursion stage's grouping (`kernels.recursion.running_max_by_segment`): only a
+    trace with a recursion at least 12 levels deep runs it."""
+    import numpy as np
+
+    from .kernels.recursion import recursion_depth, running_max_by_segment
+
+    recursion_depth(np.zeros(3, np.int32), np.array([-1, 0, 1], np.int32))
+    running_max_by_segment(np.zeros(2), np.ones(2, np.bool_))
 
 
 def _async_rows() -> None:

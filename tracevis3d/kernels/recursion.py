@@ -43,3 +43,13 @@ def recursion_depth(func, parent):
         nearest[f] = top
         top += 1
     return rec, outer
+
+
+@njit(cache=True, nogil=True)
+def running_max_by_segment(values, first):
+    """Running maximum of ``values`` that restarts where ``first`` (bool) is set: out[i] =
+    max(values[j] for j in [s, i]), s the last index <= i with first[s] (s = 0 if none)."""
+    out = np.empty(values.shape[0], values.dtype)
+    for i in range(values.shape[0]):
+        out[i] = values[i] if first[i] or i == 0 else max(out[i - 1], values[i])
+    return out

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.recursion import recursion_depth
+from ..kernels.recursion import recursion_depth, running_max_by_segment
 from .annotate import occupancy_grid, summed_area
 from .camera import project, world_per_pixel
 from .labels import PAD, PLATE_DEPTH, place_facing_text
@@ -105,11 +105,7 @@ def recursion_towers(sel, infra=None) -> list:
     same[1:] = ((lane_of[order][1:] == lane_of[order][:-1]) & (level[order][1:] == level[order][:-1])
                 & (f_of[order][1:] == f_of[order][:-1]))
     # the latest end so far within each key (a running maximum that restarts where the key changes)
-    seg = np.cumsum(~same)
-    e = end[chains][order]
-    t_lo = float(e.min())
-    span = float(e.max()) - t_lo + 1.0
-    prev_end = np.maximum.accumulate(seg * span + (e - t_lo)) - seg * span + t_lo
+    prev_end = running_max_by_segment(end[chains][order].astype(np.float64), ~same)
     new = ~same
     new[1:] |= c_start[order][1:] - prev_end[:-1] > gap
     ginv = np.empty(order.size, np.int64)
