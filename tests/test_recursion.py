@@ -184,3 +184,22 @@ def test_a_recursion_with_no_room_by_it_is_named_on_a_plate(tmp_path, monkeypatc
     assert abs(plates[0].positions[0, 0] - a[0]) < 0.5 * plates[0].scales[0, 0]
     assert abs(plates[0].positions[0, 2] - a[2]) < plates[0].scales[0, 2]
     assert a[1] < plates[0].positions[0, 1]  # the text in front of its plate
+
+
+def test_a_tower_name_tells_its_functions_apart_and_fits():
+    """Two functions of one short name keep the forms that tell them apart; a cycle too long
+    for `MAX_TEXT_EM` names as many of its first functions as fit, and how many more."""
+    from types import SimpleNamespace
+
+    from tracevis3d.layout.recursion import MAX_TEXT_EM, Tower, tower_texts
+
+    ft = SimpleNamespace(display=["pyparsing.core.And.parseImpl", "pyparsing.core.MatchFirst.parseImpl"]
+                         + [f"sympy.core.module{k}.function_number_{k}" for k in range(8)])
+    two = tower_texts(Tower(0, [0, 1], 30, 0, 0.0, 1.0), ft)
+    for text in two:
+        a, b = text.split(": ", 1)[1].split(" › ")
+        assert a != b and text.startswith("30-level recursion: "), text
+    assert text_width(two[-1]) <= MAX_TEXT_EM
+    long = tower_texts(Tower(0, list(range(2, 10)), 25, 0, 0.0, 1.0), ft)
+    assert len(long) == 1 and long[0].endswith(" more") and text_width(long[0]) <= MAX_TEXT_EM, long
+    assert long[0].startswith("25-level recursion: …number_0 › …number_1 › ")  # the shortest forms, in order

@@ -157,9 +157,15 @@ def tower_texts(tower: Tower, ft) -> list:
         text = head + " › ".join(parts)
         if text_width(text) <= MAX_TEXT_EM and text not in forms:
             forms.append(text)
-    if not forms:  # a cycle of many functions: its first, and how many more
-        first = names[0][-1]
-        forms.append(f"{head}{first} › {len(tower.funcs) - 1} more" if len(tower.funcs) > 1 else head + first)
+    if not forms:  # a cycle of many functions: as many of its first ones as fit, and how many more
+        short = [n[-1] for n in names]
+        for m in range(len(short) - 1, 0, -1):
+            text = f"{head}{' › '.join(short[:m])} › {len(short) - m} more"
+            if text_width(text) <= MAX_TEXT_EM or m == 1:
+                forms.append(text)
+                break
+        if not forms:
+            forms.append(head + short[0])
     return forms
 
 
