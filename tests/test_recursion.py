@@ -203,3 +203,30 @@ def test_a_tower_name_tells_its_functions_apart_and_fits():
     long = tower_texts(Tower(0, list(range(2, 10)), 25, 0, 0.0, 1.0), ft)
     assert len(long) == 1 and long[0].endswith(" more") and text_width(long[0]) <= MAX_TEXT_EM, long
     assert long[0].startswith("25-level recursion: …number_0 › …number_1 › ")  # the shortest forms, in order
+
+
+def test_a_name_does_not_float_over_a_taller_neighbour(tmp_path, monkeypatch):
+    """A tower whose sky is blocked by a taller stack next to it (the name is wider than the
+    tower) is named by its side or on it, not high over the neighbour, where it would name
+    nothing (`SKY_REACH_EM`: without it, the name floats over the neighbour's top)."""
+    import tracevis3d.layout.recursion as recursion
+
+    _program(tmp_path / "one.json")
+    data = json.loads((tmp_path / "one.json").read_text())
+    for k in range(90):  # a taller stack of distinct calls just right of the tower
+        data["traceEvents"].append({"ph": "X", "name": f"g{k} (other.py:{k})", "pid": 1, "tid": 1,
+                                    "ts": 3420 + 0.1 * k, "dur": 500 - 0.2 * k})
+    (tmp_path / "tall.json").write_text(json.dumps(data))
+    trace = tracevis3d.load(tmp_path / "tall.json")
+
+    def name_y():
+        spec = icicle_layout(trace)
+        lab = spec.labels
+        j = [k for k in range(len(lab)) if "recursion" in lab.texts[k]]
+        assert len(j) == 1, lab.texts
+        return project(spec.camera, lab.anchors[j[0]][None], spec.resolution)[0, 1], spec.meta["text_px"]
+
+    y, tpx = name_y()
+    monkeypatch.setattr(recursion, "SKY_REACH_EM", 1e9)
+    y_float, _ = name_y()
+    assert y > y_float + 5 * tpx, (y, y_float)  # image y grows downwards
