@@ -71,6 +71,8 @@ CASES = (
     ("icicle", ("jinja_procs",)), ("threads", ("jinja_procs",)), ("cone", ("jinja_procs",)),
     # a recursive descent through two functions, 2,700 levels in three threads
     ("icicle", ("deep_recursion",)), ("cone", ("deep_recursion",)), ("live", ("deep_recursion",)),
+    # the standard library's ast in a thread pool: a visitor's recursion through three functions
+    ("icicle", ("ast_pool",)), ("threads", ("ast_pool",)), ("cone", ("ast_pool",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -43,6 +43,10 @@ jinja_procs     jinja2 templates with pygments-highlighted code in a ProcessPool
                 forked workers (VizTracer follows them: 4 processes, 6 threads).
 deep_recursion  three threads that recurse 300, 600 and 900 deep through two functions
                 (walk > <genexpr> > walk) and through json: 2,700 levels, 24k calls.
+ast_pool        the standard library's ``ast`` in a thread pool of 3 workers: each parses a stdlib
+                module's source (``inspect.getsource``), walks it with a ``NodeVisitor``
+                (``visit › generic_visit``: a recursion through three functions, 50-70 levels)
+                and unparses it (``_Unparser``'s own recursion); 4 threads, 70 levels.
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -455,6 +459,40 @@ if __name__ == "__main__":
         print(sum(ex.map(page, range(9))))
 '''
 
+AST_POOL_PROGRAM = '''\
+"""Parse, walk and unparse stdlib modules with ast in a thread pool of 3 workers: a recursion
+through a NodeVisitor's visit > generic_visit, and the unparser's own."""
+import argparse
+import ast
+import difflib
+import email.message
+import inspect
+import json.decoder
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+
+class Counter(ast.NodeVisitor):
+    def __init__(self):
+        self.n = {}
+
+    def generic_visit(self, node):
+        self.n[type(node).__name__] = self.n.get(type(node).__name__, 0) + 1
+        super().generic_visit(node)
+
+
+def work(mod):
+    tree = ast.parse(inspect.getsource(mod))
+    counter = Counter()
+    counter.visit(tree)
+    return len(ast.unparse(tree)), sum(counter.n.values())
+
+
+if __name__ == "__main__":
+    with ThreadPoolExecutor(3) as ex:
+        print(list(ex.map(work, [json.decoder, textwrap, difflib, email.message, argparse])))
+'''
+
 DEEP_RECURSION_PROGRAM = '''\
 """Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
 and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
@@ -633,6 +671,8 @@ SUITE = [
     Spec("deep_recursion", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
+    Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
+         entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
