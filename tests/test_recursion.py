@@ -120,6 +120,9 @@ def test_a_recursion_is_one_tower_named_once(tmp_path):
         if k != j and lab.space[k] == "world" and lab.kind[k] in ("call", "run", "row", "group", "fold"):
             a, b = boxes[j], boxes[k]
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (lab.texts[k], a, b)
+    # the figure's label budget bounds them too
+    few = icicle_layout(trace, IcicleParams(max_labels=0).validate()).labels
+    assert not [t for t in few.texts if "recursion" in t]
     # resumptions (sibling copies one after another) are one tower; a recursion 50 % of the run later another
     assert len(_towers(_program(tmp_path / "res.json", resumptions=6))[1]) == 1
     two = _towers(_program(tmp_path / "two.json", second_at=5000))[1]

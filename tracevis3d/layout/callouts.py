@@ -147,9 +147,9 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     ``single``: bool per drawn call, drawn as its own box (not merged); ``occupied``: the
     `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD;
     ``other_names``: pixel rectangles of names placed by other stages (`layout.recursion`),
-    which no leader crosses either."""
+    which no leader crosses either (and which count in the label budget)."""
     empty = LabelSet.empty()
-    room = min(int(max_callouts), placer.max_labels - placer.count)
+    room = min(int(max_callouts), placer.max_labels - placer.count - len(other_names))
     if room <= 0 or d.start.size == 0:
         return empty, None
     cam = frame.cam

@@ -253,7 +253,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=hud)
         towers, tower_plates, taken = recursion_labels(sel, d, function_table(tr), frame, t0, tpx, res, occupied,
                                                        OCCUPANCY_CELL_PX, content_rect, label_sets[0], placer.rects,
-                                                       name_prefix)
+                                                       name_prefix, placer.max_labels - placer.count)
         label_sets.append(towers)
         if tower_plates is not None:
             layers.append(tower_plates)

@@ -170,16 +170,19 @@ def tower_texts(tower: Tower, ft) -> list:
 
 
 def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
-                     content_rect, names: LabelSet, name_rects, name_prefix: str = "") -> tuple:
+                     content_rect, names: LabelSet, name_rects, name_prefix: str = "",
+                     max_names: int = MAX_TOWERS) -> tuple:
     """(LabelSet, plate InstanceLayer or None, pixel rectangles taken) of the towers' names.
 
     ``d``: the drawn calls, placed; ``occupied``: the `annotate.occupancy_grid` (``cell``
     pixels) of everything drawn and the HUD; ``names``: the labels placed so far (avoided);
-    ``name_rects``: their faces (the placer's ``rects``, world x0, z0, x1, z1)."""
+    ``name_rects``: their faces (the placer's ``rects``, world x0, z0, x1, z1);
+    ``max_names``: what is left of the figure's label budget (``max_labels``)."""
     from .callouts import text_cells
 
     empty = LabelSet.empty(), None, []
-    towers = recursion_towers(sel, ft.infra)
+    room = min(MAX_TOWERS, int(max_names))
+    towers = recursion_towers(sel, ft.infra) if room > 0 else []
     if not towers:
         return empty
     cam = frame.cam
@@ -193,7 +196,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     drawn_local = np.full(sel.idx.size, -1, np.int64)
     drawn_local[d.local] = np.arange(d.local.size)
     for tower in towers[:MAX_TRIED]:  # each tried costs a pass over the drawn calls
-        if len(out_text) >= MAX_TOWERS:
+        if len(out_text) >= room:
             break
         j = int(drawn_local[tower.outer])
         if j < 0:  # the outermost call is folded away or not drawn
