@@ -292,6 +292,22 @@ def summed_area(grid: np.ndarray) -> np.ndarray:
     return sat
 
 
+def cells_free(sat, cell: float, x0, y0, x1, y1) -> np.ndarray:
+    """Per pixel rectangle (x0, y0, x1, y1, arrays): no covered cell of the summed-area table
+    ``sat`` (`summed_area`, cells of ``cell`` pixels) under it (a rectangle reaching off the
+    grid is not free)."""
+    ny, nx = sat.shape[0] - 1, sat.shape[1] - 1
+    c0 = np.floor(np.asarray(x0) / cell).astype(np.int64)
+    r0 = np.floor(np.asarray(y0) / cell).astype(np.int64)
+    c1 = np.ceil(np.asarray(x1) / cell).astype(np.int64)
+    r1 = np.ceil(np.asarray(y1) / cell).astype(np.int64)
+    inside = (c0 >= 0) & (r0 >= 0) & (c1 <= nx) & (r1 <= ny) & (c1 > c0) & (r1 > r0)
+    c0, r0 = np.clip(c0, 0, nx), np.clip(r0, 0, ny)
+    c1, r1 = np.clip(c1, 0, nx), np.clip(r1, 0, ny)
+    n = sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+    return inside & (n == 0)
+
+
 def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None) -> tuple | None:
     """Top-left pixel of a ``size`` (w, h) block, ``pad`` pixels clear all round, inside
     ``rect`` where ``grid`` (`occupancy_grid`) has nothing, as near a corner of ``rect`` as

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .annotate import occupancy_grid, summed_area
+from .annotate import cells_free, occupancy_grid, summed_area
 from .camera import euler_xyz, project, world_per_pixel
 from .labels import LEADER_PX, LEADER_RGB, PAD, box_face_pixels, place_facing_text, text_basis
 from .spec import CurveLayer, LabelSet
@@ -63,21 +63,6 @@ MAX_SLANT = 1.0  # a leader runs at most this far sideways for every pixel it ri
 ASIDE_CLEAR_EM = 1.5  # a name aside keeps this far (sideways) from every other candidate's box
 LEADER_APART_EM = 0.6  # leaders keep this far apart (two leaders closer read as one)
 LEADER_MATERIAL = "TV3D_callout_leader"
-
-
-def _cells_free(sat, cell: float, x0, y0, x1, y1) -> np.ndarray:
-    """Per pixel rectangle: no covered cell of the summed-area table ``sat`` under it (a
-    rectangle reaching off the grid is not free)."""
-    ny, nx = sat.shape[0] - 1, sat.shape[1] - 1
-    c0 = np.floor(np.asarray(x0) / cell).astype(np.int64)
-    r0 = np.floor(np.asarray(y0) / cell).astype(np.int64)
-    c1 = np.ceil(np.asarray(x1) / cell).astype(np.int64)
-    r1 = np.ceil(np.asarray(y1) / cell).astype(np.int64)
-    inside = (c0 >= 0) & (r0 >= 0) & (c1 <= nx) & (r1 <= ny) & (c1 > c0) & (r1 > r0)
-    c0, r0 = np.clip(c0, 0, nx), np.clip(r0, 0, ny)
-    c1, r1 = np.clip(c1, 0, nx), np.clip(r1, 0, ny)
-    n = sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
-    return inside & (n == 0)
 
 
 def text_cells(labels: LabelSet, cam, res, tpx: float, to_cam, cell: float) -> np.ndarray:
@@ -244,7 +229,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
             ends = np.clip(pp[None, :, 0], ux - reach, ux + reach)
             rise = knee[1] - (pp[:, 1] + 0.5 * h_em * tpx) - GAP_EM * tpx  # from the top edge of the box
             y0, y1 = np.broadcast_to(pp[:, 1] - 0.5 * h_px, ux.shape), np.broadcast_to(pp[:, 1] + 0.5 * h_px, ux.shape)
-            frees = (np.abs(ends - pp[None, :, 0]) <= MAX_SLANT * rise[None]) & _cells_free(
+            frees = (np.abs(ends - pp[None, :, 0]) <= MAX_SLANT * rise[None]) & cells_free(
                 sat, cell, ux - 0.5 * w_px, y0, ux + 0.5 * w_px, y1)
             # per offset: the lowest free height, the names still to come it stands over, and (aside) by
             rows = np.arange(offs.size)
@@ -273,10 +258,10 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
             # leaders of neighbouring boxes start close: they keep `LEADER_APART_EM` apart farther up
             near = np.hypot(*(way - knee).T) < LEADER_APART_EM * tpx + cell
             far = way[~near]
-            if far.size and not np.all(_cells_free(sat_texts, cell, far[:, 0] - 1, far[:, 1] - 1, far[:, 0] + 1,
+            if far.size and not np.all(cells_free(sat_texts, cell, far[:, 0] - 1, far[:, 1] - 1, far[:, 0] + 1,
                                                    far[:, 1] + 1)):
                 continue
-            if near.any() and not np.all(_cells_free(sat_names, cell, way[near, 0] - 1, way[near, 1] - 1,
+            if near.any() and not np.all(cells_free(sat_names, cell, way[near, 0] - 1, way[near, 1] - 1,
                                                      way[near, 0] + 1, way[near, 1] + 1)):
                 continue
             drawn += [(face, knee), (knee, tip)]

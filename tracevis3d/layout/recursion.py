@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.recursion import recursion_depth, running_max_by_segment
-from .annotate import occupancy_grid, summed_area
+from .annotate import cells_free, occupancy_grid, summed_area
+from .callouts import text_cells
 from .camera import project, world_per_pixel
 from .labels import PAD, PLATE_DEPTH, place_facing_text
 from .spec import InstanceLayer, LabelSet
@@ -178,8 +179,6 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     pixels) of everything drawn and the HUD; ``names``: the labels placed so far (avoided);
     ``name_rects``: their faces (the placer's ``rects``, world x0, z0, x1, z1);
     ``max_names``: what is left of the figure's label budget (``max_labels``)."""
-    from .callouts import text_cells
-
     empty = LabelSet.empty(), None, []
     room = min(MAX_TOWERS, int(max_names))
     towers = recursion_towers(sel, ft.infra) if room > 0 else []
@@ -207,7 +206,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
         (px0, _), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
         if px1 - px0 < MIN_TOWER_EM * tpx:  # the towers come widest first: the rest are needles too
             break
-        box = _tower_box(tower, d, frame, t0)
+        box = _tower_box(tower, d, x0, x1)  # once per tower: a pass over the drawn calls
         if box is None:
             continue
         lane = int(tower.lane)
@@ -228,7 +227,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
                     zs = z_face + step * np.arange(n)
                     pp = project(cam, np.stack([np.full(n, xc), np.zeros(n), zs], 1), res)
                     ux = np.clip(pp[:, 0], cx0 + 0.5 * w_px, cx1 - 0.5 * w_px)
-                    fits = (pp[:, 1] - 0.5 * h_px >= cy0) & _free(sat, cell, ux - 0.5 * w_px, pp[:, 1] - 0.5 * h_px,
+                    fits = (pp[:, 1] - 0.5 * h_px >= cy0) & cells_free(sat, cell, ux - 0.5 * w_px, pp[:, 1] - 0.5 * h_px,
                                                                    ux + 0.5 * w_px, pp[:, 1] + 0.5 * h_px)
                     if np.isfinite(top):  # not over the lane above (it would read as that lane's)
                         fits &= zs + (0.5 * h_em + PAD) * tpx * s0 <= top
@@ -242,13 +241,12 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
                     centre = np.array([xc + (ux[k] - pp[k, 0]) * wpp, 0.0, zs[k]])
                     rect = (ux[k] - 0.5 * w_px, pp[k, 1] - 0.5 * h_px, ux[k] + 0.5 * w_px, pp[k, 1] + 0.5 * h_px)
                 elif where == "beside":  # by its side, level with its middle, in free room
-                    on = _beside(tower, d, frame, t0, cam, res, w_px, h_px, sat, cell, (cx0, cy0, cx1), tpx)
+                    on = _beside(box, cam, res, w_px, h_px, sat, cell, (cx0, cy0, cx1), tpx)
                     if on is None:
                         continue
                     centre, rect, wpp = on
                 else:  # on the tower's face, on a plate, clear of every name
-                    on = _on_face(tower, d, frame, t0, cam, res, w_px, h_px, sat_names, cell, name_rects,
-                                  (cx0, cy0, cx1))
+                    on = _on_face(box, cam, res, w_px, h_px, sat_names, cell, name_rects, (cx0, cy0, cx1))
                     if on is None:
                         continue
                     centre, rect, wpp = on
@@ -290,29 +288,20 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     return labels, layer, taken
 
 
-def _free(sat, cell, x0, y0, x1, y1) -> np.ndarray:
-    from .callouts import _cells_free
-
-    return _cells_free(sat, cell, x0, y0, x1, y1)
-
-
-def _tower_box(tower, d, frame, t0):
-    """(x0, x1, z_lo, z_hi) in world of the tower's drawn calls, or None."""
+def _tower_box(tower, d, x0: float, x1: float):
+    """(x0, x1, z_lo, z_hi) in world: the tower's stretch (``x0``, ``x1``) and the heights of
+    its drawn calls, or None."""
     inside = (d.lane == tower.lane) & (d.start >= tower.start) & (d.end <= tower.end)
     if not inside.any():
         return None
-    return ((max(tower.start, t0) - t0) * frame.scale_t, (tower.end - t0) * frame.scale_t,
-            float(d.face_low[inside].min()), float(d.face_high[inside].max()))
+    return x0, x1, float(d.face_low[inside].min()), float(d.face_high[inside].max())
 
 
-def _beside(tower, d, frame, t0, cam, res, w_px, h_px, sat, cell, bounds, tpx):
-    """A place for a name of ``w_px`` × ``h_px`` pixels right or left of the tower, `GAP_EM`
-    from it, its middle level with a height of the tower's (the middle first), where
-    nothing is drawn or named (``sat``): (world centre, pixel rectangle, world size of a
-    pixel there) or None."""
-    box = _tower_box(tower, d, frame, t0)
-    if box is None:
-        return None
+def _beside(box, cam, res, w_px, h_px, sat, cell, bounds, tpx):
+    """A place for a name of ``w_px`` × ``h_px`` pixels right or left of the tower
+    (``box``, `_tower_box`), `GAP_EM` from it, its middle level with a height of the
+    tower's (the middle first), where nothing is drawn or named (``sat``): (world centre,
+    pixel rectangle, world size of a pixel there) or None."""
     x0, x1, z_lo, z_hi = box
     cx0, cy0, cx1 = bounds
     gap = GAP_EM * tpx
@@ -323,21 +312,18 @@ def _beside(tower, d, frame, t0, cam, res, w_px, h_px, sat, cell, bounds, tpx):
             rect = (mid - 0.5 * w_px, p[1] - 0.5 * h_px, mid + 0.5 * w_px, p[1] + 0.5 * h_px)
             if rect[0] < cx0 or rect[2] > cx1 or rect[1] < cy0:
                 continue
-            if not _free(sat, cell, *(np.array([v]) for v in rect))[0]:
+            if not cells_free(sat, cell, *(np.array([v]) for v in rect))[0]:
                 continue
             wpp = float(world_per_pixel(cam, np.array([[x_edge, 0.0, z]]), res)[0])
             return np.array([x_edge + sign * (gap + 0.5 * w_px) * wpp, 0.0, z]), rect, wpp
     return None
 
 
-def _on_face(tower, d, frame, t0, cam, res, w_px, h_px, sat_names, cell, name_rects, bounds):
-    """A place on the tower's face for a plate of ``w_px`` × ``h_px`` pixels: its centre in
-    world, its pixel rectangle and the world size of a pixel there; the upper part of the
-    tower first, centred, clear of every name (``sat_names``, and the faces in
-    ``name_rects``); None where there is none."""
-    box = _tower_box(tower, d, frame, t0)
-    if box is None:
-        return None
+def _on_face(box, cam, res, w_px, h_px, sat_names, cell, name_rects, bounds):
+    """A place on the tower's face (``box``, `_tower_box`) for a plate of ``w_px`` × ``h_px``
+    pixels: its centre in world, its pixel rectangle and the world size of a pixel there;
+    the upper part of the tower first, centred, clear of every name (``sat_names``, and the
+    faces in ``name_rects``); None where there is none."""
     x0, x1, z_lo, z_hi = box
     cx0, cy0, cx1 = bounds
     xs = x0 + (x1 - x0) * np.array([0.5, 0.35, 0.65, 0.2, 0.8])
@@ -348,7 +334,7 @@ def _on_face(tower, d, frame, t0, cam, res, w_px, h_px, sat_names, cell, name_re
             rect = (p[0] - 0.5 * w_px, p[1] - 0.5 * h_px, p[0] + 0.5 * w_px, p[1] + 0.5 * h_px)
             if rect[0] < cx0 or rect[2] > cx1 or rect[1] < cy0:
                 continue
-            if not _free(sat_names, cell, *(np.array([v]) for v in rect))[0]:
+            if not cells_free(sat_names, cell, *(np.array([v]) for v in rect))[0]:
                 continue
             wpp = float(world_per_pixel(cam, np.array([[x, 0.0, z]]), res)[0])
             hx, hz = 0.5 * w_px * wpp, 0.5 * h_px * wpp
