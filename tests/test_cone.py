@@ -697,7 +697,7 @@ def test_threads_of_a_kind_are_one_node(tmp_path):
     ``pack_threads=False`` keeps a node per thread."""
     import json
 
-    from tracevis3d.analysis.context import thread_groups
+    from tracevis3d.layout.select import thread_groups
     from tracevis3d.layout.cone import GROUPED_NOTE
 
     def server(same_tid: bool):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..model import Trace
 
-__all__ = ["ContextTree", "calling_context_tree", "thread_groups", "PrunedTree", "prune_by_time"]
+__all__ = ["ContextTree", "calling_context_tree", "PrunedTree", "prune_by_time"]
 
 
 @dataclass(eq=False)
@@ -69,7 +69,7 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
     ``fold_recursion``: recursion (direct or through other calls) stays in one node; ``merged`` (bool per call):
     calls folded into their callers (no node of their own, ``ctx`` -1); ``thread_groups``:
     (group of each thread, name of each group): the threads of a group share one node and
-    their calls' contexts merge (`thread_groups`), as calls of one thread do."""
+    their calls' contexts merge (`layout.select.thread_groups`), as calls of one thread do."""
     from ..kernels.cone import calling_context_tree as cct
     from ..kernels.gamma import process_hash_seed
 
@@ -91,40 +91,6 @@ def calling_context_tree(trace: Trace, per_thread: bool | None = None, fold_recu
         bool(fold_recursion), process_hash_seed())
     return ContextTree(trace, ctx, par, func, thr, time, calls, first, bool(per_thread), rec, int(probes),
                        group_names)
-
-
-def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
-    """Threads of one kind (one process, the same `select.thread_kind`: names equal but for
-    their numbers) as one group, where ``trace`` has more than ``min_threads`` threads with
-    calls: a server's thread per request, a pool's workers run the same code, and a
-    calling-context tree of each is the same tree drawn many times over.  Returns (group of
-    each thread, name of each group: the thread's own where it is alone in its kind, else
-    `select.packed_lane_name`, "36× process_request_thread") or None (no two threads of a
-    kind, or few threads)."""
-    from ..layout.select import packed_lane_name, thread_kind
-
-    rng = trace.thread_ranges()
-    busy = np.flatnonzero(rng[:, 1] > rng[:, 0])
-    if busy.size <= min_threads:
-        return None
-    kinds: dict = {}
-    for t in busy.tolist():
-        kinds.setdefault((int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])), []).append(t)
-    if len(kinds) == busy.size:
-        return None
-    group_of = np.zeros(trace.n_threads, np.int32)
-    names = []
-    counts = trace.thread_name_counts()
-    for g, members in enumerate(sorted(kinds.values())):  # groups in the order of their first thread
-        group_of[members] = g
-        if len(members) == 1:
-            names.append(trace.thread_label(members[0], trace.n_threads, counts))
-            continue
-        name = packed_lane_name(trace, members)
-        process = trace.process_names[members[0]] if members[0] < len(trace.process_names) else ""
-        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label` says
-        names.append(f"{process}: {name}" if process and counts[0] > 1 else name)
-    return group_of, names
 
 
 @dataclass(eq=False)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..analysis.context import calling_context_tree, prune_by_time, thread_groups
+from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
@@ -33,7 +33,7 @@ from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, leader_material, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
 from .params import IcicleParams
-from .select import PACK_MIN_LANES, filtered_trace
+from .select import PACK_MIN_LANES, filtered_trace, thread_groups
 from .spec import CameraSpec, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
 R_MIN, R_MAX = 0.22, 1.0  # sphere radii (world units) of the smallest and the root's time
@@ -384,7 +384,7 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
     return tr, orig, partial
 
 
-#: the legend's note where threads of one kind share a node (`analysis.context.thread_groups`)
+#: the legend's note where threads of one kind share a node (`select.thread_groups`)
 GROUPED_NOTE = "\"6× name\": threads of one kind, their contexts merged"
 #: neighbouring levels' largest spheres are this much of their radii apart, at least
 LEVEL_GAP = 0.35

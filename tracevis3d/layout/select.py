@@ -471,9 +471,47 @@ def thread_kind(name: str) -> str:
 def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None) -> np.ndarray:
     """`pack_lanes` of ``threads`` of ``trace`` (each its (process, `thread_kind`)), their
     gap `PACK_GAP_FRAC` of ``span``; ``alone`` (bool per thread): those share no lane."""
-    kinds = [(int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])) if alone is None or not alone[k] else
-             (int(trace.thread_pid[t]), -1 - k) for k, t in enumerate(threads)]
+    kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (int(trace.thread_pid[t]), -1 - k)
+             for k, t in enumerate(threads)]
     return pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
+
+
+def _kind_of(trace: Trace, t: int) -> tuple:
+    """What threads of one kind share: their process and `thread_kind` (the packed lanes,
+    the cone's thread groups)."""
+    return int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])
+
+
+def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
+    """Threads of one kind (one process, the same `thread_kind`: names equal but for
+    their numbers) as one group, where ``trace`` has more than ``min_threads`` threads with
+    calls: a server's thread per request, a pool's workers run the same code, and a
+    calling-context tree of each is the same tree drawn many times over.  Returns (group of
+    each thread, name of each group: the thread's own where it is alone in its kind, else
+    `packed_lane_name`, "36× process_request_thread") or None (no two threads of a
+    kind, or few threads)."""
+    rng = trace.thread_ranges()
+    busy = np.flatnonzero(rng[:, 1] > rng[:, 0])
+    if busy.size <= min_threads:
+        return None
+    kinds: dict = {}
+    for t in busy.tolist():
+        kinds.setdefault(_kind_of(trace, t), []).append(t)
+    if len(kinds) == busy.size:
+        return None
+    group_of = np.zeros(trace.n_threads, np.int32)
+    names = []
+    counts = trace.thread_name_counts()
+    for g, members in enumerate(sorted(kinds.values())):  # groups in the order of their first thread
+        group_of[members] = g
+        if len(members) == 1:
+            names.append(trace.thread_label(members[0], trace.n_threads, counts))
+            continue
+        name = packed_lane_name(trace, members)
+        process = trace.process_names[members[0]] if members[0] < len(trace.process_names) else ""
+        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label` says
+        names.append(f"{process}: {name}" if process and counts[0] > 1 else name)
+    return group_of, names
 
 
 def pack_lanes(kinds: list, first: np.ndarray, last: np.ndarray, gap: float) -> np.ndarray:

@@ -60,7 +60,7 @@ class ConeParams(Params, schema=CONE):
     its depth), not a needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
     fully expanded; ``pack_threads``: threads of one kind are one node
-    (`analysis.context.thread_groups`); ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
+    (`layout.select.thread_groups`); ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
     call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
     once in `CONE`."""
 
