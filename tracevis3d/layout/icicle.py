@@ -343,6 +343,15 @@ def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = 
 OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
 
 
+def label_materials(layers) -> dict:
+    """The materials the label stages' own layers use among ``layers`` (the callouts'
+    leaders, the white plates of member tags and recursion names), by the material names
+    those layers carry."""
+    makers = {LEADER_MATERIAL: lambda: leader_material(LEADER_MATERIAL), "TV3D_name_plate": name_plate_material}
+    used = {m for x in layers for m in getattr(x, "materials", ())}
+    return {m: make() for m, make in makers.items() if m in used}
+
+
 def hud_rects(plan, res) -> list:
     """Pixel rectangles of the title and the legend of ``plan`` (what callouts keep off)."""
     out = []
@@ -434,10 +443,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx,
                                              callout_room=(plan.rect, hud_rects(plan, res), occupied))
     materials = figure_materials(colouring)
-    if any(getattr(x, "name", "") == "callout_leaders" for x in layers):
-        materials[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
-    if any(getattr(x, "name", "") in ("member_plates", "recursion_plates") for x in layers):  # the figure's own
-        materials["TV3D_name_plate"] = name_plate_material()
+    materials.update(label_materials(layers))
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
     if not tracks.empty:
         below_layers, below_labels, below_mats, below_meta = side.below_geometry(tr, tracks, frame, params, t0, t1,

@@ -815,19 +815,14 @@ def wall_geometry(comp, tpx: float, callout_room: tuple | None = None) -> None:
     """The focused thread's icicle drawn in the composition ``comp`` keeps (boxes, labels,
     time axis, callouts in the room above it: `icicle.icicle_geometry`) and its materials,
     into ``comp.wall_*``: built only for the composition the figure keeps."""
-    from .callouts import LEADER_MATERIAL
-    from .icicle import figure_materials, icicle_geometry
-    from .labels import leader_material
+    from .icicle import figure_materials, icicle_geometry, label_materials
 
     if comp.st is None:
         return
     comp.wall_layers, comp.wall_labels, _ = icicle_geometry(comp.st, comp.frame, comp.ip, tpx, name_prefix="wall_",
                                                             callout_room=callout_room)
     comp.wall_mats = figure_materials(comp.st.colouring)
-    if any(getattr(x, "name", "") == "wall_recursion_plates" for x in comp.wall_layers):
-        comp.wall_mats["TV3D_name_plate"] = name_plate_material()
-    if any(getattr(x, "name", "") == "callout_leaders" for x in comp.wall_layers):
-        comp.wall_mats[LEADER_MATERIAL] = leader_material(LEADER_MATERIAL)
+    comp.wall_mats.update(label_materials(comp.wall_layers))
     comp.wall_labels, comp.wall_name_box = _wall_name_under_axis(comp.wall_labels, comp.frame, comp.ip, tpx,
                                                                  comp.st.sel.lane_names)
 
