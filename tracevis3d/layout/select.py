@@ -446,15 +446,14 @@ def _tag_share(tr: Trace, threads, n_lanes: int, params) -> np.ndarray:
     `NAMED_PACK_AXIS_SHARE` of the image's width.  A rule in pixels, not in the share of the
     figure's time: three workers of 11 % of the time each, on a machine where starting them
     took longer, still share a lane."""
-    from .labels import PAD
+    from .labels import PAD, text_px
     from .text import text_width, thread_name_candidates
 
-    res_w, res_h = getattr(params, "resolution", None) or (1920, 1080)
-    label_px = float(getattr(params, "label_px", 16.0)) * float(res_h) / 1080.0
     counts = tr.thread_name_counts()
     em = np.array([min(text_width(t) for t in thread_name_candidates(tr.thread_label(int(th), n_lanes, counts)))
                    for th in threads], np.float64)
-    return (em + 2 * PAD + NAMED_PACK_TAG_CLEAR_EM) * label_px / (NAMED_PACK_AXIS_SHARE * float(res_w))
+    return (em + 2 * PAD + NAMED_PACK_TAG_CLEAR_EM) * text_px(params) / (NAMED_PACK_AXIS_SHARE
+                                                                         * float(params.resolution[0]))
 
 
 def thread_kind(name: str) -> str:
