@@ -317,6 +317,7 @@ def window_cut(trace: Trace, window) -> tuple:
     the fold rule), which is what the figure shows of them.  The last cut of each trace
     is kept."""
     from ..model_window import window_calls
+    from .naming import share_function_table
 
     t0, t1 = (float(x) for x in window)
     hit = _CUT_CACHE.get(trace)
@@ -326,6 +327,7 @@ def window_cut(trace: Trace, window) -> tuple:
     cut = None
     if keep.size:
         cut = trace.subset(time_window=(t0, t1))  # its own copies: clipped in place
+        share_function_table(trace, cut)  # the same functions: their names are not parsed again per window
         np.maximum(cut.start, t0, out=cut.start)
         np.minimum(cut.end, t1, out=cut.end)
     _CUT_CACHE[trace] = ((t0, t1), cut, keep)
