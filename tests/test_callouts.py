@@ -85,7 +85,7 @@ def test_narrow_calls_are_named_above_their_stacks(tmp_path):
     from tracevis3d.layout.icicle import icicle_layout
 
     trace = _short_program(tmp_path / "tool.json")
-    spec = icicle_layout(trace, IcicleParams(show_legend=False))  # the sky over the calls free
+    spec = icicle_layout(trace, IcicleParams(show_legend=False, inset="none"))  # the sky over the calls free
     tpx = spec.meta["text_px"]
     leaders = spec.layer("callout_leaders")
     assert LEADER_MATERIAL in spec.materials
@@ -133,9 +133,9 @@ def test_narrow_calls_are_named_above_their_stacks(tmp_path):
         assert np.all(mid[:, 1] < 0)  # in front of the faces
     assert straight >= 3  # where the room over a call is free, its leader runs straight up
     # without labels, or with max_callouts 0, no callouts; at most max_callouts
-    for bare in (IcicleParams(show_labels=False), IcicleParams(max_callouts=0)):
+    for bare in (IcicleParams(show_labels=False, inset="none"), IcicleParams(max_callouts=0, inset="none")):
         assert not any(x.name == "callout_leaders" for x in icicle_layout(trace, bare).layers)
-    two = icicle_layout(trace, IcicleParams(show_legend=False, max_callouts=2))
+    two = icicle_layout(trace, IcicleParams(show_legend=False, max_callouts=2, inset="none"))
     assert len(two.layer("callout_leaders")) == 2
 
 
@@ -156,7 +156,7 @@ def test_calls_right_under_a_named_call_are_tried_first(tmp_path, monkeypatch):
         return real(display)
 
     monkeypatch.setattr(callouts, "name_candidates", spy)
-    icicle_layout(_short_program(tmp_path / "tool.json", nested=True), IcicleParams(show_legend=False))
+    icicle_layout(_short_program(tmp_path / "tool.json", nested=True), IcicleParams(show_legend=False, inset="none"))
     assert "helper" in tried and set(tried[:tried.index("helper")]) >= {"outer", "load", "configure_logging",
                                                                          "parse_args", "encode"}, tried
     assert tried[-1] == "isinstance", str(tried)
@@ -168,7 +168,7 @@ def test_leaders_never_cross_a_name(tmp_path):
     from tracevis3d.layout.icicle import icicle_layout
 
     trace = _short_program(tmp_path / "tool.json", crowd=8)
-    spec = icicle_layout(trace, IcicleParams(show_legend=False))  # the sky over the calls free
+    spec = icicle_layout(trace, IcicleParams(show_legend=False, inset="none"))  # the sky over the calls free
     tpx = spec.meta["text_px"]
     leaders = spec.layer("callout_leaders")
     lab = spec.labels

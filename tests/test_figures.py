@@ -72,16 +72,21 @@ def test_labels_sit_inside_their_boxes_and_face_the_camera(deep):
     from tracevis3d.blender.figure_report import project_points
 
     boxes = label_pixel_boxes()
-    calls = spec.layer("calls")
-    pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}
+    # a name of the detail inset sits in its box of the inset (tests/test_inset.py)
+    layers = {False: spec.layer("calls")}
+    if spec.meta.get("inset"):
+        layers[True] = spec.layer("inset_calls")
+    pos = {w: {int(c): k for k, c in enumerate(x.attributes["call_index"])} for w, x in layers.items()}
     cam = bpy.context.scene.camera
     view = -(cam.matrix_world.to_3x3().col[2])  # camera forward
     checked = 0
     callout = spec.labels.attributes.get("callout_leader", np.full(len(spec.labels), -1))
-    for (kind, text, x0, y0, x1, y1, em), ci, lead in zip(boxes, spec.labels.call_index, callout):
+    inset = spec.labels.attributes.get("inset", np.full(len(spec.labels), -1))
+    for (kind, text, x0, y0, x1, y1, em), ci, lead, w in zip(boxes, spec.labels.call_index, callout, inset == 1):
         if kind != "call" or lead >= 0:  # a callout stands over its box (tests/test_callouts.py)
             continue
-        k = pos[int(ci)]
+        calls = layers[bool(w)]
+        k = pos[bool(w)][int(ci)]
         c, s = calls.positions[k].astype(float), calls.scales[k].astype(float)
         face = [c + np.array([sx * s[0], -0.5 * s[1], sz * s[2]]) for sx in (-.5, .5) for sz in (-.5, .5)]
         f = project_points(face)

@@ -159,6 +159,8 @@ def _other_value(p):
         return (1.5, 20.25)
     if _is(k, "Fold"):
         return "2:3,5:"
+    if _is(k, "Inset"):
+        return "1.5:20.25"
     if _is(k, "ThreadOrder"):
         return ["main", 2]
     if _is(k, "Resolution"):

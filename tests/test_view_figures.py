@@ -117,7 +117,7 @@ def _check_name_labels(boxes):
     assert names, "no label names a call"
     assert min(b[6] for b in names) >= 14.0 - 1e-3, min(b[6] for b in names)
     kinds = {b[0] for b in boxes}
-    assert kinds <= set(NAME_KINDS) | {"fold", "lane", "axis", "title", "legend"}, kinds
+    assert kinds <= set(NAME_KINDS) | {"fold", "lane", "axis", "title", "legend", "inset"}, kinds
 
 
 def _call_indices_of_names():

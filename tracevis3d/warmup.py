@@ -103,6 +103,7 @@ def _layout_all(trace) -> None:
     _squeeze_search()
     _async_rows()
     _recursion_towers()
+    _inset_stretch()
     _threads_all(trace)
     _extravis_all(trace)
 
@@ -116,6 +117,17 @@ def _recursion_towers() -> None:
 
     recursion_depth(np.zeros(3, np.int32), np.array([-1, 0, 1], np.int32))
     running_max_by_segment(np.zeros(2), np.ones(2, np.bool_))
+
+
+def _inset_stretch() -> None:
+    """The detail inset's stretch search (`kernels.stretch.best_stretch`): only a figure with a
+    crowded stretch and free room runs it."""
+    import numpy as np
+
+    from .kernels.stretch import best_stretch
+
+    best_stretch(np.zeros(2, np.int64), np.zeros(2), np.ones(2), np.zeros(2, np.int64), np.ones(2, np.bool_),
+                 np.ones(1))
 
 
 def _async_rows() -> None:

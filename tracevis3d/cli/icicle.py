@@ -43,6 +43,11 @@ def render_icicle(args) -> str:
     m = info["meta"]
     _progress(0.6, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters "
                    f"({m['n_clustered_calls']} calls merged) in {info['timings']['total']:.2f} s")
+    if m.get("inset"):
+        ins = m["inset"]
+        _progress(0.6, f"detail inset: {ins['caption']}, {ins['new_functions']} more functions named")
+    elif m.get("inset_note"):
+        _progress(0.6, f"no detail inset: {m['inset_note']}")
     return _render_and_save(args, scene, out, save)
 
 

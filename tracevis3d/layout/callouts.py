@@ -123,7 +123,7 @@ def _hops_to_a_name(trace, d, named_ids, which) -> np.ndarray:
 
 
 def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, res, occupied: np.ndarray, cell: float,
-                   content_rect, max_callouts: int, other_names=()) -> tuple:
+                   content_rect, max_callouts: int, other_names=(), named_elsewhere=()) -> tuple:
     """(LabelSet, CurveLayer or None) of the callouts (see the module docstring).
 
     ``placer``: the `labels.LabelPlacer` that named the boxes (its faces and names are
@@ -132,7 +132,8 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     ``single``: bool per drawn call, drawn as its own box (not merged); ``occupied``: the
     `annotate.occupancy_grid` (cells of ``cell`` pixels) of everything drawn and the HUD;
     ``other_names``: pixel rectangles of names placed by other stages (`layout.recursion`),
-    which no leader crosses either (and which count in the label budget)."""
+    which no leader crosses either (and which count in the label budget); ``named_elsewhere``:
+    functions (display names) another stage names (`layout.inset`), not called out again."""
     empty = LabelSet.empty()
     room = min(int(max_callouts), placer.max_labels - placer.count - len(other_names))
     if room <= 0 or d.start.size == 0:
@@ -148,7 +149,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     ok = ok[np.argsort(-wpx, kind="stable")[:MAX_CANDIDATES * 20]]
     rects, keys = placer.rects, placer.keys
     placed = placer.labels()
-    named = set(ft.display[int(k)] for k in keys[keys >= 0])
+    named = set(ft.display[int(k)] for k in keys[keys >= 0]) | set(named_elsewhere)
     parent = trace.parent[d.idx[ok]]
     runtime_io = (parent >= 0) & np.asarray(ft.infra, np.bool_)[trace.func[np.maximum(parent, 0)]]
     runtime_io &= np.array([ft.qualname[int(f)] != "<module>" for f in d.func[ok]], np.bool_)

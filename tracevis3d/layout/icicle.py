@@ -41,6 +41,7 @@ from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
+from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
 from .select import select_calls
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
@@ -169,6 +170,8 @@ class IcicleStages:
     lane_levels: np.ndarray
     lane_ext: np.ndarray
     tracks: object = None  # `side_tracks.TrackPlan` under the lanes (the icicle's own figure only)
+    inset: dict | None = None  # the detail inset's record (`layout.inset`), once placed
+    inset_note: str | None = None  # why a window asked for (``inset=T0:T1``) got no inset
 
     @property
     def trace(self):
@@ -177,12 +180,14 @@ class IcicleStages:
 
 def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None,
                   window_first: bool = False, pack_min_lanes: int | None = None,
-                  name_members: bool = False) -> IcicleStages:
+                  name_members: bool = False, colouring_of=None) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
     icicle's content rectangle less the share its counter tracks and async lanes take,
     `side_tracks.track_plan`), measure and colour the calls; the drawn calls.
     ``window_first``: a time window cuts the trace before anything else (`select_calls`);
-    ``pack_min_lanes``, ``name_members``: as in `select_calls`."""
+    ``pack_min_lanes``, ``name_members``: as in `select_calls`; ``colouring_of``: a function
+    from the `Selection` to its `Colouring`, instead of the colour stage (a detail inset
+    keeps the figure's colours, `layout.inset`)."""
     res = params.resolution
     sel = select_calls(trace, params, window_first=window_first, pack_min_lanes=pack_min_lanes,
                        name_members=name_members)
@@ -200,8 +205,11 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
                        tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx, content_h_px))
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure)
     view_area = width_px * fold.height * fold.drawn
-    colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)
-    if params.highlight:
+    if colouring_of is not None:
+        colouring = colouring_of(sel)
+    else:
+        colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)
+    if params.highlight and colouring_of is None:
         from ..analysis.filters import function_mask
 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
@@ -257,11 +265,23 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         label_sets.append(towers)
         if tower_plates is not None:
             layers.append(tower_plates)
+        occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=taken)
+        inset = None
+        if getattr(params, "inset", "none") != "none":
+            inset, st.inset_note = detail_inset(st, frame, params, tpx, occupied, OCCUPANCY_CELL_PX, content_rect,
+                                                LabelSet.concat(label_sets), cl)
+        also_named = ()
+        if inset is not None:
+            layers += inset.layers
+            label_sets += inset.labels
+            occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=[inset.rect], points=inset.line_points,
+                                                 radii=np.full(len(inset.line_points), 0.5 * tpx))
+            also_named = inset.meta["named_functions"]
+            st.inset = inset.meta
         if params.max_callouts > 0:
-            occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=taken)
             calls_named, leaders = callout_labels(placer, tr, d, cl.single, function_table(tr), frame, t0, tpx, res,
                                                   occupied, OCCUPANCY_CELL_PX, content_rect, params.max_callouts,
-                                                  taken)
+                                                  taken, also_named)
             label_sets.append(calls_named)
             if leaders is not None:
                 layers.append(leaders)
@@ -347,9 +367,22 @@ def label_materials(layers) -> dict:
     """The materials the label stages' own layers use among ``layers`` (the callouts'
     leaders, the white plates of member tags and recursion names), by the material names
     those layers carry."""
-    makers = {LEADER_MATERIAL: lambda: leader_material(LEADER_MATERIAL), "TV3D_name_plate": name_plate_material}
+    makers = {LEADER_MATERIAL: lambda: leader_material(LEADER_MATERIAL), "TV3D_name_plate": name_plate_material,
+              MARK_MATERIAL: mark_material, PANEL_MATERIAL: panel_material}
     used = {m for x in layers for m in getattr(x, "materials", ())}
     return {m: make() for m, make in makers.items() if m in used}
+
+
+def tube_occupancy(tubes, cam, res, cell: float) -> np.ndarray:
+    """`annotate.occupancy_grid` of a tube layer's centre curves (flow arcs), each sample a
+    disc of its half-width."""
+    from .camera import project, world_per_pixel
+
+    c = tubes.centres.reshape(-1, 3).astype(np.float64)
+    if c.shape[0] == 0:
+        return occupancy_grid(res, cell)
+    r = tubes.half_x.reshape(-1).astype(np.float64) / world_per_pixel(cam, c, res) + 1.0
+    return occupancy_grid(res, cell, points=project(cam, c, res), radii=r)
 
 
 def hud_rects(plan, res) -> list:
@@ -440,6 +473,13 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     if frame is None:
         frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
                             below_levels=below, after_levels=after)
+    if occupied is None:  # what the label stages in the free room keep off: lanes, tracks, flow arcs
+        occupied = lanes_occupancy(st, frame, params, tpx)
+        if not tracks.empty:
+            occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
+    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1, flow_cls)
+    if flows is not None:
+        occupied = occupied | tube_occupancy(flows, frame.cam, res, OCCUPANCY_CELL_PX)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx,
                                              callout_room=(plan.rect, hud_rects(plan, res), occupied))
     materials = figure_materials(colouring)
@@ -452,7 +492,6 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         label_sets += below_labels
         materials.update(below_mats)
         side_meta.update(below_meta)
-    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1, flow_cls)
     instants, side_meta["n_instant_markers"] = instant_markers(sel, frame, params, t0, t1)
     side_meta.update(flow_info)
     cut = figure_cutaway(params, sel, st.drawn, frame)
@@ -486,7 +525,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             "color_mode": colouring.mode, "fold_rule": st.fold.rule, "n_folded": st.n_folded,
             "content_rect": list(plan.rect), "title": plan.title, "hud_distance": hud_dist,
             "text_px": tpx, "params": params.to_dict(), "levels": int(tr.depth[idx].max()) + 1,
-            "folded_levels": float(lane_levels.max()), "n_partial": st.n_partial, **side_meta,
+            "folded_levels": float(lane_levels.max()), "n_partial": st.n_partial, "inset": st.inset,
+            **({"inset_note": st.inset_note} if st.inset_note else {}), **side_meta,
         },
     )
     return spec.validate()

@@ -708,7 +708,7 @@ def wall_params(params: ThreadsParams, focus, t0: float, t1: float) -> IciclePar
                         resolution=params.resolution, show_title=False, show_legend=False, show_axes=True,
                         label_px=params.label_px, azimuth=params.azimuth, elevation=params.elevation,
                         lens_mm=params.lens_mm, show_labels=params.show_labels,
-                        max_callouts=params.max_callouts).validate()
+                        max_callouts=params.max_callouts, inset="none").validate()
 
 
 def wall_span(sel, focus_lane: int) -> tuple:

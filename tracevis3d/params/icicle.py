@@ -35,7 +35,7 @@ ICICLE = Schema("icicle", [
                "(waits and I/O), stack depth, inclusive or self time"),
     Param("extrude_measure", Choice(EXTRUDE_ITEMS), "self", label="Extrude by", flag="--extrude",
           help="what a box's extent in depth encodes: nothing, inclusive time, self time, calls of its function"),
-    S.RESOLUTION, S.CLUSTER_PX, S.LABEL_PX, S.LABEL_MIN_PX, S.MAX_LABELS, S.MAX_CALLOUTS, S.MAX_COLORS,
+    S.RESOLUTION, S.CLUSTER_PX, S.LABEL_PX, S.LABEL_MIN_PX, S.MAX_LABELS, S.MAX_CALLOUTS, S.INSET, S.MAX_COLORS,
     S.SHOW_LABELS, S.SHOW_LEGEND,
     Param("show_axes", Flag(), True, label="Axes",
           help="the time axis and the lane names"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .core import Param
 from .kinds import Flag, Number, Text, Words, module_item, regex_item
-from .trace_kinds import Calls, Cutaway, Fold, Resolution, ThreadOrder, Threads, Window
+from .trace_kinds import Calls, Cutaway, Fold, Inset, Resolution, ThreadOrder, Threads, Window
 
 SHOW, LOOK, CAMERA, OUTPUT = "what to show", "appearance", "camera", "output"
 
@@ -75,6 +75,10 @@ MAX_LABELS = Param("max_labels", Number(0, 100000, integer=True), 400, group=LOO
 MAX_CALLOUTS = Param("max_callouts", Number(0, 100, integer=True), 10, group=LOOK, label="Max callouts",
                      help="names for calls too narrow for their own, in the free room above them with a leader "
                           "(the widest first); 0: none")
+INSET = Param("inset", Inset(), "auto", group=LOOK, label="Detail inset",
+              help="a crowded stretch of one lane magnified in the free room of the frame, named: auto (the "
+                   "stretch whose calls the figure leaves unnamed, where there is room), none, or a window "
+                   "T0:T1 (as --window)")
 MAX_COLORS = Param("max_colors", Number(2, 64, integer=True), 16, group=LOOK, label="Max colours",
                    help="distinct colours before the rest share grey")
 SHOW_LABELS = Param("show_labels", Flag(), True, group=LOOK, label="Labels", help="text labels on the boxes")

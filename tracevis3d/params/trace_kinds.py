@@ -246,6 +246,60 @@ class Fold(Kind):
         put(f"{p.name}_mode", mode)
 
 
+INSET_MODES = (
+    ("auto", "Automatic", "Magnify the crowded stretch the figure leaves unnamed, where the frame has room"),
+    ("none", "None", "No detail inset"),
+    ("window", "Window", "Magnify the time window given below"),
+)
+
+
+class Inset(Kind):
+    """The detail inset (`layout.inset`): ``auto``, ``none`` or a window ``T0:T1`` (µs from
+    the trace start, or with units, as ``--window``); Blender: ``<name>_mode`` (auto, none,
+    window) and ``<name>_start`` / ``<name>_end`` in µs."""
+
+    metavar = "auto|none|T0:T1"
+    annotation = str
+
+    def check(self, v, name):
+        s = "none" if v is None else str(v).strip().lower()
+        if s in ("auto", "none"):
+            return s
+        try:
+            t0, t1 = Window().parse(s)
+        except ValueError as e:
+            raise ValueError(f"{name} must be auto, none or a window T0:T1, got {v!r} ({e})") from None
+        return f"{t0:.17g}:{t1:.17g}"
+
+    def parse(self, word):
+        return self.check(word, "inset")
+
+    def props(self, p):
+        return [_prop(f"{p.name}_mode", "Enum", p, items=INSET_MODES, default=p.default),
+                _prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
+                      description=f"{p.label}: start, µs from the trace start"),
+                _prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
+                      description=f"{p.label}: end, µs from the trace start")]
+
+    def from_props(self, p, get):
+        mode = get(f"{p.name}_mode")
+        if mode != "window":
+            return mode
+        t0, t1 = float(get(f"{p.name}_start")), float(get(f"{p.name}_end"))
+        if not t1 > t0:
+            raise ValueError(f"{p.label} is empty: 'To' ({t1:g} µs) must be after 'From' ({t0:g} µs)")
+        return f"{t0:.17g}:{t1:.17g}"
+
+    def to_props(self, p, v, put):
+        if v in ("auto", "none"):
+            put(f"{p.name}_mode", v)
+            return
+        t0, t1 = Window().parse(v)
+        put(f"{p.name}_mode", "window")
+        put(f"{p.name}_start", float(t0))
+        put(f"{p.name}_end", float(t1))
+
+
 THREAD_ORDER_ITEMS = (
     ("default", "Default", "Main thread first, then by first activity"),
     ("start", "Start", "By first activity"),

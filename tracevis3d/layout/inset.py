@@ -1,0 +1,600 @@
+"""Detail inset stage of the icicle: a crowded stretch of one lane, magnified, in the free
+room of the frame (bpy-free).
+
+A short program's figure is often crowded in one place: an argument parser, a regular
+expression compiler and a file opened, side by side within a millimetre of the time axis,
+each box a few pixels wide: narrower than any form of its name, too close to the next for
+a callout's leader.  A presenter shows such a place magnified beside the figure, with a
+frame on the place and lines to the magnified copy (an inset, "detail of").  So does the
+icicle (``inset``: ``auto``, ``none`` or a window ``T0:T1``):
+
+- **where** (``auto``): the calls the figure leaves unnamed (boxes of their own, not the
+  runtime's, whose function has no name anywhere in the figure) are candidates; for the
+  largest free rectangle of the frame (`free_rectangles`: nothing drawn, no name, no
+  title or legend within `INSET_PAD_EM`), each stretch of one lane whose width magnified
+  to the rectangle's makes the most candidates wide enough for their shortest name
+  (`best_window`, at magnifications `ZOOMS`) is tried, the stretch wins with the most
+  distinct functions named; at least `MIN_NEW_NAMES`, else no inset;
+- **what**: the figure of that stretch on its own (`icicle.icicle_stages` on the window,
+  its own fold within the rectangle's height budget, its own labels, recursion names),
+  coloured as the figure is (each call keeps its colour: the main figure's slot of that
+  call), boxes of a uniform thin depth, a panel;
+- **how**: laid out for the rectangle of the main image (`frame.frame_lanes` with the
+  rectangle as content rectangle, the same camera direction, lens and resolution, so a
+  pixel is a pixel), then moved into the main scene by one uniform scale and translation
+  (`place_similar`) that puts its content on that rectangle through the main camera:
+  labels keep their pixel size, boxes their proportions;
+- **marks**: a thin frame around the stretch in the figure, one around the inset, two
+  lines joining their nearest corners, and a caption over the inset ("detail: 6.42–7.51
+  ms, 12× wider") (`inset_marks`).
+Every inset element carries the call it shows (``call_index`` of the loaded trace) and
+``t_start``/``t_end`` (µs from the figure's window start), so picking and the growth
+animation treat them as the figure's own calls.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .spec import CurveLayer, InstanceLayer, LabelSet
+
+INSET_PAD_EM = 1.0  # the inset keeps this far from anything drawn, in label sizes
+MIN_W_EM = 16.0  # the smallest inset, in label sizes
+MIN_H_EM = 7.0
+MAX_W_FRAC = 0.45  # the largest, as shares of the image
+MAX_H_FRAC = 0.45
+ZOOMS = (3.0, 4.0, 6.0, 8.0, 12.0)  # magnifications tried
+MAX_RECTS = 3  # free rectangles tried (the largest that overlap no larger one by half)
+MAX_BUILT = 2  # insets built and counted, at most (the plans expected to name most)
+MIN_NEW_NAMES = 3  # an inset names at least this many functions the figure leaves unnamed
+MAX_SPAN_FRAC = 0.34  # a stretch is at most this share of the figure's time
+INSET_DEPTH_LEVELS = 0.5  # the inset's boxes: this many level heights deep, all alike
+CAPTION_MATERIAL = "TV3D_text_muted"
+PREFIX = "inset_"  # the inset's layers are named so (their own time axis: ``t_start``/``t_end``)
+INSET_ATTRIBUTE = "inset"  # 1 on the inset's labels (`LabelSet.attributes`)
+MARK_MATERIAL = "TV3D_inset_mark"
+MARK_PX = 1.4  # width of the frames and the joining lines
+MARK_RGB = (0.30, 0.30, 0.32)
+PANEL_MATERIAL = "TV3D_inset_panel"
+PANEL_RGB = (0.86, 0.86, 0.87)  # linear: a light grey (sRGB 0.94) behind the inset
+
+
+@dataclasses.dataclass
+class InsetPlan:
+    lane: int
+    t0: float  # the stretch, in the selection's trace time (µs)
+    t1: float
+    rect: tuple  # pixels (x0, y0, x1, y1) of the main image
+    zoom: float
+    expected: int  # functions the window search expects named
+
+
+def free_rectangles(occupied: np.ndarray, cell: float, content_rect, min_w: float, min_h: float,
+                    max_w: float, max_h: float, step: int = 2) -> list:
+    """Empty rectangles of the occupancy grid ``occupied`` (cells of ``cell`` pixels, True:
+    taken) inside ``content_rect``: for each top row and height (in steps of ``step``
+    cells), the widest run of columns free over all those rows, at least ``min_w`` ×
+    ``min_h`` pixels, cut to ``max_w`` × ``max_h`` (centred in the run).  Pixel
+    rectangles (x0, y0, x1, y1), largest area first, at most one per (height, top row)."""
+    from .annotate import summed_area
+
+    ny, nx = occupied.shape
+    x0, y0, x1, y1 = content_rect
+    c0, c1 = max(int(np.ceil(x0 / cell)), 0), min(int(np.floor(x1 / cell)), nx)
+    r0, r1 = max(int(np.ceil(y0 / cell)), 0), min(int(np.floor(y1 / cell)), ny)
+    if c1 - c0 < 1 or r1 - r0 < 1:
+        return []
+    sat = summed_area(occupied)
+    hmin, hmax = max(int(np.ceil(min_h / cell)), 1), max(int(max_h // cell), 1)
+    wmin, wmax = max(int(np.ceil(min_w / cell)), 1), max(int(max_w // cell), 1)
+    out = []
+    for h in range(hmin, min(hmax, r1 - r0) + 1, step):
+        for r in range(r0, r1 - h + 1, step):
+            # cells taken in rows r..r+h of each column: the column sums of the SAT's rows
+            col = (sat[r + h, c0 + 1: c1 + 1] - sat[r, c0 + 1: c1 + 1]) - (sat[r + h, c0: c1] - sat[r, c0: c1])
+            free = np.r_[False, col == 0, False]
+            edges = np.flatnonzero(np.diff(free.astype(np.int8)))
+            if edges.size == 0:
+                continue
+            starts, ends = edges[0::2], edges[1::2]
+            k = int(np.argmax(ends - starts))
+            run = int(ends[k] - starts[k])
+            if run < wmin:
+                continue
+            w = min(run, wmax)
+            a = c0 + int(starts[k]) + (run - w) // 2
+            out.append((a * cell, r * cell, (a + w) * cell, (r + h) * cell))
+    out.sort(key=lambda q: -(q[2] - q[0]) * (q[3] - q[1]))
+    return out
+
+
+def name_need_px(ft, funcs: np.ndarray, tpx: float) -> np.ndarray:
+    """Per function of ``funcs``: the width in pixels its shortest name form needs on a box
+    (`labels.PAD` each side)."""
+    from .labels import PAD
+    from .text import name_candidates, text_width
+
+    uniq, inv = np.unique(funcs, return_inverse=True)
+    need = np.array([min(text_width(c) for c in name_candidates(ft.display[int(f)])) + 2 * PAD for f in uniq.tolist()])
+    return (need * tpx)[inv] if uniq.size else np.zeros(0)
+
+
+def best_window(lane, start, end, width_px, func, need_px, us_per_px, span_limit_us: float, inset_w_px: float):
+    """The stretch of one lane that, magnified to ``inset_w_px`` pixels, makes the most
+    distinct functions wide enough for a name: per candidate call (arrays: lane, start, end
+    µs, width in the figure's pixels, function, the pixels its name needs; ``us_per_px``
+    per lane), for each zoom of `ZOOMS`, stretches of ``inset_w_px / zoom`` pixels
+    (`kernels.stretch.best_stretch`); a call counts when it lies inside the stretch and its
+    width times the zoom holds its name.  Returns (count, lane, t0, t1, zoom) of the best,
+    centred on what it names, ties to the smaller zoom, or None."""
+    from ..kernels.stretch import best_stretch
+
+    if start.size == 0:
+        return None
+    order = np.lexsort((start, lane))
+    lane, start, end, width_px, func, need_px = (a[order] for a in (lane, start, end, width_px, func, need_px))
+    lane64, func64 = lane.astype(np.int64), func.astype(np.int64)
+    start64, end64 = start.astype(np.float64), end.astype(np.float64)
+    best = None
+    for zoom in ZOOMS:
+        ok = width_px * zoom >= need_px
+        if not ok.any():
+            continue
+        span = inset_w_px / zoom * np.asarray(us_per_px, np.float64)
+        span = np.where(span <= span_limit_us, span, 0.0)
+        n, i = best_stretch(lane64, start64, end64, func64, ok, span)
+        if i < 0 or (best is not None and n <= best[0]):
+            continue
+        ln = int(lane64[i])
+        edge = start64[i] + span[ln]
+        inside = (lane64 == ln) & (start64 >= start64[i]) & (end64 <= edge) & ok
+        lo, hi = float(start64[inside].min()), float(end64[inside].max())
+        pad = 0.5 * (span[ln] - (hi - lo))
+        best = (int(n), ln, lo - pad, hi + pad, zoom)
+    return best
+
+
+def place_similar(points_sub: np.ndarray, cam, res, rect, y_front: float, rounds: int = 5) -> tuple:
+    """(k, T): the uniform scale and translation p → k·p + T that puts ``points_sub`` (the
+    inset's content, in its own world, its front at y = 0) on the pixel rectangle ``rect``
+    of ``cam`` (the main camera) with its front in the plane y = ``y_front`` (the figure's
+    front: what joins the inset to the figure runs in front of every box): its projected
+    bounding box centred on the rectangle's centre with the rectangle's size (the
+    geometric mean of the two ratios), refined ``rounds`` times (perspective: a pixel's
+    world size depends on the depth) by moving it along x and z (a Jacobian of the
+    projection at its centre)."""
+    from .camera import project
+
+    x0, y0, x1, y1 = (float(v) for v in rect)
+    p = np.asarray(points_sub, np.float64)
+    want = np.array([0.5 * (x0 + x1), 0.5 * (y0 + y1)])
+    # a first guess: the target's distance, the rectangle's centre where it meets y_front
+    k = 1.0
+    c_sub = 0.5 * (p.min(0) + p.max(0))
+    T = np.array([0.0, y_front, 0.0]) + np.asarray(cam.target, np.float64) * np.array([1.0, 0.0, 1.0]) \
+        - k * c_sub * np.array([1.0, 0.0, 1.0])
+    for _ in range(rounds):
+        q = k * p + T
+        pr = project(cam, q, res)
+        (bx0, by0), (bx1, by1) = pr.min(0), pr.max(0)
+        ratio = float(np.sqrt(max(x1 - x0, 1.0) / max(bx1 - bx0, 1e-9) * max(y1 - y0, 1.0) / max(by1 - by0, 1e-9)))
+        c = 0.5 * (q.min(0) + q.max(0))
+        # scale about the content's centre (x and z; the front stays at y_front)
+        T = T + (1.0 - ratio) * (c - T) * np.array([1.0, 0.0, 1.0])
+        k = k * ratio
+        q = k * p + T
+        pr = project(cam, q, res)
+        c = 0.5 * (q.min(0) + q.max(0))
+        have = 0.5 * (pr.min(0) + pr.max(0))
+        eps = 1e-3 * max(float(np.ptp(q[:, 0])), 1e-9)
+        j = project(cam, np.array([c, c + [eps, 0.0, 0.0], c + [0.0, 0.0, eps]]), res)
+        J = np.stack([(j[1] - j[0]) / eps, (j[2] - j[0]) / eps], 1)  # d pixel / d (x, z)
+        try:
+            dxz = np.linalg.solve(J, want - have)
+        except np.linalg.LinAlgError:
+            break
+        T = T + np.array([dxz[0], 0.0, dxz[1]])
+    return k, T
+
+
+@dataclasses.dataclass
+class Inset:
+    """What the inset stage adds to the figure."""
+
+    layers: list
+    labels: list  # LabelSets
+    rect: tuple  # the pixels it takes (frame and caption)
+    meta: dict
+    line_points: np.ndarray  # (m, 2) pixels along its joining lines (what callouts keep off)
+    functions: set  # the functions it names (ids of the figure's trace)
+
+
+NAME_KINDS = ("call", "run", "row", "group")  # labels that name a call or calls (`spec.LabelSet.kind`)
+
+
+def _naming(labels: LabelSet) -> np.ndarray:
+    """bool per label: it names a call or a group of calls (`NAME_KINDS`)."""
+    return np.isin(np.asarray(labels.kind, dtype=object), NAME_KINDS)
+
+
+def _named_functions(d, names: LabelSet) -> np.ndarray:
+    """Functions of the drawn calls that a label of ``names`` names (a call, a run, a row or
+    a group: their call, or the call a group is picked by)."""
+    ci = names.call_index[_naming(names) & (names.call_index >= 0)]
+    return np.unique(d.func[_member(d.call_id, ci)])
+
+
+def _member(values: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """``np.isin(values, of)`` for integers, by a presence table over their range (linear:
+    the drawn calls of a 10^7-call figure against a few hundred names)."""
+    if of.size == 0 or values.size == 0:
+        return np.zeros(values.size, np.bool_)
+    return np.isin(values, of, kind="table")
+
+
+def _candidates(sel, d, cl, frame, ft, names: LabelSet, tpx: float) -> tuple:
+    """The drawn calls the figure leaves unnamed that an inset could name: boxes of their own
+    (not merged, not folded bands), at least a pixel wide and narrower than their shortest
+    name, not the runtime's, of functions named nowhere in the figure.  (indices into the
+    drawn calls, width px, need px)."""
+    single = cl.single & ~d.folded & ~ft.infra[d.func]
+    single &= ~_member(d.func, _named_functions(d, names))
+    width = (d.end - d.start) / frame.us_per_px[d.lane]
+    pick = np.flatnonzero(single & (width >= 1.0))
+    need = name_need_px(ft, d.func[pick], tpx)
+    keep = width[pick] < need
+    return pick[keep], width[pick][keep], need[keep]
+
+
+def plan_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect,
+               names: LabelSet, cl) -> list:
+    """Where the inset may go and what it would magnify (see the module docstring): a plan
+    per free rectangle tried, best first by the names the window search expects."""
+    from .naming import function_table
+
+    sel, d = st.sel, st.drawn
+    res = params.resolution
+    pad = int(np.ceil(INSET_PAD_EM * tpx / cell))
+    grid = _dilated(occupied, pad)
+    rects = free_rectangles(grid, cell, content_rect, MIN_W_EM * tpx, MIN_H_EM * tpx,
+                            MAX_W_FRAC * res[0], MAX_H_FRAC * res[1])
+    if not rects:
+        return []
+    rects = _distinct(rects)[:MAX_RECTS]
+    mode = params.inset
+    if mode not in ("auto", "none"):
+        t0, t1 = parse_inset(mode)
+        lane = _busiest_lane(sel, d, t0, t1)
+        r = rects[0]
+        span_px = (t1 - t0) / float(frame.us_per_px[lane])
+        return [InsetPlan(lane, t0, t1, r, (r[2] - r[0]) / max(span_px, 1e-9), 0)]
+    ft = function_table(sel.trace)
+    pick, width, need = _candidates(sel, d, cl, frame, ft, names, tpx)
+    if pick.size == 0:
+        return []
+    plans = []
+    limit = MAX_SPAN_FRAC * (sel.t1 - sel.t0)
+    for r in rects:
+        w_in = r[2] - r[0]
+        got = best_window(d.lane[pick], d.start[pick], d.end[pick], width, d.func[pick], need, frame.us_per_px,
+                          limit, w_in)
+        if got is not None and got[0] >= MIN_NEW_NAMES:
+            n, lane, t0, t1, zoom = got
+            plans.append(InsetPlan(lane, max(t0, sel.t0), min(t1, sel.t1), r, zoom, n))
+    return plans
+
+
+def _dilated(grid: np.ndarray, k: int) -> np.ndarray:
+    """``grid`` with every taken cell grown by ``k`` cells each way."""
+    if k <= 0:
+        return grid
+    from .annotate import summed_area
+
+    ny, nx = grid.shape
+    sat = summed_area(grid)
+    r0 = np.clip(np.arange(ny) - k, 0, ny)
+    r1 = np.clip(np.arange(ny) + k + 1, 0, ny)
+    c0 = np.clip(np.arange(nx) - k, 0, nx)
+    c1 = np.clip(np.arange(nx) + k + 1, 0, nx)
+    s = sat[r1][:, c1] - sat[r0][:, c1] - sat[r1][:, c0] + sat[r0][:, c0]
+    return s > 0
+
+
+def _distinct(rects: list) -> list:
+    """Rectangles (largest first) that overlap no larger one by more than half."""
+    out = []
+    for r in rects:
+        a = (r[2] - r[0]) * (r[3] - r[1])
+        if all(max(0.0, min(r[2], q[2]) - max(r[0], q[0])) * max(0.0, min(r[3], q[3]) - max(r[1], q[1])) < 0.5 * a
+               for q in out):
+            out.append(r)
+    return out
+
+
+def _busiest_lane(sel, d, t0: float, t1: float) -> int:
+    """The lane with the most drawn time in [t0, t1]."""
+    ov = np.clip(np.minimum(d.end, t1) - np.maximum(d.start, t0), 0.0, None)
+    busy = np.bincount(d.lane, weights=ov, minlength=sel.lane_threads.size)
+    return int(np.argmax(busy))
+
+
+def parse_inset(text: str) -> tuple:
+    """``"T0:T1"`` (µs from the trace start, or with units: ``6.2ms:7.6ms``) → (t0, t1)."""
+    from ..params.trace_kinds import Window
+
+    return Window().parse(text)
+
+
+def _slot_lookup(sel, colouring, lane: int):
+    """A `colouring_of` for `icicle.icicle_stages`: the inset's calls keep the slot the
+    figure gave them (its calls of ``lane``, by their index in the figure's trace)."""
+    lo, hi = np.searchsorted(sel.lane, [lane, lane + 1])
+    ids = sel.idx[lo:hi]
+    order = np.argsort(ids, kind="stable")
+    ids, slots = ids[order], colouring.slot[lo:hi][order]
+    fallback = len(colouring.slot_rgb) - 1  # "other" in the categorical modes
+
+    def colouring_of(sel_in):
+        want = np.asarray(sel_in.original(sel_in.idx), np.int64)
+        pos = np.clip(np.searchsorted(ids, want), 0, max(ids.size - 1, 0))
+        hit = ids[pos] == want if ids.size else np.zeros(want.size, np.bool_)
+        slot = np.where(hit, slots[pos] if ids.size else fallback, fallback).astype(np.int32)
+        return dataclasses.replace(colouring, slot=slot)
+
+    return colouring_of
+
+
+def _moved(layers: list, labels: list, k: float, T: np.ndarray) -> None:
+    """Every inset element moved by p → k·p + T (in place)."""
+    T32 = T.astype(np.float32)
+    for x in layers:
+        if isinstance(x, InstanceLayer):
+            x.positions = (np.float32(k) * x.positions + T32).astype(np.float32)
+            x.scales = (np.float32(k) * x.scales).astype(np.float32)
+        elif isinstance(x, CurveLayer):
+            x.left = (np.float32(k) * x.left + T32).astype(np.float32)
+            x.right = (np.float32(k) * x.right + T32).astype(np.float32)
+    for s in labels:
+        s.anchors = (np.float32(k) * s.anchors + T32).astype(np.float32)
+        s.sizes = (np.float32(k) * s.sizes).astype(np.float32)
+
+
+def _segments(name: str, segs: np.ndarray, cam, res, to_cam) -> CurveLayer:
+    """Thin straight ribbons (``segs`` (m, 2, 3) world), `MARK_PX` pixels wide, facing the camera."""
+    from .camera import world_per_pixel
+
+    p, q = segs[:, 0], segs[:, 1]
+    mid = 0.5 * (p + q)
+    half = 0.5 * MARK_PX * world_per_pixel(cam, mid, res)
+    n = np.cross(q - p, np.asarray(to_cam, np.float64)[None])
+    n /= np.maximum(np.linalg.norm(n, axis=1), 1e-12)[:, None]
+    off = n * half[:, None]
+    left = np.stack([p - off, q - off], 1)
+    right = np.stack([p + off, q + off], 1)
+    m = segs.shape[0]
+    col = np.ones((m, 4), np.float32)
+    col[:, :3] = MARK_RGB
+    return CurveLayer(name, left.astype(np.float32), right.astype(np.float32), col, np.zeros(m, np.int32),
+                      [MARK_MATERIAL], {"call_index": np.full(m, -1, np.int32)})
+
+
+def _rect_edges(x0, x1, y, z0, z1) -> np.ndarray:
+    c = np.array([[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]], np.float64)
+    return np.stack([c, np.roll(c, -1, axis=0)], 1)
+
+
+def _joining_lines(src: np.ndarray, dst: np.ndarray, cam, res, names_grid: np.ndarray, cell: float) -> np.ndarray:
+    """Lines from corners of the rectangle ``src`` (4 corners, world) to corners of ``dst``
+    that cross no name (``names_grid``: `annotate.occupancy_grid` cells of ``cell`` pixels
+    taken by names): the two outer lines of the four between like corners (those outside
+    both rectangles on the image), else the two from the source's corners nearest the
+    inset to the inset's nearest, else the one shortest line; else the two outer lines
+    behind the figure's front faces (where they pass over boxes, the boxes hide them, and
+    the names in front of them).  ((m, 2, 3) world segments, behind)."""
+    from .camera import project
+
+    ps, pd = project(cam, src, res), project(cam, dst, res)
+
+    def through(a, b, poly):
+        # does segment ab pass through the (convex) quadrilateral's interior?  sampled
+        t = np.linspace(0.02, 0.98, 49)[:, None]
+        pts = a[None] + t * (b - a)[None]
+        c = poly.mean(0)
+        inner = c[None] + 0.97 * (poly - c[None])
+        inside = np.ones(len(pts), np.bool_)
+        for i in range(4):
+            e0, e1 = inner[i], inner[(i + 1) % 4]
+            s = (e1[0] - e0[0]) * (pts[:, 1] - e0[1]) - (e1[1] - e0[1]) * (pts[:, 0] - e0[0])
+            sc = (e1[0] - e0[0]) * (c[1] - e0[1]) - (e1[1] - e0[1]) * (c[0] - e0[0])
+            inside &= s * sc > 0
+        return bool(inside.any())
+
+    def crosses_a_name(a, b):
+        n = int(np.ceil(np.linalg.norm(b - a) / (0.5 * cell))) + 2
+        pts = a[None] + np.linspace(0.0, 1.0, n)[:, None] * (b - a)[None]
+        r = np.clip((pts[:, 1] // cell).astype(np.int64), 0, names_grid.shape[0] - 1)
+        c = np.clip((pts[:, 0] // cell).astype(np.int64), 0, names_grid.shape[1] - 1)
+        return bool(names_grid[r, c].any())
+
+    def clear(pairs):
+        return all(not through(ps[i], pd[j], ps) and not through(ps[i], pd[j], pd) and
+                   not crosses_a_name(ps[i], pd[j]) for i, j in pairs)
+
+    outer = [i for i in range(4) if not through(ps[i], pd[i], ps) and not through(ps[i], pd[i], pd)]
+    if len(outer) > 2:  # the two farthest apart
+        outer = list(max(((i, j) for i in outer for j in outer if i < j),
+                         key=lambda ij: np.linalg.norm((ps[ij[0]] + pd[ij[0]]) - (ps[ij[1]] + pd[ij[1]]))))
+    dist = np.linalg.norm(ps[:, None] - pd[None], axis=2)
+    near_src = np.argsort(dist.min(1))[:2]
+    nearest = [(int(i), int(np.argmin(dist[i]))) for i in near_src]
+    shortest = [tuple(int(v) for v in np.unravel_index(np.argmin(dist), dist.shape))]
+    for pairs in ([(i, i) for i in outer], nearest, shortest):
+        if pairs and len({j for _, j in pairs}) == len(pairs) and clear(pairs):
+            return np.stack([np.stack([src[i], dst[j]]) for i, j in pairs]), False
+    if not outer:
+        return np.zeros((0, 2, 3)), False
+    return np.stack([np.stack([src[i], dst[i]]) for i in outer]), True
+
+
+def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.ndarray, cell: float) -> Inset | None:
+    """The inset of ``plan`` (see the module docstring): its layers and labels in the main
+    scene, moved onto ``plan.rect``; None when its window shows nothing.  ``names_grid``:
+    the cells (``cell`` pixels) the figure's names take, which the joining lines keep off."""
+    from .annotate import fmt_time
+    from .camera import world_per_pixel
+    from .frame import frame_lanes
+    from .icicle import icicle_geometry, icicle_stages
+    from .labels import place_facing_text
+    from .text import text_width
+
+    sel = st.sel
+    res = params.resolution
+    x0, y0, x1, y1 = plan.rect
+    cap_h = 1.8 * tpx
+    fig_rect = (x0, y0 + cap_h, x1, y1)
+    threads = [int(t) for t in sel.members[plan.lane]]
+    p_in = dataclasses.replace(
+        params, time_window=(float(plan.t0), float(plan.t1)), threads=threads, hide=[], hide_modules=[],
+        hide_utilities=0, collapse_patterns=False, expand=[], highlight=[], show_title=False, show_legend=False,
+        show_axes=False, max_counters=0, show_flows=False, show_instants=False, show_async=False, cutaway=None,
+        max_callouts=0, pack_threads=False, extrude_measure="constant", lane_depth=INSET_DEPTH_LEVELS,
+        inset="none", lane_gap=None).validate()
+    try:
+        st_in = icicle_stages(sel.trace, p_in, tpx, content_h_px=fig_rect[3] - fig_rect[1], window_first=True,
+                              colouring_of=_slot_lookup(sel, st.colouring, plan.lane))
+    except ValueError:  # nothing in the window
+        return None
+    s_in = st_in.sel
+    fr = frame_lanes(st_in.lane_levels, st_in.lane_ext, fig_rect, p_in, tpx, 0.0, s_in.t0, s_in.t1)
+    layers, label_sets, _ = icicle_geometry(st_in, fr, p_in, tpx, name_prefix=PREFIX,
+                                            callout_room=(fig_rect, [], None))
+    label_sets = [s for s in label_sets if len(s)]
+    named = set()  # the functions its names name (ids of the figure's trace)
+    for s in label_sets:
+        ci = s.call_index[_naming(s) & (s.call_index >= 0)]
+        named |= set(sel.trace.func[ci].tolist())
+    # the calls they show, in the loaded trace; their times on the figure's clock
+    for x in layers:
+        ci = x.attributes.get("call_index")
+        if ci is not None:
+            x.attributes["call_index"] = np.where(ci >= 0, sel.original(np.maximum(ci, 0)), -1).astype(np.int32)
+        if isinstance(x, InstanceLayer) and len(x):
+            xs = x.positions[:, 0].astype(np.float64) - 0.5 * x.scales[:, 0]
+            x.attributes["t_start"] = (xs / fr.scale_t + s_in.t0 - sel.t0).astype(np.float32)
+            x.attributes["t_end"] = ((xs + x.scales[:, 0]) / fr.scale_t + s_in.t0 - sel.t0).astype(np.float32)
+    for s in label_sets:
+        s.call_index = np.where(s.call_index >= 0, sel.original(np.maximum(s.call_index, 0)), -1).astype(np.int32)
+    boxes = [x for x in layers if isinstance(x, InstanceLayer) and len(x)]
+    if not boxes:
+        return None
+    lo = np.min([(x.positions - 0.5 * x.scales).min(0) for x in boxes], axis=0).astype(np.float64)
+    hi = np.max([(x.positions + 0.5 * x.scales).max(0) for x in boxes], axis=0).astype(np.float64)
+    corners = np.array([[a, b, c] for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])])
+    cam = frame.cam
+    k, T = place_similar(corners, cam, res, fig_rect, -0.03 * frame.h)
+    _moved(layers, label_sets, k, T)
+    lo, hi = k * lo + T, k * hi + T
+    # marks: the stretch in the figure, the inset, the lines between them
+    d = st.drawn
+    lane = plan.lane
+    in_lane = (d.lane == lane) & (d.end > plan.t0) & (d.start < plan.t1)
+    z_lo = float(frame.z_base[lane])
+    z_hi = float(d.face_high[in_lane].max()) if in_lane.any() else z_lo + frame.h
+    sx0, sx1 = (plan.t0 - sel.t0) * frame.scale_t, (plan.t1 - sel.t0) * frame.scale_t
+    m = 0.15 * frame.h
+    y_front = -0.03 * frame.h
+    src = _rect_edges(sx0, sx1, y_front, z_lo - m, z_hi + m)
+    gap = 0.35 * tpx * float(world_per_pixel(cam, (0.5 * (lo + hi))[None], res)[0])
+    dst = _rect_edges(lo[0] - gap, hi[0] + gap, lo[1], lo[2] - gap, hi[2] + gap)
+    lines, behind = _joining_lines(src[:, 0], dst[:, 0], cam, res, names_grid, cell)
+    if behind:
+        lines[:, :, 1] = 0.02 * frame.h
+    marks = _segments(PREFIX + "marks", np.concatenate([src, dst, lines]), cam, res, frame.to_cam)
+    layers.append(marks)
+    # a light panel behind it: the inset reads as a figure of its own, not as calls of the lane
+    # whose free room it takes
+    back = hi[1] + 0.02 * (hi[2] - lo[2])
+    px0, px1, pz0, pz1 = lo[0] - gap, hi[0] + gap, lo[2] - gap, hi[2] + gap
+    layers.append(InstanceLayer(PREFIX + "panel", np.array([[0.5 * (px0 + px1), back, 0.5 * (pz0 + pz1)]], np.float32),
+                                np.array([[px1 - px0, 1e-3 * (px1 - px0), pz1 - pz0]], np.float32),
+                                np.array([PANEL_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), [PANEL_MATERIAL],
+                                {"call_index": np.full(1, -1, np.int32)}))
+    # the caption over the inset
+    zoom = float((plan.rect[2] - plan.rect[0]) / max((plan.t1 - plan.t0) / float(frame.us_per_px[lane]), 1e-9))
+    text = f"detail: {fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}, {zoom:.0f}× wider"
+    if text_width(text) * tpx > plan.rect[2] - plan.rect[0]:  # a narrow inset: the times alone
+        text = f"{fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}"
+    size = tpx * float(world_per_pixel(cam, np.array([[lo[0], lo[1], hi[2]]]), res)[0])
+    width = text_width(text) * size
+    centre = np.array([[lo[0] - gap + 0.5 * width, lo[1], hi[2] + gap + 0.55 * size]])
+    anchor, rot = place_facing_text(centre, cam, np.array([size]), frame.to_cam)
+    caption = LabelSet([text], anchor.astype(np.float32), np.array([size], np.float32), [CAPTION_MATERIAL],
+                       np.ones(1, np.uint8), ["inset"], np.full(1, -1, np.int32), rot.astype(np.float32), ["world"])
+    label_sets.append(caption)
+    for s in label_sets:  # what the growth animation and picking tell the inset's names by
+        s.attributes[INSET_ATTRIBUTE] = np.ones(len(s), np.int32)
+    n_names = sum(int(_naming(s).sum()) for s in label_sets)
+    meta = {"caption": text, "t0": float(plan.t0), "t1": float(plan.t1), "lane": int(lane), "rect": [float(v) for v in plan.rect],
+            "zoom": zoom, "scale": float(k), "offset": [float(v) for v in T], "names": n_names,
+            # the inset's own time axis in the scene: x = x_origin + world_per_us · (t − t_offset),
+            # t in µs from the figure's window start (the growth animation's clock)
+            "world_per_us": float(fr.scale_t * k), "x_origin": float(T[0]), "t_offset": float(s_in.t0 - sel.t0)}
+    from .camera import project
+
+    line_px = np.zeros((0, 2))
+    if lines.shape[0]:
+        ends = project(cam, lines.reshape(-1, 3), res).reshape(-1, 2, 2)
+        t = np.linspace(0.0, 1.0, 64)[None, :, None]
+        line_px = (ends[:, :1] + t * (ends[:, 1:] - ends[:, :1])).reshape(-1, 2)
+    return Inset(layers, label_sets, plan.rect, meta, line_px, named)
+
+
+def mark_material():
+    """``TV3D_inset_mark``: the frames and joining lines (`MARK_RGB`, unlit as text)."""
+    from .spec import MaterialSpec
+
+    return MaterialSpec(MARK_MATERIAL, MARK_RGB + (1.0,), kind="text", cushion=False, from_attribute=False)
+
+
+def panel_material():
+    """``TV3D_inset_panel``: the light panel behind the inset (`PANEL_RGB`, unlit as text)."""
+    from .spec import MaterialSpec
+
+    return MaterialSpec(PANEL_MATERIAL, PANEL_RGB + (1.0,), kind="text", cushion=False, from_attribute=False)
+
+
+def detail_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect, names: LabelSet,
+                 cl) -> tuple:
+    """(the icicle's detail inset (module docstring) or None, why a window asked for got
+    none): planned (`plan_inset`), built (`build_inset`), and kept only when it names at
+    least `MIN_NEW_NAMES` functions the figure does not (``auto``; a window asked for is
+    kept whatever it names)."""
+    from .naming import function_table
+
+    from .callouts import text_cells
+
+    plans = plan_inset(st, frame, params, tpx, occupied, cell, content_rect, names, cl)
+    names_grid = text_cells(names, frame.cam, params.resolution, tpx, frame.to_cam, cell)
+    plans.sort(key=lambda p: -p.expected)
+    ft = function_table(st.sel.trace)
+    shown = set(int(f) for f in _named_functions(st.drawn, names).tolist())
+    best, best_new = None, set()
+    for plan in plans[:MAX_BUILT]:
+        inset = build_inset(plan, st, frame, params, tpx, names_grid, cell)
+        if inset is None:
+            continue
+        new = inset.functions - shown
+        if best is None or len(new) > len(best_new):
+            best, best_new = inset, new
+    asked = params.inset != "auto"
+    if best is None or (not asked and len(best_new) < MIN_NEW_NAMES):
+        why = None
+        if asked:
+            why = (f"no free room of {MIN_W_EM:g} × {MIN_H_EM:g} label sizes in the frame" if not plans else
+                   "the window shows no calls")
+        return None, why
+    best.meta["new_functions"] = len(best_new)
+    best.meta["named_functions"] = tuple(ft.display[f] for f in sorted(best_new))
+    return best, None
+
