@@ -566,3 +566,45 @@ def test_callout_leaders_appear_with_their_names(tmp_path):
         assert set(seen.tolist()) == shown, (k, sorted(set(seen.tolist())), sorted(shown))
         shown_counts.append(len(shown))
     assert shown_counts[0] < shown_counts[-1] == len(names_of), shown_counts
+
+
+def test_the_detail_inset_grows_on_its_own_time_axis(tmp_path):
+    """A growth of a figure with a detail inset (`layout.inset`): the inset's boxes carry the
+    growth modifier with their own times, and each of its names shows only once the clock
+    has passed its call's start, all of them once it has passed the inset's stretch."""
+    from tracevis3d.blender.animate import growth_time
+
+    ev = [{"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "parse_args (argparse.py:1)", "pid": 1, "tid": 1, "ts": 1200, "dur": 300},
+          {"ph": "X", "name": "work (tool.py:10)", "pid": 1, "tid": 1, "ts": 2000, "dur": 7900}]
+    t = 1202.0
+    for k in range(5):
+        ev.append({"ph": "X", "name": f"sre.s{k} (sre.py:{10 + k})", "pid": 1, "tid": 1, "ts": t, "dur": 50})
+        t += 58
+    path = tmp_path / "crowd.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    out = tmp_path / "frames"
+    assert _run(path, "-o", out, "--seconds", 20, "--fps", 5, "--easing", "linear", "--resolution", "960x540",
+                "--frames", "1-1", "--max-callouts", 0) == 0
+    scene = bpy.context.scene
+    assert json.loads(scene["tracevis3d_meta"]).get("inset")  # the build recorded the inset's axis
+    boxes = bpy.data.objects["TV3D_inset_calls"]
+    assert "TraceVis3D growth" in boxes.modifiers and "t_start" in boxes.data.attributes
+    names = [ob for ob in bpy.data.collections["TraceVis3D"].objects
+             if ob.type == "FONT" and ob.get("inset", -1) == 1 and ob.get("call_index", -1) >= 0]
+    assert len(names) >= 3
+    import tracevis3d
+
+    tr = tracevis3d.load(path)
+    starts = {int(ob["call_index"]): float(tr.start[int(ob["call_index"])]) for ob in names}
+    seen_partial = False
+    for k in range(1, 101):
+        scene.frame_set(k)
+        now = growth_time(scene, k)
+        shown = [ob for ob in names if not ob.hide_render]
+        for ob in shown:
+            assert now >= starts[int(ob["call_index"])] - 1e-6, (k, now, ob.data.body)
+        if now >= 1600.0:
+            assert len(shown) == len(names), (k, now)
+        seen_partial |= 0 < len(shown) < len(names)
+    assert seen_partial
