@@ -271,3 +271,30 @@ def test_a_window_asked_for_without_room_says_why(tmp_path):
     assert spec.meta["inset"] is None and "no free room" in spec.meta["inset_note"]
     auto = icicle_layout(trace, IcicleParams(max_callouts=0, resolution=(200, 120)))
     assert "inset_note" not in auto.meta  # auto says nothing when it finds no place
+
+
+def test_show_call_picks_an_inset_box(tmp_path):
+    """A ray from the camera through an inset box's front face picks its call (the loaded
+    trace's index), not the panel behind it."""
+    bpy = pytest.importorskip("bpy")
+    from tracevis3d.blender.pick import pick_ray
+    from tracevis3d.blender.scene import build_icicle
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    trace = _crowded_program(tmp_path / "tool.json")
+    out = build_icicle(trace, IcicleParams(max_callouts=0))
+    spec_inset = out["meta"]["inset"]
+    assert spec_inset is not None
+    ob = bpy.data.objects["TV3D_inset_calls"]
+    A = ob.data.attributes
+    n = len(A["position"].data)
+    pos, sc, ci = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32), np.empty(n, np.int32)
+    A["position"].data.foreach_get("vector", pos)
+    A["tv_scale"].data.foreach_get("vector", sc)
+    A["call_index"].data.foreach_get("value", ci)
+    pos, sc = pos.reshape(n, 3), sc.reshape(n, 3)
+    cam = np.array(bpy.context.scene.camera.matrix_world.translation)
+    k = int(np.argmax(sc[:, 0] * sc[:, 2]))  # the largest face
+    face = pos[k].astype(np.float64) - np.array([0.0, 0.5 * sc[k, 1], 0.0])
+    assert pick_ray(cam, face - cam) == int(ci[k])
+    assert 0 <= int(ci[k]) < len(trace)

@@ -1,8 +1,8 @@
 """The extruded 3D icicle: Trace → SceneSpec (bpy-free), as a pipeline of shared stages.
 
     select → fold → measure → colour → HUD plan → frame (lanes, camera) →
-    boxes + clusters → labels → recursion names → callouts → axes, lane names, title,
-    legend → SceneSpec
+    boxes + clusters → labels → recursion names → detail inset → callouts → axes, lane
+    names, title, legend → SceneSpec
 
 Geometry (world units, z up):
 - x = time: the shown window maps to ``[0, params.time_length]``;
@@ -232,8 +232,9 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     in ``frame`` (its camera is the scene's): ``(layers, label sets, clusters)``.  With
     ``callout_room`` (the content rectangle, the HUD's pixel rectangles and the lanes'
     `lanes_occupancy` in ``frame``, or None to compute it), recursion towers are named once
-    (`layout.recursion`), then calls too narrow for their names are named in the free room
-    above them (`layout.callouts`)."""
+    (`layout.recursion`), a crowded stretch the names miss is magnified in the free room
+    (``params.inset``, `layout.inset`), then calls too narrow for their names are named in
+    the free room above them (`layout.callouts`)."""
     sel, d, colouring, fold = st.sel, st.drawn, st.colouring, st.fold
     tr, t0, t1 = sel.trace, sel.t0, sel.t1
     res = params.resolution

@@ -9,24 +9,29 @@ frame on the place and lines to the magnified copy (an inset, "detail of").  So 
 icicle (``inset``: ``auto``, ``none`` or a window ``T0:T1``):
 
 - **where** (``auto``): the calls the figure leaves unnamed (boxes of their own, not the
-  runtime's, whose function has no name anywhere in the figure) are candidates; for the
-  largest free rectangle of the frame (`free_rectangles`: nothing drawn, no name, no
-  title or legend within `INSET_PAD_EM`), each stretch of one lane whose width magnified
-  to the rectangle's makes the most candidates wide enough for their shortest name
-  (`best_window`, at magnifications `ZOOMS`) is tried, the stretch wins with the most
-  distinct functions named; at least `MIN_NEW_NAMES`, else no inset;
+  runtime's, whose function has no name anywhere in the figure) are candidates; for each
+  of the `MAX_RECTS` largest free rectangles of the frame (`free_rectangles`: nothing
+  drawn, no name, no title or legend, no flow arc or counter track within
+  `INSET_PAD_EM`), the stretch of one lane that, magnified to the rectangle's width, makes
+  the most candidates wide enough for their shortest name (`best_window`, at the
+  magnifications `ZOOMS`); the `MAX_BUILT` stretches expected to name most are built and
+  the one that names most functions the figure does not is kept, if it names at least
+  `MIN_NEW_NAMES`;
 - **what**: the figure of that stretch on its own (`icicle.icicle_stages` on the window,
-  its own fold within the rectangle's height budget, its own labels, recursion names),
-  coloured as the figure is (each call keeps its colour: the main figure's slot of that
-  call), boxes of a uniform thin depth, a panel;
+  its own fold within the rectangle's height budget, its own labels and recursion names),
+  each call in its colour of the figure (the figure's colour slot of that call), boxes of
+  a uniform thin depth, on a light panel: it reads as a figure of its own, not as calls
+  of the lane whose free room it takes;
 - **how**: laid out for the rectangle of the main image (`frame.frame_lanes` with the
   rectangle as content rectangle, the same camera direction, lens and resolution, so a
   pixel is a pixel), then moved into the main scene by one uniform scale and translation
-  (`place_similar`) that puts its content on that rectangle through the main camera:
-  labels keep their pixel size, boxes their proportions;
-- **marks**: a thin frame around the stretch in the figure, one around the inset, two
-  lines joining their nearest corners, and a caption over the inset ("detail: 6.42–7.51
-  ms, 12× wider") (`inset_marks`).
+  (`place_similar`) that puts its content on that rectangle through the main camera, its
+  front in the figure's front plane: labels keep their pixel size, boxes their proportions;
+- **marks** (``inset_marks``): a thin frame around the stretch in the figure, one around
+  the panel, and lines joining them that cross no name (`_joining_lines`: the two outer
+  lines between like corners, else from the nearest corners, else the one shortest; else
+  the outer two behind the figure's front faces, hidden where they pass over boxes), and
+  a caption over the panel ("detail: 6.94 ms – 7.28 ms, 12× wider").
 Every inset element carries the call it shows (``call_index`` of the loaded trace) and
 ``t_start``/``t_end`` (µs from the figure's window start), so picking and the growth
 animation treat them as the figure's own calls.
