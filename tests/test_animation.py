@@ -588,7 +588,7 @@ def test_the_detail_inset_grows_on_its_own_time_axis(tmp_path):
                 "--frames", "1-1", "--max-callouts", 0) == 0
     scene = bpy.context.scene
     assert json.loads(scene["tracevis3d_meta"]).get("inset")  # the build recorded the inset's axis
-    boxes = bpy.data.objects["TV3D_inset_calls"]
+    boxes = bpy.data.objects["TV3D_inset_boxes"]
     assert "TraceVis3D growth" in boxes.modifiers and "t_start" in boxes.data.attributes
     names = [ob for ob in bpy.data.collections["TraceVis3D"].objects
              if ob.type == "FONT" and ob.get("inset", -1) == 1 and ob.get("call_index", -1) >= 0]

@@ -75,8 +75,9 @@ def test_labels_sit_inside_their_boxes_and_face_the_camera(deep):
     # a name of the detail inset sits in its box of the inset (tests/test_inset.py)
     layers = {False: spec.layer("calls")}
     if spec.meta.get("inset"):
-        layers[True] = spec.layer("inset_calls")
-    pos = {w: {int(c): k for k, c in enumerate(x.attributes["call_index"])} for w, x in layers.items()}
+        layers[True] = spec.layer("inset_boxes")
+    pos = {w: {int(c): k for k, c in enumerate(x.attributes["call_index"])
+               if x.attributes.get("inset_part", np.zeros(len(x), np.int32))[k] == 0} for w, x in layers.items()}
     cam = bpy.context.scene.camera
     view = -(cam.matrix_world.to_3x3().col[2])  # camera forward
     checked = 0

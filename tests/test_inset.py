@@ -175,15 +175,17 @@ def test_the_inset_keeps_the_figures_colours_and_calls(tmp_path):
 
     trace = _crowded_program(tmp_path / "tool.json")
     spec = icicle_layout(trace, IcicleParams(max_callouts=0))
-    main, ins = spec.layer("calls"), spec.layer("inset_calls")
+    main, ins = spec.layer("calls"), spec.layer("inset_boxes")
+    part = ins.attributes["inset_part"]
+    assert set(part.tolist()) <= {0, 1, 2, 3} and (part == 3).sum() == 1  # calls, merged, plates, the panel
     colour = {int(c): tuple(col) for c, col in zip(main.attributes["call_index"], main.colors)}
-    both = [k for k, c in enumerate(ins.attributes["call_index"]) if int(c) in colour]
+    both = [k for k, c in enumerate(ins.attributes["call_index"]) if int(c) in colour and part[k] == 0]
     assert len(both) >= 3
     for k in both:
         assert tuple(ins.colors[k]) == colour[int(ins.attributes["call_index"][k])]
     ci = ins.attributes["call_index"]
     t0 = float(spec.meta["t0"])
-    for k in range(len(ins)):
+    for k in np.flatnonzero(part <= 1):
         c = int(ci[k])
         assert 0 <= c < len(trace)
         # its clipped extent lies within the call's own times, on the figure's clock
@@ -201,7 +203,8 @@ def test_inset_none_and_a_window_asked_for(tmp_path):
     asked = icicle_layout(trace, IcicleParams(inset="1.2ms:1.35ms", max_callouts=0))
     meta = asked.meta["inset"]
     assert meta is not None and (meta["t0"], meta["t1"]) == (1200.0, 1350.0)
-    shown = [int(c) for c in asked.layer("inset_calls").attributes["call_index"]]
+    boxes = asked.layer("inset_boxes")
+    shown = [int(c) for c in boxes.attributes["call_index"][boxes.attributes["inset_part"] == 0]]
     assert all(trace.end[c] >= 1200.0 and trace.start[c] <= 1350.0 for c in shown)
     with pytest.raises(ValueError, match="inset"):
         IcicleParams(inset="sometimes").validate()
@@ -245,7 +248,8 @@ def test_a_windowed_figure_takes_an_inset_of_its_own_trace(tmp_path):
     spec = icicle_layout(trace, IcicleParams(time_window=(800.0, 6000.0), hide=["^work"], max_callouts=0))
     m = spec.meta["inset"]
     assert m is not None
-    ci = spec.layer("inset_calls").attributes["call_index"]
+    boxes = spec.layer("inset_boxes")
+    ci = boxes.attributes["call_index"][boxes.attributes["inset_part"] == 0]
     assert np.all((ci >= 0) & (ci < len(trace)))
     assert np.all(trace.end[ci] >= m["t0"]) and np.all(trace.start[ci] <= m["t1"])
     names = {trace.function_names[trace.func[c]].split(" ")[0] for c in ci}
@@ -285,7 +289,7 @@ def test_show_call_picks_an_inset_box(tmp_path):
     out = build_icicle(trace, IcicleParams(max_callouts=0))
     spec_inset = out["meta"]["inset"]
     assert spec_inset is not None
-    ob = bpy.data.objects["TV3D_inset_calls"]
+    ob = bpy.data.objects["TV3D_inset_boxes"]
     A = ob.data.attributes
     n = len(A["position"].data)
     pos, sc, ci = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32), np.empty(n, np.int32)
@@ -294,7 +298,9 @@ def test_show_call_picks_an_inset_box(tmp_path):
     A["call_index"].data.foreach_get("value", ci)
     pos, sc = pos.reshape(n, 3), sc.reshape(n, 3)
     cam = np.array(bpy.context.scene.camera.matrix_world.translation)
-    k = int(np.argmax(sc[:, 0] * sc[:, 2]))  # the largest face
+    part = np.empty(n, np.int32)
+    A["inset_part"].data.foreach_get("value", part)
+    k = int(np.argmax(np.where(part == 0, sc[:, 0] * sc[:, 2], -1.0)))  # the largest face of a call
     face = pos[k].astype(np.float64) - np.array([0.0, 0.5 * sc[k, 1], 0.0])
     assert pick_ray(cam, face - cam) == int(ci[k])
     assert 0 <= int(ci[k]) < len(trace)

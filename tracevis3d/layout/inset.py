@@ -62,7 +62,9 @@ MARK_MATERIAL = "TV3D_inset_mark"
 MARK_PX = 1.4  # width of the frames and the joining lines
 MARK_RGB = (0.30, 0.30, 0.32)
 PANEL_MATERIAL = "TV3D_inset_panel"
-PANEL_RGB = (0.86, 0.86, 0.87)  # linear: a light grey (sRGB 0.94) behind the inset
+#: linear: a faint grey (sRGB 0.965) behind the inset: a page of its own, framed, that no
+#: one takes for a call (the figure's greys, "other" and runtime, are far darker)
+PANEL_RGB = (0.92, 0.92, 0.925)
 
 
 @dataclasses.dataclass
@@ -331,6 +333,41 @@ def parse_inset(text: str) -> tuple:
     return Window().parse(text)
 
 
+#: ``inset_part`` of each box of the inset's one instance layer (`merged_boxes`): what it was
+PARTS = {"calls": 0, "clusters": 1, "panel": 3}  # anything else (name plates): 2
+
+
+def merged_boxes(layers: list, name: str) -> InstanceLayer:
+    """The inset's instance layers (its calls, merged calls, name plates, panel) as one
+    layer ``name``: one object to write, not four.  Materials are the union of those used
+    (indices remapped; a layer's instancer costs ~1.5 ms per material in Blender, and the
+    inset uses few of the figure's); an attribute a layer lacks is -1
+    (int) or 0 (float) there; ``inset_part`` says which layer each box came from (`PARTS`)."""
+    mats: list = []  # the materials the boxes use (a writer's instancer costs ~1.5 ms per material)
+    for x in layers:
+        used = np.unique(x.material_index)
+        mats += [x.materials[int(i)] for i in used if x.materials[int(i)] not in mats]
+    keys = {}
+    for x in layers:
+        for k, a in x.attributes.items():
+            keys.setdefault(k, a.dtype)
+    attrs = {k: [] for k in keys}
+    part = []
+    for x in layers:
+        n = len(x)
+        for k, dt in keys.items():
+            a = x.attributes.get(k)
+            attrs[k].append(a.astype(dt) if a is not None else np.full(n, -1 if dt == np.int32 else 0, dt))
+        part.append(np.full(n, PARTS.get(x.name[len(PREFIX):], 2), np.int32))
+    remap = [np.array([mats.index(m) if m in mats else 0 for m in x.materials], np.int32) for x in layers]
+    return InstanceLayer(
+        name, np.concatenate([x.positions for x in layers]).astype(np.float32),
+        np.concatenate([x.scales for x in layers]).astype(np.float32),
+        np.concatenate([x.colors for x in layers]).astype(np.float32),
+        np.concatenate([r[x.material_index] for r, x in zip(remap, layers)]).astype(np.int32), mats,
+        {**{k: np.concatenate(v) for k, v in attrs.items()}, "inset_part": np.concatenate(part)})
+
+
 def _slot_lookup(sel, colouring, lane: int):
     """A `colouring_of` for `icicle.icicle_stages`: the inset's calls keep the slot the
     figure gave them (its calls of ``lane``, by their index in the figure's trace)."""
@@ -521,10 +558,13 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
     # whose free room it takes
     back = hi[1] + 0.02 * (hi[2] - lo[2])
     px0, px1, pz0, pz1 = lo[0] - gap, hi[0] + gap, lo[2] - gap, hi[2] + gap
+    before = np.full(1, -1.0, np.float32)  # shown from the first frame of a growth
     layers.append(InstanceLayer(PREFIX + "panel", np.array([[0.5 * (px0 + px1), back, 0.5 * (pz0 + pz1)]], np.float32),
                                 np.array([[px1 - px0, 1e-3 * (px1 - px0), pz1 - pz0]], np.float32),
                                 np.array([PANEL_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), [PANEL_MATERIAL],
-                                {"call_index": np.full(1, -1, np.int32)}))
+                                {"call_index": np.full(1, -1, np.int32), "t_start": before - 1.0, "t_end": before}))
+    layers = [merged_boxes([x for x in layers if isinstance(x, InstanceLayer)], PREFIX + "boxes")] + \
+        [x for x in layers if not isinstance(x, InstanceLayer)]
     # the caption over the inset
     zoom = float((plan.rect[2] - plan.rect[0]) / max((plan.t1 - plan.t0) / float(frame.us_per_px[lane]), 1e-9))
     text = f"detail: {fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}, {zoom:.0f}× wider"
