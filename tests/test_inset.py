@@ -304,3 +304,17 @@ def test_show_call_picks_an_inset_box(tmp_path):
     face = pos[k].astype(np.float64) - np.array([0.0, 0.5 * sc[k, 1], 0.0])
     assert pick_ray(cam, face - cam) == int(ci[k])
     assert 0 <= int(ci[k]) < len(trace)
+
+
+def test_the_written_figure_lists_only_the_materials_its_boxes_use(tmp_path):
+    """Every instance layer of the icicle lists only the materials its boxes use, in the
+    order of the figure's slots (Blender's instancer has a branch per material listed)."""
+    from tracevis3d.layout.icicle import icicle_layout
+
+    spec = icicle_layout(_crowded_program(tmp_path / "tool.json"), IcicleParams(max_callouts=0))
+    for x in spec.layers:
+        if hasattr(x, "positions") and len(x):
+            assert sorted(set(x.material_index.tolist())) == list(range(len(x.materials))), x.name
+    full = [m for m in sorted(spec.materials) if m.startswith("TV3D_c")]
+    calls = spec.layer("calls").materials
+    assert calls == [m for m in full if m in calls]  # the slots' order kept

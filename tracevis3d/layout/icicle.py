@@ -44,7 +44,7 @@ from .callouts import LEADER_MATERIAL, callout_labels
 from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
 from .select import select_calls
-from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import name_candidates, text_width
 
 MARKER_CHARS = 9  # a folded run this many characters wide gets a marker band
@@ -513,6 +513,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         layers.append(legend_layer)
 
     legend = [LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
+    layers = [x.pruned() if isinstance(x, InstanceLayer) else x for x in layers]  # a written figure keeps its colours
     spec = SceneSpec(
         layers=layers, labels=LabelSet.concat(label_sets), legend=legend, materials=materials,
         camera=frame.cam, lights=figure_lights(params), resolution=res, background=(1.0, 1.0, 1.0),

@@ -55,6 +55,20 @@ class InstanceLayer:
     def __len__(self) -> int:
         return int(self.positions.shape[0])
 
+    def pruned(self) -> "InstanceLayer":
+        """The layer with only the materials its boxes use (``material_index`` remapped, order
+        kept): Blender's instancer (`blender.writer.build_instancer_group`) has a branch per
+        material listed, each a pass over every point when the scene is evaluated.  For a
+        figure whose materials never change after it is written (not the live view's
+        chunks, which take new calls of any colour)."""
+        used = np.unique(self.material_index)
+        if used.size == len(self.materials):
+            return self
+        remap = np.full(len(self.materials), -1, np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        return InstanceLayer(self.name, self.positions, self.scales, self.colors, remap[self.material_index],
+                             [self.materials[int(k)] for k in used], self.attributes, self.space)
+
     def validate(self) -> "InstanceLayer":
         n = len(self)
         checks = {
