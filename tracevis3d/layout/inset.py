@@ -96,21 +96,23 @@ def free_rectangles(occupied: np.ndarray, cell: float, content_rect, min_w: floa
     hmin, hmax = max(int(np.ceil(min_h / cell)), 1), max(int(max_h // cell), 1)
     wmin, wmax = max(int(np.ceil(min_w / cell)), 1), max(int(max_w // cell), 1)
     out = []
+    cols = np.arange(c1 - c0)
     for h in range(hmin, min(hmax, r1 - r0) + 1, step):
-        for r in range(r0, r1 - h + 1, step):
-            # cells taken in rows r..r+h of each column: the column sums of the SAT's rows
-            col = (sat[r + h, c0 + 1: c1 + 1] - sat[r, c0 + 1: c1 + 1]) - (sat[r + h, c0: c1] - sat[r, c0: c1])
-            free = np.r_[False, col == 0, False]
-            edges = np.flatnonzero(np.diff(free.astype(np.int8)))
-            if edges.size == 0:
-                continue
-            starts, ends = edges[0::2], edges[1::2]
-            k = int(np.argmax(ends - starts))
-            run = int(ends[k] - starts[k])
-            if run < wmin:
-                continue
-            w = min(run, wmax)
-            a = c0 + int(starts[k]) + (run - w) // 2
+        rows = np.arange(r0, r1 - h + 1, step)
+        if rows.size == 0:
+            continue
+        # cells taken in rows r..r+h of each column (the SAT's column sums), every top row at once
+        taken = (sat[rows + h, c0 + 1: c1 + 1] - sat[rows, c0 + 1: c1 + 1]) - \
+                (sat[rows + h, c0: c1] - sat[rows, c0: c1])
+        # the free run ending at each column: its length since the last taken column
+        last = np.maximum.accumulate(np.where(taken > 0, cols[None], -1), axis=1)
+        run_end = cols[None] - last
+        end = np.argmax(run_end, axis=1)  # the first widest run of each row
+        run = run_end[np.arange(rows.size), end]
+        for k in np.flatnonzero(run >= wmin).tolist():
+            w = min(int(run[k]), wmax)
+            a = c0 + int(end[k]) - int(run[k]) + 1 + (int(run[k]) - w) // 2
+            r = int(rows[k])
             out.append((a * cell, r * cell, (a + w) * cell, (r + h) * cell))
     out.sort(key=lambda q: -(q[2] - q[0]) * (q[3] - q[1]))
     return out
