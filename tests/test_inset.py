@@ -79,7 +79,7 @@ def test_free_rectangles_are_free_and_find_the_room(seed):
 
 
 # ------------------------------------------------------------------ a crowded short program
-def _crowded_program(path, room: bool = True):
+def _crowded_program(path, room: bool = True, second_thread: bool = False):
     """A 10 ms program whose 1.2-1.5 ms stretch holds a parser's crowd: 10 calls of 5+5
     distinct functions, 30-50 µs each (5-9 px at 1920 px), nested, under ``parse_args``;
     then a wide ``work`` call.
@@ -94,6 +94,9 @@ def _crowded_program(path, room: bool = True):
         ev.append({"ph": "X", "name": f"sre.l{k} (sre.py:{40 + k})", "pid": 1, "tid": 1, "ts": t + 1,
                    "dur": 30 + k})
         t += 58
+    if second_thread:  # a worker that runs one long call
+        ev += [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}},
+               {"ph": "X", "name": "serve (tool.py:90)", "pid": 1, "tid": 2, "ts": 100, "dur": 9000}]
     if not room:  # a tall stack over the whole run: no free room anywhere
         for d in range(40):
             ev.append({"ph": "X", "name": f"deep_{d} (tool.py:{200 + d})", "pid": 1, "tid": 1, "ts": 2001 + d,
@@ -165,6 +168,11 @@ def test_a_crowded_stretch_is_magnified_and_named(tmp_path):
     # its caption says what is magnified and by how much
     cap = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "inset"]
     assert len(cap) == 1 and cap[0].startswith("detail: ") and "× wider" in cap[0]
+    # with several lanes, the caption says whose stretch it is
+    two = _crowded_program(tmp_path / "two.json", second_thread=True)
+    spec = icicle_layout(two, IcicleParams(max_callouts=0))
+    cap = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "inset"]
+    assert spec.meta["inset"] is not None and cap[0].startswith("detail of MainThread: "), cap
 
 
 def test_the_inset_keeps_the_figures_colours_and_calls(tmp_path):

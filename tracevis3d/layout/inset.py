@@ -569,9 +569,12 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
         [x for x in layers if not isinstance(x, InstanceLayer)]
     # the caption over the inset
     zoom = float((plan.rect[2] - plan.rect[0]) / max((plan.t1 - plan.t0) / float(frame.us_per_px[lane]), 1e-9))
-    text = f"detail: {fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}, {zoom:.0f}× wider"
-    if text_width(text) * tpx > plan.rect[2] - plan.rect[0]:  # a narrow inset: the times alone
-        text = f"{fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}"
+    times = f"{fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}"
+    room = (plan.rect[2] - plan.rect[0]) / tpx
+    # a figure of several lanes: which lane (the inset may stand in another lane's free room)
+    whose = f"detail of {sel.lane_names[lane]}" if sel.lane_threads.size > 1 else "detail"
+    forms = [f"{whose}: {times}, {zoom:.0f}× wider", f"{whose}: {times}", times]
+    text = next((t for t in forms if text_width(t) <= room), times)
     size = tpx * float(world_per_pixel(cam, np.array([[lo[0], lo[1], hi[2]]]), res)[0])
     width = text_width(text) * size
     centre = np.array([[lo[0] - gap + 0.5 * width, lo[1], hi[2] + gap + 0.55 * size]])
