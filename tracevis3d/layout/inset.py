@@ -62,9 +62,10 @@ MARK_MATERIAL = "TV3D_inset_mark"
 MARK_PX = 1.4  # width of the frames and the joining lines
 MARK_RGB = (0.30, 0.30, 0.32)
 PANEL_MATERIAL = "TV3D_inset_panel"
-#: linear: a faint grey (sRGB 0.965) behind the inset: a page of its own, framed, that no
-#: one takes for a call (the figure's greys, "other" and runtime, are far darker)
-PANEL_RGB = (0.92, 0.92, 0.925)
+#: linear: a faint grey behind the inset, a page of its own, framed, that no one takes for a
+#: call (the figure's greys, "other" and runtime, are far darker): sRGB 0.98 where it is
+#: emitted (EEVEE, Cycles), 0.90 under Workbench's studio light (measured)
+PANEL_RGB = (0.96, 0.96, 0.965)
 
 
 @dataclasses.dataclass
