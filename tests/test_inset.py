@@ -60,7 +60,7 @@ def test_best_stretch_matches_brute_force(seed):
 def test_free_rectangles_are_free_and_find_the_room(seed):
     """Every rectangle returned is free, inside the content rectangle and within the sizes
     asked; a free block planted in a crowded grid is found (up to the search's step)."""
-    from tracevis3d.layout.inset import free_rectangles
+    from tracevis3d.layout.inset_plan import free_rectangles
 
     rng = np.random.default_rng(seed)
     cell = 8.0
@@ -268,7 +268,7 @@ def test_a_window_asked_for_without_room_says_why(tmp_path):
     """``inset=T0:T1`` where the frame has no room: no inset, and the figure says why (the
     command line prints it)."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout import inset as inset_stage
+    from tracevis3d.layout import inset_plan as inset_stage
 
     trace = _crowded_program(tmp_path / "tool.json")
     big = IcicleParams(inset="1.2ms:1.35ms", max_callouts=0)

@@ -30,6 +30,8 @@ from .meshobj import _tag
 CLOCK_INPUTS = (("Start (s)", 0.0), ("Duration (s)", 1.0), ("Ease", 1.0),
                 ("Trace Start (µs)", 0.0), ("Trace End (µs)", 1.0))
 
+GROWTH_MODIFIER = "TraceVis3D growth"  # the modifier a growth puts on every box layer
+
 
 def trace_time(frames, fps: float, start_s: float, duration_s: float, ease: float, t0: float, t1: float):
     """The trace time (µs) the clock shows at scene ``frames`` (the nodes' formula)."""

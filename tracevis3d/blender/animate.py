@@ -40,14 +40,14 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .anim_nodes import (appear_group, clear_clock, clock_seconds, growth_group, hide_while_before, read_clock,
-                         set_inputs, trace_time)
+from .anim_nodes import (GROWTH_MODIFIER, appear_group, clear_clock, clock_seconds, growth_group, hide_while_before,
+                         read_clock, set_inputs, trace_time)
 from .anim_clock import clock_after_title, now_mesh_object
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
+from .anim_inset import grow_inset, inset_boxes, inset_label_times, inset_labels
 from .meshobj import TAG, _tag, set_float_attribute
-from ..layout.inset import INSET_ATTRIBUTE, PREFIX as INSET_PREFIX
 
 ANIM_KEY = "tracevis3d_animation"
 META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`remember_meta`)
@@ -56,7 +56,6 @@ META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_p
                "wall_world_per_us", "lane_angles", "ring_origin", "ring_stretch",  # the thread view's wall and rings
                "inset")  # the icicle's detail inset: its own time axis (`layout.inset`)
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
-GROWTH_MODIFIER = "TraceVis3D growth"
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
@@ -257,17 +256,11 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
     if not boxes:
         raise ValueError("the figure has no boxes to grow" + (" (the thread view without its icicle: "
                                                               "--no-icicle)" if threads else ""))
-    inset = {k: v for k, v in boxes.items() if k.startswith(INSET_PREFIX)}  # a detail inset: its own clock
-    boxes = {k: v for k, v in boxes.items() if k not in inset}
+    inset, boxes = inset_boxes(boxes)  # a detail inset: its own times (`anim_inset`)
     groups = _growth_groups(boxes, meta)
     clock = clock_inputs(n, fps, easing, max(g[4] for g in groups))
     group = growth_group()
-    for ob, _pos, _sc in inset.values():  # ``t_start``/``t_end`` from the layout, on the figure's clock
-        if "t_start" in ob.data.attributes:
-            mod = ob.modifiers.new(GROWTH_MODIFIER, "NODES")
-            mod.node_group = group
-            set_inputs(mod, clock)
-            ob.modifiers.move(len(ob.modifiers) - 1, 0)
+    grow_inset([v[0] for v in inset.values()], group, clock)
     nows = []
     for suffix, part, k, t0, span in groups:
         for ob, pos, sc in part.values():
@@ -293,10 +286,10 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
                 out.update(handoffs(coll, clock, call_end, float(meta["t0"])))
             except ValueError:  # no hand-off drawn: nothing to time
                 pass
-    in_inset = [ob for ob in labels if ob.get(INSET_ATTRIBUTE, -1) == 1]
-    labels = [ob for ob in labels if ob.get(INSET_ATTRIBUTE, -1) != 1]
+    in_inset, labels = inset_labels(labels)
     shown, label_t = _time_labels(scene, coll, groups, clock, labels)
-    out["inset_labels_timed"] = _time_inset_labels(scene, in_inset, meta.get("inset"), clock)
+    out["inset_labels_timed"] = _hide_before(scene, in_inset, inset_label_times(in_inset, meta["inset"]), clock) \
+        if in_inset and meta.get("inset") else 0
     shown += out["inset_labels_timed"]
     out["callout_leaders_timed"] = _time_leaders(coll, label_t, clock)
     out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
@@ -426,21 +419,6 @@ def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> tuple:
         box_end = np.where(hit, pos[order][where, 0] + sc[order][where, 0] / 2, np.inf)
         end_x = np.minimum(end_x, box_end)
     return _hide_before(scene, labels, end_x / k, clock), dict(zip(ci.tolist(), (end_x / k).tolist()))
-
-
-def _time_inset_labels(scene, labels, inset: dict | None, clock: dict) -> int:
-    """The detail inset's names (`layout.inset`) hidden until the inset's boxes have grown
-    past them: the end of each name's text on the inset's own time axis
-    (``x = x_origin + world_per_us · (t − t_offset)``).  The count timed."""
-    if not labels or not inset:
-        return 0
-    k, x0, dt = float(inset["world_per_us"]), float(inset["x_origin"]), float(inset["t_offset"])
-    ends = []
-    for ob in labels:
-        share = {"LEFT": 1.0, "CENTER": 0.5}.get(ob.data.align_x, 0.0)
-        end_x = ob.location.x + share * 0.55 * len(ob.data.body) * ob.data.size
-        ends.append((end_x - x0) / k + dt)
-    return _hide_before(scene, labels, ends, clock)
 
 
 def _hide_before(scene, labels, times_us, clock: dict) -> int:

@@ -270,7 +270,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         inset = None
         if getattr(params, "inset", "none") != "none":
             inset, st.inset_note = detail_inset(st, frame, params, tpx, occupied, OCCUPANCY_CELL_PX, content_rect,
-                                                LabelSet.concat(label_sets), cl)
+                                                LabelSet.concat(label_sets), cl, stretch_figure)
         also_named = ()
         if inset is not None:
             layers += inset.layers
@@ -299,6 +299,18 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                                                 frame.cam, res, frame.to_cam, size_w, 0.6 * size_w)]
         layers.append(axis_marks)
     return layers, label_sets, cl
+
+
+def stretch_figure(trace: Trace, params: IcicleParams, tpx: float, rect, colouring_of, name_prefix: str) -> tuple:
+    """The icicle of a stretch on its own (``params.time_window``), laid out for the pixel
+    rectangle ``rect`` of an image of ``params.resolution`` (its height budget, its frame),
+    coloured by ``colouring_of``, with its names and recursion names (no callouts): the
+    detail inset's content (`layout.inset`).  (stages, frame, layers, label sets); a
+    ValueError when the stretch shows no call."""
+    st = icicle_stages(trace, params, tpx, content_h_px=rect[3] - rect[1], window_first=True, colouring_of=colouring_of)
+    fr = frame_lanes(st.lane_levels, st.lane_ext, rect, params, tpx, 0.0, st.sel.t0, st.sel.t1)
+    layers, label_sets, _ = icicle_geometry(st, fr, params, tpx, name_prefix=name_prefix, callout_room=(rect, [], None))
+    return st, fr, layers, label_sets
 
 
 def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = ""):

@@ -10,10 +10,10 @@ icicle (``inset``: ``auto``, ``none`` or a window ``T0:T1``):
 
 - **where** (``auto``): the calls the figure leaves unnamed (boxes of their own, not the
   runtime's, whose function has no name anywhere in the figure) are candidates; for each
-  of the `MAX_RECTS` largest free rectangles of the frame (`free_rectangles`: nothing
+  of the `MAX_RECTS` largest free rectangles of the frame (`inset_plan.free_rectangles`: nothing
   drawn, no name, no title or legend, no flow arc or counter track within
   `INSET_PAD_EM`), the stretch of one lane that, magnified to the rectangle's width, makes
-  the most candidates wide enough for their shortest name (`best_window`, at the
+  the most candidates wide enough for their shortest name (`inset_plan.best_window`, at the
   magnifications `ZOOMS`); the `MAX_BUILT` stretches expected to name most are built and
   the one that names most functions the figure does not is kept, if it names at least
   `MIN_NEW_NAMES`;
@@ -42,18 +42,10 @@ import dataclasses
 
 import numpy as np
 
+from .inset_plan import MIN_H_EM, MIN_NEW_NAMES, MIN_W_EM, InsetPlan, named_functions, names_calls, plan_inset
 from .spec import CurveLayer, InstanceLayer, LabelSet
 
-INSET_PAD_EM = 1.0  # the inset keeps this far from anything drawn, in label sizes
-MIN_W_EM = 16.0  # the smallest inset, in label sizes
-MIN_H_EM = 7.0
-MAX_W_FRAC = 0.45  # the largest, as shares of the image
-MAX_H_FRAC = 0.45
-ZOOMS = (3.0, 4.0, 6.0, 8.0, 12.0)  # magnifications tried
-MAX_RECTS = 3  # free rectangles tried (the largest that overlap no larger one by half)
 MAX_BUILT = 2  # insets built and counted, at most (the plans expected to name most)
-MIN_NEW_NAMES = 3  # an inset names at least this many functions the figure leaves unnamed
-MAX_SPAN_FRAC = 0.34  # a stretch is at most this share of the figure's time
 INSET_DEPTH_LEVELS = 0.5  # the inset's boxes: this many level heights deep, all alike
 CAPTION_MATERIAL = "TV3D_text_muted"
 PREFIX = "inset_"  # the inset's layers are named so (their own time axis: ``t_start``/``t_end``)
@@ -66,103 +58,6 @@ PANEL_MATERIAL = "TV3D_inset_panel"
 #: call (the figure's greys, "other" and runtime, are far darker): sRGB 0.98 where it is
 #: emitted (EEVEE, Cycles), 0.90 under Workbench's studio light (measured)
 PANEL_RGB = (0.96, 0.96, 0.965)
-
-
-@dataclasses.dataclass
-class InsetPlan:
-    lane: int
-    t0: float  # the stretch, in the selection's trace time (µs)
-    t1: float
-    rect: tuple  # pixels (x0, y0, x1, y1) of the main image
-    zoom: float
-    expected: int  # functions the window search expects named
-
-
-def free_rectangles(occupied: np.ndarray, cell: float, content_rect, min_w: float, min_h: float,
-                    max_w: float, max_h: float, step: int = 2) -> list:
-    """Empty rectangles of the occupancy grid ``occupied`` (cells of ``cell`` pixels, True:
-    taken) inside ``content_rect``: for each top row and height (in steps of ``step``
-    cells), the widest run of columns free over all those rows, at least ``min_w`` ×
-    ``min_h`` pixels, cut to ``max_w`` × ``max_h`` (centred in the run).  Pixel
-    rectangles (x0, y0, x1, y1), largest area first, at most one per (height, top row)."""
-    from .annotate import summed_area
-
-    ny, nx = occupied.shape
-    x0, y0, x1, y1 = content_rect
-    c0, c1 = max(int(np.ceil(x0 / cell)), 0), min(int(np.floor(x1 / cell)), nx)
-    r0, r1 = max(int(np.ceil(y0 / cell)), 0), min(int(np.floor(y1 / cell)), ny)
-    if c1 - c0 < 1 or r1 - r0 < 1:
-        return []
-    sat = summed_area(occupied)
-    hmin, hmax = max(int(np.ceil(min_h / cell)), 1), max(int(max_h // cell), 1)
-    wmin, wmax = max(int(np.ceil(min_w / cell)), 1), max(int(max_w // cell), 1)
-    out = []
-    cols = np.arange(c1 - c0)
-    for h in range(hmin, min(hmax, r1 - r0) + 1, step):
-        rows = np.arange(r0, r1 - h + 1, step)
-        if rows.size == 0:
-            continue
-        # cells taken in rows r..r+h of each column (the SAT's column sums), every top row at once
-        taken = (sat[rows + h, c0 + 1: c1 + 1] - sat[rows, c0 + 1: c1 + 1]) - \
-                (sat[rows + h, c0: c1] - sat[rows, c0: c1])
-        # the free run ending at each column: its length since the last taken column
-        last = np.maximum.accumulate(np.where(taken > 0, cols[None], -1), axis=1)
-        run_end = cols[None] - last
-        end = np.argmax(run_end, axis=1)  # the first widest run of each row
-        run = run_end[np.arange(rows.size), end]
-        for k in np.flatnonzero(run >= wmin).tolist():
-            w = min(int(run[k]), wmax)
-            a = c0 + int(end[k]) - int(run[k]) + 1 + (int(run[k]) - w) // 2
-            r = int(rows[k])
-            out.append((a * cell, r * cell, (a + w) * cell, (r + h) * cell))
-    out.sort(key=lambda q: -(q[2] - q[0]) * (q[3] - q[1]))
-    return out
-
-
-def name_need_px(ft, funcs: np.ndarray, tpx: float) -> np.ndarray:
-    """Per function of ``funcs``: the width in pixels its shortest name form needs on a box
-    (`labels.PAD` each side)."""
-    from .labels import PAD
-    from .text import name_candidates, text_width
-
-    uniq, inv = np.unique(funcs, return_inverse=True)
-    need = np.array([min(text_width(c) for c in name_candidates(ft.display[int(f)])) + 2 * PAD for f in uniq.tolist()])
-    return (need * tpx)[inv] if uniq.size else np.zeros(0)
-
-
-def best_window(lane, start, end, width_px, func, need_px, us_per_px, span_limit_us: float, inset_w_px: float):
-    """The stretch of one lane that, magnified to ``inset_w_px`` pixels, makes the most
-    distinct functions wide enough for a name: per candidate call (arrays: lane, start, end
-    µs, width in the figure's pixels, function, the pixels its name needs; ``us_per_px``
-    per lane), for each zoom of `ZOOMS`, stretches of ``inset_w_px / zoom`` pixels
-    (`kernels.stretch.best_stretch`); a call counts when it lies inside the stretch and its
-    width times the zoom holds its name.  Returns (count, lane, t0, t1, zoom) of the best,
-    centred on what it names, ties to the smaller zoom, or None."""
-    from ..kernels.stretch import best_stretch
-
-    if start.size == 0:
-        return None
-    order = np.lexsort((start, lane))
-    lane, start, end, width_px, func, need_px = (a[order] for a in (lane, start, end, width_px, func, need_px))
-    lane64, func64 = lane.astype(np.int64), func.astype(np.int64)
-    start64, end64 = start.astype(np.float64), end.astype(np.float64)
-    best = None
-    for zoom in ZOOMS:
-        ok = width_px * zoom >= need_px
-        if not ok.any():
-            continue
-        span = inset_w_px / zoom * np.asarray(us_per_px, np.float64)
-        span = np.where(span <= span_limit_us, span, 0.0)
-        n, i = best_stretch(lane64, start64, end64, func64, ok, span)
-        if i < 0 or (best is not None and n <= best[0]):
-            continue
-        ln = int(lane64[i])
-        edge = start64[i] + span[ln]
-        inside = (lane64 == ln) & (start64 >= start64[i]) & (end64 <= edge) & ok
-        lo, hi = float(start64[inside].min()), float(end64[inside].max())
-        pad = 0.5 * (span[ln] - (hi - lo))
-        best = (int(n), ln, lo - pad, hi + pad, zoom)
-    return best
 
 
 def place_similar(points_sub: np.ndarray, cam, res, rect, y_front: float, rounds: int = 5) -> tuple:
@@ -218,122 +113,6 @@ class Inset:
     meta: dict
     line_points: np.ndarray  # (m, 2) pixels along its joining lines (what callouts keep off)
     functions: set  # the functions it names (ids of the figure's trace)
-
-
-NAME_KINDS = ("call", "run", "row", "group")  # labels that name a call or calls (`spec.LabelSet.kind`)
-
-
-def _naming(labels: LabelSet) -> np.ndarray:
-    """bool per label: it names a call or a group of calls (`NAME_KINDS`)."""
-    return np.isin(np.asarray(labels.kind, dtype=object), NAME_KINDS)
-
-
-def _named_functions(d, names: LabelSet) -> np.ndarray:
-    """Functions of the drawn calls that a label of ``names`` names (a call, a run, a row or
-    a group: their call, or the call a group is picked by)."""
-    ci = names.call_index[_naming(names) & (names.call_index >= 0)]
-    return np.unique(d.func[_member(d.call_id, ci)])
-
-
-def _member(values: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """``np.isin(values, of)`` for integers, by a presence table over their range (linear:
-    the drawn calls of a 10^7-call figure against a few hundred names)."""
-    if of.size == 0 or values.size == 0:
-        return np.zeros(values.size, np.bool_)
-    return np.isin(values, of, kind="table")
-
-
-def _candidates(sel, d, cl, frame, ft, names: LabelSet, tpx: float) -> tuple:
-    """The drawn calls the figure leaves unnamed that an inset could name: boxes of their own
-    (not merged, not folded bands), at least a pixel wide and narrower than their shortest
-    name, not the runtime's, of functions named nowhere in the figure.  (indices into the
-    drawn calls, width px, need px)."""
-    single = cl.single & ~d.folded & ~ft.infra[d.func]
-    single &= ~_member(d.func, _named_functions(d, names))
-    width = (d.end - d.start) / frame.us_per_px[d.lane]
-    pick = np.flatnonzero(single & (width >= 1.0))
-    need = name_need_px(ft, d.func[pick], tpx)
-    keep = width[pick] < need
-    return pick[keep], width[pick][keep], need[keep]
-
-
-def plan_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect,
-               names: LabelSet, cl) -> list:
-    """Where the inset may go and what it would magnify (see the module docstring): a plan
-    per free rectangle tried, best first by the names the window search expects."""
-    from .naming import function_table
-
-    sel, d = st.sel, st.drawn
-    res = params.resolution
-    pad = int(np.ceil(INSET_PAD_EM * tpx / cell))
-    grid = _dilated(occupied, pad)
-    rects = free_rectangles(grid, cell, content_rect, MIN_W_EM * tpx, MIN_H_EM * tpx,
-                            MAX_W_FRAC * res[0], MAX_H_FRAC * res[1])
-    if not rects:
-        return []
-    rects = _distinct(rects)[:MAX_RECTS]
-    mode = params.inset
-    if mode not in ("auto", "none"):
-        t0, t1 = parse_inset(mode)
-        lane = _busiest_lane(sel, d, t0, t1)
-        r = rects[0]
-        span_px = (t1 - t0) / float(frame.us_per_px[lane])
-        return [InsetPlan(lane, t0, t1, r, (r[2] - r[0]) / max(span_px, 1e-9), 0)]
-    ft = function_table(sel.trace)
-    pick, width, need = _candidates(sel, d, cl, frame, ft, names, tpx)
-    if pick.size == 0:
-        return []
-    plans = []
-    limit = MAX_SPAN_FRAC * (sel.t1 - sel.t0)
-    for r in rects:
-        w_in = r[2] - r[0]
-        got = best_window(d.lane[pick], d.start[pick], d.end[pick], width, d.func[pick], need, frame.us_per_px,
-                          limit, w_in)
-        if got is not None and got[0] >= MIN_NEW_NAMES:
-            n, lane, t0, t1, zoom = got
-            plans.append(InsetPlan(lane, max(t0, sel.t0), min(t1, sel.t1), r, zoom, n))
-    return plans
-
-
-def _dilated(grid: np.ndarray, k: int) -> np.ndarray:
-    """``grid`` with every taken cell grown by ``k`` cells each way."""
-    if k <= 0:
-        return grid
-    from .annotate import summed_area
-
-    ny, nx = grid.shape
-    sat = summed_area(grid)
-    r0 = np.clip(np.arange(ny) - k, 0, ny)
-    r1 = np.clip(np.arange(ny) + k + 1, 0, ny)
-    c0 = np.clip(np.arange(nx) - k, 0, nx)
-    c1 = np.clip(np.arange(nx) + k + 1, 0, nx)
-    s = sat[r1][:, c1] - sat[r0][:, c1] - sat[r1][:, c0] + sat[r0][:, c0]
-    return s > 0
-
-
-def _distinct(rects: list) -> list:
-    """Rectangles (largest first) that overlap no larger one by more than half."""
-    out = []
-    for r in rects:
-        a = (r[2] - r[0]) * (r[3] - r[1])
-        if all(max(0.0, min(r[2], q[2]) - max(r[0], q[0])) * max(0.0, min(r[3], q[3]) - max(r[1], q[1])) < 0.5 * a
-               for q in out):
-            out.append(r)
-    return out
-
-
-def _busiest_lane(sel, d, t0: float, t1: float) -> int:
-    """The lane with the most drawn time in [t0, t1]."""
-    ov = np.clip(np.minimum(d.end, t1) - np.maximum(d.start, t0), 0.0, None)
-    busy = np.bincount(d.lane, weights=ov, minlength=sel.lane_threads.size)
-    return int(np.argmax(busy))
-
-
-def parse_inset(text: str) -> tuple:
-    """``"T0:T1"`` (µs from the trace start, or with units: ``6.2ms:7.6ms``) → (t0, t1)."""
-    from ..params.trace_kinds import Window
-
-    return Window().parse(text)
 
 
 #: ``inset_part`` of each box of the inset's one instance layer (`merged_boxes`): what it was
@@ -482,14 +261,15 @@ def _joining_lines(src: np.ndarray, dst: np.ndarray, cam, res, names_grid: np.nd
     return np.stack([np.stack([src[i], dst[i]]) for i in outer]), True
 
 
-def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.ndarray, cell: float) -> Inset | None:
+def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.ndarray, cell: float,
+                figure_of) -> Inset | None:
     """The inset of ``plan`` (see the module docstring): its layers and labels in the main
     scene, moved onto ``plan.rect``; None when its window shows nothing.  ``names_grid``:
-    the cells (``cell`` pixels) the figure's names take, which the joining lines keep off."""
+    the cells (``cell`` pixels) the figure's names take, which the joining lines keep off;
+    ``figure_of``: the icicle of a stretch on its own (`icicle.stretch_figure`: the view's
+    stages, handed in, for a stage does not import its view)."""
     from .annotate import fmt_time
     from .camera import world_per_pixel
-    from .frame import frame_lanes
-    from .icicle import icicle_geometry, icicle_stages
     from .labels import place_facing_text
     from .text import text_width
 
@@ -506,18 +286,15 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
         max_callouts=0, pack_threads=False, extrude_measure="constant", lane_depth=INSET_DEPTH_LEVELS,
         inset="none", lane_gap=None).validate()
     try:
-        st_in = icicle_stages(sel.trace, p_in, tpx, content_h_px=fig_rect[3] - fig_rect[1], window_first=True,
-                              colouring_of=_slot_lookup(sel, st.colouring, plan.lane))
+        st_in, fr, layers, label_sets = figure_of(sel.trace, p_in, tpx, fig_rect,
+                                                  _slot_lookup(sel, st.colouring, plan.lane), PREFIX)
     except ValueError:  # nothing in the window
         return None
     s_in = st_in.sel
-    fr = frame_lanes(st_in.lane_levels, st_in.lane_ext, fig_rect, p_in, tpx, 0.0, s_in.t0, s_in.t1)
-    layers, label_sets, _ = icicle_geometry(st_in, fr, p_in, tpx, name_prefix=PREFIX,
-                                            callout_room=(fig_rect, [], None))
     label_sets = [s for s in label_sets if len(s)]
     named = set()  # the functions its names name (ids of the figure's trace)
     for s in label_sets:
-        ci = s.call_index[_naming(s) & (s.call_index >= 0)]
+        ci = s.call_index[names_calls(s) & (s.call_index >= 0)]
         named |= set(sel.trace.func[ci].tolist())
     # the calls they show, in the loaded trace; their times on the figure's clock
     for x in layers:
@@ -585,7 +362,7 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
     label_sets.append(caption)
     for s in label_sets:  # what the growth animation and picking tell the inset's names by
         s.attributes[INSET_ATTRIBUTE] = np.ones(len(s), np.int32)
-    n_names = sum(int(_naming(s).sum()) for s in label_sets)
+    n_names = sum(int(names_calls(s).sum()) for s in label_sets)
     meta = {"caption": text, "t0": float(plan.t0), "t1": float(plan.t1), "lane": int(lane), "rect": [float(v) for v in plan.rect],
             "zoom": zoom, "scale": float(k), "offset": [float(v) for v in T], "names": n_names,
             # the inset's own time axis in the scene: x = x_origin + world_per_us · (t − t_offset),
@@ -616,11 +393,11 @@ def panel_material():
 
 
 def detail_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect, names: LabelSet,
-                 cl) -> tuple:
+                 cl, figure_of) -> tuple:
     """(the icicle's detail inset (module docstring) or None, why a window asked for got
     none): planned (`plan_inset`), built (`build_inset`), and kept only when it names at
     least `MIN_NEW_NAMES` functions the figure does not (``auto``; a window asked for is
-    kept whatever it names)."""
+    kept whatever it names).  ``figure_of``: as in `build_inset`."""
     from .naming import function_table
 
     from .callouts import text_cells
@@ -629,10 +406,10 @@ def detail_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: floa
     names_grid = text_cells(names, frame.cam, params.resolution, tpx, frame.to_cam, cell)
     plans.sort(key=lambda p: -p.expected)
     ft = function_table(st.sel.trace)
-    shown = set(int(f) for f in _named_functions(st.drawn, names).tolist())
+    shown = set(int(f) for f in named_functions(st.drawn, names).tolist())
     best, best_new = None, set()
     for plan in plans[:MAX_BUILT]:
-        inset = build_inset(plan, st, frame, params, tpx, names_grid, cell)
+        inset = build_inset(plan, st, frame, params, tpx, names_grid, cell, figure_of)
         if inset is None:
             continue
         new = inset.functions - shown
