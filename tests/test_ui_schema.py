@@ -268,6 +268,9 @@ def _geometry(scene, names: bool = True) -> dict:
                 arr = np.empty(n, dtype=np.float64)
                 a.data.foreach_get(field, arr)
                 out[(ob.name, a.name)] = arr
+                if a.name == "tv_mat" and ob.type == "POINTCLOUD":  # a box's material, by name: a layer
+                    mats = [m.name for m in data.materials]  # lists the materials its boxes use (any order)
+                    out[(ob.name, a.name)] = tuple(mats[int(k)] if 0 <= int(k) < len(mats) else "" for k in arr)
     return out
 
 
