@@ -152,6 +152,12 @@ def test_a_crowded_stretch_is_magnified_and_named(tmp_path):
         r = _text_rect(spec, j, tpx)
         assert x0 - 1 <= r[0] and r[2] <= x1 + 1 and y0 - 1 <= r[1] and r[3] <= y1 + 1, (spec.labels.texts[j], r)
         assert _text_px(spec, j) >= 14.0 * 0.97
+    # the inset's boxes fill its rectangle under the caption (one similarity, fitted through the camera)
+    boxes = spec.layer("inset_boxes")
+    part = boxes.attributes["inset_part"]
+    bx0, by0, bx1, by1 = (v[part <= 1] for v in _boxes_px(spec, boxes))
+    assert x0 - 3 <= bx0.min() and bx1.max() <= x1 + 3 and y0 - 3 <= by0.min() and by1.max() <= y1 + 3
+    assert (bx1.max() - bx0.min()) >= 0.9 * (x1 - x0) or (by1.max() - by0.min()) >= 0.8 * (y1 - y0)
     # the figure's own boxes stay out of the inset's rectangle
     for name in ("calls", "clusters"):
         bx0, by0, bx1, by1 = _boxes_px(spec, spec.layer(name))

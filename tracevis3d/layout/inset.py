@@ -65,8 +65,9 @@ def place_similar(points_sub: np.ndarray, cam, res, rect, y_front: float, rounds
     inset's content, in its own world, its front at y = 0) on the pixel rectangle ``rect``
     of ``cam`` (the main camera) with its front in the plane y = ``y_front`` (the figure's
     front: what joins the inset to the figure runs in front of every box): its projected
-    bounding box centred on the rectangle's centre with the rectangle's size (the
-    geometric mean of the two ratios), refined ``rounds`` times (perspective: a pixel's
+    bounding box centred on the rectangle's centre, as large as fits inside it (laid out
+    for the rectangle by another camera, it has the rectangle's size within a few pixels),
+    refined ``rounds`` times (perspective: a pixel's
     world size depends on the depth) by moving it along x and z (a Jacobian of the
     projection at its centre)."""
     from .camera import project
@@ -74,7 +75,8 @@ def place_similar(points_sub: np.ndarray, cam, res, rect, y_front: float, rounds
     x0, y0, x1, y1 = (float(v) for v in rect)
     p = np.asarray(points_sub, np.float64)
     want = np.array([0.5 * (x0 + x1), 0.5 * (y0 + y1)])
-    # a first guess: the target's distance, the rectangle's centre where it meets y_front
+    # a first guess: the content's centre at the camera's target (x, z), its front at y_front;
+    # the rounds scale it and move it onto the rectangle
     k = 1.0
     c_sub = 0.5 * (p.min(0) + p.max(0))
     T = np.array([0.0, y_front, 0.0]) + np.asarray(cam.target, np.float64) * np.array([1.0, 0.0, 1.0]) \
@@ -83,7 +85,7 @@ def place_similar(points_sub: np.ndarray, cam, res, rect, y_front: float, rounds
         q = k * p + T
         pr = project(cam, q, res)
         (bx0, by0), (bx1, by1) = pr.min(0), pr.max(0)
-        ratio = float(np.sqrt(max(x1 - x0, 1.0) / max(bx1 - bx0, 1e-9) * max(y1 - y0, 1.0) / max(by1 - by0, 1e-9)))
+        ratio = float(min(max(x1 - x0, 1.0) / max(bx1 - bx0, 1e-9), max(y1 - y0, 1.0) / max(by1 - by0, 1e-9)))
         c = 0.5 * (q.min(0) + q.max(0))
         # scale about the content's centre (x and z; the front stays at y_front)
         T = T + (1.0 - ratio) * (c - T) * np.array([1.0, 0.0, 1.0])
