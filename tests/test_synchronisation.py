@@ -220,3 +220,31 @@ def test_recorded_program_hand_offs_all_found_none_invented(program_trace):
     assert acquires and all(s.obj_source[i] == SOURCE_ANCESTOR for i in acquires)
     text = s.summary()
     assert "consumer waited" in text and "on producer" in text and "MainThread waited" in text
+
+
+def _kind_slots_numpy(dur_w, dur_o, start, end, idx, bins, negligible):
+    """The colour slots of SyncTrace IV-B3 as array arithmetic (`kernels.sync.kind_slots`' twin)."""
+    dur = np.maximum(end[idx] - start[idx], 1e-300)
+    w, o = dur_w[idx], dur_o[idx]
+    io_wins = o >= w
+    share = np.where(io_wins, o, w) / dur
+    b = np.minimum((np.clip(share, 0, 1) * bins).astype(np.int64), bins - 1)
+    return np.where(share < negligible, 0, np.where(io_wins, 1 + bins + b, 1 + b)).astype(np.int32)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kind_slots_match_the_array_formula(seed):
+    from tracevis3d.kernels.sync import kind_slots
+
+    rng = np.random.default_rng(seed)
+    n = 2000
+    start = rng.uniform(0, 100, n)
+    end = start + np.where(rng.random(n) < 0.05, 0.0, rng.exponential(5, n))  # zero-length calls too
+    d = end - start
+    dur_w = d * rng.choice([0.0, 0.005, 0.3, 1.0, 1.2], n) * rng.random(n)
+    dur_o = d * rng.choice([0.0, 0.01, 0.5, 1.0], n) * rng.random(n)
+    dur_o[rng.random(n) < 0.1] = dur_w[rng.random(n) < 0.1].mean()  # ties
+    idx = rng.choice(n, 1500, replace=False).astype(np.int64)
+    for bins, neg in ((4, 0.01), (7, 0.0), (1, 0.5)):
+        assert np.array_equal(kind_slots(dur_w, dur_o, start, end, idx, bins, neg),
+                              _kind_slots_numpy(dur_w, dur_o, start, end, idx, bins, neg))

@@ -30,3 +30,32 @@ def kind_durations(kind, start, end, parent, which):
         if p >= 0:
             acc[p] += acc[i]
     return acc
+
+
+@njit(cache=True, nogil=True)
+def kind_slots(dur_w, dur_o, start, end, idx, bins, negligible):
+    """SyncTrace IV-B3's colour slot of each call ``idx[j]``: with w = dur_w, o = dur_o (Eq. 4)
+    and d = max(end − start, 1e-300), I/O wins when o ≥ w (the equal-share split,
+    `layout.colour._kind`), share = (o if it wins else w) / d;
+    slot 0 when share < ``negligible``, else 1 + b for waits or 1 + ``bins`` + b for I/O,
+    b = min(⌊clip(share, 0, 1) · bins⌋, bins − 1).  One pass (the numpy form made ten over
+    millions of calls)."""
+    out = np.empty(idx.shape[0], np.int32)
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        d = end[i] - start[i]
+        if d < 1e-300:
+            d = 1e-300
+        w = dur_w[i]
+        o = dur_o[i]
+        io = o >= w
+        share = (o if io else w) / d
+        if share < negligible:
+            out[j] = 0
+            continue
+        c = min(max(share, 0.0), 1.0)
+        b = int(c * bins)
+        if b > bins - 1:
+            b = bins - 1
+        out[j] = 1 + bins + b if io else 1 + b
+    return out

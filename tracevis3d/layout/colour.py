@@ -292,17 +292,14 @@ def _function_legend_name(trace, ft, f: int) -> str:
 
 
 def _kind(trace, idx, view_area) -> Colouring:
+    from ..kernels.sync import kind_slots
+
     dur_w, dur_o = sync_durations(trace)
-    dur = np.maximum(trace.end[idx] - trace.start[idx], 1e-300)
-    w, o = dur_w[idx], dur_o[idx]
     # SyncTrace IV-B3 colours red when wr = dur_o/dur_w < 0.5 and green otherwise.  That
     # threshold is asymmetric (a call waiting 1.9 s and doing 1 s of I/O would be green);
     # we split at equal shares: green when dur_o >= dur_w (wr >= 1), red otherwise.
-    io_wins = o >= w
-    share = np.where(io_wins, o, w) / dur
-    b = np.minimum((np.clip(share, 0, 1) * KIND_BINS).astype(np.int64), KIND_BINS - 1)
-    none = share < KIND_NEGLIGIBLE
-    slot = np.where(none, 0, np.where(io_wins, 1 + KIND_BINS + b, 1 + b)).astype(np.int32)
+    slot = kind_slots(dur_w, dur_o, trace.start, trace.end, np.ascontiguousarray(idx, np.int64), KIND_BINS,
+                      KIND_NEGLIGIBLE)
     cols = [KIND_BROWN]
     names, ramps = [f"< {100 * KIND_NEGLIGIBLE:g} % waiting or I/O"], [""]
     for hue, what in ((27.0, "waits"), (145.0, "I/O")):

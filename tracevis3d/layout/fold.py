@@ -385,11 +385,13 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         demand, squeezed = lane_levels, False
     else:
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
-        placed, at_lo = place(*squeeze_parameters(lo, named_px, widest))
-        budget = np.asarray(budget_of(at_lo), np.float64) * (1 + BUDGET_TOLERANCE)  # what a lane needs: all open
-        done = at_lo <= budget  # fits with every wide pass-through chain open (`fits_budget`)
-        lane_levels = demand = at_lo
+        # what each lane needs with every wide pass-through chain open: its tops alone (the
+        # whole placement, fresh arrays of every call, is made once, for the squeeze chosen)
+        demand = tops(*squeeze_parameters(lo, named_px, widest))
+        budget = np.asarray(budget_of(demand), np.float64) * (1 + BUDGET_TOLERANCE)
+        done = demand <= budget  # fits with every wide pass-through chain open (`fits_budget`)
         squeezed = not done.all()
+        params = squeeze_parameters(lo, named_px, widest)
         if not done.all():
             hi[done] = 0.0
             for _ in range(SQUEEZE_STEPS):
@@ -399,7 +401,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
             params = refill_squeeze(lo, hi, done, named_px, widest, budget, tops)
-            placed, lane_levels = place(*params)
+        placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
