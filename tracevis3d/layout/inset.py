@@ -31,7 +31,7 @@ icicle (``inset``: ``auto``, ``none`` or a window ``T0:T1``):
   the panel, and lines joining them that cross no name (`_joining_lines`: the two outer
   lines between like corners, else from the nearest corners, else the one shortest; else
   the outer two behind the figure's front faces, hidden where they pass over boxes), and
-  a caption over the panel ("detail: 6.94 ms – 7.28 ms, 12× wider").
+  a caption over the panel ("detail: 6.94 – 7.28 ms, 12× wider").
 Every inset element carries the call it shows (``call_index`` of the loaded trace) and
 ``t_start``/``t_end`` (µs from the figure's window start), so picking and the growth
 animation treat them as the figure's own calls.
@@ -270,7 +270,6 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
     the cells (``cell`` pixels) the figure's names take, which the joining lines keep off;
     ``figure_of``: the icicle of a stretch on its own (`icicle.stretch_figure`: the view's
     stages, handed in, for a stage does not import its view)."""
-    from .annotate import fmt_time
     from .camera import world_per_pixel
     from .labels import place_facing_text
     from .text import text_width
@@ -349,7 +348,7 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
         [x for x in layers if not isinstance(x, InstanceLayer)]
     # the caption over the inset
     zoom = float((plan.rect[2] - plan.rect[0]) / max((plan.t1 - plan.t0) / float(frame.us_per_px[lane]), 1e-9))
-    times = f"{fmt_time(plan.t0 - sel.t0)} – {fmt_time(plan.t1 - sel.t0)}"
+    times = time_range(plan.t0 - sel.t0, plan.t1 - sel.t0)
     room = (plan.rect[2] - plan.rect[0]) / tpx
     # a figure of several lanes: which lane (the inset may stand in another lane's free room)
     whose = f"detail of {sel.lane_names[lane]}" if sel.lane_threads.size > 1 else "detail"
@@ -378,6 +377,16 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
         t = np.linspace(0.0, 1.0, 64)[None, :, None]
         line_px = (ends[:, :1] + t * (ends[:, 1:] - ends[:, :1])).reshape(-1, 2)
     return Inset(layers, label_sets, plan.rect, meta, line_px, named)
+
+
+def time_range(a: float, b: float) -> str:
+    """``a`` to ``b`` µs in the unit of ``b``, as the time axis writes its ticks: "0 – 43.4 ms",
+    "6.94 – 7.28 ms", "1.03 – 1.11 s" (`annotate.fmt_time`'s units and digits)."""
+    from .annotate import _UNITS
+
+    scale, unit = next(((sc, u) for sc, u in _UNITS if abs(b) >= sc), _UNITS[-1])
+    first = "0" if abs(a) < 0.0005 * abs(b) else f"{a / scale:.3g}"
+    return f"{first} – {b / scale:.3g} {unit}"
 
 
 def mark_material():
