@@ -14,9 +14,10 @@ icicle (``inset``: ``auto``, ``none`` or a window ``T0:T1``):
   drawn, no name, no title or legend, no flow arc or counter track within
   `INSET_PAD_EM`), the stretch of one lane that, magnified to the rectangle's width, makes
   the most candidates wide enough for their shortest name (`inset_plan.best_window`, at the
-  magnifications `ZOOMS`); the `MAX_BUILT` stretches expected to name most are built and
-  the one that names most functions the figure does not is kept, if it names at least
-  `MIN_NEW_NAMES`;
+  magnifications `ZOOMS`); the stretches expected to name most are built, at most
+  `MAX_BUILT` and the next only while none names `ENOUGH_NEW_NAMES` functions the figure
+  does not (an inset costs what its window's calls cost), and the one that names most is
+  kept, if it names at least `MIN_NEW_NAMES`;
 - **what**: the figure of that stretch on its own (`icicle.icicle_stages` on the window,
   its own fold within the rectangle's height budget, its own labels and recursion names),
   each call in its colour of the figure (the figure's colour slot of that call), boxes of
@@ -45,7 +46,8 @@ import numpy as np
 from .inset_plan import MIN_H_EM, MIN_NEW_NAMES, MIN_W_EM, InsetPlan, named_functions, names_calls, plan_inset
 from .spec import CurveLayer, InstanceLayer, LabelSet
 
-MAX_BUILT = 2  # insets built and counted, at most (the plans expected to name most)
+MAX_BUILT = 2  # insets built and counted, at most (the plans expected to name most)...
+ENOUGH_NEW_NAMES = 6  # ...the next only while the best so far names fewer new functions than this
 INSET_DEPTH_LEVELS = 0.5  # the inset's boxes: this many level heights deep, all alike
 CAPTION_MATERIAL = "TV3D_text_muted"
 PREFIX = "inset_"  # the inset's layers are named so (their own time axis: ``t_start``/``t_end``)
@@ -420,6 +422,8 @@ def detail_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: floa
     shown = set(int(f) for f in named_functions(st.drawn, names).tolist())
     best, best_new = None, set()
     for plan in plans[:MAX_BUILT]:
+        if len(best_new) >= ENOUGH_NEW_NAMES:  # another rectangle is tried only for a poor first inset
+            break
         inset = build_inset(plan, st, frame, params, tpx, names_grid, cell, figure_of)
         if inset is None:
             continue
