@@ -341,21 +341,24 @@ def test_squeeze_parameters_end_points():
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10 ** 6))
-def test_squeezed_tops_are_the_tops_of_the_whole_placement(seed):
-    """`squeezed_tops` (the bisection's question, in reused arrays) against the last output
-    of `squeezed_levels` (the whole placement), on random forests in several lanes, with the
-    work arrays dirty from an earlier call."""
-    from tracevis3d.kernels.fold import squeezed_levels, squeezed_tops
+def test_reduced_tops_of_the_whole_tree_are_the_tops_of_the_whole_placement(seed):
+    """`kernels.fold_reduce.reduced_tops` with no call dropped (the bisection's question, in
+    reused arrays) against the last output of `squeezed_levels` (the whole placement), on
+    random forests in several lanes, with the work arrays dirty from an earlier call (the
+    reduced trees: tests/test_fold_reduce.py)."""
+    from tracevis3d.kernels.fold import squeezed_levels
+    from tracevis3d.kernels.fold_reduce import reduced_tops
 
     rng = np.random.default_rng(seed)
     n, n_lanes, parent, lane, name_px, width_px, infra, passing, wide = _random_lanes_forest(rng)
     work = (np.ones(n, np.bool_), np.full(n, 2, np.int8), np.full(n, 7.0), np.full(n, 5, np.int32),
             np.full(n, 3.0), np.full(n, 2.0), np.ones(n, np.bool_), np.full(n, 9, np.int32))
+    none = (np.zeros(n, np.int32), np.zeros(n, np.int8), np.zeros(0, np.int16), np.zeros(0, np.int16))
     for _ in range(2):
         unfold, thr = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes)
         heights = rng.uniform(0.01, 1.0, (n_lanes, 5))
         want = squeezed_levels(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights)[-1]
-        got = squeezed_tops(parent, lane, name_px, width_px, infra, passing, wide, unfold, thr, heights, *work)
+        got = reduced_tops(parent, lane, name_px, width_px, infra, passing, wide, *none, unfold, thr, heights, *work)
         assert np.allclose(got, want), (got, want)
 
 

@@ -141,17 +141,23 @@ def _async_rows() -> None:
 
 
 def _squeeze_search() -> None:
-    """The fold's squeeze bisection (`kernels.fold.squeezed_tops`), which only a lane taller
-    than its budget runs: a small trace never does, a real one often."""
+    """The fold's squeeze bisection (`kernels.fold_reduce`: the reduced tree and its tops),
+    which only a lane taller than its budget runs: a small trace never does, a real one often."""
     import numpy as np
 
-    from .kernels.fold import squeezed_tops
+    from .kernels.fold_reduce import kept_tree, reduced_tops, tiny_subtrees
 
     n, f8, b1, i4 = 3, np.float64, np.bool_, np.int32
-    squeezed_tops(np.array([-1, 0, 1], i4), np.zeros(n, i4), np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1),
-                  np.zeros(n, b1), np.ones(n, b1), np.full(1, np.inf), np.zeros(1), np.ones((1, 5)),
-                  np.empty(n, b1), np.empty(n, np.int8), np.empty(n, f8), np.empty(n, i4), np.empty(n, f8),
-                  np.empty(n, f8), np.empty(n, b1), np.empty(n, i4))
+    parent = np.array([-1, 0, 1], i4)  # the dtypes of `layout.fold.fold_levels`
+    keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
+        parent, np.array([3, 3, 3], i4), np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1), np.zeros(n, b1),
+        np.zeros(n, b1), 10.0, 8, 12)
+    kept, kept_parent = kept_tree(keep, parent)
+    m = kept.size
+    reduced_tops(kept_parent, np.zeros(m, i4), np.ones(m, f8), np.ones(m, f8), np.zeros(m, b1), np.zeros(m, b1),
+                 np.zeros(m, b1), env_first[kept], env_count[kept], pool_a, pool_b, np.full(1, np.inf),
+                 np.full(1, 10.0), np.ones((1, 5)), np.empty(m, b1), np.empty(m, np.int8), np.empty(m, f8),
+                 np.empty(m, i4), np.empty(m, f8), np.empty(m, f8), np.empty(m, b1), np.empty(m, i4))
 
 
 def _threads_all(trace) -> None:

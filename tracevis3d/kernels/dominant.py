@@ -16,8 +16,9 @@ from numba import njit
 @njit(cache=True, nogil=True)
 def dominant_members(group, func, dur, calls, n_groups, n_funcs):
     """(member, share, calls) per group (member −1, share 0 for an empty group); ``group``
-    −1 marks a call in no group."""
+    −1 marks a call in no group; ``calls`` empty: one call each member."""
     n = group.shape[0]
+    one_each = calls.shape[0] == 0
     ptr = np.zeros(n_groups + 1, np.int64)
     for i in range(n):
         g = group[i]
@@ -44,7 +45,7 @@ def dominant_members(group, func, dur, calls, n_groups, n_funcs):
             i = order[j]
             f = func[i]
             acc[f] += dur[i]
-            acc_calls[f] += calls[i]
+            acc_calls[f] += 1.0 if one_each else calls[i]
             last[f] = i
             total += dur[i]
         best, best_t = -1, -1.0

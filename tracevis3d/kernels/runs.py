@@ -100,3 +100,37 @@ def child_rows(func, start, end, end_index, n_func):
             acc[f] = 0.0
             cnt[f] = 0
     return n_children, row_start, row_end, dom_func, dom_time, dom_count, total
+
+
+@njit(cache=True, nogil=True)
+def name_widths(parent, func, start, width_px, head, run_end, n_children, row_start, row_end, dom_func, dom_time,
+                total, us_per_px, row_share, named_px):
+    """The widest thing that can carry each call's name, in pixels, and which rows are named.
+
+    With `sibling_runs` (``head``, ``run_end``) and `child_rows` (the row arrays) of the
+    same calls, ``u`` = ``us_per_px``:
+
+    - a row is *dominated* when it has at least 2 calls and ``dom_time ≥ row_share ·
+      total``; ``row_px[i] = (row_end[i] − row_start[i]) / u``;
+      ``row_named[i]`` = dominated and ``row_px[i] ≥ named_px``;
+    - ``run_px[i] = (run_end[h] − start[h]) / u`` for i's run head h;
+    - ``parent_row_px[i] = row_px[p]`` when i's parent p has a dominated row and i is of
+      its dominant function (the row "120× Body.paragraph" carries those calls' names, not
+      their siblings'), else 0;
+    - ``name_px[i] = max(width_px[i], run_px[i], parent_row_px[i])``.
+
+    Returns ``(name_px, row_named)`` (one pass; the fold's input, `layout.fold.fold_levels`)."""
+    n = parent.shape[0]
+    name_px = np.empty(n, np.float64)
+    row_named = np.empty(n, np.bool_)
+    for i in range(n):
+        h = head[i]
+        w = max(width_px[i], (run_end[h] - start[h]) / us_per_px)
+        p = parent[i]
+        if p >= 0 and n_children[p] >= 2 and dom_time[p] >= row_share * max(total[p], 1e-300) \
+                and func[i] == dom_func[p]:
+            w = max(w, (row_end[p] - row_start[p]) / us_per_px)
+        name_px[i] = w
+        row_named[i] = n_children[i] >= 2 and dom_time[i] >= row_share * max(total[i], 1e-300) and \
+            (row_end[i] - row_start[i]) / us_per_px >= named_px
+    return name_px, row_named

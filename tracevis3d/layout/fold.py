@@ -53,9 +53,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import (H_FIRST_NARROW, H_SQUEEZED, chain_ranked_width, dominant_child_share, squeezed_levels,
-                            squeezed_tops)
-from ..kernels.runs import child_rows, sibling_runs
+from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, chain_ranked_width, dominant_child_share, squeezed_levels
+from ..kernels.fold_reduce import kept_tree, reduced_tops, tiny_subtrees
+from ..kernels.runs import child_rows, name_widths, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
 from .naming import function_table
@@ -81,6 +81,10 @@ REFILL_MIN_FRONTIER = 0.9
 REFILL_STEPS = 6  # bisection steps of that level's height (to 0.1/64 of a level)
 #: a lane fits its budget when its levels are within this share above it
 BUDGET_TOLERANCE = 1e-3
+#: the squeeze's bisection summarises a subtree of calls too narrow to be named by at most
+#: this many (levels, bands) pairs (`kernels.fold_reduce.tiny_subtrees`), and tries
+#: subtrees over at most this many times the calls in all
+FRONTIER_MAX, FRONTIER_WORK = 8, 4
 
 _RULE_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -296,36 +300,28 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     width_px = np.asarray(width_px, np.float64)
     lane = np.asarray(lane)
     wide = width_px >= marker_px
-    start = trace.start[idx]
+    start, func, end = trace.start[idx], trace.func[idx], trace.end[idx]
     gap = np.full(max(n_lanes, 1), float(us_per_px))
-    head, rep_end, rep_count = sibling_runs(trace.func[idx], start, trace.end[idx], parent, lane, gap)
+    head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
     upx = max(float(us_per_px), 1e-300)
-    run_px = (rep_end[head] - start[head]) / upx
     _, local_end = depth_and_end_from_parent(parent)
-    rows = child_rows(trace.func[idx], start, trace.end[idx], local_end, trace.n_functions)
+    rows = child_rows(func, start, end, local_end, trace.n_functions)
     n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows
     named_px = NARROW_EM * label_px
-    row_ok = (n_children >= 2) & (dom_time >= ROW_SHARE * np.maximum(total, 1e-300))
-    row_px = (row_end - row_start) / upx
-    row_named = row_ok & (row_px >= named_px)
-    has_p = parent >= 0
-    parent_row_px = np.zeros(idx.size, np.float64)
-    pp = parent[has_p]
-    # a row is named by the function that dominates it ("120× Body.paragraph"): it carries
-    # the names of those calls, not of their siblings of other functions
-    in_row = row_ok[pp] & (trace.func[idx][has_p] == dom_func[pp])
-    parent_row_px[has_p] = np.where(in_row, row_px[pp], 0.0)
     # the widest thing that can carry a call's name: itself, its run, or its parent's row
-    name_px = np.maximum(np.maximum(width_px, run_px), parent_row_px)
+    # when that is a row of its function's calls (`kernels.runs.name_widths`)
+    name_px, row_named = name_widths(parent, func, start, width_px, head, rep_end, n_children, row_start, row_end,
+                                     dom_func, dom_time, total, upx, ROW_SHARE, named_px)
     squeeze = rule == "auto"
     nl = max(n_lanes, 1)
 
     infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
     pass_part = mask & ~infra_part
+    kind = trace.kind[idx]
     if squeeze:  # a chain of one width opens a level at a time, shallowest first
-        name_px = chain_ranked_width(parent, name_px, infra_part, trace.kind[idx] != KIND_OTHER, named_px,
-                                     CHAIN_RANK_STEP)
+        name_px = chain_ranked_width(parent, name_px, infra_part, kind != KIND_OTHER, named_px, CHAIN_RANK_STEP)
     lane32 = np.ascontiguousarray(lane, np.int32)
+    in_order = bool(lane32.size == 0 or (lane32[1:] >= lane32[:-1]).all())
 
     def place(unfold, thr, heights):
         if not squeeze:  # level ranges or none: no squeeze, every call a full level
@@ -335,25 +331,46 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                                        np.ascontiguousarray(heights, np.float64))
         return placed, top[:n_lanes]
 
+    # the bisection's tree: subtrees of calls too narrow to be named at any squeeze, each
+    # replaced by its root and the frontier of what it adds on top (`kernels.fold_reduce`)
+    red = None
     work = None
-    # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]), its
-    # parents inside them, so the tops of some lanes need only their calls (any other order:
-    # every call, every time)
-    in_order = bool(lane32.size == 0 or (lane32[1:] >= lane32[:-1]).all())
-    bounds = np.searchsorted(lane32, np.arange(nl + 1), side="left") if lane32.size else np.zeros(nl + 1, np.int64)
     rebased: dict = {}
 
+    def reduced():
+        nonlocal red
+        if red is None:
+            keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
+                parent, local_end, name_px, width_px, infra_part, pass_part, wide, float(named_px), FRONTIER_MAX,
+                FRONTIER_WORK * idx.size)
+            kept, kept_parent = kept_tree(keep, parent)
+            whole = kept.size == idx.size
+            arrays = (kept_parent,) + ((lane32, name_px, width_px, infra_part, pass_part, wide) if whole else
+                                       (lane32[kept], name_px[kept], width_px[kept], infra_part[kept],
+                                        pass_part[kept], wide[kept]))
+            red = arrays + (env_first[kept], env_count[kept], pool_a, pool_b)
+        return red
+
     def tops(unfold, thr, heights, lanes=None):
-        """The lane tops of ``place`` alone (the bisection's question), in reused arrays;
-        with ``lanes`` (a mask), those lanes' tops only (the others 0)."""
+        """The lane tops of ``place`` alone (the bisection's question) on the reduced tree,
+        in reused arrays; with ``lanes`` (a mask), those lanes' tops only (the others 0)."""
         nonlocal work
-        n = idx.size
+        arrays = reduced()
+        n = arrays[0].size
         if work is None:
             work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
                     np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
         args = (np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.ascontiguousarray(heights, np.float64))
+        pools = arrays[-2:]
+        # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]),
+        # their parents inside them, so some lanes' tops need only their calls (any other
+        # order: every call, every time)
+        lane_r = arrays[1]
         if lanes is None or np.all(lanes) or not in_order:
-            return squeezed_tops(parent, lane32, name_px, width_px, infra_part, pass_part, wide, *args, *work)[:n_lanes]
+            return reduced_tops(*arrays, *args, *work)[:n_lanes]
+        bounds = rebased.get("bounds")
+        if bounds is None:
+            bounds = rebased["bounds"] = np.searchsorted(lane_r, np.arange(nl + 1), side="left")
         top = np.zeros(nl)
         sel = np.flatnonzero(np.asarray(lanes, np.bool_))
         runs = np.split(sel, np.flatnonzero(np.diff(sel) > 1) + 1) if sel.size else []
@@ -363,9 +380,8 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                 continue
             p = rebased.get((a, b))
             if p is None:
-                p = rebased[(a, b)] = np.where(parent[a:b] >= 0, parent[a:b] - a, -1)
-            got = squeezed_tops(p, lane32[a:b], name_px[a:b], width_px[a:b], infra_part[a:b], pass_part[a:b],
-                                wide[a:b], *args, *(w[a:b] for w in work))
+                p = rebased[(a, b)] = np.where(arrays[0][a:b] >= 0, arrays[0][a:b] - a, -1)
+            got = reduced_tops(p, *(x[a:b] for x in arrays[1:9]), *pools, *args, *(w[a:b] for w in work))
             top[run] = got[run]
         return top[:n_lanes]
 
@@ -374,7 +390,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     nameable_px = np.where(infra_part | pass_part, 0.0, name_px)
     # ... and the threshold is set by the lane's work, not its waits: a worker whose last
     # queue wait outlasts its task keeps the task's name (the wait, a sibling, is as wide)
-    work_px = np.where(trace.kind[idx] == KIND_OTHER, nameable_px, 0.0)
+    work_px = np.where(kind == KIND_OTHER, nameable_px, 0.0)
     widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
     if n_lanes and not (widest > 0.0).all():  # a lane of waits alone: its widest wait
         widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
@@ -405,5 +421,5 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
-                   lane_levels, rule, lane_root_rows(trace.func[idx], start, trace.end[idx], parent, lane, n_lanes,
+                   lane_levels, rule, lane_root_rows(func, start, end, parent, lane, n_lanes,
                                                      trace.n_functions), demand, squeezed)

@@ -61,23 +61,27 @@ def dense_ranks(v: np.ndarray) -> np.ndarray:
     array (O(n), no sort: the levels of 10^7 calls), else by sorting."""
     if v.size == 0:
         return np.zeros(0, np.int64)
+    from ..kernels.drawn import dense_ranks_in_range
+
     lo, hi = int(v.min()), int(v.max())
     if hi - lo > max(4 * v.size, 1 << 16):
         return np.unique(v, return_inverse=True)[1]
-    present = np.zeros(hi - lo + 1, np.bool_)
-    present[v - lo] = True
-    return (np.cumsum(present) - 1)[v - lo]
+    return dense_ranks_in_range(np.ascontiguousarray(v), lo, hi)
 
 
 def drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
     """The calls a figure draws (unfolded calls and run bands), from the select and fold stages."""
+    from ..kernels.drawn import gather_drawn
+
     dr = np.flatnonzero(fold.drawn)
-    idx = sel.idx[dr]
     tr = sel.trace
-    level_id = dense_ranks(np.round(fold.bottom[dr] * 4096.0).astype(np.int64))
-    return Drawn(idx, sel.original(idx), dr, sel.lane[dr], np.maximum(tr.start[idx], sel.t0),
-                 np.minimum(tr.end[idx], sel.t1), tr.func[idx], slot[dr], fold.folded[dr], fold.run_levels[dr],
-                 fold.bottom[dr], fold.height[dr], level_id.astype(np.int32), ext_unit[dr])
+    orig = np.zeros(0, np.int64) if sel.orig is None else sel.orig
+    idx, call_id, lane, start, end, func, slot_d, folded, run_levels, bottom, height, ext, key = gather_drawn(
+        dr, sel.idx, orig, sel.lane, tr.start, tr.end, tr.func, slot, fold.folded, fold.run_levels, fold.bottom,
+        fold.height, ext_unit, float(sel.t0), float(sel.t1), 4096.0)
+    level_id = dense_ranks(key)
+    return Drawn(idx, call_id, dr, lane, start, end, func, slot_d, folded, run_levels, bottom, height,
+                 level_id.astype(np.int32, copy=False), ext)
 
 
 @dataclass
@@ -131,10 +135,13 @@ def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
 
     if n_clusters == 0:
         return (np.zeros(0, np.int64), np.zeros(0)) + ((np.zeros(0),) if calls is not None else ())
-    of = np.ascontiguousarray(cluster_of, np.int64)
-    f = np.ascontiguousarray(func, np.int64)
-    n_funcs = int(f[of >= 0].max()) + 1 if (of >= 0).any() else 1
-    c = np.ones(of.size) if calls is None else np.ascontiguousarray(calls, np.float64)
+    def ints(x):  # int32 or int64 as they are (no copy of 10^6 drawn calls' arrays), else int64
+        x = np.asarray(x)
+        return np.ascontiguousarray(x) if x.dtype in (np.int32, np.int64) else np.ascontiguousarray(x, np.int64)
+
+    of, f = ints(cluster_of), ints(func)
+    n_funcs = max(int(f.max()) + 1, 1) if f.size else 1  # a scratch table per function: any bound will do
+    c = np.zeros(0) if calls is None else np.ascontiguousarray(calls, np.float64)  # empty: one call each
     member, share, n_calls = dominant_members(of, f, np.ascontiguousarray(dur, np.float64), c, int(n_clusters), n_funcs)
     member = np.maximum(member, 0)
     return (member, share) if calls is None else (member, share, n_calls)

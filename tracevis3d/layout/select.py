@@ -412,7 +412,10 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
     at = 0
     for piece in pieces:  # a parent is on its child's lane, in its (ascending) piece
         gp = tr.parent[piece]
-        parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
+        if piece.size and int(piece[-1]) - int(piece[0]) + 1 == piece.size:  # a whole range: no search
+            parent[at: at + piece.size] = np.where(gp >= 0, gp - (int(piece[0]) - at), -1)
+        else:
+            parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
         at += piece.size
     lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
     counts = tr.thread_name_counts()

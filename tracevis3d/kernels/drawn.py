@@ -1,0 +1,68 @@
+"""The drawn calls' arrays gathered in one pass (`tracevis3d.layout.geometry.drawn_calls`)."""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def gather_drawn(drawn, sel_idx, orig, sel_lane, start, end, func, slot, folded, run_levels, bottom, height,
+                 ext_unit, t0, t1, level_scale):
+    """For the drawn positions ``drawn`` (indices among the shown calls), with i = sel_idx[k]
+    (a call of the selection's trace) for each k = drawn[j]:
+
+    ``idx[j] = i``; ``call_id[j] = orig[i]`` (int32; ``i`` when ``orig`` is empty: no
+    hiding); ``lane, slot, folded, run_levels, level_bottom, level_height, ext_unit`` at k;
+    ``start[j] = max(start[i], t0)``, ``end[j] = min(end[i], t1)``, ``func[j] = func[i]``;
+    ``level_key[j] = round(bottom[k] · level_scale)`` (int64, equal for calls drawn at one
+    height).  Returns those arrays in that order (numpy's gathers made one by one cost a
+    pass, and a temporary, each: 10^6 drawn calls, 0.1 s)."""
+    n = drawn.shape[0]
+    idx = np.empty(n, np.int64)
+    call_id = np.empty(n, np.int32)
+    lane = np.empty(n, sel_lane.dtype)
+    st = np.empty(n, np.float64)
+    en = np.empty(n, np.float64)
+    fn = np.empty(n, func.dtype)
+    sl = np.empty(n, slot.dtype)
+    fo = np.empty(n, folded.dtype)
+    rl = np.empty(n, run_levels.dtype)
+    bo = np.empty(n, np.float64)
+    he = np.empty(n, np.float64)
+    ex = np.empty(n, ext_unit.dtype)
+    key = np.empty(n, np.int64)
+    has_orig = orig.shape[0] > 0
+    for j in range(n):
+        k = drawn[j]
+        i = sel_idx[k]
+        idx[j] = i
+        call_id[j] = orig[i] if has_orig else i
+        lane[j] = sel_lane[k]
+        st[j] = max(start[i], t0)
+        en[j] = min(end[i], t1)
+        fn[j] = func[i]
+        sl[j] = slot[k]
+        fo[j] = folded[k]
+        rl[j] = run_levels[k]
+        bo[j] = bottom[k]
+        he[j] = height[k]
+        ex[j] = ext_unit[k]
+        key[j] = round(bottom[k] * level_scale)  # half to even, as numpy rounds
+    return idx, call_id, lane, st, en, fn, sl, fo, rl, bo, he, ex, key
+
+
+@njit(cache=True, nogil=True)
+def dense_ranks_in_range(v, lo, hi):
+    """rank[i] = the number of distinct values of ``v`` below v[i] (``np.unique``'s inverse),
+    int32, for integer values in [lo, hi]: a presence table over the range, its prefix
+    sums, one gather (O(n + hi − lo), no sort)."""
+    table = np.zeros(hi - lo + 1, np.int32)
+    for i in range(v.shape[0]):
+        table[v[i] - lo] = 1
+    r = 0
+    for k in range(table.shape[0]):
+        if table[k]:
+            table[k] = r
+            r += 1
+    out = np.empty(v.shape[0], np.int32)
+    for i in range(v.shape[0]):
+        out[i] = table[v[i] - lo]
+    return out
