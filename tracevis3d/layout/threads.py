@@ -165,7 +165,8 @@ def ring_bar_colours(tr, sel, params, lane_rgb):
         rgb = np.repeat(lane_rgb, 2, axis=0)
         rgb[1::2] = palette.lighten(lane_rgb, 0.25)
         return slot, rgb, palette.lighten(rgb, 0.5), [], "bars: thread colours"
-    col = colour_calls(tr, idx, SimpleNamespace(color_by="kind"), tr.end[idx] - tr.start[idx], None, fmt_time)
+    # colour by kind: the call areas, which only the categorical modes' legend order uses, are not needed
+    col = colour_calls(tr, idx, SimpleNamespace(color_by="kind"), None, None, fmt_time)
     if params.highlight:
         from ..analysis.filters import function_mask
         from .colour import highlight_colouring
