@@ -145,7 +145,7 @@ def main() -> None:
             print(f"{case}: not recorded here (viztracer or docutils missing): skipped")
             continue
         for options in ({}, {"keep_class_pairs": False}):
-            tag = case + ("" if not options else "-streamed")
+            tag = case + ("" if not options else "-not-kept")
             files = []
             for side, tree in (("old", args.base), ("new", args.new)):
                 out = work / f"{tag}-{side}.npz"
@@ -154,7 +154,7 @@ def main() -> None:
             names, fails, worst = compare_files(*files)
             ok &= not fails
             kept = "class_pairs" in names
-            print(f"{tag}: {len(names)} arrays compared ({'class pairs kept' if kept else 'streamed'}), "
+            print(f"{tag}: {len(names)} arrays compared ({'class pairs kept' if kept else 'class pairs not kept'}), "
                   f"overview worst relative difference {worst:.2e}: " + ("EQUAL" if not fails else "; ".join(fails)),
                   flush=True)
             if not kept and not options:
