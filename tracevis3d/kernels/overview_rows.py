@@ -77,41 +77,6 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
         bins_a[b, 3] += t * c + d
 
 
-@njit(cache=True, nogil=True, inline="always")
-def one_one(x, bq, s, t, lo_t, hi_t, tol_b, bins_b1):
-    """A match of one call of A (time t; ``lo_t`` / ``hi_t`` = t ∓ tol_a) with one call of B
-    (time x, bin ``bq``): B's side into ``bins_b1`` (earlier x − tol_b > t, later x + tol_b <
-    t, δ += |x − t|); returns A's increments (earlier, aligned, later, c, d) with δ = t·c + d,
-    branch-free (on real times these relations are coin flips), the expressions of
-    `overview._overview_blocks`."""
-    ia = np.int64(x >= lo_t) + np.int64(x > hi_t)   # 0 earlier, 1 aligned, 2 later
-    sg = 1.0 if x >= t else -1.0
-    bins_b1[bq, 2 - np.int64(x + tol_b >= t) - np.int64(x - tol_b > t)] += s
-    bins_b1[bq, 3] += sg * (x - t)
-    return s * (ia == 0), s * (ia == 1), s * (ia == 2), -sg, sg * x
-
-
-@njit(cache=True, nogil=True)
-def one_call_row_end(r, n_mult, mult, mq, ms, ptr_a, time_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, acc, loc,
-                     bins_a, diff_b):
-    """The end of a row of ONE call of A whose one-call partners were added by `one_one`
-    (A's sums in ``acc``): the sweeps of its pairs with many-call B rows (``mult[:n_mult]``,
-    indices into ``mq`` / ``ms``; `overview._sweep_pair`, in their order), then A's sums, its
-    call binned."""
-    f0 = ptr_a[r]
-    for x in range(5):
-        loc[0, x] = 0.0
-        loc[1, x] = 0.0
-    for i in range(n_mult):
-        j = mult[i]
-        q = mq[j]
-        _sweep_pair(time_a, f0, f0 + 1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, ms[j], tol_a, tol_b, loc,
-                    diff_b)
-    for x in range(5):
-        loc[0, x] += acc[x]
-    _bin_row(loc, 1, time_a, bin_a, f0, bins_a)
-
-
 @njit(cache=True, nogil=True)
 def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc, bins_a,
                  bins_b1, diff_b):
@@ -122,62 +87,74 @@ def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b
 
     Viewer call at t, partner at x: earlier x < t − tol, later x > t + tol, aligned otherwise
     (tol of the viewer's trace); δ += |t − x| (Eq. 4).  One call of A against one call of B:
-    `one_one` (A's sums in registers, B's into its call's bin of ``bins_b1``); against more
-    calls on either side, `overview._sweep_pair` iterates the side with fewer calls over the
-    other's sorted times (step entries in ``loc`` for A, at slots relative to the row, and in
-    ``diff_b`` for B); a one-call B class against several A calls adds its viewer sums
-    (`overview._viewer_point`) to its bin and its steps to ``loc`` (`overview._partner_steps`).
-    ``loc`` (≥ calls of the row + 1 rows of 5) is scratch: the row's calls are binned into
-    ``bins_a`` (earlier, aligned, later, δ) before returning."""
+    both relations directly (A's sums in registers, B's into its call's bin of ``bins_b1``);
+    against more calls on either side, `overview._sweep_pair` iterates the side with fewer
+    calls over the other's sorted times (step entries in ``loc`` for A, at slots relative to
+    the row, and in ``diff_b`` for B); a one-call B class against several A calls adds its
+    viewer sums (`overview._viewer_point`) to its bin and its steps to ``loc``
+    (`overview._partner_steps`).  ``loc`` (≥ calls of the row + 1 rows of 5) is scratch:
+    the row's calls are binned into ``bins_a`` (earlier, aligned, later, δ) before returning."""
     f0 = ptr_a[r]
     f1 = ptr_a[r + 1]
     m = f1 - f0
+    for i in range(m + 1):
+        for x in range(5):
+            loc[i, x] = 0.0
     if m == 1:
         t = time_a[f0]
         lo_t = t - tol_a
         hi_t = t + tol_a
-        acc = np.zeros(5)
-        mult = np.empty(n, np.int64)
-        n_mult = 0
+        ae = 0.0
+        aa = 0.0
+        al = 0.0
+        ac = 0.0
+        ad = 0.0
         for j in range(n):
-            col = cols[mq[j]]
+            q = mq[j]
+            s = ms[j]
+            col = cols[q]
             x = col.x
-            if x != x:                 # NaN: B's class has more calls: swept at the row's end
-                mult[n_mult] = j
-                n_mult += 1
+            if x != x:                 # NaN: B's class has more calls: sweep them
+                _sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
+                            loc, diff_b)
                 continue
-            e, a, la, c, d = one_one(x, col.bin, ms[j], t, lo_t, hi_t, tol_b, bins_b1)
-            acc[0] += e
-            acc[1] += a
-            acc[2] += la
-            acc[3] += c
-            acc[4] += d
-        one_call_row_end(r, n_mult, mult, mq, ms, ptr_a, time_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, acc,
-                         loc, bins_a, diff_b)
-        return
-    for i in range(m + 1):
-        for x in range(5):
-            loc[i, x] = 0.0
-    for j in range(n):
-        q = mq[j]
-        s = ms[j]
-        g0 = ptr_b[q]
-        g1 = ptr_b[q + 1]
-        if m <= g1 - g0:
-            _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b)
-        elif g1 - g0 == 1:
-            x = time_b[g0]
-            mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
-            e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a)
-            bq = cols[q].bin
-            bins_b1[bq, 0] += e
-            bins_b1[bq, 1] += a
-            bins_b1[bq, 2] += la
-            bins_b1[bq, 3] += x * c + d
-            _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc)
-            _segment_ends(f0, f1, -f0, s, 1, loc)
-        else:
-            _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc)
+            # branch-free (on real times these relations are coin flips), as `_overview_blocks`
+            ia = np.int64(x >= lo_t) + np.int64(x > hi_t)   # 0 earlier, 1 aligned, 2 later
+            ae += s * (ia == 0)
+            aa += s * (ia == 1)
+            al += s * (ia == 2)
+            sg = 1.0 if x >= t else -1.0
+            ac -= sg
+            ad += sg * x
+            bq = col.bin
+            bins_b1[bq, 2 - np.int64(x + tol_b >= t) - np.int64(x - tol_b > t)] += s
+            bins_b1[bq, 3] += sg * (x - t)
+        loc[0, 0] += ae
+        loc[0, 1] += aa
+        loc[0, 2] += al
+        loc[0, 3] += ac
+        loc[0, 4] += ad
+    else:
+        for j in range(n):
+            q = mq[j]
+            s = ms[j]
+            g0 = ptr_b[q]
+            g1 = ptr_b[q + 1]
+            if m <= g1 - g0:
+                _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b)
+            elif g1 - g0 == 1:
+                x = time_b[g0]
+                mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
+                e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a)
+                bq = cols[q].bin
+                bins_b1[bq, 0] += e
+                bins_b1[bq, 1] += a
+                bins_b1[bq, 2] += la
+                bins_b1[bq, 3] += x * c + d
+                _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc)
+                _segment_ends(f0, f1, -f0, s, 1, loc)
+            else:
+                _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc)
     _bin_row(loc, m, time_a, bin_a, f0, bins_a)
 
 

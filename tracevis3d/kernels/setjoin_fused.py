@@ -28,10 +28,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from .overview_rows import one_call_row_end, one_one, overview_row_constants, overview_rows_finish, row_overview
+from .overview_rows import overview_row_constants, overview_rows_finish, row_overview
 from .setjoin import _lower_bound, min_overlap
-from .setjoin_rowtiers import (column_records, finish_row_tiers, pair_tiers, prune_candidates, row_tier_entries,
-                               row_tiers)
+from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _postings_in, _set_frame
 
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
@@ -116,55 +115,14 @@ def _room(lst, i, need):
 
 
 @njit(cache=True, nogil=True)
-def _one_call_row(v, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, cq, cs, mult, t, tol_a, tol_b,
-                  bins_b1):
-    """A row of ONE call of A (time t): every pair's similarity and tiers
-    (`setjoin_rowtiers.pair_tiers`) and, with a one-call B class, both sides' overview
-    (`overview_rows.one_one`) in one read of the B row's record; the pairs with many-call B
-    classes listed in ``mult`` for the sweeps.  Returns (tiers used, candidates, Σ B calls,
-    pairs listed, A's overview sums)."""
-    lo_t = t - tol_a
-    hi_t = t + tol_a
-    nrt = 0
-    w = 0
-    nc = 0
-    n_mult = 0
-    ae = 0.0
-    aa = 0.0
-    al = 0.0
-    ac = 0.0
-    ad = 0.0
-    for j in range(n):
-        q = mq[j]
-        col = cols[q]
-        c = np.int64(mi[j])
-        s = c / (nx + np.int64(col.size) - c)
-        ms[j] = s
-        w += np.int64(col.count)
-        nrt, nc = pair_tiers(q, col, s, cr, k, rs, rn, nrt, col_s, col_n, col_nt, cq, cs, nc)
-        x = col.x
-        if x != x:
-            mult[n_mult] = j
-            n_mult += 1
-            continue
-        e, a, la, dc, dd = one_one(x, col.bin, s, t, lo_t, hi_t, tol_b, bins_b1)
-        ae += e
-        aa += a
-        al += la
-        ac += dc
-        ad += dd
-    return nrt, nc, w, n_mult, (ae, aa, al, ac, ad)
-
-
-@njit(cache=True, nogil=True)
 def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
     """Row v's matches (size ranks ``mk[:n]``, overlaps ``mi[:n]``) to the tiers
-    (`setjoin_rowtiers`), the counts and the overview (`overview_rows`); its tier entries and
-    column candidates appended to the part's growing outputs."""
+    (`setjoin_rowtiers.row_tiers`), the counts and the overview (`overview_rows.row_overview`);
+    its tier entries and column candidates appended to the part's growing outputs."""
     if n == 0:
         return
     b_by_size, direct = mapping
-    mq, ms, rs, rn, tq, tsim, cq, cs, mult, acc = sc
+    mq, ms, rs, rn, tq, tsim, cq, cs = sc
     size_a, count_a, k = tc
     cols, col_s, col_n, col_nt, partners_row, calls = ts_
     l32, l64, lf, cur = out
@@ -178,25 +136,15 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
         for j in range(n):
             mq[j] = mk[order[j]]
             mi[j] = mi_c[order[j]]
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b = oc
-    loc, bins_a, bins_b1, diff_b = os_
-    f0 = ptr_a[v]
-    if ptr_a[v + 1] - f0 == 1:
-        nrt, nc, w, n_mult, sums = _one_call_row(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n,
-                                                 col_nt, rs, rn, cq, cs, mult, time_a[f0], tol_a, tol_b, bins_b1)
-        for x in range(5):
-            acc[x] = sums[x]
-        one_call_row_end(v, n_mult, mult, mq, ms, ptr_a, time_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, acc,
-                         loc, bins_a, diff_b)
-        n_t = row_tier_entries(n, mq, ms, rs, rn, nrt, k, tq, tsim)
-    else:
-        n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
-                               tsim, cq, cs)
-        row_overview(v, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
-                     bins_a, bins_b1, diff_b)
+    n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
+                           tsim, cq, cs)
     partners_row[v] += w
     calls[0] += w * count_a[v]
     calls[1] += n
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b = oc
+    loc, bins_a, bins_b1, diff_b = os_
+    row_overview(v, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc, bins_a,
+                 bins_b1, diff_b)
     # outputs: l32 = [rows, tier B rows, candidate columns, candidate rows], l64 = [tier lengths],
     # lf = [tier similarities, candidate similarities]; cur = [rows, entries, candidates, after last prune]
     r0, e0, c0 = cur[0], cur[1], cur[2]
@@ -300,8 +248,7 @@ def _fused_part(roots, singles, height, odt, wk, mapping, tc, ts_, oc, os_):
     mk = np.empty(nb, np.int32)
     mi = np.empty(nb, odt.dtype)
     sc = (np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(k, np.float64), np.empty(k, np.int64),
-          np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(nb, np.int32), np.empty(nb, np.float64),
-          np.empty(nb, np.int64), np.empty(5, np.float64))
+          np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(nb, np.int32), np.empty(nb, np.float64))
     l32 = List()
     for _ in range(4):
         l32.append(np.empty(1024, np.int32))

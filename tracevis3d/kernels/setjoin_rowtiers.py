@@ -65,62 +65,17 @@ def _sort_tier(tq, ts, n):
         ts[i] = s
 
 
-@njit(cache=True, nogil=True, inline="always")
-def pair_tiers(q, col, s, cr, k, rs, rn, nrt, col_s, col_n, col_nt, cand_q, cand_s, nc):
-    """One class pair (row of ``cr`` calls, B row q whose record is ``col``, similarity s) in
-    the tiers: into the row's k best distinct similarities (``rs`` / ``rn``, ``nrt`` used)
-    with the column's calls; ``cr`` to the column's partner calls; into the column's part list
-    unless below the record's ``rej``, and a candidate (q, s) when s is at or above the part's
-    cutoff after the insert.  Returns (nrt, nc)."""
-    nrt = _tier_insert(rs, rn, nrt, k, s, np.int64(col.count))
-    col.calls += cr
-    if s < col.rej:
-        return nrt, nc
-    nt = _tier_insert(col_s[q], col_n[q], col_nt[q], k, s, cr)
-    col_nt[q] = nt
-    got = 0
-    cut = -1.0
-    for t in range(nt):
-        got += col_n[q, t]
-        cut = col_s[q, t]
-        if got >= k:
-            break
-    if got >= k:
-        col.rej = _below(cut)
-    if s >= cut:
-        cand_q[nc] = q
-        cand_s[nc] = s
-        nc += 1
-    return nrt, nc
-
-
-@njit(cache=True, nogil=True)
-def row_tier_entries(n, mq, ms, rs, rn, nrt, k, tq, ts):
-    """The row's tier entries once its pairs are in (`pair_tiers`): the partners ``mq[:n]``
-    whose similarity ``ms`` is at or above the row's cutoff (`setjoin_tiers._tiers_cutoff`),
-    by s descending, then B row ascending, into ``tq`` / ``ts``; returns their number."""
-    cw = _tiers_cutoff(rs, rn, nrt, k)
-    n_t = 0
-    if cw >= 0.0:
-        for j in range(n):
-            if ms[j] >= cw:
-                tq[n_t] = mq[j]
-                ts[n_t] = ms[j]
-                n_t += 1
-        _sort_tier(tq, ts, n_t)
-    return n_t
-
-
 @njit(cache=True, nogil=True)
 def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, tq, ts, cand_q, cand_s):
     """One row r of class pairs: its partners ``mq[:n]`` (B rows, ascending) with overlaps
     ``mi[:n]``; |x| = ``nx``, ``cr`` calls; ``cols`` the B rows' `COLUMN_DTYPE` records.
     Writes ``ms[j]`` = J of each pair; adds every pair to its column's part list (``col_s`` /
     ``col_n`` / ``col_nt``: the k best distinct similarities with call counts, skipped below
-    the record's ``rej``) and ``cr`` to the record's ``calls`` (`pair_tiers`); writes the
-    column candidates (s at or above the part's cutoff after the insert) to ``cand_q`` /
-    ``cand_s`` and the row's tier entries (`row_tier_entries`) to ``tq`` / ``ts``.
-    ``rs`` / ``rn``: scratch of k.  Returns (tier entries, candidates, Σ count over the partners)."""
+    the record's ``rej``) and ``cr`` to the record's ``calls``; writes the column candidates
+    (s at or above the part's cutoff after the insert) to ``cand_q`` / ``cand_s`` and the
+    row's tier entries (s ≥ the row's cutoff, by s descending, then B row ascending) to
+    ``tq`` / ``ts``.  ``rs`` / ``rn``: scratch of k.
+    Returns (tier entries, candidates, Σ count over the partners)."""
     nrt = 0
     w = 0
     nc = 0
@@ -130,9 +85,37 @@ def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, t
         c = np.int64(mi[j])
         s = c / (nx + np.int64(col.size) - c)
         ms[j] = s
-        w += np.int64(col.count)
-        nrt, nc = pair_tiers(q, col, s, cr, k, rs, rn, nrt, col_s, col_n, col_nt, cand_q, cand_s, nc)
-    return row_tier_entries(n, mq, ms, rs, rn, nrt, k, tq, ts), nc, w
+        co = np.int64(col.count)
+        nrt = _tier_insert(rs, rn, nrt, k, s, co)
+        w += co
+        col.calls += cr
+        if s < col.rej:
+            continue
+        nt = _tier_insert(col_s[q], col_n[q], col_nt[q], k, s, cr)
+        col_nt[q] = nt
+        got = 0
+        cut = -1.0
+        for t in range(nt):
+            got += col_n[q, t]
+            cut = col_s[q, t]
+            if got >= k:
+                break
+        if got >= k:
+            col.rej = _below(cut)
+        if s >= cut:
+            cand_q[nc] = q
+            cand_s[nc] = s
+            nc += 1
+    cw = _tiers_cutoff(rs, rn, nrt, k)
+    n_t = 0
+    if cw >= 0.0:
+        for j in range(n):
+            if ms[j] >= cw:
+                tq[n_t] = mq[j]
+                ts[n_t] = ms[j]
+                n_t += 1
+        _sort_tier(tq, ts, n_t)
+    return n_t, nc, w
 
 
 @njit(cache=True, nogil=True)
