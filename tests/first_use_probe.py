@@ -1,6 +1,7 @@
 """A new user's first steps with the INSTALLED ``tracevis3d`` (not the checkout's): one JSON line.
 
     python tests/first_use_probe.py load-compare A B     # load both, compare, the comparison layout
+    python tests/first_use_probe.py load-compare-fused A B  # compare, class pairs not kept (the fused join)
     python tests/first_use_probe.py icicle TRACE        # load, the icicle layout
     python tests/first_use_probe.py corrupt FILE        # tracevis3d.load must refuse it
 
@@ -32,7 +33,12 @@ def main(argv: list[str]) -> int:
         res["numba_imported"] = "numba" in sys.modules
         print(json.dumps(res))
         return 0
-    if action == "load-compare":
+    if action == "load-compare-fused":
+        a, b = tracevis3d.load(paths[0]), tracevis3d.load(paths[1])
+        cmp = tracevis3d.compare(a, b, keep_class_pairs=False)
+        res["pairs"] = int(cmp.n_pairs_total)
+        res["ok"] = cmp.n_pairs_total > 0 and not cmp.class_pairs_kept
+    elif action == "load-compare":
         from tracevis3d.layout.compare import CompareParams, compare_layout
 
         a, b = tracevis3d.load(paths[0]), tracevis3d.load(paths[1])

@@ -207,6 +207,10 @@ def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles
     assert cmp["ok"] and cmp["package"].startswith(str(py.parent.parent)), cmp["package"]
     assert cmp["installed"]["skipped"] == "" and cmp["installed"]["installed"] > 0, cmp["installed"]
     assert cmp["compiled"] == [], f"the shipped caches miss {len(cmp['compiled'])} kernels: {cmp['compiled']}"
+    # large traces do not keep their class pairs: the join fused with its consumers (setjoin_fused)
+    fu = probe(py, env, tmp_path, "load-compare-fused", *COMPARE_PAIR)
+    assert fu["ok"] and fu["pairs"] == cmp["pairs"], fu
+    assert fu["compiled"] == [], f"the shipped caches miss {len(fu['compiled'])} kernels: {fu['compiled']}"
     ic = probe(py, env, tmp_path, "icicle", ICICLE_TRACE)
     assert ic["ok"] and ic["compiled"] == [], f"the shipped caches miss: {ic['compiled']}"
     bad = tmp_path / "corrupt.json"

@@ -294,7 +294,8 @@ STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree"),
     "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "layout/cluster"),
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
-                "kernels/setjoin_tree", "kernels/setjoin_tiers", "kernels/groups", "kernels/overview"),
+                "kernels/setjoin_tree", "kernels/setjoin_tiers", "kernels/setjoin_fused", "kernels/setjoin_rowtiers",
+                "kernels/groups", "kernels/overview", "kernels/overview_rows"),
 }
 #: compile seconds of a step on an empty cache, measured on 2 shared cores with
 #: bench/compile_profile.py (load ~28-48 s, layout ~4-8 s, compare ~80 s): what the

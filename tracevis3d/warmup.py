@@ -229,8 +229,11 @@ def _structure_all(trace) -> None:
 
 
 def _compare(a, b):
+    """Both ways of consuming the class pairs: streamed and kept (the default on small traces)
+    and fused into the join, not kept (`kernels.setjoin_fused`, the default on large ones)."""
     from .analysis.comparison import compare_traces
 
+    compare_traces(a, b, keep_class_pairs=False)
     return compare_traces(a, b)
 
 

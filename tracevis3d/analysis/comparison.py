@@ -15,20 +15,17 @@ import math
 import time
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from ..model import Trace
 from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
-from ..kernels.overview import overview_finish, overview_start
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.tree import group_by_key
-from ..kernels.setjoin import overlap_dtype, overlaps_to_similarity
-from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
-from ..kernels.setjoin_consume import WaveConsumer
-from ..kernels.setjoin_tree import WAVE_PAIRS, estimate_class_pairs, jaccard_join_tree_waves
+from ..kernels.setjoin import overlaps_to_similarity
+from ..kernels.setjoin_tree import WAVE_PAIRS  # noqa: F401  (the default wave, named here for callers)
+from .compare_join import FILTER_JOIN_BYTES_PER_CLASS_PAIR, WAVE_BYTES_PER_CLASS_PAIR, join_class_pairs  # noqa: F401
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -75,7 +72,7 @@ class Comparison:
       the function set of class k is ``functions[class_items[class_ptr[k]:class_ptr[k+1]]]``
       (``functions`` is the union of both function tables, by name).
     Class pairs (COMPLETE and exact; KEPT only up to a size, see ``keep_class_pairs`` of
-      `compare_traces`: the join streams them in waves into everything below, so a pair
+      `compare_traces`: the join hands them to everything below as it reads them, so a pair
       of 10^7-call traces never holds its billions of class pairs; ``class_pairs_kept``
       says whether they are here, else ``class_pair_ptr`` / ``_row_b`` / ``_overlap`` are
       None and the derived arrays raise ValueError), stored as a CSR over A's classes:
@@ -562,15 +559,9 @@ COMPARE_BYTES_PER_CALL = 400
 #: copies, then their concatenation (the result's CSR); the margin covers the sampled
 #: estimate's error.  Streamed class pairs cost only the wave's buffers (`WAVE_PAIRS` × 6 B)
 COMPARE_BYTES_PER_CLASS_PAIR = 12 * 1.3
-#: resident bytes per class pair of one wave of the streamed join (B row int32 + overlap
-#: uint16 in its buffers), with the estimate's margin
-WAVE_BYTES_PER_CLASS_PAIR = 6 * 1.3
 #: ``keep_class_pairs=None`` (auto) keeps the class pairs while there are at most this many
 #: (6 bytes each: 192 MiB); beyond, they are streamed into the results and dropped
 KEEP_CLASS_PAIRS_AUTO = 32 << 20
-#: the same for ``join="filter"``'s waves (`setjoin_prefix.jaccard_join_waves`: row, B row,
-#: similarity per pair), with the same margin
-FILTER_JOIN_BYTES_PER_CLASS_PAIR = FILTER_WAVE_BYTES_PER_CLASS_PAIR * 1.3
 
 
 def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:
@@ -686,12 +677,15 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     Every call f gets Γ(f), the set of function names in its subtree (functions
     of A and B are identified by name).  Distinct Γ-sets (classes) are joined
-    EXACTLY, streamed in waves of at most ``wave_pairs`` class pairs (default
-    `setjoin_tree.WAVE_PAIRS`) into the call-pair count ``n_pairs_total``, the similarity
-    tiers behind ``pairs``, the partner counts and the overview bars, all exact over every
-    class pair with Jaccard > ``tau``.  ``keep_class_pairs``: also keep the class pairs
-    themselves (``class_pairs``, 6 bytes each: gigabytes at 10^6 calls and more): True
-    always, False never, None (default) while there are at most `KEEP_CLASS_PAIRS_AUTO`.
+    EXACTLY into the call-pair count ``n_pairs_total``, the similarity tiers behind
+    ``pairs``, the partner counts and the overview bars, all exact over every class pair
+    with Jaccard > ``tau`` (`compare_join`): each row's class pairs consumed as the tree
+    join reads them (fused, never stored), or streamed in waves of at most ``wave_pairs``
+    class pairs (default `setjoin_tree.WAVE_PAIRS`) when they are kept, when
+    ``wave_pairs`` is given or for ``join="filter"``.  ``keep_class_pairs``: also keep the
+    class pairs themselves (``class_pairs``, 6 bytes each: gigabytes at 10^6 calls and
+    more): True always, False never, None (default) while there are at most
+    `KEEP_CLASS_PAIRS_AUTO`.
 
     Call-pair bound: call pairs can number ~10^10, so ``pairs`` keeps, for every
     call of A and every call of B, its ``top_k`` best partners (similarity desc,
@@ -767,82 +761,34 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     time_a_by_class, time_b_by_class = ts_a[by_a], ts_b[by_b]
     lap("call_order")
 
-    # exact class-level join (Eq. 3), its class pairs fed in waves (CSRs over some of A's
-    # class rows, with overlaps) to what the comparison needs from them: the exact call-pair
-    # count, both sides' best similarity tiers and partner-call counts (`WaveConsumer`) and
-    # the overview bars (Sec. IV-A, exact over all matches); kept only when asked or small
+    # exact class-level join (Eq. 3) and what the comparison needs from its class pairs: the
+    # exact call-pair count, both sides' best similarity tiers and partner-call counts and the
+    # overview bars (Sec. IV-A, exact over all matches); the class pairs kept only when asked
+    # or few (`compare_join`: fused into the join, or streamed in waves)
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
-    overview = overview_start(calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class)
-    # one consumer for both: the tiers in two reads of each wave's pairs, the overview in one
-    tiers = WaveConsumer(size_a, size_b, count_a, count_b, int(top_k), overview, calls_ptr_a,
-                         time_a_by_class, calls_ptr_b, time_b_by_class, tol_a, tol_b,
-                         max(1, numba.get_num_threads()))
-    kept: list | None = [] if keep_class_pairs is not False else None
-    n_kept = [0]
 
-    def consume(rows, ptr, part, inter):
-        nonlocal kept
-        lap("join")
-        tiers.add(ptr, part, inter, rows, lap)       # the tiers and the overview's accumulation
-        if kept is not None:
-            n_kept[0] += part.shape[0]
-            if keep_class_pairs is None and n_kept[0] > KEEP_CLASS_PAIRS_AUTO:
-                kept = None           # too many to keep: streamed only
-            else:
-                kept.append((rows.copy(), np.diff(ptr), part.copy(), inter.copy()))
+    def check_memory(held, extra_bytes):
+        check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes)
 
-    wave_pairs = WAVE_PAIRS if wave_pairs is None else max(1, int(wave_pairs))
-    wave_bytes_per_pair = WAVE_BYTES_PER_CLASS_PAIR if join == "tree" else FILTER_JOIN_BYTES_PER_CLASS_PAIR
-
-    def check(est):
-        # one wave's buffers are resident as far as written: the wave, or all pairs if fewer
-        wave_bytes = wave_bytes_per_pair * min(wave_pairs, est)
-        held = est if keep_class_pairs else min(est, KEEP_CLASS_PAIRS_AUTO) if keep_class_pairs is None else 0
-        check_compare_memory(n_a + n_b, held, wave_bytes=wave_bytes)
-
-    join_stats: dict = {}
-    if join == "tree":
-        jaccard_join_tree_waves(class_ptr, class_items, rows_a, rows_b, tau, len(functions), row_of_a,
-                                a.end_index, consume, wave_pairs, check_pairs=check, stats=join_stats)
-    else:
-        check(estimate_class_pairs(class_ptr, class_items, rows_a, rows_b, tau, len(functions)))
-        jaccard_join_waves(class_ptr, class_items, rows_a, rows_b, tau, len(functions), consume, wave_pairs,
-                           stats=join_stats)
-    lap("join")
-    n_pairs_total, tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = tiers.finish()
-    n_pairs_total = int(n_pairs_total)
-    n_class_pairs = int(tiers.n_pairs)
+    got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index, size_a,
+                           size_b, count_a, count_b, calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class,
+                           span_a, span_b, n_bins, tol_a, tol_b, tau, top_k, join, keep_class_pairs, wave_pairs,
+                           KEEP_CLASS_PAIRS_AUTO, check_memory, lap)
+    n_pairs_total, n_class_pairs, join_stats = got.n_pairs_total, got.n_class_pairs, got.stats
+    join_stats["way"] = got.way
+    tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = got.tiers
     partner_calls_a = np.zeros(class_ptr.shape[0] - 1, np.int64)
     partner_calls_b = np.zeros(class_ptr.shape[0] - 1, np.int64)
-    partner_calls_a[rows_a] = tiers.partners_row
-    partner_calls_b[rows_b] = tiers.partners_col
-    tiers = None  # its buffers given back (the join has ended: consume is not called again)
-    lap("tiers")
-    ov_a, dl_a, ov_b, dl_b = overview_finish(overview, calls_ptr_a, time_a_by_class, calls_ptr_b,
-                                             time_b_by_class, span_a, span_b, int(n_bins), tau)
-    overview = None  # likewise
-    lap("overview")
-    if kept is not None:
-        # the kept class pairs, one CSR over A's rows in the order the waves wrote them,
-        # then the rows without a match (empty)
-        written = np.concatenate([k[0] for k in kept]) if kept else np.zeros(0, np.int64)
-        seen = np.zeros(rows_a.size, np.bool_)
-        seen[written] = True
-        order = np.concatenate([written, np.flatnonzero(~seen)])
-        ptr_a = np.zeros(rows_a.size + 1, np.int64)
-        lens = np.concatenate([k[1] for k in kept] + [np.zeros(rows_a.size - written.size, np.int64)])
-        np.cumsum(lens, out=ptr_a[1:])
-        odt = overlap_dtype(len(functions))
-        part_a = (kept[0][2] if len(kept) == 1 else np.concatenate([k[2] for k in kept])) if kept \
-            else np.zeros(0, np.int32)
-        inter_a = (kept[0][3] if len(kept) == 1 else np.concatenate([k[3] for k in kept])) if kept \
-            else np.zeros(0, odt)
-        class_rows_a_out = rows_a[order]
-        del kept, written, seen, order, lens
+    partner_calls_a[rows_a] = got.partners_row
+    partner_calls_b[rows_b] = got.partners_col
+    ov_a, dl_a, ov_b, dl_b = got.overview
+    if got.kept is not None:
+        ptr_a, part_a, inter_a, class_rows_a_out = got.kept
     else:
         ptr_a = part_a = inter_a = None
         class_rows_a_out = rows_a
+    del got
     lap("kept_class_pairs")
 
     # kept call pairs: top-k both ways

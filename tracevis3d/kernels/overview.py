@@ -203,13 +203,11 @@ def _sweep_one(x, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
-    """Per call: the prefix sum of the difference array over its class segment (slot = position + row; every step lies in one
-    segment, so rounding never leaks across classes); then into its bin:
-    bars += (aligned, earlier, later), delta += t·c + d.  Every nonzero bar is a
-    sum of similarities > ``min_weight`` (= τ), so a bar below min_weight / 2
-    is rounding residue of the difference arrays and is set to exactly 0; a
-    negative δ (residue of a true 0) is set to 0."""
+def _bin_raw(diff, ptr, time, t0, span, n_bins):
+    """Per call: the prefix sum of the difference array over its class segment (slot = position
+    + row; every step lies in one segment, so rounding never leaks across classes); then into
+    its bin: (earlier, aligned, later) += the running sums, δ += t·c + d.  Returns the
+    (n_bins, 4) sums (earlier, aligned, later, δ), 64 fixed chunks of rows added in order."""
     n_rows = ptr.shape[0] - 1
     width = span / n_bins
     n_chunks = 64
@@ -222,25 +220,44 @@ def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
                     run[x] += diff[i + r, x]
                 t = time[i]
                 b = _bin_of(t, t0, width, n_bins)
-                acc[ch, b, 0] += run[1]
-                acc[ch, b, 1] += run[0]
+                acc[ch, b, 0] += run[0]
+                acc[ch, b, 1] += run[1]
                 acc[ch, b, 2] += run[2]
                 acc[ch, b, 3] += t * run[3] + run[4]
-    bars = np.zeros((n_bins, 3), np.float64)
-    delta = np.zeros(n_bins, np.float64)
+    out = np.zeros((n_bins, 4), np.float64)
     for ch in range(n_chunks):
         for b in range(n_bins):
-            bars[b, 0] += acc[ch, b, 0]
-            bars[b, 1] += acc[ch, b, 1]
-            bars[b, 2] += acc[ch, b, 2]
-            delta[b] += acc[ch, b, 3]
+            for x in range(4):
+                out[b, x] += acc[ch, b, x]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _clean_bars(acc, min_weight):
+    """(bars (n_bins, 3) = aligned, earlier, later; delta) from binned sums (earlier, aligned,
+    later, δ).  Every nonzero bar is a sum of similarities > ``min_weight`` (= τ), so a bar
+    below min_weight / 2 is rounding residue of the difference arrays and is set to exactly 0;
+    a negative δ (residue of a true 0) is set to 0."""
+    n_bins = acc.shape[0]
+    bars = np.zeros((n_bins, 3), np.float64)
+    delta = np.zeros(n_bins, np.float64)
     for b in range(n_bins):
+        bars[b, 0] = acc[b, 1]
+        bars[b, 1] = acc[b, 0]
+        bars[b, 2] = acc[b, 2]
+        delta[b] = acc[b, 3]
         for x in range(3):
             if bars[b, x] < 0.5 * min_weight:
                 bars[b, x] = 0.0
         if delta[b] < 0.0:
             delta[b] = 0.0
     return bars, delta
+
+
+@njit(cache=True, nogil=True)
+def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
+    """`_bin_raw` then `_clean_bars`: (bars (n_bins, 3) aligned / earlier / later, delta)."""
+    return _clean_bars(_bin_raw(diff, ptr, time, t0, span, n_bins), min_weight)
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -1,0 +1,97 @@
+"""Issue 26's compare goal, old tree against new in the same run: wall, CPU and peak per stage.
+
+    git archive <base> tracevis3d | tar -x -C /tmp/base-compare
+    .venv/bin/python bench/bench_compare_goal.py --base /tmp/base-compare [--n 1000000] [--repeat 2]
+
+Workload (issue 26): a = tracevis3d.synthetic(n, threads=4), b = tracevis3d.perturb(a, seed=2).
+Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
+filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
+(old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
+best run.  Per run: ``compare`` wall and CPU seconds (process time: all threads), the peak RSS
+during ``compare`` (VmHWM, reset after the traces are made) and the stage laps of
+``params["timings"]`` (wall).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def child(tree: str, n: int) -> dict:
+    sys.path.insert(0, tree)
+    import tracevis3d
+
+    w = tracevis3d.synthetic(3000, threads=4)
+    tracevis3d.compare(w, tracevis3d.perturb(w, seed=2))
+    # and the way of large traces (class pairs not kept: the fused join, where the tree has it),
+    # else the timed compare compiles it
+    tracevis3d.compare(w, tracevis3d.perturb(w, seed=2), keep_class_pairs=False)
+    a = tracevis3d.synthetic(n, threads=4)
+    b = tracevis3d.perturb(a, seed=2)
+    rss0 = _status_kb("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    c0, t0 = time.process_time(), time.perf_counter()
+    c = tracevis3d.compare(a, b)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(wall=wall, cpu=cpu, peak_mb=_status_kb("VmHWM") / 1024, before_mb=rss0 / 1024,
+                stages=c.params["timings"], class_pairs=c.n_class_pairs, pairs_total=c.n_pairs_total)
+
+
+def run(tree: str, n: int, cache: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=tree, NUMBA_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, __file__, "--child", tree, "--n", str(n)], env=env, check=True,
+                         capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=False)
+    ap.add_argument("--new", default=str(REPO))
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only-new", action="store_true", help="skip the old tree (e.g. 10^7)")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.n)))
+        return
+    trees = [("new", args.new)] if args.only_new else [("old", args.base), ("new", args.new)]
+    best = {}
+    for _ in range(args.repeat):
+        for tag, tree in trees:
+            r = run(tree, args.n, f"/tmp/bench-goal-numba-{tag}")
+            print(tag, json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()
+                                   if k != "stages"}), {k: round(v, 2) for k, v in r["stages"].items()}, flush=True)
+            if tag not in best or r["wall"] < best[tag]["wall"]:
+                best[tag] = r
+    stages = sorted({s for r in best.values() for s in r["stages"]}, key=lambda s: -max(
+        r["stages"].get(s, 0.0) for r in best.values()))
+    print(f"\nn = {args.n:,} calls of A, best of {args.repeat} (wall s unless said)")
+    print(f"{'':<18}" + "".join(f"{tag:>12}" for tag, _ in trees))
+    for s in stages:
+        print(f"{s:<18}" + "".join(f"{best[t]['stages'].get(s, 0.0):12.2f}" for t, _ in trees))
+    for key, label in (("wall", "total wall"), ("cpu", "total CPU"), ("peak_mb", "peak RSS MB")):
+        print(f"{label:<18}" + "".join(f"{best[t][key]:12.2f}" for t, _ in trees))
+    print(f"{'class pairs':<18}" + "".join(f"{best[t]['class_pairs']:>12,}" for t, _ in trees))
+
+
+if __name__ == "__main__":
+    main()

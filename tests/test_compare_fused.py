@@ -1,0 +1,278 @@
+"""The fused tree join (kernels.setjoin_fused, setjoin_rowtiers, overview_rows): each kernel
+against a plain-Python twin written from TraceDiff's definitions (Sec. III: J > τ, tiers;
+Sec. IV-A: overview bars), and the fused comparison against the brute force and against the
+streamed one (``keep_class_pairs=False`` takes the fused way, True the streamed)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracevis3d.analysis.comparison import compare_traces
+from tracevis3d.kernels.setjoin import min_overlap
+
+from test_compare import (NAMES_A, NAMES_B, all_pairs, build_trace, kept_pairs, overview_bf, tiers_twin,
+                          trace_ops, _random_class_pairs)
+
+
+# ----------------------------------------------------------------- the readout
+def matches_twin(nx, sizes, cnt, k0, k1, tau):
+    """The size ranks kk in [k0, k1) with cnt / (nx + |y| − cnt) > τ (float64), ascending."""
+    return [kk for kk in range(k0, k1) if cnt[kk] > 0 and cnt[kk] / (nx + sizes[kk] - cnt[kk]) > tau]
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.2, 0.5, 0.8])
+def test_row_matches_equals_twin(tau):
+    from tracevis3d.kernels.setjoin_forest import size_runs
+    from tracevis3d.kernels.setjoin_fused import _row_matches
+
+    rng = np.random.default_rng(int(tau * 10))
+    for _ in range(30):
+        nb = int(rng.integers(1, 300))
+        sizes = np.sort(rng.integers(1, 40, nb)).astype(np.int64)
+        nx = int(rng.integers(1, 40))
+        cnt = np.minimum(rng.integers(0, 40, nb), np.minimum(sizes, nx)).astype(np.uint16)
+        k0 = int(rng.integers(0, nb))
+        k1 = int(rng.integers(k0, nb + 1))
+        flags = np.zeros(((nb >> 3) + 2) * 8, np.uint8)
+        mk, mi = np.empty(nb, np.int32), np.empty(nb, np.uint16)
+        n = _row_matches(nx, k0, k1, tau, sizes, size_runs(sizes), cnt, flags, mk, mi)
+        want = matches_twin(nx, sizes, cnt, k0, k1, tau)
+        assert mk[:n].tolist() == want and mi[:n].tolist() == [int(cnt[k]) for k in want]
+        assert not flags.any()                    # cleared for the next row
+
+
+def test_sparse_matches_equals_twin():
+    """Counting through the postings of a row's elements: the same matches as the dense readout, and
+    the counters left clean."""
+    from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank
+    from tracevis3d.kernels.setjoin_fused import _sparse_matches
+
+    rng = np.random.default_rng(5)
+    n_items = 30
+    sets_b = [np.sort(rng.choice(n_items, int(rng.integers(1, 8)), replace=False)) for _ in range(80)]
+    b_ptr = np.concatenate([[0], np.cumsum([len(s) for s in sets_b])]).astype(np.int64)
+    b_items = np.concatenate(sets_b).astype(np.int32)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    by_rank = [set(sets_b[q].tolist()) for q in b_by_size]
+    cnt = np.zeros(len(sets_b), np.uint16)
+    touched = np.empty(len(sets_b), np.int64)
+    mk, mi = np.empty(len(sets_b), np.int32), np.empty(len(sets_b), np.uint16)
+    for tau in (0.2, 0.4):
+        for _ in range(40):
+            x = np.sort(rng.choice(n_items, int(rng.integers(1, 8)), replace=False)).astype(np.int32)
+            k0, k1 = sorted(rng.integers(0, len(sets_b) + 1, 2).tolist())
+            n = _sparse_matches(len(x), x, 0, len(x), post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched,
+                                mk, mi)
+            inter = [len(set(x.tolist()) & y) for y in by_rank]
+            want = [k for k in range(k0, k1) if inter[k] and inter[k] / (len(x) + len(by_rank[k]) - inter[k]) > tau]
+            assert mk[:n].tolist() == want and mi[:n].tolist() == [inter[k] for k in want]
+            assert not cnt.any()
+            assert all(min_overlap(len(x), int(b_size_sorted[k]), tau) <= inter[k] for k in want)
+
+
+# ----------------------------------------------------------------- the tiers, row by row
+@pytest.mark.parametrize("n_parts", [1, 2, 3])
+def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
+    """Rows fed in random order to ``n_parts`` parts (each with its own column lists and
+    records): after `finish_row_tiers` the tiers of the Python twin both ways, and per row /
+    column the partners' calls (`setjoin_tiers.TierStream`'s results)."""
+    from tracevis3d.kernels.setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
+
+    rng = np.random.default_rng(11 + n_parts)
+    n_rows, n_other = 60, 25
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
+        _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    for k in (1, 2, 3):
+        owner = rng.integers(0, n_parts, n_rows)
+        pieces, partners_row, partners_col, calls = [], np.zeros(n_rows, np.int64), np.zeros(n_other, np.int64), 0
+        for p in range(n_parts):
+            cols = column_records(size_other, count_other)
+            col_s, col_n, col_nt = np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64)
+            ms, rs, rn = np.empty(n_other), np.empty(k), np.empty(k, np.int64)
+            tq, ts, cq, cs = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other, np.int32), np.empty(n_other)
+            got = dict(rows=[], row_len=[], tq=[], ts=[], cq=[], cr=[], cs=[])
+            for r in rng.permutation(np.flatnonzero(owner == p)):
+                lo, hi = ptr[r], ptr[r + 1]
+                if hi == lo:
+                    continue
+                n_t, nc, w = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r], cols,
+                                       k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs)
+                assert ms[:hi - lo].tolist() == [int(c) / (size_row[r] + size_other[q] - int(c))
+                                                 for q, c in zip(others[lo:hi], inter[lo:hi])]
+                partners_row[r] = w
+                calls += w * count_row[r]
+                got["rows"].append(r)
+                got["row_len"].append(n_t)
+                got["tq"] += tq[:n_t].tolist()
+                got["ts"] += ts[:n_t].tolist()
+                got["cq"] += cq[:nc].tolist()
+                got["cr"] += [r] * nc
+                got["cs"] += cs[:nc].tolist()
+            cand = (np.array(got["cq"], np.int32), np.array(got["cr"], np.int32), np.array(got["cs"]))
+            n_c = prune_candidates(*cand, cand[0].size, cols)
+            pieces.append(dict(rows=np.array(got["rows"], np.int64), row_len=np.array(got["row_len"], np.int64),
+                               tq=np.array(got["tq"], np.int32), ts=np.array(got["ts"]), cq=cand[0][:n_c],
+                               cr=cand[1][:n_c], cs=cand[2][:n_c], col_s=col_s, col_n=col_n, col_nt=col_nt))
+            partners_col += cols["calls"]
+        rp, ro, rsim, cp, cr, csim = finish_row_tiers(n_rows, n_other, k, pieces)
+        assert calls == int((count_row[rows] * count_other[others]).sum())
+        assert partners_row.tolist() == np.bincount(rows, weights=count_other[others], minlength=n_rows).tolist()
+        assert partners_col.tolist() == np.bincount(others, weights=count_row[rows], minlength=n_other).tolist()
+        for got_ptr, got_i, got_s, want in (
+                (rp, ro, rsim, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
+                (cp, cr, csim, tiers_twin(tptr, rows[by_col], inter[by_col], size_other, size_row, count_row, k))):
+            assert len(got_ptr) == len(want) + 1
+            for r, w in enumerate(want):
+                lo, hi = got_ptr[r], got_ptr[r + 1]
+                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+
+
+# ----------------------------------------------------------------- the overview, row by row
+def test_row_overview_in_parts_equals_twin():
+    """Random classes of 1–6 calls on each side at random times (ties included), random class
+    pairs fed row by row to 2 parts: the bars and deltas of both sides equal the pair-by-pair
+    sums of the definition (Sec. IV-A, Eq. 4)."""
+    from tracevis3d.kernels.overview_rows import overview_row_constants, overview_rows_finish, row_overview
+    from tracevis3d.kernels.setjoin_rowtiers import column_records
+
+    rng = np.random.default_rng(21)
+    n_bins = 9
+    for trial in range(6):
+        n_ra, n_rb = 30, 25
+        ca = rng.integers(1, 7, n_ra) if trial % 2 else np.where(rng.random(n_ra) < 0.7, 1, rng.integers(2, 7, n_ra))
+        cb = rng.integers(1, 7, n_rb) if trial % 3 else np.where(rng.random(n_rb) < 0.7, 1, rng.integers(2, 7, n_rb))
+        ptr_a = np.concatenate([[0], np.cumsum(ca)]).astype(np.int64)
+        ptr_b = np.concatenate([[0], np.cumsum(cb)]).astype(np.int64)
+        time_a = np.round(rng.random(ptr_a[-1]) * 100.0, 1)
+        time_b = np.round(rng.random(ptr_b[-1]) * 120.0, 1)
+        for p in (ptr_a, ptr_b):
+            t = time_a if p is ptr_a else time_b
+            for r in range(len(p) - 1):
+                t[p[r]:p[r + 1]].sort()
+        span_a, span_b = 100.0, 120.0
+        tol_a, tol_b = span_a / n_bins, span_b / n_bins
+        pairs = {(r, q): float(rng.choice([0.25, 0.5, 1.0 / 3.0, 0.9])) for r in range(n_ra) for q in range(n_rb)
+                 if rng.random() < 0.3}
+        csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b,
+                                                                     n_bins)
+        parts = [dict(cols=column_records(np.ones(n_rb, np.int64), cb, x1_b, bin1_b), loc=np.empty((8, 5)),
+                      bins_a=np.zeros((n_bins, 4)), bins_b1=np.zeros((n_bins, 4)),
+                      diff_b=np.zeros((ptr_b[-1] + n_rb, 5))) for _ in range(2)]
+        for r in range(n_ra):
+            mq = np.array([q for q in range(n_rb) if (r, q) in pairs], np.int32)
+            ms = np.array([pairs[(r, q)] for q in mq])
+            p = parts[r % 2]
+            row_overview(r, mq.size, mq, ms, p["cols"], ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
+                         tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"])
+        got = overview_rows_finish([p["bins_a"] for p in parts], [p["bins_b1"] for p in parts],
+                                   [p["diff_b"] for p in parts], ptr_b, time_b, span_b, n_bins, 0.2)
+        for side in (0, 1):
+            bars, delta = np.zeros((n_bins, 3)), np.zeros(n_bins)
+            span, tol = (span_a, tol_a) if side == 0 else (span_b, tol_b)
+            for (r, q), s in pairs.items():
+                va, vb = time_a[ptr_a[r]:ptr_a[r + 1]], time_b[ptr_b[q]:ptr_b[q + 1]]
+                viewer, other = (va, vb) if side == 0 else (vb, va)
+                for t in viewer:
+                    k = min(max(int(t / (span / n_bins)), 0), n_bins - 1)
+                    for x in other:
+                        bars[k, 0 if abs(x - t) <= tol else 1 if x < t - tol else 2] += s
+                        delta[k] += abs(t - x)
+            np.testing.assert_allclose(got[2 * side], bars, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(got[2 * side + 1], delta, rtol=1e-9, atol=1e-9)
+
+
+# ----------------------------------------------------------------- the fused comparison
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace_ops, trace_ops, st.sampled_from([0.1, 0.2, 0.25, 0.5, 0.8]), st.integers(1, 3))
+def test_fused_comparison_equals_bruteforce(ops_a, ops_b, tau, top_k):
+    """The fused way (class pairs not kept): the call-pair and class-pair counts, the kept
+    call pairs, partner counts and overview bars of the brute force (Sec. III, IV-A)."""
+    a = build_trace(ops_a, NAMES_A)
+    b = build_trace(ops_b, NAMES_B)
+    n_bins = 7
+    c = compare_traces(a, b, tau=tau, top_k=top_k, n_bins=n_bins, keep_class_pairs=False)
+    assert c.params["join"]["way"] == "fused" and not c.class_pairs_kept
+    allp = all_pairs(a, b, tau)
+    assert c.n_pairs_total == len(allp)
+    assert c.n_class_pairs == len({(c.class_a[i], c.class_b[j]) for i, j in allp})
+    assert {(int(r["a"]), int(r["b"])) for r in c.pairs} == kept_pairs(a, b, allp, top_k)
+    for r in c.pairs:
+        assert r["sim"] == allp[(r["a"], r["b"])]
+    for side, t in (("a", a), ("b", b)):
+        want = np.bincount([p[0] if side == "a" else p[1] for p in allp], minlength=len(t))
+        assert c._partner_counts(side).tolist() == want.tolist()
+    for viewer_is_a, bars, delta in ((True, c.overview_a, c.overview_delta_a),
+                                     (False, c.overview_b, c.overview_delta_b)):
+        eb, ed = overview_bf(a, b, allp, n_bins, viewer_is_a)
+        np.testing.assert_allclose(bars, eb, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(delta, ed, rtol=1e-9, atol=1e-9)
+
+
+EXACT = ("class_a", "class_b", "class_ptr", "class_items", "class_rows_b", "n_pairs_total", "pairs", "groups",
+         "partner_calls_a", "partner_calls_b", "repetitions_a", "repetitions_b", "overview_edges_a",
+         "overview_edges_b")
+BARS = ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b")
+
+
+def test_fused_equals_streamed_on_synthetic_and_any_thread_count():
+    """A synthetic pair both ways: every array equal (the bars to rounding); the fused way is
+    bit-identical whatever the number of threads (fixed parts)."""
+    import numba
+
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(6000, threads=2, seed=61)
+    b = perturb(a, seed=62)
+    kept = compare_traces(a, b, keep_class_pairs=True)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = compare_traces(a, b, keep_class_pairs=False)
+    finally:
+        numba.set_num_threads(before)
+    fused = compare_traces(a, b, keep_class_pairs=False)
+    assert fused.params["join"]["way"] == "fused" and kept.params["join"]["way"] == "streamed"
+    assert fused.n_class_pairs == kept.n_class_pairs > 0
+    for name in EXACT:
+        x, y = np.asarray(getattr(kept, name)), np.asarray(getattr(fused, name))
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+    for name in BARS:
+        np.testing.assert_allclose(getattr(fused, name), getattr(kept, name), rtol=1e-9, atol=0)
+    for name in EXACT + BARS:
+        assert np.asarray(getattr(one, name)).tobytes() == np.asarray(getattr(fused, name)).tobytes(), name
+
+
+def test_fused_join_with_b_rows_not_in_size_order():
+    """The fused join on B rows numbered against their size order (the mapping by size rank):
+    the same tiers, counts and bars as the streamed consumer on the same rows."""
+    from tracevis3d.analysis.compare_join import join_class_pairs
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.kernels.groups import calls_by_class_and_time
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(3000, threads=2, seed=71)
+    b = perturb(a, seed=72)
+    functions, cls, cptr, citems = gamma_classes(a, b)
+    n_a = len(a)
+    rows_a = np.unique(cls[:n_a]).astype(np.int32)
+    rows_b = np.unique(cls[n_a:]).astype(np.int32)[::-1].copy()      # largest sets first
+    row_of_a = np.searchsorted(rows_a, cls[:n_a]).astype(np.int32)
+    row_of_b = (rows_b.size - 1 - np.searchsorted(rows_b[::-1], cls[n_a:])).astype(np.int32)
+    size = np.diff(cptr)
+    ts_a, ts_b = a.start - a.start.min(), b.start - b.start.min()
+    by_a, ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
+    by_b, ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
+    span_a, span_b = float(a.end.max() - a.start.min()), float(b.end.max() - b.start.min())
+    args = (cptr, citems, len(functions), rows_a, rows_b, row_of_a, a.end_index, size[rows_a].astype(np.int64),
+            size[rows_b].astype(np.int64), np.bincount(row_of_a).astype(np.int64), np.bincount(row_of_b).astype(np.int64),
+            ptr_a, ts_a[by_a], ptr_b, ts_b[by_b], span_a, span_b, 11, span_a / 11, span_b / 11, 0.2, 2, "tree")
+    got = [join_class_pairs(*args, keep, None, 1 << 40, lambda held, extra: None, lambda stage: None)
+           for keep in (False, True)]
+    assert [g.way for g in got] == ["fused", "streamed"]
+    assert got[0].n_pairs_total == got[1].n_pairs_total and got[0].n_class_pairs == got[1].n_class_pairs > 0
+    for x, y in zip(got[0].tiers + (got[0].partners_row, got[0].partners_col),
+                    got[1].tiers + (got[1].partners_row, got[1].partners_col)):
+        assert np.array_equal(x, y)
+    for x, y in zip(got[0].overview, got[1].overview):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=0)

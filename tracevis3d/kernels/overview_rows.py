@@ -1,0 +1,178 @@
+"""TraceDiff overview bars (Sec. IV-A, Eq. 4) fed one row of A at a time: `row_overview`.
+
+The same bars as `overview.overview_bars_both` (exact over ALL matches k(f, g)): for N equal
+time intervals of each trace, bar n = Σ s(f, g) over the matches whose viewer call starts in
+interval n, split by where the partner starts (aligned |t(g) − t(f)| ≤ tol, earlier, later),
+and δ_n = Σ |t(f) − t(g)|.  Here the class pairs of one A class (row r: its calls' times
+sorted, its matched B classes q with similarities s) are added while the join has them in
+cache (`setjoin_fused`), never written to memory:
+- A's side is finished within the row: the row's calls get a local difference array (the
+  sweeps' step entries, `overview._sweep_pair`, at slots relative to the row), prefix-summed
+  and binned when the row ends (``bins_a``: per bin earlier, aligned, later, δ);
+- a one-call class of B adds its viewer sums straight to its call's bin (``bins_b1``, a few
+  kilobytes, instead of a per-class row of accumulators);
+- a class of B with several calls gets the sweeps' step entries in ``diff_b`` (one slot per
+  call plus one per class, as `overview._overview_prepare` lays them out), binned at the end.
+Per pair the float expressions are those of `overview._overview_blocks` (the one-call
+relations, `_sweep_pair`, `_viewer_point`, `_partner_steps`); only the order in which the
+per-call sums are added into the bars differs, so the bars agree to rounding.  All
+accumulators are per PART of the rows (fixed, not per thread) and added in part order:
+deterministic for any thread count.
+"""
+import numpy as np
+from numba import njit
+
+from .overview import _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, _sweep_pair, \
+    _viewer_point
+
+
+@njit(cache=True, nogil=True)
+def overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins):
+    """What `row_overview` reads: prefix sums of each side's times (in class-and-time order),
+    the bin of every call of A (`overview._bin_of`: interval width span / n_bins), and per
+    class of B with ONE call its time and bin (NaN and −1 for the others).
+    Returns (csum_a, bin_a, csum_b, x1_b, bin1_b)."""
+    n_a = time_a.shape[0]
+    n_b = time_b.shape[0]
+    csum_a = np.zeros(n_a + 1, np.float64)
+    bin_a = np.empty(n_a, np.int32)
+    width_a = span_a / n_bins
+    for i in range(n_a):
+        csum_a[i + 1] = csum_a[i] + time_a[i]
+        bin_a[i] = _bin_of(time_a[i], 0.0, width_a, n_bins)
+    csum_b = np.zeros(n_b + 1, np.float64)
+    for i in range(n_b):
+        csum_b[i + 1] = csum_b[i] + time_b[i]
+    n_rows_b = ptr_b.shape[0] - 1
+    x1_b = np.full(n_rows_b, np.nan)
+    bin1_b = np.full(n_rows_b, -1, np.int32)
+    width_b = span_b / n_bins
+    for q in range(n_rows_b):
+        if ptr_b[q + 1] - ptr_b[q] == 1:
+            x1_b[q] = time_b[ptr_b[q]]
+            bin1_b[q] = _bin_of(x1_b[q], 0.0, width_b, n_bins)
+    return csum_a, bin_a, csum_b, x1_b, bin1_b
+
+
+@njit(cache=True, nogil=True)
+def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
+    """The row's calls f0 .. f0+m−1 into their bins: per call the prefix sum of its local
+    difference array (earlier, aligned, later, c, d), δ = t·c + d (as `overview._bin_accumulated`)."""
+    e = 0.0
+    a = 0.0
+    la = 0.0
+    c = 0.0
+    d = 0.0
+    for i in range(m):
+        e += loc[i, 0]
+        a += loc[i, 1]
+        la += loc[i, 2]
+        c += loc[i, 3]
+        d += loc[i, 4]
+        t = time_a[f0 + i]
+        b = bin_a[f0 + i]
+        bins_a[b, 0] += e
+        bins_a[b, 1] += a
+        bins_a[b, 2] += la
+        bins_a[b, 3] += t * c + d
+
+
+@njit(cache=True, nogil=True)
+def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc, bins_a,
+                 bins_b1, diff_b):
+    """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the
+    B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A);
+    ``cols[q].x`` / ``.bin``: the time and bin of B row q's call when it has one (NaN / −1
+    otherwise, `setjoin_rowtiers.COLUMN_DTYPE`).
+
+    Viewer call at t, partner at x: earlier x < t − tol, later x > t + tol, aligned otherwise
+    (tol of the viewer's trace); δ += |t − x| (Eq. 4).  One call of A against one call of B:
+    both relations directly (A's sums in registers, B's into its call's bin of ``bins_b1``);
+    against more calls on either side, `overview._sweep_pair` iterates the side with fewer
+    calls over the other's sorted times (step entries in ``loc`` for A, at slots relative to
+    the row, and in ``diff_b`` for B); a one-call B class against several A calls adds its
+    viewer sums (`overview._viewer_point`) to its bin and its steps to ``loc``
+    (`overview._partner_steps`).  ``loc`` (≥ calls of the row + 1 rows of 5) is scratch:
+    the row's calls are binned into ``bins_a`` (earlier, aligned, later, δ) before returning."""
+    f0 = ptr_a[r]
+    f1 = ptr_a[r + 1]
+    m = f1 - f0
+    for i in range(m + 1):
+        for x in range(5):
+            loc[i, x] = 0.0
+    if m == 1:
+        t = time_a[f0]
+        lo_t = t - tol_a
+        hi_t = t + tol_a
+        ae = 0.0
+        aa = 0.0
+        al = 0.0
+        ac = 0.0
+        ad = 0.0
+        for j in range(n):
+            q = mq[j]
+            s = ms[j]
+            col = cols[q]
+            x = col.x
+            if x != x:                 # NaN: B's class has more calls: sweep them
+                _sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
+                            loc, diff_b)
+                continue
+            # branch-free (on real times these relations are coin flips), as `_overview_blocks`
+            ia = np.int64(x >= lo_t) + np.int64(x > hi_t)   # 0 earlier, 1 aligned, 2 later
+            ae += s * (ia == 0)
+            aa += s * (ia == 1)
+            al += s * (ia == 2)
+            sg = 1.0 if x >= t else -1.0
+            ac -= sg
+            ad += sg * x
+            bq = col.bin
+            bins_b1[bq, 2 - np.int64(x + tol_b >= t) - np.int64(x - tol_b > t)] += s
+            bins_b1[bq, 3] += sg * (x - t)
+        loc[0, 0] += ae
+        loc[0, 1] += aa
+        loc[0, 2] += al
+        loc[0, 3] += ac
+        loc[0, 4] += ad
+    else:
+        for j in range(n):
+            q = mq[j]
+            s = ms[j]
+            g0 = ptr_b[q]
+            g1 = ptr_b[q + 1]
+            if m <= g1 - g0:
+                _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b)
+            elif g1 - g0 == 1:
+                x = time_b[g0]
+                mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
+                e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a)
+                bq = cols[q].bin
+                bins_b1[bq, 0] += e
+                bins_b1[bq, 1] += a
+                bins_b1[bq, 2] += la
+                bins_b1[bq, 3] += x * c + d
+                _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc)
+                _segment_ends(f0, f1, -f0, s, 1, loc)
+            else:
+                _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc)
+    _bin_row(loc, m, time_a, bin_a, f0, bins_a)
+
+
+def overview_rows_finish(bins_a, bins_b1, diff_b, ptr_b, time_b, span_b, n_bins, tau):
+    """(bars_a, delta_a, bars_b, delta_b) as `overview.overview_finish` returns them, from the
+    parts' accumulators of `row_overview` (``bins_a`` / ``bins_b1``: per part (n_bins, 4);
+    ``diff_b``: per part (slots, 5), the first one added to in place), added in part order; then the bars' rounding residue
+    cleared as `overview._bin_accumulated` does (every nonzero bar is a sum of s > τ)."""
+    n_parts = len(diff_b)
+    acc_a = np.zeros((n_bins, 4))
+    acc_b = np.zeros((n_bins, 4))
+    for p in range(n_parts):
+        acc_a += bins_a[p]
+        acc_b += bins_b1[p]
+    total = diff_b[0]
+    for p in range(1, n_parts):
+        total += diff_b[p]
+    acc_b += _bin_raw(total, ptr_b, time_b, 0.0, span_b, int(n_bins))
+    bars_a, delta_a = _clean_bars(acc_a, tau)
+    bars_b, delta_b = _clean_bars(acc_b, tau)
+    return bars_a, delta_a, bars_b, delta_b
