@@ -292,7 +292,8 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 #: cache the step filled never reads as cold)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree"),
-    "layout": ("kernels/fold", "kernels/runs", "kernels/raster", "kernels/dominant", "layout/cluster"),
+    "layout": ("kernels/fold", "kernels/fold_reduce", "kernels/runs", "kernels/drawn", "kernels/raster",
+               "kernels/dominant", "layout/cluster"),
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
                 "kernels/setjoin_tree", "kernels/setjoin_tiers", "kernels/setjoin_fused", "kernels/setjoin_rowtiers",
                 "kernels/groups", "kernels/overview", "kernels/overview_rows"),
