@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import chrome_tree as ct
+from ..kernels import flowchain as fc
 from ..kernels import jsonevent as jev
 from ..kernels import jsonspans as jsp
 from ..kernels import sidescan as fs
@@ -174,11 +175,13 @@ def flow_points(buf, vii, vss, v_ts, flow_rows, v_key_id, fast: FastSide, fast_k
 
 def flow_order(pts: dict, seed) -> tuple:
     """The flow events ``pts`` (`flow_points`) in chain order, by (category, id) then time (then
-    file order): (chain key, order, id, category) in that order.  No call is needed: it may run
-    on a thread of its own while the call tree is built."""
-    fk, _ = jsp.intern_pairs(pts["cat"], pts["id"], seed)
-    o = by_key_then_time(fk, pts["ts"])  # = np.lexsort((file order, ts, fk))
-    return fk[o], o, pts["id"][o], pts["cat"][o]
+    file order): (chain key of each event, the order).  No call is needed: it may run on a
+    thread of its own while the call tree is built."""
+    n_cats = int(pts["cat_off"].size)
+    fk, ok = fc.chain_keys(pts["cat"], pts["id"], n_cats)
+    if not ok:  # ids spread over a wide range (hashes of string ids): interned
+        fk, _ = jsp.intern_pairs(pts["cat"], pts["id"], seed)
+    return fk, by_key_then_time(fk, pts["ts"])  # = np.lexsort((file order, ts, fk))
 
 
 def flow_categories(buf, pts: dict, flow_cat, text) -> tuple:
@@ -208,18 +211,12 @@ def bind_flows(ii, ss, pts: dict, rank, abs_start, abs_end, parent, thread_range
         f_ph = pts["ph"]
         f_next = (f_ph == ord("f")) & (pts["bp"] != ord("e"))
         bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
-        unb = bound < 0
-        rep.add("flow_unbound", int(unb.sum()), int(pts["cite"][np.flatnonzero(unb)[0]]) if unb.any() else None)
-        fk, o, fid, f_cat = order[:4]
-        f_ph, bound = f_ph[o], bound[o]
-        same = fk[1:] == fk[:-1]
-        src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
-        dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))
-        e = same & src_ok & dst_ok & (bound[:-1] >= 0) & (bound[1:] >= 0)
-        ids.append(fid[:-1][e])
-        froms.append(bound[:-1][e])
-        tos.append(bound[1:][e])
-        cats.append(f_cat[:-1][e] + 1)  # category 0: a v2 link's (no category of its own)
+        unb = np.flatnonzero(bound < 0)
+        rep.add("flow_unbound", int(unb.size), int(pts["cite"][unb[0]]) if unb.size else None)
+        fk, o = order
+        # (category 0: a v2 link's, no category of its own)
+        for got, out in zip(fc.chain_edges(fk, o, f_ph, bound, pts["id"], pts["cat"]), (ids, froms, tos, cats)):
+            out.append(got)
     # v2: X/B events carrying bind_id with flow_out / flow_in
     cf = ss[c_row, jev.S_FLAGS] if ss.any_bits(jev.S_FLAGS, jev.FL_BIND) else np.zeros(0, np.int32)
     if cf.size and sample_call.any():
