@@ -40,7 +40,7 @@ from ..kernels import jsonscan as js
 from ..kernels import jsonspans as jsp
 from ..kernels import jsontokens as jt
 from ..kernels import jsonvalid as jv
-from ..kernels import sidescan as fs
+from ..kernels import sidetables as fs
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
@@ -952,7 +952,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
     it stops exactly there, so a guess inside a string can never be taken.  Anything
     unexpected (a worker that fails included: its exception is kept, never printed) returns
     None: the caller scans sequentially, which is the reference behaviour (and gives the
-    canonical error messages).  ``seed``, ``max_t``: of the fast path (`sidescan.new_fast`); its
+    canonical error messages).  ``seed``, ``max_t``: of the fast path (`sidetables.new_fast`); its
     outputs come last, a `chrome_rows.FastOut` per part.
     """
     m = _EVENTS_HEAD.match(buf[:4096])

@@ -23,7 +23,7 @@ from ..kernels import chrome_tree as ct
 from ..kernels import flowchain as fc
 from ..kernels import jsonevent as jev
 from ..kernels import jsonspans as jsp
-from ..kernels import sidescan as fs
+from ..kernels import sidetables as fs
 from .chrome_side import by_key_then_time
 
 #: a row cited as SIDE + s is side row s (`jsonscan.scan_events`), one cited as FAST + q a fast event

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..kernels import jsonevent as jev
 from ..kernels import jsonscan as js
-from ..kernels import sidescan as fs
+from ..kernels import sidetables as fs
 
 #: rows per chunk of a parallel scan's part: 2^16 rows are 9.7 MB of scan buffer per thread
 CHUNK_ROWS = 1 << 16
@@ -300,7 +300,7 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
 
 class FastOut:
     """What the scanner's fast path (`kernels.sidescan`) took from one scan or one part of a
-    parallel scan: its tables (``fx``: the arrays of `sidescan.new_fast`, outputs excluded) and
+    parallel scan: its tables (``fx``: the arrays of `sidetables.new_fast`, outputs excluded) and
     its outputs, kept chunk by chunk (`keep`): counter samples (ts, value, series entry, event
     offset) and flow events (ts, id, offset, key entry, category entry, ordinal, code, event
     length).  `io.chrome_fast` joins the parts."""
@@ -313,7 +313,7 @@ class FastOut:
 
     def keep(self, fx) -> None:
         """The outputs of ``fx`` (copied out; its counts of outputs and events are reset)."""
-        _, _, cnt, _, ov, oi, os_ = fx
+        _, _, cnt, _, ov, oi, os_, _, _, _ = fx
         m = int(cnt[fs.C_SAMPLES])
         if m:
             for out, a in zip(self.samples, (ov[0], ov[1], oi[0], oi[1])):
@@ -397,7 +397,7 @@ class ChunkedPart:
 def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
     of `CHUNK_ROWS` rows (and side rows, and outputs of the fast path: ``seed``, ``max_t`` of
-    `sidescan.new_fast`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
+    `sidetables.new_fast`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
     part = ChunkedPart()
     stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)

@@ -33,7 +33,7 @@ import numpy as np
 from ..kernels import jsonevent as jev
 from ..kernels import jsonside as jsd
 from ..kernels import jsonspans as jsp
-from ..kernels import sidescan as fss
+from ..kernels import sidetables as fss
 from ..model_side import SIDE_DTYPES
 
 SIDE_REPAIRS = {

@@ -12,22 +12,9 @@ else (NaN, strings, odd syntax, a table full, a probe chain too long) is decline
 then takes a side row and the general path, `io.chrome_side`, gives the same result): so
 declining never changes what a load gives, only how fast.
 
-What a taken event leaves (``fx = (tab, slot, cnt, fl, ov, oi, os_)``, `new_fast`):
-
-* tables (``tab[T, entry, field]``, open addressing in ``slot[T]``, keyed by the load's random
-  seed, every hit verified value by value and byte by byte; at most `TAB_CAP` entries, at most
-  `MAX_PROBES` probes): thread keys (pid, tid; the first event's offset and the largest ts
-  in ``fl[:TAB_CAP]``), names and categories (byte spans; the first event's offset, length and
-  ordinal), counters (pid, name entry, id, has_id), series (counter entry, key span);
-* per counter sample: ts, value (``ov[0], ov[1]``), series entry, event offset (``oi[0], oi[1]``);
-* per flow event: ts (``ov[2]``), id, offset (``oi[2], oi[3]``), key entry, category entry,
-  ordinal, phase | bp << 8, event length (``os_[0:5]``);
-* counts (``cnt``): entries per table, samples, flow events, events taken, counter events; the
-  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``).
-
-The per-event functions are compiled without numba's reference counting (``_nrt=False``: they
-allocate nothing): with it, the arrays they pass on cost two atomic operations per call, more
-than the parse of a small event.
+What a taken event leaves, and the tables its names, keys, counters and series are interned in:
+``fx`` of `sidetables`.  The per-event functions are compiled without numba's reference counting
+(``_nrt=False``, see `sidetables`).
 
 Entries are numbered per scan (or per part of a parallel scan) in the order they are made;
 the importer (`io.chrome_fast`) joins the parts and numbers everything as the general path
@@ -40,226 +27,16 @@ from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_ST
                         I_EV_OFF, I_ID, I_NAME_OFF, I_PID, I_TID, K_ARGS, K_BP, K_CAT, K_ID, K_NAME,
                         K_OTHER, K_PH, K_PID, K_S, K_TID, K_TS, S_ARGS_LEN, S_BP, S_CAT_LEN, S_EV_LEN,
                         S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code, _scan_scalar_id)
-from .jsontokens import parse_number, scan_string, skip_value, skip_ws
+from .jsontokens import parse_number as _parse_number
+from .jsontokens import scan_string, skip_value, skip_ws
+from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, CA_CID, CA_CNT, CA_HAS, CA_KEY, CA_PID, CA_SER,
+                         CA_SLEN, CA_SOFF, CA_SPAN, CA_TID, CA_VALID, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
+                         FO_KEY, FO_ORD, MAX_PAIRS, MAX_SEG, N_TPL, T_CAT, T_NAME, TPL_BYTES, TPL_PER_PH, _same_bytes,
+                         counter_entry, fast_room, key_entry, series_entry, span_entry)
 
-# tables
-T_KEY, T_NAME, T_CNT, T_SER, T_CAT = range(5)
-N_TAB = 5
-TAB_CAP = 4096
-SLOTS = 2 * TAB_CAP
-TAB_W = 8
-MAX_PROBES = 32
-F_HASH = 7
-# fields: thread keys
-KF_PID, KF_TID, KF_EV_OFF = 0, 1, 2
-# fields: names and categories (byte spans)
-SF_OFF, SF_LEN, SF_ESC, SF_EV_OFF, SF_EV_LEN, SF_ORD = range(6)
-# fields: counters (one per pid, name, id, has_id) and series (one per counter and key)
-CF_PID, CF_NAME, CF_CID, CF_HAS_ID, CF_EV_OFF = range(5)
-RF_CNT, RF_KOFF, RF_KLEN, RF_EV_OFF = range(4)
-# counts (cnt): entries per table at [T]; then
-C_SAMPLES, C_FLOWS, C_EVENTS, C_COUNTERS, C_SEED, C_ON = range(5, 11)
-N_CNT = 11
-# fl: the largest ts of each thread key entry at [0, TAB_CAP); then
-FL_MIN_CTS, FL_MAX_T = TAB_CAP, TAB_CAP + 1
-# the pairs of one counter event the fast path takes (more: the general path)
-MAX_PAIRS = 64
-# per flow event (f_s rows)
-FO_KEY, FO_CAT, FO_ORD, FO_CODE, FO_EV_LEN = range(5)
-
-
-@njit(cache=True, nogil=True)
-def new_fast(cap, seed, max_t, on=True):
-    """Empty tables and outputs (``fx`` of `scan_fast`) for ``cap`` counter samples and as many
-    flow events; ``on`` False: nothing is taken (the scan of ``samples``)."""
-    cnt = np.zeros(N_CNT, np.int64)
-    cnt[C_SEED] = seed
-    cnt[C_ON] = 1 if on else 0
-    fl = np.full(TAB_CAP + 2, -np.inf)
-    fl[FL_MIN_CTS] = np.inf
-    fl[FL_MAX_T] = max_t
-    cap = max(cap, MAX_PAIRS)
-    return (np.zeros((N_TAB, TAB_CAP, TAB_W), np.int64), np.zeros((N_TAB, SLOTS), np.int32), cnt, fl,
-            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32))
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def fast_room(cnt, ov):
-    """Whether the outputs hold one more event (`MAX_PAIRS` samples, a flow event)."""
-    return cnt[C_SAMPLES] + MAX_PAIRS <= ov.shape[1] and cnt[C_FLOWS] < ov.shape[1]
-
-
-@njit(cache=True, nogil=True)
-def fast_grown(cnt, ov, oi, os_):
-    """The outputs ``ov, oi, os_`` twice as long (their samples and flow events kept)."""
-    cap = ov.shape[1] * 2
-    ov2 = np.empty((3, cap), np.float64)
-    oi2 = np.empty((4, cap), np.int64)
-    os2 = np.empty((5, cap), np.int32)
-    m = cnt[C_SAMPLES]
-    ov2[:2, :m] = ov[:2, :m]
-    oi2[:2, :m] = oi[:2, :m]
-    m = cnt[C_FLOWS]
-    ov2[2, :m] = ov[2, :m]
-    oi2[2:, :m] = oi[2:, :m]
-    os2[:, :m] = os_[:, :m]
-    return ov2, oi2, os2
-
-
-# ------------------------------------------------------------------ hashing and the tables
-_K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_K3 = np.uint64(0x165667B19E3779F9)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _fold(h):
-    """The high bits of a product folded onto the low ones (the slot is taken from the low bits)."""
-    return h ^ (h >> np.uint64(29)) ^ (h >> np.uint64(47))
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def span_hash(buf, off, ln, seed, salt):
-    """Hash of ``buf[off:off+ln]`` for the tables: its bytes read 8 at a time, each word mixed in
-    by one multiply, from a basis of the seed, salt and length.  Weak against a file built to
-    collide, and need not be strong: a probe chain longer than `MAX_PROBES` sends the event to
-    the general path (`jsonspans`' keyed interning), so collisions cost time, never results."""
-    h = (np.uint64(seed) ^ (np.uint64(salt) * _K3) ^ np.uint64(ln)) * _K1
-    q = off
-    end = off + ln
-    while q + 8 <= end:
-        w = (np.uint64(buf[q]) | (np.uint64(buf[q + 1]) << np.uint64(8)) | (np.uint64(buf[q + 2]) << np.uint64(16))
-             | (np.uint64(buf[q + 3]) << np.uint64(24)) | (np.uint64(buf[q + 4]) << np.uint64(32))
-             | (np.uint64(buf[q + 5]) << np.uint64(40)) | (np.uint64(buf[q + 6]) << np.uint64(48))
-             | (np.uint64(buf[q + 7]) << np.uint64(56)))
-        h = _fold((h ^ w) * _K2)
-        q += 8
-    if q < end:
-        w = np.uint64(0)
-        sh = np.uint64(0)
-        while q < end:
-            w |= np.uint64(buf[q]) << sh
-            sh += np.uint64(8)
-            q += 1
-        h = _fold((h ^ w) * _K2)
-    return _fold(h * _K1)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _same_bytes(buf, a, b, ln):
-    for q in range(ln):
-        if buf[a + q] != buf[b + q]:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _new_entry(tab, slot, cnt, t, s, h):
-    """A new entry of table ``t`` in slot ``s`` (hash ``h``); -1 when the table is full."""
-    e = cnt[t]
-    if e >= TAB_CAP:
-        return -1
-    cnt[t] = e + 1
-    slot[t, s] = e + 1
-    tab[t, e, F_HASH] = np.int64(h)
-    return e
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def key_entry(tab, slot, cnt, pid, tid, ev_off):
-    """The thread key entry of (pid, tid), made if new; -1 when full or past `MAX_PROBES`."""
-    h = _fold(((np.uint64(pid) ^ np.uint64(cnt[C_SEED])) * _K1) ^ (np.uint64(tid) * _K2))
-    mask = np.uint64(SLOTS - 1)
-    s = h & mask
-    for _ in range(MAX_PROBES):
-        e = slot[T_KEY, s] - 1
-        if e < 0:
-            e = _new_entry(tab, slot, cnt, T_KEY, s, h)
-            if e >= 0:
-                tab[T_KEY, e, KF_PID] = pid
-                tab[T_KEY, e, KF_TID] = tid
-                tab[T_KEY, e, KF_EV_OFF] = ev_off
-            return e
-        if tab[T_KEY, e, F_HASH] == np.int64(h) and tab[T_KEY, e, KF_PID] == pid and tab[T_KEY, e, KF_TID] == tid:
-            return e
-        s = (s + np.uint64(1)) & mask
-    return -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def span_entry(tab, slot, cnt, t, buf, off, ln, esc, ev_off, ev_len, ordn):
-    """The entry of the bytes ``buf[off:off+ln]`` in span table ``t`` (names, categories), made
-    if new (with its escape flag and the event that brought it); -1 when full or past
-    `MAX_PROBES`."""
-    h = span_hash(buf, off, ln, cnt[C_SEED], t)
-    mask = np.uint64(SLOTS - 1)
-    s = h & mask
-    for _ in range(MAX_PROBES):
-        e = slot[t, s] - 1
-        if e < 0:
-            e = _new_entry(tab, slot, cnt, t, s, h)
-            if e >= 0:
-                tab[t, e, SF_OFF] = off
-                tab[t, e, SF_LEN] = ln
-                tab[t, e, SF_ESC] = esc
-                tab[t, e, SF_EV_OFF] = ev_off
-                tab[t, e, SF_EV_LEN] = ev_len
-                tab[t, e, SF_ORD] = ordn
-            return e
-        if tab[t, e, F_HASH] == np.int64(h) and tab[t, e, SF_LEN] == ln and _same_bytes(buf, tab[t, e, SF_OFF], off, ln):
-            return e
-        s = (s + np.uint64(1)) & mask
-    return -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def counter_entry(tab, slot, cnt, pid, name_e, cid, has_id, ev_off):
-    """The entry of the counter (pid, name entry, id, has_id), made if new; -1 when full or
-    past `MAX_PROBES`."""
-    h = _fold(((np.uint64(pid) ^ np.uint64(cnt[C_SEED])) * _K1) ^ ((np.uint64(cid) + np.uint64(has_id)) * _K2)
-              ^ (np.uint64(name_e) * _K3))
-    mask = np.uint64(SLOTS - 1)
-    s = h & mask
-    for _ in range(MAX_PROBES):
-        e = slot[T_CNT, s] - 1
-        if e < 0:
-            e = _new_entry(tab, slot, cnt, T_CNT, s, h)
-            if e >= 0:
-                tab[T_CNT, e, CF_PID] = pid
-                tab[T_CNT, e, CF_NAME] = name_e
-                tab[T_CNT, e, CF_CID] = cid
-                tab[T_CNT, e, CF_HAS_ID] = has_id
-                tab[T_CNT, e, CF_EV_OFF] = ev_off
-            return e
-        if (tab[T_CNT, e, F_HASH] == np.int64(h) and tab[T_CNT, e, CF_PID] == pid and tab[T_CNT, e, CF_NAME] == name_e
-                and tab[T_CNT, e, CF_CID] == cid and tab[T_CNT, e, CF_HAS_ID] == has_id):
-            return e
-        s = (s + np.uint64(1)) & mask
-    return -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def series_entry(tab, slot, cnt, buf, cnt_e, koff, klen, ev_off):
-    """The entry of the series (counter entry, key bytes ``buf[koff:koff+klen]``), made if
-    new; -1 when full or past `MAX_PROBES`."""
-    h = span_hash(buf, koff, klen, cnt[C_SEED] ^ (cnt_e * 0x2545F4914F6CDD1D), T_SER)
-    mask = np.uint64(SLOTS - 1)
-    s = h & mask
-    for _ in range(MAX_PROBES):
-        e = slot[T_SER, s] - 1
-        if e < 0:
-            e = _new_entry(tab, slot, cnt, T_SER, s, h)
-            if e >= 0:
-                tab[T_SER, e, RF_CNT] = cnt_e
-                tab[T_SER, e, RF_KOFF] = koff
-                tab[T_SER, e, RF_KLEN] = klen
-                tab[T_SER, e, RF_EV_OFF] = ev_off
-            return e
-        if (tab[T_SER, e, F_HASH] == np.int64(h) and tab[T_SER, e, RF_CNT] == cnt_e and tab[T_SER, e, RF_KLEN] == klen
-                and _same_bytes(buf, tab[T_SER, e, RF_KOFF], koff, klen)):
-            return e
-        s = (s + np.uint64(1)) & mask
-    return -1
+# the number parser of the tokens, inlined here at numba's IR level (LLVM left it a call in the
+# fast path: 6 % of its time)
+parse_number = njit(inline="always", nogil=True)(_parse_number.py_func)
 
 
 # ------------------------------------------------------------------ values
@@ -313,31 +90,47 @@ def counter_args(buf, p, oi, ov, m0):
 # ------------------------------------------------------------------ taking an event
 @njit(cache=True, nogil=True, _nrt=False)
 def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, tid, ts, noff, nlen, nesc, has_id, cid,
-                  m):
+                  m, cache, shaped):
     """Counter event: entries, then its ``m`` samples (keys and values already in the sample
-    columns, `counter_args`).  False (nothing written but entries) when a table refuses."""
+    columns).  False (nothing written but entries) when a table refuses.  ``shaped``: read by a
+    learnt shape, whose last event's entries ``cache`` holds (`sidetables`, CA_*): an event of the
+    same process, thread, name and id has the same entries (the pairs' keys are the shape's)."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-    if ke < 0:
-        return False
-    ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
-    if ne < 0:
-        return False
+    cid0 = cid if has_id else 0
     ns = cnt[C_SAMPLES]
-    if m:
-        ce = counter_entry(tab, slot, cnt, pid, ne, cid if has_id else 0, has_id, ev_off)
-        if ce < 0:
+    if (shaped and cache[CA_VALID] != 0 and cache[CA_PID] == pid and cache[CA_TID] == tid and cache[CA_CID] == cid0
+            and cache[CA_HAS] == has_id and cache[CA_SLEN] == nlen and _same_bytes(buf, cache[CA_SOFF], noff, nlen)):
+        ke = cache[CA_KEY]
+        for q in range(m):
+            oi[0, ns + q] = cache[CA_SER + q]
+    else:
+        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+        if ke < 0:
             return False
-        for q in range(ns, ns + m):
-            se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
-            if se < 0:
+        ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
+        if ne < 0:
+            return False
+        ce = -1
+        if m:
+            ce = counter_entry(tab, slot, cnt, pid, ne, cid0, has_id, ev_off)
+            if ce < 0:
                 return False
-            oi[0, q] = se
-        for q in range(ns, ns + m):
-            ov[0, q] = ts
-            oi[1, q] = ev_off
-        cnt[C_SAMPLES] = ns + m
+            for q in range(ns, ns + m):
+                se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
+                if se < 0:
+                    return False
+                oi[0, q] = se
+        if shaped and m <= MAX_SEG:
+            cache[CA_PID], cache[CA_TID], cache[CA_CID], cache[CA_HAS] = pid, tid, cid0, has_id
+            cache[CA_SOFF], cache[CA_SLEN], cache[CA_KEY], cache[CA_SPAN], cache[CA_CNT] = noff, nlen, ke, ne, ce
+            for q in range(m):
+                cache[CA_SER + q] = oi[0, ns + q]
+            cache[CA_VALID] = 1
+    for q in range(ns, ns + m):
+        ov[0, q] = ts
+        oi[1, q] = ev_off
+    cnt[C_SAMPLES] = ns + m
     if ts > fl[ke]:
         fl[ke] = ts
     if ts < fl[FL_MIN_CTS]:
@@ -348,16 +141,29 @@ def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, ti
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid):
-    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses."""
+def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid, cache,
+               shaped):
+    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses.
+    ``shaped``, ``cache``: as `_take_counter`'s (the thread key and the category)."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-    if ke < 0:
-        return False
-    ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
-    if ce < 0:
-        return False
+    hit = shaped and cache[CA_VALID] != 0
+    if hit and cache[CA_PID] == pid and cache[CA_TID] == tid:
+        ke = cache[CA_KEY]
+    else:
+        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+        if ke < 0:
+            return False
+    if hit and cache[CA_SLEN] == clen and _same_bytes(buf, cache[CA_SOFF], coff, max(clen, 0)):
+        ce = cache[CA_SPAN]
+    else:
+        ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
+        if ce < 0:
+            return False
+    if shaped:
+        cache[CA_PID], cache[CA_TID], cache[CA_KEY] = pid, tid, ke
+        cache[CA_SOFF], cache[CA_SLEN], cache[CA_SPAN] = coff, clen, ce
+        cache[CA_VALID] = 1
     nf = cnt[C_FLOWS]
     ov[2, nf] = ts
     oi[2, nf] = fid
@@ -374,11 +180,241 @@ def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, b
     return True
 
 
+# the kinds of an event shape's values (`scan_fast`); V_PAIR: a number of a counter's args whose
+# key is in the shape's bytes before it
+V_END, V_NAME, V_CAT, V_PID, V_TID, V_TS, V_ID, V_BP, V_S, V_ARGS, V_SKIP, V_PAIR = range(12)
+#: a group of shapes whose last this many events matched none is tried only every 64th event
+MISS_STREAK = 8
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _kind(key):
+    """The kind of value of a key the fast path reads (V_END: one it declines)."""
+    if key == K_NAME:
+        return V_NAME
+    if key == K_CAT:
+        return V_CAT
+    if key == K_PID:
+        return V_PID
+    if key == K_TID:
+        return V_TID
+    if key == K_TS:
+        return V_TS
+    if key == K_ID:
+        return V_ID
+    if key == K_BP:
+        return V_BP
+    if key == K_S:
+        return V_S
+    if key == K_ARGS:
+        return V_ARGS
+    if key == K_OTHER:
+        return V_SKIP
+    return V_END
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _value(buf, p, kind, is_c, oi, ov, m0, stack):
+    """The value at ``buf[p]`` (its first byte) of a key of ``kind``, as the fast path takes it.
+    Returns (end, x, y, f), end -1 when declined: name and cat: x, y the span inside the quotes,
+    f 1 when it has escapes; pid, tid, id, bp, a counter's pairs (`counter_args`): x; ts: f."""
+    c = buf[p]
+    if kind == V_NAME or kind == V_CAT or kind == V_BP or kind == V_S:
+        if c != 34:
+            return -1, 0, 0, 0.0
+        j, esc = scan_string(buf, p)
+        if j < 0 or j - p - 2 > 2147483647:
+            return -1, 0, 0, 0.0
+        if kind == V_BP:
+            return j, np.int64(buf[p + 1]) if j - p == 3 else 0, 0, 0.0
+        return j, p + 1, j - p - 2, 1.0 if esc else 0.0
+    if kind == V_PID or kind == V_TID or kind == V_TS:
+        if not (c == 45 or 48 <= c <= 57):
+            return -1, 0, 0, 0.0
+        v, j, exact = parse_number(buf, p)
+        if j < 0 or not exact:
+            return -1, 0, 0, 0.0
+        if kind == V_TS:
+            return j, 0, 0, v
+        if not (v == np.floor(v) and abs(v) < 9.2e18):
+            return -1, 0, 0, 0.0
+        return j, np.int64(v), 0, 0.0
+    if kind == V_ID:
+        if not (c == 34 or c == 45 or 48 <= c <= 57):
+            return -1, 0, 0, 0.0
+        x, j = _scan_scalar_id(buf, p, stack)
+        return j, x, 0, 0.0
+    if kind == V_ARGS and is_c:
+        if c != 123:
+            return -1, 0, 0, 0.0
+        j, m = counter_args(buf, p, oi, ov, m0)
+        return j, m, 0, 0.0
+    if kind == V_ARGS or kind == V_SKIP:
+        return skip_value(buf, p, stack), 0, 0, 0.0
+    return -1, 0, 0, 0.0
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _w8(a, q):
+    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
+    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _same_run(buf, p, lit, ls, ll):
+    """``buf[p:p+ll] == lit[ls:ls+ll]`` (unsigned positions, in bounds), 8 bytes at a time."""
+    q = np.uint64(0)
+    eight = np.uint64(8)
+    while q + eight <= ll:
+        if _w8(buf, p + q) != _w8(lit, ls + q):
+            return False
+        q += eight
+    while q < ll:
+        if buf[p + q] != lit[ls + q]:
+            return False
+        q += np.uint64(1)
+    return True
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
+def _by_shape(buf, i, t, is_c, tpl_b, tpl_s, oi, ov, m0, stack):
+    """The event at ``buf[i]`` read by the learnt shape ``t``: its bytes between values must be
+    the shape's (keys, separators, spaces), its values of the shape's kinds.  Returns (end, name
+    offset, length, escapes, cat offset, length, pid, tid, id, has_id, bp, ts, pairs), end -1
+    when it does not fit."""
+    n = buf.shape[0]
+    noff = np.int64(0)
+    nlen = np.int64(-1)
+    nesc = 0
+    coff = np.int64(0)
+    clen = np.int64(-1)
+    pid = np.int64(0)
+    tid = np.int64(0)
+    fid = np.int64(0)
+    has_id = 0
+    bp = np.int64(0)
+    ts = np.nan
+    m = 0
+    p = np.uint64(i)
+    un = np.uint64(n)
+    for r in range(1, tpl_s[t, 0, 0] + 1):
+        ls = np.uint64(tpl_s[t, r, 0])
+        ll = np.uint64(tpl_s[t, r, 1])
+        if p + ll > un:
+            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+        if not _same_run(buf, p, tpl_b[t], ls, ll):
+            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+        p += ll
+        kind = tpl_s[t, r, 2]
+        if kind == V_END:
+            break
+        if p >= un:
+            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+        if kind == V_PAIR:  # a counter's value, its key in the bytes just compared
+            c = buf[p]
+            if not (c == 45 or 48 <= c <= 57):
+                return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+            v, j, exact = parse_number(buf, np.int64(p))
+            if j < 0 or not exact:
+                return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+            ov[1, m0 + m] = v
+            oi[0, m0 + m] = np.int64(p - ll) + tpl_s[t, r, 3]
+            oi[1, m0 + m] = tpl_s[t, r, 4]
+            m += 1
+            p = np.uint64(j)
+            continue
+        j, x, y, f = _value(buf, np.int64(p), kind, is_c, oi, ov, m0, stack)
+        if j < 0:
+            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+        if kind == V_NAME:
+            noff, nlen, nesc = x, y, 1 if f else 0
+        elif kind == V_CAT:
+            coff, clen = x, y
+        elif kind == V_PID:
+            pid = x
+        elif kind == V_TID:
+            tid = x
+        elif kind == V_TS:
+            ts = f
+        elif kind == V_ID:
+            fid, has_id = x, 1
+        elif kind == V_BP:
+            bp = x
+        elif kind == V_ARGS and is_c:
+            m = x
+        p = np.uint64(j)
+    return np.int64(p), noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _learn(buf, i, tpl_b, tpl_s, tpl_c, g0):
+    """The shape just recorded in the scratch shape (``tpl_s[N_TPL]``: spans of the bytes between
+    values, from the event's start ``i``, and the kinds) kept as one of the group from ``g0``,
+    replacing them in turn; not when it holds too many bytes."""
+    nseg = tpl_s[N_TPL, 0, 0]
+    total = 0
+    for r in range(1, nseg + 1):
+        total += tpl_s[N_TPL, r, 1]
+    if total > TPL_BYTES:
+        return
+    victim = tpl_s[g0, 0, 2]
+    t = g0 + victim
+    pos = 0
+    for r in range(1, nseg + 1):
+        a = i + tpl_s[N_TPL, r, 0]
+        ln = tpl_s[N_TPL, r, 1]
+        for q in range(ln):
+            tpl_b[t, pos + q] = buf[a + q]
+        tpl_s[t, r, 0] = pos
+        tpl_s[t, r, 1] = ln
+        tpl_s[t, r, 2] = tpl_s[N_TPL, r, 2]
+        tpl_s[t, r, 3] = tpl_s[N_TPL, r, 3]
+        tpl_s[t, r, 4] = tpl_s[N_TPL, r, 4]
+        pos += ln
+    tpl_s[t, 0, 0] = nseg
+    tpl_s[t, 0, 1] = pos
+    tpl_s[t, 0, 3] = 0  # (no successor known)
+    tpl_c[t, CA_VALID] = 0
+    tpl_s[g0, 0, 2] = (victim + 1) % TPL_PER_PH
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen, pid, tid, fid,
+          has_id, bp, ts, m, cache, shaped):
+    """The parsed counter or flow event [i, end) into the tables and outputs; its end, or -1 when
+    declined."""
+    if end - i > 2147483647:
+        return -1
+    ordn = min(seen, 2147483647)
+    if ph == 67:
+        if nlen < 0:
+            return -1
+        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, noff, nlen, nesc, has_id,
+                           fid, m, cache, shaped)
+    else:
+        if not has_id:
+            return -1
+        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, coff, clen, fid,
+                        cache, shaped)
+    return end if ok else -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack):
     """Take the counter or flow event at ``buf[i] == '{'`` whose first key is ``ph`` (see the
     module's docstring); ``seen``: its ordinal.  The caller checks `fast_room` first.  Returns
-    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it)."""
+    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it).
+
+    Events of one phase in a file mostly share a shape: the same keys in the same order with the
+    same spaces (a writer's fixed format).  The last `TPL_PER_PH` shapes of each phase seen are
+    kept (``tpl_b``, ``tpl_s``: the bytes between values, the kind of each value; a counter's
+    args are part of its shape, the numbers values, the keys bytes); an event is first read by
+    them (`_by_shape`: the bytes compared 8 at a time, the values parsed as their kind says, the
+    entries of the shape's last event reused when its process, thread, name and id are the same:
+    ``tpl_c``), and only when none fits key by key (keys in any order; its shape is then learnt)."""
     n = buf.shape[0]
     p = skip_ws(buf, i + 1)
     if p + 4 > n or buf[p] != 34 or buf[p + 1] != 112 or buf[p + 2] != 104 or buf[p + 3] != 34:
@@ -391,22 +427,50 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
         return -1
     ph = np.int64(buf[p + 1])
     is_c = ph == 67
-    if not (is_c or ph == 115 or ph == 116 or ph == 102):
+    cls = 0 if is_c else (1 if ph == 115 else (2 if ph == 116 else (3 if ph == 102 else -1)))
+    if cls < 0:
         return -1
     p += 3
-    name_off = np.int64(0)
-    name_len = np.int64(-1)
-    name_esc = 0
-    cat_off = np.int64(0)
-    cat_len = np.int64(-1)
+    m0 = cnt[C_SAMPLES]
+    g0 = cls * TPL_PER_PH
+    streak = tpl_s[N_TPL, MAX_SEG + 1, cls]
+    if streak < MISS_STREAK or (seen & 63) == 0:
+        # the shape that followed the last one matched last time first (counters of a few
+        # kinds written in turn), then the others
+        last = tpl_s[N_TPL, 0, 1 + cls] - 1
+        pred = tpl_s[g0 + last, 0, 3] - 1 if last >= 0 else -1
+        for k in range(-1, TPL_PER_PH):
+            if k == pred or (k < 0 and pred < 0):
+                continue
+            t = g0 + (pred if k < 0 else k)
+            if tpl_s[t, 0, 0] == 0:
+                break
+            end, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m = _by_shape(
+                buf, i, t, is_c, tpl_b, tpl_s, oi, ov, m0, stack)
+            if end >= 0:
+                tpl_s[N_TPL, MAX_SEG + 1, cls] = 0
+                if last >= 0:
+                    tpl_s[g0 + last, 0, 3] = t - g0 + 1
+                tpl_s[N_TPL, 0, 1 + cls] = t - g0 + 1
+                return _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen,
+                             pid, tid, fid, has_id, bp, ts, m, tpl_c[t], True)
+        tpl_s[N_TPL, MAX_SEG + 1, cls] = streak + 1
+    # key by key (any order), the shape recorded in the scratch shape as it goes
+    noff = np.int64(0)
+    nlen = np.int64(-1)
+    nesc = 0
+    coff = np.int64(0)
+    clen = np.int64(-1)
     pid = np.int64(0)
     tid = np.int64(0)
-    ev_id = np.int64(0)
+    fid = np.int64(0)
     has_id = 0
     bp = np.int64(0)
     ts = np.nan
     m = 0
     seen_keys = 1 << K_PH
+    prev = i  # where the bytes before the next value begin
+    nseg = 0
     while True:
         p = skip_ws(buf, p)
         if p >= n:
@@ -429,88 +493,71 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
             if seen_keys & bit:
                 return -1
             seen_keys |= bit
+        kind = _kind(key)
+        if kind == V_END:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
+            return -1
         p = skip_ws(buf, ke)
         if p >= n or buf[p] != 58:
             return -1
         p = skip_ws(buf, p + 1)
         if p >= n:
             return -1
-        c = buf[p]
-        if key == K_NAME or key == K_CAT:
-            if c != 34:
-                return -1
-            j, esc = scan_string(buf, p)
-            if j < 0 or j - p - 2 > 2147483647:
-                return -1
-            if key == K_NAME:
-                name_off = p + 1
-                name_len = j - p - 2
-                name_esc = 1 if esc else 0
-            else:
-                cat_off = p + 1
-                cat_len = j - p - 2
-        elif key == K_PID or key == K_TID or key == K_TS:
-            if not (c == 45 or 48 <= c <= 57):
-                return -1
-            v, j, exact = parse_number(buf, p)
-            if j < 0 or not exact:
-                return -1
-            if key == K_TS:
-                ts = v
-            else:
-                if not (v == np.floor(v) and abs(v) < 9.2e18):
-                    return -1
-                if key == K_PID:
-                    pid = np.int64(v)
-                else:
-                    tid = np.int64(v)
-        elif key == K_ID:
-            if not (c == 34 or c == 45 or 48 <= c <= 57):
-                return -1
-            ev_id, j = _scan_scalar_id(buf, p, stack)
-            if j < 0:
-                return -1
-            has_id = 1
-        elif key == K_BP or key == K_S:
-            if c != 34:
-                return -1
-            j, _ = scan_string(buf, p)
-            if j < 0:
-                return -1
-            if key == K_BP:
-                bp = np.int64(buf[p + 1]) if j - p == 3 else 0
-        elif key == K_ARGS and is_c:
-            if c != 123:
-                return -1
-            j, m = counter_args(buf, p, oi, ov, cnt[C_SAMPLES])
-            if j < 0:
-                return -1
-        elif key == K_ARGS or key == K_OTHER:
-            j = skip_value(buf, p, stack)
-            if j < 0:
-                return -1
-        else:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
+        j, x, y, f = _value(buf, p, kind, is_c, oi, ov, m0, stack)
+        if j < 0:
             return -1
+        if kind == V_ARGS and is_c:  # the shape: the bytes up to each number (its key), then the number
+            for q in range(m0, m0 + x):
+                ko = oi[0, q]
+                vs = skip_ws(buf, skip_ws(buf, ko + oi[1, q] + 1) + 1)  # after the key's quote and the colon
+                nseg += 1
+                if nseg <= MAX_SEG:
+                    tpl_s[N_TPL, nseg, 0] = prev - i
+                    tpl_s[N_TPL, nseg, 1] = vs - prev
+                    tpl_s[N_TPL, nseg, 2] = V_PAIR
+                    tpl_s[N_TPL, nseg, 3] = ko - prev
+                    tpl_s[N_TPL, nseg, 4] = oi[1, q]
+                _, prev, _ = parse_number(buf, vs)
+            m = x
+            p = j
+            continue
+        if kind == V_NAME:
+            noff, nlen, nesc = x, y, 1 if f else 0
+        elif kind == V_CAT:
+            coff, clen = x, y
+        elif kind == V_PID:
+            pid = x
+        elif kind == V_TID:
+            tid = x
+        elif kind == V_TS:
+            ts = f
+        elif kind == V_ID:
+            fid, has_id = x, 1
+        elif kind == V_BP:
+            bp = x
+        elif kind == V_ARGS and is_c:
+            m = x
+        nseg += 1
+        if nseg <= MAX_SEG:  # (wrong when the event is over 2 GiB: then _take declines it, nothing is learnt)
+            tpl_s[N_TPL, nseg, 0] = prev - i
+            tpl_s[N_TPL, nseg, 1] = p - prev
+            tpl_s[N_TPL, nseg, 2] = kind
+        prev = j
         p = j
     end = p + 1
-    if end - i > 2147483647:
-        return -1
-    ordn = min(seen, 2147483647)
-    if is_c:
-        if name_len < 0:
-            return -1
-        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, name_off, name_len,
-                           name_esc, has_id, ev_id, m)
-    else:
-        if not has_id:
-            return -1
-        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, cat_off,
-                        cat_len, ev_id)
-    return end if ok else -1
+    got = _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen, pid, tid, fid,
+                has_id, bp, ts, m, tpl_c[N_TPL], False)
+    if got >= 0 and nseg < MAX_SEG:
+        nseg += 1
+        tpl_s[N_TPL, nseg, 0] = prev - i
+        tpl_s[N_TPL, nseg, 1] = end - prev
+        tpl_s[N_TPL, nseg, 2] = V_END
+        tpl_s[N_TPL, 0, 0] = nseg
+        _learn(buf, i, tpl_b, tpl_s, tpl_c, g0)
+    return got
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def side_run(buf, j, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room):
+def side_run(buf, j, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack, stop_at, room):
     """After an event `scan_fast` took (ending at ``j``; ``seen``: the events so far), take the
     events that follow as long as it takes them (a file's counters or flow events come in long
     runs): each one after ``, {`` (spaces allowed), before ``stop_at`` (when >= 0), while the
@@ -526,7 +573,7 @@ def side_run(buf, j, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room
         p = skip_ws(buf, p + 1)
         if p >= n or buf[p] != 123 or (stop_at >= 0 and p >= stop_at) or room <= 0 or not fast_room(cnt, ov):
             return p, seen, False
-        q = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, stack)
+        q = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack)
         if q < 0:
             return p, seen, False
         seen += 1
@@ -535,7 +582,7 @@ def side_run(buf, j, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
+def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, cache):
     """Take the counter or flow event that `jsonevent.scan_event` scanned into row ``k`` (its
     ordinal in ``ss[k, S_ORD]``; the caller checks `fast_room` first), on the same terms as
     `scan_fast`.  Returns whether it was taken (else the caller keeps the row)."""
@@ -561,17 +608,9 @@ def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
                 return False
         return _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, ii[k, I_PID], ii[k, I_TID], ts,
                              ii[k, I_NAME_OFF], np.int64(ss[k, S_NAME_LEN]), 1 if flags & FL_NAME_ESC else 0, has_id,
-                             ii[k, I_ID], m)
+                             ii[k, I_ID], m, cache, False)
     if not has_id:
         return False
     return _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, np.int64(ss[k, S_BP]),
-                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID])
-
-
-@njit(cache=True, nogil=True)
-def event_lengths(buf, offs, stack):
-    """The length of the JSON value at each offset (events the scanner took: valid objects)."""
-    out = np.empty(offs.shape[0], np.int64)
-    for q in range(offs.shape[0]):
-        out[q] = skip_value(buf, offs[q], stack) - offs[q]
-    return out
+                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID],
+                      cache, False)
