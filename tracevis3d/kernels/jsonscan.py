@@ -23,8 +23,8 @@ from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
                         _grow, kept_phase, row_to_side, scan_event, side_phase)
 from .jsontokens import scan_string, skip_value, skip_ws
-from .sidescan import scan_fast, side_from_row, side_run
-from .sidetables import C_EVENTS, C_ON, N_TPL, fast_grown, fast_room, new_fast
+from .sidescan import side_from_row, side_run
+from .sidetables import C_EVENTS, C_ON, fast_grown, fast_room, new_fast
 
 
 MAX_NESTING = 4096
@@ -66,30 +66,30 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     n = buf.shape[0]
     k = 0
     kv = 0
-    tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c = fx
+    tab, slot, cnt, fl, ov, oi, os_ = fx
     kf0 = cnt[C_EVENTS]
     fast = cnt[C_ON] != 0 and not spans_mode
     need_sep = False
     while True:
         i = skip_ws(buf, i)
         if i >= n:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, TRUNCATED, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, TRUNCATED, i, seen
         c = buf[i]
         if c == 93:  # ]
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i + 1, OK, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i + 1, OK, i, seen
         if c == 44:  # a comma (stray and trailing ones are tolerated)
             need_sep = False
             i += 1
             continue
         if c != 123:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
         if need_sep:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, ERR_NO_COMMA, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_NO_COMMA, i, seen
         if stop_at >= 0 and i >= stop_at:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, SPLIT, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, SPLIT, i, seen
         if k >= ii.shape[0] or (kv >= vi.shape[0] and not spans_mode) or (fast and not fast_room(cnt, ov)):
             if not grow:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, FULL, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, FULL, i, seen
             if k >= ii.shape[0]:
                 ii, ss, ff = _grow(ii, ss, ff)
             if kv >= vi.shape[0] and not spans_mode:
@@ -98,26 +98,25 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
                 ov, oi, os_ = fast_grown(cnt, ov, oi, os_)
         kf = cnt[C_EVENTS] - kf0
         j = -1
-        if fast and k + kv + kf < max_rows:
-            j = scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack)
-            if j >= 0:  # and the events after it, as long as the fast path takes them
-                i, seen, need_sep = side_run(buf, j, seen + 1, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack,
-                                             stop_at,
-                                             max_rows - k - kv - kf - 1)
+        if fast and k + kv + kf < max_rows:  # this event and the ones after it, while the fast path takes them
+            p, seen, sep, taken = side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at,
+                                           max_rows - k - kv - kf)
+            if taken:
+                i, need_sep = p, sep
                 continue
         if j < 0:
             j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
             if st == CUT:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, n, TRUNCATED, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, n, TRUNCATED, i, seen
             if st != OK:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, j, st, j, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, j, st, j, seen
             v = ss[k, S_PH]
             if spans_mode or kept_phase(v):
                 if k + kv + kf >= max_rows:
-                    return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c), k, kv, i, ERR_TOO_MANY, i, seen
+                    return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_TOO_MANY, i, seen
                 ss[k, S_ORD] = min(seen, 2147483647)
                 if not spans_mode and side_phase(v):
-                    if not (fast and side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, tpl_c[N_TPL])):
+                    if not (fast and side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_)):
                         row_to_side(k, ii, ss, ff, kv, vi, vs, vf)
                         kv += 1
                 else:

@@ -14,7 +14,8 @@ declining never changes what a load gives, only how fast.
 
 What a taken event leaves, and the tables its names, keys, counters and series are interned in:
 ``fx`` of `sidetables`.  The per-event functions are compiled without numba's reference counting
-(``_nrt=False``, see `sidetables`).
+(``_nrt=False``, see `sidetables`).  Numbers are read by `parse_num`: `jsontokens.parse_number`'s
+results, the common forms 8 digits at a time.
 
 Entries are numbered per scan (or per part of a parallel scan) in the order they are made;
 the importer (`io.chrome_fast`) joins the parts and numbers everything as the general path
@@ -22,24 +23,129 @@ does, by first appearance in the file.  Brute-force twins in tests/test_chrome_f
 """
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_STR, I_ARGS_OFF, I_CAT_OFF,
                         I_EV_OFF, I_ID, I_NAME_OFF, I_PID, I_TID, K_ARGS, K_BP, K_CAT, K_ID, K_NAME,
                         K_OTHER, K_PH, K_PID, K_S, K_TID, K_TS, S_ARGS_LEN, S_BP, S_CAT_LEN, S_EV_LEN,
-                        S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code, _scan_scalar_id)
-from .jsontokens import parse_number as _parse_number
-from .jsontokens import scan_string, skip_value, skip_ws
-from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, CA_CID, CA_CNT, CA_HAS, CA_KEY, CA_PID, CA_SER,
-                         CA_SLEN, CA_SOFF, CA_SPAN, CA_TID, CA_VALID, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
-                         FO_KEY, FO_ORD, MAX_PAIRS, MAX_SEG, N_TPL, T_CAT, T_NAME, TPL_BYTES, TPL_PER_PH, _same_bytes,
-                         counter_entry, fast_room, key_entry, series_entry, span_entry)
+                        S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code)
+from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
+from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
+                         FO_KEY, FO_ORD, MAX_PAIRS, T_CAT, T_NAME, counter_entry, fast_room, key_entry, series_entry,
+                         span_entry)
 
-# the number parser of the tokens, inlined here at numba's IR level (LLVM left it a call in the
-# fast path: 6 % of its time)
-parse_number = njit(inline="always", nogil=True)(_parse_number.py_func)
 
 
 # ------------------------------------------------------------------ values
+_K30 = np.uint64(0x3030303030303030)
+_K76 = np.uint64(0x7676767676767676)
+_K80 = np.uint64(0x8080808080808080)
+_POW10I = np.array([10 ** k for k in range(17)], np.uint64)
+_POW10F = np.array([10.0 ** k for k in range(23)])
+_TWO53 = np.uint64(1 << 53)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _w8(a, q):
+    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
+    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _eight_digits(x):
+    """The number of the 8 digits of ``x`` (each byte a digit 0-9, the first in the low byte),
+    by three multiplies (the SWAR conversion of simdjson, Langdale and Lemire, VLDB J. 2019)."""
+    x = ((x & np.uint64(0x0F0F0F0F0F0F0F0F)) * np.uint64(2561)) >> np.uint64(8)
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(6553601)) >> np.uint64(16)
+    return ((x & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(42949672960001)) >> np.uint64(32)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _digit_run(buf, q):
+    """The digits from ``buf[q]`` (``q`` unsigned, ``q + 16`` within the bytes): (their number,
+    how many, 0 to 16; 16: 16 or more, the number not made)."""
+    x = _w8(buf, q) ^ _K30
+    mask = ((x + _K76) | x) & _K80  # the high bit of each byte that is no digit
+    if mask != 0:
+        c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+        if c == 0:
+            return np.uint64(0), np.uint64(0)
+        return _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), c
+    v = _eight_digits(x)
+    x = _w8(buf, q + np.uint64(8)) ^ _K30
+    mask = ((x + _K76) | x) & _K80
+    if mask == 0:
+        return np.uint64(0), np.uint64(16)
+    c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+    if c == 0:
+        return v, np.uint64(8)
+    return v * _POW10I[c] + _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), np.uint64(8) + c
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _common_num(buf, p):
+    """A number of the common form ``-?digits(.digits)?``, at most 16 digits, its mantissa under
+    2^53, not within 17 bytes of the end: (True, value, end) as `jsontokens.parse_number` gives
+    it (the mantissa m read 8 digits at a time, `_digit_run`; the value m / 10^f); (False, 0, 0)
+    for any other form."""
+    un = np.uint64(buf.shape[0])
+    q = np.uint64(p)
+    neg = buf[q] == 45
+    if neg:
+        q += np.uint64(1)
+    if q + np.uint64(16) > un:
+        return False, 0.0, np.int64(0)
+    m, ci = _digit_run(buf, q)
+    if ci == 0 or ci >= 16:
+        return False, 0.0, np.int64(0)
+    q += ci
+    frac = np.uint64(0)
+    c = buf[q]
+    if c == 46:  # .
+        if q + np.uint64(17) > un:
+            return False, 0.0, np.int64(0)
+        f, frac = _digit_run(buf, q + np.uint64(1))
+        if frac == 0 or ci + frac > 16:
+            return False, 0.0, np.int64(0)
+        m = m * _POW10I[frac] + f
+        q += np.uint64(1) + frac
+        c = buf[q]
+    if c == 101 or c == 69 or m >= _TWO53:  # e E, or a mantissa past 2^53
+        return False, 0.0, np.int64(0)
+    v = float(m) if frac == 0 else float(m) / _POW10F[frac]
+    return True, -v if neg else v, np.int64(q)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def parse_num(buf, p):
+    """`jsontokens.parse_number` (its very results: value, end, exact), the common forms faster
+    (`_common_num`)."""
+    ok, v, j = _common_num(buf, p)
+    if ok:
+        return v, j, True
+    return parse_number(buf, p)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _scalar_id(buf, p):
+    """A number or string id at ``buf[p]``, as `jsonevent._scan_scalar_id` reads it (by
+    `parse_num`): (id, end), end < 0 when invalid or cut."""
+    if buf[p] == 34:
+        j, _ = scan_string(buf, p)
+        if j < 0:
+            return np.int64(0), -2
+        return fnv1a(buf, p + 1, j - p - 2), j
+    v, j, exact = parse_num(buf, p)
+    if j < 0:
+        return np.int64(0), j
+    if exact and abs(v) < 9.2e18:
+        return np.int64(v), j
+    return fnv1a(buf, p, j - p), j
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def counter_args(buf, p, oi, ov, m0):
     """The ``args`` object at ``buf[p] == '{'`` when it is ``{}`` or ``{"key": number, ...}``
@@ -71,7 +177,7 @@ def counter_args(buf, p, oi, ov, m0):
         c = buf[q]
         if not (c == 45 or 48 <= c <= 57):
             return -1, 0
-        v, j, exact = parse_number(buf, q)
+        v, j, exact = parse_num(buf, q)
         if j < 0 or not exact:
             return -1, 0
         ov[1, m0 + m] = v
@@ -90,47 +196,31 @@ def counter_args(buf, p, oi, ov, m0):
 # ------------------------------------------------------------------ taking an event
 @njit(cache=True, nogil=True, _nrt=False)
 def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, tid, ts, noff, nlen, nesc, has_id, cid,
-                  m, cache, shaped):
+                  m):
     """Counter event: entries, then its ``m`` samples (keys and values already in the sample
-    columns).  False (nothing written but entries) when a table refuses.  ``shaped``: read by a
-    learnt shape, whose last event's entries ``cache`` holds (`sidetables`, CA_*): an event of the
-    same process, thread, name and id has the same entries (the pairs' keys are the shape's)."""
+    columns, `counter_args`).  False (nothing written but entries) when a table refuses."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    cid0 = cid if has_id else 0
+    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+    if ke < 0:
+        return False
+    ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
+    if ne < 0:
+        return False
     ns = cnt[C_SAMPLES]
-    if (shaped and cache[CA_VALID] != 0 and cache[CA_PID] == pid and cache[CA_TID] == tid and cache[CA_CID] == cid0
-            and cache[CA_HAS] == has_id and cache[CA_SLEN] == nlen and _same_bytes(buf, cache[CA_SOFF], noff, nlen)):
-        ke = cache[CA_KEY]
-        for q in range(m):
-            oi[0, ns + q] = cache[CA_SER + q]
-    else:
-        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-        if ke < 0:
+    if m:
+        ce = counter_entry(tab, slot, cnt, pid, ne, cid if has_id else 0, has_id, ev_off)
+        if ce < 0:
             return False
-        ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
-        if ne < 0:
-            return False
-        ce = -1
-        if m:
-            ce = counter_entry(tab, slot, cnt, pid, ne, cid0, has_id, ev_off)
-            if ce < 0:
+        for q in range(ns, ns + m):
+            se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
+            if se < 0:
                 return False
-            for q in range(ns, ns + m):
-                se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
-                if se < 0:
-                    return False
-                oi[0, q] = se
-        if shaped and m <= MAX_SEG:
-            cache[CA_PID], cache[CA_TID], cache[CA_CID], cache[CA_HAS] = pid, tid, cid0, has_id
-            cache[CA_SOFF], cache[CA_SLEN], cache[CA_KEY], cache[CA_SPAN], cache[CA_CNT] = noff, nlen, ke, ne, ce
-            for q in range(m):
-                cache[CA_SER + q] = oi[0, ns + q]
-            cache[CA_VALID] = 1
-    for q in range(ns, ns + m):
-        ov[0, q] = ts
-        oi[1, q] = ev_off
-    cnt[C_SAMPLES] = ns + m
+            oi[0, q] = se
+        for q in range(ns, ns + m):
+            ov[0, q] = ts
+            oi[1, q] = ev_off
+        cnt[C_SAMPLES] = ns + m
     if ts > fl[ke]:
         fl[ke] = ts
     if ts < fl[FL_MIN_CTS]:
@@ -141,29 +231,16 @@ def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, ti
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid, cache,
-               shaped):
-    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses.
-    ``shaped``, ``cache``: as `_take_counter`'s (the thread key and the category)."""
+def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid):
+    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    hit = shaped and cache[CA_VALID] != 0
-    if hit and cache[CA_PID] == pid and cache[CA_TID] == tid:
-        ke = cache[CA_KEY]
-    else:
-        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-        if ke < 0:
-            return False
-    if hit and cache[CA_SLEN] == clen and _same_bytes(buf, cache[CA_SOFF], coff, max(clen, 0)):
-        ce = cache[CA_SPAN]
-    else:
-        ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
-        if ce < 0:
-            return False
-    if shaped:
-        cache[CA_PID], cache[CA_TID], cache[CA_KEY] = pid, tid, ke
-        cache[CA_SOFF], cache[CA_SLEN], cache[CA_SPAN] = coff, clen, ce
-        cache[CA_VALID] = 1
+    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+    if ke < 0:
+        return False
+    ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
+    if ce < 0:
+        return False
     nf = cnt[C_FLOWS]
     ov[2, nf] = ts
     oi[2, nf] = fid
@@ -180,241 +257,11 @@ def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, b
     return True
 
 
-# the kinds of an event shape's values (`scan_fast`); V_PAIR: a number of a counter's args whose
-# key is in the shape's bytes before it
-V_END, V_NAME, V_CAT, V_PID, V_TID, V_TS, V_ID, V_BP, V_S, V_ARGS, V_SKIP, V_PAIR = range(12)
-#: a group of shapes whose last this many events matched none is tried only every 64th event
-MISS_STREAK = 8
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _kind(key):
-    """The kind of value of a key the fast path reads (V_END: one it declines)."""
-    if key == K_NAME:
-        return V_NAME
-    if key == K_CAT:
-        return V_CAT
-    if key == K_PID:
-        return V_PID
-    if key == K_TID:
-        return V_TID
-    if key == K_TS:
-        return V_TS
-    if key == K_ID:
-        return V_ID
-    if key == K_BP:
-        return V_BP
-    if key == K_S:
-        return V_S
-    if key == K_ARGS:
-        return V_ARGS
-    if key == K_OTHER:
-        return V_SKIP
-    return V_END
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _value(buf, p, kind, is_c, oi, ov, m0, stack):
-    """The value at ``buf[p]`` (its first byte) of a key of ``kind``, as the fast path takes it.
-    Returns (end, x, y, f), end -1 when declined: name and cat: x, y the span inside the quotes,
-    f 1 when it has escapes; pid, tid, id, bp, a counter's pairs (`counter_args`): x; ts: f."""
-    c = buf[p]
-    if kind == V_NAME or kind == V_CAT or kind == V_BP or kind == V_S:
-        if c != 34:
-            return -1, 0, 0, 0.0
-        j, esc = scan_string(buf, p)
-        if j < 0 or j - p - 2 > 2147483647:
-            return -1, 0, 0, 0.0
-        if kind == V_BP:
-            return j, np.int64(buf[p + 1]) if j - p == 3 else 0, 0, 0.0
-        return j, p + 1, j - p - 2, 1.0 if esc else 0.0
-    if kind == V_PID or kind == V_TID or kind == V_TS:
-        if not (c == 45 or 48 <= c <= 57):
-            return -1, 0, 0, 0.0
-        v, j, exact = parse_number(buf, p)
-        if j < 0 or not exact:
-            return -1, 0, 0, 0.0
-        if kind == V_TS:
-            return j, 0, 0, v
-        if not (v == np.floor(v) and abs(v) < 9.2e18):
-            return -1, 0, 0, 0.0
-        return j, np.int64(v), 0, 0.0
-    if kind == V_ID:
-        if not (c == 34 or c == 45 or 48 <= c <= 57):
-            return -1, 0, 0, 0.0
-        x, j = _scan_scalar_id(buf, p, stack)
-        return j, x, 0, 0.0
-    if kind == V_ARGS and is_c:
-        if c != 123:
-            return -1, 0, 0, 0.0
-        j, m = counter_args(buf, p, oi, ov, m0)
-        return j, m, 0, 0.0
-    if kind == V_ARGS or kind == V_SKIP:
-        return skip_value(buf, p, stack), 0, 0, 0.0
-    return -1, 0, 0, 0.0
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _w8(a, q):
-    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
-    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
-            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
-            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
-            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _same_run(buf, p, lit, ls, ll):
-    """``buf[p:p+ll] == lit[ls:ls+ll]`` (unsigned positions, in bounds), 8 bytes at a time."""
-    q = np.uint64(0)
-    eight = np.uint64(8)
-    while q + eight <= ll:
-        if _w8(buf, p + q) != _w8(lit, ls + q):
-            return False
-        q += eight
-    while q < ll:
-        if buf[p + q] != lit[ls + q]:
-            return False
-        q += np.uint64(1)
-    return True
-
-
 @njit(cache=True, nogil=True, _nrt=False)
-def _by_shape(buf, i, t, is_c, tpl_b, tpl_s, oi, ov, m0, stack):
-    """The event at ``buf[i]`` read by the learnt shape ``t``: its bytes between values must be
-    the shape's (keys, separators, spaces), its values of the shape's kinds.  Returns (end, name
-    offset, length, escapes, cat offset, length, pid, tid, id, has_id, bp, ts, pairs), end -1
-    when it does not fit."""
-    n = buf.shape[0]
-    noff = np.int64(0)
-    nlen = np.int64(-1)
-    nesc = 0
-    coff = np.int64(0)
-    clen = np.int64(-1)
-    pid = np.int64(0)
-    tid = np.int64(0)
-    fid = np.int64(0)
-    has_id = 0
-    bp = np.int64(0)
-    ts = np.nan
-    m = 0
-    p = np.uint64(i)
-    un = np.uint64(n)
-    for r in range(1, tpl_s[t, 0, 0] + 1):
-        ls = np.uint64(tpl_s[t, r, 0])
-        ll = np.uint64(tpl_s[t, r, 1])
-        if p + ll > un:
-            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-        if not _same_run(buf, p, tpl_b[t], ls, ll):
-            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-        p += ll
-        kind = tpl_s[t, r, 2]
-        if kind == V_END:
-            break
-        if p >= un:
-            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-        if kind == V_PAIR:  # a counter's value, its key in the bytes just compared
-            c = buf[p]
-            if not (c == 45 or 48 <= c <= 57):
-                return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-            v, j, exact = parse_number(buf, np.int64(p))
-            if j < 0 or not exact:
-                return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-            ov[1, m0 + m] = v
-            oi[0, m0 + m] = np.int64(p - ll) + tpl_s[t, r, 3]
-            oi[1, m0 + m] = tpl_s[t, r, 4]
-            m += 1
-            p = np.uint64(j)
-            continue
-        j, x, y, f = _value(buf, np.int64(p), kind, is_c, oi, ov, m0, stack)
-        if j < 0:
-            return -1, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-        if kind == V_NAME:
-            noff, nlen, nesc = x, y, 1 if f else 0
-        elif kind == V_CAT:
-            coff, clen = x, y
-        elif kind == V_PID:
-            pid = x
-        elif kind == V_TID:
-            tid = x
-        elif kind == V_TS:
-            ts = f
-        elif kind == V_ID:
-            fid, has_id = x, 1
-        elif kind == V_BP:
-            bp = x
-        elif kind == V_ARGS and is_c:
-            m = x
-        p = np.uint64(j)
-    return np.int64(p), noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _learn(buf, i, tpl_b, tpl_s, tpl_c, g0):
-    """The shape just recorded in the scratch shape (``tpl_s[N_TPL]``: spans of the bytes between
-    values, from the event's start ``i``, and the kinds) kept as one of the group from ``g0``,
-    replacing them in turn; not when it holds too many bytes."""
-    nseg = tpl_s[N_TPL, 0, 0]
-    total = 0
-    for r in range(1, nseg + 1):
-        total += tpl_s[N_TPL, r, 1]
-    if total > TPL_BYTES:
-        return
-    victim = tpl_s[g0, 0, 2]
-    t = g0 + victim
-    pos = 0
-    for r in range(1, nseg + 1):
-        a = i + tpl_s[N_TPL, r, 0]
-        ln = tpl_s[N_TPL, r, 1]
-        for q in range(ln):
-            tpl_b[t, pos + q] = buf[a + q]
-        tpl_s[t, r, 0] = pos
-        tpl_s[t, r, 1] = ln
-        tpl_s[t, r, 2] = tpl_s[N_TPL, r, 2]
-        tpl_s[t, r, 3] = tpl_s[N_TPL, r, 3]
-        tpl_s[t, r, 4] = tpl_s[N_TPL, r, 4]
-        pos += ln
-    tpl_s[t, 0, 0] = nseg
-    tpl_s[t, 0, 1] = pos
-    tpl_s[t, 0, 3] = 0  # (no successor known)
-    tpl_c[t, CA_VALID] = 0
-    tpl_s[g0, 0, 2] = (victim + 1) % TPL_PER_PH
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen, pid, tid, fid,
-          has_id, bp, ts, m, cache, shaped):
-    """The parsed counter or flow event [i, end) into the tables and outputs; its end, or -1 when
-    declined."""
-    if end - i > 2147483647:
-        return -1
-    ordn = min(seen, 2147483647)
-    if ph == 67:
-        if nlen < 0:
-            return -1
-        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, noff, nlen, nesc, has_id,
-                           fid, m, cache, shaped)
-    else:
-        if not has_id:
-            return -1
-        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, coff, clen, fid,
-                        cache, shaped)
-    return end if ok else -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack):
+def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
     """Take the counter or flow event at ``buf[i] == '{'`` whose first key is ``ph`` (see the
     module's docstring); ``seen``: its ordinal.  The caller checks `fast_room` first.  Returns
-    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it).
-
-    Events of one phase in a file mostly share a shape: the same keys in the same order with the
-    same spaces (a writer's fixed format).  The last `TPL_PER_PH` shapes of each phase seen are
-    kept (``tpl_b``, ``tpl_s``: the bytes between values, the kind of each value; a counter's
-    args are part of its shape, the numbers values, the keys bytes); an event is first read by
-    them (`_by_shape`: the bytes compared 8 at a time, the values parsed as their kind says, the
-    entries of the shape's last event reused when its process, thread, name and id are the same:
-    ``tpl_c``), and only when none fits key by key (keys in any order; its shape is then learnt)."""
+    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it)."""
     n = buf.shape[0]
     p = skip_ws(buf, i + 1)
     if p + 4 > n or buf[p] != 34 or buf[p + 1] != 112 or buf[p + 2] != 104 or buf[p + 3] != 34:
@@ -427,50 +274,22 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c
         return -1
     ph = np.int64(buf[p + 1])
     is_c = ph == 67
-    cls = 0 if is_c else (1 if ph == 115 else (2 if ph == 116 else (3 if ph == 102 else -1)))
-    if cls < 0:
+    if not (is_c or ph == 115 or ph == 116 or ph == 102):
         return -1
     p += 3
-    m0 = cnt[C_SAMPLES]
-    g0 = cls * TPL_PER_PH
-    streak = tpl_s[N_TPL, MAX_SEG + 1, cls]
-    if streak < MISS_STREAK or (seen & 63) == 0:
-        # the shape that followed the last one matched last time first (counters of a few
-        # kinds written in turn), then the others
-        last = tpl_s[N_TPL, 0, 1 + cls] - 1
-        pred = tpl_s[g0 + last, 0, 3] - 1 if last >= 0 else -1
-        for k in range(-1, TPL_PER_PH):
-            if k == pred or (k < 0 and pred < 0):
-                continue
-            t = g0 + (pred if k < 0 else k)
-            if tpl_s[t, 0, 0] == 0:
-                break
-            end, noff, nlen, nesc, coff, clen, pid, tid, fid, has_id, bp, ts, m = _by_shape(
-                buf, i, t, is_c, tpl_b, tpl_s, oi, ov, m0, stack)
-            if end >= 0:
-                tpl_s[N_TPL, MAX_SEG + 1, cls] = 0
-                if last >= 0:
-                    tpl_s[g0 + last, 0, 3] = t - g0 + 1
-                tpl_s[N_TPL, 0, 1 + cls] = t - g0 + 1
-                return _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen,
-                             pid, tid, fid, has_id, bp, ts, m, tpl_c[t], True)
-        tpl_s[N_TPL, MAX_SEG + 1, cls] = streak + 1
-    # key by key (any order), the shape recorded in the scratch shape as it goes
-    noff = np.int64(0)
-    nlen = np.int64(-1)
-    nesc = 0
-    coff = np.int64(0)
-    clen = np.int64(-1)
+    name_off = np.int64(0)
+    name_len = np.int64(-1)
+    name_esc = 0
+    cat_off = np.int64(0)
+    cat_len = np.int64(-1)
     pid = np.int64(0)
     tid = np.int64(0)
-    fid = np.int64(0)
+    ev_id = np.int64(0)
     has_id = 0
     bp = np.int64(0)
     ts = np.nan
     m = 0
     seen_keys = 1 << K_PH
-    prev = i  # where the bytes before the next value begin
-    nseg = 0
     while True:
         p = skip_ws(buf, p)
         if p >= n:
@@ -493,96 +312,116 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c
             if seen_keys & bit:
                 return -1
             seen_keys |= bit
-        kind = _kind(key)
-        if kind == V_END:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
-            return -1
         p = skip_ws(buf, ke)
         if p >= n or buf[p] != 58:
             return -1
         p = skip_ws(buf, p + 1)
         if p >= n:
             return -1
-        j, x, y, f = _value(buf, p, kind, is_c, oi, ov, m0, stack)
-        if j < 0:
+        c = buf[p]
+        if key == K_NAME or key == K_CAT:
+            if c != 34:
+                return -1
+            j, esc = scan_string(buf, p)
+            if j < 0 or j - p - 2 > 2147483647:
+                return -1
+            if key == K_NAME:
+                name_off = p + 1
+                name_len = j - p - 2
+                name_esc = 1 if esc else 0
+            else:
+                cat_off = p + 1
+                cat_len = j - p - 2
+        elif key == K_PID or key == K_TID or key == K_TS:
+            if not (c == 45 or 48 <= c <= 57):
+                return -1
+            v, j, exact = parse_num(buf, p)
+            if j < 0 or not exact:
+                return -1
+            if key == K_TS:
+                ts = v
+            else:
+                if not (v == np.floor(v) and abs(v) < 9.2e18):
+                    return -1
+                if key == K_PID:
+                    pid = np.int64(v)
+                else:
+                    tid = np.int64(v)
+        elif key == K_ID:
+            if not (c == 34 or c == 45 or 48 <= c <= 57):
+                return -1
+            ev_id, j = _scalar_id(buf, p)
+            if j < 0:
+                return -1
+            has_id = 1
+        elif key == K_BP or key == K_S:
+            if c != 34:
+                return -1
+            j, _ = scan_string(buf, p)
+            if j < 0:
+                return -1
+            if key == K_BP:
+                bp = np.int64(buf[p + 1]) if j - p == 3 else 0
+        elif key == K_ARGS and is_c:
+            if c != 123:
+                return -1
+            j, m = counter_args(buf, p, oi, ov, cnt[C_SAMPLES])
+            if j < 0:
+                return -1
+        elif key == K_ARGS or key == K_OTHER:
+            j = skip_value(buf, p, stack)
+            if j < 0:
+                return -1
+        else:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
             return -1
-        if kind == V_ARGS and is_c:  # the shape: the bytes up to each number (its key), then the number
-            for q in range(m0, m0 + x):
-                ko = oi[0, q]
-                vs = skip_ws(buf, skip_ws(buf, ko + oi[1, q] + 1) + 1)  # after the key's quote and the colon
-                nseg += 1
-                if nseg <= MAX_SEG:
-                    tpl_s[N_TPL, nseg, 0] = prev - i
-                    tpl_s[N_TPL, nseg, 1] = vs - prev
-                    tpl_s[N_TPL, nseg, 2] = V_PAIR
-                    tpl_s[N_TPL, nseg, 3] = ko - prev
-                    tpl_s[N_TPL, nseg, 4] = oi[1, q]
-                _, prev, _ = parse_number(buf, vs)
-            m = x
-            p = j
-            continue
-        if kind == V_NAME:
-            noff, nlen, nesc = x, y, 1 if f else 0
-        elif kind == V_CAT:
-            coff, clen = x, y
-        elif kind == V_PID:
-            pid = x
-        elif kind == V_TID:
-            tid = x
-        elif kind == V_TS:
-            ts = f
-        elif kind == V_ID:
-            fid, has_id = x, 1
-        elif kind == V_BP:
-            bp = x
-        elif kind == V_ARGS and is_c:
-            m = x
-        nseg += 1
-        if nseg <= MAX_SEG:  # (wrong when the event is over 2 GiB: then _take declines it, nothing is learnt)
-            tpl_s[N_TPL, nseg, 0] = prev - i
-            tpl_s[N_TPL, nseg, 1] = p - prev
-            tpl_s[N_TPL, nseg, 2] = kind
-        prev = j
         p = j
     end = p + 1
-    got = _take(buf, tab, slot, cnt, fl, ov, oi, os_, i, end, seen, ph, noff, nlen, nesc, coff, clen, pid, tid, fid,
-                has_id, bp, ts, m, tpl_c[N_TPL], False)
-    if got >= 0 and nseg < MAX_SEG:
-        nseg += 1
-        tpl_s[N_TPL, nseg, 0] = prev - i
-        tpl_s[N_TPL, nseg, 1] = end - prev
-        tpl_s[N_TPL, nseg, 2] = V_END
-        tpl_s[N_TPL, 0, 0] = nseg
-        _learn(buf, i, tpl_b, tpl_s, tpl_c, g0)
-    return got
+    if end - i > 2147483647:
+        return -1
+    ordn = min(seen, 2147483647)
+    if is_c:
+        if name_len < 0:
+            return -1
+        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, name_off, name_len,
+                           name_esc, has_id, ev_id, m)
+    else:
+        if not has_id:
+            return -1
+        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, cat_off,
+                        cat_len, ev_id)
+    return end if ok else -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def side_run(buf, j, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack, stop_at, room):
-    """After an event `scan_fast` took (ending at ``j``; ``seen``: the events so far), take the
-    events that follow as long as it takes them (a file's counters or flow events come in long
-    runs): each one after ``, {`` (spaces allowed), before ``stop_at`` (when >= 0), while the
-    outputs have room and ``room`` > 0 events may still be taken.  Returns (position, seen,
-    need_sep): just after the last event taken (need_sep True: a comma is owed) or at the
-    ``{`` or other byte that follows its comma (need_sep False); the caller's loop goes on
-    from there as from any event."""
+def side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room):
+    """Take the event at ``buf[i] == '{'`` (``seen``: the events before it; the caller checks
+    `fast_room`, ``stop_at`` and that ``room`` > 0) by `scan_fast`, and the events that follow as
+    long as it takes them (a file's counters or flow events come in long runs): each one after
+    ``, {`` (spaces allowed), before ``stop_at`` (when >= 0), while the outputs have room and
+    ``room`` > 0 events may still be taken.  Returns (position, seen, need_sep, taken): just after
+    the last event taken (need_sep True: a comma is owed) or at the ``{`` or other byte that
+    follows its comma (need_sep False); with none taken, ``i``.  The caller's loop goes on from
+    there as from any event."""
     n = buf.shape[0]
+    taken = 0
+    p = i
     while True:
-        p = skip_ws(buf, j)
-        if p >= n or buf[p] != 44:
-            return j, seen, True
-        p = skip_ws(buf, p + 1)
-        if p >= n or buf[p] != 123 or (stop_at >= 0 and p >= stop_at) or room <= 0 or not fast_room(cnt, ov):
-            return p, seen, False
-        q = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c, stack)
-        if q < 0:
-            return p, seen, False
+        j = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, stack)
+        if j < 0:
+            return p, seen, False, taken
         seen += 1
         room -= 1
-        j = q
+        taken += 1
+        p = skip_ws(buf, j)
+        if p >= n or buf[p] != 44:
+            return j, seen, True, taken
+        p = skip_ws(buf, p + 1)
+        if p >= n or buf[p] != 123 or (stop_at >= 0 and p >= stop_at) or room <= 0 or not fast_room(cnt, ov):
+            return p, seen, False, taken
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, cache):
+def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
     """Take the counter or flow event that `jsonevent.scan_event` scanned into row ``k`` (its
     ordinal in ``ss[k, S_ORD]``; the caller checks `fast_room` first), on the same terms as
     `scan_fast`.  Returns whether it was taken (else the caller keeps the row)."""
@@ -608,9 +447,8 @@ def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, cache):
                 return False
         return _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, ii[k, I_PID], ii[k, I_TID], ts,
                              ii[k, I_NAME_OFF], np.int64(ss[k, S_NAME_LEN]), 1 if flags & FL_NAME_ESC else 0, has_id,
-                             ii[k, I_ID], m, cache, False)
+                             ii[k, I_ID], m)
     if not has_id:
         return False
     return _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, np.int64(ss[k, S_BP]),
-                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID],
-                      cache, False)
+                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID])

@@ -1,5 +1,5 @@
 """The tables and outputs of the scanner's fast path for counter and flow events (`sidescan`), in
-numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_s, tpl_c)`` one scan
+numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_)`` one scan
 (or one part of a parallel scan) keeps, made by `new_fast`.
 
 * tables (``tab[T, entry, field]``, open addressing in ``slot[T]``, keyed by the load's random
@@ -14,8 +14,7 @@ numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_, tpl_b, tpl_
 * per flow event: ts (``ov[2]``), id, offset (``oi[2], oi[3]``), key entry, category entry,
   ordinal, phase | bp << 8, event length (``os_[0:5]``);
 * counts (``cnt``): entries per table, samples, flow events, events taken, counter events; the
-  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``);
-* the event shapes `sidescan` has learnt (``tpl_b``, ``tpl_s``, ``tpl_c``: see `sidescan.scan_fast`).
+  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``).
 
 Everything that runs per event is compiled without numba's reference counting (``_nrt=False``:
 it allocates nothing): with it, each array passed on costs two atomic operations per call, more
@@ -52,16 +51,6 @@ MAX_PAIRS = 64
 FO_KEY, FO_CAT, FO_ORD, FO_CODE, FO_EV_LEN = range(5)
 
 
-# learnt event shapes (`sidescan`): TPL_PER_PH per phase C, s, t, f, and one to record into;
-# per shape its rows (bytes before a value: start, length; the value's kind; a pair's key: its
-# start in those bytes, length) and the entries its last event used (``tpl_c``, CA_*)
-TPL_PER_PH = 4
-N_TPL = 4 * TPL_PER_PH
-TPL_BYTES = 512
-MAX_SEG = 40
-CA_VALID, CA_PID, CA_TID, CA_CID, CA_HAS, CA_SOFF, CA_SLEN, CA_KEY, CA_SPAN, CA_CNT, CA_SER = range(11)
-
-
 @njit(cache=True, nogil=True)
 def new_fast(cap, seed, max_t, on=True):
     """Empty tables and outputs (``fx`` of `sidescan.scan_fast`) for ``cap`` counter samples and
@@ -74,9 +63,7 @@ def new_fast(cap, seed, max_t, on=True):
     fl[FL_MAX_T] = max_t
     cap = max(cap, MAX_PAIRS)
     return (np.zeros((N_TAB, TAB_CAP, TAB_W), np.int64), np.zeros((N_TAB, SLOTS), np.int32), cnt, fl,
-            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32),
-            np.zeros((N_TPL + 1, TPL_BYTES), np.uint8), np.zeros((N_TPL + 1, MAX_SEG + 2, 5), np.int32),
-            np.zeros((N_TPL + 1, CA_SER + MAX_SEG), np.int64))
+            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
