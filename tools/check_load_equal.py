@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
-import json
 import os
 import pathlib
 import pickle

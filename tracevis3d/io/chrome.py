@@ -794,7 +794,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting,
                        counter_fields(buf, c_samples, names, t0, text, lim.max_args_nesting))
-    del c_samples, f_order, f_points, side_job, fast
+    del c_samples, f_order, f_points, side_job
+    fast = None  # (not `del`: describe() closes over it; it cites no event after this)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
