@@ -150,6 +150,15 @@ def test_tables_twin():
             assert cnt[t] == len(d)
 
 
+def test_same_bytes_twin():
+    rng = random.Random(13)
+    b = bytes(rng.choice(b"ab") for _ in range(200))
+    buf = _b(b)
+    for _ in range(2000):
+        a, c, ln = rng.randrange(100), rng.randrange(100), rng.randrange(0, 12)
+        assert stb._same_bytes(buf, a, c, ln) == (b[a:a + ln] == b[c:c + ln])
+
+
 def test_table_full_declines():
     tab, slot, cnt, *_ = _fx()
     for q in range(stb.TAB_CAP):

@@ -129,6 +129,7 @@ def span_hash(buf, off, ln, seed, salt):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _same_bytes(buf, a, b, ln):
+    """Whether ``buf[a:a+ln]`` and ``buf[b:b+ln]`` are the same bytes."""
     for q in range(ln):
         if buf[a + q] != buf[b + q]:
             return False
