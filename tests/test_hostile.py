@@ -777,10 +777,10 @@ def test_a_failing_parallel_scan_worker_falls_back_quietly(realdata, monkeypatch
     hooks = []
     monkeypatch.setattr(threading, "excepthook", lambda args: hooks.append(args))
 
-    def failing(buf, i, stop, max_rows, nesting):
+    def failing(buf, i, stop, max_rows, nesting, *fast):
         if stop < 0:
             raise MemoryError("worker out of memory")
-        return real(buf, i, stop, max_rows, nesting)
+        return real(buf, i, stop, max_rows, nesting, *fast)
 
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
     monkeypatch.setattr(chrome_rows, "scan_part", failing)

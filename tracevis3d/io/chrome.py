@@ -40,14 +40,15 @@ from ..kernels import jsonscan as js
 from ..kernels import jsonspans as jsp
 from ..kernels import jsontokens as jt
 from ..kernels import jsonvalid as jv
+from ..kernels import sidetables as fs
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_side import (ASYNC_PHASES, SIDE_REPAIRS, by_key_then_time, counter_fields, counter_samples,
-                          side_tracks)
+from .chrome_fast import FAST, SIDE, FastSide, bind_flows, flow_categories, flow_order, flow_points
+from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, side_tracks
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -93,8 +94,8 @@ _SIDE_PHASE[np.frombuffer(ASYNC_PHASES, np.uint8)] = True  # counters are the sc
 _FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
 _FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: a repair cites side row s (`jsonscan.scan_events`: counters and v1 flow events) as row SIDE + s
-SIDE = 1 << 62
+# a repair cites side row s (`jsonscan.scan_events`: counters and v1 flow events the fast path did not
+# take) as row SIDE + s, a fast event as row FAST + q (`chrome_fast.FastSide.cite`)
 
 
 class _Repairs:
@@ -249,29 +250,38 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                f"(gzip_bytes_per_event= or max_events= to allow more)")
         return why
 
+    seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
     scanned = None
     if nbytes >= PARALLEL_SCAN_BYTES:
-        scanned = _scan_parallel(buf, max_events, lim.max_nesting)
+        scanned = _scan_parallel(buf, max_events, lim.max_nesting, seed, lim.max_abs_time)
     if scanned is None:
-        ii, ss, ff, n, status, err_pos, info, skip_counts, vi, vs, vf, nv = js.scan_trace(
-            buf, _initial_rows(buf, max_events), max_events, lim.max_nesting)
+        cap = _initial_rows(buf, max_events)
+        fx = fs.new_fast(max(cap // 4, 64), seed, float(lim.max_abs_time))
+        ii, ss, ff, n, status, err_pos, info, skip_counts, vi, vs, vf, nv, fx = js.scan_trace(
+            buf, cap, max_events, fx, lim.max_nesting)
         ii, ss, ff = chrome_rows.from_rows(ii, ss, ff, n)
         vii, vss, vff = chrome_rows.from_rows(vi, vs, vf, nv)
-        del vi, vs, vf
+        fast_outs = [chrome_rows.FastOut(fx)]
+        fast_outs[0].keep(fx)
+        del vi, vs, vf, fx
     else:
-        ii, ss, ff, n, status, err_pos, info, skip_counts, vii, vss, vff, nv = scanned
+        ii, ss, ff, n, status, err_pos, info, skip_counts, vii, vss, vff, nv, fast_outs = scanned
     del scanned
+    fast = FastSide(buf, fast_outs, seed)  # what the fast path took (counters, flow events)
+    del fast_outs
     seen = int(info[js.INFO_SEEN])
     # the side rows (counters and v1 flow events, `jsonscan.scan_events`): a repair cites side row
     # s as row SIDE + s
 
     def describe(row: int) -> str:
-        rows_i, rows_s, r = _row_in(row, ii, ss, vii, vss)
-        off = int(rows_i[r, jev.I_EV_OFF])
-        ln = int(rows_s[r, jev.S_EV_LEN])
+        if FAST <= row < SIDE:
+            off, ln, ordn = fast.cite(row - FAST)
+        else:
+            rows_i, rows_s, r = _row_in(row, ii, ss, vii, vss)
+            off, ln, ordn = int(rows_i[r, jev.I_EV_OFF]), int(rows_s[r, jev.S_EV_LEN]), int(rows_s[r, jev.S_ORD])
         line, col = jt.line_col(buf, off)
         text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
-        what = f"event #{int(rows_s[r, jev.S_ORD])}" if row < n_event_rows or row >= SIDE else "stack sample or frame"
+        what = f"event #{ordn}" if row < n_event_rows or row >= FAST else "stack sample or frame"
         return f"{what} (byte {off}{in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
 
     def position(rows, side: bool) -> np.ndarray:
@@ -328,7 +338,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         if p >= 0:
             rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {snippet(p)!r}")
     frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
-    if n == 0 and nv == 0 and frames_at < 0:
+    if n == 0 and nv == 0 and not fast.n_events and frames_at < 0:
         if status == jev.TRUNCATED and seen == 0 and partial is not None:
             raise TraceFormatError(
                 f"{source}: the file is cut short at {where(nbytes)} inside the first event, "
@@ -383,25 +393,25 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     n_rows = ii.shape[0]
     flags = ss[:, jev.S_FLAGS]
 
-    seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
     key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], seed)
     key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
-    # the side rows' thread keys, in the same numbering (keys only they have come after)
-    v_key_id, key_first_side, key_pid, key_tid = _side_keys(vii, key_pid, key_tid, seed)
-    if nv:  # numbered in the order the file first uses them, as if the side rows were rows
+    # the thread keys of the side rows and the fast path's, in the same numbering (keys only they
+    # have come after): their first use (side_pos) and its row (side_row)
+    v_key_id, f_key_id, side_pos, side_row, key_pid, key_tid = _side_keys(vii, fast, key_pid, key_tid, seed)
+    if nv or fast.k_pid.size:  # numbered in the order the file first uses them, as if all were rows
         n_g = key_first.shape[0]
         pos = np.full(key_pid.shape[0], np.iinfo(np.int64).max, np.int64)
         pos[:n_g] = position(key_first, False)
-        fs = np.flatnonzero(key_first_side >= 0)
-        pos[fs] = np.minimum(pos[fs], position(key_first_side[fs], True))
+        w = np.flatnonzero(side_pos >= 0)
+        pos[w] = np.minimum(pos[w], side_pos[w])
         perm = np.argsort(pos, kind="stable")
         if np.any(perm != np.arange(perm.size)):
             new_of = np.empty(perm.size, np.int32)
             new_of[perm] = np.arange(perm.size, dtype=np.int32)
-            key_id, v_key_id = new_of[key_id], new_of[v_key_id]
-            key_pid, key_tid, key_first_side = key_pid[perm], key_tid[perm], key_first_side[perm]
+            key_id, v_key_id, f_key_id = new_of[key_id], new_of[v_key_id], new_of[f_key_id]
+            key_pid, key_tid, side_pos, side_row = key_pid[perm], key_tid[perm], side_pos[perm], side_row[perm]
             key_first = np.concatenate([key_first, np.full(perm.size - n_g, -1, key_first.dtype)])[perm]
-        del pos, fs, perm
+        del pos, w, perm
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
@@ -412,30 +422,35 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
     name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
     del name_len, named
-    # the counters' names (side rows) in the same table: the names numbered in the order of the file
+    # the counters' names (side rows, and the fast path's: a first event of each) in the same table:
+    # the names numbered in the order of the file
     v_c_rows = np.flatnonzero(vss[:, jev.S_PH] == _PH["C"])
     cite = name_first
     name_offs, name_lens = ii[name_first, jev.I_NAME_OFF], ss[name_first, jev.S_NAME_LEN].astype(np.int64)
     name_escs = (ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0
     v_name_id = np.full(nv, -1, np.int32)
     vc_named = v_c_rows[vss[v_c_rows, jev.S_NAME_LEN] >= 0]
-    if vc_named.size:
+    n_fn = fast.n_off.size
+    fast_name_id = np.zeros(n_fn, np.int32)
+    if vc_named.size or n_fn:
         vc_id, vc_first = jsp.intern_spans(buf, vii[vc_named, jev.I_NAME_OFF],
                                            vss[vc_named, jev.S_NAME_LEN].astype(np.int64),
                                            np.ones(vc_named.size, bool), seed)
         vr = vc_named[vc_first]  # a side row of each distinct counter name
-        order = np.argsort(np.concatenate([position(name_first, False), position(vr, True)]), kind="stable")
-        name_offs = np.concatenate([name_offs, vii[vr, jev.I_NAME_OFF]])[order]
-        name_lens = np.concatenate([name_lens, vss[vr, jev.S_NAME_LEN].astype(np.int64)])[order]
-        name_escs = np.concatenate([name_escs, (vss[vr, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0])[order]
+        order = np.argsort(np.concatenate([position(name_first, False), position(vr, True), fast.n_ev_off]),
+                           kind="stable")
+        name_offs = np.concatenate([name_offs, vii[vr, jev.I_NAME_OFF], fast.n_off])[order]
+        name_lens = np.concatenate([name_lens, vss[vr, jev.S_NAME_LEN].astype(np.int64), fast.n_len])[order]
+        name_escs = np.concatenate([name_escs, (vss[vr, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0, fast.n_esc])[order]
         u_id, u_first = jsp.intern_spans(buf, name_offs, name_lens, np.ones(order.size, bool), seed)
         u_of = np.empty(order.size, np.int32)
         u_of[order] = u_id
-        k0 = name_first.shape[0]
+        k0, k1 = name_first.shape[0], name_first.shape[0] + vr.size
         if k0:
             name_id = np.where(name_id >= 0, u_of[:k0][np.maximum(name_id, 0)], -1).astype(np.int32)
-        v_name_id[vc_named] = u_of[k0:][vc_id]
-        cite = np.concatenate([name_first, SIDE + vr])[order][u_first]
+        v_name_id[vc_named] = u_of[k0:k1][vc_id]
+        fast_name_id = u_of[k1:]
+        cite = np.concatenate([name_first, SIDE + vr, FAST + np.arange(n_fn, dtype=np.int64)])[order][u_first]
         name_offs, name_lens, name_escs = name_offs[u_first], name_lens[u_first], name_escs[u_first]
         del vc_id, vc_first, vr, order, u_id, u_first, u_of
     text = _Text(lim.max_name_chars)
@@ -443,6 +458,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if remap.size:
         name_id = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32)
         v_name_id = np.where(v_name_id >= 0, remap[np.maximum(v_name_id, 0)], -1).astype(np.int32)
+        fast_name_id = remap[fast_name_id].astype(np.int64)
     del cite, name_offs, name_lens, name_escs, vc_named
     ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     ss.drop(jev.S_NAME_LEN)
@@ -478,10 +494,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # the counters' samples and the flows' chain order need no call: on a second thread while the
     # call tree is built (their repairs recorded, added where they were; no text decoded there)
     side_rec = _Recorded()
-    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size,
+    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + fast.n_events,
                         counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
-                                          lim.max_args_nesting, SIDE),
-                        _flow_order, (buf, vii, vss, v_ts, flow_rows, seed))
+                                          lim.max_args_nesting, SIDE, fast, fast_name_id),
+                        _flows_in_order, (buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed))
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
     # --- X durations (computed at the X rows only: memory, issue 26)
@@ -529,6 +545,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     np.maximum.at(last_ts, key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
     np.maximum.at(last_ts, key_id[x_rows], x_ts + x_len)
     np.maximum.at(last_ts, v_key_id[v_finite], v_ts[v_finite])
+    np.maximum.at(last_ts, f_key_id, fast.k_max)
     del ok_end, finite_ts
 
     # --- B/E pairing
@@ -582,9 +599,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
-    inst_key, flow_key = key_id[inst_rows], v_key_id[flow_rows]
+    inst_key = key_id[inst_rows]
     del key_id  # memory (issue 26): the rows' thread keys are used up
-    if not used.any() and sampled is None and (side_rows.size or v_c_finite.size or inst_rows.size):
+    n_counters = v_c_finite.size + fast.n_counter_events  # counter events with a time
+    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -603,12 +621,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rank = np.full(n_keys, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
     first_rows = key_first[thread_keys]  # where each thread's (pid, tid) first appear: a row or a side row
-    fs = key_first_side[thread_keys]
-    if (fs >= 0).any():
-        w = np.flatnonzero(fs >= 0)
-        side_first = position(fs[w], True) < position(first_rows[w], False)
-        first_rows[w[side_first]] = SIDE + fs[w[side_first]]
-    del fs
+    sp = side_pos[thread_keys]
+    if (sp >= 0).any():
+        w = np.flatnonzero(sp >= 0)
+        side_first = sp[w] < position(first_rows[w], False)
+        first_rows[w[side_first]] = side_row[thread_keys][w[side_first]]
+    del sp
     str_ids = _string_ids(buf, ii, ss, vii, vss, first_rows, key_pid[thread_keys], key_tid[thread_keys], text)
     thread_pid = key_pid[thread_keys].astype(np.int64)
     thread_tid = key_tid[thread_keys].astype(np.int64)
@@ -654,9 +672,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cands = [c_start.min() if c_start.size else np.inf]
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
-    elif not c_start.size and (side_rows.size or v_c_finite.size):  # a file of counters or async slices only
+    elif not c_start.size and (side_rows.size or n_counters):  # a file of counters or async slices only
         cands.append(min(ts[side_rows].min() if side_rows.size else np.inf,
-                         v_ts[v_c_finite].min() if v_c_finite.size else np.inf))
+                         v_ts[v_c_finite].min() if v_c_finite.size else np.inf, fast.min_counter_ts))
     t0 = float(min(cands))
     if not np.isfinite(t0):
         t0 = 0.0
@@ -766,18 +784,18 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- flows
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
-    c_samples, f_order = side_job.result()
-    flow_id, flow_from, flow_to, flow_cat = _bind_flows(
-        ii, ss, vii, vss, v_ts, flow_key, rank, flow_rows, c_start, c_end, parent,
-        thread_ranges, c_row, sample_call, rep, f_order)
-    flow_cat, flow_cat_names = _flow_categories(buf, vii, vss, flow_rows, f_order[4], flow_cat, text)
+    c_samples, (f_points, f_order) = side_job.result()
+    flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, rank, c_start, c_end, parent, thread_ranges,
+                                                       c_row, sample_call, rep, f_order)
+    flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text)
 
     # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting,
-                       counter_fields(buf, vii, vss, c_samples, v_name_id, names, t0, text, lim.max_args_nesting))
-    del c_samples, f_order, side_job
+                       counter_fields(buf, c_samples, names, t0, text, lim.max_args_nesting))
+    del c_samples, f_order, f_points, side_job
+    fast = None  # (not `del`: describe() closes over it; it cites no event after this)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
     instant_ts = (ts[inst_rows] - t0).astype(np.float64)
@@ -786,6 +804,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     vii.drop(*range(jev.N_I))
     vss.drop(*range(jev.N_S))
     del ts, name_id, side_all, c_ord, sample_call, v_ts, v_name_id, v_key_id, v_finite, v_c_rows, v_c_finite
+    del f_key_id, fast_name_id
     c_start -= t0  # the calls' times from the origin, in place
     c_end -= t0
     start, end = c_start, c_end
@@ -836,29 +855,45 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     return trace
 
 
-def _side_keys(vii, key_pid, key_tid, seed):
-    """The thread keys of the side rows ``vii`` in the numbering of the event rows' keys
-    (``key_pid``, ``key_tid``: the (pid, tid) of each); a (pid, tid) that only side rows have
-    becomes a new key, after those.  Returns (key of each side row, first side row of each key
-    or -1, key_pid, key_tid) with the new keys' pid and tid appended."""
+def _side_keys(vii, fast: FastSide, key_pid, key_tid, seed):
+    """The thread keys of the side rows ``vii`` and of the fast path's events (``fast``) in the
+    numbering of the event rows' keys (``key_pid``, ``key_tid``: the (pid, tid) of each); a (pid,
+    tid) that only they have becomes a new key, after those.  Returns (key of each side row, key
+    of each of ``fast``'s keys, where each key is first used by a side row or a fast event (its
+    offset, -1 if never) and that row (SIDE + side row, or FAST), key_pid, key_tid) with the new
+    keys' pid and tid appended."""
     n_keys = key_pid.shape[0]
     nv = vii.shape[0]
-    if nv == 0:
-        return np.zeros(0, np.int32), np.full(n_keys, -1, np.int64), key_pid, key_tid
-    v_pid, v_tid = vii[:, jev.I_PID], vii[:, jev.I_TID]
-    v_key, v_first = jsp.intern_pairs(v_pid, v_tid, seed)
-    fp, ft = v_pid[v_first], v_tid[v_first]
-    both, _ = jsp.intern_pairs(np.concatenate([key_pid, fp]), np.concatenate([key_tid, ft]), seed)
+    if nv:
+        v_pid, v_tid = vii[:, jev.I_PID], vii[:, jev.I_TID]
+        v_key, v_first = jsp.intern_pairs(v_pid, v_tid, seed)
+        fp, ft = v_pid[v_first], v_tid[v_first]
+    else:
+        v_key, v_first = np.zeros(0, np.int32), np.zeros(0, np.int64)
+        fp = ft = np.zeros(0, np.int64)
+    nvk = v_first.size
+    both, _ = jsp.intern_pairs(np.concatenate([key_pid, fp, fast.k_pid]).astype(np.int64),
+                               np.concatenate([key_tid, ft, fast.k_tid]).astype(np.int64), seed)
     v_map = both[n_keys:]  # the keys, in order of first use: the event rows' keys keep their numbers
     new = v_map >= n_keys
-    n_all = n_keys + int(new.sum())
+    n_all = n_keys + int(np.unique(v_map[new]).size)
     key_pid = np.concatenate([key_pid, np.zeros(n_all - n_keys, key_pid.dtype)])
     key_tid = np.concatenate([key_tid, np.zeros(n_all - n_keys, key_tid.dtype)])
-    key_pid[v_map[new]] = fp[new]
-    key_tid[v_map[new]] = ft[new]
-    first_side = np.full(n_all, -1, np.int64)
-    first_side[v_map] = v_first
-    return v_map[v_key], first_side, key_pid, key_tid
+    key_pid[v_map[new]] = np.concatenate([fp, fast.k_pid])[new]
+    key_tid[v_map[new]] = np.concatenate([ft, fast.k_tid])[new]
+    pos = np.full(n_all, np.iinfo(np.int64).max, np.int64)
+    row = np.full(n_all, -1, np.int64)
+    if nvk:
+        v_pos = vii[v_first, jev.I_EV_OFF]
+        pos[v_map[:nvk]] = v_pos
+        row[v_map[:nvk]] = SIDE + v_first
+    if fast.k_pid.size:  # a fast event first where it comes before every side row
+        fk = v_map[nvk:]
+        earlier = fast.k_off < pos[fk]
+        pos[fk[earlier]] = fast.k_off[earlier]
+        row[fk[earlier]] = FAST
+    pos[row < 0] = -1
+    return v_map[:nvk][v_key] if nv else np.zeros(0, np.int32), v_map[nvk:], pos, row, key_pid, key_tid
 
 
 def _skipped_dict(counts) -> dict:
@@ -906,7 +941,8 @@ _NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
-def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = None):
+def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
+                   max_t: float = DEFAULT_LIMITS.max_abs_time, parts: int | None = None):
     """Scan the event array on two threads (the kernels release the GIL).
 
     Only for the common layouts (an array, or an object whose keys before
@@ -917,7 +953,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     it stops exactly there, so a guess inside a string can never be taken.  Anything
     unexpected (a worker that fails included: its exception is kept, never printed) returns
     None: the caller scans sequentially, which is the reference behaviour (and gives the
-    canonical error messages).
+    canonical error messages).  ``seed``, ``max_t``: of the fast path (`sidetables.new_fast`); its
+    outputs come last, a `chrome_rows.FastOut` per part.
     """
     m = _EVENTS_HEAD.match(buf[:4096])
     if m is None:
@@ -941,7 +978,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     def work():
         for k in todo:
             try:
-                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting)
+                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting, seed, max_t)
             except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
                 out[k] = e
 
@@ -958,7 +995,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     part0, end0, st0, ep0, seen0 = out[0]
     if st0 < 0:  # the first part starts where the sequential scan does: the same error, no second scan
         info[js.INFO_SEEN] = seen0
-        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped, *part0.columns(side=True), part0.nv)
+        return (*part0.columns(), part0.n, st0, ep0, info, part0.skipped, *part0.columns(side=True), part0.nv,
+                [part0.fast])
     seen = 0
     for k, res in enumerate(out):
         if not isinstance(res, tuple):
@@ -973,7 +1011,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     last_part, end1, st1, ep1, _ = out[-1]
     n_rows = sum(res[0].n for res in out)
     n_side = sum(res[0].nv for res in out)
-    if n_rows + n_side > max_events:
+    if n_rows + n_side + sum(res[0].fast.n for res in out) > max_events:
         return None
     info[js.INFO_CUT_EVENT] = ep1 if st1 == jev.TRUNCATED and ep1 < n else -1
     info[js.INFO_DOC_END] = end1
@@ -992,7 +1030,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, parts: int | None = N
     columns = part0.columns(*[res[0] for res in out[1:]])
     side = part0.columns(*[res[0] for res in out[1:]], side=True)
     chrome_rows.release_free_memory()
-    return (*columns, n_rows, status, ep1, info, skipped, *side, n_side)
+    return (*columns, n_rows, status, ep1, info, skipped, *side, n_side, [res[0].fast for res in out])
 
 
 def _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many):
@@ -1199,8 +1237,9 @@ def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
 
     rows = np.asarray(rows, np.int64)
     is_side = rows >= SIDE
+    is_row = rows < FAST  # (a fast event's pid and tid are numbers)
     fls = np.zeros(rows.shape[0], np.int64)
-    fls[~is_side] = ss[rows[~is_side], jev.S_FLAGS]
+    fls[is_row] = ss[rows[is_row], jev.S_FLAGS]
     fls[is_side] = vss[rows[is_side] - SIDE, jev.S_FLAGS]
     out = []
     for r, fl, p, t in zip(rows.tolist(), fls.tolist(), pids.tolist(), tids.tolist()):
@@ -1258,84 +1297,8 @@ def _sort_index(v) -> int:
     return k
 
 
-def _flow_order(buf, fii, fss, fts, flow_rows, seed):
-    """The v1 flow points (``flow_rows`` of the side rows) in chain order, by (category, id) then
-    time (then file order): (chain key, order, id, category), the key, id and category (ids
-    in order of first appearance) in that order, and the first point of each category.  No
-    call is needed: it may run on a thread of its own while the call tree is built."""
-    cat_len = np.maximum(fss[flow_rows, jev.S_CAT_LEN], 0).astype(np.int64)
-    cat_id, cat_first = jsp.intern_spans(buf, fii[flow_rows, jev.I_CAT_OFF], cat_len, np.ones(flow_rows.size, bool),
-                                         seed)
-    fid = fii[flow_rows, jev.I_ID]
-    fk, _ = jsp.intern_pairs(cat_id.astype(np.int64), fid, seed)
-    o = by_key_then_time(fk, fts[flow_rows])  # = np.lexsort((flow_rows, f_ts, fk)): flow_rows ascend
-    return fk[o], o, fid[o], cat_id[o], cat_first
-
-
-def _flow_categories(buf, fii, fss, flow_rows, cat_first, flow_cat, text) -> tuple:
-    """The bound flows' categories numbered from 0 over the categories they use (``flow_cat``
-    of `_bind_flows`: 0 for a v2 link, 1 + the v1 category's id), and their names (the
-    ``cat`` of each category's first flow event, ``cat_first`` of `_flow_order`; a v2 link's
-    category is "")."""
-    if flow_cat.size == 0:
-        return np.zeros(0, np.int32), []
-    used, inv = np.unique(flow_cat, return_inverse=True)
-    names = []
-    v1 = used[used > 0] - 1
-    if v1.size:
-        first = flow_rows[cat_first[v1]]
-        cat_len = np.maximum(fss[first, jev.S_CAT_LEN], 0).astype(np.int64)
-        names = _decode_span_list(buf, fii[first, jev.I_CAT_OFF], cat_len, text)
-    return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names
-
-
-def _bind_flows(ii, ss, fii, fss, fts, flow_key, rank, flow_rows, abs_start, abs_end, parent,
-                thread_ranges, c_row, sample_call, rep, order):
-    """Flow edges (from call, to call): v1 s/t/f chains (``flow_rows`` of the side rows ``fii, fss``,
-    their times ``fts``, a repair citing side row s as row SIDE + s; ``order``: their
-    `_flow_order`) and v2 bind_id links (the calls' rows ``c_row`` of ``ii, ss``)."""
-    ids, froms, tos, cats = [], [], [], []
-    lo = thread_ranges[:-1].astype(np.int64)
-    hi = thread_ranges[1:].astype(np.int64)
-    if flow_rows.size:
-        f_thread = rank[flow_key].astype(np.int64)
-        f_ph = fss[flow_rows, jev.S_PH]
-        f_next = (f_ph == ord("f")) & (fss[flow_rows, jev.S_BP] != ord("e"))
-        f_ts = fts[flow_rows]
-        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, f_ts, f_next)
-        unb = bound < 0
-        rep.add("flow_unbound", int(unb.sum()), SIDE + int(flow_rows[np.flatnonzero(unb)[0]]) if unb.any() else None)
-        fk, o, fid, f_cat = order[:4]
-        f_ph, bound = f_ph[o], bound[o]
-        same = fk[1:] == fk[:-1]
-        src_ok = (f_ph[:-1] == ord("s")) | (f_ph[:-1] == ord("t"))
-        dst_ok = (f_ph[1:] == ord("t")) | (f_ph[1:] == ord("f"))
-        e = same & src_ok & dst_ok & (bound[:-1] >= 0) & (bound[1:] >= 0)
-        ids.append(fid[:-1][e])
-        froms.append(bound[:-1][e])
-        tos.append(bound[1:][e])
-        cats.append(f_cat[:-1][e] + 1)  # category 0: a v2 link's (no category of its own)
-    # v2: X/B events carrying bind_id with flow_out / flow_in
-    cf = ss[c_row, jev.S_FLAGS] if ss.any_bits(jev.S_FLAGS, jev.FL_BIND) else np.zeros(0, np.int32)
-    if cf.size and sample_call.any():
-        cf = np.where(sample_call, 0, cf)
-    has_bind = (cf & jev.FL_BIND) != 0
-    if has_bind.any():
-        calls = np.flatnonzero(has_bind)
-        b = ii[c_row[calls], jev.I_BIND]
-        out_ = (cf[calls] & jev.FL_FLOW_OUT) != 0
-        in_ = (cf[calls] & jev.FL_FLOW_IN) != 0
-        src: dict[int, int] = {}
-        for c, bid in zip(calls[out_], b[out_]):
-            src.setdefault(int(bid), int(c))
-        for c, bid in zip(calls[in_], b[in_]):
-            s = src.get(int(bid))
-            if s is not None and s != int(c):
-                ids.append(np.array([bid], np.int64))
-                froms.append(np.array([s], np.int32))
-                tos.append(np.array([c], np.int32))
-                cats.append(np.zeros(1, np.int64))
-    if not ids:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
-    return (np.concatenate(ids).astype(np.int64), np.concatenate(froms).astype(np.int32),
-            np.concatenate(tos).astype(np.int32), np.concatenate(cats).astype(np.int32))
+def _flows_in_order(buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed):
+    """The v1 flow events (`chrome_fast.flow_points`) and their chain order (`chrome_fast.flow_order`):
+    no call is needed, so it runs on a second thread while the call tree is built."""
+    pts = flow_points(buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed)
+    return pts, flow_order(pts, seed)

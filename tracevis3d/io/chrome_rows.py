@@ -24,6 +24,7 @@ import numpy as np
 
 from ..kernels import jsonevent as jev
 from ..kernels import jsonscan as js
+from ..kernels import sidetables as fs
 
 #: rows per chunk of a parallel scan's part: 2^16 rows are 9.7 MB of scan buffer per thread
 CHUNK_ROWS = 1 << 16
@@ -297,15 +298,61 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
     return EventColumns(cols, n, dtype)
 
 
+class FastOut:
+    """What the scanner's fast path (`kernels.sidescan`) took from one scan or one part of a
+    parallel scan: its tables (``fx``: the arrays of `sidetables.new_fast`, outputs excluded) and
+    its outputs, kept chunk by chunk (`keep`): counter samples (ts, value, series entry, event
+    offset) and flow events (ts, id, offset, key entry, category entry, ordinal, code, event
+    length).  `io.chrome_fast` joins the parts."""
+
+    def __init__(self, fx):
+        self.fx = fx
+        self.samples = [[] for _ in range(4)]
+        self.flows = [[] for _ in range(8)]
+        self.n = 0  # events taken
+
+    def keep(self, fx) -> None:
+        """The outputs of ``fx`` (copied out; its counts of outputs and events are reset)."""
+        _, _, cnt, _, ov, oi, os_ = fx
+        m = int(cnt[fs.C_SAMPLES])
+        if m:
+            for out, a in zip(self.samples, (ov[0], ov[1], oi[0], oi[1])):
+                out.append(a[:m].copy())
+        m = int(cnt[fs.C_FLOWS])
+        if m:
+            for out, a in zip(self.flows, (ov[2], oi[2], oi[3], os_[0], os_[1], os_[2], os_[3], os_[4])):
+                out.append(a[:m].copy())
+        self.n += int(cnt[fs.C_EVENTS])
+        cnt[fs.C_SAMPLES] = cnt[fs.C_FLOWS] = cnt[fs.C_EVENTS] = 0
+
+    def add_to_ordinals(self, seen0: int) -> None:
+        """The ordinals of a later part go on from the events before it."""
+        tab, cnt = self.fx[0], self.fx[2]
+        for t in (fs.T_NAME, fs.T_CAT):
+            m = int(cnt[t])
+            tab[t, :m, fs.SF_ORD] = np.minimum(tab[t, :m, fs.SF_ORD] + seen0, 2147483647)
+        ords = self.flows[5]
+        for k, p in enumerate(ords):
+            ords[k] = np.minimum(p.astype(np.int64) + seen0, 2147483647).astype(np.int32)
+
+
+def new_fast_out(rows: int, seed: int, max_t: float):
+    """(``fx`` for a scan of ``rows`` rows per chunk, its `FastOut`)."""
+    fx = fs.new_fast(2 * rows, seed, max_t)
+    return fx, FastOut(fx)
+
+
 class ChunkedPart:
     """The rows of one part of a parallel scan, scanned chunk by chunk (`scan_part`): the event
-    rows (``pieces``) and the side rows of counters and flow events (``side``, `jsonscan.scan_events`)."""
+    rows (``pieces``), the side rows of counters and flow events (``side``, `jsonscan.scan_events`)
+    and what the fast path took of those (``fast``, a `FastOut`)."""
 
     def __init__(self):
         self.pieces = [[[] for _ in range(w)] for w in (jev.N_I, jev.N_S, jev.N_F)]
         self.side = [[[] for _ in range(w)] for w in (jev.N_I, jev.N_S, jev.N_F)]
         self.n = 0
         self.nv = 0
+        self.fast = None
         self.skipped = np.zeros(256, np.int64)
 
     def keep(self, ii, ss, ff, k: int, side: bool = False) -> None:
@@ -322,6 +369,7 @@ class ChunkedPart:
 
     def add_to_ordinals(self, seen0: int) -> None:
         """The ordinals of a second part go on from the events of the first."""
+        self.fast.add_to_ordinals(seen0)
         for cols in (self.pieces, self.side):
             for k, p in enumerate(cols[1][jev.S_ORD]):
                 if isinstance(p, _Sparse):
@@ -346,10 +394,10 @@ class ChunkedPart:
         return tuple(out)
 
 
-def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int):
+def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
-    of `CHUNK_ROWS` rows (and side rows).  Returns (part, end, status, err_pos, seen) as
-    `scan_events` does."""
+    of `CHUNK_ROWS` rows (and side rows, and outputs of the fast path: ``seed``, ``max_t`` of
+    `sidetables.new_fast`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
     part = ChunkedPart()
     stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)
@@ -357,12 +405,15 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int):
     ss = np.empty((rows, jev.N_S), np.int32)
     ff = np.empty((rows, jev.N_F), np.float64)
     vi, vs, vf = js.new_side_rows(rows)
+    fx, part.fast = new_fast_out(rows, seed, max_t)
     seen = 0
     while True:
-        k, kv, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, stack,
-                                                        max_rows - part.n - part.nv, stop_at, part.skipped, seen)
+        k, kv, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, fx, stack,
+                                                        max_rows - part.n - part.nv - part.fast.n, stop_at,
+                                                        part.skipped, seen)
         part.keep(ii, ss, ff, k)
         part.keep(vi, vs, vf, kv, side=True)
+        part.fast.keep(fx)
         if st != jev.FULL:
             return part, end, st, ep, seen
         i = end

@@ -33,6 +33,7 @@ import numpy as np
 from ..kernels import jsonevent as jev
 from ..kernels import jsonside as jsd
 from ..kernels import jsonspans as jsp
+from ..kernels import sidetables as fss
 from ..model_side import SIDE_DTYPES
 
 SIDE_REPAIRS = {
@@ -106,11 +107,13 @@ def _series(buf, pid, nid, cid, koff, klen, seed):
 
 
 def counter_samples(buf, cii, css, cts, c_all, c_name, max_t: float, rep, seed, max_nesting: int,
-                    base: int = 0) -> dict:
+                    base: int = 0, fast=None, fast_names=None) -> dict:
     """The numeric part of the counters (no text is decoded: it may run on a thread of its own
-    while the importer builds the call tree): the counter events ``c_all`` (rows of ``cii, css``,
-    times ``cts``, interned names ``c_name``) → their samples, series and order.  ``rep``: the
-    repairs (``add(code, count, row)``), a row cited as ``base + row``."""
+    while the importer builds the call tree): the counter events ``c_all`` (side rows of ``cii,
+    css``, times ``cts``, interned names ``c_name``) and the fast path's samples (``fast``, an
+    `io.chrome_fast.FastSide`; ``fast_names``: the importer's name of each of its names), merged
+    in file order → their samples, series and order.  ``rep``: the repairs (``add(code, count,
+    row)``), a side row cited as ``base + row``."""
     c_all = np.asarray(c_all, np.int64)
     finite = np.abs(cts[c_all]) <= max_t
     bad = c_all[~finite]
@@ -138,43 +141,117 @@ def counter_samples(buf, cii, css, cts, c_all, c_name, max_t: float, rep, seed, 
     keep = st == jsd.PAIR_OK
     row, koff, klen, val = row[keep], koff[keep], klen[keep], val[keep]
     r = c_rows[row]
-    # one counter per (process, name, id); one series per (counter, key)
     r_has_id = (css[r, jev.S_FLAGS] & jev.FL_ID) != 0
-    sid, s_counter, sfirst, cfirst = _series(buf, cii[r, jev.I_PID], c_name[r].astype(np.int64),
-                                             np.where(r_has_id, cii[r, jev.I_ID], 0), koff, klen, seed)
-    r_ts = cts[r]
-    o = by_key_then_time(sid, r_ts)
-    return {"r": r, "koff": koff, "klen": klen, "r_has_id": r_has_id, "sid": sid, "s_counter": s_counter,
-            "sfirst": sfirst, "cfirst": cfirst, "ts": r_ts[o], "value": val[o], "series": sid[o],
-            "pid": cii[r[sfirst], jev.I_PID]}
+    # the pairs of both paths: one series per (process, name, id, key), one counter per (process,
+    # name, id); the fast path's series entries (one per part) stand for their samples
+    n_e = 0 if fast is None else fast.r_cnt.size
+    if n_e:
+        ce = fast.r_cnt
+        pid = np.concatenate([fast.c_pid[ce], cii[r, jev.I_PID]])
+        nid = np.concatenate([fast_names[fast.c_name[ce]], c_name[r].astype(np.int64)])
+        cid = np.concatenate([fast.c_cid[ce], np.where(r_has_id, cii[r, jev.I_ID], 0)])
+        kof = np.concatenate([fast.r_koff, koff])
+        kln = np.concatenate([fast.r_klen, klen])
+    else:
+        pid, nid = cii[r, jev.I_PID], c_name[r].astype(np.int64)
+        cid, kof, kln = np.where(r_has_id, cii[r, jev.I_ID], 0), koff, klen
+    prov, prov_counter, _, _ = _series(buf, pid, nid, cid, kof, kln, seed)
+    n_v = r.size
+    n_f = 0 if fast is None else fast.s_ts.size
+    src = None  # merged pair -> its source: a side pair (< n_v) or n_v + a fast sample
+    if n_f and n_v:
+        src = np.argsort(np.concatenate([cii[r, jev.I_EV_OFF], fast.s_off]), kind="stable")
+        m_prov = np.concatenate([prov[n_e:], prov[:n_e][fast.s_ser]])[src]
+        m_ts = np.concatenate([cts[r], fast.s_ts])[src]
+        m_val = np.concatenate([val, fast.s_val])[src]
+    elif n_f:
+        m_prov, m_ts, m_val = prov[:n_e][fast.s_ser], fast.s_ts, fast.s_val
+    else:
+        m_prov, m_ts, m_val = prov[n_e:], cts[r], val
+    # series and counters numbered by first appearance in the file
+    n_prov = int(prov.max()) + 1 if prov.size else 1
+    sid, s_old = jsp.renumber_by_first_use(m_prov.astype(np.int32), n_prov)
+    sfirst = _first_uses(sid)
+    s_counter, _ = jsp.renumber_by_first_use(np.asarray(prov_counter, np.int64)[s_old].astype(np.int32),
+                                             max(int(np.max(prov_counter)) + 1 if len(prov_counter) else 1, 1))
+    cfirst = sfirst[_first_uses(s_counter)]  # the first pair of each counter
+    o = by_key_then_time(sid, m_ts)
+    return {"ts": m_ts[o], "value": m_val[o], "series": sid[o], "s_counter": s_counter.astype(np.int64),
+            **_firsts(buf, cii, css, c_name, r, r_has_id, koff, klen, fast, fast_names, sfirst, cfirst, src, n_v,
+                      stack)}
 
 
-def counter_fields(buf, cii, css, cs: dict, c_name, names, t0: float, text, max_nesting: int) -> dict:
+def _first_uses(ids) -> np.ndarray:
+    """Where each id of ``ids`` (numbered by first use: 0, 1, 2, ... as they first come) first
+    comes: where their running maximum grows."""
+    grows = np.ones(ids.shape[0], bool)
+    if ids.size:
+        top = np.maximum.accumulate(ids)
+        np.greater(top[1:], top[:-1], out=grows[1:])
+    return np.flatnonzero(grows)
+
+
+def _firsts(buf, cii, css, c_name, r, r_has_id, koff, klen, fast, fast_names, sfirst, cfirst, src, n_v, stack):
+    """What the texts need of the first pair of each series (its process, key span) and of each
+    counter (its name, whether it has an id, its event's span), from a side pair or a fast
+    sample (``src``: the source of each merged pair, None when all come from one)."""
+    def source(m):
+        if src is not None:
+            return src[m]
+        return m if n_v else m + n_v
+    ss_ = source(sfirst)
+    cs_ = source(cfirst)
+    sv, sf = ss_ < n_v, ss_ >= n_v
+    out_pid = np.zeros(ss_.size, np.int64)
+    out_koff = np.zeros(ss_.size, np.int64)
+    out_klen = np.zeros(ss_.size, np.int64)
+    out_pid[sv] = cii[r[ss_[sv]], jev.I_PID]
+    out_koff[sv], out_klen[sv] = koff[ss_[sv]], klen[ss_[sv]]
+    cv, cf = cs_ < n_v, cs_ >= n_v
+    c_nm = np.zeros(cs_.size, np.int64)
+    c_has = np.zeros(cs_.size, bool)
+    c_off = np.zeros(cs_.size, np.int64)
+    c_len = np.zeros(cs_.size, np.int64)
+    rv = r[cs_[cv]]
+    c_nm[cv], c_has[cv] = c_name[rv], r_has_id[cs_[cv]]
+    c_off[cv], c_len[cv] = cii[rv, jev.I_EV_OFF], css[rv, jev.S_EV_LEN]
+    if fast is not None and (sf.any() or cf.any()):
+        e = fast.s_ser[ss_[sf] - n_v]
+        out_pid[sf] = fast.c_pid[fast.r_cnt[e]]
+        out_koff[sf], out_klen[sf] = fast.r_koff[e], fast.r_klen[e]
+        j = cs_[cf] - n_v
+        ce = fast.r_cnt[fast.s_ser[j]]
+        c_nm[cf], c_has[cf] = fast_names[fast.c_name[ce]], fast.c_has_id[ce]
+        c_off[cf] = fast.s_off[j]
+        c_len[cf] = fss.event_lengths(buf, c_off[cf], stack)
+    return {"pid": out_pid, "koff": out_koff, "klen": out_klen, "c_name": c_nm, "c_has_id": c_has,
+            "c_ev_off": c_off, "c_ev_len": c_len}
+
+
+def counter_fields(buf, cs: dict, names, t0: float, text, max_nesting: int) -> dict:
     """The Trace's counter fields from `counter_samples`' ``cs``: the texts (counter names with
     their ids as the file has them, series names) decoded here, the times from ``t0``."""
-    r, r_has_id, cfirst, sfirst = cs["r"], cs["r_has_id"], cs["cfirst"], cs["sfirst"]
     stack = np.zeros(max(int(max_nesting), 1) + 1, np.uint8)
     counter_names = []
-    c_rows1 = r[cfirst]  # a row of each counter: its id's text, as the file has it
     id_of = {}
-    with_id = c_rows1[r_has_id[cfirst]]
+    with_id = np.flatnonzero(cs["c_has_id"])
     if with_id.size:
-        _, i_off, i_len, _, _ = jsd.event_ids(buf, cii[with_id, jev.I_EV_OFF],
-                                             css[with_id, jev.S_EV_LEN].astype(np.int64), stack)
+        _, i_off, i_len, _, _ = jsd.event_ids(buf, cs["c_ev_off"][with_id], cs["c_ev_len"][with_id], stack)
         i_first = np.flatnonzero(i_len >= 0)
         id_of = dict(zip(with_id[i_first].tolist(), _texts(buf, i_off, i_len, i_first, text)))
-    for rr, hid in zip(c_rows1.tolist(), r_has_id[cfirst].tolist()):
-        nm = names[int(c_name[rr])] if c_name[rr] >= 0 else "(unnamed)"
-        idt = id_of.get(rr, "")
+    for c, (nid, hid) in enumerate(zip(cs["c_name"].tolist(), cs["c_has_id"].tolist())):
+        nm = names[nid] if nid >= 0 else "(unnamed)"
+        idt = id_of.get(c, "")
         counter_names.append(f"{nm}[{idt}]" if hid else nm)
+    n_series = int(cs["pid"].shape[0])
     return {
         "counter_ts": np.ascontiguousarray(cs["ts"] - t0, np.float64),
         "counter_value": np.ascontiguousarray(cs["value"], np.float64),
         "counter_series": np.ascontiguousarray(cs["series"], np.int32),
         "series_counter": np.ascontiguousarray(cs["s_counter"], np.int32),
         "series_pid": np.ascontiguousarray(cs["pid"], np.int64),
-        "series_names": _texts(buf, cs["koff"], cs["klen"], sfirst, text),
-        "series_units": [""] * int(sfirst.shape[0]),
+        "series_names": _texts(buf, cs["koff"], cs["klen"], np.arange(n_series), text),
+        "series_units": [""] * n_series,
         "counter_names": counter_names,
     }
 

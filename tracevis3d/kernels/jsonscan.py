@@ -21,8 +21,10 @@ from numba import njit
 from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA, ERR_NO_EVENTS_KEY,
                         ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
-                        _grow, kept_phase, row_to_side, scan_event, scan_side_event, side_phase)
+                        _grow, kept_phase, row_to_side, scan_event, side_phase)
 from .jsontokens import scan_string, skip_value, skip_ws
+from .sidescan import side_from_row, side_run
+from .sidetables import C_EVENTS, C_ON, fast_grown, fast_room, new_fast
 
 
 MAX_NESTING = 4096
@@ -36,7 +38,7 @@ def new_side_rows(cap):
 
 
 @njit(cache=True, nogil=True)
-def scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skipped, spans_mode=False, seen=0,
+def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, skipped, spans_mode=False, seen=0,
                 grow=True):
     """Scan events ``event, event, ... ]`` from ``i`` (just after the ``[`` or at an
     event boundary).  With ``stop_at >= 0`` it stops (status SPLIT, end = the
@@ -46,68 +48,77 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skippe
     Only events of a `kept_phase` take a row (at most ``max_rows`` rows in all, else
     ERR_TOO_MANY); the others are counted in ``skipped[phase byte]`` (0: no
     phase, PH_LONG: a phase of several characters).  Counters and v1 flow events
-    (`jsonevent.side_phase`) take a side row instead, in ``vi, vs, vf`` (the same
-    columns): those whose first key is ``ph`` through the fast path
-    `jsonevent.scan_side_event`, the others scanned by `scan_event` and moved there.  Rows
-    and side rows grow by doubling.
+    (`jsonevent.side_phase`) go to the compact outputs and tables ``fx`` of
+    `sidescan` when it takes them (`sidescan.scan_fast` for those whose first key is ``ph``,
+    `sidescan.side_from_row` after `scan_event` for the others), else to a side row in
+    ``vi, vs, vf`` (the same columns as the rows).  Rows, side rows and ``fx``'s outputs grow
+    by doubling; rows, side rows and events taken by ``fx`` count against ``max_rows``.
     Events must be separated by commas (ERR_NO_COMMA); a trailing comma and a
     missing closing bracket are tolerated (TRUNCATED; an event cut short by the
     end of the bytes is dropped).  Returns
-    (ii, ss, ff, vi, vs, vf, n_rows, n_side_rows, end, status, err_pos, n_events_seen).
+    (ii, ss, ff, vi, vs, vf, fx, n_rows, n_side_rows, end, status, err_pos, n_events_seen).
     ``spans_mode``: the ``samples`` array (see `scan_event`): every element gets a row, none
     a side row.
     ``seen``: events seen before ``i`` (the ordinals go on from it).  ``grow=False``: when the
-    rows or the side rows are full, stop (status FULL, end = the next event's ``{``; no comma
-    is owed there).
+    rows, the side rows or ``fx``'s outputs are full, stop (status FULL, end = the next event's
+    ``{``; no comma is owed there).
     """
     n = buf.shape[0]
     k = 0
     kv = 0
+    tab, slot, cnt, fl, ov, oi, os_ = fx
+    kf0 = cnt[C_EVENTS]
+    fast = cnt[C_ON] != 0 and not spans_mode
     need_sep = False
     while True:
         i = skip_ws(buf, i)
         if i >= n:
-            return ii, ss, ff, vi, vs, vf, k, kv, i, TRUNCATED, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, TRUNCATED, i, seen
         c = buf[i]
         if c == 93:  # ]
-            return ii, ss, ff, vi, vs, vf, k, kv, i + 1, OK, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i + 1, OK, i, seen
         if c == 44:  # a comma (stray and trailing ones are tolerated)
             need_sep = False
             i += 1
             continue
         if c != 123:
-            return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
         if need_sep:
-            return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_NO_COMMA, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_NO_COMMA, i, seen
         if stop_at >= 0 and i >= stop_at:
-            return ii, ss, ff, vi, vs, vf, k, kv, i, SPLIT, i, seen
-        if k >= ii.shape[0] or (kv >= vi.shape[0] and not spans_mode):
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, SPLIT, i, seen
+        if k >= ii.shape[0] or (kv >= vi.shape[0] and not spans_mode) or (fast and not fast_room(cnt, ov)):
             if not grow:
-                return ii, ss, ff, vi, vs, vf, k, kv, i, FULL, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, FULL, i, seen
             if k >= ii.shape[0]:
                 ii, ss, ff = _grow(ii, ss, ff)
             if kv >= vi.shape[0] and not spans_mode:
                 vi, vs, vf = _grow(vi, vs, vf)
-        j = -1 if spans_mode else scan_side_event(buf, i, kv, vi, vs, vf, stack)
-        if j >= 0:
-            if k + kv >= max_rows:
-                return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_TOO_MANY, i, seen
-            vs[kv, S_ORD] = min(seen, 2147483647)
-            kv += 1
-        else:
+            if fast and not fast_room(cnt, ov):
+                ov, oi, os_ = fast_grown(cnt, ov, oi, os_)
+        kf = cnt[C_EVENTS] - kf0
+        j = -1
+        if fast and k + kv + kf < max_rows:  # this event and the ones after it, while the fast path takes them
+            p, seen, sep, taken = side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at,
+                                           max_rows - k - kv - kf)
+            if taken:
+                i, need_sep = p, sep
+                continue
+        if j < 0:
             j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
             if st == CUT:
-                return ii, ss, ff, vi, vs, vf, k, kv, n, TRUNCATED, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, n, TRUNCATED, i, seen
             if st != OK:
-                return ii, ss, ff, vi, vs, vf, k, kv, j, st, j, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, j, st, j, seen
             v = ss[k, S_PH]
             if spans_mode or kept_phase(v):
-                if k + kv >= max_rows:
-                    return ii, ss, ff, vi, vs, vf, k, kv, i, ERR_TOO_MANY, i, seen
+                if k + kv + kf >= max_rows:
+                    return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_TOO_MANY, i, seen
                 ss[k, S_ORD] = min(seen, 2147483647)
                 if not spans_mode and side_phase(v):
-                    row_to_side(k, ii, ss, ff, kv, vi, vs, vf)
-                    kv += 1
+                    if not (fast and side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_)):
+                        row_to_side(k, ii, ss, ff, kv, vi, vs, vf)
+                        kv += 1
                 else:
                     k += 1
             else:
@@ -118,20 +129,20 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skippe
 
 
 @njit(cache=True, nogil=True)
-def scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, skipped):
+def scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, skipped):
     """Scan ``[ event, event, ... ]`` starting at ``buf[i] == '['`` (see scan_events)."""
-    return scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf, stack, max_rows, -1, skipped)
+    return scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, -1, skipped)
 
 
 @njit(cache=True, nogil=True)
-def scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows, stop_at, skipped, seen):
-    """`scan_events` into the fixed rows ``ii, ss, ff`` and side rows ``vi, vs, vf`` (one chunk
-    of a part of a parallel scan; the caller keeps the rows' columns and calls again from
-    ``end`` while the status is FULL).  ``seen``: events seen by the part before ``i``;
-    ``max_rows``: rows (and side rows) the part may still take.  Returns
-    (n_rows, n_side_rows, end, status, err_pos, seen)."""
-    _, _, _, _, _, _, k, kv, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, vi, vs, vf, stack, max_rows,
-                                                             stop_at, skipped, False, seen, False)
+def scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, skipped, seen):
+    """`scan_events` into the fixed rows ``ii, ss, ff``, side rows ``vi, vs, vf`` and outputs
+    of ``fx`` (one chunk of a part of a parallel scan; the caller keeps the rows' columns and
+    ``fx``'s outputs and calls again from ``end`` while the status is FULL).  ``seen``: events
+    seen by the part before ``i``; ``max_rows``: rows (side rows, events taken by ``fx``) the
+    part may still take.  Returns (n_rows, n_side_rows, end, status, err_pos, seen)."""
+    _, _, _, _, _, _, _, k, kv, end, st, ep, seen = scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows,
+                                                                stop_at, skipped, False, seen, False)
     return k, kv, end, st, ep, seen
 
 
@@ -231,17 +242,17 @@ def scan_object_tail(buf, i, info, max_nesting=MAX_NESTING):
 
 
 @njit(cache=True, nogil=True)
-def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
+def scan_trace(buf, cap, max_rows, fx, max_nesting=MAX_NESTING):
     """Scan a whole Chrome trace (object or array form).
 
-    Returns (ii, ss, ff, n_rows, status, err_pos, info, skipped, vi, vs, vf, n_side_rows): the
+    Returns (ii, ss, ff, n_rows, status, err_pos, info, skipped, vi, vs, vf, n_side_rows, fx): the
     event rows (see `scan_events`), the status and where it arose, ``info`` (the byte span of
     ``displayTimeUnit`` (len -1 if absent), the end of the JSON document -- the
     caller looks for trailing data there --, the number of events seen, where
     the ``samples`` array and the ``stackFrames`` object start (-1 if absent),
     where an event cut short by the end of the bytes starts (-1 if none)),
-    the per-phase counts of the events without a row, and the side rows (counters and flow
-    events: see `scan_events`).
+    the per-phase counts of the events without a row, the side rows and ``fx`` (counters and
+    flow events, `sidescan.new_fast`; its outputs may have grown: see `scan_events`).
     """
     n = buf.shape[0]
     stack = np.empty(max_nesting, np.uint8)
@@ -259,17 +270,17 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
         i = 3
     i = skip_ws(buf, i)
     if i >= n:
-        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv, fx
     if buf[i] == 91:
-        ii, ss, ff, vi, vs, vf, k, kv, end, st, ep, seen = scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, stack,
-                                                                             max_rows, skipped)
+        ii, ss, ff, vi, vs, vf, fx, k, kv, end, st, ep, seen = scan_event_array(buf, i, ii, ss, ff, vi, vs, vf, fx,
+                                                                                 stack, max_rows, skipped)
         info[INFO_DOC_END] = end
         info[INFO_SEEN] = seen
         if st == TRUNCATED and ep < n:
             info[INFO_CUT_EVENT] = ep
-        return ii, ss, ff, k, st, ep, info, skipped, vi, vs, vf, kv
+        return ii, ss, ff, k, st, ep, info, skipped, vi, vs, vf, kv, fx
     if buf[i] != 123:
-        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv
+        return ii, ss, ff, 0, ERR_NOT_JSON, i, info, skipped, vi, vs, vf, kv, fx
     # object form: find "traceEvents", note the keys in info, skip the rest
     i += 1
     found = False
@@ -279,8 +290,8 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
         i = skip_ws(buf, i)
         if i >= n:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv, fx
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv, fx
         if buf[i] == 125:
             break
         if buf[i] == 44:
@@ -288,52 +299,52 @@ def scan_trace(buf, cap, max_rows, max_nesting=MAX_NESTING):
             i += 1
             continue
         if buf[i] != 34:
-            return ii, ss, ff, k_events, ERR_SYNTAX, i, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, k_events, ERR_SYNTAX, i, info, skipped, vi, vs, vf, kv, fx
         if need_sep:
-            return ii, ss, ff, k_events, ERR_NO_COMMA, i, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, k_events, ERR_NO_COMMA, i, info, skipped, vi, vs, vf, kv, fx
         ke, _ = scan_string(buf, i)
         if ke < 0:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, k_events, TRUNCATED, i, info, skipped, vi, vs, vf, kv, fx
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv, fx
         is_events = _is_key(buf, i, ke - i - 2, _TRACE_EVENTS)
         if is_events and found:
-            return ii, ss, ff, k_events, ERR_DUP_EVENTS, i, info, skipped, vi, vs, vf, kv
+            return ii, ss, ff, k_events, ERR_DUP_EVENTS, i, info, skipped, vi, vs, vf, kv, fx
         v = skip_ws(buf, ke)
         if v >= n or buf[v] != 58:
             if v >= n and found:
-                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
-            return ii, ss, ff, k_events, ERR_SYNTAX if v < n else ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv, fx
+            return ii, ss, ff, k_events, ERR_SYNTAX if v < n else ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv, fx
         v = skip_ws(buf, v + 1)
         if v >= n:
             if found:
-                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
-            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv, fx
+            return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv, fx
         need_sep = True
         if is_events and buf[v] == 91:
-            ii, ss, ff, vi, vs, vf, k_events, kv, j, st, ep, seen = scan_event_array(
-                buf, v, ii, ss, ff, vi, vs, vf, stack, max_rows, skipped)
+            ii, ss, ff, vi, vs, vf, fx, k_events, kv, j, st, ep, seen = scan_event_array(
+                buf, v, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, skipped)
             info[INFO_SEEN] = seen
             found = True
             if st == TRUNCATED and ep < n:
                 info[INFO_CUT_EVENT] = ep
             if st != OK:
-                return ii, ss, ff, k_events, st, ep, info, skipped, vi, vs, vf, kv
+                return ii, ss, ff, k_events, st, ep, info, skipped, vi, vs, vf, kv, fx
             i = j
             continue
         j = skip_value(buf, v, stack)
         if j < 0:
             if j == -2:
                 if found:
-                    return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv
-                return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv
-            return ii, ss, ff, k_events, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP, v, info, skipped, vi, vs, vf, kv
+                    return ii, ss, ff, k_events, TRUNCATED, v, info, skipped, vi, vs, vf, kv, fx
+                return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, v, info, skipped, vi, vs, vf, kv, fx
+            return ii, ss, ff, k_events, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP, v, info, skipped, vi, vs, vf, kv, fx
         _top_key(buf, i, ke, j, info)
         i = j
     info[INFO_DOC_END] = i + 1
     if not found:
-        return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv
-    return ii, ss, ff, k_events, OK, i, info, skipped, vi, vs, vf, kv
+        return ii, ss, ff, 0, ERR_NO_EVENTS_KEY, i, info, skipped, vi, vs, vf, kv, fx
+    return ii, ss, ff, k_events, OK, i, info, skipped, vi, vs, vf, kv, fx
 
 
 @njit(cache=True, nogil=True)
@@ -347,8 +358,9 @@ def scan_samples(buf, i, cap, max_rows, max_nesting=MAX_NESTING):
     ss = np.empty((max(cap, 16), N_S), np.int32)
     ff = np.empty((max(cap, 16), N_F), np.float64)
     vi, vs, vf = new_side_rows(1)
-    ii, ss, ff, _, _, _, k, _, end, st, ep, _ = scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf, stack, max_rows, -1,
-                                                            skipped, True)
+    ii, ss, ff, _, _, _, _, k, _, end, st, ep, _ = scan_events(buf, i + 1, ii, ss, ff, vi, vs, vf,
+                                                               new_fast(1, 0, 0.0, False), stack, max_rows, -1,
+                                                               skipped, True)
     return ii, ss, ff, k, end, st, ep
 
 

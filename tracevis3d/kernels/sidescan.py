@@ -1,0 +1,454 @@
+"""The scanner's fast path for counter (``C``) and v1 flow (``s``/``t``/``f``) events, in numba
+(issue 25): their values go straight into compact columns while the bytes are in cache, and
+their names, categories, thread keys, counters and series are interned as they are met.
+
+`scan_fast` takes an event whose first key is ``ph`` (PyTorch's and Chrome's own order);
+`side_from_row` takes one that `jsonevent.scan_event` has already scanned into a row (any
+other key order).  Either takes only the plain forms and only events whose values the
+importer would keep as they are: ``ts`` a number on the exact fast path within ``max_t``;
+integral ``pid``/``tid``; a counter with a name and ``args`` an object of at most `MAX_PAIRS`
+``"key": number`` pairs, each number exact (so finite); a flow event with an ``id``.  Anything
+else (NaN, strings, odd syntax, a table full, a probe chain too long) is declined (the event
+then takes a side row and the general path, `io.chrome_side`, gives the same result): so
+declining never changes what a load gives, only how fast.
+
+What a taken event leaves, and the tables its names, keys, counters and series are interned in:
+``fx`` of `sidetables`.  The per-event functions are compiled without numba's reference counting
+(``_nrt=False``, see `sidetables`).  Numbers are read by `parse_num`: `jsontokens.parse_number`'s
+results, the common forms 8 digits at a time.
+
+Entries are numbered per scan (or per part of a parallel scan) in the order they are made;
+the importer (`io.chrome_fast`) joins the parts and numbers everything as the general path
+does, by first appearance in the file.  Brute-force twins in tests/test_chrome_fast.py.
+"""
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_STR, I_ARGS_OFF, I_CAT_OFF,
+                        I_EV_OFF, I_ID, I_NAME_OFF, I_PID, I_TID, K_ARGS, K_BP, K_CAT, K_ID, K_NAME,
+                        K_OTHER, K_PH, K_PID, K_S, K_TID, K_TS, S_ARGS_LEN, S_BP, S_CAT_LEN, S_EV_LEN,
+                        S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code)
+from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
+from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
+                         FO_KEY, FO_ORD, MAX_PAIRS, T_CAT, T_NAME, counter_entry, fast_room, key_entry, series_entry,
+                         span_entry)
+
+
+
+# ------------------------------------------------------------------ values
+_K30 = np.uint64(0x3030303030303030)
+_K76 = np.uint64(0x7676767676767676)
+_K80 = np.uint64(0x8080808080808080)
+_POW10I = np.array([10 ** k for k in range(17)], np.uint64)
+_POW10F = np.array([10.0 ** k for k in range(23)])
+_TWO53 = np.uint64(1 << 53)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _w8(a, q):
+    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
+    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _eight_digits(x):
+    """The number of the 8 digits of ``x`` (each byte a digit 0-9, the first in the low byte),
+    by three multiplies (the SWAR conversion of simdjson, Langdale and Lemire, VLDB J. 2019)."""
+    x = ((x & np.uint64(0x0F0F0F0F0F0F0F0F)) * np.uint64(2561)) >> np.uint64(8)
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(6553601)) >> np.uint64(16)
+    return ((x & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(42949672960001)) >> np.uint64(32)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _digit_run(buf, q):
+    """The digits from ``buf[q]`` (``q`` unsigned, ``q + 16`` within the bytes): (their number,
+    how many, 0 to 16; 16: 16 or more, the number not made)."""
+    x = _w8(buf, q) ^ _K30
+    mask = ((x + _K76) | x) & _K80  # the high bit of each byte that is no digit
+    if mask != 0:
+        c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+        if c == 0:
+            return np.uint64(0), np.uint64(0)
+        return _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), c
+    v = _eight_digits(x)
+    x = _w8(buf, q + np.uint64(8)) ^ _K30
+    mask = ((x + _K76) | x) & _K80
+    if mask == 0:
+        return np.uint64(0), np.uint64(16)
+    c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+    if c == 0:
+        return v, np.uint64(8)
+    return v * _POW10I[c] + _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), np.uint64(8) + c
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _common_num(buf, p):
+    """A number of the common form ``-?digits(.digits)?``, at most 16 digits, its mantissa under
+    2^53, not within 17 bytes of the end: (True, value, end) as `jsontokens.parse_number` gives
+    it (the mantissa m read 8 digits at a time, `_digit_run`; the value m / 10^f); (False, 0, 0)
+    for any other form."""
+    un = np.uint64(buf.shape[0])
+    q = np.uint64(p)
+    neg = buf[q] == 45
+    if neg:
+        q += np.uint64(1)
+    if q + np.uint64(16) > un:
+        return False, 0.0, np.int64(0)
+    m, ci = _digit_run(buf, q)
+    if ci == 0 or ci >= 16:
+        return False, 0.0, np.int64(0)
+    q += ci
+    frac = np.uint64(0)
+    c = buf[q]
+    if c == 46:  # .
+        if q + np.uint64(17) > un:
+            return False, 0.0, np.int64(0)
+        f, frac = _digit_run(buf, q + np.uint64(1))
+        if frac == 0 or ci + frac > 16:
+            return False, 0.0, np.int64(0)
+        m = m * _POW10I[frac] + f
+        q += np.uint64(1) + frac
+        c = buf[q]
+    if c == 101 or c == 69 or m >= _TWO53:  # e E, or a mantissa past 2^53
+        return False, 0.0, np.int64(0)
+    v = float(m) if frac == 0 else float(m) / _POW10F[frac]
+    return True, -v if neg else v, np.int64(q)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def parse_num(buf, p):
+    """`jsontokens.parse_number` (its very results: value, end, exact), the common forms faster
+    (`_common_num`)."""
+    ok, v, j = _common_num(buf, p)
+    if ok:
+        return v, j, True
+    return parse_number(buf, p)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _scalar_id(buf, p):
+    """A number or string id at ``buf[p]``, as `jsonevent._scan_scalar_id` reads it (by
+    `parse_num`): (id, end), end < 0 when invalid or cut."""
+    if buf[p] == 34:
+        j, _ = scan_string(buf, p)
+        if j < 0:
+            return np.int64(0), -2
+        return fnv1a(buf, p + 1, j - p - 2), j
+    v, j, exact = parse_num(buf, p)
+    if j < 0:
+        return np.int64(0), j
+    if exact and abs(v) < 9.2e18:
+        return np.int64(v), j
+    return fnv1a(buf, p, j - p), j
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def counter_args(buf, p, oi, ov, m0):
+    """The ``args`` object at ``buf[p] == '{'`` when it is ``{}`` or ``{"key": number, ...}``
+    with at most `MAX_PAIRS` pairs, each number on the exact fast path: the key spans (inside
+    the quotes) into ``oi[0], oi[1]``, the values into ``ov[1]``, from column ``m0`` on.
+    Returns (end, pairs), end -1 for any other form (the general path reads it:
+    `jsonside.counter_pairs`)."""
+    n = buf.shape[0]
+    q = skip_ws(buf, p + 1)
+    if q >= n:
+        return -1, 0
+    if buf[q] == 125:
+        return q + 1, 0
+    m = 0
+    while True:
+        if q >= n or buf[q] != 34 or m >= MAX_PAIRS:
+            return -1, 0
+        j, _ = scan_string(buf, q)
+        if j < 0:
+            return -1, 0
+        oi[0, m0 + m] = q + 1
+        oi[1, m0 + m] = j - q - 2
+        q = skip_ws(buf, j)
+        if q >= n or buf[q] != 58:
+            return -1, 0
+        q = skip_ws(buf, q + 1)
+        if q >= n:
+            return -1, 0
+        c = buf[q]
+        if not (c == 45 or 48 <= c <= 57):
+            return -1, 0
+        v, j, exact = parse_num(buf, q)
+        if j < 0 or not exact:
+            return -1, 0
+        ov[1, m0 + m] = v
+        m += 1
+        q = skip_ws(buf, j)
+        if q >= n:
+            return -1, 0
+        if buf[q] == 44:
+            q = skip_ws(buf, q + 1)
+            continue
+        if buf[q] == 125:
+            return q + 1, m
+        return -1, 0
+
+
+# ------------------------------------------------------------------ taking an event
+@njit(cache=True, nogil=True, _nrt=False)
+def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, tid, ts, noff, nlen, nesc, has_id, cid,
+                  m):
+    """Counter event: entries, then its ``m`` samples (keys and values already in the sample
+    columns, `counter_args`).  False (nothing written but entries) when a table refuses."""
+    if not abs(ts) <= fl[FL_MAX_T]:
+        return False
+    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+    if ke < 0:
+        return False
+    ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
+    if ne < 0:
+        return False
+    ns = cnt[C_SAMPLES]
+    if m:
+        ce = counter_entry(tab, slot, cnt, pid, ne, cid if has_id else 0, has_id, ev_off)
+        if ce < 0:
+            return False
+        for q in range(ns, ns + m):
+            se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
+            if se < 0:
+                return False
+            oi[0, q] = se
+        for q in range(ns, ns + m):
+            ov[0, q] = ts
+            oi[1, q] = ev_off
+        cnt[C_SAMPLES] = ns + m
+    if ts > fl[ke]:
+        fl[ke] = ts
+    if ts < fl[FL_MIN_CTS]:
+        fl[FL_MIN_CTS] = ts
+    cnt[C_COUNTERS] += 1
+    cnt[C_EVENTS] += 1
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid):
+    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses."""
+    if not abs(ts) <= fl[FL_MAX_T]:
+        return False
+    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+    if ke < 0:
+        return False
+    ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
+    if ce < 0:
+        return False
+    nf = cnt[C_FLOWS]
+    ov[2, nf] = ts
+    oi[2, nf] = fid
+    oi[3, nf] = ev_off
+    os_[FO_KEY, nf] = ke
+    os_[FO_CAT, nf] = ce
+    os_[FO_ORD, nf] = ordn
+    os_[FO_CODE, nf] = ph | (bp << 8)
+    os_[FO_EV_LEN, nf] = ev_len
+    cnt[C_FLOWS] = nf + 1
+    if ts > fl[ke]:
+        fl[ke] = ts
+    cnt[C_EVENTS] += 1
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
+    """Take the counter or flow event at ``buf[i] == '{'`` whose first key is ``ph`` (see the
+    module's docstring); ``seen``: its ordinal.  The caller checks `fast_room` first.  Returns
+    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it)."""
+    n = buf.shape[0]
+    p = skip_ws(buf, i + 1)
+    if p + 4 > n or buf[p] != 34 or buf[p + 1] != 112 or buf[p + 2] != 104 or buf[p + 3] != 34:
+        return -1
+    p = skip_ws(buf, p + 4)
+    if p >= n or buf[p] != 58:
+        return -1
+    p = skip_ws(buf, p + 1)
+    if p + 3 > n or buf[p] != 34 or buf[p + 2] != 34:
+        return -1
+    ph = np.int64(buf[p + 1])
+    is_c = ph == 67
+    if not (is_c or ph == 115 or ph == 116 or ph == 102):
+        return -1
+    p += 3
+    name_off = np.int64(0)
+    name_len = np.int64(-1)
+    name_esc = 0
+    cat_off = np.int64(0)
+    cat_len = np.int64(-1)
+    pid = np.int64(0)
+    tid = np.int64(0)
+    ev_id = np.int64(0)
+    has_id = 0
+    bp = np.int64(0)
+    ts = np.nan
+    m = 0
+    seen_keys = 1 << K_PH
+    while True:
+        p = skip_ws(buf, p)
+        if p >= n:
+            return -1
+        c = buf[p]
+        if c == 125:  # }
+            break
+        if c != 44:  # ,
+            return -1
+        p = skip_ws(buf, p + 1)
+        if p >= n or buf[p] != 34:
+            return -1
+        ke, esc = scan_string(buf, p)
+        if ke < 0 or esc:
+            return -1
+        kl = ke - p - 2
+        key = _key_code(buf, p + 1, kl) if kl > 0 else K_OTHER
+        if key != K_OTHER:
+            bit = 1 << key
+            if seen_keys & bit:
+                return -1
+            seen_keys |= bit
+        p = skip_ws(buf, ke)
+        if p >= n or buf[p] != 58:
+            return -1
+        p = skip_ws(buf, p + 1)
+        if p >= n:
+            return -1
+        c = buf[p]
+        if key == K_NAME or key == K_CAT:
+            if c != 34:
+                return -1
+            j, esc = scan_string(buf, p)
+            if j < 0 or j - p - 2 > 2147483647:
+                return -1
+            if key == K_NAME:
+                name_off = p + 1
+                name_len = j - p - 2
+                name_esc = 1 if esc else 0
+            else:
+                cat_off = p + 1
+                cat_len = j - p - 2
+        elif key == K_PID or key == K_TID or key == K_TS:
+            if not (c == 45 or 48 <= c <= 57):
+                return -1
+            v, j, exact = parse_num(buf, p)
+            if j < 0 or not exact:
+                return -1
+            if key == K_TS:
+                ts = v
+            else:
+                if not (v == np.floor(v) and abs(v) < 9.2e18):
+                    return -1
+                if key == K_PID:
+                    pid = np.int64(v)
+                else:
+                    tid = np.int64(v)
+        elif key == K_ID:
+            if not (c == 34 or c == 45 or 48 <= c <= 57):
+                return -1
+            ev_id, j = _scalar_id(buf, p)
+            if j < 0:
+                return -1
+            has_id = 1
+        elif key == K_BP or key == K_S:
+            if c != 34:
+                return -1
+            j, _ = scan_string(buf, p)
+            if j < 0:
+                return -1
+            if key == K_BP:
+                bp = np.int64(buf[p + 1]) if j - p == 3 else 0
+        elif key == K_ARGS and is_c:
+            if c != 123:
+                return -1
+            j, m = counter_args(buf, p, oi, ov, cnt[C_SAMPLES])
+            if j < 0:
+                return -1
+        elif key == K_ARGS or key == K_OTHER:
+            j = skip_value(buf, p, stack)
+            if j < 0:
+                return -1
+        else:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
+            return -1
+        p = j
+    end = p + 1
+    if end - i > 2147483647:
+        return -1
+    ordn = min(seen, 2147483647)
+    if is_c:
+        if name_len < 0:
+            return -1
+        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, name_off, name_len,
+                           name_esc, has_id, ev_id, m)
+    else:
+        if not has_id:
+            return -1
+        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, cat_off,
+                        cat_len, ev_id)
+    return end if ok else -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room):
+    """Take the event at ``buf[i] == '{'`` (``seen``: the events before it; the caller checks
+    `fast_room`, ``stop_at`` and that ``room`` > 0) by `scan_fast`, and the events that follow as
+    long as it takes them (a file's counters or flow events come in long runs): each one after
+    ``, {`` (spaces allowed), before ``stop_at`` (when >= 0), while the outputs have room and
+    ``room`` > 0 events may still be taken.  Returns (position, seen, need_sep, taken): just after
+    the last event taken (need_sep True: a comma is owed) or at the ``{`` or other byte that
+    follows its comma (need_sep False); with none taken, ``i``.  The caller's loop goes on from
+    there as from any event."""
+    n = buf.shape[0]
+    taken = 0
+    p = i
+    while True:
+        j = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, stack)
+        if j < 0:
+            return p, seen, False, taken
+        seen += 1
+        room -= 1
+        taken += 1
+        p = skip_ws(buf, j)
+        if p >= n or buf[p] != 44:
+            return j, seen, True, taken
+        p = skip_ws(buf, p + 1)
+        if p >= n or buf[p] != 123 or (stop_at >= 0 and p >= stop_at) or room <= 0 or not fast_room(cnt, ov):
+            return p, seen, False, taken
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
+    """Take the counter or flow event that `jsonevent.scan_event` scanned into row ``k`` (its
+    ordinal in ``ss[k, S_ORD]``; the caller checks `fast_room` first), on the same terms as
+    `scan_fast`.  Returns whether it was taken (else the caller keeps the row)."""
+    flags = ss[k, S_FLAGS]
+    if flags & (FL_SLOW | FL_PID_STR | FL_TID_STR):
+        return False
+    ph = np.int64(ss[k, S_PH])
+    ev_off = ii[k, I_EV_OFF]
+    ev_len = np.int64(ss[k, S_EV_LEN])
+    ordn = np.int64(ss[k, S_ORD])
+    ts = ff[k, F_TS]
+    has_id = 1 if flags & FL_ID else 0
+    if ph == 67:
+        if ss[k, S_NAME_LEN] < 0:
+            return False
+        m = 0
+        if ss[k, S_ARGS_LEN] >= 2:
+            a = ii[k, I_ARGS_OFF]
+            if buf[a] != 123:
+                return False
+            j, m = counter_args(buf, a, oi, ov, cnt[C_SAMPLES])
+            if j != a + ss[k, S_ARGS_LEN]:
+                return False
+        return _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, ii[k, I_PID], ii[k, I_TID], ts,
+                             ii[k, I_NAME_OFF], np.int64(ss[k, S_NAME_LEN]), 1 if flags & FL_NAME_ESC else 0, has_id,
+                             ii[k, I_ID], m)
+    if not has_id:
+        return False
+    return _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, np.int64(ss[k, S_BP]),
+                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID])

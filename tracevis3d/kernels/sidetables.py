@@ -1,0 +1,254 @@
+"""The tables and outputs of the scanner's fast path for counter and flow events (`sidescan`), in
+numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_)`` one scan
+(or one part of a parallel scan) keeps, made by `new_fast`.
+
+* tables (``tab[T, entry, field]``, open addressing in ``slot[T]``, keyed by the load's random
+  seed, every hit verified value by value and byte by byte; at most `TAB_CAP` entries, at most
+  `MAX_PROBES` probes: past either the event is declined and the general path takes it, so a
+  table never changes a result, only the time): thread keys (pid, tid; the first event's
+  offset; the largest ts in ``fl[:TAB_CAP]``), names and categories (byte spans; the first
+  event's offset, length and ordinal), counters (pid, name entry, id, has_id), series (counter
+  entry, key span).  `key_entry`, `span_entry`, `counter_entry`, `series_entry` find an entry
+  or make it.
+* per counter sample: ts, value (``ov[0], ov[1]``), series entry, event offset (``oi[0], oi[1]``);
+* per flow event: ts (``ov[2]``), id, offset (``oi[2], oi[3]``), key entry, category entry,
+  ordinal, phase | bp << 8, event length (``os_[0:5]``);
+* counts (``cnt``): entries per table, samples, flow events, events taken, counter events; the
+  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``).
+
+Everything that runs per event is compiled without numba's reference counting (``_nrt=False``:
+it allocates nothing): with it, each array passed on costs two atomic operations per call, more
+than the parse of a small event.  Brute-force twins in tests/test_chrome_fast.py.
+"""
+import numpy as np
+from numba import njit
+
+from .jsontokens import skip_value
+
+# tables
+T_KEY, T_NAME, T_CNT, T_SER, T_CAT = range(5)
+N_TAB = 5
+TAB_CAP = 4096
+SLOTS = 2 * TAB_CAP
+TAB_W = 8
+MAX_PROBES = 32
+F_HASH = 7
+# fields: thread keys
+KF_PID, KF_TID, KF_EV_OFF = 0, 1, 2
+# fields: names and categories (byte spans)
+SF_OFF, SF_LEN, SF_ESC, SF_EV_OFF, SF_EV_LEN, SF_ORD = range(6)
+# fields: counters (one per pid, name, id, has_id) and series (one per counter and key)
+CF_PID, CF_NAME, CF_CID, CF_HAS_ID, CF_EV_OFF = range(5)
+RF_CNT, RF_KOFF, RF_KLEN, RF_EV_OFF = range(4)
+# counts (cnt): entries per table at [T]; then
+C_SAMPLES, C_FLOWS, C_EVENTS, C_COUNTERS, C_SEED, C_ON = range(5, 11)
+N_CNT = 11
+# fl: the largest ts of each thread key entry at [0, TAB_CAP); then
+FL_MIN_CTS, FL_MAX_T = TAB_CAP, TAB_CAP + 1
+# the pairs of one counter event the fast path takes (more: the general path)
+MAX_PAIRS = 64
+# per flow event (f_s rows)
+FO_KEY, FO_CAT, FO_ORD, FO_CODE, FO_EV_LEN = range(5)
+
+
+@njit(cache=True, nogil=True)
+def new_fast(cap, seed, max_t, on=True):
+    """Empty tables and outputs (``fx`` of `sidescan.scan_fast`) for ``cap`` counter samples and
+    as many flow events; ``on`` False: nothing is taken (the scan of ``samples``)."""
+    cnt = np.zeros(N_CNT, np.int64)
+    cnt[C_SEED] = seed
+    cnt[C_ON] = 1 if on else 0
+    fl = np.full(TAB_CAP + 2, -np.inf)
+    fl[FL_MIN_CTS] = np.inf
+    fl[FL_MAX_T] = max_t
+    cap = max(cap, MAX_PAIRS)
+    return (np.zeros((N_TAB, TAB_CAP, TAB_W), np.int64), np.zeros((N_TAB, SLOTS), np.int32), cnt, fl,
+            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def fast_room(cnt, ov):
+    """Whether the outputs hold one more event (`MAX_PAIRS` samples, a flow event)."""
+    return cnt[C_SAMPLES] + MAX_PAIRS <= ov.shape[1] and cnt[C_FLOWS] < ov.shape[1]
+
+
+@njit(cache=True, nogil=True)
+def fast_grown(cnt, ov, oi, os_):
+    """The outputs ``ov, oi, os_`` twice as long (their samples and flow events kept)."""
+    cap = ov.shape[1] * 2
+    ov2 = np.empty((3, cap), np.float64)
+    oi2 = np.empty((4, cap), np.int64)
+    os2 = np.empty((5, cap), np.int32)
+    m = cnt[C_SAMPLES]
+    ov2[:2, :m] = ov[:2, :m]
+    oi2[:2, :m] = oi[:2, :m]
+    m = cnt[C_FLOWS]
+    ov2[2, :m] = ov[2, :m]
+    oi2[2:, :m] = oi[2:, :m]
+    os2[:, :m] = os_[:, :m]
+    return ov2, oi2, os2
+
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_K3 = np.uint64(0x165667B19E3779F9)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _fold(h):
+    """The high bits of a product folded onto the low ones (the slot is taken from the low bits)."""
+    return h ^ (h >> np.uint64(29)) ^ (h >> np.uint64(47))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def span_hash(buf, off, ln, seed, salt):
+    """Hash of ``buf[off:off+ln]`` for the tables: its bytes read 8 at a time, each word mixed in
+    by one multiply, from a basis of the seed, salt and length.  Weak against a file built to
+    collide, and need not be strong: a probe chain longer than `MAX_PROBES` sends the event to
+    the general path (`jsonspans`' keyed interning), so collisions cost time, never results."""
+    h = (np.uint64(seed) ^ (np.uint64(salt) * _K3) ^ np.uint64(ln)) * _K1
+    q = off
+    end = off + ln
+    while q + 8 <= end:
+        w = (np.uint64(buf[q]) | (np.uint64(buf[q + 1]) << np.uint64(8)) | (np.uint64(buf[q + 2]) << np.uint64(16))
+             | (np.uint64(buf[q + 3]) << np.uint64(24)) | (np.uint64(buf[q + 4]) << np.uint64(32))
+             | (np.uint64(buf[q + 5]) << np.uint64(40)) | (np.uint64(buf[q + 6]) << np.uint64(48))
+             | (np.uint64(buf[q + 7]) << np.uint64(56)))
+        h = _fold((h ^ w) * _K2)
+        q += 8
+    if q < end:
+        w = np.uint64(0)
+        sh = np.uint64(0)
+        while q < end:
+            w |= np.uint64(buf[q]) << sh
+            sh += np.uint64(8)
+            q += 1
+        h = _fold((h ^ w) * _K2)
+    return _fold(h * _K1)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _same_bytes(buf, a, b, ln):
+    """Whether ``buf[a:a+ln]`` and ``buf[b:b+ln]`` are the same bytes."""
+    for q in range(ln):
+        if buf[a + q] != buf[b + q]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _new_entry(tab, slot, cnt, t, s, h):
+    """A new entry of table ``t`` in slot ``s`` (hash ``h``); -1 when the table is full."""
+    e = cnt[t]
+    if e >= TAB_CAP:
+        return -1
+    cnt[t] = e + 1
+    slot[t, s] = e + 1
+    tab[t, e, F_HASH] = np.int64(h)
+    return e
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def key_entry(tab, slot, cnt, pid, tid, ev_off):
+    """The thread key entry of (pid, tid), made if new; -1 when full or past `MAX_PROBES`."""
+    h = _fold(((np.uint64(pid) ^ np.uint64(cnt[C_SEED])) * _K1) ^ (np.uint64(tid) * _K2))
+    mask = np.uint64(SLOTS - 1)
+    s = h & mask
+    for _ in range(MAX_PROBES):
+        e = slot[T_KEY, s] - 1
+        if e < 0:
+            e = _new_entry(tab, slot, cnt, T_KEY, s, h)
+            if e >= 0:
+                tab[T_KEY, e, KF_PID] = pid
+                tab[T_KEY, e, KF_TID] = tid
+                tab[T_KEY, e, KF_EV_OFF] = ev_off
+            return e
+        if tab[T_KEY, e, F_HASH] == np.int64(h) and tab[T_KEY, e, KF_PID] == pid and tab[T_KEY, e, KF_TID] == tid:
+            return e
+        s = (s + np.uint64(1)) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def span_entry(tab, slot, cnt, t, buf, off, ln, esc, ev_off, ev_len, ordn):
+    """The entry of the bytes ``buf[off:off+ln]`` in span table ``t`` (names, categories), made
+    if new (with its escape flag and the event that brought it); -1 when full or past
+    `MAX_PROBES`."""
+    h = span_hash(buf, off, ln, cnt[C_SEED], t)
+    mask = np.uint64(SLOTS - 1)
+    s = h & mask
+    for _ in range(MAX_PROBES):
+        e = slot[t, s] - 1
+        if e < 0:
+            e = _new_entry(tab, slot, cnt, t, s, h)
+            if e >= 0:
+                tab[t, e, SF_OFF] = off
+                tab[t, e, SF_LEN] = ln
+                tab[t, e, SF_ESC] = esc
+                tab[t, e, SF_EV_OFF] = ev_off
+                tab[t, e, SF_EV_LEN] = ev_len
+                tab[t, e, SF_ORD] = ordn
+            return e
+        if tab[t, e, F_HASH] == np.int64(h) and tab[t, e, SF_LEN] == ln and _same_bytes(buf, tab[t, e, SF_OFF], off, ln):
+            return e
+        s = (s + np.uint64(1)) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def counter_entry(tab, slot, cnt, pid, name_e, cid, has_id, ev_off):
+    """The entry of the counter (pid, name entry, id, has_id), made if new; -1 when full or
+    past `MAX_PROBES`."""
+    h = _fold(((np.uint64(pid) ^ np.uint64(cnt[C_SEED])) * _K1) ^ ((np.uint64(cid) + np.uint64(has_id)) * _K2)
+              ^ (np.uint64(name_e) * _K3))
+    mask = np.uint64(SLOTS - 1)
+    s = h & mask
+    for _ in range(MAX_PROBES):
+        e = slot[T_CNT, s] - 1
+        if e < 0:
+            e = _new_entry(tab, slot, cnt, T_CNT, s, h)
+            if e >= 0:
+                tab[T_CNT, e, CF_PID] = pid
+                tab[T_CNT, e, CF_NAME] = name_e
+                tab[T_CNT, e, CF_CID] = cid
+                tab[T_CNT, e, CF_HAS_ID] = has_id
+                tab[T_CNT, e, CF_EV_OFF] = ev_off
+            return e
+        if (tab[T_CNT, e, F_HASH] == np.int64(h) and tab[T_CNT, e, CF_PID] == pid and tab[T_CNT, e, CF_NAME] == name_e
+                and tab[T_CNT, e, CF_CID] == cid and tab[T_CNT, e, CF_HAS_ID] == has_id):
+            return e
+        s = (s + np.uint64(1)) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def series_entry(tab, slot, cnt, buf, cnt_e, koff, klen, ev_off):
+    """The entry of the series (counter entry, key bytes ``buf[koff:koff+klen]``), made if
+    new; -1 when full or past `MAX_PROBES`."""
+    h = span_hash(buf, koff, klen, cnt[C_SEED] ^ (cnt_e * 0x2545F4914F6CDD1D), T_SER)
+    mask = np.uint64(SLOTS - 1)
+    s = h & mask
+    for _ in range(MAX_PROBES):
+        e = slot[T_SER, s] - 1
+        if e < 0:
+            e = _new_entry(tab, slot, cnt, T_SER, s, h)
+            if e >= 0:
+                tab[T_SER, e, RF_CNT] = cnt_e
+                tab[T_SER, e, RF_KOFF] = koff
+                tab[T_SER, e, RF_KLEN] = klen
+                tab[T_SER, e, RF_EV_OFF] = ev_off
+            return e
+        if (tab[T_SER, e, F_HASH] == np.int64(h) and tab[T_SER, e, RF_CNT] == cnt_e and tab[T_SER, e, RF_KLEN] == klen
+                and _same_bytes(buf, tab[T_SER, e, RF_KOFF], koff, klen)):
+            return e
+        s = (s + np.uint64(1)) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def event_lengths(buf, offs, stack):
+    """The length of the JSON value at each offset (events the scanner took: valid objects)."""
+    out = np.empty(offs.shape[0], np.int64)
+    for q in range(offs.shape[0]):
+        out[q] = skip_value(buf, offs[q], stack) - offs[q]
+    return out
