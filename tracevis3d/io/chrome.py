@@ -787,7 +787,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     c_samples, (f_points, f_order) = side_job.result()
     flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, rank, c_start, c_end, parent, thread_ranges,
                                                        c_row, sample_call, rep, f_order)
-    flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text)
+    flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text, _decode_span_list)
 
     # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)

@@ -184,18 +184,18 @@ def flow_order(pts: dict, seed) -> tuple:
     return fk, by_key_then_time(fk, pts["ts"])  # = np.lexsort((file order, ts, fk))
 
 
-def flow_categories(buf, pts: dict, flow_cat, text) -> tuple:
+def flow_categories(buf, pts: dict, flow_cat, text, decode_spans) -> tuple:
     """The bound flows' categories numbered from 0 over the categories they use (``flow_cat`` of
     `bind_flows`: 0 for a v2 link, 1 + the v1 category), and their names (the ``cat`` text of
-    each category's first flow event; a v2 link's category is "")."""
-    from .chrome import _decode_span_list
+    each category's first flow event, decoded by ``decode_spans(buf, offsets, lengths, text)``,
+    the importer's: this module does not import it back; a v2 link's category is "")."""
     if flow_cat.size == 0:
         return np.zeros(0, np.int32), []
     used, inv = np.unique(flow_cat, return_inverse=True)
     names = []
     v1 = used[used > 0] - 1
     if v1.size:
-        names = _decode_span_list(buf, pts["cat_off"][v1], pts["cat_len"][v1], text)
+        names = decode_spans(buf, pts["cat_off"][v1], pts["cat_len"][v1], text)
     return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names
 
 
