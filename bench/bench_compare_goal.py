@@ -22,15 +22,9 @@ import sys
 import tempfile
 import time
 
+from bench_compare_memory import _reset_peak, _status_kb  # this folder's (run as a script)
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def child(tree: str, n: int) -> dict:
@@ -45,8 +39,7 @@ def child(tree: str, n: int) -> dict:
     a = tracevis3d.synthetic(n, threads=4)
     b = tracevis3d.perturb(a, seed=2)
     rss0 = _status_kb("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
+    _reset_peak()
     c0, t0 = time.process_time(), time.perf_counter()
     c = tracevis3d.compare(a, b)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
