@@ -283,6 +283,57 @@ def _lane_max(values, lane, n_lanes) -> np.ndarray:
     return out
 
 
+def _bisection_tree(parent, local_end, lane, name_px, width_px, infra, passing, wide, named_px: float) -> tuple:
+    """The squeeze's bisection tree: the shown calls with every subtree of calls too narrow
+    to be named at any squeeze replaced by its root and the frontier of what it adds on top
+    (`kernels.fold_reduce.tiny_subtrees`).  ``(parent, columns, pools)``: the kept calls'
+    parents (indices among them), their columns as `kernels.fold_reduce.reduced_tops` takes
+    them (lane … wide, env_first, env_count) and the frontier pools."""
+    keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
+        parent, local_end, name_px, width_px, infra, passing, wide, float(named_px), FRONTIER_MAX,
+        FRONTIER_WORK * parent.size)
+    kept, kept_parent = kept_tree(keep, parent)
+    cols = (lane, name_px, width_px, infra, passing, wide)
+    if kept.size < parent.size:
+        cols = tuple(c[kept] for c in cols)
+    return kept_parent, cols + (env_first[kept], env_count[kept]), (pool_a, pool_b)
+
+
+def _tops_on(tree, n_lanes: int):
+    """``tops(unfold, thr, heights, lanes=None)``: the lane tops of the placement under a
+    squeeze (the bisection's question) on ``tree`` (`_bisection_tree`), in work arrays reused
+    from call to call; with ``lanes`` (a mask), those lanes' tops only (the others 0)."""
+    parent, cols, pools = tree
+    n, nl = parent.size, max(n_lanes, 1)
+    work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
+            np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
+    lane = cols[0]
+    # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]), their
+    # parents inside them, so some lanes' tops need only their calls (any other order: every
+    # call, every time)
+    bounds = np.searchsorted(lane, np.arange(nl + 1), side="left") if (lane[1:] >= lane[:-1]).all() else None
+    rebased: dict = {}  # the parents of a range of lanes, as indices in that range
+
+    def tops(unfold, thr, heights, lanes=None):
+        args = (np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.ascontiguousarray(heights, np.float64))
+        if lanes is None or np.all(lanes) or bounds is None:
+            return reduced_tops(parent, *cols, *pools, *args, *work)[:n_lanes]
+        top = np.zeros(nl)
+        chosen = np.flatnonzero(np.asarray(lanes, np.bool_))
+        for run in np.split(chosen, np.flatnonzero(np.diff(chosen) > 1) + 1) if chosen.size else []:
+            a, b = int(bounds[run[0]]), int(bounds[run[-1] + 1])  # consecutive lanes: one range of calls
+            if b <= a:
+                continue
+            p = rebased.get((a, b))
+            if p is None:
+                p = rebased[(a, b)] = np.where(parent[a:b] >= 0, parent[a:b] - a, -1)
+            got = reduced_tops(p, *(c[a:b] for c in cols), *pools, *args, *(w[a:b] for w in work))
+            top[run] = got[run]
+        return top[:n_lanes]
+
+    return tops
+
+
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
                 us_per_px: float = 1.0, budget_of=None) -> Folding:
@@ -321,7 +372,6 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     if squeeze:  # a chain of one width opens a level at a time, shallowest first
         name_px = chain_ranked_width(parent, name_px, infra_part, kind != KIND_OTHER, named_px, CHAIN_RANK_STEP)
     lane32 = np.ascontiguousarray(lane, np.int32)
-    in_order = bool(lane32.size == 0 or (lane32[1:] >= lane32[:-1]).all())
 
     def place(unfold, thr, heights):
         if not squeeze:  # level ranges or none: no squeeze, every call a full level
@@ -330,60 +380,6 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                                        np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
                                        np.ascontiguousarray(heights, np.float64))
         return placed, top[:n_lanes]
-
-    # the bisection's tree: subtrees of calls too narrow to be named at any squeeze, each
-    # replaced by its root and the frontier of what it adds on top (`kernels.fold_reduce`)
-    red = None
-    work = None
-    rebased: dict = {}
-
-    def reduced():
-        nonlocal red
-        if red is None:
-            keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
-                parent, local_end, name_px, width_px, infra_part, pass_part, wide, float(named_px), FRONTIER_MAX,
-                FRONTIER_WORK * idx.size)
-            kept, kept_parent = kept_tree(keep, parent)
-            whole = kept.size == idx.size
-            arrays = (kept_parent,) + ((lane32, name_px, width_px, infra_part, pass_part, wide) if whole else
-                                       (lane32[kept], name_px[kept], width_px[kept], infra_part[kept],
-                                        pass_part[kept], wide[kept]))
-            red = arrays + (env_first[kept], env_count[kept], pool_a, pool_b)
-        return red
-
-    def tops(unfold, thr, heights, lanes=None):
-        """The lane tops of ``place`` alone (the bisection's question) on the reduced tree,
-        in reused arrays; with ``lanes`` (a mask), those lanes' tops only (the others 0)."""
-        nonlocal work
-        arrays = reduced()
-        n = arrays[0].size
-        if work is None:
-            work = (np.empty(n, np.bool_), np.empty(n, np.int8), np.empty(n, np.float64), np.empty(n, np.int32),
-                    np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.bool_), np.empty(n, np.int32))
-        args = (np.asarray(unfold, np.float64), np.asarray(thr, np.float64), np.ascontiguousarray(heights, np.float64))
-        pools = arrays[-2:]
-        # lanes are contiguous (select stage): lane l's calls are [bounds[l], bounds[l + 1]),
-        # their parents inside them, so some lanes' tops need only their calls (any other
-        # order: every call, every time)
-        lane_r = arrays[1]
-        if lanes is None or np.all(lanes) or not in_order:
-            return reduced_tops(*arrays, *args, *work)[:n_lanes]
-        bounds = rebased.get("bounds")
-        if bounds is None:
-            bounds = rebased["bounds"] = np.searchsorted(lane_r, np.arange(nl + 1), side="left")
-        top = np.zeros(nl)
-        sel = np.flatnonzero(np.asarray(lanes, np.bool_))
-        runs = np.split(sel, np.flatnonzero(np.diff(sel) > 1) + 1) if sel.size else []
-        for run in runs:  # consecutive lanes: one contiguous range of calls
-            a, b = int(bounds[run[0]]), int(bounds[run[-1] + 1])
-            if b <= a:
-                continue
-            p = rebased.get((a, b))
-            if p is None:
-                p = rebased[(a, b)] = np.where(arrays[0][a:b] >= 0, arrays[0][a:b] - a, -1)
-            got = reduced_tops(p, *(x[a:b] for x in arrays[1:9]), *pools, *args, *(w[a:b] for w in work))
-            top[run] = got[run]
-        return top[:n_lanes]
 
     # the widest call that can be named: infrastructure is always folded, and pass-through
     # calls fold into their chain's band, which carries the chain's first call's name
@@ -401,6 +397,8 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         demand, squeezed = lane_levels, False
     else:
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
+        tops = _tops_on(_bisection_tree(parent, local_end, lane32, name_px, width_px, infra_part, pass_part, wide,
+                                        named_px), n_lanes)
         # what each lane needs with every wide pass-through chain open: its tops alone (the
         # whole placement, fresh arrays of every call, is made once, for the squeeze chosen)
         demand = tops(*squeeze_parameters(lo, named_px, widest))

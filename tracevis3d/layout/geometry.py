@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.drawn import dense_ranks_in_range, gather_drawn
 from .cluster import cluster_subpixel_calls
 from .spec import InstanceLayer
 
@@ -61,8 +62,6 @@ def dense_ranks(v: np.ndarray) -> np.ndarray:
     array (O(n), no sort: the levels of 10^7 calls), else by sorting."""
     if v.size == 0:
         return np.zeros(0, np.int64)
-    from ..kernels.drawn import dense_ranks_in_range
-
     lo, hi = int(v.min()), int(v.max())
     if hi - lo > max(4 * v.size, 1 << 16):
         return np.unique(v, return_inverse=True)[1]
@@ -71,8 +70,6 @@ def dense_ranks(v: np.ndarray) -> np.ndarray:
 
 def drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
     """The calls a figure draws (unfolded calls and run bands), from the select and fold stages."""
-    from ..kernels.drawn import gather_drawn
-
     dr = np.flatnonzero(fold.drawn)
     tr = sel.trace
     orig = np.zeros(0, np.int64) if sel.orig is None else sel.orig
