@@ -633,27 +633,41 @@ def _random_class_pairs(rng, n_rows: int, n_other: int, max_per_row: int, max_co
     return rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col
 
 
+def assert_tiers_are_the_twins(pairs, k: int, row_tiers, col_tiers, n_calls: int, partners=None) -> None:
+    """Tiers of the class pairs ``pairs`` (`_random_class_pairs`) found by a kernel, against
+    `tiers_twin` both ways: ``row_tiers`` / ``col_tiers`` (ptr, partner, similarity) per row and
+    per column, int32 partners and float64 similarities; ``n_calls`` the exact call-pair count;
+    with ``partners`` (per row, per column), the partners' calls."""
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
+    assert n_calls == int((count_row[rows] * count_other[others]).sum())
+    if partners is not None:
+        partners_row, partners_col = partners
+        assert partners_row.tolist() == np.bincount(rows, weights=count_other[others],
+                                                    minlength=size_row.size).tolist()
+        assert partners_col.tolist() == np.bincount(others, weights=count_row[rows],
+                                                    minlength=size_other.size).tolist()
+    for (got_ptr, got_i, got_s), want in (
+            (row_tiers, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
+            (col_tiers, tiers_twin(tptr, rows[by_col], inter[by_col], size_other, size_row, count_row, k))):
+        assert got_i.dtype == np.int32 and got_s.dtype == np.float64
+        assert len(got_ptr) == len(want) + 1
+        for r, w in enumerate(want):
+            lo, hi = got_ptr[r], got_ptr[r + 1]
+            assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+
+
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_tiers_both_ways_and_call_pair_count_against_python(n_parts):
     from tracevis3d.kernels.setjoin_tiers import class_pair_tiers
 
     rng = np.random.default_rng(n_parts)
     n_rows, n_other = 40, 30
-    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
-        _random_class_pairs(rng, n_rows, n_other, 12, 3)
-    trow, tint = rows[by_col], inter[by_col]
+    pairs = _random_class_pairs(rng, n_rows, n_other, 12, 3)
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
     for k in (1, 2, 3):
         n_calls, rp, ro, rs, cp, cr, cs = class_pair_tiers(ptr, others, inter, size_row, size_other,
                                                            count_row, count_other, k, n_parts)
-        assert n_calls == int((count_row[rows] * count_other[others]).sum())
-        for got_ptr, got_i, got_s, want in (
-                (rp, ro, rs, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
-                (cp, cr, cs, tiers_twin(tptr, trow, tint, size_other, size_row, count_row, k))):
-            assert got_i.dtype == np.int32 and got_s.dtype == np.float64
-            assert len(got_ptr) == len(want) + 1
-            for r, w in enumerate(want):
-                lo, hi = got_ptr[r], got_ptr[r + 1]
-                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+        assert_tiers_are_the_twins(pairs, k, (rp, ro, rs), (cp, cr, cs), n_calls)
 
 
 @pytest.mark.parametrize("n_parts", [1, 2])
@@ -664,8 +678,8 @@ def test_tier_stream_in_waves_equals_twin_and_counts_partners(n_parts):
 
     rng = np.random.default_rng(7 + n_parts)
     n_rows, n_other = 60, 25
-    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
-        _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    pairs = _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
     for k in (1, 2, 3):
         stream = TierStream(size_row, size_other, count_row, count_other, k, n_parts)
         order = rng.permutation(n_rows)
@@ -675,18 +689,9 @@ def test_tier_stream_in_waves_equals_twin_and_counts_partners(n_parts):
             np.cumsum(ptr[wave + 1] - ptr[wave], out=wptr[1:])
             idx = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in wave] + [np.zeros(0, np.int64)])
             stream.add(wptr, others[idx], inter[idx], wave)
-        partners_row, partners_col = stream.partners_row, stream.partners_col
+        partners = stream.partners_row, stream.partners_col
         n_calls, rp, ro, rs, cp, cr, cs = stream.finish()
-        assert n_calls == int((count_row[rows] * count_other[others]).sum())
-        assert partners_row.tolist() == np.bincount(rows, weights=count_other[others], minlength=n_rows).tolist()
-        assert partners_col.tolist() == np.bincount(others, weights=count_row[rows], minlength=n_other).tolist()
-        for got_ptr, got_i, got_s, want in (
-                (rp, ro, rs, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
-                (cp, cr, cs, tiers_twin(tptr, rows[by_col], inter[by_col], size_other, size_row, count_row, k))):
-            assert len(got_ptr) == len(want) + 1
-            for r, w in enumerate(want):
-                lo, hi = got_ptr[r], got_ptr[r + 1]
-                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+        assert_tiers_are_the_twins(pairs, k, (rp, ro, rs), (cp, cr, cs), n_calls, partners)
 
 
 def test_join_waves_hand_every_class_pair_once_in_bounded_waves():

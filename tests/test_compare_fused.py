@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from tracevis3d.analysis.comparison import compare_traces
 from tracevis3d.kernels.setjoin import min_overlap
 
-from test_compare import (NAMES_A, NAMES_B, all_pairs, build_trace, kept_pairs, overview_bf, tiers_twin,
-                          trace_ops, _random_class_pairs)
+from test_compare import (NAMES_A, NAMES_B, all_pairs, assert_tiers_are_the_twins, build_trace, kept_pairs,
+                          overview_bf, trace_ops, _random_class_pairs)
 
 
 # ----------------------------------------------------------------- the readout
@@ -81,8 +81,8 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
 
     rng = np.random.default_rng(11 + n_parts)
     n_rows, n_other = 60, 25
-    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = \
-        _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    pairs = _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
     for k in (1, 2, 3):
         owner = rng.integers(0, n_parts, n_rows)
         pieces, partners_row, partners_col, calls = [], np.zeros(n_rows, np.int64), np.zeros(n_other, np.int64), 0
@@ -116,16 +116,7 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
                                cr=cand[1][:n_c], cs=cand[2][:n_c], col_s=col_s, col_n=col_n, col_nt=col_nt))
             partners_col += cols["calls"]
         rp, ro, rsim, cp, cr, csim = finish_row_tiers(n_rows, n_other, k, pieces)
-        assert calls == int((count_row[rows] * count_other[others]).sum())
-        assert partners_row.tolist() == np.bincount(rows, weights=count_other[others], minlength=n_rows).tolist()
-        assert partners_col.tolist() == np.bincount(others, weights=count_row[rows], minlength=n_other).tolist()
-        for got_ptr, got_i, got_s, want in (
-                (rp, ro, rsim, tiers_twin(ptr, others, inter, size_row, size_other, count_other, k)),
-                (cp, cr, csim, tiers_twin(tptr, rows[by_col], inter[by_col], size_other, size_row, count_row, k))):
-            assert len(got_ptr) == len(want) + 1
-            for r, w in enumerate(want):
-                lo, hi = got_ptr[r], got_ptr[r + 1]
-                assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+        assert_tiers_are_the_twins(pairs, k, (rp, ro, rsim), (cp, cr, csim), calls, (partners_row, partners_col))
 
 
 # ----------------------------------------------------------------- the overview, row by row
