@@ -31,7 +31,7 @@ from numba.typed import List
 from .overview_rows import overview_row_constants, overview_rows_finish, row_overview
 from .setjoin import _lower_bound, min_overlap
 from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
-from .setjoin_walk import SPARSE_RATIO, _add_postings, _postings_in, _set_frame
+from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
 
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
 #: machine); each holds its own accumulators (about 40 bytes per call of B)
@@ -196,37 +196,12 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
     _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
     sp = 1
     n_bufs = 1
-    while sp > 0:
-        top = sp - 1
-        v = frames[top, 0]
-        nxt = frames[top, 1]
-        if nxt == kid_ptr[v + 1]:
-            if frames[top, 4]:
-                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v], k_hi[v],
-                              bufs[frames[top, 2]], -1)
-            if frames[top, 5]:
-                n_bufs -= 1
-            sp -= 1
-            continue
-        frames[top, 1] = nxt + 1
-        w = kids[nxt]
-        b = frames[top, 2]
-        if nxt + 1 == kid_ptr[v + 1] and frames[top, 3]:
-            cnt = bufs[b]                     # tail: this frame becomes w's
-            frames[top, 0] = w
-            frames[top, 1] = kid_ptr[w]
-        elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
-            cnt = bufs[b]                     # undo: share the buffer
-            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)
-            sp += 1
-        else:
-            cnt = bufs[n_bufs]                # copy the base's window
-            cnt[k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]
-            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
-            n_bufs += 1
-            sp += 1
-        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
-        n = _row_matches(a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted, run_end, cnt, flags,
+    while True:
+        w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
+                                     post_k, k_lo, k_hi, copy_ratio)
+        if w < 0:
+            return
+        n = _row_matches(a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted, run_end, bufs[b], flags,
                          mk, mi)
         _consume(w, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out)
 

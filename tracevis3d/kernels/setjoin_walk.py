@@ -225,6 +225,48 @@ def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
     frames[sp, 5] = allocated
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr, post_k, k_lo, k_hi,
+              copy_ratio):
+    """One step of `_tree_item`'s walk below the root (frames from `_set_frame`, ``sp`` of
+    them, ``n_bufs`` buffers in use): finished frames popped (a light delta undone, a copied
+    buffer released), then the next row w taken as the tail, undo or copy child of its base
+    (`_tree_item`'s three ways) and its delta's postings added to its counters.  Returns
+    (w, its counter buffer's index in ``bufs``, sp, n_bufs); w = -1 when the walk is done.
+    The streamed join (`_tree_item`) and the fused one (`setjoin_fused._fused_item`) read the
+    rows it hands them, each its own way."""
+    while sp > 0:
+        top = sp - 1
+        v = frames[top, 0]
+        nxt = frames[top, 1]
+        if nxt == kid_ptr[v + 1]:
+            if frames[top, 4]:
+                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
+                              k_hi[v], bufs[frames[top, 2]], -1)
+            if frames[top, 5]:
+                n_bufs -= 1
+            sp -= 1
+            continue
+        frames[top, 1] = nxt + 1
+        w = kids[nxt]
+        b = frames[top, 2]
+        if nxt + 1 == kid_ptr[v + 1] and frames[top, 3]:
+            frames[top, 0] = w                # tail: this frame becomes w's
+            frames[top, 1] = kid_ptr[w]
+        elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
+            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)  # undo: share the buffer
+            sp += 1
+        else:
+            bufs[n_bufs][k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]  # copy the base's window
+            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
+            b = n_bufs
+            n_bufs += 1
+            sp += 1
+        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], bufs[b], 1)
+        return w, b, sp, n_bufs
+    return -1, 0, sp, n_bufs
+
+
 @njit(cache=True, nogil=True)
 def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
                post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
@@ -286,36 +328,12 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
     sp = 1
     n_bufs = 1
-    while sp > 0:
-        top = sp - 1
-        v = frames[top, 0]
-        nxt = frames[top, 1]
-        if nxt == kid_ptr[v + 1]:
-            if frames[top, 4]:
-                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
-                              k_hi[v], bufs[frames[top, 2]], -1)
-            if frames[top, 5]:
-                n_bufs -= 1
-            sp -= 1
-            continue
-        frames[top, 1] = nxt + 1
-        w = kids[nxt]
-        b = frames[top, 2]
-        if nxt + 1 == kid_ptr[v + 1] and frames[top, 3]:
-            cnt = bufs[b]                     # tail: this frame becomes w's
-            frames[top, 0] = w
-            frames[top, 1] = kid_ptr[w]
-        elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
-            cnt = bufs[b]                     # undo: share the buffer
-            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)
-            sp += 1
-        else:
-            cnt = bufs[n_bufs]                # copy the base's window
-            cnt[k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]
-            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
-            n_bufs += 1
-            sp += 1
-        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], cnt, 1)
+    while True:
+        w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
+                                     post_k, k_lo, k_hi, copy_ratio)
+        if w < 0:
+            break
+        cnt = bufs[b]
         if rows_done >= skip:
             if m + own_hi[w] - k_lo[w] + 1 > limit:
                 return rows_done, m, False    # counters are rebuilt from the root next round
