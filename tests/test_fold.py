@@ -8,7 +8,7 @@ from tracevis3d.kernels.reshape import nearest_kept_ancestor
 from tracevis3d.kernels.runs import child_rows, sibling_runs
 from tracevis3d.kernels.sync import kind_durations
 from tracevis3d.layout import IcicleParams, icicle_layout
-from tracevis3d.layout.fold import auto_fold_rule, fold_levels
+from tracevis3d.layout.fold import PASS_THROUGH_SHARE, auto_fold_rule, fold_levels
 from tracevis3d.model import KIND_IO, KIND_WAIT, Trace
 from tracevis3d.transform import merge_calls
 from tree_factory import random_trace
@@ -122,6 +122,27 @@ def test_dominant_child_share_and_chains_match_brute_force(seed, pt):
     np.testing.assert_allclose(share, share_brute(tr.start, tr.end, tr.parent), rtol=1e-12)
     folded = np.random.default_rng(seed).random(len(tr)) < 0.5
     assert np.array_equal(fold_chain_length(folded, tr.parent), chain_brute(folded, tr.parent))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), pt=st.sampled_from([0.0, 0.5, 0.9]))
+def test_auto_fold_flags_match_their_formula(seed, pt):
+    """`kernels.fold.auto_fold_flags` against its formula written with numpy over
+    `dominant_child_share` (what `layout.fold.auto_fold_parts` computed before the kernel),
+    with waits and I/O among the calls."""
+    from tracevis3d.kernels.fold import auto_fold_flags
+
+    tr = random_trace(n_roots=4, seed=seed, pass_through=pt, max_depth=6)
+    rng = np.random.default_rng(seed)
+    kind = np.where(rng.random(len(tr)) < 0.2, rng.integers(1, 4, len(tr)), 0).astype(np.uint8)
+    infra_f = rng.random(int(tr.func.max()) + 1) < 0.3
+    other = kind == 0
+    infra = infra_f[tr.func] & other
+    through = (share_brute(tr.start, tr.end, tr.parent) >= PASS_THROUGH_SHARE) & other
+    pp = np.maximum(tr.parent, 0)
+    passing = through & ~infra & (tr.parent >= 0) & through[pp] & ~infra[pp]
+    got = auto_fold_flags(tr.func, kind, tr.start, tr.end, tr.parent, infra_f, PASS_THROUGH_SHARE)
+    assert np.array_equal(got[0], infra) and np.array_equal(got[1], passing)
 
 
 @settings(max_examples=40, deadline=None)
@@ -353,7 +374,8 @@ def test_reduced_tops_of_the_whole_tree_are_the_tops_of_the_whole_placement(seed
     n, n_lanes, parent, lane, name_px, width_px, infra, passing, wide = _random_lanes_forest(rng)
     work = (np.ones(n, np.bool_), np.full(n, 2, np.int8), np.full(n, 7.0), np.full(n, 5, np.int32),
             np.full(n, 3.0), np.full(n, 2.0), np.ones(n, np.bool_), np.full(n, 9, np.int32))
-    none = (np.zeros(n, np.int32), np.zeros(n, np.int8), np.zeros(0, np.int16), np.zeros(0, np.int16))
+    none = (np.zeros(n, np.int32), np.zeros(n, np.int8), np.zeros(0, np.int16), np.zeros(0, np.int16),
+            np.zeros(0, np.int8))
     for _ in range(2):
         unfold, thr = rng.uniform(0, 250, n_lanes), rng.uniform(0, 100, n_lanes)
         heights = rng.uniform(0.01, 1.0, (n_lanes, 5))

@@ -587,3 +587,36 @@ def test_the_walls_name_stands_under_its_axis_and_the_wall_takes_the_width():
     ring = [j for j, m in enumerate(lab.material) if m.startswith("TV3D_lane_text")]
     for b in _label_boxes(spec, ring):
         assert not (b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]), (b, box)
+
+
+def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_path, monkeypatch):
+    """The ring cuts its sub-pixel subtrees before its fold (`layout.subpixel`) and draws them
+    as stalks: on a real 5-thread recording it drops most calls, and the figure keeps what
+    the whole selection gives: every lane's levels, the ring's names, and each lane's reach
+    (the outermost radius of its bars, stalks included, to the gap a bar leaves at the top of
+    its level), against the same layout with nothing cut."""
+    import tracevis3d.layout.threads as threads_mod
+
+    trace = tracevis3d.load(threads_trace_path)
+    cut = threads_layout(trace)
+    monkeypatch.setattr(threads_mod, "CUT_PX", 0.0)
+    whole = threads_layout(trace)
+    assert whole.meta["n_cut"] == 0 and cut.meta["n_cut"] > 0.5 * cut.meta["n_calls"]
+    np.testing.assert_allclose(cut.meta["lane_levels"], whole.meta["lane_levels"], rtol=1e-12)
+    assert sorted(cut.labels.texts) == sorted(whole.labels.texts)
+
+    def reach(spec):
+        out = np.zeros(len(spec.meta["lane_names"]))
+        for name in ("ring", "ring_clusters"):
+            lay = spec.layer(name)
+            lanes = np.searchsorted(np.asarray(spec.meta["lane_angles"])[:, 0], lay.angles.mean(1), side="right") - 1
+            np.maximum.at(out, lanes, lay.radii[:, 1] / spec.meta["ring_scale"])
+        return out
+
+    # a bar stops at BAR_FILL of its level, a stalk at its envelope's top: within a level's gap
+    from tracevis3d.layout.ring import BAR_FILL
+
+    gap = reach(cut) - reach(whole)
+    assert (gap >= -1e-6).all() and (gap <= (1.0 - BAR_FILL) + 1e-6).all(), gap
+    st = cut.layer("ring_clusters")
+    assert st.attributes["n_calls"].sum() > whole.layer("ring_clusters").attributes["n_calls"].sum() * 0.5

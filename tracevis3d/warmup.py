@@ -145,17 +145,22 @@ def _squeeze_search() -> None:
     which only a lane taller than its budget runs: a small trace never does, a real one often."""
     import numpy as np
 
-    from .kernels.fold_reduce import kept_tree, reduced_tops, tiny_subtrees
+    from .kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, subpixel_stubs, tiny_subtrees
 
     n, f8, b1, i4 = 3, np.float64, np.bool_, np.int32
     parent = np.array([-1, 0, 1], i4)  # the dtypes of `layout.fold.fold_levels`
-    keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
-        parent, np.array([3, 3, 3], i4), np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1), np.zeros(n, b1),
-        np.zeros(n, b1), 10.0, 8, 12)
+    local_end = np.array([3, 3, 3], i4)
+    # the ring's cut (`layout.subpixel`): its envelopes go into the reduction
+    env = subpixel_stubs(parent, local_end, np.array([2.0, 0.5, 0.1]), np.zeros(n, b1), 1.0, 16, 12)
+    keep, env_first, env_count, pool_a, pool_b, pool_u = tiny_subtrees(
+        parent, local_end, np.ones(n, f8), np.ones(n, f8), np.zeros(n, b1), np.zeros(n, b1),
+        np.zeros(n, b1), 10.0, 8, 12, *env[1:6])
     kept, kept_parent = kept_tree(keep, parent)
     m = kept.size
+    envelope_tops(np.ones(m, f8), np.zeros(m, i4), np.ones(m, f8), np.full(1, 10.0), np.ones((1, 5)),
+                  env_first[kept], env_count[kept], pool_a, pool_b, pool_u)
     reduced_tops(kept_parent, np.zeros(m, i4), np.ones(m, f8), np.ones(m, f8), np.zeros(m, b1), np.zeros(m, b1),
-                 np.zeros(m, b1), env_first[kept], env_count[kept], pool_a, pool_b, np.full(1, np.inf),
+                 np.zeros(m, b1), env_first[kept], env_count[kept], pool_a, pool_b, pool_u, np.full(1, np.inf),
                  np.full(1, 10.0), np.ones((1, 5)), np.empty(m, b1), np.empty(m, np.int8), np.empty(m, f8),
                  np.empty(m, i4), np.empty(m, f8), np.empty(m, f8), np.empty(m, b1), np.empty(m, i4))
 

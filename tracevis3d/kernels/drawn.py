@@ -66,3 +66,17 @@ def dense_ranks_in_range(v, lo, hi):
     for i in range(v.shape[0]):
         out[i] = table[v[i] - lo]
     return out
+
+
+@njit(cache=True, nogil=True)
+def clipped_widths(idx, lane, start, end, t0, t1, px_per_us):
+    """``width[k] = (min(end[i], t1) − max(start[i], t0)) · px_per_us[lane[k]]`` for
+    i = idx[k]: each shown call's width in pixels, its time clipped to the window [t0, t1]
+    and its lane's scale (one pass: numpy's gathers and clips, a temporary each, cost 30 ms
+    over 2·10^6 calls)."""
+    n = idx.shape[0]
+    out = np.empty(n, np.float64)
+    for k in range(n):
+        i = idx[k]
+        out[k] = (min(end[i], t1) - max(start[i], t0)) * px_per_us[lane[k]]
+    return out

@@ -46,6 +46,42 @@ def dominant_child_share(start, end, parent):
 
 
 @njit(cache=True, nogil=True)
+def auto_fold_flags(func, kind, start, end, parent, infra_of_function, share_min):
+    """The automatic fold rule's two parts per call (`tracevis3d.layout.fold.auto_fold_parts`)
+    in three passes, no temporaries: with ``other[i] = kind[i] == 0`` (neither a wait, a
+    release nor I/O) and ``share`` as `dominant_child_share`,
+    ``infra[i] = infra_of_function[func[i]] ∧ other[i]``,
+    ``through[i] = share[i] ≥ share_min ∧ other[i]`` and
+    ``passing[i] = through[i] ∧ ¬infra[i] ∧ p ≥ 0 ∧ through[p] ∧ ¬infra[p]`` (p = parent[i]).
+    Returns (infra, passing), bool arrays."""
+    n = start.shape[0]
+    best = np.zeros(n, np.float64)
+    has_child = np.zeros(n, np.bool_)
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            has_child[p] = True
+            d = end[i] - start[i]
+            if d > best[p]:
+                best[p] = d
+    infra = np.empty(n, np.bool_)
+    through = np.empty(n, np.bool_)
+    for i in range(n):
+        other = kind[i] == 0
+        infra[i] = infra_of_function[func[i]] and other
+        if has_child[i] and other:
+            d = end[i] - start[i]
+            through[i] = (best[i] / d if d > 0 else 1.0) >= share_min
+        else:
+            through[i] = False
+    passing = np.empty(n, np.bool_)
+    for i in range(n):
+        p = parent[i]
+        passing[i] = through[i] and not infra[i] and p >= 0 and through[p] and not infra[p]
+    return infra, passing
+
+
+@njit(cache=True, nogil=True)
 def fold_chain_length(folded, parent):
     """Longest chain of folded calls starting at each call and going down (0 if unfolded).
 

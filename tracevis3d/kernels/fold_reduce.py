@@ -19,15 +19,26 @@ Pareto frontier of those (a, b) pairs can give the max for some heights, so the 
 replaced by r and at most ``k_max`` pairs (`tiny_subtrees`), and the tops are those of the
 reduced tree (`reduced_tops`).  The whole placement is still made once, for the squeeze
 chosen, over every call (`kernels.fold.squeezed_levels`).
+
+A view can also cut its calls before the fold (`subpixel_stubs`): the subtree of a call
+narrower than a fraction of a pixel is drawn as that call and a *stalk* over it, never call
+by call, so it is dropped and the call (a *stub*) keeps its *envelope*: the frontier of the
+same counts, split by whether the path's first call under the stub is a level of its own
+(``u``: that call is ``heights[l, H_FIRST_NARROW]`` tall when the stub is not narrow, a
+squeezed level when it is).  A pair (a, b, u) of a stub i adds
+``a · h_sq + b · h0 + u · (h_sq if narrow(i) else h_first)`` on top of i
+(`envelope_value`).  `tiny_subtrees` takes such envelopes in (``in_*``) and keeps them, and
+`reduced_tops` and `envelope_tops` raise a call's top by its envelope.
 """
 import numpy as np
 from numba import njit
 
-from .fold import H_SQUEEZED, squeeze_classes
+from .fold import H_FIRST_NARROW, H_SQUEEZED, squeeze_classes
 
 
 @njit(cache=True, nogil=True)
-def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, named_px, k_max, max_work):
+def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, named_px, k_max, max_work,
+                  in_first, in_count, in_a, in_b, in_u):
     """Which calls the reduced tree keeps, and the frontier of each summarised subtree.
 
     A call i is *fixed* when ``name_px[i] < named_px``, ``width_px[i] < named_px`` and not
@@ -45,10 +56,16 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
     and that the kept root r decides (folded, it makes its folded parent's chain longer than
     one with or without what lies under it; its own band is of class 0, whatever its length).
 
-    Returns ``(keep, env_first, env_count, pool_a, pool_b)``: per call, whether kept, and
-    the first index and number of its frontier pairs in the int16 pools (count 0: no
-    frontier).  Calls in pre-order, ``local_end[i]`` one past the
-    last call of i's subtree.
+    Envelopes in (``in_first``, ``in_count`` per call into the pools ``in_a``, ``in_b``,
+    ``in_u``; all counts 0: none): a call c of a summarised subtree with an envelope adds
+    the pairs (a[c] + a' + u', b[c] + b') for its pairs (a', b', u') (c is fixed, hence
+    narrow: its first level over it is a squeezed one); a call kept without a summary keeps
+    its envelope as it is.
+
+    Returns ``(keep, env_first, env_count, pool_a, pool_b, pool_u)``: per call, whether
+    kept, and the first index and number of its frontier pairs in the int16 pools (count
+    0: no frontier), ``pool_u`` the pairs' u (0 for the pairs of a summary).  Calls in
+    pre-order, ``local_end[i]`` one past the last call of i's subtree.
     """
     n = parent.shape[0]
     fixed = np.empty(n, np.bool_)
@@ -62,8 +79,10 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
     keep = np.zeros(n, np.bool_)
     env_first = np.zeros(n, np.int32)
     env_count = np.zeros(n, np.int8)
-    pool_a = np.empty(n, np.int16)
-    pool_b = np.empty(n, np.int16)
+    cap = n + in_a.shape[0]
+    pool_a = np.empty(cap, np.int16)
+    pool_b = np.empty(cap, np.int16)
+    pool_u = np.zeros(cap, np.int8)
     a = np.zeros(n, np.int32)
     b = np.zeros(n, np.int32)
     best = np.full(64, -1, np.int32)  # max b per a, in the subtree tried
@@ -72,61 +91,223 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
     i = 0
     while i < n:
         keep[i] = True
-        if not all_fixed[i] or work >= max_work:
-            i += 1
-            continue
-        e = local_end[i]
-        work += e - i
-        a[i] = 0
-        b[i] = 0
-        a_max = 0
-        best[0] = 0
-        for c in range(i + 1, e):
-            p = parent[c]
-            fc = infra[c] or passing[c]
-            a[c] = a[p] + (0 if fc else 1)
-            b[c] = b[p] + (1 if fc and not (infra[p] or passing[p]) else 0)
-            if a[c] > a_max:
-                if a[c] >= best.shape[0]:
-                    grown = np.full(2 * a[c] + 1, -1, np.int32)
-                    grown[:best.shape[0]] = best
-                    best = grown
-                for k in range(a_max + 1, a[c] + 1):
-                    best[k] = -1
-                a_max = a[c]
-            if b[c] > best[a[c]]:
-                best[a[c]] = b[c]
-        # the staircase: from the largest a down, the pairs whose b beats every larger a's
-        count = 0
-        top_b = -1
-        for k in range(a_max, -1, -1):
-            if best[k] > top_b:
-                top_b = best[k]
-                count += 1
-        if count <= k_max and a_max < 32767 and top_b < 32767:
-            env_first[i] = n_pool
-            env_count[i] = count
+        reduced = False
+        if all_fixed[i] and work < max_work:
+            e = local_end[i]
+            work += e - i
+            a_max = 0
+            best[0] = 0
+            for c in range(i, e):
+                if c == i:
+                    a[c] = 0
+                    b[c] = 0
+                else:
+                    p = parent[c]
+                    fc = infra[c] or passing[c]
+                    a[c] = a[p] + (0 if fc else 1)
+                    b[c] = b[p] + (1 if fc and not (infra[p] or passing[p]) else 0)
+                for k in range(-1, in_count[c]):
+                    av = a[c] if k < 0 else a[c] + in_a[in_first[c] + k] + in_u[in_first[c] + k]
+                    bv = b[c] if k < 0 else b[c] + in_b[in_first[c] + k]
+                    if av > a_max:
+                        if av >= best.shape[0]:
+                            grown = np.full(2 * av + 1, -1, np.int32)
+                            grown[:best.shape[0]] = best
+                            best = grown
+                        for q in range(a_max + 1, av + 1):
+                            best[q] = -1
+                        a_max = av
+                    if bv > best[av]:
+                        best[av] = bv
+            # the staircase: from the largest a down, the pairs whose b beats every larger a's
+            count = 0
             top_b = -1
             for k in range(a_max, -1, -1):
                 if best[k] > top_b:
                     top_b = best[k]
-                    pool_a[n_pool] = k
-                    pool_b[n_pool] = best[k]
+                    count += 1
+            if count <= k_max and a_max < 32767 and top_b < 32767:
+                env_first[i] = n_pool
+                env_count[i] = count
+                top_b = -1
+                for k in range(a_max, -1, -1):
+                    if best[k] > top_b:
+                        top_b = best[k]
+                        pool_a[n_pool] = k
+                        pool_b[n_pool] = best[k]
+                        pool_u[n_pool] = 0
+                        n_pool += 1
+                reduced = True
+                i = e
+        if not reduced:
+            if in_count[i] > 0:  # kept as it is: its own envelope
+                env_first[i] = n_pool
+                env_count[i] = in_count[i]
+                for k in range(in_count[i]):
+                    pool_a[n_pool] = in_a[in_first[i] + k]
+                    pool_b[n_pool] = in_b[in_first[i] + k]
+                    pool_u[n_pool] = in_u[in_first[i] + k]
                     n_pool += 1
+            i += 1
+    return keep, env_first, env_count, pool_a[:n_pool], pool_b[:n_pool], pool_u[:n_pool]
+
+
+@njit(cache=True, nogil=True)
+def envelope_value(first, count, pool_a, pool_b, pool_u, heights, lane, narrow):
+    """The height an envelope adds on top of its call in lane ``lane``:
+    max over its pairs (a, b, u) of ``a · h_sq + b · h0 + u · (h_sq if narrow else
+    h_first)``, with h_sq, h0, h_first = ``heights[lane, H_SQUEEZED]``, ``heights[lane, 0]``,
+    ``heights[lane, H_FIRST_NARROW]`` (`kernels.fold.squeeze_classes`: a narrow call on a
+    narrow parent is a squeezed level, on a parent that is not narrow the first narrow
+    level); 0 for an empty envelope."""
+    h_sq, h0, h_first = heights[lane, H_SQUEEZED], heights[lane, 0], heights[lane, H_FIRST_NARROW]
+    h_u = h_sq if narrow else h_first
+    extra = 0.0
+    for k in range(first, first + count):
+        v = pool_a[k] * h_sq + pool_b[k] * h0 + pool_u[k] * h_u
+        if v > extra:
+            extra = v
+    return extra
+
+
+@njit(cache=True, nogil=True)
+def envelope_tops(top, lane, name_px, threshold, heights, env_first, env_count, pool_a, pool_b, pool_u):
+    """Per call: the top of what its envelope stands for (``top[i]`` + `envelope_value`),
+    -inf where it has none (``env_count[i]`` 0).  ``top[i]`` is where its children would
+    stand (bottom + height of its place, its slab's for a call inside a folded run)."""
+    n = top.shape[0]
+    out = np.full(n, -np.inf)
+    for i in range(n):
+        if env_count[i] > 0:
+            out[i] = top[i] + envelope_value(env_first[i], env_count[i], pool_a, pool_b, pool_u, heights, lane[i],
+                                             name_px[i] < threshold[lane[i]])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def subpixel_stubs(parent, local_end, width_px, folded, rho, k_max, max_work):
+    """The cut of a view that draws sub-pixel subtrees as stalks: which calls it keeps, and
+    the envelope of each *stub* (a kept call narrower than ``rho`` pixels whose subtree is
+    dropped).
+
+    A call is *under* when it and every call of its subtree are narrower than ``rho``
+    (``width_px``).  Walking pre-order, a kept call that is under and has children is tried:
+    per call c of its subtree (c ≠ i, parent p, f = ``folded``) u[c] = 1 − f[c],
+    a[c] = 0, b[c] = f[c] ∧ ¬f[i] when p = i, else u[c] = u[p], a[c] = a[p] + ¬f[c],
+    b[c] = b[p] + (f[c] ∧ ¬f[p]); its envelope is the Pareto frontier of the (a, b) of each
+    u, with (0, 0, 0) for i itself, less the u = 0 pairs some u = 1 pair dominates (its
+    value is at least theirs).  With at most ``k_max`` pairs (counts within int16) the
+    subtree is dropped and i keeps the envelope, else i is kept without one and its
+    children are tried in turn; past ``max_work`` calls visited by tries, nothing more is
+    dropped.  The calls under a stub are all narrower than a name (their runs and rows lie
+    inside it), folded exactly by ``folded`` and never wide, which is what the pairs count
+    (`envelope_value`).
+
+    Returns ``(keep, env_first, env_count, pool_a, pool_b, pool_u, n_under)``: per call
+    whether kept, its envelope in the pools, and the number of calls dropped under it."""
+    n = parent.shape[0]
+    under = np.empty(n, np.bool_)
+    for i in range(n):
+        under[i] = width_px[i] < rho
+    for i in range(n - 1, -1, -1):
+        p = parent[i]
+        if not under[i] and p >= 0:
+            under[p] = False
+    keep = np.zeros(n, np.bool_)
+    env_first = np.zeros(n, np.int32)
+    env_count = np.zeros(n, np.int8)
+    n_under = np.zeros(n, np.int64)
+    pool_a = np.empty(n, np.int16)
+    pool_b = np.empty(n, np.int16)
+    pool_u = np.empty(n, np.int8)
+    a = np.zeros(n, np.int32)
+    b = np.zeros(n, np.int32)
+    u = np.zeros(n, np.int8)
+    best = np.full((2, 64), -1, np.int32)  # max b per a, for u = 0 and u = 1
+    reach = np.full(65, -1, np.int32)  # max b of the u = 1 pairs at a or more
+    n_pool = 0
+    work = 0
+    i = 0
+    while i < n:
+        keep[i] = True
+        e = local_end[i]
+        if not under[i] or e <= i + 1 or work >= max_work:
+            i += 1
+            continue
+        work += e - i
+        a_max = 0
+        best[0, 0] = 0
+        best[1, 0] = -1
+        for c in range(i + 1, e):
+            p = parent[c]
+            fc = folded[c]
+            if p == i:
+                u[c] = 0 if fc else 1
+                a[c] = 0
+                b[c] = 1 if fc and not folded[i] else 0
+            else:
+                u[c] = u[p]
+                a[c] = a[p] + (0 if fc else 1)
+                b[c] = b[p] + (1 if fc and not folded[p] else 0)
+            av = a[c]
+            if av > a_max:
+                if av >= best.shape[1]:
+                    grown = np.full((2, 2 * av + 1), -1, np.int32)
+                    grown[:, :best.shape[1]] = best
+                    best = grown
+                for q in range(a_max + 1, av + 1):
+                    best[0, q] = -1
+                    best[1, q] = -1
+                a_max = av
+            if b[c] > best[u[c], av]:
+                best[u[c], av] = b[c]
+        if reach.shape[0] < a_max + 2:
+            reach = np.full(2 * a_max + 2, -1, np.int32)
+        reach[a_max + 1] = -1
+        for k in range(a_max, -1, -1):
+            reach[k] = max(reach[k + 1], best[1, k])
+        count = 0
+        top_b = -1
+        for uu in range(2):
+            top_b = -1
+            for k in range(a_max, -1, -1):
+                if best[uu, k] > top_b:
+                    top_b = best[uu, k]
+                    if uu == 1 or reach[k] < best[0, k]:
+                        count += 1
+        ok = count <= k_max and a_max < 32767 and top_b < 32767
+        for k in range(a_max, -1, -1):
+            if best[0, k] >= 32767:
+                ok = False
+        if ok:
+            env_first[i] = n_pool
+            env_count[i] = count
+            for uu in range(2):
+                top_b = -1
+                for k in range(a_max, -1, -1):
+                    if best[uu, k] > top_b:
+                        top_b = best[uu, k]
+                        if uu == 1 or reach[k] < best[0, k]:
+                            pool_a[n_pool] = k
+                            pool_b[n_pool] = best[uu, k]
+                            pool_u[n_pool] = uu
+                            n_pool += 1
+            n_under[i] = e - i - 1
             i = e
         else:
             i += 1
-    return keep, env_first, env_count, pool_a[:n_pool], pool_b[:n_pool]
+    return keep, env_first, env_count, pool_a[:n_pool], pool_b[:n_pool], pool_u[:n_pool], n_under
 
 
 @njit(cache=True, nogil=True)
 def reduced_tops(parent, lane, name_px, width_px, infra, passing, wide, env_first, env_count,
-                 pool_a, pool_b, unfold, threshold, heights, folded, band_class, base, down, bottom, height, eff,
-                 run_start):
+                 pool_a, pool_b, pool_u, unfold, threshold, heights, folded, band_class, base, down, bottom, height,
+                 eff, run_start):
     """The lane tops of `kernels.fold.squeezed_levels` (its last output) from the reduced
     tree of `tiny_subtrees`: the same formulas (`squeeze_classes`, then
-    `place_folded_levels`) over the kept calls, and a kept call's top raised by its frontier's
-    max of ``a · heights[l, H_SQUEEZED] + b · heights[l, 0]``.  Requires, per lane,
+    `place_folded_levels`) over the kept calls, and a kept call's top raised by the max of
+    its frontier's `envelope_value` (``a · heights[l, H_SQUEEZED] + b · heights[l, 0]`` for
+    the pairs of a summary).  Requires, per lane,
     ``unfold`` and ``threshold`` at least the ``named_px`` the reduction was made with (the
     squeeze never goes below it).  With no call dropped (every ``env_count`` 0) these
     are the tops of the whole placement.  The work arrays (folded …
@@ -172,14 +353,8 @@ def reduced_tops(parent, lane, name_px, width_px, infra, passing, wide, env_firs
         height[i] = h
         t = bottom[i] + h
         if env_count[i] > 0:
-            l = lane[i]
-            h_sq, h0 = heights[l, H_SQUEEZED], heights[l, 0]
-            extra = 0.0
-            for k in range(env_first[i], env_first[i] + env_count[i]):
-                v = pool_a[k] * h_sq + pool_b[k] * h0
-                if v > extra:
-                    extra = v
-            t += extra
+            t += envelope_value(env_first[i], env_count[i], pool_a, pool_b, pool_u, heights, lane[i],
+                                name_px[i] < threshold[lane[i]])
         if t > top[lane[i]]:
             top[lane[i]] = t
     return top

@@ -183,6 +183,28 @@ def _ring_box(ring, place, angles, r0: float, r1: float, depth: float) -> np.nda
     return np.stack([pts.min(0), pts.max(0)])
 
 
+def _cut_ancestor(sel, d, ref: int) -> np.ndarray:
+    """The drawn row of the stub a shown call ``ref`` (a loaded-trace index) was cut under
+    (`subpixel.cut_subpixel`: its stub's bar stands for it), or none: a call of a thread
+    not shown, outside the window, hidden, or with no cut above it."""
+    from .side_tracks import drawn_ancestor
+
+    tr = sel.trace
+    if sel.envelopes is None or ref < 0:
+        return np.zeros(0, np.int64)
+    if sel.orig is None:
+        c = ref if ref < len(tr) else -1
+    else:
+        hit = np.flatnonzero(sel.orig == ref)
+        c = int(hit[0]) if hit.size else -1
+    if c < 0 or sel.lane_of_thread()[tr.thread[c]] < 0 or tr.end[c] < sel.t0 or tr.start[c] > sel.t1:
+        return np.zeros(0, np.int64)
+    row = np.full(len(tr), -1, np.int64)
+    row[d.idx] = np.arange(d.idx.size)
+    r = drawn_ancestor(tr, row, np.array([c], np.int64))
+    return r[r >= 0]
+
+
 def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict | None:
     """The cutaway of the thread view (``params.cutaway``), or None: ``call:N`` is the call's
     box on the focused thread's icicle when it is drawn there, else its bar on the
@@ -204,6 +226,8 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
             corners = target_box(target, st.sel, st.drawn, frame, comp.ip)
         else:
             rows = np.flatnonzero(d.call_id == int(ref))
+            if rows.size == 0:
+                rows = _cut_ancestor(sel, d, int(ref))
             if rows.size == 0:
                 raise not_drawn(f"call {ref}")
             r = int(rows[0])

@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, chain_ranked_width, dominant_child_share, squeezed_levels
-from ..kernels.fold_reduce import kept_tree, reduced_tops, tiny_subtrees
+from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, auto_fold_flags, chain_ranked_width, squeezed_levels
+from ..kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, tiny_subtrees
 from ..kernels.runs import child_rows, name_widths, sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -110,6 +110,28 @@ class Folding:
     #: float64 per lane: its levels with nothing squeezed (what it asks of the budget)
     lane_demand: np.ndarray = None
     squeezed: bool = False  # some lane was squeezed into its budget
+    #: float64 per shown call: the top of the calls cut under it (`Envelopes`: a stalk
+    #: from its top to there), -inf where none were cut; None without envelopes
+    stalk_top: np.ndarray = None
+
+
+@dataclass
+class Envelopes:
+    """What a cut left of the subtrees it dropped (`kernels.fold_reduce.subpixel_stubs`):
+    per shown call the first index and the number of its envelope's pairs (a, b, u) in the
+    pools (0: none), and how many calls were dropped under it."""
+
+    first: np.ndarray  # int32
+    count: np.ndarray  # int8
+    pool_a: np.ndarray  # int16
+    pool_b: np.ndarray  # int16
+    pool_u: np.ndarray  # int8
+    n_under: np.ndarray  # int64
+
+    @staticmethod
+    def none(n: int) -> "Envelopes":
+        return Envelopes(np.zeros(n, np.int32), np.zeros(n, np.int8), np.zeros(0, np.int16), np.zeros(0, np.int16),
+                         np.zeros(0, np.int8), np.zeros(n, np.int64))
 
 
 def fits_budget(demand, budget_of) -> np.ndarray:
@@ -127,14 +149,8 @@ def auto_fold_parts(trace: Trace) -> tuple:
     if hit is not None:
         return hit
     ft = function_table(trace)
-    infra = ft.infra[trace.func] & (trace.kind == KIND_OTHER)
-    share = dominant_child_share(trace.start, trace.end, trace.parent)
-    passing = (share >= PASS_THROUGH_SHARE) & (trace.kind == KIND_OTHER)
-    p = trace.parent
-    has_p = p >= 0
-    pp = np.maximum(p, 0)
-    parent_ok = has_p & passing[pp] & ~infra[pp]
-    parts = (infra, passing & parent_ok & ~infra)
+    parts = auto_fold_flags(trace.func, trace.kind, trace.start, trace.end, trace.parent,
+                            np.ascontiguousarray(ft.infra, np.bool_), PASS_THROUGH_SHARE)
     _RULE_CACHE[trace] = parts
     return parts
 
@@ -283,20 +299,22 @@ def _lane_max(values, lane, n_lanes) -> np.ndarray:
     return out
 
 
-def _bisection_tree(parent, local_end, lane, name_px, width_px, infra, passing, wide, named_px: float) -> tuple:
+def _bisection_tree(parent, local_end, lane, name_px, width_px, infra, passing, wide, named_px: float,
+                    env: Envelopes) -> tuple:
     """The squeeze's bisection tree: the shown calls with every subtree of calls too narrow
     to be named at any squeeze replaced by its root and the frontier of what it adds on top
-    (`kernels.fold_reduce.tiny_subtrees`).  ``(parent, columns, pools)``: the kept calls'
-    parents (indices among them), their columns as `kernels.fold_reduce.reduced_tops` takes
-    them (lane … wide, env_first, env_count) and the frontier pools."""
-    keep, env_first, env_count, pool_a, pool_b = tiny_subtrees(
+    (`kernels.fold_reduce.tiny_subtrees`; ``env``: the envelopes of a cut, kept or merged
+    into those frontiers).  ``(parent, columns, pools)``: the kept calls' parents (indices
+    among them), their columns as `kernels.fold_reduce.reduced_tops` takes them (lane …
+    wide, env_first, env_count) and the frontier pools."""
+    keep, env_first, env_count, pool_a, pool_b, pool_u = tiny_subtrees(
         parent, local_end, name_px, width_px, infra, passing, wide, float(named_px), FRONTIER_MAX,
-        FRONTIER_WORK * parent.size)
+        FRONTIER_WORK * parent.size, env.first, env.count, env.pool_a, env.pool_b, env.pool_u)
     kept, kept_parent = kept_tree(keep, parent)
     cols = (lane, name_px, width_px, infra, passing, wide)
     if kept.size < parent.size:
         cols = tuple(c[kept] for c in cols)
-    return kept_parent, cols + (env_first[kept], env_count[kept]), (pool_a, pool_b)
+    return kept_parent, cols + (env_first[kept], env_count[kept]), (pool_a, pool_b, pool_u)
 
 
 def _tops_on(tree, n_lanes: int):
@@ -336,7 +354,7 @@ def _tops_on(tree, n_lanes: int):
 
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
-                us_per_px: float = 1.0, budget_of=None) -> Folding:
+                us_per_px: float = 1.0, budget_of=None, envelopes: Envelopes | None = None) -> Folding:
     """Place the shown calls ``idx`` (with local ``parent``) in levels, folding by ``fold``.
 
     ``width_px`` is each call's (estimated) width in pixels; a run whose first call is at
@@ -346,6 +364,10 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     ``budget_of(levels per lane) -> budget per lane`` (the height budget stage,
     `layout.budget`): a lane taller than its budget is squeezed into it, with the least
     squeeze that fits (`squeeze_parameters`, found by bisection per lane); automatic rule only.
+
+    ``envelopes``: what a cut left of the subtrees it dropped under some shown calls
+    (`layout.subpixel.cut_subpixel`): each lane's levels include them, as if their calls
+    were placed, and ``stalk_top`` says where they reach.
     """
     rule, mask = fold_mask(trace, idx, fold)
     width_px = np.asarray(width_px, np.float64)
@@ -373,12 +395,21 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         name_px = chain_ranked_width(parent, name_px, infra_part, kind != KIND_OTHER, named_px, CHAIN_RANK_STEP)
     lane32 = np.ascontiguousarray(lane, np.int32)
 
+    env = envelopes if envelopes is not None else Envelopes.none(idx.size)
+    stalk = [None]
+
     def place(unfold, thr, heights):
+        heights = np.array(heights, np.float64, order="C")
         if not squeeze:  # level ranges or none: no squeeze, every call a full level
             unfold, thr = np.full(nl, np.inf), np.zeros(nl)
+            heights[:, H_SQUEEZED] = heights[:, H_FIRST_NARROW] = 1.0  # (what an envelope's levels take)
         *placed, top = squeezed_levels(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
-                                       np.asarray(unfold, np.float64), np.asarray(thr, np.float64),
-                                       np.ascontiguousarray(heights, np.float64))
+                                       np.asarray(unfold, np.float64), np.asarray(thr, np.float64), heights)
+        if envelopes is not None and env.pool_a.size:
+            bottom, height = placed[0], placed[1]
+            stalk[0] = envelope_tops(bottom + height, lane32, name_px, np.asarray(thr, np.float64), heights,
+                                     env.first, env.count, env.pool_a, env.pool_b, env.pool_u)
+            top = np.maximum(top, _lane_max(stalk[0], lane, nl))
         return placed, top[:n_lanes]
 
     # the widest call that can be named: infrastructure is always folded, and pass-through
@@ -398,7 +429,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     else:
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
         tops = _tops_on(_bisection_tree(parent, local_end, lane32, name_px, width_px, infra_part, pass_part, wide,
-                                        named_px), n_lanes)
+                                        named_px, env), n_lanes)
         # what each lane needs with every wide pass-through chain open: its tops alone (the
         # whole placement, fresh arrays of every call, is made once, for the squeeze chosen)
         demand = tops(*squeeze_parameters(lo, named_px, widest))
@@ -420,4 +451,5 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
                    lane_levels, rule, lane_root_rows(func, start, end, parent, lane, n_lanes,
-                                                     trace.n_functions), demand, squeezed)
+                                                     trace.n_functions), demand, squeezed,
+                   stalk[0] if envelopes is not None else None)

@@ -59,6 +59,9 @@ class Selection:
     #: of few lanes): the lane is named by its first thread, every later one at its start
     #: (`icicle.member_tags`); None: no such lane
     member_named: np.ndarray | None = None
+    #: what a cut dropped under some shown calls (`subpixel.cut_subpixel`; a
+    #: `fold.Envelopes` over the shown calls): a fold of this selection places them with it
+    envelopes: object | None = None
 
     @property
     def members(self) -> list:

@@ -30,6 +30,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..kernels.drawn import clipped_widths
 from ..kernels.raster import inside_polygon_banded, polygon_bands
 from ..kernels.ring import lane_outline_radii
 from ..model import Trace
@@ -51,6 +52,7 @@ from .params import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
                    neighbour_distinct, polar, sector_angles)
 from .select import select_calls
+from .subpixel import CUT_PX, cut_subpixel, stalk_columns
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width, thread_name_candidates
 from .threads_params import ThreadsParams
@@ -192,8 +194,10 @@ def _sector_layer(name, place: RingPlacement, angles, radii, heights, colors, ma
                        stretch=float(place.stretch))
 
 
-def ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb):
-    """The ring bars (boxes of their own) and the lighter cluster bars, folded as in the icicle."""
+def ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb, slot=None, stalks=None):
+    """The ring bars (boxes of their own) and the lighter cluster bars, folded as in the
+    icicle; with them, in the clusters' colours, the ``stalks`` (`subpixel.Stalks`) of
+    what a cut dropped (``slot``: the colour slot of every shown call)."""
     tr = sel.trace
     s = np.flatnonzero(cl.single)
     orig = sel.original(d.idx[s])
@@ -214,14 +218,22 @@ def ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb):
     cslot = d.slot[cl.dom] if nc else np.zeros(0, np.int32)
     cr0 = Z + d.level_bottom[cl.rep] if nc else np.zeros(0)
     cr1 = cr0 + BAR_FILL * d.level_height[cl.rep] if nc else np.zeros(0)
-    ca0, ca1 = ring.angle(cl.lane, cl.start), ring.angle(cl.lane, cl.end)
+    c_lane, c_start, c_end = cl.lane, cl.start, cl.end
+    c_ids = d.call_id[cl.rep].astype(np.int32) if nc else np.zeros(0, np.int32)
+    c_count = cl.count.astype(np.int32)
+    if stalks is not None and len(stalks):  # a column of what a cut dropped: from its stubs' top up
+        c_lane, c_start, c_end = np.r_[c_lane, stalks.lane], np.r_[c_start, stalks.start], np.r_[c_end, stalks.end]
+        cslot = np.r_[cslot, slot[stalks.rep]].astype(np.int32)
+        cr0, cr1 = np.r_[cr0, Z + stalks.bottom], np.r_[cr1, Z + stalks.top]
+        c_ids = np.r_[c_ids, sel.original(sel.idx[stalks.rep])].astype(np.int32)
+        c_count = np.r_[c_count, stalks.n_calls].astype(np.int32)
+        nc += len(stalks)
+    ca0, ca1 = ring.angle(c_lane, c_start), ring.angle(c_lane, c_end)
     ca1 = np.maximum(ca1, ca0 + 0.6 * px_units / np.maximum(cr1, 1e-9))
     cnames, _ = _materials("TV3D_ringc_", cluster_rgb, 1.0)
     clus = _sector_layer("ring_clusters", place, np.stack([ca0, ca1], 1), np.stack([cr0, cr1], 1),
                          np.tile([[0.0, FRONT_DEPTH * BASE_HEIGHT]], (nc, 1)), _rgba(cluster_rgb[cslot], 1.0),
-                         cslot.astype(np.int32), cnames,
-                         {"call_index": d.call_id[cl.rep].astype(np.int32) if nc else np.zeros(0, np.int32),
-                          "n_calls": cl.count.astype(np.int32)})
+                         cslot.astype(np.int32), cnames, {"call_index": c_ids, "n_calls": c_count})
     mats = {**_materials("TV3D_ring_", slot_rgb, 1.0)[1], **_materials("TV3D_ringc_", cluster_rgb, 1.0)[1]}
     return [bars, clus], mats
 
@@ -751,15 +763,20 @@ NEAR_SPOTS = (0.5, 0.25, 0.75, 0.375, 0.625, 0.125, 0.875)
 OUTLINE_BINS = 48
 
 
-def lane_outline(ring, d, bins: int = OUTLINE_BINS) -> np.ndarray:
-    """(n_lanes, bins) outer radius of each lane's drawn bars ``d`` over ``bins`` equal
-    angular bins of its section, the zero circle where none stands
-    (`kernels.ring.lane_outline_radii`)."""
+def lane_outline(ring, d, bins: int = OUTLINE_BINS, stalks=None) -> np.ndarray:
+    """(n_lanes, bins) outer radius of each lane's drawn bars ``d`` (and ``stalks``,
+    `subpixel.Stalks`) over ``bins`` equal angular bins of its section, the zero circle
+    where none stands (`kernels.ring.lane_outline_radii`)."""
     if d is None or not d.lane.size:
         return np.full((ring.a0.size, bins), float(ring.zero_radius))
-    return lane_outline_radii(np.asarray(d.lane, np.int64), np.asarray(d.start, np.float64),
-                              np.asarray(d.end, np.float64), np.asarray(d.level_bottom, np.float64),
-                              np.asarray(d.level_height, np.float64), int(ring.a0.size), float(ring.t0),
+    lane, start, end, bottom, height = d.lane, d.start, d.end, d.level_bottom, d.level_height
+    if stalks is not None and len(stalks):
+        lane, start, end = np.r_[lane, stalks.lane], np.r_[start, stalks.start], np.r_[end, stalks.end]
+        # a stalk reaches its top: as a bar of that reach
+        bottom, height = np.r_[bottom, stalks.bottom], np.r_[height, (stalks.top - stalks.bottom) / BAR_FILL]
+    return lane_outline_radii(np.asarray(lane, np.int64), np.asarray(start, np.float64),
+                              np.asarray(end, np.float64), np.asarray(bottom, np.float64),
+                              np.asarray(height, np.float64), int(ring.a0.size), float(ring.t0),
                               float(ring.t1), float(ring.zero_radius), float(BAR_FILL), int(bins))
 
 
@@ -778,6 +795,21 @@ def side_name_room(lane_names, focus_lane: int, focus_scale: float) -> tuple:
     return (room[0] if np.cos(mid[0]) < -SIDE_ALIGN_COS else 0.0, room[1] if np.cos(mid[1]) > SIDE_ALIGN_COS else 0.0)
 
 
+def ring_cut(sel, params, focus_lane: int):
+    """The ring's selection with its sub-pixel subtrees cut (`subpixel.cut_subpixel`): a
+    lane's arc is never longer than its section of a half-circle as wide as the image, so
+    a call narrower than `subpixel.CUT_PX` there is narrower than a pixel wherever the
+    ring is drawn, and what lies under it becomes its stalk."""
+    n_lanes = sel.lane_threads.size
+    if not n_lanes or not sel.idx.size:
+        return cut_subpixel(sel, np.zeros(sel.idx.size), params.fold)
+    a0, a1 = sector_angles(n_lanes, focus_lane, params.focus_scale)
+    px_per_us = 0.5 * params.resolution[0] * (a1 - a0) / max(sel.t1 - sel.t0, 1e-300)
+    tr = sel.trace
+    width = clipped_widths(sel.idx, sel.lane, tr.start, tr.end, float(sel.t0), float(sel.t1), px_per_us)
+    return cut_subpixel(sel, width, params.fold, CUT_PX)
+
+
 def ring_stage(sel, params, slot, focus_lane, ring_px: float, zero_radius: float, tpx: float) -> SimpleNamespace:
     """The ring's fold (the shared fold stage, each lane within ``params.max_levels``, its
     time scale that of a semicircle ``ring_px`` pixels tall), its sections, drawn calls and
@@ -785,13 +817,16 @@ def ring_stage(sel, params, slot, focus_lane, ring_px: float, zero_radius: float
     tr = sel.trace
     n_lanes = sel.lane_threads.size
     us_per_px_lane = (sel.t1 - sel.t0) / max(0.9 * ring_px * np.pi / max(n_lanes, 1), 1.0)
-    width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / us_per_px_lane
+    width_px = clipped_widths(sel.idx, sel.lane, tr.start, tr.end, float(sel.t0), float(sel.t1),
+                              np.full(max(n_lanes, 1), 1.0 / us_per_px_lane))
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, 4.5 * tpx, tpx,
-                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)))
+                       us_per_px_lane, budget_of=lambda demand: np.minimum(demand, float(params.max_levels)),
+                       envelopes=sel.envelopes)
     ring = make_ring(n_lanes, np.maximum(fold.lane_levels, 1.0), focus_lane, params.focus_scale, zero_radius,
                      sel.t0, sel.t1)
     d = drawn_calls(sel, fold, slot, np.zeros(sel.idx.size))
-    return SimpleNamespace(fold=fold, ring=ring, drawn=d, outline=lane_outline(ring, d))
+    stalks = stalk_columns(sel, fold, us_per_px_lane)
+    return SimpleNamespace(fold=fold, ring=ring, drawn=d, stalks=stalks, outline=lane_outline(ring, d, stalks=stalks))
 
 
 def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
@@ -901,6 +936,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
     if key not in stages:
         stages[key] = ring_stage(sel, params, slot, focus_lane, fold_px, Z, tpx)
     fold, ring, d, outline = stages[key].fold, stages[key].ring, stages[key].drawn, stages[key].outline
+    stalks = stages[key].stalks
     # the semicircle's drawn height when its width is what limits it (a bar reaches high only
     # over its own angles: shallow calls on top leave room above); the height it does not
     # take goes to the icicle instead of a gap between the two
@@ -912,7 +948,7 @@ def compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_e
         ring_px = radius_px + name_units
     to_cam = view_direction(params.azimuth, params.elevation)
     R_units = ring.outer_radius
-    out = SimpleNamespace(ring=ring, fold=fold, drawn=d, outline=outline, wall_layers=[], wall_labels=[],
+    out = SimpleNamespace(ring=ring, fold=fold, drawn=d, stalks=stalks, outline=outline, wall_layers=[], wall_labels=[],
                           wall_mats={}, st=None, frame=None, ip=None, name_units=name_units,
                           side_px=(side_l * tpx, side_r * tpx), fold_px=fold_px)
     if params.show_icicle:
@@ -1031,6 +1067,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
                          f"into the trace): focus another thread, or show the whole trace (span 'all')")
     focus_lane = int(lane_of_thread[focus])
     lane_rgb = lane_colours(n_lanes)
+    n_shown = int(sel.idx.size)
+    sel = ring_cut(sel, params, focus_lane).sel
 
     # HUD plan
     n_threads = int(sel.threads.size)
@@ -1103,7 +1141,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # ring clusters (SyncTrace IV-B2), bars, curves
     fr = SimpleNamespace(us_per_px=ring.us_per_radian() * px_units / max(ring.zero_radius, 1e-9))
     cl = cluster_calls(d, fr, params.cluster_px)
-    layers, mats = ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb)
+    layers, mats = ring_layers(sel, ring, place, sync, d, cl, px_units, slot_rgb, cluster_rgb, slot, comp.stalks)
     cluster_of_shown = np.full(sel.idx.size, -1, np.int64)
     cluster_of_shown[d.local] = cl.cluster_of
     folded_rows = fold.run_start >= 0
@@ -1177,7 +1215,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               "wall_world_per_us": float(comp.frame.scale_t) if comp.frame is not None else 0.0,
               "focus_thread": int(focus), "focus_lane": focus_lane, "world_per_pixel": px_world,
               "lane_rgb": lane_rgb.tolist(), "n_curves": int((~cs.compound).sum()),
-              "n_compound": int(cs.compound.sum()), "n_calls": int(sel.idx.size),
+              "n_compound": int(cs.compound.sum()), "n_calls": n_shown, "n_cut": n_shown - int(sel.idx.size),
               "n_clusters": len(cl), "color_mode": params.color_by, "title": plan.title,
               "content_rect": list(plan.rect), "params": params.to_dict(), "text_px": tpx,
               **flow_info, **({"cutaway": cut} if cut is not None else {})},
