@@ -282,3 +282,19 @@ def test_clipped_widths_match_numpy(seed):
     px = rng.uniform(0.1, 5.0, 3)
     want = (np.minimum(end[idx], 90.0) - np.maximum(start[idx], 20.0)) * px[lane]
     np.testing.assert_allclose(clipped_widths(idx, lane, start, end, 20.0, 90.0, px), want, rtol=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_range_by_key_matches_numpy_at(seed):
+    """`range_by_key` against numpy's ``minimum.at`` / ``maximum.at``."""
+    from tracevis3d.kernels.drawn import range_by_key
+
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 300)), int(rng.integers(1, 20))
+    key, value = rng.integers(0, k, n).astype(np.int64), rng.integers(0, 50, n).astype(np.int64)
+    lo, hi = np.full(k, np.iinfo(np.int64).max, np.int64), np.full(k, -1, np.int64)
+    np.minimum.at(lo, key, value)
+    np.maximum.at(hi, key, value)
+    got = range_by_key(key, value, k)
+    assert np.array_equal(got[0], lo) and np.array_equal(got[1], hi)

@@ -454,3 +454,30 @@ def test_recorded_traces_name_modules(deep_trace_path, threads_trace_path):
         i = int(t.parent[i])
     assert sum(q.module == "json.encoder" and q.display == "_iterencode_dict" for q in chain) >= 100
     assert p.module in ("json.encoder", "builtins", "_io", "_json")
+
+
+def _strip_balanced_twin(s, open_, close):
+    """Character by character: drop what lies inside top-level ``open_ … close`` groups."""
+    out, level = [], 0
+    for ch in s:
+        if ch == open_:
+            level += 1
+        elif ch == close and level:
+            level -= 1
+        elif level == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def test_strip_balanced_matches_its_character_twin():
+    """`names._strip_balanced` (which visits the delimiters only) against the plain scan, on
+    random strings of delimiters, nested, unmatched and unclosed."""
+    import random
+
+    from tracevis3d.names import _strip_balanced
+
+    rng = random.Random(7)
+    for _ in range(20000):
+        s = "".join(rng.choice("ab<>()x :") for _ in range(rng.randint(0, 24)))
+        for o, c in (("<", ">"), ("(", ")")):
+            assert _strip_balanced(s, o, c) == _strip_balanced_twin(s, o, c), (s, o)

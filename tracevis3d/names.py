@@ -255,15 +255,24 @@ def _make(function: str, file: str, line: int, module: str, qualname: str, sep: 
 
 # --------------------------------------------------------------------------- C++ names
 def _strip_balanced(s: str, open_: str, close: str) -> str:
-    """Drop every top-level ``open_ … close`` group (templates, argument lists)."""
-    out, level = [], 0
-    for ch in s:
-        if ch == open_:
+    """Drop every top-level ``open_ … close`` group (templates, argument lists); a ``close``
+    outside any group stays.  Visits the delimiters only (a PyTorch trace's C++ names are
+    hundreds of characters each)."""
+    if open_ not in s and close not in s:
+        return s
+    out, level, kept_from = [], 0, 0
+    for m in re.finditer(re.escape(open_) + "|" + re.escape(close), s):
+        i = m.start()
+        if s[i] == open_:
+            if level == 0:
+                out.append(s[kept_from:i])
             level += 1
-        elif ch == close and level:
+        elif level:
             level -= 1
-        elif level == 0:
-            out.append(ch)
+            if level == 0:
+                kept_from = i + 1
+    if level == 0:
+        out.append(s[kept_from:])
     return "".join(out)
 
 

@@ -149,6 +149,9 @@ def _squeeze_search() -> None:
 
     n, f8, b1, i4 = 3, np.float64, np.bool_, np.int32
     parent = np.array([-1, 0, 1], i4)  # the dtypes of `layout.fold.fold_levels`
+    from .kernels.drawn import range_by_key
+
+    range_by_key(np.zeros(2, np.int64), np.zeros(2, np.int64), 1)  # the label stage's slots per function
     local_end = np.array([3, 3, 3], i4)
     # the ring's cut (`layout.subpixel`): its envelopes go into the reduction
     env = subpixel_stubs(parent, local_end, np.array([2.0, 0.5, 0.1]), np.zeros(n, b1), 1.0, 16, 12)

@@ -80,3 +80,21 @@ def clipped_widths(idx, lane, start, end, t0, t1, px_per_us):
         i = idx[k]
         out[k] = (min(end[i], t1) - max(start[i], t0)) * px_per_us[lane[k]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def range_by_key(key, value, n_keys):
+    """``(lo, hi)``: per key k in [0, n_keys), the least and the greatest ``value[i]`` over
+    the i with ``key[i] == k`` (int64; lo = 2^63 − 1 and hi = −1 where no i has it): e.g.
+    the lowest and highest colour slot of each function's drawn boxes, in one pass
+    (numpy's ``minimum.at`` and ``maximum.at``: 50-80 ms over 10^6 boxes)."""
+    lo = np.full(n_keys, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n_keys, -1, np.int64)
+    for i in range(key.shape[0]):
+        k = key[i]
+        v = value[i]
+        if v < lo[k]:
+            lo[k] = v
+        if v > hi[k]:
+            hi[k] = v
+    return lo, hi

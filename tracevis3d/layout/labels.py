@@ -358,11 +358,10 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         if func.size == 0 or f.size == 0:
             return fallback
         if "slot_range" not in cache:  # per function: its drawn boxes' lowest and highest slot
-            lo = np.full(int(func.max()) + 1, np.iinfo(np.int64).max, np.int64)
-            hi = np.full(int(func.max()) + 1, -1, np.int64)
-            np.minimum.at(lo, func, slot)
-            np.maximum.at(hi, func, slot)
-            cache["slot_range"] = lo, hi
+            from ..kernels.drawn import range_by_key
+
+            cache["slot_range"] = range_by_key(np.ascontiguousarray(func, np.int64),
+                                               np.ascontiguousarray(slot, np.int64), int(func.max()) + 1)
         lo, hi = cache["slot_range"]
         inside = f < lo.size
         fc = np.where(inside, f, 0)
