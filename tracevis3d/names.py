@@ -236,6 +236,11 @@ def split_dotted(name: str) -> tuple:
     return ".".join(parts[:n_mod]), ".".join(parts[n_mod:])
 
 
+def _dotted(s: str) -> list:
+    """``s`` split at ``.`` and ``::`` (`re.split` only where a ``::`` is there)."""
+    return re.split(r"\.|::", s) if "::" in s else s.split(".")
+
+
 def _qual_parts(qualname: str) -> tuple:
     """``Cls.meth`` → ('Cls', 'meth'); ``f.<locals>.g`` → ('f', 'g'); ``<lambda>`` stays whole."""
     q = qualname.strip()
@@ -243,11 +248,11 @@ def _qual_parts(qualname: str) -> tuple:
         return ()
     if q.startswith("<") and q.endswith(">") and "." not in q:
         return (q,)
-    return tuple(x for x in re.split(r"\.|::", q) if x and x != "<locals>") or (q,)
+    return tuple(x for x in _dotted(q) if x and x != "<locals>") or (q,)
 
 
 def _make(function: str, file: str, line: int, module: str, qualname: str, sep: str = ".") -> ParsedName:
-    mparts = tuple(x for x in re.split(r"\.|::", module) if x) if module else ()
+    mparts = tuple(x for x in _dotted(module) if x) if module else ()
     if module.startswith("<") and module.endswith(">"):
         mparts = (module,)
     return ParsedName(function, file, line, mparts + _qual_parts(qualname), module, qualname, sep)

@@ -84,10 +84,15 @@ def _family(module: str, c_function: bool) -> str:
     return module.split(".", 1)[0]
 
 
+_INFRA_SET = frozenset(INFRA_MODULES)
+_INFRA_PREFIXES = tuple(m + "." for m in INFRA_MODULES)
+
+
 def _is_infra(module: str, qual: str) -> bool:
-    for m in INFRA_MODULES:
-        if module == m or module.startswith(m + "."):
-            return True
+    """A module of `INFRA_MODULES` or one of their submodules, or a function of
+    `INFRA_FUNCTIONS` (one set lookup and one tuple ``startswith``: thousands of functions)."""
+    if module in _INFRA_SET or module.startswith(_INFRA_PREFIXES):
+        return True
     return (module, qual) in INFRA_FUNCTIONS
 
 
