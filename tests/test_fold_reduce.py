@@ -38,6 +38,12 @@ def _preorder_forest(rng, n_max=400):
     return n, n_lanes, parent, lane, name_px, width, infra, passing, wide
 
 
+def _dirty_work(m):
+    """`reduced_tops`' work arrays for ``m`` calls, dirty (as an earlier call leaves them)."""
+    return (np.ones(m, np.bool_), np.full(m, 2, np.int8), np.full(m, 7.0), np.full(m, 5, np.int32),
+            np.full(m, 3.0), np.full(m, 2.0), np.ones(m, np.bool_), np.full(m, 9, np.int32))
+
+
 def _no_envelopes(n):
     """The envelopes-in arguments of `tiny_subtrees` when no cut came before it."""
     return np.zeros(n, np.int32), np.zeros(n, np.int8), np.zeros(0, np.int16), np.zeros(0, np.int16), np.zeros(0, np.int8)
@@ -107,8 +113,7 @@ def test_reduced_tops_are_the_tops_of_the_whole_placement(seed, k_max):
     new_of = np.cumsum(keep) - 1
     assert np.array_equal(kept_parent, np.where(parent[kept] >= 0, new_of[np.maximum(parent[kept], 0)], -1))
     m = kept.size
-    work = (np.ones(m, np.bool_), np.full(m, 2, np.int8), np.full(m, 7.0), np.full(m, 5, np.int32),
-            np.full(m, 3.0), np.full(m, 2.0), np.ones(m, np.bool_), np.full(m, 9, np.int32))
+    work = _dirty_work(m)
     for _ in range(3):
         unfold = NAMED + np.where(rng.random(n_lanes) < 0.3, np.inf, rng.uniform(0, 300, n_lanes))
         thr = NAMED + rng.uniform(0, 200, n_lanes)
@@ -192,9 +197,7 @@ def test_a_cut_tree_places_and_tops_as_the_whole_tree(seed, k_max):
     tk, t_first, t_count, t_a, t_b, t_u = tiny_subtrees(kept_parent, kept_end, *cols[1:], NAMED, k_max,
                                                         4 * kept.size, *env)
     t_kept, t_parent = kept_tree(tk, kept_parent)
-    m = t_kept.size
-    work = (np.ones(m, np.bool_), np.full(m, 2, np.int8), np.full(m, 7.0), np.full(m, 5, np.int32),
-            np.full(m, 3.0), np.full(m, 2.0), np.ones(m, np.bool_), np.full(m, 9, np.int32))
+    work = _dirty_work(t_kept.size)
     for _ in range(3):
         unfold = NAMED + np.where(rng.random(n_lanes) < 0.3, np.inf, rng.uniform(0, 300, n_lanes))
         thr = NAMED + rng.uniform(0, 200, n_lanes)

@@ -21,12 +21,9 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def dominant_child_share(start, end, parent):
-    """Share of each call's duration covered by its longest child.
-
-    share[i] = max over children c of (end[c] - start[c]) / (end[i] - start[i]); 0 for a
-    leaf; 1 for a zero-length call that has a child (it passes everything through).
-    """
+def longest_child(start, end, parent):
+    """``(best, has_child)``: per call the duration of its longest child (0 for a leaf) and
+    whether it has one."""
     n = start.shape[0]
     best = np.zeros(n, np.float64)
     has_child = np.zeros(n, np.bool_)
@@ -37,6 +34,18 @@ def dominant_child_share(start, end, parent):
             d = end[i] - start[i]
             if d > best[p]:
                 best[p] = d
+    return best, has_child
+
+
+@njit(cache=True, nogil=True)
+def dominant_child_share(start, end, parent):
+    """Share of each call's duration covered by its longest child.
+
+    share[i] = max over children c of (end[c] - start[c]) / (end[i] - start[i]); 0 for a
+    leaf; 1 for a zero-length call that has a child (it passes everything through).
+    """
+    n = start.shape[0]
+    best, has_child = longest_child(start, end, parent)
     share = np.zeros(n, np.float64)
     for i in range(n):
         if has_child[i]:
@@ -55,15 +64,7 @@ def auto_fold_flags(func, kind, start, end, parent, infra_of_function, share_min
     ``passing[i] = through[i] ∧ ¬infra[i] ∧ p ≥ 0 ∧ through[p] ∧ ¬infra[p]`` (p = parent[i]).
     Returns (infra, passing), bool arrays."""
     n = start.shape[0]
-    best = np.zeros(n, np.float64)
-    has_child = np.zeros(n, np.bool_)
-    for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            has_child[p] = True
-            d = end[i] - start[i]
-            if d > best[p]:
-                best[p] = d
+    best, has_child = longest_child(start, end, parent)
     infra = np.empty(n, np.bool_)
     through = np.empty(n, np.bool_)
     for i in range(n):

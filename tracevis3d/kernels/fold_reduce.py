@@ -37,6 +37,17 @@ from .fold import H_FIRST_NARROW, H_SQUEEZED, squeeze_classes
 
 
 @njit(cache=True, nogil=True)
+def whole_subtrees(flag, parent):
+    """Per call: ``flag`` holds for it and for every call of its subtree (a reverse sweep,
+    children after their parent in pre-order; ``flag`` is overwritten and returned)."""
+    for i in range(flag.shape[0] - 1, -1, -1):
+        p = parent[i]
+        if not flag[i] and p >= 0:
+            flag[p] = False
+    return flag
+
+
+@njit(cache=True, nogil=True)
 def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, named_px, k_max, max_work,
                   in_first, in_count, in_a, in_b, in_u):
     """Which calls the reduced tree keeps, and the frontier of each summarised subtree.
@@ -71,11 +82,7 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
     fixed = np.empty(n, np.bool_)
     for i in range(n):
         fixed[i] = name_px[i] < named_px and width_px[i] < named_px and not wide[i]
-    all_fixed = fixed.copy()
-    for i in range(n - 1, -1, -1):
-        p = parent[i]
-        if not all_fixed[i] and p >= 0:
-            all_fixed[p] = False
+    all_fixed = whole_subtrees(fixed, parent)
     keep = np.zeros(n, np.bool_)
     env_first = np.zeros(n, np.int32)
     env_count = np.zeros(n, np.int8)
@@ -185,6 +192,30 @@ def envelope_tops(top, lane, name_px, threshold, heights, env_first, env_count, 
 
 
 @njit(cache=True, nogil=True)
+def _split_staircase(best, reach, a_max, pool_a, pool_b, pool_u, at, write):
+    """The pairs of a split envelope (`subpixel_stubs`) from ``best[u, a]`` (the largest b
+    per a, -1 for none) and ``reach[a]`` (the largest u = 1 b at a or above): per u, from
+    the largest a down, the pairs whose b beats every larger a's, less the u = 0 pairs a
+    u = 1 pair dominates.  Returns (their number, the largest b); with ``write``, writes
+    them into the pools from ``at``."""
+    count = 0
+    b_max = -1
+    for uu in range(2):
+        top_b = -1
+        for k in range(a_max, -1, -1):
+            if best[uu, k] > top_b:
+                top_b = best[uu, k]
+                if uu == 1 or reach[k] < best[0, k]:
+                    if write:
+                        pool_a[at + count] = k
+                        pool_b[at + count] = top_b
+                        pool_u[at + count] = uu
+                    count += 1
+                    b_max = max(b_max, top_b)
+    return count, b_max
+
+
+@njit(cache=True, nogil=True)
 def subpixel_stubs(parent, local_end, width_px, folded, rho, k_max, max_work):
     """The cut of a view that draws sub-pixel subtrees as stalks: which calls it keeps, and
     the envelope of each *stub* (a kept call narrower than ``rho`` pixels whose subtree is
@@ -209,10 +240,7 @@ def subpixel_stubs(parent, local_end, width_px, folded, rho, k_max, max_work):
     under = np.empty(n, np.bool_)
     for i in range(n):
         under[i] = width_px[i] < rho
-    for i in range(n - 1, -1, -1):
-        p = parent[i]
-        if not under[i] and p >= 0:
-            under[p] = False
+    under = whole_subtrees(under, parent)
     keep = np.zeros(n, np.bool_)
     env_first = np.zeros(n, np.int32)
     env_count = np.zeros(n, np.int8)
@@ -266,32 +294,11 @@ def subpixel_stubs(parent, local_end, width_px, folded, rho, k_max, max_work):
         reach[a_max + 1] = -1
         for k in range(a_max, -1, -1):
             reach[k] = max(reach[k + 1], best[1, k])
-        count = 0
-        top_b = -1
-        for uu in range(2):
-            top_b = -1
-            for k in range(a_max, -1, -1):
-                if best[uu, k] > top_b:
-                    top_b = best[uu, k]
-                    if uu == 1 or reach[k] < best[0, k]:
-                        count += 1
-        ok = count <= k_max and a_max < 32767 and top_b < 32767
-        for k in range(a_max, -1, -1):
-            if best[0, k] >= 32767:
-                ok = False
-        if ok:
+        count, b_max = _split_staircase(best, reach, a_max, pool_a, pool_b, pool_u, n_pool, False)
+        if count <= k_max and a_max < 32767 and b_max < 32767:
             env_first[i] = n_pool
             env_count[i] = count
-            for uu in range(2):
-                top_b = -1
-                for k in range(a_max, -1, -1):
-                    if best[uu, k] > top_b:
-                        top_b = best[uu, k]
-                        if uu == 1 or reach[k] < best[0, k]:
-                            pool_a[n_pool] = k
-                            pool_b[n_pool] = best[uu, k]
-                            pool_u[n_pool] = uu
-                            n_pool += 1
+            n_pool += _split_staircase(best, reach, a_max, pool_a, pool_b, pool_u, n_pool, True)[0]
             n_under[i] = e - i - 1
             i = e
         else:
