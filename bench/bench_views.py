@@ -73,6 +73,10 @@ CASES = (
     ("icicle", ("deep_recursion",)), ("cone", ("deep_recursion",)), ("live", ("deep_recursion",)),
     # the standard library's ast in a thread pool: a visitor's recursion through three functions
     ("icicle", ("ast_pool",)), ("threads", ("ast_pool",)), ("cone", ("ast_pool",)),
+    # nested XML written, gzipped, archived and parsed back by a pool, logging to a listener thread,
+    # a child process per document (VizTracer follows them: 14 threads in 10 processes)
+    ("icicle", ("xml_io_pool",)), ("threads", ("xml_io_pool",)), ("cone", ("xml_io_pool",)),
+    ("compare", ("xml_io_pool", "xml_io_pool_b")), ("live", ("xml_io_pool",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -47,6 +47,11 @@ ast_pool        the standard library's ``ast`` in a thread pool of 3 workers: ea
                 module's source (``inspect.getsource``), walks it with a ``NodeVisitor``
                 (``visit › generic_visit``: a recursion through three functions, 50-70 levels)
                 and unparses it (``_Unparser``'s own recursion); 4 threads, 70 levels.
+xml_io_pool     nested XML (minidom, 90 levels) built, pretty-printed, gzipped, archived in a shared
+                zip behind a lock and parsed back with ElementTree by a thread pool of 4 workers,
+                each waiting on a child process; the main thread logs through a QueueHandler to
+                a listener thread that writes the log file (6 threads, I/O and waits);
+                **xml_io_pool_b** 10 documents.
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -493,6 +498,83 @@ if __name__ == "__main__":
         print(list(ex.map(work, [json.decoder, textwrap, difflib, email.message, argparse])))
 '''
 
+XML_IO_POOL_PROGRAM = '''\
+\"\"\"Nested XML documents built, written, compressed, archived and parsed back in a thread pool
+of 4 workers, the main thread logging through a QueueHandler to a listener thread that writes
+its file: minidom's writer recurses once per element level (a tree 90 levels deep), the
+workers share one zip archive behind a lock and wait on a child process each (6 threads,
+I/O and waits).\"\"\"
+import gzip
+import logging
+import logging.handlers
+import os
+import queue
+import subprocess
+import sys
+import threading
+import xml.dom.minidom as minidom
+import xml.etree.ElementTree as ET
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+LOG = logging.getLogger("xmlio")
+ARCHIVE_LOCK = threading.Lock()
+
+
+def build(doc, parent, depth, width, seed):
+    for k in range(width if depth < 3 else 1):
+        el = doc.createElement(f"n{depth}")
+        el.setAttribute("k", str((seed * 31 + depth * 7 + k) % 97))
+        if depth % 5 == 0:
+            el.appendChild(doc.createTextNode(f"text {seed} {depth} {k}"))
+        parent.appendChild(el)
+        if depth < DEPTH:
+            build(doc, el, depth + 1, width, seed + k)
+
+
+def walk(el, depth=0):
+    n, deepest = 1, depth
+    for child in el:
+        a, b = walk(child, depth + 1)
+        n, deepest = n + a, max(deepest, b)
+    return n, deepest
+
+
+def work(seed, folder):
+    doc = minidom.Document()
+    root = doc.createElement("root")
+    doc.appendChild(root)
+    build(doc, root, 0, 4, seed)
+    text = doc.toprettyxml(indent=" ")
+    path = os.path.join(folder, f"doc{seed}.xml.gz")
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write(text)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        tree = ET.parse(f)
+    n, deepest = walk(tree.getroot())
+    with ARCHIVE_LOCK:
+        with zipfile.ZipFile(os.path.join(folder, "all.zip"), "a") as z:
+            z.write(path, os.path.basename(path))
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    LOG.info("document %d: %d elements, %d deep", seed, n, deepest)
+    return n
+
+
+if __name__ == "__main__":
+    DEPTH = int(sys.argv[1]) if len(sys.argv) > 1 else 90
+    docs = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    folder = os.path.abspath("xml_io_out")
+    os.makedirs(folder, exist_ok=True)
+    q = queue.Queue()
+    listener = logging.handlers.QueueListener(q, logging.FileHandler(os.path.join(folder, "run.log")))
+    LOG.addHandler(logging.handlers.QueueHandler(q))
+    LOG.setLevel(logging.INFO)
+    listener.start()
+    with ThreadPoolExecutor(4) as ex:
+        print(sum(ex.map(work, range(docs), [folder] * docs)))
+    listener.stop()
+'''
+
 DEEP_RECURSION_PROGRAM = '''\
 """Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
 and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
@@ -673,6 +755,12 @@ SUITE = [
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
     Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
          entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
+    Spec("xml_io_pool", "viztracer", "project",
+         lambda w: [_write(os.path.join(w, "xml_io_pool.py"), XML_IO_POOL_PROGRAM)], entries=3_000_000,
+         doc="nested XML built, written, gzipped, archived and parsed back by 4 workers; logging to a listener"),
+    Spec("xml_io_pool_b", "viztracer", "project",
+         lambda w: [_write(os.path.join(w, "xml_io_pool.py"), XML_IO_POOL_PROGRAM), "90", "10"], entries=4_500_000,
+         doc="xml_io_pool on 10 documents (the B run of a comparison)"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],

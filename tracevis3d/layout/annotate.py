@@ -15,10 +15,10 @@ import numpy as np
 from .camera import camera_local_from_pixels, camera_pixel_size
 from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
-from .text import ASCENT, DESCENT, cut_end, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, cut_end, fit_lane_name, fit_text, name_candidates, text_width
 
 _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
-MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is cut at its end
+MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
 
 
 def fmt_time(us: float) -> str:
@@ -84,7 +84,7 @@ def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world):
     n = len(names)
     if n == 0:
         return LabelSet.empty()
-    names = [cut_end(nm, MAX_LANE_NAME_EM) for nm in names]
+    names = [fit_lane_name(nm, MAX_LANE_NAME_EM) for nm in names]
     zc = np.minimum(np.asarray(z_base) + 0.6 * size_world, np.asarray(z_top))
     face = np.stack([np.full(n, -gap_world), np.zeros(n), zc], 1)
     anchor, rot = place_facing_text(face, cam, np.full(n, size_world), to_cam)

@@ -81,10 +81,30 @@ from .geometry import box_layer, cluster_calls, cluster_layer, cluster_material_
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_facing_text, text_px
 from .naming import function_table
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
-from .text import cut_end, text_width
+from .text import cut_end, fit_lane_name, text_width
 
 
 # -------------------------------------------------------------------- overview, repetitions
+
+#: width of a side's name left of its icicle, in label sizes
+SIDE_NAME_EM = 16.0
+
+
+def side_name(tag: str, name: str, thread: str | None, width_em: float = SIDE_NAME_EM) -> str:
+    """"A: trace · thread" in ``width_em`` label sizes: the thread's name fitted to the room
+    the trace's leaves (`text.fit_lane_name`: its end kept, "ThreadPoolExe…tor-0_3", where
+    threads of one program differ), at least 8 label sizes of it, the trace's name cut
+    at its end when they do not both fit."""
+    head = f"{tag}: {name}"
+    if thread is None:
+        return cut_end(head, width_em)
+    room = width_em - text_width(head + " · ")
+    if room >= 8.0:
+        return f"{head} · {fit_lane_name(thread, room)}"
+    thread = fit_lane_name(thread, 8.0)
+    return f"{cut_end(head, width_em - text_width(' · ' + thread))} · {thread}"
+
+
 def overview_layer(name, overview, edges, params, base_z, height, direction):
     """Stacked bars of aligned / earlier / later similarity per bin (TraceDiff IV-A), over
     the whole trace, ``height`` tall at the busiest bin, outwards (``direction``) from ``base_z``."""
@@ -235,7 +255,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     total_levels = sa.lane_levels + sb.lane_levels + params.band + 2 * (ov_h + gap)
     aspect = (x1r - x0r) / max(y1r - y0r, 1.0)
     h = L / aspect / total_levels
-    side_names = [cut_end(f"{tag}: {name}" + (f" · {side.sel.lane_names[0]}" if side.source.n_threads > 1 else ""), 16.0)
+    side_names = [side_name(tag, name, side.sel.lane_names[0] if side.source.n_threads > 1 else None)
                   for tag, name, side in (("A", name_a, sa), ("B", name_b, sb))]
     names_em = 0.6 + max(text_width(t) for t in side_names)  # the side names left of the icicles
     from .camera import project, world_per_pixel

@@ -45,7 +45,7 @@ from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, p
 from .recursion import recursion_labels
 from .select import select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
-from .text import name_candidates, text_width
+from .text import fit_lane_name, name_candidates, text_width
 
 MARKER_CHARS = 9  # a folded run this many characters wide gets a marker band
 EXTRUSION_LEVELS = 1.0  # the extruded top faces of the top lane take about this many levels of the frame
@@ -223,7 +223,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
 
 def lane_name_em(sel, params) -> float:
     """Width (in label sizes) the lane names take left of the lanes."""
-    return min(max(text_width(s) for s in sel.lane_names), MAX_LANE_NAME_EM) if params.show_axes else 0.0
+    return max(text_width(fit_lane_name(s, MAX_LANE_NAME_EM)) for s in sel.lane_names) if params.show_axes else 0.0
 
 
 def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, name_prefix: str = "",

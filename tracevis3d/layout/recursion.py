@@ -212,6 +212,8 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
         lane = int(tower.lane)
         top = np.inf if lane == 0 else float(lane_top[lane])
         xc = 0.5 * (x0 + x1)
+        # over the lanes, never in the lane names' column left of the time origin
+        left = max(cx0, float(project(cam, np.array([[0.0, 0.0, z_face]]), res)[0, 0]))
         s0 = float(world_per_pixel(cam, np.array([[xc, 0.0, z_face]]), res)[0])
         placed = on_face = False
         forms = [f for f in tower_texts(tower, ft) if (text_width(f) + 2 * PAD) * tpx <= cx1 - cx0]
@@ -226,7 +228,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
                         continue
                     zs = z_face + step * np.arange(n)
                     pp = project(cam, np.stack([np.full(n, xc), np.zeros(n), zs], 1), res)
-                    ux = np.clip(pp[:, 0], cx0 + 0.5 * w_px, cx1 - 0.5 * w_px)
+                    ux = np.clip(pp[:, 0], left + 0.5 * w_px, cx1 - 0.5 * w_px)
                     fits = (pp[:, 1] - 0.5 * h_px >= cy0) & cells_free(sat, cell, ux - 0.5 * w_px, pp[:, 1] - 0.5 * h_px,
                                                                    ux + 0.5 * w_px, pp[:, 1] + 0.5 * h_px)
                     if np.isfinite(top):  # not over the lane above (it would read as that lane's)
@@ -241,7 +243,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
                     centre = np.array([xc + (ux[k] - pp[k, 0]) * wpp, 0.0, zs[k]])
                     rect = (ux[k] - 0.5 * w_px, pp[k, 1] - 0.5 * h_px, ux[k] + 0.5 * w_px, pp[k, 1] + 0.5 * h_px)
                 elif where == "beside":  # by its side, level with its middle, in free room
-                    on = _beside(box, cam, res, w_px, h_px, sat, cell, (cx0, cy0, cx1), tpx)
+                    on = _beside(box, cam, res, w_px, h_px, sat, cell, (left, cy0, cx1), tpx)
                     if on is None:
                         continue
                     centre, rect, wpp = on

@@ -478,15 +478,19 @@ def thread_kind(name: str) -> str:
 def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None) -> np.ndarray:
     """`pack_lanes` of ``threads`` of ``trace`` (each its (process, `thread_kind`)), their
     gap `PACK_GAP_FRAC` of ``span``; ``alone`` (bool per thread): those share no lane."""
-    kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (int(trace.thread_pid[t]), -1 - k)
+    kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (("alone", k), "")
              for k, t in enumerate(threads)]
     return pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
 
 
 def _kind_of(trace: Trace, t: int) -> tuple:
-    """What threads of one kind share: their process and `thread_kind` (the packed lanes,
-    the cone's thread groups)."""
-    return int(trace.thread_pid[t]), thread_kind(trace.thread_names[t])
+    """What threads of one kind share (the packed lanes, the cone's thread groups): their
+    `thread_kind`, and their process's kind: its name's `thread_kind` where it has a name
+    (the child processes a program starts one after another, "python -c", each with its
+    MainThread; a pool's forked "ForkPoolWorker-#"), else the process itself."""
+    pn = trace.process_names[t] if t < len(trace.process_names) else ""
+    process = ("name", thread_kind(pn)) if pn else ("pid", int(trace.thread_pid[t]))
+    return process, thread_kind(trace.thread_names[t])
 
 
 def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
@@ -516,8 +520,10 @@ def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
             continue
         name = packed_lane_name(trace, members)
         process = trace.process_names[members[0]] if members[0] < len(trace.process_names) else ""
-        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label` says
-        names.append(f"{process}: {name}" if process and counts[0] > 1 else name)
+        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label`
+        # says (a group over several processes names them itself: "8× python -c")
+        one_process = len({int(trace.thread_pid[m]) for m in members}) == 1
+        names.append(f"{process}: {name}" if process and counts[0] > 1 and one_process else name)
     return group_of, names
 
 
@@ -576,7 +582,17 @@ def section_members(trace: Trace, thread: int) -> list:
 def packed_lane_name(trace: Trace, threads: list) -> str:
     """The name of a lane that several threads share: how many, and what they run
     ("6× process_request_thread", from "Thread-7 (process_request_thread)"; the legend
-    says what the count means, `PACKED_NOTE`)."""
+    says what the count means, `PACKED_NOTE`).  Threads of several processes (`_kind_of`:
+    processes of one kind) are named by their processes, and by their threads where those
+    are not the processes' main threads ("8× python -c", "3× ForkPoolWorker: Dummy-…")."""
+    if len({int(trace.thread_pid[t]) for t in threads}) > 1:
+        procs = [trace.process_names[t] if t < len(trace.process_names) else "" for t in threads]
+        if all(procs):
+            name = packed_name_of(procs)
+            thread = trace.thread_names[threads[0]]
+            if thread and thread.lower() not in _MAIN_NAMES:
+                name += ": " + packed_name_of([trace.thread_names[t] for t in threads]).split("× ", 1)[-1]
+            return name
     return packed_name_of([trace.thread_names[t] for t in threads])
 
 

@@ -85,6 +85,37 @@ def thread_name_candidates(name: str) -> tuple:
     return (name, rest) if sep and rest else (name,)
 
 
+def fit_lane_name(name: str, width_em: float) -> str:
+    """A lane's name in ``width_em`` label sizes: the first of `thread_name_candidates` that
+    fits ("MainProcess: ThreadPoolExecutor-0_3" → "ThreadPoolExecutor-0_3"), else the shortest
+    of them cut in its middle, keeping its end: threads of one program differ in their last
+    characters ("ThreadPoolEx…or-0_3"; cut at its end, four lanes would read the same)."""
+    cands = thread_name_candidates(name)
+    for c in cands:
+        if text_width(c) <= width_em:
+            return c
+    return cut_middle(cands[-1], width_em)
+
+
+def cut_middle(text: str, width_em: float) -> str:
+    """``text`` with an ellipsis in place of its middle, to fit ``width_em``: as much of its
+    start as of its end (by width), at least its last character."""
+    if text_width(text) <= width_em:
+        return text
+    adv = [ADVANCE.get(ch, 1.0 if ord(ch) >= 0x2E80 else DEFAULT_ADVANCE) for ch in text]
+    room = max(width_em - text_width(ELLIPSIS), 0.0)
+    head, used = 0, 0.0
+    while head < len(text) - 1 and used + adv[head] <= 0.5 * room:
+        used += adv[head]
+        head += 1
+    tail = len(text)
+    while tail - 1 > head and used + adv[tail - 1] <= room:
+        used += adv[tail - 1]
+        tail -= 1
+    tail = min(tail, len(text) - 1)  # at least the last character
+    return text[:head].rstrip() + ELLIPSIS + text[tail:]
+
+
 def cut_end(text: str, width_em: float) -> str:
     """``text`` cut at its end with an ellipsis to fit ``width_em`` (titles, legend notes).
 
