@@ -252,3 +252,53 @@ def test_a_cutaway_finds_a_thread_that_shares_a_lane_by_its_name(tmp_path):
     assert third.meta["cutaway"]["scale"] == first.meta["cutaway"]["scale"]
     with pytest.raises(ValueError, match="no lane 'Thread-9'"):
         icicle_layout(trace, IcicleParams(cutaway="lane:Thread-9"))
+
+
+def _child_processes_trace(path, n_children=8):
+    """A Chrome trace of a program that runs 4 pool workers and starts ``n_children`` child
+    processes one after another (each its own process named "python -c", its MainThread)."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 1, "args": {"name": "MainProcess"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 100 * n_children + 100}]
+    for w in range(4):
+        ev += [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 10 + w,
+                "args": {"name": f"ThreadPoolExecutor-0_{w}"}},
+               {"ph": "X", "name": "work", "pid": 1, "tid": 10 + w, "ts": 5, "dur": 100 * n_children}]
+    for k in range(n_children):
+        pid = 100 + k
+        ev += [{"ph": "M", "name": "process_name", "pid": pid, "tid": pid, "args": {"name": "python -c"}},
+               {"ph": "M", "name": "thread_name", "pid": pid, "tid": pid, "args": {"name": "MainThread"}},
+               {"ph": "X", "name": "<module>", "pid": pid, "tid": pid, "ts": 10 + 100 * k, "dur": 50}]
+    path.write_text(json.dumps({"traceEvents": ev}))
+    return tracevis3d.load(path)
+
+
+def test_child_processes_of_one_kind_share_a_lane_named_by_their_process(tmp_path):
+    """Child processes a program starts one after another (each "python -c" with its
+    MainThread; VizTracer follows them) are threads of one kind: one lane, "8× python -c",
+    not eight near-empty lanes; the pool's workers keep their lanes, each named so that they
+    differ ("ThreadPoolExecutor-0_3", not "MainProcess: ThreadPoolExecu…" four times)."""
+    from tracevis3d.layout.icicle import icicle_layout
+
+    trace = _child_processes_trace(tmp_path / "children.json")
+    sel = select_calls(trace, IcicleParams().validate())
+    assert sel.lane_names[-1] == "8× python -c", sel.lane_names
+    assert len(sel.lane_names) == 6
+    spec = icicle_layout(trace)
+    shown = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert len(set(shown)) == len(shown) and "ThreadPoolExecutor-0_3" in shown, shown
+
+
+def test_a_lane_name_keeps_the_end_that_tells_threads_apart():
+    """`text.fit_lane_name`: without its process where that fits, else cut in its middle:
+    the end stays; `cut_middle` fits the width it is given."""
+    from tracevis3d.layout.text import cut_middle, fit_lane_name, text_width
+
+    assert fit_lane_name("MainProcess: ThreadPoolExecutor-0_3", 14.0) == "ThreadPoolExecutor-0_3"
+    names = [fit_lane_name(f"MainProcess: ThreadPoolExecutor-0_{k}", 8.0) for k in range(4)]
+    assert len(set(names)) == 4 and all(n.endswith(f"0_{k}") for k, n in enumerate(names)), names
+    for w in (1.0, 3.0, 6.0, 20.0):
+        for text in ("x" * 40, "ThreadPoolExecutor-12_3 (worker)", "ab"):
+            got = cut_middle(text, w)
+            assert got == text or (text_width(got) <= max(w, text_width("…" + text[-1])) + 1e-9
+                                   and got.endswith(text[-1]) and "…" in got), (text, w, got)
