@@ -297,6 +297,8 @@ def test_a_lane_name_keeps_the_end_that_tells_threads_apart():
     assert fit_lane_name("MainProcess: ThreadPoolExecutor-0_3", 14.0) == "ThreadPoolExecutor-0_3"
     names = [fit_lane_name(f"MainProcess: ThreadPoolExecutor-0_{k}", 8.0) for k in range(4)]
     assert len(set(names)) == 4 and all(n.endswith(f"0_{k}") for k, n in enumerate(names)), names
+    # a shared lane's name keeps its count and what its threads run: cut at its end
+    assert fit_lane_name("6× process_request_thread", 8.0).startswith("6× proc")
     for w in (1.0, 3.0, 6.0, 20.0):
         for text in ("x" * 40, "ThreadPoolExecutor-12_3 (worker)", "ab"):
             got = cut_middle(text, w)

@@ -13,6 +13,7 @@ import re
 from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT  # noqa: F401
 
 ELLIPSIS = "…"
+_PACKED = re.compile(r"^\d[\d,]*× ")  # a shared lane's name: "6× process_request_thread"
 #: a name cut at a word boundary keeps a last word at least this long (or two words)
 MIN_WORD = 6
 #: longer names are cut to their last MAX_NAME characters before anything else
@@ -89,11 +90,15 @@ def fit_lane_name(name: str, width_em: float) -> str:
     """A lane's name in ``width_em`` label sizes: the first of `thread_name_candidates` that
     fits ("MainProcess: ThreadPoolExecutor-0_3" → "ThreadPoolExecutor-0_3"), else the shortest
     of them cut in its middle, keeping its end: threads of one program differ in their last
-    characters ("ThreadPoolEx…or-0_3"; cut at its end, four lanes would read the same)."""
+    characters ("ThreadPoolEx…or-0_3"; cut at its end, four lanes would read the same).  A
+    shared lane's name ("6× process_request_thread", `select.packed_name_of`) is cut at its
+    end: its count and what its threads run come first."""
     cands = thread_name_candidates(name)
     for c in cands:
         if text_width(c) <= width_em:
             return c
+    if _PACKED.match(cands[-1]):  # "6× process_request_thread": what they run, from its start
+        return cut_end(cands[-1], width_em)
     return cut_middle(cands[-1], width_em)
 
 
