@@ -304,3 +304,31 @@ def test_a_lane_name_keeps_the_end_that_tells_threads_apart():
             got = cut_middle(text, w)
             assert got == text or (text_width(got) <= max(w, text_width("…" + text[-1])) + 1e-9
                                    and got.endswith(text[-1]) and "…" in got), (text, w, got)
+
+
+def test_processes_of_one_name_are_numbered_in_their_threads_names(tmp_path):
+    """A spawned pool's workers are each a process named "python -c" with its MainThread:
+    their lanes read "python -c #1: MainThread", "python -c #2: …" (the k-th by pid), not
+    three times the same name; a packed lane of one such process's threads says whose
+    ("python -c #1: 3× heartbeat"); processes of distinct names keep their names."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 1, "args": {"name": "MainProcess"}},
+          {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 1000}]
+    for k, pid in enumerate((30, 10, 20)):
+        ev += [{"ph": "M", "name": "process_name", "pid": pid, "tid": pid, "args": {"name": "python -c"}},
+               {"ph": "M", "name": "thread_name", "pid": pid, "tid": pid, "args": {"name": "MainThread"}},
+               {"ph": "X", "name": "worker", "pid": pid, "tid": pid, "ts": 10 + k, "dur": 900}]
+    for j in range(3):  # three short heartbeat threads of the first worker, one after another
+        ev += [{"ph": "M", "name": "thread_name", "pid": 30, "tid": 300 + j, "args": {"name": f"heartbeat-{j}"}},
+               {"ph": "X", "name": "beat", "pid": 30, "tid": 300 + j, "ts": 100 + 200 * j, "dur": 50}]
+    for j in range(6):  # filler threads of the main process, so that there are more than 8 lanes
+        ev += [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 50 + j, "args": {"name": f"io-{j}"}},
+               {"ph": "X", "name": "io", "pid": 1, "tid": 50 + j, "ts": 5, "dur": 990}]
+    path = tmp_path / "spawned.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    trace = tracevis3d.load(path)
+    names = select_calls(trace, IcicleParams().validate()).lane_names
+    workers = sorted(n for n in names if n.startswith("python -c #") and n.endswith(": MainThread"))
+    assert workers == ["python -c #1: MainThread", "python -c #2: MainThread", "python -c #3: MainThread"], names
+    assert "python -c #3: 3× heartbeat" in names, names  # pid 30 is the third "python -c" by pid
+    assert "MainProcess: MainThread" in names

@@ -394,18 +394,30 @@ class Trace:
         ``name_counts``: `thread_name_counts`, for a caller that labels many threads (counted
         per label, labelling every lane of a trace of 20,000 threads was quadratic)."""
         nm = self.thread_names[t] if t < len(self.thread_names) else ""
-        pn = self.process_names[t] if t < len(self.process_names) else ""
-        n_processes, name_count = name_counts if name_counts is not None else self.thread_name_counts()
+        n_processes, name_count, process_label = name_counts if name_counts is not None else \
+            self.thread_name_counts()
+        pn = process_label[t] if t < len(process_label) else ""
         if pn and pn != nm and n_processes > 1 and (n_shown > 1 or name_count.get(nm, 0) > 1):
             return f"{pn}: {nm}" if nm else pn
         return nm or f"thread {t}"
 
     def thread_name_counts(self) -> tuple:
-        """(distinct process names, `collections.Counter` of the thread names): what
-        `thread_label` asks of every thread."""
-        from collections import Counter
+        """What `thread_label` asks of every thread: (the number of distinct process labels,
+        `collections.Counter` of the thread names, each thread's process label).  A process's
+        label is its name, followed by "#k" where several processes share that name (the k-th
+        of them by pid: a pool's spawned workers are each "python -c"), so that their threads
+        ("python -c #2: MainThread") tell apart."""
+        from collections import Counter, defaultdict
 
-        return len(set(self.process_names)), Counter(self.thread_names)
+        names = list(self.process_names)
+        pids = [int(p) for p in self.thread_pid[:len(names)]] if len(names) else []
+        by_name: dict = defaultdict(set)
+        for nm, pid in zip(names, pids):
+            if nm:
+                by_name[nm].add(pid)
+        rank = {nm: {pid: k + 1 for k, pid in enumerate(sorted(ps))} for nm, ps in by_name.items() if len(ps) > 1}
+        labels = [f"{nm} #{rank[nm][pid]}" if nm in rank else nm for nm, pid in zip(names, pids)]
+        return len(set(labels)), Counter(self.thread_names), labels
 
     @property
     def nbytes(self) -> int:

@@ -427,7 +427,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         named = np.array([1 < len(m) <= NAMED_PACK_MAX for m in members], np.bool_)
     names = [tr.thread_label(int(t), lanes.size, counts)
              if members is None or len(members[k]) == 1 or (named is not None and named[k]) else
-             packed_lane_name(tr, members[k]) for k, t in enumerate(lanes)]
+             packed_lane_name(tr, members[k], counts) for k, t in enumerate(lanes)]
     return Selection(tr, idx, parent, lane, lanes, names, float(t0), float(t1), params.time_window is not None,
                      orig, filt.partial if filt.partial.any() else None, members,
                      named if named is not None and named.any() else None)
@@ -518,12 +518,7 @@ def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
         if len(members) == 1:
             names.append(trace.thread_label(members[0], trace.n_threads, counts))
             continue
-        name = packed_lane_name(trace, members)
-        process = trace.process_names[members[0]] if members[0] < len(trace.process_names) else ""
-        # several processes: whose threads ("ForkPoolWorker-2: 3× Dummy"), as `Trace.thread_label`
-        # says (a group over several processes names them itself: "8× python -c")
-        one_process = len({int(trace.thread_pid[m]) for m in members}) == 1
-        names.append(f"{process}: {name}" if process and counts[0] > 1 and one_process else name)
+        names.append(packed_lane_name(trace, members, counts))
     return group_of, names
 
 
@@ -579,12 +574,16 @@ def section_members(trace: Trace, thread: int) -> list:
     return [int(t) for _, t in sorted(zip(first, members.tolist()))]
 
 
-def packed_lane_name(trace: Trace, threads: list) -> str:
+def packed_lane_name(trace: Trace, threads: list, counts: tuple | None = None) -> str:
     """The name of a lane that several threads share: how many, and what they run
     ("6× process_request_thread", from "Thread-7 (process_request_thread)"; the legend
     says what the count means, `PACKED_NOTE`).  Threads of several processes (`_kind_of`:
     processes of one kind) are named by their processes, and by their threads where those
-    are not the processes' main threads ("8× python -c", "3× ForkPoolWorker: Dummy-…")."""
+    are not the processes' main threads ("8× python -c", "3× ForkPoolWorker: Dummy-…");
+    the threads of one process, in a trace of several, after their process's label
+    (`Trace.thread_name_counts`: "python -c #1: 5× heartbeat").  ``counts``: that tuple,
+    for a caller that names many lanes."""
+    counts = counts if counts is not None else trace.thread_name_counts()
     if len({int(trace.thread_pid[t]) for t in threads}) > 1:
         procs = [trace.process_names[t] if t < len(trace.process_names) else "" for t in threads]
         if all(procs):
@@ -593,7 +592,10 @@ def packed_lane_name(trace: Trace, threads: list) -> str:
             if thread and thread.lower() not in _MAIN_NAMES:
                 name += ": " + packed_name_of([trace.thread_names[t] for t in threads]).split("× ", 1)[-1]
             return name
-    return packed_name_of([trace.thread_names[t] for t in threads])
+        return packed_name_of([trace.thread_names[t] for t in threads])
+    name = packed_name_of([trace.thread_names[t] for t in threads])
+    label = counts[2][threads[0]] if threads[0] < len(counts[2]) else ""
+    return f"{label}: {name}" if label and counts[0] > 1 else name
 
 
 def packed_name_of(names: list) -> str:
