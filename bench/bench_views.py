@@ -77,6 +77,8 @@ CASES = (
     # a child process per document (VizTracer follows them: 14 threads in 10 processes)
     ("icicle", ("xml_io_pool",)), ("threads", ("xml_io_pool",)), ("cone", ("xml_io_pool",)),
     ("compare", ("xml_io_pool", "xml_io_pool_b")), ("live", ("xml_io_pool",)),
+    # a spawn-started process pool: three processes of one name ("python -c"), heartbeat threads
+    ("icicle", ("spawn_pool",)), ("threads", ("spawn_pool",)), ("cone", ("spawn_pool",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -52,6 +52,9 @@ xml_io_pool     nested XML (minidom, 90 levels) built, pretty-printed, gzipped, 
                 each waiting on a child process; the main thread logs through a QueueHandler to
                 a listener thread that writes the log file (6 threads, I/O and waits);
                 **xml_io_pool_b** 10 documents.
+spawn_pool      difflib, json and textwrap work in a ``multiprocessing`` pool started with "spawn"
+                (3 worker processes, each named "python -c", each with a heartbeat thread per
+                task): 16 threads in 4 processes, 35 levels.
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
@@ -575,6 +578,41 @@ if __name__ == "__main__":
     listener.stop()
 '''
 
+SPAWN_POOL_PROGRAM = '''\
+"""difflib, json and textwrap work in a spawn-started process pool of 3 workers, each with a
+heartbeat thread; the parent waits on the results and writes a report."""
+import difflib
+import json
+import multiprocessing as mp
+import textwrap
+import threading
+import time
+
+
+def beat(stop):
+    while not stop.wait(0.01):
+        time.sleep(0.001)
+
+
+def task(seed):
+    stop = threading.Event()
+    t = threading.Thread(target=beat, args=(stop,), name=f"heartbeat-{seed}")
+    t.start()
+    a = [f"line {i} {seed * i % 17}" for i in range(400)]
+    b = [f"line {i} {seed * i % 19}" for i in range(400)]
+    diff = list(difflib.unified_diff(a, b, lineterm=""))
+    doc = json.dumps({"seed": seed, "diff": diff, "nested": [[[[i] for i in range(5)]] for _ in range(50)]})
+    text = textwrap.fill(doc, 60)
+    stop.set()
+    t.join()
+    return len(text)
+
+
+if __name__ == "__main__":
+    with mp.get_context("spawn").Pool(3) as pool:
+        print(sum(pool.map(task, range(9))))
+'''
+
 DEEP_RECURSION_PROGRAM = '''\
 """Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
 and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
@@ -761,6 +799,9 @@ SUITE = [
     Spec("xml_io_pool_b", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "xml_io_pool.py"), XML_IO_POOL_PROGRAM), "90", "10"], entries=4_500_000,
          doc="xml_io_pool on 10 documents (the B run of a comparison)"),
+    Spec("spawn_pool", "viztracer", "project",
+         lambda w: [_write(os.path.join(w, "spawn_pool.py"), SPAWN_POOL_PROGRAM)], entries=3_000_000,
+         doc="difflib, json and textwrap in a spawn-started process pool of 3 workers with heartbeat threads"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
