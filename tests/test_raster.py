@@ -157,3 +157,40 @@ def test_free_corner_equals_brute_force():
         pad = float(rng.uniform(0, 12))
         sat = summed_area(grid) if trial % 2 else None
         assert free_corner(grid, cell, rect, size, pad, sat) == _brute_free_corner(grid, cell, rect, size, pad), trial
+
+
+def _project_twin(cam, points, res):
+    """`layout.camera.project`'s formula in numpy (the version before its kernel)."""
+    from tracevis3d.layout.camera import camera_basis
+
+    p = np.asarray(points, np.float64).reshape(-1, 3)
+    w, h = res
+    m = max(w, h)
+    r, u, f = camera_basis(np.asarray(cam.location) - np.asarray(cam.target), cam.up)
+    q = p - np.asarray(cam.location, np.float64)
+    a, b, z = q @ r, q @ u, q @ f
+    if cam.orthographic:
+        s = cam.ortho_scale / m
+        px, py = a / s, b / s
+    else:
+        t = (cam.sensor_width_mm / 2.0) / cam.lens_mm
+        px, py = a / (z * 2.0 * t) * m, b / (z * 2.0 * t) * m
+    return np.stack([w / 2.0 + (px - cam.shift_x * m), h / 2.0 - (py - cam.shift_y * m)], axis=1)
+
+
+@pytest.mark.parametrize("ortho", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_project_matches_its_numpy_twin(ortho, seed):
+    """`kernels.raster.project_points` (through `camera.project`): the numpy formula, shifted
+    cameras fitted to a part of the frame, points in front of and around the content."""
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(-5, 5, (500, 3)) * rng.uniform(0.1, 10, 3)
+    res = (1920, 1080) if seed % 2 else (800, 1200)
+    rect = (0.1 * res[0], 0.2 * res[1], 0.7 * res[0], 0.9 * res[1])
+    cam = fit_camera_rect(pts, view_direction(rng.uniform(-60, 60), rng.uniform(5, 60)), res, rect, ortho)
+    got = project(cam, pts, res)
+    want = _project_twin(cam, pts, res)
+    assert got.shape == (500, 2) and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+    assert project(cam, np.zeros((0, 3)), res).shape == (0, 2)
+    assert np.allclose(project(cam, pts[3], res), want[3:4])  # one point, any shape

@@ -48,6 +48,31 @@ def _covered(diff, ny, nx):
 
 
 @njit(cache=True, nogil=True)
+def project_points(p, loc, right, up, fwd, two_t, m, half_w, half_h, shift_x, shift_y, ortho_s):
+    """Pixel coordinates (x right, y down) of world points ``p`` (n, 3) seen from ``loc``
+    with axes ``right``, ``up``, ``fwd`` (`layout.camera.camera_basis`): for q = p − loc,
+    a = q·right, b = q·up, z = q·fwd, perspective x = half_w + a/(z·two_t)·m − shift_x,
+    y = half_h − (b/(z·two_t)·m − shift_y) (two_t: twice the half-tangent of the larger
+    side m); orthographic (``ortho_s`` > 0, world per pixel) a/ortho_s and b/ortho_s.  One
+    pass, the arithmetic of `layout.camera.project`'s formula in its order."""
+    n = p.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        qx, qy, qz = p[i, 0] - loc[0], p[i, 1] - loc[1], p[i, 2] - loc[2]
+        a = qx * right[0] + qy * right[1] + qz * right[2]
+        b = qx * up[0] + qy * up[1] + qz * up[2]
+        if ortho_s > 0.0:
+            px, py = a / ortho_s, b / ortho_s
+        else:
+            z = qx * fwd[0] + qy * fwd[1] + qz * fwd[2]
+            px = a / (z * two_t) * m
+            py = b / (z * two_t) * m
+        out[i, 0] = half_w + (px - shift_x)
+        out[i, 1] = half_h - (py - shift_y)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def box_pixel_rects(x0, x1, y1, z0, z1, loc, right, up, fwd, k, half_w, half_h, shift_x, shift_y, ortho):
     """Pixel bounding rectangle of each box's front-lower edge and back-upper edge: the
     corners (x0|x1, 0, z0) and (x0|x1, y1, z1) projected through a camera at ``loc`` with

@@ -111,23 +111,17 @@ def project(cam: CameraSpec, points, resolution) -> np.ndarray:
     (W/2 + (a/z - 2 s_x T)·M/(2T), H/2 - (b/z - 2 s_y T)·M/(2T)), T the half-tangent of
     the larger side (orthographic: a/z → a, 2T → ortho_scale).
     """
-    p = np.asarray(points, np.float64).reshape(-1, 3)
+    from ..kernels.raster import project_points
+
+    p = np.ascontiguousarray(np.asarray(points, np.float64).reshape(-1, 3))
     w, h = resolution
     m = max(w, h)
-    to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
-    r, u, f = camera_basis(to_cam, cam.up)
-    q = p - np.asarray(cam.location, np.float64)
-    a, b, z = q @ r, q @ u, q @ f
-    if cam.orthographic:
-        s = cam.ortho_scale / m  # world per pixel
-        px, py = a / s, b / s
-    else:
-        t = (cam.sensor_width_mm / 2.0) / cam.lens_mm
-        px = a / (z * 2.0 * t) * m
-        py = b / (z * 2.0 * t) * m
-    px = px - cam.shift_x * m
-    py = py - cam.shift_y * m
-    return np.stack([w / 2.0 + px, h / 2.0 - py], axis=1)
+    loc = np.asarray(cam.location, np.float64)
+    r, u, f = camera_basis(loc - np.asarray(cam.target, np.float64), cam.up)
+    ortho_s = cam.ortho_scale / m if cam.orthographic else 0.0  # world per pixel
+    two_t = 2.0 * ((cam.sensor_width_mm / 2.0) / cam.lens_mm)
+    return project_points(p, loc, r, u, f, two_t, float(m), w / 2.0, h / 2.0, cam.shift_x * m, cam.shift_y * m,
+                          float(ortho_s))
 
 
 def box_rects(cam: CameraSpec, resolution, x0, x1, y1, z0, z1) -> tuple:
