@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401
-from .annotate import hud_layers, plan_hud
+from .annotate import TWO_COLUMN_FRAC, hud_layers, plan_hud
 from .colour import legend_swatch_rows
 from .camera import fit_camera_rect, view_direction
 from .compare_sides import (  # noqa: F401
@@ -236,16 +236,25 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     title = title_of({})
     rows = [("calls", -1, "heading")]
     rows += legend_swatch_rows(sa.colouring.legend)
-    mode_title = {"permutation": "tubes: order changed (red) or kept (grey)",
-                  "trace-a": "tubes: position in the group, seen from A", "trace-b": "tubes: position in the group, seen from B",
-                  "similarity": "tubes: similarity (opaque = strong)", "ratio": "tubes: slower in B (red), faster (blue)"}
-    rows.append((mode_title[params.color_by], -1, "heading"))
-    rows.append(("overview: matches per time bin; grey aligned, red earlier, green later in the other run", -1, "note"))
-    if params.show_overview and (params.window_a is not None or params.window_b is not None):
-        rows.append(("dark strip under the overview: the bins in the focus window", -1, "note"))
+    # a short heading and a note that wraps in the narrow column (a long heading broke
+    # into a heading and an orphan word in the note's grey: '(grey)')
+    mode_note = {"permutation": "red: order changed; grey: order kept",
+                 "trace-a": "colour: position in the group, seen from A",
+                 "trace-b": "colour: position in the group, seen from B",
+                 "similarity": "opaque: strong similarity; translucent: weak",
+                 "ratio": "red: slower in B; blue: faster in B"}
     if cmp.repetitions_a.size or cmp.repetitions_b.size:
         rows.append(("red frames: repeated calls", -1, "note"))
-    plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
+    rows.append(("tubes", -1, "heading"))
+    rows.append((mode_note[params.color_by], -1, "note"))
+    if params.show_overview:
+        rows.append(("overview", -1, "heading"))
+        rows.append(("matches per time bin: grey aligned, red earlier, green later in the other run", -1, "note"))
+        if params.window_a is not None or params.window_b is not None:
+            rows.append(("dark strip: the bins in the focus window", -1, "note"))
+    # the legend in a narrow column (its notes wrap): the comparison is as tall as the frame,
+    # so the column stands empty under the legend, and every pixel of its width is the figure's
+    plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=TWO_COLUMN_FRAC)
     x0r, y0r, x1r, y1r = plan.rect
 
     # frame: A over the band over B, overview strips outside; the level height fills the rectangle
