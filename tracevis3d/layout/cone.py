@@ -16,7 +16,6 @@ partially-expanded state.  ``orientation``: ``vertical`` (root on top) or ``hori
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -24,9 +23,9 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints, cone_positions
 from ..model import Trace
-from .annotate import (HUD_MARGIN_FRAC, MATERIAL_TEXT_COLOURS, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
+from .annotate import (MATERIAL_TEXT_COLOURS, centre_with_legend, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
                        occupancy_grid, plan_hud)
-from .camera import centre_content, view_direction
+from .camera import view_direction
 from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
 from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_tubes, label_leaders,
                             node_appear_us, partial_stubs, ring_tubes, sphere_tubes)
@@ -224,24 +223,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
 
     figures = [figure_of(sh, s) for sh, s in shapes]
     _, shape, labels, spin, plan, drawn = max(figures, key=lambda f: f[0])  # the first of equals
-    keep_out = legend_box(plan) if plan.legend_rows else None
-    if keep_out is not None and plan.rect == full.rect:
-        # a legend in the tree's free room moves with the tree (a pure translation keeps it
-        # clear of the tree) where it stays on the page, under the title: a legend beside a
-        # cone blocked the tree's move to the middle (unittest: 9 % empty at the right)
-        cam0 = (shape[3].shift_x, shape[3].shift_y)
-        dx, dy = centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res)
-        m = HUD_MARGIN_FRAC * res[1]
-        bx0, by0, bx1, by1 = keep_out
-        beside_title = by0 < full.rect[1]  # risen into the title row: it may not move towards the title
-        if (dx or dy) and (bx0 + dx >= m and bx1 + dx <= res[0] - m and by1 + dy <= res[1] - m
-                           and by0 + dy >= min(by0, full.rect[1]) and not (beside_title and dx < 0)):
-            plan = dataclasses.replace(plan, legend_x=plan.legend_x + dx, legend_y=plan.legend_y + dy)
-        else:
-            shape[3].shift_x, shape[3].shift_y = cam0
-            centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
-    else:
-        centre_content(shape[3], drawn, CORNER_CELL_PX, plan.rect, res, keep_out, 0.8 * tpx)
+    plan = centre_with_legend(shape[3], drawn, CORNER_CELL_PX, plan, full.rect, res, 0.8 * tpx)
     orientation, pos, lh, cam, to_cam, turn = shape
     cut = cone_cutaway(params, cct, pruned, tail, orig, pos, radius, cam, res)
     down = axis_down(orientation)
