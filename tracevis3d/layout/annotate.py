@@ -8,11 +8,11 @@ rectangle, so they never overlap the icicle and stay framed when the camera move
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .camera import camera_local_from_pixels, camera_pixel_size
+from .camera import camera_local_from_pixels, camera_pixel_size, centre_content
 from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
 from .text import ASCENT, DESCENT, cut_end, fit_lane_name, fit_text, name_candidates, text_width
@@ -500,10 +500,6 @@ def centre_with_legend(cam: CameraSpec, grid: np.ndarray, cell: float, plan: Hud
     title (a legend beside a cone blocked the tree's move to the middle: unittest's 9 %
     empty margin); else the content moves as far as it stays clear of the legend.  Returns
     the plan (its legend moved or not); changes ``cam`` in place."""
-    import dataclasses
-
-    from .camera import centre_content
-
     keep_out = legend_box(plan) if plan.legend_rows else None
     if keep_out is not None and tuple(plan.rect) == tuple(full_rect):
         shift = (cam.shift_x, cam.shift_y)
@@ -513,7 +509,7 @@ def centre_with_legend(cam: CameraSpec, grid: np.ndarray, cell: float, plan: Hud
         beside_title = by0 < full_rect[1]  # risen into the title row: it may not move towards the title
         if (dx or dy) and (bx0 + dx >= m and bx1 + dx <= res[0] - m and by1 + dy <= res[1] - m
                            and by0 + dy >= min(by0, full_rect[1]) and not (beside_title and dx < 0)):
-            return dataclasses.replace(plan, legend_x=plan.legend_x + dx, legend_y=plan.legend_y + dy)
+            return replace(plan, legend_x=plan.legend_x + dx, legend_y=plan.legend_y + dy)
         cam.shift_x, cam.shift_y = shift
     centre_content(cam, grid, cell, plan.rect, res, keep_out, pad)
     return plan
