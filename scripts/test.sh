@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
+# the kernels compiled once, for the generic CPU as the extension zip and the wheel ship them, and
+# installed into the tests' cache (compiled only when that cache is cold: a clean checkout)
+.venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" >&2 || echo "kernels: not seeded; the tests compile them" >&2
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 # a python3.13 that really runs (a pyenv shim for an inactive version does not)

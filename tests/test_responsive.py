@@ -185,6 +185,54 @@ def test_prebuilt_generic_kernels_load_at_another_install_path(tmp_path):
     assert json.loads(r.stdout.splitlines()[-1])["misses"] == 1  # another path: compiled again
 
 
+TWO_KINDS = """
+    import json, sys
+    import numpy as np
+    sys.path.insert(0, {root!r})
+    import importlib
+    k = importlib.import_module("tinypkg.kern")
+    vals = [int(k.triple_sum(np.arange(10, dtype=dt))) for dt in {dtypes!r}]
+    d = k.triple_sum
+    print(json.dumps({{"v": vals, "hits": sum(d._cache_hits.values()), "misses": sum(d._cache_misses.values())}}))
+"""
+
+
+def test_two_processes_caches_merge_without_losing_an_entry(tmp_path):
+    """tools/kernel_caches.py compiles the warm-up's halves in two processes, each in its own
+    cache, and merges them: two signatures of one kernel (one per process, both numbered
+    ``.1.nbc`` by numba) and a kernel only one made all load from the merged cache; merging
+    again adds nothing; caches of other sources are refused."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kernel_caches", os.path.join(REPO, "tools", "kernel_caches.py"))
+    tools_kc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tools_kc)
+    pkg = tmp_path / "src" / "tinypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kern.py").write_text(TINY_KERNEL)
+    (pkg / "other.py").write_text(TINY_KERNEL.replace("3 * x", "5 * x"))
+    root = str(tmp_path / "src")
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert _fresh_python(TWO_KINDS.format(root=root, dtypes=["int64"]), one).returncode == 0
+    r = _fresh_python(TWO_KINDS.format(root=root, dtypes=["int32"]) + "    import tinypkg.other as o; o.triple_sum(np.arange(3))\n",
+                      two)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert sorted(p.name for p in one.rglob("*.nbc")) == ["kern.triple_sum-5.py311.1.nbc"]
+    assert "kern.triple_sum-5.py311.1.nbc" in [p.name for p in two.rglob("*.nbc")]
+    assert tools_kc.merge_cache(one, two) == 2
+    assert tools_kc.merge_cache(one, two) == 0
+    r = _fresh_python(TWO_KINDS.format(root=root, dtypes=["int64", "int32"]) + "    import tinypkg.other as o; "
+                      "assert o.triple_sum(np.arange(3)) == 15 and sum(o.triple_sum._cache_hits.values()) == 1\n", one)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.splitlines()[-1]) == {"v": [135, 135], "hits": 2, "misses": 0}
+    (pkg / "kern.py").write_text(TINY_KERNEL + "\n# changed\n")
+    changed = tmp_path / "changed"
+    assert _fresh_python(TWO_KINDS.format(root=root, dtypes=["int16"]), changed).returncode == 0
+    with pytest.raises(tools_kc.KernelCacheError, match="other sources"):
+        tools_kc.merge_cache(one, changed)
+
+
 def test_module_names_are_rewritten_in_a_pickle_and_nothing_else():
     import pickle
 

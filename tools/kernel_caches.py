@@ -3,10 +3,11 @@
 (tools/build_extension.py) and the wheel (tools/build_wheel.py) alike.
 
     python tools/kernel_caches.py STAGE_ROOT        # into STAGE_ROOT/tracevis3d/_kernel_cache/<tag>/
+    python tools/kernel_caches.py --seed CACHE_DIR  # into the tests' numba cache (make test)
 
 For every usable interpreter (below) the staged core's first-use kernels are compiled for the
-generic x86-64 CPU (``python -m tracevis3d.warmup`` with ``NUMBA_CPU_NAME=generic`` and an
-empty ``NUMBA_CACHE_DIR``) and exported by `tracevis3d.kernel_cache.export_cache` into
+generic x86-64 CPU (``python -m tracevis3d.warmup --part 1`` and ``--part 2`` at once, with
+``NUMBA_CPU_NAME=generic`` and empty caches, merged) and exported by `tracevis3d.kernel_cache.export_cache` into
 ``tracevis3d/_kernel_cache/<tag>/`` (tag: ``py3.11-numba0.68.1-x86_64``); at run time
 `tracevis3d.kernel_cache.install_shipped` relocates the folder matching the running Python
 into the user's cache.  Results are kept in ``build/kernel-cache/<sources hash>/``, so an
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -91,21 +93,87 @@ def sources_digest(core: Path, info: dict) -> str:
     return h.hexdigest()[:20]
 
 
+def _read_index(path: Path) -> tuple:
+    """A numba cache index (.nbi): (numba version, source stamp, {key: data file name})."""
+    with open(path, "rb") as f:
+        version = pickle.load(f)
+        stamp, overloads = pickle.loads(f.read())
+    return version, stamp, overloads
+
+
+def merge_cache(dest: Path, src: Path) -> int:
+    """Add the entries of numba cache folder ``src`` to ``dest`` (each made by its own process
+    over the same sources: `_compile`'s parts).  An index only ``src`` has is copied with its
+    data files; one both have gets ``src``'s keys that ``dest`` lacks, each data file copied
+    under the first number the index does not use (numba's own naming,
+    ``<function>.<n>.nbc``), so no entry of either is lost or overwritten.  Returns the
+    entries added."""
+    added = 0
+    for folder in sorted(p for p in src.iterdir() if p.is_dir()):
+        out = dest / folder.name
+        out.mkdir(parents=True, exist_ok=True)
+        for index in sorted(folder.glob("*.nbi")):
+            base = index.name[: -len(".nbi")]
+            version, stamp, theirs = _read_index(index)
+            target = out / index.name
+            mine = {}
+            if target.exists():
+                v2, stamp2, mine = _read_index(target)
+                if (v2, stamp2) != (version, stamp):
+                    raise KernelCacheError(f"cannot merge {index}: made from other sources than {target}")
+            used = set(mine.values())
+            n = 0
+            for key, data in theirs.items():
+                if key in mine:
+                    continue
+                n += 1
+                while f"{base}.{n}.nbc" in used:
+                    n += 1
+                name = f"{base}.{n}.nbc"
+                shutil.copyfile(folder / data, out / name)
+                mine[key] = name
+                used.add(name)
+                added += 1
+            tmp = target.with_suffix(".nbi.tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump(version, f, protocol=-1)
+                f.write(pickle.dumps((stamp, mine), protocol=4))
+            os.replace(tmp, target)
+    return added
+
+
 def _compile(python: str, stage_root: Path, out: Path) -> None:
-    """Warm-up with the generic CPU in an empty cache, exported into ``out``."""
+    """Warm-up with the generic CPU in empty caches, exported into ``out``: the warm-up's two
+    halves (`tracevis3d.warmup.PARTS`) in two processes at once, each with its own cache, the
+    second's merged into the first's (`merge_cache`): on two cores in 60 % of one process's
+    time (load ~55 s and layout, structure ~45 s; load ~55 s and compare ~85 s)."""
     core = stage_root / "tracevis3d"
     with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
-        env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(stage_root))
-        env.pop("NUMBA_CPU_FEATURES", None)
-        steps = [[python, "-m", "tracevis3d.warmup"],
-                 [python, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
-                                "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
-                  tmp, str(core), str(out) + ".tmp"]]
-        for cmd in steps:
-            r = subprocess.run(cmd, env=env, cwd=str(stage_root), capture_output=True, text=True)
-            if r.returncode != 0:
-                last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+        caches = [Path(tmp) / "part1", Path(tmp) / "part2"]
+        procs = []
+        for part, cache in enumerate(caches, 1):
+            env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(stage_root))
+            env.pop("NUMBA_CPU_FEATURES", None)
+            log = open(Path(tmp) / f"part{part}.log", "w+")
+            procs.append((subprocess.Popen([python, "-m", "tracevis3d.warmup", "--part", str(part)], env=env,
+                                           cwd=str(stage_root), stdout=log, stderr=subprocess.STDOUT), log))
+        for proc, log in procs:
+            proc.wait()
+        for proc, log in procs:
+            if proc.returncode != 0:
+                log.seek(0)
+                last = (log.read().strip().splitlines() or ["failed"])[-1]
                 raise KernelCacheError(f"pre-building the kernels with {python} failed: {last}")
+            log.close()
+        merge_cache(caches[0], caches[1])
+        env = dict(os.environ, PYTHONPATH=str(stage_root))
+        r = subprocess.run([python, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
+                                          "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
+                            str(caches[0]), str(core), str(out) + ".tmp"], env=env, cwd=str(stage_root),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+            raise KernelCacheError(f"exporting the pre-built kernels of {python} failed: {last}")
     shutil.rmtree(out, ignore_errors=True)
     os.replace(str(out) + ".tmp", out)
 
@@ -132,12 +200,80 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
     return "pre-built kernels: " + "; ".join(parts)
 
 
+def _has_kernels_of(cache_dir: Path, core: Path) -> bool:
+    """Whether numba's cache folder ``cache_dir`` holds any index of the sources under ``core``
+    (numba names a source folder's cache subfolder after its absolute path:
+    `tracevis3d.kernel_cache.cache_subdir`)."""
+    kc = _runtime_kernel_cache()
+    for rel in kc.package_dirs(str(core)):
+        sub = cache_dir / kc.cache_subdir(str(core / rel))
+        if sub.is_dir() and any(f.suffix == ".nbi" for f in sub.iterdir()):
+            return True
+    return False
+
+
+def _runtime_kernel_cache():
+    """``tracevis3d/kernel_cache.py`` of this checkout (standard library only at import), loaded
+    by its path: numba's cache folder names are its `cache_subdir`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tv3d_kernel_cache", REPO / "tracevis3d" / "kernel_cache.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def seed_cache(cache_dir: Path, compile_if_cold: bool = True) -> str:
+    """The checkout's pre-built kernels (this interpreter's, `prebuild`'s ``build/kernel-cache/``)
+    installed into numba's cache folder ``cache_dir`` for the checkout's own sources, by
+    `tracevis3d.kernel_cache.install_shipped` (as the extension installs them for a user: index
+    keys rewritten to this CPU, only the indexes the folder lacks).
+
+    What ``make test`` runs first: on a clean checkout the suite would compile every kernel
+    for this CPU while it runs and then the extension test would compile them all again for
+    the generic CPU; seeded, they are compiled once (the tests then run the very kernels the
+    zip and the wheel ship).  They are compiled here only when ``cache_dir`` holds no kernel of
+    the checkout yet (``compile_if_cold``): a developer's warm cache is topped up from an
+    existing build, never made to wait for one.  A one-line summary."""
+    core = REPO / "tracevis3d"
+    info = probe(sys.executable)
+    if info is None or not info.get("numba"):
+        return "kernels: not seeded (numba is not importable here)"
+    out = KERNEL_CACHE / sources_digest(core, info)
+    if not (out / "manifest.json").is_file():
+        if not compile_if_cold or _has_kernels_of(cache_dir, core):
+            return f"kernels: not seeded ({cache_dir} is warm and {out.name} is not built)"
+        _compile(sys.executable, REPO, out)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", "import json, sys; from tracevis3d.kernel_cache import install_shipped; "
+                        "print(json.dumps(install_shipped(sys.argv[1], sys.argv[2], sys.argv[3])))",
+                        str(out), str(core), str(cache_dir)], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+        raise KernelCacheError(f"installing the pre-built kernels into {cache_dir} failed: {last}")
+    rep = json.loads(r.stdout.strip().splitlines()[-1])
+    return (f"kernels: {rep['installed']} pre-built kernel indexes ({rep['entries']} signatures) installed into "
+            f"{cache_dir} ({out.name}){'; ' + rep['skipped'] if rep['skipped'] else ''}")
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("stage_root", type=Path, help="folder holding the tracevis3d package to pre-build for")
+    ap.add_argument("stage_root", type=Path, nargs="?", help="folder holding the tracevis3d package to pre-build for")
+    ap.add_argument("--seed", type=Path, metavar="NUMBA_CACHE_DIR",
+                    help="instead: install this interpreter's pre-built kernels into this numba cache folder for "
+                         "the checkout's own sources (compiled first when the folder holds none of them)")
     args = ap.parse_args(argv)
+    if args.seed is not None:
+        try:
+            print(seed_cache(args.seed.resolve()))
+        except (KernelCacheError, OSError, ValueError) as e:
+            print(f"kernel_caches: error: {e}", file=sys.stderr)
+            return 1
+        return 0
+    if args.stage_root is None:
+        ap.error("a stage root or --seed is needed")
     if not (args.stage_root / "tracevis3d" / "__init__.py").is_file():
         print(f"kernel_caches: error: no tracevis3d package in {args.stage_root}", file=sys.stderr)
         return 1

@@ -1,6 +1,6 @@
 """Compile (or load from the cache) every kernel a first user runs, on tiny made-up traces.
 
-    python -m tracevis3d.warmup [--install] [load,layout,compare,structure]
+    python -m tracevis3d.warmup [--install] [--part 1|2] [load,layout,compare,structure,live]
 
 Used twice:
 - by ``tools/build_extension.py`` with ``NUMBA_CPU_NAME=generic`` and an empty
@@ -57,38 +57,55 @@ def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int 
     return ev
 
 
-def _load_all():
-    """Load the made-up trace in every form the importer scans differently (object and array
-    form, plain and gzip-compressed, one and two scan threads); the traces."""
+def _warmup_bytes() -> dict:
+    """The made-up traces as the importer meets them: object and array form, one with a
+    repair (a call that overlaps its parent's end, as in the PyTorch traces: the repair names
+    the event's line and column, `kernels.jsontokens.line_col`), each gzip-compressed too,
+    and a second trace to compare with."""
     import gzip
-
-    from .io import chrome, load_bytes
 
     ev = chrome_events()
     obj = json.dumps({"traceEvents": ev, "displayTimeUnit": "ms"}).encode()
     arr = json.dumps(ev).encode()
-    # a file's bytes scan as a read-only buffer, an inflated .json.gz as a writable array:
-    # numba compiles the JSON kernels once for each (the first compare of two .json.gz files
-    # compiled 26 of them before both were warmed)
-    # a repair names the event's line and column (kernels.jsontokens.line_col): a call that
-    # overlaps its parent's end, as in the PyTorch traces
     repaired = json.dumps(ev + [{"ph": "X", "name": "outer", "ts": 0.5, "dur": 10.0, "pid": 1, "tid": 3},
                                 {"ph": "X", "name": "inner", "ts": 5.0, "dur": 10.0, "pid": 1, "tid": 3}]).encode()
-    packed = [gzip.compress(obj, mtime=0), gzip.compress(arr, mtime=0), gzip.compress(repaired, mtime=0)]
-    load_bytes(repaired, source="<warmup repaired>", warn=False)
-    a = load_bytes(obj, source="<warmup object>", warn=False)
-    b = load_bytes(arr, source="<warmup array>", warn=False)
-    for data in packed:
-        load_bytes(data, source="<warmup gzip>", warn=False)
+    other = json.dumps(chrome_events(seed=2)).encode()
+    plain = {"repaired": repaired, "object": obj, "array": arr, "other": other}
+    return {"plain": plain, "packed": {k: gzip.compress(v, mtime=0) for k, v in plain.items()}}
+
+
+def _load_each(forms: dict) -> tuple:
+    """Load each form with one scan thread and with the two-thread scan of large files (on the
+    small one); the object form and the other trace."""
+    from .io import chrome, load_bytes
+
+    load_bytes(forms["repaired"], source="<warmup repaired>", warn=False)
+    a = load_bytes(forms["object"], source="<warmup object>", warn=False)
+    load_bytes(forms["array"], source="<warmup array>", warn=False)
     before = chrome.PARALLEL_SCAN_BYTES
     chrome.PARALLEL_SCAN_BYTES = 0  # the two-thread scan of large files, on the small one
     try:
-        for data in (obj, arr, *packed):
-            load_bytes(data, source="<warmup parallel>", warn=False)
+        for key in ("object", "array", "repaired"):
+            load_bytes(forms[key], source="<warmup parallel>", warn=False)
     finally:
         chrome.PARALLEL_SCAN_BYTES = before
-    c = load_bytes(json.dumps(chrome_events(seed=2)).encode(), source="<warmup b>", warn=False)
-    return a, b, c
+    c = load_bytes(forms["other"], source="<warmup b>", warn=False)
+    return a, c
+
+
+def _load_all(part: int = 0):
+    """Load the made-up traces in every form the importer scans differently: a file's bytes
+    scan as a read-only buffer, an inflated .json.gz as a writable array, and numba compiles
+    the JSON kernels once for each (the first compare of two .json.gz files compiled 26 of
+    them before both were warmed).  ``part`` 1: the read-only forms only, 2: the inflated ones
+    only (`PARTS`).  Returns two traces."""
+    forms = _warmup_bytes()
+    traces = None
+    if part in (0, 1):
+        traces = _load_each(forms["plain"])
+    if part in (0, 2):
+        traces = _load_each(forms["packed"])
+    return traces
 
 
 def _layout_all(trace) -> None:
@@ -245,18 +262,25 @@ def _compare(a, b):
     return compare_traces(a, b)
 
 
-def run(steps=STEPS, out=sys.stderr) -> dict:
-    """Run the warm-up steps; {step: seconds}."""
+#: the warm-up in two halves for two processes (`tools/kernel_caches.py` runs them at once, each
+#: with its own cache, and merges the caches): the steps each half runs after its load (part 1
+#: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
+#: very signatures the whole warm-up does (345 on 2026-11-25: the merged cache lacked none)
+PARTS = {1: ("layout", "structure", "live"), 2: ("compare",)}
+
+
+def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
+    """Run the warm-up steps (``part`` 1 or 2: that half of them, `PARTS`); {step: seconds}."""
     times = {}
     t = time.perf_counter()
-    traces = _load_all()
+    a, c = _load_all(part)
     times["load"] = time.perf_counter() - t
     print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
-    for step, warm in (("layout", lambda: _layout_all(traces[0])),
-                       ("compare", lambda: _compare_scene(_compare(traces[0], traces[2]))),
-                       ("structure", lambda: _structure_all(traces[0])),
+    for step, warm in (("layout", lambda: _layout_all(a)),
+                       ("compare", lambda: _compare_scene(_compare(a, c))),
+                       ("structure", lambda: _structure_all(a)),
                        ("live", _live_all)):
-        if step in steps:
+        if step in steps and (part == 0 or step in PARTS[part]):
             t = time.perf_counter()
             warm()
             times[step] = time.perf_counter() - t
@@ -292,12 +316,18 @@ def main(argv=None) -> int:
             os.nice(10)  # the user's own work comes first
         except (AttributeError, OSError):
             pass
+    part = 0
+    if argv[:1] == ["--part"]:  # tools/kernel_caches.py: one half, in a process of its own
+        if len(argv) < 2 or argv[1] not in ("1", "2"):
+            print("tracevis3d.warmup: error: --part takes 1 or 2", file=sys.stderr)
+            return 2
+        part, argv = int(argv[1]), argv[2:]
     steps = tuple(argv[0].split(",")) if argv else STEPS
     unknown = set(steps) - set(STEPS)
     if unknown:
         print(f"tracevis3d.warmup: error: unknown step(s) {sorted(unknown)}; use {','.join(STEPS)}", file=sys.stderr)
         return 2
-    run(steps)
+    run(steps, part=part)
     return 0
 
 
