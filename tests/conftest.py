@@ -35,18 +35,84 @@ def tmp_out(tmp_path) -> pathlib.Path:
 
 
 def _recorded(tmp_path_factory, what: str, needs: str = "viztracer"):
-    """``realtraces.record_<what>`` into a fresh folder, once per caller's scope; skips when
+    """``realtraces.record_<what>`` into a fresh folder, once per caller's scope (taken from the
+    early runner when it started it, `pytest_collection_finish`); skips when
     ``realtraces.<needs>_missing()`` says why it cannot record here, fails on a bad recording."""
     import realtraces
 
     why = getattr(realtraces, f"{needs}_missing")()
     if why:
         pytest.skip(why)
-    out = tmp_path_factory.mktemp(f"realtrace-{what}")
     try:
-        return getattr(realtraces, f"record_{what}")(out)
+        if what in _EARLY:
+            return _EARLY[what].result()
+        return getattr(realtraces, f"record_{what}")(tmp_path_factory.mktemp(f"realtrace-{what}"))
     except RuntimeError as e:
         pytest.fail(f"could not record the {what} trace: {e}", pytrace=False)
+
+
+#: the session's recordings: fixture name -> (what `realtraces.record_<what>` records, what it needs)
+RECORDINGS = {"deep_trace_path": ("deep", "viztracer"), "threads_trace_path": ("threads", "viztracer"),
+              "json_pair_paths": ("json_pair", "viztracer"), "sync_program_path": ("sync_program", "viztracer"),
+              "threads_args_trace_path": ("threads_args", "viztracer"),
+              "docutils_pool_paths": ("docutils_pool", "docutils"),
+              "http_threads_paths": ("http_threads", "docutils"),
+              "docutils_pool_wide_path": ("docutils_pool_wide", "docutils")}
+#: what the early runner was given: name -> Future (a recording's paths, or an early process's result)
+_EARLY: dict = {}
+
+
+def pytest_collection_finish(session):
+    """Start the session's slow child processes now, one at a time on a background thread, in
+    the order the selected tests first need them: the real programs recorded once per session
+    (`RECORDINGS`) and the processes a test module lists in ``EARLY_PROCESSES`` (name -> a
+    function of a work folder that runs it, for its tests marked ``early_process(name)``).
+    They wait for their child process, so they run on the core the suite leaves idle (the
+    tests run one at a time); a test that needs one waits for its result (``early_result``)."""
+    import concurrent.futures
+
+    import realtraces
+
+    jobs = {}
+    for item in session.items:
+        for name in item.fixturenames:
+            if name in RECORDINGS:
+                what, needs = RECORDINGS[name]
+                if what not in jobs and not getattr(realtraces, f"{needs}_missing")():
+                    jobs[what] = getattr(realtraces, f"record_{what}")
+        for mark in item.iter_markers("early_process"):
+            name = mark.args[0]
+            if name not in jobs:
+                jobs[name] = getattr(item.module, "EARLY_PROCESSES")[name]
+    if not jobs:
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's basetemp (kept for the last runs)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tv3d-early")
+    for name, run in jobs.items():
+        folder = (factory.mktemp(f"early-{name}") if factory is not None else
+                  pathlib.Path(tempfile.mkdtemp(prefix=f"early-{name}-", dir=_TMP)))
+        _EARLY[name] = pool.submit(run, folder)
+    _POOL.append(pool)
+
+
+_POOL: list = []
+
+
+def pytest_sessionfinish(session):
+    """An interrupted or partial run does not wait for early work no test will read."""
+    for pool in _POOL:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def early_result():
+    """``early_result(name)``: the result of the early process ``name`` (started at collection
+    when a selected test is marked ``early_process(name)``; else run now in a fresh folder)."""
+    def get(name: str, module):
+        if name not in _EARLY:
+            return module.EARLY_PROCESSES[name](pathlib.Path(tempfile.mkdtemp(prefix=f"early-{name}-", dir=_TMP)))
+        return _EARLY[name].result()
+    return get
 
 
 @pytest.fixture(scope="session")

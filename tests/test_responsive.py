@@ -105,25 +105,37 @@ def test_bad_file_fails_before_numba_on_a_cold_cache(tmp_path):
     assert not compiled, compiled  # (the record of the sources, `drop_stale_entries`, may be there)
 
 
-@pytest.mark.slow
-def test_first_icicle_on_a_cold_cache_says_so(tmp_path):
-    """The CLI on an empty cache (this checkout ships no pre-built kernels: they are compiled
-    now): it completes, and the progress says "preparing kernels (first run only …)" first."""
-    trace = tmp_path / "t.json"
+def _cold_icicle(folder):
+    """The CLI's icicle of a 51-call trace in a fresh process on an empty numba cache (the
+    early process of `test_first_icicle_on_a_cold_cache_says_so`: ~70 s of compiling)."""
+    trace = folder / "t.json"
     ev = [{"ph": "X", "name": f"f{k % 7} (m.py:{k})", "ts": k * 10, "dur": 8, "pid": 1, "tid": 1}
           for k in range(50)]
     ev.append({"ph": "X", "name": "main (m.py:1)", "ts": 0, "dur": 600, "pid": 1, "tid": 1})
     trace.write_text(json.dumps(ev))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=REPO)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "cache"), PYTHONPATH=REPO)
     r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-icicle", str(trace), "-o",
-                        str(tmp_path / "fig.png"), "--resolution", "160x90"], env=env, capture_output=True,
+                        str(folder / "fig.png"), "--resolution", "160x90"], env=env, capture_output=True,
                        text=True, timeout=1800, cwd=REPO)
+    return r, folder / "fig.png"
+
+
+#: started by conftest at collection (`pytest_collection_finish`) for the tests marked with their name
+EARLY_PROCESSES = {"cold_icicle": _cold_icicle}
+
+
+@pytest.mark.slow
+@pytest.mark.early_process("cold_icicle")
+def test_first_icicle_on_a_cold_cache_says_so(early_result):
+    """The CLI on an empty cache (this checkout ships no pre-built kernels: they are compiled
+    now): it completes, and the progress says "preparing kernels (first run only …)" first."""
+    r, fig = early_result("cold_icicle", sys.modules[__name__])
     assert r.returncode == 0, r.stderr[-2000:]
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("[")]
     first = [ln for ln in lines if "preparing kernels (first run only, about" in ln]
     assert first and "loading t.json" in first[0], lines
     assert any("preparing kernels (first run only" in ln and "layout of 51 calls" in ln for ln in lines), lines
-    assert (tmp_path / "fig.png").is_file()
+    assert fig.is_file()
 
 
 TINY_KERNEL = '''
