@@ -57,7 +57,8 @@ RECORDINGS = {"deep_trace_path": ("deep", "viztracer"), "threads_trace_path": ("
               "threads_args_trace_path": ("threads_args", "viztracer"),
               "docutils_pool_paths": ("docutils_pool", "docutils"),
               "http_threads_paths": ("http_threads", "docutils"),
-              "docutils_pool_wide_path": ("docutils_pool_wide", "docutils")}
+              "docutils_pool_wide_path": ("docutils_pool_wide", "docutils"),
+              "counters_trace_path": ("counters", "docutils")}
 #: what the early runner was given: name -> Future (a recording's paths, or an early process's result)
 _EARLY: dict = {}
 
@@ -171,3 +172,10 @@ def docutils_pool_wide_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace of docutils in a thread pool of 16 workers (17 threads, 30+
     levels each), recorded once per session; skips when viztracer or docutils is not installed."""
     return _recorded(tmp_path_factory, "docutils_pool_wide", needs="docutils")
+
+
+@pytest.fixture(scope="session")
+def counters_trace_path(tmp_path_factory) -> pathlib.Path:
+    """A real VizTracer trace with counters (`realtraces.record_counters`: VizCounter, log_gc and
+    a psutil-style monitor around docutils), recorded once per session; skips without docutils."""
+    return _recorded(tmp_path_factory, "counters", needs="docutils")

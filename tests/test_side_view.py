@@ -151,16 +151,8 @@ def _blank(img, pts) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def counters_trace(tmp_path_factory):
-    import realtraces
-
-    why = realtraces.docutils_missing()
-    if why:
-        pytest.skip(why)
-    try:
-        return tracevis3d.load(realtraces.record_counters(tmp_path_factory.mktemp("counters")))
-    except RuntimeError as e:
-        pytest.fail(f"could not record the counters trace: {e}", pytrace=False)
+def counters_trace(counters_trace_path):
+    return tracevis3d.load(counters_trace_path)
 
 
 @pytest.mark.blender
