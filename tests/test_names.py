@@ -164,6 +164,17 @@ TABLE = [
     ("<built-in function len>", "", "builtins", "len", "len"),
     ("{built-in method builtins.print}", "", "builtins", "print", "print"),
     ("<built-in method time of module object at 0x7f3a2c1b8c00>", "", "builtins", "time", "time"),
+    # --- JAX's profiler (jax.profiler.trace, perfetto_trace.json.gz; tools/record_traces.py jax_mlp)
+    ("$threading.py:988 _bootstrap", "", "threading", "_bootstrap", "_bootstrap"),
+    ("$<frozen importlib._bootstrap>:1165 _find_and_load", "", "importlib._bootstrap", "_find_and_load",
+     "_find_and_load"),
+    ("$mlir.py:1287 lower_jaxpr_to_module", "", "mlir", "lower_jaxpr_to_module", "lower_jaxpr_to_module"),
+    ("$pjit.py:1604 <listcomp>", "", "pjit", "<listcomp>", "<listcomp>"),
+    ("$builtins len", "", "builtins", "len", "len"),
+    ("$_sre unicode_iscased", "", "_sre", "unicode_iscased", "unicode_iscased"),
+    ("$jaxlib.utils foo", "", "jaxlib.utils", "foo", "foo"),
+    ("$<unknown> append", "", "builtins", "append", "append"),
+    ("PjRtCpuClient::Compile", "", "", "PjRtCpuClient::Compile", "PjRtCpuClient::Compile"),
     # --- other dialects
     ("v8::internal::Heap::Scavenge(int)", "", "v8::internal", "Heap::Scavenge", "Heap::Scavenge"),
     ("docutils.core.Publisher.publish", "", "docutils.core", "Publisher.publish", "Publisher.publish"),
@@ -181,6 +192,14 @@ def test_real_names(name, file, module, qualname, display):
     assert p.path[: len(mparts)] == mparts
     assert "<locals>" not in p.path
     assert len(p.path) > len(mparts)
+
+
+def test_jax_python_frames_keep_their_file_and_line_and_odd_dollar_names_stay_whole():
+    p = parse_function_name("$threading.py:988 _bootstrap")
+    assert (p.file, p.line, p.path) == ("threading.py", 988, ("threading", "_bootstrap"))
+    assert parse_function_name("$<unknown> get").file == ""  # a C method: no source
+    for odd in ("$x", "$a b c", "$ space first", "$f.py:12", "$f.py:x name"):
+        assert parse_function_name(odd).module == "" and parse_function_name(odd).qualname == odd, odd
 
 
 def test_classes_are_never_modules():

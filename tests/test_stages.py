@@ -266,3 +266,65 @@ def test_negligible_waits_and_io_read_as_neither():
     assert 2.0 / 1000.0 < KIND_NEGLIGIBLE
     assert c.slot[1] == 0 and c.slot[0] != 0 and c.slot[3] != 0  # reader: neither; root and waiter wait
     assert c.slot[2] != 0 and c.slot[4] != 0
+
+
+def _jax_shaped_trace():
+    """A trace shaped as JAX's profiler writes one (`tools/record_traces.py` jax_mlp): one process,
+    three Python threads all named "python" (the main thread and two pool workers, the main one
+    starting first), two XLA threads named by a word and a 19-digit id, Python frames written
+    ``$file:line name`` and C functions ``$module name``."""
+    ev = [{"ph": "M", "pid": 701, "name": "process_name", "args": {"name": "/host:CPU"}}]
+    tids = {"main": 448619493, "w1": 3839801175, "w2": 3779097365, "e1": 2914633416, "e2": 2863378872}
+    names = {"main": "python", "w1": "python", "w2": "python", "e1": "tf_XLAEigen/2914633416442290764",
+             "e2": "tf_XLAEigen/2863378872783946613"}
+    for k, tid in tids.items():
+        ev.append({"ph": "M", "pid": 701, "tid": tid, "name": "thread_name", "args": {"name": names[k]}})
+    t0 = {"main": 0.0, "w1": 300.0, "w2": 320.0, "e1": 100.0, "e2": 150.0}
+    for k, tid in tids.items():
+        if k.startswith("e"):
+            for j in range(3):
+                ev.append({"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 200 * j, "dur": 150,
+                           "name": "ThunkExecutor::Execute"})
+            continue
+        ev += [{"ph": "X", "pid": 701, "tid": tid, "ts": t0[k], "dur": 600, "name": "$threading.py:988 _bootstrap"},
+               {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 10, "dur": 500, "name": "$pjit.py:1137 _pjit_call_impl"},
+               {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 20, "dur": 300, "name": "$mlir.py:1287 lower_jaxpr"},
+               {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 30, "dur": 5, "name": "$builtins len"}]
+    import json
+
+    from tracevis3d.io import load_bytes
+
+    return load_bytes(json.dumps({"traceEvents": ev, "displayTimeUnit": "ns"}).encode(), source="jax.json")
+
+
+def test_threads_of_one_process_that_share_a_name_are_numbered_and_long_ids_shortened():
+    """JAX names its main thread and every Python worker "python": the lanes read "python #1"
+    (the first to start: the main thread), "#2", "#3", not three times "python"; an XLA
+    thread's 19-digit id is cut to its ends ("tf_XLAEigen/29…64") before its words are; and
+    the Python frames are coloured by their modules (``$pjit.py:1137 …`` is module pjit)."""
+    from tracevis3d.layout.text import fit_lane_name, thread_name_candidates
+
+    tr = _jax_shaped_trace()
+    counts = tr.thread_name_counts()
+    labels = {tr.thread_label(t, tr.n_threads, counts) for t in range(tr.n_threads)}
+    assert {"python #1", "python #2", "python #3"} <= labels, labels
+    main = int(tr.thread[np.flatnonzero(tr.start == tr.start.min())[0]])
+    assert tr.thread_label(main, 5, counts) == "python #1"
+    assert thread_name_candidates("tf_XLAEigen/2914633416442290764")[-1] == "tf_XLAEigen/29…64"
+    assert fit_lane_name("tf_XLAEigen/2914633416442290764", 9.0) == "tf_XLAEigen/29…64"
+    assert fit_lane_name("ThreadPoolExecutor-0_3", 9.0).endswith("-0_3")  # short numbers untouched
+    spec = icicle_layout(tr, IcicleParams(resolution=(1920, 1080)))
+    lanes = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert len(set(lanes)) == len(lanes) and any(x.startswith("python #") for x in lanes), lanes
+    assert any(x.startswith("tf_XLAEigen/2") and "…" in x for x in lanes), lanes
+    legend = [e.name for e in spec.legend]  # few functions: coloured by function, named with their module
+    assert {"threading._bootstrap", "pjit._pjit_call_impl", "mlir.lower_jaxpr"} <= set(legend), legend
+
+
+def test_a_packed_name_drops_the_separator_its_ids_leave():
+    from tracevis3d.layout.select import packed_name_of
+
+    assert packed_name_of(["tf_XLAEigen/2914633416442290764", "tf_XLAEigen/286337887"]) == "2× tf_XLAEigen"
+    assert packed_name_of(["tf_XLAPjRtCpuClient/-4300164874264753615", "tf_XLAPjRtCpuClient/-48"]) == \
+        "2× tf_XLAPjRtCpuClient"
+    assert packed_name_of(["worker-1", "worker-2", "worker-3"]) == "3× worker"

@@ -84,10 +84,12 @@ Prints one table at the end.  Exit status 1 if a trace failed to record.
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -97,6 +99,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join(REPO, "build", "traces")
 TRACE_VENV = os.path.join(REPO, "build", "trace-venv")
 TRACE_REQUIREMENTS = os.path.join(REPO, "tools", "trace-requirements.txt")
+#: JAX's profiler (`jax.profiler.trace`): a venv of its own, ~600 MB, made only when a JAX trace is asked for
+JAX_VENV = os.path.join(REPO, "build", "jax-venv")
+JAX_REQUIREMENTS = os.path.join(REPO, "tools", "jax-requirements.txt")
 THREADS_EXAMPLE = os.path.join(REPO, "examples", "threads_pipeline.py")
 TIMEOUT = 900  # seconds per recording
 
@@ -370,6 +375,48 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=6, thread_name_prefix="mi
 results.put(None)
 c.join()
 '''
+
+JAX_PROGRAM = '''\
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import jax
+import jax.numpy as jnp
+
+
+def mlp(params, x):
+    for w, b in params:
+        x = jnp.tanh(x @ w + b)
+    return x.sum()
+
+
+def init(key, sizes):
+    params = []
+    for m, n in zip(sizes[:-1], sizes[1:]):
+        key, k = jax.random.split(key)
+        params.append((jax.random.normal(k, (m, n)) / m ** 0.5, jnp.zeros(n)))
+    return params
+
+
+grad = jax.jit(jax.grad(mlp))
+key = jax.random.PRNGKey(0)
+params = init(key, [256, 512, 512, 256, 10])
+x = jax.random.normal(key, (128, 256))
+
+
+def step(i):
+    with jax.profiler.TraceAnnotation("train_step"):
+        return jax.tree_util.tree_map(lambda a: a.block_until_ready(), grad(params, x + i))
+
+
+with jax.profiler.trace(sys.argv[1], create_perfetto_trace=True):
+    for i in range(5):
+        step(i)
+    with ThreadPoolExecutor(3) as pool:
+        list(pool.map(step, range(int(sys.argv[2]) if len(sys.argv) > 2 else 12)))
+    jnp.linalg.svd(jax.random.normal(key, (300, 300)))[1].block_until_ready()
+'''
+
 
 ASYNC_PROGRAM = '''\
 """asyncio: five worker tasks on a queue, short bursts of json and difflib work."""
@@ -720,8 +767,8 @@ class Spec:
 
     def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc="", flags=()):
         self.name = name
-        self.tool = tool                # "viztracer" or "py-spy"
-        self.interpreter = interpreter  # "project" (this interpreter) or "trace" (build/trace-venv)
+        self.tool = tool                # "viztracer", "py-spy" or "jax" (the program profiles itself)
+        self.interpreter = interpreter  # "project" (this interpreter), "trace" (build/trace-venv), "jax"
         self.program = program          # callable(workdir) -> argv after the interpreter
         self.entries = entries          # VizTracer's --tracer_entries
         self.doc = doc
@@ -808,8 +855,13 @@ SUITE = [
          doc="examples/threads_pipeline.py, 5 threads"),
     Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],
          doc="examples/threads_pipeline.py sampled by py-spy"),
+    Spec("jax_mlp", "jax", "jax", lambda w: [_write(os.path.join(w, "jax_mlp.py"), JAX_PROGRAM)],
+         doc="JAX's own profiler (perfetto_trace.json.gz): jit-compiled MLP gradients, then 12 steps in a pool of "
+             "3 threads (XLA compiler and Eigen threads; Python frames as '$file:line name'; asked for by name)"),
 ]
 NAMES = [s.name for s in SUITE]
+#: recorded only when named (--only): they install a large tool of their own
+OPT_IN = {"jax_mlp"}
 
 
 # --------------------------------------------------------------------------- recording
@@ -911,7 +963,8 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
     work = os.path.join(out_dir, "inputs", spec.name + "-input")
     os.makedirs(work, exist_ok=True)
     out = os.path.join(out_dir, spec.name + ".json")
-    python = sys.executable if spec.interpreter == "project" else ensure_trace_venv()
+    python = (sys.executable if spec.interpreter == "project" else
+              ensure_trace_venv(JAX_VENV, JAX_REQUIREMENTS) if spec.interpreter == "jax" else ensure_trace_venv())
     argv = spec.program(work)
     tmp = os.path.join(out_dir, spec.name + ".part.json")  # VizTracer wants .json/.gz/.html
     if os.path.exists(tmp):
@@ -924,6 +977,16 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
             raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
         rec["tracer_entries"] = spec.entries
         rec["overflow"] = viztracer_overflowed(tmp)
+    elif spec.tool == "jax":  # the program profiles itself into a log folder: its Chrome JSON, gzipped
+        logs = os.path.join(work, "profile")
+        shutil.rmtree(logs, ignore_errors=True)
+        cmd = [python] + argv + [logs]
+        rc, log, secs = run_logged(cmd, work, timeout, _child_env())
+        made = sorted(glob.glob(os.path.join(logs, "plugins", "profile", "*", "perfetto_trace.json.gz")))
+        if rc != 0 or not made:
+            raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}, no perfetto_trace.json.gz:\n{log[-3000:]}")
+        out = os.path.join(out_dir, spec.name + ".json.gz")
+        tmp = made[-1]
     else:
         pyspy = os.path.join(os.path.dirname(ensure_trace_venv()), "py-spy")
         base = [pyspy, "record", "--format", "chrometrace", "--threads", "--idle", "--rate", "1000",
@@ -982,7 +1045,7 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="traces: " + ", ".join(NAMES))
     ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default build/traces)")
-    ap.add_argument("--only", default="", help="comma-separated trace names (default: all)")
+    ap.add_argument("--only", default="", help=f"comma-separated trace names (default: all but {', '.join(sorted(OPT_IN))})")
     ap.add_argument("--force", action="store_true", help="record again traces already there")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per recording (default 900)")
     ap.add_argument("--list", action="store_true", help="list the suite and exit")
@@ -991,7 +1054,7 @@ def main(argv=None) -> int:
         for s in SUITE:
             print(f"{s.name:<14} {s.tool:<9} {s.doc}")
         return 0
-    names = [n.strip() for n in args.only.split(",") if n.strip()] or NAMES
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or [n for n in NAMES if n not in OPT_IN]
     unknown = [n for n in names if n not in NAMES]
     if unknown:
         ap.error(f"unknown trace name(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")

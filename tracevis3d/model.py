@@ -394,19 +394,27 @@ class Trace:
         ``name_counts``: `thread_name_counts`, for a caller that labels many threads (counted
         per label, labelling every lane of a trace of 20,000 threads was quadratic)."""
         nm = self.thread_names[t] if t < len(self.thread_names) else ""
-        n_processes, name_count, process_label = name_counts if name_counts is not None else \
+        n_processes, name_count, process_label, number = name_counts if name_counts is not None else \
             self.thread_name_counts()
+        shared = name_count.get(nm, 0) > 1
+        if nm and t < len(number) and number[t]:
+            nm = f"{nm} #{number[t]}"
         pn = process_label[t] if t < len(process_label) else ""
-        if pn and pn != nm and n_processes > 1 and (n_shown > 1 or name_count.get(nm, 0) > 1):
+        if pn and pn != nm and n_processes > 1 and (n_shown > 1 or shared):
             return f"{pn}: {nm}" if nm else pn
         return nm or f"thread {t}"
 
     def thread_name_counts(self) -> tuple:
         """What `thread_label` asks of every thread: (the number of distinct process labels,
-        `collections.Counter` of the thread names, each thread's process label).  A process's
-        label is its name, followed by "#k" where several processes share that name (the k-th
-        of them by pid: a pool's spawned workers are each "python -c"), so that their threads
-        ("python -c #2: MainThread") tell apart."""
+        `collections.Counter` of the thread names, each thread's process label, each thread's
+        number among its process's threads of the same name).  A process's label is its name,
+        followed by "#k" where several processes share that name (the k-th of them by pid: a
+        pool's spawned workers are each "python -c"), so that their threads ("python -c #2:
+        MainThread") tell apart.  Threads of one process that share a name (JAX names its
+        main thread and every Python worker thread "python", Chrome has many
+        "ThreadPoolForegroundWorker") are numbered by their first call (0: a name no other
+        thread of its process has; a thread without calls comes after those with calls, by
+        index): "python #1" is the one that started first."""
         from collections import Counter, defaultdict
 
         names = list(self.process_names)
@@ -417,7 +425,24 @@ class Trace:
                 by_name[nm].add(pid)
         rank = {nm: {pid: k + 1 for k, pid in enumerate(sorted(ps))} for nm, ps in by_name.items() if len(ps) > 1}
         labels = [f"{nm} #{rank[nm][pid]}" if nm in rank else nm for nm, pid in zip(names, pids)]
-        return len(set(labels)), Counter(self.thread_names), labels
+        n_t = len(self.thread_names)
+        pid_of = [int(p) for p in self.thread_pid[:n_t]] + [0] * max(0, n_t - len(self.thread_pid))
+        same: dict = defaultdict(list)
+        for t, nm in enumerate(self.thread_names):
+            if nm:
+                same[(pid_of[t], labels[t] if t < len(labels) else "", nm)].append(t)
+        number = [0] * n_t
+        shared = [ts for ts in same.values() if len(ts) > 1]
+        if shared:
+            first = np.full(n_t, np.inf)
+            if len(self):  # a thread's calls are in pre-order: its first call starts its first run of calls
+                th = self.thread
+                starts = np.flatnonzero(np.r_[True, th[1:] != th[:-1]])
+                np.minimum.at(first, th[starts], self.start[starts])
+            for ts in shared:
+                for k, t in enumerate(sorted(ts, key=lambda t: (first[t], t))):
+                    number[t] = k + 1
+        return len(set(labels)), Counter(self.thread_names), labels, number
 
     @property
     def nbytes(self) -> int:

@@ -18,6 +18,11 @@ Names come in many dialects; each rule below handles one, tried in order:
                       ``<built-in function len>``; cProfile's ``{built-in method builtins.print}``
 - C++ (PyTorch ops, kernels, native profilers): ``aten::mm``,
                       ``void at::native::reduce_kernel<128, 4, …>(…)``, ``v8::internal::Heap::Scavenge(int)``
+- TensorFlow / JAX profiler (its Python tracer, ``jax.profiler.trace``): ``$threading.py:988 _bootstrap``,
+                      ``$<frozen importlib._bootstrap>:1165 _find_and_load`` (``$file:line co_name``, the
+                      file's base name only: module ``threading``), ``$builtins len``, ``$_sre
+                      unicode_iscased``, ``$numpy array`` (a C function: ``$module name``) and
+                      ``$<unknown> append`` (a C method of a type it does not name: module ``builtins``)
 - dotted (VizTracer's C functions, py-spy and other profilers without a file):
                       ``builtins.print``, ``_thread.lock.acquire``, ``dict.get``,
                       ``collections.deque.append``, ``Thread._bootstrap``, ``pkg.mod.Class.method``
@@ -311,6 +316,8 @@ _METHOD_OF = re.compile(
 _BUILTIN = re.compile(r"^[<{]built-in (?:method|function) (?P<func>[\w.]+)(?: of (?P<owner>.+?))?[>}]$")
 _IDENT_DOTTED = re.compile(r"^[A-Za-z_<][\w<>-]*(\.[A-Za-z_<][\w<>-]*)+$")
 _CPP_APPLIED = re.compile(r"^(?P<scope>\w+(?:::\w+)+): (?P<arg>\S.*)$")
+_TF_PY = re.compile(r"^\$(?P<file><[^<>]+>|[^\s:<>]+):(?P<line>\d+) (?P<func>\S.*)$")
+_TF_C = re.compile(r"^\$(?P<mod><unknown>|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*) (?P<func>[A-Za-z_<][\w<>.]*)$")
 _PYSPY_THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _PYSPY_PROCESS = re.compile(r'^process (?P<pid>\d+):".*"$', re.S)
 
@@ -345,6 +352,16 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
         f = m.group("func")
         fl = m.group("file")
         return _make(f, fl, int(m.group("line")), module_from_file(fl), f)
+    if name.startswith("$"):
+        m = _TF_PY.match(name)
+        if m:
+            f = m.group("func")
+            fl = m.group("file")
+            return _make(f, fl, int(m.group("line")), module_from_file(fl), f)
+        m = _TF_C.match(name)
+        if m:
+            mod = m.group("mod")
+            return _make(m.group("func"), file, line, "builtins" if mod == "<unknown>" else mod, m.group("func"))
     if file:
         mod = module_from_file(file)
         if mod and not _PYSPY_THREAD.match(name):

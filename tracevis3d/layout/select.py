@@ -607,7 +607,7 @@ def packed_name_of(names: list) -> str:
     if inner and "#" not in inner:
         return f"{len(names)}× {inner}"
     # a trailing number is what tells the threads apart: "3× worker", not "3× worker-…"
-    bare = re.sub(r"[-_. ]*#$", "", kind)
+    bare = re.sub(r"[-_./: ]*#$", "", kind)
     return f"{len(names)}× {(bare if bare and bare != kind else kind).replace('#', '…')}"
 
 

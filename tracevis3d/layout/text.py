@@ -77,13 +77,28 @@ def name_candidates(display: str) -> list:
     return out
 
 
+#: a run of digits long enough to be an id rather than a number ("tf_XLAEigen/2914633416442290764")
+_LONG_DIGITS = re.compile(r"\d{7,}")
+
+
+def _short_digits(name: str) -> str:
+    """``name`` with each run of 7 or more digits cut to its first and last two
+    ("tf_XLAEigen/2914633416442290764" → "tf_XLAEigen/29…64"): an id, whose ends still tell
+    the threads of a pool apart, where the words say what the thread is."""
+    return _LONG_DIGITS.sub(lambda m: m.group(0)[:2] + ELLIPSIS + m.group(0)[-2:], name)
+
+
 def thread_name_candidates(name: str) -> tuple:
     """Ways to write a thread's name (`Trace.thread_label`), most informative first: whole,
     then without its process ("MainProcess: Thread-1 (_handle_workers)" → "Thread-1
-    (_handle_workers)"); a thread's name is no dotted function name, and its end alone
-    ("…workers)") says nothing.  Cut at its end (`cut_end`) when none fits."""
+    (_handle_workers)"), then each with its long ids shortened (`_short_digits`: JAX's
+    "tf_PjRtCompilerThreadPool/7864021877501028789" → "tf_PjRtCompilerThreadPool/78…89"; cut
+    in its middle it lost its words); a thread's name is no dotted function name, and its end
+    alone ("…workers)") says nothing.  Cut (`fit_lane_name`) when none fits."""
     head, sep, rest = name.partition(": ")
-    return (name, rest) if sep and rest else (name,)
+    out = (name, rest) if sep and rest else (name,)
+    short = tuple(dict.fromkeys(_short_digits(c) for c in out if _LONG_DIGITS.search(c)))
+    return out + short
 
 
 def fit_lane_name(name: str, width_em: float) -> str:
