@@ -279,15 +279,16 @@ def _jax_shaped_trace():
              "e2": "tf_XLAEigen/2863378872783946613"}
     for k, tid in tids.items():
         ev.append({"ph": "M", "pid": 701, "tid": tid, "name": "thread_name", "args": {"name": names[k]}})
-    t0 = {"main": 0.0, "w1": 300.0, "w2": 320.0, "e1": 100.0, "e2": 150.0}
+    t0 = {"main": 50.0, "w1": 0.0, "w2": 20.0, "e1": 100.0, "e2": 150.0}  # a worker's stack dated from the start
+    span = {"main": 900.0, "w1": 500.0, "w2": 450.0}
     for k, tid in tids.items():
         if k.startswith("e"):
             for j in range(3):
                 ev.append({"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 200 * j, "dur": 150,
                            "name": "ThunkExecutor::Execute"})
             continue
-        ev += [{"ph": "X", "pid": 701, "tid": tid, "ts": t0[k], "dur": 600, "name": "$threading.py:988 _bootstrap"},
-               {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 10, "dur": 500, "name": "$pjit.py:1137 _pjit_call_impl"},
+        ev += [{"ph": "X", "pid": 701, "tid": tid, "ts": t0[k], "dur": span[k], "name": "$threading.py:988 _bootstrap"},
+               {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 10, "dur": 400, "name": "$pjit.py:1137 _pjit_call_impl"},
                {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 20, "dur": 300, "name": "$mlir.py:1287 lower_jaxpr"},
                {"ph": "X", "pid": 701, "tid": tid, "ts": t0[k] + 30, "dur": 5, "name": "$builtins len"}]
     import json
@@ -299,7 +300,7 @@ def _jax_shaped_trace():
 
 def test_threads_of_one_process_that_share_a_name_are_numbered_and_long_ids_shortened():
     """JAX names its main thread and every Python worker "python": the lanes read "python #1"
-    (the first to start: the main thread), "#2", "#3", not three times "python"; an XLA
+    (the busiest: the main thread), "#2", "#3", not three times "python"; an XLA
     thread's 19-digit id is cut to its ends ("tf_XLAEigen/29…64") before its words are; and
     the Python frames are coloured by their modules (``$pjit.py:1137 …`` is module pjit)."""
     from tracevis3d.layout.text import fit_lane_name, thread_name_candidates
@@ -308,8 +309,10 @@ def test_threads_of_one_process_that_share_a_name_are_numbered_and_long_ids_shor
     counts = tr.thread_name_counts()
     labels = {tr.thread_label(t, tr.n_threads, counts) for t in range(tr.n_threads)}
     assert {"python #1", "python #2", "python #3"} <= labels, labels
-    main = int(tr.thread[np.flatnonzero(tr.start == tr.start.min())[0]])
+    root = np.flatnonzero(tr.depth == 0)
+    main = int(tr.thread[root[np.argmax(tr.end[root] - tr.start[root])]])  # 900 µs; the workers 500 and 450
     assert tr.thread_label(main, 5, counts) == "python #1"
+    assert tr.thread_label(int(tr.thread[np.argmin(tr.start)]), 5, counts) == "python #2"  # started first
     assert thread_name_candidates("tf_XLAEigen/2914633416442290764")[-1] == "tf_XLAEigen/29…64"
     assert fit_lane_name("tf_XLAEigen/2914633416442290764", 9.0) == "tf_XLAEigen/29…64"
     assert fit_lane_name("ThreadPoolExecutor-0_3", 9.0).endswith("-0_3")  # short numbers untouched

@@ -412,9 +412,11 @@ class Trace:
         pool's spawned workers are each "python -c"), so that their threads ("python -c #2:
         MainThread") tell apart.  Threads of one process that share a name (JAX names its
         main thread and every Python worker thread "python", Chrome has many
-        "ThreadPoolForegroundWorker") are numbered by their first call (0: a name no other
-        thread of its process has; a thread without calls comes after those with calls, by
-        index): "python #1" is the one that started first."""
+        "ThreadPoolForegroundWorker") are numbered by their busy time, the longest first (the
+        time their root calls span; ties by index; 0: a name no other thread of its process
+        has): "python #1" is the main thread of a JAX program in every run of it, where the
+        order of first calls changed from run to run (the profiler dates a worker's
+        ``_bootstrap`` from the start of the trace)."""
         from collections import Counter, defaultdict
 
         names = list(self.process_names)
@@ -434,13 +436,10 @@ class Trace:
         number = [0] * n_t
         shared = [ts for ts in same.values() if len(ts) > 1]
         if shared:
-            first = np.full(n_t, np.inf)
-            if len(self):  # a thread's calls are in pre-order: its first call starts its first run of calls
-                th = self.thread
-                starts = np.flatnonzero(np.r_[True, th[1:] != th[:-1]])
-                np.minimum.at(first, th[starts], self.start[starts])
+            roots = np.flatnonzero(self.depth == 0)
+            busy = np.bincount(self.thread[roots], weights=self.end[roots] - self.start[roots], minlength=n_t)
             for ts in shared:
-                for k, t in enumerate(sorted(ts, key=lambda t: (first[t], t))):
+                for k, t in enumerate(sorted(ts, key=lambda t: (-busy[t], t))):
                     number[t] = k + 1
         return len(set(labels)), Counter(self.thread_names), labels, number
 
