@@ -332,3 +332,92 @@ def test_processes_of_one_name_are_numbered_in_their_threads_names(tmp_path):
     assert workers == ["python -c #1: MainThread", "python -c #2: MainThread", "python -c #3: MainThread"], names
     assert "python -c #3: 3× heartbeat" in names, names  # pid 30 is the third "python -c" by pid
     assert "MainProcess: MainThread" in names
+
+
+def _many_loops_trace(n_threads=40, n_busy=10, flows=True):
+    """``n_threads`` threads, each an idle message loop (one root over the whole second, as
+    Chrome's ``RunLoop::Run``); the first ``n_busy`` run 40 tasks of 20 µs each, the others a
+    task of (thread index) µs; flows from every thread's first task to the next thread's."""
+    import json
+
+    from tracevis3d.io import load_bytes
+
+    ev = []
+    for t in range(n_threads):
+        ev.append({"ph": "M", "pid": 1, "tid": t + 1, "name": "thread_name", "args": {"name": f"Worker{t}"}})
+        ev.append({"ph": "X", "pid": 1, "tid": t + 1, "ts": 0, "dur": 1_000_000, "name": "RunLoop::Run"})
+        tasks = [(100 + 1000 * k, 20) for k in range(40)] if t < n_busy else [(100, t)]
+        for ts, dur in tasks:
+            ev.append({"ph": "X", "pid": 1, "tid": t + 1, "ts": ts, "dur": dur, "name": f"Task{t % 5}"})
+        if flows and t + 1 < n_threads:
+            ev.append({"ph": "s", "pid": 1, "tid": t + 1, "ts": 101, "id": t, "cat": "ipc", "name": "f"})
+            ev.append({"ph": "f", "pid": 1, "tid": t + 2, "ts": 101.5, "id": t, "cat": "ipc", "name": "f",
+                       "bp": "e"})
+    return load_bytes(json.dumps(ev).encode(), source="loops.json")
+
+
+def test_a_figure_of_many_threads_keeps_the_lanes_that_work_most():
+    """82 threads of a Chrome page load drew 82 lanes of a few pixels with names written over
+    each other: beyond `max_lanes` lanes the icicle keeps those whose threads work the most
+    (under their roots: the loop's own time is idle), in their usual order, says so in its
+    title, counts only the flows between the lanes it keeps, and every call of a kept
+    thread is drawn; --threads and max_lanes=0 show every thread asked for."""
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.select import busiest_lanes
+
+    tr = _many_loops_trace()
+    spec = icicle_layout(tr, IcicleParams(max_lanes=12).validate())
+    kept = spec.meta["lane_threads"]
+    busy = [tr.thread_names.index(f"Worker{t}") for t in range(10)]
+    light = [tr.thread_names.index(f"Worker{t}") for t in (39, 38)]  # the most work of the others: 39, 38 µs
+    assert sorted(kept) == sorted(busy + light) and kept == sorted(kept), kept  # the usual order kept
+    assert spec.meta["n_threads_left_out"] == 28 and "12 of 40 threads (the busiest)" in spec.meta["title"]
+    shown = np.isin(tr.thread, kept)
+    assert spec.meta["n_calls"] == int(shown.sum())
+    assert spec.meta["n_boxes"] + spec.meta["n_clustered_calls"] + spec.meta["n_folded"] == int(shown.sum())
+    between = sum(1 for a, b in zip(tr.thread[tr.flow_from], tr.thread[tr.flow_to]) if a in kept and b in kept)
+    legend = " ".join(t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")
+    assert between == 10 and f"arcs: {between} flows" in legend, legend  # not the 39 of every thread
+    assert icicle_layout(tr, IcicleParams(max_lanes=0).validate()).meta["n_threads_left_out"] == 0
+    chosen = icicle_layout(tr, IcicleParams(max_lanes=12, threads=list(range(20))).validate())
+    assert len(chosen.meta["lane_threads"]) == 20 and chosen.meta["n_threads_left_out"] == 0
+    assert IcicleParams().max_lanes == 24 and len(icicle_layout(tr).meta["lane_threads"]) == 24
+    # ties keep the earlier lane; a lane's work is its threads' together
+    groups = [[0], [1, 2], [3]]
+    assert busiest_lanes(tr, groups, 1).tolist() == [False, True, False]  # Worker1 + Worker2: 1600 µs
+
+
+def test_the_icicle_bundles_many_flows_into_at_most_its_budget_of_arcs():
+    """Thousands of flows between many lanes (Chrome) are bundled in wider columns until at
+    most `MAX_ICICLE_FLOW_ARCS` arcs remain, each carrying its bundle's count; few flows keep
+    an arc each."""
+    import json
+
+    from tracevis3d.io import load_bytes
+    from tracevis3d.layout import side_tracks as side
+    from tracevis3d.layout.icicle import icicle_layout
+
+    rng = np.random.default_rng(3)
+    ev = []
+    n_threads, n_tasks = 12, 400
+    for t in range(n_threads):
+        ev += [{"ph": "X", "pid": 1, "tid": t + 1, "ts": 10 * k, "dur": 8, "name": f"T{t}"} for k in range(n_tasks)]
+    fid = 0
+    for k in range(3000):
+        a, b = rng.integers(0, n_threads, 2)
+        if a == b:
+            continue
+        j = int(rng.integers(0, n_tasks - 1))
+        ev.append({"ph": "s", "pid": 1, "tid": int(a) + 1, "ts": 10 * j + 1, "id": fid, "cat": "c", "name": "f"})
+        ev.append({"ph": "f", "pid": 1, "tid": int(b) + 1, "ts": 10 * j + 12, "id": fid, "cat": "c", "name": "f",
+                   "bp": "e"})
+        fid += 1
+    tr = load_bytes(json.dumps(ev).encode(), source="tangle.json")
+    spec = icicle_layout(tr, IcicleParams().validate())
+    arcs = spec.layer("flows")
+    assert len(arcs) == side.MAX_ICICLE_FLOW_ARCS and int(arcs.attributes["flows"].max()) > 1
+    assert int(arcs.attributes["flows"].sum()) == spec.meta["n_flows_drawn"] < spec.meta["n_flows"] == fid
+    legend = " ".join(t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")
+    assert f"{side.MAX_ICICLE_FLOW_ARCS} arcs at most" in legend, legend
+    few = load_bytes(json.dumps(ev[:n_threads * n_tasks + 20]).encode(), source="few.json")
+    assert len(icicle_layout(few).layer("flows")) == 10  # 10 flows far apart: an arc each

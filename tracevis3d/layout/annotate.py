@@ -99,7 +99,10 @@ def trace_title(trace, sel, params) -> str:
         return params.title
     name = trace.title_name
     n_threads = int(sel.threads.size)
-    parts = [name, f"{sel.idx.size:,} calls", f"{n_threads} thread{'s' if n_threads != 1 else ''}"]
+    left = int(getattr(sel, "n_threads_left_out", 0) or 0)
+    threads = (f"{n_threads} of {n_threads + left} threads (the busiest)" if left else
+               f"{n_threads} thread{'s' if n_threads != 1 else ''}")
+    parts = [name, f"{sel.idx.size:,} calls", threads]
     if sel.windowed:
         parts.append(f"{fmt_time(sel.t1 - sel.t0)} window from {fmt_time(sel.t0)}")
     else:

@@ -448,7 +448,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)
     tracks = st.tracks
-    n_flows = side.flows_in_window(tr, t0, t1) if params.show_flows else 0
+    shown = sel.lane_of_thread() >= 0 if sel.n_threads_left_out else None  # flows to lanes left out: none drawn
+    n_flows = side.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
     n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     if sel.lane_members is not None:
@@ -459,10 +460,11 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             rows.append((PACKED_NOTE, -1, "note"))
         if sel.member_named is not None:
             rows.append((PACKED_NAMED_NOTE, -1, "note"))
-    flow_cls = side.flow_colours(tr, t0, t1) if n_flows else None
+    flow_cls = side.flow_colours(tr, t0, t1, shown) if n_flows else None
     flow_slot0 = len(colouring.slot_rgb) + 1  # after the calls' colours and the merged calls' swatch
     rows += side.side_legend_rows(tracks, n_flows, n_instants,
-                                  side.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None)
+                                  side.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None,
+                                  side.MAX_ICICLE_FLOW_ARCS)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))
@@ -534,7 +536,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             "box_height": BOX_FILL * frame.h, "lane_z": frame.z_base.tolist(), "lane_levels": lane_levels.tolist(),
             "lane_threads": sel.lane_threads.tolist(), "lane_names": sel.lane_names,
             "world_per_pixel": frame.px.tolist(), "us_per_pixel": frame.us_per_px.tolist(),
-            "n_calls": int(idx.size), "n_boxes": int(cl.single.sum()), "n_clusters": len(cl),
+            "n_calls": int(idx.size), "n_threads_left_out": int(sel.n_threads_left_out),
+            "n_boxes": int(cl.single.sum()), "n_clusters": len(cl),
             "n_clustered_calls": int((~cl.single).sum()), "legend_title": colouring.title,
             "color_mode": colouring.mode, "fold_rule": st.fold.rule, "n_folded": st.n_folded,
             "content_rect": list(plan.rect), "title": plan.title, "hud_distance": hud_dist,

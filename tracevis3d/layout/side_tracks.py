@@ -38,7 +38,12 @@ TRACK_TEXT = 0.85  # track names, in label sizes
 MAX_OTHERS_NAMED = 16  # series not drawn that the plan names (the legend shows a few)
 TRACK_DEPTH = 0.35  # depth of a track, in lane depths
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
-MAX_FLOW_ARCS = 600
+MAX_FLOW_ARCS = 600  # the thread view's arcs (`threads_flows`): its largest bundles
+#: the icicle's: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
+#: the width) until they are not, then the largest are drawn (a page load's 7,000 flows between 12 of
+#: Chrome's threads made 600 arcs at 24 px, a tangle over the lanes that hid them)
+MAX_ICICLE_FLOW_ARCS = 150
+FLOW_CELL_MAX_FRAC = 0.2
 FLOW_SAMPLES = 16
 FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
 FLOW_RGB = (0.02, 0.05, 0.50)
@@ -421,10 +426,14 @@ def unique_rows(key: np.ndarray) -> tuple:
     return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
 
 
-def flows_inside(tr, t0: float, t1: float) -> np.ndarray:
-    """Per flow: do both of its calls overlap [t0, t1] (the flows a figure of that window draws)."""
+def flows_inside(tr, t0: float, t1: float, shown=None) -> np.ndarray:
+    """Per flow: do both of its calls overlap [t0, t1] (the flows a figure of that window draws),
+    and, with ``shown`` (bool per thread), are both on threads the figure shows."""
     f, g = tr.flow_from, tr.flow_to
-    return (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
+    inside = (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
+    if shown is not None:
+        inside &= shown[tr.thread[f]] & shown[tr.thread[g]]
+    return inside
 
 
 def flow_material(name: str, rgb) -> MaterialSpec:
@@ -434,13 +443,13 @@ def flow_material(name: str, rgb) -> MaterialSpec:
                         from_attribute=False, blended=True)
 
 
-def flow_colours(tr, t0: float, t1: float) -> np.ndarray:
+def flow_colours(tr, t0: float, t1: float, shown=None) -> np.ndarray:
     """The colour class of each flow category (`FLOW_CAT_RGB` index; `len(FLOW_CAT_RGB)`:
-    the rest) when the flows in [t0, t1] (`flows_inside`) have several categories, the
-    most frequent first; None for one category (every arc `FLOW_RGB`)."""
+    the rest) when the flows in [t0, t1] (`flows_inside`, on the ``shown`` threads) have
+    several categories, the most frequent first; None for one category (every arc `FLOW_RGB`)."""
     if tr.flow_from.size == 0 or len(tr.flow_cat_names) < 2:
         return None
-    count = np.bincount(tr.flow_cat[flows_inside(tr, t0, t1)], minlength=len(tr.flow_cat_names))
+    count = np.bincount(tr.flow_cat[flows_inside(tr, t0, t1, shown)], minlength=len(tr.flow_cat_names))
     if int((count > 0).sum()) < 2:
         return None
     order = np.argsort(-count, kind="stable")
@@ -477,7 +486,9 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     each at the middle of the call's box on its front face (a call that is not drawn is
     represented by its nearest drawn ancestor); flows whose two ends fall in the same
     `FLOW_CELL_PX` columns of the same lanes are bundled into one arc whose radius grows with
-    the square root of their number; the `MAX_FLOW_ARCS` largest bundles are drawn.  An arc
+    the square root of their number, columns twice as wide while there are more than
+    `MAX_ICICLE_FLOW_ARCS` bundles (at most `FLOW_CELL_MAX_FRAC` of the width); the largest
+    `MAX_ICICLE_FLOW_ARCS` bundles are drawn.  An arc
     is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
     between neighbouring lanes stay clear of the boxes.  Flows of several categories
     (``colours``: `flow_colours` of the window, None for one colour) are bundled by
@@ -504,15 +515,20 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     cell = FLOW_CELL_PX * px
     cls = colours
     f_cls = cls[tr.flow_cat[fi]] if cls is not None else np.zeros(fi.size, np.int64)
-    key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
-    first, group, count = unique_rows(key)
+    widest = max(cell, FLOW_CELL_MAX_FRAC * float(params.time_length))
+    while True:
+        key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
+        first, group, count = unique_rows(key)
+        if count.size <= MAX_ICICLE_FLOW_ARCS or cell >= widest:
+            break
+        cell = min(2.0 * cell, widest)
     m_all = count.size
 
     def mean(v):
         return np.bincount(group, v, m_all) / count
 
     ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
-    keep = np.argsort(-count, kind="stable")[:MAX_FLOW_ARCS]
+    keep = np.argsort(-count, kind="stable")[:MAX_ICICLE_FLOW_ARCS]
     ends, cnt, rep = ends[keep], count[keep], fi[first[keep]]
     m = cnt.size
     p0 = np.stack([ends[:, 0], np.zeros(m), ends[:, 1]], 1)
@@ -560,14 +576,17 @@ def side_materials() -> dict:
             "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
 
 
-def flows_in_window(tr, t0: float, t1: float) -> int:
-    """Flows whose two calls overlap [t0, t1] (what the legend announces before the arcs exist)."""
-    return int(flows_inside(tr, t0, t1).sum()) if tr.flow_from.size else 0
+def flows_in_window(tr, t0: float, t1: float, shown=None) -> int:
+    """Flows whose two calls overlap [t0, t1], on the ``shown`` threads (bool per thread) if
+    given (what the legend announces before the arcs exist)."""
+    return int(flows_inside(tr, t0, t1, shown).sum()) if tr.flow_from.size else 0
 
 
-def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: list | None = None) -> list:
+def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: list | None = None,
+                     max_arcs: int | None = None) -> list:
     """Notes for the legend: what the tracks, arcs and markers are, and what is left out;
-    ``flow_rows``: the flows' category swatches (`flow_category_rows`), where they have several."""
+    ``flow_rows``: the flows' category swatches (`flow_category_rows`), where they have several;
+    ``max_arcs``: the most arcs drawn, said where the flows are more (the largest bundles)."""
     rows = []
     if len(plan):
         more = f"; not drawn: {', '.join(plan.others[:3])}{' …' if len(plan.others) > 3 else ''}" \
@@ -577,12 +596,13 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: 
         over = sum(lane.overflow for lane in plan.asyncs.lanes)
         more = f"; {over:,} overlap in full rows" if over else ""
         rows.append((f"lanes under the threads: async slices by category{more}", -1, "note"))
+    thick = "thicker: several" if not max_arcs or n_flows <= max_arcs else f"thicker: several; {max_arcs} arcs at most"
     if n_flows and flow_rows:
-        rows.append((f"arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several), by category",
+        rows.append((f"arcs: {n_flows:,} flows, from a call to the call it starts ({thick}), by category",
                      -1, "note"))
         rows += flow_rows
     elif n_flows:
-        rows.append((f"blue arcs: {n_flows:,} flows, from a call to the call it starts (thicker: several)",
+        rows.append((f"blue arcs: {n_flows:,} flows, from a call to the call it starts ({thick})",
                      -1, "note"))
     if n_instants:
         rows.append((f"orange bars: {n_instants:,} instant event{'s' if n_instants != 1 else ''}", -1, "note"))

@@ -8,7 +8,7 @@ the icicle (`side_tracks.drawn_ancestor`).  Each end sits where its call starts:
 front face of the icicle's box (at the middle of its height), or on the bar's middle
 radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` pixel cells
 of the image are bundled into one arc whose radius grows with the square root of their
-number, and the `MAX_FLOW_ARCS` largest bundles are drawn: the icicle's rule
+number, and the `MAX_FLOW_ARCS` largest bundles are drawn: the icicle's first rule
 (`side_tracks.flow_arcs`), with the cells taken on the image because the two surfaces have
 no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
 of its length, so an arc from the icicle down to the semicircle passes in front of the

@@ -52,6 +52,11 @@ PACK_THREADS = Param(
     "pack_threads", Flag(), True, group=SHOW, label="Pack short threads",
     help="threads of one kind (one process, names that differ only in their numbers: a server's thread per "
          "request) that never run at once share a lane, when there are more than 8 lanes")
+MAX_LANES = Param(
+    "max_lanes", Number(0, 10000, integer=True), 24, group=SHOW, label="Max lanes",
+    help="with more lanes than this (threads after packing) and no threads chosen, draw only the lanes whose threads "
+         "work the most (self time under their root calls, waits and I/O left out: an idle message loop does no "
+         "work), in their usual order; the title says how many were left out. 0: every lane")
 TIME_WINDOW = Param(
     "time_window", Window(), None, group=SHOW, label="Time window", flag="--window", unit="µs",
     default_text="the whole trace",
