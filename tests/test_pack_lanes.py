@@ -421,3 +421,19 @@ def test_the_icicle_bundles_many_flows_into_at_most_its_budget_of_arcs():
     assert f"{side.MAX_ICICLE_FLOW_ARCS} arcs at most" in legend, legend
     few = load_bytes(json.dumps(ev[:n_threads * n_tasks + 20]).encode(), source="few.json")
     assert len(icicle_layout(few).layer("flows")) == 10  # 10 flows far apart: an arc each
+
+
+def test_the_thread_view_of_many_threads_keeps_the_busiest_sections_and_its_focus():
+    """The ring of a trace of 40 message loops keeps its 12 busiest threads and the thread
+    focused on (here one of the idle ones), says so in its title; --threads shows every
+    thread asked for."""
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.layout.threads_params import ThreadsParams
+
+    tr = _many_loops_trace()
+    idle = tr.thread_names.index("Worker20")
+    spec = threads_layout(tr, ThreadsParams(max_lanes=12, focus=idle, window="all").validate())
+    assert "12 of 40 threads (the busiest)" in spec.meta["title"], spec.meta["title"]
+    assert idle in spec.meta["lane_threads"] and len(spec.meta["lane_threads"]) == 12
+    every = threads_layout(tr, ThreadsParams(max_lanes=12, threads=list(range(20)), window="all").validate())
+    assert "· 20 threads" in every.meta["title"] and len(every.meta["lane_threads"]) == 20, every.meta["title"]

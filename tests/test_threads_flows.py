@@ -12,6 +12,7 @@ from tracevis3d.layout.camera import project, world_per_pixel
 from tracevis3d.layout.cutaway import cutaway_box
 from tracevis3d.layout.threads import threads_layout
 from tracevis3d.layout.threads_params import ThreadsParams
+from tracevis3d.layout.threads_flows import MAX_THREAD_FLOW_ARCS
 
 from test_cutaway import _inside
 
@@ -52,7 +53,7 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     tr = pytorch
     spec = threads_layout(tr, ThreadsParams(resolution=RES, focus=FOCUS))
     arcs = spec.layer("flows")
-    assert 0 < len(arcs) <= side.MAX_FLOW_ARCS
+    assert 0 < len(arcs) <= MAX_THREAD_FLOW_ARCS
     assert spec.meta["n_flows_drawn"] > 0.5 * tr.flow_from.size
     assert (arcs.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"]).all()
     w = np.sqrt(arcs.attributes["flows"])

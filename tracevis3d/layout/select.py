@@ -341,7 +341,8 @@ def window_cut(trace: Trace, window) -> tuple:
 
 
 def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
-                 pack_min_lanes: int | None = None, name_members: bool = False) -> Selection:
+                 pack_min_lanes: int | None = None, name_members: bool = False, max_lanes: int | None = None,
+                 keep_threads=()) -> Selection:
     """The `Selection` of ``trace`` under ``params`` (hide → threads → order → window/depth).
 
     ``window_first`` (the icicle's own figure): with a time window, ``trace`` is first cut
@@ -356,7 +357,10 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
     section: 1, its threads in one lane).  ``name_members`` (the icicle's figure): with
     fewer lanes than that, threads of one kind that never run at once still share a lane
     (three workers started one after another do not leave two thirds of the frame empty),
-    each keeping its own name (``Selection.member_named``), at most `NAMED_PACK_MAX` a lane."""
+    each keeping its own name (``Selection.member_named``), at most `NAMED_PACK_MAX` a lane.
+    Beyond ``max_lanes`` lanes (default: ``params.max_lanes`` where no threads were chosen)
+    only the lanes whose threads work the most are kept (`busiest_lanes`), and those of
+    ``keep_threads`` (the thread view's focus)."""
     cut_keep = None
     if window_first and params.time_window is not None:
         trace, cut_keep = window_cut(trace, params.time_window)
@@ -415,10 +419,14 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
             lanes = np.asarray([m[0] for m in members], np.int32)
             idx = np.concatenate(pieces)
     left_out = 0
-    cap = int(getattr(params, "max_lanes", 0) or 0)
-    if cap and lanes.size > cap and (params.threads is None or not len(params.threads)):
+    if max_lanes is None:
+        chosen = params.threads is not None and len(params.threads)
+        max_lanes = 0 if chosen else int(getattr(params, "max_lanes", 0) or 0)
+    cap = int(max_lanes)
+    if cap and lanes.size > cap:
         groups = members if members is not None else [[int(t)] for t in lanes]
-        keep = busiest_lanes(tr, groups, cap)
+        must = {int(t) for t in keep_threads}
+        keep = busiest_lanes(tr, groups, cap, [k for k, g in enumerate(groups) if must & set(g)])
         left_out = sum(len(groups[k]) for k in range(len(groups)) if not keep[k])
         kept = np.flatnonzero(keep)
         first_piece = np.concatenate([[0], np.cumsum([len(g) for g in groups])])  # a lane's pieces, one a thread
@@ -452,9 +460,9 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
                      named if named is not None and named.any() else None, n_threads_left_out=left_out)
 
 
-def busiest_lanes(trace: Trace, groups: list, cap: int) -> np.ndarray:
+def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray:
     """Which of the lanes (``groups``: each lane's threads) a figure of at most ``cap`` lanes
-    keeps (bool per lane): those whose threads work the most, the self time of their calls
+    keeps (bool per lane): the lanes ``always`` first, then those whose threads work the most, the self time of their calls
     under the roots plus that of roots without children, waits and I/O left out (`_work_of`):
     a root that spans the whole trace is mostly the idle loop of a thread that waits for
     tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a page load).  Ties: the earlier
@@ -462,6 +470,7 @@ def busiest_lanes(trace: Trace, groups: list, cap: int) -> np.ndarray:
     below = (trace.parent >= 0) | (trace.end_index == np.arange(1, len(trace) + 1))  # under a root, or a lone root
     work = np.bincount(trace.thread[below], weights=_work_of(trace, below), minlength=trace.n_threads)
     lane_work = np.array([work[np.asarray(g, np.int64)].sum() for g in groups])
+    lane_work[list(always)] = np.inf
     keep = np.zeros(len(groups), np.bool_)
     keep[np.lexsort((np.arange(len(groups)), -lane_work))[:cap]] = True
     return keep

@@ -38,8 +38,7 @@ TRACK_TEXT = 0.85  # track names, in label sizes
 MAX_OTHERS_NAMED = 16  # series not drawn that the plan names (the legend shows a few)
 TRACK_DEPTH = 0.35  # depth of a track, in lane depths
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
-MAX_FLOW_ARCS = 600  # the thread view's arcs (`threads_flows`): its largest bundles
-#: the icicle's: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
+#: the icicle's arcs at most: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
 #: the width) until they are not, then the largest are drawn (a page load's 7,000 flows between 12 of
 #: Chrome's threads made 600 arcs at 24 px, a tangle over the lanes that hid them)
 MAX_ICICLE_FLOW_ARCS = 150

@@ -1052,7 +1052,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     window = params.time_window
     if window is None and params.window == "concurrent":
         window = concurrent_window(trace, threads)
-    sel = select_calls(trace, ring_params(params, threads, window))
+    sel = select_calls(trace, ring_params(params, threads, window), max_lanes=0 if params.threads else params.max_lanes,
+                       keep_threads=[focus] if focus is not None else ())
     tr = sel.trace
     n_lanes = sel.lane_threads.size
     # the focused icicle needs calls in the span shown: a thread that ran only before the
@@ -1068,18 +1069,22 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     focus_lane = int(lane_of_thread[focus])
     lane_rgb = lane_colours(n_lanes)
     n_shown = int(sel.idx.size)
+    left_out = sel.n_threads_left_out
     sel = ring_cut(sel, params, focus_lane).sel
 
     # HUD plan
     n_threads = int(sel.threads.size)
+    threads_text = (f"{n_threads} of {n_threads + left_out} threads (the busiest)" if left_out else
+                    f"{n_threads} thread{'s' if n_threads != 1 else ''}")
     title = params.title if params.title is not None else (
         f"Who waits on whom · {trace.title_name} · "
-        f"{n_threads} thread{'s' if n_threads != 1 else ''}, {int(sync.primary.sum()):,} hand-off"
+        f"{threads_text}, {int(sync.primary.sum()):,} hand-off"
         f"{'s' if int(sync.primary.sum()) != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True)
-    rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows)
+    rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows,
+                                     lane_of_thread >= 0 if left_out else None)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])

@@ -8,7 +8,8 @@ the icicle (`side_tracks.drawn_ancestor`).  Each end sits where its call starts:
 front face of the icicle's box (at the middle of its height), or on the bar's middle
 radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` pixel cells
 of the image are bundled into one arc whose radius grows with the square root of their
-number, and the `MAX_FLOW_ARCS` largest bundles are drawn: the icicle's first rule
+number, the cells twice as wide while there are more than `MAX_THREAD_FLOW_ARCS` bundles (at
+most `side_tracks.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn: the icicle's rule
 (`side_tracks.flow_arcs`), with the cells taken on the image because the two surfaces have
 no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
 of its length, so an arc from the icicle down to the semicircle passes in front of the
@@ -20,13 +21,18 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .side_tracks import (FLOW_CELL_PX, MAX_FLOW_ARCS, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
+from .side_tracks import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
                           unique_rows)
 
+#: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `side_tracks.flow_arcs`;
+#: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
+MAX_THREAD_FLOW_ARCS = 300
 
-def legend_row(tr, t0: float, t1: float, show: bool) -> list:
-    """The legend's note on the arcs (none when there are no flows in the window)."""
-    n = flows_in_window(tr, t0, t1) if show else 0
+
+def legend_row(tr, t0: float, t1: float, show: bool, shown=None) -> list:
+    """The legend's note on the arcs (none when there are no flows in the window; with
+    ``shown``, a bool per thread, those between the threads shown)."""
+    n = flows_in_window(tr, t0, t1, shown) if show else 0
     return [(f"arcs: {n:,} flows, from the call that starts one to the call it reaches, in the colour of the "
              f"thread reached", -1, "note")] if n else []
 
@@ -111,14 +117,18 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     fi, pa, pb, ka, kb = fi[ok], pa[ok], pb[ok], ka[ok], kb[ok]
     if fi.size == 0:
         return None, info
-    qa = np.floor(project(cam, pa, resolution) / FLOW_CELL_PX)
-    qb = np.floor(project(cam, pb, resolution) / FLOW_CELL_PX)
-    key = np.column_stack([ka, qa, kb, qb]).astype(np.int64)
-    first, group, count = unique_rows(key)
+    ia, ib = project(cam, pa, resolution), project(cam, pb, resolution)
+    cell, widest = FLOW_CELL_PX, FLOW_CELL_MAX_FRAC * float(max(resolution))
+    while True:  # cells twice as wide while the bundles are too many (`side_tracks.flow_arcs`' rule)
+        key = np.column_stack([ka, np.floor(ia / cell), kb, np.floor(ib / cell)]).astype(np.int64)
+        first, group, count = unique_rows(key)
+        if count.size <= MAX_THREAD_FLOW_ARCS or cell >= widest:
+            break
+        cell = min(2.0 * cell, widest)
     m_all = count.size
     p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
     p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
-    keep = np.argsort(-count, kind="stable")[:MAX_FLOW_ARCS]
+    keep = np.argsort(-count, kind="stable")[:MAX_THREAD_FLOW_ARCS]
     p0, p2, cnt, rep = p0[keep], p2[keep], count[keep], fi[first[keep]]
     m = cnt.size
     length = np.linalg.norm(p2 - p0, axis=1)

@@ -28,6 +28,11 @@ THREADS = Schema("threads", [
     S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a "
                             "server's thread per request) that never run at once share a section of the ring, "
                             "when there are more than 8"),
+    S.MAX_LANES.but(
+                    help="with more sections than this (threads after packing) and no threads chosen, the ring "
+                         "shows only those whose threads work the most (self time under their root calls, waits "
+                         "and I/O left out) and the focused one; the title says how many were left out. 0: every "
+                         "thread"),
     S.FOLD, S.HIDE, S.HIDE_MODULES,
     Param("max_levels", Number(1, 1000, integer=True), 14, group=S.SHOW, unit="levels", label="Levels",
           help="levels each thread's section of the ring may take after folding; deeper stacks are squeezed into them"),
