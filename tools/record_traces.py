@@ -418,6 +418,31 @@ with jax.profiler.trace(sys.argv[1], create_perfetto_trace=True):
 '''
 
 
+#: the page Chromium loads while it traces its own start-up (chromium_page): script, layout, canvas
+#: frames, timers, a dedicated worker and promises
+CHROMIUM_PAGE = '''\
+<!doctype html><html><head><title>work</title>
+<style>div.b{display:inline-block;width:20px;height:20px;margin:1px;background:#48c}</style></head>
+<body><canvas id=c width=800 height=400></canvas><div id=grid></div>
+<script>
+function fib(n){return n<2?n:fib(n-1)+fib(n-2)}
+function sortWork(){const a=[];for(let i=0;i<200000;i++)a.push(Math.random());a.sort();return a[0]}
+function layoutWork(){const g=document.getElementById('grid');for(let i=0;i<3000;i++){const d=document.createElement('div');
+  d.className='b';d.textContent=i%10;g.appendChild(d)}return g.offsetHeight}
+function draw(t){const c=document.getElementById('c').getContext('2d');for(let i=0;i<2000;i++){
+  c.fillStyle=`hsl(${(i+t)%360},70%,50%)`;c.fillRect((i*37)%800,(i*53)%400,10,10)}}
+let frames=0;
+function tick(t){draw(t|0);frames++;if(frames<60)requestAnimationFrame(tick)}
+requestAnimationFrame(tick);
+setTimeout(()=>{fib(27);sortWork()},50);
+setTimeout(()=>{layoutWork()},120);
+const w=new Worker(URL.createObjectURL(new Blob([`onmessage=e=>{function f(n){return n<2?n:f(n-1)+f(n-2)};postMessage(f(e.data))}`])));
+w.onmessage=e=>{document.title='done '+e.data};w.postMessage(30);
+Promise.all([1,2,3].map(k=>new Promise(r=>setTimeout(()=>r(fib(20+k)),30*k)))).then(v=>console.log(v));
+</script></body></html>
+'''
+
+
 ASYNC_PROGRAM = '''\
 """asyncio: five worker tasks on a queue, short bursts of json and difflib work."""
 import asyncio
@@ -767,7 +792,7 @@ class Spec:
 
     def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc="", flags=()):
         self.name = name
-        self.tool = tool                # "viztracer", "py-spy" or "jax" (the program profiles itself)
+        self.tool = tool                # "viztracer", "py-spy", "chromium" or "jax" (the program profiles itself)
         self.interpreter = interpreter  # "project" (this interpreter), "trace" (build/trace-venv), "jax"
         self.program = program          # callable(workdir) -> argv after the interpreter
         self.entries = entries          # VizTracer's --tracer_entries
@@ -855,13 +880,16 @@ SUITE = [
          doc="examples/threads_pipeline.py, 5 threads"),
     Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],
          doc="examples/threads_pipeline.py sampled by py-spy"),
+    Spec("chromium_page", "chromium", "project", lambda w: [_write(os.path.join(w, "page.html"), CHROMIUM_PAGE)],
+         doc="Chromium (Debian's chromium package) tracing its own headless start-up and a page load: 9 processes, "
+             "80+ threads, flows, async slices, instants, counters (asked for by name)"),
     Spec("jax_mlp", "jax", "jax", lambda w: [_write(os.path.join(w, "jax_mlp.py"), JAX_PROGRAM)],
          doc="JAX's own profiler (perfetto_trace.json.gz): jit-compiled MLP gradients, then 12 steps in a pool of "
              "3 threads (XLA compiler and Eigen threads; Python frames as '$file:line name'; asked for by name)"),
 ]
 NAMES = [s.name for s in SUITE]
 #: recorded only when named (--only): they install a large tool of their own
-OPT_IN = {"jax_mlp"}
+OPT_IN = {"jax_mlp", "chromium_page"}
 
 
 # --------------------------------------------------------------------------- recording
@@ -977,6 +1005,20 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
             raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
         rec["tracer_entries"] = spec.entries
         rec["overflow"] = viztracer_overflowed(tmp)
+    elif spec.tool == "chromium":  # the browser traces its own start-up (JSON: it writes protobuf otherwise)
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if browser is None:
+            rec.update(skipped="chromium is not installed (Debian: apt-get install chromium)")
+            return rec
+        cmd = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--user-data-dir=" + os.path.join(work, "profile"),
+               "--trace-startup=*,disabled-by-default-devtools.timeline", "--trace-startup-format=json",
+               "--trace-startup-file=" + tmp, "--trace-startup-duration=4", "--virtual-time-budget=3000",
+               "--screenshot=" + os.path.join(work, "page.png"), "file://" + argv[0]]
+        rc, log, secs = run_logged(cmd, work, timeout, _child_env())
+        if not os.path.exists(tmp):
+            raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}, no trace:\n{log[-3000:]}")
     elif spec.tool == "jax":  # the program profiles itself into a log folder: its Chrome JSON, gzipped
         logs = os.path.join(work, "profile")
         shutil.rmtree(logs, ignore_errors=True)
