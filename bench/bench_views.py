@@ -79,12 +79,19 @@ CASES = (
     ("compare", ("xml_io_pool", "xml_io_pool_b")), ("live", ("xml_io_pool",)),
     # a spawn-started process pool: three processes of one name ("python -c"), heartbeat threads
     ("icicle", ("spawn_pool",)), ("threads", ("spawn_pool",)), ("cone", ("spawn_pool",)),
+    # producers other than VizTracer, recorded here (opt-in: record_traces.py --only chromium_page,jax_mlp):
+    # Chromium's own start-up and a page load (84 threads in 9 processes), JAX's profiler (11 threads)
+    ("icicle", ("chromium_page",)), ("threads", ("chromium_page",)), ("cone", ("chromium_page",)),
+    ("icicle", ("jax_mlp",)), ("threads", ("jax_mlp",)), ("cone", ("jax_mlp",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 
 
 def trace_path(name: str, traces: pathlib.Path) -> pathlib.Path:
-    return REALDATA / name if "/" in name else traces / f"{name}.json"
+    if "/" in name:
+        return REALDATA / name
+    plain = traces / f"{name}.json"
+    return plain if plain.exists() or not (traces / f"{name}.json.gz").exists() else traces / f"{name}.json.gz"
 
 
 def extract(rev: str, dest: pathlib.Path) -> pathlib.Path:
