@@ -74,6 +74,8 @@ def pytest_collection_finish(session):
 
     import realtraces
 
+    if session.config.option.collectonly:
+        return
     jobs = {}
     for item in session.items:
         for name in item.fixturenames:
