@@ -462,11 +462,11 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
 
 def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray:
     """Which of the lanes (``groups``: each lane's threads) a figure of at most ``cap`` lanes
-    keeps (bool per lane): the lanes ``always`` first, then those whose threads work the most, the self time of their calls
-    under the roots plus that of roots without children, waits and I/O left out (`_work_of`):
-    a root that spans the whole trace is mostly the idle loop of a thread that waits for
-    tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a page load).  Ties: the earlier
-    lane.  O(calls)."""
+    keeps (bool per lane): the lanes ``always`` first, then those whose threads work the
+    most, the self time of their calls under the roots plus that of roots without children,
+    waits and I/O left out (`_work_of`): a root that spans the whole trace is mostly the idle
+    loop of a thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a
+    page load).  Ties: the earlier lane.  O(calls)."""
     below = (trace.parent >= 0) | (trace.end_index == np.arange(1, len(trace) + 1))  # under a root, or a lone root
     work = np.bincount(trace.thread[below], weights=_work_of(trace, below), minlength=trace.n_threads)
     lane_work = np.array([work[np.asarray(g, np.int64)].sum() for g in groups])
