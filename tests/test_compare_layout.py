@@ -314,11 +314,11 @@ def _pool_run(work_of_thread, seed):
 def test_the_b_side_shows_the_thread_that_does_a_s_work_not_b_s_busiest():
     """A pool's workers swap tasks between runs: in A, w1 runs alpha (the busiest work) and w2
     beta; in B, w1 runs beta (now the busiest) and w2 alpha.  The comparison shows A's w1
-    against B's w2, the thread doing the same work (`select.corresponding_thread`), not
+    against B's w2, the thread doing the same work (`thread_work.corresponding_thread`), not
     against B's busiest thread (a comparison of alpha with beta: a mixed pool's pair showed a
     sympy worker against the other run's main thread)."""
     from tracevis3d.layout.compare_tubes import side_threads
-    from tracevis3d.layout.select import corresponding_thread, working_thread
+    from tracevis3d.layout.thread_work import corresponding_thread, working_thread
 
     a = _pool_run([("alpha", 200), ("beta", 120)], 1)
     b = _pool_run([("beta", 260), ("alpha", 200)], 2)
@@ -341,7 +341,7 @@ def test_the_corresponding_thread_takes_memory_linear_in_the_calls():
     dense threads × functions table (3.2 GB here): the peak stays under 100 MB."""
     import tracemalloc
 
-    from tracevis3d.layout.select import corresponding_thread
+    from tracevis3d.layout.thread_work import corresponding_thread
 
     n = 20_000
     names = [f"f{k} (/app/m.py:{k + 1})" for k in range(n)]

@@ -363,7 +363,7 @@ def test_a_figure_of_many_threads_keeps_the_lanes_that_work_most():
     title, counts only the flows between the lanes it keeps, and every call of a kept
     thread is drawn; --threads and max_lanes=0 show every thread asked for."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.select import busiest_lanes
+    from tracevis3d.layout.thread_work import busiest_lanes
 
     tr = _many_loops_trace()
     spec = icicle_layout(tr, IcicleParams(max_lanes=12).validate())
@@ -394,7 +394,7 @@ def test_the_icicle_bundles_many_flows_into_at_most_its_budget_of_arcs():
     import json
 
     from tracevis3d.io import load_bytes
-    from tracevis3d.layout import side_tracks as side
+    from tracevis3d.layout import flow_arcs as side
     from tracevis3d.layout.icicle import icicle_layout
 
     rng = np.random.default_rng(3)

@@ -127,9 +127,9 @@ def test_native_files_with_tracks_from_before_ids_kinds_and_scopes(tmp_path):
 
 
 def test_unique_rows_is_numpys_unique_of_rows():
-    """`side_tracks.unique_rows` against its brute-force twin, np.unique over the rows:
+    """`flow_arcs.unique_rows` against its brute-force twin, np.unique over the rows:
     the same first occurrences, groups and counts, in the same order."""
-    from tracevis3d.layout.side_tracks import unique_rows
+    from tracevis3d.layout.flow_arcs import unique_rows
 
     rng = np.random.default_rng(7)
     for n, k, hi in ((0, 4, 3), (1, 4, 3), (50, 4, 3), (400, 6, 5), (1000, 2, 40)):

@@ -10,6 +10,7 @@ import tracevis3d
 from tracevis3d.io.compact import load_compact, save_compact
 from tracevis3d.io.native import load_native, save_native
 from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout import flow_arcs as flow_mod
 from tracevis3d.layout import side_tracks as side
 from tracevis3d.layout.camera import project
 
@@ -116,7 +117,7 @@ def test_flows_and_instants_round_trip_and_become_arcs_and_markers(tmp_path):
     flows = spec.layer("flows")
     assert spec.meta["n_flows_drawn"] == 5 and np.all(flows.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"])
     # translucent, so the names under a curtain of arcs (a PyTorch trace's 9,450 flows) still read
-    assert {spec.materials[m].color[3] for m in flows.materials} == {side.FLOW_ALPHA} and side.FLOW_ALPHA < 0.7
+    assert {spec.materials[m].color[3] for m in flows.materials} == {flow_mod.FLOW_ALPHA} and flow_mod.FLOW_ALPHA < 0.7
     assert all(spec.materials[m].blended for m in flows.materials)  # smooth in EEVEE, not dithered noise
     inst = spec.layer("instants")
     assert len(inst) == 2 and np.all(inst.attributes["tv3d_kind"] == side.SIDE_KINDS["instant"])
@@ -212,7 +213,7 @@ def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(reald
     assert lane_z[la] <= z0 and (la == 0 or z0 < lane_z[la - 1])  # leaves the launching thread's lane
     assert lane_z[lb] <= z1 and (lb == 0 or z1 < lane_z[lb - 1])  # reaches the kernel's stream
     x0 = (tr.start[tr.flow_from[f]] - spec.meta["t0"]) * spec.meta["world_per_us"]
-    cell = side.FLOW_CELL_PX * float(np.median(spec.meta["world_per_pixel"]))
+    cell = flow_mod.FLOW_CELL_PX * float(np.median(spec.meta["world_per_pixel"]))
     assert abs(arcs.centres[k, 0, 0] - x0) <= cell
     # in the pixels: along the arc the image differs from the same figure without flows
     pts = project(spec.camera, arcs.centres[k, 2:-2], spec.resolution)
@@ -542,7 +543,7 @@ def test_flow_categories_are_read_kept_and_written(tmp_path):
 
 
 def test_flows_of_several_categories_are_coloured_by_category(tmp_path):
-    """The icicle's arcs take their category's colour (`side_tracks.FLOW_CAT_RGB`, the most
+    """The icicle's arcs take their category's colour (`flow_arcs.FLOW_CAT_RGB`, the most
     frequent first), flows of different categories are never bundled into one arc, and the
     legend names each category beside its swatch; flows of one category stay `FLOW_RGB`
     with the note alone."""
@@ -554,10 +555,10 @@ def test_flows_of_several_categories_are_coloured_by_category(tmp_path):
     colour = {cat_of[int(f)]: tuple(np.round(arcs.colors[k, :3], 4))
               for k, f in enumerate(arcs.attributes["side_index"])}
     assert len(set(colour.values())) == 3
-    assert all(any(np.allclose(c, x, atol=1e-4) for x in side.FLOW_CAT_RGB) for c in colour.values())
+    assert all(any(np.allclose(c, x, atol=1e-4) for x in flow_mod.FLOW_CAT_RGB) for c in colour.values())
     legend = [x for x, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
     assert {"ipc", "gpu", "(no category)"} <= set(legend), legend
-    names, _ = side.flow_materials()
+    names, _ = flow_mod.flow_materials()
     assert set(arcs.materials) == set(names) and all(spec.materials[n].blended for n in names)
     t1 = t.subset(thread=[0, 1])
     t1.flow_cat = np.zeros(3, np.int32)

@@ -81,7 +81,7 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     assert [arcs.materials[m] for m in arcs.material_index.tolist()] == [f"TV3D_flow_lane{k:02d}" for k in reached]
     assert len(set(reached.tolist())) >= 3  # the streams tell apart
     # translucent as the icicle's arcs: the wall's names under the fan of launches still read
-    from tracevis3d.layout.side_tracks import FLOW_ALPHA
+    from tracevis3d.layout.flow_arcs import FLOW_ALPHA
 
     assert {spec.materials[m].color[3] for m in arcs.materials} == {FLOW_ALPHA}
 

@@ -152,7 +152,7 @@ def _pick_tubes(ob, origin, direction):
             return np.inf, None
         return best_t, {"kind": "box", "call": int(calls[tube]), "side": None, "object": ob.name}
     kinds = tube_values(me, "tv3d_kind")
-    if kinds is not None:  # an arc of flows (`layout.side_tracks.flow_arcs`)
+    if kinds is not None:  # an arc of flows (`layout.flow_arcs.flow_arcs`)
         hit = side_hit(int(kinds[tube]), int(tube_values(me, "side_index")[tube]), ob.name)
         flows = tube_values(me, "flows")
         if flows is not None:

@@ -174,7 +174,8 @@ def match_colouring(sel, fold, matched, infra) -> Colouring:
 def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     """One side's select and fold stages: ``(selection, folding)``; ``budget_of`` as in
     `fold.fold_levels` (the side is one lane)."""
-    from .select import section_members, thread_sections, working_thread
+    from .select import section_members, thread_sections
+    from .thread_work import working_thread
 
     ip = params.side_params(name)
     if ip.threads is None and trace.n_threads > 1:

@@ -370,12 +370,13 @@ def resolve_calls(cmp, params: CompareParams) -> CompareParams:
 
 def side_threads(cmp, params: CompareParams) -> dict:
     """The threads the two sides show where ``params`` leaves them open: A's the thread that
-    does its work (`select.working_thread`), B's the one that does the same work
-    (`select.corresponding_thread`; a pool's workers swap tasks between runs), not B's own
+    does its work (`thread_work.working_thread`), B's the one that does the same work
+    (`thread_work.corresponding_thread`; a pool's workers swap tasks between runs), not B's own
     busiest thread, which may do something else entirely.  With ``pack_threads``, by
     sections (`select.thread_sections`: a server's request threads), each side then showing
     its thread's whole section in its one lane (`compare_sides.side_fold`)."""
-    from .select import _resolve_in_order, corresponding_thread, thread_sections, working_thread
+    from .select import _resolve_in_order, thread_sections
+    from .thread_work import corresponding_thread, working_thread
 
     out = {}
     sec_a = thread_sections(cmp.a) if params.pack_threads and cmp.a.n_threads > 1 else None

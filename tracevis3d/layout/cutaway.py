@@ -187,7 +187,7 @@ def _cut_ancestor(sel, d, ref: int) -> np.ndarray:
     """The drawn row of the stub a shown call ``ref`` (a loaded-trace index) was cut under
     (`subpixel.cut_subpixel`: its stub's bar stands for it), or none: a call of a thread
     not shown, outside the window, hidden, or with no cut above it."""
-    from .side_tracks import drawn_ancestor
+    from .flow_arcs import drawn_ancestor
 
     tr = sel.trace
     if sel.envelopes is None or ref < 0:

@@ -37,6 +37,7 @@ from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, clus
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, leader_material, name_plate_material, text_px
 from .naming import function_table
 from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
+from . import flow_arcs as arcs
 from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
 from .cutaway import figure_cutaway
@@ -449,7 +450,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     title = trace_title(trace, sel, params)
     tracks = st.tracks
     shown = sel.lane_of_thread() >= 0 if sel.n_threads_left_out else None  # flows to lanes left out: none drawn
-    n_flows = side.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
+    n_flows = arcs.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
     n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     if sel.lane_members is not None:
@@ -460,11 +461,11 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             rows.append((PACKED_NOTE, -1, "note"))
         if sel.member_named is not None:
             rows.append((PACKED_NAMED_NOTE, -1, "note"))
-    flow_cls = side.flow_colours(tr, t0, t1, shown) if n_flows else None
+    flow_cls = arcs.flow_colours(tr, t0, t1, shown) if n_flows else None
     flow_slot0 = len(colouring.slot_rgb) + 1  # after the calls' colours and the merged calls' swatch
     rows += side.side_legend_rows(tracks, n_flows, n_instants,
-                                  side.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None,
-                                  side.MAX_ICICLE_FLOW_ARCS)
+                                  arcs.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None,
+                                  arcs.MAX_ICICLE_FLOW_ARCS)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))
@@ -492,7 +493,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         occupied = lanes_occupancy(st, frame, params, tpx)
         if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
-    flows, flow_info = side.flow_arcs(sel, st.drawn, frame, params, t0, t1, flow_cls)
+    flows, flow_info = arcs.flow_arcs(sel, st.drawn, frame, params, t0, t1, flow_cls)
     if flows is not None:
         occupied = occupied | tube_occupancy(flows, frame.cam, res, OCCUPANCY_CELL_PX)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx,
@@ -514,11 +515,11 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         side_meta["cutaway"] = cut
     layers += [x for x in (flows, instants) if x is not None]
     if flows is not None or instants is not None or flow_cls is not None:
-        materials.update(side.side_materials())
+        materials.update(arcs.side_materials())
     swatch_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     swatch_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]
     if flow_cls is not None:  # the flows' category swatches (slots from flow_slot0)
-        flow_names, flow_rgb = side.flow_materials()
+        flow_names, flow_rgb = arcs.flow_materials()
         swatch_rgb = np.vstack([swatch_rgb, flow_rgb])
         swatch_mats += flow_names
     hud_labels, legend_layer, hud_dist = hud_layers(plan, frame.cam, res, swatch_rgb, swatch_mats)

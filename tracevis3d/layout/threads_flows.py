@@ -4,13 +4,13 @@ from the call that starts them to the call they reach, where those calls are dra
 A flow's end lies on the focused thread's straight icicle (the view's main view, on top)
 when its call belongs to the focused thread, else on its thread's section of the
 semicircle; a call that is not drawn is represented by its nearest drawn ancestor, as in
-the icicle (`side_tracks.drawn_ancestor`).  Each end sits where its call starts: on the
+the icicle (`flow_arcs.drawn_ancestor`).  Each end sits where its call starts: on the
 front face of the icicle's box (at the middle of its height), or on the bar's middle
 radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` pixel cells
 of the image are bundled into one arc whose radius grows with the square root of their
 number, the cells twice as wide while there are more than `MAX_THREAD_FLOW_ARCS` bundles (at
-most `side_tracks.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn: the icicle's rule
-(`side_tracks.flow_arcs`), with the cells taken on the image because the two surfaces have
+most `flow_arcs.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn: the icicle's rule
+(`flow_arcs.flow_arcs`), with the cells taken on the image because the two surfaces have
 no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
 of its length, so an arc from the icicle down to the semicircle passes in front of the
 boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .side_tracks import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
+from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
                           unique_rows)
 
-#: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `side_tracks.flow_arcs`;
+#: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `flow_arcs.flow_arcs`;
 #: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
 MAX_THREAD_FLOW_ARCS = 300
 
@@ -91,9 +91,9 @@ def flow_ends(sel, d, ring, place, comp, calls: np.ndarray) -> tuple:
 
 def flow_materials(lane_rgb) -> dict:
     """One tube material per thread (lane order): its colour, darkened as the thread names are,
-    translucent as the icicle's arcs (`side_tracks.FLOW_ALPHA`: the names under them read)."""
+    translucent as the icicle's arcs (`flow_arcs.FLOW_ALPHA`: the names under them read)."""
     from .palette import darker
-    from .side_tracks import flow_material
+    from .flow_arcs import flow_material
 
     return {f"TV3D_flow_lane{k:02d}": flow_material(f"TV3D_flow_lane{k:02d}", col)
             for k, col in enumerate(np.clip(darker(lane_rgb), 0.0, 1.0))}
@@ -119,7 +119,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
         return None, info
     ia, ib = project(cam, pa, resolution), project(cam, pb, resolution)
     cell, widest = FLOW_CELL_PX, FLOW_CELL_MAX_FRAC * float(max(resolution))
-    while True:  # cells twice as wide while the bundles are too many (`side_tracks.flow_arcs`' rule)
+    while True:  # cells twice as wide while the bundles are too many (`flow_arcs.flow_arcs`' rule)
         key = np.column_stack([ka, np.floor(ia / cell), kb, np.floor(ib / cell)]).astype(np.int64)
         first, group, count = unique_rows(key)
         if count.size <= MAX_THREAD_FLOW_ARCS or cell >= widest:

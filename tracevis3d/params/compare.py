@@ -95,7 +95,7 @@ class CompareParams(Params, schema=COMPARE):
     (0 straight, 1 fully bundled); ``window_a`` / ``window_b``: focus windows (µs);
     ``align_a``: a call of A whose matches B's focus window is set on (IV-E; instead of
     ``window_b``); ``thread_a`` / ``thread_b``: the thread shown on each side (default: the
-    thread that does the work, `select.working_thread`: a pool's busiest worker, not its
+    thread that does the work, `thread_work.working_thread`: a pool's busiest worker, not its
     waiting main).  ``fold``, ``hide``, ``hide_modules``, ``highlight``: as in the icicle
     (`IcicleParams`), on both sides; hidden calls keep their matches (the comparison is of
     the whole runs), a match of a hidden call starts at the box that now shows it.

@@ -1,0 +1,221 @@
+"""Flows as arcs between the calls they bind, in front of the icicle's lanes (issue 25; bpy-free):
+the *relationships* of the execution-visualization survey (seed 003, Sec. 3.1) on the calls'
+time axis.  `flow_arcs` bundles the flows whose two ends fall in the same pixel columns of the
+same lanes into one arc, its width by how many it carries; the thread view's arcs
+(`threads_flows`) take its bundling, tubes and materials.  Every arc carries ``tv3d_kind``
+flow (`side_tracks.SIDE_KINDS`) and ``side_index`` (its first flow), so picking can report it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .side_tracks import INSTANT_RGB, SIDE_KINDS
+from .spec import MaterialSpec, TubeLayer
+
+FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
+#: the icicle's arcs at most: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
+#: the width) until they are not, then the largest are drawn (a page load's 7,000 flows between 12 of
+#: Chrome's threads made 600 arcs at 24 px, a tangle over the lanes that hid them)
+MAX_ICICLE_FLOW_ARCS = 150
+FLOW_CELL_MAX_FRAC = 0.2
+FLOW_SAMPLES = 16
+FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
+FLOW_RGB = (0.02, 0.05, 0.50)
+#: flows of several categories: one colour each (linear, saturated, apart from the calls'
+#: muted palette), the most frequent `len(FLOW_CAT_RGB)` categories; the rest `FLOW_OTHER_RGB`
+FLOW_CAT_RGB = ((0.02, 0.05, 0.50), (0.55, 0.02, 0.20), (0.00, 0.28, 0.22), (0.60, 0.18, 0.00),
+                (0.22, 0.02, 0.45), (0.28, 0.26, 0.00))
+FLOW_OTHER_RGB = (0.20, 0.20, 0.22)
+
+def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none);
+    one vectorised step per level."""
+    cur = calls.astype(np.int64).copy()
+    row = np.full(cur.size, -1, np.int64)
+    todo = np.ones(cur.size, bool)
+    while todo.any():
+        r = drawn_row[cur[todo]]
+        hit = r >= 0
+        idx = np.flatnonzero(todo)
+        row[idx[hit]] = r[hit]
+        todo[idx[hit]] = False
+        up = tr.parent[cur[idx[~hit]]]
+        cur[idx[~hit]] = up
+        todo[idx[~hit][up < 0]] = False
+    return row
+
+
+def unique_rows(key: np.ndarray) -> tuple:
+    """(first, group, count) of the distinct rows of the int64 table ``key`` (n, k), as
+    ``np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)``
+    gives them (rows in lexicographic order, each one's first occurrence), from one stable
+    `np.lexsort` of the columns instead of a sort of the rows as opaque records (several
+    times slower: 9,450 flows of a PyTorch trace, 6 ms a figure)."""
+    key = np.asarray(key, np.int64)
+    n = key.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort(key.T[::-1])
+    srt = key[order]
+    new = np.ones(n, np.bool_)
+    new[1:] = np.any(srt[1:] != srt[:-1], axis=1)
+    starts = np.flatnonzero(new)
+    group = np.empty(n, np.int64)
+    group[order] = np.cumsum(new) - 1
+    return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
+
+
+def flows_inside(tr, t0: float, t1: float, shown=None) -> np.ndarray:
+    """Per flow: do both of its calls overlap [t0, t1] (the flows a figure of that window draws),
+    and, with ``shown`` (bool per thread), are both on threads the figure shows."""
+    f, g = tr.flow_from, tr.flow_to
+    inside = (tr.start[f] <= t1) & (tr.end[f] >= t0) & (tr.start[g] <= t1) & (tr.end[g] >= t0)
+    if shown is not None:
+        inside &= shown[tr.thread[f]] & shown[tr.thread[g]]
+    return inside
+
+
+def flow_material(name: str, rgb) -> MaterialSpec:
+    """A flow arcs' material: translucent (`FLOW_ALPHA`) and blended, so the names under a
+    curtain of arcs still read."""
+    return MaterialSpec(name, tuple(float(c) for c in rgb) + (FLOW_ALPHA,), kind="tube", cushion=False, gloss=0.3,
+                        from_attribute=False, blended=True)
+
+
+def flow_colours(tr, t0: float, t1: float, shown=None) -> np.ndarray:
+    """The colour class of each flow category (`FLOW_CAT_RGB` index; `len(FLOW_CAT_RGB)`:
+    the rest) when the flows in [t0, t1] (`flows_inside`, on the ``shown`` threads) have
+    several categories, the most frequent first; None for one category (every arc `FLOW_RGB`)."""
+    if tr.flow_from.size == 0 or len(tr.flow_cat_names) < 2:
+        return None
+    count = np.bincount(tr.flow_cat[flows_inside(tr, t0, t1, shown)], minlength=len(tr.flow_cat_names))
+    if int((count > 0).sum()) < 2:
+        return None
+    order = np.argsort(-count, kind="stable")
+    cls = np.full(len(tr.flow_cat_names), len(FLOW_CAT_RGB), np.int64)
+    top = order[count[order] > 0][:len(FLOW_CAT_RGB)]
+    cls[top] = np.arange(top.size)
+    return cls
+
+
+def flow_category_rows(tr, cls: np.ndarray, slot0: int) -> list:
+    """Legend swatches of the flow categories (`flow_colours`), their slots from ``slot0`` on
+    (`flow_materials` in that order), "other categories" last where some share its grey."""
+    rows = []
+    for k in range(len(FLOW_CAT_RGB)):
+        cats = np.flatnonzero(cls == k)
+        if cats.size:
+            rows.append((tr.flow_cat_names[int(cats[0])] or "(no category)", slot0 + k, "swatch"))
+    n_rest = int((cls == len(FLOW_CAT_RGB)).sum())
+    if n_rest:
+        rows.append((f"other categories ({n_rest})", slot0 + len(FLOW_CAT_RGB), "swatch"))
+    return rows
+
+
+def flow_materials() -> tuple:
+    """(names, rgb) of the flows' category materials (`FLOW_CAT_RGB`, then `FLOW_OTHER_RGB`)."""
+    rgb = np.array(FLOW_CAT_RGB + (FLOW_OTHER_RGB,), np.float32)
+    return [f"TV3D_flow_c{k}" for k in range(rgb.shape[0])], rgb
+
+
+def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix: str = ""):
+    """(tube layer or None, info) of the trace's flows between drawn calls.
+
+    A flow leaves its source call at the call's start and reaches its target call's start,
+    each at the middle of the call's box on its front face (a call that is not drawn is
+    represented by its nearest drawn ancestor); flows whose two ends fall in the same
+    `FLOW_CELL_PX` columns of the same lanes are bundled into one arc whose radius grows with
+    the square root of their number, columns twice as wide while there are more than
+    `MAX_ICICLE_FLOW_ARCS` bundles (at most `FLOW_CELL_MAX_FRAC` of the width); the largest
+    `MAX_ICICLE_FLOW_ARCS` bundles are drawn.  An arc
+    is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
+    between neighbouring lanes stay clear of the boxes.  Flows of several categories
+    (``colours``: `flow_colours` of the window, None for one colour) are bundled by
+    category too, each arc in its category's colour."""
+    tr = sel.trace
+    nf = int(tr.flow_from.size)
+    info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
+    if nf == 0 or not params.show_flows:
+        return None, info
+    drawn_row = np.full(len(tr), -1, np.int64)
+    drawn_row[d.idx] = np.arange(d.idx.size)
+    fi = np.flatnonzero(flows_inside(tr, t0, t1))
+    ra = drawn_ancestor(tr, drawn_row, tr.flow_from[fi])
+    rb = drawn_ancestor(tr, drawn_row, tr.flow_to[fi])
+    ok = (ra >= 0) & (rb >= 0) & (ra != rb)
+    fi, ra, rb = fi[ok], ra[ok], rb[ok]
+    if fi.size == 0:
+        return None, info
+    px = float(np.median(frame.px))
+    xa = (np.clip(tr.start[tr.flow_from[fi]], t0, t1) - t0) * frame.scale_t
+    xb = (np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0) * frame.scale_t
+    za = d.bottom[ra] + d.height[ra] / 2
+    zb = d.bottom[rb] + d.height[rb] / 2
+    cell = FLOW_CELL_PX * px
+    cls = colours
+    f_cls = cls[tr.flow_cat[fi]] if cls is not None else np.zeros(fi.size, np.int64)
+    widest = max(cell, FLOW_CELL_MAX_FRAC * float(params.time_length))
+    while True:
+        key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
+        first, group, count = unique_rows(key)
+        if count.size <= MAX_ICICLE_FLOW_ARCS or cell >= widest:
+            break
+        cell = min(2.0 * cell, widest)
+    m_all = count.size
+
+    def mean(v):
+        return np.bincount(group, v, m_all) / count
+
+    ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
+    keep = np.argsort(-count, kind="stable")[:MAX_ICICLE_FLOW_ARCS]
+    ends, cnt, rep = ends[keep], count[keep], fi[first[keep]]
+    m = cnt.size
+    p0 = np.stack([ends[:, 0], np.zeros(m), ends[:, 1]], 1)
+    p2 = np.stack([ends[:, 2], np.zeros(m), ends[:, 3]], 1)
+    length = np.linalg.norm(p2 - p0, axis=1)
+    p1 = (p0 + p2) / 2
+    p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
+    p1[:, 2] += 0.1 * length
+    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    if cls is None:
+        return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
+    names, rgb = flow_materials()
+    k = f_cls[first[keep]]
+    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
+
+
+def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_index=None, materials=None,
+               rgb=None) -> TubeLayer:
+    """The bundled flows as tubes: each a quadratic Bézier p0 → p1 → p2 (`FLOW_SAMPLES`
+    points), as thick as √count (at most 3.5 px), carrying ``tv3d_kind`` flow, its first
+    flow (``side_index``, picking) and ``flows`` (how many it bundles).  All in `FLOW_RGB`
+    (material ``TV3D_flow``), or each tube in ``materials[material_index]`` with colour
+    ``rgb`` (per tube)."""
+    m = count.size
+    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
+    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
+    centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
+               c[None, :, None] * p2[:, None, :]).astype(np.float32)
+    r = (np.minimum(0.35 + 0.3 * np.sqrt(count), 3.5) * px).astype(np.float32)
+    half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
+    if materials is None:
+        col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))
+        material_index, materials = np.zeros(m, np.int32), ["TV3D_flow"]
+    else:
+        col = np.concatenate([np.asarray(rgb, np.float32).reshape(m, 3), np.ones((m, 1), np.float32)], 1)
+    return TubeLayer(name, centres, half, half.copy(), col, np.asarray(material_index, np.int32), list(materials),
+                     {"match_index": np.full(m, -1, np.int32), "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
+                      "side_index": first_flow.astype(np.int32), "flows": count.astype(np.int32)},
+                     sides=4, face_colors=False, cross_section="normal")
+
+
+def side_materials() -> dict:
+    return {**{n: flow_material(n, rgb) for n, rgb in zip(*flow_materials())},
+            "TV3D_flow": flow_material("TV3D_flow", FLOW_RGB),
+            "TV3D_instant": MaterialSpec("TV3D_instant", INSTANT_RGB + (1.0,), cushion=False)}
+
+
+def flows_in_window(tr, t0: float, t1: float, shown=None) -> int:
+    """Flows whose two calls overlap [t0, t1], on the ``shown`` threads (bool per thread) if
+    given (what the legend announces before the arcs exist)."""
+    return int(flows_inside(tr, t0, t1, shown).sum()) if tr.flow_from.size else 0

@@ -1,0 +1,103 @@
+"""How much each thread works (bpy-free): the work of a call (its self time, waits and I/O
+counted as none), the thread that does a program's work, the thread of another run that does
+the same work, and the lanes a figure of many threads keeps (`busiest_lanes`).  The select
+stage (`select`) and the comparison's choice of threads (`compare_sides`, `compare_tubes`)
+ask it; a thread's sections (`select.thread_sections`) are the select stage's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Trace
+
+
+def working_thread(trace: Trace, sections: np.ndarray | None = None) -> int:
+    """The thread that does the program's work: the most time in calls that are not waits or I/O,
+    weighted by log(1 + calls) (a pool program's busiest worker, not its main thread that
+    waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream).
+    With ``sections`` (`thread_sections`), the section that does (a server's request
+    threads together, not its accept loop), and its busiest thread."""
+    busy = np.bincount(trace.thread, weights=_work_of(trace, slice(None)), minlength=trace.n_threads)
+    calls = np.bincount(trace.thread, minlength=trace.n_threads)
+    if not busy.size:
+        return 0
+    if sections is None:
+        return int(np.argmax(busy * np.log1p(calls)))
+    s_busy = np.bincount(sections, weights=busy, minlength=trace.n_threads)
+    s_calls = np.bincount(sections, weights=calls, minlength=trace.n_threads)
+    best = int(np.argmax(s_busy * np.log1p(s_calls)))
+    return _busiest_member(sections, best, busy)
+
+
+def _busiest_member(sections: np.ndarray, section: int, weight: np.ndarray) -> int:
+    members = np.flatnonzero(sections == section)
+    return int(members[np.argmax(weight[members])])
+
+
+def _work_of(trace: Trace, mask) -> np.ndarray:
+    """Self time of ``trace``'s calls in ``mask``, waits and I/O counted as none (a server's
+    accept loop blocked in ``select.poll``, a client blocked in ``recv``, do no work)."""
+    from ..model import KIND_IO, KIND_WAIT
+
+    kind = trace.kind[mask]
+    return np.where((kind == KIND_WAIT) | (kind == KIND_IO), 0.0, np.maximum(trace.self_time[mask], 0.0))
+
+
+def _work_by_function(trace: Trace, mask) -> np.ndarray:
+    """Self time (waits and I/O left out) per function of ``trace``'s calls in ``mask``."""
+    return np.bincount(trace.func[mask], weights=_work_of(trace, mask), minlength=trace.n_functions)[:trace.n_functions]
+
+
+def corresponding_thread(trace: Trace, other: Trace, other_thread: int, sections: np.ndarray | None = None,
+                         other_sections: np.ndarray | None = None) -> int:
+    """The thread of ``trace`` that does the work thread ``other_thread`` of ``other`` does:
+    the most self time in common, function by function (by name; waits left out),
+    ``Σ_f min(w_other(f), w_t(f))``.  A thread pool hands its tasks to whichever worker is
+    free, so the same work runs on "mixed_1" in one run and "mixed_4" in the next, and a
+    thread's name does not say which of the other run's threads to compare it with; with
+    nothing in common, `working_thread`.  With sections (`thread_sections` of ``trace`` and
+    of ``other``): the work of ``other_thread``'s section, compared with each section's, and
+    the member of the best section with most of it."""
+    if trace.n_threads <= 1:
+        return 0
+    mine_other = (other.thread == int(other_thread)) if other_sections is None else \
+        (other_sections[other.thread] == other_sections[int(other_thread)])
+    w_other = _work_by_function(other, mine_other)
+    f_other = np.flatnonzero(w_other > 0)
+    pos = {other.function_names[f]: k for k, f in enumerate(f_other)}
+    k_of = np.array([pos.get(nm, -1) for nm in trace.function_names], np.int64)
+    k = k_of[trace.func]
+    mine = k >= 0
+    # per (thread, function) pair that occurs: its self time (sorted keys, never a dense
+    # threads × functions table: memory linear in the calls whatever the two counts)
+    key = trace.thread[mine].astype(np.int64) * max(f_other.size, 1) + k[mine]
+    st = _work_of(trace, mine)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+    pair_time = np.add.reduceat(st[order], first) if key.size else np.zeros(0)
+    pair_key = key[first]
+    w = np.minimum(pair_time, w_other[f_other][pair_key % max(f_other.size, 1)] if f_other.size else 0.0)
+    common = np.bincount(pair_key // max(f_other.size, 1), weights=w, minlength=trace.n_threads)
+    if common.max(initial=0.0) <= 0:
+        return working_thread(trace, sections)
+    if sections is None:
+        return int(np.argmax(common))
+    return _busiest_member(sections, int(np.argmax(np.bincount(sections, weights=common,
+                                                                   minlength=trace.n_threads))), common)
+
+
+def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray:
+    """Which of the lanes (``groups``: each lane's threads) a figure of at most ``cap`` lanes
+    keeps (bool per lane): the lanes ``always`` first, then those whose threads work the
+    most, the self time of their calls under the roots plus that of roots without children,
+    waits and I/O left out (`_work_of`): a root that spans the whole trace is mostly the idle
+    loop of a thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a
+    page load).  Ties: the earlier lane.  O(calls)."""
+    below = (trace.parent >= 0) | (trace.end_index == np.arange(1, len(trace) + 1))  # under a root, or a lone root
+    work = np.bincount(trace.thread[below], weights=_work_of(trace, below), minlength=trace.n_threads)
+    lane_work = np.array([work[np.asarray(g, np.int64)].sum() for g in groups])
+    lane_work[list(always)] = np.inf
+    keep = np.zeros(len(groups), np.bool_)
+    keep[np.lexsort((np.arange(len(groups)), -lane_work))[:cap]] = True
+    return keep
