@@ -176,7 +176,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     p1 = (p0 + p2) / 2
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
-    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
     if cls is None:
         return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
     names, rgb = flow_materials()
