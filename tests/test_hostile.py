@@ -329,11 +329,11 @@ def test_json_validator_equals_python_json():
 
 def test_line_col_equals_brute_force():
     rng = random.Random(6)
-    data = bytes(rng.choice(b"ab\n") for _ in range(2000))
-    buf = np.frombuffer(data, np.uint8)
-    for pos in [0, 1, 5, 999, 2000] + [rng.randint(0, 2000) for _ in range(50)]:
-        head = data[:pos]
-        assert jt.line_col(buf, pos) == (head.count(b"\n") + 1, pos - head.rfind(b"\n"))
+    for data in (bytes(rng.choice(b"ab\n") for _ in range(2000)), b"x" * 700, b"\n" * 300 + b"y" * 400):
+        buf = np.frombuffer(data, np.uint8)
+        for pos in [0, 1, 5, 299, 300, 301, 699, 700, 999, 2000, 2500] + [rng.randint(0, 2000) for _ in range(50)]:
+            head = data[:pos]
+            assert jt.line_col(buf, pos) == (head.count(b"\n") + 1, pos - head.rfind(b"\n")), (pos, len(data))
 
 
 # the kind rules as they were written before (plain X\w*Y forms): the specification
