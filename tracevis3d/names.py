@@ -318,6 +318,7 @@ _IDENT_DOTTED = re.compile(r"^[A-Za-z_<][\w<>-]*(\.[A-Za-z_<][\w<>-]*)+$")
 _CPP_APPLIED = re.compile(r"^(?P<scope>\w+(?:::\w+)+): (?P<arg>\S.*)$")
 _TF_PY = re.compile(r"^\$(?P<file><[^<>]+>|[^\s:<>]+):(?P<line>\d+) (?P<func>\S.*)$")
 _TF_C = re.compile(r"^\$(?P<mod><unknown>|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*) (?P<func>[A-Za-z_<][\w<>.]*)$")
+_LOCATED = (_VIZ, _TORCH_PY, _TF_PY)  # the dialects whose names say func, file and line, in this order
 _PYSPY_THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _PYSPY_PROCESS = re.compile(r'^process (?P<pid>\d+):".*"$', re.S)
 
@@ -342,26 +343,15 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     event's args, not in the name); used when the name itself carries none, and then the
     name is taken as the qualified name inside that file's module.
     """
-    m = _VIZ.match(name)
-    if m:
-        f = m.group("func")
-        fl = m.group("file")
-        return _make(f, fl, int(m.group("line")), module_from_file(fl), f)
-    m = _TORCH_PY.match(name)
-    if m:
-        f = m.group("func")
-        fl = m.group("file")
-        return _make(f, fl, int(m.group("line")), module_from_file(fl), f)
-    if name.startswith("$"):
-        m = _TF_PY.match(name)
+    for rx in _LOCATED:  # the name carries its file and line: the module is the file's
+        m = rx.match(name)
         if m:
-            f = m.group("func")
-            fl = m.group("file")
+            f, fl = m.group("func"), m.group("file")
             return _make(f, fl, int(m.group("line")), module_from_file(fl), f)
-        m = _TF_C.match(name)
-        if m:
-            mod = m.group("mod")
-            return _make(m.group("func"), file, line, "builtins" if mod == "<unknown>" else mod, m.group("func"))
+    m = _TF_C.match(name) if name.startswith("$") else None
+    if m:
+        mod = m.group("mod")
+        return _make(m.group("func"), file, line, "builtins" if mod == "<unknown>" else mod, m.group("func"))
     if file:
         mod = module_from_file(file)
         if mod and not _PYSPY_THREAD.match(name):
