@@ -128,6 +128,62 @@ def test_flows_and_instants_round_trip_and_become_arcs_and_markers(tmp_path):
     assert not any(getattr(L, "name", "") in ("flows", "instants") for L in off.layers)
 
 
+def test_thread_instants_are_a_rug_under_their_lane_never_over_its_calls():
+    """Many lanes folded to about one level each (a browser's): a thread's ticks hang in the
+    gap under its lane, never over its boxes nor into the lane below; past `MAX_INSTANTS`
+    the ticks kept spread over the whole window, not the earliest."""
+    from tracevis3d.layout import instants as inst_mod
+
+    t = tracevis3d.synthetic(6000, threads=16, seed=5)
+    n = 40_000
+    rng = np.random.default_rng(1)
+    t.instant_ts = np.sort(rng.uniform(float(t.start.min()), float(t.end.max()), n))
+    t.instant_name, t.instant_names = np.zeros(n, np.int32), ["tick"]
+    t.instant_thread = rng.integers(0, 16, n).astype(np.int32)
+    t.instant_scope = np.full(n, ord("t"), np.uint8)
+    t.instant_pid = t.thread_pid[t.instant_thread].astype(np.int64)
+    t.check()
+    spec = icicle_layout(t, IcicleParams(resolution=(1920, 1080), max_lanes=0, pack_threads=False))
+    m = spec.meta
+    lay = spec.layer("instants")
+    assert len(lay) == inst_mod.MAX_INSTANTS == m["n_instant_markers"]
+    z = np.asarray(m["lane_z"])
+    tops = z + np.asarray(m["lane_levels"]) * m["level_height"]
+    lane = np.asarray(m["lane_threads"]).tolist()
+    k = np.array([lane.index(int(t.instant_thread[i])) for i in lay.attributes["side_index"]])
+    lo = lay.positions[:, 2] - lay.scales[:, 2] / 2
+    hi = lay.positions[:, 2] + lay.scales[:, 2] / 2
+    eps = 1e-4 * m["level_height"]
+    assert np.all(hi <= z[k] + eps)  # under the lane's base: over none of its calls
+    below = np.where(k + 1 < z.size, tops[np.minimum(k + 1, z.size - 1)], -np.inf)
+    assert np.all(lo >= below - eps)  # and not into the next lane
+    assert np.all(hi - lo > 0.5 * float(np.median(m["world_per_pixel"])))  # yet seen: over half a pixel tall
+    x = lay.positions[:, 0]
+    assert x.min() < 0.05 * spec.meta["params"]["time_length"] and x.max() > 0.95 * spec.meta["params"]["time_length"]
+
+
+def test_a_low_counter_track_has_its_name_and_range_on_one_line(monkeypatch):
+    """A track too low for two lines of text (a room under one of many lanes) carries
+    "name  range" on one line, the range whole; a tall one its name over its range."""
+    texts = side.one_line_texts(["MemoryUsage · TotalStorage", "m"], ["0–79", "0–1.2 MB"])
+    assert texts[1] == "m  0–1.2 MB"
+    from tracevis3d.layout.annotate import MAX_LANE_NAME_EM
+    from tracevis3d.layout.text import text_width
+
+    long = side.one_line_texts(["MemoryUsage · TotalStorage · PendingTransfersOnDisk"], ["0–79 kB"])[0]
+    assert long.endswith("  0–79 kB") and "…" in long and text_width(long) <= MAX_LANE_NAME_EM, long
+    t = _counters_trace()
+    tall = icicle_layout(t, IcicleParams(resolution=(1280, 720), counters=["rss"]))
+    got = [x for x, kind in zip(tall.labels.texts, tall.labels.kind) if kind == "counter"]
+    assert "memory · rss" in got and any(x.endswith(" MB") and "memory" not in x for x in got), got
+    # a track lower than `TWO_LINE_TRACK_SIZES` label sizes (here: every track, the threshold
+    # raised; Chromium's page load: a 24-px track under a lane of 24 folded ones, 14-px text)
+    monkeypatch.setattr(side, "TWO_LINE_TRACK_SIZES", 1e6)
+    low = icicle_layout(t, IcicleParams(resolution=(1280, 720), counters=["rss"]))
+    got = [x for x, kind in zip(low.labels.texts, low.labels.kind) if kind == "counter"]
+    assert len(got) == 1 and got[0].startswith("memory · rss  0–") and got[0].endswith(" MB"), got
+
+
 # ----------------------------------------------------------------- real traces, rendered
 def _render(trace, path, **params):
     bpy = pytest.importorskip("bpy")
@@ -202,7 +258,9 @@ def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(reald
     img, spec = _render(tr, tmp_path / "flows.png")
     off, _ = _render(tr, tmp_path / "no_flows.png", show_flows=False)
     arcs = spec.layer("flows")
-    assert spec.meta["n_flows_drawn"] > 0.9 * tr.flow_from.size
+    # most flows drawn: the largest bundles, as many as leave the lanes seen (`flow_arcs._within_ink`)
+    assert spec.meta["n_flows_drawn"] > 0.4 * tr.flow_from.size
+    assert flow_mod.MIN_ICICLE_FLOW_ARCS < spec.meta["n_flow_arcs"] == len(arcs) <= flow_mod.MAX_ICICLE_FLOW_ARCS
     # the thickest arc: its ends sit on the calls its first flow binds (the launch, the kernel)
     k = int(np.argmax(arcs.attributes["flows"]))
     f = int(arcs.attributes["side_index"][k])

@@ -18,6 +18,13 @@ FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same
 #: Chrome's threads made 600 arcs at 24 px, a tangle over the lanes that hid them)
 MAX_ICICLE_FLOW_ARCS = 150
 FLOW_CELL_MAX_FRAC = 0.2
+#: the icicle's arcs cover at most this share of the lanes in any band of `INK_BAND_PX` columns
+#: (`_within_ink`: the largest bundles first; at least `MIN_ICICLE_FLOW_ARCS`): a page load's flows
+#: between threads run across 20 lanes, and 150 of them crossed out the names of its first second
+#: (Chromium)
+FLOW_INK_FRAC = 0.12
+INK_BAND_PX = 64.0
+MIN_ICICLE_FLOW_ARCS = 12
 FLOW_SAMPLES = 16
 FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
 FLOW_RGB = (0.02, 0.05, 0.50)
@@ -127,7 +134,8 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     `FLOW_CELL_PX` columns of the same lanes are bundled into one arc whose radius grows with
     the square root of their number, columns twice as wide while there are more than
     `MAX_ICICLE_FLOW_ARCS` bundles (at most `FLOW_CELL_MAX_FRAC` of the width); the largest
-    `MAX_ICICLE_FLOW_ARCS` bundles are drawn.  An arc
+    `MAX_ICICLE_FLOW_ARCS` bundles are drawn, and of those as many as keep their ink within
+    `FLOW_INK_FRAC` of the lanes where they run (`_within_ink`).  An arc
     is a quadratic Bézier bowed towards the camera by a quarter of its length, so arcs
     between neighbouring lanes stay clear of the boxes.  Flows of several categories
     (``colours``: `flow_colours` of the window, None for one colour) are bundled by
@@ -168,7 +176,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
 
     ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
     keep = np.argsort(-count, kind="stable")[:MAX_ICICLE_FLOW_ARCS]
-    ends, cnt, rep = ends[keep], count[keep], fi[first[keep]]
+    ends, cnt = ends[keep], count[keep]
     m = cnt.size
     p0 = np.stack([ends[:, 0], np.zeros(m), ends[:, 1]], 1)
     p2 = np.stack([ends[:, 2], np.zeros(m), ends[:, 3]], 1)
@@ -176,12 +184,56 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     p1 = (p0 + p2) / 2
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
-    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
+    inked = _within_ink(p0, p1, p2, cnt, frame, px)
+    keep, cnt, p0, p1, p2 = keep[inked], cnt[inked], p0[inked], p1[inked], p2[inked]
+    rep = fi[first[keep]]
+    info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
     if cls is None:
         return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
     names, rgb = flow_materials()
     k = f_cls[first[keep]]
     return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
+
+
+def _within_ink(p0, p1, p2, count, frame, px: float) -> np.ndarray:
+    """Which arcs (Bézier p0 → p1 → p2, largest first) are drawn: each in turn while its ink
+    keeps every band of `INK_BAND_PX` columns it crosses within `FLOW_INK_FRAC` of the lanes'
+    height there (an arc's ink: its length times its width, `flow_radius`, in pixels, per band
+    by where its pieces run); the first `MIN_ICICLE_FLOW_ARCS` always.  Flows between threads
+    run across the lanes within a few columns: 150 arcs over the first second of Chromium's
+    page load crossed out every name there, while they covered 10 % of the whole picture."""
+    m = int(count.size)
+    if m <= MIN_ICICLE_FLOW_ARCS:
+        return np.arange(m)
+    base = np.asarray(frame.z_base, np.float64)
+    tall_px = float(np.max(base + np.asarray(frame.lane_heights, np.float64)) - np.min(base)) / px
+    pts = bezier_points(p0, p1, p2) / px
+    mid_x = 0.5 * (pts[:, 1:, 0] + pts[:, :-1, 0])
+    ink = np.hypot(np.diff(pts[:, :, 0], axis=1), np.diff(pts[:, :, 2], axis=1)) * 2.0 * flow_radius(count)[:, None]
+    band = np.floor(mid_x / INK_BAND_PX).astype(np.int64)
+    band -= band.min()
+    n_bands = int(band.max()) + 1
+    cap = FLOW_INK_FRAC * tall_px * INK_BAND_PX
+    used = np.zeros(n_bands)
+    keep = []
+    for k in range(m):  # at most MAX_ICICLE_FLOW_ARCS
+        add = np.bincount(band[k], ink[k], n_bands)
+        if len(keep) < MIN_ICICLE_FLOW_ARCS or np.all(used + add <= cap):
+            used += add
+            keep.append(k)
+    return np.asarray(keep, np.int64)
+
+
+def bezier_points(p0, p1, p2) -> np.ndarray:
+    """(arcs, `FLOW_SAMPLES`, 3) points of the quadratic Béziers p0 → p1 → p2."""
+    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
+    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
+    return a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] + c[None, :, None] * p2[:, None, :]
+
+
+def flow_radius(count) -> np.ndarray:
+    """An arc's half width in pixels: 0.35 + 0.3 √(flows it carries), at most 3.5."""
+    return np.minimum(0.35 + 0.3 * np.sqrt(np.asarray(count, np.float64)), 3.5)
 
 
 def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_index=None, materials=None,
@@ -192,11 +244,8 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
     (material ``TV3D_flow``), or each tube in ``materials[material_index]`` with colour
     ``rgb`` (per tube)."""
     m = count.size
-    u = np.linspace(0.0, 1.0, FLOW_SAMPLES)
-    a, bb, c = (1 - u) ** 2, 2 * u * (1 - u), u ** 2
-    centres = (a[None, :, None] * p0[:, None, :] + bb[None, :, None] * p1[:, None, :] +
-               c[None, :, None] * p2[:, None, :]).astype(np.float32)
-    r = (np.minimum(0.35 + 0.3 * np.sqrt(count), 3.5) * px).astype(np.float32)
+    centres = bezier_points(p0, p1, p2).astype(np.float32)
+    r = (flow_radius(count) * px).astype(np.float32)
     half = np.repeat(r[:, None], FLOW_SAMPLES, 1).astype(np.float32)
     if materials is None:
         col = np.tile(np.array(FLOW_RGB + (1.0,), np.float32), (m, 1))

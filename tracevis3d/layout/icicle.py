@@ -451,7 +451,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     tracks = st.tracks
     shown = sel.lane_of_thread() >= 0 if sel.n_threads_left_out else None  # flows to lanes left out: none drawn
     n_flows = arcs.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
-    n_instants = instants_in_window(sel, t0, t1) if params.show_instants else 0
+    n_instants, instant_bars = instants_in_window(sel, t0, t1) if params.show_instants else (0, False)
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
     if sel.lane_members is not None:
         from .select import PACKED_NOTE, PACKED_NAMED_NOTE
@@ -465,7 +465,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     flow_slot0 = len(colouring.slot_rgb) + 1  # after the calls' colours and the merged calls' swatch
     rows += side.side_legend_rows(tracks, n_flows, n_instants,
                                   arcs.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None,
-                                  arcs.MAX_ICICLE_FLOW_ARCS)
+                                  arcs.MIN_ICICLE_FLOW_ARCS, instant_bars)
     name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))

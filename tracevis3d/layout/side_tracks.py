@@ -14,8 +14,8 @@ The execution-visualization survey (seed 003, Sec. 3.1, 4.3) names the combinati
   block below the lanes and the time axis) and their boxes, names and ranges;
 - `layout.flow_arcs.flow_arcs`: flows bound to calls, bundled per pixel cell of both ends,
   as arcs in front of the lanes, their width by how many flows they carry;
-- `layout.instants.instant_markers`: thin upright markers at each instant (a thread's on
-  its lane, a process's over its lanes, a global one across every lane).
+- `layout.instants.instant_markers`: thin upright markers at each instant (a thread's in a
+  rug under its lane, a process's over its lanes, a global one across every lane).
 
 Every element carries the attributes ``tv3d_kind`` (`SIDE_KINDS`) and ``side_index`` (the
 series, the first flow of an arc, the instant), so picking can report it.
@@ -35,6 +35,7 @@ MAX_TRACKS_SHARE = 0.3  # all tracks together
 TRACK_GAP = 0.25  # gap between tracks, in track heights
 COLUMN_PX = 3.0  # width of a track's column in pixels
 TRACK_TEXT = 0.85  # track names, in label sizes
+TWO_LINE_TRACK_SIZES = 2.6  # a track this many label sizes tall has its name and range on two lines
 MAX_OTHERS_NAMED = 16  # series not drawn that the plan names (the legend shows a few)
 TRACK_DEPTH = 0.35  # depth of a track, in lane depths
 INSTANT_RGB = (0.85, 0.33, 0.05)
@@ -313,11 +314,15 @@ def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
                            "side_index": np.concatenate(sidx)})
     size_w = TRACK_TEXT * tpx * px
     names, ranges = track_texts(tr, plan)
-    # the name in the track's upper half, its range under it, right-aligned left of the track
-    labels = LabelSet.concat([
-        lane_labels(names, np.maximum(tops - 1.5 * size_w, bases), tops, frame.cam, params.resolution, frame.to_cam,
-                    size_w, 0.7 * size_w),
-        lane_labels(ranges, bases, tops, frame.cam, params.resolution, frame.to_cam, size_w, 0.7 * size_w)])
+    if track_h >= TWO_LINE_TRACK_SIZES * size_w:
+        # the name in the track's upper half, its range under it, right-aligned left of the track
+        labels = LabelSet.concat([
+            lane_labels(names, np.maximum(tops - 1.5 * size_w, bases), tops, frame.cam, params.resolution,
+                        frame.to_cam, size_w, 0.7 * size_w),
+            lane_labels(ranges, bases, tops, frame.cam, params.resolution, frame.to_cam, size_w, 0.7 * size_w)])
+    else:  # too low for two lines (a track in the room under a lane of many): "name  range" on one
+        labels = lane_labels(one_line_texts(names, ranges), bases, tops, frame.cam, params.resolution, frame.to_cam,
+                             size_w, 0.7 * size_w)
     labels.kind = ["counter"] * len(labels)
     materials = {nm: MaterialSpec(nm, tuple(TRACK_RGB[k]) + (1.0,), cushion=False)
                  for k, nm in enumerate(mats)}
@@ -335,14 +340,29 @@ def track_texts(tr, plan: TrackPlan) -> tuple:
     return list(plan.labels), ranges
 
 
+def one_line_texts(names: list, ranges: list) -> list:
+    """"name  range" per track, within a lane name's width (`annotate.MAX_LANE_NAME_EM`): the
+    range whole, the name cut in its middle when both do not fit."""
+    from .annotate import MAX_LANE_NAME_EM
+    from .text import cut_middle, text_width
+
+    out = []
+    for name, rng in zip(names, ranges):
+        room = MAX_LANE_NAME_EM - text_width(rng + "  ")
+        out.append(f"{name if text_width(name) <= room else cut_middle(name, max(room, 1.0))}  {rng}")
+    return out
+
+
 def track_name_em(tr, plan: TrackPlan) -> float:
-    """Width (in label sizes) the track names take left of the tracks."""
+    """Width (in label sizes) the track names take left of the tracks (on two lines, or on one
+    where a track is low: `one_line_texts`)."""
     from .annotate import MAX_LANE_NAME_EM
     from .text import text_width
 
     names, ranges = track_texts(tr, plan)
     lanes = [lane.label for lane in plan.asyncs.lanes] if plan.asyncs else []
-    return TRACK_TEXT * min(max((text_width(t) for t in names + ranges + lanes), default=0.0), MAX_LANE_NAME_EM)
+    texts = names + ranges + lanes + one_line_texts(names, ranges)
+    return TRACK_TEXT * min(max((text_width(t) for t in texts), default=0.0), MAX_LANE_NAME_EM)
 
 
 def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx: float) -> tuple:
@@ -374,10 +394,12 @@ def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
 
 
 def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: list | None = None,
-                     max_arcs: int | None = None) -> list:
+                     min_arcs: int | None = None, instant_bars: bool = False) -> list:
     """Notes for the legend: what the tracks, arcs and markers are, and what is left out;
     ``flow_rows``: the flows' category swatches (`flow_category_rows`), where they have several;
-    ``max_arcs``: the most arcs drawn, said where the flows are more (the largest bundles)."""
+    ``min_arcs``: the arcs always drawn (the largest bundles; more where they leave the lanes
+    seen, `flow_arcs.FLOW_INK_FRAC`): with more flows, the legend says only the largest may be
+    drawn; ``instant_bars``: some instants are a process's or global (bars over lanes)."""
     rows = []
     if len(plan):
         more = f"; not drawn: {', '.join(plan.others[:3])}{' …' if len(plan.others) > 3 else ''}" \
@@ -387,7 +409,8 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: 
         over = sum(lane.overflow for lane in plan.asyncs.lanes)
         more = f"; {over:,} overlap in full rows" if over else ""
         rows.append((f"lanes under the threads: async slices by category{more}", -1, "note"))
-    thick = "thicker: several" if not max_arcs or n_flows <= max_arcs else f"thicker: several; {max_arcs} arcs at most"
+    thick = "thicker: several" if min_arcs is None or n_flows <= min_arcs else \
+        "thicker: several; where many, only the largest"
     if n_flows and flow_rows:
         rows.append((f"arcs: {n_flows:,} flows, from a call to the call it starts ({thick}), by category",
                      -1, "note"))
@@ -396,7 +419,9 @@ def side_legend_rows(plan: TrackPlan, n_flows: int, n_instants: int, flow_rows: 
         rows.append((f"blue arcs: {n_flows:,} flows, from a call to the call it starts ({thick})",
                      -1, "note"))
     if n_instants:
-        rows.append((f"orange bars: {n_instants:,} instant event{'s' if n_instants != 1 else ''}", -1, "note"))
+        what = f"{n_instants:,} instant event{'s' if n_instants != 1 else ''}"
+        bars = "; bars: a process's or global" if instant_bars else ""
+        rows.append((f"orange: {what} (ticks under their thread's lane{bars})", -1, "note"))
     return rows
 
 
