@@ -126,8 +126,12 @@ def _arc_samples_in_front_of_a_wall_call(spec, cut_of):
 
 
 @pytest.mark.blender
-def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, tmp_path):
+def test_real_pytorch_flows_and_a_cutaway_in_the_rendered_thread_view(pytorch, tmp_path, monkeypatch):
     pytest.importorskip("bpy")
+    from tracevis3d.layout import threads_flows
+
+    # every bundle drawn (the ink rule off): the cutaway is checked on arcs in front of the icicle's calls
+    monkeypatch.setattr(threads_flows, "THREAD_VIEW_INK_FRAC", 1e9)
     from tracevis3d.blender.figure_report import load_image
     from tracevis3d.blender.hygiene import remove_startup_defaults
     from tracevis3d.blender.render import render_figure

@@ -184,7 +184,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     p1 = (p0 + p2) / 2
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
-    inked = _within_ink(p0, p1, p2, cnt, frame, px)
+    inked = _within_ink(p0, p1, p2, cnt, frame, px, key[first[keep]][:, [0, 2]])
     keep, cnt, p0, p1, p2 = keep[inked], cnt[inked], p0[inked], p1[inked], p2[inked]
     rep = fi[first[keep]]
     info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
@@ -195,30 +195,50 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
 
 
-def _within_ink(p0, p1, p2, count, frame, px: float) -> np.ndarray:
+def _within_ink(p0, p1, p2, count, frame, px: float, pairs) -> np.ndarray:
     """Which arcs (Bézier p0 → p1 → p2, largest first) are drawn: each in turn while its ink
     keeps every band of `INK_BAND_PX` columns it crosses within `FLOW_INK_FRAC` of the lanes'
     height there (an arc's ink: its length times its width, `flow_radius`, in pixels, per band
     by where its pieces run); the first `MIN_ICICLE_FLOW_ARCS` always.  Flows between threads
     run across the lanes within a few columns: 150 arcs over the first second of Chromium's
     page load crossed out every name there, while they covered 10 % of the whole picture."""
-    m = int(count.size)
-    if m <= MIN_ICICLE_FLOW_ARCS:
-        return np.arange(m)
     base = np.asarray(frame.z_base, np.float64)
     tall_px = float(np.max(base + np.asarray(frame.lane_heights, np.float64)) - np.min(base)) / px
-    pts = bezier_points(p0, p1, p2) / px
-    mid_x = 0.5 * (pts[:, 1:, 0] + pts[:, :-1, 0])
-    ink = np.hypot(np.diff(pts[:, :, 0], axis=1), np.diff(pts[:, :, 2], axis=1)) * 2.0 * flow_radius(count)[:, None]
+    pts = bezier_points(p0, p1, p2)[:, :, [0, 2]] / px  # the picture's x and z, in pixels
+    return ink_selection(pts, flow_radius(count), tall_px, pairs=pairs)
+
+
+def ink_selection(pts_px, radius_px, tall_px: float, min_arcs: int | None = None,
+                  frac: float = FLOW_INK_FRAC, pairs=None) -> np.ndarray:
+    """Indices of the arcs drawn, in order: each arc in turn (largest first) while its ink
+    keeps every band of `INK_BAND_PX` image columns it crosses within ``frac`` (`FLOW_INK_FRAC`)
+    of ``tall_px`` times the band's width; the first ``min_arcs`` (`MIN_ICICLE_FLOW_ARCS`)
+    always.  ``pts_px``: (arcs, samples, 2) the arcs' centre lines in image pixels;
+    ``radius_px``: their half widths; ``pairs``: per arc the (from, to) lanes it joins -- the
+    first (largest) arc of every pair is kept too, so no two threads that exchange flows lose
+    them all (PyTorch's launches into its small streams, beside the thousands into stream 7).
+    An arc's ink in a band: the length of its pieces whose middle falls in the band times its
+    width."""
+    min_arcs = MIN_ICICLE_FLOW_ARCS if min_arcs is None else int(min_arcs)
+    m = int(pts_px.shape[0])
+    if m <= min_arcs:
+        return np.arange(m)
+    must = np.zeros(m, np.bool_)
+    must[:min_arcs] = True
+    if pairs is not None:
+        must[unique_rows(np.asarray(pairs, np.int64).reshape(m, -1))[0]] = True
+    mid_x = 0.5 * (pts_px[:, 1:, 0] + pts_px[:, :-1, 0])
+    ink = np.hypot(np.diff(pts_px[:, :, 0], axis=1), np.diff(pts_px[:, :, 1], axis=1)) * \
+        2.0 * np.asarray(radius_px, np.float64)[:, None]
     band = np.floor(mid_x / INK_BAND_PX).astype(np.int64)
     band -= band.min()
     n_bands = int(band.max()) + 1
-    cap = FLOW_INK_FRAC * tall_px * INK_BAND_PX
+    cap = float(frac) * float(tall_px) * INK_BAND_PX
     used = np.zeros(n_bands)
     keep = []
-    for k in range(m):  # at most MAX_ICICLE_FLOW_ARCS
+    for k in range(m):  # at most MAX_ICICLE_FLOW_ARCS / MAX_THREAD_FLOW_ARCS
         add = np.bincount(band[k], ink[k], n_bands)
-        if len(keep) < MIN_ICICLE_FLOW_ARCS or np.all(used + add <= cap):
+        if must[k] or np.all(used + add <= cap):
             used += add
             keep.append(k)
     return np.asarray(keep, np.int64)

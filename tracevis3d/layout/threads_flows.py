@@ -9,9 +9,10 @@ front face of the icicle's box (at the middle of its height), or on the bar's mi
 radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` pixel cells
 of the image are bundled into one arc whose radius grows with the square root of their
 number, the cells twice as wide while there are more than `MAX_THREAD_FLOW_ARCS` bundles (at
-most `flow_arcs.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn: the icicle's rule
-(`flow_arcs.flow_arcs`), with the cells taken on the image because the two surfaces have
-no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
+most `flow_arcs.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn, as many as keep
+their ink within `flow_arcs.FLOW_INK_FRAC` of the picture's height in each band of its columns
+(`flow_arcs.ink_selection`, on the projected arcs): the icicle's rule (`flow_arcs.flow_arcs`),
+with the cells taken on the image because the two surfaces have no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
 of its length, so an arc from the icicle down to the semicircle passes in front of the
 boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
 first flow (``side_index``), so picking reports it.
@@ -21,20 +22,26 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, drawn_ancestor, flow_tubes, flows_in_window, flows_inside,
-                          unique_rows)
+from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, bezier_points, drawn_ancestor, flow_radius, flow_tubes,
+                         flows_in_window, flows_inside, ink_selection, unique_rows,
+                         MIN_ICICLE_FLOW_ARCS)
 
 #: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `flow_arcs.flow_arcs`;
 #: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
 MAX_THREAD_FLOW_ARCS = 300
+#: the thread view's arcs: their ink in a band of columns at most this share of the image height
+#: (`flow_arcs.ink_selection`); more than the icicle's: its arcs fan in to a stream or a thread on the
+#: semicircle, where the fan is what they show (PyTorch's launches into stream 7), over no names
+THREAD_VIEW_INK_FRAC = 0.2
 
 
 def legend_row(tr, t0: float, t1: float, show: bool, shown=None) -> list:
     """The legend's note on the arcs (none when there are no flows in the window; with
     ``shown``, a bool per thread, those between the threads shown)."""
     n = flows_in_window(tr, t0, t1, shown) if show else 0
+    where = "; where many, only the largest" if n > MIN_ICICLE_FLOW_ARCS else ""
     return [(f"arcs: {n:,} flows, from the call that starts one to the call it reaches, in the colour of the "
-             f"thread reached", -1, "note")] if n else []
+             f"thread reached{where}", -1, "note")] if n else []
 
 
 def _row_of(n: int, rows_of_calls: np.ndarray) -> np.ndarray:
@@ -136,7 +143,13 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     towards = np.asarray(cam.location, np.float64)[None] - mid
     towards /= np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-12)
     p1 = mid + towards * (0.25 * length + 4 * px_world)[:, None]  # bowed towards the camera
-    info.update(n_flow_arcs=int(m), n_flows_drawn=int(cnt.sum()))
+    # as many as leave the picture seen (`flow_arcs.ink_selection`: Chromium's 300 arcs between
+    # 24 threads were a tangle over every name), their ink measured where they are drawn
+    pts = project(cam, bezier_points(p0, p1, p2).reshape(-1, 3), resolution)[:, :2].reshape(m, -1, 2)
+    drawn = ink_selection(pts, flow_radius(cnt), float(resolution[1]), frac=THREAD_VIEW_INK_FRAC,
+                          pairs=np.stack([ka[first[keep]], kb[first[keep]]], 1))
+    keep, p0, p1, p2, cnt, rep = keep[drawn], p0[drawn], p1[drawn], p2[drawn], cnt[drawn], rep[drawn]
+    info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()))
     to_key = kb[first[keep]]
     lane = np.where(to_key >= 1, to_key - 1, focus_lane).astype(np.int32)
     lane_rgb = np.array([spec.color[:3] for spec in lane_materials.values()], np.float32).reshape(-1, 3)
