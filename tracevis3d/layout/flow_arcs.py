@@ -184,7 +184,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     p1 = (p0 + p2) / 2
     p1[:, 1] -= 0.25 * length + 4 * px  # bowed towards the camera (the front is y < 0)
     p1[:, 2] += 0.1 * length
-    inked = _within_ink(p0, p1, p2, cnt, frame, px, key[first[keep]][:, [0, 2]])
+    inked = _within_ink(p0, p1, p2, cnt, frame, px, key[first[keep]][:, 2])
     keep, cnt, p0, p1, p2 = keep[inked], cnt[inked], p0[inked], p1[inked], p2[inked]
     rep = fi[first[keep]]
     info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
@@ -195,7 +195,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
 
 
-def _within_ink(p0, p1, p2, count, frame, px: float, pairs) -> np.ndarray:
+def _within_ink(p0, p1, p2, count, frame, px: float, reached) -> np.ndarray:
     """Which arcs (Bézier p0 → p1 → p2, largest first) are drawn: each in turn while its ink
     keeps every band of `INK_BAND_PX` columns it crosses within `FLOW_INK_FRAC` of the lanes'
     height there (an arc's ink: its length times its width, `flow_radius`, in pixels, per band
@@ -205,18 +205,19 @@ def _within_ink(p0, p1, p2, count, frame, px: float, pairs) -> np.ndarray:
     base = np.asarray(frame.z_base, np.float64)
     tall_px = float(np.max(base + np.asarray(frame.lane_heights, np.float64)) - np.min(base)) / px
     pts = bezier_points(p0, p1, p2)[:, :, [0, 2]] / px  # the picture's x and z, in pixels
-    return ink_selection(pts, flow_radius(count), tall_px, pairs=pairs)
+    return ink_selection(pts, flow_radius(count), tall_px, reached=reached)
 
 
 def ink_selection(pts_px, radius_px, tall_px: float, min_arcs: int | None = None,
-                  frac: float = FLOW_INK_FRAC, pairs=None) -> np.ndarray:
+                  frac: float = FLOW_INK_FRAC, reached=None) -> np.ndarray:
     """Indices of the arcs drawn, in order: each arc in turn (largest first) while its ink
     keeps every band of `INK_BAND_PX` image columns it crosses within ``frac`` (`FLOW_INK_FRAC`)
     of ``tall_px`` times the band's width; the first ``min_arcs`` (`MIN_ICICLE_FLOW_ARCS`)
     always.  ``pts_px``: (arcs, samples, 2) the arcs' centre lines in image pixels;
-    ``radius_px``: their half widths; ``pairs``: per arc the (from, to) lanes it joins -- the
-    first (largest) arc of every pair is kept too, so no two threads that exchange flows lose
-    them all (PyTorch's launches into its small streams, beside the thousands into stream 7).
+    ``radius_px``: their half widths; ``reached``: per arc the lane it reaches -- the first
+    (largest) arc into every lane is kept too, so no lane that flows reach loses them all
+    (PyTorch's launches into its small streams, beside the thousands into stream 7; one per
+    pair of lanes was 60 more arcs across Chromium's 24 lanes).
     An arc's ink in a band: the length of its pieces whose middle falls in the band times its
     width."""
     min_arcs = MIN_ICICLE_FLOW_ARCS if min_arcs is None else int(min_arcs)
@@ -225,8 +226,8 @@ def ink_selection(pts_px, radius_px, tall_px: float, min_arcs: int | None = None
         return np.arange(m)
     must = np.zeros(m, np.bool_)
     must[:min_arcs] = True
-    if pairs is not None:
-        must[unique_rows(np.asarray(pairs, np.int64).reshape(m, -1))[0]] = True
+    if reached is not None:
+        must[np.unique(np.asarray(reached, np.int64), return_index=True)[1]] = True
     mid_x = 0.5 * (pts_px[:, 1:, 0] + pts_px[:, :-1, 0])
     ink = np.hypot(np.diff(pts_px[:, :, 0], axis=1), np.diff(pts_px[:, :, 1], axis=1)) * \
         2.0 * np.asarray(radius_px, np.float64)[:, None]

@@ -30,8 +30,9 @@ from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, bezier_points, drawn_a
 #: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
 MAX_THREAD_FLOW_ARCS = 300
 #: the thread view's arcs: their ink in a band of columns at most this share of the image height
-#: (`flow_arcs.ink_selection`); more than the icicle's: its arcs fan in to a stream or a thread on the
-#: semicircle, where the fan is what they show (PyTorch's launches into stream 7), over no names
+#: (`flow_arcs.ink_selection`; the largest arc into each thread kept whatever its ink); more than the
+#: icicle's: its arcs fan in to a stream or a thread on the semicircle, where the fan is what they show
+#: (PyTorch's launches into stream 7), over no names
 THREAD_VIEW_INK_FRAC = 0.2
 
 
@@ -147,7 +148,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     # 24 threads were a tangle over every name), their ink measured where they are drawn
     pts = project(cam, bezier_points(p0, p1, p2).reshape(-1, 3), resolution)[:, :2].reshape(m, -1, 2)
     drawn = ink_selection(pts, flow_radius(cnt), float(resolution[1]), frac=THREAD_VIEW_INK_FRAC,
-                          pairs=np.stack([ka[first[keep]], kb[first[keep]]], 1))
+                          reached=kb[first[keep]])
     keep, p0, p1, p2, cnt, rep = keep[drawn], p0[drawn], p1[drawn], p2[drawn], cnt[drawn], rep[drawn]
     info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()))
     to_key = kb[first[keep]]
