@@ -462,3 +462,18 @@ def test_the_thread_view_of_many_threads_keeps_the_busiest_sections_and_its_focu
     assert idle in spec.meta["lane_threads"] and len(spec.meta["lane_threads"]) == 12
     every = threads_layout(tr, ThreadsParams(max_lanes=12, threads=list(range(20)), window="all").validate())
     assert "· 20 threads" in every.meta["title"] and len(every.meta["lane_threads"]) == 20, every.meta["title"]
+
+
+def test_ink_selection_is_bounded_on_points_off_the_image():
+    """Arcs projected from behind the camera (NaN, infinite or huge pixel coordinates) keep
+    the bands few (no allocation by the coordinates' size) and the largest arcs first."""
+    from tracevis3d.layout.flow_arcs import MIN_ICICLE_FLOW_ARCS, ink_selection
+
+    m = MIN_ICICLE_FLOW_ARCS + 20
+    pts = np.zeros((m, 16, 2))
+    pts[:, :, 0] = np.linspace(0, 1000, 16)[None] + np.arange(m)[:, None]
+    pts[:, :, 1] = np.linspace(0, 500, 16)[None]
+    pts[-3, 4, 0], pts[-2, 5, 0], pts[-1, 6, 1] = np.nan, 1e300, -np.inf
+    keep = ink_selection(pts, np.full(m, 2.0), 600.0)
+    assert keep[:MIN_ICICLE_FLOW_ARCS].tolist() == list(range(MIN_ICICLE_FLOW_ARCS))
+    assert np.all(np.diff(keep) > 0) and keep.max() < m

@@ -24,6 +24,7 @@ FLOW_CELL_MAX_FRAC = 0.2
 #: (Chromium)
 FLOW_INK_FRAC = 0.12
 INK_BAND_PX = 64.0
+MAX_INK_PX = 65536.0  # image coordinates beyond this are clipped (`ink_selection`)
 MIN_ICICLE_FLOW_ARCS = 12
 FLOW_SAMPLES = 16
 FLOW_ALPHA = 0.55  # translucent: the names under a curtain of arcs still read
@@ -228,6 +229,10 @@ def ink_selection(pts_px, radius_px, tall_px: float, min_arcs: int | None = None
     must[:min_arcs] = True
     if reached is not None:
         must[np.unique(np.asarray(reached, np.int64), return_index=True)[1]] = True
+    # a point projected from behind the camera (not finite, or far off the image) counts at
+    # the image's edge: the bands stay as many as the image has columns
+    pts_px = np.clip(np.nan_to_num(np.asarray(pts_px, np.float64), nan=0.0, posinf=0.0, neginf=0.0),
+                     -MAX_INK_PX, MAX_INK_PX)
     mid_x = 0.5 * (pts_px[:, 1:, 0] + pts_px[:, :-1, 0])
     ink = np.hypot(np.diff(pts_px[:, :, 0], axis=1), np.diff(pts_px[:, :, 1], axis=1)) * \
         2.0 * np.asarray(radius_px, np.float64)[:, None]
