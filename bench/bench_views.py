@@ -83,6 +83,8 @@ CASES = (
     # Chromium's own start-up and a page load (84 threads in 9 processes), JAX's profiler (11 threads)
     ("icicle", ("chromium_page",)), ("threads", ("chromium_page",)), ("cone", ("chromium_page",)),
     ("icicle", ("jax_mlp",)), ("threads", ("jax_mlp",)), ("cone", ("jax_mlp",)),
+    # torch.profiler with profile_memory (opt-in: record_traces.py --only torch_cnn): the allocator's track
+    ("icicle", ("torch_cnn",)),
 )
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
 

@@ -574,3 +574,57 @@ def test_key_time_order_twin(rows, sort_times):
         assert ok
     if not np.isnan(t).any():  # (the importer's times are finite)
         assert by_key_then_time(key, t).tolist() == want.tolist()
+
+
+def _memory_events(n=60):
+    """PyTorch's memory profile in its own words (``torch.profiler`` with profile_memory: an
+    instant ``[memory]`` per allocation and free, carrying the allocator's totals), on the
+    CPU and on one CUDA device, beside calls and a counter of the file's own."""
+    ev = [{"ph": "X", "pid": 7, "tid": 7, "ts": 10 * j, "dur": 8, "name": f"aten::op{j % 3}"} for j in range(n)]
+    cpu, cuda = [], []
+    total = 0
+    for j in range(n):
+        b = 4096 * (1 + j % 5) * (-1 if j % 4 == 3 else 1)
+        total += b
+        cpu.append((10 * j + 1, total))
+        ev.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7, "tid": 7,
+                   "ts": 10 * j + 1, "args": {"Device Type": 0, "Device Id": -1, "Addr": 94000000 + j, "Bytes": b,
+                                              "Total Allocated": total, "Total Reserved": 0, "Ev Idx": j}})
+        if j % 10 == 0:
+            cuda.append((10 * j + 2, 512 * j))
+            ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 10 * j + 2,
+                       "args": {"Device Type": 1, "Device Id": 0, "Bytes": 512, "Total Allocated": 512 * j,
+                                "Total Reserved": 2 ** 21}})
+    ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 3, "args": {"Total Allocated": "x"}})
+    ev.append({"ph": "C", "pid": 7, "ts": 5, "name": "cpu", "args": {"load": 3}})
+    return json.dumps({"traceEvents": ev}).encode(), cpu, cuda
+
+
+def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
+    data, cpu, cuda = _memory_events()
+    t = tracevis3d.io.load_bytes(data, source="mem.json")
+    assert t.counter_names == ["cpu", "cpu memory", "cuda:0 memory"]
+    assert t.series_names == ["load", "allocated", "reserved", "allocated", "reserved"]
+    assert t.series_units == ["", "MB", "MB", "MB", "MB"] and t.series_counter.tolist() == [0, 1, 1, 2, 2]
+    t0 = t.meta["clock_origin"]
+
+    def series(s):
+        w = t.counter_series == s
+        return (t.counter_ts[w] + t0).tolist(), t.counter_value[w].tolist()
+
+    assert series(1) == ([float(a) for a, _ in cpu], [v / 1e6 for _, v in cpu])  # the string total: not a sample
+    assert series(3) == ([float(a) for a, _ in cuda], [v / 1e6 for _, v in cuda])
+    assert series(4)[1] == [2 ** 21 / 1e6] * len(cuda)
+    assert t.instant_ts.size == len(cpu) + len(cuda) + 1  # the instants stay
+    t.check()
+    save_native(t, tmp_path / "m.tv3d.npz")
+    save_compact(t, tmp_path / "m.tv3c")
+    for u in (load_native(tmp_path / "m.tv3d.npz"), load_compact((tmp_path / "m.tv3c").read_bytes())):
+        assert u.counter_names == t.counter_names and np.array_equal(u.counter_value, t.counter_value)
+    # the icicle's default tracks: the totals that vary, labelled in MB
+    from tracevis3d.layout import IcicleParams, icicle_layout
+
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    labels = [x for x, kind in zip(spec.labels.texts, spec.labels.kind) if kind == "counter"]
+    assert any(x.startswith("cpu me") and "· allocated" in x for x in labels), labels  # the device kept
+    assert any(x.endswith(" MB") for x in labels), labels

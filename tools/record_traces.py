@@ -102,6 +102,8 @@ TRACE_REQUIREMENTS = os.path.join(REPO, "tools", "trace-requirements.txt")
 #: JAX's profiler (`jax.profiler.trace`): a venv of its own, ~600 MB, made only when a JAX trace is asked for
 JAX_VENV = os.path.join(REPO, "build", "jax-venv")
 JAX_REQUIREMENTS = os.path.join(REPO, "tools", "jax-requirements.txt")
+TORCH_VENV = os.path.join(REPO, "build", "torch-venv")
+TORCH_REQUIREMENTS = os.path.join(REPO, "tools", "torch-requirements.txt")
 THREADS_EXAMPLE = os.path.join(REPO, "examples", "threads_pipeline.py")
 TIMEOUT = 900  # seconds per recording
 
@@ -374,6 +376,46 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=6, thread_name_prefix="mi
         results.put(r)
 results.put(None)
 c.join()
+'''
+
+TORCH_PROGRAM = '''\
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+from torch import nn
+from torch.profiler import ProfilerActivity, profile, record_function
+
+torch.manual_seed(0)
+torch.set_num_threads(2)
+model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Flatten(), nn.Linear(32 * 8 * 8, 64), nn.ReLU(), nn.Linear(64, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loss_fn = nn.CrossEntropyLoss()
+x, y = torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,))
+
+
+def train_step(i):
+    with record_function("train_step"):
+        opt.zero_grad()
+        loss = loss_fn(model(x + 0.01 * i), y)
+        loss.backward()
+        opt.step()
+        return float(loss.detach())
+
+
+def infer(i):
+    with torch.no_grad(), record_function("inference"):
+        return int(model(torch.randn(16, 3, 32, 32)).argmax(1).sum())
+
+
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True) as prof:
+    for i in range(int(sys.argv[2]) if len(sys.argv) > 2 else 8):
+        train_step(i)
+    with ThreadPoolExecutor(3) as pool:
+        list(pool.map(infer, range(12)))
+prof.export_chrome_trace(sys.argv[1])
 '''
 
 JAX_PROGRAM = '''\
@@ -792,8 +834,8 @@ class Spec:
 
     def __init__(self, name, tool, interpreter, program, entries=1_000_000, doc="", flags=()):
         self.name = name
-        self.tool = tool                # "viztracer", "py-spy", "chromium" or "jax" (the program profiles itself)
-        self.interpreter = interpreter  # "project" (this interpreter), "trace" (build/trace-venv), "jax"
+        self.tool = tool                # "viztracer", "py-spy", "chromium", "jax" or "torch" (profiles itself)
+        self.interpreter = interpreter  # "project" (this interpreter), "trace" (build/trace-venv), "jax", "torch"
         self.program = program          # callable(workdir) -> argv after the interpreter
         self.entries = entries          # VizTracer's --tracer_entries
         self.doc = doc
@@ -886,10 +928,13 @@ SUITE = [
     Spec("jax_mlp", "jax", "jax", lambda w: [_write(os.path.join(w, "jax_mlp.py"), JAX_PROGRAM)],
          doc="JAX's own profiler (perfetto_trace.json.gz): jit-compiled MLP gradients, then 12 steps in a pool of "
              "3 threads (XLA compiler and Eigen threads; Python frames as '$file:line name'; asked for by name)"),
+    Spec("torch_cnn", "torch", "torch", lambda w: [_write(os.path.join(w, "torch_cnn.py"), TORCH_PROGRAM)],
+         doc="torch.profiler on a small CNN's training steps on the CPU with profile_memory and with_stack (its "
+             "allocator's totals as [memory] instants, Python frames as 'file.py(line): name'; asked for by name)"),
 ]
 NAMES = [s.name for s in SUITE]
 #: recorded only when named (--only): they install a large tool of their own
-OPT_IN = {"jax_mlp", "chromium_page"}
+OPT_IN = {"jax_mlp", "chromium_page", "torch_cnn"}
 
 
 # --------------------------------------------------------------------------- recording
@@ -992,7 +1037,8 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
     os.makedirs(work, exist_ok=True)
     out = os.path.join(out_dir, spec.name + ".json")
     python = (sys.executable if spec.interpreter == "project" else
-              ensure_trace_venv(JAX_VENV, JAX_REQUIREMENTS) if spec.interpreter == "jax" else ensure_trace_venv())
+              ensure_trace_venv(JAX_VENV, JAX_REQUIREMENTS) if spec.interpreter == "jax" else
+              ensure_trace_venv(TORCH_VENV, TORCH_REQUIREMENTS) if spec.interpreter == "torch" else ensure_trace_venv())
     argv = spec.program(work)
     tmp = os.path.join(out_dir, spec.name + ".part.json")  # VizTracer wants .json/.gz/.html
     if os.path.exists(tmp):
@@ -1029,6 +1075,11 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
             raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}, no perfetto_trace.json.gz:\n{log[-3000:]}")
         out = os.path.join(out_dir, spec.name + ".json.gz")
         tmp = made[-1]
+    elif spec.tool == "torch":  # the program profiles itself and writes its Chrome JSON
+        cmd = [python] + argv + [tmp]
+        rc, log, secs = run_logged(cmd, work, timeout, _child_env())
+        if rc != 0 or not os.path.exists(tmp):
+            raise RuntimeError(f"{spec.name}: {' '.join(cmd)} exited {rc}, no trace:\n{log[-3000:]}")
     else:
         pyspy = os.path.join(os.path.dirname(ensure_trace_venv()), "py-spy")
         base = [pyspy, "record", "--format", "chrometrace", "--threads", "--idle", "--rate", "1000",

@@ -48,6 +48,7 @@ from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .chrome_fast import FAST, SIDE, FastSide, bind_flows, flow_categories, flow_order, flow_points
+from .chrome_memory import memory_counters
 from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, side_tracks
 
 REPAIRS = {
@@ -794,6 +795,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
                        lim.max_args_nesting,
                        counter_fields(buf, c_samples, names, t0, text, lim.max_args_nesting))
+    side = memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, key_pid[inst_key], t0, lim.max_args_nesting,
+                           side)  # PyTorch's [memory] instants: their totals as counter series
     del c_samples, f_order, f_points, side_job
     fast = None  # (not `del`: describe() closes over it; it cites no event after this)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no

@@ -342,14 +342,22 @@ def track_texts(tr, plan: TrackPlan) -> tuple:
 
 def one_line_texts(names: list, ranges: list) -> list:
     """"name  range" per track, within a lane name's width (`annotate.MAX_LANE_NAME_EM`): the
-    range whole, the name cut in its middle when both do not fit."""
+    range whole; a name that does not fit keeps its series whole and cuts its counter's name
+    at the end ("cuda:0 me… · allocated"), else is cut in its middle."""
     from .annotate import MAX_LANE_NAME_EM
-    from .text import cut_middle, text_width
+    from .text import cut_end, cut_middle, text_width
 
     out = []
     for name, rng in zip(names, ranges):
-        room = MAX_LANE_NAME_EM - text_width(rng + "  ")
-        out.append(f"{name if text_width(name) <= room else cut_middle(name, max(room, 1.0))}  {rng}")
+        room = max(MAX_LANE_NAME_EM - text_width(rng + "  "), 1.0)
+        if text_width(name) > room:
+            counter, sep, series = name.rpartition(" · ")
+            rest = room - text_width(sep + series)
+            if sep and rest >= text_width("mem…"):
+                name = f"{cut_end(counter, rest)}{sep}{series}"
+            else:
+                name = cut_middle(name, room)
+        out.append(f"{name}  {rng}")
     return out
 
 
