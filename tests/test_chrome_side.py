@@ -596,6 +596,9 @@ def _memory_events(n=60):
                        "args": {"Device Type": 1, "Device Id": 0, "Bytes": 512, "Total Allocated": 512 * j,
                                 "Total Reserved": 2 ** 21}})
     ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 3, "args": {"Total Allocated": "x"}})
+    ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 4, "args": []})  # no totals
+    ev.append({"ph": "X", "name": "[memory]", "pid": 7, "tid": 7, "ts": 4, "dur": 1,  # a call of that name: not read
+               "args": {"Total Allocated": 1e300}})
     ev.append({"ph": "C", "pid": 7, "ts": 5, "name": "cpu", "args": {"load": 3}})
     return json.dumps({"traceEvents": ev}).encode(), cpu, cuda
 
@@ -615,7 +618,7 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
     assert series(1) == ([float(a) for a, _ in cpu], [v / 1e6 for _, v in cpu])  # the string total: not a sample
     assert series(3) == ([float(a) for a, _ in cuda], [v / 1e6 for _, v in cuda])
     assert series(4)[1] == [2 ** 21 / 1e6] * len(cuda)
-    assert t.instant_ts.size == len(cpu) + len(cuda) + 1  # the instants stay
+    assert t.instant_ts.size == len(cpu) + len(cuda) + 2  # the instants stay
     t.check()
     save_native(t, tmp_path / "m.tv3d.npz")
     save_compact(t, tmp_path / "m.tv3c")
@@ -628,3 +631,10 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
     labels = [x for x, kind in zip(spec.labels.texts, spec.labels.kind) if kind == "counter"]
     assert any(x.startswith("cpu me") and "· allocated" in x for x in labels), labels  # the device kept
     assert any(x.endswith(" MB") for x in labels), labels
+    # a hostile device number (1e300) and totals beyond float range: bounded, no warning
+    hostile = data.replace(b'"Device Id": 0', b'"Device Id": 1e300').replace(b'"Total Reserved": 2097152',
+                                                                              b'"Total Reserved": 1e999')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        h = tracevis3d.io.load_bytes(hostile, source="hostile.json", warn=False)
+    assert h.counter_names[-1].startswith("cuda") and np.all(np.isfinite(h.counter_value))

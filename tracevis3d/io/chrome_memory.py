@@ -61,7 +61,7 @@ def memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, inst_pid, t0: fl
     dev_id = np.full(rows.size, -1, np.int64)
     for key, out in ((DEVICE_TYPE, dev_type), (DEVICE_ID, dev_id)):
         k = _key_is(buf, koff, klen, key)
-        out[row[k]] = val[k].astype(np.int64)
+        out[row[k]] = np.clip(val[k], -1, 2 ** 31).astype(np.int64)  # a hostile 1e300 is a device, not a crash
     parts = []
     for j, (key, series) in enumerate(TOTALS.items()):
         k = np.flatnonzero(_key_is(buf, koff, klen, key))
