@@ -624,6 +624,12 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
     save_compact(t, tmp_path / "m.tv3c")
     for u in (load_native(tmp_path / "m.tv3d.npz"), load_compact((tmp_path / "m.tv3c").read_bytes())):
         assert u.counter_names == t.counter_names and np.array_equal(u.counter_value, t.counter_value)
+    # written back as Chrome JSON (its counters as C events, the instants kept) and read again:
+    # the memory counters once, not again from the instants
+    tracevis3d.save(t, tmp_path / "m.json", format="chrome")
+    back = tracevis3d.load(tmp_path / "m.json")
+    assert back.counter_names == t.counter_names, back.counter_names
+    assert np.allclose(back.counter_value, t.counter_value)
     # the icicle's default tracks: the totals that vary, labelled in MB
     from tracevis3d.layout import IcicleParams, icicle_layout
 

@@ -36,6 +36,12 @@ def _key_is(buf, koff, klen, key: bytes) -> np.ndarray:
     return hit
 
 
+def device_counter_name(device_type: int, device_id: int) -> str:
+    """``cpu memory``, ``cuda:0 memory``: the device first (a low track's label is cut at its end)."""
+    dev = DEVICE_NAMES.get(device_type, f"device {device_type}")
+    return f"{dev}{f':{device_id}' if device_id >= 0 else ''} memory"
+
+
 def memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, inst_pid, t0: float, max_nesting: int,
                     counters: dict) -> dict:
     """``counters`` (the Trace's counter fields, `chrome_side.counter_fields`) with the
@@ -75,6 +81,19 @@ def memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, inst_pid, t0: fl
     dev_key = np.stack([rows_pid[r], dev_type[r], dev_id[r]], 1)
     devs, dev_of = np.unique(dev_key, axis=0, return_inverse=True)
     dev_of = dev_of.reshape(-1)
+    names_of_dev = [device_counter_name(int(dtype), int(did)) for _, dtype, did in devs.tolist()]
+    # a file written by `save(..., format="chrome")` carries these counters as its own: not twice
+    have = {(counters["counter_names"][int(c)], int(p)) for c, p in
+            zip(np.asarray(counters["series_counter"]).tolist(), np.asarray(counters["series_pid"]).tolist())}
+    new = np.array([(nm, int(p)) not in have for nm, p in zip(names_of_dev, devs[:, 0].tolist())], np.bool_)
+    if not new.all():
+        keep = new[dev_of]
+        r, which, value, dev_of = r[keep], which[keep], value[keep], dev_of[keep]
+        if r.size == 0:
+            return counters
+        renum = np.cumsum(new) - 1
+        devs, names_of_dev = devs[new], [nm for nm, k in zip(names_of_dev, new.tolist()) if k]
+        dev_of = renum[dev_of]
     series_key = dev_of * len(TOTALS) + which
     used, s_of = np.unique(series_key, return_inverse=True)
     s_of = s_of.reshape(-1)
@@ -82,10 +101,6 @@ def memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, inst_pid, t0: fl
     order = np.lexsort((np.arange(t.size), t, s_of))
     n_c0, n_s0 = len(counters["counter_names"]), len(counters["series_names"])
     out = dict(counters)
-    names_of_dev = []
-    for pid, dtype, did in devs.tolist():
-        dev = DEVICE_NAMES.get(int(dtype), f"device {int(dtype)}")
-        names_of_dev.append(f"{dev}{f':{did}' if did >= 0 else ''} memory")  # the device first: cut at the end
     out["counter_names"] = list(counters["counter_names"]) + names_of_dev
     out["series_names"] = list(counters["series_names"]) + [list(TOTALS.values())[int(k % len(TOTALS))]
                                                           for k in used.tolist()]
