@@ -630,6 +630,11 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
     back = tracevis3d.load(tmp_path / "m.json")
     assert back.counter_names == t.counter_names, back.counter_names
     assert np.allclose(back.counter_value, t.counter_value)
+    # a file that has the counter itself (a writer that keeps the instants' args too): not twice
+    both = data[:-2] + b', {"ph": "C", "pid": 7, "ts": 6, "name": "cpu memory", "args": {"allocated": 1}}]}'
+    twice = tracevis3d.io.load_bytes(both, source="both.json")
+    assert twice.counter_names == ["cpu", "cpu memory", "cuda:0 memory"], twice.counter_names
+    assert (twice.counter_series == twice.series_names.index("allocated")).sum() == 1  # the file's one sample
     # the icicle's default tracks: the totals that vary, labelled in MB
     from tracevis3d.layout import IcicleParams, icicle_layout
 
