@@ -45,7 +45,8 @@ def main() -> int:
     t = time.perf_counter()
     render_figure(out_png, engine="workbench", resolution=(1920, 1080))
     render_s = time.perf_counter() - t
-    rep = report_mod.figure_report(out_png, content_rect=spec.meta.get("content_rect"))
+    rep = report_mod.figure_report(out_png, content_rect=spec.meta.get("content_rect"),
+                                     backdrops=report_mod.backdrop_rects(spec.meta))
     rep.update(calls=len(trace), depth=int(trace.depth.max()) + 1, threads=int(trace.n_threads),
                load_s=load_s, layout_s=layout_s, build_s=build_s, render_s=render_s)
     sys.stdout.write("\nFIGURE_JSON " + json.dumps(rep) + "\n")

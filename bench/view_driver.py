@@ -142,7 +142,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             rep["moved_visible"] = rep_mod.moved_tubes_visible(out_png, tmp)
     if view == "icicle" and meta.get("content_rect"):
-        rep["grey_share"] = rep_mod.figure_report(out_png, content_rect=meta["content_rect"])["grey_share"]
+        rep["grey_share"] = rep_mod.figure_report(out_png, content_rect=meta["content_rect"],
+                                                  backdrops=rep_mod.backdrop_rects(meta))["grey_share"]
     sys.stdout.write("\nVIEW_JSON " + json.dumps(rep) + "\n")
     return 0
 

@@ -13,7 +13,7 @@ bpy = pytest.importorskip("bpy")
 pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
-from tracevis3d.blender.figure_report import figure_report, label_pixel_boxes  # noqa: E402
+from tracevis3d.blender.figure_report import backdrop_rects, figure_report, label_pixel_boxes  # noqa: E402
 from tracevis3d.layout import IcicleParams, icicle_layout  # noqa: E402
 from tracevis3d.layout.colour import WAIT_RGB  # noqa: E402
 from tracevis3d.layout.palette import linear_to_srgb  # noqa: E402
@@ -37,7 +37,8 @@ def _figure(trace_path, folder, name):
     tr = tracevis3d.load(trace_path)
     path = folder.mktemp("fig") / f"{name}.png"
     info, spec = _render(tr, path)
-    return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"])
+    return tr, path, info, spec, figure_report(path, content_rect=spec.meta["content_rect"],
+                                                  backdrops=backdrop_rects(spec.meta))
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +153,27 @@ def test_colours_are_stable_across_threads(threads):
     mod_full = colour_of(icicle_layout(tr, IcicleParams(color_by="module")))
     mod_one = colour_of(icicle_layout(tr, IcicleParams(color_by="module", threads=["parse_1"])))
     assert all(mod_one[f] == mod_full[f] for f in set(mod_one) & set(mod_full))
+
+
+def test_grey_share_counts_an_inset_panel_as_page_not_its_grey_boxes(tmp_path):
+    """`figure_report`'s grey share: a backdrop's light achromatic pixels (the detail inset's
+    panel, ~0.9 as Workbench lights it) are page; the grey boxes on it still count."""
+    w, h = 200, 100
+    img = np.ones((h, w, 4), np.float32)
+    img[60:90, 10:190, :3] = (0.20, 0.45, 0.80)  # a coloured box
+    img[5:55, 100:190, :3] = 0.90  # the inset's panel
+    img[20:40, 110:150, :3] = 0.55  # a grey box on it
+    im = bpy.data.images.new("grey_probe", w, h)
+    im.pixels.foreach_set(img[::-1].ravel())
+    im.filepath_raw = str(tmp_path / "probe.png")
+    im.file_format = "PNG"
+    im.save()
+    bpy.data.images.remove(im)
+    rect = (0, 0, w, h)
+    plain = figure_report(tmp_path / "probe.png", content_rect=rect)["grey_share"]
+    panel = figure_report(tmp_path / "probe.png", content_rect=rect, backdrops=[(100, 5, 190, 55)])["grey_share"]
+    coloured, panel_px, grey_px = 30 * 180, 50 * 90 - 20 * 40, 20 * 40
+    assert abs(plain - (panel_px + grey_px) / (coloured + panel_px + grey_px)) < 0.02, plain
+    assert abs(panel - grey_px / (coloured + grey_px)) < 0.02, panel
+    assert backdrop_rects({"inset": {"rect": [1.0, 2.0, 3.0, 4.0]}}) == [(1.0, 2.0, 3.0, 4.0)]
+    assert backdrop_rects({"inset": None}) == []

@@ -158,9 +158,10 @@ def test_views_of_a_deep_multithreaded_third_party_trace(view, pool, tmp_path):
         share = moved_tubes_visible(str(tmp_path / "compare.png"), tmp_path)
         assert share != share or share >= 0.85, share  # nan: nothing moved
     if view == "icicle":
-        from tracevis3d.blender.figure_report import figure_report
+        from tracevis3d.blender.figure_report import backdrop_rects, figure_report
 
-        assert figure_report(str(tmp_path / "icicle.png"), content_rect=meta["content_rect"])["grey_share"] <= MAX_GREY
+        assert figure_report(str(tmp_path / "icicle.png"), content_rect=meta["content_rect"],
+                             backdrops=backdrop_rects(meta))["grey_share"] <= MAX_GREY
         # every busy worker lane is named somewhere, not only the first lanes
         lanes_named = {int(ta.thread[c]) for k, c in _call_indices_of_names() if c is not None and c >= 0}
         workers = [t for t in range(ta.n_threads) if ta.thread_names[t].startswith("render")]

@@ -29,6 +29,7 @@ EMPTY_CELL_PX = 40
 BACKGROUND_TOLERANCE = 0.06
 #: OKLab chroma below this counts as grey
 GREY_CHROMA = 0.03
+BACKDROP_L = 0.9  # a backdrop's light achromatic pixels (OKLab L above this) are page
 
 
 def project_points(points, scene=None) -> np.ndarray:
@@ -111,13 +112,23 @@ def load_image(path, channels: int = 3) -> np.ndarray:
         bpy.data.images.remove(img)
 
 
-def figure_report(image_path, collection: str = "TraceVis3D", scene=None, content_rect=None) -> dict:
+def backdrop_rects(meta: dict) -> list:
+    """The pixel rectangles of a figure's backdrops (its detail inset's panel), from its
+    SceneSpec ``meta``: for `figure_report`'s ``backdrops``."""
+    inset = meta.get("inset") if isinstance(meta, dict) else None
+    return [tuple(inset["rect"])] if inset and inset.get("rect") is not None else []
+
+
+def figure_report(image_path, collection: str = "TraceVis3D", scene=None, content_rect=None,
+                  backdrops=None) -> dict:
     """Measure a rendered figure (see module doc).
 
     ``content_rect`` (x0, y0, x1, y1 pixels) limits the grey share to the icicle's area;
     by default the area left of the legend column (the leftmost 80 %) below the title.
     The icicle's pixels are those that differ from the page and are neither near-black
-    nor near-white text; grey ones have OKLab chroma below `GREY_CHROMA`.
+    nor near-white text; grey ones have OKLab chroma below `GREY_CHROMA`.  ``backdrops``
+    (`backdrop_rects`): rectangles whose light achromatic pixels (OKLab L above
+    `BACKDROP_L`: the inset's panel, lit by Workbench to ~0.9) are page, not icicle.
     """
     img = load_image(image_path)
     h, w = img.shape[:2]
@@ -133,6 +144,12 @@ def figure_report(image_path, collection: str = "TraceVis3D", scene=None, conten
     lab = _oklab(region)
     on = (np.abs(region - 1.0).max(-1) > BACKGROUND_TOLERANCE) & (lab[:, 0] > 0.35)
     chroma = np.hypot(lab[:, 1], lab[:, 2])
+    if backdrops:
+        yy, xx = np.divmod(np.arange(region.shape[0]), int(x1) - int(x0))
+        xx, yy = xx + int(x0), yy + int(y0)
+        for bx0, by0, bx1, by1 in backdrops:
+            inside = (xx >= bx0) & (xx < bx1) & (yy >= by0) & (yy < by1)
+            on &= ~(inside & (lab[:, 0] > BACKDROP_L) & (chroma < GREY_CHROMA))
     grey_share = float((on & (chroma < GREY_CHROMA)).sum() / max(on.sum(), 1))
     boxes = label_pixel_boxes(collection, scene)
     call_boxes = [b for b in boxes if b[0] in CALL_LABEL_KINDS]
