@@ -55,6 +55,8 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     arcs = spec.layer("flows")
     assert 0 < len(arcs) <= MAX_THREAD_FLOW_ARCS
     assert spec.meta["n_flows_drawn"] > 0.5 * tr.flow_from.size
+    # no lock waits in a profiler's trace: the title says what the view shows, its flows
+    assert spec.meta["title"] == f"Who passes work to whom · control · 8 threads, {tr.flow_from.size:,} flows"
     assert (arcs.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"]).all()
     w = np.sqrt(arcs.attributes["flows"])
     r = arcs.half_x[:, 0]

@@ -1076,10 +1076,16 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_threads = int(sel.threads.size)
     threads_text = (f"{n_threads} of {n_threads + left_out} threads (the busiest)" if left_out else
                     f"{n_threads} thread{'s' if n_threads != 1 else ''}")
-    title = params.title if params.title is not None else (
-        f"Who waits on whom · {trace.title_name} · "
-        f"{threads_text}, {int(sync.primary.sum()):,} hand-off"
-        f"{'s' if int(sync.primary.sum()) != 1 else ''}")
+    n_handoffs = int(sync.primary.sum())
+    n_flows = threads_flows.flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
+        if params.show_flows else 0
+    if params.title is not None:
+        title = params.title
+    elif n_handoffs == 0 and n_flows:  # a browser's or a profiler's trace: no lock waits, its flows are the story
+        title = f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow{'s' if n_flows != 1 else ''}"
+    else:
+        title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
+                 f"{'s' if n_handoffs != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True)
