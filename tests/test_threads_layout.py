@@ -607,7 +607,18 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     def names(spec, lane):
         return sorted(t for t, k in zip(spec.labels.texts, spec.labels.kind) if (k == "lane") == lane)
 
-    assert names(cut, False) == names(whole, False)
+    # the same calls named; a name's text may be fitted shorter in one of the two (room beside
+    # bars and stalks that differ below a pixel: "…Pipeline.writer" for
+    # "threads_pipeline.Pipeline.writer" on a recording of stop 46, at 077dd53 too)
+    def named(spec):
+        return sorted(int(c) for c, k in zip(spec.labels.call_index, spec.labels.kind) if k != "lane" and c >= 0)
+
+    assert named(cut) == named(whole)
+    odd = sorted(set(names(cut, False)) ^ set(names(whole, False)))
+    assert len(odd) <= 2, odd
+    if odd:
+        short, full = sorted(odd, key=len)
+        assert short.startswith("…") and full.endswith(short[1:]), odd
     # a thread's name stands beside its section where the drawn bars leave it room: the cut's
     # stalks and the whole tree's bars differ below a pixel, so one name may find room in one
     # figure and not in the other (a recording of stop 45: parse_0's name in the cut figure only)
