@@ -57,6 +57,10 @@ def test_real_pytorch_flows_leave_the_icicle_and_reach_the_stream_on_the_semicir
     assert spec.meta["n_flows_drawn"] > 0.5 * tr.flow_from.size
     # no lock waits in a profiler's trace: the title says what the view shows, its flows
     assert spec.meta["title"] == f"Who passes work to whom · control · 8 threads, {tr.flow_from.size:,} flows"
+    legend = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
+    assert "threads" in legend and not any("wide end" in t or "waiting thread" in t for t in legend), legend
+    swatches = legend[legend.index("threads") + 1:][:8]
+    assert len(set(swatches)) == 8 and not any(t.startswith("top:") for t in swatches), legend  # told apart
     assert (arcs.attributes["tv3d_kind"] == side.SIDE_KINDS["flow"]).all()
     w = np.sqrt(arcs.attributes["flows"])
     r = arcs.half_x[:, 0]

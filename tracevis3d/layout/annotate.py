@@ -15,7 +15,7 @@ import numpy as np
 from .camera import camera_local_from_pixels, camera_pixel_size, centre_content
 from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
-from .text import ASCENT, DESCENT, cut_end, fit_lane_name, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, cut_end, cut_middle, fit_lane_name, fit_text, name_candidates, text_width
 
 _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
@@ -183,10 +183,12 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
             room = (max_w - swatch_room(kind, slot, text_px)) / text_px
             if kind == "ramp":
                 rows_fit.append((text if text_width(text) <= room else cut_end(text, room), slot, kind))
-            elif kind == "swatch":  # a name, or the ways to write it (a tuple, most informative first)
-                cands = list(text) if isinstance(text, tuple) else name_candidates(text)
-                rows_fit.append((fit_text(cands, room) or cut_end(cands[-1] if isinstance(text, tuple) else text, room),
-                                 slot, kind))
+            elif kind == "swatch":  # a name, or the ways to write a thread's (a tuple, most informative first)
+                if isinstance(text, tuple):  # threads of one program differ at their ends: cut in the middle
+                    fitted = fit_text(list(text), room) or cut_middle(text[-1], room)
+                else:
+                    fitted = fit_text(name_candidates(text), room) or cut_end(text, room)
+                rows_fit.append((fitted, slot, kind))
             else:  # headings and notes wrap at spaces
                 for k, line in enumerate(_wrap(text, room)):
                     rows_fit.append((line, slot if k == 0 else -1, kind if k == 0 else "note"))

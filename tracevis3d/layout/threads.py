@@ -656,9 +656,17 @@ def object_legend(sync, sel, lane_of_thread):
     return [(sync.object_names[o], int(c), "swatch") for o, c in zip(objs.tolist(), k.tolist())]
 
 
-def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound):
+def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound, waits: bool = True):
+    """The thread view's legend; ``waits``: the view has hand-offs (without, the threads'
+    colours are those of the arcs into them, and the curves' notes are left out)."""
     rows = [(bar_title, -1, "heading")] + bar_rows
     rows.append(("depth: share of time waiting or in I/O", -1, "note"))
+    if not waits:
+        rows.append(("threads", -1, "heading"))
+        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
+        if params.show_icicle and focus_name:
+            rows.append((f"top: {focus_name} as a straight icicle", -1, "note"))
+        return rows
     if params.color_by == "object":
         rows.append(("curves: colour of the object", -1, "heading"))
         rows += [(name, 2000 + c, "swatch") for name, c, _ in object_rows]
@@ -1088,7 +1096,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
                  f"{'s' if n_handoffs != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
-    rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True)
+    rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
+                       waits=n_handoffs > 0 or not n_flows)
     rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows,
                                      lane_of_thread >= 0 if left_out else None)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
