@@ -250,6 +250,15 @@ def test_a_thread_name_in_a_narrow_legend_keeps_its_thread_not_the_end_of_its_wo
     plan = plan_hud((1920, 1080), 16.0, None, rows, False, True, max_legend_frac=120 / 1920)
     first = plan.legend_rows[0][0]
     assert first.startswith("Thread-1") and first.endswith("…"), first  # cut at its end
+    # a name whose number ends it is cut in its middle: seven pool workers stay apart
+    from tracevis3d.layout.text import cut_thread_name
+
+    workers = [thread_name_candidates(f"Browser: ThreadPoolForegroundWorker #{k}") for k in range(1, 8)]
+    plan = plan_hud((1920, 1080), 16.0, None, [(w, 1000 + k, "swatch") for k, w in enumerate(workers)], False, True,
+                    max_legend_frac=220 / 1920)
+    texts = [t for t, _, _ in plan.legend_rows]
+    assert len(set(texts)) == 7 and all("…" in t and t.endswith(f"#{k}") for k, t in enumerate(texts, 1)), texts
+    assert cut_thread_name("Thread-1 (_handle_workers)", 8.0).startswith("Thread-1")
 
 
 def test_negligible_waits_and_io_read_as_neither():

@@ -15,7 +15,7 @@ import numpy as np
 from .camera import camera_local_from_pixels, camera_pixel_size, centre_content
 from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
-from .text import ASCENT, DESCENT, cut_end, cut_middle, fit_lane_name, fit_text, name_candidates, text_width
+from .text import ASCENT, DESCENT, cut_end, cut_thread_name, fit_lane_name, fit_text, name_candidates, text_width
 
 _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
@@ -184,8 +184,8 @@ def plan_hud(res, text_px, title, legend_rows, show_title: bool, show_legend: bo
             if kind == "ramp":
                 rows_fit.append((text if text_width(text) <= room else cut_end(text, room), slot, kind))
             elif kind == "swatch":  # a name, or the ways to write a thread's (a tuple, most informative first)
-                if isinstance(text, tuple):  # threads of one program differ at their ends: cut in the middle
-                    fitted = fit_text(list(text), room) or cut_middle(text[-1], room)
+                if isinstance(text, tuple):  # a thread: its number kept, where it stands (`cut_thread_name`)
+                    fitted = fit_text(list(text), room) or cut_thread_name(text[-1], room)
                 else:
                     fitted = fit_text(name_candidates(text), room) or cut_end(text, room)
                 rows_fit.append((fitted, slot, kind))

@@ -101,6 +101,14 @@ def thread_name_candidates(name: str) -> tuple:
     return out + short
 
 
+def cut_thread_name(name: str, width_em: float) -> str:
+    """A thread's name cut to ``width_em`` where it keeps what tells it from its siblings: in
+    its middle when its last word carries a number ("ThreadPoolFor…oundWorker #4",
+    "ThreadPoolEx…or-0_3"), else at its end ("Thread-1 (_hand…": the number leads)."""
+    last = name.rsplit(" ", 1)[-1]
+    return cut_middle(name, width_em) if any(ch.isdigit() for ch in last) else cut_end(name, width_em)
+
+
 def fit_lane_name(name: str, width_em: float) -> str:
     """A lane's name in ``width_em`` label sizes: the first of `thread_name_candidates` that
     fits ("MainProcess: ThreadPoolExecutor-0_3" → "ThreadPoolExecutor-0_3"), else the shortest
