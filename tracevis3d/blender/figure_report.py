@@ -140,16 +140,19 @@ def figure_report(image_path, collection: str = "TraceVis3D", scene=None, conten
     else:
         margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
     x0, y0, x1, y1 = content_rect if content_rect is not None else (0, int(0.06 * h), int(0.8 * w), h)
-    region = img[int(y0):int(y1), int(x0):int(x1)].reshape(-1, 3)
+    block = img[int(y0):int(y1), int(x0):int(x1)]
+    region = block.reshape(-1, 3)
     lab = _oklab(region)
     on = (np.abs(region - 1.0).max(-1) > BACKGROUND_TOLERANCE) & (lab[:, 0] > 0.35)
     chroma = np.hypot(lab[:, 1], lab[:, 2])
-    if backdrops:
-        yy, xx = np.divmod(np.arange(region.shape[0]), int(x1) - int(x0))
-        xx, yy = xx + int(x0), yy + int(y0)
+    if backdrops:  # the region's mask in rows and columns, a backdrop's rectangle cut out of it
+        on2 = on.reshape(block.shape[:2])
+        page = ((lab[:, 0] > BACKDROP_L) & (chroma < GREY_CHROMA)).reshape(on2.shape)
         for bx0, by0, bx1, by1 in backdrops:
-            inside = (xx >= bx0) & (xx < bx1) & (yy >= by0) & (yy < by1)
-            on &= ~(inside & (lab[:, 0] > BACKDROP_L) & (chroma < GREY_CHROMA))
+            ys = slice(max(int(np.ceil(by0)) - int(y0), 0), max(int(np.ceil(by1)) - int(y0), 0))
+            xs = slice(max(int(np.ceil(bx0)) - int(x0), 0), max(int(np.ceil(bx1)) - int(x0), 0))
+            on2[ys, xs] &= ~page[ys, xs]
+        on = on2.reshape(-1)
     grey_share = float((on & (chroma < GREY_CHROMA)).sum() / max(on.sum(), 1))
     boxes = label_pixel_boxes(collection, scene)
     call_boxes = [b for b in boxes if b[0] in CALL_LABEL_KINDS]

@@ -65,9 +65,9 @@ def memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, inst_pid, t0: fl
     row, koff, klen, val = row[ok], koff[ok], klen[ok], val[ok]
     dev_type = np.zeros(rows.size, np.int64)
     dev_id = np.full(rows.size, -1, np.int64)
-    for key, out in ((DEVICE_TYPE, dev_type), (DEVICE_ID, dev_id)):
+    for key, dest in ((DEVICE_TYPE, dev_type), (DEVICE_ID, dev_id)):
         k = _key_is(buf, koff, klen, key)
-        out[row[k]] = np.clip(val[k], -1, 2 ** 31).astype(np.int64)  # a hostile 1e300 is a device, not a crash
+        dest[row[k]] = np.clip(val[k], -1, 2 ** 31).astype(np.int64)  # a hostile 1e300 is a device, not a crash
     parts = []
     for j, (key, series) in enumerate(TOTALS.items()):
         k = np.flatnonzero(_key_is(buf, koff, klen, key))

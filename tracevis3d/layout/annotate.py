@@ -93,15 +93,19 @@ def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world):
                     rot.astype(np.float32), ["world"] * n)
 
 
+def threads_shown_text(n_threads: int, left_out: int) -> str:
+    """"5 threads", or "24 of 83 threads (the busiest)" where ``left_out`` were not drawn."""
+    if left_out:
+        return f"{n_threads} of {n_threads + left_out} threads (the busiest)"
+    return f"{n_threads} thread{'s' if n_threads != 1 else ''}"
+
+
 def trace_title(trace, sel, params) -> str:
     """``json_tool · 113,078 calls · 1 thread · 39.2 ms`` (plus the window when there is one)."""
     if params.title is not None:
         return params.title
     name = trace.title_name
-    n_threads = int(sel.threads.size)
-    left = int(getattr(sel, "n_threads_left_out", 0) or 0)
-    threads = (f"{n_threads} of {n_threads + left} threads (the busiest)" if left else
-               f"{n_threads} thread{'s' if n_threads != 1 else ''}")
+    threads = threads_shown_text(int(sel.threads.size), int(getattr(sel, "n_threads_left_out", 0) or 0))
     parts = [name, f"{sel.idx.size:,} calls", threads]
     if sel.windowed:
         parts.append(f"{fmt_time(sel.t1 - sel.t0)} window from {fmt_time(sel.t0)}")

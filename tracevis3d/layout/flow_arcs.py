@@ -73,6 +73,18 @@ def unique_rows(key: np.ndarray) -> tuple:
     return order[starts].astype(np.int64), group, np.diff(np.append(starts, n)).astype(np.int64)
 
 
+def coarsened_bundles(key_of, cell: float, widest: float, max_bundles: int) -> tuple:
+    """(key, first, group, count, cell): the flows bundled by ``key_of(cell)`` (their lanes and
+    the cells of ``cell`` width their ends fall in; `unique_rows`), the cells twice as wide
+    while there are more than ``max_bundles`` bundles, up to ``widest``."""
+    while True:
+        key = np.asarray(key_of(cell)).astype(np.int64)
+        first, group, count = unique_rows(key)
+        if count.size <= max_bundles or cell >= widest:
+            return key, first, group, count, cell
+        cell = min(2.0 * cell, widest)
+
+
 def flows_inside(tr, t0: float, t1: float, shown=None) -> np.ndarray:
     """Per flow: do both of its calls overlap [t0, t1] (the flows a figure of that window draws),
     and, with ``shown`` (bool per thread), are both on threads the figure shows."""
@@ -164,12 +176,9 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     cls = colours
     f_cls = cls[tr.flow_cat[fi]] if cls is not None else np.zeros(fi.size, np.int64)
     widest = max(cell, FLOW_CELL_MAX_FRAC * float(params.time_length))
-    while True:
-        key = np.stack([d.lane[ra], np.floor(xa / cell), d.lane[rb], np.floor(xb / cell), f_cls], 1).astype(np.int64)
-        first, group, count = unique_rows(key)
-        if count.size <= MAX_ICICLE_FLOW_ARCS or cell >= widest:
-            break
-        cell = min(2.0 * cell, widest)
+    key, first, group, count, cell = coarsened_bundles(
+        lambda c: np.stack([d.lane[ra], np.floor(xa / c), d.lane[rb], np.floor(xb / c), f_cls], 1),
+        cell, widest, MAX_ICICLE_FLOW_ARCS)
     m_all = count.size
 
     def mean(v):
@@ -202,7 +211,8 @@ def _within_ink(p0, p1, p2, count, frame, px: float, reached) -> np.ndarray:
     height there (an arc's ink: its length times its width, `flow_radius`, in pixels, per band
     by where its pieces run); the first `MIN_ICICLE_FLOW_ARCS` always.  Flows between threads
     run across the lanes within a few columns: 150 arcs over the first second of Chromium's
-    page load crossed out every name there, while they covered 10 % of the whole picture."""
+    page load crossed out every name there, while they covered 10 % of the whole picture.
+    ``reached``: the lane each arc reaches (the largest into each is kept too, `ink_selection`)."""
     base = np.asarray(frame.z_base, np.float64)
     tall_px = float(np.max(base + np.asarray(frame.lane_heights, np.float64)) - np.min(base)) / px
     pts = bezier_points(p0, p1, p2)[:, :, [0, 2]] / px  # the picture's x and z, in pixels

@@ -36,12 +36,13 @@ from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
 from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, legend_box,
-                       legend_in_corner, legend_placement, legend_size, plan_hud)
+                       legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls, legend_swatch_rows
 from .cutaway import threads_cutaway
 from . import threads_flows
+from .flow_arcs import flows_in_window
 from .corr_curves import (ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, circle_ribbons, object_colour_index,
                           shown_rows)
 from .fold import fold_levels
@@ -661,23 +662,18 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
     colours are those of the arcs into them, and the curves' notes are left out)."""
     rows = [(bar_title, -1, "heading")] + bar_rows
     rows.append(("depth: share of time waiting or in I/O", -1, "note"))
-    if not waits:
-        rows.append(("threads", -1, "heading"))
-        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
-        if params.show_icicle and focus_name:
-            rows.append((f"top: {focus_name} as a straight icicle", -1, "note"))
-        return rows
-    if params.color_by == "object":
+    if waits and params.color_by == "object":
         rows.append(("curves: colour of the object", -1, "heading"))
         rows += [(name, 2000 + c, "swatch") for name, c, _ in object_rows]
         rows.append(("grey: an object only one thread waited on", -1, "note"))
     else:
-        rows.append(("curves: the waiting thread", -1, "heading"))
+        rows.append(("curves: the waiting thread" if waits else "threads", -1, "heading"))
         rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
-    rows.append(("wide end: the wait; dot: the release", -1, "note"))
-    rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
-    if has_compound:
-        rows.append(("pale fans: waits of merged tiny calls", -1, "note"))
+    if waits:
+        rows.append(("wide end: the wait; dot: the release", -1, "note"))
+        rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
+        if has_compound:
+            rows.append(("pale fans: waits of merged tiny calls", -1, "note"))
     if params.show_icicle and focus_name:
         rows.append((f"top: {focus_name} as a straight icicle", -1, "note"))
     return rows
@@ -1082,15 +1078,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
 
     # HUD plan
     n_threads = int(sel.threads.size)
-    threads_text = (f"{n_threads} of {n_threads + left_out} threads (the busiest)" if left_out else
-                    f"{n_threads} thread{'s' if n_threads != 1 else ''}")
+    threads_text = threads_shown_text(n_threads, left_out)
     n_handoffs = int(sync.primary.sum())
-    n_flows = threads_flows.flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
+    n_flows = flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
         if params.show_flows else 0
     if params.title is not None:
         title = params.title
     elif n_handoffs == 0 and n_flows:  # a browser's or a profiler's trace: no lock waits, its flows are the story
-        title = f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow{'s' if n_flows != 1 else ''}"
+        title = (f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow"
+                 f"{'s' if n_flows != 1 else ''}")
     else:
         title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
                  f"{'s' if n_handoffs != 1 else ''}")
@@ -1098,8 +1094,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0 or not n_flows)
-    rows += threads_flows.legend_row(tr, sel.t0, sel.t1, params.show_flows,
-                                     lane_of_thread >= 0 if left_out else None)
+    rows += threads_flows.legend_row(n_flows)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])

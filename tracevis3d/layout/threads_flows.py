@@ -10,11 +10,11 @@ radius on the semicircle.  Flows whose two ends fall in the same `FLOW_CELL_PX` 
 of the image are bundled into one arc whose radius grows with the square root of their
 number, the cells twice as wide while there are more than `MAX_THREAD_FLOW_ARCS` bundles (at
 most `flow_arcs.FLOW_CELL_MAX_FRAC` of the image), and the largest are drawn, as many as keep
-their ink within `flow_arcs.FLOW_INK_FRAC` of the picture's height in each band of its columns
+their ink within `THREAD_VIEW_INK_FRAC` of the picture's height in each band of its columns
 (`flow_arcs.ink_selection`, on the projected arcs): the icicle's rule (`flow_arcs.flow_arcs`),
-with the cells taken on the image because the two surfaces have no shared time axis.  An arc is a quadratic Bézier bowed towards the camera by a quarter
-of its length, so an arc from the icicle down to the semicircle passes in front of the
-boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
+with the cells taken on the image because the two surfaces have no shared time axis.  An arc
+is a quadratic Bézier bowed towards the camera by a quarter of its length, so an arc from
+the icicle down to the semicircle passes in front of the boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
 first flow (``side_index``), so picking reports it.
 """
 from __future__ import annotations
@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .camera import project
-from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, bezier_points, drawn_ancestor, flow_radius, flow_tubes,
-                         flows_in_window, flows_inside, ink_selection, unique_rows,
-                         MIN_ICICLE_FLOW_ARCS)
+from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, MIN_ICICLE_FLOW_ARCS, bezier_points, coarsened_bundles,
+                         drawn_ancestor, flow_radius, flow_tubes, flows_inside, ink_selection)
 
 #: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `flow_arcs.flow_arcs`;
 #: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
@@ -36,13 +35,12 @@ MAX_THREAD_FLOW_ARCS = 300
 THREAD_VIEW_INK_FRAC = 0.2
 
 
-def legend_row(tr, t0: float, t1: float, show: bool, shown=None) -> list:
-    """The legend's note on the arcs (none when there are no flows in the window; with
-    ``shown``, a bool per thread, those between the threads shown)."""
-    n = flows_in_window(tr, t0, t1, shown) if show else 0
-    where = "; where many, only the largest" if n > MIN_ICICLE_FLOW_ARCS else ""
-    return [(f"arcs: {n:,} flows, from the call that starts one to the call it reaches, in the colour of the "
-             f"thread reached{where}", -1, "note")] if n else []
+def legend_row(n_flows: int) -> list:
+    """The legend's note on the arcs, ``n_flows`` the flows in the window between the threads
+    shown (`flow_arcs.flows_in_window`; none: no note)."""
+    where = "; where many, only the largest" if n_flows > MIN_ICICLE_FLOW_ARCS else ""
+    return [(f"arcs: {n_flows:,} flows, from the call that starts one to the call it reaches, in the colour of the "
+             f"thread reached{where}", -1, "note")] if n_flows else []
 
 
 def _row_of(n: int, rows_of_calls: np.ndarray) -> np.ndarray:
@@ -126,13 +124,9 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     if fi.size == 0:
         return None, info
     ia, ib = project(cam, pa, resolution), project(cam, pb, resolution)
-    cell, widest = FLOW_CELL_PX, FLOW_CELL_MAX_FRAC * float(max(resolution))
-    while True:  # cells twice as wide while the bundles are too many (`flow_arcs.flow_arcs`' rule)
-        key = np.column_stack([ka, np.floor(ia / cell), kb, np.floor(ib / cell)]).astype(np.int64)
-        first, group, count = unique_rows(key)
-        if count.size <= MAX_THREAD_FLOW_ARCS or cell >= widest:
-            break
-        cell = min(2.0 * cell, widest)
+    _, first, group, count, _ = coarsened_bundles(  # the icicle's rule (`flow_arcs.flow_arcs`)
+        lambda c: np.column_stack([ka, np.floor(ia / c), kb, np.floor(ib / c)]), FLOW_CELL_PX,
+        FLOW_CELL_MAX_FRAC * float(max(resolution)), MAX_THREAD_FLOW_ARCS)
     m_all = count.size
     p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
     p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
