@@ -629,6 +629,7 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
     tracevis3d.save(t, tmp_path / "m.json", format="chrome")
     back = tracevis3d.load(tmp_path / "m.json")
     assert back.counter_names == t.counter_names, back.counter_names
+    assert back.series_units == t.series_units  # kept in metadata events (C events carry none)
     assert np.allclose(back.counter_value, t.counter_value)
     # a file that has the counter itself (a writer that keeps the instants' args too): not twice
     both = data[:-2] + b', {"ph": "C", "pid": 7, "ts": 6, "name": "cpu memory", "args": {"allocated": 1}}]}'
@@ -649,3 +650,20 @@ def test_pytorch_memory_instants_become_counter_series_per_device(tmp_path):
         warnings.simplefilter("error", RuntimeWarning)
         h = tracevis3d.io.load_bytes(hostile, source="hostile.json", warn=False)
     assert h.counter_names[-1].startswith("cuda") and np.all(np.isfinite(h.counter_value))
+
+
+def test_counter_units_from_metadata_events_hostile_ones_skipped():
+    """A series' unit as the Chrome writer keeps it (a metadata event per series); a unit event
+    that is not three strings, or names no series, changes nothing; a long unit is cut."""
+    from tracevis3d.io.chrome_writer import COUNTER_UNIT_EVENT as U
+    ev = [{"ph": "C", "pid": 1, "ts": k, "name": "mem", "args": {"rss": k, "heap": 2 * k}} for k in range(3)]
+    ev += [{"ph": "C", "pid": 2, "ts": 1, "name": "mem", "args": {"rss": 5}},
+           {"ph": "M", "pid": 1, "tid": 0, "name": U, "args": {"counter": "mem", "series": "rss", "unit": "MB"}},
+           {"ph": "M", "pid": 1, "tid": 0, "name": U, "args": {"counter": "mem", "series": "heap", "unit": 7}},
+           {"ph": "M", "pid": 1, "tid": 0, "name": U, "args": ["mem", "heap", "kB"]},
+           {"ph": "M", "pid": 1, "tid": 0, "name": U, "args": {"counter": "nope", "series": "rss", "unit": "s"}},
+           {"ph": "M", "pid": 2, "tid": 0, "name": U, "args": {"counter": "mem", "series": "rss", "unit": "x" * 10**5}}]
+    t = tracevis3d.io.load_bytes(json.dumps({"traceEvents": ev}).encode(), source="units.json")
+    units = {(int(t.series_pid[s]), t.series_names[s]): t.series_units[s] for s in range(len(t.series_names))}
+    assert units[(1, "rss")] == "MB" and units[(1, "heap")] == ""
+    assert 0 < len(units[(2, "rss")]) < 10**4, len(units[(2, "rss")])

@@ -49,7 +49,8 @@ from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .chrome_fast import FAST, SIDE, FastSide, bind_flows, flow_categories, flow_order, flow_points
 from .chrome_memory import memory_counters
-from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, side_tracks
+from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, series_units_from, side_tracks
+from .chrome_writer import COUNTER_UNIT_EVENT
 
 REPAIRS = {
     "truncated": "the event array is not closed (file cut short): kept every complete event",
@@ -198,18 +199,22 @@ class _Text:
             return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw)
         return self.clean(bytes(raw).decode("utf-8", "replace"))
 
-    def value(self, v) -> str:
-        """``str(v)`` of a decoded JSON value, cleaned (long values are cut before str())."""
+    def value(self, v, where=None) -> str:
+        """``str(v)`` of a decoded JSON value, cleaned (long values are cut before str());
+        ``where``: as `clean`'s."""
         if isinstance(v, str):
-            return self.clean(v)
+            return self.clean(v, where=where)
         if isinstance(v, (dict, list)):
             import orjson
 
             try:
-                return self.raw(orjson.dumps(v))
+                raw = orjson.dumps(v)
             except Exception:
-                return self.clean(str(v)[: self.raw_limit])
-        return self.clean(str(v))
+                return self.clean(str(v)[: self.raw_limit], where=where)
+            if len(raw) > self.raw_limit:
+                return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw, where=where)
+            return self.clean(raw.decode("utf-8", "replace"), where=where)
+        return self.clean(str(v), where=where)
 
 
 def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
@@ -599,7 +604,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used = np.zeros(n_keys, bool)
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text)
+    meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text, describe)
     inst_key = key_id[inst_rows]
     del key_id  # memory (issue 26): the rows' thread keys are used up
     n_counters = v_c_finite.size + fast.n_counter_events  # counter events with a time
@@ -797,6 +802,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                        counter_fields(buf, c_samples, names, t0, text, lim.max_args_nesting))
     side = memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, key_pid[inst_key], t0, lim.max_args_nesting,
                            side)  # PyTorch's [memory] instants: their totals as counter series
+    series_units_from(side, meta_info["counter_units"])  # the units a writer kept in M events
     del c_samples, f_order, f_points, side_job
     fast = None  # (not `del`: describe() closes over it; it cites no event after this)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
@@ -1259,12 +1265,13 @@ def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
     return out
 
 
-def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text):
-    """M events: process/thread names and sort indices (a few per thread); ``key_pid``: the
-    process of each thread key."""
+def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text, describe):
+    """M events: process/thread names and sort indices (a few per thread), counter series'
+    units (`chrome_writer.COUNTER_UNIT_EVENT`); ``key_pid``: the process of each thread key;
+    ``describe(row)``: an event's place, cited by the repair of a name cut."""
     import orjson
 
-    info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}}
+    info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}, "counter_units": {}}
     for r in rows:
         off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
         try:
@@ -1275,15 +1282,19 @@ def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text):
         if not isinstance(args, dict):
             continue
         nm = ev.get("name")
+        cite = lambda r=r: describe(int(r))  # noqa: E731  (called only when a text is repaired)
         if nm == "thread_name" and "name" in args:
-            info["thread_names"][int(key_id[r])] = text.value(args["name"])
+            info["thread_names"][int(key_id[r])] = text.value(args["name"], cite)
         elif nm == "process_name" and "name" in args:
-            info["process_names"][int(key_pid[key_id[r]])] = text.value(args["name"])
+            info["process_names"][int(key_pid[key_id[r]])] = text.value(args["name"], cite)
         elif nm == "thread_sort_index" and "sort_index" in args:
             try:
                 info["thread_sort"][int(key_id[r])] = _sort_index(args["sort_index"])
             except (TypeError, ValueError, OverflowError):
                 pass
+        elif nm == COUNTER_UNIT_EVENT and all(isinstance(args.get(k), str) for k in ("counter", "series", "unit")):
+            info["counter_units"][(int(key_pid[key_id[r]]), text.value(args["counter"], cite),
+                                   text.value(args["series"], cite))] = text.value(args["unit"], cite)
         elif nm == "process_sort_index" and "sort_index" in args:
             try:
                 info["process_sort"][int(key_pid[key_id[r]])] = _sort_index(args["sort_index"])

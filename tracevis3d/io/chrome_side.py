@@ -256,6 +256,17 @@ def counter_fields(buf, cs: dict, names, t0: float, text, max_nesting: int) -> d
     }
 
 
+def series_units_from(side: dict, units: dict) -> None:
+    """Sets ``side["series_units"]`` (in place) from ``units``: {(pid, counter name, series name):
+    unit}, as `chrome_writer` keeps them in metadata events; series not named keep theirs."""
+    if not units:
+        return
+    names, counter = side["counter_names"], side["series_counter"]
+    side["series_units"] = [units.get((int(pid), names[int(c)], sn), u) for pid, c, sn, u in
+                            zip(side["series_pid"].tolist(), counter.tolist(), side["series_names"],
+                                side["series_units"])]
+
+
 def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, rep, text, seed,
                 max_nesting: int, counters: dict) -> dict:
     """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the

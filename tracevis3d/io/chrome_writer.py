@@ -21,6 +21,9 @@ from ..model import Trace
 CHUNK_CALLS = 1 << 16
 #: a stored time past this many µs (about 290,000 years) cannot be exported in nanoseconds
 MAX_EXPORT_US = 9.0e15
+#: the metadata event that keeps a counter series' unit (Chrome's ``C`` events have none; other
+#: readers skip metadata names they do not know): args ``counter``, ``series``, ``unit``
+COUNTER_UNIT_EVENT = "tracevis3d_counter_unit"
 
 
 def _metadata_events(trace: Trace) -> list:
@@ -39,6 +42,11 @@ def _metadata_events(trace: Trace) -> list:
         if trace.process_names[t]:
             out.append(json.dumps({"ph": "M", "pid": pid, "tid": tid, "name": "process_name",
                                    "args": {"name": trace.process_names[t]}}))
+    for sr, unit in enumerate(trace.series_units):  # Chrome's C events carry no unit: one M event a series
+        if unit:
+            out.append(json.dumps({"ph": "M", "pid": int(trace.series_pid[sr]), "tid": 0, "name": COUNTER_UNIT_EVENT,
+                                   "args": {"counter": trace.counter_names[int(trace.series_counter[sr])],
+                                            "series": trace.series_names[sr], "unit": unit}}))
     return out
 
 
