@@ -625,3 +625,35 @@ def test_flows_of_several_categories_are_coloured_by_category(tmp_path):
     spec1 = icicle_layout(t1, IcicleParams(resolution=(960, 540)))
     assert spec1.layer("flows").materials == ["TV3D_flow"]
     assert not {"ipc", "(no category)"} & {x for x, k in zip(spec1.labels.texts, spec1.labels.kind) if k == "legend"}
+
+
+def test_tracks_under_the_axis_stand_below_its_tick_labels_back_edges_included():
+    """A track under the time axis is extruded in depth: seen from above, its back edge rises
+    on screen.  Its boxes, back edges included, project below the axis' tick labels (their
+    descent included), at the default view and at a steep one (torch_cnn's memory track
+    rose over "0.5 s", "1.0 s", ...).  Checked with the async lanes (the block's first units)
+    and without them (a counter track right under the axis)."""
+    t = _counters_trace()
+    bare = _counters_trace()
+    for f in ("async_start", "async_end", "async_track", "async_name", "async_depth"):
+        setattr(bare, f, getattr(bare, f)[:0])
+    for t, elevation in ((t, None), (t, 40.0), (bare.check(), None), (bare, 40.0)):
+        p = IcicleParams(resolution=(1280, 720)) if elevation is None else IcicleParams(resolution=(1280, 720),
+                                                                                       elevation=elevation)
+        spec = icicle_layout(t, p)
+        assert all(k == -1 for k in spec.meta.get("counter_track_lanes", []))  # one process: under the axis
+        blocks = [L for L in spec.layers if L.name in ("counters", "async")]
+        pos = np.concatenate([L.positions for L in blocks]).astype(np.float64)
+        sc = np.concatenate([L.scales for L in blocks]).astype(np.float64)
+        back_top = np.stack([pos[:, 0], pos[:, 1] + sc[:, 1] / 2, pos[:, 2] + sc[:, 2] / 2], 1)
+        box_px = project(spec.camera, back_top, p.resolution)  # y down
+        lab = spec.labels
+        axis = np.flatnonzero(np.array(lab.kind) == "axis")
+        anchors = lab.anchors[axis].astype(np.float64)
+        up = anchors + np.array([0.0, 0.0, 1.0]) * lab.sizes[axis, None]
+        a_px, u_px = project(spec.camera, anchors, p.resolution), project(spec.camera, up, p.resolution)
+        label_px = np.abs(a_px[:, 1] - u_px[:, 1])
+        for k in range(axis.size):  # the boxes under each label (a label is ~4 sizes wide)
+            under = np.abs(box_px[:, 0] - a_px[k, 0] - 2 * label_px[k]) < 3 * label_px[k]
+            if under.any():
+                assert box_px[under, 1].min() > a_px[k, 1] + 0.25 * label_px[k], (elevation, k)

@@ -9,6 +9,7 @@ sides.  A level is never taller than `MAX_LEVEL_FRAC` of the image (shallow trac
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +69,22 @@ def lane_geometry(lane_levels, h, params, after_levels=None) -> dict:
     return {"z_base": z_base, "heights": heights, "centres": centres, "rooms": rooms}
 
 
-def below_block(geo, params, h, text_world, below_levels) -> tuple | None:
+def below_block(geo, params, h, text_world, below_levels, below_depth: float = 0.0) -> tuple | None:
     """(z bottom, z top) of a block ``below_levels`` levels tall under the lanes and their
-    time axis (the thread view's ring), or None."""
+    time axis (the thread view's ring, the icicle's side tracks), or None.  ``below_depth``:
+    how deep (in lane depths) what stands in the block is: its back edge, seen from above,
+    rises by depth × cos(azimuth) × tan(elevation) on screen, so the block starts that much
+    lower, under the axis' tick labels and not behind them."""
     if below_levels <= 0:
         return None
     top = float(geo["z_base"].min()) - 0.25 * h - ((2.4 * text_world) if params.show_axes else 0.5 * h)
+    el, az = math.radians(float(params.elevation)), math.radians(float(params.azimuth))
+    top -= max(below_depth * float(params.lane_depth) * h * abs(math.cos(az)) * math.tan(el), 0.0)
     return (top - below_levels * h, top)
 
 
-def content_points(geo, lane_ext, params, h, text_world, name_em, below_levels: float = 0.0) -> np.ndarray:
+def content_points(geo, lane_ext, params, h, text_world, name_em, below_levels: float = 0.0,
+                   below_depth: float = 0.0) -> np.ndarray:
     """Points whose projection must fit the content rectangle: lane boxes, names, axis, and
     the block below them."""
     L = float(params.time_length)
@@ -91,18 +98,19 @@ def content_points(geo, lane_ext, params, h, text_world, name_em, below_levels: 
         low = float(zb.min()) - 0.25 * h - 1.6 * text_world
         pts.append(np.array([[0.0, 0.0, low], [L + 1.5 * text_world, 0.0, low]]))
         pts.append(np.stack([np.full(n, -(0.6 + name_em) * text_world), np.zeros(n), zb], 1))
-    blk = below_block(geo, params, h, text_world, below_levels)
+    blk = below_block(geo, params, h, text_world, below_levels, below_depth)
     if blk is not None:
         pts.append(np.array([[x, 0.0, z] for x in (0.0, L) for z in blk]))
     return np.concatenate(pts)
 
 
 def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: float, t0: float, t1: float,
-                below_levels: float = 0.0, after_levels=None) -> Frame:
+                below_levels: float = 0.0, after_levels=None, below_depth: float = 0.0) -> Frame:
     """Level height, lane bases and camera that make the content fill ``rect`` (pixels);
     ``below_levels``: a block that many levels tall under the lanes and their axis, as wide
     as the time axis (`Frame.below`); ``after_levels``: per lane, a room that many levels
-    tall under it (`Frame.rooms`)."""
+    tall under it (`Frame.rooms`); ``below_depth``: the depth of what stands in the block
+    (`below_block`)."""
     res = params.resolution
     H = res[1]
     L = float(params.time_length)
@@ -115,7 +123,7 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
     for _ in range(FIT_ROUNDS):
         h = min(h, MAX_LEVEL_FRAC * H * px_w)
         geo = lane_geometry(lane_levels, h, params, after_levels)
-        pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels)
+        pts = content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels, below_depth)
         cam = fit_camera_rect(pts, to_cam, res, rect, params.orthographic, params.lens_mm)
         pr = project(cam, pts, res)
         bw, bh = np.ptp(pr[:, 0]), np.ptp(pr[:, 1])
@@ -126,13 +134,14 @@ def frame_lanes(lane_levels, lane_ext, rect, params, text_px: float, name_em: fl
             break
         h = h_new
     geo = lane_geometry(lane_levels, h, params, after_levels)
-    cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels), to_cam,
-                          res, rect, params.orthographic, params.lens_mm)
+    cam = fit_camera_rect(content_points(geo, lane_ext, params, h, text_px * px_w, name_em, below_levels,
+                                         below_depth), to_cam, res, rect, params.orthographic, params.lens_mm)
     px = world_per_pixel(cam, geo["centres"], res)
     scale_t = L / (t1 - t0)
     right = np.cross(-to_cam, [0.0, 0.0, 1.0])
     right /= np.linalg.norm(right)
     foreshorten = max(abs(float(right[0])), 1e-3)
     return Frame(h, geo["z_base"], geo["heights"], float(params.lane_depth) * h, cam, to_cam, px, scale_t,
-                 px / foreshorten / scale_t, foreshorten, below_block(geo, params, h, text_px * px_w, below_levels),
+                 px / foreshorten / scale_t, foreshorten,
+                 below_block(geo, params, h, text_px * px_w, below_levels, below_depth),
                  rooms=geo["rooms"] if after_levels is not None else None)

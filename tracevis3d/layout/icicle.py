@@ -476,7 +476,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     if plan.legend_rows:  # the legend where the lanes leave room, the lanes over the whole width
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
         frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
-                            below_levels=below, after_levels=after)
+                            below_levels=below, after_levels=after, below_depth=side.TRACK_DEPTH)
         occupied = lanes_occupancy(st, frame, params, tpx)
         if not tracks.empty:
             occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
@@ -488,7 +488,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
             frame = occupied = None
     if frame is None:
         frame = frame_lanes(lane_levels, st.lane_ext, plan.rect, params, tpx, name_em, t0, t1,
-                            below_levels=below, after_levels=after)
+                            below_levels=below, after_levels=after, below_depth=side.TRACK_DEPTH)
     if occupied is None:  # what the label stages in the free room keep off: lanes, tracks, flow arcs
         occupied = lanes_occupancy(st, frame, params, tpx)
         if not tracks.empty:
