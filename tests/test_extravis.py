@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tracevis3d
-from tracevis3d.analysis.hierarchy import sequence_order
+from tracevis3d.analysis.hierarchy import AUTO_CLASS_SHARE, UNQUALIFIED, auto_level, element_label, sequence_order
 from tracevis3d.kernels.extravis import mural_ibaa
 from tracevis3d.model import Trace
 
@@ -286,7 +286,7 @@ def test_element_names_carry_their_element():
     el = [(txt, int(e)) for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"]
     assert len(el) >= 10
     for txt, e in el:  # the name is (the informative end of) its element's name
-        assert e > 0 and txt.lstrip("…") in h.names[e], (txt, h.names[e])
+        assert e > 0 and txt.lstrip("…") in element_label(h, e), (txt, h.names[e])
     assert all(e == -1 for k, e in zip(lab.kind, lab.attributes["element_index"]) if k != "element")
     drawn = set(spec.layer("heb_ring").attributes["element_index"].tolist())
     assert drawn == set(spec.layer("sequence_icicle").attributes["element_index"].tolist())  # the same elements
@@ -398,3 +398,47 @@ def test_floored_shares_against_the_rule(weights, floor, room):
         assert np.allclose(c, c[0], rtol=1e-6)
     heavier = w[:, None] > w[None, :]
     assert (out[:, None] >= out[None, :] - 1e-9)[heavier].all()
+
+
+def _cpp_trace(n_unqualified: int, n_module: int):
+    """Chromium-style names: free text and ``Class::method`` (no module) and a few ``cc::``
+    (module cc): roots calling leaves, ``n_unqualified`` calls without a module."""
+    names = ["ThreadController active", "RunLoop::Run", "View::Layout", "cc::TileManager::Prepare"]
+    func, parent, start, end = [], [], [], []
+    for k in range(n_unqualified + n_module):
+        func += [0, (1 + k % 2) if k < n_unqualified else 3]
+        parent += [-1, 2 * k]
+        start += [10.0 * k, 10.0 * k + 1]
+        end += [10.0 * k + 9, 10.0 * k + 5]
+    return Trace.from_arrays(func, start, end, parent, function_names=names, thread_names=["CrBrowserMain"])
+
+
+def test_auto_level_is_class_where_one_module_takes_most_calls_and_names_its_unqualified_class():
+    """``level="auto"``: module level for a Python trace; class level where one module (here
+    '(no module)': C++ and free-text names) is the callee of more than half the calls, the
+    figure then names that module's pseudo class '(no class)'; picking reports the level shown."""
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.layout.extravis_describe import describe_element
+    from tracevis3d.params.extravis import ExtravisParams
+
+    assert ExtravisParams().level == "auto"
+    assert auto_level(tracevis3d.hierarchy(small_trace())) == "module"
+    many = _cpp_trace(30, 10)  # 70 of 80 calls in '(no module)'
+    h = tracevis3d.hierarchy(many)
+    assert auto_level(h) == "class"
+    half = _cpp_trace(0, 40)  # the 40 roots in '(no module)', 40 leaves in cc: half, not more
+    assert 40 <= AUTO_CLASS_SHARE * 80 and auto_level(tracevis3d.hierarchy(half)) == "module"
+    assert auto_level(tracevis3d.hierarchy(_cpp_trace(1, 39))) == "class"  # 42 of 80
+    cc = np.flatnonzero(many.func == 3)  # the calls counted: those given (cc's 10 and their 10 callers)
+    assert auto_level(h, np.concatenate([cc, many.parent[cc]])) == "module"
+    free = h.full_names.index("(no module).(functions)")
+    assert element_label(h, free) == UNQUALIFIED
+    assert element_label(h, h.full_names.index("cc")) == "cc"
+    spec = extravis_layout(many, ExtravisParams(resolution=(1280, 720)), hier=h)
+    assert "class level" in spec.meta.get("title", "") or any("class level" in t for t in spec.labels.texts)
+    lab = spec.labels
+    named = {int(e): txt for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"}
+    assert named.get(free) == UNQUALIFIED, named
+    assert describe_element(many, ExtravisParams(), free)[0]["level shown"] == "class"
+    module = extravis_layout(many, ExtravisParams(resolution=(1280, 720), level="module"), hier=h)
+    assert any("module level" in t for t in module.labels.texts) or "module level" in module.meta.get("title", "")

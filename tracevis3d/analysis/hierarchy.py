@@ -34,7 +34,7 @@ import numpy as np
 from ..model import Trace
 
 __all__ = ["Hierarchy", "Relations", "Pairs", "hierarchy", "call_importance", "sequence_order", "LEVELS",
-           "KIND_NAMES", "level_index"]
+           "KIND_NAMES", "level_index", "auto_level", "element_label"]
 
 #: the levels a relation can be lifted to, top to bottom
 LEVELS = ("package", "module", "class", "function")
@@ -43,6 +43,42 @@ KIND_NAMES = ("package", "module", "class", "function", "threads", "thread", "ro
 PACKAGE, MODULE, CLASS, FUNCTION, THREADS, THREAD, ROOT = range(7)
 NO_MODULE = "(no module)"
 NO_CLASS = "(functions)"
+
+
+#: ``level="auto"``: module level, unless one module takes more than this share of the calls
+#: (C++ ``RunLoop::Run``, PyTorch ``cudaLaunchKernel`` and free-text event names have no module:
+#: 9 of 10 of a Chromium trace's calls land in one '(no module)' element), then class level
+AUTO_CLASS_SHARE = 0.5
+
+
+#: the figures' name of the pseudo class of '(no module)': names with neither module nor class
+#: (free-text event names, C functions), which no outer band names either (short: written
+#: radially in the leaves' band, as a class name is)
+UNQUALIFIED = "(no class)"
+
+
+def element_label(h: "Hierarchy", e: int) -> str | None:
+    """The name a figure writes on element ``e``: its name; None for the pseudo elements whose
+    band above already says it (a module's ``(functions)``), `UNQUALIFIED` for the
+    ``(functions)`` of '(no module)' (9 of 10 calls of a Chromium trace at class level)."""
+    name = h.names[e]
+    if name == NO_CLASS and h.parent[e] >= 0 and h.names[h.parent[e]] == NO_MODULE:
+        return UNQUALIFIED
+    if name.startswith("(") and name != NO_MODULE:
+        return None
+    return name
+
+
+def auto_level(h: "Hierarchy", calls=None) -> str:
+    """The level ``"auto"`` stands for: ``"module"``, or ``"class"`` where one module element
+    is the callee of more than `AUTO_CLASS_SHARE` of ``calls`` (None: all; indices or a mask)."""
+    callee = h.call_elements("module")
+    if calls is not None:
+        callee = callee[calls]
+    if callee.size == 0:
+        return "module"
+    count = np.bincount(callee, minlength=len(h))
+    return "class" if count[h.kind == MODULE].max(initial=0) > AUTO_CLASS_SHARE * callee.size else "module"
 
 
 def level_index(level: str) -> int:

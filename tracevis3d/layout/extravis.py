@@ -27,12 +27,13 @@ and scaled by `UNIT` into the world.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 
-from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, call_importance, hierarchy, level_index,
-                                  sequence_order)
+from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, auto_level, call_importance, element_label,
+                                  hierarchy, level_index, sequence_order)
 from ..model import Trace
 from ..params.extravis import ExtravisParams
 from . import palette
@@ -71,6 +72,14 @@ def shown_trace(trace: Trace, params: ExtravisParams) -> tuple:
                       resolution=tuple(params.resolution), label_px=float(params.label_px)).validate()
     tr, orig, _ = folded_trace(trace, ip, params.fold)
     return tr, (orig if orig is not None else np.arange(len(tr)))
+
+
+def resolved_level(params: ExtravisParams, h, seq) -> ExtravisParams:
+    """``params`` with ``level="auto"`` replaced by the level it stands for on the window's
+    calls ``seq`` (`analysis.hierarchy.auto_level`); the same object otherwise."""
+    if params.level != "auto":
+        return params
+    return dataclasses.replace(params, level=auto_level(h, seq))
 
 
 def window_calls(trace: Trace, params: ExtravisParams) -> np.ndarray:
@@ -173,9 +182,10 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     loaded_trace = trace
     trace, orig = shown_trace(trace, params)
     h = hier if hier is not None and orig is None else hierarchy(trace)
+    seq = window_calls(trace, params)
+    params = resolved_level(params, h, seq)
     li = level_index(params.level)
     rel = h.relations(params.level)
-    seq = window_calls(trace, params)
     caller, callee = rel.caller[seq], rel.callee[seq]
     n_el = len(h)
     touch = np.bincount(caller, minlength=n_el) + np.bincount(callee, minlength=n_el)
@@ -434,8 +444,8 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
     for k in np.argsort(-(bx1 - bx0)):
         w_px = (bx1[k] - bx0[k]) * px_per_layout
         h_px = (bz1[k] - bz0[k]) * px_per_layout
-        name = h.names[sh[k]]
-        if name.startswith("(") and name != "(no module)":
+        name = element_label(h, int(sh[k]))
+        if name is None:
             continue
         xc, zc = 0.5 * (bx0[k] + bx1[k]), 0.5 * (bz0[k] + bz1[k])
         if upright[k]:

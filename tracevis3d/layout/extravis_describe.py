@@ -29,8 +29,9 @@ _CACHE: dict = {}  # the last (trace, params) -> context: a pick after a pick co
 def extravis_context(trace: Trace, params: ExtravisParams) -> dict:
     """{"trace": the shown trace, "orig": its calls' indices in ``trace`` (or None),
     "h": its `Hierarchy`, "seq": the window's calls (shown-trace indices, sequence order),
-    "caller"/"callee": their elements at the level} as `layout.extravis.extravis_layout` has them."""
-    from .extravis import shown_trace, window_calls
+    "caller"/"callee": their elements at the level, "params": ``params`` with its level resolved
+    (``auto``: `layout.extravis.resolved_level`)} as `layout.extravis.extravis_layout` has them."""
+    from .extravis import resolved_level, shown_trace, window_calls
 
     params = params.validate()
     key = (id(trace), len(trace), repr(params.to_dict()))
@@ -39,6 +40,7 @@ def extravis_context(trace: Trace, params: ExtravisParams) -> dict:
     shown, orig = shown_trace(trace, params)
     h = hierarchy(shown)
     seq = window_calls(shown, params)
+    params = resolved_level(params, h, seq)
     rel = h.relations(params.level)
     ctx = {"trace": shown, "orig": orig, "h": h, "seq": seq, "caller": rel.caller[seq], "callee": rel.callee[seq],
            "params": params}
@@ -78,7 +80,7 @@ def describe_element(trace: Trace, params: ExtravisParams, e: int) -> tuple:
     n_in, n_out, n_within = int((dst_in & ~src_in).sum()), int((src_in & ~dst_in).sum()), int((src_in & dst_in).sum())
     d = {"element": h.full_names[e], "kind": KIND_NAMES[int(h.kind[e])]}
     if h.kind[e] <= 3:
-        d["level shown"] = params.level
+        d["level shown"] = ctx["params"].level
     d["calls in"] = n_in
     d["calls out"] = n_out
     d["calls within"] = n_within
@@ -100,7 +102,7 @@ def describe_relation(trace: Trace, params: ExtravisParams, src: int, dst: int) 
     src, dst = _check_element(ctx, src), _check_element(ctx, dst)
     k = np.flatnonzero((ctx["caller"] == src) & (ctx["callee"] == dst))
     d = {"caller": h.full_names[src], "callee": h.full_names[dst], "calls": int(k.size),
-         "level shown": params.level, "window": _window_text(ctx)}
+         "level shown": ctx["params"].level, "window": _window_text(ctx)}
     if k.size == 0:
         return d, -1
     shown = ctx["trace"]
@@ -121,7 +123,7 @@ def describe_row(trace: Trace, params: ExtravisParams, call: int, describe_call)
     ctx = extravis_context(trace, params)
     i = int(call) if ctx["orig"] is None else int(np.searchsorted(ctx["orig"], call))
     if 0 <= i < len(ctx["trace"]) and (ctx["orig"] is None or ctx["orig"][i] == call):
-        rel = ctx["h"].relations(params.level)
+        rel = ctx["h"].relations(ctx["params"].level)
         d["relation"] = f"{ctx['h'].full_names[rel.caller[i]]} → {ctx['h'].full_names[rel.callee[i]]}"
     return d
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.hierarchy import element_label
 from ..kernels.bundle import bundled_curves
 from .spec import LabelSet, SectorLayer, TubeLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates
@@ -238,8 +239,8 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
     for k in order:
         if len(texts) >= max_labels:
             break
-        name = h.names[e[k]]
-        if name.startswith("(") and name != "(no module)":
+        name = element_label(h, int(e[k]))
+        if name is None:
             continue
         mid = 0.5 * (th0[k] + th1[k])
         rm = 0.5 * (r0[k] + r1[k])

@@ -6,7 +6,9 @@ from . import shared as S
 from .core import Param, Params, Schema
 from .kinds import Choice, Number, Words, regex_item
 
-LEVEL_ITEMS = (("package", "Package", "Relations between packages (a module's first dotted part)"),
+LEVEL_ITEMS = (("auto", "Auto", "Module level, or class level where one module (often '(no module)': C++ or "
+                                 "free-text names) takes more than half the calls"),
+               ("package", "Package", "Relations between packages (a module's first dotted part)"),
                ("module", "Module", "Relations between modules"),
                ("class", "Class", "Relations between classes (module-level functions: the module's '(functions)')"),
                ("function", "Function", "Relations between functions"))
@@ -14,8 +16,9 @@ COLOR_MODE_ITEMS = (("gradient", "Direction", "Caller → callee as a green → 
                     ("time", "Time", "Each relation in the colour of when its calls happen (temporal mode)"))
 
 EXTRAVIS = Schema("extravis", [
-    Param("level", Choice(LEVEL_ITEMS), "module", group=S.SHOW, label="Level",
-          help="hierarchy level of the relations: package, module, class or function"),
+    Param("level", Choice(LEVEL_ITEMS), "auto", group=S.SHOW, label="Level",
+          help="hierarchy level of the relations: auto (module, or class where one module takes more than half "
+               "the calls: C++ or free-text names have none), package, module, class or function"),
     Param("beta", Number(0.0, 1.0), 0.85, group=S.LOOK, label="Bundling strength",
           help="β of the edge bundles (Eq. 1): 0 straight lines, 1 the full hierarchy path"),
     Param("power", Number(-5.0, 5.0), -1.0, group=S.LOOK, label="Contribution power",
@@ -46,7 +49,8 @@ class ExtravisParams(Params, schema=EXTRAVIS):
     """What the EXTRAVIS view shows and how.
 
     - ``level``: the hierarchy level relations are lifted to (package, module, class,
-      function); the leaves of the ring and the columns of the sequence view;
+      function; ``auto``: `analysis.hierarchy.auto_level`); the leaves of the ring and the
+      columns of the sequence view;
     - ``beta``: bundling strength β of Eq. 1; ``power``: p of Eq. 2 (in [-5, 5]);
       ``importance_window``: |w| of Eq. 2 (25 calls);
     - ``fold`` / ``hide`` / ``hide_modules``: calls merged away before the relations are
