@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tracevis3d
-from tracevis3d.analysis.hierarchy import AUTO_CLASS_SHARE, UNQUALIFIED, auto_level, element_label, sequence_order
+from tracevis3d.analysis.hierarchy import AUTO_MAX_SHARE, UNQUALIFIED, auto_level, element_label, sequence_order
 from tracevis3d.kernels.extravis import mural_ibaa
 from tracevis3d.model import Trace
 
@@ -416,7 +416,8 @@ def _cpp_trace(n_unqualified: int, n_module: int):
 def test_auto_level_is_class_where_one_module_takes_most_calls_and_names_its_unqualified_class():
     """``level="auto"``: module level for a Python trace; class level where one module (here
     '(no module)': C++ and free-text names) is the callee of more than half the calls, the
-    figure then names that module's pseudo class '(no class)'; picking reports the level shown."""
+    figure then names that module's pseudo class '(no class)'; function level for a one-file
+    script (one module, one class); picking reports the level shown."""
     from tracevis3d.layout.extravis import extravis_layout
     from tracevis3d.layout.extravis_describe import describe_element
     from tracevis3d.params.extravis import ExtravisParams
@@ -427,10 +428,13 @@ def test_auto_level_is_class_where_one_module_takes_most_calls_and_names_its_unq
     h = tracevis3d.hierarchy(many)
     assert auto_level(h) == "class"
     half = _cpp_trace(0, 40)  # the 40 roots in '(no module)', 40 leaves in cc: half, not more
-    assert 40 <= AUTO_CLASS_SHARE * 80 and auto_level(tracevis3d.hierarchy(half)) == "module"
+    assert 40 <= AUTO_MAX_SHARE * 80 and auto_level(tracevis3d.hierarchy(half)) == "module"
     assert auto_level(tracevis3d.hierarchy(_cpp_trace(1, 39))) == "class"  # 42 of 80
     cc = np.flatnonzero(many.func == 3)  # the calls counted: those given (cc's 10 and their 10 callers)
     assert auto_level(h, np.concatenate([cc, many.parent[cc]])) == "module"
+    script = Trace.from_arrays([0, 1, 1, 2], [0.0, 1.0, 3.0, 5.0], [9.0, 2.0, 4.0, 6.0], [-1, 0, 0, 0],
+                               function_names=["main (/s/x.py:1)", "f (/s/x.py:5)", "g (/s/x.py:9)"])
+    assert auto_level(tracevis3d.hierarchy(script)) == "function"
     free = h.full_names.index("(no module).(functions)")
     assert element_label(h, free) == UNQUALIFIED
     assert element_label(h, h.full_names.index("cc")) == "cc"
@@ -442,3 +446,26 @@ def test_auto_level_is_class_where_one_module_takes_most_calls_and_names_its_unq
     assert describe_element(many, ExtravisParams(), free)[0]["level shown"] == "class"
     module = extravis_layout(many, ExtravisParams(resolution=(1280, 720), level="module"), hier=h)
     assert any("module level" in t for t in module.labels.texts) or "module level" in module.meta.get("title", "")
+
+
+def test_a_wide_leaf_whose_name_is_longer_than_its_band_is_named_along_it():
+    """A class that takes a third of the ring, its name (and its shorter forms) longer than the
+    leaves' band is deep: named along its arc, not left blank."""
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    long_cls = "CompositorFrameSinkSupportManagerImplementation"
+    names = ["ThreadController active", f"{long_cls}::Submit", "View::Layout", "cc::TileManager::Prepare"]
+    func, parent, start, end = [], [], [], []
+    for k in range(60):
+        func += [0, (1, 1, 2, 3)[k % 4]]
+        parent += [-1, 2 * k]
+        start += [10.0 * k, 10.0 * k + 1]
+        end += [10.0 * k + 9, 10.0 * k + 5]
+    t = Trace.from_arrays(func, start, end, parent, function_names=names, thread_names=["CrBrowserMain"])
+    h = tracevis3d.hierarchy(t)
+    spec = extravis_layout(t, ExtravisParams(resolution=(1280, 720)), hier=h, views="heb")
+    lab = spec.labels
+    named = {int(e): txt for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"}
+    cls = h.full_names.index(f"(no module)::{long_cls}")
+    assert named.get(cls, "").lstrip("…") and long_cls.endswith(named[cls].lstrip("…")), named

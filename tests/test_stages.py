@@ -182,6 +182,10 @@ def test_label_texts_keep_the_informative_end():
     assert fit_text(["…__init__"], 1.0) == ""  # never "…nit__" or "_call…"
     for t in (fit_text(name_candidates("a.b._call_with_frames_removed"), x) for x in np.linspace(1, 20, 40)):
         assert t == "" or t.endswith("removed")
+    # camel case cut at words and at an acronym's ends (C++ class names of Chromium's traces)
+    assert name_candidates("RendererGLContext") == ["RendererGLContext", "…GLContext", "…Context"]
+    assert name_candidates("XMLHttpRequest") == ["XMLHttpRequest", "…HttpRequest", "…Request"]
+    assert name_candidates("HTTPServer") == ["HTTPServer", "…Server"]
 
 
 def test_title_and_legend_frame_the_content():

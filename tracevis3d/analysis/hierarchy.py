@@ -45,10 +45,11 @@ NO_MODULE = "(no module)"
 NO_CLASS = "(functions)"
 
 
-#: ``level="auto"``: module level, unless one module takes more than this share of the calls
-#: (C++ ``RunLoop::Run``, PyTorch ``cudaLaunchKernel`` and free-text event names have no module:
-#: 9 of 10 of a Chromium trace's calls land in one '(no module)' element), then class level
-AUTO_CLASS_SHARE = 0.5
+#: ``level="auto"``: the coarsest of module, class and function level at which no element is
+#: the callee of more than this share of the calls (C++ ``RunLoop::Run``, PyTorch
+#: ``cudaLaunchKernel`` and free-text event names have no module: 9 of 10 of a Chromium trace's
+#: calls land in one '(no module)' element; a one-file script is one module and one class)
+AUTO_MAX_SHARE = 0.5
 
 
 #: the figures' name of the pseudo class of '(no module)': names with neither module nor class
@@ -70,15 +71,16 @@ def element_label(h: "Hierarchy", e: int) -> str | None:
 
 
 def auto_level(h: "Hierarchy", calls=None) -> str:
-    """The level ``"auto"`` stands for: ``"module"``, or ``"class"`` where one module element
-    is the callee of more than `AUTO_CLASS_SHARE` of ``calls`` (None: all; indices or a mask)."""
-    callee = h.call_elements("module")
-    if calls is not None:
-        callee = callee[calls]
-    if callee.size == 0:
-        return "module"
-    count = np.bincount(callee, minlength=len(h))
-    return "class" if count[h.kind == MODULE].max(initial=0) > AUTO_CLASS_SHARE * callee.size else "module"
+    """The level ``"auto"`` stands for: the first of module, class, function at which no
+    element is the callee of more than `AUTO_MAX_SHARE` of ``calls`` (None: all; indices or
+    a mask); function level when none is."""
+    for level in ("module", "class"):
+        callee = h.call_elements(level)
+        if calls is not None:
+            callee = callee[calls]
+        if callee.size == 0 or np.bincount(callee).max() <= AUTO_MAX_SHARE * callee.size:
+            return level
+    return "function"
 
 
 def level_index(level: str) -> int:

@@ -246,12 +246,21 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         rm = 0.5 * (r0[k] + r1[k])
         depth_px = (r1[k] - r0[k]) * px_per_unit
         arc_px = span[k] * rm * px_per_unit
+        text = ""
         if lo[k] == 0:  # radial text: the band's depth is its room, the arc's width its height
             if arc_px < 1.0 * tpx:  # one line of text: ascent + descent = 0.92 em
                 continue
             text = fit_text(name_candidates(name), (depth_px - 0.5 * tpx) / tpx)
             base = mid if np.cos(mid) >= -1e-9 else mid + np.pi
-        else:
+        if lo[k] == 0 and not text:  # a wide leaf whose name is longer than the band is deep: along it
+            # a straight line tangent at the band's middle radius: its ends stay within the leaf's
+            # angles and, drifting outwards (radius √(rm² + d²)), inside the band's outer edge
+            edge = r1[k] - 0.6 * tpx / px_per_unit
+            half = min(rm * np.tan(min(0.5 * span[k], 1.2)), np.sqrt(max(edge * edge - rm * rm, 0.0)))
+            if depth_px >= 1.1 * tpx:
+                text = fit_text(name_candidates(name), (2.0 * half * px_per_unit - 0.8 * tpx) / tpx)
+                base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
+        elif lo[k] != 0:
             if depth_px < 1.1 * tpx:
                 continue
             text = fit_text(name_candidates(name), (arc_px - 0.8 * tpx) / tpx)

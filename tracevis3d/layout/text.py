@@ -45,7 +45,7 @@ def _width(text: str) -> float:
     return w
 
 
-_WORD_CUT = re.compile(r"(?<=[a-z0-9])_(?=[A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z][a-z])")
+_WORD_CUT = re.compile(r"(?<=[a-z0-9])_(?=[A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def name_candidates(display: str) -> list:

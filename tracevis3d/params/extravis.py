@@ -6,8 +6,8 @@ from . import shared as S
 from .core import Param, Params, Schema
 from .kinds import Choice, Number, Words, regex_item
 
-LEVEL_ITEMS = (("auto", "Auto", "Module level, or class level where one module (often '(no module)': C++ or "
-                                 "free-text names) takes more than half the calls"),
+LEVEL_ITEMS = (("auto", "Auto", "The coarsest of module, class, function level at which no element takes more "
+                                 "than half the calls (C++ and free-text names have no module; a script is one)"),
                ("package", "Package", "Relations between packages (a module's first dotted part)"),
                ("module", "Module", "Relations between modules"),
                ("class", "Class", "Relations between classes (module-level functions: the module's '(functions)')"),
@@ -17,8 +17,8 @@ COLOR_MODE_ITEMS = (("gradient", "Direction", "Caller → callee as a green → 
 
 EXTRAVIS = Schema("extravis", [
     Param("level", Choice(LEVEL_ITEMS), "auto", group=S.SHOW, label="Level",
-          help="hierarchy level of the relations: auto (module, or class where one module takes more than half "
-               "the calls: C++ or free-text names have none), package, module, class or function"),
+          help="hierarchy level of the relations: auto (the coarsest of module, class, function at which no "
+               "element takes more than half the calls), package, module, class or function"),
     Param("beta", Number(0.0, 1.0), 0.85, group=S.LOOK, label="Bundling strength",
           help="β of the edge bundles (Eq. 1): 0 straight lines, 1 the full hierarchy path"),
     Param("power", Number(-5.0, 5.0), -1.0, group=S.LOOK, label="Contribution power",
