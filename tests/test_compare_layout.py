@@ -357,3 +357,61 @@ def test_the_corresponding_thread_takes_memory_linear_in_the_calls():
         tracemalloc.stop()
     assert 0 <= got < n
     assert peak < 100 * 2 ** 20, peak
+
+
+def _browser_run(main_work: list, compositor_work: float, idle_threads: int = 0) -> Trace:
+    """A browser's renderer: per thread a message loop (``RunLoop::Run``, a root over the whole
+    run) running tasks (``ThreadController active``) whose own work is ``main_work``'s
+    (function, µs) children on CrRendererMain, the task's self time on the Compositor;
+    ``idle_threads`` more renderers' main threads that only idle in their loop."""
+    names = ["RunLoop::Run", "ThreadController active", "Canvas2D::ProduceCanvasResource", "FunctionCall"]
+    func, start, end, parent, thread = [], [], [], [], []
+
+    def loop(t, tasks):
+        func.append(0), start.append(0.0), end.append(4e6), parent.append(-1), thread.append(t)
+        root, t0 = len(func) - 1, 10.0
+        for kids, self_us in tasks:
+            task = len(func)
+            dur = self_us + sum(d for _, d in kids)
+            func.append(1), start.append(t0), end.append(t0 + dur), parent.append(root), thread.append(t)
+            c0 = t0 + self_us
+            for f, d in kids:
+                func.append(names.index(f)), start.append(c0), end.append(c0 + d), parent.append(task)
+                thread.append(t)
+                c0 += d
+            t0 += dur + 10.0
+
+    loop(0, [(main_work, 1e3)])
+    loop(1, [([], compositor_work)])
+    for k in range(idle_threads):
+        loop(2 + k, [([], 10.0)])
+    n = 2 + idle_threads
+    return Trace.from_arrays(func, start, end, parent, thread=thread, function_names=names,
+                             thread_names=["CrRendererMain", "Compositor"] + ["CrRendererMain"] * idle_threads,
+                             process_names=["Renderer"] * n).check()
+
+
+def test_the_b_side_is_the_thread_of_the_same_kind_where_one_shares_work():
+    """Two page loads: A's renderer main thread spent 2.6 s in a task whose work the trace gives
+    to the task itself, B's in a canvas call under it; B's compositor's tasks (0.94 s) share
+    more by name with A's main thread than B's main thread does.  B's side is B's
+    CrRendererMain (same process and thread name, numbers aside: `thread_work.thread_kind`),
+    not its compositor; an idle renderer's loop (a root over the whole run) is no work; the
+    title tells the two runs of one file name apart by their folders."""
+    from tracevis3d.layout.compare import pair_titles
+    from tracevis3d.layout.thread_work import corresponding_thread, thread_kind, working_thread
+
+    a = _browser_run([("FunctionCall", 0.28e6)], 0.9e6)
+    a_tasks = a.func == 1
+    a.end[np.flatnonzero(a_tasks & (a.thread == 0))] += 2.6e6  # the long task's own time
+    a = Trace.from_arrays(a.func, a.start, np.minimum(a.end, 4e6), a.parent, thread=a.thread,
+                          function_names=a.function_names, thread_names=a.thread_names,
+                          process_names=a.process_names).check()
+    b = _browser_run([("Canvas2D::ProduceCanvasResource", 2.6e6), ("FunctionCall", 0.25e6)], 0.94e6, idle_threads=2)
+    assert working_thread(a) == 0 and thread_kind(b, 2) == thread_kind(a, 0)
+    assert corresponding_thread(b, a, 0) == 0
+    assert corresponding_thread(b, a, 1) == 1  # the compositor: the compositor
+    a.meta["source"], b.meta["source"] = "/runs/rec-1/page.json", "/runs/rec-2/page.json"
+    assert pair_titles(a, b) == ("page (rec-1)", "page (rec-2)")
+    b.meta["source"] = a.meta["source"]
+    assert pair_titles(a, b) == ("page", "page")

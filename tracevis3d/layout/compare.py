@@ -90,6 +90,22 @@ from .text import cut_end, fit_lane_name, text_width
 SIDE_NAME_EM = 16.0
 
 
+def pair_titles(a, b) -> tuple:
+    """The two runs' names in a comparison's title and lane names: their `Trace.title_name`s,
+    each followed by the folder that tells them apart where those are the same
+    (``chromium_page (rec-1)`` vs ``chromium_page (rec-2)``: two recordings of one program
+    under one file name); unchanged for one file compared with itself or without sources."""
+    name_a, name_b = a.title_name, b.title_name
+    if name_a != name_b:
+        return name_a, name_b
+    src_a = str(a.meta.get("source") or "").replace("\\", "/").split("/")[:-1]
+    src_b = str(b.meta.get("source") or "").replace("\\", "/").split("/")[:-1]
+    while src_a and src_b and src_a[-1] == src_b[-1]:
+        src_a, src_b = src_a[:-1], src_b[:-1]
+    if not (src_a and src_b and src_a[-1] and src_b[-1]):
+        return name_a, name_b
+    return f"{name_a} ({src_a[-1]})", f"{name_b} ({src_b[-1]})"
+
 def side_name(tag: str, name: str, thread: str | None, width_em: float = SIDE_NAME_EM) -> str:
     """"A: trace · thread" in ``width_em`` label sizes: the thread's name fitted to the room
     the trace's leaves (`text.fit_lane_name`: its end kept, "ThreadPoolExe…tor-0_3", where
@@ -224,7 +240,7 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     budgets = side_budgets(cmp, params, tpx)
     sa = build_side("a", cmp.a, params, matched_a, tpx, budgets[0])
     sb = build_side("b", cmp.b, params, matched_b, tpx, budgets[1])
-    name_a, name_b = cmp.a.title_name, cmp.b.title_name
+    name_a, name_b = pair_titles(cmp.a, cmp.b)
 
     # HUD: title and legend (the group count is the one in view, known after the tube stage:
     # the title is written with a placeholder width and filled in below)

@@ -6,6 +6,8 @@ ask it; a thread's sections (`select.thread_sections`) are the select stage's.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..model import Trace
@@ -13,11 +15,14 @@ from ..model import Trace
 
 def working_thread(trace: Trace, sections: np.ndarray | None = None) -> int:
     """The thread that does the program's work: the most time in calls that are not waits or I/O,
-    weighted by log(1 + calls) (a pool program's busiest worker, not its main thread that
-    waits on futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream).
-    With ``sections`` (`thread_sections`), the section that does (a server's request
-    threads together, not its accept loop), and its busiest thread."""
-    busy = np.bincount(trace.thread, weights=_work_of(trace, slice(None)), minlength=trace.n_threads)
+    a root with children counting only its children (`_working_calls`), weighted by
+    log(1 + calls) (a pool program's busiest worker, not its main thread that waits on
+    futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream; not a
+    browser thread idle in its message loop).  With ``sections`` (`thread_sections`), the
+    section that does (a server's request threads together, not its accept loop), and its
+    busiest thread."""
+    work = _work_of(trace, slice(None)) * _working_calls(trace)
+    busy = np.bincount(trace.thread, weights=work, minlength=trace.n_threads)
     calls = np.bincount(trace.thread, minlength=trace.n_threads)
     if not busy.size:
         return 0
@@ -32,6 +37,28 @@ def working_thread(trace: Trace, sections: np.ndarray | None = None) -> int:
 def _busiest_member(sections: np.ndarray, section: int, weight: np.ndarray) -> int:
     members = np.flatnonzero(sections == section)
     return int(members[np.argmax(weight[members])])
+
+
+#: a root with children that lasts this share of its thread's span or more is its thread's loop
+LOOP_SPAN_SHARE = 0.5
+
+
+def _working_calls(trace: Trace) -> np.ndarray:
+    """bool per call: it counts towards its thread's work, not being a loop: a root with
+    children that lasts `LOOP_SPAN_SHARE` of its thread's span or more is the idle loop of a
+    thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a page load:
+    its self time is the thread's idle time, 3 s on a renderer's compositor as on its main
+    thread); its children count.  A task that is a root of its own counts whole."""
+    n = len(trace)
+    root = trace.parent < 0
+    has_children = trace.end_index > np.arange(1, n + 1)
+    t0 = np.full(trace.n_threads, np.inf)
+    t1 = np.full(trace.n_threads, -np.inf)
+    np.minimum.at(t0, trace.thread, trace.start)
+    np.maximum.at(t1, trace.thread, trace.end)
+    span = np.maximum(t1 - t0, 0.0)[trace.thread]
+    loop = root & has_children & (trace.end - trace.start >= LOOP_SPAN_SHARE * span)
+    return ~loop
 
 
 def _work_of(trace: Trace, mask) -> np.ndarray:
@@ -54,20 +81,25 @@ def corresponding_thread(trace: Trace, other: Trace, other_thread: int, sections
     the most self time in common, function by function (by name; waits left out),
     ``Σ_f min(w_other(f), w_t(f))``.  A thread pool hands its tasks to whichever worker is
     free, so the same work runs on "mixed_1" in one run and "mixed_4" in the next, and a
-    thread's name does not say which of the other run's threads to compare it with; with
-    nothing in common, `working_thread`.  With sections (`thread_sections` of ``trace`` and
+    thread's name does not say which of the other run's threads to compare it with.  Its kind
+    does (`thread_kind`: the name with its numbers as '#'): the threads of ``other_thread``'s
+    kind are preferred where one of them has work in common (two page loads of a browser: a
+    2.6 s task of the renderer's main thread is named differently in each, and its
+    compositor thread had more in common by name than the other main thread).  With nothing
+    in common, `working_thread`.  With sections (`thread_sections` of ``trace`` and
     of ``other``): the work of ``other_thread``'s section, compared with each section's, and
     the member of the best section with most of it."""
     if trace.n_threads <= 1:
         return 0
     mine_other = (other.thread == int(other_thread)) if other_sections is None else \
         (other_sections[other.thread] == other_sections[int(other_thread)])
+    mine_other &= _working_calls(other)  # an idle message loop is no work in common
     w_other = _work_by_function(other, mine_other)
     f_other = np.flatnonzero(w_other > 0)
     pos = {other.function_names[f]: k for k, f in enumerate(f_other)}
     k_of = np.array([pos.get(nm, -1) for nm in trace.function_names], np.int64)
     k = k_of[trace.func]
-    mine = k >= 0
+    mine = (k >= 0) & _working_calls(trace)
     # per (thread, function) pair that occurs: its self time (sorted keys, never a dense
     # threads × functions table: memory linear in the calls whatever the two counts)
     key = trace.thread[mine].astype(np.int64) * max(f_other.size, 1) + k[mine]
@@ -79,12 +111,32 @@ def corresponding_thread(trace: Trace, other: Trace, other_thread: int, sections
     pair_key = key[first]
     w = np.minimum(pair_time, w_other[f_other][pair_key % max(f_other.size, 1)] if f_other.size else 0.0)
     common = np.bincount(pair_key // max(f_other.size, 1), weights=w, minlength=trace.n_threads)
+    kind = same_kind_threads(trace, other, int(other_thread))
+    if (common * kind).max(initial=0.0) > 0:  # a thread of the same kind, where one shares work
+        common = common * kind
     if common.max(initial=0.0) <= 0:
         return working_thread(trace, sections)
     if sections is None:
         return int(np.argmax(common))
     return _busiest_member(sections, int(np.argmax(np.bincount(sections, weights=common,
                                                                    minlength=trace.n_threads))), common)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def thread_kind(trace: Trace, t: int) -> tuple:
+    """(process name, thread name) of thread ``t`` with every run of digits as '#': the
+    workers of a pool ("mixed_1", "mixed_4"), a browser's renderers and their threads
+    ("Renderer: CrRendererMain" ×3) are of one kind."""
+    return (_DIGITS.sub("#", trace.process_names[t]), _DIGITS.sub("#", trace.thread_names[t]))
+
+
+def same_kind_threads(trace: Trace, other: Trace, other_thread: int) -> np.ndarray:
+    """bool per thread of ``trace``: of the kind of ``other``'s thread ``other_thread``
+    (`thread_kind`)."""
+    want = thread_kind(other, other_thread)
+    return np.array([thread_kind(trace, t) == want for t in range(trace.n_threads)], np.bool_)
 
 
 def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray:
@@ -94,7 +146,7 @@ def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray
     waits and I/O left out (`_work_of`): a root that spans the whole trace is mostly the idle
     loop of a thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a
     page load).  Ties: the earlier lane.  O(calls)."""
-    below = (trace.parent >= 0) | (trace.end_index == np.arange(1, len(trace) + 1))  # under a root, or a lone root
+    below = _working_calls(trace)
     work = np.bincount(trace.thread[below], weights=_work_of(trace, below), minlength=trace.n_threads)
     lane_work = np.array([work[np.asarray(g, np.int64)].sum() for g in groups])
     lane_work[list(always)] = np.inf
