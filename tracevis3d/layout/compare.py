@@ -280,8 +280,9 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     total_levels = sa.lane_levels + sb.lane_levels + params.band + 2 * (ov_h + gap)
     aspect = (x1r - x0r) / max(y1r - y0r, 1.0)
     h = L / aspect / total_levels
+    # the runs' own names: the title tells a pair of one file name apart (`pair_titles`), "A:" and "B:" do here
     side_names = [side_name(tag, name, side.sel.lane_names[0] if side.source.n_threads > 1 else None)
-                  for tag, name, side in (("A", name_a, sa), ("B", name_b, sb))]
+                  for tag, name, side in (("A", cmp.a.title_name, sa), ("B", cmp.b.title_name, sb))]
     names_em = 0.6 + max(text_width(t) for t in side_names)  # the side names left of the icicles
     from .camera import project, world_per_pixel
 
