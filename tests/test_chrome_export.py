@@ -69,6 +69,15 @@ def test_non_finite_times_are_refused_in_one_line():
     t.start[3] = np.inf
     with pytest.raises(ValueError, match="cannot export a call start of inf"):
         chrome_json_bytes(t)
+    t = tracevis3d.synthetic(20, seed=2)  # a trace made by hand, never checked: its side values too
+    t.counter_names, t.series_names, t.series_units = ["m"], ["v"], [""]
+    t.series_counter, t.series_pid = np.zeros(1, np.int32), np.zeros(1, np.int64)
+    t.counter_ts, t.counter_value, t.counter_series = np.array([1.0, 2.0]), np.array([1.0, np.nan]), np.zeros(2, np.int32)
+    with pytest.raises(ValueError, match="cannot export a counter value of nan"):
+        chrome_json_bytes(t)
+    t.counter_value[1], t.counter_ts[0] = 3.0, -np.inf
+    with pytest.raises(ValueError, match="cannot export a counter sample time of -inf"):
+        chrome_json_bytes(t)
 
 
 @pytest.mark.parametrize("suffix", [".json", ".json.gz"])
