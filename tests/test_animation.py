@@ -194,6 +194,58 @@ def test_flythrough_keeps_its_target_in_frame(four_calls, tmp_path):
     assert not cam.animation_data.drivers
 
 
+def test_flythrough_targets_a_task_not_the_loop_and_hides_the_inset(tmp_path):
+    """A browser-like thread: a message loop (a root over the whole run) running tasks, the
+    busiest at the start.  The fly-through's target is a task (a box at most a quarter of the
+    figure wide), never the loop, the largest box; the still's detail inset (a magnifier in
+    the room the still's camera left) is hidden, and the path keeps off it."""
+    from tracevis3d.io.chrome_writer import save_chrome
+    from tracevis3d.model import Trace
+
+    names = ["RunLoop::Run", "RunTask"] + [f"Document::Step{k}" for k in range(20)]
+    func, start, end, parent = [0], [0.0], [10000.0], [-1]
+    t = 10.0
+    for k in range(60):  # tasks, short and many at the start (20 functions: an inset names them), one long
+        d = 30.0 if k < 59 else 1500.0
+        func += [1, 2 + k % 20]
+        start += [t, t + 1.0]
+        end += [t + d, t + d - 1.0]
+        parent += [0, len(func) - 2]
+        t += d + (5.0 if k < 40 else 80.0)
+    path = tmp_path / "loop.json"
+    save_chrome(Trace.from_arrays(func, start, end, parent, function_names=names), path)
+    out = tmp_path / "fly"
+    assert _run(path, "-o", out, "--kind", "flythrough", "--seconds", 1, "--fps", 6,
+                "--resolution", "1280x720", "--samples", 1, "--frames", "1-1") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    calls = bpy.data.objects["TV3D_calls"]
+    A = calls.data.attributes
+    n = len(A["position"].data)
+    pos, sc = np.empty(n * 3, np.float32), np.empty(n * 3, np.float32)
+    A["position"].data.foreach_get("vector", pos)
+    A["tv_scale"].data.foreach_get("vector", sc)
+    pos, sc = pos.reshape(n, 3), sc.reshape(n, 3)
+    j = int(np.argmin(np.abs(pos - np.array(info["target"]["world"], np.float32)).sum(1)))  # the target box
+    assert np.allclose(pos[j], info["target"]["world"], atol=1e-4)
+    assert sc[j, 0] <= 0.25 * float(sc[:, 0].max()), (sc[j], float(sc[:, 0].max()))
+    # a figure with an inset (a crowded stretch of 5 functions, as the growth's test below)
+    ev = [{"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "parse_args (argparse.py:1)", "pid": 1, "tid": 1, "ts": 1200, "dur": 300},
+          {"ph": "X", "name": "work (tool.py:10)", "pid": 1, "tid": 1, "ts": 2000, "dur": 7900}]
+    ev += [{"ph": "X", "name": f"sre.s{k} (sre.py:{10 + k})", "pid": 1, "tid": 1, "ts": 1202.0 + 58 * k, "dur": 50}
+           for k in range(5)]
+    crowd = tmp_path / "crowd.json"
+    crowd.write_text(json.dumps({"traceEvents": ev}))
+    assert _run(crowd, "-o", tmp_path / "fly2", "--kind", "flythrough", "--seconds", 1, "--fps", 6,
+                "--resolution", "960x540", "--samples", 1, "--frames", "1-1", "--max-callouts", 0) == 0
+    scene = bpy.context.scene
+    inset = [ob for ob in scene.objects if str(ob.get("tv3d_layer", "")).startswith("inset_")
+             or ob.get("inset", -1) == 1 or ob.get("tv3d_kind") == "inset"]
+    assert len(inset) >= 4 and all(ob.hide_render and ob.hide_viewport for ob in inset), \
+        [(ob.name, ob.hide_render) for ob in inset]
+
+
 def test_device_gpu_without_gpu_exits_2_with_one_line(four_calls, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parent.parent))
     r = subprocess.run([sys.executable, "-m", "tracevis3d", "render-animation", str(four_calls), "-o",

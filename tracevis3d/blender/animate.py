@@ -46,6 +46,8 @@ from .anim_clock import clock_after_title, now_mesh_object
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
+from ..layout.inset import INSET_ATTRIBUTE
+from ..layout.inset import PREFIX as INSET_PREFIX
 from .anim_inset import grow_inset, inset_boxes, inset_label_times, inset_labels
 from .meshobj import TAG, _tag, set_float_attribute
 
@@ -59,6 +61,7 @@ KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
+TARGET_MAX_WIDTH = 0.25  # the fly-through's target: the largest box at most this share of the figure wide
 
 
 def _collection(scene, name: str = "TraceVis3D"):
@@ -209,6 +212,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     else:
         # placed where the still's figure left room: a moving camera puts boxes behind them
         _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))
+        if kind == "flythrough":  # the detail inset too: a still's magnifier, in the room its camera left
+            _hide_inset(coll)
+            framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
         info.update(_flythrough(scene, framed, n) if kind == "flythrough" else _turntable(scene, coll, framed, n))
     scene[ANIM_KEY] = json.dumps(info)
     return info
@@ -224,6 +230,16 @@ def clock_inputs(n: int, fps: int, easing: str, span_us: float) -> dict:
 def _hide_hud(coll, kinds) -> None:
     for ob in coll.objects:
         if ob.get("tv3d_layer") in kinds or ob.get("tv3d_kind") in kinds:
+            ob.hide_render = ob.hide_viewport = True
+            ob["tv3d_anim_hidden"] = True
+
+
+def _hide_inset(coll) -> None:
+    """Hides the icicle's detail inset (its layers, names and caption), as `_hide_hud` does."""
+    for ob in coll.objects:
+        layer = ob.get("tv3d_layer")
+        if (isinstance(layer, str) and layer.startswith(INSET_PREFIX)) or ob.get(INSET_ATTRIBUTE, -1) == 1 \
+                or ob.get("tv3d_kind") == "inset":
             ob.hide_render = ob.hide_viewport = True
             ob["tv3d_anim_hidden"] = True
 
@@ -484,12 +500,13 @@ def _fcurves(action, ob):
 
 def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
     """Per x bin over [lo.x, hi.x]: interest (count share + area share over a 30 % floor),
-    its height-weighted z sum and weight; and the target box (largest area)."""
+    its height-weighted z sum and weight; and the target box (the largest in area of those at
+    most `TARGET_MAX_WIDTH` of the figure wide; the largest where none is)."""
     edges = np.linspace(lo[0], hi[0], bins + 1)
     count = np.zeros(bins)
     area = np.zeros(bins)
     zsum = np.zeros(bins)
-    best = (-1.0, None)
+    best = (None, None)
     for _ob, pos, sc in boxes.values():
         if not len(pos):
             continue
@@ -498,9 +515,12 @@ def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
         count += np.bincount(b, minlength=bins)
         area += np.bincount(b, weights=a, minlength=bins)
         zsum += np.bincount(b, weights=a * pos[:, 2], minlength=bins)
-        j = int(np.argmax(a))
-        if a[j] > best[0]:
-            best = (float(a[j]), tuple(float(v) for v in pos[j]))
+        # the target: not a box over much of the run (a thread's loop, idle: Chrome's RunLoop::Run)
+        narrow = sc[:, 0] <= TARGET_MAX_WIDTH * (hi[0] - lo[0])
+        j = int(np.argmax(np.where(narrow, a, -1.0)))
+        key = (bool(narrow[j]), float(a[j]))  # a narrow box before any wide one, then the largest
+        if best[1] is None or key > best[0]:
+            best = (key, tuple(float(v) for v in pos[j]))
     share = 0.35 * count / max(count.sum(), 1) + 0.35 * area / max(area.sum(), 1e-30) + 0.30 / bins
     return edges, share, area, zsum, best[1]
 
