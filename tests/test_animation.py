@@ -188,6 +188,14 @@ def test_flythrough_keeps_its_target_in_frame(four_calls, tmp_path):
     assert 0.1 * 160 < px[0] < 0.9 * 160 and 0.1 * 90 < px[1] < 0.9 * 90, px
     img = _png(out / f"frame_{k:04d}.png")
     assert _drawn_at(img, [px]).all()
+    # an establishing shot: frame 1 shows every call whole, the path then goes closer
+    scene.frame_set(1)
+    corners = np.concatenate([_box_points(0.0), _box_points(1.0)])
+    c_px = _project(corners)
+    assert (c_px[:, 0] > 0).all() and (c_px[:, 0] < 160).all() and (c_px[:, 1] > 0).all() and (c_px[:, 1] < 90).all()
+    far = np.ptp(c_px[:, 0])
+    scene.frame_set(k)
+    assert np.ptp(_project(corners)[:, 0]) > 2 * far  # closer at the target
     # the camera moves by keyframes (F-curves), nothing else
     cam = scene.camera
     assert cam.animation_data is not None and cam.animation_data.action is not None

@@ -61,6 +61,8 @@ KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
+INTRO_SHARE = 0.2  # the fly-through's first frames: from the whole figure to the path
+INTRO_MIN_FRAMES = 10  # fewer frames: no establishing shot
 TARGET_MAX_WIDTH = 0.25  # the fly-through's target: the largest box at most this share of the figure wide
 
 
@@ -131,6 +133,7 @@ def clear_animation(scene) -> None:
     if cam is not None and "tv3d_still" in cam:
         still = json.loads(cam["tv3d_still"])
         cam.animation_data_clear()
+        cam.data.animation_data_clear()  # a fly-through's zoom of an orthographic camera
         world = cam.matrix_world.copy()
         cam.parent = None
         cam.matrix_world = world
@@ -556,15 +559,23 @@ def _flythrough(scene, boxes: dict, n: int) -> dict:
         w = area[m].sum()
         zs[j] = zsum[m].sum() / w if w > 0 else centre[2]
     zs = np.clip(zs, lo[2] + height / 2, hi[2] - height / 2) if hi[2] - lo[2] > height else np.full_like(zs, centre[2])
-    frames = np.round(1 + us * (n - 1)).astype(int)
+    # an establishing shot: the still's whole figure on frame 1, the path from there on
+    first = 1 + (int(round(INTRO_SHARE * n)) if n >= INTRO_MIN_FRAMES else 0)
+    frames = np.round(first + us * (n - first)).astype(int)
     j_t = int(np.flatnonzero(us == u_t)[0])
     xs[j_t], zs[j_t] = target[0], target[2]
     frames, idx = np.unique(frames, return_index=True)
     xs, zs = xs[idx], zs[idx]
     back = fwd * (dist / ZOOM)
+    cam.data.shift_x = cam.data.shift_y = 0.0  # centred on the path (the still's shift made room for the HUD)
+    if first > 1:
+        cam.location = Vector((centre[0], centre[1], centre[2])) - fwd * dist  # the still's distance, centred
+        _key(cam, "location", 1)
+        if cam.data.type == "ORTHO":
+            _key(cam.data, "ortho_scale", 1)
     if cam.data.type == "ORTHO":
         cam.data.ortho_scale = cam.data.ortho_scale / ZOOM
-    cam.data.shift_x = cam.data.shift_y = 0.0  # centred on the path (the still's shift made room for the HUD)
+        _key(cam.data, "ortho_scale", int(frames[0]))
     for f, x, z in zip(frames.tolist(), xs.tolist(), zs.tolist()):
         cam.location = Vector((x, centre[1], z)) - back
         _key(cam, "location", f)
