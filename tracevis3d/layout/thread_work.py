@@ -49,16 +49,17 @@ def _working_calls(trace: Trace) -> np.ndarray:
     thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a page load:
     its self time is the thread's idle time, 3 s on a renderer's compositor as on its main
     thread); its children count.  A task that is a root of its own counts whole."""
-    n = len(trace)
-    root = trace.parent < 0
-    has_children = trace.end_index > np.arange(1, n + 1)
+    roots = np.flatnonzero(trace.parent < 0)  # a thread's span is its roots' (every call lies in one)
+    th = trace.thread[roots]
     t0 = np.full(trace.n_threads, np.inf)
     t1 = np.full(trace.n_threads, -np.inf)
-    np.minimum.at(t0, trace.thread, trace.start)
-    np.maximum.at(t1, trace.thread, trace.end)
-    span = np.maximum(t1 - t0, 0.0)[trace.thread]
-    loop = root & has_children & (trace.end - trace.start >= LOOP_SPAN_SHARE * span)
-    return ~loop
+    np.minimum.at(t0, th, trace.start[roots])
+    np.maximum.at(t1, th, trace.end[roots])
+    span = np.maximum(t1 - t0, 0.0)[th]
+    has_children = trace.end_index[roots] > roots + 1
+    out = np.ones(len(trace), np.bool_)
+    out[roots[has_children & (trace.end[roots] - trace.start[roots] >= LOOP_SPAN_SHARE * span)]] = False
+    return out
 
 
 def _work_of(trace: Trace, mask) -> np.ndarray:
