@@ -1,0 +1,198 @@
+"""The animations' camera paths (issue 23), by F-curve keyframes: nothing runs per frame.
+
+- **flythrough**: from the still's whole figure on frame 1 (an establishing shot over the
+  first `INTRO_SHARE` of the frames, when there are `INTRO_MIN_FRAMES` or more), the camera
+  goes `ZOOM` times closer and moves along the time axis; its speed is inverse to the
+  "interest" at its position (box count and box area, i.e. call density and, with the
+  default extrusion, self time, over a 30 % floor), so it slows down where the most
+  happens; its height follows the interest in view.  It passes the target (the largest box
+  at most `TARGET_MAX_WIDTH` of the figure wide: not a thread's loop over the whole run) at
+  a keyframe centred on it (recorded in ``scene["tracevis3d_animation"]``).
+- **turntable**: the camera is parented to an empty at the figure's centre whose z
+  rotation goes 0 → 360° (linear keyframes, frame 1 to N: the first and last frames are
+  the same view); the camera, aimed at the centre from the still's direction, is moved to
+  where the figure's bounding sphere fills the image's shorter side, so every angle keeps
+  it framed.
+"""
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+from mathutils import Vector
+
+from .meshobj import _tag
+
+ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
+INTRO_SHARE = 0.2  # the fly-through's first frames: from the whole figure to the path
+INTRO_MIN_FRAMES = 10  # fewer frames: no establishing shot
+TARGET_MAX_WIDTH = 0.25  # the fly-through's target: the largest box at most this share of the figure wide
+
+
+def box_extent(boxes: dict) -> tuple:
+    """(lo, hi) corners of the boxes of ``boxes`` (layer name → (object, centres, sizes))."""
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    for _ob, pos, sc in boxes.values():
+        if len(pos):
+            lo = np.minimum(lo, (pos - sc / 2).min(axis=0))
+            hi = np.maximum(hi, (pos + sc / 2).max(axis=0))
+    return lo, hi
+
+
+def _view(cam) -> tuple:
+    """(forward, right, up) unit vectors of the camera object."""
+    m = cam.matrix_world.to_3x3()
+    return (m @ Vector((0, 0, -1))).normalized(), (m @ Vector((1, 0, 0))).normalized(), \
+        (m @ Vector((0, 1, 0))).normalized()
+
+
+def _key(ob, path: str, frame: int, interpolation: str | None = None) -> None:
+    ob.keyframe_insert(path, frame=frame)
+    if interpolation:
+        ad = ob.animation_data
+        for fc in _fcurves(ad.action, ob):
+            if fc.data_path == path:
+                for kp in fc.keyframe_points:
+                    kp.interpolation = interpolation
+
+
+def _fcurves(action, ob):
+    """The F-curves of ``ob`` in ``action`` (Blender 5's layered actions, or the old list)."""
+    if hasattr(action, "fcurves") and not hasattr(action, "layers"):
+        return list(action.fcurves)
+    slot = ob.animation_data.action_slot
+    out = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                out.extend(bag.fcurves)
+    return out
+
+
+def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
+    """Per x bin over [lo.x, hi.x]: interest (count share + area share over a 30 % floor),
+    its height-weighted z sum and weight; and the target box (the largest in area of those at
+    most `TARGET_MAX_WIDTH` of the figure wide; the largest where none is)."""
+    edges = np.linspace(lo[0], hi[0], bins + 1)
+    count = np.zeros(bins)
+    area = np.zeros(bins)
+    zsum = np.zeros(bins)
+    best = (None, None)
+    for _ob, pos, sc in boxes.values():
+        if not len(pos):
+            continue
+        b = np.clip(np.searchsorted(edges, pos[:, 0], side="right") - 1, 0, bins - 1)
+        a = sc[:, 0].astype(np.float64) * sc[:, 1]
+        count += np.bincount(b, minlength=bins)
+        area += np.bincount(b, weights=a, minlength=bins)
+        zsum += np.bincount(b, weights=a * pos[:, 2], minlength=bins)
+        # the target: not a box over much of the run (a thread's loop, idle: Chrome's RunLoop::Run)
+        narrow = sc[:, 0] <= TARGET_MAX_WIDTH * (hi[0] - lo[0])
+        j = int(np.argmax(np.where(narrow, a, -1.0)))
+        key = (bool(narrow[j]), float(a[j]))  # a narrow box before any wide one, then the largest
+        if best[1] is None or key > best[0]:
+            best = (key, tuple(float(v) for v in pos[j]))
+    share = 0.35 * count / max(count.sum(), 1) + 0.35 * area / max(area.sum(), 1e-30) + 0.30 / bins
+    return edges, share, area, zsum, best[1]
+
+
+def flythrough(scene, boxes: dict, n: int) -> dict:
+    cam = scene.camera
+    if cam is None:
+        raise ValueError("the scene has no camera")
+    lo, hi = box_extent(boxes)
+    centre = (lo + hi) / 2
+    fwd, _right, _up = _view(cam)
+    loc = Vector(cam.location)
+    dist = (Vector(tuple(centre)) - loc).dot(fwd)
+    edges, share, area, zsum, target = _interest(boxes, lo, hi)
+    width = (hi[0] - lo[0]) / ZOOM
+    height = (hi[2] - lo[2]) / ZOOM
+    cdf = np.concatenate([[0.0], np.cumsum(share)])
+    cdf /= cdf[-1]
+    n_keys = max(6, min(24, n // 10))
+    us = np.linspace(0.0, 1.0, n_keys)
+    xs = np.interp(us, cdf, edges)
+    # the target: a keyframe centred on the largest box, at the time the path reaches it
+    u_t = float(np.interp(target[0], edges, cdf))
+    keep = np.abs(us - u_t) > 0.5 / (n_keys - 1)
+    us = np.concatenate([us[keep], [u_t]])
+    xs = np.concatenate([xs[keep], [target[0]]])
+    order = np.argsort(us)
+    us, xs = us[order], xs[order]
+    xs = np.clip(xs, lo[0] + width / 2, hi[0] - width / 2) if hi[0] - lo[0] > width else np.full_like(xs, centre[0])
+    zs = np.empty_like(xs)
+    for j, x in enumerate(xs):  # keyframes, a few dozen
+        m = (edges[:-1] >= x - width / 2) & (edges[1:] <= x + width / 2)
+        w = area[m].sum()
+        zs[j] = zsum[m].sum() / w if w > 0 else centre[2]
+    zs = np.clip(zs, lo[2] + height / 2, hi[2] - height / 2) if hi[2] - lo[2] > height else np.full_like(zs, centre[2])
+    # an establishing shot: the still's whole figure on frame 1, the path from there on
+    first = 1 + (int(round(INTRO_SHARE * n)) if n >= INTRO_MIN_FRAMES else 0)
+    frames = np.round(first + us * (n - first)).astype(int)
+    j_t = int(np.flatnonzero(us == u_t)[0])
+    xs[j_t], zs[j_t] = target[0], target[2]
+    frames, idx = np.unique(frames, return_index=True)
+    xs, zs = xs[idx], zs[idx]
+    back = fwd * (dist / ZOOM)
+    cam.data.shift_x = cam.data.shift_y = 0.0  # centred on the path (the still's shift made room for the HUD)
+    if first > 1:
+        cam.location = Vector((centre[0], centre[1], centre[2])) - fwd * dist  # the still's distance, centred
+        _key(cam, "location", 1)
+        if cam.data.type == "ORTHO":
+            _key(cam.data, "ortho_scale", 1)
+    if cam.data.type == "ORTHO":
+        cam.data.ortho_scale = cam.data.ortho_scale / ZOOM
+        _key(cam.data, "ortho_scale", int(frames[0]))
+    for f, x, z in zip(frames.tolist(), xs.tolist(), zs.tolist()):
+        cam.location = Vector((x, centre[1], z)) - back
+        _key(cam, "location", f)
+    f_t = int(frames[np.argmin(np.abs(xs - target[0]) + np.abs(zs - target[2]))])
+    return {"target": {"frame": f_t, "world": list(target)}, "keyframes": len(frames), "zoom": ZOOM}
+
+
+def turntable(scene, coll, boxes: dict, n: int) -> dict:
+    cam = scene.camera
+    if cam is None:
+        raise ValueError("the scene has no camera")
+    lo, hi = box_extent(boxes)
+    centre = Vector(tuple((lo + hi) / 2))
+    size = hi - lo
+    r_xy = 0.5 * math.hypot(float(size[0]), float(size[1]))  # the circle the figure sweeps around z
+    h_half = 0.5 * float(size[2])
+    pivot = _tag(bpy.data.objects.new("TV3D_turntable", None))
+    pivot["tv3d_anim"] = True
+    pivot.location = centre
+    coll.objects.link(pivot)
+    r = scene.render
+    wide = r.resolution_x * r.pixel_aspect_x >= r.resolution_y * r.pixel_aspect_y
+    aspect = (r.resolution_y * r.pixel_aspect_y) / max(r.resolution_x * r.pixel_aspect_x, 1e-9)
+    if cam.data.type == "ORTHO":
+        need = (2.0 * r_xy, 2.0 * h_half / aspect) if wide else (2.0 * r_xy * aspect, 2.0 * h_half)
+        cam.data.ortho_scale = 1.05 * max(need)  # the longer side's extent (sensor fit AUTO)
+        grow = 1.0
+    else:
+        tan_long = cam.data.sensor_width / (2.0 * cam.data.lens)  # sensor fit AUTO: the longer side
+        tan_x, tan_y = (tan_long, tan_long * aspect) if wide else (tan_long / aspect, tan_long)
+        # the swept circle inside the horizontal field of view; the top and bottom, at the
+        # nearest the figure comes (r_xy closer), inside the vertical one
+        dist = max(1.05 * r_xy / math.sin(math.atan(tan_x)), 1.15 * (r_xy + h_half / tan_y))  # 15 %: the elevation
+        away = (Vector(cam.location) - centre).normalized()
+        grow = dist / max((Vector(cam.location) - centre).length, 1e-9)
+        cam.location = centre + away * dist
+    cam.data.shift_x = cam.data.shift_y = 0.0
+    cam.rotation_euler = (centre - Vector(cam.location)).to_track_quat("-Z", "Y").to_euler()
+    bpy.context.view_layer.update()
+    world = cam.matrix_world.copy()
+    cam.parent = pivot
+    cam.matrix_parent_inverse = pivot.matrix_world.inverted()
+    cam.matrix_world = world
+    pivot.rotation_euler = (0.0, 0.0, 0.0)
+    _key(pivot, "rotation_euler", 1, "LINEAR")
+    pivot.rotation_euler = (0.0, 0.0, 2 * math.pi)
+    _key(pivot, "rotation_euler", n, "LINEAR")
+    scene.frame_set(1)
+    return {"pivot": pivot.name, "distance_factor": grow}
