@@ -73,9 +73,10 @@ def _fcurves(action, ob):
 
 
 def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
-    """Per x bin over [lo.x, hi.x]: interest (count share + area share over a 30 % floor),
-    its height-weighted z sum and weight; and the target box (the largest in area of those at
-    most `TARGET_MAX_WIDTH` of the figure wide; the largest where none is)."""
+    """Per x bin over [lo.x, hi.x]: interest (count share + area share over a 30 % floor; the
+    area of the boxes at most `TARGET_MAX_WIDTH` of the figure wide), its height-weighted z
+    sum and weight; and the target box (the largest in area of those boxes; the largest where
+    none is)."""
     edges = np.linspace(lo[0], hi[0], bins + 1)
     count = np.zeros(bins)
     area = np.zeros(bins)
@@ -86,11 +87,13 @@ def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
             continue
         b = np.clip(np.searchsorted(edges, pos[:, 0], side="right") - 1, 0, bins - 1)
         a = sc[:, 0].astype(np.float64) * sc[:, 1]
-        count += np.bincount(b, minlength=bins)
-        area += np.bincount(b, weights=a, minlength=bins)
-        zsum += np.bincount(b, weights=a * pos[:, 2], minlength=bins)
-        # the target: not a box over much of the run (a thread's loop, idle: Chrome's RunLoop::Run)
+        # neither the target nor the area in a bin: a box over much of the run (a thread's
+        # loop, idle: Chrome's RunLoop::Run), whose whole area would land in its centre's bin
         narrow = sc[:, 0] <= TARGET_MAX_WIDTH * (hi[0] - lo[0])
+        a_n = np.where(narrow, a, 0.0)
+        count += np.bincount(b, minlength=bins)
+        area += np.bincount(b, weights=a_n, minlength=bins)
+        zsum += np.bincount(b, weights=a_n * pos[:, 2], minlength=bins)
         j = int(np.argmax(np.where(narrow, a, -1.0)))
         key = (bool(narrow[j]), float(a[j]))  # a narrow box before any wide one, then the largest
         if best[1] is None or key > best[0]:
