@@ -668,3 +668,33 @@ def test_the_detail_inset_grows_on_its_own_time_axis(tmp_path):
             assert len(shown) == len(names), (k, now)
         seen_partial |= 0 < len(shown) < len(names)
     assert seen_partial
+
+
+def test_flow_arcs_appear_when_the_clock_reaches_the_call_they_reach(tmp_path):
+    """A growth of a figure with flows (`layout.flow_arcs`): an arc is drawn from the frame the
+    clock reaches the call it ends in, never before (they stood over the empty lanes from
+    frame 1: a PyTorch profile's launches)."""
+    ev = [{"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "send (tool.py:5)", "pid": 1, "tid": 1, "ts": 1000, "dur": 500},
+          {"ph": "X", "name": "serve (tool.py:9)", "pid": 1, "tid": 2, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "recv (tool.py:20)", "pid": 1, "tid": 2, "ts": 6000, "dur": 1000},
+          {"ph": "s", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": 1100},
+          {"ph": "f", "bp": "e", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 6100}]
+    path = tmp_path / "flow.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    assert _run(path, "-o", tmp_path / "frames", "--seconds", 2, "--fps", 5, "--easing", "linear",
+                "--resolution", "640x360", "--frames", "1-1") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["flow_arcs_timed"] == 1
+    arcs = bpy.data.objects["TV3D_flows"]
+    assert "TraceVis3D appear" in arcs.modifiers
+    faces = []
+    for k in range(1, 11):
+        scene.frame_set(k)
+        faces.append(len(arcs.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.polygons))
+    from tracevis3d.blender.animate import growth_time
+
+    shown = [growth_time(scene, k) >= 6000.0 for k in range(1, 11)]  # the clock, µs from the trace's start
+    assert [f > 0 for f in faces] == shown, (faces, [round(growth_time(scene, k)) for k in range(1, 11)])
+    assert not shown[0] and shown[-1]

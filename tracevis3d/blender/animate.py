@@ -297,6 +297,7 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
         if in_inset and meta.get("inset") else 0
     shown += out["inset_labels_timed"]
     out["callout_leaders_timed"] = _time_leaders(coll, label_t, clock)
+    out["flow_arcs_timed"] = 0 if threads else _time_flow_arcs(coll, groups, clock)
     out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
                 "now_objects": nows, "labels_timed": shown})
     if meta.get("layout") == "compare" and len(groups) == 2:
@@ -380,6 +381,37 @@ def _time_leaders(coll, label_t: dict, clock: dict) -> int:
     t = np.minimum(t, _last_time(clock))
     _appear_by_face(ob, t, clock, appear_group())
     return len(np.unique(calls[t > start]))
+
+
+def _time_flow_arcs(coll, groups: list, clock: dict) -> int:
+    """The icicle's flow arcs (`layout.flow_arcs`, the tube mesh ``TV3D_flows``) appear when the
+    clock reaches the call each one reaches (flows run forward in time: an arc's last x, µs
+    from the figure's left edge by its time axis), every face of an arc at once (its
+    ``tube_index``); the number of arcs timed.  Without this they stood over the empty lanes
+    from frame 1."""
+    ob = coll.objects.get("TV3D_flows")
+    if ob is None or ob.type != "MESH" or "tube_index" not in ob.data.attributes or not len(ob.data.polygons):
+        return 0
+    me = ob.data
+    co = np.empty(len(me.vertices) * 3, np.float64)
+    me.vertices.foreach_get("co", co)
+    m = np.array(ob.matrix_world, np.float64)
+    x = co.reshape(-1, 3) @ m[0, :3] + m[0, 3]  # world x
+    loop_start = np.empty(len(me.polygons), np.int32)
+    me.polygons.foreach_get("loop_start", loop_start)
+    corner = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", corner)
+    order = np.argsort(loop_start, kind="stable")
+    face_x = np.empty(len(me.polygons))
+    face_x[order] = np.maximum.reduceat(x[corner], loop_start[order])
+    arc = np.empty(len(me.polygons), np.int32)
+    me.attributes["tube_index"].data.foreach_get("value", arc)
+    arc_x = np.full(int(arc.max()) + 1, -np.inf)
+    np.maximum.at(arc_x, arc, face_x)
+    k = float(groups[0][2])
+    t = np.clip(arc_x[arc] / k, clock["Trace Start (µs)"], _last_time(clock))
+    _appear_by_face(ob, t, clock, appear_group())
+    return int(np.unique(arc).size)
 
 
 def _time_labels(scene, coll, groups: list, clock: dict, labels=None) -> tuple:
