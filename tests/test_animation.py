@@ -698,3 +698,50 @@ def test_flow_arcs_appear_when_the_clock_reaches_the_call_they_reach(tmp_path):
     shown = [growth_time(scene, k) >= 6000.0 for k in range(1, 11)]  # the clock, µs from the trace's start
     assert [f > 0 for f in faces] == shown, (faces, [round(growth_time(scene, k)) for k in range(1, 11)])
     assert not shown[0] and shown[-1]
+
+
+def test_thread_view_growth_times_its_flow_arcs_and_callout_leaders(tmp_path):
+    """The thread view's growth: its flow arcs (`layout.threads_flows`, carrying ``t_reach``)
+    appear when the clock reaches the call each reaches, and a callout's leader never before
+    its name (a name above the wall was timed with the ring's names, its leader from frame 1)."""
+    # a stack 5 levels deep over the whole run, three narrow calls on its top: their names go
+    # above the wall (as torch_cnn's did), timed with the ring's names
+    ev = [{"ph": "X", "name": f"level{d} (tool.py:{d + 1})", "pid": 1, "tid": 1, "ts": d, "dur": 10000 - 2 * d}
+          for d in range(5)]
+    ev += [{"ph": "X", "name": "parse_args (argparse.py:1)", "pid": 1, "tid": 1, "ts": 3100, "dur": 50},
+           {"ph": "X", "name": "load (json/__init__.py:1)", "pid": 1, "tid": 1, "ts": 5600, "dur": 60},
+           {"ph": "X", "name": "encode (json/encoder.py:1)", "pid": 1, "tid": 1, "ts": 8600, "dur": 45},
+           {"ph": "X", "name": "serve (tool.py:90)", "pid": 1, "tid": 2, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "recv (tool.py:95)", "pid": 1, "tid": 2, "ts": 6000, "dur": 1000},
+          {"ph": "s", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": 100},
+          {"ph": "f", "bp": "e", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 6100}]
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    assert _run(path, "-o", tmp_path / "frames", "--view", "threads", "--kind", "growth", "--seconds", 2,
+                "--fps", 5, "--easing", "linear", "--resolution", "960x540", "--frames", "1-1", "--fold", "none") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    assert info["flow_arcs_timed"] >= 1
+    from tracevis3d.blender.animate import growth_time
+
+    dg = bpy.context.evaluated_depsgraph_get
+    arcs = bpy.data.objects["TV3D_flows"]
+    lead = bpy.data.objects.get("TV3D_callout_leaders")
+    names = {int(ob["call_index"]): ob for ob in bpy.data.collections["TraceVis3D"].objects
+             if ob.type == "FONT" and ob.get("callout_leader", -1) >= 0}
+    for k in range(1, 11):
+        scene.frame_set(k)
+        n_arc = len(arcs.evaluated_get(dg()).data.polygons)
+        assert (n_arc > 0) == (growth_time(scene, k) >= 6000.0), (k, n_arc, growth_time(scene, k))
+        if lead is not None and names:
+            ev_lead = lead.evaluated_get(dg()).data
+            seen = np.empty(len(ev_lead.polygons), np.int32)
+            if len(seen):
+                ev_lead.attributes["call_index"].data.foreach_get("value", seen)
+            shown = {c for c, ob in names.items() if not ob.hide_render}
+            assert set(seen.tolist()) <= shown, (k, set(seen.tolist()), shown)
+    from tracevis3d.blender.anim_camera import box_extent
+    from tracevis3d.blender.animate import _world_boxes
+
+    _lo, hi = box_extent(_world_boxes(bpy.data.collections["TraceVis3D"]))
+    assert names and all(ob.location.z > hi[2] for ob in names.values())  # the names above the wall

@@ -284,8 +284,10 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
         lo, hi = box_extent(boxes)
         on_ring = [ob for ob in labels if not lo[2] - 1e-6 <= ob.location.z <= hi[2] + 1e-6]
         labels = [ob for ob in labels if ob not in on_ring]
-        out["ring_labels_timed"] = _hide_before(scene, on_ring, ring_label_times(
-            on_ring, call_end, float(meta["t0"])), clock) if on_ring and call_end is not None else 0
+        ring_t = ring_label_times(on_ring, call_end, float(meta["t0"])) if on_ring and call_end is not None else []
+        out["ring_labels_timed"] = _hide_before(scene, on_ring, ring_t, clock) if len(ring_t) else 0
+        # (a callout's name above the wall is timed with these: its leader follows it, below)
+        ring_named = {int(ob["call_index"]): float(t) for ob, t in zip(on_ring, ring_t)}
         if call_end is not None and any(ob.get("tv3d_layer") in ("corr", "corr_compound") for ob in coll.objects):
             try:
                 out.update(handoffs(coll, clock, call_end, float(meta["t0"])))
@@ -296,8 +298,8 @@ def _growth(scene, coll, boxes: dict, meta: dict, n: int, fps: int, easing: str,
     out["inset_labels_timed"] = _hide_before(scene, in_inset, inset_label_times(in_inset, meta["inset"]), clock) \
         if in_inset and meta.get("inset") else 0
     shown += out["inset_labels_timed"]
-    out["callout_leaders_timed"] = _time_leaders(coll, label_t, clock)
-    out["flow_arcs_timed"] = 0 if threads else _time_flow_arcs(coll, groups, clock)
+    out["callout_leaders_timed"] = _time_leaders(coll, {**ring_named, **label_t} if threads else label_t, clock)
+    out["flow_arcs_timed"] = _time_flow_arcs(coll, groups, clock, threads)
     out.update({"clock": clock, "world_per_us": groups[0][2], "t0": groups[0][3], "now_object": nows[0],
                 "now_objects": nows, "labels_timed": shown})
     if meta.get("layout") == "compare" and len(groups) == 2:
@@ -383,33 +385,38 @@ def _time_leaders(coll, label_t: dict, clock: dict) -> int:
     return len(np.unique(calls[t > start]))
 
 
-def _time_flow_arcs(coll, groups: list, clock: dict) -> int:
-    """The icicle's flow arcs (`layout.flow_arcs`, the tube mesh ``TV3D_flows``) appear when the
-    clock reaches the call each one reaches (flows run forward in time: an arc's last x, µs
-    from the figure's left edge by its time axis), every face of an arc at once (its
-    ``tube_index``); the number of arcs timed.  Without this they stood over the empty lanes
-    from frame 1."""
+def _time_flow_arcs(coll, groups: list, clock: dict, threads: bool = False) -> int:
+    """The flow arcs (`layout.flow_arcs`, `layout.threads_flows`: the tube mesh ``TV3D_flows``)
+    appear when the clock reaches the call each one reaches, every face of an arc at once: its
+    ``t_reach`` (µs from the figure's start), or in an icicle built before that was kept its
+    last x (flows run forward in time) on the time axis.  The number of arcs timed.  Without
+    this they stood over the empty lanes from frame 1."""
+    from .tubes import face_tubes, face_values
+
     ob = coll.objects.get("TV3D_flows")
     if ob is None or ob.type != "MESH" or "tube_index" not in ob.data.attributes or not len(ob.data.polygons):
         return 0
     me = ob.data
-    co = np.empty(len(me.vertices) * 3, np.float64)
-    me.vertices.foreach_get("co", co)
-    m = np.array(ob.matrix_world, np.float64)
-    x = co.reshape(-1, 3) @ m[0, :3] + m[0, 3]  # world x
-    loop_start = np.empty(len(me.polygons), np.int32)
-    me.polygons.foreach_get("loop_start", loop_start)
-    corner = np.empty(len(me.loops), np.int32)
-    me.loops.foreach_get("vertex_index", corner)
-    order = np.argsort(loop_start, kind="stable")
-    face_x = np.empty(len(me.polygons))
-    face_x[order] = np.maximum.reduceat(x[corner], loop_start[order])
-    arc = np.empty(len(me.polygons), np.int32)
-    me.attributes["tube_index"].data.foreach_get("value", arc)
-    arc_x = np.full(int(arc.max()) + 1, -np.inf)
-    np.maximum.at(arc_x, arc, face_x)
-    k = float(groups[0][2])
-    t = np.clip(arc_x[arc] / k, clock["Trace Start (µs)"], _last_time(clock))
+    arc = face_tubes(me)
+    t = face_values(me, "t_reach")
+    if t is None and threads:
+        return 0
+    if t is None:
+        co = np.empty(len(me.vertices) * 3, np.float64)
+        me.vertices.foreach_get("co", co)
+        m = np.array(ob.matrix_world, np.float64)
+        x = co.reshape(-1, 3) @ m[0, :3] + m[0, 3]  # world x
+        loop_start = np.empty(len(me.polygons), np.int32)
+        me.polygons.foreach_get("loop_start", loop_start)
+        corner = np.empty(len(me.loops), np.int32)
+        me.loops.foreach_get("vertex_index", corner)
+        order = np.argsort(loop_start, kind="stable")
+        face_x = np.empty(len(me.polygons))
+        face_x[order] = np.maximum.reduceat(x[corner], loop_start[order])
+        arc_x = np.full(int(arc.max()) + 1, -np.inf)
+        np.maximum.at(arc_x, arc, face_x)
+        t = arc_x[arc] / float(groups[0][2])
+    t = np.clip(np.asarray(t, np.float64), clock["Trace Start (µs)"], _last_time(clock))
     _appear_by_face(ob, t, clock, appear_group())
     return int(np.unique(arc).size)
 

@@ -185,6 +185,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
         return np.bincount(group, v, m_all) / count
 
     ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
+    reach = first_reach(group, np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0, m_all)
     keep = np.argsort(-count, kind="stable")[:MAX_ICICLE_FLOW_ARCS]
     ends, cnt = ends[keep], count[keep]
     m = cnt.size
@@ -198,11 +199,12 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     keep, cnt, p0, p1, p2 = keep[inked], cnt[inked], p0[inked], p1[inked], p2[inked]
     rep = fi[first[keep]]
     info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
+    reach = reach[keep]
     if cls is None:
-        return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px), info
+        return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, reach_us=reach), info
     names, rgb = flow_materials()
     k = f_cls[first[keep]]
-    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k]), info
+    return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, k, names, rgb[k], reach_us=reach), info
 
 
 def _within_ink(p0, p1, p2, count, frame, px: float, reached) -> np.ndarray:
@@ -273,12 +275,13 @@ def flow_radius(count) -> np.ndarray:
 
 
 def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_index=None, materials=None,
-               rgb=None) -> TubeLayer:
+               rgb=None, reach_us=None) -> TubeLayer:
     """The bundled flows as tubes: each a quadratic Bézier p0 → p1 → p2 (`FLOW_SAMPLES`
     points), as thick as √count (at most 3.5 px), carrying ``tv3d_kind`` flow, its first
-    flow (``side_index``, picking) and ``flows`` (how many it bundles).  All in `FLOW_RGB`
-    (material ``TV3D_flow``), or each tube in ``materials[material_index]`` with colour
-    ``rgb`` (per tube)."""
+    flow (``side_index``, picking), ``flows`` (how many it bundles) and, given, ``t_reach``
+    (``reach_us``: when the first of its flows reaches its call, µs from the figure's start:
+    a growth shows the arc from then on).  All in `FLOW_RGB` (material ``TV3D_flow``), or
+    each tube in ``materials[material_index]`` with colour ``rgb`` (per tube)."""
     m = count.size
     centres = bezier_points(p0, p1, p2).astype(np.float32)
     r = (flow_radius(count) * px).astype(np.float32)
@@ -288,10 +291,20 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
         material_index, materials = np.zeros(m, np.int32), ["TV3D_flow"]
     else:
         col = np.concatenate([np.asarray(rgb, np.float32).reshape(m, 3), np.ones((m, 1), np.float32)], 1)
+    attrs = {"match_index": np.full(m, -1, np.int32), "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
+             "side_index": first_flow.astype(np.int32), "flows": count.astype(np.int32)}
+    if reach_us is not None:
+        attrs["t_reach"] = np.asarray(reach_us, np.float32).reshape(m)  # (float32: a frame is far coarser)
     return TubeLayer(name, centres, half, half.copy(), col, np.asarray(material_index, np.int32), list(materials),
-                     {"match_index": np.full(m, -1, np.int32), "tv3d_kind": np.full(m, SIDE_KINDS["flow"], np.int32),
-                      "side_index": first_flow.astype(np.int32), "flows": count.astype(np.int32)},
-                     sides=4, face_colors=False, cross_section="normal")
+                     attrs, sides=4, face_colors=False, cross_section="normal")
+
+
+def first_reach(group, reach, n_groups: int) -> np.ndarray:
+    """Per bundle (``group``: each flow's bundle of ``n_groups``), the earliest of its flows'
+    ``reach`` times."""
+    out = np.full(n_groups, np.inf)
+    np.minimum.at(out, group, reach)
+    return out
 
 
 def side_materials() -> dict:

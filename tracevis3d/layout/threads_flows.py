@@ -23,7 +23,7 @@ import numpy as np
 
 from .camera import project
 from .flow_arcs import (FLOW_CELL_MAX_FRAC, FLOW_CELL_PX, MIN_ICICLE_FLOW_ARCS, bezier_points, coarsened_bundles,
-                         drawn_ancestor, flow_radius, flow_tubes, flows_inside, ink_selection)
+                         drawn_ancestor, first_reach, flow_radius, flow_tubes, flows_inside, ink_selection)
 
 #: the most arcs the thread view draws: beyond, its pixel cells widen (as the icicle's, `flow_arcs.flow_arcs`;
 #: a Chromium page load's flows between 82 threads drew 600 arcs across the ring, which hid it)
@@ -130,8 +130,9 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     m_all = count.size
     p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
     p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
+    reach = first_reach(group, np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0, m_all)
     keep = np.argsort(-count, kind="stable")[:MAX_THREAD_FLOW_ARCS]
-    p0, p2, cnt, rep = p0[keep], p2[keep], count[keep], fi[first[keep]]
+    p0, p2, cnt, rep, reach = p0[keep], p2[keep], count[keep], fi[first[keep]], reach[keep]
     m = cnt.size
     length = np.linalg.norm(p2 - p0, axis=1)
     mid = 0.5 * (p0 + p2)
@@ -143,9 +144,10 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     pts = project(cam, bezier_points(p0, p1, p2).reshape(-1, 3), resolution)[:, :2].reshape(m, -1, 2)
     drawn = ink_selection(pts, flow_radius(cnt), float(resolution[1]), frac=THREAD_VIEW_INK_FRAC,
                           reached=kb[first[keep]])
-    keep, p0, p1, p2, cnt, rep = keep[drawn], p0[drawn], p1[drawn], p2[drawn], cnt[drawn], rep[drawn]
+    keep, p0, p1, p2, cnt, rep, reach = (a[drawn] for a in (keep, p0, p1, p2, cnt, rep, reach))
     info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()))
     to_key = kb[first[keep]]
     lane = np.where(to_key >= 1, to_key - 1, focus_lane).astype(np.int32)
     lane_rgb = np.array([spec.color[:3] for spec in lane_materials.values()], np.float32).reshape(-1, 3)
-    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world, lane, list(lane_materials), lane_rgb[lane]), info
+    return flow_tubes("flows", p0, p1, p2, cnt, rep, px_world, lane, list(lane_materials), lane_rgb[lane],
+                      reach_us=reach), info
