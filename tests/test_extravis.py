@@ -469,3 +469,28 @@ def test_a_wide_leaf_whose_name_is_longer_than_its_band_is_named_along_it():
     named = {int(e): txt for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"}
     cls = h.full_names.index(f"(no module)::{long_cls}")
     assert named.get(cls, "").lstrip("…") and long_cls.endswith(named[cls].lstrip("…")), named
+
+
+def test_a_threads_name_is_cut_as_a_lanes_never_at_its_dots():
+    """Threads on the ring and the sequence view's columns: "thread 3113936 (python3.8)" is
+    written whole or cut in its middle (`text.fit_lane_name`), never by a dotted name's rule
+    ("…8)": PyTorch's CPU threads)."""
+    from tracevis3d.analysis.hierarchy import THREAD
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.layout.extravis_heb import fit_element
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = small_trace()
+    t.thread_names = ["thread 3113936 (python3.8)", "thread 3113952 (python3.8)"]
+    h = tracevis3d.hierarchy(t)
+    e = int(np.flatnonzero(h.kind == THREAD)[0])
+    assert fit_element(h, e, h.names[e], 30.0) == "thread 3113936 (python3.8)"
+    assert fit_element(h, e, h.names[e], 2.0) == ""
+    for room in (4.0, 6.0, 8.0, 10.0):
+        text = fit_element(h, e, h.names[e], room)
+        assert text.startswith("thr") and text.endswith(")"), (room, text)
+    spec = extravis_layout(t, ExtravisParams(resolution=(1280, 720)), hier=h)
+    lab = spec.labels
+    for txt, k, el in zip(lab.texts, lab.kind, lab.attributes["element_index"]):
+        if k == "element" and h.kind[int(el)] == THREAD:
+            assert not txt.startswith("…"), txt

@@ -43,7 +43,6 @@ from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, control
                            ring_labels, ring_layer, tube_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from .spec import ImageLayer, InstanceLayer, LabelSet, LightSpec, MaterialSpec, SceneSpec
-from .text import fit_text, name_candidates
 
 UNIT = 0.01  # world units per layout pixel
 N_FAMILIES = 10  # packages with their own colour (the most active); the rest grey
@@ -437,7 +436,7 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
     """Names on the sequence view's icicle boxes that hold them: along the box in the upper
     bands (at least 3 em wide), upwards in the leaves' taller band (a column at least 1 em
     wide, so the columns of the mural are named)."""
-    from .extravis_heb import ASCENT, DESCENT
+    from .extravis_heb import ASCENT, DESCENT, fit_element
 
     texts, anchors, rots, els = [], [], [], []
     half = 0.5 * (ASCENT - DESCENT) * size_world / UNIT  # the baseline below the text's middle
@@ -451,12 +450,12 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
         if upright[k]:
             if w_px < 1.0 * tpx:
                 continue
-            text = fit_text(name_candidates(name), (h_px - 0.6 * tpx) / tpx)
+            text = fit_element(h, int(sh[k]), name, (h_px - 0.6 * tpx) / tpx)
             at, rot = (xc + half, zc), (np.pi / 2, -np.pi / 2, 0.0)
         else:
             if w_px < 3.0 * tpx or h_px < 1.1 * tpx:
                 continue
-            text = fit_text(name_candidates(name), (w_px - 0.6 * tpx) / tpx)
+            text = fit_element(h, int(sh[k]), name, (w_px - 0.6 * tpx) / tpx)
             at, rot = (xc, zc - half), (np.pi / 2, 0.0, 0.0)
         if not text:
             continue

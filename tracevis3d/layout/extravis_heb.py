@@ -228,6 +228,22 @@ def tube_layer(curves: np.ndarray, radius: np.ndarray, slot_of_step: np.ndarray,
                      attributes=attrs, sides=8, face_colors=False, cross_section="normal")
 
 
+#: a thread's name is written only where this many label sizes of it fit
+MIN_THREAD_NAME_EM = 3.0
+
+
+def fit_element(h, e: int, name: str, width_em: float) -> str:
+    """Element ``e``'s ``name`` in ``width_em`` label sizes ('' when it does not fit): a
+    thread's as a lane's (`text.fit_lane_name`: "thread 31…36 (python3.8)", never the "…8)"
+    of a dotted name's cut), any other's by `text.name_candidates`."""
+    from ..analysis.hierarchy import THREAD
+    from .text import fit_lane_name
+
+    if int(h.kind[e]) == THREAD:
+        return fit_lane_name(name, width_em) if width_em >= MIN_THREAD_NAME_EM else ""
+    return fit_text(name_candidates(name), width_em)
+
+
 def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: float, max_labels: int) -> LabelSet:
     """Names on the ring's sectors that hold them at ``tpx`` pixels: along the arc in the
     outer bands, radially in the leaves' band (reading outward on the right, inward on the
@@ -250,7 +266,7 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         if lo[k] == 0:  # radial text: the band's depth is its room, the arc's width its height
             if arc_px < 1.0 * tpx:  # one line of text: ascent + descent = 0.92 em
                 continue
-            text = fit_text(name_candidates(name), (depth_px - 0.5 * tpx) / tpx)
+            text = fit_element(h, int(e[k]), name, (depth_px - 0.5 * tpx) / tpx)
             base = mid if np.cos(mid) >= -1e-9 else mid + np.pi
         if lo[k] == 0 and not text:  # a wide leaf whose name is longer than the band is deep: along it
             # a straight line tangent at the band's middle radius: its ends stay within the leaf's
@@ -258,12 +274,12 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
             edge = r1[k] - 0.6 * tpx / px_per_unit
             half = min(rm * np.tan(min(0.5 * span[k], 1.2)), np.sqrt(max(edge * edge - rm * rm, 0.0)))
             if depth_px >= 1.1 * tpx:
-                text = fit_text(name_candidates(name), (2.0 * half * px_per_unit - 0.8 * tpx) / tpx)
+                text = fit_element(h, int(e[k]), name, (2.0 * half * px_per_unit - 0.8 * tpx) / tpx)
                 base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
         elif lo[k] != 0:
             if depth_px < 1.1 * tpx:
                 continue
-            text = fit_text(name_candidates(name), (arc_px - 0.8 * tpx) / tpx)
+            text = fit_element(h, int(e[k]), name, (arc_px - 0.8 * tpx) / tpx)
             base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
         if not text:
             continue
@@ -282,5 +298,5 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
                     {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
-__all__ = ["Arcs", "leaf_arcs", "floored_shares", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
+__all__ = ["Arcs", "leaf_arcs", "fit_element", "floored_shares", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
            "gradient_rgb", "ASCENT", "DESCENT"]
