@@ -285,8 +285,12 @@ def test_element_names_carry_their_element():
     lab = spec.labels
     el = [(txt, int(e)) for txt, k, e in zip(lab.texts, lab.kind, lab.attributes["element_index"]) if k == "element"]
     assert len(el) >= 10
-    for txt, e in el:  # the name is (the informative end of) its element's name
-        assert e > 0 and txt.lstrip("…") in element_label(h, e), (txt, h.names[e])
+    from tracevis3d.analysis.hierarchy import THREAD
+    from tracevis3d.layout.text import _short_digits
+
+    for txt, e in el:  # the name is (the informative end of) its element's name; a thread's its start
+        thread_head = h.kind[e] == THREAD and _short_digits(h.names[e]).startswith(txt.rstrip("…"))
+        assert e > 0 and (txt.lstrip("…") in element_label(h, e) or thread_head), (txt, h.names[e])
     assert all(e == -1 for k, e in zip(lab.kind, lab.attributes["element_index"]) if k != "element")
     drawn = set(spec.layer("heb_ring").attributes["element_index"].tolist())
     assert drawn == set(spec.layer("sequence_icicle").attributes["element_index"].tolist())  # the same elements
@@ -473,8 +477,8 @@ def test_a_wide_leaf_whose_name_is_longer_than_its_band_is_named_along_it():
 
 def test_a_threads_name_is_cut_as_a_lanes_never_at_its_dots():
     """Threads on the ring and the sequence view's columns: "thread 3113936 (python3.8)" is
-    written whole or cut in its middle (`text.fit_lane_name`), never by a dotted name's rule
-    ("…8)": PyTorch's CPU threads)."""
+    written whole or as far as its id ("thread 31…36", `text.fit_thread_label`), never by a
+    dotted name's rule ("…8)": PyTorch's CPU threads)."""
     from tracevis3d.analysis.hierarchy import THREAD
     from tracevis3d.layout.extravis import extravis_layout
     from tracevis3d.layout.extravis_heb import fit_element
@@ -486,11 +490,13 @@ def test_a_threads_name_is_cut_as_a_lanes_never_at_its_dots():
     e = int(np.flatnonzero(h.kind == THREAD)[0])
     assert fit_element(h, e, h.names[e], 30.0) == "thread 3113936 (python3.8)"
     assert fit_element(h, e, h.names[e], 2.0) == ""
-    for room in (4.0, 6.0, 8.0, 10.0):
-        text = fit_element(h, e, h.names[e], room)
-        assert text.startswith("thr") and text.endswith(")"), (room, text)
+    assert fit_element(h, e, h.names[e], 8.0) == "thread 31…36"  # its id, what tells it from the other
+    assert fit_element(h, e, h.names[e], 4.0) == ""
     spec = extravis_layout(t, ExtravisParams(resolution=(1280, 720)), hier=h)
     lab = spec.labels
     for txt, k, el in zip(lab.texts, lab.kind, lab.attributes["element_index"]):
         if k == "element" and h.kind[int(el)] == THREAD:
-            assert not txt.startswith("…"), txt
+            assert txt in ("thread 3113936 (python3.8)", "thread 3113952 (python3.8)", "thread 31…36", "thread 31…52")
+    from tracevis3d.layout.text import fit_thread_label
+    assert fit_thread_label("Thread-1 (worker)", 5.0) == "Thread-1"
+    assert fit_thread_label("ThreadPoolForegroundWorker", 6.0).endswith("…")

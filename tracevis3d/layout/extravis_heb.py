@@ -234,13 +234,13 @@ MIN_THREAD_NAME_EM = 3.0
 
 def fit_element(h, e: int, name: str, width_em: float) -> str:
     """Element ``e``'s ``name`` in ``width_em`` label sizes ('' when it does not fit): a
-    thread's as a lane's (`text.fit_lane_name`: "thread 31…36 (python3.8)", never the "…8)"
-    of a dotted name's cut), any other's by `text.name_candidates`."""
+    thread's by `text.fit_thread_label` ("thread 31…36", "Thread-1": never the "…8)" of a
+    dotted name's cut), any other's by `text.name_candidates`."""
     from ..analysis.hierarchy import THREAD
-    from .text import fit_lane_name
+    from .text import fit_thread_label
 
     if int(h.kind[e]) == THREAD:
-        return fit_lane_name(name, width_em) if width_em >= MIN_THREAD_NAME_EM else ""
+        return fit_thread_label(name, width_em) if width_em >= MIN_THREAD_NAME_EM else ""
     return fit_text(name_candidates(name), width_em)
 
 

@@ -101,6 +101,23 @@ def thread_name_candidates(name: str) -> tuple:
     return out + short
 
 
+def fit_thread_label(name: str, width_em: float) -> str:
+    """A thread's name as a short label in ``width_em`` ('' when even its id does not fit): the
+    first of `thread_name_candidates` that fits, else its words up to the first that carries a
+    number, ids shortened ("thread 3113936 (python3.8)" → "thread 31…36", "Thread-1 (worker)"
+    → "Thread-1": what tells it from its siblings), else it cut at its end (a name without a
+    number: "ThreadPoolForegr…")."""
+    for c in thread_name_candidates(name):
+        if text_width(c) <= width_em:
+            return c
+    words = _short_digits(name).split(" ")
+    for k in range(1, len(words) + 1):
+        if any(ch.isdigit() for ch in words[k - 1]):
+            head = " ".join(words[:k])
+            return head if text_width(head) <= width_em else ""
+    return cut_end(name, width_em)
+
+
 def cut_thread_name(name: str, width_em: float) -> str:
     """A thread's name cut to ``width_em`` where it keeps what tells it from its siblings: in
     its middle when its last word carries a number ("ThreadPoolFor…oundWorker #4",
