@@ -1,6 +1,7 @@
 """Cutaways (issue 25, item 4): the box from the camera to a call or lane (`layout.cutaway`),
 and the Geometry Nodes modifier that removes what lies inside it in Blender, in renders
 (pixels) and from the command line."""
+import re
 import subprocess
 import sys
 
@@ -64,6 +65,22 @@ def test_the_box_holds_the_way_from_the_camera_to_the_call_and_not_the_call():
         icicle_layout(t, IcicleParams(resolution=(960, 540), cutaway="lane:nosuch"))
     with pytest.raises(ValueError, match="not drawn"):
         icicle_layout(t, IcicleParams(resolution=(960, 540), cutaway=f"call:{len(t) + 5}"))
+
+
+def test_a_thread_name_of_several_lanes_is_refused_with_the_lanes():
+    """Three renderers each with a "CrRendererMain": ``lane:CrRendererMain`` names three lanes and
+    is refused with their names (it cut in front of the first, silently); a lane's whole name
+    picks it."""
+    t = tracevis3d.synthetic(3000, threads=3, seed=5)
+    t.thread_names = ["CrRendererMain"] * 3
+    t.thread_pid = np.array([10, 20, 30], np.int64)
+    t.process_names = ["Renderer"] * 3
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    lanes = list(spec.meta["lane_names"])
+    with pytest.raises(ValueError, match="names threads in 3 lanes: " + ", ".join(map(re.escape, lanes))):
+        icicle_layout(t, IcicleParams(resolution=(960, 540), cutaway="lane:CrRendererMain"))
+    one = icicle_layout(t, IcicleParams(resolution=(960, 540), cutaway=f"lane:{lanes[1]}"))
+    assert "cutaway" in one.meta
 
 
 @pytest.mark.blender

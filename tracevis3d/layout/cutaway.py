@@ -49,11 +49,15 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
         lane = sel.lane_of(ref)
     else:
         lane = names.index(ref) if ref in names else -1
-        if lane < 0 and sel.lane_members is not None:  # a thread that shares a lane, by its own name
+        if lane < 0:  # a thread by its own name (one of a lane's threads, or a lane named with its process)
             tr = sel.trace
             counts = tr.thread_name_counts()
-            lane = next((k for k, m in enumerate(sel.lane_members) for t in m
-                         if ref in (tr.thread_names[t], tr.thread_label(int(t), len(names), counts))), -1)
+            found = sorted({k for k, m in enumerate(sel.members) for t in m
+                            if ref in (tr.thread_names[t], tr.thread_label(int(t), len(names), counts))})
+            if len(found) > 1:  # three renderers' "CrRendererMain": never one of them silently
+                raise ValueError(f"cutaway: {ref!r} names threads in {len(found)} lanes: "
+                                 f"{', '.join(names[k] for k in found)}; give the lane's whole name or lane:N")
+            lane = found[0] if found else -1
     if lane < 0:
         raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
     zb = float(frame.z_base[lane])
