@@ -45,23 +45,29 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
         x1 = (float(d.end[r]) - sel.t0) * frame.scale_t
         return np.array([[x0, 0.0, d.bottom[r]], [max(x1, x0 + 1e-6), d.ext[r], d.bottom[r] + d.height[r]]])
     names = list(sel.lane_names)
-    if isinstance(ref, int):
-        lane = sel.lane_of(ref)
-    else:
-        lane = names.index(ref) if ref in names else -1
-        if lane < 0:  # a thread by its own name (one of a lane's threads, or a lane named with its process)
-            tr = sel.trace
-            counts = tr.thread_name_counts()
-            found = sorted({k for k, m in enumerate(sel.members) for t in m
-                            if ref in (tr.thread_names[t], tr.thread_label(int(t), len(names), counts))})
-            if len(found) > 1:  # three renderers' "CrRendererMain": never one of them silently
-                raise ValueError(f"cutaway: {ref!r} names threads in {len(found)} lanes: "
-                                 f"{', '.join(names[k] for k in found)}; give the lane's whole name or lane:N")
-            lane = found[0] if found else -1
+    lane = sel.lane_of(ref) if isinstance(ref, int) else lane_by_name(sel, ref)
     if lane < 0:
         raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
     zb = float(frame.z_base[lane])
     return np.array([[0.0, 0.0, zb], [L, frame.depth, zb + float(frame.lane_heights[lane])]])
+
+
+def lane_by_name(sel, ref: str) -> int:
+    """The lane named ``ref`` (-1: none): by its whole name, else by one of its threads' own
+    names ("CrBrowserMain" for "Browser: CrBrowserMain", a packed lane's later thread); a
+    ValueError naming the lanes when ``ref`` names threads in several (three renderers'
+    "CrRendererMain": never one of them silently)."""
+    names = list(sel.lane_names)
+    if ref in names:
+        return names.index(ref)
+    tr = sel.trace
+    counts = tr.thread_name_counts()
+    found = sorted({k for k, m in enumerate(sel.members) for t in m
+                    if ref in (tr.thread_names[t], tr.thread_label(int(t), len(names), counts))})
+    if len(found) > 1:
+        raise ValueError(f"cutaway: {ref!r} names threads in {len(found)} lanes: "
+                         f"{', '.join(names[k] for k in found)}; give the lane's whole name or lane:N")
+    return found[0] if found else -1
 
 
 def cutaway_box(target_corners: np.ndarray, cam, px_world: float) -> dict:
@@ -240,10 +246,7 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
             corners = _ring_box(ring, place, angles, r0, r0 + BAR_FILL * float(d.level_height[r]), depth)
     else:
         names = list(sel.lane_names)
-        if isinstance(ref, int):
-            lane = sel.lane_of(ref)
-        else:
-            lane = names.index(ref) if ref in names else -1
+        lane = sel.lane_of(ref) if isinstance(ref, int) else lane_by_name(sel, ref)
         if lane < 0:
             raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
         wall_thread = int(st.sel.lane_threads[0]) if st is not None else -1
