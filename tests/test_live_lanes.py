@@ -216,3 +216,43 @@ def test_live_layout_stacks_lanes_in_display_order():
     h = [float(lay.lane_height(k, lay.levels_of(k))) for k in range(3)]
     assert np.isclose(tops[0] - h[0], tops[2]) and np.isclose(tops[2] - h[2], tops[1])
     assert np.isclose(lay.bottom(3), tops[1] - h[1])
+
+
+def test_lane_names_that_fit_never_overlap_and_tall_lanes_keep_theirs():
+    """84 thin lanes (a browser's threads) piled their names into one block: a name is written
+    where it keeps a line's gap from every other, the tallest lanes first."""
+    from tracevis3d.layout.live_lanes import names_that_fit
+
+    rng = np.random.default_rng(3)
+    heights = rng.uniform(0.2, 3.0, 84)
+    heights[[5, 40]] = 6.0  # two deep lanes
+    tops = np.cumsum(heights[::-1])[::-1]
+    mid = tops - heights / 2
+    size = 1.0
+    shown = np.array(names_that_fit(mid, heights, size))
+    z = np.sort(mid[shown])
+    assert np.all(np.diff(z) >= 1.05 * size - 1e-9)
+    assert shown[5] and shown[40]
+    assert 10 < shown.sum() < 84
+    # lanes a name's height or more apart: every name
+    assert all(names_that_fit([0.0, 2.0, 4.0], [2.0, 2.0, 2.0], 1.0))
+
+
+def test_live_colours_group_cpp_names_by_namespace_or_class():
+    """Chromium's names have no source file: every call was "C built-ins" grey.  A C++ name
+    is grouped by its namespace or class (`live_colour.cpp_group`) and ranked like a module;
+    Python's C built-ins and free text stay grey."""
+    from tracevis3d.layout.live_colour import OTHER, LiveColouring, cpp_group
+
+    names = ["RunLoop::Run", "RunLoop::RunUntilIdle", "viz::Display::Draw", "ThreadController active",
+             "builtins.len", "work (/app/w.py:3)"]
+    files = ["", "", "", "", "", "/app/w.py"]
+    lines = [-1, -1, -1, -1, -1, 3]
+    c = LiveColouring()
+    c.slots(names, files, lines)
+    c.rank(np.array([5.0, 5.0, 3.0, 9.0, 1.0, 2.0]))
+    slots = c.slots(names, files, lines)
+    assert slots[0] == slots[1] != OTHER and slots[2] not in (OTHER, slots[0])
+    assert slots[3] == OTHER and slots[4] == OTHER and slots[5] != OTHER
+    assert [m for m in c.slot_module.values()][:2] == ["RunLoop", "viz"]
+    assert cpp_group(None, "std::vector<int>::push_back") == "std" and cpp_group(None, "aten") == ""

@@ -23,6 +23,7 @@ from ..layout.annotate import MATERIAL_TEXT_COLOURS
 from ..layout.labels import TEXT_LIGHT
 from ..layout.live import LiveLayout, LiveParams
 from ..layout.live_colour import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths
+from ..layout.live_lanes import names_that_fit
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
@@ -253,13 +254,18 @@ class LiveView:
         t0_view, t1_view = self.layout.view_window(now)
         right = self.layout.names_right
         x = t1_view * self.layout.scale_t + 0.6 * size if right else t0_view * self.layout.scale_t - 0.6 * size
+        heights = [float(self.layout.lane_height(lane, self.layout.levels_of(lane))) for lane in range(lanes.n_lanes)]
+        mid = [float(self.layout.lane_top(lane)) - 0.5 * h for lane, h in enumerate(heights)]
+        shown = names_that_fit(mid, heights, size)
         for lane in range(lanes.n_lanes):
             ob = self._lane_label(lane, lane_names[lane])
             ob.data.size = size
             if ob.data.align_x != ("LEFT" if right else "RIGHT"):
                 ob.data.align_x = "LEFT" if right else "RIGHT"
-            lane_h = float(self.layout.lane_height(lane, self.layout.levels_of(lane)))
-            ob.location = (x, -0.05, float(self.layout.lane_top(lane)) - 0.5 * lane_h - 0.35 * size)
+            ob.location = (x, -0.05, mid[lane] - 0.35 * size)
+            hide = not shown[lane]
+            if ob.hide_render != hide:
+                ob.hide_render = ob.hide_viewport = hide
         self._axis(lanes.n_lanes, t0_view, t1_view, size)
         self.labels.refresh(session, self.layout, t0_view, t1_view, force=force_labels, px=px,
                             depth_of=lambda ti: self._depths(ti, threads[ti]))

@@ -40,6 +40,18 @@ def drawn_depths(parent, func, hidden, depth, drawn, lo: int, hi: int) -> None:
         drawn[grp] = np.where(p < 0, 0, drawn[q] + (~hidden[func[q]]).astype(drawn.dtype))
 
 
+def cpp_group(parsed, name: str) -> str:
+    """The colour group of a function without a source file: a C++ name's namespace or class
+    (``viz::DisplayScheduler::DrawAndSwap`` → ``viz``, ``RunLoop::Run`` → ``RunLoop``: Chromium's
+    traces, whose calls were all grey); '' for the rest (a Python C built-in, free text)."""
+    from ..names import parse_function_name
+
+    p = parsed if parsed is not None else parse_function_name(name)
+    if p.sep != "::" or len(p.path) < 2:
+        return ""
+    return p.path[0]
+
+
 class DrawnDepths:
     """``--hide`` in the live view: per thread, the level each call is drawn at
     (`drawn_depths`, kept as calls arrive); without a hide rule, the calls' depths."""
@@ -118,8 +130,12 @@ class LiveColouring:
                 hidden[j] = self._hide(names[f], display, module)
             if infra:
                 res[j] = INFRA
-            elif not (not files[f] and lines[f] < 0) and family != "builtins" and module \
-                    and not module.startswith("<"):
+                continue
+            if not files[f] and lines[f] < 0:  # no source file: a C built-in, or a C++ name (Chrome)
+                module = family = cpp_group(parsed[f] if parsed else None, names[f])
+            elif family == "builtins" or module.startswith("<"):
+                module = ""
+            if module:
                 mod[j] = self._module_id.setdefault(module, len(self.modules))
                 if mod[j] == len(self.modules):
                     self.modules.append((module, family))
@@ -138,7 +154,8 @@ class LiveColouring:
     def slots(self, names, files, lines, parsed=None) -> np.ndarray:
         """The slot of every function of the table (``names``, ``files``, ``lines``; new
         functions are given theirs).  A function without a file and line is a C function:
-        "C built-ins" (grey), whatever module it belongs to.  ``parsed``: the names'
+        "C built-ins" (grey), whatever module it belongs to, unless a C++ name groups it
+        (`cpp_group`: its namespace or class).  ``parsed``: the names'
         `names.ParsedName`s when known (saves parsing them again)."""
         self._add_functions(names, files, lines, parsed)
         return self.func_slot

@@ -235,3 +235,24 @@ def _listed(names: list) -> bool:
     """A lane of the threads ``names`` is named by them ("deep300, deep600"), not by their
     number and kind: one thread, or at most `NAMED_PACK_MAX` whose names fit `LISTED_MAX_EM`."""
     return len(names) == 1 or (len(names) <= NAMED_PACK_MAX and text_width(", ".join(names)) <= LISTED_MAX_EM)
+
+
+def names_that_fit(mid, heights, size: float) -> list:
+    """bool per lane: its name is written, centred on its lane's middle ``mid`` (world z), a
+    line ``size`` tall; the tallest lanes first (most levels: most going on), each where it
+    keeps a line's gap from every name already written.  84 threads of a browser in 540 px
+    piled their names into one block; a lane of a name's height or more always has its own."""
+    import bisect
+
+    order = sorted(range(len(mid)), key=lambda k: (-heights[k], k))
+    taken: list = []  # the z of the names written, sorted
+    out = [False] * len(mid)
+    gap = 1.05 * float(size)
+    for k in order:
+        z = float(mid[k])
+        j = bisect.bisect_left(taken, z)
+        if (j == 0 or z - taken[j - 1] >= gap) and (j == len(taken) or taken[j] - z >= gap):
+            taken.insert(j, z)
+            out[k] = True
+    return out
+
