@@ -217,6 +217,21 @@ def test_live_view_has_a_title_and_a_time_axis():
         gaps = np.diff(xs)
         assert np.allclose(gaps, gaps[0], rtol=1e-6)  # one step
         view.remove()
+    # a window the calls fill an eighth of: the step grows until the labels keep a gap
+    # ("50 ms100 ms150 ms" was read: a PyTorch profile replayed at a tenth of its pace)
+    from tracevis3d.layout.text import text_width
+
+    with LiveSession("tcp://127.0.0.1:*") as sess:
+        view = LiveView(LiveParams(window_us=8 * want.span, resolution=(960, 540)))
+        _grow_while_replaying(want, sess, view)
+        view.update(sess)
+        ticks = sorted((o for k, o in view.texts.items() if k.startswith("tick_") and o.data.body),
+                       key=lambda o: o.location.x)
+        assert len(ticks) >= 2
+        for a, b in zip(ticks, ticks[1:]):
+            half = 0.5 * (text_width(a.data.body) * a.data.size + text_width(b.data.body) * b.data.size)
+            assert b.location.x - a.location.x >= half + 0.5 * a.data.size, (a.data.body, b.data.body)
+        view.remove()
 
 
 def test_live_still_has_a_legend_of_the_ranked_modules_and_the_calls_inside_the_content(tmp_path):

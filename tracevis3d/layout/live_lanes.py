@@ -221,7 +221,7 @@ class LiveLanes:
         """A lane's name: its thread's, or how many threads of which kind share it
         (`select.packed_name_of`), after its process's name when there are several."""
         members = list(dict.fromkeys(self.lane_threads[lane]))  # a thread may come back to a lane
-        names = [str(threads[t].name) for t in members]
+        names = [str(threads[t].name).strip() for t in members]  # PyTorch's "stream 22 ": no " , "
         name = ", ".join(names) if _listed(names) else packed_name_of(names)
         # with several processes, the process in front ("ForkProcess-2: MainThread"), as
         # `Trace.thread_label` names the static views' lanes: every worker has a MainThread
