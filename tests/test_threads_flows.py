@@ -203,3 +203,14 @@ def test_thread_names_over_arcs_stand_on_plates_in_front_of_them(pytorch):
         d = np.linalg.norm(c - eye)
         assert d < np.linalg.norm(pts[inside] - eye, axis=1).min()
         assert d > name_dist.min()
+
+
+def test_a_trace_without_hand_offs_or_flows_says_so_and_explains_no_curves():
+    """Threads that never wait on one another and pass no flows (JAX's compiler threads): the
+    title no longer asks "Who waits on whom" to answer "0 hand-offs", and the legend lists the
+    threads without the notes on curves that are not there."""
+    tr = tracevis3d.synthetic(3000, threads=3, seed=4)
+    spec = threads_layout(tr, ThreadsParams(resolution=RES))
+    assert spec.meta["title"] == f"What the threads do · {tr.title_name} · 3 threads, no hand-offs or flows"
+    legend = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
+    assert "threads" in legend and not any("wide end" in t or "waiting thread" in t for t in legend), legend

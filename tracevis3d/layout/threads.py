@@ -1087,13 +1087,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     elif n_handoffs == 0 and n_flows:  # a browser's or a profiler's trace: no lock waits, its flows are the story
         title = (f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow"
                  f"{'s' if n_flows != 1 else ''}")
+    elif n_handoffs == 0:  # neither (JAX's compiler threads): no question the figure answers
+        title = f"What the threads do · {trace.title_name} · {threads_text}, no hand-offs or flows"
     else:
         title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
                  f"{'s' if n_handoffs != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
-                       waits=n_handoffs > 0 or not n_flows)
+                       waits=n_handoffs > 0)  # no curves: no notes on them
     rows += threads_flows.legend_row(n_flows)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
