@@ -670,16 +670,20 @@ def test_the_detail_inset_grows_on_its_own_time_axis(tmp_path):
     assert seen_partial
 
 
+def _served(sent_us: float) -> list:
+    """Thread 2 serving for 10 ms, receiving (6.0–7.0 ms) a flow thread 1 sent at ``sent_us``."""
+    return [{"ph": "X", "name": "serve (tool.py:90)", "pid": 1, "tid": 2, "ts": 0, "dur": 10000},
+            {"ph": "X", "name": "recv (tool.py:95)", "pid": 1, "tid": 2, "ts": 6000, "dur": 1000},
+            {"ph": "s", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": sent_us},
+            {"ph": "f", "bp": "e", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 6100}]
+
+
 def test_flow_arcs_appear_when_the_clock_reaches_the_call_they_reach(tmp_path):
     """A growth of a figure with flows (`layout.flow_arcs`): an arc is drawn from the frame the
     clock reaches the call it ends in, never before (they stood over the empty lanes from
     frame 1: a PyTorch profile's launches)."""
     ev = [{"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
-          {"ph": "X", "name": "send (tool.py:5)", "pid": 1, "tid": 1, "ts": 1000, "dur": 500},
-          {"ph": "X", "name": "serve (tool.py:9)", "pid": 1, "tid": 2, "ts": 0, "dur": 10000},
-          {"ph": "X", "name": "recv (tool.py:20)", "pid": 1, "tid": 2, "ts": 6000, "dur": 1000},
-          {"ph": "s", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": 1100},
-          {"ph": "f", "bp": "e", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 6100}]
+          {"ph": "X", "name": "send (tool.py:5)", "pid": 1, "tid": 1, "ts": 1000, "dur": 500}] + _served(1100)
     path = tmp_path / "flow.json"
     path.write_text(json.dumps({"traceEvents": ev}))
     assert _run(path, "-o", tmp_path / "frames", "--seconds", 2, "--fps", 5, "--easing", "linear",
@@ -710,11 +714,8 @@ def test_thread_view_growth_times_its_flow_arcs_and_callout_leaders(tmp_path):
           for d in range(5)]
     ev += [{"ph": "X", "name": "parse_args (argparse.py:1)", "pid": 1, "tid": 1, "ts": 3100, "dur": 50},
            {"ph": "X", "name": "load (json/__init__.py:1)", "pid": 1, "tid": 1, "ts": 5600, "dur": 60},
-           {"ph": "X", "name": "encode (json/encoder.py:1)", "pid": 1, "tid": 1, "ts": 8600, "dur": 45},
-           {"ph": "X", "name": "serve (tool.py:90)", "pid": 1, "tid": 2, "ts": 0, "dur": 10000},
-          {"ph": "X", "name": "recv (tool.py:95)", "pid": 1, "tid": 2, "ts": 6000, "dur": 1000},
-          {"ph": "s", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 1, "ts": 100},
-          {"ph": "f", "bp": "e", "name": "f", "cat": "ipc", "id": 1, "pid": 1, "tid": 2, "ts": 6100}]
+           {"ph": "X", "name": "encode (json/encoder.py:1)", "pid": 1, "tid": 1, "ts": 8600, "dur": 45}]
+    ev += _served(100)
     path = tmp_path / "two.json"
     path.write_text(json.dumps({"traceEvents": ev}))
     assert _run(path, "-o", tmp_path / "frames", "--view", "threads", "--kind", "growth", "--seconds", 2,
