@@ -23,9 +23,9 @@ from ..layout.annotate import MATERIAL_TEXT_COLOURS
 from ..layout.labels import TEXT_LIGHT
 from ..layout.live import LiveLayout, LiveParams
 from ..layout.live_colour import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths
-from ..layout.live_lanes import names_that_fit
+from ..layout.live_lanes import axis_ticks, names_that_fit
 from ..layout.spec import MaterialSpec, SceneSpec
-from ..layout.text import cut_end, text_width
+from ..layout.text import cut_end
 from ..live.store import _grow
 from .live_chunks import CHUNK, ChunkedLayer
 from .live_labels import MAX_SWATCHES, LiveLabels, text_object, write_hud
@@ -585,27 +585,13 @@ class LiveView:
         since the start, every tick in one unit (`layout.annotate.nice_ticks`); at most
         `MAX_TICKS` text objects, edited in place.  None while the window is narrower than a
         few labels (nothing run yet: they would be drawn on top of each other)."""
-        from ..layout.annotate import nice_ticks
-
         L = self.layout
         bottom = L.bottom(n_lanes) - 1.6 * size
-        ticks, scale, unit, dec = nice_ticks(max(t1 - t0, 1e-3))
-        step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(t1 - t0, 1e-3)
-        # a step whose labels keep a gap between them ("50 ms100 ms150 ms" in a narrow window)
-        widest = max(text_width(f"{t / scale:.{dec}f} {unit}") for t in (t0, t1)) * size
-        for grow in (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0):
-            if step * grow * L.scale_t >= widest + 1.5 * size:
-                break
-        step *= grow
-        first = math.ceil(t0 / step) * step
-        shown = [first + k * step for k in range(MAX_TICKS) if first + k * step <= t1 + 1e-9]
-        if (t1 - t0) * L.scale_t < 6 * size:
-            shown = []
+        shown = axis_ticks(t0, t1, L.scale_t, size, MAX_TICKS)
         for k in range(MAX_TICKS):
             if k < len(shown):
-                t = shown[k]
-                self._text(f"tick_{k}", f"{t / scale:.{dec}f} {unit}", size, (t * L.scale_t, -0.05, bottom),
-                           "CENTER")
+                t, text = shown[k]
+                self._text(f"tick_{k}", text, size, (t * L.scale_t, -0.05, bottom), "CENTER")
             elif f"tick_{k}" in self.texts:
                 self._text(f"tick_{k}", "", size, (0.0, 0.0, 0.0))
 

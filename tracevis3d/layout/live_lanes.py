@@ -256,3 +256,24 @@ def names_that_fit(mid, heights, size: float) -> list:
             out[k] = True
     return out
 
+
+def axis_ticks(t0: float, t1: float, scale_t: float, size: float, max_ticks: int) -> list:
+    """(time µs, text) of the live view's time-axis labels over the window [t0, t1]: a 1-2-5
+    step (`annotate.nice_ticks`), every tick in one unit, grown until the labels (``size`` world
+    units tall, ``scale_t`` world units a µs) keep a gap ("0 ms50 ms100 ms" where the calls
+    filled a part of the window); none while the window is narrower than a few labels."""
+    import math
+
+    from .annotate import nice_ticks
+
+    if (t1 - t0) * scale_t < 6 * size:
+        return []
+    ticks, scale, unit, dec = nice_ticks(max(t1 - t0, 1e-3))
+    step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(t1 - t0, 1e-3)
+    widest = max(text_width(f"{t / scale:.{dec}f} {unit}") for t in (t0, t1)) * size
+    grow = next((g for g in (1.0, 2.0, 5.0, 10.0, 20.0, 50.0) if step * g * scale_t >= widest + 1.5 * size), 100.0)
+    step *= grow
+    first = math.ceil(t0 / step) * step
+    times = [first + k * step for k in range(max_ticks) if first + k * step <= t1 + 1e-9]
+    return [(t, f"{t / scale:.{dec}f} {unit}") for t in times]
+
