@@ -205,8 +205,9 @@ def test_flythrough_keeps_its_target_in_frame(four_calls, tmp_path):
 def test_flythrough_targets_a_task_not_the_loop_and_hides_the_inset(tmp_path):
     """A browser-like thread: a message loop (a root over the whole run) running tasks, the
     busiest at the start.  The fly-through's target is a task (a box at most a quarter of the
-    figure wide), never the loop, the largest box; the still's detail inset (a magnifier in
-    the room the still's camera left) is hidden, and the path keeps off it."""
+    figure wide), never the loop, the largest box; the path ends where the tasks end, not over
+    the loop's idle rest; the still's detail inset (a magnifier in the room the still's camera
+    left) is hidden, and the path keeps off it."""
     from tracevis3d.io.chrome_writer import save_chrome
     from tracevis3d.model import Trace
 
@@ -237,6 +238,12 @@ def test_flythrough_targets_a_task_not_the_loop_and_hides_the_inset(tmp_path):
     j = int(np.argmin(np.abs(pos - np.array(info["target"]["world"], np.float32)).sum(1)))  # the target box
     assert np.allclose(pos[j], info["target"]["world"], atol=1e-4)
     assert sc[j, 0] <= 0.25 * float(sc[:, 0].max()), (sc[j], float(sc[:, 0].max()))
+    # the path ends where the tasks end (half the run), not over the loop's idle end
+    scene.frame_set(scene.frame_end)
+    tasks = sc[:, 0] < 0.5 * float(sc[:, 0].max())
+    last = int(np.argmax(np.where(tasks, pos[:, 0] + sc[:, 0] / 2, -np.inf)))  # the last task's end
+    end = pos[last] + np.array([sc[last, 0] / 2, -sc[last, 1] / 2, 0.0], np.float32)
+    assert 0 < _project(end[None].astype(float))[0][0] < 1280, _project(end[None].astype(float))
     # a figure with an inset (a crowded stretch of 5 functions, as the growth's test below)
     ev = [{"ph": "X", "name": "main (tool.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
           {"ph": "X", "name": "parse_args (argparse.py:1)", "pid": 1, "tid": 1, "ts": 1200, "dur": 300},

@@ -2,7 +2,8 @@
 
 - **flythrough**: from the still's whole figure on frame 1 (an establishing shot over the
   first `INTRO_SHARE` of the frames, when there are `INTRO_MIN_FRAMES` or more), the camera
-  goes `ZOOM` times closer and moves along the time axis; its speed is inverse to the
+  goes `ZOOM` times closer and moves along the time axis over the middle 99 % of the area of
+  the boxes narrower than a loop (not over the idle end of a run); its speed is inverse to the
   "interest" at its position (box count and box area, i.e. call density and, with the
   default extrusion, self time, over a 30 % floor), so it slows down where the most
   happens; its height follows the interest in view.  It passes the target (the largest box
@@ -114,13 +115,18 @@ def flythrough(scene, boxes: dict, n: int) -> dict:
     edges, share, area, zsum, target = _interest(boxes, lo, hi)
     width = (hi[0] - lo[0]) / ZOOM
     height = (hi[2] - lo[2]) / ZOOM
-    cdf = np.concatenate([[0.0], np.cumsum(share)])
+    b0, b1 = 0, share.size - 1
+    if area.sum() > 0:  # the path stays where the boxes narrower than a loop are (the middle 99 % of their
+        # area: a browser's page load has its activity in the first second of 3.5, then idle loops)
+        c = np.cumsum(area) / area.sum()
+        b0, b1 = int(np.searchsorted(c, 0.005)), min(int(np.searchsorted(c, 0.995)), share.size - 1)
+    cdf = np.concatenate([[0.0], np.cumsum(share[b0:b1 + 1])])
     cdf /= cdf[-1]
     n_keys = max(6, min(24, n // 10))
     us = np.linspace(0.0, 1.0, n_keys)
-    xs = np.interp(us, cdf, edges)
+    xs = np.interp(us, cdf, edges[b0:b1 + 2])
     # the target: a keyframe centred on the largest box, at the time the path reaches it
-    u_t = float(np.interp(target[0], edges, cdf))
+    u_t = float(np.interp(target[0], edges[b0:b1 + 2], cdf))
     keep = np.abs(us - u_t) > 0.5 / (n_keys - 1)
     us = np.concatenate([us[keep], [u_t]])
     xs = np.concatenate([xs[keep], [target[0]]])
