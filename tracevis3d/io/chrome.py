@@ -193,11 +193,11 @@ class _Text:
                 self.first_long = where() if callable(where) else where
         return s
 
-    def raw(self, raw: bytes) -> str:
-        """Decoded bytes (invalid UTF-8 replaced), cleaned."""
+    def raw(self, raw: bytes, where=None) -> str:
+        """Decoded bytes (invalid UTF-8 replaced), cleaned; ``where``: as `clean`'s."""
         if len(raw) > self.raw_limit:
-            return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw)
-        return self.clean(bytes(raw).decode("utf-8", "replace"))
+            return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw, where=where)
+        return self.clean(bytes(raw).decode("utf-8", "replace"), where=where)
 
     def value(self, v, where=None) -> str:
         """``str(v)`` of a decoded JSON value, cleaned (long values are cut before str());
@@ -208,12 +208,9 @@ class _Text:
             import orjson
 
             try:
-                raw = orjson.dumps(v)
+                return self.raw(orjson.dumps(v), where)
             except Exception:
                 return self.clean(str(v)[: self.raw_limit], where=where)
-            if len(raw) > self.raw_limit:
-                return self.clean(bytes(raw[: self.raw_limit]).decode("utf-8", "replace"), whole=raw, where=where)
-            return self.clean(raw.decode("utf-8", "replace"), where=where)
         return self.clean(str(v), where=where)
 
 

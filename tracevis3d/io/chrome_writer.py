@@ -163,6 +163,11 @@ def _json(text: str) -> bytes:
     return json.dumps(text).encode("utf-8")
 
 
+def _thread_ids(trace: Trace) -> list:
+    """Per thread, its events' ``"pid":P,"tid":T`` (bytes)."""
+    return [b'"pid":%d,"tid":%d' % (p, q) for p, q in zip(trace.thread_pid.tolist(), trace.thread_tid.tolist())]
+
+
 def instant_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
     """JSON text (bytes: comma-separated ``i`` events, one piece per ``chunk`` instants) of the
     trace's instants: on their thread, or their process's (``pid``, tid 0) for the process
@@ -171,7 +176,7 @@ def instant_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
     if not n:
         return
     names = [_json(x) for x in trace.instant_names]
-    on_thread = [b'"pid":%d,"tid":%d' % (p, q) for p, q in zip(trace.thread_pid.tolist(), trace.thread_tid.tolist())]
+    on_thread = _thread_ids(trace)
     for lo in range(0, n, max(int(chunk), 1)):
         hi = min(lo + chunk, n)
         th, pid = trace.instant_thread[lo:hi].tolist(), trace.instant_pid[lo:hi].tolist()
@@ -216,7 +221,7 @@ def side_events(trace: Trace, origin: float, chunk: int = CHUNK_CALLS):
     n = trace.flow_id.size
     if n:
         cats = [_json(c or "flow") for c in trace.flow_cat_names] or [b'"flow"']  # flows chain by (cat, id)
-        on_thread = [b'"pid":%d,"tid":%d' % (p, q) for p, q in zip(trace.thread_pid.tolist(), trace.thread_tid.tolist())]
+        on_thread = _thread_ids(trace)
         for lo in range(0, n, chunk):
             hi = min(lo + chunk, n)
             src, dst = trace.flow_from[lo:hi], trace.flow_to[lo:hi]

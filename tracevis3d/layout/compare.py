@@ -106,6 +106,7 @@ def pair_titles(a, b) -> tuple:
         return name_a, name_b
     return f"{name_a} ({src_a[-1]})", f"{name_b} ({src_b[-1]})"
 
+
 def side_name(tag: str, name: str, thread: str | None, width_em: float = SIDE_NAME_EM) -> str:
     """"A: trace · thread" in ``width_em`` label sizes: the thread's name fitted to the room
     the trace's leaves (`text.fit_lane_name`: its end kept, "ThreadPoolExe…tor-0_3", where

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.hierarchy import element_label
+from ..analysis.hierarchy import THREAD, element_label
 from ..kernels.bundle import bundled_curves
 from .spec import LabelSet, SectorLayer, TubeLayer
-from .text import ASCENT, DESCENT, fit_text, name_candidates
+from .text import ASCENT, DESCENT, fit_text, fit_thread_label, name_candidates
 
 GRADIENT_STEPS = 8
 SAMPLES = 8 * GRADIENT_STEPS + 1
@@ -236,9 +236,6 @@ def fit_element(h, e: int, name: str, width_em: float) -> str:
     """Element ``e``'s ``name`` in ``width_em`` label sizes ('' when it does not fit): a
     thread's by `text.fit_thread_label` ("thread 31…36", "Thread-1": never the "…8)" of a
     dotted name's cut), any other's by `text.name_candidates`."""
-    from ..analysis.hierarchy import THREAD
-    from .text import fit_thread_label
-
     if int(h.kind[e]) == THREAD:
         return fit_thread_label(name, width_em) if width_em >= MIN_THREAD_NAME_EM else ""
     return fit_text(name_candidates(name), width_em)
@@ -262,25 +259,24 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
         rm = 0.5 * (r0[k] + r1[k])
         depth_px = (r1[k] - r0[k]) * px_per_unit
         arc_px = span[k] * rm * px_per_unit
-        text = ""
+        along = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2  # text along the arc
         if lo[k] == 0:  # radial text: the band's depth is its room, the arc's width its height
             if arc_px < 1.0 * tpx:  # one line of text: ascent + descent = 0.92 em
                 continue
             text = fit_element(h, int(e[k]), name, (depth_px - 0.5 * tpx) / tpx)
             base = mid if np.cos(mid) >= -1e-9 else mid + np.pi
-        if lo[k] == 0 and not text:  # a wide leaf whose name is longer than the band is deep: along it
-            # a straight line tangent at the band's middle radius: its ends stay within the leaf's
-            # angles and, drifting outwards (radius √(rm² + d²)), inside the band's outer edge
-            edge = r1[k] - 0.6 * tpx / px_per_unit
-            half = min(rm * np.tan(min(0.5 * span[k], 1.2)), np.sqrt(max(edge * edge - rm * rm, 0.0)))
-            if depth_px >= 1.1 * tpx:
+            if not text and depth_px >= 1.1 * tpx:  # a wide leaf whose name is longer than the band is deep
+                # along it: a straight line tangent at the band's middle radius, its ends within the
+                # leaf's angles and, drifting outwards (radius √(rm² + d²)), inside the band's outer edge
+                edge = r1[k] - 0.6 * tpx / px_per_unit
+                half = min(rm * np.tan(min(0.5 * span[k], 1.2)), np.sqrt(max(edge * edge - rm * rm, 0.0)))
                 text = fit_element(h, int(e[k]), name, (2.0 * half * px_per_unit - 0.8 * tpx) / tpx)
-                base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
-        elif lo[k] != 0:
+                base = along
+        else:
             if depth_px < 1.1 * tpx:
                 continue
             text = fit_element(h, int(e[k]), name, (arc_px - 0.8 * tpx) / tpx)
-            base = mid - np.pi / 2 if np.sin(mid) >= 0 else mid + np.pi / 2
+            base = along
         if not text:
             continue
         up = base + np.pi / 2

@@ -185,7 +185,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
         return np.bincount(group, v, m_all) / count
 
     ends = np.stack([mean(xa), mean(za), mean(xb), mean(zb)], 1)
-    reach = first_reach(group, np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0, m_all)
+    reach = first_reach(tr, fi, group, t0, t1, m_all)
     keep = np.argsort(-count, kind="stable")[:MAX_ICICLE_FLOW_ARCS]
     ends, cnt = ends[keep], count[keep]
     m = cnt.size
@@ -299,11 +299,11 @@ def flow_tubes(name: str, p0, p1, p2, count, first_flow, px: float, material_ind
                      attrs, sides=4, face_colors=False, cross_section="normal")
 
 
-def first_reach(group, reach, n_groups: int) -> np.ndarray:
-    """Per bundle (``group``: each flow's bundle of ``n_groups``), the earliest of its flows'
-    ``reach`` times."""
+def first_reach(tr, fi, group, t0: float, t1: float, n_groups: int) -> np.ndarray:
+    """Per bundle (``group``: the bundle of each flow ``fi`` of ``tr``, of ``n_groups``), when
+    the first of its flows reaches its call: the call's start, in [t0, t1], µs from t0."""
     out = np.full(n_groups, np.inf)
-    np.minimum.at(out, group, reach)
+    np.minimum.at(out, group, np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0)
     return out
 
 

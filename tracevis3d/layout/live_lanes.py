@@ -276,4 +276,3 @@ def axis_ticks(t0: float, t1: float, scale_t: float, size: float, max_ticks: int
     first = math.ceil(t0 / step) * step
     times = [first + k * step for k in range(max_ticks) if first + k * step <= t1 + 1e-9]
     return [(t, f"{t / scale:.{dec}f} {unit}") for t in times]
-

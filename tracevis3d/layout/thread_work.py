@@ -15,7 +15,7 @@ from ..model import Trace
 
 def working_thread(trace: Trace, sections: np.ndarray | None = None) -> int:
     """The thread that does the program's work: the most time in calls that are not waits or I/O,
-    a root with children counting only its children (`_working_calls`), weighted by
+    a thread's loop counting only its children (`_working_calls`), weighted by
     log(1 + calls) (a pool program's busiest worker, not its main thread that waits on
     futures; a deep CPU thread, not a one-call profiler span or a flat GPU stream; not a
     browser thread idle in its message loop).  With ``sections`` (`thread_sections`), the
@@ -143,10 +143,9 @@ def same_kind_threads(trace: Trace, other: Trace, other_thread: int) -> np.ndarr
 def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray:
     """Which of the lanes (``groups``: each lane's threads) a figure of at most ``cap`` lanes
     keeps (bool per lane): the lanes ``always`` first, then those whose threads work the
-    most, the self time of their calls under the roots plus that of roots without children,
-    waits and I/O left out (`_work_of`): a root that spans the whole trace is mostly the idle
-    loop of a thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a
-    page load).  Ties: the earlier lane.  O(calls)."""
+    most, the self time of their calls but a thread's loop's (`_working_calls`), waits and
+    I/O left out (`_work_of`): a root that spans the whole trace is mostly the idle loop of a
+    thread that waits for tasks (Chrome's ``RunLoop::Run`` on 60 of 82 threads of a page load).  Ties: the earlier lane.  O(calls)."""
     below = _working_calls(trace)
     work = np.bincount(trace.thread[below], weights=_work_of(trace, below), minlength=trace.n_threads)
     lane_work = np.array([work[np.asarray(g, np.int64)].sum() for g in groups])

@@ -130,7 +130,7 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     m_all = count.size
     p0 = np.stack([np.bincount(group, pa[:, j], m_all) / count for j in range(3)], 1)
     p2 = np.stack([np.bincount(group, pb[:, j], m_all) / count for j in range(3)], 1)
-    reach = first_reach(group, np.clip(tr.start[tr.flow_to[fi]], t0, t1) - t0, m_all)
+    reach = first_reach(tr, fi, group, t0, t1, m_all)
     keep = np.argsort(-count, kind="stable")[:MAX_THREAD_FLOW_ARCS]
     p0, p2, cnt, rep, reach = p0[keep], p2[keep], count[keep], fi[first[keep]], reach[keep]
     m = cnt.size
