@@ -2,6 +2,8 @@
 importance (Eq. 2) and the mural (Eq. 3) against brute-force pure-Python twins."""
 import re
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -380,6 +382,34 @@ def test_each_view_alone_fills_the_content_rectangle():
     assert not any("rows:" in x for x in heb.labels.texts) and not any("tube width" in x for x in seq.labels.texts)
     with pytest.raises(ValueError, match="views must be one of"):
         extravis_layout(t, params, hier=h, views="mural")
+
+
+def test_the_sequence_view_marks_round_times_beside_the_rows_where_they_fall():
+    """The mural's rows are calls, not equal times: with only its first and last time beside
+    it (a Pygments + Cython trace: "0" and "2.4 s") nothing said that its middle 70 % of rows
+    took a second and its last rows 0.9 s.  Round times of the axis now stand beside the row
+    of the first call starting at or after them, top to bottom in order, a label's gap apart,
+    and where the calls are few they are left out rather than crowded."""
+    from tracevis3d.layout.extravis import TIME_MARK_GAP_EM, UNIT, time_labels
+
+    rng = np.random.default_rng(3)
+    # 10,000 calls: 9,000 in the first 0.2 s, 1,000 in the next 1.8 s
+    starts = np.sort(np.concatenate([[0.0], rng.uniform(0, 2e5, 8999), rng.uniform(2e5, 2e6, 999), [2e6]]))
+    trace = dataclasses.replace(tracevis3d.synthetic(10_000, seed=1), start=starts)
+    seq = np.arange(starts.size)
+    top, bot, tpx = 1000.0, 0.0, 16.0
+    ls = time_labels(trace, seq, 0.0, top, bot, tpx, 0.01, 1.0)
+    texts, base = list(ls.texts), ls.anchors[:, 2] / UNIT
+    assert texts[:2] == ["0", "2.0 s"], texts
+    assert np.allclose(base[:2], [top - 0.9 * tpx, bot])  # the ends as before
+    mids = dict(zip(texts[2:], base[2:] + 0.35 * tpx))  # each text's middle
+    # each beside the row of the first call at or after it: 0.5 s follows ~91.7 % of the calls
+    for text, t_us in (("0.5 s", 5e5), ("1.0 s", 1e6)):
+        row = np.searchsorted(starts, t_us) / starts.size
+        assert text in mids and abs(mids[text] - (top + (bot - top) * row)) < 1e-3, (texts, mids)
+    assert "1.5 s" not in mids  # 22 px above the bottom's "2.0 s": left out, not crowded
+    middles = sorted([top - 0.55 * tpx, bot + 0.35 * tpx, *mids.values()])
+    assert all(b - a >= TIME_MARK_GAP_EM * tpx for a, b in zip(middles, middles[1:])), middles
 
 
 @settings(max_examples=60, deadline=None)

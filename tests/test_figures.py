@@ -66,6 +66,9 @@ def test_deep_trace_has_readable_labels(deep):
     # levels") or by the call a band starts with and the levels it folds ("gen ⋮40", "a › … › b")
     folded = [t for t, k in zip(spec.labels.texts, kinds) if k == "fold" or (k == "call" and ("⋮" in t or " › " in t))]
     assert spec.meta["n_folded"] > 0 and folded, list(zip(spec.labels.texts, kinds))[:20]
+    # ... and the legend says what "⋮40" counts (read as a line number ":40" on a Pygments trace)
+    legend = [t for t, k in zip(spec.labels.texts, kinds) if k == "legend"]
+    assert "folded levels (⋮n)" in " ".join(legend), legend
 
 
 def test_labels_sit_inside_their_boxes_and_face_the_camera(deep):

@@ -265,6 +265,22 @@ def test_a_thread_name_in_a_narrow_legend_keeps_its_thread_not_the_end_of_its_wo
     assert cut_thread_name("Thread-1 (_handle_workers)", 8.0).startswith("Thread-1")
 
 
+def test_a_wrapped_legend_note_keeps_a_number_with_its_unit():
+    """The cone tree's note "sphere area: inclusive time (root 11.1 s)" wrapped in a narrow
+    legend ended a line with "11.1" and put "s)" under it (a VizTracer trace of Pygments and
+    Cython): a number and its unit stay on one line; other words still break."""
+    from tracevis3d.layout.annotate import _words, _wrap
+    from tracevis3d.layout.text import text_width
+
+    note = "sphere area: inclusive time (root 11.1 s)"
+    for room in (13.0, 13.5, 14.0, 15.0, 16.0):
+        lines = _wrap(note, room)
+        assert not any(ln.endswith(("11.1", "(root 11.1")) and ln != note for ln in lines), lines
+        assert "11.1 s)" in " ".join(lines) and any("11.1 s)" in ln for ln in lines), lines
+    assert _wrap("a b c d e f", text_width("a b c")) == ["a b c", "d e f"]
+    assert _words("up to 5 sx, 3 ms, 40 %") == ["up", "to", "5", "sx,", "3 ms,", "40 %"]  # "sx": not a unit
+
+
 def test_negligible_waits_and_io_read_as_neither():
     """A call that waits or does I/O for under `KIND_NEGLIGIBLE` of its time is drawn as one
     that does neither (black's format_str, 0.0004 % reading, was pale green, "does I/O")."""

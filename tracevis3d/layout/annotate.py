@@ -8,6 +8,7 @@ rectangle, so they never overlap the icicle and stay framed when the camera move
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -432,10 +433,27 @@ def free_room_replan(res, text_px: float, title, legend_rows, show_title: bool):
                                         max_legend_frac=frac, fit_height=False)
 
 
-def _wrap(text: str, width_em: float) -> list:
-    """``text`` broken at spaces into lines of at most ``width_em`` (a long word is cut)."""
-    lines, cur = [], ""
+#: a word that is a unit of the number before it: the two stay on one line ("11.1 s",
+#: not "11.1" at a line's end and "s)" under it)
+_UNIT_WORD = re.compile(r"(?:s|ms|µs|us|ns|min|h|%|B|KB|MB|GB|KiB|MiB|GiB|calls?)(?!\w)")
+
+
+def _words(text: str) -> list:
+    """``text`` split at spaces, a number and its unit one word (`_UNIT_WORD`)."""
+    out: list = []
     for word in text.split(" "):
+        if out and out[-1][-1:].isdigit() and _UNIT_WORD.match(word):
+            out[-1] = f"{out[-1]} {word}"
+        else:
+            out.append(word)
+    return out
+
+
+def _wrap(text: str, width_em: float) -> list:
+    """``text`` broken at spaces into lines of at most ``width_em`` (a long word is cut), never
+    between a number and its unit (`_words`)."""
+    lines, cur = [], ""
+    for word in _words(text):
         trial = f"{cur} {word}" if cur else word
         if text_width(trial) <= width_em or not cur:
             cur = trial

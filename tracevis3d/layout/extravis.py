@@ -478,16 +478,34 @@ def axis_times(times) -> list:
     return tick_texts(times, scale, unit, dec)
 
 
+#: the sequence view's time marks keep this many label sizes between their middles
+TIME_MARK_GAP_EM = 1.6
+
+
 def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> LabelSet:
-    """The start times of the first and the last call, left of the mural's top and bottom, in
-    the icicle's time axis format (one unit, and "0" for zero)."""
-    t_first, t_last = float(trace.start[seq[0]]), float(trace.start[seq[-1]])
-    texts = axis_times((t_first, t_last))
-    off = 1.3 * tpx / px_per_layout  # left of the window's bar
-    anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, (top - tpx * 0.9 / px_per_layout) * UNIT),
-               ((x - off) * UNIT, -LABEL_FRONT * size_world, bot * UNIT)]
-    return LabelSet(texts, np.asarray(anchors, np.float32), np.full(2, size_world, np.float32),
-                    ["TV3D_text_muted"] * 2, np.full(2, 2, np.uint8), ["axis"] * 2, np.full(2, -1, np.int32),
+    """Times left of the mural, in the icicle's time axis format (one unit, "0" for zero):
+    the start of the first call at its top, of the last at its bottom, and between them the
+    axis' round times (`annotate.nice_ticks`) each beside the row of the first call that
+    starts at or after it, where they keep `TIME_MARK_GAP_EM` from the others.  Rows are
+    calls, not equal times: the marks show where the program's time went quickly (marks
+    close together: few calls) or slowly (far apart); the ends alone hid that."""
+    starts = trace.start[seq]
+    t_first, t_last = float(starts[0]), float(starts[-1])
+    per_em = tpx / px_per_layout  # a label size, in layout units
+    # (time, height of its text's middle, of its baseline): the ends inside the mural's edges
+    marks = [(t_first, top - 0.55 * per_em, top - 0.9 * per_em), (t_last, bot + 0.35 * per_em, bot)]
+    for t in nice_ticks(max(abs(t_first), abs(t_last), 1e-3))[0].tolist():
+        if not t_first < t < t_last:
+            continue
+        z = top + (bot - top) * float(np.searchsorted(starts, t, side="left")) / max(seq.size, 1)
+        if all(abs(z - m[1]) >= TIME_MARK_GAP_EM * per_em for m in marks):
+            marks.append((t, z, z - 0.35 * per_em))
+    texts = axis_times([m[0] for m in marks])
+    off = 1.3 * per_em  # left of the window's bar
+    anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, m[2] * UNIT) for m in marks]
+    n = len(marks)
+    return LabelSet(texts, np.asarray(anchors, np.float32), np.full(n, size_world, np.float32),
+                    ["TV3D_text_muted"] * n, np.full(n, 2, np.uint8), ["axis"] * n, np.full(n, -1, np.int32),
                     None, None)
 
 
