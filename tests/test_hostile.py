@@ -631,6 +631,25 @@ def test_lone_surrogates_are_replaced():
     assert t.meta["repairs"]["bad_utf8"]["count"] == 2
 
 
+def test_metadata_with_a_lone_surrogate_or_bad_bytes_is_repaired_not_dropped():
+    """orjson refuses a lone surrogate escape and bytes that are not UTF-8: a thread's name
+    event that had one was dropped whole (the lane read "1"), and a counter's unit with it.
+    Now read by Python's parser, its names repaired (U+FFFD) and counted like any name."""
+    evs = (b'{"traceEvents":[{"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"worker \\ud800 one"}},'
+           b'{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"bad \xff bytes"}},'
+           b'{"ph":"M","pid":1,"tid":0,"name":"tracevis3d_counter_unit","args":{"counter":"mem \\ud800",'
+           b'"series":"rss","unit":"MB"}},'
+           b'{"ph":"X","pid":1,"tid":1,"name":"f","ts":0,"dur":10},{"ph":"X","pid":1,"tid":2,"name":"g","ts":1,"dur":5},'
+           b'{"ph":"C","pid":1,"tid":0,"name":"mem \\ud800","ts":2,"args":{"rss":5}},'
+           b'{"ph":"M","pid":1,"tid":3,"name":"thread_name","args":' + b"[" * 3000 + b"]" * 3000 + b'}]}')
+    with pytest.warns(TraceWarning, match="lone surrogate"):
+        t = load_bytes(evs)
+    assert sorted(t.thread_names) == ["bad \ufffd bytes", "worker \ufffd one"], t.thread_names
+    assert t.counter_names == ["mem \ufffd"] and t.series_units == ["MB"], (t.counter_names, t.series_units)
+    for s in t.thread_names + t.counter_names:
+        s.encode("utf-8")
+
+
 def test_long_names_are_cut_with_a_hash_and_stay_distinct():
     long_a = "x" * 10_000 + "a"
     long_b = "x" * 10_000 + "b"

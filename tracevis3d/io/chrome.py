@@ -26,6 +26,7 @@ flows) whose steps share the repair record and the scan's arrays; `load_chrome` 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
@@ -1271,9 +1272,18 @@ def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text, describe):
     info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}, "counter_units": {}}
     for r in rows:
         off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
+        raw = bytes(buf[off: off + ln])
         try:
-            ev = orjson.loads(bytes(buf[off: off + ln]))
+            ev = orjson.loads(raw)
         except Exception:
+            # orjson refuses a lone surrogate escape and bytes that are not UTF-8: Python's
+            # parser takes both (invalid bytes as U+FFFD), and `text.value` repairs the names
+            # and cites the event as for any other name (a thread's name was lost, not repaired)
+            try:
+                ev = json.loads(raw.decode("utf-8", "replace"))
+            except (ValueError, RecursionError):
+                continue
+        if not isinstance(ev, dict):
             continue
         args = ev.get("args") or {}
         if not isinstance(args, dict):
