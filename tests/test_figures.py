@@ -6,6 +6,8 @@ a bounded queue, a condition, file I/O).  Each figure is built into Blender's st
 scene, rendered with Workbench at 1920x1080, and measured with
 `tracevis3d.blender.figure_report`.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -63,12 +65,15 @@ def test_deep_trace_has_readable_labels(deep):
     depths = [int(tr.depth[c]) for c, k in zip(spec.labels.call_index, kinds) if k != "legend" and c >= 0]
     assert max(depths) >= 10, depths
     # the deep generator chains are folded, and said so on the figure: by a depth ("14 folded
-    # levels") or by the call a band starts with and the levels it folds ("gen ⋮40", "a › … › b")
-    folded = [t for t, k in zip(spec.labels.texts, kinds) if k == "fold" or (k == "call" and ("⋮" in t or " › " in t))]
+    # levels") or by the call a band starts with and the levels it folds ("gen (40 levels)", narrower
+    # "gen +40", "a › … › b")
+    folded = [t for t, k in zip(spec.labels.texts, kinds) if k == "fold" or (k == "call" and (" › " in t or " levels)" in t
+                                                                                       or re.search(r" \+\d+$", t)))]
     assert spec.meta["n_folded"] > 0 and folded, list(zip(spec.labels.texts, kinds))[:20]
-    # ... and the legend says what "⋮40" counts (read as a line number ":40" on a Pygments trace)
+    # ... never "gen ⋮40" (read at a label's size as a line number ":40", a Pygments trace), and
+    # the legend says what "+40" counts
     legend = [t for t, k in zip(spec.labels.texts, kinds) if k == "legend"]
-    assert "folded levels (⋮n)" in " ".join(legend), legend
+    assert not any("⋮" in t for t in spec.labels.texts) and "+n: n levels" in " ".join(legend), legend
 
 
 def test_labels_sit_inside_their_boxes_and_face_the_camera(deep):

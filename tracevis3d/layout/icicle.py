@@ -124,7 +124,7 @@ def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0)
     if params.cluster_px > 0:
         rows.append(("lighter: calls under a pixel, merged", len(colouring.slot_rgb), "swatch"))
     if n_folded:
-        rows.append(("thin bands: n folded levels (⋮n), wrappers or imports", -1, "note"))
+        rows.append(("thin bands: folded levels (wrappers, imports; +n: n levels)", -1, "note"))
     if params.fold == "auto":
         rows.append(("low bars: calls too narrow for a name", -1, "note"))
     if ext_label:

@@ -321,7 +321,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     """Name what can be named, in this priority (earlier groups win overlaps):
 
     1. boxes, by their function (not folded bands);
-    2. folded bands: the program's by the call they start with ("re.compile ⋮16", "a › … › b"),
+    2. folded bands: the program's by the call they start with ("re.compile (16 levels)", "a › … › b"),
        the rest by their depth ("14 folded levels");
     3. runs of one function among siblings (`kernels.runs.sibling_runs`): "48× time.sleep";
     4. rows of siblings one function dominates (`kernels.runs.child_rows`):
@@ -375,8 +375,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     # 2. folded bands wide enough for a marker.  A band of the program's own calls names the
     #    call it starts with (the widest of what it folds; kind "call"): the chain it folds
     #    ("publish_string › … › Reader.read") or the call and how many levels it folds
-    #    ("re.compile ⋮16"); runtime infrastructure, and a band too narrow for a name, says
-    #    how deep it is ("14 folded levels", kind "fold")
+    #    ("re.compile (16 levels)", narrower "re.compile +16"); runtime infrastructure, and a band
+    #    too narrow for a name, says how deep it is ("14 folded levels", kind "fold")
     starts = np.flatnonzero((d.run_levels >= 2) & (d.level_height >= 1.0 - 1e-9))
     if starts.size:
         last = band_last_calls(fold, d, starts, shown_func)
@@ -387,7 +387,9 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
             n, f0, f1 = int(d.run_levels[c]), int(func[c]), int(last[own[k]])
             a = cands(f0)
             out = [] if f1 < 0 or f1 == f0 else [f"{a[0]} › … › {cands(f1)[0]}", f"{a[-1]} › … › {cands(f1)[-1]}"]
-            return out + [f"{x} ⋮{n}" for x in a]
+            # "(16 levels)", else "+16" (the legend says what it counts): a vertical ellipsis, "⋮16",
+            # read at a label's size as a colon, "…tokendef :16", a line number (a Pygments trace)
+            return out + [f"{x} ({n} levels)" for x in a] + [f"{x} +{n}" for x in a]
 
         sb = starts[own]
         placer.add(named_band_texts, x(d.start[sb]), x(d.end[sb]), d.bottom[sb], d.bottom[sb] + band_height,
@@ -395,7 +397,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
 
         def fold_texts(k):
             n = int(d.run_levels[starts[k]])
-            return [f"{n} folded levels", f"{n} levels", f"⋮{n}"]
+            return [f"{n} folded levels", f"{n} levels", f"+{n}"]
 
         placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
                    d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])
