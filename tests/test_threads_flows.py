@@ -214,3 +214,83 @@ def test_a_trace_without_hand_offs_or_flows_says_so_and_explains_no_curves():
     assert spec.meta["title"] == f"What the threads do · {tr.title_name} · 3 threads, no hand-offs or flows"
     legend = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
     assert "threads" in legend and not any("wide end" in t or "waiting thread" in t for t in legend), legend
+
+
+def _posting_threads(n_threads: int = 8, rounds: int = 40) -> "tracevis3d.Trace":
+    """A browser-like run: ``n_threads`` threads, each a long loop with short tasks; every
+    round, thread k posts a task to thread (k + 1 + round % 3) % n (v1 flow events s/f)."""
+    import json as _json
+    import tempfile
+
+    ev = []
+    for k in range(n_threads):
+        ev.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": k + 1, "args": {"name": f"worker {k}"}})
+        ev.append({"ph": "X", "name": "RunLoop::Run", "pid": 1, "tid": k + 1, "ts": 0, "dur": 100_000})
+    fid = 0
+    for r in range(rounds):
+        for k in range(n_threads):
+            to = (k + 1 + r % 3) % n_threads
+            t = 1000 + 2000 * r + 50 * k
+            ev.append({"ph": "X", "name": f"Post{k}", "pid": 1, "tid": k + 1, "ts": t, "dur": 20})
+            ev.append({"ph": "X", "name": f"Task{to}", "pid": 1, "tid": to + 1, "ts": t + 500, "dur": 30})
+            fid += 1
+            ev.append({"ph": "s", "name": "post", "cat": "task", "id": fid, "pid": 1, "tid": k + 1, "ts": t + 5})
+            ev.append({"ph": "f", "bp": "e", "name": "post", "cat": "task", "id": fid, "pid": 1, "tid": to + 1,
+                       "ts": t + 510})
+    with tempfile.TemporaryDirectory() as d:
+        path = f"{d}/posting.json"
+        with open(path, "w") as fh:
+            _json.dump({"traceEvents": ev}, fh)
+        return tracevis3d.load(path)
+
+
+def test_flows_among_many_threads_are_one_arc_a_pair_inside_the_semicircle():
+    """A Chromium page load's flows between 24 threads crossed the whole figure (arcs from the
+    semicircle up through the icicle) and every name.  Where the flows join many pairs of
+    threads (`SUMMARY_MIN_PAIRS`), each (starting, reached) pair is one arc inside the
+    semicircle, from the section of the thread that starts them to the section of the thread
+    they reach, each end at the median time of its flows, in the reached thread's colour, as
+    wide as more flows make it; the legend says so.  PyTorch's 6 pairs keep their single arcs."""
+    from tracevis3d.layout import threads_flows as tf
+
+    tr = _posting_threads()
+    spec = threads_layout(tr, ThreadsParams(resolution=RES))
+    m = spec.meta
+    assert m["flow_summary"] and m["n_flows_drawn"] == tr.flow_from.size, m  # no flow within a thread
+    arcs = spec.layer("flows")
+    assert len(arcs) == m["n_flow_arcs"] == 8 * 3  # each thread posts to three others
+    # ends on the ring's sections (not the icicle): the starting thread's and the reached thread's
+    names = [spec.meta["lane_names"][k] for k in range(len(spec.meta["lane_angles"]))]
+    lane_of_name = {n: k for k, n in enumerate(names)}
+    first = arcs.attributes["side_index"]
+    src_thread = tr.thread[tr.flow_from[first]]
+    dst_thread = tr.thread[tr.flow_to[first]]
+    o = np.asarray(m["ring_origin"])
+    for j in range(len(arcs)):
+        for end, thread in ((arcs.centres[j, 0], src_thread[j]), (arcs.centres[j, -1], dst_thread[j])):
+            d = (np.asarray(end, np.float64) - o) / m["ring_scale"]
+            d[0] /= m["ring_stretch"]
+            r = np.hypot(d[0], d[2])
+            assert r < m["zero_radius"], (j, r, m["zero_radius"])  # inside the semicircle
+            a = np.arctan2(-d[2], d[0]) % (2 * np.pi)
+            a0, a1 = m["lane_angles"][lane_of_name[tr.thread_names[thread]]]
+            assert a0 - 1e-6 <= a <= a1 + 1e-6, (j, a, a0, a1)
+        # the middle bows towards the centre: closer to it than the chord's middle
+        mid_chord = 0.5 * (arcs.centres[j, 0] + arcs.centres[j, -1])
+        mid = arcs.centres[j, arcs.centres.shape[1] // 2]
+        assert np.linalg.norm(mid - o) < np.linalg.norm(mid_chord - o) + 1e-6
+    # 40 rounds, each pair every third: 13 or 14 flows an arc, all of them drawn
+    assert set(arcs.attributes["flows"].tolist()) <= {13, 14} and arcs.attributes["flows"].sum() == tr.flow_from.size
+    legend = " ".join(t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")
+    assert "one arc a pair of threads" in legend, legend
+    # fewer pairs: single arcs, as before
+    assert not tf.summarised(tr, np.where(np.arange(tr.n_threads) < 3, np.arange(tr.n_threads), -1), 0.0, 1e6)
+
+
+def test_real_pytorch_flows_keep_their_single_arcs(pytorch):
+    from tracevis3d.layout import threads_flows as tf
+
+    spec = threads_layout(pytorch, ThreadsParams(resolution=RES, focus=FOCUS))
+    assert not spec.meta["flow_summary"] and spec.meta["n_flow_arcs"] > 6
+    assert tf.pair_counts(pytorch, np.arange(pytorch.n_threads), 0.0, float(pytorch.end.max()))[0] < \
+        tf.SUMMARY_MIN_PAIRS

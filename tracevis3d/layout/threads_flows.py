@@ -16,6 +16,14 @@ with the cells taken on the image because the two surfaces have no shared time a
 is a quadratic Bézier bowed towards the camera by a quarter of its length, so an arc from
 the icicle down to the semicircle passes in front of the boxes, never through them.  Each arc carries ``tv3d_kind`` = flow and the index of its
 first flow (``side_index``), so picking reports it.
+
+Where the flows join many pairs of threads (at least `SUMMARY_MIN_PAIRS`: a browser's page
+load, 24 threads), single arcs between the icicle and the semicircle crossed the whole figure
+and every name: the view then draws one arc a pair of threads instead (`summary_arcs`), inside
+the semicircle from the section of the thread that starts them to the section of the thread
+they reach, each end at the median time of its flows, as wide as √(flows) allows, in the
+colour of the thread reached; the focused thread's flows start and end on its own section.
+A flow within one thread is not drawn there (the legend says so).
 """
 from __future__ import annotations
 
@@ -35,12 +43,87 @@ MAX_THREAD_FLOW_ARCS = 300
 THREAD_VIEW_INK_FRAC = 0.2
 
 
-def legend_row(n_flows: int) -> list:
+#: the thread view summarises its flows, one arc a pair of threads (`summary_arcs`), when they
+#: join at least this many pairs of threads (a Chromium page load: 79; PyTorch's CPU threads and
+#: its four streams: 6, whose launches keep their single arcs, a fan from each training step)
+SUMMARY_MIN_PAIRS = 12
+#: the most pair arcs drawn (the pairs with most flows)
+MAX_SUMMARY_ARCS = 60
+#: a pair arc's middle point: this share of the way from the ring's centre to its chord's middle
+SUMMARY_PULL = 0.35
+#: pair arcs are this much thicker than single ones (each stands for many flows)
+SUMMARY_WIDTH = 1.6
+
+
+def legend_row(n_flows: int, n_pair_arcs: int = 0) -> list:
     """The legend's note on the arcs, ``n_flows`` the flows in the window between the threads
-    shown (`flow_arcs.flows_in_window`; none: no note)."""
+    shown (`flow_arcs.flows_in_window`; none: no note); ``n_pair_arcs``: the flows summarised,
+    one arc a (starting, reached) pair of threads, as many as the pairs (`pair_counts`)."""
+    if not n_flows:
+        return []
+    if n_pair_arcs:
+        which = ("one arc a pair of threads" if n_pair_arcs <= MAX_SUMMARY_ARCS else
+                 f"one arc a pair of threads ({MAX_SUMMARY_ARCS} of {n_pair_arcs}: those with most)")
+        return [(f"arcs: {n_flows:,} flows, {which}, from the thread that starts them to the thread they reach (its "
+                 f"colour), at their median time, wider for more; flows within a thread not drawn", -1, "note")]
     where = "; where many, only the largest" if n_flows > MIN_ICICLE_FLOW_ARCS else ""
     return [(f"arcs: {n_flows:,} flows, from the call that starts one to the call it reaches, in the colour of the "
-             f"thread reached{where}", -1, "note")] if n_flows else []
+             f"thread reached{where}", -1, "note")]
+
+
+def flow_lanes(tr, lane_of_thread, fi) -> tuple:
+    """(lane of each flow's first call, of its second) for flows ``fi`` (−1: a thread not shown)."""
+    lanes = np.asarray(lane_of_thread, np.int64)
+    return lanes[tr.thread[tr.flow_from[fi]]], lanes[tr.thread[tr.flow_to[fi]]]
+
+
+def pair_counts(tr, lane_of_thread, t0: float, t1: float) -> tuple:
+    """(pairs of shown threads the flows in [t0, t1] join, either way round; (starting, reached)
+    pairs): the first decides whether the view summarises (`summarised`), the second is how
+    many arcs the summary has (`summary_arcs`, at most `MAX_SUMMARY_ARCS` drawn)."""
+    if tr.flow_from.size == 0:
+        return 0, 0
+    lf, lt = flow_lanes(tr, lane_of_thread, np.flatnonzero(flows_inside(tr, t0, t1)))
+    ok = (lf >= 0) & (lt >= 0) & (lf != lt)
+    lf, lt = lf[ok], lt[ok]
+    n = int(max(lf.max(initial=0), lt.max(initial=0))) + 1
+    return np.unique(np.minimum(lf, lt) * n + np.maximum(lf, lt)).size, np.unique(lf * n + lt).size
+
+
+def summarised(tr, lane_of_thread, t0: float, t1: float) -> bool:
+    """Whether the thread view draws its flows one arc a pair of threads: they join at least
+    `SUMMARY_MIN_PAIRS` pairs of shown threads in [t0, t1] (`pair_counts`)."""
+    return pair_counts(tr, lane_of_thread, t0, t1)[0] >= SUMMARY_MIN_PAIRS
+
+
+def summary_arcs(tr, fi, lf, lt, ring, place, t0: float, t1: float) -> tuple:
+    """One arc a (starting lane, reached lane) pair of the flows ``fi`` (lanes ``lf`` → ``lt``,
+    different): (p0, p1, p2 world points, flows, first flow, reached lane, first reach µs from
+    t0), the pairs with most flows first, at most `MAX_SUMMARY_ARCS`.  Ends on each lane's
+    section at the median start of its flows' calls there, at the curves' anchor radius
+    (`corr_curves.ANCHOR_INSET` inside the ring); the middle point pulled towards the centre."""
+    from .corr_curves import ANCHOR_INSET
+    from .ring import polar
+
+    n_lanes = int(max(lf.max(initial=0), lt.max(initial=0))) + 1
+    _, first, group, count = np.unique(lf * n_lanes + lt, return_index=True, return_inverse=True,
+                                       return_counts=True)
+    group = group.reshape(-1)
+    starts = np.r_[0, np.cumsum(count)[:-1]]
+
+    def median_time(calls):
+        t = np.clip(tr.start[calls], t0, t1)
+        return t[np.lexsort((t, group))[starts + count // 2]]
+
+    a_from = ring.angle(lf[first], median_time(tr.flow_from[fi]))
+    a_to = ring.angle(lt[first], median_time(tr.flow_to[fi]))
+    radius = ring.zero_radius - ANCHOR_INSET
+    q0, q2 = polar(a_from, radius), polar(a_to, radius)
+    q1 = SUMMARY_PULL * 0.5 * (q0 + q2)
+    reach = first_reach(tr, fi, group, t0, t1, count.size)
+    keep = np.argsort(-count, kind="stable")[:MAX_SUMMARY_ARCS]
+    return (place.to_world(q0[keep]), place.to_world(q1[keep]), place.to_world(q2[keep]), count[keep],
+            fi[first[keep]], lt[first[keep]], reach[keep])
 
 
 def _row_of(n: int, rows_of_calls: np.ndarray) -> np.ndarray:
@@ -112,11 +195,22 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
     order: `flow_materials`; the focused thread's for an end on the icicle)."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
-    info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0}
+    info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0, "flow_summary": False}
     if nf == 0 or not params.show_flows:
         return None, info
     t0, t1 = sel.t0, sel.t1
     fi = np.flatnonzero(flows_inside(tr, t0, t1))
+    lane_of_thread = sel.lane_of_thread()
+    if summarised(tr, lane_of_thread, t0, t1):
+        lf, lt = flow_lanes(tr, lane_of_thread, fi)
+        ok = (lf >= 0) & (lt >= 0) & (lf != lt)
+        p0, p1, p2, cnt, rep, lane, reach = summary_arcs(tr, fi[ok], lf[ok], lt[ok], ring, place, t0, t1)
+        info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_summary=True,
+                    n_flows_within=int(((lf == lt) & (lf >= 0)).sum()))
+        lane_rgb = np.array([spec.color[:3] for spec in lane_materials.values()], np.float32).reshape(-1, 3)
+        lane = lane.astype(np.int32)
+        return flow_tubes("flows", p0, p1, p2, cnt, rep, SUMMARY_WIDTH * px_world, lane, list(lane_materials),
+                          lane_rgb[lane], reach_us=reach), info
     pa, ka = flow_ends(sel, d, ring, place, comp, tr.flow_from[fi])
     pb, kb = flow_ends(sel, d, ring, place, comp, tr.flow_to[fi])
     ok = (ka >= 0) & (kb >= 0) & (np.linalg.norm(pa - pb, axis=1) > 1e-9)
