@@ -43,6 +43,10 @@ jinja_procs     jinja2 templates with pygments-highlighted code in a ProcessPool
                 forked workers (VizTracer follows them: 4 processes, 6 threads).
 deep_recursion  three threads that recurse 300, 600 and 900 deep through two functions
                 (walk > <genexpr> > walk) and through json: 2,700 levels, 24k calls.
+pygments_cython Pygments highlighting four stdlib modules (Python, C and HTML lexers, the HTML
+                formatter) in a pool of 4 workers while a fifth thread runs Cython's compiler on a
+                small ``.pyx``: 2.4M calls, 6 threads, Cython's pipeline ~100 levels deep;
+                **pygments_cython_b** nine sources (the B run of a comparison).
 ast_pool        the standard library's ``ast`` in a thread pool of 3 workers: each parses a stdlib
                 module's source (``inspect.getsource``), walks it with a ``NodeVisitor``
                 (``visit › generic_visit``: a recursion through three functions, 50-70 levels)
@@ -581,6 +585,65 @@ if __name__ == "__main__":
         print(sum(ex.map(page, range(9))))
 '''
 
+PYGMENTS_CYTHON_PROGRAM = '''\
+"""Pygments highlighting four stdlib modules' sources (Python, C and HTML lexers, the HTML
+formatter) in a thread pool of 4 workers while a fifth thread runs Cython's compiler on a
+small .pyx: lexers built from regular expressions (re's compiler in every worker), a compiler
+pipeline ~100 levels deep, 6 threads."""
+import concurrent.futures
+import inspect
+import os
+import sys
+import tempfile
+import threading
+
+from pygments import formatters, highlight, lexers
+
+PYX = "".join("""
+cdef class Acc{k}:
+    cdef double total
+    def add(self, double x):
+        self.total += x
+        return self.total
+def fib{k}(int n):
+    cdef int a = 0, b = 1, i
+    for i in range(n):
+        a, b = b, a + b
+    return a
+def walk{k}(list xs):
+    return [x * 2 for x in xs if x % 3]
+""".format(k=k) for k in range(3))
+
+
+def colour(i):
+    import email.message
+    import http.client
+    import json
+    import xml.dom.minidom
+    mod = [json, email.message, http.client, xml.dom.minidom][i % 4]
+    lexer = [lexers.PythonLexer(), lexers.PythonLexer(), lexers.CLexer(), lexers.HtmlLexer()][i % 4]
+    return len(highlight(inspect.getsource(mod)[:60000], lexer, formatters.HtmlFormatter()))
+
+
+def compile_pyx():
+    from Cython.Compiler import Main
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "m.pyx")
+    with open(path, "w") as f:
+        f.write(PYX)
+    return Main.compile(path, Main.CompilationOptions(Main.default_options))
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    t = threading.Thread(target=compile_pyx, name="cython-compile")
+    t.start()
+    with concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="highlight") as pool:
+        print(sum(pool.map(colour, range(n))))
+    t.join()
+'''
+
+
 AST_POOL_PROGRAM = '''\
 """Parse, walk and unparse stdlib modules with ast in a thread pool of 3 workers: a recursion
 through a NodeVisitor's visit > generic_visit, and the unparser's own."""
@@ -905,6 +968,12 @@ SUITE = [
     Spec("deep_recursion", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
+    Spec("pygments_cython", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "pygments_cython.py"), PYGMENTS_CYTHON_PROGRAM)], entries=3_000_000,
+         doc="Pygments highlighting in a pool of 4 workers beside Cython's compiler in a fifth thread (6 threads)"),
+    Spec("pygments_cython_b", "viztracer", "trace",
+         lambda w: [_write(os.path.join(w, "pygments_cython.py"), PYGMENTS_CYTHON_PROGRAM), "9"], entries=3_000_000,
+         doc="pygments_cython highlighting nine sources (the B run of a comparison)"),
     Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
          entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
     Spec("xml_io_pool", "viztracer", "project",
