@@ -58,7 +58,8 @@ RECORDINGS = {"deep_trace_path": ("deep", "viztracer"), "threads_trace_path": ("
               "docutils_pool_paths": ("docutils_pool", "docutils"),
               "http_threads_paths": ("http_threads", "docutils"),
               "docutils_pool_wide_path": ("docutils_pool_wide", "docutils"),
-              "counters_trace_path": ("counters", "docutils")}
+              "counters_trace_path": ("counters", "docutils"),
+              "numba_jit_trace_path": ("numba_jit", "viztracer")}
 #: what the early runner was given: name -> Future (a recording's paths, or an early process's result)
 _EARLY: dict = {}
 
@@ -145,6 +146,13 @@ def sync_program_path(tmp_path_factory) -> pathlib.Path:
     """tests/sync_program.py (producer → queue → consumer, a Condition, known hand-offs)
     recorded with VizTracer --log_func_args once per session; skips without viztracer."""
     return _recorded(tmp_path_factory, "sync_program")
+
+
+@pytest.fixture(scope="session")
+def numba_jit_trace_path(tmp_path_factory) -> pathlib.Path:
+    """Three threads jit-compiling with numba behind its compiler lock (tests/realtraces.py),
+    recorded once per session; skips without viztracer."""
+    return _recorded(tmp_path_factory, "numba_jit")
 
 
 @pytest.fixture(scope="session")

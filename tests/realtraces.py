@@ -15,6 +15,9 @@ test traces and the benchmark traces are made alike):
   ``python -m json.tool`` on a list of flat records (A) and on a document of nested records
   with floats, booleans, nulls and non-ASCII text (B), ~0.5 s each.
 
+- ``numba jit``: three threads jit-compiling with numba behind its global compiler lock
+  (the suite's ``numba_jit``): real lock waits between threads, ~10^6 calls, ~10 s.
+
 - ``docutils pool``: docutils (a third-party program, pinned in requirements-dev.txt)
   turning generated reStructuredText documents into HTML in a ``ThreadPoolExecutor`` (the
   suite's ``docutils_pool`` program, smaller documents): 4-5 threads, 100+ levels in every
@@ -96,6 +99,15 @@ def record_sync_program(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) 
     """tests/sync_program.py (known hand-offs) recorded with ``--log_func_args``."""
     return record_viztracer_args(out_dir / "sync_program.json", [str(REPO / "tests" / "sync_program.py")], out_dir,
                                  timeout)
+
+
+def record_numba_jit(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:
+    """The suite's ``numba_jit`` program (three threads jit-compiling behind numba's compiler
+    lock) into ``out_dir/numba_jit.json`` (~10^6 calls, ~10 s)."""
+    prog = out_dir / "numba_jit.py"
+    prog.write_text(recorder().NUMBA_JIT_PROGRAM, encoding="utf-8")
+    return record_viztracer(out_dir / "numba_jit.json", [str(prog)], out_dir, timeout,
+                            ("--tracer_entries", "3000000"))
 
 
 def record_deep(out_dir: pathlib.Path, timeout: float = RECORD_TIMEOUT) -> pathlib.Path:

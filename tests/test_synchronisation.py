@@ -167,6 +167,88 @@ def test_c_lock_calls_take_their_wrappers_object():
     assert "thread 0 waited 100 µs on thread 1" in s.summary()
 
 
+def test_a_lock_class_acquire_and_release_methods_share_one_call_site_object():
+    """Without args (VizTracer's default) a C lock call's object is its call site.  A lock
+    class's ``acquire`` and ``release`` are two methods of one object (numba's compiler lock:
+    ``_CompilerLock.acquire`` › ``_thread.RLock.acquire`` on one thread, ``_CompilerLock.release``
+    › ``_thread.RLock.release`` on the thread holding it): the site is the caller's class, so
+    the wait and the release meet (they were ``… in _CompilerLock.acquire`` and ``… in
+    _CompilerLock.release``: a 860-ms wait on the compiler lock had no hand-off).  importlib's
+    module locks, one per module, keep their function: unrelated imports do not meet."""
+    from tracevis3d.analysis.sync_objects import caller_site
+
+    assert caller_site("_CompilerLock.acquire (/x/compiler_lock.py:21)") == "_CompilerLock"
+    assert caller_site("Handler.release (/x/logging/__init__.py:930)") == "Handler"
+    # a nested function: its whole name
+    assert caller_site("_CompilerLock.__call__.<locals>._acquire (/x/c.py:30)") == \
+        "_CompilerLock.__call__.<locals>._acquire"
+    assert caller_site("_get_module_lock (<frozen importlib._bootstrap>:1)") == "_get_module_lock"
+    assert caller_site("_ModuleLock.acquire (<frozen importlib._bootstrap>:1)") == "_ModuleLock.acquire"
+    assert caller_site("threading.excepthook") == "threading.excepthook"
+    names = ["_CompilerLock.acquire (c.py:1)", "_thread.RLock.acquire", "_CompilerLock.release (c.py:9)",
+             "_thread.RLock.release", "_ModuleLock.acquire (<frozen>:1)", "_thread.lock.acquire",
+             "_ModuleLock.release (<frozen>:2)", "_thread.lock.release", "_ModuleLockManager.__enter__ (<frozen>:3)",
+             "_ModuleLockManager.__exit__ (<frozen>:4)"]
+    # thread 0: compiler lock wait [0, 100]; an import's module lock wait [200, 300]
+    # thread 1: compiler lock release at 90; another module's lock released at 290
+    func = [0, 1, 8, 4, 5, 2, 3, 9, 6, 7]
+    start = [0, 1, 199, 200, 201, 88, 90, 287, 288, 290]
+    end = [100, 99, 301, 300, 299, 95, 92, 296, 295, 292]
+    parent = [-1, 0, -1, 2, 3, -1, 5, -1, 7, 8]
+    thread = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
+    kind = [KIND_WAIT, KIND_WAIT, 0, KIND_WAIT, KIND_WAIT, KIND_RELEASE, KIND_RELEASE, 0, KIND_RELEASE, KIND_RELEASE]
+    tr = Trace.from_arrays(func, start, end, parent, thread, function_names=names, kind=kind)
+    tr.check()
+    s = tracevis3d.synchronisation(tr)
+    assert s.objects_of(1) == s.objects_of(6) == ["site:_thread.RLock in _CompilerLock"]
+    assert s.objects_of(4) != s.objects_of(9) and s.objects_of(3) != s.objects_of(8)
+    assert (1, 6) in {(int(w), int(r)) for w, r in zip(s.wait_call, s.release_call)}
+    assert not any(int(w) in (3, 4) for w in s.wait_call)  # the module locks do not meet
+    assert s.n_handoffs == 1 and "(1 hand-offs)" in repr(s)
+
+
+def test_a_wait_that_works_is_not_a_wait():
+    """A call named like a wait whose subtree spends most of its time in the own code of calls
+    that are neither waits, releases nor I/O is working: numba's ``_acquire`` wrapper runs a
+    whole compilation under the lock (its thread read as 100 % waiting).  ``working_waits``
+    against a twin that walks each subtree; ``Queue.get`` whose time is in a read stays a wait."""
+    from tracevis3d.kinds import KIND_IO, KIND_OTHER, WORKING_SHARE, working_waits
+    from tracevis3d.kernels.tree import nest_sorted_intervals
+
+    rng = np.random.default_rng(5)
+    hits = [0, 0]
+    for seed in range(30):
+        tr = random_trace(n_roots=int(rng.integers(1, 6)), threads=int(rng.integers(1, 4)), seed=seed,
+                          pass_through=0.3)
+        kind = rng.choice(np.array([0, 1, 2, 3], np.uint8), size=len(tr), p=[0.5, 0.3, 0.1, 0.1])
+        order = np.lexsort((-tr.end, tr.start, tr.thread))
+        th, st_, en = tr.thread[order], tr.start[order], tr.end[order]
+        parent, _depth, end_index, new_end, _c = nest_sorted_intervals(th, st_, en)
+        k = kind[order]
+        got = working_waits(k, parent, st_, new_end, end_index)
+        dur = new_end - st_
+        kids = [[] for _ in range(len(k))]
+        for i, p in enumerate(parent.tolist()):
+            if p >= 0:
+                kids[p].append(i)
+
+        def own_work(i):
+            self_t = max(dur[i] - sum(dur[c] for c in kids[i]), 0.0)
+            return (self_t if k[i] == KIND_OTHER else 0.0) + sum(own_work(c) for c in kids[i])
+
+        want = np.array([k[i] == KIND_WAIT and own_work(i) > WORKING_SHARE * dur[i] for i in range(len(k))])
+        assert np.array_equal(got, want)
+        hits[0] += int(got.sum())
+        hits[1] += int(((k == KIND_WAIT) & ~got).sum())
+    assert min(hits) > 0, hits  # both outcomes seen
+    # Queue.get › recv_bytes (other) › read (I/O): a wait; _acquire › compile (other): working
+    k = np.array([KIND_WAIT, KIND_OTHER, KIND_IO, KIND_WAIT, KIND_OTHER], np.uint8)
+    parent = np.array([-1, 0, 1, -1, 3], np.int32)
+    start = np.array([0.0, 1.0, 2.0, 100.0, 101.0])
+    end = np.array([50.0, 49.0, 48.0, 200.0, 199.0])
+    assert working_waits(k, parent, start, end, np.array([3, 3, 3, 5, 5])).tolist() == [False] * 3 + [True, False]
+
+
 # ------------------------------------------------------------------ a real recorded program
 @pytest.fixture(scope="module")
 def program_trace(sync_program_path):
@@ -248,3 +330,35 @@ def test_kind_slots_match_the_array_formula(seed):
     for bins, neg in ((4, 0.01), (7, 0.0), (1, 0.5)):
         assert np.array_equal(kind_slots(dur_w, dur_o, start, end, idx, bins, neg),
                               _kind_slots_numpy(dur_w, dur_o, start, end, idx, bins, neg))
+
+
+def test_threads_waiting_on_numbas_compiler_lock_are_hand_offs(numba_jit_trace_path):
+    """Three threads jit-compiling with numba (a real library's lock, recorded with VizTracer's
+    defaults: no args): while one compiles, the others wait on the compiler lock, and each wait
+    is a hand-off from the thread that held it (the lock's acquire and release are two methods
+    of `_CompilerLock`: one call-site object).  The decorator's wrapper ``_acquire``, which runs
+    the compilation under the lock, is working, not waiting (its thread read as 100 % waiting)."""
+    from tracevis3d.model import KIND_WAIT
+
+    tr = tracevis3d.load(numba_jit_trace_path)
+    s = tracevis3d.synchronisation(tr)
+    jit = [k for k, n in enumerate(tr.thread_names) if n.startswith("jit-")]
+    assert len(jit) == 3, tr.thread_names
+    rows = np.flatnonzero(s.ends_wait)
+    on_lock = [r for r in rows if "_CompilerLock" in s.object_names[s.object[r]]]
+    waiters = {int(tr.thread[s.wait_call[r]]) for r in on_lock}
+    releasers = {int(tr.thread[s.release_call[r]]) for r in on_lock}
+    assert len(on_lock) >= 2 and waiters <= set(jit) and releasers <= set(jit) and len(waiters) >= 2, \
+        s.summary()
+    longest = max(float(tr.end[s.wait_call[r]] - tr.start[s.wait_call[r]]) for r in on_lock)
+    assert longest > 1000.0  # a compilation's time, µs
+    names = np.asarray(tr.function_names, dtype=object)
+    wrapper = np.flatnonzero(np.char.find(names.astype(str), "<locals>._acquire") >= 0)
+    calls = np.flatnonzero(np.isin(tr.func, wrapper) & (tr.end - tr.start > 1000.0))  # the compilations
+    assert calls.size
+    for c in calls.tolist():  # a wait only where a wait inside it took most of its time
+        inner = np.arange(c + 1, int(tr.end_index[c]))
+        inner = inner[tr.kind[inner] == KIND_WAIT]
+        waited = float((tr.end[inner] - tr.start[inner]).max()) if inner.size else 0.0
+        assert (tr.kind[c] == KIND_WAIT) == (waited > 0.5 * float(tr.end[c] - tr.start[c])), (c, waited)
+    assert s.n_handoffs < int(s.primary.sum())  # the holder's many releases: candidates, not hand-offs

@@ -43,6 +43,9 @@ jinja_procs     jinja2 templates with pygments-highlighted code in a ProcessPool
                 forked workers (VizTracer follows them: 4 processes, 6 threads).
 deep_recursion  three threads that recurse 300, 600 and 900 deep through two functions
                 (walk > <genexpr> > walk) and through json: 2,700 levels, 24k calls.
+numba_jit       three threads each jit-compiling a numba function: numba's compiler behind its
+                global compiler lock, so two threads wait while the third compiles (4 threads,
+                ~10^6 calls, lock waits on a real library's lock).
 pygments_cython Pygments highlighting four stdlib modules (Python, C and HTML lexers, the HTML
                 formatter) in a pool of 4 workers while a fifth thread runs Cython's compiler on a
                 small ``.pyx``: 2.4M calls, 6 threads, Cython's pipeline ~100 levels deep;
@@ -585,6 +588,44 @@ if __name__ == "__main__":
         print(sum(ex.map(page, range(9))))
 '''
 
+NUMBA_JIT_PROGRAM = '''\
+"""Three threads each jit-compile their own numba function: numba's compiler (bytecode
+analysis, type inference, lowering to LLVM) runs behind its global compiler lock (an RLock
+its holder takes and releases again and again), so the threads wait on one another: who
+waits on whom, for how long, on a real library's lock."""
+import sys
+import threading
+
+import numpy as np
+from numba import njit
+
+
+def make(k):
+    @njit(cache=False)
+    def kernel(a, b):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s += a[i] * b[i] + k
+        return s
+
+    return kernel
+
+
+def work(k):
+    a = np.arange(100.0 + k)
+    return make(k)(a, a[::-1])
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    threads = [threading.Thread(target=work, args=(k,), name=f"jit-{k}") for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+'''
+
+
 PYGMENTS_CYTHON_PROGRAM = '''\
 """Pygments highlighting four stdlib modules' sources (Python, C and HTML lexers, the HTML
 formatter) in a thread pool of 4 workers while a fifth thread runs Cython's compiler on a
@@ -968,6 +1009,9 @@ SUITE = [
     Spec("deep_recursion", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
+    Spec("numba_jit", "viztracer", "project",
+         lambda w: [_write(os.path.join(w, "numba_jit.py"), NUMBA_JIT_PROGRAM)], entries=3_000_000,
+         doc="three threads jit-compiling with numba behind its global compiler lock (4 threads, lock waits)"),
     Spec("pygments_cython", "viztracer", "trace",
          lambda w: [_write(os.path.join(w, "pygments_cython.py"), PYGMENTS_CYTHON_PROGRAM)], entries=3_000_000,
          doc="Pygments highlighting in a pool of 4 workers beside Cython's compiler in a fifth thread (6 threads)"),

@@ -106,6 +106,34 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
     return out
 
 
+#: a call named like a wait whose subtree spends more than this share of its time in the
+#: self time of calls that are neither waits, releases nor I/O is working, not waiting
+#: (`working_waits`)
+WORKING_SHARE = 0.5
+
+
+def working_waits(kind: np.ndarray, parent: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  end_index: np.ndarray) -> np.ndarray:
+    """bool per call: named like a wait (``kind`` KIND_WAIT) but working: the calls of its
+    subtree that are neither waits, releases nor I/O spend more than `WORKING_SHARE` of its
+    time in their own code (self time).  A decorator's wrapper named ``_acquire`` that takes
+    numba's compiler lock and runs the whole compilation under it is not waiting;
+    ``SimpleQueue.get`` (its time in ``recv_bytes`` › … › a read), ``Thread.join`` or
+    ``_CompilerLock.acquire`` (its ``_thread.RLock.acquire``) stay waits.  Calls in pre-order
+    (``end_index``: one past each call's last descendant, `kernels.tree.nest_sorted_intervals`);
+    linear: prefix sums of the working self time."""
+    n = kind.shape[0]
+    if n == 0:
+        return np.zeros(0, bool)
+    dur = np.maximum(np.asarray(end, np.float64) - np.asarray(start, np.float64), 0.0)
+    child = np.flatnonzero(parent >= 0)
+    in_children = np.bincount(parent[child], weights=dur[child], minlength=n)[:n]
+    own = np.where(kind == KIND_OTHER, np.maximum(dur - in_children, 0.0), 0.0)
+    total = np.concatenate([[0.0], np.cumsum(own)])
+    working = total[np.asarray(end_index, np.int64)] - total[:n]
+    return (kind == KIND_WAIT) & (working > WORKING_SHARE * dur)
+
+
 # The fast form of each default rule (same order as the initial KIND_RULES):
 # ("xwy", X words, Y words with "needs \b after" flags, SEP of I/O?, (L, Z words) or None),
 # ("sep", keywords), ("anchored", keywords: case as given), ("lit", literals).
@@ -274,4 +302,4 @@ def objects_from_args(args) -> list[str]:
 
 __all__ = ["KIND_RULES", "KIND_OTHER", "KIND_WAIT", "KIND_RELEASE", "KIND_IO", "OBJECT_ARG_KEYS",
            "MAX_OBJECTS_PER_CALL", "objects_from_names",
-           "classify_functions", "objects_from_name", "objects_from_args"]
+           "classify_functions", "objects_from_name", "objects_from_args", "working_waits", "WORKING_SHARE"]

@@ -11,10 +11,13 @@ in order (first that gives an object wins), for every wait or release call f:
    ``_ModuleLock.acquire`` ...) whose C lock calls these are;
 3. **call site** — a pseudo-object named ``site:<receiver> in <caller>``: the receiver type
    (the function name without its last component, ``_thread.lock`` for
-   ``_thread.lock.acquire``, ``_imp`` for ``_imp.acquire_lock``) and the caller's function,
-   so waits and releases of the same kind of object called from the same function share
-   it (``_imp.acquire_lock``/``release_lock`` in ``_get_module_lock``) and unrelated ones
-   do not.
+   ``_thread.lock.acquire``, ``_imp`` for ``_imp.acquire_lock``) and the caller: its class
+   when the caller is a method (``_CompilerLock`` for ``_CompilerLock.acquire`` and
+   ``_CompilerLock.release``: a lock class's acquire and release are two methods of one
+   object, numba's compiler lock, logging's ``Handler``), else its function, so waits and
+   releases of the same kind of object called from the same class or function share it
+   (``_imp.acquire_lock``/``release_lock`` in ``_get_module_lock``) and unrelated ones do
+   not.
 
 Object names are those of `tracevis3d.kinds` (``cls@0xADDR``) so they agree with the
 importer's; a Condition is named by its lock (the lock is what is shared).  No
@@ -114,9 +117,27 @@ def receiver_of(function_name: str) -> str:
     return head or short
 
 
+#: classes whose instances are many locks told apart only by their args (importlib's lock of
+#: each module): their calls keep the caller's function as the site, not the class (one
+#: pseudo-object for every module's lock paired imports of unrelated modules)
+PER_INSTANCE_CLASSES = frozenset({"_ModuleLock", "_ModuleLockManager", "_DummyModuleLock"})
+
+
+def caller_site(function_name: str) -> str:
+    """Where a C lock call is made, for its pseudo-object: the caller's class when the caller
+    is a method (``_CompilerLock.acquire (compiler_lock.py:21)`` → ``_CompilerLock``; the
+    last dotted part before the method's name, a nested function's ``<locals>`` skipped; not
+    for `PER_INSTANCE_CLASSES`), else the caller's function (``_get_module_lock``)."""
+    short = function_name.split(" (", 1)[0].strip()
+    parts = [p for p in short.split(".") if p and p != "<locals>"]
+    if len(parts) >= 2 and parts[-2].lstrip("_")[:1].isupper() and parts[-2] not in PER_INSTANCE_CLASSES:
+        return parts[-2]  # Class.method (a module's name is lower case)
+    return short
+
+
 def site_objects(trace: Trace, calls: np.ndarray, names: list, index: dict) -> np.ndarray:
     """Pseudo-object ids ``site:<receiver> in <caller>`` for ``calls`` (one name per distinct
-    (function, caller function))."""
+    (function, caller function); the caller by `caller_site`)."""
     out = np.empty(calls.size, np.int32)
     if calls.size == 0:
         return out
@@ -127,7 +148,7 @@ def site_objects(trace: Trace, calls: np.ndarray, names: list, index: dict) -> n
     ids = np.empty(uniq.size, np.int32)
     for j, key in enumerate(uniq.tolist()):
         f, pf = divmod(key, trace.n_functions + 1)
-        caller = trace.function_names[pf - 1].split(" (", 1)[0] if pf > 0 else "<thread root>"
+        caller = caller_site(trace.function_names[pf - 1]) if pf > 0 else "<thread root>"
         name = f"site:{receiver_of(trace.function_names[f])} in {caller}"
         oid = index.setdefault(name, len(names))
         if oid == len(names):

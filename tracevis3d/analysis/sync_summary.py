@@ -21,7 +21,7 @@ def summary_text(sync, max_pairs: int = 12) -> str:
     the longest waits (function, duration, object, releasing function)."""
     tr = sync.trace
     names = tr.thread_names
-    lines = [f"{len(sync):,} correspondences ({int(sync.primary.sum()):,} hand-offs) between "
+    lines = [f"{len(sync):,} correspondences ({sync.n_handoffs:,} hand-offs) between "
              f"{tr.n_threads} threads on {len(np.unique(sync.object)):,} objects"
              + (f"; {sync.dropped:,} more not kept (over {sync.meta['max_per_wait']} per wait)" if sync.dropped else "")]
     pu = sync.pair_wait_us

@@ -37,9 +37,12 @@ class Synchronisation:
       ``_ModuleLock('name')``, ``site:<receiver> in <caller>`` pseudo-objects);
     - ``primary[k]`` bool: no other correspondence pairs an enclosing wait with an
       enclosing release (``Queue.get``↔``Queue.put`` is primary, the ``Condition.wait``↔
-      ``Condition.notify`` inside them is not): one primary row per hand-off;
+      ``Condition.notify`` inside them is not): the candidate releases of a wait (a reentrant
+      lock's holder releases it many times during one wait: numba's compiler lock, 128
+      primary rows for 2 waits);
     - ``ends_wait[k]`` bool: the row whose release started last among the rows under the same
-      outermost wait: the release that ended that wait.
+      outermost wait: the release that ended that wait, one row per **hand-off** (a wait ended
+      by another thread: `n_handoffs`).
 
     Per call (length ``len(trace)``): ``dur_w``, ``dur_r``, ``dur_o`` float64 µs (Eq. 3-4);
     ``obj_ptr``/``obj_ids`` CSR of the objects of each wait/release call and ``obj_source``
@@ -72,8 +75,13 @@ class Synchronisation:
     def __len__(self) -> int:
         return int(self.wait_call.shape[0])
 
+    @property
+    def n_handoffs(self) -> int:
+        """Hand-offs: waits ended by a release on another thread (one ``ends_wait`` row each)."""
+        return int(self.ends_wait.sum())
+
     def __repr__(self) -> str:
-        return (f"<Synchronisation {len(self)} correspondences ({int(self.primary.sum())} hand-offs), "
+        return (f"<Synchronisation {len(self)} correspondences ({self.n_handoffs} hand-offs), "
                 f"{len(self.object_names)} objects, {self.trace.n_threads} threads>")
 
     # ------------------------------------------------------------------ queries

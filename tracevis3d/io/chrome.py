@@ -43,8 +43,8 @@ from ..kernels import jsontokens as jt
 from ..kernels import jsonvalid as jv
 from ..kernels import sidetables as fs
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
-from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names
-from ..model import Trace, TraceFormatError, TraceWarning
+from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
+from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
@@ -730,6 +730,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- kinds and objects
     fkind = classify_functions(function_names, kind_rules)
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
+    kind[working_waits(kind, parent, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
     object_names: list[str] = []
     obj_index: dict[str, int] = {}
     name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]

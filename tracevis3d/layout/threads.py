@@ -1079,7 +1079,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # HUD plan
     n_threads = int(sel.threads.size)
     threads_text = threads_shown_text(n_threads, left_out)
-    n_handoffs = int(sync.primary.sum())
+    n_handoffs = sync.n_handoffs  # waits ended by another thread
     n_flows = flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
         if params.show_flows else 0
     if params.title is not None:
