@@ -530,3 +530,24 @@ def test_a_threads_name_is_cut_as_a_lanes_never_at_its_dots():
     from tracevis3d.layout.text import fit_thread_label
     assert fit_thread_label("Thread-1 (worker)", 5.0) == "Thread-1"
     assert fit_thread_label("ThreadPoolForegroundWorker", 6.0).endswith("…")
+
+
+def test_edge_bundle_tubes_are_as_wide_as_the_square_root_of_their_calls():
+    """A tube's width grew with the logarithm of its calls: on a numba compile (2,445 module
+    pairs, up to 145 k calls) a pair of 100 calls was half as wide as the busiest, and the
+    bundle was one solid mass.  Widths now grow with the square root (an area for a count):
+    the busiest relations stand out (Pygments' lexer into ``re.match``), the rare ones are
+    thin lines, and none vanishes (a floor of 0.05 label sizes)."""
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.layout.extravis_heb import GRADIENT_STEPS
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(20_000, threads=3, seed=4)
+    spec = extravis_layout(t, ExtravisParams(resolution=(1280, 720)), views="heb")
+    tubes = spec.layer("heb_tubes")
+    calls = tubes.attributes["calls"][::GRADIENT_STEPS].astype(np.float64)
+    width = tubes.half_x[::GRADIENT_STEPS].max(axis=1).astype(np.float64)
+    order = np.argsort(calls, kind="stable")
+    assert np.all(np.diff(width[order]) >= -1e-6 * width.max())  # more calls, never thinner
+    top, rare = width[np.argmax(calls)], width[calls <= calls.max() / 100]
+    assert rare.size and top >= 3.0 * rare.max() and rare.min() > 0.1 * top, (top, rare.max(), rare.min())

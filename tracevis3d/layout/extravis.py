@@ -254,7 +254,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     cx, cz = control_points(h, arcs, li, R)
     curves = bundle_curves(h, src, dst, cx, cz, params.beta)  # layout pixels, centred on the circle
     curves = curves + heb_c[None, None, :]
-    rad = tpx * (0.06 + 0.30 * np.log1p(cnt) / np.log1p(max(cmax, 1)))
+    rad = tpx * (0.05 + 0.32 * np.sqrt(cnt / max(cmax, 1)))
     steps = np.arange(GRADIENT_STEPS)
     if params.color_mode == "gradient":
         tube_rgb = gradient_rgb((steps + 0.5) / GRADIENT_STEPS)
