@@ -198,7 +198,7 @@ def flow_arcs(sel, d, frame, params, t0: float, t1: float, colours, name_prefix:
     inked = _within_ink(p0, p1, p2, cnt, frame, px, key[first[keep]][:, 2])
     keep, cnt, p0, p1, p2 = keep[inked], cnt[inked], p0[inked], p1[inked], p2[inked]
     rep = fi[first[keep]]
-    info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=float(cell / px))
+    info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_cell_px=round(float(cell / px), 9))
     reach = reach[keep]
     if cls is None:
         return flow_tubes(f"{name_prefix}flows", p0, p1, p2, cnt, rep, px, reach_us=reach), info

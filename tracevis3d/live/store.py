@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Trace
+from ..kinds import working_waits
+from ..model import KIND_OTHER, Trace
 
 _COLS = {"func": np.int32, "start": np.float64, "end": np.float64, "depth": np.int32,
          "parent": np.int32, "endi": np.int32}
@@ -127,6 +128,11 @@ class TraceView:
         """A Trace over the global arrays (views: valid until the next materialise)."""
         n = self.n
         c = {k: v[:n] for k, v in self.cols.items()}
+        # a call named like a wait that works is not a wait, as the loaders say (`kinds.working_waits`:
+        # recomputed each time, an open call's subtree still grows)
+        kind = c["kind"].copy()
+        kind[working_waits(kind, c["parent"], c["start"], c["end"], c["end_index"])] = KIND_OTHER
+        c["kind"] = kind
         names, files, lines, paths = functions
         return Trace(
             func=c["func"], start=c["start"], end=c["end"], depth=c["depth"], parent=c["parent"],
