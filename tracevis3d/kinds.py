@@ -107,16 +107,16 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
 
 
 #: a call named like a wait whose subtree spends more than this share of its time in the
-#: self time of calls that are neither waits, releases nor I/O is working, not waiting
-#: (`working_waits`)
+#: self time of calls that are neither waits nor I/O is working, not waiting (`working_waits`)
 WORKING_SHARE = 0.5
 
 
 def working_waits(kind: np.ndarray, parent: np.ndarray, start: np.ndarray, end: np.ndarray,
                   end_index: np.ndarray) -> np.ndarray:
     """bool per call: named like a wait (``kind`` KIND_WAIT) but working: the calls of its
-    subtree that are neither waits, releases nor I/O spend more than `WORKING_SHARE` of its
-    time in their own code (self time).  A decorator's wrapper named ``_acquire`` that takes
+    subtree that are neither waits nor I/O spend more than `WORKING_SHARE` of its time in
+    their own code (self time; a release does not block: numba's event ``broadcast``, a
+    release by its name, is work).  A decorator's wrapper named ``_acquire`` that takes
     numba's compiler lock and runs the whole compilation under it is not waiting;
     ``SimpleQueue.get`` (its time in ``recv_bytes`` › … › a read), ``Thread.join`` or
     ``_CompilerLock.acquire`` (its ``_thread.RLock.acquire``) stay waits.  Calls in pre-order
@@ -128,7 +128,7 @@ def working_waits(kind: np.ndarray, parent: np.ndarray, start: np.ndarray, end: 
     dur = np.maximum(np.asarray(end, np.float64) - np.asarray(start, np.float64), 0.0)
     child = np.flatnonzero(parent >= 0)
     in_children = np.bincount(parent[child], weights=dur[child], minlength=n)[:n]
-    own = np.where(kind == KIND_OTHER, np.maximum(dur - in_children, 0.0), 0.0)
+    own = np.where((kind != KIND_WAIT) & (kind != KIND_IO), np.maximum(dur - in_children, 0.0), 0.0)
     total = np.concatenate([[0.0], np.cumsum(own)])
     working = total[np.asarray(end_index, np.int64)] - total[:n]
     return (kind == KIND_WAIT) & (working > WORKING_SHARE * dur)

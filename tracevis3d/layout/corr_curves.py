@@ -1,7 +1,11 @@
 """Correspondence curves of the thread view (SyncTrace IV-B1, IV-B2), bpy-free.
 
-One curve per hand-off (the primary correspondences of `Synchronisation`) whose wait overlaps
-the window and whose release lies in it, between two shown threads:
+One curve per hand-off (the primary correspondences of `Synchronisation`, ``Queue.get`` ↔
+``Queue.put`` rather than the lock calls inside them; of a wait's primary rows the one whose
+release started last, the release that ended it: the holder of numba's reentrant compiler
+lock releases it ~60 times during one wait, and every candidate drew a dark wedge of 128
+curves for 2 hand-offs) whose wait overlaps the window and whose release lies in it, between
+two shown threads:
 
 - three anchors (Fig. 3) just inside the ring: the wait's start and end moments on the
   waiting thread's sector and the release moment on the releasing thread's sector; the curve
@@ -57,14 +61,20 @@ class CurveSet:
 
 
 def shown_rows(sync, sel, lane_of_thread: np.ndarray) -> np.ndarray:
-    """Primary correspondences between shown threads, wait overlapping and release inside
-    the window."""
+    """The hand-offs between shown threads, wait overlapping and release inside the window:
+    primary correspondences, of each wait the one whose release started last (the others were
+    releases during the wait that did not end it)."""
     tr = sync.trace
     w, r = sync.wait_call, sync.release_call
     lw, lr = lane_of_thread[tr.thread[w]], lane_of_thread[tr.thread[r]]
     ok = sync.primary & (lw >= 0) & (lr >= 0)
     ok &= (tr.end[w] >= sel.t0) & (tr.start[w] <= sel.t1) & (tr.start[r] >= sel.t0) & (tr.start[r] <= sel.t1)
-    return np.flatnonzero(ok)
+    rows = np.flatnonzero(ok)
+    if rows.size:
+        rows = rows[np.lexsort((tr.start[r[rows]], w[rows]))]
+        last = np.r_[w[rows][1:] != w[rows][:-1], True]  # the latest release of each wait
+        rows = np.sort(rows[last])
+    return rows
 
 
 def shown_position(calls: np.ndarray, pos: np.ndarray, parent: np.ndarray) -> np.ndarray:
