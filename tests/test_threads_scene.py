@@ -228,3 +228,29 @@ def test_render_threads_errors(sync_program_path, tmp_path, capsys):
     assert main(["render-threads", str(sync_program_path), "-o", out, "--color-by", "rainbow"]) == 2
     assert main(["render-threads", str(tmp_path / "missing.json"), "-o", out]) == 1
     assert "not found" in capsys.readouterr().err
+
+
+def test_correspondence_curves_face_the_camera_and_show_the_waiting_threads_colour(rendered):
+    """A ribbon's winding followed which of its sides was "left", so the curves were seen from
+    behind and Workbench's studio light drew them grey, whatever the legend said ("curves: the
+    waiting thread"; VizTracer's multithread example: four grey curves from MainThread's blue
+    section).  Every face of the curves' mesh faces the camera, and the rendered curves take
+    their waiting thread's hue."""
+    trace, sync, spec, img, blend = rendered
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    ob = bpy.data.objects["TV3D_corr"]
+    cam = np.array(bpy.context.scene.camera.matrix_world.translation)
+    me = ob.data
+    mw = np.array(ob.matrix_world)
+    n = np.array([(mw[:3, :3] @ np.array(p.normal)) for p in me.polygons])
+    c = np.array([(mw @ np.r_[np.array(p.center), 1.0])[:3] for p in me.polygons])
+    real = np.linalg.norm(n, axis=1) > 0.5  # (a ribbon's pointed end: zero-area quads have no normal)
+    assert real.sum() > 10 and (np.einsum("ij,ij->i", n[real], cam[None] - c[real]) > 0).all()
+    # the rendered curves: pixels inside their projected quads are tinted (not grey) where
+    # nothing else is drawn over them
+    corr = spec.layer("corr")
+    mid = 0.5 * (corr.left + corr.right)  # (m, s, 3)
+    pts = mid[:, mid.shape[1] // 3: 2 * mid.shape[1] // 3].reshape(-1, 3)
+    rgb = _at(img, spec, pts)
+    tinted = rgb[~_is_background(rgb)]
+    assert tinted.size and np.median(tinted.max(-1) - tinted.min(-1)) > 0.08, tinted[:10]

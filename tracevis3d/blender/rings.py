@@ -35,14 +35,29 @@ def sector_mesh_arrays(layer: SectorLayer):
     return layer.placed(verts).astype(np.float32), quads, owner
 
 
-def curve_mesh_arrays(layer: CurveLayer):
-    return ribbon_mesh(np.ascontiguousarray(layer.left, np.float64), np.ascontiguousarray(layer.right, np.float64))
+def curve_mesh_arrays(layer: CurveLayer, toward=None):
+    """(vertices, quads, ribbon of each face) of the ribbons; given ``toward`` (a world point:
+    the camera), every quad wound so its normal faces it.  A ribbon's winding follows which of
+    its sides is "left", so half of the thread view's correspondence curves were seen from
+    behind, and Workbench's studio light drew their back faces grey: the curves that the
+    legend says are in the waiting thread's colour were all grey."""
+    verts, quads, face = ribbon_mesh(np.ascontiguousarray(layer.left, np.float64),
+                                     np.ascontiguousarray(layer.right, np.float64))
+    if toward is not None and quads.size:
+        v = verts.astype(np.float64)
+        a, b, c, d = (v[quads[:, k]] for k in range(4))
+        normal = np.cross(c - a, d - b)  # the quad's area vector (its diagonals): Blender's normal
+        away = np.einsum("ij,ij->i", normal, np.asarray(toward, np.float64)[None] - a) < 0
+        quads[away] = quads[away][:, ::-1]
+    return verts, quads, face
 
 
-def write_mesh_layer_steps(layer, coll, object_name: str):
+def write_mesh_layer_steps(layer, coll, object_name: str, toward=None):
     """A SectorLayer or CurveLayer as one mesh object, in steps (the protocol of
-    `writer.write_layer_steps`: yields (data block, final name), returns the object)."""
-    verts, quads, owner = sector_mesh_arrays(layer) if isinstance(layer, SectorLayer) else curve_mesh_arrays(layer)
+    `writer.write_layer_steps`: yields (data block, final name), returns the object);
+    ``toward``: the camera's place, which a ribbon's faces face (`curve_mesh_arrays`)."""
+    verts, quads, owner = sector_mesh_arrays(layer) if isinstance(layer, SectorLayer) else \
+        curve_mesh_arrays(layer, toward)
     me = bpy.data.meshes.new(object_name)
     me["tracevis3d"] = True
     yield me, object_name

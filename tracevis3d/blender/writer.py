@@ -607,7 +607,8 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
             elif isinstance(layer, (SectorLayer, CurveLayer)):
                 from .rings import write_mesh_layer_steps
 
-                gen = write_mesh_layer_steps(layer, staging, f"TV3D_{layer.name}")
+                toward = spec.camera.location if layer.space == "world" and spec.camera is not None else None
+                gen = write_mesh_layer_steps(layer, staging, f"TV3D_{layer.name}", toward)
             else:
                 gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
             ob = yield from _tracked(gen, made)
