@@ -952,6 +952,15 @@ def _write(path: str, text: str) -> str:
     return path
 
 
+def _program_spec(name: str, interpreter: str, program: str, doc: str, *args: str, file: str | None = None,
+                  entries: int = 3_000_000) -> Spec:
+    """A VizTracer recording of a program of this suite: ``program`` written to ``file``
+    (default ``<name>.py``) in the work folder and run with ``args``."""
+    file = file or f"{name}.py"
+    return Spec(name, "viztracer", interpreter, lambda w: [_write(os.path.join(w, file), program), *args],
+                entries=entries, doc=doc)
+
+
 SUITE = [
     Spec("json_tool", "viztracer", "project",
          lambda w: ["-m", "json.tool", _write(os.path.join(w, "deep.json"), deep_json_document()),
@@ -1009,15 +1018,13 @@ SUITE = [
     Spec("deep_recursion", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
-    Spec("numba_jit", "viztracer", "project",
-         lambda w: [_write(os.path.join(w, "numba_jit.py"), NUMBA_JIT_PROGRAM)], entries=3_000_000,
-         doc="three threads jit-compiling with numba behind its global compiler lock (4 threads, lock waits)"),
-    Spec("pygments_cython", "viztracer", "trace",
-         lambda w: [_write(os.path.join(w, "pygments_cython.py"), PYGMENTS_CYTHON_PROGRAM)], entries=3_000_000,
-         doc="Pygments highlighting in a pool of 4 workers beside Cython's compiler in a fifth thread (6 threads)"),
-    Spec("pygments_cython_b", "viztracer", "trace",
-         lambda w: [_write(os.path.join(w, "pygments_cython.py"), PYGMENTS_CYTHON_PROGRAM), "9"], entries=3_000_000,
-         doc="pygments_cython highlighting nine sources (the B run of a comparison)"),
+    _program_spec("numba_jit", "project", NUMBA_JIT_PROGRAM,
+                  "three threads jit-compiling with numba behind its global compiler lock (4 threads, lock waits)"),
+    _program_spec("pygments_cython", "trace", PYGMENTS_CYTHON_PROGRAM,
+                  "Pygments highlighting in a pool of 4 workers beside Cython's compiler in a fifth thread (6 threads)"),
+    _program_spec("pygments_cython_b", "trace", PYGMENTS_CYTHON_PROGRAM,
+                  "pygments_cython highlighting nine sources (the B run of a comparison)", "9",
+                  file="pygments_cython.py"),
     Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
          entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
     Spec("xml_io_pool", "viztracer", "project",
