@@ -143,8 +143,10 @@ def lane_colours(n_lanes: int) -> np.ndarray:
 
 def _materials(prefix: str, rgb: np.ndarray, alpha: float) -> tuple:
     names = [f"{prefix}{k:02d}" for k in range(len(rgb))]
-    mats = {n: MaterialSpec(n, tuple(float(c) for c in col) + (float(alpha),), kind="tube", cushion=False)
-            for n, col in zip(names, rgb)}
+    # translucent: blended (smooth in EEVEE, as the flows' tubes; dithered, a hand-off curve was
+    # speckled at a preview's few samples)
+    mats = {n: MaterialSpec(n, tuple(float(c) for c in col) + (float(alpha),), kind="tube", cushion=False,
+                            blended=float(alpha) < 1.0) for n, col in zip(names, rgb)}
     return names, mats
 
 
