@@ -225,7 +225,7 @@ def test_a_wait_that_works_is_not_a_wait():
         th, st_, en = tr.thread[order], tr.start[order], tr.end[order]
         parent, _depth, end_index, new_end, _c = nest_sorted_intervals(th, st_, en)
         k = kind[order]
-        got = working_waits(k, parent, st_, new_end, end_index)
+        got = working_waits(k, st_, new_end, end_index)
         dur = new_end - st_
         kids = [[] for _ in range(len(k))]
         for i, p in enumerate(parent.tolist()):
@@ -242,11 +242,10 @@ def test_a_wait_that_works_is_not_a_wait():
         hits[1] += int(((k == KIND_WAIT) & ~got).sum())
     assert min(hits) > 0, hits  # both outcomes seen
     # Queue.get › recv_bytes (other) › read (I/O): a wait; _acquire › compile (other): working
-    k = np.array([KIND_WAIT, KIND_OTHER, KIND_IO, KIND_WAIT, KIND_OTHER], np.uint8)
-    parent = np.array([-1, 0, 1, -1, 3], np.int32)
+    k = np.array([KIND_WAIT, KIND_OTHER, KIND_IO, KIND_WAIT, KIND_OTHER], np.uint8)  # 0 › 1 › 2 and 3 › 4
     start = np.array([0.0, 1.0, 2.0, 100.0, 101.0])
     end = np.array([50.0, 49.0, 48.0, 200.0, 199.0])
-    assert working_waits(k, parent, start, end, np.array([3, 3, 3, 5, 5])).tolist() == [False] * 3 + [True, False]
+    assert working_waits(k, start, end, np.array([3, 3, 3, 5, 5])).tolist() == [False] * 3 + [True, False]
 
 
 # ------------------------------------------------------------------ a real recorded program

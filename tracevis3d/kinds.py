@@ -111,8 +111,7 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
 WORKING_SHARE = 0.5
 
 
-def working_waits(kind: np.ndarray, parent: np.ndarray, start: np.ndarray, end: np.ndarray,
-                  end_index: np.ndarray) -> np.ndarray:
+def working_waits(kind: np.ndarray, start: np.ndarray, end: np.ndarray, end_index: np.ndarray) -> np.ndarray:
     """bool per call: named like a wait (``kind`` KIND_WAIT) but working: the calls of its
     subtree that are neither waits nor I/O spend more than `WORKING_SHARE` of its time in
     their own code (self time; a release does not block: numba's event ``broadcast``, a
@@ -121,14 +120,17 @@ def working_waits(kind: np.ndarray, parent: np.ndarray, start: np.ndarray, end: 
     ``SimpleQueue.get`` (its time in ``recv_bytes`` › … › a read), ``Thread.join`` or
     ``_CompilerLock.acquire`` (its ``_thread.RLock.acquire``) stay waits.  Calls in pre-order
     (``end_index``: one past each call's last descendant, `kernels.tree.nest_sorted_intervals`);
-    linear: prefix sums of the working self time."""
+    linear: self times as `Trace.self_time` has them (`kernels.tree.self_times`), prefix sums
+    of the working ones."""
+    from .kernels.tree import self_times
+
     n = kind.shape[0]
     if n == 0:
         return np.zeros(0, bool)
-    dur = np.maximum(np.asarray(end, np.float64) - np.asarray(start, np.float64), 0.0)
-    child = np.flatnonzero(parent >= 0)
-    in_children = np.bincount(parent[child], weights=dur[child], minlength=n)[:n]
-    own = np.where((kind != KIND_WAIT) & (kind != KIND_IO), np.maximum(dur - in_children, 0.0), 0.0)
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    dur = np.maximum(end - start, 0.0)
+    own = self_times(start, end, np.asarray(end_index), np.arange(n, dtype=np.int64))
+    own = np.where((kind != KIND_WAIT) & (kind != KIND_IO), np.maximum(own, 0.0), 0.0)
     total = np.concatenate([[0.0], np.cumsum(own)])
     working = total[np.asarray(end_index, np.int64)] - total[:n]
     return (kind == KIND_WAIT) & (working > WORKING_SHARE * dur)

@@ -730,7 +730,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- kinds and objects
     fkind = classify_functions(function_names, kind_rules)
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
-    kind[working_waits(kind, parent, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
+    kind[working_waits(kind, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
     object_names: list[str] = []
     obj_index: dict[str, int] = {}
     name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]

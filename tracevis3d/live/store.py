@@ -131,7 +131,7 @@ class TraceView:
         # a call named like a wait that works is not a wait, as the loaders say (`kinds.working_waits`:
         # recomputed each time, an open call's subtree still grows)
         kind = c["kind"].copy()
-        kind[working_waits(kind, c["parent"], c["start"], c["end"], c["end_index"])] = KIND_OTHER
+        kind[working_waits(kind, c["start"], c["end"], c["end_index"])] = KIND_OTHER
         c["kind"] = kind
         names, files, lines, paths = functions
         return Trace(
