@@ -1098,8 +1098,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0)  # no curves: no notes on them
-    pairs, arcs = threads_flows.pair_counts(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else (0, 0)
-    rows += threads_flows.legend_row(n_flows, arcs if pairs >= threads_flows.SUMMARY_MIN_PAIRS else 0)
+    n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
+    rows += threads_flows.legend_row(n_flows, n_pair_arcs)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
     obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
@@ -1176,7 +1176,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         mats.update(m)
     flow_mats = threads_flows.flow_materials(lane_rgb)
     flows, flow_info = threads_flows.thread_view_flows(sel, d, ring, place, comp, params, cam, res, px_world,
-                                                       flow_mats, focus_lane)
+                                                       flow_mats, focus_lane, n_pair_arcs > 0)
     label_sets = []
     if params.show_labels:
         behind = project(cam, flows.centres.reshape(-1, 3).astype(np.float64), res) if flows is not None else None

@@ -79,8 +79,8 @@ def flow_lanes(tr, lane_of_thread, fi) -> tuple:
 
 def pair_counts(tr, lane_of_thread, t0: float, t1: float) -> tuple:
     """(pairs of shown threads the flows in [t0, t1] join, either way round; (starting, reached)
-    pairs): the first decides whether the view summarises (`summarised`), the second is how
-    many arcs the summary has (`summary_arcs`, at most `MAX_SUMMARY_ARCS` drawn)."""
+    pairs): the first decides whether the view summarises, the second is how many arcs the
+    summary has (`summary_arc_count`)."""
     if tr.flow_from.size == 0:
         return 0, 0
     lf, lt = flow_lanes(tr, lane_of_thread, np.flatnonzero(flows_inside(tr, t0, t1)))
@@ -90,10 +90,17 @@ def pair_counts(tr, lane_of_thread, t0: float, t1: float) -> tuple:
     return np.unique(np.minimum(lf, lt) * n + np.maximum(lf, lt)).size, np.unique(lf * n + lt).size
 
 
+def summary_arc_count(tr, lane_of_thread, t0: float, t1: float) -> int:
+    """The arcs of the thread view's flow summary, one a (starting, reached) pair of threads
+    (`summary_arcs`, at most `MAX_SUMMARY_ARCS` drawn), or 0 where it draws the flows one by
+    one: they join fewer than `SUMMARY_MIN_PAIRS` pairs of shown threads in [t0, t1]."""
+    pairs, arcs = pair_counts(tr, lane_of_thread, t0, t1)
+    return arcs if pairs >= SUMMARY_MIN_PAIRS else 0
+
+
 def summarised(tr, lane_of_thread, t0: float, t1: float) -> bool:
-    """Whether the thread view draws its flows one arc a pair of threads: they join at least
-    `SUMMARY_MIN_PAIRS` pairs of shown threads in [t0, t1] (`pair_counts`)."""
-    return pair_counts(tr, lane_of_thread, t0, t1)[0] >= SUMMARY_MIN_PAIRS
+    """Whether the thread view draws its flows one arc a pair of threads (`summary_arc_count`)."""
+    return summary_arc_count(tr, lane_of_thread, t0, t1) > 0
 
 
 def summary_arcs(tr, fi, lf, lt, ring, place, t0: float, t1: float) -> tuple:
@@ -189,10 +196,11 @@ def flow_materials(lane_rgb) -> dict:
 
 
 def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_world: float, lane_materials: dict,
-                      focus_lane: int) -> tuple:
+                      focus_lane: int, summary: bool) -> tuple:
     """(tube layer or None, info) of the flows in the thread view (module docstring); each
     arc in the material of the thread it reaches (``lane_materials``, one per lane in lane
-    order: `flow_materials`; the focused thread's for an end on the icicle)."""
+    order: `flow_materials`; the focused thread's for an end on the icicle); ``summary``: one
+    arc a pair of threads (`summary_arc_count` > 0, decided once for the legend and the arcs)."""
     tr = sel.trace
     nf = int(tr.flow_from.size)
     info = {"n_flows": nf, "n_flow_arcs": 0, "n_flows_drawn": 0, "flow_summary": False}
@@ -200,9 +208,8 @@ def thread_view_flows(sel, d, ring, place, comp, params, cam, resolution, px_wor
         return None, info
     t0, t1 = sel.t0, sel.t1
     fi = np.flatnonzero(flows_inside(tr, t0, t1))
-    lane_of_thread = sel.lane_of_thread()
-    if summarised(tr, lane_of_thread, t0, t1):
-        lf, lt = flow_lanes(tr, lane_of_thread, fi)
+    if summary:  # one arc a pair of threads (`summary_arc_count`, which the legend says)
+        lf, lt = flow_lanes(tr, sel.lane_of_thread(), fi)
         ok = (lf >= 0) & (lt >= 0) & (lf != lt)
         p0, p1, p2, cnt, rep, lane, reach = summary_arcs(tr, fi[ok], lf[ok], lt[ok], ring, place, t0, t1)
         info.update(n_flow_arcs=int(cnt.size), n_flows_drawn=int(cnt.sum()), flow_summary=True,
