@@ -412,6 +412,66 @@ def test_the_sequence_view_marks_round_times_beside_the_rows_where_they_fall():
     assert all(b - a >= TIME_MARK_GAP_EM * tpx for a, b in zip(middles, middles[1:])), middles
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 10 ** 6), min_size=0, max_size=700), st.floats(0.5, 1.0))
+def test_coloured_pairs_against_the_rule(counts, share):
+    """`coloured_pairs` against its rule, by brute force: with at most COLOUR_ALL_PAIRS relations
+    (or share 1) all keep their colour; else the fewest heaviest whose calls reach the share,
+    and at least MIN_COLOURED_PAIRS; no pale relation carries more calls than a coloured one."""
+    from tracevis3d.layout.extravis_heb import COLOUR_ALL_PAIRS, MIN_COLOURED_PAIRS, coloured_pairs
+
+    c = np.asarray(counts, np.int64)
+    out = coloured_pairs(c, share)
+    assert out.shape == c.shape and out.dtype == bool
+    if c.size <= COLOUR_ALL_PAIRS or share >= 1.0:
+        assert out.all()
+        return
+    k = next(k for k in range(1, c.size + 1) if np.sort(c)[::-1][:k].sum() >= share * c.sum() * (1 - 1e-12))
+    assert out.sum() == min(max(k, MIN_COLOURED_PAIRS), c.size)
+    if (~out).any():
+        assert c[~out].max() <= c[out].min()
+
+
+def test_the_bundle_view_colours_the_heavy_relations_and_pales_the_tail():
+    """A jedi + lark recording (3.99 M calls, 2,824 module pairs) drew every relation in the
+    caller → callee gradient: the floor-width tubes of the 2,680 pairs carrying 5 % of the calls
+    were a hairball over the bundles.  Past 200 relations the heaviest carrying `colour_share`
+    of the calls keep the gradient, the others are pale and lie behind them; the legend says
+    how many and what share; colour_share 1 keeps them all in colour."""
+    from tracevis3d.layout.extravis import extravis_layout
+    from tracevis3d.params.extravis import ExtravisParams
+
+    t = tracevis3d.synthetic(60_000, seed=4, threads=2, n_functions=1500)  # 289 module pairs
+    spec = extravis_layout(t, ExtravisParams(level="module", resolution=(960, 540), max_pairs=4000), views="heb")
+    tubes = next(lay for lay in spec.layers if lay.name == "heb_tubes")
+    steps = 8
+    pale = tubes.material_index.reshape(-1, steps)[:, 0] == steps  # the pale material follows the gradient's
+    calls = tubes.attributes["calls"][::steps]
+    assert calls.size > 200 and 0 < pale.sum() < calls.size
+    assert calls[pale].max() <= calls[~pale].min()
+    depth = tubes.centres[:, :, 1].reshape(calls.size, steps, -1)
+    assert depth[pale].min() > depth[~pale].max() - 1e-6  # behind (the camera looks along +y)
+    assert any(x.startswith(f"pale: {int(pale.sum()):,} relations of at most") for x in spec.labels.texts)
+    all_lit = extravis_layout(t, ExtravisParams(level="module", resolution=(960, 540), colour_share=1.0), views="heb")
+    tubes = next(lay for lay in all_lit.layers if lay.name == "heb_tubes")
+    assert (tubes.material_index < steps).all() and not any(x.startswith("pale:") for x in all_lit.labels.texts)
+
+
+def test_the_last_time_mark_never_reads_like_a_round_one():
+    """A jedi + lark recording's last call started at 3.29 s: the mural's bottom read "3 s",
+    as the round mark 3 s a few rows above it did (two "3 s").  An end whose text equals
+    another mark's gets more decimals until it differs; the round marks keep the axis'."""
+    from tracevis3d.layout.extravis import axis_times, time_labels
+
+    assert axis_times([3e6, 0.0, 3.29e6]) == ["3 s", "0", "3.3 s"]
+    assert axis_times([1e6, 2e6, 3e6, 3.0004e6]) == ["1 s", "2 s", "3 s", "3.000 s"]  # no more than 3 decimals
+    starts = np.concatenate([[0.0], np.linspace(1.0, 3.29e6, 9999)])
+    trace = dataclasses.replace(tracevis3d.synthetic(10_000, seed=1), start=starts)
+    ls = time_labels(trace, np.arange(starts.size), 0.0, 1000.0, 0.0, 16.0, 0.01, 1.0)
+    texts = list(ls.texts)
+    assert texts[:2] == ["0", "3.3 s"] and "3 s" in texts[2:] and len(set(texts)) == len(texts), texts
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.0, 1e6), min_size=1, max_size=60), st.floats(0.001, 0.2), st.floats(0.3, 1.0))
 def test_floored_shares_against_the_rule(weights, floor, room):

@@ -39,8 +39,8 @@ from ..params.extravis import ExtravisParams
 from . import palette
 from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, nice_ticks, plan_hud, tick_texts
 from .camera import fit_camera_rect, project, view_direction, world_per_pixel
-from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, control_points, gradient_rgb, leaf_arcs,
-                           ring_labels, ring_layer, tube_layer)
+from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, coloured_pairs, control_points, gradient_rgb,
+                           leaf_arcs, ring_labels, ring_layer, tube_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, text_px
 from .spec import ImageLayer, InstanceLayer, LabelSet, LightSpec, MaterialSpec, SceneSpec
 
@@ -209,6 +209,11 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     lit_note = ""
     if call_lit is not None:
         lit_note = f"highlighted: {', '.join(params.highlight)} ({int(call_lit.sum()):,} calls lit); the others pale"
+    coloured = coloured_pairs(cnt, params.colour_share)  # without a highlight: the heaviest in colour
+    if call_lit is None and not coloured.all() and show_heb:
+        pale_share = float(cnt[~coloured].sum()) / max(float(cnt.sum()), 1.0)
+        lit_note = (f"pale: {int((~coloured).sum()):,} relations of at most {int(cnt[~coloured].max()):,} calls "
+                    f"each ({100 * pale_share:.0f} % of the calls)")
     swatch_rgb = np.vstack([gradient_rgb([0.0, 1.0]) if params.color_mode == "gradient" else palette.sequential([0.0, 1.0]),
                             slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
     rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note, views)
@@ -271,11 +276,13 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
                                        from_attribute=False)
     if lit is not None:
         pair_lit = lit[src] | lit[dst]
-        step_slot = np.where(pair_lit[:, None], step_slot, GRADIENT_STEPS)
+    else:
+        pair_lit = coloured
+    step_slot = np.where(pair_lit[:, None], step_slot, GRADIENT_STEPS)
     curves_w = curves * UNIT
     tubes = tube_layer(curves_w, rad * UNIT, step_slot, tube_names, TOWARD_CAMERA * R * UNIT,
                        {"src_element": src.astype(np.int32), "dst_element": dst.astype(np.int32),
-                        "calls": cnt.astype(np.int32)})
+                        "calls": cnt.astype(np.int32)}, back=~pair_lit)
 
     # ---------------------------------------------------------------- sequence view
     def col_x(f):
@@ -470,12 +477,25 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
                     {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
+#: at most this many more decimals than the axis' own for a moment that would read like another
+MAX_EXTRA_DECIMALS = 3
+
+
 def axis_times(times) -> list:
     """Moments (µs from the trace start) as the icicle's time axis writes them: one unit for
-    all, "0" for zero (`annotate.nice_ticks`, `annotate.tick_texts`)."""
+    all, "0" for zero (`annotate.nice_ticks`, `annotate.tick_texts`).  A moment whose text
+    would equal an earlier one's (the last call's start 3.29 s beside the round mark 3 s: both
+    "3 s") gets more decimals, up to `MAX_EXTRA_DECIMALS`, until it reads differently."""
     times = [float(t) for t in times]
     _, scale, unit, dec = nice_ticks(max(max(abs(t) for t in times), 1e-3))
-    return tick_texts(times, scale, unit, dec)
+    shown, texts = [], []  # the values the texts say ("3.0 s" says what "3 s" says), the texts
+    for t in times:
+        d = dec
+        while t != 0 and round(t / scale, d) in shown and d < dec + MAX_EXTRA_DECIMALS:
+            d += 1
+        shown.append(round(t / scale, d))
+        texts.append(tick_texts([t], scale, unit, d)[0])
+    return texts
 
 
 #: the sequence view's time marks keep this many label sizes between their middles
@@ -500,7 +520,8 @@ def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> Labe
         z = top + (bot - top) * float(np.searchsorted(starts, t, side="left")) / max(seq.size, 1)
         if all(abs(z - m[1]) >= TIME_MARK_GAP_EM * per_em for m in marks):
             marks.append((t, z, z - 0.35 * per_em))
-    texts = axis_times([m[0] for m in marks])
+    rounds = axis_times([m[0] for m in marks[2:]] + [marks[0][0], marks[1][0]])  # the ends yield (`axis_times`)
+    texts = rounds[-2:] + rounds[:-2]
     off = 1.3 * per_em  # left of the window's bar
     anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, m[2] * UNIT) for m in marks]
     n = len(marks)

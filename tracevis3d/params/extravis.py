@@ -39,6 +39,9 @@ EXTRAVIS = Schema("extravis", [
                "the other calls are drawn pale"),
     Param("max_pairs", Number(1, 10 ** 6, integer=True), 4000, group=S.SHOW, label="Max relations",
           help="at most this many element pairs drawn as tubes, those carrying most calls"),
+    Param("colour_share", Number(0.5, 1.0), 0.95, group=S.LOOK, label="Coloured share",
+          help="where more than 200 relations are drawn, the heaviest carrying this share of their calls are "
+               "in colour and the others pale, behind them (1: all in colour)"),
     S.RESOLUTION, S.LABEL_PX, S.SHOW_LABELS, S.SHOW_LEGEND, S.SHOW_TITLE, S.TITLE,
     S.AZIMUTH.but(default=0.0), S.ELEVATION.but(default=8.0), S.LENS_MM.but(default=120.0),
 ], doc="EXTRAVIS: which parts of the program call which (hierarchical edge bundles on the hierarchy's ring) "
@@ -59,6 +62,8 @@ class ExtravisParams(Params, schema=EXTRAVIS):
       (None: the whole trace);
     - ``color_mode``: ``gradient`` (caller green → callee red) or ``time`` (temporal mode);
     - ``highlight``: regexes on elements' dotted names: their calls stay lit in both views;
-    - ``max_pairs``: element pairs drawn as tubes, those carrying most calls first.
+    - ``max_pairs``: element pairs drawn as tubes, those carrying most calls first;
+    - ``colour_share``: of many tubes, the heaviest carrying this share of the calls in colour,
+      the rest pale (`layout.extravis_heb.coloured_pairs`).
     Every field is declared once in `EXTRAVIS`.
     """
