@@ -50,6 +50,10 @@ pygments_cython Pygments highlighting four stdlib modules (Python, C and HTML le
                 formatter) in a pool of 4 workers while a fifth thread runs Cython's compiler on a
                 small ``.pyx``: 2.4M calls, 6 threads, Cython's pipeline ~100 levels deep;
                 **pygments_cython_b** nine sources (the B run of a comparison).
+jedi_lark_sql   jedi completing and inferring names in three stdlib modules' sources, lark's
+                Earley and LALR parsers on nested expressions and SQLAlchemy's ORM on SQLite, in a
+                pool of 5 workers (7 threads: jedi's subprocess reader too; ~4 M calls, ~3,000
+                levels); **jedi_lark_sql_b** two jedi tasks (the B run of a comparison).
 ast_pool        the standard library's ``ast`` in a thread pool of 3 workers: each parses a stdlib
                 module's source (``inspect.getsource``), walks it with a ``NodeVisitor``
                 (``visit › generic_visit``: a recursion through three functions, 50-70 levels)
@@ -685,6 +689,105 @@ if __name__ == "__main__":
 '''
 
 
+JEDI_LARK_SQL_PROGRAM = '''\
+"""jedi completing and inferring names in stdlib sources in a pool of 3 workers, lark parsing
+arithmetic and JSON in a fourth, and SQLAlchemy's ORM on SQLite in a fifth: three libraries of
+deep recursive descent (jedi's inference, lark's Earley parser) and a connection pool."""
+import concurrent.futures
+import inspect
+import sys
+import threading
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+
+
+def infer(i):
+    import jedi
+    import json.decoder, email.utils, textwrap, argparse, csv, shlex
+    mod = [json.decoder, email.utils, textwrap, argparse, csv, shlex][i % 6]
+    src = inspect.getsource(mod)
+    lines = src.splitlines()
+    script = jedi.Script(src, path=mod.__file__)
+    n = 0
+    for row in range(len(lines) // 3, len(lines), max(1, len(lines) // 12)):
+        col = len(lines[row - 1])
+        try:  # jedi's compiled-object access is not thread-safe: a failed lookup is skipped
+            n += len(script.complete(row, col))
+            n += len(script.infer(row, max(0, col - 1)))
+        except Exception:
+            n -= 1
+    return n
+
+
+GRAMMAR = r"""
+?start: sum
+?sum: product | sum "+" product -> add | sum "-" product -> sub
+?product: atom | product "*" atom -> mul | product "/" atom -> div
+?atom: NUMBER -> number | "-" atom -> neg | "(" sum ")" | NAME "(" [sum ("," sum)*] ")" -> call
+%import common.CNAME -> NAME
+%import common.NUMBER
+%import common.WS_INLINE
+%ignore WS_INLINE
+"""
+
+
+def parse_many():
+    from lark import Lark
+    earley = Lark(GRAMMAR, parser="earley")
+    lalr = Lark(GRAMMAR, parser="lalr")
+    expr = "f(1, (2 + 3) * (4 - g(5 * (6 + 7))), 8) / (9 - 10)"
+    for k in range(1, 9):
+        deep = "(" * (k * 4) + expr + ")" * (k * 4)
+        earley.parse(deep)
+        lalr.parse(deep + " + " + deep)
+    return True
+
+
+def orm():
+    from sqlalchemy import ForeignKey, create_engine, select
+    from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Author(Base):
+        __tablename__ = "author"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        name: Mapped[str]
+        books: Mapped[list["Book"]] = relationship(back_populates="author")
+
+    class Book(Base):
+        __tablename__ = "book"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        title: Mapped[str]
+        author_id: Mapped[int] = mapped_column(ForeignKey("author.id"))
+        author: Mapped[Author] = relationship(back_populates="books")
+
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    with Session(engine) as s:
+        for a in range(20):
+            s.add(Author(name=f"a{a}", books=[Book(title=f"b{a}-{b}") for b in range(5)]))
+        s.commit()
+        n = 0
+        for a in s.scalars(select(Author).order_by(Author.name)):
+            n += len(a.books)
+    return n
+
+
+def main():
+    with concurrent.futures.ThreadPoolExecutor(5, thread_name_prefix="worker") as pool:
+        jobs = [pool.submit(infer, i) for i in range(N)]
+        jobs.append(pool.submit(parse_many))
+        jobs.append(pool.submit(orm))
+        print(sum(int(j.result()) for j in jobs))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 AST_POOL_PROGRAM = '''\
 """Parse, walk and unparse stdlib modules with ast in a thread pool of 3 workers: a recursion
 through a NodeVisitor's visit > generic_visit, and the unparser's own."""
@@ -1025,6 +1128,13 @@ SUITE = [
     _program_spec("pygments_cython_b", "trace", PYGMENTS_CYTHON_PROGRAM,
                   "pygments_cython highlighting nine sources (the B run of a comparison)", "9",
                   file="pygments_cython.py"),
+    _program_spec("jedi_lark_sql", "trace", JEDI_LARK_SQL_PROGRAM,
+                  "jedi inferring names in stdlib sources (3 tasks), lark's Earley and LALR parsers and SQLAlchemy's "
+                  "ORM on SQLite in a pool of 5 workers (7 threads, ~3,000 levels of jedi's inference)", "3",
+                  entries=5_000_000),
+    _program_spec("jedi_lark_sql_b", "trace", JEDI_LARK_SQL_PROGRAM,
+                  "jedi_lark_sql with two jedi tasks (the B run of a comparison)", "2", file="jedi_lark_sql.py",
+                  entries=5_000_000),
     Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
          entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
     Spec("xml_io_pool", "viztracer", "project",
