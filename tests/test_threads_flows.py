@@ -211,7 +211,8 @@ def test_a_trace_without_hand_offs_or_flows_says_so_and_explains_no_curves():
     threads without the notes on curves that are not there."""
     tr = tracevis3d.synthetic(3000, threads=3, seed=4)
     spec = threads_layout(tr, ThreadsParams(resolution=RES))
-    assert spec.meta["title"] == f"What the threads do · {tr.title_name} · 3 threads, no hand-offs or flows"
+    # (then the span: the threads overlap from 377 µs on, 6.5 % of the run before it)
+    assert spec.meta["title"].startswith(f"What the threads do · {tr.title_name} · 3 threads, no hand-offs or flows ·")
     legend = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend"]
     assert "threads" in legend and not any("wide end" in t or "waiting thread" in t for t in legend), legend
 
@@ -294,3 +295,31 @@ def test_real_pytorch_flows_keep_their_single_arcs(pytorch):
     assert not spec.meta["flow_summary"] and spec.meta["n_flow_arcs"] > 6
     assert tf.pair_counts(pytorch, np.arange(pytorch.n_threads), 0.0, float(pytorch.end.max()))[0] < \
         tf.SUMMARY_MIN_PAIRS
+
+
+def test_a_span_that_leaves_out_part_of_the_run_is_named_in_title_and_note():
+    """pytest on a Flask app: four shopper threads ran in the last half of a 991 ms run; the
+    view shows the span where two threads work at once (from 474 ms), and its top icicle's axis
+    read "0 … 400 ms" with nothing saying where that 0 lay.  The title names the span (as the
+    icicle's names its window) and the top's note where its 0 is; a span of (nearly) the
+    whole run adds neither."""
+    import json as _json
+    import tempfile
+
+    ev = [{"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 1_000_000},
+          {"ph": "X", "name": "imports", "pid": 1, "tid": 1, "ts": 0, "dur": 450_000},
+          {"ph": "X", "name": "run_pool", "pid": 1, "tid": 1, "ts": 500_000, "dur": 490_000},
+          {"ph": "X", "name": "acquire", "pid": 1, "tid": 1, "ts": 510_000, "dur": 470_000}]
+    for k in range(2, 5):
+        ev.append({"ph": "X", "name": "work", "pid": 1, "tid": k, "ts": 500_000 + 1000 * k, "dur": 400_000})
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        _json.dump({"traceEvents": ev}, f)
+    tr = tracevis3d.load(f.name)
+    spec = threads_layout(tr, ThreadsParams(resolution=RES, focus="1"))
+    assert spec.meta["title"].endswith(" · 402 ms from 502 ms"), spec.meta["title"]  # two or more at work
+    legend = " ".join(t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")  # wrapped lines
+    assert "top: 1 as a straight icicle, its 0 at 502 ms into the trace" in legend, legend
+    whole = threads_layout(tr, ThreadsParams(resolution=RES, focus="1", window="all"))
+    assert " from " not in whole.meta["title"]
+    legend = " ".join(t for t, k in zip(whole.labels.texts, whole.labels.kind) if k == "legend")
+    assert "top: 1 as a straight icicle" in legend and "its 0 at" not in legend, legend

@@ -659,9 +659,11 @@ def object_legend(sync, sel, lane_of_thread):
     return [(sync.object_names[o], int(c), "swatch") for o, c in zip(objs.tolist(), k.tolist())]
 
 
-def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound, waits: bool = True):
+def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_compound, waits: bool = True,
+                top_from: str = ""):
     """The thread view's legend; ``waits``: the view has hand-offs (without, the threads'
-    colours are those of the arcs into them, and the curves' notes are left out)."""
+    colours are those of the arcs into them, and the curves' notes are left out);
+    ``top_from``: where the top icicle's time axis starts, when not at the trace's start."""
     rows = [(bar_title, -1, "heading")] + bar_rows
     rows.append(("depth: share of time waiting or in I/O", -1, "note"))
     if waits and params.color_by == "object":
@@ -677,8 +679,14 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
         if has_compound:
             rows.append(("pale fans: waits of merged tiny calls", -1, "note"))
     if params.show_icicle and focus_name:
-        rows.append((f"top: {focus_name} as a straight icicle", -1, "note"))
+        rows.append((f"top: {focus_name} as a straight icicle" + (f", its 0 at {top_from} into the trace"
+                                                                    if top_from else ""), -1, "note"))
     return rows
+
+
+#: the title says the span shown when it leaves out more than this share of the trace, and the
+#: top icicle's note where its axis starts when that is past this share of it
+SPAN_NOTE_SHARE = 0.05
 
 
 def concurrent_window(trace: Trace, threads) -> tuple | None:
@@ -1096,8 +1104,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
                  f"{'s' if n_handoffs != 1 else ''}")
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
+    # the span shown, when it is not the whole trace ("concurrent": from when two threads first run
+    # at once): the ring's in the title, where the top icicle's axis starts in its note (its 0)
+    origin, whole = float(trace.start.min()), float(trace.end.max() - trace.start.min())
+    if sel.windowed and params.title is None and sel.t1 - sel.t0 < (1 - SPAN_NOTE_SHARE) * whole:
+        title += f" · {fmt_time(sel.t1 - sel.t0)} from {fmt_time(sel.t0 - origin)}"
+    w0 = wall_span(sel, focus_lane)[0] - origin
+    top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
-                       waits=n_handoffs > 0)  # no curves: no notes on them
+                       waits=n_handoffs > 0, top_from=top_from)  # no curves: no notes on them
     n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
     rows += threads_flows.legend_row(n_flows, n_pair_arcs)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
