@@ -252,6 +252,12 @@ def test_classes_are_never_modules():
     ("./prog.py", "prog"),
     ("../lib/util.py", "lib.util"),
     ("<class 'networkx.utils.decorators.argmap'> compilation 52", "networkx.utils.decorators"),
+    # a script's URL (JavaScript frames of V8 profiles): its file's name, dots as "_"
+    ("https://cdn.example.com/static/js/main.abc123.js?v=2#x", "main_abc123"),
+    ("file:///tmp/cr/page.html", "page"),
+    ("https://example.com/", "example_com"),
+    ("blob:file:///8f1c2d3e-aaaa", "8f1c2d3e-aaaa"),
+    ("webpack://app/src/index.ts", "index"),
 ])
 def test_module_from_file(path, module):
     assert module_from_file(path) == module

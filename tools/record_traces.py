@@ -473,6 +473,9 @@ with jax.profiler.trace(sys.argv[1], create_perfetto_trace=True):
 
 #: the page Chromium loads while it traces its own start-up (chromium_page): script, layout, canvas
 #: frames, timers, a dedicated worker and promises
+#: what Chromium traces: every default category, DevTools' timeline and V8's CPU profiler (the page's
+#: JavaScript as sampled stacks: Profile/ProfileChunk events, `tracevis3d.io.chrome_profile`)
+CHROMIUM_CATEGORIES = "*,disabled-by-default-devtools.timeline,disabled-by-default-v8.cpu_profiler"
 CHROMIUM_PAGE = '''\
 <!doctype html><html><head><title>work</title>
 <style>div.b{display:inline-block;width:20px;height:20px;margin:1px;background:#48c}</style></head>
@@ -1289,7 +1292,7 @@ def record(spec: Spec, out_dir: str, timeout: float = TIMEOUT) -> dict:
         cmd = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run",
                "--user-data-dir=" + os.path.join(work, "profile"),
-               "--trace-startup=*,disabled-by-default-devtools.timeline", "--trace-startup-format=json",
+               "--trace-startup=" + CHROMIUM_CATEGORIES, "--trace-startup-format=json",
                "--trace-startup-file=" + tmp, "--trace-startup-duration=4", "--virtual-time-budget=3000",
                "--screenshot=" + os.path.join(work, "page.png"), "file://" + argv[0]]
         rc, log, secs = run_logged(cmd, work, timeout, _child_env())

@@ -118,6 +118,23 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CLASS_PSEUDO = re.compile(r"^<class '(?P<mod>[\w.]+)\.\w+'>")
 
 
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]+:)+//", re.I)  # a script's URL (V8 profiles): https://…, blob:file:///…
+_WEB_EXT = re.compile(r"\.(?:m?js|cjs|jsx|tsx?|html?|wasm)$", re.I)
+
+
+def url_module(url: str) -> str:
+    """The module of a script's URL (JavaScript frames of V8 profiles): its file's name, without
+    the query, the fragment and a web extension, other dots as ``_`` (not a package separator):
+    ``https://cdn.example.com/static/js/main.abc123.js?v=2`` → ``main_abc123``; a URL that
+    names no file gives its host (``https://example.com/`` → ``example_com``)."""
+    rest = _URL.sub("", url).split("?", 1)[0].split("#", 1)[0]
+    parts = [x for x in rest.split("/") if x]
+    if not parts:
+        return ""
+    stem = _WEB_EXT.sub("", parts[-1]) if len(parts) > 1 or "." not in parts[0] else parts[0]
+    return stem.replace(".", "_")
+
+
 @functools.lru_cache(maxsize=1 << 14)  # a trace's functions share their files: each parsed once
 def module_from_file(path: str) -> str:
     """Dotted module name of a source file path, from the path's text alone.
@@ -148,6 +165,7 @@ def module_from_file(path: str) -> str:
        two folders (without the disk we cannot tell where a package starts).
 
     In every case parts that are not identifiers end the walk (``foo-1.0/x.py`` → ``x``).
+    6. A URL (a script's, in V8's profiles) gives its file's name (`url_module`).
     """
     p = path.strip()
     if not p or p == "<unknown>":
@@ -160,6 +178,8 @@ def module_from_file(path: str) -> str:
             return m.group("mod")
         if p.endswith(">"):
             return p
+    if _URL.match(p):
+        return url_module(p)
     p = p.replace("\\", "/")
     absolute = p.startswith("/") or bool(_DRIVE.match(p))
     p = _DRIVE.sub("", p)

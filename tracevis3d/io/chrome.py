@@ -13,8 +13,10 @@ and array form, unterminated arrays and trailing commas; ``B``/``E`` and ``X``
 several pids/tids (numbers or strings); ``i``/``I``/``R`` instants; ``s``/``t``/``f``
 flows with ``bp`` and ``bind_id``/``flow_in``/``flow_out``; counters (``C``) and async
 slices (``b e n``, legacy ``S T F``) into the Trace's counter and async arrays
-(`chrome_side`).  Async steps (``p``), samples (``P``), object events (``N O D``) and
-unknown phases are skipped and counted in ``trace.meta['skipped']``.
+(`chrome_side`); V8's sampled JavaScript stacks (``P`` events ``Profile``/``ProfileChunk``)
+as calls on lanes of their own (`chrome_profile`).  Async steps (``p``), other samples (``P``),
+object events (``N O D``) and unknown phases are skipped and counted in
+``trace.meta['skipped']``.
 
 Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
 each also reported once as a `TraceWarning`; see REPAIRS below.
@@ -46,7 +48,7 @@ from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
 from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
-from . import chrome_rows
+from . import chrome_profile, chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .chrome_fast import FAST, SIDE, FastSide, bind_flows, flow_categories, flow_order, flow_points
 from .chrome_memory import memory_counters
@@ -80,6 +82,7 @@ REPAIRS = {
     "gzip_corrupt": "the gzip stream is damaged: kept what it inflated to before the damage",
     "gzip_trailing": "bytes after the end of the gzip stream that are no gzip member: ignored them",
     **SIDE_REPAIRS,
+    **chrome_profile.REPAIRS,
 }
 
 _PH = {c: ord(c) for c in "BEXiIRMstfC"}
@@ -492,6 +495,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     inst_rows = np.flatnonzero(is_inst & finite_ts)
     flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
     meta_rows = np.flatnonzero(is_meta)
+    prof_rows = np.flatnonzero(ph[:n_event_rows] == ord("P"))  # V8's profiles (`chrome_profile`)
     side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # async events (counters: side rows)
     side_rows = side_all[finite_ts[side_all]]
     del v_ph, v_is_flow, v_bad_ts
@@ -603,10 +607,26 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text, describe)
+    profiles, n_other_p, p_reps = chrome_profile.read_profiles(buf, ii, ss, prof_rows, key_id, key_pid, key_tid,
+                                                               text.clean)
+    for code, count, first in p_reps:
+        rep.add(code, count, first)
+    if n_other_p:  # samples of other kinds: skipped as before
+        skipped["sample"] = skipped.get("sample", 0) + n_other_p
+    try:
+        js_calls = chrome_profile.profile_calls(profiles, max_t, lim.max_stack_depth,
+                                                lim.sample_calls(_compressed_bytes if _compressed_bytes is not None
+                                                                 else nbytes))
+    except ValueError as e:
+        raise TraceFormatError(f"{source}: its V8 profiles expand to {e} (sample_bytes_per_call= or max_events= "
+                               f"to allow more)") from None
+    if js_calls is not None:
+        rep.add("frame_cycle", js_calls["cycles"], detail=f"{js_calls['cycles']} V8 profile node(s)")
+        rep.add("deep_stack", js_calls["deep"], detail=f"{js_calls['deep']} V8 profile chain(s)")
     inst_key = key_id[inst_rows]
     del key_id  # memory (issue 26): the rows' thread keys are used up
     n_counters = v_c_finite.size + fast.n_counter_events  # counter events with a time
-    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size):
+    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size or js_calls is not None):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -674,6 +694,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- origin
     cands = [c_start.min() if c_start.size else np.inf]
+    if js_calls is not None and js_calls["start"].size:
+        cands.append(js_calls["start"].min())
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
     elif not c_start.size and (side_rows.size or n_counters):  # a file of counters or async slices only
@@ -856,6 +878,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat, flow_cat_names=flow_cat_names,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
     )
+    if js_calls is not None:
+        trace = chrome_profile.with_profile_lanes(trace, js_calls, t0, kind_rules)
     if warn:
         for code, it in rep.items.items():
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",

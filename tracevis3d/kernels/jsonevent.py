@@ -413,11 +413,11 @@ def scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
 @njit(cache=True, nogil=True)
 def kept_phase(v):
     """Phases whose events get a row: B E X i I R s t f M, counters C, async b e n (and the
-    legacy S T p F).  Any other event (samples, objects, unknown or no phase) is only
-    counted."""
+    legacy S T p F), samples P (V8's profiles: `io.chrome_profile`).  Any other event
+    (objects, unknown or no phase) is only counted."""
     return (v == 66 or v == 69 or v == 88 or v == 105 or v == 73 or v == 82 or v == 115
             or v == 116 or v == 102 or v == 77 or v == 67 or v == 98 or v == 101 or v == 110
-            or v == 83 or v == 84 or v == 112 or v == 70)
+            or v == 83 or v == 84 or v == 112 or v == 70 or v == 80)
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,308 @@
+"""V8's sampled JavaScript stacks in a Chrome trace: ``Profile`` and ``ProfileChunk`` events
+(phase ``P``), as Chrome DevTools' Performance panel records them and Chromium writes with the
+``disabled-by-default-v8.cpu_profiler`` category.
+
+A profile is keyed by its process and ``id``.  Its ``Profile`` event stands on the thread it
+samples and gives ``args.data.startTime`` (µs, the trace clock); its ``ProfileChunk`` events (on
+V8's profiler thread, in file order) bring ``args.data.cpuProfile.nodes`` (``id``, ``parent``,
+``callFrame``: ``functionName``, ``url``, ``lineNumber`` 0-based), ``cpuProfile.samples`` (the
+leaf node of each sample) and ``timeDeltas`` (µs from the previous sample; the first from
+``startTime``).  Nodes accumulate over the chunks; older profiles give ``children`` lists
+instead of ``parent`` links.
+
+Samples become calls by the flame chart's reading (`kernels.chrome_tree.expand_samples`, as the
+``samples``/``stackFrames`` form): a frame runs from the first sample whose stack holds it to
+the first that does not.  ``(root)`` is no frame; ``(idle)`` and ``(program)`` (V8 outside
+JavaScript: the browser's own work, which the trace's events show) are empty stacks; the last
+sample lasts the profile's median interval.  Samples are taken in time order (a delta may be
+negative).  Each profile's calls go on a lane of their own, "<thread> (JS)", in the
+sampled thread's process: the trace's own events on that thread keep theirs, and sampled
+intervals need not nest with them.
+
+Every profile event is parsed by orjson (they are few: one a ~100 ms of sampling); what does
+not fit the form above is left out and counted (``js_profile`` repair), never guessed.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels import chrome_tree as ct
+from ..kernels import jsonevent as jev
+from ..kernels.tree import nest_sorted_intervals, preorder_sort
+
+PROFILE_EVENTS = ("Profile", "ProfileChunk")
+#: V8's pseudo frames that are no JavaScript running (an empty stack); ``(root)`` is every stack's root
+NOT_JS = frozenset(("(idle)", "(program)"))
+ROOT = "(root)"
+#: the lane of a profile's calls
+LANE_SUFFIX = " (JS)"
+REPAIRS = {
+    "js_profile": "V8 profile event (Profile/ProfileChunk) not of the documented form: left out what did not fit",
+    "js_profile_no_start": "V8 profile chunks without their Profile event (no startTime): timed from the first "
+                           "chunk's ts",
+}
+
+
+@dataclass
+class _Profile:
+    pid: int
+    tid: int | None = None  # the sampled thread (the Profile event's), None when unknown
+    start: float | None = None  # startTime, µs
+    first_chunk_ts: float | None = None
+    first_row: int = -1
+    node_index: dict = field(default_factory=dict)  # node id -> index
+    node_parent_id: list = field(default_factory=list)  # parent id, None for none
+    node_frame: list = field(default_factory=list)  # (name, url, line) per node
+    samples: list = field(default_factory=list)  # node ids
+    deltas: list = field(default_factory=list)  # µs
+    children: list = field(default_factory=list)  # (parent id, child id) of the older form
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _parse(raw: bytes):
+    import orjson
+
+    try:
+        return orjson.loads(raw)
+    except Exception:  # a lone surrogate, bytes not UTF-8: Python's parser takes them
+        try:
+            return json.loads(raw.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return None
+
+
+def _add_nodes(p: _Profile, nodes, text, bad) -> None:
+    if not isinstance(nodes, list):
+        bad()
+        return
+    for nd in nodes:
+        if not isinstance(nd, dict) or not isinstance(nd.get("id"), int) or isinstance(nd.get("id"), bool):
+            bad()
+            continue
+        nid = nd["id"]
+        cf = nd.get("callFrame") if isinstance(nd.get("callFrame"), dict) else {}
+        name = cf.get("functionName") if isinstance(cf.get("functionName"), str) else ""
+        url = cf.get("url") if isinstance(cf.get("url"), str) else ""
+        line = cf.get("lineNumber")
+        line = int(line) + 1 if _num(line) and 0 <= line < 2 ** 31 - 1 else -1
+        parent = nd.get("parent")
+        parent = parent if isinstance(parent, int) and not isinstance(parent, bool) else None
+        if nid in p.node_index:  # a node sent again: the first stays
+            continue
+        p.node_index[nid] = len(p.node_frame)
+        p.node_parent_id.append(parent)
+        p.node_frame.append((text(name) or "(anonymous)", text(url), line))
+        kids = nd.get("children")
+        if isinstance(kids, list):  # the older form: children, not parent links
+            p.children.extend((nid, c) for c in kids if isinstance(c, int) and not isinstance(c, bool))
+
+
+def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text) -> tuple:
+    """The profiles of the ``P`` event rows ``rows`` (their bytes at ``ii[r, I_EV_OFF]``, length
+    ``ss[r, S_EV_LEN]``; ``key_id[r]``: the event's thread key, ``key_pid``/``key_tid``: a key's
+    process and thread; ``text``: a name's cleaning).  Returns (profiles in order of first
+    appearance, the number of ``P`` events that are not profile events (samples of other kinds:
+    skipped, as before), repairs as (code, count, first row))."""
+    profiles: dict = {}
+    other = 0
+    bad = {"n": 0, "first": None}
+    cur_row = [-1]
+
+    def note_bad():
+        bad["n"] += 1
+        if bad["first"] is None:
+            bad["first"] = cur_row[0]
+
+    for r in rows.tolist():
+        cur_row[0] = r
+        off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
+        ev = _parse(bytes(buf[off: off + ln]))
+        if not isinstance(ev, dict) or ev.get("name") not in PROFILE_EVENTS:
+            other += 1
+            continue
+        k = int(key_id[r])
+        pid = int(key_pid[k])
+        pkey = (pid, str(ev.get("id")))
+        p = profiles.get(pkey)
+        if p is None:
+            p = profiles[pkey] = _Profile(pid=pid, first_row=r)
+        args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        data = args.get("data") if isinstance(args.get("data"), dict) else None
+        if data is None:
+            note_bad()
+            continue
+        if ev["name"] == "Profile":
+            p.tid = int(key_tid[k])
+            if _num(data.get("startTime")):
+                p.start = float(data["startTime"])
+            elif _num(ev.get("ts")):
+                p.start = float(ev["ts"])
+        elif p.first_chunk_ts is None and _num(ev.get("ts")):
+            p.first_chunk_ts = float(ev["ts"])
+        cpu = data.get("cpuProfile")
+        if cpu is None:
+            continue
+        if not isinstance(cpu, dict):
+            note_bad()
+            continue
+        if "nodes" in cpu:
+            _add_nodes(p, cpu["nodes"], text, note_bad)
+        samples, deltas = cpu.get("samples", []), data.get("timeDeltas", cpu.get("timeDeltas", []))
+        if not isinstance(samples, list) or not isinstance(deltas, list):
+            note_bad()
+            continue
+        m = min(len(samples), len(deltas))
+        if len(samples) != len(deltas):
+            note_bad()
+        s_ok = [isinstance(s, int) and not isinstance(s, bool) for s in samples[:m]]
+        d_ok = [_num(d) for d in deltas[:m]]
+        if not all(s_ok) or not all(d_ok):
+            note_bad()
+        # a sample without a number keeps its time (the deltas run on), as an empty stack
+        p.samples.extend(s if ok else -1 for s, ok in zip(samples[:m], s_ok))
+        p.deltas.extend(float(d) if ok else 0.0 for d, ok in zip(deltas[:m], d_ok))
+    reps = [("js_profile", bad["n"], bad["first"])]
+    no_start = [p for p in profiles.values() if p.start is None and p.samples]
+    reps.append(("js_profile_no_start", len(no_start), no_start[0].first_row if no_start else None))
+    return list(profiles.values()), other, reps
+
+
+def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max_calls: int) -> dict | None:
+    """The calls of ``profiles`` (`read_profiles`), by the flame chart's reading (module
+    docstring).  Returns None when no profile has a sample, else a dict of arrays: ``start``,
+    ``end`` (absolute µs), ``lane`` (index into ``lanes``), ``frame`` (index into ``frames``:
+    (name, url, line)), ``parent``, ``depth``, ``end_index`` (per-lane pre-order, indices into
+    these calls), ``lanes`` [(pid, sampled tid or None, samples, median interval µs)], and the
+    repair counts ``cycles``, ``deep``."""
+    f_parent_all, s_lane, s_ts, s_node, frames, lanes = [], [], [], [], [], []
+    frame_index: dict = {}
+    node_frame_all = []
+    base = 0
+    for p in profiles:
+        if not p.samples:
+            continue
+        n_nodes = len(p.node_frame)
+        parent = np.full(n_nodes, -1, np.int64)
+        for j, pid_ in enumerate(p.node_parent_id):
+            if pid_ is not None and pid_ in p.node_index:
+                parent[j] = p.node_index[pid_]
+        for a, c in p.children:
+            if a in p.node_index and c in p.node_index:
+                parent[p.node_index[c]] = p.node_index[a]
+        names = [f[0] for f in p.node_frame]
+        is_root = np.array([nm == ROOT for nm in names], bool)
+        not_js = np.array([nm in NOT_JS for nm in names], bool)
+        parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent)  # (root) is no frame
+        node_of = np.array([p.node_index.get(s, -1) for s in p.samples], np.int64)
+        leaf = np.where(node_of >= 0, node_of, -1)
+        ok = leaf >= 0
+        leaf[ok] = np.where(is_root[leaf[ok]] | not_js[leaf[ok]], -1, leaf[ok])
+        start = p.start if p.start is not None else (p.first_chunk_ts if p.first_chunk_ts is not None else 0.0)
+        t = start + np.cumsum(np.asarray(p.deltas, np.float64))
+        pos = np.diff(t)
+        step = float(np.median(pos[pos > 0])) if (pos > 0).any() else 0.0
+        o = np.argsort(t, kind="stable")  # a delta may be negative: time order
+        t, leaf = t[o], leaf[o]
+        keep = np.abs(t) <= max_abs_time
+        t, leaf = t[keep], leaf[keep]
+        if not t.size:
+            continue
+        # the last sample lasts one interval: an empty stack after it closes every frame
+        t = np.append(t, t[-1] + step)
+        leaf = np.append(leaf, -1)
+        lane = len(lanes)
+        lanes.append((p.pid, p.tid, int(t.size - 1), step))
+        f_parent_all.append(np.where(parent >= 0, parent + base, -1))
+        node_frame = np.empty(n_nodes, np.int64)
+        for j, fr in enumerate(p.node_frame):
+            node_frame[j] = frame_index.setdefault(fr, len(frames))
+            if node_frame[j] == len(frames):
+                frames.append(fr)
+        node_frame_all.append(node_frame)
+        s_lane.append(np.full(t.size, lane, np.int64))
+        s_ts.append(t)
+        s_node.append(np.where(leaf >= 0, leaf + base, -1))
+        base += n_nodes
+    if not lanes:
+        return None
+    f_parent = np.concatenate(f_parent_all)
+    f_parent, f_depth, n_cyc, n_deep = ct.frame_depths(f_parent, max_stack_depth)
+    c_node, c_start, c_end, c_lane, status = ct.expand_samples(
+        np.concatenate(s_lane), np.concatenate(s_ts), np.concatenate(s_node), f_parent, f_depth, max_calls)
+    if status < 0:
+        raise ValueError(f"more than {max_calls} calls")
+    keep = c_end > c_start  # frames opened and closed at one time (samples at equal times) are no calls
+    c_node, c_start, c_end, c_lane = c_node[keep], c_start[keep], c_end[keep], c_lane[keep]
+    order = preorder_sort(c_lane, c_start, c_end, np.arange(c_lane.size), len(lanes))
+    c_node, c_start, c_end, c_lane = c_node[order], c_start[order], c_end[order], c_lane[order]
+    parent, depth, end_index, c_end, _ = nest_sorted_intervals(c_lane, c_start, c_end)
+    return {"start": c_start, "end": c_end, "lane": c_lane.astype(np.int32),
+            "frame": np.concatenate(node_frame_all)[c_node], "parent": parent, "depth": depth,
+            "end_index": end_index, "lanes": lanes, "frames": frames, "cycles": n_cyc, "deep": n_deep}
+
+
+def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None):
+    """``trace`` with the calls of `profile_calls` appended, each profile's on a thread of its own
+    after the trace's threads: "<sampled thread> (JS)" in the sampled thread's process
+    (tid -1, -2, ...: no real thread has it), its functions added to the function table (name,
+    script URL, line; category "js-sample").  Times on the trace's clock (``t0``: its origin)."""
+    import dataclasses
+
+    from ..kinds import classify_functions
+    from ..names import parse_function_name
+
+    n0, nt0, nf0 = len(trace), trace.n_threads, trace.n_functions
+    frames = calls["frames"]
+    parsed = [parse_function_name(nm, file=url, line=line) for nm, url, line in frames]
+    names = [nm for nm, _, _ in frames]
+    f_kind = classify_functions(names, kind_rules) if names else np.zeros(0, np.uint8)
+    frame = calls["frame"]
+    t_pid, t_tid, t_names, t_proc, t_sort = [], [], [], [], []
+    pids = trace.thread_pid.tolist()
+    tids = trace.thread_tid.tolist()
+    lanes_meta = []
+    for k, (pid, tid, n_samples, step) in enumerate(calls["lanes"]):
+        same = [j for j in range(nt0) if pids[j] == pid and tids[j] == tid] if tid is not None else []
+        of_pid = [j for j in range(nt0) if pids[j] == pid]
+        sampled = trace.thread_names[same[0]] if same else (str(tid) if tid is not None else f"V8 profile {k + 1}")
+        t_pid.append(pid)
+        t_tid.append(-(k + 1))
+        t_names.append(sampled + LANE_SUFFIX)
+        t_proc.append(trace.process_names[of_pid[0]] if of_pid else str(pid))
+        t_sort.append(int(trace.thread_sort[same[0]]) if same else 0)
+        lanes_meta.append({"thread": sampled + LANE_SUFFIX, "sampled_thread": sampled, "pid": pid,
+                           "samples": n_samples, "interval_us": step,
+                           "calls": int((calls["lane"] == k).sum())})
+    m = frame.size
+    par = calls["parent"]
+    meta = dict(trace.meta)
+    meta["js_profiles"] = lanes_meta
+    return dataclasses.replace(
+        trace,
+        func=np.concatenate([trace.func, (nf0 + frame).astype(np.int32)]),
+        start=np.concatenate([trace.start, calls["start"] - t0]),
+        end=np.concatenate([trace.end, calls["end"] - t0]),
+        depth=np.concatenate([trace.depth, calls["depth"].astype(np.int32)]),
+        parent=np.concatenate([trace.parent, np.where(par >= 0, par + n0, -1).astype(np.int32)]),
+        end_index=np.concatenate([trace.end_index, (calls["end_index"] + n0).astype(np.int32)]),
+        thread=np.concatenate([trace.thread, (nt0 + calls["lane"]).astype(np.int32)]),
+        kind=np.concatenate([trace.kind, f_kind[frame].astype(np.uint8)]),
+        obj_ptr=np.concatenate([trace.obj_ptr, np.full(m, trace.obj_ptr[-1], np.int64)]),
+        function_names=list(trace.function_names) + names,
+        function_files=list(trace.function_files) + [p.file for p in parsed],
+        function_lines=np.concatenate([trace.function_lines, np.array([p.line for p in parsed], np.int32)]),
+        function_cats=list(trace.function_cats) + ["js-sample"] * len(frames),
+        function_paths=list(trace.function_paths) + [p.path for p in parsed],
+        thread_pid=np.concatenate([trace.thread_pid, np.array(t_pid, np.int64)]),
+        thread_tid=np.concatenate([trace.thread_tid, np.array(t_tid, np.int64)]),
+        thread_names=list(trace.thread_names) + t_names,
+        thread_sort=np.concatenate([trace.thread_sort, np.array(t_sort, np.int32)]),
+        process_names=list(trace.process_names) + t_proc,
+        meta=meta,
+    )
