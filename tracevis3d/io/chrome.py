@@ -608,7 +608,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text, describe)
     profiles, n_other_p, p_reps = chrome_profile.read_profiles(buf, ii, ss, prof_rows, key_id, key_pid, key_tid,
-                                                               text.clean)
+                                                               text.clean, lim.max_args_bytes)
     for code, count, first in p_reps:
         rep.add(code, count, first)
     if n_other_p:  # samples of other kinds: skipped as before

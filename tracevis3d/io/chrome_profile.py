@@ -56,13 +56,29 @@ class _Profile:
     node_index: dict = field(default_factory=dict)  # node id -> index
     node_parent_id: list = field(default_factory=list)  # parent id, None for none
     node_frame: list = field(default_factory=list)  # (name, url, line) per node
-    samples: list = field(default_factory=list)  # node ids
-    deltas: list = field(default_factory=list)  # µs
+    samples: list = field(default_factory=list)  # node ids, an int64 array a chunk
+    deltas: list = field(default_factory=list)  # µs, a float64 array a chunk
     children: list = field(default_factory=list)  # (parent id, child id) of the older form
 
 
 def _num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _int_array(v):
+    """``v`` (a list from JSON) as int64 when every item is an int (not a bool), else None."""
+    a = np.asarray(v) if len(v) else np.zeros(0, np.int64)
+    return a.astype(np.int64) if a.ndim == 1 and a.dtype.kind in "iu" and (a.dtype.kind == "i" or a.max() < 2 ** 62) \
+        else None
+
+
+def _finite_array(v):
+    """``v`` as float64 when every item is a finite number (not a bool), else None."""
+    a = np.asarray(v) if len(v) else np.zeros(0, np.float64)
+    if a.ndim != 1 or a.dtype.kind not in "iuf":
+        return None
+    a = a.astype(np.float64)
+    return a if np.isfinite(a).all() else None
 
 
 def _parse(raw: bytes):
@@ -103,12 +119,14 @@ def _add_nodes(p: _Profile, nodes, text, bad) -> None:
             p.children.extend((nid, c) for c in kids if isinstance(c, int) and not isinstance(c, bool))
 
 
-def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text) -> tuple:
+def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: int = 1 << 20) -> tuple:
     """The profiles of the ``P`` event rows ``rows`` (their bytes at ``ii[r, I_EV_OFF]``, length
     ``ss[r, S_EV_LEN]``; ``key_id[r]``: the event's thread key, ``key_pid``/``key_tid``: a key's
     process and thread; ``text``: a name's cleaning).  Returns (profiles in order of first
     appearance, the number of ``P`` events that are not profile events (samples of other kinds:
-    skipped, as before), repairs as (code, count, first row))."""
+    skipped, as before), repairs as (code, count, first row)).  An event longer than
+    ``max_bytes`` (the limit of an event's args) is left out, counted as a ``js_profile`` repair:
+    its Python objects would take ~10 times its bytes (V8 writes chunks of ~100 samples)."""
     profiles: dict = {}
     other = 0
     bad = {"n": 0, "first": None}
@@ -122,6 +140,9 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text) -> tuple:
     for r in rows.tolist():
         cur_row[0] = r
         off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
+        if ln > max_bytes:
+            note_bad()
+            continue
         ev = _parse(bytes(buf[off: off + ln]))
         if not isinstance(ev, dict) or ev.get("name") not in PROFILE_EVENTS:
             other += 1
@@ -160,15 +181,19 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text) -> tuple:
         m = min(len(samples), len(deltas))
         if len(samples) != len(deltas):
             note_bad()
-        s_ok = [isinstance(s, int) and not isinstance(s, bool) for s in samples[:m]]
-        d_ok = [_num(d) for d in deltas[:m]]
-        if not all(s_ok) or not all(d_ok):
+        s_arr, d_arr = _int_array(samples[:m]), _finite_array(deltas[:m])
+        if s_arr is None or d_arr is None:
             note_bad()
-        # a sample without a number keeps its time (the deltas run on), as an empty stack
-        p.samples.extend(s if ok else -1 for s, ok in zip(samples[:m], s_ok))
-        p.deltas.extend(float(d) if ok else 0.0 for d, ok in zip(deltas[:m], d_ok))
+            # a sample without a node id keeps its time (the deltas run on), as an empty stack
+            if s_arr is None:
+                s_arr = np.array([s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1
+                                  for s in samples[:m]], np.int64)
+            if d_arr is None:
+                d_arr = np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]], np.float64)
+        p.samples.append(s_arr)  # arrays, not lists of Python ints: 8 bytes a sample
+        p.deltas.append(d_arr)
     reps = [("js_profile", bad["n"], bad["first"])]
-    no_start = [p for p in profiles.values() if p.start is None and p.samples]
+    no_start = [p for p in profiles.values() if p.start is None and any(a.size for a in p.samples)]
     reps.append(("js_profile_no_start", len(no_start), no_start[0].first_row if no_start else None))
     return list(profiles.values()), other, reps
 
@@ -185,7 +210,8 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
     node_frame_all = []
     base = 0
     for p in profiles:
-        if not p.samples:
+        samples = np.concatenate(p.samples) if p.samples else np.zeros(0, np.int64)
+        if not samples.size:
             continue
         n_nodes = len(p.node_frame)
         parent = np.full(n_nodes, -1, np.int64)
@@ -199,12 +225,18 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
         is_root = np.array([nm == ROOT for nm in names], bool)
         not_js = np.array([nm in NOT_JS for nm in names], bool)
         parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent)  # (root) is no frame
-        node_of = np.array([p.node_index.get(s, -1) for s in p.samples], np.int64)
+        ids = np.fromiter(p.node_index.keys(), np.int64, len(p.node_index))
+        at = np.fromiter(p.node_index.values(), np.int64, len(p.node_index))
+        o_ids = np.argsort(ids)
+        ids, at = ids[o_ids], at[o_ids]
+        pos_ = np.minimum(np.searchsorted(ids, samples), max(ids.size - 1, 0))
+        node_of = np.where((ids.size > 0) & (ids[pos_] == samples), at[pos_], -1) if ids.size else \
+            np.full(samples.size, -1, np.int64)
         leaf = np.where(node_of >= 0, node_of, -1)
         ok = leaf >= 0
         leaf[ok] = np.where(is_root[leaf[ok]] | not_js[leaf[ok]], -1, leaf[ok])
         start = p.start if p.start is not None else (p.first_chunk_ts if p.first_chunk_ts is not None else 0.0)
-        t = start + np.cumsum(np.asarray(p.deltas, np.float64))
+        t = start + np.cumsum(np.concatenate(p.deltas))
         pos = np.diff(t)
         step = float(np.median(pos[pos > 0])) if (pos > 0).any() else 0.0
         o = np.argsort(t, kind="stable")  # a delta may be negative: time order
