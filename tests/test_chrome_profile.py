@@ -94,18 +94,20 @@ def test_a_devtools_profile_becomes_a_lane_of_sampled_calls(tmp_path):
 
 
 def _naive(nodes_parent, names, samples, deltas, start):
-    """The flame chart's reading of one profile, by brute force: each sample's stack as a tuple of
-    node ids root → leaf ((root) left out, (idle)/(program) empty), in time order; a frame's
-    call lasts while consecutive samples share the stack up to it; the last sample lasts the
-    median positive interval; calls of no duration are left out."""
+    """The flame chart's reading of one profile, by brute force, with DevTools' two rules: each
+    sample's stack a tuple of nodes root → leaf ((root) left out, (idle)/(program) empty), in
+    time order; a lone (program) sample between two stacks of the same bottom frame takes the
+    previous stack; a GC sample stands on the (fixed) stack of the last non-GC sample before it
+    (a GC frame of its own per stack it is on), alone after an empty one; a frame's call lasts
+    while consecutive samples share the stack up to it; the last sample lasts the median
+    positive interval; calls of no duration are left out."""
     t = start + np.cumsum(np.asarray(deltas, float))
     d = np.diff(t)
     step = float(np.median(d[d > 0])) if (d > 0).any() else 0.0
     o = np.argsort(t, kind="stable")
+    gc = "(garbage collector)"
 
-    def stack(leaf):
-        if leaf not in names or names[leaf] in ("(idle)", "(program)", "(root)"):
-            return ()
+    def chain(leaf):
         out, seen, n = [], set(), leaf
         while n is not None and n in names and names[n] != "(root)" and n not in seen:
             seen.add(n)
@@ -113,7 +115,24 @@ def _naive(nodes_parent, names, samples, deltas, start):
             n = nodes_parent.get(n)
         return tuple(reversed(out))
 
-    seq = [(float(t[i]), stack(samples[i])) for i in o] + [(float(t[o[-1]]) + step, ())]
+    def kind(leaf):
+        nm = names.get(leaf)
+        return "empty" if nm in (None, "(root)", "(idle)") else "program" if nm == "(program)" else \
+            "gc" if nm == gc else "js"
+
+    raw = [samples[i] for i in o]
+    kinds = [kind(x) for x in raw]
+    stacks = [chain(x) if k == "js" else () for x, k in zip(raw, kinds)]
+    for i in range(1, len(raw) - 1):
+        if kinds[i] == "program" and kinds[i - 1] == kinds[i + 1] == "js" and \
+                chain(raw[i - 1])[0] == chain(raw[i + 1])[0]:
+            stacks[i] = chain(raw[i - 1])
+    for i in range(len(raw)):
+        if kinds[i] == "gc":
+            j = max((j for j in range(i) if kinds[j] != "gc"), default=-1)
+            under = stacks[j] if j >= 0 else ()
+            stacks[i] = under + (("gc", under[-1]),) if under else chain(raw[i])
+    seq = [(float(t[i]), stk) for i, stk in zip(o, stacks)] + [(float(t[o[-1]]) + step, ())]
     calls, open_ = [], []
     for when, stk in seq:
         c = 0
@@ -122,13 +141,13 @@ def _naive(nodes_parent, names, samples, deltas, start):
         for depth in range(len(open_) - 1, c - 1, -1):
             calls.append((open_[depth][0], open_[depth][1], when, depth))
         open_ = open_[:c] + [(stk[j], when) for j in range(c, len(stk))]
-    return sorted((names[n], s, e, dp) for n, s, e, dp in calls if e > s)
+    return sorted((gc if isinstance(n, tuple) else names[n], s, e, dp) for n, s, e, dp in calls if e > s)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(2, 12).flatmap(lambda n: st.tuples(
     st.lists(st.integers(0, n - 1), min_size=n, max_size=n),  # parent choice per node (below its index)
-    st.lists(st.sampled_from(["f", "g", "(idle)", "(program)", "h"]), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["f", "g", "(idle)", "(program)", "h", "(garbage collector)"]), min_size=n, max_size=n),
     st.lists(st.integers(1, n), min_size=1, max_size=40),  # sampled node ids
     st.lists(st.integers(0, 300), min_size=40, max_size=40))))
 def test_profile_calls_against_the_flame_reading(tmp_path_factory, case):
@@ -137,7 +156,7 @@ def test_profile_calls_against_the_flame_reading(tmp_path_factory, case):
     choice, kinds, samples, deltas = case
     n = len(choice)
     parent = {k: (1 + choice[k - 1] % (k - 1) if k > 1 else None) for k in range(1, n + 1)}
-    names = {k: ("(root)" if k == 1 else f"{kinds[k - 1]}{k}" if kinds[k - 1] in "fgh" else kinds[k - 1])
+    names = {k: ("(root)" if k == 1 else f"{kinds[k - 1]}{k}" if kinds[k - 1] in ("f", "g", "h") else kinds[k - 1])
              for k in range(1, n + 1)}
     samples = [1 + (s - 1) % n for s in samples]
     deltas = deltas[:len(samples)]
@@ -232,3 +251,77 @@ def test_a_real_chromium_v8_profile(tmp_path):
             deepest = max(deepest, int(t.depth[a:b].max()) + 1)
     assert {"fib", "sortWork", "layoutWork"} <= names and deepest >= 15, (names, deepest)
     assert "DedicatedWorker thread" + LANE_SUFFIX in [t.thread_names[k] for k in lanes]
+
+
+def _cpuprofile(samples, deltas):
+    """Node's .cpuprofile form: children lists, no parent links; (root) › main › work › inner,
+    (program), (garbage collector) and (idle) under the root."""
+    def nd(nid, name, kids=()):
+        return {"id": nid, "callFrame": {"functionName": name, "scriptId": "1", "url": "file:///app/job.js",
+                                         "lineNumber": nid, "columnNumber": 0}, "hitCount": 0, "children": list(kids)}
+    nodes = [nd(1, "(root)", [2, 5, 6, 7]), nd(2, "main", [3]), nd(3, "work", [4]), nd(4, "inner"),
+             nd(5, "(program)"), nd(6, "(garbage collector)"), nd(7, "(idle)")]
+    return {"nodes": nodes, "startTime": 5000, "endTime": 9000, "samples": samples, "timeDeltas": deltas}
+
+
+def test_a_cpuprofile_file_and_devtools_rules_for_gc_and_lost_stacks(tmp_path):
+    """A V8 .cpuprofile (node --cpu-prof) loads as a trace of one lane.  A collection (GC under
+    the root in V8's tree) stands on the stack it interrupted instead of cutting main › work in
+    two; a lone (program) sample inside a stack (the sampler lost the stack) keeps it; (idle)
+    ends it."""
+    # samples: inner, inner, GC, GC, inner, (program), work, (idle), (program), main
+    doc = _cpuprofile([4, 4, 6, 6, 4, 5, 3, 7, 5, 2], [10] * 10)
+    p = tmp_path / "job.cpuprofile"
+    p.write_text(json.dumps(doc))
+    t = tracevis3d.load(str(p))
+    t.check()
+    assert t.thread_names == ["main (JS)"] and t.meta["format"] == "v8-cpuprofile"
+    got = [(t.function_names[t.func[i]], t.start[i] + t.meta["clock_origin"], t.end[i] + t.meta["clock_origin"],
+            int(t.depth[i])) for i in range(len(t))]
+    assert got == [("main", 5010.0, 5080.0, 0), ("work", 5010.0, 5080.0, 1), ("inner", 5010.0, 5070.0, 2),
+                   ("(garbage collector)", 5030.0, 5050.0, 3), ("main", 5100.0, 5110.0, 0)], got
+    t.function_files[t.function_names.index("work")] == "file:///app/job.js"
+
+
+@pytest.mark.parametrize("doc, match", [
+    ({"nodes": [], "samples": [], "timeDeltas": []}, "without samples"),
+    ('{"nodes": [{"id": 1, "callFrame": {"functionName": "(root)"}}], "samp', "cut short or not JSON"),
+    ({"nodes": [{"id": 1, "callFrame": {"functionName": "(root)"}}], "samples": [1, 1], "timeDeltas": [1, 1]},
+     "hold no JavaScript"),
+])
+def test_bad_cpuprofiles_name_the_file_and_the_problem(tmp_path, doc, match):
+    p = tmp_path / "bad.cpuprofile"
+    p.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    with pytest.raises(tracevis3d.TraceFormatError, match=match) as e:
+        tracevis3d.load(str(p))
+    assert "bad.cpuprofile" in str(e.value)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the real .cpuprofile is recorded "
+                                                          "by node --cpu-prof")
+def test_a_real_node_cpu_profile(tmp_path):
+    """node --cpu-prof on a script (fib, JSON round trips, a sort, a recursive tree): its
+    functions as calls, fib's recursion and the tree's several levels deep, GC on stacks."""
+    js = tmp_path / "work.js"
+    js.write_text("""
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function parseAll(k) { let s = 0; for (let i = 0; i < k; i++) s += JSON.parse(JSON.stringify({a: [i]})).a[0]; return s; }
+function sortMany() { const a = []; for (let i = 0; i < 300000; i++) a.push(Math.sin(i)); return a.sort((x, y) => x - y)[0]; }
+class Tree { constructor(d) { this.kids = d > 0 ? [new Tree(d - 1), new Tree(d - 1)] : []; }
+             size() { return 1 + this.kids.reduce((s, k) => s + k.size(), 0); } }
+let total = 0;
+for (let r = 0; r < 3; r++) { total += fib(24) + parseAll(20000) + sortMany() + new Tree(15).size(); }
+console.log(total);
+""")
+    subprocess.run(["node", "--cpu-prof", f"--cpu-prof-dir={tmp_path}", str(js)], check=True, capture_output=True,
+                   timeout=120, cwd=tmp_path)
+    prof = next(tmp_path.glob("*.cpuprofile"))
+    t = tracevis3d.load(str(prof))
+    t.check()
+    names = set(t.function_names[f] for f in np.unique(t.func))
+    assert {"fib", "parseAll", "sortMany", "size"} <= names, names
+    fib = [i for i in range(len(t)) if t.function_names[t.func[i]] == "fib"]
+    assert max(int(t.depth[i]) for i in fib) >= 8
+    mods = {tracevis3d.names.parse_function_name(t.function_names[f], t.function_files[f],
+                                                 int(t.function_lines[f])).module for f in np.unique(t.func)}
+    assert "work" in mods

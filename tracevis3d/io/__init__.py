@@ -133,8 +133,12 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
         data, repairs = _gunzip_limited(data, source, lim)
         options.update(_compressed_bytes=n_compressed, _input_repairs=repairs)
     from .chrome import load_chrome
+    from .chrome_profile import load_cpuprofile
+    from .sniff import is_cpuprofile
     from .threadnames import fix_pyspy
 
+    if is_cpuprofile(bytes(data[:4096])):  # node --cpu-prof, DevTools' JavaScript profiler
+        return load_cpuprofile(data, source, lim)
     return fix_pyspy(load_chrome(data, source=source, limits=lim, **options))
 
 

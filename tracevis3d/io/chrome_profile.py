@@ -13,8 +13,10 @@ instead of ``parent`` links.
 Samples become calls by the flame chart's reading (`kernels.chrome_tree.expand_samples`, as the
 ``samples``/``stackFrames`` form): a frame runs from the first sample whose stack holds it to
 the first that does not.  ``(root)`` is no frame; ``(idle)`` and ``(program)`` (V8 outside
-JavaScript: the browser's own work, which the trace's events show) are empty stacks; the last
-sample lasts the profile's median interval.  Samples are taken in time order (a delta may be
+JavaScript: the browser's own work, which the trace's events show) are empty stacks, except a
+lone ``(program)`` sample inside a stack, and ``(garbage collector)`` stands on the stack it
+interrupted, as DevTools reads them (`sample_leaves`); the last sample lasts the profile's
+median interval.  Samples are taken in time order (a delta may be
 negative).  Each profile's calls go on a lane of their own, "<thread> (JS)", in the
 sampled thread's process: the trace's own events on that thread keep theirs, and sampled
 intervals need not nest with them.
@@ -198,6 +200,47 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
     return list(profiles.values()), other, reps
 
 
+GC = "(garbage collector)"
+
+
+def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
+    """The leaf node each sample (in time order) stands for, by the rules of DevTools' CPU
+    profile model: ``(root)``, ``(idle)``, an unknown node: an empty stack (-1); a lone
+    ``(program)`` sample between two JavaScript stacks with the same bottom frame takes the
+    previous sample's stack (the sampler failed to walk the stack: "fixMissingSamples"), other
+    ``(program)`` samples are empty; ``(garbage collector)`` samples stand on top of the stack
+    of the last sample before them that is no GC sample (V8 reports GC under the root: without
+    this every collection cut every open frame in two).  ``parent``: the nodes' parents
+    (``(root)`` already cut off).  Returns (leaf per sample, the parents of the GC nodes to
+    append: one per stack a collection interrupted; leaf n + k is the k-th)."""
+    n_nodes, n = parent.size, raw.size
+    kind_of = np.array([0 if nm in (ROOT, "(idle)") else 1 if nm == "(program)" else 2 if nm == GC else 3
+                        for nm in names], np.int8) if n_nodes else np.zeros(0, np.int8)
+    kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)] if n_nodes else 0, 0)  # 0 empty, 1 program, 2 GC, 3 JS
+    bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # each node's top-level frame: pointer jumping
+    for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
+        nxt = bottom[bottom]
+        if np.array_equal(nxt, bottom):
+            break
+        bottom = nxt
+    leaf = np.where(kind == 3, raw, -1)
+    if n > 2:
+        mid = np.arange(1, n - 1)
+        lone = (kind[mid] == 1) & (kind[mid - 1] == 3) & (kind[mid + 1] == 3)
+        lone &= bottom[np.maximum(raw[mid - 1], 0)] == bottom[np.maximum(raw[mid + 1], 0)]
+        leaf[mid[lone]] = raw[mid[lone] - 1]
+    is_gc = kind == 2
+    gc_parent = np.zeros(0, np.int64)
+    if is_gc.any():
+        last = np.maximum.accumulate(np.where(~is_gc, np.arange(n), -1))  # the last non-GC sample at or before
+        under = np.where(last >= 0, leaf[np.maximum(last, 0)], -1)
+        on_stack = is_gc & (under >= 0)
+        gc_parent, slot = np.unique(under[on_stack], return_inverse=True)
+        leaf[on_stack] = n_nodes + slot
+        leaf[is_gc & ~on_stack] = raw[is_gc & ~on_stack]  # after an empty stack: GC alone
+    return leaf, gc_parent.astype(np.int64)
+
+
 def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max_calls: int) -> dict | None:
     """The calls of ``profiles`` (`read_profiles`), by the flame chart's reading (module
     docstring).  Returns None when no profile has a sample, else a dict of arrays: ``start``,
@@ -223,28 +266,30 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
                 parent[p.node_index[c]] = p.node_index[a]
         names = [f[0] for f in p.node_frame]
         is_root = np.array([nm == ROOT for nm in names], bool)
-        not_js = np.array([nm in NOT_JS for nm in names], bool)
         parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent)  # (root) is no frame
         ids = np.fromiter(p.node_index.keys(), np.int64, len(p.node_index))
         at = np.fromiter(p.node_index.values(), np.int64, len(p.node_index))
         o_ids = np.argsort(ids)
         ids, at = ids[o_ids], at[o_ids]
         pos_ = np.minimum(np.searchsorted(ids, samples), max(ids.size - 1, 0))
-        node_of = np.where((ids.size > 0) & (ids[pos_] == samples), at[pos_], -1) if ids.size else \
+        raw = np.where((ids.size > 0) & (ids[pos_] == samples), at[pos_], -1) if ids.size else \
             np.full(samples.size, -1, np.int64)
-        leaf = np.where(node_of >= 0, node_of, -1)
-        ok = leaf >= 0
-        leaf[ok] = np.where(is_root[leaf[ok]] | not_js[leaf[ok]], -1, leaf[ok])
         start = p.start if p.start is not None else (p.first_chunk_ts if p.first_chunk_ts is not None else 0.0)
         t = start + np.cumsum(np.concatenate(p.deltas))
         pos = np.diff(t)
         step = float(np.median(pos[pos > 0])) if (pos > 0).any() else 0.0
         o = np.argsort(t, kind="stable")  # a delta may be negative: time order
-        t, leaf = t[o], leaf[o]
+        t, raw = t[o], raw[o]
         keep = np.abs(t) <= max_abs_time
-        t, leaf = t[keep], leaf[keep]
+        t, raw = t[keep], raw[keep]
         if not t.size:
             continue
+        leaf, gc_parent = sample_leaves(raw, parent, names)
+        if gc_parent.size:  # GC on top of the stack it interrupted: a node of its own per stack
+            parent = np.concatenate([parent, gc_parent])
+            gc_frame = p.node_frame[names.index(GC)]
+            p.node_frame = list(p.node_frame) + [gc_frame] * gc_parent.size
+            n_nodes = parent.size
         # the last sample lasts one interval: an empty stack after it closes every frame
         t = np.append(t, t[-1] + step)
         leaf = np.append(leaf, -1)
@@ -338,3 +383,59 @@ def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None):
         process_names=list(trace.process_names) + t_proc,
         meta=meta,
     )
+
+
+def load_cpuprofile(data, source: str, lim):
+    """A V8 ``.cpuprofile`` (``{"nodes": [...], "startTime", "endTime", "samples": [...],
+    "timeDeltas": [...]}``: what ``node --cpu-prof`` and DevTools' JavaScript profiler save) as
+    a Trace of one lane, "main (JS)", by the same reading as a trace's profile events (module
+    docstring).  Errors name the file: not JSON, not of that form, no sample."""
+    from ..model import Trace, TraceFormatError
+
+    doc = _parse(bytes(data))
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
+        raise TraceFormatError(f"{source}: a V8 .cpuprofile (it starts with a 'nodes' list) that Python's json "
+                               f"cannot read: cut short or not JSON ({len(data)} bytes)")
+    p = _Profile(pid=0, tid=0, first_row=0)
+    bad = {"n": 0}
+
+    def note_bad():
+        bad["n"] += 1
+
+    text = lambda s: s[:lim.max_name_chars] if isinstance(s, str) else ""  # noqa: E731
+    _add_nodes(p, doc["nodes"], text, note_bad)
+    samples, deltas = doc.get("samples"), doc.get("timeDeltas")
+    if not isinstance(samples, list) or not isinstance(deltas, list) or not samples:
+        raise TraceFormatError(f"{source}: a V8 .cpuprofile without samples: 'samples' and 'timeDeltas' must be "
+                               f"lists of the sampled nodes and the µs between samples")
+    m = min(len(samples), len(deltas))
+    s_arr, d_arr = _int_array(samples[:m]), _finite_array(deltas[:m])
+    if s_arr is None or d_arr is None or len(samples) != len(deltas):
+        note_bad()
+    p.samples = [s_arr if s_arr is not None else np.array(
+        [s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1 for s in samples[:m]],
+        np.int64)]
+    p.deltas = [d_arr if d_arr is not None else np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]])]
+    p.start = float(doc["startTime"]) if _num(doc.get("startTime")) else 0.0
+    calls = profile_calls([p], lim.max_abs_time, lim.max_stack_depth, max(4 * m, 1 << 20))
+    if calls is None or not calls["start"].size:
+        raise TraceFormatError(f"{source}: its {m} samples hold no JavaScript (only (idle)/(program)/(root))")
+    base = Trace(func=np.zeros(0, np.int32), start=np.zeros(0), end=np.zeros(0), depth=np.zeros(0, np.int32),
+                 parent=np.zeros(0, np.int32), end_index=np.zeros(0, np.int32), thread=np.zeros(0, np.int32),
+                 kind=np.zeros(0, np.uint8), obj_ptr=np.zeros(1, np.int64), obj_ids=np.zeros(0, np.int32),
+                 function_names=[], function_files=[], function_lines=np.zeros(0, np.int32), function_cats=[],
+                 function_paths=[], thread_pid=np.zeros(0, np.int64), thread_tid=np.zeros(0, np.int64),
+                 thread_names=[], thread_sort=np.zeros(0, np.int32), process_names=[],
+                 meta={"source": source, "format": "v8-cpuprofile", "time_unit": "us"})
+    t0 = float(calls["start"].min())
+    trace = with_profile_lanes(base, calls, t0)
+    import os
+
+    name = os.path.basename(source).split(".")[0] or "profile"
+    repairs = {}
+    if bad["n"]:
+        repairs["js_profile"] = {"count": bad["n"], "first": "the document", "action": REPAIRS["js_profile"]}
+    trace.thread_names[0] = "main" + LANE_SUFFIX
+    trace.process_names[0] = name
+    trace.meta.update(clock_origin=t0, repairs=repairs, skipped={}, n_samples=m)
+    return trace

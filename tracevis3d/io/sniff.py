@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import zlib
 
@@ -27,7 +28,16 @@ _COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
-__all__ = ["check_trace_file", "check_trace_bytes", "HEAD_BYTES", "FULL_PARSE_BYTES"]
+__all__ = ["check_trace_file", "check_trace_bytes", "is_cpuprofile", "HEAD_BYTES", "FULL_PARSE_BYTES"]
+#: a V8 ``.cpuprofile`` document (Node.js' ``--cpu-prof``, DevTools' JavaScript profiler): an object
+#: whose first key is ``nodes`` (`io.chrome_profile.load_cpuprofile` reads it)
+_CPUPROFILE_HEAD = re.compile(rb'^\s*\{\s*"nodes"\s*:\s*\[')
+
+
+def is_cpuprofile(head: bytes) -> bool:
+    """Do these first bytes (inflated) start a V8 ``.cpuprofile`` document?"""
+    head = bytes(head[:4096])
+    return bool(_CPUPROFILE_HEAD.match(head[3:] if head.startswith(_BOM) else head))
 
 
 def _stat(path: str) -> int | None:
@@ -172,7 +182,7 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
         raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at "
                                f"{_where(data, i, in_what)}: {snippet!r}")
-    if not whole:
+    if not whole or is_cpuprofile(data):  # a V8 profile: its loader checks it
         return
     d = _Doc(data, i, source, in_what)
     try:
