@@ -256,7 +256,7 @@ def test_classes_are_never_modules():
     ("https://cdn.example.com/static/js/main.abc123.js?v=2#x", "main_abc123"),
     ("file:///tmp/cr/page.html", "page"),
     ("https://example.com/", "example_com"),
-    ("blob:file:///8f1c2d3e-aaaa", "8f1c2d3e-aaaa"),
+    ("blob:file:///8f1c2d3e-aaaa", "blob"),
     ("webpack://app/src/index.ts", "index"),
 ])
 def test_module_from_file(path, module):

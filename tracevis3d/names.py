@@ -126,7 +126,10 @@ def url_module(url: str) -> str:
     """The module of a script's URL (JavaScript frames of V8 profiles): its file's name, without
     the query, the fragment and a web extension, other dots as ``_`` (not a package separator):
     ``https://cdn.example.com/static/js/main.abc123.js?v=2`` → ``main_abc123``; a URL that
-    names no file gives its host (``https://example.com/`` → ``example_com``)."""
+    names no file gives its host (``https://example.com/`` → ``example_com``); an object URL
+    (``blob:…/<uuid>``: a worker made from a string) is ``blob``."""
+    if url[:5].lower() == "blob:":
+        return "blob"
     rest = _URL.sub("", url).split("?", 1)[0].split("#", 1)[0]
     parts = [x for x in rest.split("/") if x]
     if not parts:
