@@ -181,6 +181,8 @@ def test_profile_calls_against_the_flame_reading(tmp_path_factory, case):
     ({"cpuProfile": {"nodes": [_node(1, "(root)"), _node(2, "a", 3), _node(3, "b", 2)],
                      "samples": [2, "x", 3, 2]}, "timeDeltas": [5, 5, None, 5]}, "js_profile"),
     ({"cpuProfile": [1, 2]}, "js_profile"),
+    ({"cpuProfile": {"nodes": [_node(1, "(root)"), _node(2, "a", 1)], "samples": [2, 2 ** 70, 2]},
+      "timeDeltas": [10 ** 400, 5, 1e308]}, "js_profile"),  # past int64 and float: Python's json reads them
     ({"cpuProfile": {"nodes": [_node(1, "(root)")], "samples": [1] * 600_000}, "timeDeltas": [1] * 600_000},
      "js_profile"),  # 2.4 MB: over max_args_bytes, left out (its Python objects would take ~10x)
 ])

@@ -27,6 +27,7 @@ not fit the form above is left out and counted (``js_profile`` repair), never gu
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +65,13 @@ class _Profile:
 
 
 def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+    """A finite JSON number (not a bool; an int past a float's range is none)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def _int_array(v):
