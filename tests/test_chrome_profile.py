@@ -327,3 +327,16 @@ console.log(total);
     mods = {tracevis3d.names.parse_function_name(t.function_names[f], t.function_files[f],
                                                  int(t.function_lines[f])).module for f in np.unique(t.func)}
     assert "work" in mods
+
+
+def test_a_flood_of_profile_ids_is_bounded(tmp_path, monkeypatch):
+    """Every Profile event with an id of its own makes a profile (a few tables each): past
+    MAX_PROFILES the events are left out and counted, not kept."""
+    from tracevis3d.io import chrome_profile
+
+    monkeypatch.setattr(chrome_profile, "MAX_PROFILES", 5)
+    ev = [{"ph": "X", "name": "host", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]
+    ev += [{"ph": "P", "name": "Profile", "id": k, "pid": 1, "tid": 1, "ts": 0, "args": {"data": {"startTime": 0}}}
+           for k in range(12)]
+    t = _load(tmp_path, {"traceEvents": ev})
+    assert t.meta["repairs"]["js_profile"]["count"] == 7 and "event #6" in t.meta["repairs"]["js_profile"]["first"]

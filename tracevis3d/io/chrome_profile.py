@@ -40,6 +40,9 @@ PROFILE_EVENTS = ("Profile", "ProfileChunk")
 #: V8's pseudo frames that are no JavaScript running (an empty stack); ``(root)`` is every stack's root
 NOT_JS = frozenset(("(idle)", "(program)"))
 ROOT = "(root)"
+#: profiles read from one trace (a browser profiles a thread each: a page and its workers); the
+#: events of more are left out, counted (each profile holds a few tables: a flood of ids is no trace)
+MAX_PROFILES = 10_000
 #: the lane of a profile's calls
 LANE_SUFFIX = " (JS)"
 REPAIRS = {
@@ -161,6 +164,9 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
         pkey = (pid, str(ev.get("id")))
         p = profiles.get(pkey)
         if p is None:
+            if len(profiles) >= MAX_PROFILES:
+                note_bad()
+                continue
             p = profiles[pkey] = _Profile(pid=pid, first_row=r)
         args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
         data = args.get("data") if isinstance(args.get("data"), dict) else None
