@@ -54,6 +54,10 @@ jedi_lark_sql   jedi completing and inferring names in three stdlib modules' sou
                 Earley and LALR parsers on nested expressions and SQLAlchemy's ORM on SQLite, in a
                 pool of 5 workers (7 threads: jedi's subprocess reader too; ~4 M calls, ~3,000
                 levels); **jedi_lark_sql_b** two jedi tasks (the B run of a comparison).
+pytest_flask    pytest running a Flask shop's tests: parametrized requests through Flask's test
+                client (routing, Jinja templates, JSON), fixtures, one test sending requests from
+                a pool of four shopper threads; pluggy's hooks and assertion rewriting around them
+                (1.5 M calls, 5 threads, ~130 levels).
 ast_pool        the standard library's ``ast`` in a thread pool of 3 workers: each parses a stdlib
                 module's source (``inspect.getsource``), walks it with a ``NodeVisitor``
                 (``visit › generic_visit``: a recursion through three functions, 50-70 levels)
@@ -791,6 +795,82 @@ if __name__ == "__main__":
 '''
 
 
+PYTEST_FLASK_PROGRAM = '''\
+"""pytest running a Flask shop's tests: parametrized requests through Flask's test client
+(routing, Jinja templates, JSON), fixtures, and one test that sends requests from a pool of
+four threads; pytest's own hooks (pluggy), assertion rewriting and reporting around them."""
+import concurrent.futures
+
+import pytest
+from flask import Flask, abort, jsonify, render_template_string, request
+
+PAGE = """<h1>{{ title }}</h1><ul>{% for item in items %}<li>{{ item.name|title }}: {{ "%.2f"|format(item.price) }}
+{% if item.tags %}({{ item.tags|join(", ") }}){% endif %}</li>{% endfor %}</ul>"""
+
+
+def make_app():
+    app = Flask("shop")
+    items = [{"id": k, "name": f"item {k}", "price": 1.5 * k, "tags": ["a", "b"][: k % 3]} for k in range(60)]
+
+    @app.route("/items")
+    def listing():
+        lo = int(request.args.get("from", 0))
+        return render_template_string(PAGE, title="Items", items=items[lo:lo + 20])
+
+    @app.route("/items/<int:k>")
+    def item(k):
+        if k >= len(items):
+            abort(404)
+        return jsonify(items[k])
+
+    @app.post("/basket")
+    def basket():
+        got = request.get_json()
+        total = sum(items[int(k)]["price"] * n for k, n in got.items() if int(k) < len(items))
+        return jsonify(total=total)
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def client():
+    return make_app().test_client()
+
+
+@pytest.mark.parametrize("lo", range(0, 60, 5))
+def test_listing(client, lo):
+    r = client.get(f"/items?from={lo}")
+    assert r.status_code == 200 and b"<li>" in r.data
+
+
+@pytest.mark.parametrize("k", range(0, 70, 3))
+def test_item(client, k):
+    r = client.get(f"/items/{k}")
+    assert r.status_code == (200 if k < 60 else 404)
+
+
+def test_basket(client):
+    r = client.post("/basket", json={"1": 2, "5": 1, "99": 4})
+    assert r.get_json()["total"] == pytest.approx(1.5 * 2 + 7.5)
+
+
+def test_concurrent(client):
+    app = make_app()
+
+    def shop(i):
+        c = app.test_client()
+        return sum(c.get(f"/items?from={(i * 7) % 40}").status_code for _ in range(6))
+
+    with concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="shopper") as pool:
+        assert sum(pool.map(shop, range(16))) == 200 * 6 * 16
+
+
+def test_fails_on_purpose_report():
+    with pytest.raises(ZeroDivisionError):
+        1 / 0
+'''
+
+
 AST_POOL_PROGRAM = '''\
 """Parse, walk and unparse stdlib modules with ast in a thread pool of 3 workers: a recursion
 through a NodeVisitor's visit > generic_visit, and the unparser's own."""
@@ -1138,6 +1218,11 @@ SUITE = [
     _program_spec("jedi_lark_sql_b", "trace", JEDI_LARK_SQL_PROGRAM,
                   "jedi_lark_sql with two jedi tasks (the B run of a comparison)", "2", file="jedi_lark_sql.py",
                   entries=5_000_000),
+    Spec("pytest_flask", "viztracer", "trace",
+         lambda w: ["-m", "pytest", "-q", "-p", "no:cacheprovider", _write(os.path.join(w, "test_shop.py"),
+                                                                              PYTEST_FLASK_PROGRAM)],
+         entries=3_000_000, doc="pytest running a Flask shop's tests (Flask's test client, Jinja, one test "
+                                "sending requests from 4 shopper threads): 5 threads, ~130 levels"),
     Spec("ast_pool", "viztracer", "project", lambda w: [_write(os.path.join(w, "ast_pool.py"), AST_POOL_PROGRAM)],
          entries=3_000_000, doc="ast parse, NodeVisitor walk and unparse in a thread pool of 3 workers (4 threads)"),
     Spec("xml_io_pool", "viztracer", "project",
