@@ -1214,10 +1214,10 @@ SUITE = [
     _program_spec("jedi_lark_sql", "trace", JEDI_LARK_SQL_PROGRAM,
                   "jedi inferring names in stdlib sources (3 tasks), lark's Earley and LALR parsers and SQLAlchemy's "
                   "ORM on SQLite in a pool of 5 workers (7 threads, ~3,000 levels of jedi's inference)", "3",
-                  entries=5_000_000),
+                  entries=8_000_000),
     _program_spec("jedi_lark_sql_b", "trace", JEDI_LARK_SQL_PROGRAM,
                   "jedi_lark_sql with two jedi tasks (the B run of a comparison)", "2", file="jedi_lark_sql.py",
-                  entries=5_000_000),
+                  entries=8_000_000),
     Spec("pytest_flask", "viztracer", "trace",
          lambda w: ["-m", "pytest", "-q", "-p", "no:cacheprovider", _write(os.path.join(w, "test_shop.py"),
                                                                               PYTEST_FLASK_PROGRAM)],
