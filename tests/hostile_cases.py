@@ -432,7 +432,53 @@ def measure_case(data: bytes, options: dict | None = None, *, workdir, timeout: 
     return res
 
 
+# ------------------------------------------------------------------ V8 profiles (io.chrome_profile)
+def _v8_chain(depth: int, first: int = 2) -> list:
+    nodes = [{"id": 1, "callFrame": {"functionName": "(root)"}}]
+    nodes += [{"id": k, "parent": k - 1 if k > first else 1, "callFrame": {"functionName": f"f{k % 7}", "url": "x.js"}}
+              for k in range(first, first + depth)]
+    return nodes
+
+
+def profile_chunks_swing(n: int):
+    """A V8 profile whose samples swing between a 1000-deep leaf and a top-level frame, in
+    chunks of 100 samples (as V8 writes them) up to ``n`` bytes: each swing closes and opens
+    1000 calls; bounded by the samples' call budget (sample_bytes_per_call)."""
+    head = [_x("host", 0, 10),
+            {"ph": "P", "name": "Profile", "id": 1, "pid": 1, "tid": 1, "ts": 0, "args": {"data": {"startTime": 0}}},
+            {"ph": "P", "name": "ProfileChunk", "id": 1, "pid": 1, "tid": 2, "ts": 0,
+             "args": {"data": {"cpuProfile": {"nodes": _v8_chain(1000)}, "timeDeltas": []}}}]
+    chunk = {"ph": "P", "name": "ProfileChunk", "id": 1, "pid": 1, "tid": 2, "ts": 0,
+             "args": {"data": {"cpuProfile": {"samples": [1001, 2] * 50}, "timeDeltas": [7] * 100}}}
+    unit = json.dumps(chunk, separators=(",", ":")).encode()
+    body = _dump(head)[:-1]
+    count = max(1, (n - len(body)) // (len(unit) + 1))
+    return body + b"," + b",".join([unit] * count) + b"]", {}
+
+
+def profile_ids_flood(n: int):
+    """Profile events each with an id of its own, as many as ``n`` bytes hold: each would be a
+    profile of its own (a few tables); at most MAX_PROFILES are kept."""
+    unit = b'{"ph":"P","name":"Profile","id":%d,"pid":1,"tid":1,"ts":0,"args":{"data":{"startTime":0}}}'
+    count = max(1, n // (len(unit) + 4))
+    return b"[" + _dump([_x("host", 0, 10)])[1:-1] + b"," + b",".join(unit % k for k in range(count)) + b"]", {}
+
+
+def cpuprofile_chain(n: int):
+    """A V8 .cpuprofile (children lists) with a chain as deep as ``n`` bytes of nodes allow,
+    sampled at its leaf and at its root in turn."""
+    depth = max(10, n // 160)
+    nodes = [{"id": k, "callFrame": {"functionName": f"f{k % 13}", "url": "file:///a.js", "lineNumber": k},
+              "children": [k + 1] if k < depth else []} for k in range(1, depth + 1)]
+    samples = [depth, 2] * 200
+    return json.dumps({"nodes": nodes, "startTime": 0, "endTime": 1, "samples": samples,
+                       "timeDeltas": [3] * len(samples)}).encode(), {}
+
+
 CASES = {
+    "profile_chunks_swing": profile_chunks_swing,
+    "profile_ids_flood": profile_ids_flood,
+    "cpuprofile_chain": cpuprofile_chain,
     "long_name": long_name,
     "many_long_names": many_long_names,
     "names_same_ends": names_same_ends,

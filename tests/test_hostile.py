@@ -448,6 +448,9 @@ GUARDED = [
     ("newlines_error", 200_000_000, {"error"}, "(line 200000001, column 1)"),
     ("whitespace_events", 100_000_000, {"ok"}, None),
     ("tiny_events", 10_000_000, {"error"}, "skipped: {'no phase': 3333334}"),
+    ("profile_chunks_swing", 4_000_000, {"error"}, "V8 profiles (from event #"),
+    ("profile_ids_flood", 8_000_000, {"ok"}, None),
+    ("cpuprofile_chain", 6_000_000, {"error"}, "expand to more than"),
 ]
 
 

@@ -618,8 +618,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                                 lim.sample_calls(_compressed_bytes if _compressed_bytes is not None
                                                                  else nbytes))
     except ValueError as e:
-        raise TraceFormatError(f"{source}: its V8 profiles expand to {e} (sample_bytes_per_call= or max_events= "
-                               f"to allow more)") from None
+        raise TraceFormatError(f"{source}: its V8 profiles (from {describe(int(prof_rows[0]))}) expand to {e} "
+                               f"(stacks that change by many frames from sample to sample; sample_bytes_per_call= "
+                               f"or max_events= to allow more)") from None
     if js_calls is not None:
         rep.add("frame_cycle", js_calls["cycles"], detail=f"{js_calls['cycles']} V8 profile node(s)")
         rep.add("deep_stack", js_calls["deep"], detail=f"{js_calls['deep']} V8 profile chain(s)")

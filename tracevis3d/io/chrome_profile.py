@@ -430,7 +430,12 @@ def load_cpuprofile(data, source: str, lim):
         np.int64)]
     p.deltas = [d_arr if d_arr is not None else np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]])]
     p.start = float(doc["startTime"]) if _num(doc.get("startTime")) else 0.0
-    calls = profile_calls([p], lim.max_abs_time, lim.max_stack_depth, max(4 * m, 1 << 20))
+    try:
+        calls = profile_calls([p], lim.max_abs_time, lim.max_stack_depth, lim.sample_calls(len(data)))
+    except ValueError as e:
+        raise TraceFormatError(f"{source}: its {m} samples (from byte 0) expand to {e} (stacks that change by "
+                               f"many frames from sample to sample; sample_bytes_per_call= or max_events= to "
+                               f"allow more)") from None
     if calls is None or not calls["start"].size:
         raise TraceFormatError(f"{source}: its {m} samples hold no JavaScript (only (idle)/(program)/(root))")
     base = Trace(func=np.zeros(0, np.int32), start=np.zeros(0), end=np.zeros(0), depth=np.zeros(0, np.int32),
