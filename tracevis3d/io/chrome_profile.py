@@ -298,10 +298,10 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
         if not t.size:
             continue
         leaf, gc_parent = sample_leaves(raw, parent, names)
+        node_frames = p.node_frame
         if gc_parent.size:  # GC on top of the stack it interrupted: a node of its own per stack
             parent = np.concatenate([parent, gc_parent])
-            gc_frame = p.node_frame[names.index(GC)]
-            p.node_frame = list(p.node_frame) + [gc_frame] * gc_parent.size
+            node_frames = node_frames + [p.node_frame[names.index(GC)]] * gc_parent.size
             n_nodes = parent.size
         # the last sample lasts one interval: an empty stack after it closes every frame
         t = np.append(t, t[-1] + step)
@@ -309,11 +309,13 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
         lane = len(lanes)
         lanes.append((p.pid, p.tid, int(t.size - 1), step))
         f_parent_all.append(np.where(parent >= 0, parent + base, -1))
-        node_frame = np.empty(n_nodes, np.int64)
-        for j, fr in enumerate(p.node_frame):
-            node_frame[j] = frame_index.setdefault(fr, len(frames))
-            if node_frame[j] == len(frames):
+        node_frame = np.empty(n_nodes, np.int64)  # nodes of one frame (name, url, line) share a function
+        for j, fr in enumerate(node_frames):
+            k = frame_index.get(fr)
+            if k is None:
+                k = frame_index[fr] = len(frames)
                 frames.append(fr)
+            node_frame[j] = k
         node_frame_all.append(node_frame)
         s_lane.append(np.full(t.size, lane, np.int64))
         s_ts.append(t)
