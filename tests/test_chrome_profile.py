@@ -340,3 +340,15 @@ def test_a_flood_of_profile_ids_is_bounded(tmp_path, monkeypatch):
            for k in range(12)]
     t = _load(tmp_path, {"traceEvents": ev})
     assert t.meta["repairs"]["js_profile"]["count"] == 7 and "event #6" in t.meta["repairs"]["js_profile"]["first"]
+
+
+def test_a_sampled_thread_without_events_of_its_own_keeps_its_name(tmp_path):
+    """A worker that V8 sampled but that wrote no trace event has no lane of its own; its
+    name comes from the metadata ("DedicatedWorker thread (JS)", not its tid)."""
+    doc = _devtools_trace()
+    for e in doc["traceEvents"]:
+        if e.get("tid") == 1 and e.get("ph") in ("X",):
+            e["tid"] = 3  # the trace's own events move to another thread
+    doc["traceEvents"][0]["args"]["name"] = "DedicatedWorker thread"
+    t = _load(tmp_path, doc)
+    assert "DedicatedWorker thread" + LANE_SUFFIX in t.thread_names, t.thread_names

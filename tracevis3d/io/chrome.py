@@ -622,6 +622,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                f"(stacks that change by many frames from sample to sample; sample_bytes_per_call= "
                                f"or max_events= to allow more)") from None
     if js_calls is not None:
+        # the sampled threads' names from the metadata (a worker sampled but without events of its own)
+        named = {(int(key_pid[k]), int(key_tid[k])): nm for k, nm in meta_info["thread_names"].items()}
+        js_calls["thread_names"] = {(pid, tid): named[pid, tid] for pid, tid, _, _ in js_calls["lanes"]
+                                    if tid is not None and (pid, tid) in named}
         rep.add("frame_cycle", js_calls["cycles"], detail=f"{js_calls['cycles']} V8 profile node(s)")
         rep.add("deep_stack", js_calls["deep"], detail=f"{js_calls['deep']} V8 profile chain(s)")
     inst_key = key_id[inst_rows]

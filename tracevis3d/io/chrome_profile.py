@@ -362,7 +362,8 @@ def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None):
     for k, (pid, tid, n_samples, step) in enumerate(calls["lanes"]):
         same = [j for j in range(nt0) if pids[j] == pid and tids[j] == tid] if tid is not None else []
         of_pid = [j for j in range(nt0) if pids[j] == pid]
-        sampled = trace.thread_names[same[0]] if same else (str(tid) if tid is not None else f"V8 profile {k + 1}")
+        sampled = trace.thread_names[same[0]] if same else calls.get("thread_names", {}).get((pid, tid)) or (
+            str(tid) if tid is not None else f"V8 profile {k + 1}")
         t_pid.append(pid)
         t_tid.append(-(k + 1))
         t_names.append(sampled + LANE_SUFFIX)
