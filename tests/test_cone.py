@@ -744,3 +744,37 @@ def test_threads_of_a_kind_are_one_node(tmp_path):
     assert not any("12×" in t for t in plain.labels.texts) and len(plain.meta["node_parent"]) > len(
         spec.meta["node_parent"])
     assert thread_groups(trace, 13) is None  # 13 threads with calls: grouped only above the limit
+
+
+def test_a_small_narrow_tree_stays_upright_rather_than_huge_spheres_sideways():
+    """A node script's profile: a chain of calls that each take the whole run, a few leaves.
+    Turned to grow to the right its spheres came out 163 px in radius against 68 upright (at
+    1920x1080) and touched, covering their names; an orientation whose root sphere is more than
+    twice the other's and past 4.5 % of the image's height is dropped.  Both within that: the
+    larger wins as before (the rule alone, then a chain's layout)."""
+    from tracevis3d.layout.cone import OVERSIZE_RATIO, ROOT_SPHERE_MAX_FRAC, oversized_orientation
+
+    res = (1920, 1080)
+    cap = ROOT_SPHERE_MAX_FRAC * res[1]
+    assert oversized_orientation({"vertical": 68.0, "horizontal": 163.0}, res) == "vertical"
+    assert oversized_orientation({"vertical": 161.0, "horizontal": 199.0}, res) is None  # not twice
+    assert oversized_orientation({"vertical": 0.6 * cap, "horizontal": 0.95 * cap}, res) is None  # under the cap
+    assert oversized_orientation({"vertical": cap, "horizontal": OVERSIZE_RATIO * cap * 1.01}, res) == "vertical"
+    import json as _json
+    import tempfile
+
+    # the node profile's shape: main › run › load › compile › job over the whole run, then a few
+    # calls of a few levels under job (sort, parse, a recursion 8 deep)
+    ev = [{"ph": "X", "name": nm, "pid": 1, "tid": 1, "ts": k, "dur": 100_000 - 2 * k}
+          for k, nm in enumerate(["main", "run", "load", "compile", "job"])]
+    t0 = 10
+    for name, dur, depth in (("sortMany", 30_000, 2), ("parseAll", 12_000, 1), ("Tree", 20_000, 8),
+                             ("fib", 9_000, 6), ("log", 2_000, 4)):
+        for d in range(depth):
+            ev.append({"ph": "X", "name": name if d == 0 else f"{name}_{d}", "pid": 1, "tid": 1,
+                       "ts": t0 + d, "dur": dur - 2 * d})
+        t0 += dur + 5
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        _json.dump(ev, f)
+    spec = cone_layout(tracevis3d.load(f.name), ConeParams(resolution=(1920, 1080)))
+    assert spec.meta["orientation"] == "vertical", spec.meta["orientation"]

@@ -178,6 +178,11 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     full = plan_hud(res, tpx, title, rows, params.show_title, False) if plan.legend_rows else plan
     orients = ("vertical", "horizontal") if params.orientation == "auto" else (params.orientation,)
     shapes = [(framed(o, full.rect, s), s) for o in orients for s in SPINS]
+    if len(orients) > 1:  # an orientation whose spheres come out far larger than useful is dropped
+        best = {o: max(sh[-1] for sh, _ in shapes if sh[0] == o) for o in orients}
+        keep = oversized_orientation(best, res)
+        if keep is not None:
+            shapes = [(sh, s) for sh, s in shapes if sh[0] == keep]
     top = max(sh[-1] for sh, _ in shapes)
     shapes = [(sh[:-1], s) for sh, s in shapes if sh[-1] >= SPIN_KEEP_SCORE * top]
     if len(shapes) > 1:
@@ -414,7 +419,7 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
-    tree larger wins.  ``cache``: what the candidate framings of one tree share (the level
+    tree larger wins (unless its spheres come out far too large: `oversized_orientation`).  ``cache``: what the candidate framings of one tree share (the level
     spacing, the extent points' offsets per orientation, the fit's camera frame per
     orientation and rectangle), filled here."""
     from ..kernels.cone_frame import stretch_rounds
@@ -452,8 +457,27 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     cam = _rect_camera(centre, dist, ext, frame[2], res, rect, params.lens_mm)
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
     lh = float(np.median(spacing * k)) if spacing.size else 1.0
-    score = 1.0 / float(world_per_pixel(cam, pos[:1], res)[0])
+    score = R_MAX / float(world_per_pixel(cam, pos[:1], res)[0])
     return orientation, pos, lh, cam, to_cam, turn, score
+
+
+#: a root sphere of a larger radius than this share of the image's height shows no more, and an
+#: orientation that shows it more than OVERSIZE_RATIO times as large as the other is dropped
+#: (`oversized_orientation`)
+ROOT_SPHERE_MAX_FRAC = 0.045
+OVERSIZE_RATIO = 2.0
+
+
+def oversized_orientation(best_root_px: dict, res) -> str | None:
+    """The orientation to keep when the other's best framing shows the root sphere more than
+    `OVERSIZE_RATIO` times as large and past `ROOT_SPHERE_MAX_FRAC` of the image's height (radius,
+    pixels per orientation in ``best_root_px``), else None (both stay candidates; the larger
+    wins as before).  A small, narrow tree (a script's profile: a chain of calls that each take
+    the whole run) turned to grow to the right filled the width with its spheres, 163 px against
+    68 upright at 1920x1080, touching and covering their names; upright it read well."""
+    (_, r1), (o2, r2) = sorted(best_root_px.items(), key=lambda kv: -kv[1])
+    cap = ROOT_SPHERE_MAX_FRAC * float(res[1])
+    return o2 if r1 > cap and r1 > OVERSIZE_RATIO * r2 else None
 
 
 def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float) -> CameraSpec:
