@@ -265,6 +265,21 @@ def test_a_thread_name_in_a_narrow_legend_keeps_its_thread_not_the_end_of_its_wo
     assert cut_thread_name("Thread-1 (_handle_workers)", 8.0).startswith("Thread-1")
 
 
+def test_threads_of_processes_that_share_a_name_keep_the_process_number():
+    """Two renderers' main threads (V8 profiles: "Renderer #1: CrRendererMain (JS)", "Renderer
+    #2: …") lost their processes where the margin was narrow and read alike; a pool's workers
+    ("python -c #2: MainThread") likewise.  The candidates keep the process's number before
+    dropping the process."""
+    from tracevis3d.layout.text import fit_lane_name, text_width, thread_name_candidates
+
+    assert thread_name_candidates("Renderer #2: CrRendererMain (JS)") == (
+        "Renderer #2: CrRendererMain (JS)", "#2: CrRendererMain (JS)", "CrRendererMain (JS)")
+    assert thread_name_candidates("MainProcess: MainThread") == ("MainProcess: MainThread", "MainThread")
+    room = text_width("#2: CrRendererMain (JS)") + 0.1
+    assert [fit_lane_name(f"Renderer #{k}: CrRendererMain (JS)", room) for k in (1, 2)] == [
+        "#1: CrRendererMain (JS)", "#2: CrRendererMain (JS)"]
+
+
 def test_a_wrapped_legend_note_keeps_a_number_with_its_unit():
     """The cone tree's note "sphere area: inclusive time (root 11.1 s)" wrapped in a narrow
     legend ended a line with "11.1" and put "s)" under it (a VizTracer trace of Pygments and

@@ -88,15 +88,24 @@ def _short_digits(name: str) -> str:
     return _LONG_DIGITS.sub(lambda m: m.group(0)[:2] + ELLIPSIS + m.group(0)[-2:], name)
 
 
+#: the number `Trace.thread_name_counts` gives one of several processes of one name ("Renderer #2")
+_PROCESS_NUMBER = re.compile(r" (#\d+)$")
+
+
 def thread_name_candidates(name: str) -> tuple:
     """Ways to write a thread's name (`Trace.thread_label`), most informative first: whole,
-    then without its process ("MainProcess: Thread-1 (_handle_workers)" → "Thread-1
-    (_handle_workers)"), then each with its long ids shortened (`_short_digits`: JAX's
+    then, when its process is one of several of that name, with only that process's number
+    ("Renderer #2: CrRendererMain (JS)" → "#2: CrRendererMain (JS)": two renderers' main threads
+    read alike without it), then without its process ("MainProcess: Thread-1 (_handle_workers)"
+    → "Thread-1 (_handle_workers)"), then each with its long ids shortened (`_short_digits`: JAX's
     "tf_PjRtCompilerThreadPool/7864021877501028789" → "tf_PjRtCompilerThreadPool/78…89"; cut
     in its middle it lost its words); a thread's name is no dotted function name, and its end
     alone ("…workers)") says nothing.  Cut (`fit_lane_name`) when none fits."""
     head, sep, rest = name.partition(": ")
     out = (name, rest) if sep and rest else (name,)
+    numbered = _PROCESS_NUMBER.search(head) if sep and rest else None
+    if numbered:  # one of several processes of that name: its number tells its thread from theirs
+        out = (name, f"{numbered.group(1)}: {rest}", rest)
     short = tuple(dict.fromkeys(_short_digits(c) for c in out if _LONG_DIGITS.search(c)))
     return out + short
 
