@@ -561,7 +561,7 @@ def _brute_stretch(vpos, depth, spacing, orientation, k_start, k_max, extent, to
     """`kernels.cone_frame.stretch_rounds` as `framed_tree` ran it before: numpy positions, the
     camera of every round by `camera.fit_camera_rect` and the aspect by `camera.project`."""
     from tracevis3d.layout.camera import fit_camera_rect, project
-    from tracevis3d.layout.cone import _extent_points, stretched
+    from tracevis3d.layout.cone_framing import _extent_points, stretched
 
     res = (1920, 1080)
     aspect = (rect[2] - rect[0]) / max(rect[3] - rect[1], 1.0)
@@ -591,8 +591,8 @@ def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide
     camera fits find, and its camera `camera.fit_camera_rect`'s (to 1e-9: its dot products
     are summed left to right, numpy's by BLAS)."""
     from tracevis3d.kernels.cone_frame import stretch_rounds
-    from tracevis3d.layout.cone import (FIT_ROUNDS, GAP, _extent_offsets, _fit_frame, level_spacing, node_radii,
-                                        pruned_chains)
+    from tracevis3d.layout.cone import GAP, node_radii, pruned_chains
+    from tracevis3d.layout.cone_framing import FIT_ROUNDS, _extent_offsets, _fit_frame, level_spacing
     from tracevis3d.layout.camera import view_direction
 
     t = random_trace(n_roots=4, fanout=3, max_depth=6, threads=2, seed=seed, n_func=30)
@@ -619,7 +619,7 @@ def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide
     assert np.allclose(got[:2], want, rtol=1e-9, atol=0), (got[:2], want)
     # the camera of the positions last fitted: `fit_camera_rect`'s, to rounding
     from tracevis3d.layout.camera import fit_camera_rect
-    from tracevis3d.layout.cone import _extent_points, _rect_camera, stretched
+    from tracevis3d.layout.cone_framing import _extent_points, _rect_camera, stretched
 
     pts = _extent_points(stretched(vpos, spacing, depth, got[0], orientation), None, None, None, orientation, extent)
     cam = fit_camera_rect(pts, to_cam, (1920, 1080), rect, lens_mm=50.0)
@@ -752,7 +752,7 @@ def test_a_small_narrow_tree_stays_upright_rather_than_huge_spheres_sideways():
     1920x1080) and touched, covering their names; an orientation whose root sphere is more than
     twice the other's and past 4.5 % of the image's height is dropped.  Both within that: the
     larger wins as before (the rule alone, then a chain's layout)."""
-    from tracevis3d.layout.cone import OVERSIZE_RATIO, ROOT_SPHERE_MAX_FRAC, oversized_orientation
+    from tracevis3d.layout.cone_framing import OVERSIZE_RATIO, ROOT_SPHERE_MAX_FRAC, oversized_orientation
 
     res = (1920, 1080)
     cap = ROOT_SPHERE_MAX_FRAC * res[1]

@@ -122,6 +122,20 @@ _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]+:)+//", re.I)  # a script's URL (V8 pro
 _WEB_EXT = re.compile(r"\.(?:m?js|cjs|jsx|tsx?|html?|wasm)$", re.I)
 
 
+def intern_all(items, index: dict, table: list) -> list:
+    """The id of each of ``items`` in ``table``: an item met first is appended to it (ids by
+    first appearance); ``index`` maps the items already in ``table`` to their ids.  Two traces'
+    function tables joined into one (`analysis.comparison`), V8 profile frames made functions."""
+    out = []
+    for item in items:
+        k = index.get(item)
+        if k is None:
+            k = index[item] = len(table)
+            table.append(item)
+        out.append(k)
+    return out
+
+
 def url_module(url: str) -> str:
     """The module of a script's URL (JavaScript frames of V8 profiles): its file's name, without
     the query, the fragment and a web extension, other dots as ``_`` (not a package separator):

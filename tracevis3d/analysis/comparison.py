@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import Trace
+from ..names import intern_all
 from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
@@ -653,14 +654,7 @@ def gamma_classes(a: Trace, b: Trace):
     index: dict = {}
     maps = []
     for t in (a, b):
-        m = np.empty(len(t.function_names), np.int32)
-        for i, nm in enumerate(t.function_names):   # per function, not per call
-            j = index.get(nm)
-            if j is None:
-                j = index[nm] = len(functions)
-                functions.append(nm)
-            m[i] = j
-        maps.append(m)
+        maps.append(np.array(intern_all(t.function_names, index, functions), np.int32))  # per function, not call
     func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
     end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
     cls, class_ptr, class_items = renumber_sets_by_size(*subtree_gamma_classes(func, end, len(functions),

@@ -35,6 +35,7 @@ import numpy as np
 from ..kernels import chrome_tree as ct
 from ..kernels import jsonevent as jev
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
+from ..names import intern_all
 
 PROFILE_EVENTS = ("Profile", "ProfileChunk")
 #: V8's pseudo frames that are no JavaScript running (an empty stack); ``(root)`` is every stack's root
@@ -309,14 +310,8 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
         lane = len(lanes)
         lanes.append((p.pid, p.tid, int(t.size - 1), step))
         f_parent_all.append(np.where(parent >= 0, parent + base, -1))
-        node_frame = np.empty(n_nodes, np.int64)  # nodes of one frame (name, url, line) share a function
-        for j, fr in enumerate(node_frames):
-            k = frame_index.get(fr)
-            if k is None:
-                k = frame_index[fr] = len(frames)
-                frames.append(fr)
-            node_frame[j] = k
-        node_frame_all.append(node_frame)
+        # nodes of one frame (name, url, line) share a function
+        node_frame_all.append(np.array(intern_all(node_frames, frame_index, frames), np.int64))
         s_lane.append(np.full(t.size, lane, np.int64))
         s_ts.append(t)
         s_node.append(np.where(leaf >= 0, leaf + base, -1))

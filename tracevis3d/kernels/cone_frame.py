@@ -1,5 +1,5 @@
 """Cone-tree framing kernels: the samples of an edge, and a framing's stretch rounds with
-their perspective camera fit in one call (`layout.cone.framed_tree`; the cone tree itself:
+their perspective camera fit in one call (`layout.cone_framing.framed_tree`; the cone tree itself:
 `kernels.cone`)."""
 
 import numpy as np
@@ -115,7 +115,7 @@ def _extent_fit(pos, around, has, ring, r, u, f, tx, ty):
 @njit(cache=True, nogil=True)
 def stretch_rounds(vpos, depth, spacing, horizontal, k_start, k_max, around, has, ring, r, u, f, tx, ty, aspect,
                    n_rounds):
-    """The rounds of `layout.cone.framed_tree`: levels ``spacing`` × k apart (node i at
+    """The rounds of `layout.cone_framing.framed_tree`: levels ``spacing`` × k apart (node i at
     −Σ_{d < depth_i} spacing_d k along the axis, ``vpos``'s other coordinates; horizontal:
     (x, y, z) → (−z, y, x)), the camera fitted to the extent points (`_extent_fit`), k scaled
     by the aspect ratio the projection misses (vertical trees grow taller with k, horizontal
