@@ -352,3 +352,23 @@ def test_a_sampled_thread_without_events_of_its_own_keeps_its_name(tmp_path):
     doc["traceEvents"][0]["args"]["name"] = "DedicatedWorker thread"
     t = _load(tmp_path, doc)
     assert "DedicatedWorker thread" + LANE_SUFFIX in t.thread_names, t.thread_names
+
+
+def test_the_older_devtools_form_a_whole_profile_in_one_instant(tmp_path):
+    """DevTools traces of 2016-2017 hold a whole profile in one instant event "CpuProfile"
+    (args.data.cpuProfile: nodes with children lists, startTime, samples, timeDeltas): the same
+    lane as the chunked form."""
+    def nd(nid, name, kids=()):
+        return {"id": nid, "callFrame": {"functionName": name, "url": "https://a.example/app.js", "lineNumber": nid},
+                "children": list(kids)}
+    cpu = {"nodes": [nd(1, "(root)", [2, 4]), nd(2, "main", [3]), nd(3, "work"), nd(4, "(idle)")],
+           "startTime": 2000, "endTime": 2100, "samples": [3, 3, 2, 4, 2], "timeDeltas": [10, 10, 10, 10, 10]}
+    doc = {"traceEvents": [
+        {"ph": "M", "name": "thread_name", "pid": 3, "tid": 5, "args": {"name": "CrRendererMain"}},
+        {"ph": "X", "name": "RunTask", "pid": 3, "tid": 5, "ts": 2000, "dur": 100},
+        {"ph": "I", "s": "t", "name": "CpuProfile", "cat": "disabled-by-default-devtools.timeline", "pid": 3, "tid": 5,
+         "ts": 2100, "args": {"data": {"cpuProfile": cpu}}}]}
+    t = _load(tmp_path, doc)
+    t.check()
+    assert _calls_of(t, "CrRendererMain" + LANE_SUFFIX) == [("main", 2010.0, 2040.0, 0), ("work", 2010.0, 2030.0, 1),
+                                                           ("main", 2050.0, 2060.0, 0)]

@@ -607,6 +607,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used[c_key] = True
     used[key_id[inst_rows[inst_on_thread]]] = True
     meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text, describe)
+    if "CpuProfile" in names:  # the older form: a whole profile in one instant event
+        prof_rows = np.union1d(prof_rows, inst_rows[name_id[inst_rows] == names.index("CpuProfile")])
     profiles, n_other_p, p_reps = chrome_profile.read_profiles(buf, ii, ss, prof_rows, key_id, key_pid, key_tid,
                                                                text.clean, lim.max_args_bytes)
     for code, count, first in p_reps:

@@ -1,6 +1,7 @@
 """V8's sampled JavaScript stacks in a Chrome trace: ``Profile`` and ``ProfileChunk`` events
 (phase ``P``), as Chrome DevTools' Performance panel records them and Chromium writes with the
-``disabled-by-default-v8.cpu_profiler`` category.
+``disabled-by-default-v8.cpu_profiler`` category (and the older form, 2016-2017: one instant
+``CpuProfile`` event holding a whole profile, ``args.data.cpuProfile`` with its ``startTime``).
 
 A profile is keyed by its process and ``id``.  Its ``Profile`` event stands on the thread it
 samples and gives ``args.data.startTime`` (µs, the trace clock); its ``ProfileChunk`` events (on
@@ -37,7 +38,10 @@ from ..kernels import jsonevent as jev
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..names import intern_all
 
-PROFILE_EVENTS = ("Profile", "ProfileChunk")
+PROFILE_EVENTS = ("Profile", "ProfileChunk", "CpuProfile")
+#: a whole profile in one event (DevTools traces of 2016-2017: an instant ``CpuProfile``) may be this
+#: many times the size of a chunk
+WHOLE_PROFILE_BYTES_FACTOR = 32
 #: V8's pseudo frames that are no JavaScript running (an empty stack); ``(root)`` is every stack's root
 NOT_JS = frozenset(("(idle)", "(program)"))
 ROOT = "(root)"
@@ -153,7 +157,8 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
     for r in rows.tolist():
         cur_row[0] = r
         off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
-        if ln > max_bytes:
+        whole = ss[r, jev.S_PH] != ord("P")  # an instant: the older form, a whole profile in one event
+        if ln > (WHOLE_PROFILE_BYTES_FACTOR * max_bytes if whole else max_bytes):
             note_bad()
             continue
         ev = _parse(bytes(buf[off: off + ln]))
@@ -162,7 +167,7 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
             continue
         k = int(key_id[r])
         pid = int(key_pid[k])
-        pkey = (pid, str(ev.get("id")))
+        pkey = (pid, f"CpuProfile@{r}") if whole else (pid, str(ev.get("id")))
         p = profiles.get(pkey)
         if p is None:
             if len(profiles) >= MAX_PROFILES:
@@ -174,10 +179,13 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
         if data is None:
             note_bad()
             continue
-        if ev["name"] == "Profile":
+        if ev["name"] in ("Profile", "CpuProfile"):
             p.tid = int(key_tid[k])
+            cpu_ = data.get("cpuProfile") if isinstance(data.get("cpuProfile"), dict) else {}
             if _num(data.get("startTime")):
                 p.start = float(data["startTime"])
+            elif _num(cpu_.get("startTime")):  # the older form keeps it in the profile
+                p.start = float(cpu_["startTime"])
             elif _num(ev.get("ts")):
                 p.start = float(ev["ts"])
         elif p.first_chunk_ts is None and _num(ev.get("ts")):
