@@ -312,11 +312,12 @@ function sortMany() { const a = []; for (let i = 0; i < 300000; i++) a.push(Math
 class Tree { constructor(d) { this.kids = d > 0 ? [new Tree(d - 1), new Tree(d - 1)] : []; }
              size() { return 1 + this.kids.reduce((s, k) => s + k.size(), 0); } }
 let total = 0;
-for (let r = 0; r < 3; r++) { total += fib(24) + parseAll(20000) + sortMany() + new Tree(15).size(); }
+for (let r = 0; r < 3; r++) { total += fib(27) + parseAll(20000) + sortMany() + new Tree(15).size(); }
 console.log(total);
 """)
-    subprocess.run(["node", "--cpu-prof", f"--cpu-prof-dir={tmp_path}", str(js)], check=True, capture_output=True,
-                   timeout=120, cwd=tmp_path)
+    # sampled every 100 µs (node's default, 1 ms, can miss a short function on a busy machine)
+    subprocess.run(["node", "--cpu-prof", "--cpu-prof-interval", "100", f"--cpu-prof-dir={tmp_path}", str(js)],
+                   check=True, capture_output=True, timeout=120, cwd=tmp_path)
     prof = next(tmp_path.glob("*.cpuprofile"))
     t = tracevis3d.load(str(prof))
     t.check()
