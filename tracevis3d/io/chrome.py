@@ -623,11 +623,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         raise TraceFormatError(f"{source}: its V8 profiles (from {describe(int(prof_rows[0]))}) expand to {e} "
                                f"(stacks that change by many frames from sample to sample; sample_bytes_per_call= "
                                f"or max_events= to allow more)") from None
+    sampled_names = None
     if js_calls is not None:
         # the sampled threads' names from the metadata (a worker sampled but without events of its own)
-        named = {(int(key_pid[k]), int(key_tid[k])): nm for k, nm in meta_info["thread_names"].items()}
-        js_calls["thread_names"] = {(pid, tid): named[pid, tid] for pid, tid, _, _ in js_calls["lanes"]
-                                    if tid is not None and (pid, tid) in named}
+        sampled_names = {(int(key_pid[k]), int(key_tid[k])): nm for k, nm in meta_info["thread_names"].items()}
         rep.add("frame_cycle", js_calls["cycles"], detail=f"{js_calls['cycles']} V8 profile node(s)")
         rep.add("deep_stack", js_calls["deep"], detail=f"{js_calls['deep']} V8 profile chain(s)")
     inst_key = key_id[inst_rows]
@@ -886,7 +885,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
     )
     if js_calls is not None:
-        trace = chrome_profile.with_profile_lanes(trace, js_calls, t0, kind_rules)
+        trace = chrome_profile.with_profile_lanes(trace, js_calls, t0, kind_rules, sampled_names)
     if warn:
         for code, it in rep.items.items():
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",

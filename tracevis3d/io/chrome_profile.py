@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -136,6 +137,28 @@ def _add_nodes(p: _Profile, nodes, text, bad) -> None:
             p.children.extend((nid, c) for c in kids if isinstance(c, int) and not isinstance(c, bool))
 
 
+def _add_samples(p: _Profile, samples: list, deltas: list, bad) -> int:
+    """Append a chunk's ``samples`` (node ids) and ``timeDeltas`` (µs) to ``p`` as int64 / float64
+    arrays (not lists of Python ints: 8 bytes a sample); ``bad()`` once for lists of unequal
+    length (the shorter length is kept) and once for items that are no node id or no finite
+    number (a sample without a node id keeps its time, the deltas run on, as an empty stack; a
+    delta that is no number is 0).  Returns the samples added."""
+    m = min(len(samples), len(deltas))
+    if len(samples) != len(deltas):
+        bad()
+    s_arr, d_arr = _int_array(samples[:m]), _finite_array(deltas[:m])
+    if s_arr is None or d_arr is None:
+        bad()
+        if s_arr is None:
+            s_arr = np.array([s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1
+                              for s in samples[:m]], np.int64)
+        if d_arr is None:
+            d_arr = np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]], np.float64)
+    p.samples.append(s_arr)
+    p.deltas.append(d_arr)
+    return m
+
+
 def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: int = 1 << 20) -> tuple:
     """The profiles of the ``P`` event rows ``rows`` (their bytes at ``ii[r, I_EV_OFF]``, length
     ``ss[r, S_EV_LEN]``; ``key_id[r]``: the event's thread key, ``key_pid``/``key_tid``: a key's
@@ -202,20 +225,7 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
         if not isinstance(samples, list) or not isinstance(deltas, list):
             note_bad()
             continue
-        m = min(len(samples), len(deltas))
-        if len(samples) != len(deltas):
-            note_bad()
-        s_arr, d_arr = _int_array(samples[:m]), _finite_array(deltas[:m])
-        if s_arr is None or d_arr is None:
-            note_bad()
-            # a sample without a node id keeps its time (the deltas run on), as an empty stack
-            if s_arr is None:
-                s_arr = np.array([s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1
-                                  for s in samples[:m]], np.int64)
-            if d_arr is None:
-                d_arr = np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]], np.float64)
-        p.samples.append(s_arr)  # arrays, not lists of Python ints: 8 bytes a sample
-        p.deltas.append(d_arr)
+        _add_samples(p, samples, deltas, note_bad)
     reps = [("js_profile", bad["n"], bad["first"])]
     no_start = [p for p in profiles.values() if p.start is None and any(a.size for a in p.samples)]
     reps.append(("js_profile_no_start", len(no_start), no_start[0].first_row if no_start else None))
@@ -342,11 +352,13 @@ def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max
             "end_index": end_index, "lanes": lanes, "frames": frames, "cycles": n_cyc, "deep": n_deep}
 
 
-def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None):
+def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None, sampled_names: dict | None = None):
     """``trace`` with the calls of `profile_calls` appended, each profile's on a thread of its own
     after the trace's threads: "<sampled thread> (JS)" in the sampled thread's process
     (tid -1, -2, ...: no real thread has it), its functions added to the function table (name,
-    script URL, line; category "js-sample").  Times on the trace's clock (``t0``: its origin)."""
+    script URL, line; category "js-sample").  Times on the trace's clock (``t0``: its origin).
+    ``sampled_names``: (pid, tid) → a thread's name from the metadata, for a sampled thread that
+    has no lane of its own in ``trace`` (a worker without trace events)."""
     import dataclasses
 
     from ..kinds import classify_functions
@@ -365,7 +377,7 @@ def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None):
     for k, (pid, tid, n_samples, step) in enumerate(calls["lanes"]):
         same = [j for j in range(nt0) if pids[j] == pid and tids[j] == tid] if tid is not None else []
         of_pid = [j for j in range(nt0) if pids[j] == pid]
-        sampled = trace.thread_names[same[0]] if same else calls.get("thread_names", {}).get((pid, tid)) or (
+        sampled = trace.thread_names[same[0]] if same else (sampled_names or {}).get((pid, tid)) or (
             str(tid) if tid is not None else f"V8 profile {k + 1}")
         t_pid.append(pid)
         t_tid.append(-(k + 1))
@@ -427,14 +439,7 @@ def load_cpuprofile(data, source: str, lim):
     if not isinstance(samples, list) or not isinstance(deltas, list) or not samples:
         raise TraceFormatError(f"{source}: a V8 .cpuprofile without samples: 'samples' and 'timeDeltas' must be "
                                f"lists of the sampled nodes and the µs between samples")
-    m = min(len(samples), len(deltas))
-    s_arr, d_arr = _int_array(samples[:m]), _finite_array(deltas[:m])
-    if s_arr is None or d_arr is None or len(samples) != len(deltas):
-        note_bad()
-    p.samples = [s_arr if s_arr is not None else np.array(
-        [s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1 for s in samples[:m]],
-        np.int64)]
-    p.deltas = [d_arr if d_arr is not None else np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]])]
+    m = _add_samples(p, samples, deltas, note_bad)
     p.start = float(doc["startTime"]) if _num(doc.get("startTime")) else 0.0
     try:
         calls = profile_calls([p], lim.max_abs_time, lim.max_stack_depth, lim.sample_calls(len(data)))
@@ -453,8 +458,6 @@ def load_cpuprofile(data, source: str, lim):
                  meta={"source": source, "format": "v8-cpuprofile", "time_unit": "us"})
     t0 = float(calls["start"].min())
     trace = with_profile_lanes(base, calls, t0)
-    import os
-
     name = os.path.basename(source).split(".")[0] or "profile"
     repairs = {}
     if bad["n"]:
