@@ -153,7 +153,8 @@ def _enclosing_brute(start, end, parent, lo, hi, ts):
     return -1
 
 
-def test_bind_flow_points_equals_brute_force():
+def test_bind_flow_points_equals_brute_force(monkeypatch):
+    monkeypatch.setattr(ct, "PARALLEL_BIND_POINTS", 1)  # the two-thread search on every trial
     rng = random.Random(2)
     for trial in range(60):
         evs = []
@@ -175,6 +176,8 @@ def test_bind_flow_points_equals_brute_force():
         # the point-by-point search and the sweep it falls back to (a walk budget of 0: the sweep alone) agree
         swept = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next, 0)
         assert np.array_equal(got, swept), trial
+        threaded = ct.bind_flow_points_threaded(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next)
+        assert np.array_equal(threaded, got), trial
         for k in range(m):
             t = int(f_thread[k])
             if t < 0 or hi[t] <= lo[t]:
@@ -187,6 +190,27 @@ def test_bind_flow_points_equals_brute_force():
             if want < 0:
                 want = _enclosing_brute(tr.start, tr.end, tr.parent, lo[t], hi[t], f_ts[k])
             assert got[k] == want, (trial, k)
+
+
+def test_bind_flow_points_threaded_deep_chain_sweeps():
+    """Points that each walk up a 5,000-deep chain pass the halves' walk budget: the threaded
+    search falls back to the sweep, as the sequential one does, with the same answers."""
+    depth = 5000
+    start = np.arange(depth, dtype=np.float64)
+    end = 2.0 * depth - np.arange(depth)  # nested, each ends before its parent: call i at 2·depth − i
+    parent = np.arange(-1, depth - 1, dtype=np.int32)
+    lo, hi = np.array([0], np.int64), np.array([depth], np.int64)
+    m = 4000
+    f_ts = np.linspace(depth + 1.5, 2.0 * depth - 0.5, m)  # after the deepest call ended
+    f_thread = np.zeros(m, np.int64)
+    f_next = np.zeros(m, np.bool_)
+    ok = ct._bind_by_search(start, end, parent, lo, hi, f_thread, f_ts, f_next, 4 * m + 1024)[1]
+    assert not ok  # the case is one of a budget passed
+    want = ct.bind_flow_points(start, end, parent, lo, hi, f_thread, f_ts, f_next, 0)
+    assert np.array_equal(want, np.floor(2.0 * depth - f_ts).astype(np.int32))  # the call still open
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ct, "PARALLEL_BIND_POINTS", 1)
+        assert np.array_equal(ct.bind_flow_points_threaded(start, end, parent, lo, hi, f_thread, f_ts, f_next), want)
 
 
 def _samples_brute(frames_parent, samples):

@@ -210,7 +210,7 @@ def bind_flows(ii, ss, pts: dict, rank, abs_start, abs_end, parent, thread_range
         f_thread = rank[pts["key"]].astype(np.int64)
         f_ph = pts["ph"]
         f_next = (f_ph == ord("f")) & (pts["bp"] != ord("e"))
-        bound = ct.bind_flow_points(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
+        bound = ct.bind_flow_points_threaded(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
         unb = np.flatnonzero(bound < 0)
         rep.add("flow_unbound", int(unb.size), int(pts["cite"][unb[0]]) if unb.size else None)
         fk, o = order

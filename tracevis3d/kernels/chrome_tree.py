@@ -13,6 +13,8 @@ Perfetto's JSON importer, Catapult's trace model), written down here once:
   zero-length call, otherwise the ``E`` is dropped (W_E_UNMATCHED).
 * ``B`` never closed: closed at the thread's last timestamp (W_UNCLOSED).
 """
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -176,20 +178,16 @@ def _first_start(call_start, lo, hi, ts, after):
 
 
 @njit(cache=True, nogil=True)
-def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, budget):
-    """`bind_flow_points` point by point in the given order, no sort: the call found through a
-    bucket index of each thread's starts (about 4 calls per bucket of equal time; a bucket's
-    calls are then binary searched, so uneven times cost O(log n), never more), then up the
-    parents of the last call started.  Returns (bound, ok); ok False when the walks up took
-    more than ``budget`` steps (deep chains passed by many points): the caller then sweeps."""
-    n = f_ts.shape[0]
-    out = np.full(n, -1, np.int32)
+def bind_index(call_start, thread_lo, thread_hi):
+    """The bucket index `bind_points` searches: per thread about 4 calls per bucket of equal
+    time (``idx[base[t] + q]``: the first call of the thread's bucket >= q; ``t_a[t]``, its
+    first start; ``t_scale[t]``, buckets per µs).  Returns (base, idx, t_a, t_scale)."""
     n_threads = thread_lo.shape[0]
     base = np.zeros(n_threads + 1, np.int64)
     for t in range(n_threads):
         m = thread_hi[t] - thread_lo[t]
         base[t + 1] = base[t] + (max(1, m // 4) + 1 if m > 0 else 0)
-    idx = np.empty(base[n_threads], np.int64)  # idx[base[t] + q]: the first call of bucket >= q
+    idx = np.empty(base[n_threads], np.int64)
     t_a = np.zeros(n_threads)
     t_scale = np.zeros(n_threads)
     for t in range(n_threads):
@@ -211,8 +209,22 @@ def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_t
         while q <= nb:
             idx[base[t] + q] = hi
             q += 1
+    return base, idx, t_a, t_scale
+
+
+@njit(cache=True, nogil=True)
+def bind_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, index, k0, k1,
+                out, budget):
+    """`bind_flow_points` for the points k0 .. k1-1, one by one in that order, no sort: the
+    call found through the bucket index ``index`` (`bind_index`; a bucket's calls are then
+    binary searched, so uneven times cost O(log n), never more), then up the parents of the
+    last call started.  Writes ``out[k0:k1]`` (-1: none).  Returns False when the walks up
+    took more than ``budget`` steps (deep chains passed by many points): the caller then sweeps."""
+    base, idx, t_a, t_scale = index
+    n_threads = thread_lo.shape[0]
     steps = 0
-    for k in range(n):
+    for k in range(k0, k1):
+        out[k] = -1
         t = f_thread[k]
         if t < 0 or t >= n_threads:
             continue
@@ -235,10 +247,21 @@ def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_t
             c = call_parent[c]
             steps += 1
         if steps > budget:
-            return out, False
+            return False
         if c >= lo:
             out[k] = c
-    return out, True
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, budget):
+    """`bind_points` over every point on this thread.  Returns (bound, ok)."""
+    n = f_ts.shape[0]
+    out = np.full(n, -1, np.int32)
+    index = bind_index(call_start, thread_lo, thread_hi)
+    ok = bind_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, index, 0, n,
+                     out, budget)
+    return out, ok
 
 
 @njit(cache=True, nogil=True)
@@ -312,6 +335,36 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
                 sp -= 1
             out[k] = stack[sp - 1] if sp > 0 else -1
     return out
+
+
+#: flow points from which `bind_flow_points_threaded` splits the search over two threads
+PARALLEL_BIND_POINTS = 1 << 16
+
+
+def bind_flow_points_threaded(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next):
+    """`bind_flow_points` (the same result) with the point-by-point search split in two halves,
+    one on a second thread (the kernel releases the GIL), from `PARALLEL_BIND_POINTS` points on:
+    each point is searched on its own (a bucket index built once, cache misses per point), so
+    the halves run side by side.  A half whose walks pass its budget (4 steps a point + 512)
+    sends all points to the sweep, as the sequential search does."""
+    n = f_ts.shape[0]
+    if n < PARALLEL_BIND_POINTS or np.isnan(f_ts).any():
+        return bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next)
+    index = bind_index(call_start, thread_lo, thread_hi)
+    out = np.empty(n, np.int32)
+    ok = [False, False]
+
+    def half(j, k0, k1):
+        ok[j] = bind_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, index,
+                            k0, k1, out, 4 * (k1 - k0) + 512)
+
+    second = threading.Thread(target=half, args=(1, n // 2, n), daemon=True)
+    second.start()
+    half(0, 0, n // 2)
+    second.join()
+    if ok[0] and ok[1]:
+        return out
+    return bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next, 0)
 
 
 @njit(cache=True, nogil=True)
