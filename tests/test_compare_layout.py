@@ -116,6 +116,78 @@ def test_groups_split_below_a_common_root(permuted):
     assert {"parse", "check", "write"} <= names
 
 
+def _rooted(roots):
+    """Calls under the given roots: each (names of a chain, phases in order); a chain
+    ``["main", "_worker", "get", "run"]`` is main → _worker → [get (a short leaf), run →
+    phases], as a pool's worker loop takes a task; a chain of one name holds the phases itself."""
+    names, start, end, parent = [], [], [], []
+    t = 0.0
+    for chain, order in roots:
+        r = len(names)
+        names.append(chain[0])
+        start.append(t)
+        parent.append(-1)
+        holder = r
+        if len(chain) > 1:  # _worker, its short get, then run holding the phases
+            names += [chain[1], chain[2], chain[3]]
+            start += [t + 1, t + 2, t + 5]
+            parent += [r, r + 1, r + 1]
+            holder = r + 3
+        end += [0.0] * (len(names) - len(end))
+        end[r + 2 if len(chain) > 1 else r] = t + 4 if len(chain) > 1 else 0.0
+        t += 10.0
+        for ph in order:
+            f, s_, e, _ = _phase(ph, t, tag=chain[0])
+            base = len(names)
+            for k in range(len(f)):
+                names.append(f[k])
+                start.append(s_[k])
+                end.append(e[k])
+                parent.append(holder if k == 0 else base)
+            t += 110.0
+        t += 10.0
+        end[r] = t
+        if len(chain) > 1:
+            end[r + 1], end[r + 3] = t - 1, t - 2
+        t += 10.0
+    uniq = sorted(set(names))
+    return Trace.from_arrays([uniq.index(n) for n in names], start, end, parent, function_names=uniq,
+                             thread_names=["MainThread"]).check()
+
+
+def test_groups_split_again_below_a_worker_loop():
+    """A pool's worker: main → _worker → [get, run → phases]; the first split (below _worker)
+    leaves run holding nearly every match, so it is split again: one group per phase (the
+    tubes of a phase were bent through run's middle and back, a 48-thread pool)."""
+    chain = ["main", "_worker", "get", "run"]
+    a = _rooted([(chain, ["parse", "check", "write"])])
+    b = _rooted([(chain, ["write", "check", "parse"])])
+    cmp = tracevis3d.compare(a, b, tau=0.2)
+    group, ra, rb = phase_groups(cmp)
+    names = {a.function_names[a.func[r]] for r in ra[np.unique(group)]}
+    assert {"parse", "check", "write"} <= names
+    # each phase's B root is the same phase in B
+    for gk in np.unique(group):
+        na = a.function_names[a.func[ra[gk]]]
+        if na in ("parse", "check", "write"):
+            assert b.function_names[b.func[rb[gk]]] == na
+
+
+def test_groups_split_by_the_matches_in_view():
+    """Two roots of about equal weight: no group holds 90 % of all matches, but the view's
+    (those under ``main``, ``shown``) are one group's, which is split into its phases."""
+    a = _rooted([(["main"], ["parse", "check", "write"]), (["idle"], ["poll", "sleep", "wake"])])
+    b = _rooted([(["main"], ["write", "check", "parse"]), (["idle"], ["wake", "sleep", "poll"])])
+    cmp = tracevis3d.compare(a, b, tau=0.2)
+    name = lambda r: a.function_names[a.func[r]]  # noqa: E731
+    group, ra, rb = phase_groups(cmp)
+    assert not {"parse", "check", "write"} & {name(r) for r in ra[np.unique(group)]}
+    main = int(np.flatnonzero(a.parent < 0)[0])
+    shown = (cmp.pairs["a"] >= main) & (cmp.pairs["a"] < a.end_index[main])
+    group, ra, rb = phase_groups(cmp, shown)
+    assert {"parse", "check", "write"} <= {name(r) for r in ra[np.unique(group[shown])]}
+
+
 def test_wide_tubes_with_finer_tubes_inside_are_left_out(permuted):
     """Decluttering: an aligned phase (wide at both ends, its children matched inside both)
     has no tube of its own unless asked for, nor has main; the phases that moved keep theirs

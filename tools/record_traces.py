@@ -54,6 +54,10 @@ jedi_lark_sql   jedi completing and inferring names in three stdlib modules' sou
                 Earley and LALR parsers on nested expressions and SQLAlchemy's ORM on SQLite, in a
                 pool of 5 workers (7 threads: jedi's subprocess reader too; ~4 M calls, ~3,000
                 levels); **jedi_lark_sql_b** two jedi tasks (the B run of a comparison).
+crowd_pool      48 worker threads at once (SyncTrace's Firefox case has 43): rounds of stdlib work
+                (difflib, json, csv and re, email, decimal, fractions) between barriers every worker
+                waits at, results through a queue to two writer threads behind a lock (51 threads);
+                **crowd_pool_b** 32 workers (the B run of a comparison).
 pytest_flask    pytest running a Flask shop's tests: parametrized requests through Flask's test
                 client (routing, Jinja templates, JSON), fixtures, one test sending requests from
                 a pool of four shopper threads; pluggy's hooks and assertion rewriting around them
@@ -1017,6 +1021,88 @@ if __name__ == "__main__":
         print(sum(pool.map(task, range(9))))
 '''
 
+CROWD_POOL_PROGRAM = '''\
+"""48 worker threads at once (a crowded thread view, as SyncTrace's 43-thread Firefox case):
+rounds of stdlib work (difflib, json, re, csv, email, decimal, fractions, statistics,
+textwrap) separated by a threading.Barrier every worker waits at, results handed through a
+queue to two writer threads that take a shared lock."""
+import csv
+import decimal
+import difflib
+import email
+import fractions
+import io
+import json
+import queue
+import re
+import statistics
+import sys
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+WORKERS = int(sys.argv[1]) if len(sys.argv) > 1 else 48
+ROUNDS = 3
+barrier = threading.Barrier(WORKERS)
+results = queue.Queue()
+lock = threading.Lock()
+totals = {}
+
+MAIL = "From: a@example.org\\nTo: b@example.org\\nSubject: round {r}\\n\\nbody {k} " + "word " * 40
+
+
+def task(k, r):
+    kind = (k + r) % 6
+    if kind == 0:
+        a = [f"line {i} {i * k % 7}" for i in range(60)]
+        b = [f"line {i} {i * (k + 1) % 7}" for i in range(60)]
+        return len(list(difflib.unified_diff(a, b)))
+    if kind == 1:
+        doc = {"k": k, "items": [{"i": i, "v": [i] * 5} for i in range(80)]}
+        return len(json.loads(json.dumps(doc, indent=1))["items"])
+    if kind == 2:
+        rows = list(csv.reader(io.StringIO("\\n".join(f"{i},{i * k},x{i}" for i in range(150)))))
+        return sum(len(re.findall(r"\\d+", ",".join(row))) for row in rows)
+    if kind == 3:
+        msg = email.message_from_string(MAIL.format(r=r, k=k))
+        return len(textwrap.wrap(msg.get_payload(), 30))
+    if kind == 4:
+        with decimal.localcontext() as ctx:
+            ctx.prec = 40
+            return int(sum(decimal.Decimal(1) / decimal.Decimal(i) for i in range(1, 300)))
+    return float(statistics.fmean(fractions.Fraction(i, k + 1) for i in range(1, 120)))
+
+
+def worker(k):
+    for r in range(ROUNDS):
+        for j in range(4):
+            results.put((k, r, task(k + j, r)))
+        barrier.wait()
+    return k
+
+
+def writer():
+    while True:
+        item = results.get()
+        if item is None:
+            return
+        with lock:
+            totals[item[0]] = totals.get(item[0], 0) + 1
+
+
+writers = [threading.Thread(target=writer, name=f"writer{i}") for i in range(2)]
+for t in writers:
+    t.start()
+with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="crowd") as pool:
+    print(sum(pool.map(worker, range(WORKERS))))
+for _ in writers:
+    results.put(None)
+for t in writers:
+    t.join()
+print(len(totals))
+'''
+
+
 DEEP_RECURSION_PROGRAM = '''\
 """Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
 and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
@@ -1204,6 +1290,11 @@ SUITE = [
     Spec("deep_recursion", "viztracer", "project",
          lambda w: [_write(os.path.join(w, "deep_recursion.py"), DEEP_RECURSION_PROGRAM)],
          doc="three threads recursing 300-900 deep through two functions (2,700 levels)"),
+    _program_spec("crowd_pool", "project", CROWD_POOL_PROGRAM,
+                  "48 worker threads doing rounds of stdlib work between barriers, two writer threads behind a "
+                  "queue and a lock (51 threads)"),
+    _program_spec("crowd_pool_b", "project", CROWD_POOL_PROGRAM,
+                  "crowd_pool with 32 workers (the B run of a comparison)", "32", file="crowd_pool.py"),
     _program_spec("numba_jit", "project", NUMBA_JIT_PROGRAM,
                   "three threads jit-compiling with numba behind its global compiler lock (4 threads, lock waits)"),
     _program_spec("pygments_cython", "trace", PYGMENTS_CYTHON_PROGRAM,

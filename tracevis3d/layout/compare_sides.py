@@ -25,6 +25,7 @@ OVERVIEW_RGB = (oklch_rgb(0.70, 0.0, 0.0), oklch_rgb(0.58, 0.17, 27.0), oklch_rg
 REPETITION_RGB = oklch_rgb(0.55, 0.20, 27.0)
 FOCUS_RGB = oklch_rgb(0.38, 0.03, 250.0)  # the focus window's bins under the overview
 PHASE_SHARE = 0.9  # a group holding this share of the matches is split into phases
+MAX_PHASE_SPLITS = 16  # splits of `phase_groups`, each one level deeper (a bound, never met in practice)
 MARKER_CHARS = 9
 
 # ------------------------------------------------------------------------------ matches
@@ -51,12 +52,17 @@ def _pass_through_chain(trace, root, inside) -> int:
         node = kids[0]
 
 
-def phase_groups(cmp) -> tuple:
+def phase_groups(cmp, shown=None) -> tuple:
     """Groups of the kept pairs that separate the program's phases.
 
     TraceDiff's groups (Sec. III) come from a breadth-first pass over A; when the two roots
-    match (``builtins.exec`` ↔ ``builtins.exec``) one group holds everything.  Then (a group
-    holding `PHASE_SHARE` of the pairs): descend from each of its two roots while a single
+    match (``builtins.exec`` ↔ ``builtins.exec``, or one thread's ``Thread.run`` ↔ the other
+    run's) one group holds everything of them, and every match is routed through the two
+    roots' control points: the tubes of two calls at the left of both runs bent to the root's
+    middle and back (a 48-thread pool, one thread of each run in view).  Then (a group
+    holding `PHASE_SHARE` of the pairs, or of the pairs ``shown``, a mask over them, when
+    given: those of the threads in view; again for a phase holding that share of its split
+    group's phases, as a worker loop's task does beside the loop's wait for it): descend from each of its two roots while a single
     child's subtree holds all its matched calls, and make one group per child of A's
     branching call ("one level below the common root"), rooted at that child and at the
     child of B's branching call that holds most of its partners.  Returns ``(group of each
@@ -67,14 +73,33 @@ def phase_groups(cmp) -> tuple:
     ra, rb = groups["a"].astype(np.int64), groups["b"].astype(np.int64)
     if pairs.size == 0 or groups.size == 0:
         return g, ra, rb
-    counts = np.bincount(g, minlength=groups.size)
-    big = int(np.argmax(counts))
-    if counts[big] < PHASE_SHARE * pairs.size:
-        return g, ra, rb
+    shown = np.ones(pairs.size, np.bool_) if shown is None else np.asarray(shown, np.bool_)
+    first, total = 0, int(shown.sum())  # the groups competing, and the pairs they share
+    for _ in range(MAX_PHASE_SPLITS):
+        counts = np.bincount(g[shown], minlength=ra.size)[first:]
+        big = first + int(np.argmax(counts))
+        if counts.size == 0 or counts[big - first] == 0 or counts[big - first] < PHASE_SHARE * total:
+            break
+        split = _split_group(cmp, g, ra, rb, big, shown)
+        if split is None:
+            break
+        # a phase holding the share of its split group's phases (a worker loop's task beside
+        # its short wait for the next) is no separation: it is split again, one level deeper
+        first = ra.size
+        g, ra, rb = split
+        total = int(np.count_nonzero(g[shown] >= first))
+    return g, ra, rb
+
+
+def _split_group(cmp, g, ra, rb, big, shown):
+    """`phase_groups`' split of group ``big`` (its ``shown`` pairs) below its branching calls:
+    (group of each pair, root_a, root_b) with one group more per phase, or None when A's
+    branching call has fewer than two children with matched calls."""
+    pairs = cmp.pairs
     a, b = cmp.a, cmp.b
     in_a = np.zeros(len(a), np.bool_)
     in_b = np.zeros(len(b), np.bool_)
-    sel = g == big
+    sel = (g == big) & shown
     in_a[pairs["a"][sel]] = True
     in_b[pairs["b"][sel]] = True
     top_a = _pass_through_chain(a, ra[big], in_a)
@@ -89,7 +114,7 @@ def phase_groups(cmp) -> tuple:
             phases.append(c)
         c = int(a.end_index[c])
     if len(phases) < 2:
-        return g, ra, rb
+        return None
     child_of_b = np.full(len(b), -1, np.int64)
     c = top_b + 1
     while c < b.end_index[top_b]:
@@ -98,7 +123,7 @@ def phase_groups(cmp) -> tuple:
     new_g = g.copy()
     p_a = phase_of_a[pairs["a"]]
     moved = sel & (p_a >= 0)
-    base = groups.size
+    base = ra.size
     new_g[moved] = base + p_a[moved]
     # per phase, the child of B's branching call holding most of its partners (one pass
     # over the pairs: count (phase, child) keys, the largest count per phase wins)

@@ -176,13 +176,13 @@ def tube_stage(cmp, sa: Side, sb: Side, params: CompareParams, h: float, band: f
     empty = (None, {"n_tubes": 0, "n_pairs_shown": 0})
     if pairs.size == 0:
         return empty
-    group, root_a, root_b = phase_groups(cmp)
     key_a, key_b = key_boxes(sa), key_boxes(sb)
     end_a = tube_ends(sa, pairs["a"].astype(np.int64), key_a)
     end_b = tube_ends(sb, pairs["b"].astype(np.int64), key_b)
     ok = (end_a >= 0) & (end_b >= 0) & best_partners(pairs, params.tube_partners)
     if not ok.any():
         return empty
+    group, root_a, root_b = phase_groups(cmp, ok)  # the phases of the matches in view
     pk = np.flatnonzero(ok)
     perm = np.abs(pairs["rel_a"][pk] - pairs["rel_b"][pk])
     moved = perm > MOVED
