@@ -316,7 +316,7 @@ def test_a_span_that_leaves_out_part_of_the_run_is_named_in_title_and_note():
         _json.dump({"traceEvents": ev}, f)
     tr = tracevis3d.load(f.name)
     spec = threads_layout(tr, ThreadsParams(resolution=RES, focus="1"))
-    assert spec.meta["title"].endswith(" · 402 ms from 502 ms"), spec.meta["title"]  # two or more at work
+    assert spec.meta["title"].endswith(" · 402 ms window from 502 ms"), spec.meta["title"]  # two or more at work
     legend = " ".join(t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "legend")  # wrapped lines
     assert "top: 1 as a straight icicle, its 0 at 502 ms into the trace" in legend, legend
     whole = threads_layout(tr, ThreadsParams(resolution=RES, focus="1", window="all"))

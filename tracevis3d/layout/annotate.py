@@ -101,6 +101,12 @@ def threads_shown_text(n_threads: int, left_out: int) -> str:
     return f"{n_threads} thread{'s' if n_threads != 1 else ''}"
 
 
+def window_text(t0: float, t1: float, origin: float = 0.0) -> str:
+    """A title's words for the span shown: ``400 ms window from 500 ms`` (from ``origin``, the
+    time the view's axis counts from)."""
+    return f"{fmt_time(t1 - t0)} window from {fmt_time(t0 - origin)}"
+
+
 def trace_title(trace, sel, params) -> str:
     """``json_tool · 113,078 calls · 1 thread · 39.2 ms`` (plus the window when there is one)."""
     if params.title is not None:
@@ -109,7 +115,7 @@ def trace_title(trace, sel, params) -> str:
     threads = threads_shown_text(int(sel.threads.size), int(getattr(sel, "n_threads_left_out", 0) or 0))
     parts = [name, f"{sel.idx.size:,} calls", threads]
     if sel.windowed:
-        parts.append(f"{fmt_time(sel.t1 - sel.t0)} window from {fmt_time(sel.t0)}")
+        parts.append(window_text(sel.t0, sel.t1))
     else:
         parts.append(fmt_time(sel.t1 - sel.t0))
     return " · ".join(parts)

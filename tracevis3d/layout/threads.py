@@ -36,7 +36,8 @@ from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
 from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, legend_box,
-                       legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text)
+                       legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text,
+                       window_text)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls, legend_swatch_rows
@@ -1108,7 +1109,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # at once): the ring's in the title, where the top icicle's axis starts in its note (its 0)
     origin, whole = float(trace.start.min()), float(trace.end.max() - trace.start.min())
     if sel.windowed and params.title is None and sel.t1 - sel.t0 < (1 - SPAN_NOTE_SHARE) * whole:
-        title += f" · {fmt_time(sel.t1 - sel.t0)} from {fmt_time(sel.t0 - origin)}"
+        title += f" · {window_text(sel.t0, sel.t1, origin)}"
     w0 = wall_span(sel, focus_lane)[0] - origin
     top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
