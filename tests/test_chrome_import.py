@@ -89,6 +89,7 @@ def test_viztracer_counts_checked_by_hand(realdata):
     # lock waits were recognised
     waits = {t.function_names[f] for f in np.unique(t.func[t.kind == tracevis3d.KIND_WAIT])}
     assert any("acquire" in w for w in waits), waits
+    assert "time.sleep" in waits  # idle on a timer: not work
 
     d = _load_quiet(realdata / "viztracer-examples/different_sorts.json")
     assert len(d) == 21329 and d.n_threads == 1 and d.max_depth == 20

@@ -367,7 +367,8 @@ PLAIN_KIND_RULES = [
     r"(?i)(thread|process|pool|worker)\w*['.]?\s*\.?join\b|'join' of '(_thread|thread|process)",
     r"(?i)future\w*['.]?\s*\.?result\b",
     r"(?i)(^|[\s.:'_<])(acquire|wait|wait_for|waitpid|futex_wait|sem_wait|mutex_lock|spin_lock|pthread_join|"
-    r"epoll_wait|synchronize|cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize)(\b|_|\()",
+    r"epoll_wait|synchronize|cudaStreamSynchronize|cudaDeviceSynchronize|cudaEventSynchronize|sleep|usleep|"
+    r"nanosleep|clock_nanosleep)(\b|_|\()",
     r"(?i)(^|[\s.:'_<])(release|notify|notify_all|notifyAll|unlock|signal|broadcast|set_result|futex_wake|"
     r"sem_post|pthread_mutex_unlock|pthread_cond_signal|pthread_cond_broadcast)(\b|_|\()",
     r"(?i)(event|condition|semaphore|barrier|future)\w*['.]?\s*\.?set\b|'set' of '\w*event",
@@ -385,7 +386,7 @@ _TOKENS = ["queue", "Queue", "QUEUE", "get", "get_nowait", "join", "pop", "put",
            "flush", "of '", "of", "'get' of '", "'put' of '", "'join' of '", "_thread", "(", ")", "<", ":", "é",
            "ſ", "K", "İ", "ı", "acquire", "release", "wait", "notify", "notifyAll", "_io.", "'read' of '",
            "accept", "connect", "s", "o", "i", "e", "t", "\n", "\u00a0", "Σ", "𝒜", "\ud800", "Read", "open",
-           "close(", "sem_wait(", "cudaStreamSynchronize"]
+           "close(", "sem_wait(", "cudaStreamSynchronize", "sleep", "asleep", "nanosleep", "Sleep"]
 
 
 def _token_names(seed, count):

@@ -45,7 +45,9 @@ KIND_RULES: list[tuple[int, str]] = [
     (KIND_WAIT, r"(?i)\b" + _W + r"future)\w*['.]?\s*\.?result\b"),
     (KIND_WAIT, r"(?i)(^|[\s.:'_<])(acquire|wait|wait_for|waitpid|futex_wait|sem_wait|mutex_lock|"
                 r"spin_lock|pthread_join|epoll_wait|synchronize|cudaStreamSynchronize|"
-                r"cudaDeviceSynchronize|cudaEventSynchronize)(\b|_|\()"),
+                r"cudaDeviceSynchronize|cudaEventSynchronize|"
+                # idle on a timer: time.sleep, asyncio.sleep, usleep, std::this_thread::sleep_for
+                r"sleep|usleep|nanosleep|clock_nanosleep)(\b|_|\()"),
     (KIND_RELEASE, r"(?i)(^|[\s.:'_<])(release|notify|notify_all|notifyAll|unlock|signal|"
                    r"broadcast|set_result|futex_wake|sem_post|pthread_mutex_unlock|"
                    r"pthread_cond_signal|pthread_cond_broadcast)(\b|_|\()"),
@@ -151,7 +153,7 @@ _FAST_FORMS = [
     ("xwy", ["future"], _b("result"), False, None),
     ("sep", ["acquire", "wait", "wait_for", "waitpid", "futex_wait", "sem_wait", "mutex_lock", "spin_lock",
              "pthread_join", "epoll_wait", "synchronize", "cudastreamsynchronize", "cudadevicesynchronize",
-             "cudaeventsynchronize"]),
+             "cudaeventsynchronize", "sleep", "usleep", "nanosleep", "clock_nanosleep"]),
     ("sep", ["release", "notify", "notify_all", "notifyall", "unlock", "signal", "broadcast", "set_result",
              "futex_wake", "sem_post", "pthread_mutex_unlock", "pthread_cond_signal", "pthread_cond_broadcast"]),
     ("xwy", ["event", "condition", "semaphore", "barrier", "future"], _b("set"), False, ("'set' of '", ["event"])),
