@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tracevis3d
+import tracevis3d.io
 from tracevis3d.layout.params import IcicleParams
 from tracevis3d.layout.select import PACK_MIN_LANES, pack_lanes, packed_lane_name, select_calls, thread_kind
 
@@ -128,6 +129,45 @@ def test_pack_lanes_of_many_threads():
     assert np.array_equal(row, np.arange(n))
     row = pack_lanes([("p", "Thread-#")] * n, np.arange(n) * 2.0, np.arange(n) * 2.0 + 1.0, 0.5)
     assert (row == 0).all()
+
+
+def _request_threads(n: int, every_us: float = 50.0, dur_us: float = 400.0):
+    """A server's ``n`` threads of one request each, one started every ``every_us``, each
+    ``dur_us`` long (8 at once): three calls a thread."""
+    ev = []
+    for k in range(n):
+        tid, t0 = 1000 + k, k * every_us
+        ev.append({"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": f"Thread-{k + 1} (handle)"}})
+        ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0, "dur": dur_us, "name": "handle (app.py:10)"})
+        ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + 10, "dur": 100.0, "name": "_thread.lock.acquire"})
+        ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + 150, "dur": 100.0, "name": "render (app.py:20)"})
+    return tracevis3d.io.load_bytes(json.dumps({"traceEvents": ev}).encode(), source="requests")
+
+
+def test_many_short_threads_all_fit_the_lanes_with_a_tighter_gap():
+    """3,000 request threads, 8 at once: at the default gap (1 % of the axis) they take 36
+    rows, and the 24 lanes showed 1,848 of them (1,152 left out); a tighter gap
+    (`PACK_GAP_FALLBACK`) fits all in the lanes.  The thread view's top icicle of a packed
+    section is one lane."""
+    from tracevis3d.layout.select import PACK_GAP_FRAC
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.params.threads import ThreadsParams
+
+    trace = _request_threads(3000)
+    params = IcicleParams().validate()
+    sel = select_calls(trace, params)
+    assert sel.n_threads_left_out == 0 and len(sel.lane_names) <= params.max_lanes
+    assert sum(len(m) for m in sel.lane_members) == 3000
+    # (the default gap alone would not have fitted them)
+    rng = trace.thread_ranges()
+    first, last = trace.start[rng[:, 0]], trace.end[rng[:, 1] - 1]
+    span = float(last.max() - first.min())
+    assert pack_lanes([("p", "Thread-# (handle)")] * 3000, first, last, PACK_GAP_FRAC * span).max() + 1 > 24
+    spec = threads_layout(trace, ThreadsParams(resolution=(960, 540)).validate())
+    assert "3000 threads" in spec.meta["title"] and " of " not in spec.meta["title"], spec.meta["title"]
+    # the top icicle's name under its axis is one (its three rows' names stood on one spot)
+    at = [tuple(np.round(p, 4)) for p, k in zip(spec.labels.anchors, spec.labels.kind) if k == "lane"]
+    assert len(at) == len(set(at))
 
 
 def test_a_comparison_side_shows_a_section_of_request_threads(tmp_path):

@@ -181,17 +181,17 @@ class IcicleStages:
 
 def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: float | None = None,
                   window_first: bool = False, pack_min_lanes: int | None = None,
-                  name_members: bool = False, colouring_of=None) -> IcicleStages:
+                  name_members: bool = False, colouring_of=None, max_lanes: int | None = None) -> IcicleStages:
     """Select, fold (within the height budget of ``content_h_px`` pixels, default the
     icicle's content rectangle less the share its counter tracks and async lanes take,
     `side_tracks.track_plan`), measure and colour the calls; the drawn calls.
     ``window_first``: a time window cuts the trace before anything else (`select_calls`);
-    ``pack_min_lanes``, ``name_members``: as in `select_calls`; ``colouring_of``: a function
+    ``pack_min_lanes``, ``name_members``, ``max_lanes``: as in `select_calls`; ``colouring_of``: a function
     from the `Selection` to its `Colouring`, instead of the colour stage (a detail inset
     keeps the figure's colours, `layout.inset`)."""
     res = params.resolution
     sel = select_calls(trace, params, window_first=window_first, pack_min_lanes=pack_min_lanes,
-                       name_members=name_members)
+                       name_members=name_members, max_lanes=max_lanes)
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     tracks = None
     if content_h_px is None:  # the icicle's own figure: what goes under its lanes is planned first

@@ -334,7 +334,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         last = np.array([tr.end[pieces[k]].max() for k in shown])
         # by name: a thread too short for its tag keeps a lane of its own
         alone = (last - first < _tag_share(tr, lanes[shown], lanes.size, params) * (t1 - t0)) if by_name else None
-        row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone)
+        row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone, _lane_cap(params, max_lanes))
         if row.max() + 1 < len(shown):  # some threads share a lane
             order = np.argsort(row, kind="stable")  # each row's threads in lane order
             cuts = np.flatnonzero(np.diff(row[order])) + 1
@@ -344,10 +344,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
             lanes = np.asarray([m[0] for m in members], np.int32)
             idx = np.concatenate(pieces)
     left_out = 0
-    if max_lanes is None:
-        chosen = params.threads is not None and len(params.threads)
-        max_lanes = 0 if chosen else int(getattr(params, "max_lanes", 0) or 0)
-    cap = int(max_lanes)
+    cap = _lane_cap(params, max_lanes)
     if cap and lanes.size > cap:
         groups = members if members is not None else [[int(t)] for t in lanes]
         must = {int(t) for t in keep_threads}
@@ -389,6 +386,8 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
 PACK_MIN_LANES = 8
 #: threads that share a lane stand at least this share of the time axis apart
 PACK_GAP_FRAC = 0.01
+#: ... or these, tried in turn, where that gap takes more rows than the figure has lanes
+PACK_GAP_FALLBACK = (0.0025, 0.0005, 0.0)
 #: a figure of few lanes (`select_calls`' ``name_members``) names each thread of a shared lane
 #: where the lane has at most this many
 NAMED_PACK_MAX = 4
@@ -427,12 +426,32 @@ def thread_kind(name: str) -> str:
     return kind if any(c.isalpha() for c in kind) else name
 
 
-def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None) -> np.ndarray:
+def _lane_cap(params, max_lanes) -> int:
+    """The figure's most lanes: ``max_lanes`` when given, else ``params.max_lanes`` unless
+    the threads were chosen by name (0: no bound)."""
+    if max_lanes is None:
+        chosen = params.threads is not None and len(params.threads)
+        max_lanes = 0 if chosen else int(getattr(params, "max_lanes", 0) or 0)
+    return int(max_lanes)
+
+
+def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None, max_rows: int = 0) -> np.ndarray:
     """`pack_lanes` of ``threads`` of ``trace`` (each its (process, `thread_kind`)), their
-    gap `PACK_GAP_FRAC` of ``span``; ``alone`` (bool per thread): those share no lane."""
+    gap `PACK_GAP_FRAC` of ``span``; ``alone`` (bool per thread): those share no lane.
+    Where that takes more than ``max_rows`` rows (the figure's lanes; 0: no bound), the
+    tighter gaps of `PACK_GAP_FALLBACK` are tried, the first that fits (else the fewest rows)
+    kept: a server's 5,000 threads of one request each, 8 at once, took 58 rows at the
+    default gap, and the 24 lanes showed 2,041 of them; with no gap 8 rows hold all."""
     kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (("alone", k), "")
              for k, t in enumerate(threads)]
-    return pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
+    row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
+    for frac in PACK_GAP_FALLBACK if max_rows and row.size else ():
+        if row.max() + 1 <= max_rows:
+            break
+        tighter = pack_lanes(kinds, first, last, frac * span)
+        if tighter.max() < row.max():
+            row = tighter
+    return row
 
 
 def _kind_of(trace: Trace, t: int) -> tuple:

@@ -858,7 +858,9 @@ def wall_stages(trace, ip, tpx: float, room_px: float, stages: dict):
         if earlier and fits_budget(earlier[0].fold.lane_demand, lane_budget_of(earlier[0].sel, ip, tpx, room_px)).all():
             stages[key] = earlier[0]
         else:
-            stages[key] = icicle_stages(trace, ip, tpx, room_px, pack_min_lanes=1)  # a packed section: one lane
+            # a packed section: one lane (its threads share a row of the ring at the ring's gap:
+            # at the wall's, tried down to none, they fit one)
+            stages[key] = icicle_stages(trace, ip, tpx, room_px, pack_min_lanes=1, max_lanes=1)
     return stages[key]
 
 
