@@ -611,3 +611,34 @@ def test_edge_bundle_tubes_are_as_wide_as_the_square_root_of_their_calls():
     assert np.all(np.diff(width[order]) >= -1e-6 * width.max())  # more calls, never thinner
     top, rare = width[np.argmax(calls)], width[calls <= calls.max() / 100]
     assert rare.size and top >= 3.0 * rare.max() and rare.min() > 0.1 * top, (top, rare.max(), rare.min())
+
+
+def test_threads_of_one_kind_are_one_element():
+    """A server's 12 request threads (and its main thread): with ``pack_threads`` (the default)
+    one element "12× handle" is the caller of all their root calls, as the cone tree merges
+    them; off, an element per thread."""
+    from tracevis3d.analysis.hierarchy import THREAD
+    from tracevis3d.layout.extravis import extravis_hierarchy
+    from tracevis3d.params.extravis import ExtravisParams
+
+    n = 12
+    func, start, end, parent, thread = [0], [0.0], [200.0 * n + 100], [-1], [0]
+    for k in range(n):
+        func += [1, 2]
+        start += [10.0 + 200 * k, 20.0 + 200 * k]
+        end += [150.0 + 200 * k, 60.0 + 200 * k]
+        parent += [-1, len(parent)]
+        thread += [k + 1, k + 1]
+    t = Trace.from_arrays(func, start, end, parent, thread=thread,
+                          function_names=["main (/src/srv.py:1)", "handle (/src/srv.py:10)", "builtins.len"],
+                          thread_names=["MainThread"] + [f"Thread-{k + 1} (handle)" for k in range(n)]).check()
+    packed = extravis_hierarchy(t, ExtravisParams().validate())
+    threads = [packed.names[e] for e in np.flatnonzero(packed.kind == THREAD)]
+    assert threads == ["MainThread", "12× handle"]
+    rel = packed.relations("module")
+    roots = np.flatnonzero(t.parent < 0)
+    assert {packed.names[e] for e in rel.caller[roots[t.thread[roots] > 0]]} == {"12× handle"}
+    apart = extravis_hierarchy(t, ExtravisParams(pack_threads=False).validate())
+    assert int((apart.kind == THREAD).sum()) == n + 1
+    spec = tracevis3d.layout.extravis.extravis_layout(t, ExtravisParams(resolution=(640, 360)).validate())
+    assert "12× handle" in " ".join(spec.labels.texts)

@@ -270,8 +270,11 @@ def _parsed(trace: Trace) -> list:
     return parse_functions(trace)
 
 
-def hierarchy(trace: Trace) -> Hierarchy:
-    """The `Hierarchy` of ``trace`` (module docstring)."""
+def hierarchy(trace: Trace, thread_groups: tuple | None = None) -> Hierarchy:
+    """The `Hierarchy` of ``trace`` (module docstring).  ``thread_groups``: (group of each
+    thread, name of each group), threads of one group one element of that name (a server's
+    5,000 request threads one element "5000× handle", not half the circle); None: an element
+    per thread."""
     if not isinstance(trace, Trace):
         raise TypeError(f"hierarchy needs a Trace, got {type(trace).__name__}")
     keys: dict = {}
@@ -299,8 +302,14 @@ def hierarchy(trace: Trace) -> Hierarchy:
         c = get(("C", mod, cls), cls or NO_CLASS, f"{mfull}{sep}{cls or NO_CLASS}", CLASS, m)
         func_el[f] = get(("F", mod, cls, fn), fn, f"{mfull}{sep}{cls + sep if cls else ''}{fn}", FUNCTION, c)
     g = get(("G",), "threads", "threads", THREADS, 0)
-    thread_el = np.array([get(("T", t), str(nm) or f"thread {t}", f"thread {nm}", THREAD, g)
-                          for t, nm in enumerate(trace.thread_names)], np.int32).reshape(-1)
+    if thread_groups is None:
+        thread_el = np.array([get(("T", t), str(nm) or f"thread {t}", f"thread {nm}", THREAD, g)
+                              for t, nm in enumerate(trace.thread_names)], np.int32).reshape(-1)
+    else:
+        group_of, group_names = thread_groups
+        group_el = [get(("T", k), str(nm) or f"threads {k}", f"threads {nm}", THREAD, g)
+                    for k, nm in enumerate(group_names)]
+        thread_el = np.asarray(group_el, np.int32)[np.asarray(group_of, np.int64)].reshape(-1)
     # pre-order, children by name (threads last, in thread order)
     n = len(names)
     children: list = [[] for _ in range(n)]

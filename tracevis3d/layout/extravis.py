@@ -165,6 +165,14 @@ def legend_rows(params, families, n_pairs, cmax, n_calls, lit_note, views: str =
     return rows
 
 
+def extravis_hierarchy(trace: Trace, params: ExtravisParams) -> Hierarchy:
+    """The `Hierarchy` the EXTRAVIS views draw: with ``params.pack_threads``, threads of one kind
+    are one element (`select.thread_groups`, as the cone tree merges them)."""
+    from .select import PACK_MIN_LANES, thread_groups
+
+    return hierarchy(trace, thread_groups(trace, PACK_MIN_LANES) if params.pack_threads else None)
+
+
 def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hierarchy | None = None,
                     views: str = "both") -> SceneSpec:
     """The EXTRAVIS SceneSpec of ``trace`` (module docstring); ``views``: one of `VIEWS`."""
@@ -180,7 +188,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
         raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
     loaded_trace = trace
     trace, orig = shown_trace(trace, params)
-    h = hier if hier is not None and orig is None else hierarchy(trace)
+    h = hier if hier is not None and orig is None else extravis_hierarchy(trace, params)
     seq = window_calls(trace, params)
     params = resolved_level(params, h, seq)
     li = level_index(params.level)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.hierarchy import KIND_NAMES, hierarchy
+from ..analysis.hierarchy import KIND_NAMES
 from ..model import Trace
 from ..params.extravis import ExtravisParams
 
@@ -31,14 +31,14 @@ def extravis_context(trace: Trace, params: ExtravisParams) -> dict:
     "h": its `Hierarchy`, "seq": the window's calls (shown-trace indices, sequence order),
     "caller"/"callee": their elements at the level, "params": ``params`` with its level resolved
     (``auto``: `layout.extravis.resolved_level`)} as `layout.extravis.extravis_layout` has them."""
-    from .extravis import resolved_level, shown_trace, window_calls
+    from .extravis import extravis_hierarchy, resolved_level, shown_trace, window_calls
 
     params = params.validate()
     key = (id(trace), len(trace), repr(params.to_dict()))
     if key in _CACHE:
         return _CACHE[key]
     shown, orig = shown_trace(trace, params)
-    h = hierarchy(shown)
+    h = extravis_hierarchy(shown, params)
     seq = window_calls(shown, params)
     params = resolved_level(params, h, seq)
     rel = h.relations(params.level)

@@ -30,6 +30,9 @@ EXTRAVIS = Schema("extravis", [
                                     "caller: none, auto (runtime infrastructure: imports, runpy, exec, thread start-up), "
                                     "or stack level ranges A:B[,C:D]"),
     S.HIDE, S.HIDE_MODULES,
+    S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a server's "
+                            "thread per request, a pool's workers) are one element of the hierarchy, the caller of "
+                            "all their root calls ('36× process_request_thread'), when there are more than 8 threads"),
     S.TIME_WINDOW.but(help="the calls shown in both views: those starting in a time window (µs, or with a unit, "
                            "0:50ms) from the trace start"),
     Param("color_mode", Choice(COLOR_MODE_ITEMS), "gradient", group=S.LOOK, label="Colour",
