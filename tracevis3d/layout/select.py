@@ -445,7 +445,8 @@ def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None, m
     kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (("alone", k), "")
              for k, t in enumerate(threads)]
     row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
-    for frac in PACK_GAP_FALLBACK if max_rows and row.size else ():
+    shared = max_rows and row.size and len(set(kinds)) < len(kinds)  # else a gap changes nothing
+    for frac in PACK_GAP_FALLBACK if shared else ():
         if row.max() + 1 <= max_rows:
             break
         tighter = pack_lanes(kinds, first, last, frac * span)
