@@ -173,19 +173,21 @@ def test_connected_peers_are_capped_and_slots_come_back(ctx):
 
 
 def test_threads_past_the_quota_lose_their_events_not_the_others(ctx):
-    """A program with more threads than its quota (a server with a thread per request): the
-    threads past it are refused (``too_many_threads``, once per table), their events dropped
-    and counted (``thread_quota``, per event), and the events of its other threads, in the
-    same messages, kept.  Before, every EVENTS message that named a refused thread was
-    dropped whole: 3,000 threads replayed gave a live view of 0 calls."""
+    """A program with more threads than its quota, all of them at work at once: the threads
+    past it are refused (``too_many_threads``, once per table), their events dropped and
+    counted (``thread_quota``, per event), and the events of its other threads, in the same
+    messages, kept.  Before, every EVENTS message that named a refused thread was dropped
+    whole: 3,000 threads replayed gave a live view of 0 calls."""
     with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
         p = Peer(ctx, sess)
         p.send(5, 1, hello(b"server"))
         p.send(5, 2, functions(0, [b"handle (s.py:1)"]))
         p.send(5, 3, threads(0, [b"t%d" % k for k in range(6)]))
         recs = []
-        for k in range(6):  # one call on each thread, interleaved in one message
-            recs += [(1, 0, k, 0, 1000 * k + 10), (2, 0, k, 0, 1000 * k + 500)]
+        for k in range(6):  # one call on each thread, all open at once, in one message
+            recs += [(1, 0, k, 0, 10 + k)]
+        for k in range(6):
+            recs += [(2, 0, k, 0, 5000 + k)]
         p.send(5, 4, events(recs))
         p.send(5, 3, threads(0, [b"t%d" % k for k in range(6)]))  # a re-send: nothing new refused
         p.send(5, 6, bye(len(recs)))
@@ -195,3 +197,75 @@ def test_threads_past_the_quota_lose_their_events_not_the_others(ctx):
         assert len(t) == 4 and sorted(t.thread_names) == ["t0", "t1", "t2", "t3"]
         assert "2 of 6 threads past the quota" in sess.last_bad
         p.sock.close(0)
+
+
+def test_threads_past_the_quota_take_finished_threads_records(ctx):
+    """A server with a thread per request, one after another, past its quota of 4: each new
+    thread takes the record of a finished thread of its kind (the live view went on showing
+    requests; it froze at the quota's last), even where one message holds the end of a
+    request and the start of the next; the lane says how many threads it holds.  A record
+    whose thread still has events in the message is not taken."""
+    with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
+        p = Peer(ctx, sess)
+        try:
+            _requests_past_the_quota(p, sess)
+        finally:
+            p.sock.close(0)
+
+
+def _requests_past_the_quota(p, sess):
+    """The body of `test_threads_past_the_quota_take_finished_threads_records` (its peer's
+    socket closed whatever happens: a failure must not hang the context's term)."""
+    from tracevis3d.layout.live_lanes import LiveLanes
+
+    p.send(5, 1, hello(b"server"))
+    p.send(5, 2, functions(0, [b"handle (s.py:1)"]))
+    p.send(5, 3, threads(0, [b"Thread-%d (handle)" % (k + 1) for k in range(10)]))
+    recs = []
+    for k in range(10):  # two at once: k runs [1000k, 1000k + 1500]
+        recs += [(1, 0, k, 0, 1000 * k + 10)]
+        recs += [(2, 0, k, 0, 1000 * k + 1500)]
+    recs.sort(key=lambda r: r[4])
+    p.send(5, 4, events(recs[:7]))
+    p.send(5, 4, events(recs[7:]))  # the rest in one message: ends and starts together
+    p.send(5, 6, bye(len(recs)))
+    settle(sess)
+    t = sess.trace.check()
+    assert len(t) == 10 and t.n_threads == 4, (len(t), t.n_threads, sess.bad)
+    assert "thread_quota" not in sess.bad
+    assert sorted(T.members for T in sess.threads) == [2, 2, 3, 3]
+    assert "(+6 in finished threads' places)" in sess.status() and "0 bad msgs" in sess.status()
+    # every record's calls one after another (its threads never overlap)
+    for th in range(t.n_threads):
+        s_, e_ = t.start[t.thread == th], t.end[t.thread == th]
+        assert (s_[1:] >= e_[:-1]).all()
+    # a lane of two records names the threads they hold: 2 + 3
+    lanes = LiveLanes()
+    lanes.lane_threads = [[0, 1]]
+    lanes._last_of_proc = {}
+    held = [T.members for T in sess.threads[:2]]
+    assert lanes.lane_name(0, sess.threads) == f"{sum(held)}× handle"
+
+
+def test_the_records_looked_at_per_message_are_bounded(ctx, monkeypatch):
+    """However many refused threads a message names, at most `MAX_REUSE_SCAN` records are looked
+    at for them (here 2: two threads take records, the others' events in that message are
+    dropped and counted, and they try again in the next)."""
+    import tracevis3d.live.session as live_session
+
+    monkeypatch.setattr(live_session, "MAX_REUSE_SCAN", 2)
+    with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
+        p = Peer(ctx, sess)
+        try:
+            p.send(5, 1, hello(b"server"))
+            p.send(5, 2, functions(0, [b"handle (s.py:1)"]))
+            p.send(5, 3, threads(0, [b"Thread-%d (handle)" % (k + 1) for k in range(10)]))
+            first = [(1, 0, k, 0, 10 * k + 1) for k in range(4)] + [(2, 0, k, 0, 10 * k + 5) for k in range(4)]
+            p.send(5, 4, events(sorted(first, key=lambda r: r[4])))
+            later = [r for k in range(4, 10) for r in ((1, 0, k, 0, 100 + 10 * k), (2, 0, k, 0, 105 + 10 * k))]
+            p.send(5, 4, events(later))
+            settle(sess)
+            assert sum(T.members for T in sess.threads) == 6  # 4 + the 2 within the bound
+            assert sess.bad.get("thread_quota") == 8  # the 4 others' ENTER and EXIT
+        finally:
+            p.sock.close(0)

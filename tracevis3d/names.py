@@ -487,3 +487,12 @@ __all__ = ["ParsedName", "parse_function_name", "parse_functions", "module_from_
            "unique_labels",
            "pyspy_thread_name", "is_pyspy_process_frame", "ROOT_DIRS", "NOT_PACKAGES",
            "BUILTIN_TYPES", "LOWERCASE_C_TYPES"]
+
+
+def thread_kind(name: str) -> str:
+    """What makes threads interchangeable: the name with its numbers left out
+    ("Thread-12 (process_request_thread)" → "Thread-# (process_request_thread)").  A name
+    with no letter besides its numbers ("12", a trace that names threads by their ids) says
+    nothing of the thread's kind: it is its own kind, and never packed with another."""
+    kind = re.sub(r"\d+", "#", name)
+    return kind if any(c.isalpha() for c in kind) else name

@@ -222,7 +222,10 @@ class LiveLanes:
         (`select.packed_name_of`), after its process's name when there are several."""
         members = list(dict.fromkeys(self.lane_threads[lane]))  # a thread may come back to a lane
         names = [str(threads[t].name).strip() for t in members]  # PyTorch's "stream 22 ": no " , "
-        name = ", ".join(names) if _listed(names) else packed_name_of(names)
+        counts = [int(getattr(threads[t], "members", 1)) for t in members]
+        if max(counts) > 1:  # records that hold threads one after another (past the live quota)
+            names = [nm for nm, k in zip(names, counts) for _ in range(k)]
+        name = ", ".join(names) if _listed(names) and max(counts) == 1 else packed_name_of(names)
         # with several processes, the process in front ("ForkProcess-2: MainThread"), as
         # `Trace.thread_label` names the static views' lanes: every worker has a MainThread
         process = str(getattr(threads[members[0]], "process", "") or "")

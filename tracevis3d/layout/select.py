@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..model import Trace
+from ..names import thread_kind
 from .params import IcicleParams
 from .thread_work import busiest_lanes
 
@@ -413,17 +414,6 @@ def _tag_share(tr: Trace, threads, n_lanes: int, params) -> np.ndarray:
                    for th in threads], np.float64)
     return (em + 2 * PAD + NAMED_PACK_TAG_CLEAR_EM) * text_px(params) / (NAMED_PACK_AXIS_SHARE
                                                                          * float(params.resolution[0]))
-
-
-def thread_kind(name: str) -> str:
-    """What makes threads interchangeable: the name with its numbers left out
-    ("Thread-12 (process_request_thread)" → "Thread-# (process_request_thread)").  A name
-    with no letter besides its numbers ("12", a trace that names threads by their ids) says
-    nothing of the thread's kind: it is its own kind, and never packed with another."""
-    import re
-
-    kind = re.sub(r"\d+", "#", name)
-    return kind if any(c.isalpha() for c in kind) else name
 
 
 def _lane_cap(params, max_lanes) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..names import thread_kind
 from . import protocol as P
 from .store import ThreadCalls, TraceView
 from .transport import Curve, subscriber_socket
@@ -55,6 +56,13 @@ class _Session:
         self.func_keys: list = []
         self.thread_map: list[int] = []  # the program's thread id → the viewer's; -1: refused (quota)
         self.threads_kept = 0  # entries of thread_map that are not -1
+        #: threads refused by the quota: id → (process, kind of its name), to take a finished
+        #: record of that kind when their events come (`LiveSession._reuse`)
+        self.refused: dict = {}
+        self.owner: dict = {}  # viewer's thread → the program's thread id it holds now
+        self.reused = 0  # threads that took a finished thread's record
+        #: (process, kind of its first name) → this session's viewer's threads, the longest untaken first
+        self.by_kind: dict = {}
         self.now = 0.0
         self.dropped = 0
         self.ended = False
@@ -76,6 +84,11 @@ class _Session:
         else:
             us = ticks * (1e6 / self.tps)
         return us + self.offset_us if self.offset_us else us
+
+
+#: records of finished threads looked at per EVENTS message (`LiveSession._events_reusing`):
+#: a bound on its work whatever a peer sends (a server's requests take the first they look at)
+MAX_REUSE_SCAN = 1 << 16
 
 
 class LiveSession:
@@ -238,9 +251,13 @@ class LiveSession:
         self.close()
 
     def status(self) -> str:
-        bad = sum(self.bad.values())
-        return (f"{self.n_calls} calls, {len(self.threads)} threads, {len(self.sessions)} programs, "
-                f"{self.dropped} dropped, {self.gaps} lost msgs, {bad} bad msgs")
+        quota = self.bad.get("thread_quota", 0)  # events, not messages: said apart
+        bad = sum(self.bad.values()) - quota - self.bad.get("too_many_threads", 0)  # a quota, not a bad feed
+        reused = sum(s.reused for s in self.sessions.values())
+        return (f"{self.n_calls} calls, {len(self.threads)} threads"
+                + (f" (+{reused} in finished threads' places)" if reused else "")
+                + f", {len(self.sessions)} programs, {self.dropped} dropped, {self.gaps} lost msgs, {bad} bad msgs"
+                + (f", {quota} events of threads past the quota" if quota else ""))
 
     # ------------------------------------------------------------- handling
     def _count_bad(self, e: P.BadMessage, ch: Changes) -> None:
@@ -445,6 +462,7 @@ class LiveSession:
                     self._dirty = True
                 continue
             if room <= 0:
+                s.refused[len(s.thread_map)] = (process or s.program, thread_kind(name))
                 s.thread_map.append(-1)
                 refused += 1
                 continue
@@ -452,6 +470,8 @@ class LiveSession:
             nb = len(name) + len(process) + P.THREAD_ENTRY.size
             s.table_bytes += nb
             self.table_bytes += nb
+            s.owner[len(self.threads)] = len(s.thread_map)
+            s.by_kind.setdefault((process or s.program, thread_kind(name)), deque()).append(len(self.threads))
             s.thread_map.append(len(self.threads))
             s.threads_kept += 1
             self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
@@ -460,7 +480,8 @@ class LiveSession:
             ch.bad["too_many_threads"] = ch.bad.get("too_many_threads", 0) + 1
             self.bad["too_many_threads"] = self.bad.get("too_many_threads", 0) + 1
             self.last_bad = (f"too_many_threads: session {s.sid:016x}: {refused} of {count} threads past the "
-                             f"quota ({s.threads_kept} kept); their events are dropped")
+                             f"quota ({s.threads_kept} kept); their events are dropped unless a finished thread of "
+                             f"their kind leaves them its record")
 
     def _thread_room(self, s: _Session, n_new: int) -> int:
         """How many of ``n_new`` threads session ``s`` may still add (`_quota_room`)."""
@@ -483,7 +504,64 @@ class LiveSession:
             self.events -= k  # `events` counts what the program sent as EVENTS
             self.open_applied += k
 
+    def _events_reusing(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
+        """EVENTS naming threads refused by the quota: each takes the record of a finished thread
+        of the session of its kind (the same process and `names.thread_kind`: a server's thread
+        per request outgrows any quota, and its live view froze at its 1,024th request).  The
+        events are applied in time order up to each refused thread's first (a message may hold
+        the end of one request and the start of the next), and the thread then takes the first
+        record of its kind (the longest untaken first) with no open call, whose last event came
+        before its first and which has no event left in the message.  The record's former thread lets it go: its
+        later events are dropped and counted (``thread_quota``), as a refused thread's are; the
+        record holds its threads one after another, as a packed lane does (``members``).  At
+        most `MAX_REUSE_SCAN` records are looked at per message."""
+        ts = s.to_us(ev["ts"])
+        order = np.argsort(ts, kind="stable")  # a thread's events keep their order
+        ev, ts = ev[order], ts[order]
+        local = np.asarray(ev["thread"], np.int64)
+        u, at = np.unique(local, return_index=True)
+        first = {int(t): int(i) for t, i in zip(u, at) if int(t) in s.refused}  # its first event's position
+        todo = list(first)
+        last = np.full(len(s.thread_map), -1, np.int64)
+        last[local] = np.arange(local.size)  # the last event of each thread (later writes win)
+        done = 0
+        budget = MAX_REUSE_SCAN
+        for t in sorted(todo, key=first.get):
+            if budget <= 0:  # the threads left lose this message's events and try in the next
+                break
+            p = first[t]
+            self._apply_events(s, ev[done:p], ch)
+            done = p
+            queue = s.by_kind.get(s.refused[t])  # the kind's records, the longest untaken first
+            best = -1
+            for j, ti in enumerate(queue or ()):
+                if j >= budget:
+                    break
+                T = self.threads[ti]
+                if T.sp == 0 and T.n and T.last_ts <= ts[p] and last[s.owner[ti]] < p:
+                    best = ti
+                    del queue[j]
+                    queue.append(ti)
+                    break
+            budget -= (j + 1) if queue else 1
+            if best < 0:
+                continue
+            s.thread_map[s.owner[best]] = -1
+            s.thread_map[t] = best
+            s.owner[best] = t
+            del s.refused[t]
+            self.threads[best].members += 1
+            s.reused += 1
+            self._dirty = True
+        self._apply_events(s, ev[done:], ch)
+
     def _events(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
+        if ev.shape[0] and s.refused and any(int(t) in s.refused for t in np.unique(ev["thread"])):
+            self._events_reusing(s, ev, ch)
+        else:
+            self._apply_events(s, ev, ch)
+
+    def _apply_events(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
         from ..kernels.live import MAX_EXIT_SEARCH, apply_thread_events
 
         n = ev.shape[0]

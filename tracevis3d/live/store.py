@@ -43,6 +43,9 @@ class ThreadCalls:
 
     def __init__(self, pid: int, tid: int, name: str, process: str, session: int):
         self.pid, self.tid, self.name, self.process, self.session = pid, tid, name, process, session
+        #: the program's threads this record holds, one after another: more than one where a
+        #: thread past the session's quota took the record of a finished one of its kind
+        self.members = 1
         self.n = 0
         self.sp = 0
         self.last_ts = -np.inf
