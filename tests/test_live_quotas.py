@@ -203,7 +203,8 @@ def test_threads_past_the_quota_take_finished_threads_records(ctx):
     """A server with a thread per request, one after another, past its quota of 4: each new
     thread takes the record of a finished thread of its kind (the live view went on showing
     requests; it froze at the quota's last), even where one message holds the end of a
-    request and the start of the next; the lane says how many threads it holds.  A record
+    request and the start of the next; the records taken last take the next (so a few carry
+    the stream, as a packed lane does); the lane says how many threads it holds.  A record
     whose thread still has events in the message is not taken."""
     with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
         p = Peer(ctx, sess)
@@ -233,18 +234,18 @@ def _requests_past_the_quota(p, sess):
     t = sess.trace.check()
     assert len(t) == 10 and t.n_threads == 4, (len(t), t.n_threads, sess.bad)
     assert "thread_quota" not in sess.bad
-    assert sorted(T.members for T in sess.threads) == [2, 2, 3, 3]
+    # the records taken last carry the stream (as a packed lane), the first two keep their thread
+    assert [T.members for T in sess.threads] == [1, 1, 4, 4]
     assert "(+6 in finished threads' places)" in sess.status() and "0 bad msgs" in sess.status()
     # every record's calls one after another (its threads never overlap)
     for th in range(t.n_threads):
         s_, e_ = t.start[t.thread == th], t.end[t.thread == th]
         assert (s_[1:] >= e_[:-1]).all()
-    # a lane of two records names the threads they hold: 2 + 3
+    # a lane of the two records that took the stream names the threads they hold: 4 + 4
     lanes = LiveLanes()
-    lanes.lane_threads = [[0, 1]]
+    lanes.lane_threads = [[2, 3]]
     lanes._last_of_proc = {}
-    held = [T.members for T in sess.threads[:2]]
-    assert lanes.lane_name(0, sess.threads) == f"{sum(held)}× handle"
+    assert lanes.lane_name(0, sess.threads) == "8× handle"
 
 
 def test_the_records_looked_at_per_message_are_bounded(ctx, monkeypatch):

@@ -61,7 +61,7 @@ class _Session:
         self.refused: dict = {}
         self.owner: dict = {}  # viewer's thread → the program's thread id it holds now
         self.reused = 0  # threads that took a finished thread's record
-        #: (process, kind of its first name) → this session's viewer's threads, the longest untaken first
+        #: (process, kind of its first name) → this session's viewer's threads, the last taken last
         self.by_kind: dict = {}
         self.now = 0.0
         self.dropped = 0
@@ -509,9 +509,11 @@ class LiveSession:
         of the session of its kind (the same process and `names.thread_kind`: a server's thread
         per request outgrows any quota, and its live view froze at its 1,024th request).  The
         events are applied in time order up to each refused thread's first (a message may hold
-        the end of one request and the start of the next), and the thread then takes the first
-        record of its kind (the longest untaken first) with no open call, whose last event came
-        before its first and which has no event left in the message.  The record's former thread lets it go: its
+        the end of one request and the start of the next), and the thread then takes the record
+        of its kind taken (or made) last that has no open call, whose last event came before its
+        first and which has no event left in the message: a few records carry the stream of
+        requests one after another, as a packed lane does, the others keep their own threads
+        (taken round-robin, every record spanned the whole run and the lanes could not pack them).  The record's former thread lets it go: its
         later events are dropped and counted (``thread_quota``), as a refused thread's are; the
         record holds its threads one after another, as a packed lane does (``members``).  At
         most `MAX_REUSE_SCAN` records are looked at per message."""
@@ -532,18 +534,21 @@ class LiveSession:
             p = first[t]
             self._apply_events(s, ev[done:p], ch)
             done = p
-            queue = s.by_kind.get(s.refused[t])  # the kind's records, the longest untaken first
+            queue = s.by_kind.get(s.refused[t])  # the kind's records, the last taken last
             best = -1
-            for j, ti in enumerate(queue or ()):
-                if j >= budget:
+            looked = 0
+            for ti in reversed(queue or ()):
+                if looked >= budget:
                     break
+                looked += 1
                 T = self.threads[ti]
                 if T.sp == 0 and T.n and T.last_ts <= ts[p] and last[s.owner[ti]] < p:
                     best = ti
-                    del queue[j]
-                    queue.append(ti)
                     break
-            budget -= (j + 1) if queue else 1
+            budget -= max(looked, 1)
+            if best >= 0:  # to the back: taken again first
+                queue.remove(best)
+                queue.append(best)
             if best < 0:
                 continue
             s.thread_map[s.owner[best]] = -1
