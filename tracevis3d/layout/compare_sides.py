@@ -61,11 +61,12 @@ def phase_groups(cmp, shown=None) -> tuple:
     roots' control points: the tubes of two calls at the left of both runs bent to the root's
     middle and back (a 48-thread pool, one thread of each run in view).  Then (a group
     holding `PHASE_SHARE` of the pairs, or of the pairs ``shown``, a mask over them, when
-    given: those of the threads in view; again for a phase holding that share of its split
-    group's phases, as a worker loop's task does beside the loop's wait for it): descend from each of its two roots while a single
+    given: those of the threads in view): descend from each of its two roots while a single
     child's subtree holds all its matched calls, and make one group per child of A's
     branching call ("one level below the common root"), rooted at that child and at the
-    child of B's branching call that holds most of its partners.  Returns ``(group of each
+    child of B's branching call that holds most of its partners; again, one level deeper,
+    for a phase holding that share of its split group's phases (a worker loop's task beside
+    the loop's short wait for the next).  Returns ``(group of each
     pair, root_a, root_b)`` arrays (roots per group, as call indices of A and B).
     """
     pairs, groups = cmp.pairs, cmp.groups

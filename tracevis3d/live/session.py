@@ -57,7 +57,7 @@ class _Session:
         self.thread_map: list[int] = []  # the program's thread id → the viewer's; -1: refused (quota)
         self.threads_kept = 0  # entries of thread_map that are not -1
         #: threads refused by the quota: id → (process, kind of its name), to take a finished
-        #: record of that kind when their events come (`LiveSession._reuse`)
+        #: record of that kind when their events come (`LiveSession._events_reusing`)
         self.refused: dict = {}
         self.owner: dict = {}  # viewer's thread → the program's thread id it holds now
         self.reused = 0  # threads that took a finished thread's record
@@ -86,9 +86,12 @@ class _Session:
         return us + self.offset_us if self.offset_us else us
 
 
-#: records of finished threads looked at per EVENTS message (`LiveSession._events_reusing`):
-#: a bound on its work whatever a peer sends (a server's requests take the first they look at)
-MAX_REUSE_SCAN = 1 << 16
+#: the work of `LiveSession._events_reusing` per EVENTS message, whatever a peer sends: a record
+#: looked at costs 1 (a server's requests take one of the first they look at), the events
+#: applied up to a refused thread's first `REUSE_SLICE_WORK` (a traced program's message holds
+#: one thread's batch; a replay's, thousands of threads)
+MAX_REUSE_WORK = 1 << 17
+REUSE_SLICE_WORK = 16
 
 
 class LiveSession:
@@ -509,17 +512,24 @@ class LiveSession:
         of the session of its kind (the same process and `names.thread_kind`: a server's thread
         per request outgrows any quota, and its live view froze at its 1,024th request).  The
         events are applied in time order up to each refused thread's first (a message may hold
-        the end of one request and the start of the next), and the thread then takes the record
-        of its kind taken (or made) last that has no open call, whose last event came before its
-        first and which has no event left in the message: a few records carry the stream of
-        requests one after another, as a packed lane does, the others keep their own threads
-        (taken round-robin, every record spanned the whole run and the lanes could not pack them).  The record's former thread lets it go: its
-        later events are dropped and counted (``thread_quota``), as a refused thread's are; the
-        record holds its threads one after another, as a packed lane does (``members``).  At
-        most `MAX_REUSE_SCAN` records are looked at per message."""
+        the end of one request and the start of the next; each thread's events keep their order,
+        times that go back included), and the thread then takes the record of its kind taken (or
+        made) last that has no open call, whose last event came before its first and which has
+        no event left in the message: a few records carry the stream of requests one after
+        another, as a packed lane does, and the others keep their own threads (taken
+        round-robin, every record spanned the whole run and the lanes could not pack them).  The
+        record's former thread lets it go: its later events are dropped and counted
+        (``thread_quota``), as a refused thread's are; the record holds its threads one after
+        another (``members``).  Its work per message is bounded (`MAX_REUSE_WORK`)."""
         ts = s.to_us(ev["ts"])
-        order = np.argsort(ts, kind="stable")  # a thread's events keep their order
-        ev, ts = ev[order], ts[order]
+        thread = np.asarray(ev["thread"], np.int64)
+        by_thread = np.argsort(thread, kind="stable")
+        cuts = np.flatnonzero(np.diff(thread[by_thread])) + 1
+        key = np.empty_like(ts)  # each thread's running maximum: its events keep their order when sorted
+        for seg in np.split(by_thread, cuts):
+            key[seg] = np.maximum.accumulate(ts[seg])
+        order = np.argsort(key, kind="stable")
+        ev, ts = ev[order], key[order]
         local = np.asarray(ev["thread"], np.int64)
         u, at = np.unique(local, return_index=True)
         first = {int(t): int(i) for t, i in zip(u, at) if int(t) in s.refused}  # its first event's position
@@ -527,13 +537,14 @@ class LiveSession:
         last = np.full(len(s.thread_map), -1, np.int64)
         last[local] = np.arange(local.size)  # the last event of each thread (later writes win)
         done = 0
-        budget = MAX_REUSE_SCAN
+        budget = MAX_REUSE_WORK
         for t in sorted(todo, key=first.get):
             if budget <= 0:  # the threads left lose this message's events and try in the next
                 break
             p = first[t]
             self._apply_events(s, ev[done:p], ch)
             done = p
+            budget -= REUSE_SLICE_WORK
             queue = s.by_kind.get(s.refused[t])  # the kind's records, the last taken last
             best = -1
             looked = 0
