@@ -252,9 +252,9 @@ def test_the_records_looked_at_per_message_are_bounded(ctx, monkeypatch):
     """However many refused threads a message names, the work of finding them records is
     bounded (`MAX_REUSE_WORK`; here 2 slices and 2 records looked at: two threads take records,
     the others' events in that message are dropped and counted, and they try again in the next)."""
-    import tracevis3d.live.session as live_session
+    import tracevis3d.live.reuse as reuse
 
-    monkeypatch.setattr(live_session, "MAX_REUSE_WORK", 2 * (live_session.REUSE_SLICE_WORK + 1))
+    monkeypatch.setattr(reuse, "MAX_REUSE_WORK", 2 * (reuse.REUSE_SLICE_WORK + 1))
     with LiveSession("tcp://127.0.0.1:*", session_threads=4, max_threads=8) as sess:
         p = Peer(ctx, sess)
         try:

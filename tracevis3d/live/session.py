@@ -14,6 +14,7 @@ import numpy as np
 
 from ..names import thread_kind
 from . import protocol as P
+from .reuse import apply_reusing
 from .store import ThreadCalls, TraceView
 from .transport import Curve, subscriber_socket
 
@@ -57,7 +58,7 @@ class _Session:
         self.thread_map: list[int] = []  # the program's thread id → the viewer's; -1: refused (quota)
         self.threads_kept = 0  # entries of thread_map that are not -1
         #: threads refused by the quota: id → (process, kind of its name), to take a finished
-        #: record of that kind when their events come (`LiveSession._events_reusing`)
+        #: record of that kind when their events come (`reuse.apply_reusing`)
         self.refused: dict = {}
         self.owner: dict = {}  # viewer's thread → the program's thread id it holds now
         self.reused = 0  # threads that took a finished thread's record
@@ -86,12 +87,6 @@ class _Session:
         return us + self.offset_us if self.offset_us else us
 
 
-#: the work of `LiveSession._events_reusing` per EVENTS message, whatever a peer sends: a record
-#: looked at costs 1 (a server's requests take one of the first they look at), the events
-#: applied up to a refused thread's first `REUSE_SLICE_WORK` (a traced program's message holds
-#: one thread's batch; a replay's, thousands of threads)
-MAX_REUSE_WORK = 1 << 17
-REUSE_SLICE_WORK = 16
 
 
 class LiveSession:
@@ -507,73 +502,11 @@ class LiveSession:
             self.events -= k  # `events` counts what the program sent as EVENTS
             self.open_applied += k
 
-    def _events_reusing(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
-        """EVENTS naming threads refused by the quota: each takes the record of a finished thread
-        of the session of its kind (the same process and `names.thread_kind`: a server's thread
-        per request outgrows any quota, and its live view froze at its 1,024th request).  The
-        events are applied in time order up to each refused thread's first (a message may hold
-        the end of one request and the start of the next; each thread's events keep their order,
-        times that go back included), and the thread then takes the record of its kind taken (or
-        made) last that has no open call, whose last event came before its first and which has
-        no event left in the message: a few records carry the stream of requests one after
-        another, as a packed lane does, and the others keep their own threads (taken
-        round-robin, every record spanned the whole run and the lanes could not pack them).  The
-        record's former thread lets it go: its later events are dropped and counted
-        (``thread_quota``), as a refused thread's are; the record holds its threads one after
-        another (``members``).  Its work per message is bounded (`MAX_REUSE_WORK`)."""
-        ts = s.to_us(ev["ts"])
-        thread = np.asarray(ev["thread"], np.int64)
-        by_thread = np.argsort(thread, kind="stable")
-        cuts = np.flatnonzero(np.diff(thread[by_thread])) + 1
-        key = np.empty_like(ts)  # each thread's running maximum: its events keep their order when sorted
-        for seg in np.split(by_thread, cuts):
-            key[seg] = np.maximum.accumulate(ts[seg])
-        order = np.argsort(key, kind="stable")
-        ev, ts = ev[order], key[order]
-        local = np.asarray(ev["thread"], np.int64)
-        u, at = np.unique(local, return_index=True)
-        first = {int(t): int(i) for t, i in zip(u, at) if int(t) in s.refused}  # its first event's position
-        todo = list(first)
-        last = np.full(len(s.thread_map), -1, np.int64)
-        last[local] = np.arange(local.size)  # the last event of each thread (later writes win)
-        done = 0
-        budget = MAX_REUSE_WORK
-        for t in sorted(todo, key=first.get):
-            if budget <= 0:  # the threads left lose this message's events and try in the next
-                break
-            p = first[t]
-            self._apply_events(s, ev[done:p], ch)
-            done = p
-            budget -= REUSE_SLICE_WORK
-            queue = s.by_kind.get(s.refused[t])  # the kind's records, the last taken last
-            best = -1
-            looked = 0
-            for ti in reversed(queue or ()):
-                if looked >= budget:
-                    break
-                looked += 1
-                T = self.threads[ti]
-                if T.sp == 0 and T.n and T.last_ts <= ts[p] and last[s.owner[ti]] < p:
-                    best = ti
-                    break
-            budget -= max(looked, 1)
-            if best >= 0:  # to the back: taken again first
-                queue.remove(best)
-                queue.append(best)
-            if best < 0:
-                continue
-            s.thread_map[s.owner[best]] = -1
-            s.thread_map[t] = best
-            s.owner[best] = t
-            del s.refused[t]
-            self.threads[best].members += 1
-            s.reused += 1
-            self._dirty = True
-        self._apply_events(s, ev[done:], ch)
-
     def _events(self, s: _Session, ev: np.ndarray, ch: Changes) -> None:
         if ev.shape[0] and s.refused and any(int(t) in s.refused for t in np.unique(ev["thread"])):
-            self._events_reusing(s, ev, ch)
+            # threads refused by the quota take finished threads' records (`reuse.apply_reusing`)
+            if apply_reusing(s, ev, self.threads, lambda part: self._apply_events(s, part, ch)):
+                self._dirty = True
         else:
             self._apply_events(s, ev, ch)
 
