@@ -75,7 +75,6 @@ def apply_reusing(s, ev: np.ndarray, threads: list, apply) -> int:
         s.owner[best] = t
         del s.refused[t]
         threads[best].members += 1
-        s.reused += 1
         taken += 1
     apply(ev[done:])
     return taken

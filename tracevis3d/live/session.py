@@ -61,7 +61,6 @@ class _Session:
         #: record of that kind when their events come (`reuse.apply_reusing`)
         self.refused: dict = {}
         self.owner: dict = {}  # viewer's thread → the program's thread id it holds now
-        self.reused = 0  # threads that took a finished thread's record
         #: (process, kind of its first name) → this session's viewer's threads, the last taken last
         self.by_kind: dict = {}
         self.now = 0.0
@@ -251,7 +250,7 @@ class LiveSession:
     def status(self) -> str:
         quota = self.bad.get("thread_quota", 0)  # events, not messages: said apart
         bad = sum(self.bad.values()) - quota - self.bad.get("too_many_threads", 0)  # a quota, not a bad feed
-        reused = sum(s.reused for s in self.sessions.values())
+        reused = sum(t.members for t in self.threads) - len(self.threads)  # threads in others' records
         return (f"{self.n_calls} calls, {len(self.threads)} threads"
                 + (f" (+{reused} in finished threads' places)" if reused else "")
                 + f", {len(self.sessions)} programs, {self.dropped} dropped, {self.gaps} lost msgs, {bad} bad msgs"
@@ -459,8 +458,9 @@ class LiveSession:
                     self.threads[ti].name = name
                     self._dirty = True
                 continue
+            kind = (process or s.program, thread_kind(name))  # what a refused thread's record must share
             if room <= 0:
-                s.refused[len(s.thread_map)] = (process or s.program, thread_kind(name))
+                s.refused[len(s.thread_map)] = kind
                 s.thread_map.append(-1)
                 refused += 1
                 continue
@@ -469,7 +469,7 @@ class LiveSession:
             s.table_bytes += nb
             self.table_bytes += nb
             s.owner[len(self.threads)] = len(s.thread_map)
-            s.by_kind.setdefault((process or s.program, thread_kind(name)), deque()).append(len(self.threads))
+            s.by_kind.setdefault(kind, deque()).append(len(self.threads))
             s.thread_map.append(len(self.threads))
             s.threads_kept += 1
             self.threads.append(ThreadCalls(pid, tid & 0x7FFFFFFFFFFFFFFF, name, process or s.program, s.sid))
