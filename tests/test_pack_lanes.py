@@ -137,7 +137,8 @@ def _request_threads(n: int, every_us: float = 50.0, dur_us: float = 400.0):
     ev = []
     for k in range(n):
         tid, t0 = 1000 + k, k * every_us
-        ev.append({"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": f"Thread-{k + 1} (handle)"}})
+        ev.append({"ph": "M", "pid": 1, "tid": tid, "name": "thread_name",
+                   "args": {"name": f"Thread-{k + 1} (handle)"}})
         ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0, "dur": dur_us, "name": "handle (app.py:10)"})
         ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + 10, "dur": 100.0, "name": "_thread.lock.acquire"})
         ev.append({"ph": "X", "pid": 1, "tid": tid, "ts": t0 + 150, "dur": 100.0, "name": "render (app.py:20)"})

@@ -61,9 +61,10 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
     (radians; which subtree stands beside which on the image); ``k_start``: the stretch the
     rounds start from (a similar shape's, so they converge sooner).  The score is the size of
     the root sphere on the image (pixels per world unit): the orientation that shows the
-    tree larger wins (unless its spheres come out far too large: `oversized_orientation`).  ``cache``: what the candidate framings of one tree share (the level
-    spacing, the extent points' offsets per orientation, the fit's camera frame per
-    orientation and rectangle), filled here."""
+    tree larger wins (unless its spheres come out far too large: `oversized_orientation`).
+    ``cache``: what the candidate framings of one tree share (the level spacing, the extent
+    points' offsets per orientation, the fit's camera frame per orientation and rectangle),
+    filled here."""
     from ..kernels.cone_frame import stretch_rounds
     from .camera import world_per_pixel
 
