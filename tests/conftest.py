@@ -6,6 +6,7 @@ The numba cache goes to a per-run temporary folder unless NUMBA_CACHE_DIR is set
 """
 import os
 import pathlib
+import signal
 import tempfile
 
 import pytest
@@ -60,18 +61,45 @@ RECORDINGS = {"deep_trace_path": ("deep", "viztracer"), "threads_trace_path": ("
               "docutils_pool_wide_path": ("docutils_pool_wide", "docutils"),
               "counters_trace_path": ("counters", "docutils"),
               "numba_jit_trace_path": ("numba_jit", "viztracer")}
-#: what the early runner was given: name -> Future (a recording's paths, or an early process's result)
+#: what the early runner was given: name -> EarlyResult (a recording's paths, or an early process's result)
 _EARLY: dict = {}
 
 
+class EarlyResult:
+    """What an early job returns, read from its folder when the runner has written it
+    (tests/early_runner.py); ``result()`` waits for it, and fails when the runner is gone."""
+
+    def __init__(self, name: str, folder: pathlib.Path):
+        self.name, self.folder = name, folder
+
+    def result(self):
+        import pickle
+        import time
+
+        import early_runner
+
+        done = self.folder / early_runner.RESULT_NAME
+        while not done.exists():
+            if _RUNNER[0].poll() is not None and not done.exists():
+                raise RuntimeError(f"the early runner ended (exit {_RUNNER[0].returncode}) before {self.name}")
+            time.sleep(0.1)
+        kind, value = pickle.loads(done.read_bytes())
+        if kind == "error":
+            raise value
+        return value
+
+
 def pytest_collection_finish(session):
-    """Start the session's slow child processes now, one at a time on a background thread, in
-    the order the selected tests first need them: the real programs recorded once per session
+    """Start the session's slow child processes now, one at a time in one child process
+    (tests/early_runner.py: no Python runs beside bpy in this process), in the order the
+    selected tests first need them: the real programs recorded once per session
     (`RECORDINGS`) and the processes a test module lists in ``EARLY_PROCESSES`` (name -> a
     function of a work folder that runs it, for its tests marked ``early_process(name)``).
     They wait for their child process, so they run on the core the suite leaves idle (the
     tests run one at a time); a test that needs one waits for its result (``early_result``)."""
-    import concurrent.futures
+    import json
+    import subprocess
+    import sys
 
     import realtraces
 
@@ -83,29 +111,39 @@ def pytest_collection_finish(session):
             if name in RECORDINGS:
                 what, needs = RECORDINGS[name]
                 if what not in jobs and not getattr(realtraces, f"{needs}_missing")():
-                    jobs[what] = getattr(realtraces, f"record_{what}")
+                    jobs[what] = ("realtraces", f"record_{what}")
         for mark in item.iter_markers("early_process"):
             name = mark.args[0]
             if name not in jobs:
-                jobs[name] = getattr(item.module, "EARLY_PROCESSES")[name]
+                run = getattr(item.module, "EARLY_PROCESSES")[name]
+                jobs[name] = (item.module.__name__.rpartition(".")[2], run.__name__)
     if not jobs:
         return
     factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's basetemp (kept for the last runs)
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tv3d-early")
-    for name, run in jobs.items():
+    spec = []
+    for name, (module, function) in jobs.items():
         folder = (factory.mktemp(f"early-{name}") if factory is not None else
                   pathlib.Path(tempfile.mkdtemp(prefix=f"early-{name}-", dir=_TMP)))
-        _EARLY[name] = pool.submit(run, folder)
-    _POOL.append(pool)
+        spec.append([name, module, function, str(folder)])
+        _EARLY[name] = EarlyResult(name, folder)
+    spec_file = _TMP / "early-jobs.json"
+    spec_file.write_text(json.dumps(spec))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    _RUNNER.append(subprocess.Popen([sys.executable, str(REPO / "tests" / "early_runner.py"), str(spec_file)],
+                                    cwd=str(REPO), env=env, stdin=subprocess.DEVNULL,
+                                    start_new_session=True))
 
 
-_POOL: list = []
+#: the early runner's process (one per session)
+_RUNNER: list = []
 
 
 def pytest_sessionfinish(session):
     """An interrupted or partial run does not wait for early work no test will read."""
-    for pool in _POOL:
-        pool.shutdown(wait=False, cancel_futures=True)
+    for runner in _RUNNER:
+        if runner.poll() is None:  # the runner and the program it is recording
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
 
 
 @pytest.fixture(scope="session")

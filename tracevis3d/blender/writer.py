@@ -323,9 +323,7 @@ def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
     view_layer = bpy.context.view_layer
     if coll.name not in [c.name for c in _layer_collections(view_layer)]:
         raise RuntimeError(f"collection {coll.name!r} is not in the active view layer")
-    with bpy.context.temp_override(active_object=ob, object=ob, selected_objects=[ob],
-                                   selected_editable_objects=[ob]):
-        r = bpy.ops.object.convert(target="POINTCLOUD")
+    r = _convert_alone(ob, view_layer)
     if "FINISHED" not in r or ob.type != "POINTCLOUD":
         raise RuntimeError(f"could not create the point cloud {name!r} ({r})")
     if me.users == 0:
@@ -335,6 +333,31 @@ def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
         ob.data.attributes.remove(sel)
     ob.data.name = name
     return ob
+
+
+def _convert_alone(ob, view_layer) -> set:
+    """``bpy.ops.object.convert(target="POINTCLOUD")`` on ``ob`` alone: it is made the view
+    layer's only selected and active object for the call, and the user's selection and active
+    object are put back after it.
+
+    Not through ``context.temp_override``: an operator called inside ``temp_override`` while
+    any other Python thread runs (a script's, another add-on's) crashes bpy 5.0 with a
+    segmentation fault within seconds, and a plain call does not
+    (tests/test_writer_threads.py runs both)."""
+    objects = view_layer.objects
+    active, selected = objects.active, list(objects.selected)
+    for other in selected:
+        other.select_set(False)
+    ob.select_set(True)
+    objects.active = ob
+    try:
+        return bpy.ops.object.convert(target="POINTCLOUD")
+    finally:
+        ob.select_set(False)
+        for other in selected:
+            if other.name in objects:
+                other.select_set(True)
+        objects.active = active if active is not None and active.name in objects else None
 
 
 def _include_in_view_layer(coll, view_layer) -> None:
@@ -667,9 +690,8 @@ def _tracked(gen, made):
 def _object_mode() -> None:
     """Converting to a point cloud needs object mode (one operator call, not a loop)."""
     ob = bpy.context.view_layer.objects.active if bpy.context.view_layer else None
-    if ob is not None and ob.mode != "OBJECT":
-        with bpy.context.temp_override(active_object=ob, object=ob):
-            bpy.ops.object.mode_set(mode="OBJECT")
+    if ob is not None and ob.mode != "OBJECT":  # the active object is the operator's object
+        bpy.ops.object.mode_set(mode="OBJECT")
 
 
 def _new_staging_collection(collection_name: str, scene):
