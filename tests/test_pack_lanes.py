@@ -347,6 +347,23 @@ def test_a_lane_name_keeps_the_end_that_tells_threads_apart():
                                    and got.endswith(text[-1]) and "…" in got), (text, w, got)
 
 
+def test_a_thread_kinds_label_never_shrinks_to_its_count():
+    """`text.fit_thread_label` (EXTRAVIS' ring and the sequence view's columns): a group of
+    threads' "5000× handle" keeps what its threads run, cut at its end, or shows nothing; the
+    count alone ("5000×", stop 50's sequence column) says nothing of which threads these are."""
+    from tracevis3d.layout.text import fit_thread_label, text_width
+
+    assert fit_thread_label("5000× handle", 20.0) == "5000× handle"
+    for name in ("5000× handle", "238× process_request_thread", "1,024× worker"):
+        count = name.split(" ")[0]
+        for w in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 12.0):
+            got = fit_thread_label(name, w)
+            assert got == "" or (got.startswith(count + " ") and len(got) >= len(count) + 4
+                                 and text_width(got) <= w + 1e-9), (name, w, got)
+    assert fit_thread_label("238× process_request_thread", 8.0).startswith("238× proc")
+    assert fit_thread_label("Thread-1 (worker)", 4.0) == "Thread-1"  # a thread's id still leads
+
+
 def test_processes_of_one_name_are_numbered_in_their_threads_names(tmp_path):
     """A spawned pool's workers are each a process named "python -c" with its MainThread:
     their lanes read "python -c #1: MainThread", "python -c #2: …" (the k-th by pid), not

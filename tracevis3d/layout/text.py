@@ -115,10 +115,15 @@ def fit_thread_label(name: str, width_em: float) -> str:
     first of `thread_name_candidates` that fits, else its words up to the first that carries a
     number, ids shortened ("thread 3113936 (python3.8)" → "thread 31…36", "Thread-1 (worker)"
     → "Thread-1": what tells it from its siblings), else it cut at its end (a name without a
-    number: "ThreadPoolForegr…")."""
+    number: "ThreadPoolForegr…"); a shared lane's "238× process_request_thread" is cut at its
+    end ("238× process_re…", never the bare count "238×")."""
     for c in thread_name_candidates(name):
         if text_width(c) <= width_em:
             return c
+    if _PACKED.match(name):  # "5000× handle": the count is no id, what the threads run must show
+        count = name.split(" ", 1)[0]
+        cut = cut_end(name, width_em)
+        return cut if len(cut) >= len(count) + 4 else ""  # the count and three letters at least
     words = _short_digits(name).split(" ")
     for k in range(1, len(words) + 1):
         if any(ch.isdigit() for ch in words[k - 1]):
