@@ -345,7 +345,8 @@ def _convert_alone(ob, view_layer) -> set:
     segmentation fault within seconds, and a plain call does not
     (tests/test_writer_threads.py runs both)."""
     objects = view_layer.objects
-    active, selected = objects.active, list(objects.selected)
+    active = objects.active
+    selected = [o for o in objects.selected if o is not None]  # (None: a base removed, not yet synced)
     for other in selected:
         other.select_set(False)
     ob.select_set(True)
