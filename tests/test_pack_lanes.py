@@ -171,6 +171,37 @@ def test_many_short_threads_all_fit_the_lanes_with_a_tighter_gap():
     assert len(at) == len(set(at))
 
 
+def test_lanes_of_one_kind_are_named_once_as_a_block():
+    """3,000 request threads packed into about 20 lanes: the icicle named each "150× handle",
+    twenty times over, and so did the thread view's ring and legend.  Now the block is named
+    once, counting all its threads and lanes (`select.lane_name_runs`): a lane name beside its
+    middle with a bracket the block's height in the icicle, one name on the ring and one legend
+    row in the thread view (where the top icicle's lane, one of them, keeps its own name)."""
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.select import lane_name_runs
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.params.threads import ThreadsParams
+
+    trace = _request_threads(3000)
+    sel = select_calls(trace, IcicleParams().validate())
+    runs = lane_name_runs(sel)
+    assert len(runs) == 1, runs
+    a, b, name = runs[0]
+    assert (a, b) == (0, len(sel.lane_names) - 1) and b >= 10
+    assert name == f"3000× handle in {b + 1} lanes"
+    spec = icicle_layout(trace, IcicleParams(resolution=(1280, 720)).validate())
+    lane_texts = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
+    assert lane_texts == [name], lane_texts
+    axis = next(lay for lay in spec.layers if lay.name == "axis")
+    upright = axis.scales[:, 2] > 50 * axis.scales[:, 0]  # the bracket (a tick is a few pixels long)
+    assert upright.sum() == 1, axis.scales
+    spec = threads_layout(trace, ThreadsParams(resolution=(1280, 720)).validate())
+    texts = list(spec.labels.texts)
+    assert sum(name in t for t in texts) == 2, [t for t in texts if "handle" in t]  # the ring and the legend
+    # and the top icicle's lane, one of the block, under its own name (on the ring and under its axis)
+    assert sum(t.endswith("× handle") for t in texts) == 2, [t for t in texts if "handle" in t]
+
+
 def test_a_comparison_side_shows_a_section_of_request_threads(tmp_path):
     """Each side shows the section of threads that does the work (`select.thread_sections`)
     in its one lane; a thread of A that does not exist is an error naming the parameter."""

@@ -80,18 +80,49 @@ def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, t
     return labels, marks, (ticks, unit)
 
 
-def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world):
-    """Lane names right-aligned left of the time origin, at the bottom of each lane."""
+def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world, runs=()):
+    """Lane names right-aligned left of the time origin, at the bottom of each lane; a block of
+    lanes of one kind (``runs``: (first, last, name), `select.lane_names_by_run`, whose lanes'
+    ``names`` are '') named once, at the block's middle."""
+    z_base, z_top = np.asarray(z_base, np.float64), np.asarray(z_top, np.float64)
+    keep = [k for k, nm in enumerate(names) if nm]
+    zc = list(np.minimum(z_base[keep] + 0.6 * size_world, z_top[keep]))
+    names = [fit_lane_name(names[k], MAX_LANE_NAME_EM) for k in keep]
+    for a, b, name in runs:
+        names.append(fit_lane_name(name, MAX_LANE_NAME_EM))
+        zc.append(0.5 * (min(z_base[a], z_base[b]) + max(z_top[a], z_top[b])) - 0.3 * size_world)
     n = len(names)
     if n == 0:
         return LabelSet.empty()
-    names = [fit_lane_name(nm, MAX_LANE_NAME_EM) for nm in names]
-    zc = np.minimum(np.asarray(z_base) + 0.6 * size_world, np.asarray(z_top))
+    zc = np.asarray(zc, np.float64)
     face = np.stack([np.full(n, -gap_world), np.zeros(n), zc], 1)
     anchor, rot = place_facing_text(face, cam, np.full(n, size_world), to_cam)
     return LabelSet(list(names), anchor.astype(np.float32), np.full(n, size_world, np.float32),
                     ["TV3D_text_ui"] * n, np.full(n, 2, np.uint8), ["lane"] * n, np.full(n, -1, np.int32),
                     rot.astype(np.float32), ["world"] * n)
+
+
+def with_run_brackets(marks: InstanceLayer, runs, z_base, z_top, x: float, px_world: float) -> InstanceLayer:
+    """``marks`` (the axis' boxes) and a thin upright bar at ``x`` beside each block of lanes
+    named once (``runs``: (first, last, name), `lane_labels`), with short feet towards the
+    lanes: the block's extent, so its one name is read as the name of all its lanes."""
+    if not runs:
+        return marks
+    thick = max(1.2 * px_world, 1e-6)
+    foot = 6.0 * px_world
+    pos, sc = [], []
+    for a, b, _ in runs:
+        z0, z1 = min(z_base[a], z_base[b]), max(z_top[a], z_top[b])
+        pos += [[x, thick / 2, 0.5 * (z0 + z1)], [x + foot / 2, thick / 2, z0 + thick / 2],
+                [x + foot / 2, thick / 2, z1 - thick / 2]]
+        sc += [[thick, thick, z1 - z0], [foot, thick, thick], [foot, thick, thick]]
+    m = len(pos)
+    return InstanceLayer(marks.name, np.concatenate([marks.positions, np.array(pos, np.float32)]),
+                         np.concatenate([marks.scales, np.array(sc, np.float32)]),
+                         np.concatenate([marks.colors, np.tile(np.array([TEXT_MUTED], np.float32), (m, 1))]),
+                         np.concatenate([marks.material_index, np.zeros(m, np.int32)]), marks.materials,
+                         {"call_index": np.concatenate([marks.attributes["call_index"], np.full(m, -1, np.int32)])},
+                         marks.space)
 
 
 def threads_shown_text(n_threads: int, left_out: int) -> str:

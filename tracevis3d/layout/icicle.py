@@ -27,7 +27,7 @@ import numpy as np
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
                        legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, title_box,
-                       trace_title)
+                       trace_title, with_run_brackets)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -44,7 +44,7 @@ from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
 from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
-from .select import select_calls
+from .select import lane_names_by_run, select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import fit_lane_name, name_candidates, text_width
 
@@ -224,7 +224,10 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
 
 def lane_name_em(sel, params) -> float:
     """Width (in label sizes) the lane names take left of the lanes."""
-    return max(text_width(fit_lane_name(s, MAX_LANE_NAME_EM)) for s in sel.lane_names) if params.show_axes else 0.0
+    if not params.show_axes:
+        return 0.0
+    names, runs = lane_names_by_run(sel)
+    return max(text_width(fit_lane_name(s, MAX_LANE_NAME_EM)) for s in names + [r[2] for r in runs])
 
 
 def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, name_prefix: str = "",
@@ -296,8 +299,12 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                                                res, frame.to_cam, size_w, float(np.median(frame.px)),
                                                params.time_length)
         axis_marks.name = f"{name_prefix}axis"
-        label_sets += [axis_labels, lane_labels(sel.lane_names, frame.z_base, frame.z_base + frame.lane_heights,
-                                                frame.cam, res, frame.to_cam, size_w, 0.6 * size_w)]
+        names, runs = lane_names_by_run(sel)
+        z_top = frame.z_base + frame.lane_heights
+        label_sets += [axis_labels, lane_labels(names, frame.z_base, z_top, frame.cam, res, frame.to_cam, size_w,
+                                                0.6 * size_w, runs)]
+        axis_marks = with_run_brackets(axis_marks, runs, frame.z_base, z_top, -0.3 * size_w,
+                                       float(np.median(frame.px)))
         layers.append(axis_marks)
     return layers, label_sets, cl
 

@@ -53,7 +53,7 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
                    neighbour_distinct, polar, sector_angles)
-from .select import select_calls
+from .select import lane_name_runs, lane_names_by_run, select_calls
 from .subpixel import CUT_PX, cut_subpixel, stalk_columns
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width, thread_name_candidates
@@ -384,6 +384,14 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     if 0 <= focus_lane < n:
         sizes[focus_lane] *= 1.2
     names = list(sel.lane_names)
+    spots_of = {}  # a block's named lane -> the lanes beside which its name may stand, nearest first
+    for a, b, block_name in lane_name_runs(sel):  # a block of one kind's lanes: named once, at its middle
+        rest = [k for k in range(a, b + 1) if k != focus_lane]  # (the top icicle's lane keeps its name)
+        for k in rest:
+            names[k] = ""
+        mid = rest[len(rest) // 2]
+        names[mid] = block_name
+        spots_of[mid] = sorted(rest, key=lambda j: (abs(j - mid), j))
     gap = NAME_GAP_EM * size_world / place.scale
     outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
     bins = outline.shape[1]
@@ -444,15 +452,17 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     plated = np.zeros(n, bool)
     anchors = np.zeros((n, 3))
     aligns = np.ones(n, np.uint8)
-    for k in order[:MAX_NAME_TRIES]:
+    for k in [k for k in order if names[k]][:MAX_NAME_TRIES]:
         h_px = sizes[k] / px_world
         # the full name beside its section, then the thread's own name there (where the process
         # part is not needed to tell it apart), then either past every bar along its section's
         # direction, then the full name under the base line: a name there reads as the
         # nearest section's
         texts = [names[k]] + ([short[k]] if short[k] != names[k] else [])
-        tries = [(t, candidates(k)) for t in texts] + [(t, beyond(k)) for t in texts] + [(names[k], under(k))]
-        for text, local, align, lift, lead in ((t, *c) for t, cands in tries for c in cands):
+        spots = spots_of.get(k, [k])
+        tries = ([(t, j, candidates(j)) for t in texts for j in spots] + [(t, j, beyond(j)) for t in texts for j in spots]
+                 + [(names[k], k, under(k))])
+        for text, at, local, align, lift, lead in ((t, j, *c) for t, j, cands in tries for c in cands):
             w_px = text_width(text) * h_px
             world = place.to_world(local[None])[0]
             world[2] += lift * sizes[k]
@@ -473,7 +483,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             kept[k], anchors[k], aligns[k] = True, world, align
             names[k] = text
             if lead is not None:  # from outside its section's bars to under the name
-                leaders.append((k, lead, outline_at(k, lead) + 0.5 * gap,
+                leaders.append((k, lead, outline_at(at, lead) + 0.5 * gap,
                                 float(np.hypot(local[0], local[1])) - 0.75 * sizes[k] / place.scale))
             if behind_px is not None and len(behind_px):
                 plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
@@ -673,7 +683,10 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
         rows.append(("grey: an object only one thread waited on", -1, "note"))
     else:
         rows.append(("curves: the waiting thread" if waits else "threads", -1, "heading"))
-        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(sel.lane_names[:10])]
+        names, runs = lane_names_by_run(sel)  # a block of one kind's lanes: one row, its first lane's colour
+        for a, _, block_name in runs:
+            names[a] = block_name
+        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(names) if name][:10]
     if waits:
         rows.append(("wide end: the wait; dot: the release", -1, "note"))
         rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
