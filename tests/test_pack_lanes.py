@@ -175,7 +175,9 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     """3,000 request threads packed into about 20 lanes: the icicle named each "150× handle",
     twenty times over, and so did the thread view's ring and legend.  Now the block is named
     once, counting all its threads and lanes (`select.lane_name_runs`): a lane name beside its
-    middle with a bracket the block's height in the icicle, one name on the ring and one legend
+    middle with a bracket the block's height in the icicle (where a call named in one of its
+    lanes is not named again in the others over the same stretch: "150× app.handle" stood in
+    every row), one name on the ring and one legend
     row in the thread view (where the top icicle's lane, one of them, keeps its own name)."""
     from tracevis3d.layout.icicle import icicle_layout
     from tracevis3d.layout.select import lane_name_runs
@@ -192,6 +194,9 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     spec = icicle_layout(trace, IcicleParams(resolution=(1280, 720)).validate())
     lane_texts = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
     assert lane_texts == [name], lane_texts
+    # the same call over the same stretch is named once in the block, not in each of its lanes
+    handle = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if t.endswith("app.handle") and k != "legend"]
+    assert len(handle) == 1, handle
     axis = next(lay for lay in spec.layers if lay.name == "axis")
     upright = axis.scales[:, 2] > 50 * axis.scales[:, 0]  # the bracket (a tick is a few pixels long)
     assert upright.sum() == 1, axis.scales

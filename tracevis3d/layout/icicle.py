@@ -44,7 +44,7 @@ from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
 from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
-from .select import lane_names_by_run, select_calls
+from .select import lane_name_runs, lane_names_by_run, select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import fit_lane_name, name_candidates, text_width
 
@@ -252,6 +252,9 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
         layers.append(partial_marker_layer(d, cl, frame, t0, sel.partial, name=f"{name_prefix}partial"))
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
+    z_top = frame.z_base + frame.lane_heights
+    placer.repeat_zones([(min(frame.z_base[a], frame.z_base[b]), max(z_top[a], z_top[b]))
+                         for a, b, _ in lane_name_runs(sel)])
     tags = member_tags(placer, sel, frame, tpx, name_prefix) if params.show_axes else None
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
@@ -300,7 +303,6 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                                                params.time_length)
         axis_marks.name = f"{name_prefix}axis"
         names, runs = lane_names_by_run(sel)
-        z_top = frame.z_base + frame.lane_heights
         label_sets += [axis_labels, lane_labels(names, frame.z_base, z_top, frame.cam, res, frame.to_cam, size_w,
                                                 0.6 * size_w, runs)]
         axis_marks = with_run_brackets(axis_marks, runs, frame.z_base, z_top, -0.3 * size_w,

@@ -152,12 +152,27 @@ class LabelPlacer:
         self.rects = np.zeros((0, 4))
         self.keys = np.zeros(0, np.int64)  # what each label names (a function), -1: not a name
         self.repeat_gap = float(repeat_gap)  # world distance within which a name is not repeated
+        self.zones = np.zeros((0, 2))  # (z0, z1) bands within which a name is not repeated either
         self.sets = []
         self.plates = []  # (x0, x1, z0, z1, depth, slot, call_index) arrays of each add's plated names
 
     @property
     def count(self) -> int:
         return int(self.rects.shape[0])
+
+    def repeat_zones(self, zones) -> None:
+        """Bands of height (``zones``: (z0, z1) each, world) in which a function named once is
+        not named again over the same stretch of time, however far apart (a block of lanes
+        of one kind, `select.lane_name_runs`: the same call in its 21 rows said once)."""
+        self.zones = np.asarray(zones, np.float64).reshape(-1, 2)
+
+    def _zone_of(self, zc) -> np.ndarray:
+        """The repeat zone of each height in ``zc`` (-1: none)."""
+        zc = np.asarray(zc, np.float64).reshape(-1)
+        if not self.zones.shape[0]:
+            return np.full(zc.size, -1, np.int64)
+        inside = (self.zones[None, :, 0] <= zc[:, None]) & (zc[:, None] <= self.zones[None, :, 1])
+        return np.where(inside.any(1), inside.argmax(1), -1)
 
     def reserve(self, x0, x1, z0, z1) -> None:
         """Faces [x0,x1] × [z0,z1] (world, y = 0) taken by something else (a thread's tag,
@@ -199,10 +214,14 @@ class LabelPlacer:
                 q = self.rects
                 if np.any((q[:, 0] < r[2]) & (r[0] < q[:, 2]) & (q[:, 1] < r[3]) & (r[1] < q[:, 3])):
                     continue
-                if key >= 0 and self.repeat_gap > 0:
+                if key >= 0 and (self.repeat_gap > 0 or self.zones.shape[0]):
                     same = self.keys == key
                     ov = np.minimum(q[:, 2], r[2]) - np.maximum(q[:, 0], r[0])
                     near = (q[:, 1] < r[3] + self.repeat_gap) & (r[1] < q[:, 3] + self.repeat_gap)
+                    if self.zones.shape[0] and same.any():
+                        zone = self._zone_of(0.5 * (r[1] + r[3]))[0]
+                        if zone >= 0:
+                            near = near | (self._zone_of(0.5 * (q[:, 1] + q[:, 3])) == zone)
                     if np.any(same & near & (ov >= 0.5 * np.minimum(q[:, 2] - q[:, 0], r[2] - r[0]))):
                         continue
             t = fit_text(texts_of(int(k)), float(wpx[k]) / self.size_px - 2 * PAD)
