@@ -180,7 +180,7 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     every row), one name on the ring and one legend
     row in the thread view (where the top icicle's lane, one of them, keeps its own name)."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.select import lane_name_runs
+    from tracevis3d.layout.select import block_name, lane_name_runs
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.params.threads import ThreadsParams
 
@@ -190,7 +190,7 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     assert len(runs) == 1, runs
     a, b, name = runs[0]
     assert (a, b) == (0, len(sel.lane_names) - 1) and b >= 10
-    assert name == f"3000× handle in {b + 1} lanes"
+    assert name == "3000× handle" and block_name(runs[0]) == f"3000× handle in {b + 1} lanes"
     spec = icicle_layout(trace, IcicleParams(resolution=(1280, 720)).validate())
     lane_texts = [t for t, k in zip(spec.labels.texts, spec.labels.kind) if k == "lane"]
     assert lane_texts == [name], lane_texts
@@ -202,7 +202,8 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     assert upright.sum() == 1, axis.scales
     spec = threads_layout(trace, ThreadsParams(resolution=(1280, 720)).validate())
     texts = list(spec.labels.texts)
-    assert sum(name in t for t in texts) == 2, [t for t in texts if "handle" in t]  # the ring and the legend
+    whole = block_name(runs[0])
+    assert sum(whole in t for t in texts) == 2, [t for t in texts if "handle" in t]  # the ring and the legend
     # and the top icicle's lane, one of the block, under its own name (on the ring and under its axis)
     assert sum(t.endswith("× handle") for t in texts) == 2, [t for t in texts if "handle" in t]
 

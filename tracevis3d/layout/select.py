@@ -586,7 +586,7 @@ LANE_RUN_MIN = 3
 def lane_name_runs(sel: Selection) -> list:
     """Blocks of consecutive lanes that threads of ONE kind share (`pack_lanes` put a server's
     5,000 request threads in 21 rows): ``(first lane, last lane, name of the block)``, the name
-    counting every thread of it and its lanes ("5000× handle in 21 lanes"), for blocks of
+    counting every thread of it ("5000× handle"; `block_name` adds its lanes), for blocks of
     `LANE_RUN_MIN` lanes or more, so that a figure names them once and not 21 times
     "238× handle".  Lanes named by their threads (``member_named``) are never in a block."""
     if sel.lane_members is None or len(sel.lane_members) < LANE_RUN_MIN:
@@ -601,7 +601,7 @@ def lane_name_runs(sel: Selection) -> list:
             continue
         if kinds[first] is not None and k - first >= LANE_RUN_MIN:
             threads = [t for m in members[first:k] for t in m]
-            runs.append((first, k - 1, f"{packed_lane_name(tr, threads)} in {k - first} lanes"))
+            runs.append((first, k - 1, packed_lane_name(tr, threads)))
         first = k
     return runs
 
@@ -614,3 +614,9 @@ def lane_names_by_run(sel: Selection) -> tuple:
     for a, b, _ in runs:
         names[a: b + 1] = [""] * (b - a + 1)
     return names, runs
+
+
+def block_name(run: tuple) -> str:
+    """A block's name with its lanes, "5000× handle in 21 lanes" (where no bracket shows them)."""
+    a, b, name = run
+    return f"{name} in {b - a + 1} lanes"

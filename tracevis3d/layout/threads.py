@@ -53,7 +53,7 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
                    neighbour_distinct, polar, sector_angles)
-from .select import lane_name_runs, lane_names_by_run, select_calls
+from .select import block_name, lane_name_runs, lane_names_by_run, select_calls
 from .subpixel import CUT_PX, cut_subpixel, stalk_columns
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width, thread_name_candidates
@@ -385,12 +385,14 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         sizes[focus_lane] *= 1.2
     names = list(sel.lane_names)
     spots_of = {}  # a block's named lane -> the lanes beside which its name may stand, nearest first
-    for a, b, block_name in lane_name_runs(sel):  # a block of one kind's lanes: named once, at its middle
+    shorter = {}  # ... and its name without its lanes, where the whole does not fit
+    for run in lane_name_runs(sel):  # a block of one kind's lanes: named once, at its middle
+        a, b, plain = run
         rest = [k for k in range(a, b + 1) if k != focus_lane]  # (the top icicle's lane keeps its name)
         for k in rest:
             names[k] = ""
         mid = rest[len(rest) // 2]
-        names[mid] = block_name
+        names[mid], shorter[mid] = block_name(run), plain
         spots_of[mid] = sorted(rest, key=lambda j: (abs(j - mid), j))
     gap = NAME_GAP_EM * size_world / place.scale
     outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
@@ -458,7 +460,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         # part is not needed to tell it apart), then either past every bar along its section's
         # direction, then the full name under the base line: a name there reads as the
         # nearest section's
-        texts = [names[k]] + ([short[k]] if short[k] != names[k] else [])
+        texts = [names[k]] + ([short[k]] if short[k] != names[k] else []) + ([shorter[k]] if k in shorter else [])
         spots = spots_of.get(k, [k])
         tries = ([(t, j, candidates(j)) for t in texts for j in spots] + [(t, j, beyond(j)) for t in texts for j in spots]
                  + [(names[k], k, under(k))])
@@ -684,9 +686,10 @@ def legend_rows(params, bar_rows, bar_title, sel, object_rows, focus_name, has_c
     else:
         rows.append(("curves: the waiting thread" if waits else "threads", -1, "heading"))
         names, runs = lane_names_by_run(sel)  # a block of one kind's lanes: one row, its first lane's colour
-        for a, _, block_name in runs:
-            names[a] = block_name
-        rows += [(thread_name_candidates(name), 1000 + k, "swatch") for k, name in enumerate(names) if name][:10]
+        cands = [thread_name_candidates(name) if name else () for name in names]
+        for run in runs:
+            cands[run[0]] = (block_name(run), run[2])  # without its lanes where the whole does not fit
+        rows += [(c, 1000 + k, "swatch") for k, c in enumerate(cands) if c][:10]
     if waits:
         rows.append(("wide end: the wait; dot: the release", -1, "note"))
         rows.append(("band inside the arc: the wait, on the releaser", -1, "note"))
