@@ -341,9 +341,9 @@ def _convert_alone(ob, view_layer) -> set:
     object are put back after it.
 
     Not through ``context.temp_override``: an operator called inside ``temp_override`` while
-    any other Python thread runs (a script's, another add-on's) crashes bpy 5.0 with a
-    segmentation fault within seconds, and a plain call does not
-    (tests/test_writer_threads.py runs both)."""
+    any other Python thread runs (a job's worker, a script's, another add-on's) crashes bpy 5.0
+    with a segmentation fault within seconds (seen: twice in CI, and in a loop of such calls
+    beside a thread of plain Python), and a plain call does not (tests/test_writer_threads.py)."""
     objects = view_layer.objects
     active = objects.active
     selected = [o for o in objects.selected if o is not None]  # (None: a base removed, not yet synced)
