@@ -23,9 +23,10 @@ computing cannot be interrupted, its result is dropped and the job stays ``cance
 until the thread has returned, so a queued job never runs beside it.
 
 A worker never touches bpy.  And the main thread never calls an operator inside
-``context.temp_override`` (the writer selects objects instead): bpy 5.0 reads the override's
-Python dict without the GIL while the operator runs, and crashes with a segmentation fault
-when a worker (any Python thread) runs beside it (tests/test_writer_threads.py).
+``context.temp_override`` (the writer selects objects instead): bpy 5.0 crashes with a
+segmentation fault when a worker (any Python thread) runs Python beside such a call (seen in
+CI; a plain operator call, a render or a save beside the same thread do not crash;
+tests/test_writer_threads.py).
 
 One at a time: `JobQueue.submit` refuses a second job while one runs (`Busy`, a message
 naming the running job), or queues it with ``queue=True``; `JobQueue.poll` advances the
