@@ -222,6 +222,11 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
                         per_lane_max(d.ext_unit, d.lane, n_lanes), tracks)
 
 
+#: a block of this many lanes or more names a call once over a stretch (`LabelPlacer.repeat_zones`);
+#: a smaller one (5 rows of a server's requests) names each lane's calls, which differ
+REPEAT_ZONE_LANES = 8
+
+
 def lane_name_em(sel, params) -> float:
     """Width (in label sizes) the lane names take left of the lanes."""
     if not params.show_axes:
@@ -254,7 +259,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                          params.label_min_px, repeat_gap=0.9 * frame.h)
     z_top = frame.z_base + frame.lane_heights
     placer.repeat_zones([(min(frame.z_base[a], frame.z_base[b]), max(z_top[a], z_top[b]))
-                         for a, b, _ in lane_name_runs(sel)])
+                         for a, b, _ in lane_name_runs(sel) if b - a + 1 >= REPEAT_ZONE_LANES])
     tags = member_tags(placer, sel, frame, tpx, name_prefix) if params.show_axes else None
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
