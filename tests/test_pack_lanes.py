@@ -332,6 +332,27 @@ def test_a_cutaway_finds_a_thread_that_shares_a_lane_by_its_name(tmp_path):
         icicle_layout(trace, IcicleParams(cutaway="lane:Thread-9"))
 
 
+def test_a_cutaway_takes_a_block_of_lanes_by_the_name_the_figure_gives_it():
+    """The figure names a block of one kind's lanes once ("3000× handle"): ``--cutaway
+    lane:3000× handle`` (or "... in N lanes") cuts to the whole block, in the icicle and on
+    the thread view's ring, a box taller than any one lane's."""
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.select import lane_name_runs
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.params.threads import ThreadsParams
+
+    trace = _request_threads(3000)
+    (a, b, name), = lane_name_runs(select_calls(trace, IcicleParams().validate()))
+    block = icicle_layout(trace, IcicleParams(cutaway=f"lane:{name}").validate())
+    also = icicle_layout(trace, IcicleParams(cutaway=f"lane:{name} in {b - a + 1} lanes").validate())
+    one = icicle_layout(trace, IcicleParams(cutaway=f"lane:{b}").validate())
+    assert block.meta["cutaway"]["scale"] == also.meta["cutaway"]["scale"]
+    assert block.meta["cutaway"]["scale"][1] > 3 * one.meta["cutaway"]["scale"][1], (block.meta["cutaway"],
+                                                                                   one.meta["cutaway"])
+    ring = threads_layout(trace, ThreadsParams(cutaway=f"lane:{name}", resolution=(960, 540)).validate())
+    assert ring.meta["cutaway"]["scale"][0] > 0
+
+
 def _child_processes_trace(path, n_children=8):
     """A Chrome trace of a program that runs 4 pool workers and starts ``n_children`` child
     processes one after another (each its own process named "python -c", its MainThread)."""

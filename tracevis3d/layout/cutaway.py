@@ -45,11 +45,28 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
         x1 = (float(d.end[r]) - sel.t0) * frame.scale_t
         return np.array([[x0, 0.0, d.bottom[r]], [max(x1, x0 + 1e-6), d.ext[r], d.bottom[r] + d.height[r]]])
     names = list(sel.lane_names)
+    block = block_by_name(sel, ref)
+    if block is not None:  # a block of one kind's lanes, by the one name the figure gives it
+        z = [float(frame.z_base[k]) for k in block] + [float(frame.z_base[k] + frame.lane_heights[k]) for k in block]
+        return np.array([[0.0, 0.0, min(z)], [L, frame.depth, max(z)]])
     lane = sel.lane_of(ref) if isinstance(ref, int) else lane_by_name(sel, ref)
     if lane < 0:
         raise ValueError(f"cutaway: no lane {ref!r}; lanes: {', '.join(names)}")
     zb = float(frame.z_base[lane])
     return np.array([[0.0, 0.0, zb], [L, frame.depth, zb + float(frame.lane_heights[lane])]])
+
+
+def block_by_name(sel, ref) -> tuple | None:
+    """The first and last lane of the block of one kind's lanes (`select.lane_name_runs`) that
+    ``ref`` names as the figure does ("5000× handle", "5000× handle in 21 lanes"), or None."""
+    from .select import block_name, lane_name_runs
+
+    if not isinstance(ref, str):
+        return None
+    for run in lane_name_runs(sel):
+        if ref in (run[2], block_name(run)):
+            return run[0], run[1]
+    return None
 
 
 def lane_by_name(sel, ref: str) -> int:
@@ -244,6 +261,10 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
             r0 = ring.zero_radius + float(d.level_bottom[r])
             angles = ring.angle(int(d.lane[r]), [float(d.start[r]), float(d.end[r])])
             corners = _ring_box(ring, place, angles, r0, r0 + BAR_FILL * float(d.level_height[r]), depth)
+    elif block_by_name(sel, ref) is not None:  # a block of lanes: its sections together
+        a, b = block_by_name(sel, ref)
+        corners = _ring_box(ring, place, (ring.a0[a], ring.a1[b]), ring.zero_radius,
+                            ring.zero_radius + float(np.max(ring.lane_levels[a: b + 1])), depth)
     else:
         names = list(sel.lane_names)
         lane = sel.lane_of(ref) if isinstance(ref, int) else lane_by_name(sel, ref)
