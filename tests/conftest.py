@@ -138,12 +138,23 @@ def pytest_collection_finish(session):
 _RUNNER: list = []
 
 
+def session_tmp() -> pathlib.Path:
+    """This session's own temporary folder (Blender's user folders, the extension driver's
+    work), removed when the session ends: a run left ~400 MB in /tmp before, and a disk of
+    many runs filled up."""
+    return _TMP
+
+
 def pytest_sessionfinish(session):
-    """An interrupted or partial run does not wait for early work no test will read."""
+    """An interrupted or partial run does not wait for early work no test will read; the
+    session's temporary folder goes (pytest's own, with the recordings, keeps its last runs)."""
+    import shutil
+
     for runner in _RUNNER:
         if runner.poll() is None:  # the runner and the program it is recording
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
+    shutil.rmtree(_TMP, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

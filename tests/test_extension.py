@@ -51,7 +51,9 @@ def run_driver() -> dict:
     ext = extension_zip()
     import tempfile
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="tv3d-ext-driver-"))
+    from conftest import session_tmp
+
+    work = pathlib.Path(tempfile.mkdtemp(prefix="tv3d-ext-driver-", dir=session_tmp()))  # (~400 MB: removed)
     env = dict(os.environ)
     for var in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
         d = work / "blender-user" / var.lower()

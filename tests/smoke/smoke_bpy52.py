@@ -143,6 +143,8 @@ def main(argv):
         check("extension disables cleanly", disable)
 
     print(json.dumps({"failed": FAILED}))
+    import shutil  # the user folders (~170 MB: an installed extension) go; the figures stay to look at
+    shutil.rmtree(TMP / "user", ignore_errors=True)
     return 1 if FAILED else 0
 
 

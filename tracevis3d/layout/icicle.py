@@ -44,7 +44,7 @@ from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
 from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
-from .select import lane_name_runs, lane_names_by_run, select_calls
+from .select import lane_names_by_run, select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import fit_lane_name, name_candidates, text_width
 
@@ -258,8 +258,9 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     placer = LabelPlacer(frame.cam, res, frame.to_cam, tpx, params.max_labels if params.show_labels else 0,
                          params.label_min_px, repeat_gap=0.9 * frame.h)
     z_top = frame.z_base + frame.lane_heights
+    lane_names, runs = lane_names_by_run(sel)  # blocks of one kind's lanes, named once
     placer.repeat_zones([(min(frame.z_base[a], frame.z_base[b]), max(z_top[a], z_top[b]))
-                         for a, b, _ in lane_name_runs(sel) if b - a + 1 >= REPEAT_ZONE_LANES])
+                         for a, b, _ in runs if b - a + 1 >= REPEAT_ZONE_LANES])
     tags = member_tags(placer, sel, frame, tpx, name_prefix) if params.show_axes else None
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
                   group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
@@ -307,9 +308,8 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                                                res, frame.to_cam, size_w, float(np.median(frame.px)),
                                                params.time_length)
         axis_marks.name = f"{name_prefix}axis"
-        names, runs = lane_names_by_run(sel)
-        label_sets += [axis_labels, lane_labels(names, frame.z_base, z_top, frame.cam, res, frame.to_cam, size_w,
-                                                0.6 * size_w, runs)]
+        label_sets += [axis_labels, lane_labels(lane_names, frame.z_base, z_top, frame.cam, res, frame.to_cam,
+                                                size_w, 0.6 * size_w, runs)]
         axis_marks = with_run_brackets(axis_marks, runs, frame.z_base, z_top, -0.3 * size_w,
                                        float(np.median(frame.px)))
         layers.append(axis_marks)
