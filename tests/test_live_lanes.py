@@ -256,3 +256,35 @@ def test_live_colours_group_cpp_names_by_namespace_or_class():
     assert slots[3] == OTHER and slots[4] == OTHER and slots[5] != OTHER
     assert [m for m in c.slot_module.values()][:2] == ["RunLoop", "viz"]
     assert cpp_group(None, "std::vector<int>::push_back") == "std" and cpp_group(None, "aten") == ""
+
+
+def test_a_block_of_one_kinds_lanes_is_named_once():
+    """A server's 60 request threads, 4 at a time, pack into 4 lanes that each read
+    "15× handle": the live view names the block once, "60× handle in 4 lanes", on its top
+    lane at the block's middle, and writes no name on its other lanes; a lane of another kind
+    beside it keeps its own name, and a lane listing its few threads is never in a block."""
+    from tracevis3d.layout.live_lanes import lane_name_places
+
+    threads = [_thread("MainThread", [(0, 1000)])]
+    threads += [_thread(f"Thread-{k + 1} (handle)", [(10 + 15 * k, 10 + 15 * k + 50)]) for k in range(60)]
+    lanes = LiveLanes(pack=True, min_lanes=0)
+    for ti in range(len(threads)):
+        for tj in range(ti):
+            lanes.note_changes(tj, threads[tj], np.zeros(0, np.int64))
+        _arrive(lanes, threads, ti, gap=1.0)
+    assert lanes.n_lanes == 5, [lanes.lane_name(k, threads) for k in range(lanes.n_lanes)]
+    names, blocks = lanes.names(threads, 16.0)
+    assert blocks == [(lanes.display[1:], "60× handle")]
+    assert names[lanes.display[1]] == "60× handle in 4 lanes" and names[lanes.display[0]] == "MainThread"
+    mid = [float(-k) for k in range(5)]
+    heights = [1.0] * 5
+    at, shown = lane_name_places(blocks, [mid[lanes.display.index(k)] for k in range(5)], heights, 0.5)
+    top = lanes.display[1]
+    assert shown[top] and at[top] == -2.5  # the middle of the block's four lanes
+    assert not any(shown[k] for k in lanes.display[2:])
+    # two threads of a kind in each lane are listed by name: no block
+    few = [_thread(f"w{k}", [(100 * (k // 3) + k % 3, 100 * (k // 3) + k % 3 + 50)]) for k in range(6)]
+    lanes = LiveLanes(pack=True, min_lanes=0)
+    for ti in range(len(few)):
+        _arrive(lanes, few, ti, gap=1.0)
+    assert lanes.name_blocks(few) == [], [lanes.lane_name(k, few) for k in range(lanes.n_lanes)]

@@ -180,7 +180,7 @@ def test_lanes_of_one_kind_are_named_once_as_a_block():
     every row), one name on the ring and one legend
     row in the thread view (where the top icicle's lane, one of them, keeps its own name)."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.select import block_name, lane_name_runs
+    from tracevis3d.layout.lane_blocks import block_name, lane_name_runs
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.params.threads import ThreadsParams
 
@@ -337,7 +337,7 @@ def test_a_cutaway_takes_a_block_of_lanes_by_the_name_the_figure_gives_it():
     lane:3000× handle`` (or "... in N lanes") cuts to the whole block, in the icicle and on
     the thread view's ring, a box taller than any one lane's."""
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.select import lane_name_runs
+    from tracevis3d.layout.lane_blocks import lane_name_runs
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.params.threads import ThreadsParams
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from ..layout.annotate import MATERIAL_TEXT_COLOURS
 from ..layout.labels import TEXT_LIGHT
-from ..layout.live import LiveLayout, LiveParams
+from ..layout.live import MAX_NAME_EM, LiveLayout, LiveParams
 from ..layout.live_colour import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths
-from ..layout.live_lanes import axis_ticks, names_that_fit
+from ..layout.live_lanes import axis_ticks, lane_name_places
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
@@ -234,7 +234,7 @@ class LiveView:
             self._write_boxes(session, {ti: [self._boxed_calls(ti)] for ti in range(len(threads))})
             self.stats["relayouts"] = self.stats.get("relayouts", 0) + 1
             self._frozen_stale = True
-        lane_names = [lanes.lane_name(lane, threads) for lane in range(lanes.n_lanes)]
+        lane_names, blocks = lanes.names(threads, MAX_NAME_EM)
         self.layout.fit_name_room(lane_names)
         self.set_camera(now, lanes.n_lanes)
         px = self.cam_ob.data.ortho_scale / max(self.layout.p.resolution)  # world per pixel
@@ -256,7 +256,7 @@ class LiveView:
         x = t1_view * self.layout.scale_t + 0.6 * size if right else t0_view * self.layout.scale_t - 0.6 * size
         heights = [float(self.layout.lane_height(lane, self.layout.levels_of(lane))) for lane in range(lanes.n_lanes)]
         mid = [float(self.layout.lane_top(lane)) - 0.5 * h for lane, h in enumerate(heights)]
-        shown = names_that_fit(mid, heights, size)
+        mid, shown = lane_name_places(blocks, mid, heights, size)
         for lane in range(lanes.n_lanes):
             ob = self._lane_label(lane, lane_names[lane])
             ob.data.size = size

@@ -59,7 +59,7 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
 def block_by_name(sel, ref) -> tuple | None:
     """The first and last lane of the block of one kind's lanes (`select.lane_name_runs`) that
     ``ref`` names as the figure does ("5000× handle", "5000× handle in 21 lanes"), or None."""
-    from .select import block_name, lane_name_runs
+    from .lane_blocks import block_name, lane_name_runs
 
     if not isinstance(ref, str):
         return None

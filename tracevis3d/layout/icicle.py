@@ -44,7 +44,8 @@ from .cutaway import figure_cutaway
 from .callouts import LEADER_MATERIAL, callout_labels
 from .inset import MARK_MATERIAL, PANEL_MATERIAL, detail_inset, mark_material, panel_material
 from .recursion import recursion_labels
-from .select import lane_names_by_run, select_calls
+from .lane_blocks import lane_names_by_run
+from .select import select_calls
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import fit_lane_name, name_candidates, text_width
 

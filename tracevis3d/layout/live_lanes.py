@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..live.store import _grow
+from .lane_blocks import LANE_RUN_MIN
 from .select import NAMED_PACK_MAX, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
 from .text import text_width
 
@@ -234,6 +235,57 @@ class LiveLanes:
         return name
 
 
+    def names(self, threads: list, max_em: float) -> tuple:
+        """(each lane's name, `lane_name`, where a block of one kind's lanes has its name,
+        `block_label`, on its top lane; the blocks, `name_blocks`)."""
+        names = [self.lane_name(lane, threads) for lane in range(self.n_lanes)]
+        blocks = self.name_blocks(threads)
+        for block, name in blocks:
+            names[block[0]] = block_label(name, len(block), max_em)
+        return names, blocks
+
+    def _names_of(self, lane: int, threads: list) -> tuple:
+        """(the names of the threads that drew in ``lane``, one per thread a record held;
+        whether the lane is named by listing them, `_listed`)."""
+        members = list(dict.fromkeys(self.lane_threads[lane]))
+        names = [str(threads[t].name).strip() for t in members]
+        counts = [int(getattr(threads[t], "members", 1)) for t in members]
+        listed = _listed(names) and max(counts) == 1
+        return [nm for nm, k in zip(names, counts) for _ in range(k)], listed
+
+    def name_blocks(self, threads: list, min_lanes: int = LANE_RUN_MIN) -> list:
+        """Lanes next to each other (top to bottom) that threads of one kind share, ``min_lanes``
+        or more (the static views' blocks, `select.lane_name_runs`): [(their lanes, top to
+        bottom; the name of all their threads, "459× handle")], for the view to name each
+        block once instead of every lane with the same "57× handle"."""
+        out: list = []
+        run: list = []
+        names: list = []
+
+        def close():
+            if len(run) >= min_lanes:
+                out.append((list(run), packed_name_of(names)))
+
+        for lane in self.display:
+            own, listed = self._names_of(lane, threads)
+            shared = len(own) > 1 and not listed
+            if shared and run and self.lane_kind[lane] == self.lane_kind[run[0]]:
+                run.append(lane)
+                names.extend(own)
+                continue
+            close()
+            run, names = ([lane], list(own)) if shared else ([], [])
+        close()
+        return out
+
+
+def block_label(name: str, n_lanes: int, max_em: float) -> str:
+    """A block's name with its lanes ("459× handle in 8 lanes"), or without them where that
+    is wider than ``max_em``."""
+    whole = f"{name} in {n_lanes} lanes"
+    return whole if text_width(whole) <= max_em else name
+
+
 def _listed(names: list) -> bool:
     """A lane of the threads ``names`` is named by them ("deep300, deep600"), not by their
     number and kind: one thread, or at most `NAMED_PACK_MAX` whose names fit `LISTED_MAX_EM`."""
@@ -258,6 +310,24 @@ def names_that_fit(mid, heights, size: float) -> list:
             taken.insert(j, z)
             out[k] = True
     return out
+
+
+def lane_name_places(blocks: list, mid: list, heights: list, size: float) -> tuple:
+    """Where the lanes' names stand and which are written (`names_that_fit`), a block of lanes
+    (`LiveLanes.name_blocks`) named once by its top lane at the block's middle, as tall as all
+    its lanes, its other lanes unnamed: (middle of each name, bool per lane)."""
+    mid, heights = list(mid), list(heights)
+    hidden = set()
+    for block, _ in blocks:
+        mid[block[0]] = float(np.mean([mid[lane] for lane in block]))
+        heights[block[0]] = float(sum(heights[lane] for lane in block))
+        hidden.update(block[1:])
+    named = [lane for lane in range(len(mid)) if lane not in hidden]
+    fits = names_that_fit([mid[lane] for lane in named], [heights[lane] for lane in named], size)
+    shown = [False] * len(mid)
+    for lane, ok in zip(named, fits):
+        shown[lane] = ok
+    return mid, shown
 
 
 def axis_ticks(t0: float, t1: float, scale_t: float, size: float, max_ticks: int) -> list:

@@ -53,7 +53,8 @@ from .naming import function_table
 from .params import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
                    neighbour_distinct, polar, sector_angles)
-from .select import block_name, lane_name_runs, lane_names_by_run, select_calls
+from .lane_blocks import block_name, lane_name_runs, lane_names_by_run
+from .select import select_calls
 from .subpixel import CUT_PX, cut_subpixel, stalk_columns
 from .spec import CurveLayer, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec, SectorLayer
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width, thread_name_candidates
