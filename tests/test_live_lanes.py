@@ -41,7 +41,7 @@ def test_online_packing_is_the_static_first_fit():
         last = first + rng.exponential(60, n)
         names = [f"Thread-{k} ({rng.choice(['handle', 'worker'])})" for k in range(n)]
         threads = [_thread(nm, [(a, b)]) for nm, a, b in zip(names, first, last)]
-        lanes = LiveLanes(pack=True, min_lanes=0)
+        lanes = LiveLanes(pack=True, min_lanes=0, soft_lanes=0)  # (no tighter gaps: the static rule's own)
         gap = float(rng.choice([0.0, 5.0]))
         for ti in range(n):  # arrival order = first start; a thread's calls are known once it ends
             for tj in range(ti):
@@ -288,3 +288,24 @@ def test_a_block_of_one_kinds_lanes_is_named_once():
     for ti in range(len(few)):
         _arrive(lanes, few, ti, gap=1.0)
     assert lanes.name_blocks(few) == [], [lanes.lane_name(k, few) for k in range(lanes.n_lanes)]
+
+
+def test_lanes_running_out_take_the_static_views_tighter_gaps():
+    """A server's requests, one every 50 µs, each 400 µs, and the live gap of 1 % of a 1 s
+    window (10 ms): a lane was free again only after ~200 later requests had started, and the
+    replay of 5,000 of them opened 59 lanes for the first 1,024.  From `MAX_LANES` lanes on, a
+    thread that fits none tries the tighter gaps of `select.PACK_GAP_FALLBACK` (as the static
+    views do) before a lane is opened for it: the 1,000 requests keep to about that many lanes."""
+    from tracevis3d.params.shared import MAX_LANES
+
+    def lanes_for(**kw):
+        threads = [_thread(f"Thread-{k + 1} (handle)", [(50.0 * k, 50.0 * k + 400.0)]) for k in range(1000)]
+        lanes = LiveLanes(pack=True, min_lanes=0, **kw)
+        for ti in range(len(threads)):
+            lanes.note_changes(ti, threads[ti], np.arange(threads[ti].n))
+            lanes.place([(ti, 0)], threads, lanes.gap(1e6))
+        assert sum(len(m) for m in lanes.lane_threads) == 1000
+        return lanes.n_lanes
+
+    assert lanes_for(soft_lanes=0) > 150
+    assert lanes_for() <= MAX_LANES.default + 1

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..live.store import _grow
 from .lane_blocks import LANE_RUN_MIN
-from .select import NAMED_PACK_MAX, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
+from ..params.shared import MAX_LANES
+from .select import NAMED_PACK_MAX, PACK_GAP_FALLBACK, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
 from .text import text_width
 
 #: a lane's `LiveLanes.lead` while it has only runtime infrastructure
@@ -47,8 +48,12 @@ class LiveLanes:
     """Thread segments → lanes (see the module doc).  ``pack``: threads of one kind share a
     lane (``LiveParams.pack_threads``), a few each while there are fewer than ``min_lanes`` lanes."""
 
-    def __init__(self, pack: bool = True, min_lanes: int = PACK_MIN_LANES, gap_frac: float = PACK_GAP_FRAC):
+    def __init__(self, pack: bool = True, min_lanes: int = PACK_MIN_LANES, gap_frac: float = PACK_GAP_FRAC,
+                 soft_lanes: int = MAX_LANES.default):
         self.pack, self.min_lanes, self.gap_frac = bool(pack), int(min_lanes), float(gap_frac)
+        #: from this many lanes on, a thread that fits none at the gap tries the tighter gaps of
+        #: `select.PACK_GAP_FALLBACK` before a lane is opened for it (0: never)
+        self.soft_lanes = int(soft_lanes)
         self.n_lanes = 0
         self.lane_kind = np.zeros(16, np.int64)        # kind id of each lane
         self.lane_free_at = np.zeros(16, np.float64)   # µs its thread's last call ended (inf: busy)
@@ -174,11 +179,12 @@ class LiveLanes:
             lane = -1
             if self.pack:
                 n = self.n_lanes
-                ok = (self.lane_kind[:n] == kind) & (self.lane_free_at[:n] <= first - gap_us) & \
-                    (self.lane_holder[:n] != ti)
-                if n < self.min_lanes:  # few lanes: shared by name, a few threads each (`lane_name`)
-                    ok &= np.array([len(set(m)) < NAMED_PACK_MAX for m in self.lane_threads], np.bool_)
-                ok = np.flatnonzero(ok)
+                ok = self._fitting(kind, ti, first, gap_us)
+                if not ok.size and self.soft_lanes and n >= self.soft_lanes and self.gap_frac > 0:
+                    for frac in PACK_GAP_FALLBACK:  # lanes running out: tighter gaps, as the static views
+                        ok = self._fitting(kind, ti, first, gap_us * frac / self.gap_frac)
+                        if ok.size:
+                            break
                 if ok.size:
                     lane = int(ok[0])
                     self.lane_holder[lane] = ti
@@ -188,6 +194,16 @@ class LiveLanes:
             self.lane_free_at[lane] = np.inf if self.thread_busy[ti] else self.thread_end[ti]
             self.seg_first[ti] = np.append(self.seg_first[ti], have)
             self.seg_lane[ti] = np.append(self.seg_lane[ti], lane)
+
+    def _fitting(self, kind: int, ti: int, first: float, gap_us: float) -> np.ndarray:
+        """The lanes (ids, ascending) thread ``ti`` of ``kind``, first call at ``first``, may
+        go on in: its kind's, free ``gap_us`` before it, and, while there are fewer than
+        ``min_lanes``, holding fewer than `NAMED_PACK_MAX` threads (named by them, `lane_name`)."""
+        n = self.n_lanes
+        ok = (self.lane_kind[:n] == kind) & (self.lane_free_at[:n] <= first - gap_us) & (self.lane_holder[:n] != ti)
+        if n < self.min_lanes:
+            ok &= np.array([len(set(m)) < NAMED_PACK_MAX for m in self.lane_threads], np.bool_)
+        return np.flatnonzero(ok)
 
     def gap(self, window_us: float) -> float:
         """µs between threads that share a lane: `select.PACK_GAP_FRAC` of the window in view."""
