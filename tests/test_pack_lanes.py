@@ -174,7 +174,7 @@ def test_many_short_threads_all_fit_the_lanes_with_a_tighter_gap():
 def test_lanes_of_one_kind_are_named_once_as_a_block():
     """3,000 request threads packed into about 20 lanes: the icicle named each "150× handle",
     twenty times over, and so did the thread view's ring and legend.  Now the block is named
-    once, counting all its threads and lanes (`select.lane_name_runs`): a lane name beside its
+    once, counting all its threads and lanes (`lane_blocks.lane_name_runs`): a lane name beside its
     middle with a bracket the block's height in the icicle (where a call named in one of its
     lanes is not named again in the others over the same stretch: "150× app.handle" stood in
     every row), one name on the ring and one legend

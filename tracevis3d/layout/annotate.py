@@ -82,7 +82,7 @@ def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, t
 
 def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world, runs=()):
     """Lane names right-aligned left of the time origin, at the bottom of each lane; a block of
-    lanes of one kind (``runs``: (first, last, name), `select.lane_names_by_run`, whose lanes'
+    lanes of one kind (``runs``: (first, last, name), `lane_blocks.lane_names_by_run`, whose lanes'
     ``names`` are '') named once, at the block's middle."""
     z_base, z_top = np.asarray(z_base, np.float64), np.asarray(z_top, np.float64)
     keep = [k for k, nm in enumerate(names) if nm]

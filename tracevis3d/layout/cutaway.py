@@ -57,7 +57,7 @@ def target_box(target: tuple, sel, d, frame, params, call_text: str | None = Non
 
 
 def block_by_name(sel, ref) -> tuple | None:
-    """The first and last lane of the block of one kind's lanes (`select.lane_name_runs`) that
+    """The first and last lane of the block of one kind's lanes (`lane_blocks.lane_name_runs`) that
     ``ref`` names as the figure does ("5000× handle", "5000× handle in 21 lanes"), or None."""
     from .lane_blocks import block_name, lane_name_runs
 
@@ -261,8 +261,8 @@ def threads_cutaway(params, sel, d, ring, place, comp, cam, resolution) -> dict 
             r0 = ring.zero_radius + float(d.level_bottom[r])
             angles = ring.angle(int(d.lane[r]), [float(d.start[r]), float(d.end[r])])
             corners = _ring_box(ring, place, angles, r0, r0 + BAR_FILL * float(d.level_height[r]), depth)
-    elif block_by_name(sel, ref) is not None:  # a block of lanes: its sections together
-        a, b = block_by_name(sel, ref)
+    elif (block := block_by_name(sel, ref)) is not None:  # a block of lanes: its sections together
+        a, b = block
         corners = _ring_box(ring, place, (ring.a0[a], ring.a1[b]), ring.zero_radius,
                             ring.zero_radius + float(np.max(ring.lane_levels[a: b + 1])), depth)
     else:

@@ -163,7 +163,7 @@ class LabelPlacer:
     def repeat_zones(self, zones) -> None:
         """Bands of height (``zones``: (z0, z1) each, world) in which a function named once is
         not named again over the same stretch of time, however far apart (a block of lanes
-        of one kind, `select.lane_name_runs`: the same call in its 21 rows said once)."""
+        of one kind, `lane_blocks.lane_name_runs`: the same call in its 21 rows said once)."""
         self.zones = np.asarray(zones, np.float64).reshape(-1, 2)
 
     def _zone_of(self, zc) -> np.ndarray:

@@ -271,7 +271,7 @@ class LiveLanes:
 
     def name_blocks(self, threads: list, min_lanes: int = LANE_RUN_MIN) -> list:
         """Lanes next to each other (top to bottom) that threads of one kind share, ``min_lanes``
-        or more (the static views' blocks, `select.lane_name_runs`): [(their lanes, top to
+        or more (the static views' blocks, `lane_blocks.lane_name_runs`): [(their lanes, top to
         bottom; the name of all their threads, "459× handle")], for the view to name each
         block once instead of every lane with the same "57× handle"."""
         out: list = []

@@ -463,8 +463,8 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         # nearest section's
         texts = [names[k]] + ([short[k]] if short[k] != names[k] else []) + ([shorter[k]] if k in shorter else [])
         spots = spots_of.get(k, [k])
-        tries = ([(t, j, candidates(j)) for t in texts for j in spots] + [(t, j, beyond(j)) for t in texts for j in spots]
-                 + [(names[k], k, under(k))])
+        tries = ([(t, j, candidates(j)) for t in texts for j in spots]
+                 + [(t, j, beyond(j)) for t in texts for j in spots] + [(names[k], k, under(k))])
         for text, at, local, align, lift, lead in ((t, j, *c) for t, j, cands in tries for c in cands):
             w_px = text_width(text) * h_px
             world = place.to_world(local[None])[0]
