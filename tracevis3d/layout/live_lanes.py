@@ -250,7 +250,6 @@ class LiveLanes:
             return f"{process}: {name}"
         return name
 
-
     def names(self, threads: list, max_em: float) -> tuple:
         """(each lane's name, `lane_name`, where a block of one kind's lanes has its name,
         `block_label`, on its top lane; the blocks, `name_blocks`)."""
