@@ -75,7 +75,7 @@ def scan_string(buf, i):
     a block whose first quote has no backslash before it ends the string there; a block with
     a backslash before its first quote (or none) is stepped through byte by byte, an escape
     taking the byte after it; the last 31 bytes of the buffer byte by byte.  A walk of every
-    string of a 289 MB trace this way takes a third of a byte loop's time
+    string of a 289 MB trace this way takes half a byte loop's time
     (bench/probe_simd_scan.py); the twin is tests/test_json_scan.py's `_scan_string_bytes`."""
     n = buf.shape[0]
     i += 1
