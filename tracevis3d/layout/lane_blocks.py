@@ -6,6 +6,7 @@ and legend once, the cutaway by that name, the live view on its own lanes
 from __future__ import annotations
 
 from .select import Selection, _kind_of, packed_lane_name
+from .text import text_width
 
 
 #: consecutive shared lanes of one kind are named once, as a block, from this many on
@@ -48,4 +49,11 @@ def lane_names_by_run(sel: Selection) -> tuple:
 def block_name(run: tuple) -> str:
     """A block's name with its lanes, "5000× handle in 21 lanes" (where no bracket shows them)."""
     a, b, name = run
-    return f"{name} in {b - a + 1} lanes"
+    return block_label(name, b - a + 1)
+
+
+def block_label(name: str, n_lanes: int, max_em: float = float("inf")) -> str:
+    """The name ``name`` of a block of ``n_lanes`` lanes with its lanes ("459× handle in 8
+    lanes"), or without them where that is wider than ``max_em`` (the live view's name room)."""
+    whole = f"{name} in {n_lanes} lanes"
+    return whole if text_width(whole) <= max_em else name

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..live.store import _grow
-from .lane_blocks import LANE_RUN_MIN
+from .lane_blocks import LANE_RUN_MIN, block_label
 from ..params.shared import MAX_LANES
 from .select import NAMED_PACK_MAX, PACK_GAP_FALLBACK, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
 from .text import text_width
@@ -292,13 +292,6 @@ class LiveLanes:
             run, names = ([lane], list(own)) if shared else ([], [])
         close()
         return out
-
-
-def block_label(name: str, n_lanes: int, max_em: float) -> str:
-    """A block's name with its lanes ("459× handle in 8 lanes"), or without them where that
-    is wider than ``max_em``."""
-    whole = f"{name} in {n_lanes} lanes"
-    return whole if text_width(whole) <= max_em else name
 
 
 def _listed(names: list) -> bool:

@@ -577,4 +577,3 @@ def packed_name_of(names: list) -> str:
 PACKED_NOTE = "lane \"6× name\": threads of one kind, one after another"
 #: ... and where a lane's threads are named one by one (`select_calls`' ``name_members``)
 PACKED_NAMED_NOTE = "white tags: threads that share a lane, one after another"
-
