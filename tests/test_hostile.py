@@ -11,6 +11,7 @@ Three kinds of tests:
 - one test per defect that the review reproduced with a small file.
 """
 import gzip
+import io
 import json
 import os
 import pathlib
@@ -811,6 +812,24 @@ def test_pipes_fifos_and_endless_devices(tmp_path):
     with fuzz_time_limit(20):
         with pytest.raises(TraceFormatError, match="more than 1000 bytes"):
             tracevis3d.load("/dev/zero", max_bytes=1000)
+
+
+def test_a_file_read_in_short_pieces_is_read_to_its_end(tmp_path):
+    """One read() returns at most 2 GiB on Linux, so reading a larger file with one call cut
+    it short (a truncated trace); `_read_to_end` loops.  The cap is shrunk here to 1000 bytes."""
+    from tracevis3d.io import _read_to_end
+
+    class Capped(io.FileIO):
+        def readinto(self, b):
+            return super().readinto(memoryview(b)[:1000])
+
+    data = orjson.dumps([_x(f"fn{k}", k, 1) for k in range(400)])
+    p = tmp_path / "t.json"
+    p.write_bytes(data)
+    with Capped(p, "rb") as f:
+        view, total = _read_to_end(f, len(data) + 1)
+    assert total == len(data) and bytes(view) == data
+    assert len(_quiet(p)) == 400  # and load reads through the same buffer
 
 
 def test_a_failing_parallel_scan_worker_falls_back_quietly(realdata, monkeypatch):

@@ -213,6 +213,39 @@ def self_times(start, end, end_index, idx):
 
 
 @njit(cache=True, nogil=True)
+def working_waits_mask(kind, start, end, end_index, wait_kind, io_kind, share):
+    """bool per call i (pre-order, ``end_index`` as in `self_times`): ``kind[i] == wait_kind`` and
+    W(i) > ``share`` * max(end[i] - start[i], 0), W(i) the sum over its subtree [i, end_index[i])
+    of max(self time, 0) (`self_times`' sum) of the calls whose kind is neither ``wait_kind`` nor
+    ``io_kind`` -- `kinds.working_waits`.  W(i) = P[end_index[i]] - P[i] with P the prefix sums of
+    those self times, added in call order as numpy's cumsum adds them (the same bits).  Memory:
+    P and the mask (9 bytes a call; the numpy form made five call-sized temporaries)."""
+    n = kind.shape[0]
+    total = np.empty(n + 1, np.float64)
+    total[0] = 0.0
+    acc = 0.0
+    for i in range(n):
+        if kind[i] != wait_kind and kind[i] != io_kind:
+            s = 0.0
+            j = i + 1
+            while j < end_index[i]:
+                s += end[j] - start[j]
+                j = end_index[j]
+            own = (end[i] - start[i]) - s
+            if own > 0.0:
+                acc += own
+        total[i + 1] = acc
+    out = np.zeros(n, np.bool_)
+    for i in range(n):
+        if kind[i] == wait_kind:
+            dur = end[i] - start[i]
+            if not dur > 0.0:
+                dur = 0.0
+            out[i] = total[end_index[i]] - total[i] > share * dur
+    return out
+
+
+@njit(cache=True, nogil=True)
 def first_bad_call(func, start, end, depth, parent, end_index, thread, kind, n_func, n_threads, n_kinds, max_abs):
     """The first call that violates a per-call invariant of the Trace model, as
     (code, call) with a code of `BAD_CALL`, or (0, -1).  The same local
