@@ -753,3 +753,68 @@ def test_thread_view_growth_times_its_flow_arcs_and_callout_leaders(tmp_path):
 
     _lo, hi = box_extent(_world_boxes(bpy.data.collections["TraceVis3D"]))
     assert names and all(ob.location.z > hi[2] for ob in names.values())  # the names above the wall
+
+
+def test_a_moving_camera_puts_the_names_in_front_of_arcs_back_on_their_boxes(tmp_path):
+    """The still brings a name that flow arcs cross in front of them, scaled about its camera
+    (`layout.flow_arcs.labels_over_arcs`: the same pixels from there).  Seen from a camera
+    that moves it would float in front of its box: a fly-through or a turntable puts it back
+    (scaled by 1/k about the still's camera), and clearing the animation brings it forward
+    again; names the arcs do not cross never move."""
+    from test_side_view import _crossed_by_arcs
+
+    from tracevis3d.blender.animate import clear_animation
+    from tracevis3d.io.native import save_native
+    from tracevis3d.layout.flow_arcs import ARC_SCALE_KEY
+
+    path = tmp_path / "crossed.tv3d.npz"
+    save_native(_crossed_by_arcs(), path)
+    assert _run(path, "-o", tmp_path / "still", "--kind", "growth", "--seconds", 1, "--fps", 2,
+                "--resolution", "960x540", "--frames", "1-1") == 0
+    fonts = [ob for ob in bpy.data.collections["TraceVis3D"].objects if ob.type == "FONT"]
+    moved = [ob for ob in fonts if ob.get(ARC_SCALE_KEY, -1) > 0]
+    assert moved
+    before = {ob.name: (np.array(ob.location), ob.data.size) for ob in fonts}
+    scene = bpy.context.scene
+    clear_animation(scene)
+    eye = np.array(json.loads(scene.camera["tv3d_still"])["location"])
+    assert _run(path, "-o", tmp_path / "fly", "--kind", "flythrough", "--seconds", 1, "--fps", 2,
+                "--resolution", "960x540", "--frames", "1-1") == 0
+    fonts = {ob.name: ob for ob in bpy.data.collections["TraceVis3D"].objects if ob.type == "FONT"}
+    for name, (loc, size) in before.items():
+        ob = fonts[name]
+        k = ob.get(ARC_SCALE_KEY, -1) / 1e6
+        if k > 0:  # back on its box: 1/k times as far from the still's camera, 1/k times as large
+            assert np.allclose(np.array(ob.location), eye + (loc - eye) / k, atol=1e-4)
+            assert abs(ob.data.size - size / k) < 1e-5
+        else:
+            assert np.allclose(np.array(ob.location), loc, atol=1e-6)
+    clear_animation(bpy.context.scene)
+    for name, (loc, size) in before.items():
+        assert np.allclose(np.array(fonts[name].location), loc, atol=1e-4) and abs(fonts[name].data.size - size) < 1e-5
+
+
+def test_the_clock_stands_above_the_top_faces_the_camera_sees(four_calls, tmp_path):
+    """Seen from above, the top faces of the highest boxes rise above their front edge on the
+    picture; the growth's clock stands above where the camera sees the figure's top back edge
+    (it stood on the top bar: red "2.828 s" on a PyTorch profile's blue span)."""
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    from tracevis3d.blender.anim_camera import box_extent
+    from tracevis3d.blender.animate import _world_boxes
+
+    assert _run(four_calls, "-o", tmp_path / "g", "--seconds", 1, "--fps", 2, "--resolution", "640x360",
+                "--frames", "1-1", "--elevation", 35) == 0
+    scene = bpy.context.scene
+    now = bpy.data.objects["TV3D_now"].modifiers["TraceVis3D now"]
+    named = {it.name: mod_id for it in now.node_group.interface.items_tree
+             if getattr(it, "in_out", None) == "INPUT" and (mod_id := it.identifier)}
+    top, front, left = (float(now[named[k]]) for k in ("Top", "Front", "Left"))
+    lo, hi = box_extent(_world_boxes(bpy.data.collections["TraceVis3D"]))
+    assert top > hi[2]  # higher than the top boxes' front edge
+    for x in (lo[0], hi[0]):  # at the image column where each end of the top back edge is seen
+        edge = world_to_camera_view(scene, scene.camera, Vector((x, hi[1], hi[2])))
+        a, b = (world_to_camera_view(scene, scene.camera, Vector((x + d, front, top))) for d in (-1.0, 1.0))
+        f = (edge.x - a.x) / (b.x - a.x)  # the clock's baseline there (linear in x on the picture)
+        assert a.y + f * (b.y - a.y) >= edge.y - 1e-4, (x, edge, a, b)

@@ -249,6 +249,84 @@ def test_real_counters_are_tracks_whose_heights_follow_the_recorded_values(count
 
 
 @pytest.mark.blender
+def _crossed_by_arcs():
+    """Flows from thread 0's wide calls to thread 2's: their arcs cross lane 1 and its names."""
+    t = tracevis3d.synthetic(2000, threads=3, seed=9)
+    wide = np.argsort(-(t.end - t.start) * (t.depth > 0), kind="stable")
+    a, b = wide[t.thread[wide] == 0][:30], wide[t.thread[wide] == 2][:30]
+    t.flow_id = np.arange(30, dtype=np.int64)
+    t.flow_from, t.flow_to = a.astype(np.int32), b.astype(np.int32)
+    return t.check()
+
+
+def _label_corners(labels, i, anchor=None, size=None):
+    """The 4 corners of label i's rectangle, brute force: its rotation's matrix, product of the
+    three axis rotations (Blender's XYZ Euler), applied to the text's local corners."""
+    ex, ey, ez = (float(v) for v in labels.rotation[i])
+    rx = np.array([[1, 0, 0], [0, np.cos(ex), -np.sin(ex)], [0, np.sin(ex), np.cos(ex)]])
+    ry = np.array([[np.cos(ey), 0, np.sin(ey)], [0, 1, 0], [-np.sin(ey), 0, np.cos(ey)]])
+    rz = np.array([[np.cos(ez), -np.sin(ez), 0], [np.sin(ez), np.cos(ez), 0], [0, 0, 1]])
+    m = rz @ ry @ rx
+    anchor = np.asarray(labels.anchors[i] if anchor is None else anchor, np.float64)
+    size = float(labels.sizes[i] if size is None else size)
+    from tracevis3d.layout.text import text_width
+
+    w = text_width(labels.texts[i]) * size
+    x0 = -int(labels.align[i]) / 2.0 * w
+    return np.array([anchor + m @ np.array([x0 + dx * w, dz * size, 0.0]) for dx in (0.0, 1.0) for dz in (-0.25, 0.8)])
+
+
+def test_names_that_arcs_cross_stand_in_front_of_them_on_the_same_pixels():
+    """A name a flow arc crosses on the picture is brought in front of the arc, scaled about the
+    camera so that every pixel of it stays where it was (EEVEE's lit arcs hid the letters under
+    them: a GPU render of the PyTorch profile read "M mcpy Ht D"): its rectangle projects where
+    the name's rectangle on its box would, and every arc point over it (32 points a sample
+    interval, each a disc of its width) is farther away than its farthest corner.  A name the
+    arcs do not cross keeps its place; no arcs, nothing moves."""
+    t = _crossed_by_arcs()
+    res = (960, 540)
+    spec = icicle_layout(t, IcicleParams(resolution=res))
+    lab, cam, arcs = spec.labels, spec.camera, spec.layer("flows")
+    scale = lab.attributes[flow_mod.ARC_SCALE_KEY]
+    moved = np.flatnonzero(scale > 0)
+    assert moved.size == spec.meta["n_labels_over_arcs"] > 0
+    eye = np.asarray(cam.location, np.float64)
+    fwd = np.asarray(cam.target, np.float64) - eye
+    fwd /= np.linalg.norm(fwd)
+    c = arcs.centres.astype(np.float64)
+    u = np.linspace(0, 1, 32, endpoint=False)[None, None, :, None]
+    dense = (c[:, :-1, None] * (1 - u) + c[:, 1:, None] * u).reshape(-1, 3)
+    r = np.repeat(arcs.half_x[:, :-1].astype(np.float64), 32, axis=1).reshape(-1)
+    dense_px = project(cam, dense, res)
+    from tracevis3d.layout.camera import world_per_pixel
+
+    r_px = r / world_per_pixel(cam, dense, res)
+    plain = icicle_layout(t, IcicleParams(resolution=res, show_flows=False))
+    for i in moved:
+        k = scale[i] / 1e6
+        home = eye + (lab.anchors[i].astype(np.float64) - eye) / k
+        corners = _label_corners(lab, i)
+        home_px = project(cam, _label_corners(lab, i, home, lab.sizes[i] / k), res)
+        assert np.abs(project(cam, corners, res) - home_px).max() < 0.05  # the same pixels
+        lo, hi = home_px.min(0), home_px.max(0)
+        over = ((dense_px[:, 0] + r_px >= lo[0]) & (dense_px[:, 0] - r_px <= hi[0])
+                & (dense_px[:, 1] + r_px >= lo[1]) & (dense_px[:, 1] - r_px <= hi[1]))
+        assert over.any()
+        assert ((corners - eye) @ fwd).max() < ((dense[over] - eye) @ fwd - r[over]).min()  # in front of them
+        assert k < 1.0  # towards the camera
+    kept = [i for i in range(len(lab)) if scale[i] <= 0 and lab.space[i] == "world"]
+    assert kept
+    for i in kept:  # no arc in front of a name left in place (its rectangle 1.5 px in from each side)
+        corners = _label_corners(lab, i)
+        px = project(cam, corners, res)
+        lo, hi = px.min(0) + 1.5, px.max(0) - 1.5
+        over = ((dense_px[:, 0] + r_px >= lo[0]) & (dense_px[:, 0] - r_px <= hi[0])
+                & (dense_px[:, 1] + r_px >= lo[1]) & (dense_px[:, 1] - r_px <= hi[1]))
+        assert not over.any() or ((corners - eye) @ fwd).max() < ((dense[over] - eye) @ fwd - r[over]).min(), \
+            lab.texts[i]
+    assert flow_mod.ARC_SCALE_KEY not in plain.labels.attributes
+
+
 def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(realdata, tmp_path):
     path = realdata / "hta-trace-diff" / "control.json.gz"
     if not path.exists():

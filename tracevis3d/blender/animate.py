@@ -130,6 +130,8 @@ def clear_animation(scene) -> None:
         if ob.get("tv3d_anim_hidden"):
             ob.hide_render = ob.hide_viewport = False
             del ob["tv3d_anim_hidden"]
+    if cam is not None and "tv3d_still" in cam:
+        _names_over_arcs(coll, json.loads(cam["tv3d_still"])["location"], back_home=False)
     gone = [ob for ob in coll.objects if ob.get("tv3d_anim")]
     if gone:
         bpy.data.batch_remove(gone)
@@ -201,6 +203,8 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     else:
         # placed where the still's figure left room: a moving camera puts boxes behind them
         _hide_hud(coll, ("legend", "title") if kind == "flythrough" else ("legend",))
+        if scene.camera is not None:  # names the still brought in front of its arcs: back on their boxes
+            _names_over_arcs(coll, json.loads(scene.camera["tv3d_still"])["location"], back_home=True)
         if kind == "flythrough":  # the detail inset too: a still's magnifier, in the room its camera left
             _hide_inset(coll)
             framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
@@ -221,6 +225,27 @@ def _hide_hud(coll, kinds) -> None:
         if ob.get("tv3d_layer") in kinds or ob.get("tv3d_kind") in kinds:
             ob.hide_render = ob.hide_viewport = True
             ob["tv3d_anim_hidden"] = True
+
+
+def _names_over_arcs(coll, camera_location, back_home: bool) -> int:
+    """The names `layout.flow_arcs.labels_over_arcs` brought in front of the arcs (scaled by k
+    about the still's camera, attribute ``ARC_SCALE_KEY``) put back on their boxes
+    (``back_home``: scaled by 1/k, for a camera that moves: seen from elsewhere they would
+    float in front of their boxes) or in front again (the still).  Returns how many."""
+    from ..layout.flow_arcs import ARC_SCALE_KEY
+
+    cam = Vector(camera_location)
+    n = 0
+    for ob in coll.objects:
+        ppm = ob.get(ARC_SCALE_KEY, -1)
+        if ob.type != "FONT" or ppm <= 0 or bool(ob.get("tv3d_arc_home")) == back_home:
+            continue
+        f = 1e6 / ppm if back_home else ppm / 1e6
+        ob.location = cam + (ob.location - cam) * f
+        ob.data.size *= f
+        ob["tv3d_arc_home"] = back_home
+        n += 1
+    return n
 
 
 def _hide_inset(coll) -> None:
@@ -349,9 +374,33 @@ def _now_object(scene, coll, boxes, meta, clock, k: float, span: float, t0: floa
     px = meta.get("world_per_pixel") or meta.get("world_per_px") or [(hi[0] - lo[0]) / 1600.0]
     px = float(min(px) if isinstance(px, (list, tuple)) else px)
     size = 1.5 * float(meta.get("text_px", 16.0)) * px  # the clock: half as large again as the names
+    front = lo[1] - 2 * px
     return now_mesh_object(coll, name, clock, span, t0, {
-        "World per µs": k, "Bottom": lo[2], "Top": hi[2], "Front": lo[1] - 2 * px, "Thickness": 2.5 * px,
-        "Text Size": size, "Left": lo[0], "Right": hi[0]})
+        "World per µs": k, "Bottom": lo[2], "Top": _seen_top(scene.camera, lo, hi, front), "Front": front,
+        "Thickness": 2.5 * px, "Text Size": size, "Left": lo[0], "Right": hi[0]})
+
+
+def _seen_top(cam, lo, hi, front: float) -> float:
+    """The height on the plane y = ``front`` (in front of the figure) that the camera sees
+    where it sees the figure's top back edge (y = hi[1], z = hi[2], at either end): seen from
+    above, the top faces of the highest boxes rise above their front edge on the picture, and
+    the clock written just above ``hi[2]`` stood on the top bar (a growth of a PyTorch profile:
+    red "2.828 s" on the blue profiler span)."""
+    top = float(hi[2])
+    if cam is None:
+        return top
+    bpy.context.view_layer.update()  # the camera's matrix as placed
+    eye = np.array(cam.matrix_world.translation, np.float64)
+    view = -np.array(cam.matrix_world.to_3x3().col[2], np.float64)  # the camera looks along its −z
+    for x in (lo[0], hi[0]):
+        q = np.array([x, hi[1], hi[2]], np.float64)
+        ray = view if cam.data.type == "ORTHO" else q - eye
+        if abs(ray[1]) < 1e-12:
+            continue
+        z = q[2] + (front - q[1]) / ray[1] * ray[2]  # where the ray through q meets y = front
+        if np.isfinite(z):
+            top = max(top, float(z))
+    return top
 
 
 def _call_labels(coll) -> list:

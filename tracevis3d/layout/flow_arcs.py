@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .side_tracks import INSTANT_RGB, SIDE_KINDS
-from .spec import MaterialSpec, TubeLayer
+from .spec import LabelSet, MaterialSpec, TubeLayer
 
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
 #: the icicle's arcs at most: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
@@ -34,6 +34,14 @@ FLOW_RGB = (0.02, 0.05, 0.50)
 FLOW_CAT_RGB = ((0.02, 0.05, 0.50), (0.55, 0.02, 0.20), (0.00, 0.28, 0.22), (0.60, 0.18, 0.00),
                 (0.22, 0.02, 0.45), (0.28, 0.26, 0.00))
 FLOW_OTHER_RGB = (0.20, 0.20, 0.22)
+#: `labels_over_arcs`: an arc's centre line is tested at this many points per sample interval
+#: (its 16 samples lie up to 30 px apart on a long arc: a name is 12 px tall)
+ARC_TEST_STEPS = 8
+#: `labels_over_arcs`: how far in front of the nearest arc a name is brought, in the arc's widths
+LABEL_ARC_MARGIN = 2.0
+#: the label attribute of `labels_over_arcs`' scale about the camera, in millionths (-1: not moved):
+#: an animation whose camera moves puts such names back on their boxes (`blender.animate`)
+ARC_SCALE_KEY = "arc_scale_ppm"
 
 def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
     """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none);
@@ -317,3 +325,88 @@ def flows_in_window(tr, t0: float, t1: float, shown=None) -> int:
     """Flows whose two calls overlap [t0, t1], on the ``shown`` threads (bool per thread) if
     given (what the legend announces before the arcs exist)."""
     return int(flows_inside(tr, t0, t1, shown).sum()) if tr.flow_from.size else 0
+
+
+def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tuple:
+    """(labels, how many moved): the world labels that arcs of ``tubes`` cross on the
+    picture brought in front of those arcs, their pixels unchanged, so an arc passes behind a
+    name instead of crossing it out.  (EEVEE lights the translucent arcs into pale bands that
+    hid the letters under them: "M mcpy Ht D" on a GPU render of the PyTorch profile.)
+
+    A label's rectangle, in its own plane (its rotation): its advance width (`text.text_width`)
+    times its size, from a quarter size under its baseline to 0.8 above, aligned as it is.  The arcs' centre lines are tested
+    at `ARC_TEST_STEPS` points per sample interval, each a disc of its half width.  A crossed
+    label is scaled about the camera by k = (d_arc - m) / d_far (a homothety centred at the
+    camera maps every point along its own ray, so the picture keeps every pixel of it): d_arc
+    the least depth of the arc points over it, m `LABEL_ARC_MARGIN` arc widths, d_far the depth
+    of its farthest corner; k is kept in the attribute `ARC_SCALE_KEY`.  Seen from elsewhere
+    (a camera that moves, the viewport) a moved name stands that far in front of its box, so
+    an animation whose camera moves puts it back.  An orthographic camera has no such scale
+    (a move along the view would change nothing): its labels are left as they are."""
+    from .camera import camera_basis, project, world_per_pixel
+    from .text import text_width
+
+    n = len(labels)
+    if n == 0 or len(tubes) == 0 or cam.orthographic:
+        return labels, 0
+    cand = np.flatnonzero(np.asarray(labels.space) == "world")
+    if cand.size == 0:
+        return labels, 0
+    loc = np.asarray(cam.location, np.float64)
+    fwd = camera_basis(loc - np.asarray(cam.target, np.float64), cam.up)[2]  # the view direction
+    c = np.asarray(tubes.centres, np.float64)
+    u = np.linspace(0.0, 1.0, ARC_TEST_STEPS, endpoint=False)[None, None, :, None]
+    dense = (c[:, :-1, None, :] * (1 - u) + c[:, 1:, None, :] * u).reshape(-1, 3)
+    half = np.repeat(np.asarray(tubes.half_x, np.float64)[:, :-1], ARC_TEST_STEPS, axis=1).reshape(-1)
+    pts_px = project(cam, dense, resolution)
+    r_px = half / world_per_pixel(cam, dense, resolution)
+    depth = (dense - loc) @ fwd - half  # the arc's near side
+    a = np.asarray(labels.anchors, np.float64)[cand]
+    size = np.asarray(labels.sizes, np.float64)[cand]
+    width = np.array([text_width(labels.texts[i]) for i in cand]) * size
+    left = a[:, 0] - np.asarray(labels.align, np.float64)[cand] / 2.0 * width
+    ax_x, ax_y = _text_axes(np.asarray(labels.rotation, np.float64)[cand])
+    base = a + (left - a[:, 0])[:, None] * ax_x
+    corners = np.stack([base + (dx * width)[:, None] * ax_x + (dz * size)[:, None] * ax_y
+                        for dx in (0.0, 1.0) for dz in (-0.25, 0.8)], 1)  # (labels, 4, 3)
+    cpx = project(cam, corners.reshape(-1, 3), resolution).reshape(-1, 4, 2)
+    lo, hi = cpx.min(axis=1), cpx.max(axis=1)
+    far = ((corners - loc) @ fwd).max(axis=1)
+    anchors = np.asarray(labels.anchors, np.float32).copy()
+    sizes = np.asarray(labels.sizes, np.float32).copy()
+    scale = np.asarray(labels.attributes.get(ARC_SCALE_KEY, np.full(n, -1)), np.int32).copy()
+    moved = 0
+    ok = np.isfinite(pts_px).all(axis=1) & np.isfinite(depth)
+    pts_px, r_px, depth, half = pts_px[ok], r_px[ok], depth[ok], half[ok]
+    for j, i in enumerate(cand):
+        hit = ((pts_px[:, 0] + r_px >= lo[j, 0]) & (pts_px[:, 0] - r_px <= hi[j, 0])
+               & (pts_px[:, 1] + r_px >= lo[j, 1]) & (pts_px[:, 1] - r_px <= hi[j, 1]))
+        if not hit.any():
+            continue
+        near = float(depth[hit].min()) - LABEL_ARC_MARGIN * 2.0 * float(half[hit].max())
+        if near >= far[j]:
+            continue  # already in front
+        k = near / far[j]
+        if not k > 0.05:  # an arc nearly at the camera: leave the name where it is
+            continue
+        anchors[i] = loc + k * (a[j] - loc)
+        sizes[i] = k * size[j]
+        scale[i] = int(round(k * 1e6))
+        moved += 1
+    if not moved:
+        return labels, 0
+    attributes = dict(labels.attributes)
+    attributes[ARC_SCALE_KEY] = scale
+    out = LabelSet(list(labels.texts), anchors, sizes, list(labels.material), labels.align, list(labels.kind),
+                   labels.call_index, labels.rotation, list(labels.space), attributes)
+    return out, moved
+
+
+def _text_axes(euler_xyz: np.ndarray) -> tuple:
+    """The world directions of a text's x (along the line) and y (up its letters) axes, per
+    label, from Blender's XYZ Euler rotation (R = Rz Ry Rx; columns 0 and 1)."""
+    cx, cy, cz = (np.cos(euler_xyz[:, k]) for k in range(3))
+    sx, sy, sz = (np.sin(euler_xyz[:, k]) for k in range(3))
+    ax_x = np.stack([cz * cy, sz * cy, -sy], 1)
+    ax_y = np.stack([cz * sy * sx - sz * cx, sz * sy * sx + cz * cx, cy * sx], 1)
+    return ax_x, ax_y

@@ -513,6 +513,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         occupied = occupied | tube_occupancy(flows, frame.cam, res, OCCUPANCY_CELL_PX)
     layers, label_sets, cl = icicle_geometry(st, frame, params, tpx,
                                              callout_room=(plan.rect, hud_rects(plan, res), occupied))
+    if flows is not None:  # the names arcs cross, in front of them (the same pixels)
+        over = [arcs.labels_over_arcs(ls, flows, frame.cam, res) for ls in label_sets]
+        label_sets = [ls for ls, _ in over]
+        flow_info["n_labels_over_arcs"] = sum(k for _, k in over)
     materials = figure_materials(colouring)
     materials.update(label_materials(layers))
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
