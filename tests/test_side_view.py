@@ -327,6 +327,34 @@ def test_names_that_arcs_cross_stand_in_front_of_them_on_the_same_pixels():
     assert flow_mod.ARC_SCALE_KEY not in plain.labels.attributes
 
 
+@pytest.mark.blender
+def test_flow_arcs_cast_no_shadows_and_names_over_them_are_written_in_front():
+    """Translucent arcs cast no shadows on the boxes (EEVEE drew them as dark blotches on a
+    box's top face); the boxes still do.  The names the still brought in front of the arcs are
+    written where the layout put them, with their scale kept for an animation to undo."""
+    bpy = pytest.importorskip("bpy")
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.scene import build_icicle
+
+    bpy.ops.wm.read_factory_settings()
+    remove_startup_defaults(bpy.context.scene)
+    t = _crossed_by_arcs()
+    p = IcicleParams(resolution=(960, 540))
+    build_icicle(t, p)
+    assert bpy.data.objects["TV3D_flows"].visible_shadow is False
+    assert bpy.data.objects["TV3D_calls"].visible_shadow is True
+    spec = icicle_layout(t, p)
+    scale = spec.labels.attributes[flow_mod.ARC_SCALE_KEY]
+    fonts = {int(ob.name.rsplit("_", 1)[1]): ob for ob in bpy.data.objects
+             if ob.type == "FONT" and ob.name.startswith("TV3D_label_")}
+    moved = np.flatnonzero(scale > 0)
+    assert moved.size
+    for i in moved:
+        ob = fonts[int(i)]
+        assert ob[flow_mod.ARC_SCALE_KEY] == scale[i]
+        assert np.allclose(tuple(ob.location), spec.labels.anchors[i], atol=1e-5)
+
+
 def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(realdata, tmp_path):
     path = realdata / "hta-trace-diff" / "control.json.gz"
     if not path.exists():

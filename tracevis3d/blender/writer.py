@@ -441,7 +441,7 @@ def _attach_to_camera(ob, cam_ob) -> None:
 
 
 def _no_shadow(ob) -> None:
-    """Labels and heads-up items never cast shadows on the boxes (EEVEE, Cycles)."""
+    """Labels, heads-up items and translucent lines never cast shadows on the boxes (EEVEE, Cycles)."""
     if hasattr(ob, "visible_shadow"):
         ob.visible_shadow = False
 
@@ -636,6 +636,9 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
             else:
                 gen = write_layer_steps(layer, staging, f"TV3D_{layer.name}", fresh_group=True)
             ob = yield from _tracked(gen, made)
+            if isinstance(layer, TubeLayer) and layer.materials and all(
+                    getattr(spec.materials.get(m), "blended", False) for m in layer.materials):
+                _no_shadow(ob)  # translucent lines (flow arcs): their shadows were dark blotches on boxes (EEVEE)
             if layer.space == "camera":
                 _attach_to_camera(ob, cam_ob)
                 _no_shadow(ob)
