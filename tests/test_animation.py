@@ -787,7 +787,7 @@ def test_a_moving_camera_puts_the_names_in_front_of_arcs_back_on_their_boxes(tmp
         if k > 0:  # back on its box: 1/k times as far from the still's camera, 1/k times as large
             assert np.allclose(np.array(ob.location), eye + (loc - eye) / k, atol=1e-4)
             assert abs(ob.data.size - size / k) < 1e-5
-        else:
+        elif ob.get("tv3d_kind") != "lane":  # (lanes' names follow the camera's left edge: keyed)
             assert np.allclose(np.array(ob.location), loc, atol=1e-6)
     clear_animation(bpy.context.scene)
     for name, (loc, size) in before.items():
@@ -818,3 +818,48 @@ def test_the_clock_stands_above_the_top_faces_the_camera_sees(four_calls, tmp_pa
         a, b = (world_to_camera_view(scene, scene.camera, Vector((x + d, front, top))) for d in (-1.0, 1.0))
         f = (edge.x - a.x) / (b.x - a.x)  # the clock's baseline there (linear in x on the picture)
         assert a.y + f * (b.y - a.y) >= edge.y - 1e-4, (x, edge, a, b)
+
+
+def test_flythrough_keeps_the_lane_names_in_the_picture(tmp_path):
+    """A fly-through flies past the figure's start, where the lanes' names stand: they keep to
+    the picture's left edge (keyframes of their x at the camera's), never left of their place
+    in the still, so every frame says which thread is which; clearing the animation puts them
+    back (the GPU check of stop 52: no name after frame 30 of a browser trace's fly-through)."""
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    from tracevis3d.blender.animate import clear_animation
+    from tracevis3d.io.chrome_writer import save_chrome
+    from tracevis3d.model import Trace
+
+    func, start, end, parent, thread = [], [], [], [], []
+    for th in range(3):
+        for k in range(40):
+            func.append(th * 40 + k % 7)
+            start.append(k * 100.0 + th * 7)
+            end.append(k * 100.0 + 60.0 + th * 7)
+            parent.append(-1)
+            thread.append(th)
+    names = [f"work_{k}" for k in range(120)]
+    path = tmp_path / "lanes.json"
+    save_chrome(Trace.from_arrays(func, start, end, parent, thread=thread, function_names=names,
+                                  thread_names=["main", "worker-1", "worker-2"]), path)
+    assert _run(path, "-o", tmp_path / "fly", "--kind", "flythrough", "--seconds", 2, "--fps", 10,
+                "--resolution", "640x360", "--frames", "1-1") == 0
+    scene = bpy.context.scene
+    info = json.loads(scene["tracevis3d_animation"])
+    lanes = [ob for ob in bpy.data.collections["TraceVis3D"].objects if ob.type == "FONT"
+             and ob.get("tv3d_kind") == "lane" and not ob.hide_render]
+    assert info["sticky_lane_names"] == len(lanes) >= 3
+    home = {ob.name: float(ob["tv3d_home_x"]) for ob in lanes}
+    moved = 0
+    for f in range(1, scene.frame_end + 1, 3):
+        scene.frame_set(f)
+        for ob in lanes:
+            assert ob.location.x >= home[ob.name] - 1e-6
+            left = Vector((ob.location.x - ob.dimensions.x, ob.location.y, ob.location.z))
+            assert world_to_camera_view(scene, scene.camera, left).x > -0.01, (f, ob.name)  # its left end seen
+            moved += ob.location.x > home[ob.name] + 1e-3
+    assert moved  # the camera flew past the start: the names followed it
+    clear_animation(scene)
+    assert all(abs(ob.location.x - home[ob.name]) < 1e-6 and "tv3d_home_x" not in ob for ob in lanes)

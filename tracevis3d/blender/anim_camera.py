@@ -9,6 +9,9 @@
   happens; its height follows the interest in view.  It passes the target (the largest box
   at most `TARGET_MAX_WIDTH` of the figure wide: not a thread's loop over the whole run) at
   a keyframe centred on it (recorded in ``scene["tracevis3d_animation"]``).
+  The lanes' names keep to the left edge of the picture while the camera flies past the
+  figure's start (`sticky_lane_names`: keyframes of their x, one a frame), so every frame
+  says which thread is which.
 - **turntable**: the camera is parented to an empty at the figure's centre whose z
   rotation goes 0 → 360° (linear keyframes, frame 1 to N: the first and last frames are
   the same view); the camera, aimed at the centre from the still's direction, is moved to
@@ -205,3 +208,65 @@ def turntable(scene, coll, boxes: dict, n: int) -> dict:
     _key(pivot, "rotation_euler", n, "LINEAR")
     scene.frame_set(1)
     return {"pivot": pivot.name, "distance_factor": grow}
+
+
+#: `sticky_lane_names`: the gap between the picture's left edge and a lane's name, in the name's heights
+STICKY_MARGIN = 0.6
+
+
+def sticky_lane_names(scene, coll) -> int:
+    """Keyframes that keep the lanes' names (FONT objects of ``tv3d_kind`` lane, right-aligned
+    left of the lanes) inside the picture while the camera flies along the figure: at every frame
+    (linear between them), a name's x is where its left end stands `STICKY_MARGIN` of its
+    height in from the picture's left edge, or its own place when that is further right (the
+    establishing shot).  The left edge at a name: the plane through the camera and the left edge
+    of its frame (`Camera.view_frame`; orthographic: the plane of the frame's left edge, its
+    ``ortho_scale`` as keyed) met at the name's y and z.  The place in the still is kept in
+    ``tv3d_home_x`` (`clear_animation` puts it back).  Returns how many names were keyed."""
+    cam = scene.camera
+    if cam is None or cam.animation_data is None or cam.animation_data.action is None:
+        return 0
+    curves = {(fc.data_path, fc.array_index): fc for fc in _fcurves(cam.animation_data.action, cam)}
+    loc_curves = [curves.get(("location", k)) for k in range(3)]
+    if any(fc is None for fc in loc_curves):
+        return 0
+    # every frame, linear between them: a name's x is the larger of two values (its place, the
+    # edge), which the camera's smooth keys between the establishing shot and the path would not give
+    frames = list(range(int(scene.frame_start), int(scene.frame_end) + 1))
+    names = [ob for ob in coll.objects if ob.type == "FONT" and ob.get("tv3d_kind") == "lane" and ob.parent is None
+             and not ob.hide_render]
+    if not names or not frames:
+        return 0
+    bpy.context.view_layer.update()
+    rot = cam.matrix_world.to_3x3()  # a fly-through moves the camera, never turns it
+    ortho = cam.data.type == "ORTHO"
+    corners = [Vector(c) for c in cam.data.view_frame(scene=scene)]
+    left = sorted(corners, key=lambda c: c.x)[:2]
+    scale_fc = None  # an orthographic fly-through keys its zoom on the camera's data
+    if ortho and cam.data.animation_data is not None and cam.data.animation_data.action is not None:
+        scale_fc = next((fc for fc in _fcurves(cam.data.animation_data.action, cam.data)
+                         if fc.data_path == "ortho_scale"), None)
+    n_world = (rot @ Vector((1.0, 0.0, 0.0))) if ortho else (rot @ left[0].cross(left[1]))
+    if abs(n_world.x) < 1e-9:
+        return 0
+    for ob in names:
+        ob["tv3d_home_x"] = float(ob.get("tv3d_home_x", ob.location.x))
+    for f in frames:
+        eye = Vector(tuple(fc.evaluate(f) for fc in loc_curves))
+        if ortho:
+            s = (scale_fc.evaluate(f) if scale_fc is not None else cam.data.ortho_scale) / cam.data.ortho_scale
+            d = n_world.dot(eye) + left[0].x * s
+        else:
+            d = n_world.dot(eye)
+        for ob in names:
+            y, z = ob.location.y, ob.location.z
+            x_edge = (d - n_world.y * y - n_world.z * z) / n_world.x
+            width = ob.dimensions.x
+            ob.location.x = max(float(ob["tv3d_home_x"]), x_edge + width + STICKY_MARGIN * ob.data.size)
+            ob.keyframe_insert("location", index=0, frame=f)
+    for ob in names:
+        for fc in _fcurves(ob.animation_data.action, ob):
+            if fc.data_path == "location":
+                for kp in fc.keyframe_points:
+                    kp.interpolation = "LINEAR"
+    return len(names)

@@ -31,7 +31,7 @@ from mathutils import Vector
 
 from .anim_nodes import (GROWTH_MODIFIER, appear_group, clear_clock, clock_seconds, growth_group, hide_while_before,
                          read_clock, set_inputs, trace_time)
-from .anim_camera import box_extent, flythrough, turntable
+from .anim_camera import box_extent, flythrough, sticky_lane_names, turntable
 from .anim_clock import clock_after_title, now_mesh_object
 from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
@@ -115,6 +115,9 @@ def clear_animation(scene) -> None:
             ob.animation_data_clear()
             if ob.type == "FONT":  # a name the growth kept hidden for a while: shown again
                 ob.hide_render = ob.hide_viewport = False
+        if "tv3d_home_x" in ob:  # a lane's name a fly-through kept in the picture: back in its place
+            ob.location.x = float(ob["tv3d_home_x"])
+            del ob["tv3d_home_x"]
     cam = scene.camera
     if cam is not None and "tv3d_still" in cam:
         still = json.loads(cam["tv3d_still"])
@@ -209,6 +212,8 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
             _hide_inset(coll)
             framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
         info.update(flythrough(scene, framed, n) if kind == "flythrough" else turntable(scene, coll, framed, n))
+        if kind == "flythrough":
+            info["sticky_lane_names"] = sticky_lane_names(scene, coll)
     scene[ANIM_KEY] = json.dumps(info)
     return info
 
