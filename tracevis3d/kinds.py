@@ -130,7 +130,7 @@ def working_waits(kind: np.ndarray, start: np.ndarray, end: np.ndarray, end_inde
     if kind.shape[0] == 0:
         return np.zeros(0, bool)
     return working_waits_mask(np.asarray(kind), np.asarray(start, np.float64), np.asarray(end, np.float64),
-                              np.asarray(end_index, np.int64), KIND_WAIT, KIND_IO, WORKING_SHARE)
+                              np.asarray(end_index), KIND_WAIT, KIND_IO, WORKING_SHARE)
 
 
 # The fast form of each default rule (same order as the initial KIND_RULES):

@@ -217,15 +217,35 @@ def working_waits_mask(kind, start, end, end_index, wait_kind, io_kind, share):
     """bool per call i (pre-order, ``end_index`` as in `self_times`): ``kind[i] == wait_kind`` and
     W(i) > ``share`` * max(end[i] - start[i], 0), W(i) the sum over its subtree [i, end_index[i])
     of max(self time, 0) (`self_times`' sum) of the calls whose kind is neither ``wait_kind`` nor
-    ``io_kind`` -- `kinds.working_waits`.  W(i) = P[end_index[i]] - P[i] with P the prefix sums of
-    those self times, added in call order as numpy's cumsum adds them (the same bits).  Memory:
-    P and the mask (9 bytes a call; the numpy form made five call-sized temporaries)."""
+    ``io_kind`` -- `kinds.working_waits`.  W(i) = P[end_index[i]] - P[i] with P the running sum
+    of those self times in call order (as numpy's cumsum adds them: the same bits), read when
+    the walk enters a wait and when it leaves its subtree (a stack of the open waits: subtrees
+    nest).  Memory: the mask and the stack (the numpy form made five call-sized temporaries,
+    the 10^7-call load's peak)."""
     n = kind.shape[0]
-    total = np.empty(n + 1, np.float64)
-    total[0] = 0.0
+    out = np.zeros(n, np.bool_)
+    stack = np.empty(64, np.int64)
+    entered = np.empty(64, np.float64)
+    top = 0
     acc = 0.0
-    for i in range(n):
-        if kind[i] != wait_kind and kind[i] != io_kind:
+    for i in range(n + 1):
+        while top > 0 and end_index[stack[top - 1]] <= i:  # subtrees left: innermost first
+            top -= 1
+            w = stack[top]
+            dur = end[w] - start[w]
+            if not dur > 0.0:
+                dur = 0.0
+            out[w] = acc - entered[top] > share * dur
+        if i == n:
+            break
+        if kind[i] == wait_kind:
+            if top == stack.shape[0]:
+                stack = np.concatenate((stack, np.empty(stack.shape[0], np.int64)))
+                entered = np.concatenate((entered, np.empty(entered.shape[0], np.float64)))
+            stack[top] = i
+            entered[top] = acc
+            top += 1
+        elif kind[i] != io_kind:
             s = 0.0
             j = i + 1
             while j < end_index[i]:
@@ -234,14 +254,6 @@ def working_waits_mask(kind, start, end, end_index, wait_kind, io_kind, share):
             own = (end[i] - start[i]) - s
             if own > 0.0:
                 acc += own
-        total[i + 1] = acc
-    out = np.zeros(n, np.bool_)
-    for i in range(n):
-        if kind[i] == wait_kind:
-            dur = end[i] - start[i]
-            if not dur > 0.0:
-                dur = 0.0
-            out[i] = total[end_index[i]] - total[i] > share * dur
     return out
 
 
