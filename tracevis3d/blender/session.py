@@ -97,6 +97,18 @@ def prepare_kernels():
     return kernel_cache.ensure_installed()
 
 
+def _head(path) -> bytes:
+    """The first bytes of a regular file ``path`` (empty for a pipe, whose bytes a peek would
+    take from the load, or when it cannot be read: the load says why)."""
+    if not os.path.isfile(path):
+        return b""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16)
+    except OSError:
+        return b""
+
+
 def load_steps(job: Job, path, span=(0.0, 0.5)):
     """Load ``path`` (cached per file version); returns the `Trace`.
 
@@ -109,7 +121,8 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
         job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
         return hit
     yield job.off_main(prepare_kernels)
-    job.report(span[0], f"{kernel_cache.cold_note('load')}loading {os.path.basename(path)} ({_size(key[2])})")
+    job.report(span[0], f"{kernel_cache.cold_note(kernel_cache.load_step(_head(path)))}loading "
+                        f"{os.path.basename(path)} ({_size(key[2])})")
     trace = yield job.off_main(read_trace, key)
     remember(key, trace)
     job.report(span[1], f"loaded {len(trace):,} calls, {trace.n_threads} thread"
