@@ -12,6 +12,20 @@ file read before it is not counted; its peak includes the bytes).  Best of ``--r
 (one for files over 512 MB); every run of a file over 512 MB holds ``/tmp/tv3d-heavy.lock``
 (the machine's memory is shared).  Goals: time <= 2x simdjson, peak <= file + 1 GiB.
 
+Measured (stop 52, 2026-11-26, this 2-core machine, quiet; the peer 9c8c63d is the tree before the
+file was read into a huge-page buffer and before working_waits became one kernel; 5 runs of the
+sympy file, 1 of the 10^7 file):
+
+| file | MB | calls | tree | load s | peak GB | simdjson parse s | time × simdjson | peak − file GiB |
+|---|---|---|---|---|---|---|---|---|
+| sympy_pool.json | 177 | 1,049,895 | this tree | 0.56 | 0.45 | 0.36 | 1.57× | 0.25 |
+| sympy_pool.json | 177 | 1,049,895 | 9c8c63d | 0.67 | 0.47 | 0.36 | 1.87× | 0.27 |
+| s10m.json | 1351 | 10,000,000 | this tree | 6.36 | 2.35 | 11.50 | 0.55× | 0.93 |
+| s10m.json | 1351 | 10,000,000 | 9c8c63d | 6.01 | 2.66 | 11.50 | 0.52× | 1.22 |
+
+Both goals met on both files (the 10^7 file's peak was 1.22 GiB over its size: working_waits' numpy
+temporaries at 10^7 calls; a run on a busy machine gave sympy 2.05× against 2.33× before).
+
 Defaults: the real 178 MB VizTracer trace of sympy and the 10^7-call synthetic file written by
 ``tracevis3d.save(..., format="chrome")`` (``/tmp/s10m.json``; made by ``--make-10m`` if absent).
 """
