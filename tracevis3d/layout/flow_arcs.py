@@ -384,8 +384,8 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
         if not hit.any():
             continue
         near = float(depth[hit].min()) - LABEL_ARC_MARGIN * 2.0 * float(half[hit].max())
-        if near >= far[j]:
-            continue  # already in front
+        if near >= far[j] or not far[j] > 0.0:
+            continue  # already in front (or behind the camera: not on the picture)
         k = near / far[j]
         if not k > 0.05:  # an arc nearly at the camera: leave the name where it is
             continue
