@@ -13,6 +13,7 @@ from tracevis3d.layout import IcicleParams, icicle_layout
 from tracevis3d.layout import flow_arcs as flow_mod
 from tracevis3d.layout import side_tracks as side
 from tracevis3d.layout.camera import project
+from tracevis3d.layout.spec import HALO_KEY
 
 from test_side_tracks import with_side_tracks
 
@@ -288,8 +289,15 @@ def test_names_that_arcs_cross_stand_in_front_of_them_on_the_same_pixels():
     spec = icicle_layout(t, IcicleParams(resolution=res))
     lab, cam, arcs = spec.labels, spec.camera, spec.layer("flows")
     scale = lab.attributes[flow_mod.ARC_SCALE_KEY]
-    moved = np.flatnonzero(scale > 0)
-    assert moved.size == spec.meta["n_labels_over_arcs"] > 0
+    moved = np.flatnonzero(scale > 0)  # the names and their halos
+    halos = [i for i in moved if lab.kind[i] == "halo"]
+    names = [i for i in moved if lab.kind[i] != "halo"]
+    assert len(names) == len(halos) == spec.meta["n_labels_over_arcs"] > 0
+    halo_of = {(lab.texts[i], int(lab.call_index[i])): i for i in halos}
+    for i in names:  # a light halo, thickened, between the name and the arcs
+        h = halo_of[(lab.texts[i], int(lab.call_index[i]))]
+        assert lab.material[h] == flow_mod.HALO_MATERIAL and lab.attributes[HALO_KEY][h] > 0 > lab.attributes[HALO_KEY][i]
+        assert scale[i] < scale[h] < 1_000_000  # farther than the name, nearer than its place
     eye = np.asarray(cam.location, np.float64)
     fwd = np.asarray(cam.target, np.float64) - eye
     fwd /= np.linalg.norm(fwd)
@@ -353,6 +361,9 @@ def test_flow_arcs_cast_no_shadows_and_names_over_them_are_written_in_front():
         ob = fonts[int(i)]
         assert ob[flow_mod.ARC_SCALE_KEY] == scale[i]
         assert np.allclose(tuple(ob.location), spec.labels.anchors[i], atol=1e-5)
+        halo = spec.labels.kind[i] == "halo"  # its glyphs thickened; the name's not
+        assert (ob.data.offset > 0) == halo and ob.data.materials[0].name.startswith(
+            flow_mod.HALO_MATERIAL if halo else "TV3D_text")
 
 
 def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(realdata, tmp_path):

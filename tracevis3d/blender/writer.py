@@ -27,7 +27,8 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from ..layout.spec import CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer, TubeLayer
+from ..layout.spec import (HALO_KEY, CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer,
+                           TubeLayer)
 from .meshobj import TAG, _tag, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
 
 CUSHION_AMBIENT = 0.5
@@ -455,6 +456,9 @@ def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_objec
     cu = _tag(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
     cu.body = lab.texts[i]
     cu.size = float(lab.sizes[i])
+    halo = lab.attributes.get(HALO_KEY)
+    if halo is not None and halo[i] > 0:  # a halo: the glyphs' outlines moved out
+        cu.offset = float(halo[i]) * 1e-6 * float(lab.sizes[i])
     cu.align_x = _ALIGN[int(lab.align[i])]
     cu.align_y = "BOTTOM_BASELINE"
     cu.materials.append(bpy.data.materials[lab.material[i]])

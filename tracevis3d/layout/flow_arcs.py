@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .side_tracks import INSTANT_RGB, SIDE_KINDS
-from .spec import LabelSet, MaterialSpec, TubeLayer
+from .spec import HALO_KEY, LabelSet, MaterialSpec, TubeLayer
 
 FLOW_CELL_PX = 24.0  # flows whose two ends fall in the same columns of the same lanes are one arc
 #: the icicle's arcs at most: bundles beyond this many and its columns widen (doubled, up to `FLOW_CELL_MAX_FRAC` of
@@ -42,6 +42,11 @@ LABEL_ARC_MARGIN = 2.0
 #: the label attribute of `labels_over_arcs`' scale about the camera, in millionths (-1: not moved):
 #: an animation whose camera moves puts such names back on their boxes (`blender.animate`)
 ARC_SCALE_KEY = "arc_scale_ppm"
+#: a name brought in front of arcs gets a light halo (`labels_over_arcs`): its glyphs' outlines moved
+#: out by this share of its size, in `HALO_MATERIAL`, between it and the arcs (Workbench's dark
+#: bands crossed dark letters with little contrast)
+HALO_OFFSET = 0.06
+HALO_MATERIAL = "TV3D_text_light"
 
 def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
     """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none);
@@ -339,7 +344,10 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
     label is scaled about the camera by k = (d_arc - m) / d_far (a homothety centred at the
     camera maps every point along its own ray, so the picture keeps every pixel of it): d_arc
     the least depth of the arc points over it, m `LABEL_ARC_MARGIN` arc widths, d_far the depth
-    of its farthest corner; k is kept in the attribute `ARC_SCALE_KEY`.  Seen from elsewhere
+    of its farthest corner; k is kept in the attribute `ARC_SCALE_KEY`.  Each moved name gets a
+    halo (a label of kind "halo" after the others: the same words, `HALO_MATERIAL`, its glyphs
+    thickened by `HALO_OFFSET`, `spec.HALO_KEY`) scaled to one arc width behind it, so the arcs
+    stop short of the letters in any engine.  Seen from elsewhere
     (a camera that moves, the viewport) a moved name stands that far in front of its box, so
     an animation whose camera moves puts it back.  An orthographic camera has no such scale
     (a move along the view would change nothing): its labels are left as they are."""
@@ -376,6 +384,7 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
     sizes = np.asarray(labels.sizes, np.float32).copy()
     scale = np.asarray(labels.attributes.get(ARC_SCALE_KEY, np.full(n, -1)), np.int32).copy()
     moved = 0
+    halos = []  # (label, anchor, size, scale ppm) of each moved name's halo
     ok = np.isfinite(pts_px).all(axis=1) & np.isfinite(depth)
     pts_px, r_px, depth, half = pts_px[ok], r_px[ok], depth[ok], half[ok]
     for j, i in enumerate(cand):
@@ -392,6 +401,8 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
         anchors[i] = loc + k * (a[j] - loc)
         sizes[i] = k * size[j]
         scale[i] = int(round(k * 1e6))
+        k_halo = (near + LABEL_ARC_MARGIN * float(half[hit].max())) / far[j]  # halfway back to the arcs
+        halos.append((i, loc + k_halo * (a[j] - loc), k_halo * size[j], int(round(k_halo * 1e6))))
         moved += 1
     if not moved:
         return labels, 0
@@ -399,7 +410,16 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
     attributes[ARC_SCALE_KEY] = scale
     out = LabelSet(list(labels.texts), anchors, sizes, list(labels.material), labels.align, list(labels.kind),
                    labels.call_index, labels.rotation, list(labels.space), attributes)
-    return out, moved
+    hi_ = np.array([h[0] for h in halos], np.int64)
+    m = hi_.size
+    halo_attrs = {key: np.full(m, -1, np.int32) for key in attributes}
+    halo_attrs[ARC_SCALE_KEY] = np.array([h[3] for h in halos], np.int32)
+    halo_attrs[HALO_KEY] = np.full(m, int(round(HALO_OFFSET * 1e6)), np.int32)
+    halo_set = LabelSet([labels.texts[i] for i in hi_], np.array([h[1] for h in halos], np.float32),
+                        np.array([h[2] for h in halos], np.float32), [HALO_MATERIAL] * m,
+                        np.asarray(labels.align)[hi_], ["halo"] * m, np.asarray(labels.call_index)[hi_],
+                        np.asarray(labels.rotation)[hi_], ["world"] * m, halo_attrs)
+    return LabelSet.concat([out, halo_set]), moved
 
 
 def _text_axes(euler_xyz: np.ndarray) -> tuple:

@@ -283,6 +283,11 @@ class ImageLayer:
         return self
 
 
+#: a label attribute: the label is a halo, its glyphs' outlines moved out by this many millionths
+#: of its size (Blender's ``TextCurve.offset``), drawn just behind a text of the same words (-1: none)
+HALO_KEY = "halo_offset_ppm"
+
+
 @dataclass
 class LabelSet:
     texts: list  # str per label
@@ -290,7 +295,8 @@ class LabelSet:
     sizes: np.ndarray  # (n,) float32, text height in world units
     material: list  # material name per label
     align: np.ndarray  # (n,) uint8: 0 left, 1 centre, 2 right
-    kind: list  # names: "call" | "run" | "row" | "group"; "cluster" (a count), "fold", "lane", "legend", "axis", "title"
+    kind: list  # names: "call" | "run" | "row" | "group"; "cluster" (a count), "fold", "lane", "legend", "axis", "title",
+    # "halo" (`HALO_KEY`)
     call_index: np.ndarray  # (n,) int32, -1 when not about a call
     rotation: np.ndarray = None  # (n,3) float32 XYZ Euler; None = upright, facing -y
     space: list = None  # "world" | "camera" per label; None = all world
