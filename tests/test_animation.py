@@ -787,11 +787,13 @@ def test_a_moving_camera_puts_the_names_in_front_of_arcs_back_on_their_boxes(tmp
         if k > 0:  # back on its box: 1/k times as far from the still's camera, 1/k times as large
             assert np.allclose(np.array(ob.location), eye + (loc - eye) / k, atol=1e-4)
             assert abs(ob.data.size - size / k) < 1e-5
+            assert ob.hide_render == (ob.get("tv3d_kind") == "halo")  # a halo would lie in its name's plane
         elif ob.get("tv3d_kind") != "lane":  # (lanes' names follow the camera's left edge: keyed)
             assert np.allclose(np.array(ob.location), loc, atol=1e-6)
     clear_animation(bpy.context.scene)
     for name, (loc, size) in before.items():
         assert np.allclose(np.array(fonts[name].location), loc, atol=1e-4) and abs(fonts[name].data.size - size) < 1e-5
+        assert not fonts[name].hide_render
 
 
 def test_the_clock_stands_above_the_top_faces_the_camera_sees(four_calls, tmp_path):

@@ -236,8 +236,10 @@ def _names_over_arcs(coll, camera_location, back_home: bool) -> int:
     """The names `layout.flow_arcs.labels_over_arcs` brought in front of the arcs (scaled by k
     about the still's camera, attribute ``ARC_SCALE_KEY``) put back on their boxes
     (``back_home``: scaled by 1/k, for a camera that moves: seen from elsewhere they would
-    float in front of their boxes) or in front again (the still).  Returns how many."""
+    float in front of their boxes; their halos, which would lie in the names' own planes, hidden)
+    or in front again (the still).  Returns how many."""
     from ..layout.flow_arcs import ARC_SCALE_KEY
+    from ..layout.spec import HALO_KEY
 
     cam = Vector(camera_location)
     n = 0
@@ -249,6 +251,8 @@ def _names_over_arcs(coll, camera_location, back_home: bool) -> int:
         ob.location = cam + (ob.location - cam) * f
         ob.data.size *= f
         ob["tv3d_arc_home"] = back_home
+        if ob.get(HALO_KEY, -1) > 0:  # a name's halo: at home it would lie in the name's own plane
+            ob.hide_render = ob.hide_viewport = back_home
         n += 1
     return n
 
