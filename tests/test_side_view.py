@@ -298,6 +298,8 @@ def test_names_that_arcs_cross_stand_in_front_of_them_on_the_same_pixels():
         h = halo_of[(lab.texts[i], int(lab.call_index[i]))]
         assert lab.material[h] == flow_mod.HALO_MATERIAL and lab.attributes[HALO_KEY][h] > 0 > lab.attributes[HALO_KEY][i]
         assert scale[i] < scale[h] < 1_000_000  # farther than the name, nearer than its place
+        # apart by more than the depth buffer resolves (thin arcs: a gap of their width fought)
+        assert scale[h] - scale[i] >= 1e6 * flow_mod.LABEL_DEPTH_GAP - 2
     eye = np.asarray(cam.location, np.float64)
     fwd = np.asarray(cam.target, np.float64) - eye
     fwd /= np.linalg.norm(fwd)

@@ -37,15 +37,19 @@ FLOW_OTHER_RGB = (0.20, 0.20, 0.22)
 #: `labels_over_arcs`: an arc's centre line is tested at this many points per sample interval
 #: (its 16 samples lie up to 30 px apart on a long arc: a name is 12 px tall)
 ARC_TEST_STEPS = 8
-#: `labels_over_arcs`: how far in front of the nearest arc a name is brought, in the arc's widths
-LABEL_ARC_MARGIN = 2.0
+#: `labels_over_arcs`: the gap between the nearest arc over a name, its halo and the name: an arc's
+#: width, at least this share of the name's distance (thin arcs are a hundredth of a text size wide:
+#: a gap that small is within the depth buffer's precision at that distance, and the name and its
+#: halo fought, white letters with dark edges; 24-bit depth at 90 units with a 0.09 clip start: 0.006)
+LABEL_DEPTH_GAP = 1e-3
 #: the label attribute of `labels_over_arcs`' scale about the camera, in millionths (-1: not moved):
 #: an animation whose camera moves puts such names back on their boxes (`blender.animate`)
 ARC_SCALE_KEY = "arc_scale_ppm"
 #: a name brought in front of arcs gets a light halo (`labels_over_arcs`): its glyphs' outlines moved
 #: out by this share of its size, in `HALO_MATERIAL`, between it and the arcs (Workbench's dark
-#: bands crossed dark letters with little contrast)
-HALO_OFFSET = 0.06
+#: bands crossed dark letters with little contrast).  Half a pixel at the names' 16 px: at 0.06 (a
+#: pixel) the halo swamped strokes a pixel wide, white letters with dark edges (a GPU check)
+HALO_OFFSET = 0.03
 HALO_MATERIAL = "TV3D_text_light"
 
 def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
@@ -343,10 +347,10 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
     at `ARC_TEST_STEPS` points per sample interval, each a disc of its half width.  A crossed
     label is scaled about the camera by k = (d_arc - m) / d_far (a homothety centred at the
     camera maps every point along its own ray, so the picture keeps every pixel of it): d_arc
-    the least depth of the arc points over it, m `LABEL_ARC_MARGIN` arc widths, d_far the depth
-    of its farthest corner; k is kept in the attribute `ARC_SCALE_KEY`.  Each moved name gets a
+    the least depth of the arc points over it, m two gaps (a gap: an arc's width, at least
+    `LABEL_DEPTH_GAP` of d_far), d_far the depth of its farthest corner; k is kept in the attribute `ARC_SCALE_KEY`.  Each moved name gets a
     halo (a label of kind "halo" after the others: the same words, `HALO_MATERIAL`, its glyphs
-    thickened by `HALO_OFFSET`, `spec.HALO_KEY`) scaled to one arc width behind it, so the arcs
+    thickened by `HALO_OFFSET`, `spec.HALO_KEY`) scaled to one gap behind it, so the arcs
     stop short of the letters in any engine.  Seen from elsewhere
     (a camera that moves, the viewport) a moved name stands that far in front of its box, so
     an animation whose camera moves puts it back.  An orthographic camera has no such scale
@@ -392,7 +396,8 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
                & (pts_px[:, 1] + r_px >= lo[j, 1]) & (pts_px[:, 1] - r_px <= hi[j, 1]))
         if not hit.any():
             continue
-        near = float(depth[hit].min()) - LABEL_ARC_MARGIN * 2.0 * float(half[hit].max())
+        gap = max(2.0 * float(half[hit].max()), LABEL_DEPTH_GAP * float(far[j]))
+        near = float(depth[hit].min()) - 2.0 * gap  # the name's farthest corner; its halo's: one gap behind
         if near >= far[j] or not far[j] > 0.0:
             continue  # already in front (or behind the camera: not on the picture)
         k = near / far[j]
@@ -401,7 +406,7 @@ def labels_over_arcs(labels: LabelSet, tubes: TubeLayer, cam, resolution) -> tup
         anchors[i] = loc + k * (a[j] - loc)
         sizes[i] = k * size[j]
         scale[i] = int(round(k * 1e6))
-        k_halo = (near + LABEL_ARC_MARGIN * float(half[hit].max())) / far[j]  # halfway back to the arcs
+        k_halo = (near + gap) / far[j]  # halfway back to the arcs
         halos.append((i, loc + k_halo * (a[j] - loc), k_halo * size[j], int(round(k_halo * 1e6))))
         moved += 1
     if not moved:
