@@ -194,21 +194,26 @@ BAD_CALL = {
 
 
 @njit(cache=True, nogil=True)
+def call_self_time(start, end, end_index, i):
+    """Exclusive time of call ``i``: ``(end[i] - start[i]) - sum(end[c] - start[c])`` over its
+    direct children c, found in pre-order (the first at i + 1, each next one at the previous
+    one's ``end_index``) and summed in index order (`self_times`)."""
+    s = 0.0
+    j = i + 1
+    while j < end_index[i]:
+        s += end[j] - start[j]
+        j = end_index[j]
+    return (end[i] - start[i]) - s
+
+
+@njit(cache=True, nogil=True)
 def self_times(start, end, end_index, idx):
-    """Exclusive time of the calls ``idx``: ``(end[i] - start[i]) - sum(end[c] - start[c])``
-    over the direct children c of i, found in pre-order (the first at i + 1, each next one
-    at the previous one's ``end_index``) and summed in index order: equal, bit for bit, to
+    """Exclusive time of the calls ``idx`` (`call_self_time` each): equal, bit for bit, to
     `Trace.self_time` (numpy's bincount adds the children in the same order) but
     O(len(idx) + their children) instead of O(calls) -- a time window of a huge trace."""
     out = np.empty(idx.shape[0], np.float64)
     for k in range(idx.shape[0]):
-        i = idx[k]
-        s = 0.0
-        j = i + 1
-        while j < end_index[i]:
-            s += end[j] - start[j]
-            j = end_index[j]
-        out[k] = (end[i] - start[i]) - s
+        out[k] = call_self_time(start, end, end_index, idx[k])
     return out
 
 
@@ -246,12 +251,7 @@ def working_waits_mask(kind, start, end, end_index, wait_kind, io_kind, share):
             entered[top] = acc
             top += 1
         elif kind[i] != io_kind:
-            s = 0.0
-            j = i + 1
-            while j < end_index[i]:
-                s += end[j] - start[j]
-                j = end_index[j]
-            own = (end[i] - start[i]) - s
+            own = call_self_time(start, end, end_index, i)
             if own > 0.0:
                 acc += own
     return out
