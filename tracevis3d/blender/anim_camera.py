@@ -55,11 +55,15 @@ def _view(cam) -> tuple:
 def _key(ob, path: str, frame: int, interpolation: str | None = None) -> None:
     ob.keyframe_insert(path, frame=frame)
     if interpolation:
-        ad = ob.animation_data
-        for fc in _fcurves(ad.action, ob):
-            if fc.data_path == path:
-                for kp in fc.keyframe_points:
-                    kp.interpolation = interpolation
+        _interpolate(ob, path, interpolation)
+
+
+def _interpolate(ob, path: str, interpolation: str) -> None:
+    """Every keyframe of ``ob``'s F-curves of ``path`` interpolated as ``interpolation``."""
+    for fc in _fcurves(ob.animation_data.action, ob):
+        if fc.data_path == path:
+            for kp in fc.keyframe_points:
+                kp.interpolation = interpolation
 
 
 def _fcurves(action, ob):
@@ -265,8 +269,5 @@ def sticky_lane_names(scene, coll) -> int:
             ob.location.x = max(float(ob["tv3d_home_x"]), x_edge + width + STICKY_MARGIN * ob.data.size)
             ob.keyframe_insert("location", index=0, frame=f)
     for ob in names:
-        for fc in _fcurves(ob.animation_data.action, ob):
-            if fc.data_path == "location":
-                for kp in fc.keyframe_points:
-                    kp.interpolation = "LINEAR"
+        _interpolate(ob, "location", "LINEAR")
     return len(names)
