@@ -293,7 +293,8 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree",
              "kernels/sidescan", "kernels/sidetables"),
-    # a native (.tv3d.npz) or compact (.tv3c) file: its arrays are read, the tree only checked
+    # a native (.tv3d.npz) or compact (.tv3c) file (`io.sniff.is_native_file`): its arrays are read,
+    # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),
     "layout": ("kernels/fold", "kernels/fold_reduce", "kernels/runs", "kernels/drawn", "kernels/raster",
                "kernels/dominant", "layout/cluster"),
@@ -306,15 +307,6 @@ STEP_KERNELS = {
 #: fast path of counters and flow events, kernels/sidescan, issue 25): what the
 #: "preparing kernels (first run only)" message announces
 COLD_SECONDS = {"load": 45.0, "load_native": 2.0, "layout": 5.0, "compare": 80.0}
-#: the first bytes of the files `load_native`'s step reads (zip: the native file; the compact file)
-NATIVE_MAGICS = (b"PK\x03\x04", b"\x89TV3D-CTF\r\n\n")
-
-
-def load_step(head: bytes) -> str:
-    """The step whose kernels loading a file that starts with ``head`` compiles: "load_native"
-    for the native and compact files (the tree's check, ~1-2 s on an empty cache), "load" for
-    JSON and gzip (the scanner, ~45 s): a native 10^7-call file said "about 45 s" and took 0.6."""
-    return "load_native" if head.startswith(NATIVE_MAGICS) else "load"
 
 
 def package_root() -> str:

@@ -24,7 +24,7 @@ import os
 from collections import OrderedDict
 
 from .. import kernel_cache, load
-from ..io.sniff import check_trace_file
+from ..io.sniff import check_trace_file, is_native_file
 from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
@@ -97,18 +97,6 @@ def prepare_kernels():
     return kernel_cache.ensure_installed()
 
 
-def _head(path) -> bytes:
-    """The first bytes of a regular file ``path`` (empty for a pipe, whose bytes a peek would
-    take from the load, or when it cannot be read: the load says why)."""
-    if not os.path.isfile(path):
-        return b""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16)
-    except OSError:
-        return b""
-
-
 def load_steps(job: Job, path, span=(0.0, 0.5)):
     """Load ``path`` (cached per file version); returns the `Trace`.
 
@@ -121,8 +109,8 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
         job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
         return hit
     yield job.off_main(prepare_kernels)
-    job.report(span[0], f"{kernel_cache.cold_note(kernel_cache.load_step(_head(path)))}loading "
-                        f"{os.path.basename(path)} ({_size(key[2])})")
+    step = "load_native" if is_native_file(path) else "load"
+    job.report(span[0], f"{kernel_cache.cold_note(step)}loading {os.path.basename(path)} ({_size(key[2])})")
     trace = yield job.off_main(read_trace, key)
     remember(key, trace)
     job.report(span[1], f"loaded {len(trace):,} calls, {trace.n_threads} thread"

@@ -28,7 +28,7 @@ _COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
-__all__ = ["check_trace_file", "check_trace_bytes", "is_cpuprofile", "HEAD_BYTES", "FULL_PARSE_BYTES"]
+__all__ = ["check_trace_file", "check_trace_bytes", "is_cpuprofile", "is_native_file", "HEAD_BYTES", "FULL_PARSE_BYTES"]
 #: a V8 ``.cpuprofile`` document (Node.js' ``--cpu-prof``, DevTools' JavaScript profiler): an object
 #: whose first key is ``nodes`` (`io.chrome_profile.load_cpuprofile` reads it)
 _CPUPROFILE_HEAD = re.compile(rb'^\s*\{\s*"nodes"\s*:\s*\[')
@@ -165,11 +165,31 @@ def _check_first_event(d: _Doc, kind: str) -> None:
                    f"event, which starts at {d.where(first)}: no complete event")
 
 
+def _native_head(data: bytes) -> bool:
+    """Do these first bytes start a native (zip) or compact file?"""
+    return data.startswith(_ZIP_MAGIC) or data.startswith(_COMPACT_MAGIC)
+
+
+def is_native_file(path) -> bool:
+    """Is ``path`` a native or compact file, by its first bytes?  Loading one reads arrays and
+    checks the tree, no JSON scanner (what the progress announces, `kernel_cache.STEP_KERNELS`).
+    False for a pipe or a device (never peeked at: a peek would take its bytes from the load)
+    and for a file that cannot be read (the load says why)."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return _native_head(f.read(len(_COMPACT_MAGIC)))
+    except OSError:
+        return False
+
+
 def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:
     """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
 
     ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
-    if data.startswith(_ZIP_MAGIC) or data.startswith(_COMPACT_MAGIC):
+    if _native_head(data):
         return  # the native or compact format: its loader checks its header
     i = _first_char(data)
     if i >= len(data):
