@@ -13,6 +13,7 @@ from tracevis3d.kernels import flowchain as fc
 from tracevis3d.kernels import jsonevent as je
 from tracevis3d.kernels import jsontokens as jt
 from tracevis3d.kernels import sidescan as ss
+from tracevis3d.kernels import sideshape as sh
 from tracevis3d.kernels import sidetables as stb
 
 PAD = b" " * 40  # the fast number path wants 17 bytes after a number
@@ -97,7 +98,7 @@ def test_counter_args_twin(pairs, sp):
     buf = _b(text)
     oi = np.zeros((4, 80), np.int64)
     ov = np.zeros((3, 80))
-    end, m = ss.counter_args(buf, 0, oi, ov, 3)
+    end, m = ss.counter_args(buf, 0, oi, ov, 3, _fx()[7], False)
     obj, want_end = json.JSONDecoder().raw_decode(text.decode())
     if end < 0:  # declined: duplicate keys read twice by json, or a number off the exact path
         exact = [jt.parse_number(_b(json.dumps(v).encode() + b","), 0)[2] for _, v in pairs]
@@ -115,7 +116,7 @@ def test_counter_args_declines():
     ov = np.zeros((3, 80))
     for s in ['{"a":"x"}', '{"a":1e400}', '{"a":NaN}', '{"a":[1]}', '{"a":1,}', '{a:1}', '{"a":1',
               "{" + ",".join(f'"k{q}":1' for q in range(stb.MAX_PAIRS + 1)) + "}"]:
-        assert ss.counter_args(_b(s.encode() + PAD), 0, oi, ov, 0)[0] < 0, s
+        assert ss.counter_args(_b(s.encode() + PAD), 0, oi, ov, 0, _fx()[7], False)[0] < 0, s
 
 
 # ------------------------------------------------------------------ tables
@@ -246,8 +247,8 @@ def test_side_run_twin():
             f"{json.dumps(k)}:{json.dumps(v).replace(chr(92) * 2, chr(92))}" for k, v in items) + "}")
     text = ("[" + ",\n".join(parts) + "]").encode()
     buf = _b(text + PAD)
-    tab, slot, cnt, fl, ov, oi, os_ = _fx(cap=4096)
-    p, seen, sep, taken = ss.side_run(buf, 1, 0, tab, slot, cnt, fl, ov, oi, os_, stack, -1, 10 ** 9)
+    tab, slot, cnt, fl, ov, oi, os_, shp = _fx(cap=4096)
+    p, seen, sep, taken = sh.side_run(buf, 1, 0, tab, slot, cnt, fl, ov, oi, os_, stack, shp, -1, 10 ** 9)
     assert taken == len(evs) and seen == len(evs) and sep and text[p:p + 1] == b"]"
     decoded = json.loads(text)
     ns = nf = 0
@@ -271,6 +272,103 @@ def test_side_run_twin():
     assert cnt[stb.C_SAMPLES] == ns and cnt[stb.C_FLOWS] == nf
 
 
+def _shaped_text(rng, n):
+    """``n`` counter and flow events from a few templates (as a writer makes them), with the
+    variations that must break a shape or change its entries: other spacing, names, threads,
+    ids (numbers and strings), keys, more pairs or values than a shape holds, numbers off the
+    exact path (1e400, NaN, 0.1e1), strings for numbers, escapes, a flow without an id; and
+    (event offsets)."""
+    many = "{" + ",".join(f'"k{q}":{q}' for q in range(10)) + "}"
+    templates = [
+        '{{"ph":"C","name":"{name}","pid":{pid},"ts":{ts},"args":{{"rss":{v},"heap":{w}}}}}',
+        '{{"ph":"C","name":"{name}","pid":{pid},"ts":{ts},"args":{{"load":{v}}}}}',
+        '{{"ph":"C","name":"{name}","id":{id},"pid":{pid},"ts":{ts},"args":{{"collected":{v}}}}}',
+        '{{"ph": "C", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "args": {{}}}}',
+        '{{"ph":"C","name":"{name}","pid":{pid},"ts":{ts},"args":' + many.replace("{", "{{").replace("}", "}}")
+        + '}}',
+        '{{"ph":"s","pid":{pid},"tid":{tid},"cat":"{cat}","name":"{name}","id":{id},"ts":{ts}}}',
+        '{{"ph":"f","pid":{pid},"tid":{tid},"cat":"{cat}","name":"{name}","id":{id},"ts":{ts},"bp":"e"}}',
+        '{{"ph":"t","pid":{pid},"tid":{tid},"id":{id},"ts":{ts},"tts":{v},"args":{{"a":[{w}]}}}}',
+        '{{"ph":"s","pid":{pid},"tid":{tid},"cat":"{cat}","ts":{ts}}}',  # no id: declined
+        '{{"ph":"X","name":"{name}","pid":{pid},"tid":{tid},"ts":{ts},"dur":1}}',  # a call
+    ]
+    odd_numbers = ["1e400", "NaN", "0.1e1", '"7"', "-0", "12345678901234567890", "1.5"]
+    parts = []
+    for _ in range(n):
+        t = rng.choice(templates[:5] * 3 + templates[5:]) if rng.random() < 0.9 else rng.choice(templates)
+        def num():
+            return str(rng.choice([rng.randrange(10 ** 6), round(rng.random() * 1e4, rng.randrange(1, 6))]))
+
+        vals = dict(name=rng.choice(["memory", "cpu", "gc", "memory", "m\\u00e9m"]),
+                    cat=rng.choice(["flow", "flow", "ac2g"]), pid=rng.choice([1, 1, 1, 2, -3]),
+                    tid=rng.choice([1, 1, 2, 7]), ts=num(), v=num(), w=num(),
+                    id=rng.choice([str(rng.randrange(50)), '"0x%x"' % rng.randrange(50)]))
+        if rng.random() < 0.05:
+            vals[rng.choice(["pid", "tid", "ts", "v", "w", "id"])] = rng.choice(odd_numbers)
+        ev = t.format(**vals)
+        if rng.random() < 0.03:
+            ev = ev.replace(",", ", ", 1)
+        parts.append(ev)
+    text = "[" + ",\n".join(parts) + "]"
+    offs = [1]
+    for ev in parts[:-1]:
+        offs.append(offs[-1] + len(ev) + 2)
+    return text.encode(), offs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_shapes_take_what_scan_fast_takes(seed):
+    """Every event through the shapes (`sideshape`) against every event through `scan_fast`
+    alone (the brute-force twin): the same events taken, the same outputs, entries and counts."""
+    from tracevis3d.kernels import sidetables as tb
+
+    rng = random.Random(seed)
+    text, offs = _shaped_text(rng, 3000)
+    buf = _b(text + PAD)
+    stack = np.empty(64, np.uint8)
+    a, b = _fx(cap=1 << 16), _fx(cap=1 << 16)
+    ends_a, ends_b = [], []
+    for k, off in enumerate(offs):
+        ends_a.append(ss.scan_fast(buf, off, k, *a[:7], stack, a[7]))
+        ends_b.append(sh._take_one(buf, off, k, *b[:7], stack, b[7]))
+    assert ends_a == ends_b
+    assert sum(e >= 0 for e in ends_a) > len(offs) // 2
+    shp = b[7]
+    assert shp[tb.N_SHAPES, tb.RC_CLOCK] > len(offs) // 3  # the shapes took events
+    tab_a, slot_a, cnt_a, fl_a, ov_a, oi_a, os_a, _ = a
+    tab_b, slot_b, cnt_b, fl_b, ov_b, oi_b, os_b, _ = b
+    assert cnt_a.tolist() == cnt_b.tolist()
+    assert np.array_equal(tab_a, tab_b) and np.array_equal(slot_a, slot_b) and np.array_equal(fl_a, fl_b)
+    m, f = cnt_a[tb.C_SAMPLES], cnt_a[tb.C_FLOWS]
+    assert np.array_equal(ov_a[:2, :m].view(np.int64), ov_b[:2, :m].view(np.int64))
+    assert np.array_equal(oi_a[:2, :m], oi_b[:2, :m])
+    assert np.array_equal(ov_a[2, :f].view(np.int64), ov_b[2, :f].view(np.int64))
+    assert np.array_equal(oi_a[2:, :f], oi_b[2:, :f]) and np.array_equal(os_a[:, :f], os_b[:, :f])
+
+
+def test_a_shape_is_not_taken_by_other_bytes():
+    """A shape made of one event takes the next only where every literal matches: other spacing,
+    another key, a longer last literal, the end of the bytes, a cut event."""
+    stack = np.empty(64, np.uint8)
+    first = b'{"ph":"C","name":"m","pid":1,"ts":1.5,"args":{"a":1}}'
+    for other, taken in [(b'{"ph":"C","name":"m","pid":1,"ts":2.25,"args":{"a":7}}', True),
+                         (b'{"ph":"C","name":"cpu","pid":9,"ts":2,"args":{"a":-7}}', True),
+                         (b'{"ph":"C", "name":"m","pid":1,"ts":2,"args":{"a":1}}', False),
+                         (b'{"ph":"C","name":"m","pid":1,"ts":2,"args":{"b":1}}', False),
+                         (b'{"ph":"C","name":"m","pid":1,"ts":2,"args":{"a":1},"x":0}', False),
+                         (b'{"ph":"C","name":"m","pid":1,"ts":2,"args":{"a":1', False)]:
+        text = first + b",\n" + other
+        fx = _fx()
+        for pad in (PAD, b""):
+            buf = _b(text + pad)
+            fx = _fx()
+            assert sh._take_one(buf, 0, 0, *fx[:7], stack, fx[7]) == len(first)
+            s = fx[7][stb.N_SHAPES, stb.RC_LAST]
+            assert s == 0
+            got = sh.shape_take(buf, len(first) + 2, 1, fx[7], s, *fx[:7], stack)
+            assert (got == len(text)) == taken, (other, pad)
+
+
 @pytest.mark.parametrize("ev", [
     '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}',  # not a side event
     '{"name":"m","ph":"C","pid":1,"ts":1,"args":{}}',  # ph not first
@@ -287,8 +385,8 @@ def test_scan_fast_declines(ev):
     """Forms the general path reads are declined, nothing taken."""
     stack = np.empty(64, np.uint8)
     buf = _b(ev.encode() + b"]" + PAD)
-    tab, slot, cnt, fl, ov, oi, os_ = _fx()
-    assert ss.scan_fast(buf, 0, 0, tab, slot, cnt, fl, ov, oi, os_, stack) == -1
+    tab, slot, cnt, fl, ov, oi, os_, shp = _fx()
+    assert ss.scan_fast(buf, 0, 0, tab, slot, cnt, fl, ov, oi, os_, stack, shp) == -1
     assert cnt[stb.C_SAMPLES] == 0 and cnt[stb.C_FLOWS] == 0
 
 

@@ -271,8 +271,8 @@ def test_cold_note_follows_the_cache(tmp_path):
     d = tmp_path / kc.cache_subdir(os.path.join(kc.package_root(), "kernels"))
     d.mkdir(parents=True)
     for name in ("jsonscan.scan_trace-1.py311.nbi", "jsonevent.scan_event-2.py311.nbi", "jsontokens.skip_ws-3.py311.nbi",
-                 "jsonspans.intern_spans-4.py311.nbi", "tree.group_by_key-2.py311.nbi", "sidescan.side_run-5.py311.nbi",
-                 "sidetables.new_fast-6.py311.nbi"):
+                 "jsonspans.intern_spans-4.py311.nbi", "tree.group_by_key-2.py311.nbi",
+                 "sidescan.scan_fast-5.py311.nbi", "sideshape.side_run-5.py311.nbi", "sidetables.new_fast-6.py311.nbi"):
         (d / name).write_bytes(b"")
     assert not kc.is_cold("load", str(tmp_path)) and kc.is_cold("layout", str(tmp_path))
 

@@ -292,7 +292,7 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 #: cache the step filled never reads as cold)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree",
-             "kernels/sidescan", "kernels/sidetables"),
+             "kernels/sidescan", "kernels/sideshape", "kernels/sidetables"),
     # a native (.tv3d.npz) or compact (.tv3c) file (`io.sniff.is_native_file`): its arrays are read,
     # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),

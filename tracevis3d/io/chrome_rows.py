@@ -313,7 +313,7 @@ class FastOut:
 
     def keep(self, fx) -> None:
         """The outputs of ``fx`` (copied out; its counts of outputs and events are reset)."""
-        _, _, cnt, _, ov, oi, os_ = fx
+        _, _, cnt, _, ov, oi, os_, _ = fx
         m = int(cnt[fs.C_SAMPLES])
         if m:
             for out, a in zip(self.samples, (ov[0], ov[1], oi[0], oi[1])):

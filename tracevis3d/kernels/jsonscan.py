@@ -23,7 +23,8 @@ from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
                         _grow, kept_phase, row_to_side, scan_event, side_phase)
 from .jsontokens import scan_string, skip_value, skip_ws
-from .sidescan import side_from_row, side_run
+from .sidescan import side_from_row
+from .sideshape import side_run
 from .sidetables import C_EVENTS, C_ON, fast_grown, fast_room, new_fast
 
 
@@ -49,8 +50,9 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     ERR_TOO_MANY); the others are counted in ``skipped[phase byte]`` (0: no
     phase, PH_LONG: a phase of several characters).  Counters and v1 flow events
     (`jsonevent.side_phase`) go to the compact outputs and tables ``fx`` of
-    `sidescan` when it takes them (`sidescan.scan_fast` for those whose first key is ``ph``,
-    `sidescan.side_from_row` after `scan_event` for the others), else to a side row in
+    `sidescan` when it takes them (`sideshape.side_run`: an event shape or `sidescan.scan_fast`
+    for those whose first key is ``ph``, `sidescan.side_from_row` after `scan_event` for the
+    others), else to a side row in
     ``vi, vs, vf`` (the same columns as the rows).  Rows, side rows and ``fx``'s outputs grow
     by doubling; rows, side rows and events taken by ``fx`` count against ``max_rows``.
     Events must be separated by commas (ERR_NO_COMMA); a trailing comma and a
@@ -66,30 +68,31 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     n = buf.shape[0]
     k = 0
     kv = 0
-    tab, slot, cnt, fl, ov, oi, os_ = fx
+    tab, slot, cnt, fl, ov, oi, os_, shp = fx
     kf0 = cnt[C_EVENTS]
     fast = cnt[C_ON] != 0 and not spans_mode
     need_sep = False
     while True:
         i = skip_ws(buf, i)
         if i >= n:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, TRUNCATED, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, TRUNCATED, i, seen
         c = buf[i]
         if c == 93:  # ]
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i + 1, OK, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i + 1, OK, i, seen
         if c == 44:  # a comma (stray and trailing ones are tolerated)
             need_sep = False
             i += 1
             continue
         if c != 123:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_EVENT_NOT_OBJECT, i, seen
+            return (ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, ERR_EVENT_NOT_OBJECT, i,
+                    seen)
         if need_sep:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_NO_COMMA, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, ERR_NO_COMMA, i, seen
         if stop_at >= 0 and i >= stop_at:
-            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, SPLIT, i, seen
+            return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, SPLIT, i, seen
         if k >= ii.shape[0] or (kv >= vi.shape[0] and not spans_mode) or (fast and not fast_room(cnt, ov)):
             if not grow:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, FULL, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, FULL, i, seen
             if k >= ii.shape[0]:
                 ii, ss, ff = _grow(ii, ss, ff)
             if kv >= vi.shape[0] and not spans_mode:
@@ -99,7 +102,7 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
         kf = cnt[C_EVENTS] - kf0
         j = -1
         if fast and k + kv + kf < max_rows:  # this event and the ones after it, while the fast path takes them
-            p, seen, sep, taken = side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at,
+            p, seen, sep, taken = side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp, stop_at,
                                            max_rows - k - kv - kf)
             if taken:
                 i, need_sep = p, sep
@@ -107,16 +110,17 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
         if j < 0:
             j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
             if st == CUT:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, n, TRUNCATED, i, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, n, TRUNCATED, i, seen
             if st != OK:
-                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, j, st, j, seen
+                return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, j, st, j, seen
             v = ss[k, S_PH]
             if spans_mode or kept_phase(v):
                 if k + kv + kf >= max_rows:
-                    return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_), k, kv, i, ERR_TOO_MANY, i, seen
+                    return (ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, i, ERR_TOO_MANY, i,
+                            seen)
                 ss[k, S_ORD] = min(seen, 2147483647)
                 if not spans_mode and side_phase(v):
-                    if not (fast and side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_)):
+                    if not (fast and side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, shp)):
                         row_to_side(k, ii, ss, ff, kv, vi, vs, vf)
                         kv += 1
                 else:

@@ -2,9 +2,10 @@
 (issue 25): their values go straight into compact columns while the bytes are in cache, and
 their names, categories, thread keys, counters and series are interned as they are met.
 
-`scan_fast` takes an event whose first key is ``ph`` (PyTorch's and Chrome's own order);
-`side_from_row` takes one that `jsonevent.scan_event` has already scanned into a row (any
-other key order).  Either takes only the plain forms and only events whose values the
+`scan_fast` takes an event whose first key is ``ph`` (PyTorch's and Chrome's own order; in a
+run of such events, `sideshape.side_run` takes those that repeat an earlier one's bytes by its
+shape, and calls `scan_fast` for the others); `side_from_row` takes one that
+`jsonevent.scan_event` has already scanned into a row (any other key order).  Either takes only the plain forms and only events whose values the
 importer would keep as they are: ``ts`` a number on the exact fast path within ``max_t``;
 integral ``pid``/``tid``; a counter with a name and ``args`` an object of at most `MAX_PAIRS`
 ``"key": number`` pairs, each number exact (so finite); a flow event with an ``id``.  Anything
@@ -31,8 +32,9 @@ from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_ST
                         S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code)
 from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
 from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
-                         FO_KEY, FO_ORD, MAX_PAIRS, T_CAT, T_NAME, counter_entry, fast_room, key_entry, series_entry,
-                         span_entry)
+                         FO_KEY, FO_ORD, MAX_PAIRS, N_SHAPES, RC_BP, RC_CID, RC_HAS_ID, RC_M, RC_ON, RC_PH, RC_PID,
+                         RC_SESC, RC_SLEN, RC_SOFF, RC_TID, SH_SER, SL_ARG, SL_ID, SL_PID, SL_SKIP, SL_SPAN, SL_STR,
+                         SL_TID, SL_TS, T_CAT, T_NAME, counter_entry, key_entry, record_value, series_entry, span_entry)
 
 
 
@@ -147,10 +149,11 @@ def _scalar_id(buf, p):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def counter_args(buf, p, oi, ov, m0):
+def counter_args(buf, p, oi, ov, m0, shp, rec):
     """The ``args`` object at ``buf[p] == '{'`` when it is ``{}`` or ``{"key": number, ...}``
     with at most `MAX_PAIRS` pairs, each number on the exact fast path: the key spans (inside
-    the quotes) into ``oi[0], oi[1]``, the values into ``ov[1]``, from column ``m0`` on.
+    the quotes) into ``oi[0], oi[1]``, the values into ``ov[1]``, from column ``m0`` on (``rec``:
+    each value and its key noted in the recorder of ``shp``, `sidetables.record_value`).
     Returns (end, pairs), end -1 for any other form (the general path reads it:
     `jsonside.counter_pairs`)."""
     n = buf.shape[0]
@@ -181,6 +184,8 @@ def counter_args(buf, p, oi, ov, m0):
         if j < 0 or not exact:
             return -1, 0
         ov[1, m0 + m] = v
+        if rec:
+            record_value(shp, SL_ARG, q, j, oi[0, m0 + m], oi[1, m0 + m])
         m += 1
         q = skip_ws(buf, j)
         if q >= n:
@@ -194,29 +199,36 @@ def counter_args(buf, p, oi, ov, m0):
 
 
 # ------------------------------------------------------------------ taking an event
-@njit(cache=True, nogil=True, _nrt=False)
 def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, tid, ts, noff, nlen, nesc, has_id, cid,
-                  m):
+                 m, ke, ne, ce, shp, s):
     """Counter event: entries, then its ``m`` samples (keys and values already in the sample
-    columns, `counter_args`).  False (nothing written but entries) when a table refuses."""
+    columns, `counter_args`).  False (nothing written but entries) when a table refuses.
+    ``ke``, ``ne``, ``ce``: its thread key, name and counter entries when known (-1: looked up
+    or made); with ``ce`` known, its series entries are those of shape ``s`` (`sideshape`)."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
     if ke < 0:
-        return False
-    ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
+        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+        if ke < 0:
+            return False
     if ne < 0:
-        return False
+        ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
+        if ne < 0:
+            return False
     ns = cnt[C_SAMPLES]
     if m:
-        ce = counter_entry(tab, slot, cnt, pid, ne, cid if has_id else 0, has_id, ev_off)
-        if ce < 0:
-            return False
-        for q in range(ns, ns + m):
-            se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
-            if se < 0:
+        if ce >= 0:
+            for q in range(m):
+                oi[0, ns + q] = shp[s, SH_SER + q]
+        else:
+            ce = counter_entry(tab, slot, cnt, pid, ne, cid if has_id else 0, has_id, ev_off)
+            if ce < 0:
                 return False
-            oi[0, q] = se
+            for q in range(ns, ns + m):
+                se = series_entry(tab, slot, cnt, buf, ce, oi[0, q], oi[1, q], ev_off)
+                if se < 0:
+                    return False
+                oi[0, q] = se
         for q in range(ns, ns + m):
             ov[0, q] = ts
             oi[1, q] = ev_off
@@ -230,17 +242,20 @@ def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, ti
     return True
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid):
-    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses."""
+def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, bp, pid, tid, ts, coff, clen, fid, ke,
+              ce):
+    """Flow event (with an id): entries, then its column of outputs.  False when a table refuses.
+    ``ke``, ``ce``: its thread key and category entries when known (-1: looked up or made)."""
     if not abs(ts) <= fl[FL_MAX_T]:
         return False
-    ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
     if ke < 0:
-        return False
-    ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
+        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+        if ke < 0:
+            return False
     if ce < 0:
-        return False
+        ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
+        if ce < 0:
+            return False
     nf = cnt[C_FLOWS]
     ov[2, nf] = ts
     oi[2, nf] = fid
@@ -257,11 +272,19 @@ def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, b
     return True
 
 
+# the two per-event takes, compiled on their own (the general path's `side_from_row`, `scan_fast`)
+# and inlined (`sideshape.shape_take`, where the call costs as much as the take: 0.20 -> 0.16 s
+# for 10^6 flow events), from the one definition
+take_counter = njit(cache=True, nogil=True, _nrt=False)(_take_counter)
+take_flow = njit(cache=True, nogil=True, _nrt=False)(_take_flow)
+take_counter_inlined = njit(nogil=True, _nrt=False, inline="always")(_take_counter)
+take_flow_inlined = njit(nogil=True, _nrt=False, inline="always")(_take_flow)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
-    """Take the counter or flow event at ``buf[i] == '{'`` whose first key is ``ph`` (see the
-    module's docstring); ``seen``: its ordinal.  The caller checks `fast_room` first.  Returns
-    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it)."""
+def side_phase_at(buf, i):
+    """Where the phase string of the event at ``buf[i] == '{'`` starts when its first key is
+    ``ph`` and its phase is ``C``, ``s``, ``t`` or ``f``; else -1."""
     n = buf.shape[0]
     p = skip_ws(buf, i + 1)
     if p + 4 > n or buf[p] != 34 or buf[p + 1] != 112 or buf[p + 2] != 104 or buf[p + 3] != 34:
@@ -272,10 +295,25 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
     p = skip_ws(buf, p + 1)
     if p + 3 > n or buf[p] != 34 or buf[p + 2] != 34:
         return -1
+    ph = buf[p + 1]
+    if not (ph == 67 or ph == 115 or ph == 116 or ph == 102):
+        return -1
+    return p
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp):
+    """Take the counter or flow event at ``buf[i] == '{'`` whose first key is ``ph`` (see the
+    module's docstring); ``seen``: its ordinal.  The caller checks `fast_room` first.  Returns
+    the end of the event, or -1 when it is declined (`jsonevent.scan_event` then scans it).
+    With the recorder of ``shp`` on (`sideshape`), each value read and then the event's values
+    are noted there."""
+    n = buf.shape[0]
+    p = side_phase_at(buf, i)
+    if p < 0:
+        return -1
     ph = np.int64(buf[p + 1])
     is_c = ph == 67
-    if not (is_c or ph == 115 or ph == 116 or ph == 102):
-        return -1
     p += 3
     name_off = np.int64(0)
     name_len = np.int64(-1)
@@ -290,6 +328,7 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
     ts = np.nan
     m = 0
     seen_keys = 1 << K_PH
+    rec = shp[N_SHAPES, RC_ON] != 0
     while True:
         p = skip_ws(buf, p)
         if p >= n:
@@ -332,6 +371,8 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
             else:
                 cat_off = p + 1
                 cat_len = j - p - 2
+            if rec:
+                record_value(shp, SL_SPAN if (key == K_NAME) == is_c else SL_STR, p, j, 0, 0)
         elif key == K_PID or key == K_TID or key == K_TS:
             if not (c == 45 or 48 <= c <= 57):
                 return -1
@@ -347,6 +388,8 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
                     pid = np.int64(v)
                 else:
                     tid = np.int64(v)
+            if rec:
+                record_value(shp, SL_TS if key == K_TS else (SL_PID if key == K_PID else SL_TID), p, j, 0, 0)
         elif key == K_ID:
             if not (c == 34 or c == 45 or 48 <= c <= 57):
                 return -1
@@ -354,6 +397,8 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
             if j < 0:
                 return -1
             has_id = 1
+            if rec:
+                record_value(shp, SL_ID, p, j, 0, 0)
         elif key == K_BP or key == K_S:
             if c != 34:
                 return -1
@@ -365,13 +410,15 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
         elif key == K_ARGS and is_c:
             if c != 123:
                 return -1
-            j, m = counter_args(buf, p, oi, ov, cnt[C_SAMPLES])
+            j, m = counter_args(buf, p, oi, ov, cnt[C_SAMPLES], shp, rec)
             if j < 0:
                 return -1
         elif key == K_ARGS or key == K_OTHER:
             j = skip_value(buf, p, stack)
             if j < 0:
                 return -1
+            if rec:
+                record_value(shp, SL_SKIP, p, j, 0, 0)
         else:  # dur, tdur, id2, bind_id, flow_in, flow_out, sf, parent: scan_event's
             return -1
         p = j
@@ -382,46 +429,30 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack):
     if is_c:
         if name_len < 0:
             return -1
-        ok = _take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, name_off, name_len,
-                           name_esc, has_id, ev_id, m)
+        ok = take_counter(buf, tab, slot, cnt, fl, ov, oi, i, end - i, ordn, pid, tid, ts, name_off, name_len,
+                          name_esc, has_id, ev_id, m, -1, -1, -1, shp, 0)
     else:
         if not has_id:
             return -1
-        ok = _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, cat_off,
-                        cat_len, ev_id)
+        ok = take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, i, end - i, ordn, ph, bp, pid, tid, ts, cat_off,
+                       cat_len, ev_id, -1, -1)
+    if ok and rec:
+        r = N_SHAPES
+        shp[r, RC_PH] = ph
+        shp[r, RC_BP] = bp
+        shp[r, RC_PID] = pid
+        shp[r, RC_TID] = tid
+        shp[r, RC_SOFF] = name_off if is_c else cat_off
+        shp[r, RC_SLEN] = name_len if is_c else cat_len
+        shp[r, RC_SESC] = name_esc if is_c else 0
+        shp[r, RC_CID] = ev_id
+        shp[r, RC_HAS_ID] = has_id
+        shp[r, RC_M] = m
     return end if ok else -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def side_run(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, stop_at, room):
-    """Take the event at ``buf[i] == '{'`` (``seen``: the events before it; the caller checks
-    `fast_room`, ``stop_at`` and that ``room`` > 0) by `scan_fast`, and the events that follow as
-    long as it takes them (a file's counters or flow events come in long runs): each one after
-    ``, {`` (spaces allowed), before ``stop_at`` (when >= 0), while the outputs have room and
-    ``room`` > 0 events may still be taken.  Returns (position, seen, need_sep, taken): just after
-    the last event taken (need_sep True: a comma is owed) or at the ``{`` or other byte that
-    follows its comma (need_sep False); with none taken, ``i``.  The caller's loop goes on from
-    there as from any event."""
-    n = buf.shape[0]
-    taken = 0
-    p = i
-    while True:
-        j = scan_fast(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, stack)
-        if j < 0:
-            return p, seen, False, taken
-        seen += 1
-        room -= 1
-        taken += 1
-        p = skip_ws(buf, j)
-        if p >= n or buf[p] != 44:
-            return j, seen, True, taken
-        p = skip_ws(buf, p + 1)
-        if p >= n or buf[p] != 123 or (stop_at >= 0 and p >= stop_at) or room <= 0 or not fast_room(cnt, ov):
-            return p, seen, False, taken
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
+def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_, shp):
     """Take the counter or flow event that `jsonevent.scan_event` scanned into row ``k`` (its
     ordinal in ``ss[k, S_ORD]``; the caller checks `fast_room` first), on the same terms as
     `scan_fast`.  Returns whether it was taken (else the caller keeps the row)."""
@@ -442,13 +473,13 @@ def side_from_row(buf, k, ii, ss, ff, tab, slot, cnt, fl, ov, oi, os_):
             a = ii[k, I_ARGS_OFF]
             if buf[a] != 123:
                 return False
-            j, m = counter_args(buf, a, oi, ov, cnt[C_SAMPLES])
+            j, m = counter_args(buf, a, oi, ov, cnt[C_SAMPLES], shp, False)
             if j != a + ss[k, S_ARGS_LEN]:
                 return False
-        return _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, ii[k, I_PID], ii[k, I_TID], ts,
-                             ii[k, I_NAME_OFF], np.int64(ss[k, S_NAME_LEN]), 1 if flags & FL_NAME_ESC else 0, has_id,
-                             ii[k, I_ID], m)
+        return take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, ii[k, I_PID], ii[k, I_TID], ts,
+                            ii[k, I_NAME_OFF], np.int64(ss[k, S_NAME_LEN]), 1 if flags & FL_NAME_ESC else 0, has_id,
+                            ii[k, I_ID], m, -1, -1, -1, shp, 0)
     if not has_id:
         return False
-    return _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, np.int64(ss[k, S_BP]),
-                      ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID])
+    return take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, np.int64(ss[k, S_BP]),
+                     ii[k, I_PID], ii[k, I_TID], ts, ii[k, I_CAT_OFF], np.int64(ss[k, S_CAT_LEN]), ii[k, I_ID], -1, -1)

@@ -1,5 +1,5 @@
 """The tables and outputs of the scanner's fast path for counter and flow events (`sidescan`), in
-numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_)`` one scan
+numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_, shp)`` one scan
 (or one part of a parallel scan) keeps, made by `new_fast`.
 
 * tables (``tab[T, entry, field]``, open addressing in ``slot[T]``, keyed by the load's random
@@ -14,7 +14,8 @@ numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_)`` one scan
 * per flow event: ts (``ov[2]``), id, offset (``oi[2], oi[3]``), key entry, category entry,
   ordinal, phase | bp << 8, event length (``os_[0:5]``);
 * counts (``cnt``): entries per table, samples, flow events, events taken, counter events; the
-  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``).
+  least counter ts (``fl[FL_MIN_CTS]``); ``max_t`` (``fl[FL_MAX_T]``);
+* the event shapes of `sideshape` (``shp``).
 
 Everything that runs per event is compiled without numba's reference counting (``_nrt=False``:
 it allocates nothing): with it, each array passed on costs two atomic operations per call, more
@@ -49,6 +50,30 @@ FL_MIN_CTS, FL_MAX_T = TAB_CAP, TAB_CAP + 1
 MAX_PAIRS = 64
 # per flow event (f_s rows)
 FO_KEY, FO_CAT, FO_ORD, FO_CODE, FO_EV_LEN = range(5)
+# event shapes (``shp``, `sideshape`): `N_SHAPES` rows of the shapes, then the recorder's row.
+# A shape: the event's phase and bp, its slots' kinds, its literals (offset and length in the
+# bytes of the event it was made from, one before each slot and one after the last) and the
+# entries its event took (thread key, name or category, counter, series) with the values they
+# were taken for; a counter's pairs (the key's place in the literal before its value).
+N_SHAPES = 8
+SHAPE_SLOTS = 16
+SHAPE_PAIRS = 8
+(SH_PH, SH_BP, SH_NSLOT, SH_KE, SH_PID, SH_TID, SH_SPAN_E, SH_SPAN_OFF, SH_SPAN_LEN, SH_CE, SH_CID, SH_HAS_ID, SH_M,
+ SH_NEXT, SH_STAMP) = range(15)
+SH_TYPE = 16
+SH_LIT = SH_TYPE + SHAPE_SLOTS
+SH_SER = SH_LIT + 2 * (SHAPE_SLOTS + 1)
+SH_KEY = SH_SER + SHAPE_PAIRS
+SHAPE_W = SH_KEY + 2 * SHAPE_PAIRS
+# the recorder's row (`scan_fast` notes each value it reads, then the event's values)
+RC_ON, RC_N, RC_LAST, RC_CLOCK, RC_PH, RC_BP, RC_PID, RC_TID, RC_SOFF, RC_SLEN, RC_SESC, RC_CID, RC_HAS_ID, \
+    RC_M = range(14)
+RC_SLOT = 16  # per value: kind, start, end, key offset, key length (a counter's pair)
+RC_W = 5
+SHP_W = max(SHAPE_W, RC_SLOT + RC_W * SHAPE_SLOTS)
+# slot kinds: the string kept (a counter's name, a flow's category), a string only read, pid,
+# tid, ts, id, a counter's value, any value skipped
+SL_SPAN, SL_STR, SL_PID, SL_TID, SL_TS, SL_ID, SL_ARG, SL_SKIP = range(1, 9)
 
 
 @njit(cache=True, nogil=True)
@@ -62,8 +87,29 @@ def new_fast(cap, seed, max_t, on=True):
     fl[FL_MIN_CTS] = np.inf
     fl[FL_MAX_T] = max_t
     cap = max(cap, MAX_PAIRS)
+    shp = np.zeros((N_SHAPES + 1, SHP_W), np.int64)
+    shp[N_SHAPES, RC_LAST] = -1
     return (np.zeros((N_TAB, TAB_CAP, TAB_W), np.int64), np.zeros((N_TAB, SLOTS), np.int32), cnt, fl,
-            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32))
+            np.empty((3, cap), np.float64), np.empty((4, cap), np.int64), np.empty((5, cap), np.int32), shp)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def record_value(shp, kind, start, end, key_off, key_len):
+    """Note a value ``buf[start:end]`` of kind ``kind`` (``SL_*``) the scanner read, when the
+    recorder is on (`sideshape`); past `SHAPE_SLOTS` values it turns itself off."""
+    r = N_SHAPES
+    if shp[r, RC_ON]:
+        k = shp[r, RC_N]
+        if k >= SHAPE_SLOTS:
+            shp[r, RC_ON] = 0
+            return
+        c = RC_SLOT + RC_W * k
+        shp[r, c] = kind
+        shp[r, c + 1] = start
+        shp[r, c + 2] = end
+        shp[r, c + 3] = key_off
+        shp[r, c + 4] = key_len
+        shp[r, RC_N] = k + 1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
