@@ -56,6 +56,29 @@ binding (0.11-0.17 s, random points: cache misses) and the side rows' column sto
 the extra 173 MB (0.13-0.15 s) plus any of the rest -- a structural (SIMD) scanner and interning
 done while scanning, not tuning.
 
+Measured again after the event shapes (2026-11-26, kernels/sideshape: a counter or flow event
+that repeats an earlier one's bytes but for its values is taken by comparing the literals 8 bytes
+at a time and reading only the values; the earlier event's table entries reused).  This tree and
+--before (92f40c0^) each load in a child process of its own; best of 3; 2 cores shared with
+nothing visible but noisy (the same build's calls-only load moved 0.41-0.46 s between runs):
+
+  file (10^6 calls, 4 threads)        wall s  x calls  CPU s  x calls | before wall  x    CPU   x
+  calls only                           0.462   1.00    0.640   1.00   |   0.463   1.00  0.620 1.00
+  + 10^6 counter samples               0.495   1.07    0.725   1.13   |   0.596   1.29  0.878 1.42
+  + 10^6 flow events                   0.587   1.27    0.946   1.48   |   0.679   1.47  1.062 1.71
+  + counters + flows (the goal)        0.644   1.39    0.991   1.55   |   1.018   2.20  1.600 2.58
+  + counters + 10^5 async b/e pairs    0.619   1.34    0.875   1.37   |   0.752   1.63  1.039 1.68
+
+The before column's goal row is high in that run; alternating the two trees 3 times (min of 7
+loads each, /tmp files, fresh processes): calls only 0.406-0.417 s against 0.399-0.409 s, the
+goal file 0.614-0.627 s against 0.721-0.733 s, i.e. 1.51x the calls alone against 1.78x.  The
+scan alone (one thread, chrome_rows.scan_part, best of 12): 10^6 counter samples 0.205 -> 0.110 s,
+10^6 flow events 0.26 -> 0.16 s, now about the cost of a bare JSON walk of the same bytes
+(jsontokens.skip_value: 0.10-0.14 us per flow event).  What is left above 1.3x is after the scan,
+on the main thread: the flows' binding to their calls (0.066 s), the join of the parts' fast
+outputs (FastSide, 0.04 s), the wait for the counters' samples and flow chains (second thread,
+~0.02 s), and ~0.02 s of numpy over the side rows.
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
 (--before: e.g. ``git archive 48d400f tracevis3d | tar -x -C ../build/base``, then ``--before ../build/base``.)
@@ -63,7 +86,6 @@ Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 10000
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
@@ -165,24 +187,17 @@ def main():
             warnings.simplefilter("ignore")
             return tracevis3d.io.load_bytes(data, source="bench")
 
-    def cpu_best_of(fn, repeat=3):
-        """Best CPU seconds of the process (all threads): steadier than the wall clock on a
-        machine others share."""
-        best = float("inf")
-        for _ in range(repeat):
-            c = time.process_time()
-            fn()
-            best = min(best, time.process_time() - c)
-        return best
-
-    before = _time_before(a.before, a.before_cache, files) if a.before else None
-    load(files["calls only"])  # compile / warm the numba cache
+    # this tree and the --before one each load the files in a child process of its own (the same
+    # conditions: this process holds every file and its generator's garbage)
+    ours = _time_tree(None, None, files)
+    before = _time_tree(a.before, a.before_cache, files) if a.before else None
     rows = []
     for name, data in files.items():
-        s, tr = best_of(lambda: load(data))
-        c = cpu_best_of(lambda: load(data))
+        tr = load(data)
         p, _ = best_of(lambda: orjson.loads(data))
+        s, c = ours[name]
         rows.append((name, len(data), len(tr), tr.counter_ts.size, tr.flow_id.size, tr.async_start.size, s, c, p))
+        del tr
     s0, c0, p0 = rows[0][6], rows[0][7], rows[0][8]
     print(f"{'file':38} {'MB':>6} {'samples':>9} {'flows':>7} {'async':>7} {'load s':>7} "
           f"{'× calls only':>12} {'cpu s':>6} {'× cpu':>6} {'orjson s':>8} {'× peer':>7}"
@@ -216,9 +231,10 @@ print(json.dumps(out))
 """
 
 
-def _time_before(tree: str, cache, files: dict) -> dict:
-    """Best-of-3 (wall s, CPU s) of loading each file with the source tree ``tree``, in a child
-    process (its own numba cache): the before column of the same run."""
+def _time_tree(tree, cache, files: dict) -> dict:
+    """Best-of-3 (wall s, CPU s of the process, all threads) of loading each file with the source
+    tree ``tree`` (None: this one, with the environment's numba cache), in a child process
+    (``cache``: its NUMBA_CACHE_DIR, default a folder beside the tree)."""
     import json
     import os
     import subprocess
@@ -231,8 +247,11 @@ def _time_before(tree: str, cache, files: dict) -> dict:
             paths[name] = os.path.join(d, f"{k}.json")
             with open(paths[name], "wb") as f:
                 f.write(data)
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree),
-                   NUMBA_CACHE_DIR=cache or os.path.join(os.path.abspath(tree), "numba-cache"))
+        if tree is None:
+            env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        else:
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(tree),
+                       NUMBA_CACHE_DIR=cache or os.path.join(os.path.abspath(tree), "numba-cache"))
         res = subprocess.run([sys.executable, "-c", _CHILD, *paths.values()], env=env, capture_output=True,
                              text=True, check=True)
         got = json.loads(res.stdout.strip().splitlines()[-1])
