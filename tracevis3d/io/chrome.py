@@ -142,31 +142,52 @@ PARALLEL_SIDE_ROWS = 1 << 15
 
 
 class _SideJob:
-    """``f1(*a1)`` and ``f2(*a2)``, on a thread of their own when ``threaded`` (the kernels release
-    the GIL), else at once; `result` gives both (an exception of the thread is raised there)."""
+    """``f2(*a2)`` from now, then ``f1(*a1)`` once `then` gives it, one after the other on a
+    second thread when ``threaded`` (the kernels release the GIL; the second part's thread
+    waits for the first's, so no thread is left waiting when `then` never comes), else at
+    once; `result` gives both (an exception of a thread is raised there: the second part's
+    first)."""
 
-    def __init__(self, threaded: bool, f1, a1, f2, a2):
+    def __init__(self, threaded: bool, f2, a2):
         self.out: list = [None, None]
-        self.err = None
-        self.thread = None
+        self.err: list = [None, None]
+        self.threads: list = []
 
         def work():
             try:
-                self.out = [f1(*a1), f2(*a2)]
+                self.out[1] = f2(*a2)
             except BaseException as e:  # raised again by result(), never printed by the thread
-                self.err = e
+                self.err[1] = e
 
+        self._start(threaded, work)
+
+    def _start(self, threaded: bool, work) -> None:
         if threaded:
-            self.thread = threading.Thread(target=work, daemon=True)
-            self.thread.start()
+            t = threading.Thread(target=work, daemon=True)
+            t.start()
+            self.threads.append(t)
         else:
             work()
 
+    def then(self, f1, a1) -> None:
+        first = self.threads[0] if self.threads else None
+
+        def work():
+            if first is not None:
+                first.join()
+            try:
+                self.out[0] = f1(*a1)
+            except BaseException as e:
+                self.err[0] = e
+
+        self._start(first is not None, work)
+
     def result(self):
-        if self.thread is not None:
-            self.thread.join()
-        if self.err is not None:
-            raise self.err
+        for t in self.threads:
+            t.join()
+        for e in self.err:
+            if e is not None:
+                raise e
         return self.out
 
 
@@ -419,6 +440,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             key_pid, key_tid, side_pos, side_row = key_pid[perm], key_tid[perm], side_pos[perm], side_row[perm]
             key_first = np.concatenate([key_first, np.full(perm.size - n_g, -1, key_first.dtype)])[perm]
         del pos, w, perm
+    # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
+    # no call and no name: on a second thread from here, while names are interned and the call
+    # tree is built; the counters' samples follow them there (`_SideJob.then`)
+    v_c_rows = np.flatnonzero(vss[:, jev.S_PH] == _PH["C"])
+    v_ph = vss[:, jev.S_PH]
+    v_finite = np.abs(v_ts) <= max_t
+    v_is_flow = _FLOW_PHASE[v_ph & 255]
+    flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
+    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + fast.n_events,
+                        _flows_in_order, (buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed))
     if sampled is not None:  # a frame without a name is named by its id
         fr = np.arange(n_event_rows + n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
@@ -431,7 +462,6 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     del name_len, named
     # the counters' names (side rows, and the fast path's: a first event of each) in the same table:
     # the names numbered in the order of the file
-    v_c_rows = np.flatnonzero(vss[:, jev.S_PH] == _PH["C"])
     cite = name_first
     name_offs, name_lens = ii[name_first, jev.I_NAME_OFF], ss[name_first, jev.S_NAME_LEN].astype(np.int64)
     name_escs = (ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0
@@ -483,9 +513,6 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     finite_ts = np.abs(ts) <= max_t  # NaN and ±inf are not <= max_t either
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     # flow events are side rows
-    v_ph = vss[:, jev.S_PH]
-    v_finite = np.abs(v_ts) <= max_t
-    v_is_flow = _FLOW_PHASE[v_ph & 255]
     v_bad_ts = np.flatnonzero(v_is_flow & ~v_finite)
     if bad_ts.any() or v_bad_ts.size:
         first = np.flatnonzero(bad_ts)
@@ -493,7 +520,6 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 earliest(first[0] if first.size else None, v_bad_ts[0] if v_bad_ts.size else None))
     # the rows of each kind, then the per-row masks and phases freed (memory, issue 26)
     inst_rows = np.flatnonzero(is_inst & finite_ts)
-    flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
     meta_rows = np.flatnonzero(is_meta)
     prof_rows = np.flatnonzero(ph[:n_event_rows] == ord("P"))  # V8's profiles (`chrome_profile`)
     side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # async events (counters: side rows)
@@ -502,10 +528,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # the counters' samples and the flows' chain order need no call: on a second thread while the
     # call tree is built (their repairs recorded, added where they were; no text decoded there)
     side_rec = _Recorded()
-    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + fast.n_events,
-                        counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
-                                          lim.max_args_nesting, SIDE, fast, fast_name_id),
-                        _flows_in_order, (buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed))
+    side_job.then(counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
+                                    lim.max_args_nesting, SIDE, fast, fast_name_id))
     be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
     del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
     # --- X durations (computed at the X rows only: memory, issue 26)

@@ -17,6 +17,8 @@ them to calls and makes the edges, `flow_categories` names the categories used.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..kernels import chrome_tree as ct
@@ -52,9 +54,10 @@ class FastSide:
     * categories ``t_off, t_len`` likewise (``t_ev_off``: the first event);
     * counters of every part (not joined: one per part that has it) ``c_pid, c_name`` (name
       index), ``c_cid, c_has_id``; series ``r_cnt`` (counter index), ``r_koff, r_klen``;
-    * samples ``s_ts, s_val, s_ser`` (series index), ``s_off`` (the event's offset);
+    * samples ``s_ts, s_val, s_ser`` (series index), ``s_off`` (the event's offset), once
+      `join_samples` has joined them;
     * flow events ``f_ts, f_id, f_off, f_key`` (thread key), ``f_cat`` (category), ``f_ord``,
-      ``f_ph, f_bp, f_len``;
+      ``f_ph, f_bp, f_len``, once `join_flows` has;
     * ``n_counter_events``, ``min_counter_ts``, ``n_events``.
     """
 
@@ -94,26 +97,49 @@ class FastSide:
         self.r_cnt = _cat_pieces(r_cnt, np.int64)
         self.r_koff = entries(fs.T_SER, fs.RF_KOFF)
         self.r_klen = entries(fs.T_SER, fs.RF_KLEN)
-        # samples
-        self.s_ts = _cat_pieces([p for o in outs for p in o.samples[0]], np.float64)
-        self.s_val = _cat_pieces([p for o in outs for p in o.samples[1]], np.float64)
-        self.s_ser = _cat_pieces([p + rb[q] for q, o in enumerate(outs) for p in o.samples[2]], np.int64)
-        self.s_off = _cat_pieces([p for o in outs for p in o.samples[3]], np.int64)
-        # flow events
-        fl = [[p for o in outs for p in o.flows[c]] for c in range(8)]
-        self.f_ts = _cat_pieces(fl[0], np.float64)
-        self.f_id = _cat_pieces(fl[1], np.int64)
-        self.f_off = _cat_pieces(fl[2], np.int64)
-        self.f_key = key_of[_cat_pieces([p + kb[q] for q, o in enumerate(outs) for p in o.flows[3]], np.int64)] \
-            if self.f_ts.size else np.zeros(0, np.int32)
-        t_base = bases(fs.T_CAT)
-        self.f_cat = cat_of[_cat_pieces([p + t_base[q] for q, o in enumerate(outs) for p in o.flows[4]], np.int64)] \
-            if self.f_ts.size else np.zeros(0, np.int32)
-        self.f_ord = _cat_pieces(fl[5], np.int64)
-        code = _cat_pieces(fl[6], np.int64)
-        self.f_ph, self.f_bp = code & 255, code >> 8
-        self.f_len = _cat_pieces(fl[7], np.int64)
-        del outs
+        # the samples' and flow events' columns: joined when first used (`join_samples`,
+        # `join_flows`: on the importer's second thread, while the main one interns names)
+        self._outs, self._key_of, self._cat_of = outs, key_of, cat_of
+        self._kb, self._rb, self._tb = kb, rb, bases(fs.T_CAT)
+        self._lock = threading.Lock()
+        self._samples_joined = self._flows_joined = False
+
+    def join_samples(self) -> None:
+        """The samples' columns ``s_ts, s_val, s_ser, s_off`` (once; any thread)."""
+        with self._lock:
+            if self._samples_joined:
+                return
+            outs, rb = self._outs, self._rb
+            self.s_ts = _cat_pieces([p for o in outs for p in o.samples[0]], np.float64)
+            self.s_val = _cat_pieces([p for o in outs for p in o.samples[1]], np.float64)
+            self.s_ser = _cat_pieces([p + rb[q] for q, o in enumerate(outs) for p in o.samples[2]], np.int64)
+            self.s_off = _cat_pieces([p for o in outs for p in o.samples[3]], np.int64)
+            for o in outs:
+                o.samples = None
+            self._samples_joined = True
+
+    def join_flows(self) -> None:
+        """The flow events' columns ``f_*`` (once; any thread)."""
+        with self._lock:
+            if self._flows_joined:
+                return
+            outs, kb, t_base = self._outs, self._kb, self._tb
+            fl = [[p for o in outs for p in o.flows[c]] for c in range(8)]
+            self.f_ts = _cat_pieces(fl[0], np.float64)
+            self.f_id = _cat_pieces(fl[1], np.int64)
+            self.f_off = _cat_pieces(fl[2], np.int64)
+            self.f_key = self._key_of[_cat_pieces([p + kb[q] for q, o in enumerate(outs) for p in o.flows[3]],
+                                                  np.int64)] if self.f_ts.size else np.zeros(0, np.int32)
+            self.f_cat = self._cat_of[_cat_pieces([p + t_base[q] for q, o in enumerate(outs) for p in o.flows[4]],
+                                                  np.int64)] if self.f_ts.size else np.zeros(0, np.int32)
+            self.f_ord = _cat_pieces(fl[5], np.int64)
+            code = _cat_pieces(fl[6], np.int64)
+            self.f_ph, self.f_bp = code & 255, code >> 8
+            self.f_len = _cat_pieces(fl[7], np.int64)
+            del fl, code
+            for o in outs:
+                o.flows = None
+            self._flows_joined = True
 
     @staticmethod
     def _spans(buf, t, entries, seed):
@@ -128,6 +154,7 @@ class FastSide:
         if q < nn:
             return int(self.n_ev_off[q]), int(self.n_ev_len[q]), int(self.n_ord[q])
         q -= nn
+        self.join_flows()
         return int(self.f_off[q]), int(self.f_len[q]), int(self.f_ord[q])
 
 
@@ -143,6 +170,7 @@ def flow_points(buf, vii, vss, v_ts, flow_rows, v_key_id, fast: FastSide, fast_k
     of ``fast``'s).  Per event: ``ts``, thread ``key``, ``ph``,
     ``bp``, category ``cat`` (numbered by first appearance), ``id``, ``cite`` (the row a repair
     cites: SIDE + side row, or `FAST` + q); per category a byte span ``cat_off``, ``cat_len``."""
+    fast.join_flows()
     n_v, n_f = flow_rows.size, fast.f_ts.size
     # categories: the side rows' spans and the fast path's distinct ones, one numbering
     v_cat_off = vii[flow_rows, jev.I_CAT_OFF]

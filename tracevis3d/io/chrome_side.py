@@ -114,6 +114,8 @@ def counter_samples(buf, cii, css, cts, c_all, c_name, max_t: float, rep, seed, 
     `io.chrome_fast.FastSide`; ``fast_names``: the importer's name of each of its names), merged
     in file order → their samples, series and order.  ``rep``: the repairs (``add(code, count,
     row)``), a side row cited as ``base + row``."""
+    if fast is not None:
+        fast.join_samples()
     c_all = np.asarray(c_all, np.int64)
     finite = np.abs(cts[c_all]) <= max_t
     bad = c_all[~finite]
