@@ -77,7 +77,12 @@ scan alone (one thread, chrome_rows.scan_part, best of 12): 10^6 counter samples
 (jsontokens.skip_value: 0.10-0.14 us per flow event).  What is left above 1.3x is after the scan,
 on the main thread: the flows' binding to their calls (0.066 s), the join of the parts' fast
 outputs (FastSide, 0.04 s), the wait for the counters' samples and flow chains (second thread,
-~0.02 s), and ~0.02 s of numpy over the side rows.
+~0.02 s), and ~0.02 s of numpy over the side rows.  Then (7d84c13) the flows' chain order starts on
+the second thread before the names are interned, and the join of the fast outputs moved there:
+the time from the end of the scan to the end of the load, min of 12, 0.318 / 0.355 s against
+0.334 / 0.367 s (two alternating rounds; the calls alone: 0.244 s) -- a small gain.  In the
+noisier hour after, loads of the same build moved by 20 % between runs (calls alone 0.41-0.57 s),
+so no table of that state is given.
 
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
