@@ -421,3 +421,31 @@ def test_chain_edges_twin():
             want.append((fid[a], bound[a], bound[b], cat[a] + 1))
     got = fc.chain_edges(fk, o, ph, bound, fid, cat)
     assert list(zip(*[g.tolist() for g in got])) == [tuple(int(x) for x in w) for w in want]
+
+
+def test_the_scan_takes_a_writers_runs_by_their_shapes():
+    """The parallel scan's parts (`chrome_rows.scan_part`) take a writer's runs of counter and
+    flow events by their shapes, not event by event through `scan_fast`: the shapes' clock
+    (one tick per event a shape took) counts nearly all of them, PyTorch's spacing included."""
+    from tracevis3d.io import chrome_rows
+
+    for sep, colon in ((",", ":"), (", ", ": ")):
+        evs = []
+        for k in range(3000):
+            c = k % 5
+            if c == 0:
+                evs.append(f'{{"ph"{colon}"C"{sep}"name"{colon}"memory"{sep}"pid"{colon}1{sep}"ts"{colon}{k}.5{sep}'
+                           f'"args"{colon}{{"rss"{colon}{k * 7}{sep}"heap"{colon}{k}}}}}')
+            elif c == 1:
+                evs.append(f'{{"ph"{colon}"C"{sep}"name"{colon}"cpu"{sep}"pid"{colon}1{sep}"ts"{colon}{k}.5{sep}'
+                           f'"args"{colon}{{"load"{colon}{k % 100}.25}}}}')
+            else:
+                ph = "sf"[c % 2]
+                evs.append(f'{{"ph"{colon}"{ph}"{sep}"id"{colon}{k}{sep}"pid"{colon}7{sep}"tid"{colon}{k % 3}{sep}'
+                           f'"ts"{colon}{k}{sep}"cat"{colon}"async_cpu_to_gpu"{sep}"name"{colon}"async_gpu"'
+                           + (f'{sep}"bp"{colon}"e"' if ph == "f" else "") + "}")
+        buf = _b(("[" + ",\n  ".join(evs) + "]").encode())
+        part, end, status, _, seen = chrome_rows.scan_part(buf, 1, -1, 10 ** 6, 64, 7, 1e18)
+        assert seen == len(evs) and part.fast.n == len(evs)
+        shp = part.fast.fx[7]
+        assert shp[stb.N_SHAPES, stb.RC_CLOCK] == len(evs) and shp[stb.N_SHAPES, stb.RC_MADE] <= 8, sep

@@ -31,11 +31,12 @@ from numba import njit
 from .jsontokens import scan_string, skip_value, skip_ws
 from .sidescan import (_scalar_id, _w8, parse_num, scan_fast, side_phase_at, take_counter_inlined,
                        take_flow_inlined)
-from .sidetables import (C_SAMPLES, N_SHAPES, RC_BP, RC_CID, RC_CLOCK, RC_HAS_ID, RC_LAST, RC_M, RC_N, RC_ON, RC_PH,
-                         RC_PID, RC_SESC, RC_SLEN, RC_SLOT, RC_SOFF, RC_TID, RC_W, SHAPE_PAIRS, SH_BP, SH_CE, SH_CID,
-                         SH_HAS_ID, SH_KE, SH_KEY, SH_LIT, SH_M, SH_NEXT, SH_NSLOT, SH_PH, SH_PID, SH_SER, SH_SPAN_E,
-                         SH_SPAN_LEN, SH_SPAN_OFF, SH_STAMP, SH_TID, SH_TYPE, SL_ARG, SL_ID, SL_PID, SL_SKIP, SL_SPAN,
-                         SL_STR, SL_TS, T_CAT, T_NAME, counter_entry, fast_room, key_entry, series_entry, span_entry)
+from .sidetables import (C_SAMPLES, N_SHAPES, RC_BP, RC_CID, RC_CLOCK, RC_HAS_ID, RC_LAST, RC_M, RC_MADE, RC_N, RC_ON,
+                         RC_PH, RC_PID, RC_SESC, RC_SLEN, RC_SLOT, RC_SOFF, RC_TID, RC_W, SHAPE_PAIRS, SH_BP, SH_CE,
+                         SH_CID, SH_HAS_ID, SH_KE, SH_KEY, SH_LIT, SH_M, SH_NEXT, SH_NSLOT, SH_PH, SH_PID, SH_SER,
+                         SH_SPAN_E, SH_SPAN_LEN, SH_SPAN_OFF, SH_STAMP, SH_TID, SH_TYPE, SL_ARG, SL_ID, SL_PID,
+                         SL_SKIP, SL_SPAN, SL_STR, SL_TS, T_CAT, T_NAME, counter_entry, fast_room, key_entry,
+                         series_entry, span_entry)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -225,6 +226,7 @@ def shape_record(buf, i, end, shp, tab, slot, cnt):
     shp[s, SH_HAS_ID] = has_id
     shp[s, SH_M] = m
     shp[s, SH_NEXT] = -1
+    shp[r, RC_MADE] += 1
     return s
 
 

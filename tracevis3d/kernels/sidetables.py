@@ -67,7 +67,7 @@ SH_KEY = SH_SER + SHAPE_PAIRS
 SHAPE_W = SH_KEY + 2 * SHAPE_PAIRS
 # the recorder's row (`scan_fast` notes each value it reads, then the event's values)
 RC_ON, RC_N, RC_LAST, RC_CLOCK, RC_PH, RC_BP, RC_PID, RC_TID, RC_SOFF, RC_SLEN, RC_SESC, RC_CID, RC_HAS_ID, \
-    RC_M = range(14)
+    RC_M, RC_MADE = range(15)  # (RC_CLOCK: events taken by a shape or made one; RC_MADE: shapes made)
 RC_SLOT = 16  # per value: kind, start, end, key offset, key length (a counter's pair)
 RC_W = 5
 SHP_W = max(SHAPE_W, RC_SLOT + RC_W * SHAPE_SLOTS)
