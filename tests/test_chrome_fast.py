@@ -152,12 +152,19 @@ def test_tables_twin():
 
 
 def test_same_bytes_twin():
+    """same_bytes (8 bytes at a time, a masked last word, bytes near the end) against slices."""
     rng = random.Random(13)
     b = bytes(rng.choice(b"ab") for _ in range(200))
     buf = _b(b)
     for _ in range(2000):
         a, c, ln = rng.randrange(100), rng.randrange(100), rng.randrange(0, 12)
-        assert stb._same_bytes(buf, a, c, ln) == (b[a:a + ln] == b[c:c + ln])
+        assert stb.same_bytes(buf, a, c, ln) == (b[a:a + ln] == b[c:c + ln])
+    b = b"ab" * 40 + b"ab" * 3  # long runs that match, up to the last byte
+    buf = _b(b)
+    for _ in range(4000):
+        ln = rng.randrange(0, 40)
+        a, c = rng.randrange(len(b) - ln + 1), rng.randrange(len(b) - ln + 1)
+        assert stb.same_bytes(buf, a, c, ln) == (b[a:a + ln] == b[c:c + ln])
 
 
 def test_table_full_declines():

@@ -443,8 +443,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
     # no call and no name: on a second thread from here, while names are interned and the call
     # tree is built; the counters' samples follow them there (`_SideJob.then`)
-    v_c_rows = np.flatnonzero(vss[:, jev.S_PH] == _PH["C"])
     v_ph = vss[:, jev.S_PH]
+    v_c_rows = np.flatnonzero(v_ph == _PH["C"])
     v_finite = np.abs(v_ts) <= max_t
     v_is_flow = _FLOW_PHASE[v_ph & 255]
     flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows

@@ -5,8 +5,9 @@ their names, categories, thread keys, counters and series are interned as they a
 `scan_fast` takes an event whose first key is ``ph`` (PyTorch's and Chrome's own order; in a
 run of such events, `sideshape.side_run` takes those that repeat an earlier one's bytes by its
 shape, and calls `scan_fast` for the others); `side_from_row` takes one that
-`jsonevent.scan_event` has already scanned into a row (any other key order).  Either takes only the plain forms and only events whose values the
-importer would keep as they are: ``ts`` a number on the exact fast path within ``max_t``;
+`jsonevent.scan_event` has already scanned into a row (any other key order).  Either takes only
+the plain forms and only events whose values the importer would keep as they are (`string_value`,
+`number_value`, `int_value`, `id_value`): ``ts`` a number on the exact fast path within ``max_t``;
 integral ``pid``/``tid``; a counter with a name and ``args`` an object of at most `MAX_PAIRS`
 ``"key": number`` pairs, each number exact (so finite); a flow event with an ``id``.  Anything
 else (NaN, strings, odd syntax, a table full, a probe chain too long) is declined (the event
@@ -34,8 +35,8 @@ from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
 from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
                          FO_KEY, FO_ORD, MAX_PAIRS, N_SHAPES, RC_BP, RC_CID, RC_HAS_ID, RC_M, RC_ON, RC_PH, RC_PID,
                          RC_SESC, RC_SLEN, RC_SOFF, RC_TID, SH_SER, SL_ARG, SL_ID, SL_PID, SL_SKIP, SL_SPAN, SL_STR,
-                         SL_TID, SL_TS, T_CAT, T_NAME, counter_entry, key_entry, record_value, series_entry, span_entry)
-
+                         SL_TID, SL_TS, T_CAT, T_NAME, counter_entry, key_entry, record_value, series_entry, span_entry,
+                         word8)
 
 
 # ------------------------------------------------------------------ values
@@ -45,15 +46,6 @@ _K80 = np.uint64(0x8080808080808080)
 _POW10I = np.array([10 ** k for k in range(17)], np.uint64)
 _POW10F = np.array([10.0 ** k for k in range(23)])
 _TWO53 = np.uint64(1 << 53)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _w8(a, q):
-    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
-    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
-            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
-            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
-            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -69,7 +61,7 @@ def _eight_digits(x):
 def _digit_run(buf, q):
     """The digits from ``buf[q]`` (``q`` unsigned, ``q + 16`` within the bytes): (their number,
     how many, 0 to 16; 16: 16 or more, the number not made)."""
-    x = _w8(buf, q) ^ _K30
+    x = word8(buf, q) ^ _K30
     mask = ((x + _K76) | x) & _K80  # the high bit of each byte that is no digit
     if mask != 0:
         c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
@@ -77,7 +69,7 @@ def _digit_run(buf, q):
             return np.uint64(0), np.uint64(0)
         return _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), c
     v = _eight_digits(x)
-    x = _w8(buf, q + np.uint64(8)) ^ _K30
+    x = word8(buf, q + np.uint64(8)) ^ _K30
     mask = ((x + _K76) | x) & _K80
     if mask == 0:
         return np.uint64(0), np.uint64(16)
@@ -148,6 +140,51 @@ def _scalar_id(buf, p):
     return fnv1a(buf, p, j - p), j
 
 
+# ------------------------------------------------------------------ the values the fast path takes
+# (each at ``buf[p]``, ``p`` within the bytes; read alike by `scan_fast`, `counter_args` and the
+# shapes of `sideshape`: end -1 for any other form, which the fast path declines)
+@njit(cache=True, nogil=True, _nrt=False)
+def string_value(buf, p):
+    """A name or category: a string of at most 2^31 - 1 bytes.  Returns (end, has_escape)."""
+    if buf[p] != 34:
+        return np.int64(-1), False
+    j, esc = scan_string(buf, p)
+    if j < 0 or j - p - 2 > 2147483647:
+        return np.int64(-1), esc
+    return j, esc
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def number_value(buf, p):
+    """A ts or a counter's value: a number on the exact path of `parse_num`.  Returns (value, end)."""
+    c = buf[p]
+    if not (c == 45 or 48 <= c <= 57):
+        return 0.0, np.int64(-1)
+    v, j, exact = parse_num(buf, p)
+    if j < 0 or not exact:
+        return 0.0, np.int64(-1)
+    return v, j
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def int_value(buf, p):
+    """A pid or tid: an integral `number_value` under 9.2e18.  Returns (value, end)."""
+    v, j = number_value(buf, p)
+    if j < 0 or not (v == np.floor(v) and abs(v) < 9.2e18):
+        return np.int64(0), np.int64(-1)
+    return np.int64(v), j
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def id_value(buf, p):
+    """An id: a number or a string, as `_scalar_id` reads it.  Returns (id, end)."""
+    c = buf[p]
+    if not (c == 34 or c == 45 or 48 <= c <= 57):
+        return np.int64(0), np.int64(-1)
+    v, j = _scalar_id(buf, p)
+    return v, (j if j >= 0 else np.int64(-1))
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def counter_args(buf, p, oi, ov, m0, shp, rec):
     """The ``args`` object at ``buf[p] == '{'`` when it is ``{}`` or ``{"key": number, ...}``
@@ -177,11 +214,8 @@ def counter_args(buf, p, oi, ov, m0, shp, rec):
         q = skip_ws(buf, q + 1)
         if q >= n:
             return -1, 0
-        c = buf[q]
-        if not (c == 45 or 48 <= c <= 57):
-            return -1, 0
-        v, j, exact = parse_num(buf, q)
-        if j < 0 or not exact:
+        v, j = number_value(buf, q)
+        if j < 0:
             return -1, 0
         ov[1, m0 + m] = v
         if rec:
@@ -359,10 +393,8 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp):
             return -1
         c = buf[p]
         if key == K_NAME or key == K_CAT:
-            if c != 34:
-                return -1
-            j, esc = scan_string(buf, p)
-            if j < 0 or j - p - 2 > 2147483647:
+            j, esc = string_value(buf, p)
+            if j < 0:
                 return -1
             if key == K_NAME:
                 name_off = p + 1
@@ -373,27 +405,24 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp):
                 cat_len = j - p - 2
             if rec:
                 record_value(shp, SL_SPAN if (key == K_NAME) == is_c else SL_STR, p, j, 0, 0)
-        elif key == K_PID or key == K_TID or key == K_TS:
-            if not (c == 45 or 48 <= c <= 57):
+        elif key == K_TS:
+            ts, j = number_value(buf, p)
+            if j < 0:
                 return -1
-            v, j, exact = parse_num(buf, p)
-            if j < 0 or not exact:
-                return -1
-            if key == K_TS:
-                ts = v
-            else:
-                if not (v == np.floor(v) and abs(v) < 9.2e18):
-                    return -1
-                if key == K_PID:
-                    pid = np.int64(v)
-                else:
-                    tid = np.int64(v)
             if rec:
-                record_value(shp, SL_TS if key == K_TS else (SL_PID if key == K_PID else SL_TID), p, j, 0, 0)
-        elif key == K_ID:
-            if not (c == 34 or c == 45 or 48 <= c <= 57):
+                record_value(shp, SL_TS, p, j, 0, 0)
+        elif key == K_PID or key == K_TID:
+            v, j = int_value(buf, p)
+            if j < 0:
                 return -1
-            ev_id, j = _scalar_id(buf, p)
+            if key == K_PID:
+                pid = v
+            else:
+                tid = v
+            if rec:
+                record_value(shp, SL_PID if key == K_PID else SL_TID, p, j, 0, 0)
+        elif key == K_ID:
+            ev_id, j = id_value(buf, p)
             if j < 0:
                 return -1
             has_id = 1

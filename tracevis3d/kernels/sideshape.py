@@ -28,38 +28,15 @@ counters is predicted exactly), then the last shape, then the others; when none 
 import numpy as np
 from numba import njit
 
-from .jsontokens import scan_string, skip_value, skip_ws
-from .sidescan import (_scalar_id, _w8, parse_num, scan_fast, side_phase_at, take_counter_inlined,
-                       take_flow_inlined)
+from .jsontokens import skip_value, skip_ws
+from .sidescan import (id_value, int_value, number_value, scan_fast, side_phase_at, string_value,
+                       take_counter_inlined, take_flow_inlined)
 from .sidetables import (C_SAMPLES, N_SHAPES, RC_BP, RC_CID, RC_CLOCK, RC_HAS_ID, RC_LAST, RC_M, RC_MADE, RC_N, RC_ON,
                          RC_PH, RC_PID, RC_SESC, RC_SLEN, RC_SLOT, RC_SOFF, RC_TID, RC_W, SHAPE_PAIRS, SH_BP, SH_CE,
-                         SH_CID, SH_HAS_ID, SH_KE, SH_KEY, SH_LIT, SH_M, SH_NEXT, SH_NSLOT, SH_PH, SH_PID, SH_SER,
+                         SH_CID, SH_HAS_ID, SH_KE, SH_KEY, SH_LIT, SH_NEXT, SH_NSLOT, SH_PH, SH_PID, SH_SER,
                          SH_SPAN_E, SH_SPAN_LEN, SH_SPAN_OFF, SH_STAMP, SH_TID, SH_TYPE, SL_ARG, SL_ID, SL_PID,
                          SL_SKIP, SL_SPAN, SL_STR, SL_TS, T_CAT, T_NAME, counter_entry, fast_room, key_entry,
-                         series_entry, span_entry)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def same_bytes(buf, a, b, ln):
-    """Whether ``buf[a:a+ln]`` and ``buf[b:b+ln]`` are the same bytes (both within ``buf``): 8
-    bytes at a time, the last word masked when 8 bytes can be read there, else byte by byte."""
-    n = buf.shape[0]
-    q = np.int64(0)
-    while q + 8 <= ln:
-        if _w8(buf, np.uint64(a + q)) != _w8(buf, np.uint64(b + q)):
-            return False
-        q += 8
-    r = ln - q
-    if r <= 0:
-        return True
-    if a + q + 8 <= n and b + q + 8 <= n:
-        mask = (np.uint64(1) << np.uint64(8 * r)) - np.uint64(1)
-        return ((_w8(buf, np.uint64(a + q)) ^ _w8(buf, np.uint64(b + q))) & mask) == np.uint64(0)
-    while q < ln:
-        if buf[a + q] != buf[b + q]:
-            return False
-        q += 1
-    return True
+                         same_bytes, series_entry, span_entry)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -87,48 +64,43 @@ def shape_take(buf, i, seen, shp, s, tab, slot, cnt, fl, ov, oi, os_, stack):
     for k in range(shp[s, SH_NSLOT]):
         if p >= n:
             return -1
-        c = buf[p]
         t = shp[s, SH_TYPE + k]
         if t == SL_SPAN or t == SL_STR:
-            if c != 34:
-                return -1
-            j, esc = scan_string(buf, p)
-            if j < 0 or j - p - 2 > 2147483647:
+            j, esc = string_value(buf, p)
+            if j < 0:
                 return -1
             if t == SL_SPAN:
                 soff = p + 1
                 slen = j - p - 2
                 sesc = 1 if esc else 0
         elif t == SL_ID:
-            if not (c == 34 or c == 45 or 48 <= c <= 57):
-                return -1
-            cid, j = _scalar_id(buf, p)
+            cid, j = id_value(buf, p)
             if j < 0:
                 return -1
         elif t == SL_SKIP:
             j = skip_value(buf, p, stack)
             if j < 0:
                 return -1
+        elif t == SL_TS:
+            ts, j = number_value(buf, p)
+            if j < 0:
+                return -1
+        elif t == SL_ARG:
+            v, j = number_value(buf, p)
+            if j < 0:
+                return -1
+            ov[1, ns + m] = v
+            oi[0, ns + m] = lit_start + shp[s, SH_KEY + 2 * m]
+            oi[1, ns + m] = shp[s, SH_KEY + 2 * m + 1]
+            m += 1
         else:
-            if not (c == 45 or 48 <= c <= 57):
+            v, j = int_value(buf, p)
+            if j < 0:
                 return -1
-            v, j, exact = parse_num(buf, p)
-            if j < 0 or not exact:
-                return -1
-            if t == SL_TS:
-                ts = v
-            elif t == SL_ARG:
-                ov[1, ns + m] = v
-                oi[0, ns + m] = lit_start + shp[s, SH_KEY + 2 * m]
-                oi[1, ns + m] = shp[s, SH_KEY + 2 * m + 1]
-                m += 1
+            if t == SL_PID:
+                pid = v
             else:
-                if not (v == np.floor(v) and abs(v) < 9.2e18):
-                    return -1
-                if t == SL_PID:
-                    pid = np.int64(v)
-                else:
-                    tid = np.int64(v)
+                tid = v
         lit_start = j
         ll = shp[s, SH_LIT + 2 * k + 3]
         if j + ll > n or not same_bytes(buf, j, shp[s, SH_LIT + 2 * k + 2], ll):
@@ -224,7 +196,6 @@ def shape_record(buf, i, end, shp, tab, slot, cnt):
     shp[s, SH_CE] = ce
     shp[s, SH_CID] = cid
     shp[s, SH_HAS_ID] = has_id
-    shp[s, SH_M] = m
     shp[s, SH_NEXT] = -1
     shp[r, RC_MADE] += 1
     return s

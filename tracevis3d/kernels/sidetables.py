@@ -58,8 +58,8 @@ FO_KEY, FO_CAT, FO_ORD, FO_CODE, FO_EV_LEN = range(5)
 N_SHAPES = 8
 SHAPE_SLOTS = 16
 SHAPE_PAIRS = 8
-(SH_PH, SH_BP, SH_NSLOT, SH_KE, SH_PID, SH_TID, SH_SPAN_E, SH_SPAN_OFF, SH_SPAN_LEN, SH_CE, SH_CID, SH_HAS_ID, SH_M,
- SH_NEXT, SH_STAMP) = range(15)
+(SH_PH, SH_BP, SH_NSLOT, SH_KE, SH_PID, SH_TID, SH_SPAN_E, SH_SPAN_OFF, SH_SPAN_LEN, SH_CE, SH_CID, SH_HAS_ID,
+ SH_NEXT, SH_STAMP) = range(14)
 SH_TYPE = 16
 SH_LIT = SH_TYPE + SHAPE_SLOTS
 SH_SER = SH_LIT + 2 * (SHAPE_SLOTS + 1)
@@ -147,6 +147,38 @@ def _fold(h):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def word8(a, q):
+    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
+    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def same_bytes(buf, a, b, ln):
+    """Whether ``buf[a:a+ln]`` and ``buf[b:b+ln]`` are the same bytes (both within ``buf``): 8
+    bytes at a time, the last word masked when 8 bytes can be read there, else byte by byte."""
+    n = buf.shape[0]
+    q = np.int64(0)
+    while q + 8 <= ln:
+        if word8(buf, np.uint64(a + q)) != word8(buf, np.uint64(b + q)):
+            return False
+        q += 8
+    r = ln - q
+    if r <= 0:
+        return True
+    if a + q + 8 <= n and b + q + 8 <= n:
+        mask = (np.uint64(1) << np.uint64(8 * r)) - np.uint64(1)
+        return ((word8(buf, np.uint64(a + q)) ^ word8(buf, np.uint64(b + q))) & mask) == np.uint64(0)
+    while q < ln:
+        if buf[a + q] != buf[b + q]:
+            return False
+        q += 1
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def span_hash(buf, off, ln, seed, salt):
     """Hash of ``buf[off:off+ln]`` for the tables: its bytes read 8 at a time, each word mixed in
     by one multiply, from a basis of the seed, salt and length.  Weak against a file built to
@@ -156,11 +188,7 @@ def span_hash(buf, off, ln, seed, salt):
     q = off
     end = off + ln
     while q + 8 <= end:
-        w = (np.uint64(buf[q]) | (np.uint64(buf[q + 1]) << np.uint64(8)) | (np.uint64(buf[q + 2]) << np.uint64(16))
-             | (np.uint64(buf[q + 3]) << np.uint64(24)) | (np.uint64(buf[q + 4]) << np.uint64(32))
-             | (np.uint64(buf[q + 5]) << np.uint64(40)) | (np.uint64(buf[q + 6]) << np.uint64(48))
-             | (np.uint64(buf[q + 7]) << np.uint64(56)))
-        h = _fold((h ^ w) * _K2)
+        h = _fold((h ^ word8(buf, np.uint64(q))) * _K2)
         q += 8
     if q < end:
         w = np.uint64(0)
@@ -171,15 +199,6 @@ def span_hash(buf, off, ln, seed, salt):
             q += 1
         h = _fold((h ^ w) * _K2)
     return _fold(h * _K1)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _same_bytes(buf, a, b, ln):
-    """Whether ``buf[a:a+ln]`` and ``buf[b:b+ln]`` are the same bytes."""
-    for q in range(ln):
-        if buf[a + q] != buf[b + q]:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -235,7 +254,7 @@ def span_entry(tab, slot, cnt, t, buf, off, ln, esc, ev_off, ev_len, ordn):
                 tab[t, e, SF_EV_LEN] = ev_len
                 tab[t, e, SF_ORD] = ordn
             return e
-        if tab[t, e, F_HASH] == np.int64(h) and tab[t, e, SF_LEN] == ln and _same_bytes(buf, tab[t, e, SF_OFF], off, ln):
+        if tab[t, e, F_HASH] == np.int64(h) and tab[t, e, SF_LEN] == ln and same_bytes(buf, tab[t, e, SF_OFF], off, ln):
             return e
         s = (s + np.uint64(1)) & mask
     return -1
@@ -285,7 +304,7 @@ def series_entry(tab, slot, cnt, buf, cnt_e, koff, klen, ev_off):
                 tab[T_SER, e, RF_EV_OFF] = ev_off
             return e
         if (tab[T_SER, e, F_HASH] == np.int64(h) and tab[T_SER, e, RF_CNT] == cnt_e and tab[T_SER, e, RF_KLEN] == klen
-                and _same_bytes(buf, tab[T_SER, e, RF_KOFF], koff, klen)):
+                and same_bytes(buf, tab[T_SER, e, RF_KOFF], koff, klen)):
             return e
         s = (s + np.uint64(1)) & mask
     return -1
