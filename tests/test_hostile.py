@@ -174,7 +174,7 @@ def test_bind_flow_points_equals_brute_force(monkeypatch):
                          for _ in range(m)])
         f_next = np.array([rng.random() < 0.3 for _ in range(m)])
         got = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next)
-        # the point-by-point search and the sweep it falls back to (a walk budget of 0: the sweep alone) agree
+        # the bucketed search and the sweep it falls back to (a walk budget of 0: the sweep alone) agree
         swept = ct.bind_flow_points(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next, 0)
         assert np.array_equal(got, swept), trial
         threaded = ct.bind_flow_points_threaded(tr.start, tr.end, tr.parent, lo, hi, f_thread, f_ts, f_next)
@@ -191,6 +191,34 @@ def test_bind_flow_points_equals_brute_force(monkeypatch):
             if want < 0:
                 want = _enclosing_brute(tr.start, tr.end, tr.parent, lo[t], hi[t], f_ts[k])
             assert got[k] == want, (trial, k)
+
+
+def test_bucket_points_groups_the_points_by_bucket_in_file_order():
+    """`bucket_points` is a stable counting sort of the points by their bucket of `bind_index`
+    (the brute force: each point's bucket computed on its own, then a stable argsort); points on
+    no thread, or on a thread without calls, go last."""
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        n_threads = int(rng.integers(1, 5))
+        sizes = rng.integers(0, 60, n_threads)
+        hi = np.cumsum(sizes).astype(np.int64)
+        lo = hi - sizes
+        start = np.concatenate([np.sort(rng.uniform(0, 100, s)) for s in sizes]) if sizes.sum() else np.zeros(0)
+        m = int(rng.integers(0, 300))
+        f_thread = rng.integers(-1, n_threads + 1, m).astype(np.int64)
+        f_ts = rng.uniform(-10, 110, m)
+        f_next = rng.random(m) < 0.3
+        index = ct.bind_index(start, lo, hi)
+        base, _, t_a, t_scale = index
+        nq = int(base[-1])
+        want_q = np.array([nq if not (0 <= t < n_threads and hi[t] > lo[t]) else
+                           int(base[t]) + ct._bucket(f_ts[k], t_a[t], t_scale[t], int(base[t + 1] - base[t] - 1))
+                           for k, t in enumerate(f_thread)], np.int64)
+        order = np.argsort(want_q, kind="stable")
+        ends, point, ts, nxt = ct.bucket_points(index, lo, hi, f_thread, f_ts, f_next)
+        assert np.array_equal(point, order), trial
+        assert np.array_equal(ts, f_ts[order]) and np.array_equal(nxt, f_next[order])
+        assert np.array_equal(ends, np.searchsorted(want_q[order], np.arange(nq + 1), side="right"))
 
 
 def test_bind_flow_points_threaded_deep_chain_sweeps():

@@ -50,7 +50,8 @@ from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_profile, chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_fast import FAST, SIDE, FastSide, bind_flows, flow_categories, flow_order, flow_points
+from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_calls,
+                          flow_order, flow_points)
 from .chrome_memory import memory_counters
 from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, series_units_from, side_tracks
 from .chrome_writer import COUNTER_UNIT_EVENT
@@ -719,6 +720,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         if clipped.any():
             rep.add("x_overlap", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
     c_end = new_end
+    # the flow events bound to their calls on a thread of their own once their chain order is
+    # known (`_flows_in_order`), while this one names the calls, reads their args and kinds
+    thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
+    binder = _SideJob(bool(side_job.threads), _bind_flow_events, (side_job, rank, c_start, c_end, parent,
+                                                                 thread_ranges))
     # calls expanded from samples (no args, no flows of their own)
     sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
 
@@ -840,10 +846,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
 
     # --- flows
-    thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
     c_samples, (f_points, f_order) = side_job.result()
-    flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, rank, c_start, c_end, parent, thread_ranges,
-                                                       c_row, sample_call, rep, f_order)
+    flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, binder.result()[1], c_row, sample_call, rep,
+                                                       f_order)
     flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text, _decode_span_list)
 
     # --- counters (side rows) and async slices (io.chrome_side)
@@ -1371,6 +1376,16 @@ def _sort_index(v) -> int:
     if not -(1 << 31) <= k < (1 << 31):
         raise OverflowError(k)
     return k
+
+
+def _bind_flow_events(side_job: _SideJob, *calls):
+    """The calls the v1 flow events bind to (`chrome_fast.flow_event_calls` of ``calls``), once
+    ``side_job``'s first part (`_flows_in_order`) has them; None when that part failed (its
+    error is raised by ``side_job.result()``)."""
+    if side_job.threads:
+        side_job.threads[0].join()
+    got = side_job.out[1]
+    return None if got is None else flow_event_calls(got[0], *calls)
 
 
 def _flows_in_order(buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed):

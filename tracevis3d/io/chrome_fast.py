@@ -227,18 +227,25 @@ def flow_categories(buf, pts: dict, flow_cat, text, decode_spans) -> tuple:
     return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names
 
 
-def bind_flows(ii, ss, pts: dict, rank, abs_start, abs_end, parent, thread_ranges, c_row, sample_call, rep,
-               order):
-    """Flow edges (from call, to call): v1 s/t/f chains (the events ``pts`` of `flow_points`,
-    ``order`` their `flow_order`) and v2 bind_id links (the calls' rows ``c_row`` of ``ii, ss``)."""
-    ids, froms, tos, cats = [], [], [], []
+def flow_event_calls(pts: dict, rank, abs_start, abs_end, parent, thread_ranges) -> np.ndarray:
+    """The call each v1 flow event ``pts`` (`flow_points`) binds to (`kernels.chrome_tree.bind_flow_points`:
+    Chrome's rule; -1 when none), the calls sorted per thread (``thread_ranges``) in pre-order."""
+    if not pts["ts"].size:
+        return np.zeros(0, np.int32)
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
+    f_thread = rank[pts["key"]].astype(np.int64)
+    f_next = (pts["ph"] == ord("f")) & (pts["bp"] != ord("e"))
+    return ct.bind_flow_points_threaded(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
+
+
+def bind_flows(ii, ss, pts: dict, bound, c_row, sample_call, rep, order):
+    """Flow edges (from call, to call): v1 s/t/f chains (the events ``pts`` of `flow_points`,
+    ``bound`` their calls (`flow_event_calls`), ``order`` their `flow_order`) and v2 bind_id links
+    (the calls' rows ``c_row`` of ``ii, ss``)."""
+    ids, froms, tos, cats = [], [], [], []
     if pts["ts"].size:
-        f_thread = rank[pts["key"]].astype(np.int64)
         f_ph = pts["ph"]
-        f_next = (f_ph == ord("f")) & (pts["bp"] != ord("e"))
-        bound = ct.bind_flow_points_threaded(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
         unb = np.flatnonzero(bound < 0)
         rep.add("flow_unbound", int(unb.size), int(pts["cite"][unb[0]]) if unb.size else None)
         fk, o = order
