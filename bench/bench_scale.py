@@ -33,6 +33,21 @@ the icicle three times: the machine's other jobs move it by seconds):
 (25.0 beside a test run; ``/usr/bin/time`` of the same command on a quiet machine: 16.3 s, of which
 layout 9-11 s spread over twenty stages of 0.3-0.8 s each, the lanes' occupancy grid twice over
 all 9.95 M drawn calls 1.7 s, the load 0.6 s, the Workbench render 3.8 s.)
+
+Measured at stop 54 (2026-11-26, ``--calls 1e7 --views icicle,threads,cone --before cf98429``: the
+peer is the tree before `tracevis3d.allocator`, which the ``render-*`` commands now apply; a quiet
+machine):
+
+    | view    | calls      | this tree s | GB  | cf98429 s | GB  | time × peer | goal   |
+    |---------|------------|-------------|-----|-----------|-----|-------------|--------|
+    | icicle  | 10,000,000 | 14.0        | 3.9 | 15.0      | 3.8 | 0.94×       | ≤ 20 s |
+    | threads | 10,000,000 | 7.9         | 2.3 | 7.8       | 2.5 | 1.02×       |        |
+    | cone    | 10,000,000 | 4.7         | 1.8 | 5.4       | 1.7 | 0.87×       |        |
+
+(One run each: the icicle moves by a second or two between runs.  ``/usr/bin/time`` of the icicle's
+command, alternating, twice each: 12.95 / 13.94 s with the allocator settings against 15.45 / 15.74 s
+without (``TRACEVIS3D_MALLOC=system``); minor page faults 0.58 M against 1.2 M, system time 3.7-3.9 s
+against 5.6-6.1 s.  The layout alone, warm, in one process: 7.9 s → 4.4 s.)
 """
 from __future__ import annotations
 

@@ -84,6 +84,24 @@ the time from the end of the scan to the end of the load, min of 12, 0.318 / 0.3
 noisier hour after, loads of the same build moved by 20 % between runs (calls alone 0.41-0.57 s),
 so no table of that state is given.
 
+Measured again after the flows' binding moved (2026-11-26, stop 54, e983fd5): the flow events are
+bound to their calls on a thread of their own as soon as the calls are nested, while the main thread
+names the calls, and bucket by bucket (`kernels.chrome_tree.bucket_points`: the points grouped by
+their time bucket in O(m), each bucket's calls read once in order): 10^6 random points 0.085-0.099
+-> 0.058-0.060 s on one thread, 0.047-0.058 -> 0.043 s on two.  The load, alternating this tree and
+the one before (c7a91cd) three times, fresh processes, min of 7 loads each:
+
+  round   calls only now / before   goal file now / before    x calls now / before
+  1       0.411 / 0.429             0.563 / 0.581             1.37 / 1.35
+  2       0.416 / 0.422             0.581 / 0.636             1.40 / 1.51
+  3       0.413 / 0.430             0.573 / 0.600             1.39 / 1.40
+
+(bench_side.py's own table in that hour: goal 1.22x wall, 1.55x CPU, with a calls-only load of 0.48 s
+that was itself slow.)  A timeline of one load (the goal file): the parallel scan 0.30-0.33 s against
+0.19 s for the calls alone, then the main thread's work on the calls 0.24 s in both; the flows' chain
+order, the counters' samples and the binding now all end before the main thread needs them.  What
+is left above 1.3x is the scan itself: 153 MB more bytes at 1.5-1.8 ns a byte (the calls: 2.3).
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
 (--before: e.g. ``git archive 48d400f tracevis3d | tar -x -C ../build/base``, then ``--before ../build/base``.)

@@ -78,17 +78,19 @@ def _load_each(forms: dict) -> tuple:
     """Load each form with one scan thread and with the two-thread scan of large files (on the
     small one); the object form and the other trace."""
     from .io import chrome, load_bytes
+    from .kernels import chrome_tree
 
     load_bytes(forms["repaired"], source="<warmup repaired>", warn=False)
     a = load_bytes(forms["object"], source="<warmup object>", warn=False)
     load_bytes(forms["array"], source="<warmup array>", warn=False)
-    before = chrome.PARALLEL_SCAN_BYTES
-    chrome.PARALLEL_SCAN_BYTES = 0  # the two-thread scan of large files, on the small one
+    before = chrome.PARALLEL_SCAN_BYTES, chrome_tree.PARALLEL_BIND_POINTS
+    # the two-thread scan of large files and the two-thread binding of many flow events, on the small one
+    chrome.PARALLEL_SCAN_BYTES, chrome_tree.PARALLEL_BIND_POINTS = 0, 1
     try:
         for key in ("object", "array", "repaired"):
             load_bytes(forms[key], source="<warmup parallel>", warn=False)
     finally:
-        chrome.PARALLEL_SCAN_BYTES = before
+        chrome.PARALLEL_SCAN_BYTES, chrome_tree.PARALLEL_BIND_POINTS = before
     c = load_bytes(forms["other"], source="<warmup b>", warn=False)
     return a, c
 
