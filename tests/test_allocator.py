@@ -51,12 +51,24 @@ def test_a_batch_run_reuses_freed_memory_on_its_worker_threads():
     assert system["faults"] >= 30
 
 
-def test_only_the_one_shot_renders_tune_the_allocator():
-    src = open(os.path.join(REPO, "tracevis3d", "__main__.py")).read()
-    assert 'startswith("render-")' in src and '"render-live"' in src
-    # the add-on and the library never change Blender's allocator: only __main__ imports it
+def test_only_the_one_shot_renders_tune_the_allocator(monkeypatch):
+    """The command (`cli.console`, which ``python -m tracevis3d`` and the ``tracevis3d`` script run)
+    tunes the allocator for ``render-*`` but ``render-live``; `cli.main` (scripts, tests), the
+    library and the add-on never change the process's allocator (Blender's, inside Blender)."""
+    import tracevis3d.allocator as alloc
+    from tracevis3d import cli
+
+    assert "console" in open(os.path.join(REPO, "tracevis3d", "__main__.py")).read()
+    assert 'tracevis3d = "tracevis3d.cli:console"' in open(os.path.join(REPO, "pyproject.toml")).read()
+    calls = []
+    monkeypatch.setattr(alloc, "tune_for_batch", lambda: calls.append("tuned") or {})
+    monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv[0]) or 0)
+    for command in ("render-icicle", "render-live", "replay"):
+        cli.console([command, "x"])
+    assert calls == ["tuned", "render-icicle", "render-live", "replay"]
     for root, _, files in os.walk(os.path.join(REPO, "tracevis3d")):
         for f in files:
-            if f.endswith(".py") and f not in ("__main__.py", "allocator.py"):
-                text = open(os.path.join(root, f)).read()
-                assert "tune_for_batch" not in text and "allocator import" not in text, os.path.join(root, f)
+            path = os.path.join(root, f)
+            if f.endswith(".py") and path != os.path.join(REPO, "tracevis3d", "allocator.py") \
+                    and path != os.path.join(REPO, "tracevis3d", "cli", "__init__.py"):
+                assert "tune_for_batch" not in open(path).read(), path

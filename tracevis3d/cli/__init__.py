@@ -78,6 +78,18 @@ COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation
             "render-sequence": render_extravis}
 
 
+def console(argv: list[str] | None = None) -> int:
+    """The ``tracevis3d`` command and ``python -m tracevis3d``: `main`, a one-shot ``render-*``
+    command (not ``render-live``) first setting the C allocator for its passes over large arrays
+    (`tracevis3d.allocator`; the process ends after it).  Scripts and tests call `main`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].startswith("render-") and argv[0] != "render-live":
+        from ..allocator import tune_for_batch
+
+        tune_for_batch()
+    return main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
