@@ -65,7 +65,7 @@ def test_pyproject_declares_what_the_issue_asks():
     assert set(deps) == {"numpy", "numba", "llvmlite", "orjson", "pyzmq"}
     assert all(("<" in d and ">=" in d) for d in deps.values()), deps  # ranges, both ends
     assert "bpy" not in deps and p["optional-dependencies"]["bpy"][0].startswith("bpy")
-    assert p["scripts"] == {"tracevis3d": "tracevis3d.cli:main"}
+    assert p["scripts"] == {"tracevis3d": "tracevis3d.cli:console"}
     assert (REPO / "tracevis3d" / "py.typed").is_file()
 
 
@@ -188,7 +188,7 @@ def test_wheel_holds_the_package_typed_with_the_caches_and_nothing_else(wheel):
         listed = json.loads(zipfile.ZipFile(wheel).read(f"tracevis3d/_kernel_cache/{t}/manifest.json"))["files"]
         assert listed and all(f"tracevis3d/_kernel_cache/{t}/{f}" in names for f in listed)
     meta = zipfile.ZipFile(wheel).read(f"tracevis3d-{__version__}.dist-info/entry_points.txt").decode()
-    assert "tracevis3d = tracevis3d.cli:main" in meta
+    assert "tracevis3d = tracevis3d.cli:console" in meta
 
 
 @pytest.mark.slow  # the wheel: ~10 s, up to ~3 min when build/kernel-cache/ is empty
