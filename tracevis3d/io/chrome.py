@@ -143,50 +143,52 @@ PARALLEL_SIDE_ROWS = 1 << 15
 
 
 class _SideJob:
-    """``f2(*a2)`` from now, then ``f1(*a1)`` once `then` gives it, one after the other on a
-    second thread when ``threaded`` (the kernels release the GIL; the second part's thread
-    waits for the first's, so no thread is left waiting when `then` never comes), else at
-    once; `result` gives both (an exception of a thread is raised there: the second part's
-    first)."""
+    """``f(*a)`` from now, and each stage `then` adds once it has ended, on threads of their own
+    when ``threaded`` (the kernels release the GIL; a later stage's thread waits for the first's,
+    so no thread is left waiting when a stage never comes), else at once.  `first` gives the first
+    stage's output (to a later stage); `result` gives every stage's, in the order they were added
+    (an exception of a stage is raised there: the later stages' first, in order)."""
 
-    def __init__(self, threaded: bool, f2, a2):
-        self.out: list = [None, None]
-        self.err: list = [None, None]
+    def __init__(self, threaded: bool, f, a):
+        self.threaded = threaded
+        self.out: list = []
+        self.err: list = []
         self.threads: list = []
+        self._add(f, a, None)
+
+    def _add(self, f, a, after) -> None:
+        k = len(self.out)
+        self.out.append(None)
+        self.err.append(None)
 
         def work():
+            if after is not None:
+                after.join()
             try:
-                self.out[1] = f2(*a2)
+                self.out[k] = f(*a)
             except BaseException as e:  # raised again by result(), never printed by the thread
-                self.err[1] = e
+                self.err[k] = e
 
-        self._start(threaded, work)
-
-    def _start(self, threaded: bool, work) -> None:
-        if threaded:
+        if self.threaded:
             t = threading.Thread(target=work, daemon=True)
             t.start()
             self.threads.append(t)
         else:
             work()
 
-    def then(self, f1, a1) -> None:
-        first = self.threads[0] if self.threads else None
+    def then(self, f, a) -> None:
+        self._add(f, a, self.threads[0] if self.threads else None)
 
-        def work():
-            if first is not None:
-                first.join()
-            try:
-                self.out[0] = f1(*a1)
-            except BaseException as e:
-                self.err[0] = e
+    def first(self):
+        """The first stage's output once it has ended; None when it failed."""
+        if self.threads:
+            self.threads[0].join()
+        return self.out[0]
 
-        self._start(first is not None, work)
-
-    def result(self):
+    def result(self) -> list:
         for t in self.threads:
             t.join()
-        for e in self.err:
+        for e in self.err[1:] + self.err[:1]:
             if e is not None:
                 raise e
         return self.out
@@ -723,8 +725,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # the flow events bound to their calls on a thread of their own once their chain order is
     # known (`_flows_in_order`), while this one names the calls, reads their args and kinds
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
-    binder = _SideJob(bool(side_job.threads), _bind_flow_events, (side_job, rank, c_start, c_end, parent,
-                                                                 thread_ranges))
+    side_job.then(_bind_flow_events, (side_job, rank, c_start, c_end, parent, thread_ranges))
     # calls expanded from samples (no args, no flows of their own)
     sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
 
@@ -846,9 +847,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
 
     # --- flows
-    c_samples, (f_points, f_order) = side_job.result()
-    flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, binder.result()[1], c_row, sample_call, rep,
-                                                       f_order)
+    (f_points, f_order), c_samples, f_bound = side_job.result()
+    flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, f_bound, c_row, sample_call, rep, f_order)
     flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text, _decode_span_list)
 
     # --- counters (side rows) and async slices (io.chrome_side)
@@ -859,7 +859,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side = memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, key_pid[inst_key], t0, lim.max_args_nesting,
                            side)  # PyTorch's [memory] instants: their totals as counter series
     series_units_from(side, meta_info["counter_units"])  # the units a writer kept in M events
-    del c_samples, f_order, f_points, side_job
+    del c_samples, f_order, f_points, f_bound, side_job
     fast = None  # (not `del`: describe() closes over it; it cites no event after this)
     # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
     # repair cites an event after this: describe() would find its columns gone)
@@ -1379,12 +1379,10 @@ def _sort_index(v) -> int:
 
 
 def _bind_flow_events(side_job: _SideJob, *calls):
-    """The calls the v1 flow events bind to (`chrome_fast.flow_event_calls` of ``calls``), once
-    ``side_job``'s first part (`_flows_in_order`) has them; None when that part failed (its
-    error is raised by ``side_job.result()``)."""
-    if side_job.threads:
-        side_job.threads[0].join()
-    got = side_job.out[1]
+    """The calls the v1 flow events bind to (`chrome_fast.flow_event_calls` of ``calls``), from
+    ``side_job``'s first stage (`_flows_in_order`); None when that stage failed (its error is
+    raised by ``side_job.result()``)."""
+    got = side_job.first()
     return None if got is None else flow_event_calls(got[0], *calls)
 
 

@@ -214,41 +214,25 @@ def bind_index(call_start, thread_lo, thread_hi):
 
 @njit(cache=True, nogil=True)
 def bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next):
-    """The flow points grouped by the bucket of `bind_index` their time falls in (a counting
-    sort, stable: file order within a bucket), so that `bind_bucketed` reads the calls of each
-    bucket once, in order, instead of at random per point (10^6 points between random calls:
+    """The flow points grouped by the bucket of `bind_index` their time falls in (`tree.group_by_key`:
+    a stable counting sort, file order within a bucket), so that `bind_bucketed` reads the calls of
+    each bucket once, in order, instead of at random per point (10^6 points between random calls:
     2x faster on one thread).  A point on no thread, or on a thread without calls, goes to the
-    last bucket ``base[-1]`` (bound to none).  Returns ``(ends, point, ts, nxt)``: bucket q's
-    points are ``ends[q - 1] .. ends[q] - 1`` (``ends[-1]`` = 0) of the point numbers ``point``
-    and their times ``ts`` and ``f_next`` flags ``nxt``."""
+    last bucket ``base[-1]`` (bound to none).  Returns ``(ptr, point, ts, nxt)``: bucket q's
+    points are ``ptr[q] .. ptr[q + 1] - 1`` of the point numbers ``point``, their times ``ts``
+    and ``f_next`` flags ``nxt``."""
     base, idx, t_a, t_scale = index
     n_threads = thread_lo.shape[0]
-    n = f_ts.shape[0]
     nq = base[n_threads]
-    q_of = np.empty(n, np.int64)
-    ends = np.zeros(nq + 1, np.int64)  # first counts, then each bucket's first slot, then its end
-    for k in range(n):
+    q_of = np.empty(f_ts.shape[0], np.int64)
+    for k in range(f_ts.shape[0]):
         t = f_thread[k]
         q = nq
         if t >= 0 and t < n_threads and thread_hi[t] > thread_lo[t]:
             q = base[t] + _bucket(f_ts[k], t_a[t], t_scale[t], base[t + 1] - base[t] - 1)
         q_of[k] = q
-        ends[q] += 1
-    acc = 0
-    for q in range(nq + 1):
-        c = ends[q]
-        ends[q] = acc
-        acc += c
-    point = np.empty(n, np.int64)
-    ts = np.empty(n)
-    nxt = np.empty(n, np.bool_)
-    for k in range(n):
-        j = ends[q_of[k]]
-        point[j] = k
-        ts[j] = f_ts[k]
-        nxt[j] = f_next[k]
-        ends[q_of[k]] = j + 1
-    return ends, point, ts, nxt
+    point, ptr = group_by_key(q_of, nq + 1)
+    return ptr, point, f_ts[point], f_next[point]
 
 
 @njit(cache=True, nogil=True)
@@ -259,32 +243,28 @@ def bind_bucketed(call_start, call_end, call_parent, thread_lo, thread_hi, index
     at those points' numbers (-1: none).  Returns False when the walks up took more than
     ``budget`` steps (deep chains passed by many points): the caller then sweeps."""
     base, idx, t_a, t_scale = index
-    ends, point, pts, nxt = bucketed
+    ptr, point, pts, nxt = bucketed
     n_threads = thread_lo.shape[0]
     steps = 0
     t = 0
-    j = ends[q0 - 1] if q0 > 0 else 0
     for q in range(q0, q1):
-        end = ends[q]
-        if j == end:
+        j0, j1 = ptr[q], ptr[q + 1]
+        if j0 == j1:
             continue
         while t < n_threads and base[t + 1] <= q:
             t += 1
         if t >= n_threads:  # the last bucket: points on no thread with calls
-            while j < end:
-                out[point[j]] = -1
-                j += 1
+            out[point[j0:j1]] = -1
             continue
         lo = thread_lo[t]
         hi = thread_hi[t]
         lo2 = idx[q]  # starts before lo2 are < the bucket's times, from hi2 on >
         hi2 = idx[q + 1]
-        while j < end:
+        for j in range(j0, j1):
             ts = pts[j]
             k = point[j]
-            j += 1
             out[k] = -1
-            if nxt[j - 1]:  # the first call starting at or after ts
+            if nxt[j]:  # the first call starting at or after ts
                 a = _first_start(call_start, lo2, hi2, ts, False)
                 if a < hi:
                     out[k] = a
@@ -307,7 +287,7 @@ def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_t
     index = bind_index(call_start, thread_lo, thread_hi)
     bucketed = bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next)
     ok = bind_bucketed(call_start, call_end, call_parent, thread_lo, thread_hi, index, bucketed, 0,
-                       bucketed[0].shape[0], out, budget)
+                       bucketed[0].shape[0] - 1, out, budget)
     return out, ok
 
 
@@ -397,17 +377,17 @@ def bind_flow_points_threaded(call_start, call_end, call_parent, thread_lo, thre
         return bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next)
     index = bind_index(call_start, thread_lo, thread_hi)
     bucketed = bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next)
-    ends = bucketed[0]
-    qm = min(int(np.searchsorted(ends, n // 2)) + 1, ends.shape[0])  # buckets 0 .. qm-1 hold about half
+    ptr = bucketed[0]
+    n_buckets = ptr.shape[0] - 1
+    qm = min(int(np.searchsorted(ptr, n // 2)), n_buckets)  # buckets 0 .. qm-1 hold about half
     out = np.empty(n, np.int32)
     ok = [False, False]
 
     def half(j, q0, q1):
-        m = int(ends[q1 - 1] - (ends[q0 - 1] if q0 > 0 else 0)) if q1 > q0 else 0
         ok[j] = bind_bucketed(call_start, call_end, call_parent, thread_lo, thread_hi, index, bucketed, q0, q1, out,
-                              4 * m + 512)
+                              4 * int(ptr[q1] - ptr[q0]) + 512)
 
-    second = threading.Thread(target=half, args=(1, qm, ends.shape[0]), daemon=True)
+    second = threading.Thread(target=half, args=(1, qm, n_buckets), daemon=True)
     second.start()
     half(0, 0, qm)
     second.join()
