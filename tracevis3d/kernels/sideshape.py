@@ -17,7 +17,12 @@ An event a shape takes is one `scan_fast` takes, with the same outputs and entri
 their order and the strings of bp, s and the series keys are the shape's (literals), so the key
 checks `scan_fast` made on the shape's event hold for it; each slot is read and checked by the
 very calls `scan_fast` makes (`sidescan.parse_num`, `jsontokens.scan_string`, `sidescan._scalar_id`,
-`jsontokens.skip_value`) with the same conditions; and the entries are found or made by the same
+`jsontokens.skip_value`) with the same conditions -- or, for a pid, tid, id or string whose bytes
+and the literal after them are the shape's own event's, not read at all: the same bytes through
+the byte that ends the value parse alike, so its value is that event's, which the shape holds
+(a counter's pid, name and id, a flow's pid and category; with the phase checked only when the
+predicted shape misses: 0.167 -> 0.142 s for 10^6 flow events, 0.112 -> 0.091 s for 10^6 counter
+samples, one thread); and the entries are found or made by the same
 `sidescan.take_counter` / `take_flow`.  So a shape changes how fast a load is, never what it
 gives.  Brute-force twin (every event through `scan_fast` alone): tests/test_chrome_fast.py.
 
@@ -58,6 +63,7 @@ def shape_take(buf, i, seen, shp, s, tab, slot, cnt, fl, ov, oi, os_, stack):
     soff = shp[s, SH_SPAN_OFF]
     slen = shp[s, SH_SPAN_LEN]
     sesc = 0
+    span_read = False
     ns = cnt[C_SAMPLES]
     m = 0
     lit_start = i
@@ -65,11 +71,24 @@ def shape_take(buf, i, seen, shp, s, tab, slot, cnt, fl, ov, oi, os_, stack):
         if p >= n:
             return -1
         t = shp[s, SH_TYPE + k]
+        if t != SL_TS and t != SL_ARG and t != SL_SKIP:
+            # a pid, tid, id or string whose bytes and the literal after them repeat the shape's own
+            # event (the same thread, name, category, counter id): its value is that event's, the
+            # shape's defaults, and nothing is read (the same bytes up to the literal's first byte,
+            # which ends the value, parse alike)
+            a = shp[s, SH_LIT + 2 * k] + shp[s, SH_LIT + 2 * k + 1]
+            vl = shp[s, SH_LIT + 2 * k + 2] - a
+            ll = shp[s, SH_LIT + 2 * k + 3]
+            if ll > 0 and p + vl + ll <= n and same_bytes(buf, p, a, vl + ll):
+                lit_start = p + vl
+                p = lit_start + ll
+                continue
         if t == SL_SPAN or t == SL_STR:
             j, esc = string_value(buf, p)
             if j < 0:
                 return -1
             if t == SL_SPAN:
+                span_read = True
                 soff = p + 1
                 slen = j - p - 2
                 sesc = 1 if esc else 0
@@ -113,7 +132,8 @@ def shape_take(buf, i, seen, shp, s, tab, slot, cnt, fl, ov, oi, os_, stack):
     same_thread = pid == shp[s, SH_PID] and tid == shp[s, SH_TID]
     ke = shp[s, SH_KE] if same_thread else -1
     span_e = shp[s, SH_SPAN_E]
-    if not (slen == shp[s, SH_SPAN_LEN] and same_bytes(buf, soff, shp[s, SH_SPAN_OFF], slen)):
+    # (a name or category not read is the shape's own: its entry holds)
+    if span_read and not (slen == shp[s, SH_SPAN_LEN] and same_bytes(buf, soff, shp[s, SH_SPAN_OFF], slen)):
         span_e = -1
     if is_c:
         ce = shp[s, SH_CE] if span_e >= 0 and pid == shp[s, SH_PID] and cid == shp[s, SH_CID] else -1
@@ -207,14 +227,16 @@ def _take_one(buf, p, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp):
     last one, then the others) or else by `scan_fast` (a new shape made of it).  Returns its end
     (-1: not taken)."""
     r = N_SHAPES
-    if side_phase_at(buf, p) < 0:  # (a call: no shape would take it)
-        return -1
     last = shp[r, RC_LAST]
     nxt = shp[last, SH_NEXT] if last >= 0 else -1
     for attempt in range(N_SHAPES + 2):  # (one call of shape_take: it is inlined)
         if attempt == 0:
             s = nxt
         elif attempt == 1:
+            # the predicted shape's first literal holds the phase: an event it missed may be a
+            # call, which no shape would take
+            if side_phase_at(buf, p) < 0:
+                return -1
             s = last if last != nxt else -1
         else:
             s = attempt - 2
