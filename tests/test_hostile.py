@@ -215,10 +215,15 @@ def test_bucket_points_groups_the_points_by_bucket_in_file_order():
                            int(base[t]) + ct._bucket(f_ts[k], t_a[t], t_scale[t], int(base[t + 1] - base[t] - 1))
                            for k, t in enumerate(f_thread)], np.int64)
         order = np.argsort(want_q, kind="stable")
-        ptr, point, ts, nxt = ct.bucket_points(index, lo, hi, f_thread, f_ts, f_next)
+        ptr, point, ts, nxt = ct.bucket_points(base, t_a, t_scale, f_thread, f_ts, f_next)
         assert np.array_equal(point, order), trial
         assert np.array_equal(ts, f_ts[order]) and np.array_equal(nxt, f_next[order])
         assert np.array_equal(ptr, np.searchsorted(want_q[order], np.arange(nq + 2), side="left"))
+        # the same buckets from the calls in any order (`bucket_points_early`: before the sort)
+        call_thread = np.repeat(np.arange(n_threads), sizes)
+        perm = rng.permutation(start.size)
+        scales = ct.bucket_scales(*ct.thread_start_spans(call_thread[perm], start[perm], n_threads))
+        assert all(np.array_equal(x, y) for x, y in zip(scales, (base, t_a, t_scale))), trial
 
 
 def test_bind_flow_points_threaded_deep_chain_sweeps():

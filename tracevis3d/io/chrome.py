@@ -50,7 +50,7 @@ from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_profile, chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_calls,
+from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
                           flow_order, flow_points)
 from .chrome_memory import memory_counters
 from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, series_units_from, side_tracks
@@ -176,14 +176,20 @@ class _SideJob:
         else:
             work()
 
-    def then(self, f, a) -> None:
+    def then(self, f, a) -> int:
+        """Add stage ``f(*a)``; returns its number (for `stage`)."""
         self._add(f, a, self.threads[0] if self.threads else None)
+        return len(self.out) - 1
+
+    def stage(self, k: int):
+        """Stage ``k``'s output once it has ended; None when it failed."""
+        if self.threads:
+            self.threads[k].join()
+        return self.out[k]
 
     def first(self):
         """The first stage's output once it has ended; None when it failed."""
-        if self.threads:
-            self.threads[0].join()
-        return self.out[0]
+        return self.stage(0)
 
     def result(self) -> list:
         for t in self.threads:
@@ -699,6 +705,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # --- sort calls into per-thread pre-order and nest them
     c_thread = rank[c_key]
     del c_key
+    # meanwhile the flow events are grouped by their calls' time buckets (`_bucket_flow_events`)
+    bucket_stage = side_job.then(_bucket_flow_events, (side_job, rank, c_thread, c_start, thread_keys.shape[0]))
     order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
     c_ord = c_ord[order] if sampled is not None else None
     c_row = c_row[order]  # one at a time, each old one freed (memory, issue 26)
@@ -725,7 +733,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # the flow events bound to their calls on a thread of their own once their chain order is
     # known (`_flows_in_order`), while this one names the calls, reads their args and kinds
     thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
-    side_job.then(_bind_flow_events, (side_job, rank, c_start, c_end, parent, thread_ranges))
+    side_job.then(_bind_flow_events, (side_job, bucket_stage, rank, c_start, c_end, parent, thread_ranges))
     # calls expanded from samples (no args, no flows of their own)
     sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
 
@@ -847,7 +855,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
 
     # --- flows
-    (f_points, f_order), c_samples, f_bound = side_job.result()
+    (f_points, f_order), c_samples, _, f_bound = side_job.result()
     flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, f_bound, c_row, sample_call, rep, f_order)
     flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text, _decode_span_list)
 
@@ -1378,12 +1386,20 @@ def _sort_index(v) -> int:
     return k
 
 
-def _bind_flow_events(side_job: _SideJob, *calls):
-    """The calls the v1 flow events bind to (`chrome_fast.flow_event_calls` of ``calls``), from
-    ``side_job``'s first stage (`_flows_in_order`); None when that stage failed (its error is
-    raised by ``side_job.result()``)."""
+def _bucket_flow_events(side_job: _SideJob, rank, call_thread, call_start, n_threads):
+    """The v1 flow events grouped by their calls' time buckets (`chrome_fast.flow_event_buckets`)
+    while the calls are sorted, from ``side_job``'s first stage (`_flows_in_order`); None when
+    that stage failed or the binding will not use them."""
     got = side_job.first()
-    return None if got is None else flow_event_calls(got[0], *calls)
+    return None if got is None else flow_event_buckets(got[0], rank, call_thread, call_start, n_threads)
+
+
+def _bind_flow_events(side_job: _SideJob, bucket_stage: int, *calls):
+    """The calls the v1 flow events bind to (`chrome_fast.flow_event_calls` of ``calls``, with the
+    buckets of stage ``bucket_stage``, `_bucket_flow_events`), from ``side_job``'s first stage
+    (`_flows_in_order`); None when that stage failed (its error is raised by ``side_job.result()``)."""
+    got = side_job.first()
+    return None if got is None else flow_event_calls(got[0], *calls, early=side_job.stage(bucket_stage))
 
 
 def _flows_in_order(buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed):

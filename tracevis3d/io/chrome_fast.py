@@ -227,16 +227,30 @@ def flow_categories(buf, pts: dict, flow_cat, text, decode_spans) -> tuple:
     return inv.astype(np.int32).reshape(-1), ([""] if used[0] == 0 else []) + names
 
 
-def flow_event_calls(pts: dict, rank, abs_start, abs_end, parent, thread_ranges) -> np.ndarray:
+def _flow_event_threads(pts: dict, rank):
+    """Each v1 flow event's thread (``rank`` of its key) and whether it binds to the next call
+    (an ``f`` without ``bp: "e"``)."""
+    return rank[pts["key"]].astype(np.int64), (pts["ph"] == ord("f")) & (pts["bp"] != ord("e"))
+
+
+def flow_event_buckets(pts: dict, rank, call_thread, call_start, n_threads):
+    """The flow events ``pts`` grouped by the time buckets of their threads' calls
+    (`kernels.chrome_tree.bucket_points_early`: the calls in any order), for `flow_event_calls`
+    once the calls are sorted; None when the binding will not use them."""
+    f_thread, f_next = _flow_event_threads(pts, rank)
+    return ct.bucket_points_early(call_thread, call_start, n_threads, f_thread, pts["ts"], f_next)
+
+
+def flow_event_calls(pts: dict, rank, abs_start, abs_end, parent, thread_ranges, early=None) -> np.ndarray:
     """The call each v1 flow event ``pts`` (`flow_points`) binds to (`kernels.chrome_tree.bind_flow_points`:
-    Chrome's rule; -1 when none), the calls sorted per thread (``thread_ranges``) in pre-order."""
+    Chrome's rule; -1 when none), the calls sorted per thread (``thread_ranges``) in pre-order
+    (``early``: the events' buckets from `flow_event_buckets`, or None)."""
     if not pts["ts"].size:
         return np.zeros(0, np.int32)
     lo = thread_ranges[:-1].astype(np.int64)
     hi = thread_ranges[1:].astype(np.int64)
-    f_thread = rank[pts["key"]].astype(np.int64)
-    f_next = (pts["ph"] == ord("f")) & (pts["bp"] != ord("e"))
-    return ct.bind_flow_points_threaded(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next)
+    f_thread, f_next = _flow_event_threads(pts, rank)
+    return ct.bind_flow_points_threaded(abs_start, abs_end, parent, lo, hi, f_thread, pts["ts"], f_next, early)
 
 
 def bind_flows(ii, ss, pts: dict, bound, c_row, sample_call, rep, order):

@@ -178,31 +178,69 @@ def _first_start(call_start, lo, hi, ts, after):
 
 
 @njit(cache=True, nogil=True)
-def bind_index(call_start, thread_lo, thread_hi):
-    """The bucket index `bind_points` searches: per thread about 4 calls per bucket of equal
-    time (``idx[base[t] + q]``: the first call of the thread's bucket >= q; ``t_a[t]``, its
-    first start; ``t_scale[t]``, buckets per µs).  Returns (base, idx, t_a, t_scale)."""
-    n_threads = thread_lo.shape[0]
+def thread_start_spans(call_thread, call_start, n_threads):
+    """Per thread (``call_thread``: 0 .. n_threads-1, any order of the calls): its number of calls
+    and its least and greatest start.  Returns (count, first, last)."""
+    count = np.zeros(n_threads, np.int64)
+    first = np.full(n_threads, np.inf)
+    last = np.full(n_threads, -np.inf)
+    for c in range(call_thread.shape[0]):
+        t = call_thread[c]
+        if t < 0 or t >= n_threads:
+            continue
+        count[t] += 1
+        x = call_start[c]
+        if x < first[t]:
+            first[t] = x
+        if x > last[t]:
+            last[t] = x
+    return count, first, last
+
+
+@njit(cache=True, nogil=True)
+def bucket_scales(count, first, last):
+    """The buckets of `bind_index` from each thread's number of calls and first and last start
+    (`thread_start_spans`): about 4 calls per bucket of equal time (``base[t]``: the thread's first
+    bucket, ``base[t + 1] - base[t] - 1`` of them plus one end slot; ``t_a[t]``: its first start;
+    ``t_scale[t]``: buckets per µs).  Returns (base, t_a, t_scale)."""
+    n_threads = count.shape[0]
     base = np.zeros(n_threads + 1, np.int64)
-    for t in range(n_threads):
-        m = thread_hi[t] - thread_lo[t]
-        base[t + 1] = base[t] + (max(1, m // 4) + 1 if m > 0 else 0)
-    idx = np.empty(base[n_threads], np.int64)
     t_a = np.zeros(n_threads)
     t_scale = np.zeros(n_threads)
+    for t in range(n_threads):
+        m = count[t]
+        base[t + 1] = base[t] + (max(1, m // 4) + 1 if m > 0 else 0)
+        if m > 0:
+            nb = base[t + 1] - base[t] - 1
+            t_a[t] = first[t]
+            t_scale[t] = nb / (last[t] - first[t]) if last[t] > first[t] else 0.0
+    return base, t_a, t_scale
+
+
+@njit(cache=True, nogil=True)
+def bind_index(call_start, thread_lo, thread_hi):
+    """The bucket index `bind_points` searches, over the calls sorted per thread (``thread_lo``,
+    ``thread_hi``; starts ascending): the buckets of `bucket_scales` and ``idx[base[t] + q]``, the
+    first call of the thread's bucket >= q.  Returns (base, idx, t_a, t_scale)."""
+    n_threads = thread_lo.shape[0]
+    count = thread_hi - thread_lo
+    first = np.zeros(n_threads)
+    last = np.zeros(n_threads)
+    for t in range(n_threads):
+        if count[t] > 0:
+            first[t] = call_start[thread_lo[t]]
+            last[t] = call_start[thread_hi[t] - 1]
+    base, t_a, t_scale = bucket_scales(count, first, last)
+    idx = np.empty(base[n_threads], np.int64)
     for t in range(n_threads):
         lo = thread_lo[t]
         hi = thread_hi[t]
         if hi <= lo:
             continue
         nb = base[t + 1] - base[t] - 1
-        a = call_start[lo]
-        z = call_start[hi - 1]
-        t_a[t] = a
-        t_scale[t] = nb / (z - a) if z > a else 0.0
         q = 0
         for c in range(lo, hi):
-            bc = _bucket(call_start[c], a, t_scale[t], nb)
+            bc = _bucket(call_start[c], t_a[t], t_scale[t], nb)
             while q <= bc:
                 idx[base[t] + q] = c
                 q += 1
@@ -213,22 +251,22 @@ def bind_index(call_start, thread_lo, thread_hi):
 
 
 @njit(cache=True, nogil=True)
-def bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next):
-    """The flow points grouped by the bucket of `bind_index` their time falls in (`tree.group_by_key`:
-    a stable counting sort, file order within a bucket), so that `bind_bucketed` reads the calls of
-    each bucket once, in order, instead of at random per point (10^6 points between random calls:
-    2x faster on one thread).  A point on no thread, or on a thread without calls, goes to the
-    last bucket ``base[-1]`` (bound to none).  Returns ``(ptr, point, ts, nxt)``: bucket q's
-    points are ``ptr[q] .. ptr[q + 1] - 1`` of the point numbers ``point``, their times ``ts``
-    and ``f_next`` flags ``nxt``."""
-    base, idx, t_a, t_scale = index
-    n_threads = thread_lo.shape[0]
+def bucket_points(base, t_a, t_scale, f_thread, f_ts, f_next):
+    """The flow points grouped by the bucket of `bucket_scales` (``base, t_a, t_scale``: those of
+    `bind_index`) their time falls in (`tree.group_by_key`: a stable counting sort, file order
+    within a bucket), so that `bind_bucketed` reads the calls of each bucket once, in order,
+    instead of at random per point (10^6 points between random calls: 2x faster on one thread).
+    A point on no thread, or on a thread without calls, goes to the last bucket ``base[-1]``
+    (bound to none).  Returns ``(ptr, point, ts, nxt)``: bucket q's points are ``ptr[q] ..
+    ptr[q + 1] - 1`` of the point numbers ``point``, their times ``ts`` and ``f_next`` flags
+    ``nxt``."""
+    n_threads = base.shape[0] - 1
     nq = base[n_threads]
     q_of = np.empty(f_ts.shape[0], np.int64)
     for k in range(f_ts.shape[0]):
         t = f_thread[k]
         q = nq
-        if t >= 0 and t < n_threads and thread_hi[t] > thread_lo[t]:
+        if t >= 0 and t < n_threads and base[t + 1] > base[t]:
             q = base[t] + _bucket(f_ts[k], t_a[t], t_scale[t], base[t + 1] - base[t] - 1)
         q_of[k] = q
     point, ptr = group_by_key(q_of, nq + 1)
@@ -285,7 +323,7 @@ def _bind_by_search(call_start, call_end, call_parent, thread_lo, thread_hi, f_t
     """`bind_bucketed` over every point on this thread.  Returns (bound, ok)."""
     out = np.full(f_ts.shape[0], -1, np.int32)
     index = bind_index(call_start, thread_lo, thread_hi)
-    bucketed = bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next)
+    bucketed = bucket_points(index[0], index[2], index[3], f_thread, f_ts, f_next)
     ok = bind_bucketed(call_start, call_end, call_parent, thread_lo, thread_hi, index, bucketed, 0,
                        bucketed[0].shape[0] - 1, out, budget)
     return out, ok
@@ -367,16 +405,34 @@ def bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_
 PARALLEL_BIND_POINTS = 1 << 16
 
 
-def bind_flow_points_threaded(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next):
+def bucket_points_early(call_thread, call_start, n_threads, f_thread, f_ts, f_next):
+    """`bucket_points` before the calls are sorted (``call_thread``, ``call_start``: any order;
+    the buckets from `thread_start_spans`), to be handed to `bind_flow_points_threaded` once they
+    are: the importer groups the points while it sorts and nests the calls.  None where the
+    threaded search would not bucket (fewer than `PARALLEL_BIND_POINTS` points, a NaN time).
+    Returns ((base, t_a, t_scale), bucketed)."""
+    if f_ts.shape[0] < PARALLEL_BIND_POINTS or np.isnan(f_ts).any():
+        return None
+    scales = bucket_scales(*thread_start_spans(call_thread, call_start, n_threads))
+    return scales, bucket_points(*scales, f_thread, f_ts, f_next)
+
+
+def bind_flow_points_threaded(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next,
+                              early=None):
     """`bind_flow_points` (the same result) with the search split in two halves of the
     buckets (`bucket_points`), the second on a second thread (the kernels release the GIL),
     from `PARALLEL_BIND_POINTS` points on.  A half whose walks pass its budget (4 steps a
-    point + 512) sends all points to the sweep, as the sequential search does."""
+    point + 512) sends all points to the sweep, as the sequential search does.  ``early``: the
+    points' buckets from `bucket_points_early`, used when they are those of these calls (else,
+    e.g. after calls were dropped, the points are grouped again)."""
     n = f_ts.shape[0]
     if n < PARALLEL_BIND_POINTS or np.isnan(f_ts).any():
         return bind_flow_points(call_start, call_end, call_parent, thread_lo, thread_hi, f_thread, f_ts, f_next)
     index = bind_index(call_start, thread_lo, thread_hi)
-    bucketed = bucket_points(index, thread_lo, thread_hi, f_thread, f_ts, f_next)
+    if early is not None and all(np.array_equal(x, y) for x, y in zip(early[0], (index[0], index[2], index[3]))):
+        bucketed = early[1]
+    else:
+        bucketed = bucket_points(index[0], index[2], index[3], f_thread, f_ts, f_next)
     ptr = bucketed[0]
     n_buckets = ptr.shape[0] - 1
     qm = min(int(np.searchsorted(ptr, n // 2)), n_buckets)  # buckets 0 .. qm-1 hold about half
