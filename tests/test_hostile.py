@@ -247,6 +247,36 @@ def test_bind_flow_points_threaded_deep_chain_sweeps():
         assert np.array_equal(ct.bind_flow_points_threaded(start, end, parent, lo, hi, f_thread, f_ts, f_next), want)
 
 
+def test_bind_flow_points_threaded_with_early_buckets():
+    """The points grouped before the calls were sorted (`bucket_points_early`, the importer's
+    stage) give the sequential search's answers; buckets grouped from other calls (some dropped
+    after the grouping) are not used: the points are grouped again, with the same answers."""
+    rng = np.random.default_rng(11)
+    tr = tracevis3d.synthetic(3000, threads=3, seed=4)
+    start, end, parent = tr.start, tr.end, tr.parent
+    thread = np.asarray(tr.thread, np.int64)
+    ranges = np.searchsorted(thread, np.arange(tr.n_threads + 1))
+    lo, hi = ranges[:-1].astype(np.int64), ranges[1:].astype(np.int64)
+    m = 5000
+    f_thread = rng.integers(0, tr.n_threads, m).astype(np.int64)
+    f_ts = rng.uniform(float(start.min()) - 5, float(end.max()) + 5, m)
+    f_next = rng.random(m) < 0.3
+    want = ct.bind_flow_points(start, end, parent, lo, hi, f_thread, f_ts, f_next)
+    perm = rng.permutation(start.size)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ct, "PARALLEL_BIND_POINTS", 1)
+        early = ct.bucket_points_early(thread[perm], start[perm], tr.n_threads, f_thread, f_ts, f_next)
+        assert early is not None
+        got = ct.bind_flow_points_threaded(start, end, parent, lo, hi, f_thread, f_ts, f_next, early)
+        assert np.array_equal(got, want)
+        keep = np.ones(start.size, bool)
+        keep[lo] = False  # each thread's first call: other first starts, other buckets
+        other = ct.bucket_points_early(thread[keep], start[keep], tr.n_threads, f_thread, f_ts, f_next)
+        assert not np.array_equal(other[0][1], early[0][1])
+        got = ct.bind_flow_points_threaded(start, end, parent, lo, hi, f_thread, f_ts, f_next, other)
+        assert np.array_equal(got, want)
+
+
 def _samples_brute(frames_parent, samples):
     """Sampled stacks the plain way: each stack by walking its parent chain, the
     common prefix with the open stack compared frame by frame."""
