@@ -115,7 +115,7 @@ class FastSide:
             self.s_ser = _cat_pieces([p + rb[q] for q, o in enumerate(outs) for p in o.samples[2]], np.int64)
             self.s_off = _cat_pieces([p for o in outs for p in o.samples[3]], np.int64)
             for o in outs:
-                o.samples = None
+                o.drop("samples")
             self._samples_joined = True
 
     def join_flows(self) -> None:
@@ -138,7 +138,7 @@ class FastSide:
             self.f_len = _cat_pieces(fl[7], np.int64)
             del fl, code
             for o in outs:
-                o.flows = None
+                o.drop("flows")
             self._flows_joined = True
 
     @staticmethod
