@@ -102,6 +102,30 @@ that was itself slow.)  A timeline of one load (the goal file): the parallel sca
 order, the counters' samples and the binding now all end before the main thread needs them.  What
 is left above 1.3x is the scan itself: 153 MB more bytes at 1.5-1.8 ns a byte (the calls: 2.3).
 
+Measured again at stop 55 (2026-11-27): the shapes take a pid, tid, id or string that repeats the
+shape's own event without reading it, and check the phase only when the predicted shape misses
+(`kernels.sideshape`); the flow events are grouped by their calls' time buckets while the calls are
+sorted (`chrome_tree.bucket_points_early`); the fast path's outputs go into growing buffers instead
+of a copy per chunk.  The scan kernel alone, one thread, min of 9 (/tmp files of the bench's events):
+10^6 flow events 0.167 -> 0.142 s, 10^6 counter samples 0.112 -> 0.091 s (a bare JSON walk of the
+same bytes: 0.095 and 0.059 s); its page faults 12.4k -> 8.5k and 9.2k -> 8.2k.  The parallel scan of
+the whole file, min of 9, two alternating rounds against fa5a5c8:
+
+  file              this tree s      fa5a5c8 s
+  calls only        0.196 / 0.201    0.194 / 0.193
+  goal file         0.317 / 0.320    0.338 / 0.348
+
+and the goal file's wait for the flows' binding after the scan 0.017 s -> 0.005-0.01 s (alternating
+against 1d95d42, min of 10 loads, three rounds: 0.561 / 0.533 / 0.565 s against 0.584 / 0.554 /
+0.576 s).  End to end, this table's ratio moved between 1.26x and 1.63x from run to run in that hour
+(the calls-only load itself 0.40-0.54 s; the peer tree in the same runs 1.34-1.66x), and min-of-10
+alternating loads in one process gave 1.35-1.57x: the goal (<= 1.3x) is near, not met with a margin.
+Left above it: the side events' scan (0.233 s of CPU for 2*10^6 events against 0.154 s for a bare
+walk of their bytes), the flows' chain order, bucketing and binding (~0.12 s CPU on the second core,
+contending with the main thread's work on the calls) and page faults of numba-allocated arrays (4 KiB
+pages: numba's allocator does not ask for huge pages, numpy's does; 80 MB filled in numba 19.5k
+faults, 0.033 s, in numpy 114 faults, 0.009-0.020 s).
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
 (--before: e.g. ``git archive 48d400f tracevis3d | tar -x -C ../build/base``, then ``--before ../build/base``.)
