@@ -231,3 +231,36 @@ def test_side_rows_load_as_the_event_rows_did(monkeypatch):
             assert want.meta["repairs"] == got.meta["repairs"]
             with pytest.raises(tracevis3d.TraceFormatError, match="more than 800 events"):
                 _quiet(data, max_events=800)
+
+
+def test_fast_outputs_grow_across_chunks():
+    """`FastOut.keep` appends each chunk's outputs to growing buffers: after chunks of any sizes
+    (past the first capacity and its doublings), each column is the chunks' outputs in order, one
+    piece; the ordinals of a later part are shifted in place; `drop` lets the buffers go."""
+    from tracevis3d.kernels import sidetables as fs
+
+    rng = np.random.default_rng(3)
+    fx = fs.new_fast(1 << 17, 0, np.inf)
+    out = chrome_rows.FastOut(fx)
+    _, _, cnt, _, ov, oi, os_, _ = fx
+    want_s, want_f = [[] for _ in range(4)], [[] for _ in range(8)]
+    for m_s, m_f in [(5, 0), (70000, 3), (0, 90000), (100000, 100000), (1, 1)]:
+        cols_s = (ov[0], ov[1], oi[0], oi[1])
+        cols_f = (ov[2], oi[2], oi[3], os_[0], os_[1], os_[2], os_[3], os_[4])
+        for a, w in zip(cols_s, want_s):
+            a[:m_s] = rng.integers(0, 1000, m_s)
+            w.append(a[:m_s].copy())
+        for a, w in zip(cols_f, want_f):
+            a[:m_f] = rng.integers(0, 1000, m_f)
+            w.append(a[:m_f].copy())
+        cnt[fs.C_SAMPLES], cnt[fs.C_FLOWS], cnt[fs.C_EVENTS] = m_s, m_f, m_s + m_f
+        out.keep(fx)
+    for pieces, want in ((out.samples, want_s), (out.flows, want_f)):
+        for got, w in zip(pieces, want):
+            assert len(got) == 1 and np.array_equal(got[0], np.concatenate(w))
+    assert out.n == sum(m_s + m_f for m_s, m_f in [(5, 0), (70000, 3), (0, 90000), (100000, 100000), (1, 1)])
+    before = out.flows[5][0].astype(np.int64)
+    out.add_to_ordinals(7)
+    assert np.array_equal(out.flows[5][0], np.minimum(before + 7, 2147483647))
+    out.drop("flows")
+    assert out.flows is None and out.samples is not None
