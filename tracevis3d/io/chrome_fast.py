@@ -164,6 +164,16 @@ def join_fast(buf, outs: list, seed: int) -> FastSide:
 
 
 # ------------------------------------------------------------------ flows
+def _joined(side, fast, dtype=np.int64) -> np.ndarray:
+    """The side rows' values then the fast path's, as ``dtype``: no copy of either when the other
+    is empty (the fast path's arrays are read, never written, after the join)."""
+    if not side.size:
+        return fast.astype(dtype, copy=False)
+    if not fast.size:
+        return side.astype(dtype, copy=False)
+    return np.concatenate([side.astype(dtype, copy=False), fast.astype(dtype, copy=False)])
+
+
 def flow_points(buf, vii, vss, v_ts, flow_rows, v_key_id, fast: FastSide, fast_key, seed) -> dict:
     """The v1 flow events in file order: the side rows ``flow_rows`` (finite ts and an id) and
     the fast path's, merged by their offsets (``fast_key``: the importer's thread key of each
@@ -180,21 +190,21 @@ def flow_points(buf, vii, vss, v_ts, flow_rows, v_key_id, fast: FastSide, fast_k
     cid, cfirst = jsp.intern_spans(buf, off, ln, np.ones(off.size, bool), seed)
     nt = fast.t_off.size
     cat = np.concatenate([cid[nt:], cid[:nt][fast.f_cat] if n_f else np.zeros(0, np.int32)])
-    cite = np.concatenate([SIDE + flow_rows.astype(np.int64), FAST + fast.n_off.size + np.arange(n_f, dtype=np.int64)])
+    cite = _joined(SIDE + flow_rows.astype(np.int64), FAST + fast.n_off.size + np.arange(n_f, dtype=np.int64))
     pts = {
-        "ts": np.concatenate([v_ts[flow_rows], fast.f_ts]),
-        "key": np.concatenate([v_key_id[flow_rows].astype(np.int64), fast_key[fast.f_key].astype(np.int64)]),
-        "ph": np.concatenate([vss[flow_rows, jev.S_PH].astype(np.int64), fast.f_ph]),
-        "bp": np.concatenate([vss[flow_rows, jev.S_BP].astype(np.int64), fast.f_bp]),
-        "cat": cat.astype(np.int64),
-        "id": np.concatenate([vii[flow_rows, jev.I_ID], fast.f_id]).astype(np.int64),
+        "ts": _joined(v_ts[flow_rows], fast.f_ts, np.float64),
+        "key": _joined(v_key_id[flow_rows], fast_key[fast.f_key]),
+        "ph": _joined(vss[flow_rows, jev.S_PH], fast.f_ph),
+        "bp": _joined(vss[flow_rows, jev.S_BP], fast.f_bp),
+        "cat": cat,
+        "id": _joined(vii[flow_rows, jev.I_ID], fast.f_id),
         "cite": cite,
     }
     if n_v and n_f:  # both kinds: in file order
         o = np.argsort(np.concatenate([vii[flow_rows, jev.I_EV_OFF], fast.f_off]), kind="stable")
         pts = {k: v[o] for k, v in pts.items()}
     # the categories numbered by first appearance among the events, as one interning of them
-    cat, old = jsp.renumber_by_first_use(pts["cat"].astype(np.int32), max(int(cid.max()) + 1 if cid.size else 1, 1)) \
+    cat, old = jsp.renumber_by_first_use(pts["cat"].astype(np.int32, copy=False), max(int(cid.max()) + 1 if cid.size else 1, 1)) \
         if pts["cat"].size else (np.zeros(0, np.int32), np.zeros(0, np.int64))
     pts["cat"] = cat.astype(np.int64)
     pts["cat_off"], pts["cat_len"] = off[cfirst[old]], ln[cfirst[old]]
