@@ -233,32 +233,40 @@ def test_side_rows_load_as_the_event_rows_did(monkeypatch):
                 _quiet(data, max_events=800)
 
 
-def test_fast_outputs_grow_across_chunks():
-    """`FastOut.keep` appends each chunk's outputs to growing buffers: after chunks of any sizes
-    (past the first capacity and its doublings), each column is the chunks' outputs in order, one
-    piece; the ordinals of a later part are shifted in place; `drop` lets the buffers go."""
+def test_fast_outputs_grow_and_are_kept_without_a_copy():
+    """`FastOut.grow` doubles the fast path's outputs (past the first capacity, several times)
+    holding what they held; `keep` takes them at the end as views of the last buffers, one piece
+    per column; the ordinals of a later part are shifted in place; `drop` lets them go."""
     from tracevis3d.kernels import sidetables as fs
 
     rng = np.random.default_rng(3)
-    fx = fs.new_fast(1 << 17, 0, np.inf)
-    out = chrome_rows.FastOut(fx)
-    _, _, cnt, _, ov, oi, os_, _ = fx
+    fx, out = chrome_rows.new_fast_out(1 << 10, 0, np.inf)
     want_s, want_f = [[] for _ in range(4)], [[] for _ in range(8)]
-    for m_s, m_f in [(5, 0), (70000, 3), (0, 90000), (100000, 100000), (1, 1)]:
+    sizes = [(5, 0), (700, 3), (0, 900), (3000, 3000), (1, 1)]
+    for m_s, m_f in sizes:
+        cnt = fx[2]
+        n_s, n_f = int(cnt[fs.C_SAMPLES]), int(cnt[fs.C_FLOWS])
+        while not (n_s + m_s + fs.MAX_PAIRS <= fx[4].shape[1] and n_f + m_f < fx[4].shape[1]):
+            cap = fx[4].shape[1]
+            fx = chrome_rows.FastOut.grow(fx)
+            assert fx[4].shape[1] == fx[5].shape[1] == fx[6].shape[1] == 2 * cap and fx[2] is cnt
+        _, _, _, _, ov, oi, os_, _ = fx
         cols_s = (ov[0], ov[1], oi[0], oi[1])
         cols_f = (ov[2], oi[2], oi[3], os_[0], os_[1], os_[2], os_[3], os_[4])
         for a, w in zip(cols_s, want_s):
-            a[:m_s] = rng.integers(0, 1000, m_s)
-            w.append(a[:m_s].copy())
+            a[n_s:n_s + m_s] = rng.integers(0, 1000, m_s)
+            w.append(a[n_s:n_s + m_s].copy())
         for a, w in zip(cols_f, want_f):
-            a[:m_f] = rng.integers(0, 1000, m_f)
-            w.append(a[:m_f].copy())
-        cnt[fs.C_SAMPLES], cnt[fs.C_FLOWS], cnt[fs.C_EVENTS] = m_s, m_f, m_s + m_f
-        out.keep(fx)
+            a[n_f:n_f + m_f] = rng.integers(0, 1000, m_f)
+            w.append(a[n_f:n_f + m_f].copy())
+        cnt[fs.C_SAMPLES], cnt[fs.C_FLOWS] = n_s + m_s, n_f + m_f
+        cnt[fs.C_EVENTS] += m_s + m_f
+    out.keep(fx)
     for pieces, want in ((out.samples, want_s), (out.flows, want_f)):
         for got, w in zip(pieces, want):
             assert len(got) == 1 and np.array_equal(got[0], np.concatenate(w))
-    assert out.n == sum(m_s + m_f for m_s, m_f in [(5, 0), (70000, 3), (0, 90000), (100000, 100000), (1, 1)])
+    assert np.shares_memory(out.flows[0][0], fx[4]) and np.shares_memory(out.samples[2][0], fx[5])
+    assert out.n == sum(m_s + m_f for m_s, m_f in sizes)
     before = out.flows[5][0].astype(np.int64)
     out.add_to_ordinals(7)
     assert np.array_equal(out.flows[5][0], np.minimum(before + 7, 2147483647))

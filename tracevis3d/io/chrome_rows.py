@@ -300,50 +300,49 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
 
 class FastOut:
     """What the scanner's fast path (`kernels.sidescan`) took from one scan or one part of a
-    parallel scan: its tables (``fx``: the arrays of `sidetables.new_fast`, outputs excluded) and
-    its outputs, kept chunk by chunk (`keep`): counter samples (ts, value, series entry, event
-    offset) and flow events (ts, id, offset, key entry, category entry, ordinal, code, event
-    length).  `io.chrome_fast` joins the parts."""
+    parallel scan: its tables (``fx``: the arrays of `sidetables.new_fast`) and its outputs:
+    counter samples (ts, value, series entry, event offset) and flow events (ts, id, offset, key
+    entry, category entry, ordinal, code, event length).  A part's outputs stay in ``fx`` while
+    it is scanned, doubled when full (`grow`, numpy buffers: huge pages where the system allows),
+    and are taken once at its end (`keep`: views, no copy).  `io.chrome_fast` joins the parts."""
 
     def __init__(self, fx):
         self.fx = fx
-        self.samples = [[] for _ in range(4)]  # per column: [its values so far] (one piece) or []
+        self.samples = [[] for _ in range(4)]  # per column: [its values] (one piece) or []
         self.flows = [[] for _ in range(8)]
-        self._buffers = {"samples": [None] * 4, "flows": [None] * 8}
         self.n = 0  # events taken
 
-    def _append(self, what: str, columns) -> None:
-        """Append each of ``columns`` to its growing buffer (doubled when full: numpy's, so that a
-        large one is backed by huge pages where the system allows; a copy per chunk took fresh
-        4 KiB pages: the scan of 10^6 flow events 12.4k page faults, now 8.5k)."""
-        pieces, bufs = getattr(self, what), self._buffers[what]
-        m = columns[0].shape[0]
-        n = pieces[0][0].shape[0] if pieces[0] else 0
-        for c, a in enumerate(columns):
-            b = bufs[c]
-            if b is None or b.shape[0] < n + m:
-                grown = np.empty(max(n + m, 2 * (b.shape[0] if b is not None else 0), 1 << 16), a.dtype)
-                grown[:n] = b[:n] if b is not None else a[:0]
-                bufs[c] = b = grown
-            b[n:n + m] = a
-            pieces[c] = [b[:n + m]]
-
     def keep(self, fx) -> None:
-        """The outputs of ``fx`` (copied out; its counts of outputs and events are reset)."""
+        """The outputs of ``fx`` (views of its buffers: ``fx`` takes no more events after this)."""
         _, _, cnt, _, ov, oi, os_, _ = fx
+        assert self.n == 0, "a FastOut keeps the outputs of one fx, once"
         m = int(cnt[fs.C_SAMPLES])
         if m:
-            self._append("samples", [a[:m] for a in (ov[0], ov[1], oi[0], oi[1])])
+            self.samples = [[a[:m]] for a in (ov[0], ov[1], oi[0], oi[1])]
         m = int(cnt[fs.C_FLOWS])
         if m:
-            self._append("flows", [a[:m] for a in (ov[2], oi[2], oi[3], os_[0], os_[1], os_[2], os_[3], os_[4])])
-        self.n += int(cnt[fs.C_EVENTS])
-        cnt[fs.C_SAMPLES] = cnt[fs.C_FLOWS] = cnt[fs.C_EVENTS] = 0
+            self.flows = [[a[:m]] for a in (ov[2], oi[2], oi[3], os_[0], os_[1], os_[2], os_[3], os_[4])]
+        self.n = int(cnt[fs.C_EVENTS])
+
+    @staticmethod
+    def grow(fx):
+        """``fx`` with its outputs twice as long, in a numpy buffer, holding what they held (a
+        part's scan goes on into it: its outputs are never copied chunk by chunk, as they were:
+        10^6 flow events 12.4k page faults and 0.03 s more than the kernel)."""
+        tab, slot, cnt, fl, ov, oi, os_, shp = fx
+        ov2, oi2, os2 = _fast_outputs(2 * ov.shape[1])
+        m = int(cnt[fs.C_SAMPLES])
+        ov2[:2, :m] = ov[:2, :m]
+        oi2[:2, :m] = oi[:2, :m]
+        m = int(cnt[fs.C_FLOWS])
+        ov2[2, :m] = ov[2, :m]
+        oi2[2:, :m] = oi[2:, :m]
+        os2[:, :m] = os_[:, :m]
+        return tab, slot, cnt, fl, ov2, oi2, os2, shp
 
     def drop(self, what: str) -> None:
         """The samples' or flows' outputs, joined elsewhere: their memory given back."""
         setattr(self, what, None)
-        self._buffers[what] = None
 
     def add_to_ordinals(self, seen0: int) -> None:
         """The ordinals of a later part go on from the events before it."""
@@ -351,21 +350,26 @@ class FastOut:
         for t in (fs.T_NAME, fs.T_CAT):
             m = int(cnt[t])
             tab[t, :m, fs.SF_ORD] = np.minimum(tab[t, :m, fs.SF_ORD] + seen0, 2147483647)
-        for p in self.flows[5]:  # (in place: the growing buffer's view)
+        for p in self.flows[5]:  # (in place: a view of the part's outputs)
             p[:] = np.minimum(p.astype(np.int64) + seen0, 2147483647)
 
 
-def new_fast_out(rows: int, seed: int, max_t: float):
-    """(``fx`` for a scan of ``rows`` rows per chunk, its `FastOut`).  The outputs are views of one
-    numpy buffer (numpy asks for huge pages from 4 MiB on, numba's allocator does not: the outputs
-    of a part full of counters or flows took 2.5k page faults of 4 KiB each)."""
-    tab, slot, cnt, fl, ov, oi, os_, shp = fs.new_fast(2 * rows, seed, max_t)
-    cap = ov.shape[1]
+def _fast_outputs(cap: int):
+    """The fast path's outputs (`sidetables.new_fast`'s ``ov, oi, os_``) for ``cap`` samples and
+    ``cap`` flow events, as views of one numpy buffer (numpy asks for huge pages from 4 MiB on,
+    numba's allocator does not: the outputs of a part full of counters or flows took 2.5k page
+    faults of 4 KiB each)."""
     whole = np.empty(cap * (3 * 8 + 4 * 8 + 5 * 4), np.uint8)
     ov = whole[:24 * cap].view(np.float64).reshape(3, cap)
     oi = whole[24 * cap:56 * cap].view(np.int64).reshape(4, cap)
     os_ = whole[56 * cap:].view(np.int32).reshape(5, cap)
-    fx = (tab, slot, cnt, fl, ov, oi, os_, shp)
+    return ov, oi, os_
+
+
+def new_fast_out(rows: int, seed: int, max_t: float):
+    """(``fx`` for a scan of ``rows`` rows per chunk, its `FastOut`), the outputs by `_fast_outputs`."""
+    tab, slot, cnt, fl, ov, oi, os_, shp = fs.new_fast(2 * rows, seed, max_t)
+    fx = (tab, slot, cnt, fl, *_fast_outputs(ov.shape[1]), shp)
     return fx, FastOut(fx)
 
 
@@ -423,8 +427,8 @@ class ChunkedPart:
 
 def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
-    of `CHUNK_ROWS` rows (and side rows, and outputs of the fast path: ``seed``, ``max_t`` of
-    `sidetables.new_fast`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
+    of `CHUNK_ROWS` rows and side rows; the outputs of the fast path (``seed``, ``max_t`` of
+    `sidetables.new_fast`) grow instead (`FastOut.grow`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
     part = ChunkedPart()
     stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)
@@ -434,13 +438,17 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: 
     vi, vs, vf = js.new_side_rows(rows)
     fx, part.fast = new_fast_out(rows, seed, max_t)
     seen = 0
+    cnt = fx[2]
     while True:
         k, kv, end, st, ep, seen = js.scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, fx, stack,
-                                                        max_rows - part.n - part.nv - part.fast.n, stop_at,
-                                                        part.skipped, seen)
+                                                        max_rows - part.n - part.nv - int(cnt[fs.C_EVENTS]),
+                                                        stop_at, part.skipped, seen)
         part.keep(ii, ss, ff, k)
         part.keep(vi, vs, vf, kv, side=True)
-        part.fast.keep(fx)
         if st != jev.FULL:
+            part.fast.fx = fx
+            part.fast.keep(fx)
             return part, end, st, ep, seen
+        if not fs.fast_room(cnt, fx[4]):  # (else the rows were full)
+            fx = FastOut.grow(fx)
         i = end
