@@ -126,6 +126,34 @@ contending with the main thread's work on the calls) and page faults of numba-al
 pages: numba's allocator does not ask for huge pages, numpy's does; 80 MB filled in numba 19.5k
 faults, 0.033 s, in numpy 114 faults, 0.009-0.020 s).
 
+Measured at stop 56 (2026-11-27): perf showed a quarter of the side events' scan on `push`
+instructions: numba passes each array argument as 7 words on the stack, and the per-event calls
+`side_run` -> `_take_one` -> `shape_take` passed a dozen arrays (~88 words each); they are inlined
+now, and a call event is no longer sent to `side_run`.  The fast path's outputs grow in place
+(`chrome_rows.FastOut.grow`) instead of a copy per chunk, and the parallel scan has 8 parts instead
+of 4 (with 4, the thread that took the last part idled 0.09 s on the goal file).  One thread:
+
+  kernel (scan_events_chunk)     87c5b97    now       bare JSON walk of the same bytes
+  10^6 flow events               0.111 s    0.088 s   0.095 s
+  10^6 counter samples           0.072 s    0.042 s   0.059 s
+  10^6 calls                     0.28-0.31  0.23-0.25
+  scan_part: flow events         0.108 s    0.093 s
+  scan_part: counter samples     0.063 s    0.054 s
+
+Parallel scan of the goal file, min of 8: 0.289 s -> 0.250 s (the calls alone 0.17-0.18 s).  The
+whole load, against 87c5b97 in the same hour (fresh processes alternating between the trees):
+
+  protocol                                   calls only   goal file   x calls | 87c5b97: calls  goal   x
+  calls, goal alternating, min of 12 (3x)    0.382-0.399  0.497-0.514 1.27-1.30 | 0.393-0.427 0.568-0.594 1.33-1.51
+  this table's order (calls, counters, flows,
+    goal; 3 loads each), min over 4 processes 0.456       0.582       1.28      | 0.467       0.603       1.29
+  one load per process (best of 7)           0.434        0.496       1.14      |
+
+The ratio depends on the protocol by +-0.15 (the heap a load inherits from the one before decides
+how much fresh memory it faults in and zeroes: clear_page is 11 % of a goal load's samples), and
+this table's own single runs moved between 1.30x and 1.43x in that hour (the peer tree: 1.18-1.30x):
+the goal (<= 1.3x) is at the line, not met with a margin.  CPU: 1.60x (87c5b97: 1.65x).
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
 (--before: e.g. ``git archive 48d400f tracevis3d | tar -x -C ../build/base``, then ``--before ../build/base``.)
