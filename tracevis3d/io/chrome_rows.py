@@ -326,9 +326,10 @@ class FastOut:
 
     @staticmethod
     def grow(fx):
-        """``fx`` with its outputs twice as long, in a numpy buffer, holding what they held (a
-        part's scan goes on into it: its outputs are never copied chunk by chunk, as they were:
-        10^6 flow events 12.4k page faults and 0.03 s more than the kernel)."""
+        """``fx`` with its outputs twice as long, in a numpy buffer, holding what they held.  A part's
+        scan goes on into it, so its outputs are not copied out chunk by chunk, as they were (one
+        thread, `scan_part` of 10^6 flow events 0.108 -> 0.093 s, of 10^6 counter samples 0.063 ->
+        0.054 s)."""
         tab, slot, cnt, fl, ov, oi, os_, shp = fx
         ov2, oi2, os2 = _fast_outputs(2 * ov.shape[1])
         m = int(cnt[fs.C_SAMPLES])
@@ -428,7 +429,8 @@ class ChunkedPart:
 def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
     of `CHUNK_ROWS` rows and side rows; the outputs of the fast path (``seed``, ``max_t`` of
-    `sidetables.new_fast`) grow instead (`FastOut.grow`).  Returns (part, end, status, err_pos, seen) as `scan_events` does."""
+    `sidetables.new_fast`) grow instead (`FastOut.grow`).  Returns (part, end, status, err_pos,
+    seen) as `scan_events` does."""
     part = ChunkedPart()
     stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)
