@@ -145,6 +145,7 @@ whole load, against 87c5b97 in the same hour (fresh processes alternating betwee
 
   protocol                                   calls only   goal file   x calls | 87c5b97: calls  goal   x
   calls, goal alternating, min of 12 (3x)    0.382-0.399  0.497-0.514 1.27-1.30 | 0.393-0.427 0.568-0.594 1.33-1.51
+    the same an hour later (quiet)           0.381-0.386  0.505-0.527 1.31-1.37 | 0.404-0.411 0.560-0.603 1.39-1.47
   this table's order (calls, counters, flows,
     goal; 3 loads each), min over 4 processes 0.456       0.582       1.28      | 0.467       0.603       1.29
   one load per process (best of 7)           0.434        0.496       1.14      |
