@@ -191,8 +191,7 @@ def _blank_row(i, k, ii, ss, ff):
     ff[k, F_TDUR] = np.nan
 
 
-@njit(cache=True, nogil=True)
-def scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
+def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
     """Scan the event object starting at ``buf[i] == '{'`` into row k.
 
     Returns (end, status) with status OK, CUT (bytes ended inside) or a
@@ -408,6 +407,13 @@ def scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
             ss[k, S_EV_LEN] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
             return i + 1, OK
         return i, ERR_SYNTAX
+
+
+# compiled on its own (the other scanners, the tests) and inlined into `jsonscan.scan_events`, which
+# calls it once per call event: numba passes each of its 5 arrays as 7 words on the stack (a scan of
+# 10^6 calls, the kernel alone: 0.233 -> 0.218 s)
+scan_event = njit(cache=True, nogil=True)(_scan_event)
+scan_event_inlined = njit(nogil=True, inline="always")(_scan_event)
 
 
 @njit(cache=True, nogil=True)

@@ -21,7 +21,7 @@ from numba import njit
 from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA, ERR_NO_EVENTS_KEY,
                         ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
-                        _grow, kept_phase, row_to_side, scan_event, side_phase)
+                        _grow, kept_phase, row_to_side, scan_event, scan_event_inlined, side_phase)
 from .jsontokens import scan_string, skip_value, skip_ws
 from .sidescan import side_from_row, side_phase_at
 from .sideshape import side_run
@@ -111,7 +111,7 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
                 i, need_sep = p, sep
                 continue
         if j < 0:
-            j, st = scan_event(buf, i, k, ii, ss, ff, stack, spans_mode)
+            j, st = scan_event_inlined(buf, i, k, ii, ss, ff, stack, spans_mode)
             if st == CUT:
                 return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, n, TRUNCATED, i, seen
             if st != OK:
