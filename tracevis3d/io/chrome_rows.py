@@ -313,9 +313,11 @@ class FastOut:
         self.n = 0  # events taken
 
     def keep(self, fx) -> None:
-        """The outputs of ``fx`` (views of its buffers: ``fx`` takes no more events after this)."""
+        """The outputs of ``fx`` (views of its buffers: ``fx`` takes no more events after this), and
+        ``fx`` itself (its outputs may have been grown since this FastOut was made)."""
         _, _, cnt, _, ov, oi, os_, _ = fx
         assert self.n == 0, "a FastOut keeps the outputs of one fx, once"
+        self.fx = fx
         m = int(cnt[fs.C_SAMPLES])
         if m:
             self.samples = [[a[:m]] for a in (ov[0], ov[1], oi[0], oi[1])]
@@ -332,13 +334,7 @@ class FastOut:
         0.054 s)."""
         tab, slot, cnt, fl, ov, oi, os_, shp = fx
         ov2, oi2, os2 = _fast_outputs(2 * ov.shape[1])
-        m = int(cnt[fs.C_SAMPLES])
-        ov2[:2, :m] = ov[:2, :m]
-        oi2[:2, :m] = oi[:2, :m]
-        m = int(cnt[fs.C_FLOWS])
-        ov2[2, :m] = ov[2, :m]
-        oi2[2:, :m] = oi[2:, :m]
-        os2[:, :m] = os_[:, :m]
+        fs.copy_fast_outputs(cnt, ov, oi, os_, ov2, oi2, os2)
         return tab, slot, cnt, fl, ov2, oi2, os2, shp
 
     def drop(self, what: str) -> None:
@@ -448,7 +444,6 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: 
         part.keep(ii, ss, ff, k)
         part.keep(vi, vs, vf, kv, side=True)
         if st != jev.FULL:
-            part.fast.fx = fx
             part.fast.keep(fx)
             return part, end, st, ep, seen
         if not fs.fast_room(cnt, fx[4]):  # (else the rows were full)

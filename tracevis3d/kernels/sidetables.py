@@ -119,12 +119,9 @@ def fast_room(cnt, ov):
 
 
 @njit(cache=True, nogil=True)
-def fast_grown(cnt, ov, oi, os_):
-    """The outputs ``ov, oi, os_`` twice as long (their samples and flow events kept)."""
-    cap = ov.shape[1] * 2
-    ov2 = np.empty((3, cap), np.float64)
-    oi2 = np.empty((4, cap), np.int64)
-    os2 = np.empty((5, cap), np.int32)
+def copy_fast_outputs(cnt, ov, oi, os_, ov2, oi2, os2):
+    """Copy the samples and flow events the outputs ``ov, oi, os_`` hold into ``ov2, oi2, os2``
+    (at least as long): rows 0-1 of ``ov`` and ``oi`` are the samples', the rest the flows'."""
     m = cnt[C_SAMPLES]
     ov2[:2, :m] = ov[:2, :m]
     oi2[:2, :m] = oi[:2, :m]
@@ -132,6 +129,16 @@ def fast_grown(cnt, ov, oi, os_):
     ov2[2, :m] = ov[2, :m]
     oi2[2:, :m] = oi[2:, :m]
     os2[:, :m] = os_[:, :m]
+
+
+@njit(cache=True, nogil=True)
+def fast_grown(cnt, ov, oi, os_):
+    """The outputs ``ov, oi, os_`` twice as long (their samples and flow events kept)."""
+    cap = ov.shape[1] * 2
+    ov2 = np.empty((3, cap), np.float64)
+    oi2 = np.empty((4, cap), np.int64)
+    os2 = np.empty((5, cap), np.int32)
+    copy_fast_outputs(cnt, ov, oi, os_, ov2, oi2, os2)
     return ov2, oi2, os2
 
 
