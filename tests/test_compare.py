@@ -245,6 +245,51 @@ def test_hand_case_bruteforce_and_values():
     assert c.groups[0]["a"] == 0 and c.groups[0]["b"] == 0   # the roots' match roots group 0
 
 
+def _groups_kernel(a, b, kept):
+    """`bfs_groups` on ``kept`` in its input order (depth of a, a, b): (roots, {pair: group})."""
+    from tracevis3d.kernels.groups import bfs_groups
+    order = sorted(kept, key=lambda p: (a.depth[p[0]], p[0], p[1]))
+    pa = np.array([u for u, _ in order], np.int32)
+    pb = np.array([v for _, v in order], np.int32)
+    g, ra, rb = bfs_groups(pa, pb, a.parent, b.end_index)
+    return list(zip(ra.tolist(), rb.tolist())), {p: int(x) for p, x in zip(order, g)}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace_ops, trace_ops, st.data())
+def test_groups_of_any_match_set_equal_bruteforce(ops_a, ops_b, data):
+    """Any set of matches (not only the top-k ones a comparison keeps): the groups of
+    `bfs_groups` are those of the definition's twin (`groups_bf`)."""
+    a = build_trace(ops_a, NAMES_A)
+    b = build_trace(ops_b, NAMES_B)
+    every = [(u, v) for u in range(len(a)) for v in range(len(b))]
+    kept = set(data.draw(st.lists(st.sampled_from(every), max_size=40)))
+    assert _groups_kernel(a, b, kept) == groups_bf(a, b, kept)
+
+
+def test_groups_of_a_call_matched_to_many_disjoint_calls():
+    """A thread's root matched to each of B's many task calls, and every call below it
+    matched into them: each task's group holds the matches inside it, as the twin says (the
+    roots at one call are found by binary search, not visited one by one); matches sorted
+    otherwise than (depth, a, b) are refused."""
+    n = 300
+    names = ["run", "task", "leaf"]
+    # A: run{ task{leaf} × n }, B: run{ task{leaf} × n }
+    ops = [(0, 0), (0, 1), (0, 2)] + [x for _ in range(n - 1) for x in ((2, 1), (0, 2))]
+    a = build_trace([ops], names)
+    b = build_trace([ops], names)
+    tasks_b = [v for v in range(len(b)) if b.func[v] == 1]
+    kept = {(0, v) for v in tasks_b}                                   # run_A × each task of B
+    kept |= {(u, u) for u in range(1, len(a))}                         # each call with its twin
+    kept |= {(u, tasks_b[(u * 7) % n] + 1) for u in range(1, len(a), 2)}  # tasks × other leaves
+    roots, group = _groups_kernel(a, b, kept)
+    assert (roots, group) == groups_bf(a, b, kept)
+    assert roots[:n] == [(0, v) for v in tasks_b] and len(roots) == n
+    from tracevis3d.kernels.groups import bfs_groups
+    with pytest.raises(ValueError, match="not contiguous"):
+        bfs_groups(np.array([0, 1, 0], np.int32), np.array([1, 3, 5], np.int32), a.parent, b.end_index)
+
+
 # ----------------------------------------------------------------- edge cases
 def test_identical_traces_every_call_matches_its_twin():
     rng = np.random.default_rng(5)

@@ -120,15 +120,25 @@ def bfs_groups(pair_a, pair_b, parent_a, end_index_b):
     The paper's text keeps only one "current" group, which under BFS breaks
     every nested group apart as soon as a sibling is visited; we keep all
     groups, which is what its definition of S(G_A) × S(G_B) asks for.
-    Roots are found by walking u's ancestors, each holding a list of the
-    groups rooted there: O(depth + roots on the path) per match.
+
+    The groups rooted at one call u of A are created while u's own matches are
+    visited (they are contiguous), so they are a contiguous range of group ids,
+    and their B roots ascend and are disjoint subtrees (a match of u inside an
+    earlier root's subtree of B joins that group).  So at each ancestor a of u
+    (u included) at most one group rooted there holds v: the last root b ≤ v,
+    found by binary search, if v < end_index_b[b].  Every group at a shallower
+    ancestor was created earlier (BFS), so the first-created group holding the
+    match is the one found nearest the root.  O(depth · log(roots per call))
+    per match: a call matched to 10^5 disjoint calls of B (a thread's root
+    against a pool's tasks) no longer makes every match below it visit them all
+    (a real 16-worker docutils trace against its perturbed copy: 50 s -> 0.3 s).
     Returns ``(group, root_a, root_b)``.
     """
     m = pair_a.shape[0]
     n_a = parent_a.shape[0]
     group = np.empty(m, np.int32)
-    head = np.full(n_a, -1, np.int32)
-    next_root = np.empty(m, np.int32)
+    first = np.full(n_a, -1, np.int32)       # the first group rooted at a call of A
+    n_roots = np.zeros(n_a, np.int32)        # how many are rooted there (ids first, first + 1, ...)
     root_a = np.empty(m, np.int32)
     root_b = np.empty(m, np.int32)
     ng = 0
@@ -138,19 +148,23 @@ def bfs_groups(pair_a, pair_b, parent_a, end_index_b):
         best = -1
         a = u
         while a >= 0:
-            g = head[a]
-            while g >= 0:
-                b = root_b[g]
-                if b <= v and v < end_index_b[b] and (best < 0 or g < best):
-                    best = g
-                g = next_root[g]
+            r = n_roots[a]
+            if r > 0:
+                g0 = first[a]
+                # the last root b <= v of the calls rooted at a (ascending, disjoint)
+                j = _lower_bound(root_b, g0, g0 + r, v + 1) - 1
+                if j >= g0 and v < end_index_b[root_b[j]] and (best < 0 or j < best):
+                    best = j               # a shallower ancestor's group is older: keep climbing
             a = parent_a[a]
         if best < 0:
             best = ng
             root_a[ng] = u
             root_b[ng] = v
-            next_root[ng] = head[u]
-            head[u] = ng
+            if n_roots[u] == 0:
+                first[u] = ng
+            elif first[u] + n_roots[u] != ng:
+                raise ValueError("bfs_groups: the matches of a call of A are not contiguous (sort by depth, a, b)")
+            n_roots[u] += 1
             ng += 1
         group[i] = best
     return group, root_a[:ng].copy(), root_b[:ng].copy()
