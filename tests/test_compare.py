@@ -246,12 +246,12 @@ def test_hand_case_bruteforce_and_values():
 
 
 def _groups_kernel(a, b, kept):
-    """`bfs_groups` on ``kept`` in its input order (depth of a, a, b): (roots, {pair: group})."""
+    """`bfs_groups` on ``kept`` in its input order (a, b): (roots, {pair: group})."""
     from tracevis3d.kernels.groups import bfs_groups
-    order = sorted(kept, key=lambda p: (a.depth[p[0]], p[0], p[1]))
+    order = sorted(kept)
     pa = np.array([u for u, _ in order], np.int32)
     pb = np.array([v for _, v in order], np.int32)
-    g, ra, rb = bfs_groups(pa, pb, a.parent, b.end_index)
+    g, ra, rb = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index)
     return list(zip(ra.tolist(), rb.tolist())), {p: int(x) for p, x in zip(order, g)}
 
 
@@ -269,9 +269,8 @@ def test_groups_of_any_match_set_equal_bruteforce(ops_a, ops_b, data):
 
 def test_groups_of_a_call_matched_to_many_disjoint_calls():
     """A thread's root matched to each of B's many task calls, and every call below it
-    matched into them: each task's group holds the matches inside it, as the twin says (the
-    roots at one call are found by binary search, not visited one by one); matches sorted
-    otherwise than (depth, a, b) are refused."""
+    matched into them: each task's group holds the matches inside it, as the twin says;
+    matches not sorted by (a, b), or repeated, are refused."""
     n = 300
     names = ["run", "task", "leaf"]
     # A: run{ task{leaf} × n }, B: run{ task{leaf} × n }
@@ -286,8 +285,32 @@ def test_groups_of_a_call_matched_to_many_disjoint_calls():
     assert (roots, group) == groups_bf(a, b, kept)
     assert roots[:n] == [(0, v) for v in tasks_b] and len(roots) == n
     from tracevis3d.kernels.groups import bfs_groups
-    with pytest.raises(ValueError, match="not contiguous"):
-        bfs_groups(np.array([0, 1, 0], np.int32), np.array([1, 3, 5], np.int32), a.parent, b.end_index)
+    for pa, pb in (([0, 1, 0], [1, 3, 5]), ([0, 0], [3, 3]), ([1, 1], [5, 3])):
+        with pytest.raises(ValueError, match="not sorted"):
+            bfs_groups(np.array(pa, np.int32), np.array(pb, np.int32), a.depth, a.end_index, b.end_index)
+
+
+def test_groups_of_deep_recursions():
+    """Two 700-deep recursions in A (one per thread) against a 1400-deep one in B: each level
+    of A matched to the mirrored level of B (so every level roots a group: B's deeper call
+    is outside the groups above), and some levels also to a random call of B below their
+    mirror (which joins the group of the shallowest level whose B root is above it): the
+    groups of the twin.  The matches deeper than `FEW_LEVELS` groups are found by the
+    segment tree, and the second thread's must not see the first one's groups (undone when
+    the walk left them).  (Visiting each match's ancestors was O(depth) a match: 16 s for two
+    10^5-deep chains.)"""
+    from tracevis3d.kernels.groups import FEW_LEVELS
+    n = 1400
+    h = n // 2
+    a = build_trace([[(0, 0)] * h, [(0, 0)] * h], ["rec"])
+    b = build_trace([[(0, 0)] * n], ["rec"])
+    assert a.depth.max() == h - 1 > FEW_LEVELS
+    rng = np.random.default_rng(4)
+    kept = {(u, n - 1 - int(a.depth[u])) for u in range(len(a))}
+    kept |= {(int(u), int(rng.integers(n - 1 - a.depth[u], n))) for u in rng.integers(0, len(a), 300)}
+    roots, group = _groups_kernel(a, b, kept)
+    assert (roots, group) == groups_bf(a, b, kept)
+    assert len(roots) >= len(a)
 
 
 # ----------------------------------------------------------------- edge cases

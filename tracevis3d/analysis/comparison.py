@@ -23,7 +23,6 @@ from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_ga
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
 from ..kernels.repetition import sibling_repetitions
-from ..kernels.tree import group_by_key
 from ..kernels.setjoin import overlaps_to_similarity
 from ..kernels.setjoin_tree import WAVE_PAIRS  # noqa: F401  (the default wave, named here for callers)
 from .compare_join import FILTER_JOIN_BYTES_PER_CLASS_PAIR, WAVE_BYTES_PER_CLASS_PAIR, join_class_pairs  # noqa: F401
@@ -795,13 +794,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     del pv, ps, pu, pus
     lap("kept_pairs")
 
-    # groups over the kept pairs, breadth-first over A: (depth of a, a, b), a
-    # stable sort by depth of pairs already sorted by (a, b)
-    bfs, _ = group_by_key(a.depth[pa], int(a.depth.max()) + 1 if n_a else 1)
-    g_bfs, root_a, root_b = bfs_groups(pa[bfs], pb[bfs], a.parent, b.end_index)
-    group = np.empty(pa.size, np.int32)
-    group[bfs] = g_bfs
-    del bfs, g_bfs
+    # groups over the kept pairs (sorted by (a, b)), numbered breadth-first over A
+    group, root_a, root_b = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index)
     groups = np.empty(root_a.size, GROUP_DTYPE)
     groups["a"] = root_a
     groups["b"] = root_b

@@ -108,66 +108,219 @@ def top_k_partners(row_of_call, rel_start, pair_ptr, pair_row, pair_sim,
     return partner, sim
 
 
+#: `bfs_groups` looks for a match's group at this many of the shallowest calls rooting groups
+#: above it by binary search, and asks its segment tree (all of them at once) past that
+FEW_LEVELS = 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _chmin(tree, node, key, log_node, log_old, n_log):
+    """tree[node] = min(tree[node], key), the old value logged (for `_rollback`) when it
+    changes; returns the log's new length (the log arrays are sized by the caller)."""
+    if key < tree[node]:
+        log_node[n_log] = node
+        log_old[n_log] = tree[node]
+        tree[node] = key
+        n_log += 1
+    return n_log
+
+
 @njit(cache=True, nogil=True)
-def bfs_groups(pair_a, pair_b, parent_a, end_index_b):
-    """Groups of matches (TraceDiff Sec. III), matches given in BFS order of A.
+def _grown(a, need):
+    """``a`` with room for ``need`` entries (doubled and copied when short)."""
+    if a.shape[0] >= need:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), a.dtype)
+    b[:a.shape[0]] = a
+    return b
 
-    ``pair_a``/``pair_b`` must be sorted by (depth of a, a, b): breadth-first
-    over trace A and, for one call of A, by pre-order of B (so an ancestor b of
-    v comes before v).  Match m = (u, v) joins the first-created group G whose
-    root (G_A, G_B) has u ∈ S(G_A) (G_A is u or an ancestor) and v ∈ S(G_B)
-    (G_B ≤ v < end_index_b[G_B]); if none, m is the root of a new group.
-    The paper's text keeps only one "current" group, which under BFS breaks
-    every nested group apart as soon as a sibling is visited; we keep all
-    groups, which is what its definition of S(G_A) × S(G_B) asks for.
 
-    The groups rooted at one call u of A are created while u's own matches are
-    visited (they are contiguous), so they are a contiguous range of group ids,
-    and their B roots ascend and are disjoint subtrees (a match of u inside an
-    earlier root's subtree of B joins that group).  So at each ancestor a of u
-    (u included) at most one group rooted there holds v: the last root b ≤ v,
-    found by binary search, if v < end_index_b[b].  Every group at a shallower
-    ancestor was created earlier (BFS), so the first-created group holding the
-    match is the one found nearest the root.  O(depth · log(roots per call))
-    per match: a call matched to 10^5 disjoint calls of B (a thread's root
-    against a pool's tasks) no longer makes every match below it visit them all
-    (a real 16-worker docutils trace against its perturbed copy: 50 s -> 0.3 s).
-    Returns ``(group, root_a, root_b)``.
+@njit(cache=True, nogil=True)
+def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
+    """Leaves [lo, hi) of the segment tree (``size`` leaves from index ``size``): every node
+    of the range's cover gets min(its key, ``key``), each change logged.  Returns (n_log,
+    log_node, log_old) (the log grown when short)."""
+    log_node = _grown(log_node, n_log + 2 * 64)
+    log_old = _grown(log_old, n_log + 2 * 64)
+    lo += size
+    hi += size
+    while lo < hi:
+        if lo & 1:
+            n_log = _chmin(tree, lo, key, log_node, log_old, n_log)
+            lo += 1
+        if hi & 1:
+            hi -= 1
+            n_log = _chmin(tree, hi, key, log_node, log_old, n_log)
+        lo >>= 1
+        hi >>= 1
+    return n_log, log_node, log_old
+
+
+@njit(cache=True, nogil=True)
+def _bfs_order(ra, rb, depth_a):
+    """The order of the roots (ra, rb), given in (a, b) order, by (depth of a, a, b): a
+    stable counting sort by depth."""
+    n = ra.shape[0]
+    if n == 0:
+        return np.empty(0, np.int64)
+    dmax = 0
+    for j in range(n):
+        dmax = max(dmax, depth_a[ra[j]])
+    ptr = np.zeros(dmax + 2, np.int64)
+    for j in range(n):
+        ptr[depth_a[ra[j]] + 1] += 1
+    for d in range(dmax + 1):
+        ptr[d + 1] += ptr[d]
+    order = np.empty(n, np.int64)
+    for j in range(n):
+        d = depth_a[ra[j]]
+        order[ptr[d]] = j
+        ptr[d] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
+def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b):
+    """Groups of matches (TraceDiff Sec. III): the breadth-first partition.
+
+    Definition (what `tests/test_compare.groups_bf` computes): the matches are visited
+    breadth-first over trace A (by depth of a, a, b); match m = (u, v) joins the
+    first-created group G whose root (G_A, G_B) has u ∈ S(G_A) (G_A is u or an ancestor)
+    and v ∈ S(G_B) (G_B ≤ v < end_index_b[G_B]); if none, m is the root of a new group.
+    The paper's text keeps only one "current" group, which under BFS breaks every nested
+    group apart as soon as a sibling is visited; we keep all groups, which is what its
+    definition of S(G_A) × S(G_B) asks for.
+
+    ``pair_a``/``pair_b``: the matches sorted by (a, b) (A's pre-order, then B's; a
+    ValueError otherwise).  Whether (u, v) roots a group depends only on the groups rooted
+    at u's proper ancestors (all of them were created before it, at smaller depths) and at
+    u itself (created by u's earlier matches).  Those are the same in pre-order, so the
+    matches are visited in pre-order of A with a stack of u's ancestors that root groups:
+    each group's B subtree [G_B, end_index_b[G_B]) is a range of B's pre-order, and a
+    segment tree over the distinct partners v keeps, per range, the least key
+    (depth of G_A, group) with range-min updates and point queries (the min along the leaf's
+    path), undone from a log when the walk leaves G_A's subtree.  A match first looks at the
+    `FEW_LEVELS` shallowest calls of the stack, one binary search each, and asks the tree
+    only past them (most matches of real traces lie in a group of a thread's first levels:
+    the tree's deep leaves are cache misses); the tree is made the first time a match gets
+    past them, from the groups of the calls then on the stack.  Among the groups holding
+    (u, v) the first-created is the one rooted at the shallowest call (BFS), and the groups
+    rooted at one call have disjoint B subtrees (a match of u inside an earlier root's subtree
+    joins it), so the least key is that group.  The groups are numbered in creation order of
+    the breadth-first visit: by (depth of G_A, G_A, G_B).
+
+    O((matches + groups) · log matches), memory linear in the matches (the log: at most
+    one entry per tree node an update changed, ~2 log per group on the stack).  The visit
+    over ancestor lists it replaces was O(depth) per match: a 10^5-deep recursion against
+    another took 16 s, a 10^6-deep one hours, and a call rooting 10^5 groups (a thread's
+    root matched to a pool's tasks) made every match below it visit them all (a real
+    16-worker docutils trace against its perturbed copy: 50 s).
+    Returns ``(group, root_a, root_b)``: ``group`` per match in the given order.
     """
     m = pair_a.shape[0]
-    n_a = parent_a.shape[0]
     group = np.empty(m, np.int32)
-    first = np.full(n_a, -1, np.int32)       # the first group rooted at a call of A
-    n_roots = np.zeros(n_a, np.int32)        # how many are rooted there (ids first, first + 1, ...)
+    for i in range(1, m):
+        if pair_a[i] < pair_a[i - 1] or (pair_a[i] == pair_a[i - 1] and pair_b[i] <= pair_b[i - 1]):
+            raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
+    if m == 0:
+        return group, np.empty(0, np.int32), np.empty(0, np.int32)
+    big = np.iinfo(np.int64).max
+    # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
+    # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
+    have_tree = False
+    leaf_of = np.empty(0, np.int64)
+    size = 1
+    tree = np.empty(0, np.int64)
+    log_node = np.empty(1024, np.int64)
+    log_old = np.empty(1024, np.int64)
+    n_log = 0
+    stack_a = np.empty(64, np.int64)         # ancestors of u (or u) rooting groups, root first
+    stack_log = np.empty(64, np.int64)       # the log's length when each was entered
+    stack_g0 = np.empty(64, np.int64)        # its groups: [g0, g1), g1 = -1 while still made
+    stack_g1 = np.empty(64, np.int64)
+    sp = 0
     root_a = np.empty(m, np.int32)
     root_b = np.empty(m, np.int32)
+    local = np.empty(m, np.int64)            # group per match, numbered in pre-order creation
     ng = 0
     for i in range(m):
         u = pair_a[i]
         v = pair_b[i]
-        best = -1
-        a = u
-        while a >= 0:
-            r = n_roots[a]
-            if r > 0:
-                g0 = first[a]
-                # the last root b <= v of the calls rooted at a (ascending, disjoint)
-                j = _lower_bound(root_b, g0, g0 + r, v + 1) - 1
-                if j >= g0 and v < end_index_b[root_b[j]] and (best < 0 or j < best):
-                    best = j               # a shallower ancestor's group is older: keep climbing
-            a = parent_a[a]
-        if best < 0:
-            best = ng
-            root_a[ng] = u
-            root_b[ng] = v
-            if n_roots[u] == 0:
-                first[u] = ng
-            elif first[u] + n_roots[u] != ng:
-                raise ValueError("bfs_groups: the matches of a call of A are not contiguous (sort by depth, a, b)")
-            n_roots[u] += 1
-            ng += 1
-        group[i] = best
-    return group, root_a[:ng].copy(), root_b[:ng].copy()
+        while sp > 0 and end_index_a[stack_a[sp - 1]] <= u:   # left that call's subtree
+            sp -= 1
+            while n_log > stack_log[sp]:
+                n_log -= 1
+                tree[log_node[n_log]] = log_old[n_log]
+        # the shallowest few calls on the stack first: the groups rooted at one call have
+        # ascending, disjoint B roots, so one binary search each (most matches lie in a group
+        # of a thread's first levels); deeper than that, the segment tree (every level at once)
+        found = -1
+        for s_ in range(min(sp, FEW_LEVELS)):
+            g0 = stack_g0[s_]
+            g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
+            j = _lower_bound(root_b, g0, g1, v + 1) - 1
+            if j >= g0 and v < end_index_b[root_b[j]]:
+                found = j
+                break
+        if found < 0 and sp > FEW_LEVELS:
+            if not have_tree:
+                have_tree = True
+                leaf_of = np.zeros(end_index_b.shape[0] + 1, np.int64)
+                for x in range(m):
+                    leaf_of[pair_b[x] + 1] = 1
+                for x in range(end_index_b.shape[0]):
+                    leaf_of[x + 1] += leaf_of[x]
+                while size < leaf_of[-1]:
+                    size <<= 1
+                tree = np.full(2 * size, big, np.int64)
+                for s_ in range(sp):          # the groups of the calls on the stack
+                    stack_log[s_] = n_log
+                    g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
+                    for g in range(stack_g0[s_], g1):
+                        n_log, log_node, log_old = _tree_add(tree, size, leaf_of[root_b[g]],
+                                                             leaf_of[end_index_b[root_b[g]]],
+                                                             (np.int64(depth_a[stack_a[s_]]) << 32) | g,
+                                                             log_node, log_old, n_log)
+            best = big
+            x = leaf_of[v] + size
+            while x >= 1:
+                if tree[x] < best:
+                    best = tree[x]
+                x >>= 1
+            if best != big:
+                found = best & 0xFFFFFFFF
+        if found >= 0:
+            local[i] = found
+            continue
+        root_a[ng] = u
+        root_b[ng] = v
+        local[i] = ng
+        if sp == 0 or stack_a[sp - 1] != u:
+            stack_a = _grown(stack_a, sp + 1)
+            stack_log = _grown(stack_log, sp + 1)
+            stack_g0 = _grown(stack_g0, sp + 1)
+            stack_g1 = _grown(stack_g1, sp + 1)
+            if sp > 0 and stack_g1[sp - 1] < 0:
+                stack_g1[sp - 1] = ng        # its call's matches are done: its groups end here
+            stack_a[sp] = u
+            stack_log[sp] = n_log
+            stack_g0[sp] = ng
+            stack_g1[sp] = -1
+            sp += 1
+        if have_tree:                         # the group's B subtree [G_B, end) over the leaves
+            n_log, log_node, log_old = _tree_add(tree, size, leaf_of[v], leaf_of[end_index_b[v]],
+                                                 (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
+        ng += 1
+    # number the groups as the breadth-first visit creates them: by (depth of G_A, G_A, G_B)
+    ra = root_a[:ng]
+    rb = root_b[:ng]
+    order = _bfs_order(ra, rb, depth_a)
+    rank = np.empty(ng, np.int64)
+    for j in range(ng):
+        rank[order[j]] = j
+    for i in range(m):
+        group[i] = rank[local[i]]
+    return group, ra[order].copy(), rb[order].copy()
 
 
 @njit(cache=True, nogil=True)
