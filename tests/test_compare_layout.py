@@ -155,6 +155,41 @@ def _rooted(roots):
                              thread_names=["MainThread"]).check()
 
 
+def _descent_twin(end_index, marked, root):
+    """`single_marked_descent` as the layout first wrote it: each child's subtree scanned."""
+    node = int(root)
+    while True:
+        kids = []
+        c = node + 1
+        while c < end_index[node]:
+            if marked[c:end_index[c]].any():
+                kids.append(c)
+            c = int(end_index[c])
+        if len(kids) != 1:
+            return node
+        node = kids[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_single_marked_descent_is_its_twin(seed):
+    """From a call down while one child's subtree holds the marked calls: random trees (deep
+    chains among them), random marks, every call as the start."""
+    from tracevis3d.kernels.tree import depth_and_end_from_parent, single_marked_descent
+    rng = np.random.default_rng(seed)
+    n = 300
+    parent = np.full(n, -1, np.int32)    # pre-order: each call's parent is the previous call or one above it
+    for i in range(1, n):
+        p = i - 1
+        while p >= 0 and rng.random() > (0.9 if seed % 2 else 0.4):   # odd seeds: deep chains
+            p = parent[p]
+        parent[i] = p
+    _, end_index = depth_and_end_from_parent(parent)
+    for share in (0.01, 0.1, 0.5):
+        marked = rng.random(n) < share
+        for root in range(n):
+            assert single_marked_descent(end_index, marked, root) == _descent_twin(end_index, marked, root)
+
+
 def test_groups_split_again_below_a_worker_loop():
     """A pool's worker: main → _worker → [get, run → phases]; the first split (below _worker)
     leaves run holding nearly every match, so it is split again: one group per phase (the

@@ -17,6 +17,7 @@ from .geometry import drawn_calls
 from .naming import function_table
 from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401
 from .select import select_calls
+from ..kernels.tree import single_marked_descent
 
 
 MATCHED_RGB = oklch_rgb(0.83, 0.025, 250.0)
@@ -36,20 +37,9 @@ def matched_calls(cmp) -> tuple:
 
 
 def _pass_through_chain(trace, root, inside) -> int:
-    """Descend from ``root`` while exactly one child's subtree holds matched calls."""
-    node = int(root)
-    while True:
-        kids = []
-        c = node + 1
-        while c < trace.end_index[node]:
-            if inside[c:trace.end_index[c]].any():
-                kids.append(c)
-                if len(kids) > 1:
-                    break
-            c = int(trace.end_index[c])
-        if len(kids) != 1:
-            return node
-        node = kids[0]
+    """Descend from ``root`` while exactly one child's subtree holds matched calls
+    (`kernels.tree.single_marked_descent`)."""
+    return int(single_marked_descent(trace.end_index, np.ascontiguousarray(inside, np.bool_), int(root)))
 
 
 def phase_groups(cmp, shown=None) -> tuple:
@@ -92,6 +82,24 @@ def phase_groups(cmp, shown=None) -> tuple:
     return g, ra, rb
 
 
+def _children(trace, node) -> np.ndarray:
+    """The children of call ``node`` (pre-order indices, ascending)."""
+    lo, hi = int(node) + 1, int(trace.end_index[node])
+    return (np.flatnonzero(trace.parent[lo:hi] == node) + lo).astype(np.int64)
+
+
+def _child_holding(trace, kids, calls) -> np.ndarray:
+    """Per call of ``calls``: the position in ``kids`` (children of one call, ascending, or a
+    subset of them) of the one whose subtree holds it; -1 for calls under none of them."""
+    calls = np.asarray(calls, np.int64)
+    if kids.size == 0:
+        return np.full(calls.size, -1, np.int64)
+    k = np.searchsorted(kids, calls, side="right") - 1
+    kc = np.maximum(k, 0)
+    inside = (k >= 0) & (calls < trace.end_index[kids[kc]])
+    return np.where(inside, k, -1)
+
+
 def _split_group(cmp, g, ra, rb, big, shown):
     """`phase_groups`' split of group ``big`` (its ``shown`` pairs) below its branching calls:
     (group of each pair, root_a, root_b) with one group more per phase, or None when A's
@@ -106,23 +114,14 @@ def _split_group(cmp, g, ra, rb, big, shown):
     top_a = _pass_through_chain(a, ra[big], in_a)
     top_b = _pass_through_chain(b, rb[big], in_b)
     # the children of A's branching call with matched calls: each a phase
-    phase_of_a = np.full(len(a), -1, np.int64)
-    phases = []
-    c = top_a + 1
-    while c < a.end_index[top_a]:
-        if in_a[c:a.end_index[c]].any():
-            phase_of_a[c:a.end_index[c]] = len(phases)
-            phases.append(c)
-        c = int(a.end_index[c])
+    kids_a = _children(a, top_a)
+    below = np.concatenate([[0], np.cumsum(in_a, dtype=np.int64)])
+    phases = kids_a[below[a.end_index[kids_a]] > below[kids_a]]
     if len(phases) < 2:
         return None
-    child_of_b = np.full(len(b), -1, np.int64)
-    c = top_b + 1
-    while c < b.end_index[top_b]:
-        child_of_b[c:b.end_index[c]] = c
-        c = int(b.end_index[c])
+    kids_b = _children(b, top_b)
     new_g = g.copy()
-    p_a = phase_of_a[pairs["a"]]
+    p_a = _child_holding(a, phases, pairs["a"])
     moved = sel & (p_a >= 0)
     base = ra.size
     new_g[moved] = base + p_a[moved]
@@ -130,7 +129,8 @@ def _split_group(cmp, g, ra, rb, big, shown):
     # over the pairs: count (phase, child) keys, the largest count per phase wins)
     roots_b = np.full(len(phases), top_b, np.int64)
     pk = p_a[moved]
-    bs = child_of_b[pairs["b"][moved]]
+    kb = _child_holding(b, kids_b, pairs["b"][moved])
+    bs = np.where(kb >= 0, kids_b[np.maximum(kb, 0)], -1) if kids_b.size else kb
     ok = bs >= 0
     if ok.any():
         key = pk[ok].astype(np.int64) * (len(b) + 1) + bs[ok]
@@ -139,7 +139,7 @@ def _split_group(cmp, g, ra, rb, big, shown):
         order = np.lexsort((ch, -cnt, ph))  # per phase: most partners first, then the earliest child
         first = order[np.r_[True, ph[order][1:] != ph[order][:-1]]]
         roots_b[ph[first]] = ch[first]
-    ra2 = np.concatenate([ra, np.asarray(phases, np.int64)])
+    ra2 = np.concatenate([ra, phases.astype(np.int64)])
     rb2 = np.concatenate([rb, roots_b])
     # the pairs of the root chain itself stay in the big group, rooted at the branching calls
     ra2[big], rb2[big] = top_a, top_b
