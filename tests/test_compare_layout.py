@@ -223,6 +223,15 @@ def test_groups_split_by_the_matches_in_view():
     assert {"parse", "check", "write"} <= {name(r) for r in ra[np.unique(group[shown])]}
 
 
+def test_a_pool_of_hundreds_of_threads_still_has_tubes():
+    """512 threads: each side packs dozens of worker icicles a few pixels wide into its lane,
+    every level squeezed, no box on a full level: their top boxes end the tubes (there were
+    none at all), so the picture says which worker's work matches which."""
+    a = tracevis3d.synthetic(40_000, threads=512)
+    spec = compare_layout(tracevis3d.compare(a, tracevis3d.perturb(a, seed=1)))
+    assert spec.meta["n_tubes"] >= 20 and spec.meta["n_pairs_in_tubes"] >= 200
+
+
 def test_wide_tubes_with_finer_tubes_inside_are_left_out(permuted):
     """Decluttering: an aligned phase (wide at both ends, its children matched inside both)
     has no tube of its own unless asked for, nor has main; the phases that moved keep theirs

@@ -81,6 +81,8 @@ def _finer_tube_inside(trace, calls, ask) -> np.ndarray:
 #: IV-B's key nodes); a match of calls below it (narrower, squeezed, merged into clusters)
 #: starts at its nearest key box: at the figure's resolution that is where its calls are
 KEY_PX = 6.0
+#: on a side with no key box, an icicle's top box this wide can still end a tube (`key_boxes`)
+ROOT_KEY_PX = 2.0
 #: a merged tube is at least this many pixels wide per √(matches it carries)
 COUNT_PX = 1.5
 #: permutation colour scale (IV-D): grey up to PERM_GREY of the group, full red from
@@ -99,11 +101,20 @@ MOVED_Y, MOVED_HALF_Y, ALIGNED_Y = 0.8, 0.3, 1.15
 
 def key_boxes(side: Side, key_px: float = KEY_PX) -> np.ndarray:
     """Bool per shown call: a box of its own (not in a cluster), on a full level (not
-    squeezed), at least ``key_px`` pixels wide: where a tube can end."""
+    squeezed), at least ``key_px`` pixels wide: where a tube can end.  A side with no such
+    box (a lane of hundreds of threads' icicles packed side by side: levels squeezed, each
+    icicle a few pixels wide) takes its boxes of that width on any level, and each icicle's
+    top box from `ROOT_KEY_PX`: the tubes then say which thread's work matches which (pairs
+    of 1024 and 4096 synthetic threads had no tube at all)."""
     d, fr = side.drawn, side.frame
     key = np.zeros(side.sel.idx.size, np.bool_)
+    if d.local.size == 0:
+        return key
     wpx = (d.end - d.start) * fr.scale_t * fr.foreshorten / fr.px[d.lane]
     ok = side.clusters.single & (d.level_height >= 0.99) & (wpx >= key_px)
+    if not ok.any():
+        top = side.sel.parent[d.local] < 0
+        ok = side.clusters.single & ((wpx >= key_px) | (top & (wpx >= ROOT_KEY_PX)))
     key[d.local[ok]] = True
     return key
 
