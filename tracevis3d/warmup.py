@@ -221,10 +221,13 @@ def _compare_scene(cmp) -> None:
     and the tube mesh the Blender writer makes from it."""
     import numpy as np
 
+    from .kernels.tree import single_marked_descent
     from .kernels.tubes import ring_keep, tube_edges, tube_mesh
     from .layout.compare import CompareParams, compare_layout
 
     spec = compare_layout(cmp, CompareParams(resolution=(480, 270)))
+    # the phase split's descent, which a small pair may not reach
+    single_marked_descent(cmp.a.end_index, np.ones(len(cmp.a), np.bool_), 0)
     tubes = next((layer for layer in spec.layers if layer.name == "tubes"), None)
     if tubes is not None and len(tubes):
         c, hx, hy = (np.ascontiguousarray(a, np.float64) for a in (tubes.centres, tubes.half_x, tubes.half_y))
