@@ -68,7 +68,8 @@ def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
     """Record ``python <argv>`` with VizTracer into ``out``; raise RuntimeError naming the
     command, its exit status and its output tail on failure or timeout."""
     cmd = recorder().viztracer_command(sys.executable, str(out), argv)
-    cmd[3:3] = list(options)  # after "python -m viztracer"
+    at = cmd.index("-o")
+    cmd[at:at] = list(options)  # after the defaults, so they win (argparse keeps the last value)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONHASHSEED"] = "0"
@@ -80,6 +81,9 @@ def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
     if p.returncode != 0 or not out.exists():
         tail = p.stdout.decode("utf-8", "replace")[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{tail}")
+    if recorder().viztracer_overflowed(str(out)):
+        raise RuntimeError(f"VizTracer's buffer overflowed (the run's start dropped): give it more "
+                           f"--tracer_entries: {' '.join(cmd)}")
     return out
 
 
