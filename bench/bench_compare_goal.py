@@ -2,8 +2,10 @@
 
     git archive <base> tracevis3d | tar -x -C /tmp/base-compare
     .venv/bin/python bench/bench_compare_goal.py --base /tmp/base-compare [--n 1000000] [--repeat 2]
+                                                 [--a TRACE --b TRACE|perturb]
 
-Workload (issue 26): a = tracevis3d.synthetic(n, threads=4), b = tracevis3d.perturb(a, seed=2).
+Workload (issue 26): a = tracevis3d.synthetic(n, threads=4), b = tracevis3d.perturb(a, seed=2);
+or, with ``--a``, trace files (real recordings: ``--b perturb`` compares A with its perturbed copy).
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
@@ -27,7 +29,7 @@ from bench_compare_memory import _reset_peak, _status_kb  # this folder's (run a
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
-def child(tree: str, n: int) -> dict:
+def child(tree: str, n: int, path_a: str | None = None, path_b: str | None = None) -> dict:
     sys.path.insert(0, tree)
     import tracevis3d
 
@@ -36,8 +38,12 @@ def child(tree: str, n: int) -> dict:
     # and the way of large traces (class pairs not kept: the fused join, where the tree has it),
     # else the timed compare compiles it
     tracevis3d.compare(w, tracevis3d.perturb(w, seed=2), keep_class_pairs=False)
-    a = tracevis3d.synthetic(n, threads=4)
-    b = tracevis3d.perturb(a, seed=2)
+    if path_a:
+        a = tracevis3d.load(path_a)
+        b = tracevis3d.perturb(a, seed=2) if path_b in (None, "perturb") else tracevis3d.load(path_b)
+    else:
+        a = tracevis3d.synthetic(n, threads=4)
+        b = tracevis3d.perturb(a, seed=2)
     rss0 = _status_kb("VmRSS")
     _reset_peak()
     c0, t0 = time.process_time(), time.perf_counter()
@@ -47,9 +53,9 @@ def child(tree: str, n: int) -> dict:
                 stages=c.params["timings"], class_pairs=c.n_class_pairs, pairs_total=c.n_pairs_total)
 
 
-def run(tree: str, n: int, cache: str) -> dict:
+def run(tree: str, n: int, cache: str, files: list) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, NUMBA_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, __file__, "--child", tree, "--n", str(n)], env=env, check=True,
+    out = subprocess.run([sys.executable, __file__, "--child", tree, "--n", str(n), *files], env=env, check=True,
                          capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -61,23 +67,29 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--only-new", action="store_true", help="skip the old tree (e.g. 10^7)")
+    ap.add_argument("--a", default=None, help="trace file A instead of the synthetic trace")
+    ap.add_argument("--b", default=None, help="trace file B, or 'perturb' (A's perturbed copy, the default)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    files = ["--a", str(pathlib.Path(args.a).resolve())] if args.a else []
+    if args.a and args.b:
+        files += ["--b", args.b if args.b == "perturb" else str(pathlib.Path(args.b).resolve())]
     if args.child:
-        print(json.dumps(child(args.child, args.n)))
+        print(json.dumps(child(args.child, args.n, args.a, args.b)))
         return
     trees = [("new", args.new)] if args.only_new else [("old", args.base), ("new", args.new)]
     best = {}
     for _ in range(args.repeat):
         for tag, tree in trees:
-            r = run(tree, args.n, f"/tmp/bench-goal-numba-{tag}")
+            r = run(tree, args.n, f"/tmp/bench-goal-numba-{tag}", files)
             print(tag, json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()
                                    if k != "stages"}), {k: round(v, 2) for k, v in r["stages"].items()}, flush=True)
             if tag not in best or r["wall"] < best[tag]["wall"]:
                 best[tag] = r
     stages = sorted({s for r in best.values() for s in r["stages"]}, key=lambda s: -max(
         r["stages"].get(s, 0.0) for r in best.values()))
-    print(f"\nn = {args.n:,} calls of A, best of {args.repeat} (wall s unless said)")
+    what = (f"{args.a} against {args.b or 'perturb'}" if args.a else f"n = {args.n:,} calls of A")
+    print(f"\n{what}, best of {args.repeat} (wall s unless said)")
     print(f"{'':<18}" + "".join(f"{tag:>12}" for tag, _ in trees))
     for s in stages:
         print(f"{s:<18}" + "".join(f"{best[t]['stages'].get(s, 0.0):12.2f}" for t, _ in trees))

@@ -78,7 +78,7 @@ def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
                            timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"recording timed out after {timeout:.0f} s: {' '.join(cmd)}") from None
-    if p.returncode != 0 or not out.exists():
+    if p.returncode != 0 or not out.exists() or out.stat().st_size == 0:  # VizTracer exits 0 when its dump fails
         tail = p.stdout.decode("utf-8", "replace")[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{tail}")
     if recorder().viztracer_overflowed(str(out)):
