@@ -187,7 +187,8 @@ def test_single_marked_descent_is_its_twin(seed):
     for share in (0.01, 0.1, 0.5):
         marked = rng.random(n) < share
         for root in range(n):
-            assert single_marked_descent(end_index, marked, root) == _descent_twin(end_index, marked, root)
+            below = np.concatenate([[0], np.cumsum(marked, dtype=np.int64)])
+            assert single_marked_descent(end_index, below, root) == _descent_twin(end_index, marked, root)
 
 
 def test_groups_split_again_below_a_worker_loop():

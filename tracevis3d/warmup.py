@@ -227,7 +227,7 @@ def _compare_scene(cmp) -> None:
 
     spec = compare_layout(cmp, CompareParams(resolution=(480, 270)))
     # the phase split's descent, which a small pair may not reach
-    single_marked_descent(cmp.a.end_index, np.ones(len(cmp.a), np.bool_), 0)
+    single_marked_descent(cmp.a.end_index, np.arange(len(cmp.a) + 1, dtype=np.int64), 0)
     tubes = next((layer for layer in spec.layers if layer.name == "tubes"), None)
     if tubes is not None and len(tubes):
         c, hx, hy = (np.ascontiguousarray(a, np.float64) for a in (tubes.centres, tubes.half_x, tubes.half_y))

@@ -115,8 +115,9 @@ FEW_LEVELS = 32
 
 @njit(cache=True, nogil=True, inline="always")
 def _chmin(tree, node, key, log_node, log_old, n_log):
-    """tree[node] = min(tree[node], key), the old value logged (for `_rollback`) when it
-    changes; returns the log's new length (the log arrays are sized by the caller)."""
+    """tree[node] = min(tree[node], key), the old value logged (undone when the walk leaves
+    the group's call) when it changes; returns the log's new length (the log arrays are sized
+    by the caller)."""
     if key < tree[node]:
         log_node[n_log] = node
         log_old[n_log] = tree[node]
@@ -154,29 +155,6 @@ def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
         lo >>= 1
         hi >>= 1
     return n_log, log_node, log_old
-
-
-@njit(cache=True, nogil=True)
-def _bfs_order(ra, rb, depth_a):
-    """The order of the roots (ra, rb), given in (a, b) order, by (depth of a, a, b): a
-    stable counting sort by depth."""
-    n = ra.shape[0]
-    if n == 0:
-        return np.empty(0, np.int64)
-    dmax = 0
-    for j in range(n):
-        dmax = max(dmax, depth_a[ra[j]])
-    ptr = np.zeros(dmax + 2, np.int64)
-    for j in range(n):
-        ptr[depth_a[ra[j]] + 1] += 1
-    for d in range(dmax + 1):
-        ptr[d + 1] += ptr[d]
-    order = np.empty(n, np.int64)
-    for j in range(n):
-        d = depth_a[ra[j]]
-        order[ptr[d]] = j
-        ptr[d] += 1
-    return order
 
 
 @njit(cache=True, nogil=True)
@@ -314,7 +292,8 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b):
     # number the groups as the breadth-first visit creates them: by (depth of G_A, G_A, G_B)
     ra = root_a[:ng]
     rb = root_b[:ng]
-    order = _bfs_order(ra, rb, depth_a)
+    depth_r = depth_a[ra]
+    order, _ = group_by_key(depth_r, int(depth_r.max()) + 1 if ng else 1)   # stable: (a, b) within a depth
     rank = np.empty(ng, np.int64)
     for j in range(ng):
         rank[order[j]] = j

@@ -315,24 +315,19 @@ def first_bad_call(func, start, end, depth, parent, end_index, thread, kind, n_f
 
 
 @njit(cache=True, nogil=True)
-def single_marked_descent(end_index, marked, root):
-    """From ``root`` down while exactly one child's subtree holds a marked call (``marked``: a
-    bool per call in pre-order; ``end_index``: each call's subtree end); the call where that
-    stops.  One prefix count of the marks, so each subtree is asked in O(1): O(calls under
-    ``root`` visited) at most, not a scan of each child's subtree per level (a 10^6-deep
-    recursion took 7 s in numpy slices)."""
-    lo = root
-    hi = end_index[root]
-    below = np.zeros(hi - lo + 1, np.int64)   # marked calls before each call of the subtree
-    for i in range(lo, hi):
-        below[i - lo + 1] = below[i - lo] + (1 if marked[i] else 0)
+def single_marked_descent(end_index, below, root):
+    """From ``root`` down while exactly one child's subtree holds a marked call; the call
+    where that stops.  ``below[i]``: the marked calls before call i in pre-order (a prefix
+    count, n + 1 entries; ``end_index``: each call's subtree end), so each subtree is asked
+    in O(1): O(calls under ``root`` visited) at most, not a scan of each child's subtree per
+    level (a 10^6-deep recursion took 7 s in numpy slices)."""
     node = root
     while True:
         only = -1
         c = node + 1
         two = False
         while c < end_index[node]:
-            if below[end_index[c] - lo] > below[c - lo]:
+            if below[end_index[c]] > below[c]:
                 if only >= 0:
                     two = True
                     break

@@ -36,10 +36,16 @@ def matched_calls(cmp) -> tuple:
     return cmp.has_match("a"), cmp.has_match("b")
 
 
-def _pass_through_chain(trace, root, inside) -> int:
-    """Descend from ``root`` while exactly one child's subtree holds matched calls
-    (`kernels.tree.single_marked_descent`)."""
-    return int(single_marked_descent(trace.end_index, np.ascontiguousarray(inside, np.bool_), int(root)))
+def _marked_before(inside) -> np.ndarray:
+    """The marked calls before each call (n + 1 entries): a subtree [c, end) holds
+    below[end] - below[c]."""
+    return np.concatenate([[0], np.cumsum(inside, dtype=np.int64)])
+
+
+def _pass_through_chain(trace, root, below) -> int:
+    """Descend from ``root`` while exactly one child's subtree holds matched calls (``below``:
+    `_marked_before` of them; `kernels.tree.single_marked_descent`)."""
+    return int(single_marked_descent(trace.end_index, below, int(root)))
 
 
 def phase_groups(cmp, shown=None) -> tuple:
@@ -111,12 +117,12 @@ def _split_group(cmp, g, ra, rb, big, shown):
     sel = (g == big) & shown
     in_a[pairs["a"][sel]] = True
     in_b[pairs["b"][sel]] = True
-    top_a = _pass_through_chain(a, ra[big], in_a)
-    top_b = _pass_through_chain(b, rb[big], in_b)
+    below_a = _marked_before(in_a)
+    top_a = _pass_through_chain(a, ra[big], below_a)
+    top_b = _pass_through_chain(b, rb[big], _marked_before(in_b))
     # the children of A's branching call with matched calls: each a phase
     kids_a = _children(a, top_a)
-    below = np.concatenate([[0], np.cumsum(in_a, dtype=np.int64)])
-    phases = kids_a[below[a.end_index[kids_a]] > below[kids_a]]
+    phases = kids_a[below_a[a.end_index[kids_a]] > below_a[kids_a]]
     if len(phases) < 2:
         return None
     kids_b = _children(b, top_b)
