@@ -67,9 +67,9 @@ def record_viztracer(out: pathlib.Path, argv: list, cwd: pathlib.Path,
                      timeout: float = RECORD_TIMEOUT, options: tuple = ()) -> pathlib.Path:
     """Record ``python <argv>`` with VizTracer into ``out``; raise RuntimeError naming the
     command, its exit status and its output tail on failure or timeout."""
-    cmd = recorder().viztracer_command(sys.executable, str(out), argv)
-    at = cmd.index("-o")
-    cmd[at:at] = list(options)  # after the defaults, so they win (argparse keeps the last value)
+    # ``options`` go after the command's defaults (as its ``flags``), so they win: argparse
+    # keeps an option's last value
+    cmd = recorder().viztracer_command(sys.executable, str(out), argv, flags=tuple(options))
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONHASHSEED"] = "0"
