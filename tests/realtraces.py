@@ -205,9 +205,7 @@ def record_http_threads(out_dir: pathlib.Path, pages=(24, 16), timeout: float = 
     work.mkdir(exist_ok=True)
     prog = rec._write(str(work / "http_threads.py"), rec.HTTP_THREADS_PROGRAM)
     # VizTracer's default buffer (10^6 entries) holds these runs (~520k calls; an overflow is
-    # refused); a 3M one, which this asked for before its options took effect, shifts the
-    # recording's timing: the live view's empty share, which the server's fixed 0.5 s shutdown
-    # poll decides, spread from 63-64 % to 62-66 % over four recordings each
+    # refused)
     return tuple(record_viztracer(out_dir / f"http_threads_{tag}.json", [prog, str(int(n))], work, timeout)
                  for tag, n in zip("ab", pages))
 

@@ -1187,7 +1187,10 @@ def fetch(port, n):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    serving = threading.Thread(target=server.serve_forever, name="server", daemon=True)
+    # a short poll: shutdown() waits for serve_forever's next poll (0.5 s by default, longer
+    # than the clients' whole run), which would leave most of the recording an idle tail
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="server",
+                               daemon=True)
     serving.start()
     port = server.server_address[1]
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="client") as pool:
