@@ -1293,7 +1293,7 @@ def test_sweep_of_one_call_equals_the_general_sweep():
         want_large = np.zeros((n + o_large + 1, 5))
         want_small = np.zeros((2, 5))
         _sweep_pair(np.array([x]), 0, 1, 0, large, 0, n, o_large, csum, s, tol_small, tol_large,
-                    want_small, want_large)
+                    want_small, want_large, 1.0)
         got_large = np.zeros_like(want_large)
         one = np.zeros(5)
         _sweep_one(x, large, 0, n, o_large, csum, s, tol_small, tol_large, one, got_large)

@@ -123,7 +123,9 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
 def test_row_overview_in_parts_equals_twin():
     """Random classes of 1–6 calls on each side at random times (ties included), random class
     pairs fed row by row to 2 parts: the bars and deltas of both sides equal the pair-by-pair
-    sums of the definition (Sec. IV-A, Eq. 4)."""
+    sums of the definition (Sec. IV-A, Eq. 4); in half the trials each pair's δ terms carry a
+    weight of its own (a sampled pair's 1 / p, `overview_rows.sample_matches`), which reaches
+    every path (one call against one, against several, several against one or several)."""
     from tracevis3d.kernels.overview_rows import overview_row_constants, overview_rows_finish, row_overview
     from tracevis3d.kernels.setjoin_rowtiers import column_records
 
@@ -145,6 +147,7 @@ def test_row_overview_in_parts_equals_twin():
         tol_a, tol_b = span_a / n_bins, span_b / n_bins
         pairs = {(r, q): float(rng.choice([0.25, 0.5, 1.0 / 3.0, 0.9])) for r in range(n_ra) for q in range(n_rb)
                  if rng.random() < 0.3}
+        weight = {rq: (float(rng.choice([1.0, 2.5, 8.0, 1.0 / 0.3])) if trial >= 3 else 1.0) for rq in pairs}
         csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b,
                                                                      n_bins)
         parts = [dict(cols=column_records(np.ones(n_rb, np.int64), cb, x1_b, bin1_b), loc=np.empty((8, 5)),
@@ -153,9 +156,11 @@ def test_row_overview_in_parts_equals_twin():
         for r in range(n_ra):
             mq = np.array([q for q in range(n_rb) if (r, q) in pairs], np.int32)
             ms = np.array([pairs[(r, q)] for q in mq])
+            mu = np.array([weight[(r, q)] for q in mq])
             p = parts[r % 2]
-            row_overview(r, mq.size, mq, ms, p["cols"], ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
-                         tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"])
+            row_overview(r, mq.size, mq, ms, mu, p["cols"], ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
+                         tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"], 0.0, np.uint64(0),
+                         np.zeros(0, np.uint64))
         got = overview_rows_finish([p["bins_a"] for p in parts], [p["bins_b1"] for p in parts],
                                    [p["diff_b"] for p in parts], ptr_b, time_b, span_b, n_bins, 0.2)
         for side in (0, 1):
@@ -168,7 +173,7 @@ def test_row_overview_in_parts_equals_twin():
                     k = min(max(int(t / (span / n_bins)), 0), n_bins - 1)
                     for x in other:
                         bars[k, 0 if abs(x - t) <= tol else 1 if x < t - tol else 2] += s
-                        delta[k] += abs(t - x)
+                        delta[k] += weight[(r, q)] * abs(t - x)
             np.testing.assert_allclose(got[2 * side], bars, rtol=1e-9, atol=1e-9)
             np.testing.assert_allclose(got[2 * side + 1], delta, rtol=1e-9, atol=1e-9)
 
@@ -232,6 +237,127 @@ def test_fused_equals_streamed_on_synthetic_and_any_thread_count():
         np.testing.assert_allclose(getattr(fused, name), getattr(kept, name), rtol=1e-9, atol=0)
     for name in EXACT + BARS:
         assert np.asarray(getattr(one, name)).tobytes() == np.asarray(getattr(fused, name)).tobytes(), name
+
+
+def _splitmix_twin(i: int, salt: int) -> int:
+    """`overview_rows.splitmix_keys`' key of ``i`` in Python integers."""
+    m = (1 << 64) - 1
+    z = (i + salt + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def test_sample_matches_is_the_threshold_sample_and_unbiased():
+    """`overview_rows.sample_matches` against its definition pair by pair (kept iff
+    u(r, q) < min(1, w / θ), w = calls of r × calls of q, u from the rows' splitmix keys;
+    weights s / p and 1 / p), and its Horvitz-Thompson total against the exact one: 4·10^4
+    matches, most of one call pair, at θ = 10 give Σ s within four standard deviations, the
+    heavy ones (w ≥ θ) all kept."""
+    from tracevis3d.kernels.overview_rows import ROW_SALT_A, ROW_SALT_B, sample_matches, splitmix_keys
+
+    rng = np.random.default_rng(5)
+    n_rows_a, n_rows_b = 100, 400
+    calls_b = np.where(rng.random(n_rows_b) < 0.8, 1, rng.integers(2, 40, n_rows_b))
+    theta = 10.0
+    key_a, key_b = splitmix_keys(n_rows_a, ROW_SALT_A), splitmix_keys(n_rows_b, ROW_SALT_B)
+    assert [int(k) for k in key_b[:50]] == [_splitmix_twin(q, ROW_SALT_B) for q in range(50)]
+    lim_b = calls_b / theta
+    want_total = got_total = var = 0.0
+    n_heavy = 0
+    for r in range(n_rows_a):
+        calls_r = 1 if r % 4 else int(rng.integers(2, 30))
+        mq = np.sort(rng.choice(n_rows_b, 400, replace=False)).astype(np.int32)
+        ms = rng.uniform(0.25, 1.0, mq.size)
+        oq, os_, ou = np.empty(mq.size, np.int32), np.empty(mq.size), np.empty(mq.size)
+        k = sample_matches(mq.size, mq, ms, calls_r, key_a[r], lim_b, key_b, oq, os_, ou)
+        want = []
+        kr = _splitmix_twin(r, ROW_SALT_A)
+        for q, sim in zip(mq.tolist(), ms.tolist()):
+            p = calls_r * (calls_b[q] / theta)
+            if p >= 1.0:
+                want.append((q, sim, 1.0))
+                n_heavy += 1
+                p = 1.0
+            elif ((kr ^ _splitmix_twin(q, ROW_SALT_B)) >> 11) / float(1 << 53) < p:
+                want.append((q, sim / p, 1.0 / p))
+            want_total += sim
+            var += sim * sim * (1.0 - p) / p
+        assert k == len(want)
+        assert oq[:k].tolist() == [w[0] for w in want]
+        np.testing.assert_allclose(os_[:k], [w[1] for w in want], rtol=1e-15)
+        np.testing.assert_allclose(ou[:k], [w[2] for w in want], rtol=1e-15)
+        got_total += os_[:k].sum()
+    assert n_heavy > 1000
+    assert abs(got_total - want_total) < 4.0 * var ** 0.5, (got_total, want_total, var ** 0.5)
+
+
+def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():
+    """`overview_rows.sweep_pair_sampled`: at pc = 1 the entries of `overview._sweep_pair`
+    (every call swept), bit for bit; at pc = 0.1 the mean over 20,000 keys of every call's
+    accumulated sums (both sides, the difference arrays prefix-summed) is the exact sweep's
+    within 4 standard errors, and about a tenth of the small side is swept per key."""
+    from tracevis3d.kernels.overview import _sweep_pair
+    from tracevis3d.kernels.overview_rows import _call_unit, sweep_pair_sampled
+
+    rng = np.random.default_rng(9)
+    small, large = np.sort(rng.uniform(0, 100, 30)), np.sort(rng.uniform(0, 100, 50))
+    csum = np.concatenate([[0.0], np.cumsum(large)])
+    s, tol_s, tol_l = 0.6, 3.0, 4.0
+
+    def run(fn, *extra):
+        ds, dl = np.zeros((small.size + 1, 5)), np.zeros((large.size + 2, 5))
+        fn(small, 0, small.size, 0, large, 0, large.size, 1, csum, s, tol_s, tol_l, ds, dl, *extra)
+        return np.cumsum(ds, axis=0)[:-1], np.cumsum(dl, axis=0)[1:-1]
+    want = run(_sweep_pair, 1.0)
+    got = run(sweep_pair_sampled, 1.0, np.uint64(12345))
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    n_keys, pc = 20000, 0.1
+    keys = list(rng.integers(0, 2**64 - 1, n_keys, dtype=np.uint64, endpoint=True))   # all 64 bits random
+    runs = [run(sweep_pair_sampled, pc, k) for k in keys]
+    swept = np.mean([sum(_call_unit(k, i) < pc for i in range(small.size)) for k in keys[:500]])
+    assert 2.0 < swept < 4.0, swept
+    for side in (0, 1):
+        vals = np.stack([r[side] for r in runs])
+        mean, se = vals.mean(axis=0), vals.std(axis=0) / np.sqrt(n_keys)
+        assert np.all(np.abs(mean - want[side]) <= 4.0 * se + 1e-9), np.max(np.abs(mean - want[side]) / (se + 1e-12))
+
+
+def test_overview_past_its_budget_is_a_close_deterministic_estimate():
+    """A synthetic pair whose class pairs exceed a small ``overview_budget``: the bars and δ
+    are estimated (θ > 1, fewer class pairs visited), within 2 % of the largest bar of the
+    exact ones on either side, the same on a second run; every other result is the exact
+    comparison's, bit for bit; the scene's legend says the bars are estimated."""
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(20000, threads=2, seed=81)
+    b = perturb(a, seed=82)
+    exact = compare_traces(a, b, keep_class_pairs=False, overview_budget=None)
+    est = compare_traces(a, b, keep_class_pairs=False, overview_budget=200_000)
+    again = compare_traces(a, b, keep_class_pairs=False, overview_budget=200_000)
+    je, js = exact.params["join"], est.params["join"]
+    assert je["overview_theta"] == 1.0 and je["overview_pairs"] == exact.n_class_pairs
+    assert js["overview_theta"] > 2.0 and js["overview_pairs"] < exact.n_class_pairs / 2, js
+    for name in EXACT:
+        assert np.asarray(getattr(exact, name)).tobytes() == np.asarray(getattr(est, name)).tobytes(), name
+    for name in BARS:
+        assert np.asarray(getattr(est, name)).tobytes() == np.asarray(getattr(again, name)).tobytes(), name
+    for bars in ("overview_a", "overview_b"):
+        e, g = getattr(exact, bars), getattr(est, bars)
+        assert np.abs(g - e).max() <= 0.02 * e.max(), (bars, np.abs(g - e).max() / e.max())
+        assert not np.array_equal(g, e)
+    for delta in ("overview_delta_a", "overview_delta_b"):
+        e, g = getattr(exact, delta), getattr(est, delta)
+        assert np.abs(g - e).max() <= 0.02 * e.max(), (delta, np.abs(g - e).max() / e.max())
+    with pytest.raises(ValueError, match="overview_budget"):
+        compare_traces(a, b, overview_budget=0)
+    from tracevis3d.layout.compare import CompareParams, compare_layout
+
+    def legend(c):   # the notes wrap: their lines joined
+        return " ".join(compare_layout(c, CompareParams(resolution=(960, 540))).labels.texts)
+    theta = js["overview_theta"]
+    assert "sample" not in legend(exact)
+    assert f"estimated from a weighted sample of 1 in {theta:,.0f} of the matches" in legend(est), legend(est)
 
 
 def test_fused_join_with_b_rows_not_in_size_order():

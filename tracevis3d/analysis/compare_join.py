@@ -1,7 +1,8 @@
 """The class-pair stage of `analysis.comparison.compare_traces`: the exact class-level join of
 the Γ-set classes (TraceDiff Sec. III, Eq. 3) and what the comparison takes from its class
 pairs: the exact call-pair count, both sides' best similarity tiers and partner-call counts,
-the overview bars (Sec. IV-A, exact over all matches) and, when kept, the class pairs.
+the overview bars (Sec. IV-A, over all matches: exact, or past the overview budget a threshold
+sample's estimate, `overview_theta`) and, when kept, the class pairs.
 
 Two ways, the same results (the overview bars to float rounding):
 - **fused** (`kernels.setjoin_fused.jaccard_join_tree_fused`): the tree join hands each row's
@@ -51,12 +52,16 @@ class ClassPairResults:
 
 def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end_index_a, size_a, size_b,
                      count_a, count_b, calls_ptr_a, time_a, calls_ptr_b, time_b, span_a, span_b, n_bins, tol_a,
-                     tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap):
+                     tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap,
+                     overview_budget=None):
     """The class pairs of A's class rows ``rows_a`` and B's ``rows_b`` with J > ``tau`` consumed
     (see the module docstring).  ``calls_ptr_a`` / ``time_a``: each A row's call times sorted
     (µs from A's first start), B likewise.  ``check_memory(class_pairs_held, extra_bytes)``
     raises before the long work when it cannot fit; ``lap(stage)`` marks the stages ("join",
-    "tiers", "overview", the join's per wave).  Returns `ClassPairResults`."""
+    "tiers", "overview", the join's per wave).  ``overview_budget``: the class pairs the
+    fused way's overview visits at most (about): past it, by the join's sampled estimate, the
+    bars are estimated from a threshold sample (`overview_theta`); None: exact at any size.
+    Returns `ClassPairResults`."""
     if join == "tree" and keep_class_pairs is not True and wave_pairs is None:
         plan = _join_plan(class_ptr, class_items, rows_a, rows_b, tau, n_functions, row_of_a, end_index_a, 64, None)
         est = _sampled_pair_count(plan["a_ptr"], plan["a_items"], tau, plan["post_ptr"], plan["post_k"],
@@ -66,9 +71,11 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
                                     int(top_k), np.dtype(plan["odt"]).itemsize)
             check_memory(0, FUSED_PARTS * part)
             stats: dict = {"estimate": float(est)}
+            theta = overview_theta(est, overview_budget)
             got = jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, int(top_k), calls_ptr_a, time_a,
                                           calls_ptr_b, time_b, span_a, span_b, int(n_bins), tol_a, tol_b, tau,
-                                          stats=stats)
+                                          stats=stats, overview_theta=theta)
+            stats.update(overview_theta=theta, overview_pairs=got["overview_pairs"])
             lap("join")
             if keep_class_pairs is False or got["class_pairs"] > keep_auto:
                 return ClassPairResults(got["call_pairs"], got["class_pairs"], got["tiers"], got["partners_row"],
@@ -78,6 +85,17 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
     return _streamed(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end_index_a, size_a, size_b,
                      count_a, count_b, calls_ptr_a, time_a, calls_ptr_b, time_b, span_a, span_b, n_bins, tol_a,
                      tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap)
+
+
+def overview_theta(estimated_pairs: float, budget) -> float:
+    """θ of the overview's threshold sample (`overview_rows.sample_matches`: a match of w call
+    pairs is kept with probability min(1, w / θ)): 1 (every match, exact) while the join's
+    estimated class pairs are within ``budget`` (None: no budget), else their ratio, so that
+    about ``budget`` matches of one call pair each are visited (and every heavier one kept
+    with a higher probability)."""
+    if budget is None or estimated_pairs <= budget:
+        return 1.0
+    return float(estimated_pairs) / max(1.0, float(budget))
 
 
 #: resident bytes per class pair of one wave of the streamed join (B row int32 + overlap

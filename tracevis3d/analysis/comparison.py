@@ -562,6 +562,11 @@ COMPARE_BYTES_PER_CLASS_PAIR = 12 * 1.3
 #: ``keep_class_pairs=None`` (auto) keeps the class pairs while there are at most this many
 #: (6 bytes each: 192 MiB); beyond, they are streamed into the results and dropped
 KEEP_CLASS_PAIRS_AUTO = 32 << 20
+#: the class pairs the overview bars visit, at most (about), when the class pairs are not kept:
+#: past it (by the join's sampled estimate) the bars are a threshold sample's estimate
+#: (`compare_join.overview_theta`).  Real traces of 10^6-10^7 calls have 0.2-9·10^6 class pairs
+#: and stay exact; the synthetic 10^6-call pair has 5.2·10^8, its overview 21 of ~40 CPU s
+OVERVIEW_BUDGET = 10_000_000
 
 
 def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:
@@ -665,14 +670,14 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
                    aligned_tol: float | None = None, max_period: int = 8,
                    threads_a=None, threads_b=None, window_a=None, window_b=None,
                    join: str = "tree", keep_class_pairs: bool | None = None,
-                   wave_pairs: int | None = None) -> Comparison:
+                   wave_pairs: int | None = None, overview_budget: int | None = OVERVIEW_BUDGET) -> Comparison:
     """Compare two traces as TraceDiff does (Sec. III, IV-A, IV-D); see `Comparison`.
 
     Every call f gets Γ(f), the set of function names in its subtree (functions
     of A and B are identified by name).  Distinct Γ-sets (classes) are joined
     EXACTLY into the call-pair count ``n_pairs_total``, the similarity tiers behind
     ``pairs``, the partner counts and the overview bars, all exact over every class pair
-    with Jaccard > ``tau`` (`compare_join`): each row's class pairs consumed as the tree
+    with Jaccard > ``tau`` (`compare_join`; the bars estimated past ``overview_budget``): each row's class pairs consumed as the tree
     join reads them (fused, never stored), or streamed in waves of at most ``wave_pairs``
     class pairs (default `setjoin_tree.WAVE_PAIRS`) when they are kept, when
     ``wave_pairs`` is given or for ``join="filter"``.  ``keep_class_pairs``: also keep the
@@ -684,7 +689,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     call of A and every call of B, its ``top_k`` best partners (similarity desc,
     then closeness of relative start time, then index): at most
     ``top_k * (len(a) + len(b))`` pairs, memory linear in that.  Groups (Sec. III)
-    are built over the kept pairs; the overview bars count ALL matches.
+    are built over the kept pairs; the overview bars count ALL matches (estimated from a
+    weighted sample of them past ``overview_budget``, below).
 
     Parameters: ``tau`` in (0, 1); ``n_bins`` overview intervals per trace;
     ``aligned_tol`` µs within which a partner counts as aligned (default: one bin
@@ -692,6 +698,13 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     ``threads_a``/``threads_b`` and ``window_a``/``window_b`` (µs, (t0, t1))
     restrict each side with `Trace.subset` first (call indices in the result then
     refer to ``result.a`` / ``result.b``, the subset traces).
+    ``overview_budget``: where the class pairs are consumed as the join reads them (the fused
+    way) and the join's estimate of them exceeds it, the overview bars and δ are estimated
+    from a threshold sample of the matches (`overview_rows.sample_matches`: a match of w call
+    pairs kept with probability min(1, w / θ), weighted 1 / p, θ = estimate / budget; the
+    expectation of every bar is its exact value, and matches of many call pairs are always
+    kept); ``params["join"]`` holds ``overview_theta`` and ``overview_pairs`` (visited).  None:
+    exact at any size.  Everything else (counts, tiers, pairs, groups) is exact always.
     ``join``: "tree" (`kernels.setjoin_tree.jaccard_join_tree`, overlaps inherited
     along A's call tree) or "filter" (`jaccard_join_waves`, prefix/size filters); both
     exact, same result.
@@ -704,6 +717,9 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
     if join not in ("tree", "filter"):
         raise ValueError(f"compare: join must be 'tree' or 'filter', got {join!r}")
+    if overview_budget is not None and (isinstance(overview_budget, bool)
+                                        or not isinstance(overview_budget, (int, np.integer)) or overview_budget < 1):
+        raise ValueError(f"compare: overview_budget must be an integer >= 1 or None (exact), got {overview_budget!r}")
     if threads_a is not None or window_a is not None:
         a = a.subset(thread=threads_a, time_window=window_a)
     if threads_b is not None or window_b is not None:
@@ -756,7 +772,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # exact class-level join (Eq. 3) and what the comparison needs from its class pairs: the
     # exact call-pair count, both sides' best similarity tiers and partner-call counts and the
-    # overview bars (Sec. IV-A, exact over all matches); the class pairs kept only when asked
+    # overview bars (Sec. IV-A, over all matches: exact, or a sample's estimate past the overview
+    # budget); the class pairs kept only when asked
     # or few (`compare_join`: fused into the join, or streamed in waves)
     tol_a = aligned_tol if aligned_tol is not None else span_a / n_bins
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
@@ -767,7 +784,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index, size_a,
                            size_b, count_a, count_b, calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class,
                            span_a, span_b, n_bins, tol_a, tol_b, tau, top_k, join, keep_class_pairs, wave_pairs,
-                           KEEP_CLASS_PAIRS_AUTO, check_memory, lap)
+                           KEEP_CLASS_PAIRS_AUTO, check_memory, lap, overview_budget)
     n_pairs_total, n_class_pairs, join_stats = got.n_pairs_total, got.n_class_pairs, got.stats
     join_stats["way"] = got.way
     tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = got.tiers

@@ -109,21 +109,21 @@ def _add_point(diff, k, e, a, l, c, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large):
+def _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u):
     """A small-side call at time t as the viewer: (earlier, aligned, later, c, d) of its
     partners on the large side ``large_t[l0:l1]`` (``mid``: the first x >= t), see
-    `_sweep_pair`."""
+    `_sweep_pair`; δ's terms c, d weighted by ``u``."""
     e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
     e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
-    return (s * (e1 - l0), s * (e2 - e1), s * (l1 - e2), (mid - l0) - (l1 - mid),
-            (csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0]))
+    return (s * (e1 - l0), s * (e2 - e1), s * (l1 - e2), u * ((mid - l0) - (l1 - mid)),
+            u * ((csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large):
+def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u):
     """A small-side call at time t as a partner of the large side's calls: its step
     entries in ``diff_large`` (see `_sweep_pair`), less the two segment ends' per-call
-    constants, which the caller writes once."""
+    constants, which the caller writes once; δ's entries weighted by ``u``."""
     h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
     h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
     k = h2 + o_large                                          # later -> aligned
@@ -133,27 +133,27 @@ def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large):
     diff_large[k, 0] += s
     diff_large[k, 1] -= s
     k = mid + o_large                                         # t - x -> x - t
-    diff_large[k, 3] += 2.0
-    diff_large[k, 4] -= 2.0 * t
-    diff_large[l0 + o_large, 4] += t
-    diff_large[l1 + o_large, 4] += t
+    diff_large[k, 3] += 2.0 * u
+    diff_large[k, 4] -= 2.0 * (u * t)
+    diff_large[l0 + o_large, 4] += u * t
+    diff_large[l1 + o_large, 4] += u * t
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_ends(l0, l1, o_large, s, n, diff_large):
+def _segment_ends(l0, l1, o_large, s, n, diff_large, u):
     """The entries at the large segment's two ends that every one of ``n`` small-side calls
-    adds alike (see `_sweep_pair`), written once."""
+    adds alike (see `_sweep_pair`), written once; δ's weighted by ``u``."""
     lo_slot = l0 + o_large
     hi_slot = l1 + o_large
     diff_large[lo_slot, 2] += s * n
-    diff_large[lo_slot, 3] -= n
+    diff_large[lo_slot, 3] -= u * n
     diff_large[hi_slot, 0] -= s * n
-    diff_large[hi_slot, 3] -= n
+    diff_large[hi_slot, 3] -= u * n
 
 
 @njit(cache=True, nogil=True)
 def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
-                tol_large, diff_small, diff_large):
+                tol_large, diff_small, diff_large, u):
     """All call pairs of one class pair, iterating the side with fewer calls
     (both sides' times sorted, so each search starts where the last one ended).
 
@@ -170,16 +170,17 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
         row offset, so each class segment has its own end slot).  The entries at
         the segment's two ends are the same for every call, so they are summed
         and written once per pair.
-    Viewer delta = t_viewer · c + d.
+    Viewer delta = t_viewer · c + d.  ``u`` weighs δ's terms as ``s`` weighs the relations'
+    (1: every call pair once; a sampled pair's 1/p, `overview_rows.sample_matches`).
     """
     mid = l0
     for i in range(s0, s1):
         t = small_t[i]
         mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
-        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large)
+        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u)
         _add_point(diff_small, i + o_small, e, a, la, c, d)
-        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large)
-    _segment_ends(l0, l1, o_large, s, s1 - s0, diff_large)
+        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u)
+    _segment_ends(l0, l1, o_large, s, s1 - s0, diff_large, u)
 
 
 @njit(cache=True, nogil=True)
@@ -192,14 +193,14 @@ def _sweep_one(x, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
     small, cached array (the bars change by rounding only: the same terms, summed in another
     order)."""
     mid = _gallop_up(large_t, l0, l1, x, 0.0, 0)
-    e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, x, tol_small, s, csum_large)
+    e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, x, tol_small, s, csum_large, 1.0)
     one[0] += e
     one[1] += a
     one[2] += la
     one[3] += c
     one[4] += d
-    _partner_steps(large_t, l0, l1, mid, o_large, x, tol_large, s, diff_large)
-    _segment_ends(l0, l1, o_large, s, 1, diff_large)
+    _partner_steps(large_t, l0, l1, mid, o_large, x, tol_large, s, diff_large, 1.0)
+    _segment_ends(l0, l1, o_large, s, 1, diff_large, 1.0)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -355,7 +356,7 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                     s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                     if x != x:                 # NaN: B's class has more calls: sweep them
                         _sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
-                                    tol_a, tol_b, diff_a, db)
+                                    tol_a, tol_b, diff_a, db, 1.0)
                         continue
                     # branch-free (on real times these relations are coin flips): adding
                     # 0.0, or ±1.0 · v, gives the bits of the branches they replace
@@ -380,12 +381,12 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                 s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                 if f1 - f0 <= g1 - g0:
                     _sweep_pair(time_a, f0, f1, r, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
-                                diff_a, db)
+                                diff_a, db, 1.0)
                 elif g1 - g0 == 1:
                     _sweep_one(time_b[g0], time_a, f0, f1, r, csum_a, s, tol_b, tol_a, o1[q], diff_a)
                 else:
                     _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
-                                db, diff_a)
+                                db, diff_a, 1.0)
 
 
 @njit(cache=True, parallel=True, nogil=True)

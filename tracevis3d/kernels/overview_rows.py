@@ -1,6 +1,7 @@
 """TraceDiff overview bars (Sec. IV-A, Eq. 4) fed one row of A at a time: `row_overview`.
 
-The same bars as `overview.overview_bars_both` (exact over ALL matches k(f, g)): for N equal
+The same bars as `overview.overview_bars_both` (exact over ALL matches k(f, g); or, past
+compare's overview budget, a threshold sample's estimate of them, `sample_matches`): for N equal
 time intervals of each trace, bar n = Σ s(f, g) over the matches whose viewer call starts in
 interval n, split by where the partner starts (aligned |t(g) − t(f)| ≤ tol, earlier, later),
 and δ_n = Σ |t(f) − t(g)|.  Here the class pairs of one A class (row r: its calls' times
@@ -22,8 +23,8 @@ deterministic for any thread count.
 import numpy as np
 from numba import njit
 
-from .overview import _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, _sweep_pair, \
-    _viewer_point
+from .overview import _add_point, _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, \
+    _sweep_pair, _viewer_point
 
 
 @njit(cache=True, nogil=True)
@@ -78,10 +79,96 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
 
 
 @njit(cache=True, nogil=True)
-def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc, bins_a,
-                 bins_b1, diff_b):
+def splitmix_keys(n, salt):
+    """Keys 0 .. n−1 mixed by splitmix64's finaliser (Steele, Lea, Flood 2014) with ``salt``
+    (uint64): what `sample_matches` combines to decide a pair."""
+    out = np.empty(n, np.uint64)
+    for i in range(n):
+        z = np.uint64(i) + np.uint64(salt) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        out[i] = z ^ (z >> np.uint64(31))
+    return out
+
+
+#: the salts of A's and B's row keys (`splitmix_keys`)
+ROW_SALT_A, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
+
+
+@njit(cache=True, nogil=True)
+def sample_matches(n, mq, ms, calls_r, key_r, lim_b, key_b, oq, os_, ou):
+    """Threshold sampling (Duffield, Lund, Thorup, "Learn more, sample less", 2001) of one A
+    row's matches for the overview: the match with B row q = ``mq[j]`` stands for
+    w = ``calls_r`` · (calls of q) call pairs and is kept with probability p = min(1, w / θ)
+    (``lim_b[q]`` = calls of q / θ), decided by u(r, q) < p, u = the top 53 bits of
+    ``key_r`` XOR ``key_b[q]`` (`splitmix_keys`) over 2^53: uniform, and independent between
+    any two pairs (they differ in r or q), which is all the estimator's variance depends on.
+    A kept match carries s / p (``os_``) and 1 / p (``ou``, δ's weight), so every bar and δ is
+    a Horvitz-Thompson estimate whose expectation is its exact value, and the matches of many
+    call pairs (w ≥ θ) are always kept.  Deterministic: the same pair, the same decision.
+    Writes the kept B rows to ``oq``; returns their number."""
+    k = 0
+    for j in range(n):
+        q = mq[j]
+        p = calls_r * lim_b[q]
+        if p >= 1.0:
+            oq[k] = q
+            os_[k] = ms[j]
+            ou[k] = 1.0
+            k += 1
+        elif np.float64((key_r ^ key_b[q]) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < p:
+            oq[k] = q
+            os_[k] = ms[j] / p
+            ou[k] = 1.0 / p
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _call_unit(key, i):
+    """u in [0, 1) of call i within the pair of ``key``: the top 53 bits of ``key`` XOR
+    splitmix64's finaliser of i (`splitmix_keys`), over 2^53."""
+    z = np.uint64(i) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.float64((key ^ z) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True)
+def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+                       diff_small, diff_large, pc, key):
+    """`overview._sweep_pair` over a threshold sample of the small side's calls: call i is
+    swept iff `_call_unit`(``key``, i) < ``pc`` and then weighs 1 / ``pc`` (its relations s / pc,
+    its δ terms 1 / pc), so every bar and δ it feeds is a Horvitz-Thompson estimate of the
+    whole pair's.  For a class pair certain in `sample_matches` (w = m·g ≥ θ, m ≤ g calls)
+    whose small side's calls each stand for g < θ call pairs: pc = g / θ (each call kept as a
+    match of g call pairs would be), so a heavy pair costs ~pc · m searches instead of m."""
+    w = 1.0 / pc
+    sw = s * w
+    mid = l0
+    kept = 0
+    for i in range(s0, s1):
+        if _call_unit(key, i) >= pc:
+            continue
+        t = small_t[i]
+        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
+        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, sw, csum_large, w)
+        _add_point(diff_small, i + o_small, e, a, la, c, d)
+        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, sw, diff_large, w)
+        kept += 1
+    _segment_ends(l0, l1, o_large, sw, kept, diff_large, w)
+
+
+@njit(cache=True, nogil=True)
+def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
+                 bins_a, bins_b1, diff_b, inv_theta, key_r, key_b):
     """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the
-    B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A);
+    B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A),
+    δ's terms weighted by ``mu[:n]`` (ones, or a sample's 1/p: `sample_matches`).  With
+    ``inv_theta`` = 1/θ > 0 (the sample's), a match of several calls on both sides that the
+    sample kept for certain (weight 1) sweeps a sample of its smaller side's calls
+    (`sweep_pair_sampled`, keyed by ``key_r`` XOR ``key_b[q]``); 0: every call;
     ``cols[q].x`` / ``.bin``: the time and bin of B row q's call when it has one (NaN / −1
     otherwise, `setjoin_rowtiers.COLUMN_DTYPE`).
 
@@ -112,18 +199,19 @@ def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b
         for j in range(n):
             q = mq[j]
             s = ms[j]
+            u = mu[j]
             col = cols[q]
             x = col.x
             if x != x:                 # NaN: B's class has more calls: sweep them
                 _sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
-                            loc, diff_b)
+                            loc, diff_b, u)
                 continue
             # branch-free (on real times these relations are coin flips), as `_overview_blocks`
             ia = np.int64(x >= lo_t) + np.int64(x > hi_t)   # 0 earlier, 1 aligned, 2 later
             ae += s * (ia == 0)
             aa += s * (ia == 1)
             al += s * (ia == 2)
-            sg = 1.0 if x >= t else -1.0
+            sg = u if x >= t else -u
             ac -= sg
             ad += sg * x
             bq = col.bin
@@ -138,23 +226,34 @@ def row_overview(r, n, mq, ms, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b
         for j in range(n):
             q = mq[j]
             s = ms[j]
+            u = mu[j]
             g0 = ptr_b[q]
             g1 = ptr_b[q + 1]
-            if m <= g1 - g0:
-                _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b)
+            pc = 1.0
+            if inv_theta > 0.0 and u == 1.0 and g1 - g0 > 1:
+                pc = max(m, g1 - g0) * inv_theta
+            if pc < 1.0:
+                if m <= g1 - g0:
+                    sweep_pair_sampled(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b,
+                                       pc, key_r ^ key_b[q])
+                else:
+                    sweep_pair_sampled(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc,
+                                       pc, key_r ^ key_b[q])
+            elif m <= g1 - g0:
+                _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b, u)
             elif g1 - g0 == 1:
                 x = time_b[g0]
                 mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
-                e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a)
+                e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a, u)
                 bq = cols[q].bin
                 bins_b1[bq, 0] += e
                 bins_b1[bq, 1] += a
                 bins_b1[bq, 2] += la
                 bins_b1[bq, 3] += x * c + d
-                _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc)
-                _segment_ends(f0, f1, -f0, s, 1, loc)
+                _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc, u)
+                _segment_ends(f0, f1, -f0, s, 1, loc, u)
             else:
-                _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc)
+                _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc, u)
     _bin_row(loc, m, time_a, bin_a, f0, bins_a)
 
 

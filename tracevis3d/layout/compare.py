@@ -267,6 +267,10 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     if params.show_overview:
         rows.append(("overview", -1, "heading"))
         rows.append(("matches per time bin: grey aligned, red earlier, green later in the other run", -1, "note"))
+        theta = float(cmp.params.get("join", {}).get("overview_theta", 1.0))
+        if theta > 1.0:
+            # past compare's overview budget the bars are a sample's estimate: say so
+            rows.append((f"estimated from a weighted sample of 1 in {theta:,.0f} of the matches", -1, "note"))
         if params.window_a is not None or params.window_b is not None:
             rows.append(("dark strip: the bins in the focus window", -1, "note"))
     # the legend in a narrow column (its notes wrap): the comparison is as tall as the frame,
