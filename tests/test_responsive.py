@@ -275,6 +275,25 @@ def test_cold_note_follows_the_cache(tmp_path):
                  "sidescan.scan_fast-5.py311.nbi", "sideshape.side_run-5.py311.nbi", "sidetables.new_fast-6.py311.nbi"):
         (d / name).write_bytes(b"")
     assert not kc.is_cold("load", str(tmp_path)) and kc.is_cold("layout", str(tmp_path))
+    assert kc.cold_note("load", str(tmp_path)) == ""
+
+
+def test_cold_note_counts_only_what_is_missing(tmp_path):
+    """A step whose modules are cached but one announces that one's share of the step's compile
+    seconds (by source size), not the whole step's: after a kernel edit in a checkout the
+    comparison said "about 80 s" where only the fused join's modules were left to compile."""
+    full = kc.cold_seconds("compare", str(tmp_path))
+    assert full == kc.COLD_SECONDS["compare"] and kc.cold_note("compare", str(tmp_path)).endswith("about 80 s); ")
+    d = tmp_path / kc.cache_subdir(os.path.join(kc.package_root(), "kernels"))
+    d.mkdir(parents=True)
+    for mod in kc.STEP_KERNELS["compare"]:
+        if mod != "kernels/setjoin_rowtiers":
+            (d / f"{mod.split('/')[1]}.f-1.py311.nbi").write_bytes(b"")
+    assert kc.cold_modules("compare", str(tmp_path)) == ["kernels/setjoin_rowtiers"]
+    part = kc.cold_seconds("compare", str(tmp_path))
+    assert 0 < part < full / 4, part
+    (d / "setjoin_rowtiers.f-1.py311.nbi").write_bytes(b"")
+    assert kc.cold_seconds("compare", str(tmp_path)) == 0.0 and kc.cold_note("compare", str(tmp_path)) == ""
 
 
 def test_a_native_file_is_not_announced_as_a_long_compile(tmp_path):

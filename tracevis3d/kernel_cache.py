@@ -315,13 +315,14 @@ def package_root() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def is_cold(step: str, cache_dir: str | None = None, root: str | None = None) -> bool:
-    """True when the cache holds no compiled code yet for one of ``step``'s kernel modules."""
+def cold_modules(step: str, cache_dir: str | None = None, root: str | None = None) -> list[str]:
+    """``step``'s kernel modules (`STEP_KERNELS`) for which the cache holds no compiled code yet."""
     cache_dir = cache_dir or os.environ.get("NUMBA_CACHE_DIR")
     if not cache_dir:
-        return True
+        return list(STEP_KERNELS[step])
     root = root or package_root()
     listing: dict = {}
+    missing = []
     for mod in STEP_KERNELS[step]:
         rel, name = os.path.split(mod)
         d = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
@@ -331,15 +332,40 @@ def is_cold(step: str, cache_dir: str | None = None, root: str | None = None) ->
             except OSError:
                 listing[d] = []
         if not any(f.startswith(name + ".") and f.endswith(".nbi") for f in listing[d]):
-            return True
-    return False
+            missing.append(mod)
+    return missing
 
 
-def cold_note(step: str) -> str:
-    """"preparing kernels (first run only, about 30 s); " when ``step`` must compile, else ""."""
-    if not is_cold(step):
+def is_cold(step: str, cache_dir: str | None = None, root: str | None = None) -> bool:
+    """True when the cache holds no compiled code yet for one of ``step``'s kernel modules."""
+    return bool(cold_modules(step, cache_dir, root))
+
+
+def cold_seconds(step: str, cache_dir: str | None = None, root: str | None = None) -> float:
+    """About how long ``step`` compiles on this cache: `COLD_SECONDS` for an empty one, the
+    share of it that the missing modules' source bytes make of the step's (a module's
+    compile time grows with its code) when some are cached; 0 when none is missing."""
+    missing = cold_modules(step, cache_dir, root)
+    if not missing:
+        return 0.0
+    root = root or package_root()
+
+    def size(mod):
+        try:
+            return os.path.getsize(os.path.join(root, mod + ".py"))
+        except OSError:
+            return 1
+    total = sum(size(m) for m in STEP_KERNELS[step])
+    return COLD_SECONDS[step] * sum(size(m) for m in missing) / max(1, total)
+
+
+def cold_note(step: str, cache_dir: str | None = None) -> str:
+    """"preparing kernels (first run only, about 30 s); " when ``step`` must compile, with
+    the seconds of what is missing (`cold_seconds`), else "" (also under 2 s: not worth a word)."""
+    seconds = cold_seconds(step, cache_dir)
+    if seconds < 2.0:
         return ""
-    return f"preparing kernels (first run only, about {COLD_SECONDS[step]:.0f} s); "
+    return f"preparing kernels (first run only, about {seconds:.0f} s); "
 
 
 _installed: dict = {}
