@@ -16,6 +16,16 @@ kernel's rewrite; real VizTracer recordings of docutils in 16 worker threads, 10
     | 12,993,071 × 12,256,138 calls (2 runs) | 34.42      | 28.01      | 0.81  | 5472 / 5473       |
 
 (groups 49.78 -> 0.26 s and 11.21 -> 4.14 s; best of 2 and a single run respectively.)
+
+Measured at stop 58 (2026-11-27, base = a5c9cec, the tree before the overview's threshold
+sample past ``overview_budget``; best of 2, the first round slowed by a test run beside it):
+
+    | pair                                   | old wall s | new wall s | × old | join old / new s |
+    |----------------------------------------|------------|------------|-------|------------------|
+    | synthetic 10^6 against its perturbed   | 13.71      | 11.58      | 0.844 | 12.25 / 9.90     |
+
+(CPU 25.14 -> 20.91 s; 10^7, single runs in one process, not this script: 218 s exact
+(stop 57) -> 146 s, the join 194 -> 123.5 s; with no overview at all the join takes 104 s.)
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its

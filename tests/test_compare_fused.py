@@ -76,7 +76,9 @@ def test_sparse_matches_equals_twin():
 def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
     """Rows fed in random order to ``n_parts`` parts (each with its own column lists and
     records): after `finish_row_tiers` the tiers of the Python twin both ways, and per row /
-    column the partners' calls (`setjoin_tiers.TierStream`'s results)."""
+    column the partners' calls (`setjoin_tiers.TierStream`'s results); the rows that also take
+    the overview's sample in their pass take `overview_rows.sample_matches`' sample."""
+    from tracevis3d.kernels.overview_rows import sample_matches
     from tracevis3d.kernels.setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
 
     rng = np.random.default_rng(11 + n_parts)
@@ -91,15 +93,28 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
             col_s, col_n, col_nt = np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64)
             ms, rs, rn = np.empty(n_other), np.empty(k), np.empty(k, np.int64)
             tq, ts, cq, cs = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other, np.int32), np.empty(n_other)
+            oq, os_, ou = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other)
             got = dict(rows=[], row_len=[], tq=[], ts=[], cq=[], cr=[], cs=[])
             for r in rng.permutation(np.flatnonzero(owner == p)):
                 lo, hi = ptr[r], ptr[r + 1]
                 if hi == lo:
                     continue
-                n_t, nc, w = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r], cols,
-                                       k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs)
+                # half the rows also take the overview's sample in the pass: the tiers are the same,
+                # and the sample is `sample_matches`' of the row's similarities
+                inv_theta, a_r, b_r = (0.3, np.uint64(0x9E3779B97F4A7C15 * (r + 1) % 2**64),
+                                       np.uint64(0xBF58476D1CE4E5B9 * (r + 3) % 2**64)) if r % 2 else \
+                    (0.0, np.uint64(0), np.uint64(0))
+                n_t, nc, w, n_o = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r],
+                                            cols, k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs, inv_theta, a_r,
+                                            b_r, oq, os_, ou)
                 assert ms[:hi - lo].tolist() == [int(c) / (size_row[r] + size_other[q] - int(c))
                                                  for q, c in zip(others[lo:hi], inter[lo:hi])]
+                if inv_theta > 0:
+                    want = [np.empty(hi - lo, np.int32), np.empty(hi - lo), np.empty(hi - lo)]
+                    n_w = sample_matches(hi - lo, others[lo:hi], ms, count_row[r], a_r, b_r, cols, inv_theta, *want)
+                    assert n_o == n_w and all(np.array_equal(x[:n_o], y[:n_w]) for x, y in zip((oq, os_, ou), want))
+                else:
+                    assert n_o == 0
                 partners_row[r] = w
                 calls += w * count_row[r]
                 got["rows"].append(r)
@@ -159,8 +174,7 @@ def test_row_overview_in_parts_equals_twin():
             mu = np.array([weight[(r, q)] for q in mq])
             p = parts[r % 2]
             row_overview(r, mq.size, mq, ms, mu, p["cols"], ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
-                         tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"], 0.0, np.uint64(0),
-                         np.zeros(0, np.uint64))
+                         tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"], 0.0, np.uint64(0))
         got = overview_rows_finish([p["bins_a"] for p in parts], [p["bins_b1"] for p in parts],
                                    [p["diff_b"] for p in parts], ptr_b, time_b, span_b, n_bins, 0.2)
         for side in (0, 1):
@@ -239,10 +253,10 @@ def test_fused_equals_streamed_on_synthetic_and_any_thread_count():
         assert np.asarray(getattr(one, name)).tobytes() == np.asarray(getattr(fused, name)).tobytes(), name
 
 
-def _splitmix_twin(i: int, salt: int) -> int:
-    """`overview_rows.splitmix_keys`' key of ``i`` in Python integers."""
+def _mix64_twin(x: int) -> int:
+    """`overview_rows.mix64` in Python integers (splitmix64's output for state x)."""
     m = (1 << 64) - 1
-    z = (i + salt + 0x9E3779B97F4A7C15) & m
+    z = (x + 0x9E3779B97F4A7C15) & m
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
     return z ^ (z >> 31)
@@ -250,19 +264,22 @@ def _splitmix_twin(i: int, salt: int) -> int:
 
 def test_sample_matches_is_the_threshold_sample_and_unbiased():
     """`overview_rows.sample_matches` against its definition pair by pair (kept iff
-    u(r, q) < min(1, w / θ), w = calls of r × calls of q, u from the rows' splitmix keys;
-    weights s / p and 1 / p), and its Horvitz-Thompson total against the exact one: 4·10^4
-    matches, most of one call pair, at θ = 10 give Σ s within four standard deviations, the
-    heavy ones (w ≥ θ) all kept."""
-    from tracevis3d.kernels.overview_rows import ROW_SALT_A, ROW_SALT_B, sample_matches, splitmix_keys
+    u(r, q) < min(1, w / θ), w = calls of r × calls of q, u = top 32 bits of a_r·q + b_r with
+    the row's keys of `row_keys`; weights s / p and 1 / p), and its Horvitz-Thompson total
+    against the exact one: 4·10^4 matches, most of one call pair, at θ = 10 give Σ s within
+    four standard deviations, the heavy ones (w ≥ θ) all kept."""
+    from tracevis3d.kernels.overview_rows import ROW_SALT, row_keys, sample_matches
+    from tracevis3d.kernels.setjoin_rowtiers import column_records
 
     rng = np.random.default_rng(5)
     n_rows_a, n_rows_b = 100, 400
     calls_b = np.where(rng.random(n_rows_b) < 0.8, 1, rng.integers(2, 40, n_rows_b))
     theta = 10.0
-    key_a, key_b = splitmix_keys(n_rows_a, ROW_SALT_A), splitmix_keys(n_rows_b, ROW_SALT_B)
-    assert [int(k) for k in key_b[:50]] == [_splitmix_twin(q, ROW_SALT_B) for q in range(50)]
-    lim_b = calls_b / theta
+    keys = row_keys(n_rows_a)
+    m = (1 << 64) - 1
+    assert [[int(k) for k in keys[r]] for r in range(20)] == \
+        [[_mix64_twin((2 * r + ROW_SALT) & m), _mix64_twin((2 * r + 1 + ROW_SALT) & m)] for r in range(20)]
+    cols = column_records(np.ones(n_rows_b, np.int64), calls_b)
     want_total = got_total = var = 0.0
     n_heavy = 0
     for r in range(n_rows_a):
@@ -270,16 +287,16 @@ def test_sample_matches_is_the_threshold_sample_and_unbiased():
         mq = np.sort(rng.choice(n_rows_b, 400, replace=False)).astype(np.int32)
         ms = rng.uniform(0.25, 1.0, mq.size)
         oq, os_, ou = np.empty(mq.size, np.int32), np.empty(mq.size), np.empty(mq.size)
-        k = sample_matches(mq.size, mq, ms, calls_r, key_a[r], lim_b, key_b, oq, os_, ou)
+        k = sample_matches(mq.size, mq, ms, calls_r, keys[r, 0], keys[r, 1], cols, 1.0 / theta, oq, os_, ou)
         want = []
-        kr = _splitmix_twin(r, ROW_SALT_A)
+        a_r, b_r = int(keys[r, 0]), int(keys[r, 1])
         for q, sim in zip(mq.tolist(), ms.tolist()):
-            p = calls_r * (calls_b[q] / theta)
+            p = calls_r * (1.0 / theta) * calls_b[q]
             if p >= 1.0:
                 want.append((q, sim, 1.0))
                 n_heavy += 1
                 p = 1.0
-            elif ((kr ^ _splitmix_twin(q, ROW_SALT_B)) >> 11) / float(1 << 53) < p:
+            elif (((a_r * q + b_r) & m) >> 32) / float(1 << 32) < p:
                 want.append((q, sim / p, 1.0 / p))
             want_total += sim
             var += sim * sim * (1.0 - p) / p
@@ -321,6 +338,15 @@ def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():
         vals = np.stack([r[side] for r in runs])
         mean, se = vals.mean(axis=0), vals.std(axis=0) / np.sqrt(n_keys)
         assert np.all(np.abs(mean - want[side]) <= 4.0 * se + 1e-9), np.max(np.abs(mean - want[side]) / (se + 1e-12))
+
+
+def test_overview_theta_samples_only_well_past_the_budget():
+    """θ = estimate / budget once that is at least 2; exact (1) below, and with no budget."""
+    from tracevis3d.analysis.compare_join import overview_theta
+
+    assert overview_theta(5e9, None) == 1.0
+    assert overview_theta(9e6, 10**7) == overview_theta(1.9e7, 10**7) == 1.0
+    assert overview_theta(2e7, 10**7) == 2.0 and overview_theta(4.68e9, 10**7) == pytest.approx(468.0)
 
 
 def test_overview_past_its_budget_is_a_close_deterministic_estimate():

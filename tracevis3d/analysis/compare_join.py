@@ -90,12 +90,14 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
 def overview_theta(estimated_pairs: float, budget) -> float:
     """θ of the overview's threshold sample (`overview_rows.sample_matches`: a match of w call
     pairs is kept with probability min(1, w / θ)): 1 (every match, exact) while the join's
-    estimated class pairs are within ``budget`` (None: no budget), else their ratio, so that
-    about ``budget`` matches of one call pair each are visited (and every heavier one kept
-    with a higher probability)."""
-    if budget is None or estimated_pairs <= budget:
+    estimated class pairs are within twice ``budget`` (None: no budget; a sample of more than
+    half the matches would save little and read as "1 in 1"), else their ratio, so that about
+    ``budget`` matches of one call pair each are visited (and every heavier one kept with a
+    higher probability)."""
+    if budget is None:
         return 1.0
-    return float(estimated_pairs) / max(1.0, float(budget))
+    theta = float(estimated_pairs) / max(1.0, float(budget))
+    return theta if theta >= 2.0 else 1.0
 
 
 #: resident bytes per class pair of one wave of the streamed join (B row int32 + overlap

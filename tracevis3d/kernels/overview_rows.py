@@ -78,61 +78,83 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
         bins_a[b, 3] += t * c + d
 
 
+@njit(cache=True, nogil=True, inline="always")
+def mix64(x):
+    """splitmix64's output for state ``x`` (Steele, Lea, Flood 2014): x + γ through its
+    finaliser; a uint64 spread as if uniform."""
+    z = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unit53(z):
+    """The top 53 bits of uint64 ``z`` over 2^53: a float in [0, 1)."""
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(cache=True, nogil=True)
-def splitmix_keys(n, salt):
-    """Keys 0 .. n−1 mixed by splitmix64's finaliser (Steele, Lea, Flood 2014) with ``salt``
-    (uint64): what `sample_matches` combines to decide a pair."""
-    out = np.empty(n, np.uint64)
-    for i in range(n):
-        z = np.uint64(i) + np.uint64(salt) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        out[i] = z ^ (z >> np.uint64(31))
+def row_keys(n):
+    """Per A row r < n its sampling keys (a_r, b_r) = (`mix64`(2r + `ROW_SALT`),
+    `mix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_one`'s hash."""
+    out = np.empty((n, 2), np.uint64)
+    for r in range(n):
+        out[r, 0] = mix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
+        out[r, 1] = mix64(np.uint64(2 * r + 1) + np.uint64(ROW_SALT))
     return out
 
 
-#: the salts of A's and B's row keys (`splitmix_keys`)
-ROW_SALT_A, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
+#: the salt of the rows' keys (`row_keys`) and of B's in a heavy pair's call sample
+ROW_SALT, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sample_one(q, s, count_q, lim, a_r, b_r, oq, os_, ou, k):
+    """One match of `sample_matches` (B row q, similarity s, ``count_q`` calls; ``lim`` = calls
+    of the A row / θ): appended to ``oq`` / ``os_`` / ``ou`` at k when kept; returns the new k."""
+    p = lim * count_q
+    if p >= 1.0:
+        oq[k] = q
+        os_[k] = s
+        ou[k] = 1.0
+        return k + 1
+    if np.float64((a_r * np.uint64(q) + b_r) >> np.uint64(32)) * (1.0 / 4294967296.0) < p:
+        oq[k] = q
+        os_[k] = s / p
+        ou[k] = 1.0 / p
+        return k + 1
+    return k
 
 
 @njit(cache=True, nogil=True)
-def sample_matches(n, mq, ms, calls_r, key_r, lim_b, key_b, oq, os_, ou):
+def sample_matches(n, mq, ms, calls_r, a_r, b_r, cols, inv_theta, oq, os_, ou):
     """Threshold sampling (Duffield, Lund, Thorup, "Learn more, sample less", 2001) of one A
     row's matches for the overview: the match with B row q = ``mq[j]`` stands for
-    w = ``calls_r`` · (calls of q) call pairs and is kept with probability p = min(1, w / θ)
-    (``lim_b[q]`` = calls of q / θ), decided by u(r, q) < p, u = the top 53 bits of
-    ``key_r`` XOR ``key_b[q]`` (`splitmix_keys`) over 2^53: uniform, and independent between
-    any two pairs (they differ in r or q), which is all the estimator's variance depends on.
-    A kept match carries s / p (``os_``) and 1 / p (``ou``, δ's weight), so every bar and δ is
-    a Horvitz-Thompson estimate whose expectation is its exact value, and the matches of many
-    call pairs (w ≥ θ) are always kept.  Deterministic: the same pair, the same decision.
-    Writes the kept B rows to ``oq``; returns their number."""
+    w = ``calls_r`` · ``cols[q].count`` call pairs and is kept with probability
+    p = min(1, w · ``inv_theta``) (θ = 1 / inv_theta), decided by u(r, q) < p with
+    u = ((a_r · q + b_r) mod 2^64) / 2^64 to 32 bits: multiply-add-shift hashing with the
+    row's random keys (`row_keys`), strongly universal for q < 2^32 (Dietzfelbinger 1996): over
+    the keys every u is uniform and any two of a row are independent (rows' keys are
+    independent), which is all the estimator's variance depends on.  A kept match carries
+    s / p (``os_``) and 1 / p (``ou``, δ's weight), so every bar and δ is a Horvitz-Thompson
+    estimate whose expectation is its exact value, and the matches of many call pairs
+    (w ≥ θ) are always kept.  Deterministic: the same pair, the same decision.  Writes the
+    kept B rows to ``oq``; returns their number.  The fused join takes the same decisions
+    inside `setjoin_rowtiers.row_tiers`' pass over the row (`sample_one`), where each
+    column's record is already loaded (a second pass with a table of B's keys cost a cache
+    miss a match at 10^7 calls: 4·10^9 matches)."""
     k = 0
+    lim = calls_r * inv_theta
     for j in range(n):
-        q = mq[j]
-        p = calls_r * lim_b[q]
-        if p >= 1.0:
-            oq[k] = q
-            os_[k] = ms[j]
-            ou[k] = 1.0
-            k += 1
-        elif np.float64((key_r ^ key_b[q]) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < p:
-            oq[k] = q
-            os_[k] = ms[j] / p
-            ou[k] = 1.0 / p
-            k += 1
+        k = sample_one(mq[j], ms[j], cols[mq[j]].count, lim, a_r, b_r, oq, os_, ou, k)
     return k
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _call_unit(key, i):
-    """u in [0, 1) of call i within the pair of ``key``: the top 53 bits of ``key`` XOR
-    splitmix64's finaliser of i (`splitmix_keys`), over 2^53."""
-    z = np.uint64(i) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.float64((key ^ z) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    """u in [0, 1) of call i within the pair of ``key``: `unit53` of ``key`` XOR `mix64`(i)."""
+    return unit53(key ^ mix64(i))
 
 
 @njit(cache=True, nogil=True)
@@ -162,13 +184,13 @@ def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_
 
 @njit(cache=True, nogil=True)
 def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
-                 bins_a, bins_b1, diff_b, inv_theta, key_r, key_b):
+                 bins_a, bins_b1, diff_b, inv_theta, key_r):
     """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the
     B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A),
     δ's terms weighted by ``mu[:n]`` (ones, or a sample's 1/p: `sample_matches`).  With
     ``inv_theta`` = 1/θ > 0 (the sample's), a match of several calls on both sides that the
     sample kept for certain (weight 1) sweeps a sample of its smaller side's calls
-    (`sweep_pair_sampled`, keyed by ``key_r`` XOR ``key_b[q]``); 0: every call;
+    (`sweep_pair_sampled`, keyed by ``key_r`` (the row's a_r, `row_keys`) XOR B's; 0: every call;
     ``cols[q].x`` / ``.bin``: the time and bin of B row q's call when it has one (NaN / −1
     otherwise, `setjoin_rowtiers.COLUMN_DTYPE`).
 
@@ -235,10 +257,10 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
             if pc < 1.0:
                 if m <= g1 - g0:
                     sweep_pair_sampled(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b,
-                                       pc, key_r ^ key_b[q])
+                                       pc, key_r ^ mix64(np.uint64(q) + np.uint64(ROW_SALT_B)))
                 else:
                     sweep_pair_sampled(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc,
-                                       pc, key_r ^ key_b[q])
+                                       pc, key_r ^ mix64(np.uint64(q) + np.uint64(ROW_SALT_B)))
             elif m <= g1 - g0:
                 _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b, u)
             elif g1 - g0 == 1:

@@ -48,8 +48,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from .overview_rows import (ROW_SALT_A, ROW_SALT_B, overview_row_constants, overview_rows_finish, row_overview,
-                            sample_matches, splitmix_keys)
+from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
 from .setjoin import _lower_bound, min_overlap
 from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
@@ -157,23 +156,25 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
         for j in range(n):
             mq[j] = mk[order[j]]
             mi[j] = mi_c[order[j]]
-    n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
-                           tsim, cq, cs)
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, inv_theta = oc
+    loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones = os_
+    # past the overview's budget (inv_theta > 0) the row's pass also takes the overview's
+    # threshold sample of its matches (`overview_rows.sample_matches`)
+    a_r = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
+    b_r = key_a[v, 1] if inv_theta > 0.0 else np.uint64(0)
+    n_t, nc, w, n_o = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
+                                tsim, cq, cs, inv_theta, a_r, b_r, oq, os2, ou)
     partners_row[v] += w
     calls[0] += w * count_a[v]
     calls[1] += n
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, lim_b, key_b, inv_theta = oc
-    loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones = os_
-    if key_a.shape[0] > 0:
-        # past the overview's budget: a sample of the row's matches, weighted (`sample_matches`)
-        n_o = sample_matches(n, mq, ms, count_a[v], key_a[v], lim_b, key_b, oq, os2, ou)
+    if inv_theta > 0.0:
         calls[2] += n_o
         row_overview(v, n_o, oq, os2, ou, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, inv_theta, key_a[v], key_b)
+                     loc, bins_a, bins_b1, diff_b, inv_theta, a_r)
     else:
         calls[2] += n
         row_overview(v, n, mq, ms, ones, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, 0.0, np.uint64(0), key_b)
+                     loc, bins_a, bins_b1, diff_b, 0.0, a_r)
     # outputs: l32 = [rows, tier B rows, candidate columns, candidate rows], l64 = [tier lengths],
     # lf = [tier similarities, candidate similarities]; cur = [rows, entries, candidates, after last prune]
     r0, e0, c0 = cur[0], cur[1], cur[2]
@@ -355,13 +356,10 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     tc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k)
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
                                                                  float(span_b), int(n_bins))
-    if overview_theta > 1.0:      # the keys and thresholds of `overview_rows.sample_matches`
-        sample = (splitmix_keys(na, ROW_SALT_A), np.diff(ptr_b).astype(np.float64) / float(overview_theta),
-                  splitmix_keys(nb, ROW_SALT_B))
-    else:
-        sample = (np.zeros(0, np.uint64), np.zeros(0), np.zeros(0, np.uint64))
-    oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b)) + sample + (
-        1.0 / float(overview_theta) if overview_theta > 1.0 else 0.0,)
+    # A's row keys of `overview_rows.sample_matches` when it samples (empty: exact)
+    key_a = row_keys(na) if overview_theta > 1.0 else np.zeros((0, 2), np.uint64)
+    oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), key_a,
+          1.0 / float(overview_theta) if overview_theta > 1.0 else 0.0)
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     odt = np.zeros(0, p["odt"])
