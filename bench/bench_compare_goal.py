@@ -24,8 +24,10 @@ sample past ``overview_budget``; best of 2, the first round slowed by a test run
     |----------------------------------------|------------|------------|-------|------------------|
     | synthetic 10^6 against its perturbed   | 13.71      | 11.58      | 0.844 | 12.25 / 9.90     |
 
-(CPU 25.14 -> 20.91 s; 10^7, single runs in one process, not this script: 218 s exact
-(stop 57) -> 146 s, the join 194 -> 123.5 s; with no overview at all the join takes 104 s.)
+(CPU 25.14 -> 20.91 s.  10^7, single runs in one process, not this script, the final tree:
+exact 233 s (join 210), default budget 141.5 s (join 118.5, θ = 467, 3.4·10^7 of 4.7·10^9
+matches visited), the overview left out altogether 125.6 s (join 104.5): the goal's 2 min
+is out of reach of the overview alone.)
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its

@@ -76,9 +76,8 @@ def test_sparse_matches_equals_twin():
 def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
     """Rows fed in random order to ``n_parts`` parts (each with its own column lists and
     records): after `finish_row_tiers` the tiers of the Python twin both ways, and per row /
-    column the partners' calls (`setjoin_tiers.TierStream`'s results); the rows that also take
-    the overview's sample in their pass take `overview_rows.sample_matches`' sample."""
-    from tracevis3d.kernels.overview_rows import sample_matches
+    column the partners' calls (`setjoin_tiers.TierStream`'s results); each match's partner calls
+    written for the overview's sample (``mc``)."""
     from tracevis3d.kernels.setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
 
     rng = np.random.default_rng(11 + n_parts)
@@ -93,28 +92,17 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
             col_s, col_n, col_nt = np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64)
             ms, rs, rn = np.empty(n_other), np.empty(k), np.empty(k, np.int64)
             tq, ts, cq, cs = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other, np.int32), np.empty(n_other)
-            oq, os_, ou = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other)
+            mc = np.empty(n_other, np.int32)
             got = dict(rows=[], row_len=[], tq=[], ts=[], cq=[], cr=[], cs=[])
             for r in rng.permutation(np.flatnonzero(owner == p)):
                 lo, hi = ptr[r], ptr[r + 1]
                 if hi == lo:
                     continue
-                # half the rows also take the overview's sample in the pass: the tiers are the same,
-                # and the sample is `sample_matches`' of the row's similarities
-                inv_theta, a_r, b_r = (0.3, np.uint64(0x9E3779B97F4A7C15 * (r + 1) % 2**64),
-                                       np.uint64(0xBF58476D1CE4E5B9 * (r + 3) % 2**64)) if r % 2 else \
-                    (0.0, np.uint64(0), np.uint64(0))
-                n_t, nc, w, n_o = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r],
-                                            cols, k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs, inv_theta, a_r,
-                                            b_r, oq, os_, ou)
+                n_t, nc, w = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r], cols,
+                                       k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs, mc)
                 assert ms[:hi - lo].tolist() == [int(c) / (size_row[r] + size_other[q] - int(c))
                                                  for q, c in zip(others[lo:hi], inter[lo:hi])]
-                if inv_theta > 0:
-                    want = [np.empty(hi - lo, np.int32), np.empty(hi - lo), np.empty(hi - lo)]
-                    n_w = sample_matches(hi - lo, others[lo:hi], ms, count_row[r], a_r, b_r, cols, inv_theta, *want)
-                    assert n_o == n_w and all(np.array_equal(x[:n_o], y[:n_w]) for x, y in zip((oq, os_, ou), want))
-                else:
-                    assert n_o == 0
+                assert mc[:hi - lo].tolist() == count_other[others[lo:hi]].tolist()
                 partners_row[r] = w
                 calls += w * count_row[r]
                 got["rows"].append(r)
@@ -269,8 +257,6 @@ def test_sample_matches_is_the_threshold_sample_and_unbiased():
     against the exact one: 4·10^4 matches, most of one call pair, at θ = 10 give Σ s within
     four standard deviations, the heavy ones (w ≥ θ) all kept."""
     from tracevis3d.kernels.overview_rows import ROW_SALT, row_keys, sample_matches
-    from tracevis3d.kernels.setjoin_rowtiers import column_records
-
     rng = np.random.default_rng(5)
     n_rows_a, n_rows_b = 100, 400
     calls_b = np.where(rng.random(n_rows_b) < 0.8, 1, rng.integers(2, 40, n_rows_b))
@@ -279,7 +265,6 @@ def test_sample_matches_is_the_threshold_sample_and_unbiased():
     m = (1 << 64) - 1
     assert [[int(k) for k in keys[r]] for r in range(20)] == \
         [[_mix64_twin((2 * r + ROW_SALT) & m), _mix64_twin((2 * r + 1 + ROW_SALT) & m)] for r in range(20)]
-    cols = column_records(np.ones(n_rows_b, np.int64), calls_b)
     want_total = got_total = var = 0.0
     n_heavy = 0
     for r in range(n_rows_a):
@@ -287,7 +272,8 @@ def test_sample_matches_is_the_threshold_sample_and_unbiased():
         mq = np.sort(rng.choice(n_rows_b, 400, replace=False)).astype(np.int32)
         ms = rng.uniform(0.25, 1.0, mq.size)
         oq, os_, ou = np.empty(mq.size, np.int32), np.empty(mq.size), np.empty(mq.size)
-        k = sample_matches(mq.size, mq, ms, calls_r, keys[r, 0], keys[r, 1], cols, 1.0 / theta, oq, os_, ou)
+        mc = calls_b[mq].astype(np.int32)
+        k = sample_matches(mq.size, mq, ms, mc, calls_r, keys[r, 0], keys[r, 1], 1.0 / theta, oq, os_, ou)
         want = []
         a_r, b_r = int(keys[r, 0]), int(keys[r, 1])
         for q, sim in zip(mq.tolist(), ms.tolist()):

@@ -35,9 +35,11 @@ Past compare's overview budget (``overview_theta`` > 1) the overview takes a thr
 sample of each row's matches (`overview_rows.sample_matches`; the heavy matches it keeps for
 certain sweep a sample of their calls, `overview_rows.sweep_pair_sampled`); the tiers, counts
 and partners still take every match.  Stop 58, the same synthetic pair, wall seconds of the
-join on 2 cores: exact 12.4–13.6, θ = 55 (the default budget, 2·10^7 matches visited)
-9.5–10.0, the overview left out altogether 6.5–7.3; at 10^7 calls 194 s exact, 104 s without
-an overview.
+join on 2 cores: exact 12.4–14.3, θ = 55 (the default budget, 2·10^7 matches visited)
+9.7, the sample's pass alone (θ huge) 7.7, the overview left out altogether 6.7–7.2.  At
+10^7 calls (4.7·10^9 class pairs): exact 210, θ = 467 118.5 (walk 109.5), the sample's pass
+alone walk 104.8, no overview walk 94.7; the sample's decisions taken inside `row_tiers`' pass
+(the records' loop, memory-bound at that size) made its walk 115.4 s.
 """
 import concurrent.futures
 import time
@@ -48,7 +50,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
+from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview, sample_matches
 from .setjoin import _lower_bound, min_overlap
 from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
@@ -157,17 +159,16 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
             mq[j] = mk[order[j]]
             mi[j] = mi_c[order[j]]
     ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, inv_theta = oc
-    loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones = os_
-    # past the overview's budget (inv_theta > 0) the row's pass also takes the overview's
-    # threshold sample of its matches (`overview_rows.sample_matches`)
-    a_r = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
-    b_r = key_a[v, 1] if inv_theta > 0.0 else np.uint64(0)
-    n_t, nc, w, n_o = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
-                                tsim, cq, cs, inv_theta, a_r, b_r, oq, os2, ou)
+    loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones, mc = os_
+    n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
+                           tsim, cq, cs, mc)
     partners_row[v] += w
     calls[0] += w * count_a[v]
     calls[1] += n
+    a_r = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
     if inv_theta > 0.0:
+        # past the overview's budget: a threshold sample of the row's matches, weighted
+        n_o = sample_matches(n, mq, ms, mc, count_a[v], a_r, key_a[v, 1], inv_theta, oq, os2, ou)
         calls[2] += n_o
         row_overview(v, n_o, oq, os2, ou, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
                      loc, bins_a, bins_b1, diff_b, inv_theta, a_r)
@@ -314,7 +315,7 @@ def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=
     """Bytes one part of `jaccard_join_tree_fused` holds beyond its outputs: the walk's counters
     and scratch, the column lists and the overview's B difference array (what `compare`'s
     memory check adds per part)."""
-    return int((height + 1) * n_rows_b * overlap_bytes + n_rows_b * (16 * k + 92)
+    return int((height + 1) * n_rows_b * overlap_bytes + n_rows_b * (16 * k + 96)
                + 40 * (n_calls_b + n_rows_b) + 40 * (max_calls_a + 1))
 
 
@@ -369,7 +370,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
                np.zeros(nb, np.int64), partners_row, np.zeros(3, np.int64))
         os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
                np.zeros((time_b.shape[0] + nb, 5)), np.empty(nb, np.int32), np.empty(nb), np.empty(nb),
-               np.ones(nb))
+               np.ones(nb), np.empty(nb, np.int32))
         states.append((ts_, os_))
     seconds = [0.0] * n_parts
 

@@ -20,7 +20,6 @@ descending similarity until their partners hold at least k calls.
 import numpy as np
 from numba import njit
 
-from .overview_rows import sample_one
 from .setjoin_tiers import _column_cutoffs, _tier_insert, _tiers_cutoff
 
 #: per class of B (a column), one 32-byte record, so a pair touches one cache line for it
@@ -67,8 +66,7 @@ def _sort_tier(tq, ts, n):
 
 
 @njit(cache=True, nogil=True)
-def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, tq, ts, cand_q, cand_s, inv_theta,
-              a_r, b_r, oq, os_, ou):
+def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, tq, ts, cand_q, cand_s, mc):
     """One row r of class pairs: its partners ``mq[:n]`` (B rows, ascending) with overlaps
     ``mi[:n]``; |x| = ``nx``, ``cr`` calls; ``cols`` the B rows' `COLUMN_DTYPE` records.
     Writes ``ms[j]`` = J of each pair; adds every pair to its column's part list (``col_s`` /
@@ -76,15 +74,13 @@ def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, t
     the record's ``rej``) and ``cr`` to the record's ``calls``; writes the column candidates
     (s at or above the part's cutoff after the insert) to ``cand_q`` / ``cand_s`` and the
     row's tier entries (s ≥ the row's cutoff, by s descending, then B row ascending) to
-    ``tq`` / ``ts``.  ``rs`` / ``rn``: scratch of k.  With ``inv_theta`` > 0 it also takes
-    the overview's threshold sample of the row's matches (`overview_rows.sample_matches`'
-    decisions, by the row's keys ``a_r``, ``b_r``) into ``oq`` / ``os_`` / ``ou``, in this same pass.
-    Returns (tier entries, candidates, Σ count over the partners, matches sampled)."""
+    ``tq`` / ``ts``.  ``rs`` / ``rn``: scratch of k.  Writes each partner's calls to ``mc[j]``
+    (what `overview_rows.sample_matches` weighs a match by, read here from the loaded record:
+    a second pass reading the records cost a cache miss a match at 10^7 calls).
+    Returns (tier entries, candidates, Σ count over the partners)."""
     nrt = 0
     w = 0
     nc = 0
-    n_o = 0
-    lim = cr * inv_theta
     for j in range(n):
         q = mq[j]
         col = cols[q]
@@ -92,8 +88,7 @@ def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, t
         s = c / (nx + np.int64(col.size) - c)
         ms[j] = s
         co = np.int64(col.count)
-        if lim > 0.0:
-            n_o = sample_one(q, s, co, lim, a_r, b_r, oq, os_, ou, n_o)
+        mc[j] = co
         nrt = _tier_insert(rs, rn, nrt, k, s, co)
         w += co
         col.calls += cr
@@ -123,7 +118,7 @@ def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, t
                 ts[n_t] = ms[j]
                 n_t += 1
         _sort_tier(tq, ts, n_t)
-    return n_t, nc, w, n_o
+    return n_t, nc, w
 
 
 @njit(cache=True, nogil=True)
