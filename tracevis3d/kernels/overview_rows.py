@@ -88,16 +88,10 @@ def mix64(x):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def unit53(z):
-    """The top 53 bits of uint64 ``z`` over 2^53: a float in [0, 1)."""
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
 @njit(cache=True, nogil=True)
 def row_keys(n):
     """Per A row r < n its sampling keys (a_r, b_r) = (`mix64`(2r + `ROW_SALT`),
-    `mix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_one`'s hash."""
+    `mix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_matches`' hash."""
     out = np.empty((n, 2), np.uint64)
     for r in range(n):
         out[r, 0] = mix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
@@ -144,8 +138,11 @@ def sample_matches(n, mq, ms, mc, calls_r, a_r, b_r, inv_theta, oq, os_, ou):
 
 @njit(cache=True, nogil=True, inline="always")
 def _call_unit(key, i):
-    """u in [0, 1) of call i within the pair of ``key``: `unit53` of ``key`` XOR `mix64`(i)."""
-    return unit53(key ^ mix64(i))
+    """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift of i (as
+    `sample_matches`' u of a B row) with the multiplier `mix64`(key) and offset `mix64`(key + 1),
+    so the calls of one pair are sampled independently."""
+    return np.float64((mix64(key) * np.uint64(i) + mix64(key + np.uint64(1))) >> np.uint64(32)) * \
+        (1.0 / 4294967296.0)
 
 
 @njit(cache=True, nogil=True)
