@@ -242,7 +242,7 @@ def test_fused_equals_streamed_on_synthetic_and_any_thread_count():
 
 
 def _mix64_twin(x: int) -> int:
-    """`overview_rows.mix64` in Python integers (splitmix64's output for state x)."""
+    """`gamma.splitmix64` in Python integers (splitmix64's output for state x)."""
     m = (1 << 64) - 1
     z = (x + 0x9E3779B97F4A7C15) & m
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m

@@ -23,6 +23,7 @@ deterministic for any thread count.
 import numpy as np
 from numba import njit
 
+from .gamma import splitmix64
 from .overview import _add_point, _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, \
     _sweep_pair, _viewer_point
 
@@ -78,24 +79,14 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
         bins_a[b, 3] += t * c + d
 
 
-@njit(cache=True, nogil=True, inline="always")
-def mix64(x):
-    """splitmix64's output for state ``x`` (Steele, Lea, Flood 2014): x + γ through its
-    finaliser; a uint64 spread as if uniform."""
-    z = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 @njit(cache=True, nogil=True)
 def row_keys(n):
-    """Per A row r < n its sampling keys (a_r, b_r) = (`mix64`(2r + `ROW_SALT`),
-    `mix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_matches`' hash."""
+    """Per A row r < n its sampling keys (a_r, b_r) = (`gamma.splitmix64`(2r + `ROW_SALT`),
+    `gamma.splitmix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_matches`' hash."""
     out = np.empty((n, 2), np.uint64)
     for r in range(n):
-        out[r, 0] = mix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
-        out[r, 1] = mix64(np.uint64(2 * r + 1) + np.uint64(ROW_SALT))
+        out[r, 0] = splitmix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
+        out[r, 1] = splitmix64(np.uint64(2 * r + 1) + np.uint64(ROW_SALT))
     return out
 
 
@@ -139,9 +130,9 @@ def sample_matches(n, mq, ms, mc, calls_r, a_r, b_r, inv_theta, oq, os_, ou):
 @njit(cache=True, nogil=True, inline="always")
 def _call_unit(key, i):
     """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift of i (as
-    `sample_matches`' u of a B row) with the multiplier `mix64`(key) and offset `mix64`(key + 1),
-    so the calls of one pair are sampled independently."""
-    return np.float64((mix64(key) * np.uint64(i) + mix64(key + np.uint64(1))) >> np.uint64(32)) * \
+    `sample_matches`' u of a B row) with the multiplier `gamma.splitmix64`(key) and offset
+    `gamma.splitmix64`(key + 1), so the calls of one pair are sampled independently."""
+    return np.float64((splitmix64(key) * np.uint64(i) + splitmix64(key + np.uint64(1))) >> np.uint64(32)) * \
         (1.0 / 4294967296.0)
 
 
@@ -243,12 +234,13 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
             if inv_theta > 0.0 and u == 1.0 and g1 - g0 > 1:
                 pc = max(m, g1 - g0) * inv_theta
             if pc < 1.0:
+                key = key_r ^ splitmix64(np.uint64(q) + np.uint64(ROW_SALT_B))
                 if m <= g1 - g0:
                     sweep_pair_sampled(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b,
-                                       pc, key_r ^ mix64(np.uint64(q) + np.uint64(ROW_SALT_B)))
+                                       pc, key)
                 else:
                     sweep_pair_sampled(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc,
-                                       pc, key_r ^ mix64(np.uint64(q) + np.uint64(ROW_SALT_B)))
+                                       pc, key)
             elif m <= g1 - g0:
                 _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b, u)
             elif g1 - g0 == 1:

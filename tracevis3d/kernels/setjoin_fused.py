@@ -165,17 +165,16 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
     partners_row[v] += w
     calls[0] += w * count_a[v]
     calls[1] += n
-    a_r = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
     if inv_theta > 0.0:
         # past the overview's budget: a threshold sample of the row's matches, weighted
-        n_o = sample_matches(n, mq, ms, mc, count_a[v], a_r, key_a[v, 1], inv_theta, oq, os2, ou)
+        n_o = sample_matches(n, mq, ms, mc, count_a[v], key_a[v, 0], key_a[v, 1], inv_theta, oq, os2, ou)
         calls[2] += n_o
         row_overview(v, n_o, oq, os2, ou, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, inv_theta, a_r)
+                     loc, bins_a, bins_b1, diff_b, inv_theta, key_a[v, 0])
     else:
         calls[2] += n
         row_overview(v, n, mq, ms, ones, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, 0.0, a_r)
+                     loc, bins_a, bins_b1, diff_b, 0.0, np.uint64(0))
     # outputs: l32 = [rows, tier B rows, candidate columns, candidate rows], l64 = [tier lengths],
     # lf = [tier similarities, candidate similarities]; cur = [rows, entries, candidates, after last prune]
     r0, e0, c0 = cur[0], cur[1], cur[2]
