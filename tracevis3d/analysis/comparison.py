@@ -11,6 +11,7 @@ picking, serialisation) that the layout, the CLI and the panel share; its method
 """
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import time
 from dataclasses import dataclass, field
@@ -666,6 +667,20 @@ def gamma_classes(a: Trace, b: Trace):
     return functions, cls, class_ptr, class_items
 
 
+def _repetitions(a: Trace, b: Trace, max_period: int) -> list:
+    """Repetitions of identical sibling subtrees in A and in B (`sibling_repetitions`), as
+    `REPETITION_DTYPE` records."""
+    reps = []
+    for t in (a, b):
+        shape, _ = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
+        r = sibling_repetitions(shape, t.parent, t.end_index, t.thread, int(max_period))
+        rec = np.empty(r.shape[0], REPETITION_DTYPE)
+        for j, nm in enumerate(REPETITION_DTYPE.names):
+            rec[nm] = r[:, j]
+        reps.append(rec)
+    return reps
+
+
 def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bins: int = 200,
                    aligned_tol: float | None = None, max_period: int = 8,
                    threads_a=None, threads_b=None, window_a=None, window_b=None,
@@ -729,6 +744,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
     n_a, n_b = len(a), len(b)
     check_compare_memory(n_a + n_b)
+    # the repetitions need only the two traces: they run on a thread of their own while the
+    # classes are built (one core's work) and are collected at the end
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    reps_done = pool.submit(_repetitions, a, b, int(max_period))
     timings: dict = {}
     laps: list = []        # the stages in the order their laps ended (the join's repeat per wave)
     clock = [time.perf_counter()]
@@ -765,8 +784,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     rel_b = ts_b / (span_b if span_b > 0 else 1.0)
     idx_a = np.arange(n_a, dtype=np.int32)
     idx_b = np.arange(n_b, dtype=np.int32)
+    order_b = pool.submit(calls_by_class_and_time, row_of_b, rows_b.size, ts_b)   # the kernel releases the GIL
+    pool.shutdown(wait=False)                  # nothing more to submit; its two tasks still run
     by_a, calls_ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
-    by_b, calls_ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
+    by_b, calls_ptr_b = order_b.result()
     time_a_by_class, time_b_by_class = ts_a[by_a], ts_b[by_b]
     lap("call_order")
 
@@ -826,15 +847,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     del pa, pb, psim
     lap("pair_fields")
 
-    # repetitions of identical sibling subtrees
-    reps = []
-    for t in (a, b):
-        shape, _ = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
-        r = sibling_repetitions(shape, t.parent, t.end_index, t.thread, int(max_period))
-        rec = np.empty(r.shape[0], REPETITION_DTYPE)
-        for j, nm in enumerate(REPETITION_DTYPE.names):
-            rec[nm] = r[:, j]
-        reps.append(rec)
+    reps = reps_done.result()
     lap("repetitions")
 
     return Comparison(
