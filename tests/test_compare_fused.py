@@ -42,6 +42,48 @@ def test_row_matches_equals_twin(tau):
         assert not flags.any()                    # cleared for the next row
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.int32])
+def test_add_postings_through_membership_rows_equals_twin(dtype):
+    """Counting a row's elements into the window's counters (`setjoin_walk._add_postings`): with
+    the frequent elements' membership rows (`dense_membership`, added over the window where
+    their postings fill 1/DENSE_RATIO of it) the counters are |x ∩ y| of the definition, added
+    and then removed again (δ = −1, as an undone delta), and untouched outside the window;
+    the rows are the frequent elements' only, and a byte cap keeps the most frequent."""
+    from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank
+    from tracevis3d.kernels.setjoin_walk import _add_postings, dense_membership
+
+    rng = np.random.default_rng(9)
+    n_items, n_sets = 40, 300
+    weights = 1.0 / np.arange(1, n_items + 1) ** 1.2          # a few elements in most sets
+    sets_b = [np.sort(rng.choice(n_items, int(rng.integers(1, 12)), replace=False, p=weights / weights.sum()))
+              for _ in range(n_sets)]
+    b_ptr = np.concatenate([[0], np.cumsum([len(s) for s in sets_b])]).astype(np.int64)
+    post_ptr, post_k, b_by_size, _ = full_index_by_size_rank(b_ptr, np.concatenate(sets_b).astype(np.int32), n_items)
+    by_rank = [set(sets_b[q].tolist()) for q in b_by_size]
+    row, member = dense_membership(post_ptr, post_k, n_sets)
+    plen = np.diff(post_ptr)
+    assert set(np.flatnonzero(row >= 0).tolist()) == set(np.flatnonzero(plen * 32 >= n_sets).tolist())
+    assert member.shape[0] >= 3 and all(member[row[e]].sum() == plen[e] for e in np.flatnonzero(row >= 0))
+    capped, capped_member = dense_membership(post_ptr, post_k, n_sets, max_bytes=2 * n_sets)
+    assert capped_member.shape[0] == 2 and set(np.flatnonzero(capped >= 0).tolist()) == set(np.argsort(-plen,
+                                                                                                     kind="stable")[:2].tolist())
+    used = 0
+    for _ in range(60):
+        x = np.sort(rng.choice(n_items, int(rng.integers(1, 10)), replace=False)).astype(np.int32)
+        k0, k1 = sorted(rng.integers(0, n_sets + 1, 2).tolist())
+        cnt = np.full(n_sets, 7, dtype)
+        cnt[k0:k1] = 0
+        for r_, m_ in ((row, member), (np.zeros(0, np.int32), np.zeros((0, 0), np.uint8))):
+            _add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, 1, r_, m_)
+            want = [len(set(x.tolist()) & by_rank[k]) for k in range(k0, k1)]
+            assert cnt[k0:k1].tolist() == want
+            assert (cnt[:k0] == 7).all() and (cnt[k1:] == 7).all()
+            _add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, -1, r_, m_)
+            assert not cnt[k0:k1].any()
+        used += sum(1 for e in x if row[e] >= 0 and np.count_nonzero(member[row[e], k0:k1]) * 8 >= k1 - k0 > 0)
+    assert used > 20                                          # the membership rows were taken
+
+
 def test_sparse_matches_equals_twin():
     """Counting through the postings of a row's elements: the same matches as the dense readout, and
     the counters left clean."""
@@ -88,7 +130,8 @@ def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
         owner = rng.integers(0, n_parts, n_rows)
         pieces, partners_row, partners_col, calls = [], np.zeros(n_rows, np.int64), np.zeros(n_other, np.int64), 0
         for p in range(n_parts):
-            cols = column_records(size_other, count_other)
+            cols = column_records(size_other, count_other, 2 ** 32 if k == 2 else 1000)  # the wide records too
+            assert cols.dtype.itemsize == (32 if k == 2 else 16)
             col_s, col_n, col_nt = np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64)
             ms, rs, rn = np.empty(n_other), np.empty(k), np.empty(k, np.int64)
             tq, ts, cq, cs = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other, np.int32), np.empty(n_other)
@@ -130,7 +173,6 @@ def test_row_overview_in_parts_equals_twin():
     weight of its own (a sampled pair's 1 / p, `overview_rows.sample_matches`), which reaches
     every path (one call against one, against several, several against one or several)."""
     from tracevis3d.kernels.overview_rows import overview_row_constants, overview_rows_finish, row_overview
-    from tracevis3d.kernels.setjoin_rowtiers import column_records
 
     rng = np.random.default_rng(21)
     n_bins = 9
@@ -153,7 +195,7 @@ def test_row_overview_in_parts_equals_twin():
         weight = {rq: (float(rng.choice([1.0, 2.5, 8.0, 1.0 / 0.3])) if trial >= 3 else 1.0) for rq in pairs}
         csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b,
                                                                      n_bins)
-        parts = [dict(cols=column_records(np.ones(n_rb, np.int64), cb, x1_b, bin1_b), loc=np.empty((8, 5)),
+        parts = [dict(loc=np.empty((8, 5)),
                       bins_a=np.zeros((n_bins, 4)), bins_b1=np.zeros((n_bins, 4)),
                       diff_b=np.zeros((ptr_b[-1] + n_rb, 5))) for _ in range(2)]
         for r in range(n_ra):
@@ -161,7 +203,7 @@ def test_row_overview_in_parts_equals_twin():
             ms = np.array([pairs[(r, q)] for q in mq])
             mu = np.array([weight[(r, q)] for q in mq])
             p = parts[r % 2]
-            row_overview(r, mq.size, mq, ms, mu, p["cols"], ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
+            row_overview(r, mq.size, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
                          tol_b, p["loc"], p["bins_a"], p["bins_b1"], p["diff_b"], 0.0, np.uint64(0))
         got = overview_rows_finish([p["bins_a"] for p in parts], [p["bins_b1"] for p in parts],
                                    [p["diff_b"] for p in parts], ptr_b, time_b, span_b, n_bins, 0.2)

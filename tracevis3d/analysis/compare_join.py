@@ -69,7 +69,7 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
         if keep_class_pairs is False or est > keep_auto:
             part = fused_part_bytes(plan["height"], plan["nb"], time_b.shape[0], int(np.diff(calls_ptr_a).max()),
                                     int(top_k), np.dtype(plan["odt"]).itemsize)
-            check_memory(0, FUSED_PARTS * part)
+            check_memory(0, FUSED_PARTS * part + plan["dense_map"].nbytes)   # + the membership rows, shared
             stats: dict = {"estimate": float(est)}
             theta = overview_theta(est, overview_budget)
             got = jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, int(top_k), calls_ptr_a, time_a,

@@ -162,7 +162,7 @@ def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_
 
 
 @njit(cache=True, nogil=True)
-def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
+def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
                  bins_a, bins_b1, diff_b, inv_theta, key_r):
     """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the
     B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A),
@@ -170,8 +170,8 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
     ``inv_theta`` = 1/θ > 0 (the sample's), a match of several calls on both sides that the
     sample kept for certain (weight 1) sweeps a sample of its smaller side's calls
     (`sweep_pair_sampled`, keyed by ``key_r`` (the row's a_r, `row_keys`) XOR B's; 0: every call;
-    ``cols[q].x`` / ``.bin``: the time and bin of B row q's call when it has one (NaN / −1
-    otherwise, `setjoin_rowtiers.COLUMN_DTYPE`).
+    ``x1_b[q]`` / ``bin1_b[q]``: the time and bin of B row q's call when it has one (NaN / −1
+    otherwise, `overview_row_constants`).
 
     Viewer call at t, partner at x: earlier x < t − tol, later x > t + tol, aligned otherwise
     (tol of the viewer's trace); δ += |t − x| (Eq. 4).  One call of A against one call of B:
@@ -201,8 +201,7 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
             q = mq[j]
             s = ms[j]
             u = mu[j]
-            col = cols[q]
-            x = col.x
+            x = x1_b[q]
             if x != x:                 # NaN: B's class has more calls: sweep them
                 _sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
                             loc, diff_b, u)
@@ -215,7 +214,7 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
             sg = u if x >= t else -u
             ac -= sg
             ad += sg * x
-            bq = col.bin
+            bq = bin1_b[q]
             bins_b1[bq, 2 - np.int64(x + tol_b >= t) - np.int64(x - tol_b > t)] += s
             bins_b1[bq, 3] += sg * (x - t)
         loc[0, 0] += ae
@@ -247,7 +246,7 @@ def row_overview(r, n, mq, ms, mu, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, ti
                 x = time_b[g0]
                 mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
                 e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a, u)
-                bq = cols[q].bin
+                bq = bin1_b[q]
                 bins_b1[bq, 0] += e
                 bins_b1[bq, 1] += a
                 bins_b1[bq, 2] += la

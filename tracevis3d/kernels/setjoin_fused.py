@@ -158,7 +158,7 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
         for j in range(n):
             mq[j] = mk[order[j]]
             mi[j] = mi_c[order[j]]
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, inv_theta = oc
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, inv_theta, x1_b, bin1_b = oc
     loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones, mc = os_
     n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
                            tsim, cq, cs, mc)
@@ -169,11 +169,11 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
         # past the overview's budget: a threshold sample of the row's matches, weighted
         n_o = sample_matches(n, mq, ms, mc, count_a[v], key_a[v, 0], key_a[v, 1], inv_theta, oq, os2, ou)
         calls[2] += n_o
-        row_overview(v, n_o, oq, os2, ou, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
+        row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
                      loc, bins_a, bins_b1, diff_b, inv_theta, key_a[v, 0])
     else:
         calls[2] += n
-        row_overview(v, n, mq, ms, ones, cols, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
+        row_overview(v, n, mq, ms, ones, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
                      loc, bins_a, bins_b1, diff_b, 0.0, np.uint64(0))
     # outputs: l32 = [rows, tier B rows, candidate columns, candidate rows], l64 = [tier lengths],
     # lf = [tier similarities, candidate similarities]; cur = [rows, entries, candidates, after last prune]
@@ -199,7 +199,7 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
     child, shared-then-undone for light deltas, copied for heavy ones; a sparse root through
     the sets its postings touch), every row's matches consumed (`_consume`) as soon as read."""
     (a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k, k_lo, k_hi, own_hi,
-     b_size_sorted, run_end, copy_ratio) = wk
+     b_size_sorted, run_end, copy_ratio, dense_row, dense_map) = wk
     lo = k_lo[root]
     hi = own_hi[root] if single else k_hi[root]
     cnt0 = bufs[0]
@@ -218,7 +218,7 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
     cnt0[lo:hi] = 0
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1)
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     n = _row_matches(nx, k_lo[root], own_hi[root], tau, b_size_sorted, run_end, cnt0, flags, mk, mi)
     _consume(root, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out)
     if single:
@@ -228,7 +228,7 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
     n_bufs = 1
     while True:
         w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
-                                     post_k, k_lo, k_hi, copy_ratio)
+                                     post_k, k_lo, k_hi, copy_ratio, dense_row, dense_map)
         if w < 0:
             return
         n = _row_matches(a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted, run_end, bufs[b], flags,
@@ -351,7 +351,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     cost = item_costs(roots, p["item_single"], p["kid_ptr"], p["kids"], row_cost_root)
     parts = deal_items(cost, n_parts)
     wk = (p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"], p["kids"], float(tau),
-          p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"], p["own_hi"], p["b_size_sorted"], p["run_end"], 0.25)
+          p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"], p["own_hi"], p["b_size_sorted"], p["run_end"], 0.25,
+          p["dense_row"], p["dense_map"])
     mapping = (p["b_by_size"].astype(np.int32), bool(p["direct"]))
     tc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k)
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
@@ -359,13 +360,13 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     # A's row keys of `overview_rows.sample_matches` when it samples (empty: exact)
     key_a = row_keys(na) if overview_theta > 1.0 else np.zeros((0, 2), np.uint64)
     oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), key_a,
-          1.0 / float(overview_theta) if overview_theta > 1.0 else 0.0)
+          1.0 / float(overview_theta) if overview_theta > 1.0 else 0.0, x1_b, bin1_b)
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     odt = np.zeros(0, p["odt"])
     states = []
     for _ in range(n_parts):
-        ts_ = (column_records(size_b, count_b, x1_b, bin1_b), np.empty((nb, k)), np.empty((nb, k), np.int64),
+        ts_ = (column_records(size_b, count_b, int(count_a.sum())), np.empty((nb, k)), np.empty((nb, k), np.int64),
                np.zeros(nb, np.int64), partners_row, np.zeros(3, np.int64))
         os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
                np.zeros((time_b.shape[0] + nb, 5)), np.empty(nb, np.int32), np.empty(nb), np.empty(nb),
@@ -392,7 +393,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
                            col_n=ts_[2], col_nt=ts_[3]))
     tiers = finish_row_tiers(na, nb, k, pieces)
     del pieces
-    partners_col = np.sum([ts_[0]["calls"] for ts_, _ in states], axis=0)
+    partners_col = np.sum([ts_[0]["calls"].astype(np.int64) for ts_, _ in states], axis=0)
     calls = np.sum([ts_[5] for ts_, _ in states], axis=0)
     overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
                                     [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)

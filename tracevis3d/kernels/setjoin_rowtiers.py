@@ -22,24 +22,27 @@ from numba import njit
 
 from .setjoin_tiers import _column_cutoffs, _tier_insert, _tiers_cutoff
 
-#: per class of B (a column), one 32-byte record, so a pair touches one cache line for it
-#: (the pairs of a row sweep B's classes in order: separate arrays cost a line each):
-#: ``size`` |Γ|, ``count`` its calls, ``calls`` the partner calls summed so far (this part's),
-#: ``rej`` this part's cutoff rounded DOWN to float32 (−1 while the part's list holds fewer
-#: than k calls), and for `overview_rows.row_overview` ``x`` / ``bin`` the time and bin of
-#: its call when it has exactly one (NaN / −1 otherwise)
-COLUMN_DTYPE = np.dtype([("x", np.float64), ("calls", np.int64), ("rej", np.float32), ("size", np.int32),
-                         ("count", np.int32), ("bin", np.int32)])
+#: per class of B (a column), one 16-byte record, so a pair touches a quarter of a cache line
+#: for it (the pairs of a row sweep B's classes in order: separate arrays cost a line each; a
+#: 32-byte record with the overview's fields cost 10^7-call pairs a cache miss per match, its
+#: records of two parts twice the L3 cache): ``rej`` this part's cutoff rounded DOWN to
+#: float32 (−1 while the part's list holds fewer than k calls), ``size`` |Γ|, ``count`` its
+#: calls, ``calls`` the partner calls summed so far (this part's; at most the calls of the
+#: other side: `COLUMN_DTYPE_WIDE` where they reach 2^32)
+COLUMN_DTYPE = np.dtype([("rej", np.float32), ("size", np.int32), ("count", np.int32), ("calls", np.uint32)])
+#: `COLUMN_DTYPE` with 64-bit partner calls (other sides of 2^32 calls or more), 32 bytes
+COLUMN_DTYPE_WIDE = np.dtype([("rej", np.float32), ("size", np.int32), ("count", np.int32), ("pad", np.int32),
+                              ("calls", np.int64), ("pad2", np.int64)])
 
 
-def column_records(size_other, count_other, x1=None, bin1=None):
-    """A fresh `COLUMN_DTYPE` array (no partner calls, no cutoff yet)."""
-    rec = np.zeros(len(size_other), COLUMN_DTYPE)
+def column_records(size_other, count_other, calls_rows=0):
+    """A fresh `COLUMN_DTYPE` array (no partner calls, no cutoff yet); `COLUMN_DTYPE_WIDE`
+    when ``calls_rows`` (the calls of the side whose rows are walked, what a column's
+    partner calls sum to at most) reaches 2^32."""
+    rec = np.zeros(len(size_other), COLUMN_DTYPE if int(calls_rows) < 2 ** 32 else COLUMN_DTYPE_WIDE)
     rec["size"] = size_other
     rec["count"] = count_other
     rec["rej"] = -1.0
-    rec["x"] = np.nan if x1 is None else x1
-    rec["bin"] = -1 if bin1 is None else bin1
     return rec
 
 
@@ -91,7 +94,7 @@ def row_tiers(r, n, mq, mi, ms, nx, cr, cols, k, col_s, col_n, col_nt, rs, rn, t
         mc[j] = co
         nrt = _tier_insert(rs, rn, nrt, k, s, co)
         w += co
-        col.calls += cr
+        col.calls += cr             # the record's type (uint32 or int64) holds any sum
         if s < col.rej:
             continue
         nt = _tier_insert(col_s[q], col_n[q], col_nt[q], k, s, cr)

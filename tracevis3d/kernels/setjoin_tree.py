@@ -43,7 +43,7 @@ from .lazybuf import _lazy_empty, _release_after, _release_range
 from .setjoin import overlap_dtype, overlaps_to_similarity, ranked_sets
 from .setjoin_forest import (_tree_plan, full_index_by_size_rank, heir_forest_weighted,
                              order_kids_by_delta_cost, size_runs, subtree_windows)
-from .setjoin_walk import _sample_match_count, _tree_round
+from .setjoin_walk import _sample_match_count, _tree_round, dense_membership
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -186,6 +186,7 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
                                                     size_a.astype(np.int64))
     run_end = size_runs(b_size_sorted)
     direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
+    dense_row, dense_map = dense_membership(post_ptr, post_k, nb)
     del b_items
     n_work = item_root.shape[0]
     n_chunks = max(1, min(n_chunks, n_work))
@@ -197,7 +198,7 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
                 a_items=a_items, d_ptr=d_ptr, d_items=d_items, d_cost=d_cost, kid_ptr=kid_ptr, kids=kids,
                 tau=float(tau), post_ptr=post_ptr, post_k=post_k, k_lo=k_lo, k_hi=k_hi, own_hi=own_hi,
                 b_size_sorted=b_size_sorted, run_end=run_end, b_by_size=b_by_size, height=int(height),
-                direct=direct)
+                direct=direct, dense_row=dense_row, dense_map=dense_map)
 
 
 def _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n):
@@ -212,7 +213,7 @@ def _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n):
                            p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"],
                            p["kids"], p["tau"], p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"],
                            p["own_hi"], p["b_size_sorted"], p["run_end"], p["b_by_size"], out_q, out_i,
-                           cap, p["height"], float(copy_ratio), row_n, p["direct"])
+                           cap, p["height"], float(copy_ratio), row_n, p["direct"], p["dense_row"], p["dense_map"])
     finally:
         numba.set_parallel_chunksize(previous)
 

@@ -16,15 +16,63 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from .setjoin import _SAFE, _first_greater, _lower_bound, min_overlap
 
 
+#: an element whose postings fill at least 1/`DENSE_RATIO` of the window they are added over is
+#: added through its membership row (`dense_membership`) instead: a vectorised add of the
+#: window's bytes beats the scattered increments there (the counting alone, 10^7-call synthetic
+#: pair, one thread over an eighth of the rows: 8.7 s → 6.2 s; ratio 16: 6.3 s, 32: 6.8 s)
+DENSE_RATIO = 8
+#: the elements given a membership row: those in at least 1/`DENSE_MAP_RATIO` of B's sets (so
+#: the rows take at most `DENSE_MAP_RATIO` bytes per posting), at most `DENSE_MAP_BYTES` in all
+DENSE_MAP_RATIO = 32
+DENSE_MAP_BYTES = 256 << 20
+
+
+def dense_membership(post_ptr, post_k, n_sets, ratio=DENSE_MAP_RATIO, max_bytes=DENSE_MAP_BYTES):
+    """Membership rows of B's frequent elements for `_add_postings`: ``row[e]`` (int32, −1 for
+    none) and ``member[row[e], k]`` = 1 iff set k (size rank) holds e (uint8), for the elements
+    in at least ``n_sets`` / ``ratio`` sets, most frequent first, within ``max_bytes``."""
+    plen = np.diff(post_ptr)
+    n_sets = int(n_sets)
+    cand = np.flatnonzero(plen * int(ratio) >= max(n_sets, 1)) if n_sets else np.zeros(0, np.int64)
+    cand = cand[np.argsort(-plen[cand], kind="stable")][:max(0, int(max_bytes) // max(n_sets, 1))]
+    cand.sort()
+    row = np.full(plen.shape[0], -1, np.int32)
+    row[cand] = np.arange(cand.shape[0], dtype=np.int32)
+    member = np.zeros((cand.shape[0], n_sets), np.uint8)
+    _fill_membership(cand, post_ptr, post_k, member)
+    return row, member
+
+
+@njit(cache=True, nogil=True)
+def _fill_membership(elems, post_ptr, post_k, member):
+    for r in range(elems.shape[0]):
+        e = elems[r]
+        for p in range(post_ptr[e], post_ptr[e + 1]):
+            member[r, post_k[p]] = 1
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta):
+def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense_row, dense_map):
     """cnt[k] += delta for every B set k in [k_lo, k_hi) (size ranks) containing an
     element of items[lo:hi]; each posting list is sorted by k, so the range is
-    two binary searches per element and sets outside the window are never touched."""
+    two binary searches per element and sets outside the window are never touched.
+    An element with a membership row (``dense_row`` ≥ 0, `dense_membership`; empty arrays:
+    none) whose postings fill 1/`DENSE_RATIO` of the window adds its row over the window."""
+    has_dense = dense_row.shape[0] > 0
     for j in range(lo, hi):
         e = items[j]
         p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
         p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
+        if has_dense and dense_row[e] >= 0 and (p1 - p0) * DENSE_RATIO >= k_hi - k_lo:
+            c = cnt[k_lo:k_hi]          # slices from 0: the loops vectorise
+            m = dense_map[dense_row[e], k_lo:k_hi]
+            if delta > 0:
+                for i in range(c.shape[0]):
+                    c[i] += m[i]
+            else:
+                for i in range(c.shape[0]):
+                    c[i] -= m[i]
+            continue
         for p in range(p0, p1):
             cnt[post_k[p]] += delta
 
@@ -227,7 +275,7 @@ def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
 
 @njit(cache=True, nogil=True, inline="always")
 def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr, post_k, k_lo, k_hi,
-              copy_ratio):
+              copy_ratio, dense_row, dense_map):
     """One step of `_tree_item`'s walk below the root (frames from `_set_frame`, ``sp`` of
     them, ``n_bufs`` buffers in use): finished frames popped (a light delta undone, a copied
     buffer released), then the next row w taken as the tail, undo or copy child of its base
@@ -242,7 +290,7 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
         if nxt == kid_ptr[v + 1]:
             if frames[top, 4]:
                 _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
-                              k_hi[v], bufs[frames[top, 2]], -1)
+                              k_hi[v], bufs[frames[top, 2]], -1, dense_row, dense_map)
             if frames[top, 5]:
                 n_bufs -= 1
             sp -= 1
@@ -262,7 +310,8 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
             b = n_bufs
             n_bufs += 1
             sp += 1
-        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], bufs[b], 1)
+        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], bufs[b], 1, dense_row,
+                      dense_map)
         return w, b, sp, n_bufs
     return -1, 0, sp, n_bufs
 
@@ -271,7 +320,7 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
 def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau,
                post_ptr, post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, bufs,
                frames, flags, qbits, i_by_q, out_q, out_i, m, limit, copy_ratio, row_n, direct,
-               touched, dirty):
+               touched, dirty, dense_row, dense_map):
     """One work item of the tree join (see `setjoin_tree.jaccard_join_tree`): the rows of the
     heir-forest subtree of ``root`` (only ``root`` when ``single``) in DFS order,
     skipping the readout of the first ``skip`` rows (written in an earlier round).
@@ -315,7 +364,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
     cnt0[lo:hi] = 0
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1)
+    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     if skip == 0:
         if m + own_hi[root] - k_lo[root] + 1 > limit:
             return 0, m, False
@@ -330,7 +379,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     n_bufs = 1
     while True:
         w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
-                                     post_k, k_lo, k_hi, copy_ratio)
+                                     post_k, k_lo, k_hi, copy_ratio, dense_row, dense_map)
         if w < 0:
             break
         cnt = bufs[b]
@@ -348,7 +397,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
 def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
                 a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
                 k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
-                height, copy_ratio, row_n, direct):
+                height, copy_ratio, row_n, direct, dense_row, dense_map):
     """One parallel round of the tree join: chunk c runs its items from
     chunk_pos[c] (skipping chunk_skip[c] rows of that item) into its own slice
     [c*cap, (c+1)*cap) of out_q/out_i (row headers, then (B row, overlap))."""
@@ -382,7 +431,8 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
                                       d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr,
                                       post_k, k_lo, k_hi, own_hi, b_size_sorted, run_end,
                                       b_by_size, bufs, frames, flags, qbits, i_by_q, out_q,
-                                      out_i, m, c * cap + cap, copy_ratio, row_n, direct, touched, dirty)
+                                      out_i, m, c * cap + cap, copy_ratio, row_n, direct, touched, dirty,
+                                      dense_row, dense_map)
             if not fin:
                 skip = done
                 break
@@ -401,6 +451,8 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
     sizing the join's output room."""
     nb = b_size_sorted.shape[0]
     cnt = np.zeros(nb, np.int32)
+    no_row = np.zeros(0, np.int32)
+    no_map = np.zeros((0, 0), np.uint8)
     total = 0
     for i in range(sample.shape[0]):
         r = sample[i]
@@ -411,7 +463,7 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
         k1 = k0
         while k1 < nb and b_size_sorted[k1] < hi_size:
             k1 += 1
-        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1)
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, no_row, no_map)
         ny = -1
         need = 0
         for k in range(k0, k1):
@@ -420,5 +472,5 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
                 need = min_overlap(nx, ny, tau)
             if cnt[k] >= need:
                 total += 1
-        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1)
+        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1, no_row, no_map)
     return total
