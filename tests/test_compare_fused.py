@@ -84,6 +84,41 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
     assert used > 20                                          # the membership rows were taken
 
 
+def test_sample_match_count_equals_twin():
+    """The join's sampled estimate counts the sampled rows' class pairs exactly (J > τ of the
+    definition over all of B), with and without B's membership rows, on any number of threads'
+    parts (`setjoin_walk._sample_match_count`)."""
+    from tracevis3d.kernels.setjoin import ranked_sets
+    from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank, size_runs
+    from tracevis3d.kernels.setjoin_walk import _sample_match_count, dense_membership
+
+    rng = np.random.default_rng(13)
+    n_items = 30
+    weights = 1.0 / np.arange(1, n_items + 1)
+    def sets(n):
+        return [np.sort(rng.choice(n_items, int(rng.integers(1, 14)), replace=False, p=weights / weights.sum()))
+                for _ in range(n)]
+    sets_a, sets_b = sets(50), sets(400)
+    ptr = np.concatenate([[0], np.cumsum([len(x) for x in sets_a + sets_b])]).astype(np.int64)
+    items = np.concatenate(sets_a + sets_b).astype(np.int32)
+    ident = np.arange(n_items, dtype=np.int32)
+    a_ptr, a_items = ranked_sets(ptr, items, np.arange(50, dtype=np.int32), ident)
+    b_ptr, b_items = ranked_sets(ptr, items, np.arange(50, 450, dtype=np.int32), ident)
+    post_ptr, post_k, _, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    row, member = dense_membership(post_ptr, post_k, 400)
+    assert member.shape[0] > 0
+    ys = [set(b_items[b_ptr[q]:b_ptr[q + 1]].tolist()) for q in range(400)]
+    for tau in (0.2, 0.5):
+        for sample in (np.arange(50, dtype=np.int32), np.arange(3, 50, 7, dtype=np.int32)):
+            want = 0
+            for r in sample:
+                x = set(a_items[a_ptr[r]:a_ptr[r + 1]].tolist())
+                want += sum(1 for y in ys if len(x & y) / len(x | y) > tau)
+            for r_, m_ in ((row, member), (np.zeros(0, np.int32), np.zeros((0, 0), np.uint8))):
+                assert _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
+                                           size_runs(b_size_sorted), r_, m_) == want
+
+
 def test_sparse_matches_equals_twin():
     """Counting through the postings of a row's elements: the same matches as the dense readout, and
     the counters left clean."""

@@ -65,7 +65,7 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
     if join == "tree" and keep_class_pairs is not True and wave_pairs is None:
         plan = _join_plan(class_ptr, class_items, rows_a, rows_b, tau, n_functions, row_of_a, end_index_a, 64, None)
         est = _sampled_pair_count(plan["a_ptr"], plan["a_items"], tau, plan["post_ptr"], plan["post_k"],
-                                  plan["b_size_sorted"])
+                                  plan["b_size_sorted"], plan["dense_row"], plan["dense_map"])
         if keep_class_pairs is False or est > keep_auto:
             part = fused_part_bytes(plan["height"], plan["nb"], time_b.shape[0], int(np.diff(calls_ptr_a).max()),
                                     int(top_k), np.dtype(plan["odt"]).itemsize)

@@ -444,33 +444,44 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
     return new_pos, new_skip, written
 
 
-@njit(cache=True, nogil=True)
-def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted):
+#: threads' shares of `_sample_match_count`'s rows (fixed: the same sum on any machine)
+SAMPLE_PARTS = 8
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+                        dense_map):
     """Exact number of class pairs of the A rows ``sample``, each counted from
-    its postings over its own size window (no output): a cheap sample for
-    sizing the join's output room."""
+    its postings over its own size window (`_add_postings`, through the membership rows
+    where given) and read one threshold per run of equal |y| (``run_end``, as `_readout`),
+    no output: a cheap sample for sizing the join.  The rows are shared among
+    `SAMPLE_PARTS` parts on numba's threads, each with its own counters."""
     nb = b_size_sorted.shape[0]
-    cnt = np.zeros(nb, np.int32)
-    no_row = np.zeros(0, np.int32)
-    no_map = np.zeros((0, 0), np.uint8)
-    total = 0
-    for i in range(sample.shape[0]):
-        r = sample[i]
-        nx = a_ptr[r + 1] - a_ptr[r]
-        lo_size = tau * nx * (1.0 - _SAFE)
-        hi_size = nx / tau * (1.0 + _SAFE)
-        k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
-        k1 = k0
-        while k1 < nb and b_size_sorted[k1] < hi_size:
-            k1 += 1
-        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, no_row, no_map)
-        ny = -1
-        need = 0
-        for k in range(k0, k1):
-            if b_size_sorted[k] != ny:
-                ny = b_size_sorted[k]
-                need = min_overlap(nx, ny, tau)
-            if cnt[k] >= need:
-                total += 1
-        _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, -1, no_row, no_map)
-    return total
+    n_parts = max(1, min(SAMPLE_PARTS, sample.shape[0]))
+    totals = np.zeros(n_parts, np.int64)
+    for c in prange(n_parts):
+        cnt = np.zeros(nb, np.int32)
+        need_c = np.empty(1, np.int32)
+        total = 0
+        for i in range(c, sample.shape[0], n_parts):
+            r = sample[i]
+            nx = a_ptr[r + 1] - a_ptr[r]
+            lo_size = tau * nx * (1.0 - _SAFE)
+            hi_size = nx / tau * (1.0 + _SAFE)
+            k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
+            k1 = _lower_bound(b_size_sorted, k0, nb, hi_size)
+            _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
+            k = k0
+            while k < k1:
+                e = min(run_end[k], k1)
+                need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
+                need = need_c[0]
+                run_c = cnt[k:e]
+                got = 0
+                for j in range(run_c.shape[0]):
+                    got += run_c[j] >= need
+                total += got
+                k = e
+            cnt[k0:k1] = 0
+        totals[c] = total
+    return totals.sum()
