@@ -560,6 +560,46 @@ def test_tree_join_of_many_small_sets_equals_bruteforce(tau):
         assert np.array_equal(fb, cb) and np.array_equal(fs, cs)
 
 
+def test_gamma_classes_of_two_sweeps_are_those_of_one():
+    """`comparison.gamma_classes` sweeps A and B apart (two threads) and merges them
+    (`gamma.merge_gamma_classes`): the classes, sets and numbering are exactly those of one
+    sweep over A's calls followed by B's, renumbered by size, for pairs that share all, some
+    or none of their sets."""
+    from tracevis3d.analysis.comparison import gamma_classes
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+    from tracevis3d.kernels.gamma import renumber_sets_by_size
+    from tracevis3d.names import intern_all
+
+    base = synthetic_trace(3000, threads=3, seed=8)
+    other = synthetic_trace(2000, threads=2, seed=9)
+    for a, b in ((base, perturb(base, seed=3)), (base, base), (base, other), (other, base.subset(thread=[0]))):
+        functions, index, maps = [], {}, []
+        for t in (a, b):
+            maps.append(np.array(intern_all(t.function_names, index, functions), np.int32))
+        func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
+        end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
+        want = renumber_sets_by_size(*subtree_gamma_classes(func, end, len(functions), process_hash_seed()))
+        got_functions, *got = gamma_classes(a, b)
+        assert got_functions == functions
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)
+
+
+def test_class_rows_are_unique_and_searchsorted():
+    """`comparison._class_rows` (counting over class ids) gives np.unique's rows, searchsorted's
+    row of each call and the calls per row, in their dtypes."""
+    from tracevis3d.analysis.comparison import _class_rows
+
+    rng = np.random.default_rng(0)
+    for n, k in ((1000, 50), (10, 1000), (1, 1), (100000, 70000)):
+        cls = rng.integers(0, k, n).astype(np.int32)
+        rows, row_of, count = _class_rows(cls, k)
+        want = np.unique(cls).astype(np.int32)
+        assert np.array_equal(rows, want) and rows.dtype == np.int32
+        assert np.array_equal(row_of, np.searchsorted(want, cls)) and row_of.dtype == np.int32
+        assert np.array_equal(count, np.bincount(row_of, minlength=want.size)) and count.dtype == np.int64
+
+
 def test_gamma_and_shape_classes_on_synthetic():
     from tracevis3d.io.synthesis import synthetic_trace
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..model import Trace
 from ..names import intern_all
-from ..kernels.gamma import process_hash_seed, renumber_sets_by_size, subtree_gamma_classes, subtree_shape_classes
+from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
+                             subtree_shape_classes)
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
 from ..kernels.repetition import sibling_repetitions
@@ -660,11 +661,28 @@ def gamma_classes(a: Trace, b: Trace):
     maps = []
     for t in (a, b):
         maps.append(np.array(intern_all(t.function_names, index, functions), np.int32))  # per function, not call
-    func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
-    end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
-    cls, class_ptr, class_items = renumber_sets_by_size(*subtree_gamma_classes(func, end, len(functions),
-                                                                               process_hash_seed()))
+    seed = process_hash_seed()
+    # A's and B's sweeps on two threads (the kernel releases the GIL), merged as one sweep of
+    # the concatenation would number them (`merge_gamma_classes`)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        swept_a = pool.submit(subtree_gamma_classes, maps[0][a.func].astype(np.int32),
+                              np.ascontiguousarray(a.end_index, np.int32), len(functions), seed)
+        swept_b = subtree_gamma_classes(maps[1][b.func].astype(np.int32), np.ascontiguousarray(b.end_index, np.int32),
+                                        len(functions), seed)
+        swept_a = swept_a.result()
+    cls, class_ptr, class_items = renumber_sets_by_size(*merge_gamma_classes(*swept_a, *swept_b, len(functions),
+                                                                             seed))
     return functions, cls, class_ptr, class_items
+
+
+def _class_rows(cls: np.ndarray, n_classes: int):
+    """The classes one side's calls use, as rows: ``(rows, row_of_call, calls_per_row)``, rows
+    ascending (`np.unique`'s order, and ``row_of_call`` its `searchsorted` index), by counting
+    over the class ids instead of sorting the calls (10^7 calls: 1.3 s → 0.1 s)."""
+    counts = np.bincount(cls, minlength=n_classes)
+    rows = np.flatnonzero(counts).astype(np.int32)
+    rank = np.cumsum(counts > 0, dtype=np.int32) - 1
+    return rows, rank[cls], counts[rows].astype(np.int64)
 
 
 def _repetitions(a: Trace, b: Trace, max_period: int) -> list:
@@ -761,12 +779,8 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     functions, cls, class_ptr, class_items = gamma_classes(a, b)
     class_a = cls[:n_a]
     class_b = cls[n_a:]
-    rows_a = np.unique(class_a).astype(np.int32)       # class of each A row
-    rows_b = np.unique(class_b).astype(np.int32)
-    row_of_a = np.searchsorted(rows_a, class_a).astype(np.int32)
-    row_of_b = np.searchsorted(rows_b, class_b).astype(np.int32)
-    count_a = np.bincount(row_of_a, minlength=rows_a.size).astype(np.int64)
-    count_b = np.bincount(row_of_b, minlength=rows_b.size).astype(np.int64)
+    rows_a, row_of_a, count_a = _class_rows(class_a, class_ptr.shape[0] - 1)
+    rows_b, row_of_b, count_b = _class_rows(class_b, class_ptr.shape[0] - 1)
 
     del cls
     set_size = np.diff(class_ptr)

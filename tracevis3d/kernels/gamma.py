@@ -237,6 +237,80 @@ def subtree_gamma_classes(func, end_index, n_func, seed):
 
 
 @njit(cache=True, nogil=True)
+def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, seed):
+    """The classes of two traces swept apart (`subtree_gamma_classes` of A and of B, the same
+    function ids and seed) as ONE sweep of A's calls followed by B's would number them: B's
+    classes keep their ids (that sweep meets B's calls first, as the reverse sweep of the
+    concatenation does), then A's sets not among B's, in A's order of creation.  Each A set is
+    looked up among B's by its order-free hash and confirmed item by item (both sorted).
+    Returns ``(cls, set_ptr, set_items)`` over A's calls then B's."""
+    nb = ptr_b.shape[0] - 1
+    na = ptr_a.shape[0] - 1
+    tsize = _table_size(nb)
+    tmask = tsize - 1
+    table = np.full(tsize, -1, np.int32)
+    hashes = np.empty(max(nb, 1), np.uint64)
+    zob = np.empty(max(n_func, 1), np.uint64)
+    for f in range(n_func):
+        zob[f] = keyed_start(f, seed)
+    for k in range(nb):
+        h = np.uint64(0)
+        for j in range(ptr_b[k], ptr_b[k + 1]):
+            h ^= zob[items_b[j]]
+        hashes[k] = h
+        slot = np.int64(h & np.uint64(tmask))
+        while table[slot] >= 0:
+            slot = (slot + 1) & tmask
+        table[slot] = k
+    to = np.empty(max(na, 1), np.int32)
+    n_new = 0
+    n_new_items = 0
+    for k in range(na):
+        h = np.uint64(0)
+        m = ptr_a[k + 1] - ptr_a[k]
+        for j in range(ptr_a[k], ptr_a[k + 1]):
+            h ^= zob[items_a[j]]
+        slot = np.int64(h & np.uint64(tmask))
+        found = -1
+        while True:
+            q = table[slot]
+            if q < 0:
+                break
+            if hashes[q] == h and ptr_b[q + 1] - ptr_b[q] == m:
+                same = True
+                for j in range(m):
+                    if items_b[ptr_b[q] + j] != items_a[ptr_a[k] + j]:
+                        same = False
+                        break
+                if same:
+                    found = q
+                    break
+            slot = (slot + 1) & tmask
+        if found < 0:
+            found = nb + n_new
+            n_new += 1
+            n_new_items += m
+        to[k] = found
+    set_ptr = np.empty(nb + n_new + 1, np.int64)
+    set_ptr[:nb + 1] = ptr_b
+    set_items = np.empty(ptr_b[nb] + n_new_items, np.int32)
+    set_items[:ptr_b[nb]] = items_b
+    t = nb
+    for k in range(na):
+        if to[k] >= nb:
+            m = ptr_a[k + 1] - ptr_a[k]
+            set_items[set_ptr[t]:set_ptr[t] + m] = items_a[ptr_a[k]:ptr_a[k + 1]]
+            set_ptr[t + 1] = set_ptr[t] + m
+            t += 1
+    n_a_calls = cls_a.shape[0]
+    cls = np.empty(n_a_calls + cls_b.shape[0], np.int32)
+    for i in range(n_a_calls):
+        cls[i] = to[cls_a[i]]
+    cls[n_a_calls:] = cls_b
+    return cls, set_ptr, set_items
+
+
+@njit(cache=True, nogil=True)
 def renumber_sets_by_size(cls, set_ptr, set_items):
     """Renumber set classes by (set size, old id) ascending: returns new
     ``(cls, set_ptr, set_items)`` with the same sets.  With ids in size order,

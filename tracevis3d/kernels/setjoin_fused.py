@@ -40,6 +40,19 @@ join on 2 cores: exact 12.4–14.3, θ = 55 (the default budget, 2·10^7 matches
 10^7 calls (4.7·10^9 class pairs): exact 210, θ = 467 118.5 (walk 109.5), the sample's pass
 alone walk 104.8, no overview walk 94.7; the sample's decisions taken inside `row_tiers`' pass
 (the records' loop, memory-bound at that size) made its walk 115.4 s.
+
+Stop 59, 10^7 calls (211k A rows, 533k B rows, windows of 368k B rows on average: 7.8·10^10
+counters read out, 6.2·10^10 delta postings counted, 4.7·10^9 matches), the walk 109.5 → 85 s:
+- the column records shrank from 32 to 16 bytes (`setjoin_rowtiers.COLUMN_DTYPE`; the
+  overview's one-call time and bin are arrays of their own, read only for the sampled
+  matches): the two running parts' records (2 × 17 MB) had outgrown the 32 MB L3; walk
+  109.5 → 96 s;
+- B's frequent elements are added through membership rows where their postings fill 1/8 of
+  the window (`setjoin_walk.DENSE_RATIO`): 81 % of the postings are in windows they fill to
+  1/16 or more; walk 96 → 85-88 s.  A single-thread replay of an eighth of the rows (counting
+  and readout only) puts the rest at: counting 6.2 s, readout 4.8 s (4.4 s with the flags
+  kept in L1 by blocks of 1024, not taken: 10 %), i.e. ~90 s of the ~170 s of CPU; the
+  consumers the other ~80.
 """
 import concurrent.futures
 import time

@@ -3,9 +3,11 @@
 
 One overlap counter per set y of B (by size rank): a row x counts |x ∩ y| from its base's
 counters plus the postings of its delta (`_add_postings`, over its subtree's size window
-only); counters are handed down the heir forest (`setjoin_forest`) in place, copied or
-shared-then-undone (`_tree_item`).  The readout keeps y when |x ∩ y| ≥ min_overlap(|x|,
-|y|, τ) (`setjoin.min_overlap`: exactly J = inter / (|x| + |y| − inter) > τ in float64)
+only; B's frequent elements through membership rows, `dense_membership`, where their
+postings fill the window densely); counters are handed down the heir forest
+(`setjoin_forest`) in place, copied or shared-then-undone (`_tree_item`).  The readout keeps
+y when |x ∩ y| ≥ min_overlap(|x|, |y|, τ) (`setjoin.min_overlap`: exactly
+J = inter / (|x| + |y| − inter) > τ in float64)
 over the size window τ|x| < |y| < |x|/τ, one integer threshold per run of equal |y|, with
 a branch-free flag loop read back 8 flags at a time (`_readout`).
 """
@@ -45,6 +47,7 @@ def dense_membership(post_ptr, post_k, n_sets, ratio=DENSE_MAP_RATIO, max_bytes=
 
 @njit(cache=True, nogil=True)
 def _fill_membership(elems, post_ptr, post_k, member):
+    """member[r, k] = 1 for every set k in element elems[r]'s postings."""
     for r in range(elems.shape[0]):
         e = elems[r]
         for p in range(post_ptr[e], post_ptr[e + 1]):
