@@ -838,9 +838,9 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 
     # kept call pairs: top-k both ways
     pv, ps = top_k_partners(row_of_a, rel_a, tptr_a, tpart_a, tsim_a,
-                            calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k))
+                            calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k), by_a)
     pu, pus = top_k_partners(row_of_b, rel_b, tptr_b, tpart_b, tsim_b,
-                             calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k))
+                             calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k), by_b)
     lap("top_k")
     pa, pb, psim = union_of_partners(pv, ps, pu, pus)
     del pv, ps, pu, pus
