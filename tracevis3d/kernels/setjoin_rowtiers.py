@@ -24,11 +24,11 @@ from .setjoin_tiers import _column_cutoffs, _tier_insert, _tiers_cutoff
 
 #: per class of B (a column), one 16-byte record, so a pair touches a quarter of a cache line
 #: for it (the pairs of a row sweep B's classes in order: separate arrays cost a line each; a
-#: 32-byte record with the overview's fields cost 10^7-call pairs a cache miss per match, its
-#: records of two parts twice the L3 cache): ``rej`` this part's cutoff rounded DOWN to
-#: float32 (−1 while the part's list holds fewer than k calls), ``size`` |Γ|, ``count`` its
-#: calls, ``calls`` the partner calls summed so far (this part's; at most the calls of the
-#: other side: `COLUMN_DTYPE_WIDE` where they reach 2^32)
+#: 32-byte record with the overview's fields put the records of the two running parts of a
+#: 10^7-call pair, 2 × 17 MB, past the 32 MB L3 cache): ``rej`` this part's cutoff rounded
+#: DOWN to float32 (−1 while the part's list holds fewer than k calls), ``size`` |Γ|,
+#: ``count`` its calls, ``calls`` the partner calls summed so far (this part's; at most the
+#: calls of the side whose rows are walked: `COLUMN_DTYPE_WIDE` where they reach 2^32)
 COLUMN_DTYPE = np.dtype([("rej", np.float32), ("size", np.int32), ("count", np.int32), ("calls", np.uint32)])
 #: `COLUMN_DTYPE` with 64-bit partner calls (other sides of 2^32 calls or more), 32 bytes
 COLUMN_DTYPE_WIDE = np.dtype([("rej", np.float32), ("size", np.int32), ("count", np.int32), ("pad", np.int32),
