@@ -66,7 +66,7 @@ from numba.typed import List
 from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview, sample_matches
 from .setjoin import _lower_bound, min_overlap
 from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
-from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
+from .setjoin_walk import SPARSE_RATIO, _add_postings, _flag_matches, _next_row, _postings_in, _set_frame
 
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
 #: machine); each holds its own accumulators (about 40 bytes per call of B)
@@ -77,19 +77,9 @@ FUSED_PARTS = 4
 def _row_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags, mk, mi):
     """The B sets (size ranks kk in [k0, k1), ascending) that match a row of |x| = nx from its
     exact overlaps ``cnt``: cnt[kk] ≥ `setjoin.min_overlap`(nx, |y|, τ) (⇔ J > τ in float64),
-    one threshold per run of equal |y| compared over slices (vectorised), the set flags then
-    read 8 at a time and cleared.  Writes (kk, overlap) to ``mk`` / ``mi``; returns their number."""
-    need_c = np.empty(1, cnt.dtype)
-    k = k0
-    while k < k1:
-        e = min(run_end[k], k1)
-        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
-        need = need_c[0]
-        run_c = cnt[k:e]
-        run_f = flags[k:e]
-        for i in range(run_c.shape[0]):
-            run_f[i] = run_c[i] >= need
-        k = e
+    flagged as `setjoin_walk._readout` flags them (`_flag_matches`), the flags then read 8 at a
+    time and cleared.  Writes (kk, overlap) to ``mk`` / ``mi``; returns their number."""
+    _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
     fw = flags.view(np.uint64)
     n = 0
     for w in range(k0 >> 3, (k1 + 7) >> 3):

@@ -188,6 +188,24 @@ def _emit_bitmap(v, w_lo, w_hi, qbits, i_by_q, out_q, out_i, m, row_n):
     return m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags):
+    """flags[kk] = 1 where cnt[kk] ≥ `min_overlap`(nx, |y_kk|, τ) (⇔ J > τ in float64), 0
+    elsewhere, over the size ranks [k0, k1): one exact integer threshold per run of equal |y|
+    (``run_end``), compared over the run in a branch-free loop (vectorised)."""
+    need_c = np.empty(1, cnt.dtype)
+    k = k0
+    while k < k1:
+        e = min(run_end[k], k1)
+        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
+        need = need_c[0]
+        run_c = cnt[k:e]      # slices indexed from 0: the loop vectorises (20x the indexed form)
+        run_f = flags[k:e]
+        for i in range(run_c.shape[0]):
+            run_f[i] = run_c[i] >= need
+        k = e
+
+
 @njit(cache=True, nogil=True)
 def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, qbits, i_by_q,
              out_q, out_i, m, row_n, direct):
@@ -203,17 +221,7 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
     size-ordered class ids give).  Output: a header
     ``out_q = -(v+1)`` then (B row, overlap) entries, nothing without a match;
     ``row_n[v]`` = the number of matches."""
-    need_c = np.empty(1, cnt.dtype)
-    k = k0
-    while k < k1:
-        e = min(run_end[k], k1)
-        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
-        need = need_c[0]
-        run_c = cnt[k:e]      # slices indexed from 0: the loop vectorises (20x the indexed form)
-        run_f = flags[k:e]
-        for i in range(run_c.shape[0]):
-            run_f[i] = run_c[i] >= need
-        k = e
+    _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
     fw = flags.view(np.uint64)
     if direct:
         # B rows are numbered in size-rank order: emit straight from the scan
@@ -456,15 +464,14 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
                         dense_map):
     """Exact number of class pairs of the A rows ``sample``, each counted from
     its postings over its own size window (`_add_postings`, through the membership rows
-    where given) and read one threshold per run of equal |y| (``run_end``, as `_readout`),
-    no output: a cheap sample for sizing the join.  The rows are shared among
+    where given) and read as `_readout` reads them (`_flag_matches`), no output: a cheap sample for sizing the join.  The rows are shared among
     `SAMPLE_PARTS` parts on numba's threads, each with its own counters."""
     nb = b_size_sorted.shape[0]
     n_parts = max(1, min(SAMPLE_PARTS, sample.shape[0]))
     totals = np.zeros(n_parts, np.int64)
     for c in prange(n_parts):
         cnt = np.zeros(nb, np.int32)
-        need_c = np.empty(1, np.int32)
+        flags = np.zeros(nb, np.uint8)
         total = 0
         for i in range(c, sample.shape[0], n_parts):
             r = sample[i]
@@ -474,17 +481,13 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
             k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
             k1 = _lower_bound(b_size_sorted, k0, nb, hi_size)
             _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
-            k = k0
-            while k < k1:
-                e = min(run_end[k], k1)
-                need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
-                need = need_c[0]
-                run_c = cnt[k:e]
-                got = 0
-                for j in range(run_c.shape[0]):
-                    got += run_c[j] >= need
-                total += got
-                k = e
+            _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
+            got = 0
+            window_f = flags[k0:k1]
+            for j in range(window_f.shape[0]):
+                got += window_f[j]
+            total += got
             cnt[k0:k1] = 0
+            window_f[:] = 0
         totals[c] = total
     return totals.sum()
