@@ -236,13 +236,24 @@ def subtree_gamma_classes(func, end_index, n_func, seed):
     return cls, set_ptr, set_items
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_hash(zob, items, lo, hi):
+    """The order-free hash of the set items[lo:hi]: the XOR of its elements' keys ``zob``
+    (`keyed_start`), as `subtree_gamma_classes` builds it element by element."""
+    h = np.uint64(0)
+    for j in range(lo, hi):
+        h ^= zob[items[j]]
+    return h
+
+
 @njit(cache=True, nogil=True)
 def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, seed):
     """The classes of two traces swept apart (`subtree_gamma_classes` of A and of B, the same
     function ids and seed) as ONE sweep of A's calls followed by B's would number them: B's
     classes keep their ids (that sweep meets B's calls first, as the reverse sweep of the
     concatenation does), then A's sets not among B's, in A's order of creation.  Each A set is
-    looked up among B's by its order-free hash and confirmed item by item (both sorted).
+    looked up among B's by its order-free hash and confirmed item by item (both sorted:
+    `_find_key`).
     Returns ``(cls, set_ptr, set_items)`` over A's calls then B's."""
     nb = ptr_b.shape[0] - 1
     na = ptr_a.shape[0] - 1
@@ -254,38 +265,18 @@ def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, se
     for f in range(n_func):
         zob[f] = keyed_start(f, seed)
     for k in range(nb):
-        h = np.uint64(0)
-        for j in range(ptr_b[k], ptr_b[k + 1]):
-            h ^= zob[items_b[j]]
+        h = _set_hash(zob, items_b, ptr_b[k], ptr_b[k + 1])
         hashes[k] = h
-        slot = np.int64(h & np.uint64(tmask))
-        while table[slot] >= 0:
-            slot = (slot + 1) & tmask
+        slot, _ = _find_key(table, tmask, hashes, ptr_b, items_b, h, items_b[ptr_b[k]:ptr_b[k + 1]],
+                            ptr_b[k + 1] - ptr_b[k])
         table[slot] = k
     to = np.empty(max(na, 1), np.int32)
     n_new = 0
     n_new_items = 0
     for k in range(na):
-        h = np.uint64(0)
         m = ptr_a[k + 1] - ptr_a[k]
-        for j in range(ptr_a[k], ptr_a[k + 1]):
-            h ^= zob[items_a[j]]
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            q = table[slot]
-            if q < 0:
-                break
-            if hashes[q] == h and ptr_b[q + 1] - ptr_b[q] == m:
-                same = True
-                for j in range(m):
-                    if items_b[ptr_b[q] + j] != items_a[ptr_a[k] + j]:
-                        same = False
-                        break
-                if same:
-                    found = q
-                    break
-            slot = (slot + 1) & tmask
+        h = _set_hash(zob, items_a, ptr_a[k], ptr_a[k + 1])
+        _, found = _find_key(table, tmask, hashes, ptr_b, items_b, h, items_a[ptr_a[k]:ptr_a[k + 1]], m)
         if found < 0:
             found = nb + n_new
             n_new += 1
