@@ -378,7 +378,8 @@ def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():
     accumulated sums (both sides, the difference arrays prefix-summed) is the exact sweep's
     within 4 standard errors, and about a tenth of the small side is swept per key."""
     from tracevis3d.kernels.overview import _sweep_pair
-    from tracevis3d.kernels.overview_rows import _call_unit, sweep_pair_sampled
+    from tracevis3d.kernels.overview import _call_unit
+    from tracevis3d.kernels.overview_rows import sweep_pair_sampled
 
     rng = np.random.default_rng(9)
     small, large = np.sort(rng.uniform(0, 100, 30)), np.sort(rng.uniform(0, 100, 50))

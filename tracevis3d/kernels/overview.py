@@ -13,6 +13,7 @@ and both viewpoints come from one pass over A's class pairs (`overview_bars_both
 import numpy as np
 from numba import njit, prange
 
+from .gamma import splitmix64
 from .setjoin import overlap_similarity
 
 
@@ -151,6 +152,35 @@ def _segment_ends(l0, l1, o_large, s, n, diff_large, u):
     diff_large[hi_slot, 3] -= u * n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _call_unit(key, i):
+    """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift of i (as
+    `overview_rows.sample_matches`' u of a B row) with the multiplier `gamma.splitmix64`(key)
+    and offset `gamma.splitmix64`(key + 1), so the calls of one pair are sampled independently."""
+    return np.float64((splitmix64(key) * np.uint64(i) + splitmix64(key + np.uint64(1))) >> np.uint64(32)) * \
+        (1.0 / 4294967296.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+                 diff_small, diff_large, u, pc, key):
+    """The loop of `_sweep_pair` over the small side's calls, each with relations weighted
+    ``s`` and δ terms ``u``; with ``pc`` < 1 only the calls with `_call_unit`(``key``, i) < pc
+    (`overview_rows.sweep_pair_sampled`), pc = 1: all of them."""
+    mid = l0
+    kept = 0
+    for i in range(s0, s1):
+        if pc < 1.0 and _call_unit(key, i) >= pc:
+            continue
+        t = small_t[i]
+        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
+        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u)
+        _add_point(diff_small, i + o_small, e, a, la, c, d)
+        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u)
+        kept += 1
+    _segment_ends(l0, l1, o_large, s, kept, diff_large, u)
+
+
 @njit(cache=True, nogil=True)
 def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
                 tol_large, diff_small, diff_large, u):
@@ -173,14 +203,8 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
     Viewer delta = t_viewer · c + d.  ``u`` weighs δ's terms as ``s`` weighs the relations'
     (1: every call pair once; a sampled pair's 1/p, `overview_rows.sample_matches`).
     """
-    mid = l0
-    for i in range(s0, s1):
-        t = small_t[i]
-        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
-        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u)
-        _add_point(diff_small, i + o_small, e, a, la, c, d)
-        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u)
-    _segment_ends(l0, l1, o_large, s, s1 - s0, diff_large, u)
+    _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+                 diff_small, diff_large, u, 1.0, np.uint64(0))
 
 
 @njit(cache=True, nogil=True)

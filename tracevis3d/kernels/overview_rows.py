@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from .gamma import splitmix64
-from .overview import _add_point, _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, \
+from .overview import _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, _sweep_calls, \
     _sweep_pair, _viewer_point
 
 
@@ -127,38 +127,18 @@ def sample_matches(n, mq, ms, mc, calls_r, a_r, b_r, inv_theta, oq, os_, ou):
     return k
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _call_unit(key, i):
-    """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift of i (as
-    `sample_matches`' u of a B row) with the multiplier `gamma.splitmix64`(key) and offset
-    `gamma.splitmix64`(key + 1), so the calls of one pair are sampled independently."""
-    return np.float64((splitmix64(key) * np.uint64(i) + splitmix64(key + np.uint64(1))) >> np.uint64(32)) * \
-        (1.0 / 4294967296.0)
-
-
 @njit(cache=True, nogil=True)
 def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                        diff_small, diff_large, pc, key):
     """`overview._sweep_pair` over a threshold sample of the small side's calls: call i is
-    swept iff `_call_unit`(``key``, i) < ``pc`` and then weighs 1 / ``pc`` (its relations s / pc,
+    swept iff `overview._call_unit`(``key``, i) < ``pc`` and then weighs 1 / ``pc`` (its relations s / pc,
     its δ terms 1 / pc), so every bar and δ it feeds is a Horvitz-Thompson estimate of the
     whole pair's.  For a class pair certain in `sample_matches` (w = m·g ≥ θ, m ≤ g calls)
     whose small side's calls each stand for g < θ call pairs: pc = g / θ (each call kept as a
     match of g call pairs would be), so a heavy pair costs ~pc · m searches instead of m."""
     w = 1.0 / pc
-    sw = s * w
-    mid = l0
-    kept = 0
-    for i in range(s0, s1):
-        if _call_unit(key, i) >= pc:
-            continue
-        t = small_t[i]
-        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
-        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, sw, csum_large, w)
-        _add_point(diff_small, i + o_small, e, a, la, c, d)
-        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, sw, diff_large, w)
-        kept += 1
-    _segment_ends(l0, l1, o_large, sw, kept, diff_large, w)
+    _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s * w, tol_small, tol_large,
+                 diff_small, diff_large, w, pc, key)
 
 
 @njit(cache=True, nogil=True)
