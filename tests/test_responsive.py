@@ -286,14 +286,33 @@ def test_cold_note_counts_only_what_is_missing(tmp_path):
     assert full == kc.COLD_SECONDS["compare"] and kc.cold_note("compare", str(tmp_path)).endswith("about 80 s); ")
     d = tmp_path / kc.cache_subdir(os.path.join(kc.package_root(), "kernels"))
     d.mkdir(parents=True)
-    for mod in kc.STEP_KERNELS["compare"]:
-        if mod != "kernels/setjoin_rowtiers":
+    for mod in kc.step_modules("compare"):
+        if mod != "kernels/setjoin_walk":
             (d / f"{mod.split('/')[1]}.f-1.py311.nbi").write_bytes(b"")
-    assert kc.cold_modules("compare", str(tmp_path)) == ["kernels/setjoin_rowtiers"]
+    assert kc.cold_modules("compare", str(tmp_path)) == ["kernels/setjoin_walk"]
     part = kc.cold_seconds("compare", str(tmp_path))
     assert 0 < part < full / 4, part
-    (d / "setjoin_rowtiers.f-1.py311.nbi").write_bytes(b"")
+    (d / "setjoin_walk.f-1.py311.nbi").write_bytes(b"")
     assert kc.cold_seconds("compare", str(tmp_path)) == 0.0 and kc.cold_note("compare", str(tmp_path)) == ""
+
+
+def test_a_compare_way_compiled_alone_is_not_announced(tmp_path):
+    """The comparison's join takes the fused or the streamed way (decided inside the step): a
+    cache that holds one way in full reads as warm (a user who only compares huge pairs saw
+    "preparing kernels (first run only, about 10 s)" on every comparison, the streamed way's
+    module never compiled); with a module of each way missing, both are announced."""
+    d = tmp_path / kc.cache_subdir(os.path.join(kc.package_root(), "kernels"))
+    d.mkdir(parents=True)
+    ways = kc.STEP_WAYS["compare"]
+    assert set(ways) == {"fused", "streamed"} and not set(ways["fused"]) & set(ways["streamed"])
+    for mod in kc.STEP_KERNELS["compare"] + ways["fused"]:
+        (d / f"{mod.split('/')[1]}.f-1.py311.nbi").write_bytes(b"")
+    assert kc.cold_modules("compare", str(tmp_path)) == [] and kc.cold_note("compare", str(tmp_path)) == ""
+    (d / "setjoin_fused.f-1.py311.nbi").unlink()
+    assert kc.cold_modules("compare", str(tmp_path)) == ["kernels/setjoin_fused", *ways["streamed"]]
+    for mod in ways["streamed"]:
+        (d / f"{mod.split('/')[1]}.f-1.py311.nbi").write_bytes(b"")
+    assert not kc.is_cold("compare", str(tmp_path))
 
 
 def test_a_native_file_is_not_announced_as_a_long_compile(tmp_path):
