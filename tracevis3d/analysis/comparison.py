@@ -566,9 +566,17 @@ COMPARE_BYTES_PER_CLASS_PAIR = 12 * 1.3
 KEEP_CLASS_PAIRS_AUTO = 32 << 20
 #: the class pairs the overview bars visit, at most (about), when the class pairs are not kept:
 #: past it (by the join's sampled estimate) the bars are a threshold sample's estimate
-#: (`compare_join.overview_theta`).  Real traces of 10^6-10^7 calls have 0.2-9·10^6 class pairs
-#: and stay exact; the synthetic 10^6-call pair has 5.2·10^8, its overview 21 of ~40 CPU s
-OVERVIEW_BUDGET = 10_000_000
+#: (`compare_join.overview_theta`).  Only the fused way samples, i.e. pairs of more than
+#: `KEEP_CLASS_PAIRS_AUTO` class pairs: real traces of 10^6-10^7 calls have 0.2-9·10^6 and stay
+#: exact.  Chosen by what the bars show: on the synthetic 10^6-call pair (5.2·10^8 class pairs;
+#: `exact` against each budget in one run, 2026-11-27) the largest error of a bar, as a share of
+#: the largest bar, and the compare's wall seconds on 2 cores were
+#:   budget 10^7  1.0-1.3·10^-4  8.8 s      budget 10^6  3.8-5.2·10^-4  7.2 s
+#:   budget 3·10^6 2.1-3.3·10^-4 7.6 s      budget 3·10^5 2.5-2.9·10^-3  6.5 s    (exact: 11.3 s)
+#: The largest bar is ~50 px tall at 1080 lines (`render-compare`), so 5·10^-4 of it is 0.03 px
+#: there and 0.4 px at the largest resolution (16384 lines); 10^7 (until 2026-11-27) bought
+#: accuracy no picture shows for 1.6 s of the 10^6-call pair's 8.8
+OVERVIEW_BUDGET = 1_000_000
 
 
 def cgroup_room_bytes(root: str = "/sys/fs/cgroup") -> int | None:

@@ -66,7 +66,7 @@ REPAIRS = {
     "x_overlap": "call overlaps the end of its enclosing call on the same thread: clipped its end to the parent's end",
     "x_overlap_dropped": "call overlaps the end of its enclosing call on the same thread: dropped it",
     "out_of_order": "B/E events not in timestamp order in the file: sorted them (stable)",
-    "no_ts": "event without a finite ts (or one beyond the time range, max_abs_time=): dropped it",
+    "no_ts": "event without a finite ts (or one beyond the time range, |ts| > max_abs_time): dropped it",
     "no_dur": "X event without dur or tdur: used a duration of 0",
     "negative_dur": "X event with a negative duration: used 0",
     "bad_dur": "X event with a NaN or infinite duration, or one ending beyond the time range: dropped it",
