@@ -44,6 +44,18 @@ Issue 26's 10^7 goal, ≤ 2 min and ≤ 16 GiB, is met; the 10^6 goal, ≤ 5 s, 
 of the same pair the same hour, with only the records, membership rows and repetitions' thread:
 138.97 -> 111.73 s.)
 
+Measured at stop 60 (2026-11-27, base = 82eac93, the tree before the overview budget went from
+10^7 to 10^6 class pairs: `comparison.OVERVIEW_BUDGET`; 10^6 best of 3, 10^7 one run each):
+
+    | pair                                   | old wall s | new wall s | × old | join old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|------------------|-----------|
+    | synthetic 10^6 against its perturbed   | 9.31       | 7.88       | 0.846 | 8.20 / 6.75      | 0.845     |
+    | synthetic 10^7 against its perturbed   | 104.99     | 98.64      | 0.940 | 90.57 / 83.93    | 0.928     |
+
+(Peak RSS 755 / 755 MB and 4789 / 4790 MB; the same class pairs.  The machine was slower than at
+stop 59: the old tree's 10^6 figure was 8.44 s then.  θ = 552 at 10^6, 4670 at 10^7; the largest
+bar error 3.8-5.2·10^-4 of the largest bar at 10^6 against 1.0-1.3·10^-4 before.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
