@@ -485,6 +485,23 @@ def test_counters_only_file_loads_with_an_empty_call_tree(tmp_path):
         icicle_layout(t, IcicleParams(resolution=(960, 540)))
 
 
+@pytest.mark.parametrize("tail", [b"]}", b'],"stackFrames":{}}'])
+def test_counters_alone_load_too(tail):
+    """Counters and nothing else (the scanner's fast path takes them all, so no event row is left):
+    the file loaded as the one with async slices beside them does; it said "no call events, and a
+    'stackFrames' object without 'samples' (it starts at byte 0)" of a file without stackFrames."""
+    data = (b'{"traceEvents":[{"ph":"C","name":"mem","pid":1,"ts":1000,"args":{"rss":1}},'
+            b'{"ph":"C","name":"mem","pid":1,"ts":1010,"args":{"rss":3}}' + tail)
+    t = load(data, "c.json")
+    assert len(t) == 0 and t.counter_value.tolist() == [1.0, 3.0] and t.counter_ts.tolist() == [0.0, 10.0]
+    from tracevis3d.layout import IcicleParams, icicle_layout
+    with pytest.raises(ValueError, match=r"^no calls to show: c.json has no calls but 2 counter samples"):
+        icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    with pytest.raises(tracevis3d.model.TraceFormatError, match=r"'stackFrames' object without 'samples' "
+                                                                r"\(it starts at byte 32 "):
+        load(b'{"traceEvents":[],"stackFrames":{}}', "s.json")
+
+
 def test_nothing_to_show_still_refused():
     with pytest.raises(tracevis3d.model.TraceFormatError, match="counter samples or async slices: nothing"):
         load(b'[{"ph":"C","ts":1,"name":"c"},{"ph":"e","cat":"c","id":1,"ts":3}]')

@@ -412,7 +412,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         if not ((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g")) & (scope != ord("p"))))
                 .any()):
             sampled = _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many)
-    elif n == 0:
+    elif n == 0 and nv == 0 and not fast.n_events:  # (counters alone load: views say "no calls")
         raise TraceFormatError(f"{source}: no call events, and a 'stackFrames' object without 'samples' "
                                f"(it starts at {where(frames_at)})")
     if sampled is not None:
