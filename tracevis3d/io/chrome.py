@@ -66,7 +66,7 @@ REPAIRS = {
     "x_overlap": "call overlaps the end of its enclosing call on the same thread: clipped its end to the parent's end",
     "x_overlap_dropped": "call overlaps the end of its enclosing call on the same thread: dropped it",
     "out_of_order": "B/E events not in timestamp order in the file: sorted them (stable)",
-    "no_ts": "event without a finite ts (or one beyond the time range, |ts| > max_abs_time): dropped it",
+    "no_ts": "event without a finite ts (or one beyond the time range: max_abs_time= to widen it): dropped it",
     "no_dur": "X event without dur or tdur: used a duration of 0",
     "negative_dur": "X event with a negative duration: used 0",
     "bad_dur": "X event with a NaN or infinite duration, or one ending beyond the time range: dropped it",
@@ -355,7 +355,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             raise TraceFormatError(
                 f"{source}: JSON object without a 'traceEvents' array (the object ends at {where(err_pos)})")
         what = {jev.ERR_SYNTAX: "invalid JSON", jev.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
-                jev.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting=)",
+                jev.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting= to allow more)",
                 jev.ERR_NO_COMMA: "a ',' missing before this event or key",
                 jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
                 jev.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
