@@ -827,6 +827,24 @@ def test_trailing_data_and_odd_phases_are_reported():
     assert t.meta["skipped"] == {"unknown phase (several characters)": 1, "no phase": 1}
 
 
+@pytest.mark.parametrize("codec, says", [("utf-16", "UTF-16 text (byte order mark FF FE)"),
+                                          ("utf-16-le", "looks like UTF-16 text"),
+                                          ("utf-16-be", "looks like UTF-16 text"),
+                                          ("utf-32", "UTF-32 text (byte order mark FF FE 00 00)")])
+def test_a_utf16_file_is_named_as_such(tmp_path, codec, says):
+    """A trace saved as UTF-16 or UTF-32 (PowerShell's ``>``, some Windows editors) is refused
+    with what it is and what to do, from a file and from bytes, not only "not a Chrome trace"."""
+    text = '{"traceEvents":[{"ph":"X","name":"f","pid":1,"tid":1,"ts":1,"dur":5}]}'
+    p = tmp_path / "t.json"
+    p.write_bytes(text.encode(codec))
+    for load in (lambda: tracevis3d.load(p), lambda: load_bytes(p.read_bytes(), source="t.json")):
+        with pytest.raises(TraceFormatError, match=re.escape(says) + ".*save it as UTF-8$"):
+            load()
+    u = tmp_path / "u.json"
+    u.write_bytes(text.encode())
+    assert len(tracevis3d.load(u)) == 1  # UTF-8: no hint, loads
+
+
 def test_limits_each_have_a_clear_message(tmp_path):
     ev = orjson.dumps([_x("a", k, 1) for k in range(100)])
     with pytest.raises(TraceFormatError, match="more than 10 events .*max_events="):

@@ -83,6 +83,20 @@ def _first_char(text: bytes) -> int:
     return len(text) - len(stripped)
 
 
+def encoding_hint(head) -> str:
+    """": the file is UTF-16 text …" when ``head`` (a file's first bytes) starts with a UTF-16 or
+    UTF-32 byte order mark, or reads as UTF-16 without one (a NUL after its first ``{`` or ``[``):
+    what PowerShell's ``>`` and some Windows editors write; Chrome traces are UTF-8.  "" otherwise."""
+    head = bytes(head[:4])
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+                      (b"\xfe\xff", "UTF-16")):
+        if head.startswith(bom):
+            return f": the file is {name} text (byte order mark {bom.hex(' ').upper()}); save it as UTF-8"
+    if len(head) >= 2 and ((head[0:1] in (b"{", b"[") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"{", b"["))):
+        return ": the file looks like UTF-16 text (a NUL byte beside every character); save it as UTF-8"
+    return ""
+
+
 def _events_start(text: str, kind: str) -> int | None:
     """Offset just after the ``[`` of the event array (None when it is not in ``text``)."""
     if kind == "[":
@@ -201,7 +215,7 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
         raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at "
-                               f"{_where(data, i, in_what)}: {snippet!r}")
+                               f"{_where(data, i, in_what)}: {snippet!r}{encoding_hint(data)}")
     if not whole or is_cpuprofile(data):  # a V8 profile: its loader checks it
         return
     d = _Doc(data, i, source, in_what)
