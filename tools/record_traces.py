@@ -58,6 +58,12 @@ crowd_pool      48 worker threads at once (SyncTrace's Firefox case has 43): rou
                 (difflib, json, csv and re, email, decimal, fractions) between barriers every worker
                 waits at, results through a queue to two writer threads behind a lock (51 threads);
                 **crowd_pool_b** 32 workers (the B run of a comparison).
+markdown_pool   Markdown to HTML (python-markdown with tables, fenced code and a table of contents),
+                PyYAML dumping and loading nested documents (its pure-Python Dumper and Loader) and rich
+                rendering tables and highlighted code, in a pool of 4 workers, with a collector thread
+                taking the results from a bounded queue behind a lock (6 threads, ~1.5M calls, ~150
+                levels: yaml's recursive composer); **markdown_pool_b** another seed (the tasks in
+                another order: the B run of a comparison).
 pytest_flask    pytest running a Flask shop's tests: parametrized requests through Flask's test
                 client (routing, Jinja templates, JSON), fixtures, one test sending requests from
                 a pool of four shopper threads; pluggy's hooks and assertion rewriting around them
@@ -1103,6 +1109,91 @@ print(len(totals))
 '''
 
 
+MARKDOWN_POOL_PROGRAM = '''\
+"""Markdown to HTML, YAML round trips and rich rendering in a pool of 4 workers, and a collector
+thread that takes the results from a bounded queue behind a lock.  argv: seed, rounds."""
+import io
+import queue
+import random
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import markdown
+import yaml
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+SEED = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+rng = random.Random(SEED)
+results = queue.Queue(maxsize=4)
+lock = threading.Lock()
+done = []
+
+
+def md_doc(n):
+    parts = []
+    for i in range(n):
+        parts.append(f"## Section {i}\\n\\nSome *emphasis* and **strong** text with `code` and a [link](http://x/{i}).\\n")
+        parts.append("\\n".join(f"- item {j} with _nested_ **bold**" for j in range(rng.randint(3, 9))))
+        parts.append("\\n\\n| a | b | c |\\n|---|---|---|\\n" + "\\n".join(f"| {j} | {j*j} | {j*3} |" for j in range(5)))
+        parts.append("\\n\\n```python\\nfor x in range(10):\\n    print(x)\\n```\\n")
+        parts.append("> a quote\\n> > nested quote\\n\\n1. one\\n2. two\\n   - deep\\n     - deeper\\n")
+    return "\\n\\n".join(parts)
+
+
+def nested(d):
+    if d == 0:
+        return {"leaf": [1, 2.5, "x", None, True]}
+    return {"level": d, "child": nested(d - 1), "list": [nested(0) for _ in range(2)]}
+
+
+def task_md(n):
+    html = markdown.markdown(md_doc(n), extensions=["tables", "fenced_code", "toc"])
+    results.put(("md", len(html)))
+
+
+def task_yaml(depth):
+    text = yaml.dump(nested(depth), Dumper=yaml.Dumper)
+    back = yaml.load(text, Loader=yaml.Loader)
+    results.put(("yaml", len(text) + back["level"]))
+
+
+def task_rich(k):
+    con = Console(file=io.StringIO(), width=100, force_terminal=True)
+    t = Table(title=f"table {k}")
+    for c in "abcd":
+        t.add_column(c)
+    for i in range(40):
+        t.add_row(*(str(i * j) for j in range(4)))
+    con.print(t)
+    con.print(Syntax("def f(x):\\n    return [y * 2 for y in range(x)]\\n" * 20, "python"))
+    results.put(("rich", len(con.file.getvalue())))
+
+
+def collector(n):
+    for _ in range(n):
+        kind, size = results.get()
+        with lock:
+            done.append((kind, size))
+
+
+tasks = []
+for i in range(ROUNDS):
+    tasks += [(task_md, 12 + i), (task_yaml, 40 + 5 * i), (task_rich, i)]
+rng.shuffle(tasks)
+c = threading.Thread(target=collector, args=(len(tasks),), name="collector")
+c.start()
+with ThreadPoolExecutor(4, thread_name_prefix="worker") as ex:
+    for f, a in tasks:
+        ex.submit(f, a)
+c.join()
+print(len(done))
+'''
+
+
 DEEP_RECURSION_PROGRAM = '''\
 """Three threads that build lists nested 300, 600 and 900 deep, round-trip them through json
 and walk them recursively through a generator expression (walk > <genexpr> > walk: 2,700
@@ -1298,6 +1389,12 @@ SUITE = [
                   "queue and a lock (51 threads)"),
     _program_spec("crowd_pool_b", "project", CROWD_POOL_PROGRAM,
                   "crowd_pool with 32 workers (the B run of a comparison)", "32", file="crowd_pool.py"),
+    _program_spec("markdown_pool", "trace", MARKDOWN_POOL_PROGRAM,
+                  "python-markdown, PyYAML (pure Python) and rich in a pool of 4 workers, a collector behind a "
+                  "queue and a lock (6 threads, ~1.5M calls)", "1", "2", entries=20_000_000),
+    _program_spec("markdown_pool_b", "trace", MARKDOWN_POOL_PROGRAM,
+                  "markdown_pool with another seed (the tasks in another order: the B run of a comparison)", "2", "2",
+                  file="markdown_pool.py", entries=20_000_000),
     _program_spec("numba_jit", "project", NUMBA_JIT_PROGRAM,
                   "three threads jit-compiling with numba behind its global compiler lock (4 threads, lock waits)"),
     _program_spec("pygments_cython", "trace", PYGMENTS_CYTHON_PROGRAM,
