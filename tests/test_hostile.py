@@ -845,6 +845,34 @@ def test_a_utf16_file_is_named_as_such(tmp_path, codec, says):
     assert len(tracevis3d.load(u)) == 1  # UTF-8: no hint, loads
 
 
+def _zip_of(text: bytes, method) -> bytes:
+    import zipfile
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", method) as z:
+        z.writestr("trace.json", text)
+    return b.getvalue()
+
+
+@pytest.mark.parametrize("pack, says", [
+    (lambda d: __import__("bz2").compress(d), "it is bzip2-compressed: decompress it (bunzip2) or gzip it instead"),
+    (lambda d: __import__("lzma").compress(d), "it is xz-compressed"),
+    (lambda d: __import__("zlib").compress(d), "a raw zlib stream (gzip without its header)"),
+    (lambda d: gzip.compress(gzip.compress(d)), "gzip data again (compressed twice?)"),
+    (lambda d: b"\x0a\x1c\x32\x1a\x0a\x18\x08\x01" + bytes(40), "a Perfetto protobuf trace"),
+    (lambda d: _zip_of(d, __import__("zipfile").ZIP_DEFLATED), "a zip archive, not a TraceVis3D trace"),
+    (lambda d: _zip_of(d, __import__("zipfile").ZIP_STORED), "it holds 'trace.json': unpack the trace from it"),
+])
+def test_a_packed_trace_is_named_as_such(tmp_path, pack, says):
+    """A trace in a container the loader does not open (bzip2, xz, a raw zlib stream, gzip twice,
+    a zip archive) or a Perfetto protobuf trace is refused saying what it is and what to do; a
+    deflated zip read "damaged TraceVis3D file: member 'trace.json' is compressed"."""
+    text = b'{"traceEvents":[{"ph":"X","name":"f","pid":1,"tid":1,"ts":1,"dur":5}]}'
+    p = tmp_path / "t.json"
+    p.write_bytes(pack(text))
+    with pytest.raises(TraceFormatError, match=re.escape(says)):
+        tracevis3d.load(p)
+
+
 def test_limits_each_have_a_clear_message(tmp_path):
     ev = orjson.dumps([_x("a", k, 1) for k in range(100)])
     with pytest.raises(TraceFormatError, match="more than 10 events .*max_events="):

@@ -347,7 +347,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
             raise TraceFormatError(
                 f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
-                f"{snippet(err_pos)!r}{encoding_hint(buf[:4])}")
+                f"{snippet(err_pos)!r}{encoding_hint(buf[:16])}")
         if status == jev.ERR_NO_EVENTS_KEY:
             if err_pos >= nbytes:
                 raise TraceFormatError(
@@ -361,7 +361,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
                 jev.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
         raise TraceFormatError(
-            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}{encoding_hint(buf[:4])}")
+            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}{encoding_hint(buf[:16])}")
     rep = _Repairs(describe)
     for code, count, detail in _input_repairs or ():
         rep.add(code, count, detail=detail)

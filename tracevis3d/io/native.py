@@ -292,13 +292,18 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
             zf = zipfile.ZipFile(fh)
         except zipfile.BadZipFile as e:
             raise TraceFormatError(f"{source}: damaged TraceVis3D file: not a readable zip ({e})") from None
-        members = {}
-        for info in zf.infolist():
+        infos = zf.infolist()
+        members = {info.filename: info for info in infos}
+        if HEADER + ".npy" not in members:
+            # (before the members' check: a zip of a JSON trace is no damaged TraceVis3D file)
+            names = ", ".join(repr(i.filename) for i in infos[:3]) + (f" and {len(infos) - 3} more" if len(infos) > 3
+                                                                      else "")
+            raise TraceFormatError(f"{source}: a zip archive, not a TraceVis3D trace (no {HEADER}); "
+                                   + (f"it holds {names}: unpack the trace from it and load that"
+                                      if infos else "it is empty"))
+        for info in infos:
             if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
                 bad(f"member {info.filename!r} is compressed (TraceVis3D files are stored, never compressed)")
-            members[info.filename] = info
-        if HEADER + ".npy" not in members:
-            raise TraceFormatError(f"{source}: a zip/.npz file but not a TraceVis3D trace (no {HEADER})")
 
         def array(name: str, dtype=None, one_d=True) -> np.ndarray:
             """Member ``name``: its .npy header checked against ``dtype`` (and a 1-D

@@ -84,16 +84,30 @@ def _first_char(text: bytes) -> int:
 
 
 def encoding_hint(head) -> str:
-    """": the file is UTF-16 text …" when ``head`` (a file's first bytes) starts with a UTF-16 or
-    UTF-32 byte order mark, or reads as UTF-16 without one (a NUL after its first ``{`` or ``[``):
-    what PowerShell's ``>`` and some Windows editors write; Chrome traces are UTF-8.  "" otherwise."""
-    head = bytes(head[:4])
+    """What a file that is not JSON text may be, from its first bytes ``head`` (16 are enough),
+    said after the "not a Chrome trace" / "invalid JSON" messages: ": the file is UTF-16 text …;
+    save it as UTF-8" for a UTF-16 or UTF-32 byte order mark or UTF-16 without one (a NUL beside
+    its first ``{`` or ``[``: PowerShell's ``>``, some Windows editors); a compressed stream that
+    is not gzip (bzip2, xz, zstd, raw zlib) or gzip inside gzip; a Perfetto protobuf trace
+    (binary, its first packet's tag 0x0A).  "" otherwise."""
+    head = bytes(head[:16])
     for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
                       (b"\xfe\xff", "UTF-16")):
         if head.startswith(bom):
             return f": the file is {name} text (byte order mark {bom.hex(' ').upper()}); save it as UTF-8"
     if len(head) >= 2 and ((head[0:1] in (b"{", b"[") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"{", b"["))):
         return ": the file looks like UTF-16 text (a NUL byte beside every character); save it as UTF-8"
+    for magic, what in ((b"\x1f\x8b", "gzip data again (compressed twice?): gunzip it once and load that"),
+                        (b"BZh", "bzip2-compressed: decompress it (bunzip2) or gzip it instead"),
+                        (b"\xfd7zXZ\x00", "xz-compressed: decompress it (unxz) or gzip it instead"),
+                        (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it (unzstd) or gzip it instead")):
+        if head.startswith(magic):
+            return f": it is {what}"
+    if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA) and (head[0] * 256 + head[1]) % 31 == 0:
+        return ": it looks like a raw zlib stream (gzip without its header): write it with gzip instead"
+    if len(head) >= 4 and head[0] == 0x0A and head[1] and any(c < 9 for c in head[1:]):
+        return (": it may be a Perfetto protobuf trace (.pftrace, .perfetto-trace): convert it to JSON with "
+                "Perfetto's traceconv (traceconv json IN OUT)")
     return ""
 
 
