@@ -873,6 +873,27 @@ def test_a_packed_trace_is_named_as_such(tmp_path, pack, says):
         tracevis3d.load(p)
 
 
+@pytest.mark.parametrize("fmt, name", [("native", "t.tv3d.npz"), ("compact", "t.tv3c"), ("chrome", "t.json")])
+def test_save_names_the_place_it_cannot_write(tmp_path, fmt, name):
+    """`tracevis3d.save` to a missing folder or onto a folder says so of the path given, in every
+    format; the writers' own errors named their temporary file ('…/.tv3d-export-….part',
+    't.tv3d.npz.tmp').  A file already there is replaced only by a complete one."""
+    t = tracevis3d.synthetic(50, threads=1, seed=1)
+    with pytest.raises(FileNotFoundError, match=re.escape(f"cannot save: its folder {tmp_path / 'no'} does not exist")) \
+            as e:
+        tracevis3d.save(t, tmp_path / "no" / name, format=fmt)
+    assert e.value.filename == str(tmp_path / "no" / name)
+    with pytest.raises(IsADirectoryError, match="cannot save: it is a folder; give a file name"):
+        tracevis3d.save(t, tmp_path, format=fmt)
+    p = tmp_path / name
+    p.write_bytes(b"precious")
+    with pytest.raises((AttributeError, TypeError)):  # not a Trace: fails before or while writing
+        tracevis3d.save(object(), p, format=fmt)
+    assert p.read_bytes() == b"precious" and sorted(x.name for x in tmp_path.iterdir()) == [name]
+    tracevis3d.save(t, p, format=fmt)
+    assert len(tracevis3d.load(p)) == len(t)
+
+
 def test_limits_each_have_a_clear_message(tmp_path):
     ev = orjson.dumps([_x("a", k, 1) for k in range(100)])
     with pytest.raises(TraceFormatError, match="more than 10 events .*max_events="):

@@ -75,20 +75,29 @@ def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "n
     ``.gz``) that Perfetto, chrome://tracing and speedscope open, written streamed
     (`tracevis3d.io.chrome_writer`: bounded memory at any size).
     """
+    import os
+
     if format == "native":
-        from .io.native import save_native
-
-        save_native(trace, path)
+        from .io.native import save_native as write
     elif format == "compact":
-        from .io.compact import save_compact
-
-        save_compact(trace, path)
+        from .io.compact import save_compact as write
     elif format == "chrome":
-        from .io.chrome_writer import save_chrome
-
-        save_chrome(trace, path)
+        from .io.chrome_writer import save_chrome as write
     else:
         raise ValueError(f"format must be 'native', 'compact' or 'chrome', got {format!r}")
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    # the writers write a temporary file beside the target first: their own errors would name it
+    if os.path.isdir(target):
+        raise IsADirectoryError(21, "cannot save: it is a folder; give a file name", target)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, f"cannot save: its folder {folder} does not exist", target)
+    try:
+        write(trace, path)
+    except OSError as e:
+        if e.filename == target or e.errno is None:
+            raise
+        raise type(e)(e.errno, f"cannot save: {e.strerror}", target) from e
 
 
 def structure(trace: Trace) -> Structure:
