@@ -642,3 +642,41 @@ def test_threads_of_one_kind_are_one_element():
     assert int((apart.kind == THREAD).sum()) == n + 1
     spec = tracevis3d.layout.extravis.extravis_layout(t, ExtravisParams(resolution=(640, 360)).validate())
     assert "12× handle" in " ".join(spec.labels.texts)
+
+
+def _finishes(fn, seconds=120.0):
+    """fn() run on a thread: its result, or None when it is still running after ``seconds`` (a
+    hang guard, generous: the work takes milliseconds)."""
+    import threading
+    out = []
+    th = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    th.start()
+    th.join(seconds)
+    return out[0] if out else None
+
+
+def test_highlight_and_counter_patterns_search_in_linear_time():
+    """--highlight (EXTRAVIS) and --counters (the side tracks) matched user patterns with `re`,
+    whose backtracking ran ``(a+)+$`` against a name of 34 a's and a '!' for minutes (found by
+    a probe at stop 60; the parameters were already checked by the linear-time engine).  Now
+    both search with `analysis.userregex`: the same elements lit as `re` lights them on a
+    pattern `re` can run, and the catastrophic pattern answers at once (nothing matches)."""
+    from tracevis3d.layout.extravis import lit_elements
+    from tracevis3d.layout.side_tracks import choose_series
+    from tracevis3d.io import load_bytes
+
+    evil = "a" * 34 + "!"
+    events = [{"ph": "X", "name": evil, "pid": 1, "tid": 1, "ts": 1, "dur": 10},
+              {"ph": "X", "name": "json.dumps", "pid": 1, "tid": 1, "ts": 2, "dur": 3},
+              {"ph": "C", "name": evil, "pid": 1, "ts": 1, "args": {evil: 1}},
+              {"ph": "C", "name": evil, "pid": 1, "ts": 5, "args": {evil: 4}}]
+    import json
+    t = load_bytes(json.dumps({"traceEvents": events}).encode(), source="redos.json")
+    h = tracevis3d.hierarchy(t)
+    got = _finishes(lambda: lit_elements(h, ["(a+)+$"]))
+    assert got is not None and not got.any()
+    want = _finishes(lambda: lit_elements(h, ["^json"]))
+    hit = np.array([re.search("^json", s) is not None for s in h.full_names])
+    assert want is not None and want[np.flatnonzero(hit)].all()
+    picked = _finishes(lambda: choose_series(t, 0.0, 10.0, ["(a+)+$"], 4))
+    assert picked is not None and picked[0].size == 0

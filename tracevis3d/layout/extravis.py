@@ -28,7 +28,6 @@ and scaled by `UNIT` into the world.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 
@@ -99,7 +98,10 @@ def lit_elements(h: Hierarchy, patterns) -> np.ndarray | None:
     matched element's subtree, or an ancestor of one (a coarser level lifts to it)."""
     if not patterns:
         return None
-    rx = [re.compile(p) for p in patterns]
+    from ..analysis.userregex import user_regex
+
+    # linear-time search (`analysis.userregex`): re's backtracking ran ``(a+)+$`` for minutes
+    rx = [user_regex(p, "highlight") for p in patterns]
     hit = np.array([any(r.search(s) for r in rx) for s in h.full_names], bool)  # per element, not per call
     lit = np.zeros(len(h), bool)
     for e in np.flatnonzero(hit):

@@ -22,7 +22,6 @@ series, the first flow of an arc, the instant), so picking can report it.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,7 +147,9 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
     ok = np.isfinite(lo)
     var[ok] = (hi[ok] - lo[ok]) / np.maximum(np.maximum(np.abs(hi[ok]), np.abs(lo[ok])), 1e-300)
     if patterns:  # a regular expression per label (user regexes are linear-time: `analysis.userregex`)
-        rx = [re.compile(p) for p in patterns]
+        from ..analysis.userregex import user_regex
+
+        rx = [user_regex(p, "counters") for p in patterns]
         pick = []
         for s in np.flatnonzero(np.isfinite(lo)).tolist():
             if any(r.search(series_label(tr, s)) for r in rx):
