@@ -108,6 +108,11 @@ def test_ticks_are_relative_to_the_window_in_one_unit():
     assert all(t.endswith(" s") for t in t2[1:]) and "0.5 s" in t2
     t3 = tick_texts(*nice_ticks(0.8))
     assert all(t.endswith(" ns") for t in t3[1:])
+    # a window of 10^300 µs (``--window 0:1e300``) wrote labels of 294 digits over each other
+    for span in (1e300, 3e12):
+        t4 = tick_texts(*nice_ticks(span))
+        assert t4[0] == "0" and all(len(t) <= 10 and t.endswith(" s") for t in t4[1:]), t4
+    assert tick_texts(*nice_ticks(5e11))[1] == "100000 s"  # up to 10^6 s: digits as before
     tr = random_trace(seed=13)
     t0, t1 = float(tr.start.max()) * 0.3, float(tr.start.max()) * 0.6
     spec = icicle_layout(tr, IcicleParams(time_window=(t0, t1)))

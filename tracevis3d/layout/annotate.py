@@ -45,6 +45,11 @@ def nice_ticks(span_us: float, target: int = 6) -> tuple:
 
 
 def tick_texts(ticks, scale, unit, dec) -> list:
+    """The ticks of `nice_ticks` written in their unit; past 10^6 of the unit (a window of more
+    than 11 days in seconds: a user's ``--window 0:1e300`` wrote 294-digit labels over each
+    other) in powers of ten, three digits each ("2e+08 s")."""
+    if len(ticks) and abs(ticks[-1] / scale) >= 1e6:
+        return [("0" if t == 0 else f"{t / scale:.3g} {unit}") for t in ticks]
     return [("0" if t == 0 else f"{t / scale:.{dec}f} {unit}") for t in ticks]
 
 
