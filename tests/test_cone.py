@@ -778,3 +778,24 @@ def test_a_small_narrow_tree_stays_upright_rather_than_huge_spheres_sideways():
         _json.dump(ev, f)
     spec = cone_layout(tracevis3d.load(f.name), ConeParams(resolution=(1920, 1080)))
     assert spec.meta["orientation"] == "vertical", spec.meta["orientation"]
+
+
+def test_a_chain_label_marks_the_nodes_it_elides():
+    """A compressed chain is named by its first and last nodes: "a › b" when b is a's child,
+    "a › … › c" when nodes lie between (it read "a › c", as if a called c)."""
+    from tracevis3d.layout.cone_geometry import node_label
+    from tracevis3d.model import Trace
+
+    # one thread: root a > b > c > d, each the only child of the one before
+    func = np.array([0, 1, 2, 3], np.int32)
+    start = np.array([0.0, 1.0, 2.0, 3.0])
+    end = np.array([10.0, 9.0, 8.0, 7.0])
+    parent = np.array([-1, 0, 1, 2], np.int32)
+    tr = Trace.from_arrays(func, start, end, parent, np.zeros(4, np.int32),
+                           function_names=["mod.a", "mod.b", "mod.c", "mod.d"]).check()
+    cct = calling_context_tree(tr)
+    node = {int(cct.func[k]): k for k in range(len(cct)) if cct.func[k] >= 0}
+    assert node_label(cct, node[0], node[1]) == "a › b"
+    assert node_label(cct, node[0], node[2]) == "a › … › c"
+    assert node_label(cct, node[1], node[3]) == "b › … › d"
+    assert node_label(cct, node[2], None) == "c"

@@ -131,7 +131,8 @@ def stub_tips(pos, radius, k, down, level_h) -> np.ndarray:
 
 def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = None) -> str:
     """A node's name (``name (N× recursive)`` for a folded recursion); a chain of nodes
-    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``; a module body
+    (`cone.compress_chains`, ``tail`` its last node) is ``first › last``, ``first › … › last``
+    past two nodes; a module body
     (``<module>``, a module running at import) is named by its module, as the icicle names
     it ("main_parser (module)", not one more "<module>").  ``names``: function → its short
     name, filled as names are made (many nodes share a function)."""
@@ -148,7 +149,10 @@ def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = N
     depth = int(cct.recursion[k_full]) if cct.recursion is not None else 1
     name = f"{name} ({depth}× recursive)" if depth > 1 else name
     if tail is not None and tail != k_full and cct.func[tail] >= 0:
-        return f"{name} › {node_label(cct, int(tail), None, names)}"
+        # nodes between the two are elided: "first › … › last", as the icicle writes a folded
+        # chain ("f0 › f2" read as if f0 called f2)
+        gap = " › … › " if int(cct.parent[int(tail)]) != int(k_full) else " › "
+        return f"{name}{gap}{node_label(cct, int(tail), None, names)}"
     return name
 
 
