@@ -75,8 +75,6 @@ def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "n
     ``.gz``) that Perfetto, chrome://tracing and speedscope open, written streamed
     (`tracevis3d.io.chrome_writer`: bounded memory at any size).
     """
-    import os
-
     if format == "native":
         from .io.native import save_native as write
     elif format == "compact":

@@ -50,7 +50,7 @@ from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from . import chrome_profile, chrome_rows
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
-from .sniff import encoding_hint
+from .sniff import content_hint
 from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
                           flow_order, flow_points)
 from .chrome_memory import memory_counters
@@ -347,7 +347,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
             raise TraceFormatError(
                 f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
-                f"{snippet(err_pos)!r}{encoding_hint(buf[:16])}")
+                f"{snippet(err_pos)!r}{content_hint(buf[:16])}")
         if status == jev.ERR_NO_EVENTS_KEY:
             if err_pos >= nbytes:
                 raise TraceFormatError(
@@ -361,7 +361,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
                 jev.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
         raise TraceFormatError(
-            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}{encoding_hint(buf[:16])}")
+            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}{content_hint(buf[:16])}")
     rep = _Repairs(describe)
     for code, count, detail in _input_repairs or ():
         rep.add(code, count, detail=detail)

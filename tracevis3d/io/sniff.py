@@ -83,7 +83,7 @@ def _first_char(text: bytes) -> int:
     return len(text) - len(stripped)
 
 
-def encoding_hint(head) -> str:
+def content_hint(head) -> str:
     """What a file that is not JSON text may be, from its first bytes ``head`` (16 are enough),
     said after the "not a Chrome trace" / "invalid JSON" messages: ": the file is UTF-16 text …;
     save it as UTF-8" for a UTF-16 or UTF-32 byte order mark or UTF-16 without one (a NUL beside
@@ -229,7 +229,7 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
         raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at "
-                               f"{_where(data, i, in_what)}: {snippet!r}{encoding_hint(data)}")
+                               f"{_where(data, i, in_what)}: {snippet!r}{content_hint(data)}")
     if not whole or is_cpuprofile(data):  # a V8 profile: its loader checks it
         return
     d = _Doc(data, i, source, in_what)

@@ -464,8 +464,9 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
                         dense_map):
     """Exact number of class pairs of the A rows ``sample``, each counted from
     its postings over its own size window (`_add_postings`, through the membership rows
-    where given) and read as `_readout` reads them (`_flag_matches`), no output: a cheap sample for sizing the join.  The rows are shared among
-    `SAMPLE_PARTS` parts on numba's threads, each with its own counters."""
+    where given) and read as `_readout` reads them (`_flag_matches`), no output: a cheap sample
+    for sizing the join.  The rows are shared among `SAMPLE_PARTS` parts on numba's threads,
+    each with its own counters."""
     nb = b_size_sorted.shape[0]
     n_parts = max(1, min(SAMPLE_PARTS, sample.shape[0]))
     totals = np.zeros(n_parts, np.int64)
@@ -487,7 +488,6 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
             for j in range(window_f.shape[0]):
                 got += window_f[j]
             total += got
-            cnt[k0:k1] = 0
-            window_f[:] = 0
+            cnt[k0:k1] = 0    # (the flags need no clearing: `_flag_matches` writes all of [k0, k1))
         totals[c] = total
     return totals.sum()
