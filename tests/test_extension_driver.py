@@ -673,13 +673,22 @@ def main(zip_path: str, work: str) -> None:
         r5 = ops.cone_expand()
         r6 = ops.bookmark_go(index=0)
         r7 = ops.bookmark_remove(index=0)
+        expanded = scene.tracevis3d_cone_params.expand
         ok = (r1 == r2 == r3 == r4 == r5 == r6 == r7 == {"FINISHED"} and lm.get("history") == ["."]
               and lm2.get("bookmarks", [{}])[0].get("note") == "look here" and "TV3D_cone_nodes" in names
-              and cone.get("params", {}).get("max_nodes") == 20 and scene.tracevis3d_cone_params.expand != ""
-              and scene.tracevis3d_icicle_params.expand == scene.tracevis3d_cone_params.expand
+              and cone.get("params", {}).get("max_nodes") == 20 and expanded != ""
+              and scene.tracevis3d_icicle_params.expand == expanded
               and cam0 is not None and tuple(scene.camera.location) != cam0)
         scene.tracevis3d.picked_call = -1
-        return ok, f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}"
+        # the expanded calls are indices into this trace: reloading it keeps them, loading another forgets them
+        r8 = ops.import_trace(filepath=st.trace_path, build=False)
+        kept = scene.tracevis3d_cone_params.expand
+        r9 = ops.import_trace(filepath=str(good), build=False)
+        forgot = (scene.tracevis3d_cone_params.expand, scene.tracevis3d_icicle_params.expand)
+        r10 = ops.import_trace(filepath=str(tiny), build=False)  # the trace of the steps after
+        ok = ok and r8 == r9 == r10 == {"FINISHED"} and kept == expanded and forgot == ("", "")
+        return ok, (f"{r1} {r2} {r3} {r4} {r5} {r6} {r7} {r8} {r9} {r10} expand {expanded!r} -> {kept!r} -> "
+                    f"{forgot} landmarks={str(lm2)[:300]} objects={names[:8]} cone={cone}")
 
     @step("op_live")
     def _():

@@ -192,6 +192,10 @@ def test_expand_on_demand_and_highlight_in_the_icicle():
     assert back.orig is None or len(back.orig) == len(t)  # main's children are shown again
     other = filter_trace(t, FilterSpec(hide=("^helper$",), expand=(5,)))  # expanding "work" changes nothing
     assert list(other.orig) == list(hidden.orig)
+    for asked in ((6,), (0, 10**9), (-1,)):  # an index of another trace, with or without a filter: named
+        for hide in ((), ("^helper$",)):
+            with pytest.raises(ValueError, match=f"expand: no call {asked[-1]:,} in the trace \\(its calls are 0–5\\)"):
+                filter_trace(t, FilterSpec(hide=hide, expand=asked))
     spec = icicle_layout(t, IcicleParams(resolution=(480, 270), highlight=["^work$"], fold="none",
                                          color_by="function"))
     boxes = spec.layer("calls")

@@ -193,6 +193,10 @@ def filter_trace(trace: Trace, spec: FilterSpec) -> Filtered:
     from ..transform import merge_calls
 
     n = len(trace)
+    bad = [int(c) for c in spec.expand if not 0 <= int(c) < n]
+    if bad:  # e.g. an index into another, larger trace: expanding other calls would mislead
+        raise ValueError(f"expand: no call {bad[0]:,} in the trace "
+                         + (f"(its calls are 0–{n - 1:,})" if n else "(it has no calls)"))
     none = np.zeros(n, np.bool_)
     if spec.empty or n == 0:
         return Filtered(trace, None, none, none, np.zeros(0, np.int64), 0)
@@ -210,7 +214,6 @@ def filter_trace(trace: Trace, spec: FilterSpec) -> Filtered:
         collapsed = collapsed & ~hidden
     if spec.expand:  # expanded on demand: every child of these calls is shown
         asked = np.asarray(spec.expand, np.int64)
-        asked = asked[(asked >= 0) & (asked < n)]
         is_asked = np.zeros(n, np.bool_)
         is_asked[asked] = True
         has_parent = trace.parent >= 0

@@ -70,5 +70,6 @@ class ConeParams(Params, schema=CONE):
 
         return IcicleParams(hide=list(self.hide), hide_modules=list(self.hide_modules),
                             hide_utilities=int(self.hide_utilities), collapse_patterns=bool(self.collapse_patterns),
+                            expand=list(self.expand),  # their children come back in the cone as in the icicle
                             color_by=self.color_by, max_colors=int(self.max_colors), fold=self.fold,
                             resolution=tuple(self.resolution), label_px=float(self.label_px)).validate()

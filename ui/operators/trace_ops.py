@@ -39,6 +39,16 @@ def count_objects(result) -> int:
     return n
 
 
+def forget_expanded_calls(scene):
+    """Empty every view's ``expand`` (call indices into the trace loaded until now: in another
+    trace they would name other calls, or none)."""
+    for view, cls in properties.VIEWS.items():
+        if "expand" in cls.SCHEMA.by_name:
+            p = cls.SCHEMA["expand"]
+            group = properties.group_of(scene, view)
+            p.kind.to_props(p, [], lambda name, v, group=group: setattr(group, name, v))
+
+
 def start_import(op, context, path: str, build: bool, rebuild: bool = False):
     """Start the import job of ``path`` (``build``: and its icicle) for operator ``op``;
     ``rebuild``: report as the Build button does."""
@@ -46,6 +56,8 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
 
     settings = settings_of(context)
     check_trace_file(path)  # a file that is no trace: one line, at once, before any job
+    if os.path.realpath(path) != os.path.realpath(abspath(settings.trace_path) or os.devnull):
+        forget_expanded_calls(context.scene)  # indices into the trace loaded before
     params = properties.params_of(context.scene, "icicle") if build else None
     t0 = time.perf_counter()
 
