@@ -17,6 +17,7 @@ import os
 import pathlib
 import random
 import re
+import stat
 import sys
 import threading
 import warnings
@@ -887,11 +888,42 @@ def test_save_names_the_place_it_cannot_write(tmp_path, fmt, name):
         tracevis3d.save(t, tmp_path, format=fmt)
     p = tmp_path / name
     p.write_bytes(b"precious")
+    beside = tmp_path / (name + ".tmp")  # the temporary's fixed name once: a user's file of that name was lost
+    beside.write_bytes(b"mine")
     with pytest.raises((AttributeError, TypeError)):  # not a Trace: fails before or while writing
         tracevis3d.save(object(), p, format=fmt)
-    assert p.read_bytes() == b"precious" and sorted(x.name for x in tmp_path.iterdir()) == [name]
+    assert p.read_bytes() == b"precious" and sorted(x.name for x in tmp_path.iterdir()) == [name, beside.name]
+    os.chmod(p, 0o640)
     tracevis3d.save(t, p, format=fmt)
-    assert len(tracevis3d.load(p)) == len(t)
+    assert len(tracevis3d.load(p)) == len(t) and beside.read_bytes() == b"mine"
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o640, "a saved file keeps the mode of the one it replaces"
+    fresh = tmp_path / ("new-" + name)
+    mask = os.umask(0o027)
+    try:
+        tracevis3d.save(t, fresh, format=fmt)
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o640, "a new file: the umask's mode, not a temporary's 0o600"
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([name, beside.name, fresh.name])
+
+
+def test_the_recorder_and_the_in_place_writer_save_whole_or_not_at_all(tmp_path):
+    """The two writers `tracevis3d.save` does not call: `live.record.record` (its Chrome file)
+    and `save_synthetic` (native, written in place) name the path they cannot write, and leave
+    nothing behind when they fail."""
+    from tracevis3d.live.record import record
+
+    with pytest.raises(FileNotFoundError, match="cannot save: its folder .* does not exist") as e:
+        with record(str(tmp_path / "no" / "r.json")):
+            sum(range(10))
+    assert e.value.filename == str(tmp_path / "no" / "r.json")
+    p = tmp_path / "s.tv3d.npz"
+    p.write_bytes(b"precious")
+    with pytest.raises(ValueError):
+        tracevis3d.save_synthetic(p, n_calls=-5)
+    assert p.read_bytes() == b"precious" and [x.name for x in tmp_path.iterdir()] == [p.name]
+    tracevis3d.save_synthetic(p, n_calls=100)
+    assert len(tracevis3d.load(p)) == 100 and [x.name for x in tmp_path.iterdir()] == [p.name]
 
 
 def test_limits_each_have_a_clear_message(tmp_path):

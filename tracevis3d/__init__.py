@@ -83,19 +83,7 @@ def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "n
         from .io.chrome_writer import save_chrome as write
     else:
         raise ValueError(f"format must be 'native', 'compact' or 'chrome', got {format!r}")
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    # the writers write a temporary file beside the target first: their own errors would name it
-    if os.path.isdir(target):
-        raise IsADirectoryError(21, "cannot save: it is a folder; give a file name", target)
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(2, f"cannot save: its folder {folder} does not exist", target)
-    try:
-        write(trace, path)
-    except OSError as e:
-        if e.filename == target or e.errno is None:
-            raise
-        raise type(e)(e.errno, f"cannot save: {e.strerror}", target) from e
+    write(trace, path)  # whole or not at all; errors name ``path`` (`io.atomic.replaced_whole`)
 
 
 def structure(trace: Trace) -> Structure:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from ..model import Trace
+from .atomic import replaced_whole
 
 
 #: calls formatted per chunk of the streamed export (a few tens of MB of text at most)
@@ -254,27 +254,16 @@ def chrome_json_bytes(trace: Trace, style: str = "sorted", clock_origin: float |
 def save_chrome(trace: Trace, path, style: str = "sorted", gzip_level: int | None = None) -> None:
     """Write ``trace`` as Chrome Trace Event JSON (gzip when the name ends in .gz), streamed
     (`iter_chrome_json`: bounded memory at any size) into a temporary file beside ``path``
-    that replaces ``path`` only once complete: a failed export never leaves a half file nor
-    loses the one that was there."""
+    that replaces ``path`` only once complete (`atomic.replaced_whole`): a failed export never
+    leaves a half file nor loses the one that was there."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tv3d-export-", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if path.endswith(".gz"):
-                import gzip
+    with replaced_whole(path) as tmp, open(tmp, "wb") as raw:
+        if path.endswith(".gz"):
+            import gzip
 
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=gzip_level or 6,
-                                   mtime=0) as f:
-                    for part in iter_chrome_json(trace, style=style):
-                        f.write(part)
-            else:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=gzip_level or 6, mtime=0) as f:
                 for part in iter_chrome_json(trace, style=style):
-                    raw.write(part)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+                    f.write(part)
+        else:
+            for part in iter_chrome_json(trace, style=style):
+                raw.write(part)

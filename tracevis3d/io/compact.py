@@ -39,6 +39,7 @@ import numpy as np
 
 from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
 from ..model_side import ADDED_TABLES, OPTIONAL_ARRAYS, OPTIONAL_TABLES
+from .atomic import replaced_whole
 from .limits import Limits, resolve_limits
 
 MAGIC = b"\x89TV3D-CTF\r\n\n"
@@ -237,12 +238,10 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
     w.finish()
     hraw = json.dumps(header, default=_json_default).encode("utf-8")
     hz = zlib.compress(hraw, 9)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+    with replaced_whole(path) as tmp, open(tmp, "wb") as f:
         f.write(MAGIC + _PRE.pack(VERSION, len(hz), len(hraw)) + hz)
         for b in w.blobs:
             f.write(b)
-    os.replace(tmp, path)
     header["file_bytes"] = os.path.getsize(path)
     return header
 

@@ -25,6 +25,7 @@ from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
 from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
+from .atomic import replaced_whole
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -33,14 +34,12 @@ HEADER = "tracevis3d_header"
 
 
 def save_native(trace: Trace, path) -> None:
-    """Write ``trace`` to ``path`` (conventionally ``*.tv3d.npz``); atomic replace."""
-    path = os.fspath(path)
+    """Write ``trace`` to ``path`` (conventionally ``*.tv3d.npz``), whole or not at all
+    (`atomic.replaced_whole`)."""
     header, arrays = _native_members(trace)
     arrays[HEADER] = np.frombuffer(header, np.uint8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+    with replaced_whole(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, **arrays)
-    os.replace(tmp, path)
 
 
 def save_native_in_place(path, n_calls: int, fill) -> None:
@@ -53,10 +52,14 @@ def save_native_in_place(path, n_calls: int, fill) -> None:
     So a trace larger than the memory can be written: its calls go through the page
     cache, which the system writes back and drops, never through the process's own
     memory.  The file is the same zip (stored members, zip64) that `save_native`
-    writes, CRCs included; atomic replace."""
-    path = os.fspath(path)
+    writes, CRCs included; whole or not at all (`atomic.replaced_whole`)."""
     in_place = {**CALL_DTYPES, "obj_ptr": np.int64}
-    tmp = path + ".tmp"
+    with replaced_whole(path) as tmp:
+        _fill_in_place(tmp, n_calls, fill, in_place)
+
+
+def _fill_in_place(tmp: str, n_calls: int, fill, in_place: dict) -> None:
+    """`save_native_in_place`'s zip, written to the file ``tmp``."""
     zw = _StoredZip(tmp)
     try:
         arrays = {}
@@ -84,7 +87,6 @@ def save_native_in_place(path, n_calls: int, fill) -> None:
     except BaseException:
         zw.abort()
         raise
-    os.replace(tmp, path)
 
 
 def _native_members(trace: Trace) -> tuple[bytes, dict]:
