@@ -26,6 +26,7 @@ replaced.  Nothing is ever written into the add-on folder at run time.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -35,6 +36,7 @@ import re
 import shutil
 import struct
 import sys
+import tempfile
 
 MANIFEST = "manifest.json"
 SHIPPED_DIRNAME = "_kernel_cache"  # tracevis3d/_kernel_cache/<tag>/ in the extension zip and the wheel
@@ -132,9 +134,7 @@ def drop_stale_entries(cache_dir: str, root: str) -> int:
                     except OSError:
                         pass
         os.makedirs(cache_dir, exist_ok=True)
-        with open(mark + ".tmp", "w") as f:
-            f.write(now + "\n")
-        os.replace(mark + ".tmp", mark)
+        _write_whole(mark, (now + "\n").encode())
         return removed
     except OSError:
         return 0
@@ -181,17 +181,29 @@ def host_magic_tuple() -> tuple:
     return cpu_target.target_context.codegen().magic_tuple()
 
 
+def _write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary of a fresh name beside it, then replace:
+    Blender processes that start together (a farm's workers on one machine share the cache)
+    never write into one temporary, and no reader sees half a file.  (Not `io.atomic`: this
+    module stays free of the package's imports.)"""
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _rewrite_index(src: str, dst: str, magic: tuple) -> int:
     """Copy a .nbi index with every key's magic tuple replaced by ``magic``; entries kept."""
     with open(src, "rb") as f:
         version = pickle.load(f)
         stamp, overloads = pickle.loads(f.read())
     fixed = {(k[0], magic) + tuple(k[2:]): v for k, v in overloads.items()}
-    tmp = dst + ".tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(version, f, protocol=-1)
-        f.write(pickle.dumps((stamp, fixed), protocol=-1))
-    os.replace(tmp, dst)
+    _write_whole(dst, pickle.dumps(version, protocol=-1) + pickle.dumps((stamp, fixed), protocol=-1))
     return len(fixed)
 
 
@@ -259,9 +271,7 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
             if not os.path.exists(target):
                 with open(os.path.join(shipped, rel, data), "rb") as f:
                     blob = rewrite_module_names(f.read(), old, new)
-                with open(target + ".tmp", "wb") as f:
-                    f.write(blob)
-                os.replace(target + ".tmp", target)
+                _write_whole(target, blob)
         entries += _rewrite_index(src, dst, magic)
         installed += 1
     return {"installed": installed, "entries": entries, "skipped": ""}
