@@ -639,3 +639,102 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     assert (gap >= -1e-6).all() and (gap <= (1.0 - BAR_FILL) + 1e-6).all(), gap
     st = cut.layer("ring_clusters")
     assert st.attributes["n_calls"].sum() > whole.layer("ring_clusters").attributes["n_calls"].sum() * 0.5
+
+
+def _lead_calls_brute(trace, d, lanes) -> dict:
+    """`thread_work.lane_lead_calls` by hand: per lane and function the union of its bars'
+    intervals (merged one by one), the largest; its widest bar."""
+    from tracevis3d.layout.naming import function_table
+    from tracevis3d.model import KIND_IO, KIND_WAIT
+
+    ft = function_table(trace)
+    bars: dict = {}
+    for i in range(len(d.idx)):
+        k, f = int(d.lane[i]), int(d.func[i])
+        if k not in lanes or d.folded[i] or ft.infra[f] or int(trace.kind[d.idx[i]]) in (KIND_WAIT, KIND_IO):
+            continue
+        bars.setdefault((k, f), []).append(i)
+    union: dict = {}
+    for (k, f), members in bars.items():
+        total, reach = 0.0, -np.inf
+        for i in sorted(members, key=lambda i: (d.start[i], i)):
+            total += max(d.end[i] - max(d.start[i], reach), 0.0)
+            reach = max(reach, d.end[i])
+        union[(k, f)] = total
+    out = {}
+    for k in sorted({k for k, _ in bars}):
+        best = max((u, -f) for (kk, f), u in union.items() if kk == k)
+        members = bars[(k, -best[1])]
+        out[k] = max(members, key=lambda i: (d.end[i] - d.start[i], -i))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lane_lead_calls_match_twin(seed):
+    """What each lane runs (the caption of a section too narrow for names): the function whose
+    drawn bars cover the most of the lane (nested calls of one function counted once), left
+    out the runtime's thread start-up, waits and I/O and folded bands; its widest bar."""
+    from types import SimpleNamespace
+
+    from tracevis3d.layout.thread_work import lane_lead_calls
+
+    t = tracevis3d.synthetic(3000, threads=4, seed=seed)
+    names = list(t.function_names)
+    names[int(t.func[0])] = "threading.Thread.run"  # infrastructure: never a lane's lead
+    t.function_names = names
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(t), 1500, replace=False))
+    d = SimpleNamespace(idx=idx, lane=t.thread[idx].astype(np.int64), func=t.func[idx].astype(np.int64),
+                        start=t.start[idx], end=t.end[idx], folded=rng.random(idx.size) < 0.1)
+    lanes = [0, 2, 3]
+    got = lane_lead_calls(t, d, lanes)
+    want = _lead_calls_brute(t, d, set(lanes))
+    assert set(got) == set(want)
+    for k in want:  # the same function (ties in the union: any of them), its widest bar
+        assert t.func[d.idx[got[k]]] == t.func[d.idx[want[k]]] or np.isclose(
+            *(sum(d.end[i] - d.start[i] for i in (got[k], want[k])) * [0.5, 0.5])), (k, got[k], want[k])
+        assert d.end[got[k]] - d.start[got[k]] == d.end[want[k]] - d.start[want[k]]
+
+
+def test_a_narrow_section_is_captioned_with_what_it_runs():
+    """A thread whose section is too narrow for names on its bars gets, beside its name, what
+    it runs ("runs task_render_page"): the function that covers most of its time, not the
+    pool's loop; a caption is a picked call's label (kind ``call``) and overlaps no name."""
+    from tracevis3d.model import Trace
+
+    # MainThread: a long main with many calls; 11 workers: a task under the runtime's
+    # Thread.run, six levels deep, in sections too narrow for names on their bars
+    func, start, end, parent, thread = [], [], [], [], []
+
+    def call(f, s, e, p, th):
+        func.append(f); start.append(s); end.append(e); parent.append(p); thread.append(th)  # noqa: E702
+        return len(func) - 1
+
+    m = call(0, 0.0, 1000.0, -1, 0)
+    for j in range(40):
+        a = call(1, 20.0 * j + 1, 20.0 * j + 19, m, 0)
+        call(2, 20.0 * j + 2, 20.0 * j + 18, a, 0)
+    tasks = []
+    for k in range(1, 12):
+        p = call(3, 10.0 * k, 900.0, -1, k)
+        for j in range(3):
+            task = call(4, 10.0 * k + 250 * j + 1, 10.0 * k + 250 * j + 240, p, k)
+            tasks.append(task)
+            q = task
+            for depth in range(5):
+                q = call(5 + depth, start[q] + 1, end[q] - 1, q, k)
+    names = ["main", "work", "step", "threading.Thread.run", "task_render_page"] + [f"helper_{i}" for i in range(5)]
+    t = Trace.from_arrays(func, start, end, parent, thread=thread, function_names=names,
+                          thread_names=["MainThread"] + [f"worker_{k}" for k in range(1, 12)]).check()
+    spec = threads_layout(t, ThreadsParams(resolution=(1280, 720)).validate())
+    lab = spec.labels
+    caps = [j for j, txt in enumerate(lab.texts) if txt.startswith("runs ")]
+    assert caps and {lab.texts[j].rstrip(" ·") for j in caps} <= {"runs task_render_page", "runs …render_page"}, \
+        lab.texts
+    assert all(lab.kind[j] == "call" and int(lab.call_index[j]) in tasks for j in caps)
+    named = [i for i, k in enumerate(lab.kind) if k == "lane"] + caps
+    boxes = _label_boxes(spec, named)
+    for a, b in enumerate(boxes):
+        assert b[0] >= 0 and b[1] >= 0 and b[2] <= 1280 and b[3] <= 720, (lab.texts[named[a]], b)
+        for c in boxes[a + 1:]:
+            assert not (b[0] + 1 < c[2] and c[0] + 1 < b[2] and b[1] + 1 < c[3] and c[1] + 1 < b[3]), (b, c)

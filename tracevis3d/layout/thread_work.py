@@ -153,3 +153,49 @@ def busiest_lanes(trace: Trace, groups: list, cap: int, always=()) -> np.ndarray
     keep = np.zeros(len(groups), np.bool_)
     keep[np.lexsort((np.arange(len(groups)), -lane_work))[:cap]] = True
     return keep
+
+
+def lane_lead_calls(trace: Trace, d, lanes) -> dict:
+    """What each of ``lanes`` runs, for a caption where its bars are too narrow to name: lane ->
+    the widest drawn call (``d``: `geometry.Drawn`) of the function that covers the most of the
+    lane's drawn time, the union of its bars (a recursive function's nested calls counted once),
+    among the program's own calls: not runtime infrastructure (`naming.INFRA_FUNCTIONS`: a
+    worker's ``Thread.run`` / ``_worker`` span all of it), not waits or I/O, not folded bands.
+    A worker of a pool gets its task function (``task_md``), not the pool's loop; a lane with no
+    such call gets none."""
+    from ..model import KIND_IO, KIND_WAIT
+    from .naming import function_table
+
+    lanes = np.asarray(sorted(set(int(k) for k in lanes)), np.int64)
+    if not lanes.size or not len(d.idx):
+        return {}
+    ft = function_table(trace)
+    kind = trace.kind[d.idx]
+    wanted = np.zeros(int(max(d.lane.max(), lanes.max())) + 1, np.bool_)
+    wanted[lanes] = True
+    keep = np.flatnonzero(wanted[d.lane] & ~d.folded & ~ft.infra[d.func] & (kind != KIND_WAIT) & (kind != KIND_IO))
+    if not keep.size:
+        return {}
+    lane, func, s, e = d.lane[keep].astype(np.int64), d.func[keep].astype(np.int64), d.start[keep], d.end[keep]
+    order = np.lexsort((s, func, lane))
+    lane, func, s, e, keep = lane[order], func[order], s[order], e[order], keep[order]
+    new_group = np.r_[True, (lane[1:] != lane[:-1]) | (func[1:] != func[:-1])]
+    gid = np.cumsum(new_group) - 1
+    # the union of each group's bars: a bar adds what lies past the latest end before it
+    # (a running maximum per group, on ranks so that group offsets stay exact integers)
+    times, rank = np.unique(np.r_[s, e], return_inverse=True)
+    e_rank = rank[s.size:]
+    span = int(times.size) + 1
+    run = np.maximum.accumulate(gid * span + e_rank) - gid * span  # the latest end so far in its group
+    prev = np.r_[-1, run[:-1]]
+    prev[new_group] = -1
+    covered = np.where(prev >= 0, times[np.maximum(prev, 0)], -np.inf)
+    union = np.bincount(gid, weights=np.maximum(e - np.maximum(s, covered), 0.0))
+    g_lane = lane[new_group]
+    out = {}
+    for k in np.unique(g_lane).tolist():
+        groups = np.flatnonzero(g_lane == k)
+        g = int(groups[np.argmax(union[groups])])
+        members = np.flatnonzero(gid == g)
+        out[int(k)] = int(keep[members[np.argmax(e[members] - s[members])]])
+    return out

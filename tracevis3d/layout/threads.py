@@ -356,7 +356,7 @@ def short_thread_names(sel, names: list) -> list:
 
 
 def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_cam, px_world: float, outline,
-                       keep_out=None, behind_px=None, lane_rgb=None):
+                       keep_out=None, behind_px=None, lane_rgb=None, captions=None):
     """Each thread's name outside its section of the semicircle, placed without overlaps.
 
     Threads in order of importance (the focused one, then by calls); each takes the first
@@ -377,7 +377,9 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     points of what passes behind the names: the flows' arcs) gets a white plate just behind
     it, where those stop, so it stays readable.  ``outline``: the bars' outer radius per lane
     and angular bin (`lane_outline`: a name stands just outside the bars where it stands, not
-    outside its lane's deepest call)."""
+    outside its lane's deepest call).  ``captions``: lane -> (name candidates, call index) of
+    what the lane runs, set under its placed name (else over it) in `CAPTION_EM` of its size
+    where it is free (`lane_captions`: a section too narrow for names on its bars)."""
     from .labels import place_facing_text, text_basis
 
     n = ring.a0.size
@@ -450,6 +452,49 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             yield np.array([-R if left else R, y, 0.0]), 0 if left else 2, 0.0, None
 
     short = short_thread_names(sel, names)
+    captions = captions or {}
+    cap_x, cap_up, _ = text_basis(to_cam)
+    cap_text, cap_world, cap_size, cap_align, cap_call = [], [], [], [], []
+
+    def free(box) -> bool:  # inside the image, off the names and keep-outs, off the ring's bars
+        if box[0] < margin or box[1] < margin or box[2] > W - margin or box[3] > H - margin:
+            return False
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+            return False
+        xs, ys = np.linspace(box[0], box[2], 7), np.linspace(box[1], box[3], 3)
+        grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
+        return not inside_polygon_banded(np.ascontiguousarray(grid[:, 0]), np.ascontiguousarray(grid[:, 1]), ox, oy,
+                                         band_y0, OUTLINE_BAND_PX, band_ptr, band_ids).any()
+
+    def text_box(world, text, h_px, align):
+        x, y = project(cam, world[None], res)[0, :2]
+        w_px = text_width(text) * h_px
+        x0 = x - (w_px if align == 2 else 0.5 * w_px if align == 1 else 0.0)
+        half = (0.5 * (ASCENT + DESCENT) + NAME_PAD_EM) * h_px  # the text's middle is at the place
+        return (x0 - NAME_PAD_EM * h_px, y - half, x0 + w_px + NAME_PAD_EM * h_px, y + half)
+
+    def place_caption(k, world, align, name_box):  # under the name, over it, after it, before it
+        cands, call = captions[k]
+        size = CAPTION_EM * sizes[k]
+        step = (0.5 * (ASCENT + DESCENT) * (sizes[k] + size) + 0.1 * sizes[k])
+        x = project(cam, world[None], res)[0, 0]
+        after = (name_box[2] - x) * px_world + 0.3 * size  # from the name's place to its box's ends
+        before = (name_box[0] - x) * px_world - 0.3 * size
+        for at, al, form in ((world - step * cap_up, align, "runs {}"), (world + step * cap_up, align, "runs {}"),
+                             (world + after * cap_x, 0, "runs {}"), (world + before * cap_x, 2, "runs {} ·")):
+            for text in (form.format(c) for c in cands):
+                box = text_box(at, text, size / px_world, al)
+                clear = CAPTION_CLEAR_EM * size / px_world  # apart from what it is not part of
+                if free((box[0] - (clear if al != 0 else 0.0), box[1], box[2] + (clear if al != 2 else 0.0), box[3])):
+                    boxes.append(box)
+                    cap_text.append(text)
+                    cap_world.append(at)
+                    cap_size.append(size)
+                    cap_align.append(al)
+                    cap_call.append(call)
+                    return
+
+    captioned: list = []  # (lane, its name's place, alignment): captions go after every name
     kept = np.zeros(n, bool)
     leaders: list = []  # (lane, angle, from radius, to radius)
     plated = np.zeros(n, bool)
@@ -466,21 +511,10 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         tries = ([(t, j, candidates(j)) for t in texts for j in spots]
                  + [(t, j, beyond(j)) for t in texts for j in spots] + [(names[k], k, under(k))])
         for text, at, local, align, lift, lead in ((t, j, *c) for t, j, cands in tries for c in cands):
-            w_px = text_width(text) * h_px
             world = place.to_world(local[None])[0]
             world[2] += lift * sizes[k]
-            x, y = project(cam, world[None], res)[0, :2]
-            x0 = x - (w_px if align == 2 else 0.5 * w_px if align == 1 else 0.0)
-            half = (0.5 * (ASCENT + DESCENT) + NAME_PAD_EM) * h_px  # the text's middle is at the place
-            box = (x0 - NAME_PAD_EM * h_px, y - half, x0 + w_px + NAME_PAD_EM * h_px, y + half)
-            if box[0] < margin or box[1] < margin or box[2] > W - margin or box[3] > H - margin:
-                continue
-            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
-                continue
-            xs, ys = np.linspace(box[0], box[2], 7), np.linspace(box[1], box[3], 3)
-            grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 2)
-            if inside_polygon_banded(np.ascontiguousarray(grid[:, 0]), np.ascontiguousarray(grid[:, 1]), ox, oy,
-                                     band_y0, OUTLINE_BAND_PX, band_ptr, band_ids).any():
+            box = text_box(world, text, h_px, align)
+            if not free(box):
                 continue
             boxes.append(box)
             kept[k], anchors[k], aligns[k] = True, world, align
@@ -491,10 +525,15 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             if behind_px is not None and len(behind_px):
                 plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
                                   (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
+            if k in captions:
+                captioned.append((k, world, align, box))
             break
+    for k, world, align, box in captioned:
+        place_caption(k, world, align, box)
     idx = np.flatnonzero(kept)
     anchor, rot = place_facing_text(anchors[idx], cam, sizes[idx], to_cam)
     size = sizes[idx]
+    cap = _caption_labels(cap_text, cap_world, cap_size, cap_align, cap_call, cam, to_cam)
     # a white plate just behind each name, as large as its box: arcs behind it stop there
     width = np.array([text_width(names[k]) for k in idx]) * size
     shift = np.where(aligns[idx] == 2, -0.5, np.where(aligns[idx] == 0, 0.5, 0.0)) * width
@@ -514,10 +553,61 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     plates = InstanceLayer("lane_name_plates", middle[on].astype(np.float32), plate_size[on].astype(np.float32),
                            np.tile(np.array([1.0, 1.0, 1.0, 1.0], np.float32), (n, 1)), np.zeros(n, np.int32),
                            ["TV3D_name_plate"], {"call_index": np.full(n, -1, np.int32)}) if n else None
-    return LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
-                    [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
-                    np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size), plates, \
-        _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
+    lane_names = LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
+                          [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
+                          np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size)
+    return LabelSet.concat([lane_names, cap]), plates, _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
+
+
+#: a thread's caption (what it runs, `lane_captions`) in this share of its name's size
+CAPTION_EM = 0.78
+#: a caption's name is at most this many of its text sizes long
+CAPTION_MAX_EM = 16.0
+#: free room (text sizes) at a caption's far end, so that it does not run on into other text
+CAPTION_CLEAR_EM = 1.5
+
+
+def lane_captions(sel, d, ring_labels) -> dict:
+    """lane -> (name candidates, call index) of what a lane runs (`thread_work.lane_lead_calls`),
+    for the lanes whose bars do not name it (``ring_labels``: `ring_call_labels`' names): a
+    narrow section of a pool's worker shows a stack of unnamed bars, or only its loop's
+    ``…Thread.run``, and its caption says what the stack is."""
+    from .thread_work import lane_lead_calls
+
+    named = np.isin(d.call_id, np.asarray(ring_labels.call_index, np.int64)) if len(ring_labels) else \
+        np.zeros(len(d.call_id), np.bool_)
+    said = set(zip(d.lane[named].tolist(), d.func[named].tolist()))  # (lane, function) named on a bar
+    ft = function_table(sel.trace)
+    out = {}
+    for lane, k in lane_lead_calls(sel.trace, d, np.unique(d.lane)).items():
+        f = int(d.func[k])
+        if (lane, f) in said or (ft.short[f] and ft.short[f] in str(sel.lane_names[lane])):
+            continue  # named on its bars, or by the lane's own name ('5× process_request_thread')
+        qual = ft.qualname[f] if ft.qualname[f] and ft.qualname[f] != "<module>" else ft.display[f]
+        forms = [qual] + [t for t in name_candidates(qual) if t != qual] + [ft.short[f]]  # no module: a caption
+        cands = [t for t in dict.fromkeys(forms) if t and text_width(t) <= CAPTION_MAX_EM]
+        if cands:
+            out[lane] = (cands, int(d.call_id[k]))
+    return out
+
+
+def _caption_labels(texts, world, size, align, call, cam, to_cam) -> LabelSet:
+    """The captions placed by `thread_name_labels` (world points of their middles), facing the
+    camera and lifted towards it as the names are."""
+    from .labels import place_facing_text
+
+    if not texts:
+        return LabelSet.empty()
+    size = np.asarray(size, np.float64)
+    anchor, rot = place_facing_text(np.asarray(world, np.float64), cam, size, to_cam)
+    if not cam.orthographic:
+        eye = np.asarray(cam.location, np.float64)
+        anchor = eye + (anchor - eye) * (1.0 - NAME_LIFT)
+        size = size * (1.0 - NAME_LIFT)
+    n = len(texts)
+    return LabelSet(list(texts), anchor.astype(np.float32), size.astype(np.float32), ["TV3D_text_muted"] * n,
+                    np.asarray(align, np.uint8), ["call"] * n, np.asarray(call, np.int32), rot.astype(np.float32),
+                    ["world"] * n)
 
 
 #: threads whose names `thread_name_labels` tries to place (by importance), and the bands
@@ -1221,17 +1311,17 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
             keep_out.append((0.0, 0.0, float(res[0]), float(wall_bottom)))
             if getattr(comp, "wall_name_box", None) is not None:
                 keep_out.append(comp.wall_name_box)
+        ring_names, ring_plates = ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS,
+                                                   fold)
         names, plates, leaders = thread_name_labels(sel, ring, place, 1.3 * tpx * px_world, focus_lane, cam, res,
-                                                    to_cam, px_world, comp.outline, keep_out, behind, lane_rgb)
-        label_sets.append(names)
+                                                    to_cam, px_world, comp.outline, keep_out, behind, lane_rgb,
+                                                    lane_captions(sel, d, ring_names))
+        label_sets += [names, ring_names]
         if leaders is not None:
             layers.append(leaders)
         if plates is not None:
             layers.append(plates)
             mats["TV3D_name_plate"] = name_plate_material()
-        ring_names, ring_plates = ring_call_labels(sel, ring, place, d, cl, slot_rgb, px_world, tpx, MAX_RING_LABELS,
-                                                   fold)
-        label_sets.append(ring_names)
         if ring_plates is not None:
             layers.append(ring_plates)
     layers += wall_layers
