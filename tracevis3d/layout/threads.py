@@ -473,6 +473,12 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         half = (0.5 * (ASCENT + DESCENT) + NAME_PAD_EM) * h_px  # the text's middle is at the place
         return (x0 - NAME_PAD_EM * h_px, y - half, x0 + w_px + NAME_PAD_EM * h_px, y + half)
 
+    def arcs_behind(box) -> bool:  # a caption has no plate: not where the flows' arcs pass
+        if behind_px is None or not len(behind_px):
+            return False
+        return bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
+                     (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
+
     def place_caption(k, world, align, name_box):  # under the name, over it, after it, before it
         cands, call = captions[k]
         size = CAPTION_EM * sizes[k]
@@ -485,7 +491,8 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             for text in (form.format(c) for c in cands):
                 box = text_box(at, text, size / px_world, al)
                 clear = CAPTION_CLEAR_EM * size / px_world  # apart from what it is not part of
-                if free((box[0] - (clear if al != 0 else 0.0), box[1], box[2] + (clear if al != 2 else 0.0), box[3])):
+                if free((box[0] - (clear if al != 0 else 0.0), box[1], box[2] + (clear if al != 2 else 0.0), box[3])) \
+                        and not arcs_behind(box):
                     boxes.append(box)
                     cap_text.append(text)
                     cap_world.append(at)
@@ -581,7 +588,7 @@ def lane_captions(sel, d, ring_labels) -> dict:
     out = {}
     for lane, k in lane_lead_calls(sel.trace, d, np.unique(d.lane)).items():
         f = int(d.func[k])
-        if (lane, f) in said or (ft.short[f] and ft.short[f] in str(sel.lane_names[lane])):
+        if (lane, f) in said or _words(ft.short[f]) <= _words(sel.lane_names[lane]):
             continue  # named on its bars, or by the lane's own name ('5× process_request_thread')
         qual = ft.qualname[f] if ft.qualname[f] and ft.qualname[f] != "<module>" else ft.display[f]
         forms = [qual] + [t for t in name_candidates(qual) if t != qual] + [ft.short[f]]  # no module: a caption
@@ -589,6 +596,14 @@ def lane_captions(sel, d, ring_labels) -> dict:
         if cands:
             out[lane] = (cands, int(d.call_id[k]))
     return out
+
+
+def _words(text) -> set:
+    """The words of a name, lower case, numbers left out ('PyTorch Profiler (0)' → {'pytorch',
+    'profiler'})."""
+    import re
+
+    return {w for w in re.findall(r"\w+", str(text).lower()) if not w.isdigit()}
 
 
 def _caption_labels(texts, world, size, align, call, cam, to_cam) -> LabelSet:
