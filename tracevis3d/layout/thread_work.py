@@ -1,6 +1,7 @@
 """How much each thread works (bpy-free): the work of a call (its self time, waits and I/O
 counted as none), the thread that does a program's work, the thread of another run that does
-the same work, and the lanes a figure of many threads keeps (`busiest_lanes`).  The select
+the same work, the lanes a figure of many threads keeps (`busiest_lanes`), and what a lane
+runs (`lane_lead_calls`: the thread view's caption of a section too narrow for names).  The select
 stage (`select`) and the comparison's choice of threads (`compare_sides`, `compare_tubes`)
 ask it; a thread's sections (`select.thread_sections`) are the select stage's.
 """

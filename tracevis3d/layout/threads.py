@@ -26,6 +26,7 @@ parameters live in `params.threads`, its flows in `threads_flows`.
 """
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -378,8 +379,9 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     it, where those stop, so it stays readable.  ``outline``: the bars' outer radius per lane
     and angular bin (`lane_outline`: a name stands just outside the bars where it stands, not
     outside its lane's deepest call).  ``captions``: lane -> (name candidates, call index) of
-    what the lane runs, set under its placed name (else over it) in `CAPTION_EM` of its size
-    where it is free (`lane_captions`: a section too narrow for names on its bars)."""
+    what the lane runs (`lane_captions`: a section too narrow for names on its bars), "runs
+    <name>" in `CAPTION_EM` of its name's size, placed once every name is: under the name, over
+    it, after it or before it, the first place free and clear of the flows' arcs."""
     from .labels import place_facing_text, text_basis
 
     n = ring.a0.size
@@ -601,8 +603,6 @@ def lane_captions(sel, d, ring_labels) -> dict:
 def _words(text) -> set:
     """The words of a name, lower case, numbers left out ('PyTorch Profiler (0)' → {'pytorch',
     'profiler'})."""
-    import re
-
     return {w for w in re.findall(r"\w+", str(text).lower()) if not w.isdigit()}
 
 
