@@ -54,7 +54,8 @@ def replaced_whole(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".part", dir=folder)
         os.close(fd)
         yield tmp
-        os.chmod(tmp, _new_file_mode(target))
+        with contextlib.suppress(OSError):  # a share that keeps no modes (CIFS, FAT) still saves
+            os.chmod(tmp, _new_file_mode(target))
         os.replace(tmp, target)
         tmp = None
     except OSError as e:
