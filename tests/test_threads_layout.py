@@ -611,9 +611,14 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     # bars and stalks that differ below a pixel: "…Pipeline.writer" for
     # "threads_pipeline.Pipeline.writer" on a recording of stop 46, at 077dd53 too)
     def named(spec):
-        return sorted(int(c) for c, k in zip(spec.labels.call_index, spec.labels.kind) if k != "lane" and c >= 0)
+        return sorted(int(c) for c, t, k in zip(spec.labels.call_index, spec.labels.texts, spec.labels.kind)
+                      if k != "lane" and c >= 0 and not t.startswith("runs "))
+
+    def captions(spec):  # what a thread runs, beside its name: placed where names are, so as they are
+        return sorted(t.rstrip(" ·") for t in spec.labels.texts if t.startswith("runs "))
 
     assert named(cut) == named(whole)
+    assert len(set(captions(cut)) ^ set(captions(whole))) <= 1, (captions(cut), captions(whole))
     odd = sorted(set(names(cut, False)) ^ set(names(whole, False)))
     assert len(odd) <= 2, odd
     if odd:
