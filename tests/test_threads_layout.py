@@ -646,9 +646,9 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     assert st.attributes["n_calls"].sum() > whole.layer("ring_clusters").attributes["n_calls"].sum() * 0.5
 
 
-def _lead_calls_brute(trace, d, lanes) -> dict:
-    """`thread_work.lane_lead_calls` by hand: per lane and function the union of its bars'
-    intervals (merged one by one), the largest; its widest bar."""
+def _lead_unions_brute(trace, d, lanes) -> tuple:
+    """`thread_work.lane_lead_calls` by hand: per lane and function the union of its drawn bars'
+    intervals (merged one by one) and the bars, of the calls it counts."""
     from tracevis3d.layout.naming import function_table
     from tracevis3d.model import KIND_IO, KIND_WAIT
 
@@ -666,12 +666,7 @@ def _lead_calls_brute(trace, d, lanes) -> dict:
             total += max(d.end[i] - max(d.start[i], reach), 0.0)
             reach = max(reach, d.end[i])
         union[(k, f)] = total
-    out = {}
-    for k in sorted({k for k, _ in bars}):
-        best = max((u, -f) for (kk, f), u in union.items() if kk == k)
-        members = bars[(k, -best[1])]
-        out[k] = max(members, key=lambda i: (d.end[i] - d.start[i], -i))
-    return out
+    return union, bars
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -683,22 +678,34 @@ def test_lane_lead_calls_match_twin(seed):
 
     from tracevis3d.layout.thread_work import lane_lead_calls
 
-    t = tracevis3d.synthetic(3000, threads=4, seed=seed)
-    names = list(t.function_names)
-    names[int(t.func[0])] = "threading.Thread.run"  # infrastructure: never a lane's lead
-    t.function_names = names
+    import copy
+
+    t = copy.copy(tracevis3d.synthetic(3000, threads=4, seed=seed))  # a new object: no cached function table
+    f0 = int(t.func[0])  # the roots' function made the runtime's Thread.run: never a lane's lead
+    names, files, lines = list(t.function_names), list(t.function_files), np.array(t.function_lines)
+    names[f0], files[f0], lines[f0] = "threading.Thread.run", "", -1
+    t.function_names, t.function_files, t.function_lines = names, files, lines
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(len(t), 1500, replace=False))
-    d = SimpleNamespace(idx=idx, lane=t.thread[idx].astype(np.int64), func=t.func[idx].astype(np.int64),
-                        start=t.start[idx], end=t.end[idx], folded=rng.random(idx.size) < 0.1)
+    # recursion: some bars get calls of their own function nested in them (1-4 levels), which a
+    # sum of durations would count again and the union must not
+    nest = rng.integers(0, 5, idx.size) * (rng.random(idx.size) < 0.3)
+    src = np.repeat(np.arange(idx.size), 1 + nest)
+    level = np.arange(src.size) - np.repeat(np.cumsum(1 + nest) - (1 + nest), 1 + nest)
+    s0, e0 = t.start[idx][src], t.end[idx][src]
+    inset = 0.1 * level * (e0 - s0)
+    d = SimpleNamespace(idx=idx[src], lane=t.thread[idx][src].astype(np.int64), func=t.func[idx][src].astype(np.int64),
+                        start=s0 + inset, end=e0 - inset, folded=(rng.random(idx.size) < 0.1)[src])
     lanes = [0, 2, 3]
     got = lane_lead_calls(t, d, lanes)
-    want = _lead_calls_brute(t, d, set(lanes))
-    assert set(got) == set(want)
-    for k in want:  # the same function (ties in the union: any of them), its widest bar
-        assert t.func[d.idx[got[k]]] == t.func[d.idx[want[k]]] or np.isclose(
-            *(sum(d.end[i] - d.start[i] for i in (got[k], want[k])) * [0.5, 0.5])), (k, got[k], want[k])
-        assert d.end[got[k]] - d.start[got[k]] == d.end[want[k]] - d.start[want[k]]
+    union, bars = _lead_unions_brute(t, d, set(lanes))
+    assert set(got) == {k for k, _ in bars}
+    assert int(t.func[0]) not in {int(d.func[i]) for i in got.values()}
+    for k, i in got.items():
+        f = int(d.func[i])
+        best = max(u for (kk, _), u in union.items() if kk == k)
+        assert (k, f) in union and np.isclose(union[(k, f)], best, rtol=1e-12, atol=0.0), (k, f, union[(k, f)], best)
+        assert d.end[i] - d.start[i] == max(d.end[j] - d.start[j] for j in bars[(k, f)]), (k, i)
 
 
 def test_a_narrow_section_is_captioned_with_what_it_runs():
