@@ -194,6 +194,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     out_text, out_centre, out_size, out_call, out_plate, plates, taken = [], [], [], [], [], [], []
     drawn_local = np.full(sel.idx.size, -1, np.int64)
     drawn_local[d.local] = np.arange(d.local.size)
+    drawn_depth = sel.trace.depth[d.idx].astype(np.int64)
     for tower in towers[:MAX_TRIED]:  # each tried costs a pass over the drawn calls
         if len(out_text) >= room:
             break
@@ -206,12 +207,12 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
         (px0, _), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
         if px1 - px0 < MIN_TOWER_EM * tpx:  # the towers come widest first: the rest are needles too
             break
-        box = _tower_box(tower, d, x0, x1)  # once per tower: a pass over the drawn calls
-        if box is None:
+        box = _tower_box(tower, d, x0, x1, drawn_depth, int(sel.trace.depth[sel.idx[tower.outer]]), frame, t0)
+        if box is None:  # (once per tower: a pass over the drawn calls)
             continue
         lane = int(tower.lane)
         top = np.inf if lane == 0 else float(lane_top[lane])
-        xc = 0.5 * (x0 + x1)
+        xc = 0.5 * (box[0] + box[1])  # over its upper half, not its outermost call's middle
         # over the lanes, never in the lane names' column left of the time origin
         left = max(cx0, float(project(cam, np.array([[0.0, 0.0, z_face]]), res)[0, 0]))
         s0 = float(world_per_pixel(cam, np.array([[xc, 0.0, z_face]]), res)[0])
@@ -290,12 +291,20 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     return labels, layer, taken
 
 
-def _tower_box(tower, d, x0: float, x1: float):
-    """(x0, x1, z_lo, z_hi) in world: the tower's stretch (``x0``, ``x1``) and the heights of
-    its drawn calls, or None."""
+def _tower_box(tower, d, x0: float, x1: float, depth, outer_depth: int, frame, t0: float):
+    """(x0, x1, z_lo, z_hi) in world: where the tower stands and the heights of its drawn calls,
+    or None.  Its stretch is that of its drawn calls in its upper half (``depth``: of each drawn
+    call; ``outer_depth``: its outermost call's), within its outermost call's (``x0``, ``x1``):
+    a recursion that runs in the last second of a ten-second call (a recording whose early
+    inner calls a tracer's full ring buffer dropped: only the long outer calls were kept) is
+    named over its levels, not over the empty middle of the outermost call."""
     inside = (d.lane == tower.lane) & (d.start >= tower.start) & (d.end <= tower.end)
     if not inside.any():
         return None
+    upper = inside & (depth >= outer_depth + max(1, tower.levels // 2))
+    if upper.any():
+        x0, x1 = (max(x0, (max(float(d.start[upper].min()), t0) - t0) * frame.scale_t),
+                  min(x1, (float(d.end[upper].max()) - t0) * frame.scale_t))
     return x0, x1, float(d.face_low[inside].min()), float(d.face_high[inside].max())
 
 
