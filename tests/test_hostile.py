@@ -1071,3 +1071,43 @@ def test_gzip_fast_inflate_is_zlibs_twin():
     finally:
         tio._fast_zlib = fast
     assert _zlib  # the fallback module stays importable
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
+    """VizTracer's ring buffer, once full, keeps only the calls that end last and writes
+    ``"viztracer_metadata": {"overflow": true}``: the early part of such a trace is hollow (only
+    long outer calls).  The load says so (repair ``tracer_overflow``, ``meta["complete_from"]``:
+    the first kept call's end) and the icicle's legend tells it; no overflow, a metadata object
+    elsewhere in the file, one that is no object or is damaged: nothing said."""
+    from tracevis3d.io import chrome
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.params import IcicleParams
+
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0 if parallel else 1 << 62)
+    events = [_x("outer", 1000, 9000), _x("late", 8000, 500), _x("later", 9000, 100)]
+    body = orjson.dumps(events)
+
+    def doc(meta: bytes, before: bool = False) -> bytes:
+        return (b'{' + meta + b',"traceEvents":' + body + b'}') if before else \
+            (b'{"traceEvents":' + body + b',' + meta + b',"file_info":{"files":{},"functions":{}}}')
+
+    t = _quiet(doc(b'"viztracer_metadata":{"overflow":true,"version":"1.1.1"}'))
+    origin = float(t.meta["clock_origin"])
+    assert t.meta["complete_from"] == pytest.approx(8500.0 - origin)  # "late" ends first, at 8500 µs
+    assert "tracer_overflow" in t.meta["repairs"]
+    with pytest.warns(TraceWarning, match="VizTracer's buffer was full .* larger tracer_entries"):
+        load_bytes(doc(b'"viztracer_metadata":{"overflow":true}'))
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    assert any("VizTracer's buffer was full" in x for x in spec.labels.texts)
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.layout.threads_params import ThreadsParams
+
+    ring = threads_layout(t, ThreadsParams(resolution=(960, 540)))
+    assert any("VizTracer's buffer was full" in x for x in ring.labels.texts)
+    assert "tracer_overflow" in _quiet(doc(b'"viztracer_metadata":{"overflow":true}', before=True)).meta["repairs"]
+    for meta in (b'"viztracer_metadata":{"overflow":false}', b'"viztracer_metadata":[true]',
+                 b'"other":{"viztracer_metadata":{"overflow":true}}', b'"viztracer_metadata":{"overflow":"yes"}'):
+        u = _quiet(doc(meta))
+        assert "complete_from" not in u.meta and "tracer_overflow" not in u.meta["repairs"], meta
+        assert not any("VizTracer" in x for x in icicle_layout(u, IcicleParams(resolution=(960, 540))).labels.texts)

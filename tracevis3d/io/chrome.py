@@ -83,6 +83,9 @@ REPAIRS = {
     "gzip_cut": "the gzip stream is cut short: kept what it inflated to",
     "gzip_corrupt": "the gzip stream is damaged: kept what it inflated to before the damage",
     "gzip_trailing": "bytes after the end of the gzip stream that are no gzip member: ignored them",
+    "tracer_overflow": "VizTracer's buffer was full while it recorded (viztracer_metadata.overflow): it kept only the "
+                       "calls that ended last, so the calls that ended earlier are missing (record again with a "
+                       "larger tracer_entries)",
     **SIDE_REPAIRS,
     **chrome_profile.REPAIRS,
 }
@@ -890,6 +893,10 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             f"repairs: {', '.join(rep.items) or 'none'})")
 
     dtu_off = int(info[js.INFO_DTU_OFF])
+    complete_from = None
+    if _viztracer_overflow(buf, info) and c_end.size:
+        complete_from = float(c_end.min())  # the first kept call's end: every call that ended after it is kept
+        rep.add("tracer_overflow", 1, detail=f"the calls that ended before {complete_from / 1e6:.6g} s into the trace")
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
     rep.add("long_name", text.n_long, detail=text.first_long or "")
     meta = {
@@ -906,6 +913,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     }
     if sampled is not None:
         meta["n_samples"] = int(n_samples)
+    if complete_from is not None:
+        meta["complete_from"] = complete_from  # µs from the origin: calls that ended before it are missing
     trace = Trace(
         func=func, start=start.astype(np.float64, copy=False), end=end.astype(np.float64, copy=False), depth=depth,
         parent=parent, end_index=end_index, thread=c_thread.astype(np.int32, copy=False),
@@ -1020,6 +1029,23 @@ _NEXT_EVENT = re.compile(rb',\s*\{')
 _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 
 
+#: a ``viztracer_metadata`` object longer than this is not read (VizTracer's is a few dozen bytes)
+VIZ_METADATA_BYTES = 1 << 16
+
+
+def _viztracer_overflow(buf, info) -> bool:
+    """Whether the trace's ``viztracer_metadata`` says VizTracer's ring buffer overflowed (it then
+    writes only the last ``tracer_entries`` calls to end: the earlier ones are missing)."""
+    off, end = int(info[js.INFO_VIZ_OFF]), int(info[js.INFO_VIZ_END])
+    if off < 0 or not 0 < end - off <= VIZ_METADATA_BYTES:
+        return False
+    try:
+        meta = json.loads(bytes(buf[off:end]))
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and meta.get("overflow") is True
+
+
 def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
                    max_t: float = DEFAULT_LIMITS.max_abs_time, parts: int | None = None):
     """Scan the event array on two threads (the kernels release the GIL).
@@ -1069,6 +1095,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
     info[js.INFO_DTU_LEN] = -1
     info[js.INFO_SAMPLES] = -1
     info[js.INFO_FRAMES] = -1
+    info[js.INFO_VIZ_OFF] = -1
     if not isinstance(out[0], tuple):
         return None
     part0, end0, st0, ep0, seen0 = out[0]

@@ -168,10 +168,13 @@ _TRACE_EVENTS = np.frombuffer(b"traceEvents", np.uint8)
 _DISPLAY_TIME_UNIT = np.frombuffer(b"displayTimeUnit", np.uint8)
 _SAMPLES = np.frombuffer(b"samples", np.uint8)
 _STACK_FRAMES = np.frombuffer(b"stackFrames", np.uint8)
+_VIZTRACER_METADATA = np.frombuffer(b"viztracer_metadata", np.uint8)
 
 # the ``info`` array of scan_trace / scan_object_tail
 INFO_DTU_OFF, INFO_DTU_LEN, INFO_DOC_END, INFO_SEEN, INFO_SAMPLES, INFO_FRAMES, INFO_CUT_EVENT = range(7)
-N_INFO = 7
+#: the byte span [INFO_VIZ_OFF, INFO_VIZ_END) of VizTracer's ``viztracer_metadata`` object (-1: absent)
+INFO_VIZ_OFF, INFO_VIZ_END = 7, 8
+N_INFO = 9
 
 
 @njit(cache=True, nogil=True)
@@ -181,13 +184,14 @@ def _new_info():
     info[INFO_SAMPLES] = -1
     info[INFO_FRAMES] = -1
     info[INFO_CUT_EVENT] = -1
+    info[INFO_VIZ_OFF] = -1
     return info
 
 
 @njit(cache=True, nogil=True)
 def _top_key(buf, i, ke, j, info):
     """Note a top-level key (string at i..ke) whose value spans [vstart, j):
-    displayTimeUnit, samples and stackFrames (the last of each wins)."""
+    displayTimeUnit, samples, stackFrames and viztracer_metadata (the last of each wins)."""
     kl = ke - i - 2
     v = skip_ws(buf, ke)
     v = skip_ws(buf, v + 1)  # after the colon
@@ -198,6 +202,9 @@ def _top_key(buf, i, ke, j, info):
         info[INFO_SAMPLES] = v
     elif _is_key(buf, i, kl, _STACK_FRAMES) and buf[v] == 123:
         info[INFO_FRAMES] = v
+    elif _is_key(buf, i, kl, _VIZTRACER_METADATA) and buf[v] == 123:
+        info[INFO_VIZ_OFF] = v
+        info[INFO_VIZ_END] = j
 
 
 @njit(cache=True, nogil=True)

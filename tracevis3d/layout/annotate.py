@@ -22,6 +22,19 @@ _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
 
 
+def incomplete_rows(trace, window_start: float) -> list:
+    """Legend rows saying that the trace lost its early calls: VizTracer's ring buffer was full
+    (``meta["complete_from"]``, `io.chrome`: it kept only the calls that ended last), so the calls
+    that ended before that time are missing and the figure's early part is hollow, only its long
+    outer calls kept.  None when the shown span starts after it."""
+    cut = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
+    if cut is None or not len(trace) or float(cut) <= float(window_start):
+        return []
+    into = float(cut) - float(trace.start.min())
+    return [(f"VizTracer's buffer was full: calls that ended in the first {fmt_time(into)} are missing", -1,
+             "note")]
+
+
 def fmt_time(us: float) -> str:
     """A duration in µs with a unit chosen for its size (3 significant digits)."""
     a = abs(us)

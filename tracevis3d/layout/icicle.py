@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, lane_labels,
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, incomplete_rows,
+                       lane_labels,
                        legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, title_box,
                        trace_title, with_run_brackets)
 from .camera import view_direction
@@ -467,7 +468,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     shown = sel.lane_of_thread() >= 0 if sel.n_threads_left_out else None  # flows to lanes left out: none drawn
     n_flows = arcs.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
     n_instants, instant_bars = instants_in_window(sel, t0, t1) if params.show_instants else (0, False)
-    rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial)
+    rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial) + incomplete_rows(trace, t0)
     if sel.lane_members is not None:
         from .select import PACKED_NOTE, PACKED_NAMED_NOTE
 

@@ -36,8 +36,8 @@ from ..kernels.raster import inside_polygon_banded, polygon_bands
 from ..kernels.ring import lane_outline_radii
 from ..model import Trace
 from . import palette
-from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, legend_box,
-                       legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text,
+from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, incomplete_rows,
+                       legend_box, legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text,
                        window_text)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
@@ -1238,6 +1238,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0, top_from=top_from)  # no curves: no notes on them
+    rows += incomplete_rows(trace, sel.t0)
     n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
     rows += threads_flows.legend_row(n_flows, n_pair_arcs)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
