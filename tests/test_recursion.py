@@ -233,3 +233,34 @@ def test_a_name_does_not_float_over_a_taller_neighbour(tmp_path, monkeypatch):
     monkeypatch.setattr(recursion, "SKY_REACH_EM", 1e9)
     y_float, _ = name_y()
     assert y > y_float + 5 * tpx, (y, y_float)  # image y grows downwards
+
+
+def test_a_recursion_late_in_its_outermost_call_is_named_over_it(tmp_path):
+    """A recording whose early calls a tracer's full buffer dropped: the outermost call of a
+    recursion lasts 10 ms, but the recursion's levels stand in its last 1.5 ms.  The name stands
+    over those levels (its middle inside their stretch), not over the empty middle of the
+    outermost call."""
+    ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "MainThread"}},
+          {"ph": "X", "name": "job (prog.py:1)", "pid": 1, "tid": 1, "ts": 0, "dur": 10000},
+          {"ph": "X", "name": "prop (prog.py:5)", "pid": 1, "tid": 1, "ts": 1, "dur": 9998},
+          {"ph": "X", "name": "wrapped (prog.py:9)", "pid": 1, "tid": 1, "ts": 2, "dur": 9996}]
+    for k in range(MIN_LEVELS + 4):  # prop › engine › prop › engine ... from 8.5 ms on
+        name = "engine (prog.py:20)" if k % 2 == 0 else "prop (prog.py:5)"
+        ev.append({"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": 8500 + 0.5 * k, "dur": 1450 - k})
+    (tmp_path / "late.json").write_text(json.dumps({"traceEvents": ev}))
+    trace = tracevis3d.load(tmp_path / "late.json")
+    spec = icicle_layout(trace, IcicleParams(resolution=(1280, 720)).validate())
+    lab = spec.labels
+    named = [j for j in range(len(lab)) if "recursion" in lab.texts[j]]
+    assert len(named) == 1, lab.texts
+    j = named[0]
+    wpu, t0 = spec.meta["world_per_us"], spec.meta["t0"]
+    z = float(lab.anchors[j][2])
+    x = project(spec.camera, np.array([[(8500 - t0) * wpu, 0.0, z], [(9950 - t0) * wpu, 0.0, z]]),
+                spec.resolution)[:, 0]
+    p = project(spec.camera, lab.anchors[j][None].astype(np.float64), spec.resolution)[0]
+    w = text_width(lab.texts[j]) * spec.meta["text_px"]
+    middle = p[0] + (0.0 if lab.align[j] == 1 else 0.5 * w if lab.align[j] == 0 else -0.5 * w)
+    assert x[0] - w <= middle <= x[1] + w, (middle, x, lab.texts[j])  # over or by the levels
+    far = project(spec.camera, np.array([[(5000 - t0) * wpu, 0.0, z]]), spec.resolution)[0, 0]
+    assert abs(middle - far) > 0.25 * (x[1] - far), (middle, far)  # not at the outermost call's middle
