@@ -1105,6 +1105,11 @@ def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
 
     ring = threads_layout(t, ThreadsParams(resolution=(960, 540)))
     assert any("VizTracer's buffer was full" in x for x in ring.labels.texts)
+    from tracevis3d.layout.cone import cone_layout
+    from tracevis3d.layout.extravis import extravis_layout
+
+    for other in (cone_layout(t), extravis_layout(t)):  # no time axis: the legend says it all the same
+        assert any("VizTracer's buffer was full" in x for x in other.labels.texts)
     assert "tracer_overflow" in _quiet(doc(b'"viztracer_metadata":{"overflow":true}', before=True)).meta["repairs"]
     for meta in (b'"viztracer_metadata":{"overflow":false}', b'"viztracer_metadata":[true]',
                  b'"other":{"viztracer_metadata":{"overflow":true}}', b'"viztracer_metadata":{"overflow":"yes"}'):

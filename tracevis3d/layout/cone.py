@@ -27,7 +27,7 @@ from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, centre_with_legend, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
-                       occupancy_grid, plan_hud)
+                       incomplete_rows, occupancy_grid, plan_hud)
 from .camera import view_direction
 from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
 from .cone_framing import R_MAX, R_MIN, axis_down, framed_tree, level_spacing, oversized_orientation
@@ -121,6 +121,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((GROUPED_NOTE, -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
+    rows += incomplete_rows(trace, float(trace.start.min()) if len(trace) else 0.0)  # a tracer's full buffer
     shown = ~merged  # the calls of the tree (fold_mask never merges them all)
     n_shown = int(shown.sum())
     title = cone_title(trace, pruned, n_shown, params)

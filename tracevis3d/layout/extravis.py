@@ -36,7 +36,7 @@ from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, auto_leve
 from ..model import Trace
 from ..params.extravis import ExtravisParams
 from . import palette
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, nice_ticks, plan_hud, tick_texts
+from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, incomplete_rows, nice_ticks, plan_hud, tick_texts
 from .camera import fit_camera_rect, project, view_direction, world_per_pixel
 from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, coloured_pairs, control_points, gradient_rgb,
                            leaf_arcs, ring_labels, ring_layer, tube_layer)
@@ -227,6 +227,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     swatch_rgb = np.vstack([gradient_rgb([0.0, 1.0]) if params.color_mode == "gradient" else palette.sequential([0.0, 1.0]),
                             slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
     rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note, views)
+    at = next((k for k, r in enumerate(rows) if r == ("packages", -1, "heading")), len(rows))  # the notes' end
+    rows[at:at] = incomplete_rows(loaded_trace, float(loaded_trace.start.min()) if len(loaded_trace) else 0.0)
     title = title_of(loaded_trace, params, seq.size, views)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=0.16)
     x0, y0, x1, y1 = plan.rect
