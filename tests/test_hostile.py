@@ -1099,7 +1099,14 @@ def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
     with pytest.warns(TraceWarning, match="VizTracer's buffer was full .* larger tracer_entries"):
         load_bytes(doc(b'"viztracer_metadata":{"overflow":true}'))
     spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
-    assert any("VizTracer's buffer was full" in x for x in spec.labels.texts)
+    legend = " ".join(spec.labels.texts)  # (a note's lines are labels of their own)
+    assert "VizTracer's buffer was full" in legend and "(thick on the time axis)" in legend
+    whole = _quiet(doc(b'"viztracer_metadata":{"overflow":false}'))
+    axis, axis_whole = (icicle_layout(u, IcicleParams(resolution=(960, 540))).layer("axis") for u in (t, whole))
+    thick = axis.scales[len(axis_whole):]  # one more mark: the stretch with calls missing, thicker than the line
+    assert len(axis) == len(axis_whole) + 1 and thick[0, 2] > 2 * axis.scales[0, 2]
+    wpu = spec.meta["world_per_us"]
+    assert thick[0, 0] == pytest.approx((t.meta["complete_from"] - spec.meta["t0"]) * wpu, rel=1e-4)
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.layout.threads_params import ThreadsParams
 

@@ -22,17 +22,19 @@ _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
 
 
-def incomplete_rows(trace, window_start: float) -> list:
+def incomplete_rows(trace, window_start: float, on_axis: bool = False) -> list:
     """Legend rows saying that the trace lost its early calls: VizTracer's ring buffer was full
     (``meta["complete_from"]``, `io.chrome`: it kept only the calls that ended last), so the calls
     that ended before that time are missing and the figure's early part is hollow, only its long
-    outer calls kept.  None when the shown span starts after it."""
+    outer calls kept.  None when the shown span starts after it.  ``on_axis``: the figure's time
+    axis marks the stretch (`time_axis`' ``hollow_until``)."""
     cut = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
     if cut is None or not len(trace) or float(cut) <= float(window_start):
         return []
     into = float(cut) - float(trace.start.min())
-    return [(f"VizTracer's buffer was full: calls that ended in the first {fmt_time(into)} are missing", -1,
-             "note")]
+    where = " (thick on the time axis)" if on_axis else ""
+    return [(f"VizTracer's buffer was full: calls that ended in the first {fmt_time(into)} are missing{where}",
+             -1, "note")]
 
 
 def fmt_time(us: float) -> str:
@@ -66,8 +68,10 @@ def tick_texts(ticks, scale, unit, dec) -> list:
     return [("0" if t == 0 else f"{t / scale:.{dec}f} {unit}") for t in ticks]
 
 
-def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, time_length):
-    """Tick labels (world) and tick marks (an InstanceLayer) under the lanes."""
+def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, time_length, hollow_until=None):
+    """Tick labels (world) and tick marks (an InstanceLayer) under the lanes; ``hollow_until`` (µs,
+    as ``t0``): the axis is drawn thick up to it, the stretch whose calls a tracer dropped
+    (`incomplete_rows`)."""
     ticks, scale, unit, dec = nice_ticks(t1 - t0)
     texts = tick_texts(ticks, scale, unit, dec)
     x = ticks * scale_t
@@ -91,6 +95,10 @@ def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, t
     for xi in x:
         pos.append([xi, thick / 2, z_axis - tick_len / 2])
         sc.append([thick, thick, tick_len])
+    if hollow_until is not None and hollow_until > t0:
+        xh = min((float(hollow_until) - t0) * scale_t, time_length)
+        pos.append([xh / 2, thick / 2, z_axis - 2.0 * thick])  # under the line, three times as thick
+        sc.append([xh, thick, 3.0 * thick])
     pos, sc = np.array(pos, np.float32), np.array(sc, np.float32)
     m = pos.shape[0]
     marks = InstanceLayer("axis", pos, sc, np.tile(np.array([TEXT_MUTED], np.float32), (m, 1)),

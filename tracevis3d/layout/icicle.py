@@ -119,6 +119,13 @@ def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
     return lambda demand: lane_budgets(demand, weight, max(avail, 1.0))
 
 
+def _complete_from(trace):
+    """µs from which the trace holds every call that ended (``meta["complete_from"]``: VizTracer's
+    buffer was full), or None."""
+    v = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
+    return None if v is None else float(v)
+
+
 def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0) -> list:
     """The legend: heading, one swatch per colour slot shown, then what else the figure uses."""
     rows = [(f"colour: {colouring.title}", -1, "heading")]
@@ -308,7 +315,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if params.show_axes:
         axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h + frame.z_axis, frame.cam,
                                                res, frame.to_cam, size_w, float(np.median(frame.px)),
-                                               params.time_length)
+                                               params.time_length, hollow_until=_complete_from(tr))
         axis_marks.name = f"{name_prefix}axis"
         label_sets += [axis_labels, lane_labels(lane_names, frame.z_base, z_top, frame.cam, res, frame.to_cam,
                                                 size_w, 0.6 * size_w, runs)]
@@ -468,7 +475,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     shown = sel.lane_of_thread() >= 0 if sel.n_threads_left_out else None  # flows to lanes left out: none drawn
     n_flows = arcs.flows_in_window(tr, t0, t1, shown) if params.show_flows else 0
     n_instants, instant_bars = instants_in_window(sel, t0, t1) if params.show_instants else (0, False)
-    rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial) + incomplete_rows(trace, t0)
+    rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial) + incomplete_rows(
+        trace, t0, on_axis=params.show_axes)
     if sel.lane_members is not None:
         from .select import PACKED_NOTE, PACKED_NAMED_NOTE
 

@@ -1238,7 +1238,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0, top_from=top_from)  # no curves: no notes on them
-    rows += incomplete_rows(trace, sel.t0)
+    rows += incomplete_rows(trace, sel.t0, on_axis=bool(params.show_icicle))  # the wall's axis marks it
     n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
     rows += threads_flows.legend_row(n_flows, n_pair_arcs)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
