@@ -1119,7 +1119,8 @@ def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
         assert any("VizTracer's buffer was full" in x for x in other.labels.texts)
     assert "tracer_overflow" in _quiet(doc(b'"viztracer_metadata":{"overflow":true}', before=True)).meta["repairs"]
     for meta in (b'"viztracer_metadata":{"overflow":false}', b'"viztracer_metadata":[true]',
-                 b'"other":{"viztracer_metadata":{"overflow":true}}', b'"viztracer_metadata":{"overflow":"yes"}'):
+                 b'"other":{"viztracer_metadata":{"overflow":true}}', b'"viztracer_metadata":{"overflow":"yes"}',
+                 b'"viztracer_metadata":{"a":' + b"[" * 3000 + b"]" * 3000 + b'}'):  # deeper than Python's json
         u = _quiet(doc(meta))
         assert "complete_from" not in u.meta and "tracer_overflow" not in u.meta["repairs"], meta
         assert not any("VizTracer" in x for x in icicle_layout(u, IcicleParams(resolution=(960, 540))).labels.texts)

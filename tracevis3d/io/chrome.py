@@ -1041,7 +1041,7 @@ def _viztracer_overflow(buf, info) -> bool:
         return False
     try:
         meta = json.loads(bytes(buf[off:end]))
-    except ValueError:
+    except (ValueError, RecursionError):  # damaged, or nested past Python's json (a hostile file)
         return False
     return isinstance(meta, dict) and meta.get("overflow") is True
 

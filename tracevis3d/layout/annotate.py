@@ -26,7 +26,7 @@ def incomplete_rows(trace, window_start: float, on_axis: bool = False) -> list:
     """Legend rows saying that the trace lost its early calls: VizTracer's ring buffer was full
     (``meta["complete_from"]``, `io.chrome`: it kept only the calls that ended last), so the calls
     that ended before that time are missing and the figure's early part is hollow, only its long
-    outer calls kept.  None when the shown span starts after it.  ``on_axis``: the figure's time
+    outer calls kept.  No rows when the shown span starts after it.  ``on_axis``: the figure's time
     axis marks the stretch (`time_axis`' ``hollow_until``)."""
     cut = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
     if cut is None or not len(trace) or float(cut) <= float(window_start):
