@@ -1118,6 +1118,10 @@ def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
     for other in (cone_layout(t), extravis_layout(t)):  # no time axis: the legend says it all the same
         assert any("VizTracer's buffer was full" in x for x in other.labels.texts)
     assert "tracer_overflow" in _quiet(doc(b'"viztracer_metadata":{"overflow":true}', before=True)).meta["repairs"]
+    from tracevis3d.io.chrome_writer import chrome_json_bytes
+
+    for style in ("sorted", "viztracer"):  # an export says it again, and the load reads the same point
+        assert _quiet(chrome_json_bytes(t, style=style)).meta["complete_from"] == pytest.approx(t.meta["complete_from"])
     for meta in (b'"viztracer_metadata":{"overflow":false}', b'"viztracer_metadata":[true]',
                  b'"other":{"viztracer_metadata":{"overflow":true}}', b'"viztracer_metadata":{"overflow":"yes"}',
                  b'"viztracer_metadata":{"a":' + b"[" * 3000 + b"]" * 3000 + b'}'):  # deeper than Python's json

@@ -112,7 +112,13 @@ def iter_chrome_json(trace: Trace, style: str = "sorted", clock_origin: float | 
     for part in side_events(trace, origin, chunk_calls):
         yield (b", " if sep else b"") + part
         sep = True
-    yield (']}' if style == "sorted" else '], "viztracer_metadata": {"version": "tracevis3d-export"}}').encode()
+    # a trace whose recorder's buffer was full (`io.chrome`: meta["complete_from"]) says so again, as VizTracer does
+    overflow = isinstance(trace.meta, dict) and trace.meta.get("complete_from") is not None
+    if style == "sorted":
+        yield ('], "viztracer_metadata": {"overflow": true}}' if overflow else ']}').encode()
+    else:
+        yield ('], "viztracer_metadata": {"version": "tracevis3d-export"' + (', "overflow": true' if overflow else "")
+               + '}}').encode()
 
 
 def flow_point_times(trace: Trace, calls: np.ndarray) -> np.ndarray:
