@@ -83,6 +83,11 @@ spawn_pool      difflib, json and textwrap work in a ``multiprocessing`` pool st
 async_tasks     an asyncio program recorded with ``--log_async``: five worker tasks (a lane
                 each) that await a queue and do short bursts of json and difflib work,
                 each task hundreds of resumptions.
+hypothesis_pool hypothesis's property tests (nested lists of dicts, recursive strategies) run
+                from a pool of 4 threads, recorded with a buffer (``--tracer_entries``) far too small
+                on purpose: VizTracer keeps only the calls that end last and writes
+                ``viztracer_metadata.overflow``, so each worker's early part is hollow (its long outer
+                calls only); 5 threads, ~1M calls kept.
 threads         ``examples/threads_pipeline.py`` under VizTracer (all five threads).
 pyspy_threads   the same program sampled by py-spy (``record --format chrometrace --threads
                 --idle``), per-thread stacks with thread names in the root frames.
@@ -992,6 +997,44 @@ if __name__ == "__main__":
     listener.stop()
 '''
 
+HYPOTHESIS_POOL_PROGRAM = '''\
+"""hypothesis's property tests run from a pool of 4 threads: sorted keys of generated lists of
+dicts, and the repr of recursive structures.  argv: examples per test."""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+EXAMPLES = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+QUIET = settings(max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+VALUES = st.integers() | st.floats(allow_nan=False)
+
+
+@QUIET
+@given(st.lists(st.dictionaries(st.text(max_size=8), VALUES), max_size=6))
+def prop_sort(xs):
+    keys = sorted({k for d in xs for k in d})
+    assert keys == sorted(keys)
+
+
+@QUIET
+@given(st.recursive(st.integers() | st.text(max_size=4),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+                    max_leaves=12))
+def prop_tree(x):
+    repr(x)
+
+
+def job(k):
+    (prop_sort if k % 2 else prop_tree)()
+    return k
+
+
+if __name__ == "__main__":
+    with ThreadPoolExecutor(4, thread_name_prefix="prop") as ex:
+        print(list(ex.map(job, range(8))))
+'''
+
 SPAWN_POOL_PROGRAM = '''\
 """difflib, json and textwrap work in a spawn-started process pool of 3 workers, each with a
 heartbeat thread; the parent waits on the results and writes a report."""
@@ -1427,6 +1470,10 @@ SUITE = [
          doc="difflib, json and textwrap in a spawn-started process pool of 3 workers with heartbeat threads"),
     Spec("async_tasks", "viztracer", "project", lambda w: [_write(os.path.join(w, "async_tasks.py"), ASYNC_PROGRAM)],
          entries=3_000_000, doc="asyncio, five worker tasks (--log_async: a lane per task)", flags=("--log_async",)),
+    _program_spec("hypothesis_pool", "trace", HYPOTHESIS_POOL_PROGRAM,
+                  "hypothesis's property tests from a pool of 4 threads, its buffer far too small on purpose "
+                  "(viztracer_metadata.overflow: each worker's early part hollow; 5 threads)", "60",
+                  entries=1_000_000),
     Spec("threads", "viztracer", "project", lambda w: [THREADS_EXAMPLE],
          doc="examples/threads_pipeline.py, 5 threads"),
     Spec("pyspy_threads", "py-spy", "project", lambda w: [THREADS_EXAMPLE],
