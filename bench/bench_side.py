@@ -155,6 +155,17 @@ how much fresh memory it faults in and zeroes: clear_page is 11 % of a goal load
 this table's own single runs moved between 1.30x and 1.43x in that hour (the peer tree: 1.18-1.30x):
 the goal (<= 1.3x) is at the line, not met with a margin.  CPU: 1.60x (87c5b97: 1.65x).
 
+Measured at stop 61 (2026-11-27, a quiet machine: no other job in the three runs, this table's own
+protocol, the tree of 2d3437e; best of 3 loads per row):
+
+  run   calls only wall s   goal file wall s   x calls (wall)   x calls (CPU)
+  1     0.451               0.553              1.23             1.59
+  2     0.407               0.505              1.24             1.52
+  3     0.434               0.509              1.17             1.50
+
+The goal (<= 1.3x) holds on wall time in all three; CPU stays at 1.50-1.59x (the side events' scan,
+binding and series on the second core).
+
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_side.py [--calls 1000000] [--counters 1000000]
         [--flows 1000000] [--async-pairs 100000] [--before TREE [--before-cache DIR]]
 (--before: e.g. ``git archive 48d400f tracevis3d | tar -x -C ../build/base``, then ``--before ../build/base``.)
