@@ -22,16 +22,26 @@ _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 MAX_LANE_NAME_EM = 14.0  # a lane name longer than this (in label sizes) is shortened (`text.fit_lane_name`)
 
 
-def incomplete_rows(trace, window_start: float, on_axis: bool = False) -> list:
-    """Legend rows saying that the trace lost its early calls: VizTracer's ring buffer was full
-    (``meta["complete_from"]``, `io.chrome`: it kept only the calls that ended last), so the calls
-    that ended before that time are missing and the figure's early part is hollow, only its long
-    outer calls kept.  No rows when the shown span starts after it.  ``on_axis``: the figure's time
-    axis marks the stretch (`time_axis`' ``hollow_until``)."""
-    cut = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
-    if cut is None or not len(trace) or float(cut) <= float(window_start):
+def complete_from(trace) -> float | None:
+    """µs from which the trace holds every call that ended (``meta["complete_from"]``, `io.chrome`:
+    VizTracer's buffer was full and kept only the calls that ended last), or None."""
+    v = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
+    return None if v is None else float(v)
+
+
+def incomplete_rows(trace, window_start: float | None = None, on_axis: bool = False) -> list:
+    """Legend rows saying that the trace lost its early calls (`complete_from`): the calls that
+    ended before that time are missing and the figure's early part is hollow, only its long outer
+    calls kept.  No rows when the shown span (from ``window_start``, default the trace's start)
+    starts after it.  ``on_axis``: the figure's time axis marks the stretch (`time_axis`'
+    ``hollow_until``)."""
+    cut = complete_from(trace)
+    if cut is None or not len(trace):
         return []
-    into = float(cut) - float(trace.start.min())
+    first = float(trace.start.min())
+    if cut <= (first if window_start is None else float(window_start)):
+        return []
+    into = cut - first
     where = " (thick on the time axis)" if on_axis else ""
     return [(f"VizTracer's buffer was full: calls that ended in the first {fmt_time(into)} are missing{where}",
              -1, "note")]

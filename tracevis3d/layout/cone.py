@@ -121,7 +121,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         rows.append((GROUPED_NOTE, -1, "note"))
     if n_partial:
         rows.append((f"dark stub: partially expanded ({len(cct) - len(pruned):,} contexts not shown)", -1, "note"))
-    rows += incomplete_rows(trace, float(trace.start.min()) if len(trace) else 0.0)  # a tracer's full buffer
+    rows += incomplete_rows(trace)  # a tracer's full buffer
     shown = ~merged  # the calls of the tree (fold_mask never merges them all)
     n_shown = int(shown.sum())
     title = cone_title(trace, pruned, n_shown, params)

@@ -228,7 +228,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
                             slot_rgb[[s for _, s in families]] if families else np.zeros((0, 3))])
     rows = legend_rows(params, families, len(pairs), cmax, seq.size, lit_note, views)
     at = next((k for k, r in enumerate(rows) if r == ("packages", -1, "heading")), len(rows))  # the notes' end
-    rows[at:at] = incomplete_rows(loaded_trace, float(loaded_trace.start.min()) if len(loaded_trace) else 0.0)
+    rows[at:at] = incomplete_rows(loaded_trace)
     title = title_of(loaded_trace, params, seq.size, views)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend, max_legend_frac=0.16)
     x0, y0, x1, y1 = plan.rect

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, fmt_time, free_room_replan, hud_layers, incomplete_rows,
-                       lane_labels,
-                       legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid, time_axis, title_box,
-                       trace_title, with_run_brackets)
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, fmt_time, free_room_replan, hud_layers,
+                       incomplete_rows, lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid,
+                       time_axis, title_box, trace_title, with_run_brackets)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -117,13 +116,6 @@ def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
     avail = readable_levels(content_h_px, tpx, n_lanes, lane_gap_levels(n_lanes), axis_px) - EXTRUSION_LEVELS
     weight = weights_from_busy(lane_busy(sel.trace, sel.idx, sel.lane, n_lanes))
     return lambda demand: lane_budgets(demand, weight, max(avail, 1.0))
-
-
-def _complete_from(trace):
-    """µs from which the trace holds every call that ended (``meta["complete_from"]``: VizTracer's
-    buffer was full), or None."""
-    v = trace.meta.get("complete_from") if isinstance(trace.meta, dict) else None
-    return None if v is None else float(v)
 
 
 def legend_rows(colouring, params, n_folded: int, ext_label, n_partial: int = 0) -> list:
@@ -315,7 +307,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if params.show_axes:
         axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h + frame.z_axis, frame.cam,
                                                res, frame.to_cam, size_w, float(np.median(frame.px)),
-                                               params.time_length, hollow_until=_complete_from(tr))
+                                               params.time_length, hollow_until=complete_from(tr))
         axis_marks.name = f"{name_prefix}axis"
         label_sets += [axis_labels, lane_labels(lane_names, frame.z_base, z_top, frame.cam, res, frame.to_cam,
                                                 size_w, 0.6 * size_w, runs)]

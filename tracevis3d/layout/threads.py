@@ -475,7 +475,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         half = (0.5 * (ASCENT + DESCENT) + NAME_PAD_EM) * h_px  # the text's middle is at the place
         return (x0 - NAME_PAD_EM * h_px, y - half, x0 + w_px + NAME_PAD_EM * h_px, y + half)
 
-    def arcs_behind(box) -> bool:  # a caption has no plate: not where the flows' arcs pass
+    def arcs_behind(box) -> bool:  # a name there gets a plate; a caption has none: it goes elsewhere
         if behind_px is None or not len(behind_px):
             return False
         return bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
@@ -531,9 +531,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
             if lead is not None:  # from outside its section's bars to under the name
                 leaders.append((k, lead, outline_at(at, lead) + 0.5 * gap,
                                 float(np.hypot(local[0], local[1])) - 0.75 * sizes[k] / place.scale))
-            if behind_px is not None and len(behind_px):
-                plated[k] = bool(((behind_px[:, 0] > box[0]) & (behind_px[:, 0] < box[2]) &
-                                  (behind_px[:, 1] > box[1]) & (behind_px[:, 1] < box[3])).any())
+            plated[k] = arcs_behind(box)
             if k in captions:
                 captioned.append((k, world, align, box))
             break
