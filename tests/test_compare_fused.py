@@ -1,4 +1,4 @@
-"""The fused tree join (kernels.setjoin_fused, setjoin_rowtiers, overview_rows): each kernel
+"""The fused tree join (kernels.setjoin_fused, setjoin_window, overview_rows): each kernel
 against a plain-Python twin written from TraceDiff's definitions (Sec. III: J > τ, tiers;
 Sec. IV-A: overview bars), and the fused comparison against the brute force and against the
 streamed one (``keep_class_pairs=False`` takes the fused way, True the streamed)."""
@@ -12,7 +12,7 @@ from tracevis3d.analysis.comparison import compare_traces
 from tracevis3d.kernels.setjoin import min_overlap
 
 from test_compare import (NAMES_A, NAMES_B, all_pairs, assert_tiers_are_the_twins, build_trace, kept_pairs,
-                          overview_bf, trace_ops, _random_class_pairs)
+                          overview_bf, tiers_twin, trace_ops, _random_class_pairs)
 
 
 # ----------------------------------------------------------------- the readout
@@ -22,24 +22,53 @@ def matches_twin(nx, sizes, cnt, k0, k1, tau):
 
 
 @pytest.mark.parametrize("tau", [0.1, 0.2, 0.5, 0.8])
-def test_row_matches_equals_twin(tau):
+def test_window_pass_equals_twin(tau):
+    """`setjoin_window.window_pass` over random windows against the definition: the matches
+    m_k (J > τ in float64, `matches_twin`) added to the column hits (and m_k·(cr − 1) to the
+    column calls), Σ m_k·calls(y_k), the candidates m_k ∧ float32(c_k) ≥ α_k·(nx + |y_k|), each
+    run's first rank, need (`setjoin.min_overlap` where a match is possible), largest overlap
+    and any-candidate; `need_by_total` is min_overlap wherever an overlap can reach it."""
     from tracevis3d.kernels.setjoin_forest import size_runs
-    from tracevis3d.kernels.setjoin_fused import _row_matches
+    from tracevis3d.kernels.setjoin_window import need_by_total, window_pass
 
-    rng = np.random.default_rng(int(tau * 10))
-    for _ in range(30):
+    need_t = need_by_total(100, tau)
+    for nx in range(1, 45):
+        for ny in range(1, 45):
+            o = min_overlap(nx, ny, tau)
+            assert need_t[nx + ny] == o or (o > min(nx, ny) and need_t[nx + ny] > min(nx, ny)), (nx, ny)
+    rng = np.random.default_rng(int(tau * 10) + 3)
+    for _ in range(40):
         nb = int(rng.integers(1, 300))
         sizes = np.sort(rng.integers(1, 40, nb)).astype(np.int64)
-        nx = int(rng.integers(1, 40))
+        nx, cr = int(rng.integers(1, 40)), int(rng.choice([1, 1, 3, 70]))
         cnt = np.minimum(rng.integers(0, 40, nb), np.minimum(sizes, nx)).astype(np.uint16)
+        count_k = np.where(rng.random(nb) < 0.7, 1, rng.integers(2, 9, nb)).astype(np.uint32)
+        alpha = np.where(rng.random(nb) < 0.3, -1.0, rng.uniform(0.0, 0.5, nb)).astype(np.float32)
         k0 = int(rng.integers(0, nb))
         k1 = int(rng.integers(k0, nb + 1))
-        flags = np.zeros(((nb >> 3) + 2) * 8, np.uint8)
-        mk, mi = np.empty(nb, np.int32), np.empty(nb, np.uint16)
-        n = _row_matches(nx, k0, k1, tau, sizes, size_runs(sizes), cnt, flags, mk, mi)
-        want = matches_twin(nx, sizes, cnt, k0, k1, tau)
-        assert mk[:n].tolist() == want and mi[:n].tolist() == [int(cnt[k]) for k in want]
-        assert not flags.any()                    # cleared for the next row
+        hits8, extra = rng.integers(0, 9, nb).astype(np.uint8), rng.integers(0, 9, nb).astype(np.uint32)
+        h0, e0 = hits8.copy(), extra.copy()
+        cand = np.full(((nb >> 3) + 2) * 8, 7, np.uint8)
+        run_lo, run_need, run_max = (np.full(nb + 1, -1, np.int64) for _ in range(3))
+        run_any = np.zeros(nb + 1, np.uint8)
+        n_runs, w = window_pass(nx, cr, k0, k1, need_t, sizes, size_runs(sizes), cnt, count_k, alpha, hits8, extra,
+                                cand, run_lo, run_need, run_max, run_any)
+        m = np.zeros(nb, bool)
+        m[matches_twin(nx, sizes, cnt, k0, k1, tau)] = True
+        assert w == int(count_k[m].sum())
+        assert (hits8.astype(int) - h0).tolist() == m.astype(int).tolist()
+        assert (extra.astype(int) - e0).tolist() == (m * (cr - 1)).tolist()
+        tot = (nx + sizes).astype(np.float32)
+        want_cand = m & (cnt.astype(np.float32) >= alpha * tot)
+        assert cand[k0:k1].tolist() == want_cand[k0:k1].astype(int).tolist()
+        starts = [k for k in range(k0, k1) if k == k0 or sizes[k] != sizes[k - 1]]
+        assert run_lo[:n_runs].tolist() == starts
+        for j, lo in enumerate(starts):
+            hi = starts[j + 1] if j + 1 < len(starts) else k1
+            assert run_max[j] == cnt[lo:hi].max()
+            assert run_any[j] == int(want_cand[lo:hi].any())
+            assert all((cnt[kk] >= run_need[j]) == m[kk] for kk in range(lo, hi))
+
 
 
 @pytest.mark.parametrize("dtype", [np.uint16, np.int32])
@@ -87,10 +116,12 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
 def test_sample_match_count_equals_twin():
     """The join's sampled estimate counts the sampled rows' class pairs exactly (J > τ of the
     definition over all of B), with and without B's membership rows, on any number of threads'
-    parts (`setjoin_walk._sample_match_count`)."""
+    parts (`setjoin_walk._sample_match_count`), and histograms them by the call pairs each
+    stands for (`_sample_match_weights`, what the overview's θ is calibrated from)."""
     from tracevis3d.kernels.setjoin import ranked_sets
     from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank, size_runs
-    from tracevis3d.kernels.setjoin_walk import _sample_match_count, dense_membership
+    from tracevis3d.kernels.setjoin_walk import (WEIGHT_BINS_PER_OCTAVE, _sample_match_count, _sample_match_weights,
+                                                 dense_membership)
 
     rng = np.random.default_rng(13)
     n_items = 30
@@ -104,19 +135,32 @@ def test_sample_match_count_equals_twin():
     ident = np.arange(n_items, dtype=np.int32)
     a_ptr, a_items = ranked_sets(ptr, items, np.arange(50, dtype=np.int32), ident)
     b_ptr, b_items = ranked_sets(ptr, items, np.arange(50, 450, dtype=np.int32), ident)
-    post_ptr, post_k, _, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
+    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
     row, member = dense_membership(post_ptr, post_k, 400)
     assert member.shape[0] > 0
     ys = [set(b_items[b_ptr[q]:b_ptr[q + 1]].tolist()) for q in range(400)]
+    count_a, count_q = rng.integers(1, 40, 50), np.where(rng.random(400) < 0.7, 1, rng.integers(2, 300, 400))
+    n_bins = 64 * WEIGHT_BINS_PER_OCTAVE
     for tau in (0.2, 0.5):
         for sample in (np.arange(50, dtype=np.int32), np.arange(3, 50, 7, dtype=np.int32)):
-            want = 0
+            want, want_n, want_w = 0, np.zeros(n_bins), np.zeros(n_bins)
             for r in sample:
                 x = set(a_items[a_ptr[r]:a_ptr[r + 1]].tolist())
-                want += sum(1 for y in ys if len(x & y) / len(x | y) > tau)
+                for q, y in enumerate(ys):
+                    if len(x & y) / len(x | y) > tau:
+                        want += 1
+                        w = float(count_a[r] * count_q[q])
+                        b = int(np.floor(np.log2(w) * WEIGHT_BINS_PER_OCTAVE))
+                        want_n[b] += 1
+                        want_w[b] += w
             for r_, m_ in ((row, member), (np.zeros(0, np.int32), np.zeros((0, 0), np.uint8))):
                 assert _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
                                            size_runs(b_size_sorted), r_, m_) == want
+                got_n, got_w = _sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
+                                                     size_runs(b_size_sorted), r_, m_, count_a.astype(np.int64),
+                                                     count_q[b_by_size].astype(np.int64))
+                assert got_n.tolist() == want_n.tolist()
+                np.testing.assert_allclose(got_w, want_w, rtol=1e-12)
 
 
 def test_sparse_matches_equals_twin():
@@ -149,55 +193,99 @@ def test_sparse_matches_equals_twin():
 
 
 # ----------------------------------------------------------------- the tiers, row by row
+@pytest.mark.parametrize("direct", [True, False])
+def test_row_candidates_give_the_rows_tiers(direct):
+    """A row's tier entries from `row_candidates` (the sets at or above the k-th largest run
+    best: `window_pass`' runs) through `row_tier_entries` are those of all its matches
+    (`tiers_twin`), for k = 1, 2, 3, B rows in size order or not; the candidates hold every
+    tier entry and are matches."""
+    from tracevis3d.kernels.setjoin_forest import size_runs
+    from tracevis3d.kernels.setjoin_window import need_by_total, row_candidates, row_tier_entries, window_pass
+
+    rng = np.random.default_rng(21 + direct)
+    tau = 0.2
+    need_t = need_by_total(100, tau)
+    for _ in range(60):
+        nb = int(rng.integers(1, 200))
+        sizes = np.sort(rng.integers(1, 30, nb)).astype(np.int64)
+        run_end = size_runs(sizes)
+        nx = int(rng.integers(1, 30))
+        cnt = np.minimum(rng.integers(0, 30, nb), np.minimum(sizes, nx)).astype(np.uint16)
+        count_k = np.where(rng.random(nb) < 0.7, 1, rng.integers(2, 4, nb)).astype(np.uint32)
+        b_by_size = (np.arange(nb) if direct else rng.permutation(nb)).astype(np.int32)
+        runs = [np.empty(nb + 1, np.int64) for _ in range(3)] + [np.empty(nb + 1, np.uint8)]
+        n_runs, _ = window_pass(nx, 1, 0, nb, need_t, sizes, run_end, cnt, count_k, np.full(nb, -1.0, np.float32),
+                                np.zeros(nb, np.uint8), np.zeros(nb, np.uint32), np.zeros(((nb >> 3) + 2) * 8, np.uint8),
+                                *runs)
+        want_k = matches_twin(nx, sizes, cnt, 0, nb, tau)
+        others = np.array(sorted(b_by_size[want_k]), np.int32)
+        k_of_q = np.argsort(b_by_size)
+        inter = cnt[k_of_q[others]]
+        for k in (1, 2, 3):
+            top = np.empty(k)
+            ck, cs = np.empty(nb, np.int64), np.empty(nb)
+            n_c = row_candidates(nx, k, n_runs, runs[0], runs[1], runs[2], nb, run_end, sizes, cnt, top, ck, cs)
+            assert set(ck[:n_c].tolist()) <= set(want_k)
+            tq, ts = np.empty(nb, np.int32), np.empty(nb)
+            n_t = row_tier_entries(n_c, ck, cs, count_k, k, b_by_size, direct, np.empty(k), np.empty(k, np.int64),
+                                   tq, ts)
+            size_q = np.empty(nb, np.int64)
+            size_q[b_by_size] = sizes
+            count_q = np.empty(nb, np.int64)
+            count_q[b_by_size] = count_k
+            want = tiers_twin([0, others.size], others, inter, [nx], size_q, count_q, k)[0]
+            assert list(zip(tq[:n_t].tolist(), ts[:n_t].tolist())) == want, (k, n_c)
+
+
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
-def test_row_tiers_in_parts_equal_twin_and_count_partners(n_parts):
-    """Rows fed in random order to ``n_parts`` parts (each with its own column lists and
-    records): after `finish_row_tiers` the tiers of the Python twin both ways, and per row /
-    column the partners' calls (`setjoin_tiers.TierStream`'s results); each match's partner calls
-    written for the overview's sample (``mc``)."""
-    from tracevis3d.kernels.setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
+def test_column_pairs_in_parts_equal_twin(n_parts):
+    """Rows fed in random order to ``n_parts`` parts sharing the columns' cutoffs and bounds
+    (as the fused join's parts share them): each pair through `column_pair` (into its part's
+    lists), each row's tiers through `row_tier_entries` over all its pairs; after
+    `finish_row_tiers` the tiers of the Python twin both ways, exact; every bound α kept below
+    the column cutoff it stands for."""
+    from tracevis3d.kernels.setjoin_window import column_pair, finish_row_tiers, row_tier_entries
 
     rng = np.random.default_rng(11 + n_parts)
     n_rows, n_other = 60, 25
     pairs = _random_class_pairs(rng, n_rows, n_other, 10, 4)
     rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
+    ident = np.arange(n_other, dtype=np.int32)
     for k in (1, 2, 3):
         owner = rng.integers(0, n_parts, n_rows)
-        pieces, partners_row, partners_col, calls = [], np.zeros(n_rows, np.int64), np.zeros(n_other, np.int64), 0
-        for p in range(n_parts):
-            cols = column_records(size_other, count_other, 2 ** 32 if k == 2 else 1000)  # the wide records too
-            assert cols.dtype.itemsize == (32 if k == 2 else 16)
-            col_s, col_n, col_nt = np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64)
-            ms, rs, rn = np.empty(n_other), np.empty(k), np.empty(k, np.int64)
-            tq, ts, cq, cs = np.empty(n_other, np.int32), np.empty(n_other), np.empty(n_other, np.int32), np.empty(n_other)
-            mc = np.empty(n_other, np.int32)
-            got = dict(rows=[], row_len=[], tq=[], ts=[], cq=[], cr=[], cs=[])
-            for r in rng.permutation(np.flatnonzero(owner == p)):
-                lo, hi = ptr[r], ptr[r + 1]
-                if hi == lo:
-                    continue
-                n_t, nc, w = row_tiers(r, hi - lo, others[lo:hi], inter[lo:hi], ms, size_row[r], count_row[r], cols,
-                                       k, col_s, col_n, col_nt, rs, rn, tq, ts, cq, cs, mc)
-                assert ms[:hi - lo].tolist() == [int(c) / (size_row[r] + size_other[q] - int(c))
-                                                 for q, c in zip(others[lo:hi], inter[lo:hi])]
-                assert mc[:hi - lo].tolist() == count_other[others[lo:hi]].tolist()
-                partners_row[r] = w
-                calls += w * count_row[r]
-                got["rows"].append(r)
-                got["row_len"].append(n_t)
-                got["tq"] += tq[:n_t].tolist()
-                got["ts"] += ts[:n_t].tolist()
-                got["cq"] += cq[:nc].tolist()
-                got["cr"] += [r] * nc
-                got["cs"] += cs[:nc].tolist()
-            cand = (np.array(got["cq"], np.int32), np.array(got["cr"], np.int32), np.array(got["cs"]))
-            n_c = prune_candidates(*cand, cand[0].size, cols)
-            pieces.append(dict(rows=np.array(got["rows"], np.int64), row_len=np.array(got["row_len"], np.int64),
-                               tq=np.array(got["tq"], np.int32), ts=np.array(got["ts"]), cq=cand[0][:n_c],
-                               cr=cand[1][:n_c], cs=cand[2][:n_c], col_s=col_s, col_n=col_n, col_nt=col_nt))
-            partners_col += cols["calls"]
+        rej, alpha = np.full(n_other, -1.0, np.float32), np.full(n_other, -1.0, np.float32)
+        lists = [(np.empty((n_other, k)), np.empty((n_other, k), np.int64), np.zeros(n_other, np.int64))
+                 for _ in range(n_parts)]
+        got = [dict(rows=[], row_len=[], tq=[], ts=[], cq=[], cr=[], cs=[]) for _ in range(n_parts)]
+        calls = 0
+        for r in rng.permutation(n_rows):        # the parts interleaved, as threads run them
+            lo, hi = ptr[r], ptr[r + 1]
+            if hi == lo:
+                continue
+            p, g = owner[r], got[owner[r]]
+            sims = np.array([int(c) / (size_row[r] + size_other[q] - int(c)) for q, c in zip(others[lo:hi], inter[lo:hi])])
+            cq, cs, nc = np.empty(n_other, np.int64), np.empty(n_other), 0
+            for q, s in zip(others[lo:hi].tolist(), sims.tolist()):
+                nc = column_pair(q, s, int(count_row[r]), k, rej, alpha, *lists[p], cq, cs, nc)
+            tq, ts = np.empty(n_other, np.int32), np.empty(n_other)
+            n_t = row_tier_entries(hi - lo, others[lo:hi].astype(np.int64), sims, count_other, k, ident, True,
+                                   np.empty(k), np.empty(k, np.int64), tq, ts)
+            calls += int(count_row[r] * count_other[others[lo:hi]].sum())
+            g["rows"].append(r)
+            g["row_len"].append(n_t)
+            g["tq"] += tq[:n_t].tolist()
+            g["ts"] += ts[:n_t].tolist()
+            g["cq"] += cq[:nc].tolist()
+            g["cr"] += [r] * nc
+            g["cs"] += cs[:nc].tolist()
+        pieces = [dict(rows=np.array(g["rows"], np.int64), row_len=np.array(g["row_len"], np.int64),
+                       tq=np.array(g["tq"], np.int32), ts=np.array(g["ts"]), cq=np.array(g["cq"], np.int32),
+                       cr=np.array(g["cr"], np.int32), cs=np.array(g["cs"]), col_s=cl[0], col_n=cl[1], col_nt=cl[2])
+                  for g, cl in zip(got, lists)]
         rp, ro, rsim, cp, cr, csim = finish_row_tiers(n_rows, n_other, k, pieces)
-        assert_tiers_are_the_twins(pairs, k, (rp, ro, rsim), (cp, cr, csim), calls, (partners_row, partners_col))
+        assert_tiers_are_the_twins(pairs, k, (rp, ro, rsim), (cp, cr, csim), calls)
+        set_ = rej >= 0
+        assert np.all(alpha[set_] * (1 + rej[set_].astype(np.float64)) <= rej[set_]), k
 
 
 # ----------------------------------------------------------------- the overview, row by row
@@ -205,7 +293,7 @@ def test_row_overview_in_parts_equals_twin():
     """Random classes of 1–6 calls on each side at random times (ties included), random class
     pairs fed row by row to 2 parts: the bars and deltas of both sides equal the pair-by-pair
     sums of the definition (Sec. IV-A, Eq. 4); in half the trials each pair's δ terms carry a
-    weight of its own (a sampled pair's 1 / p, `overview_rows.sample_matches`), which reaches
+    weight of its own (a sampled pair's 1 / p, `setjoin_window.sample_positions`), which reaches
     every path (one call against one, against several, several against one or several)."""
     from tracevis3d.kernels.overview_rows import overview_row_constants, overview_rows_finish, row_overview
 
@@ -327,49 +415,66 @@ def _mix64_twin(x: int) -> int:
     return z ^ (z >> 31)
 
 
-def test_sample_matches_is_the_threshold_sample_and_unbiased():
-    """`overview_rows.sample_matches` against its definition pair by pair (kept iff
-    u(r, q) < min(1, w / θ), w = calls of r × calls of q, u = top 32 bits of a_r·q + b_r with
-    the row's keys of `row_keys`; weights s / p and 1 / p), and its Horvitz-Thompson total
-    against the exact one: 4·10^4 matches, most of one call pair, at θ = 10 give Σ s within
-    four standard deviations, the heavy ones (w ≥ θ) all kept."""
-    from tracevis3d.kernels.overview_rows import ROW_SALT, row_keys, sample_matches
-    rng = np.random.default_rng(5)
-    n_rows_a, n_rows_b = 100, 400
-    calls_b = np.where(rng.random(n_rows_b) < 0.8, 1, rng.integers(2, 40, n_rows_b))
-    theta = 10.0
-    keys = row_keys(n_rows_a)
-    m = (1 << 64) - 1
-    assert [[int(k) for k in keys[r]] for r in range(20)] == \
-        [[_mix64_twin((2 * r + ROW_SALT) & m), _mix64_twin((2 * r + 1 + ROW_SALT) & m)] for r in range(20)]
-    want_total = got_total = var = 0.0
-    n_heavy = 0
-    for r in range(n_rows_a):
-        calls_r = 1 if r % 4 else int(rng.integers(2, 30))
-        mq = np.sort(rng.choice(n_rows_b, 400, replace=False)).astype(np.int32)
-        ms = rng.uniform(0.25, 1.0, mq.size)
-        oq, os_, ou = np.empty(mq.size, np.int32), np.empty(mq.size), np.empty(mq.size)
-        mc = calls_b[mq].astype(np.int32)
-        k = sample_matches(mq.size, mq, ms, mc, calls_r, keys[r, 0], keys[r, 1], 1.0 / theta, oq, os_, ou)
-        want = []
-        a_r, b_r = int(keys[r, 0]), int(keys[r, 1])
-        for q, sim in zip(mq.tolist(), ms.tolist()):
-            p = calls_r * (1.0 / theta) * calls_b[q]
-            if p >= 1.0:
-                want.append((q, sim, 1.0))
-                n_heavy += 1
-                p = 1.0
-            elif (((a_r * q + b_r) & m) >> 32) / float(1 << 32) < p:
-                want.append((q, sim / p, 1.0 / p))
-            want_total += sim
-            var += sim * sim * (1.0 - p) / p
-        assert k == len(want)
-        assert oq[:k].tolist() == [w[0] for w in want]
-        np.testing.assert_allclose(os_[:k], [w[1] for w in want], rtol=1e-15)
-        np.testing.assert_allclose(ou[:k], [w[2] for w in want], rtol=1e-15)
-        got_total += os_[:k].sum()
-    assert n_heavy > 1000
-    assert abs(got_total - want_total) < 4.0 * var ** 0.5, (got_total, want_total, var ** 0.5)
+def test_sample_positions_draw_each_set_at_its_rate():
+    """`setjoin_window.sample_positions`: positions distinct, inside the window, the same for
+    the same stream; over 20,000 streams each position drawn at p_k = min(1, p₀·calls(y_k))
+    within 4.5 standard errors (sets of one call, of every bucket of several calls, certain
+    ones), for a small and a large p₀; the Horvitz-Thompson total Σ 1/p_k over the drawn
+    positions estimates the window's size."""
+    from tracevis3d.kernels.overview_rows import ROW_SALT, row_keys
+    from tracevis3d.kernels.setjoin_window import heavy_buckets, sample_positions
+
+    m = (1 << 64) - 1                  # the rows' streams are `row_keys`' first key: splitmix64 of a salted index
+    assert [int(k) for k in row_keys(20)[:, 0]] == [_mix64_twin((2 * r + ROW_SALT) & m) for r in range(20)]
+    rng = np.random.default_rng(4)
+    nb = 400
+    count_k = np.where(rng.random(nb) < 0.6, 1, 2 ** rng.integers(1, 12, nb) + rng.integers(0, 3, nb))
+    ptr, hk, hc = heavy_buckets(count_k)
+    assert hk.size == int((count_k > 1).sum()) and np.all(hc == count_k[hk])
+    k0, k1 = 37, 351
+    pos = np.empty(nb, np.int64)
+    for p0 in (0.004, 0.3):
+        n_draws = 20000
+        seen = np.zeros(nb)
+        ht = []
+        for seed in range(n_draws):
+            n, n_base = sample_positions(k0, k1, p0, ptr, hk, hc, np.uint64(seed * 0x9E3779B97F4A7C15 % 2 ** 64), pos)
+            got = pos[:n]
+            assert len(set(got.tolist())) == n and got.min(initial=k0) >= k0 and got.max(initial=k0) < k1
+            assert np.all(np.diff(got[:n_base]) > 0)
+            seen[got] += 1
+            ht.append((1.0 / np.minimum(1.0, p0 * count_k[got])).sum())
+        p = np.minimum(1.0, p0 * count_k)
+        rate = seen / n_draws
+        se = np.sqrt(p * (1 - p) / n_draws) + 1e-12
+        assert np.all(rate[:k0] == 0) and np.all(rate[k1:] == 0)
+        assert np.all(np.abs(rate[k0:k1] - p[k0:k1]) <= 4.5 * se[k0:k1] + 1e-9), np.max(np.abs(rate - p) / se)
+        assert abs(np.mean(ht) - (k1 - k0)) < 4.5 * np.std(ht) / np.sqrt(n_draws)
+        a, _ = sample_positions(k0, k1, p0, ptr, hk, hc, np.uint64(5), pos)
+        first = pos[:a].copy()
+        b, _ = sample_positions(k0, k1, p0, ptr, hk, hc, np.uint64(5), pos)
+        assert pos[:b].tolist() == first.tolist()
+
+
+def test_calibrated_theta_visits_the_budget():
+    """`compare_join.calibrated_theta` from a histogram of matches by call pairs w: the
+    expected matches a threshold sample at that θ visits, Σ min(1, w / θ) over the matches
+    themselves, is the budget within the histogram's bin (1/8 octave); θ = 1 when every match
+    fits; the matches of many call pairs push θ above `overview_theta`'s estimate / budget."""
+    from tracevis3d.analysis.compare_join import calibrated_theta, overview_theta
+    from tracevis3d.kernels.setjoin_walk import WEIGHT_BINS_PER_OCTAVE
+
+    rng = np.random.default_rng(8)
+    w = np.where(rng.random(200_000) < 0.85, 1, rng.integers(2, 5000, 200_000)).astype(float)
+    b = np.floor(np.log2(w) * WEIGHT_BINS_PER_OCTAVE).astype(int)
+    n = np.bincount(b, minlength=64 * WEIGHT_BINS_PER_OCTAVE).astype(float)
+    sw = np.bincount(b, weights=w, minlength=64 * WEIGHT_BINS_PER_OCTAVE)
+    for budget in (1000, 10_000, 60_000):
+        theta = calibrated_theta(n, sw, budget)
+        visited = np.minimum(1.0, w / theta).sum()
+        assert 0.9 * budget <= visited <= 1.1 * budget, (budget, theta, visited)
+        assert theta > overview_theta(w.size, budget)
+    assert calibrated_theta(n, sw, 300_000) == 1.0
 
 
 def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():

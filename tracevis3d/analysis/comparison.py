@@ -741,7 +741,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     refer to ``result.a`` / ``result.b``, the subset traces).
     ``overview_budget``: where the class pairs are consumed as the join reads them (the fused
     way) and the join's estimate of them exceeds it, the overview bars and δ are estimated
-    from a threshold sample of the matches (`overview_rows.sample_matches`: a match of w call
+    from a threshold sample of the matches (`setjoin_window.sample_positions`: a match of w call
     pairs kept with probability min(1, w / θ), weighted 1 / p, θ = estimate / budget; the
     expectation of every bar is its exact value, and matches of many call pairs are always
     kept); ``params["join"]`` holds ``overview_theta`` and ``overview_pairs`` (visited).  None:

@@ -154,8 +154,8 @@ def _segment_ends(l0, l1, o_large, s, n, diff_large, u):
 
 @njit(cache=True, nogil=True, inline="always")
 def _call_unit(key, i):
-    """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift of i (as
-    `overview_rows.sample_matches`' u of a B row) with the multiplier `gamma.splitmix64`(key)
+    """u in [0, 1) of call i within the pair of ``key``: multiply-add-shift hashing of i
+    (strongly universal, Dietzfelbinger 1996) with the multiplier `gamma.splitmix64`(key)
     and offset `gamma.splitmix64`(key + 1), so the calls of one pair are sampled independently."""
     return np.float64((splitmix64(key) * np.uint64(i) + splitmix64(key + np.uint64(1))) >> np.uint64(32)) * \
         (1.0 / 4294967296.0)
@@ -201,7 +201,7 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
         the segment's two ends are the same for every call, so they are summed
         and written once per pair.
     Viewer delta = t_viewer · c + d.  ``u`` weighs δ's terms as ``s`` weighs the relations'
-    (1: every call pair once; a sampled pair's 1/p, `overview_rows.sample_matches`).
+    (1: every call pair once; a sampled pair's 1/p, `setjoin_window.sample_positions`).
     """
     _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                  diff_small, diff_large, u, 1.0, np.uint64(0))

@@ -1,7 +1,8 @@
 """TraceDiff overview bars (Sec. IV-A, Eq. 4) fed one row of A at a time: `row_overview`.
 
 The same bars as `overview.overview_bars_both` (exact over ALL matches k(f, g); or, past
-compare's overview budget, a threshold sample's estimate of them, `sample_matches`): for N equal
+compare's overview budget, a threshold sample's estimate of them, `setjoin_window.sample_positions`):
+for N equal
 time intervals of each trace, bar n = Σ s(f, g) over the matches whose viewer call starts in
 interval n, split by where the partner starts (aligned |t(g) − t(f)| ≤ tol, earlier, later),
 and δ_n = Σ |t(f) − t(g)|.  Here the class pairs of one A class (row r: its calls' times
@@ -82,7 +83,8 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
 @njit(cache=True, nogil=True)
 def row_keys(n):
     """Per A row r < n its sampling keys (a_r, b_r) = (`gamma.splitmix64`(2r + `ROW_SALT`),
-    `gamma.splitmix64`(2r + 1 + `ROW_SALT`)): the multiplier and offset of `sample_matches`' hash."""
+    `gamma.splitmix64`(2r + 1 + `ROW_SALT`)): a_r seeds the row's stream of the overview's sample
+    (`setjoin_window.uniform`) and, XOR B's, a heavy pair's call sample."""
     out = np.empty((n, 2), np.uint64)
     for r in range(n):
         out[r, 0] = splitmix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
@@ -95,45 +97,12 @@ ROW_SALT, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
 
 
 @njit(cache=True, nogil=True)
-def sample_matches(n, mq, ms, mc, calls_r, a_r, b_r, inv_theta, oq, os_, ou):
-    """Threshold sampling (Duffield, Lund, Thorup, "Learn more, sample less", 2001) of one A
-    row's matches for the overview: the match with B row q = ``mq[j]`` (``mc[j]`` calls)
-    stands for w = ``calls_r`` · ``mc[j]`` call pairs and is kept with probability
-    p = min(1, w · ``inv_theta``) (θ = 1 / inv_theta), decided by u(r, q) < p with
-    u = ((a_r · q + b_r) mod 2^64) / 2^64 to 32 bits: multiply-add-shift hashing with the
-    row's random keys (`row_keys`), strongly universal for q < 2^32 (Dietzfelbinger 1996): over
-    the keys every u is uniform and any two of a row are independent (rows' keys are
-    independent), which is all the estimator's variance depends on.  A kept match carries
-    s / p (``os_``) and 1 / p (``ou``, δ's weight), so every bar and δ is a Horvitz-Thompson
-    estimate whose expectation is its exact value, and the matches of many call pairs
-    (w ≥ θ) are always kept.  Deterministic: the same pair, the same decision.  Writes the
-    kept B rows to ``oq``; returns their number.  Reads only the row's arrays, in order (the
-    calls from `setjoin_rowtiers.row_tiers`' ``mc``): taken inside row_tiers' pass, its
-    arithmetic slowed that memory-bound loop by 20 s at 10^7 calls."""
-    k = 0
-    lim = calls_r * inv_theta
-    for j in range(n):
-        p = lim * mc[j]
-        if p >= 1.0:
-            oq[k] = mq[j]
-            os_[k] = ms[j]
-            ou[k] = 1.0
-            k += 1
-        elif np.float64((a_r * np.uint64(mq[j]) + b_r) >> np.uint64(32)) * (1.0 / 4294967296.0) < p:
-            oq[k] = mq[j]
-            os_[k] = ms[j] / p
-            ou[k] = 1.0 / p
-            k += 1
-    return k
-
-
-@njit(cache=True, nogil=True)
 def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                        diff_small, diff_large, pc, key):
     """`overview._sweep_pair` over a threshold sample of the small side's calls: call i is
     swept iff `overview._call_unit`(``key``, i) < ``pc`` and then weighs 1 / ``pc`` (its relations s / pc,
     its δ terms 1 / pc), so every bar and δ it feeds is a Horvitz-Thompson estimate of the
-    whole pair's.  For a class pair certain in `sample_matches` (w = m·g ≥ θ, m ≤ g calls)
+    whole pair's.  For a class pair certain in the sample (w = m·g ≥ θ, m ≤ g calls)
     whose small side's calls each stand for g < θ call pairs: pc = g / θ (each call kept as a
     match of g call pairs would be), so a heavy pair costs ~pc · m searches instead of m."""
     w = 1.0 / pc
@@ -146,7 +115,7 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
                  bins_a, bins_b1, diff_b, inv_theta, key_r):
     """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the
     B rows ``mq[:n]`` at similarities ``ms[:n]`` to the overview of both sides (Sec. IV-A),
-    δ's terms weighted by ``mu[:n]`` (ones, or a sample's 1/p: `sample_matches`).  With
+    δ's terms weighted by ``mu[:n]`` (ones, or a sample's 1/p: `setjoin_window.sample_positions`).  With
     ``inv_theta`` = 1/θ > 0 (the sample's), a match of several calls on both sides that the
     sample kept for certain (weight 1) sweeps a sample of its smaller side's calls
     (`sweep_pair_sampled`, keyed by ``key_r`` (the row's a_r, `row_keys`) XOR B's; 0: every call;

@@ -5,54 +5,43 @@
 a wave buffer that three passes then read back: the similarity tiers (`setjoin_tiers`), the
 overview (`overview`), a cut of the work.  At 10^6 calls of the synthetic pair that is 521M
 pairs, 3 GB written and read three times.  Here the walk of `setjoin_walk._tree_item`
-(counters inherited along A's heir forest, readout over the size window) hands each row's
-matches, still in cache, to `setjoin_rowtiers.row_tiers` and `overview_rows.row_overview`:
-the pairs are never stored.  The results are those of the waves: the same class pairs, tiers,
-partner and call-pair counts (exact), the same overview bars up to the order of float sums.
+(counters inherited along A's heir forest) hands each row's overlap counters over its size
+window to `_consume_window`, which takes what the comparison needs without listing the
+matches (`setjoin_window`: one vectorised pass for the partner and call-pair counts, the
+column hits and the column candidates; the row's tiers from the runs' best overlaps; the
+overview's sample drawn as window positions, or every match read where each is certain);
+a root counted through the sets its postings touch hands its match list to
+`_consume_list`.  The results are those of the waves: the same class pairs, tiers, partner
+and call-pair counts (exact), the same overview bars up to the order of float sums (exact
+mode) or a Poisson sample of them with the same probabilities (past the overview budget).
 
 Parallel and deterministic: the work items of the join plan (`setjoin_tree._join_plan`) are
 dealt to a FIXED number of parts (`FUSED_PARTS`, by estimated cost, largest first, each to
 the least loaded part), each part walks its items in order with its own accumulators (column
-tier lists, overview bins and B difference array), and the parts run on a pool of threads
-(the kernels release the GIL) and are added in part order.  The result does not depend on
-the number of threads.  Memory: per part the counters of the walk ((forest height + 1) × |B
-classes|), the column lists (k similarities and counts per B class) and the overview's B
-difference array (40 bytes per call of B); never the class pairs.
+tier lists, hits and calls, overview bins and B difference array), and the parts run on a
+pool of threads (the kernels release the GIL) and are added in part order.  The columns'
+cutoffs (``rej``, and the window pass's bounds α) are shared by the parts: each is only a
+lower bound that lets a part skip pairs, so which part raises it first changes what the
+parts' lists hold, never the merged result.  The result does not depend on the number of
+threads.  Memory: per part the counters of the walk ((forest height + 1) × |B classes|),
+the column lists and state (k similarities and counts and ~24 bytes per B class) and the
+overview's B difference array (40 bytes per call of B); never the class pairs.
 
-Where the time goes (issue 26; 10^6 synthetic pair, 521M class pairs, one thread, CPU s of
-ablated copies on 2 shared cores, ±15 % between runs): the walk without consumers ~12 (the
-counters' increments ~8.8: 5.7·10^9 postings of the rows' deltas, 47k tail rows hold 4.2·10^9,
-mostly of the ~500 most frequent functions, spread so that no few of them dominate: 64 hold
-60 %; the readout's window scans and emission ~3); the tiers +5.5; the overview +21, by the
-kind of pair: one-call A × one-call B 416M pairs ~5–7, one-call A × several-call B 36M ~6–7
-(~150 ns a pair: cache misses into B's per-call times, prefix sums and difference array),
-several × one 62M ~2.5–3.5, several × several 8M ~2.5–3.5.  Tried and dropped: deferring the
-pairs against several-call B classes as per-call events (50M), counting-sorted by class and
-swept per class: slower (37–39 s against 31–32), its flush alone ~100 ns an event (scatter
-~20, per-class sorts ~30, sweeps ~50) on this machine.
-
-Past compare's overview budget (``overview_theta`` > 1) the overview takes a threshold
-sample of each row's matches (`overview_rows.sample_matches`; the heavy matches it keeps for
-certain sweep a sample of their calls, `overview_rows.sweep_pair_sampled`); the tiers, counts
-and partners still take every match.  Stop 58, the same synthetic pair, wall seconds of the
-join on 2 cores: exact 12.4–14.3, θ = 55 (the default budget, 2·10^7 matches visited)
-9.7, the sample's pass alone (θ huge) 7.7, the overview left out altogether 6.7–7.2.  At
-10^7 calls (4.7·10^9 class pairs): exact 210, θ = 467 118.5 (walk 109.5), the sample's pass
-alone walk 104.8, no overview walk 94.7; the sample's decisions taken inside `row_tiers`' pass
-(the records' loop, memory-bound at that size) made its walk 115.4 s.
+Where the time goes (issue 26; 10^6 synthetic pair, 521M class pairs in windows of 4.9·10^9
+sets, one thread, CPU s of ablated copies on 2 shared cores, ±15 % between runs), before this
+readout (stop 61): counting 3.5, flagging the matches 0.1, listing them 2.8, the tiers and
+counts visiting each 3.2, the overview's per-match sample and sweeps 2.1: 11.7-12.3 s.  With
+it (stop 62): counting 3.5, the window pass ~1.2, the column candidates ~0.3 (6·10^6 of the
+521M pairs reach a part's list), the row candidates ~0.3, the overview ~1.3 (positions and
+sweeps, at θ calibrated to the budget): 6.9-8.0 s.  Tried and dropped: reading the matches
+(a flag pass, a uniform each) instead of positions for rows of many calls (p₀ ≥ 1/64): no
+faster within the noise (1.03× the positions' wall, 3 alternating runs).
 
 Stop 59, 10^7 calls (211k A rows, 533k B rows, windows of 368k B rows on average: 7.8·10^10
-counters read out, 6.2·10^10 delta postings counted, 4.7·10^9 matches), the walk 109.5 → 85 s:
-- the column records shrank from 32 to 16 bytes (`setjoin_rowtiers.COLUMN_DTYPE`; the
-  overview's one-call time and bin are arrays of their own, read only for the sampled
-  matches): the two running parts' records (2 × 17 MB) had outgrown the 32 MB L3; walk
-  109.5 → 96 s;
-- B's frequent elements are added through membership rows where their postings fill 1/8 of
-  the window (`setjoin_walk.DENSE_RATIO`): 81 % of the postings are in windows they fill to
-  1/16 or more; walk 96 → 85-88 s.  A single-thread replay of an eighth of the rows (counting
-  and readout only) puts the rest at: counting 6.2 s, readout 4.8 s (4.4 s with the flags
-  kept in L1 by blocks of 1024, not taken: 10 %), i.e. ~90 s of the ~170 s of CPU; the
-  consumers the other ~80.
+counters read out, 6.2·10^10 delta postings counted, 4.7·10^9 matches): B's frequent elements
+are added through membership rows where their postings fill 1/8 of the window
+(`setjoin_walk.DENSE_RATIO`): 81 % of the postings are in windows they fill to 1/16 or more;
+walk 96 → 85-88 s.
 """
 import concurrent.futures
 import time
@@ -63,10 +52,11 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview, sample_matches
-from .setjoin import _lower_bound, min_overlap
-from .setjoin_rowtiers import column_records, finish_row_tiers, prune_candidates, row_tiers
-from .setjoin_walk import SPARSE_RATIO, _add_postings, _flag_matches, _next_row, _postings_in, _set_frame
+from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
+from .setjoin import _first_greater, _lower_bound, min_overlap
+from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
+from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_buckets, need_by_total,
+                             row_candidates, row_tier_entries, sample_positions, uniform, window_pass)
 
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
 #: machine); each holds its own accumulators (about 40 bytes per call of B)
@@ -74,31 +64,8 @@ FUSED_PARTS = 4
 
 
 @njit(cache=True, nogil=True)
-def _row_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags, mk, mi):
-    """The B sets (size ranks kk in [k0, k1), ascending) that match a row of |x| = nx from its
-    exact overlaps ``cnt``: cnt[kk] ≥ `setjoin.min_overlap`(nx, |y|, τ) (⇔ J > τ in float64),
-    flagged as `setjoin_walk._readout` flags them (`_flag_matches`), the flags then read 8 at a
-    time and cleared.  Writes (kk, overlap) to ``mk`` / ``mi``; returns their number."""
-    _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
-    fw = flags.view(np.uint64)
-    n = 0
-    for w in range(k0 >> 3, (k1 + 7) >> 3):
-        word = fw[w]
-        if word == np.uint64(0):
-            continue
-        fw[w] = np.uint64(0)
-        while word != np.uint64(0):
-            kk = (w << 3) + (np.int64(trailing_zeros(word)) >> 3)
-            mk[n] = kk
-            mi[n] = cnt[kk]
-            n += 1
-            word &= word - np.uint64(1)
-    return n
-
-
-@njit(cache=True, nogil=True)
 def _sparse_matches(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched, mk, mi):
-    """`_row_matches` of a row counted from scratch through the sets its postings touch (as
+    """The matches of a row counted from scratch through the sets its postings touch (as
     `setjoin_walk._sparse_root`): ``cnt`` is zero over [k0, k1) before and after."""
     n_t = 0
     for j in range(lo, hi):
@@ -140,51 +107,31 @@ def _room(lst, i, need):
 
 
 @njit(cache=True, nogil=True)
-def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
-    """Row v's matches (size ranks ``mk[:n]``, overlaps ``mi[:n]``) to the tiers
-    (`setjoin_rowtiers.row_tiers`), the counts and the overview (`overview_rows.row_overview`);
-    its tier entries and column candidates appended to the part's growing outputs."""
-    if n == 0:
-        return
-    b_by_size, direct = mapping
-    mq, ms, rs, rn, tq, tsim, cq, cs = sc
-    size_a, count_a, k = tc
-    cols, col_s, col_n, col_nt, partners_row, calls = ts_
+def _prune(cq, cr, cs, n, rej):
+    """In place: keep the column candidates (size rank, row, J) with J ≥ the part's cutoff of
+    their column (``rej``, −1 while the part's list holds fewer than k calls); returns their
+    number."""
+    m = 0
+    for i in range(n):
+        if cs[i] >= rej[cq[i]]:
+            cq[m] = cq[i]
+            cr[m] = cr[i]
+            cs[m] = cs[i]
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _emit(v, n_t, tq, ts, nc, cq, cs, rej, out):
+    """Row v's tier entries and column candidates appended to the part's growing outputs
+    (l32 = [rows, tier B rows, candidate size ranks, candidate rows], l64 = [tier lengths],
+    lf = [tier J, candidate J]; cur = [rows, entries, candidates, after the last prune])."""
     l32, l64, lf, cur = out
-    if direct:
-        mq = mk                        # B rows are numbered by size rank
-    else:
-        for j in range(n):
-            mk[j] = b_by_size[mk[j]]
-        order = np.argsort(mk[:n], kind="mergesort")
-        mi_c = mi[:n].copy()
-        for j in range(n):
-            mq[j] = mk[order[j]]
-            mi[j] = mi_c[order[j]]
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, key_a, inv_theta, x1_b, bin1_b = oc
-    loc, bins_a, bins_b1, diff_b, oq, os2, ou, ones, mc = os_
-    n_t, nc, w = row_tiers(v, n, mq, mi, ms, size_a[v], count_a[v], cols, k, col_s, col_n, col_nt, rs, rn, tq,
-                           tsim, cq, cs, mc)
-    partners_row[v] += w
-    calls[0] += w * count_a[v]
-    calls[1] += n
-    if inv_theta > 0.0:
-        # past the overview's budget: a threshold sample of the row's matches, weighted
-        n_o = sample_matches(n, mq, ms, mc, count_a[v], key_a[v, 0], key_a[v, 1], inv_theta, oq, os2, ou)
-        calls[2] += n_o
-        row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, inv_theta, key_a[v, 0])
-    else:
-        calls[2] += n
-        row_overview(v, n, mq, ms, ones, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
-                     loc, bins_a, bins_b1, diff_b, 0.0, np.uint64(0))
-    # outputs: l32 = [rows, tier B rows, candidate columns, candidate rows], l64 = [tier lengths],
-    # lf = [tier similarities, candidate similarities]; cur = [rows, entries, candidates, after last prune]
     r0, e0, c0 = cur[0], cur[1], cur[2]
     _room(l32, 0, r0 + 1)[r0] = v
     _room(l64, 0, r0 + 1)[r0] = n_t
     _room(l32, 1, e0 + n_t)[e0:e0 + n_t] = tq[:n_t]
-    _room(lf, 0, e0 + n_t)[e0:e0 + n_t] = tsim[:n_t]
+    _room(lf, 0, e0 + n_t)[e0:e0 + n_t] = ts[:n_t]
     _room(l32, 2, c0 + nc)[c0:c0 + nc] = cq[:nc]
     _room(l32, 3, c0 + nc)[c0:c0 + nc] = v
     _room(lf, 1, c0 + nc)[c0:c0 + nc] = cs[:nc]
@@ -192,15 +139,174 @@ def _consume(v, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
     cur[1] = e0 + n_t
     cur[2] = c0 + nc
     if cur[2] > max(1 << 20, 2 * cur[3]):
-        cur[2] = cur[3] = prune_candidates(l32[2], l32[3], lf[1], cur[2], cols)
+        cur[2] = cur[3] = _prune(l32[2], l32[3], lf[1], cur[2], rej)
 
 
 @njit(cache=True, nogil=True)
-def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, mapping, tc, ts_, oc, os_, sc, out):
+def _overview_row(v, n_o, cr, sc, rc, oc, os_, calls):
+    """The row's kept matches (``sc``'s B rows, J / p and 1 / p) added to the overview
+    (`overview_rows.row_overview`)."""
+    oq, os2, ou = sc[13], sc[14], sc[15]
+    key_a, inv_theta = rc[9], rc[11]
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
+    loc, bins_a, bins_b1, diff_b = os_
+    calls[2] += n_o
+    key = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
+    row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
+                 tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kept(o, kk, s, p, b_by_size, direct, oq, os2, ou):
+    """Match (size rank kk, J = s) kept by the overview's sample at probability p: its B row,
+    s / p and 1 / p (s and 1 when p ≥ 1, a certain match) at ``o``."""
+    oq[o] = kk if direct else b_by_size[kk]
+    if p >= 1.0:
+        os2[o] = s
+        ou[o] = 1.0
+    else:
+        os2[o] = s / p
+        ou[o] = 1.0 / p
+
+
+@njit(cache=True, nogil=True)
+def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
+    """Row v, its overlap counters ``cnt`` over its size window [k0, k1) (B size ranks): the
+    window pass (`setjoin_window.window_pass`: partner calls, column hits and calls, column
+    candidates, the runs' best overlaps), the column candidates into their part lists
+    (`column_pair`), the row's tiers from its candidates (`row_candidates`,
+    `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
+    p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
+    b_size_sorted, run_end = wk[13], wk[14]
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, key_a, p_scale, _, need_t = rc
+    alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
+    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
+    nx = size_a[v]
+    cr = count_a[v]
+    n_runs, w = window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, alpha, hits8, extra, flags,
+                            run_lo, run_need, run_max, run_any)
+    calls[1] += 1
+    if calls[1] == HITS8_ROWS:
+        for i in range(hits.shape[0]):
+            hits[i] += hits8[i]
+            hits8[i] = 0
+        calls[1] = 0
+    if w == 0:
+        return
+    partners_row[v] += w
+    calls[0] += w * cr
+    nc = 0
+    fw = flags.view(np.uint64)
+    for j in range(n_runs):
+        if run_any[j]:
+            lo = run_lo[j]
+            hi = min(run_end[lo], k1)
+            ny = b_size_sorted[lo]
+            for wd in range(lo >> 3, (hi + 7) >> 3):     # the flags 8 at a time: candidates are few
+                word = fw[wd]
+                while word != np.uint64(0):
+                    kk = (wd << 3) + (np.int64(trailing_zeros(word)) >> 3)
+                    word &= word - np.uint64(1)
+                    if lo <= kk < hi:
+                        c = np.int64(cnt[kk])
+                        nc = column_pair(kk, c / (nx + ny - c), cr, top_k, rej, alpha, col_s, col_n, col_nt, cq,
+                                         csim, nc)
+    n_c = row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_size_sorted, cnt, rs, cand_k,
+                         cand_s)
+    n_t = row_tier_entries(n_c, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts)
+    p0 = cr * p_scale
+    n_o = 0
+    if p0 >= 1.0:
+        # every match certain: the matches flagged again (vectorised) and read 8 at a time
+        fw = flags.view(np.uint64)
+        for j in range(n_runs):
+            if run_max[j] < run_need[j]:
+                continue
+            lo = run_lo[j]
+            hi = min(run_end[lo], k1)
+            ny = b_size_sorted[lo]
+            need = cnt.dtype.type(run_need[j])
+            c_run = cnt[lo:hi]
+            f_run = flags[lo:hi]
+            for i in range(c_run.shape[0]):
+                f_run[i] = np.uint8(c_run[i] >= need)
+            for wd in range(lo >> 3, (hi + 7) >> 3):
+                word = fw[wd]
+                while word != np.uint64(0):
+                    kk = (wd << 3) + (np.int64(trailing_zeros(word)) >> 3)
+                    word &= word - np.uint64(1)
+                    if lo <= kk < hi:
+                        c = np.int64(cnt[kk])
+                        _kept(n_o, kk, c / (nx + ny - c), 1.0, b_by_size, direct, oq, os2, ou)
+                        n_o += 1
+    else:
+        n_p, n_base = sample_positions(k0, k1, p0, heavy_ptr, heavy_k, heavy_calls, key_a[v, 0], pos)
+        j = 0
+        for t in range(n_p):
+            kk = pos[t]
+            # its run: the base layer's positions ascend (a moving index), the buckets' searched
+            if t < n_base:
+                while j + 1 < n_runs and run_lo[j + 1] <= kk:
+                    j += 1
+            else:
+                j = _first_greater(run_lo, 0, n_runs, kk) - 1
+            c = np.int64(cnt[kk])
+            if c >= run_need[j]:
+                ny = b_size_sorted[kk]
+                _kept(n_o, kk, c / (nx + ny - c), p0 * np.float64(count_k[kk]), b_by_size, direct, oq, os2, ou)
+                n_o += 1
+    _overview_row(v, n_o, cr, sc, rc, oc, os_, calls)
+    _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
+
+
+@njit(cache=True, nogil=True)
+def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
+    """Row v given as its list of matches (size ranks ``mk[:n]`` ascending, overlaps
+    ``mi[:n]``: a root counted through the sets its postings touch): what `_consume_window`
+    takes from a window, match by match; the overview's sample drawn per match (u < p from the
+    row's stream, `setjoin_window.uniform`)."""
+    if n == 0:
+        return
+    b_size_sorted = wk[13]
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, key_a, p_scale, _, need_t = rc
+    alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
+    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
+    nx = size_a[v]
+    cr = count_a[v]
+    w = 0
+    nc = 0
+    for j in range(n):
+        kk = mk[j]
+        c = np.int64(mi[j])
+        s = c / (nx + b_size_sorted[kk] - c)
+        cand_k[j] = kk
+        cand_s[j] = s
+        w += np.int64(count_k[kk])
+        hits[kk] += 1
+        extra[kk] += cr - 1
+        nc = column_pair(kk, s, cr, top_k, rej, alpha, col_s, col_n, col_nt, cq, csim, nc)
+    partners_row[v] += w
+    calls[0] += w * cr
+    n_t = row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts)
+    p0 = cr * p_scale
+    n_o = 0
+    for j in range(n):
+        kk = cand_k[j]
+        p = p0 * np.float64(count_k[kk])
+        if p >= 1.0 or uniform(key_a[v, 0], j) < p:
+            _kept(n_o, kk, cand_s[j], p, b_by_size, direct, oq, os2, ou)
+            n_o += 1
+    _overview_row(v, n_o, cr, sc, rc, oc, os_, calls)
+    _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
+
+
+@njit(cache=True, nogil=True)
+def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_, oc, os_, sc, out):
     """One work item of the join (the heir-forest subtree of ``root``, or ``root`` alone when
     ``single``) walked as `setjoin_walk._tree_item` walks it (counters in place for the last
     child, shared-then-undone for light deltas, copied for heavy ones; a sparse root through
-    the sets its postings touch), every row's matches consumed (`_consume`) as soon as read."""
+    the sets its postings touch), every row consumed (`_consume_window`, `_consume_list`) as
+    soon as its counters are complete."""
     (a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k, k_lo, k_hi, own_hi,
      b_size_sorted, run_end, copy_ratio, dense_row, dense_map) = wk
     lo = k_lo[root]
@@ -216,14 +322,13 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
                 dirty[1] = 0
             n = _sparse_matches(nx, a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1, tau,
                                 b_size_sorted, cnt0, touched, mk, mi)
-            _consume(root, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out)
+            _consume_list(root, n, mk, mi, wk, rc, cs_, oc, os_, sc, out)
             return
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
     cnt0[lo:hi] = 0
     _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
-    n = _row_matches(nx, k_lo[root], own_hi[root], tau, b_size_sorted, run_end, cnt0, flags, mk, mi)
-    _consume(root, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out)
+    _consume_window(root, k_lo[root], own_hi[root], cnt0, wk, rc, cs_, oc, os_, sc, out)
     if single:
         return
     _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
@@ -234,29 +339,30 @@ def _fused_item(root, single, wk, bufs, frames, flags, touched, dirty, mk, mi, m
                                      post_k, k_lo, k_hi, copy_ratio, dense_row, dense_map)
         if w < 0:
             return
-        n = _row_matches(a_ptr[w + 1] - a_ptr[w], k_lo[w], own_hi[w], tau, b_size_sorted, run_end, bufs[b], flags,
-                         mk, mi)
-        _consume(w, n, mk, mi, mapping, tc, ts_, oc, os_, sc, out)
+        _consume_window(w, k_lo[w], own_hi[w], bufs[b], wk, rc, cs_, oc, os_, sc, out)
 
 
 @njit(cache=True, nogil=True)
-def _fused_part(roots, singles, height, odt, wk, mapping, tc, ts_, oc, os_):
+def _fused_part(roots, singles, height, odt, wk, rc, cs_, oc, os_):
     """The work items ``roots`` / ``singles`` of one part, in order (`_fused_item`), with this
     part's walk buffers and outputs.  Returns (rows, tier lengths, tier B rows, tier
-    similarities, candidate columns, candidate rows, candidate similarities), the rows in the
-    order walked, the candidates pruned to the part's cutoffs."""
+    similarities, candidate columns (size ranks), candidate rows, candidate similarities), the
+    rows in the order walked, the candidates pruned to the part's cutoffs; the part's column
+    hits are all in its 64-bit ``hits`` after."""
     nb = wk[13].shape[0]
-    k = tc[2]
+    k = rc[2]
     bufs = np.empty((height + 1, nb), odt.dtype)
     frames = np.empty((height + 1, 6), np.int64)
-    flags = np.zeros(((nb >> 3) + 2) * 8, np.uint8)
     touched = np.empty(nb, np.int64)
     dirty = np.zeros(2, np.int64)
     dirty[1] = nb
     mk = np.empty(nb, np.int32)
     mi = np.empty(nb, odt.dtype)
-    sc = (np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(k, np.float64), np.empty(k, np.int64),
-          np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(nb, np.int32), np.empty(nb, np.float64))
+    sc = (np.empty(nb + 1, np.int64), np.empty(nb + 1, np.int64), np.empty(nb + 1, np.int64),
+          np.empty(nb + 1, np.uint8), np.empty(nb, np.int64), np.empty(nb, np.float64), np.empty(k, np.float64),
+          np.empty(k, np.int64), np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(nb, np.int32),
+          np.empty(nb, np.float64), np.zeros(((nb >> 3) + 2) * 8, np.uint8), np.empty(nb, np.int32), np.empty(nb),
+          np.empty(nb), np.empty(nb, np.int64))
     l32 = List()
     for _ in range(4):
         l32.append(np.empty(1024, np.int32))
@@ -268,9 +374,12 @@ def _fused_part(roots, singles, height, odt, wk, mapping, tc, ts_, oc, os_):
     cur = np.zeros(4, np.int64)
     out = (l32, l64, lf, cur)
     for i in range(roots.shape[0]):
-        _fused_item(roots[i], singles[i], wk, bufs, frames, flags, touched, dirty, mk, mi, mapping, tc, ts_, oc,
-                    os_, sc, out)
-    n_c = prune_candidates(l32[2], l32[3], lf[1], cur[2], ts_[0])
+        _fused_item(roots[i], singles[i], wk, bufs, frames, touched, dirty, mk, mi, rc, cs_, oc, os_, sc, out)
+    hits, hits8 = cs_[6], cs_[5]
+    for i in range(hits.shape[0]):
+        hits[i] += hits8[i]
+        hits8[i] = 0
+    n_c = _prune(l32[2], l32[3], lf[1], cur[2], cs_[1])
     return (l32[0][:cur[0]].copy(), l64[0][:cur[0]].copy(), l32[1][:cur[1]].copy(), lf[0][:cur[1]].copy(),
             l32[2][:n_c].copy(), l32[3][:n_c].copy(), lf[1][:n_c].copy())
 
@@ -315,9 +424,9 @@ def deal_items(cost, n_parts):
 
 def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=2):
     """Bytes one part of `jaccard_join_tree_fused` holds beyond its outputs: the walk's counters
-    and scratch, the column lists and the overview's B difference array (what `compare`'s
-    memory check adds per part)."""
-    return int((height + 1) * n_rows_b * overlap_bytes + n_rows_b * (16 * k + 96)
+    and scratch, the column lists and state and the overview's B difference array (what
+    `compare`'s memory check adds per part)."""
+    return int((height + 1) * n_rows_b * overlap_bytes + n_rows_b * (16 * k + 150)
                + 40 * (n_calls_b + n_rows_b) + 40 * (max_calls_a + 1))
 
 
@@ -332,11 +441,11 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     `setjoin_tiers.TierStream.finish`), ``partners_row`` / ``partners_col`` (per class: the
     calls of the other side it matches), ``overview`` ((bars_a, delta_a, bars_b, delta_b) as
     `overview.overview_finish`: calls of A at ``time_a[ptr_a[r]:ptr_a[r+1]]`` per row, sorted;
-    B likewise; exact when ``overview_theta`` ≤ 1, else estimated from the threshold sample of
-    the matches `overview_rows.sample_matches` takes at that θ: ``overview_pairs`` says how
-    many class pairs it visited).  ``n_parts`` fixed parts (`FUSED_PARTS`) on ``n_threads`` threads (default
-    numba's): the same result for any number of threads.  ``stats``: receives the seconds of
-    the walk and of the finish, the parts' estimated loads and seconds."""
+    B likewise; exact when ``overview_theta`` ≤ 1, else estimated from a threshold sample of
+    the matches at that θ, `setjoin_window.sample_positions`: ``overview_pairs`` says how many
+    class pairs it visited).  ``n_parts`` fixed parts (`FUSED_PARTS`) on ``n_threads`` threads
+    (default numba's): the same result for any number of threads.  ``stats``: receives the
+    seconds of the walk and of the finish, the parts' estimated loads and seconds."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -356,33 +465,49 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     wk = (p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"], p["kids"], float(tau),
           p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"], p["own_hi"], p["b_size_sorted"], p["run_end"], 0.25,
           p["dense_row"], p["dense_map"])
-    mapping = (p["b_by_size"].astype(np.int32), bool(p["direct"]))
-    tc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k)
+    b_by_size = p["b_by_size"].astype(np.int32)
+    direct = bool(p["direct"])
+    count_b = np.asarray(count_b, np.int64)
+    # per size rank of B: its calls (uint32 while B's calls fit, so the window pass's sums
+    # vectorise in 32-bit lanes); the sets of several calls by buckets of calls
+    calls_b = int(count_b.sum())
+    count_k = count_b[b_by_size].astype(np.uint32 if calls_b < 2 ** 32 else np.int64)
+    bs = p["b_size_sorted"]
+    heavy_ptr, heavy_k, heavy_calls = heavy_buckets(count_k)
+    sampling = overview_theta > 1.0
+    # A's row keys: the streams of the overview's sample and of a heavy pair's call sample
+    key_a = row_keys(na) if sampling else np.zeros((0, 2), np.uint64)
+    rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
+          direct, heavy_calls, heavy_ptr, heavy_k, key_a, 1.0 / float(overview_theta) if sampling else 1.0,
+          1.0 / float(overview_theta) if sampling else 0.0,
+          need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)))
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
                                                                  float(span_b), int(n_bins))
-    # A's row keys of `overview_rows.sample_matches` when it samples (empty: exact)
-    key_a = row_keys(na) if overview_theta > 1.0 else np.zeros((0, 2), np.uint64)
-    oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), key_a,
-          1.0 / float(overview_theta) if overview_theta > 1.0 else 0.0, x1_b, bin1_b)
+    oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
+    calls_a = int(np.asarray(count_a, np.int64).sum())
     odt = np.zeros(0, p["odt"])
+    # the columns' cutoffs (rounded down) and window bounds, shared by the parts: each part's
+    # cutoff is a lower bound of the column's final one, so a pair below the largest so far
+    # can be skipped by every part (a race only leaves a lower, still valid, bound)
+    alpha, rej = np.full(nb, -1.0, np.float32), np.full(nb, -1.0, np.float32)
     states = []
     for _ in range(n_parts):
-        ts_ = (column_records(size_b, count_b, int(count_a.sum())), np.empty((nb, k)), np.empty((nb, k), np.int64),
-               np.zeros(nb, np.int64), partners_row, np.zeros(3, np.int64))
+        cs_ = (alpha, rej, np.empty((nb, k)),
+               np.empty((nb, k), np.int64), np.zeros(nb, np.int64), np.zeros(nb, np.uint8), np.zeros(nb, np.int64),
+               np.zeros(nb, np.uint32 if calls_a < 2 ** 32 else np.int64), partners_row, np.zeros(3, np.int64))
         os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
-               np.zeros((time_b.shape[0] + nb, 5)), np.empty(nb, np.int32), np.empty(nb), np.empty(nb),
-               np.ones(nb), np.empty(nb, np.int32))
-        states.append((ts_, os_))
+               np.zeros((time_b.shape[0] + nb, 5)))
+        states.append((cs_, os_))
     seconds = [0.0] * n_parts
 
     def run(i):
         t = time.perf_counter()
-        ts_, os_ = states[i]
+        cs_, os_ = states[i]
         sel = parts[i]
         out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(p["item_single"][sel]),
-                          int(p["height"]), odt, wk, mapping, tc, ts_, oc, os_)
+                          int(p["height"]), odt, wk, rc, cs_, oc, os_)
         seconds[i] = time.perf_counter() - t
         return out
 
@@ -391,17 +516,22 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
         outs = list(pool.map(run, range(n_parts)))
     t1 = time.perf_counter()
     pieces = []
-    for (ts_, _), o in zip(states, outs):
-        pieces.append(dict(rows=o[0], row_len=o[1], tq=o[2], ts=o[3], cq=o[4], cr=o[5], cs=o[6], col_s=ts_[1],
-                           col_n=ts_[2], col_nt=ts_[3]))
+    for (cs_, _), o in zip(states, outs):
+        # the column lists and candidates by B row (they were kept by size rank)
+        col_s, col_n, col_nt = (np.empty_like(x) for x in cs_[2:5])
+        col_s[b_by_size], col_n[b_by_size], col_nt[b_by_size] = cs_[2], cs_[3], cs_[4]
+        pieces.append(dict(rows=o[0], row_len=o[1], tq=o[2], ts=o[3], cq=b_by_size[o[4]], cr=o[5], cs=o[6],
+                           col_s=col_s, col_n=col_n, col_nt=col_nt))
     tiers = finish_row_tiers(na, nb, k, pieces)
     del pieces
-    partners_col = np.sum([ts_[0]["calls"].astype(np.int64) for ts_, _ in states], axis=0)
-    calls = np.sum([ts_[5] for ts_, _ in states], axis=0)
+    hits = np.sum([cs_[6] for cs_, _ in states], axis=0)
+    partners_col = np.zeros(nb, np.int64)
+    partners_col[b_by_size] = hits + np.sum([cs_[7].astype(np.int64) for cs_, _ in states], axis=0)
+    calls = np.sum([cs_[9] for cs_, _ in states], axis=0)
     overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
                                     [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)
     if stats is not None:
         stats.update(walk_s=t1 - t0, finish_s=time.perf_counter() - t1, parts=n_parts,
                      part_cost=[float(cost[s].sum()) for s in parts], part_s=seconds)
-    return dict(class_pairs=int(calls[1]), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
+    return dict(class_pairs=int(hits.sum()), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
                 partners_col=partners_col, overview=overview, overview_pairs=int(calls[2]))

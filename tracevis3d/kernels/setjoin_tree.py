@@ -143,7 +143,7 @@ def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, de
     synthetic pair: 6.9 s on one thread with postings alone; parallel and through the
     membership rows now)."""
     na = a_ptr.shape[0] - 1
-    sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)
+    sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)   # (compare_join.sample_rows)
     if dense_row is None:
         dense_row, dense_map = np.zeros(0, np.int32), np.zeros((0, 0), np.uint8)
     return float(_sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k, b_size_sorted,

@@ -491,3 +491,42 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
             cnt[k0:k1] = 0    # (the flags need no clearing: `_flag_matches` writes all of [k0, k1))
         totals[c] = total
     return totals.sum()
+
+
+#: bins per octave of `_sample_match_weights`' histogram of call pairs per match
+WEIGHT_BINS_PER_OCTAVE = 8
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+                          dense_map, count_row, count_k):
+    """The matches of the A rows ``sample`` (counted and read as `_sample_match_count` does)
+    by the call pairs w = ``count_row[r]`` · ``count_k[k]`` each stands for (B by size rank):
+    a histogram over bins of `WEIGHT_BINS_PER_OCTAVE` per octave of w (bin i holds
+    2^(i/8) ≤ w < 2^((i+1)/8)), its matches and their Σ w.  Returns (matches, Σ w) per bin."""
+    nb = b_size_sorted.shape[0]
+    n_bins = 64 * WEIGHT_BINS_PER_OCTAVE
+    n_parts = max(1, min(SAMPLE_PARTS, sample.shape[0]))
+    got_n = np.zeros((n_parts, n_bins), np.float64)
+    got_w = np.zeros((n_parts, n_bins), np.float64)
+    for c in prange(n_parts):
+        cnt = np.zeros(nb, np.int32)
+        flags = np.zeros(nb, np.uint8)
+        for i in range(c, sample.shape[0], n_parts):
+            r = sample[i]
+            nx = a_ptr[r + 1] - a_ptr[r]
+            lo_size = tau * nx * (1.0 - _SAFE)
+            hi_size = nx / tau * (1.0 + _SAFE)
+            k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
+            k1 = _lower_bound(b_size_sorted, k0, nb, hi_size)
+            _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
+            _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
+            cr = np.float64(count_row[r])
+            for k in range(k0, k1):
+                if flags[k]:
+                    w = cr * np.float64(count_k[k])
+                    b = min(n_bins - 1, np.int64(np.floor(np.log2(w) * WEIGHT_BINS_PER_OCTAVE)))
+                    got_n[c, b] += 1.0
+                    got_w[c, b] += w
+            cnt[k0:k1] = 0
+    return got_n.sum(axis=0), got_w.sum(axis=0)
