@@ -320,7 +320,7 @@ STEP_KERNELS = {
 #: fused way) does not announce a compile on every run (it did: `setjoin_tree` was listed as a
 #: module every comparison compiles)
 STEP_WAYS = {
-    "compare": {"fused": ("kernels/setjoin_fused", "kernels/setjoin_rowtiers", "kernels/overview_rows"),
+    "compare": {"fused": ("kernels/setjoin_fused", "kernels/setjoin_window", "kernels/overview_rows"),
                 "streamed": ("kernels/setjoin_tree",)},
 }
 #: compile seconds of a step on an empty cache, measured on 2 shared cores with
