@@ -56,6 +56,16 @@ Measured at stop 60 (2026-11-27, base = 82eac93, the tree before the overview bu
 stop 59: the old tree's 10^6 figure was 8.44 s then.  θ = 552 at 10^6, 4670 at 10^7; the largest
 bar error 3.8-5.2·10^-4 of the largest bar at 10^6 against 1.0-1.3·10^-4 before.)
 
+Measured at stop 62 (2026-11-27, the fused join reads each row's window instead of listing its
+matches, `kernels/setjoin_window`; θ calibrated to the budget's matches; not alternated: the old
+tree, 23306b8, run alone at the stop's start; the machine ±10-15 % between runs):
+
+    | pair                                   | old wall s | new wall s | × old | join old / new s |
+    |----------------------------------------|------------|------------|-------|------------------|
+    | synthetic 10^6 against its perturbed   | 7.43       | 5.16-5.65  | 0.69-0.76 | 6.42 / 4.13-4.56 |
+
+(the goal, ≤ 5 s, not met; single-thread walk 11.7-12.3 -> 6.9-8.0 CPU s, of which counting 3.5.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its

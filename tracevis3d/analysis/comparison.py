@@ -575,7 +575,11 @@ KEEP_CLASS_PAIRS_AUTO = 32 << 20
 #:   budget 3·10^6 2.1-3.3·10^-4 7.6 s      budget 3·10^5 2.5-2.9·10^-3  6.5 s    (exact: 11.3 s)
 #: The largest bar is ~50 px tall at 1080 lines (`render-compare`), so 5·10^-4 of it is 0.03 px
 #: there and 0.4 px at the largest resolution (16384 lines); 10^7 (until 2026-11-27) bought
-#: accuracy no picture shows for 1.6 s of the 10^6-call pair's 8.8
+#: accuracy no picture shows for 1.6 s of the 10^6-call pair's 8.8.  Since stop 62 θ is
+#: calibrated so that about the budget's matches are visited (`compare_join.calibrated_theta`;
+#: estimate / budget visited 2.6·10^6 there, the certain matches of many call pairs on top): θ
+#: 545 -> 1327, 1.18·10^6 visited, the largest bar error 6.9-7.5·10^-4 (δ 1.3-1.8·10^-3) of the
+#: largest: 0.04 px at 1080 lines
 OVERVIEW_BUDGET = 1_000_000
 
 
