@@ -459,6 +459,21 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
 SAMPLE_PARTS = 8
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _count_sampled_row(r, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row, dense_map, cnt,
+                       flags):
+    """A row of the join's sample counted from scratch over its own size window [k0, k1)
+    (`_add_postings` into ``cnt``, zero there before) and its matches flagged as `_readout`
+    flags them (`_flag_matches`, every flag of the window written).  Returns (k0, k1)."""
+    nb = b_size_sorted.shape[0]
+    nx = a_ptr[r + 1] - a_ptr[r]
+    k0 = _first_greater(b_size_sorted, 0, nb, tau * nx * (1.0 - _SAFE))
+    k1 = _lower_bound(b_size_sorted, k0, nb, nx / tau * (1.0 + _SAFE))
+    _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
+    _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
+    return k0, k1
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
                         dense_map):
@@ -476,13 +491,8 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
         total = 0
         for i in range(c, sample.shape[0], n_parts):
             r = sample[i]
-            nx = a_ptr[r + 1] - a_ptr[r]
-            lo_size = tau * nx * (1.0 - _SAFE)
-            hi_size = nx / tau * (1.0 + _SAFE)
-            k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
-            k1 = _lower_bound(b_size_sorted, k0, nb, hi_size)
-            _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
-            _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
+            k0, k1 = _count_sampled_row(r, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+                                        dense_map, cnt, flags)
             got = 0
             window_f = flags[k0:k1]
             for j in range(window_f.shape[0]):
@@ -514,13 +524,8 @@ def _sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_
         flags = np.zeros(nb, np.uint8)
         for i in range(c, sample.shape[0], n_parts):
             r = sample[i]
-            nx = a_ptr[r + 1] - a_ptr[r]
-            lo_size = tau * nx * (1.0 - _SAFE)
-            hi_size = nx / tau * (1.0 + _SAFE)
-            k0 = _first_greater(b_size_sorted, 0, nb, lo_size)
-            k1 = _lower_bound(b_size_sorted, k0, nb, hi_size)
-            _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
-            _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
+            k0, k1 = _count_sampled_row(r, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+                                        dense_map, cnt, flags)
             cr = np.float64(count_row[r])
             for k in range(k0, k1):
                 if flags[k]:
