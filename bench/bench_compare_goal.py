@@ -65,6 +65,12 @@ tree, 23306b8, run alone at the stop's start; the machine ±10-15 % between runs
     | synthetic 10^6 against its perturbed   | 7.43       | 5.16-5.65  | 0.69-0.76 | 6.42 / 4.13-4.56 |
 
 (the goal, ≤ 5 s, not met; single-thread walk 11.7-12.3 -> 6.9-8.0 CPU s, of which counting 3.5.)
+The same hour, alternated (base = 23306b8, after the review's mends; best of 3; runs 7.49-7.67
+against 5.10-5.64):
+
+    | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|-----------------|-----------|
+    | synthetic 10^6 against its perturbed   | 7.49       | 5.10       | 0.681 | 13.97 / 9.37    | 0.671     |
 
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
