@@ -604,8 +604,9 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     assert whole.meta["n_cut"] == 0 and cut.meta["n_cut"] > 0.5 * cut.meta["n_calls"]
     np.testing.assert_allclose(cut.meta["lane_levels"], whole.meta["lane_levels"], rtol=1e-12)
 
-    def names(spec, lane):
-        return sorted(t for t, k in zip(spec.labels.texts, spec.labels.kind) if (k == "lane") == lane)
+    def names(spec, lane):  # the captions ("runs …") are compared on their own, below
+        return sorted(t for t, k in zip(spec.labels.texts, spec.labels.kind)
+                      if (k == "lane") == lane and not t.startswith("runs "))
 
     # the same calls named; a name's text may be fitted shorter in one of the two (room beside
     # bars and stalks that differ below a pixel: "…Pipeline.writer" for
@@ -620,7 +621,7 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     assert named(cut) == named(whole)
     assert len(set(captions(cut)) ^ set(captions(whole))) <= 1, (captions(cut), captions(whole))
     odd = sorted(set(names(cut, False)) ^ set(names(whole, False)))
-    assert len(odd) <= 2, odd
+    assert len(odd) in (0, 2), odd
     if odd:
         short, full = sorted(odd, key=len)
         assert short.startswith("…") and full.endswith(short[1:]), odd
