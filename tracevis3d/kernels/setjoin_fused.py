@@ -44,6 +44,7 @@ are added through membership rows where their postings fill 1/8 of the window
 walk 96 → 85-88 s.
 """
 import concurrent.futures
+import queue
 import time
 
 import numba
@@ -52,6 +53,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
+from .hugeblock import carve, zeros
 from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
@@ -347,26 +349,17 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
 
 
 @njit(cache=True, nogil=True)
-def _fused_part(roots, singles, height, odt, wk, rc, cs_, oc, os_):
+def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
     """The work items ``roots`` / ``singles`` of one part, in order (`_fused_item`), with this
-    part's walk buffers and outputs.  Returns (rows, tier lengths, tier B rows, tier
+    part's outputs and a walk scratch (`part_scratch`, reused by the next part on this thread).
+    Returns (rows, tier lengths, tier B rows, tier
     similarities, candidate columns (size ranks), candidate rows, candidate similarities), the
     rows in the order walked, the candidates pruned to the part's cutoffs; the part's column
     hits are all in its 64-bit ``hits`` after."""
-    nb = wk[13].shape[0]
-    k = rc[2]
-    bufs = np.empty((height + 1, nb), odt.dtype)
-    frames = np.empty((height + 1, 6), np.int64)
-    touched = np.empty(nb, np.int64)
-    dirty = np.zeros(2, np.int64)
-    dirty[1] = nb
-    mk = np.empty(nb, np.int32)
-    mi = np.empty(nb, odt.dtype)
-    sc = (np.empty(nb + 1, np.int64), np.empty(nb + 1, np.int64), np.empty(nb + 1, np.int64),
-          np.empty(nb + 1, np.uint8), np.empty(nb, np.int64), np.empty(nb, np.float64), np.empty(k, np.float64),
-          np.empty(k, np.int64), np.empty(nb, np.int32), np.empty(nb, np.float64), np.empty(nb, np.int32),
-          np.empty(nb, np.float64), np.zeros(((nb >> 3) + 2) * 8, np.uint8), np.empty(nb, np.int32), np.empty(nb),
-          np.empty(nb), np.empty(nb, np.int64))
+    bufs, frames, touched, dirty, mk, mi, sc = scratch
+    dirty[0] = 0
+    dirty[1] = wk[13].shape[0]          # every counter may be stale
+    sc[12][:] = 0                       # the flags
     l32 = List()
     for _ in range(4):
         l32.append(np.empty(1024, np.int32))
@@ -424,6 +417,18 @@ def deal_items(cost, n_parts):
         owner[i] = p
         load[p] += cost[i]
     return [np.flatnonzero(owner == p) for p in range(n_parts)]
+
+
+def part_scratch(height, nb, overlap, k):
+    """The walk scratch of `_fused_part` for ``nb`` B rows, forest height ``height``, counters of
+    dtype ``overlap`` and tiers of ``k``: (counter buffers, frames, touched, dirty, match ranks,
+    match overlaps, the row scratch of `_consume_window`), cut from one block (`hugeblock.carve`)."""
+    i8, f8, i4, u1 = np.int64, np.float64, np.int32, np.uint8
+    got = carve([((height + 1, nb), overlap), ((height + 1, 6), i8), (nb, i8), (2, i8), (nb, i4), (nb, overlap),
+                 (nb + 1, i8), (nb + 1, i8), (nb + 1, i8), (nb + 1, u1), (nb, i8), (nb, f8), (k, f8), (k, i8),
+                 (nb, i4), (nb, f8), (nb, i4), (nb, f8), (((nb >> 3) + 2) * 8, u1), (nb, i4), (nb, f8), (nb, f8),
+                 (nb, i8)])
+    return tuple(got[:6]) + (tuple(got[6:]),)
 
 
 def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=2):
@@ -491,32 +496,42 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     calls_a = int(np.asarray(count_a, np.int64).sum())
-    odt = np.zeros(0, p["odt"])
     # the columns' cutoffs (rounded down) and window bounds, shared by the parts: each part's
     # cutoff is a lower bound of the column's final one, so a pair below the largest so far
     # can be skipped by every part (a race only leaves a lower, still valid, bound)
     alpha, rej = np.full(nb, -1.0, np.float32), np.full(nb, -1.0, np.float32)
     states = []
     for _ in range(n_parts):
-        cs_ = (alpha, rej, np.empty((nb, k)),
-               np.empty((nb, k), np.int64), np.zeros(nb, np.int64), np.zeros(nb, np.uint8), np.zeros(nb, np.int64),
-               np.zeros(nb, np.uint32 if calls_a < 2 ** 32 else np.int64), partners_row, np.zeros(3, np.int64))
+        col_s, col_n, col_nt, hits8, hits, extra, calls = carve(
+            [((nb, k), np.float64), ((nb, k), np.int64), (nb, np.int64), (nb, np.uint8), (nb, np.int64),
+             (nb, np.uint32 if calls_a < 2 ** 32 else np.int64), (3, np.int64)], zero=True)
+        cs_ = (alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls)
         os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
-               np.zeros((time_b.shape[0] + nb, 5)))
+               zeros((time_b.shape[0] + nb, 5)))
         states.append((cs_, os_))
     seconds = [0.0] * n_parts
+
+    n_threads = numba.get_num_threads() if n_threads is None else int(n_threads)
+    n_workers = max(1, min(n_parts, n_threads))
+    # a walk scratch per thread, handed from a part to the next
+    scratch = queue.SimpleQueue()
+    for _ in range(n_workers):
+        scratch.put(part_scratch(int(p["height"]), nb, np.dtype(p["odt"]), k))
 
     def run(i):
         t = time.perf_counter()
         cs_, os_ = states[i]
         sel = parts[i]
-        out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(p["item_single"][sel]),
-                          int(p["height"]), odt, wk, rc, cs_, oc, os_)
+        mine = scratch.get()
+        try:
+            out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(p["item_single"][sel]),
+                              wk, rc, cs_, oc, os_, mine)
+        finally:
+            scratch.put(mine)
         seconds[i] = time.perf_counter() - t
         return out
 
-    n_threads = numba.get_num_threads() if n_threads is None else int(n_threads)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(n_parts, n_threads))) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as pool:
         outs = list(pool.map(run, range(n_parts)))
     t1 = time.perf_counter()
     pieces = []
