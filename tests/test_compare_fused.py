@@ -97,8 +97,9 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
     assert capped_member.shape[0] == 2 and set(np.flatnonzero(capped >= 0).tolist()) == set(np.argsort(-plen,
                                                                                                      kind="stable")[:2].tolist())
     used = 0
-    for _ in range(60):
-        x = np.sort(rng.choice(n_items, int(rng.integers(1, 10)), replace=False)).astype(np.int32)
+    rows_per_add = set()
+    for _ in range(150):
+        x = np.sort(rng.choice(n_items, int(rng.integers(1, 16)), replace=False)).astype(np.int32)
         k0, k1 = sorted(rng.integers(0, n_sets + 1, 2).tolist())
         cnt = np.full(n_sets, 7, dtype)
         cnt[k0:k1] = 0
@@ -109,8 +110,11 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
             assert (cnt[:k0] == 7).all() and (cnt[k1:] == 7).all()
             _add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, -1, r_, m_)
             assert not cnt[k0:k1].any()
-        used += sum(1 for e in x if row[e] >= 0 and np.count_nonzero(member[row[e], k0:k1]) * 8 >= k1 - k0 > 0)
+        n_rows = sum(1 for e in x if row[e] >= 0 and np.count_nonzero(member[row[e], k0:k1]) * 8 >= k1 - k0 > 0)
+        used += n_rows
+        rows_per_add.add(min(n_rows, 9))
     assert used > 20                                          # the membership rows were taken
+    assert set(range(1, 10)) <= rows_per_add                  # 1-4 at a time, and past 4 (`_add_member_rows`)
 
 
 def test_sample_match_count_equals_twin():
