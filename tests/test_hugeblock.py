@@ -1,7 +1,7 @@
 """`kernels.hugeblock`: the arrays cut from one block are what np.empty / np.zeros would give."""
 import numpy as np
 
-from tracevis3d.kernels.hugeblock import ALIGN, carve, zeros
+from tracevis3d.kernels.hugeblock import ALIGN, carve
 
 
 def test_carve_gives_aligned_disjoint_arrays_of_the_asked_shapes():
@@ -18,7 +18,3 @@ def test_carve_gives_aligned_disjoint_arrays_of_the_asked_shapes():
     bounds = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in got if a.nbytes)
     assert all(hi <= lo for (_, hi), (lo, _) in zip(bounds, bounds[1:]))
 
-
-def test_zeros_equals_numpy_zeros():
-    a = zeros((1 << 20, 3), np.int32)       # 12 MiB: past numpy's huge-page size
-    assert a.dtype == np.int32 and a.shape == (1 << 20, 3) and not a.any()

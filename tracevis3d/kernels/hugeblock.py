@@ -5,23 +5,17 @@ array is 10,700 faults, a few µs each on a virtual machine and serialised betwe
 (the process's memory-map lock).  numpy's ``np.empty`` advises huge pages
 (``madvise(MADV_HUGEPAGE)``) for blocks of 4 MiB and more on Linux, which the kernel honours
 in its default "madvise" mode; ``np.zeros`` does not (it maps zero pages through ``calloc``,
-even reading them faults), nor does an array allocated inside a numba kernel.  So a large
-zeroed array is ``np.empty`` then filled (`zeros`: 523 faults instead of 10,743 for 44 MB, 8
-instead of 20-26 ms), and a kernel's scratch arrays are cut from one such block made in
-Python (`carve`) and handed in, where they can also be reused from one call to the next.
-Elsewhere (other systems, THP "never") these are plain arrays: the same results.
+even reading them faults), nor does an array allocated inside a numba kernel.  So a kernel's
+scratch and accumulators are cut from one ``np.empty`` block made in Python (`carve`) and
+handed in, where they can be reused from one call to the next and zeroed by the thread that
+uses them (the first touch of fresh pages, huge or not, is what costs: 44 MB zeroed took 8 ms
+alone but 60-70 ms inside a comparison, on one thread).  Elsewhere (other systems, THP
+"never") these are plain arrays: the same results.
 """
 import numpy as np
 
 #: byte alignment of each array `carve` cuts (a cache line; any dtype's alignment divides it)
 ALIGN = 64
-
-
-def zeros(shape, dtype=np.float64):
-    """``np.zeros(shape, dtype)`` from ``np.empty`` (huge pages advised from 4 MiB) filled with 0."""
-    a = np.empty(shape, dtype)
-    a.fill(0)
-    return a
 
 
 def carve(specs, zero=False):

@@ -53,7 +53,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from .hugeblock import carve, zeros
+from .hugeblock import carve
 from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
@@ -351,11 +351,22 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
 @njit(cache=True, nogil=True)
 def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
     """The work items ``roots`` / ``singles`` of one part, in order (`_fused_item`), with this
-    part's outputs and a walk scratch (`part_scratch`, reused by the next part on this thread).
+    part's accumulators (``cs_``: column state, hits, calls; ``os_``: overview bins and B
+    difference array; zeroed here) and a walk scratch (`part_scratch`, reused by the next part
+    on this thread).
     Returns (rows, tier lengths, tier B rows, tier
     similarities, candidate columns (size ranks), candidate rows, candidate similarities), the
     rows in the order walked, the candidates pruned to the part's cutoffs; the part's column
     hits are all in its 64-bit ``hits`` after."""
+    # the part's accumulators zeroed here, on its own thread (fresh pages: the first touch is
+    # the dear one), then its walk scratch made clean
+    for a in (cs_[4], cs_[6], cs_[9]):
+        a[:] = 0
+    cs_[5][:] = 0
+    cs_[7][:] = 0
+    os_[1][:] = 0.0
+    os_[2][:] = 0.0
+    os_[3][:] = 0.0
     bufs, frames, touched, dirty, mk, mi, sc = scratch
     dirty[0] = 0
     dirty[1] = wk[13].shape[0]          # every counter may be stale
@@ -504,10 +515,10 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     for _ in range(n_parts):
         col_s, col_n, col_nt, hits8, hits, extra, calls = carve(
             [((nb, k), np.float64), ((nb, k), np.int64), (nb, np.int64), (nb, np.uint8), (nb, np.int64),
-             (nb, np.uint32 if calls_a < 2 ** 32 else np.int64), (3, np.int64)], zero=True)
+             (nb, np.uint32 if calls_a < 2 ** 32 else np.int64), (3, np.int64)])
         cs_ = (alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls)
         os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
-               zeros((time_b.shape[0] + nb, 5)))
+               np.empty((time_b.shape[0] + nb, 5)))
         states.append((cs_, os_))
     seconds = [0.0] * n_parts
 
