@@ -425,11 +425,11 @@ def test_sample_positions_draw_each_set_at_its_rate():
     within 4.5 standard errors (sets of one call, of every bucket of several calls, certain
     ones), for a small and a large p₀; the Horvitz-Thompson total Σ 1/p_k over the drawn
     positions estimates the window's size."""
-    from tracevis3d.kernels.overview_rows import ROW_SALT, row_keys
+    from tracevis3d.kernels.overview_rows import ROW_SALT, row_key
     from tracevis3d.kernels.setjoin_window import heavy_buckets, sample_positions
 
-    m = (1 << 64) - 1                  # the rows' streams are `row_keys`' first key: splitmix64 of a salted index
-    assert [int(k) for k in row_keys(20)[:, 0]] == [_mix64_twin((2 * r + ROW_SALT) & m) for r in range(20)]
+    m = (1 << 64) - 1                  # the rows' streams are `row_key`: splitmix64 of a salted index
+    assert [int(row_key(r)) for r in range(20)] == [_mix64_twin((2 * r + ROW_SALT) & m) for r in range(20)]
     rng = np.random.default_rng(4)
     nb = 400
     count_k = np.where(rng.random(nb) < 0.6, 1, 2 ** rng.integers(1, 12, nb) + rng.integers(0, 3, nb))

@@ -261,7 +261,7 @@ def _structure_all(trace) -> None:
 def _compare(a, b):
     """Both ways of consuming the class pairs: streamed and kept (the default on small traces)
     and fused into the join, not kept (`kernels.setjoin_fused`, the default on large ones),
-    that one also past an overview budget (its sample's keys, `overview_rows.row_keys`)."""
+    that one also past an overview budget (its sample drawn by rows' keys, `overview_rows.row_key`)."""
     from .analysis.comparison import compare_traces
 
     compare_traces(a, b, keep_class_pairs=False)

@@ -80,19 +80,16 @@ def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
         bins_a[b, 3] += t * c + d
 
 
-@njit(cache=True, nogil=True)
-def row_keys(n):
-    """Per A row r < n its sampling keys (a_r, b_r) = (`gamma.splitmix64`(2r + `ROW_SALT`),
-    `gamma.splitmix64`(2r + 1 + `ROW_SALT`)): a_r seeds the row's stream of the overview's sample
-    (`setjoin_window.uniform`) and, XOR B's, a heavy pair's call sample."""
-    out = np.empty((n, 2), np.uint64)
-    for r in range(n):
-        out[r, 0] = splitmix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
-        out[r, 1] = splitmix64(np.uint64(2 * r + 1) + np.uint64(ROW_SALT))
-    return out
+@njit(cache=True, nogil=True, inline="always")
+def row_key(r):
+    """A row r's sampling key a_r = `gamma.splitmix64`(2r + `ROW_SALT`): it seeds the row's
+    stream of the overview's sample (`setjoin_window.uniform`) and, XOR B's, a heavy pair's
+    call sample.  Computed where it is used (a table of them was a kernel of its own whose
+    first load from numba's cache cost 0.15-0.19 s of the first sampled comparison)."""
+    return splitmix64(np.uint64(2 * r) + np.uint64(ROW_SALT))
 
 
-#: the salt of the rows' keys (`row_keys`) and of B's in a heavy pair's call sample
+#: the salt of the rows' keys (`row_key`) and of B's in a heavy pair's call sample
 ROW_SALT, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
 
 
@@ -118,7 +115,7 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
     δ's terms weighted by ``mu[:n]`` (ones, or a sample's 1/p: `setjoin_window.sample_positions`).  With
     ``inv_theta`` = 1/θ > 0 (the sample's), a match of several calls on both sides that the
     sample kept for certain (weight 1) sweeps a sample of its smaller side's calls
-    (`sweep_pair_sampled`, keyed by ``key_r`` (the row's a_r, `row_keys`) XOR B's; 0: every call;
+    (`sweep_pair_sampled`, keyed by ``key_r`` (the row's a_r, `row_key`) XOR B's; 0: every call;
     ``x1_b[q]`` / ``bin1_b[q]``: the time and bin of B row q's call when it has one (NaN / −1
     otherwise, `overview_row_constants`).
 

@@ -54,7 +54,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
 from .hugeblock import carve
-from .overview_rows import overview_row_constants, overview_rows_finish, row_keys, row_overview
+from .overview_rows import overview_row_constants, overview_rows_finish, row_key, row_overview
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
 from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_buckets, need_by_total,
@@ -149,11 +149,11 @@ def _overview_row(v, n_o, sc, rc, oc, os_, calls):
     """The row's kept matches (``sc``'s B rows, J / p and 1 / p) added to the overview
     (`overview_rows.row_overview`)."""
     oq, os2, ou = sc[13], sc[14], sc[15]
-    key_a, inv_theta = rc[9], rc[11]
+    inv_theta = rc[10]
     ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
     loc, bins_a, bins_b1, diff_b = os_
     calls[2] += n_o
-    key = key_a[v, 0] if inv_theta > 0.0 else np.uint64(0)
+    key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
     row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
                  tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
 
@@ -197,7 +197,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
     `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
     p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
     b_size_sorted, run_end = wk[13], wk[14]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, key_a, p_scale, _, need_t = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
     nx = size_a[v]
@@ -246,7 +246,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
                 _kept(n_o, pos[t], c / (nx + ny - c), 1.0, b_by_size, direct, oq, os2, ou)
                 n_o += 1
     else:
-        n_p, n_base = sample_positions(k0, k1, p0, heavy_ptr, heavy_k, heavy_calls, key_a[v, 0], pos)
+        n_p, n_base = sample_positions(k0, k1, p0, heavy_ptr, heavy_k, heavy_calls, row_key(v), pos)
         j = 0
         for t in range(n_p):
             kk = pos[t]
@@ -274,7 +274,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     if n == 0:
         return
     b_size_sorted = wk[13]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, key_a, p_scale, _, need_t = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
     nx = size_a[v]
@@ -296,10 +296,11 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     n_t = row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts)
     p0 = cr * p_scale
     n_o = 0
+    key = row_key(v)
     for j in range(n):
         kk = cand_k[j]
         p = p0 * np.float64(count_k[kk])
-        if p >= 1.0 or uniform(key_a[v, 0], j) < p:
+        if p >= 1.0 or uniform(key, j) < p:
             _kept(n_o, kk, cand_s[j], p, b_by_size, direct, oq, os2, ou)
             n_o += 1
     _overview_row(v, n_o, sc, rc, oc, os_, calls)
@@ -495,10 +496,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     bs = p["b_size_sorted"]
     heavy_ptr, heavy_k, heavy_calls = heavy_buckets(count_k)
     sampling = overview_theta > 1.0
-    # A's row keys: the streams of the overview's sample and of a heavy pair's call sample
-    key_a = row_keys(na) if sampling else np.zeros((0, 2), np.uint64)
     rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
-          direct, heavy_calls, heavy_ptr, heavy_k, key_a, 1.0 / float(overview_theta) if sampling else 1.0,
+          direct, heavy_calls, heavy_ptr, heavy_k, 1.0 / float(overview_theta) if sampling else 1.0,
           1.0 / float(overview_theta) if sampling else 0.0,
           need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)))
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
