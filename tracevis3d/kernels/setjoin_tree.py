@@ -33,6 +33,7 @@ sampled at 10^5, 5·10^5, 10^6, 2·10^6, 10^7 calls of bench/bench_compare_memor
 4-thread synthetic pair): the complete CSR of a 10^7-call pair (~26 GiB) does not fit 16 GiB,
 its waves do (`analysis.comparison` feeds them to its tiers, partner counts and overview).
 """
+import concurrent.futures
 import time
 
 import numba
@@ -172,10 +173,21 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
     n_items = int(n_items)
     odt = overlap_dtype(n_items)
     ident = np.arange(n_items, dtype=np.int32)
-    a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
-    b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
+
+    def b_index():
+        b_ptr, b_items = ranked_sets(set_ptr, set_items, classes_b, ident)
+        return full_index_by_size_rank(b_ptr, b_items, n_items)
+    # B's side on a second thread (the kernels release the GIL): its postings by size rank
+    # beside A's ranked sets, then its membership rows beside A's heir forest
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        index = pool.submit(b_index)
+        a_ptr, a_items = ranked_sets(set_ptr, set_items, classes_a, ident)
+        post_ptr, post_k, b_by_size, b_size_sorted = index.result()
+        membership = pool.submit(dense_membership, post_ptr, post_k, nb)
+    finally:
+        pool.shutdown(wait=False)
     size_a = np.diff(a_ptr)
-    post_ptr, post_k, b_by_size, b_size_sorted = full_index_by_size_rank(b_ptr, b_items, n_items)
     # base = the child class with the most postings: the smallest delta cost W(x) − W(base)
     plen = np.diff(post_ptr).astype(np.float64)
     weight = np.add.reduceat(plen[a_items], a_ptr[:-1]) if a_items.size else np.zeros(na)
@@ -192,8 +204,7 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
                                                     size_a.astype(np.int64))
     run_end = size_runs(b_size_sorted)
     direct = bool(np.array_equal(b_by_size, np.arange(nb, dtype=b_by_size.dtype)))
-    dense_row, dense_map = dense_membership(post_ptr, post_k, nb)
-    del b_items
+    dense_row, dense_map = membership.result()
     n_work = item_root.shape[0]
     n_chunks = max(1, min(n_chunks, n_work))
     chunk_items = np.concatenate([np.arange(c, n_work, n_chunks) for c in range(n_chunks)]).astype(np.int64)
