@@ -72,6 +72,19 @@ against 5.10-5.64):
     |----------------------------------------|------------|------------|-------|-----------------|-----------|
     | synthetic 10^6 against its perturbed   | 7.49       | 5.10       | 0.681 | 13.97 / 9.37    | 0.671     |
 
+Measured at stop 63 (2026-11-27, base = 1bdc6d8, stop 62's final tree; membership rows added
+four at a time, the fused join's scratch and accumulators on huge pages and zeroed by their
+parts' threads, the rows' keys computed in place, B's side of the plan on a second thread;
+best of 4, alternated).  Two runs of the bench the same evening, the machine ~20 % slower
+in the second:
+
+    | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|-----------------|-----------|
+    | synthetic 10^6 (tree before the plan's thread) | 5.13 | 4.58 (4.58-4.98) | 0.893 | 9.41 / 8.32 | 0.884 |
+    | synthetic 10^6 (final tree, slower hour)       | 5.86 | 5.17 (5.17-5.73) | 0.882 | 10.53 / 9.34 | 0.887 |
+
+(10^7, one run of the final tree, ``--only-new``: 61.8 s, join 47.0 s, peak RSS 5.5 GB.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
