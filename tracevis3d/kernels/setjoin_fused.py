@@ -365,13 +365,16 @@ def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
     hits are all in its 64-bit ``hits`` after."""
     # the part's accumulators zeroed here, on its own thread (fresh pages: the first touch is
     # the dear one), then its walk scratch made clean
-    for a in (cs_[4], cs_[6], cs_[9]):
-        a[:] = 0
-    cs_[5][:] = 0
-    cs_[7][:] = 0
-    os_[1][:] = 0.0
-    os_[2][:] = 0.0
-    os_[3][:] = 0.0
+    _, rej, _, _, col_nt, hits8, hits, extra, _, calls = cs_
+    _, bins_a, bins_b1, diff_b = os_
+    col_nt[:] = 0
+    hits8[:] = 0
+    hits[:] = 0
+    extra[:] = 0
+    calls[:] = 0
+    bins_a[:] = 0.0
+    bins_b1[:] = 0.0
+    diff_b[:] = 0.0
     bufs, frames, touched, dirty, mk, mi, sc = scratch
     dirty[0] = 0
     dirty[1] = wk[13].shape[0]          # every counter may be stale
@@ -388,11 +391,10 @@ def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
     out = (l32, l64, lf, cur)
     for i in range(roots.shape[0]):
         _fused_item(roots[i], singles[i], wk, bufs, frames, touched, dirty, mk, mi, rc, cs_, oc, os_, sc, out)
-    hits, hits8 = cs_[6], cs_[5]
     for i in range(hits.shape[0]):
         hits[i] += hits8[i]
         hits8[i] = 0
-    n_c = _prune(l32[2], l32[3], lf[1], cur[2], cs_[1])
+    n_c = _prune(l32[2], l32[3], lf[1], cur[2], rej)
     return (l32[0][:cur[0]].copy(), l64[0][:cur[0]].copy(), l32[1][:cur[1]].copy(), lf[0][:cur[1]].copy(),
             l32[2][:n_c].copy(), l32[3][:n_c].copy(), lf[1][:n_c].copy())
 
