@@ -28,7 +28,8 @@ from ..kernels.setjoin import overlap_dtype
 from ..kernels.setjoin_consume import WaveConsumer
 from ..kernels.setjoin_fused import FUSED_PARTS, fused_part_bytes, jaccard_join_tree_fused
 from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
-from ..kernels.setjoin_tree import WAVE_PAIRS, _join_plan, estimate_class_pairs, jaccard_join_tree_waves
+from ..kernels.setjoin_tree import (WAVE_PAIRS, _join_plan, estimate_class_pairs, jaccard_join_tree_waves,
+                                    sample_rows)
 from ..kernels.setjoin_walk import WEIGHT_BINS_PER_OCTAVE, _sample_match_weights
 
 
@@ -131,11 +132,6 @@ def calibrated_theta(match_n, match_w, budget) -> float:
         else:
             hi = mid
     return float(2.0 ** hi)
-
-
-def sample_rows(n_rows: int) -> np.ndarray:
-    """The A rows the join's estimate counts (`setjoin_tree._sampled_pair_count`'s)."""
-    return np.arange(0, n_rows, max(100, n_rows // 5000), dtype=np.int32)
 
 
 #: resident bytes per class pair of one wave of the streamed join (B row int32 + overlap

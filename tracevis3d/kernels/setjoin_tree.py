@@ -136,6 +136,13 @@ def _compact_wave_rows(out_q, out_i, cap, written, rows, ptr, seen):
     return nr, dst
 
 
+
+def sample_rows(n_rows: int) -> np.ndarray:
+    """The A rows the join's estimate counts exactly (every 100th, or 5,000 rows past 500,000):
+    `_sampled_pair_count`'s and `analysis.compare_join`'s."""
+    return np.arange(0, n_rows, max(100, n_rows // 5000), dtype=np.int32)
+
+
 def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, dense_row=None, dense_map=None) -> float:
     """Estimated number of class pairs: every 100th A row counted exactly (at most ~5000
     rows), scaled to all rows; counted through B's membership rows where given (the plan's,
@@ -144,7 +151,7 @@ def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, de
     synthetic pair: 6.9 s on one thread with postings alone; parallel and through the
     membership rows now)."""
     na = a_ptr.shape[0] - 1
-    sample = np.arange(0, na, max(100, na // 5000), dtype=np.int32)   # (compare_join.sample_rows)
+    sample = sample_rows(na)
     if dense_row is None:
         dense_row, dense_map = np.zeros(0, np.int32), np.zeros((0, 0), np.uint8)
     return float(_sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k, b_size_sorted,
