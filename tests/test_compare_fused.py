@@ -592,3 +592,26 @@ def test_fused_join_with_b_rows_not_in_size_order():
         assert np.array_equal(x, y)
     for x, y in zip(got[0].overview, got[1].overview):
         np.testing.assert_allclose(x, y, rtol=1e-9, atol=0)
+
+
+def test_deal_items_is_largest_first_to_the_least_loaded_part():
+    """`setjoin_fused.deal_items` against its definition written out in Python: items by
+    estimated cost descending (ties: lower index first), each to the part with the least cost
+    so far (ties: the lower part); each part's items ascending, every item in one part."""
+    from tracevis3d.kernels.setjoin_fused import deal_items
+
+    def twin(cost, n_parts):
+        load = [0.0] * n_parts
+        owner = {}
+        for i in sorted(range(len(cost)), key=lambda i: (-cost[i], i)):
+            p = min(range(n_parts), key=lambda q: (load[q], q))
+            owner[i] = p
+            load[p] += cost[i]
+        return [[i for i in range(len(cost)) if owner[i] == p] for p in range(n_parts)]
+
+    rng = np.random.default_rng(5)
+    for n, n_parts in [(0, 4), (1, 4), (3, 4), (50, 1), (200, 4), (500, 7)]:
+        cost = rng.integers(0, 6, n).astype(np.float64)        # many ties, zeros
+        got = deal_items(cost, n_parts)
+        assert [g.tolist() for g in got] == twin(cost.tolist(), n_parts)
+        assert sum(len(g) for g in got) == n

@@ -424,16 +424,28 @@ def item_costs(item_root, item_single, kid_ptr, kids, row_cost):
     return cost
 
 
+@njit(cache=True, nogil=True)
+def _item_owners(order, cost, n_parts):
+    """The part of each item, dealt in ``order``: each to the part with the least estimated
+    cost so far (ties: the lower part)."""
+    load = np.zeros(n_parts)
+    owner = np.empty(cost.shape[0], np.int64)
+    for t in range(order.shape[0]):
+        i = order[t]
+        p = 0
+        for q in range(1, n_parts):
+            if load[q] < load[p]:
+                p = q
+        owner[i] = p
+        load[p] += cost[i]
+    return owner
+
+
 def deal_items(cost, n_parts):
     """Items to parts: largest estimated cost first, each to the part with the least so far
     (ties: lower part); each part's items in ascending order.  Returns a list of index arrays."""
-    order = np.argsort(-cost, kind="stable")
-    load = np.zeros(n_parts)
-    owner = np.empty(cost.shape[0], np.int64)
-    for i in order.tolist():
-        p = int(np.argmin(load))
-        owner[i] = p
-        load[p] += cost[i]
+    cost = np.ascontiguousarray(cost, np.float64)
+    owner = _item_owners(np.argsort(-cost, kind="stable"), cost, int(n_parts))
     return [np.flatnonzero(owner == p) for p in range(n_parts)]
 
 
@@ -472,7 +484,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     the matches at that θ, `setjoin_window.sample_positions`: ``overview_pairs`` says how many
     class pairs it visited).  ``n_parts`` fixed parts (`FUSED_PARTS`) on ``n_threads`` threads
     (default numba's): the same result for any number of threads.  ``stats``: receives the
-    seconds of the walk and of the finish, the parts' estimated loads and seconds."""
+    seconds of the walk (its preparation included, and apart), of the finish, the parts'
+    estimated loads and seconds."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -547,6 +560,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
         seconds[i] = time.perf_counter() - t
         return out
 
+    t_walk = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as pool:
         outs = list(pool.map(run, range(n_parts)))
     t1 = time.perf_counter()
@@ -566,7 +580,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
                                     [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)
     if stats is not None:
-        stats.update(walk_s=t1 - t0, finish_s=time.perf_counter() - t1, parts=n_parts,
+        stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, finish_s=time.perf_counter() - t1, parts=n_parts,
                      part_cost=[float(cost[s].sum()) for s in parts], part_s=seconds)
     return dict(class_pairs=int(hits.sum()), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
                 partners_col=partners_col, overview=overview, overview_pairs=int(calls[2]))
