@@ -245,13 +245,14 @@ def test_hand_case_bruteforce_and_values():
     assert c.groups[0]["a"] == 0 and c.groups[0]["b"] == 0   # the roots' match roots group 0
 
 
-def _groups_kernel(a, b, kept):
-    """`bfs_groups` on ``kept`` in its input order (a, b): (roots, {pair: group})."""
+def _groups_kernel(a, b, kept, n_segments=None):
+    """`bfs_groups` on ``kept`` in its input order (a, b), its walk cut into ``n_segments``
+    at calls of depth 0 where there are such cuts: (roots, {pair: group})."""
     from tracevis3d.kernels.groups import bfs_groups
     order = sorted(kept)
     pa = np.array([u for u, _ in order], np.int32)
     pb = np.array([v for _, v in order], np.int32)
-    g, ra, rb = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index)
+    g, ra, rb = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index, n_segments)
     return list(zip(ra.tolist(), rb.tolist())), {p: int(x) for p, x in zip(order, g)}
 
 
@@ -264,7 +265,9 @@ def test_groups_of_any_match_set_equal_bruteforce(ops_a, ops_b, data):
     b = build_trace(ops_b, NAMES_B)
     every = [(u, v) for u in range(len(a)) for v in range(len(b))]
     kept = set(data.draw(st.lists(st.sampled_from(every), max_size=40)))
-    assert _groups_kernel(a, b, kept) == groups_bf(a, b, kept)
+    want = groups_bf(a, b, kept)
+    for n_segments in (1, 2, 5):            # one walk, or cut at calls of depth 0 and numbered together
+        assert _groups_kernel(a, b, kept, n_segments) == want
 
 
 def test_groups_of_a_call_matched_to_many_disjoint_calls():
@@ -308,9 +311,15 @@ def test_groups_of_deep_recursions():
     rng = np.random.default_rng(4)
     kept = {(u, n - 1 - int(a.depth[u])) for u in range(len(a))}
     kept |= {(int(u), int(rng.integers(n - 1 - a.depth[u], n))) for u in rng.integers(0, len(a), 300)}
-    roots, group = _groups_kernel(a, b, kept)
-    assert (roots, group) == groups_bf(a, b, kept)
-    assert len(roots) >= len(a)
+    want = groups_bf(a, b, kept)
+    for n_segments in (1, 2):               # the second thread's walk apart, or after the first's
+        assert _groups_kernel(a, b, kept, n_segments) == want
+    assert len(want[0]) >= len(a)
+    from tracevis3d.kernels.groups import _segment_cuts
+    pa = np.array(sorted(u for u, _ in kept), np.int32)
+    assert _segment_cuts(pa, a.depth, 2) == [0, int(np.searchsorted(pa, h)), pa.size]   # at the second root
+    assert _segment_cuts(pa, a.depth, 1) == [0, pa.size]
+    assert _segment_cuts(pa[pa < h], a.depth, 4) == [0, int((pa < h).sum())]            # one root: no cut
 
 
 # ----------------------------------------------------------------- edge cases

@@ -11,6 +11,8 @@ visited breadth-first over trace A; a match (u, v) joins the first-created group
 G with u ∈ S(G_A) and v ∈ S(G_B), otherwise it becomes the root match
 R(G) = (u, v) of a new group.
 """
+import concurrent.futures
+
 import numpy as np
 from numba import njit, prange
 
@@ -161,8 +163,7 @@ def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
     return n_log, log_node, log_old
 
 
-@njit(cache=True, nogil=True)
-def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b):
+def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b, n_segments=None):
     """Groups of matches (TraceDiff Sec. III): the breadth-first partition.
 
     Definition (what `tests/test_compare.groups_bf` computes): the matches are visited
@@ -197,15 +198,89 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b):
     another took 16 s, a 10^6-deep one hours, and a call rooting 10^5 groups (a thread's
     root matched to a pool's tasks) made every match below it visit them all (a real
     16-worker docutils trace against its perturbed copy: 50 s).
+    No group spans two calls of depth 0 (the walk's stack is empty between them, and its tree
+    back to its first state), so the matches are cut there into up to ``n_segments`` runs of
+    about equal length (default: `GROUP_SEGMENTS` from `GROUP_SEGMENT_MATCHES` matches on,
+    else one), walked on threads (`_bfs_walk`) and numbered together (`_number_groups`): the
+    groups of one walk, in the same order.
     Returns ``(group, root_a, root_b)``: ``group`` per match in the given order.
     """
+    pair_a = np.ascontiguousarray(pair_a, np.int32)
+    pair_b = np.ascontiguousarray(pair_b, np.int32)
     m = pair_a.shape[0]
-    group = np.empty(m, np.int32)
+    if m == 0:
+        return np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int32)
+    if n_segments is None:
+        n_segments = GROUP_SEGMENTS if m >= GROUP_SEGMENT_MATCHES else 1
+    cuts = _segment_cuts(pair_a, depth_a, int(n_segments))
+    for c in cuts[1:-1]:                # (each walk checks the order within its run)
+        if pair_a[c] < pair_a[c - 1] or (pair_a[c] == pair_a[c - 1] and pair_b[c] <= pair_b[c - 1]):
+            raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
+    walk = [(pair_a[i:j], pair_b[i:j], depth_a, end_index_a, end_index_b) for i, j in zip(cuts[:-1], cuts[1:])]
+    if len(walk) == 1:
+        walked = [_bfs_walk(*walk[0])]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(walk)) as pool:   # the kernel releases the GIL
+            walked = list(pool.map(lambda w: _bfs_walk(*w), walk))
+    offset = np.cumsum([0] + [w[1].shape[0] for w in walked])
+    local = np.concatenate([w[0] + o for w, o in zip(walked, offset)])
+    return _number_groups(local, np.concatenate([w[1] for w in walked]), np.concatenate([w[2] for w in walked]),
+                          depth_a)
+
+
+#: `bfs_groups` walks the matches in this many runs at once (cut at calls of depth 0) ...
+GROUP_SEGMENTS = 2
+#: ... from this many matches on (below, one walk costs less than a thread)
+GROUP_SEGMENT_MATCHES = 1 << 16
+
+
+def _segment_cuts(pair_a, depth_a, n_segments):
+    """Where `bfs_groups` cuts the matches (sorted by a): for j = 1 … n_segments − 1, at the
+    match nearest to j·m / n_segments whose call of A lies under another call of depth 0 than
+    the match before it (each cut past the last; none where no such match is left).
+    Returns the cut indices, 0 and m included."""
+    m = pair_a.shape[0]
+    # the first match under each call of depth 0 (pre-order: a call's subtree follows it)
+    starts = np.unique(np.searchsorted(pair_a, np.flatnonzero(np.asarray(depth_a) == 0)))
+    starts = starts[(starts > 0) & (starts < m)]
+    cuts = [0]
+    for j in range(1, max(1, int(n_segments))):
+        starts = starts[starts > cuts[-1]]
+        if starts.size == 0:
+            break
+        t = m * j // n_segments
+        k = min(int(np.searchsorted(starts, t)), starts.size - 1)
+        if k > 0 and t - starts[k - 1] < abs(starts[k] - t):
+            k -= 1
+        cuts.append(int(starts[k]))
+    return cuts + [m]
+
+
+@njit(cache=True, nogil=True)
+def _number_groups(local, root_a, root_b, depth_a):
+    """The groups numbered as the breadth-first visit creates them: by (depth of G_A, G_A, G_B)
+    (``local``: each match's group in the pre-order walk's creation order, `_bfs_walk`).
+    Returns (group per match, root_a, root_b) in that numbering."""
+    ng = root_a.shape[0]
+    depth_r = depth_a[root_a]
+    order, _ = group_by_key(depth_r, int(depth_r.max()) + 1 if ng else 1)   # stable: (a, b) within a depth
+    rank = np.empty(ng, np.int64)
+    for j in range(ng):
+        rank[order[j]] = j
+    group = np.empty(local.shape[0], np.int32)
+    for i in range(local.shape[0]):
+        group[i] = rank[local[i]]
+    return group, root_a[order].copy(), root_b[order].copy()
+
+
+@njit(cache=True, nogil=True)
+def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b):
+    """`bfs_groups`' walk over matches sorted by (a, b) (its docstring): each match's group in
+    creation order and the groups' roots.  Returns (local, root_a, root_b)."""
+    m = pair_a.shape[0]
     for i in range(1, m):
         if pair_a[i] < pair_a[i - 1] or (pair_a[i] == pair_a[i - 1] and pair_b[i] <= pair_b[i - 1]):
             raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
-    if m == 0:
-        return group, np.empty(0, np.int32), np.empty(0, np.int32)
     big = np.iinfo(np.int64).max
     # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
     # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
@@ -293,17 +368,7 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b):
             n_log, log_node, log_old = _tree_add(tree, size, leaf_of[v], leaf_of[end_index_b[v]],
                                                  (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
         ng += 1
-    # number the groups as the breadth-first visit creates them: by (depth of G_A, G_A, G_B)
-    ra = root_a[:ng]
-    rb = root_b[:ng]
-    depth_r = depth_a[ra]
-    order, _ = group_by_key(depth_r, int(depth_r.max()) + 1 if ng else 1)   # stable: (a, b) within a depth
-    rank = np.empty(ng, np.int64)
-    for j in range(ng):
-        rank[order[j]] = j
-    for i in range(m):
-        group[i] = rank[local[i]]
-    return group, ra[order].copy(), rb[order].copy()
+    return local, root_a[:ng].copy(), root_b[:ng].copy()
 
 
 @njit(cache=True, nogil=True)
