@@ -85,6 +85,17 @@ in the second:
 
 (10^7, one run of the final tree, ``--only-new``: 61.8 s, join 47.0 s, peak RSS 5.5 GB.)
 
+Measured at stop 64 (2026-11-28, base = a68c274, stop 63's final tree; the items dealt to the
+fused join's parts by a kernel instead of a Python loop, `bfs_groups` walked in two runs cut at
+calls of depth 0 on two threads; best of 3, alternated, a quiet hour; every new run below every
+old one):
+
+    | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|-----------------|-----------|
+    | synthetic 10^6 against its perturbed   | 4.44 (4.44-4.57) | 4.24 (4.24-4.40) | 0.957 | 8.23 / 7.87 | 0.957 |
+
+(groups 0.17 -> 0.12 s; the join's preparation before the walk 0.13 -> 0.03-0.04 s.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
