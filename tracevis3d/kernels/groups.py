@@ -213,9 +213,8 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b, n_segments=Non
     if n_segments is None:
         n_segments = GROUP_SEGMENTS if m >= GROUP_SEGMENT_MATCHES else 1
     cuts = _segment_cuts(pair_a, depth_a, int(n_segments))
-    for c in cuts[1:-1]:                # (each walk checks the order within its run)
-        if pair_a[c] < pair_a[c - 1] or (pair_a[c] == pair_a[c - 1] and pair_b[c] <= pair_b[c - 1]):
-            raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
+    for c in cuts[1:-1]:                # each walk checks the order within its run; here across the cuts
+        _check_sorted(pair_a[c - 1:c + 1], pair_b[c - 1:c + 1])
     walk = [(pair_a[i:j], pair_b[i:j], depth_a, end_index_a, end_index_b) for i, j in zip(cuts[:-1], cuts[1:])]
     if len(walk) == 1:
         walked = [_bfs_walk(*walk[0])]
@@ -274,13 +273,19 @@ def _number_groups(local, root_a, root_b, depth_a):
 
 
 @njit(cache=True, nogil=True)
+def _check_sorted(pair_a, pair_b):
+    """ValueError unless the matches are sorted by (a, b), each once."""
+    for i in range(1, pair_a.shape[0]):
+        if pair_a[i] < pair_a[i - 1] or (pair_a[i] == pair_a[i - 1] and pair_b[i] <= pair_b[i - 1]):
+            raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
+
+
+@njit(cache=True, nogil=True)
 def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b):
     """`bfs_groups`' walk over matches sorted by (a, b) (its docstring): each match's group in
     creation order and the groups' roots.  Returns (local, root_a, root_b)."""
     m = pair_a.shape[0]
-    for i in range(1, m):
-        if pair_a[i] < pair_a[i - 1] or (pair_a[i] == pair_a[i - 1] and pair_b[i] <= pair_b[i - 1]):
-            raise ValueError("bfs_groups: the matches are not sorted by (a, b), each once")
+    _check_sorted(pair_a, pair_b)
     big = np.iinfo(np.int64).max
     # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
     # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
