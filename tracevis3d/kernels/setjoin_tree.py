@@ -136,7 +136,6 @@ def _compact_wave_rows(out_q, out_i, cap, written, rows, ptr, seen):
     return nr, dst
 
 
-
 def sample_rows(n_rows: int) -> np.ndarray:
     """The A rows the join's estimate counts exactly (every 100th, or 5,000 rows past 500,000):
     `_sampled_pair_count`'s and `analysis.compare_join`'s."""
