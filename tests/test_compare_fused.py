@@ -410,6 +410,48 @@ def test_fused_equals_streamed_on_synthetic_and_any_thread_count():
         assert np.asarray(getattr(one, name)).tobytes() == np.asarray(getattr(fused, name)).tobytes(), name
 
 
+@pytest.mark.parametrize("budget", [None, 3000])
+def test_shared_items_equal_dealt_parts_for_any_thread_count(budget, monkeypatch):
+    """The walkers sharing one queue of items (`setjoin_fused._fused_part` on one counter, the
+    overview deferred to fixed parts of the rows) against the items dealt to fixed parts in
+    advance: exact mode (no budget) and a sampled overview (θ > 1), every array equal (the bars
+    to rounding: their sums are added in another order); sharing is bit-identical on one
+    thread and on all, and on a second run."""
+    import numba
+
+    from tracevis3d.analysis import compare_join
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(6000, threads=2, seed=61)
+    b = perturb(a, seed=62)
+    real = compare_join.jaccard_join_tree_fused
+
+    def run(share, threads=None):
+        monkeypatch.setattr(compare_join, "jaccard_join_tree_fused",
+                            lambda *x, **kw: real(*x, **dict(kw, share_items=share)))
+        before = numba.get_num_threads()
+        try:
+            if threads:
+                numba.set_num_threads(threads)
+            got = compare_traces(a, b, keep_class_pairs=False, overview_budget=budget or 10**9)
+        finally:
+            numba.set_num_threads(before)
+        assert got.params["join"]["way"] == "fused" and got.params["join"]["shared"] is share
+        return got
+    dealt, shared, one, again = run(False), run(True), run(True, 1), run(True)
+    theta = shared.params["join"]["overview_theta"]
+    assert (theta > 1.0) is (budget is not None), theta
+    assert shared.params["join"]["overview_pairs"] == dealt.params["join"]["overview_pairs"]
+    for name in EXACT:
+        x, y = np.asarray(getattr(dealt, name)), np.asarray(getattr(shared, name))
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+    for name in BARS:
+        np.testing.assert_allclose(getattr(shared, name), getattr(dealt, name), rtol=1e-9, atol=1e-12)
+    for name in EXACT + BARS:
+        for other in (one, again):
+            assert np.asarray(getattr(other, name)).tobytes() == np.asarray(getattr(shared, name)).tobytes(), name
+
+
 def _mix64_twin(x: int) -> int:
     """`gamma.splitmix64` in Python integers (splitmix64's output for state x)."""
     m = (1 << 64) - 1

@@ -207,16 +207,16 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
 def overview_rows_finish(bins_a, bins_b1, diff_b, ptr_b, time_b, span_b, n_bins, tau):
     """(bars_a, delta_a, bars_b, delta_b) as `overview.overview_finish` returns them, from the
     parts' accumulators of `row_overview` (``bins_a`` / ``bins_b1``: per part (n_bins, 4);
-    ``diff_b``: per part (slots, 5), the first one added to in place), added in part order; then the bars' rounding residue
+    ``diff_b``: per part (slots, 5), the first one added to in place, or one shared by parts
+    that fill disjoint slots), added in part order; then the bars' rounding residue
     cleared as `overview._bin_accumulated` does (every nonzero bar is a sum of s > τ)."""
-    n_parts = len(diff_b)
     acc_a = np.zeros((n_bins, 4))
     acc_b = np.zeros((n_bins, 4))
-    for p in range(n_parts):
+    for p in range(len(bins_a)):
         acc_a += bins_a[p]
         acc_b += bins_b1[p]
     total = diff_b[0]
-    for p in range(1, n_parts):
+    for p in range(1, len(diff_b)):
         total += diff_b[p]
     acc_b += _bin_raw(total, ptr_b, time_b, 0.0, span_b, int(n_bins))
     bars_a, delta_a = _clean_bars(acc_a, tau)

@@ -15,17 +15,30 @@ a root counted through the sets its postings touch hands its match list to
 and call-pair counts (exact), the same overview bars up to the order of float sums (exact
 mode) or a Poisson sample of them with the same probabilities (past the overview budget).
 
-Parallel and deterministic: the work items of the join plan (`setjoin_tree._join_plan`) are
-dealt to a FIXED number of parts (`FUSED_PARTS`, by estimated cost, largest first, each to
-the least loaded part), each part walks its items in order with its own accumulators (column
-tier lists, hits and calls, overview bins and B difference array), and the parts run on a
-pool of threads (the kernels release the GIL) and are added in part order.  The columns'
-cutoffs (``rej``, and the window pass's bounds α) are shared by the parts: each is only a
-lower bound that lets a part skip pairs, so which part raises it first changes what the
-parts' lists hold, never the merged result.  The result does not depend on the number of
-threads.  Memory: per part the counters of the walk ((forest height + 1) × |B classes|),
-the column lists and state (k similarities and counts and ~24 bytes per B class) and the
-overview's B difference array (40 bytes per call of B); never the class pairs.
+Parallel and deterministic, two ways.  Everything a walker accumulates but the overview is
+independent of which walker took which row: the rows' tiers are placed by row, the hits and
+counts are integers, and the columns' cutoffs (``rej``, and the window pass's bounds α) are
+shared by the walkers: each is only a lower bound that lets a walker skip pairs, so which one
+raises it first changes what the walkers' column lists hold, never the merged result.  Only
+the overview's float sums depend on the order they are added in.
+- **Shared items** (`share_items`, the default when the comparison has an overview budget):
+  the walkers take the items from one queue, dearest first, each the next as it is free (an
+  atomic counter, `atomic.fetch_add`); each records its rows' kept matches (B row, J / p, 1 / p:
+  `RECORD_BYTES` each, about the budget's number in all), and after the walk the overview is
+  made from the record in `OVERVIEW_PARTS` fixed parts of B's rows (`_deferred_overview`):
+  each part fills its own slots of B's one difference array, its small bins added in part
+  order.  No walker idles while another finishes a part dealt in advance (the
+  dealt parts' times differed by 10-25 % from run to run on the same estimate, leaving one
+  core idle for 0.1-0.7 s of a 3.5 s walk at 10^6 calls).
+- **Dealt parts** (exact overview at any size, no budget: a record would be every class
+  pair): the items are dealt to `FUSED_PARTS` parts (by estimated cost, largest first, each to
+  the least loaded part), each part walks its items in order with its own accumulators
+  (overview bins and B difference array included, the overview made in the walk), on a pool
+  of threads, added in part order.
+The result does not depend on the number of threads.  Memory: per walker (or part) the
+counters of the walk ((forest height + 1) × |B classes|), the column lists and state (k
+similarities and counts and ~24 bytes per B class) and per part the overview's B difference
+array (40 bytes per call of B); never the class pairs.
 
 Where the time goes (issue 26; 10^6 synthetic pair, 521M class pairs in windows of 4.9·10^9
 sets, one thread, CPU s of ablated copies on 2 shared cores, ±15 % between runs), before this
@@ -57,6 +70,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
+from .atomic import fetch_add
 from .hugeblock import carve
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key, row_overview
 from .setjoin import _first_greater, _lower_bound, min_overlap
@@ -67,6 +81,12 @@ from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_bu
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
 #: machine); each holds its own accumulators (about 40 bytes per call of B)
 FUSED_PARTS = 4
+#: parts of B's rows the deferred overview is made in (fixed: their bins are added in part
+#: order), taken by whichever thread is free (`_deferred_overview`)
+OVERVIEW_PARTS = 16
+#: bytes per kept match of the overview's record when the walkers share the items (B row
+#: int32, J / p and 1 / p float64; `_overview_row`)
+RECORD_BYTES = 20
 
 
 @njit(cache=True, nogil=True)
@@ -149,14 +169,28 @@ def _emit(v, n_t, tq, ts, nc, cq, cs, rej, out):
 
 
 @njit(cache=True, nogil=True)
-def _overview_row(v, n_o, sc, rc, oc, os_, calls):
+def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
     """The row's kept matches (``sc``'s B rows, J / p and 1 / p) added to the overview
-    (`overview_rows.row_overview`)."""
+    (`overview_rows.row_overview`), or, when the overview is deferred (``rc[12]``), recorded in
+    the part's outputs for `_overview_part` (l32[4] = rows, l64[1] = their numbers of matches,
+    l32[5] / lf[2] / lf[3] = B rows, J / p, 1 / p; cur[4] / cur[5] = rows, matches)."""
     oq, os2, ou = sc[13], sc[14], sc[15]
+    calls[2] += n_o
+    if rc[12]:
+        if n_o > 0:
+            l32, l64, lf, cur = out
+            r0, e0 = cur[4], cur[5]
+            _room(l32, 4, r0 + 1)[r0] = v
+            _room(l64, 1, r0 + 1)[r0] = n_o
+            _room(l32, 5, e0 + n_o)[e0:e0 + n_o] = oq[:n_o]
+            _room(lf, 2, e0 + n_o)[e0:e0 + n_o] = os2[:n_o]
+            _room(lf, 3, e0 + n_o)[e0:e0 + n_o] = ou[:n_o]
+            cur[4] = r0 + 1
+            cur[5] = e0 + n_o
+        return
     inv_theta = rc[10]
     ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
     loc, bins_a, bins_b1, diff_b = os_
-    calls[2] += n_o
     key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
     row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
                  tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
@@ -201,7 +235,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
     `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
     p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
     b_size_sorted, run_end = wk[13], wk[14]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _ = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
     nx = size_a[v]
@@ -265,7 +299,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
                 ny = b_size_sorted[kk]
                 _kept(n_o, kk, c / (nx + ny - c), p0 * np.float64(count_k[kk]), b_by_size, direct, oq, os2, ou)
                 n_o += 1
-    _overview_row(v, n_o, sc, rc, oc, os_, calls)
+    _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
 
 
@@ -278,7 +312,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     if n == 0:
         return
     b_size_sorted = wk[13]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _ = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
     nx = size_a[v]
@@ -307,7 +341,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
         if p >= 1.0 or uniform(key, j) < p:
             _kept(n_o, kk, cand_s[j], p, b_by_size, direct, oq, os2, ou)
             n_o += 1
-    _overview_row(v, n_o, sc, rc, oc, os_, calls)
+    _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
 
 
@@ -354,15 +388,18 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
 
 
 @njit(cache=True, nogil=True)
-def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
-    """The work items ``roots`` / ``singles`` of one part, in order (`_fused_item`), with this
-    part's accumulators (``cs_``: column state, hits, calls; ``os_``: overview bins and B
-    difference array; zeroed here) and a walk scratch (`part_scratch`, reused by the next part
-    on this thread).
-    Returns (rows, tier lengths, tier B rows, tier
-    similarities, candidate columns (size ranks), candidate rows, candidate similarities), the
-    rows in the order walked, the candidates pruned to the part's cutoffs; the part's column
-    hits are all in its 64-bit ``hits`` after."""
+def _fused_part(roots, singles, next_item, wk, rc, cs_, oc, os_, scratch):
+    """Work items of ``roots`` / ``singles`` walked (`_fused_item`) with this part's
+    accumulators (``cs_``: column state, hits, calls; ``os_``: overview bins and B difference
+    array; zeroed here) and a walk scratch (`part_scratch`, reused by the next part on this
+    thread): item ``next_item[0]``, taken and counted up atomically (`atomic.fetch_add`), until
+    they are all taken.  A part alone on its counter walks its items in order; parts sharing
+    one counter share the items, each taking the next as it is free.
+    Returns (rows, tier lengths, tier B rows, tier similarities, candidate columns (size
+    ranks), candidate rows, candidate similarities, items walked, and the overview's record
+    when deferred: rows, their numbers of matches, B rows, J / p, 1 / p), the rows in the order
+    walked, the candidates pruned to the part's cutoffs; the part's column hits are all in its
+    64-bit ``hits`` after."""
     # the part's accumulators zeroed here, on its own thread (fresh pages: the first touch is
     # the dear one), then its walk scratch made clean
     _, rej, _, _, col_nt, hits8, hits, extra, _, calls = cs_
@@ -380,23 +417,64 @@ def _fused_part(roots, singles, wk, rc, cs_, oc, os_, scratch):
     dirty[1] = wk[13].shape[0]          # every counter may be stale
     sc[12][:] = 0                       # the flags
     l32 = List()
-    for _ in range(4):
+    for _ in range(6):
         l32.append(np.empty(1024, np.int32))
     l64 = List()
-    l64.append(np.empty(1024, np.int64))
-    lf = List()
     for _ in range(2):
+        l64.append(np.empty(1024, np.int64))
+    lf = List()
+    for _ in range(4):
         lf.append(np.empty(1024, np.float64))
-    cur = np.zeros(4, np.int64)
+    cur = np.zeros(6, np.int64)
     out = (l32, l64, lf, cur)
-    for i in range(roots.shape[0]):
+    n_items = roots.shape[0]
+    walked = 0
+    while True:
+        i = fetch_add(next_item, 0, 1)
+        if i >= n_items:
+            break
         _fused_item(roots[i], singles[i], wk, bufs, frames, touched, dirty, mk, mi, rc, cs_, oc, os_, sc, out)
+        walked += 1
     for i in range(hits.shape[0]):
         hits[i] += hits8[i]
         hits8[i] = 0
     n_c = _prune(l32[2], l32[3], lf[1], cur[2], rej)
     return (l32[0][:cur[0]].copy(), l64[0][:cur[0]].copy(), l32[1][:cur[1]].copy(), lf[0][:cur[1]].copy(),
-            l32[2][:n_c].copy(), l32[3][:n_c].copy(), lf[1][:n_c].copy())
+            l32[2][:n_c].copy(), l32[3][:n_c].copy(), lf[1][:n_c].copy(), walked, l32[4][:cur[4]].copy(),
+            l64[1][:cur[4]].copy(), l32[5][:cur[5]].copy(), lf[2][:cur[5]].copy(), lf[3][:cur[5]].copy())
+
+
+@njit(cache=True, nogil=True)
+def _overview_part(rows, start, count, rec_q, rec_s, rec_u, q_lo, q_hi, inv_theta, oc, scratch, bins_a, bins_b1,
+                   diff_b):
+    """The deferred overview of the matches with B rows in [``q_lo``, ``q_hi``): of each row
+    ``rows[i]`` (ascending), those among its recorded matches ``rec_*[start[i]:start[i] +
+    count[i]]`` (B rows, J / p, 1 / p) added by `overview_rows.row_overview`, as `_overview_row`
+    adds them during the walk: A's side to this part's ``bins_a`` (a row's sums split between
+    the parts its matches fall in; binning is linear), B's to ``bins_b1`` and to the slots of
+    B rows [q_lo, q_hi) of the shared ``diff_b`` (row q's calls and end slot: [ptr_b[q] + q,
+    ptr_b[q + 1] + q + 1)), which no other part writes.  Each accumulator is zeroed here (the
+    slots by the thread that fills them).  ``scratch``: (loc, B rows, J / p, 1 / p) of a row."""
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
+    loc, fq, fs, fu = scratch
+    diff_b[ptr_b[q_lo] + q_lo:ptr_b[q_hi] + q_hi] = 0.0
+    bins_a[:] = 0.0
+    bins_b1[:] = 0.0
+    for i in range(rows.shape[0]):
+        n = 0
+        for e in range(start[i], start[i] + count[i]):
+            q = rec_q[e]
+            if q_lo <= q < q_hi:
+                fq[n] = q
+                fs[n] = rec_s[e]
+                fu[n] = rec_u[e]
+                n += 1
+        if n == 0:
+            continue
+        v = rows[i]
+        key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
+        row_overview(v, n, fq, fs, fu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
+                     tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
 
 
 @njit(cache=True, nogil=True)
@@ -471,7 +549,7 @@ def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=
 
 def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, time_a, ptr_b, time_b, span_a,
                             span_b, n_bins, tol_a, tol_b, tau, n_parts=FUSED_PARTS, n_threads=None, stats=None,
-                            overview_theta=1.0):
+                            overview_theta=1.0, share_items=None):
     """The class pairs of the tree join (`setjoin_tree._join_plan`: rows = A's classes,
     ``size_a``/``count_a`` their |Γ| and calls; B's likewise, numbered as the plan's B rows)
     consumed as they are read, never stored (see the module docstring).  Returns a dict:
@@ -483,9 +561,16 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     B likewise; exact when ``overview_theta`` ≤ 1, else estimated from a threshold sample of
     the matches at that θ, `setjoin_window.sample_positions`: ``overview_pairs`` says how many
     class pairs it visited).  ``n_parts`` fixed parts (`FUSED_PARTS`) on ``n_threads`` threads
-    (default numba's): the same result for any number of threads.  ``stats``: receives the
-    seconds of the walk (its preparation included, and apart), of the finish, the parts'
-    estimated loads and seconds."""
+    (default numba's): the same result for any number of threads.  ``share_items`` (default:
+    when the overview samples): the walkers share one queue of the items (the dearest first,
+    each taken by whichever walker is free, `_fused_part`) instead of each walking a part dealt
+    in advance, and the overview is made after the walk from what they recorded, in
+    `OVERVIEW_PARTS` fixed parts of B's rows (`_deferred_overview`): no walker idles at the end
+    while another finishes its part, for a record of the kept matches (20 bytes each: bounded
+    by the overview's budget when it samples, every class pair when exact).  ``stats``:
+    receives the seconds of the walk (its preparation included, and apart), of the deferred
+    overview, of the finish, the walkers' items and seconds (and the parts' estimated loads
+    when dealt)."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -515,33 +600,45 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     bs = p["b_size_sorted"]
     heavy_ptr, heavy_k, heavy_calls = heavy_buckets(count_k)
     sampling = overview_theta > 1.0
+    inv_theta = 1.0 / float(overview_theta) if sampling else 0.0
+    defer = bool(sampling if share_items is None else share_items)
     rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
-          direct, heavy_calls, heavy_ptr, heavy_k, 1.0 / float(overview_theta) if sampling else 1.0,
-          1.0 / float(overview_theta) if sampling else 0.0,
-          need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)))
+          direct, heavy_calls, heavy_ptr, heavy_k, inv_theta if sampling else 1.0, inv_theta,
+          need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)), defer)
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
                                                                  float(span_b), int(n_bins))
     oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     calls_a = int(np.asarray(count_a, np.int64).sum())
+
+    def overview_state():
+        return (np.empty((max_calls_a + 1, 5)), np.empty((int(n_bins), 4)), np.empty((int(n_bins), 4)),
+                np.empty((time_b.shape[0] + nb, 5)))
+    n_threads = numba.get_num_threads() if n_threads is None else int(n_threads)
+    n_workers = max(1, min(n_parts, n_threads))
+    if defer:
+        # one queue of every item, the dearest first, taken by whichever walker is free; the
+        # overview's float sums are made afterwards in fixed parts (`_overview_part`)
+        order = np.argsort(-cost, kind="stable")
+        shared = np.zeros(1, np.int64)
+        walks = [(order, shared)] * n_workers
+        no_overview = (np.empty((1, 5)), np.empty((1, 4)), np.empty((1, 4)), np.empty((1, 5)))
+    else:
+        walks = [(sel, np.zeros(1, np.int64)) for sel in parts]
     # the columns' cutoffs (rounded down) and window bounds, shared by the parts: each part's
     # cutoff is a lower bound of the column's final one, so a pair below the largest so far
     # can be skipped by every part (a race only leaves a lower, still valid, bound)
     alpha, rej = np.full(nb, -1.0, np.float32), np.full(nb, -1.0, np.float32)
     states = []
-    for _ in range(n_parts):
+    for _ in walks:
         col_s, col_n, col_nt, hits8, hits, extra, calls = carve(
             [((nb, k), np.float64), ((nb, k), np.int64), (nb, np.int64), (nb, np.uint8), (nb, np.int64),
              (nb, np.uint32 if calls_a < 2 ** 32 else np.int64), (3, np.int64)])
         cs_ = (alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls)
-        os_ = (np.empty((max_calls_a + 1, 5)), np.zeros((int(n_bins), 4)), np.zeros((int(n_bins), 4)),
-               np.empty((time_b.shape[0] + nb, 5)))
-        states.append((cs_, os_))
-    seconds = [0.0] * n_parts
+        states.append((cs_, no_overview if defer else overview_state()))
+    seconds = [0.0] * len(walks)
 
-    n_threads = numba.get_num_threads() if n_threads is None else int(n_threads)
-    n_workers = max(1, min(n_parts, n_threads))
     # a walk scratch per thread, handed from a part to the next
     scratch = queue.SimpleQueue()
     for _ in range(n_workers):
@@ -550,11 +647,11 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     def run(i):
         t = time.perf_counter()
         cs_, os_ = states[i]
-        sel = parts[i]
+        sel, counter = walks[i]
         mine = scratch.get()
         try:
             out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(p["item_single"][sel]),
-                              wk, rc, cs_, oc, os_, mine)
+                              counter, wk, rc, cs_, oc, os_, mine)
         finally:
             scratch.put(mine)
         seconds[i] = time.perf_counter() - t
@@ -562,8 +659,18 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
 
     t_walk = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as pool:
-        outs = list(pool.map(run, range(n_parts)))
-    t1 = time.perf_counter()
+        outs = list(pool.map(run, range(len(walks))))
+        while not scratch.empty():          # the walk's counters freed before the overview's pass
+            scratch.get()
+        t1 = time.perf_counter()
+        if defer:
+            bins_a, bins_b1, diff_b, view_s = _deferred_overview(outs, ptr_a, ptr_b, time_b, int(n_bins), inv_theta,
+                                                                 oc, pool, n_workers)
+            diff_b = [diff_b]
+        else:
+            bins_a, bins_b1, diff_b = ([os_[x] for _, os_ in states] for x in (1, 2, 3))
+            view_s = []
+    t2 = time.perf_counter()
     pieces = []
     for (cs_, _), o in zip(states, outs):
         # the column lists and candidates by B row (they were kept by size rank)
@@ -571,16 +678,66 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
         col_s[b_by_size], col_n[b_by_size], col_nt[b_by_size] = cs_[2], cs_[3], cs_[4]
         pieces.append(dict(rows=o[0], row_len=o[1], tq=o[2], ts=o[3], cq=b_by_size[o[4]], cr=o[5], cs=o[6],
                            col_s=col_s, col_n=col_n, col_nt=col_nt))
+    items = [int(o[7]) for o in outs]
+    del outs
     tiers = finish_row_tiers(na, nb, k, pieces)
     del pieces
     hits = np.sum([cs_[6] for cs_, _ in states], axis=0)
     partners_col = np.zeros(nb, np.int64)
     partners_col[b_by_size] = hits + np.sum([cs_[7].astype(np.int64) for cs_, _ in states], axis=0)
     calls = np.sum([cs_[9] for cs_, _ in states], axis=0)
-    overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
-                                    [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)
+    overview = overview_rows_finish(bins_a, bins_b1, diff_b, ptr_b, time_b, float(span_b), int(n_bins), tau)
     if stats is not None:
-        stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, finish_s=time.perf_counter() - t1, parts=n_parts,
-                     part_cost=[float(cost[s].sum()) for s in parts], part_s=seconds)
+        stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, overview_s=t2 - t1, finish_s=time.perf_counter() - t2,
+                     parts=len(walks), shared=defer, part_items=items, part_s=seconds, overview_part_s=view_s,
+                     part_cost=[float(cost[sel].sum()) for sel in parts] if not defer else [])
     return dict(class_pairs=int(hits.sum()), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
                 partners_col=partners_col, overview=overview, overview_pairs=int(calls[2]))
+
+
+def _deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n_workers):
+    """The overview of the matches the walkers recorded (`_overview_row`) in `OVERVIEW_PARTS`
+    fixed parts by B row, of about equal estimated work (per match 1 + the smaller side's
+    calls, per B call 0.1 for its slot), taken from ``pool`` by whichever thread is free
+    (`_overview_part`): B's difference array is one, each part filling its own slots; the
+    parts' bins (a few kilobytes each) are added in part order.  Returns (bins_a, bins_b1 per
+    part, diff_b) for `overview_rows.overview_rows_finish`, and the parts' seconds."""
+    rows = np.concatenate([o[8] for o in outs])
+    count = np.concatenate([o[9] for o in outs])
+    start = np.zeros(count.shape[0] + 1, np.int64)
+    np.cumsum(count, out=start[1:])
+    rec_q = np.concatenate([o[10] for o in outs])
+    rec_s = np.concatenate([o[11] for o in outs])
+    rec_u = np.concatenate([o[12] for o in outs])
+    nb = ptr_b.shape[0] - 1
+    calls_b = np.diff(ptr_b)
+    # the estimated work per B row: its matches' 1 + the smaller side's calls, its slots
+    calls_a = np.repeat(ptr_a[rows + 1] - ptr_a[rows], count)
+    work = np.bincount(rec_q, 1.0 + np.minimum(calls_a, calls_b[rec_q]), minlength=nb) + 0.1 * (calls_b + 1)
+    del calls_a
+    by_row = np.argsort(rows, kind="stable")
+    rows, count, start = rows[by_row], count[by_row], start[:-1][by_row]
+    cum = np.cumsum(work)
+    n_parts = OVERVIEW_PARTS
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_parts) / n_parts) if nb else np.zeros(n_parts - 1, np.int64)
+    bounds = np.concatenate([[0], np.minimum(cuts, nb), [nb]]).astype(np.int64)
+    diff_b = np.empty((time_b.shape[0] + nb, 5))
+    bins = [(np.empty((n_bins, 4)), np.empty((n_bins, 4))) for _ in range(n_parts)]
+    seconds = [0.0] * n_parts
+    width = int(count.max(initial=0))
+    scratch = queue.SimpleQueue()
+    for _ in range(n_workers):
+        scratch.put((np.empty((int(np.diff(ptr_a).max(initial=0)) + 1, 5)), np.empty(width, np.int32),
+                     np.empty(width), np.empty(width)))
+
+    def run(j):
+        t = time.perf_counter()
+        mine = scratch.get()
+        try:
+            _overview_part(rows, start, count, rec_q, rec_s, rec_u, bounds[j], bounds[j + 1], inv_theta, oc, mine,
+                           bins[j][0], bins[j][1], diff_b)
+        finally:
+            scratch.put(mine)
+        seconds[j] = time.perf_counter() - t
+    list(pool.map(run, range(n_parts)))
+    return [x[0] for x in bins], [x[1] for x in bins], diff_b, seconds
