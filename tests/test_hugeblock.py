@@ -18,3 +18,49 @@ def test_carve_gives_aligned_disjoint_arrays_of_the_asked_shapes():
     bounds = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in got if a.nbytes)
     assert all(hi <= lo for (_, hi), (lo, _) in zip(bounds, bounds[1:]))
 
+
+
+def _advice():
+    """numpy's huge-page advice now (read by setting it and putting it back)."""
+    from tracevis3d.kernels.hugeblock import _NUMPY_ADVICE
+    now = _NUMPY_ADVICE(True)
+    _NUMPY_ADVICE(now)
+    return bool(now)
+
+
+def test_huge_pages_sets_numpys_advice_and_restores_it_nested_and_on_errors():
+    import pytest
+
+    from tracevis3d.kernels.hugeblock import _NUMPY_ADVICE, huge_pages
+
+    assert _NUMPY_ADVICE is not None, "numpy's huge-page switch not found: huge_pages does nothing"
+    before = _advice()
+    with huge_pages(False):
+        assert _advice() is False
+        with huge_pages(True):
+            assert _advice() is True
+            carve([(10, np.uint8)])
+        assert _advice() is False
+        carve([(10, np.uint8)])              # carve asks for huge pages and puts the advice back
+        assert _advice() is False
+        with pytest.raises(RuntimeError), huge_pages(True):
+            raise RuntimeError("inside")
+        assert _advice() is False
+    assert _advice() is before
+
+
+def test_compare_puts_numpys_advice_back():
+    """`compare_traces` turns the advice off and on for its stages, and leaves it as it was,
+    also when it raises."""
+    import pytest
+
+    from tracevis3d.analysis.comparison import compare_traces
+    from tracevis3d.io.synthesis import perturb, synthetic_trace
+
+    a = synthetic_trace(500, threads=2, seed=3)
+    before = _advice()
+    compare_traces(a, perturb(a, seed=4), keep_class_pairs=False)
+    assert _advice() is before
+    with pytest.raises(ValueError):
+        compare_traces(a, a, overview_budget=0)
+    assert _advice() is before

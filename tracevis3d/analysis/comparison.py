@@ -22,6 +22,7 @@ from ..model import Trace
 from ..names import intern_all
 from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
                              subtree_shape_classes)
+from ..kernels.hugeblock import huge_pages
 from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
                              top_k_partners, union_of_partners)
 from ..kernels.repetition import sibling_repetitions
@@ -772,6 +773,16 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     for name, t in (("a", a), ("b", b)):
         if len(t) == 0:
             raise ValueError(f"compare: trace {name} has no calls (after thread/window selection)")
+    # numpy's huge-page advice off for the arrays the comparison writes once and reads in order
+    # (`hugeblock.huge_pages`), on for the join's, which it reads at random
+    with huge_pages(False):
+        return _compare_checked(a, b, tau, top_k, n_bins, aligned_tol, max_period, join, keep_class_pairs, wave_pairs,
+                                overview_budget)
+
+
+def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_period, join, keep_class_pairs,
+                     wave_pairs, overview_budget) -> Comparison:
+    """`compare_traces` of checked parameters and the selected traces."""
     n_a, n_b = len(a), len(b)
     check_compare_memory(n_a + n_b)
     # the repetitions need only the two traces: they run on a thread of their own while the
@@ -828,10 +839,11 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     def check_memory(held, extra_bytes):
         check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes)
 
-    got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index, size_a,
-                           size_b, count_a, count_b, calls_ptr_a, time_a_by_class, calls_ptr_b, time_b_by_class,
-                           span_a, span_b, n_bins, tol_a, tol_b, tau, top_k, join, keep_class_pairs, wave_pairs,
-                           KEEP_CLASS_PAIRS_AUTO, check_memory, lap, overview_budget)
+    with huge_pages(True):     # the join's plan, postings and membership rows are read at random
+        got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index,
+                               size_a, size_b, count_a, count_b, calls_ptr_a, time_a_by_class, calls_ptr_b,
+                               time_b_by_class, span_a, span_b, n_bins, tol_a, tol_b, tau, top_k, join,
+                               keep_class_pairs, wave_pairs, KEEP_CLASS_PAIRS_AUTO, check_memory, lap, overview_budget)
     n_pairs_total, n_class_pairs, join_stats = got.n_pairs_total, got.n_class_pairs, got.stats
     join_stats["way"] = got.way
     tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = got.tiers

@@ -18,8 +18,10 @@ cache (`setjoin_fused`), never written to memory:
 Per pair the float expressions are those of `overview._overview_blocks` (the one-call
 relations, `_sweep_pair`, `_viewer_point`, `_partner_steps`); only the order in which the
 per-call sums are added into the bars differs, so the bars agree to rounding.  All
-accumulators are per PART of the rows (fixed, not per thread) and added in part order:
-deterministic for any thread count.
+accumulators are per PART (fixed, not per thread) and added in part order: deterministic for
+any thread count.  The parts are the join's parts of A's rows, each with its own ``diff_b``,
+or (`setjoin_fused._overview_part`, the overview made after the walk) parts of B's rows that
+share one ``diff_b``, each filling only its own rows' slots.
 """
 import numpy as np
 from numba import njit
