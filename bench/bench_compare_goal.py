@@ -96,6 +96,19 @@ old one):
 
 (groups 0.17 -> 0.12 s; the join's preparation before the walk 0.13 -> 0.03-0.04 s.)
 
+Measured at stop 65 (2026-11-28, base = 1a72002, stop 64's final tree; the fused join's walkers
+share one queue of items and the overview is made after the walk in 16 parts of B's rows, numpy's
+huge-page advice off for the arrays the comparison writes once; best of 4, alternated; the new
+tree's first run paid its fresh cache's loads):
+
+    | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|-----------------|-----------|
+    | synthetic 10^6 against its perturbed   | 4.35 (4.35-4.69) | 4.04 (4.04-4.63) | 0.928 | 7.94 / 7.58 | 0.954 |
+
+(join 3.43 -> 3.26 s, pair_fields 0.14-0.18 -> 0.06 s, peak RSS 795 -> 716 MB.  10^7, one run of
+the new tree, ``--only-new``: 56.5 s, join 40.6 s, peak RSS 4.8 GB, against stop 63's 61.8 s and
+5.5 GB.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
