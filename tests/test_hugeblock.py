@@ -49,6 +49,27 @@ def test_huge_pages_sets_numpys_advice_and_restores_it_nested_and_on_errors():
     assert _advice() is before
 
 
+def test_huge_pages_blocks_ending_out_of_order_leave_numpys_setting():
+    """Two blocks opened on two threads that end in the other order (a job's comparison and a
+    script's, say): the newest still open block's advice holds, numpy's own comes back last."""
+    from tracevis3d.kernels.hugeblock import huge_pages
+
+    before = _advice()
+    first, second = huge_pages(not before), huge_pages(before)
+    first.__enter__()
+    assert _advice() is (not before)
+    second.__enter__()
+    assert _advice() is before
+    first.__exit__(None, None, None)
+    assert _advice() is before                 # the second is still open
+    third = huge_pages(not before)
+    third.__enter__()
+    second.__exit__(None, None, None)
+    assert _advice() is (not before)           # the third is still open
+    third.__exit__(None, None, None)
+    assert _advice() is before
+
+
 def test_compare_puts_numpys_advice_back():
     """`compare_traces` turns the advice off and on for its stages, and leaves it as it was,
     also when it raises."""

@@ -22,6 +22,7 @@ and scratch that a thread hands from one call to the next.
 """
 import contextlib
 import importlib
+import threading
 
 import numpy as np
 
@@ -73,13 +74,30 @@ def huge_pages(advise: bool):
     advice off for the arrays it writes once and reads in order, and on again for its join,
     whose plan, postings and membership rows are read at random (fewer TLB misses: with the
     advice off there too the walk took ~4 % longer, stop 65), as `carve` does for any
-    kernel's scratch.  Process-wide while it lasts: another thread's
-    allocations in the meantime get the same advice (their contents are the same either way)."""
+    kernel's scratch.  The advice is process-wide: another thread's allocations meanwhile get
+    the same (their contents are the same either way); blocks open on several threads at once
+    end in any order, the advice of the newest still open one in force, numpy's own setting
+    back when the last ends."""
     if _NUMPY_ADVICE is None:
         yield
         return
-    before = _NUMPY_ADVICE(bool(advise))
+    token = object()
+    with _ADVICE_LOCK:
+        if not _OPEN:
+            _OPEN.append((None, _NUMPY_ADVICE(bool(advise))))      # numpy's own setting, first
+        else:
+            _NUMPY_ADVICE(bool(advise))
+        _OPEN.append((token, bool(advise)))
     try:
         yield
     finally:
-        _NUMPY_ADVICE(before)
+        with _ADVICE_LOCK:
+            _OPEN.remove(next(x for x in _OPEN if x[0] is token))
+            _NUMPY_ADVICE(_OPEN[-1][1])
+            if len(_OPEN) == 1:
+                _OPEN.clear()
+
+
+#: the `huge_pages` blocks open now, oldest first, after numpy's own setting: (token, advice)
+_OPEN: list = []
+_ADVICE_LOCK = threading.Lock()

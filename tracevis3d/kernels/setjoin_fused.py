@@ -25,11 +25,11 @@ the overview's float sums depend on the order they are added in.
   the walkers take the items from one queue, dearest first, each the next as it is free (an
   atomic counter, `atomic.fetch_add`); each records its rows' kept matches (B row, J / p, 1 / p:
   `RECORD_BYTES` each, about the budget's number in all), and after the walk the overview is
-  made from the record in `OVERVIEW_PARTS` fixed parts of B's rows (`_deferred_overview`):
-  each part fills its own slots of B's one difference array, its small bins added in part
-  order.  No walker idles while another finishes a part dealt in advance (the
-  dealt parts' times differed by 10-25 % from run to run on the same estimate, leaving one
-  core idle for 0.1-0.7 s of a 3.5 s walk at 10^6 calls).
+  made from the record in `overview_record.OVERVIEW_PARTS` fixed parts of B's rows
+  (`overview_record.deferred_overview`): each part fills its own slots of B's one difference
+  array, its small bins added in part order.  No walker idles while another finishes a part
+  dealt in advance (the dealt parts' times differed by 10-25 % from run to run on the same
+  estimate, leaving one core idle for 0.1-0.7 s of a 3.5 s walk at 10^6 calls).
 - **Dealt parts** (exact overview at any size, no budget: a record would be every class
   pair): the items are dealt to `FUSED_PARTS` parts (by estimated cost, largest first, each to
   the least loaded part), each part walks its items in order with its own accumulators
@@ -59,6 +59,15 @@ counters read out, 6.2·10^10 delta postings counted, 4.7·10^9 matches): B's fr
 are added through membership rows where their postings fill 1/8 of the window
 (`setjoin_walk.DENSE_RATIO`): 81 % of the postings are in windows they fill to 1/16 or more;
 walk 96 → 85-88 s.
+
+Stop 65: the walkers share the items (above): at 10^6 the walk and the overview after it take
+0.966× the wall of the dealt parts (5 alternated runs each), both walkers ending within
+milliseconds of each other.
+
+Over 600 lines: one topic, the walk of the tree join with everything it hands each row to
+(window and list readouts, the record or the overview, the two ways of sharing the work);
+the row kernels it calls live in `setjoin_walk`, `setjoin_window`, `overview_rows` and
+`overview_record`.
 """
 import concurrent.futures
 import queue
@@ -72,6 +81,7 @@ from numba.typed import List
 
 from .atomic import fetch_add
 from .hugeblock import carve
+from .overview_record import deferred_overview
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key, row_overview
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
@@ -81,9 +91,6 @@ from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_bu
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
 #: machine); each holds its own accumulators (about 40 bytes per call of B)
 FUSED_PARTS = 4
-#: parts of B's rows the deferred overview is made in (fixed: their bins are added in part
-#: order), taken by whichever thread is free (`_deferred_overview`)
-OVERVIEW_PARTS = 16
 #: bytes per kept match of the overview's record when the walkers share the items (B row
 #: int32, J / p and 1 / p float64; `_overview_row`)
 RECORD_BYTES = 20
@@ -172,7 +179,7 @@ def _emit(v, n_t, tq, ts, nc, cq, cs, rej, out):
 def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
     """The row's kept matches (``sc``'s B rows, J / p and 1 / p) added to the overview
     (`overview_rows.row_overview`), or, when the overview is deferred (``rc[12]``), recorded in
-    the part's outputs for `_overview_part` (l32[4] = rows, l64[1] = their numbers of matches,
+    the part's outputs for `overview_record.overview_part` (l32[4] = rows, l64[1] = their numbers of matches,
     l32[5] / lf[2] / lf[3] = B rows, J / p, 1 / p; cur[4] / cur[5] = rows, matches)."""
     oq, os2, ou = sc[13], sc[14], sc[15]
     calls[2] += n_o
@@ -445,39 +452,6 @@ def _fused_part(roots, singles, next_item, wk, rc, cs_, oc, os_, scratch):
 
 
 @njit(cache=True, nogil=True)
-def _overview_part(rows, start, count, rec_q, rec_s, rec_u, q_lo, q_hi, inv_theta, oc, scratch, bins_a, bins_b1,
-                   diff_b):
-    """The deferred overview of the matches with B rows in [``q_lo``, ``q_hi``): of each row
-    ``rows[i]`` (ascending), those among its recorded matches ``rec_*[start[i]:start[i] +
-    count[i]]`` (B rows, J / p, 1 / p) added by `overview_rows.row_overview`, as `_overview_row`
-    adds them during the walk: A's side to this part's ``bins_a`` (a row's sums split between
-    the parts its matches fall in; binning is linear), B's to ``bins_b1`` and to the slots of
-    B rows [q_lo, q_hi) of the shared ``diff_b`` (row q's calls and end slot: [ptr_b[q] + q,
-    ptr_b[q + 1] + q + 1)), which no other part writes.  Each accumulator is zeroed here (the
-    slots by the thread that fills them).  ``scratch``: (loc, B rows, J / p, 1 / p) of a row."""
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
-    loc, fq, fs, fu = scratch
-    diff_b[ptr_b[q_lo] + q_lo:ptr_b[q_hi] + q_hi] = 0.0
-    bins_a[:] = 0.0
-    bins_b1[:] = 0.0
-    for i in range(rows.shape[0]):
-        n = 0
-        for e in range(start[i], start[i] + count[i]):
-            q = rec_q[e]
-            if q_lo <= q < q_hi:
-                fq[n] = q
-                fs[n] = rec_s[e]
-                fu[n] = rec_u[e]
-                n += 1
-        if n == 0:
-            continue
-        v = rows[i]
-        key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
-        row_overview(v, n, fq, fs, fu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
-                     tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
-
-
-@njit(cache=True, nogil=True)
 def item_costs(item_root, item_single, kid_ptr, kids, row_cost):
     """Estimated work of each item: Σ ``row_cost`` over the rows it walks (its root alone when
     single, else the root's whole heir-forest subtree)."""
@@ -565,7 +539,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     when the overview samples): the walkers share one queue of the items (the dearest first,
     each taken by whichever walker is free, `_fused_part`) instead of each walking a part dealt
     in advance, and the overview is made after the walk from what they recorded, in
-    `OVERVIEW_PARTS` fixed parts of B's rows (`_deferred_overview`): no walker idles at the end
+    `overview_record.OVERVIEW_PARTS` fixed parts of B's rows (`overview_record.deferred_overview`):
+    no walker idles at the end
     while another finishes its part, for a record of the kept matches (20 bytes each: bounded
     by the overview's budget when it samples, every class pair when exact).  ``stats``:
     receives the seconds of the walk (its preparation included, and apart), of the deferred
@@ -619,7 +594,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     n_workers = max(1, min(n_parts, n_threads))
     if defer:
         # one queue of every item, the dearest first, taken by whichever walker is free; the
-        # overview's float sums are made afterwards in fixed parts (`_overview_part`)
+        # overview's float sums are made afterwards in fixed parts (`overview_record.overview_part`)
         order = np.argsort(-cost, kind="stable")
         shared = np.zeros(1, np.int64)
         walks = [(order, shared)] * n_workers
@@ -664,8 +639,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
             scratch.get()
         t1 = time.perf_counter()
         if defer:
-            bins_a, bins_b1, diff_b, view_s = _deferred_overview(outs, ptr_a, ptr_b, time_b, int(n_bins), inv_theta,
-                                                                 oc, pool, n_workers)
+            bins_a, bins_b1, diff_b, view_s = deferred_overview(outs, ptr_a, ptr_b, time_b, int(n_bins), inv_theta,
+                                                                oc, pool, n_workers)
             diff_b = [diff_b]
         else:
             bins_a, bins_b1, diff_b = ([os_[x] for _, os_ in states] for x in (1, 2, 3))
@@ -693,51 +668,3 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
                      part_cost=[float(cost[sel].sum()) for sel in parts] if not defer else [])
     return dict(class_pairs=int(hits.sum()), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
                 partners_col=partners_col, overview=overview, overview_pairs=int(calls[2]))
-
-
-def _deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n_workers):
-    """The overview of the matches the walkers recorded (`_overview_row`) in `OVERVIEW_PARTS`
-    fixed parts by B row, of about equal estimated work (per match 1 + the smaller side's
-    calls, per B call 0.1 for its slot), taken from ``pool`` by whichever thread is free
-    (`_overview_part`): B's difference array is one, each part filling its own slots; the
-    parts' bins (a few kilobytes each) are added in part order.  Returns (bins_a, bins_b1 per
-    part, diff_b) for `overview_rows.overview_rows_finish`, and the parts' seconds."""
-    rows = np.concatenate([o[8] for o in outs])
-    count = np.concatenate([o[9] for o in outs])
-    start = np.zeros(count.shape[0] + 1, np.int64)
-    np.cumsum(count, out=start[1:])
-    rec_q = np.concatenate([o[10] for o in outs])
-    rec_s = np.concatenate([o[11] for o in outs])
-    rec_u = np.concatenate([o[12] for o in outs])
-    nb = ptr_b.shape[0] - 1
-    calls_b = np.diff(ptr_b)
-    # the estimated work per B row: its matches' 1 + the smaller side's calls, its slots
-    calls_a = np.repeat(ptr_a[rows + 1] - ptr_a[rows], count)
-    work = np.bincount(rec_q, 1.0 + np.minimum(calls_a, calls_b[rec_q]), minlength=nb) + 0.1 * (calls_b + 1)
-    del calls_a
-    by_row = np.argsort(rows, kind="stable")
-    rows, count, start = rows[by_row], count[by_row], start[:-1][by_row]
-    cum = np.cumsum(work)
-    n_parts = OVERVIEW_PARTS
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_parts) / n_parts) if nb else np.zeros(n_parts - 1, np.int64)
-    bounds = np.concatenate([[0], np.minimum(cuts, nb), [nb]]).astype(np.int64)
-    diff_b = np.empty((time_b.shape[0] + nb, 5))
-    bins = [(np.empty((n_bins, 4)), np.empty((n_bins, 4))) for _ in range(n_parts)]
-    seconds = [0.0] * n_parts
-    width = int(count.max(initial=0))
-    scratch = queue.SimpleQueue()
-    for _ in range(n_workers):
-        scratch.put((np.empty((int(np.diff(ptr_a).max(initial=0)) + 1, 5)), np.empty(width, np.int32),
-                     np.empty(width), np.empty(width)))
-
-    def run(j):
-        t = time.perf_counter()
-        mine = scratch.get()
-        try:
-            _overview_part(rows, start, count, rec_q, rec_s, rec_u, bounds[j], bounds[j + 1], inv_theta, oc, mine,
-                           bins[j][0], bins[j][1], diff_b)
-        finally:
-            scratch.put(mine)
-        seconds[j] = time.perf_counter() - t
-    list(pool.map(run, range(n_parts)))
-    return [x[0] for x in bins], [x[1] for x in bins], diff_b, seconds
