@@ -107,7 +107,14 @@ tree's first run paid its fresh cache's loads):
 
 (join 3.43 -> 3.26 s, pair_fields 0.14-0.18 -> 0.06 s, peak RSS 795 -> 716 MB.  10^7, one run of
 the new tree, ``--only-new``: 56.5 s, join 40.6 s, peak RSS 4.8 GB, against stop 63's 61.8 s and
-5.5 GB.)
+5.5 GB.)  The stop's final tree (67e4fff: the same code moved and reviewed) 50 minutes later, a
+slower hour, best of 3:
+
+    | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
+    |----------------------------------------|------------|------------|-------|-----------------|-----------|
+    | synthetic 10^6 against its perturbed   | 4.76 (4.76-5.69) | 4.40 (4.40-5.34) | 0.924 | 8.81 / 8.16 | 0.926 |
+
+(the goal, ≤ 5 s, met by every run of the quieter hour but not by the slowest run of this one.)
 
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
