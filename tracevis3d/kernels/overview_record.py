@@ -32,17 +32,31 @@ OVERVIEW_PARTS = 16
 
 
 @njit(cache=True, nogil=True)
+def add_row(v, n, mq, ms, mu, inv_theta, oc, loc, bins_a, bins_b1, diff_b):
+    """A row v's ``n`` kept matches (B rows ``mq``, J / p ``ms``, 1 / p ``mu``) added to the
+    overview by `overview_rows.row_overview`, with the fused join's constants ``oc`` (ptr_a,
+    time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b) and, when the
+    overview samples (``inv_theta`` = 1/θ > 0), the row's key (`overview_rows.row_key`): what
+    the walk does for each row (`setjoin_fused._overview_row`) and a part after it
+    (`overview_part`)."""
+    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
+    key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
+    row_overview(v, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b,
+                 loc, bins_a, bins_b1, diff_b, inv_theta, key)
+
+
+@njit(cache=True, nogil=True)
 def overview_part(rows, start, count, rec_q, rec_s, rec_u, q_lo, q_hi, inv_theta, oc, scratch, bins_a, bins_b1,
-                   diff_b):
+                  diff_b):
     """The deferred overview of the matches with B rows in [``q_lo``, ``q_hi``): of each row
     ``rows[i]`` (ascending), those among its recorded matches ``rec_*[start[i]:start[i] +
-    count[i]]`` (B rows, J / p, 1 / p) added by `overview_rows.row_overview`, as `setjoin_fused._overview_row`
-    adds them during the walk: A's side to this part's ``bins_a`` (a row's sums split between
-    the parts its matches fall in; binning is linear), B's to ``bins_b1`` and to the slots of
-    B rows [q_lo, q_hi) of the shared ``diff_b`` (row q's calls and end slot: [ptr_b[q] + q,
-    ptr_b[q + 1] + q + 1)), which no other part writes.  Each accumulator is zeroed here (the
-    slots by the thread that fills them).  ``scratch``: (loc, B rows, J / p, 1 / p) of a row."""
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
+    count[i]]`` (B rows, J / p, 1 / p) added as the walk adds them (`add_row`): A's side to
+    this part's ``bins_a`` (a row's sums split between the parts its matches fall in; binning
+    is linear), B's to ``bins_b1`` and to the slots of B rows [q_lo, q_hi) of the shared
+    ``diff_b`` (row q's calls and end slot: [ptr_b[q] + q, ptr_b[q + 1] + q + 1)), which no
+    other part writes.  Each accumulator is zeroed here (the slots by the thread that fills
+    them).  ``scratch``: (loc, B rows, J / p, 1 / p) of a row."""
+    ptr_b = oc[4]
     loc, fq, fs, fu = scratch
     diff_b[ptr_b[q_lo] + q_lo:ptr_b[q_hi] + q_hi] = 0.0
     bins_a[:] = 0.0
@@ -56,12 +70,8 @@ def overview_part(rows, start, count, rec_q, rec_s, rec_u, q_lo, q_hi, inv_theta
                 fs[n] = rec_s[e]
                 fu[n] = rec_u[e]
                 n += 1
-        if n == 0:
-            continue
-        v = rows[i]
-        key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
-        row_overview(v, n, fq, fs, fu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
-                     tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
+        if n > 0:
+            add_row(rows[i], n, fq, fs, fu, inv_theta, oc, loc, bins_a, bins_b1, diff_b)
 
 
 @njit(cache=True, nogil=True)
@@ -86,8 +96,8 @@ def overview_work(rows, count, rec_q, ptr_a, ptr_b):
 
 
 def deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n_workers):
-    """The overview of the matches the walkers recorded (`setjoin_fused._overview_row`) in `OVERVIEW_PARTS`
-    fixed parts by B row, of about equal estimated work (per match 1 + the smaller side's
+    """The overview of the matches the walkers recorded (`setjoin_fused._overview_row`) in
+    `OVERVIEW_PARTS` fixed parts by B row, of about equal estimated work (per match 1 + the smaller side's
     calls, per B call 0.1 for its slot), taken from ``pool`` by whichever thread is free
     (`overview_part`): B's difference array is one, each part filling its own slots; the
     parts' bins (a few kilobytes each) are added in part order.  Returns (bins_a, bins_b1 per

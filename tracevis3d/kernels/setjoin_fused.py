@@ -81,8 +81,8 @@ from numba.typed import List
 
 from .atomic import fetch_add
 from .hugeblock import carve
-from .overview_record import deferred_overview
-from .overview_rows import overview_row_constants, overview_rows_finish, row_key, row_overview
+from .overview_record import add_row, deferred_overview
+from .overview_rows import overview_row_constants, overview_rows_finish, row_key
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
 from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_buckets, need_by_total,
@@ -178,9 +178,9 @@ def _emit(v, n_t, tq, ts, nc, cq, cs, rej, out):
 @njit(cache=True, nogil=True)
 def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
     """The row's kept matches (``sc``'s B rows, J / p and 1 / p) added to the overview
-    (`overview_rows.row_overview`), or, when the overview is deferred (``rc[12]``), recorded in
-    the part's outputs for `overview_record.overview_part` (l32[4] = rows, l64[1] = their numbers of matches,
-    l32[5] / lf[2] / lf[3] = B rows, J / p, 1 / p; cur[4] / cur[5] = rows, matches)."""
+    (`overview_record.add_row`), or, when the overview is deferred (``rc[12]``), recorded in the
+    part's outputs for `overview_record.overview_part` (l32[4] = rows, l64[1] = their numbers
+    of matches, l32[5] / lf[2] / lf[3] = B rows, J / p, 1 / p; cur[4] / cur[5] = rows, matches)."""
     oq, os2, ou = sc[13], sc[14], sc[15]
     calls[2] += n_o
     if rc[12]:
@@ -195,12 +195,8 @@ def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
             cur[4] = r0 + 1
             cur[5] = e0 + n_o
         return
-    inv_theta = rc[10]
-    ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, x1_b, bin1_b = oc
     loc, bins_a, bins_b1, diff_b = os_
-    key = row_key(v) if inv_theta > 0.0 else np.uint64(0)
-    row_overview(v, n_o, oq, os2, ou, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a,
-                 tol_b, loc, bins_a, bins_b1, diff_b, inv_theta, key)
+    add_row(v, n_o, oq, os2, ou, rc[10], oc, loc, bins_a, bins_b1, diff_b)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -539,9 +535,9 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     when the overview samples): the walkers share one queue of the items (the dearest first,
     each taken by whichever walker is free, `_fused_part`) instead of each walking a part dealt
     in advance, and the overview is made after the walk from what they recorded, in
-    `overview_record.OVERVIEW_PARTS` fixed parts of B's rows (`overview_record.deferred_overview`):
-    no walker idles at the end
-    while another finishes its part, for a record of the kept matches (20 bytes each: bounded
+    `overview_record.OVERVIEW_PARTS` fixed parts of B's rows
+    (`overview_record.deferred_overview`): no walker idles at the end while another finishes
+    its part, for a record of the kept matches (20 bytes each: bounded
     by the overview's budget when it samples, every class pair when exact).  ``stats``:
     receives the seconds of the walk (its preparation included, and apart), of the deferred
     overview, of the finish, the walkers' items and seconds (and the parts' estimated loads
@@ -561,7 +557,6 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     full[np.diff(a_ptr) == 0] = 0.0
     row_cost_root[roots] += full[roots]
     cost = item_costs(roots, p["item_single"], p["kid_ptr"], p["kids"], row_cost_root)
-    parts = deal_items(cost, n_parts)
     wk = (p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"], p["kids"], float(tau),
           p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"], p["own_hi"], p["b_size_sorted"], p["run_end"], 0.25,
           p["dense_row"], p["dense_map"])
@@ -600,6 +595,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
         walks = [(order, shared)] * n_workers
         no_overview = (np.empty((1, 5)), np.empty((1, 4)), np.empty((1, 4)), np.empty((1, 5)))
     else:
+        parts = deal_items(cost, n_parts)
         walks = [(sel, np.zeros(1, np.int64)) for sel in parts]
     # the columns' cutoffs (rounded down) and window bounds, shared by the parts: each part's
     # cutoff is a lower bound of the column's final one, so a pair below the largest so far
