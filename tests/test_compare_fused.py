@@ -244,11 +244,11 @@ def test_row_candidates_give_the_rows_tiers(direct):
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
 def test_column_pairs_in_parts_equal_twin(n_parts):
     """Rows fed in random order to ``n_parts`` parts sharing the columns' cutoffs and bounds
-    (as the fused join's parts share them): each pair through `column_pair` (into its part's
-    lists), each row's tiers through `row_tier_entries` over all its pairs; after
+    (as the fused join's parts share them): each row's pairs through `column_pairs` (into its
+    part's lists), each row's tiers through `row_tier_entries` over all its pairs; after
     `finish_row_tiers` the tiers of the Python twin both ways, exact; every bound α kept below
     the column cutoff it stands for."""
-    from tracevis3d.kernels.setjoin_window import column_pair, finish_row_tiers, row_tier_entries
+    from tracevis3d.kernels.setjoin_window import column_pairs, finish_row_tiers, row_tier_entries
 
     rng = np.random.default_rng(11 + n_parts)
     n_rows, n_other = 60, 25
@@ -268,9 +268,9 @@ def test_column_pairs_in_parts_equal_twin(n_parts):
                 continue
             p, g = owner[r], got[owner[r]]
             sims = np.array([int(c) / (size_row[r] + size_other[q] - int(c)) for q, c in zip(others[lo:hi], inter[lo:hi])])
-            cq, cs, nc = np.empty(n_other, np.int64), np.empty(n_other), 0
-            for q, s in zip(others[lo:hi].tolist(), sims.tolist()):
-                nc = column_pair(q, s, int(count_row[r]), k, rej, alpha, *lists[p], cq, cs, nc)
+            cq, cs = np.empty(n_other, np.int64), np.empty(n_other)
+            nc = column_pairs(hi - lo, others[lo:hi].astype(np.int64), sims, int(count_row[r]), k, rej, alpha,
+                              *lists[p], cq, cs)
             tq, ts = np.empty(n_other, np.int32), np.empty(n_other)
             n_t = row_tier_entries(hi - lo, others[lo:hi].astype(np.int64), sims, count_other, k, ident, True,
                                    np.empty(k), np.empty(k, np.int64), tq, ts)

@@ -85,7 +85,7 @@ from .overview_record import add_row, deferred_overview
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
-from .setjoin_window import (HITS8_ROWS, column_pair, finish_row_tiers, heavy_buckets, need_by_total,
+from .setjoin_window import (HITS8_ROWS, column_pairs, finish_row_tiers, heavy_buckets, need_by_total,
                              row_candidates, row_tier_entries, sample_positions, uniform, window_pass)
 
 #: parts the rows of A are dealt to (fixed, so the sums are added in the same order on every
@@ -200,24 +200,20 @@ def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _kept(o, kk, s, p, b_by_size, direct, oq, os2, ou):
-    """Match (size rank kk, J = s) kept by the overview's sample at probability p: its B row,
-    s / p and 1 / p (s and 1 when p ≥ 1, a certain match) at ``o``."""
-    oq[o] = kk if direct else b_by_size[kk]
+def _kept(s, p):
+    """A match at J = s kept by the overview's sample at probability p: (J / p, 1 / p), or (s, 1)
+    when p ≥ 1, a certain match.  Scalars only: an inlined helper's array arguments are
+    reference-counted at every call."""
     if p >= 1.0:
-        os2[o] = s
-        ou[o] = 1.0
-    else:
-        os2[o] = s / p
-        ou[o] = 1.0 / p
+        return s, 1.0
+    return s / p, 1.0 / p
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flagged(flags, lo, hi, out):
-    """The size ranks k in [lo, hi) with ``flags[k]`` set (bytes 0 / 1), ascending, into
-    ``out``: the flags read 8 at a time, only the set ones visited.  Returns their number."""
-    fw = flags.view(np.uint64)
-    n = 0
+def _flagged(fw, lo, hi, out, n):
+    """The size ranks k in [lo, hi) with their flag set (bytes 0 / 1, read as ``fw``, their
+    uint64 view, 8 at a time: only the set ones visited), ascending, into ``out`` from ``n``.
+    Returns the new n."""
     for wd in range(lo >> 3, (hi + 7) >> 3):
         word = fw[wd]
         while word != np.uint64(0):
@@ -234,13 +230,13 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
     """Row v, its overlap counters ``cnt`` over its size window [k0, k1) (B size ranks): the
     window pass (`setjoin_window.window_pass`: partner calls, column hits and calls, column
     candidates, the runs' best overlaps), the column candidates into their part lists
-    (`column_pair`), the row's tiers from its candidates (`row_candidates`,
+    (`column_pairs`), the row's tiers from its candidates (`row_candidates`,
     `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
     p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
     b_size_sorted, run_end = wk[13], wk[14]
     size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _ = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
-    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
+    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
     cr = count_a[v]
     n_runs, w = window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, alpha, hits8, extra, flags,
@@ -255,15 +251,18 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
         return
     partners_row[v] += w
     calls[0] += w * cr
-    nc = 0
+    # the column candidates (few), gathered in ``cand_k`` / ``cand_s`` (row_candidates reuses them)
+    n_cc = 0
     for j in range(n_runs):
-        if run_any[j]:                                 # the candidates are few
+        if run_any[j]:
             lo = run_lo[j]
             ny = b_size_sorted[lo]
-            for t in range(_flagged(flags, lo, min(run_end[lo], k1), pos)):
-                c = np.int64(cnt[pos[t]])
-                nc = column_pair(pos[t], c / (nx + ny - c), cr, top_k, rej, alpha, col_s, col_n, col_nt, cq, csim,
-                                 nc)
+            n0 = n_cc
+            n_cc = _flagged(fw, lo, min(run_end[lo], k1), cand_k, n_cc)
+            for t in range(n0, n_cc):
+                c = np.int64(cnt[cand_k[t]])
+                cand_s[t] = c / (nx + ny - c)
+    nc = column_pairs(n_cc, cand_k, cand_s, cr, top_k, rej, alpha, col_s, col_n, col_nt, cq, csim)
     n_c = row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_size_sorted, cnt, rs, cand_k,
                          cand_s)
     n_t = row_tier_entries(n_c, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts)
@@ -278,13 +277,13 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
             hi = min(run_end[lo], k1)
             ny = b_size_sorted[lo]
             need = cnt.dtype.type(run_need[j])
-            c_run = cnt[lo:hi]
-            f_run = flags[lo:hi]
-            for i in range(c_run.shape[0]):
-                f_run[i] = np.uint8(c_run[i] >= need)
-            for t in range(_flagged(flags, lo, hi, pos)):
-                c = np.int64(cnt[pos[t]])
-                _kept(n_o, pos[t], c / (nx + ny - c), 1.0, b_by_size, direct, oq, os2, ou)
+            for i in range(np.uint64(lo), np.uint64(hi)):      # unsigned: vectorised, no slices
+                flags[i] = np.uint8(cnt[i] >= need)
+            for t in range(_flagged(fw, lo, hi, pos, 0)):
+                kk = pos[t]
+                c = np.int64(cnt[kk])
+                oq[n_o] = kk if direct else b_by_size[kk]
+                os2[n_o], ou[n_o] = _kept(c / (nx + ny - c), 1.0)
                 n_o += 1
     else:
         n_p, n_base = sample_positions(k0, k1, p0, heavy_ptr, heavy_k, heavy_calls, row_key(v), pos)
@@ -300,7 +299,8 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
             c = np.int64(cnt[kk])
             if c >= run_need[j]:
                 ny = b_size_sorted[kk]
-                _kept(n_o, kk, c / (nx + ny - c), p0 * np.float64(count_k[kk]), b_by_size, direct, oq, os2, ou)
+                oq[n_o] = kk if direct else b_by_size[kk]
+                os2[n_o], ou[n_o] = _kept(c / (nx + ny - c), p0 * np.float64(count_k[kk]))
                 n_o += 1
     _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
@@ -317,11 +317,10 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     b_size_sorted = wk[13]
     size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _ = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
-    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos) = sc
+    (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
     cr = count_a[v]
     w = 0
-    nc = 0
     for j in range(n):
         kk = mk[j]
         c = np.int64(mi[j])
@@ -331,7 +330,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
         w += np.int64(count_k[kk])
         hits[kk] += 1
         extra[kk] += cr - 1
-        nc = column_pair(kk, s, cr, top_k, rej, alpha, col_s, col_n, col_nt, cq, csim, nc)
+    nc = column_pairs(n, cand_k, cand_s, cr, top_k, rej, alpha, col_s, col_n, col_nt, cq, csim)
     partners_row[v] += w
     calls[0] += w * cr
     n_t = row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts)
@@ -342,7 +341,8 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
         kk = cand_k[j]
         p = p0 * np.float64(count_k[kk])
         if p >= 1.0 or uniform(key, j) < p:
-            _kept(n_o, kk, cand_s[j], p, b_by_size, direct, oq, os2, ou)
+            oq[n_o] = kk if direct else b_by_size[kk]
+            os2[n_o], ou[n_o] = _kept(cand_s[j], p)
             n_o += 1
     _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
@@ -500,13 +500,14 @@ def deal_items(cost, n_parts):
 def part_scratch(height, nb, overlap, k):
     """The walk scratch of `_fused_part` for ``nb`` B rows, forest height ``height``, counters of
     dtype ``overlap`` and tiers of ``k``: (counter buffers, frames, touched, dirty, match ranks,
-    match overlaps, the row scratch of `_consume_window`), cut from one block (`hugeblock.carve`)."""
+    match overlaps, the row scratch of `_consume_window`), cut from one block (`hugeblock.carve`);
+    the row scratch ends with its flags' uint64 view (made once here, not per row)."""
     i8, f8, i4, u1 = np.int64, np.float64, np.int32, np.uint8
     got = carve([((height + 1, nb), overlap), ((height + 1, 6), i8), (nb, i8), (2, i8), (nb, i4), (nb, overlap),
                  (nb + 1, i8), (nb + 1, i8), (nb + 1, i8), (nb + 1, u1), (nb, i8), (nb, f8), (k, f8), (k, i8),
                  (nb, i4), (nb, f8), (nb, i4), (nb, f8), (((nb >> 3) + 2) * 8, u1), (nb, i4), (nb, f8), (nb, f8),
                  (nb, i8)])
-    return tuple(got[:6]) + (tuple(got[6:]),)
+    return tuple(got[:6]) + (tuple(got[6:]) + (got[18].view(np.uint64),),)
 
 
 def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=2):

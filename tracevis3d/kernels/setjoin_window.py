@@ -1,6 +1,6 @@
 """What the comparison needs from one row's class pairs, read from the row's overlap counters
 over its size window without listing its matches: `window_pass`, `row_candidates`,
-`row_tier_entries`, `column_pair`, `sample_positions` (TraceDiff Sec. III, Eq. 3; Sec. IV-A).
+`row_tier_entries`, `column_pairs`, `sample_positions` (TraceDiff Sec. III, Eq. 3; Sec. IV-A).
 
 A row x of A (|x| = nx, ``cr`` calls) matches the B sets y (by size rank k) of its window
 with c_k = |x ∩ y_k| ≥ `setjoin.min_overlap`(nx, |y_k|, τ) (⇔ J > τ).  At 10^6 calls of the
@@ -87,38 +87,36 @@ def window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, al
         need_c[0] = min(need_t[nx + ny], min(nx, ny) + 1, top)   # (no overlap exceeds min(nx, ny))
         need = need_c[0]
         tot = np.float32(nx + ny)
-        c = cnt[k:e]            # slices from 0: the loops vectorise
-        cbv = count_k[k:e]
-        al = alpha[k:e]
-        h = hits8[k:e]
-        f = cand[k:e]
-        # the lanes kept narrow (numba widens integer arithmetic to 64 bits: cast back)
-        wr = cbv.dtype.type(0)
-        mx = c.dtype.type(0)
+        # indexed by unsigned positions of the whole arrays: no negative-index wrap, so the
+        # loops vectorise, and no slice per run (a slice is a new array whose reference count,
+        # shared by the walkers, is raised and dropped atomically: 5 per run, 10.9M runs at
+        # 10^6 calls); the lanes kept narrow (numba widens integer arithmetic to 64 bits: cast back)
+        ku, eu = np.uint64(k), np.uint64(e)
+        wr = count_k.dtype.type(0)
+        mx = cnt.dtype.type(0)
         anyc = np.uint8(0)
         if cr == 1:
-            for i in range(c.shape[0]):
-                ci = c[i]
+            for i in range(ku, eu):
+                ci = cnt[i]
                 m = np.uint8(ci >= need)
-                h[i] = np.uint8(h[i] + m)
-                wr = cbv.dtype.type(wr + cbv[i] * m)
-                cd = np.uint8(m & np.uint8(np.float32(ci) >= al[i] * tot))
-                f[i] = cd
+                hits8[i] = np.uint8(hits8[i] + m)
+                wr = count_k.dtype.type(wr + count_k[i] * m)
+                cd = np.uint8(m & np.uint8(np.float32(ci) >= alpha[i] * tot))
+                cand[i] = cd
                 anyc = np.uint8(anyc | cd)
-                mx = c.dtype.type(max(mx, ci))
+                mx = cnt.dtype.type(max(mx, ci))
         else:
-            ex = extra[k:e]
-            more = ex.dtype.type(cr - 1)
-            for i in range(c.shape[0]):
-                ci = c[i]
+            more = extra.dtype.type(cr - 1)
+            for i in range(ku, eu):
+                ci = cnt[i]
                 m = np.uint8(ci >= need)
-                h[i] = np.uint8(h[i] + m)
-                ex[i] = ex.dtype.type(ex[i] + more * m)
-                wr = cbv.dtype.type(wr + cbv[i] * m)
-                cd = np.uint8(m & np.uint8(np.float32(ci) >= al[i] * tot))
-                f[i] = cd
+                hits8[i] = np.uint8(hits8[i] + m)
+                extra[i] = extra.dtype.type(extra[i] + more * m)
+                wr = count_k.dtype.type(wr + count_k[i] * m)
+                cd = np.uint8(m & np.uint8(np.float32(ci) >= alpha[i] * tot))
+                cand[i] = cd
                 anyc = np.uint8(anyc | cd)
-                mx = c.dtype.type(max(mx, ci))
+                mx = cnt.dtype.type(max(mx, ci))
         run_lo[n_runs] = k
         run_need[n_runs] = need
         run_max[n_runs] = mx
@@ -209,35 +207,57 @@ def row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, r
     return n_t
 
 
-@njit(cache=True, nogil=True, inline="always")
-def column_pair(kk, s, cr, top_k, rej, alpha, col_s, col_n, col_nt, cand_q, cand_s, nc):
-    """One pair (row of ``cr`` calls, column kk) at J = ``s`` added to the column's part list
-    (its ``top_k`` best distinct similarities with calls; skipped below ``rej[kk]``, the part's
-    cutoff rounded down to float32, −1 until the list holds ``top_k`` calls), the cutoff and
-    ``alpha[kk]`` (`window_pass`' bound) raised with it, and the pair written as a candidate
-    (kk, s) when s is at or above the part's cutoff after the insert.  The parts' lists merge
-    exactly at the end (`finish_row_tiers`): a pair below a part's cutoff, of any part, is
-    neither in the final tiers nor moves the final cutoff.  Returns the candidates written."""
-    if s < rej[kk]:
-        return nc
-    nt = _tier_insert(col_s[kk], col_n[kk], col_nt[kk], top_k, s, cr)
-    col_nt[kk] = nt
-    got = 0
-    cut = -1.0
-    for t in range(nt):
-        got += col_n[kk, t]
-        cut = col_s[kk, t]
+@njit(cache=True, nogil=True)
+def column_pairs(n, ks, ss, cr, top_k, rej, alpha, col_s, col_n, col_nt, cand_q, cand_s):
+    """A row's pairs (its ``cr`` calls, columns ``ks[:n]`` at J = ``ss[:n]``), in order, each
+    added to its column's part list (the ``top_k`` best distinct similarities with calls, as
+    `setjoin_tiers._tier_insert`: skipped below ``rej[kk]``, the part's cutoff rounded down to
+    float32, −1 until the list holds ``top_k`` calls), the cutoff and ``alpha[kk]``
+    (`window_pass`' bound) raised with it, and the pair written as a candidate (kk, s) when s
+    is at or above the part's cutoff after the insert.  The parts' lists merge exactly at the
+    end (`finish_row_tiers`): a pair below a part's cutoff, of any part, is neither in the
+    final tiers nor moves the final cutoff.  Returns the candidates written.
+    One loop with the insert written out, no helper: an inlined helper's array arguments are
+    reference-counted at every call (an atomic add and subtract each, on counts the walkers
+    share), which at 6·10^6 pairs (10^6 calls) was half the walk's reference counting."""
+    nc = 0
+    for i in range(n):
+        kk = ks[i]
+        s = ss[i]
+        if s < rej[kk]:
+            continue
+        nt = col_nt[kk]
+        if not (nt == top_k and s < col_s[kk, nt - 1]):
+            p = 0
+            while p < nt and col_s[kk, p] > s:
+                p += 1
+            if p < nt and col_s[kk, p] == s:
+                col_n[kk, p] += cr
+            else:
+                if nt < top_k:
+                    nt += 1
+                for t in range(nt - 1, p, -1):
+                    col_s[kk, t] = col_s[kk, t - 1]
+                    col_n[kk, t] = col_n[kk, t - 1]
+                col_s[kk, p] = s
+                col_n[kk, p] = cr
+                col_nt[kk] = nt
+        got = 0
+        cut = -1.0
+        for t in range(nt):
+            got += col_n[kk, t]
+            cut = col_s[kk, t]
+            if got >= top_k:
+                break
         if got >= top_k:
-            break
-    if got >= top_k:
-        r = _below32(cut)
-        if r > rej[kk]:         # shared by the parts: any part's cutoff bounds the column's from below
-            rej[kk] = r
-            alpha[kk] = _below32(np.float64(r) / (1.0 + np.float64(r)))
-    if s >= cut:
-        cand_q[nc] = kk
-        cand_s[nc] = s
-        nc += 1
+            r = _below32(cut)
+            if r > rej[kk]:         # shared by the parts: any part's cutoff bounds the column's from below
+                rej[kk] = r
+                alpha[kk] = _below32(np.float64(r) / (1.0 + np.float64(r)))
+        if s >= cut:
+            cand_q[nc] = kk
+            cand_s[nc] = s
+            nc += 1
     return nc
 
 
@@ -339,7 +359,7 @@ def heavy_buckets(count_k):
 
 def finish_row_tiers(n_rows, n_cols, k, parts):
     """``(tptr_r, tother_r, tsim_r, tptr_c, trow_c, tsim_c)`` as `setjoin_tiers.TierStream.finish`
-    returns them, from the parts of a join fed row by row (`row_tier_entries`, `column_pair`):
+    returns them, from the parts of a join fed row by row (`row_tier_entries`, `column_pairs`):
     each part a dict with ``rows`` / ``row_len`` (its
     rows in the order written, their tier entries' numbers), ``tq`` / ``ts`` (the entries),
     ``col_s`` / ``col_n`` / ``col_nt`` (its column lists) and ``cq`` / ``cr`` / ``cs`` (its candidates).
