@@ -282,8 +282,8 @@ def sample_positions(k0, k1, p0, light_k, heavy_ptr, heavy_k, heavy_calls, seed,
     of several calls is written always and kept by the count (no branch on a coin flip).  The
     former layering (every set at p₀, the sets of several calls again at their excess rate
     (p_k − p₀) / (1 − p₀), each such draw searched among the first layer's positions) took
-    0.64 s of one thread over the rows of the 10^6-call pair; this 0.22 s, for the same
-    21.7M positions.  Random numbers from the stream ``seed`` (`uniform`).  Writes the positions, distinct (the first layer's ascending, then each
+    0.64 s of one thread over the rows of the 10^6-call pair; this 0.22 s, for as many
+    positions (21.7M; another draw of the same law).  Random numbers from the stream ``seed`` (`uniform`).  Writes the positions, distinct (the first layer's ascending, then each
     bucket's), to ``pos``; returns their number and the first layer's.  Reads the layers'
     arrays in order and nothing per size rank (it runs inside the join's walk, whose counters
     fill the caches)."""
