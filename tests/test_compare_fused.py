@@ -475,9 +475,10 @@ def test_sample_positions_draw_each_set_at_its_rate():
     rng = np.random.default_rng(4)
     nb = 400
     count_k = np.where(rng.random(nb) < 0.6, 1, 2 ** rng.integers(1, 12, nb) + rng.integers(0, 3, nb))
-    ptr, hk, hc, light = heavy_buckets(count_k)
+    ptr, hk, hc, bits = heavy_buckets(count_k)
     assert hk.size == int((count_k > 1).sum()) and np.all(hc == count_k[hk])
-    assert light.tolist() == np.flatnonzero(count_k == 1).tolist()
+    heavy = (bits[np.arange(nb) >> 6] >> (np.arange(nb) & 63).astype(np.uint64)) & np.uint64(1)
+    assert np.flatnonzero(heavy).tolist() == np.flatnonzero(count_k > 1).tolist()
     k0, k1 = 37, 351
     pos = np.empty(nb, np.int64)
     for p0 in (0.004, 0.3):
@@ -485,7 +486,7 @@ def test_sample_positions_draw_each_set_at_its_rate():
         seen = np.zeros(nb)
         ht = []
         for seed in range(n_draws):
-            n, n_base = sample_positions(k0, k1, p0, light, ptr, hk, hc,
+            n, n_base = sample_positions(k0, k1, p0, bits, ptr, hk, hc,
                                          np.uint64(seed * 0x9E3779B97F4A7C15 % 2 ** 64), pos)
             got = pos[:n]
             assert len(set(got.tolist())) == n and got.min(initial=k0) >= k0 and got.max(initial=k0) < k1
@@ -498,9 +499,9 @@ def test_sample_positions_draw_each_set_at_its_rate():
         assert np.all(rate[:k0] == 0) and np.all(rate[k1:] == 0)
         assert np.all(np.abs(rate[k0:k1] - p[k0:k1]) <= 4.5 * se[k0:k1] + 1e-9), np.max(np.abs(rate - p) / se)
         assert abs(np.mean(ht) - (k1 - k0)) < 4.5 * np.std(ht) / np.sqrt(n_draws)
-        a, _ = sample_positions(k0, k1, p0, light, ptr, hk, hc, np.uint64(5), pos)
+        a, _ = sample_positions(k0, k1, p0, bits, ptr, hk, hc, np.uint64(5), pos)
         first = pos[:a].copy()
-        b, _ = sample_positions(k0, k1, p0, light, ptr, hk, hc, np.uint64(5), pos)
+        b, _ = sample_positions(k0, k1, p0, bits, ptr, hk, hc, np.uint64(5), pos)
         assert pos[:b].tolist() == first.tolist()
 
 

@@ -234,7 +234,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
     `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
     p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
     b_size_sorted, run_end = wk[13], wk[14]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, light_k = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, heavy_bits = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
@@ -286,7 +286,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
                 os2[n_o], ou[n_o] = _kept(c / (nx + ny - c), 1.0)
                 n_o += 1
     else:
-        n_p, n_base = sample_positions(k0, k1, p0, light_k, heavy_ptr, heavy_k, heavy_calls, row_key(v), pos)
+        n_p, n_base = sample_positions(k0, k1, p0, heavy_bits, heavy_ptr, heavy_k, heavy_calls, row_key(v), pos)
         j = 0
         for t in range(n_p):
             kk = pos[t]
@@ -315,7 +315,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     if n == 0:
         return
     b_size_sorted = wk[13]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, light_k = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, heavy_bits = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
@@ -569,13 +569,13 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     calls_b = int(count_b.sum())
     count_k = count_b[b_by_size].astype(np.uint32 if calls_b < 2 ** 32 else np.int64)
     bs = p["b_size_sorted"]
-    heavy_ptr, heavy_k, heavy_calls, light_k = heavy_buckets(count_k)
+    heavy_ptr, heavy_k, heavy_calls, heavy_bits = heavy_buckets(count_k)
     sampling = overview_theta > 1.0
     inv_theta = 1.0 / float(overview_theta) if sampling else 0.0
     defer = bool(sampling if share_items is None else share_items)
     rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
           direct, heavy_calls, heavy_ptr, heavy_k, inv_theta if sampling else 1.0, inv_theta,
-          need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)), defer, light_k)
+          need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)), defer, heavy_bits)
     csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
                                                                  float(span_b), int(n_bins))
     oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
