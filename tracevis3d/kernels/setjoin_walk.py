@@ -120,8 +120,8 @@ def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense
                 r2 = r
             n_rows += 1
             continue
-        for p in range(p0, p1):
-            cnt[post_k[p]] += delta
+        for p in range(np.uint64(p0), np.uint64(p1)):      # unsigned: no negative-index wrap
+            cnt[np.uint64(post_k[p])] += delta                # (2 of 5 instructions an increment)
     if n_rows > 0:
         _add_member_rows(cnt[k_lo:k_hi], dense_map, r0, r1, r2, r2, n_rows, k_lo, k_hi, delta)
 
@@ -362,7 +362,10 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
             _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)  # undo: share the buffer
             sp += 1
         else:
-            bufs[n_bufs][k_lo[w]:k_hi[w]] = bufs[b][k_lo[w]:k_hi[w]]  # copy the base's window
+            src = bufs[b]                     # copy the base's window, by unsigned positions:
+            dst = bufs[n_bufs]                # vectorised (the slice copy of a 2D array's rows
+            for i in range(np.uint64(k_lo[w]), np.uint64(k_hi[w])):   # was element by element)
+                dst[i] = src[i]
             _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
             b = n_bufs
             n_bufs += 1
