@@ -365,7 +365,8 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
         k1 = own_hi[root]
         if _postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1) * SPARSE_RATIO < k1 - lo:
             if dirty[0] < dirty[1]:
-                cnt0[dirty[0]:dirty[1]] = 0
+                for i in range(np.uint64(dirty[0]), np.uint64(dirty[1])):
+                    cnt0[i] = 0
                 dirty[0] = 0
                 dirty[1] = 0
             n = _sparse_matches(nx, a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1, tau,
@@ -374,7 +375,8 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
             return
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
-    cnt0[lo:hi] = 0
+    for i in range(np.uint64(lo), np.uint64(hi)):        # unsigned positions: a vectorised fill
+        cnt0[i] = 0
     _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     _consume_window(root, k_lo[root], own_hi[root], cnt0, wk, rc, cs_, oc, os_, sc, out)
     if single:

@@ -163,12 +163,12 @@ def row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_
         need_t = run_need[j]
         if t > 0.0:
             need_t = max(need_t, np.int64(np.floor(t * (nx + ny) / (1.0 + t))) - 1)
-        for kk in range(run_lo[j], min(run_end[run_lo[j]], k1)):
+        for kk in range(np.uint64(run_lo[j]), np.uint64(min(run_end[run_lo[j]], k1))):   # unsigned: no wrap
             ck = np.int64(cnt[kk])
             if ck >= need_t:
                 s = ck / (nx + ny - ck)
                 if s >= t:
-                    out_k[n] = kk
+                    out_k[n] = np.int64(kk)
                     out_s[n] = s
                     n += 1
     return n
