@@ -120,15 +120,14 @@ Measured at stop 66 (2026-11-28, base = 9d2974d, stop 65's final tree; the walk'
 indexed by unsigned positions (numba's negative-index wrap cost 2 of 5 instructions a delta
 posting's increment, kept the window pass's runs from vectorising without a slice a run, and
 the copied children's window copy went element by element), no reference counting per run or
-per pair, the overview sample's layers disjoint; best of 3, alternated, each process's first
-compare included (its numba cache's loads)):
+per pair, the overview sample's layers disjoint; best of 3, alternated):
 
     | pair                                   | old wall s | new wall s | × old | CPU old / new s | CPU × old |
     |----------------------------------------|------------|------------|-------|-----------------|-----------|
     | synthetic 10^6 against its perturbed   | 4.38 (4.38-5.44) | 3.57 (3.57-4.67) | 0.814 | 8.21 / 6.53 | 0.795 |
 
-(join 3.48 -> 2.68 s.  The slowest new run is a process's first compare, 4.67 s, against the old
-tree's 5.44.  10^7, one run of the new tree, ``--only-new``: 52.2 s, join 35.4 s, peak RSS 4.76 GB,
+(join 3.48 -> 2.68 s.  The slowest new run was the first repeat, 4.67 s, as the old tree's first,
+5.44 s: the machine was slower then.  10^7, one run of the new tree, ``--only-new``: 52.2 s, join 35.4 s, peak RSS 4.76 GB,
 against stop 65's 56.5 s and 4.8 GB.)
 
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
