@@ -92,7 +92,7 @@ from .hugeblock import carve
 from .overview_record import add_row, deferred_overview
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key
 from .setjoin import _first_greater, _lower_bound, min_overlap
-from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame
+from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame, _zero
 from .setjoin_window import (HITS8_ROWS, column_pairs, finish_row_tiers, heavy_buckets, need_by_total,
                              row_candidates, row_tier_entries, sample_positions, uniform, window_pass)
 
@@ -242,7 +242,8 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
     `row_tier_entries`) and the overview's sample (`sample_positions`; every match when
     p₀ = cr / θ ≥ 1), then the outputs (`_emit`)."""
     b_size_sorted, run_end = wk[13], wk[14]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, heavy_bits = rc
+    (size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _,
+     heavy_bits) = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
@@ -323,7 +324,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
     if n == 0:
         return
     b_size_sorted = wk[13]
-    size_a, count_a, top_k, count_k, b_by_size, direct, heavy_calls, heavy_ptr, heavy_k, p_scale, _, need_t, _, heavy_bits = rc
+    size_a, count_a, top_k, count_k, b_by_size, direct, _, _, _, p_scale, _, _, _, _ = rc
     alpha, rej, col_s, col_n, col_nt, hits8, hits, extra, partners_row, calls = cs_
     (run_lo, run_need, run_max, run_any, cand_k, cand_s, rs, rn, tq, ts, cq, csim, flags, oq, os2, ou, pos, fw) = sc
     nx = size_a[v]
@@ -373,8 +374,7 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
         k1 = own_hi[root]
         if _postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1) * SPARSE_RATIO < k1 - lo:
             if dirty[0] < dirty[1]:
-                for i in range(np.uint64(dirty[0]), np.uint64(dirty[1])):
-                    cnt0[i] = 0
+                _zero(cnt0, dirty[0], dirty[1])
                 dirty[0] = 0
                 dirty[1] = 0
             n = _sparse_matches(nx, a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1, tau,
@@ -383,8 +383,7 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
             return
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
-    for i in range(np.uint64(lo), np.uint64(hi)):        # unsigned positions: a vectorised fill
-        cnt0[i] = 0
+    _zero(cnt0, lo, hi)
     _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     _consume_window(root, k_lo[root], own_hi[root], cnt0, wk, rc, cs_, oc, os_, sc, out)
     if single:

@@ -126,6 +126,14 @@ def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense
         _add_member_rows(cnt[k_lo:k_hi], dense_map, r0, r1, r2, r2, n_rows, k_lo, k_hi, delta)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _zero(c, lo, hi):
+    """c[lo:hi] = 0 by unsigned positions: no negative-index wrap, a vectorised fill (the walks'
+    window fills, `_tree_item` and `setjoin_fused._fused_item`)."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
+        c[i] = 0
+
+
 #: a row's counters are counted and read through the list of the B sets its postings touch
 #: (`_sparse_root`) when that list is shorter than its size window by this factor
 SPARSE_RATIO = 16
@@ -414,7 +422,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
         n_post = _postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1)
         if n_post * SPARSE_RATIO < k1 - lo:
             if dirty[0] < dirty[1]:  # a dense item's counts may lie in this window: clean once
-                cnt0[dirty[0]:dirty[1]] = 0
+                _zero(cnt0, dirty[0], dirty[1])
                 dirty[0] = 0
                 dirty[1] = 0
             m, wrote = _sparse_root(root, a_ptr[root + 1] - a_ptr[root], a_items, a_ptr[root], a_ptr[root + 1],
@@ -423,7 +431,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             return (1, m, True) if wrote else (0, m, False)
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
-    cnt0[lo:hi] = 0
+    _zero(cnt0, lo, hi)
     _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     if skip == 0:
         if m + own_hi[root] - k_lo[root] + 1 > limit:
