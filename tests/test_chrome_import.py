@@ -272,7 +272,7 @@ def test_gzip_and_native_sniffing(tmp_path, realdata):
 # ------------------------------------------------------------------- errors
 @pytest.mark.parametrize("data,match", [
     (b"", "empty file"),
-    (b"hello world", r"not a Chrome trace .* byte 0"),
+    (b"hello world", r"not a trace in any format TraceVis3D reads .* byte 0"),
     (b"{}", "traceEvents"),
     (b"[]", "no trace events"),
     (b'{"traceEvents": []}', "no trace events"),

@@ -206,5 +206,5 @@ def test_compare_job_loads_both_runs_and_compares(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     job = tasks.compare_job(a, bad)
-    with pytest.raises(tracevis3d.TraceFormatError, match="bad.json: not a Chrome trace"):
+    with pytest.raises(tracevis3d.TraceFormatError, match="bad.json: not a trace in any format"):
         job.run(interval=0.01)

@@ -21,9 +21,9 @@ CORRUPT = b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
 @pytest.mark.parametrize("content, message", [
     (b"", r"empty file, no trace events \(it ends at byte 0 \(line 1, column 1\)\)"),
     (b" \n\t ", r"empty file, no trace events \(it ends at byte 4 \(line 2, column 3\)\)"),
-    (b"hello world", r"not a Chrome trace \(JSON object or array expected\) at byte 0 \(line 1, column 1\): "
-                     "'hello world'"),
-    (b"\xef\xbb\xbf \n <html>", r"expected\) at byte 6 \(line 2, column 2\)"),
+    (b"hello world", r"not a trace in any format TraceVis3D reads \(tracevis3d formats lists them\) at byte 0 "
+                     r"\(line 1, column 1\): 'hello world'"),
+    (b"\xef\xbb\xbf \n <html>", r"lists them\) at byte 6 \(line 2, column 2\)"),
     (b'{"a": 1}', r"without a 'traceEvents' array \(the object ends at byte 7 \(line 1, column 8\)\)"),
     (b'{"traceEvents": 5}', "'traceEvents' is a JSON int, not an array of events"),
     (b"[]", r"no trace events: the event array ends at byte 1 \(line 1, column 2\) and is empty"),

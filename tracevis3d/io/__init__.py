@@ -2,10 +2,11 @@
 
 `load(path)` reads the input once (a file, a pipe or a FIFO; at most
 ``max_bytes``) and sniffs the format from its first bytes, not the file name:
-gzip (inflated under the limits of `tracevis3d.io.limits`, then sniffed again),
-the native TraceVis3D file (a zip/.npz with a ``tracevis3d`` header), the compact
-file (`tracevis3d.io.compact`, SEAT's Compact Trace Format), or JSON
-(Chrome Trace Event format, object or array form).
+gzip is inflated under the limits of `tracevis3d.io.limits`, then the table of
+formats (`tracevis3d.io.formats.FORMATS`: Chrome JSON, Perfetto protobuf, V8
+``.cpuprofile``, speedscope, Firefox, pprof, perf script, collapsed stacks,
+callgrind, the native and compact files, ...) says which format the bytes are and
+which reader loads them.  A native file (a zip) is read in place.
 """
 from __future__ import annotations
 
@@ -134,10 +135,6 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         from .native import load_native
 
         return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
-    if bytes(data[:len(_COMPACT_MAGIC)]) == _COMPACT_MAGIC:
-        from .compact import load_compact
-
-        return load_compact(data, source=path, limits=lim)
     return load_bytes(data, source=path, limits=lim, **options)
 
 
@@ -160,20 +157,32 @@ def _windowed(trace: Trace, window) -> Trace:
 
 
 def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
-    """Parse trace bytes (JSON; gzip is inflated first) into a `Trace`."""
+    """Parse trace bytes (gzip is inflated first) into a `Trace`; the format is the first of
+    `tracevis3d.io.formats.FORMATS` that recognises the bytes.  ``format=KEY`` skips the
+    sniffing.  A format that is recognised but not read is refused, naming it."""
+    from .formats import COMMON_OPTIONS, Head, by_key, detect, loader_of
+
     lim = resolve_limits(options.pop("limits", None), options)
+    fmt_key = options.pop("format", None)
     if bytes(data[:2]) == _GZIP_MAGIC:
         n_compressed = len(data)
         data, repairs = _gunzip_limited(data, source, lim)
         options.update(_compressed_bytes=n_compressed, _input_repairs=repairs)
-    from .chrome import load_chrome
-    from .chrome_profile import load_cpuprofile
-    from .sniff import is_cpuprofile
-    from .threadnames import fix_pyspy
-
-    if is_cpuprofile(bytes(data[:4096])):  # node --cpu-prof, DevTools' JavaScript profiler
-        return load_cpuprofile(data, source, lim)
-    return fix_pyspy(load_chrome(data, source=source, limits=lim, **options))
+    fmt = by_key(fmt_key) if fmt_key is not None else detect(Head(data, whole=True, name=source))
+    if fmt is None:
+        fmt = by_key("chrome")  # its reader says precisely what the bytes are not
+    if not fmt.readable:
+        raise TraceFormatError(f"{source}: a {fmt.title} file, which TraceVis3D recognises but does not read: "
+                               f"{fmt.why_not}")
+    if fmt.key != "chrome":
+        unknown = set(options) - COMMON_OPTIONS - set(fmt.options) - {"_compressed_bytes", "_input_repairs"}
+        if unknown:
+            raise TypeError(f"{fmt.title}: unexpected options {sorted(unknown)}")
+        options = {k: v for k, v in options.items() if not k.startswith("_")}
+    trace = loader_of(fmt)(data, source=source, limits=lim, **options)
+    trace.meta.setdefault("format", fmt.key)
+    trace.meta["format_title"] = fmt.title
+    return trace
 
 
 def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:

@@ -20,7 +20,7 @@ import zlib
 
 from ..model import TraceFormatError
 
-HEAD_BYTES = 64 << 10        # what is read to decide about a large file
+HEAD_BYTES = 1 << 20         # what is read to decide about a large file (the format table sniffs this much)
 FULL_PARSE_BYTES = 1 << 20   # files up to this size are parsed whole by Python's json
 _ZIP_MAGIC = b"PK\x03\x04"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -217,6 +217,8 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
 
     ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
+    from .formats import Head, detect
+
     if _native_head(data):
         return  # the native or compact format: its loader checks its header
     i = _first_char(data)
@@ -225,12 +227,18 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
             raise TraceFormatError(f"{source}: empty file, no trace events (it ends at "
                                    f"{_where(data, len(data), in_what)})")
         return
+    fmt = detect(Head(data, whole=whole, name=source))
+    if fmt is not None and not fmt.readable:
+        raise TraceFormatError(f"{source}: a {fmt.title} file, which TraceVis3D recognises but does not read: "
+                               f"{fmt.why_not}")
+    if fmt is not None and fmt.key != "chrome":
+        return  # another format: its loader checks it
     c = data[i:i + 1]
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
-        raise TraceFormatError(f"{source}: not a Chrome trace (JSON object or array expected) at "
-                               f"{_where(data, i, in_what)}: {snippet!r}{content_hint(data)}")
-    if not whole or is_cpuprofile(data):  # a V8 profile: its loader checks it
+        raise TraceFormatError(f"{source}: not a trace in any format TraceVis3D reads (tracevis3d formats lists "
+                               f"them) at {_where(data, i, in_what)}: {snippet!r}{content_hint(data)}")
+    if not whole:
         return
     d = _Doc(data, i, source, in_what)
     try:

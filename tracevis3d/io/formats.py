@@ -1,0 +1,562 @@
+"""The one table of trace formats: what each is, how it is recognised, what reads and writes it.
+
+`FORMATS` lists every format TraceVis3D knows, in the order they are tried.  Each
+`Format` says how its files are recognised from their first bytes (after gzip is
+inflated: gzip is a wrapper, not a format), which function loads it (a
+``"module:function"`` path in `tracevis3d.io`, imported only when a file of that
+format is loaded, so this table and the sniffers stay free of numba), and which
+function writes it.  A format that is recognised but not read has no loader and a
+``why_not``: a file of it is refused with one line naming the format and what to do.
+
+`tracevis3d.load`, `tracevis3d.io.load`, the quick check before any job
+(`tracevis3d.io.sniff.check_trace_file`), the CLI (``tracevis3d formats``) and the
+panel's file filter all read this table.
+
+A loader is called as ``loader(data, source=..., limits=..., **options)``: ``data`` is
+the file's bytes (any buffer; gzip already inflated), ``source`` the name that errors
+give, ``limits`` a `tracevis3d.io.limits.Limits`.  ``options`` are the ones every
+loader takes (`COMMON_OPTIONS`; a format that has no use for one ignores it) and the
+format's own (`Format.options`).  It returns a `tracevis3d.model.Trace` whose
+``meta["format"]`` is the format's key, and raises `TraceFormatError` naming the
+file, the position and the problem.
+
+Sniffers get a `Head`: the first `HEAD_BYTES` of the (inflated) file.  They must be
+cheap (pure Python on at most those bytes) and must not accept a file of another
+format: the order of the table resolves only true ambiguities (every JSON object
+that no other JSON format claims is a Chrome trace, which says what is missing).
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "loader_of", "writer_of",
+           "file_filter", "describe_formats", "HEAD_BYTES"]
+
+#: bytes of a file the sniffers see (after gzip); large enough for the JSON formats whose
+#: telling keys come after a long first value (a Gecko profile's ``libs``, DevTools' ``metadata``)
+HEAD_BYTES = 1 << 20
+
+#: options every loader accepts (a format with no use for one ignores it)
+COMMON_OPTIONS = frozenset(("keep_args", "kind_rules", "overlap", "warn"))
+
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+_ZIP_MAGIC = b"PK\x03\x04"
+_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC (not imported: keeps this light)
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+
+
+class Head:
+    """The first bytes of a file (gzip inflated), with what several sniffers ask of them
+    computed once: the first character after a byte order mark and white space, the keys of
+    a JSON object's top level (in order, as far as the head reaches), the first text lines."""
+
+    def __init__(self, data, whole: bool = False, name: str = ""):
+        self.data = bytes(data[:HEAD_BYTES])
+        #: these bytes are the whole file
+        self.whole = bool(whole)
+        #: the file's name ('' when unknown): a sniffer never decides by it alone
+        self.name = name or ""
+        self._keys = None
+        self._lines = None
+        self._text = None
+
+    @property
+    def first(self) -> bytes:
+        """The first byte after a UTF-8 BOM and white space (b'' when there is none)."""
+        s = self.data[3:] if self.data.startswith(_BOM) else self.data
+        s = s[:4096].lstrip(_WS)
+        return s[:1]
+
+    def starts_json_object(self) -> bool:
+        return self.first == b"{"
+
+    @property
+    def json_keys(self) -> list:
+        """The keys of the top-level JSON object, in order, as far as the head holds them
+        ([] when the head does not start a JSON object).  A tokenizer (strings and
+        punctuation, by one regular expression) tracking the nesting: values are skipped."""
+        if self._keys is None:
+            keys: list = []
+            if self.starts_json_object():
+                depth = 0
+                expect_key = False
+                for m in _JSON_TOKEN.finditer(self.data):
+                    tok = m.group()
+                    c = tok[:1]
+                    if c in (b"{", b"["):
+                        depth += 1
+                        expect_key = c == b"{" and depth == 1
+                    elif c in (b"}", b"]"):
+                        depth -= 1
+                        if depth <= 0:
+                            break
+                    elif c == b",":
+                        expect_key = depth == 1
+                    elif c == b'"' and expect_key and depth == 1:
+                        keys.append(tok[1:-1].decode("utf-8", "replace"))
+                        expect_key = False
+                        if len(keys) >= 256:
+                            break
+            self._keys = keys
+        return self._keys
+
+    @property
+    def text(self) -> str:
+        """The head as text: UTF-16 decoded where it has a byte order mark, else UTF-8
+        (undecodable bytes replaced)."""
+        if self._text is None:
+            d = self.data
+            if d.startswith((b"\xff\xfe", b"\xfe\xff")) and not d.startswith(b"\xff\xfe\x00\x00"):
+                self._text = d[: len(d) // 2 * 2].decode("utf-16", "replace")
+            else:
+                self._text = (d[3:] if d.startswith(_BOM) else d).decode("utf-8", "replace")
+        return self._text
+
+    def lines(self, n: int = 64) -> list:
+        """The first ``n`` complete lines of `text` (a last line cut by the head's end is left
+        out unless the head is the whole file), without their line ends."""
+        if self._lines is None:
+            t = self.text
+            cut = len(t) if self.whole else t.rfind("\n") + 1
+            self._lines = t[:cut].splitlines()[:4096]
+        return self._lines[:n]
+
+    def content_lines(self, n: int = 32) -> list:
+        """The first ``n`` lines that are neither empty nor ``#`` comments."""
+        out = []
+        for ln in self.lines(4096):
+            s = ln.strip()
+            if s and not s.startswith("#"):
+                out.append(ln)
+                if len(out) >= n:
+                    break
+        return out
+
+
+@dataclass(frozen=True)
+class Format:
+    """One trace format: its name, how it is recognised, its loader and writer."""
+
+    #: short name used in ``meta["format"]``, ``--format`` and messages
+    key: str
+    #: what users call it
+    title: str
+    #: the file name endings its tools write (the panel's filter; never used to decide)
+    extensions: tuple
+    #: does a file with this `Head` belong to this format?
+    sniff: Callable = field(repr=False)
+    #: "module:function" in tracevis3d.io that loads it; None: recognised, not read
+    loader: str | None = None
+    #: "module:function" that writes a Trace in it; None: not written
+    writer: str | None = None
+    #: "timed" (calls on a clock), "sampled" (samples on a clock, made calls), "merged"
+    #: (aggregated stacks without a timeline: x is the measure), "native" (TraceVis3D's own)
+    kind: str = "timed"
+    #: the loader's own keyword options (beyond `COMMON_OPTIONS`)
+    options: tuple = ()
+    #: for a format recognised but not read: why, and what the user can do
+    why_not: str = ""
+    #: the tools that write it (for the format list)
+    tools: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.loader is not None
+
+
+# ----------------------------------------------------------------------------- sniffers
+def _sniff_native(h: Head) -> bool:
+    return h.data.startswith(_ZIP_MAGIC) and b"tracevis3d" in h.data[:4096]
+
+
+def _sniff_compact(h: Head) -> bool:
+    return h.data.startswith(_COMPACT_MAGIC)
+
+
+def _varint(b: bytes, i: int) -> tuple:
+    """(value, next offset) of the protobuf varint at ``i``; (-1, i) when cut or over 10 bytes."""
+    v = 0
+    shift = 0
+    for k in range(10):
+        if i + k >= len(b):
+            return -1, i
+        c = b[i + k]
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i + k + 1
+        shift += 7
+    return -1, i
+
+
+def _proto_fields(b: bytes, limit: int = 64) -> list | None:
+    """The (field number, wire type, length or value) of the first top-level protobuf fields of
+    ``b``, up to ``limit`` fields or the end of ``b``; None when ``b`` does not start a valid
+    protobuf message (bad wire type, field 0, a length past 2 GiB)."""
+    out = []
+    i = 0
+    n = len(b)
+    while i < n and len(out) < limit:
+        tag, j = _varint(b, i)
+        if tag < 0:
+            return out if out else None  # cut by the head's end
+        num, wt = tag >> 3, tag & 7
+        if num == 0 or wt not in (0, 1, 2, 5):
+            return None
+        if wt == 0:
+            v, j = _varint(b, j)
+            if v < 0:
+                return out if out else None
+        elif wt == 1:
+            v, j = 8, j + 8
+        elif wt == 5:
+            v, j = 4, j + 4
+        else:
+            v, j2 = _varint(b, j)
+            if v < 0 or v > (1 << 31):
+                return out if out and v < 0 else None
+            j = j2 + v
+        out.append((num, wt, v, i))
+        i = j
+    return out
+
+
+def _sniff_perfetto(h: Head) -> bool:
+    """A Perfetto trace: a ``Trace`` message, every top-level field ``packet`` (1, bytes) whose
+    content is a valid message too (a ``TracePacket``)."""
+    d = h.data
+    if not d or d[0] != 0x0A:
+        return False
+    fields_ = _proto_fields(d, 16)
+    if not fields_ or any(num != 1 or wt != 2 for num, wt, _, _ in fields_):
+        return False
+    num, wt, ln, at = fields_[0]
+    _, start = _varint(d, at + 1)
+    inner = d[start: start + min(ln, 4096)]
+    sub = _proto_fields(inner, 8)
+    # a packet's fields: timestamp 8, sequence ids 10/58, track_event 11, descriptors 43-44/60,
+    # clock snapshot 6, trace config 33, ...; pprof's ValueType (fields 1-2 only) is no packet
+    return bool(sub) and not all(f in (1, 2) for f, _, _, _ in sub)
+
+
+def _sniff_pprof(h: Head) -> bool:
+    """A pprof ``Profile`` (gzip inflated): top-level fields numbered 1-14 (sample_type 1,
+    sample 2, mapping 3, location 4, function 5, string_table 6, ...), the first ones
+    sample types (``ValueType``: fields 1 and 2, varints)."""
+    d = h.data
+    if not d or h.first in (b"{", b"["):
+        return False
+    fields_ = _proto_fields(d, 64)
+    if not fields_ or any(not 1 <= num <= 14 for num, _, _, _ in fields_):
+        return False
+    nums = {num for num, _, _, _ in fields_}
+    if nums == {1}:  # a Perfetto trace is all field 1
+        num, wt, ln, at = fields_[0]
+        _, start = _varint(d, at + 1)
+        sub = _proto_fields(d[start: start + ln], 8)
+        return bool(sub) and all(f in (1, 2) and w == 0 for f, w, _, _ in sub) and (len(fields_) < 16 or h.whole)
+    return 6 in nums or 1 in nums or 2 in nums
+
+
+def _keys(h: Head) -> set:
+    return set(h.json_keys)
+
+
+def _sniff_speedscope(h: Head) -> bool:
+    return h.starts_json_object() and (
+        b"speedscope.app/file-format-schema.json" in h.data[:8192]
+        or ({"profiles", "shared"} <= _keys(h) and b'"frames"' in h.data[:65536]))
+
+
+def _sniff_cpuprofile(h: Head) -> bool:
+    """V8's ``.cpuprofile``: ``nodes`` (the new form) or ``head`` with ``hitCount``/``callUID``
+    nodes (the old form, Node 8-10); ``samples`` beside them.  A heap profile also has a
+    ``head`` but its nodes carry ``selfSize``."""
+    if not h.starts_json_object():
+        return False
+    k = h.json_keys
+    if k[:1] == ["nodes"] or ({"nodes", "startTime"} <= set(k) and "traceEvents" not in k):
+        return True
+    return bool(k) and k[0] == "head" and (b'"hitCount"' in h.data[:65536] or b'"callUID"' in h.data[:65536]) \
+        and b'"selfSize"' not in h.data[:65536]
+
+
+def _sniff_heapprofile(h: Head) -> bool:
+    k = h.json_keys
+    return h.starts_json_object() and k[:1] == ["head"] and b'"selfSize"' in h.data[:65536]
+
+
+def _sniff_firefox_processed(h: Head) -> bool:
+    k = _keys(h)
+    return h.starts_json_object() and "meta" in k and b'"preprocessedProfileVersion"' in h.data
+
+
+def _sniff_firefox_gecko(h: Head) -> bool:
+    """A Gecko profile (``MOZ_PROFILER_SHUTDOWN``, the Firefox Profiler's "Upload" of the raw
+    profile): ``meta``, ``libs``, ``threads``; or Firefox DevTools' older performance panel
+    export, which holds one under ``profile``."""
+    if not h.starts_json_object():
+        return False
+    k = _keys(h)
+    if "traceEvents" in k or b'"preprocessedProfileVersion"' in h.data:
+        return False
+    if "meta" in k and ("libs" in k or "threads" in k or "processes" in k):
+        return True
+    # DevTools' export: {"label", "duration", "markers", ..., "profile": {gecko}} (markers may fill the head)
+    return {"label", "duration"} <= k and ("profile" in k or "markers" in k or "ticks" in k)
+
+
+def _sniff_stackprof(h: Head) -> bool:
+    k = _keys(h)
+    return h.starts_json_object() and "mode" in k and "frames" in k and ("interval" in k or "raw" in k)
+
+
+def _sniff_safari(h: Head) -> bool:
+    k = h.json_keys
+    return h.starts_json_object() and "recording" in k and "version" in k
+
+
+def _sniff_ghc_json(h: Head) -> bool:
+    k = _keys(h)
+    return h.starts_json_object() and {"program", "cost_centres"} <= k or \
+        (h.starts_json_object() and {"program", "total_ticks"} <= k)
+
+
+def _sniff_v8log_json(h: Head) -> bool:
+    k = _keys(h)
+    return h.starts_json_object() and {"code", "ticks"} <= k
+
+
+def _sniff_heapsnapshot(h: Head) -> bool:
+    k = h.json_keys
+    return h.starts_json_object() and k[:1] == ["snapshot"]
+
+
+def _sniff_pyinstrument(h: Head) -> bool:
+    k = _keys(h)
+    return h.starts_json_object() and "root_frame" in k and ("duration" in k or "start_time" in k)
+
+
+def _sniff_chrome_json(h: Head) -> bool:
+    """Chrome's Trace Event format (object or array form) and any other JSON no other format
+    claims: its loader says what is missing."""
+    return h.first in (b"{", b"[")
+
+
+_PERF_HEADER = re.compile(r"^\S.*?\s+\d+(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s")
+_PERF_FRAME = re.compile(r"^\s+[0-9a-fA-F]+\s+\S")
+
+
+def _sniff_perf_script(h: Head) -> bool:
+    """``perf script`` output: an event line (comm, pid[/tid], [cpu], time:, event:) followed by
+    indented frames (address, symbol, (dso))."""
+    lines = h.content_lines(64)
+    for i, ln in enumerate(lines[:-1]):
+        if _PERF_HEADER.match(ln) and _PERF_FRAME.match(lines[i + 1]):
+            return True
+    return False
+
+
+_COLLAPSED = re.compile(r"^.*\S\s+\d+(?:\.\d+)?\s*$")
+
+
+def _sniff_collapsed(h: Head) -> bool:
+    """Brendan Gregg's collapsed stacks: every line ``frame;frame;frame count``."""
+    if h.first in (b"{", b"["):
+        return False
+    lines = h.content_lines(32)
+    if not lines:
+        return False
+    good = sum(1 for ln in lines if _COLLAPSED.match(ln))
+    return good >= max(1, int(0.8 * len(lines))) and any(";" in ln for ln in lines) or \
+        (good == len(lines) and len(lines) >= 1 and all(" " in ln.strip() for ln in lines))
+
+
+def _sniff_callgrind(h: Head) -> bool:
+    t = h.text[:4096].lstrip()
+    if t.startswith("# callgrind format"):
+        return True
+    lines = [ln for ln in h.lines(64) if ln.strip()]
+    heads = sum(1 for ln in lines[:16] if ln.split(":", 1)[0] in ("version", "creator", "pid", "cmd", "part",
+                                                                    "positions", "events", "desc", "thread"))
+    return heads >= 2 and any(ln.startswith(("fn=", "fl=")) for ln in lines)
+
+
+def _sniff_v8log(h: Head) -> bool:
+    return h.data.startswith(b"v8-version,")
+
+
+def _sniff_ghc_prof(h: Head) -> bool:
+    return "Time and Allocation Profiling Report" in h.text[:512]
+
+
+def _sniff_jfr(h: Head) -> bool:
+    return h.data.startswith(b"FLR\x00")
+
+
+def _sniff_instruments_text(h: Head) -> bool:
+    first = h.text.lstrip("\ufeff").split("\n", 1)[0]
+    return first.startswith(("Running Time\tSelf", "Weight\tSelf Weight", "Bytes Used\tCount"))
+
+
+def _sniff_zip_other(h: Head) -> bool:
+    return h.data.startswith(_ZIP_MAGIC)
+
+
+def _sniff_pmcstat(h: Head) -> bool:
+    return h.data.startswith(b"@ ") and b" samples]" in h.data[:256]
+
+
+def _sniff_papyrus(h: Head) -> bool:
+    return bool(re.match(r"^(Stack|Script)_\S+ log opened", h.text[:128]))
+
+
+def _sniff_memray(h: Head) -> bool:
+    return h.data.startswith(b"memray")
+
+
+def _sniff_pstats(h: Head) -> bool:
+    """cProfile's ``pstats`` dump: a marshalled dict (``{``) whose first key is a tuple
+    ``(file, line, function)`` (marshal's ``)``/``(`` small tuple, ``(`` tuple codes)."""
+    d = h.data
+    return len(d) > 2 and d[0] in (0x7B, 0xFB) and d[1] in (0x29, 0xA9, 0x28, 0xA8)
+
+
+def _sniff_nothing(h: Head) -> bool:  # the gzip wrapper is handled before sniffing
+    return False
+
+
+_TO_JSON = "Save the profile as speedscope JSON or Chrome trace JSON where the tool can"
+
+#: Every format, in the order they are tried.  The specific binary and text formats come first,
+#: then the JSON formats by their keys, then Chrome's JSON, which takes any other JSON.
+FORMATS: tuple = (
+    Format("native", "TraceVis3D native file", (".tv3d.npz", ".npz"), _sniff_native, "readers:load_native_data",
+           "native:save_native", kind="native", tools="tracevis3d save"),
+    Format("compact", "TraceVis3D compact file (SEAT's Compact Trace Format)", (".tv3c",), _sniff_compact,
+           "readers:load_compact_data", "compact:save_compact", kind="native", tools="tracevis3d save --format compact"),
+    Format("perfetto", "Perfetto protobuf trace", (".perfetto-trace", ".pftrace", ".pb", ".proto", ".trace"),
+           _sniff_perfetto, "perfetto:load_perfetto", tools="Perfetto SDK, Chrome, Android, tracebox"),
+    Format("pprof", "pprof profile (profile.proto)", (".pb.gz", ".pprof", ".prof"), _sniff_pprof,
+           "pprof:load_pprof", kind="merged", options=("sample_type",), tools="Go runtime/pprof, gperftools, pprof"),
+    Format("memray", "memray capture", (".bin",), _sniff_memray, None,
+           why_not="memory captures are not call traces: the memory view reads them (tracevis3d render-memory)",
+           tools="memray run"),
+    Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
+           why_not="its binary chunks are not read; convert it with async-profiler's converter "
+                   "(java -cp converter.jar jfr2flame --collapsed IN.jfr OUT.txt) and load the collapsed stacks",
+           tools="JDK Flight Recorder"),
+    Format("pstats", "cProfile/profile pstats dump", (".pstats", ".prof"), _sniff_pstats, None,
+           why_not="pstats keeps a call graph, not stacks; record the program with VizTracer or py-spy, or convert "
+                   "it with flameprof/gprof2dot",
+           tools="python -m cProfile -o"),
+    Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
+           kind="merged", options=("event",), tools="valgrind --tool=callgrind"),
+    Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
+           "perf_script:load_perf_script", kind="merged", tools="perf record -g; perf script"),
+    Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
+           why_not="process it first: node --prof-process --preprocess isolate-*.log > profile.v8log.json",
+           tools="node --prof"),
+    Format("ghc-prof", "GHC profiling report (text)", (".prof",), _sniff_ghc_prof, None,
+           why_not="the text report is not read; run the program with +RTS -pj for the JSON report",
+           tools="GHC +RTS -p"),
+    Format("instruments-text", "Instruments call tree (text)", (".txt",), _sniff_instruments_text,
+           "instruments:load_instruments_text", kind="merged", tools="Xcode Instruments: Copy call tree"),
+    Format("pmcstat", "pmcstat callgraph (text)", (".txt",), _sniff_pmcstat, None,
+           why_not="not read yet; pmcstat -G writes it: use its collapsed-stack output (stackcollapse-pmc.pl)",
+           tools="FreeBSD pmcstat -G"),
+    Format("papyrus", "Papyrus script profile", (".log",), _sniff_papyrus, None,
+           why_not="Skyrim's Papyrus logs are not read", tools="Papyrus profiler"),
+    Format("zip", "zip archive", (".zip", ".trace.zip"), _sniff_zip_other, None,
+           why_not="unzip it and load the trace inside (Instruments .trace bundles are not read)", tools=""),
+    Format("speedscope", "speedscope JSON", (".speedscope.json", ".json"), _sniff_speedscope,
+           "speedscope:load_speedscope", kind="sampled", tools="speedscope, py-spy, pyinstrument, rbspy, samply"),
+    Format("cpuprofile", "V8 CPU profile (.cpuprofile)", (".cpuprofile", ".json"), _sniff_cpuprofile,
+           "readers:load_cpuprofile_data", kind="sampled", tools="node --cpu-prof, Chrome DevTools"),
+    Format("heapprofile", "V8 sampling heap profile", (".heapprofile",), _sniff_heapprofile,
+           "heapprofile:load_heapprofile", kind="merged", tools="node --heap-prof, Chrome DevTools"),
+    Format("heapsnapshot", "V8 heap snapshot", (".heapsnapshot",), _sniff_heapsnapshot, None,
+           why_not="a heap snapshot holds objects, not calls: record a sampling heap profile (.heapprofile) instead",
+           tools="Chrome DevTools, node --heapsnapshot-signal"),
+    Format("firefox", "Firefox Profiler (processed)", (".json", ".json.gz"), _sniff_firefox_processed,
+           "firefox:load_firefox", kind="sampled", tools="profiler.firefox.com, samply"),
+    Format("gecko", "Firefox Gecko profile", (".json", ".json.gz"), _sniff_firefox_gecko, "firefox:load_firefox",
+           kind="sampled", tools="MOZ_PROFILER_SHUTDOWN, Firefox DevTools"),
+    Format("stackprof", "stackprof (Ruby) JSON", (".json",), _sniff_stackprof, "stackprof:load_stackprof",
+           kind="sampled", tools="stackprof"),
+    Format("safari", "Safari timeline recording", (".json",), _sniff_safari, "safari:load_safari",
+           kind="sampled", tools="Safari Web Inspector"),
+    Format("ghc-json", "GHC profiling report (JSON)", (".prof", ".json"), _sniff_ghc_json, "ghc:load_ghc_json",
+           kind="merged", tools="GHC +RTS -pj"),
+    Format("v8log-json", "V8 log, preprocessed (JSON)", (".v8log.json", ".json"), _sniff_v8log_json, None,
+           why_not="not read yet: load a .cpuprofile (node --cpu-prof) of the same program instead",
+           tools="node --prof-process --preprocess"),
+    Format("pyinstrument", "pyinstrument JSON", (".json", ".pyisession"), _sniff_pyinstrument, None,
+           why_not="save it with pyinstrument -r speedscope instead", tools="pyinstrument -r json"),
+    Format("chrome", "Chrome Trace Event JSON", (".json", ".json.gz", ".trace"), _sniff_chrome_json,
+           "readers:load_chrome_data", "chrome_writer:save_chrome",
+           tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes"),
+    Format("collapsed", "collapsed stacks (Brendan Gregg)", (".txt", ".folded", ".collapsed"), _sniff_collapsed,
+           "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno"),
+)
+
+_BY_KEY = {f.key: f for f in FORMATS}
+
+
+def by_key(key: str) -> Format:
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise ValueError(f"unknown format {key!r}; known: {', '.join(_BY_KEY)}") from None
+
+
+def detect(head) -> Format | None:
+    """The format of a file whose first bytes (gzip inflated) are ``head`` (a `Head`, or bytes);
+    None when no format recognises them."""
+    h = head if isinstance(head, Head) else Head(head)
+    for f in FORMATS:
+        if f.sniff(h):
+            return f
+    return None
+
+
+def _resolve(path: str) -> Callable:
+    mod, _, fn = path.partition(":")
+    return getattr(importlib.import_module(f"{__package__}.{mod}"), fn)
+
+
+def loader_of(fmt: Format) -> Callable:
+    """The loader function of ``fmt`` (imported now)."""
+    if fmt.loader is None:
+        raise ValueError(f"{fmt.title} is recognised but not read: {fmt.why_not}")
+    return _resolve(fmt.loader)
+
+
+def writer_of(fmt: Format) -> Callable:
+    if fmt.writer is None:
+        raise ValueError(f"TraceVis3D does not write {fmt.title} files")
+    return _resolve(fmt.writer)
+
+
+def file_filter() -> str:
+    """The panel's file-browser filter: every readable format's endings (and ``.gz``)."""
+    exts = sorted({e for f in FORMATS if f.readable for e in f.extensions} | {".gz"})
+    return ";".join("*" + e for e in exts)
+
+
+def describe_formats() -> str:
+    """A plain-text table of the formats (``tracevis3d formats``)."""
+    rows = [("format", "read", "x axis", "written by", "name")]
+    for f in FORMATS:
+        axis = {"merged": "measure", "native": "time"}.get(f.kind, "time")
+        rows.append((f.key, "yes" if f.readable else "no", axis if f.readable else "", f.tools, f.title))
+    w = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(r[i].ljust(w[i]) for i in range(4)) + "  " + r[4] for r in rows]
+    lines.append("")
+    lines.append("Recognised but not read:")
+    lines += [f"  {f.key}: {f.why_not}" for f in FORMATS if not f.readable and f.why_not]
+    lines.append("Any of them gzip-compressed too.")
+    return "\n".join(lines)

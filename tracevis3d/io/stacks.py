@@ -1,0 +1,435 @@
+"""Profiles of stacks → `Trace`: the one builder under every sampled and aggregated format.
+
+A profiler writes, per thread (or per profile), a table of stacks (each a frame on top of a
+parent stack) and samples that point into it.  The readers (speedscope, Firefox, V8
+``.cpuprofile``, pprof, perf script, collapsed stacks, callgrind, ...) only translate their
+file into `FrameTable` + `StackProfile`; this module makes the calls, the same way for all:
+
+- **Timed samples** (`timed_trace`): speedscope's time-ordered view ("Time Order").  Samples
+  in time order; a frame is one call from the first sample whose stack holds it to the first
+  later sample whose stack does not hold it at the same place (stacks compared frame by frame
+  from the bottom: `kernels.stacks.canonical_nodes` merges nodes of the same frame path first).
+  Each sample lasts until the next; the last one until the profile's end or one sampling
+  interval (the median step between samples).  Samples without times but with weights
+  (speedscope's sampled profiles) are laid end to end, each as long as its weight.
+- **Aggregated stacks** (`merged_trace`): speedscope's "Left Heavy" view, a trace whose x axis
+  is the measure (samples, bytes, instructions...) instead of time: every distinct stack
+  path is one call as wide as its inclusive weight, children side by side from the parent's
+  left edge, the heaviest first, the parent's own weight at its right end
+  (`kernels.stacks.left_heavy_order`).  ``meta["x_unit"]`` names the measure and
+  ``meta["merged"]`` is True: every view says so on its axis and in its title.
+- `merge_trace` gives any timed trace the same merged view (the CLI's ``--merge``): each
+  thread's calls merged by their frame path, weighted by self time.
+
+Bounds: calls ≤ ``limits.sample_calls(input bytes)`` (each sample may open a whole stack);
+stack depth ≤ ``limits.max_stack_depth`` (deeper chains are cut, a cycle in a parent table is
+cut where it closes: both counted as repairs); times past ``limits.max_abs_time`` are left out
+with a repair.  Memory: a few arrays of the samples' and stacks' length.
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import Trace, TraceFormatError, TraceWarning
+
+__all__ = ["FrameTable", "StackProfile", "timed_trace", "merged_trace", "merge_trace", "is_merged", "x_unit"]
+
+
+class FrameTable:
+    """The distinct frames of one file, (name, file, line), numbered by first appearance;
+    every profile of the file indexes this one table (a function keeps one colour in every
+    thread).  ``max_name_chars``: longer names are cut (distinct long names stay distinct)."""
+
+    def __init__(self, max_name_chars: int = 4096):
+        self.index: dict = {}
+        self.names: list = []
+        self.files: list = []
+        self.lines: list = []
+        self.max_name_chars = int(max_name_chars)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def _clean(self, s) -> str:
+        s = s if isinstance(s, str) else ("" if s is None else str(s))
+        if len(s) > self.max_name_chars:
+            import hashlib
+
+            s = s[: self.max_name_chars - 10] + "…" + hashlib.blake2s(s.encode("utf-8", "replace"),
+                                                                       digest_size=4).hexdigest()
+        return s
+
+    def add(self, name, file="", line=-1) -> int:
+        """The id of frame (name, file, line), added when new.  An empty name is "(anonymous)"."""
+        key = (name, file, line)
+        k = self.index.get(key)
+        if k is None:
+            nm = self._clean(name) or "(anonymous)"
+            fl = self._clean(file)
+            try:
+                ln = int(line)
+            except (TypeError, ValueError, OverflowError):
+                ln = -1
+            ln = ln if 0 <= ln < 2 ** 31 - 1 else -1
+            k = self.index[key] = len(self.names)
+            self.names.append(nm)
+            self.files.append(fl)
+            self.lines.append(ln)
+        return k
+
+
+@dataclass
+class StackProfile:
+    """One thread's (or one profile's) samples over its table of stacks.
+
+    ``stack_parent[s]``: the stack under stack s (-1: s is a single frame); ``stack_frame[s]``:
+    the frame on top of it (into the file's `FrameTable`).  ``sample_stack[k]``: the stack of
+    sample k (-1: an empty stack, the thread idle).  ``sample_time[k]``: µs on the profile's
+    clock (any order: sorted here), or None: samples are consecutive, each lasting its
+    weight.  ``sample_weight[k]``: the sample's weight in the file's unit (None: 1 each).
+    ``end_time``: when the last sample ends (µs; None: one sampling interval after it).
+    """
+
+    thread_name: str
+    stack_parent: np.ndarray
+    stack_frame: np.ndarray
+    sample_stack: np.ndarray
+    sample_time: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None
+    end_time: float | None = None
+    process_name: str = ""
+    pid: int = 0
+    tid: int = 0
+    #: the sampling interval (µs) when the file states it; else the median step
+    interval_us: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class _Repairs:
+    """Repairs made while building (code → count, first where, what was done)."""
+
+    def __init__(self):
+        self.items: dict = {}
+
+    def add(self, code: str, count: int, first: str, action: str):
+        if count <= 0:
+            return
+        r = self.items.setdefault(code, {"count": 0, "first": first, "action": action})
+        r["count"] += int(count)
+
+
+def _as_i64(a, what: str, source: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.size == 0:
+        return np.zeros(0, np.int64)
+    if a.dtype.kind not in "iu":
+        raise TraceFormatError(f"{source}: {what} must be integers, got {a.dtype}")
+    return a.astype(np.int64, copy=False)
+
+
+def _stack_forest(p: StackProfile, n_frames: int, limits, source: str, rep: _Repairs) -> tuple:
+    """The profile's stack table checked and made a forest: (parent, frame, depth) with ids out
+    of range cut (a parent out of range makes a root; a frame out of range is "(unknown)"),
+    cycles and chains deeper than ``limits.max_stack_depth`` cut."""
+    from ..kernels import chrome_tree as ct
+
+    parent = _as_i64(p.stack_parent, "stack parents", source)
+    frame = _as_i64(p.stack_frame, "stack frames", source)
+    if parent.size != frame.size:
+        raise TraceFormatError(f"{source}: thread {p.thread_name!r}: {parent.size} stack parents for "
+                               f"{frame.size} stack frames")
+    n = parent.size
+    bad_p = (parent < -1) | (parent >= n)
+    rep.add("stack_parent_range", int(bad_p.sum()), f"thread {p.thread_name!r}",
+            "a stack's parent out of the stack table: the stack starts there")
+    parent = np.where(bad_p, -1, parent)
+    bad_f = (frame < 0) | (frame >= n_frames)
+    rep.add("stack_frame_range", int(bad_f.sum()), f"thread {p.thread_name!r}",
+            "a stack's frame out of the frame table: named (unknown frame)")
+    frame = np.where(bad_f, n_frames, frame)  # the extra frame "(unknown frame)"
+    parent, depth, n_cyc, n_deep = ct.frame_depths(parent, int(limits.max_stack_depth))
+    rep.add("stack_cycle", int(n_cyc), f"thread {p.thread_name!r}", "a cycle of stack parents: cut where it closes")
+    rep.add("stack_deep", int(n_deep), f"thread {p.thread_name!r}",
+            f"a stack deeper than {limits.max_stack_depth} frames: cut (max_stack_depth= to allow more)")
+    return parent, frame, depth, bool(bad_f.any())
+
+
+def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: _Repairs) -> tuple:
+    """(stack per sample, weight per sample) checked: a stack out of range is an empty sample,
+    a weight that is negative or not finite is 0."""
+    s = _as_i64(p.sample_stack, "sample stacks", source)
+    bad = (s < -1) | (s >= n_stacks)
+    rep.add("sample_stack_range", int(bad.sum()), f"thread {p.thread_name!r}",
+            "a sample's stack out of the stack table: an empty stack")
+    s = np.where(bad, -1, s)
+    if p.sample_weight is None:
+        w = None
+    else:
+        w = np.asarray(p.sample_weight, np.float64)
+        if w.size != s.size:
+            raise TraceFormatError(f"{source}: thread {p.thread_name!r}: {w.size} sample weights for "
+                                   f"{s.size} samples")
+        badw = ~np.isfinite(w) | (w < 0) | (w > limits.max_abs_time)
+        rep.add("sample_weight", int(badw.sum()), f"thread {p.thread_name!r}",
+                "a sample weight that is negative, not finite or past max_abs_time: weight 0")
+        w = np.where(badw, 0.0, w)
+    return s, w
+
+
+def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) -> dict:
+    from ..kinds import classify_functions
+    from ..names import parse_function_name
+
+    names = list(frames.names) + (["(unknown frame)"] if unknown else [])
+    files = list(frames.files) + ([""] if unknown else [])
+    lines = list(frames.lines) + ([-1] if unknown else [])
+    parsed = [parse_function_name(nm, file=fl, line=ln) for nm, fl, ln in zip(names, files, lines)]
+    kind = classify_functions(names, kind_rules) if names else np.zeros(0, np.uint8)
+    return dict(function_names=names, function_files=[p.file or f for p, f in zip(parsed, files)],
+                function_lines=np.array([p.line if p.line >= 0 else ln for p, ln in zip(parsed, lines)], np.int32),
+                function_cats=[cat] * len(names), function_paths=[p.path for p in parsed], _kind=kind)
+
+
+def _finish(parts: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
+            meta: dict, rep: _Repairs, cat: str, warn: bool) -> Trace:
+    """The Trace of per-thread calls ``parts``: [(profile, frame, start, end)] (calls of one
+    thread in the order `expand_samples` opened them: pre-order)."""
+    from ..kernels.tree import nest_sorted_intervals, preorder_sort
+
+    ft = _function_tables(frames, unknown, kind_rules, cat)
+    f_kind = ft.pop("_kind")
+    th, fr, st, en = [], [], [], []
+    for t, (p, frame, start, end) in enumerate(parts):
+        keep = end > start
+        th.append(np.full(int(keep.sum()), t, np.int32))
+        fr.append(frame[keep])
+        st.append(start[keep])
+        en.append(end[keep])
+    thread = np.concatenate(th) if th else np.zeros(0, np.int32)
+    frame = np.concatenate(fr).astype(np.int64) if fr else np.zeros(0, np.int64)
+    start = np.concatenate(st) if st else np.zeros(0)
+    end = np.concatenate(en) if en else np.zeros(0)
+    n_threads = len(parts)
+    order = preorder_sort(thread, start, end, np.arange(thread.size), n_threads)
+    thread, frame, start, end = thread[order], frame[order], start[order], end[order]
+    parent, depth, end_index, end, _ = nest_sorted_intervals(thread, start, end)
+    n = thread.size
+    profiles = [p for p, _, _, _ in parts]
+    pids = np.array([p.pid for p in profiles], np.int64)
+    tids = np.array([p.tid for p in profiles], np.int64)
+    m = dict(meta)
+    m.setdefault("source", source)
+    m["format"] = fmt
+    m["repairs"] = rep.items
+    m.setdefault("skipped", {})
+    trace = Trace(
+        func=frame.astype(np.int32), start=start, end=end, depth=depth.astype(np.int32),
+        parent=parent.astype(np.int32), end_index=end_index.astype(np.int32), thread=thread.astype(np.int32),
+        kind=f_kind[frame].astype(np.uint8) if n else np.zeros(0, np.uint8),
+        obj_ptr=np.zeros(n + 1, np.int64), obj_ids=np.zeros(0, np.int32),
+        thread_pid=pids, thread_tid=tids, thread_names=[p.thread_name for p in profiles],
+        thread_sort=np.arange(n_threads, dtype=np.int32), process_names=[p.process_name for p in profiles],
+        meta=m, **ft)
+    if warn and rep.items:
+        for code, r in rep.items.items():
+            warnings.warn(TraceWarning(f"{source}: {r['count']} × {code} (first: {r['first']}): {r['action']}"),
+                          stacklevel=3)
+    return trace.check()
+
+
+def _median_step(t: np.ndarray) -> float:
+    d = np.diff(t)
+    d = d[d > 0]
+    return float(np.median(d)) if d.size else 0.0
+
+
+def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, limits, input_bytes: int,
+                kind_rules=None, meta: dict | None = None, warn: bool = True, cat: str = "sample") -> Trace:
+    """The calls of sampled ``profiles`` on their clock (speedscope's time-ordered view; module
+    docstring).  ``meta`` is merged into the trace's; ``meta["sampling_interval_us"]`` is set
+    to the profiles' interval (the stated one, else the median step between samples) and
+    ``meta["n_samples"]`` to their count.  Times are µs from the earliest sample
+    (``meta["clock_origin"]``: its absolute time)."""
+    from ..kernels import chrome_tree as ct
+    from ..kernels import stacks as ks
+
+    rep = _Repairs()
+    max_calls = limits.sample_calls(input_bytes)
+    unknown = False
+    built = []
+    n_samples = 0
+    intervals = []
+    t_first = math.inf
+    for p in profiles:
+        parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
+        unknown |= unk
+        s, w = _samples(p, parent.size, limits, source, rep)
+        if p.sample_time is None:
+            ww = np.ones(s.size) if w is None else w
+            t = np.concatenate([[0.0], np.cumsum(ww)])
+            t, end_t = t[:-1], float(t[-1])
+            step = float(np.median(ww[ww > 0])) if (ww > 0).any() else 0.0
+        else:
+            t = np.asarray(p.sample_time, np.float64)
+            if t.size != s.size:
+                raise TraceFormatError(f"{source}: thread {p.thread_name!r}: {t.size} sample times for "
+                                       f"{s.size} samples")
+            bad = ~np.isfinite(t) | (np.abs(t) > limits.max_abs_time)
+            rep.add("sample_time", int(bad.sum()), f"thread {p.thread_name!r}",
+                    f"a sample time that is not finite or past ±{limits.max_abs_time:g} µs: left out")
+            if bad.any():
+                t, s = t[~bad], s[~bad]
+                w = None if w is None else w[~bad]
+            if np.any(np.diff(t) < 0):
+                o = np.argsort(t, kind="stable")
+                rep.add("sample_order", 1, f"thread {p.thread_name!r}", "samples not in time order: sorted")
+                t, s = t[o], s[o]
+            step = p.interval_us if p.interval_us and p.interval_us > 0 else _median_step(t)
+            step = step if step > 0 else 1.0  # one sample, or all at one time: 1 µs each
+            end_t = p.end_time if (p.end_time is not None and t.size and math.isfinite(p.end_time)
+                                   and t[-1] <= p.end_time <= t[-1] + 1e3 * max(step, 1.0)
+                                   and abs(p.end_time) <= limits.max_abs_time) else \
+                (float(t[-1]) + step if t.size else 0.0)
+        n_samples += int(s.size)
+        if step > 0:
+            intervals.append(step)
+        if t.size:
+            t_first = min(t_first, float(t[0]))
+        canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
+        leaf = np.where(s >= 0, canon[np.maximum(s, 0)] if canon.size else -1, -1)
+        built.append((p, c_parent, c_frame, c_depth, t, leaf, end_t))
+    if not n_samples:
+        raise TraceFormatError(f"{source}: no samples: nothing to show")
+    if not math.isfinite(t_first):
+        t_first = 0.0
+    parts = []
+    total_calls = 0
+    for p, c_parent, c_frame, c_depth, t, leaf, end_t in built:
+        ts = np.append(t, end_t) - t_first
+        lf = np.append(leaf, -1)
+        node, start, end, _, status = ct.expand_samples(np.zeros(ts.size, np.int64), ts, lf, c_parent, c_depth,
+                                                        max_calls - total_calls)
+        if status < 0:
+            raise TraceFormatError(
+                f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
+                f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
+        total_calls += node.size
+        parts.append((p, c_frame[node] if node.size else np.zeros(0, np.int64), start, end))
+    if not any((e > s).any() for _, _, s, e in parts):
+        raise TraceFormatError(f"{source}: its {n_samples} samples hold no stack: nothing to show")
+    m = dict(meta or {})
+    m.update(clock_origin=t_first, time_unit="us", n_samples=n_samples,
+             sampling_interval_us=float(np.median(intervals)) if intervals else None)
+    return _finish(parts, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
+                   cat=cat, warn=warn)
+
+
+def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, fmt: str, limits,
+                 input_bytes: int, kind_rules=None, meta: dict | None = None, warn: bool = True,
+                 cat: str = "sample") -> Trace:
+    """The Left Heavy trace of weighted stacks (module docstring): x is ``unit`` (samples,
+    bytes, Ir...), not time.  ``sample_time`` of the profiles is ignored."""
+    from ..kernels import chrome_tree as ct
+    from ..kernels import stacks as ks
+
+    rep = _Repairs()
+    max_calls = limits.sample_calls(input_bytes)
+    unknown = False
+    parts = []
+    n_samples = 0
+    total_weight = 0.0
+    for p in profiles:
+        parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
+        unknown |= unk
+        s, w = _samples(p, parent.size, limits, source, rep)
+        n_samples += int(s.size)
+        if not s.size:
+            parts.append((p, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+            continue
+        canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
+        on = s >= 0
+        leaf = canon[s[on]] if canon.size else np.zeros(0, np.int64)
+        ww = np.ones(int(on.sum())) if w is None else w[on]
+        self_w = np.bincount(leaf, weights=ww, minlength=c_parent.size).astype(np.float64)
+        total = ks.subtree_totals(c_parent, c_depth, self_w)
+        if total.size and float(total[c_parent < 0].sum()) > limits.max_abs_time:
+            raise TraceFormatError(f"{source}: thread {p.thread_name!r}: its weights sum to "
+                                   f"{float(total[c_parent < 0].sum()):.3g} {unit}, past {limits.max_abs_time:g}")
+        total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
+        node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)  # ties: the frame met first
+        c_node, start, end, _, status = ct.expand_samples(np.zeros(pos.size, np.int64), pos, node, c_parent, c_depth,
+                                                          max_calls)
+        if status < 0:
+            raise TraceFormatError(f"{source}: its stacks expand to more than {max_calls} calls "
+                                   f"(sample_bytes_per_call= or max_events= to allow more)")
+        parts.append((p, c_frame[c_node] if c_node.size else np.zeros(0, np.int64), start, end))
+    if not any((e > s).any() for _, _, s, e in parts):
+        raise TraceFormatError(f"{source}: its {n_samples} stacks weigh nothing: nothing to show")
+    m = dict(meta or {})
+    m.update(merged=True, x_unit=unit, n_samples=n_samples, total_weight=total_weight, clock_origin=0.0,
+             ordering="left heavy")
+    return _finish(parts, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
+                   cat=cat, warn=warn)
+
+
+def merge_trace(trace: Trace) -> Trace:
+    """``trace`` merged (the CLI's ``--merge``): per thread, calls with the same frame path are
+    one, weighted by their self time, laid out Left Heavy (`merged_trace`); x is time summed
+    (µs), no longer a clock.  Counters, flows, instants and async slices, which live on the
+    clock, are left out.  A merged trace is returned as it is."""
+    from ..io.limits import DEFAULT_LIMITS
+
+    if is_merged(trace):
+        return trace
+    frames = FrameTable()
+    frames.names, frames.files, frames.lines = (list(trace.function_names), list(trace.function_files),
+                                                [int(x) for x in trace.function_lines])
+    frames.index = {(nm, fl, ln): k for k, (nm, fl, ln) in enumerate(zip(frames.names, frames.files, frames.lines))}
+    profiles = []
+    ranges = trace.thread_ranges()
+    self_t = trace.self_time
+    for t in range(trace.n_threads):
+        lo, hi = int(ranges[t, 0]), int(ranges[t, 1])
+        par = trace.parent[lo:hi].astype(np.int64)
+        par = np.where(par >= 0, par - lo, -1)
+        profiles.append(StackProfile(
+            thread_name=trace.thread_names[t] if t < len(trace.thread_names) else f"thread {t}",
+            stack_parent=par, stack_frame=trace.func[lo:hi].astype(np.int64),
+            sample_stack=np.arange(hi - lo, dtype=np.int64), sample_weight=np.maximum(self_t[lo:hi], 0.0),
+            process_name=trace.process_names[t] if t < len(trace.process_names) else "",
+            pid=int(trace.thread_pid[t]), tid=int(trace.thread_tid[t])))
+    src = str(trace.meta.get("source", ""))
+    lim = DEFAULT_LIMITS
+    out = merged_trace(frames, profiles, unit="µs", source=src, fmt=str(trace.meta.get("format", "")), limits=lim,
+                       input_bytes=max(2 * len(trace), 1) * 8, kind_rules=None,
+                       meta={"merged_from": src, "merged_of_timed": True}, warn=False)
+    # the original functions' kinds and categories (merging keeps the function table)
+    out.function_cats = list(trace.function_cats)
+    out.kind = trace.kind[np.zeros(0, np.int64)] if not len(out) else _kinds_of(trace, out)
+    return out
+
+
+def _kinds_of(trace: Trace, out: Trace) -> np.ndarray:
+    first = np.full(max(trace.n_functions, 1), 0, np.uint8)
+    first[trace.func] = trace.kind
+    return first[out.func]
+
+
+def is_merged(trace) -> bool:
+    """Is ``trace`` aggregated stacks (x is a measure, not time)?"""
+    return bool(getattr(trace, "meta", {}).get("merged"))
+
+
+def x_unit(trace) -> str | None:
+    """The measure on a merged trace's x axis ("samples", "bytes", "Ir", "µs" for a merged timed
+    trace); None for a trace on a clock."""
+    return str(trace.meta.get("x_unit") or "samples") if is_merged(trace) else None
+
+
+def source_name(source) -> str:
+    return os.path.basename(str(source)) or str(source)
