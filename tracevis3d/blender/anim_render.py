@@ -16,7 +16,7 @@ import os
 
 import bpy
 
-from .render import VIDEO_FORMATS, quiet_blender_output, set_video_output, setup_render
+from .render import VIDEO_FORMATS, blender_write_failed, quiet_blender_output, set_video_output, setup_render
 
 
 def render_animation(out: str, scene=None, frames=None, engine: str = "workbench", resolution=(1920, 1080),
@@ -70,6 +70,13 @@ def render_frames(scene=None, frames=None) -> dict:
                          f"{scene.frame_start}-{scene.frame_end}")
     video = r.image_settings.file_format == "FFMPEG"
     out = r.filepath if video else os.path.dirname(r.filepath)
+    if video:
+        return _render_video(scene, out, a, b)
+    return _render_png_frames(scene, out, a, b)
+
+
+def _render_range(scene, a: int, b: int) -> None:
+    """``render(animation=True)`` over scene frames a..b (the scene's range put back after)."""
     old = scene.frame_start, scene.frame_end, scene.frame_current
     scene.frame_start, scene.frame_end = a, b
     try:
@@ -80,14 +87,72 @@ def render_frames(scene=None, frames=None) -> dict:
         scene.frame_set(old[2])
     if "FINISHED" not in res:
         raise RuntimeError(f"the animation was not rendered ({res})")
-    if video:
-        if not os.path.isfile(out) or os.path.getsize(out) == 0:
+
+
+def _render_video(scene, out: str, a: int, b: int) -> dict:
+    """The video of frames a..b into a temporary beside ``out``, checked whole (its index box
+    written) before it replaces ``out`` (`io.atomic.replaced_whole`)."""
+    from ..io.atomic import replaced_whole
+    from ..io.outputs import verify_video
+
+    r = scene.render
+    ext = os.path.splitext(out)[1].lower()
+    with replaced_whole(out, verify=verify_video, suffix=ext, what="cannot write the video") as tmp:
+        r.filepath = tmp
+        try:
+            _render_range(scene, a, b)
+        except RuntimeError as e:
+            raise blender_write_failed(e, out, "cannot write the video") from None
+        finally:
+            r.filepath = out
+        if not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
             raise RuntimeError(f"the video {out} was not written")
-        return {"path": out, "frames": (a, b), "files": [out]}
+    return {"path": out, "frames": (a, b), "files": [out]}
+
+
+def _render_png_frames(scene, out: str, a: int, b: int) -> dict:
+    """Frames a..b as ``out/frame_NNNN.png``: rendered into a hidden folder inside ``out``, each
+    checked whole (`io.outputs.verify_png`) and only then moved over its name, so a frame on disk
+    is never half written and a failed render (a full disk) leaves the frames that were there;
+    the hidden folder is removed whatever happens."""
+    import shutil
+    import tempfile
+
+    from ..io.atomic import output_error
+    from ..io.outputs import verify_png
+
+    r = scene.render
     files = [os.path.join(out, f"frame_{k:04d}.png") for k in range(a, b + 1)]
-    missing = [f for f in files if not os.path.isfile(f)]
-    if missing:
-        raise RuntimeError(f"the render did not write {missing[0]}")
+    try:
+        stage = tempfile.mkdtemp(prefix=".tv3d-frames-", dir=out)
+    except OSError as e:
+        raise output_error(e, out, "cannot write the frames") from None
+    try:
+        r.filepath = os.path.join(stage, "frame_")
+        try:
+            _render_range(scene, a, b)
+        except RuntimeError as e:
+            raise blender_write_failed(e, out, "cannot write the frames") from None
+        finally:
+            r.filepath = os.path.join(out, "frame_")
+        staged = [os.path.join(stage, os.path.basename(f)) for f in files]
+        missing = [f for f, s in zip(files, staged) if not os.path.isfile(s)]
+        if missing:
+            raise RuntimeError(f"the render did not write {missing[0]}")
+        try:
+            for s in staged:
+                verify_png(s)
+                fd = os.open(s, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            for f, s in zip(files, staged):
+                os.replace(s, f)
+        except OSError as e:
+            raise output_error(e, out, "cannot write the frames") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return {"path": out, "frames": (a, b), "files": files}
 
 

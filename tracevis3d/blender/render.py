@@ -132,6 +132,19 @@ def quiet_blender_output(noise=BLENDER_NOISE):
 
 
 # ------------------------------------------------------------------ rendering
+def blender_write_failed(e: BaseException, path: str, what: str):
+    """Blender's error while it wrote ``path`` (a RuntimeError "Error: ..." whose words are often
+    a stale errno, "Inappropriate ioctl for device") as one line naming the path and the likely
+    cause (`io.atomic.failed_write_cause`): an `OutputError`."""
+    import errno
+
+    from ..io.atomic import OutputError, failed_write_cause
+
+    said = " ".join(str(e).replace("Error:", " ").split())
+    return OutputError(errno.EIO, f"{what}: {failed_write_cause(os.path.dirname(os.path.abspath(path)), said)}",
+                       path)
+
+
 def engine_id(engine: str) -> str:
     """Blender's engine identifier for a user-facing name; ValueError if unknown."""
     import bpy
@@ -171,12 +184,26 @@ def render_figure(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 108
     """
     import bpy
 
+    from ..io.atomic import replaced_whole
+    from ..io.outputs import verify_output
+
     scene = scene or bpy.context.scene
     path = setup_render(path, engine, resolution, transparent, samples, scene, device)
-    with quiet_blender_output() if quiet else contextlib.nullcontext():
-        res = bpy.ops.render.render(write_still=True, scene=scene.name)
-    if "FINISHED" not in res or not os.path.isfile(path):
-        raise RuntimeError(f"render did not write {path} ({res})")
+    # Blender writes the image in place and does not report a failed write (a full disk left a
+    # cut PNG and "FINISHED"): it renders into a temporary beside the target, checked whole
+    # before it replaces the target (`io.atomic.replaced_whole`)
+    with replaced_whole(path, verify=lambda tmp: verify_output(tmp, like=path),
+                        suffix=os.path.splitext(path)[1], what="cannot write the figure") as tmp:
+        scene.render.filepath = tmp
+        try:
+            with quiet_blender_output() if quiet else contextlib.nullcontext():
+                res = bpy.ops.render.render(write_still=True, scene=scene.name)
+        except RuntimeError as e:
+            raise blender_write_failed(e, path, "cannot write the figure") from None
+        finally:
+            scene.render.filepath = path
+        if "FINISHED" not in res or not os.path.isfile(tmp):
+            raise RuntimeError(f"render did not write {path} ({res})")
     return path
 
 
@@ -273,12 +300,20 @@ def encode_video(frames: list, path: str, fps: float, resolution) -> str:
             r.fps, r.fps_base = 1, 1.0 / fps
         set_video_output(r, container, codec)
         r.use_sequencer = True
-        r.filepath = path
         r.use_file_extension = False  # the name as given (no frame range appended)
-        with quiet_blender_output():
-            res = bpy.ops.render.render(animation=True, scene=sc.name)
-        if "FINISHED" not in res or not os.path.isfile(path) or os.path.getsize(path) == 0:
-            raise RuntimeError(f"the video {path} was not written ({res})")
+        from ..io.atomic import replaced_whole
+        from ..io.outputs import verify_video
+
+        with replaced_whole(path, verify=verify_video, suffix=ext,
+                            what="cannot write the video") as tmp:
+            r.filepath = tmp
+            try:
+                with quiet_blender_output():
+                    res = bpy.ops.render.render(animation=True, scene=sc.name)
+            except RuntimeError as e:
+                raise blender_write_failed(e, path, "cannot write the video") from None
+            if "FINISHED" not in res or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
+                raise RuntimeError(f"the video {path} was not written ({res})")
         return path
     finally:
         bpy.data.scenes.remove(sc)
@@ -299,8 +334,26 @@ def save_blend(path: str, scene) -> bool:
     from .hygiene import remember_blend_location
     from .session import remember_compare_location
 
+    from ..io.atomic import replaced_whole
+    from ..io.outputs import verify_blend
+
+    path = os.path.abspath(os.fspath(path))
     remember_blend_location(scene, path)
     remember_compare_location(scene, path)
-    with quiet_blender_output():
-        r = bpy.ops.wm.save_as_mainfile(filepath=path, check_existing=False)
-    return "FINISHED" in r and os.path.isfile(path)
+    # saved as a copy into a temporary beside ``path`` (same folder: relative paths hold), checked
+    # to end with its end block, then renamed over ``path`` (`io.atomic.replaced_whole`): a full
+    # disk left a .blend without its end block that no longer opened, and "FINISHED"
+    with replaced_whole(path, verify=verify_blend, suffix=".blend", what="cannot save the scene") as tmp:
+        os.unlink(tmp)  # an existing file would be kept as Blender's backup, ``tmp + "1"``
+        try:
+            with quiet_blender_output():
+                r = bpy.ops.wm.save_as_mainfile(filepath=tmp, check_existing=False, copy=True,
+                                                compress=False)
+        except RuntimeError as e:
+            raise blender_write_failed(e, path, "cannot save the scene") from None
+        finally:
+            if os.path.exists(tmp + "1"):
+                os.unlink(tmp + "1")
+        if "FINISHED" not in r or not os.path.isfile(tmp):
+            raise RuntimeError(f"Blender did not save {path} ({r})")
+    return True

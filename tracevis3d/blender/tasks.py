@@ -172,22 +172,31 @@ def render_steps(job: Job, path, scene=None, **options):
         state["done"] = "cancel"
 
     handlers = ((bpy.app.handlers.render_complete, complete), (bpy.app.handlers.render_cancel, cancelled))
-    for lst, fn in handlers:
-        lst.append(fn)
-    try:
-        res = bpy.ops.render.render("INVOKE_DEFAULT", write_still=True, scene=scene.name)
-        if "RUNNING_MODAL" not in res and "FINISHED" not in res:
-            raise RuntimeError(f"the render did not start ({res})")
-        while state["done"] is None:
-            yield
-    finally:
+    from ..io.atomic import replaced_whole
+    from ..io.outputs import verify_output
+
+    # into a temporary beside the target, checked whole, then renamed over it (`io.atomic`): a
+    # render stopped by a full disk or a cancel never replaces the figure that was there
+    with replaced_whole(out, verify=lambda tmp: verify_output(tmp, like=out), suffix=os.path.splitext(out)[1],
+                        what="cannot write the figure") as tmp:
+        scene.render.filepath = tmp
         for lst, fn in handlers:
-            if fn in lst:
-                lst.remove(fn)
-    if state["done"] == "cancel":
-        raise RuntimeError("the render was cancelled")
-    if not os.path.isfile(out):
-        raise RuntimeError(f"the render did not write {out}")
+            lst.append(fn)
+        try:
+            res = bpy.ops.render.render("INVOKE_DEFAULT", write_still=True, scene=scene.name)
+            if "RUNNING_MODAL" not in res and "FINISHED" not in res:
+                raise RuntimeError(f"the render did not start ({res})")
+            while state["done"] is None:
+                yield
+        finally:
+            for lst, fn in handlers:
+                if fn in lst:
+                    lst.remove(fn)
+            scene.render.filepath = out
+        if state["done"] == "cancel":
+            raise RuntimeError("the render was cancelled")
+        if not os.path.isfile(tmp) or not os.path.getsize(tmp):
+            raise RuntimeError(f"the render did not write {out}")
     return out
 
 

@@ -36,10 +36,22 @@ HEADER = "tracevis3d_header"
 def save_native(trace: Trace, path) -> None:
     """Write ``trace`` to ``path`` (conventionally ``*.tv3d.npz``), whole or not at all
     (`atomic.replaced_whole`)."""
+    from .outputs import verify_zip
+
     header, arrays = _native_members(trace)
     arrays[HEADER] = np.frombuffer(header, np.uint8)
-    with replaced_whole(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **arrays)
+    with replaced_whole(path, verify=verify_zip) as tmp, open(tmp, "wb") as f:
+        _savez(f, arrays)
+
+
+def _savez(f, arrays: dict) -> None:
+    """``arrays`` as the stored members ``NAME.npy`` of a zip written to the open file ``f``
+    (what ``np.savez`` writes), the zip closed whatever happens: a write that fails (a full
+    disk) must not leave a ZipFile whose finaliser later writes to the closed file."""
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, a in arrays.items():
+            with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                npformat.write_array(member, np.asanyarray(a), allow_pickle=False)
 
 
 def save_native_in_place(path, n_calls: int, fill) -> None:
@@ -53,8 +65,10 @@ def save_native_in_place(path, n_calls: int, fill) -> None:
     cache, which the system writes back and drops, never through the process's own
     memory.  The file is the same zip (stored members, zip64) that `save_native`
     writes, CRCs included; whole or not at all (`atomic.replaced_whole`)."""
+    from .outputs import verify_zip
+
     in_place = {**CALL_DTYPES, "obj_ptr": np.int64}
-    with replaced_whole(path) as tmp:
+    with replaced_whole(path, verify=verify_zip) as tmp:
         _fill_in_place(tmp, n_calls, fill, in_place)
 
 
