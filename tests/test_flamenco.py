@@ -121,6 +121,35 @@ def test_submit_without_a_manager_is_one_line():
     assert len(r.stderr.strip().splitlines()) == 1 and "cannot reach" in r.stderr
 
 
+@pytest.mark.parametrize("arg, value, says", [
+    ("--fps", "nan", "finite number"), ("--fps", "inf", "finite number"), ("--fps", "-1", "finite number"),
+    ("--priority", str(-10 ** 23), "must be in 0-100"), ("--priority", "101", "must be in 0-100"),
+    ("--chunk-size", "0", "must be in 1-"), ("--chunk-size", "1e9", "must be an integer"),
+    ("--frames", "1-99999999", "past Blender's last frame"),
+])
+def test_submit_refuses_numbers_the_manager_cannot_take(arg, value, says):
+    """Every number submit.py sends is finite and in the Manager's range (issue 68): ``--fps nan``
+    once sent a body that was not JSON (``NaN``), ``--priority -10^23`` was accepted."""
+    r = subprocess.run([sys.executable, str(SUBMIT), "--blend", "/x.blend", "--frames", "1-10", "--output-root", "/o",
+                        "--dry-run", arg, value], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1], r.stderr
+
+
+def test_submit_writes_strict_json():
+    r = subprocess.run([sys.executable, str(SUBMIT), "--blend", "/x.blend", "--frames", "1-10", "--output-root", "/o",
+                        "--dry-run", "--fps", "23.976"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    body = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    assert body["settings"]["fps"] == 23.976 and body["priority"] == 50
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("flamenco_submit", SUBMIT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(ValueError):
+        mod.strict_json({"fps": float("nan")})
+
+
 def test_job_type_python_expression_switches_a_video_blend_to_png_frames():
     """The ``--python-expr`` every render task runs: a .blend saved to write an MP4 writes PNG frames."""
     import re

@@ -54,12 +54,25 @@ def job_body(args, etag: str | None) -> dict:
     return body
 
 
+def strict_json(body: dict, indent=None) -> str:
+    """``body`` as strict JSON: a number JSON cannot hold (nan, inf) is an error, never ``NaN``."""
+    return json.dumps(body, allow_nan=False, indent=indent)
+
+
 def _request(url: str, data: dict | None = None, timeout: float = 30.0) -> dict:
     req = urllib.request.Request(url, method="POST" if data is not None else "GET",
-                                 data=None if data is None else json.dumps(data).encode(),
+                                 data=None if data is None else strict_json(data).encode(),
                                  headers={"Accept": "application/json", "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read().decode() or "{}")
+
+
+#: what a Flamenco Manager accepts and Blender can render: job priority (the Manager's 0-100),
+#: scene frame numbers (Blender's frame range), frames per task, frames per second
+PRIORITY_RANGE = (0, 100)
+MAX_FRAME = 1_048_574
+MAX_CHUNK = 10_000
+FPS_RANGE = (0.01, 1000.0)
 
 
 def _frames(word: str) -> str:
@@ -68,7 +81,32 @@ def _frames(word: str) -> str:
         a, _, b = p.partition("-")
         if not a.isdigit() or (b and not b.isdigit()) or (b and int(b) < int(a)):
             raise argparse.ArgumentTypeError(f"frames must look like 1-300 or 1-100,201-300, got {word!r}")
+        if int(b or a) > MAX_FRAME:
+            raise argparse.ArgumentTypeError(f"frame {int(b or a)} is past Blender's last frame {MAX_FRAME}")
     return ",".join(parts)
+
+
+def _fps(word: str) -> float:
+    try:
+        v = float(word)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--fps must be a number, got {word!r}") from None
+    if not FPS_RANGE[0] <= v <= FPS_RANGE[1]:  # (also refuses nan and inf: JSON has no such numbers)
+        raise argparse.ArgumentTypeError(f"--fps must be a finite number in {FPS_RANGE[0]}-{FPS_RANGE[1]:g}, "
+                                         f"got {word!r}")
+    return v
+
+
+def _int_in(lo: int, hi: int, what: str):
+    def parse_int(word: str) -> int:
+        try:
+            v = int(word)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, got {word!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{what} must be in {lo}-{hi}, got {word}")
+        return v
+    return parse_int
 
 
 def parse(argv=None):
@@ -77,27 +115,26 @@ def parse(argv=None):
                     help="the Manager's URL (default: $FLAMENCO_MANAGER or http://localhost:8080)")
     ap.add_argument("--blend", required=True, help="the saved .blend, as the workers see it")
     ap.add_argument("--frames", required=True, type=_frames, help="scene frames, e.g. 1-300")
-    ap.add_argument("--fps", type=float, default=30.0, help="frames per second of the video (default 30)")
-    ap.add_argument("--chunk-size", type=int, default=30, help="frames per render task (default 30)")
+    ap.add_argument("--fps", type=_fps, default=30.0, help="frames per second of the video (default 30)")
+    ap.add_argument("--chunk-size", type=_int_in(1, MAX_CHUNK, "--chunk-size"), default=30,
+                    help=f"frames per render task, 1-{MAX_CHUNK} (default 30)")
     ap.add_argument("--output-root", required=True, help="folder for the frames and the video, as workers see it")
     ap.add_argument("--type", default="tracevis3d-animation",
                     help="job type: tracevis3d-animation (ours) or simple-blender-render (stock)")
     ap.add_argument("--format", default="PNG", help="simple-blender-render: image format (default PNG)")
     ap.add_argument("--name", help="job name (default: TraceVis3D <blend name>)")
-    ap.add_argument("--priority", type=int, default=50, help="job priority (default 50)")
+    ap.add_argument("--priority", type=_int_in(*PRIORITY_RANGE, "--priority"), default=50,
+                    help=f"job priority, {PRIORITY_RANGE[0]}-{PRIORITY_RANGE[1]} (default 50)")
     ap.add_argument("--no-video", action="store_true", help="tracevis3d-animation: frames only, no MP4")
     ap.add_argument("--dry-run", action="store_true", help="print the job's JSON, submit nothing")
-    a = ap.parse_args(argv)
-    if a.chunk_size < 1:
-        ap.error("--chunk-size must be >= 1")
-    return a
+    return ap.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse(argv)
     base = args.manager.rstrip("/")
     if args.dry_run:
-        print(json.dumps(job_body(args, None), indent=2))
+        print(strict_json(job_body(args, None), indent=2))
         return 0
     try:
         etag = _request(f"{base}/api/v3/jobs/type/{args.type}").get("etag")
