@@ -120,3 +120,18 @@ def test_a_curve_server_without_an_allow_list_is_refused(keys, tmp_path, capsys)
                  "--curve-server-key", str(keys / "keys" / "server.key_secret")]) == 2
     err = [e for e in capsys.readouterr().err.splitlines() if e.startswith("tracevis3d: error")]
     assert len(err) == 1 and "--curve-clients" in err[0]
+
+
+def test_curve_sessions_one_after_another_on_the_callers_context(keys):
+    """A CURVE viewer closed and opened again inside one process, on the caller's ZeroMQ
+    context (issue 68): the ZAP handler of the first is gone when ``close()`` returns, so the
+    second binds ``inproc://zeromq.zap.01`` again instead of dying with "Address already in use"."""
+    server = Curve.server_from_file(str(keys / "keys" / "server.key_secret"), str(keys / "clients"))
+    ctx = zmq.Context()
+    try:
+        for _ in range(3):
+            sess = LiveSession("tcp://127.0.0.1:*", curve=server, context=ctx)
+            sess.close()
+        ctx.socket(zmq.REP).bind("inproc://zeromq.zap.01")  # the caller may bind its own handler now
+    finally:
+        ctx.destroy(linger=0)

@@ -141,6 +141,28 @@ class _AllowList:
                         return
                 await super().handle_zap_message(msg)
 
+            def stop(self):
+                """The thread ended (joined), then the ZAP endpoint unbound before its socket is
+                closed: a close is finished by ZeroMQ's reaper thread later, and until then a
+                new handler on the same context could not bind ``inproc://zeromq.zap.01``
+                (a CURVE viewer reconnecting in one process died with "Address already in use")."""
+                import zmq
+
+                if self.pipe:
+                    self.pipe.send(b"TERMINATE")
+                    if self.is_alive():
+                        self.thread.join()
+                    self.thread = None
+                    self.pipe.close(0)
+                    self.pipe = None
+                if self.zap_socket is not None:
+                    try:
+                        self.zap_socket.unbind("inproc://zeromq.zap.01")
+                    except zmq.ZMQError:
+                        pass
+                    self.zap_socket.close(0)
+                    self.zap_socket = None
+
             async def _authenticate_curve(self, domain, client_key):
                 ok, reason = await super()._authenticate_curve(domain, client_key)
                 d = domains.get(domain)
