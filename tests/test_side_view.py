@@ -353,6 +353,14 @@ def test_flow_arcs_cast_no_shadows_and_names_over_them_are_written_in_front():
     build_icicle(t, p)
     assert bpy.data.objects["TV3D_flows"].visible_shadow is False
     assert bpy.data.objects["TV3D_calls"].visible_shadow is True
+    # every face of the arcs' mesh says it is a flow (issue 68: the tube writer dropped tv3d_kind)
+    from tracevis3d.layout.side_tracks import SIDE_KINDS
+
+    me = bpy.data.objects["TV3D_flows"].data
+    kinds = np.zeros(len(me.polygons), np.int32)
+    me.attributes["tv3d_kind"].data.foreach_get("value", kinds)
+    assert kinds.size and (kinds == SIDE_KINDS["flow"]).all()
+    assert "side_index" in me.attributes
     spec = icicle_layout(t, p)
     scale = spec.labels.attributes[flow_mod.ARC_SCALE_KEY]
     fonts = {int(ob.name.rsplit("_", 1)[1]): ob for ob in bpy.data.objects

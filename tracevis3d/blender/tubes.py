@@ -98,9 +98,16 @@ def write_tube_steps(layer: TubeLayer, coll, object_name: str):
             "color", np.ascontiguousarray(layer.colors[tube], np.float32).ravel())
         yield me, object_name
     A.new("tube_index", "INT", "FACE").data.foreach_set("value", tube)
-    if "match_index" in layer.attributes:
-        A.new("match_index", "INT", "FACE").data.foreach_set(
-            "value", np.ascontiguousarray(layer.attributes["match_index"][tube], np.int32))
+    # every per-tube attribute (match_index, tv3d_kind, call_index, ...) on the tube's faces, so a
+    # picked face says what it is (a flow's arc its kind); the colour modes' bins stay in TUBE_DATA
+    for key, arr in layer.attributes.items():
+        arr = np.asarray(arr)
+        if key.startswith("bin_") or arr.ndim != 1 or arr.shape[0] != len(layer) or key in A:
+            continue
+        if arr.dtype.kind in "iub":
+            A.new(key, "INT", "FACE").data.foreach_set("value", np.ascontiguousarray(arr[tube], np.int32))
+        elif arr.dtype.kind == "f":
+            A.new(key, "FLOAT", "FACE").data.foreach_set("value", np.ascontiguousarray(arr[tube], np.float32))
     me[TUBE_DATA] = {key: np.ascontiguousarray(arr) for key, arr in layer.attributes.items()}
     yield me, object_name
     ob = link_layer_mesh(me, object_name, layer, coll, tv3d_tubes=True)
