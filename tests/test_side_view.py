@@ -3,10 +3,13 @@ the stages of `layout.side_tracks` against brute-force twins, then real traces: 
 VizTracer recording with counters (memory, objects, garbage collection) whose tracks follow
 the recorded values, and the PyTorch profile whose CPU→GPU flows are arcs from the
 launching call to the kernel, seen in the rendered pixels."""
+import json
+
 import numpy as np
 import pytest
 
 import tracevis3d
+import tracevis3d.io
 from tracevis3d.io.compact import load_compact, save_compact
 from tracevis3d.io.native import load_native, save_native
 from tracevis3d.layout import IcicleParams, icicle_layout
@@ -540,6 +543,55 @@ def test_pack_rows_matches_the_twin(seed):
             for r in range(used):
                 s, e = start[row == r], end[row == r]
                 assert np.all(s[1:] >= e[:-1])
+
+
+def merge_row_boxes_twin(x0, x1, row, px):
+    """Per row, in order: a box joins the row's open box when it starts inside it, or when one
+    of the two is narrower than a pixel and it starts within a pixel of the open box's end."""
+    out, open_ = [], {}
+    for i, (a, b, r) in enumerate(zip(x0, x1, row)):
+        o = open_.get(r)
+        if o is not None and (a < o[2] or ((b - a < px or o[2] - o[1] < px) and a < o[2] + px)):
+            o[2] = max(o[2], b)
+            o[3] += 1
+            continue
+        if o is not None:
+            out.append(tuple(o))
+        open_[r] = [i, a, b, 1]
+    out += [tuple(open_[r]) for r in sorted(open_)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_merge_row_boxes_matches_the_twin(seed):
+    from tracevis3d.kernels.rows import merge_row_boxes
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 120))
+    x0 = np.sort(rng.uniform(0, 100, n))
+    x1 = x0 + rng.choice([0.1, 0.5, 2.0, 30.0], n)
+    row = rng.integers(0, 3, n).astype(np.int32)
+    first, a, b, cnt = merge_row_boxes(x0, x1, row, 3, 1.0)
+    assert list(zip(first.tolist(), a.tolist(), b.tolist(), cnt.tolist())) == merge_row_boxes_twin(
+        x0.tolist(), x1.tolist(), row.tolist(), 1.0)
+    assert cnt.sum() == n
+
+
+def test_a_deep_async_tower_draws_as_few_boxes():
+    """60,000 nested async slices (issue 68: 17 s and 0.9 GB to draw, one box per slice in the
+    overflow row): the lane draws one box per row."""
+    from tracevis3d.layout.async_lanes import MAX_ASYNC_ROWS
+    from tracevis3d.layout.icicle import icicle_layout
+
+    n = 60_000
+    ev = [{"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 2 * n + 10}]
+    ev += [{"ph": "b", "name": f"s{k % 7}", "cat": "net", "id": 1, "pid": 1, "tid": 1, "ts": k} for k in range(n)]
+    ev += [{"ph": "e", "name": f"s{k % 7}", "cat": "net", "id": 1, "pid": 1, "tid": 1, "ts": 2 * n - k}
+           for k in range(n - 1, -1, -1)]
+    t = tracevis3d.io.load_bytes(json.dumps({"traceEvents": ev}).encode())
+    assert t.async_start.size == n and int(t.async_depth.max()) == n - 1
+    spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    assert len(spec.layer("async")) <= MAX_ASYNC_ROWS
 
 
 def test_async_slices_are_lanes_of_their_own():

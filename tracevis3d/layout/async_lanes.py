@@ -81,6 +81,7 @@ def async_geometry(tr, plan: AsyncPlan, rows: tuple, frame, params, t0: float, t
     """(boxes layer, label set, materials) of the async lanes, lane k in the block
     ``rows[0][k]``..``rows[1][k]`` (bottom, top) of the frame; each slice's name on it
     where it fits at the labels' size."""
+    from ..kernels.rows import merge_row_boxes
     from .annotate import lane_labels
     from .labels import place_facing_text
     from .text import fit_text, name_candidates
@@ -94,8 +95,13 @@ def async_geometry(tr, plan: AsyncPlan, rows: tuple, frame, params, t0: float, t
         s = lane.slices
         x0 = (np.clip(tr.async_start[s], t0, t1) - t0) * frame.scale_t
         x1 = (np.clip(tr.async_end[s], t0, t1) - t0) * frame.scale_t
+        # slices of a row that overlap (only the overflow row has any) or are narrower than a
+        # pixel are drawn as one box (`kernels.rows.merge_row_boxes`), lighter where it holds
+        # several: boxes ≤ rows × pixels, whatever the file holds
+        first, x0, x1, held = merge_row_boxes(x0, x1, lane.row, lane.n_rows, px)
+        s, row = s[first], lane.row[first]
         w = np.maximum(x1 - x0, px)
-        z = bottoms[k] + (lane.row + 0.5) * row_h
+        z = bottoms[k] + (row + 0.5) * row_h
         n = s.size
         pos.append(np.stack([x0 + w / 2, np.full(n, track_depth / 2), z], 1))
         sc.append(np.stack([w, np.full(n, track_depth), np.full(n, 0.86 * row_h)], 1))
@@ -103,6 +109,7 @@ def async_geometry(tr, plan: AsyncPlan, rows: tuple, frame, params, t0: float, t
         slot = name % len(ASYNC_RGB)
         c = np.ones((n, 4))
         c[:, :3] = np.asarray(ASYNC_RGB)[slot]
+        c[held > 1, :3] = 0.55 * c[held > 1, :3] + 0.45  # several slices in one box: lighter
         col.append(c)
         mat.append(slot.astype(np.int32))
         sidx.append(s.astype(np.int32))
