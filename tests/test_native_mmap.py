@@ -121,3 +121,42 @@ def test_max_bytes_bounds_what_is_read_not_what_is_mapped(tmp_path):
         load_native(path, mmap=False, limits=Limits(max_bytes=size // 4))
     with pytest.raises(TraceFormatError, match="header is [0-9]+ bytes, over the limit of 100 .*max_bytes="):
         tracevis3d.load(path, max_bytes=100)
+
+
+_CUT_UNDER_THE_MAP = """
+import os, sys
+import numpy as np
+import tracevis3d
+from tracevis3d.io import mapguard
+from tracevis3d.io.native import load_native
+path, guard = sys.argv[1], sys.argv[2] == "guard"
+if guard:
+    assert mapguard.exit_on_sigbus()
+t = load_native(path, mmap=True)
+want = float(np.sum(t.end[-1000:]))
+os.truncate(path, 100)  # another program cuts the file short while it is mapped
+got = float(np.sum(t.end[-1000:]))  # pages past the new end
+print("same" if got == want else "differs")
+"""
+
+
+@pytest.mark.parametrize("guard", ["copy", "guard"])
+def test_a_file_cut_short_while_mapped_never_kills_the_process_with_sigbus(tmp_path, guard):
+    """Issue 68: a native file mapped and then cut short by another program killed the process
+    (SIGBUS; inside Blender, the user's session).  By default the mapping is of a private copy:
+    the trace reads on as it was.  The command line maps the file itself under a SIGBUS guard:
+    one line on stderr, exit status 1, no signal death."""
+    if os.name != "posix":
+        pytest.skip("SIGBUS is POSIX")
+    t = tracevis3d.synthetic(60_000, threads=2, seed=5)
+    path = tmp_path / "t.tv3d.npz"
+    tracevis3d.save(t, path)
+    r = subprocess.run([sys.executable, "-c", _CUT_UNDER_THE_MAP, str(path), guard], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr[-500:]}"
+    if guard == "copy":
+        assert r.returncode == 0 and r.stdout.split()[-1] == "same", r.stderr[-500:]
+        assert os.listdir(tmp_path) == ["t.tv3d.npz"], "the private copy is unlinked: nothing left beside"
+    else:
+        assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].startswith(
+            "tracevis3d: error: a memory-mapped trace file was cut short"), r.stderr[-500:]

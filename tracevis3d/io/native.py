@@ -25,6 +25,7 @@ from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
 from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
 from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
+from . import mapguard
 from .atomic import replaced_whole
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
@@ -258,14 +259,15 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
 
     ``mmap`` (a path only; default: files of `MAP_FROM_BYTES` or more, or over ``max_bytes``, everywhere but
     Windows, where a mapped file could not be replaced by a later save; smaller files are
-    read, because a mapped file that another program cuts short in place kills the process
-    with SIGBUS when a page past the new end is touched, and no handler can turn that into
-    an error -- our own saves replace the file, which a mapping outlives): the arrays are
-    the file's own bytes, mapped copy-on-write instead
+    read): the arrays are mapped copy-on-write instead
     of read into memory: opening costs no copy, the pages are read when used and belong to
     the page cache (the system can drop them again), so a file larger than the memory can
-    be opened (``max_bytes`` then bounds its header, the part read, not the file); ``window=(t0, t1)`` (µs) then keeps only the calls that overlap it
-    (`Trace.subset`: copies of the window's calls only)."""
+    be opened (``max_bytes`` then bounds its header, the part read, not the file); ``window=(t0, t1)`` (µs) then
+    keeps only the calls that overlap it (`Trace.subset`: copies of the window's calls only).
+    What is mapped is a private copy of the file (`mapguard.private_copy`: a reflink, else a
+    copy in the kernel), unless the process guards against SIGBUS (`mapguard.exit_on_sigbus`,
+    the command line): a mapped file that another program cuts short kills the process when a
+    page past its new end is touched, and inside Blender that is the user's whole session."""
     lim = resolve_limits(limits)
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     if mmap is None:
@@ -290,14 +292,19 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
         raise TraceFormatError(f"{source}: damaged TraceVis3D file: {msg}")
 
     mapped = mmap and not hasattr(path, "read")
+    snapshot = None  # the private copy a mapped file is read from (`mapguard`)
 
     if not hasattr(path, "read"):
         path = os.fspath(path)
         size = os.path.getsize(path)
+        if mapped and not mapguard.guarded():
+            # another program may cut the file short while it is mapped (SIGBUS: no Python handler can
+            # catch it): a private copy of it is mapped instead (`mapguard`)
+            snapshot = mapguard.private_copy(path, source)
         if size > lim.max_bytes and not mapped:  # mapped, the calls are not read: the header is checked below
             raise TraceFormatError(f"{source}: file is {size} bytes, over the limit of {lim.max_bytes} "
                                    f"(max_bytes= to allow more)")
-        fh = open(path, "rb")
+        fh = open(path, "rb") if snapshot is None else snapshot
     else:
         fh = path
         fh.seek(0, 2)
@@ -356,7 +363,8 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
                     f"({count * dt.itemsize} bytes) but holds {left} bytes")
             fh.seek(data_at + head.tell())
             if mapped and count:  # in place: the file's pages, read when touched, private when written
-                a = np.memmap(path, dtype=dt, mode="c", offset=data_at + head.tell(), shape=(count,)).view(np.ndarray)
+                a = np.memmap(path if snapshot is None else snapshot, dtype=dt, mode="c", offset=data_at + head.tell(),
+                              shape=(count,)).view(np.ndarray)
             elif hasattr(fh, "fileno") and not isinstance(fh, io.BytesIO):
                 a = np.fromfile(fh, dtype=dt, count=count)
             else:
