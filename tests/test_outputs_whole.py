@@ -167,3 +167,15 @@ def test_render_and_save_onto_a_full_disk_keep_the_old_files(tmp_path):
     assert r.returncode == 1 and str(video) in r.stderr.splitlines()[-1], r.stderr
     assert video.read_bytes() == old_video
     assert sorted(x.name for x in tmp_path.iterdir()) == ["anim.mp4", "fig.png", "scene.blend", "t.tv3d.npz"]
+
+
+@pytest.mark.blender
+def test_a_resolution_larger_than_the_memory_is_refused_before_rendering(tmp_path):
+    """Issue 68, item 4: ``--resolution 16384x16384`` took 4.8 GB before failing; the memory a
+    render needs is checked first, one line, exit 1, nothing allocated."""
+    from tracevis3d.blender.render import RENDER_BYTES_PER_PIXEL, check_render_memory
+
+    check_render_memory(1920, 1080, available=8 << 30)
+    with pytest.raises(ValueError, match=r"resolution 16384x16384 needs about 12.0 GiB to render .* choose a smaller"):
+        check_render_memory(16384, 16384, available=4 << 30)
+    assert 16384 * 16384 * RENDER_BYTES_PER_PIXEL > 4 << 30

@@ -220,6 +220,7 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     from ..layout.params import checked_resolution
 
     w, h = checked_resolution(resolution)
+    check_render_memory(w, h)
     if samples is not None and int(samples) < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     path = os.path.abspath(os.fspath(path))
@@ -248,6 +249,27 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
         scene.display.render_aa = aa[min(aa, key=lambda k: abs(k - int(samples)))]
     r.filepath = path
     return path
+
+
+#: bytes a rendered pixel costs at the peak of a render (Blender's float RGBA result, its display
+#: copy and the 8-bit buffer written out; Workbench's anti-aliasing accumulation: ~18 bytes were held
+#: when a 16384x16384 render failed at 4.8 GB)
+RENDER_BYTES_PER_PIXEL = 48
+
+
+def check_render_memory(width: int, height: int, available: int | None = None) -> None:
+    """Refuse, before Blender allocates anything, a resolution whose render needs more memory than
+    the system can give (`RENDER_BYTES_PER_PIXEL` a pixel against ``MemAvailable``): one line
+    saying what it needs, what there is and what to do (a 16384x16384 figure took 4.8 GB and then
+    failed).  Unknown available memory: no check."""
+    from ..io.mapguard import available_memory
+
+    need = int(width) * int(height) * RENDER_BYTES_PER_PIXEL
+    have = available_memory() if available is None else int(available)
+    if have and need > 0.8 * have:
+        raise ValueError(f"resolution {width}x{height} needs about {need / 2**30:.1f} GiB to render "
+                         f"({RENDER_BYTES_PER_PIXEL} bytes a pixel), but {have / 2**30:.1f} GiB of memory is free: "
+                         f"choose a smaller resolution")
 
 
 #: video containers `encode_video` writes, by extension: (FFmpeg container, codec)
