@@ -31,6 +31,10 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
+
+
+class Done(Exception):
+    """A worker case that ends with its own outcome (the message)."""
 REPO = HERE.parent
 
 
@@ -133,6 +137,93 @@ def compact_variant(rng: random.Random):
     return bytes(out), f"compact {op}"
 
 
+#: the output side (issue 68): a save under a file-size limit (a full disk) in each format, a save
+#: through a symbolic link, a save onto a FIFO, a native file cut short while it is mapped
+OUTPUT_OPS = ("fsize_native", "fsize_compact", "fsize_chrome", "link", "fifo", "map_truncate")
+
+
+def output_case(op: str, n: int, seed: int, folder: str) -> str:
+    """Run output case ``op`` in ``folder`` (in the worker); "ok", or what went wrong."""
+    import errno
+
+    import numpy as np
+
+    import tracevis3d
+
+    t = tracevis3d.synthetic(n, threads=2, seed=seed)
+    for old in os.listdir(folder):
+        if old.startswith("out"):
+            os.unlink(os.path.join(folder, old))
+    if op.startswith("fsize_"):
+        fmt = op.split("_", 1)[1]
+        p = os.path.join(folder, "out." + {"native": "tv3d.npz", "compact": "tv3c", "chrome": "json"}[fmt])
+        with open(p, "wb") as f:
+            f.write(b"precious")
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, hard))
+        try:
+            tracevis3d.save(t, p, format=fmt)
+            return "saved past a 64-byte file-size limit"
+        except OSError as e:
+            if p not in str(e) or "\n" in str(e) or getattr(e, "errno", None) not in (errno.EFBIG, errno.EIO):
+                return f"bad error: {type(e).__name__}: {e}"
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        left = sorted(os.listdir(folder))
+        with open(p, "rb") as f:
+            if f.read() != b"precious":
+                return "the old file was changed"
+        return "ok" if [x for x in left if x.startswith("out") or x.startswith(".out")] == [os.path.basename(p)] \
+            else f"left behind: {left}"
+    if op == "link":
+        real = os.path.join(folder, "out_real.tv3d.npz")
+        link = os.path.join(folder, "out_link.tv3d.npz")
+        with open(real, "wb") as f:
+            f.write(b"x")
+        os.symlink(os.path.basename(real), link)
+        tracevis3d.save(t, link)
+        u = tracevis3d.load(real)
+        return "ok" if os.path.islink(link) and len(u) == len(t) else "the link was replaced"
+    if op == "fifo":
+        fifo = os.path.join(folder, "out_fifo")
+        os.mkfifo(fifo)
+        try:
+            tracevis3d.save(t, fifo)
+            return "saved onto a FIFO"
+        except OSError as e:
+            return "ok" if "FIFO" in str(e) and fifo in str(e) else f"bad error: {e}"
+    if op == "map_truncate":
+        p = os.path.join(folder, "out_map.tv3d.npz")
+        tracevis3d.save(t, p)
+        from tracevis3d.io.native import load_native
+
+        u = load_native(p, mmap=True)
+        os.truncate(p, 10)
+        return "ok" if np.array_equal(u.end, t.end) and np.array_equal(u.parent, t.parent) else "values changed"
+    return f"unknown output case {op}"
+
+
+def round_trip(t, folder: str) -> str:
+    """What `tracevis3d.load` accepted, `save` writes and `load` reads back the same (issue 68,
+    item 3): "ok" or the first difference."""
+    import numpy as np
+
+    import tracevis3d
+    from tracevis3d.model import ARRAY_DTYPES, STRING_TABLES
+
+    p = os.path.join(folder, "roundtrip.tv3d.npz")
+    tracevis3d.save(t, p)
+    u = tracevis3d.load(p)
+    for k in ARRAY_DTYPES:
+        a, b = getattr(t, k), getattr(u, k)
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            return f"round trip: {k} differs"
+    for k in STRING_TABLES:
+        if list(getattr(t, k)) != list(getattr(u, k)):
+            return f"round trip: {k} differs"
+    return "ok"
+
+
 def build(seed: int):
     """(bytes, load options, label) of fuzz input ``seed``.  Options starting with ``__``
     are the worker's: ``__regex`` (search the loaded trace for it), ``__cone`` (build its
@@ -142,7 +233,11 @@ def build(seed: int):
 
     rng = random.Random(seed)
     kind = rng.choice(["case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex",
-                       "cone"])
+                       "cone", "output"])
+    if kind == "output":  # issue 68: the writers and the mapped reader under a hostile file system
+        op = rng.choice(OUTPUT_OPS)
+        n = rng.randint(50, 3000)
+        return b"", {"__output": op, "__n": n, "__seed": rng.randrange(1000)}, f"output {op} n={n}"
     if kind == "compact":
         data, label = compact_variant(rng)
         return data, {}, label
@@ -235,7 +330,11 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     signal.alarm(int(os.environ["TV3D_CASE_SECONDS"]))
     regex = opts.pop("__regex", None)
     cone = opts.pop("__cone", False)
+    output = opts.pop("__output", None)
     try:
+        if output is not None:
+            res = fz.output_case(output, opts["__n"], opts["__seed"], os.path.dirname(path))
+            raise fz.Done(res)
         t = tracevis3d.load(path, **opts)
         t.check()
         if regex is not None:
@@ -252,7 +351,9 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
         else:
             if len(t) and len(t) < 5000:
                 tracevis3d.compare(t, t, tau=0.5)
-            res = "ok"
+            res = fz.round_trip(t, os.path.dirname(path))
+    except fz.Done as d:
+        res = str(d)
     except TraceFormatError as e:
         res = "error" if path in str(e) else "error without the file name: " + str(e)[:300]
     except Hang:
