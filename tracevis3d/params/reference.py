@@ -86,7 +86,9 @@ def main(argv=None) -> int:
         text = f.read()
     new = replace_block(text, reference())
     if new != text:
-        with open(path, "w", encoding="utf-8") as f:
+        from ..io.atomic import replaced_whole
+
+        with replaced_whole(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
             f.write(new)
     return 0
 
