@@ -154,9 +154,10 @@ def _async_rows() -> None:
     slices runs it."""
     import numpy as np
 
-    from .kernels.rows import pack_rows
+    from .kernels.rows import merge_row_boxes, pack_rows
 
-    pack_rows(np.zeros(2), np.ones(2), 2)
+    row, _, _ = pack_rows(np.zeros(2), np.ones(2), 2)
+    merge_row_boxes(np.zeros(2), np.ones(2), row, 2, 1.0)
 
 
 def _squeeze_search() -> None:
