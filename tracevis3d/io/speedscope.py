@@ -1,0 +1,270 @@
+"""speedscope's own JSON format (``https://www.speedscope.app/file-format-schema.json``), which
+py-spy (``--format speedscope``), pyinstrument (``-r speedscope``), rbspy, samply and speedscope's
+own export write.
+
+The file (speedscope's ``src/lib/file-format-spec.ts``): ``shared.frames`` (name, file, line,
+col), and ``profiles``, each one thread here (its ``name`` the thread's name), of two types:
+
+- **evented**: open (``O``) and close (``C``) events of frames at values ``at`` between
+  ``startValue`` and ``endValue``.  The calls are exact: each event is a sample of the stack
+  left after it (`kernels.stacklists.evented_stacks`), at the event's value, the last lasting
+  until ``endValue``; two calls of one frame, one closed where the next opens, stay two (as
+  speedscope's ``CallTreeProfileBuilder`` freezes a closed node).
+- **sampled**: ``samples`` (stacks as lists of frame indices, root first) and ``weights``; no
+  times: the samples are laid end to end from ``startValue``, each as long as its weight
+  (speedscope's ``StackListProfileBuilder.appendSampleWithWeight``: a weight of 0 is skipped).
+
+The ``unit`` decides the x axis.  A time unit (nanoseconds ... seconds) is a clock: the calls
+are on it in µs (`stacks.timed_trace`, speedscope's Time Order).  ``bytes`` and ``none`` are
+measures, not clocks: the profile is merged (`stacks.merged_trace`, speedscope's Left Heavy;
+``x_unit`` "bytes", or "samples" for ``none``).  A file whose profiles mix the two keeps those
+of the kind of its first profile (``meta["skipped"]`` says how many were left out).
+
+Frames are told apart by their index in ``shared.frames``, as speedscope does
+(`profile_json.KeyedFrames`).  What speedscope refuses is refused, naming the place: a close
+event whose frame is not the one on top (``out-of-order-events.json`` of its samples), a close
+with nothing open, values going backwards, negative weights, frame indices out of range.
+Frames still open at the end (``incomplete-trace.json``: speedscope refuses it) are closed at
+``endValue``, a repair that is counted and warned.
+"""
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+
+import numpy as np
+
+from .limits import resolve_limits
+from .profile_json import (KeyedFrames, end_to_end, fail, finite_number, float_column, gather, int_column, kind_of,
+                           need_dict, need_list, parse_json)
+from .stacks import StackProfile, merged_trace, timed_trace
+
+__all__ = ["load_speedscope", "TIME_UNITS"]
+
+#: µs per unit of the file's time units
+TIME_UNITS = {"nanoseconds": 1e-3, "microseconds": 1.0, "milliseconds": 1e3, "seconds": 1e6}
+_MEASURES = {"bytes": "bytes", "none": "samples"}
+_PYSPY_THREAD = re.compile(r"^Thread (0x[0-9a-fA-F]+|\d+)\b")
+
+
+def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rules=None, warn: bool = True,
+                    **_options):
+    """A speedscope JSON file's bytes → `Trace` (module docstring)."""
+    from ..kernels import stacklists as sl
+
+    lim = resolve_limits(limits)
+    doc = need_dict(parse_json(data, source), source, "the document")
+    shared = need_dict(doc.get("shared"), source, "shared")
+    frame_list = need_list(shared.get("frames"), source, "shared.frames")
+    profiles = need_list(doc.get("profiles"), source, "profiles")
+    if not profiles:
+        raise fail(source, "profiles", "empty: no profile to show")
+    n_frames = len(frame_list)
+    units = []
+    for i, p in enumerate(profiles):
+        need_dict(p, source, f"profiles[{i}]")
+        u = p.get("unit", "none")
+        if u is None:
+            u = "none"
+        if u not in TIME_UNITS and u not in _MEASURES:
+            raise fail(source, f"profiles[{i}].unit", f"{u!r} is not one of {', '.join([*TIME_UNITS, *_MEASURES])}")
+        units.append(u)
+    timed = units[0] in TIME_UNITS
+    keep = [i for i, u in enumerate(units) if (u in TIME_UNITS) == timed]
+    x_unit = None if timed else ("bytes" if all(units[i] == "bytes" for i in keep) else "samples")
+    group = doc.get("name") if isinstance(doc.get("name"), str) else ""
+    built = []
+    unclosed = []
+    for i in keep:
+        p = profiles[i]
+        where = f"profiles[{i}]"
+        scale = TIME_UNITS.get(units[i], 1.0)
+        kind = p.get("type")
+        start_v = finite_number(p.get("startValue"), source, f"{where}.startValue", default=0.0)
+        end_v = finite_number(p.get("endValue"), source, f"{where}.endValue", default=start_v)
+        for what, v in (("startValue", start_v), ("endValue", end_v)):
+            if abs(v * scale) > lim.max_abs_time:
+                raise fail(source, f"{where}.{what}", f"{v:g} {units[i]} is past the limit of "
+                                                      f"{lim.max_abs_time:g} µs (max_abs_time=)")
+        if kind == "evented":
+            prof = _evented(p, where, frame_list, scale, end_v, timed, source, lim, sl)
+        elif kind == "sampled":
+            prof = _sampled(p, where, n_frames, scale, start_v, timed, source, lim, sl)
+        else:
+            raise fail(source, f"{where}.type", f"{kind!r} is not 'evented' or 'sampled'")
+        name = p.get("name")
+        prof.thread_name = name if isinstance(name, str) and name else f"profile {i}"
+        prof.process_name = group
+        m = _PYSPY_THREAD.match(prof.thread_name)  # py-spy's "Thread 1234 "MainThread""
+        prof.tid = int(m.group(1), 16 if m.group(1).startswith("0x") else 10) % (1 << 62) if m else i + 1
+        built.append(prof)
+        if prof.extra.get("unclosed_frames"):
+            unclosed.append((where, prof.extra["unclosed_frames"]))
+    frames = _used_frames(frame_list, built, source, lim)
+    meta = {"exporter": doc.get("exporter") if isinstance(doc.get("exporter"), str) else "",
+            "profile_group": group, "value_unit": units[keep[0]]}
+    skipped = len(profiles) - len(keep)
+    common = dict(source=source, fmt="speedscope", limits=lim, input_bytes=len(data), kind_rules=kind_rules,
+                  meta=meta, warn=warn, cat="speedscope")
+    trace = timed_trace(frames, built, **common) if timed else merged_trace(frames, built, unit=x_unit, **common)
+    if skipped:
+        trace.meta.setdefault("skipped", {})["profiles of another unit"] = skipped
+    if unclosed:
+        _repair(trace, "unclosed_frames", sum(n for _, n in unclosed), unclosed[0][0],
+                "frames still open at the end of the events: closed at endValue", source, warn)
+    return trace
+
+
+def _used_frames(frame_list: list, built: list, source: str, lim) -> KeyedFrames:
+    """The frames of ``shared.frames`` that the profiles' stacks use, in the file's order, and the
+    profiles' stack frames renumbered into them: a file may list many more frames than its
+    samples reach (only those cost a function)."""
+    used = np.flatnonzero(np.bincount(np.concatenate([p.stack_frame for p in built]), minlength=len(frame_list))) \
+        if built else np.zeros(0, np.int64)
+    fmap = np.full(len(frame_list) + 1, -1, np.int64)
+    frames = KeyedFrames(lim.max_name_chars)
+    for i in used.tolist():  # the distinct frames used
+        fr = frame_list[i]
+        if not isinstance(fr, dict):
+            raise fail(source, f"shared.frames[{i}]", f"expected an object, got {kind_of(fr)}")
+        name, file, line = fr.get("name"), fr.get("file"), fr.get("line")
+        fmap[i] = frames.add_keyed(i, name if isinstance(name, str) else ("" if name is None else str(name)),
+                                   file if isinstance(file, str) else "",
+                                   line if isinstance(line, int) and not isinstance(line, bool) else -1)
+    for p in built:
+        p.stack_frame = fmap[p.stack_frame] if p.stack_frame.size else p.stack_frame
+    return frames
+
+
+def _repair(trace, code: str, count: int, first: str, action: str, source: str, warn: bool) -> None:
+    """Count a repair made by the reader itself in ``trace.meta["repairs"]``; warn once."""
+    import warnings
+
+    from ..model import TraceWarning
+
+    rep = trace.meta.setdefault("repairs", {})
+    r = rep.setdefault(code, {"count": 0, "first": first, "action": action})
+    r["count"] += int(count)
+    if warn:
+        warnings.warn(TraceWarning(f"{source}: {count} × {code} (first: {first}): {action}"), stacklevel=3)
+
+
+def _stack_lists(samples: list, n_frames: int, source: str, where: str) -> tuple:
+    """The frame indices of ``samples`` (a list of lists) flattened: (flat, offsets, repeat) where
+    ``repeat[k]`` is the index into (flat, offsets) of sample k's list.  A list equal to the one
+    before it is stored once (profilers sample the same stack many times running), found by
+    C-level list comparisons; the rest is two C-level passes (``map(len)``,
+    ``itertools.chain``).  The list is walked element by element only to name a bad element."""
+    n = len(samples)
+    try:
+        same = np.fromiter(map(operator.eq, samples[1:], samples[:-1]), bool, max(n - 1, 0))
+        first = np.ones(n, bool)
+        first[1:] = ~same
+        repeat = np.cumsum(first) - 1
+        distinct = list(map(samples.__getitem__, np.flatnonzero(first).tolist())) if not first.all() else samples
+        lens = np.fromiter(map(len, distinct), np.int64, len(distinct))
+        offsets = np.zeros(len(distinct) + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.fromiter(itertools.chain.from_iterable(distinct), np.int64, int(offsets[-1]))
+        ok = not flat.size or (int(flat.min()) >= 0 and int(flat.max()) < n_frames)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if ok and _all_lists(samples):
+        return flat, offsets, repeat
+    for k, s in enumerate(samples):
+        if not isinstance(s, list):
+            raise fail(source, f"{where}[{k}]", f"expected a list of frame indices, got {kind_of(s)}")
+        for j, f in enumerate(s):
+            if isinstance(f, bool) or not isinstance(f, int):
+                raise fail(source, f"{where}[{k}][{j}]", f"expected a frame index, got {kind_of(f)}")
+            if not 0 <= f < n_frames:
+                raise fail(source, f"{where}[{k}][{j}]", f"frame {f} is out of range [0, {n_frames - 1}]")
+    raise fail(source, where, "cannot read its stacks")
+
+
+def _all_lists(samples: list) -> bool:
+    return set(map(type, samples)) <= {list}
+
+
+def _sampled(p: dict, where: str, n_frames: int, scale: float, start_v: float, timed: bool, source: str, lim,
+             sl) -> StackProfile:
+    samples = need_list(p.get("samples"), source, f"{where}.samples")
+    weights = p.get("weights")
+    if weights is None:
+        w = np.ones(len(samples))
+    else:
+        w = float_column(weights, source, f"{where}.weights")
+    if w.size != len(samples):
+        raise fail(source, f"{where}.weights", f"{w.size} weights for {len(samples)} samples "
+                                               f"(speedscope asks for one each)")
+    bad = (w < 0) | ~np.isfinite(w) | (w * scale > lim.max_abs_time)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise fail(source, f"{where}.weights[{k}]", f"{w[k]:g} is not a weight (speedscope asks for weights ≥ 0"
+                                                    f"{'' if w[k] < 0 else ' and within max_abs_time'})")
+    flat, offsets, repeat = _stack_lists(samples, n_frames, source, f"{where}.samples")
+    parent, frame, stack = sl.stack_paths(flat, offsets)
+    stack = stack[repeat]
+    if not timed:
+        return StackProfile("", parent, frame, stack, sample_weight=w)
+    return end_to_end(parent, frame, stack, w * scale, start_v * scale, lim, source, f"{where}.weights")
+
+
+def _evented(p: dict, where: str, frame_list: list, scale: float, end_v: float, timed: bool, source: str, lim,
+             sl) -> StackProfile:
+    n_frames = len(frame_list)
+    events = need_list(p.get("events"), source, f"{where}.events")
+    ew = f"{where}.events"
+    raw_types = gather(events, "type", source, ew)
+    types = np.array(raw_types) if raw_types else np.zeros(0, "U1")
+    bad_t = ((types != "O") & (types != "C")) if types.dtype.kind == "U" else \
+        np.array([x not in ("O", "C") for x in raw_types])
+    if bad_t.any():
+        k = int(np.argmax(bad_t))
+        raise fail(source, f"{ew}[{k}].type", f"{raw_types[k]!r} is not 'O' or 'C'"[:120])
+    is_open = types == "O"
+    at = float_column(gather(events, "at", source, ew), source, ew, field=".at")
+    frame = int_column(gather(events, "frame", source, ew), source, ew, lo=0, hi=n_frames, field=".frame")
+    bad = ~np.isfinite(at) | (np.abs(at * scale) > lim.max_abs_time)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise fail(source, f"{ew}[{k}].at", f"{at[k]:g} is past the limit of {lim.max_abs_time:g} µs (max_abs_time=)")
+    back = np.diff(at) < 0
+    if back.any():
+        k = int(np.argmax(back)) + 1
+        raise fail(source, f"{ew}[{k}].at", f"{at[k]:g} comes before the previous event's {at[k - 1]:g} "
+                                            f"(speedscope asks for values in increasing order)")
+    parent, node_frame, after, status, at_k, open_left = sl.evented_stacks(is_open, frame)
+
+    def named(f: int) -> str:
+        fr = frame_list[f] if 0 <= f < n_frames else None
+        nm = fr.get("name") if isinstance(fr, dict) else None
+        return f"frame {f} ({nm[:60]!r})" if isinstance(nm, str) else f"frame {f}"
+
+    if status == sl.CLOSE_EMPTY:
+        raise fail(source, f"{ew}[{at_k}]", f"closes {named(int(frame[at_k]))} when no frame is open")
+    if status == sl.CLOSE_MISMATCH:
+        k = int(at_k)
+        top = _top_frame(is_open[:k], frame[:k])
+        raise fail(source, f"{ew}[{k}]", f"closes {named(int(frame[k]))} while {named(top)} is on top at {at[k]:g} "
+                                         f"(events out of order)")
+    t = at * scale
+    end_t = max(end_v * scale, float(t[-1]) if t.size else end_v * scale)
+    extra = {}
+    if open_left:
+        extra = {"unclosed_frames": int(open_left)}
+        after = np.append(after, -1)  # close what is left open where the profile ends
+        t = np.append(t, end_t)
+    if not timed:
+        w = np.diff(np.append(t, end_t))
+        return StackProfile("", parent, node_frame, after, sample_weight=np.maximum(w, 0.0), extra=extra)
+    return StackProfile("", parent, node_frame, after, sample_time=t, end_time=end_t, extra=extra)
+
+
+def _top_frame(is_open: np.ndarray, frame: np.ndarray) -> int:
+    """The frame on top of the stack after the events given (they are balanced so far)."""
+    from ..kernels import stacklists as sl
+
+    parent, node_frame, after, _, _, _ = sl.evented_stacks(is_open, frame)
+    return int(node_frame[after[-1]]) if after.size and after[-1] >= 0 else -1
