@@ -197,49 +197,53 @@ def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) ->
 
 def _finish(parts: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
             meta: dict, rep: _Repairs, cat: str, warn: bool) -> Trace:
-    """The Trace of per-thread calls ``parts``: [(profile, frame, start, end)] (calls of one
-    thread in the order `expand_samples` opened them: pre-order)."""
-    from ..kernels.tree import nest_sorted_intervals, preorder_sort
-
+    """The Trace of per-thread calls ``parts``: [(profile, frame, start, end, parent, depth,
+    end_index)], each thread's calls in pre-order with indices into its own calls
+    (`kernels.stacks.expand_stacks`): joined thread after thread, no sorting needed."""
     ft = _function_tables(frames, unknown, kind_rules, cat)
     f_kind = ft.pop("_kind")
-    th, fr, st, en = [], [], [], []
-    for t, (p, frame, start, end) in enumerate(parts):
-        keep = end > start
-        th.append(np.full(int(keep.sum()), t, np.int32))
-        fr.append(frame[keep])
-        st.append(start[keep])
-        en.append(end[keep])
-    thread = np.concatenate(th) if th else np.zeros(0, np.int32)
-    frame = np.concatenate(fr).astype(np.int64) if fr else np.zeros(0, np.int64)
-    start = np.concatenate(st) if st else np.zeros(0)
-    end = np.concatenate(en) if en else np.zeros(0)
-    n_threads = len(parts)
-    order = preorder_sort(thread, start, end, np.arange(thread.size), n_threads)
-    thread, frame, start, end = thread[order], frame[order], start[order], end[order]
-    parent, depth, end_index, end, _ = nest_sorted_intervals(thread, start, end)
-    n = thread.size
-    profiles = [p for p, _, _, _ in parts]
-    pids = np.array([p.pid for p in profiles], np.int64)
-    tids = np.array([p.tid for p in profiles], np.int64)
+    sizes = [int(fr.size) for _, fr, _, _, _, _, _ in parts]
+    base = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(base[-1])
+
+    def joined(k, dtype, shift=False):
+        if not parts:
+            return np.zeros(0, dtype)
+        pieces = []
+        for t, part in enumerate(parts):
+            a = part[k]
+            if shift:
+                a = np.where(a >= 0, a + base[t], -1) if k == 4 else a + base[t]
+            pieces.append(a.astype(dtype, copy=False))
+        return np.concatenate(pieces)
+
+    frame = joined(1, np.int64)
+    thread = np.repeat(np.arange(len(parts), dtype=np.int32), sizes)
+    profiles = [p for p, *_ in parts]
     m = dict(meta)
     m.setdefault("source", source)
     m["format"] = fmt
     m["repairs"] = rep.items
     m.setdefault("skipped", {})
     trace = Trace(
-        func=frame.astype(np.int32), start=start, end=end, depth=depth.astype(np.int32),
-        parent=parent.astype(np.int32), end_index=end_index.astype(np.int32), thread=thread.astype(np.int32),
+        func=frame.astype(np.int32), start=joined(2, np.float64), end=joined(3, np.float64),
+        depth=joined(5, np.int32), parent=joined(4, np.int32, shift=True),
+        end_index=joined(6, np.int32, shift=True), thread=thread,
         kind=f_kind[frame].astype(np.uint8) if n else np.zeros(0, np.uint8),
         obj_ptr=np.zeros(n + 1, np.int64), obj_ids=np.zeros(0, np.int32),
-        thread_pid=pids, thread_tid=tids, thread_names=[p.thread_name for p in profiles],
-        thread_sort=np.arange(n_threads, dtype=np.int32), process_names=[p.process_name for p in profiles],
+        thread_pid=np.array([p.pid for p in profiles], np.int64),
+        thread_tid=np.array([p.tid for p in profiles], np.int64), thread_names=[p.thread_name for p in profiles],
+        thread_sort=np.arange(len(parts), dtype=np.int32), process_names=[p.process_name for p in profiles],
         meta=m, **ft)
     if warn and rep.items:
         for code, r in rep.items.items():
             warnings.warn(TraceWarning(f"{source}: {r['count']} × {code} (first: {r['first']}): {r['action']}"),
                           stacklevel=3)
     return trace.check()
+
+
+_NO_CALLS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
+             np.zeros(0, np.int64))
 
 
 def _median_step(t: np.ndarray) -> float:
@@ -255,7 +259,6 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
     to the profiles' interval (the stated one, else the median step between samples) and
     ``meta["n_samples"]`` to their count.  Times are µs from the earliest sample
     (``meta["clock_origin"]``: its absolute time)."""
-    from ..kernels import chrome_tree as ct
     from ..kernels import stacks as ks
 
     rep = _Repairs()
@@ -312,15 +315,16 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
     for p, c_parent, c_frame, c_depth, t, leaf, end_t in built:
         ts = np.append(t, end_t) - t_first
         lf = np.append(leaf, -1)
-        node, start, end, _, status = ct.expand_samples(np.zeros(ts.size, np.int64), ts, lf, c_parent, c_depth,
-                                                        max_calls - total_calls)
+        node, start, end, parent, depth, end_index, status = ks.expand_stacks(ts, lf, c_parent, c_depth,
+                                                                             max_calls - total_calls)
         if status < 0:
             raise TraceFormatError(
                 f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
                 f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
         total_calls += node.size
-        parts.append((p, c_frame[node] if node.size else np.zeros(0, np.int64), start, end))
-    if not any((e > s).any() for _, _, s, e in parts):
+        parts.append((p, c_frame[node] if node.size else np.zeros(0, np.int64), start, end, parent, depth,
+                      end_index))
+    if not total_calls:
         raise TraceFormatError(f"{source}: its {n_samples} samples hold no stack: nothing to show")
     m = dict(meta or {})
     m.update(clock_origin=t_first, time_unit="us", n_samples=n_samples,
@@ -334,7 +338,6 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
                  cat: str = "sample") -> Trace:
     """The Left Heavy trace of weighted stacks (module docstring): x is ``unit`` (samples,
     bytes, Ir...), not time.  ``sample_time`` of the profiles is ignored."""
-    from ..kernels import chrome_tree as ct
     from ..kernels import stacks as ks
 
     rep = _Repairs()
@@ -342,6 +345,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
     unknown = False
     parts = []
     n_samples = 0
+    total_calls = 0
     total_weight = 0.0
     for p in profiles:
         parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
@@ -349,7 +353,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         s, w = _samples(p, parent.size, limits, source, rep)
         n_samples += int(s.size)
         if not s.size:
-            parts.append((p, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+            parts.append((p, *_NO_CALLS))
             continue
         canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
         on = s >= 0
@@ -362,13 +366,15 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
                                    f"{float(total[c_parent < 0].sum()):.3g} {unit}, past {limits.max_abs_time:g}")
         total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
         node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)  # ties: the frame met first
-        c_node, start, end, _, status = ct.expand_samples(np.zeros(pos.size, np.int64), pos, node, c_parent, c_depth,
-                                                          max_calls)
+        c_node, start, end, parent, depth, end_index, status = ks.expand_stacks(pos, node, c_parent, c_depth,
+                                                                               max_calls - total_calls)
         if status < 0:
             raise TraceFormatError(f"{source}: its stacks expand to more than {max_calls} calls "
                                    f"(sample_bytes_per_call= or max_events= to allow more)")
-        parts.append((p, c_frame[c_node] if c_node.size else np.zeros(0, np.int64), start, end))
-    if not any((e > s).any() for _, _, s, e in parts):
+        total_calls += c_node.size
+        parts.append((p, c_frame[c_node] if c_node.size else np.zeros(0, np.int64), start, end, parent, depth,
+                      end_index))
+    if not total_calls:
         raise TraceFormatError(f"{source}: its {n_samples} stacks weigh nothing: nothing to show")
     m = dict(meta or {})
     m.update(merged=True, x_unit=unit, n_samples=n_samples, total_weight=total_weight, clock_origin=0.0,

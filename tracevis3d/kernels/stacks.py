@@ -173,3 +173,128 @@ def left_heavy_order(c_parent, total, self_weight, tie):
     out_pos[m] = pos
     m += 1
     return out_node[:m].copy(), out_pos[:m].copy()
+
+
+@njit(cache=True, nogil=True)
+def expand_stacks(s_ts, s_node, c_parent, c_depth, max_calls):
+    """The calls of one thread's samples, in pre-order with their tree: speedscope's time order.
+
+    Samples in time order, sample k at ``s_ts[k]`` with its stack's top node ``s_node[k]`` (-1:
+    an empty stack) in a forest of canonical nodes (`canonical_nodes`: one node per frame path,
+    so equal paths are equal nodes).  A node on the stack of consecutive samples is one call,
+    from the first sample whose stack holds it to the first sample whose stack does not (the
+    stacks compared from the bottom: the common part is found by walking up from the new top
+    only over the frames that change); the last sample closes every call.  Calls that last no
+    time (samples at one instant) are left out with their subtrees.
+
+    Returns (node, start, end, parent, depth, end_index, status): calls in pre-order; parent
+    and end_index as indices into these calls (-1 for a root); status -1 when more than
+    ``max_calls`` calls were opened.  O(samples + calls)."""
+    n = s_ts.shape[0]
+    cap = max(16, min(2 * n, max_calls))
+    c_node = np.empty(cap, np.int64)
+    c_start = np.empty(cap, np.float64)
+    c_end = np.empty(cap, np.float64)
+    c_par = np.empty(cap, np.int32)
+    c_dep = np.empty(cap, np.int32)
+    c_eix = np.empty(cap, np.int32)
+    maxd = 1
+    for f in range(c_depth.shape[0]):
+        if c_depth[f] + 2 > maxd:
+            maxd = c_depth[f] + 2
+    open_node = np.empty(maxd, np.int64)
+    open_call = np.empty(maxd, np.int64)
+    path = np.empty(maxd, np.int64)
+    sp = 0
+    nc = 0
+    for k in range(n):
+        t = s_ts[k]
+        f = s_node[k]
+        common = 0
+        if f >= 0:
+            x = f
+            dx = c_depth[f]
+            while dx > sp - 1:
+                x = c_parent[x]
+                dx -= 1
+            while dx >= 0 and open_node[dx] != x:
+                x = c_parent[x]
+                dx -= 1
+            common = dx + 1
+        while sp > common:
+            sp -= 1
+            c = open_call[sp]
+            c_end[c] = t
+            c_eix[c] = nc
+        if f >= 0:
+            m = 0
+            x = f
+            d = c_depth[f]
+            while d >= common:
+                path[m] = x
+                m += 1
+                x = c_parent[x]
+                d -= 1
+            if nc + m > max_calls:
+                return (c_node[:0], c_start[:0], c_end[:0], c_par[:0], c_dep[:0], c_eix[:0], -1)
+            if nc + m > cap:
+                while nc + m > cap:
+                    cap *= 2
+                cap = min(cap, max_calls)
+                c_node2 = np.empty(cap, np.int64)
+                c_start2 = np.empty(cap, np.float64)
+                c_end2 = np.empty(cap, np.float64)
+                c_par2 = np.empty(cap, np.int32)
+                c_dep2 = np.empty(cap, np.int32)
+                c_eix2 = np.empty(cap, np.int32)
+                c_node2[:nc] = c_node[:nc]
+                c_start2[:nc] = c_start[:nc]
+                c_end2[:nc] = c_end[:nc]
+                c_par2[:nc] = c_par[:nc]
+                c_dep2[:nc] = c_dep[:nc]
+                c_eix2[:nc] = c_eix[:nc]
+                c_node, c_start, c_end, c_par, c_dep, c_eix = c_node2, c_start2, c_end2, c_par2, c_dep2, c_eix2
+            for q in range(m - 1, -1, -1):
+                c_node[nc] = path[q]
+                c_start[nc] = t
+                c_end[nc] = t
+                c_par[nc] = open_call[sp - 1] if sp > 0 else -1
+                c_dep[nc] = sp
+                open_node[sp] = path[q]
+                open_call[sp] = nc
+                sp += 1
+                nc += 1
+    last = s_ts[n - 1] if n else 0.0
+    while sp > 0:
+        sp -= 1
+        c = open_call[sp]
+        c_end[c] = last
+        c_eix[c] = nc
+    # calls that last no time go, with their subtrees (all inside one instant): indices renumbered
+    before = np.empty(nc + 1, np.int32)  # kept calls before index i
+    kept = 0
+    for i in range(nc):
+        before[i] = kept
+        if c_end[i] > c_start[i]:
+            kept += 1
+    before[nc] = kept
+    if kept == nc:  # the usual case: nothing to take out
+        return c_node[:nc], c_start[:nc], c_end[:nc], c_par[:nc], c_dep[:nc], c_eix[:nc], 0
+    o_node = np.empty(kept, np.int64)
+    o_start = np.empty(kept, np.float64)
+    o_end = np.empty(kept, np.float64)
+    o_par = np.empty(kept, np.int32)
+    o_dep = np.empty(kept, np.int32)
+    o_eix = np.empty(kept, np.int32)
+    j = 0
+    for i in range(nc):
+        if c_end[i] > c_start[i]:
+            o_node[j] = c_node[i]
+            o_start[j] = c_start[i]
+            o_end[j] = c_end[i]
+            p = c_par[i]
+            o_par[j] = before[p] if p >= 0 else np.int32(-1)
+            o_dep[j] = c_dep[i]
+            o_eix[j] = before[c_eix[i]]
+            j += 1
+    return o_node, o_start, o_end, o_par, o_dep, o_eix, 0
