@@ -50,7 +50,7 @@ def check_output(path, transparent: bool = False) -> str:
 #   Workbench/EEVEE render (not at `import bpy`); the probe then succeeds;
 # - "00:01.057  render | Saved: '/path/fig.png'" on stdout (the render's log line; older
 #   versions print "Saved: '…'" and " Time: 00:01.23 (Saving: 00:00.01)");
-# - "Info: Saved as \"scene.blend\"" on stdout (the save operator's report in background mode);
+# - "Info: Saved (copy) as \"scene.blend\"" on stdout (the save operator's report in background mode);
 # - "… blend | Read blend: \"…\"" on stdout (opening a file);
 # - "Fra:1 Mem:… | …" render progress lines.
 BLENDER_NOISE = (
@@ -58,7 +58,7 @@ BLENDER_NOISE = (
     re.compile(r"^(\d+:)*\d+(\.\d+)?\s+\w+\s+\|\s+(Saved|Read blend|Video append frame)"),
     re.compile(r"^Saved: ['\"]"),
     re.compile(r"^\s*Time: \d"),
-    re.compile(r"^Info: Saved as "),
+    re.compile(r"^Info: Saved (copy )?as "),
     re.compile(r"^Fra:\d+ "),
     re.compile(r"^\s*$"),
 )
