@@ -8,10 +8,16 @@ Plain numpy/numba; no ``bpy`` import anywhere except in ``tracevis3d.blender``.
     >>> tracevis3d.save(t, "trace.tv3c", format="compact")  # identical subtrees once
     >>> tracevis3d.structure(t).n_distinct_subtrees
     >>> s = tracevis3d.synthetic(100_000, threads=4, seed=1)
+    >>> m = tracevis3d.merge(t)                    # merged stacks (Left Heavy): x is time summed
+
+A view draws a merged trace with its measure on the x axis ("2k samples", "1 MB") and
+"merged stacks (left heavy)" in its title; the views' ``merge`` parameter (``--merge`` on
+the command line, "Merge stacks" in the panel) merges the trace it is given with `merge`.
 """
 from __future__ import annotations
 
 import os
+import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _numba_env  # noqa: F401  (must run before numba is imported)
@@ -62,6 +68,35 @@ def load(path: PathLike, **options: Any) -> Trace:
     check_trace_file(path)  # pure Python: a file that is no trace fails before numba compiles
     _kernels_ready()
     return _load(path, **options)
+
+
+#: trace → its merged stacks (`merge`), kept while the trace lives
+_MERGED: "weakref.WeakKeyDictionary[Trace, Trace]" = weakref.WeakKeyDictionary()
+
+
+def merge(trace: Trace) -> Trace:
+    """``trace`` as merged stacks: speedscope's "Left Heavy" view (`tracevis3d.io.stacks.merge_trace`).
+
+    Per thread, the calls with the same frame path (the functions from the thread's root down
+    to them) become one call as wide as their summed self time, children side by side from
+    their parent's left edge, the heaviest first.  x is then time summed over the calls, no
+    longer a clock (``meta["merged"]`` True, ``meta["x_unit"]`` "µs"); counters, flows,
+    instants and async slices, which live on the clock, are left out.  A trace that is already
+    merged (a pprof, collapsed-stacks or callgrind file: x in samples, bytes, Ir...) is
+    returned as it is.  The result is kept for as long as ``trace`` lives: a view rebuilt with
+    other parameters does not merge again.
+    """
+    if not isinstance(trace, Trace):
+        raise TypeError(f"merge needs a Trace, got {type(trace).__name__}")
+    hit = _MERGED.get(trace)
+    if hit is None:
+        _kernels_ready()
+        from .io.stacks import merge_trace
+
+        hit = merge_trace(trace)
+        if hit is not trace:
+            _MERGED[trace] = hit
+    return hit
 
 
 def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "native") -> None:

@@ -46,7 +46,8 @@ META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`
 META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
                "world_per_us_a", "world_per_us_b", "window_a", "window_b",
                "wall_world_per_us", "lane_angles", "ring_origin", "ring_stretch",  # the thread view's wall and rings
-               "inset")  # the icicle's detail inset: its own time axis (`layout.inset`)
+               "inset",  # the icicle's detail inset: its own time axis (`layout.inset`)
+               "x_unit")  # a merged trace's measure: its x is no clock (`layout.annotate.XUnit`)
 KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
@@ -174,6 +175,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
                 "cone": "turntable"}.get(layout, "growth")
     if kind not in KINDS:
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
+    if kind in ("growth", "handoffs") and meta.get("x_unit"):  # merged stacks: x is a measure, not time
+        raise ValueError(f"{kind} plays the calls over time, and this figure is merged stacks (x in "
+                         f"{meta['x_unit']}, no clock): use flythrough or turntable")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
     if kind == "growth" and layout not in ("icicle", "compare", "threads", "cone"):

@@ -283,7 +283,11 @@ def pick_detail(context, mouse_region_xy) -> dict | None:
 
 
 def describe_call(trace: Trace, i: int) -> dict:
-    """Name, thread, start, duration, self time, depth and args of call ``i``."""
+    """Name, thread, start, duration, self time, depth and args of call ``i``; of a merged
+    trace (`layout.annotate.XUnit`), its measure in words instead of times: where its call
+    path starts on x ("from"), its inclusive and self measure ("12,345 samples")."""
+    from ..layout.annotate import x_unit_of
+
     i = int(i)
     if not 0 <= i < len(trace):
         raise IndexError(f"call index {i} outside 0..{len(trace) - 1}")
@@ -292,13 +296,15 @@ def describe_call(trace: Trace, i: int) -> dict:
     dur = float(trace.end[i] - trace.start[i])
     child_sum = float((trace.end - trace.start)[i + 1: trace.end_index[i]][
         trace.parent[i + 1: trace.end_index[i]] == i].sum())
+    unit = x_unit_of(trace)
+    when = {"start": float(trace.start[i]), "duration": dur, "self_time": dur - child_sum} if not unit.merged else \
+        {"from": unit.fmt(float(trace.start[i])), "inclusive": unit.total_text(dur),
+         "self": unit.total_text(dur - child_sum)}
     return {
         "index": i,
         "name": trace.function_names[trace.func[i]],
         "thread": trace.thread_names[t] if t < len(trace.thread_names) else str(t),
-        "start": float(trace.start[i]),
-        "duration": dur,
-        "self_time": dur - child_sum,
+        **when,
         "depth": int(trace.depth[i]),
         "parent": None if p < 0 else trace.function_names[trace.func[p]],
         "args": trace.args_of(i),

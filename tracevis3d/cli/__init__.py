@@ -44,7 +44,19 @@ def make_parser() -> argparse.ArgumentParser:
     from .live import add_parsers as _add_live_parsers
 
     _add_live_parsers(sub)
+    sub.add_parser("formats", help="list the trace formats TraceVis3D recognises and reads",
+                   description="List every trace format TraceVis3D recognises: whether it is read, what its x\n"
+                               "axis is (time, or a measure for merged stacks), the tools that write it.\n"
+                               "Files are recognised by their content, not their names; gzip is inflated first.",
+                   formatter_class=_Help)
     return p
+
+
+def list_formats(_args) -> str:
+    """``tracevis3d formats``: the table of formats (`tracevis3d.io.formats.describe_formats`)."""
+    from ..io.formats import describe_formats
+
+    return describe_formats()
 
 
 
@@ -75,7 +87,7 @@ def render_animation(args) -> str:
 COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation,
             "render-compare": render_compare, "render-threads": render_threads,
             "render-cone": render_cone, "render-extravis": render_extravis, "render-heb": render_extravis,
-            "render-sequence": render_extravis}
+            "render-sequence": render_extravis, "formats": list_formats}
 
 
 def console(argv: list[str] | None = None) -> int:

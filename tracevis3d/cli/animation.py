@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import time
 
-from .common import FOOTER, CLIError, _build, _fill_scene_settings, _Help, _load, _progress, choose_device_or_exit, params_and_trace
+from .common import (FOOTER, TRACE_HELP, CLIError, _build, _fill_scene_settings, _Help, _load, _progress,
+                     choose_device_or_exit, params_and_trace)
 
 EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
@@ -29,7 +30,7 @@ def add_animation_parser(sub) -> None:
                 description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
                             "calls growing over time, a camera flying along time, or an orbit.",
                 epilog=EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz"),
+                positionals=[("trace", "TRACE", TRACE_HELP),
                              ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
                 schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE])
 

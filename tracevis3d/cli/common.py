@@ -9,6 +9,8 @@ import sys
 import time
 
 PROG = "tracevis3d"
+#: the help of a command's TRACE argument
+TRACE_HELP = "a trace file in any format `tracevis3d formats` lists (recognised by its content; gzip too)"
 
 
 class CLIError(Exception):

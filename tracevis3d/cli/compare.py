@@ -24,8 +24,8 @@ def _add_compare_parser(sub) -> None:
                             "its best match in B (the subtrees call similar sets of functions).\n"
                             "Calls with no match in the other run are orange: where the runs differ.",
                 epilog=COMPARE_EXAMPLES, formatter=_Help,
-                positionals=[("trace_a", "A", "the first run: Chrome Trace Event JSON (.json, .json.gz) "
-                                              "or native .tv3d.npz, drawn above"),
+                positionals=[("trace_a", "A", "the first run, drawn above: a trace file in any format `tracevis3d "
+                                              "formats` lists"),
                              ("trace_b", "B", "the second run, drawn below (same formats)")],
                 schemas=[RENDER, COMPARE])
 
@@ -86,7 +86,14 @@ def render_compare(args) -> str:
     from ..blender.tasks import compare_build_job, compare_job
 
     paths = (os.path.abspath(args.trace_a), os.path.abspath(args.trace_b))
-    cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)  # the loads above are cached
+    if args.merge:  # both runs' stacks merged (left heavy), then compared
+        from .. import compare, merge
+
+        a, b = merge(a), merge(b)
+        _progress(0.2, f"merged stacks: {len(a):,} and {len(b):,} call paths")
+        cmp = compare(a, b, tau=args.tau)
+    else:
+        cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)  # the loads above are cached
     params = compare_params(args)
     _calls_of_options(cmp, params)
     info = _build(compare_build_job(cmp, params, scene=scene, paths=paths),

@@ -9,14 +9,14 @@ def add_cone_parser(sub) -> None:
     from ..params.cli import add_command
     from ..params.cone import CONE
     from ..params.render import RENDER
-    from .common import FOOTER, _Help
+    from .common import FOOTER, TRACE_HELP, _Help
 
     add_command(sub, "render-cone", help="render the cone tree of a trace's calling contexts to an image",
                 description="Render the call hierarchy as a 3D cone tree (Robertson et al. 1991): calls merged by "
                             "their path from the root (calling contexts), the largest by inclusive time drawn as "
                             "spheres at the apex of their cone, children on its base circle; nodes with more below "
                             "carry a dark stub (partially expanded).", epilog=FOOTER, formatter=_Help,
-                positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz), native or compact file")],
+                positionals=[("trace", "TRACE", TRACE_HELP)],
                 schemas=[RENDER, CONE])
 
 

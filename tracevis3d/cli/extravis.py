@@ -44,11 +44,11 @@ def add_extravis_parser(sub) -> None:
     from ..params.cli import add_command
     from ..params.extravis import EXTRAVIS
     from ..params.render import RENDER
-    from .common import _Help
+    from .common import TRACE_HELP, _Help
 
     for command, (_views, help_, description) in COMMANDS.items():
         add_command(sub, command, help=help_, description=description, epilog=EXAMPLES[command], formatter=_Help,
-                    positionals=[("trace", "TRACE", "trace file (Chrome JSON from VizTracer etc., .json.gz, native)")],
+                    positionals=[("trace", "TRACE", TRACE_HELP)],
                     schemas=[RENDER, EXTRAVIS])
 
 

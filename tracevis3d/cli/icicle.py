@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .common import FOOTER, _build, _fill_scene_settings, _Help, _progress, _render_and_save, _start_render
+from .common import FOOTER, TRACE_HELP, _build, _fill_scene_settings, _Help, _progress, _render_and_save, _start_render
 
 EXAMPLES = """examples:
   python -m tracevis3d render-icicle trace.json -o fig.png
@@ -21,7 +21,7 @@ def _add_icicle_parser(sub) -> None:
                 description="Render the extruded 3D icicle of a trace to an image: x is time,\n"
                             "height is stack depth, one lane per thread.",
                 epilog=EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", "Chrome Trace Event JSON (.json, .json.gz) or native .tv3d.npz")],
+                positionals=[("trace", "TRACE", TRACE_HELP)],
                 schemas=[RENDER, ICICLE])
 
 

@@ -18,14 +18,14 @@ def add_threads_parser(sub) -> None:
     from ..params.cli import add_command
     from ..params.render import RENDER
     from ..params.threads import THREADS, THREADS_COMMAND
-    from .common import _Help
+    from .common import TRACE_HELP, _Help
 
     add_command(sub, "render-threads", help="render who waits on whom (SyncTrace thread view) to an image",
                 description="Render the thread view of a trace to an image: every thread a bended\n"
                             "icicle on a ring, curves from each wait to the release that ended it,\n"
                             "the focused thread as a straight icicle behind the ring.",
                 epilog=THREADS_EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", "trace file (Chrome JSON from VizTracer etc., .json.gz, native)")],
+                positionals=[("trace", "TRACE", TRACE_HELP)],
                 schemas=[RENDER, THREADS, THREADS_COMMAND])
 
 
@@ -37,9 +37,17 @@ def threads_params(args):
 
 
 def render_threads(args) -> str:
-    from .common import _build, _progress, _render_and_save, _start_render
+    """Render the thread view; a merged trace is refused (exit 1: it has no clock, `layout.threads.no_merged_trace`)
+    and a trace without hand-offs is drawn with its note, which stderr gets too (``note:``)."""
+    from .common import CLIError, PROG, _build, _progress, _render_and_save, _start_render
 
     out, save, params, trace, scene = _start_render(args, threads_params)
+    from ..layout.threads import no_merged_trace
+
+    try:
+        no_merged_trace(trace)
+    except ValueError as e:
+        raise CLIError(f"{args.trace}: {e}", 1) from None
     from ..blender.threads_tasks import threads_build_job
 
     info = _build(threads_build_job(trace, params, scene=scene), args.trace, 0.1, 0.6)
@@ -47,6 +55,10 @@ def render_threads(args) -> str:
     sync = info["sync"]
     _progress(0.6, f"scene: {len(sync)} correspondences, {m['n_curves']} curves, {m['n_compound']} compound "
                    f"curves, {m['n_calls']} calls in {info['timings']['total']:.2f} s")
+    if m.get("no_waits"):
+        from ..layout.threads import NO_WAITS_MEANS
+
+        sys.stderr.write(f"{PROG}: note: {m['no_waits']}; {NO_WAITS_MEANS}\n")
     if args.summary:
         sys.stderr.write(sync.summary() + "\n")
     return _render_and_save(args, scene, out, save)

@@ -3,7 +3,15 @@
 The time axis and the lane names belong to the geometry (world space, facing the camera,
 sized in pixels at their place).  The title and the legend are a heads-up display in
 camera space (`spec` ``space="camera"``), laid out in pixels around the content
-rectangle, so they never overlap the icicle and stay framed when the camera moves.
+rectangle, so they never overlap the icicle and stay framed when the camera moves.  A
+legend placed in the content's free room stands in one of its corners (`corner_place`),
+never in a gap between lanes.
+
+x is time unless the trace is merged stacks (`io.stacks.is_merged`): then it is the trace's
+measure (samples, bytes, Ir, time summed), and every view formats x through one `XUnit`
+resolved from the trace (`x_unit_of`): ticks, values, titles, legends.  Titles say what a
+trace that is not calls on a clock is (`trace_kind_text`: merged stacks, or sampled every
+so often).
 """
 from __future__ import annotations
 
@@ -78,12 +86,197 @@ def tick_texts(ticks, scale, unit, dec) -> list:
     return [("0" if t == 0 else f"{t / scale:.{dec}f} {unit}") for t in ticks]
 
 
-def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, time_length, hollow_until=None):
+# ----------------------------------------------------------------------------- the x axis' unit
+#: SI prefixes of a measure (a count, bytes), the largest first
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+#: time units a merged trace's measure may be written in → µs per unit
+_TIME_MEASURES = {"µs": 1.0, "us": 1.0, "microseconds": 1.0, "ns": 1e-3, "nanoseconds": 1e-3, "ms": 1e3,
+                  "milliseconds": 1e3, "s": 1e6, "seconds": 1e6}
+_BYTE_MEASURES = ("bytes", "byte", "B")
+
+
+def _si(v: float) -> tuple:
+    """(scale, prefix) of `_SI` for a value of size ``v`` (1, "" below 1000)."""
+    a = abs(float(v))
+    return next(((s, p) for s, p in _SI if a >= s), (1.0, ""))
+
+
+def _g3(x: float) -> str:
+    """``x`` with 3 significant digits, never with an exponent ("1.23", "120", "0.5", "1000")."""
+    s = f"{x:.3g}"
+    return f"{x:.0f}" if "e" in s else s
+
+
+@dataclass(frozen=True)
+class XUnit:
+    """What a figure's x axis measures, resolved once per figure from its trace (`x_unit_of`).
+
+    ``measure`` "" (`TIME`): time on the trace's clock, in µs: `fmt_time`, `nice_ticks`,
+    `tick_texts` and `window_text`, as every view wrote it.  Otherwise the trace is merged
+    stacks (`io.stacks.is_merged`, speedscope's "Left Heavy") and x is that measure: a
+    count ("samples", "Ir", ...: SI prefixes, "2k samples", "1.5M Ir"), bytes ("1.2 MB"), or
+    time summed over the calls of a merged timed trace ("µs", "ns", ...: written as time,
+    but not a clock).  Every method takes and returns values in the trace's own unit."""
+
+    measure: str = ""
+
+    @property
+    def merged(self) -> bool:
+        """x is a merged trace's measure, not a clock."""
+        return bool(self.measure)
+
+    @property
+    def is_time(self) -> bool:
+        """Values are durations (a clock, or time summed by merging)."""
+        return not self.measure or self.measure in _TIME_MEASURES
+
+    @property
+    def is_bytes(self) -> bool:
+        return self.measure in _BYTE_MEASURES
+
+    @property
+    def us_per_unit(self) -> float:
+        return _TIME_MEASURES.get(self.measure, 1.0)
+
+    @property
+    def quantity(self) -> str:
+        """The measure in words, where a view says what it measures ("inclusive time",
+        "inclusive samples", "inclusive bytes")."""
+        if self.is_time:
+            return "time"
+        return "bytes" if self.is_bytes else self.measure
+
+    def fmt(self, v: float) -> str:
+        """A value with its unit, 3 significant digits ("1.2 ms", "12.3k samples", "1.2 MB",
+        "734 Ir")."""
+        v = float(v)
+        if self.is_time:
+            return fmt_time(v * self.us_per_unit)
+        scale, prefix = _si(float(f"{v:.3g}"))  # 999,600 is "1M", not "1e+03k"
+        if self.is_bytes:
+            return f"{_g3(v / scale)} {prefix}B"
+        return f"{_g3(v / scale)}{prefix} {self._noun(v)}"
+
+    def _noun(self, v: float) -> str:
+        """The measure's word for ``v`` of it: "1 sample", "2 samples"."""
+        return self.measure[:-1] if v == 1 and self.measure.endswith("s") else self.measure
+
+    def total_text(self, v: float) -> str:
+        """A total as a title gives it: exact with thousands separators for a whole count
+        below 10^7 ("12,345 samples"), else `fmt`."""
+        v = float(v)
+        if not self.is_time and not self.is_bytes and abs(v) < 1e7 and abs(v - round(v)) < 1e-6:
+            n = int(round(v))
+            return f"{n:,} {self._noun(n)}"
+        return self.fmt(v)
+
+    def nice_ticks(self, span: float, target: int = 6) -> tuple:
+        """(ticks from 0 in the trace's unit, scale, unit text, decimals) for `tick_texts`:
+        `nice_ticks` for time; for a measure a 1-2-5 step, the SI prefix of the last tick."""
+        if self.is_time:
+            k = self.us_per_unit
+            ticks, scale, unit, dec = nice_ticks(float(span) * k, target)
+            return ticks / k, scale / k, unit, dec
+        span = max(float(span), 1e-9)
+        raw = span / target
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+        ticks = np.arange(0.0, span * (1 + 1e-9), step)
+        scale, prefix = _si(ticks[-1])
+        dec = max(0, -int(math.floor(math.log10(step / scale) + 1e-9)))
+        unit = f" {prefix}B" if self.is_bytes else f"{prefix} {self.measure}"
+        return ticks, scale, unit, dec
+
+    def tick_texts(self, ticks, scale, unit, dec) -> list:
+        """The ticks of `XUnit.nice_ticks` written in their unit, "0" for zero."""
+        if self.is_time:
+            return tick_texts(ticks, scale, unit, dec)
+        return [("0" if t == 0 else f"{t / scale:.{dec}f}{unit}") for t in ticks]
+
+    def range_text(self, a: float, b: float) -> str:
+        """``a`` to ``b`` in the unit of ``b``: "6.94 – 7.28 ms", "2k – 4.1k samples"."""
+        if self.is_time:
+            k = self.us_per_unit
+            scale, unit = next(((sc, u) for sc, u in _UNITS if abs(b * k) >= sc), _UNITS[-1])
+            first = "0" if abs(a) < 0.0005 * abs(b) else f"{a * k / scale:.3g}"
+            return f"{first} – {b * k / scale:.3g} {unit}"
+        scale, prefix = _si(b)
+        first = "0" if abs(a) < 0.0005 * abs(b) else _g3(a / scale) + prefix
+        return f"{first} – {self.fmt(b)}"
+
+    def window_text(self, t0: float, t1: float, origin: float = 0.0) -> str:
+        """A title's words for the span shown (`window_text` for a clock)."""
+        if not self.merged:
+            return window_text(t0, t1, origin)
+        return f"window {self.range_text(t0 - origin, t1 - origin)}"
+
+
+#: the x axis of a trace on a clock
+TIME = XUnit()
+
+
+def x_unit_of(trace) -> XUnit:
+    """The `XUnit` of ``trace``'s x axis: `TIME`, or its merged measure (``meta["x_unit"]``)."""
+    from ..io.stacks import is_merged, x_unit
+
+    return XUnit(x_unit(trace) or "samples") if is_merged(trace) else TIME
+
+
+def sampling_interval(trace) -> tuple:
+    """(interval µs, whole) of a sampled trace: ``meta["sampling_interval_us"]``, else the
+    median interval of the JavaScript profiles a Chrome trace or a ``.cpuprofile`` holds
+    (``meta["js_profiles"]``); ``whole``: every thread's calls were made from samples (not
+    a Chrome trace whose JavaScript threads alone were sampled).  (None, False) for calls on
+    a clock and for a merged trace."""
+    meta = trace.meta if isinstance(trace.meta, dict) else {}
+    if meta.get("merged"):
+        return None, False
+    profs = [p for p in (meta.get("js_profiles") or []) if isinstance(p, dict)]
+    try:
+        v = float(meta.get("sampling_interval_us") or 0.0)
+    except (TypeError, ValueError):
+        v = 0.0
+    if not (v > 0 and math.isfinite(v)):
+        steps = [float(p.get("interval_us") or 0.0) for p in profs]
+        steps = [s for s in steps if s > 0 and math.isfinite(s)]
+        v = float(np.median(steps)) if steps else 0.0
+    if not v > 0:
+        return None, False
+    return v, not profs or len(profs) >= trace.n_threads
+
+
+def trace_kind_text(trace) -> str:
+    """What a title says of a trace that is not calls on a clock: "merged stacks (left heavy)"
+    (x is a measure), "sampled every 1 ms" (calls made from samples: each lasts at least
+    that long, shorter ones are missing), "JS sampled every 131 µs" (a Chrome trace whose
+    JavaScript threads were sampled); "" otherwise."""
+    if x_unit_of(trace).merged:
+        return "merged stacks (left heavy)"
+    step, whole = sampling_interval(trace)
+    if step is None:
+        return ""
+    return f"{'' if whole else 'JS '}sampled every {fmt_time(step)}"
+
+
+def merged_total(sel) -> float:
+    """The measure a merged trace's selection ``sel`` (`select.select_calls`) shows: its
+    root calls' widths (each thread's roots laid end to end from 0), clipped to its window."""
+    trace, idx = sel.trace, sel.idx
+    roots = idx[trace.depth[idx] == 0] if idx.size else idx
+    if not roots.size:
+        return 0.0
+    w = np.minimum(trace.end[roots], sel.t1) - np.maximum(trace.start[roots], sel.t0)
+    return float(np.maximum(w, 0.0).sum())
+
+
+def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, time_length, hollow_until=None,
+              unit: XUnit = TIME):
     """Tick labels (world) and tick marks (an InstanceLayer) under the lanes; ``hollow_until`` (µs,
     as ``t0``): the axis is drawn thick up to it, the stretch whose calls a tracer dropped
-    (`incomplete_rows`)."""
-    ticks, scale, unit, dec = nice_ticks(t1 - t0)
-    texts = tick_texts(ticks, scale, unit, dec)
+    (`incomplete_rows`); ``unit``: what x measures (`x_unit_of`: a merged trace's ticks are
+    in its measure, "0, 2k samples, 4k samples")."""
+    ticks, scale, tick_unit, dec = unit.nice_ticks(t1 - t0)
+    texts = unit.tick_texts(ticks, scale, tick_unit, dec)
     x = ticks * scale_t
     keep = x <= time_length * (1 + 1e-6)
     x, texts = x[keep], [t for t, k in zip(texts, keep) if k]
@@ -113,7 +306,7 @@ def time_axis(t0, t1, scale_t, z_axis, cam, res, to_cam, size_world, px_world, t
     m = pos.shape[0]
     marks = InstanceLayer("axis", pos, sc, np.tile(np.array([TEXT_MUTED], np.float32), (m, 1)),
                           np.zeros(m, np.int32), ["TV3D_axis"], {"call_index": np.full(m, -1, np.int32)})
-    return labels, marks, (ticks, unit)
+    return labels, marks, (ticks, tick_unit)
 
 
 def lane_labels(names, z_base, z_top, cam, res, to_cam, size_world, gap_world, runs=()):
@@ -175,16 +368,27 @@ def window_text(t0: float, t1: float, origin: float = 0.0) -> str:
 
 
 def trace_title(trace, sel, params) -> str:
-    """``json_tool · 113,078 calls · 1 thread · 39.2 ms`` (plus the window when there is one)."""
+    """``json_tool · 113,078 calls · 1 thread · 39.2 ms`` (plus the window when there is one);
+    a sampled trace adds its interval (``· sampled every 1 ms``); a merged one says so and
+    gives its measure instead of a span (``prog · 310 call paths · 1 thread · merged stacks
+    (left heavy) · 12,345 samples``, `trace_kind_text`)."""
     if params.title is not None:
         return params.title
     name = trace.title_name
     threads = threads_shown_text(int(sel.threads.size), int(getattr(sel, "n_threads_left_out", 0) or 0))
+    unit = x_unit_of(trace)
+    kind = trace_kind_text(trace)
+    if unit.merged:
+        parts = [name, f"{sel.idx.size:,} call paths", threads, kind]
+        parts.append(unit.window_text(sel.t0, sel.t1) if sel.windowed else unit.total_text(merged_total(sel)))
+        return " · ".join(parts)
     parts = [name, f"{sel.idx.size:,} calls", threads]
     if sel.windowed:
         parts.append(window_text(sel.t0, sel.t1))
     else:
         parts.append(fmt_time(sel.t1 - sel.t0))
+    if kind:
+        parts.append(kind)
     return " · ".join(parts)
 
 
@@ -419,6 +623,31 @@ def free_corner(grid: np.ndarray, cell: float, rect, size, pad: float, sat=None)
     return (float(bx), float(by)) if found else None
 
 
+#: a legend in the content's free room stands in one of its corners: at most this share of the
+#: room's width (height) from its right or left (top or bottom) edge
+CORNER_SLACK = 0.04
+
+
+def corner_place(grid: np.ndarray, cell: float, room, size, pad: float, sat=None) -> tuple | None:
+    """`free_corner` limited to the corners of ``room``: a ``size`` block, ``pad`` clear all
+    round, with its sides within `CORNER_SLACK` of the room's at one corner (the top right
+    first, then bottom right, top left, bottom left); None when no corner is free.  Free room
+    between lanes (a browser's trace: a sparse renderer lane between busy ones) is no place
+    for a legend: read there, it is taken for part of the figure."""
+    x0, y0, x1, y1 = (float(v) for v in room)
+    w, h = size
+    span_w = w + 2 * pad + CORNER_SLACK * (x1 - x0)
+    span_h = h + 2 * pad + CORNER_SLACK * (y1 - y0)
+    sat = summed_area(grid) if sat is None else sat
+    for right, top in ((True, True), (True, False), (False, True), (False, False)):
+        sub = (max(x1 - span_w, x0) if right else x0, y0 if top else max(y1 - span_h, y0),
+               x1 if right else min(x0 + span_w, x1), min(y0 + span_h, y1) if top else y1)
+        at = free_corner(grid, cell, sub, size, pad, sat)
+        if at is not None:
+            return at
+    return None
+
+
 def legend_in_corner(plan_full: HudPlan, plan_column: HudPlan, corner, res, columns: int = 1) -> HudPlan:
     """``plan_column``'s legend moved to ``corner`` (`free_corner`) of ``plan_full``'s
     content rectangle (the whole width), in one or more columns: the content keeps the
@@ -464,7 +693,7 @@ def title_box(plan: HudPlan, res) -> tuple:
 
 
 def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray, cell: float, res, replan=None):
-    """``plan_column``'s legend in a free place of ``plan_full``'s content (`free_corner`):
+    """``plan_column``'s legend in a free corner of ``plan_full``'s content (`corner_place`):
     one column, else one narrower column, else two narrower ones (``replan(max_legend_frac,
     scale)`` makes the plan with rows fitted to ``max_legend_frac`` of the width at ``scale``
     times the text size, `free_room_replan`; `TWO_COLUMN_FRAC`), each tried first grown
@@ -492,7 +721,7 @@ def legend_placement(plan_full: HudPlan, plan_column: HudPlan, grid: np.ndarray,
     for plan, columns in grown + plain:
         if not plan.legend_rows:
             continue
-        corner = free_corner(grid, cell, room, legend_size(plan, res, columns), 0.8 * plan.text_px, sat)
+        corner = corner_place(grid, cell, room, legend_size(plan, res, columns), 0.8 * plan.text_px, sat)
         if corner is not None:
             return legend_in_corner(plan_full, plan, corner, res, columns)
     return None
@@ -508,14 +737,16 @@ def free_room_replan(res, text_px: float, title, legend_rows, show_title: bool):
 
 #: a word that is a unit of the number before it: the two stay on one line ("11.1 s",
 #: not "11.1" at a line's end and "s)" under it)
-_UNIT_WORD = re.compile(r"(?:s|ms|µs|us|ns|min|h|%|B|KB|MB|GB|KiB|MiB|GiB|calls?)(?!\w)")
+_UNIT_WORD = re.compile(r"(?:s|ms|µs|us|ns|min|h|%|B|kB|KB|MB|GB|TB|KiB|MiB|GiB|calls?|samples?|Ir)(?!\w)")
+#: a number a unit may follow: digits, or a measure's SI prefix after them ("1.2k samples")
+_NUMBER_END = re.compile(r"\d[kMGT]?$")
 
 
 def _words(text: str) -> list:
     """``text`` split at spaces, a number and its unit one word (`_UNIT_WORD`)."""
     out: list = []
     for word in text.split(" "):
-        if out and out[-1][-1:].isdigit() and _UNIT_WORD.match(word):
+        if out and _NUMBER_END.search(out[-1]) and _UNIT_WORD.match(word):
             out[-1] = f"{out[-1]} {word}"
         else:
             out.append(word)

@@ -26,8 +26,8 @@ import numpy as np
 from ..analysis.context import calling_context_tree, prune_by_time
 from ..kernels.cone import cone_footprints
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, centre_with_legend, fmt_time, free_room_replan, hud_layers, legend_box, legend_placement,
-                       incomplete_rows, occupancy_grid, plan_hud)
+from .annotate import (MATERIAL_TEXT_COLOURS, centre_with_legend, free_room_replan, hud_layers, legend_box, legend_placement,
+                       incomplete_rows, occupancy_grid, plan_hud, trace_kind_text, x_unit_of)
 from .camera import view_direction
 from .colour import OTHER_RGB, colour_calls, legend_swatch_rows
 from .cone_framing import R_MAX, R_MIN, axis_down, framed_tree, level_spacing, oversized_orientation
@@ -61,8 +61,10 @@ def level_height(foot_root: float, n_levels: int) -> float:
 def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams) -> str:
     if params.title is not None:
         return params.title
+    kind = trace_kind_text(trace)  # merged stacks (whose calls are call paths), or calls made from samples
+    calls = "call paths" if x_unit_of(trace).merged else "calls"
     return (f"{trace.title_name} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
-            f"{n_calls:,} calls")
+            f"{n_calls:,} {calls}" + (f" · {kind}" if kind else ""))
 
 
 def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
@@ -93,7 +95,8 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     rep = cct.first[node]
     real = rep >= 0
     idx = np.where(real, rep, 0).astype(np.int64)
-    colouring = colour_calls(tr, idx, ip, np.where(real, time, 0.0), lambda m: time, fmt_time)
+    xu = x_unit_of(trace)  # a merged trace's measure, else time
+    colouring = colour_calls(tr, idx, ip, np.where(real, time, 0.0), lambda m: time, xu.fmt)
     n_slots = len(colouring.slot_rgb)
     slot = np.where(real, colouring.slot, n_slots).astype(np.int32)  # pseudo nodes: neutral
     slot_rgb = np.vstack([colouring.slot_rgb, np.asarray(OTHER_RGB)[None] * 0.6])
@@ -114,7 +117,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     n_partial = int(pruned.partial.sum())
     rows = [(f"colour: {colouring.title}", -1, "heading")]
     rows += legend_swatch_rows(colouring.legend)
-    rows.append((f"sphere area: inclusive time (root {fmt_time(float(cct.time[0]))})", -1, "note"))
+    rows.append((f"sphere area: inclusive {xu.quantity} (root {xu.fmt(float(cct.time[0]))})", -1, "note"))
     if params.highlight:
         rows.append((f"highlighted: {', '.join(params.highlight)} ({n_highlit} nodes); the others pale", -1, "note"))
     if groups is not None:
@@ -244,7 +247,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         camera=cam, lights=[LightSpec("TV3D_key", "SUN", tuple(sun), 3.0),
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "cone", "t0": t0, "t1": t1, "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - n_shown), "n_nodes": len(pruned), "n_contexts": len(cct),
+        meta={"layout": "cone", "t0": t0, "t1": t1, "x_unit": xu.measure, "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - n_shown), "n_nodes": len(pruned), "n_contexts": len(cct),
               "n_calls": n_shown, "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,

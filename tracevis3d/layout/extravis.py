@@ -36,7 +36,8 @@ from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, auto_leve
 from ..model import Trace
 from ..params.extravis import ExtravisParams
 from . import palette
-from .annotate import MATERIAL_TEXT_COLOURS, fmt_time, hud_layers, incomplete_rows, nice_ticks, plan_hud, tick_texts
+from .annotate import (MATERIAL_TEXT_COLOURS, TIME, XUnit, fmt_time, hud_layers, incomplete_rows, plan_hud,
+                       trace_kind_text, x_unit_of)
 from .camera import fit_camera_rect, project, view_direction, world_per_pixel
 from .extravis_heb import (GRADIENT_STEPS, TOWARD_CAMERA, bundle_curves, coloured_pairs, control_points, gradient_rgb,
                            leaf_arcs, ring_labels, ring_layer, tube_layer)
@@ -139,10 +140,13 @@ def element_colours(h: Hierarchy, touch_el: np.ndarray) -> tuple:
 def title_of(trace: Trace, params: ExtravisParams, n_calls: int, views: str = "both") -> str:
     if params.title is not None:
         return params.title
-    parts = [trace.title_name, f"{n_calls:,} calls", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
+    calls = "call paths" if x_unit_of(trace).merged else "calls"  # merged stacks: a call is a call path
+    parts = [trace.title_name, f"{n_calls:,} {calls}", f"{trace.n_threads} thread{'s' if trace.n_threads != 1 else ''}",
              f"{params.level} level"]
     if params.time_window is not None:
-        parts.append("window {}–{}".format(*axis_times(params.time_window)))
+        parts.append("window {}–{}".format(*axis_times(params.time_window, x_unit_of(trace))))
+    if trace_kind_text(trace):  # merged stacks, or calls made from samples
+        parts.append(trace_kind_text(trace))
     return " · ".join(parts) + " — " + VIEW_SUBTITLES[views]
 
 
@@ -493,20 +497,21 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
 MAX_EXTRA_DECIMALS = 3
 
 
-def axis_times(times) -> list:
+def axis_times(times, unit: XUnit = TIME) -> list:
     """Moments (µs from the trace start) as the icicle's time axis writes them: one unit for
-    all, "0" for zero (`annotate.nice_ticks`, `annotate.tick_texts`).  A moment whose text
+    all, "0" for zero (`annotate.nice_ticks`, `annotate.tick_texts`; a merged trace's
+    ``unit``: positions in its measure, `annotate.XUnit`).  A moment whose text
     would equal an earlier one's (the last call's start 3.29 s beside the round mark 3 s: both
     "3 s") gets more decimals, up to `MAX_EXTRA_DECIMALS`, until it reads differently."""
     times = [float(t) for t in times]
-    _, scale, unit, dec = nice_ticks(max(max(abs(t) for t in times), 1e-3))
+    _, scale, tick_unit, dec = unit.nice_ticks(max(max(abs(t) for t in times), 1e-3))
     shown, texts = [], []  # the values the texts say ("3.0 s" says what "3 s" says), the texts
     for t in times:
         d = dec
         while t != 0 and round(t / scale, d) in shown and d < dec + MAX_EXTRA_DECIMALS:
             d += 1
         shown.append(round(t / scale, d))
-        texts.append(tick_texts([t], scale, unit, d)[0])
+        texts.append(unit.tick_texts([t], scale, tick_unit, d)[0])
     return texts
 
 
@@ -526,13 +531,14 @@ def time_labels(trace, seq, x, top, bot, tpx, size_world, px_per_layout) -> Labe
     per_em = tpx / px_per_layout  # a label size, in layout units
     # (time, height of its text's middle, of its baseline): the ends inside the mural's edges
     marks = [(t_first, top - 0.55 * per_em, top - 0.9 * per_em), (t_last, bot + 0.35 * per_em, bot)]
-    for t in nice_ticks(max(abs(t_first), abs(t_last), 1e-3))[0].tolist():
+    unit = x_unit_of(trace)
+    for t in unit.nice_ticks(max(abs(t_first), abs(t_last), 1e-3))[0].tolist():
         if not t_first < t < t_last:
             continue
         z = top + (bot - top) * float(np.searchsorted(starts, t, side="left")) / max(seq.size, 1)
         if all(abs(z - m[1]) >= TIME_MARK_GAP_EM * per_em for m in marks):
             marks.append((t, z, z - 0.35 * per_em))
-    rounds = axis_times([m[0] for m in marks[2:]] + [marks[0][0], marks[1][0]])  # the ends yield (`axis_times`)
+    rounds = axis_times([m[0] for m in marks[2:]] + [marks[0][0], marks[1][0]], unit)  # the ends yield (`axis_times`)
     texts = rounds[-2:] + rounds[:-2]
     off = 1.3 * per_em  # left of the window's bar
     anchors = [((x - off) * UNIT, -LABEL_FRONT * size_world, m[2] * UNIT) for m in marks]

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Trace
-from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, fmt_time, free_room_replan, hud_layers,
+from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, free_room_replan, hud_layers,
                        incomplete_rows, lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid,
-                       time_axis, title_box, trace_title, with_run_brackets)
+                       time_axis, title_box, trace_title, with_run_brackets, x_unit_of)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
@@ -97,8 +97,10 @@ def extrusion(tr, idx, measure: str) -> tuple:
     unit = 0.12 + 0.88 * (mv / mmax if mmax > 0 else np.zeros_like(mv))
     if measure == "constant":
         return unit, None
-    what = {"inclusive": "inclusive time", "self": "self time", "calls": "calls of the function"}[measure]
-    most = fmt_time(mmax) if measure != "calls" else f"{int(mmax):,}"
+    xu = x_unit_of(tr)  # a merged trace's measure: "self samples (deepest 1.2k samples)"
+    what = {"inclusive": f"inclusive {xu.quantity}", "self": f"self {xu.quantity}",
+            "calls": "calls of the function"}[measure]
+    most = xu.fmt(mmax) if measure != "calls" else f"{int(mmax):,}"
     return unit, f"depth into the picture: {what} (deepest {most})"
 
 
@@ -210,7 +212,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     if colouring_of is not None:
         colouring = colouring_of(sel)
     else:
-        colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), fmt_time)
+        colouring = colour_calls(tr, idx, params, view_area, lambda m: measure_calls(tr, idx, m), x_unit_of(tr).fmt)
     if params.highlight and colouring_of is None:
         from ..analysis.filters import function_mask
 
@@ -307,7 +309,7 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
     if params.show_axes:
         axis_labels, axis_marks, _ = time_axis(t0, t1, frame.scale_t, -0.25 * frame.h + frame.z_axis, frame.cam,
                                                res, frame.to_cam, size_w, float(np.median(frame.px)),
-                                               params.time_length, hollow_until=complete_from(tr))
+                                               params.time_length, hollow_until=complete_from(tr), unit=x_unit_of(tr))
         axis_marks.name = f"{name_prefix}axis"
         label_sets += [axis_labels, lane_labels(lane_names, frame.z_base, z_top, frame.cam, res, frame.to_cam,
                                                 size_w, 0.6 * size_w, runs)]
@@ -455,6 +457,10 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
     if not isinstance(trace, Trace):
         raise TypeError(f"icicle_layout needs a Trace, got {type(trace).__name__}")
     params = (params or IcicleParams()).validate()
+    if params.merge:  # the trace's stacks merged (`tracevis3d.merge`: speedscope's left heavy view)
+        from .. import merge
+
+        trace = merge(trace)
     res = params.resolution
     tpx = text_px(params)
     # a time window: the figure of the window on its own (colours ranked, levels folded and
@@ -554,6 +560,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None) -> SceneSpec
         camera=frame.cam, lights=figure_lights(params), resolution=res, background=(1.0, 1.0, 1.0),
         meta={
             "layout": "icicle", "t0": t0, "t1": t1, "world_per_us": frame.scale_t, "level_height": frame.h,
+            "x_unit": x_unit_of(tr).measure,  # a merged trace's measure ("" on a clock)
             "box_height": BOX_FILL * frame.h, "lane_z": frame.z_base.tolist(), "lane_levels": lane_levels.tolist(),
             "lane_threads": sel.lane_threads.tolist(), "lane_names": sel.lane_names,
             "world_per_pixel": frame.px.tolist(), "us_per_pixel": frame.us_per_px.tolist(),

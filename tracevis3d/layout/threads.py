@@ -34,11 +34,11 @@ import numpy as np
 from ..kernels.drawn import clipped_widths
 from ..kernels.raster import inside_polygon_banded, polygon_bands
 from ..kernels.ring import lane_outline_radii
-from ..model import Trace
+from ..model import KIND_RELEASE, KIND_WAIT, Trace
 from . import palette
 from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_room_replan, hud_layers, incomplete_rows,
                        legend_box, legend_in_corner, legend_placement, legend_size, plan_hud, threads_shown_text,
-                       window_text)
+                       trace_kind_text, window_text, x_unit_of)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
 from .colour import _hue_ring, colour_calls, legend_swatch_rows
@@ -1172,12 +1172,53 @@ def composition_occupancy(comp, params, tpx) -> np.ndarray:
     return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=rects)
 
 
+def no_merged_trace(trace: Trace) -> None:
+    """A ValueError of one line when ``trace`` is merged stacks (`annotate.x_unit_of`): the
+    thread view draws waits and their releases on the threads' common clock, and a merged
+    trace (pprof, collapsed stacks, callgrind, ``--merge``) has no clock: its x is a
+    measure, its calls are call paths laid side by side, so no wait overlaps a release."""
+    unit = x_unit_of(trace)
+    if unit.merged:
+        raise ValueError(f"the thread view needs calls on a clock: {trace.title_name} is merged stacks (x in "
+                         f"{unit.quantity}, not time), whose waits have no moment to meet a release; "
+                         f"draw it with render-icicle or render-cone")
+
+
+def no_waits_note(trace: Trace, sync) -> str:
+    """The one line the thread view gives a trace whose waits it cannot draw ("" when it has
+    hand-offs): no wait or release calls at all (its tracer did not record the objects
+    threads wait on, or the program does not wait), or waits none of which another
+    thread's release ended."""
+    if sync.n_handoffs:
+        return ""
+    n_wait = int(np.count_nonzero(trace.kind == KIND_WAIT))
+    n_release = int(np.count_nonzero(trace.kind == KIND_RELEASE))
+    if n_wait == 0 and n_release == 0:
+        return "no waits: no wait or release calls"
+    if n_wait == 0:
+        return f"no waits: {n_release:,} release calls, no wait calls"
+    return f"no hand-offs: no other thread ended its {n_wait:,} waits"
+
+
+#: the legend's line under a `no_waits_note`
+NO_WAITS_MEANS = "nothing for curves to join: the ring shows what each thread does"
+
+
 def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None) -> SceneSpec:
-    """The thread view of ``trace`` (see module docstring); ``sync`` reuses an analysis."""
+    """The thread view of ``trace`` (see module docstring); ``sync`` reuses an analysis.
+
+    A trace without hand-offs (`no_waits_note`) keeps the ring and the focused icicle: the
+    threads' activity over one clock and the flows between them still say what the program
+    does; the legend opens with the reason in a heading (``meta["no_waits"]``, which the
+    command line also writes to stderr; the title says "no hand-offs" where no flows tell
+    the story instead), so the empty inside of the ring is not read as threads that never
+    waited on each other.  A merged
+    trace is refused (`no_merged_trace`)."""
     from ..analysis.synchronisation import synchronisation
 
     if not isinstance(trace, Trace):
         raise TypeError(f"threads_layout needs a Trace, got {type(trace).__name__}")
+    no_merged_trace(trace)
     params = (params or ThreadsParams()).validate()
     sync = sync if sync is not None else synchronisation(trace)
     res = params.resolution
@@ -1213,6 +1254,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_threads = int(sel.threads.size)
     threads_text = threads_shown_text(n_threads, left_out)
     n_handoffs = sync.n_handoffs  # waits ended by another thread
+    no_waits = no_waits_note(trace, sync)
     n_flows = flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
         if params.show_flows else 0
     if params.title is not None:
@@ -1225,6 +1267,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     else:
         title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
                  f"{'s' if n_handoffs != 1 else ''}")
+    if params.title is None and trace_kind_text(trace):  # calls made from samples: waits between samples are lost
+        title += f" · {trace_kind_text(trace)}"
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     # the span shown, when it is not the whole trace ("concurrent": from when two threads first run
@@ -1236,6 +1280,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0, top_from=top_from)  # no curves: no notes on them
+    if no_waits:  # the reason the ring's inside is empty, first and in a heading's size
+        rows[:0] = [(no_waits, -1, "heading"), (NO_WAITS_MEANS, -1, "note")]
     rows += incomplete_rows(trace, sel.t0, on_axis=bool(params.show_icicle))  # the wall's axis marks it
     n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
     rows += threads_flows.legend_row(n_flows, n_pair_arcs)
@@ -1377,6 +1423,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               "n_compound": int(cs.compound.sum()), "n_calls": n_shown, "n_cut": n_shown - int(sel.idx.size),
               "n_clusters": len(cl), "color_mode": params.color_by, "title": plan.title,
               "content_rect": list(plan.rect), "params": params.to_dict(), "text_px": tpx,
-              **flow_info, **({"cutaway": cut} if cut is not None else {})},
+              **({"no_waits": no_waits} if no_waits else {}), **flow_info,
+              **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()

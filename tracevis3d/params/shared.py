@@ -61,6 +61,11 @@ TIME_WINDOW = Param(
     "time_window", Window(), None, group=SHOW, label="Time window", flag="--window", unit="µs",
     default_text="the whole trace",
     help="show only calls overlapping a time window: µs, or with a unit (0:50ms), from the trace start")
+MERGE = Param(
+    "merge", Flag(), False, group=SHOW, label="Merge stacks",
+    help="draw the trace's stacks merged (speedscope's left heavy view, `tracevis3d.merge`): per thread, the calls "
+         "with the same path from the root are one, as wide as their summed self time, the heaviest first; x is "
+         "then time summed, not a clock (a merged file: pprof, collapsed stacks, callgrind, is drawn merged anyway)")
 MAX_DEPTH = Param(
     "max_depth", Number(0, None, integer=True, optional=True, placeholder=20, soft_max=200, metavar="D"), None,
     group=SHOW, label="Max depth", default_text="all levels", help="show stack levels 0..D only (roots are level 0)")

@@ -117,6 +117,10 @@ def describe_hit(context, hit: dict) -> tuple:
             d[f"best match in {SIDE_NAMES[1 - side]}"] = best
         return str(d.get("name")), d, i, "ab"[side]
     trace = session.get_trace(trace_path_of(context))
+    if _merged_figure(context.scene):  # a figure of merged stacks: its calls are the merged trace's
+        from ...tracevis3d import merge
+
+        trace = merge(trace)
     i = int(hit["call"])
     _check_call(trace, i)
     d = describe_call(trace, i)
@@ -125,6 +129,17 @@ def describe_hit(context, hit: dict) -> tuple:
         d["released by"] = (f"{trace.thread_names[trace.thread[r]]}: {trace.name(r).split(' (')[0]} (call {r}) "
                             f"at {trace.start[r] / 1e3:.3f} ms")
     return str(d.get("name", f"call {i}")), d, i, ""
+
+
+def _merged_figure(scene) -> bool:
+    """Is the scene's figure merged stacks (its layout's ``x_unit``, recorded by the build:
+    `tracevis3d.blender.animate.remember_meta`)?"""
+    from ...tracevis3d.blender.animate import META_KEY
+
+    try:
+        return bool(json.loads(scene.get(META_KEY, "{}")).get("x_unit"))
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _check_call(trace, i: int) -> None:

@@ -15,9 +15,11 @@ from bpy.types import Operator
 from .. import properties
 from ..props import with_props
 from ...tracevis3d.blender import tasks
+from ...tracevis3d.io.formats import file_filter
 from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
-TRACE_FILTER = "*.json;*.json.gz;*.gz;*.npz;*.tv3c"
+#: the file browser's filter: every readable format's file endings (`tracevis3d.io.formats`' table)
+TRACE_FILTER = file_filter()
 
 
 def _trace_summary(trace) -> str:
@@ -85,7 +87,7 @@ def start_import(op, context, path: str, build: bool, rebuild: bool = False):
              ("build", "Bool", dict(name="Build scene", default=True,
                                     description="Build the icicle scene right after loading"))])
 class TRACEVIS3D_OT_import_trace(JobOperator, Operator):
-    """Load a trace file (Chrome Trace Event JSON, .json.gz, native .npz or compact .tv3c) into the scene"""
+    """Load a trace file into the scene: Chrome Trace Event JSON, Perfetto, speedscope, V8 .cpuprofile, Firefox, pprof, perf script, collapsed stacks, callgrind, native .npz or compact .tv3c (any of them gzip-compressed; `tracevis3d formats` lists them all)"""
 
     bl_idname = "tracevis3d.import_trace"
     bl_label = "Import Trace"
