@@ -104,6 +104,9 @@ def console(argv: list[str] | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from ..io.mapguard import prefer_guard
+
+    prefer_guard()  # a one-shot process: a mapped input cut short under it ends it in one line (exit 1)
     try:
         args = make_parser().parse_args(argv)
         if args.command is None:

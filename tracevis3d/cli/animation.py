@@ -50,8 +50,9 @@ def _checked_target(args) -> tuple:
         raise CLIError(f"output folder does not exist: {parent}", 2)
     if video and os.path.isdir(out):
         raise CLIError(f"output path is a folder, not a video file: {out}", 2)
-    from .common import checked_save
+    from .common import checked_render_memory, checked_save
 
+    checked_render_memory(args)
     return out, video, checked_save(args)
 
 

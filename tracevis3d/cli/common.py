@@ -144,6 +144,19 @@ def _save_blend(path: str, scene) -> None:
         raise CLIError(f"could not save {path}", 1)
 
 
+def checked_render_memory(args) -> None:
+    """A ``--resolution`` whose render needs more memory than is free exits 1 in one line before
+    anything loads or is laid out (`blender.render.check_render_memory`)."""
+    from ..blender.render import check_render_memory
+
+    res = getattr(args, "resolution", None)
+    if res:
+        try:
+            check_render_memory(*res)
+        except ValueError as e:
+            raise CLIError(str(e), 1) from None
+
+
 def _checked_outputs(args) -> tuple:
     """The absolute image path and --save path (or None), checked before anything loads."""
     from ..blender.render import check_output
@@ -153,6 +166,7 @@ def _checked_outputs(args) -> tuple:
         check_output(out, args.transparent)
     except ValueError as e:
         raise CLIError(str(e), 2) from None
+    checked_render_memory(args)
     if os.path.isdir(out):
         raise CLIError(f"output path is a folder, not a file: {out}", 2)
     if not os.path.isdir(os.path.dirname(out)):

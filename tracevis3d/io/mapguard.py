@@ -22,17 +22,28 @@ import os
 import signal
 import sys
 
-__all__ = ["exit_on_sigbus", "guarded", "private_copy", "available_memory", "SIGBUS_MESSAGE"]
+__all__ = ["exit_on_sigbus", "prefer_guard", "guarded", "private_copy", "available_memory", "SIGBUS_MESSAGE"]
 
 SIGBUS_MESSAGE = (b"tracevis3d: error: a memory-mapped trace file was cut short or changed by another program "
                   b"while it was read (SIGBUS); stopped, nothing written\n")
 
 _installed = False
+_wanted = False  # the process asked for the guard (`prefer_guard`): installed when a file is first mapped
 _keep = []  # the compiled handler and its message stay alive as long as the process
 
 
+def prefer_guard() -> None:
+    """This process (a one-shot command) maps files in place under `exit_on_sigbus`, installed
+    when a file is first mapped (compiling the handler costs ~0.5 s: only when needed)."""
+    global _wanted
+    _wanted = True
+
+
 def guarded() -> bool:
-    """Has this process installed `exit_on_sigbus` (so a file may be mapped in place)?"""
+    """May this process map a file in place: `exit_on_sigbus` installed, or wanted
+    (`prefer_guard`) and installed now?"""
+    if not _installed and _wanted:
+        exit_on_sigbus()
     return _installed
 
 
