@@ -252,12 +252,14 @@ def test_classes_are_never_modules():
     ("./prog.py", "prog"),
     ("../lib/util.py", "lib.util"),
     ("<class 'networkx.utils.decorators.argmap'> compilation 52", "networkx.utils.decorators"),
-    # a script's URL (JavaScript frames of V8 profiles): its file's name, dots as "_"
-    ("https://cdn.example.com/static/js/main.abc123.js?v=2#x", "main_abc123"),
-    ("file:///tmp/cr/page.html", "page"),
-    ("https://example.com/", "example_com"),
+    # a script's URL (JavaScript frames of V8 profiles): its path, host first, without the web
+    # extension, query and fragment (names.script_parts; issue 67: the file's name alone
+    # gave every "index" one module)
+    ("https://cdn.example.com/static/js/main.abc123.js?v=2#x", "cdn.example.com/static/js/main.abc123"),
+    ("file:///tmp/cr/page.html", "cr/page"),
+    ("https://example.com/", "example.com"),
     ("blob:file:///8f1c2d3e-aaaa", "blob"),
-    ("webpack://app/src/index.ts", "index"),
+    ("webpack://app/src/index.ts", "app/src/index"),
 ])
 def test_module_from_file(path, module):
     assert module_from_file(path) == module
@@ -506,3 +508,26 @@ def test_strip_balanced_matches_its_character_twin():
         s = "".join(rng.choice("ab<>()x :") for _ in range(rng.randint(0, 24)))
         for o, c in (("<", ">"), ("(", ")")):
             assert _strip_balanced(s, o, c) == _strip_balanced_twin(s, o, c), (s, o)
+
+
+def test_python_dialects_say_their_language():
+    """Issue 67: every dialect rule tells its language (`ParsedName.lang`); a dotted name with
+    nothing else to go by says none, and the hierarchy's package is the path's first part."""
+    assert parse_function_name(f"Publisher.publish ({SP}/docutils/core.py:253)").lang == "python"
+    assert parse_function_name("Queue.get", file=f"{LIB}/queue.py").lang == "python"
+    assert parse_function_name("<built-in function len>").lang == "python"
+    assert parse_function_name("$threading.py:988 _bootstrap").lang == "python"
+    assert parse_function_name("pkg.mod.Class.method").lang == ""
+    assert parse_function_name("aten::mm").lang == "c++"
+    for name, file, module, _, _ in TABLE:
+        p = parse_function_name(name, file=file) if file else parse_function_name(name)
+        assert p.package == (p.path[0] if module else ""), name
+
+
+def test_a_script_module_is_its_path():
+    """V8's frames give their file apart: the module is the script's path (host first), the
+    package its host, so two scripts called index.js are two modules."""
+    a = parse_function_name("render", file="https://a.example.com/static/js/index.js?v=1", line=3)
+    b = parse_function_name("render", file="https://b.example.com/index.js", line=3)
+    assert (a.module, a.package, a.lang) == ("a.example.com/static/js/index", "a.example.com", "js")
+    assert a.module != b.module and a.full != b.full

@@ -293,8 +293,7 @@ def hierarchy(trace: Trace, thread_groups: tuple | None = None) -> Hierarchy:
     func_el = np.zeros(trace.n_functions, np.int32)
     for f, pn in enumerate(_parsed(trace)):  # once per distinct function, never per call
         mod, sep = pn.module or "", pn.sep or "."
-        mparts = [p for p in mod.replace("::", ".").split(".") if p] if not mod.startswith("<") else [mod]
-        pkg = mparts[0] if mparts else NO_MODULE
+        pkg = (pn.package or NO_MODULE) if mod else NO_MODULE  # a script's host, a Go package path
         p = get(("P", pkg), pkg, pkg, PACKAGE, 0)
         m = get(("M", mod), mod or NO_MODULE, mod or NO_MODULE, MODULE, p)
         cls, fn = split_qualname(pn.qualname or pn.function, sep)

@@ -12,7 +12,14 @@ Computed once per distinct function of a trace (never per call) and cached per t
   (``_make_iterencode.<locals>._iterencode_dict`` → ``_iterencode_dict``), comprehensions
   keep the function they run in (``ViewList.__init__.<listcomp>``);
 - ``display``: the full readable name, ``json.encoder._iterencode_dict``; a ``<module>``
-  frame (a module body running at import) is shown as its module, ``docutils.core``;
+  frame (a module body running at import) is shown as its module, ``docutils.core``; in the
+  other languages as each writes it: ``v8::internal::Heap::Scavenge``,
+  ``std::vector<…>::push_back`` (C++: no arguments, a class's template arguments folded),
+  ``core::ptr::drop_in_place`` (Rust, demangled), ``net/http.(*Server).Serve`` (Go),
+  ``java.util.Random.nextInt``, ``ActiveRecord::Base#save`` (Ruby), ``GHC.Base.map``
+  (Haskell), and JavaScript by its function and script: ``render (app.js:12)``;
+- ``short``: the function's own name, the end of ``qualname`` (``publish``, ``Scavenge``,
+  ``Serve``); a closure keeps the function it is in (``main.<listcomp>``, ``lang_start::{{closure}}``);
 - ``infra``: runtime infrastructure that is rarely what a figure is about: the import
   machinery (``importlib.*``, ``_imp``, ``zipimport``, ``builtins.__import__``), program
   start-up (``runpy``, ``builtins.exec``, VizTracer's ``<string>`` wrapper, ``site``),
@@ -22,12 +29,14 @@ Computed once per distinct function of a trace (never per call) and cached per t
 """
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..names import parse_function_name, parse_functions
+from .text import location_label, name_separators
 
 #: modules (and their submodules) whose frames are infrastructure
 INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
@@ -72,16 +81,58 @@ class FunctionTable:
     families: list
 
 
-def _family(module: str, c_function: bool) -> str:
-    """The colour family of a module: its top-level package; C functions of ``builtins`` and
-    of C accelerator modules (``_io``, ``_thread``, ...) are one family, ``builtins``."""
+def _family(module: str, c_function: bool, package: str = "") -> str:
+    """The colour family of a module: its top-level package (``package``, `ParsedName.package`:
+    ``docutils``, ``v8``, a script's host or npm package, a Go package path); C functions of
+    ``builtins`` and of C accelerator modules (``_io``, ``_thread``, ...) are one family, ``builtins``."""
     if not module:
         return "(unknown)"
     if module.startswith("<"):
         return module
     if module == "builtins" or (c_function and module.startswith("_")):
         return "builtins"
-    return module.split(".", 1)[0]
+    return package or module.split(".", 1)[0]
+
+
+#: how each language joins a module and the name inside it in a full name
+_JOIN = {"c++": "::", "rust": "::", "ruby": "::", "go": ".", "java": ".", "haskell": "."}
+_GO_CLOSURE = re.compile(r"\.func\d+(?:\.\d+)*$")
+_RUBY_BLOCK = re.compile(r"^((?:block|rescue|ensure)(?: \(\d+ levels\))? in )(.*)$", re.S)
+
+
+def _file_stem(file: str) -> str:
+    return re.split(r"[/\\]", file)[-1].split(".", 1)[0]
+
+
+def _other_language(p, name: str) -> tuple:
+    """(qualname, display, short) of a function of a language other than Python."""
+    qual = p.qualname or p.function or name
+    lang = p.lang
+    if lang == "js":
+        display = f"{qual} ({location_label(p.file, p.line)})" if p.file else qual
+        # the part after the last separator ("Module._extensions..js": "_extensions..js", not "js"),
+        # unless it is a pseudo name ("Object.<anonymous>") or Firefox's inner-function mark ("f/<")
+        tails = [qual[p_ + n:] for p_, n in name_separators(qual)]
+        short = next((t for t in reversed(tails) if t and t[0] != "<"), qual)
+        return qual, display, short
+    join = _JOIN.get(lang, ".")
+    display = f"{p.module}{join}{qual}" if p.module else qual
+    if lang == "ruby":
+        m = _RUBY_BLOCK.match(qual)
+        if m and p.module:  # "block in ActiveRecord::Base#save"
+            display = f"{m.group(1)}{p.module}::{m.group(2)}"
+    elif lang == "c++" and p.file and p.module and p.module == _file_stem(p.file):
+        display = f"{qual} ({location_label(p.file, p.line)})"  # C: a function of a file, no namespace
+    if lang in ("c++", "rust"):
+        parts = qual.split("::")
+        short = "::".join(parts[-2:]) if parts[-1].startswith("{") and len(parts) > 1 else parts[-1]
+    elif lang == "go":
+        short = qual if _GO_CLOSURE.search(qual) else qual.rsplit(".", 1)[-1]
+    elif lang == "haskell":
+        short = qual
+    else:
+        short = p.function or qual
+    return qual, display, short or qual
 
 
 _INFRA_SET = frozenset(INFRA_MODULES)
@@ -101,6 +152,10 @@ def describe_function(name: str, parsed=None) -> tuple:
     its `ParsedName` when already known, e.g. with the file py-spy keeps in the args)."""
     p = parsed if parsed is not None else parse_function_name(name)
     module = p.module
+    lang = getattr(p, "lang", "")
+    if lang not in ("", "python"):
+        qual, display, short = _other_language(p, name)
+        return module, _family(module, False, p.package), qual, display, short, False
     qual = drop_locals(p.qualname or p.function or name) or (p.qualname or name)
     short = qual.rsplit(".", 1)[-1] if qual else name
     if short == "<module>":
@@ -110,7 +165,7 @@ def describe_function(name: str, parsed=None) -> tuple:
     else:
         display = qual or name
     c_function = not p.file and p.line < 0
-    return module, _family(module, c_function), qual, display, short, _is_infra(module, qual)
+    return module, _family(module, c_function, p.package), qual, display, short, _is_infra(module, qual)
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

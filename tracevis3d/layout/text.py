@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import re
 
+from ..names import fold_cpp_templates, is_script, is_url, split_line_col, strip_cpp_arguments
 from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT  # noqa: F401
 
 ELLIPSIS = "…"
 _PACKED = re.compile(r"^\d[\d,]*× ")  # a shared lane's name: "6× process_request_thread"
 #: a name cut at a word boundary keeps a last word at least this long (or two words)
 MIN_WORD = 6
-#: longer names are cut to their last MAX_NAME characters before anything else
+#: no form of a name is longer: a longer one loses its location, arguments and templates
+#: first, then what is left is cut at a separator to its last MAX_NAME characters
 MAX_NAME = 240
 
 
@@ -46,34 +48,136 @@ def _width(text: str) -> float:
 
 
 _WORD_CUT = re.compile(r"(?<=[a-z0-9])_(?=[A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: what separates a name's parts (scopes, packages, a Ruby class from its method), and brackets
+_NAME_TOKENS = re.compile(
+    r"\boperator\b(?:\s*(?:\(\)|\[\]|->\*?|<=>|<<=|>>=|<<|>>|[-+*/%^&|~!=<>,]=?|new\b|delete\b))?"
+    r"|::|\.|/|#(?=[a-z_])|[<>()\[\]{}]")
+_OPEN, _CLOSE = "<([{", ">)]}"
+#: a location at a name's end: ``fn (file:12:3)``, ``fn (url:1:9)``, ``fn(url:1:9)``
+_FILE_LIKE = re.compile(r"[/\\]|\.[A-Za-z][\w+]{0,5}$|^<[^<>]+>$|^self-hosted$")
+_WORD_LOCATION = re.compile(r"^[A-Za-z][\w.@-]*$")  # a script named by one word (Node's "loader")
+
+
+def location_label(file: str, line: int = -1) -> str:
+    """A source location as a label writes it: the file's base name, and the line
+    (``https://host/static/js/app.js?v=2`` at 12 → ``app.js:12``; ``<string>`` stays)."""
+    base = file.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    if " -> " in base:  # Firefox: "loader.js -> module.js"
+        base = base.rsplit(" -> ", 1)[1]
+    base = base.replace("\\", "/").rsplit("/", 1)[-1] or base
+    return f"{base}:{line}" if line is not None and line >= 0 else base
+
+
+def split_location(text: str):
+    """(function, file, line) of a name that ends in its location (``render (app.js:12:3)``,
+    Hermes' ``fn(http://host/index.bundle:1:9)``, VizTracer's ``fib (/src/mod.py:6)``), else
+    None: free text in parentheses (``Memcpy DtoD (Device -> Device)``) is no location."""
+    if not text.endswith(")"):
+        return None
+    k = text.rfind("(")
+    if k <= 0 or ")" in text[k:-1]:
+        return None
+    head, loc = text[:k], text[k + 1:-1]
+    if " -> " in loc:
+        loc = loc.rsplit(" -> ", 1)[1]
+    f, line = split_line_col(loc)
+    f = f.strip()
+    if not f or not head.strip():
+        return None
+    if not (is_script(f) or _FILE_LIKE.search(f) or (line >= 0 and " " not in f) or _WORD_LOCATION.match(f)):
+        return None
+    if not head.endswith(" ") and not is_url(f):  # no blank before "(": arguments, unless a URL (Hermes)
+        return None
+    return head.rstrip(), f, line
+
+
+def name_separators(text: str) -> list:
+    """(position, length) of each separator of ``text``'s parts outside brackets: ``::``,
+    ``.``, ``/`` (a package path), ``#`` before a method (Ruby); when the brackets do not
+    balance (an ``operator<``), outside none.  Linear in the text."""
+    seps, depth = [], 0
+    for m in _NAME_TOKENS.finditer(text):
+        t = m.group(0)
+        if t[0] == "o":  # an operator's name ("operator<<") is no bracket
+            continue
+        if t == "." and (text[m.start() - 1: m.start()] == "." or text[m.end(): m.end() + 1] == "."):
+            continue  # "Module._extensions..js": a property named ".js" (V8), no separator
+        if t in _OPEN:
+            depth += 1
+        elif t in _CLOSE:
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            seps.append((m.start(), len(t)))
+    if depth:
+        seps = [(m.start(), len(m.group(0))) for m in _NAME_TOKENS.finditer(text)
+                if m.group(0) not in "<>()[]{}" and m.group(0)[0] != "o"]
+    return seps
+
+
+def has_qualifier(form: str) -> bool:
+    """Whether a form of a name (`name_candidates`) says more than the function's bare name:
+    a scope, package or class before it (``…encoder._iterencode_dict``, ``…Heap::Scavenge``,
+    ``…Read#read_attribute``) or its location (``render (app.js)``)."""
+    body = form[1:] if form.startswith(ELLIPSIS) else form
+    return bool(name_separators(body)) or split_location(body) is not None
 
 
 def name_candidates(display: str) -> list:
-    """Ways to write a dotted name, most informative first, each shorter than the last.
+    """Ways to write a function's name, most informative first, each shorter than the last;
+    every one keeps the function's own name whole, but the last resort of cutting that from
+    its start at word boundaries.
 
     ``json.encoder._iterencode_dict`` → [``json.encoder._iterencode_dict``,
     ``…encoder._iterencode_dict``, ``…_iterencode_dict``]: a name is shortened from the
-    left, at dots, so what remains is its informative end (the function), never its start;
-    a long last part is then cut at word boundaries (``…shortest_path_basic``,
-    ``…path_basic``), keeping a final word of at least `MIN_WORD` characters or two words.
-    """
-    if len(display) > MAX_NAME:  # names are data: a hostile one must not cost quadratic time
-        display = ELLIPSIS + display[-MAX_NAME:]
-    parts = display.split(".")
-    out = [display]
-    # keep dotted pieces together when a piece is empty (e.g. '..' in odd names)
-    for k in range(1, len(parts)):
-        tail = ".".join(parts[k:])
+    left, at its separators (``.``, ``::``, a package path's ``/``, Ruby's ``#``, never inside
+    brackets), so what remains is its informative end (the function), never its start.
+    Before that, what the function is not: its location (``render (app.js:12)`` →
+    ``render (app.js)`` → ``render``; a URL becomes its file's base name), its arguments
+    and clone suffixes (``ns::f(int) const [clone .cold]`` → ``ns::f``) and its template
+    arguments (``std::vector<int, std::allocator<int> >::push_back`` → ``std::vector<…>::push_back``
+    → ``…vector<…>::push_back`` → ``…push_back``).  A long last part is then cut at word
+    boundaries (``…shortest_path_basic``, ``…path_basic``), keeping a final word of at least
+    `MIN_WORD` characters or two words; a dunder is one word (``__build_class__``)."""
+    out = []
+
+    def add(form: str):
+        if form and len(form) <= MAX_NAME + 1 and (not out or len(form) < len(out[-1])):
+            out.append(form)
+
+    if len(display) <= MAX_NAME:
+        out.append(display)
+    s = display
+    loc = split_location(s)
+    if loc is not None:
+        head, f, line = loc
+        if line >= 0:
+            add(f"{head} ({location_label(f, line)})")
+        add(f"{head} ({location_label(f)})")
+        s = head
+        add(s)
+    s = strip_cpp_arguments(s)
+    add(s)
+    s = fold_cpp_templates(s)
+    add(s)
+    if len(s) > MAX_NAME:  # names are data: a hostile one must not cost quadratic time
+        s = s[-MAX_NAME - 64:]
+        cut = next((p + n for p, n in name_separators(s) if len(s) - p - n <= MAX_NAME), None)
+        s = ELLIPSIS + (s[cut:] if cut is not None else s[-MAX_NAME:])
+        add(s)
+    body = s[1:] if s.startswith(ELLIPSIS) else s
+    seps = name_separators(body)
+    for p, n in seps:
+        tail = body[p + n:]
         if tail and not tail.startswith("<"):
-            out.append(ELLIPSIS + tail)
-    last = parts[-1]
-    if last.startswith("__") and last.endswith("__"):
-        return out  # a dunder is one word (``__build_class__``, never ``…class__``)
+            add(ELLIPSIS + tail)
+    last = body[seps[-1][0] + seps[-1][1]:] if seps else body
+    if (last.startswith("__") and last.endswith("__")) or last[:1] in "{<(~":
+        return out  # a dunder is one word (``__build_class__``, never ``…class__``); a lambda, an operator
     cuts = [m.end() if m.group(0) == "_" else m.start() for m in _WORD_CUT.finditer(last)]
     for c in cuts:
         rest = last[c:]
         if len(rest) >= MIN_WORD or _WORD_CUT.search(rest):
-            out.append(ELLIPSIS + rest)
+            add(ELLIPSIS + rest)
     return out
 
 
