@@ -220,7 +220,7 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     from ..layout.params import checked_resolution
 
     w, h = checked_resolution(resolution)
-    check_render_memory(w, h)
+    check_render_memory(w, h, engine=engine)
     if samples is not None and int(samples) < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     path = os.path.abspath(os.fspath(path))
@@ -252,22 +252,31 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
 
 
 #: bytes a rendered pixel costs at the peak of a render (Blender's float RGBA result, its display
-#: copy and the 8-bit buffer written out; Workbench's anti-aliasing accumulation: ~18 bytes were held
-#: when a 16384x16384 render failed at 4.8 GB)
-RENDER_BYTES_PER_PIXEL = 48
+#: copy, the GPU's buffers and the 8-bit image written out): a Workbench render of 8192x8192 here
+#: peaked at 6.5 GB, 97 bytes a pixel with the process's ~0.6 GB
+RENDER_BYTES_PER_PIXEL = 96
+#: the most pixels the GPU engines (Workbench, EEVEE) render in one piece here: 8192x8192 rendered,
+#: 16384x16384 failed in Blender with "Failed to allocate GPU buffers" after taking 5 GB
+MAX_GPU_RENDER_PIXELS = 8192 * 8192
 
 
-def check_render_memory(width: int, height: int, available: int | None = None) -> None:
-    """Refuse, before Blender allocates anything, a resolution whose render needs more memory than
-    the system can give (`RENDER_BYTES_PER_PIXEL` a pixel against ``MemAvailable``): one line
-    saying what it needs, what there is and what to do (a 16384x16384 figure took 4.8 GB and then
-    failed).  Unknown available memory: no check."""
+def check_render_memory(width: int, height: int, available: int | None = None, engine: str = "workbench") -> None:
+    """Refuse, before Blender allocates anything, a resolution whose render cannot succeed: more
+    pixels than the GPU engines render in one piece (`MAX_GPU_RENDER_PIXELS`; Cycles tiles), or
+    more memory than the system can give (`RENDER_BYTES_PER_PIXEL` a pixel against
+    ``MemAvailable``): one line saying what it needs, what there is and what to do (a
+    16384x16384 figure took 5 GB and then failed).  Unknown available memory: no memory check."""
     from ..io.mapguard import available_memory
 
-    need = int(width) * int(height) * RENDER_BYTES_PER_PIXEL
+    w, h = int(width), int(height)
+    if str(engine).strip().lower() != "cycles" and w * h > MAX_GPU_RENDER_PIXELS:
+        raise ValueError(f"resolution {w}x{h} is {w * h / 1e6:.0f} megapixels, more than the "
+                         f"{MAX_GPU_RENDER_PIXELS / 1e6:.0f} Blender's {engine} renders in one piece here "
+                         f"(8192x8192): choose a smaller resolution, or --engine cycles")
+    need = w * h * RENDER_BYTES_PER_PIXEL
     have = available_memory() if available is None else int(available)
     if have and need > 0.8 * have:
-        raise ValueError(f"resolution {width}x{height} needs about {need / 2**30:.1f} GiB to render "
+        raise ValueError(f"resolution {w}x{h} needs about {need / 2**30:.1f} GiB to render "
                          f"({RENDER_BYTES_PER_PIXEL} bytes a pixel), but {have / 2**30:.1f} GiB of memory is free: "
                          f"choose a smaller resolution")
 

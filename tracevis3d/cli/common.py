@@ -152,7 +152,7 @@ def checked_render_memory(args) -> None:
     res = getattr(args, "resolution", None)
     if res:
         try:
-            check_render_memory(*res)
+            check_render_memory(*res, engine=getattr(args, "engine", "workbench"))
         except ValueError as e:
             raise CLIError(str(e), 1) from None
 
