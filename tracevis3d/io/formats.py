@@ -39,6 +39,9 @@ __all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "l
 #: telling keys come after a long first value (a Gecko profile's ``libs``, DevTools' ``metadata``)
 HEAD_BYTES = 1 << 20
 
+#: bytes of a JSON head whose top-level keys are looked for (a tokenizer in Python: ~1 µs a token)
+KEY_SCAN_BYTES = 96 << 10
+
 #: options every loader accepts (a format with no use for one ignores it)
 COMMON_OPTIONS = frozenset(("keep_args", "kind_rules", "overlap", "warn"))
 
@@ -76,15 +79,15 @@ class Head:
 
     @property
     def json_keys(self) -> list:
-        """The keys of the top-level JSON object, in order, as far as the head holds them
-        ([] when the head does not start a JSON object).  A tokenizer (strings and
+        """The keys of the top-level JSON object, in order, as far as the first `KEY_SCAN_BYTES`
+        hold them ([] when the head does not start a JSON object).  A tokenizer (strings and
         punctuation, by one regular expression) tracking the nesting: values are skipped."""
         if self._keys is None:
             keys: list = []
             if self.starts_json_object():
                 depth = 0
                 expect_key = False
-                for m in _JSON_TOKEN.finditer(self.data):
+                for m in _JSON_TOKEN.finditer(self.data, 0, KEY_SCAN_BYTES):
                     tok = m.group()
                     c = tok[:1]
                     if c in (b"{", b"["):
@@ -99,8 +102,8 @@ class Head:
                     elif c == b'"' and expect_key and depth == 1:
                         keys.append(tok[1:-1].decode("utf-8", "replace"))
                         expect_key = False
-                        if len(keys) >= 256:
-                            break
+                        if len(keys) >= 256 or keys[-1] == "traceEvents":  # a Chrome trace: its events
+                            break  # follow, no other format has that key
             self._keys = keys
         return self._keys
 
@@ -225,12 +228,13 @@ def _proto_fields(b: bytes, limit: int = 64) -> list | None:
 
 
 def _sniff_perfetto(h: Head) -> bool:
-    """A Perfetto trace: a ``Trace`` message, every top-level field ``packet`` (1, bytes) whose
-    content is a valid message too (a ``TracePacket``)."""
+    """A Perfetto trace: a ``Trace`` message whose first field is a ``packet`` (1, bytes) whose
+    content starts a valid message too (a ``TracePacket``).  Only the first packet is looked at:
+    a trace damaged further on is the Perfetto reader's to refuse, at the byte where it is."""
     d = h.data
     if not d or d[0] != 0x0A:
         return False
-    fields_ = _proto_fields(d, 16)
+    fields_ = _proto_fields(d, 1)
     if not fields_ or any(num != 1 or wt != 2 for num, wt, _, _ in fields_):
         return False
     num, wt, ln, at = fields_[0]
@@ -242,22 +246,32 @@ def _sniff_perfetto(h: Head) -> bool:
     return bool(sub) and not all(f in (1, 2) for f, _, _, _ in sub)
 
 
+#: the wire type of each top-level field of pprof's ``Profile`` (13, ``comment``, may be packed)
+_PPROF_WIRE = {1: (2,), 2: (2,), 3: (2,), 4: (2,), 5: (2,), 6: (2,), 7: (0,), 8: (0,), 9: (0,), 10: (0,), 11: (2,),
+               12: (0,), 13: (0, 2), 14: (0,)}
+
+
 def _sniff_pprof(h: Head) -> bool:
     """A pprof ``Profile`` (gzip inflated): top-level fields numbered 1-14 (sample_type 1,
-    sample 2, mapping 3, location 4, function 5, string_table 6, ...), the first ones
-    sample types (``ValueType``: fields 1 and 2, varints)."""
+    sample 2, mapping 3, location 4, function 5, string_table 6, ...), each with its wire
+    type, the first sample type (or the period type) a ``ValueType`` (fields 1 and 2,
+    varints).  Text rarely passes: its first byte would have to be a tag of the right type."""
     d = h.data
     if not d or h.first in (b"{", b"["):
         return False
     fields_ = _proto_fields(d, 64)
-    if not fields_ or any(not 1 <= num <= 14 for num, _, _, _ in fields_):
+    if not fields_ or any(wt not in _PPROF_WIRE.get(num, ()) for num, wt, _, _ in fields_):
         return False
+    vt = [(ln, at) for num, _, ln, at in fields_ if num in (1, 11)]
+    if vt:
+        ln, at = vt[0]
+        _, start = _varint(d, _varint(d, at)[1])
+        sub = _proto_fields(d[start: start + min(ln, 64)], 8)
+        if ln and not (sub and all(f in (1, 2) and w == 0 for f, w, _, _ in sub)):
+            return False
     nums = {num for num, _, _, _ in fields_}
     if nums == {1}:  # a Perfetto trace is all field 1
-        num, wt, ln, at = fields_[0]
-        _, start = _varint(d, at + 1)
-        sub = _proto_fields(d[start: start + ln], 8)
-        return bool(sub) and all(f in (1, 2) and w == 0 for f, w, _, _ in sub) and (len(fields_) < 16 or h.whole)
+        return bool(vt) and (len(fields_) < 16 or h.whole)
     return 6 in nums or 1 in nums or 2 in nums
 
 
@@ -265,9 +279,15 @@ def _keys(h: Head) -> set:
     return set(h.json_keys)
 
 
+_SPEEDSCOPE_SCHEMA = re.compile(rb'"\$schema"\s*:\s*"https://www\.speedscope\.app/file-format-schema\.json"')
+
+
 def _sniff_speedscope(h: Head) -> bool:
+    """speedscope's JSON: its ``$schema`` anywhere in the head (py-spy and pyinstrument write it
+    first, speedscope's own export after ``exporter``...), or ``shared`` and ``profiles`` with
+    ``frames``."""
     return h.starts_json_object() and (
-        b"speedscope.app/file-format-schema.json" in h.data[:8192]
+        _SPEEDSCOPE_SCHEMA.search(h.data) is not None
         or ({"profiles", "shared"} <= _keys(h) and b'"frames"' in h.data[:65536]))
 
 
@@ -456,7 +476,7 @@ FORMATS: tuple = (
     Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
            kind="merged", options=("event",), tools="valgrind --tool=callgrind"),
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
-           "perf_script:load_perf_script", kind="merged", tools="perf record -g; perf script"),
+           "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script"),
     Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
            why_not="process it first: node --prof-process --preprocess isolate-*.log > profile.v8log.json",
            tools="node --prof"),
@@ -482,15 +502,15 @@ FORMATS: tuple = (
            why_not="a heap snapshot holds objects, not calls: record a sampling heap profile (.heapprofile) instead",
            tools="Chrome DevTools, node --heapsnapshot-signal"),
     Format("firefox", "Firefox Profiler (processed)", (".json", ".json.gz"), _sniff_firefox_processed,
-           "firefox:load_firefox", kind="sampled", tools="profiler.firefox.com, samply"),
+           "firefox:load_firefox", kind="sampled", options=("js_only",), tools="profiler.firefox.com, samply"),
     Format("gecko", "Firefox Gecko profile", (".json", ".json.gz"), _sniff_firefox_gecko, "firefox:load_firefox",
-           kind="sampled", tools="MOZ_PROFILER_SHUTDOWN, Firefox DevTools"),
+           kind="sampled", options=("js_only",), tools="MOZ_PROFILER_SHUTDOWN, Firefox DevTools"),
     Format("stackprof", "stackprof (Ruby) JSON", (".json",), _sniff_stackprof, "stackprof:load_stackprof",
            kind="sampled", tools="stackprof"),
     Format("safari", "Safari timeline recording", (".json",), _sniff_safari, "safari:load_safari",
            kind="sampled", tools="Safari Web Inspector"),
     Format("ghc-json", "GHC profiling report (JSON)", (".prof", ".json"), _sniff_ghc_json, "ghc:load_ghc_json",
-           kind="merged", tools="GHC +RTS -pj"),
+           kind="merged", options=("measure",), tools="GHC +RTS -pj"),
     Format("v8log-json", "V8 log, preprocessed (JSON)", (".v8log.json", ".json"), _sniff_v8log_json, None,
            why_not="not read yet: load a .cpuprofile (node --cpu-prof) of the same program instead",
            tools="node --prof-process --preprocess"),

@@ -1,0 +1,253 @@
+"""Loading aggregated text profiles (and pprof) against a simple peer on the same bytes, in one run.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_text_load.py [--lines 1000000] [--samples 1000000] [--repeat 3]
+
+Prints ONE table.  Rows:
+
+- collapsed stacks, 10^6 lines (generated like a profile grows: each stack keeps a long prefix
+  of a recent one and calls 1-4 functions more; 30 000 functions, ~24 frames a line, sorted as
+  stackcollapse writes them): `textscan.collapsed_scan` alone and the whole load
+  (`tracevis3d.load`: scan, names, the Left Heavy builder of io/stacks.py) against
+  ``data.split(b"\\n")`` (goal: ≤ 2x);
+- perf script, 10^5 events of ~16 frames (four threads, the same kind of stacks): the scan
+  (`textscan.perf_scan`) and the whole load against ``data.split(b"\\n")``;
+- pprof, ``--samples`` samples of ~12 locations (packed, as Go writes them): the whole load
+  against google.protobuf's ``ParseFromString`` of the same bytes (the upb C decoder; no
+  stacks built), when google.protobuf is installed.
+
+Each time is the least CPU time of ``--repeat`` runs (the process's CPU time: the machine may
+be shared, and wall time then measures the other processes).  The
+generated files are kept in build/bench-text/ and reused.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+OUT = REPO / "build" / "bench-text"
+
+
+def _names(rng, n):
+    pkgs = ["org/apache/http/", "io/netty/", "com/example/", "std::", "java/util/", "", "", "v8::internal::"]
+    return [f"{pkgs[i % len(pkgs)]}{'Handler' if i % 3 else 'Pool'}{i}::{'run' if i % 5 else 'invoke'}_{i % 97}"
+            for i in range(n)]
+
+
+def _stacks(rng, n, n_func=30000):
+    """n distinct stacks (lists of function ids), grown as a profile grows."""
+    callees = [rng.integers(0, n_func, int(rng.integers(1, 8))) for _ in range(n_func)]
+    seen = set()
+    recent = [[int(x)] for x in rng.integers(0, n_func, 16)]
+    out = []
+    geo = rng.geometric(0.35, 16 * n + 64)
+    add = rng.integers(1, 5, 16 * n + 64)
+    pick = rng.integers(0, 1 << 30, 16 * n + 64)
+    g = 0
+    while len(out) < n:
+        if g + 8 >= pick.size:
+            geo, add, pick, g = rng.geometric(0.35, pick.size), rng.integers(1, 5, pick.size), \
+                rng.integers(0, 1 << 30, pick.size), 0
+        base = recent[len(recent) - 1 - pick[g] % min(len(recent), 64)]
+        st = base[: max(1, len(base) - int(geo[g]))]
+        f = st[-1]
+        for _ in range(int(add[g])):
+            c = callees[f]
+            f = int(c[pick[g + 1] % c.size])
+            st.append(f)
+            g += 1
+        g += 1
+        if len(st) > 32:
+            st = st[: 8 + int(pick[g]) % 16]
+        key = tuple(st)
+        if key in seen:
+            continue
+        seen.add(key)
+        recent.append(st)
+        out.append(st)
+    return out
+
+
+def collapsed_file(n_lines: int) -> pathlib.Path:
+    path = OUT / f"collapsed-{n_lines}.txt"
+    if not path.exists():
+        rng = np.random.default_rng(1)
+        names = _names(rng, 30000)
+        lines = sorted(";".join(names[x] for x in st) for st in _stacks(rng, n_lines))
+        cnt = rng.geometric(0.3, len(lines))
+        path.write_bytes("".join(f"{s} {c}\n" for s, c in zip(lines, cnt)).encode())
+    return path
+
+
+def perf_file(n_events: int) -> pathlib.Path:
+    path = OUT / f"perf-{n_events}.txt"
+    if not path.exists():
+        rng = np.random.default_rng(2)
+        names = _names(rng, 30000)
+        stacks = _stacks(rng, max(n_events // 20, 1000))
+        dsos = ["/usr/lib/jvm/libjvm.so", "/tmp/app", "/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]"]
+        parts = []
+        t = 1000.0
+        for k in range(n_events):
+            st = stacks[int(rng.integers(0, len(stacks)))]
+            tid = 4100 + k % 4
+            t += 0.001
+            parts.append(f"app {4100}/{tid} [00{k % 4}] {t:.6f}:     250000 cycles:\n")
+            for f in reversed(st):
+                parts.append(f"\t    {0x400000 + f * 16:x} {names[f]}+0x{f % 97:x} ({dsos[f % 4]})\n")
+            parts.append("\n")
+        path.write_bytes("".join(parts).encode())
+    return path
+
+
+def _vint(v: int) -> bytes:
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _field(num, body: bytes) -> bytes:
+    return _vint((num << 3) | 2) + _vint(len(body)) + body
+
+
+def pprof_file(n_samples: int) -> pathlib.Path:
+    path = OUT / f"pprof-{n_samples}.pb"
+    if not path.exists():
+        rng = np.random.default_rng(3)
+        n_loc, n_fn = 20000, 5000
+        stacks = _stacks(rng, 20000, n_func=n_loc)
+        out = bytearray()
+        strings = ["", "samples", "count", "cpu", "nanoseconds"] + [f"main.fn{i}" for i in range(n_fn)] + ["main.go"]
+        out += _field(1, b"\x08\x01\x10\x02") + _field(1, b"\x08\x03\x10\x04")
+        pick = rng.integers(0, len(stacks), n_samples)
+        for s in pick.tolist():
+            st = stacks[s]
+            body = _field(1, b"".join(_vint(x + 1) for x in reversed(st)))
+            body += _field(2, _vint(1) + _vint(10_000_000))
+            out += _field(2, body)
+        for lid in range(1, n_loc + 1):
+            line = b"\x08" + _vint(1 + lid % n_fn) + b"\x10" + _vint(lid % 300)
+            out += _field(4, b"\x08" + _vint(lid) + b"\x18" + _vint(0x400000 + lid * 8) + _field(4, line))
+        for fid in range(1, n_fn + 1):
+            out += _field(5, b"\x08" + _vint(fid) + b"\x10" + _vint(4 + fid) + b"\x20" + _vint(len(strings) - 1))
+        for s in strings:
+            out += _field(6, s.encode())
+        path.write_bytes(bytes(out))
+    return path
+
+
+def _profile_class():
+    try:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    except ImportError:
+        return None
+    F = descriptor_pb2.FieldDescriptorProto
+    spec = {"ValueType": [("type", 1, F.TYPE_INT64, 0, ""), ("unit", 2, F.TYPE_INT64, 0, "")],
+            "Sample": [("location_id", 1, F.TYPE_UINT64, 1, ""), ("value", 2, F.TYPE_INT64, 1, "")],
+            "Line": [("function_id", 1, F.TYPE_UINT64, 0, ""), ("line", 2, F.TYPE_INT64, 0, "")],
+            "Location": [("id", 1, F.TYPE_UINT64, 0, ""), ("address", 3, F.TYPE_UINT64, 0, ""),
+                         ("line", 4, F.TYPE_MESSAGE, 1, "Line")],
+            "Function": [("id", 1, F.TYPE_UINT64, 0, ""), ("name", 2, F.TYPE_INT64, 0, ""),
+                         ("filename", 4, F.TYPE_INT64, 0, "")],
+            "Profile": [("sample_type", 1, F.TYPE_MESSAGE, 1, "ValueType"), ("sample", 2, F.TYPE_MESSAGE, 1, "Sample"),
+                        ("location", 4, F.TYPE_MESSAGE, 1, "Location"), ("function", 5, F.TYPE_MESSAGE, 1, "Function"),
+                        ("string_table", 6, F.TYPE_STRING, 1, "")]}
+    fd = descriptor_pb2.FileDescriptorProto(name="bench_profile.proto", package="benchpprof", syntax="proto3")
+    for msg, fields in spec.items():
+        m = fd.message_type.add(name=msg)
+        for name, num, typ, rep, sub in fields:
+            f = m.field.add(name=name, number=num, type=typ, label=F.LABEL_REPEATED if rep else F.LABEL_OPTIONAL)
+            if sub:
+                f.type_name = f".benchpprof.{sub}"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("benchpprof.Profile"))
+
+
+def best(fn, repeat: int) -> float:
+    """The least CPU time of ``repeat`` calls of ``fn`` (this process's; every measured thing
+    runs on one thread): on a shared machine wall time is mostly the other processes' load."""
+    ts = []
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        ts.append(time.process_time() - t)
+    return min(ts)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args(argv)
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "build" / "numba-cache"))
+    OUT.mkdir(parents=True, exist_ok=True)
+    import tracevis3d
+    from tracevis3d.kernels.gamma import process_hash_seed
+    from tracevis3d.kernels.textscan import collapsed_scan, perf_scan
+
+    seed = process_hash_seed()
+    rows = []
+    # collapsed
+    cpath = collapsed_file(a.lines)
+    data = cpath.read_bytes()
+    buf = np.frombuffer(data, np.uint8)
+    collapsed_scan(buf[:4096], 0, 4096, seed, 100_000)
+    tracevis3d.load(cpath, warn=False)  # compile / load every kernel once
+    peer = best(lambda: data.split(b"\n"), a.repeat)
+    scan = best(lambda: collapsed_scan(buf, 0, buf.size, seed, 100_000), a.repeat)
+    full = best(lambda: tracevis3d.load(cpath, warn=False), a.repeat)
+    n_calls = len(tracevis3d.load(cpath, warn=False))
+    rows.append((f"collapsed {a.lines:,} lines", len(data), "split(b'\\n')", peer, scan, full, n_calls))
+    # perf script
+    ppath = perf_file(a.events)
+    data = ppath.read_bytes()  # the collapsed file's bytes are let go here
+    buf = np.frombuffer(data, np.uint8)
+    perf_scan(buf[:4096], 0, 4096, seed, 100_000, np.zeros(0, np.uint8))
+    tracevis3d.load(ppath, warn=False)
+    peer = best(lambda: data.split(b"\n"), a.repeat)
+    scan = best(lambda: perf_scan(buf, 0, buf.size, seed, 100_000, np.zeros(0, np.uint8)), a.repeat)
+    full = best(lambda: tracevis3d.load(ppath, warn=False), a.repeat)
+    n_calls = len(tracevis3d.load(ppath, warn=False))
+    rows.append((f"perf script {a.events:,} events", len(data), "split(b'\\n')", peer, scan, full, n_calls))
+    # pprof
+    Profile = _profile_class()
+    bpath = pprof_file(a.samples)
+    data = bpath.read_bytes()
+    tracevis3d.load(bpath, warn=False)
+    full = best(lambda: tracevis3d.load(bpath, warn=False), a.repeat)
+    n_calls = len(tracevis3d.load(bpath, warn=False))
+    if Profile is not None:
+        def decode():
+            p = Profile()
+            p.ParseFromString(data)
+            return len(p.sample)
+        peer = best(decode, a.repeat)
+        peer_name = "protobuf ParseFromString"
+    else:
+        peer, peer_name = float("nan"), "(google.protobuf missing)"
+    rows.append((f"pprof {a.samples:,} samples", len(data), peer_name, peer, float("nan"), full, n_calls))
+
+    print(f"bench_text_load ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; least CPU s of {a.repeat})")
+    head = ("case", "MB", "peer", "peer s", "scan s", "load s", "scan/peer", "load/peer", "calls")
+    print(f"{head[0]:<30} {head[1]:>7} {head[2]:<26} {head[3]:>7} {head[4]:>7} {head[5]:>7} {head[6]:>9} "
+          f"{head[7]:>9} {head[8]:>10}")
+    for name, nb, pname, p, s, f, nc in rows:
+        print(f"{name:<30} {nb / 1e6:>7.1f} {pname:<26} {p:>7.3f} {s:>7.3f} {f:>7.3f} {s / p:>9.2f} {f / p:>9.2f} "
+              f"{nc:>10,}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

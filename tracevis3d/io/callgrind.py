@@ -1,0 +1,287 @@
+"""callgrind profiles (``valgrind --tool=callgrind``, KCachegrind's format) → one merged `Trace`.
+
+A callgrind file is a call graph: the self cost of each function by source position, and for
+each call site the inclusive cost of the call (``cfn=``/``cfi=``/``calls=`` then one cost
+line).  speedscope's ``callgrind.ts`` turns it into a tree, and so does this reader:
+
+- frames are (file, function): ``fl=`` names the file of the functions that follow,
+  ``fn=`` the function; a callee's file is ``cfi=``/``cfl=`` or else the caller's; ``fi=``/
+  ``fe=`` (inlined code) do not change the frame; ``ob=``/``cob=`` are not part of it;
+- name compression: ``(id) name`` defines a name, ``(id)`` uses it (files, functions and
+  objects each have their own ids); after each ``calls=`` the callee's names are
+  forgotten (KCachegrind's and speedscope's reading);
+- cost lines: the positions (as many as ``positions:`` names, ``line`` by default), then
+  one cost per event of ``events:``; ``*``/``+n``/``-n`` compression is undone column by
+  column (`tracevis3d.kernels.textscan.callgrind_costs`); the event shown is the first of
+  ``events:`` or the one named by the option ``event=`` (name or 0-based index);
+- a function's total is its self cost plus the inclusive costs of the calls it makes;
+  the tree (`tracevis3d.kernels.textscan.callgraph_tree`) starts from every function that
+  no call line calls, in order of first appearance, with its total (speedscope's roots),
+  and gives each callee the caller's weight times the callee's share of the caller's total
+  (speedscope's assumption that every call of a function splits its cost alike); recursion
+  is cut where a function is already on the stack, shares under 1e-4 of the heaviest
+  function's total are dropped, and the tree stops growing at
+  ``limits.sample_calls(file bytes)`` nodes (repair ``callgrind_tree_cut``);
+- unlike speedscope, a function that is called but whose total exceeds the costs of the
+  call lines that call it (by at least that 1e-4) is a root too, with the excess: a
+  thread's start routine is called by ``clone`` in the new thread, and callgrind charges
+  that call to no caller, so speedscope's roots miss every thread but the first (92 % of
+  the cost of tests/data/formats/callgrind/prog.callgrind).  The excess is the speedscope
+  comment's "option 2"; a file whose call lines give more than a total makes no root.
+
+x is the event's cost (``meta["x_unit"]``: the event's name, e.g. "Ir"; Xdebug's
+``Time_(10ns)`` becomes µs and ``Memory_(bytes)`` bytes).  Positions are not kept (a cost
+line's line is where a call was made, not where the function is, as speedscope notes).
+
+Repairs: a cost line with a token that is not a number (``callgrind_line``), a compressed
+name used before it is defined or defined twice (``callgrind_name``), ``calls=`` not
+followed by a cost line (``callgrind_calls``).  Other unknown lines are errors: they mean
+the file is not callgrind's.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..model import TraceFormatError
+from .collapsed import Repairs, frame_table, text_buffer
+from .limits import DEFAULT_LIMITS
+from .stacks import StackProfile, merged_trace, source_name
+
+__all__ = ["load_callgrind"]
+
+_HEADER = re.compile(r"^\s*(\w+):\s*(.*)$")
+_ASSIGN = re.compile(r"^(\w+)=\s*(.*)$")
+_DEFINE = re.compile(r"^\((\d+)\)\s*(.+)$")
+_USE = re.compile(r"^\((\d+)\)$")
+#: the first byte of a cost line: a digit, a relative position or ``*``
+_COST_FIRST = np.zeros(256, np.bool_)
+_COST_FIRST[list(b"0123456789+-*")] = True
+
+
+class _Names:
+    """One name-compression namespace (files, functions or objects)."""
+
+    def __init__(self, what: str, rep: Repairs):
+        self.ids: dict = {}
+        self.what = what
+        self.rep = rep
+
+    def read(self, value: str, lineno: int) -> str:
+        m = _DEFINE.match(value)
+        if m:
+            old = self.ids.get(m.group(1))
+            if old is not None and old != m.group(2):
+                self.rep.add("callgrind_name", 1, f"line {lineno}",
+                             f"a {self.what} id defined twice: the later name used from there on")
+            self.ids[m.group(1)] = m.group(2)
+            return m.group(2)
+        m = _USE.match(value)
+        if m:
+            name = self.ids.get(m.group(1))
+            if name is None:
+                self.rep.add("callgrind_name", 1, f"line {lineno}",
+                             f"a {self.what} id used before it is defined: named as written")
+                return value
+            return name
+        return value
+
+
+def _unit(event: str) -> tuple:
+    """(x unit, multiplier) of an event: Xdebug's time and memory events in µs and bytes
+    (speedscope formats those two as time and bytes), any other by its name."""
+    if event == "Time_(10ns)":
+        return "µs", 0.01
+    if event == "Memory_(bytes)":
+        return "bytes", 1.0
+    return event, 1.0
+
+
+def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True,
+                   event=None, **_common):
+    """Load a callgrind profile (``data``: its bytes) as one merged trace (module docstring).
+    ``event``: the event to show, by name or 0-based index (default: the first)."""
+    from ..kernels.textscan import callgraph_tree, callgrind_costs
+
+    lim = limits if limits is not None else DEFAULT_LIMITS
+    rep = Repairs()
+    n_input = len(data) if not isinstance(data, np.ndarray) else data.nbytes
+    buf, _ = text_buffer(data, source, rep)
+    nl = np.flatnonzero(buf == 10)
+    starts = np.concatenate([[0], nl + 1]).astype(np.int64)
+    ends = np.concatenate([nl, [buf.size]]).astype(np.int64)
+    cr = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13)
+    ends = ends - cr
+    n_lines = int(starts.size)
+    first = np.where(ends > starts, buf[np.minimum(starts, max(buf.size - 1, 0))], 10) if buf.size else \
+        np.zeros(0, np.uint8)
+    is_cost = (ends > starts) & _COST_FIRST[first]
+    # lines read in Python: names, calls, headers (not cost lines, blank lines or jump lines)
+    second = np.where(ends > starts + 1, buf[np.minimum(starts + 1, max(buf.size - 1, 0))], 10) if buf.size else \
+        np.zeros(0, np.uint8)
+    jump = (first == ord("j")) & (second != ord("f"))  # jump=/jcnd= (jfi=/jfn= define names: read)
+    py_lines = np.flatnonzero(~is_cost & (ends > starts) & ~jump & (first != ord("#")))
+    files, fns, objs = _Names("file", rep), _Names("function", rep), _Names("object", rep)
+    cur_file = cur_fn = None
+    callee_file = callee_fn = None
+    events = None
+    n_pos = 1
+    header = {}
+    key_of: dict = {}  # (file, function) -> provisional id
+    ctx_line, ctx_key = [], []  # the (file, function) in force from each fl=/fn= line on
+    call_line, call_from, call_to = [], [], []
+
+    def key(file, fn) -> int:
+        k = (file or "(unknown)", fn or "(unknown)")
+        v = key_of.get(k)
+        if v is None:
+            v = key_of[k] = len(key_of)
+        return v
+
+    for i in py_lines.tolist():
+        text = bytes(buf[starts[i]: ends[i]]).decode("utf-8", "replace")
+        s = text.strip()
+        if not s or s.startswith("#"):
+            continue
+        m = _HEADER.match(text)
+        if m and "=" not in m.group(1):
+            name, value = m.group(1), m.group(2).strip()
+            if name == "events":
+                evs = value.split()
+                if events is not None and evs != events:
+                    raise TraceFormatError(f"{source}: line {i + 1}: a second 'events:' line ({value!r}) that differs "
+                                           f"from the first ({' '.join(events)!r})")
+                events = evs
+            elif name == "positions":
+                n_pos = max(1, len(value.split()))
+            elif name in ("cmd", "pid", "creator", "version"):
+                header.setdefault(name, value)
+            continue
+        m = _ASSIGN.match(text)
+        if not m:
+            raise TraceFormatError(f"{source}: line {i + 1}: not a callgrind line: {text[:80]!r}")
+        k, value = m.group(1), m.group(2).strip()
+        if k == "fl":
+            cur_file = files.read(value, i + 1)
+            ctx_line.append(i)
+            ctx_key.append(key(cur_file, cur_fn))
+        elif k == "fn":
+            cur_fn = fns.read(value, i + 1)
+            ctx_line.append(i)
+            ctx_key.append(key(cur_file, cur_fn))
+        elif k in ("fi", "fe", "jfi"):
+            files.read(value, i + 1)
+        elif k == "jfn":
+            fns.read(value, i + 1)
+        elif k in ("cfi", "cfl"):
+            callee_file = files.read(value, i + 1)
+        elif k == "cfn":
+            callee_fn = fns.read(value, i + 1)
+        elif k in ("ob", "cob"):
+            objs.read(value, i + 1)
+        elif k == "calls":
+            if i + 1 < n_lines and is_cost[i + 1]:
+                call_line.append(i + 1)
+                call_from.append(key(cur_file, cur_fn))
+                call_to.append(key(callee_file or cur_file, callee_fn))
+            else:
+                rep.add("callgrind_calls", 1, f"line {i + 1}", "'calls=' without a cost line after it: the call dropped")
+            callee_file = callee_fn = None
+    if events is None:
+        raise TraceFormatError(f"{source}: no 'events:' line: not a callgrind profile (or cut before its header)")
+    if event is None:
+        ev = 0
+    elif isinstance(event, int) or (isinstance(event, str) and event.isdigit()):
+        ev = int(event)
+        if not 0 <= ev < len(events):
+            raise TraceFormatError(f"{source}: event index {ev} out of range: its events are {', '.join(events)}")
+    elif event in events:
+        ev = events.index(event)
+    else:
+        raise TraceFormatError(f"{source}: no event {event!r}: its events are {', '.join(events)}")
+    cost_idx = np.flatnonzero(is_cost)
+    values, ok = callgrind_costs(buf, starts[cost_idx], ends[cost_idx], n_pos + ev)
+    if not ok.all():
+        rep.add("callgrind_line", int((~ok).sum()), f"line {int(cost_idx[~ok][0]) + 1}",
+                "a cost line with a token that is not a number: skipped")
+    unit, mult = _unit(events[ev])
+    # call cost lines (inclusive costs of calls) and self cost lines
+    call_line = np.asarray(call_line, np.int64)
+    at_call = np.searchsorted(cost_idx, call_line)
+    call_ok = ok[at_call] if at_call.size else np.zeros(0, np.bool_)
+    call_w = values[at_call] * mult if at_call.size else np.zeros(0)
+    is_self = ok.copy()
+    is_self[at_call] = False
+    self_idx = cost_idx[is_self]
+    ctx_line = np.asarray(ctx_line, np.int64)
+    ctx = np.searchsorted(ctx_line, self_idx, side="right") - 1
+    ctx_key = np.asarray(ctx_key + [key(None, None)], np.int64)  # -1: before any fl=/fn= line
+    self_key = ctx_key[ctx]
+    self_w = values[is_self] * mult
+    c_from = np.asarray(call_from, np.int64)[call_ok]
+    c_to = np.asarray(call_to, np.int64)[call_ok]
+    c_line = call_line[call_ok]
+    c_w = call_w[call_ok]
+    # frames in order of their first cost (speedscope inserts a frame at its first cost line)
+    ev_line = np.concatenate([self_idx, c_line, c_line])
+    ev_rank = np.concatenate([np.zeros(self_idx.size, np.int64), np.zeros(c_line.size, np.int64),
+                              np.ones(c_line.size, np.int64)])
+    ev_key = np.concatenate([self_key, c_from, c_to])
+    order = np.lexsort((ev_rank, ev_line))
+    used, first_at = np.unique(ev_key[order], return_index=True)
+    if not used.size:
+        raise TraceFormatError(f"{source}: no cost lines: nothing to show")
+    by_first = used[np.argsort(first_at, kind="stable")]
+    final = np.full(len(key_of), -1, np.int64)
+    final[by_first] = np.arange(by_first.size)
+    nf = int(by_first.size)
+    total = np.bincount(final[self_key], weights=self_w, minlength=nf) + \
+        np.bincount(final[c_from], weights=c_w, minlength=nf)
+    # edges (caller, callee), each caller's in order of first appearance, their weights summed
+    ef, et = final[c_from], final[c_to]
+    pair = ef * nf + et
+    upair, pfirst, pinv = np.unique(pair, return_index=True, return_inverse=True)
+    pw = np.bincount(pinv, weights=c_w, minlength=upair.size)
+    eorder = np.argsort(pfirst, kind="stable")
+    eorder = eorder[np.argsort(upair[eorder] // max(nf, 1), kind="stable")]
+    e_from, e_to, e_w = upair[eorder] // max(nf, 1), upair[eorder] % max(nf, 1), pw[eorder]
+    child_ptr = np.zeros(nf + 1, np.int64)
+    np.add.at(child_ptr, e_from + 1, 1)
+    child_ptr = np.cumsum(child_ptr)
+    # roots: the functions no call line calls (speedscope), with their totals, and the functions
+    # whose total exceeds what their callers' call lines give them (a thread's start routine,
+    # called by clone from no caller that callgrind charges), with that excess
+    called = np.bincount(e_to, weights=e_w, minlength=nf)
+    is_callee = np.zeros(nf, np.bool_)
+    is_callee[e_to] = True
+    threshold = 1e-4 * float(total.max()) if total.size else 0.0
+    root_w = np.where(is_callee, total - called, total)
+    roots = np.flatnonzero(~is_callee | (root_w >= max(threshold, 1e-300)))
+    bad = ~np.isfinite(total) | (np.abs(total) > lim.max_abs_time)
+    if bad.any():
+        raise TraceFormatError(f"{source}: a function's {events[ev]} cost is {float(total[bad][0]):.3g}, past "
+                               f"{lim.max_abs_time:g}: not a cost")
+    max_nodes = int(lim.sample_calls(n_input))
+    n_parent, n_frame, n_self, n_cut = callgraph_tree(total, child_ptr, e_to.astype(np.int64), e_w.astype(np.float64),
+                                                      roots.astype(np.int64), root_w[roots].astype(np.float64),
+                                                      threshold, max_nodes)
+    rep.add("callgrind_tree_cut", int(n_cut), "the call tree",
+            f"the call tree reached {max_nodes} nodes: calls past it left in their caller's self cost "
+            f"(sample_bytes_per_call= or max_events= to allow more)")
+    inv = {v: k for k, v in key_of.items()}
+    keys = [inv[int(k)] for k in by_first]
+    frames = frame_table([k[1] for k in keys], lim, files=[k[0] for k in keys])
+    try:
+        pid = int(header.get("pid", "0"))
+    except ValueError:
+        pid = 0
+    cmd = header.get("cmd", "").strip()
+    profile = StackProfile(thread_name=cmd or source_name(source), stack_parent=n_parent, stack_frame=n_frame,
+                           sample_stack=np.arange(n_parent.size, dtype=np.int64),
+                           sample_weight=np.maximum(n_self, 0.0), process_name=cmd, pid=pid, tid=pid)
+    meta = {"callgrind_events": list(events), "callgrind_event": events[ev], "creator": header.get("creator", ""),
+            "callgrind_functions": nf, "callgrind_calls": int(upair.size), "lines": n_lines}
+    trace = merged_trace(frames, [profile], unit=unit, source=source, fmt="callgrind", limits=lim,
+                         input_bytes=n_input, kind_rules=kind_rules, meta=meta, warn=warn)
+    return rep.apply(trace, source, warn)

@@ -1,0 +1,296 @@
+"""A protobuf wire-format walker in numba, for pprof's ``profile.proto``.
+
+The wire format (https://protobuf.dev/programming-guides/encoding/): a message is a sequence
+of fields, each a varint tag ``(field number << 3) | wire type`` and a value: a varint
+(type 0), 8 bytes (1), a varint length and that many bytes (2: strings, sub-messages, packed
+repeated scalars) or 4 bytes (5); types 3 and 4 (groups) are not used by proto3 files and
+are refused here, as 6 and 7, which do not exist.
+
+`scan_fields` walks many messages at once (every ``Sample`` of a profile, say) and returns
+one row per field; readers then select rows by field number with numpy.  `repeated_varints`
+gathers a repeated integer field (packed or not, as parsers must accept both) into lists.
+`stacks_from_lists` turns leaf-first lists of frames into a trie of frame paths.  All are
+linear in their input; errors come back as (code, byte offset), never as exceptions.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: error codes of `scan_fields` / `repeated_varints`
+OK = 0
+CUT_VARINT = 1  # a varint that runs past its message's end or past 10 bytes
+BAD_WIRE_TYPE = 2  # wire type 3, 4, 6 or 7
+CUT_FIELD = 3  # a length or fixed-size value that runs past its message's end
+FIELD_ZERO = 4  # field number 0
+
+MESSAGES = {CUT_VARINT: "a varint that does not end (cut, or more than 10 bytes)",
+            BAD_WIRE_TYPE: "a field of wire type 3, 4, 6 or 7 (groups or no type at all)",
+            CUT_FIELD: "a field that runs past the end of its message",
+            FIELD_ZERO: "a field numbered 0"}
+
+
+@njit(cache=True, nogil=True)
+def read_varint(buf, i, end):
+    """(value as uint64, next offset); next offset -1 when the varint runs past ``end`` or is
+    longer than 10 bytes."""
+    v = np.uint64(0)
+    shift = np.uint64(0)
+    for k in range(10):
+        if i + k >= end:
+            return v, -1
+        c = buf[i + k]
+        v |= np.uint64(c & 0x7F) << shift
+        if c < 0x80:
+            return v, i + k + 1
+        shift += np.uint64(7)
+    return v, -1
+
+
+@njit(cache=True, nogil=True)
+def _walk(buf, starts, ends, fill, owner, num, wt, val, ln):
+    """One pass over the messages ``buf[starts[m]:ends[m]]``: counts their fields, and when
+    ``fill`` writes them.  Returns (count, error code, error offset)."""
+    n = 0
+    for m in range(starts.shape[0]):
+        i = starts[m]
+        end = ends[m]
+        while i < end:
+            at = i
+            tag, i = read_varint(buf, i, end)
+            if i < 0:
+                return n, CUT_VARINT, at
+            f = tag >> np.uint64(3)
+            w = tag & np.uint64(7)
+            if f == 0:
+                return n, FIELD_ZERO, at
+            v = np.uint64(0)
+            length = np.int64(0)
+            if w == 0:
+                v, j = read_varint(buf, i, end)
+                if j < 0:
+                    return n, CUT_VARINT, i
+                i = j
+            elif w == 1 or w == 5:
+                size = 8 if w == 1 else 4
+                if i + size > end:
+                    return n, CUT_FIELD, at
+                for k in range(size):
+                    v |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+                i += size
+            elif w == 2:
+                lv, j = read_varint(buf, i, end)
+                if j < 0:
+                    return n, CUT_VARINT, i
+                if lv > np.uint64(end - j):
+                    return n, CUT_FIELD, at
+                v = np.uint64(j)
+                length = np.int64(lv)
+                i = j + length
+            else:
+                return n, BAD_WIRE_TYPE, at
+            if fill:
+                owner[n] = m
+                num[n] = np.int64(f) if f < np.uint64(1 << 62) else np.int64(-1)
+                wt[n] = np.int64(w)
+                val[n] = v
+                ln[n] = length
+            n += 1
+    return n, OK, -1
+
+
+@njit(cache=True, nogil=True)
+def scan_fields(buf, starts, ends):
+    """Every field of the messages ``buf[starts[m]:ends[m]]``, in order: (owner message m,
+    field number, wire type, value, length) per field.  For wire type 0 the value is the
+    varint, for 1 and 5 the little-endian bytes, for 2 the offset of the bytes (their count
+    in ``length``).  Returns (code, offset, owner, num, wt, val, ln): code `OK`, or an error
+    code and the byte offset where the error is (the arrays then empty).  Two passes (count,
+    fill): memory is the rows, not a bound from the bytes."""
+    e0 = np.zeros(0, np.int64)
+    n, code, at = _walk(buf, starts, ends, False, e0, e0, e0, np.zeros(0, np.uint64), e0)
+    if code != OK:
+        return code, at, e0, e0, e0, np.zeros(0, np.uint64), e0
+    owner = np.empty(n, np.int64)
+    num = np.empty(n, np.int64)
+    wt = np.empty(n, np.int64)
+    val = np.empty(n, np.uint64)
+    ln = np.empty(n, np.int64)
+    _walk(buf, starts, ends, True, owner, num, wt, val, ln)
+    return OK, -1, owner, num, wt, val, ln
+
+
+@njit(cache=True, nogil=True)
+def repeated_varints(buf, owner, num, wt, val, ln, n_owners, field):
+    """The values of the repeated integer field ``field`` of each of ``n_owners`` messages
+    (rows from `scan_fields`), in order, packed (wire type 2: varints back to back) or not
+    (wire type 0) alike.  Returns (code, offset, ptr, values): message m's values are
+    ``values[ptr[m]:ptr[m+1]]`` (uint64); rows of the field with another wire type are
+    skipped."""
+    rows = owner.shape[0]
+    count = np.zeros(n_owners + 1, np.int64)
+    for r in range(rows):
+        if num[r] != field:
+            continue
+        if wt[r] == 0:
+            count[owner[r] + 1] += 1
+        elif wt[r] == 2:
+            i = np.int64(val[r])
+            end = i + ln[r]
+            while i < end:
+                _, j = read_varint(buf, i, end)
+                if j < 0:
+                    return CUT_VARINT, i, count, np.zeros(0, np.uint64)
+                i = j
+                count[owner[r] + 1] += 1
+    for m in range(n_owners):
+        count[m + 1] += count[m]
+    out = np.empty(count[n_owners], np.uint64)
+    pos = count[:n_owners].copy()
+    for r in range(rows):
+        if num[r] != field:
+            continue
+        m = owner[r]
+        if wt[r] == 0:
+            out[pos[m]] = val[r]
+            pos[m] += 1
+        elif wt[r] == 2:
+            i = np.int64(val[r])
+            end = i + ln[r]
+            while i < end:
+                v, i = read_varint(buf, i, end)
+                out[pos[m]] = v
+                pos[m] += 1
+    return OK, -1, count, out
+
+
+@njit(cache=True, nogil=True)
+def _mix(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def stacks_from_lists(ptr, frames, seed, max_depth):
+    """The trie of frame paths of samples given as leaf-first lists of frames: sample s is
+    ``frames[ptr[s]:ptr[s+1]]`` (entries < 0 are left out, as speedscope leaves out frames it
+    cannot name), read from its last entry (the root) to its first.  Returns (node_parent,
+    node_frame, sample_node, n_deep): nodes numbered by first appearance (a parent before its
+    children), each sample's leaf node (-1: an empty stack); lists longer than ``max_depth``
+    keep their root side and are counted in n_deep.  Open addressing on (parent, frame)
+    keyed by ``seed``; a list equal to an earlier one (compared entry by entry after its hash
+    matched) takes that one's leaf without a walk.  O(total entries) expected."""
+    ns = ptr.shape[0] - 1
+    cap = 1024
+    n_parent = np.empty(cap, np.int64)
+    n_frame = np.empty(cap, np.int64)
+    n_hash = np.empty(cap, np.uint64)
+    table = np.full(4096, -1, np.int64)
+    nn = 0
+    s_node = np.empty(ns, np.int64)
+    n_deep = 0
+    # whole lists seen before (profilers that do not aggregate repeat them): list → leaf node
+    l_table = np.full(4096, -1, np.int64)
+    l_hash = np.empty(1024, np.uint64)
+    l_first = np.empty(1024, np.int64)
+    nl = 0
+    for s in range(ns):
+        a0 = ptr[s]
+        a1 = ptr[s + 1]
+        lh = np.uint64(seed) ^ np.uint64(a1 - a0)
+        for k in range(a0, a1):
+            lh = _mix(lh ^ np.uint64(frames[k] + 2))
+        lmask = np.uint64(l_table.shape[0] - 1)
+        lslot = lh & lmask
+        hit = np.int64(-1)
+        while True:
+            g = l_table[lslot]
+            if g < 0:
+                break
+            if l_hash[g] == lh:
+                b0 = ptr[l_first[g]]
+                if ptr[l_first[g] + 1] - b0 == a1 - a0:
+                    same = True
+                    for k in range(a1 - a0):
+                        if frames[b0 + k] != frames[a0 + k]:
+                            same = False
+                            break
+                    if same:
+                        hit = g
+                        break
+            lslot = (lslot + np.uint64(1)) & lmask
+        if hit >= 0:
+            s_node[s] = s_node[l_first[hit]]
+            continue
+        if nl == l_hash.shape[0]:
+            h2 = np.empty(2 * nl, np.uint64)
+            h2[:nl] = l_hash
+            l_hash = h2
+            f2 = np.empty(2 * nl, np.int64)
+            f2[:nl] = l_first
+            l_first = f2
+        l_hash[nl] = lh
+        l_first[nl] = s
+        l_table[lslot] = nl
+        nl += 1
+        if 2 * nl > l_table.shape[0]:
+            t2 = np.full(4 * l_table.shape[0], -1, np.int64)
+            m2 = np.uint64(t2.shape[0] - 1)
+            for j in range(nl):
+                q = l_hash[j] & m2
+                while t2[q] >= 0:
+                    q = (q + np.uint64(1)) & m2
+                t2[q] = j
+            l_table = t2
+        parent = np.int64(-1)
+        depth = 0
+        for k in range(ptr[s + 1] - 1, ptr[s] - 1, -1):
+            f = frames[k]
+            if f < 0:
+                continue
+            if depth >= max_depth:
+                n_deep += 1
+                break
+            depth += 1
+            h = _mix((np.uint64(parent + 1) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(f) + np.uint64(seed)))
+            mask = np.uint64(table.shape[0] - 1)
+            slot = h & mask
+            node = np.int64(-1)
+            while True:
+                g = table[slot]
+                if g < 0:
+                    break
+                if n_parent[g] == parent and n_frame[g] == f:
+                    node = g
+                    break
+                slot = (slot + np.uint64(1)) & mask
+            if node < 0:
+                if nn == n_parent.shape[0]:
+                    p2 = np.empty(2 * nn, np.int64)
+                    p2[:nn] = n_parent
+                    n_parent = p2
+                    f2 = np.empty(2 * nn, np.int64)
+                    f2[:nn] = n_frame
+                    n_frame = f2
+                    h2 = np.empty(2 * nn, np.uint64)
+                    h2[:nn] = n_hash
+                    n_hash = h2
+                n_parent[nn] = parent
+                n_frame[nn] = f
+                n_hash[nn] = h
+                table[slot] = nn
+                node = nn
+                nn += 1
+                if 2 * nn > table.shape[0]:
+                    t2 = np.full(4 * table.shape[0], -1, np.int64)
+                    m2 = np.uint64(t2.shape[0] - 1)
+                    for j in range(nn):
+                        q = n_hash[j] & m2
+                        while t2[q] >= 0:
+                            q = (q + np.uint64(1)) & m2
+                        t2[q] = j
+                    table = t2
+            parent = node
+        s_node[s] = parent
+    return n_parent[:nn].copy(), n_frame[:nn].copy(), s_node, n_deep
