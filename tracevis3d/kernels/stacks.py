@@ -129,18 +129,33 @@ def left_heavy_order(c_parent, total, self_weight, tie):
     children's samples before its own.  O(n log n) for the sorting of siblings.
     """
     n = c_parent.shape[0]
-    # children of each node (and the roots, under a virtual node n), heaviest first
-    key_parent = np.empty(n, np.int64)
+    # children of each node (and the roots, under a virtual node n) grouped by a counting sort,
+    # then each group ordered heaviest first, ties by ``tie`` (most groups hold one or two)
+    first = np.zeros(n + 2, np.int64)
     for i in range(n):
-        key_parent[i] = c_parent[i] if c_parent[i] >= 0 else n
-    o = np.argsort(tie, kind="mergesort")
-    o = o[np.argsort(-total[o], kind="mergesort")]
-    o = o[np.argsort(key_parent[o], kind="mergesort")]
-    first = np.full(n + 2, 0, np.int64)
-    for i in range(n):
-        first[key_parent[i] + 1] += 1
+        first[(c_parent[i] if c_parent[i] >= 0 else n) + 1] += 1
     for p in range(n + 1):
         first[p + 1] += first[p]
+    fill = first[:n + 1].copy()
+    o = np.empty(n, np.int64)
+    for i in range(n):
+        p = c_parent[i] if c_parent[i] >= 0 else n
+        o[fill[p]] = i
+        fill[p] += 1
+    for p in range(n + 1):
+        lo = first[p]
+        hi = first[p + 1]
+        if hi - lo == 2:
+            a = o[lo]
+            b = o[lo + 1]
+            if total[b] > total[a] or (total[b] == total[a] and tie[b] < tie[a]):
+                o[lo] = b
+                o[lo + 1] = a
+        elif hi - lo > 2:
+            g = o[lo:hi].copy()
+            g = g[np.argsort(tie[g], kind="mergesort")]
+            g = g[np.argsort(-total[g], kind="mergesort")]
+            o[lo:hi] = g
     # explicit depth-first walk: (node, next child index) on a stack
     out_node = np.empty(n + 1, np.int64)
     out_pos = np.empty(n + 1, np.float64)
