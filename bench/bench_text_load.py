@@ -195,7 +195,8 @@ def main(argv=None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     import tracevis3d
     from tracevis3d.kernels.gamma import process_hash_seed
-    from tracevis3d.kernels.textscan import collapsed_scan, perf_scan
+    from tracevis3d.kernels.perf_scan import perf_scan
+    from tracevis3d.kernels.textscan import collapsed_scan
 
     seed = process_hash_seed()
     rows = []

@@ -142,6 +142,24 @@ def compact_variant(rng: random.Random):
 OUTPUT_OPS = ("fsize_native", "fsize_compact", "fsize_chrome", "link", "fifo", "map_truncate")
 
 
+#: the modules of hostile files of the readers (each a ``CASES`` list of (name, factory, expected[, options]))
+FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perfetto", "hostile_chrome_v8")
+
+
+def format_cases() -> list:
+    """Every hostile file of the format readers (`FORMAT_CASE_MODULES`), in one list."""
+    import importlib
+
+    out = []
+    for mod in FORMAT_CASE_MODULES:
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        out += list(getattr(m, "CASES", []))
+    return out
+
+
 def output_case(op: str, n: int, seed: int, folder: str) -> str:
     """Run output case ``op`` in ``folder`` (in the worker); "ok", or what went wrong."""
     import errno
@@ -233,7 +251,27 @@ def build(seed: int):
 
     rng = random.Random(seed)
     kind = rng.choice(["case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex",
-                       "cone", "output"])
+                       "cone", "output", "format", "format", "name"])
+    if kind == "format":  # issue 67: the hostile files of every new reader, cut or flipped at random
+        cases = format_cases()
+        name, factory, *rest = cases[rng.randrange(len(cases))]
+        data = bytearray(factory())
+        opts = dict(rest[1]) if len(rest) > 1 and isinstance(rest[1], dict) else {}
+        what = "as is"
+        if data and rng.random() < 0.5:
+            if rng.random() < 0.5:
+                del data[rng.randint(1, len(data)):]
+                what = "cut"
+            else:
+                for _ in range(rng.randint(1, 8)):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+                what = "flipped"
+        return bytes(data), opts, f"format {name} {what}"
+    if kind == "name":
+        import hostile_names
+
+        label, text, _check = hostile_names.HOSTILE_NAMES[rng.randrange(len(hostile_names.HOSTILE_NAMES))]
+        return b"", {"__name": text}, f"name {label}"
     if kind == "output":  # issue 68: the writers and the mapped reader under a hostile file system
         op = rng.choice(OUTPUT_OPS)
         n = rng.randint(50, 3000)
@@ -318,6 +356,8 @@ signal.signal(signal.SIGALRM, alarm)
 path = os.environ["TV3D_FUZZ_FILE"]
 warm = tracevis3d.synthetic(50, threads=2, seed=1)  # compile (or load) the kernels outside the alarms
 tracevis3d.compare(warm, warm, tau=0.5)
+from tracevis3d.warmup_formats import load_every_format
+load_every_format()  # every reader's kernels, outside the alarms too
 for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     try:
         data, opts, label = fz.build(seed)
@@ -331,10 +371,15 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     regex = opts.pop("__regex", None)
     cone = opts.pop("__cone", False)
     output = opts.pop("__output", None)
+    name = opts.pop("__name", None)
     try:
         if output is not None:
             res = fz.output_case(output, opts["__n"], opts["__seed"], os.path.dirname(path))
             raise fz.Done(res)
+        if name is not None:
+            from tracevis3d.names import parse_function_name
+            parsed = parse_function_name(name)
+            raise fz.Done("ok" if isinstance(parsed.display, str) else "no display")
         t = tracevis3d.load(path, **opts)
         t.check()
         if regex is not None:

@@ -1,4 +1,4 @@
-"""``perf script`` text (`tracevis3d.io.perf_script`, `tracevis3d.kernels.textscan.perf_scan`)
+"""``perf script`` text (`tracevis3d.io.perf_script`, `tracevis3d.kernels.perf_scan.perf_scan`)
 against a naive reading in plain Python written from speedscope's ``linux-tools-perf.ts``
 (events split at blank lines, the event line and frame lines read by regular expressions),
 with this reader's choices: one lane per (comm, pid, tid), x = samples, the first event type."""

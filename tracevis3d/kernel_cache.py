@@ -303,6 +303,14 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree",
              "kernels/sidescan", "kernels/sideshape", "kernels/sidetables"),
+    # a file of another format than Chrome's JSON (`io.formats`: sampled and aggregated profiles, built
+    # by io/stacks.py; `io.sniff.format_of_file`)
+    "load_formats": ("kernels/stacks", "kernels/stacklists", "kernels/textscan", "kernels/perf_scan",
+                     "kernels/callgrind_scan", "kernels/protowire", "kernels/chrome_tree", "kernels/tree"),
+    # a Perfetto protobuf trace (`io.perfetto`: the wire scanner and its tables)
+    "load_perfetto": ("kernels/protoscan", "kernels/perfetto_layout", "kernels/perfetto_wire",
+                      "kernels/perfetto_fields", "kernels/perfetto_descriptors", "kernels/perfetto_event",
+                      "kernels/perfetto_args", "kernels/perfetto_tracks", "kernels/tree"),
     # a native (.tv3d.npz) or compact (.tv3c) file (`io.sniff.is_native_file`): its arrays are read,
     # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),
@@ -328,7 +336,7 @@ STEP_WAYS = {
 #: fast path of counters and flow events, kernels/sidescan, issue 25; +25 % with its event
 #: shapes, kernels/sideshape: 61 -> 78 s for a first load on a busy machine, 2026-11-26): what
 #: the "preparing kernels (first run only)" message announces
-COLD_SECONDS = {"load": 55.0, "load_native": 2.0, "layout": 5.0, "compare": 80.0}
+COLD_SECONDS = {"load": 55.0, "load_formats": 35.0, "load_perfetto": 60.0, "load_native": 2.0, "layout": 5.0, "compare": 80.0}
 
 
 def package_root() -> str:

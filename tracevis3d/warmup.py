@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-STEPS = ("load", "layout", "compare", "structure", "live")
+STEPS = ("load", "formats", "layout", "compare", "structure", "live")
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -274,7 +274,7 @@ def _compare(a, b):
 #: with its own cache, and merges the caches): the steps each half runs after its load (part 1
 #: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
 #: very signatures the whole warm-up does (345 on 2026-11-25: the merged cache lacked none)
-PARTS = {1: ("layout", "structure", "live"), 2: ("compare",)}
+PARTS = {1: ("layout", "structure", "live"), 2: ("compare", "formats")}
 
 
 def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
@@ -284,7 +284,8 @@ def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
     a, c = _load_all(part)
     times["load"] = time.perf_counter() - t
     print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
-    for step, warm in (("layout", lambda: _layout_all(a)),
+    for step, warm in (("formats", _formats_all),
+                       ("layout", lambda: _layout_all(a)),
                        ("compare", lambda: _compare_scene(_compare(a, c))),
                        ("structure", lambda: _structure_all(a)),
                        ("live", _live_all)):
@@ -294,6 +295,15 @@ def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
             times[step] = time.perf_counter() - t
             print(f"warmup: {step} kernels ready in {times[step]:.1f} s", file=out)
     return times
+
+
+def _formats_all() -> None:
+    """Every format reader on a tiny file of its format (`warmup_formats.load_every_format`)."""
+    from .warmup_formats import load_every_format
+
+    failed = {k: v for k, v in load_every_format().items() if isinstance(v, str)}
+    if failed:
+        print(f"warmup: formats not warmed: {failed}", file=sys.stderr)
 
 
 def _live_all() -> None:

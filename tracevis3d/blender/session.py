@@ -24,7 +24,7 @@ import os
 from collections import OrderedDict
 
 from .. import kernel_cache, load
-from ..io.sniff import check_trace_file, is_native_file
+from ..io.sniff import check_trace_file, format_of_file, is_native_file
 from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
@@ -97,6 +97,17 @@ def prepare_kernels():
     return kernel_cache.ensure_installed()
 
 
+def load_step(path) -> str:
+    """The kernel step loading ``path`` runs (`kernel_cache.STEP_KERNELS`): a native or compact
+    file's, Chrome JSON's, or the other formats' (stack profiles)."""
+    if is_native_file(path):
+        return "load_native"
+    fmt = format_of_file(path)
+    if fmt is None or fmt.key == "chrome":
+        return "load"
+    return "load_perfetto" if fmt.key == "perfetto" else "load_formats"
+
+
 def load_steps(job: Job, path, span=(0.0, 0.5)):
     """Load ``path`` (cached per file version); returns the `Trace`.
 
@@ -109,7 +120,7 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
         job.report(span[1], f"{os.path.basename(path)}: {len(hit):,} calls (already loaded)")
         return hit
     yield job.off_main(prepare_kernels)
-    step = "load_native" if is_native_file(path) else "load"
+    step = load_step(path)
     job.report(span[0], f"{kernel_cache.cold_note(step)}loading {os.path.basename(path)} ({_size(key[2])})")
     trace = yield job.off_main(read_trace, key)
     remember(key, trace)

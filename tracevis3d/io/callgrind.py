@@ -102,7 +102,7 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
                    event=None, **_common):
     """Load a callgrind profile (``data``: its bytes) as one merged trace (module docstring).
     ``event``: the event to show, by name or 0-based index (default: the first)."""
-    from ..kernels.textscan import callgraph_tree, callgrind_costs
+    from ..kernels.callgrind_scan import callgraph_tree, callgrind_costs
 
     lim = limits if limits is not None else DEFAULT_LIMITS
     rep = Repairs()

@@ -46,7 +46,7 @@ def load_perf_script(data, *, source: str = "<bytes>", limits=None, kind_rules=N
     import os
 
     from ..kernels.gamma import process_hash_seed
-    from ..kernels.textscan import FLOODED, perf_scan
+    from ..kernels.perf_scan import FLOODED, perf_scan
 
     lim = limits if limits is not None else DEFAULT_LIMITS
     rep = Repairs()

@@ -28,7 +28,8 @@ _COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
-__all__ = ["check_trace_file", "check_trace_bytes", "is_cpuprofile", "is_native_file", "HEAD_BYTES", "FULL_PARSE_BYTES"]
+__all__ = ["check_trace_file", "check_trace_bytes", "format_of_file", "is_cpuprofile", "is_native_file", "HEAD_BYTES",
+           "FULL_PARSE_BYTES"]
 #: a V8 ``.cpuprofile`` document (Node.js' ``--cpu-prof``, DevTools' JavaScript profiler): an object
 #: whose first key is ``nodes`` (`io.chrome_profile.load_cpuprofile` reads it)
 _CPUPROFILE_HEAD = re.compile(rb'^\s*\{\s*"nodes"\s*:\s*\[')
@@ -88,8 +89,8 @@ def content_hint(head) -> str:
     said after the "not a Chrome trace" / "invalid JSON" messages: ": the file is UTF-16 text …;
     save it as UTF-8" for a UTF-16 or UTF-32 byte order mark or UTF-16 without one (a NUL beside
     its first ``{`` or ``[``: PowerShell's ``>``, some Windows editors); a compressed stream that
-    is not gzip (bzip2, xz, zstd, raw zlib) or gzip inside gzip; a Perfetto protobuf trace
-    (binary, its first packet's tag 0x0A).  "" otherwise."""
+    is not gzip (bzip2, xz, zstd, raw zlib) or gzip inside gzip; a damaged Perfetto protobuf trace
+    (binary, its first packet's tag 0x0A, which the format table did not recognise).  "" otherwise."""
     head = bytes(head[:16])
     for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
                       (b"\xfe\xff", "UTF-16")):
@@ -106,8 +107,8 @@ def content_hint(head) -> str:
     if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA) and (head[0] * 256 + head[1]) % 31 == 0:
         return ": it looks like a raw zlib stream (gzip without its header): write it with gzip instead"
     if len(head) >= 4 and head[0] == 0x0A and head[1] and any(c < 9 for c in head[1:]):
-        return (": it may be a Perfetto protobuf trace (.pftrace, .perfetto-trace): convert it to JSON with "
-                "Perfetto's traceconv (traceconv json IN OUT)")
+        return (": it may be a damaged Perfetto protobuf trace (.pftrace, .perfetto-trace): its first packet is "
+                "not a valid TracePacket")
     return ""
 
 
@@ -211,6 +212,24 @@ def is_native_file(path) -> bool:
             return _native_head(f.read(len(_COMPACT_MAGIC)))
     except OSError:
         return False
+
+
+def format_of_file(path):
+    """The `io.formats.Format` of the file at ``path`` by its first bytes (gzip inflated); None
+    for a pipe, a device, a file that cannot be read or that no format recognises."""
+    from .formats import Head, detect
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        return None
+    try:
+        size = os.path.getsize(path)
+        data, whole = _read_head(path, size)
+        if data.startswith(_GZIP_MAGIC):
+            data, whole = _gunzip_head(data, path, whole)
+    except (OSError, TraceFormatError):
+        return None
+    return detect(Head(data, whole=whole, name=path))
 
 
 def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:

@@ -1,0 +1,199 @@
+"""callgrind's numbers in numba (`tracevis3d.io.callgrind`): one cost column of its cost lines
+(`callgrind_costs`) and the expansion of its call graph into speedscope's call tree
+(`callgraph_tree`, callgrind.ts's reading, with the thread roots it misses).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .perf_scan import _is_ws
+from .textscan import _grow_f64, _grow_i64
+
+
+@njit(cache=True, nogil=True)
+def callgrind_costs(buf, starts, ends, column):
+    """The value in column ``column`` (0-based, positions first) of each callgrind cost line
+    ``buf[starts[k]:ends[k]]``, with speedscope's reading of subposition compression
+    (``callgrind.ts`` ``parseCostLine``) applied to every column: ``*`` is the previous cost
+    line's value in that column, ``+n``/``-n`` that value plus or minus n; numbers are
+    decimal or ``0x`` hex; a missing column is 0.  Returns (values, ok): ok[k] is False for
+    a line with a token that is none of these."""
+    n = starts.shape[0]
+    out = np.zeros(n, np.float64)
+    ok = np.ones(n, np.bool_)
+    prev = 0.0
+    for k in range(n):
+        a = starts[k]
+        e = ends[k]
+        col = 0
+        val = 0.0
+        good = True
+        x = a
+        while x < e:
+            while x < e and _is_ws(buf[x]):
+                x += 1
+            if x >= e:
+                break
+            y = x
+            while y < e and not _is_ws(buf[y]):
+                y += 1
+            # every token is checked; only the wanted column's value is kept
+            c = buf[x]
+            rel = 0
+            z = x
+            if c == 42:  # '*'
+                if y != x + 1:
+                    good = False
+                v = 0.0
+                rel = 2
+            else:
+                if c == 43 or c == 45:
+                    rel = 1 if c == 43 else -1
+                    z += 1
+                v = 0.0
+                if z + 1 < y and buf[z] == 48 and (buf[z + 1] == 120 or buf[z + 1] == 88):
+                    z += 2
+                    if z == y:
+                        good = False
+                    while z < y:
+                        d = buf[z]
+                        if 48 <= d <= 57:
+                            v = v * 16.0 + (d - 48)
+                        elif 97 <= d <= 102:
+                            v = v * 16.0 + (d - 87)
+                        elif 65 <= d <= 70:
+                            v = v * 16.0 + (d - 55)
+                        else:
+                            good = False
+                            break
+                        z += 1
+                else:
+                    if z == y:
+                        good = False
+                    while z < y:
+                        d = buf[z]
+                        if 48 <= d <= 57:
+                            v = v * 10.0 + (d - 48)
+                        else:
+                            good = False
+                            break
+                        z += 1
+            if col == column:
+                if rel == 2:
+                    val = prev
+                elif rel == 1:
+                    val = prev + v
+                elif rel == -1:
+                    val = prev - v
+                else:
+                    val = v
+            col += 1
+            x = y
+        if not good:
+            ok[k] = False
+            continue
+        out[k] = val if col > column else 0.0
+        prev = out[k]
+    return out, ok
+
+
+@njit(cache=True, nogil=True)
+def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, threshold, max_nodes):
+    """speedscope's call tree of a weighted call graph (``callgrind.ts``, ``CallGraph.toProfile``):
+    from each root in order, with its weight ``root_weight``, a depth-first walk that gives
+    each call-graph child of a node the share of the node's weight that the child's edge has
+    of the function's total, ``w(child) = w(node) × edge(f → child) / total(f)``, children in
+    ``child_ptr`` order; a function already on the walk's stack (recursion) or a share below
+    ``threshold`` (speedscope: 1e-4 of the heaviest function's total) or a function whose
+    total is 0 is not entered; what the children did not take is the node's self weight.
+
+    Returns (node_parent, node_frame, node_self, n_cut): the tree's nodes in pre-order (parent
+    -1 for a root's node) and each one's self weight; past ``max_nodes`` nodes no node is made
+    (their weight stays with their parent) and n_cut counts the shares so dropped.  An explicit
+    stack, so deep call graphs cannot overflow anything."""
+    nf = total.shape[0]
+    on_stack = np.zeros(nf, np.bool_)
+    cap = 1024
+    n_parent = np.empty(cap, np.int64)
+    n_frame = np.empty(cap, np.int64)
+    n_self = np.empty(cap, np.float64)
+    nn = 0
+    # the walk's stack: frame, weight, self left, next child edge, node, cumulative before the pending child
+    st_f = np.empty(64, np.int64)
+    st_w = np.empty(64, np.float64)
+    st_self = np.empty(64, np.float64)
+    st_next = np.empty(64, np.int64)
+    st_node = np.empty(64, np.int64)
+    st_mark = np.empty(64, np.float64)
+    cum = 0.0
+    n_cut = 0
+    for r in range(roots.shape[0]):
+        f0 = roots[r]
+        w0 = root_weight[r]
+        if on_stack[f0] or w0 < threshold or total[f0] == 0.0:
+            continue
+        if nn >= max_nodes:
+            n_cut += 1
+            continue
+        sp = 0
+        # enter the root
+        if nn == n_parent.shape[0]:
+            n_parent = _grow_i64(n_parent, nn + 1)
+            n_frame = _grow_i64(n_frame, nn + 1)
+            n_self = _grow_f64(n_self, nn + 1)
+        n_parent[nn] = -1
+        n_frame[nn] = f0
+        st_f[0] = f0
+        st_w[0] = w0
+        st_self[0] = w0
+        st_next[0] = child_ptr[f0]
+        st_node[0] = nn
+        st_mark[0] = cum
+        nn += 1
+        on_stack[f0] = True
+        sp = 1
+        while sp > 0:
+            t = sp - 1
+            f = st_f[t]
+            e = st_next[t]
+            if e < child_ptr[f + 1]:
+                st_next[t] = e + 1
+                c = child[e]
+                cw = st_w[t] * (child_weight[e] / total[f])
+                if on_stack[c] or cw < threshold or total[c] == 0.0:
+                    continue
+                if nn >= max_nodes:
+                    n_cut += 1
+                    continue
+                if nn == n_parent.shape[0]:
+                    n_parent = _grow_i64(n_parent, nn + 1)
+                    n_frame = _grow_i64(n_frame, nn + 1)
+                    n_self = _grow_f64(n_self, nn + 1)
+                if sp == st_f.shape[0]:
+                    st_f = _grow_i64(st_f, sp + 1)
+                    st_w = _grow_f64(st_w, sp + 1)
+                    st_self = _grow_f64(st_self, sp + 1)
+                    st_next = _grow_i64(st_next, sp + 1)
+                    st_node = _grow_i64(st_node, sp + 1)
+                    st_mark = _grow_f64(st_mark, sp + 1)
+                n_parent[nn] = st_node[t]
+                n_frame[nn] = c
+                st_f[sp] = c
+                st_w[sp] = cw
+                st_self[sp] = cw
+                st_next[sp] = child_ptr[c]
+                st_node[sp] = nn
+                st_mark[sp] = cum
+                nn += 1
+                on_stack[c] = True
+                sp += 1
+                continue
+            # leave f: its self weight is what its children did not take
+            cum += st_self[t]
+            n_self[st_node[t]] = st_self[t]
+            on_stack[f] = False
+            sp -= 1
+            if sp > 0:
+                st_self[sp - 1] -= cum - st_mark[t]
+    return n_parent[:nn].copy(), n_frame[:nn].copy(), n_self[:nn].copy(), n_cut
