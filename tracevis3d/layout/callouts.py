@@ -48,7 +48,7 @@ from .annotate import cells_free, occupancy_grid, summed_area
 from .camera import euler_xyz, project, world_per_pixel
 from .labels import LEADER_PX, LEADER_RGB, PAD, box_face_pixels, place_facing_text, text_basis
 from .spec import CurveLayer, LabelSet
-from .text import ASCENT, DESCENT, name_candidates, text_width
+from .text import ASCENT, DESCENT, has_qualifier, name_candidates, text_width
 
 CALLOUT_MIN_PX = 4.0  # narrower boxes get no callout: the leader would point at nothing seen
 NAME_HOPS = 3  # candidates rank by the levels up to a named ancestor (1, 2, 3 or more), then by width
@@ -193,7 +193,7 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     for j, c in enumerate(cand.tolist()):
         names = name_candidates(ft.display[int(d.func[c])])
         # the full name, or a shorter form that keeps a qualifier ("…ArgumentParser.__init__", not "…__init__")
-        forms = [t for t in names if (t == names[0] or "." in t) and text_width(t) <= CALLOUT_MAX_EM]
+        forms = [t for t in names if (t == names[0] or has_qualifier(t)) and text_width(t) <= CALLOUT_MAX_EM]
         xc = float(cand_x[j])
         base = np.array([xc, 0.0, float(z_hi[c])])
         s0 = float(world_per_pixel(cam, base[None], res)[0])

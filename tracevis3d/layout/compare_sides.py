@@ -11,7 +11,7 @@ import numpy as np
 from . import palette
 from .camera import world_per_pixel
 from .colour import INFRA_RGB, Colouring, LegendItem, oklch_rgb
-from .fold import fold_levels
+from .fold import BAND_NARROW, fold_levels
 from .frame import Frame
 from .geometry import drawn_calls
 from .naming import function_table
@@ -205,7 +205,11 @@ def match_colouring(sel, fold, matched, infra) -> Colouring:
 
 def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     """One side's select and fold stages: ``(selection, folding)``; ``budget_of`` as in
-    `fold.fold_levels` (the side is one lane)."""
+    `fold.fold_levels` (the side is one lane).  A band of runtime infrastructure is drawn
+    thin (`fold.BAND_NARROW`, no "13 folded levels" marker): a side compares calls, and
+    the import machinery between a program's modules makes every other wide level of an
+    import-heavy run such a band (networkx on two graphs, issue 67: drawn as tall as a
+    level, they took a fifth to a third of each side's drawn area and a third of its texts)."""
     from .select import section_members, thread_sections
     from .thread_work import working_thread
 
@@ -226,7 +230,7 @@ def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     est_us_per_px = (sel.t1 - sel.t0) / (0.8 * params.resolution[0])
     width_px = (np.minimum(tr.end[sel.idx], sel.t1) - np.maximum(tr.start[sel.idx], sel.t0)) / est_us_per_px
     fold = fold_levels(tr, sel.idx, sel.parent, sel.lane, 1, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
-                       tpx, est_us_per_px, budget_of=budget_of)
+                       tpx, est_us_per_px, budget_of=budget_of, nameless_band=BAND_NARROW)
     return sel, fold
 
 

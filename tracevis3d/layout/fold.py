@@ -35,13 +35,28 @@ I/O call and
    jump of the threshold leaves is given back (`refill_squeeze`).  Without a
    budget (`budget_of` None) every pass-through chain folds.
 
+5. (a window's context) in the figure of a time window (``trace`` cut to it, the calls
+   running across its edges clipped to it: `select.window_cut`), the calls that span a
+   lane's extent (`window_context`: nearly all of it, an end clipped by the window's edge)
+   above the deepest such call pass their time through by construction: ``exec › <module> ›
+   report`` over the ``analyse`` a detail inset magnifies.  They fold as pass-through calls
+   do (the squeeze folds them last, being the lane's widest), whatever their parent, so the
+   window's own calls keep the height a magnified stretch has (a detail inset 6 levels tall
+   spent 3 of them on that chain and the four algorithms ``analyse`` runs were strata a
+   hundredth of a level tall); the deepest keeps its level and its name (what the stretch
+   is inside of).  Outside a window
+   a call shares an end of its lane's extent with its child only where both have one time
+   there (a wrapper that adds nothing: rule 2 at 100 %).
+
 ``fold="A:B[,C:D]"`` folds every call whose stack level lies in a range (inclusive);
 ``fold="none"`` folds nothing.
 
 Folded calls are drawn as bands (`kernels.fold.place_folded_levels`): a run of folded
 calls, parent to child, becomes ONE slab (the box of its first call): as tall as a level
 (`BAND_WIDE`) when the run is wide enough to carry a marker that says how many levels it
-holds, else a thin slab (`BAND_NARROW` of a level); what the run calls that is not folded
+holds, else a thin slab (`BAND_NARROW` of a level; a view that has no use for the markers
+of bands that name no call draws those thin too: `fold_levels`' ``nameless_band``, the
+comparison's sides); what the run calls that is not folded
 sits on the slab.  A single wide folded call is not folded (its band would take its level
 anyway, and hide its name).  Times and order are untouched: folding only moves boxes down
 and leaves the folded calls out of the drawing (they remain in the trace and the data).
@@ -142,6 +157,31 @@ def fits_budget(demand, budget_of) -> np.ndarray:
     return demand <= np.asarray(budget_of(demand), np.float64) * (1 + BUDGET_TOLERANCE)
 
 
+def window_context(start, end, parent, lane, kind, n_lanes: int) -> np.ndarray:
+    """Per shown call: rule 5's context of a window (module doc).  A call *spans* its lane
+    when it covers `PASS_THROUGH_SHARE` of the lane's extent (its first start to its last
+    end) and shares one of the extent's ends exactly (clipped there by the window's edge:
+    a window at the trace's start cuts only its end); it is no wait, release or I/O call.
+    A spanning call with a spanning child is context (the deepest spanning call is not).
+    ``parent``: local indices (-1 for roots)."""
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    parent, lane = np.asarray(parent, np.int64), np.asarray(lane, np.int64)
+    n = start.size
+    if n == 0:
+        return np.zeros(0, np.bool_)
+    nl = max(int(n_lanes), int(lane.max()) + 1, 1)
+    lo, hi = np.full(nl, np.inf), np.full(nl, -np.inf)
+    np.minimum.at(lo, lane, start)
+    np.maximum.at(hi, lane, end)
+    lo, hi = lo[lane], hi[lane]
+    spans = ((end - start) >= PASS_THROUGH_SHARE * (hi - lo)) & ((start == lo) | (end == hi))
+    spans &= np.asarray(kind) == KIND_OTHER
+    has_spanning_child = np.zeros(n, np.bool_)
+    inner = spans & (parent >= 0)
+    has_spanning_child[parent[inner]] = True
+    return spans & has_spanning_child
+
+
 def auto_fold_parts(trace: Trace) -> tuple:
     """Per call of ``trace``: (is runtime infrastructure, passes its time through) under the
     automatic rule's points 1 and 2 (see module doc).  Cached."""
@@ -175,7 +215,7 @@ def fold_mask(trace: Trace, idx: np.ndarray, fold) -> tuple:
     return kind, m
 
 
-def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
+def squeeze_parameters(sigma, named_px: float, widest_px, nameless_band: float = BAND_WIDE) -> tuple:
     """(unfold threshold px, name threshold px, height table (lanes × 5, the columns of
     `kernels.fold.squeeze_classes`)) per lane for a squeeze ``sigma`` in [0, `SQUEEZE_MAX`]
     (the higher, the fewer levels a lane takes), in the order that loses the fewest names:
@@ -194,6 +234,9 @@ def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
       full level.  A lane among many (one thread of a pool of 16 in a 1080-pixel figure
       has two levels) keeps the names of its widest calls, where shrinking the whole figure
       instead would leave no name readable in any lane.
+
+    ``nameless_band``: the height (levels) of a wide band that carries no name (runtime
+    infrastructure: it says how many levels it folds) before the squeeze thins it.
     """
     sigma = np.asarray(sigma, np.float64)
     ratio = np.maximum(np.asarray(widest_px, np.float64) / max(named_px, 1e-9), 1.0)
@@ -207,12 +250,12 @@ def squeeze_parameters(sigma, named_px: float, widest_px) -> tuple:
     heights[..., H_SQUEEZED] = squeezed - (SQUEEZE_MIN - SQUEEZE_FLOOR) * thin
     heights[..., H_FIRST_NARROW] = 1.0 - (1.0 - SQUEEZE_FLOOR) * np.clip(sigma - 4.0, 0.0, 1.0)
     heights[..., 0] = BAND_NARROW - (BAND_NARROW - SQUEEZE_FLOOR) * thin
-    heights[..., 1] = BAND_WIDE - (BAND_WIDE - SQUEEZE_FLOOR) * thin
+    heights[..., 1] = nameless_band - (nameless_band - SQUEEZE_FLOOR) * thin
     heights[..., 2] = BAND_WIDE
     return unfold, thr, heights
 
 
-def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple:
+def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops, nameless_band: float = BAND_WIDE) -> tuple:
     """The squeeze's parameters per lane after its bisection (``hi``: the least squeeze
     found to fit, ``lo``: the most that did not), with the room a jump of the name
     threshold leaves given back.
@@ -225,9 +268,9 @@ def refill_squeeze(lo, hi, done, named_px: float, widest, budget, tops) -> tuple
     the last thing the squeeze thins) is thinned instead, as much as the budget needs
     (bisection, `REFILL_STEPS`), down to `REFILL_MIN_FRONTIER` of a level (thinner, its
     group names would go: then ``hi`` stands).  ``tops(unfold, thr, heights, lanes=mask)``:
-    the tops of those lanes under a squeeze."""
-    unfold, thr, heights = squeeze_parameters(hi, named_px, widest)
-    _, thr_lo, heights_lo = squeeze_parameters(lo, named_px, widest)
+    the tops of those lanes under a squeeze; ``nameless_band`` as in `squeeze_parameters`."""
+    unfold, thr, heights = squeeze_parameters(hi, named_px, widest, nameless_band)
+    _, thr_lo, heights_lo = squeeze_parameters(lo, named_px, widest, nameless_band)
     jumped = ~np.asarray(done, np.bool_) & (thr_lo < thr) & (np.asarray(lo) >= 3.0)
     if not jumped.any():
         return unfold, thr, heights
@@ -354,7 +397,8 @@ def _tops_on(tree, n_lanes: int):
 
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
-                us_per_px: float = 1.0, budget_of=None, envelopes: Envelopes | None = None) -> Folding:
+                us_per_px: float = 1.0, budget_of=None, envelopes: Envelopes | None = None,
+                nameless_band: float = BAND_WIDE) -> Folding:
     """Place the shown calls ``idx`` (with local ``parent``) in levels, folding by ``fold``.
 
     ``width_px`` is each call's (estimated) width in pixels; a run whose first call is at
@@ -368,6 +412,11 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     ``envelopes``: what a cut left of the subtrees it dropped under some shown calls
     (`layout.subpixel.cut_subpixel`): each lane's levels include them, as if their calls
     were placed, and ``stalk_top`` says where they reach.
+
+    ``nameless_band``: the height in levels of a wide band that names no call (runtime
+    infrastructure, "14 folded levels"), `BAND_WIDE` by default (tall enough for that
+    marker); a view where such markers say nothing worth their level passes `BAND_NARROW`
+    (automatic rule only: levels folded on request keep their markers).
     """
     rule, mask = fold_mask(trace, idx, fold)
     width_px = np.asarray(width_px, np.float64)
@@ -387,11 +436,16 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                                      dom_func, dom_time, total, upx, ROW_SHARE, named_px)
     squeeze = rule == "auto"
     nl = max(n_lanes, 1)
+    if not squeeze:  # levels folded on request keep the marker that says how many
+        nameless_band = BAND_WIDE
 
     infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
     pass_part = mask & ~infra_part
     kind = trace.kind[idx]
-    if squeeze:  # a chain of one width opens a level at a time, shallowest first
+    if squeeze:
+        # rule 5: a window's context chain passes its time through
+        pass_part |= window_context(start, end, parent, lane, kind, n_lanes) & ~infra_part
+        # a chain of one width opens a level at a time, shallowest first
         name_px = chain_ranked_width(parent, name_px, infra_part, kind != KIND_OTHER, named_px, CHAIN_RANK_STEP)
     lane32 = np.ascontiguousarray(lane, np.int32)
 
@@ -423,7 +477,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
-        heights = squeeze_parameters(np.zeros(nl), named_px, widest)[2]
+        heights = squeeze_parameters(np.zeros(nl), named_px, widest, nameless_band)[2]
         placed, lane_levels = place(np.full(nl, np.inf), np.full(nl, named_px), heights)
         demand, squeezed = lane_levels, False
     else:
@@ -432,20 +486,20 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                                         named_px, env), n_lanes)
         # what each lane needs with every wide pass-through chain open: its tops alone (the
         # whole placement, fresh arrays of every call, is made once, for the squeeze chosen)
-        demand = tops(*squeeze_parameters(lo, named_px, widest))
+        demand = tops(*squeeze_parameters(lo, named_px, widest, nameless_band))
         budget = np.asarray(budget_of(demand), np.float64) * (1 + BUDGET_TOLERANCE)
         done = demand <= budget  # fits with every wide pass-through chain open (`fits_budget`)
         squeezed = not done.all()
-        params = squeeze_parameters(lo, named_px, widest)
+        params = squeeze_parameters(lo, named_px, widest, nameless_band)
         if not done.all():
             hi[done] = 0.0
             for _ in range(SQUEEZE_STEPS):
                 mid = np.where(done, 0.0, 0.5 * (lo + hi))
-                got = tops(*squeeze_parameters(mid, named_px, widest), lanes=~done)
+                got = tops(*squeeze_parameters(mid, named_px, widest, nameless_band), lanes=~done)
                 fits = got <= budget
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
-            params = refill_squeeze(lo, hi, done, named_px, widest, budget, tops)
+            params = refill_squeeze(lo, hi, done, named_px, widest, budget, tops, nameless_band)
         placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))

@@ -353,7 +353,9 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
         [x for x in layers if not isinstance(x, InstanceLayer)]
     # the caption over the inset
     zoom = float((plan.rect[2] - plan.rect[0]) / max((plan.t1 - plan.t0) / float(frame.us_per_px[lane]), 1e-9))
-    times = time_range(plan.t0 - sel.t0, plan.t1 - sel.t0)
+    from .annotate import x_unit_of
+
+    times = x_unit_of(sel.trace).range_text(plan.t0 - sel.t0, plan.t1 - sel.t0)  # a merged trace: its measure
     room = (plan.rect[2] - plan.rect[0]) / tpx
     # a figure of several lanes: which lane (the inset may stand in another lane's free room)
     whose = f"detail of {sel.lane_names[lane]}" if sel.lane_threads.size > 1 else "detail"
