@@ -293,15 +293,16 @@ def _sniff_speedscope(h: Head) -> bool:
 
 def _sniff_cpuprofile(h: Head) -> bool:
     """V8's ``.cpuprofile``: ``nodes`` (the new form) or ``head`` with ``hitCount``/``callUID``
-    nodes (the old form, Node 8-10); ``samples`` beside them.  A heap profile also has a
-    ``head`` but its nodes carry ``selfSize``."""
+    nodes (the old form, Node ≤ 10, Chrome ≤ 58; v8-profiler writes ``typeId``, ``uid`` and
+    ``title`` before it); ``samples`` beside them.  A heap profile also has a ``head`` but its
+    nodes carry ``selfSize``."""
     if not h.starts_json_object():
         return False
     k = h.json_keys
     if k[:1] == ["nodes"] or ({"nodes", "startTime"} <= set(k) and "traceEvents" not in k):
         return True
-    return bool(k) and k[0] == "head" and (b'"hitCount"' in h.data[:65536] or b'"callUID"' in h.data[:65536]) \
-        and b'"selfSize"' not in h.data[:65536]
+    return "head" in k[:4] and "traceEvents" not in k[:4] and \
+        (b'"hitCount"' in h.data[:65536] or b'"callUID"' in h.data[:65536]) and b'"selfSize"' not in h.data[:65536]
 
 
 def _sniff_heapprofile(h: Head) -> bool:
@@ -463,7 +464,7 @@ FORMATS: tuple = (
     Format("pprof", "pprof profile (profile.proto)", (".pb.gz", ".pprof", ".prof"), _sniff_pprof,
            "pprof:load_pprof", kind="merged", options=("sample_type",), tools="Go runtime/pprof, gperftools, pprof"),
     Format("memray", "memray capture", (".bin",), _sniff_memray, None,
-           why_not="memory captures are not call traces: the memory view reads them (tracevis3d render-memory)",
+           why_not="a memory capture, not a call trace: TraceVis3D does not read memory captures yet",
            tools="memray run"),
     Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
@@ -478,7 +479,7 @@ FORMATS: tuple = (
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
            "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script"),
     Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
-           why_not="process it first: node --prof-process --preprocess isolate-*.log > profile.v8log.json",
+           why_not="V8's tick log is not read: profile the program with node --cpu-prof and load the .cpuprofile",
            tools="node --prof"),
     Format("ghc-prof", "GHC profiling report (text)", (".prof",), _sniff_ghc_prof, None,
            why_not="the text report is not read; run the program with +RTS -pj for the JSON report",
