@@ -406,16 +406,24 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     ph = ss[:, jev.S_PH]
     max_t = lim.max_abs_time
 
-    # --- a sampled profile (samples + stackFrames) when the events hold no calls
+    # --- a sampled profile (samples + stackFrames): the threads' calls when the events hold none,
+    # else lanes of their own beside the events' (`samples_apart`)
     sampled = None
+    samples_apart = False
     if frames_at >= 0 and samples_at >= 0:
         ok_t = np.isfinite(ts) & (np.abs(ts) <= max_t)
         x_ok = (ph == _PH["X"]) & ok_t
         inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
         scope = ss[:, jev.S_SCOPE]
-        if not ((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g")) & (scope != ord("p"))))
-                .any()):
+        samples_apart = bool((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g"))
+                                                                  & (scope != ord("p")))).any())
+        try:
             sampled = _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many)
+        except TraceFormatError as e:
+            if not samples_apart:
+                raise
+            rep.add("samples_unread", 1, detail=str(e).split(": ", 1)[-1])  # the events still load
+            samples_apart = False
     elif n == 0 and nv == 0 and not fast.n_events:  # (counters alone load: views say "no calls")
         raise TraceFormatError(f"{source}: no call events, and a 'stackFrames' object without 'samples' "
                                f"(it starts at {where(frames_at)})")
@@ -623,10 +631,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     del x_rows, x_len, be_call_rows, b_start, b_end
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
+    apart_calls = None
     if sampled is not None:
         max_calls = lim.sample_calls(_compressed_bytes if _compressed_bytes is not None else nbytes)
         s_row, s_start, s_end, s_key = _sample_calls(buf, ii, ss, ts, key_id, n_event_rows, n_samples, n_rows,
                                                      seed, lim, max_calls, rep, source)
+    if samples_apart:  # lanes of their own (`chrome_profile.calls_trace`), made once the names are known
+        apart_calls = (s_row, s_start, s_end, s_key,
+                       _sample_intervals(key_id[n_event_rows: n_event_rows + n_samples],
+                                         ts[n_event_rows: n_event_rows + n_samples], n_keys))
+    elif sampled is not None:
         c_row = np.concatenate([c_row, s_row])
         c_start = np.concatenate([c_start, s_start])
         c_end = np.concatenate([c_end, s_end])
@@ -652,24 +666,24 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         rep.add(code, count, first)
     if n_other_p:  # samples of other kinds: skipped as before
         skipped["sample"] = skipped.get("sample", 0) + n_other_p
-    try:
-        js_calls = chrome_profile.profile_calls(profiles, max_t, lim.max_stack_depth,
-                                                lim.sample_calls(_compressed_bytes if _compressed_bytes is not None
-                                                                 else nbytes))
-    except ValueError as e:
-        raise TraceFormatError(f"{source}: its V8 profiles (from {describe(int(prof_rows[0]))}) expand to {e} "
-                               f"(stacks that change by many frames from sample to sample; sample_bytes_per_call= "
-                               f"or max_events= to allow more)") from None
+    input_bytes = _compressed_bytes if _compressed_bytes is not None else nbytes
+    js_trace, js_lanes, js_reps = chrome_profile.profile_trace(
+        profiles, source=f"{source}: its V8 profiles (from {describe(int(prof_rows[0]))})" if prof_rows.size else source,
+        limits=lim, input_bytes=input_bytes, kind_rules=kind_rules)
+    for code, count, first in js_reps:
+        rep.add(code, count, first)
     sampled_names = None
-    if js_calls is not None:
+    if js_trace is not None or apart_calls is not None:
         # the sampled threads' names from the metadata (a worker sampled but without events of its own)
         sampled_names = {(int(key_pid[k]), int(key_tid[k])): nm for k, nm in meta_info["thread_names"].items()}
-        rep.add("frame_cycle", js_calls["cycles"], detail=f"{js_calls['cycles']} V8 profile node(s)")
-        rep.add("deep_stack", js_calls["deep"], detail=f"{js_calls['deep']} V8 profile chain(s)")
+    samples_trace = samples_lanes = None
+    if apart_calls is not None:
+        samples_trace, samples_lanes = _samples_apart(apart_calls, names, name_id, n_event_rows + n_samples, n_rows,
+                                                      key_pid, key_tid, kind_rules, lim.max_name_chars)
     inst_key = key_id[inst_rows]
     del key_id  # memory (issue 26): the rows' thread keys are used up
     n_counters = v_c_finite.size + fast.n_counter_events  # counter events with a time
-    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size or js_calls is not None):
+    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size or js_trace is not None):
         pass  # no calls, but counters, async slices or instants: an empty call tree with them
     elif not used.any():
         if sampled is not None:
@@ -743,8 +757,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
 
     # --- origin
     cands = [c_start.min() if c_start.size else np.inf]
-    if js_calls is not None and js_calls["start"].size:
-        cands.append(js_calls["start"].min())
+    for lanes_trace in (js_trace, samples_trace):
+        if lanes_trace is not None and len(lanes_trace):
+            cands.append(float(lanes_trace.start.min()) + lanes_trace.meta["clock_origin"])
     if inst_rows.size:
         cands.append(ts[inst_rows].min())
     elif not c_start.size and (side_rows.size or n_counters):  # a file of counters or async slices only
@@ -779,6 +794,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
+    if sampled is not None and not samples_apart:  # Hermes' sampled frames name their location
+        parsed = [chrome_profile.located(q, nm) for q, nm in zip(parsed, function_names)]
+    elif fn_first_row.size:  # Hermes' B/E events carry theirs in their args
+        located = chrome_profile.hermes_locations(buf, ii[fn_first_row, jev.I_ARGS_OFF],
+                                                  ss[fn_first_row, jev.S_ARGS_LEN])
+        if located is not None:
+            parsed = [parse_function_name(nm, file=u, line=ln) for nm, (u, ln) in zip(function_names, located)]
     del first_pos
 
     # --- args (only where present, and only what Python's json reads back)
@@ -886,7 +908,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     c_end -= t0
     start, end = c_start, c_end
     del side_rows
-    if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size:
+    if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size \
+            and js_trace is None:
         raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
             f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
             f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'}; "
@@ -901,7 +924,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rep.add("long_name", text.n_long, detail=text.first_long or "")
     meta = {
         "source": source,
-        "format": "chrome-json" if sampled is None else "chrome-json-samples",
+        "format": "chrome-json" if sampled is None or samples_apart else "chrome-json-samples",
         "clock_origin": t0,
         "time_unit": "us",
         "display_time_unit": text.raw(buf[dtu_off: dtu_off + int(info[js.INFO_DTU_LEN])])
@@ -931,8 +954,12 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat, flow_cat_names=flow_cat_names,
         args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
     )
-    if js_calls is not None:
-        trace = chrome_profile.with_profile_lanes(trace, js_calls, t0, kind_rules, sampled_names)
+    if js_trace is not None:
+        trace = chrome_profile.with_profile_lanes(trace, js_trace, t0, js_lanes, sampled_names)
+        trace.meta["sampling_interval_us"] = js_trace.meta["sampling_interval_us"]
+    if samples_trace is not None:
+        trace = chrome_profile.with_profile_lanes(trace, samples_trace, t0, samples_lanes, sampled_names,
+                                                  chrome_profile.SAMPLES_LANE_SUFFIX, "sample_lanes")
     if warn:
         for code, it in rep.items.items():
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
@@ -1192,6 +1219,42 @@ def _sample_calls(buf, ii, ss, ts, key_id, r0, n_samples, n_rows, seed, lim, max
             f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
             f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
     return f_rows[c_frame], c_start, c_end, t_key[c_thread].astype(np.int64)
+
+
+def _sample_intervals(s_key, s_ts, n_keys: int):
+    """Per thread key: (samples, the median positive step between its samples in µs, 0 for none)."""
+    count = np.bincount(s_key, minlength=n_keys)
+    step = np.zeros(n_keys)
+    ok = np.isfinite(s_ts)
+    o = np.lexsort((s_ts[ok], s_key[ok]))
+    k, t = s_key[ok][o], s_ts[ok][o]
+    d = np.diff(t)
+    good = (k[1:] == k[:-1]) & (d > 0)
+    gk, gd = k[1:][good], d[good]
+    o = np.lexsort((gd, gk))  # each thread's steps in order: its median in the middle of its run
+    gk, gd = gk[o], gd[o]
+    keys, lo, cnt = np.unique(gk, return_index=True, return_counts=True)
+    step[keys] = (gd[lo + (cnt - 1) // 2] + gd[lo + cnt // 2]) / 2
+    return count, step
+
+
+def _samples_apart(calls, names, name_id, f0, n_rows, key_pid, key_tid, kind_rules, max_name_chars):
+    """The calls of a trace's ``samples``/``stackFrames`` that stand beside its events
+    (`_sample_calls`: ``calls``) as a Trace of lanes, one per sampled thread
+    (`chrome_profile.calls_trace`), and the lanes' (pid, tid, samples, interval µs) for
+    `chrome_profile.with_profile_lanes`.  Frames (rows ``f0`` … ``n_rows`` - 1) are functions by
+    their name."""
+    from .stacks import FrameTable
+
+    s_row, s_start, s_end, s_key, (count, step) = calls
+    frames = FrameTable(max_name_chars)
+    uniq, inv = np.unique(name_id[f0:n_rows], return_inverse=True)
+    fid = np.array([frames.add(names[k] if k >= 0 else "(unnamed)") for k in uniq.tolist()], np.int64)
+    lane, lane_key = jsp.renumber_by_first_use(s_key, len(key_pid))
+    lanes = [(int(key_pid[k]), int(key_tid[k]), int(count[k]), float(step[k])) for k in lane_key.tolist()]
+    trace = chrome_profile.calls_trace(frames, fid[inv][s_row - f0] if s_row.size else np.zeros(0, np.int64),
+                                       s_start, s_end, lane.astype(np.int64), len(lanes), kind_rules)
+    return trace, lanes
 
 
 def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur):

@@ -1,26 +1,45 @@
-"""V8's sampled JavaScript stacks in a Chrome trace: ``Profile`` and ``ProfileChunk`` events
-(phase ``P``), as Chrome DevTools' Performance panel records them and Chromium writes with the
-``disabled-by-default-v8.cpu_profiler`` category (and the older form, 2016-2017: one instant
-``CpuProfile`` event holding a whole profile, ``args.data.cpuProfile`` with its ``startTime``).
+"""V8's sampled JavaScript stacks: the ``Profile``/``ProfileChunk`` events of a Chrome trace, and
+the ``.cpuprofile`` files of every version.
 
-A profile is keyed by its process and ``id``.  Its ``Profile`` event stands on the thread it
-samples and gives ``args.data.startTime`` (µs, the trace clock); its ``ProfileChunk`` events (on
-V8's profiler thread, in file order) bring ``args.data.cpuProfile.nodes`` (``id``, ``parent``,
-``callFrame``: ``functionName``, ``url``, ``lineNumber`` 0-based), ``cpuProfile.samples`` (the
-leaf node of each sample) and ``timeDeltas`` (µs from the previous sample; the first from
-``startTime``).  Nodes accumulate over the chunks; older profiles give ``children`` lists
-instead of ``parent`` links.
+**In a Chrome trace.**  ``Profile`` and ``ProfileChunk`` events (phase ``P``), as Chrome DevTools'
+Performance panel records them and Chromium writes with the ``disabled-by-default-v8.cpu_profiler``
+category (and the older form, 2016-2017: one instant ``CpuProfile`` event holding a whole
+profile, ``args.data.cpuProfile`` with its ``startTime``).  A profile is keyed by its process and
+``id``.  Its ``Profile`` event stands on the thread it samples and gives ``args.data.startTime``
+(µs, the trace clock); its ``ProfileChunk`` events (on V8's profiler thread, in file order) bring
+``args.data.cpuProfile.nodes`` (``id``, ``parent``, ``callFrame``: ``functionName``, ``url``,
+``lineNumber`` and ``columnNumber`` 0-based), ``cpuProfile.samples`` (the leaf node of each
+sample) and ``timeDeltas`` (µs from the previous sample; the first from ``startTime``).  Nodes
+accumulate over the chunks; older profiles give ``children`` lists instead of ``parent`` links.
+A chunk may name nodes that were sent before the trace began (a recording started mid-profile):
+a sample of such a node is an empty stack, a node whose parent is missing starts its stack
+(both counted as repairs, as speedscope's ``importFromChromeCPUProfile`` reads them).
 
-Samples become calls by the flame chart's reading (`kernels.chrome_tree.expand_samples`, as the
-``samples``/``stackFrames`` form): a frame runs from the first sample whose stack holds it to
-the first that does not.  ``(root)`` is no frame; ``(idle)`` and ``(program)`` (V8 outside
-JavaScript: the browser's own work, which the trace's events show) are empty stacks, except a
-lone ``(program)`` sample inside a stack, and ``(garbage collector)`` stands on the stack it
-interrupted, as DevTools reads them (`sample_leaves`); the last sample lasts the profile's
-median interval.  Samples are taken in time order (a delta may be
-negative).  Each profile's calls go on a lane of their own, "<thread> (JS)", in the
-sampled thread's process: the trace's own events on that thread keep theirs, and sampled
-intervals need not nest with them.
+**A .cpuprofile** (`load_cpuprofile`): what ``node --cpu-prof`` and DevTools' JavaScript profiler
+save.  The current form is one profile as above at the top level (``nodes``, ``startTime``,
+``endTime``, ``samples``, ``timeDeltas``).  The old form (Node ≤ 10, Chrome ≤ 58, v8-profiler)
+nests the nodes as a tree under ``head`` (``functionName``, ``url``, ``lineNumber``, ``id``,
+``children``: node objects), gives ``startTime``/``endTime`` in seconds and the samples' absolute
+times in µs as ``timestamps`` (speedscope's ``v8cpuFormatter.ts`` reads it the same way).
+
+**Samples → calls** go through the shared builder (`stacks.timed_trace`: speedscope's time-ordered
+reading, stacks compared by frame path; a frame is (name, URL, line, column), as speedscope's
+``frameInfoForCallFrame`` keys it), after DevTools' own rules of its CPU profile model
+(`sample_leaves`): ``(root)`` is no frame; ``(idle)`` and ``(program)`` (V8 outside JavaScript:
+the browser's own work, which the trace's events show) are empty stacks, except a lone
+``(program)`` sample inside a stack; ``(garbage collector)`` stands on the stack it interrupted.
+Samples are taken in time order (a delta may be negative: V8's sampler thread and its clock
+disagree by a few µs, DevTools sorts them too); the last sample lasts the profile's median
+interval (1 µs when it has none), clipped at ``max_abs_time``.  A sample whose time is not
+finite or past ``max_abs_time`` is left out (a repair).  Each profile that holds JavaScript gets
+a lane of its own, "<thread> (JS)", in the sampled thread's process: the trace's own events on
+that thread keep theirs, and sampled intervals need not nest with them.  `calls_trace` gives the
+calls of a Chrome trace's ``samples``/``stackFrames`` that stand beside its events the same
+kind of lanes, "<thread> (samples)" (they need not be JavaScript).
+
+**Hermes** (React Native's engine) writes Chrome traces too: `hermes_locations` gives its B/E
+events' functions the file and line of their args (speedscope's ``isHermesTraceEvent``),
+`located` those of a sampled frame whose name carries them (``fn(url:line:column)``).
 
 Every profile event is parsed by orjson (they are few: one a ~100 ms of sampling); what does
 not fit the form above is left out and counted (``js_profile`` repair), never guessed.
@@ -30,14 +49,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import chrome_tree as ct
 from ..kernels import jsonevent as jev
-from ..kernels.tree import nest_sorted_intervals, preorder_sort
-from ..names import intern_all
+from .stacks import FrameTable, StackProfile, timed_trace
 
 PROFILE_EVENTS = ("Profile", "ProfileChunk", "CpuProfile")
 #: a whole profile in one event (DevTools traces of 2016-2017: an instant ``CpuProfile``) may be this
@@ -46,16 +65,36 @@ WHOLE_PROFILE_BYTES_FACTOR = 32
 #: V8's pseudo frames that are no JavaScript running (an empty stack); ``(root)`` is every stack's root
 NOT_JS = frozenset(("(idle)", "(program)"))
 ROOT = "(root)"
+GC = "(garbage collector)"
 #: profiles read from one trace (a browser profiles a thread each: a page and its workers); the
 #: events of more are left out, counted (each profile holds a few tables: a flood of ids is no trace)
 MAX_PROFILES = 10_000
 #: the lane of a profile's calls
 LANE_SUFFIX = " (JS)"
+#: the lane of the calls of a trace's ``samples``/``stackFrames`` when the trace has events too
+SAMPLES_LANE_SUFFIX = " (samples)"
+#: node ids beyond this magnitude are no ids (numpy keeps them as int64; V8 counts from 1)
+MAX_ID = 2 ** 62
+#: a sample that names no node (not an integer id)
+NO_NODE = -(2 ** 63)
+#: a parent link that names no possible node (an id past MAX_ID)
+BAD_PARENT = MAX_ID
 REPAIRS = {
     "js_profile": "V8 profile event (Profile/ProfileChunk) not of the documented form: left out what did not fit",
     "js_profile_no_start": "V8 profile chunks without their Profile event (no startTime): timed from the first "
                            "chunk's ts",
+    "js_sample_node": "V8 profile samples of a node the profile does not hold (sent before the recording began): "
+                      "empty stacks",
+    "js_node_parent": "V8 profile nodes whose parent the profile does not hold: their stacks start at them",
+    "js_sample_time": "V8 profile samples whose time is not finite or past max_abs_time (max_abs_time= to widen "
+                      "it): left out",
+    "samples_unread": "a 'samples'/'stackFrames' beside the events that could not be read: left them out (the "
+                      "events load)",
 }
+#: stacks.timed_trace's repair codes → the Chrome reader's (`chrome.REPAIRS`) for the same repair
+_BUILDER_CODES = {"stack_cycle": "frame_cycle", "stack_deep": "deep_stack"}
+#: Hermes' sampled frame names carry their location: ``function1(http://host/index.bundle?x=1:17:3)``
+_HERMES_LOCATED = re.compile(r"^(?P<name>[^()]*)\((?P<url>[^()\s]*[:/][^()\s]*):(?P<line>\d{1,9}):(?P<col>\d{1,9})\)$")
 
 
 @dataclass
@@ -67,9 +106,10 @@ class _Profile:
     first_row: int = -1
     node_index: dict = field(default_factory=dict)  # node id -> index
     node_parent_id: list = field(default_factory=list)  # parent id, None for none
-    node_frame: list = field(default_factory=list)  # (name, url, line) per node
+    node_frame: list = field(default_factory=list)  # (name, url, line 1-based, column 1-based) per node
     samples: list = field(default_factory=list)  # node ids, an int64 array a chunk
     deltas: list = field(default_factory=list)  # µs, a float64 array a chunk
+    times: np.ndarray | None = None  # absolute µs per sample (the old .cpuprofile's timestamps), else deltas
     children: list = field(default_factory=list)  # (parent id, child id) of the older form
 
 
@@ -83,11 +123,18 @@ def _num(v) -> bool:
         return False
 
 
+def _node_id(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -MAX_ID < v < MAX_ID
+
+
 def _int_array(v):
-    """``v`` (a list from JSON) as int64 when every item is an int (not a bool), else None."""
+    """``v`` (a list from JSON) as int64 when every item is an int (not a bool) within ±MAX_ID, else None."""
     a = np.asarray(v) if len(v) else np.zeros(0, np.int64)
-    return a.astype(np.int64) if a.ndim == 1 and a.dtype.kind in "iu" and (a.dtype.kind == "i" or a.max() < 2 ** 62) \
-        else None
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        return None
+    if a.size and (a.max() >= MAX_ID or (a.dtype.kind == "i" and a.min() <= -MAX_ID)):
+        return None
+    return a.astype(np.int64)
 
 
 def _finite_array(v):
@@ -100,49 +147,109 @@ def _finite_array(v):
 
 
 def _parse(raw: bytes):
+    """``raw`` parsed as JSON, or None: orjson, and Python's json for what orjson refuses (a lone
+    surrogate, bytes not UTF-8)."""
+    return _parse_why(raw)[0]
+
+
+def _parse_why(raw: bytes) -> tuple:
+    """(document, None) or (None, why it is no JSON document)."""
     import orjson
 
     try:
-        return orjson.loads(raw)
-    except Exception:  # a lone surrogate, bytes not UTF-8: Python's parser takes them
-        try:
-            return json.loads(raw.decode("utf-8", "replace"))
-        except (ValueError, RecursionError):
-            return None
+        return orjson.loads(raw), None
+    except Exception as e:  # a lone surrogate, bytes not UTF-8: Python's parser takes them
+        first = str(e)
+    try:
+        return json.loads(raw.decode("utf-8", "replace")), None
+    except RecursionError:
+        return None, "nested deeper than a JSON parser goes (an old-form profile's tree that deep?)"
+    except ValueError:
+        return None, first.split("\n", 1)[0][:160]
+
+
+def _line(v) -> int:
+    """A 0-based line or column from JSON as 1-based (-1 when it is no number in range)."""
+    t = type(v)
+    if t is int:
+        return v + 1 if 0 <= v < 2 ** 31 - 1 else -1
+    return int(v) + 1 if t is float and 0 <= v < 2 ** 31 - 1 else -1  # (NaN is not in range)
+
+
+_NO_FRAME: dict = {}
+
+
+def _add_node(p: _Profile, nid: int, parent, cf: dict, text) -> bool:
+    """Add node ``nid`` (``cf``: its call frame's fields) to ``p``; False when ``nid`` was sent before
+    (the first stays)."""
+    if nid in p.node_index:
+        return False
+    name, url = cf.get("functionName"), cf.get("url")
+    p.node_index[nid] = len(p.node_frame)
+    p.node_parent_id.append(parent)
+    p.node_frame.append((text(name) if type(name) is str else "", text(url) if type(url) is str else "",
+                         _line(cf.get("lineNumber")), _line(cf.get("columnNumber"))))
+    return True
 
 
 def _add_nodes(p: _Profile, nodes, text, bad) -> None:
+    """A chunk's (or a .cpuprofile's) ``nodes`` added to ``p``: a node that is no object or whose
+    id is no integer within ±MAX_ID is left out (``bad()``); a parent link that is no such id
+    names no node (the node's stack starts there, counted later)."""
     if not isinstance(nodes, list):
         bad()
         return
-    for nd in nodes:
-        if not isinstance(nd, dict) or not isinstance(nd.get("id"), int) or isinstance(nd.get("id"), bool):
+    index, parents, frame, kids_of = p.node_index, p.node_parent_id, p.node_frame, p.children
+    for nd in nodes:  # (one pass, the checks inline: a profile may hold 10^6 nodes)
+        nid = nd.get("id") if type(nd) is dict else None
+        if type(nid) is not int or not -MAX_ID < nid < MAX_ID:
+            bad()
+            continue
+        if nid in index:  # a node sent again: the first stays
+            continue
+        cf = nd.get("callFrame")
+        if type(cf) is not dict:
+            cf = _NO_FRAME
+        name, url = cf.get("functionName"), cf.get("url")
+        parent = nd.get("parent")
+        if parent is not None and (type(parent) is not int or not -MAX_ID < parent < MAX_ID):
+            parent = BAD_PARENT
+        index[nid] = len(frame)
+        parents.append(parent)
+        frame.append((text(name) if type(name) is str else "", text(url) if type(url) is str else "",
+                      _line(cf.get("lineNumber")), _line(cf.get("columnNumber"))))
+        kids = nd.get("children")
+        if type(kids) is list:  # the older form: children, not parent links
+            kids_of.extend((nid, c) for c in kids if type(c) is int and -MAX_ID < c < MAX_ID)
+
+
+def _add_tree(p: _Profile, head, text, bad) -> None:
+    """The old form's node tree under ``head`` (each node its call frame's fields and its
+    ``children`` as node objects), walked without recursion."""
+    todo = [(head, None)]
+    while todo:
+        nd, parent = todo.pop()
+        if not isinstance(nd, dict) or not _node_id(nd.get("id")):
             bad()
             continue
         nid = nd["id"]
-        cf = nd.get("callFrame") if isinstance(nd.get("callFrame"), dict) else {}
-        name = cf.get("functionName") if isinstance(cf.get("functionName"), str) else ""
-        url = cf.get("url") if isinstance(cf.get("url"), str) else ""
-        line = cf.get("lineNumber")
-        line = int(line) + 1 if _num(line) and 0 <= line < 2 ** 31 - 1 else -1
-        parent = nd.get("parent")
-        parent = parent if isinstance(parent, int) and not isinstance(parent, bool) else None
-        if nid in p.node_index:  # a node sent again: the first stays
+        if not _add_node(p, nid, parent, nd, text):
+            bad()  # an id twice in one tree: its second subtree is left out
             continue
-        p.node_index[nid] = len(p.node_frame)
-        p.node_parent_id.append(parent)
-        p.node_frame.append((text(name) or "(anonymous)", text(url), line))
         kids = nd.get("children")
-        if isinstance(kids, list):  # the older form: children, not parent links
-            p.children.extend((nid, c) for c in kids if isinstance(c, int) and not isinstance(c, bool))
+        if isinstance(kids, list):
+            todo.extend((c, nid) for c in reversed(kids))
+        elif kids is not None:
+            bad()
 
 
-def _add_samples(p: _Profile, samples: list, deltas: list, bad) -> int:
+def _add_samples(p: _Profile, samples: list, deltas: list, bad, no_number: float = 0.0) -> int:
     """Append a chunk's ``samples`` (node ids) and ``timeDeltas`` (µs) to ``p`` as int64 / float64
     arrays (not lists of Python ints: 8 bytes a sample); ``bad()`` once for lists of unequal
     length (the shorter length is kept) and once for items that are no node id or no finite
     number (a sample without a node id keeps its time, the deltas run on, as an empty stack; a
-    delta that is no number is 0).  Returns the samples added."""
+    delta that is no number is ``no_number``: 0, or NaN for absolute times, which leaves the
+    sample out).  Returns the samples added."""
     m = min(len(samples), len(deltas))
     if len(samples) != len(deltas):
         bad()
@@ -150,10 +257,9 @@ def _add_samples(p: _Profile, samples: list, deltas: list, bad) -> int:
     if s_arr is None or d_arr is None:
         bad()
         if s_arr is None:
-            s_arr = np.array([s if isinstance(s, int) and not isinstance(s, bool) and abs(s) < 2 ** 62 else -1
-                              for s in samples[:m]], np.int64)
+            s_arr = np.array([s if _node_id(s) else NO_NODE for s in samples[:m]], np.int64)
         if d_arr is None:
-            d_arr = np.array([float(d) if _num(d) else 0.0 for d in deltas[:m]], np.float64)
+            d_arr = np.array([float(d) if _num(d) else no_number for d in deltas[:m]], np.float64)
     p.samples.append(s_arr)
     p.deltas.append(d_arr)
     return m
@@ -166,7 +272,8 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
     appearance, the number of ``P`` events that are not profile events (samples of other kinds:
     skipped, as before), repairs as (code, count, first row)).  An event longer than
     ``max_bytes`` (the limit of an event's args) is left out, counted as a ``js_profile`` repair:
-    its Python objects would take ~10 times its bytes (V8 writes chunks of ~100 samples)."""
+    its Python objects would take ~10 times its bytes (V8 writes chunks of ~100 samples).  A
+    chunk without ``args.data`` carries nothing (Chrome writes such chunks): passed over."""
     profiles: dict = {}
     other = 0
     bad = {"n": 0, "first": None}
@@ -198,6 +305,8 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
                 continue
             p = profiles[pkey] = _Profile(pid=pid, first_row=r)
         args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        if "data" not in args and ev["name"] == "ProfileChunk":
+            continue
         data = args.get("data") if isinstance(args.get("data"), dict) else None
         if data is None:
             note_bad()
@@ -232,9 +341,6 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
     return list(profiles.values()), other, reps
 
 
-GC = "(garbage collector)"
-
-
 def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     """The leaf node each sample (in time order) stands for, by the rules of DevTools' CPU
     profile model: ``(root)``, ``(idle)``, an unknown node: an empty stack (-1); a lone
@@ -246,9 +352,11 @@ def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     (``(root)`` already cut off).  Returns (leaf per sample, the parents of the GC nodes to
     append: one per stack a collection interrupted; leaf n + k is the k-th)."""
     n_nodes, n = parent.size, raw.size
+    if not n_nodes:
+        return np.full(n, -1, np.int64), np.zeros(0, np.int64)
     kind_of = np.array([0 if nm in (ROOT, "(idle)") else 1 if nm == "(program)" else 2 if nm == GC else 3
-                        for nm in names], np.int8) if n_nodes else np.zeros(0, np.int8)
-    kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)] if n_nodes else 0, 0)  # 0 empty, 1 program, 2 GC, 3 JS
+                        for nm in names], np.int8)
+    kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)], 0)  # 0 empty, 1 program, 2 GC, 3 JS
     bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # each node's top-level frame: pointer jumping
     for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
         nxt = bottom[bottom]
@@ -273,140 +381,258 @@ def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     return leaf, gc_parent.astype(np.int64)
 
 
-def profile_calls(profiles: list, max_abs_time: float, max_stack_depth: int, max_calls: int) -> dict | None:
-    """The calls of ``profiles`` (`read_profiles`), by the flame chart's reading (module
-    docstring).  Returns None when no profile has a sample, else a dict of arrays: ``start``,
-    ``end`` (absolute µs), ``lane`` (index into ``lanes``), ``frame`` (index into ``frames``:
-    (name, url, line)), ``parent``, ``depth``, ``end_index`` (per-lane pre-order, indices into
-    these calls), ``lanes`` [(pid, sampled tid or None, samples, median interval µs)], and the
-    repair counts ``cycles``, ``deep``."""
-    f_parent_all, s_lane, s_ts, s_node, frames, lanes = [], [], [], [], [], []
-    frame_index: dict = {}
-    node_frame_all = []
-    base = 0
-    for p in profiles:
-        samples = np.concatenate(p.samples) if p.samples else np.zeros(0, np.int64)
-        if not samples.size:
-            continue
-        n_nodes = len(p.node_frame)
-        parent = np.full(n_nodes, -1, np.int64)
-        for j, pid_ in enumerate(p.node_parent_id):
-            if pid_ is not None and pid_ in p.node_index:
-                parent[j] = p.node_index[pid_]
-        for a, c in p.children:
-            if a in p.node_index and c in p.node_index:
-                parent[p.node_index[c]] = p.node_index[a]
-        names = [f[0] for f in p.node_frame]
-        is_root = np.array([nm == ROOT for nm in names], bool)
-        parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent)  # (root) is no frame
-        ids = np.fromiter(p.node_index.keys(), np.int64, len(p.node_index))
-        at = np.fromiter(p.node_index.values(), np.int64, len(p.node_index))
-        o_ids = np.argsort(ids)
-        ids, at = ids[o_ids], at[o_ids]
-        pos_ = np.minimum(np.searchsorted(ids, samples), max(ids.size - 1, 0))
-        raw = np.where((ids.size > 0) & (ids[pos_] == samples), at[pos_], -1) if ids.size else \
-            np.full(samples.size, -1, np.int64)
-        start = p.start if p.start is not None else (p.first_chunk_ts if p.first_chunk_ts is not None else 0.0)
-        t = start + np.cumsum(np.concatenate(p.deltas))
-        pos = np.diff(t)
-        step = float(np.median(pos[pos > 0])) if (pos > 0).any() else 0.0
-        o = np.argsort(t, kind="stable")  # a delta may be negative: time order
-        t, raw = t[o], raw[o]
-        keep = np.abs(t) <= max_abs_time
-        t, raw = t[keep], raw[keep]
-        if not t.size:
-            continue
-        leaf, gc_parent = sample_leaves(raw, parent, names)
-        node_frames = p.node_frame
-        if gc_parent.size:  # GC on top of the stack it interrupted: a node of its own per stack
-            parent = np.concatenate([parent, gc_parent])
-            node_frames = node_frames + [p.node_frame[names.index(GC)]] * gc_parent.size
-            n_nodes = parent.size
-        # the last sample lasts one interval: an empty stack after it closes every frame
-        t = np.append(t, t[-1] + step)
-        leaf = np.append(leaf, -1)
-        lane = len(lanes)
-        lanes.append((p.pid, p.tid, int(t.size - 1), step))
-        f_parent_all.append(np.where(parent >= 0, parent + base, -1))
-        # nodes of one frame (name, url, line) share a function
-        node_frame_all.append(np.array(intern_all(node_frames, frame_index, frames), np.int64))
-        s_lane.append(np.full(t.size, lane, np.int64))
-        s_ts.append(t)
-        s_node.append(np.where(leaf >= 0, leaf + base, -1))
-        base += n_nodes
-    if not lanes:
+class _Counts:
+    """Repairs of the profiles' tables: code → [count, first profile's first row]."""
+
+    def __init__(self):
+        self.items: dict = {}
+
+    def add(self, code: str, count: int, row: int):
+        if count > 0:
+            it = self.items.setdefault(code, [0, row])
+            it[0] += int(count)
+
+
+class ColumnFrames(FrameTable):
+    """A `FrameTable` whose frames are told apart by column too: V8 calls every anonymous function
+    of a minified script "(anonymous)" on its one line, only the column separates them (a frame
+    is speedscope's ``name:file:line:col``)."""
+
+    def __init__(self, max_name_chars: int = 4096):
+        super().__init__(max_name_chars)
+        self.by_column: dict = {}
+
+    def add_all(self, keys: list) -> list:
+        """The id of each frame (name, file, line, column) of ``keys`` (names and files already
+        cleaned by the reader), added when new."""
+        index = self.by_column
+        n0 = len(index)
+        ids = [index.setdefault(k, len(index)) for k in keys]  # (a new key's id: the size before it)
+        for name, file, line, _ in list(index)[n0:]:
+            self.names.append(name or "(anonymous)")
+            self.files.append(file)
+            self.lines.append(line)
+        return ids
+
+
+def _lookup(ids_sorted: np.ndarray, at: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The node index of each id in ``q`` (-1 when the profile has no such node)."""
+    if not ids_sorted.size:
+        return np.full(q.size, -1, np.int64)
+    pos = np.minimum(np.searchsorted(ids_sorted, q), ids_sorted.size - 1)
+    return np.where(ids_sorted[pos] == q, at[pos], -1)
+
+
+def _stack_profile(p: _Profile, frames: ColumnFrames, max_abs_time: float, counts: _Counts):
+    """One profile's node table and samples as a `StackProfile` (DevTools' rules applied:
+    `sample_leaves`), with (samples, interval µs); None when it holds no JavaScript."""
+    samples = np.concatenate(p.samples) if p.samples else np.zeros(0, np.int64)
+    if not samples.size:
         return None
-    f_parent = np.concatenate(f_parent_all)
-    f_parent, f_depth, n_cyc, n_deep = ct.frame_depths(f_parent, max_stack_depth)
-    c_node, c_start, c_end, c_lane, status = ct.expand_samples(
-        np.concatenate(s_lane), np.concatenate(s_ts), np.concatenate(s_node), f_parent, f_depth, max_calls)
-    if status < 0:
-        raise ValueError(f"more than {max_calls} calls")
-    keep = c_end > c_start  # frames opened and closed at one time (samples at equal times) are no calls
-    c_node, c_start, c_end, c_lane = c_node[keep], c_start[keep], c_end[keep], c_lane[keep]
-    order = preorder_sort(c_lane, c_start, c_end, np.arange(c_lane.size), len(lanes))
-    c_node, c_start, c_end, c_lane = c_node[order], c_start[order], c_end[order], c_lane[order]
-    parent, depth, end_index, c_end, _ = nest_sorted_intervals(c_lane, c_start, c_end)
-    return {"start": c_start, "end": c_end, "lane": c_lane.astype(np.int32),
-            "frame": np.concatenate(node_frame_all)[c_node], "parent": parent, "depth": depth,
-            "end_index": end_index, "lanes": lanes, "frames": frames, "cycles": n_cyc, "deep": n_deep}
+    n_nodes = len(p.node_frame)
+    ids = np.fromiter(p.node_index.keys(), np.int64, n_nodes)
+    o_ids = np.argsort(ids, kind="stable")
+    ids_sorted, at = ids[o_ids], o_ids.astype(np.int64)
+    par_ids = np.array([BAD_PARENT if x is None else x for x in p.node_parent_id], np.int64)
+    given = np.array([x is not None for x in p.node_parent_id], bool)
+    parent = np.where(given, _lookup(ids_sorted, at, par_ids), -1)
+    missing_parent = given & (parent < 0)
+    if p.children:
+        pairs = np.array(p.children, np.int64).reshape(-1, 2)
+        pa, ch = _lookup(ids_sorted, at, pairs[:, 0]), _lookup(ids_sorted, at, pairs[:, 1])
+        ok = (pa >= 0) & (ch >= 0)
+        parent[ch[ok]] = pa[ok]
+        missing_parent[ch[ok]] = False
+    names = [f[0] for f in p.node_frame]
+    is_root = np.array([nm == ROOT for nm in names], bool) if n_nodes else np.zeros(0, bool)
+    missing_parent &= ~is_root
+    counts.add("js_node_parent", int(missing_parent.sum()), p.first_row)
+    parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent) if n_nodes else parent
+    raw = _lookup(ids_sorted, at, samples)
+    counts.add("js_sample_node", int(((raw < 0) & (samples != NO_NODE)).sum()), p.first_row)
+    if p.times is not None:
+        t = p.times
+    else:
+        start = p.start if p.start is not None else (p.first_chunk_ts if p.first_chunk_ts is not None else 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = start + np.cumsum(np.concatenate(p.deltas))
+    ok = np.abs(t) <= max_abs_time  # (NaN and ±inf are not)
+    counts.add("js_sample_time", int(t.size - ok.sum()), p.first_row)
+    t, raw = t[ok], raw[ok]
+    if not t.size:
+        return None
+    o = np.argsort(t, kind="stable")
+    t, raw = t[o], raw[o]
+    d = np.diff(t)
+    step = float(np.median(d[d > 0])) if (d > 0).any() else 0.0
+    leaf, gc_parent = sample_leaves(raw, parent, names)
+    end = min(float(t[-1]) + step, max_abs_time) if step > 0 else float(t[-1]) + 1.0
+    # a frame runs for a while only if some sample with a stack is followed by a later one
+    if not ((leaf >= 0) & (np.append(t[1:], end) > t)).any():
+        return None
+    frame = np.array(frames.add_all(p.node_frame), np.int64)
+    if gc_parent.size:  # GC on top of the stack it interrupted: a node of its own per stack
+        parent = np.concatenate([parent, gc_parent])
+        frame = np.concatenate([frame, np.full(gc_parent.size, frame[names.index(GC)], np.int64)])
+    sp = StackProfile(thread_name="", stack_parent=parent, stack_frame=frame, sample_stack=leaf, sample_time=t,
+                      end_time=end if step > 0 else None, pid=p.pid, tid=p.tid if p.tid is not None else 0,
+                      interval_us=step if step > 0 else None)
+    return sp, int(t.size), step
 
 
-def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None, sampled_names: dict | None = None):
-    """``trace`` with the calls of `profile_calls` appended, each profile's on a thread of its own
-    after the trace's threads: "<sampled thread> (JS)" in the sampled thread's process
-    (tid -1, -2, ...: no real thread has it), its functions added to the function table (name,
-    script URL, line; category "js-sample").  Times on the trace's clock (``t0``: its origin).
-    ``sampled_names``: (pid, tid) → a thread's name from the metadata, for a sampled thread that
-    has no lane of its own in ``trace`` (a worker without trace events)."""
-    import dataclasses
+def profile_trace(profiles: list, *, source: str, limits, input_bytes: int, kind_rules=None) -> tuple:
+    """The calls of ``profiles`` (`read_profiles`, or the profile of a .cpuprofile) by
+    `stacks.timed_trace`, one thread per profile that holds JavaScript.  Returns (the trace, or
+    None when no profile holds JavaScript; its lanes [(pid, sampled tid or None, samples,
+    interval µs)], one per thread; repairs [(code, count, first profile's row)], the
+    builder's codes named as `chrome.REPAIRS` names them).  Raises `TraceFormatError` (naming
+    ``source``) when the samples expand to more than ``limits.sample_calls(input_bytes)`` calls."""
+    frames = ColumnFrames(limits.max_name_chars)
+    counts = _Counts()
+    stacks, lanes = [], []
+    for p in profiles:
+        got = _stack_profile(p, frames, limits.max_abs_time, counts)
+        if got is not None:
+            stacks.append(got[0])
+            lanes.append((p.pid, p.tid, got[1], got[2]))
+    reps = [(code, c, row) for code, (c, row) in counts.items.items()]
+    if not stacks:
+        return None, [], reps
+    trace = timed_trace(frames, stacks, source=source, fmt="v8-profile", limits=limits, input_bytes=input_bytes,
+                        kind_rules=kind_rules, warn=False, cat="js-sample")
+    first = profiles[0].first_row if profiles else -1
+    reps += [(_BUILDER_CODES.get(code, "js_profile"), r["count"], first) for code, r in trace.meta["repairs"].items()]
+    return trace, lanes, reps
 
+
+def located(parsed, name: str):
+    """``parsed`` (a `names.ParsedName` of ``name``) with the file and line of a Hermes sampled
+    frame name that carries its location (``function1(http://localhost:8081/index.bundle?x=1:17:3)``:
+    the bundle's URL, line 17) when the parse found none; the name itself stays as Hermes wrote it."""
+    if parsed.file or not name.endswith(")"):
+        return parsed
+    m = _HERMES_LOCATED.match(name)
+    return parsed._replace(file=m.group("url"), line=int(m.group("line"))) if m else parsed
+
+
+#: the args of a Hermes trace event (speedscope's ``requiredHermesArguments``)
+HERMES_ARGS = ("line", "column", "name", "category", "url", "params", "allocatedCategory", "allocatedName")
+
+
+def hermes_locations(buf, offs, lens) -> list | None:
+    """The (url, line) of each function of a Hermes trace (B/E events whose args hold
+    `HERMES_ARGS`, as speedscope's ``isHermesTraceEvent`` tells them: a frame's file and line are
+    ``args.url`` and ``args.line``), from the args (``offs``/``lens``: byte spans into ``buf``, -1
+    for none) of each function's first call; None when the first function's args are not
+    Hermes'."""
+    import orjson
+
+    def args(off, ln):
+        if ln <= 2:
+            return None
+        try:
+            return orjson.loads(bytes(buf[off: off + ln]))
+        except orjson.JSONDecodeError:
+            return None
+
+    first = args(int(offs[0]), int(lens[0])) if offs.size else None
+    if not (isinstance(first, dict) and all(x in first for x in HERMES_ARGS)):
+        return None
+    out = []
+    for off, ln in zip(offs.tolist(), lens.tolist()):  # (a loop over the functions)
+        a = args(off, ln)
+        url = a.get("url") if isinstance(a, dict) else None
+        line = a.get("line") if isinstance(a, dict) else None
+        out.append((url if isinstance(url, str) else "",
+                    int(line) if _num(line) and 0 <= line < 2 ** 31 - 1 else -1))
+    return out
+
+
+def calls_trace(frames: FrameTable, frame, start, end, lane, n_lanes: int, kind_rules=None, cat: str = "sample"):
+    """A Trace of calls already expanded from samples: ``frame`` (into ``frames``), ``start`` and
+    ``end`` (absolute µs), ``lane`` (0 … ``n_lanes`` - 1), in the order the samples opened them
+    (a parent before its children); calls of no duration are left out.  Thread k is lane k
+    (pid 0, tid k: `with_profile_lanes` gives it its place); ``meta["clock_origin"]`` 0."""
+    from ..kernels.tree import nest_sorted_intervals, preorder_sort
     from ..kinds import classify_functions
+    from ..model import Trace
     from ..names import parse_function_name
 
+    keep = end > start
+    frame, start, end, lane = frame[keep], start[keep], end[keep], lane[keep]
+    order = preorder_sort(lane, start, end, np.arange(lane.size), n_lanes)
+    frame, start, end, lane = frame[order], start[order], end[order], lane[order]
+    parent, depth, end_index, end, _ = nest_sorted_intervals(lane, start, end)
+    parsed = [located(parse_function_name(nm, file=fl, line=ln), nm) for nm, fl, ln in zip(frames.names, frames.files,
+                                                                                             frames.lines)]
+    f_kind = classify_functions(frames.names, kind_rules) if frames.names else np.zeros(0, np.uint8)
+    n = frame.size
+    return Trace(func=frame.astype(np.int32), start=start, end=end, depth=depth.astype(np.int32),
+                 parent=parent.astype(np.int32), end_index=end_index.astype(np.int32), thread=lane.astype(np.int32),
+                 kind=f_kind[frame].astype(np.uint8) if n else np.zeros(0, np.uint8),
+                 obj_ptr=np.zeros(n + 1, np.int64), obj_ids=np.zeros(0, np.int32),
+                 function_names=list(frames.names), function_files=[q.file or f for q, f in zip(parsed, frames.files)],
+                 function_lines=np.array([q.line if q.line >= 0 else ln for q, ln in zip(parsed, frames.lines)],
+                                         np.int32),
+                 function_cats=[cat] * len(frames.names), function_paths=[q.path for q in parsed],
+                 thread_pid=np.zeros(n_lanes, np.int64), thread_tid=np.arange(n_lanes, dtype=np.int64),
+                 thread_names=[""] * n_lanes, thread_sort=np.zeros(n_lanes, np.int32), process_names=[""] * n_lanes,
+                 meta={"clock_origin": 0.0})
+
+
+def with_profile_lanes(trace, lanes_trace, t0: float, lanes: list, sampled_names: dict | None = None,
+                       suffix: str = LANE_SUFFIX, meta_key: str = "js_profiles"):
+    """``trace`` with the calls of ``lanes_trace`` (`profile_trace`, `calls_trace`) appended, each of
+    its threads a lane of its own after the trace's threads: "<sampled thread><suffix>" in the
+    sampled thread's process (tid -1, -2, ...: no real thread has it), its functions added to the
+    function table.  ``lanes``: [(pid, sampled tid or None, samples, interval µs)], one per thread
+    of ``lanes_trace``.  Times on the trace's clock (``t0``: its origin).  ``sampled_names``:
+    (pid, tid) → a thread's name from the metadata, for a sampled thread that has no lane of its
+    own in ``trace`` (a worker without trace events).  ``meta[meta_key]`` lists the lanes."""
+    import dataclasses
+
+    lt = lanes_trace
     n0, nt0, nf0 = len(trace), trace.n_threads, trace.n_functions
-    frames = calls["frames"]
-    parsed = [parse_function_name(nm, file=url, line=line) for nm, url, line in frames]
-    names = [nm for nm, _, _ in frames]
-    f_kind = classify_functions(names, kind_rules) if names else np.zeros(0, np.uint8)
-    frame = calls["frame"]
     t_pid, t_tid, t_names, t_proc, t_sort = [], [], [], [], []
     pids = trace.thread_pid.tolist()
     tids = trace.thread_tid.tolist()
-    lanes_meta = []
-    for k, (pid, tid, n_samples, step) in enumerate(calls["lanes"]):
+    lanes_meta = list(trace.meta.get(meta_key, []))
+    ranges = lt.thread_ranges()
+    k0 = sum(1 for nm in trace.thread_names if nm.endswith(suffix))  # lanes of this kind already there
+    neg0 = int((trace.thread_tid < 0).sum())  # lanes of any kind already there
+    for k, (pid, tid, n_samples, step) in enumerate(lanes):
         same = [j for j in range(nt0) if pids[j] == pid and tids[j] == tid] if tid is not None else []
         of_pid = [j for j in range(nt0) if pids[j] == pid]
         sampled = trace.thread_names[same[0]] if same else (sampled_names or {}).get((pid, tid)) or (
-            str(tid) if tid is not None else f"V8 profile {k + 1}")
+            str(tid) if tid is not None else f"V8 profile {k0 + k + 1}")
         t_pid.append(pid)
-        t_tid.append(-(k + 1))
-        t_names.append(sampled + LANE_SUFFIX)
+        t_tid.append(-(neg0 + k + 1))
+        t_names.append(sampled + suffix)
         t_proc.append(trace.process_names[of_pid[0]] if of_pid else str(pid))
         t_sort.append(int(trace.thread_sort[same[0]]) if same else 0)
-        lanes_meta.append({"thread": sampled + LANE_SUFFIX, "sampled_thread": sampled, "pid": pid,
+        lanes_meta.append({"thread": sampled + suffix, "sampled_thread": sampled, "pid": pid,
                            "samples": n_samples, "interval_us": step,
-                           "calls": int((calls["lane"] == k).sum())})
-    m = frame.size
-    par = calls["parent"]
+                           "calls": int(ranges[k, 1] - ranges[k, 0])})
+    par = lt.parent
     meta = dict(trace.meta)
-    meta["js_profiles"] = lanes_meta
+    meta[meta_key] = lanes_meta
+    shift = float(lt.meta.get("clock_origin", 0.0)) - t0
     return dataclasses.replace(
         trace,
-        func=np.concatenate([trace.func, (nf0 + frame).astype(np.int32)]),
-        start=np.concatenate([trace.start, calls["start"] - t0]),
-        end=np.concatenate([trace.end, calls["end"] - t0]),
-        depth=np.concatenate([trace.depth, calls["depth"].astype(np.int32)]),
+        func=np.concatenate([trace.func, (nf0 + lt.func).astype(np.int32)]),
+        start=np.concatenate([trace.start, lt.start + shift]),
+        end=np.concatenate([trace.end, lt.end + shift]),
+        depth=np.concatenate([trace.depth, lt.depth.astype(np.int32)]),
         parent=np.concatenate([trace.parent, np.where(par >= 0, par + n0, -1).astype(np.int32)]),
-        end_index=np.concatenate([trace.end_index, (calls["end_index"] + n0).astype(np.int32)]),
-        thread=np.concatenate([trace.thread, (nt0 + calls["lane"]).astype(np.int32)]),
-        kind=np.concatenate([trace.kind, f_kind[frame].astype(np.uint8)]),
-        obj_ptr=np.concatenate([trace.obj_ptr, np.full(m, trace.obj_ptr[-1], np.int64)]),
-        function_names=list(trace.function_names) + names,
-        function_files=list(trace.function_files) + [p.file for p in parsed],
-        function_lines=np.concatenate([trace.function_lines, np.array([p.line for p in parsed], np.int32)]),
-        function_cats=list(trace.function_cats) + ["js-sample"] * len(frames),
-        function_paths=list(trace.function_paths) + [p.path for p in parsed],
+        end_index=np.concatenate([trace.end_index, (lt.end_index + n0).astype(np.int32)]),
+        thread=np.concatenate([trace.thread, (nt0 + lt.thread).astype(np.int32)]),
+        kind=np.concatenate([trace.kind, lt.kind.astype(np.uint8)]),
+        obj_ptr=np.concatenate([trace.obj_ptr, np.full(len(lt), trace.obj_ptr[-1], np.int64)]),
+        function_names=list(trace.function_names) + list(lt.function_names),
+        function_files=list(trace.function_files) + list(lt.function_files),
+        function_lines=np.concatenate([trace.function_lines, lt.function_lines.astype(np.int32)]),
+        function_cats=list(trace.function_cats) + list(lt.function_cats),
+        function_paths=list(trace.function_paths) + list(lt.function_paths),
         thread_pid=np.concatenate([trace.thread_pid, np.array(t_pid, np.int64)]),
         thread_tid=np.concatenate([trace.thread_tid, np.array(t_tid, np.int64)]),
         thread_names=list(trace.thread_names) + t_names,
@@ -416,53 +642,80 @@ def with_profile_lanes(trace, calls: dict, t0: float, kind_rules=None, sampled_n
     )
 
 
-def load_cpuprofile(data, source: str, lim):
-    """A V8 ``.cpuprofile`` (``{"nodes": [...], "startTime", "endTime", "samples": [...],
-    "timeDeltas": [...]}``: what ``node --cpu-prof`` and DevTools' JavaScript profiler save) as
-    a Trace of one lane, "main (JS)", by the same reading as a trace's profile events (module
-    docstring).  Errors name the file: not JSON, not of that form, no sample."""
-    from ..model import Trace, TraceFormatError
+def _cpuprofile_doc(doc, p: _Profile, text, bad, source: str) -> int:
+    """Read a .cpuprofile document (either form) into ``p``; returns its samples."""
+    from ..model import TraceFormatError
 
-    doc = _parse(bytes(data))
-    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
-        raise TraceFormatError(f"{source}: a V8 .cpuprofile (it starts with a 'nodes' list) that Python's json "
-                               f"cannot read: cut short or not JSON ({len(data)} bytes)")
+    old = "nodes" not in doc
+    if old:
+        _add_tree(p, doc["head"], text, bad)
+    else:
+        _add_nodes(p, doc["nodes"], text, bad)
+    samples = doc.get("samples")
+    stamps = doc.get("timestamps") if old else None
+    deltas = doc.get("timeDeltas")
+    times = stamps if isinstance(stamps, list) and stamps else deltas
+    if not isinstance(samples, list) or not samples or not isinstance(times, list):
+        need = "'timestamps' (or 'timeDeltas')" if old else "'timeDeltas'"
+        raise TraceFormatError(f"{source}: a V8 .cpuprofile without samples: 'samples' and {need} must be lists "
+                               f"of the sampled nodes and of their times in µs")
+    m = _add_samples(p, samples, times, bad, math.nan if times is stamps else 0.0)
+    start = doc.get("startTime")
+    if times is stamps:  # absolute µs: the samples' own times
+        p.times = np.concatenate(p.deltas)
+        p.deltas = []
+    elif _num(start):
+        p.start = float(start) * (1e6 if old else 1.0)  # the old form counts seconds
+    else:
+        p.start = 0.0
+    return m
+
+
+def load_cpuprofile(data, source: str, lim, *, kind_rules=None, warn: bool = True, **_options):
+    """A V8 ``.cpuprofile`` of either form (module docstring) as a Trace of one lane, "main (JS)",
+    by the same reading as a trace's profile events.  Errors name the file and say what is
+    wrong: not JSON, not of either form, no sample, nothing but (idle)/(program)/(root), more
+    calls than ``lim.sample_calls`` allows."""
+    from ..model import TraceFormatError, TraceWarning
+
+    doc, why = _parse_why(bytes(data))
+    if doc is None:
+        raise TraceFormatError(f"{source}: a V8 .cpuprofile that cannot be read as JSON: cut short or not JSON "
+                               f"({len(data)} bytes; {why})")
+    if not isinstance(doc, dict) or not (isinstance(doc.get("nodes"), list) or
+                                         ("nodes" not in doc and isinstance(doc.get("head"), dict))):
+        what = f"keys {sorted(doc)[:8]}" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
+        raise TraceFormatError(f"{source}: not a V8 .cpuprofile: it needs a 'nodes' list (or, in the old form, a "
+                               f"'head' node tree) at the top level; found {what}")
     p = _Profile(pid=0, tid=0, first_row=0)
     bad = {"n": 0}
 
     def note_bad():
         bad["n"] += 1
 
-    text = lambda s: s[:lim.max_name_chars] if isinstance(s, str) else ""  # noqa: E731
-    _add_nodes(p, doc["nodes"], text, note_bad)
-    samples, deltas = doc.get("samples"), doc.get("timeDeltas")
-    if not isinstance(samples, list) or not isinstance(deltas, list) or not samples:
-        raise TraceFormatError(f"{source}: a V8 .cpuprofile without samples: 'samples' and 'timeDeltas' must be "
-                               f"lists of the sampled nodes and the µs between samples")
-    m = _add_samples(p, samples, deltas, note_bad)
-    p.start = float(doc["startTime"]) if _num(doc.get("startTime")) else 0.0
-    try:
-        calls = profile_calls([p], lim.max_abs_time, lim.max_stack_depth, lim.sample_calls(len(data)))
-    except ValueError as e:
-        raise TraceFormatError(f"{source}: its {m} samples (from byte 0) expand to {e} (stacks that change by "
-                               f"many frames from sample to sample; sample_bytes_per_call= or max_events= to "
-                               f"allow more)") from None
-    if calls is None or not calls["start"].size:
-        raise TraceFormatError(f"{source}: its {m} samples hold no JavaScript (only (idle)/(program)/(root))")
-    base = Trace(func=np.zeros(0, np.int32), start=np.zeros(0), end=np.zeros(0), depth=np.zeros(0, np.int32),
-                 parent=np.zeros(0, np.int32), end_index=np.zeros(0, np.int32), thread=np.zeros(0, np.int32),
-                 kind=np.zeros(0, np.uint8), obj_ptr=np.zeros(1, np.int64), obj_ids=np.zeros(0, np.int32),
-                 function_names=[], function_files=[], function_lines=np.zeros(0, np.int32), function_cats=[],
-                 function_paths=[], thread_pid=np.zeros(0, np.int64), thread_tid=np.zeros(0, np.int64),
-                 thread_names=[], thread_sort=np.zeros(0, np.int32), process_names=[],
-                 meta={"source": source, "format": "v8-cpuprofile", "time_unit": "us"})
-    t0 = float(calls["start"].min())
-    trace = with_profile_lanes(base, calls, t0)
+    cut = FrameTable(lim.max_name_chars)._clean  # long names cut with a hash: distinct ones stay distinct
+    m = _cpuprofile_doc(doc, p, cut, note_bad, source)
+    trace, lanes, reps = profile_trace([p], source=source, limits=lim, input_bytes=len(data), kind_rules=kind_rules)
+    if trace is None:
+        lost = {code: c for code, c, _ in reps if c}
+        raise TraceFormatError(f"{source}: its {m} samples hold no JavaScript (only (idle)/(program)/(root)"
+                               f"{', or nodes and times that could not be read: ' + str(lost) if lost else ''})")
+    actions = {**REPAIRS, "frame_cycle": "node parents that form a cycle: cut where it closes",
+               "deep_stack": "a stack deeper than max_stack_depth: cut there (max_stack_depth= to allow more)"}
+    repairs: dict = {}
+    for code, count in [("js_profile", bad["n"])] + [(code, c) for code, c, _ in reps]:
+        if count:
+            r = repairs.setdefault(code, {"count": 0, "first": "the document", "action": actions[code]})
+            r["count"] += int(count)
     name = os.path.basename(source).split(".")[0] or "profile"
-    repairs = {}
-    if bad["n"]:
-        repairs["js_profile"] = {"count": bad["n"], "first": "the document", "action": REPAIRS["js_profile"]}
     trace.thread_names[0] = "main" + LANE_SUFFIX
     trace.process_names[0] = name
-    trace.meta.update(clock_origin=t0, repairs=repairs, skipped={}, n_samples=m)
+    pid, tid, n_samples, step = lanes[0]
+    trace.meta.update(format="v8-cpuprofile", source=source, repairs=repairs, skipped={}, n_samples=m,
+                      cpuprofile_form="nodes" if "nodes" in doc else "head",
+                      js_profiles=[{"thread": "main" + LANE_SUFFIX, "sampled_thread": "main", "pid": pid,
+                                    "samples": n_samples, "interval_us": step, "calls": len(trace)}])
+    if warn:
+        for code, r in repairs.items():
+            warnings.warn(TraceWarning(f"{source}: {r['count']} × {code}: {r['action']}"), stacklevel=3)
     return trace

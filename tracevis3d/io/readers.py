@@ -29,7 +29,7 @@ def load_chrome_data(data, *, source: str = "<bytes>", limits=None, **options):
     return fix_pyspy(load_chrome(data, source=source, limits=resolve_limits(limits), **options))
 
 
-def load_cpuprofile_data(data, *, source: str = "<bytes>", limits=None, **_options):
+def load_cpuprofile_data(data, *, source: str = "<bytes>", limits=None, **options):
     from .chrome_profile import load_cpuprofile
 
-    return load_cpuprofile(data, source, resolve_limits(limits))
+    return load_cpuprofile(data, source, resolve_limits(limits), **options)
