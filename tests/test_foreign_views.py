@@ -117,6 +117,36 @@ def test_firefox_profile_states_its_sampling(tmp_path):
     assert rep["names"] >= 5 and rep["small_names"] == 0 and rep["max_margin"] <= MAX_MARGIN, rep
 
 
+def test_a_real_node_profile_folds_the_module_loader_and_names_the_program(tmp_path):
+    """A `node --cpu-prof` recording of a real script (tests/data/formats/node): the title states
+    the sampling interval, Node's module loader (run_main_module › … › Module._compile, 7 levels
+    under every call) is one band of runtime infrastructure, and the script's functions are named
+    with their file and line."""
+    trace = tracevis3d.load(DATA / "node" / "workload.cpuprofile.gz")
+    meta, rep, boxes = _render(trace, tmp_path / "node.png", FULL)
+    title = [b[1] for b in boxes if b[0] == "title"][0]
+    assert "sampled every" in title and "µs" in title, title
+    texts = [b[1] for b in boxes]
+    assert any("folded levels" in t for t in texts), texts
+    assert not any("Module._load" in t or "executeUserEntryPoint" in t for t in texts if not t.startswith("runtime"))
+    named = [b[1] for b in boxes if b[0] in NAME_KINDS and b[6] >= READABLE_PX - 1e-3]
+    assert sum("(workload.js" in t for t in named) >= 6, named
+    assert rep["names"] >= 12 and rep["small_names"] == 0 and rep["max_margin"] <= MAX_MARGIN, rep
+
+
+def test_a_real_perf_profile_of_a_c_program_is_merged_and_named(tmp_path):
+    """`perf record -g` of a C program (tests/data/formats/recorded/perf): merged in samples, its
+    functions named by themselves (``insert``, not ``native_work.insert``), its recursions said."""
+    trace = tracevis3d.load(DATA / "recorded" / "perf" / "perf.script.txt.gz")
+    meta, rep, boxes = _render(trace, tmp_path / "perf.png", FULL)
+    title = [b[1] for b in boxes if b[0] == "title"][0]
+    assert "merged stacks (left heavy)" in title and title.endswith(" samples"), title
+    named = {b[1] for b in boxes if b[0] in NAME_KINDS and b[6] >= READABLE_PX - 1e-3}
+    assert {"main", "quicksort", "insert"} <= named, named
+    assert not any(t.startswith(("native_work.", "libc.")) for t in named), named
+    assert rep["names"] >= 12 and rep["small_names"] == 0 and rep["max_margin"] <= MAX_MARGIN, rep
+
+
 def test_thread_view_without_waits_says_so(tmp_path, capsys):
     from tracevis3d.cli import main
 

@@ -120,12 +120,26 @@ TABLE = [
 ]
 
 
+def test_native_frames_are_named_by_their_function_and_coloured_by_their_binary():
+    """perf script and pprof frames: a C function in a binary shows its name alone; the binary
+    (a shared library, an executable, the kernel) is its module, for colours and EXTRAVIS."""
+    for name, file, module in [("insert", "/tmp/w/native_work", "native_work"),
+                               ("__libc_start_call_main", "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc"),
+                               ("do_anonymous_page", "[kernel.kallsyms]", "kernel"), ("f", "libfoo.dylib", "libfoo")]:
+        p = parse_function_name(name, file=file)
+        assert (p.lang, p.module) == ("c", module), (name, p)
+        assert describe_function(name, p)[3] == name
+    assert parse_function_name("helper", file="src/helper.c").lang == "c++"  # a source file, not a binary
+    assert parse_function_name("f", file="/tmp/mod/util.py").lang == "python"
+
+
 @pytest.mark.parametrize("name,file,lang,module,qualname,display,short", TABLE, ids=[r[0][:50] for r in TABLE])
 def test_names_of_each_language(name, file, lang, module, qualname, display, short):
     p = parse_function_name(name, file=file) if file else parse_function_name(name)
     assert (p.lang, p.module, p.qualname) == (lang, module, qualname)
     mod, fam, qual, disp, sh, infra = describe_function(name, p)
-    assert (disp, sh, infra) == (display, short, False)
+    # Node's module loader is runtime infrastructure (`naming.JS_INFRA_MODULES`), folded as Python's imports
+    assert (disp, sh, infra) == (display, short, module.startswith("node:internal/modules/"))
     assert p.path[-1] and len(p.path) >= 1
     if module:  # the hierarchy's package is the path's first part, the colour family alike
         assert p.package == p.path[0] and fam == p.package

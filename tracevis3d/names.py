@@ -892,6 +892,29 @@ def split_line_col(location: str) -> tuple:
     return head, int(tail)
 
 
+_SHARED_OBJECT = re.compile(r"\.(?:so(?:\.\d+)*|dylib|dll|exe|node)$")
+
+
+def native_object(file: str) -> str:
+    """The binary a native frame's location names, as a module name ('' when ``file`` is no
+    binary): a shared library (``/usr/lib/x86_64-linux-gnu/libc.so.6`` → ``libc``), an
+    executable (a path whose last part has no extension: ``/tmp/w/native_work``), or a
+    profiler's pseudo object (``[kernel.kallsyms]`` → ``kernel``, ``[vdso]``, ``[unknown]``), as
+    perf script and pprof write the object a frame's address falls in."""
+    f = file.strip()
+    if not f or f.startswith("<"):
+        return ""
+    if f.startswith("[") and f.endswith("]"):
+        inner = f[1:-1].strip()
+        return inner.split(".", 1)[0] or inner
+    base = f.replace("\\", "/").rsplit("/", 1)[-1]
+    if _SHARED_OBJECT.search(base):
+        return base.split(".", 1)[0] or base
+    if "/" in f and "." not in base and base:
+        return base
+    return ""
+
+
 def language_of_file(file: str) -> str:
     """The language a source location says ('' for none it tells: a shared library, a
     placeholder): ``js`` for scripts (`is_script`), else by the extension
@@ -1083,6 +1106,10 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
         got = _in_language(name, file, line, lang_f)
         if got is not None:
             return got
+    if file and not lang_f and "::" not in name and not name.startswith("<"):
+        obj = native_object(file)
+        if obj:  # a C function in a binary (perf, pprof): the binary is its module, the name itself
+            return _make(name, file, line, obj, name, ".", "c", (obj,))
     if file and (lang_f == "python" or ("::" not in name and not lang_f)):
         mod = module_from_file(file)
         if mod and not _PYSPY_THREAD.match(name):

@@ -63,7 +63,9 @@ def record_perf(out_dir: str, frequency: int = 2000, scale: int = 6, timeout: fl
     perf = require_tool("perf", "Debian: apt-get install linux-perf")
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, "perf.script.txt")
-    with tempfile.TemporaryDirectory(prefix="perf-") as work:
+    # not "/tmp/perf-…": perf takes a program under that prefix for a JIT symbol map (perf-PID.map)
+    # and names none of its functions
+    with tempfile.TemporaryDirectory(prefix="tv3d-perf-rec-") as work:
         exe, build = compile_program(work, timeout=timeout)
         data = os.path.join(work, "perf.data")
         cmd = [perf, "record", "-g", "-F", str(int(frequency)), "-o", data, exe, str(int(scale))]

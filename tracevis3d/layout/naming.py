@@ -41,6 +41,10 @@ from .text import location_label, name_separators
 #: modules (and their submodules) whose frames are infrastructure
 INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
                  "runpy", "site", "sitecustomize", "viztracer", "tracevis3d.live", "pkgutil", "<string>")
+#: JavaScript modules that are runtime infrastructure: Node's module loader and start-up (a
+#: script's first ~8 levels: run_main_module › executeUserEntryPoint › Module._load › … ›
+#: Module._compile), not Node's libraries that do a program's work (node:internal/fs, streams)
+JS_INFRA_MODULES = ("node:internal/modules/", "node:internal/main/", "node:internal/bootstrap/")
 #: (module, qualname) pairs that are infrastructure in modules that are not
 INFRA_FUNCTIONS = {
     ("builtins", "exec"), ("builtins", "__import__"), ("builtins", "__build_class__"),
@@ -115,6 +119,8 @@ def _other_language(p, name: str) -> tuple:
         tails = [qual[p_ + n:] for p_, n in name_separators(qual)]
         short = next((t for t in reversed(tails) if t and t[0] != "<"), qual)
         return qual, display, short
+    if lang == "c":  # a C function in a binary: its name alone (the binary is its module, for colour)
+        return qual, qual, qual
     join = _JOIN.get(lang, ".")
     display = f"{p.module}{join}{qual}" if p.module else qual
     if lang == "ruby":
@@ -155,7 +161,8 @@ def describe_function(name: str, parsed=None) -> tuple:
     lang = getattr(p, "lang", "")
     if lang not in ("", "python"):
         qual, display, short = _other_language(p, name)
-        return module, _family(module, False, p.package), qual, display, short, False
+        infra = lang == "js" and module.startswith(JS_INFRA_MODULES)
+        return module, _family(module, False, p.package), qual, display, short, infra
     qual = drop_locals(p.qualname or p.function or name) or (p.qualname or name)
     short = qual.rsplit(".", 1)[-1] if qual else name
     if short == "<module>":
