@@ -413,6 +413,31 @@ def test_real_pytorch_flows_are_arcs_from_the_launching_call_to_the_kernel(reald
 
 
 @pytest.mark.blender
+def test_many_global_instants_are_ticks_not_bars_over_every_call():
+    """Up to `MAX_BARS` global instants are bars over every lane; more (Chrome's start-up in
+    Perfetto's format: 105 "PeakMemoryTracking" lines over the whole figure) are ticks in the rug
+    of the lowest lane, under its calls."""
+    from tracevis3d.layout import instants as inst_mod
+
+    t = tracevis3d.synthetic(3000, threads=4, seed=6)
+    for n, bars in ((inst_mod.MAX_BARS, True), (5 * inst_mod.MAX_BARS, False)):
+        t.instant_ts = np.linspace(float(t.start.min()), float(t.end.max()), n)
+        t.instant_name, t.instant_names = np.zeros(n, np.int32), ["mark"]
+        t.instant_thread = np.full(n, -1, np.int32)
+        t.instant_scope = np.full(n, ord("g"), np.uint8)
+        t.instant_pid = np.full(n, -1, np.int64)
+        t.check()
+        spec = icicle_layout(t, IcicleParams(resolution=(1920, 1080)))
+        m, lay = spec.meta, spec.layer("instants")
+        z = np.asarray(m["lane_z"])
+        tops = z + np.asarray(m["lane_levels"]) * m["level_height"]
+        hi = lay.positions[:, 2] + lay.scales[:, 2] / 2
+        if bars:
+            assert np.allclose(hi, tops.max())  # over every lane
+        else:
+            assert np.all(hi <= z.min() + 1e-4 * m["level_height"])  # under the lowest lane's calls
+
+
 def test_process_instants_stand_over_their_process_and_follow_it_through_subsets(tmp_path):
     """A process's instant spans the lanes of its process only (not every lane), a thread
     subset keeps it only with a thread of its process, and its pid survives the files; a file
@@ -575,6 +600,22 @@ def test_merge_row_boxes_matches_the_twin(seed):
     assert list(zip(first.tolist(), a.tolist(), b.tolist(), cnt.tolist())) == merge_row_boxes_twin(
         x0.tolist(), x1.tolist(), row.tolist(), 1.0)
     assert cnt.sum() == n
+
+
+def test_running_totals_are_not_drawn_unless_asked_for():
+    """Chrome's per-thread "thread_time" counters (Perfetto traces carry one for every thread) are
+    running totals: by default they give way to every other counter, and draw only when named."""
+    import dataclasses
+
+    t = _counters_trace()
+    names = list(t.counter_names)
+    k = names.index("memory")
+    names[k] = "thread_time (tid 7)"
+    u = dataclasses.replace(t, counter_names=names)
+    shown, *_ = side.choose_series(u, 0.0, float(u.end.max()), [], 3)
+    assert not any(side.series_label(u, s).startswith("thread_time") for s in shown)
+    shown, *_ = side.choose_series(u, 0.0, float(u.end.max()), ["thread_time"], 3)
+    assert shown.size and all(side.series_label(u, s).startswith("thread_time") for s in shown)
 
 
 def test_a_deep_async_tower_draws_as_few_boxes():

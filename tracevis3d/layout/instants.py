@@ -7,7 +7,10 @@ picking.
 A thread's ticks hang under its lane's base, in the gap to the next lane, never over its
 calls: a browser's 18,000 instants on lanes folded to about one level each (Chromium's
 page load) made ticks 2.5 levels tall that covered every box of the busiest lanes and the
-names on them.  Process and global instants are few (18 and 8 there) and stay bars.
+names on them.  Process and global instants stay bars while they are few (18 and 8 in that
+JSON trace); more than `MAX_BARS` of one kind (Chrome's start-up in Perfetto's format: 105
+global "PeakMemoryTracking" and 140 process instants) are ticks in the rug of the lowest lane
+they span.
 """
 from __future__ import annotations
 
@@ -19,6 +22,9 @@ from .spec import InstanceLayer
 #: markers at most (one per pixel column and lane or run of lanes); beyond, bars first, then
 #: ticks evenly over the window (not the earliest)
 MAX_INSTANTS = 6000
+#: a process's (or the global) instants are bars over its lanes up to this many in a figure; more
+#: are ticks in the rug of its lowest lane (`instant_markers`)
+MAX_BARS = 12
 RUG_FILL = 0.75  # a thread's ticks: this much of the free room under its lane...
 RUG_MAX_LEVELS = 0.6  # ...at most this many levels tall
 LAST_LANE_ROOM_LEVELS = 0.2  # the free room under the last lane (its time axis runs 0.25 below)
@@ -52,7 +58,19 @@ def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str =
         pick = np.unique(np.linspace(0, ticks.size - 1, room).astype(np.int64)) if room > 0 else np.zeros(0, np.int64)
         first = np.sort(np.concatenate([bars, ticks[pick]]))
     ii, x, g = inst[first], x[first], group[first]
-    z0, z1 = z_lo[g], z_hi[g]
+    z0, z1 = z_lo[g].copy(), z_hi[g].copy()
+    # a process's or the global instants, when many (Chrome's start-up: 105 global and 140 process
+    # instants, full-height lines over every call), are ticks in the rug of the lowest lane they
+    # span instead of bars: a few bars mark moments, a hundred hide the figure
+    n_lanes = int(sel.lane_threads.size)
+    bar = g >= n_lanes
+    if bar.any():
+        per_group = np.bincount(g[bar] - n_lanes, minlength=z_lo.size - n_lanes)
+        crowded = bar & (per_group[np.maximum(g - n_lanes, 0)] > MAX_BARS)
+        if crowded.any():
+            lowest = _lowest_lane_of_groups(frame, sel, z_lo.size)
+            low = lowest[g[crowded]]
+            z0[crowded], z1[crowded] = z_lo[low], z_hi[low]
     n = ii.size
     pos = np.stack([x, np.full(n, -0.5 * px), (z0 + z1) / 2], 1).astype(np.float32)
     sc = np.stack([np.full(n, 1.5 * px), np.full(n, px), z1 - z0], 1).astype(np.float32)
@@ -62,6 +80,24 @@ def instant_markers(sel, frame, params, t0: float, t1: float, name_prefix: str =
                            "tv3d_kind": np.full(n, SIDE_KINDS["instant"], np.int32),
                            "side_index": ii.astype(np.int32)})
     return layer, int(n)
+
+
+def _lowest_lane_of_groups(frame, sel, n_groups: int) -> np.ndarray:
+    """For every marker group (`_instant_groups`), the lane whose base is lowest among those it
+    spans (a lane: itself; a run of a process's lanes: its lowest; the global group: the lowest
+    lane of all)."""
+    n_lanes = int(sel.lane_threads.size)
+    base = np.asarray(frame.z_base, np.float64)[:n_lanes]
+    out = np.arange(n_groups, dtype=np.int64)
+    if not n_lanes:
+        return np.zeros(n_groups, np.int64)
+    _, _, run_of_lane = _instant_groups(sel)
+    n_runs = n_groups - n_lanes - 1
+    for r in range(n_runs):
+        lanes = np.flatnonzero(run_of_lane == r)
+        out[n_lanes + r] = lanes[np.argmin(base[lanes])] if lanes.size else 0
+    out[n_groups - 1] = int(np.argmin(base))
+    return out
 
 
 def _instant_groups(sel) -> tuple:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import re
+
 import numpy as np
 
 from .spec import InstanceLayer, LabelSet, MaterialSpec
@@ -129,6 +131,21 @@ def window_ranges(tr, t0: float, t1: float) -> tuple:
     return lo, hi
 
 
+#: counters that are running totals by what they are, not by their samples (a memory counter
+#: may only grow in a run and still be the figure's point): Chrome's per-thread CPU time and
+#: instruction counts, which Perfetto traces of Chrome carry for every thread
+RUNNING_TOTALS = re.compile(r"^(?:thread_time|thread_instruction_count)\b")
+
+
+def cumulative_series(tr) -> np.ndarray:
+    """bool per series: its counter is a running total (`RUNNING_TOTALS`)."""
+    names = tr.counter_names
+    by_counter = np.array([bool(RUNNING_TOTALS.match(str(nm))) for nm in names], bool) if names else \
+        np.zeros(0, bool)
+    sc = np.asarray(tr.series_counter, np.int64)
+    return by_counter[sc] if by_counter.size else np.zeros(sc.size, bool)
+
+
 def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tuple:
     """(shown series int32, their (lo, hi) in [t0, t1], labels of the others).
 
@@ -136,7 +153,8 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
     in the trace's order, at most ``max_counters``; without, the ``max_counters`` series
     that vary most inside the window, by relative range (hi - lo) / max(|hi|, |lo|), the
     most varying series of each counter before a second one of any (memory, objects and
-    garbage collection rather than three series of one); a series that does not vary
+    garbage collection rather than three series of one), running totals (`RUNNING_TOTALS`)
+    only when ``patterns`` name them; a series that does not vary
     inside the window gets no track.  Shown series keep their counter's
     order so a counter's series stay together."""
     ns = len(tr.series_names)
@@ -157,8 +175,12 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
                 if len(pick) == max_counters:
                     break
     else:
-        # by variation (ties: by label), among the series that vary; numpy orders them all
-        cand = np.flatnonzero(var > 0)
+        # by variation (ties: by label), among the series that vary; numpy orders them all.  A
+        # running total (Chrome's per-thread "thread_time") is drawn only when asked for by name:
+        # a ramp from its first value to its last varies most by this measure and says least
+        # (Chrome's start-up drew two of them over the GPU process's memory)
+        cumulative = cumulative_series(tr)
+        cand = np.flatnonzero((var > 0) & ~cumulative)
         cand = cand[np.argsort(-var[cand], kind="stable")]
         # the most varying series of each counter first, then the rest
         _, first_of_counter = np.unique(tr.series_counter[cand], return_index=True)
