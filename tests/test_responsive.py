@@ -28,7 +28,7 @@ CORRUPT = b'{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
     (b'{"traceEvents": 5}', "'traceEvents' is a JSON int, not an array of events"),
     (b"[]", r"no trace events: the event array ends at byte 1 \(line 1, column 2\) and is empty"),
     (b"[1, 2]", r"an event that is not a JSON object at byte 1 \(line 1, column 2\) in event #0"),
-    (b"42", r"JSON object or array expected\) at byte 0"),
+    (b"42", r"not a trace in any format TraceVis3D reads \(tracevis3d formats lists them\) at byte 0"),
     (CORRUPT, r"cut short at byte 61 \(line 1, column 62\) inside the first event, which starts at byte 17 "
               r"\(line 1, column 18\): no complete event"),
     (b"\x1f\x8b\x08\x00garbage-not-deflate" + b"\x00" * 20, "corrupt gzip"),

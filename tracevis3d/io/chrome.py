@@ -48,7 +48,7 @@ from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
 from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
-from . import chrome_profile, chrome_rows
+from . import chrome_profile, chrome_rows, hermes
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .sniff import content_hint
 from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
@@ -795,9 +795,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
     if sampled is not None and not samples_apart:  # Hermes' sampled frames name their location
-        parsed = [chrome_profile.located(q, nm) for q, nm in zip(parsed, function_names)]
+        parsed = [hermes.located(q, nm) for q, nm in zip(parsed, function_names)]
     elif fn_first_row.size:  # Hermes' B/E events carry theirs in their args
-        located = chrome_profile.hermes_locations(buf, ii[fn_first_row, jev.I_ARGS_OFF],
+        located = hermes.hermes_locations(buf, ii[fn_first_row, jev.I_ARGS_OFF],
                                                   ss[fn_first_row, jev.S_ARGS_LEN])
         if located is not None:
             parsed = [parse_function_name(nm, file=u, line=ln) for nm, (u, ln) in zip(function_names, located)]

@@ -15,7 +15,7 @@ A chunk may name nodes that were sent before the trace began (a recording starte
 a sample of such a node is an empty stack, a node whose parent is missing starts its stack
 (both counted as repairs, as speedscope's ``importFromChromeCPUProfile`` reads them).
 
-**A .cpuprofile** (`load_cpuprofile`): what ``node --cpu-prof`` and DevTools' JavaScript profiler
+**A .cpuprofile** (`io.cpuprofile.load_cpuprofile`): what ``node --cpu-prof`` and DevTools' JavaScript profiler
 save.  The current form is one profile as above at the top level (``nodes``, ``startTime``,
 ``endTime``, ``samples``, ``timeDeltas``).  The old form (Node ≤ 10, Chrome ≤ 58, v8-profiler)
 nests the nodes as a tree under ``head`` (``functionName``, ``url``, ``lineNumber``, ``id``,
@@ -48,9 +48,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,7 +91,6 @@ REPAIRS = {
 #: stacks.timed_trace's repair codes → the Chrome reader's (`chrome.REPAIRS`) for the same repair
 _BUILDER_CODES = {"stack_cycle": "frame_cycle", "stack_deep": "deep_stack"}
 #: Hermes' sampled frame names carry their location: ``function1(http://host/index.bundle?x=1:17:3)``
-_HERMES_LOCATED = re.compile(r"^(?P<name>[^()]*)\((?P<url>[^()\s]*[:/][^()\s]*):(?P<line>\d{1,9}):(?P<col>\d{1,9})\)$")
 
 
 @dataclass
@@ -146,6 +142,11 @@ def _finite_array(v):
     return a if np.isfinite(a).all() else None
 
 
+#: the deepest JSON nesting a profile event or file may have: orjson's own limit (1024 levels: an
+#: old-form ``.cpuprofile``'s stacks up to ~510 frames, two levels a frame)
+ORJSON_MAX_DEPTH = 1024
+
+
 def _parse(raw: bytes):
     """``raw`` parsed as JSON, or None: orjson, and Python's json for what orjson refuses (a lone
     surrogate, bytes not UTF-8)."""
@@ -160,6 +161,11 @@ def _parse_why(raw: bytes) -> tuple:
         return orjson.loads(raw), None
     except Exception as e:  # a lone surrogate, bytes not UTF-8: Python's parser takes them
         first = str(e)
+    if first.startswith("depth limit exceeded"):  # never Python's parser: how deep it goes depends on
+        # the process's recursion limit (another library may have raised it), so the same file loaded
+        # in one process and not in another
+        return None, f"nested deeper than {ORJSON_MAX_DEPTH} levels ({first.split(':', 1)[1].strip()}; an " \
+                     f"old-form profile's tree that deep?)"
     try:
         return json.loads(raw.decode("utf-8", "replace")), None
     except RecursionError:
@@ -505,49 +511,6 @@ def profile_trace(profiles: list, *, source: str, limits, input_bytes: int, kind
     return trace, lanes, reps
 
 
-def located(parsed, name: str):
-    """``parsed`` (a `names.ParsedName` of ``name``) with the file and line of a Hermes sampled
-    frame name that carries its location (``function1(http://localhost:8081/index.bundle?x=1:17:3)``:
-    the bundle's URL, line 17) when the parse found none; the name itself stays as Hermes wrote it."""
-    if parsed.file or not name.endswith(")"):
-        return parsed
-    m = _HERMES_LOCATED.match(name)
-    return parsed._replace(file=m.group("url"), line=int(m.group("line"))) if m else parsed
-
-
-#: the args of a Hermes trace event (speedscope's ``requiredHermesArguments``)
-HERMES_ARGS = ("line", "column", "name", "category", "url", "params", "allocatedCategory", "allocatedName")
-
-
-def hermes_locations(buf, offs, lens) -> list | None:
-    """The (url, line) of each function of a Hermes trace (B/E events whose args hold
-    `HERMES_ARGS`, as speedscope's ``isHermesTraceEvent`` tells them: a frame's file and line are
-    ``args.url`` and ``args.line``), from the args (``offs``/``lens``: byte spans into ``buf``, -1
-    for none) of each function's first call; None when the first function's args are not
-    Hermes'."""
-    import orjson
-
-    def args(off, ln):
-        if ln <= 2:
-            return None
-        try:
-            return orjson.loads(bytes(buf[off: off + ln]))
-        except orjson.JSONDecodeError:
-            return None
-
-    first = args(int(offs[0]), int(lens[0])) if offs.size else None
-    if not (isinstance(first, dict) and all(x in first for x in HERMES_ARGS)):
-        return None
-    out = []
-    for off, ln in zip(offs.tolist(), lens.tolist()):  # (a loop over the functions)
-        a = args(off, ln)
-        url = a.get("url") if isinstance(a, dict) else None
-        line = a.get("line") if isinstance(a, dict) else None
-        out.append((url if isinstance(url, str) else "",
-                    int(line) if _num(line) and 0 <= line < 2 ** 31 - 1 else -1))
-    return out
-
-
 def calls_trace(frames: FrameTable, frame, start, end, lane, n_lanes: int, kind_rules=None, cat: str = "sample"):
     """A Trace of calls already expanded from samples: ``frame`` (into ``frames``), ``start`` and
     ``end`` (absolute µs), ``lane`` (0 … ``n_lanes`` - 1), in the order the samples opened them
@@ -557,6 +520,7 @@ def calls_trace(frames: FrameTable, frame, start, end, lane, n_lanes: int, kind_
     from ..kinds import classify_functions
     from ..model import Trace
     from ..names import parse_function_name
+    from .hermes import located
 
     keep = end > start
     frame, start, end, lane = frame[keep], start[keep], end[keep], lane[keep]
@@ -640,82 +604,3 @@ def with_profile_lanes(trace, lanes_trace, t0: float, lanes: list, sampled_names
         process_names=list(trace.process_names) + t_proc,
         meta=meta,
     )
-
-
-def _cpuprofile_doc(doc, p: _Profile, text, bad, source: str) -> int:
-    """Read a .cpuprofile document (either form) into ``p``; returns its samples."""
-    from ..model import TraceFormatError
-
-    old = "nodes" not in doc
-    if old:
-        _add_tree(p, doc["head"], text, bad)
-    else:
-        _add_nodes(p, doc["nodes"], text, bad)
-    samples = doc.get("samples")
-    stamps = doc.get("timestamps") if old else None
-    deltas = doc.get("timeDeltas")
-    times = stamps if isinstance(stamps, list) and stamps else deltas
-    if not isinstance(samples, list) or not samples or not isinstance(times, list):
-        need = "'timestamps' (or 'timeDeltas')" if old else "'timeDeltas'"
-        raise TraceFormatError(f"{source}: a V8 .cpuprofile without samples: 'samples' and {need} must be lists "
-                               f"of the sampled nodes and of their times in µs")
-    m = _add_samples(p, samples, times, bad, math.nan if times is stamps else 0.0)
-    start = doc.get("startTime")
-    if times is stamps:  # absolute µs: the samples' own times
-        p.times = np.concatenate(p.deltas)
-        p.deltas = []
-    elif _num(start):
-        p.start = float(start) * (1e6 if old else 1.0)  # the old form counts seconds
-    else:
-        p.start = 0.0
-    return m
-
-
-def load_cpuprofile(data, source: str, lim, *, kind_rules=None, warn: bool = True, **_options):
-    """A V8 ``.cpuprofile`` of either form (module docstring) as a Trace of one lane, "main (JS)",
-    by the same reading as a trace's profile events.  Errors name the file and say what is
-    wrong: not JSON, not of either form, no sample, nothing but (idle)/(program)/(root), more
-    calls than ``lim.sample_calls`` allows."""
-    from ..model import TraceFormatError, TraceWarning
-
-    doc, why = _parse_why(bytes(data))
-    if doc is None:
-        raise TraceFormatError(f"{source}: a V8 .cpuprofile that cannot be read as JSON: cut short or not JSON "
-                               f"({len(data)} bytes; {why})")
-    if not isinstance(doc, dict) or not (isinstance(doc.get("nodes"), list) or
-                                         ("nodes" not in doc and isinstance(doc.get("head"), dict))):
-        what = f"keys {sorted(doc)[:8]}" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
-        raise TraceFormatError(f"{source}: not a V8 .cpuprofile: it needs a 'nodes' list (or, in the old form, a "
-                               f"'head' node tree) at the top level; found {what}")
-    p = _Profile(pid=0, tid=0, first_row=0)
-    bad = {"n": 0}
-
-    def note_bad():
-        bad["n"] += 1
-
-    cut = FrameTable(lim.max_name_chars)._clean  # long names cut with a hash: distinct ones stay distinct
-    m = _cpuprofile_doc(doc, p, cut, note_bad, source)
-    trace, lanes, reps = profile_trace([p], source=source, limits=lim, input_bytes=len(data), kind_rules=kind_rules)
-    if trace is None:
-        lost = {code: c for code, c, _ in reps if c}
-        raise TraceFormatError(f"{source}: its {m} samples hold no JavaScript (only (idle)/(program)/(root)"
-                               f"{', or nodes and times that could not be read: ' + str(lost) if lost else ''})")
-    actions = {**REPAIRS, "frame_cycle": "node parents that form a cycle: cut where it closes",
-               "deep_stack": "a stack deeper than max_stack_depth: cut there (max_stack_depth= to allow more)"}
-    repairs: dict = {}
-    for code, count in [("js_profile", bad["n"])] + [(code, c) for code, c, _ in reps]:
-        if count:
-            r = repairs.setdefault(code, {"count": 0, "first": "the document", "action": actions[code]})
-            r["count"] += int(count)
-    name = os.path.basename(source).split(".")[0] or "profile"
-    trace.thread_names[0] = "main" + LANE_SUFFIX
-    trace.process_names[0] = name
-    pid, tid, n_samples, step = lanes[0]
-    trace.meta.update(format="v8-cpuprofile", source=source, repairs=repairs, skipped={}, n_samples=m,
-                      cpuprofile_form="nodes" if "nodes" in doc else "head",
-                      js_profiles=[{"thread": "main" + LANE_SUFFIX, "sampled_thread": "main", "pid": pid,
-                                    "samples": n_samples, "interval_us": step, "calls": len(trace)}])
-    if warn:
-        for code, r in repairs.items():
-            warnings.warn(TraceWarning(f"{source}: {r['count']} × {code}: {r['action']}"), stacklevel=3)
-    return trace

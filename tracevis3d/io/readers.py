@@ -30,6 +30,6 @@ def load_chrome_data(data, *, source: str = "<bytes>", limits=None, **options):
 
 
 def load_cpuprofile_data(data, *, source: str = "<bytes>", limits=None, **options):
-    from .chrome_profile import load_cpuprofile
+    from .cpuprofile import load_cpuprofile
 
     return load_cpuprofile(data, source, resolve_limits(limits), **options)

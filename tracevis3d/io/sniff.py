@@ -31,7 +31,7 @@ _WS = b" \t\r\n"
 __all__ = ["check_trace_file", "check_trace_bytes", "format_of_file", "is_cpuprofile", "is_native_file", "HEAD_BYTES",
            "FULL_PARSE_BYTES"]
 #: a V8 ``.cpuprofile`` document (Node.js' ``--cpu-prof``, DevTools' JavaScript profiler): an object
-#: whose first key is ``nodes`` (`io.chrome_profile.load_cpuprofile` reads it)
+#: whose first key is ``nodes`` (`io.cpuprofile.load_cpuprofile` reads it)
 _CPUPROFILE_HEAD = re.compile(rb'^\s*\{\s*"nodes"\s*:\s*\[')
 
 
