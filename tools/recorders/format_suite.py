@@ -203,9 +203,19 @@ def _gzip_to(src: str, dst: str) -> int:
     if data[:2] != b"\x1f\x8b":
         data = gzip.compress(data, compresslevel=9, mtime=0)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
-    with open(dst, "wb") as f:
+    with replaced_whole(dst) as tmp, open(tmp, "wb") as f:  # a shipped file replaced whole or not at all
         f.write(data)
     return len(data)
+
+
+def replaced_whole(path):
+    """`tracevis3d.io.atomic.replaced_whole` (this checkout's): a shipped file or manifest is
+    replaced whole or not at all."""
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    from tracevis3d.io.atomic import replaced_whole as whole
+
+    return whole(path)
 
 
 def ship(rows: list, out_dir: str = DEFAULT_FORMATS_OUT, dest: str = SHIPPED_DIR) -> list:
@@ -240,10 +250,10 @@ def ship(rows: list, out_dir: str = DEFAULT_FORMATS_OUT, dest: str = SHIPPED_DIR
                 "summary": item["summary"]}
             report.append((rel, size, "shipped"))
     os.makedirs(dest, exist_ok=True)
-    with open(manifest_path, "w", encoding="utf-8") as f:
+    with replaced_whole(manifest_path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         json.dump({"recordings": [entries[k] for k in sorted(entries)]}, f, indent=1)
         f.write("\n")
-    with open(os.path.join(dest, "README.md"), "w", encoding="utf-8") as f:
+    with replaced_whole(os.path.join(dest, "README.md")) as tmp, open(tmp, "w", encoding="utf-8") as f:
         f.write(readme_text([entries[k] for k in sorted(entries)]))
     return report
 
