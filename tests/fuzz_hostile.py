@@ -229,16 +229,18 @@ def round_trip(t, folder: str) -> str:
     import tracevis3d
     from tracevis3d.model import ARRAY_DTYPES, STRING_TABLES
 
-    p = os.path.join(folder, "roundtrip.tv3d.npz")
-    tracevis3d.save(t, p)
-    u = tracevis3d.load(p)
-    for k in ARRAY_DTYPES:
-        a, b = getattr(t, k), getattr(u, k)
-        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
-            return f"round trip: {k} differs"
-    for k in STRING_TABLES:
-        if list(getattr(t, k)) != list(getattr(u, k)):
-            return f"round trip: {k} differs"
+    formats = [("native", "roundtrip.tv3d.npz")] + ([("compact", "roundtrip.tv3c")] if len(t) < 5000 else [])
+    for fmt, name in formats:  # the compact file too where it is quick (lossless: the same trace back)
+        p = os.path.join(folder, name)
+        tracevis3d.save(t, p, format=fmt)
+        u = tracevis3d.load(p)
+        for k in ARRAY_DTYPES:
+            a, b = getattr(t, k), getattr(u, k)
+            if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                return f"round trip ({fmt}): {k} differs"
+        for k in STRING_TABLES:
+            if list(getattr(t, k)) != list(getattr(u, k)):
+                return f"round trip ({fmt}): {k} differs"
     return "ok"
 
 
