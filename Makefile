@@ -15,7 +15,7 @@ bench: setup
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_synthetic.py
 fuzz: setup  # a long seeded run of the hostile-input fuzzer (not in CI; TV3D_FUZZ_SEEDS=N runs N)
-	.venv/bin/python tests/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}
+	.venv/bin/python tests/support/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}
 extension: setup
 	.venv/bin/python tools/build_extension.py
 wheel: setup  # dist/tracevis3d-<version>-py3-none-any.whl with the pre-built kernels (tools/kernel_caches.py, as the zip)

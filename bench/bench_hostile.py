@@ -1,6 +1,6 @@
 """Benchmark: hostile inputs (issue 9), one table; ``--issue 20``: issue 20's goals, one table.
 
-Each class of tests/hostile_cases.py is generated at three sizes and loaded in a
+Each class of tests/support/hostile_cases.py is generated at three sizes and loaded in a
 fresh process under an address-space limit and a time limit.  For each size the
 table gives the outcome (ok: a checked Trace; error: a TraceFormatError), the
 load time and the peak RSS of the process; the last column is the scaling
@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from hostile_cases import CASES, measure_case  # noqa: E402
 

@@ -5,7 +5,7 @@ the same run on the same bytes:
 
   (a) the bare JSON parse of the file: orjson.loads (fastest full parse on PyPI
       here), plus pysimdjson's parse (lazy: builds its tape only) and json.loads;
-  (b) json.load + a plain-Python tree build (tests/reference_builder.py, the
+  (b) json.load + a plain-Python tree build (tests/support/reference_builder.py, the
       naive twin the importer is tested against).
 
 Usage:  .venv/bin/python bench/bench_load.py [--calls 1000000] [--threads 4] [--scale] [--skip-naive] [--skip-cold]
@@ -28,7 +28,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # bench scripts run from a checkout (not product code)
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 
 

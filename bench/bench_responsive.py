@@ -8,7 +8,7 @@ caches, a folder outside the checkout) runs the ``tracevis3d`` console script of
 (tools/build_wheel.py, installed into a new venv that sees this environment's bpy): a
 corrupt file, the first icicle, the first compare, cold and warm, against the checkout's
 ``python -m tracevis3d`` (no pre-built kernels: they compile); the kernels the wheel's
-caches miss (tests/first_use_probe.py); with ``--with-extension`` the zip's first uses too.
+caches miss (tests/support/first_use_probe.py); with ``--with-extension`` the zip's first uses too.
 
 "Today" is measured in the same run: ``git archive <main-ref>`` into a temporary folder,
 its extension zip built there (the same wheels).  Every extension figure runs in a fresh
@@ -282,7 +282,7 @@ def fmt(v, unit="s"):
 
 
 # ------------------------------------------------------------------ a fresh user (issue 21)
-PROBE = REPO / "tests" / "first_use_probe.py"
+PROBE = REPO / "tests" / "support" / "first_use_probe.py"
 CORRUPT = '{"traceEvents": [{"ph": "X", "name": "main", "ts": 0, "dur": '
 
 
@@ -327,7 +327,7 @@ def timed(cmd: list, env: dict, cwd: Path) -> tuple[float, int, str]:
 def fresh_user(tmp: Path, with_extension: bool) -> dict:
     """Cold (empty home and caches) and warm (second run, same home) command-line figures from
     the installed wheel and, as the peer, from the checkout (``python -m tracevis3d``, no
-    pre-built kernels); the kernels the wheel's caches miss (tests/first_use_probe.py)."""
+    pre-built kernels); the kernels the wheel's caches miss (tests/support/first_use_probe.py)."""
     work = tmp / "outside"
     work.mkdir()
     bad = work / "corrupt.json"

@@ -15,7 +15,7 @@ the two are compared name by name:
 Cases (``--cases``, comma-separated): ``synth1e5`` / ``synth1e6`` (``tracevis3d.synthetic(n,
 threads=4)`` against ``tracevis3d.perturb(a, seed=2)``), ``hta`` (the PyTorch pair under
 ../shared/realdata/hta-trace-diff), ``json`` / ``docutils`` (the tests' recorded A/B pairs,
-recorded once into --rec with tests/realtraces.py when viztracer and docutils are there); each
+recorded once into --rec with tests/support/realtraces.py when viztracer and docutils are there); each
 with compare's defaults, and with ``keep_class_pairs=False`` (the streamed path) where the
 defaults keep the class pairs.
 """

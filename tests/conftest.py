@@ -67,7 +67,7 @@ _EARLY: dict = {}
 
 class EarlyResult:
     """What an early job returns, read from its folder when the runner has written it
-    (tests/early_runner.py); ``result()`` waits for it, and fails when the runner is gone."""
+    (tests/support/early_runner.py); ``result()`` waits for it, and fails when the runner is gone."""
 
     def __init__(self, name: str, folder: pathlib.Path):
         self.name, self.folder = name, folder
@@ -91,7 +91,7 @@ class EarlyResult:
 
 def pytest_collection_finish(session):
     """Start the session's slow child processes now, one at a time in one child process
-    (tests/early_runner.py: no Python runs beside bpy in this process), in the order the
+    (tests/support/early_runner.py: no Python runs beside bpy in this process), in the order the
     selected tests first need them: the real programs recorded once per session
     (`RECORDINGS`) and the processes a test module lists in ``EARLY_PROCESSES`` (name -> a
     function of a work folder that runs it, for its tests marked ``early_process(name)``).
@@ -129,7 +129,7 @@ def pytest_collection_finish(session):
     spec_file = _TMP / "early-jobs.json"
     spec_file.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    _RUNNER.append(subprocess.Popen([sys.executable, str(REPO / "tests" / "early_runner.py"), str(spec_file)],
+    _RUNNER.append(subprocess.Popen([sys.executable, str(REPO / "tests" / "support" / "early_runner.py"), str(spec_file)],
                                     cwd=str(REPO), env=env, stdin=subprocess.DEVNULL,
                                     start_new_session=True))
 
@@ -171,7 +171,7 @@ def early_result():
 @pytest.fixture(scope="session")
 def deep_trace_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace ≥ 100 levels deep (json.tool on a 105-level document), recorded
-    once per session (tests/realtraces.py); skips when viztracer is not installed."""
+    once per session (tests/support/realtraces.py); skips when viztracer is not installed."""
     return _recorded(tmp_path_factory, "deep")
 
 
@@ -192,14 +192,14 @@ def json_pair_paths(tmp_path_factory) -> tuple:
 
 @pytest.fixture(scope="session")
 def sync_program_path(tmp_path_factory) -> pathlib.Path:
-    """tests/sync_program.py (producer → queue → consumer, a Condition, known hand-offs)
+    """tests/support/sync_program.py (producer → queue → consumer, a Condition, known hand-offs)
     recorded with VizTracer --log_func_args once per session; skips without viztracer."""
     return _recorded(tmp_path_factory, "sync_program")
 
 
 @pytest.fixture(scope="session")
 def numba_jit_trace_path(tmp_path_factory) -> pathlib.Path:
-    """Three threads jit-compiling with numba behind its compiler lock (tests/realtraces.py),
+    """Three threads jit-compiling with numba behind its compiler lock (tests/support/realtraces.py),
     recorded once per session; skips without viztracer."""
     return _recorded(tmp_path_factory, "numba_jit")
 

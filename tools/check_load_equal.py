@@ -6,7 +6,7 @@ change to the Chrome importer).
 
 Inputs: every ``.json``/``.json.gz`` under ``--realdata`` (recursively), the ``.json`` files of
 ``--bench-dir`` (e.g. bench_side's files written out), ``--fuzz`` seeds of
-tests/fuzz_hostile.build (valid traces damaged at random, hostile classes, gzip oddities; the
+tests/support/fuzz_hostile.build (valid traces damaged at random, hostile classes, gzip oddities; the
 native and compact ones are skipped: another importer) and ``--side`` generated traces rich in
 counters, flows and async events of every form the scanner tells apart (key orders, spacing,
 ids, escapes, bad numbers, NaN, strings, missing fields, duplicates, thousands of series),
@@ -214,7 +214,7 @@ def build_inputs(a, tmp: pathlib.Path) -> list:
         for p in sorted(pathlib.Path(a.bench_dir).glob("*.json")):
             jobs.append((f"bench {p.name}", str(p), "default", {}))
     if a.fuzz:
-        sys.path.insert(0, str(REPO / "tests"))
+        sys.path.insert(0, str(REPO / "tests" / "support"))
         sys.path.insert(0, str(REPO))
         import fuzz_hostile as fz
         for seed in range(a.fuzz):

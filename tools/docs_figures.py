@@ -3,7 +3,7 @@
 
     .venv/bin/python tools/docs_figures.py [--out docs] [--only threads_pipeline,cone_tree]
 
-Each figure is recorded with VizTracer (as tests/realtraces.py records them) into
+Each figure is recorded with VizTracer (as tests/support/realtraces.py records them) into
 build/docs-traces/, rendered with the project's CLI at 1920x1080 (Workbench) and written
 as a JPEG under ``--out`` (the README's size).  Look at every image before committing it.
 
@@ -34,8 +34,8 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _realtraces():
-    """tests/realtraces.py (the tests' recorders) as a module, loaded by path."""
-    spec = importlib.util.spec_from_file_location("realtraces", REPO / "tests" / "realtraces.py")
+    """tests/support/realtraces.py (the tests' recorders) as a module, loaded by path."""
+    spec = importlib.util.spec_from_file_location("realtraces", REPO / "tests" / "support" / "realtraces.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -155,7 +155,7 @@ _RECORDERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorders
 
 def _import_recorders():
     """tools/recorders as the package ``recorders``: imported by its path, since this file is also
-    loaded by path (tests/realtraces.py) without tools/ on sys.path."""
+    loaded by path (tests/support/realtraces.py) without tools/ on sys.path."""
     pkg = sys.modules.get("recorders")
     if pkg is not None and os.path.dirname(os.path.abspath(pkg.__file__ or "")) == _RECORDERS:
         return pkg
@@ -200,7 +200,7 @@ from recorders.suite import NAMES, OPT_IN, SUITE, Spec, _program_spec, print_tab
 from recorders.summaries import summarize  # noqa: E402
 from recorders.viztracer import viztracer_command, viztracer_overflowed  # noqa: E402
 
-#: what other code imports from this file (tests/realtraces.py, tests/test_chrome_profile.py, the
+#: what other code imports from this file (tests/support/realtraces.py, tests/test_chrome_profile.py, the
 #: benches and docs scripts) and the recorders' entry points
 __all__ = [
     "AST_POOL_PROGRAM", "ASYNC_PROGRAM", "BLACK_POOL_PROGRAM", "CHROMIUM_CATEGORIES", "CHROMIUM_PAGE",

@@ -2357,7 +2357,7 @@ def _native_default() -> bool:
 #: environment says ``TRACEVIS3D_DEMANGLE=native``: it is 8x faster than the pure-Python
 #: reader (12 µs against 100 µs a name on LLVM's exports) and writes the same text, but it
 #: has no bound on its output: a 456-character name whose substitutions double the text at
-#: each step (tests/hostile_names.py) makes it build 2^40 characters, where the Python
+#: each step (tests/support/hostile_names.py) makes it build 2^40 characters, where the Python
 #: reader stops at `MAX_OUTPUT_CHARS`.  For symbols one trusts (one's own program's).
 NATIVE = _native_default()
 

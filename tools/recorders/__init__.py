@@ -13,5 +13,5 @@
 - ``programs/``: the programs the format recorders run (C, Go, JavaScript, HTML, Python).
 
 tools/record_traces.py imports this folder as the package ``recorders`` by its path (it is
-itself loaded by path, by tests/realtraces.py, without tools/ on sys.path).
+itself loaded by path, by tests/support/realtraces.py, without tools/ on sys.path).
 """

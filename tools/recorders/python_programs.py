@@ -2,7 +2,7 @@
 which the project's .venv has), and the generated inputs (documents) of the suite.
 
 Each ``*_PROGRAM`` is a program's source text, written into the recording's work folder and
-run there (`tools/recorders/suite.py`); tests/realtraces.py records some of them for the tests.
+run there (`tools/recorders/suite.py`); tests/support/realtraces.py records some of them for the tests.
 """
 from __future__ import annotations
 

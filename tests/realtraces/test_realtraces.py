@@ -1,0 +1,46 @@
+"""The real traces recorded for the tests (tests/support/realtraces.py): deep, multi-threaded, valid."""
+import warnings
+
+import numpy as np
+
+import tracevis3d
+from tracevis3d.io.threadnames import is_placeholder_name
+
+
+def _load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tracevis3d.TraceWarning)  # a real VizTracer file needs no repair
+        return tracevis3d.load(path)
+
+
+def test_deep_trace_is_deep_and_valid(deep_trace_path):
+    t = _load(deep_trace_path).check()
+    assert int(t.depth.max()) >= 100, f"only {int(t.depth.max()) + 1} levels"
+    assert 10_000 <= len(t) <= 200_000
+    # the depth is the encoder's per-level generator
+    deepest = int(np.argmax(t.depth))
+    chain = []
+    i = deepest
+    while i >= 0:
+        chain.append(t.function_names[t.func[i]])
+        i = int(t.parent[i])
+    assert sum("_iterencode_dict" in s for s in chain) >= 100
+
+
+def test_threads_trace_has_named_threads_and_waits(threads_trace_path):
+    t = _load(threads_trace_path).check()
+    assert t.n_threads >= 5
+    names = set(t.thread_names)
+    assert {"MainThread", "writer", "parse_0", "parse_1", "parse_2"} <= names, names
+    assert not any(is_placeholder_name(n) for n in t.thread_names)
+    wait = t.kind == tracevis3d.KIND_WAIT
+    assert wait.any()
+    # every thread waits (queue put/get, condition, executor), and the waits take real time
+    for k, name in enumerate(t.thread_names):
+        w = wait & (t.thread == k)
+        assert w.any(), f"{name} has no wait call"
+    waited = {t.function_names[f] for f in np.unique(t.func[wait])}
+    assert any(s.startswith("Queue.put") for s in waited) or any(s.startswith("Condition.wait") for s in waited)
+    assert any(s.startswith("Condition.wait") for s in waited)
+    assert (t.kind == tracevis3d.KIND_RELEASE).any()
+

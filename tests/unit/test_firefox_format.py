@@ -1,0 +1,337 @@
+"""Firefox Profiler files (`tracevis3d.io.firefox`) against a naive reading written here: Gecko
+profiles (a recording made with Firefox ESR, the Firefox Profiler's fixtures, speedscope's
+DevTools exports with speedscope's "script frames only" rule) and processed profiles (the
+Firefox Profiler's fixtures of versions 0-68, generated files): every thread's calls in time
+order, each sample lasting until the next and the last one sampling interval; markers as
+instants.  The twin of `kernels.stacklists.nearest_kept` is here too."""
+from __future__ import annotations
+
+import json
+import pathlib
+import random
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tracevis3d
+from test_speedscope_format import calls_of, load_quiet, read_json, same_calls, timed_samples
+from tracevis3d.model import TraceFormatError
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
+SAMPLES = DATA / "speedscope-samples"
+FIREFOX = DATA / "firefox"
+
+
+# ----------------------------------------------------------------------------- naive readers
+def _split(loc):
+    """speedscope's regex of a location (``firefox.ts``), as written there."""
+    import re
+
+    m = re.match(r"(.*)\s+\((.*?)(?::(\d+))?(?::(\d+))?\)$", re.sub(r"\[\d+\]$", "", loc))
+    return None if not m else (m.group(1), m.group(2), m.group(3))
+
+
+def _name(loc):
+    """The function name a location stands for: speedscope's split where the location has a line
+    or is a script frame, else the location itself."""
+    sp = _split(loc)
+    if sp and (sp[2] is not None or _script(loc)):
+        return sp[0] or loc
+    return loc
+
+
+def _script(loc):
+    sp = _split(loc)
+    return bool(sp) and not (sp[1].startswith("resource:") or sp[1].startswith("self-hosted"))
+
+
+def _gecko_threads(prof, t0, out):
+    """Every thread of a Gecko profile and its sub-profiles: (thread dict, ms offset)."""
+    if isinstance(prof, str):
+        prof = json.loads(prof)
+    st = prof.get("meta", {}).get("startTime", t0)
+    for th in prof.get("threads", []):
+        th = json.loads(th) if isinstance(th, str) else th
+        if "threads" in th and "meta" in th:
+            _gecko_threads(th, t0, out)
+        else:
+            out.append((th, st - t0))
+    for sub in prof.get("processes", []):
+        _gecko_threads(sub, t0, out)
+    return out
+
+
+def naive_gecko(doc, js_only):
+    """{(pid, tid, name): [(path of names, start µs, end µs)]} of a Gecko (or DevTools) profile."""
+    root = doc["profile"] if isinstance(doc.get("profile"), dict) else doc
+    interval = root["meta"].get("interval", 1) * 1e3
+    out = {}
+    for th, off in _gecko_threads(root, root["meta"].get("startTime", 0), []):
+        strings = th["stringTable"]
+        fs = th["frameTable"]["schema"]
+        locs = [strings[r[fs["location"]]] for r in th["frameTable"]["data"]]
+        ss = th["stackTable"]["schema"]
+        rows = th["stackTable"]["data"]
+
+        def path(s):
+            p = []
+            while s is not None:
+                p.append(locs[rows[s][ss["frame"]]])
+                s = rows[s][ss["prefix"]]
+            p.reverse()
+            return tuple(_name(x) for x in p if not js_only or _script(x))
+
+        sc = th["samples"]["schema"]
+        data = th["samples"]["data"]
+        if not data:
+            continue
+        stacks = [path(r[sc["stack"]]) for r in data]
+        times = [(r[sc["time"]] + off) * 1e3 for r in data]
+        out[(th.get("pid"), th.get("tid"), th.get("name"))] = timed_samples(stacks, times, times[-1] + interval)
+    return out
+
+
+def naive_processed(doc, js_only=False):
+    """{(pid, tid, name): [(path of names, start µs, end µs)]} of a processed profile."""
+    shared = doc.get("shared", {})
+    interval = doc["meta"].get("interval", 1) * 1e3
+    out = {}
+    for th in doc["threads"]:
+        tb = shared if "stackTable" in shared else th
+        strings = shared.get("stringArray") or th.get("stringArray") or th.get("stringTable")
+        st, ft, fn = tb["stackTable"], tb["frameTable"], tb["funcTable"]
+        prefix = st.get("prefix")
+        if prefix is None:
+            prefix = [i - o if o else None for i, o in enumerate(st["prefixOffset"])]
+
+        def path(s):
+            p = []
+            while s is not None:
+                f = ft["func"][st["frame"][s]]
+                if not js_only or fn["isJS"][f]:
+                    p.append(strings[fn["name"][f]])
+                s = prefix[s]
+            return tuple(reversed(p))
+
+        smp = th["samples"]
+        if not smp["stack"]:
+            continue
+        t = smp.get("time")
+        if t is None:
+            t = list(np.cumsum(smp["timeDeltas"]))
+        stacks = [path(s) for s in smp["stack"]]
+        times = [x * 1e3 for x in t]
+        out[(th.get("pid"), th.get("tid"), th.get("name"))] = timed_samples(stacks, times, times[-1] + interval)
+    return out
+
+
+def _pid(v):
+    return int(v) if isinstance(v, str) and v.isdigit() else v
+
+
+def check(path, naive, **kw):
+    doc = read_json(path)
+    tr = load_quiet(path, **kw)
+    want = naive(doc)
+    lanes = {}
+    for t in range(tr.n_threads):
+        lanes.setdefault(tr.thread_names[t], []).append(t)
+    for (pid, tid, name), calls in want.items():
+        cands = lanes.get(name or "", []) or [t for t in range(tr.n_threads)]
+        if isinstance(tid, int):
+            cands = [t for t in cands if int(tr.thread_tid[t]) == tid] or cands
+        if isinstance(_pid(pid), int):
+            cands = [t for t in cands if int(tr.thread_pid[t]) == _pid(pid)] or cands
+        assert cands, f"{path.name}: no lane for thread {name}"
+        errors = []
+        for t in cands:  # threads of one name, pid and tid (the oldest files write none): the one that matches
+            try:
+                same_calls(calls_of(tr, t), calls, what=f"{path.name} {name}")
+                break
+            except AssertionError as e:
+                errors.append(e)
+        else:
+            raise errors[0]
+    return tr
+
+
+DEVTOOLS = ["Firefox/59/simple-firefox.json", "Firefox/61/recursion.json", "Firefox/63/simple-firefox.json",
+            "source-maps/firefox-79-webpack.json.gz"]
+
+
+@pytest.mark.parametrize("rel", DEVTOOLS)
+def test_devtools_exports_match_speedscopes_script_frames(rel):
+    tr = check(SAMPLES / rel, lambda d: naive_gecko(d, js_only=True))
+    assert tr.meta["format"] == "gecko" and tr.meta["js_only"]
+    assert tr.meta["sampling_interval_us"] == 1000.0
+    assert tr.thread_names == ["GeckoMain"]
+
+
+@pytest.mark.parametrize("rel", DEVTOOLS[:2])
+def test_devtools_exports_every_frame_when_asked(rel):
+    tr = check(SAMPLES / rel, lambda d: naive_gecko(d, js_only=False), js_only=False)
+    assert not tr.meta["js_only"]
+    assert "(root)" in tr.function_names
+
+
+def test_recursion_sample_names_its_functions():
+    tr = load_quiet(SAMPLES / "Firefox/61/recursion.json")
+    assert {"main", "alpha", "beta"} <= set(tr.function_names)
+    f = tr.function_names.index("alpha")
+    assert tr.function_files[f].endswith("recursion.js") and tr.function_lines[f] == 1
+    assert len(tr.instant_ts) == 7  # the markers
+
+
+GECKO = ["profiler-gecko-1.json", "gecko-worker.json.gz"]
+
+
+@pytest.mark.parametrize("name", GECKO)
+def test_gecko_profiles_match_the_naive_reading(name):
+    tr = check(FIREFOX / name, lambda d: naive_gecko(d, js_only=False))
+    assert tr.meta["format"] == "gecko" and not tr.meta["js_only"]
+
+
+def test_recorded_gecko_profile_has_both_workers_and_their_script():
+    tr = load_quiet(FIREFOX / "gecko-worker.json.gz")
+    assert tr.thread_names == ["DOM Worker", "DOM Worker"]
+    assert len(set(tr.thread_pid.tolist())) == 2  # the parent process and the content process
+    assert tr.process_names[1] == "file:// Content"
+    assert {"fib", "sortMany"} <= set(tr.function_names)
+    f = tr.function_names.index("fib")
+    assert tr.function_files[f].startswith("blob:") and tr.function_lines[f] == 2
+    assert len(tr.instant_ts) > 100 and all(tr.instant_scope == ord("t"))
+    js = check(FIREFOX / "gecko-worker.json.gz", lambda d: naive_gecko(d, js_only=True), js_only=True)
+    used = {js.function_names[f] for f in set(js.func.tolist())}
+    assert "fib" in used and not any(n.startswith("0x") for n in used)
+
+
+PROCESSED = ["profiler-processed-1.json", "profiler-processed-3.json", "profiler-unsymbolicated.json",
+             "profiler-argument-values.json", "profiler-single.json"]
+
+
+@pytest.mark.parametrize("name", PROCESSED)
+def test_processed_profiles_match_the_naive_reading(name):
+    tr = check(FIREFOX / name, naive_processed)
+    assert tr.meta["format"] == "firefox"
+
+
+def test_processed_js_only_keeps_the_script_functions():
+    tr = check(FIREFOX / "profiler-argument-values.json", lambda d: naive_processed(d, js_only=True), js_only=True)
+    assert {tr.function_names[f] for f in set(tr.func.tolist())} <= {"foo", "bar", "baz", "quux"} | \
+        {n for n in tr.function_names if "(" not in n}
+
+
+def test_processed_version_58_files_and_markers():
+    tr = load_quiet(FIREFOX / "profiler-argument-values.json")
+    f = tr.function_names.index("foo")
+    assert tr.function_files[f] and tr.function_lines[f] == 19
+    assert len(tr.instant_ts) == 13 and "DOMEvent" in tr.instant_names
+
+
+def test_bench_generator_processed_file_matches(tmp_path):
+    from bench.bench_sampled_load import firefox_bytes
+
+    p = tmp_path / "ff.json"
+    p.write_bytes(firefox_bytes(4000, 3))
+    tr = check(p, naive_processed)
+    assert tr.n_threads == 3
+
+
+def _shared_v66(doc):
+    """A processed profile of the per-thread form rewritten as version 66: tables in ``shared``
+    (thread 0's), ``prefixOffset``, ``timeDeltas``."""
+    th = doc["threads"][0]
+    st = th["stackTable"]
+    off = [0 if p is None else i - p for i, p in enumerate(st["prefix"])]
+    shared = {"stackTable": {"frame": st["frame"], "prefixOffset": off, "length": len(off)},
+              "frameTable": th["frameTable"], "funcTable": th["funcTable"], "stringArray": doc["shared"]["stringArray"]}
+    t = th["samples"]["time"]
+    th2 = {k: v for k, v in th.items() if k not in ("stackTable", "frameTable", "funcTable")}
+    th2["samples"] = dict(th["samples"], timeDeltas=[t[0]] + [b - a for a, b in zip(t, t[1:])])
+    del th2["samples"]["time"]
+    return {"meta": dict(doc["meta"], preprocessedProfileVersion=66), "shared": shared, "threads": [th2]}
+
+
+def test_processed_version_66_shared_tables(tmp_path):
+    from bench.bench_sampled_load import firefox_bytes
+
+    doc = _shared_v66(json.loads(firefox_bytes(3000, 1)))
+    p = tmp_path / "v66.json"
+    p.write_text(json.dumps(doc))
+    check(p, naive_processed)
+
+
+# ----------------------------------------------------------------------------- live recording
+def test_firefox_live_recording_loads(tmp_path):
+    exe = shutil.which("firefox-esr") or shutil.which("firefox")
+    if not exe:
+        pytest.skip("Firefox is not installed (apt-get install -y firefox-esr)")
+    page = tmp_path / "worker.html"
+    page.write_text((FIREFOX / "worker.html").read_text())
+    out = tmp_path / "gecko.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MOZ_PROFILER_STARTUP": "1",
+           "MOZ_PROFILER_STARTUP_INTERVAL": "1", "MOZ_PROFILER_STARTUP_FILTERS": "DOM Worker",
+           "MOZ_PROFILER_STARTUP_FEATURES": "js,stackwalk,nomarkerstacks", "MOZ_PROFILER_SHUTDOWN": str(out)}
+    try:
+        r = subprocess.run([exe, "--headless", "--screenshot", str(tmp_path / "s.png"), page.as_uri()], env=env,
+                           capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.skip("Firefox did not finish within 180 s here")
+    if not out.is_file():
+        pytest.skip(f"Firefox wrote no profile here (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+    tr = check(out, lambda d: naive_gecko(d, js_only=False))
+    assert "DOM Worker" in tr.thread_names
+
+
+# ----------------------------------------------------------------------------- errors and the kernel
+def test_not_a_firefox_profile_is_refused(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"meta": {"interval": 1}, "libs": []}))
+    with pytest.raises(TraceFormatError, match=r"x\.json: .*no 'threads'"):
+        tracevis3d.load(p)
+
+
+def _nearest_brute(parent, keep):
+    n = len(parent)
+    out = []
+    for s in range(n):
+        x, seen = s, set()
+        while True:
+            if keep[x]:
+                break
+            seen.add(x)
+            p = parent[x]
+            if p < 0 or p >= n or p in seen:
+                x = -1
+                break
+            x = p
+        out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nearest_kept_kernel_against_brute_force(seed):
+    from tracevis3d.kernels.stacklists import nearest_kept
+
+    rng = random.Random(seed)
+    n = rng.randrange(1, 200)
+    parent = [rng.randrange(-1, i) if i and rng.random() < 0.95 else -1 for i in range(n)]
+    if seed % 2:  # forward links (still a forest)
+        perm = list(range(n))
+        rng.shuffle(perm)
+        inv = {p: i for i, p in enumerate(perm)}
+        parent = [perm[parent[inv[i]]] if parent[inv[i]] >= 0 else -1 for i in range(n)]
+    keep = [rng.random() < 0.5 for _ in range(n)]
+    got = nearest_kept(np.array(parent, np.int64), np.array(keep)).tolist()
+    assert got == _nearest_brute(parent, keep)
+
+
+def test_nearest_kept_kernel_cuts_cycles():
+    from tracevis3d.kernels.stacklists import nearest_kept
+
+    got = nearest_kept(np.array([1, 2, 0, 2], np.int64), np.array([False, True, False, False])).tolist()
+    assert got[1] == 1 and got[0] == 1 and got[3] in (1, -1) and got[2] in (1, -1)
