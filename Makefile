@@ -1,11 +1,14 @@
 # The two commands of the README:
 #   make demo   set up, record a real program, render its 3D icicle figure
 #   make test   set up, run every test
-.PHONY: demo test setup bench fuzz extension wheel clean
+#   make test-fast   set up, run the unit layer only (tests/unit: no bpy, no recordings)
+.PHONY: demo test test-fast setup bench fuzz extension wheel clean
 demo:
 	bash scripts/demo.sh
 test:
 	bash scripts/test.sh
+test-fast:
+	TRACEVIS3D_SKIP_SMOKE52=1 bash scripts/test.sh tests/unit
 setup:
 	bash scripts/setup.sh
 bench: setup
