@@ -32,6 +32,8 @@ import sys
 import threading
 import time
 
+from benchio import write_json_whole  # noqa: E402 (bench/ is the script's folder)
+
 STAGES = ("classes", "call_order", "join", "tiers", "overview", "kept_class_pairs", "top_k", "kept_pairs",
           "groups", "pair_fields", "repetitions")
 
@@ -206,8 +208,7 @@ def main() -> None:
         if "total" not in results[-1]:
             break
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f)
+        write_json_whole(args.json, results)
     print("compare(synthetic(n, threads=4), perturb(a, seed=2)): per stage seconds, peak RSS during the stage, "
           "(peak − RSS of the warmed-up interpreter) per call of A+B, peak ÷ peak of loading the two traces, time ÷ numpy argsort of n doubles")
     print(table(results))

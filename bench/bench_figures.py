@@ -25,6 +25,8 @@ import tarfile
 import tempfile
 import time
 
+from benchio import write_json_whole  # noqa: E402 (bench/ is the script's folder)
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DRIVER = REPO / "bench" / "figure_driver.py"
 REPORT = REPO / "tracevis3d" / "blender" / "figure_report.py"
@@ -138,7 +140,7 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _print_table(rows)
-    (out / "bench_figures.json").write_text(json.dumps(rows, indent=1, default=str))
+    write_json_whole(out / "bench_figures.json", rows, indent=1, default=str)
     return 0
 
 

@@ -35,6 +35,8 @@ import sys
 import tarfile
 import tempfile
 
+from benchio import write_json_whole  # noqa: E402 (bench/ is the script's folder)
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DRIVER = REPO / "bench" / "view_driver.py"
 REPORT = REPO / "tracevis3d" / "blender" / "figure_report.py"
@@ -199,7 +201,7 @@ def main(argv=None) -> int:
                 res["before"] = reuse[key].get("before") or reuse[key].get("after") or {"error": "not measured"}
             rows[key] = res
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+        write_json_whole(args.json, rows, indent=1)
     print("| view | trace | calls, levels, threads | version | names ≥14 px | smallest name px | empty | "
           "largest margin | grey | layout s | layout+build s (× before) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

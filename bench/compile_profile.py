@@ -12,12 +12,13 @@ the step's compile time.  Prints one table per step, slowest kernels first.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
 from collections import defaultdict
+
+from benchio import write_json_whole  # noqa: E402 (bench/ is the script's folder)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -124,8 +125,7 @@ def main(argv=None) -> int:
         for k, (s, sigs) in sorted(per.items(), key=lambda kv: -kv[1][0]):
             print(f"| {k} | {s:.2f} | {len(sigs)} |")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json_whole(args.json, out, indent=1)
     return 0
 
 

@@ -31,10 +31,12 @@ Exit status is non-zero with a one-line message on any failure.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -262,7 +264,7 @@ def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bo
     if write_manifest:
         all_wheels = resolve_wheels(declared, offline)
         text = replace_wheels_block(text, all_wheels)
-        MANIFEST.write_text(text)
+        write_whole(MANIFEST, text)
         print(f"[manifest] wrote {len(all_wheels)} wheels into {MANIFEST.name}", file=sys.stderr)
 
     listed = manifest_wheels(text)
@@ -290,18 +292,42 @@ def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bo
         print(f"[kernels] {prebuilt_kernels(src)}", file=sys.stderr)
     DIST.mkdir(exist_ok=True)
     version = manifest["version"]
-    outputs = [DIST / f"{manifest['id']}-{version}-{p.replace('-', '_')}.zip" for p in platforms]
-    for o in outputs:
-        if o.exists():
-            o.unlink()
-    log = run_tool(["build", "--source-dir", str(src), "--output-dir", str(DIST), "--split-platforms"])
-    print(log, file=sys.stderr)
-    for o in outputs:
-        if not o.is_file():
-            raise BuildError(f"expected {o} was not built")
-        run_tool(["validate", str(o)])
-        print(f"[validate] {o.name}: ok ({o.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
-    return outputs
+    names = [f"{manifest['id']}-{version}-{p.replace('-', '_')}.zip" for p in platforms]
+    # built and validated in a folder of their own beside dist/, then renamed into it: a failed or
+    # interrupted build leaves the last good zips in dist/ as they were
+    fresh = Path(tempfile.mkdtemp(prefix=".build-", dir=DIST))
+    try:
+        log = run_tool(["build", "--source-dir", str(src), "--output-dir", str(fresh), "--split-platforms"])
+        print(log, file=sys.stderr)
+        for name in names:
+            built = fresh / name
+            if not built.is_file():
+                raise BuildError(f"expected {DIST / name} was not built")
+            run_tool(["validate", str(built)])
+            with open(built, "rb") as f:
+                os.fsync(f.fileno())
+            print(f"[validate] {name}: ok ({built.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+        for name in names:
+            os.replace(fresh / name, DIST / name)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    return [DIST / name for name in names]
+
+
+def write_whole(path: Path, text: str) -> None:
+    """``text`` as the whole of ``path``: written beside it, flushed, renamed over it (the manifest
+    is a source file: a failed write must leave it as it was)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:

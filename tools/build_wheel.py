@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,18 +89,36 @@ def build(kernels: bool = True) -> Path:
             raise BuildError(str(e)) from None
     build_backend()
     DIST.mkdir(exist_ok=True)
-    for old in DIST.glob("tracevis3d-*.whl"):
-        old.unlink()
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                        "--no-index", "--find-links", str(BUILD_DEPS), "--wheel-dir", str(DIST), str(src)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or ["pip wheel failed"])[-1]
-        raise BuildError(f"pip wheel failed: {last}")
-    wheels = sorted(DIST.glob("tracevis3d-*.whl"))
-    if len(wheels) != 1:
-        raise BuildError(f"expected one tracevis3d wheel in {DIST}, found {len(wheels)}")
-    return wheels[0]
+    # built in a folder of its own beside dist/ and renamed into it once whole: a failed build
+    # leaves the last good wheel in dist/ as it was
+    fresh = Path(tempfile.mkdtemp(prefix=".wheel-", dir=DIST))
+    try:
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+                            "--no-deps", "--no-index", "--find-links", str(BUILD_DEPS), "--wheel-dir", str(fresh),
+                            str(src)], capture_output=True, text=True)
+        if r.returncode != 0:
+            last = (r.stderr.strip().splitlines() or ["pip wheel failed"])[-1]
+            raise BuildError(f"pip wheel failed: {last}")
+        wheels = sorted(fresh.glob("tracevis3d-*.whl"))
+        if len(wheels) != 1:
+            raise BuildError(f"expected one tracevis3d wheel, pip wheel made {len(wheels)}")
+        try:
+            with zipfile.ZipFile(wheels[0]) as zf:
+                bad = zf.testzip()
+        except zipfile.BadZipFile as e:
+            raise BuildError(f"the built wheel is not a whole zip: {e}") from None
+        if bad is not None:
+            raise BuildError(f"the built wheel has a damaged member: {bad}")
+        with open(wheels[0], "rb") as f:
+            os.fsync(f.fileno())
+        target = DIST / wheels[0].name
+        os.replace(wheels[0], target)
+        for old in DIST.glob("tracevis3d-*.whl"):
+            if old != target:
+                old.unlink()
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

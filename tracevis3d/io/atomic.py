@@ -26,7 +26,7 @@ import stat
 import tempfile
 from typing import Callable
 
-__all__ = ["check_save_target", "replaced_whole", "output_error", "failed_write_cause", "OutputError", "CAUSES"]
+__all__ = ["check_save_target", "replaced_whole", "write_whole", "output_error", "failed_write_cause", "OutputError", "CAUSES"]
 
 #: what the system's errors mean to a user who saves a file
 CAUSES = {
@@ -197,3 +197,17 @@ def replaced_whole(path, verify: Callable[[str], None] | None = None, suffix: st
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def write_whole(path, data: bytes | str, what: str = "cannot save") -> None:
+    """``data`` (bytes, or text written as UTF-8) as the whole content of ``path``, through
+    `replaced_whole`: a small output (a JSON manifest, a bench table, a session) that is either
+    all there or, on any failure, the file that was there before, untouched."""
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+    def same_size(tmp: str) -> None:
+        if os.path.getsize(tmp) != len(raw):
+            raise OSError(errno.EIO, "written short")
+
+    with replaced_whole(path, verify=same_size, what=what) as tmp, open(tmp, "wb") as f:
+        f.write(raw)
