@@ -11,9 +11,13 @@ import pytest
 from tracevis3d.params import view_schemas
 from tracevis3d.params.core import Param
 from tracevis3d.params.kinds import Choice, Flag, Number
+from tracevis3d.views import VIEWS
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-COMMANDS = {"icicle": "render-icicle", "compare": "render-compare", "threads": "render-threads", "cone": "render-cone"}
+#: view -> its (first) command, for every view of the registry that has one
+COMMANDS = {v.name: v.commands[0].name for v in VIEWS if v.commands}
+#: command -> the placeholders of its positionals (the registry's usage line)
+POSITIONALS = {c.name: c.usage.split()[1:] for v in VIEWS for c in v.commands}
 
 
 def _parser(command):
@@ -24,7 +28,7 @@ def _parser(command):
 
 
 def _positionals(command):
-    return ["a.json", "b.json"] if command == "render-compare" else ["t.json"]
+    return [f"{k}.json" for k in range(len(POSITIONALS[command]))]
 
 
 def _parse(command, *extra):

@@ -13,8 +13,8 @@ import os
 import sys
 
 from .common import PROG, CLIError, _Help, _HelpShown, _Parser, run_job  # noqa: F401 (run_job: the API)
-from .compare import _add_compare_parser, compare_params, render_compare  # noqa: F401
-from .icicle import _add_icicle_parser, icicle_params, render_icicle  # noqa: F401
+from .compare import compare_params, render_compare  # noqa: F401
+from .icicle import icicle_params, render_icicle  # noqa: F401
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -26,24 +26,15 @@ def make_parser() -> argparse.ArgumentParser:
 
     add_version(p, f"{PROG} {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    _add_icicle_parser(sub)
-    _add_compare_parser(sub)
-    from .threads import add_threads_parser
+    from ..views import VIEWS, resolve
 
-    add_threads_parser(sub)
-    from .cone import add_cone_parser
-
-    add_cone_parser(sub)
-    from .extravis import add_extravis_parser
-
-    add_extravis_parser(sub)
+    for view in VIEWS:  # each view's commands, added by its CLI module (`tracevis3d.views`)
+        if view.commands:
+            resolve(view.cli).add_parsers(sub)
 
     from .animation import add_animation_parser
 
     add_animation_parser(sub)
-    from .live import add_parsers as _add_live_parsers
-
-    _add_live_parsers(sub)
     sub.add_parser("formats", help="list the trace formats TraceVis3D recognises and reads",
                    description="List every trace format TraceVis3D recognises: whether it is read, what its x\n"
                                "axis is (time, or a measure for merged stacks), the tools that write it.\n"
@@ -59,35 +50,30 @@ def list_formats(_args) -> str:
     return describe_formats()
 
 
-
-def render_threads(args) -> str:
-    from .threads import render_threads as _render_threads
-
-    return _render_threads(args)
-
-
-def render_cone(args) -> str:
-    from .cone import render_cone as run
-
-    return run(args)
-
-
-def render_extravis(args) -> str:
-    from .extravis import render_extravis as run
-
-    return run(args)
-
-
 def render_animation(args) -> str:
     from .animation import render_animation as run
 
     return run(args)
 
 
-COMMANDS = {"render-icicle": render_icicle, "render-animation": render_animation,
-            "render-compare": render_compare, "render-threads": render_threads,
-            "render-cone": render_cone, "render-extravis": render_extravis, "render-heb": render_extravis,
-            "render-sequence": render_extravis, "formats": list_formats}
+#: the commands that are no view's (a view's commands are its CLI module's, `command_runner`)
+COMMANDS = {"render-animation": render_animation, "formats": list_formats}
+
+
+def command_runner(command: str):
+    """The function that runs ``command``: one of `COMMANDS`, else from the ``COMMANDS`` of the
+    view CLI modules (`tracevis3d.views`: their views' commands, and a module's tools such as
+    ``replay``); None for an unknown command."""
+    if command in COMMANDS:
+        return COMMANDS[command]
+    from ..views import VIEWS, resolve
+
+    for view in VIEWS:
+        if view.commands:
+            run = getattr(resolve(view.cli), "COMMANDS", {}).get(command)
+            if run is not None:
+                return run
+    return None
 
 
 def console(argv: list[str] | None = None) -> int:
@@ -112,13 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             raise CLIError("missing command; try: render-icicle TRACE -o fig.png "
                            "or render-compare A B -o fig.png", 2)
-        if args.command not in COMMANDS:
-            from .live import COMMANDS as live_commands
-
-            COMMANDS.update(live_commands)
-        if args.command not in COMMANDS:  # pragma: no cover
+        run = command_runner(args.command)
+        if run is None:  # pragma: no cover
             raise CLIError(f"unknown command {args.command!r}", 2)
-        print(COMMANDS[args.command](args))
+        print(run(args))
         return 0
     except _HelpShown:
         return 0

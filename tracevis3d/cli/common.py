@@ -53,6 +53,29 @@ exit status: 0 ok, 1 unreadable trace or failed step, 2 bad arguments, 3 interna
 """
 
 
+def add_view_command(sub, command: str, description: str, epilog: str = FOOTER, positionals=None) -> None:
+    """The parser of a view's command (`tracevis3d.views`): its help line and its option
+    schemas are the registry's, its description, examples and positionals the CLI module's
+    (default positionals: one TRACE)."""
+    from ..params.cli import add_command
+    from ..views import commands
+
+    view, cmd = commands()[command]
+    add_command(sub, cmd.name, help=cmd.help, description=description, epilog=epilog, formatter=_Help,
+                positionals=positionals if positionals is not None else [("trace", "TRACE", TRACE_HELP)],
+                schemas=view.option_schemas())
+
+
+def view_params(name: str, args, skip=()):
+    """The validated parameter object of view ``name`` from parsed arguments (`views.View.make_params`:
+    ``from_dict``, as every job builds them); ``skip``: options left at the view's defaults."""
+    from ..params.cli import values
+    from ..views import view
+
+    v = view(name)
+    return v.make_params(values(args, v.params_class.SCHEMA, skip=list(skip)))
+
+
 def _progress(frac: float, text: str) -> None:
     sys.stderr.write(f"[{int(round(frac * 100)):3d}%] {text}\n")
     sys.stderr.flush()

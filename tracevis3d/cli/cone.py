@@ -5,26 +5,21 @@ from __future__ import annotations
 import os
 
 
-def add_cone_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.cone import CONE
-    from ..params.render import RENDER
-    from .common import FOOTER, TRACE_HELP, _Help
+def add_parsers(sub) -> None:
+    from .common import add_view_command
 
-    add_command(sub, "render-cone", help="render the cone tree of a trace's calling contexts to an image",
-                description="Render the call hierarchy as a 3D cone tree (Robertson et al. 1991): calls merged by "
-                            "their path from the root (calling contexts), the largest by inclusive time drawn as "
-                            "spheres at the apex of their cone, children on its base circle; nodes with more below "
-                            "carry a dark stub (partially expanded).", epilog=FOOTER, formatter=_Help,
-                positionals=[("trace", "TRACE", TRACE_HELP)],
-                schemas=[RENDER, CONE])
+    add_view_command(sub, "render-cone",
+                     "Render the call hierarchy as a 3D cone tree (Robertson et al. 1991): calls merged by "
+                     "their path from the root (calling contexts), the largest by inclusive time drawn as "
+                     "spheres at the apex of their cone, children on its base circle; nodes with more below "
+                     "carry a dark stub (partially expanded).")
+
 
 
 def cone_params(args):
-    from ..params.cli import values
-    from ..params.cone import CONE, ConeParams
+    from .common import view_params
 
-    return ConeParams(**values(args, CONE)).validate()
+    return view_params("cone", args)
 
 
 def render_cone(args) -> str:
@@ -39,3 +34,6 @@ def render_cone(args) -> str:
     cli._progress(0.6, f"scene: {m['n_nodes']} of {m['n_contexts']} calling contexts, {m['n_partial']} partially "
                        f"expanded, {m['n_labels']} labels in {info['timings']['total']:.2f} s")
     return cli._render_and_save(args, scene, out, save)
+
+
+COMMANDS = {"render-cone": render_cone}

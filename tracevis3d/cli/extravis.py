@@ -22,48 +22,40 @@ EXAMPLES = {
   python -m tracevis3d render-sequence trace.json -o seq.png --level module
   python -m tracevis3d render-sequence trace.json -o seq.png --window 50ms:250ms --power -2
 """}
-#: command -> (views, help, description)
-COMMANDS = {
-    "render-extravis": ("both", "render who calls whom and when (EXTRAVIS) to an image",
-                        "Render EXTRAVIS' two linked views of one time window: the hierarchy's elements\n"
-                        "on a circle with an icicle ring around them and a bundled tube for every\n"
-                        "caller → callee pair (left), and every call as a row from its caller's column\n"
-                        "to its callee's, the first at the top (right)."),
-    "render-heb": ("heb", "render who calls whom (EXTRAVIS' circular bundle view) to an image",
-                   "Render EXTRAVIS' circular bundle view of one time window alone: the hierarchy's\n"
-                   "elements on a circle with an icicle ring around them and a bundled tube for every\n"
-                   "caller → callee pair, as wide as the calls it carries."),
-    "render-sequence": ("sequence", "render every call as a row (EXTRAVIS' massive sequence view) to an image",
-                        "Render EXTRAVIS' massive sequence view of one time window alone: the hierarchy as\n"
-                        "an icicle along the top, every call a row from its caller's column to its\n"
-                        "callee's, the first at the top, rare calls kept visible."),
+#: command -> (views, description); the help lines are the registry's (`tracevis3d.views`)
+VIEWS_OF = {
+    "render-extravis": ("both", "Render EXTRAVIS' two linked views of one time window: the hierarchy's elements\n"
+                                "on a circle with an icicle ring around them and a bundled tube for every\n"
+                                "caller → callee pair (left), and every call as a row from its caller's column\n"
+                                "to its callee's, the first at the top (right)."),
+    "render-heb": ("heb", "Render EXTRAVIS' circular bundle view of one time window alone: the hierarchy's\n"
+                          "elements on a circle with an icicle ring around them and a bundled tube for every\n"
+                          "caller → callee pair, as wide as the calls it carries."),
+    "render-sequence": ("sequence", "Render EXTRAVIS' massive sequence view of one time window alone: the hierarchy "
+                                    "as\nan icicle along the top, every call a row from its caller's column to its\n"
+                                    "callee's, the first at the top, rare calls kept visible."),
 }
 
 
-def add_extravis_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.extravis import EXTRAVIS
-    from ..params.render import RENDER
-    from .common import TRACE_HELP, _Help
+def add_parsers(sub) -> None:
+    from .common import add_view_command
 
-    for command, (_views, help_, description) in COMMANDS.items():
-        add_command(sub, command, help=help_, description=description, epilog=EXAMPLES[command], formatter=_Help,
-                    positionals=[("trace", "TRACE", TRACE_HELP)],
-                    schemas=[RENDER, EXTRAVIS])
+    for command, (_views, description) in VIEWS_OF.items():
+        add_view_command(sub, command, description, EXAMPLES[command])
+
 
 
 def extravis_params(args):
-    from ..params.cli import values
-    from ..params.extravis import EXTRAVIS, ExtravisParams
+    from .common import view_params
 
-    return ExtravisParams(**values(args, EXTRAVIS)).validate()
+    return view_params("extravis", args)
 
 
 def render_extravis(args) -> str:
     """Any of the three commands (``args.command`` says which views)."""
     from . import common as cli
 
-    views = COMMANDS.get(getattr(args, "command", None) or "render-extravis", COMMANDS["render-extravis"])[0]
+    views = VIEWS_OF.get(getattr(args, "command", None) or "render-extravis", VIEWS_OF["render-extravis"])[0]
     out, save, params, trace, scene = cli._start_render(args, extravis_params)
     from ..blender.extravis_tasks import extravis_build_job
 
@@ -78,4 +70,5 @@ def render_extravis(args) -> str:
     return cli._render_and_save(args, scene, out, save)
 
 
-__all__ = ["add_extravis_parser", "render_extravis"]
+COMMANDS = {command: render_extravis for command in VIEWS_OF}
+__all__ = ["add_parsers", "render_extravis", "COMMANDS"]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 
-from .common import FOOTER, TRACE_HELP, _build, _fill_scene_settings, _Help, _progress, _render_and_save, _start_render
+from .common import (FOOTER, _build, _fill_scene_settings, _progress, _render_and_save, _start_render, add_view_command,
+                     view_params)
 
 EXAMPLES = """examples:
   python -m tracevis3d render-icicle trace.json -o fig.png
@@ -12,25 +13,16 @@ EXAMPLES = """examples:
 """ + FOOTER
 
 
-def _add_icicle_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.icicle import ICICLE
-    from ..params.render import RENDER
+def add_parsers(sub) -> None:
+    add_view_command(sub, "render-icicle",
+                     "Render the extruded 3D icicle of a trace to an image: x is time,\n"
+                     "height is stack depth, one lane per thread.", EXAMPLES)
 
-    add_command(sub, "render-icicle", help="render the extruded 3D icicle of a trace to an image",
-                description="Render the extruded 3D icicle of a trace to an image: x is time,\n"
-                            "height is stack depth, one lane per thread.",
-                epilog=EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", TRACE_HELP)],
-                schemas=[RENDER, ICICLE])
 
 
 def icicle_params(args):
     """The `IcicleParams` of the parsed arguments (ValueError on a bad combination)."""
-    from ..params.cli import values
-    from ..params.icicle import ICICLE, IcicleParams
-
-    return IcicleParams(**values(args, ICICLE)).validate()
+    return view_params("icicle", args)
 
 
 def render_icicle(args) -> str:
@@ -51,3 +43,4 @@ def render_icicle(args) -> str:
     return _render_and_save(args, scene, out, save)
 
 
+COMMANDS = {"render-icicle": render_icicle}

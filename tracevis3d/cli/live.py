@@ -86,16 +86,14 @@ COMMANDS = {"replay": replay}
 
 
 def add_render_live_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.live import LIVE, RENDER_LIVE
+    from .common import add_view_command
 
-    add_command(sub, "render-live", help="render the growing icicle of a live feed to PNG frames or a video",
-                description="Listen at ENDPOINT (binds; programs and `replay` connect), grow the "
-                            "scene as calls arrive and render FPS frames per second for SECONDS "
-                            "seconds into the folder -o (frame_00000.png, ...), or into a video "
-                            "when -o ends in .mp4, .mkv, .mov or .webm (Blender's FFmpeg).",
-                positionals=[("endpoint", "ENDPOINT", "the endpoint to listen at, e.g. tcp://127.0.0.1:5599")],
-                schemas=[RENDER_LIVE, LIVE])
+    add_view_command(sub, "render-live",
+                     "Listen at ENDPOINT (binds; programs and `replay` connect), grow the\n"
+                     "scene as calls arrive and render FPS frames per second for SECONDS\n"
+                     "seconds into the folder -o (frame_00000.png, ...), or into a video\n"
+                     "when -o ends in .mp4, .mkv, .mov or .webm (Blender's FFmpeg).", epilog="",
+                     positionals=[("endpoint", "ENDPOINT", "the endpoint to listen at, e.g. tcp://127.0.0.1:5599")])
 
 
 def live_params(args):

@@ -14,26 +14,20 @@ Record Python programs with VizTracer's --log_func_args: the `self` of Condition
 Queue.get/put, Event.wait, ... names the objects threads wait on."""
 
 
-def add_threads_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.render import RENDER
-    from ..params.threads import THREADS, THREADS_COMMAND
-    from .common import TRACE_HELP, _Help
+def add_parsers(sub) -> None:
+    from .common import add_view_command
 
-    add_command(sub, "render-threads", help="render who waits on whom (SyncTrace thread view) to an image",
-                description="Render the thread view of a trace to an image: every thread a bended\n"
-                            "icicle on a ring, curves from each wait to the release that ended it,\n"
-                            "the focused thread as a straight icicle behind the ring.",
-                epilog=THREADS_EXAMPLES, formatter=_Help,
-                positionals=[("trace", "TRACE", TRACE_HELP)],
-                schemas=[RENDER, THREADS, THREADS_COMMAND])
+    add_view_command(sub, "render-threads",
+                     "Render the thread view of a trace to an image: every thread a bended\n"
+                     "icicle on a ring, curves from each wait to the release that ended it,\n"
+                     "the focused thread as a straight icicle behind the ring.", THREADS_EXAMPLES)
+
 
 
 def threads_params(args):
-    from ..params.cli import values
-    from ..params.threads import THREADS, ThreadsParams
+    from .common import view_params
 
-    return ThreadsParams(**values(args, THREADS)).validate()
+    return view_params("threads", args)
 
 
 def render_threads(args) -> str:
@@ -64,4 +58,5 @@ def render_threads(args) -> str:
     return _render_and_save(args, scene, out, save)
 
 
-__all__ = ["add_threads_parser", "render_threads"]
+COMMANDS = {"render-threads": render_threads}
+__all__ = ["add_parsers", "render_threads", "COMMANDS"]

@@ -13,25 +13,22 @@ END = "<!-- END OPTION REFERENCE -->"
 
 
 def commands() -> list:
-    """(command, what it draws, its schemas) of every render command."""
+    """(command, what it draws, its schemas) of every render command: each view's commands as
+    the view registry declares them (`tracevis3d.views`: usage, schemas; the doc of its
+    parameters' schema, then its note), then ``render-animation``."""
+    from ..views import VIEWS
     from .animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
-    from .compare import COMPARE
-    from .cone import CONE
-    from .extravis import EXTRAVIS
     from .icicle import ICICLE
-    from .live import LIVE, RENDER_LIVE
-    from .render import RENDER
-    from .threads import THREADS, THREADS_COMMAND
 
-    return [("render-icicle TRACE", ICICLE.doc, [RENDER, ICICLE]),
-            ("render-compare A B", COMPARE.doc, [RENDER, COMPARE]),
-            ("render-threads TRACE", THREADS.doc, [RENDER, THREADS, THREADS_COMMAND]),
-            ("render-cone TRACE", CONE.doc, [RENDER, CONE]),
-            ("render-extravis TRACE", EXTRAVIS.doc + " `render-heb TRACE` and `render-sequence TRACE` draw one of the "
-             "two views alone, filling the figure; they take the same options.", [RENDER, EXTRAVIS]),
-            ("render-live ENDPOINT", LIVE.doc, [RENDER_LIVE, LIVE]),
-            ("render-animation TRACE [TRACE_B]", ANIMATION.doc, [ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE,
-                                                                    ANIMATION_THREADS, ANIMATION_CONE])]
+    out = []
+    for v in VIEWS:
+        if not v.commands:
+            continue
+        doc = " ".join(t for t in (v.params_class.SCHEMA.doc, v.reference_note) if t)
+        out.append((v.commands[0].usage, doc, v.option_schemas()))
+    out.append(("render-animation TRACE [TRACE_B]", ANIMATION.doc,
+                [ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE]))
+    return out
 
 
 def _cell(text: str) -> str:
