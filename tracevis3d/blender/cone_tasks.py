@@ -17,7 +17,7 @@ def _cone_layout(trace, params):
     from ..layout.cone import ConeParams, cone_layout
 
     if isinstance(params, dict):
-        params = ConeParams(**params)
+        params = ConeParams.from_dict(params)
     params = (params or ConeParams()).validate()
     return params, cone_layout(trace, params)
 

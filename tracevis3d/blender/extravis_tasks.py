@@ -31,7 +31,7 @@ def _extravis_layout(trace, params, views="both"):
     from ..params.extravis import ExtravisParams
 
     if isinstance(params, dict):
-        params = ExtravisParams(**params)
+        params = ExtravisParams.from_dict(params)
     params = (params or ExtravisParams()).validate()
     return params, extravis_layout(trace, params, views=views)
 

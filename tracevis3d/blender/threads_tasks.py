@@ -25,7 +25,7 @@ def _analyse_and_layout(trace, params, sync=None):
     from ..layout.threads_params import ThreadsParams
 
     if isinstance(params, dict):
-        params = ThreadsParams(**params)
+        params = ThreadsParams.from_dict(params)
     params = (params or ThreadsParams()).validate()
     t = time.perf_counter()
     sync = sync if sync is not None else synchronisation(trace)

@@ -56,27 +56,33 @@ def _checked_target(args) -> tuple:
     return out, video, checked_save(args)
 
 
-#: the animations each view has ("auto" is the first)
-VIEW_KINDS = {"icicle": ("growth", "flythrough", "turntable"),
-              "compare": ("reveal", "growth", "flythrough", "turntable"),
-              "threads": ("handoffs", "growth", "flythrough", "turntable"), "cone": ("turntable", "growth", "flythrough")}
+def view_kinds() -> dict:
+    """view -> the animations it has ("auto" is the first): the view registry's
+    (`tracevis3d.views.View.animations`)."""
+    from ..views import views
+
+    return {v.name: v.animations for v in views(animated=True)}
 
 
 def _view(args) -> str:
+    from ..views import view as view_of
+
     two = args.trace_b is not None
     view = args.view if args.view != "auto" else ("compare" if two else "icicle")
-    if view == "compare" and not two:
-        raise CLIError("--view compare needs two traces: TRACE TRACE_B", 2)
-    if view != "compare" and two:
+    two_traces = view_of(view).two_traces
+    if two_traces and not two:
+        raise CLIError(f"--view {view} needs two traces: TRACE TRACE_B", 2)
+    if not two_traces and two:
         raise CLIError(f"two traces make a comparison: leave --view out or write --view compare (not {view})", 2)
-    kind = args.kind if args.kind != "auto" else VIEW_KINDS[view][0]
-    if kind not in VIEW_KINDS[view]:
+    kinds = view_kinds()[view]
+    kind = args.kind if args.kind != "auto" else kinds[0]
+    if kind not in kinds:
         if kind == "reveal":
             raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
         if kind == "handoffs":
             raise CLIError("--kind handoffs needs the thread view: --view threads", 2)
         raise CLIError(f"--kind {kind} of the {view} view is not available yet; "
-                       f"use {', '.join(VIEW_KINDS[view])}", 2)
+                       f"use {', '.join(kinds)}", 2)
     return view, kind
 
 
@@ -124,19 +130,16 @@ def _build_compare(args, scene) -> dict:
 
 
 def _build_one(args, scene, view: str) -> tuple:
-    """The thread view or the cone tree of one trace: (layout meta, trace)."""
+    """Any other view of one trace (the thread view, the cone tree): its parameters and its
+    build job are the view registry's (`tracevis3d.views`); (layout meta, trace)."""
     from ..params.animation import differing
-    from ..params.cli import values
+    from ..views import resolve
+    from ..views import view as view_of
+    from .common import view_params
 
-    if view == "threads":
-        from ..params.threads import THREADS as SCHEMA, ThreadsParams as P
-    else:
-        from ..params.cone import CONE as SCHEMA, ConeParams as P
-    params, trace = params_and_trace(args, lambda a: P(**values(a, SCHEMA, skip=differing(SCHEMA))).validate())
-    if view == "threads":
-        from ..blender.threads_tasks import threads_build_job as job
-    else:
-        from ..blender.cone_tasks import cone_build_job as job
+    schema = view_of(view).params_class.SCHEMA
+    params, trace = params_and_trace(args, lambda a: view_params(view, a, skip=differing(schema)))
+    job = resolve(view_of(view).job)
     info = _build(job(trace, params, scene=scene), args.trace, 0.1, 0.5)
     _progress(0.5, f"scene: {view} view in {info['timings']['total']:.2f} s")
     return info["meta"], trace

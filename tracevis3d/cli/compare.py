@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-from .common import (FOOTER, CLIError, _build, _check_trace, _checked_outputs, _fill_scene_settings, _Help, _load,
-                     _progress, _render_and_save, _scene, run_job)
+from .common import (FOOTER, CLIError, _build, _check_trace, _checked_outputs, _fill_scene_settings, _load, _progress,
+                     _render_and_save, _scene, add_view_command, run_job)
 
 COMPARE_EXAMPLES = """examples:
   python -m tracevis3d render-compare run_a.json run_b.json -o diff.png
@@ -13,21 +13,17 @@ COMPARE_EXAMPLES = """examples:
   blender --background --command tracevis3d render-compare a.json b.json -o diff.png --save cmp.blend
 """ + FOOTER
 
-def _add_compare_parser(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.compare import COMPARE
-    from ..params.render import RENDER
+def add_parsers(sub) -> None:
+    add_view_command(sub, "render-compare",
+                     "Render the comparison of two runs (TraceDiff) to an image: A's icicle\n"
+                     "above, B's mirrored below, a shaded tube between every call of A and\n"
+                     "its best match in B (the subtrees call similar sets of functions).\n"
+                     "Calls with no match in the other run are orange: where the runs differ.",
+                     COMPARE_EXAMPLES,
+                     positionals=[("trace_a", "A", "the first run, drawn above: a trace file in any format `tracevis3d "
+                                                   "formats` lists"),
+                                  ("trace_b", "B", "the second run, drawn below (same formats)")])
 
-    add_command(sub, "render-compare", help="render two runs side by side (TraceDiff) to an image",
-                description="Render the comparison of two runs (TraceDiff) to an image: A's icicle\n"
-                            "above, B's mirrored below, a shaded tube between every call of A and\n"
-                            "its best match in B (the subtrees call similar sets of functions).\n"
-                            "Calls with no match in the other run are orange: where the runs differ.",
-                epilog=COMPARE_EXAMPLES, formatter=_Help,
-                positionals=[("trace_a", "A", "the first run, drawn above: a trace file in any format `tracevis3d "
-                                              "formats` lists"),
-                             ("trace_b", "B", "the second run, drawn below (same formats)")],
-                schemas=[RENDER, COMPARE])
 
 
 def compare_params(args) -> dict:
@@ -52,24 +48,25 @@ def _check_thread(trace, thread, path: str) -> None:
 
 def _calls_of_options(cmp, params: dict) -> None:
     """--brush-a/-b and --align-a: the calls (index or function name) resolved in the
-    comparison now, so that a name it lacks is a bad argument naming the option."""
-    from ..layout.compare import CompareParams, align_window_b, call_indices
+    comparison now (`layout.compare.call_options`, as the panel does), so that a name it lacks
+    is a bad argument naming the option.  B's focus window the alignment gives is said on
+    stderr; the layout sets it from ``align_a``."""
+    from ..layout.compare import call_options
+    from ..views import view
 
     try:
-        checked = CompareParams(**params).validate()
+        checked = view("compare").make_params(params)
     except ValueError as e:
         raise CLIError(str(e), 2) from None
     try:
-        params.update(call_indices(cmp, checked))
+        found = call_options(cmp, checked)
     except ValueError as e:
         name, _, msg = str(e).partition(": ")
         raise CLIError(f"--{name.replace('_', '-')}: {msg}", 2) from None
-    if checked.align_a is not None:
+    window_b = found.pop("window_b", None)
+    params.update(found)
+    if window_b is not None:
         call = params["align_a"]
-        try:
-            window_b = align_window_b(cmp, call)
-        except ValueError as e:
-            raise CLIError(f"--align-a: {e}", 2) from None
         _progress(0.3, f"--align-a: B's focus on the matches of call {call} "
                        f"({cmp.a.function_names[cmp.a.func[call]]}): {window_b[0]:.6g}..{window_b[1]:.6g} µs")
 
@@ -106,3 +103,4 @@ def render_compare(args) -> str:
     return _render_and_save(args, scene, out, save)
 
 
+COMMANDS = {"render-compare": render_compare}

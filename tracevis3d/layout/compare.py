@@ -68,6 +68,7 @@ from .compare_tubes import (  # noqa: F401
     best_partners,
     brushed_groups,
     call_indices,
+    call_options,
     key_boxes,
     merge_tubes,
     resolve_calls,

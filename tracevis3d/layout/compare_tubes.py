@@ -366,15 +366,28 @@ def call_indices(cmp, params: CompareParams) -> dict:
     return out
 
 
+def call_options(cmp, params: CompareParams) -> dict:
+    """The calls ``brush_a``, ``brush_b`` and ``align_a`` name as indices (`call_indices`) and,
+    for ``align_a``, B's focus window on its matches (``window_b``, `align_window_b`):
+    {parameter: value} of those set; ValueError naming the parameter.  The command line, the
+    panel and the layout resolve these options here."""
+    out = call_indices(cmp, params)
+    if out.get("align_a") is not None:
+        try:
+            out["window_b"] = align_window_b(cmp, out["align_a"])
+        except ValueError as e:
+            raise ValueError(f"align_a: {e}") from None
+    return out
+
+
 def resolve_calls(cmp, params: CompareParams) -> CompareParams:
-    """``params`` with its calls as indices (`call_indices`) and B's focus window set by
-    ``align_a`` (`align_window_b`); a copy, ValueError naming the parameter."""
+    """``params`` with its calls as indices and B's focus window set by ``align_a``
+    (`call_options`); a copy, ValueError naming the parameter."""
     import dataclasses
 
-    changes = call_indices(cmp, params)
+    changes = call_options(cmp, params)
     changes.update(side_threads(cmp, params))
-    if changes.get("align_a") is not None:
-        changes["window_b"] = align_window_b(cmp, changes.pop("align_a"))
+    if "window_b" in changes:
         changes["align_a"] = None  # done: B's window is set
     return dataclasses.replace(params, **changes) if changes else params
 

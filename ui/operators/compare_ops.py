@@ -29,21 +29,23 @@ COLOUR_MODES = TUBE_COLOR_ITEMS
 def resolve_calls(cmp, params: dict, calls: dict, align=None) -> dict:
     """``params`` with the brushed calls (index or function name, see
     `Comparison.find_call`) as call indices and, for ``align`` (a call of A), B's focus
-    window on its matches (`layout.compare.align_window_b`); ValueError naming the field."""
-    out = dict(params)
-    for key, side, label in (("brush_a", "a", "Brush A"), ("brush_b", "b", "Brush B")):
-        what = calls.get(key)
-        try:
-            out[key] = None if what is None else cmp.find_call(side, what)
-        except ValueError as e:
-            raise ValueError(f"{label}: {e}") from None
-    if align is not None:
-        from ...tracevis3d.layout.compare import align_window_b
+    window on its matches: `layout.compare.call_options`, the command line's resolution too;
+    ValueError naming the panel field."""
+    from ...tracevis3d.layout.compare import call_options
+    from ...tracevis3d.views import view
 
-        try:
-            out["window_b"] = list(align_window_b(cmp, cmp.find_call("a", align)))
-        except ValueError as e:
-            raise ValueError(f"Align: {e}") from None
+    asked = {**params, **calls, "align_a": align}
+    if align is not None:
+        asked["window_b"] = None  # the alignment sets it
+    try:
+        found = call_options(cmp, view("compare").make_params(asked))
+    except ValueError as e:
+        name, _, msg = str(e).partition(": ")
+        schema = properties.VIEWS["compare"].SCHEMA
+        raise ValueError(f"{schema[name].label if name in schema.by_name else name}: {msg}") from None
+    out = {**params, "brush_a": found.get("brush_a"), "brush_b": found.get("brush_b")}
+    if "window_b" in found:
+        out["window_b"] = list(found["window_b"])
     return out
 
 
