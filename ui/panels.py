@@ -2,7 +2,8 @@
 
 Trace (import, path, Build, Frame; the running job's progress bar and Cancel), Parameters
 (the icicle), Compare, Threads, Who Calls Whom (EXTRAVIS), Structure (search, bookmarks, cone tree),
-Live, Render, Animate and Details sub-panels; every button is one of the operators, every view's
+Live, Render, Animate and Details sub-panels (a view's section labelled as its registry entry says,
+`tracevis3d.views`); every button is one of the operators, every view's
 fields drawn from its schema by `draw_schema` (``scene.tracevis3d_<view>_params``), the
 session's from ``scene.tracevis3d``.
 """
@@ -94,11 +95,18 @@ def _schema(view: str):
     return VIEWS[view].SCHEMA
 
 
+def _section(view: str) -> str:
+    """The label of a view's section: its registry entry's (`tracevis3d.views.View.panel`)."""
+    from ..tracevis3d.views import view as view_of
+
+    return view_of(view).panel
+
+
 class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
     """Who waits on whom (SyncTrace): build the thread view; its parameters (the Threads
     schema); focus the picked call's thread; who released the picked call."""
 
-    bl_label = "Threads"
+    bl_label = _section("threads")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -128,7 +136,7 @@ class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
     (at once with Follow Handles, `follow_handles`, else at the next Build); the element last picked with Show Call can be highlighted (its calls
     lit in both views)."""
 
-    bl_label = "Who Calls Whom (EXTRAVIS)"
+    bl_label = _section("extravis")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -161,7 +169,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
     brushing; the tube colour switches at once, the others rebuild on Compare, Brush or
     Align)."""
 
-    bl_label = "Compare Runs"
+    bl_label = _section("compare")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -190,7 +198,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
 class VIEW3D_PT_tracevis3d_live(_Base, Panel):
     """Watch a program run: endpoint, Connect/Disconnect, follow now, status line."""
 
-    bl_label = "Live"
+    bl_label = _section("live")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -219,7 +227,7 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):
     """The icicle's parameters (the Icicle schema); Build applies them."""
 
-    bl_label = "Parameters"
+    bl_label = _section("icicle")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
 
     def draw(self, context):
@@ -232,7 +240,7 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
 class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
     """Search with history, bookmarks, the cone tree (SEAT's exploration) and its parameters."""
 
-    bl_label = "Structure"
+    bl_label = _section("cone")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 

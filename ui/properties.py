@@ -1,7 +1,7 @@
 """Scene properties, generated from the parameter schemas (issue 22), and saved sessions.
 
-One property group per view, its properties what the view's schema says
-(`tracevis3d.params`, through `props.schema_table`)::
+One property group per view of the view registry (`tracevis3d.views`), its properties what
+the view's schema says (`tracevis3d.params`, through `props.schema_table`)::
 
     scene.tracevis3d_icicle_params    IcicleParams      scene.tracevis3d_threads_params  ThreadsParams
     scene.tracevis3d_compare_params   CompareParams     scene.tracevis3d_cone_params     ConeParams
@@ -37,19 +37,14 @@ import sys
 
 import bpy
 
-from ..tracevis3d.params.compare import CompareParams
-from ..tracevis3d.params.cone import ConeParams
-from ..tracevis3d.params.extravis import ExtravisParams
-from ..tracevis3d.params.icicle import IcicleParams
-from ..tracevis3d.params.live import LiveParams
 from ..tracevis3d.params.animation import ANIMATION
 from ..tracevis3d.params.render import RENDER
-from ..tracevis3d.params.threads import ThreadsParams
+from ..tracevis3d.views import VIEWS as VIEW_REGISTRY
 from . import props
 
-#: view -> its parameter object; its group is ``scene.tracevis3d_<view>_params``
-VIEWS = {"icicle": IcicleParams, "compare": CompareParams, "threads": ThreadsParams, "cone": ConeParams,
-         "live": LiveParams, "extravis": ExtravisParams}
+#: view -> its parameter class, for every view of the registry (`tracevis3d.views`); its group is
+#: ``scene.tracevis3d_<view>_params``
+VIEWS = {v.name: v.params_class for v in VIEW_REGISTRY}
 #: the render options the panel edits: output, engine, samples, transparent (``save``, the
 #: command line's, has ``ui=False``)
 RENDER_FIELDS = tuple(p.name for p in RENDER if p.ui)

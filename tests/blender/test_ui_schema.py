@@ -18,13 +18,15 @@ import sys
 import numpy as np
 import pytest
 
+from tracevis3d.views import VIEWS as REGISTRY
+
 bpy = pytest.importorskip("bpy")
 
 pytestmark = pytest.mark.blender
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 PKG = "tv3d_addon"
-VIEWS = ("icicle", "compare", "threads", "cone", "live", "extravis")
+VIEWS = tuple(v.name for v in REGISTRY)  # every view of the registry has its group
 RNA_TYPES = {"Bool": "BOOLEAN", "Int": "INT", "Float": "FLOAT", "String": "STRING", "Enum": "ENUM"}
 
 

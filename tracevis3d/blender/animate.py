@@ -37,6 +37,7 @@ from .anim_handoffs import HANDOFF_MODIFIER, handoffs
 from .anim_reveal import REVEAL_MODIFIER, reveal
 from .anim_threads import ARC_MODIFIER, grow_rings, ring_label_times
 from .anim_inset import grow_inset, inset_boxes, inset_label_times, inset_labels
+from ..views import ANIMATIONS, VIEWS
 from ..layout.inset import INSET_ATTRIBUTE
 from ..layout.inset import PREFIX as INSET_PREFIX
 from .meshobj import TAG, set_float_attribute
@@ -48,7 +49,7 @@ META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_p
                "wall_world_per_us", "lane_angles", "ring_origin", "ring_stretch",  # the thread view's wall and rings
                "inset",  # the icicle's detail inset: its own time axis (`layout.inset`)
                "x_unit")  # a merged trace's measure: its x is no clock (`layout.annotate.XUnit`)
-KINDS = ("growth", "flythrough", "turntable", "reveal", "handoffs")
+KINDS = ANIMATIONS  # every kind; which a view offers: its registry entry (`tracevis3d.views.View.animations`)
 APPEAR_MODIFIER = "TraceVis3D appear"  # the cone tree's growth
 NOT_GROWN = ("axis", "legend")  # instance layers that stay as they are in a growth
 
@@ -170,9 +171,9 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
     meta = dict(meta or json.loads(scene.get(META_KEY, "{}")))
     compare = meta.get("layout") == "compare"
     layout = meta.get("layout", "icicle")
-    if kind == "auto":
-        kind = {"compare": "reveal", "threads": "handoffs" if call_end is not None else "turntable",
-                "cone": "turntable"}.get(layout, "growth")
+    offered = _offered(layout)
+    if kind == "auto":  # the view's first animation (`tracevis3d.views`); hand-offs need the trace's call ends
+        kind = offered[0] if offered[0] != "handoffs" or call_end is not None else "turntable"
     if kind not in KINDS:
         raise ValueError(f"unknown animation kind {kind!r}; use {', '.join(KINDS)}")
     if kind in ("growth", "handoffs") and meta.get("x_unit"):  # merged stacks: x is a measure, not time
@@ -180,7 +181,7 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
                          f"{meta['x_unit']}, no clock): use flythrough or turntable")
     if kind == "reveal" and not compare:
         raise ValueError("reveal needs a comparison of two traces (give TRACE and TRACE_B)")
-    if kind == "growth" and layout not in ("icicle", "compare", "threads", "cone"):
+    if kind == "growth" and "growth" not in offered:
         raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
     if kind == "handoffs" and (layout != "threads" or call_end is None):
         raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
@@ -220,6 +221,15 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
             info["sticky_lane_names"] = sticky_lane_names(scene, coll)
     scene[ANIM_KEY] = json.dumps(info)
     return info
+
+
+def _offered(layout: str) -> tuple:
+    """The animations the view that built the figure offers (its registry entry); the camera
+    moves (fly-through, turntable) for a figure of a view that offers none."""
+    for v in VIEWS:
+        if v.name == layout and v.animations:
+            return v.animations
+    return ("flythrough", "turntable")
 
 
 def clock_inputs(n: int, fps: int, easing: str, span_us: float) -> dict:
