@@ -330,24 +330,25 @@ def test_compare_help_states_every_default_and_unit():
         assert needle in text, needle
 
 
-def test_readme_option_reference_is_current():
-    """The README's option reference is the one the schemas write (`params.reference`):
-    regenerate it with ``python -m tracevis3d.params.reference README.md``."""
+def test_cli_page_option_reference_is_current():
+    """docs/cli.md's option reference is the one the schemas write (`params.reference`):
+    regenerate it with ``python -m tracevis3d.params.reference docs/cli.md``."""
     from tracevis3d.params.reference import BEGIN, END, reference
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
-    assert block == reference(), "README's option reference is stale: python -m tracevis3d.params.reference README.md"
+    page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = BEGIN + page.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert block == reference(), \
+        "docs/cli.md's option reference is stale: python -m tracevis3d.params.reference docs/cli.md"
 
 
 @pytest.mark.parametrize("command", ["render-icicle", "render-compare", "render-threads", "render-cone"])
-def test_readme_lists_every_option_with_its_default(command):
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split(f"#### `{command} ", 1)[1].split("\n#### ", 1)[0]
+def test_cli_page_lists_every_option_with_its_default(command):
+    page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page.split(f"#### `{command} ", 1)[1].split("\n#### ", 1)[0]
     rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
     for a in _options(_render_parser(command)):
         hits = [ln for ln in rows if any(f"`{o}`" in ln for o in a.option_strings)]
-        assert len(hits) == 1, f"README lists {a.option_strings} of {command} {len(hits)} times"
+        assert len(hits) == 1, f"docs/cli.md lists {a.option_strings} of {command} {len(hits)} times"
         assert hits[0].split("|")[2].strip(), hits[0]  # the default column
 
 

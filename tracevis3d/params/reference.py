@@ -1,14 +1,14 @@
-"""The README's option reference, written from the schemas (issue 22): one table per render
+"""The option reference of docs/cli.md, written from the schemas: one table per render
 command, a row per option with its value, default, panel field and what it does.  The
-README holds it between two marker lines; ``python -m tracevis3d.params.reference
-README.md`` rewrites that block and a test checks it is current."""
+page holds it between two marker lines; ``python -m tracevis3d.params.reference
+docs/cli.md`` rewrites that block and a test checks it is current."""
 from __future__ import annotations
 
 import sys
 
 from .cli import help_text, option_table
 
-BEGIN = "<!-- BEGIN OPTION REFERENCE (generated from tracevis3d/params by python -m tracevis3d.params.reference README.md) -->"
+BEGIN = "<!-- BEGIN OPTION REFERENCE (generated from tracevis3d/params by python -m tracevis3d.params.reference docs/cli.md) -->"
 END = "<!-- END OPTION REFERENCE -->"
 
 
