@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .errors import TraceError, TraceFormatError, TraceInvariantError, TraceTooLargeError, TraceWarning  # noqa: F401
 from .model_window import window_calls
 from .model_side import (ADDED_TABLES, OPTIONAL_TABLES, SIDE_DTYPES, SIDE_FIELDS, check_side, cut_side,
                          fill_flow_cats, fill_instant_pids, fill_track_defaults)
@@ -41,27 +42,6 @@ KIND_WAIT = 1
 KIND_RELEASE = 2
 KIND_IO = 3
 KIND_NAMES = ("other", "wait", "release", "io")
-
-
-class TraceError(Exception):
-    """Base class of every error TraceVis3D raises about trace data."""
-
-
-class TraceFormatError(TraceError, ValueError):
-    """A file is not a trace we can read; the message names the file and position."""
-
-
-class TraceTooLargeError(TraceError, MemoryError):
-    """The work asked of a trace needs more memory than the system grants; the message names
-    what it needs and how to ask for less (a time window, a thread, a depth)."""
-
-
-class TraceInvariantError(TraceError, AssertionError):
-    """`Trace.check()` found a violated invariant; the message names the first one."""
-
-
-class TraceWarning(UserWarning):
-    """A repair made while importing (unmatched events, clipped overlaps, ...)."""
 
 
 # dtype of every per-call array, the single source of truth for check()/save()/load()

@@ -34,7 +34,7 @@ def _lazy_empty(n, dtype):
     a reserving mapping larger than RAM and swap however little of it is touched (a 10^7
     call comparison failed so).  Where the system still refuses (strict overcommit), a
     `TraceTooLargeError` says how much was asked."""
-    from ..model import TraceTooLargeError
+    from ..errors import TraceTooLargeError
 
     dtype = np.dtype(dtype)
     size = max(1, int(n) * dtype.itemsize)
