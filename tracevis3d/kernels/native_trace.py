@@ -15,9 +15,9 @@ from llvmlite import ir
 from numba import cfunc, njit, types
 from numba.extending import intrinsic
 
-from ..live.native_layout import (ACTIVE, CAP, CF_TYPE, CLOCK_ID, CM_TYPE, DROPPED, FID_SHIFT, FN_CLOCK,
-                                  FN_DECREF, FN_GETCODE, FN_INCREF, MASK, NF, OBJECT_FLAG, RECS, TAB,
-                                  TABLE_FIELDS, TS_NSEC, TS_SEC, W, WHAT_BITS)
+from .native_layout import (ACTIVE, CAP, CF_TYPE, CLOCK_ID, CM_TYPE, DROPPED, FID_SHIFT, FN_CLOCK,
+                            FN_DECREF, FN_GETCODE, FN_INCREF, MASK, NF, OBJECT_FLAG, RECS, TAB,
+                            TABLE_FIELDS, TS_NSEC, TS_SEC, W, WHAT_BITS)
 from .live import stack_events
 
 i64 = ir.IntType(64)

@@ -38,9 +38,9 @@ import weakref
 
 import numpy as np
 
-from .native_layout import (ACTIVE, C_CALL, C_EXCEPTION, C_RETURN, CALL, CAP, CF_TYPE, CLOCK_ID, CM_TYPE,
-                            DROPPED, FIRST_CAP, FN_CLOCK, FN_DECREF, FN_GETCODE, FN_INCREF, GROWTH, HEADER, MASK,
-                            MAX_CAP, NF, OBJECT_FLAG, RECS, RETURN, TAB, TABLE_FIELDS, W, WHAT_BITS)
+from ..kernels.native_layout import (ACTIVE, C_CALL, C_EXCEPTION, C_RETURN, CALL, CAP, CF_TYPE, CLOCK_ID, CM_TYPE,
+                                     DROPPED, FIRST_CAP, FN_CLOCK, FN_DECREF, FN_GETCODE, FN_INCREF, GROWTH, HEADER,
+                                     MASK, MAX_CAP, NF, OBJECT_FLAG, RECS, RETURN, TAB, TABLE_FIELDS, W, WHAT_BITS)
 
 _compiled = None
 _why_not: str | None = None

@@ -1,4 +1,5 @@
-"""Layout of the compiled profile function's buffers, records and function table (native_hook.py)."""
+"""Layout of the buffers, records and function table that the compiled profile function
+(`tracevis3d.live.native_hook`) writes and the stack kernel (`native_trace`) reads."""
 
 # header slots of a thread's buffer (int64)
 (W, CAP, DROPPED, ACTIVE, RECS, FN_GETCODE, FN_INCREF, FN_DECREF, FN_CLOCK, CLOCK_ID, TS_SEC, TS_NSEC,
