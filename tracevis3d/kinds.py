@@ -80,7 +80,7 @@ def classify_functions(names: Sequence[str], rules: Iterable[tuple[int, str]] | 
     The default rules (wherever they stand in ``rules``) are tested by the numba
     scans of `tracevis3d.kernels.kindmatch`, on all names at once and a few ns per
     character; any other rule is a ``re.search`` per name still undecided."""
-    from .analysis.userregex import user_regex
+    from .userregex import user_regex
 
     rules = list(KIND_RULES if rules is None else rules)
     n = len(names)

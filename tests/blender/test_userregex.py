@@ -1,4 +1,4 @@
-"""User regexes in linear time (analysis/userregex.py, issue 20): a brute-force twin against
+"""User regexes in linear time (tracevis3d/userregex.py, issue 20): a brute-force twin against
 Python's re on random patterns and texts, the refusals (one line naming the pattern), the
 catastrophic patterns answered, and every user-pattern entry point routed through it."""
 import random
@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from tracevis3d.analysis import userregex
-from tracevis3d.analysis.userregex import user_regex
+from tracevis3d import userregex
+from tracevis3d.userregex import user_regex
 
 ALPHABET = "aAb_1 \n.-"
 

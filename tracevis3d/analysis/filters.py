@@ -24,7 +24,7 @@ __all__ = ["function_mask", "call_graph", "Patterns", "repeated_patterns", "Util
 def function_mask(trace: Trace, regexes=(), modules=()) -> np.ndarray:
     """bool per function: its raw or display name matches one of ``regexes``, or its
     module is one of ``modules`` or below one.  Once per distinct function."""
-    from ..layout.naming import function_table
+    from ..naming import function_table
 
     matches = name_matcher(regexes, modules)
     out = np.zeros(trace.n_functions, np.bool_)
@@ -40,7 +40,7 @@ def name_matcher(regexes=(), modules=()):
     """The rule of `function_mask` for one function at a time (the live view's functions
     arrive as the program runs): ``matches(raw, display, module)``, or None when there is
     nothing to match."""
-    from .userregex import user_regex
+    from ..userregex import user_regex
 
     rxs = [user_regex(r) for r in regexes]  # linear time: a user's pattern never backtracks
     mods = [m.strip().rstrip(".") for m in modules if m.strip()]

@@ -22,12 +22,12 @@ def search_calls(trace: Trace, pattern: str, modules: bool = True) -> np.ndarray
     the regular expression ``pattern``, in time order (start, then call index).  A bad
     pattern is a ValueError naming it."""
     from .filters import function_mask
-    from .userregex import user_regex
+    from ..userregex import user_regex
 
     rx = user_regex(pattern, "search")  # linear time; bad or backtracking-only: one line
     fmask = function_mask(trace, [pattern])
     if modules and not fmask.all():
-        from ..layout.naming import function_table
+        from ..naming import function_table
 
         ft = function_table(trace)
         for f in np.flatnonzero(~fmask):

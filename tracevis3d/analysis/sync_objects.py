@@ -110,7 +110,7 @@ def named_by_self(trace: Trace, wanted: np.ndarray, names: list, index: dict) ->
 def receiver_of(function_name: str) -> str:
     """``_thread.lock.acquire`` → ``_thread.lock``; ``Condition.wait (f.py:3)`` →
     ``Condition``; a bare ``acquire`` stays ``acquire``."""
-    from ..layout.naming import describe_function
+    from ..naming import describe_function
 
     short = function_name.split(" (", 1)[0].strip() or describe_function(function_name)[4]
     head, _, _ = short.rpartition(".")

@@ -11,6 +11,7 @@ import functools
 import re
 
 from ..names import fold_cpp_templates, is_script, is_url, split_line_col, strip_cpp_arguments
+from ..naming import location_label, name_separators
 from .font_metrics import ADVANCE, ASCENT, CAP_HEIGHT, DEFAULT_ADVANCE, DESCENT  # noqa: F401
 
 ELLIPSIS = "…"
@@ -48,24 +49,9 @@ def _width(text: str) -> float:
 
 
 _WORD_CUT = re.compile(r"(?<=[a-z0-9])_(?=[A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-#: what separates a name's parts (scopes, packages, a Ruby class from its method), and brackets
-_NAME_TOKENS = re.compile(
-    r"\boperator\b(?:\s*(?:\(\)|\[\]|->\*?|<=>|<<=|>>=|<<|>>|[-+*/%^&|~!=<>,]=?|new\b|delete\b))?"
-    r"|::|\.|/|#(?=[a-z_])|[<>()\[\]{}]")
-_OPEN, _CLOSE = "<([{", ">)]}"
 #: a location at a name's end: ``fn (file:12:3)``, ``fn (url:1:9)``, ``fn(url:1:9)``
 _FILE_LIKE = re.compile(r"[/\\]|\.[A-Za-z][\w+]{0,5}$|^<[^<>]+>$|^self-hosted$")
 _WORD_LOCATION = re.compile(r"^[A-Za-z][\w.@-]*$")  # a script named by one word (Node's "loader")
-
-
-def location_label(file: str, line: int = -1) -> str:
-    """A source location as a label writes it: the file's base name, and the line
-    (``https://host/static/js/app.js?v=2`` at 12 → ``app.js:12``; ``<string>`` stays)."""
-    base = file.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-    if " -> " in base:  # Firefox: "loader.js -> module.js"
-        base = base.rsplit(" -> ", 1)[1]
-    base = base.replace("\\", "/").rsplit("/", 1)[-1] or base
-    return f"{base}:{line}" if line is not None and line >= 0 else base
 
 
 def split_location(text: str):
@@ -89,29 +75,6 @@ def split_location(text: str):
     if not head.endswith(" ") and not is_url(f):  # no blank before "(": arguments, unless a URL (Hermes)
         return None
     return head.rstrip(), f, line
-
-
-def name_separators(text: str) -> list:
-    """(position, length) of each separator of ``text``'s parts outside brackets: ``::``,
-    ``.``, ``/`` (a package path), ``#`` before a method (Ruby); when the brackets do not
-    balance (an ``operator<``), outside none.  Linear in the text."""
-    seps, depth = [], 0
-    for m in _NAME_TOKENS.finditer(text):
-        t = m.group(0)
-        if t[0] == "o":  # an operator's name ("operator<<") is no bracket
-            continue
-        if t == "." and (text[m.start() - 1: m.start()] == "." or text[m.end(): m.end() + 1] == "."):
-            continue  # "Module._extensions..js": a property named ".js" (V8), no separator
-        if t in _OPEN:
-            depth += 1
-        elif t in _CLOSE:
-            depth = max(depth - 1, 0)
-        elif depth == 0:
-            seps.append((m.start(), len(t)))
-    if depth:
-        seps = [(m.start(), len(m.group(0))) for m in _NAME_TOKENS.finditer(text)
-                if m.group(0) not in "<>()[]{}" and m.group(0)[0] != "o"]
-    return seps
 
 
 def has_qualifier(form: str) -> bool:

@@ -328,7 +328,7 @@ class Words(Kind):
 
 def regex_item(word: str, name):
     """A user regular expression: linear-time (`analysis.userregex`), else ValueError."""
-    from ..analysis.userregex import check_user_regex, user_regex
+    from ..userregex import check_user_regex, user_regex
 
     if name is None:
         return check_user_regex(word, "regular expression")
