@@ -17,7 +17,6 @@ the command line, "Merge stacks" in the panel) merges the trace it is given with
 from __future__ import annotations
 
 import os
-import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _numba_env  # noqa: F401  (must run before numba is imported)
@@ -70,10 +69,6 @@ def load(path: PathLike, **options: Any) -> Trace:
     return _load(path, **options)
 
 
-#: trace → its merged stacks (`merge`), kept while the trace lives
-_MERGED: "weakref.WeakKeyDictionary[Trace, Trace]" = weakref.WeakKeyDictionary()
-
-
 def merge(trace: Trace) -> Trace:
     """``trace`` as merged stacks: speedscope's "Left Heavy" view (`tracevis3d.io.stacks.merge_trace`).
 
@@ -88,15 +83,10 @@ def merge(trace: Trace) -> Trace:
     """
     if not isinstance(trace, Trace):
         raise TypeError(f"merge needs a Trace, got {type(trace).__name__}")
-    hit = _MERGED.get(trace)
-    if hit is None:
-        _kernels_ready()
-        from .io.stacks import merge_trace
+    from .io.stacks import merged_stacks
 
-        hit = merge_trace(trace)
-        if hit is not trace:
-            _MERGED[trace] = hit
-    return hit
+    _kernels_ready()
+    return merged_stacks(trace)
 
 
 def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "native") -> None:

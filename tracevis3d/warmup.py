@@ -20,11 +20,7 @@ import os
 import sys
 import time
 
-from .views import VIEWS, resolve
-
-#: the steps: the loads and the formats, then the views' steps (`tracevis3d.views.View.warmup`,
-#: each running the warm-up function of every view that names it, `View.warm`)
-STEPS = ("load", "formats", *dict.fromkeys(v.warmup for v in VIEWS))
+STEPS = ("load", "formats", "layout", "compare", "structure", "live")
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -114,19 +110,21 @@ def _load_all(part: int = 0):
     return traces
 
 
-def warm_icicle(trace, _other=None) -> None:
+def _layout_all(trace) -> None:
     """The icicle layout with the defaults and the options that run other kernels."""
     from .layout.icicle import icicle_layout
-    from .params.icicle import IcicleParams
+    from .layout.params import IcicleParams
 
     for kw in ({}, {"color_by": "kind", "fold": "none"}, {"fold": "1:2", "hide": ["^f1 "],
                                                            "hide_modules": ["pkg.mod2"]},
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
-        icicle_layout(trace, IcicleParams.from_dict(kw))
+        icicle_layout(trace, IcicleParams(**kw))
     _squeeze_search()
     _async_rows()
     _recursion_towers()
     _inset_stretch()
+    _threads_all(trace)
+    _extravis_all(trace)
 
 
 def _recursion_towers() -> None:
@@ -190,7 +188,7 @@ def _squeeze_search() -> None:
                  np.empty(m, i4), np.empty(m, f8), np.empty(m, f8), np.empty(m, b1), np.empty(m, i4))
 
 
-def warm_threads(trace, _other=None) -> None:
+def _threads_all(trace) -> None:
     """The thread view: analysis, layout, and the ring/ribbon mesh kernels its writer uses."""
     import numpy as np
 
@@ -209,7 +207,7 @@ def warm_threads(trace, _other=None) -> None:
             ribbon_mesh(np.zeros((1, 2, 3)), np.ones((1, 2, 3)))
 
 
-def warm_extravis(trace, _other=None) -> None:
+def _extravis_all(trace) -> None:
     """The EXTRAVIS view: hierarchy, call importance (`kernels.extravis.window_frequency`), the
     IBAA mural (`mural_ibaa`) and the bundles, in both colour modes."""
     from .layout.extravis import extravis_layout
@@ -239,15 +237,15 @@ def _compare_scene(cmp) -> None:
         tube_edges(rings, tubes.sides_per_tube())
 
 
-def _structure_all(trace, _other=None) -> None:
-    """Compact DAG and file, filters (patterns, utilities, collapse), search (the cone tree:
-    `warm_cone`, in the same step)."""
+def _structure_all(trace) -> None:
+    """Compact DAG and file, filters (patterns, utilities, collapse), search, cone tree."""
     import tempfile
 
     from .analysis.filters import FilterSpec, filter_trace, repeated_patterns
     from .analysis.search import search_calls
     from .analysis.structure import structure_of
     from .io.compact import load_compact, save_compact
+    from .layout.cone import ConeParams, cone_layout
 
     structure_of(trace)
     with tempfile.TemporaryDirectory() as d:
@@ -258,18 +256,7 @@ def _structure_all(trace, _other=None) -> None:
     repeated_patterns(trace, ignore_order=True, collapse_runs=True, max_depth=2)
     filter_trace(trace, FilterSpec(hide_utilities=2, collapse_patterns=True))
     search_calls(trace, "f1")
-
-
-def warm_cone(trace, _other=None) -> None:
-    """The cone tree's layout."""
-    from .layout.cone import ConeParams, cone_layout
-
     cone_layout(trace, ConeParams(max_nodes=40, hide_utilities=1, resolution=(640, 360)))
-
-
-def warm_compare(a, b) -> None:
-    """The comparison of the two made-up traces and its scene's kernels (`_compare`, `_compare_scene`)."""
-    _compare_scene(_compare(a, b))
 
 
 def _compare(a, b):
@@ -287,18 +274,7 @@ def _compare(a, b):
 #: with its own cache, and merges the caches): the steps each half runs after its load (part 1
 #: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
 #: very signatures the whole warm-up does (345 on 2026-11-25: the merged cache lacked none)
-#: (a step of a view that neither names runs in part 2)
-PARTS = {1: ("layout", "structure", "live"),
-         2: tuple(s for s in STEPS[1:] if s not in ("layout", "structure", "live"))}
-#: what a step runs besides its views' warm-up functions (`tracevis3d.views.View.warm`)
-STEP_EXTRAS = {"formats": lambda _a, _b: _formats_all(), "structure": _structure_all}
-
-
-def step_functions(step: str) -> list:
-    """What warm-up step ``step`` runs, in order: its extras, then the warm-up function of every
-    view whose step it is (registry order); each is called as ``f(trace_a, trace_b)``."""
-    extra = [STEP_EXTRAS[step]] if step in STEP_EXTRAS else []
-    return extra + [resolve(v.warm) for v in VIEWS if v.warmup == step]
+PARTS = {1: ("layout", "structure", "live"), 2: ("compare", "formats")}
 
 
 def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
@@ -308,11 +284,14 @@ def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
     a, c = _load_all(part)
     times["load"] = time.perf_counter() - t
     print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
-    for step in STEPS[1:]:
+    for step, warm in (("formats", _formats_all),
+                       ("layout", lambda: _layout_all(a)),
+                       ("compare", lambda: _compare_scene(_compare(a, c))),
+                       ("structure", lambda: _structure_all(a)),
+                       ("live", _live_all)):
         if step in steps and (part == 0 or step in PARTS[part]):
             t = time.perf_counter()
-            for warm in step_functions(step):
-                warm(a, c)
+            warm()
             times[step] = time.perf_counter() - t
             print(f"warmup: {step} kernels ready in {times[step]:.1f} s", file=out)
     return times
@@ -327,24 +306,17 @@ def _formats_all() -> None:
         print(f"warmup: formats not warmed: {failed}", file=sys.stderr)
 
 
-def warm_live(_a=None, _b=None) -> None:
+def _live_all() -> None:
     """The live subscriber's stack kernel (tracevis3d.kernels.live) on a few events, and the
     sub-pixel cluster kernel the live view runs at its slow rate."""
     import numpy as np
 
-    from .kernels.live import apply_thread_events
     from .layout.cluster import cluster_subpixel_calls
+    from .live.session import warm_stack_kernel
 
     cluster_subpixel_calls(np.zeros(2), np.ones(2), np.zeros(2, np.int32), np.zeros(2, np.int32), np.ones(1),
                            np.ones(1), np.zeros(2, np.int64))
-
-    z = lambda dt: np.zeros(4, dt)  # noqa: E731
-    apply_thread_events(np.array([1, 1, 2, 2], np.uint8), np.array([0, 1, 1, 0], np.int32),
-                        np.arange(4, dtype=np.float64), z(np.int32), z(np.float64), z(np.float64),
-                        z(np.int32), z(np.int32), z(np.int32), 0, z(np.int32), 0, -np.inf, 8)
-
-
-_live_all = warm_live  # what the live view runs when it connects (`blender.live_view.LiveView`)
+    warm_stack_kernel()
 
 
 def main(argv=None) -> int:

@@ -27,6 +27,7 @@ from ..layout.live_lanes import axis_ticks, lane_name_places
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
 from ..live.store import _grow
+from ..warmup import _live_all
 from .live_chunks import CHUNK, ChunkedLayer
 from .live_labels import MAX_SWATCHES, LiveLabels, text_object, write_hud
 from .writer import _attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
@@ -40,6 +41,7 @@ class LiveView:
     """Keeps a Blender collection in step with a `LiveSession` (call `update` after polls)."""
 
     def __init__(self, params: LiveParams | None = None, collection: str = "TraceVis3D Live", scene=None):
+        _live_all()  # the live kernels (stack, sub-pixel clusters) loaded now, at connect, not in a poll
         self.scene = scene or bpy.context.scene
         self.layout = LiveLayout(params)
         self.coll = ensure_collection(collection, self.scene)

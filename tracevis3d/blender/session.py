@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from .. import kernel_cache, load
+from .. import kernel_cache
+from ..io import load as load_file
 from ..io.sniff import check_trace_file, format_of_file, is_native_file
 from ..jobs import Job
 from ..model import Trace, TraceFormatError
@@ -74,8 +75,12 @@ def cached_trace(key) -> Trace | None:
 
 
 def read_trace(key) -> Trace:
-    """Load the file of a `file_key` (no cache involved: safe in a worker thread)."""
-    return load(key[0])
+    """Load the file of a `file_key` (no cache involved: safe in a worker thread), as
+    `tracevis3d.load` does: the file checked first (no trace fails before numba is imported),
+    the shipped pre-built kernels installed, then read (`tracevis3d.io.load`)."""
+    check_trace_file(key[0])
+    kernel_cache.ensure_installed()
+    return load_file(key[0])
 
 
 def remember(key, trace: Trace) -> Trace:

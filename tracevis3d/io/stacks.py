@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -418,6 +419,22 @@ def merge_trace(trace: Trace) -> Trace:
     out.function_cats = list(trace.function_cats)
     out.kind = trace.kind[np.zeros(0, np.int64)] if not len(out) else _kinds_of(trace, out)
     return out
+
+
+#: trace → its merged stacks (`merged_stacks`), kept while the trace lives
+_MERGED: "weakref.WeakKeyDictionary[Trace, Trace]" = weakref.WeakKeyDictionary()
+
+
+def merged_stacks(trace: Trace) -> Trace:
+    """`merge_trace` of ``trace``, computed once per trace object and kept for as long as the
+    trace lives, so that a view rebuilt with other parameters does not merge again (what
+    `tracevis3d.merge` and the icicle's ``merge`` parameter read)."""
+    hit = _MERGED.get(trace)
+    if hit is None:
+        hit = merge_trace(trace)
+        if hit is not trace:
+            _MERGED[trace] = hit
+    return hit
 
 
 def _kinds_of(trace: Trace, out: Trace) -> np.ndarray:

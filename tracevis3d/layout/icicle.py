@@ -460,9 +460,9 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
         raise TypeError(f"icicle_layout needs a Trace, got {type(trace).__name__}")
     params = (params or IcicleParams()).validate()
     if params.merge:  # the trace's stacks merged (`tracevis3d.merge`: speedscope's left heavy view)
-        from .. import merge
+        from ..io.stacks import merged_stacks
 
-        trace = merge(trace)
+        trace = merged_stacks(trace)
     res = params.resolution
     tpx = text_px(params)
     # a time window: the figure of the window on its own (colours ranked, levels folded and

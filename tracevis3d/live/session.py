@@ -48,6 +48,18 @@ def _quota_room(s_used: int, s_quota: int, all_used: int, all_cap: int, floor: i
     return max(min(s_quota - s_used, max(all_cap - all_used, floor - s_used)), 0)
 
 
+def warm_stack_kernel() -> None:
+    """The subscriber's stack kernel (`kernels.live.apply_thread_events`) run on four events,
+    so that it is loaded (or compiled) when a session starts, not in its first poll; the
+    warm-up process (`tracevis3d.warmup`) runs it too."""
+    from ..kernels.live import apply_thread_events
+
+    z = lambda dt: np.zeros(4, dt)  # noqa: E731
+    apply_thread_events(np.array([1, 1, 2, 2], np.uint8), np.array([0, 1, 1, 0], np.int32),
+                        np.arange(4, dtype=np.float64), z(np.int32), z(np.float64), z(np.float64),
+                        z(np.int32), z(np.int32), z(np.int32), 0, z(np.int32), 0, -np.inf, 8)
+
+
 class _Session:
     def __init__(self, sid: int, pid: int, origin_ns: int, tps: int, program: str, offset_us: float):
         self.sid, self.pid, self.origin_ns, self.tps, self.program = sid, pid, origin_ns, tps, program
@@ -161,9 +173,7 @@ class LiveSession:
         self.unbalanced_exits = self.repaired_exits = self.backwards = 0
         self._trace = None
         self._dirty = True
-        from ..warmup import _live_all
-
-        _live_all()  # load the stack kernel and the kind rules now (connect), not in a poll
+        warm_stack_kernel()  # load the stack kernel and the kind rules now (connect), not in a poll
         kinds.classify_functions(["Lock.acquire (threading.py:1)", "builtins.len"])
 
     # ------------------------------------------------------------------ API
