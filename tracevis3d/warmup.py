@@ -20,7 +20,11 @@ import os
 import sys
 import time
 
-STEPS = ("load", "formats", "layout", "compare", "structure", "live")
+from .views import VIEWS, resolve
+
+#: the steps: the loads and the formats, then the views' steps (`tracevis3d.views.View.warmup`,
+#: each running the warm-up function of every view that names it, `View.warm`)
+STEPS = ("load", "formats", *dict.fromkeys(v.warmup for v in VIEWS))
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -110,21 +114,19 @@ def _load_all(part: int = 0):
     return traces
 
 
-def _layout_all(trace) -> None:
+def warm_icicle(trace, _other=None) -> None:
     """The icicle layout with the defaults and the options that run other kernels."""
     from .layout.icicle import icicle_layout
-    from .layout.params import IcicleParams
+    from .params.icicle import IcicleParams
 
     for kw in ({}, {"color_by": "kind", "fold": "none"}, {"fold": "1:2", "hide": ["^f1 "],
                                                            "hide_modules": ["pkg.mod2"]},
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
-        icicle_layout(trace, IcicleParams(**kw))
+        icicle_layout(trace, IcicleParams.from_dict(kw))
     _squeeze_search()
     _async_rows()
     _recursion_towers()
     _inset_stretch()
-    _threads_all(trace)
-    _extravis_all(trace)
 
 
 def _recursion_towers() -> None:
@@ -188,7 +190,7 @@ def _squeeze_search() -> None:
                  np.empty(m, i4), np.empty(m, f8), np.empty(m, f8), np.empty(m, b1), np.empty(m, i4))
 
 
-def _threads_all(trace) -> None:
+def warm_threads(trace, _other=None) -> None:
     """The thread view: analysis, layout, and the ring/ribbon mesh kernels its writer uses."""
     import numpy as np
 
@@ -207,7 +209,7 @@ def _threads_all(trace) -> None:
             ribbon_mesh(np.zeros((1, 2, 3)), np.ones((1, 2, 3)))
 
 
-def _extravis_all(trace) -> None:
+def warm_extravis(trace, _other=None) -> None:
     """The EXTRAVIS view: hierarchy, call importance (`kernels.extravis.window_frequency`), the
     IBAA mural (`mural_ibaa`) and the bundles, in both colour modes."""
     from .layout.extravis import extravis_layout
@@ -237,15 +239,15 @@ def _compare_scene(cmp) -> None:
         tube_edges(rings, tubes.sides_per_tube())
 
 
-def _structure_all(trace) -> None:
-    """Compact DAG and file, filters (patterns, utilities, collapse), search, cone tree."""
+def _structure_all(trace, _other=None) -> None:
+    """Compact DAG and file, filters (patterns, utilities, collapse), search (the cone tree:
+    `warm_cone`, in the same step)."""
     import tempfile
 
     from .analysis.filters import FilterSpec, filter_trace, repeated_patterns
     from .analysis.search import search_calls
     from .analysis.structure import structure_of
     from .io.compact import load_compact, save_compact
-    from .layout.cone import ConeParams, cone_layout
 
     structure_of(trace)
     with tempfile.TemporaryDirectory() as d:
@@ -256,7 +258,18 @@ def _structure_all(trace) -> None:
     repeated_patterns(trace, ignore_order=True, collapse_runs=True, max_depth=2)
     filter_trace(trace, FilterSpec(hide_utilities=2, collapse_patterns=True))
     search_calls(trace, "f1")
+
+
+def warm_cone(trace, _other=None) -> None:
+    """The cone tree's layout."""
+    from .layout.cone import ConeParams, cone_layout
+
     cone_layout(trace, ConeParams(max_nodes=40, hide_utilities=1, resolution=(640, 360)))
+
+
+def warm_compare(a, b) -> None:
+    """The comparison of the two made-up traces and its scene's kernels (`_compare`, `_compare_scene`)."""
+    _compare_scene(_compare(a, b))
 
 
 def _compare(a, b):
@@ -274,7 +287,18 @@ def _compare(a, b):
 #: with its own cache, and merges the caches): the steps each half runs after its load (part 1
 #: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
 #: very signatures the whole warm-up does (345 on 2026-11-25: the merged cache lacked none)
-PARTS = {1: ("layout", "structure", "live"), 2: ("compare", "formats")}
+#: (a step of a view that neither names runs in part 2)
+PARTS = {1: ("layout", "structure", "live"),
+         2: tuple(s for s in STEPS[1:] if s not in ("layout", "structure", "live"))}
+#: what a step runs besides its views' warm-up functions (`tracevis3d.views.View.warm`)
+STEP_EXTRAS = {"formats": lambda _a, _b: _formats_all(), "structure": _structure_all}
+
+
+def step_functions(step: str) -> list:
+    """What warm-up step ``step`` runs, in order: its extras, then the warm-up function of every
+    view whose step it is (registry order); each is called as ``f(trace_a, trace_b)``."""
+    extra = [STEP_EXTRAS[step]] if step in STEP_EXTRAS else []
+    return extra + [resolve(v.warm) for v in VIEWS if v.warmup == step]
 
 
 def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
@@ -284,14 +308,11 @@ def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
     a, c = _load_all(part)
     times["load"] = time.perf_counter() - t
     print(f"warmup: load kernels ready in {times['load']:.1f} s", file=out)
-    for step, warm in (("formats", _formats_all),
-                       ("layout", lambda: _layout_all(a)),
-                       ("compare", lambda: _compare_scene(_compare(a, c))),
-                       ("structure", lambda: _structure_all(a)),
-                       ("live", _live_all)):
+    for step in STEPS[1:]:
         if step in steps and (part == 0 or step in PARTS[part]):
             t = time.perf_counter()
-            warm()
+            for warm in step_functions(step):
+                warm(a, c)
             times[step] = time.perf_counter() - t
             print(f"warmup: {step} kernels ready in {times[step]:.1f} s", file=out)
     return times
@@ -306,7 +327,7 @@ def _formats_all() -> None:
         print(f"warmup: formats not warmed: {failed}", file=sys.stderr)
 
 
-def _live_all() -> None:
+def warm_live(_a=None, _b=None) -> None:
     """The live subscriber's stack kernel (tracevis3d.kernels.live) on a few events, and the
     sub-pixel cluster kernel the live view runs at its slow rate."""
     import numpy as np
@@ -317,6 +338,9 @@ def _live_all() -> None:
     cluster_subpixel_calls(np.zeros(2), np.ones(2), np.zeros(2, np.int32), np.zeros(2, np.int32), np.ones(1),
                            np.ones(1), np.zeros(2, np.int64))
     warm_stack_kernel()
+
+
+_live_all = warm_live  # what the live view runs when it connects (`blender.live_view.LiveView`)
 
 
 def main(argv=None) -> int:
