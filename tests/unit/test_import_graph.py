@@ -1,14 +1,107 @@
-"""The package's import graph (issue 22): no cycle among tracevis3d's modules, counting the
-imports inside functions too (an import a function defers is still a dependency), and only
-`tracevis3d.blender` imports Blender's modules (bpy, mathutils, bmesh, gpu); the add-on's UI
-package ``ui`` (the other place that imports bpy) has no cycle either, with the core, and the
-core never imports it."""
+"""The package's import graph (issues 22, 69): no cycle among tracevis3d's modules, and every
+import goes down the layers of `LAYERS` or stays in its own layer, counting the imports inside
+functions too (an import a function defers is still a dependency); only `tracevis3d.blender`
+imports Blender's modules (bpy, mathutils, bmesh, gpu); the add-on's UI package ``ui`` (the
+other place that imports bpy) has no cycle either, with the core, and the core never imports it."""
 import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "tracevis3d"
 UI = ROOT.parent / "ui"
 BLENDER_MODULES = {"bpy", "mathutils", "bmesh", "gpu", "bpy_extras"}
+
+#: The layers, lowest first: a module may import its own layer and the layers below, never one
+#: above.  An entry names a module or a package (with its submodules); a module's layer is its
+#: longest entry; ``tracevis3d`` itself is the package facade (its ``__init__``) only.
+LAYERS = (
+    ("foundation", (
+        "tracevis3d._version",     # the one version string
+        "tracevis3d._numba_env",   # numba's cache folder, set before numba is imported
+        "tracevis3d.kernel_cache",  # the shipped pre-built kernels (standard library only)
+        "tracevis3d.errors",       # the errors and the warning about trace data: any layer raises them
+        "tracevis3d.allocator",    # the C allocator's settings for big traces (ctypes)
+        "tracevis3d.jobs",         # steps run off Blender's main thread (threads, no package imports)
+    )),
+    ("kernels", ("tracevis3d.kernels",)),  # numba kernels over plain arrays
+    ("base", (
+        "tracevis3d.model", "tracevis3d.model_side", "tracevis3d.model_window",  # the Trace struct
+        "tracevis3d.demangle",     # C++/Rust/... symbol demangling (standard library only)
+        "tracevis3d.names",        # a function name as the tool wrote it, parsed into its parts
+        "tracevis3d.naming",       # what a figure and an analysis call a function (on `names`)
+        "tracevis3d.userregex",    # user patterns matched in linear time (kinds, filters, params)
+        "tracevis3d.kinds",        # the call kinds' rules (wait, release, io), on the model
+        "tracevis3d.transform",    # the model's reshaping helpers (on the tree kernels)
+        "tracevis3d.views",        # the registry of views (standard library only: read by params)
+        "tracevis3d.params",       # the parameter schemas
+    )),
+    ("io/analysis/live", ("tracevis3d.io", "tracevis3d.analysis", "tracevis3d.live")),
+    ("layout", (
+        "tracevis3d.layout",
+        "tracevis3d.warmup",          # runs the kernels of every layer up to the layouts once
+        "tracevis3d.warmup_formats",  # the warm-up's tiny file of each format
+    )),
+    ("blender", ("tracevis3d.blender",)),
+    ("cli/ui", (
+        "tracevis3d",                  # the package facade: load, save, merge, compare, ...
+        "tracevis3d.__main__", "tracevis3d.cli",
+        "tracevis3d.params.reference",  # a program (python -m ...) that writes the option reference
+        "ui",                          # the add-on's panels and operators
+    )),
+)
+FACADE = "tracevis3d"
+
+
+def _layer_of(module: str, layers=LAYERS):
+    """(index, name) of ``module``'s layer in ``layers`` (its longest entry), or None."""
+    best = None
+    for i, (name, entries) in enumerate(layers):
+        for e in entries:
+            if module == e or (e != FACADE and module.startswith(e + ".")):
+                if best is None or len(e) > len(best[2]):
+                    best = (i, name, e)
+    return None if best is None else best[:2]
+
+
+def _imports(mods: dict) -> list:
+    """(module, line, imported module) of every import inside ``mods`` (module level and
+    inside functions), resolved to the longest module of ``mods`` it names: ``from .pkg import
+    sub`` is ``pkg.sub`` when ``sub`` is a module, else ``pkg`` (a name of its ``__init__``:
+    ``from .. import load`` is the facade); imports of other distributions are left out."""
+    out = []
+    for m, p in mods.items():
+        is_pkg = p.name == "__init__.py"
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = m.split(".") if is_pkg else m.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in mods]
+                targets = subs if len(subs) == len(node.names) else [target] + subs
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for t in targets:
+                parts = t.split(".")
+                while parts and ".".join(parts) not in mods:
+                    parts.pop()
+                if parts and ".".join(parts) != m:
+                    out.append((m, node.lineno, ".".join(parts)))
+    return out
+
+
+def _upward(imports, layers=LAYERS) -> list:
+    """One line per import that goes up the layers: the importing module and its line, the
+    imported module, and both layers."""
+    out = []
+    for m, line, t in sorted(imports):
+        lm, lt = _layer_of(m, layers), _layer_of(t, layers)
+        if lm is not None and lt is not None and lt[0] > lm[0]:
+            out.append(f"{m}:{line} (layer {lm[1]}) imports {t} (layer {lt[1]}, above)")
+    return out
 
 
 def _modules(root=ROOT) -> dict:
@@ -95,6 +188,49 @@ def test_no_import_cycle():
     assert "tracevis3d.cli" in mods and "tracevis3d.cli.common" in mods
     edges, _ = _edges(mods)
     assert _cycles(edges) == []
+
+
+def _all_modules() -> dict:
+    return {**_modules(), **_modules(UI)}
+
+
+def test_every_module_has_a_layer():
+    """A new module is placed in `LAYERS` (say where it sits, and why, for a top-level one)."""
+    missing = sorted(m for m in _all_modules() if _layer_of(m) is None)
+    assert not missing, f"modules in no layer of LAYERS (add them): {missing}"
+
+
+def test_every_layer_entry_names_a_module():
+    mods = _all_modules()
+    stale = [e for _, entries in LAYERS for e in entries
+             if not any(m == e or m.startswith(e + ".") for m in mods)]
+    assert not stale, f"LAYERS names modules that do not exist: {stale}"
+
+
+def test_imports_go_down_the_layers():
+    """kernels → base (model, names, params) → io / analysis / live → layout → blender →
+    cli / ui: no module imports a layer above its own, at module level or inside a function."""
+    up = _upward(_imports(_all_modules()))
+    assert not up, "imports up the layers (move the shared piece down):\n" + "\n".join(up)
+
+
+def test_layer_check_finds_an_upward_import(tmp_path):
+    """The check sees relative, absolute, function-level and facade imports."""
+    pkg = tmp_path / "tracevis3d"
+    (pkg / "kernels").mkdir(parents=True)
+    (pkg / "layout").mkdir()
+    (pkg / "__init__.py").write_text("from .kernels import k\n")
+    (pkg / "kernels" / "__init__.py").write_text("")
+    (pkg / "kernels" / "k.py").write_text("def f():\n    from ..layout import view\n")
+    (pkg / "layout" / "__init__.py").write_text("")
+    (pkg / "layout" / "view.py").write_text("import tracevis3d.kernels.k\nfrom .. import load\n")
+    mods = _modules(pkg)
+    up = _upward(_imports(mods))
+    assert up == ["tracevis3d.kernels.k:2 (layer kernels) imports tracevis3d.layout.view (layer layout, above)",
+                  "tracevis3d.layout.view:2 (layer layout) imports tracevis3d (layer cli/ui, above)"]
+    assert _layer_of("tracevis3d.kernels.k") == (1, "kernels") and _layer_of("tracevis3d") == (6, "cli/ui")
+    assert _layer_of("tracevis3d.params.reference")[1] == "cli/ui" and _layer_of("tracevis3d.params.cli")[1] == "base"
+    assert _layer_of("tracevis3d.something_new") is None
 
 
 def test_cycle_finder_finds_a_cycle():
