@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/record_traces.py                  # once: records build/traces/*.json
     .venv/bin/python bench/bench_views.py [--before REV] [--only icicle,cone] [--traces DIR]
-                                          [--reuse OLD.json] [--json OUT.json] [--docs docs/views]
+                                          [--reuse OLD.json] [--json OUT.json] [--docs DIR]
 
 For each (view, trace) case: build the view with its defaults at 1920x1080 through the job
 the panel and the CLI drive, render it with Workbench and measure it, with this tree and

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Re-make the README's figures from real recordings, with the commands the README shows.
+"""Re-make the figures of the README and docs/ from real recordings, with the commands the docs show.
 
     .venv/bin/python tools/docs_figures.py [--out docs] [--only threads_pipeline,cone_tree]
 
 Each figure is recorded with VizTracer (as tests/support/realtraces.py records them) into
 build/docs-traces/, rendered with the project's CLI at 1920x1080 (Workbench) and written
-as a JPEG under ``--out`` (the README's size).  Look at every image before committing it.
+as a JPEG under ``--out`` (the size the docs show).  Look at every image before committing it.
 
 ==================  ========================================================================
 threads_pipeline    ``render-icicle`` of examples/threads_pipeline.py (``make demo``)
@@ -102,7 +102,7 @@ def side_by_side(pngs: list, jpg: pathlib.Path, width: int, gap: int = 40, max_b
 
 def extravis_icicle(work: pathlib.Path, realtraces, jpg: pathlib.Path, window: str = "100ms:250ms") -> int:
     """EXTRAVIS' two views (class level) of a window of docutils in a 5-thread pool beside the
-    icicle of the same window (the README's EXTRAVIS section); the JPEG's size."""
+    icicle of the same window (docs/extravis.md); the JPEG's size."""
     trace = work / "docutils_pool_a.json"
     if not trace.exists():
         trace = realtraces.record_docutils_pool(work)[0]

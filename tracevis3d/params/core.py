@@ -1,5 +1,5 @@
 """The parameter schema: one declaration per parameter (`Param`), from which everything else
-is generated (issue 22, ../shared/DESIGN.md "Parameters").
+is generated (DESIGN.md, "The parameter schema").
 
 A view's parameters are a `Schema`: an ordered list of `Param`.  From it come
 
@@ -12,7 +12,7 @@ A view's parameters are a `Schema`: an ordered list of `Param`.  From it come
 - the Blender property group and the panel's fields (the add-on's ``ui`` package: the one
   place that calls ``bpy.props.*Property``), through each kind's `Kind.props` /
   `Kind.from_props` / `Kind.to_props`, which are bpy-free and tested without Blender;
-- the option reference of the README (`tracevis3d.params.reference`).
+- the option reference of docs/cli.md (`tracevis3d.params.reference`).
 
 A kind (`tracevis3d.params.kinds`) knows one sort of value: how to check and normalise it,
 write it as JSON, parse it from a command-line word, and hold it in Blender properties.
@@ -52,10 +52,10 @@ class Param:
     - ``kind``: the sort of value (`kinds`): its checks, range or choices, JSON form, CLI
       word and Blender properties;
     - ``default``: the value when none is given (a list default is copied per object);
-    - ``help``: one sentence for ``--help``, the panel's tooltip and the README, without the
+    - ``help``: one sentence for ``--help``, the panel's tooltip and docs/cli.md, without the
       default (each surface adds it in its own words);
     - ``label``: the panel's field name; ``group``: the section it belongs to (the CLI's
-      option group, the panel's box, the README's table);
+      option group, the panel's box, the reference's table);
     - ``effect``: ``rebuild`` (the layout changes) or ``restyle`` (materials only);
     - ``unit``: shown after values ("px", "µs", "°", "mm", "levels"); ``default_text``:
       the default in words where its value does not say it (None: "the whole trace");

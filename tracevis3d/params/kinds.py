@@ -104,7 +104,7 @@ class Kind:
         return word
 
     def text(self, v) -> str:
-        """A value as a user writes it (help texts, the README)."""
+        """A value as a user writes it (help texts, the option reference)."""
         return "none" if v is None else str(v)
 
     def range_text(self) -> str:
