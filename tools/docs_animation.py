@@ -1,4 +1,4 @@
-"""Regenerate the animation figures of docs/animation.md (issue 23).
+"""Regenerate the animation figures of docs/animation.md.
 
     NUMBA_CACHE_DIR=build/numba-cache PYTHONPATH=. .venv/bin/python tools/docs_animation.py \
         [--trace ../main/build/traces/threads.json] [--out docs/animation]

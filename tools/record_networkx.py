@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record the networkx case of issue 67: a graph-analysis program under VizTracer.
+"""Record the networkx case: a graph-analysis program under VizTracer.
 
     .venv/bin/python tools/record_networkx.py [--out build/traces] [--graph karate|lesmis|both]
 
@@ -7,7 +7,7 @@ The program (`PROGRAM`) runs four of networkx's pure-Python algorithms on one of
 social graphs: betweenness centrality (Brandes), Louvain communities (seeded), the minimum
 spanning tree (Kruskal) and all-pairs shortest path lengths (breadth-first).  The
 two graphs, Zachary's karate club (34 nodes, 78 edges) and Les Misérables (77 nodes, 254
-edges), make the comparison of issue 67: the same driver, another input.
+edges), make a comparison of the same driver on another input.
 
 VizTracer runs with its defaults as `tools/record_traces.py` uses them (C functions and the
 import machinery kept, ``--quiet``, ``--tracer_entries`` large enough that nothing is dropped),

@@ -1,4 +1,4 @@
-"""The counters and async slices of a `Trace` (issue 25): their dtypes, the fields files
+"""The counters and async slices of a `Trace`: their dtypes, the fields files
 written before them may lack, and their invariants (`check_side`, called by `Trace.check()`
 and the file loaders).  Contracts in `model.Trace`'s docstring."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 SIDE_DTYPES = {
-    # counters (issue 25): one sample per row, sorted by (counter_series, counter_ts)
+    # counters: one sample per row, sorted by (counter_series, counter_ts)
     "counter_ts": np.float64,
     "counter_value": np.float64,
     "counter_series": np.int32,

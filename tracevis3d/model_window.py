@@ -1,5 +1,5 @@
 """The calls of a `Trace` that overlap a time window, found without a pass over the trace
-(issue 26, item 5: a memory-mapped trace larger than the memory, opened and drawn in a
+(a memory-mapped trace larger than the memory, opened and drawn in a
 window, touches the window's calls only).
 
 Inside a thread the calls are in depth-first pre-order with times nested in their parent and

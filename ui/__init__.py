@@ -1,4 +1,4 @@
-"""The add-on's user interface (issue 22): scene properties generated from the parameter
+"""The add-on's user interface: scene properties generated from the parameter
 schemas (`props`: the one place that makes Blender properties; `properties`: the groups
 ``scene.tracevis3d`` and ``scene.tracevis3d_<view>_params``, saved sessions; `legacy`: the
 previous version's fields), the operators (`operators`, picking included) and the sidebar

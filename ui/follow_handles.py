@@ -1,4 +1,4 @@
-"""The EXTRAVIS time window follows its handles (issue 24 item 4): move a handle of the
+"""The EXTRAVIS time window follows its handles: move a handle of the
 sequence view's bar in the viewport, let go, and the views are rebuilt for the window the
 handles now stand for — no Build press.
 

@@ -1,5 +1,5 @@
-"""A .blend saved by the previous version of the add-on (before the parameter schemas of
-issue 22, commit 83e0e5d): its panel fields mapped onto today's groups.
+"""A .blend saved by the previous version of the add-on (before the parameter schemas,
+commit 83e0e5d): its panel fields mapped onto today's groups.
 
 Blender keeps the values of properties a registered class no longer defines in the data
 block's system properties (``scene.bl_system_properties_get()``, Blender >= 5.0; the custom

@@ -1,4 +1,4 @@
-"""Scene properties, generated from the parameter schemas (issue 22), and saved sessions.
+"""Scene properties, generated from the parameter schemas, and saved sessions.
 
 One property group per view of the view registry (`tracevis3d.views`), its properties what
 the view's schema says (`tracevis3d.params`, through `props.schema_table`)::

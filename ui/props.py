@@ -1,4 +1,4 @@
-"""The one place that makes Blender properties (issue 22).
+"""The one place that makes Blender properties.
 
 A property is described bpy-free as ``(name, type, options)``: ``type`` one of Bool, Int,
 Float, String, Enum, Pointer, ``options`` the keyword arguments of

@@ -1,4 +1,4 @@
-"""The animations' camera paths (issue 23), by F-curve keyframes: nothing runs per frame.
+"""The animations' camera paths, by F-curve keyframes: nothing runs per frame.
 
 - **flythrough**: from the still's whole figure on frame 1 (an establishing shot over the
   first `INTRO_SHARE` of the frames, when there are `INTRO_MIN_FRAMES` or more), the camera

@@ -1,4 +1,4 @@
-"""The clock of a growth (issue 23): the `TV3D_now` objects whose Geometry Nodes modifier
+"""The clock of a growth: the `TV3D_now` objects whose Geometry Nodes modifier
 (`anim_nodes.now_group`) draws the red "now" line over a time axis and the trace time as
 text, or the text alone after the title where a figure has no time axis (the cone tree).
 Their clock inputs are driven by the scene's clock properties (`anim_nodes.set_inputs`)."""

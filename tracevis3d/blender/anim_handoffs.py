@@ -1,4 +1,4 @@
-"""The thread view's hand-offs (issue 23): every correspondence curve (a wait and the call
+"""The thread view's hand-offs: every correspondence curve (a wait and the call
 that released it), its release circle and the compound curves appear when the clock
 reaches the moment the wait ended, on the rings that stay in place.
 

@@ -1,4 +1,4 @@
-"""A comparison's reveal (issue 23): the tubes between A's and B's calls appear one after
+"""A comparison's reveal: the tubes between A's and B's calls appear one after
 another, each growing from its A end to its B end, in the order of a measure:
 
 - ``time``: by the A end's position on the time axis (left to right);

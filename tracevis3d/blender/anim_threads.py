@@ -1,4 +1,4 @@
-"""The thread view's growth (issue 23): the focused thread's icicle grows as the icicle's
+"""The thread view's growth: the focused thread's icicle grows as the icicle's
 growth does (`animate._growth`, its own time scale ``wall_world_per_us``), and the rings of
 every thread grow along their arcs with the same clock.
 

@@ -1,4 +1,4 @@
-"""Animate a built figure (issue 23): growth, fly-through, turntable, a comparison's
+"""Animate a built figure: growth, fly-through, turntable, a comparison's
 reveal (`anim_reveal`) — as data.
 
 `animate_scene` turns the scene a view's build wrote (`writer.write_scene_steps`) into an

@@ -1,4 +1,4 @@
-"""Cutaways in Blender (issue 25, item 4): an Empty ``TV3D_cutaway`` at the camera and a
+"""Cutaways in Blender: an Empty ``TV3D_cutaway`` at the camera and a
 Geometry Nodes modifier on every world-space layer of the figure that removes the boxes
 (instances) and tube or ring vertices whose position lies inside the Empty's pyramid (in
 its scaled local frame: 0 < -z <= 1 and |x|, |y| <= -z; a prism, |x|, |y| <= 1, when the

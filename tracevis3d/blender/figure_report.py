@@ -8,7 +8,7 @@ property in the "TraceVis3D" collection, and the scene camera).
   pixel bounding box and text size (the em, the height Blender's ``size`` spans);
 - `figure_report`: labels on the icicle (count, smallest text in px), the grey share of the
   icicle's pixels, and the empty margin on each side of the image;
-- `view_measures`: what issue 19 asks of every view: names of calls or groups of calls
+- `view_measures`: what every view is measured by: names of calls or groups of calls
   (`NAME_KINDS`) whose projected text is at least `READABLE_PX` high, the share of the
   frame's `EMPTY_CELL_PX` cells with nothing drawn, and the widest empty margin.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 #: label kinds that name calls (as opposed to legend, axis, lane and title texts)
 CALL_LABEL_KINDS = ("call", "run", "row", "group", "cluster", "fold")
-#: label kinds that name a call or a group of calls (issue 19's measure; "cluster" is the
+#: label kinds that name a call or a group of calls (`view_measures`; "cluster" is the
 #: kind older versions gave the names of sub-pixel clusters)
 NAME_KINDS = ("call", "run", "row", "group", "cluster")
 #: a name counts as readable from this projected text size (the em) up, in pixels at 1080 lines

@@ -1,4 +1,4 @@
-"""``render-animation TRACE -o out.mp4|FOLDER``: a figure that moves (issue 23).
+"""``render-animation TRACE -o out.mp4|FOLDER``: a figure that moves.
 
 The view is built as its ``render-*`` command builds it (the same options), then animated
 as data (`blender.animate`: Geometry Nodes on per-call attributes, camera F-curves) and

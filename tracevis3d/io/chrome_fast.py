@@ -1,5 +1,5 @@
 """What the scanner's fast path took of the counter and flow events (`kernels.sidescan`), joined
-over the parts of a scan (issue 25's load goal), and the flows of a Chrome trace.
+over the parts of a scan, and the flows of a Chrome trace.
 
 The fast path keeps compact columns and small tables per part (`chrome_rows.FastOut`); here the
 parts' tables are joined into one (thread keys, names, categories: interned again over the

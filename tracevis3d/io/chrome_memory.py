@@ -1,4 +1,4 @@
-"""PyTorch's memory profile as counter tracks (issue 25, item 2): the profiler
+"""PyTorch's memory profile as counter tracks: the profiler
 (``torch.profiler.profile(profile_memory=True)``) writes every allocation and free as an
 instant event named ``[memory]`` whose args carry the allocator's running totals::
 

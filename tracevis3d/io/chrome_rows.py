@@ -1,4 +1,4 @@
-"""The scanner's event rows kept column by column, each exactly as long as the rows (issue 26).
+"""The scanner's event rows kept column by column, each exactly as long as the rows.
 
 The scanner (`tracevis3d.kernels.jsonscan`) writes rows of 148 bytes (`jsonevent`: int64 ×8,
 int32 ×15, float64 ×3).  Kept as they come, 10^7 events are 1.48 GB, twice that while two

@@ -1,5 +1,5 @@
 """Counters (``ph: "C"``) and async slices (``b``/``e``/``n``, legacy ``S``/``T``/``p``/``F``) of
-a Chrome trace, from the rows the scanner kept (issue 25, item 1).
+a Chrome trace, from the rows the scanner kept.
 
 Counters, the Chrome rule: each key of a ``C`` event's ``args`` is one series; ``name``
 (plus ``id`` when present) and the process make one counter.  Values must be numbers:
@@ -273,7 +273,7 @@ def side_tracks(buf, ii, ss, ts, rows, name_id, names, t0: float, max_t: float, 
                 max_nesting: int, counters: dict) -> dict:
     """The Trace fields of counters and async slices (`model.SIDE_FIELDS`).  ``rows``: the
     rows (ascending) of events of the file (not samples or frames) that may be async events
-    (any row of those phases; per-row values are read at these rows only: memory, issue 26);
+    (any row of those phases; per-row values are read at these rows only, to bound the memory);
     ``name_id``/``names``: the importer's interned event names; ``rep``: its repairs
     (``add(code, count, row)``).  ``counters``: the counters' fields (`counter_fields`; the
     scanner keeps the counter events in its side rows, not among ``rows``)."""

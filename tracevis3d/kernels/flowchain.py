@@ -1,4 +1,4 @@
-"""Flow chains of a Chrome trace, in numba (issue 25): the chain key of each v1 flow event
+"""Flow chains of a Chrome trace, in numba: the chain key of each v1 flow event
 (`chain_keys`: one per distinct (category, id), numbered by first appearance) and the edges of
 the chains (`chain_edges`: consecutive events of a chain, a source ``s``/``t`` then a target
 ``t``/``f``, both bound to calls).

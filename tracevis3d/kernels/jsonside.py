@@ -1,4 +1,4 @@
-"""Counters and async slices of a Chrome trace, in numba (issue 25): the ``key: value``
+"""Counters and async slices of a Chrome trace, in numba: the ``key: value``
 pairs of counter events' ``args`` objects (`counter_pairs`), the ids of async events
 (`event_ids`: ``id``, ``id2.global``/``id2.local`` and ``scope`` as byte spans, so the
 tracks keep the ids' text), and the matching of async begin/end events into nested slices

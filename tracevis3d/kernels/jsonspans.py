@@ -54,7 +54,7 @@ def span_full_hash(buf, off, ln, seed):
 
 
 #: the interning tables start with this many slots and double when half full: they are sized
-#: by the distinct values (a few thousand names in 10^7 events), not by the rows (issue 26)
+#: by the distinct values (a few thousand names in 10^7 events), not by the rows
 FIRST_TABLE_SLOTS = 1024
 
 

@@ -1,5 +1,5 @@
-"""The scanner's fast path for counter (``C``) and v1 flow (``s``/``t``/``f``) events, in numba
-(issue 25): their values go straight into compact columns while the bytes are in cache, and
+"""The scanner's fast path for counter (``C``) and v1 flow (``s``/``t``/``f``) events, in numba:
+their values go straight into compact columns while the bytes are in cache, and
 their names, categories, thread keys, counters and series are interned as they are met.
 
 `scan_fast` takes an event whose first key is ``ph`` (PyTorch's and Chrome's own order; in a

@@ -1,5 +1,5 @@
 """Event shapes: the scanner's fast path for runs of counter and flow events that repeat the
-bytes of an earlier one (issue 25).
+bytes of an earlier one.
 
 A file's counter and flow events come from a few templates of its writer: the same keys in the
 same order with the same spacing, the same counter name and series keys, only the numbers

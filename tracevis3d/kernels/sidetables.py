@@ -1,5 +1,5 @@
 """The tables and outputs of the scanner's fast path for counter and flow events (`sidescan`), in
-numba (issue 25): the state ``fx = (tab, slot, cnt, fl, ov, oi, os_, shp)`` one scan
+numba: the state ``fx = (tab, slot, cnt, fl, ov, oi, os_, shp)`` one scan
 (or one part of a parallel scan) keeps, made by `new_fast`.
 
 * tables (``tab[T, entry, field]``, open addressing in ``slot[T]``, keyed by the load's random

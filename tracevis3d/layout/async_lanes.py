@@ -1,4 +1,4 @@
-"""Async slices as lanes of their own under the thread lanes (issue 25, item 3; bpy-free).
+"""Async slices as lanes of their own under the thread lanes (bpy-free).
 
 Chrome's async slices (``b``/``e``/``n``) belong to tracks (category, id, process), not to
 threads: a network request, a coroutine, a scheduled task.  A figure gives each (category,

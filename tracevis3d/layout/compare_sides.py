@@ -208,7 +208,7 @@ def side_fold(name, trace, params: CompareParams, tpx, budget_of=None) -> tuple:
     `fold.fold_levels` (the side is one lane).  A band of runtime infrastructure is drawn
     thin (`fold.BAND_NARROW`, no "13 folded levels" marker): a side compares calls, and
     the import machinery between a program's modules makes every other wide level of an
-    import-heavy run such a band (networkx on two graphs, issue 67: drawn as tall as a
+    import-heavy run such a band (networkx on two graphs: drawn as tall as a
     level, they took a fifth to a third of each side's drawn area and a third of its texts)."""
     from .select import section_members, thread_sections
     from .thread_work import working_thread

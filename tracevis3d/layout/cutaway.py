@@ -1,5 +1,5 @@
-"""Cutaways (survey seed 003, Sec. 4.3: the remedy for occlusion in 3D views; issue 25,
-item 4; bpy-free): a box aligned with the camera that holds everything between the camera
+"""Cutaways (survey seed 003, Sec. 4.3: the remedy for occlusion in 3D views;
+bpy-free): a box aligned with the camera that holds everything between the camera
 and a chosen call or lane, so the Blender side (`blender.cutaway`) removes it in the
 viewport and in renders.
 

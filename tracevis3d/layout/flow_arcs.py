@@ -1,4 +1,4 @@
-"""Flows as arcs between the calls they bind, in front of the icicle's lanes (issue 25; bpy-free):
+"""Flows as arcs between the calls they bind, in front of the icicle's lanes (bpy-free):
 the *relationships* of the execution-visualization survey (seed 003, Sec. 3.1) on the calls'
 time axis.  `flow_arcs` bundles the flows whose two ends fall in the same pixel columns of the
 same lanes into one arc, its width by how many it carries; the thread view's arcs

@@ -1,4 +1,4 @@
-"""Instant events in the icicle's scene (issue 25, item 3; bpy-free): an upright orange
+"""Instant events in the icicle's scene (bpy-free): an upright orange
 marker at each instant's time -- a tick in a rug under its thread's lane, a bar over its
 process's lanes (one per run of adjacent lanes of that process), a bar over every lane for
 a global one -- carrying ``tv3d_kind`` instant and the instant's index (``side_index``) for

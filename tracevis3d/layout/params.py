@@ -1,5 +1,5 @@
 """The icicle's parameters, where scripts and the layouts have always found them: declared
-in `tracevis3d.params.icicle` (one declaration per parameter, issue 22)."""
+in `tracevis3d.params.icicle` (one declaration per parameter)."""
 from __future__ import annotations
 
 from ..params.icicle import COLOR_BY, EXTRUDE_MEASURES, ICICLE, IcicleParams  # noqa: F401

@@ -1,4 +1,4 @@
-"""What a trace carries besides its calls, on the icicle's clock (issue 25; bpy-free):
+"""What a trace carries besides its calls, on the icicle's clock (bpy-free):
 statistics tracks of counters under the lanes, flows as arcs between the calls they bind;
 instants as markers on their lanes are `layout.instants`.
 

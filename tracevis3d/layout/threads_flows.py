@@ -1,4 +1,4 @@
-"""Flows in the thread view (issue 25, item 3; bpy-free): the trace's flow events as arcs
+"""Flows in the thread view (bpy-free): the trace's flow events as arcs
 from the call that starts them to the call they reach, where those calls are drawn.
 
 A flow's end lies on the focused thread's straight icicle (the view's main view, on top)

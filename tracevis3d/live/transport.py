@@ -118,7 +118,7 @@ class _AllowList:
     socket's context), one domain per bound socket that has an allow-list (CURVE: its
     folder of client certificates) or a peer cap; counts the peers it admitted and refused
     per domain.  A peer beyond the cap is refused at the handshake, before ZeroMQ keeps
-    any of its messages: a bound viewer's memory is at most cap x its pipe (issue 20)."""
+    any of its messages: a bound viewer's memory is at most cap x its pipe."""
 
     _lock = threading.Lock()
     _by_ctx: dict = {}

@@ -129,7 +129,7 @@ class WireSender:
 
     def _redial(self, now: float) -> None:
         """Connect again: a viewer full of peers refuses a connection at its handshake, and
-        ZeroMQ 4.3 does not always try again by itself once a slot is free (issue 20)."""
+        ZeroMQ 4.3 does not always try again by itself once a slot is free."""
         self._last_dial = now
         try:
             self.sock.disconnect(self._endpoint)

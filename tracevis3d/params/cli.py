@@ -1,5 +1,5 @@
 """The command line's options, made from the schemas: the one place that calls
-``add_argument`` (issue 22).  A command is its positional arguments and the schemas whose
+``add_argument``.  A command is its positional arguments and the schemas whose
 parameters it takes; each parameter becomes one option (`Param.cli_flag`) in the group its
 declaration names, its help text ending in its range and default, plus its other
 spellings (`Alias`; a deprecated one prints a one-line notice naming the current one).

@@ -1,4 +1,4 @@
-"""The parameters every view shares, declared once (issue 22): each view's schema takes them
+"""The parameters every view shares, declared once: each view's schema takes them
 as they are, or with its own default or help through `Param.but`, so every view spells
 them the same way on the command line, in the panel and in saved scenes."""
 from __future__ import annotations
@@ -110,7 +110,7 @@ TIME_LENGTH = Param("time_length", Number(0.0, 10000.0, lo_open=True), 20.0, gro
 LANE_DEPTH = Param("lane_depth", Number(0.0, 1000.0, lo_open=True), 4.0, group=CAMERA, label="Lane depth",
                    help="the deepest box reaches this many level heights back")
 
-# what a trace carries besides its calls (issue 25, `layout.side_tracks`)
+# what a trace carries besides its calls (`layout.side_tracks`)
 COUNTERS = Param(
     "counters", Words(regex_item, "; ", "REGEX"), [], group=SHOW, label="Counters",
     default_text="the ones that vary most",

@@ -1,4 +1,4 @@
-"""The Animate section's operators (issue 23): set up an animation of the figure in the open
+"""The Animate section's operators: set up an animation of the figure in the open
 scene (the same `blender.animate.animate_scene` the command line's ``render-animation``
 calls), remove it, and render it (PNG frames into a folder, or a video by its extension)."""
 from __future__ import annotations
