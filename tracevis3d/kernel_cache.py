@@ -322,20 +322,18 @@ STEP_KERNELS = {
 }
 #: per step whose runs take one of several ways, each way's own modules (`analysis.compare_join`:
 #: the fused join of the pairs it does not keep, the streamed one of those it keeps: the index
-#: files a comparison of each way wrote to an empty cache, 2026-11-27).  The way is known only
+#: files a comparison of each way writes to an empty cache).  The way is known only
 #: once the join's estimate is taken, inside the step, so the step reads as cold while NO way
 #: is compiled: a cache that one way filled (a user who only compares huge pairs: always the
-#: fused way) does not announce a compile on every run (it did: `setjoin_tree` was listed as a
-#: module every comparison compiles)
+#: fused way) does not announce a compile on every run
 STEP_WAYS = {
     "compare": {"fused": ("kernels/setjoin_fused", "kernels/setjoin_window", "kernels/overview_rows"),
                 "streamed": ("kernels/setjoin_tree",)},
 }
 #: compile seconds of a step on an empty cache, measured on 2 shared cores with
-#: bench/compile_profile.py (load ~28-48 s, layout ~4-8 s, compare ~80 s; load 31 -> 44 s with the
-#: fast path of counters and flow events, kernels/sidescan, issue 25; +25 % with its event
-#: shapes, kernels/sideshape: 61 -> 78 s for a first load on a busy machine, 2026-11-26): what
-#: the "preparing kernels (first run only)" message announces
+#: bench/compile_profile.py (load ~44-78 s with the scanner's fast paths for counter and flow
+#: events and their shapes, kernels/sidescan and kernels/sideshape; layout ~4-8 s; compare
+#: ~80 s): what the "preparing kernels (first run only)" message announces
 COLD_SECONDS = {"load": 55.0, "load_formats": 35.0, "load_perfetto": 60.0, "load_native": 2.0, "layout": 5.0, "compare": 80.0}
 
 

@@ -286,7 +286,7 @@ def _compare(a, b):
 #: the warm-up in two halves for two processes (`tools/kernel_caches.py` runs them at once, each
 #: with its own cache, and merges the caches): the steps each half runs after its load (part 1
 #: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
-#: very signatures the whole warm-up does (345 on 2026-11-25: the merged cache lacked none)
+#: very signatures the whole warm-up does
 #: (a step of a view that neither names runs in part 2)
 PARTS = {1: ("layout", "structure", "live"),
          2: tuple(s for s in STEPS[1:] if s not in ("layout", "structure", "live"))}

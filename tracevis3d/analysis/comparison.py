@@ -569,18 +569,16 @@ KEEP_CLASS_PAIRS_AUTO = 32 << 20
 #: past it (by the join's sampled estimate) the bars are a threshold sample's estimate
 #: (`compare_join.overview_theta`).  Only the fused way samples, i.e. pairs of more than
 #: `KEEP_CLASS_PAIRS_AUTO` class pairs: real traces of 10^6-10^7 calls have 0.2-9·10^6 and stay
-#: exact.  Chosen by what the bars show: on the synthetic 10^6-call pair (5.2·10^8 class pairs;
-#: `exact` against each budget in one run, 2026-11-27) the largest error of a bar, as a share of
-#: the largest bar, and the compare's wall seconds on 2 cores were
+#: exact.  Chosen by what the bars show: on the synthetic 10^6-call pair (5.2·10^8 class pairs)
+#: the largest error of a bar, as a share of the largest bar, and the compare's wall seconds on
+#: 2 cores are
 #:   budget 10^7  1.0-1.3·10^-4  8.8 s      budget 10^6  3.8-5.2·10^-4  7.2 s
 #:   budget 3·10^6 2.1-3.3·10^-4 7.6 s      budget 3·10^5 2.5-2.9·10^-3  6.5 s    (exact: 11.3 s)
 #: The largest bar is ~50 px tall at 1080 lines (`render-compare`), so 5·10^-4 of it is 0.03 px
-#: there and 0.4 px at the largest resolution (16384 lines); 10^7 (until 2026-11-27) bought
-#: accuracy no picture shows for 1.6 s of the 10^6-call pair's 8.8.  Since stop 62 θ is
-#: calibrated so that about the budget's matches are visited (`compare_join.calibrated_theta`;
-#: estimate / budget visited 2.6·10^6 there, the certain matches of many call pairs on top): θ
-#: 545 -> 1327, 1.18·10^6 visited, the largest bar error 6.9-7.5·10^-4 (δ 1.3-1.8·10^-3) of the
-#: largest: 0.04 px at 1080 lines
+#: there and 0.4 px at the largest resolution (16384 lines): a larger budget buys accuracy no
+#: picture shows.  θ is calibrated so that about the budget's matches are visited
+#: (`compare_join.calibrated_theta`; on that pair 1.18·10^6 are visited, the largest bar error
+#: 6.9-7.5·10^-4 of the largest: 0.04 px at 1080 lines)
 OVERVIEW_BUDGET = 1_000_000
 
 

@@ -193,10 +193,10 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b, n_segments=Non
     the breadth-first visit: by (depth of G_A, G_A, G_B).
 
     O((matches + groups) · log matches), memory linear in the matches (the log: at most
-    one entry per tree node an update changed, ~2 log per group on the stack).  The visit
-    over ancestor lists it replaces was O(depth) per match: a 10^5-deep recursion against
-    another took 16 s, a 10^6-deep one hours, and a call rooting 10^5 groups (a thread's
-    root matched to a pool's tasks) made every match below it visit them all (a real
+    one entry per tree node an update changed, ~2 log per group on the stack).  A visit
+    over ancestor lists is O(depth) per match: a 10^5-deep recursion against
+    another takes 16 s, a 10^6-deep one hours, and a call rooting 10^5 groups (a thread's
+    root matched to a pool's tasks) makes every match below it visit them all (a real
     16-worker docutils trace against its perturbed copy: 50 s).
     No group spans two calls of depth 0 (the walk's stack is empty between them, and its tree
     back to its first state), so the matches are cut there into up to ``n_segments`` runs of

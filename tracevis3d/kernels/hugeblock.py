@@ -14,7 +14,7 @@ alone but 60-70 ms inside a comparison, on one thread).  Elsewhere (other system
 
 Which page size is cheaper to touch first depends on the machine: on the 2-core virtual
 machine of these benches, 100 MB took 60-233 ms in huge pages against 52-54 ms in 4 KiB pages
-(stop 64, four runs; the host backs each huge page on its first touch), and turning numpy's
+(four runs; the host backs each huge page on its first touch), and turning numpy's
 huge-page advice off left the 10^6 comparison's time unchanged (4.70 against 4.77 s, 4
 alternated runs each).  On bare metal huge pages are the cheaper kind (not measured here).
 What `carve` gives everywhere: one allocation per kernel call instead of twenty, aligned arrays,
@@ -70,10 +70,10 @@ def huge_pages(advise: bool):
     default on Linux) or off, restored after.  With the kernel's "madvise" defragmentation
     (this machine's), the first touch of an advised page may compact memory to find 2 MiB: the
     comparison's 140 MB of pair records took 0.12-0.21 s to fill in huge pages against 0.06 s
-    in 4 KiB pages (stop 65, 4 alternated fresh processes each).  So `compare_traces` turns the
+    in 4 KiB pages (4 alternated fresh processes each).  So `compare_traces` turns the
     advice off for the arrays it writes once and reads in order, and on again for its join,
     whose plan, postings and membership rows are read at random (fewer TLB misses: with the
-    advice off there too the walk took ~4 % longer, stop 65), as `carve` does for any
+    advice off there too the walk takes ~4 % longer), as `carve` does for any
     kernel's scratch.  The advice is process-wide: another thread's allocations meanwhile get
     the same (their contents are the same either way); blocks open on several threads at once
     end in any order, the advice of the newest still open one in force, numpy's own setting

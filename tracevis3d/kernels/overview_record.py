@@ -13,10 +13,10 @@ whose matches fall in several parts is binned by each), and the parts' bins (a f
 added in part order by `overview_rows.overview_rows_finish`.  The parts are taken by whichever
 thread is free; the result does not depend on the threads.
 
-Measured at stop 65 (10^6 synthetic pair, 1.18M recorded matches, 2 cores): the 16 parts take
-~0.65 CPU-s, 0.32-0.36 s of wall.  A first cut into 4 parts of A's rows, each with its own
-difference array (44 MB), spent 0.1 s per part on the first touch of that array alone (0.84
-CPU-s in all).
+On the 10^6 synthetic pair (1.18M recorded matches, 2 cores) the 16 parts take ~0.65 CPU-s,
+0.32-0.36 s of wall.  Parts with a difference array each (44 MB for 4 parts of A's rows) would
+spend 0.1 s per part on the first touch of that array alone (0.84 CPU-s in all): hence the one
+shared array.
 """
 import queue
 import time

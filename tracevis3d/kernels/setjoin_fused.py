@@ -40,37 +40,28 @@ counters of the walk ((forest height + 1) × |B classes|), the column lists and 
 similarities and counts and ~24 bytes per B class) and per part the overview's B difference
 array (40 bytes per call of B); never the class pairs.
 
-Where the time goes (issue 26; 10^6 synthetic pair, 521M class pairs in windows of 4.9·10^9
-sets, one thread, CPU s of ablated copies on 2 shared cores, ±15 % between runs), before this
-readout (stop 61): counting 3.5, flagging the matches 0.1, listing them 2.8, the tiers and
-counts visiting each 3.2, the overview's per-match sample and sweeps 2.1: 11.7-12.3 s.  With
-it (stop 62): counting 3.5, the window pass ~1.2, the column candidates ~0.3 (6·10^6 of the
-521M pairs reach a part's list), the row candidates ~0.3, the overview ~1.3 (positions and
-sweeps, at θ calibrated to the budget): 6.9-8.0 s.  Tried and dropped: reading the matches
-(a flag pass, a uniform each) instead of positions for rows of many calls (p₀ ≥ 1/64): no
-faster within the noise (1.03× the positions' wall, 3 alternating runs).  Stop 63: the
-counting adds 15.8·10^9 membership-row cells against 1.4·10^9 sparse postings, now four rows a
-pass (`setjoin_walk._add_member_rows`); the walk scratch is made in Python from one huge-page
-block per thread (`part_scratch`, `hugeblock.carve`) and the parts' accumulators are zeroed by
-their own thread: the first compare in a process 189k → ~100k page faults; compare CPU 0.88×.
+Where the time goes (10^6 synthetic pair, 521M class pairs in windows of 4.9·10^9 sets, one
+thread, CPU s of ablated copies on 2 shared cores, ±15 % between runs): counting 3.5, the window
+pass ~1.2, the column candidates ~0.3 (6·10^6 of the 521M pairs reach a part's list), the row
+candidates ~0.3, the overview ~1.3 (positions and sweeps, at θ calibrated to the budget).
+Reading the matches (a flag pass, a uniform each) instead of positions for rows of many calls
+(p₀ ≥ 1/64) is no faster within the noise.  What shapes the walk:
 
-Stop 59, 10^7 calls (211k A rows, 533k B rows, windows of 368k B rows on average: 7.8·10^10
-counters read out, 6.2·10^10 delta postings counted, 4.7·10^9 matches): B's frequent elements
-are added through membership rows where their postings fill 1/8 of the window
-(`setjoin_walk.DENSE_RATIO`): 81 % of the postings are in windows they fill to 1/16 or more;
-walk 96 → 85-88 s.
-
-Stop 65: the walkers share the items (above): at 10^6 the walk and the overview after it take
-0.966× the wall of the dealt parts (5 alternated runs each), both walkers ending within
-milliseconds of each other.
-
-Stop 66 (profiled with perf through a map of numba's symbols): numba indexes a signed position
-with a negative-index wrap that keeps loops from vectorising and cost 2 of 5 instructions a
-delta posting's increment; the hot loops (increments, window pass, window copy and fills, row
-candidates, certain matches' flags) index by unsigned positions; an inlined helper's array
-arguments are reference-counted at every call, so a row's column pairs go through one kernel
-(`setjoin_window.column_pairs`); the overview sample's layers are disjoint.  Walk 0.80x, compare
-0.81x stop 65's.
+- the counting adds 15.8·10^9 membership-row cells against 1.4·10^9 sparse postings, so it adds
+  four rows a pass (`setjoin_walk._add_member_rows`); at 10^7 calls (7.8·10^10 counters read
+  out, 6.2·10^10 delta postings) B's frequent elements are added through membership rows where
+  their postings fill 1/8 of the window (`setjoin_walk.DENSE_RATIO`): 81 % of the postings are
+  in windows they fill to 1/16 or more;
+- the walk scratch is made in Python from one huge-page block per thread (`part_scratch`,
+  `hugeblock.carve`) and the parts' accumulators are zeroed by their own thread: a process's
+  first compare takes ~100k page faults, not 189k;
+- the walkers share the items (above), so both end within milliseconds of each other;
+- numba indexes a signed position with a negative-index wrap that keeps loops from vectorising
+  (2 of 5 instructions of a delta posting's increment, profiled with perf through a map of
+  numba's symbols), so the hot loops (increments, window pass, window copy and fills, row
+  candidates, certain matches' flags) index by unsigned positions; an inlined helper's array
+  arguments are reference-counted at every call, so a row's column pairs go through one kernel
+  (`setjoin_window.column_pairs`); the overview sample's layers are disjoint.
 
 Over 600 lines: one topic, the walk of the tree join with everything it hands each row to
 (window and list readouts, the record or the overview, the two ways of sharing the work);
