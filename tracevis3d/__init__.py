@@ -89,8 +89,8 @@ def merge(trace: Trace) -> Trace:
     return merged_stacks(trace)
 
 
-def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "native") -> None:
-    """Write ``trace`` to ``path``.
+def save(trace: Trace, path: PathLike, format: Literal["native", "compact", "chrome"] | None = "native") -> None:
+    """Write ``trace`` to ``path`` with the writer the format table names (`tracevis3d.io.formats`).
 
     ``format="native"``: the fast native file (versioned, uncompressed .npz).
     ``format="compact"``: the compact file (SEAT's Compact Trace Format: identical
@@ -99,15 +99,12 @@ def save(trace: Trace, path: PathLike, format: Literal["native", "compact"] = "n
     ``format="chrome"``: Chrome Trace Event JSON (gzip-compressed when ``path`` ends in
     ``.gz``) that Perfetto, chrome://tracing and speedscope open, written streamed
     (`tracevis3d.io.chrome_writer`: bounded memory at any size).
+    ``format=None``: chosen by the file name's ending (`io.formats.writer_for`: ``.tv3c``
+    compact, ``.json``/``.json.gz`` Chrome JSON, else native).
     """
-    if format == "native":
-        from .io.native import save_native as write
-    elif format == "compact":
-        from .io.compact import save_compact as write
-    elif format == "chrome":
-        from .io.chrome_writer import save_chrome as write
-    else:
-        raise ValueError(f"format must be 'native', 'compact' or 'chrome', got {format!r}")
+    from .io.formats import writer_for, writer_of
+
+    write = writer_of(writer_for(path, format))
     write(trace, path)  # whole or not at all; errors name ``path`` (`io.atomic.replaced_whole`)
 
 

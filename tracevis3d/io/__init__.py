@@ -19,14 +19,13 @@ import zlib
 import numpy as np
 
 from ..model import Trace, TraceFormatError
+from .formats import GZIP_MAGIC as _GZIP_MAGIC
+from .formats import ZIP_MAGIC as _ZIP_MAGIC
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 #: kept for callers that used it; see tracevis3d.io.limits
 DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
-_ZIP_MAGIC = b"PK\x03\x04"
-_GZIP_MAGIC = b"\x1f\x8b"
-_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC (not imported: keeps load light)
 _CHUNK = 1 << 20
 try:  # python-isal (Intel's ISA-L) inflates gzip about 3x faster than zlib; zlib when absent
     from isal import isal_zlib as _fast_zlib

@@ -40,9 +40,9 @@ import numpy as np
 from ..model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
 from ..model_side import ADDED_TABLES, OPTIONAL_ARRAYS, OPTIONAL_TABLES
 from .atomic import replaced_whole
+from .formats import COMPACT_MAGIC as MAGIC
 from .limits import Limits, resolve_limits
 
-MAGIC = b"\x89TV3D-CTF\r\n\n"
 FORMAT = "tracevis3d-compact"
 VERSION = 1
 LEVEL = 3  # zlib level: on traces 3 is ~1.4x the speed of 6 for 1 % more bytes

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "loader_of", "writer_of",
-           "file_filter", "describe_formats", "HEAD_BYTES"]
+__all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "loader_of", "writer_of", "writer_for",
+           "file_filter", "describe_formats", "HEAD_BYTES", "ZIP_MAGIC", "GZIP_MAGIC", "COMPACT_MAGIC"]
 
 #: bytes of a file the sniffers see (after gzip); large enough for the JSON formats whose
 #: telling keys come after a long first value (a Gecko profile's ``libs``, DevTools' ``metadata``)
@@ -47,8 +47,12 @@ COMMON_OPTIONS = frozenset(("keep_args", "kind_rules", "overlap", "warn"))
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
-_ZIP_MAGIC = b"PK\x03\x04"
-_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC (not imported: keeps this light)
+#: the magic bytes of the binary wrappers and files, written here only (`io.load`, `io.sniff` and
+#: `io.compact` import them): a zip (the native file is one), gzip (inflated before sniffing), and
+#: the compact file's header
+ZIP_MAGIC = b"PK\x03\x04"
+GZIP_MAGIC = b"\x1f\x8b"
+COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"
 _JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
 
 
@@ -154,7 +158,7 @@ class Format:
     sniff: Callable = field(repr=False)
     #: "module:function" in tracevis3d.io that loads it; None: recognised, not read
     loader: str | None = None
-    #: "module:function" that writes a Trace in it; None: not written
+    #: "module:function" that writes a Trace in it (``writer(trace, path)``); None: not written
     writer: str | None = None
     #: "timed" (calls on a clock), "sampled" (samples on a clock, made calls), "merged"
     #: (aggregated stacks without a timeline: x is the measure), "native" (TraceVis3D's own)
@@ -165,6 +169,8 @@ class Format:
     why_not: str = ""
     #: the tools that write it (for the format list)
     tools: str = ""
+    #: the file name endings `tracevis3d.save` writes it for when no format is given (`writer_for`)
+    write_suffixes: tuple = ()
 
     @property
     def readable(self) -> bool:
@@ -173,11 +179,11 @@ class Format:
 
 # ----------------------------------------------------------------------------- sniffers
 def _sniff_native(h: Head) -> bool:
-    return h.data.startswith(_ZIP_MAGIC) and b"tracevis3d" in h.data[:4096]
+    return h.data.startswith(ZIP_MAGIC) and b"tracevis3d" in h.data[:4096]
 
 
 def _sniff_compact(h: Head) -> bool:
-    return h.data.startswith(_COMPACT_MAGIC)
+    return h.data.startswith(COMPACT_MAGIC)
 
 
 def _varint(b: bytes, i: int) -> tuple:
@@ -424,7 +430,7 @@ def _sniff_instruments_text(h: Head) -> bool:
 
 
 def _sniff_zip_other(h: Head) -> bool:
-    return h.data.startswith(_ZIP_MAGIC)
+    return h.data.startswith(ZIP_MAGIC)
 
 
 def _sniff_pmcstat(h: Head) -> bool:
@@ -456,9 +462,10 @@ _TO_JSON = "Save the profile as speedscope JSON or Chrome trace JSON where the t
 #: then the JSON formats by their keys, then Chrome's JSON, which takes any other JSON.
 FORMATS: tuple = (
     Format("native", "TraceVis3D native file", (".tv3d.npz", ".npz"), _sniff_native, "readers:load_native_data",
-           "native:save_native", kind="native", tools="tracevis3d save"),
+           "native:save_native", kind="native", tools="tracevis3d.save", write_suffixes=(".tv3d.npz", ".npz")),
     Format("compact", "TraceVis3D compact file (SEAT's Compact Trace Format)", (".tv3c",), _sniff_compact,
-           "readers:load_compact_data", "compact:save_compact", kind="native", tools="tracevis3d save --format compact"),
+           "readers:load_compact_data", "compact:save_compact", kind="native",
+           tools="tracevis3d.save(format='compact')", write_suffixes=(".tv3c",)),
     Format("perfetto", "Perfetto protobuf trace", (".perfetto-trace", ".pftrace", ".pb", ".proto", ".trace"),
            _sniff_perfetto, "perfetto:load_perfetto", tools="Perfetto SDK, Chrome, Android, tracebox"),
     Format("pprof", "pprof profile (profile.proto)", (".pb.gz", ".pprof", ".prof"), _sniff_pprof,
@@ -519,7 +526,7 @@ FORMATS: tuple = (
            why_not="save it with pyinstrument -r speedscope instead", tools="pyinstrument -r json"),
     Format("chrome", "Chrome Trace Event JSON", (".json", ".json.gz", ".trace"), _sniff_chrome_json,
            "readers:load_chrome_data", "chrome_writer:save_chrome",
-           tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes"),
+           tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes", write_suffixes=(".json", ".json.gz")),
     Format("collapsed", "collapsed stacks (Brendan Gregg)", (".txt", ".folded", ".collapsed"), _sniff_collapsed,
            "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno"),
 )
@@ -557,9 +564,30 @@ def loader_of(fmt: Format) -> Callable:
 
 
 def writer_of(fmt: Format) -> Callable:
+    """The writer function of ``fmt`` (imported now); ValueError for a format not written."""
     if fmt.writer is None:
         raise ValueError(f"TraceVis3D does not write {fmt.title} files")
     return _resolve(fmt.writer)
+
+
+#: the format `writer_for` picks for a name whose ending no writable format claims
+DEFAULT_WRITE_FORMAT = "native"
+
+
+def writer_for(path, format: str | None = None) -> Format:
+    """The format `tracevis3d.save` writes: ``format`` (a key of a written format) when given,
+    else the written format whose `Format.write_suffixes` the file name ends with (the longest
+    ending wins: ``.json.gz`` is Chrome JSON, gzip-compressed), else the native file.
+    ValueError naming the written formats for a format that is not written."""
+    written = [f for f in FORMATS if f.writer is not None]
+    if format is not None:
+        fmt = _BY_KEY.get(format)
+        if fmt is None or fmt.writer is None:
+            raise ValueError(f"format must be one of {', '.join(repr(f.key) for f in written)}, got {format!r}")
+        return fmt
+    name = str(path).lower()
+    hits = [(len(s), f) for f in written for s in f.write_suffixes if name.endswith(s)]
+    return max(hits, key=lambda h: h[0])[1] if hits else _BY_KEY[DEFAULT_WRITE_FORMAT]
 
 
 def file_filter() -> str:

@@ -27,6 +27,7 @@ from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace,
 from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
 from . import mapguard
 from .atomic import replaced_whole
+from .formats import ZIP_MAGIC
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 FORMAT = "tracevis3d"
@@ -337,7 +338,7 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
                 bad(f"no member {name!r}")
             fh.seek(info.header_offset)
             local = fh.read(30)
-            if len(local) < 30 or local[:4] != b"PK\x03\x04":
+            if len(local) < 30 or local[:4] != ZIP_MAGIC:
                 bad(f"member {name!r}: no local header at byte {info.header_offset}")
             data_at = info.header_offset + 30 + struct.unpack("<H", local[26:28])[0] \
                 + struct.unpack("<H", local[28:30])[0]

@@ -14,31 +14,21 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 import zlib
 
 from ..model import TraceFormatError
+from .formats import COMPACT_MAGIC as _COMPACT_MAGIC
+from .formats import GZIP_MAGIC as _GZIP_MAGIC
+from .formats import HEAD_BYTES, Head, detect
+from .formats import ZIP_MAGIC as _ZIP_MAGIC
 
-HEAD_BYTES = 1 << 20         # what is read to decide about a large file (the format table sniffs this much)
 FULL_PARSE_BYTES = 1 << 20   # files up to this size are parsed whole by Python's json
-_ZIP_MAGIC = b"PK\x03\x04"
-_GZIP_MAGIC = b"\x1f\x8b"
-_COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"  # tracevis3d.io.compact.MAGIC
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
-__all__ = ["check_trace_file", "check_trace_bytes", "format_of_file", "is_cpuprofile", "is_native_file", "HEAD_BYTES",
+__all__ = ["check_trace_file", "check_trace_bytes", "format_of_file", "is_native_file", "HEAD_BYTES",
            "FULL_PARSE_BYTES"]
-#: a V8 ``.cpuprofile`` document (Node.js' ``--cpu-prof``, DevTools' JavaScript profiler): an object
-#: whose first key is ``nodes`` (`io.cpuprofile.load_cpuprofile` reads it)
-_CPUPROFILE_HEAD = re.compile(rb'^\s*\{\s*"nodes"\s*:\s*\[')
-
-
-def is_cpuprofile(head: bytes) -> bool:
-    """Do these first bytes (inflated) start a V8 ``.cpuprofile`` document?"""
-    head = bytes(head[:4096])
-    return bool(_CPUPROFILE_HEAD.match(head[3:] if head.startswith(_BOM) else head))
 
 
 def _stat(path: str) -> int | None:
@@ -98,7 +88,7 @@ def content_hint(head) -> str:
             return f": the file is {name} text (byte order mark {bom.hex(' ').upper()}); save it as UTF-8"
     if len(head) >= 2 and ((head[0:1] in (b"{", b"[") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"{", b"["))):
         return ": the file looks like UTF-16 text (a NUL byte beside every character); save it as UTF-8"
-    for magic, what in ((b"\x1f\x8b", "gzip data again (compressed twice?): gunzip it once and load that"),
+    for magic, what in ((_GZIP_MAGIC, "gzip data again (compressed twice?): gunzip it once and load that"),
                         (b"BZh", "bzip2-compressed: decompress it (bunzip2) or gzip it instead"),
                         (b"\xfd7zXZ\x00", "xz-compressed: decompress it (unxz) or gzip it instead"),
                         (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it (unzstd) or gzip it instead")):
@@ -217,8 +207,6 @@ def is_native_file(path) -> bool:
 def format_of_file(path):
     """The `io.formats.Format` of the file at ``path`` by its first bytes (gzip inflated); None
     for a pipe, a device, a file that cannot be read or that no format recognises."""
-    from .formats import Head, detect
-
     path = os.fspath(path)
     if not os.path.isfile(path):
         return None
@@ -236,8 +224,6 @@ def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what
     """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
 
     ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
-    from .formats import Head, detect
-
     if _native_head(data):
         return  # the native or compact format: its loader checks its header
     i = _first_char(data)
