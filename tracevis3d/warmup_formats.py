@@ -186,13 +186,13 @@ def load_every_format(strict: bool = False) -> dict:
     """Load each of `FORMAT_SAMPLES` (and its gzip) once; {format: calls, or the error's text}.
     ``strict``: an error is raised (the tests check every sample loads)."""
     from .io import load_bytes
-    from .io.formats import Head, detect
+    from .io.formats import GZIP_MAGIC, Head, detect
 
     out = {}
     for key, make in FORMAT_SAMPLES:
         data = make()
         try:
-            fmt = detect(Head(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data, whole=True))
+            fmt = detect(Head(gzip.decompress(data) if data[:2] == GZIP_MAGIC else data, whole=True))
             if fmt is None or fmt.key != key:
                 raise ValueError(f"the {key} sample is sniffed as {fmt.key if fmt else 'nothing'}")
             out[key] = len(load_bytes(data, source=f"<warmup {key}>", warn=False))
