@@ -125,10 +125,10 @@ class MemoryCapture:
         return self.stack_site[self.range_stack] if self.stack_site.size else np.zeros(self.n_ranges, np.int32)
 
     def site_label(self, s: int) -> str:
-        """``function (file:line)`` of site ``s``, the file as its last two path parts."""
-        f = self.site_file[s]
-        short = "/".join(f.replace("\\", "/").split("/")[-2:]) if f else ""
-        return f"{self.site_function[s]} ({short}:{int(self.site_line[s])})" if short else self.site_function[s]
+        """``function (file:line)`` of site ``s``, the file by its name alone (a frozen module's
+        ``<frozen importlib._bootstrap>`` by its last dotted part)."""
+        f = _short_file(self.site_file[s])
+        return f"{self.site_function[s]} ({f}:{int(self.site_line[s])})" if f else self.site_function[s]
 
     def site_module(self, s: int) -> str:
         """The module of site ``s``: its file's name without the extension (a package's
@@ -146,11 +146,17 @@ class MemoryCapture:
         """Stack ``s`` as ``function (file:line)`` lines, innermost first."""
         out = []
         for fr in self.stack_frames[s][:max_frames]:
-            f = self.frame_file[fr]
-            short = "/".join(f.replace("\\", "/").split("/")[-2:]) if f else ""
-            out.append(f"{self.frame_function[fr]} ({short}:{int(self.frame_line[fr])})" if short
-                       else self.frame_function[fr])
+            f = _short_file(self.frame_file[fr])
+            out.append(f"{self.frame_function[fr]} ({f}:{int(self.frame_line[fr])})" if f else self.frame_function[fr])
         return out
+
+
+def _short_file(path: str) -> str:
+    if not path:
+        return ""
+    if path.startswith("<frozen ") and path.endswith(">"):
+        return path[8:-1].rsplit(".", 1)[-1]
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _fail(path: str, where: str, problem: str):

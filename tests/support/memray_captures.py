@@ -1,0 +1,82 @@
+"""Real programs recorded with ``python -m memray run`` for the memory-view tests: a pydoc run,
+a JSON-heavy program and a thread pool (`record`).  Captures are made once per test session
+in a temporary folder; a missing memray skips the tests that need it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+JSON_PROGRAM = textwrap.dedent('''
+    import json, random
+    random.seed(7)
+    kept = []
+    def record(i):
+        return {"id": i, "name": "user%d" % i, "tags": ["t%d" % (i % 13), "x" * (i % 40)],
+                "scores": [random.random() for _ in range(i % 30)], "nested": {"a": i, "b": [i] * (i % 7)}}
+    def batch(n):
+        rows = [record(i) for i in range(n)]
+        text = json.dumps(rows, indent=1, sort_keys=True)
+        back = json.loads(text)
+        return text, back
+    for round_ in range(6):
+        text, back = batch(2000 + 800 * round_)
+        if round_ % 3 == 0:
+            kept.append(back)
+        compact = json.dumps(back, separators=(",", ":"))
+        del text, compact
+    print(len(kept))
+''')
+
+POOL_PROGRAM = textwrap.dedent('''
+    import hashlib, threading
+    from concurrent.futures import ThreadPoolExecutor
+    cache = {}
+    lock = threading.Lock()
+    def chunk(i):
+        blob = bytes(range(256)) * (200 + 40 * (i % 9))
+        parts = [blob[k:k + 1024] for k in range(0, len(blob), 1024)]
+        digests = [hashlib.sha256(p).hexdigest() for p in parts]
+        table = {d: len(p) for d, p in zip(digests, parts)}
+        if i % 4 == 0:
+            with lock:
+                cache[i] = table
+        return sum(table.values())
+    with ThreadPoolExecutor(6) as pool:
+        print(sum(pool.map(chunk, range(120))))
+''')
+
+#: name -> (memray run arguments after ``-o CAPTURE``)
+PROGRAMS = {
+    "pydoc": ["-m", "pydoc", "-w", "email.message"],
+    "json": ["json_heavy.py"],
+    "pool": ["thread_pool.py"],
+}
+
+
+def memray_available() -> bool:
+    try:
+        import memray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def record(name: str, folder: str, extra=()) -> str:
+    """Record program ``name`` of `PROGRAMS` into ``folder``; the capture's path."""
+    if not memray_available():
+        pytest.skip("memray is not installed (pip install memray): the memory view's captures need it")
+    os.makedirs(folder, exist_ok=True)
+    for fname, text in (("json_heavy.py", JSON_PROGRAM), ("thread_pool.py", POOL_PROGRAM)):
+        with open(os.path.join(folder, fname), "w") as f:
+            f.write(text)
+    out = os.path.join(folder, f"{name}.bin")
+    if not os.path.exists(out):
+        cmd = [sys.executable, "-m", "memray", "run", "-q", "-f", *extra, "-o", out, *PROGRAMS[name]]
+        r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0 or not os.path.exists(out):
+            raise RuntimeError(f"memray run failed ({r.returncode}): {r.stderr[-2000:]}")
+    return out

@@ -1,0 +1,90 @@
+"""The memory view's scene as a job (layout off the main thread, the scene in short steps), as
+`tasks.build_steps` does for the icicle; records how it was built, and what picking a band
+says, in ``scene[MEMORY_KEY]``.  `pick_band` answers a view ray with the band under it."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import bpy
+
+from ..jobs import Job
+from .session import prepare_kernels
+from .tasks import layout_and_write_steps, source_path
+
+MEMORY_KEY = "tracevis3d_memory"
+
+
+def _memory_layout(capture, params):
+    from ..layout.memory import memory_layout
+    from ..params.memory import MemoryParams
+
+    if isinstance(params, dict):
+        params = MemoryParams(**params)
+    params = (params or MemoryParams()).validate()
+    return params, memory_layout(capture, params)
+
+
+def memory_build_steps(job: Job, capture, params=None, scene=None, collection_name: str = "TraceVis3D",
+                       span=(0.0, 1.0)):
+    scene = scene or bpy.context.scene
+    yield job.off_main(prepare_kernels)
+    job.report(span[0], f"memory view of {capture.n_ranges:,} ranges")
+    params, spec, _, out = yield from layout_and_write_steps(
+        job, _memory_layout, (capture, params),
+        lambda m: f"layout: {m['n_groups']:,} bands ({m['n_aggregates']:,} grey aggregates), {m['n_boxes']:,} columns",
+        scene, collection_name, span)
+    bands = out["meta"].pop("bands", None)
+    scene[MEMORY_KEY] = json.dumps({"capture_path": source_path(capture.source), "params": params.to_dict(),
+                                    "bin_ms": spec.meta["bin_ms"], "chart_w": spec.meta["chart_w"],
+                                    "bytes_per_unit": spec.meta["bytes_per_unit"], "bands": bands})
+    return out
+
+
+def memory_build_job(capture, params=None, scene=None, collection_name: str = "TraceVis3D") -> Job:
+    """A `Job` that builds the memory view of a loaded `MemoryCapture` (`memory_build_steps`)."""
+    return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0))
+
+
+def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D") -> dict | None:
+    """The band (or leak cap) the world-space ray hits first: its record from the build (name,
+    peak bytes, first/last allocation, threads, heaviest stack; a single range's size and
+    address) with the moment hit (``at_ms``), the bytes the band holds there (``held_bytes``)
+    and the age of the band's memory then (``age_ms``: since its first allocation).  None when
+    no band is hit."""
+    from .raycast import _attribute, _world_ray, ray_box_hits
+    from .writer import is_layer_object
+
+    scene = scene or bpy.context.scene
+    rec = json.loads(scene.get(MEMORY_KEY, "{}") or "{}")
+    coll = bpy.data.collections.get(collection_name)
+    if coll is None or not rec:
+        return None
+    best = (np.inf, None)
+    for ob in coll.objects:
+        if not is_layer_object(ob) or "band_index" not in ob.data.attributes:
+            continue
+        A = ob.data.attributes
+        n = len(A["band_index"].data)
+        pos = np.empty(n * 3, np.float32)
+        A["position"].data.foreach_get("vector", pos)
+        sc = np.empty(n * 3, np.float32)
+        A["tv_scale"].data.foreach_get("vector", sc)
+        o, d = _world_ray(ob, origin, direction)
+        t = ray_box_hits(o, d, pos.reshape(n, 3).astype(np.float64), sc.reshape(n, 3).astype(np.float64))
+        k = int(np.argmin(t)) if n else -1
+        if k >= 0 and np.isfinite(t[k]) and t[k] < best[0]:
+            band = int(_attribute(ob.data, "band_index", n, np.int32)[k])
+            col = int(_attribute(ob.data, "bin_index", n, np.int32)[k])
+            best = (float(t[k]), (band, col, float(sc.reshape(n, 3)[k, 2]), ob.name))
+    if best[1] is None:
+        return None
+    band, col, height, name = best[1]
+    info = dict((rec.get("bands") or [{}] * (band + 1))[band] or {})
+    at = (col + 0.5) * rec["bin_ms"]
+    info.update({"kind": "band", "band": band, "object": name, "at_ms": at,
+                 "held_bytes": height * rec["bytes_per_unit"], "distance": best[0]})
+    if "first_ms" in info:
+        info["age_ms"] = max(at - info["first_ms"], 0.0)
+    return info

@@ -1,0 +1,78 @@
+"""``render-memory CAPTURE -o fig.png``: memory over time (Memcov Viz in 3D) of a memray capture,
+sharing render-icicle's output checks, build and render code (`cli.common`)."""
+from __future__ import annotations
+
+import os
+import time
+
+EXAMPLES = """examples:
+  python -m memray run -o run.bin program.py
+  python -m tracevis3d render-memory run.bin -o memory.png
+  python -m tracevis3d render-memory run.bin -o memory.png --group-by module --save memory.blend
+"""
+
+
+def add_parsers(sub) -> None:
+    from ..params.cli import add_command
+    from ..params.memory import MEMORY
+    from ..params.render import RENDER
+    from .common import FOOTER, _Help
+
+    add_command(sub, "render-memory", help="render a memray capture's memory over time to an image",
+                description="Render memory over time (Memcov Viz in 3D) from a memray capture: every\n"
+                            "allocation site a band as thick as the bytes it holds, stacked, time along x;\n"
+                            "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
+                epilog=EXAMPLES + FOOTER, formatter=_Help,
+                positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")],
+                schemas=[RENDER, MEMORY])
+
+
+def memory_params(args):
+    from ..params.cli import values
+    from ..params.memory import MEMORY, MemoryParams
+
+    return MemoryParams(**values(args, MEMORY)).validate()
+
+
+def load_capture(path: str):
+    """The capture at ``path`` (CLIError 1 in one line when it cannot be read)."""
+    from .common import CLIError, _trace_error
+
+    if not os.path.exists(path):
+        raise CLIError(f"capture file not found: {path}", 1)
+    if os.path.isdir(path):
+        raise CLIError(f"capture path is a folder, not a file: {path}", 1)
+    try:
+        from ..io.memray import load_memory
+
+        return load_memory(path)
+    except ImportError as e:
+        raise CLIError(str(e), 1) from None
+    except Exception as e:  # any reader failure is a bad input, reported on one line
+        raise _trace_error(path, e) from None
+
+
+def render_memory(args) -> str:
+    from . import common as cli
+
+    out, save = cli._checked_outputs(args)
+    try:
+        params = memory_params(args)
+    except ValueError as e:
+        raise cli.CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    capture = load_capture(args.capture)
+    cli._progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
+                       f"{capture.n_sites:,} sites in {time.perf_counter() - t:.2f} s")
+    scene = cli._scene()
+    from ..blender.memory_tasks import memory_build_job
+
+    info = cli._build(memory_build_job(capture, params, scene=scene), args.capture, 0.1, 0.6)
+    m = info["meta"]
+    cli._progress(0.6, f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
+                       f"labels in {info['timings']['total']:.2f} s")
+    return cli._render_and_save(args, scene, out, save)
+
+
+COMMANDS = {"render-memory": render_memory}
+__all__ = ["add_parsers", "render_memory", "COMMANDS"]

@@ -1,0 +1,432 @@
+"""Memory over time: Memcov Viz (Brandt's survey of execution visualisation, Sec. 2.16) in 3D,
+`MemoryCapture` → SceneSpec (bpy-free).
+
+Memcov Viz draws every allocated range as a Gantt chart whose width is the range's size, time
+running down the screen, ranges side by side along a byte axis.  Here time runs along x (as in
+every other view, so the view can sit under an icicle on the same axis), and the bands are
+*stacked* along z: a band's thickness at a moment is the bytes it holds then (`kernels.memcov
+.band_grid`), and the top edge of the stack is the heap, so the high-water mark is where the
+stack is tallest.  Stacking, not Memcov's side-by-side placement, is a deliberate change: with
+time along x a side-by-side byte axis would show the sum of every range ever made, not the
+memory held.
+
+A band is an allocation site (the frame that called the allocator; Memcov's "call site"), a
+module, or a single range (``group_by``); bands are ordered by their first allocation (Memcov's
+creation order; grouping by site keeps a site's ranges next to each other, its "group by call
+site" option).  Bands thinner than ``min_band_px`` at their thickest are merged with their
+thin neighbours into grey aggregates (`kernels.memcov.merge_thin`: Memcov's rule, its
+underspecified part, the width of an aggregate of time-varying bands, taken as the sum of their
+peaks).  A band's columns are in full colour where it allocated in that moment and dimmed where
+it only held memory (Memcov shows accesses; memray records no accesses, so allocation is the
+activity shown).  Depth into the picture is the allocation rate (allocations per second).
+Leaked ranges (alive at the end) are a red cap after the run's end; the high-water mark is a
+vertical line with memray's figure.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..io.memray import MemoryCapture
+from ..kernels.memcov import band_grid, merge_thin
+from ..params.memory import MemoryParams
+from .annotate import LEGEND_COLUMN_FRAC, MATERIAL_TEXT_COLOURS, SWATCH_EM, hud_layers, plan_hud
+from .camera import fit_camera_rect, project, world_per_pixel
+from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, place_facing_text, text_px
+from .palette import categorical, lighten
+from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
+from .text import cut_end, text_width
+
+CHART_W = 16.0  # world units of the time axis
+HEADROOM = 1.05  # the plot reaches this far above the heap's peak (room for the high-water mark's name)
+PANEL_Y = 1.8  # the plot panel stands behind the deepest column
+PANEL_RGB = (0.80, 0.80, 0.81)  # linear: a light grey plot panel, the byte grid on it
+GRID_RGB = (0.62, 0.62, 0.64)
+DEPTH_MIN, DEPTH_MAX = 0.15, 1.6  # depth of a column that holds bytes but does not allocate / at the highest rate
+GREY = (0.42, 0.42, 0.44)
+LEAK_RGB = (0.75, 0.05, 0.04)
+HWM_RGB = (0.05, 0.05, 0.06)
+IDLE_LIGHTEN = 0.5  # a band's colour where it allocates nothing in that moment
+MAX_COLOURED = 24  # named bands get distinct colours; the rest of the big ones cycle them
+MAX_LEGEND_SITES = 20
+
+
+def fmt_bytes(b: float) -> str:
+    b = float(b)
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(b) >= f:
+            v = b / f
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{int(b)} B"
+
+
+def fmt_ms(ms: float) -> str:
+    return f"{ms / 1000.0:.3g} s" if abs(ms) >= 1000 else f"{ms:.3g} ms"
+
+
+def band_keys(cap: MemoryCapture, group_by: str) -> tuple:
+    """(band per range, band names, band order by first allocation).  ``site``: the range's
+    site; ``module``: its site's module; ``range``: the range itself."""
+    if group_by == "range":
+        names = None
+        return np.arange(cap.n_ranges, dtype=np.int64), names
+    site = cap.range_site.astype(np.int64)
+    if group_by == "module":
+        mods = [cap.site_module(s) for s in range(cap.n_sites)]
+        uniq = {m: k for k, m in enumerate(dict.fromkeys(mods))}
+        of_site = np.array([uniq[m] for m in mods], np.int64) if mods else np.zeros(0, np.int64)
+        return (of_site[site] if site.size else site), list(uniq)
+    return site, [cap.site_label(s) for s in range(cap.n_sites)]
+
+
+def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> SceneSpec:
+    """The memory view of ``cap`` (module docstring)."""
+    params = (params or MemoryParams()).validate()
+    if cap.n_ranges == 0:
+        raise ValueError(f"no allocations to show in {cap.source}")
+    res = tuple(params.resolution)
+    tpx = text_px(params)
+    band, names = band_keys(cap, params.group_by)
+    n_bands = int(band.max()) + 1
+    # bands in creation order: the first allocation of each
+    first = np.full(n_bands, np.inf)
+    np.minimum.at(first, band, cap.range_start)
+    rank = np.argsort(np.where(np.isfinite(first), first, np.inf), kind="stable")
+    pos_of = np.empty(n_bands, np.int64)
+    pos_of[rank] = np.arange(n_bands)
+    ordered = pos_of[band]
+    n_bins = int(params.bins)
+    t1 = max(float(cap.duration_ms), float(cap.range_end.max()), 1e-6)
+    held, allocs = band_grid(ordered, cap.range_start, cap.range_end, cap.range_size, n_bands, 0.0, t1, n_bins)
+    total = held.sum(axis=0)
+    top = max(float(total.max()), 1.0)
+
+    rows = [(f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / n_bins)} column); the stack's top is the heap",
+             -1, "note")]
+    title = params.title if params.title is not None else (
+        f"{_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
+        f"records · leaked {fmt_bytes(cap.leaked_bytes)} · memray {cap.meta.get('memray_version', '')}")
+    # the HUD plan first (it sets the chart's pixels, and so which bands are too thin)
+    plan0 = plan_hud(res, tpx, title, rows + [("x", 0, "swatch")] * (MAX_LEGEND_SITES + 6), params.show_title,
+                     params.show_legend)
+    chart_px = (plan0.rect[3] - plan0.rect[1]) * 0.86
+    peak_px = held.max(axis=1) * chart_px / top
+    group, is_agg, n_groups = merge_thin(peak_px, float(params.min_band_px))
+    gheld = np.zeros((n_groups, n_bins))
+    np.add.at(gheld, group, held)
+    galloc = np.zeros((n_groups, n_bins), np.int64)
+    np.add.at(galloc, group, allocs)
+    members = [[] for _ in range(n_groups)]
+    for b in range(n_bands):
+        members[group[b]].append(int(rank[b]))
+    area = gheld.sum(axis=1)
+    # names and colours: the largest named (non-aggregate) groups by bytes × time
+    named = [g for g in np.argsort(-area, kind="stable").tolist() if not is_agg[g] and area[g] > 0]
+    palette = categorical(MAX_COLOURED)
+    g_rgb = np.tile(np.asarray(GREY, np.float64), (n_groups, 1))
+    for k, g in enumerate(named):
+        g_rgb[g] = palette[k % MAX_COLOURED]
+    g_name = [_group_name(cap, names, members[g], bool(is_agg[g])) for g in range(n_groups)]
+
+    # the legend: the named sites (their swatches are their bands' colours), then what the marks mean
+    room_em = (LEGEND_COLUMN_FRAC * res[0] - SWATCH_EM * tpx) / tpx - 0.5
+    legend_rows = list(rows)
+    legend_rows.append(("colour: allocation site, largest first", -1, "heading"))
+    n_legend = min(len(named), MAX_LEGEND_SITES)
+    site_rows = []
+    for k, g in enumerate(named[:n_legend]):
+        size = f" · {fmt_bytes(gheld[g].max())}"
+        site_rows.append(cut_end(g_name[g], room_em - text_width(size)) + size)
+        legend_rows.append((site_rows[-1], k, "swatch"))
+    if len(named) > n_legend:
+        legend_rows.append((f"{len(named) - n_legend} more sites in colour", -1, "note"))
+    if is_agg.any():
+        legend_rows.append((f"grey: {int(is_agg.sum())} aggregates of bands under {params.min_band_px:g} px (Memcov)",
+                            -1, "note"))
+    legend_rows.append(("pale: holding, not allocating; depth: allocations per second", -1, "note"))
+    plan = plan_hud(res, tpx, title, legend_rows, params.show_title, params.show_legend)
+    to_cam = _to_camera(params.azimuth, params.elevation)
+    x0r, y0r, x1r, y1r = plan.rect
+    rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
+    # the chart's height: the rectangle's shape, so the chart fills it
+    chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / HEADROOM
+
+    # geometry: a box per group and column that holds bytes
+    zs = chart_h / top
+    w = CHART_W / n_bins
+    base = np.cumsum(gheld, axis=0) - gheld
+    gi, bi = np.nonzero(gheld > 0)
+    rate = galloc / max(t1 / n_bins / 1000.0, 1e-9)  # allocations per second
+    rmax = max(float(rate.max()), 1.0)
+    depth = DEPTH_MIN + (DEPTH_MAX - DEPTH_MIN) * np.sqrt(rate[gi, bi] / rmax)
+    active = galloc[gi, bi] > 0
+    # a material per colour slot, full and pale (Workbench shows a material's colour): slot k of
+    # the named colours, the grey aggregates last
+    n_slots = min(len(named), MAX_COLOURED) + 1
+    g_slot = np.full(n_groups, n_slots - 1, np.int64)
+    for k, g in enumerate(named):
+        g_slot[g] = k % MAX_COLOURED
+    slot_rgb = np.vstack([palette[:n_slots - 1], np.asarray(GREY)[None]])
+    mat_rgb = np.vstack([slot_rgb, lighten(slot_rgb, IDLE_LIGHTEN)])
+    band_mats = [f"TV3D_memory_{k:02d}" for k in range(n_slots)] + [f"TV3D_memory_{k:02d}_pale" for k in range(n_slots)]
+    mat_index = (g_slot[gi] + np.where(active, 0, n_slots)).astype(np.int32)
+    z0 = base[gi, bi] * zs
+    dz = gheld[gi, bi] * zs
+    positions = np.stack([(bi + 0.5) * w, 0.5 * depth, z0 + 0.5 * dz], 1).astype(np.float32)
+    scales = np.stack([np.full(gi.size, w), depth, dz], 1).astype(np.float32)
+    colors = np.ones((gi.size, 4), np.float32)
+    colors[:, :3] = mat_rgb[mat_index]
+    bands_layer = InstanceLayer("memory_bands", positions, scales, colors, mat_index, band_mats,
+                                {"call_index": np.full(gi.size, -1, np.int32), "band_index": gi.astype(np.int32),
+                                 "bin_index": bi.astype(np.int32)})
+    # leaks: per group, the bytes of its ranges alive at the end, a red cap after the last column
+    leak_b = np.zeros(n_groups)
+    lk = cap.range_leaked
+    if lk.any():
+        np.add.at(leak_b, group[pos_of[band[lk]]], cap.range_size[lk].astype(np.float64))
+    lg = np.flatnonzero(leak_b > 0)
+    cap_w = 0.012 * CHART_W
+    lz0 = base[lg, -1] * zs
+    ldz = np.minimum(leak_b[lg], np.maximum(gheld[lg, -1], leak_b[lg])) * zs
+    leak_layer = InstanceLayer(
+        "memory_leaks", np.stack([np.full(lg.size, CHART_W + 0.5 * cap_w), np.full(lg.size, 0.4), lz0 + 0.5 * ldz],
+                                 1).astype(np.float32),
+        np.stack([np.full(lg.size, cap_w), np.full(lg.size, 0.8), np.maximum(ldz, 0.004 * chart_h)], 1).astype(
+            np.float32),
+        np.tile(np.array(LEAK_RGB + (1.0,), np.float32), (lg.size, 1)), np.zeros(lg.size, np.int32),
+        ["TV3D_memory_leak"], {"call_index": np.full(lg.size, -1, np.int32), "band_index": lg.astype(np.int32),
+                               "bin_index": np.full(lg.size, n_bins - 1, np.int32)})
+    # the high-water mark: a vertical line at its moment, as tall as the heap's peak
+    hx = float(np.clip(cap.hwm_ms / t1, 0.0, 1.0)) * CHART_W
+    marks = InstanceLayer("memory_marks", np.array([[hx, -0.02, 0.5 * chart_h * HEADROOM]], np.float32),
+                          np.array([[0.035, 0.04, chart_h * HEADROOM]], np.float32),
+                          np.array([HWM_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), ["TV3D_memory_mark"],
+                          {"call_index": np.full(1, -1, np.int32)})
+
+    leak_note = [(f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all", -1, "note")] if lg.size else []
+    if leak_note:
+        plan = plan_hud(res, tpx, title, legend_rows + leak_note, params.show_title, params.show_legend)
+    panel = _plot_panel(chart_h, top, zs, PANEL_Y * np.tan(np.radians(params.elevation)))
+    drop = PANEL_Y * np.tan(np.radians(params.elevation))
+    corners = np.array([[x, y, z] for x in (0.0, CHART_W + cap_w) for y in (0.0, PANEL_Y)
+                        for z in (-drop, chart_h * HEADROOM - drop)])
+    cam = fit_camera_rect(corners, to_cam, res, rect, orthographic=True)
+
+    labels = []
+    if params.show_labels:
+        labels.append(_band_labels(cam, res, tpx, to_cam, named[:int(params.max_labels)], g_name, g_rgb, gheld, base,
+                                   zs, w, hx, group_kind="range" if params.group_by == "range" else "site"))
+    labels.append(_axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h))
+    swatch_rgb = np.array([g_rgb[g] for g in named[:n_legend]] or [GREY], np.float64)
+    swatch_mats = [f"TV3D_memory_sw{k:02d}" for k in range(len(swatch_rgb))]
+    hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, swatch_rgb, swatch_mats)
+    kinds = list(hud_labels.kind)
+    site_set = set(site_rows)
+    for i, t in enumerate(hud_labels.texts):  # a legend row naming a site is a site's name
+        if kinds[i] == "legend" and t in site_set:
+            kinds[i] = "site" if params.group_by != "range" else "range"
+    hud_labels.kind = kinds
+    layers = [panel, bands_layer, marks]
+    if lg.size:
+        layers.append(leak_layer)
+    if legend_layer is not None:
+        layers.append(legend_layer)
+    mats = {name: MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
+            for name, rgb in zip(band_mats, mat_rgb)}
+    mats.update({"TV3D_memory_leak": MaterialSpec("TV3D_memory_leak", LEAK_RGB + (1.0,), cushion=False,
+                                                                 from_attribute=False),
+            "TV3D_memory_panel": MaterialSpec("TV3D_memory_panel", PANEL_RGB + (1.0,), cushion=False,
+                                              from_attribute=False),
+            "TV3D_memory_grid": MaterialSpec("TV3D_memory_grid", GRID_RGB + (1.0,), cushion=False,
+                                             from_attribute=False),
+            "TV3D_memory_mark": MaterialSpec("TV3D_memory_mark", HWM_RGB + (1.0,), cushion=False,
+                                             from_attribute=False)})
+    for name, rgb in zip(swatch_mats, swatch_rgb):
+        mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
+    for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
+        mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
+    bands_meta = [_band_meta(cap, band, pos_of, group, g, members[g], bool(is_agg[g]), g_name[g], gheld[g], t1)
+                  for g in range(n_groups)] if n_groups <= 5000 else None
+    all_labels = LabelSet.concat(labels + [hud_labels])
+    spec = SceneSpec(
+        layers=layers, labels=all_labels, legend=[LegendEntry(g_name[g], tuple(g_rgb[g])) for g in named[:n_legend]],
+        materials=mats, camera=cam,
+        lights=[LightSpec("TV3D_key", "SUN", tuple(-_to_camera(params.azimuth - 35.0, 50.0)), 3.0),
+                LightSpec("TV3D_fill", "SUN", tuple(-_to_camera(params.azimuth + 60.0, 15.0)), 0.8)],
+        resolution=res, background=(1.0, 1.0, 1.0),
+        meta={"layout": "memory", "t0": 0.0, "t1": t1, "x_unit": "ms", "source": cap.source,
+              "peak_bytes": cap.peak_bytes, "n_allocations": cap.n_allocations, "leaked_bytes": cap.leaked_bytes,
+              "hwm_ms": cap.hwm_ms, "n_bands": n_bands, "n_groups": int(n_groups),
+              "n_aggregates": int(is_agg.sum()), "n_named": len(named), "n_boxes": int(gi.size),
+              "n_labels": len(all_labels), "bin_ms": t1 / n_bins, "bins": n_bins, "chart_w": CHART_W,
+              "bytes_per_unit": 1.0 / zs, "bands": bands_meta, "title": plan.title, "content_rect": list(plan.rect),
+              "hud_distance": hud_dist, "text_px": tpx, "group_by": params.group_by, "params": params.to_dict()},
+    )
+    return spec.validate()
+
+
+def _plot_panel(chart_h: float, top: float, zs: float, drop: float) -> InstanceLayer:
+    """The plot's panel behind the bands (the run's time span × the byte range) with a line at
+    every byte tick, so a band's thickness can be read off the grid.  The camera looks down on
+    the chart, so the panel, behind it, is lowered by ``drop`` (its depth × tan(elevation)) to
+    line its grid up with the bands' front faces and the tick labels in front."""
+    ticks = [v * zs for v in _nice(0.0, top, 5) if 0 < v * zs < chart_h * HEADROOM]
+    n = 1 + len(ticks)
+    pos = np.zeros((n, 3), np.float32)
+    sc = np.zeros((n, 3), np.float32)
+    pos[0] = (0.5 * CHART_W, PANEL_Y + 0.01, 0.5 * chart_h * HEADROOM - drop)
+    sc[0] = (CHART_W, 0.02, chart_h * HEADROOM)
+    for k, z in enumerate(ticks, 1):
+        pos[k] = (0.5 * CHART_W, PANEL_Y - 0.005, z - drop)
+        sc[k] = (CHART_W, 0.01, 0.0025 * chart_h)
+    cols = np.ones((n, 4), np.float32)
+    cols[0, :3] = PANEL_RGB
+    cols[1:, :3] = GRID_RGB
+    mi = np.ones(n, np.int32)
+    mi[0] = 0
+    return InstanceLayer("memory_panel", pos, sc, cols, mi, ["TV3D_memory_panel", "TV3D_memory_grid"],
+                         {"call_index": np.full(n, -1, np.int32)})
+
+
+def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
+    """Unit vector from the chart towards the camera: in front (-y), turned by ``azimuth`` about
+    z and raised by ``elevation``."""
+    a, e = np.radians(azimuth), np.radians(elevation)
+    return np.array([np.sin(a) * np.cos(e), -np.cos(a) * np.cos(e), np.sin(e)])
+
+
+def _program(cap: MemoryCapture) -> str:
+    words = cap.command_line.split()
+    for k, wd in enumerate(words):
+        if wd == "run":
+            rest = [x for x in words[k + 1:] if not x.startswith("-") and not x.endswith(".bin")]
+            if rest:
+                return " ".join(rest[:3])
+    return cap.source.rsplit("/", 1)[-1]
+
+
+def _group_name(cap: MemoryCapture, names, members: list, agg: bool) -> str:
+    if agg:
+        return f"{len(members)} thin bands"
+    m = members[0]
+    if names is None:  # a range
+        s = int(cap.range_site[m])
+        return f"{fmt_bytes(cap.range_size[m])} at {cap.site_label(s)}"
+    return names[m]
+
+
+def _band_meta(cap, band, pos_of, group, g, members, agg, name, held_row, t1) -> dict:
+    """What picking a band says: its name, the bytes it holds at its peak, when it first
+    allocated, its threads and its heaviest call stack."""
+    sel = np.flatnonzero(group[pos_of[band]] == g) if cap.n_ranges <= 2_000_000 else np.zeros(0, np.int64)
+    info = {"name": name, "aggregate": agg, "members": len(members), "peak_bytes": float(held_row.max())}
+    if sel.size:
+        sz = cap.range_size[sel].astype(np.float64)
+        st = np.bincount(cap.range_stack[sel], weights=sz)
+        heavy = int(np.argmax(st))
+        th = np.bincount(cap.range_thread[sel], weights=sz)
+        info.update({"first_ms": float(cap.range_start[sel].min()), "last_ms": float(cap.range_end[sel].max()),
+                     "allocations": int(sel.size), "bytes_allocated": int(sz.sum()),
+                     "leaked_bytes": int(sz[cap.range_leaked[sel]].sum()),
+                     "threads": [cap.thread_names[int(t)] for t in np.argsort(-th)[:3] if th[t] > 0],
+                     "stack": cap.stack_text(heavy, 12)})
+        if sel.size == 1:
+            k = int(sel[0])
+            info.update({"size": int(cap.range_size[k]), "address": hex(int(cap.range_address[k]))})
+    return info
+
+
+def _band_labels(cam, res, tpx, to_cam, named, g_name, g_rgb, gheld, base, zs, w, hx, group_kind: str) -> LabelSet:
+    """Names inside the bands: each named band, largest first, at the run of columns around its
+    thickest one where it is at least a text line thick and as long as its name; no overlap."""
+    wpp = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
+    texts, pts, mats = [], [], []
+    taken = [(hx - 0.4 * tpx * wpp, -1e9, hx + 0.4 * tpx * wpp, 1e9)]  # the high-water mark's line
+    need_z = 1.25 * tpx * wpp
+    for g in named:
+        bot = base[g] * zs
+        topz = (base[g] + gheld[g]) * zs
+        if float(np.max(topz - bot)) < need_z:
+            continue
+        text = g_name[g]
+        for attempt in range(3):  # the whole name, then shorter: the longest run of room decides
+            width_w = text_width(text) * tpx * wpp * 1.04
+            L = max(int(np.ceil(width_w / w)), 1)
+            if L > bot.size:
+                text = cut_end(g_name[g], bot.size * w / (tpx * wpp) - 1.0)
+                continue
+            win_lo = np.lib.stride_tricks.sliding_window_view(bot, L).max(axis=1)
+            win_hi = np.lib.stride_tricks.sliding_window_view(topz, L).min(axis=1)
+            room = win_hi - win_lo
+            if float(room.max()) >= need_z:
+                break
+            # the widest stretch where the band is a line thick says how long a name fits
+            thick = (topz - bot) >= need_z
+            run = best = 0
+            for v in thick:
+                run = run + 1 if v else 0
+                best = max(best, run)
+            text = cut_end(g_name[g], best * w / (tpx * wpp) - 1.0)
+        else:
+            continue
+        if not text or len(text) < 4:
+            continue
+        order = np.argsort(-room, kind="stable")
+        placed = None
+        for j in order[:64].tolist():  # the roomiest windows first; the first that overlaps no name
+            if room[j] < need_z:
+                break
+            cx = (j + 0.5 * L) * w
+            cz = 0.5 * (win_lo[j] + win_hi[j])
+            box = (cx - 0.5 * width_w, cz - 0.6 * tpx * wpp, cx + 0.5 * width_w, cz + 0.6 * tpx * wpp)
+            if not any(not (box[2] < t[0] or box[0] > t[2] or box[3] < t[1] or box[1] > t[3]) for t in taken):
+                placed = (cx, cz, box)
+                break
+        if placed is None:
+            continue
+        cx, cz, box = placed
+        taken.append(box)
+        texts.append(text)
+        pts.append((cx, 0.0, cz))
+        mats.append(contrast_text_material(lighten(np.asarray([g_rgb[g]]), 0.5 * IDLE_LIGHTEN))[0])
+    n = len(texts)
+    if not n:
+        return LabelSet.empty()
+    size = np.full(n, tpx * wpp)
+    anchor, rot = place_facing_text(np.array(pts), cam, size, to_cam)
+    return LabelSet(texts, anchor.astype(np.float32), size.astype(np.float32), mats, np.ones(n, np.uint8),
+                    [group_kind] * n, np.full(n, -1, np.int32), rot.astype(np.float32))
+
+
+def _axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h) -> LabelSet:
+    """Time ticks under the chart, byte ticks at its left, and the high-water mark's name."""
+    wpp = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
+    s = 0.85 * tpx * wpp
+    texts, pts, align, kinds = [], [], [], []
+    for v in _nice(0.0, t1 / 1000.0, 7):
+        texts.append(f"{v:g} s"); pts.append((v * 1000.0 / t1 * CHART_W, 0.0, -1.1 * tpx * wpp)); align.append(1)
+        kinds.append("axis")
+    for v in _nice(0.0, top, 5):
+        texts.append(fmt_bytes(v)); pts.append((-0.5 * tpx * wpp, 0.0, v * zs - 0.35 * s)); align.append(2)
+        kinds.append("axis")
+    texts.append(f"high-water mark {fmt_bytes(cap.peak_bytes)} at {fmt_ms(cap.hwm_ms)}")
+    pts.append((hx, 0.0, chart_h * HEADROOM + 0.45 * tpx * wpp))
+    align.append(1 if 0.15 * CHART_W < hx < 0.85 * CHART_W else (0 if hx <= 0.15 * CHART_W else 2))
+    kinds.append("axis")
+    n = len(texts)
+    size = np.full(n, s)
+    size[-1] = tpx * wpp
+    anchor, rot = place_facing_text(np.array(pts), cam, size, to_cam)
+    return LabelSet(texts, anchor.astype(np.float32), size.astype(np.float32), ["TV3D_text_ui"] * n,
+                    np.array(align, np.uint8), kinds, np.full(n, -1, np.int32), rot.astype(np.float32))
+
+
+def _nice(lo: float, hi: float, n: int) -> list:
+    span = max(hi - lo, 1e-12)
+    raw = span / max(n, 1)
+    mag = 10 ** np.floor(np.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=10 * mag)
+    k = np.arange(np.ceil(lo / step), np.floor(hi / step) + 1)
+    return [float(round(v * step, 12)) for v in k]
+
+
+__all__ = ["memory_layout", "fmt_bytes", "project"]

@@ -1,0 +1,32 @@
+"""The memory view's parameters (`MemoryParams`, issue 71): the schema and the object
+`layout.memory.memory_layout` takes."""
+from __future__ import annotations
+
+from . import shared as S
+from .core import Param, Params, Schema
+from .kinds import Choice, Number
+
+GROUP_ITEMS = (("site", "Call site", "One band per allocation site: the frame that called the allocator"),
+               ("module", "Module", "One band per module of the allocation site"),
+               ("range", "Range", "One band per allocated range (Memcov Viz's Gantt charts)"))
+MEMORY = Schema("memory", [
+    Param("group_by", Choice(GROUP_ITEMS), "site", group=S.SHOW, label="Group by",
+          help="a band per allocation site (the frame that called the allocator), per module, or per range"),
+    Param("bins", Number(16, 4000, integer=True), 480, group=S.SHOW, label="Time bins",
+          help="columns the run is cut into along the time axis (depth into the picture: allocations per second)"),
+    Param("min_band_px", Number(0.5, 100.0), 1.5, group=S.LOOK, unit="px", label="Thinnest band",
+          help="bands thinner than this many pixels at their thickest are merged with their thin neighbours into "
+               "grey aggregates (Memcov Viz)"),
+    S.RESOLUTION, S.LABEL_PX,
+    S.MAX_LABELS.but(default=40, help="names on the N largest bands that have room for them"),
+    S.SHOW_LABELS, S.SHOW_LEGEND, S.SHOW_TITLE, S.TITLE,
+    S.AZIMUTH.but(default=0.0), S.ELEVATION.but(default=10.0),
+], doc="Memory over time (Memcov Viz in 3D): every allocation site a band whose thickness is the bytes it holds, "
+       "stacked, time along x; thin bands merged into grey aggregates.")
+
+
+class MemoryParams(Params, schema=MEMORY):
+    """Parameters of `memory_layout`.  ``group_by``: ``site``, ``module`` or ``range``;
+    ``bins``: time columns; ``min_band_px``: Memcov's
+    threshold under which bands are merged into grey aggregates.  Every field is declared
+    once in `MEMORY`."""
