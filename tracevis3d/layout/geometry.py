@@ -185,6 +185,10 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
     pos = np.empty((nc, 3), np.float32)
     sc = np.empty((nc, 3), np.float32)
     cx = np.minimum(np.maximum((cxs + cxe) / 2, cw / 2), time_length - cw / 2) if nc else np.zeros(0)
+    if nc:  # widened clusters kept off their neighbours: coplanar faces would render by draw order
+        from .box_overlap import cluster_extents_apart
+
+        cx, cw = cluster_extents_apart(d, cl, frame, t0, cx, cw, time_length, BOX_FILL)
     if nc:
         pos[:, 0] = cx
         pos[:, 1] = cext / 2

@@ -1,0 +1,152 @@
+"""Widened boxes trimmed so that no two drawn boxes overlap (a render that does not depend
+on draw order).
+
+A sub-pixel cluster is drawn at least ``cluster_px`` pixels wide (`layout.geometry.cluster_layer`),
+so it can reach over its neighbours: other clusters, and calls of nearby levels whose heights
+overlap its own (the fold gives a level different heights along a lane).  All boxes share the
+front plane y = 0 and a level's top, so where two boxes overlap their faces are coplanar and
+the depth test cannot decide between them; Blender's draw manager orders the instances of a
+batch through GPU atomics, so the face that wins such a pixel changes from one render to the
+next (and a frame rendered in a range differs from the same frame of the whole animation).
+Trimming removes the overlaps, so every pixel has one nearest face on any GPU.
+
+Boxes are x intervals [x0, x1] with z intervals [z0, z1] in lanes; ``movable`` marks the
+widened ones (clusters).  Two boxes overlap when they share a lane and both their x and their
+z intervals overlap by more than zero.  Semantics, in order:
+
+1. every movable box overlapping a fixed box keeps its larger part on one side of it (the
+   left part when the two are equal); a box the fixed one covers becomes empty (x1 = x0);
+2. then every pair of movable boxes that still overlaps meets at the middle of its x overlap:
+   the box whose centre is further left (the lower index on a tie) ends there, the other
+   starts there; an empty box overlaps nothing.
+
+Each step only shrinks boxes, so a pair made disjoint stays disjoint; pairs are handled in
+the order of their first box's x0 in the lane (a stable sort), so the result is a function of
+the input alone.  ``gap`` is left between the trimmed faces (float32 rounding of the box's
+centre and width must not bring them back into touch).  Pairs are found by one sweep per
+lane over the boxes sorted by x0 with the active boxes kept apart by kind: O(n log n + pairs).
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
+    """(first, second) index pairs of overlapping boxes of which one at least is movable,
+    in sweep order (``order``: the boxes by (lane, x0))."""
+    n = order.shape[0]
+    act_fixed = np.empty(n, np.int64)
+    act_mov = np.empty(n, np.int64)
+    nf = 0
+    nm = 0
+    cap = 16
+    pa = np.empty(cap, np.int64)
+    pb = np.empty(cap, np.int64)
+    npairs = 0
+    cur_lane = -1
+    limit = 64
+    for k in range(n):
+        i = order[k]
+        if lane[i] != cur_lane:
+            cur_lane = lane[i]
+            nf = 0
+            nm = 0
+        xs = x0[i]
+        # drop the boxes that end before this one starts
+        w = 0
+        for t in range(nm):
+            j = act_mov[t]
+            if x1[j] > xs:
+                act_mov[w] = j
+                w += 1
+        nm = w
+        if movable[i]:
+            w = 0
+            for t in range(nf):
+                j = act_fixed[t]
+                if x1[j] > xs:
+                    act_fixed[w] = j
+                    w += 1
+            nf = w
+        for pass_ in range(2):
+            if pass_ == 0 and not movable[i]:
+                continue  # a fixed box only meets the movable ones
+            m = nf if pass_ == 0 else nm
+            for t in range(m):
+                j = act_fixed[t] if pass_ == 0 else act_mov[t]
+                if x1[j] > xs and x1[i] > x0[j] and min(z1[i], z1[j]) > max(z0[i], z0[j]):
+                    if npairs == cap:
+                        cap *= 2
+                        na = np.empty(cap, np.int64)
+                        nb = np.empty(cap, np.int64)
+                        na[:npairs] = pa[:npairs]
+                        nb[:npairs] = pb[:npairs]
+                        pa = na
+                        pb = nb
+                    pa[npairs] = j
+                    pb[npairs] = i
+                    npairs += 1
+        if movable[i]:
+            act_mov[nm] = i
+            nm += 1
+        else:
+            act_fixed[nf] = i
+            nf += 1
+            if nf > limit:  # keep the fixed list to the boxes still reaching past this start
+                w = 0
+                for t in range(nf):
+                    j = act_fixed[t]
+                    if x1[j] > xs:
+                        act_fixed[w] = j
+                        w += 1
+                nf = w
+                limit = max(64, 2 * nf)
+    return pa[:npairs], pb[:npairs]
+
+
+@njit(cache=True, nogil=True)
+def trim_overlapping_boxes(order, lane, x0, x1, z0, z1, movable, gap):
+    """The movable boxes' x extents (new x0, x1) with no overlap left (module docstring);
+    ``order`` sorts the boxes by (lane, x0); fixed boxes come back unchanged."""
+    a0 = x0.copy()
+    a1 = x1.copy()
+    pa, pb = _overlap_pairs(order, lane, x0, x1, z0, z1, movable)
+    for k in range(pa.shape[0]):  # 1. movable against fixed
+        i, j = pa[k], pb[k]
+        if movable[i] and movable[j]:
+            continue
+        m, f = (i, j) if movable[i] else (j, i)
+        if not (a0[m] < a1[f] and a0[f] < a1[m]):
+            continue
+        left = a0[f] - a0[m]
+        right = a1[m] - a1[f]
+        if left <= 0.0 and right <= 0.0:
+            a1[m] = a0[m]
+        elif left >= right:
+            a1[m] = max(a0[m], a0[f] - gap)
+        else:
+            a0[m] = min(a1[m], a1[f] + gap)
+    for k in range(pa.shape[0]):  # 2. movable against movable
+        i, j = pa[k], pb[k]
+        if not (movable[i] and movable[j]):
+            continue
+        if not (a0[i] < a1[i] and a0[j] < a1[j] and a0[i] < a1[j] and a0[j] < a1[i]):
+            continue
+        ci = a0[i] + a1[i]
+        cj = a0[j] + a1[j]
+        lo, hi = (i, j) if (ci < cj or (ci == cj and i < j)) else (j, i)
+        mid = 0.5 * (max(a0[i], a0[j]) + min(a1[i], a1[j]))
+        a1[lo] = max(a0[lo], mid - 0.5 * gap)
+        a0[hi] = min(a1[hi], mid + 0.5 * gap)
+    return a0, a1
+
+
+def trim_boxes(lane, x0, x1, z0, z1, movable, gap: float = 0.0):
+    """`trim_overlapping_boxes` on plain arrays (sorted here); (x0, x1) float64."""
+    lane = np.ascontiguousarray(lane, np.int64)
+    x0 = np.ascontiguousarray(x0, np.float64)
+    x1 = np.ascontiguousarray(x1, np.float64)
+    order = np.lexsort((x0, lane)).astype(np.int64)
+    return trim_overlapping_boxes(order, lane, x0, x1, np.ascontiguousarray(z0, np.float64),
+                                  np.ascontiguousarray(z1, np.float64), np.ascontiguousarray(movable, np.bool_),
+                                  float(gap))

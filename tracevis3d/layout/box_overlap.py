@@ -1,0 +1,47 @@
+"""Sub-pixel clusters kept off the boxes around them (bpy-free).
+
+A cluster is drawn at least ``cluster_px`` pixels wide and may then reach over a neighbouring
+call or cluster whose height overlaps its own.  Their front faces (y = 0) and tops would be
+coplanar there, and which one a render shows depends on the GPU's draw order, which changes
+between renders: the same frame rendered twice (or in two ranges of an animation) differs.
+`cluster_extents_apart` trims the widened clusters so that no two boxes overlap
+(`kernels.box_trim.trim_overlapping_boxes`: calls keep their place; a cluster keeps its larger
+part beside a call; two clusters meet halfway).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: the gap left between trimmed faces, relative to the figure's length (float32 positions
+#: round at about 1.2e-7 of it: 8 roundings)
+GAP = 1e-6
+
+
+def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarray, time_length: float,
+                          box_fill: float) -> tuple:
+    """(centre, width) of the clusters (``cx``, ``cw``: widened) with no overlap of the drawn
+    calls that are boxes of their own nor of each other."""
+    from ..kernels.box_trim import trim_boxes
+
+    nc = len(cx)
+    if nc == 0:
+        return cx, cw
+    s = cl.single
+    lanes = np.unique(cl.lane)
+    near = s & np.isin(d.lane, lanes)  # only calls of lanes with clusters can meet one
+    xs = (d.start[near] - t0) * frame.scale_t
+    xe = (d.end[near] - t0) * frame.scale_t
+    lo = (1.0 - box_fill) / 2
+    hi = (1.0 + box_fill) / 2
+    zb, zh = d.bottom[near], d.height[near]
+    cb, ch = d.bottom[cl.rep], d.height[cl.rep]
+    lane = np.concatenate([d.lane[near], cl.lane])
+    x0 = np.concatenate([xs, cx - cw / 2])
+    x1 = np.concatenate([xe, cx + cw / 2])
+    z0 = np.concatenate([zb + lo * zh, cb + lo * ch])
+    z1 = np.concatenate([zb + hi * zh, cb + hi * ch])
+    movable = np.zeros(len(lane), np.bool_)
+    movable[len(xs):] = True
+    a0, a1 = trim_boxes(lane, x0, x1, z0, z1, movable, GAP * max(float(time_length), 1.0))
+    a0, a1 = a0[len(xs):], a1[len(xs):]
+    return (a0 + a1) / 2, np.maximum(a1 - a0, 0.0)
