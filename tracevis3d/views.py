@@ -85,6 +85,9 @@ class View:
     warm: str
     #: does the view draw two traces (a comparison)?
     two_traces: bool = False
+    #: the function that reads its input file when that is no trace (``load(path)``: what the job
+    #: takes instead of a `Trace`); '' for a trace, loaded and cached as every view's
+    load: str = ""
     #: said after the schema's doc in the option reference
     reference_note: str = ""
 

@@ -344,14 +344,48 @@ class VIEW3D_PT_tracevis3d_details(_Base, Panel):
             col.label(text=line)
 
 
-CLASSES = (
-    VIEW3D_PT_tracevis3d,
+#: the sections written here for their views (each labelled `_section(view)`)
+HAND_MADE = (
     VIEW3D_PT_tracevis3d_params,
     VIEW3D_PT_tracevis3d_compare,
     VIEW3D_PT_tracevis3d_threads,
     VIEW3D_PT_tracevis3d_extravis,
     VIEW3D_PT_tracevis3d_structure,
     VIEW3D_PT_tracevis3d_live,
+)
+
+
+def view_sections() -> tuple:
+    """A section for every view of the registry that has no hand-made one (`HAND_MADE`): a
+    Build button (``tracevis3d.build_view``, `operators.view_ops`) and its schema's fields, so a
+    new view is edited and built from the panel without code of its own here."""
+    from ..tracevis3d.views import VIEWS
+
+    made = {cls.bl_label for cls in HAND_MADE}
+    out = []
+    for v in VIEWS:
+        if v.panel in made:
+            continue
+
+        def draw(self, context, name=v.name):
+            layout = self.layout
+            row = layout.row()
+            row.scale_y = 1.3
+            row.operator("tracevis3d.build_view", text="Build", icon="MOD_BUILD").view = name
+            layout.use_property_split = True
+            layout.use_property_decorate = False
+            draw_schema(layout, getattr(context.scene, f"tracevis3d_{name}_params"), _schema(name))
+
+        out.append(type(f"VIEW3D_PT_tracevis3d_view_{v.name}", (_Base, Panel),
+                        {"__doc__": v.summary, "bl_label": v.panel, "bl_parent_id": "VIEW3D_PT_tracevis3d",
+                         "bl_options": {"DEFAULT_CLOSED"}, "draw": draw}))
+    return tuple(out)
+
+
+CLASSES = (
+    VIEW3D_PT_tracevis3d,
+    *HAND_MADE,
+    *view_sections(),
     VIEW3D_PT_tracevis3d_render,
     VIEW3D_PT_tracevis3d_animate,
     VIEW3D_PT_tracevis3d_details,

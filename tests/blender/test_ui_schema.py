@@ -113,6 +113,37 @@ def test_view_group_is_its_schema(addon, view):
             assert rna.properties[p.name].default == p.default, p.name
 
 
+def test_every_view_has_a_registered_panel_section(addon):
+    """Each view of the registry has its section (hand-made or generated), labelled as the
+    registry says, and registered."""
+    panels = sys.modules[f"{PKG}.ui.panels"]
+    labels = {cls.bl_label: cls for cls in panels.CLASSES}
+    for v in REGISTRY:
+        assert v.panel in labels, v.name
+        assert getattr(labels[v.panel], "is_registered", False), v.name
+    assert not panels.view_sections(), "every view has its hand-made section today"
+
+
+def test_any_view_builds_from_the_panel_through_the_registry(addon, tmp_path):
+    """``tracevis3d.build_view`` (the generated sections' Build) builds a view by its registry
+    entry: the trace loaded as every view's, the job steps and the scene record the entry names,
+    the parameters of the view's panel group."""
+    import json
+
+    from tracevis3d.warmup import chrome_events
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": chrome_events(n_roots=8)}), encoding="utf-8")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.tracevis3d.trace_path = str(path)
+    scene.tracevis3d_cone_params.max_nodes = 30
+    scene.tracevis3d_cone_params.resolution_x, scene.tracevis3d_cone_params.resolution_y = 320, 180
+    assert bpy.ops.tracevis3d.build_view(view="cone") == {"FINISHED"}
+    record = json.loads(scene[next(v for v in REGISTRY if v.name == "cone").scene_key])
+    assert record["params"]["max_nodes"] == 30 and record["trace_path"] == str(path)
+
+
 @pytest.mark.parametrize("view", VIEWS)
 def test_fresh_group_reads_as_the_default_params(addon, view):
     P = _props(addon)

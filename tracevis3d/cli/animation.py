@@ -22,9 +22,8 @@ EXAMPLES = """examples:
 
 
 def add_animation_parser(sub) -> None:
-    from ..params.animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
+    from ..params.animation import ANIMATION, ANIMATION_RENDER, ANIMATION_VIEWS
     from ..params.cli import add_command
-    from ..params.icicle import ICICLE
 
     add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
                 description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
@@ -32,7 +31,7 @@ def add_animation_parser(sub) -> None:
                 epilog=EXAMPLES, formatter=_Help,
                 positionals=[("trace", "TRACE", TRACE_HELP),
                              ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
-                schemas=[ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE])
+                schemas=[ANIMATION, ANIMATION_RENDER, *ANIMATION_VIEWS])
 
 
 def _checked_target(args) -> tuple:

@@ -12,11 +12,17 @@ from .kinds import Choice, Kind, Number
 from .render import RENDER
 
 ANIMATE = "animation"
-VIEW_ITEMS = (("auto", "Automatic", "The icicle of one trace, the comparison of two"),
-              ("icicle", "Icicle", "The extruded icicle of one trace"),
-              ("compare", "Comparison", "Two runs side by side, a tube for every matched call (two traces)"),
-              ("threads", "Thread view", "Every thread on a ring, a curve from each wait to its release"),
-              ("cone", "Cone tree", "The call hierarchy as a 3D cone tree"))
+
+
+def _view_items() -> tuple:
+    """``--view``'s choices: auto, then every view the registry says can be animated (`tracevis3d.views`)."""
+    from ..views import views
+
+    return (("auto", "Automatic", "The icicle of one trace, the comparison of two"),
+            *((v.name, v.title, v.summary) for v in views(animated=True)))
+
+
+VIEW_ITEMS = _view_items()
 KIND_ITEMS = (
     ("auto", "Automatic", "Growth of an icicle, reveal of a comparison, hand-offs of the thread view, "
                           "turntable of the cone tree"),
@@ -142,28 +148,25 @@ def _only(schema: Schema, view: str, before: list) -> Schema:
 
 
 def _view_schemas() -> tuple:
-    from .compare import COMPARE
-    from .cone import CONE
-    from .icicle import ICICLE
-    from .threads import THREADS
+    """The first animated view's schema (the icicle's), then each other's parameters that no
+    view before it declares (`_only`), in the registry's order (`tracevis3d.views`)."""
+    from ..views import views
 
-    return (_only(COMPARE, "comparison", [ICICLE]), _only(THREADS, "thread", [ICICLE, COMPARE]),
-            _only(CONE, "cone", [ICICLE, COMPARE, THREADS]))
+    schemas = [v.params_class.SCHEMA for v in views(animated=True)]
+    return (schemas[0], *(_only(s, s.view, schemas[:k]) for k, s in enumerate(schemas) if k))
 
 
-#: the options of the other views an animation takes besides the icicle's: a parameter two
-#: views declare comes from the first (icicle, comparison, thread view, cone); a view whose
+#: the options of the animated views an animation takes: the icicle's, then the options of the
+#: others that no view before it declares (comparison, thread view, cone tree); a view whose
 #: declaration differs uses its own default for it (`differing`)
-ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE = _view_schemas()
+ANIMATION_VIEWS = _view_schemas()
 
 
 def differing(schema: Schema) -> list:
     """Names of ``schema``'s parameters whose option on the animation's command line is
     another view's declaration (left at ``schema``'s defaults)."""
-    from .icicle import ICICLE
-
     first: dict = {}
-    for s in (ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE):
+    for s in ANIMATION_VIEWS:
         for p in s:
             first.setdefault(p.name, p)
     return [p.name for p in schema if p.name in first and first[p.name] != p]

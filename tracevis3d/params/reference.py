@@ -17,8 +17,7 @@ def commands() -> list:
     the view registry declares them (`tracevis3d.views`: usage, schemas; the doc of its
     parameters' schema, then its note), then ``render-animation``."""
     from ..views import VIEWS
-    from .animation import ANIMATION, ANIMATION_COMPARE, ANIMATION_CONE, ANIMATION_RENDER, ANIMATION_THREADS
-    from .icicle import ICICLE
+    from .animation import ANIMATION, ANIMATION_RENDER, ANIMATION_VIEWS
 
     out = []
     for v in VIEWS:
@@ -27,7 +26,7 @@ def commands() -> list:
         doc = " ".join(t for t in (v.params_class.SCHEMA.doc, v.reference_note) if t)
         out.append((v.commands[0].usage, doc, v.option_schemas()))
     out.append(("render-animation TRACE [TRACE_B]", ANIMATION.doc,
-                [ANIMATION, ANIMATION_RENDER, ICICLE, ANIMATION_COMPARE, ANIMATION_THREADS, ANIMATION_CONE]))
+                [ANIMATION, ANIMATION_RENDER, *ANIMATION_VIEWS]))
     return out
 
 

@@ -1,18 +1,18 @@
 """Thin operators of the TraceVis3D extension (trace_ops.py; picking in pick_ops.py; the
 comparison's in compare_ops.py; the thread view's in threads_ops.py; EXTRAVIS' in extravis_ops.py;
 search, bookmarks and the cone tree in structure_ops.py; the live feed's in live_ops.py; animations
-in anim_ops.py) and their key map.
+in anim_ops.py; building any view of the registry in view_ops.py) and their key map.
 
 Details on demand: Shift+Alt+D in the 3D viewport (free in the default key map; Ctrl+Alt+D
 is the debug menu) shows the call under the mouse.
 """
 import bpy
 
-from . import anim_ops, compare_ops, extravis_ops, live_ops, pick_ops, structure_ops, threads_ops, trace_ops
+from . import anim_ops, compare_ops, extravis_ops, live_ops, pick_ops, structure_ops, threads_ops, trace_ops, view_ops
 from .trace_ops import TRACEVIS3D_OT_import_trace
 
 CLASSES = (trace_ops.CLASSES + pick_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES + structure_ops.CLASSES
-           + live_ops.CLASSES + extravis_ops.CLASSES + anim_ops.CLASSES)
+           + live_ops.CLASSES + extravis_ops.CLASSES + anim_ops.CLASSES + view_ops.CLASSES)
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
 
