@@ -442,7 +442,9 @@ def _sniff_papyrus(h: Head) -> bool:
 
 
 def _sniff_memray(h: Head) -> bool:
-    return h.data.startswith(b"memray")
+    """memray's capture: its "memray" magic, or (memray's default, compressed) an LZ4 frame whose
+    first block holds the magic as literals."""
+    return h.data.startswith(b"memray") or (h.data.startswith(b"\x04\x22\x4d\x18") and b"memray" in h.data[:40])
 
 
 def _sniff_pstats(h: Head) -> bool:
@@ -471,7 +473,7 @@ FORMATS: tuple = (
     Format("pprof", "pprof profile (profile.proto)", (".pb.gz", ".pprof", ".prof"), _sniff_pprof,
            "pprof:load_pprof", kind="merged", options=("sample_type",), tools="Go runtime/pprof, gperftools, pprof"),
     Format("memray", "memray capture", (".bin",), _sniff_memray, None,
-           why_not="a memory capture, not a call trace: TraceVis3D does not read memory captures yet",
+           why_not="this is a memray capture (memory, not calls): use tracevis3d.load_memory or render-memory",
            tools="memray run"),
     Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
