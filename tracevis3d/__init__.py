@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the modules behind them import numba: loaded when first use
     from .analysis.structure import Structure
     from .analysis.comparison import Comparison
     from .analysis.hierarchy import Hierarchy
+    from .io.memray import MemoryCapture
 
 #: what `load` and `save` accept as a file name
 PathLike = str | os.PathLike[str]
@@ -67,6 +68,16 @@ def load(path: PathLike, **options: Any) -> Trace:
     check_trace_file(path)  # pure Python: a file that is no trace fails before numba compiles
     _kernels_ready()
     return _load(path, **options)
+
+
+def load_memory(path: PathLike, **options: Any) -> "MemoryCapture":
+    """Load a memray capture (``python -m memray run -o CAPTURE ...``) as arrays: memray's own
+    peak, allocation count and leaked bytes, the allocation sites and stacks, every range with
+    its lifetime on the capture's clock (`tracevis3d.io.memray.MemoryCapture`; needs memray)."""
+    from .io.memray import load_memory as _load_memory
+
+    _kernels_ready()
+    return _load_memory(path, **options)
 
 
 def merge(trace: Trace) -> Trace:
