@@ -21,7 +21,7 @@ def _memory_layout(capture, params):
     from ..params.memory import MemoryParams
 
     if isinstance(params, dict):
-        params = MemoryParams(**params)
+        params = MemoryParams.from_dict(params)
     params = (params or MemoryParams()).validate()
     return params, memory_layout(capture, params)
 
