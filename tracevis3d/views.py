@@ -79,9 +79,9 @@ class View:
     #: picks; () when it offers none (the panel's camera moves, fly-through and turntable, still
     #: animate any figure built in the scene)
     animations: tuple
-    #: the warm-up step that compiles its kernels (`tracevis3d.warmup.STEPS`)
+    #: the warm-up step that compiles its kernels (`tracevis3d.warmup.STEPS`); '' for none
     warmup: str
-    #: the warm-up function, called as ``warm(trace_a, trace_b)`` on the made-up traces
+    #: the warm-up function, called as ``warm(trace_a, trace_b)`` on the made-up traces; '' for none
     warm: str
     #: does the view draw two traces (a comparison)?
     two_traces: bool = False
@@ -173,6 +173,13 @@ VIEWS: tuple = (
                            "render the growing icicle of a live feed to PNG frames or a video"),),
          cli="cli.live", job="blender.live_view:LiveView", steps="blender.live_view:LiveView",
          scene_key="", panel="Live", animations=(), warmup="live", warm="warmup:warm_live"),
+    View("memory", "Memory", "Memory over time (Memcov Viz in 3D): every allocation site a band as thick as the "
+         "bytes it holds, stacked, time along x.",
+         params="params.memory:MemoryParams", schemas=(_RENDER, "params.memory:MEMORY"),
+         commands=(Command("render-memory CAPTURE", "render a memray capture's memory over time to an image"),),
+         cli="cli.memory", job="blender.memory_tasks:memory_build_job",
+         steps="blender.memory_tasks:memory_build_steps", scene_key="tracevis3d_memory", panel="Memory",
+         animations=(), warmup="", warm="", load="io.memray:load_memory"),
 )
 
 _BY_NAME = {v.name: v for v in VIEWS}

@@ -24,7 +24,7 @@ from .views import VIEWS, resolve
 
 #: the steps: the loads and the formats, then the views' steps (`tracevis3d.views.View.warmup`,
 #: each running the warm-up function of every view that names it, `View.warm`)
-STEPS = ("load", "formats", *dict.fromkeys(v.warmup for v in VIEWS))
+STEPS = ("load", "formats", *dict.fromkeys(v.warmup for v in VIEWS if v.warmup))
 
 
 def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int = 4) -> list:
@@ -298,7 +298,7 @@ def step_functions(step: str) -> list:
     """What warm-up step ``step`` runs, in order: its extras, then the warm-up function of every
     view whose step it is (registry order); each is called as ``f(trace_a, trace_b)``."""
     extra = [STEP_EXTRAS[step]] if step in STEP_EXTRAS else []
-    return extra + [resolve(v.warm) for v in VIEWS if v.warmup == step]
+    return extra + [resolve(v.warm) for v in VIEWS if v.warmup == step and v.warm]
 
 
 def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:

@@ -362,24 +362,24 @@ def view_sections() -> tuple:
     from ..tracevis3d.views import VIEWS
 
     made = {cls.bl_label for cls in HAND_MADE}
-    out = []
-    for v in VIEWS:
-        if v.panel in made:
-            continue
+    return tuple(type(f"VIEW3D_PT_tracevis3d_view_{v.name}", (_Base, Panel),
+                      {"__doc__": v.summary, "bl_label": v.panel, "bl_parent_id": "VIEW3D_PT_tracevis3d",
+                       "bl_options": {"DEFAULT_CLOSED"}, "draw": _view_section_draw(v.name)})
+                 for v in VIEWS if v.panel not in made)
 
-        def draw(self, context, name=v.name):
-            layout = self.layout
-            row = layout.row()
-            row.scale_y = 1.3
-            row.operator("tracevis3d.build_view", text="Build", icon="MOD_BUILD").view = name
-            layout.use_property_split = True
-            layout.use_property_decorate = False
-            draw_schema(layout, getattr(context.scene, f"tracevis3d_{name}_params"), _schema(name))
 
-        out.append(type(f"VIEW3D_PT_tracevis3d_view_{v.name}", (_Base, Panel),
-                        {"__doc__": v.summary, "bl_label": v.panel, "bl_parent_id": "VIEW3D_PT_tracevis3d",
-                         "bl_options": {"DEFAULT_CLOSED"}, "draw": draw}))
-    return tuple(out)
+def _view_section_draw(name: str):
+    """The ``draw`` of a generated section of view ``name`` (Blender wants ``draw(self, context)``)."""
+    def draw(self, context):
+        layout = self.layout
+        row = layout.row()
+        row.scale_y = 1.3
+        row.operator("tracevis3d.build_view", text="Build", icon="MOD_BUILD").view = name
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_schema(layout, getattr(context.scene, f"tracevis3d_{name}_params"), _schema(name))
+
+    return draw
 
 
 CLASSES = (

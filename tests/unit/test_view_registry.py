@@ -199,6 +199,9 @@ def test_warmup_runs_every_view_in_its_step():
 
     assert warmup.STEPS[:2] == ("load", "formats")
     for v in VIEWS:
+        assert bool(v.warmup) == bool(v.warm), v.name
+        if not v.warmup:  # a view whose kernels the warm-up does not run yet
+            continue
         assert v.warmup in warmup.STEPS, v.name
         warm = resolve(v.warm)
         assert warm in warmup.step_functions(v.warmup), v.name

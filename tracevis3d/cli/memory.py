@@ -13,25 +13,20 @@ EXAMPLES = """examples:
 
 
 def add_parsers(sub) -> None:
-    from ..params.cli import add_command
-    from ..params.memory import MEMORY
-    from ..params.render import RENDER
-    from .common import FOOTER, _Help
+    from .common import FOOTER, add_view_command
 
-    add_command(sub, "render-memory", help="render a memray capture's memory over time to an image",
-                description="Render memory over time (Memcov Viz in 3D) from a memray capture: every\n"
-                            "allocation site a band as thick as the bytes it holds, stacked, time along x;\n"
-                            "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
-                epilog=EXAMPLES + FOOTER, formatter=_Help,
-                positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")],
-                schemas=[RENDER, MEMORY])
+    add_view_command(sub, "render-memory",
+                     "Render memory over time (Memcov Viz in 3D) from a memray capture: every\n"
+                     "allocation site a band as thick as the bytes it holds, stacked, time along x;\n"
+                     "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
+                     EXAMPLES + FOOTER,
+                     positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")])
 
 
 def memory_params(args):
-    from ..params.cli import values
-    from ..params.memory import MEMORY, MemoryParams
+    from .common import view_params
 
-    return MemoryParams(**values(args, MEMORY)).validate()
+    return view_params("memory", args)
 
 
 def load_capture(path: str):
