@@ -21,9 +21,8 @@ object events (``N O D``) and unknown phases are skipped and counted in
 Repairs (``trace.meta['repairs']``: code → count, first offending event, action),
 each also reported once as a `TraceWarning`; see REPAIRS below.
 
-Over 600 lines: the Chrome importer is one pass (scan → decode names → assemble → repair → bind
-flows) whose steps share the repair record and the scan's arrays; `load_chrome` itself is still
-~420 lines and should become stages (issue 22 note).
+The importer is one pass of stages (scan → decode names → assemble → repair → bind flows; see
+`load_chrome`) that share the repair record and the scan's rows (`_Scan`).
 """
 from __future__ import annotations
 
@@ -265,41 +264,252 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     byte, line:column and event) when the bytes are not a trace, hold no events
     or pass a limit; every repair is counted in ``trace.meta['repairs']`` and
     reported once as a `TraceWarning` with its count and first occurrence.
+
+    The stages, in order: scan the bytes into rows (`_scan_rows`, `_check_scan`), read their
+    numbers and the sampled profile (`_event_times`, `_read_samples`), key the threads
+    (`_thread_keys`), intern and decode the names (`_intern_names`), assemble the calls (`_x_calls`,
+    `_pair_begin_end`, `_assemble_calls`), the thread table (`_thread_table`), sort and nest them,
+    repairing overlaps (`_nest_calls`), the function table, args and objects (`_function_table`,
+    `_call_args`, `_call_objects`), then bind the flows and read the counters and async slices
+    (`_flows_and_side`) that a second thread (`_SideJob`) prepared meanwhile.  The per-row arrays
+    are dropped as soon as they are used up (memory, issue 26).
     """
     if overlap not in ("clip", "drop"):
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
     lim = resolve_limits(limits, limit_options)
     if limit_options:
         raise TypeError(f"load_chrome() got unexpected keyword arguments {sorted(limit_options)}")
-    max_events = lim.max_events if _compressed_bytes is None else lim.events_for_compressed(_compressed_bytes)
-    buf = np.frombuffer(data, np.uint8)
-    nbytes = buf.shape[0]
-    in_what = " of the decompressed data" if _compressed_bytes is not None else ""
+    sc = _Scan(data, source, lim, _compressed_bytes)
+    _scan_rows(sc)
+    rep = _Repairs(sc.describe)
+    for code, count, detail in _input_repairs or ():
+        rep.add(code, count, detail=detail)
+    _check_scan(sc, rep)
+    ts, dur, tdur, v_ts, ff = _event_times(sc, rep)
+    ts, dur, tdur = _read_samples(sc, rep, ts, dur, tdur, ff)
+    ph = sc.ss[:, jev.S_PH]
+    flags = sc.ss[:, jev.S_FLAGS]
+    keys = _thread_keys(sc)
+    # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
+    # no call and no name: on a second thread from here, while names are interned and the call
+    # tree is built; the counters' samples follow them there (`_SideJob.then`)
+    v_ph = sc.vss[:, jev.S_PH]
+    v_c_rows = np.flatnonzero(v_ph == _PH["C"])
+    v_finite = np.abs(v_ts) <= lim.max_abs_time
+    v_is_flow = _FLOW_PHASE[v_ph & 255]
+    flow_rows = np.flatnonzero(v_is_flow & v_finite & ((sc.vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
+    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + sc.fast.n_events,
+                        _flows_in_order, (sc.buf, sc.vii, sc.vss, v_ts, flow_rows, keys.v_key_id, sc.fast,
+                                          keys.f_key_id, sc.seed))
+    text = _Text(lim.max_name_chars)
+    names, name_id, v_name_id, fast_name_id = _intern_names(sc, rep, ph, v_c_rows, text)
+    sc.ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
+    sc.ss.drop(jev.S_NAME_LEN)
+    rows = _rows_by_kind(sc, rep, ph, ts, v_is_flow, v_finite)
+    # the counters' samples and the flows' chain order need no call: on a second thread while the
+    # call tree is built (their repairs recorded, added where they were; no text decoded there)
+    side_rec = _Recorded()
+    side_job.then(counter_samples, (sc.buf, sc.vii, sc.vss, v_ts, v_c_rows, v_name_id, lim.max_abs_time, side_rec,
+                                    sc.seed, lim.max_args_nesting, SIDE, sc.fast, fast_name_id))
+    del v_ph, v_is_flow, ph
+    x_rows, x_len, x_ts = _x_calls(rep, rows.x, flags[rows.x], dur[rows.x], tdur, ts, lim.max_abs_time)
+    del flags, dur, tdur, ff
+    last_ts = _thread_last_ts(sc, keys, ts, rows.finite_ts, x_rows, x_ts, x_len, v_ts, v_finite)
+    rows.finite_ts = None
+    be_call_rows, b_start, b_end = _pair_begin_end(sc, rep, rows.be, keys.key_id, ts, name_id, last_ts)
+    c_row, c_start, c_end, c_key, c_ord, apart_calls = _assemble_calls(
+        sc, rep, keys, ts, (x_rows, x_ts, x_len), (be_call_rows, b_start, b_end))
+    del x_rows, x_len, x_ts, be_call_rows, b_start, b_end
+    # the times still needed: of instants, flows, counters and async events (memory, issue 26)
+    ts = chrome_rows.kept_values(ts, np.union1d(rows.inst, rows.side_all))
+    v_c_finite = v_c_rows[v_finite[v_c_rows]]  # counters with a time (side rows)
 
-    def where(pos: int) -> str:
-        pos = int(min(max(pos, 0), nbytes))
-        line, col = jt.line_col(buf, pos)
-        return f"byte {pos}{in_what} (line {line}, column {col})"
+    # --- threads with calls, 't'-scoped instants or flows; V8's profiles and samples apart as lanes
+    inst_scope = sc.ss[rows.inst, jev.S_SCOPE]
+    inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
+    used = np.zeros(keys.n, bool)
+    used[c_key] = True
+    used[keys.key_id[rows.inst[inst_on_thread]]] = True
+    meta_info = _read_metadata(sc.buf, sc.ii, sc.ss, rows.meta, keys.key_id, keys.key_pid, text, sc.describe)
+    skipped = _skipped_dict(sc.skip_counts)
+    lanes = _profile_lanes(sc, rep, keys, rows, names, name_id, meta_info, skipped, apart_calls, text, kind_rules)
+    inst_key = keys.key_id[rows.inst]
+    keys.key_id = None  # memory (issue 26): the rows' thread keys are used up
+    n_counters = v_c_finite.size + sc.fast.n_counter_events  # counter events with a time
+    _check_calls_or_side(sc, used, rows, n_counters, lanes.js_trace, skipped)
+    threads = _thread_table(sc, keys, used, meta_info, text)
 
-    def snippet(pos: int, width: int = 60) -> str:
+    # --- sort calls into per-thread pre-order and nest them
+    c_thread = threads.rank[c_key]
+    del c_key
+    # meanwhile the flow events are grouped by their calls' time buckets (`_bucket_flow_events`)
+    bucket_stage = side_job.then(_bucket_flow_events, (side_job, threads.rank, c_thread, c_start, threads.n))
+    c_row, c_start, c_end, c_thread, c_ord, parent, depth, end_index = _nest_calls(
+        sc, rep, overlap, threads.n, c_row, c_start, c_end, c_thread, c_ord)
+    # the flow events bound to their calls on a thread of their own once their chain order is
+    # known (`_flows_in_order`), while this one names the calls, reads their args and kinds
+    thread_ranges = np.searchsorted(c_thread, np.arange(threads.n + 1))
+    side_job.then(_bind_flow_events, (side_job, bucket_stage, threads.rank, c_start, c_end, parent, thread_ranges))
+    # calls expanded from samples (no args, no flows of their own)
+    sample_call = c_ord >= sc.ii.shape[0] if sc.sampled else np.zeros(c_row.shape[0], bool)
+    t0 = _origin(sc, c_start, lanes, rows, ts, n_counters, v_ts, v_c_finite)
+
+    # --- functions, args, kinds and objects
+    func, names, function_names, function_cats, parsed = _function_table(sc, c_row, sample_call, names, name_id, text)
+    has_args = _call_args(sc, rep, c_row, sample_call)
+    fkind = classify_functions(function_names, kind_rules)
+    kind = fkind[func] if func.size else np.zeros(0, np.uint8)
+    kind[working_waits(kind, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
+    obj_ptr, obj_ids, object_names = _call_objects(sc, c_row, func, kind, has_args, function_names, text)
+    if keep_args and has_args.any():
+        a_calls = np.flatnonzero(has_args).astype(np.int32)
+        args_blob, args_ptr = jsp.gather_spans(sc.buf, sc.ii[c_row[a_calls], jev.I_ARGS_OFF],
+                                               sc.ss[c_row[a_calls], jev.S_ARGS_LEN].astype(np.int64))
+    else:
+        a_calls = np.zeros(0, np.int32)
+        args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    del has_args
+
+    # --- instants
+    i_thread = np.where(inst_on_thread, threads.rank[inst_key], -1).astype(np.int32)
+    i_scope = np.where(inst_on_thread, ord("t"), inst_scope).astype(np.uint8)
+    i_names_raw = name_id[rows.inst]
+    i_uniq, i_inv = (np.unique(i_names_raw, return_inverse=True) if rows.inst.size
+                     else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
+
+    # --- flows, counters and async slices
+    flows, side = _flows_and_side(sc, rep, side_job, side_rec, c_row, sample_call, ts, rows, name_id, names, t0,
+                                  keys.key_pid[inst_key], meta_info, text)
+    del side_job, side_rec
+    sc.fast = None  # describe() cites no fast event after this
+    # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
+    # repair cites an event after this: describe() would find its columns gone)
+    instant_ts = (ts[rows.inst] - t0).astype(np.float64)
+    sc.ii.drop(*range(jev.N_I))
+    sc.ss.drop(*range(jev.N_S))
+    sc.vii.drop(*range(jev.N_I))
+    sc.vss.drop(*range(jev.N_S))
+    del ts, name_id, c_ord, sample_call, v_ts, v_name_id, v_finite, v_c_rows, v_c_finite, fast_name_id
+    c_start -= t0  # the calls' times from the origin, in place
+    c_end -= t0
+    start, end = c_start, c_end
+    if not c_row.size and not rows.inst.size and not side["counter_ts"].size and not side["async_start"].size \
+            and lanes.js_trace is None:
+        raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
+            f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
+            f"({sc.seen} events up to {sc.where(int(sc.info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'}; "
+            f"repairs: {', '.join(rep.items) or 'none'})")
+    meta = _trace_meta(sc, rep, t0, c_end, text, skipped)
+    trace = Trace(
+        func=func, start=start.astype(np.float64, copy=False), end=end.astype(np.float64, copy=False), depth=depth,
+        parent=parent, end_index=end_index, thread=c_thread.astype(np.int32, copy=False),
+        kind=np.ascontiguousarray(kind, np.uint8),
+        obj_ptr=obj_ptr, obj_ids=obj_ids,
+        function_names=function_names, function_files=[p.file for p in parsed],
+        function_lines=np.array([p.line for p in parsed], np.int32), function_cats=function_cats,
+        function_paths=[p.path for p in parsed],
+        thread_pid=threads.pid, thread_tid=threads.tid, thread_names=threads.names,
+        thread_sort=threads.sort, process_names=threads.process_names, object_names=object_names,
+        instant_ts=instant_ts, instant_name=i_inv.astype(np.int32),
+        instant_thread=i_thread, instant_scope=i_scope, instant_pid=keys.key_pid[inst_key].astype(np.int64),
+        instant_names=instant_names,
+        **flows, args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
+    )
+    if lanes.js_trace is not None:
+        trace = chrome_profile.with_profile_lanes(trace, lanes.js_trace, t0, lanes.js_lanes, lanes.sampled_names)
+        trace.meta["sampling_interval_us"] = lanes.js_trace.meta["sampling_interval_us"]
+    if lanes.samples_trace is not None:
+        trace = chrome_profile.with_profile_lanes(trace, lanes.samples_trace, t0, lanes.samples_lanes,
+                                                  lanes.sampled_names, chrome_profile.SAMPLES_LANE_SUFFIX,
+                                                  "sample_lanes")
+    if warn:
+        for code, it in rep.items.items():
+            warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
+                          TraceWarning, stacklevel=3)
+    return trace
+
+
+class _Scan:
+    """One file's scan (`_scan_rows`) and how to cite it: the event rows ``ii``/``ss``/``ff`` (the
+    sampled profile's samples and stack frames appended past the ``n_event_rows`` events), the side
+    rows ``vii``/``vss``/``vff`` (counters and v1 flow events the fast path did not take; a repair
+    cites side row s as row SIDE + s), the fast path's events ``fast`` (cited as FAST + q), the scan's
+    outcome (``status``, ``err_pos``, ``info``, ``skip_counts``) and the load's settings."""
+
+    def __init__(self, data, source: str, lim: Limits, compressed_bytes: int | None):
+        self.buf = np.frombuffer(data, np.uint8)
+        self.nbytes = self.buf.shape[0]
+        self.source = source
+        self.lim = lim
+        self.compressed_bytes = compressed_bytes
+        #: what the sampled-profile limit is measured on (`Limits.sample_calls`)
+        self.input_bytes = compressed_bytes if compressed_bytes is not None else self.nbytes
+        self.max_events = lim.max_events if compressed_bytes is None else lim.events_for_compressed(compressed_bytes)
+        self.in_what = " of the decompressed data" if compressed_bytes is not None else ""
+        self.seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
+        self.sampled = False  # a sampled profile (samples + stackFrames) was read (`_read_samples`)
+        self.samples_apart = False  # ... as lanes of their own beside the events' calls
+        self.n_samples = 0
+
+    def where(self, pos: int) -> str:
+        pos = int(min(max(pos, 0), self.nbytes))
+        line, col = jt.line_col(self.buf, pos)
+        return f"byte {pos}{self.in_what} (line {line}, column {col})"
+
+    def snippet(self, pos: int, width: int = 60) -> str:
         a = max(0, pos - width // 3)
-        return bytes(buf[a: a + width]).decode("utf-8", "replace").replace("\n", "\\n")
+        return bytes(self.buf[a: a + width]).decode("utf-8", "replace").replace("\n", "\\n")
 
-    def too_many():
-        why = (f"more than {max_events} events (max_events= to allow more)" if max_events == lim.max_events else
-               f"more than {max_events} events for {_compressed_bytes} compressed bytes: a decompression bomb? "
-               f"(gzip_bytes_per_event= or max_events= to allow more)")
-        return why
+    def too_many(self) -> str:
+        if self.max_events == self.lim.max_events:
+            return f"more than {self.max_events} events (max_events= to allow more)"
+        return (f"more than {self.max_events} events for {self.compressed_bytes} compressed bytes: a decompression "
+                f"bomb? (gzip_bytes_per_event= or max_events= to allow more)")
 
-    seed = int.from_bytes(os.urandom(8), "little") >> 1  # keyed hashing: files cannot pick collisions
+    def describe(self, row: int) -> str:
+        """A repair's first occurrence: the event (or sample, frame) of row ``row``."""
+        buf = self.buf
+        if FAST <= row < SIDE:
+            off, ln, ordn = self.fast.cite(row - FAST)
+        else:
+            rows_i, rows_s, r = _row_in(row, self.ii, self.ss, self.vii, self.vss)
+            off, ln, ordn = int(rows_i[r, jev.I_EV_OFF]), int(rows_s[r, jev.S_EV_LEN]), int(rows_s[r, jev.S_ORD])
+        line, col = jt.line_col(buf, off)
+        text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
+        what = f"event #{ordn}" if row < self.n_event_rows or row >= FAST else "stack sample or frame"
+        return f"{what} (byte {off}{self.in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
+
+    def position(self, rows, side: bool) -> np.ndarray:
+        """Where rows stand in the file's order: events by their byte offset, the samples and
+        stack frames (rows past the events) after every event."""
+        rows = np.asarray(rows, np.int64)
+        if side:
+            return self.vii[rows, jev.I_EV_OFF]
+        return np.where(rows < self.n_event_rows, self.ii[rows, jev.I_EV_OFF], self.nbytes + rows)
+
+    def earliest(self, row, side_row) -> int | None:
+        """The first in the file of an event row and a side row (None: none; -1 also none)."""
+        row = None if row is None or row < 0 else int(row)
+        side_row = None if side_row is None or side_row < 0 else int(side_row)
+        if side_row is None:
+            return row
+        if row is None or self.position([side_row], True)[0] < self.position([row], False)[0]:
+            return SIDE + side_row
+        return row
+
+
+def _scan_rows(sc: _Scan) -> None:
+    """Scan the bytes (on two threads for a large file, `_scan_parallel`) into ``sc``'s rows."""
+    buf, lim = sc.buf, sc.lim
     scanned = None
-    if nbytes >= PARALLEL_SCAN_BYTES:
-        scanned = _scan_parallel(buf, max_events, lim.max_nesting, seed, lim.max_abs_time)
+    if sc.nbytes >= PARALLEL_SCAN_BYTES:
+        scanned = _scan_parallel(buf, sc.max_events, lim.max_nesting, sc.seed, lim.max_abs_time)
     if scanned is None:
-        cap = _initial_rows(buf, max_events)
-        fx = fs.new_fast(max(cap // 4, 64), seed, float(lim.max_abs_time))
+        cap = _initial_rows(buf, sc.max_events)
+        fx = fs.new_fast(max(cap // 4, 64), sc.seed, float(lim.max_abs_time))
         ii, ss, ff, n, status, err_pos, info, skip_counts, vi, vs, vf, nv, fx = js.scan_trace(
-            buf, cap, max_events, fx, lim.max_nesting)
+            buf, cap, sc.max_events, fx, lim.max_nesting)
         ii, ss, ff = chrome_rows.from_rows(ii, ss, ff, n)
         vii, vss, vff = chrome_rows.from_rows(vi, vs, vf, nv)
         fast_outs = [chrome_rows.FastOut(fx)]
@@ -308,79 +518,31 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     else:
         ii, ss, ff, n, status, err_pos, info, skip_counts, vii, vss, vff, nv, fast_outs = scanned
     del scanned
-    fast = FastSide(buf, fast_outs, seed)  # what the fast path took (counters, flow events)
-    del fast_outs
-    seen = int(info[js.INFO_SEEN])
-    # the side rows (counters and v1 flow events, `jsonscan.scan_events`): a repair cites side row
-    # s as row SIDE + s
+    sc.ii, sc.ss, sc.ff, sc.n_event_rows = ii, ss, ff, n
+    sc.vii, sc.vss, sc.vff, sc.nv = vii, vss, vff, nv
+    sc.status, sc.err_pos, sc.info, sc.skip_counts = status, err_pos, info, skip_counts
+    sc.fast = FastSide(buf, fast_outs, sc.seed)  # what the fast path took (counters, flow events)
+    sc.seen = int(info[js.INFO_SEEN])
 
-    def describe(row: int) -> str:
-        if FAST <= row < SIDE:
-            off, ln, ordn = fast.cite(row - FAST)
-        else:
-            rows_i, rows_s, r = _row_in(row, ii, ss, vii, vss)
-            off, ln, ordn = int(rows_i[r, jev.I_EV_OFF]), int(rows_s[r, jev.S_EV_LEN]), int(rows_s[r, jev.S_ORD])
-        line, col = jt.line_col(buf, off)
-        text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
-        what = f"event #{ordn}" if row < n_event_rows or row >= FAST else "stack sample or frame"
-        return f"{what} (byte {off}{in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
 
-    def position(rows, side: bool) -> np.ndarray:
-        """Where rows stand in the file's order: events by their byte offset, the samples and
-        stack frames (rows past the events) after every event."""
-        rows = np.asarray(rows, np.int64)
-        if side:
-            return vii[rows, jev.I_EV_OFF]
-        return np.where(rows < n_event_rows, ii[rows, jev.I_EV_OFF], nbytes + rows)
-
-    def earliest(row, side_row) -> int | None:
-        """The first in the file of an event row and a side row (None: none; -1 also none)."""
-        row = None if row is None or row < 0 else int(row)
-        side_row = None if side_row is None or side_row < 0 else int(side_row)
-        if side_row is None:
-            return row
-        if row is None or position([side_row], True)[0] < position([row], False)[0]:
-            return SIDE + side_row
-        return row
-
-    n_event_rows = n
-    if status < 0:
-        if status == jev.ERR_NOT_JSON:
-            if err_pos >= nbytes:
-                raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
-            raise TraceFormatError(
-                f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
-                f"{snippet(err_pos)!r}{content_hint(buf[:16])}")
-        if status == jev.ERR_NO_EVENTS_KEY:
-            if err_pos >= nbytes:
-                raise TraceFormatError(
-                    f"{source}: JSON object without a 'traceEvents' array: the file ends at {where(nbytes)} "
-                    f"before one")
-            raise TraceFormatError(
-                f"{source}: JSON object without a 'traceEvents' array (the object ends at {where(err_pos)})")
-        what = {jev.ERR_SYNTAX: "invalid JSON", jev.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
-                jev.ERR_TOO_DEEP: f"JSON nested deeper than {lim.max_nesting} levels (max_nesting= to allow more)",
-                jev.ERR_NO_COMMA: "a ',' missing before this event or key",
-                jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
-                jev.ERR_TOO_MANY: too_many()}.get(status, "invalid JSON")
-        raise TraceFormatError(
-            f"{source}: {what} at {where(err_pos)} in event #{seen}: {snippet(err_pos)!r}{content_hint(buf[:16])}")
-    rep = _Repairs(describe)
-    for code, count, detail in _input_repairs or ():
-        rep.add(code, count, detail=detail)
+def _check_scan(sc: _Scan, rep: _Repairs) -> None:
+    """Raise `TraceFormatError` when the scan failed or found no event; else note the repairs of
+    the document itself (cut short, trailing data)."""
+    source, where, nbytes, info, seen = sc.source, sc.where, sc.nbytes, sc.info, sc.seen
+    if sc.status < 0:
+        _raise_scan_error(sc)
     partial = int(info[js.INFO_CUT_EVENT]) if info[js.INFO_CUT_EVENT] >= 0 else None
-    if status == jev.TRUNCATED:
+    if sc.status == jev.TRUNCATED:
         rep.add("truncated", 1, detail=f"end of file at {where(nbytes)} after {seen} complete events")
         if partial is not None:
             rep.add("partial_event", 1, detail=f"event #{seen} at {where(partial)}: "
-                                               f"{bytes(buf[partial: partial + 80])!r}")
+                                               f"{bytes(sc.buf[partial: partial + 80])!r}")
     else:
-        p = jt.first_non_ws(buf, int(info[js.INFO_DOC_END]))
+        p = jt.first_non_ws(sc.buf, int(info[js.INFO_DOC_END]))
         if p >= 0:
-            rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {snippet(p)!r}")
-    frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
-    if n == 0 and nv == 0 and not fast.n_events and frames_at < 0:
-        if status == jev.TRUNCATED and seen == 0 and partial is not None:
+            rep.add("trailing_data", 1, detail=f"{nbytes - p} bytes from {where(p)}: {sc.snippet(p)!r}")
+    if sc.n_event_rows == 0 and sc.nv == 0 and not sc.fast.n_events and info[js.INFO_FRAMES] < 0:
+        if sc.status == jev.TRUNCATED and seen == 0 and partial is not None:
             raise TraceFormatError(
                 f"{source}: the file is cut short at {where(nbytes)} inside the first event, "
                 f"which starts at {where(partial)}: no complete event")
@@ -388,12 +550,45 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             raise TraceFormatError(
                 f"{source}: no call events (B/E or X) and no instants: nothing to show "
                 f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; "
-                f"skipped: {_skipped_dict(skip_counts) or 'none'})")
+                f"skipped: {_skipped_dict(sc.skip_counts) or 'none'})")
         raise TraceFormatError(
-            f"{source}: no trace events: the event array ends at {where(max(int(err_pos), 0))} and is empty"
-            if status == jev.OK else
+            f"{source}: no trace events: the event array ends at {where(max(int(sc.err_pos), 0))} and is empty"
+            if sc.status == jev.OK else
             f"{source}: no trace events: the file ends at {where(nbytes)} before the first one")
 
+
+def _raise_scan_error(sc: _Scan) -> None:
+    """The `TraceFormatError` of a failed scan (``sc.status`` < 0): what failed, where."""
+    source, where, nbytes, status, err_pos = sc.source, sc.where, sc.nbytes, sc.status, sc.err_pos
+    if status == jev.ERR_NOT_JSON:
+        if err_pos >= nbytes:
+            raise TraceFormatError(f"{source}: empty file, no trace events (it ends at {where(nbytes)})")
+        raise TraceFormatError(
+            f"{source}: not a Chrome trace (JSON object or array expected) at {where(err_pos)}: "
+            f"{sc.snippet(err_pos)!r}{content_hint(sc.buf[:16])}")
+    if status == jev.ERR_NO_EVENTS_KEY:
+        if err_pos >= nbytes:
+            raise TraceFormatError(
+                f"{source}: JSON object without a 'traceEvents' array: the file ends at {where(nbytes)} "
+                f"before one")
+        raise TraceFormatError(
+            f"{source}: JSON object without a 'traceEvents' array (the object ends at {where(err_pos)})")
+    what = {jev.ERR_SYNTAX: "invalid JSON", jev.ERR_EVENT_NOT_OBJECT: "an event that is not a JSON object",
+            jev.ERR_TOO_DEEP: f"JSON nested deeper than {sc.lim.max_nesting} levels (max_nesting= to allow more)",
+            jev.ERR_NO_COMMA: "a ',' missing before this event or key",
+            jev.ERR_DUP_EVENTS: "a second 'traceEvents' key",
+            jev.ERR_TOO_MANY: sc.too_many()}.get(status, "invalid JSON")
+    raise TraceFormatError(
+        f"{source}: {what} at {where(err_pos)} in event #{sc.seen}: {sc.snippet(err_pos)!r}"
+        f"{content_hint(sc.buf[:16])}")
+
+
+def _event_times(sc: _Scan, rep: _Repairs):
+    """The event rows' ts, dur, tdur and the side rows' ts, the numbers outside the scanner's fast
+    path re-parsed (`_reparse_slow_numbers`; a value that is no number is a ``bad_number`` repair).
+    Returns (ts, dur, tdur, side ts, the rows' remaining float columns: tdur is written in place)."""
+    buf, ii, ss, ff, vii, vss, vff = sc.buf, sc.ii, sc.ss, sc.ff, sc.vii, sc.vss, sc.vff
+    sc.ff = None
     ts, dur = ff.take(jev.F_TS), ff.take(jev.F_DUR)
     tdur = ff.column(jev.F_TDUR)  # rarely given: read and written in place, not made whole
     nbad, firsts = _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur)
@@ -401,56 +596,77 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     nbad_v, firsts_v = _reparse_slow_numbers(buf, vii, vss, vss[:, jev.S_FLAGS], v_ts, vff.column(jev.F_DUR),
                                              vff.column(jev.F_TDUR))
     # the first bad ts in the file, else the first bad dur, else tdur
-    rep.add("bad_number", nbad + nbad_v, next((r for r in map(earliest, firsts, firsts_v) if r is not None), None))
+    rep.add("bad_number", nbad + nbad_v,
+            next((r for r in map(sc.earliest, firsts, firsts_v) if r is not None), None))
     vff.drop(*range(jev.N_F))
-    ph = ss[:, jev.S_PH]
-    max_t = lim.max_abs_time
+    return ts, dur, tdur, v_ts, ff
 
-    # --- a sampled profile (samples + stackFrames): the threads' calls when the events hold none,
-    # else lanes of their own beside the events' (`samples_apart`)
+
+def _read_samples(sc: _Scan, rep: _Repairs, ts, dur, tdur, ff):
+    """A sampled profile (``samples`` + ``stackFrames``): its rows appended to the event rows
+    (``sc.ii``, ``sc.ss``; ``sc.sampled``, ``sc.n_samples``), the threads' calls when the events
+    hold none, else lanes of their own beside the events' (``sc.samples_apart``).  Returns
+    (ts, dur, tdur) of every row."""
+    buf, ss, info, max_t = sc.buf, sc.ss, sc.info, sc.lim.max_abs_time
+    frames_at, samples_at = int(info[js.INFO_FRAMES]), int(info[js.INFO_SAMPLES])
     sampled = None
-    samples_apart = False
     if frames_at >= 0 and samples_at >= 0:
+        ph = ss[:, jev.S_PH]
         ok_t = np.isfinite(ts) & (np.abs(ts) <= max_t)
         x_ok = (ph == _PH["X"]) & ok_t
         inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
         scope = ss[:, jev.S_SCOPE]
-        samples_apart = bool((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g"))
-                                                                  & (scope != ord("p")))).any())
+        sc.samples_apart = bool((x_ok | ((ph == _PH["B"]) & ok_t) | (inst & ok_t & (scope != ord("g"))
+                                                                     & (scope != ord("p")))).any())
         try:
-            sampled = _scan_sampled(buf, samples_at, frames_at, max_events, lim, source, where, too_many)
+            sampled = _scan_sampled(buf, samples_at, frames_at, sc.max_events, sc.lim, sc.source, sc.where,
+                                    sc.too_many)
         except TraceFormatError as e:
-            if not samples_apart:
+            if not sc.samples_apart:
                 raise
             rep.add("samples_unread", 1, detail=str(e).split(": ", 1)[-1])  # the events still load
-            samples_apart = False
-    elif n == 0 and nv == 0 and not fast.n_events:  # (counters alone load: views say "no calls")
-        raise TraceFormatError(f"{source}: no call events, and a 'stackFrames' object without 'samples' "
-                               f"(it starts at {where(frames_at)})")
-    if sampled is not None:
-        (ii2, ss2, ff2, n_samples) = sampled
-        ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
-        nbad, firsts = _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2)
-        bad_first = next((r for r in firsts if r is not None), None)
-        ii, ss = ii.concat(ii2), ss.concat(ss2)
-        # (cited after the join: a sample's row follows the events'; issue 25 fix, the row was
-        # the sample's own index among the events, a wrong event or an IndexError)
-        rep.add("bad_number", nbad, None if bad_first is None else bad_first + n_event_rows)
-        ts, dur = np.concatenate([ts, ts2]), np.concatenate([dur, dur2])
-        tdur = np.concatenate([ff.take(jev.F_TDUR), tdur2])
-        ph = ss[:, jev.S_PH]
-    n_rows = ii.shape[0]
-    flags = ss[:, jev.S_FLAGS]
+            sc.samples_apart = False
+    elif sc.n_event_rows == 0 and sc.nv == 0 and not sc.fast.n_events:  # (counters alone load: "no calls")
+        raise TraceFormatError(f"{sc.source}: no call events, and a 'stackFrames' object without 'samples' "
+                               f"(it starts at {sc.where(frames_at)})")
+    if sampled is None:
+        return ts, dur, tdur
+    ii2, ss2, ff2, n_samples = sampled
+    ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
+    nbad, firsts = _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2)
+    bad_first = next((r for r in firsts if r is not None), None)
+    sc.ii, sc.ss = sc.ii.concat(ii2), sc.ss.concat(ss2)
+    sc.sampled, sc.n_samples = True, n_samples
+    # (cited after the join: a sample's row follows the events')
+    rep.add("bad_number", nbad, None if bad_first is None else bad_first + sc.n_event_rows)
+    return np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([ff.take(jev.F_TDUR), tdur2])
 
-    key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], seed)
+
+class _ThreadKeys:
+    """Every (pid, tid) of the file numbered in the order the file first uses it: ``key_id`` of each
+    row, ``key_first`` (its first row, -1 for keys only side rows or fast events have),
+    ``key_pid``/``key_tid`` of each key, ``v_key_id``/``f_key_id`` of each side row / fast-path key,
+    ``side_pos``/``side_row`` (a key's first use by a side row or fast event: offset and row)."""
+
+    def __init__(self, key_id, key_first, key_pid, key_tid, v_key_id, f_key_id, side_pos, side_row):
+        self.key_id, self.key_first, self.key_pid, self.key_tid = key_id, key_first, key_pid, key_tid
+        self.v_key_id, self.f_key_id, self.side_pos, self.side_row = v_key_id, f_key_id, side_pos, side_row
+        self.n = key_pid.shape[0]
+
+
+def _thread_keys(sc: _Scan) -> _ThreadKeys:
+    """The thread keys of the event rows, the side rows and the fast path's, in one numbering."""
+    ii = sc.ii
+    key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], sc.seed)
     key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
     # the thread keys of the side rows and the fast path's, in the same numbering (keys only they
     # have come after): their first use (side_pos) and its row (side_row)
-    v_key_id, f_key_id, side_pos, side_row, key_pid, key_tid = _side_keys(vii, fast, key_pid, key_tid, seed)
-    if nv or fast.k_pid.size:  # numbered in the order the file first uses them, as if all were rows
+    v_key_id, f_key_id, side_pos, side_row, key_pid, key_tid = _side_keys(sc.vii, sc.fast, key_pid, key_tid,
+                                                                          sc.seed)
+    if sc.nv or sc.fast.k_pid.size:  # numbered in the order the file first uses them, as if all were rows
         n_g = key_first.shape[0]
         pos = np.full(key_pid.shape[0], np.iinfo(np.int64).max, np.int64)
-        pos[:n_g] = position(key_first, False)
+        pos[:n_g] = sc.position(key_first, False)
         w = np.flatnonzero(side_pos >= 0)
         pos[w] = np.minimum(pos[w], side_pos[w])
         perm = np.argsort(pos, kind="stable")
@@ -460,19 +676,18 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             key_id, v_key_id, f_key_id = new_of[key_id], new_of[v_key_id], new_of[f_key_id]
             key_pid, key_tid, side_pos, side_row = key_pid[perm], key_tid[perm], side_pos[perm], side_row[perm]
             key_first = np.concatenate([key_first, np.full(perm.size - n_g, -1, key_first.dtype)])[perm]
-        del pos, w, perm
-    # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
-    # no call and no name: on a second thread from here, while names are interned and the call
-    # tree is built; the counters' samples follow them there (`_SideJob.then`)
-    v_ph = vss[:, jev.S_PH]
-    v_c_rows = np.flatnonzero(v_ph == _PH["C"])
-    v_finite = np.abs(v_ts) <= max_t
-    v_is_flow = _FLOW_PHASE[v_ph & 255]
-    flow_rows = np.flatnonzero(v_is_flow & v_finite & ((vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
-    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + fast.n_events,
-                        _flows_in_order, (buf, vii, vss, v_ts, flow_rows, v_key_id, fast, f_key_id, seed))
-    if sampled is not None:  # a frame without a name is named by its id
-        fr = np.arange(n_event_rows + n_samples, n_rows)
+    return _ThreadKeys(key_id, key_first, key_pid, key_tid, v_key_id, f_key_id, side_pos, side_row)
+
+
+def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
+    """The names of the event rows (flows are matched by category and id: not named), of the
+    counters (side rows ``v_c_rows`` and the fast path's) in one table, numbered in the order of
+    the file, decoded (`_decode_names`).  Returns (names, name id of each row, of each side row,
+    of each fast-path name)."""
+    buf, ii, ss, vii, vss, fast, seed = sc.buf, sc.ii, sc.ss, sc.vii, sc.vss, sc.fast, sc.seed
+    n_event_rows, n_rows = sc.n_event_rows, ii.shape[0]
+    if sc.sampled:  # a frame without a name is named by its id
+        fr = np.arange(n_event_rows + sc.n_samples, n_rows)
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
         ii[noname, jev.I_NAME_OFF] = ii[noname, jev.I_ARGS_OFF]
         ss[noname, jev.S_NAME_LEN] = ss[noname, jev.S_ARGS_LEN]
@@ -486,7 +701,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     cite = name_first
     name_offs, name_lens = ii[name_first, jev.I_NAME_OFF], ss[name_first, jev.S_NAME_LEN].astype(np.int64)
     name_escs = (ss[name_first, jev.S_FLAGS] & jev.FL_NAME_ESC) != 0
-    v_name_id = np.full(nv, -1, np.int32)
+    v_name_id = np.full(sc.nv, -1, np.int32)
     vc_named = v_c_rows[vss[v_c_rows, jev.S_NAME_LEN] >= 0]
     n_fn = fast.n_off.size
     fast_name_id = np.zeros(n_fn, np.int32)
@@ -495,7 +710,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                            vss[vc_named, jev.S_NAME_LEN].astype(np.int64),
                                            np.ones(vc_named.size, bool), seed)
         vr = vc_named[vc_first]  # a side row of each distinct counter name
-        order = np.argsort(np.concatenate([position(name_first, False), position(vr, True), fast.n_ev_off]),
+        order = np.argsort(np.concatenate([sc.position(name_first, False), sc.position(vr, True), fast.n_ev_off]),
                            kind="stable")
         name_offs = np.concatenate([name_offs, vii[vr, jev.I_NAME_OFF], fast.n_off])[order]
         name_lens = np.concatenate([name_lens, vss[vr, jev.S_NAME_LEN].astype(np.int64), fast.n_len])[order]
@@ -511,26 +726,33 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         cite = np.concatenate([name_first, SIDE + vr, FAST + np.arange(n_fn, dtype=np.int64)])[order][u_first]
         name_offs, name_lens, name_escs = name_offs[u_first], name_lens[u_first], name_escs[u_first]
         del vc_id, vc_first, vr, order, u_id, u_first, u_of
-    text = _Text(lim.max_name_chars)
-    names, remap = _decode_names(buf, name_offs, name_lens, name_escs, cite, rep, text, describe)
+    names, remap = _decode_names(buf, name_offs, name_lens, name_escs, cite, rep, text, sc.describe)
     if remap.size:
         name_id = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32)
         v_name_id = np.where(v_name_id >= 0, remap[np.maximum(v_name_id, 0)], -1).astype(np.int32)
         fast_name_id = remap[fast_name_id].astype(np.int64)
-    del cite, name_offs, name_lens, name_escs, vc_named
-    ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
-    ss.drop(jev.S_NAME_LEN)
+    return names, name_id, v_name_id, fast_name_id
 
+
+class _Rows:
+    """The rows of each kind with a usable time: ``inst`` (instants), ``meta`` (M events), ``prof``
+    (V8's profiles), ``side_all``/``side`` (async events; with a time), ``be`` (B and E), ``x``
+    (X); ``finite_ts`` per row (until the threads' last timestamps are taken)."""
+
+    def __init__(self, **rows):
+        self.__dict__.update(rows)
+
+
+def _rows_by_kind(sc: _Scan, rep: _Repairs, ph, ts, v_is_flow, v_finite) -> _Rows:
+    """The rows of each kind (`_Rows`), the events without a finite ts counted (``no_ts``)."""
+    n_event_rows, max_t = sc.n_event_rows, sc.lim.max_abs_time
     is_b, is_e, is_x = ph == _PH["B"], ph == _PH["E"], ph == _PH["X"]
-    if sampled is not None:
-        is_b[n_event_rows:] = is_e[n_event_rows:] = is_x[n_event_rows:] = False
     is_inst = (ph == _PH["i"]) | (ph == _PH["I"]) | (ph == _PH["R"])
     is_flow = (ph == _PH["s"]) | (ph == _PH["t"]) | (ph == _PH["f"])
     is_meta = ph == _PH["M"]
-    if sampled is not None:
-        is_inst[n_event_rows:] = is_flow[n_event_rows:] = is_meta[n_event_rows:] = False
-    skipped = _skipped_dict(skip_counts)
-
+    if sc.sampled:
+        for is_kind in (is_b, is_e, is_x, is_inst, is_flow, is_meta):
+            is_kind[n_event_rows:] = False
     finite_ts = np.abs(ts) <= max_t  # NaN and ±inf are not <= max_t either
     bad_ts = (is_b | is_e | is_x | is_inst | is_flow) & ~finite_ts
     # flow events are side rows
@@ -538,33 +760,24 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     if bad_ts.any() or v_bad_ts.size:
         first = np.flatnonzero(bad_ts)
         rep.add("no_ts", int(bad_ts.sum()) + v_bad_ts.size,
-                earliest(first[0] if first.size else None, v_bad_ts[0] if v_bad_ts.size else None))
-    # the rows of each kind, then the per-row masks and phases freed (memory, issue 26)
-    inst_rows = np.flatnonzero(is_inst & finite_ts)
-    meta_rows = np.flatnonzero(is_meta)
-    prof_rows = np.flatnonzero(ph[:n_event_rows] == ord("P"))  # V8's profiles (`chrome_profile`)
+                sc.earliest(first[0] if first.size else None, v_bad_ts[0] if v_bad_ts.size else None))
+    del bad_ts, is_flow
     side_all = np.flatnonzero(_SIDE_PHASE[ph[:n_event_rows] & 255])  # async events (counters: side rows)
-    side_rows = side_all[finite_ts[side_all]]
-    del v_ph, v_is_flow, v_bad_ts
-    # the counters' samples and the flows' chain order need no call: on a second thread while the
-    # call tree is built (their repairs recorded, added where they were; no text decoded there)
-    side_rec = _Recorded()
-    side_job.then(counter_samples, (buf, vii, vss, v_ts, v_c_rows, v_name_id, max_t, side_rec, seed,
-                                    lim.max_args_nesting, SIDE, fast, fast_name_id))
-    be_rows = np.flatnonzero((is_b | is_e) & finite_ts)
-    del is_inst, is_flow, is_meta, is_b, is_e, bad_ts, ph
-    # --- X durations (computed at the X rows only: memory, issue 26)
-    xr = np.flatnonzero(is_x & finite_ts)
-    del is_x
-    x_flags = flags[xr]
-    del flags
+    return _Rows(
+        inst=np.flatnonzero(is_inst & finite_ts), meta=np.flatnonzero(is_meta),
+        prof=np.flatnonzero(ph[:n_event_rows] == ord("P")),  # V8's profiles (`chrome_profile`)
+        side_all=side_all, side=side_all[finite_ts[side_all]],
+        be=np.flatnonzero((is_b | is_e) & finite_ts), x=np.flatnonzero(is_x & finite_ts), finite_ts=finite_ts)
+
+
+def _x_calls(rep: _Repairs, xr, x_flags, xdur, tdur, ts, max_t: float):
+    """The X calls of rows ``xr`` (their flags ``x_flags`` and durations ``xdur``): a missing dur
+    taken from tdur, else 0 (``no_dur``); negative ones 0; NaN, infinite or ending past
+    ``max_t`` dropped (``bad_dur``).  Returns (rows, durations, start times)."""
     has_dur = (x_flags & jev.FL_DUR) != 0
-    xdur = dur[xr]
-    del dur
     no_dur_key = np.flatnonzero(~has_dur)
     if no_dur_key.size:
         xdur[no_dur_key] = tdur[xr[no_dur_key]]
-    del tdur, ff, no_dur_key
     no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
     del x_flags
     rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
@@ -582,116 +795,147 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     xdur[neg] = 0.0
     if bad_dur.any():
         ok = ~bad_dur
-        x_rows, x_len, x_ts = xr[ok], xdur[ok], x_ts[ok]
-        del ok
-    else:  # (no copies of 10^7 values when every call is good)
-        x_rows, x_len = xr, xdur
-    del xr, has_dur, xdur, no_dur, bad_dur, neg
+        return xr[ok], xdur[ok], x_ts[ok]
+    return xr, xdur, x_ts  # (no copies of 10^7 values when every call is good)
 
-    # --- thread last timestamps (for closing unclosed B events): a call's end, else its ts
-    n_keys = key_pid.shape[0]
+
+def _thread_last_ts(sc: _Scan, keys: _ThreadKeys, ts, finite_ts, x_rows, x_ts, x_len, v_ts, v_finite):
+    """Each thread key's last timestamp (for closing unclosed B events): a call's end, else its
+    ts; the side rows' and the fast path's times count too."""
     # (samples and stack frames, rows past the events, end nothing; an X call's end is at
-    # least its ts: the largest of both, taken in two passes without a copy of every row's time;
-    # the side rows' times count too)
-    last_ts = np.full(n_keys, -np.inf)
+    # least its ts: the largest of both, taken in two passes without a copy of every row's time)
+    n_event_rows = sc.n_event_rows
+    last_ts = np.full(keys.n, -np.inf)
     ok_end = finite_ts[:n_event_rows]
-    np.maximum.at(last_ts, key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
-    np.maximum.at(last_ts, key_id[x_rows], x_ts + x_len)
-    np.maximum.at(last_ts, v_key_id[v_finite], v_ts[v_finite])
-    np.maximum.at(last_ts, f_key_id, fast.k_max)
-    del ok_end, finite_ts
+    np.maximum.at(last_ts, keys.key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
+    np.maximum.at(last_ts, keys.key_id[x_rows], x_ts + x_len)
+    np.maximum.at(last_ts, keys.v_key_id[v_finite], v_ts[v_finite])
+    np.maximum.at(last_ts, keys.f_key_id, sc.fast.k_max)
+    return last_ts
 
-    # --- B/E pairing
-    if be_rows.size:
-        kk = key_id[be_rows]
-        # out of order within a thread (file order): count it
-        o = np.argsort(kk, kind="stable")
-        k_sorted, t_sorted = kk[o], ts[be_rows][o]
-        dec = (k_sorted[1:] == k_sorted[:-1]) & (t_sorted[1:] < t_sorted[:-1])
-        if dec.any():
-            rep.add("out_of_order", int(dec.sum()), int(be_rows[o[1:][dec][0]]))
-        order = np.lexsort((be_rows, ts[be_rows], kk))
-        rows = be_rows[order]
-        b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
-            key_id[rows], ts[rows], ss[rows, jev.S_PH] == _PH["B"], name_id[rows], last_ts)
-        for code, w in (("e_mismatch", ct.W_E_MISMATCH), ("e_unmatched", ct.W_E_UNMATCHED),
-                        ("unclosed", ct.W_UNCLOSED)):
-            rep.add(code, int(wc[w]), int(rows[wf[w]]) if wf[w] >= 0 else None)
-        be_call_rows = rows[b_idx]
-    else:
-        be_call_rows = np.zeros(0, np.int64)
-        b_start = b_end = np.zeros(0)
 
+def _pair_begin_end(sc: _Scan, rep: _Repairs, be_rows, key_id, ts, name_id, last_ts):
+    """B/E events paired into calls per thread (`chrome_tree.match_begin_end`), sorted by time
+    (stable: ``out_of_order`` counts the E/B events out of order in the file); an E with no open B
+    dropped, an E deeper in the stack closing the calls above it, an unclosed B closed at its
+    thread's last timestamp.  Returns (the B row, start, end) of each call."""
+    if not be_rows.size:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    kk = key_id[be_rows]
+    # out of order within a thread (file order): count it
+    o = np.argsort(kk, kind="stable")
+    k_sorted, t_sorted = kk[o], ts[be_rows][o]
+    dec = (k_sorted[1:] == k_sorted[:-1]) & (t_sorted[1:] < t_sorted[:-1])
+    if dec.any():
+        rep.add("out_of_order", int(dec.sum()), int(be_rows[o[1:][dec][0]]))
+    order = np.lexsort((be_rows, ts[be_rows], kk))
+    rows = be_rows[order]
+    b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
+        key_id[rows], ts[rows], sc.ss[rows, jev.S_PH] == _PH["B"], name_id[rows], last_ts)
+    for code, w in (("e_mismatch", ct.W_E_MISMATCH), ("e_unmatched", ct.W_E_UNMATCHED),
+                    ("unclosed", ct.W_UNCLOSED)):
+        rep.add(code, int(wc[w]), int(rows[wf[w]]) if wf[w] >= 0 else None)
+    return rows[b_idx], b_start, b_end
+
+
+def _assemble_calls(sc: _Scan, rep: _Repairs, keys: _ThreadKeys, ts, x_calls, be_calls):
+    """The calls: X calls (``x_calls``: rows, start, duration), paired B/E calls (``be_calls``:
+    rows, start, end) and a sampled profile's expanded calls (`_sample_calls`) unless they stand
+    apart.  Returns (row, start, end, thread key, order of ties, the calls apart or None)."""
+    x_rows, x_ts, x_len = x_calls
+    be_call_rows, b_start, b_end = be_calls
+    key_id, n_event_rows, n_samples, n_rows = keys.key_id, sc.n_event_rows, sc.n_samples, sc.ii.shape[0]
     c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
     c_start = np.concatenate([x_ts, b_start])
-    del x_ts
     c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
     c_end[:x_rows.size] += x_len
     c_end[x_rows.size:] = b_end
-    del x_rows, x_len, be_call_rows, b_start, b_end
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
-    apart_calls = None
-    if sampled is not None:
-        max_calls = lim.sample_calls(_compressed_bytes if _compressed_bytes is not None else nbytes)
-        s_row, s_start, s_end, s_key = _sample_calls(buf, ii, ss, ts, key_id, n_event_rows, n_samples, n_rows,
-                                                     seed, lim, max_calls, rep, source)
-    if samples_apart:  # lanes of their own (`chrome_profile.calls_trace`), made once the names are known
-        apart_calls = (s_row, s_start, s_end, s_key,
-                       _sample_intervals(key_id[n_event_rows: n_event_rows + n_samples],
-                                         ts[n_event_rows: n_event_rows + n_samples], n_keys))
-    elif sampled is not None:
-        c_row = np.concatenate([c_row, s_row])
-        c_start = np.concatenate([c_start, s_start])
-        c_end = np.concatenate([c_end, s_end])
-        c_key = np.concatenate([c_key, s_key])
-        c_ord = np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0], dtype=np.int64)])
+    if not sc.sampled:
+        return c_row, c_start, c_end, c_key, c_ord, None
+    s_row, s_start, s_end, s_key = _sample_calls(sc.buf, sc.ii, sc.ss, ts, key_id, n_event_rows, n_samples, n_rows,
+                                                 sc.seed, sc.lim, sc.lim.sample_calls(sc.input_bytes), rep, sc.source)
+    if sc.samples_apart:  # lanes of their own (`chrome_profile.calls_trace`), made once the names are known
+        return c_row, c_start, c_end, c_key, c_ord, (
+            s_row, s_start, s_end, s_key,
+            _sample_intervals(key_id[n_event_rows: n_event_rows + n_samples],
+                              ts[n_event_rows: n_event_rows + n_samples], keys.n))
+    return (np.concatenate([c_row, s_row]), np.concatenate([c_start, s_start]), np.concatenate([c_end, s_end]),
+            np.concatenate([c_key, s_key]), np.concatenate([c_ord, n_rows + np.arange(s_row.shape[0],
+                                                                                       dtype=np.int64)]), None)
 
-    # the times still needed: of instants, flows, counters and async events (memory, issue 26)
-    ts = chrome_rows.kept_values(ts, np.union1d(inst_rows, side_all))
-    v_c_finite = v_c_rows[v_finite[v_c_rows]]  # counters with a time (side rows)
 
-    # --- thread table: threads with calls, 't'-scoped instants or flows
-    inst_scope = ss[inst_rows, jev.S_SCOPE]
-    inst_on_thread = (inst_scope != ord("g")) & (inst_scope != ord("p"))
-    used = np.zeros(n_keys, bool)
-    used[c_key] = True
-    used[key_id[inst_rows[inst_on_thread]]] = True
-    meta_info = _read_metadata(buf, ii, ss, meta_rows, key_id, key_pid, text, describe)
+class _Lanes:
+    """Sampled calls shown on lanes of their own beside the calls: V8's profiles (``js_trace``,
+    ``js_lanes``) and a sampled profile standing apart (``samples_trace``, ``samples_lanes``);
+    ``sampled_names``: the sampled threads' names from the metadata."""
+
+    def __init__(self, js_trace, js_lanes, samples_trace, samples_lanes, sampled_names):
+        self.js_trace, self.js_lanes = js_trace, js_lanes
+        self.samples_trace, self.samples_lanes = samples_trace, samples_lanes
+        self.sampled_names = sampled_names
+
+
+def _profile_lanes(sc: _Scan, rep: _Repairs, keys: _ThreadKeys, rows: _Rows, names, name_id, meta_info, skipped,
+                   apart_calls, text: _Text, kind_rules) -> _Lanes:
+    """V8's profiles (``P`` events, or a ``CpuProfile`` instant: `chrome_profile`) and the sampled
+    calls apart (`_samples_apart`) as traces of lanes; other samples counted in ``skipped``."""
+    prof_rows = rows.prof
     if "CpuProfile" in names:  # the older form: a whole profile in one instant event
-        prof_rows = np.union1d(prof_rows, inst_rows[name_id[inst_rows] == names.index("CpuProfile")])
-    profiles, n_other_p, p_reps = chrome_profile.read_profiles(buf, ii, ss, prof_rows, key_id, key_pid, key_tid,
-                                                               text.clean, lim.max_args_bytes)
+        prof_rows = np.union1d(prof_rows, rows.inst[name_id[rows.inst] == names.index("CpuProfile")])
+    profiles, n_other_p, p_reps = chrome_profile.read_profiles(sc.buf, sc.ii, sc.ss, prof_rows, keys.key_id,
+                                                               keys.key_pid, keys.key_tid, text.clean,
+                                                               sc.lim.max_args_bytes)
     for code, count, first in p_reps:
         rep.add(code, count, first)
     if n_other_p:  # samples of other kinds: skipped as before
         skipped["sample"] = skipped.get("sample", 0) + n_other_p
-    input_bytes = _compressed_bytes if _compressed_bytes is not None else nbytes
+    source = sc.source
     js_trace, js_lanes, js_reps = chrome_profile.profile_trace(
-        profiles, source=f"{source}: its V8 profiles (from {describe(int(prof_rows[0]))})" if prof_rows.size else source,
-        limits=lim, input_bytes=input_bytes, kind_rules=kind_rules)
+        profiles, source=f"{source}: its V8 profiles (from {sc.describe(int(prof_rows[0]))})" if prof_rows.size
+        else source, limits=sc.lim, input_bytes=sc.input_bytes, kind_rules=kind_rules)
     for code, count, first in js_reps:
         rep.add(code, count, first)
     sampled_names = None
     if js_trace is not None or apart_calls is not None:
         # the sampled threads' names from the metadata (a worker sampled but without events of its own)
-        sampled_names = {(int(key_pid[k]), int(key_tid[k])): nm for k, nm in meta_info["thread_names"].items()}
+        sampled_names = {(int(keys.key_pid[k]), int(keys.key_tid[k])): nm
+                         for k, nm in meta_info["thread_names"].items()}
     samples_trace = samples_lanes = None
     if apart_calls is not None:
-        samples_trace, samples_lanes = _samples_apart(apart_calls, names, name_id, n_event_rows + n_samples, n_rows,
-                                                      key_pid, key_tid, kind_rules, lim.max_name_chars)
-    inst_key = key_id[inst_rows]
-    del key_id  # memory (issue 26): the rows' thread keys are used up
-    n_counters = v_c_finite.size + fast.n_counter_events  # counter events with a time
-    if not used.any() and sampled is None and (side_rows.size or n_counters or inst_rows.size or js_trace is not None):
-        pass  # no calls, but counters, async slices or instants: an empty call tree with them
-    elif not used.any():
-        if sampled is not None:
-            raise TraceFormatError(f"{source}: no call events, and its samples/stackFrames give no stacks "
-                                   f"(samples at {where(samples_at)})")
-        raise TraceFormatError(
-            f"{source}: no call events (B/E or X) and no instants: nothing to show "
-            f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'})")
+        samples_trace, samples_lanes = _samples_apart(apart_calls, names, name_id, sc.n_event_rows + sc.n_samples,
+                                                      sc.ii.shape[0], keys.key_pid, keys.key_tid, kind_rules,
+                                                      sc.lim.max_name_chars)
+    return _Lanes(js_trace, js_lanes, samples_trace, samples_lanes, sampled_names)
+
+
+def _check_calls_or_side(sc: _Scan, used, rows: _Rows, n_counters: int, js_trace, skipped) -> None:
+    """Raise `TraceFormatError` when no thread has a call or instant and nothing else (counters,
+    async slices, instants, V8 profiles) makes a trace."""
+    if used.any() or (not sc.sampled and (rows.side.size or n_counters or rows.inst.size or js_trace is not None)):
+        return  # calls; or no calls, but counters, async slices or instants: an empty call tree with them
+    if sc.sampled:
+        raise TraceFormatError(f"{sc.source}: no call events, and its samples/stackFrames give no stacks "
+                               f"(samples at {sc.where(int(sc.info[js.INFO_SAMPLES]))})")
+    raise TraceFormatError(
+        f"{sc.source}: no call events (B/E or X) and no instants: nothing to show "
+        f"({sc.seen} events up to {sc.where(int(sc.info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'})")
+
+
+class _Threads:
+    """The thread table: ``keys`` (thread key of each thread, in display order), ``rank`` (the
+    thread of each key, -1 for none), ``pid``, ``tid``, ``names``, ``process_names``, ``sort``."""
+
+    def __init__(self, **cols):
+        self.__dict__.update(cols)
+        self.n = self.keys.shape[0]
+
+
+def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text) -> _Threads:
+    """The threads of the keys ``used``, ordered by process sort index, pid, thread sort index and
+    tid; named by their M events, else by their tid and pid as the file writes them."""
+    key_pid, key_tid = keys.key_pid, keys.key_tid
     thread_keys = np.flatnonzero(used)
     t_pid = key_pid[thread_keys]
     t_tid = key_tid[thread_keys]
@@ -699,18 +943,16 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     p_sort = np.array([meta_info["process_sort"].get(int(p), 0) for p in t_pid], np.int64)
     t_order = np.lexsort((t_tid, t_sort, t_pid, p_sort))
     thread_keys = thread_keys[t_order]
-    rank = np.full(n_keys, -1, np.int32)
+    rank = np.full(keys.n, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
-    first_rows = key_first[thread_keys]  # where each thread's (pid, tid) first appear: a row or a side row
-    sp = side_pos[thread_keys]
+    first_rows = keys.key_first[thread_keys]  # where each thread's (pid, tid) first appear: a row or a side row
+    sp = keys.side_pos[thread_keys]
     if (sp >= 0).any():
         w = np.flatnonzero(sp >= 0)
-        side_first = sp[w] < position(first_rows[w], False)
-        first_rows[w[side_first]] = side_row[thread_keys][w[side_first]]
-    del sp
-    str_ids = _string_ids(buf, ii, ss, vii, vss, first_rows, key_pid[thread_keys], key_tid[thread_keys], text)
-    thread_pid = key_pid[thread_keys].astype(np.int64)
-    thread_tid = key_tid[thread_keys].astype(np.int64)
+        side_first = sp[w] < sc.position(first_rows[w], False)
+        first_rows[w[side_first]] = keys.side_row[thread_keys][w[side_first]]
+    str_ids = _string_ids(sc.buf, sc.ii, sc.ss, sc.vii, sc.vss, first_rows, key_pid[thread_keys],
+                          key_tid[thread_keys], text)
     thread_names, process_names = [], []
     for j, k in enumerate(thread_keys):
         p = int(key_pid[k])
@@ -718,15 +960,19 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
         pidtxt, tidtxt = str_ids[j]
         thread_names.append(tname if tname else f"{tidtxt}")
         process_names.append(meta_info["process_names"].get(p) or f"{pidtxt}")
-    thread_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int32)
+    return _Threads(keys=thread_keys, rank=rank, pid=key_pid[thread_keys].astype(np.int64),
+                    tid=key_tid[thread_keys].astype(np.int64), names=thread_names, process_names=process_names,
+                    sort=np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int32))
 
-    # --- sort calls into per-thread pre-order and nest them
-    c_thread = rank[c_key]
-    del c_key
-    # meanwhile the flow events are grouped by their calls' time buckets (`_bucket_flow_events`)
-    bucket_stage = side_job.then(_bucket_flow_events, (side_job, rank, c_thread, c_start, thread_keys.shape[0]))
-    order = preorder_sort(c_thread, c_start, c_end, c_ord, thread_keys.shape[0])
-    c_ord = c_ord[order] if sampled is not None else None
+
+def _nest_calls(sc: _Scan, rep: _Repairs, overlap: str, n_threads: int, c_row, c_start, c_end, c_thread, c_ord):
+    """The calls sorted into per-thread pre-order and nested (`preorder_sort`,
+    `nest_sorted_intervals`); a call sticking out of its enclosing call clipped (``x_overlap``) or,
+    with ``overlap="drop"``, dropped (``x_overlap_dropped``).  Returns (row, start, end, thread,
+    order of ties, parent, depth, end_index) of the calls kept."""
+    sampled = sc.sampled
+    order = preorder_sort(c_thread, c_start, c_end, c_ord, n_threads)
+    c_ord = c_ord[order] if sampled else None
     c_row = c_row[order]  # one at a time, each old one freed (memory, issue 26)
     c_start = c_start[order]
     c_end = c_end[order]
@@ -740,36 +986,37 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             for _ in range(64):
                 keep = ~clipped
                 c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
-                c_ord = c_ord[keep] if sampled is not None else c_row
+                c_ord = c_ord[keep] if sampled else c_row
                 parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
                 if not clipped.any():
                     break
                 rep.add("x_overlap_dropped", int(clipped.sum()), None)
         if clipped.any():
             rep.add("x_overlap", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
-    c_end = new_end
-    # the flow events bound to their calls on a thread of their own once their chain order is
-    # known (`_flows_in_order`), while this one names the calls, reads their args and kinds
-    thread_ranges = np.searchsorted(c_thread, np.arange(thread_keys.shape[0] + 1))
-    side_job.then(_bind_flow_events, (side_job, bucket_stage, rank, c_start, c_end, parent, thread_ranges))
-    # calls expanded from samples (no args, no flows of their own)
-    sample_call = c_ord >= n_rows if sampled is not None else np.zeros(c_row.shape[0], bool)
+    return c_row, c_start, new_end, c_thread, c_ord, parent, depth, end_index
 
-    # --- origin
+
+def _origin(sc: _Scan, c_start, lanes: _Lanes, rows: _Rows, ts, n_counters: int, v_ts, v_c_finite) -> float:
+    """The trace's time origin: its first call, sampled lane call or instant; for a file of
+    counters or async slices only, their first time."""
     cands = [c_start.min() if c_start.size else np.inf]
-    for lanes_trace in (js_trace, samples_trace):
+    for lanes_trace in (lanes.js_trace, lanes.samples_trace):
         if lanes_trace is not None and len(lanes_trace):
             cands.append(float(lanes_trace.start.min()) + lanes_trace.meta["clock_origin"])
-    if inst_rows.size:
-        cands.append(ts[inst_rows].min())
-    elif not c_start.size and (side_rows.size or n_counters):  # a file of counters or async slices only
-        cands.append(min(ts[side_rows].min() if side_rows.size else np.inf,
-                         v_ts[v_c_finite].min() if v_c_finite.size else np.inf, fast.min_counter_ts))
+    if rows.inst.size:
+        cands.append(ts[rows.inst].min())
+    elif not c_start.size and (rows.side.size or n_counters):  # a file of counters or async slices only
+        cands.append(min(ts[rows.side].min() if rows.side.size else np.inf,
+                         v_ts[v_c_finite].min() if v_c_finite.size else np.inf, sc.fast.min_counter_ts))
     t0 = float(min(cands))
-    if not np.isfinite(t0):
-        t0 = 0.0
+    return t0 if np.isfinite(t0) else 0.0
 
-    # --- function table (in order of first appearance in call order)
+
+def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _Text):
+    """The functions, in order of first appearance in call order: (function of each call, the
+    names with "(unnamed)" added when a call has none, each function's name, category and
+    parsed name: file and line from the name, or from Hermes' locations)."""
+    buf, ii, ss = sc.buf, sc.ii, sc.ss
     c_name = name_id[c_row]
     unnamed = c_name < 0
     if unnamed.any():
@@ -790,23 +1037,27 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     del grows
     fn_first_row = c_row[first_pos]
     cat_len = ss[fn_first_row, jev.S_CAT_LEN]
-    if sampled is not None:
+    if sc.sampled:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed = [parse_function_name(s) for s in function_names]
-    if sampled is not None and not samples_apart:  # Hermes' sampled frames name their location
+    if sc.sampled and not sc.samples_apart:  # Hermes' sampled frames name their location
         parsed = [hermes.located(q, nm) for q, nm in zip(parsed, function_names)]
     elif fn_first_row.size:  # Hermes' B/E events carry theirs in their args
         located = hermes.hermes_locations(buf, ii[fn_first_row, jev.I_ARGS_OFF],
-                                                  ss[fn_first_row, jev.S_ARGS_LEN])
+                                          ss[fn_first_row, jev.S_ARGS_LEN])
         if located is not None:
             parsed = [parse_function_name(nm, file=u, line=ln) for nm, (u, ln) in zip(function_names, located)]
-    del first_pos
+    return func, names, function_names, function_cats, parsed
 
-    # --- args (only where present, and only what Python's json reads back)
+
+def _call_args(sc: _Scan, rep: _Repairs, c_row, sample_call):
+    """Which calls have args that Python's json reads back (the others: ``bad_args``,
+    ``deep_args``, ``big_args``); calls expanded from samples have none."""
+    buf, ii, ss, lim = sc.buf, sc.ii, sc.ss, sc.lim
     # (the rows with args marked, then read at the calls: no per-call length array, memory)
-    has_args = ss.rows_where_over(jev.S_ARGS_LEN, 2, n_rows)[c_row]
-    if sampled is not None:
+    has_args = ss.rows_where_over(jev.S_ARGS_LEN, 2, ii.shape[0])[c_row]
+    if sc.sampled:
         has_args[sample_call] = False
     if has_args.any():
         a_idx = np.flatnonzero(has_args)
@@ -819,11 +1070,13 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
             if hit.size:
                 rep.add(code, hit.size, int(c_row[hit[0]]))
         has_args[a_idx[st != jv.JSON_OK]] = False
+    return has_args
 
-    # --- kinds and objects
-    fkind = classify_functions(function_names, kind_rules)
-    kind = fkind[func] if func.size else np.zeros(0, np.uint8)
-    kind[working_waits(kind, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
+
+def _call_objects(sc: _Scan, c_row, func, kind, has_args, function_names: list, text: _Text):
+    """The objects of the synchronisation calls (``kind`` > 0), from their function's name and
+    their args (`tracevis3d.kinds`).  Returns (obj_ptr, obj_ids, object_names) of the Trace."""
+    buf, ii, ss = sc.buf, sc.ii, sc.ss
     object_names: list[str] = []
     obj_index: dict[str, int] = {}
     name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]
@@ -861,60 +1114,34 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                 obj_list.append(obj_index[o])
             obj_counts[i] = len(per_call[i])
         np.cumsum(obj_counts, out=obj_ptr[1:])
-        del obj_counts
-    obj_ids = np.asarray(obj_list, np.int32)
+    return obj_ptr, np.asarray(obj_list, np.int32), object_names
 
-    if keep_args and has_args.any():
-        a_calls = np.flatnonzero(has_args).astype(np.int32)
-        args_blob, args_ptr = jsp.gather_spans(buf, ii[c_row[a_calls], jev.I_ARGS_OFF],
-                                               ss[c_row[a_calls], jev.S_ARGS_LEN].astype(np.int64))
-    else:
-        a_calls = np.zeros(0, np.int32)
-        args_blob, args_ptr = np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    del has_args
 
-    # --- instants
-    i_thread = np.where(inst_on_thread, rank[inst_key], -1).astype(np.int32)
-    i_scope = np.where(inst_on_thread, ord("t"), inst_scope).astype(np.uint8)
-    i_names_raw = name_id[inst_rows]
-    i_uniq, i_inv = np.unique(i_names_raw, return_inverse=True) if inst_rows.size else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    instant_names = [names[k] if k >= 0 else "(unnamed)" for k in i_uniq]
-
-    # --- flows
+def _flows_and_side(sc: _Scan, rep: _Repairs, side_job: _SideJob, side_rec: _Recorded, c_row, sample_call, ts,
+                    rows: _Rows, name_id, names: list, t0: float, inst_pid, meta_info, text: _Text):
+    """The second thread's results (`_SideJob`): the flow events bound to calls (`bind_flows`), and
+    the counters' samples with the async slices, PyTorch's memory instants and the units kept in
+    M events as the side tables (`chrome_side.side_tracks`).  Returns (the Trace's flow_* columns,
+    its side columns)."""
+    buf, ii, ss, max_t, nesting = sc.buf, sc.ii, sc.ss, sc.lim.max_abs_time, sc.lim.max_args_nesting
     (f_points, f_order), c_samples, _, f_bound = side_job.result()
     flow_id, flow_from, flow_to, flow_cat = bind_flows(ii, ss, f_points, f_bound, c_row, sample_call, rep, f_order)
     flow_cat, flow_cat_names = flow_categories(buf, f_points, flow_cat, text, _decode_span_list)
-
-    # --- counters (side rows) and async slices (io.chrome_side)
     side_rec.replay(rep)
-    side = side_tracks(buf, ii, ss, ts, side_all, name_id, names, t0, max_t, rep, text, seed,
-                       lim.max_args_nesting,
-                       counter_fields(buf, c_samples, names, t0, text, lim.max_args_nesting))
-    side = memory_counters(buf, ii, ss, ts, inst_rows, name_id, names, key_pid[inst_key], t0, lim.max_args_nesting,
+    side = side_tracks(buf, ii, ss, ts, rows.side_all, name_id, names, t0, max_t, rep, text, sc.seed, nesting,
+                       counter_fields(buf, c_samples, names, t0, text, nesting))
+    side = memory_counters(buf, ii, ss, ts, rows.inst, name_id, names, inst_pid, t0, nesting,
                            side)  # PyTorch's [memory] instants: their totals as counter series
     series_units_from(side, meta_info["counter_units"])  # the units a writer kept in M events
-    del c_samples, f_order, f_points, f_bound, side_job
-    fast = None  # (not `del`: describe() closes over it; it cites no event after this)
-    # memory (issue 26): the rows and the per-row arrays are done with before the Trace is made (no
-    # repair cites an event after this: describe() would find its columns gone)
-    instant_ts = (ts[inst_rows] - t0).astype(np.float64)
-    ii.drop(*range(jev.N_I))
-    ss.drop(*range(jev.N_S))
-    vii.drop(*range(jev.N_I))
-    vss.drop(*range(jev.N_S))
-    del ts, name_id, side_all, c_ord, sample_call, v_ts, v_name_id, v_key_id, v_finite, v_c_rows, v_c_finite
-    del f_key_id, fast_name_id
-    c_start -= t0  # the calls' times from the origin, in place
-    c_end -= t0
-    start, end = c_start, c_end
-    del side_rows
-    if not c_row.size and not inst_rows.size and not side["counter_ts"].size and not side["async_start"].size \
-            and js_trace is None:
-        raise TraceFormatError(  # counters without a numeric value, async ends alone, ...
-            f"{source}: no call events (B/E or X), instants, counter samples or async slices: nothing to show "
-            f"({seen} events up to {where(int(info[js.INFO_DOC_END]) - 1)}; skipped: {skipped or 'none'}; "
-            f"repairs: {', '.join(rep.items) or 'none'})")
+    flows = dict(flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat,
+                 flow_cat_names=flow_cat_names)
+    return flows, side
 
+
+def _trace_meta(sc: _Scan, rep: _Repairs, t0: float, c_end, text: _Text, skipped) -> dict:
+    """The Trace's meta: source, format, origin, units, sizes, repairs (VizTracer's overflow and
+    the names' repairs added here) and skipped events."""
+    buf, info = sc.buf, sc.info
     dtu_off = int(info[js.INFO_DTU_OFF])
     complete_from = None
     if _viztracer_overflow(buf, info) and c_end.size:
@@ -923,48 +1150,22 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
     rep.add("long_name", text.n_long, detail=text.first_long or "")
     meta = {
-        "source": source,
-        "format": "chrome-json" if sampled is None or samples_apart else "chrome-json-samples",
+        "source": sc.source,
+        "format": "chrome-json" if not sc.sampled or sc.samples_apart else "chrome-json-samples",
         "clock_origin": t0,
         "time_unit": "us",
         "display_time_unit": text.raw(buf[dtu_off: dtu_off + int(info[js.INFO_DTU_LEN])])
         if info[js.INFO_DTU_LEN] >= 0 else "",
-        "n_events": seen,
-        "n_bytes": int(nbytes),
+        "n_events": sc.seen,
+        "n_bytes": int(sc.nbytes),
         "repairs": rep.items,
         "skipped": skipped,
     }
-    if sampled is not None:
-        meta["n_samples"] = int(n_samples)
+    if sc.sampled:
+        meta["n_samples"] = int(sc.n_samples)
     if complete_from is not None:
         meta["complete_from"] = complete_from  # µs from the origin: calls that ended before it are missing
-    trace = Trace(
-        func=func, start=start.astype(np.float64, copy=False), end=end.astype(np.float64, copy=False), depth=depth,
-        parent=parent, end_index=end_index, thread=c_thread.astype(np.int32, copy=False),
-        kind=np.ascontiguousarray(kind, np.uint8),
-        obj_ptr=obj_ptr, obj_ids=obj_ids,
-        function_names=function_names, function_files=[p.file for p in parsed],
-        function_lines=np.array([p.line for p in parsed], np.int32), function_cats=function_cats,
-        function_paths=[p.path for p in parsed],
-        thread_pid=thread_pid, thread_tid=thread_tid, thread_names=thread_names,
-        thread_sort=thread_sort, process_names=process_names, object_names=object_names,
-        instant_ts=instant_ts, instant_name=i_inv.astype(np.int32),
-        instant_thread=i_thread, instant_scope=i_scope, instant_pid=key_pid[inst_key].astype(np.int64),
-        instant_names=instant_names,
-        flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat, flow_cat_names=flow_cat_names,
-        args_call=a_calls, args_ptr=args_ptr, args_blob=args_blob, meta=meta, **side,
-    )
-    if js_trace is not None:
-        trace = chrome_profile.with_profile_lanes(trace, js_trace, t0, js_lanes, sampled_names)
-        trace.meta["sampling_interval_us"] = js_trace.meta["sampling_interval_us"]
-    if samples_trace is not None:
-        trace = chrome_profile.with_profile_lanes(trace, samples_trace, t0, samples_lanes, sampled_names,
-                                                  chrome_profile.SAMPLES_LANE_SUFFIX, "sample_lanes")
-    if warn:
-        for code, it in rep.items.items():
-            warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}",
-                          TraceWarning, stacklevel=3)
-    return trace
+    return meta
 
 
 def _side_keys(vii, fast: FastSide, key_pid, key_tid, seed):
