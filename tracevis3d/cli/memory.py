@@ -31,7 +31,7 @@ def memory_params(args):
 
 def load_capture(path: str):
     """The capture at ``path`` (CLIError 1 in one line when it cannot be read)."""
-    from .common import CLIError, _trace_error
+    from .common import CLIError
 
     if not os.path.exists(path):
         raise CLIError(f"capture file not found: {path}", 1)
@@ -44,7 +44,11 @@ def load_capture(path: str):
     except ImportError as e:
         raise CLIError(str(e), 1) from None
     except Exception as e:  # any reader failure is a bad input, reported on one line
-        raise _trace_error(path, e) from None
+        msg = " ".join(str(e).split()) or type(e).__name__
+        for prefix in (f"{os.path.abspath(path)}: ", f"{path}: "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+        raise CLIError(f"cannot read capture {path}: {msg}", 1) from None
 
 
 def render_memory(args) -> str:
