@@ -53,8 +53,16 @@ HALO_OFFSET = 0.03
 HALO_MATERIAL = "TV3D_text_light"
 
 def drawn_ancestor(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
-    """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none);
-    one vectorised step per level."""
+    """The row of each call among the drawn calls, or of its nearest drawn ancestor (-1: none):
+    `tracevis3d.kernels.drawn.nearest_drawn_rows`, each undrawn ancestor walked through once
+    (a walk per level cost O(flows × depth): minutes for flows through a 10^5-deep tower)."""
+    from ..kernels.drawn import nearest_drawn_rows
+
+    return nearest_drawn_rows(tr.parent, np.asarray(drawn_row, np.int64).copy(), np.asarray(calls, np.int64))
+
+
+def drawn_ancestor_by_levels(tr, drawn_row: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """`drawn_ancestor` one vectorised step per level (the tests' twin of the kernel)."""
     cur = calls.astype(np.int64).copy()
     row = np.full(cur.size, -1, np.int64)
     todo = np.ones(cur.size, bool)
