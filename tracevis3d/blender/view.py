@@ -1,0 +1,416 @@
+"""Fly into any moment (issue 70): a stretch of an icicle figure laid out again at full detail in
+place of the overview's merged geometry, from a script, headless, or as the viewport moves.
+
+    from tracevis3d.blender import view
+    info = view.zoom_to(bpy.context.scene, window=(t0_us, t1_us))   # frame and refine
+    info["names"], info["calls_drawn"], info["seconds"]
+    view.zoom_to(bpy.context.scene, window=None)                   # the whole figure again
+
+How (`layout.refine`): the stretch's dedicated ``--window`` figure (the same layout code, the
+overview's colours) is written into its own collection ``TraceVis3D zoom`` (`writer`), moved so
+its frame starts where the stretch starts in the overview; every world-space object of the
+overview gets the Geometry Nodes modifier ``TraceVis3D zoom split`` (first in its stack) that
+keeps what lies left of the stretch, drops what lies in it, moves what lies right of it to make
+room (boxes crossing a cut are clipped to their parts outside); overview names in the stretch
+are hidden, those after it moved with it, the overview's heads-up title and legend hidden.  The
+scene camera becomes the refined figure's (its heads-up items ride on it).  A second zoom
+replaces the first (the collection is rewritten, the split's values set again): objects and
+memory stay bounded; ``window=None`` removes all of it, the scene is the overview again.
+
+The state lives in ``scene["tracevis3d_zoom"]`` (JSON), so a saved .blend that was zoomed goes
+back to its overview in another Blender; the trace is found from the build record
+(``scene["tracevis3d_build"]``, `hygiene.recorded_trace_path`) and loaded through `session`.
+
+`refine_steps` is the job (`tracevis3d.jobs`): the layout runs in a worker, the writing in short
+main-thread steps; given a view (``persp``: a world → clip matrix, ``region``: its pixel size),
+it works out the window the view sees (`refine.view_window`) and refines, keeps, or goes back
+to the overview (`refine.refine_decision`).  The viewport's "Refine as you fly" drives it.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import bpy
+import numpy as np
+
+from ..jobs import Job
+from ..layout import refine
+
+__all__ = ["zoom_to", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
+           "ZOOM_COLLECTION", "SPLIT_MODIFIER"]
+
+STATE_KEY = "tracevis3d_zoom"
+ZOOM_COLLECTION = "TraceVis3D zoom"
+SPLIT_GROUP = "TV3D_zoom_split"
+SPLIT_MODIFIER = "TraceVis3D zoom split"
+NAME_KINDS = ("call", "run", "row", "group", "cluster", "fold")  # labels that name calls (`figure_report`)
+
+# (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
+_contexts: dict = {}
+
+
+# ------------------------------------------------------------------------------ the overview
+def zoom_state(scene) -> dict | None:
+    """The refinement in ``scene`` now ({"window", "thread", "placement", "camera", "hidden",
+    "moved"}), or None."""
+    try:
+        st = json.loads(scene.get(STATE_KEY) or "null")
+    except (TypeError, ValueError):
+        return None
+    return st if isinstance(st, dict) else None
+
+
+def _overview_objects(coll):
+    return [ob for ob in coll.all_objects if ob.parent is None]
+
+
+def _lanes_z(coll) -> tuple:
+    """The lowest and highest z of the overview's boxes (its call and cluster layers)."""
+    lo, hi = np.inf, -np.inf
+    for ob in coll.all_objects:
+        if ob.type != "POINTCLOUD" or ob.get("tv3d_layer") not in ("calls", "clusters") or ob.parent is not None:
+            continue
+        a = ob.data.attributes
+        n = len(ob.data.points)
+        if not n or "tv_scale" not in a:
+            continue
+        pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)
+        a["position"].data.foreach_get("vector", pos)
+        a["tv_scale"].data.foreach_get("vector", sc)
+        z, dz = pos[2::3] + ob.location.z, 0.5 * sc[2::3]
+        lo, hi = min(lo, float((z - dz).min())), max(hi, float((z + dz).max()))
+    if not np.isfinite(lo):
+        raise ValueError("the scene has no icicle to refine (no call boxes in its collection)")
+    return lo, hi
+
+
+def _overview(scene, coll) -> refine.Overview:
+    from .animate import META_KEY
+
+    meta = json.loads(scene.get(META_KEY) or "{}")
+    if meta.get("layout", "icicle") != "icicle" or "world_per_us" not in meta:
+        raise ValueError("only an icicle figure refines (this scene has no icicle's time axis)")
+    z_lo, z_hi = _lanes_z(coll)
+    return refine.Overview.from_meta(meta, z_lo, z_hi, scene.render.resolution_x)
+
+
+def _trace_context(scene) -> dict:
+    """The overview's trace and parameters (the build record), loaded once per file version."""
+    from ..layout.params import IcicleParams
+    from . import session
+    from .hygiene import read_build_record, recorded_trace_path
+
+    rec = read_build_record(scene) or {}
+    found, recorded = recorded_trace_path(scene)
+    if found is None:
+        raise FileNotFoundError(f"the figure's trace file is not there: {recorded or '(no build record)'}")
+    key = (session.file_key(found), json.dumps(rec.get("params") or {}, sort_keys=True))
+    ctx = _contexts.get(key)
+    if ctx is None:
+        _contexts.clear()  # one overview's inputs at a time (memory stays bounded)
+        params = IcicleParams.from_dict(rec.get("params") or {}).validate()
+        ctx = _contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None}
+    return ctx
+
+
+def _prepare(ctx: dict) -> dict:
+    """Worker: the trace (merged when the figure merges stacks) and the overview's colouring."""
+    from .. import merge
+    from . import session
+
+    if ctx["trace"] is None:
+        trace = session.get_trace(ctx["path"])
+        ctx["trace"] = merge(trace) if ctx["params"].merge else trace
+    if ctx["colouring_of"] is None:
+        ctx["colouring_of"] = refine.overview_colouring_of(ctx["trace"], ctx["params"])
+    return ctx
+
+
+def _layout(ctx: dict, window, thread):
+    _prepare(ctx)
+    params = ctx["params"]
+    if params.merge:  # the trace is merged already: the layout must not merge it again
+        import dataclasses
+
+        params = dataclasses.replace(params, merge=False)
+    return refine.refined_layout(ctx["trace"], params, window, thread, ctx["colouring_of"])
+
+
+# ------------------------------------------------------------------------------ the split
+def split_group() -> bpy.types.NodeTree:
+    """Geometry + Left, Right, Shift → what lies left of Left, and what lies right of Right
+    moved by Shift; a box (point with ``tv_scale``) crossing a cut clipped to its part outside
+    (a box crossing both kept as two); vertices of meshes (arcs, rings) kept or moved alike."""
+    ng = bpy.data.node_groups.get(SPLIT_GROUP)
+    if ng is not None:
+        return ng
+    ng = bpy.data.node_groups.new(SPLIT_GROUP, "GeometryNodeTree")
+    io = ng.interface
+    io.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    for name in ("Left", "Right", "Shift"):
+        io.new_socket(name, in_out="INPUT", socket_type="NodeSocketFloat")
+    io.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    N, L = ng.nodes, ng.links
+    gi, go = N.new("NodeGroupInput"), N.new("NodeGroupOutput")
+
+    def math(op, a, b):
+        n = N.new("ShaderNodeMath")
+        n.operation = op
+        for k, v in enumerate((a, b)):
+            if isinstance(v, (int, float)):
+                n.inputs[k].default_value = v
+            else:
+                L.new(v, n.inputs[k])
+        return n.outputs[0]
+
+    pos = N.new("GeometryNodeInputPosition").outputs[0]
+    scale_attr = N.new("GeometryNodeInputNamedAttribute")
+    scale_attr.data_type = "FLOAT_VECTOR"
+    scale_attr.inputs["Name"].default_value = "tv_scale"
+    sp, ss = N.new("ShaderNodeSeparateXYZ"), N.new("ShaderNodeSeparateXYZ")
+    L.new(pos, sp.inputs[0])
+    L.new(scale_attr.outputs["Attribute"], ss.inputs[0])
+    half = math("MULTIPLY", ss.outputs["X"], 0.5)
+    x0, x1 = math("SUBTRACT", sp.outputs["X"], half), math("ADD", sp.outputs["X"], half)
+    left, right, shift = gi.outputs["Left"], gi.outputs["Right"], gi.outputs["Shift"]
+    joined = N.new("GeometryNodeJoinGeometry")
+    # (drop when, new x0, new x1, moved by)
+    for drop, a, b, moved in ((math("GREATER_THAN", x0, left), x0, math("MINIMUM", x1, left), None),
+                              (math("LESS_THAN", x1, right), math("MAXIMUM", x0, right), x1, shift)):
+        # ">=" / "<=" via the strict compare of the other side: a zero-width point on a cut stays once
+        delete = N.new("GeometryNodeDeleteGeometry")
+        delete.domain = "POINT"
+        L.new(gi.outputs["Geometry"], delete.inputs["Geometry"])
+        L.new(drop, delete.inputs["Selection"])
+        cx = math("MULTIPLY", math("ADD", a, b), 0.5)
+        if moved is not None:
+            cx = math("ADD", cx, moved)
+        # fields are evaluated on the geometry of the node that reads them: the new centre and
+        # width are stored while position and scale are still the old ones, the point moved last
+        geo = delete.outputs[0]
+        for name, dtype, value in (("tv_zoom_x", "FLOAT", cx), ("tv_scale", "FLOAT_VECTOR", None)):
+            store = N.new("GeometryNodeStoreNamedAttribute")
+            store.data_type = dtype
+            store.domain = "POINT"
+            store.inputs["Name"].default_value = name
+            if value is None:
+                newscale = N.new("ShaderNodeCombineXYZ")
+                L.new(math("SUBTRACT", b, a), newscale.inputs["X"])
+                L.new(ss.outputs["Y"], newscale.inputs["Y"])
+                L.new(ss.outputs["Z"], newscale.inputs["Z"])
+                value = newscale.outputs[0]
+            L.new(geo, store.inputs["Geometry"])
+            L.new(value, store.inputs["Value"])
+            geo = store.outputs[0]
+        stored_x = N.new("GeometryNodeInputNamedAttribute")
+        stored_x.data_type = "FLOAT"
+        stored_x.inputs["Name"].default_value = "tv_zoom_x"
+        newpos = N.new("ShaderNodeCombineXYZ")
+        L.new(stored_x.outputs["Attribute"], newpos.inputs["X"])
+        L.new(sp.outputs["Y"], newpos.inputs["Y"])
+        L.new(sp.outputs["Z"], newpos.inputs["Z"])
+        setp = N.new("GeometryNodeSetPosition")
+        L.new(geo, setp.inputs["Geometry"])
+        L.new(newpos.outputs[0], setp.inputs["Position"])
+        L.new(setp.outputs[0], joined.inputs[0])
+    L.new(joined.outputs[0], go.inputs["Geometry"])
+    return ng
+
+
+def _split_targets(coll) -> list:
+    """The overview's world-space geometry: boxes (point clouds), arcs and rings (meshes)."""
+    return [ob for ob in _overview_objects(coll) if ob.type in ("MESH", "POINTCLOUD")]
+
+
+def _apply_split(coll, placement: refine.Placement, state: dict) -> None:
+    """Cut the overview at the stretch (modifiers), hide its names in the stretch and move those
+    after it, hide its heads-up items; what was changed is recorded in ``state``."""
+    ng = split_group()
+    ident = {s.name: s.identifier for s in ng.interface.items_tree if s.in_out == "INPUT"}
+    xa, xb, shift = placement.xa, placement.xb, placement.shift
+    for ob in _split_targets(coll):
+        mod = ob.modifiers.get(SPLIT_MODIFIER)
+        if mod is None:
+            mod = ob.modifiers.new(SPLIT_MODIFIER, "NODES")
+            mod.node_group = ng
+            ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer: it clips the points
+        mod[ident["Left"]], mod[ident["Right"]], mod[ident["Shift"]] = xa, xb, shift
+        ob.update_tag()
+    hidden, moved = [], []
+    cam = bpy.data.objects.get(state.get("camera") or "")
+    for ob in list(coll.all_objects):
+        if ob.type == "FONT" and ob.parent is None:
+            lo, hi = _label_x_range(ob)
+            if hi > xa and lo < xb:  # in the stretch (or crossing a cut): the refined figure names it
+                hidden.append([ob.name, ob.hide_render, ob.hide_viewport])
+                ob.hide_render = ob.hide_viewport = True
+            elif lo >= xb:
+                ob.location.x += shift
+                moved.append(ob.name)
+        elif cam is not None and ob.parent == cam:  # the overview's title and legend
+            hidden.append([ob.name, ob.hide_render, ob.hide_viewport])
+            ob.hide_render = ob.hide_viewport = True
+    state["hidden"], state["moved"], state["shift"] = hidden, moved, shift
+
+
+def _label_x_range(ob) -> tuple:
+    """The x a name takes, from its text's advance width (`layout.text`), without evaluating
+    the scene (an evaluation would also rebuild the overview's boxes)."""
+    from ..layout.text import text_width
+
+    w = text_width(ob.data.body) * float(ob.data.size) * max(ob.scale.x, 0.0)
+    x = ob.location.x
+    return {"LEFT": (x, x + w), "RIGHT": (x - w, x)}.get(ob.data.align_x, (x - 0.5 * w, x + 0.5 * w))
+
+
+def _undo_split(coll, state: dict) -> None:
+    for name, hr, hv in state.get("hidden", ()):
+        ob = bpy.data.objects.get(name)
+        if ob is not None:
+            ob.hide_render, ob.hide_viewport = bool(hr), bool(hv)
+    for name in state.get("moved", ()):
+        ob = bpy.data.objects.get(name)
+        if ob is not None:
+            ob.location.x -= float(state.get("shift", 0.0))
+    state["hidden"], state["moved"] = [], []
+
+
+def _remove_split(coll) -> None:
+    for ob in _split_targets(coll):
+        mod = ob.modifiers.get(SPLIT_MODIFIER)
+        if mod is not None:
+            ob.modifiers.remove(mod)
+    ng = bpy.data.node_groups.get(SPLIT_GROUP)
+    if ng is not None and ng.users == 0:
+        bpy.data.node_groups.remove(ng)
+
+
+def unzoom(scene=None, collection_name: str = "TraceVis3D") -> dict:
+    """The whole figure again: the refinement's objects removed, the overview as it was built."""
+    from .meshobj import TAG
+    from .writer import clear_collection
+
+    t0 = time.perf_counter()
+    scene = scene or bpy.context.scene
+    state = zoom_state(scene)
+    coll = bpy.data.collections.get(collection_name)
+    zoom = bpy.data.collections.get(ZOOM_COLLECTION)
+    if zoom is not None:
+        clear_collection(zoom)
+        bpy.data.collections.remove(zoom)
+    orphans = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0]
+    if orphans:
+        bpy.data.batch_remove(orphans)
+    if coll is not None:
+        if state:
+            _undo_split(coll, state)
+        _remove_split(coll)
+    if state:
+        cam = bpy.data.objects.get(state.get("camera") or "")
+        if cam is not None:
+            scene.camera = cam
+    if STATE_KEY in scene:
+        del scene[STATE_KEY]
+    return {"window": None, "calls_drawn": 0, "names": [], "seconds": {"total": time.perf_counter() - t0}}
+
+
+# ------------------------------------------------------------------------------ the job
+def camera_persp(scene, cam_ob=None) -> tuple:
+    """(world → clip matrix, (width, height)) of the scene camera at the render size (from the
+    camera's data, without evaluating the scene)."""
+    cam_ob = cam_ob or scene.camera
+    w = int(scene.render.resolution_x * scene.render.resolution_percentage / 100)
+    h = int(scene.render.resolution_y * scene.render.resolution_percentage / 100)
+    c = cam_ob.data
+    proj = refine.projection_matrix(c.type == "ORTHO", c.lens, c.sensor_width, c.ortho_scale, c.shift_x, c.shift_y,
+                                    c.clip_start, c.clip_end, (w, h))
+    return proj @ np.array(cam_ob.matrix_world.normalized().inverted()), (w, h)
+
+
+def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, region=None,
+                 collection_name: str = "TraceVis3D"):
+    """Refine ``scene``'s figure for ``window`` (µs), or for the view ``persp`` / ``region``
+    (module doc); the result of `zoom_to`.  ``window=None`` without a view: the overview."""
+    from .zoom_write import write_refinement_steps
+
+    t_start = time.perf_counter()
+    scene = scene or bpy.context.scene
+    coll = bpy.data.collections.get(collection_name)
+    if coll is None:
+        raise ValueError(f"the scene has no figure to refine (no collection {collection_name!r})")
+    state = zoom_state(scene)
+    if persp is not None:
+        ov = _overview(scene, coll)
+        placement = refine.Placement.from_dict(state["placement"]) if state else None
+        win, us_px = refine.view_window(np.asarray(persp, np.float64), region, ov, placement)
+        action, win = refine.refine_decision(win, us_px, ov, state["window"] if state else None)
+        if action == "keep" and (thread is None or thread == state.get("thread")):
+            return {"window": tuple(state["window"]), "action": "keep", "calls_drawn": state.get("calls_drawn", 0),
+                    "names": state.get("names", []), "seconds": {"total": time.perf_counter() - t_start}}
+        if action == "overview":
+            out = unzoom(scene, collection_name)
+            out["action"] = "overview"
+            return out
+        window = win
+    if window is None:
+        out = unzoom(scene, collection_name)
+        out["action"] = "overview"
+        return out
+    ctx = _trace_context(scene)
+    if state:  # measure the overview as built, not as split
+        _undo_split(coll, state)
+        scene[STATE_KEY] = json.dumps(state)
+    ov = _overview(scene, coll)
+    lo, hi = max(float(window[0]), ov.t0), min(float(window[1]), ov.t1)
+    if not hi > lo:
+        raise ValueError(f"the window {window[0]:g}..{window[1]:g} µs lies outside the trace "
+                         f"({ov.t0:g}..{ov.t1:g} µs)")
+    job.report(0.05, f"laying out {lo:,.0f}..{hi:,.0f} µs")
+    t = time.perf_counter()
+    wparams, spec = yield job.off_main(_layout, ctx, (lo, hi), thread)
+    t_layout = time.perf_counter() - t
+    placement = refine.place_refinement(ov, spec.meta, spec.camera, spec.resolution, (lo, hi))
+    job.report(0.5, f"writing {spec.meta['n_boxes']:,} calls of the stretch")
+    t = time.perf_counter()
+    overview_cam = (state or {}).get("camera") or (scene.camera.name if scene.camera else None)
+    job.on_cleanup(lambda: unzoom(scene, collection_name))  # stopped half-way: the overview, whole
+    out = yield from write_refinement_steps(spec, ZOOM_COLLECTION, scene)
+    zoom = bpy.data.collections[ZOOM_COLLECTION]
+    dx, dy, dz = placement.offset
+    for ob in zoom.objects:
+        if ob.parent is None:
+            ob.location.x += dx
+            ob.location.y += dy
+            ob.location.z += dz
+        ob["tv3d_zoom"] = True
+    cam = bpy.data.objects.get(out["objects"]["camera"])
+    if cam is not None:
+        cam.data.clip_end = max(cam.data.clip_end, 4.0 * (placement.width + abs(placement.shift) + 100.0))
+    new_state = {"window": [lo, hi], "thread": thread, "placement": placement.to_dict(), "camera": overview_cam}
+    _apply_split(coll, placement, new_state)
+    t_write = time.perf_counter() - t
+    lab = spec.labels
+    names = [txt for txt, k in zip(lab.texts, lab.kind) if k in NAME_KINDS]
+    new_state.update(calls_drawn=int(spec.meta["n_boxes"]), names=names[:2000])
+    scene[STATE_KEY] = json.dumps(new_state)
+    job.report(1.0, f"refined {lo:,.0f}..{hi:,.0f} µs: {spec.meta['n_boxes']:,} calls, {len(names)} names")
+    return {"window": (lo, hi), "thread": thread, "action": "refine", "calls_drawn": int(spec.meta["n_boxes"]),
+            "calls": int(spec.meta["n_calls"]), "names": names, "camera": out["objects"]["camera"],
+            "collection": ZOOM_COLLECTION, "placement": placement, "meta": spec.meta,
+            "seconds": {"layout": t_layout, "write": t_write, "total": time.perf_counter() - t_start}}
+
+
+def zoom_job(scene=None, window=None, thread=None, persp=None, region=None,
+             collection_name: str = "TraceVis3D") -> Job:
+    """A `Job` that refines (`refine_steps`)."""
+    return Job("refine", refine_steps, scene, window, thread, persp, region, collection_name)
+
+
+def zoom_to(scene=None, window=None, thread=None, collection_name: str = "TraceVis3D") -> dict:
+    """Frame ``window`` = (t0, t1) µs (the trace's clock) of ``thread`` (an index or a name;
+    None: the figure's threads) with the scene camera and lay that stretch out at full detail
+    in place of the overview there; ``window=None``: the whole figure again.  Returns what it
+    did: {"window", "calls_drawn", "names", "seconds", ...} (module doc)."""
+    job = zoom_job(scene or bpy.context.scene, window, thread, collection_name=collection_name)
+    return job.run(interval=0.005)

@@ -1,0 +1,137 @@
+"""Write a refined stretch's SceneSpec into its own collection, at the cost of the stretch
+(`blender.view`, issue 70).
+
+`writer.write_scene_steps` writes a whole figure: every material's node tree rebuilt, a fresh
+instancer group per layer, each instance layer converted to a point cloud by an operator (an
+operator updates the view layer, which evaluates the whole scene: the overview's 10^6 boxes
+included), the world and display set.  A refinement is written over and over beside an
+overview that already has all of that, so this writer only adds what is missing:
+
+- materials that do not exist yet (the refined figure keeps the overview's colours, so its
+  materials are the overview's, by name);
+- each instance layer as a mesh of vertices (no operator; Instance on Points takes mesh
+  vertices as it takes points, with the same POINT attributes: what the writer itself does in
+  Blender 4.2-4.4), instanced by a group of the writer's kind (`writer.instancer_group_steps`)
+  that is rebuilt only when the layer's materials changed;
+- tube, ring and curve layers through the writer's own step functions; labels and the camera
+  through `writer.write_label` / `writer.write_camera`.
+The previous refinement's objects and their data are removed first (`writer.clear_collection`).
+"""
+from __future__ import annotations
+
+import time
+
+import bpy
+import numpy as np
+
+from ..layout.spec import CurveLayer, ImageLayer, InstanceLayer, SectorLayer, TubeLayer
+from .meshobj import TAG, _tag
+from .writer import (STEP_BUDGET, _ATTR_TYPES, _attach_to_camera, _include_in_view_layer, _no_shadow,
+                     clear_collection, drain, ensure_collection, ensure_material, instancer_group_steps, write_camera,
+                     write_label)
+
+__all__ = ["write_refinement_steps", "GROUP_PREFIX", "CAMERA_NAME"]
+
+GROUP_PREFIX = "TV3D_zoom_instancer_"
+CAMERA_NAME = "TV3D_zoom_camera"
+LABEL_PREFIX = "TV3D_zoom_label"
+
+
+def _instancer(layer_name: str, materials: list):
+    """The zoom's instancer group of a layer, rebuilt only when its materials changed."""
+    name = GROUP_PREFIX + layer_name
+    ng = bpy.data.node_groups.get(name)
+    key = "\n".join(materials)
+    if ng is not None and ng.get("tv3d_materials") == key:
+        return ng
+    ng = drain(instancer_group_steps(name, materials, fresh=False))
+    ng["tv3d_materials"] = key
+    ng["tv3d_zoom"] = True
+    return ng
+
+
+def _write_points(layer: InstanceLayer, coll, object_name: str):
+    """An instance layer as a mesh of vertices with the layer's POINT attributes."""
+    n = len(layer)
+    me = _tag(bpy.data.meshes.new(object_name))
+    me.vertices.add(n)
+    me.vertices.foreach_set("co", np.ascontiguousarray(layer.positions, np.float32).ravel())
+    A = me.attributes
+    for key, typ, prop, arr in (("tv_scale", "FLOAT_VECTOR", "vector", layer.scales),
+                                ("tv_color", "FLOAT_COLOR", "color", layer.colors)):
+        A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr, np.float32).ravel())
+    A.new("tv_mat", "INT", "POINT").data.foreach_set("value", np.ascontiguousarray(layer.material_index, np.int32))
+    for key, arr in layer.attributes.items():
+        typ, prop = _ATTR_TYPES[arr.dtype]
+        A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr))
+    for mname in layer.materials:
+        me.materials.append(bpy.data.materials[mname])
+    ob = _tag(bpy.data.objects.new(object_name, me))
+    coll.objects.link(ob)
+    mod = ob.modifiers.new("TraceVis3D instancer", "NODES")
+    mod.node_group = _instancer(layer.name, list(layer.materials))
+    ob["tv3d_layer"] = layer.name
+    return ob
+
+
+def write_refinement_steps(spec, collection_name: str, scene=None):
+    """Replace the collection's content with ``spec`` (module doc), in short steps; returns
+    {"collection", "objects": {"layers", "labels", "camera"}, "timings"}.  The scene camera
+    becomes the spec's."""
+    scene = scene or bpy.context.scene
+    tm: dict = {}
+    t = time.perf_counter()
+    coll = ensure_collection(collection_name, scene)
+    _include_in_view_layer(coll, bpy.context.view_layer)
+    clear_collection(coll)
+    stale = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0 and not ng.get("tv3d_zoom")]
+    if stale:
+        bpy.data.batch_remove(stale)
+    templates: dict = {}
+    used = sorted({m for lay in spec.layers for m in lay.materials} | set(spec.labels.material))
+    for name in used:
+        if name not in bpy.data.materials:
+            ensure_material(spec.materials[name], templates)
+    cam_ob = write_camera(spec, coll, name=CAMERA_NAME, scene=scene, set_active=True)
+    tm["materials_camera"] = time.perf_counter() - t
+    yield
+    layers = {}
+    for layer in spec.layers:
+        if len(layer) == 0:
+            continue
+        t = time.perf_counter()
+        name = f"TV3D_zoom_{layer.name}"
+        if isinstance(layer, TubeLayer):
+            from .tubes import write_tube_steps
+
+            ob = drain(write_tube_steps(layer, coll, name))
+        elif isinstance(layer, ImageLayer):
+            from .images import write_image_steps
+
+            ob = drain(write_image_steps(layer, coll, name))
+        elif isinstance(layer, (SectorLayer, CurveLayer)):
+            from .rings import write_mesh_layer_steps
+
+            toward = spec.camera.location if layer.space == "world" and spec.camera is not None else None
+            ob = drain(write_mesh_layer_steps(layer, coll, name, toward))
+        else:
+            ob = _write_points(layer, coll, name)
+        if layer.space == "camera":
+            _attach_to_camera(ob, cam_ob)
+            _no_shadow(ob)
+            ob["tv3d_space"] = "camera"
+        layers[layer.name] = ob.name
+        tm[f"layer_{layer.name}"] = time.perf_counter() - t
+        yield
+    t = time.perf_counter()
+    labels = []
+    t_step = time.perf_counter()
+    for i in range(len(spec.labels.texts)):
+        labels.append(write_label(spec, i, coll, prefix=LABEL_PREFIX, camera_object=cam_ob).name)
+        if time.perf_counter() - t_step >= STEP_BUDGET:
+            yield
+            t_step = time.perf_counter()
+    tm["labels"] = time.perf_counter() - t
+    return {"collection": coll.name, "objects": {"layers": layers, "labels": labels, "camera": cam_ob.name},
+            "timings": tm}
+

@@ -1,0 +1,275 @@
+"""Refinement by view (issue 70): which stretch of a figure a view sees, and how a stretch laid
+out again at full detail takes the place of the overview's merged geometry there (bpy-free).
+
+An overview icicle maps its time span ``[T0, T1]`` to ``x ∈ [0, time_length]`` at
+``world_per_us``; calls under a pixel at its camera are merged.  Zooming a uniform 3D scene
+into 1 ms of a 10 s trace cannot show that millisecond's stack (a 10^4× zoom shows a sliver of
+one level, and float32 world coordinates run out of precision), so a refinement is a
+*focus + context* split of the time axis, like Perfetto's and speedscope's x-only zoom:
+
+- the stretch ``[t0, t1]`` is laid out again by the same code as ``render-icicle --window``
+  (`icicle.icicle_layout` with ``time_window``: selection, folding, labels, callouts, detail
+  inset), keeping the overview's colours (`overview_colouring_of`), so every call at least a
+  pixel wide in that view is drawn and named as a dedicated figure of the window would name it;
+- the overview is cut at the stretch's ends ``xa``, ``xb``: what lies left of ``xa`` stays,
+  what lies right of ``xb`` moves right by ``shift`` to make room, the boxes crossing a cut are
+  clipped to their parts outside the stretch (`Placement`); the refined figure (its lanes, lane
+  names, axis, camera and heads-up title and legend) sits between, translated, not scaled;
+- its camera (the dedicated figure's, translated) frames it; the context starts at the frame's
+  edges, and a view pulled back sees the overview on both sides.
+
+`view_window` works out the stretch a view sees (the scene camera, or the 3D viewport's
+``perspective_matrix`` and region size) through the current split (`Placement.time_at`), and
+`refine_decision` says whether that view needs a refinement, another one, or the overview.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .params import IcicleParams
+
+__all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
+           "refine_decision", "overview_colouring_of", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
+
+#: a view refines when it shows the figure's time at least this many times finer than the overview
+MIN_ZOOM = 2.0
+#: a refinement is kept while the view's window stays within this share of it (no re-layout for a nudge)
+KEEP_OVERLAP = 0.8
+#: room between the refined figure's frame and the overview on each side (share of its time axis)
+CONTEXT_GAP = 0.03
+
+
+@dataclass
+class Overview:
+    """The overview figure's time axis and where its lanes are (world units)."""
+
+    t0: float
+    t1: float
+    world_per_us: float
+    time_length: float
+    z_lo: float  # the lanes' lowest and highest world z (the overview's boxes)
+    z_hi: float
+    us_per_px: float  # the overview's time per pixel at its camera
+
+    @classmethod
+    def from_meta(cls, meta: dict, z_lo: float, z_hi: float, width_px: float) -> "Overview":
+        t0, t1 = float(meta["t0"]), float(meta["t1"])
+        wpu = float(meta["world_per_us"])
+        return cls(t0, t1, wpu, (t1 - t0) * wpu, float(z_lo), float(z_hi), (t1 - t0) / max(0.8 * width_px, 1.0))
+
+    def x_of(self, t) -> np.ndarray:
+        return (np.asarray(t, np.float64) - self.t0) * self.world_per_us
+
+
+@dataclass
+class Placement:
+    """Where a refined stretch sits in the scene and how the overview makes room for it.
+
+    The refined figure's world point p goes to p + ``offset``; the overview keeps x ≤ ``xa``,
+    drops ``(xa, xb)`` and moves x ≥ ``xb`` by ``shift``.  The refined figure takes
+    ``[xa, xa + width]`` (its frame at the lanes' middle); ``origin`` = xa + its left margin is
+    where its t0 lands, at ``world_per_us`` of its own figure."""
+
+    window: tuple
+    xa: float
+    xb: float
+    width: float
+    shift: float
+    offset: tuple
+    origin: float
+    world_per_us: float  # the refined figure's
+    overview: Overview
+
+    def time_at(self, x) -> np.ndarray:
+        """The time shown at scene x (the inverse of the split; inside the refined figure's
+        margins the nearest end of its window)."""
+        o = self.overview
+        x = np.asarray(x, np.float64)
+        left = o.t0 + x / o.world_per_us
+        mid = np.clip(self.window[0] + (x - self.origin) / self.world_per_us, self.window[0], self.window[1])
+        right = o.t0 + (x - self.shift) / o.world_per_us
+        return np.where(x <= self.xa, left, np.where(x < self.xa + self.width, mid, right))
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["overview"] = dataclasses.asdict(self.overview)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Placement":
+        d = dict(d)
+        d["overview"] = Overview(**d["overview"])
+        d["window"] = tuple(d["window"])
+        d["offset"] = tuple(d["offset"])
+        return cls(**d)
+
+
+def window_params(params: IcicleParams, window, thread=None) -> IcicleParams:
+    """The overview's parameters for a dedicated figure of ``window`` (µs, the trace's clock)
+    of ``thread`` (an index or a name; None: the overview's threads): ``--window`` [``--threads``]."""
+    t0, t1 = (float(v) for v in window)
+    if not t1 > t0:
+        raise ValueError(f"an empty window: {t0:g}..{t1:g} µs")
+    changes = {"time_window": (t0, t1)}
+    if thread is not None:
+        changes["threads"] = [thread]
+    return dataclasses.replace(params, **changes).validate()
+
+
+def overview_colouring_of(trace, params: IcicleParams):
+    """A ``colouring_of`` (`icicle.icicle_stages`) that gives a window's calls the slots the
+    overview figure of ``trace`` gave them (looked up by call index, as the detail inset does,
+    `inset._slot_lookup`); calls the overview does not show get its last slot ("other").
+    Costs the overview's select, fold and colour stages once (cache the result per trace)."""
+    from .icicle import icicle_stages
+    from .labels import text_px
+
+    st = icicle_stages(trace, params, text_px(params), window_first=True, name_members=True)
+    colouring = st.colouring
+    ids = np.asarray(st.sel.original(st.sel.idx), np.int64)
+    order = np.argsort(ids, kind="stable")
+    ids, slots = ids[order], np.asarray(colouring.slot)[order]
+    fallback = len(colouring.slot_rgb) - 1
+
+    def colouring_of(sel_in):
+        want = np.asarray(sel_in.original(sel_in.idx), np.int64)
+        if ids.size == 0:
+            return dataclasses.replace(colouring, slot=np.full(want.size, fallback, np.int32))
+        pos = np.clip(np.searchsorted(ids, want), 0, ids.size - 1)
+        slot = np.where(ids[pos] == want, slots[pos], fallback).astype(np.int32)
+        return dataclasses.replace(colouring, slot=slot)
+
+    return colouring_of
+
+
+def refined_layout(trace, params: IcicleParams, window, thread=None, colouring_of=None):
+    """The dedicated ``--window`` figure of the stretch (`icicle.icicle_layout`), with the
+    overview's colours when ``colouring_of`` is given; its lights left out (the overview's light
+    the scene).  (window params, SceneSpec)."""
+    from .icicle import icicle_layout
+
+    wp = window_params(params, window, thread)
+    spec = icicle_layout(trace, wp, colouring_of=colouring_of)
+    return wp, dataclasses.replace(spec, lights=[])
+
+
+def _ray_plane_x(origin, direction, z_mid: float) -> float:
+    """x where the ray meets the front plane y = 0 (the ray's x at the lanes' middle height when
+    it runs along the plane)."""
+    o, d = np.asarray(origin, np.float64), np.asarray(direction, np.float64)
+    if abs(d[1]) > 1e-12:
+        s = -o[1] / d[1]
+        return float(o[0] + s * d[0])
+    s = (z_mid - o[2]) / d[2] if abs(d[2]) > 1e-12 else 0.0
+    return float(o[0] + s * d[0])
+
+
+def camera_matrix(cam, resolution) -> np.ndarray:
+    """The 4×4 world → clip matrix of a `CameraSpec` at ``resolution`` (Blender's conventions:
+    sensor fit AUTO on the larger side, lens shift in units of it), for `view_window`."""
+    from .camera import camera_basis
+
+    loc = np.asarray(cam.location, np.float64)
+    r, u, f = camera_basis(loc - np.asarray(cam.target, np.float64), cam.up)
+    view = np.eye(4)
+    view[0, :3], view[1, :3], view[2, :3] = r, u, -f  # camera local: x right, y up, z back (-z forward)
+    view[:3, 3] = -view[:3, :3] @ loc
+    return projection_matrix(cam.orthographic, cam.lens_mm, cam.sensor_width_mm, cam.ortho_scale, cam.shift_x,
+                             cam.shift_y, cam.clip_start, cam.clip_end, resolution) @ view
+
+
+def projection_matrix(orthographic: bool, lens_mm: float, sensor_mm: float, ortho_scale: float, shift_x: float,
+                      shift_y: float, clip_start: float, clip_end: float, resolution) -> np.ndarray:
+    """Blender's camera projection (sensor fit AUTO: the sensor spans the larger side; lens shift
+    in units of it) at ``resolution``: camera local → clip."""
+    w, h = (float(v) for v in resolution)
+    m = max(w, h)
+    n, fa = float(clip_start), float(clip_end)
+    sx, sy = 2.0 * shift_x * m / w, 2.0 * shift_y * m / h
+    proj = np.zeros((4, 4))
+    if orthographic:
+        half = ortho_scale / 2.0
+        proj[0, 0], proj[1, 1] = m / (w * half), m / (h * half)
+        proj[0, 3], proj[1, 3] = -sx, -sy
+        proj[2, 2], proj[2, 3], proj[3, 3] = -2.0 / (fa - n), -(fa + n) / (fa - n), 1.0
+    else:
+        t = (sensor_mm / 2.0) / lens_mm  # half-tangent of the larger side
+        proj[0, 0], proj[1, 1] = m / (w * t), m / (h * t)
+        proj[0, 2], proj[1, 2] = sx, sy
+        proj[2, 2], proj[2, 3], proj[3, 2] = -(fa + n) / (fa - n), -2.0 * fa * n / (fa - n), -1.0
+    return proj
+
+
+def _unproject(persp: np.ndarray, ndc_x: float, ndc_y: float) -> tuple:
+    """(origin, direction) of the ray through a point in normalised device coordinates."""
+    inv = np.linalg.inv(np.asarray(persp, np.float64))
+    a = inv @ np.array([ndc_x, ndc_y, -1.0, 1.0])
+    b = inv @ np.array([ndc_x, ndc_y, 1.0, 1.0])
+    a, b = a[:3] / a[3], b[:3] / b[3]
+    return a, b - a
+
+
+def frame_x_range(persp: np.ndarray, z_mid: float) -> tuple:
+    """(left, right) x where a view's left and right edges, at half height, meet the figure's
+    front plane (y = 0)."""
+    return tuple(_ray_plane_x(*_unproject(persp, nx, 0.0), z_mid) for nx in (-1.0, 1.0))
+
+
+def place_refinement(overview: Overview, spec_meta: dict, camera, resolution, window) -> Placement:
+    """Where the refined figure (``spec_meta``, ``camera``: its layout's) goes: its frame's
+    left edge at the window's start in the overview, its lanes' top on the overview's lanes'
+    top; the overview beyond the window's end moved right by what the figure is wider."""
+    lane_z = np.asarray(spec_meta["lane_z"], np.float64)
+    lane_levels = np.asarray(spec_meta["lane_levels"], np.float64)
+    z_top_w = float((lane_z + lane_levels * float(spec_meta["level_height"])).max()) if lane_z.size else 0.0
+    z_mid_w = 0.5 * (float(lane_z.min()) + z_top_w) if lane_z.size else 0.0
+    left, right = frame_x_range(camera_matrix(camera, resolution), z_mid_w)
+    tl = float(spec_meta["world_per_us"]) * (float(spec_meta["t1"]) - float(spec_meta["t0"]))
+    gap = CONTEXT_GAP * tl  # the context starts just outside the frame
+    left, right = min(left, 0.0) - gap, max(right, tl) + gap
+    xa, xb = (float(v) for v in overview.x_of(window))
+    width = right - left
+    dz = overview.z_hi - z_top_w
+    return Placement(window=(float(window[0]), float(window[1])), xa=xa, xb=xb, width=width,
+                     shift=width - (xb - xa), offset=(xa - left, 0.0, dz), origin=xa - left,
+                     world_per_us=float(spec_meta["world_per_us"]), overview=overview)
+
+
+def view_window(persp: np.ndarray, region, overview: Overview, placement: Placement | None = None) -> tuple:
+    """The stretch of time a view sees and its time per pixel: ((t0, t1), µs per pixel).
+
+    ``persp``: the view's world → clip matrix (Blender's ``RegionView3D.perspective_matrix``,
+    or `camera_matrix`); ``region``: its (width, height) in pixels; ``placement``: the
+    refinement in the scene now (None: the plain overview).  The view's left and right edges
+    are followed to the figure's front plane at the lanes' middle height and mapped back to
+    time through the split; the stretch is clipped to the trace."""
+    z_mid = 0.5 * (overview.z_lo + overview.z_hi)
+    xl, xr = frame_x_range(persp, z_mid)
+    if placement is not None:
+        tl, tr = (float(v) for v in placement.time_at([xl, xr]))
+    else:
+        tl, tr = overview.t0 + xl / overview.world_per_us, overview.t0 + xr / overview.world_per_us
+    tl, tr = max(min(tl, tr), overview.t0), min(max(tl, tr), overview.t1)
+    if not tr > tl:
+        return (overview.t0, overview.t1), overview.us_per_px
+    return (tl, tr), (tr - tl) / max(float(region[0]), 1.0)
+
+
+def refine_decision(window, us_per_px: float, overview: Overview, current=None) -> tuple:
+    """What a view of ``window`` at ``us_per_px`` needs: ("overview", None) when it shows the
+    figure's time about as finely as the overview (less than `MIN_ZOOM`× finer), ("keep",
+    current) when the refinement in place (``current``: its window) covers at least
+    `KEEP_OVERLAP` of the view's window and is no more than 1/`KEEP_OVERLAP` of it, else
+    ("refine", window)."""
+    t0, t1 = (float(v) for v in window)
+    if us_per_px * MIN_ZOOM > overview.us_per_px:
+        return ("overview", None)
+    if current is not None:
+        c0, c1 = (float(v) for v in current)
+        inter = max(0.0, min(c1, t1) - max(c0, t0))
+        if inter >= KEEP_OVERLAP * (t1 - t0) and (t1 - t0) >= KEEP_OVERLAP * (c1 - c0):
+            return ("keep", (c0, c1))
+    return ("refine", (t0, t1))
