@@ -8,17 +8,19 @@ from __future__ import annotations
 
 
 def register():
-    from . import follow_handles, operators, panels, properties
+    from . import follow_handles, operators, panels, properties, zoom_follow
 
     properties.register()
     operators.register()
     panels.register()
     follow_handles.register()
+    zoom_follow.register()
 
 
 def unregister():
-    from . import follow_handles, operators, panels, properties
+    from . import follow_handles, operators, panels, properties, zoom_follow
 
+    zoom_follow.unregister()
     follow_handles.unregister()
     panels.unregister()
     operators.unregister()

@@ -38,6 +38,10 @@ class VIEW3D_PT_tracevis3d(_Base, Panel):
         row.scale_y = 1.3
         row.operator("tracevis3d.build", icon="MOD_BUILD")
         row.operator("tracevis3d.frame", icon="VIEW_CAMERA")
+        row = layout.row(align=True)  # detail as the view approaches (`ui.zoom_follow`, `operators.zoom_ops`)
+        row.prop(s, "zoom_follow")
+        row.operator("tracevis3d.zoom_to", icon="ZOOM_IN")
+        row.operator("tracevis3d.zoom_to", text="", icon="ZOOM_OUT").target = "WHOLE"
 
 
 def draw_job(layout) -> None:

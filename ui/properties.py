@@ -88,6 +88,9 @@ SESSION = [
     ("picked_text", "String", dict(name="Picked call details", default="", options=_SKIP)),
     ("picked_side", "String", dict(name="Picked side", default="", options=_SKIP,
                                    description="Run of the picked call in a comparison: 'a', 'b', or '' (icicle)")),
+    ("zoom_follow", "Bool", dict(name="Refine as you fly", default=True,
+                                 description="Lay out the stretch of the icicle the viewport shows at full detail "
+                                             "when the view pauses (a background job; the next move cancels it)")),
     ("extravis_follow_handles", "Bool", dict(name="Follow Handles", default=True,
                                               description="Rebuild the EXTRAVIS views when a window handle is moved "
                                                           "and let go (no Build press)")),

@@ -8,11 +8,12 @@ is the debug menu) shows the call under the mouse.
 """
 import bpy
 
-from . import anim_ops, compare_ops, extravis_ops, live_ops, pick_ops, structure_ops, threads_ops, trace_ops, view_ops
+from . import (anim_ops, compare_ops, extravis_ops, live_ops, pick_ops, structure_ops, threads_ops, trace_ops, view_ops,
+               zoom_ops)
 from .trace_ops import TRACEVIS3D_OT_import_trace
 
 CLASSES = (trace_ops.CLASSES + pick_ops.CLASSES + compare_ops.CLASSES + threads_ops.CLASSES + structure_ops.CLASSES
-           + live_ops.CLASSES + extravis_ops.CLASSES + anim_ops.CLASSES + view_ops.CLASSES)
+           + live_ops.CLASSES + extravis_ops.CLASSES + anim_ops.CLASSES + view_ops.CLASSES + zoom_ops.CLASSES)
 
 _keymaps: list = []  # (keymap, keymap item) pairs we added
 
