@@ -157,6 +157,23 @@ def test_any_view_builds_from_the_panel_through_the_registry(addon, tmp_path):
     assert record["params"]["max_nodes"] == 30 and record["trace_path"] == str(path)
 
 
+def test_a_view_with_its_own_reader_builds_from_the_panel(addon, tmp_path):
+    """The memory view's input is a memray capture, read by its entry's ``load``
+    (`io.memray.load_memory`), then built by the same operator with its panel group's values."""
+    import json
+
+    from memray_captures import record
+
+    path = record("json", str(tmp_path))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.tracevis3d.trace_path = path
+    scene.tracevis3d_memory_params.bins = 64
+    assert bpy.ops.tracevis3d.build_view(view="memory") == {"FINISHED"}
+    built = json.loads(scene[next(v for v in REGISTRY if v.name == "memory").scene_key])
+    assert built["params"]["bins"] == 64 and built["capture_path"] == path
+
+
 @pytest.mark.parametrize("view", VIEWS)
 def test_fresh_group_reads_as_the_default_params(addon, view):
     P = _props(addon)
