@@ -182,8 +182,10 @@ def test_table_floods_are_capped():
         pub.send_multipart([hdr(3, 1), threads(0, [b"t%d" % k for k in range(11)])])
         pub.send_multipart([hdr(2, 2), functions(0, [b"f%d" % k for k in range(51)])])
         pub.send_multipart([hdr(3, 3), threads(0, [b"t%d" % k for k in range(10)])])
-        time.sleep(0.1)
-        sess.poll_once(wait=0.2)
+        deadline = time.monotonic() + 120
+        while sess.messages < 4:  # all four tables in (counted, not waited for)
+            assert time.monotonic() < deadline, f"{sess.messages} of 4 messages in"
+            sess.poll_once(wait=0.05)
         assert sess.bad == {"too_many_threads": 1, "too_many_functions": 1}
         assert len(sess.threads) == 10 and len(sess.fnames) == 0
     finally:

@@ -31,14 +31,17 @@ def test_subscription_flood_is_read_in_bounded_slices_and_coalesced():
             assert wire.subscribed and wire.table_resends == 1
             for _ in range(20_000):
                 flood.send(b"\x01" + P.MAGIC)
-            time.sleep(0.3)  # the notices are there
-            reads = []
-            for _ in range(50):
+            reads, first = [], wire.subscriptions
+            deadline = time.monotonic() + 120
+            while True:  # read every notice that gets through the pipes' high-water marks
+                assert time.monotonic() < deadline, f"{wire.subscriptions - first} notices read"
                 before = wire.subscriptions
-                wire.poll_subscriptions()
+                wire.poll_subscriptions(1000)
                 reads.append(wire.subscriptions - before)
+                if reads[-1] == 0 and wire.subscriptions - first > 2 * wire.max_notices:
+                    break  # the flood is over (the count decides correctness; this only ends the loop)
             # more notices wait than one call reads: each reads its bounded slice
-            assert max(reads) == wire.max_notices and reads[:2] == [wire.max_notices] * 2
+            assert max(reads) == wire.max_notices and all(r <= wire.max_notices for r in reads)
             assert wire.table_resends == 1  # thousands of notices, no re-send
             assert wire.flush_tables()
             n = 2000
@@ -68,7 +71,6 @@ def test_a_refused_table_resend_goes_on_where_it_stopped():
             while not wire.subscribed and time.monotonic() - t0 < 10:
                 viewer.poll_once(max_messages=0, wait=0.01)
                 wire.poll_subscriptions(10)
-            time.sleep(0.2)
             assert not wire.flush_tables()  # the viewer reads nothing yet: refused part way
             sent = wire.sent_functions
             assert 0 < sent < 4000 and not wire.tables_dirty

@@ -16,6 +16,7 @@ class Peer:
     """One publishing peer (its own XPUB socket) speaking for any session ids."""
 
     def __init__(self, ctx, sess):
+        self.session = sess
         self.sock = ctx.socket(zmq.XPUB)
         self.sock.connect(sess.endpoint)
         t0 = time.monotonic()
@@ -27,6 +28,7 @@ class Peer:
     def send(self, sid, mtype, payload):
         s = self.seq.get(sid, 0)
         self.seq[sid] = s + 1
+        sent(self.session)
         self.sock.send_multipart([hdr(mtype, s, sid=sid), payload])
 
     def program(self, sid, n_funcs=2, name=b"prog"):
@@ -45,11 +47,24 @@ def ctx():
     c.destroy(linger=0)
 
 
-def settle(sess, seconds=0.3):
+def sent(sess, n=1):
+    """Count ``n`` more messages sent to ``sess`` by the tests' peers (`settle` waits for them)."""
+    sess.tests_sent = getattr(sess, "tests_sent", 0) + n
+
+
+def settle(sess, seconds=120.0):
+    """Poll until the session has received every message the peers sent it and has nothing
+    pending (the synchronisation is the count, not a quiet spell: a loaded machine delivers
+    late); a test fails after ``seconds`` instead of hanging."""
+    deadline = time.monotonic() + seconds
     while True:
-        ch = sess.poll_once(max_messages=1000, max_seconds=0.05, wait=seconds)
-        if not ch.messages and not any(s.pending is not None or s.backlog for s in sess.sessions.values()):
+        sess.poll_once(max_messages=1000, max_seconds=0.05, wait=0.05)
+        if sess.messages >= getattr(sess, 'tests_sent', 0) and not any(
+                s.pending is not None or s.backlog for s in sess.sessions.values()):
             return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the session received {sess.messages} of {getattr(sess, 'tests_sent', 0)} messages "
+                        f"in {seconds:.0f} s")
 
 
 def test_ended_and_idle_sessions_give_their_slots_back(ctx):
@@ -57,7 +72,7 @@ def test_ended_and_idle_sessions_give_their_slots_back(ctx):
         p = Peer(ctx, sess)
         for sid in range(1, 70):  # 69 ordinary runs one after another: more than the slots
             p.program(sid)
-            settle(sess, 0.05)
+            settle(sess)
         assert "too_many_sessions" not in sess.bad and sess.n_calls == 69 * 2
         p.send(100, 1, hello())
         p.send(101, 1, hello())  # two silent programs hold both slots
@@ -138,6 +153,7 @@ def test_events_after_bye_and_absurd_sequence_jumps_are_bad(ctx):
         p.send(11, 4, events([(1, 0, 0, 0, 9000)]))
         p.send(12, 1, hello())
         p.sock.send_multipart([hdr(2, 1 << 40, sid=12), functions(0, [b"f"])])
+        sent(sess)
         settle(sess)
         assert sess.bad == {"after_bye": 1, "seq_jump": 1}, sess.bad
         assert sess.n_calls == 2 and sess.gaps == 0
