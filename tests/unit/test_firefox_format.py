@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from test_speedscope_format import calls_of, load_quiet, read_json, same_calls, timed_samples
+
+from speedscope_twins import calls_of, load_quiet, read_json, same_calls, timed_samples
 from tracevis3d.model import TraceFormatError
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"

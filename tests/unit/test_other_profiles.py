@@ -15,7 +15,8 @@ import pytest
 
 import hostile_profiles as hp
 import tracevis3d
-from test_speedscope_format import calls_of, load_quiet, read_json, same_calls, time_order
+
+from speedscope_twins import calls_of, load_quiet, read_json, same_calls, time_order
 from tracevis3d.model import TraceFormatError, TraceWarning
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats" / "speedscope-samples"

@@ -11,7 +11,8 @@ import shutil
 import subprocess
 
 import pytest
-from test_collapsed import calls_of, left_heavy
+
+from collapsed_twins import calls_of, left_heavy
 
 from tracevis3d.io import load, load_bytes
 from tracevis3d.model import TraceFormatError

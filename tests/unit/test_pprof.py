@@ -10,8 +10,9 @@ import random
 
 import numpy as np
 import pytest
+
 from hostile_text_formats import field_bytes, field_varint, packed
-from test_collapsed import calls_of, left_heavy
+from collapsed_twins import calls_of, left_heavy
 
 from tracevis3d.io import load, load_bytes
 from tracevis3d.model import TraceFormatError
