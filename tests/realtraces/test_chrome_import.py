@@ -1,9 +1,7 @@
 """Chrome Trace Event import: real files, hand-checked cases, repairs, errors, properties."""
 import gzip
 import json
-import signal
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import orjson
@@ -18,6 +16,7 @@ from tracevis3d.io.chrome_writer import chrome_json_bytes
 from tracevis3d.model import ARRAY_DTYPES, STRING_TABLES
 
 from reference_builder import build_reference
+from time_limits import time_limit
 
 REAL_DIRS = ("speedscope-trace-event", "catapult", "viztracer-examples", "hta-trace-diff")
 
@@ -28,21 +27,6 @@ def _load_quiet(path_or_bytes, **kw):
         if isinstance(path_or_bytes, (bytes, bytearray)):
             return load_bytes(bytes(path_or_bytes), **kw)
         return tracevis3d.load(path_or_bytes, **kw)
-
-
-@contextmanager
-def time_limit(seconds):
-    """Hang guard (not a performance assertion): fail instead of hanging."""
-    def handler(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s: a hang")
-
-    old = signal.signal(signal.SIGALRM, handler)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _real_files(realdata):

@@ -17,7 +17,7 @@ from tracevis3d.io import load_bytes
 from tracevis3d.io.chrome_profile import LANE_SUFFIX, SAMPLES_LANE_SUFFIX
 
 import hostile_chrome_v8 as hv8
-from test_chrome_import import time_limit
+from time_limits import time_limit
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
 SS = DATA / "speedscope-samples"

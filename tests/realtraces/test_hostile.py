@@ -18,7 +18,6 @@ import pathlib
 import random
 import re
 import stat
-import sys
 import threading
 import warnings
 
@@ -512,7 +511,7 @@ def test_kind_rules_are_linear_on_long_names():
 
 
 def fuzz_time_limit(seconds):
-    from test_chrome_import import time_limit
+    from time_limits import time_limit
 
     return time_limit(seconds)
 

@@ -8,7 +8,6 @@ import gzip
 import pathlib
 import random
 import re
-import signal
 
 import numpy as np
 import pytest
@@ -16,44 +15,13 @@ import pytest
 from tracevis3d.io import load, load_bytes
 from tracevis3d.model import TraceFormatError
 
+from collapsed_twins import calls_of, left_heavy
+from time_limits import time_limit
+
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
 SAMPLES = DATA / "speedscope-samples" / "stackcollapse"
 _LINE = re.compile(r"(.*?)[ \t]+(\d+(?:\.\d*)?)")
 _LANE = re.compile(r"^(?:process \d+:|thread \()")
-
-
-def calls_of(trace) -> set:
-    """(thread name, frame-name path, start, end) of every call."""
-    out = set()
-    for i in range(len(trace)):
-        p, x = [], i
-        while x >= 0:
-            p.append(trace.function_names[trace.func[x]])
-            x = int(trace.parent[x])
-        out.add((trace.thread_names[trace.thread[i]], tuple(reversed(p)), float(trace.start[i]), float(trace.end[i])))
-    return out
-
-
-def left_heavy(stacks, order: dict) -> list:
-    """speedscope's Left Heavy view of weighted stacks [(path of names, weight)], naively:
-    (path, start, end) per frame path of weight > 0; siblings heaviest first, ties by
-    ``order`` (the frame's first appearance)."""
-    total: dict = {}
-    for path, w in stacks:
-        for d in range(1, len(path) + 1):
-            total[path[:d]] = total.get(path[:d], 0.0) + w
-    out = []
-
-    def lay(prefix, x):
-        kids = [p for p in total if len(p) == len(prefix) + 1 and p[:-1] == prefix and total[p] > 0]
-        kids.sort(key=lambda p: (-total[p], order[p[-1]]))
-        for p in kids:
-            out.append((p, x, x + total[p]))
-            lay(p, x)
-            x += total[p]
-
-    lay((), 0.0)
-    return out
 
 
 def naive_collapsed(data: bytes, name: str) -> set:
@@ -198,14 +166,6 @@ def test_max_depth_cuts_with_repair():
 
 
 # ----------------------------------------------------------------------------- hostile inputs
-class _Hang(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Hang()
-
-
 def _hostile_ids():
     import hostile_text_formats
 
@@ -220,18 +180,12 @@ def test_hostile(name):
 
     _, factory, expect, options = next(c for c in hostile_text_formats.CASES if c[0] == name)
     data = factory()
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(300)
-    try:
-        trace = load_bytes(data, source=f"{name}.bin", warn=False, **options)
-        err = None
-    except TraceFormatError as e:
-        err = str(e)
-    except _Hang:
-        pytest.fail(f"{name}: still loading after 300 s")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    with time_limit(300):
+        try:
+            trace = load_bytes(data, source=f"{name}.bin", warn=False, **options)
+            err = None
+        except TraceFormatError as e:
+            err = str(e)
     if expect is None:
         assert err is None, err
         assert len(trace) > 0
