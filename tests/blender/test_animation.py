@@ -761,14 +761,14 @@ def test_a_moving_camera_puts_the_names_in_front_of_arcs_back_on_their_boxes(tmp
     that moves it would float in front of its box: a fly-through or a turntable puts it back
     (scaled by 1/k about the still's camera), and clearing the animation brings it forward
     again; names the arcs do not cross never move."""
-    from test_side_view import _crossed_by_arcs
+    from side_traces import crossed_by_arcs
 
     from tracevis3d.blender.animate import clear_animation
     from tracevis3d.io.native import save_native
     from tracevis3d.layout.flow_arcs import ARC_SCALE_KEY
 
     path = tmp_path / "crossed.tv3d.npz"
-    save_native(_crossed_by_arcs(), path)
+    save_native(crossed_by_arcs(), path)
     assert _run(path, "-o", tmp_path / "still", "--kind", "growth", "--seconds", 1, "--fps", 2,
                 "--resolution", "960x540", "--frames", "1-1") == 0
     fonts = [ob for ob in bpy.data.collections["TraceVis3D"].objects if ob.type == "FONT"]

@@ -16,6 +16,8 @@ import pytest
 
 from tracevis3d.cli import main
 
+from rendered_pixels import image_pixels
+
 bpy = pytest.importorskip("bpy")
 pytestmark = pytest.mark.blender
 
@@ -29,17 +31,6 @@ def _hta(realdata):
     if not (a.is_file() and b.is_file()):
         pytest.skip(f"the HTA pair is not in {d}")
     return a, b
-
-
-def _pixels(path):
-    img = bpy.data.images.load(str(path), check_existing=False)
-    try:
-        w, h = img.size
-        a = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(a)
-        return a.reshape(h, w, 4)[::-1]  # row 0 at the top
-    finally:
-        bpy.data.images.remove(img)
 
 
 def _tubes():
@@ -74,7 +65,7 @@ def _tube_pixels(ob, res, k=400, seed=0):
 def check_figure(out, res, min_on_tubes=0.8):
     """A PNG of the size asked for, not blank, and drawn (not background) where the tubes are."""
     assert out.read_bytes()[:8] == PNG
-    img = _pixels(out)
+    img = image_pixels(out)
     assert img.shape == (res[1], res[0], 4)
     drawn = np.abs(img[..., :3] - 1).max(-1) > 0.06
     assert 0.05 < drawn.mean() < 0.9, drawn.mean()
@@ -313,11 +304,11 @@ def permuted_render(tmp_path_factory):
     """The permuted synthetic pair of tests/test_compare_layout.py (parse and write swapped,
     a phase 'report' only in B) rendered by ``render-compare`` in permutation colours."""
     import tracevis3d
-    from test_compare_layout import _program
+    from phase_programs import phase_program
 
     d = tmp_path_factory.mktemp("permuted")
-    a = _program(["parse", "check", "write"])
-    b = _program(["write", "check", "parse"], extra="report")
+    a = phase_program(["parse", "check", "write"])
+    b = phase_program(["write", "check", "parse"], extra="report")
     pa, pb, out = d / "a.npz", d / "b.npz", d / "perm.png"
     tracevis3d.save(a, pa)
     tracevis3d.save(b, pb)
@@ -325,7 +316,7 @@ def permuted_render(tmp_path_factory):
                "--color-by", "permutation", "--no-labels", "--no-legend", "--no-title", "--no-overview",
                "--all-tubes"])  # the phases' own tubes too (decluttering leaves them out)
     assert rc == 0
-    return a, b, _pixels(out)
+    return a, b, image_pixels(out)
 
 
 def _boxes(side):

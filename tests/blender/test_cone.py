@@ -8,11 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracevis3d
+
 from cone_checks import check_cone
 from tracevis3d.analysis.context import calling_context_tree, prune_by_time
 from tracevis3d.kernels.cone import cone_footprints, cone_positions
 from tracevis3d.layout.cone import ConeParams, cone_layout
-from test_structure import forest, ops_strategy
+
+from tree_strategies import forest, ops_strategy
 from tree_factory import random_trace
 
 
@@ -186,7 +188,7 @@ def test_render_cone_real_trace(realdata, tmp_path):
     from bpy_extras.object_utils import world_to_camera_view
     from mathutils import Vector
 
-    from test_compare_scene import _pixels
+    from rendered_pixels import image_pixels
     from tracevis3d.cli import main
 
     path = realdata / "viztracer-examples" / "multi_process_pool.json"
@@ -197,7 +199,7 @@ def test_render_cone_real_trace(realdata, tmp_path):
     assert blend.is_file()
     spec = cone_layout(tracevis3d.load(path), ConeParams(max_nodes=60, resolution=res, label_px=40.0,
                                                          orientation="vertical"))
-    img = _pixels(out)
+    img = image_pixels(out)
     scene = bpy.context.scene
     pos = np.array(spec.meta["node_positions"])
     radius = np.array(spec.meta["node_radius"])

@@ -13,18 +13,7 @@ from tracevis3d.layout import IcicleParams, icicle_layout
 from tracevis3d.layout.camera import camera_basis, project
 from tracevis3d.params.trace_kinds import parse_cutaway
 
-
-def _inside(box, pts):
-    """Points inside the Empty's cube (local [-1, 1]^3) of ``box``."""
-    a, b, c = box["rotation"]
-    rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
-    ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
-    rz = np.array([[np.cos(c), -np.sin(c), 0], [np.sin(c), np.cos(c), 0], [0, 0, 1]])
-    R = rz @ ry @ rx
-    local = (np.asarray(pts) - np.asarray(box["location"])) @ R / np.asarray(box["scale"])
-    dist = -local[:, 2]
-    bound = dist if box["perspective"] else np.ones_like(dist)
-    return (dist > 0) & (dist < 1) & (np.abs(local[:, 0]) < bound) & (np.abs(local[:, 1]) < bound)
+from cutaway_box import inside_box
 
 
 def test_parse_cutaway():
@@ -50,15 +39,15 @@ def test_the_box_holds_the_way_from_the_camera_to_the_call_and_not_the_call():
     eye = np.asarray(spec.camera.location)
     front = centre - np.array([0, calls.scales[j, 1] / 2, 0])  # the call's front face
     way = eye + (front - eye) * np.linspace(0.05, 0.95, 12)[:, None]
-    assert _inside(box, way).all()  # everything on the way from the camera to the call
-    assert not _inside(box, centre[None])[0]  # the call itself stays
+    assert inside_box(box, way).all()  # everything on the way from the camera to the call
+    assert not inside_box(box, centre[None])[0]  # the call itself stays
     # the footprint covers the call's front face on the image, not far more
     r, u, f = camera_basis(eye - np.asarray(spec.camera.target), spec.camera.up)
     assert abs(np.dot(r, [1.0, 0, 0])) > 0.5 and box["perspective"] == 1.0
     far_half_width = box["scale"][0]  # at the target's distance
     assert calls.scales[j, 0] / 2 < far_half_width < 1.5 * calls.scales[j, 0]
     beside = front + np.array([3 * calls.scales[j, 0], 0, 0])  # a box beside the call is not in the way
-    assert not _inside(box, (eye + (beside - eye) * 0.9)[None]).any()
+    assert not inside_box(box, (eye + (beside - eye) * 0.9)[None]).any()
     lanes = icicle_layout(t, IcicleParams(resolution=(960, 540), cutaway="lane:1"))
     assert "cutaway" in lanes.meta
     with pytest.raises(ValueError, match="no lane"):

@@ -17,7 +17,7 @@ from tracevis3d.layout.threads import threads_layout
 from tracevis3d.layout.threads_params import ThreadsParams
 from tracevis3d.params.trace_kinds import parse_cutaway
 
-from test_cutaway import _inside
+from cutaway_box import inside_box
 
 RES = (960, 540)
 
@@ -54,8 +54,8 @@ def test_compare_box_holds_the_way_to_a_call_of_a_or_b():
         ci = int(calls.attributes["call_index"][j])
         box = compare_layout(cmp, CompareParams(resolution=RES, cutaway=f"{side}:{ci}")).meta["cutaway"]
         assert box["target"] == f"{side}:{ci}"
-        assert _inside(box, _way(spec0, _front(calls, j))).all()
-        assert not _inside(box, calls.positions[j][None].astype(np.float64))[0]
+        assert inside_box(box, _way(spec0, _front(calls, j))).all()
+        assert not inside_box(box, calls.positions[j][None].astype(np.float64))[0]
     with pytest.raises(ValueError, match="call 99999 of trace B is not drawn"):
         compare_layout(cmp, CompareParams(resolution=RES, cutaway="b:99999"))
 
@@ -68,8 +68,8 @@ def test_threads_box_holds_the_way_to_a_call_on_the_icicle_or_the_semicircle_or_
     j = int(np.argmax(wall.scales[:, 0] * (wall.attributes["depth"] == 1)))
     ci = int(wall.attributes["call_index"][j])
     box = threads_layout(t, ThreadsParams(**p, cutaway=f"call:{ci}")).meta["cutaway"]
-    assert _inside(box, _way(spec0, _front(wall, j))).all()
-    assert not _inside(box, wall.positions[j][None].astype(np.float64))[0]
+    assert inside_box(box, _way(spec0, _front(wall, j))).all()
+    assert not inside_box(box, wall.positions[j][None].astype(np.float64))[0]
     # a call of another thread: its bar on the semicircle (in the front plane, facing the camera)
     ring = spec0.layer("ring")
     other = np.flatnonzero(ring.attributes["lane"] != spec0.meta["focus_lane"])
@@ -79,8 +79,8 @@ def test_threads_box_holds_the_way_to_a_call_on_the_icicle_or_the_semicircle_or_
     a, r = ring.angles[k].mean(), ring.radii[k].mean()
     mid = np.asarray(spec0.meta["ring_origin"]) + np.array([spec0.meta["ring_stretch"] * r * np.cos(a), 0.0,
                                                             -r * np.sin(a)])
-    assert _inside(box, _way(spec0, mid - np.array([0, 1e-3, 0]))).all()
-    assert not _inside(box, (mid + np.array([0, 1e-3, 0]))[None])[0]
+    assert inside_box(box, _way(spec0, mid - np.array([0, 1e-3, 0]))).all()
+    assert not inside_box(box, (mid + np.array([0, 1e-3, 0]))[None])[0]
     for lane in spec0.meta["lane_names"]:
         assert threads_layout(t, ThreadsParams(**p, cutaway=f"lane:{lane}")).meta["cutaway"]["target"] == f"lane:{lane}"
     with pytest.raises(ValueError, match="no lane 'nosuch'"):
@@ -116,9 +116,9 @@ def test_cone_box_holds_the_way_to_a_node_and_removes_the_node_in_front():
     pos, r = np.asarray(spec0.meta["node_positions"]), np.asarray(spec0.meta["node_radius"])
     ci = int(spec0.layer("cone_nodes").attributes["call_index"][k])
     box = cone_layout(t, ConeParams(resolution=(1280, 720), cutaway=f"call:{ci}")).meta["cutaway"]
-    assert _inside(box, pos[j][None])[0] and not _inside(box, pos[k][None])[0]
+    assert inside_box(box, pos[j][None])[0] and not inside_box(box, pos[k][None])[0]
     near = pos[k] + r[k] * (np.asarray(spec0.camera.location) - pos[k]) / np.linalg.norm(spec0.camera.location - pos[k])
-    assert _inside(box, _way(spec0, near)).all()
+    assert inside_box(box, _way(spec0, near)).all()
     # a call folded into a drawn node's chain finds that node; a call whose context is not drawn is an error
     small = cone_layout(t, ConeParams(resolution=(640, 360), max_nodes=3))
     drawn = set(small.layer("cone_nodes").attributes["call_index"].tolist())
@@ -207,13 +207,13 @@ def test_compare_render_removes_the_boxes_in_front_of_a_call_of_b(tmp_path):
     for j in np.argsort(-calls.scales[:, 0])[:80].tolist():  # the call of B with the most boxes in its way
         c = np.stack([calls.positions[j] - calls.scales[j] / 2, calls.positions[j] + calls.scales[j] / 2]).astype(float)
         box = cutaway_box(c, spec0.camera, float(world_per_pixel(spec0.camera, c.mean(0)[None], res)[0]))
-        inside = np.flatnonzero(_inside(box, calls.positions.astype(np.float64)))
+        inside = np.flatnonzero(inside_box(box, calls.positions.astype(np.float64)))
         if inside.size > best[0]:
             best = (inside.size, j, inside)
     j = best[1]
     ci = int(calls.attributes["call_index"][j])
     spec = compare_layout(cmp, CompareParams(resolution=res, show_labels=False, cutaway=f"b:{ci}"))
-    gone = np.flatnonzero(_inside(spec.meta["cutaway"], calls.positions.astype(np.float64)))
+    gone = np.flatnonzero(inside_box(spec.meta["cutaway"], calls.positions.astype(np.float64)))
     assert gone.size >= 2 and j not in gone
     before = _render(lambda: compare_build_job(cmp, p), tmp_path / "a.png", res)
     after = _render(lambda: compare_build_job(cmp, spec.meta["params"]), tmp_path / "b.png", res)

@@ -87,9 +87,9 @@ def test_browser_traces_keep_the_legend_off_the_lanes(name, tmp_path):
 
 
 def test_merged_profile_is_drawn_in_samples(tmp_path):
-    from test_merged_axis import _profile_in_samples
+    from merged_profiles import profile_in_samples
 
-    trace = _profile_in_samples()
+    trace = profile_in_samples()
     meta, rep, boxes = _render(trace, tmp_path / "merged.png", SMALL, inset="none")
     axis = [b[1] for b in boxes if b[0] == "axis"]
     assert axis[0] == "0" and len(axis) >= 4 and all(t.endswith(" samples") for t in axis[1:]), axis

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import pathlib
 import re
 from contextlib import redirect_stdout
 
@@ -19,33 +18,14 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from tracevis3d.io.stacks import FrameTable, StackProfile, is_merged, merge_trace, merged_trace
+from tracevis3d.io.stacks import is_merged, merge_trace
 from tracevis3d.layout.annotate import (TIME, XUnit, corner_place, fmt_time, nice_ticks, occupancy_grid,
                                         sampling_interval, tick_texts, trace_kind_text, trace_title, x_unit_of)
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
-CPUPROFILE = DATA / "node" / "csv-summary.cpuprofile"
+from merged_profiles import CPUPROFILE, profile_in_samples
 
 
 # ----------------------------------------------------------------------------- traces
-def _profile_in_samples(unit: str = "samples", weight=None):
-    """The csv-summary profile's samples merged in ``unit`` (each sample weighs 1, or
-    ``weight(time_delta_us)``): V8's node table as a stack table, `merged_trace`."""
-    prof = json.loads(CPUPROFILE.read_text())
-    nodes = prof["nodes"]
-    row = {n["id"]: k for k, n in enumerate(nodes)}
-    parent = np.full(len(nodes), -1, np.int64)
-    for k, n in enumerate(nodes):
-        for c in n.get("children", ()):
-            parent[row[c]] = k
-    frames = FrameTable()
-    frame = np.array([frames.add(n["callFrame"]["functionName"], n["callFrame"].get("url", ""),
-                                 n["callFrame"].get("lineNumber", -1)) for n in nodes], np.int64)
-    samples = np.array([row[s] for s in prof["samples"]], np.int64)
-    w = None if weight is None else np.array([weight(d) for d in prof["timeDeltas"]], np.float64)
-    p = StackProfile("main", parent, frame, samples, sample_weight=w)
-    return merged_trace(frames, [p], unit=unit, source=str(CPUPROFILE), fmt="test", limits=tracevis3d.io.DEFAULT_LIMITS,
-                        input_bytes=CPUPROFILE.stat().st_size, warn=False)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +35,7 @@ def sampled():
 
 @pytest.fixture(scope="module")
 def in_samples():
-    return _profile_in_samples()
+    return profile_in_samples()
 
 
 # ----------------------------------------------------------------------------- XUnit

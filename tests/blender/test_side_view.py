@@ -18,7 +18,7 @@ from tracevis3d.layout import side_tracks as side
 from tracevis3d.layout.camera import project
 from tracevis3d.layout.spec import HALO_KEY
 
-from test_side_tracks import with_side_tracks
+from side_traces import crossed_by_arcs, with_side_tracks
 
 
 def peaks_twin(ts, values, t0, t1, n_cols):
@@ -252,17 +252,6 @@ def test_real_counters_are_tracks_whose_heights_follow_the_recorded_values(count
     assert names >= 0.3 * sum(k in ("call", "run", "row", "group") for k in without.labels.kind) and names >= 10
 
 
-@pytest.mark.blender
-def _crossed_by_arcs():
-    """Flows from thread 0's wide calls to thread 2's: their arcs cross lane 1 and its names."""
-    t = tracevis3d.synthetic(2000, threads=3, seed=9)
-    wide = np.argsort(-(t.end - t.start) * (t.depth > 0), kind="stable")
-    a, b = wide[t.thread[wide] == 0][:30], wide[t.thread[wide] == 2][:30]
-    t.flow_id = np.arange(30, dtype=np.int64)
-    t.flow_from, t.flow_to = a.astype(np.int32), b.astype(np.int32)
-    return t.check()
-
-
 def _label_corners(labels, i, anchor=None, size=None):
     """The 4 corners of label i's rectangle, brute force: its rotation's matrix, product of the
     three axis rotations (Blender's XYZ Euler), applied to the text's local corners."""
@@ -287,7 +276,7 @@ def test_names_that_arcs_cross_stand_in_front_of_them_on_the_same_pixels():
     the name's rectangle on its box would, and every arc point over it (32 points a sample
     interval, each a disc of its width) is farther away than its farthest corner.  A name the
     arcs do not cross keeps its place; no arcs, nothing moves."""
-    t = _crossed_by_arcs()
+    t = crossed_by_arcs()
     res = (960, 540)
     spec = icicle_layout(t, IcicleParams(resolution=res))
     lab, cam, arcs = spec.labels, spec.camera, spec.layer("flows")
@@ -351,7 +340,7 @@ def test_flow_arcs_cast_no_shadows_and_names_over_them_are_written_in_front():
 
     bpy.ops.wm.read_factory_settings()
     remove_startup_defaults(bpy.context.scene)
-    t = _crossed_by_arcs()
+    t = crossed_by_arcs()
     p = IcicleParams(resolution=(960, 540))
     build_icicle(t, p)
     assert bpy.data.objects["TV3D_flows"].visible_shadow is False
@@ -693,7 +682,6 @@ def test_chrome_export_round_trips_counters_async_and_flows(tmp_path):
 
     bound = np.array([same(u.flow_from[o[k]], src[k]) and same(u.flow_to[o[k]], dst[k]) for k in range(40)])
     assert ok.sum() >= 20 and bound[ok].all(), np.flatnonzero(ok & ~bound)
-
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -14,7 +14,7 @@ from tracevis3d.layout.threads import threads_layout
 from tracevis3d.layout.threads_params import ThreadsParams
 from tracevis3d.layout.threads_flows import MAX_THREAD_FLOW_ARCS
 
-from test_cutaway import _inside
+from cutaway_box import inside_box
 
 RES = (1280, 720)
 FOCUS = "thread 3126441 (python3.8)"  # the CPU thread that launches most kernels (6,102 flows to stream 7)
@@ -109,7 +109,7 @@ def _arc_samples_in_front_of_a_wall_call(spec, cut_of):
         lo, hi = pos[j] - size[j] / 2, pos[j] + size[j] / 2
         face = project(cam, np.array([[lo[0], lo[1], lo[2]], [hi[0], lo[1], hi[2]]]), res)
         (x0, x1), (y0, y1) = sorted(face[:, 0]), sorted(face[:, 1])
-        px = project(cam, pts[_inside(box, pts)], res)
+        px = project(cam, pts[inside_box(box, pts)], res)
         if not len(px):
             return px
         ok = (px[:, 0] > x0 + 4) & (px[:, 0] < x1 - 4) & (px[:, 1] > y0 + 4) & (px[:, 1] < y1 - 4)

@@ -9,44 +9,13 @@ from tracevis3d.layout.compare import (MATCHED_RGB, UNMATCHED_RGB, CompareParams
                                        best_partners, compare_layout, matched_calls, phase_groups)
 from tracevis3d.model import Trace
 
-
-def _phase(name, t0, n_children=4, width=100.0, tag=""):
-    """A phase: a call with a few leaf children, functions unique to the phase."""
-    func = [name]
-    start, end, parent = [t0], [t0 + width], [0]
-    step = width / (n_children + 1)
-    for k in range(n_children):
-        func.append(f"{name}_{tag}{k}")
-        start.append(t0 + (k + 0.5) * step)
-        end.append(t0 + (k + 1.2) * step)
-        parent.append(1)  # relative: the phase itself
-    return func, start, end, parent
-
-
-def _program(order, extra=None):
-    """main → phases in ``order`` (each 100 µs), optionally an extra phase at the end."""
-    names, start, end, parent = ["main"], [0.0], [0.0], [-1]
-    t = 10.0
-    for ph in list(order) + ([extra] if extra else []):
-        f, s, e, p = _phase(ph, t)
-        base = len(names)
-        for k in range(len(f)):
-            names.append(f[k])
-            start.append(s[k])
-            end.append(e[k])
-            parent.append(0 if k == 0 else base)
-        t += 110.0
-    end[0] = t
-    uniq = sorted(set(names))
-    func = [uniq.index(n) for n in names]
-    return Trace.from_arrays(func, start, end, parent, function_names=uniq,
-                             thread_names=["MainThread"]).check()
+from phase_programs import phase_calls, phase_program
 
 
 @pytest.fixture(scope="module")
 def permuted():
-    a = _program(["parse", "check", "write"])
-    b = _program(["write", "check", "parse"], extra="report")  # first and last swapped, one new phase
+    a = phase_program(["parse", "check", "write"])
+    b = phase_program(["write", "check", "parse"], extra="report")  # first and last swapped, one new phase
     return a, b, tracevis3d.compare(a, b, tau=0.2)
 
 
@@ -137,7 +106,7 @@ def _rooted(roots):
         end[r + 2 if len(chain) > 1 else r] = t + 4 if len(chain) > 1 else 0.0
         t += 10.0
         for ph in order:
-            f, s_, e, _ = _phase(ph, t, tag=chain[0])
+            f, s_, e, _ = phase_calls(ph, t, tag=chain[0])
             base = len(names)
             for k in range(len(f)):
                 names.append(f[k])

@@ -12,7 +12,8 @@ from tracevis3d.analysis.filters import (FilterSpec, call_graph, filter_trace, r
                                          utilities)
 from tracevis3d.kernels.patterns import collapse_repeats, partially_expanded
 from tracevis3d.model import Trace
-from test_structure import forest, ops_strategy
+
+from tree_strategies import forest, ops_strategy
 from tree_factory import random_trace
 
 

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 import tracevis3d
 from tracevis3d.io import compact
 from tracevis3d.model import ARRAY_DTYPES, STRING_TABLES, Trace, TraceFormatError
+
 from tree_factory import random_trace
+from tree_strategies import forest, ops_strategy
 
 
 def canonical_forms(t: Trace) -> list:
@@ -37,40 +39,6 @@ def assert_same_trace(a: Trace, b: Trace):
     for k in STRING_TABLES:
         assert getattr(a, k) == getattr(b, k), k
     assert [tuple(p) for p in a.function_paths] == list(b.function_paths)
-
-
-def forest(ops, ticks: bool, threads: int) -> Trace:
-    """A forest from a list of (go_up, func) steps: pop ``go_up`` open calls, then open a call
-    of ``func`` under what is left; times strictly nested (integer or irrational µs)."""
-    func, parent, thread, start, end = [], [], [], [], []
-    per = max(1, len(ops) // threads)
-    clock = 0.0
-    stack: list[int] = []
-    for j, (up, f) in enumerate(ops):
-        t = min(j // per, threads - 1)
-        if thread and thread[-1] != t:
-            for s in stack:
-                end[s] = None
-            while stack:
-                clock += 1.0
-                end[stack.pop()] = clock
-        for _ in range(min(up, len(stack))):
-            clock += 1.0
-            end[stack.pop()] = clock
-        clock += 1.0 if ticks else np.pi / 7
-        func.append(f)
-        parent.append(stack[-1] if stack else -1)
-        thread.append(t)
-        start.append(clock)
-        end.append(None)
-        stack.append(len(func) - 1)
-    while stack:
-        clock += 1.0
-        end[stack.pop()] = clock
-    return Trace.from_arrays(func, start, end, parent, thread).check()
-
-
-ops_strategy = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=60)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from tracevis3d.analysis.comparison import compare_traces
 from tracevis3d.kernels.setjoin import min_overlap
 
-from test_compare import (NAMES_A, NAMES_B, all_pairs, assert_tiers_are_the_twins, build_trace, kept_pairs,
-                          overview_bf, tiers_twin, trace_ops, _random_class_pairs)
+from compare_twins import (NAMES_A, NAMES_B, all_pairs, assert_tiers_are_the_twins, build_trace, kept_pairs,
+                           overview_bf, random_class_pairs, tiers_twin, trace_ops)
 
 
 # ----------------------------------------------------------------- the readout
@@ -252,7 +252,7 @@ def test_column_pairs_in_parts_equal_twin(n_parts):
 
     rng = np.random.default_rng(11 + n_parts)
     n_rows, n_other = 60, 25
-    pairs = _random_class_pairs(rng, n_rows, n_other, 10, 4)
+    pairs = random_class_pairs(rng, n_rows, n_other, 10, 4)
     rows, others, ptr, inter, size_row, size_other, count_row, count_other, tptr, by_col = pairs
     ident = np.arange(n_other, dtype=np.int32)
     for k in (1, 2, 3):

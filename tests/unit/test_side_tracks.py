@@ -11,31 +11,9 @@ from tracevis3d.io.compact import load_compact, save_compact
 from tracevis3d.io.native import load_native, save_native
 from tracevis3d.model import SIDE_FIELDS
 
+from side_traces import with_side_tracks
+
 DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def with_side_tracks(t: Trace) -> Trace:
-    """``t`` with two counters (three series) and two async tracks (nested, zero-length)."""
-    t.counter_names = ["memory", "gc[7]"]
-    t.series_names = ["rss", "heap", "collections"]
-    t.series_units = ["", "", ""]
-    t.series_counter = np.array([0, 0, 1], np.int32)
-    t.series_pid = np.array([10, 10, 11], np.int64)
-    t.counter_series = np.array([0, 0, 0, 1, 1, 2], np.int32)
-    t.counter_ts = np.array([0.0, 5.0, 9.5, 0.0, 5.0, 3.25])
-    t.counter_value = np.array([1e9, 1.5e9, -2.0, 0.0, 7.0, 1.0])
-    t.async_names = ["request", "parse", "mark"]
-    t.async_track_cats = ["net", "net"]
-    t.async_track_ids = ["0x1", "7"]
-    t.async_track_pid = np.array([10, 11], np.int64)
-    t.async_track_id_kind = np.array([1, 3], np.uint8)  # an "id", an id2.local
-    t.async_track_scopes = ["", "db"]
-    t.async_start = np.array([1.0, 2.0, 3.0, 0.5])
-    t.async_end = np.array([8.0, 4.0, 3.0, 0.75])
-    t.async_name = np.array([0, 1, 2, 0], np.int32)
-    t.async_track = np.array([0, 0, 0, 1], np.int32)
-    t.async_depth = np.array([0, 1, 2, 0], np.int32)
-    return t.check()
 
 
 def same_side(a: Trace, b: Trace) -> None:
