@@ -47,7 +47,7 @@ def _setup(trace_file, window):
 
 
 def test_the_panel_draws_the_extravis_schema(addon):
-    from test_extension_driver import RecordingLayout
+    from extension_driver import RecordingLayout
 
     from tracevis3d.params.extravis import EXTRAVIS
 

@@ -1,7 +1,7 @@
 """The extension's operators, run inside real (headless) Blender from the installed zip.
 
 The operator steps run in the same fresh Blender process as the install test (see
-tests/test_extension_driver.py): import a small real Chrome trace, build, frame, show a call,
+tests/support/extension_driver.py): import a small real Chrome trace, build, frame, show a call,
 render a small figure, save and reopen the .blend, and the error reports for bad input
 (operator CANCELLED with an ERROR report naming the problem, never a traceback).
 `test_saved_blend_reopens_in_a_fresh_process`: a .blend saved by the command line (``--save``)
@@ -10,7 +10,7 @@ parameters are back, Build and Show call work.
 """
 import pytest
 
-from test_extension import check_step, run_driver, run_driver_compare, run_driver_real, run_driver_reopen
+from extension_runs import check_step, run_driver, run_driver_compare, run_driver_real, run_driver_reopen
 
 OPERATOR_STEPS = [
     "params_match_icicle_defaults",

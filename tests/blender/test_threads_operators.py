@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from test_extension import check_step, run_driver
+from extension_runs import check_step, run_driver
 
 DRIVER = __import__("pathlib").Path(__file__).resolve().parents[1] / "support" / "threads_driver.py"
 STEPS = ("thr_enable", "thr_panel_draws", "thr_errors_report", "thr_build", "thr_pick_curve_and_who_released",

@@ -1,20 +1,19 @@
-"""Driver run in a fresh Blender process by tests/test_threads_operators.py (not a test module):
+"""Driver run in a fresh Blender process by tests/blender/test_threads_operators.py (not a test module):
 
     python tests/support/threads_driver.py WORKDIR SPEC.json
 
-Same user folders as tests/test_extension.py's first run (extension installed, kernels warm):
+Same user folders as tests/blender/test_extension.py's first run (extension installed, kernels warm):
 enables the extension, draws the Threads panel, builds the thread view of the recorded
 producer/consumer program (SPEC: {"trace"}) with the Threads operator, picks a curve with a
 camera ray, asks who released the picked wait, focuses its thread and rebuilds.  Prints
-{"steps": {...}} as its last line (the protocol of tests/test_extension_driver.py).
+{"steps": {...}} as its last line (the protocol of tests/support/extension_driver.py).
 """
 import json
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "blender"))  # test_extension_driver
-import test_extension_driver as drv  # noqa: E402
-from test_extension_driver import PKG, op_error, panel_calls, step  # noqa: E402
+import extension_driver as drv  # beside this script: the first folder of a script's sys.path
+from extension_driver import PKG, op_error, panel_calls, step
 
 
 def main(work: str, spec_file: str) -> None:

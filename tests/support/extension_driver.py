@@ -1,10 +1,10 @@
-"""Driver run in a fresh process by tests/test_extension.py (not a test module by itself).
+"""Driver run in a fresh Blender process by tests/support/extension_runs.py (not a test module):
 
-    python tests/test_extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
-    python tests/test_extension_driver.py WORKDIR --real REALDATA_DIR   (after the first run)
-    python tests/test_extension_driver.py WORKDIR --reopen SPEC.json    (after the first run)
-    python tests/test_extension_driver.py WORKDIR --compare SPEC.json   (after the first run)
-    python tests/test_extension_driver.py WORKDIR --compare-reopen SPEC.json
+    python tests/support/extension_driver.py EXTENSION.zip WORKDIR [--skip STEP,STEP]
+    python tests/support/extension_driver.py WORKDIR --real REALDATA_DIR   (after the first run)
+    python tests/support/extension_driver.py WORKDIR --reopen SPEC.json    (after the first run)
+    python tests/support/extension_driver.py WORKDIR --compare SPEC.json   (after the first run)
+    python tests/support/extension_driver.py WORKDIR --compare-reopen SPEC.json
 
 Installs the zip through ``bpy.ops.extensions.package_install_files`` into the (isolated)
 user repository, enables it, runs its operators on a small real trace file, saves and
