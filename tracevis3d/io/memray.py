@@ -294,22 +294,34 @@ def _loc_key(a, b, c, d, e) -> np.ndarray:
         return (a * _MIX[0]) ^ (b * _MIX[1]) ^ (c * _MIX[2]) ^ ((d * _MIX[3]) + e)
 
 
+def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """int32 per value (one row of up to three uint64 columns, or a column): the row of ``keys``
+    it equals; through a dense table when the keys are small integers (memray's stack ids and
+    thread numbers are), else a hash and a sorted search."""
+    values = values.reshape(values.shape[0], -1)
+    if not keys.shape[0]:
+        return np.zeros(values.shape[0], np.int32)
+    if keys.shape[1] == 1 and int(keys.max()) < (1 << 26):
+        table = np.zeros(int(keys.max()) + 1, np.int32)
+        table[keys[:, 0].astype(np.int64)] = np.arange(keys.shape[0], dtype=np.int32)
+        v = values[:, 0]
+        return table[np.minimum(v, np.uint64(table.size - 1)).astype(np.int64)]
+    z = [np.zeros(keys.shape[0], np.uint64), np.zeros(values.shape[0], np.uint64)]
+    kh = _loc_key(*(keys[:, j] if j < keys.shape[1] else z[0] for j in range(3)), z[0], z[0])
+    vh = _loc_key(*(values[:, j] if j < values.shape[1] else z[1] for j in range(3)), z[1], z[1])
+    order = np.argsort(kh, kind="stable")
+    return order[np.minimum(np.searchsorted(kh[order], vh), keys.shape[0] - 1)].astype(np.int32)
+
+
 def _read(reader, md, path: str) -> MemoryCapture:
-    from ..kernels.memcov import (heap_curve_peak, pair_ranges, record_role, record_times,
+    from ..kernels.memcov import (group_span, heap_curve_peak, pair_ranges, record_role, record_times,
                                   snapshot_positions)
 
     native = bool(md.has_native_traces)
     rec, first = _records(reader, native)
     n = rec.shape[0]
-    address = np.ascontiguousarray(rec[:, 0])
-    size = np.ascontiguousarray(rec[:, 1])
-    allocator = rec[:, 2].astype(np.int64)
-    tid = rec[:, 3].astype(np.int64)
-    if native:
-        skey = np.ascontiguousarray(rec[:, [4, 5, 6]])
-    else:
-        skey = rec[:, 4].copy()
-    del rec
+    address, size, allocator, tid = rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3]  # views: no copies
+    skey = rec[:, 4:7] if native else rec[:, 4]
     role, space = record_role(allocator)
     closed_by, alloc_of, n_unpaired, n_over = pair_ranges(address, size, role, space)
     leaked_bytes = int(sum(int(r.size) for r in reader.get_leaked_allocation_records(merge_threads=False)))
@@ -333,7 +345,7 @@ def _read(reader, md, path: str) -> MemoryCapture:
             "count": int(snap_heap.size - n_placed), "first": int(n_placed),
             "action": "memory snapshots whose heap the records never reach: the records after the last placed "
                       "snapshot spread evenly up to the end"}
-    snap_of = np.searchsorted(pos[:n_placed], np.arange(n, dtype=np.int64), side="right")
+    snap_of = np.cumsum(np.bincount(np.minimum(pos[:n_placed], n), minlength=n + 1))[:n]  # snapshots at or before
     placed_ms = snap_ms[:n_placed].copy()
     t_rec = record_times(snap_of.astype(np.int64), placed_ms, end_ms)
     if n_unpaired:
@@ -367,27 +379,17 @@ def _read(reader, md, path: str) -> MemoryCapture:
             thread_name.setdefault(int(r.tid), "")
     for t in np.unique(tid).tolist():
         thread_name.setdefault(int(t), "")
-    if native:
-        kk = np.array(keys, np.uint64).reshape(-1, 3)
-        kh = _loc_key(kk[:, 0], kk[:, 1], kk[:, 2], np.zeros(len(keys), np.uint64), np.zeros(len(keys), np.uint64))
-        rh = _loc_key(skey[:, 0], skey[:, 1], skey[:, 2], np.zeros(n, np.uint64), np.zeros(n, np.uint64))
-    else:
-        kh = np.array(keys, np.uint64)
-        rh = skey
-    order = np.argsort(kh, kind="stable")
-    rec_stack = order[np.minimum(np.searchsorted(kh[order], rh), max(len(keys) - 1, 0))] if len(keys) else \
-        np.zeros(n, np.int64)
-
     allocating = role > 0
     idx = np.flatnonzero(allocating)
+    r_stack = _lookup(np.array(keys, np.uint64).reshape(len(keys), -1), skey[idx])
+
     freed_by = closed_by[idx]
     leaked = freed_by < 0
     r_start = t_rec[idx]
     r_end = np.where(leaked, end_ms, t_rec[np.maximum(freed_by, 0)])
     r_end = np.maximum(r_end, r_start)
-    r_stack = rec_stack[idx].astype(np.int32)
     tids = np.array(sorted(thread_name), np.int64)
-    r_thread = np.minimum(np.searchsorted(tids, tid[idx]), max(tids.size - 1, 0)).astype(np.int32)
+    r_thread = _lookup(tids.astype(np.uint64)[:, None], tid[idx])
     peak_pairs, at = heap_curve_peak(size, role, alloc_of)
     hwm_ms = float(t_rec[at]) if at >= 0 else 0.0
 
@@ -409,11 +411,7 @@ def _read(reader, md, path: str) -> MemoryCapture:
     n_sites = len(site_function)
     r_site = stack_site[r_stack] if stack_site.size else np.zeros(idx.size, np.int32)
     r_size = size[idx]
-    site_start = np.full(n_sites, np.inf)
-    site_end = np.zeros(n_sites)
-    if idx.size:
-        np.minimum.at(site_start, r_site, r_start)
-        np.maximum.at(site_end, r_site, r_end)
+    site_start, site_end = group_span(r_site, r_start, r_end, n_sites)
     site_bytes = np.bincount(r_site, weights=r_size.astype(np.float64), minlength=n_sites).astype(np.int64)
     site_count = np.bincount(r_site, minlength=n_sites).astype(np.int64)
     return MemoryCapture(

@@ -203,6 +203,24 @@ def heap_curve_peak(size, role, alloc_of):
 
 
 @njit(cache=True, nogil=True)
+def group_span(group, start, end, n_groups):
+    """Per group, the earliest ``start`` and the latest ``end`` of its members (0, 0 for a group
+    without members): a site's lifetime from its ranges'."""
+    lo = np.full(n_groups, np.inf)
+    hi = np.zeros(n_groups)
+    for i in range(group.shape[0]):
+        g = group[i]
+        if start[i] < lo[g]:
+            lo[g] = start[i]
+        if end[i] > hi[g]:
+            hi[g] = end[i]
+    for g in range(n_groups):
+        if lo[g] == np.inf:
+            lo[g] = 0.0
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
 def band_grid(band, t0, t1, nbytes, n_bands, lo, hi, n_bins):
     """Bytes held per band and time bin, and allocations per band and bin.
 

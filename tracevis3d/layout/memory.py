@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io.memray import MemoryCapture
-from ..kernels.memcov import band_grid, merge_thin
+from ..kernels.memcov import band_grid, group_span, merge_thin
 from ..params.memory import MemoryParams
 from .annotate import LEGEND_COLUMN_FRAC, MATERIAL_TEXT_COLOURS, SWATCH_EM, hud_layers, plan_hud
 from .camera import fit_camera_rect, project, world_per_pixel
@@ -88,9 +88,8 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
     band, names = band_keys(cap, params.group_by)
     n_bands = int(band.max()) + 1
     # bands in creation order: the first allocation of each
-    first = np.full(n_bands, np.inf)
-    np.minimum.at(first, band, cap.range_start)
-    rank = np.argsort(np.where(np.isfinite(first), first, np.inf), kind="stable")
+    first, _ = group_span(band, cap.range_start, cap.range_end, n_bands)
+    rank = np.argsort(first, kind="stable")
     pos_of = np.empty(n_bands, np.int64)
     pos_of[rank] = np.arange(n_bands)
     ordered = pos_of[band]
