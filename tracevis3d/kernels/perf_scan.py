@@ -205,6 +205,181 @@ def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0,
         slot = (slot + np.uint64(1)) & mask
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+                  nf, f_table):
+    """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
+    ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
+    used, count and hash table: grown ones are new arrays)."""
+    h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
+    slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
+    if fid < 0:
+        if nf == f_s0.shape[0]:
+            f_s0 = _grow_i64(f_s0, nf + 1)
+            f_s1 = _grow_i64(f_s1, nf + 1)
+            f_d0 = _grow_i64(f_d0, nf + 1)
+            f_d1 = _grow_i64(f_d1, nf + 1)
+            f_line = _grow_i64(f_line, nf + 1)
+            f_hash = _grow_u64(f_hash, nf + 1)
+            f_aoff = _grow_i64(f_aoff, nf + 1)
+        arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
+        f_aoff[nf] = a_used
+        a_used += (s1 - s0) + (d1 - d0)
+        f_s0[nf] = s0
+        f_s1[nf] = s1
+        f_d0[nf] = d0
+        f_d1[nf] = d1
+        f_line[nf] = lineno
+        f_hash[nf] = h
+        f_table[slot] = nf
+        fid = nf
+        nf += 1
+        if 2 * nf > f_table.shape[0]:
+            f_table = _rehash(f_hash, nf)
+    return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stack_leaf(chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n, prev_thread, n_parent, n_frame,
+                n_thread, n_hash, nn, n_table):
+    """The trie node of the stack ``chain[top:nc]`` (leaf first) of thread ``cur_thread``, its
+    nodes added where new; the root side it shares with the previous stack of the same thread
+    (``prev_*``: its frames and nodes, root first) is not looked up again.  Returns (leaf node,
+    lookups, probes, prev_ids, prev_nodes, then the trie's arrays, count and hash table)."""
+    reuse = 0
+    if cur_thread == prev_thread:
+        while reuse < nc - top and reuse < prev_n and chain[nc - 1 - reuse] == prev_ids[reuse]:
+            reuse += 1
+    if nc - top > prev_ids.shape[0]:
+        prev_ids = _grow_i64(prev_ids, nc - top)
+        prev_nodes = _grow_i64(prev_nodes, nc - top)
+    parent = prev_nodes[reuse - 1] if reuse > 0 else np.int64(-1)
+    lookups = 0
+    probes = 0
+    for a in range(nc - 1 - reuse, top - 1, -1):
+        fid = chain[a]
+        lookups += 1
+        nh = _mix64((np.uint64(parent + 2) * _K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * _K2))
+        mask = np.uint64(n_table.shape[0] - 1)
+        slot = nh & mask
+        node = np.int64(-1)
+        while True:
+            g = n_table[slot]
+            if g < 0:
+                break
+            if n_parent[g] == parent and n_frame[g] == fid and n_thread[g] == cur_thread:
+                node = g
+                break
+            probes += 1
+            slot = (slot + np.uint64(1)) & mask
+        if node < 0:
+            if nn == n_parent.shape[0]:
+                n_parent = _grow_i64(n_parent, nn + 1)
+                n_frame = _grow_i64(n_frame, nn + 1)
+                n_thread = _grow_i64(n_thread, nn + 1)
+                n_hash = _grow_u64(n_hash, nn + 1)
+            n_parent[nn] = parent
+            n_frame[nn] = fid
+            n_thread[nn] = cur_thread
+            n_hash[nn] = nh
+            n_table[slot] = nn
+            node = nn
+            nn += 1
+            if 2 * nn > n_table.shape[0]:
+                n_table = _rehash(n_hash, nn)
+        parent = node
+        prev_ids[nc - 1 - a] = fid
+        prev_nodes[nc - 1 - a] = node
+    return parent, lookups, probes, prev_ids, prev_nodes, n_parent, n_frame, n_thread, n_hash, nn, n_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _event_id(buf, ev0, ev1, e_0, e_1, e_cnt, ne):
+    """The id of event name ``buf[ev0:ev1]`` (-1 past 256 names), counted.  Returns (id, the
+    names' arrays and count)."""
+    eid = np.int64(-1)
+    for g in range(ne):
+        if e_1[g] - e_0[g] == ev1 - ev0 and _same_bytes(buf, e_0[g], ev0, ev1 - ev0):
+            eid = g
+            break
+    if eid < 0:
+        if ne == e_0.shape[0]:
+            e_0 = _grow_i64(e_0, ne + 1)
+            e_1 = _grow_i64(e_1, ne + 1)
+            c2 = np.zeros(2 * ne, np.int64)
+            c2[:ne] = e_cnt
+            e_cnt = c2
+        if ne < 256:
+            e_0[ne] = ev0
+            e_1[ne] = ev1
+            e_cnt[ne] = 0
+            eid = ne
+            ne += 1
+    if eid >= 0:
+        e_cnt[eid] += 1
+    return eid, e_0, e_1, e_cnt, ne
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_wanted(buf, ev0, ev1, want):
+    """Whether the event name ``buf[ev0:ev1]`` is ``want`` (empty: any)."""
+    if want.shape[0] == 0:
+        return True
+    if want.shape[0] != ev1 - ev0:
+        return False
+    for x in range(want.shape[0]):
+        if want[x] != buf[ev0 + x]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table):
+    """The id of thread (comm ``buf[p:comm_end]``, pid, tid), added when new.  Returns (id,
+    probes, then the threads' arrays, count and hash table)."""
+    th = _mix64(span_hash(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * _K1) ^ (np.uint64(tid + 1) * _K2))
+    mask = np.uint64(t_table.shape[0] - 1)
+    slot = th & mask
+    cur_thread = np.int64(-1)
+    probes = 0
+    while True:
+        g = t_table[slot]
+        if g < 0:
+            break
+        if t_hash[g] == th and t_pid[g] == pid and t_tid[g] == tid and t_c1[g] - t_c0[g] == comm_end - p \
+                and _same_bytes(buf, t_c0[g], p, comm_end - p):
+            cur_thread = g
+            break
+        probes += 1
+        slot = (slot + np.uint64(1)) & mask
+    if cur_thread < 0:
+        if nt == t_c0.shape[0]:
+            t_c0 = _grow_i64(t_c0, nt + 1)
+            t_c1 = _grow_i64(t_c1, nt + 1)
+            t_pid = _grow_i64(t_pid, nt + 1)
+            t_tid = _grow_i64(t_tid, nt + 1)
+            t_hash = _grow_u64(t_hash, nt + 1)
+        t_c0[nt] = p
+        t_c1[nt] = comm_end
+        t_pid[nt] = pid
+        t_tid[nt] = tid
+        t_hash[nt] = th
+        t_table[slot] = nt
+        cur_thread = nt
+        nt += 1
+        if 2 * nt > t_table.shape[0]:
+            t_table = _rehash(t_hash, nt)
+    return cur_thread, probes, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note_line(counts, k, lineno):
+    """Count a line in ``counts[k]``, its first line number in ``counts[k + 1]``."""
+    counts[k] += 1
+    if counts[k + 1] < 0:
+        counts[k + 1] = lineno
+
+
 @njit(cache=True, nogil=True)
 def perf_scan(buf, lo, hi, seed, max_depth, want):
     """Read ``perf script`` text in ``buf[lo:hi]`` (the format of speedscope's
@@ -226,6 +401,9 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     an empty call chain); counts [lines, events, events without time, first such line,
     lines not understood, first such line, stacks cut at ``max_depth``, first such line,
     probes, the chosen event's id].
+
+    The tables are interned by inlined stages: frames (`_intern_frame`), a stack's trie path
+    (`_stack_leaf`), event names (`_event_id`), threads (`_thread_id`).
     """
     basis = _FNV_BASIS ^ np.uint64(seed)
     # threads
@@ -303,17 +481,13 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             frame_line = (not blank) and _is_ws(c)
             if frame_line:
                 if not in_event:
-                    counts[4] += 1
-                    if counts[5] < 0:
-                        counts[5] = lineno
+                    _note_line(counts, 4, lineno)
                     continue
                 if not keep:
                     continue
                 s0, s1, d0, d1 = perf_frame(buf, p, e)
                 if s0 < 0:
-                    counts[4] += 1
-                    if counts[5] < 0:
-                        counts[5] = lineno
+                    _note_line(counts, 4, lineno)
                     continue
         else:
             blank = True
@@ -321,34 +495,11 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             p = hi
             e = hi
         if frame_line:
-            # intern the frame (symbol, dso)
             lookups += 1
-            h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
-            slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
+            fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+                buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+                nf, f_table)
             probes += pr
-            if fid < 0:
-                if nf == f_s0.shape[0]:
-                    f_s0 = _grow_i64(f_s0, nf + 1)
-                    f_s1 = _grow_i64(f_s1, nf + 1)
-                    f_d0 = _grow_i64(f_d0, nf + 1)
-                    f_d1 = _grow_i64(f_d1, nf + 1)
-                    f_line = _grow_i64(f_line, nf + 1)
-                    f_hash = _grow_u64(f_hash, nf + 1)
-                    f_aoff = _grow_i64(f_aoff, nf + 1)
-                arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
-                f_aoff[nf] = a_used
-                a_used += (s1 - s0) + (d1 - d0)
-                f_s0[nf] = s0
-                f_s1[nf] = s1
-                f_d0[nf] = d0
-                f_d1[nf] = d1
-                f_line[nf] = lineno
-                f_hash[nf] = h
-                f_table[slot] = nf
-                fid = nf
-                nf += 1
-                if 2 * nf > f_table.shape[0]:
-                    f_table = _rehash(f_hash, nf)
             if nc == chain.shape[0]:
                 chain = _grow_i64(chain, nc + 1)
             chain[nc] = fid
@@ -359,90 +510,27 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             if nc == 0 and rest0 >= 0:  # no call chain: the frame on the event line
                 s0, s1, d0, d1 = perf_frame(buf, rest0, rest1)
                 if s0 >= 0:
-                    h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
-                    slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h,
-                                                s0, s1, d0, d1)
+                    fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = \
+                        _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash,
+                                      f_aoff, arena, a_used, nf, f_table)
                     probes += pr
-                    if fid < 0:
-                        if nf == f_s0.shape[0]:
-                            f_s0 = _grow_i64(f_s0, nf + 1)
-                            f_s1 = _grow_i64(f_s1, nf + 1)
-                            f_d0 = _grow_i64(f_d0, nf + 1)
-                            f_d1 = _grow_i64(f_d1, nf + 1)
-                            f_line = _grow_i64(f_line, nf + 1)
-                            f_hash = _grow_u64(f_hash, nf + 1)
-                            f_aoff = _grow_i64(f_aoff, nf + 1)
-                        arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
-                        f_aoff[nf] = a_used
-                        a_used += (s1 - s0) + (d1 - d0)
-                        f_s0[nf] = s0
-                        f_s1[nf] = s1
-                        f_d0[nf] = d0
-                        f_d1[nf] = d1
-                        f_line[nf] = lineno
-                        f_hash[nf] = h
-                        f_table[slot] = nf
-                        fid = nf
-                        nf += 1
-                        if 2 * nf > f_table.shape[0]:
-                            f_table = _rehash(f_hash, nf)
                     chain[0] = fid
                     nc = 1
             if nc > max_depth:
-                counts[6] += 1
-                if counts[7] < 0:
-                    counts[7] = lineno
+                _note_line(counts, 6, lineno)
             top = max(0, nc - max_depth)
-            # the root side shared with the previous event, when of the same thread: its nodes
-            reuse = 0
-            if cur_thread == prev_thread:
-                while reuse < nc - top and reuse < prev_n and chain[nc - 1 - reuse] == prev_ids[reuse]:
-                    reuse += 1
-            if nc - top > prev_ids.shape[0]:
-                prev_ids = _grow_i64(prev_ids, nc - top)
-                prev_nodes = _grow_i64(prev_nodes, nc - top)
-            parent = prev_nodes[reuse - 1] if reuse > 0 else np.int64(-1)
-            for a in range(nc - 1 - reuse, top - 1, -1):
-                fid = chain[a]
-                lookups += 1
-                nh = _mix64((np.uint64(parent + 2) * _K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * _K2))
-                mask = np.uint64(n_table.shape[0] - 1)
-                slot = nh & mask
-                node = np.int64(-1)
-                while True:
-                    g = n_table[slot]
-                    if g < 0:
-                        break
-                    if n_parent[g] == parent and n_frame[g] == fid and n_thread[g] == cur_thread:
-                        node = g
-                        break
-                    probes += 1
-                    slot = (slot + np.uint64(1)) & mask
-                if node < 0:
-                    if nn == n_parent.shape[0]:
-                        n_parent = _grow_i64(n_parent, nn + 1)
-                        n_frame = _grow_i64(n_frame, nn + 1)
-                        n_thread = _grow_i64(n_thread, nn + 1)
-                        n_hash = _grow_u64(n_hash, nn + 1)
-                    n_parent[nn] = parent
-                    n_frame[nn] = fid
-                    n_thread[nn] = cur_thread
-                    n_hash[nn] = nh
-                    n_table[slot] = nn
-                    node = nn
-                    nn += 1
-                    if 2 * nn > n_table.shape[0]:
-                        n_table = _rehash(n_hash, nn)
-                parent = node
-                prev_ids[nc - 1 - a] = fid
-                prev_nodes[nc - 1 - a] = node
+            leaf, lk, pr, prev_ids, prev_nodes, n_parent, n_frame, n_thread, n_hash, nn, n_table = _stack_leaf(
+                chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n, prev_thread, n_parent, n_frame,
+                n_thread, n_hash, nn, n_table)
+            lookups += lk
+            probes += pr
             prev_thread = cur_thread
             prev_n = nc - top
             if ns == s_thread.shape[0]:
                 s_thread = _grow_i64(s_thread, ns + 1)
                 s_node = _grow_i64(s_node, ns + 1)
             s_thread[ns] = cur_thread
-            s_node[ns] = parent
+            s_node[ns] = leaf
             ns += 1
         in_event = False
         keep = False
@@ -462,79 +550,19 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
         comm_end, pid, tid, has_time, ev0, ev1, r0 = perf_header(buf, p, e)
         in_event = True
         if not has_time:
-            counts[2] += 1
-            if counts[3] < 0:
-                counts[3] = lineno
+            _note_line(counts, 2, lineno)
             continue
-        # the event name's id
-        eid = np.int64(-1)
-        for g in range(ne):
-            if e_1[g] - e_0[g] == ev1 - ev0 and _same_bytes(buf, e_0[g], ev0, ev1 - ev0):
-                eid = g
-                break
-        if eid < 0:
-            if ne == e_0.shape[0]:
-                e_0 = _grow_i64(e_0, ne + 1)
-                e_1 = _grow_i64(e_1, ne + 1)
-                c2 = np.zeros(2 * ne, np.int64)
-                c2[:ne] = e_cnt
-                e_cnt = c2
-            if ne < 256:
-                e_0[ne] = ev0
-                e_1[ne] = ev1
-                e_cnt[ne] = 0
-                eid = ne
-                ne += 1
-        if eid >= 0:
-            e_cnt[eid] += 1
-        if chosen < 0:
-            if want.shape[0] == 0:
-                chosen = eid
-            elif want.shape[0] == ev1 - ev0:
-                same = True
-                for x in range(want.shape[0]):
-                    if want[x] != buf[ev0 + x]:
-                        same = False
-                        break
-                if same:
-                    chosen = eid
+        eid, e_0, e_1, e_cnt, ne = _event_id(buf, ev0, ev1, e_0, e_1, e_cnt, ne)
+        if chosen < 0 and _is_wanted(buf, ev0, ev1, want):
+            chosen = eid
         if eid != chosen or eid < 0:
             continue
         keep = True
         rest0 = r0 if r0 < e else -1
         rest1 = e
-        # the thread's id: (comm, pid, tid)
-        th = _mix64(span_hash(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * _K1) ^ (np.uint64(tid + 1) * _K2))
-        mask = np.uint64(t_table.shape[0] - 1)
-        slot = th & mask
-        cur_thread = -1
-        while True:
-            g = t_table[slot]
-            if g < 0:
-                break
-            if t_hash[g] == th and t_pid[g] == pid and t_tid[g] == tid and t_c1[g] - t_c0[g] == comm_end - p \
-                    and _same_bytes(buf, t_c0[g], p, comm_end - p):
-                cur_thread = g
-                break
-            probes += 1
-            slot = (slot + np.uint64(1)) & mask
-        if cur_thread < 0:
-            if nt == t_c0.shape[0]:
-                t_c0 = _grow_i64(t_c0, nt + 1)
-                t_c1 = _grow_i64(t_c1, nt + 1)
-                t_pid = _grow_i64(t_pid, nt + 1)
-                t_tid = _grow_i64(t_tid, nt + 1)
-                t_hash = _grow_u64(t_hash, nt + 1)
-            t_c0[nt] = p
-            t_c1[nt] = comm_end
-            t_pid[nt] = pid
-            t_tid[nt] = tid
-            t_hash[nt] = th
-            t_table[slot] = nt
-            cur_thread = nt
-            nt += 1
-            if 2 * nt > t_table.shape[0]:
-                t_table = _rehash(t_hash, nt)
+        cur_thread, pr, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table = _thread_id(
+            buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table)
+        probes += pr
     counts[0] = lineno
     counts[8] = probes
     counts[9] = chosen
@@ -543,5 +571,3 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             (e_0[:ne].copy(), e_1[:ne] - e_0[:ne], e_cnt[:ne].copy()),
             (n_parent[:nn].copy(), n_frame[:nn].copy(), n_thread[:nn].copy()),
             (s_thread[:ns].copy(), s_node[:ns].copy()), counts)
-
-
