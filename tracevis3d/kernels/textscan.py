@@ -278,6 +278,170 @@ def _regrow_rows(table, basis, nodes):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end):
+    """How many frames the line at ``p`` shares with the previous valid line's stack (its bytes
+    compared, not hashed: its start, stack length, frame ends) and where the next frame starts."""
+    q = 0
+    if prev_start >= 0:
+        q = common_prefix(buf, p, prev_start, min(prev_slen, hi - p))
+    k = 0
+    while k < prev_depth and pf_end[k] < q:
+        k += 1
+    if k == prev_depth - 1 and q == prev_slen and p + q < hi and buf[p + q] == 59:
+        k = prev_depth
+    return k, p + (pf_end[k - 1] + 1 if k > 0 else 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_frames(buf, s, hi, cs, ce):
+    """The frames from ``s`` split at ';' up to the line's end (32 bytes at a time where they
+    are there): (count, start of the last one, the line's end, starts ``cs`` and ends ``ce``:
+    grown ones are new arrays)."""
+    m = 0
+    fs = s
+    j = s
+    eol = -1
+    while j + 32 <= hi and eol < 0:
+        bits = either_mask32(buf, j, np.uint8(59), np.uint8(10))
+        while bits != np.uint32(0):
+            x = j + np.int64(trailing_zeros(bits))
+            if buf[x] == 10:
+                eol = x
+                break
+            if m == cs.shape[0]:
+                cs = _grow_i64(cs, m + 1)
+                ce = _grow_i64(ce, m + 1)
+            cs[m] = fs
+            ce[m] = x
+            m += 1
+            fs = x + 1
+            bits &= bits - np.uint32(1)
+        j += 32
+    if eol < 0:
+        while j < hi:
+            c = buf[j]
+            if c == 10:
+                break
+            if c == 59:
+                if m == cs.shape[0]:
+                    cs = _grow_i64(cs, m + 1)
+                    ce = _grow_i64(ce, m + 1)
+                cs[m] = fs
+                ce[m] = j
+                m += 1
+                fs = j + 1
+            j += 1
+        eol = j
+    return m, fs, eol, cs, ce
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_count(buf, p, te, s):
+    """The count token of the line ``buf[p:te]`` (trailing white space cut): its start, whether it
+    is ``\\d+(\\.\\d*)?`` after white space and not inside the frames (from ``s``), its first 18
+    digits as an integer, the number of digits and the divisor of its decimals."""
+    t0 = te
+    while t0 > p and buf[t0 - 1] != 32 and buf[t0 - 1] != 9 and buf[t0 - 1] != 13:
+        t0 -= 1
+    ok = t0 > p and t0 >= s
+    ip = np.int64(0)
+    nd = 0
+    scale = 1.0
+    dot = -1
+    if ok:
+        for x in range(t0, te):
+            c = buf[x]
+            if 48 <= c <= 57:
+                if nd < 18:
+                    ip = ip * 10 + (c - 48)
+                nd += 1
+                if dot >= 0:
+                    scale *= 10.0
+            elif c == 46 and dot < 0 and x > t0:
+                dot = x
+            else:
+                ok = False
+                break
+    return t0, ok, ip, nd, scale
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _collapsed_frame(buf, fo, fl, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
+    """The id of frame ``buf[fo:fo + fl]``, added (first seen on line ``lineno``) when new; table
+    rows (hash, id, length), so a probe reads one row.  Returns (id, probes, then the frames'
+    arrays, arena, its bytes used, count and table: grown ones are new arrays)."""
+    fh = span_hash(buf, fo, fo + fl, basis)
+    mask = np.uint64(f_table.shape[0] - 1)
+    slot = fh & mask
+    fid = np.int64(-1)
+    fhi = np.int64(fh)
+    probes = 0
+    while True:
+        g = f_table[slot, 1]
+        if g < 0:
+            break
+        if f_table[slot, 0] == fhi and f_table[slot, 2] == fl and _same_in_arena(arena, f_aoff[g], buf, fo, fl):
+            fid = g
+            break
+        probes += 1
+        slot = (slot + np.uint64(1)) & mask
+    if fid < 0:
+        if nf == f_off.shape[0]:
+            f_off = _grow_i64(f_off, nf + 1)
+            f_len = _grow_i64(f_len, nf + 1)
+            f_line = _grow_i64(f_line, nf + 1)
+            f_aoff = _grow_i64(f_aoff, nf + 1)
+        arena = _to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
+        f_aoff[nf] = a_used
+        a_used += fl
+        f_off[nf] = fo
+        f_len[nf] = fl
+        f_line[nf] = lineno
+        f_table[slot, 0] = fhi
+        f_table[slot, 1] = nf
+        f_table[slot, 2] = fl
+        fid = nf
+        nf += 1
+        if 2 * nf > f_table.shape[0]:
+            f_table = _regrow_rows(f_table, basis, False)
+    return fid, probes, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
+    """The trie node (``parent``, frame ``fid``), added when new; table rows (parent, frame,
+    node).  Returns (node, probes, the nodes' arrays, count and table)."""
+    nh = _node_hash(parent, fid, basis)
+    mask = np.uint64(n_table.shape[0] - 1)
+    slot = nh & mask
+    node = np.int64(-1)
+    probes = 0
+    while True:
+        g = n_table[slot, 2]
+        if g < 0:
+            break
+        if n_table[slot, 0] == parent and n_table[slot, 1] == fid:
+            node = g
+            break
+        probes += 1
+        slot = (slot + np.uint64(1)) & mask
+    if node < 0:
+        if nn == n_parent.shape[0]:
+            n_parent = _grow_i64(n_parent, nn + 1)
+            n_frame = _grow_i64(n_frame, nn + 1)
+        n_parent[nn] = parent
+        n_frame[nn] = fid
+        n_table[slot, 0] = parent
+        n_table[slot, 1] = fid
+        n_table[slot, 2] = nn
+        node = nn
+        nn += 1
+        if 2 * nn > n_table.shape[0]:
+            n_table = _regrow_rows(n_table, basis, True)
+    return node, probes, n_parent, n_frame, nn, n_table
+
+
 @njit(cache=True, nogil=True)
 def collapsed_scan(buf, lo, hi, seed, max_depth):
     """Read collapsed stacks in ``buf[lo:hi]`` (module docstring).
@@ -297,7 +461,9 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     A line is valid when its last token is ``\\d+(\\.\\d*)?`` preceded by a space or tab;
     other non-blank lines are counted as invalid and skipped.  Stacks deeper than
     ``max_depth`` frames keep their first ``max_depth``.  O(bytes) expected time; the bytes
-    shared with the previous valid line's frames are compared, not hashed.
+    shared with the previous valid line's frames are compared, not hashed.  Per line, inlined
+    stages: the frames shared (`_shared_frames`), the rest split (`_split_frames`), the count
+    (`_line_count`), each new frame and trie node interned (`_collapsed_frame`, `_collapsed_node`).
     """
     basis = _FNV_BASIS ^ np.uint64(seed)
     # distinct frames
@@ -340,52 +506,9 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     while pos < hi:
         lineno += 1
         p = pos
-        # the bytes in common with the previous valid line's stack
-        q = 0
-        if prev_start >= 0:
-            q = common_prefix(buf, p, prev_start, min(prev_slen, hi - p))
-        k = 0
-        while k < prev_depth and pf_end[k] < q:
-            k += 1
-        if k == prev_depth - 1 and q == prev_slen and p + q < hi and buf[p + q] == 59:
-            k = prev_depth
-        s = p + (pf_end[k - 1] + 1 if k > 0 else 0)
-        # the frames after them (split at ';'), up to the line's end
-        m = 0
-        fs = s
-        j = s
-        eol = -1
-        while j + 32 <= hi and eol < 0:
-            bits = either_mask32(buf, j, np.uint8(59), np.uint8(10))
-            while bits != np.uint32(0):
-                x = j + np.int64(trailing_zeros(bits))
-                if buf[x] == 10:
-                    eol = x
-                    break
-                if m == cs.shape[0]:
-                    cs = _grow_i64(cs, m + 1)
-                    ce = _grow_i64(ce, m + 1)
-                cs[m] = fs
-                ce[m] = x
-                m += 1
-                fs = x + 1
-                bits &= bits - np.uint32(1)
-            j += 32
-        if eol < 0:
-            while j < hi:
-                c = buf[j]
-                if c == 10:
-                    break
-                if c == 59:
-                    if m == cs.shape[0]:
-                        cs = _grow_i64(cs, m + 1)
-                        ce = _grow_i64(ce, m + 1)
-                    cs[m] = fs
-                    ce[m] = j
-                    m += 1
-                    fs = j + 1
-                j += 1
-            eol = j
+        # the frames shared with the previous valid line's stack, then the others up to the line's end
+        k, s = _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end)
+        m, fs, eol, cs, ce = _split_frames(buf, s, hi, cs, ce)
         pos = eol + 1
         # the count: the last token, after white space
         te = eol
@@ -394,28 +517,7 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
         if te == p:
             counts[1] += 1
             continue
-        t0 = te
-        while t0 > p and buf[t0 - 1] != 32 and buf[t0 - 1] != 9 and buf[t0 - 1] != 13:
-            t0 -= 1
-        ok = t0 > p and t0 >= s
-        ip = np.int64(0)
-        nd = 0
-        scale = 1.0
-        dot = -1
-        if ok:
-            for x in range(t0, te):
-                c = buf[x]
-                if 48 <= c <= 57:
-                    if nd < 18:
-                        ip = ip * 10 + (c - 48)
-                    nd += 1
-                    if dot >= 0:
-                        scale *= 10.0
-                elif c == 46 and dot < 0 and x > t0:
-                    dot = x
-                else:
-                    ok = False
-                    break
+        t0, ok, ip, nd, scale = _line_count(buf, p, te, s)
         if not ok:
             counts[2] += 1
             if counts[3] < 0:
@@ -466,70 +568,13 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
             pf_node = _grow_i64(pf_node, depth)
         parent = pf_node[k - 1] if k > 0 else np.int64(-1)
         for a in range(m):
-            fo = cs[a]
-            fl = ce[a] - fo
-            fh = span_hash(buf, fo, ce[a], basis)
-            # the frame's id: table rows (hash, id, length), so a probe reads one row
             lookups += 1
-            mask = np.uint64(f_table.shape[0] - 1)
-            slot = fh & mask
-            fid = np.int64(-1)
-            fhi = np.int64(fh)
-            while True:
-                g = f_table[slot, 1]
-                if g < 0:
-                    break
-                if f_table[slot, 0] == fhi and f_table[slot, 2] == fl and _same_in_arena(arena, f_aoff[g], buf, fo, fl):
-                    fid = g
-                    break
-                probes += 1
-                slot = (slot + np.uint64(1)) & mask
-            if fid < 0:
-                if nf == f_off.shape[0]:
-                    f_off = _grow_i64(f_off, nf + 1)
-                    f_len = _grow_i64(f_len, nf + 1)
-                    f_line = _grow_i64(f_line, nf + 1)
-                    f_aoff = _grow_i64(f_aoff, nf + 1)
-                arena = _to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
-                f_aoff[nf] = a_used
-                a_used += fl
-                f_off[nf] = fo
-                f_len[nf] = fl
-                f_line[nf] = lineno
-                f_table[slot, 0] = fhi
-                f_table[slot, 1] = nf
-                f_table[slot, 2] = fl
-                fid = nf
-                nf += 1
-                if 2 * nf > f_table.shape[0]:
-                    f_table = _regrow_rows(f_table, basis, False)
-            # the node (parent, frame): table rows (parent, frame, node)
-            nh = _node_hash(parent, fid, basis)
-            mask = np.uint64(n_table.shape[0] - 1)
-            slot = nh & mask
-            node = np.int64(-1)
-            while True:
-                g = n_table[slot, 2]
-                if g < 0:
-                    break
-                if n_table[slot, 0] == parent and n_table[slot, 1] == fid:
-                    node = g
-                    break
-                probes += 1
-                slot = (slot + np.uint64(1)) & mask
-            if node < 0:
-                if nn == n_parent.shape[0]:
-                    n_parent = _grow_i64(n_parent, nn + 1)
-                    n_frame = _grow_i64(n_frame, nn + 1)
-                n_parent[nn] = parent
-                n_frame[nn] = fid
-                n_table[slot, 0] = parent
-                n_table[slot, 1] = fid
-                n_table[slot, 2] = nn
-                node = nn
-                nn += 1
-                if 2 * nn > n_table.shape[0]:
-                    n_table = _regrow_rows(n_table, basis, True)
+            fid, pr, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table = _collapsed_frame(
+                buf, cs[a], ce[a] - cs[a], lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table)
+            probes += pr
+            node, pr, n_parent, n_frame, nn, n_table = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn,
+                                                                       n_table)
+            probes += pr
             pf_end[k + a] = ce[a] - p
             pf_node[k + a] = node
             parent = node
