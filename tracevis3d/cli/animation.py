@@ -25,13 +25,16 @@ def add_animation_parser(sub) -> None:
     from ..params.animation import ANIMATION, ANIMATION_RENDER, ANIMATION_VIEWS
     from ..params.cli import add_command
 
-    add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
+    r = add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
                 description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
                             "calls growing over time, a camera flying along time, or an orbit.",
                 epilog=EXAMPLES, formatter=_Help,
                 positionals=[("trace", "TRACE", TRACE_HELP),
                              ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
                 schemas=[ANIMATION, ANIMATION_RENDER, *ANIMATION_VIEWS])
+    from .cluster_render import add_cluster_options
+
+    add_cluster_options(r, "frames")
 
 
 def _checked_target(args) -> tuple:
@@ -145,6 +148,19 @@ def _build_one(args, scene, view: str) -> tuple:
 
 
 def render_animation(args) -> str:
+    """The command; with ``--scheduler``/``--workers`` the frames are rendered by Dask workers
+    (`cli.cluster_render`), the session opened before the trace is read."""
+    import contextlib
+
+    from .cluster_render import cluster_spec, open_cluster
+
+    spec = cluster_spec(args)
+    with contextlib.ExitStack() as stack:
+        session = open_cluster(spec, stack) if spec else None
+        return _render_animation(args, session)
+
+
+def _render_animation(args, session) -> str:
     from ..params.animation import frame_count
     from .common import _scene
 
@@ -196,6 +212,10 @@ def render_animation(args) -> str:
     _progress(0.57, device_text)
     _progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
     t = time.perf_counter()
+    if session is not None:
+        from .cluster_render import render_frames_on_cluster
+
+        return render_frames_on_cluster(session, scene, out, video, (a, b), args)
     try:
         res = render_frames(scene, (a, b))
     except ValueError as e:

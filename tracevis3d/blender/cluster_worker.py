@@ -1,0 +1,109 @@
+"""What a Dask worker runs (issue 72): frames of a saved animation, or one figure of a batch.
+
+The worker process keeps one Blender state (the ``bpy`` module), used from one thread of its
+own (`in_bpy_thread`): bpy imported in one thread and driven from another crashes the process
+on its first file open (Dask runs ``client.run`` in the worker's event loop and tasks in its
+executor threads), and it serialises the tasks of a worker with more than one thread.  A
+chunk's scene stays open for the next chunk of the same file (opened again only when the
+file's SHA-256 differs).  A task returns the bytes of what it rendered; it
+writes nothing the client reads, so running it twice (Dask runs a dead worker's task again)
+changes nothing.  The .blend comes as a path (a shared file system) or as bytes, kept in a
+file of this process's temporary folder named by its SHA-256.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import shutil
+import tempfile
+import threading
+import time
+
+_BPY_THREAD = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tv3d-bpy")
+_OPEN = {"digest": None}
+_CACHE = os.path.join(tempfile.gettempdir(), f"tv3d-worker-{os.getpid()}")
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"pid {os.getpid()}"
+
+
+def _blend_path(blend, digest: str) -> str:
+    if isinstance(blend, str):
+        return blend
+    os.makedirs(_CACHE, exist_ok=True)
+    path = os.path.join(_CACHE, f"{digest}.blend")
+    if not os.path.isfile(path):
+        tmp = path + f".{threading.get_ident()}.part"
+        with open(tmp, "wb") as f:
+            f.write(blend)
+        os.replace(tmp, path)
+    return path
+
+
+def _open(blend, digest: str):
+    import bpy
+
+    from .render import quiet_blender_output
+
+    if _OPEN["digest"] != digest:
+        path = _blend_path(blend, digest)
+        with quiet_blender_output():
+            bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
+        _OPEN["digest"] = digest
+    return bpy.context.scene
+
+
+def in_bpy_thread(fn, *args):
+    """``fn(*args)`` in this process's one bpy thread (module docstring); its result."""
+    return _BPY_THREAD.submit(fn, *args).result()
+
+
+def _bpy_version() -> str:
+    import bpy
+
+    return bpy.app.version_string
+
+
+def bpy_version() -> str:
+    """The bpy module's version, imported in the bpy thread (the workers' probe)."""
+    return in_bpy_thread(_bpy_version)
+
+
+def render_chunk(blend, digest: str, a: int, b: int) -> dict:
+    """Scene frames a..b of the saved animation ``blend`` (path or bytes) as PNG bytes, rendered
+    with the file's own engine and settings (`anim_render.render_frames`):
+    {"frames", "pngs", "worker", "seconds"}."""
+    worker = _worker_name()
+    res = in_bpy_thread(_render_chunk, blend, digest, a, b)
+    res["worker"] = worker
+    return res
+
+
+def _render_chunk(blend, digest: str, a: int, b: int) -> dict:
+    t = time.perf_counter()
+    scene = _open(blend, digest)
+    from .anim_render import render_frames
+
+    r = scene.render
+    stage = tempfile.mkdtemp(prefix="tv3d-chunk-")
+    old = r.filepath
+    try:
+        im = r.image_settings
+        if im.file_format != "PNG":
+            raise ValueError("the saved animation does not render PNG frames")
+        r.filepath = os.path.join(stage, "frame_")
+        res = render_frames(scene, (int(a), int(b)))
+        pngs = []
+        for f in res["files"]:
+            with open(f, "rb") as fh:
+                pngs.append(fh.read())
+    finally:
+        r.filepath = old
+        shutil.rmtree(stage, ignore_errors=True)
+    return {"frames": list(range(int(a), int(b) + 1)), "pngs": pngs, "seconds": time.perf_counter() - t}

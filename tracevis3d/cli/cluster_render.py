@@ -1,0 +1,123 @@
+"""The command line's side of rendering on Dask workers (`tracevis3d.cluster`): the options,
+the session opened before the long work (an unreachable scheduler is one line, exit 1, before
+any trace is read), and an animation's frames rendered by the workers and written here."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+
+from .common import CLIError, _progress
+
+
+def add_cluster_options(r, what: str) -> None:
+    """``--scheduler``, ``--workers`` (and ``--chunk`` for frames) of parser ``r``."""
+    g = r.add_argument_group("cluster (Dask)")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help=f"render the {what} on the Dask workers of this scheduler (tcp://host:8786), or on an "
+                        "embedded cluster of N local worker processes (local:N) (default: this process alone)")
+    g.add_argument("--workers", metavar="N", type=int, default=None,
+                   help="render on an embedded cluster of N local worker processes: --scheduler local:N "
+                        "(default: none)")
+    if what == "frames":
+        g.add_argument("--chunk", metavar="K", type=int, default=None,
+                       help="frames a worker renders per task (default: about three tasks a worker, "
+                            "at most 16)")
+
+
+def cluster_spec(args) -> str | None:
+    """The scheduler the options name (None: render here); CLIError 2 when they are wrong."""
+    scheduler, workers = getattr(args, "scheduler", None), getattr(args, "workers", None)
+    if scheduler and workers is not None:
+        raise CLIError("--scheduler and --workers: give one (--workers N is --scheduler local:N)", 2)
+    if workers is not None:
+        if not 1 <= workers <= 256:
+            raise CLIError(f"--workers {workers}: 1-256 worker processes", 2)
+        scheduler = f"local:{workers}"
+    if getattr(args, "chunk", None) is not None and args.chunk < 1:
+        raise CLIError(f"--chunk {args.chunk}: a task renders at least one frame", 2)
+    if scheduler:
+        from ..cluster import parse_scheduler
+
+        try:
+            parse_scheduler(scheduler)
+        except ValueError as e:
+            raise CLIError(str(e), 2) from None
+    return scheduler
+
+
+def open_cluster(spec: str, stack: contextlib.ExitStack):
+    """The `cluster.Session` on ``spec`` with its rendering workers found (closed with
+    ``stack``); CLIError 1 (one line naming the address) when it cannot render."""
+    from ..cluster import ClusterError, connected, render_workers
+
+    t = time.perf_counter()
+    try:
+        session = stack.enter_context(connected(spec))
+        good = render_workers(session)
+    except ClusterError as e:
+        raise CLIError(str(e), 1) from None
+    versions = sorted({f"bpy {r['bpy']}" for r in good.values()})
+    _progress(0.02, f"cluster {session.address}: {len(good)} worker(s) rendering ({', '.join(versions)}), "
+                    f"ready in {time.perf_counter() - t:.1f} s")
+    return session
+
+
+def _write_png(path: str, data: bytes) -> None:
+    from ..io.atomic import replaced_whole
+    from ..io.outputs import verify_png
+
+    with replaced_whole(path, verify=verify_png, suffix=".png", what="cannot write the frame") as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+
+def render_frames_on_cluster(session, scene, out: str, video: bool, frames: tuple, args) -> str:
+    """Frames a..b of the animated ``scene`` (its output already set up for ``out``) rendered by
+    the session's workers from a saved copy of the scene, written here as ``frame_NNNN.png``
+    (each whole: `io.atomic`) into ``out``, or, for a video, into a hidden folder beside it and
+    encoded by `blender.render.encode_video`.  The output path."""
+    from ..blender.anim_render import pack_fonts, setup_animation_output
+    from ..blender.cluster_worker import render_chunk
+    from ..blender.render import encode_video, save_blend
+    from ..cluster import Progress, frame_chunks, run_tasks, ship_file
+
+    a, b = frames
+    folder = tempfile.mkdtemp(prefix=".tv3d-frames-", dir=os.path.dirname(out)) if video else out
+    work = tempfile.mkdtemp(prefix="tv3d-cluster-")
+    try:
+        if video:  # the workers render PNG frames: the video is encoded here from them
+            setup_animation_output(folder, scene, args.engine, args.resolution, args.samples, args.device)
+        pack_fonts()
+        blend = os.path.join(work, "animation.blend")
+        if not save_blend(blend, scene):
+            raise CLIError(f"could not save the scene for the workers ({blend})", 1)
+        payload, digest = ship_file(session, blend)
+        chunks = frame_chunks(a, b, len(session.workers), getattr(args, "chunk", None))
+        _progress(0.6, f"{b - a + 1} frames in {len(chunks)} tasks to {len(session.workers)} worker(s) "
+                       f"of {session.address} ({os.path.getsize(blend) / 2**20:.1f} MiB scene "
+                       f"{'shared as a path' if session.local else 'sent to the workers'})")
+        prog = Progress(b - a + 1, "frames", 0.6, 0.97)
+
+        def write(_i, res):
+            for k, png in zip(res["frames"], res["pngs"]):
+                _write_png(os.path.join(folder, f"frame_{k:04d}.png"), png)
+
+        failed = run_tasks(session, render_chunk, [(payload, digest, c0, c1) for c0, c1 in chunks], write, prog,
+                           count=lambda res: len(res["frames"]))
+        if failed:
+            i, why = failed[0]
+            raise CLIError(f"frames {chunks[i][0]}-{chunks[i][1]} failed on the cluster {session.address}: {why}", 1)
+        _progress(0.97, f"rendered {prog.done} frames at {prog.rate():.2f} frames/s; per worker: {prog.shares()}")
+        if not video:
+            return out
+        files = [os.path.join(folder, f"frame_{k:04d}.png") for k in range(a, b + 1)]
+        encode_video(files, out, scene.render.fps / scene.render.fps_base, args.resolution)
+        _progress(1.0, f"encoded {out}")
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if video:
+            shutil.rmtree(folder, ignore_errors=True)
