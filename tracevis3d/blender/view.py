@@ -37,7 +37,7 @@ import numpy as np
 from ..jobs import Job
 from ..layout import refine
 
-__all__ = ["zoom_to", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
+__all__ = ["zoom_to", "zoom_to_view", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
            "ZOOM_COLLECTION", "SPLIT_MODIFIER"]
 
 STATE_KEY = "tracevis3d_zoom"
@@ -325,7 +325,14 @@ def camera_persp(scene, cam_ob=None) -> tuple:
     c = cam_ob.data
     proj = refine.projection_matrix(c.type == "ORTHO", c.lens, c.sensor_width, c.ortho_scale, c.shift_x, c.shift_y,
                                     c.clip_start, c.clip_end, (w, h))
-    return proj @ np.array(cam_ob.matrix_world.normalized().inverted()), (w, h)
+    return proj @ np.array(_world_matrix(cam_ob).normalized().inverted()), (w, h)
+
+
+def _world_matrix(ob):
+    """The object's world matrix now: ``matrix_world`` is only brought up to date by an
+    evaluation of the scene, the basis of an object without a parent is its location and
+    rotation as just set."""
+    return ob.matrix_basis if ob.parent is None else ob.matrix_world
 
 
 def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, region=None,
@@ -414,3 +421,41 @@ def zoom_to(scene=None, window=None, thread=None, collection_name: str = "TraceV
     did: {"window", "calls_drawn", "names", "seconds", ...} (module doc)."""
     job = zoom_job(scene or bpy.context.scene, window, thread, collection_name=collection_name)
     return job.run(interval=0.005)
+
+
+def zoom_to_view(scene, persp, region, collection_name: str = "TraceVis3D") -> dict:
+    """What the viewport's refinement does for the view ``persp`` (world → clip, e.g.
+    ``RegionView3D.perspective_matrix``) of ``region`` (width, height): refine the stretch it
+    sees, keep the refinement in place, or return to the overview (``result["action"]``)."""
+    return zoom_job(scene, persp=np.asarray(persp, np.float64), region=region,
+                    collection_name=collection_name).run(interval=0.005)
+
+
+# ------------------------------------------------------------------------------ the viewport
+def window_of_call(trace, call: int, margin: float = 0.15, least_us: float = 200.0) -> tuple:
+    """A window that shows call ``call`` whole with ``margin`` of its duration on each side,
+    at least ``least_us`` wide (a search hit, a bookmark, the call under the mouse)."""
+    s, e = float(trace.start[call]), float(trace.end[call])
+    pad = max(margin * (e - s), 0.5 * max(least_us - (e - s), 0.0))
+    return (s - pad, e + pad)
+
+
+def viewport_pose(cam_ob, scene, region_window_matrix=None) -> dict:
+    """Where a 3D viewport looks to show what camera ``cam_ob`` frames: {"location" (the point
+    of the front plane at the frame's centre, lens shift included), "rotation" (quaternion
+    w, x, y, z), "distance"}.  With the viewport's ``window_matrix`` the distance makes the
+    viewport as wide as the camera's frame at that point (the viewport has its own lens)."""
+    persp, region = camera_persp(scene, cam_ob)
+    o, d = refine._unproject(persp, 0.0, 0.0)
+    s = -o[1] / d[1] if abs(d[1]) > 1e-12 else 1.0
+    centre = o + s * d
+    loc = np.array(_world_matrix(cam_ob).translation)
+    distance = float(np.linalg.norm(centre - loc))
+    if region_window_matrix is not None:
+        xl, xr = refine.frame_x_range(persp, float(centre[2]))
+        w = abs(xr - xl)
+        k = float(np.asarray(region_window_matrix)[0][0])  # 1 / tan(half the viewport's width angle)
+        if w > 0 and k > 0:
+            distance = 0.5 * w * k
+    q = _world_matrix(cam_ob).to_quaternion()
+    return {"location": [float(v) for v in centre], "rotation": [q.w, q.x, q.y, q.z], "distance": distance}

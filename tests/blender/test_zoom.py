@@ -1,0 +1,196 @@
+"""Fly into any moment (issue 70): `tracevis3d.blender.view.zoom_to` on saved scenes of real
+traces, measured in pixels through the camera.
+
+The overview of a real multi-thread trace (docutils in a thread pool, recorded at test time,
+tests/support/realtraces.py) is built headless and saved; windows from 0.2 ms to 50 ms of its
+busiest stretches are refined: every zoomed view names calls at >= 14 px (the labels' em
+projected through the scene camera, `figure_report.label_pixel_boxes`) at least 20 times and at
+least 0.7x as often as a dedicated ``--window`` figure of the same window (its layout), its frame
+is at most half blank (rendered), refinements replace each other (objects bounded), and the
+whole figure comes back with the overview's objects.  The GUI's path runs the same job with a
+view matrix instead of the camera; a fresh Blender process opens the saved .blend alone, finds
+the trace from its build record and zooms.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+pytestmark = pytest.mark.blender
+
+import tracevis3d  # noqa: E402
+from tracevis3d.blender import view  # noqa: E402
+from tracevis3d.blender.figure_report import label_pixel_boxes, view_measures  # noqa: E402
+
+READABLE_PX = 14.0
+WINDOWS_US = (200.0, 2000.0, 50000.0)
+
+
+def _names_in_frame(scene, collection=view.ZOOM_COLLECTION) -> list:
+    """Names of calls inside the frame at >= 14 px (at 1080 lines) through the scene camera."""
+    w = scene.render.resolution_x * scene.render.resolution_percentage / 100
+    h = scene.render.resolution_y * scene.render.resolution_percentage / 100
+    need = READABLE_PX * h / 1080.0 - 1e-3
+    return [b[1] for b in label_pixel_boxes(collection, scene) if b[0] in view.NAME_KINDS and b[6] >= need
+            and b[2] >= -1 and b[3] >= -1 and b[4] <= w + 1 and b[5] <= h + 1]
+
+
+def _dedicated_names(trace, params, window) -> int:
+    """Names of calls a dedicated ``render-icicle --window`` figure of the window places."""
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.refine import window_params
+
+    spec = icicle_layout(trace, window_params(params, window))
+    return sum(1 for k in spec.labels.kind if k in view.NAME_KINDS)
+
+
+def _busiest(trace, width_us: float) -> tuple:
+    """The window of ``width_us`` where most calls start."""
+    t0, t1 = float(trace.start.min()), float(trace.end.max())
+    n = max(int((t1 - t0) // width_us), 1)
+    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
+    k = int(counts.argmax())
+    return (float(edges[k]), float(edges[k] + width_us))
+
+
+@pytest.fixture(scope="module")
+def saved(docutils_pool_paths, tmp_path_factory):
+    """(trace, .blend path, overview object count, params) of the pool's figure, built and saved."""
+    from tracevis3d.blender.hygiene import remember_blend_location, remove_startup_defaults
+    from tracevis3d.blender.scene import build_icicle
+    from tracevis3d.layout.params import IcicleParams
+
+    path = str(docutils_pool_paths[0])
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    remove_startup_defaults(bpy.context.scene)
+    trace = tracevis3d.load(path)
+    build_icicle(trace, trace_path=path)
+    blend = str(tmp_path_factory.mktemp("zoom") / "pool.blend")
+    remember_blend_location(bpy.context.scene, blend)
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    return trace, blend, len(bpy.data.objects), IcicleParams()
+
+
+@pytest.mark.timeout(900)
+def test_zoomed_views_name_what_a_dedicated_window_figure_names(saved, tmp_path):
+    trace, blend, n_objects, params = saved
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    counts = []
+    for width in WINDOWS_US:
+        window = _busiest(trace, width)
+        out = view.zoom_to(scene, window=window)
+        assert out["action"] == "refine" and out["window"] == pytest.approx(window)
+        names = _names_in_frame(scene)
+        dedicated = _dedicated_names(trace, params, window)
+        assert len(names) >= 20, (width, names)
+        assert len(names) >= 0.7 * dedicated, (width, len(names), dedicated)
+        counts.append(len(bpy.data.objects))
+    # refinements replace each other: objects stay bounded by the overview and one refinement
+    assert max(counts) <= n_objects + max(counts[0] - n_objects, 0) * 2 + 20, counts
+    # the frame of a zoomed view is at most half blank (rendered at half size)
+    from tracevis3d.blender.render import render_figure
+
+    png = str(tmp_path / "zoomed.png")
+    render_figure(png, scene=scene, resolution=(960, 540))
+    m = view_measures(png, view.ZOOM_COLLECTION, scene)
+    assert m["empty_share"] <= 0.5, m
+    assert m["names"] >= 20, m
+    # back at the whole figure: the overview's objects, its camera, no split left behind
+    out = view.zoom_to(scene, window=None)
+    assert out["action"] == "overview"
+    assert abs(len(bpy.data.objects) - n_objects) <= 0.1 * n_objects
+    assert view.ZOOM_COLLECTION not in bpy.data.collections and view.zoom_state(scene) is None
+    assert not any(m.name == view.SPLIT_MODIFIER for ob in bpy.data.objects for m in getattr(ob, "modifiers", ()))
+    assert scene.camera is not None and not scene.camera.get("tv3d_zoom")
+
+
+def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
+    """Boxes crossing the window keep their parts outside it; what lies after it moves right."""
+    trace, blend, n_objects, params = saved
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    ob = bpy.data.objects["TV3D_calls"]
+    window = _busiest(trace, 2000.0)
+    out = view.zoom_to(scene, window=window)
+    pl = out["placement"]
+    ob.modifiers["TraceVis3D instancer"].show_viewport = False  # the points, not the boxes
+    ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    n = len(ev.data.points)
+    pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)
+    ev.data.attributes["position"].data.foreach_get("vector", pos)
+    ev.data.attributes["tv_scale"].data.foreach_get("vector", sc)
+    x0, x1 = pos[0::3] - sc[0::3] / 2, pos[0::3] + sc[0::3] / 2
+    tol = 1e-3 * pl.width
+    left, right = x1 <= pl.xa + tol, x0 >= pl.xb + pl.shift - tol
+    assert (left | right).all()  # nothing of the overview inside the refined stretch
+    assert left.any() and right.any()
+    ob.modifiers["TraceVis3D instancer"].show_viewport = True
+    view.zoom_to(scene, window=None)
+
+
+@pytest.mark.timeout(600)
+def test_the_viewport_path_refines_keeps_and_returns(saved):
+    """The GUI's job with a view matrix: a view closing in on a stretch refines it, the view of
+    the refined stretch keeps it, the overview's view brings the whole figure back."""
+    from tracevis3d.layout.refine import camera_matrix
+    from tracevis3d.layout.spec import CameraSpec
+
+    trace, blend, n_objects, params = saved
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    meta = json.loads(scene["tracevis3d_meta"])
+    wpu = meta["world_per_us"]
+    t0, t1 = _busiest(trace, 5000.0)
+    xa, xb = (t0 - meta["t0"]) * wpu, (t1 - meta["t0"]) * wpu
+    d = 0.5 * (xb - xa) / (18.0 / 50.0)  # a 50 mm lens whose frame spans xa..xb on the front plane
+    z = 0.5 * sum(view._lanes_z(bpy.data.collections["TraceVis3D"]))
+    cam = CameraSpec(location=(0.5 * (xa + xb), -d, z), target=(0.5 * (xa + xb), 0.0, z), lens_mm=50.0,
+                     clip_start=1e-4, clip_end=1e4)
+    job = view.zoom_job(scene, persp=camera_matrix(cam, (1920, 1080)), region=(1920, 1080))
+    while job.poll(timeout=0.01):  # as the viewport's timer drives it
+        pass
+    out = job.result
+    assert job.state == "done" and out["action"] == "refine", (job.state, job.error)
+    assert out["window"][0] == pytest.approx(t0, abs=0.02 * (t1 - t0))
+    assert out["window"][1] == pytest.approx(t1, abs=0.02 * (t1 - t0))
+    persp, region = view.camera_persp(scene)  # the refined stretch's own view: nothing to do
+    assert view.zoom_to_view(scene, persp, region)["action"] == "keep"
+    ov = bpy.data.objects[view.zoom_state(scene)["camera"]]
+    persp, region = view.camera_persp(scene, ov)
+    assert view.zoom_to_view(scene, persp, region)["action"] == "overview"
+    assert abs(len(bpy.data.objects) - n_objects) <= 0.1 * n_objects
+    # a job cancelled half-way leaves the whole figure
+    job = view.zoom_job(scene, window=(t0, t1))
+    job.poll()
+    job.cancel()
+    assert view.ZOOM_COLLECTION not in bpy.data.collections or not bpy.data.collections[view.ZOOM_COLLECTION].objects
+
+
+@pytest.mark.timeout(600)
+def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
+    trace, blend, n_objects, params = saved
+    window = _busiest(trace, 1000.0)
+    script = textwrap.dedent(f"""
+        import json, bpy
+        bpy.ops.wm.open_mainfile(filepath={blend!r})
+        from tracevis3d.blender import view
+        n0 = len(bpy.data.objects)
+        out = view.zoom_to(bpy.context.scene, window={window!r})
+        back = view.zoom_to(bpy.context.scene, window=None)
+        print("RESULT", json.dumps({{"n0": n0, "calls": out["calls_drawn"], "names": len(out["names"]),
+                                    "seconds": out["seconds"]["total"], "after": len(bpy.data.objects)}}))
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [str(os.path.dirname(os.path.dirname(
+        tracevis3d.__file__))), os.environ.get("PYTHONPATH", "")] if p))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=500, env=env)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stderr[-2000:]
+    res = json.loads(lines[-1][7:])
+    assert res["calls"] > 0 and res["names"] >= 20, res
+    assert res["after"] == res["n0"] == n_objects, res
