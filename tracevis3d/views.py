@@ -10,7 +10,8 @@ step that compiles its kernels.  The consumers read this table instead of lists 
   added by the view's CLI module (``add_parsers(sub)``; runners in its ``COMMANDS``);
 - the option reference (`tracevis3d.params.reference.commands`);
 - the panel (``ui.properties.VIEWS``: a property group per view; ``ui.panels``: each view's
-  section is labelled `View.panel`);
+  section is labelled `View.panel`, and a view without a hand-made section gets a generated
+  one whose Build runs `View.steps` through the ``tracevis3d.build_view`` operator);
 - the warm-up (`tracevis3d.warmup.run`: each view's `View.warm` in its `View.warmup` step);
 - the animation (`tracevis3d.blender.animate`, ``render-animation --view``: `View.animations`,
   the first being what ``auto`` picks);
@@ -22,7 +23,8 @@ References to code of higher layers (the CLI module, the build job, the warm-up 
 CLI's parser and the add-on's registration can read it without numba, bpy or the layouts.
 
 A new view is one module per layer it needs (its parameters, layout, build job, CLI command) and
-one `View` entry here; docs/extending.md counts the files.
+one `View` entry here; docs/extending.md counts the files.  `render-animation` offers a view
+only when its entry lists `View.animations`.
 """
 from __future__ import annotations
 

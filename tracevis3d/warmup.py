@@ -12,6 +12,8 @@ Used twice:
 The traces are written here as Chrome JSON (no synthesis kernels needed): object and array
 form, X and B/E events, metadata, args, instants and flows, two threads; the large-file
 parallel scan is run too.  Each step prints one line: what it ran and how long it took.
+A view's kernels are warmed by the function its registry entry names, in the step it names
+(`tracevis3d.views.View.warm`, `View.warmup`; `step_functions`).
 """
 from __future__ import annotations
 
