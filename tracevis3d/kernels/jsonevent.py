@@ -198,7 +198,8 @@ def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
     negative syntax error code.  ``spans_mode`` (samples and stack frames): the
     value of ``sf`` or ``parent`` is kept as a byte span (``I_ID`` offset, ``S_BP``
     length: a string's inside, any other value's text) with FL_ID, and the keys
-    id, id2, bind_id, bp and args are not read.
+    id, id2, bind_id, bp and args are not read.  Each value is read by `_read_value`
+    (inlined, as its readers are).
     """
     n = buf.shape[0]
     _blank_row(i, k, ii, ss, ff)
@@ -237,164 +238,9 @@ def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
         i = skip_ws(buf, i + 1)
         if i >= n:
             return -2, CUT
-        c = buf[i]
-        if key == K_PH or key == K_BP or key == K_S:
-            if c == 34:
-                j, _ = scan_string(buf, i)
-                if j < 0:
-                    return -2, CUT
-                # exactly one character; "XX" is no X (PH_LONG: an unknown phase), "" none
-                v = buf[i + 1] if j - i == 3 else (PH_NONE if j - i == 2 else PH_LONG)
-                if key != K_PH and v == PH_LONG:
-                    v = 0
-                if key == K_PH:
-                    ss[k, S_PH] = v
-                elif key == K_BP:
-                    ss[k, S_BP] = v
-                else:
-                    ss[k, S_SCOPE] = v
-                i = j
-            else:
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-                i = j
-        elif key == K_NAME or key == K_CAT:
-            if c == 34:
-                j, esc = scan_string(buf, i)
-                if j < 0:
-                    return -2, CUT
-                if key == K_NAME:
-                    ii[k, I_NAME_OFF] = i + 1
-                    ss[k, S_NAME_LEN] = min(j - i - 2, 2147483647)
-                    flags |= FL_NAME
-                    if esc:
-                        flags |= FL_NAME_ESC
-                else:
-                    ii[k, I_CAT_OFF] = i + 1
-                    ss[k, S_CAT_LEN] = min(j - i - 2, 2147483647)
-                i = j
-            else:  # a non-string name: keep its raw JSON text as the name
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-                if key == K_NAME:
-                    ii[k, I_NAME_OFF] = i
-                    ss[k, S_NAME_LEN] = min(j - i, 2147483647)
-                    flags |= FL_NAME
-                i = j
-        elif key == K_PID or key == K_TID:
-            if c == 34:
-                j, _ = scan_string(buf, i)
-                if j < 0:
-                    return -2, CUT
-                h = fnv1a(buf, i + 1, j - i - 2)
-                flags |= FL_PID_STR if key == K_PID else FL_TID_STR
-                i = j
-            else:
-                v, j, exact = parse_number(buf, i)
-                if j < 0:
-                    if j == -2:
-                        return -2, CUT
-                    jj = skip_value(buf, i, stack)
-                    if jj < 0:
-                        return (-2, CUT) if jj == -2 else (i, ERR_SYNTAX)
-                    h = fnv1a(buf, i, jj - i)
-                    flags |= FL_PID_STR if key == K_PID else FL_TID_STR
-                    j = jj
-                elif exact and v == np.floor(v) and abs(v) < 9.2e18:
-                    h = np.int64(v)
-                else:
-                    h = fnv1a(buf, i, j - i)
-                i = j
-            if key == K_PID:
-                ii[k, I_PID] = h
-                flags |= FL_PID
-            else:
-                ii[k, I_TID] = h
-                flags |= FL_TID
-        elif key == K_TS or key == K_DUR or key == K_TDUR:
-            col = F_TS if key == K_TS else (F_DUR if key == K_DUR else F_TDUR)
-            bit = FL_TS if key == K_TS else (FL_DUR if key == K_DUR else FL_TDUR)
-            if c == 45 and i + 1 < n and buf[i + 1] == 73:  # -Infinity: like Infinity, not a time
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-                ff[k, col] = -np.inf
-                flags |= bit
-                i = j
-            elif c == 45 or 48 <= c <= 57:
-                v, j, exact = parse_number(buf, i)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-                ff[k, col] = v
-                flags |= bit
-                if not exact:  # the span only where it is re-parsed: in most files the column stays blank
-                    ss[k, S_NUM_REL + col] = min(i - ii[k, I_EV_OFF], 2147483647)
-                    ss[k, S_NUM_LEN + col] = min(j - i, 2147483647)
-                    flags |= FL_SLOW
-                i = j
-            elif c == 78 or c == 73:
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-                ff[k, col] = np.nan if c == 78 else np.inf
-                flags |= bit
-                i = j
-            else:  # a string or other value: let Python have a look
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-                if c == 34:
-                    flags |= bit | FL_SLOW
-                    ss[k, S_NUM_REL + col] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
-                    ss[k, S_NUM_LEN + col] = min(max(j - i - 2, 0), 2147483647)
-                i = j
-        elif key == K_ARGS:
-            j = skip_value(buf, i, stack)
-            if j < 0:
-                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-            ii[k, I_ARGS_OFF] = i
-            ss[k, S_ARGS_LEN] = min(j - i, 2147483647)
-            i = j
-        elif key == K_ID or key == K_ID2 or key == K_BIND_ID:
-            h, j = _scan_scalar_id(buf, i, stack)
-            if j < 0:
-                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-            if key == K_BIND_ID:
-                ii[k, I_BIND] = h
-                flags |= FL_BIND
-            else:
-                ii[k, I_ID] = h
-                flags |= FL_ID
-            i = j
-        elif key == K_SF or key == K_PARENT:  # spans_mode only
-            if c == 34:
-                j, _ = scan_string(buf, i)
-                if j < 0:
-                    return -2, CUT
-                ii[k, I_ID] = i + 1
-                ss[k, S_BP] = min(j - i - 2, 2147483647)
-            else:
-                j = skip_value(buf, i, stack)
-                if j < 0:
-                    return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-                ii[k, I_ID] = i
-                ss[k, S_BP] = min(j - i, 2147483647)
-            flags |= FL_ID
-            i = j
-        elif key == K_FLOW_IN or key == K_FLOW_OUT:
-            j = skip_value(buf, i, stack)
-            if j < 0:
-                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX)
-            if c == 116:  # true
-                flags |= FL_FLOW_IN if key == K_FLOW_IN else FL_FLOW_OUT
-            i = j
-        else:
-            j = skip_value(buf, i, stack)
-            if j < 0:
-                return (-2, CUT) if j == -2 else (i, ERR_SYNTAX if j == -1 else ERR_TOO_DEEP)
-            i = j
+        i, st, flags = _read_value(buf, i, k, key, ii, ss, ff, stack, flags)
+        if st != OK:
+            return i, st
         i = skip_ws(buf, i)
         if i >= n:
             return -2, CUT
@@ -407,6 +253,203 @@ def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
             ss[k, S_EV_LEN] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
             return i + 1, OK
         return i, ERR_SYNTAX
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skipped(j, i, deep):
+    """(end, status) of a value `skip_value` skipped from ``i`` to ``j`` (negative: why it could
+    not): CUT when the bytes ended, else a syntax error at ``i`` (ERR_TOO_DEEP too when
+    ``deep``)."""
+    if j >= 0:
+        return j, OK
+    if j == -2:
+        return np.int64(-2), CUT
+    return np.int64(i), (ERR_SYNTAX if j == -1 or not deep else ERR_TOO_DEEP)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_value(buf, i, k, key, ii, ss, ff, stack, flags):
+    """The value at ``buf[i]`` of key ``key`` (`_key_code`) into row k (any other key's skipped).
+    Returns (end, status, flags)."""
+    c = buf[i]
+    if key == K_PH or key == K_BP or key == K_S:
+        return _read_char(buf, i, k, key, ss, stack, flags)
+    if key == K_NAME or key == K_CAT:
+        return _read_text(buf, i, k, key, ii, ss, stack, flags)
+    if key == K_PID or key == K_TID:
+        return _read_pid_tid(buf, i, k, key, ii, stack, flags)
+    if key == K_TS or key == K_DUR or key == K_TDUR:
+        return _read_time(buf, i, k, key, ii, ss, ff, stack, flags)
+    if key == K_ARGS:
+        j, st = _skipped(skip_value(buf, i, stack), i, True)
+        if st == OK:
+            ii[k, I_ARGS_OFF] = i
+            ss[k, S_ARGS_LEN] = min(j - i, 2147483647)
+        return j, st, flags
+    if key == K_ID or key == K_ID2 or key == K_BIND_ID:
+        h, j = _scan_scalar_id(buf, i, stack)
+        if j < 0:
+            j, st = _skipped(j, i, False)
+            return j, st, flags
+        if key == K_BIND_ID:
+            ii[k, I_BIND] = h
+            flags |= FL_BIND
+        else:
+            ii[k, I_ID] = h
+            flags |= FL_ID
+        return j, OK, flags
+    if key == K_SF or key == K_PARENT:  # spans_mode only
+        return _read_span_id(buf, i, k, ii, ss, stack, flags)
+    if key == K_FLOW_IN or key == K_FLOW_OUT:
+        j, st = _skipped(skip_value(buf, i, stack), i, False)
+        if st == OK and c == 116:  # true
+            flags |= FL_FLOW_IN if key == K_FLOW_IN else FL_FLOW_OUT
+        return j, st, flags
+    j, st = _skipped(skip_value(buf, i, stack), i, True)
+    return j, st, flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_char(buf, i, k, key, ss, stack, flags):
+    """ph, bp or s: a string of exactly one character ("XX" is no X: PH_LONG, an unknown phase;
+    "" none; for bp and s both 0); another value is skipped."""
+    if buf[i] != 34:
+        j, st = _skipped(skip_value(buf, i, stack), i, True)
+        return j, st, flags
+    j, _ = scan_string(buf, i)
+    if j < 0:
+        return np.int64(-2), CUT, flags
+    v = buf[i + 1] if j - i == 3 else (PH_NONE if j - i == 2 else PH_LONG)
+    if key != K_PH and v == PH_LONG:
+        v = 0
+    if key == K_PH:
+        ss[k, S_PH] = v
+    elif key == K_BP:
+        ss[k, S_BP] = v
+    else:
+        ss[k, S_SCOPE] = v
+    return j, OK, flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_text(buf, i, k, key, ii, ss, stack, flags):
+    """name or cat: a string's inside as a span (FL_NAME_ESC when the name has escapes); a name
+    that is no string keeps its raw JSON text."""
+    if buf[i] == 34:
+        j, esc = scan_string(buf, i)
+        if j < 0:
+            return np.int64(-2), CUT, flags
+        if key == K_NAME:
+            ii[k, I_NAME_OFF] = i + 1
+            ss[k, S_NAME_LEN] = min(j - i - 2, 2147483647)
+            flags |= FL_NAME
+            if esc:
+                flags |= FL_NAME_ESC
+        else:
+            ii[k, I_CAT_OFF] = i + 1
+            ss[k, S_CAT_LEN] = min(j - i - 2, 2147483647)
+        return j, OK, flags
+    j, st = _skipped(skip_value(buf, i, stack), i, True)
+    if st == OK and key == K_NAME:
+        ii[k, I_NAME_OFF] = i
+        ss[k, S_NAME_LEN] = min(j - i, 2147483647)
+        flags |= FL_NAME
+    return j, st, flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_pid_tid(buf, i, k, key, ii, stack, flags):
+    """pid or tid: an exact integer as itself, any other value (a string's inside, else its text)
+    as its FNV-1a hash (FL_PID_STR / FL_TID_STR for strings and values that are no numbers)."""
+    if buf[i] == 34:
+        j, _ = scan_string(buf, i)
+        if j < 0:
+            return np.int64(-2), CUT, flags
+        h = fnv1a(buf, i + 1, j - i - 2)
+        flags |= FL_PID_STR if key == K_PID else FL_TID_STR
+    else:
+        v, j, exact = parse_number(buf, i)
+        if j < 0:
+            if j == -2:
+                return np.int64(-2), CUT, flags
+            jj = skip_value(buf, i, stack)
+            if jj < 0:
+                jj, st = _skipped(jj, i, False)
+                return jj, st, flags
+            h = fnv1a(buf, i, jj - i)
+            flags |= FL_PID_STR if key == K_PID else FL_TID_STR
+            j = jj
+        elif exact and v == np.floor(v) and abs(v) < 9.2e18:
+            h = np.int64(v)
+        else:
+            h = fnv1a(buf, i, j - i)
+    if key == K_PID:
+        ii[k, I_PID] = h
+        flags |= FL_PID
+    else:
+        ii[k, I_TID] = h
+        flags |= FL_TID
+    return j, OK, flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_time(buf, i, k, key, ii, ss, ff, stack, flags):
+    """ts, dur or tdur: a number (its span kept with FL_SLOW where Python must re-parse it), NaN,
+    ±Infinity; a string's inside is kept for Python to look at (FL_SLOW)."""
+    n = buf.shape[0]
+    c = buf[i]
+    col = F_TS if key == K_TS else (F_DUR if key == K_DUR else F_TDUR)
+    bit = FL_TS if key == K_TS else (FL_DUR if key == K_DUR else FL_TDUR)
+    if c == 45 and i + 1 < n and buf[i + 1] == 73:  # -Infinity: like Infinity, not a time
+        j, st = _skipped(skip_value(buf, i, stack), i, False)
+        if st == OK:
+            ff[k, col] = -np.inf
+            flags |= bit
+        return j, st, flags
+    if c == 45 or 48 <= c <= 57:
+        v, j, exact = parse_number(buf, i)
+        if j < 0:
+            j, st = _skipped(j, i, False)
+            return j, st, flags
+        ff[k, col] = v
+        flags |= bit
+        if not exact:  # the span only where it is re-parsed: in most files the column stays blank
+            ss[k, S_NUM_REL + col] = min(i - ii[k, I_EV_OFF], 2147483647)
+            ss[k, S_NUM_LEN + col] = min(j - i, 2147483647)
+            flags |= FL_SLOW
+        return j, OK, flags
+    if c == 78 or c == 73:
+        j, st = _skipped(skip_value(buf, i, stack), i, False)
+        if st == OK:
+            ff[k, col] = np.nan if c == 78 else np.inf
+            flags |= bit
+        return j, st, flags
+    # a string or other value: let Python have a look
+    j, st = _skipped(skip_value(buf, i, stack), i, True)
+    if st == OK and c == 34:
+        flags |= bit | FL_SLOW
+        ss[k, S_NUM_REL + col] = min(i + 1 - ii[k, I_EV_OFF], 2147483647)
+        ss[k, S_NUM_LEN + col] = min(max(j - i - 2, 0), 2147483647)
+    return j, st, flags
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _read_span_id(buf, i, k, ii, ss, stack, flags):
+    """sf or parent (spans mode): a string's inside, or any other value's text, as a span
+    (``I_ID`` offset, ``S_BP`` length) with FL_ID."""
+    if buf[i] == 34:
+        j, _ = scan_string(buf, i)
+        if j < 0:
+            return np.int64(-2), CUT, flags
+        ii[k, I_ID] = i + 1
+        ss[k, S_BP] = min(j - i - 2, 2147483647)
+    else:
+        j, st = _skipped(skip_value(buf, i, stack), i, True)
+        if st != OK:
+            return j, st, flags
+        ii[k, I_ID] = i
+        ss[k, S_BP] = min(j - i, 2147483647)
+    return j, OK, flags | FL_ID
 
 
 # compiled on its own (the other scanners, the tests) and inlined into `jsonscan.scan_events`, which
