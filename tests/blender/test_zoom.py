@@ -194,3 +194,34 @@ def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
     res = json.loads(lines[-1][7:])
     assert res["calls"] > 0 and res["names"] >= 20, res
     assert res["after"] == res["n0"] == n_objects, res
+
+
+@pytest.mark.timeout(600)
+def test_the_panels_zoom_to_operator(saved):
+    """"Zoom to…" of the panel, headless (the job runs to its end): a typed range, the picked
+    call, then the whole figure; the viewport's follower does nothing without a viewport."""
+    from addon_loader import registered_addon
+
+    trace, blend, n_objects, params = saved
+    fixture = registered_addon()
+    next(fixture)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=blend)
+        scene = bpy.context.scene
+        t0, t1 = _busiest(trace, 1000.0)
+        assert bpy.ops.tracevis3d.zoom_to(target="RANGE", start=f"{t0}us", end=f"{t1 / 1000}ms") == {"FINISHED"}
+        st = view.zoom_state(scene)
+        assert st["window"] == pytest.approx([t0, t1]) and len(_names_in_frame(scene)) >= 20
+        scene.tracevis3d.trace_path = str(view._trace_context(scene)["path"])
+        scene.tracevis3d.picked_call = int(np.argmax(trace.end - trace.start >= 0.5 * (t1 - t0)))
+        assert bpy.ops.tracevis3d.zoom_to(target="PICKED") == {"FINISHED"}
+        call = scene.tracevis3d.picked_call
+        w = view.zoom_state(scene)["window"]
+        assert w[0] <= trace.start[call] and trace.end[call] <= w[1]
+        assert bpy.ops.tracevis3d.zoom_to(target="WHOLE") == {"FINISHED"}
+        assert view.zoom_state(scene) is None and len(bpy.data.objects) == n_objects
+        from tv3d_addon.ui import zoom_follow
+
+        assert zoom_follow.poll(scene) is None  # headless: no viewport to follow
+    finally:
+        next(fixture, None)
