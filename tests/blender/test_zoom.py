@@ -101,6 +101,10 @@ def test_zoomed_views_name_what_a_dedicated_window_figure_names(saved, tmp_path)
     m = view_measures(png, view.ZOOM_COLLECTION, scene)
     assert m["empty_share"] <= 0.5, m
     assert m["names"] >= 20, m
+    # one thread of the stretch: its lane alone
+    lane = out["meta"]["lane_names"][-1]
+    one = view.zoom_to(scene, window=window, thread=lane)
+    assert one["meta"]["lane_names"] == [lane] and one["thread"] == lane
     # back at the whole figure: the overview's objects, its camera, no split left behind
     out = view.zoom_to(scene, window=None)
     assert out["action"] == "overview"
