@@ -16,23 +16,23 @@ from .tasks import layout_and_write_steps, source_path
 MEMORY_KEY = "tracevis3d_memory"
 
 
-def _memory_layout(capture, params):
+def _memory_layout(capture, params, calls=None):
     from ..layout.memory import memory_layout
     from ..params.memory import MemoryParams
 
     if isinstance(params, dict):
         params = MemoryParams.from_dict(params)
     params = (params or MemoryParams()).validate()
-    return params, memory_layout(capture, params)
+    return params, memory_layout(capture, params, calls)
 
 
 def memory_build_steps(job: Job, capture, params=None, scene=None, collection_name: str = "TraceVis3D",
-                       span=(0.0, 1.0)):
+                       span=(0.0, 1.0), calls=None):
     scene = scene or bpy.context.scene
     yield job.off_main(prepare_kernels)
     job.report(span[0], f"memory view of {capture.n_ranges:,} ranges")
     params, spec, _, out = yield from layout_and_write_steps(
-        job, _memory_layout, (capture, params),
+        job, _memory_layout, (capture, params, calls),
         lambda m: f"layout: {m['n_groups']:,} bands ({m['n_aggregates']:,} grey aggregates), {m['n_boxes']:,} columns",
         scene, collection_name, span)
     bands = out["meta"].pop("bands", None)
@@ -42,9 +42,10 @@ def memory_build_steps(job: Job, capture, params=None, scene=None, collection_na
     return out
 
 
-def memory_build_job(capture, params=None, scene=None, collection_name: str = "TraceVis3D") -> Job:
-    """A `Job` that builds the memory view of a loaded `MemoryCapture` (`memory_build_steps`)."""
-    return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0))
+def memory_build_job(capture, params=None, scene=None, collection_name: str = "TraceVis3D", calls=None) -> Job:
+    """A `Job` that builds the memory view of a loaded `MemoryCapture` (`memory_build_steps`);
+    ``calls``: a `Trace` of the same run, drawn above the bands on the capture's clock."""
+    return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0), calls)
 
 
 def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D") -> dict | None:

@@ -9,6 +9,8 @@ EXAMPLES = """examples:
   python -m memray run -o run.bin program.py
   python -m tracevis3d render-memory run.bin -o memory.png
   python -m tracevis3d render-memory run.bin -o memory.png --group-by module --save memory.blend
+  py-spy record --format chrometrace -o calls.json -- python -m memray run -o run.bin program.py
+  python -m tracevis3d render-memory run.bin --trace calls.json -o memory.png
 """
 
 
@@ -21,6 +23,10 @@ def add_parsers(sub) -> None:
                      "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
                      EXAMPLES + FOOTER,
                      positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")])
+    sub.choices["render-memory"].add_argument(
+        "--trace", metavar="TRACE", default=None,
+        help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): its "
+             "calls drawn above the bands on the capture's clock (default: none)")
 
 
 def memory_params(args):
@@ -63,11 +69,18 @@ def render_memory(args) -> str:
     capture = load_capture(args.capture)
     cli._progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
                        f"{capture.n_sites:,} sites in {time.perf_counter() - t:.2f} s")
+    calls = None
+    if getattr(args, "trace", None):
+        calls = cli._load(args.trace)
+        cli._progress(0.1, f"loaded {len(calls):,} calls of {args.trace}")
     scene = cli._scene()
     from ..blender.memory_tasks import memory_build_job
 
-    info = cli._build(memory_build_job(capture, params, scene=scene), args.capture, 0.1, 0.6)
+    info = cli._build(memory_build_job(capture, params, scene=scene, calls=calls), args.capture, 0.1, 0.6)
     m = info["meta"]
+    if calls is not None:
+        cli._progress(0.6, f"calls aligned on {m['calls_alignment']}: trace time = capture time + "
+                           f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_strip_calls']:,} calls drawn")
     cli._progress(0.6, f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
                        f"labels in {info['timings']['total']:.2f} s")
     return cli._render_and_save(args, scene, out, save)

@@ -78,8 +78,9 @@ def band_keys(cap: MemoryCapture, group_by: str) -> tuple:
     return site, [cap.site_label(s) for s in range(cap.n_sites)]
 
 
-def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> SceneSpec:
-    """The memory view of ``cap`` (module docstring)."""
+def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=None) -> SceneSpec:
+    """The memory view of ``cap`` (module docstring); with ``calls`` (a `Trace` of the same run),
+    the calls' icicle above the bands on the same time axis (`align_calls`, `_call_strip`)."""
     params = (params or MemoryParams()).validate()
     if cap.n_ranges == 0:
         raise ValueError(f"no allocations to show in {cap.source}")
@@ -147,7 +148,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
     x0r, y0r, x1r, y1r = plan.rect
     rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
     # the chart's height: the rectangle's shape, so the chart fills it
-    chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / HEADROOM
+    strip = align_calls(cap, calls, t1) if calls is not None else None
+    strip_rows = int(strip["depth"].max()) + 1 if strip is not None and strip["depth"].size else 0
+    chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / (HEADROOM + STRIP_ROW * strip_rows
+                                                                              + (STRIP_GAP if strip_rows else 0.0))
 
     # geometry: a box per group and column that holds bytes
     zs = chart_h / top
@@ -206,9 +210,13 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
         plan = plan_hud(res, tpx, title, legend_rows + leak_note, params.show_title, params.show_legend)
     panel = _plot_panel(chart_h, top, zs, PANEL_Y * np.tan(np.radians(params.elevation)))
     drop = PANEL_Y * np.tan(np.radians(params.elevation))
+    strip_top = chart_h * (HEADROOM + (STRIP_GAP + STRIP_ROW * strip_rows if strip_rows else 0.0))
     corners = np.array([[x, y, z] for x in (0.0, CHART_W + cap_w) for y in (0.0, PANEL_Y)
-                        for z in (-drop, chart_h * HEADROOM - drop)])
+                        for z in (-drop, strip_top - drop)])
     cam = fit_camera_rect(corners, to_cam, res, rect, orthographic=True)
+    strip_layer = strip_labels = None
+    if strip_rows:
+        strip_layer, strip_labels, strip_mats = _call_strip(strip, calls, t1, chart_h, cam, res, tpx, to_cam)
 
     labels = []
     if params.show_labels:
@@ -225,6 +233,9 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
             kinds[i] = "site" if params.group_by != "range" else "range"
     hud_labels.kind = kinds
     layers = [panel, bands_layer, marks]
+    if strip_layer is not None:
+        layers.append(strip_layer)
+        labels.append(strip_labels)
     if lg.size:
         layers.append(leak_layer)
     if legend_layer is not None:
@@ -239,6 +250,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
                                              from_attribute=False),
             "TV3D_memory_mark": MaterialSpec("TV3D_memory_mark", HWM_RGB + (1.0,), cushion=False,
                                              from_attribute=False)})
+    if strip_layer is not None:
+        for name, rgb in strip_mats.items():
+            mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False,
+                                      from_attribute=False)
     for name, rgb in zip(swatch_mats, swatch_rgb):
         mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
@@ -254,7 +269,9 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None) -> Sce
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "memory", "t0": 0.0, "t1": t1, "x_unit": "ms", "source": cap.source,
               "peak_bytes": cap.peak_bytes, "n_allocations": cap.n_allocations, "leaked_bytes": cap.leaked_bytes,
-              "hwm_ms": cap.hwm_ms, "n_bands": n_bands, "n_groups": int(n_groups),
+              "hwm_ms": cap.hwm_ms, "calls_offset_us": None if strip is None else strip["offset_us"],
+              "calls_alignment": None if strip is None else strip["how"],
+              "n_strip_calls": 0 if strip is None else int(strip["depth"].size), "n_bands": n_bands, "n_groups": int(n_groups),
               "n_aggregates": int(is_agg.sum()), "n_named": len(named), "n_boxes": int(gi.size),
               "n_labels": len(all_labels), "bin_ms": t1 / n_bins, "bins": n_bins, "chart_w": CHART_W,
               "bytes_per_unit": 1.0 / zs, "bands": bands_meta, "title": plan.title, "content_rect": list(plan.rect),
@@ -284,6 +301,99 @@ def _plot_panel(chart_h: float, top: float, zs: float, drop: float) -> InstanceL
     mi[0] = 0
     return InstanceLayer("memory_panel", pos, sc, cols, mi, ["TV3D_memory_panel", "TV3D_memory_grid"],
                          {"call_index": np.full(n, -1, np.int32)})
+
+
+#: the call strip (``--trace``): a row's height and the gap under it, in shares of the chart's height
+STRIP_ROW, STRIP_GAP = 0.055, 0.05
+STRIP_DEPTH = 6  # stack levels of the calls drawn above the bands
+STRIP_COLOURS = 12
+
+
+def align_calls(cap: MemoryCapture, trace, t1: float) -> dict:
+    """The calls of ``trace`` (the same run, traced for calls) on the capture's clock.
+
+    memray's clock starts when its tracker starts; a call tracer's at its own start (py-spy:
+    when it launched the process; VizTracer: its first event).  Neither records the other's, so
+    the two are aligned on the program itself: the first call of a function in the program's own
+    file (the capture's command line names it) and the first allocation with a frame of that file
+    in its stack happen together; the offset between them maps the trace's µs to the capture's
+    ms.  Without such a file (or a frame of it in either), the two ends are aligned (both stop when
+    the program does).  The calls drawn: the busiest thread's, at most `STRIP_DEPTH` levels deep,
+    inside the capture's span.  Returns {"call", "x0", "x1" (ms), "depth", "offset_us", "how"}."""
+    offset, how, top_depth = None, "", 0
+    prog = _program(cap).split()[0] if cap.command_line else ""
+    if prog.endswith(".py"):
+        base = prog.rsplit("/", 1)[-1]
+        fids = [i for i, f in enumerate(trace.function_files) if f and f.replace("\\", "/").endswith("/" + base)
+                or f == base]
+        frames = {i for i, f in enumerate(cap.frame_file) if f and (f.endswith("/" + base) or f == base)}
+        if fids and frames:
+            m = np.isin(trace.func, fids)
+            stacks = np.array([any(fr in frames for fr in st) for st in cap.stack_frames], bool)
+            sel = stacks[cap.range_stack] if stacks.size else np.zeros(0, bool)
+            if m.any() and sel.any():
+                offset = float(trace.start[m].min()) - 1000.0 * float(cap.range_start[sel].min())
+                how = f"first call and first allocation in {base}"
+                top_depth = int(trace.depth[m].min())  # the program's own outermost level
+    if offset is None:
+        offset = float(trace.end.max()) - 1000.0 * float(cap.duration_ms)
+        how = "the ends of the run"
+    lanes = np.bincount(trace.thread, minlength=1)
+    main = int(np.argmax(lanes))
+    x0 = (trace.start - offset) / 1000.0
+    x1 = (trace.end - offset) / 1000.0
+    keep = ((trace.thread == main) & (trace.depth >= top_depth) & (trace.depth < top_depth + STRIP_DEPTH)
+            & (x1 > 0.0) & (x0 < t1))
+    idx = np.flatnonzero(keep)
+    d = trace.depth[idx].astype(np.int64)
+    if d.size:
+        d = d - d.min()
+    return {"call": idx, "x0": np.clip(x0[idx], 0.0, t1), "x1": np.clip(x1[idx], 0.0, t1), "depth": d,
+            "offset_us": offset, "how": how}
+
+
+def _call_strip(strip, trace, t1, chart_h, cam, res, tpx, to_cam):
+    """The calls above the bands: an icicle whose rows go up from the chart's top (the outermost
+    calls lowest, next to the memory they held), coloured by function, the wide ones named."""
+    from .palette import categorical
+
+    idx, d = strip["call"], strip["depth"]
+    row = STRIP_ROW * chart_h
+    z_base = chart_h * (HEADROOM + STRIP_GAP)
+    xa = strip["x0"] / t1 * CHART_W
+    xb = strip["x1"] / t1 * CHART_W
+    wide = xb - xa
+    func = trace.func[idx].astype(np.int64)
+    slot = (func % STRIP_COLOURS).astype(np.int32)
+    rgb = lighten(categorical(STRIP_COLOURS), 0.25)
+    pos = np.stack([0.5 * (xa + xb), np.full(idx.size, 0.3), z_base + (d + 0.5) * row], 1).astype(np.float32)
+    sc = np.stack([np.maximum(wide, 1e-4), np.full(idx.size, 0.6), np.full(idx.size, 0.94 * row)], 1).astype(
+        np.float32)
+    cols = np.ones((idx.size, 4), np.float32)
+    cols[:, :3] = rgb[slot]
+    names = [f"TV3D_memory_call{k:02d}" for k in range(STRIP_COLOURS)]
+    layer = InstanceLayer("memory_calls", pos, sc, cols, slot, names,
+                          {"call_index": idx.astype(np.int32)})
+    wpp = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
+    size = 0.8 * tpx * wpp
+    texts, pts, called = [], [], []
+    for k in np.argsort(-wide, kind="stable")[:60].tolist():
+        name = trace.name(int(idx[k])) if hasattr(trace, "name") else trace.function_names[int(func[k])]
+        room = wide[k] / size - 0.8
+        t = cut_end(name, room) if room > 3 else ""
+        if t and len(t) >= 3 and row >= 1.1 * size:
+            texts.append(t)
+            called.append(int(idx[k]))
+            pts.append((0.5 * (xa[k] + xb[k]), 0.0, z_base + (d[k] + 0.5) * row))
+    n = len(texts)
+    if n:
+        anchor, rot = place_facing_text(np.array(pts), cam, np.full(n, size), to_cam)
+        labels = LabelSet(texts, anchor.astype(np.float32), np.full(n, size, np.float32),
+                          ["TV3D_text_dark"] * n, np.ones(n, np.uint8), ["call"] * n, np.array(called, np.int32),
+                          rot.astype(np.float32))
+    else:
+        labels = LabelSet.empty()
+    return layer, labels, dict(zip(names, rgb))
 
 
 def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
