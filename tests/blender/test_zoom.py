@@ -138,12 +138,20 @@ def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
     view.zoom_to(scene, window=None)
 
 
+def _straight_view(x0, x1, z):
+    """A camera looking straight at the front plane, its frame spanning x0..x1 there (50 mm lens)."""
+    from tracevis3d.layout.spec import CameraSpec
+
+    d = 0.5 * (x1 - x0) / (18.0 / 50.0)
+    return CameraSpec(location=(0.5 * (x0 + x1), -d, z), target=(0.5 * (x0 + x1), 0.0, z), lens_mm=50.0,
+                      clip_start=1e-4, clip_end=1e4)
+
+
 @pytest.mark.timeout(600)
 def test_the_viewport_path_refines_keeps_and_returns(saved):
     """The GUI's job with a view matrix: a view closing in on a stretch refines it, the view of
     the refined stretch keeps it, the overview's view brings the whole figure back."""
     from tracevis3d.layout.refine import camera_matrix
-    from tracevis3d.layout.spec import CameraSpec
 
     trace, blend, n_objects, params = saved
     bpy.ops.wm.open_mainfile(filepath=blend)
@@ -152,10 +160,8 @@ def test_the_viewport_path_refines_keeps_and_returns(saved):
     wpu = meta["world_per_us"]
     t0, t1 = _busiest(trace, 5000.0)
     xa, xb = (t0 - meta["t0"]) * wpu, (t1 - meta["t0"]) * wpu
-    d = 0.5 * (xb - xa) / (18.0 / 50.0)  # a 50 mm lens whose frame spans xa..xb on the front plane
     z = 0.5 * sum(view._lanes_z(bpy.data.collections["TraceVis3D"]))
-    cam = CameraSpec(location=(0.5 * (xa + xb), -d, z), target=(0.5 * (xa + xb), 0.0, z), lens_mm=50.0,
-                     clip_start=1e-4, clip_end=1e4)
+    cam = _straight_view(xa, xb, z)
     job = view.zoom_job(scene, persp=camera_matrix(cam, (1920, 1080)), region=(1920, 1080))
     while job.poll(timeout=0.01):  # as the viewport's timer drives it
         pass
@@ -165,9 +171,10 @@ def test_the_viewport_path_refines_keeps_and_returns(saved):
     assert out["window"][1] == pytest.approx(t1, abs=0.02 * (t1 - t0))
     persp, region = view.camera_persp(scene)  # the refined stretch's own view: nothing to do
     assert view.zoom_to_view(scene, persp, region)["action"] == "keep"
-    ov = bpy.data.objects[view.zoom_state(scene)["camera"]]
-    persp, region = view.camera_persp(scene, ov)
-    assert view.zoom_to_view(scene, persp, region)["action"] == "overview"
+    # pulled back until the whole split scene is in view: the overview again
+    pl = view.zoom_state(scene)["placement"]
+    far = _straight_view(-5.0, meta["world_per_us"] * (meta["t1"] - meta["t0"]) + pl["shift"] + 5.0, z)
+    assert view.zoom_to_view(scene, camera_matrix(far, (1920, 1080)), (1920, 1080))["action"] == "overview"
     assert abs(len(bpy.data.objects) - n_objects) <= 0.1 * n_objects
     # a job cancelled half-way leaves the whole figure
     job = view.zoom_job(scene, window=(t0, t1))
