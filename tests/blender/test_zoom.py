@@ -115,7 +115,8 @@ def test_zoomed_views_name_what_a_dedicated_window_figure_names(saved, tmp_path)
 
 
 def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
-    """Boxes crossing the window keep their parts outside it; what lies after it moves right."""
+    """Boxes crossing the window keep their parts outside it; what lies after it moves right; a
+    new build of the figure takes the refinement away."""
     trace, blend, n_objects, params = saved
     bpy.ops.wm.open_mainfile(filepath=blend)
     scene = bpy.context.scene
@@ -135,7 +136,12 @@ def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
     assert (left | right).all()  # nothing of the overview inside the refined stretch
     assert left.any() and right.any()
     ob.modifiers["TraceVis3D instancer"].show_viewport = True
-    view.zoom_to(scene, window=None)
+    # building the figure again replaces the refined stretch with the rest
+    from tracevis3d.blender.scene import build_icicle
+
+    build_icicle(trace, trace_path=view._trace_context(scene)["path"])
+    assert view.zoom_state(scene) is None and view.ZOOM_COLLECTION not in bpy.data.collections
+    assert len(bpy.data.objects) == n_objects
 
 
 def _straight_view(x0, x1, z):

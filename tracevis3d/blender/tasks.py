@@ -55,6 +55,10 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
     params, spec, *extra = yield job.off_main(layout, *args)
     t_layout = time.perf_counter() - t0
     job.report(a + 0.3 * (b - a), done_text(spec.meta, *extra))
+    from .view import STATE_KEY, unzoom
+
+    if STATE_KEY in (scene or bpy.context.scene):  # a refined stretch of the figure being replaced goes with it
+        unzoom(scene or bpy.context.scene, collection_name)
     out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
                                        progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
                                        remove_startup=remove_startup)
