@@ -82,12 +82,12 @@ def connected(spec: str, connect_timeout: float = CONNECT_TIMEOUT):
     cluster = None
     try:
         if kind == "local":
-            cluster = LocalCluster(n_workers=value, threads_per_worker=1, processes=True, dashboard_address=None,
+            cluster = LocalCluster(n_workers=value, threads_per_worker=1, processes=True, dashboard_address=":0",
                                    silence_logs=logging.CRITICAL, scheduler_port=0)
             client = Client(cluster, timeout=f"{connect_timeout:g}s")
             address = f"local:{value} ({cluster.scheduler_address})"
         else:
-            client = Client(value, timeout=f"{connect_timeout:g}s", set_as_default=False)
+            client = Client(value, timeout=f"{connect_timeout:g}s")
             address = value
     except (OSError, TimeoutError) as e:
         if cluster is not None:

@@ -35,6 +35,9 @@ def make_parser() -> argparse.ArgumentParser:
     from .animation import add_animation_parser
 
     add_animation_parser(sub)
+    from .batch import add_batch_parser
+
+    add_batch_parser(sub)
     sub.add_parser("formats", help="list the trace formats TraceVis3D recognises and reads",
                    description="List every trace format TraceVis3D recognises: whether it is read, what its x\n"
                                "axis is (time, or a measure for merged stacks), the tools that write it.\n"
@@ -56,8 +59,14 @@ def render_animation(args) -> str:
     return run(args)
 
 
+def render_batch(args) -> str:
+    from .batch import render_batch as run
+
+    return run(args)
+
+
 #: the commands that are no view's (a view's commands are its CLI module's, `command_runner`)
-COMMANDS = {"render-animation": render_animation, "formats": list_formats}
+COMMANDS = {"render-animation": render_animation, "render-batch": render_batch, "formats": list_formats}
 
 
 def command_runner(command: str):
