@@ -33,7 +33,7 @@ def job_body(args, etag: str | None) -> dict:
         settings = {
             "blendfile": args.blend, "frames": args.frames, "chunk_size": args.chunk_size, "fps": args.fps,
             "format": args.format, "image_file_extension": ".png",
-            "images_or_video": "images", "render_output_root": args.output_root,
+            "render_output_root": args.output_root,
             "add_path_components": 0,
             "render_output_path": f"{args.output_root.rstrip('/')}/{stem}/frame_######",
         }
