@@ -48,6 +48,7 @@ HWM_RGB = (0.05, 0.05, 0.06)
 IDLE_LIGHTEN = 0.5  # a band's colour where it allocates nothing in that moment
 MAX_COLOURED = 24  # named bands get distinct colours; the rest of the big ones cycle them
 MAX_LEGEND_SITES = 20
+MAX_GRID_CELLS = 20_000_000  # bands × columns held at once (float64: 160 MB)
 
 
 def fmt_bytes(b: float) -> str:
@@ -96,10 +97,6 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     ordered = pos_of[band]
     n_bins = int(params.bins)
     t1 = max(float(cap.duration_ms), float(cap.range_end.max()), 1e-6)
-    held, allocs = band_grid(ordered, cap.range_start, cap.range_end, cap.range_size, n_bands, 0.0, t1, n_bins)
-    total = held.sum(axis=0)
-    top = max(float(total.max()), 1.0)
-
     rows = [(f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / n_bins)} column); the stack's top is the heap",
              -1, "note")]
     title = params.title if params.title is not None else (
@@ -109,12 +106,29 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     plan0 = plan_hud(res, tpx, title, rows + [("x", 0, "swatch")] * (MAX_LEGEND_SITES + 6), params.show_title,
                      params.show_legend)
     chart_px = (plan0.rect[3] - plan0.rect[1]) * 0.86
-    peak_px = held.max(axis=1) * chart_px / top
-    group, is_agg, n_groups = merge_thin(peak_px, float(params.min_band_px))
-    gheld = np.zeros((n_groups, n_bins))
-    np.add.at(gheld, group, held)
-    galloc = np.zeros((n_groups, n_bins), np.int64)
-    np.add.at(galloc, group, allocs)
+    min_px = float(params.min_band_px)
+    if params.group_by == "range":
+        # a range is as thick as its size for all its life (Memcov's Gantt charts): the thin ones
+        # are merged before any grid is made (the peak heap stands for the chart's top); where the
+        # groups would still make too large a grid the threshold doubles until they do not
+        while True:
+            group, is_agg, n_groups = merge_thin(cap.range_size[rank] * (chart_px / max(cap.peak_bytes, 1)), min_px)
+            if n_groups * n_bins <= MAX_GRID_CELLS:
+                break
+            min_px *= 2.0
+        g_of_band = np.empty(n_bands, np.int64)
+        g_of_band[rank] = group
+        gheld, galloc = band_grid(g_of_band[band], cap.range_start, cap.range_end, cap.range_size, n_groups, 0.0,
+                                  t1, n_bins)
+    else:
+        held, allocs = band_grid(ordered, cap.range_start, cap.range_end, cap.range_size, n_bands, 0.0, t1, n_bins)
+        top0 = max(float(held.sum(axis=0).max()), 1.0)
+        group, is_agg, n_groups = merge_thin(held.max(axis=1) * chart_px / top0, min_px)
+        gheld = np.zeros((n_groups, n_bins))
+        np.add.at(gheld, group, held)
+        galloc = np.zeros((n_groups, n_bins), np.int64)
+        np.add.at(galloc, group, allocs)
+    top = max(float(gheld.sum(axis=0).max()), 1.0)
     members = [[] for _ in range(n_groups)]
     for b in range(n_bands):
         members[group[b]].append(int(rank[b]))
@@ -130,15 +144,16 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     # the legend: the named sites (their swatches are their bands' colours), then what the marks mean
     room_em = (LEGEND_COLUMN_FRAC * res[0] - SWATCH_EM * tpx) / tpx - 0.5
     legend_rows = list(rows)
-    legend_rows.append(("colour: allocation site, largest first", -1, "heading"))
+    what = {"site": "allocation site", "module": "module", "range": "range"}[params.group_by]
+    legend_rows.append((f"colour: {what}, largest first", -1, "heading"))
     n_legend = min(len(named), MAX_LEGEND_SITES)
     site_rows = []
     for k, g in enumerate(named[:n_legend]):
-        size = f" · {fmt_bytes(gheld[g].max())}"
+        size = "" if params.group_by == "range" else f" · {fmt_bytes(gheld[g].max())}"  # a range's name has it
         site_rows.append(cut_end(g_name[g], room_em - text_width(size)) + size)
         legend_rows.append((site_rows[-1], k, "swatch"))
     if len(named) > n_legend:
-        legend_rows.append((f"{len(named) - n_legend} more sites in colour", -1, "note"))
+        legend_rows.append((f"{len(named) - n_legend} more {what}s in colour", -1, "note"))
     if is_agg.any():
         legend_rows.append((f"grey: {int(is_agg.sum())} aggregates of bands under {params.min_band_px:g} px (Memcov)",
                             -1, "note"))
@@ -258,8 +273,13 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
         mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
     for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
         mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
-    bands_meta = [_band_meta(cap, band, pos_of, group, g, members[g], bool(is_agg[g]), g_name[g], gheld[g], t1)
-                  for g in range(n_groups)] if n_groups <= 5000 else None
+    bands_meta = None
+    if n_groups <= 5000:  # what picking says, per group: its ranges found once by a sort
+        rg = group[pos_of[band]]
+        by = np.argsort(rg, kind="stable")
+        cut = np.searchsorted(rg[by], np.arange(n_groups + 1))
+        bands_meta = [_band_meta(cap, by[cut[g]:cut[g + 1]], len(members[g]), bool(is_agg[g]), g_name[g], gheld[g])
+                      for g in range(n_groups)]
     all_labels = LabelSet.concat(labels + [hud_labels])
     spec = SceneSpec(
         layers=layers, labels=all_labels, legend=[LegendEntry(g_name[g], tuple(g_rgb[g])) for g in named[:n_legend]],
@@ -423,11 +443,10 @@ def _group_name(cap: MemoryCapture, names, members: list, agg: bool) -> str:
     return names[m]
 
 
-def _band_meta(cap, band, pos_of, group, g, members, agg, name, held_row, t1) -> dict:
+def _band_meta(cap, sel, n_members, agg, name, held_row) -> dict:
     """What picking a band says: its name, the bytes it holds at its peak, when it first
-    allocated, its threads and its heaviest call stack."""
-    sel = np.flatnonzero(group[pos_of[band]] == g) if cap.n_ranges <= 2_000_000 else np.zeros(0, np.int64)
-    info = {"name": name, "aggregate": agg, "members": len(members), "peak_bytes": float(held_row.max())}
+    allocated, its threads and its heaviest call stack (``sel``: its ranges)."""
+    info = {"name": name, "aggregate": agg, "members": n_members, "peak_bytes": float(held_row.max())}
     if sel.size:
         sz = cap.range_size[sel].astype(np.float64)
         st = np.bincount(cap.range_stack[sel], weights=sz)
