@@ -44,14 +44,16 @@ import numpy as np
 
 from ..model import TraceFormatError
 from .limits import resolve_limits
-from .profile_json import (KeyedFrames, add_instants, clean_name, fail, float_column, int_column, kind_of, need_dict,
-                           need_list, parse_json)
+from .profile_json import (KeyedFrames, NumberColumn, add_instants, clean_name, fail, float_column, int_column, is_list,
+                           kind_of, need_dict, need_list, parse_json, parse_json_columns)
 from .stacks import StackProfile, timed_trace
 
 __all__ = ["load_firefox", "split_location"]
 
 #: a thread or process nested as JSON text is parsed too, at most this many levels down
 _MAX_PROCESS_NESTING = 64
+#: the head in which a processed profile's version is looked for (as the format's sniffer does)
+_HEAD_BYTES = 1 << 20
 
 
 class _Lane:
@@ -80,7 +82,9 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
     docstring).  ``js_only``: keep script frames only (None: speedscope's choice for DevTools
     exports, every frame otherwise)."""
     lim = resolve_limits(limits)
-    doc = need_dict(parse_json(data, source), source, "the document")
+    # a processed profile is columns of numbers: those are read from the bytes, not by orjson
+    processed = b'"preprocessedProfileVersion"' in bytes(memoryview(data)[:_HEAD_BYTES])
+    doc = need_dict((parse_json_columns if processed else parse_json)(data, source), source, "the document")
     inner = doc.get("profile")
     frames = KeyedFrames(lim.max_name_chars)
     if isinstance(inner, dict) and ("threads" in inner or "meta" in inner):
@@ -138,7 +142,7 @@ def _columnar(doc: dict) -> bool:
     ths = doc.get("threads")
     th = ths[0] if isinstance(ths, list) and ths else None
     st = th.get("stackTable") if isinstance(th, dict) else None
-    return isinstance(st, dict) and isinstance(st.get("frame"), list) and "schema" not in st
+    return isinstance(st, dict) and is_list(st.get("frame")) and "schema" not in st
 
 
 def _id(v) -> int:
@@ -472,7 +476,7 @@ def _processed_lanes(doc: dict, frames: KeyedFrames, source: str, lim) -> tuple:
                 raise fail(source, sw, f"{t_ms.size} times for {ln.stack.size} stacks")
             ln.time_us = _ms_to_us(t_ms, 0.0, source, f"{sw}.time", lim)
         markers = th.get("markers")
-        if isinstance(markers, dict) and isinstance(markers.get("name"), list) and markers["name"]:
+        if isinstance(markers, dict) and is_list(markers.get("name")) and len(markers["name"]):
             ln.marker_ts, ln.marker_names, ln.marker_name = _processed_markers(markers, strings, lim)
         lanes.append(ln)
     m = {"interval_ms": interval / 1e3 if interval else None,
@@ -493,20 +497,20 @@ def _processed_tables(tbls: dict, strings, shared: dict, frames: KeyedFrames, so
                        lo=0, hi=len(strings))
     n_func = names.size
     is_js = fn.get("isJS")
-    is_js = np.fromiter(map(bool, is_js), bool, n_func) if isinstance(is_js, list) and len(is_js) == n_func \
+    is_js = np.fromiter(map(bool, is_js), bool, n_func) if is_list(is_js) and len(is_js) == n_func \
         else np.zeros(n_func, bool)
     lines = fn.get("lineNumber")
     lines = int_column(lines, source, f"{where}.funcTable.lineNumber", null=-1) \
-        if isinstance(lines, list) and len(lines) == n_func else np.full(n_func, -1, np.int64)
+        if is_list(lines) and len(lines) == n_func else np.full(n_func, -1, np.int64)
     files = np.full(n_func, -1, np.int64)
-    if isinstance(fn.get("fileName"), list) and len(fn["fileName"]) == n_func:
+    if is_list(fn.get("fileName")) and len(fn["fileName"]) == n_func:
         files = int_column(fn["fileName"], source, f"{where}.funcTable.fileName", lo=-1, hi=len(strings), null=-1)
-    elif isinstance(fn.get("source"), list) and len(fn["source"]) == n_func:  # version 58: a sources table
+    elif is_list(fn.get("source")) and len(fn["source"]) == n_func:  # version 58: a sources table
         src = int_column(fn["source"], source, f"{where}.funcTable.source", lo=-1, null=-1)
         sources = shared.get("sources") if isinstance(shared.get("sources"), dict) else \
             (tbls.get("sources") if isinstance(tbls.get("sources"), dict) else {})
         fnames = sources.get("filename")
-        if isinstance(fnames, list) and fnames:
+        if is_list(fnames) and len(fnames):
             fidx = int_column(fnames, source, "shared.sources.filename", lo=-1, hi=len(strings), null=-1)
             ok = (src >= 0) & (src < fidx.size)
             files = np.where(ok, fidx[np.clip(src, 0, fidx.size - 1)], -1)
@@ -543,20 +547,25 @@ def _processed_markers(markers: dict, strings: list, lim) -> tuple:
     """Markers of a processed thread: (times µs, names); markers without a usable time or name
     are left out."""
     try:
-        name_idx = np.array(markers["name"], np.float64)
+        name_idx = _floats(markers["name"])
     except (ValueError, TypeError):
         return np.zeros(0), [], np.zeros(0, np.int64)
     n = name_idx.size
     st = markers.get("startTime", markers.get("time"))
     try:
-        t = np.array(st, np.float64) if isinstance(st, list) and len(st) == n else np.full(n, np.nan)
+        t = _floats(st) if is_list(st) and len(st) == n else np.full(n, np.nan)
         end = markers.get("endTime")
         phase = markers.get("phase")
-        if isinstance(end, list) and isinstance(phase, list) and len(end) == n and len(phase) == n:
-            e = np.array(end, np.float64)
-            ph = np.array(phase, np.float64)
+        if is_list(end) and is_list(phase) and len(end) == n and len(phase) == n:
+            e = _floats(end)
+            ph = _floats(phase)
             t = np.where((ph == 3) | ~np.isfinite(t), e, t)
     except (ValueError, TypeError):
         return np.zeros(0), [], np.zeros(0, np.int64)
     name_idx = np.where(np.isfinite(name_idx), name_idx, -1).astype(np.int64)
     return _markers_of(t, name_idx, strings, 0.0, lim)
+
+
+def _floats(v) -> np.ndarray:
+    """A parsed column (a list or a `NumberColumn`) as float64, NaN for a null."""
+    return v.as_float64() if isinstance(v, NumberColumn) else np.array(v, np.float64)

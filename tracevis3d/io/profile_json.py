@@ -9,14 +9,16 @@ orjson's line, column and character offset.  Columns are read in one numpy call 
 from __future__ import annotations
 
 import hashlib
+import os
 
 import numpy as np
 
 from ..model import TraceFormatError
 from .stacks import FrameTable
 
-__all__ = ["parse_json", "fail", "kind_of", "need_dict", "need_list", "gather", "int_column", "float_column",
-           "KeyedFrames", "Tree", "finite_number", "end_to_end", "add_instants", "clean_name"]
+__all__ = ["parse_json", "parse_json_columns", "NumberColumn", "is_list", "fail", "kind_of", "need_dict", "need_list",
+           "gather", "int_column", "float_column", "KeyedFrames", "Tree", "finite_number", "end_to_end", "add_instants",
+           "clean_name"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -61,6 +63,135 @@ def parse_json(data, source: str):
         raise fail(source, "", f"not readable as JSON: {e}") from None
 
 
+class NumberColumn:
+    """A long JSON array of numbers and nulls read from the bytes into numpy
+    (`parse_json_columns`), standing where the parsed list would stand.  `int_column` and
+    `float_column` take it as they take that list and give the same array (or the same
+    error); `tolist` is the list orjson would have made.  ``value``: per element the int64 of
+    an integer, the bits of the float64 of a number with a fraction or an exponent, 0 for a
+    null, as ``kind`` says (`INT`, `FLOAT`, `NULL`)."""
+
+    __slots__ = ("value", "kind", "has_int", "has_float", "has_null")
+    #: the element kinds of ``kind`` (`kernels.jsoncolumns`' K_INT, K_FLOAT, K_NULL)
+    INT, FLOAT, NULL = 0, 1, 2
+
+    def __init__(self, value: np.ndarray, kind: np.ndarray):
+        self.value, self.kind = value, kind
+        present = np.bincount(kind, minlength=3) if kind.size else np.zeros(3, np.int64)
+        self.has_int, self.has_float, self.has_null = (bool(x) for x in present[:3])
+
+    def __len__(self) -> int:
+        return int(self.kind.size)
+
+    def as_int64(self, null):
+        """The integers as int64, a null as ``null``; None when a number has a fraction or an
+        exponent, or when there is a null and ``null`` is None (the list's path decides)."""
+        if self.has_float or (self.has_null and null is None):
+            return None
+        if not self.has_null:
+            return self.value
+        return np.where(self.kind == self.NULL, np.int64(null), self.value)
+
+    def as_float64(self) -> np.ndarray:
+        """Every element as float64 (an integer converted, as numpy converts a Python int), NaN
+        for a null."""
+        if not (self.has_int or self.has_null):
+            return self.value.view(np.float64)
+        out = self.value.astype(np.float64)
+        if self.has_float:
+            f = self.kind == self.FLOAT
+            out[f] = self.value[f].view(np.float64)
+        if self.has_null:
+            out[self.kind == self.NULL] = np.nan
+        return out
+
+    def tolist(self) -> list:
+        """The elements as orjson parses them: int, float or None."""
+        fl = self.value.view(np.float64).tolist()
+        return [None if k == 2 else (i if k == 0 else f) for k, i, f in zip(self.kind.tolist(), self.value.tolist(), fl)]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.tolist()[i]
+        k = int(self.kind[i])
+        return None if k == self.NULL else (int(self.value[i]) if k == self.INT else
+                                            float(self.value[i:i + 1].view(np.float64)[0]))
+
+
+def is_list(v) -> bool:
+    """A parsed JSON array: a list, or a `NumberColumn`."""
+    return isinstance(v, (list, NumberColumn))
+
+
+#: arrays shorter than this stay for orjson (`parse_json_columns`)
+MIN_COLUMN = 256
+
+
+def parse_json_columns(data, source: str, min_len: int = MIN_COLUMN):
+    """The parsed document, as `parse_json` gives it, except that every flat array of at least
+    ``min_len`` numbers and nulls is a `NumberColumn`, read from the bytes in one pass
+    (`kernels.jsoncolumns.number_arrays`) instead of by orjson: orjson parses the text with
+    those arrays cut out (each replaced by a string no file can hold: it names the column and
+    a random key of this call), then the places of those strings are filled in.  A document
+    that does not parse is refused as `parse_json` refuses it (the whole text parsed again)."""
+    import orjson
+
+    from ..kernels.jsoncolumns import number_arrays
+
+    buf = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+    start = 3 if bytes(buf[:3]) == _BOM else 0
+    span, first, value, kind = number_arrays(buf, start, int(min_len))
+    if not span.shape[0]:
+        return parse_json(data, source)
+    key = os.urandom(8).hex()
+    mark = "\\u0000tv3d-column:" + key + ":"  # JSON text: the escape, six characters
+    pieces = []
+    at = start
+    for k, (a, b) in enumerate(span.tolist()):
+        pieces.append(buf[at:a].tobytes())
+        pieces.append(f'"{mark}{k}"'.encode())
+        at = b
+    pieces.append(buf[at:].tobytes())
+    try:
+        doc = orjson.loads(b"".join(pieces))
+    except orjson.JSONDecodeError:
+        return parse_json(data, source)  # its error, at its place in the whole text
+    del pieces
+    prefix = "\x00tv3d-column:" + key + ":"  # what orjson makes of it
+    cols = [NumberColumn(value[first[k]:first[k + 1]], kind[first[k]:first[k + 1]]) for k in range(span.shape[0])]
+    if isinstance(doc, str) and doc.startswith(prefix):  # the whole document is one
+        return cols[int(doc[len(prefix):])]
+    _fill_columns(doc, prefix, cols)
+    return doc
+
+
+def _fill_columns(doc, prefix: str, cols: list):
+    """Each string ``prefix + k`` in the parsed ``doc`` replaced by ``cols[k]`` (a walk over the
+    containers: a list's elements are looked at by type in C first, and only lists that hold
+    a string, a list or an object are walked)."""
+    todo = [doc]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            for key, x in v.items():
+                if isinstance(x, str):
+                    if x.startswith(prefix):
+                        v[key] = cols[int(x[len(prefix):])]
+                elif isinstance(x, (dict, list)):
+                    todo.append(x)
+        elif v:
+            kinds = set(map(type, v))
+            if str in kinds:
+                for i, x in enumerate(v):
+                    if isinstance(x, str) and x.startswith(prefix):
+                        v[i] = cols[int(x[len(prefix):])]
+            if dict in kinds or list in kinds:
+                todo.extend(x for x in v if isinstance(x, (dict, list)))
+
+
 def need_dict(v, source: str, where: str) -> dict:
     if not isinstance(v, dict):
         raise fail(source, where, f"expected an object, got {kind_of(v)}")
@@ -68,7 +199,7 @@ def need_dict(v, source: str, where: str) -> dict:
 
 
 def need_list(v, source: str, where: str) -> list:
-    if not isinstance(v, list):
+    if not isinstance(v, (list, NumberColumn)):
         raise fail(source, where, f"expected a list, got {kind_of(v)}")
     return v
 
@@ -109,6 +240,12 @@ def int_column(values, source: str, where: str, *, lo: int | None = None, hi: in
     ``where[i]`` + ``field``: the list may be one field gathered from a list of objects).  One
     ``np.array`` call; the list is walked only to name a bad element."""
     need_list(values, source, where)
+    if isinstance(values, NumberColumn):
+        a = values.as_int64(null)
+        if a is not None and not (a.size and ((lo is not None and int(a.min()) < lo)
+                                              or (hi is not None and int(a.max()) >= hi))):
+            return a
+        values = values.tolist()  # what the list would have given, error and all
     try:
         if null is None:
             a = np.array(values)
@@ -146,6 +283,11 @@ def float_column(values, source: str, where: str, *, null: float | None = None, 
     """``values`` (a parsed list of numbers) as float64; ``null``: what a JSON null stands for
     (None: an error); errors name ``where[i]`` + ``field``."""
     need_list(values, source, where)
+    if isinstance(values, NumberColumn):
+        if not values.has_null or null is not None:
+            a = values.as_float64()
+            return np.where(values.kind == values.NULL, null, a) if values.has_null else a
+        values = values.tolist()
     try:
         a = np.array(values, dtype=np.float64)
     except (ValueError, TypeError, OverflowError):
