@@ -167,3 +167,86 @@ def test_bad_stack_tables_are_repaired_or_refused():
     r = StackProfile("t", np.array([-1]), np.array([0]), np.array([0, 0]), sample_time=np.array([0.0, 1e300]))
     t = timed_trace(fr, [r], source="bad.json", fmt="test", limits=DEFAULT_LIMITS, input_bytes=100, warn=False)
     assert "sample_time" in t.meta["repairs"] and t.end.max() < 1e21
+
+
+def _random_forest(rng, n, n_frames, forward):
+    """A stack table of ``n`` nodes: parents before children (``forward``) or shuffled; a few
+    nodes with many children (past the child lists of `canonical_nodes`, into its hash table)."""
+    parent = np.full(n, -1, np.int64)
+    for s in range(1, n):
+        parent[s] = rng.integers(-1, s) if rng.random() < 0.7 else rng.integers(-1, min(s, 3))
+    frame = rng.integers(0, n_frames, n)
+    if not forward:
+        perm = rng.permutation(n)
+        inv = np.empty(n, np.int64)
+        inv[perm] = np.arange(n)
+        parent = np.where(parent >= 0, inv[np.maximum(parent, 0)], -1)[np.argsort(inv)]
+        frame = frame[np.argsort(inv)]
+    return parent, frame
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_canonical_nodes_against_frame_paths(seed):
+    """canon[i] == canon[j] exactly when nodes i and j have one frame path, in forward tables
+    and shuffled ones, with wide nodes; the canonical forest holds each path once."""
+    from tracevis3d.kernels.chrome_tree import frame_depths
+
+    rng = np.random.default_rng(seed)
+    parent, frame = _random_forest(rng, 400, 40 if seed % 2 else 3, forward=seed < 4)
+    par, depth, _, _ = frame_depths(parent, 1000)
+    canon, c_parent, c_frame, c_depth = ks.canonical_nodes(par, frame, depth)
+    paths = _paths(parent, frame)
+    first = {}
+    for i, pth in enumerate(paths):
+        j = first.setdefault(pth, i)
+        assert canon[i] == canon[j]
+    assert len(set(canon.tolist())) == len(first) == c_parent.size
+    c_paths = _paths(c_parent, c_frame)
+    assert sorted(c_paths) == sorted(first) and all(c_paths[canon[i]] == paths[i] for i in range(len(paths)))
+    assert all(c_depth[k] == len(c_paths[k]) - 1 for k in range(c_parent.size))
+
+
+def _twin_calls(ts, nodes, c_parent, c_frame):
+    """Brute force of `expand_into` + `drop_instant_calls`: (frame path, start, end, depth) of every call."""
+    paths = [(_paths(c_parent, c_frame)[x] if x >= 0 else ()) for x in nodes]
+    return _twin_time_order(paths[:-1], ts[:-1], float(ts[-1]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_count_and_expand_calls_against_the_time_order(seed):
+    """`count_calls` counts what `expand_into` writes; the calls (several threads in one set of
+    arrays, samples at one instant included) are speedscope's time order."""
+    from tracevis3d.kernels.chrome_tree import frame_depths
+
+    rng = np.random.default_rng(50 + seed)
+    threads = []
+    for _ in range(3):
+        parent, frame = _random_forest(rng, 60, 5, forward=True)
+        par, depth, _, _ = frame_depths(parent, 1000)
+        canon, cp, cf, cd = ks.canonical_nodes(par, frame, depth)
+        n = int(rng.integers(1, 80))
+        ts = np.sort(rng.integers(0, 40, n + 1)).astype(float)  # repeated times: calls of no time
+        nodes = np.append(canon[rng.integers(0, 60, n)], -1)
+        nodes[rng.random(n + 1) < 0.1] = -1
+        threads.append((ts, nodes, cp, cd, cf))
+    counts = [ks.count_calls(nodes, cp, cd) for _, nodes, cp, cd, _ in threads]
+    total = sum(counts)
+    out = (np.empty(total, np.int32), np.empty(total), np.empty(total), np.empty(total, np.int32),
+           np.empty(total, np.int32), np.empty(total, np.int32))
+    base = 0
+    for (ts, nodes, cp, cd, cf), c in zip(threads, counts):
+        wrote, _ = ks.expand_into(ts, nodes, cp, cd, cf, base, *out)
+        assert wrote == c
+        base += wrote
+    thread = np.repeat(np.arange(3, dtype=np.int32), counts)
+    func, start, end, par, dep, eix, thr = ks.drop_instant_calls(*out, thread)
+    for k, (ts, nodes, cp, cd, cf) in enumerate(threads):
+        got = []
+        for i in np.flatnonzero(thr == k):
+            p, x = [], i
+            while x >= 0:
+                p.append(int(func[x]))
+                x = int(par[x])
+            assert dep[i] == len(p) - 1 and eix[i] > i and (eix[i] == len(func) or dep[eix[i]] <= dep[i])
+            got.append((tuple(reversed(p)), float(start[i]), float(end[i])))
+        assert sorted(got) == _twin_calls(ts, nodes, cp, cf)

@@ -196,55 +196,63 @@ def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) ->
                 function_cats=[cat] * len(names), function_paths=[p.path for p in parsed], _kind=kind)
 
 
-def _finish(parts: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
+def _expand_all(items: list, max_calls: int, too_many: str) -> tuple:
+    """The calls of every thread's samples, thread after thread in one set of arrays:
+    ``items`` [(times, top node per sample, c_parent, c_depth, c_frame)] per thread
+    (`kernels.stacks.expand_into`; calls that last no time taken out).  Counted first
+    (`kernels.stacks.count_calls`): more than ``max_calls`` is refused with ``too_many``, and
+    the outputs are allocated once.  Returns (frame, start, end, parent, depth, end_index,
+    thread) per call, parent and end_index as indices into these calls."""
+    from ..kernels import stacks as ks
+
+    counts = [int(ks.count_calls(lf, cp, cd)) if lf.size else 0 for _, lf, cp, cd, _ in items]
+    total = sum(counts)
+    if total > max_calls:
+        raise TraceFormatError(too_many)
+    func = np.empty(total, np.int32)
+    start = np.empty(total, np.float64)
+    end = np.empty(total, np.float64)
+    parent = np.empty(total, np.int32)
+    depth = np.empty(total, np.int32)
+    end_index = np.empty(total, np.int32)
+    base = zero = 0
+    for (ts, lf, cp, cd, cf), c in zip(items, counts):
+        if c:
+            wrote, z = ks.expand_into(ts, lf, cp, cd, cf, base, func, start, end, parent, depth, end_index)
+            base += wrote
+            zero += z
+    thread = np.repeat(np.arange(len(items), dtype=np.int32), counts)
+    if zero:
+        return ks.drop_instant_calls(func, start, end, parent, depth, end_index, thread)
+    return func, start, end, parent, depth, end_index, thread
+
+
+def _finish(calls: tuple, profiles: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
             meta: dict, rep: _Repairs, cat: str, warn: bool) -> Trace:
-    """The Trace of per-thread calls ``parts``: [(profile, frame, start, end, parent, depth,
-    end_index)], each thread's calls in pre-order with indices into its own calls
-    (`kernels.stacks.expand_stacks`): joined thread after thread, no sorting needed."""
+    """The Trace of ``calls`` (`_expand_all`: every thread's calls in pre-order, thread after
+    thread) on the threads ``profiles``."""
     ft = _function_tables(frames, unknown, kind_rules, cat)
     f_kind = ft.pop("_kind")
-    sizes = [int(fr.size) for _, fr, _, _, _, _, _ in parts]
-    base = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    n = int(base[-1])
-
-    def joined(k, dtype, shift=False):
-        if not parts:
-            return np.zeros(0, dtype)
-        pieces = []
-        for t, part in enumerate(parts):
-            a = part[k]
-            if shift:
-                a = np.where(a >= 0, a + base[t], -1) if k == 4 else a + base[t]
-            pieces.append(a.astype(dtype, copy=False))
-        return np.concatenate(pieces)
-
-    frame = joined(1, np.int64)
-    thread = np.repeat(np.arange(len(parts), dtype=np.int32), sizes)
-    profiles = [p for p, *_ in parts]
+    func, start, end, parent, depth, end_index, thread = calls
+    n = int(func.size)
     m = dict(meta)
     m.setdefault("source", source)
     m["format"] = fmt
     m["repairs"] = rep.items
     m.setdefault("skipped", {})
     trace = Trace(
-        func=frame.astype(np.int32), start=joined(2, np.float64), end=joined(3, np.float64),
-        depth=joined(5, np.int32), parent=joined(4, np.int32, shift=True),
-        end_index=joined(6, np.int32, shift=True), thread=thread,
-        kind=f_kind[frame].astype(np.uint8) if n else np.zeros(0, np.uint8),
+        func=func, start=start, end=end, depth=depth, parent=parent, end_index=end_index, thread=thread,
+        kind=f_kind[func].astype(np.uint8) if n else np.zeros(0, np.uint8),
         obj_ptr=np.zeros(n + 1, np.int64), obj_ids=np.zeros(0, np.int32),
         thread_pid=np.array([p.pid for p in profiles], np.int64),
         thread_tid=np.array([p.tid for p in profiles], np.int64), thread_names=[p.thread_name for p in profiles],
-        thread_sort=np.arange(len(parts), dtype=np.int32), process_names=[p.process_name for p in profiles],
+        thread_sort=np.arange(len(profiles), dtype=np.int32), process_names=[p.process_name for p in profiles],
         meta=m, **ft)
     if warn and rep.items:
         for code, r in rep.items.items():
             warnings.warn(TraceWarning(f"{source}: {r['count']} × {code} (first: {r['first']}): {r['action']}"),
                           stacklevel=3)
     return trace.check()
-
-
-_NO_CALLS = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
-             np.zeros(0, np.int64))
 
 
 def _median_step(t: np.ndarray) -> float:
@@ -289,7 +297,7 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
             if bad.any():
                 t, s = t[~bad], s[~bad]
                 w = None if w is None else w[~bad]
-            if np.any(np.diff(t) < 0):
+            if np.any(t[1:] < t[:-1]):
                 o = np.argsort(t, kind="stable")
                 rep.add("sample_order", 1, f"thread {p.thread_name!r}", "samples not in time order: sorted")
                 t, s = t[o], s[o]
@@ -306,31 +314,29 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
             t_first = min(t_first, float(t[0]))
         canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
         leaf = np.where(s >= 0, canon[np.maximum(s, 0)] if canon.size else -1, -1)
-        built.append((p, c_parent, c_frame, c_depth, t, leaf, end_t))
+        built.append((t, leaf, end_t, c_parent, c_depth, c_frame))
     if not n_samples:
         raise TraceFormatError(f"{source}: no samples: nothing to show")
     if not math.isfinite(t_first):
         t_first = 0.0
-    parts = []
-    total_calls = 0
-    for p, c_parent, c_frame, c_depth, t, leaf, end_t in built:
-        ts = np.append(t, end_t) - t_first
-        lf = np.append(leaf, -1)
-        node, start, end, parent, depth, end_index, status = ks.expand_stacks(ts, lf, c_parent, c_depth,
-                                                                             max_calls - total_calls)
-        if status < 0:
-            raise TraceFormatError(
-                f"{source}: its {n_samples} samples expand to more than {max_calls} calls (stacks that change by "
-                f"many frames from sample to sample; sample_bytes_per_call= or max_events= to allow more)")
-        total_calls += node.size
-        parts.append((p, c_frame[node] if node.size else np.zeros(0, np.int64), start, end, parent, depth,
-                      end_index))
-    if not total_calls:
+    items = []
+    for t, leaf, end_t, c_parent, c_depth, c_frame in built:
+        ts = np.empty(t.size + 1)
+        np.subtract(t, t_first, out=ts[:-1])
+        ts[-1] = end_t - t_first
+        lf = np.empty(leaf.size + 1, np.int64)
+        lf[:-1] = leaf
+        lf[-1] = -1
+        items.append((ts, lf, c_parent, c_depth, c_frame))
+    calls = _expand_all(items, max_calls, f"{source}: its {n_samples} samples expand to more than {max_calls} calls "
+                                          f"(stacks that change by many frames from sample to sample; "
+                                          f"sample_bytes_per_call= or max_events= to allow more)")
+    if not calls[0].size:
         raise TraceFormatError(f"{source}: its {n_samples} samples hold no stack: nothing to show")
     m = dict(meta or {})
     m.update(clock_origin=t_first, time_unit="us", n_samples=n_samples,
              sampling_interval_us=float(np.median(intervals)) if intervals else None)
-    return _finish(parts, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
+    return _finish(calls, profiles, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
                    cat=cat, warn=warn)
 
 
@@ -344,9 +350,8 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
     rep = _Repairs()
     max_calls = limits.sample_calls(input_bytes)
     unknown = False
-    parts = []
+    items = []
     n_samples = 0
-    total_calls = 0
     total_weight = 0.0
     for p in profiles:
         parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
@@ -354,7 +359,8 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         s, w = _samples(p, parent.size, limits, source, rep)
         n_samples += int(s.size)
         if not s.size:
-            parts.append((p, *_NO_CALLS))
+            items.append((np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          np.zeros(0, np.int64)))
             continue
         canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
         on = s >= 0
@@ -367,20 +373,15 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
                                    f"{float(total[c_parent < 0].sum()):.3g} {unit}, past {limits.max_abs_time:g}")
         total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
         node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)  # ties: the frame met first
-        c_node, start, end, parent, depth, end_index, status = ks.expand_stacks(pos, node, c_parent, c_depth,
-                                                                               max_calls - total_calls)
-        if status < 0:
-            raise TraceFormatError(f"{source}: its stacks expand to more than {max_calls} calls "
-                                   f"(sample_bytes_per_call= or max_events= to allow more)")
-        total_calls += c_node.size
-        parts.append((p, c_frame[c_node] if c_node.size else np.zeros(0, np.int64), start, end, parent, depth,
-                      end_index))
-    if not total_calls:
+        items.append((pos, node, c_parent, c_depth, c_frame))
+    calls = _expand_all(items, max_calls, f"{source}: its stacks expand to more than {max_calls} calls "
+                                          f"(sample_bytes_per_call= or max_events= to allow more)")
+    if not calls[0].size:
         raise TraceFormatError(f"{source}: its {n_samples} stacks weigh nothing: nothing to show")
     m = dict(meta or {})
     m.update(merged=True, x_unit=unit, n_samples=n_samples, total_weight=total_weight, clock_origin=0.0,
              ordering="left heavy")
-    return _finish(parts, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
+    return _finish(calls, profiles, frames, unknown, source=source, fmt=fmt, kind_rules=kind_rules, meta=m, rep=rep,
                    cat=cat, warn=warn)
 
 

@@ -25,23 +25,23 @@ def _hash2(a, b):
     return h
 
 
+#: children a node's list holds before its children go to the hash table (`canonical_nodes`)
+_LIST_CHILDREN = 8
+
+
 @njit(cache=True, nogil=True)
-def canonical_nodes(parent, frame, depth):
-    """Merge the nodes of a stack forest that stand for the same frame path.
-
-    ``parent[i]`` (-1 for a root; a forest without cycles, as `chrome_tree.frame_depths`
-    leaves it), ``frame[i]`` (≥ 0), ``depth[i]`` (0 for a root).  Node i's canonical node is
-    c(i) = C[(c(parent[i]), frame[i])]: the first node met with that (canonical parent, frame),
-    nodes met in order of depth, then index, so a parent is always met before its children.
-
-    Returns (canon, c_parent, c_frame, c_depth): canon[i] the canonical node of node i; the
-    canonical nodes' parent (canonical, -1 for a root), frame and depth, numbered by first
-    appearance.  O(n) expected (open addressing on (parent, frame); the numbering is
-    deterministic, independent of the hash).
-    """
+def _parents_first(parent, depth):
+    """An order of the nodes in which each parent comes before its children: the index order
+    when every parent precedes its child (profilers write their tables so), else by depth,
+    then index (a counting sort)."""
     n = parent.shape[0]
-    canon = np.full(n, -1, np.int64)
-    # counting sort by depth (parents first)
+    forward = True
+    for i in range(n):
+        if parent[i] >= i:
+            forward = False
+            break
+    if forward:
+        return np.arange(n)
     maxd = 0
     for i in range(n):
         if depth[i] > maxd:
@@ -56,35 +56,91 @@ def canonical_nodes(parent, frame, depth):
         d = depth[i]
         order[cnt[d]] = i
         cnt[d] += 1
-    cap = 16
-    while cap < 2 * n:
-        cap *= 2
-    mask = np.uint64(cap - 1)
-    slot_node = np.full(cap, -1, np.int64)  # canonical node in the slot
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _slot_of(slot, mask, c_parent, c_frame, cp, f):
+    """The slot of (cp, f) in the open-addressing table ``slot`` (node ids, -1 empty): the one
+    holding that node, or the empty one where it goes."""
+    h = _hash2(cp + 1, f) & mask
+    while True:
+        c = slot[h]
+        if c < 0 or (c_parent[c] == cp and c_frame[c] == f):
+            return h
+        h = (h + np.uint64(1)) & mask
+
+
+@njit(cache=True, nogil=True)
+def canonical_nodes(parent, frame, depth):
+    """Merge the nodes of a stack forest that stand for the same frame path.
+
+    ``parent[i]`` (-1 for a root; a forest without cycles, as `chrome_tree.frame_depths`
+    leaves it), ``frame[i]`` (≥ 0), ``depth[i]`` (0 for a root).  Node i's canonical node is
+    c(i) = C[(c(parent[i]), frame[i])]: the first node met with that (canonical parent, frame),
+    nodes met parents first (`_parents_first`: index order for a table whose parents precede
+    their children, else depth, then index).
+
+    Returns (canon, c_parent, c_frame, c_depth): canon[i] the canonical node of node i; the
+    canonical nodes' parent (canonical, -1 for a root), frame and depth, numbered by first
+    appearance.  C is looked up in each canonical parent's list of children while it has at
+    most `_LIST_CHILDREN` (the nodes of a profile's table sit near their parent: the list is
+    in cache where a hash table's slot is not), and in a hash table (open addressing on
+    (parent, frame)) for the children of a node with more.  O(n) expected, deterministic (the
+    numbering does not depend on the hash).
+    """
+    n = parent.shape[0]
+    order = _parents_first(parent, depth)
+    canon = np.empty(n, np.int64)
     c_parent = np.empty(n, np.int64)
     c_frame = np.empty(n, np.int64)
     c_depth = np.empty(n, np.int64)
+    first_child = np.full(n + 1, -1, np.int64)  # [n]: the roots' list
+    next_sib = np.empty(n, np.int64)
+    n_kids = np.zeros(n + 1, np.int64)  # -1: the node's children are in the hash table
+    slot = np.empty(0, np.int64)
+    mask = np.uint64(0)
     m = 0
     for k in range(n):
         i = order[k]
         p = parent[i]
         cp = canon[p] if p >= 0 else _EMPTY
+        pk = cp if cp >= 0 else n
         f = frame[i]
-        h = _hash2(cp + 1, f) & mask
-        while True:
-            c = slot_node[h]
-            if c < 0:
-                slot_node[h] = m
-                c_parent[m] = cp
-                c_frame[m] = f
-                c_depth[m] = depth[i]
-                canon[i] = m
-                m += 1
-                break
-            if c_parent[c] == cp and c_frame[c] == f:
+        if n_kids[pk] >= 0:
+            c = first_child[pk]
+            while c >= 0 and c_frame[c] != f:
+                c = next_sib[c]
+            if c >= 0:
                 canon[i] = c
-                break
-            h = (h + np.uint64(1)) & mask
+                continue
+        else:
+            h = _slot_of(slot, mask, c_parent, c_frame, cp, f)
+            if slot[h] >= 0:
+                canon[i] = slot[h]
+                continue
+            slot[h] = m
+        c_parent[m] = cp
+        c_frame[m] = f
+        c_depth[m] = depth[i]
+        canon[i] = m
+        if n_kids[pk] >= 0:
+            next_sib[m] = first_child[pk]
+            first_child[pk] = m
+            n_kids[pk] += 1
+            if n_kids[pk] > _LIST_CHILDREN:  # a wide node: its children move to the hash table
+                if slot.shape[0] == 0:
+                    cap = 16
+                    while cap < 2 * n:
+                        cap *= 2
+                    slot = np.full(cap, -1, np.int64)
+                    mask = np.uint64(cap - 1)
+                n_kids[pk] = -1
+                c = m
+                while c >= 0:
+                    slot[_slot_of(slot, mask, c_parent, c_frame, cp, c_frame[c])] = c
+                    c = next_sib[c]
+        m += 1
     return canon, c_parent[:m].copy(), c_frame[:m].copy(), c_depth[:m].copy()
 
 
@@ -191,37 +247,75 @@ def left_heavy_order(c_parent, total, self_weight, tie):
 
 
 @njit(cache=True, nogil=True)
-def expand_stacks(s_ts, s_node, c_parent, c_depth, max_calls):
-    """The calls of one thread's samples, in pre-order with their tree: speedscope's time order.
+def _open_depth(c_depth):
+    """Room for the open calls of stacks of the forest: its greatest depth + 2."""
+    maxd = 1
+    for f in range(c_depth.shape[0]):
+        if c_depth[f] + 2 > maxd:
+            maxd = c_depth[f] + 2
+    return maxd
+
+
+@njit(cache=True, nogil=True)
+def count_calls(s_node, c_parent, c_depth):
+    """How many calls `expand_into` opens for the samples ``s_node`` (their stacks' top nodes,
+    -1 for an empty stack, in time order) of a forest of canonical nodes: the frames each
+    sample's stack holds that the previous one's does not hold at the same place.  The same
+    walk as `expand_into`, without its writes: the outputs are allocated once, at their size."""
+    n = s_node.shape[0]
+    open_node = np.empty(_open_depth(c_depth), np.int64)
+    sp = 0
+    nc = 0
+    for k in range(n):
+        f = s_node[k]
+        if f < 0:
+            sp = 0
+            continue
+        x = f
+        dx = c_depth[f]
+        while dx > sp - 1:
+            x = c_parent[x]
+            dx -= 1
+        while dx >= 0 and open_node[dx] != x:
+            x = c_parent[x]
+            dx -= 1
+        common = dx + 1
+        x = f
+        d = c_depth[f]
+        while d >= common:
+            open_node[d] = x
+            x = c_parent[x]
+            d -= 1
+            nc += 1
+        sp = c_depth[f] + 1
+    return nc
+
+
+@njit(cache=True, nogil=True)
+def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start, o_end, o_par, o_dep, o_eix):
+    """The calls of one thread's samples, in pre-order with their tree: speedscope's time order
+    (``appendSampleWithWeight`` in its ``profile.ts``: a frame continues while consecutive
+    stacks agree up to it).
 
     Samples in time order, sample k at ``s_ts[k]`` with its stack's top node ``s_node[k]`` (-1:
     an empty stack) in a forest of canonical nodes (`canonical_nodes`: one node per frame path,
     so equal paths are equal nodes).  A node on the stack of consecutive samples is one call,
     from the first sample whose stack holds it to the first sample whose stack does not (the
     stacks compared from the bottom: the common part is found by walking up from the new top
-    only over the frames that change); the last sample closes every call.  Calls that last no
-    time (samples at one instant) are left out with their subtrees.
+    only over the frames that change); the last sample closes every call.
 
-    Returns (node, start, end, parent, depth, end_index, status): calls in pre-order; parent
-    and end_index as indices into these calls (-1 for a root); status -1 when more than
-    ``max_calls`` calls were opened.  O(samples + calls)."""
+    The calls are written at ``base`` on in the outputs (sized by `count_calls`): frame
+    (``c_frame`` of the node), start, end, parent and end_index (indices into the outputs, -1
+    for a root), depth.  Returns (calls written, calls that last no time): those (samples at
+    one instant) are taken out afterwards with their subtrees (`drop_instant_calls`).
+    O(samples + calls)."""
     n = s_ts.shape[0]
-    cap = max(16, min(2 * n, max_calls))
-    c_node = np.empty(cap, np.int64)
-    c_start = np.empty(cap, np.float64)
-    c_end = np.empty(cap, np.float64)
-    c_par = np.empty(cap, np.int32)
-    c_dep = np.empty(cap, np.int32)
-    c_eix = np.empty(cap, np.int32)
-    maxd = 1
-    for f in range(c_depth.shape[0]):
-        if c_depth[f] + 2 > maxd:
-            maxd = c_depth[f] + 2
+    maxd = _open_depth(c_depth)
     open_node = np.empty(maxd, np.int64)
     open_call = np.empty(maxd, np.int64)
-    path = np.empty(maxd, np.int64)
     sp = 0
-    nc = 0
+    nc = base
+    zero = 0
     for k in range(n):
         t = s_ts[k]
         f = s_node[k]
@@ -239,77 +333,70 @@ def expand_stacks(s_ts, s_node, c_parent, c_depth, max_calls):
         while sp > common:
             sp -= 1
             c = open_call[sp]
-            c_end[c] = t
-            c_eix[c] = nc
+            o_end[c] = t
+            o_eix[c] = nc
+            if not t > o_start[c]:
+                zero += 1
         if f >= 0:
-            m = 0
-            x = f
             d = c_depth[f]
-            while d >= common:
-                path[m] = x
-                m += 1
+            m = d + 1 - common
+            x = f
+            q = nc + m - 1
+            while d >= common:  # the new calls, from the top of the stack down
+                o_func[q] = c_frame[x]
+                o_start[q] = t
+                o_dep[q] = d
+                open_node[d] = x
+                open_call[d] = q
                 x = c_parent[x]
                 d -= 1
-            if nc + m > max_calls:
-                return (c_node[:0], c_start[:0], c_end[:0], c_par[:0], c_dep[:0], c_eix[:0], -1)
-            if nc + m > cap:
-                while nc + m > cap:
-                    cap *= 2
-                cap = min(cap, max_calls)
-                c_node2 = np.empty(cap, np.int64)
-                c_start2 = np.empty(cap, np.float64)
-                c_end2 = np.empty(cap, np.float64)
-                c_par2 = np.empty(cap, np.int32)
-                c_dep2 = np.empty(cap, np.int32)
-                c_eix2 = np.empty(cap, np.int32)
-                c_node2[:nc] = c_node[:nc]
-                c_start2[:nc] = c_start[:nc]
-                c_end2[:nc] = c_end[:nc]
-                c_par2[:nc] = c_par[:nc]
-                c_dep2[:nc] = c_dep[:nc]
-                c_eix2[:nc] = c_eix[:nc]
-                c_node, c_start, c_end, c_par, c_dep, c_eix = c_node2, c_start2, c_end2, c_par2, c_dep2, c_eix2
-            for q in range(m - 1, -1, -1):
-                c_node[nc] = path[q]
-                c_start[nc] = t
-                c_end[nc] = t
-                c_par[nc] = open_call[sp - 1] if sp > 0 else -1
-                c_dep[nc] = sp
-                open_node[sp] = path[q]
-                open_call[sp] = nc
-                sp += 1
-                nc += 1
+                q -= 1
+            for q in range(nc, nc + m):
+                dq = o_dep[q]
+                o_par[q] = open_call[dq - 1] if dq > 0 else -1
+            nc += m
+            sp = c_depth[f] + 1
     last = s_ts[n - 1] if n else 0.0
     while sp > 0:
         sp -= 1
         c = open_call[sp]
-        c_end[c] = last
-        c_eix[c] = nc
-    # calls that last no time go, with their subtrees (all inside one instant): indices renumbered
+        o_end[c] = last
+        o_eix[c] = nc
+        if not last > o_start[c]:
+            zero += 1
+    return nc - base, zero
+
+
+@njit(cache=True, nogil=True)
+def drop_instant_calls(func, start, end, par, dep, eix, thread):
+    """The calls (in pre-order, `expand_into`'s outputs) without those that last no time
+    (end ≤ start), with their subtrees (all inside one instant): parent and end_index
+    renumbered.  Returns the kept (func, start, end, parent, depth, end_index, thread)."""
+    nc = func.shape[0]
     before = np.empty(nc + 1, np.int32)  # kept calls before index i
     kept = 0
     for i in range(nc):
         before[i] = kept
-        if c_end[i] > c_start[i]:
+        if end[i] > start[i]:
             kept += 1
     before[nc] = kept
-    if kept == nc:  # the usual case: nothing to take out
-        return c_node[:nc], c_start[:nc], c_end[:nc], c_par[:nc], c_dep[:nc], c_eix[:nc], 0
-    o_node = np.empty(kept, np.int64)
+    o_func = np.empty(kept, func.dtype)
     o_start = np.empty(kept, np.float64)
     o_end = np.empty(kept, np.float64)
     o_par = np.empty(kept, np.int32)
     o_dep = np.empty(kept, np.int32)
     o_eix = np.empty(kept, np.int32)
+    o_thr = np.empty(kept, thread.dtype)
     j = 0
     for i in range(nc):
-        if c_end[i] > c_start[i]:
-            o_node[j] = c_node[i]
-            o_start[j] = c_start[i]
-            o_end[j] = c_end[i]
-            p = c_par[i]
+        if end[i] > start[i]:
+            o_func[j] = func[i]
+            o_start[j] = start[i]
+            o_end[j] = end[i]
+            p = par[i]
             o_par[j] = before[p] if p >= 0 else np.int32(-1)
-            o_dep[j] = c_dep[i]
-            o_eix[j] = before[c_eix[i]]
+            o_dep[j] = dep[i]
+            o_eix[j] = before[eix[i]]
+            o_thr[j] = thread[i]
             j += 1
-    return o_node, o_start, o_end, o_par, o_dep, o_eix, 0
+    return o_func, o_start, o_end, o_par, o_dep, o_eix, o_thr
