@@ -38,11 +38,10 @@ def _twin(lane, x0, x1, z0, z1, movable, gap):
             continue
         if not (a0[i] < a1[i] and a0[j] < a1[j] and a0[i] < a1[j] and a0[j] < a1[i]):
             continue
-        ci, cj = a0[i] + a1[i], a0[j] + a1[j]
-        lo, hi = (i, j) if (ci < cj or (ci == cj and i < j)) else (j, i)
-        mid = 0.5 * (max(a0[i], a0[j]) + min(a1[i], a1[j]))
-        a1[lo] = max(a0[lo], mid - 0.5 * gap)
-        a0[hi] = min(a1[hi], mid + 0.5 * gap)
+        if a1[j] > a1[i]:
+            a0[j] = min(a1[j], a1[i] + gap)
+        else:
+            a1[j] = a0[j]
     return np.array(a0), np.array(a1)
 
 
@@ -74,13 +73,15 @@ def test_trim_equals_the_pairwise_twin_and_leaves_no_overlap(seed, gap):
                 assert not _overlap(a0, a1, z0, z1, i, j), (i, j)
 
 
-def test_cluster_keeps_its_larger_side_and_two_clusters_meet_halfway():
+def test_cluster_keeps_its_larger_side_and_the_earlier_cluster_its_extent():
     # a call [0, 4) and a cluster [3, 5) at the same height: the cluster keeps [4, 5)
     a0, a1 = trim_boxes([0, 0], [0.0, 3.0], [4.0, 5.0], [0, 0], [1, 1], [False, True])
     assert (a0[1], a1[1]) == (4.0, 5.0)
-    # two clusters [0, 2) and [1, 3): they meet at 1.5
+    # two clusters [0, 2) and [1, 3): the second starts at 2; one inside the first is emptied
     a0, a1 = trim_boxes([0, 0], [0.0, 1.0], [2.0, 3.0], [0, 0], [1, 1], [True, True])
-    assert list(a1) == [1.5, 3.0] and list(a0) == [0.0, 1.5]
+    assert list(a1) == [2.0, 3.0] and list(a0) == [0.0, 2.0]
+    a0, a1 = trim_boxes([0, 0], [0.0, 0.5], [2.0, 1.5], [0, 0], [1, 1], [True, True])
+    assert a0[1] == a1[1]
     # other heights, other lanes: untouched
     a0, a1 = trim_boxes([0, 0, 1], [0.0, 1.0, 1.0], [2.0, 3.0, 3.0], [0, 1, 0], [1, 2, 1], [True, True, True])
     assert list(a0) == [0.0, 1.0, 1.0] and list(a1) == [2.0, 3.0, 3.0]

@@ -16,9 +16,10 @@ z intervals overlap by more than zero.  Semantics, in order:
 
 1. every movable box overlapping a fixed box keeps its larger part on one side of it (the
    left part when the two are equal); a box the fixed one covers becomes empty (x1 = x0);
-2. then every pair of movable boxes that still overlaps meets at the middle of its x overlap:
-   the box whose centre is further left (the lower index on a tie) ends there, the other
-   starts there; an empty box overlaps nothing.
+2. then, of every pair of movable boxes that still overlaps, the one earlier in the sweep (the
+   smaller x0) keeps its extent and the other starts where it ends, or becomes empty when it
+   ends there too (so a dense run of widened clusters still covers what it covered); an empty
+   box overlaps nothing.
 
 Each step only shrinks boxes, so a pair made disjoint stays disjoint; pairs are handled in
 the order of their first box's x0 in the lane (a stable sort), so the result is a function of
@@ -126,18 +127,16 @@ def trim_overlapping_boxes(order, lane, x0, x1, z0, z1, movable, gap):
             a1[m] = max(a0[m], a0[f] - gap)
         else:
             a0[m] = min(a1[m], a1[f] + gap)
-    for k in range(pa.shape[0]):  # 2. movable against movable
+    for k in range(pa.shape[0]):  # 2. movable against movable: the earlier one keeps its extent
         i, j = pa[k], pb[k]
         if not (movable[i] and movable[j]):
             continue
         if not (a0[i] < a1[i] and a0[j] < a1[j] and a0[i] < a1[j] and a0[j] < a1[i]):
             continue
-        ci = a0[i] + a1[i]
-        cj = a0[j] + a1[j]
-        lo, hi = (i, j) if (ci < cj or (ci == cj and i < j)) else (j, i)
-        mid = 0.5 * (max(a0[i], a0[j]) + min(a1[i], a1[j]))
-        a1[lo] = max(a0[lo], mid - 0.5 * gap)
-        a0[hi] = min(a1[hi], mid + 0.5 * gap)
+        if a1[j] > a1[i]:
+            a0[j] = min(a1[j], a1[i] + gap)
+        else:
+            a1[j] = a0[j]
     return a0, a1
 
 

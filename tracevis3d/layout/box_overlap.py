@@ -6,7 +6,8 @@ coplanar there, and which one a render shows depends on the GPU's draw order, wh
 between renders: the same frame rendered twice (or in two ranges of an animation) differs.
 `cluster_extents_apart` trims the widened clusters so that no two boxes overlap
 (`kernels.box_trim.trim_overlapping_boxes`: calls keep their place; a cluster keeps its larger
-part beside a call; two clusters meet halfway).
+part beside a call; of two clusters the earlier keeps its extent); a cluster left with less than half its width
+is not drawn (width 0: `layout.geometry.cluster_layer` gives it no faces).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import numpy as np
 #: the gap left between trimmed faces, relative to the figure's length (float32 positions
 #: round at about 1.2e-7 of it: 8 roundings)
 GAP = 1e-6
+#: a trimmed cluster narrower than this part of its drawn width is left out (no faces)
+KEEP = 0.5
 
 
 def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarray, time_length: float,
@@ -44,4 +47,8 @@ def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarra
     movable[len(xs):] = True
     a0, a1 = trim_boxes(lane, x0, x1, z0, z1, movable, GAP * max(float(time_length), 1.0))
     a0, a1 = a0[len(xs):], a1[len(xs):]
-    return (a0 + a1) / 2, np.maximum(a1 - a0, 0.0)
+    width = a1 - a0
+    # a sliver left between its neighbours goes: its two sides would lie closer than the depth
+    # buffer resolves, and which side a pixel shows would again follow the draw order
+    width[width < KEEP * cw] = 0.0
+    return (a0 + a1) / 2, width

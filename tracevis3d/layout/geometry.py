@@ -196,6 +196,7 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
         sc[:, 0] = cw
         sc[:, 1] = cext
         sc[:, 2] = BOX_FILL * d.height[cl.rep]
+        sc[cw <= 0] = 0.0  # trimmed away (covered by a call): no faces, not two coincident sides
     slot = d.slot[cl.dom] if nc else np.zeros(0, np.int32)
     col = np.ones((nc, 4), np.float32)
     if nc:
