@@ -281,7 +281,8 @@ def _regrow_rows(table, basis, nodes):
 @njit(cache=True, nogil=True, inline="always")
 def _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end):
     """How many frames the line at ``p`` shares with the previous valid line's stack (its bytes
-    compared, not hashed: its start, stack length, frame ends) and where the next frame starts."""
+    compared, not hashed: its start, stack length, frame ends), where the next frame starts,
+    and how many bytes the two have in common (`_sorts_after`)."""
     q = 0
     if prev_start >= 0:
         q = common_prefix(buf, p, prev_start, min(prev_slen, hi - p))
@@ -290,7 +291,40 @@ def _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end):
         k += 1
     if k == prev_depth - 1 and q == prev_slen and p + q < hi and buf[p + q] == 59:
         k = prev_depth
-    return k, p + (pf_end[k - 1] + 1 if k > 0 else 0)
+    return k, p + (pf_end[k - 1] + 1 if k > 0 else 0), q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sorts_after(buf, p, slen, prev_start, prev_slen, q):
+    """Does the stack ``buf[p:p+slen]`` come after the previous valid line's (``q`` bytes in
+    common) as a sequence of frames, frame by frame, each frame's bytes in order and a frame
+    that ends before the other's first?  An equal stack, or none before, does not."""
+    if prev_start < 0 or q >= slen:
+        return False
+    if q >= prev_slen:
+        return True
+    cp = buf[prev_start + q]
+    c = buf[p + q]
+    return cp == 59 or (c != 59 and c > cp)
+
+
+@njit(cache=True, nogil=True)
+def _node_table(n_parent, n_frame, nn, basis):
+    """The open-addressing table of trie nodes (rows (parent, frame, node), `_collapsed_node`)
+    holding nodes 0..nn-1, at load ≤ 1/4."""
+    cap = 4096
+    while cap < 4 * nn:
+        cap *= 2
+    table = np.full((cap, 3), -1, np.int64)
+    mask = np.uint64(cap - 1)
+    for v in range(nn):
+        q = _node_hash(n_parent[v], n_frame[v], basis) & mask
+        while table[q, 2] >= 0:
+            q = (q + np.uint64(1)) & mask
+        table[q, 0] = n_parent[v]
+        table[q, 1] = n_frame[v]
+        table[q, 2] = v
+    return table
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -464,6 +498,11 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     shared with the previous valid line's frames are compared, not hashed.  Per line, inlined
     stages: the frames shared (`_shared_frames`), the rest split (`_split_frames`), the count
     (`_line_count`), each new frame and trie node interned (`_collapsed_frame`, `_collapsed_node`).
+    While the stacks come in order as sequences of frames (`_sorts_after`; stackcollapse sorts
+    them), the frames past those shared with the previous line are new trie nodes (in sorted
+    sequences, no earlier stack shares more frames with a line than the one before it): they
+    are appended without a lookup.  The first line out of that order (or cut at ``max_depth``)
+    puts the nodes into their table (`_node_table`) and every node is looked up from then on.
     """
     basis = _FNV_BASIS ^ np.uint64(seed)
     # distinct frames
@@ -479,7 +518,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     n_parent = np.empty(1024, np.int64)
     n_frame = np.empty(1024, np.int64)
     nn = 0
-    n_table = np.full((4096, 3), -1, np.int64)
+    n_table = np.full((16, 3), -1, np.int64)  # made when a line is out of order (`_node_table`)
+    hashing = False
     # lines
     l_node = np.empty(1024, np.int64)
     l_weight = np.empty(1024, np.float64)
@@ -507,7 +547,7 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
         lineno += 1
         p = pos
         # the frames shared with the previous valid line's stack, then the others up to the line's end
-        k, s = _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end)
+        k, s, q = _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end)
         m, fs, eol, cs, ce = _split_frames(buf, s, hi, cs, ce)
         pos = eol + 1
         # the count: the last token, after white space
@@ -557,12 +597,19 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
         if ce[m - 1] == cs[m - 1] and k + m > 1:
             m -= 1  # a last empty frame
         depth = k + m
+        # sorted so far (as stackcollapse writes): a frame past the shared ones is a new node, no
+        # lookup; else the nodes go into their table once and every node is looked up from then on
+        fresh = nn == 0 or _sorts_after(buf, p, send - p, prev_start, prev_slen, q)
         if depth > max_depth:
             counts[4] += 1
             if counts[5] < 0:
                 counts[5] = lineno
             m = max(0, max_depth - k)
             depth = k + m
+            fresh = False
+        if not (fresh or hashing):
+            n_table = _node_table(n_parent, n_frame, nn, basis)
+            hashing = True
         if depth > pf_end.shape[0]:
             pf_end = _grow_i64(pf_end, depth)
             pf_node = _grow_i64(pf_node, depth)
@@ -572,9 +619,18 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
             fid, pr, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table = _collapsed_frame(
                 buf, cs[a], ce[a] - cs[a], lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table)
             probes += pr
-            node, pr, n_parent, n_frame, nn, n_table = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn,
-                                                                       n_table)
-            probes += pr
+            if hashing:
+                node, pr, n_parent, n_frame, nn, n_table = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn,
+                                                                           n_table)
+                probes += pr
+            else:
+                if nn == n_parent.shape[0]:
+                    n_parent = _grow_i64(n_parent, nn + 1)
+                    n_frame = _grow_i64(n_frame, nn + 1)
+                n_parent[nn] = parent
+                n_frame[nn] = fid
+                node = nn
+                nn += 1
             pf_end[k + a] = ce[a] - p
             pf_node[k + a] = node
             parent = node
