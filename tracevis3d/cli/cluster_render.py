@@ -100,6 +100,7 @@ def render_frames_on_cluster(session, scene, out: str, video: bool, frames: tupl
                        f"of {session.address} ({os.path.getsize(blend) / 2**20:.1f} MiB scene "
                        f"{'shared as a path' if session.local else 'sent to the workers'})")
         prog = Progress(b - a + 1, "frames", 0.6, 0.97)
+        t = time.perf_counter()
 
         def write(_i, res):
             for k, png in zip(res["frames"], res["pngs"]):
@@ -110,7 +111,11 @@ def render_frames_on_cluster(session, scene, out: str, video: bool, frames: tupl
         if failed:
             i, why = failed[0]
             raise CLIError(f"frames {chunks[i][0]}-{chunks[i][1]} failed on the cluster {session.address}: {why}", 1)
-        _progress(0.97, f"rendered {prog.done} frames at {prog.rate():.2f} frames/s; per worker: {prog.shares()}")
+        import resource
+
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        _progress(0.97, f"rendered {prog.done} frames at {prog.rate():.2f} frames/s in {time.perf_counter() - t:.1f} s; "
+                        f"per worker: {prog.shares()}; this process: {ru.ru_utime + ru.ru_stime:.1f} s CPU")
         if not video:
             return out
         files = [os.path.join(folder, f"frame_{k:04d}.png") for k in range(a, b + 1)]
