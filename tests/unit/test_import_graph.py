@@ -45,6 +45,7 @@ LAYERS = (
         "tracevis3d",                  # the package facade: load, save, merge, compare, ...
         "tracevis3d.__main__", "tracevis3d.cli",
         "tracevis3d.params.reference",  # a program (python -m ...) that writes the option reference
+        "tracevis3d.cluster",          # the command line's client of the Dask workers that render
         "ui",                          # the add-on's panels and operators
     )),
 )

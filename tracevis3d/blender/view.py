@@ -121,12 +121,12 @@ def _trace_context(scene) -> dict:
 
 def _prepare(ctx: dict) -> dict:
     """Worker: the trace (merged when the figure merges stacks) and the overview's colouring."""
-    from .. import merge
+    from ..io.stacks import merged_stacks
     from . import session
 
     if ctx["trace"] is None:
         trace = session.get_trace(ctx["path"])
-        ctx["trace"] = merge(trace) if ctx["params"].merge else trace
+        ctx["trace"] = merged_stacks(trace) if ctx["params"].merge else trace
     if ctx["colouring_of"] is None:
         ctx["colouring_of"] = refine.overview_colouring_of(ctx["trace"], ctx["params"])
     return ctx
