@@ -74,7 +74,7 @@ def child(tree: str, case: str, options: dict, out: str, rec: str) -> None:
 
 def record(rec: pathlib.Path) -> None:
     """The tests' recorded A/B pairs (json.tool, the docutils pool), once."""
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path.insert(0, str(REPO / "tests" / "support"))
     import realtraces
 
     rec.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,6 @@ loaded, every Itanium case is also read through it (``native=True``): both reade
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

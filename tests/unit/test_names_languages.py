@@ -12,7 +12,6 @@ the C++ of Chromium's traces; mangled ones were checked against c++filt / llvm-c
 import gzip
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
