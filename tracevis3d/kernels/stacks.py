@@ -147,9 +147,21 @@ def canonical_nodes(parent, frame, depth):
 @njit(cache=True, nogil=True)
 def subtree_totals(c_parent, c_depth, self_weight):
     """total[i] = self_weight[i] + Σ total[children of i]: the inclusive weight of each node of
-    a forest (children summed into parents from the deepest level up).  O(n)."""
+    a forest (children summed into parents from the deepest level up; from the last node to
+    the first when every parent precedes its children).  O(n)."""
     n = c_parent.shape[0]
     total = self_weight.astype(np.float64).copy()
+    forward = True
+    for i in range(n):
+        if c_parent[i] >= i:
+            forward = False
+            break
+    if forward:
+        for i in range(n - 1, -1, -1):
+            p = c_parent[i]
+            if p >= 0:
+                total[p] += total[i]
+        return total
     maxd = 0
     for i in range(n):
         if c_depth[i] > maxd:
@@ -179,7 +191,7 @@ def left_heavy_order(c_parent, total, self_weight, tie):
     Every node with ``total > 0`` is drawn once, as wide as its total; its children side by
     side from its left edge, the heaviest first (ties by ``tie``, ascending: the frame's name
     order), its own (self) weight last, at its right end; roots likewise.  Returned as the
-    samples that `chrome_tree.expand_samples` turns into exactly those calls: (node, position)
+    samples that `expand_into` turns into exactly those calls: (node, position)
     per sample, position = Σ weights before it, with a closing empty sample (node -1) at the
     end; a sample per node whose self weight is > 0, in depth-first order, each node's
     children's samples before its own.  O(n log n) for the sorting of siblings.
