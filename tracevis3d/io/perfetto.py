@@ -85,7 +85,12 @@ def load_perfetto(data, source: str = "<bytes>", *, keep_args: bool = True, kind
     a checked `Trace` (see the module docstring).  ``overlap``: "clip" (default) clips a slice
     that sticks out of its enclosing one, "drop" drops it.  ``kind_rules``: `tracevis3d.kinds`.
     Limits (``max_events=``, ...; or ``limits=``): `tracevis3d.io.limits`.  Raises
-    `TraceFormatError` naming ``source``, the byte and the problem."""
+    `TraceFormatError` naming ``source``, the byte and the problem.
+
+    The stages: scan the packets (`protoscan.scan_trace`, `_scan_repairs`), put the events on the
+    trace clock (`_event_times`), key the tracks and threads (`Tracks`), pair and nest the slices
+    of thread tracks into calls (`_thread_calls`, `_nest_calls`), the function table and args
+    (`_function_table`, `_checked_args`), then the instants, counters, async slices and flows."""
     if overlap not in ("clip", "drop"):
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
     lim = resolve_limits(limits, limit_options)
@@ -100,144 +105,42 @@ def load_perfetto(data, source: str = "<bytes>", *, keep_args: bool = True, kind
     (info, ev, evv, ax, fl, xc, xcv, td, cs, sp_off, sp_len, sl, ab, aptr, fix_pos, fix_val, js, sq, rep_n,
      rep_at) = scan_trace(buf, lim.max_events, seed, lim.max_args_nesting, lim.max_args_bytes,
                              ARGS_PER_BYTE * n + ARGS_SLACK)
-    if info[pl.I_STATUS] < 0:
-        raise scan_error(source, info, n, lim.max_events)
-    rep = Repairs()
-    trunc = int(info[pl.I_TRUNC_POS])
-    if trunc >= 0:
-        if info[pl.I_PACKETS] == 0:
-            raise TraceFormatError(f"{source}: cut short: the first packet (at byte {trunc}) runs past the end of "
-                                   f"the file ({n} bytes), no complete packet")
-        rep.add("truncated", 1, f"the packet at byte {trunc} of {n}")
-    for code, key in SCAN_REPAIRS.items():
-        rep.add(key, int(rep_n[code]), packet_at(rep_at[code]) if rep_at[code] >= 0 else "")
+    rep = _scan_repairs(source, n, info, rep_n, rep_at, lim)
     text = SpanText(buf, sp_off, sp_len, lim.max_name_chars, seed)
     skipped = {}
     if info[pl.I_N_SKIP_TYPE]:
         skipped["other event types (TYPE_STATE, ...)"] = int(info[pl.I_N_SKIP_TYPE])
     if info[pl.I_N_SKIP_PHASE]:
         skipped["legacy events of other phases (C, s/t/f, M, ...)"] = int(info[pl.I_N_SKIP_PHASE])
-
-    # ---- times on the trace clock (ns), the events whose clock converts
     clocks = Clocks(cs, info, ev[pl.C_CLK], seed)
-    t_ns, ok = clocks.events(ev[pl.C_CLK], ev[pl.C_TS], rep, ev[pl.C_OFF])
-    if lim.max_abs_time < 1e21:
-        far = ok & (np.abs(t_ns.astype(np.float64)) / 1000.0 > lim.max_abs_time)
-        if far.any():
-            rep.add("bad_time", int(far.sum()), packet_at(ev[pl.C_OFF, np.flatnonzero(far)[0]]))
-            ok &= ~far
+    ok, t0_ns, t_us, dur_us = _event_times(ev, ax, clocks, rep, lim)
     bits = ev[pl.C_BITS]
     etype = bits & 15
-    # legacy X durations (ns), read where the event has an aux row
-    dur_ns = np.full(ev.shape[1], -1, np.int64)
-    aux = ev[pl.C_AUX]
-    has_aux = np.flatnonzero(aux >= 0)
-    if has_aux.size:
-        dur_ns[has_aux] = ax[pl.AX_DUR, aux[has_aux]]
-    neg = (etype == pl.T_COMPLETE) & ok & (dur_ns < 0)
-    rep.add("negative_dur", int(neg.sum()), packet_at(ev[pl.C_OFF, np.flatnonzero(neg)[0]]) if neg.any() else "")
-    dur_ns[neg] = 0
-    # the origin: the earliest event kept
-    t0_ns = int(t_ns[ok].min()) if ok.any() else 0
-    ends = ok & (etype == pl.T_COMPLETE)
-    t_us = (t_ns - t0_ns).astype(np.float64) / 1000.0
-    dur_us = np.where(ends, dur_ns, 0).astype(np.float64) / 1000.0
-
-    # ---- tracks, threads and processes
     tracks = Tracks(buf, ev, ax, td, text, rep, seed, ok)
 
     # ---- calls: the slices of thread tracks
-    on_thread = tracks.thread_key >= 0
-    be = np.flatnonzero(ok & on_thread & ((etype == pl.T_BEGIN) | (etype == pl.T_END)))
-    xr = np.flatnonzero(ok & on_thread & (etype == pl.T_COMPLETE))
-    inst_t = np.flatnonzero(ok & on_thread & (etype == pl.T_INSTANT))
-    n_keys = tracks.n_thread_keys
-    # BEGIN/END pair per track (a thread may have several: each is a stack of its own)
-    stack = np.where(tracks.track >= 0, tracks.track, tracks.n_tracks + tracks.thread_key)
-    n_stacks = tracks.n_tracks + n_keys
-    last = pt.max_per_key(stack[be], t_us[be], n_stacks)
-    last = np.maximum(last, pt.max_per_key(stack[xr], t_us[xr] + dur_us[xr], n_stacks))
-    last = np.maximum(last, pt.max_per_key(stack[inst_t], t_us[inst_t], n_stacks))
-    if be.size:
-        key = stack[be]
-        nback, first_back = pt.backwards(key, t_us[be], BACKWARDS_TOLERANCE)
-        rep.add("out_of_order", nback, packet_at(ev[pl.C_OFF, be[first_back]]) if nback else "")
-        o = by_key_then_time(key, t_us[be])
-        rows = be[o]
-        b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
-            stack[rows], t_us[rows], etype[rows] == pl.T_BEGIN, np.full(rows.size, -1, np.int64), last)
-        for code, w in (("end_unmatched", ct.W_E_UNMATCHED), ("unclosed", ct.W_UNCLOSED)):
-            rep.add(code, int(wc[w]), packet_at(ev[pl.C_OFF, rows[wf[w]]]) if wf[w] >= 0 else "")
-        b_rows = rows[b_idx]
-    else:
-        b_rows = np.zeros(0, np.int64)
-        b_start = b_end = np.zeros(0)
-    c_row = np.concatenate([xr, b_rows]).astype(np.int64)
-    c_start = np.concatenate([t_us[xr], b_start])
-    c_end = np.concatenate([t_us[xr] + dur_us[xr], b_end])
+    c_row, c_start, c_end = _thread_calls(ev, tracks, ok, etype, t_us, dur_us, rep)
     c_key = tracks.thread_key[c_row]
-    c_name_span = ev[pl.C_NAME, c_row]
-    c_cat_span = ev[pl.C_CAT, c_row]
-    c_args = ev[pl.C_ARGS, c_row]
-    c_src = np.where(aux[c_row] >= 0, ax[pl.AX_SRC, np.maximum(aux[c_row], 0)] if ax.shape[1] else -1, -1)
     # the thread table: threads with calls or thread instants
+    inst_t = np.flatnonzero(ok & (tracks.thread_key >= 0) & (etype == pl.T_INSTANT))
     inst_scope = (bits[inst_t] >> pl.B_ISCOPE) & 3
     inst_on_thread = (inst_scope != 1) & (inst_scope != 2)  # legacy global / process instants: not the thread's
-    used = np.zeros(n_keys, bool)
+    used = np.zeros(tracks.n_thread_keys, bool)
     used[c_key] = True
     used[tracks.thread_key[inst_t[inst_on_thread]]] = True
     rank, threads = tracks.thread_table(used)
-    c_thread = rank[c_key].astype(np.int32)
     n_threads = len(threads["names"])
-    order = preorder_sort(c_thread, c_start, c_end, np.arange(c_row.size, dtype=np.int64), n_threads)
-    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
-    c_name_span, c_cat_span, c_args, c_src = c_name_span[order], c_cat_span[order], c_args[order], c_src[order]
-    parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
-    if clipped.any() and overlap == "drop":
-        rep.add("overlap_dropped", int(clipped.sum()), _call_at(ev, c_row, clipped))
-        for _ in range(64):
-            keep = ~clipped
-            c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
-            c_name_span, c_cat_span, c_args, c_src = c_name_span[keep], c_cat_span[keep], c_args[keep], c_src[keep]
-            parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
-            if not clipped.any():
-                break
-            rep.add("overlap_dropped", int(clipped.sum()))
-    if clipped.any():
-        rep.add("overlap", int(clipped.sum()), _call_at(ev, c_row, clipped))
-    c_end = new_end
-
-    # ---- functions: one per name, in order of first call
-    name_ids, names = text.table(c_name_span, {-1: "(unnamed)", -2: "(unknown name)"})
-    func, fn_name = jsp.renumber_by_first_use(name_ids, max(len(names), 1))
-    function_names = [names[k] for k in fn_name.tolist()]
-    first = _first_uses(func)
-    cat_span = c_cat_span[first]
-    cat_ids, cats = text.table(cat_span, {-1: "", -2: ""})
-    function_cats = [cats[k] for k in cat_ids.tolist()]
-    files, lines = [], []
-    for s in c_src[first].tolist():
-        if s >= 0 and sl.shape[1]:
-            files.append(text.one(int(sl[0, s])))
-            lines.append(int(sl[2, s]))
-        else:
-            files.append("")
-            lines.append(-1)
-    parsed = [parse_function_name(s) for s in function_names]
-    files = [f or p.file for f, p in zip(files, parsed)]
-    lines = [ln if ln >= 0 else p.line for ln, p in zip(lines, parsed)]
+    c_row, c_start, c_end, c_thread, parent, depth, end_index = _nest_calls(
+        ev, rep, overlap, n_threads, c_row, c_start, c_end, rank[c_key].astype(np.int32))
+    aux = ev[pl.C_AUX]
+    c_src = np.where(aux[c_row] >= 0, ax[pl.AX_SRC, np.maximum(aux[c_row], 0)] if ax.shape[1] else -1, -1)
+    func, function_names, function_cats, files, lines, parsed = _function_table(
+        text, ev[pl.C_NAME, c_row], ev[pl.C_CAT, c_row], c_src, sl)
 
     # ---- args: the BEGIN's debug annotations, as JSON
     blob, bptr = _args_blob(ab, aptr, fix_pos, fix_val)
-    has_args = c_args >= 0
-    a_calls = np.flatnonzero(has_args)
-    if a_calls.size:
-        e = c_args[a_calls]
-        st = jv.json_spans_status(blob, bptr[e], bptr[e + 1] - bptr[e], lim.max_args_nesting, lim.max_args_bytes)
-        bad = st != jv.JSON_OK
-        if bad.any():
-            rep.add("bad_args", int(bad.sum()), _call_at(ev, c_row, np.isin(np.arange(c_row.size), a_calls[bad])))
-            a_calls = a_calls[~bad]
+    c_args = ev[pl.C_ARGS, c_row]
+    a_calls = _checked_args(ev, rep, lim, c_row, c_args, blob, bptr)
     # ---- kinds and objects (as the Chrome reader: names, and the args of the sync calls)
     fkind = classify_functions(function_names, kind_rules)
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
@@ -295,6 +198,142 @@ def load_perfetto(data, source: str = "<bytes>", *, keep_args: bool = True, kind
             warnings.warn(f"{source}: {it['count']} × {it['action']}; first: {it['first']}", TraceWarning,
                           stacklevel=3)
     return trace
+
+
+def _scan_repairs(source: str, n: int, info, rep_n, rep_at, lim: Limits) -> Repairs:
+    """The scan's outcome: its `TraceFormatError` when it failed or found no complete packet, else
+    a `Repairs` holding what it repaired (a file cut short, `SCAN_REPAIRS`)."""
+    if info[pl.I_STATUS] < 0:
+        raise scan_error(source, info, n, lim.max_events)
+    rep = Repairs()
+    trunc = int(info[pl.I_TRUNC_POS])
+    if trunc >= 0:
+        if info[pl.I_PACKETS] == 0:
+            raise TraceFormatError(f"{source}: cut short: the first packet (at byte {trunc}) runs past the end of "
+                                   f"the file ({n} bytes), no complete packet")
+        rep.add("truncated", 1, f"the packet at byte {trunc} of {n}")
+    for code, key in SCAN_REPAIRS.items():
+        rep.add(key, int(rep_n[code]), packet_at(rep_at[code]) if rep_at[code] >= 0 else "")
+    return rep
+
+
+def _event_times(ev, ax, clocks: "Clocks", rep: Repairs, lim: Limits):
+    """The events' times on the trace clock: (which events' clock converts and whose time is in
+    range (``bad_time``), the origin in ns: the earliest event kept, each event's time in µs from
+    it, each legacy X event's duration in µs (negative ones 0: ``negative_dur``; 0 for others))."""
+    t_ns, ok = clocks.events(ev[pl.C_CLK], ev[pl.C_TS], rep, ev[pl.C_OFF])
+    if lim.max_abs_time < 1e21:
+        far = ok & (np.abs(t_ns.astype(np.float64)) / 1000.0 > lim.max_abs_time)
+        if far.any():
+            rep.add("bad_time", int(far.sum()), packet_at(ev[pl.C_OFF, np.flatnonzero(far)[0]]))
+            ok &= ~far
+    etype = ev[pl.C_BITS] & 15
+    # legacy X durations (ns), read where the event has an aux row
+    dur_ns = np.full(ev.shape[1], -1, np.int64)
+    aux = ev[pl.C_AUX]
+    has_aux = np.flatnonzero(aux >= 0)
+    if has_aux.size:
+        dur_ns[has_aux] = ax[pl.AX_DUR, aux[has_aux]]
+    neg = (etype == pl.T_COMPLETE) & ok & (dur_ns < 0)
+    rep.add("negative_dur", int(neg.sum()), packet_at(ev[pl.C_OFF, np.flatnonzero(neg)[0]]) if neg.any() else "")
+    dur_ns[neg] = 0
+    t0_ns = int(t_ns[ok].min()) if ok.any() else 0
+    ends = ok & (etype == pl.T_COMPLETE)
+    t_us = (t_ns - t0_ns).astype(np.float64) / 1000.0
+    dur_us = np.where(ends, dur_ns, 0).astype(np.float64) / 1000.0
+    return ok, t0_ns, t_us, dur_us
+
+
+def _thread_calls(ev, tracks: Tracks, ok, etype, t_us, dur_us, rep: Repairs):
+    """The calls of the thread tracks: legacy X events, and BEGIN/END pairs per track (a thread may
+    have several: each is a stack of its own; an END with no BEGIN dropped, an unclosed BEGIN closed
+    at its track's last time).  Returns (event row, start, end) of each call, X calls first."""
+    on_thread = tracks.thread_key >= 0
+    be = np.flatnonzero(ok & on_thread & ((etype == pl.T_BEGIN) | (etype == pl.T_END)))
+    xr = np.flatnonzero(ok & on_thread & (etype == pl.T_COMPLETE))
+    inst_t = np.flatnonzero(ok & on_thread & (etype == pl.T_INSTANT))
+    stack = np.where(tracks.track >= 0, tracks.track, tracks.n_tracks + tracks.thread_key)
+    n_stacks = tracks.n_tracks + tracks.n_thread_keys
+    last = pt.max_per_key(stack[be], t_us[be], n_stacks)
+    last = np.maximum(last, pt.max_per_key(stack[xr], t_us[xr] + dur_us[xr], n_stacks))
+    last = np.maximum(last, pt.max_per_key(stack[inst_t], t_us[inst_t], n_stacks))
+    if be.size:
+        key = stack[be]
+        nback, first_back = pt.backwards(key, t_us[be], BACKWARDS_TOLERANCE)
+        rep.add("out_of_order", nback, packet_at(ev[pl.C_OFF, be[first_back]]) if nback else "")
+        o = by_key_then_time(key, t_us[be])
+        rows = be[o]
+        b_idx, b_start, b_end, wc, wf = ct.match_begin_end(
+            stack[rows], t_us[rows], etype[rows] == pl.T_BEGIN, np.full(rows.size, -1, np.int64), last)
+        for code, w in (("end_unmatched", ct.W_E_UNMATCHED), ("unclosed", ct.W_UNCLOSED)):
+            rep.add(code, int(wc[w]), packet_at(ev[pl.C_OFF, rows[wf[w]]]) if wf[w] >= 0 else "")
+        b_rows = rows[b_idx]
+    else:
+        b_rows = np.zeros(0, np.int64)
+        b_start = b_end = np.zeros(0)
+    c_row = np.concatenate([xr, b_rows]).astype(np.int64)
+    c_start = np.concatenate([t_us[xr], b_start])
+    c_end = np.concatenate([t_us[xr] + dur_us[xr], b_end])
+    return c_row, c_start, c_end
+
+
+def _nest_calls(ev, rep: Repairs, overlap: str, n_threads: int, c_row, c_start, c_end, c_thread):
+    """The calls sorted into per-thread pre-order and nested; a slice sticking out of its enclosing
+    one clipped (``overlap``) or, with ``overlap="drop"``, dropped (``overlap_dropped``).  Returns
+    (row, start, end, thread, parent, depth, end_index) of the calls kept."""
+    order = preorder_sort(c_thread, c_start, c_end, np.arange(c_row.size, dtype=np.int64), n_threads)
+    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
+    parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+    if clipped.any() and overlap == "drop":
+        rep.add("overlap_dropped", int(clipped.sum()), _call_at(ev, c_row, clipped))
+        for _ in range(64):
+            keep = ~clipped
+            c_row, c_start, c_end, c_thread = c_row[keep], c_start[keep], c_end[keep], c_thread[keep]
+            parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+            if not clipped.any():
+                break
+            rep.add("overlap_dropped", int(clipped.sum()))
+    if clipped.any():
+        rep.add("overlap", int(clipped.sum()), _call_at(ev, c_row, clipped))
+    return c_row, c_start, new_end, c_thread, parent, depth, end_index
+
+
+def _function_table(text: SpanText, c_name_span, c_cat_span, c_src, sl):
+    """One function per name, in order of first call: (function of each call, each function's
+    name, category, file and line (its source location, else what its name says), parsed name)."""
+    name_ids, names = text.table(c_name_span, {-1: "(unnamed)", -2: "(unknown name)"})
+    func, fn_name = jsp.renumber_by_first_use(name_ids, max(len(names), 1))
+    function_names = [names[k] for k in fn_name.tolist()]
+    first = _first_uses(func)
+    cat_span = c_cat_span[first]
+    cat_ids, cats = text.table(cat_span, {-1: "", -2: ""})
+    function_cats = [cats[k] for k in cat_ids.tolist()]
+    files, lines = [], []
+    for s in c_src[first].tolist():
+        if s >= 0 and sl.shape[1]:
+            files.append(text.one(int(sl[0, s])))
+            lines.append(int(sl[2, s]))
+        else:
+            files.append("")
+            lines.append(-1)
+    parsed = [parse_function_name(s) for s in function_names]
+    files = [f or p.file for f, p in zip(files, parsed)]
+    lines = [ln if ln >= 0 else p.line for ln, p in zip(lines, parsed)]
+    return func, function_names, function_cats, files, lines, parsed
+
+
+def _checked_args(ev, rep: Repairs, lim: Limits, c_row, c_args, blob, bptr):
+    """The calls whose args (spans of ``blob``) Python's json reads back within the limits; the
+    others are ``bad_args``."""
+    a_calls = np.flatnonzero(c_args >= 0)
+    if a_calls.size:
+        e = c_args[a_calls]
+        st = jv.json_spans_status(blob, bptr[e], bptr[e + 1] - bptr[e], lim.max_args_nesting, lim.max_args_bytes)
+        bad = st != jv.JSON_OK
+        if bad.any():
+            rep.add("bad_args", int(bad.sum()), _call_at(ev, c_row, np.isin(np.arange(c_row.size), a_calls[bad])))
+            a_calls = a_calls[~bad]
+    return a_calls
 
 
 def _first_uses(ids: np.ndarray) -> np.ndarray:

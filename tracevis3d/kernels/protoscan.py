@@ -67,13 +67,20 @@ from .perfetto_event import event_fields, extra_counters, legacy_type, packet_ti
 from .perfetto_args import ARGS_OK, ARGS_TOO_DEEP, write_args
 
 
+#: `_event_row`: the event is done (or dropped, or skipped): on to the next packet
+_RUN_NEXT = -1
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _scan_run(buf, pos, seed, max_events, info, rep_n, rep_at, q, ev, evv, ax, fl, xc, xcv, td, cs, sp_off, sp_len,
               sl, js, sq, pool, ck, seq_mk, seq_mv, seq_cnt, int_mk, int_mv, int_cnt, clk_mk, clk_mv, clk_cnt):
     """Packets from ``pos`` on into the tables (see `scan_trace`), until the end, an error, a packet
     the tables have no room for (before any of it is applied) or an event with debug annotations
-    (after it).  No allocation, no reference counting in this loop: the tables are filled in
-    place, their counts in ``q``.  Returns (position, RUN_*)."""
+    (after it).  No allocation, no reference counting in this loop (its stages are inlined): the
+    tables are filled in place, their counts in ``q``.  Per packet: its fields (`_packet_fields`),
+    room for what it may add (`_need_room`), its sequence's incremental state (`_sequence_state`),
+    interned data, clock snapshot, descriptors, then its TrackEvent (`_event_row`).  Returns
+    (position, RUN_*); an error is left in ``info`` (`I_STATUS` < 0)."""
     n = buf.shape[0]
     while pos < n:
         # ---- the next packet: Trace.packet (field 1); other top-level fields are skipped
@@ -98,139 +105,20 @@ def _scan_run(buf, pos, seed, max_events, info, rep_n, rep_at, q, ev, evv, ax, f
             info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = E_WRONG_TYPE, pos, MSG_TRACE, f
             return pos, RUN_DONE
         pk = pos
-        b = e
-        # ---- phase 1: the packet's fields (read only)
-        ts = np.int64(0)
-        has_ts = False
-        clk_id = np.int64(0)
-        seq_id = np.int64(0)
-        has_seq = False
-        flags = np.int64(0)
-        isc = False
-        ppd = False
-        def_a = np.int64(-1)
-        def_b = np.int64(-1)
-        int_a = np.int64(-1)
-        int_b = np.int64(-1)
-        te_a = np.int64(-1)
-        te_b = np.int64(-1)
-        tdd_a = np.int64(-1)
-        tdd_b = np.int64(-1)
-        cs_a = np.int64(-1)
-        cs_b = np.int64(-1)
-        th_a = np.int64(-1)
-        th_b = np.int64(-1)
-        pr_a = np.int64(-1)
-        pr_b = np.int64(-1)
-        ce_a = np.int64(-1)
-        ce_b = np.int64(-1)
-        compressed = False
-        p = a
-        while p < b:
-            f, wt, q0 = read_tag_i(buf, p, b)
-            if q0 < 0:
-                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = q0, p, MSG_PACKET
-                return pos, RUN_DONE
-            e, s = field_end_i(buf, q0, b, wt)
-            if e < 0:
-                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = e, p, MSG_PACKET, f
-                return pos, RUN_DONE
-            if f == 8 or f == 58 or f == 10 or f == 13 or f == 41 or f == 42:
-                if wt != WT_VARINT:
-                    info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = E_WRONG_TYPE, p, MSG_PACKET, f
-                    return pos, RUN_DONE
-                v, _ = varint_i(buf, q0, b)
-                if f == 8:
-                    ts, has_ts = v, True
-                elif f == 58:
-                    clk_id = np.int64(np.uint32(v))
-                elif f == 10:
-                    seq_id, has_seq = np.int64(np.uint32(v)), True
-                elif f == 13:
-                    flags = v
-                elif f == 41:
-                    isc = v != 0
-                else:
-                    ppd = v != 0
-            elif f == 11 or f == 12 or f == 59 or f == 60 or f == 6 or f == 43 or f == 44 or f == 5 \
-                    or f == 50 or f == 133:
-                if wt != WT_LEN:
-                    info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = E_WRONG_TYPE, p, MSG_PACKET, f
-                    return pos, RUN_DONE
-                if f == 11:
-                    te_a, te_b = s, e
-                elif f == 12:
-                    int_a, int_b = s, e
-                elif f == 59:
-                    def_a, def_b = s, e
-                elif f == 60:
-                    tdd_a, tdd_b = s, e
-                elif f == 6:
-                    cs_a, cs_b = s, e
-                elif f == 43:
-                    pr_a, pr_b = s, e
-                elif f == 44:
-                    th_a, th_b = s, e
-                elif f == 5:
-                    ce_a, ce_b = s, e
-                else:
-                    compressed = True
-            p = e
-        # ---- room for what the packet may add (nothing of it applied yet)
-        n_te = te_b - te_a  # (a small event: its bytes bound its flows and counter values)
-        if n_te > 256:
-            n_te = count_values(buf, te_a, te_b)
-        n_int = count_fields(buf, int_a, int_b) if int_a >= 0 else 0
-        n_cs = count_fields(buf, cs_a, cs_b) if cs_a >= 0 else 0
-        n_ce = ce_b - ce_a
-        n_def = def_b - def_a
-        if (q[Q_EV] + 1 > ev.shape[1] or q[Q_AX] + 1 > ax.shape[1] or q[Q_TD] + 3 > td.shape[1]
-                or q[Q_SQ] + 1 > sq.shape[1] or 2 * (seq_cnt[0] + 1) > seq_mk.shape[1]
-                or q[Q_FL] + n_te + 2 > fl.shape[1] or q[Q_XC] + n_te + 1 > xc.shape[1]
-                or q[Q_SP] + 2 * n_int + 32 > sp_off.shape[0] or q[Q_SL] + n_int + 2 > sl.shape[1]
-                or 2 * (int_cnt[0] + n_int + 1) > int_mk.shape[1]
-                or q[Q_CS] + n_cs + 1 > cs.shape[1] or q[Q_CK] + n_cs + 1 > ck.shape[1]
-                or 2 * (clk_cnt[0] + n_cs + 1) > clk_mk.shape[1]
-                or q[Q_JS] + n_ce // 2 + 1 > js.shape[1] or q[Q_POOL] + n_def + 1 > pool.shape[0]):
-            q[Q_NEED_FL] = n_te + 2
-            q[Q_NEED_SP] = 2 * n_int + 32
-            q[Q_NEED_SL] = n_int + 2
-            q[Q_NEED_INT] = n_int + 1
-            q[Q_NEED_CS] = n_cs + 1
-            q[Q_NEED_JS] = n_ce // 2 + 1
-            q[Q_NEED_POOL] = n_def + 1
+        (ok, ts, has_ts, clk_id, seq_id, has_seq, flags, isc, ppd, def_a, def_b, int_a, int_b, te_a, te_b, tdd_a,
+         tdd_b, cs_a, cs_b, th_a, th_b, pr_a, pr_b, ce_a, ce_b, compressed) = _packet_fields(buf, a, e, info)
+        if not ok:
+            return pos, RUN_DONE
+        if _need_room(buf, q, te_a, te_b, int_a, int_b, cs_a, cs_b, ce_a, ce_b, def_a, def_b, ev, ax, fl, xc, td,
+                      cs, sp_off, sl, js, sq, pool, ck, seq_mk, seq_cnt, int_mk, int_cnt, clk_mk, clk_cnt):
             return pos, RUN_ROOM
-        pos = b
+        pos = e
         if compressed:
             note(rep_n, rep_at, R_COMPRESSED, pk)
             continue
-        # ---- the sequence and its incremental state
         si = np.int64(-1)
         if has_seq:
-            if seq_id == q[Q_LAST_SEQ_ID]:
-                si = q[Q_LAST_SEQ]
-            else:
-                si = map_get(seq_mk, seq_mv, seq_id, 0, seed)
-                if si < 0:
-                    si = q[Q_SQ]
-                    sq[:, si] = 0
-                    sq[SQ_ID, si] = seq_id
-                    sq[SQ_GEN, si] = -1
-                    q[Q_SQ] = si + 1
-                    map_set(seq_mk, seq_mv, seq_cnt, seq_id, 0, si, seed)
-                q[Q_LAST_SEQ_ID] = seq_id
-                q[Q_LAST_SEQ] = si
-            if isc or (flags & 1) != 0:
-                sq[SQ_GEN, si] = q[Q_GEN]
-                q[Q_GEN] += 1
-                sq[SQ_VALID, si] = 1
-                sq[SQ_DCLK, si] = 0
-                sq[SQ_DTRK_HAS, si] = 0
-                sq[SQ_XC_N, si] = 0
-                sq[SQ_XDC_N, si] = 0
-            elif ppd:
-                sq[SQ_VALID, si] = 0
-                sq[SQ_LEG_OK, si] = 0
+            si = _sequence_state(seq_id, isc, flags, ppd, q, sq, seq_mk, seq_mv, seq_cnt, seed)
             if def_a >= 0:
                 st, ep = parse_defaults(buf, def_a, def_b, si, sq, pool, q)
                 if st < 0:
@@ -279,159 +167,338 @@ def _scan_run(buf, pos, seed, max_events, info, rep_n, rep_at, q, ev, evv, ax, f
                 return pos, RUN_DONE
         if te_a < 0:
             continue
-        # ---- the TrackEvent
-        row = q[Q_EV]
-        fl0 = q[Q_FL]
-        (st, ep, ef, ev_type, has_type, trk, has_trk, name_kind, name_v, name_b, cat_kind, cat_v, cat_b, ncat,
-         has_ival, has_dval, cval, has_extra, has_args, src_kind, src_v, src_a, src_b, dus, has_dus, aus, leg_a,
-         leg_b, n_fl) = event_fields(buf, te_a, te_b, row, fl, fl0)
+        code = _event_row(buf, pk, te_a, te_b, si, gen, has_seq, t_clk, t_ns, t_err, seed, max_events, info, rep_n,
+                          rep_at, q, ev, evv, ax, fl, xc, xcv, sp_off, sp_len, sl, sq, pool, int_mk, int_mv)
+        if code != _RUN_NEXT:
+            return pos, code
+    return pos, RUN_DONE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _packet_fields(buf, a, b, info):
+    """The fields of the packet in ``buf[a:b]`` that `_scan_run` reads, in the order it applies
+    them whatever their order on the wire: (ok, timestamp, has it, its clock id, sequence id, has
+    it, sequence flags, incremental_state_cleared, previous_packet_dropped, then the spans (start,
+    end; -1 when absent) of the defaults, interned data, TrackEvent, track descriptor, clock
+    snapshot, legacy thread and process descriptors, Chrome events, and whether it is compressed).
+    A malformed field: not ok, the error in ``info``."""
+    ts = np.int64(0)
+    has_ts = False
+    clk_id = np.int64(0)
+    seq_id = np.int64(0)
+    has_seq = False
+    flags = np.int64(0)
+    isc = False
+    ppd = False
+    def_a = np.int64(-1)
+    def_b = np.int64(-1)
+    int_a = np.int64(-1)
+    int_b = np.int64(-1)
+    te_a = np.int64(-1)
+    te_b = np.int64(-1)
+    tdd_a = np.int64(-1)
+    tdd_b = np.int64(-1)
+    cs_a = np.int64(-1)
+    cs_b = np.int64(-1)
+    th_a = np.int64(-1)
+    th_b = np.int64(-1)
+    pr_a = np.int64(-1)
+    pr_b = np.int64(-1)
+    ce_a = np.int64(-1)
+    ce_b = np.int64(-1)
+    compressed = False
+    ok = True
+    p = a
+    while p < b:
+        f, wt, q0 = read_tag_i(buf, p, b)
+        if q0 < 0:
+            info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = q0, p, MSG_PACKET
+            ok = False
+            break
+        e, s = field_end_i(buf, q0, b, wt)
+        if e < 0:
+            info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = e, p, MSG_PACKET, f
+            ok = False
+            break
+        if f == 8 or f == 58 or f == 10 or f == 13 or f == 41 or f == 42:
+            if wt != WT_VARINT:
+                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = E_WRONG_TYPE, p, MSG_PACKET, f
+                ok = False
+                break
+            v, _ = varint_i(buf, q0, b)
+            if f == 8:
+                ts, has_ts = v, True
+            elif f == 58:
+                clk_id = np.int64(np.uint32(v))
+            elif f == 10:
+                seq_id, has_seq = np.int64(np.uint32(v)), True
+            elif f == 13:
+                flags = v
+            elif f == 41:
+                isc = v != 0
+            else:
+                ppd = v != 0
+        elif f == 11 or f == 12 or f == 59 or f == 60 or f == 6 or f == 43 or f == 44 or f == 5 \
+                or f == 50 or f == 133:
+            if wt != WT_LEN:
+                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = E_WRONG_TYPE, p, MSG_PACKET, f
+                ok = False
+                break
+            if f == 11:
+                te_a, te_b = s, e
+            elif f == 12:
+                int_a, int_b = s, e
+            elif f == 59:
+                def_a, def_b = s, e
+            elif f == 60:
+                tdd_a, tdd_b = s, e
+            elif f == 6:
+                cs_a, cs_b = s, e
+            elif f == 43:
+                pr_a, pr_b = s, e
+            elif f == 44:
+                th_a, th_b = s, e
+            elif f == 5:
+                ce_a, ce_b = s, e
+            else:
+                compressed = True
+        p = e
+    return (ok, ts, has_ts, clk_id, seq_id, has_seq, flags, isc, ppd, def_a, def_b, int_a, int_b, te_a, te_b, tdd_a,
+            tdd_b, cs_a, cs_b, th_a, th_b, pr_a, pr_b, ce_a, ce_b, compressed)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _need_room(buf, q, te_a, te_b, int_a, int_b, cs_a, cs_b, ce_a, ce_b, def_a, def_b, ev, ax, fl, xc, td, cs,
+               sp_off, sl, js, sq, pool, ck, seq_mk, seq_cnt, int_mk, int_cnt, clk_mk, clk_cnt):
+    """Whether a table lacks room for what the packet (its spans) may add; then what each needs is
+    written into ``q`` (`Q_NEED_*`) for `scan_trace` to grow them, nothing of the packet applied."""
+    n_te = te_b - te_a  # (a small event: its bytes bound its flows and counter values)
+    if n_te > 256:
+        n_te = count_values(buf, te_a, te_b)
+    n_int = count_fields(buf, int_a, int_b) if int_a >= 0 else 0
+    n_cs = count_fields(buf, cs_a, cs_b) if cs_a >= 0 else 0
+    n_ce = ce_b - ce_a
+    n_def = def_b - def_a
+    if (q[Q_EV] + 1 > ev.shape[1] or q[Q_AX] + 1 > ax.shape[1] or q[Q_TD] + 3 > td.shape[1]
+            or q[Q_SQ] + 1 > sq.shape[1] or 2 * (seq_cnt[0] + 1) > seq_mk.shape[1]
+            or q[Q_FL] + n_te + 2 > fl.shape[1] or q[Q_XC] + n_te + 1 > xc.shape[1]
+            or q[Q_SP] + 2 * n_int + 32 > sp_off.shape[0] or q[Q_SL] + n_int + 2 > sl.shape[1]
+            or 2 * (int_cnt[0] + n_int + 1) > int_mk.shape[1]
+            or q[Q_CS] + n_cs + 1 > cs.shape[1] or q[Q_CK] + n_cs + 1 > ck.shape[1]
+            or 2 * (clk_cnt[0] + n_cs + 1) > clk_mk.shape[1]
+            or q[Q_JS] + n_ce // 2 + 1 > js.shape[1] or q[Q_POOL] + n_def + 1 > pool.shape[0]):
+        q[Q_NEED_FL] = n_te + 2
+        q[Q_NEED_SP] = 2 * n_int + 32
+        q[Q_NEED_SL] = n_int + 2
+        q[Q_NEED_INT] = n_int + 1
+        q[Q_NEED_CS] = n_cs + 1
+        q[Q_NEED_JS] = n_ce // 2 + 1
+        q[Q_NEED_POOL] = n_def + 1
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sequence_state(seq_id, isc, flags, ppd, q, sq, seq_mk, seq_mv, seq_cnt, seed):
+    """The row in ``sq`` of sequence ``seq_id`` (a new one starts invalid), its incremental state
+    updated: cleared (``incremental_state_cleared`` or ``SEQ_INCREMENTAL_STATE_CLEARED``: a new
+    generation, valid, defaults empty) or invalid after ``previous_packet_dropped``."""
+    if seq_id == q[Q_LAST_SEQ_ID]:
+        si = q[Q_LAST_SEQ]
+    else:
+        si = map_get(seq_mk, seq_mv, seq_id, 0, seed)
+        if si < 0:
+            si = q[Q_SQ]
+            sq[:, si] = 0
+            sq[SQ_ID, si] = seq_id
+            sq[SQ_GEN, si] = -1
+            q[Q_SQ] = si + 1
+            map_set(seq_mk, seq_mv, seq_cnt, seq_id, 0, si, seed)
+        q[Q_LAST_SEQ_ID] = seq_id
+        q[Q_LAST_SEQ] = si
+    if isc or (flags & 1) != 0:
+        sq[SQ_GEN, si] = q[Q_GEN]
+        q[Q_GEN] += 1
+        sq[SQ_VALID, si] = 1
+        sq[SQ_DCLK, si] = 0
+        sq[SQ_DTRK_HAS, si] = 0
+        sq[SQ_XC_N, si] = 0
+        sq[SQ_XDC_N, si] = 0
+    elif ppd:
+        sq[SQ_VALID, si] = 0
+        sq[SQ_LEG_OK, si] = 0
+    return si
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _event_row(buf, pk, te_a, te_b, si, gen, has_seq, t_clk, t_ns, t_err, seed, max_events, info, rep_n, rep_at, q,
+               ev, evv, ax, fl, xc, xcv, sp_off, sp_len, sl, sq, pool, int_mk, int_mv):
+    """The TrackEvent in ``buf[te_a:te_b]`` of packet ``pk`` (sequence row ``si``, generation
+    ``gen``, the packet's time ``t_*``) as an event row of ``ev`` (with its flows, aux row and extra
+    counter values), or dropped as a repair or skipped.  Returns `_RUN_NEXT` when the walk goes on,
+    RUN_ARGS when the event's debug annotations are to be written (`Q_ARG_*`), RUN_DONE on an
+    error (in ``info``)."""
+    row = q[Q_EV]
+    fl0 = q[Q_FL]
+    (st, ep, ef, ev_type, has_type, trk, has_trk, name_kind, name_v, name_b, cat_kind, cat_v, cat_b, ncat,
+     has_ival, has_dval, cval, has_extra, has_args, src_kind, src_v, src_a, src_b, dus, has_dus, aus, leg_a,
+     leg_b, n_fl) = event_fields(buf, te_a, te_b, row, fl, fl0)
+    if st < 0:
+        info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = st, ep, MSG_EVENT, ef
+        return RUN_DONE
+    phase = np.int64(0)
+    l_dur = np.int64(-1)
+    l_id = np.int64(0)
+    l_idk = 0
+    l_sa = np.int64(-1)
+    l_sb = np.int64(-1)
+    l_isc = np.int64(0)
+    l_hpid = False
+    l_htid = False
+    l_pid = np.int64(0)
+    l_tid = np.int64(0)
+    if leg_a >= 0:
+        st, ep, l_name, phase, l_dur, l_id, l_idk, l_sa, l_sb, l_bind, l_fdir, l_isc, l_pid, l_hpid, l_tid, \
+            l_htid = parse_legacy(buf, leg_a, leg_b)
+        if st < 0:
+            info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = st, ep, MSG_LEGACY
+            return RUN_DONE
+        if l_name != 0 and name_kind == 0:
+            name_kind, name_v = 1, l_name
+        if l_bind != 0 and (l_fdir == 1 or l_fdir == 2 or l_fdir == 3):
+            fl[FL_ROW, n_fl] = row
+            fl[FL_ID, n_fl] = l_bind
+            fl[FL_KIND, n_fl] = FK_V1_IN if l_fdir == 1 else (FK_V1_OUT if l_fdir == 2 else FK_V1_INOUT)
+            n_fl += 1
+    t = legacy_type(has_type, ev_type, phase, l_idk)
+    if t == 0:
+        if has_type and ev_type != 0:
+            info[I_N_SKIP_TYPE] += 1
+        else:
+            info[I_N_SKIP_PHASE] += 1
+        return _RUN_NEXT
+    e_clk, e_ns, e_err = _event_time(has_dus, dus, aus, si, sq, t_clk, t_ns, t_err)
+    drop = -1
+    if not has_seq:
+        drop = R_NO_SEQ
+    elif e_err >= 0:
+        drop = e_err
+    # the track: its uuid, the defaults', the legacy overrides, the sequence's thread
+    tkind = K_UUID
+    if not has_trk and si >= 0 and sq[SQ_DTRK_HAS, si] == 1:
+        trk, has_trk = sq[SQ_DTRK, si], True
+    if drop < 0 and not has_trk:
+        if t == T_COUNTER:
+            drop = R_COUNTER_NO_VALUE
+        elif l_htid or sq[SQ_LEG_OK, si] == 1:
+            tkind = K_THREAD
+            if l_htid:
+                if not l_hpid:
+                    l_pid = sq[SQ_LEG_PID, si]
+            else:
+                l_pid, l_tid = sq[SQ_LEG_PID, si], sq[SQ_LEG_TID, si]
+        else:  # the implicit trace-global track (uuid 0)
+            trk, has_trk = np.int64(0), True
+    if drop < 0 and t == T_COUNTER and not (has_ival or has_dval):
+        drop = R_COUNTER_NO_VALUE
+    if drop >= 0:
+        note(rep_n, rep_at, drop, pk)
+        return _RUN_NEXT
+    if row >= max_events:
+        info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = E_TOO_MANY, pk, MSG_EVENT
+        return RUN_DONE
+    q[Q_EV] = row + 1
+    q[Q_FL] = n_fl
+    ev[C_OFF, row] = pk
+    ev[C_TS, row] = e_ns
+    ev[C_CLK, row] = e_clk
+    ev[C_SEQ, row] = si
+    ev[C_TRACK, row] = trk if tkind == K_UUID else l_pid
+    ev[C_ARGS, row] = -1
+    evv[row] = cval
+    ev[C_NAME, row] = _interned_span(name_kind, name_v, name_b, gen * 8 + K_NAME, R_UNDEF_NAME, pk, seed, sp_off,
+                                     sp_len, q, int_mk, int_mv, rep_n, rep_at)
+    ev[C_CAT, row] = _interned_span(cat_kind, cat_v, cat_b, gen * 8 + K_CAT, R_UNDEF_CAT, pk, seed, sp_off, sp_len,
+                                    q, int_mk, int_mv, rep_n, rep_at)
+    ev[C_BITS, row] = (t | (tkind << B_TKIND) | ((1 if (has_ival or has_dval) else 0) << B_HAS_VALUE)
+                       | ((1 if has_ival else 0) << B_INT_VALUE) | ((phase & 255) << B_PHASE)
+                       | ((l_isc & 3) << B_ISCOPE) | (np.int64(l_idk) << B_IDKIND) | (min(ncat, 255) << B_NCAT))
+    src = np.int64(-1)
+    if src_kind == 1:
+        src = map_get(int_mk, int_mv, gen * 8 + K_SRCLOC, src_v, seed)
+        if src < 0:
+            note(rep_n, rep_at, R_UNDEF_SRC, pk)
+    elif src_kind == 2:
+        st, ep, iid, fa, fb, ga, gb, line = parse_srcloc(buf, src_a, src_b)
+        if st < 0:
+            info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = st, ep, MSG_SOURCE
+            return RUN_DONE
+        src = add_srcloc(sl, sp_off, sp_len, q, fa, fb, ga, gb, line)
+    ev[C_AUX, row] = -1
+    if tkind == K_THREAD or leg_a >= 0 or src >= 0:
+        k = q[Q_AX]
+        ax[AX_TID, k] = l_tid
+        ax[AX_DUR, k] = -1
+        if l_dur >= 0:
+            ns, ok = mul_ns(l_dur, 1000)
+            ax[AX_DUR, k] = ns if ok else -1
+        ax[AX_ID, k] = l_id
+        ax[AX_SCOPE, k] = add_span(sp_off, sp_len, q, l_sa, l_sb) if l_sa >= 0 else -1
+        ax[AX_SRC, k] = src
+        ev[C_AUX, row] = k
+        q[Q_AX] = k + 1
+    if has_extra:
+        st, ep, ef, mism = extra_counters(buf, te_a, te_b, row, si, sq, pool, xc, xcv, q)
         if st < 0:
             info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = st, ep, MSG_EVENT, ef
-            return pos, RUN_DONE
-        phase = np.int64(0)
-        l_dur = np.int64(-1)
-        l_id = np.int64(0)
-        l_idk = 0
-        l_sa = np.int64(-1)
-        l_sb = np.int64(-1)
-        l_isc = np.int64(0)
-        l_hpid = False
-        l_htid = False
-        l_pid = np.int64(0)
-        l_tid = np.int64(0)
-        if leg_a >= 0:
-            st, ep, l_name, phase, l_dur, l_id, l_idk, l_sa, l_sb, l_bind, l_fdir, l_isc, l_pid, l_hpid, l_tid, \
-                l_htid = parse_legacy(buf, leg_a, leg_b)
-            if st < 0:
-                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = st, ep, MSG_LEGACY
-                return pos, RUN_DONE
-            if l_name != 0 and name_kind == 0:
-                name_kind, name_v = 1, l_name
-            if l_bind != 0 and (l_fdir == 1 or l_fdir == 2 or l_fdir == 3):
-                fl[FL_ROW, n_fl] = row
-                fl[FL_ID, n_fl] = l_bind
-                fl[FL_KIND, n_fl] = FK_V1_IN if l_fdir == 1 else (FK_V1_OUT if l_fdir == 2 else FK_V1_INOUT)
-                n_fl += 1
-        t = legacy_type(has_type, ev_type, phase, l_idk)
-        if t == 0:
-            if has_type and ev_type != 0:
-                info[I_N_SKIP_TYPE] += 1
+            return RUN_DONE
+        if mism > 0:
+            note(rep_n, rep_at, R_EXTRA_MISMATCH, pk)
+    if has_args:
+        q[Q_ARG_A] = te_a
+        q[Q_ARG_B] = te_b
+        q[Q_ARG_GEN] = gen
+        q[Q_ARG_PK] = pk
+        q[Q_ARG_ROW] = row
+        return RUN_ARGS
+    return _RUN_NEXT
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _event_time(has_dus, dus, aus, si, sq, t_clk, t_ns, t_err):
+    """An event's (clock, ns, error or -1): TrackEvent's own µs fields (``timestamp_delta_us`` from
+    the sequence's reference, ``timestamp_absolute_us``; on MONOTONIC), else the packet's."""
+    e_clk, e_ns, e_err = t_clk, t_ns, t_err
+    if has_dus:
+        if si >= 0 and sq[SQ_LEG_OK, si] == 1:
+            ns, ok = mul_ns(dus, 1000)
+            if ok:
+                sq[SQ_LEG_TS, si] += ns
+                e_clk, e_ns, e_err = CLK_MONOTONIC, sq[SQ_LEG_TS, si], -1
             else:
-                info[I_N_SKIP_PHASE] += 1
-            continue
-        # the event's time: TrackEvent's own µs fields (on MONOTONIC), else the packet's
-        e_clk, e_ns, e_err = t_clk, t_ns, t_err
-        if has_dus:
-            if si >= 0 and sq[SQ_LEG_OK, si] == 1:
-                ns, ok = mul_ns(dus, 1000)
-                if ok:
-                    sq[SQ_LEG_TS, si] += ns
-                    e_clk, e_ns, e_err = CLK_MONOTONIC, sq[SQ_LEG_TS, si], -1
-                else:
-                    e_err = R_BAD_TIME
-            else:
-                e_err = R_NO_REF
-        elif aus != 0:
-            ns, ok = mul_ns(aus, 1000)
-            e_clk, e_ns, e_err = CLK_MONOTONIC, ns, (-1 if ok else R_BAD_TIME)
-        drop = -1
-        if not has_seq:
-            drop = R_NO_SEQ
-        elif e_err >= 0:
-            drop = e_err
-        # the track: its uuid, the defaults', the legacy overrides, the sequence's thread
-        tkind = K_UUID
-        if not has_trk and si >= 0 and sq[SQ_DTRK_HAS, si] == 1:
-            trk, has_trk = sq[SQ_DTRK, si], True
-        if drop < 0 and not has_trk:
-            if t == T_COUNTER:
-                drop = R_COUNTER_NO_VALUE
-            elif l_htid or sq[SQ_LEG_OK, si] == 1:
-                tkind = K_THREAD
-                if l_htid:
-                    if not l_hpid:
-                        l_pid = sq[SQ_LEG_PID, si]
-                else:
-                    l_pid, l_tid = sq[SQ_LEG_PID, si], sq[SQ_LEG_TID, si]
-            else:  # the implicit trace-global track (uuid 0)
-                trk, has_trk = np.int64(0), True
-        if drop < 0 and t == T_COUNTER and not (has_ival or has_dval):
-            drop = R_COUNTER_NO_VALUE
-        if drop >= 0:
-            note(rep_n, rep_at, drop, pk)
-            continue
-        if row >= max_events:
-            info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = E_TOO_MANY, pk, MSG_EVENT
-            return pos, RUN_DONE
-        q[Q_EV] = row + 1
-        q[Q_FL] = n_fl
-        ev[C_OFF, row] = pk
-        ev[C_TS, row] = e_ns
-        ev[C_CLK, row] = e_clk
-        ev[C_SEQ, row] = si
-        ev[C_TRACK, row] = trk if tkind == K_UUID else l_pid
-        ev[C_ARGS, row] = -1
-        evv[row] = cval
-        nm = np.int64(-1)
-        if name_kind == 2:
-            nm = add_span(sp_off, sp_len, q, name_v, name_b)
-        elif name_kind == 1:
-            nm = map_get(int_mk, int_mv, gen * 8 + K_NAME, name_v, seed)
-            if nm < 0:
-                nm = -2
-                note(rep_n, rep_at, R_UNDEF_NAME, pk)
-        ev[C_NAME, row] = nm
-        ct = np.int64(-1)
-        if cat_kind == 2:
-            ct = add_span(sp_off, sp_len, q, cat_v, cat_b)
-        elif cat_kind == 1:
-            ct = map_get(int_mk, int_mv, gen * 8 + K_CAT, cat_v, seed)
-            if ct < 0:
-                ct = -2
-                note(rep_n, rep_at, R_UNDEF_CAT, pk)
-        ev[C_CAT, row] = ct
-        ev[C_BITS, row] = (t | (tkind << B_TKIND) | ((1 if (has_ival or has_dval) else 0) << B_HAS_VALUE)
-                           | ((1 if has_ival else 0) << B_INT_VALUE) | ((phase & 255) << B_PHASE)
-                           | ((l_isc & 3) << B_ISCOPE) | (np.int64(l_idk) << B_IDKIND) | (min(ncat, 255) << B_NCAT))
-        src = np.int64(-1)
-        if src_kind == 1:
-            src = map_get(int_mk, int_mv, gen * 8 + K_SRCLOC, src_v, seed)
-            if src < 0:
-                note(rep_n, rep_at, R_UNDEF_SRC, pk)
-        elif src_kind == 2:
-            st, ep, iid, fa, fb, ga, gb, line = parse_srcloc(buf, src_a, src_b)
-            if st < 0:
-                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG] = st, ep, MSG_SOURCE
-                return pos, RUN_DONE
-            src = add_srcloc(sl, sp_off, sp_len, q, fa, fb, ga, gb, line)
-        ev[C_AUX, row] = -1
-        if tkind == K_THREAD or leg_a >= 0 or src >= 0:
-            k = q[Q_AX]
-            ax[AX_TID, k] = l_tid
-            ax[AX_DUR, k] = -1
-            if l_dur >= 0:
-                ns, ok = mul_ns(l_dur, 1000)
-                ax[AX_DUR, k] = ns if ok else -1
-            ax[AX_ID, k] = l_id
-            ax[AX_SCOPE, k] = add_span(sp_off, sp_len, q, l_sa, l_sb) if l_sa >= 0 else -1
-            ax[AX_SRC, k] = src
-            ev[C_AUX, row] = k
-            q[Q_AX] = k + 1
-        if has_extra:
-            st, ep, ef, mism = extra_counters(buf, te_a, te_b, row, si, sq, pool, xc, xcv, q)
-            if st < 0:
-                info[I_STATUS], info[I_ERR_POS], info[I_ERR_MSG], info[I_ERR_FIELD] = st, ep, MSG_EVENT, ef
-                return pos, RUN_DONE
-            if mism > 0:
-                note(rep_n, rep_at, R_EXTRA_MISMATCH, pk)
-        if has_args:
-            q[Q_ARG_A] = te_a
-            q[Q_ARG_B] = te_b
-            q[Q_ARG_GEN] = gen
-            q[Q_ARG_PK] = pk
-            q[Q_ARG_ROW] = row
-            return pos, RUN_ARGS
-    return pos, RUN_DONE
+                e_err = R_BAD_TIME
+        else:
+            e_err = R_NO_REF
+    elif aus != 0:
+        ns, ok = mul_ns(aus, 1000)
+        e_clk, e_ns, e_err = CLK_MONOTONIC, ns, (-1 if ok else R_BAD_TIME)
+    return e_clk, e_ns, e_err
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _interned_span(kind, v, b, map_key, undefined, pk, seed, sp_off, sp_len, q, int_mk, int_mv, rep_n, rep_at):
+    """A name or category's span index: given inline (``kind`` 2: bytes ``v``..``b``), or interned
+    (``kind`` 1: iid ``v`` under ``map_key``; -2 and the repair ``undefined`` when never defined);
+    -1 when absent."""
+    out = np.int64(-1)
+    if kind == 2:
+        out = add_span(sp_off, sp_len, q, v, b)
+    elif kind == 1:
+        out = map_get(int_mk, int_mv, map_key, v, seed)
+        if out < 0:
+            out = -2
+            note(rep_n, rep_at, undefined, pk)
+    return out
 
 
 @njit(cache=True, nogil=True)
