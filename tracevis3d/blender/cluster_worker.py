@@ -1,4 +1,4 @@
-"""What a Dask worker runs (issue 72): frames of a saved animation, or one figure of a batch.
+"""What a Dask worker runs (issue 72): frames of a saved animation (a batch figure: `cli.batch_worker`).
 
 The worker process keeps one Blender state (the ``bpy`` module), used from one thread of its
 own (`in_bpy_thread`): bpy imported in one thread and driven from another crashes the process
@@ -109,74 +109,15 @@ def _render_chunk(blend, digest: str, a: int, b: int) -> dict:
     return {"frames": list(range(int(a), int(b) + 1)), "pngs": pngs, "seconds": time.perf_counter() - t}
 
 
-def _run_command(argv: list) -> tuple:
-    """(exit code, last error line) of a ``tracevis3d`` command run here, in this thread (`cli.main`'s
-    handling of errors without its process-wide setup: no signal handler outside the main
-    thread)."""
-    import contextlib
-    import io
+def close_open_scene() -> None:
+    """An empty Blender file in place of the animation a chunk left open (a batch figure starts
+    from nothing); called in the worker's Blender thread."""
+    if _OPEN["digest"] is None:
+        return
+    import bpy
 
-    from ..cli import command_runner, make_parser
-    from ..cli.common import CLIError, _HelpShown
+    from .render import quiet_blender_output
 
-    err = io.StringIO()
-    code, line = 0, ""
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            args = make_parser().parse_args(argv)
-            command_runner(args.command)(args)
-        except _HelpShown:
-            pass
-        except CLIError as e:
-            code, line = e.code, str(e)
-        except (ValueError, OSError, RuntimeError, MemoryError) as e:
-            code, line = 1, " ".join(str(e).split()) or type(e).__name__
-        except Exception as e:  # the batch records it; the worker goes on
-            code, line = 3, f"internal error: {type(e).__name__}: {' '.join(str(e).split())}"
-    return code, line or ("" if code == 0 else (err.getvalue().strip().splitlines() or ["failed"])[-1])
-
-
-def _render_figure(command: str, inputs: list, options: list, ext: str) -> dict:
-    t = time.perf_counter()
-    if _OPEN["digest"] is not None:  # an animation's file is open: a figure starts from an empty file
-        import bpy
-
-        from .render import quiet_blender_output
-
-        with quiet_blender_output():
-            bpy.ops.wm.read_factory_settings(use_empty=True)
-        _OPEN["digest"] = None
-    work = tempfile.mkdtemp(prefix="tv3d-figure-")
-    try:
-        paths = []
-        for k, (name, data) in enumerate(inputs):
-            if isinstance(data, str):  # a path the workers share
-                paths.append(data)
-                continue
-            folder = os.path.join(work, str(k))
-            os.makedirs(folder)
-            paths.append(os.path.join(folder, os.path.basename(name)))
-            with open(paths[-1], "wb") as f:
-                f.write(data)
-        out = os.path.join(work, f"figure{ext}")
-        code, line = _run_command([command, *paths, "-o", out, *options])
-        image = None
-        if code == 0 and os.path.isfile(out):
-            with open(out, "rb") as f:
-                image = f.read()
-        elif code == 0:
-            code, line = 1, "the command wrote no image"
-        return {"code": code, "error": line, "image": image, "seconds": time.perf_counter() - t}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def render_figure(command: str, inputs: list, options: list, ext: str = ".png") -> dict:
-    """One figure: ``command`` (``render-icicle``, …) on ``inputs`` [(name, path or bytes)] with
-    ``options``, written to a temporary image: {"code", "error" (one line), "image" (bytes or
-    None), "seconds", "worker"}.  A failing trace is a result (its code and line), not an
-    exception: the batch records it and goes on."""
-    worker = _worker_name()
-    res = in_bpy_thread(_render_figure, command, inputs, options, ext)
-    res["worker"] = worker
-    return res
+    with quiet_blender_output():
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+    _OPEN["digest"] = None

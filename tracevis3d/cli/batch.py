@@ -2,7 +2,7 @@
 rendered in parallel by Dask workers (`tracevis3d.cluster`: ``--scheduler ADDRESS``, or an
 embedded cluster of ``--workers N`` processes, by default one a core), with a manifest.
 
-Each figure is its view's ``render-*`` command run by a worker (`blender.cluster_worker.
+Each figure is its view's ``render-*`` command run by a worker (`cli.batch_worker.
 render_figure`) with the options of ``--options``; a trace that fails is recorded in the
 manifest with its exit code and its one-line error and never stops the others.  Images are
 written here, each whole (`io.atomic`), named after their trace (``a_vs_b`` for a pair);
@@ -153,6 +153,6 @@ def render_batch(args) -> str:
 
 
 def _render_figure_task():
-    from ..blender.cluster_worker import render_figure
+    from .batch_worker import render_figure
 
     return render_figure
