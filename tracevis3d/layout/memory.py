@@ -107,27 +107,8 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
                      params.show_legend)
     chart_px = (plan0.rect[3] - plan0.rect[1]) * 0.86
     min_px = float(params.min_band_px)
-    if params.group_by == "range":
-        # a range is as thick as its size for all its life (Memcov's Gantt charts): the thin ones
-        # are merged before any grid is made (the peak heap stands for the chart's top); where the
-        # groups would still make too large a grid the threshold doubles until they do not
-        while True:
-            group, is_agg, n_groups = merge_thin(cap.range_size[rank] * (chart_px / max(cap.peak_bytes, 1)), min_px)
-            if n_groups * n_bins <= MAX_GRID_CELLS:
-                break
-            min_px *= 2.0
-        g_of_band = np.empty(n_bands, np.int64)
-        g_of_band[rank] = group
-        gheld, galloc = band_grid(g_of_band[band], cap.range_start, cap.range_end, cap.range_size, n_groups, 0.0,
-                                  t1, n_bins)
-    else:
-        held, allocs = band_grid(ordered, cap.range_start, cap.range_end, cap.range_size, n_bands, 0.0, t1, n_bins)
-        top0 = max(float(held.sum(axis=0).max()), 1.0)
-        group, is_agg, n_groups = merge_thin(held.max(axis=1) * chart_px / top0, min_px)
-        gheld = np.zeros((n_groups, n_bins))
-        np.add.at(gheld, group, held)
-        galloc = np.zeros((n_groups, n_bins), np.int64)
-        np.add.at(galloc, group, allocs)
+    group, is_agg, n_groups, gheld, galloc = _grouped_grid(cap, params, band, ordered, rank, n_bands, t1, n_bins,
+                                                           chart_px, min_px)
     top = max(float(gheld.sum(axis=0).max()), 1.0)
     members = [[] for _ in range(n_groups)]
     for b in range(n_bands):
@@ -255,24 +236,7 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
         layers.append(leak_layer)
     if legend_layer is not None:
         layers.append(legend_layer)
-    mats = {name: MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
-            for name, rgb in zip(band_mats, mat_rgb)}
-    mats.update({"TV3D_memory_leak": MaterialSpec("TV3D_memory_leak", LEAK_RGB + (1.0,), cushion=False,
-                                                                 from_attribute=False),
-            "TV3D_memory_panel": MaterialSpec("TV3D_memory_panel", PANEL_RGB + (1.0,), cushion=False,
-                                              from_attribute=False),
-            "TV3D_memory_grid": MaterialSpec("TV3D_memory_grid", GRID_RGB + (1.0,), cushion=False,
-                                             from_attribute=False),
-            "TV3D_memory_mark": MaterialSpec("TV3D_memory_mark", HWM_RGB + (1.0,), cushion=False,
-                                             from_attribute=False)})
-    if strip_layer is not None:
-        for name, rgb in strip_mats.items():
-            mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False,
-                                      from_attribute=False)
-    for name, rgb in zip(swatch_mats, swatch_rgb):
-        mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
-    for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
-        mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
+    mats = _materials(band_mats, mat_rgb, strip_mats if strip_layer is not None else {}, swatch_mats, swatch_rgb)
     bands_meta = None
     if n_groups <= 5000:  # what picking says, per group: its ranges found once by a sort
         rg = group[pos_of[band]]
@@ -298,6 +262,47 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
               "hud_distance": hud_dist, "text_px": tpx, "group_by": params.group_by, "params": params.to_dict()},
     )
     return spec.validate()
+
+
+def _grouped_grid(cap, params, band, ordered, rank, n_bands, t1, n_bins, chart_px, min_px) -> tuple:
+    """(group of each band in creation order, is_agg per group, n_groups, bytes held and
+    allocations per group and column): the bands thinner than ``min_px`` at the chart's
+    ``chart_px`` merged into grey aggregates (`merge_thin`, Memcov's rule)."""
+    if params.group_by == "range":
+        # a range is as thick as its size for all its life (Memcov's Gantt charts): the thin ones
+        # are merged before any grid is made (the peak heap stands for the chart's top); where the
+        # groups would still make too large a grid the threshold doubles until they do not
+        while True:
+            group, is_agg, n_groups = merge_thin(cap.range_size[rank] * (chart_px / max(cap.peak_bytes, 1)), min_px)
+            if n_groups * n_bins <= MAX_GRID_CELLS:
+                break
+            min_px *= 2.0
+        g_of_band = np.empty(n_bands, np.int64)
+        g_of_band[rank] = group
+        gheld, galloc = band_grid(g_of_band[band], cap.range_start, cap.range_end, cap.range_size, n_groups, 0.0,
+                                  t1, n_bins)
+    else:
+        held, allocs = band_grid(ordered, cap.range_start, cap.range_end, cap.range_size, n_bands, 0.0, t1, n_bins)
+        top0 = max(float(held.sum(axis=0).max()), 1.0)
+        group, is_agg, n_groups = merge_thin(held.max(axis=1) * chart_px / top0, min_px)
+        gheld = np.zeros((n_groups, n_bins))
+        np.add.at(gheld, group, held)
+        galloc = np.zeros((n_groups, n_bins), np.int64)
+        np.add.at(galloc, group, allocs)
+    return group, is_agg, n_groups, gheld, galloc
+
+
+def _materials(band_mats, mat_rgb, strip_mats: dict, swatch_mats, swatch_rgb) -> dict:
+    """The memory view's materials: a band's colour slots (full and pale), the marks, the panel,
+    the call strip's, the legend's swatches and the text."""
+    mats = {name: MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
+            for name, rgb in zip(band_mats, mat_rgb)}
+    for name, rgb in (("TV3D_memory_leak", LEAK_RGB), ("TV3D_memory_panel", PANEL_RGB), ("TV3D_memory_grid", GRID_RGB),
+                      ("TV3D_memory_mark", HWM_RGB), *strip_mats.items(), *zip(swatch_mats, swatch_rgb)):
+        mats[name] = MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
+    for name, c in (("TV3D_text_dark", TEXT_DARK), ("TV3D_text_light", TEXT_LIGHT), *MATERIAL_TEXT_COLOURS.items()):
+        mats[name] = MaterialSpec(name, c, kind="text", cushion=False, from_attribute=False)
+    return mats
 
 
 def _plot_panel(chart_h: float, top: float, zs: float, drop: float) -> InstanceLayer:
