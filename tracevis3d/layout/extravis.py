@@ -276,16 +276,7 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     curves = bundle_curves(h, src, dst, cx, cz, params.beta)  # layout pixels, centred on the circle
     curves = curves + heb_c[None, None, :]
     rad = tpx * (0.05 + 0.32 * np.sqrt(cnt / max(cmax, 1)))
-    steps = np.arange(GRADIENT_STEPS)
-    if params.color_mode == "gradient":
-        tube_rgb = gradient_rgb((steps + 0.5) / GRADIENT_STEPS)
-        step_slot = np.tile(steps, (src.size, 1))
-    else:
-        span = max(float(trace.start[seq].max() - trace.start[seq].min()), 1e-9)
-        tnorm = (tmean - float(trace.start[seq].min())) / span
-        tube_rgb = palette.sequential((steps + 0.5) / GRADIENT_STEPS)
-        step_slot = np.repeat(np.minimum((tnorm * GRADIENT_STEPS).astype(np.int64), GRADIENT_STEPS - 1)[:, None],
-                              GRADIENT_STEPS, axis=1)
+    tube_rgb, step_slot = _tube_colours(trace, seq, params, tmean)
     tube_names = [f"TV3D_xv_tube_{k}" for k in range(GRADIENT_STEPS)] + ["TV3D_xv_tube_pale"]
     for name, c in zip(tube_names, np.vstack([tube_rgb, PALE])):
         materials[name] = MaterialSpec(name, tuple(float(v) for v in c) + (1.0,), kind="tube", cushion=False,
@@ -301,27 +292,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
                         "calls": cnt.astype(np.int32)}, back=~pair_lit)
 
     # ---------------------------------------------------------------- sequence view
-    def col_x(f):
-        return seq_x0 + np.asarray(f) * (seq_x1 - seq_x0)
-
-    sh = np.flatnonzero(arcs.shown & (h.depth > 0) & (h.depth <= dl))
-    band = np.where(h.kind[sh] == THREAD, dl - 1, h.depth[sh] - 1)  # a thread spans the bands below "threads"
-    top_band = np.where(h.kind[sh] == THREAD, 1, band)
-    bx0, bx1 = col_x(arcs.f0[sh]), col_x(arcs.f1[sh])
-    bz1 = seq_top - top_band * ic_h
-    leaf_band = band == dl - 1  # the leaves' band is taller: names run upwards in it
-    bz0 = seq_top - band * ic_h - np.where(leaf_band, leaf_h, ic_h)
-    thr_grp = h.kind[sh] == THREADS
-    bz1 = np.where(thr_grp, seq_top, bz1)
-    bz0 = np.where(thr_grp, seq_top - ic_h, bz0)
-    bdep = heights[sh] * 0.6
-    pos = np.stack([(bx0 + bx1) / 2, bdep / 2, (bz0 + bz1) / 2], axis=1)
-    inset = np.minimum(0.08 * ic_h, 0.15 * (bx1 - bx0))
-    scl = np.stack([np.maximum(bx1 - bx0 - 2 * inset, 0.3), bdep, (bz1 - bz0) - 0.08 * ic_h], axis=1)
-    icicle = InstanceLayer("sequence_icicle", (pos * UNIT).astype(np.float32), (scl * UNIT).astype(np.float32),
-                           np.hstack([slot_rgb[slot[sh]], np.ones((sh.size, 1))]).astype(np.float32),
-                           slot[sh].astype(np.int32), mat_names,
-                           {"call_index": np.full(sh.size, -1, np.int32), "element_index": sh.astype(np.int32)})
+    icicle, (sh, bx0, bx1, bz0, bz1, leaf_band, thr_grp) = _sequence_icicle(
+        h, arcs, dl, (seq_x0, seq_x1, seq_top), ic_h, leaf_h, heights, slot, slot_rgb, mat_names)
 
     # ---------------------------------------------------------------- camera
     to_cam = view_direction(params.azimuth, params.elevation)
@@ -342,18 +314,8 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
     # ---------------------------------------------------------------- mural
     mural, m_w, m_h, cov = None, 0, 0, np.zeros(1)
     if show_seq:
-        corners = np.array([[seq_x0, 0.0, mural_top], [seq_x1, 0.0, mural_top], [seq_x0, 0.0, mural_bot],
-                            [seq_x1, 0.0, mural_bot]]) * UNIT
-        pc = project(cam, corners, res)
-        m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
-        m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
-        loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
-        W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
-        img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
-        line_call = np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(np.int64), seq.size - 1)
-        mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
-                           tuple(corners[2] - corners[0]),  # row_calls: the middle call of each pixel line
-                           attributes={"row_calls": loaded[seq[line_call]].astype(np.int32)})
+        mural, m_w, m_h, cov = _mural(trace, orig, h, arcs, seq, caller, callee, call_lit, params, cam,
+                                      (seq_x0, seq_x1, mural_top, mural_bot))
 
     # ---------------------------------------------------------------- labels
     labels = [LabelSet.empty()]
@@ -395,6 +357,72 @@ def extravis_layout(trace: Trace, params: ExtravisParams | None = None, hier: Hi
               "mural_coverage": float(cov.mean()), "window_grips": grips, "params": params.to_dict()},
     )
     return spec.validate()
+
+
+def _tube_colours(trace: Trace, seq, params: ExtravisParams, tmean):
+    """The bundles' colours: (the `GRADIENT_STEPS` step colours, each tube's step per segment):
+    "gradient" runs caller → callee along each tube; otherwise a tube's one colour says when its
+    calls happen on average (``tmean``) in the calls shown (``seq``)."""
+    steps = np.arange(GRADIENT_STEPS)
+    if params.color_mode == "gradient":
+        return gradient_rgb((steps + 0.5) / GRADIENT_STEPS), np.tile(steps, (tmean.size, 1))
+    span = max(float(trace.start[seq].max() - trace.start[seq].min()), 1e-9)
+    tnorm = (tmean - float(trace.start[seq].min())) / span
+    return (palette.sequential((steps + 0.5) / GRADIENT_STEPS),
+            np.repeat(np.minimum((tnorm * GRADIENT_STEPS).astype(np.int64), GRADIENT_STEPS - 1)[:, None],
+                      GRADIENT_STEPS, axis=1))
+
+
+def _sequence_icicle(h: Hierarchy, arcs, dl: int, frame, ic_h: float, leaf_h: float, heights, slot, slot_rgb,
+                     mat_names):
+    """The sequence view's icicle of the shown elements down to the level's depth ``dl``: bands
+    ``ic_h`` tall (a thread spans the bands below "threads"; the leaves' band ``leaf_h``: names run
+    upwards in it) over the columns x0..x1 from ``top`` (``frame``: x0, x1, top; layout pixels).
+    Returns (its layer, (the elements, their boxes x0, x1, z0, z1, in the leaves' band, the
+    "threads" group))."""
+    seq_x0, seq_x1, seq_top = frame
+    sh = np.flatnonzero(arcs.shown & (h.depth > 0) & (h.depth <= dl))
+    band = np.where(h.kind[sh] == THREAD, dl - 1, h.depth[sh] - 1)
+    top_band = np.where(h.kind[sh] == THREAD, 1, band)
+    bx0 = seq_x0 + np.asarray(arcs.f0[sh]) * (seq_x1 - seq_x0)
+    bx1 = seq_x0 + np.asarray(arcs.f1[sh]) * (seq_x1 - seq_x0)
+    bz1 = seq_top - top_band * ic_h
+    leaf_band = band == dl - 1
+    bz0 = seq_top - band * ic_h - np.where(leaf_band, leaf_h, ic_h)
+    thr_grp = h.kind[sh] == THREADS
+    bz1 = np.where(thr_grp, seq_top, bz1)
+    bz0 = np.where(thr_grp, seq_top - ic_h, bz0)
+    bdep = heights[sh] * 0.6
+    pos = np.stack([(bx0 + bx1) / 2, bdep / 2, (bz0 + bz1) / 2], axis=1)
+    inset = np.minimum(0.08 * ic_h, 0.15 * (bx1 - bx0))
+    scl = np.stack([np.maximum(bx1 - bx0 - 2 * inset, 0.3), bdep, (bz1 - bz0) - 0.08 * ic_h], axis=1)
+    icicle = InstanceLayer("sequence_icicle", (pos * UNIT).astype(np.float32), (scl * UNIT).astype(np.float32),
+                           np.hstack([slot_rgb[slot[sh]], np.ones((sh.size, 1))]).astype(np.float32),
+                           slot[sh].astype(np.int32), mat_names,
+                           {"call_index": np.full(sh.size, -1, np.int32), "element_index": sh.astype(np.int32)})
+    return icicle, (sh, bx0, bx1, bz0, bz1, leaf_band, thr_grp)
+
+
+def _mural(trace: Trace, orig, h: Hierarchy, arcs, seq, caller, callee, call_lit, params: ExtravisParams, cam, box):
+    """The sequence view's mural (`mural_image`) of the calls ``seq`` over ``box`` (x0, x1, top,
+    bottom; layout pixels), as many pixels as it covers in the image.  Returns (its layer, width,
+    height, each column's coverage); its ``row_calls``: the middle call of each pixel line, as an
+    index into the loaded trace (``orig``: of the shown trace's calls, None when the same)."""
+    seq_x0, seq_x1, mural_top, mural_bot = box
+    res = tuple(params.resolution)
+    corners = np.array([[seq_x0, 0.0, mural_top], [seq_x1, 0.0, mural_top], [seq_x0, 0.0, mural_bot],
+                        [seq_x1, 0.0, mural_bot]]) * UNIT
+    pc = project(cam, corners, res)
+    m_w = int(max(8, round(abs(pc[1, 0] - pc[0, 0]))))
+    m_h = int(max(8, round(abs(pc[2, 1] - pc[0, 1]))))
+    loaded = orig if orig is not None else np.arange(len(trace))  # call index in the loaded trace
+    W = call_importance(trace, int(params.importance_window), float(params.power), params.level, hierarchy_=h)[seq]
+    img, cov = mural_image(h, arcs, caller, callee, W, trace.start[seq], call_lit, params.color_mode, m_w, m_h)
+    line_call = np.minimum(((np.arange(m_h) + 0.5) * seq.size / m_h).astype(np.int64), seq.size - 1)
+    mural = ImageLayer("sequence_mural", img, tuple(corners[0]), tuple(corners[1] - corners[0]),
+                       tuple(corners[2] - corners[0]),
+                       attributes={"row_calls": loaded[seq[line_call]].astype(np.int32)})
+    return mural, m_w, m_h, cov
 
 
 def window_handles(window, span, x, w, top, bot, materials) -> list:

@@ -382,23 +382,13 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     what the lane runs (`lane_captions`: a section too narrow for names on its bars), "runs
     <name>" in `CAPTION_EM` of its name's size, placed once every name is: under the name, over
     it, after it or before it, the first place free and clear of the flows' arcs."""
-    from .labels import place_facing_text, text_basis
+    from .labels import text_basis
 
     n = ring.a0.size
     sizes = np.full(n, size_world, np.float64)
     if 0 <= focus_lane < n:
         sizes[focus_lane] *= 1.2
-    names = list(sel.lane_names)
-    spots_of = {}  # a block's named lane -> the lanes beside which its name may stand, nearest first
-    shorter = {}  # ... and its name without its lanes, where the whole does not fit
-    for run in lane_name_runs(sel):  # a block of one kind's lanes: named once, at its middle
-        a, b, plain = run
-        rest = [k for k in range(a, b + 1) if k != focus_lane]  # (the top icicle's lane keeps its name)
-        for k in rest:
-            names[k] = ""
-        mid = rest[len(rest) // 2]
-        names[mid], shorter[mid] = block_name(run), plain
-        spots_of[mid] = sorted(rest, key=lambda j: (abs(j - mid), j))
+    names, spots_of, shorter = _block_names(sel, focus_lane)
     gap = NAME_GAP_EM * size_world / place.scale
     outer = ring.zero_radius + np.asarray(ring.lane_levels, np.float64)
     bins = outline.shape[1]
@@ -407,12 +397,7 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         f = (a - ring.a0[k]) / max(ring.a1[k] - ring.a0[k], 1e-12)
         return outline[k, min(max(int(f * bins), 0), bins - 1)]
 
-    # the ring's outline in pixels: each bin's radius over its angles (in steps, as the bars)
-    edges = [np.linspace(ring.a0[k], ring.a1[k], bins + 1) for k in range(n)]
-    steps = [polar(np.stack([e[:-1], e[1:]], 1).ravel(), np.repeat(outline[k], 2), 0.0) for k, e in enumerate(edges)]
-    outline_px = project(cam, place.to_world(np.concatenate(steps + [np.zeros((1, 3))])), res)[:, :2]
-    ox, oy = np.ascontiguousarray(outline_px[:, 0]), np.ascontiguousarray(outline_px[:, 1])
-    band_y0, band_ptr, band_ids = polygon_bands(ox, oy, OUTLINE_BAND_PX)
+    ox, oy, band_y0, band_ptr, band_ids = _outline_px_bands(ring, place, outline, cam, res)
     W, H = res
     margin = 4.0
     boxes: list = [tuple(b) for b in (keep_out or [])]
@@ -538,13 +523,53 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
     for k, world, align, box in captioned:
         place_caption(k, world, align, box)
     idx = np.flatnonzero(kept)
-    anchor, rot = place_facing_text(anchors[idx], cam, sizes[idx], to_cam)
-    size = sizes[idx]
     cap = _caption_labels(cap_text, cap_world, cap_size, cap_align, cap_call, cam, to_cam)
-    # a white plate just behind each name, as large as its box: arcs behind it stop there
+    lane_names, plates = _lane_names_and_plates(idx, names, anchors[idx], aligns[idx], sizes[idx], plated[idx], cam,
+                                                to_cam)
+    return LabelSet.concat([lane_names, cap]), plates, _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
+
+
+def _block_names(sel, focus_lane: int):
+    """The lanes' names with each block of one kind's lanes (`lane_name_runs`) named once, at its
+    middle (`block_name`; the focused lane keeps its own).  Returns (names, a block's named lane ->
+    the lanes beside which its name may stand, nearest first, ... -> its name without its lanes,
+    where the whole does not fit)."""
+    names = list(sel.lane_names)
+    spots_of = {}
+    shorter = {}
+    for run in lane_name_runs(sel):
+        a, b, plain = run
+        rest = [k for k in range(a, b + 1) if k != focus_lane]  # (the top icicle's lane keeps its name)
+        for k in rest:
+            names[k] = ""
+        mid = rest[len(rest) // 2]
+        names[mid], shorter[mid] = block_name(run), plain
+        spots_of[mid] = sorted(rest, key=lambda j: (abs(j - mid), j))
+    return names, spots_of, shorter
+
+
+def _outline_px_bands(ring, place, outline, cam, res):
+    """The ring's outline in pixels (each angular bin's radius over its angles, in steps, as the
+    bars), as x, y and its bands (`polygon_bands`) for `inside_polygon_banded`."""
+    bins = outline.shape[1]
+    edges = [np.linspace(ring.a0[k], ring.a1[k], bins + 1) for k in range(ring.a0.size)]
+    steps = [polar(np.stack([e[:-1], e[1:]], 1).ravel(), np.repeat(outline[k], 2), 0.0) for k, e in enumerate(edges)]
+    outline_px = project(cam, place.to_world(np.concatenate(steps + [np.zeros((1, 3))])), res)[:, :2]
+    ox, oy = np.ascontiguousarray(outline_px[:, 0]), np.ascontiguousarray(outline_px[:, 1])
+    return (ox, oy, *polygon_bands(ox, oy, OUTLINE_BAND_PX))
+
+
+def _lane_names_and_plates(idx, names: list, anchors, aligns, size, plated, cam, to_cam):
+    """The placed names of lanes ``idx`` (at ``anchors``, facing the camera) as a LabelSet, and a
+    white plate just behind each ``plated`` one, as large as its box (arcs behind it stop there),
+    or None; in a perspective view both are moved towards the camera (`NAME_LIFT`), keeping their
+    place and size in the image."""
+    from .labels import place_facing_text, text_basis
+
+    anchor, rot = place_facing_text(anchors, cam, size, to_cam)
     width = np.array([text_width(names[k]) for k in idx]) * size
-    shift = np.where(aligns[idx] == 2, -0.5, np.where(aligns[idx] == 0, 0.5, 0.0)) * width
-    middle = anchors[idx] + shift[:, None] * text_basis(to_cam)[0][None]
+    shift = np.where(aligns == 2, -0.5, np.where(aligns == 0, 0.5, 0.0)) * width
+    middle = anchors + shift[:, None] * text_basis(to_cam)[0][None]
     plate_size = np.stack([width + 2 * NAME_PAD_EM * size, np.full(idx.size, 1e-3) * size,
                            (ASCENT + DESCENT + 2 * NAME_PAD_EM) * size], 1)
     if not cam.orthographic:  # towards the camera: the same place and size in the image
@@ -555,15 +580,15 @@ def thread_name_labels(sel, ring, place, size_world, focus_lane, cam, res, to_ca
         plate_size = plate_size * (1.0 - NAME_LIFT + PLATE_BEHIND)
     else:
         middle = middle - np.asarray(to_cam, np.float64) / np.linalg.norm(to_cam) * 0.05 * size[:, None]
-    on = plated[idx]
+    on = plated
     n = int(on.sum())
     plates = InstanceLayer("lane_name_plates", middle[on].astype(np.float32), plate_size[on].astype(np.float32),
                            np.tile(np.array([1.0, 1.0, 1.0, 1.0], np.float32), (n, 1)), np.zeros(n, np.int32),
                            ["TV3D_name_plate"], {"call_index": np.full(n, -1, np.int32)}) if n else None
     lane_names = LabelSet([names[k] for k in idx], anchor.astype(np.float32), size.astype(np.float32),
-                          [f"TV3D_lane_text{k:02d}" for k in idx], aligns[idx], ["lane"] * idx.size,
+                          [f"TV3D_lane_text{k:02d}" for k in idx], aligns, ["lane"] * idx.size,
                           np.full(idx.size, -1, np.int32), rot.astype(np.float32), ["world"] * idx.size)
-    return LabelSet.concat([lane_names, cap]), plates, _name_leaders(leaders, place, px_world, ring.a0.size, lane_rgb)
+    return lane_names, plates
 
 
 #: a thread's caption (what it runs, `lane_captions`) in this share of its name's size
@@ -1257,18 +1282,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     no_waits = no_waits_note(trace, sync)
     n_flows = flows_in_window(tr, sel.t0, sel.t1, lane_of_thread >= 0 if left_out else None) \
         if params.show_flows else 0
-    if params.title is not None:
-        title = params.title
-    elif n_handoffs == 0 and n_flows:  # a browser's or a profiler's trace: no lock waits, its flows are the story
-        title = (f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow"
-                 f"{'s' if n_flows != 1 else ''}")
-    elif n_handoffs == 0:  # neither (JAX's compiler threads): no question the figure answers
-        title = f"What the threads do · {trace.title_name} · {threads_text}, no hand-offs or flows"
-    else:
-        title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
-                 f"{'s' if n_handoffs != 1 else ''}")
-    if params.title is None and trace_kind_text(trace):  # calls made from samples: waits between samples are lost
-        title += f" · {trace_kind_text(trace)}"
+    title = _threads_title(trace, params, threads_text, n_handoffs, n_flows)
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     # the span shown, when it is not the whole trace ("concurrent": from when two threads first run
@@ -1302,38 +1316,8 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     # the inside of the ring is the hand-off curves' room: few curves, a smaller inside
     Z = inner_radius(params.zero_radius, shown_rows(sync, sel, lane_of_thread).size, n_lanes)
 
-    stages: dict = {}
-
-    def compose(rect):
-        return compose_views(trace, params, sel, focus, focus_lane, slot, rect, tpx, side_em, zero_radius=Z,
-                             stages=stages)
-
-    comp = None
-    if plan.legend_rows and params.show_icicle:
-        # the views over the whole width, the legend beside the semicircle under the icicle
-        full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
-        narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
-        lw, lh = legend_size(narrow, res, 1)
-        # first the legend in room the views leave over the whole width (above a wall that
-        # idles, beside a shallow end of the semicircle), as the icicle's and the cone's are
-        wide = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, 0.0, Z, stages)
-        placed = legend_placement(full, narrow, composition_occupancy(wide, params, tpx), OCCUPANCY_CELL_PX, res,
-                                  free_room_replan(res, tpx, title, hud_rows, params.show_title))
-        if placed is not None:
-            plan, comp = placed, wide
-        else:  # the legend beside the semicircle, under the icicle
-            comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em,
-                                 lw + 1.5 * tpx, Z, stages)
-            if lh <= getattr(comp, "ring_block_px", 0.0):
-                plan = legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1)
-            else:
-                # the legend in its column: the ring keeps the first composition's fold (its
-                # time scale an estimate either way: the frame sets the ring's size afterwards;
-                # the narrower rectangle changes it by the legend's share of the width)
-                comp = compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em,
-                                     zero_radius=Z, stages=stages, fold_px=comp.fold_px)
-    if comp is None:
-        comp = compose(plan.rect)
+    plan, comp = _compose_with_legend(trace, params, sel, focus, focus_lane, slot, plan, title, hud_rows, tpx,
+                                      side_em, Z)
     from .icicle import hud_rects
 
     wall_geometry(comp, tpx, (plan.rect, hud_rects(plan, res), None))
@@ -1427,3 +1411,53 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()
+
+
+def _threads_title(trace: Trace, params: ThreadsParams, threads_text: str, n_handoffs: int, n_flows: int) -> str:
+    """The figure's title: ``params.title``, else the question it answers (who waits on whom; who
+    passes work to whom where there are flows but no hand-offs; what the threads do where neither),
+    with the trace's kind where its calls come from samples."""
+    if params.title is not None:
+        return params.title
+    if n_handoffs == 0 and n_flows:  # a browser's or a profiler's trace: no lock waits, its flows are the story
+        title = (f"Who passes work to whom · {trace.title_name} · {threads_text}, {n_flows:,} flow"
+                 f"{'s' if n_flows != 1 else ''}")
+    elif n_handoffs == 0:  # neither (JAX's compiler threads): no question the figure answers
+        title = f"What the threads do · {trace.title_name} · {threads_text}, no hand-offs or flows"
+    else:
+        title = (f"Who waits on whom · {trace.title_name} · {threads_text}, {n_handoffs:,} hand-off"
+                 f"{'s' if n_handoffs != 1 else ''}")
+    if trace_kind_text(trace):  # calls made from samples: waits between samples are lost
+        title += f" · {trace_kind_text(trace)}"
+    return title
+
+
+def _compose_with_legend(trace: Trace, params: ThreadsParams, sel, focus, focus_lane: int, slot, plan, title: str,
+                         hud_rows, tpx: float, side_em: float, Z: float):
+    """The views composed (`compose_views`) around the legend: first in room the views leave over
+    the whole width (above a wall that idles, beside a shallow end of the semicircle), as the
+    icicle's and the cone's are; else beside the semicircle, under the icicle; else in a column of
+    its own.  Returns (the HUD plan, the composition)."""
+    stages: dict = {}
+    res = params.resolution
+    if not (plan.legend_rows and params.show_icicle):
+        return plan, compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em, zero_radius=Z,
+                                   stages=stages)
+    full = plan_hud(res, tpx, title, hud_rows, params.show_title, False)
+    narrow = plan_hud(res, tpx, title, hud_rows, params.show_title, True, max_legend_frac=TWO_COLUMN_FRAC)
+    lw, lh = legend_size(narrow, res, 1)
+    wide = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, 0.0, Z, stages)
+    placed = legend_placement(full, narrow, composition_occupancy(wide, params, tpx), OCCUPANCY_CELL_PX, res,
+                              free_room_replan(res, tpx, title, hud_rows, params.show_title))
+    if placed is not None:
+        return placed, wide
+    # the legend beside the semicircle, under the icicle
+    comp = compose_views(trace, params, sel, focus, focus_lane, slot, full.rect, tpx, side_em, lw + 1.5 * tpx, Z,
+                         stages)
+    if lh <= getattr(comp, "ring_block_px", 0.0):
+        return legend_in_corner(full, narrow, (full.rect[2] - lw, full.rect[3] - lh), res, 1), comp
+    # the legend in its column: the ring keeps the first composition's fold (its time scale an
+    # estimate either way: the frame sets the ring's size afterwards; the narrower rectangle
+    # changes it by the legend's share of the width)
+    return plan, compose_views(trace, params, sel, focus, focus_lane, slot, plan.rect, tpx, side_em, zero_radius=Z,
+                               stages=stages, fold_px=comp.fold_px)
