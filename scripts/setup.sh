@@ -19,3 +19,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.requirements.sha 2>/dev/null)" !
   .venv/bin/python -m pip install -q -r requirements-dev.txt >&2
   echo "$want" > .venv/.requirements.sha
 fi
+# the commit habit (subject ≤ 72 characters): tools/git-hooks, in a git checkout that has no hooks path yet
+if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$(git config --get core.hooksPath || true)" ]; then
+  git config core.hooksPath tools/git-hooks || true
+fi
