@@ -12,6 +12,12 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ROOTS = ("tracevis3d", "tools", "ui")
 MAX_LINES = 200
+#: functions allowed past the limit, each with why (and the test fails once one is short enough)
+EXCEPTIONS = {
+    ("tracevis3d/kernels/synth.py", "generate_calls"):
+        "one numba loop: split into stages numba inlines it ran 2.3x slower (10^6 calls: 0.26 -> 0.60 s "
+        "CPU), with or without inlining; kept whole until a split keeps its speed",
+}
 
 
 def function_lengths(path: pathlib.Path) -> list:
@@ -47,5 +53,12 @@ def test_the_product_code_is_found():
 def test_no_function_over_the_limit(root):
     long = [f"{p.relative_to(REPO)}:{first} {name} ({n} lines)"
             for p in product_files() if p.relative_to(REPO).parts[0] == root
-            for n, name, first in function_lengths(p) if n > MAX_LINES]
+            for n, name, first in function_lengths(p)
+            if n > MAX_LINES and (p.relative_to(REPO).as_posix(), name) not in EXCEPTIONS]
     assert not long, f"functions over {MAX_LINES} lines (split them into named stages): " + "; ".join(long)
+
+
+def test_every_exception_is_still_needed():
+    for (rel, name), why in EXCEPTIONS.items():
+        lengths = [n for n, f, _ in function_lengths(REPO / rel) if f == name]
+        assert lengths and max(lengths) > MAX_LINES, f"{rel} {name} is short enough now: drop its exception ({why})"

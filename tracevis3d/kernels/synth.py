@@ -11,7 +11,7 @@ Randomness comes from numba's own generator, seeded at the top of each kernel, s
 kernel's output depends only on its arguments.
 
 Over 600 lines: the numba kernels of the synthetic generator and its perturbation, one topic;
-`generate_calls` is one loop whose stages are helpers numba inlines into it.
+`generate_calls` is one kernel because numba compiles it as one loop.
 """
 import numpy as np
 from numba import njit
@@ -68,7 +68,7 @@ def pick_cdf(cdf):
 
 
 @njit(cache=True, nogil=True)
-def generate_calls(func, start, end, parent, depth, end_index, kind,
+def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C901 (one loop: split, 2.3x slower)
                    seed, budgets, thread_t0, entry_fn, interleave,
                    fn_block_ptr, block_site_ptr, block_reps,
                    site_callee, site_prob, site_obj,
@@ -102,10 +102,6 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,
     returned as lists: ``(obj_call, obj_id, outlier_call, pair_wait, pair_release)``: the
     calls with an object (each has one) and that object, the outlier calls, the sync pairs;
     in emission order (call order when ``interleave`` is off).
-
-    Each step, by inlined stages: the thread that moves (`_next_thread`); an owed release paid
-    (`_pay_release`); else the next callee of its top frame (`_next_callee`) emitted
-    (`_emit_call`), or the frame closed (`_close_frame`).
     """
     np.random.seed(seed)
     n_threads = budgets.shape[0]
@@ -155,29 +151,88 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,
     deep_done = deep_len <= 0
     n_finished = 0
     seq_t = 0
-    # the stages' arguments, grouped (a call of over 30 arguments is one numba cannot inline)
-    calls = (func, start, end, parent, depth, end_index, kind)
-    state = (off, count, left, cursor, blocked, sp)
-    frames = (st_call, st_fn, st_block, st_block_end, st_site, st_reps, st_rec, st_scale)
-    owing = (owed, owed_obj, owed_n)
-    program = (block_site_ptr, block_reps, site_callee, site_prob, site_obj, fn_kind, fn_rec)
 
     while n_finished < n_threads:
-        t, seq_t = _next_thread(interleave, blocked, finished, cursor, seq_t)
+        # ---- choose the thread that moves
+        t = -1
+        if interleave:
+            best = np.inf
+            for u in range(n_threads):
+                if not blocked[u] and not finished[u] and cursor[u] < best:
+                    best = cursor[u]
+                    t = u
+            if t < 0:
+                raise RuntimeError("synthetic generator deadlock (bug): all threads wait")
+        else:
+            while finished[seq_t]:
+                seq_t += 1
+            t = seq_t
         k = base[t] + sp[t] - 1  # top frame (when sp > 0)
-        if owed_n[t] > 0:  # an owed release first (B's next call is the release)
-            obj_call, obj_id, obj_cap, n_obj, pair_wait, pair_rel, pair_cap, n_pairs = _pay_release(
-                t, k, calls, state, frames, owing, release_fn_of, gap_sigma, wake_median, release_median,
-                obj_call, obj_id, obj_cap, n_obj, pair_wait, pair_rel, pair_cap, n_pairs)
+
+        # ---- pay an owed release first (B's next call is the release)
+        if owed_n[t] > 0:
+            w = owed[t, 0]
+            ow = owed_obj[t, 0]
+            for q in range(owed_n[t] - 1):
+                owed[t, q] = owed[t, q + 1]
+                owed_obj[t, q] = owed_obj[t, q + 1]
+            owed_n[t] -= 1
+            i = off[t] + count[t]
+            count[t] += 1
+            left[t] -= 1
+            func[i] = release_fn_of[func[w]]
+            parent[i] = st_call[k]
+            depth[i] = sp[t]
+            s0 = cursor[t] + self_segment(st_scale[k], gap_sigma)
+            wait_s = start[w] + 1e-3 * (1.0 + np.random.random())
+            if s0 < wait_s:
+                s0 = wait_s
+            start[i] = s0
+            end[i] = s0 + release_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
+            end_index[i] = i + 1
+            kind[i] = KIND_RELEASE
+            if n_obj == obj_cap:
+                obj_cap *= 2
+                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
+            obj_call[n_obj] = i
+            obj_id[n_obj] = ow
+            n_obj += 1
+            cursor[t] = end[i]
+            # wake the waiter
+            a = 0
+            for u in range(n_threads):
+                if off[u] <= w:
+                    a = u
+            end[w] = s0 + wake_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
+            cursor[a] = end[w]
+            blocked[a] = False
+            if n_pairs == pair_cap:
+                pair_cap *= 2
+                pw = np.empty(pair_cap, np.int64)
+                pr = np.empty(pair_cap, np.int64)
+                pw[:n_pairs] = pair_wait[:n_pairs]
+                pr[:n_pairs] = pair_rel[:n_pairs]
+                pair_wait = pw
+                pair_rel = pr
+            pair_wait[n_pairs] = w
+            pair_rel[n_pairs] = i
+            n_pairs += 1
             continue
-        if left[t] == 0:  # budget spent: close open frames, then the thread is done
+
+        # ---- budget spent: close open frames, then the thread is done
+        if left[t] == 0:
             if sp[t] == 0:
                 finished[t] = True
                 n_finished += 1
                 continue
-            _close_frame(t, k, calls, state, frames, gap_sigma)
+            i = st_call[k]
+            end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
+            cursor[t] = end[i]
+            end_index[i] = off[t] + count[t]
+            sp[t] -= 1
             continue
-        # ---- choose what to call next (callee c with recursion budget rec, from site s), or pop
+
+        # ---- choose what to call next (callee c with recursion budget rec), or pop
         c = -1
         rec = 0
         s = -1
@@ -193,279 +248,145 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,
                 if fn_rec[c] > 0:
                     rec = recursion_levels(rec_mean, rec_max if fn_rec[c] == 1 else rec_binary_max)
         else:
-            c, rec, s = _next_callee(t, k, interleave, program, (rec_mean, rec_max, rec_binary_max, depth_cap, deep_fn),
-                                     state, finished, cap, frames, owing)
+            f = st_fn[k]
+            while True:
+                # next site of the frame's blocks (loop blocks repeat)
+                b = st_block[k]
+                if b >= st_block_end[k]:
+                    break
+                si = st_site[k]
+                if si < 0:
+                    r = loop_count(block_reps[b])
+                    st_reps[k] = r
+                    st_site[k] = block_site_ptr[b]
+                    continue
+                if si >= block_site_ptr[b + 1]:
+                    st_reps[k] -= 1
+                    if st_reps[k] > 0:
+                        st_site[k] = block_site_ptr[b]
+                    else:
+                        st_block[k] = b + 1
+                        st_site[k] = -1
+                    continue
+                st_site[k] = si + 1
+                if np.random.random() >= site_prob[si]:
+                    continue
+                cc = site_callee[si]
+                kc = fn_kind[cc]
+                if kc == KIND_WAIT:
+                    if not interleave:
+                        continue
+                    # a creditor: another running thread with budget for one more release
+                    n_ok = 0
+                    for u in range(n_threads):
+                        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
+                                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
+                            n_ok += 1
+                    if n_ok == 0:
+                        continue
+                    pick = np.random.randint(0, n_ok)
+                    bt = -1
+                    for u in range(n_threads):
+                        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
+                                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
+                            if pick == 0:
+                                bt = u
+                                break
+                            pick -= 1
+                    c = cc
+                    s = si
+                    owed[bt, owed_n[bt]] = off[t] + count[t]
+                    owed_obj[bt, owed_n[bt]] = site_obj[si]
+                    owed_n[bt] += 1
+                    break
+                if kc == KIND_IO:
+                    c = cc
+                    s = si
+                    break
+                if (sp[t] > depth_cap and cc != deep_fn) or sp[t] >= cap[t]:
+                    continue
+                if cc == f:
+                    if st_rec[k] <= 0:
+                        continue
+                    rec = st_rec[k] - 1
+                elif fn_rec[cc] > 0:
+                    rec = recursion_levels(rec_mean, rec_max if fn_rec[cc] == 1 else rec_binary_max)
+                else:
+                    rec = 0
+                c = cc
+                s = si
+                break
             if c < 0:  # no more sites: return from the call
-                _close_frame(t, k, calls, state, frames, gap_sigma)
+                i = st_call[k]
+                end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
+                cursor[t] = end[i]
+                end_index[i] = off[t] + count[t]
+                sp[t] -= 1
                 continue
-        obj_call, obj_id, obj_cap, n_obj, outlier_call, out_cap, n_out = _emit_call(
-            t, k, c, rec, s, calls, state, base, frames, program, fn_block_ptr, fn_self_mu,
-            (self_sigma, gap_sigma, outlier_rate, outlier_factor, io_median),
-            obj_call, obj_id, obj_cap, n_obj, outlier_call, out_cap, n_out)
+
+        # ---- emit call i of function c
+        i = off[t] + count[t]
+        count[t] += 1
+        left[t] -= 1
+        func[i] = c
+        depth[i] = sp[t]
+        if sp[t] == 0:
+            parent[i] = -1
+            st = cursor[t]
+        else:
+            parent[i] = st_call[k]
+            st = cursor[t] + self_segment(st_scale[k], gap_sigma)
+        start[i] = st
+        cursor[t] = st
+        is_out = outlier_rate > 0.0 and sp[t] > 0 and np.random.random() < outlier_rate
+        fk = fn_kind[c]
+        if is_out and fk != KIND_WAIT:  # a wait's length is its release's: never an outlier
+            if n_out == out_cap:
+                out_cap *= 2
+                outlier_call = _grown(outlier_call, n_out, out_cap)
+            outlier_call[n_out] = i
+            n_out += 1
+        if fk == KIND_WAIT or fk == KIND_IO:
+            if n_obj == obj_cap:
+                obj_cap *= 2
+                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
+            obj_call[n_obj] = i
+            obj_id[n_obj] = site_obj[s]
+            n_obj += 1
+        if fk == KIND_WAIT:
+            kind[i] = KIND_WAIT
+            end[i] = st  # set when the release comes
+            end_index[i] = i + 1
+            blocked[t] = True
+        elif fk == KIND_IO:
+            kind[i] = KIND_IO
+            d = io_median * np.exp(np.random.normal(0.0, 1.0))
+            if is_out:
+                d *= outlier_factor
+            end[i] = st + d
+            end_index[i] = i + 1
+            cursor[t] = end[i]
+        else:
+            kind[i] = KIND_OTHER
+            kn = base[t] + sp[t]
+            sp[t] += 1
+            st_call[kn] = i
+            st_fn[kn] = c
+            if depth[i] == 0:
+                st_block[kn] = DRIVER_BLOCK
+                st_block_end[kn] = DRIVER_BLOCK
+            else:
+                st_block[kn] = fn_block_ptr[c]
+                st_block_end[kn] = fn_block_ptr[c + 1]
+            st_site[kn] = -1
+            st_reps[kn] = 0
+            st_rec[kn] = rec
+            sc = np.exp(fn_self_mu[c] + self_sigma * np.random.normal(0.0, 1.0))
+            if is_out:
+                sc *= outlier_factor
+            st_scale[kn] = sc
     return (obj_call[:n_obj].copy(), obj_id[:n_obj].copy(), outlier_call[:n_out].copy(),
             pair_wait[:n_pairs].copy(), pair_rel[:n_pairs].copy())
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _next_thread(interleave, blocked, finished, cursor, seq_t):
-    """The thread that moves next: with ``interleave``, the runnable one with the smallest clock;
-    else the first not finished (from ``seq_t``).  Returns (thread, seq_t)."""
-    t = -1
-    if interleave:
-        best = np.inf
-        for u in range(blocked.shape[0]):
-            if not blocked[u] and not finished[u] and cursor[u] < best:
-                best = cursor[u]
-                t = u
-        if t < 0:
-            raise RuntimeError("synthetic generator deadlock (bug): all threads wait")
-    else:
-        while finished[seq_t]:
-            seq_t += 1
-        t = seq_t
-    return t, seq_t
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _close_frame(t, k, calls, state, frames, gap_sigma):
-    """Return from thread ``t``'s top frame ``k``: its call ends after a self segment.  ``calls``,
-    ``state``, ``frames``: `generate_calls`' per-call arrays, per-thread state and frame stack."""
-    end, end_index = calls[2], calls[5]
-    off, count, cursor, sp = state[0], state[1], state[3], state[5]
-    st_call, st_scale = frames[0], frames[7]
-    i = st_call[k]
-    end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
-    cursor[t] = end[i]
-    end_index[i] = off[t] + count[t]
-    sp[t] -= 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pay_release(t, k, calls, state, frames, owing, release_fn_of, gap_sigma, wake_median, release_median,
-                 obj_call, obj_id, obj_cap, n_obj, pair_wait, pair_rel, pair_cap, n_pairs):
-    """Thread ``t`` emits the release it owes first (no earlier than its wait's start), and the
-    waiter wakes a latency after it.  Returns the object and pair lists (grown ones are new)."""
-    func, start, end, parent, depth, end_index, kind = calls
-    off, count, left, cursor, blocked, sp = state
-    st_call, st_scale = frames[0], frames[7]
-    owed, owed_obj, owed_n = owing
-    n_threads = off.shape[0]
-    w = owed[t, 0]
-    ow = owed_obj[t, 0]
-    for q in range(owed_n[t] - 1):
-        owed[t, q] = owed[t, q + 1]
-        owed_obj[t, q] = owed_obj[t, q + 1]
-    owed_n[t] -= 1
-    i = off[t] + count[t]
-    count[t] += 1
-    left[t] -= 1
-    func[i] = release_fn_of[func[w]]
-    parent[i] = st_call[k]
-    depth[i] = sp[t]
-    s0 = cursor[t] + self_segment(st_scale[k], gap_sigma)
-    wait_s = start[w] + 1e-3 * (1.0 + np.random.random())
-    if s0 < wait_s:
-        s0 = wait_s
-    start[i] = s0
-    end[i] = s0 + release_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
-    end_index[i] = i + 1
-    kind[i] = KIND_RELEASE
-    if n_obj == obj_cap:
-        obj_cap *= 2
-        obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
-    obj_call[n_obj] = i
-    obj_id[n_obj] = ow
-    n_obj += 1
-    cursor[t] = end[i]
-    # wake the waiter
-    a = 0
-    for u in range(n_threads):
-        if off[u] <= w:
-            a = u
-    end[w] = s0 + wake_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
-    cursor[a] = end[w]
-    blocked[a] = False
-    if n_pairs == pair_cap:
-        pair_cap *= 2
-        pw = np.empty(pair_cap, np.int64)
-        pr = np.empty(pair_cap, np.int64)
-        pw[:n_pairs] = pair_wait[:n_pairs]
-        pr[:n_pairs] = pair_rel[:n_pairs]
-        pair_wait = pw
-        pair_rel = pr
-    pair_wait[n_pairs] = w
-    pair_rel[n_pairs] = i
-    n_pairs += 1
-    return obj_call, obj_id, obj_cap, n_obj, pair_wait, pair_rel, pair_cap, n_pairs
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _creditor(t, blocked, finished, sp, left, owed_n):
-    """A thread, drawn at random, that can owe thread ``t`` a release: another running thread
-    that has started and has budget for one more release; -1 when none."""
-    n_ok = 0
-    for u in range(sp.shape[0]):
-        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
-                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
-            n_ok += 1
-    if n_ok == 0:
-        return -1
-    pick = np.random.randint(0, n_ok)
-    bt = -1
-    for u in range(sp.shape[0]):
-        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
-                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
-            if pick == 0:
-                bt = u
-                break
-            pick -= 1
-    return bt
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _next_callee(t, k, interleave, program, limits, state, finished, cap, frames, owing):
-    """The next call site taken by thread ``t``'s top frame ``k``, walking its function's blocks
-    (loop blocks repeat): (callee, its recursion budget, the site); callee -1 when the blocks are
-    done.  A wait site is taken only with a creditor (`_creditor`), who then owes the release.
-    ``limits``: (rec_mean, rec_max, rec_binary_max, depth_cap, deep_fn)."""
-    block_site_ptr, block_reps, site_callee, site_prob, site_obj, fn_kind, fn_rec = program
-    rec_mean, rec_max, rec_binary_max, depth_cap, deep_fn = limits
-    off, count, left, cursor, blocked, sp = state
-    st_call, st_fn, st_block, st_block_end, st_site, st_reps, st_rec, st_scale = frames
-    owed, owed_obj, owed_n = owing
-    f = st_fn[k]
-    c = -1
-    rec = 0
-    s = -1
-    while True:
-        b = st_block[k]
-        if b >= st_block_end[k]:
-            break
-        si = st_site[k]
-        if si < 0:
-            r = loop_count(block_reps[b])
-            st_reps[k] = r
-            st_site[k] = block_site_ptr[b]
-            continue
-        if si >= block_site_ptr[b + 1]:
-            st_reps[k] -= 1
-            if st_reps[k] > 0:
-                st_site[k] = block_site_ptr[b]
-            else:
-                st_block[k] = b + 1
-                st_site[k] = -1
-            continue
-        st_site[k] = si + 1
-        if np.random.random() >= site_prob[si]:
-            continue
-        cc = site_callee[si]
-        kc = fn_kind[cc]
-        if kc == KIND_WAIT:
-            if not interleave:
-                continue
-            bt = _creditor(t, blocked, finished, sp, left, owed_n)
-            if bt < 0:
-                continue
-            c = cc
-            s = si
-            owed[bt, owed_n[bt]] = off[t] + count[t]
-            owed_obj[bt, owed_n[bt]] = site_obj[si]
-            owed_n[bt] += 1
-            break
-        if kc == KIND_IO:
-            c = cc
-            s = si
-            break
-        if (sp[t] > depth_cap and cc != deep_fn) or sp[t] >= cap[t]:
-            continue
-        if cc == f:
-            if st_rec[k] <= 0:
-                continue
-            rec = st_rec[k] - 1
-        elif fn_rec[cc] > 0:
-            rec = recursion_levels(rec_mean, rec_max if fn_rec[cc] == 1 else rec_binary_max)
-        else:
-            rec = 0
-        c = cc
-        s = si
-        break
-    return c, rec, s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _emit_call(t, k, c, rec, s, calls, state, base, frames, program, fn_block_ptr, fn_self_mu, draws,
-               obj_call, obj_id, obj_cap, n_obj, outlier_call, out_cap, n_out):
-    """Thread ``t`` emits call i of function ``c`` (from site ``s``): a wait blocks the thread
-    until its release, an I/O call ends after a drawn latency, any other is pushed as a frame
-    (recursion budget ``rec``, a drawn self-time scale); some are outliers.  ``draws``:
-    (self_sigma, gap_sigma, outlier_rate, outlier_factor, io_median).  Returns the object and
-    outlier lists (grown ones are new)."""
-    func, start, end, parent, depth, end_index, kind = calls
-    off, count, left, cursor, blocked, sp = state
-    st_call, st_fn, st_block, st_block_end, st_site, st_reps, st_rec, st_scale = frames
-    site_obj, fn_kind = program[4], program[5]
-    self_sigma, gap_sigma, outlier_rate, outlier_factor, io_median = draws
-    i = off[t] + count[t]
-    count[t] += 1
-    left[t] -= 1
-    func[i] = c
-    depth[i] = sp[t]
-    if sp[t] == 0:
-        parent[i] = -1
-        st = cursor[t]
-    else:
-        parent[i] = st_call[k]
-        st = cursor[t] + self_segment(st_scale[k], gap_sigma)
-    start[i] = st
-    cursor[t] = st
-    is_out = outlier_rate > 0.0 and sp[t] > 0 and np.random.random() < outlier_rate
-    fk = fn_kind[c]
-    if is_out and fk != KIND_WAIT:  # a wait's length is its release's: never an outlier
-        if n_out == out_cap:
-            out_cap *= 2
-            outlier_call = _grown(outlier_call, n_out, out_cap)
-        outlier_call[n_out] = i
-        n_out += 1
-    if fk == KIND_WAIT or fk == KIND_IO:
-        if n_obj == obj_cap:
-            obj_cap *= 2
-            obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
-        obj_call[n_obj] = i
-        obj_id[n_obj] = site_obj[s]
-        n_obj += 1
-    if fk == KIND_WAIT:
-        kind[i] = KIND_WAIT
-        end[i] = st  # set when the release comes
-        end_index[i] = i + 1
-        blocked[t] = True
-    elif fk == KIND_IO:
-        kind[i] = KIND_IO
-        d = io_median * np.exp(np.random.normal(0.0, 1.0))
-        if is_out:
-            d *= outlier_factor
-        end[i] = st + d
-        end_index[i] = i + 1
-        cursor[t] = end[i]
-    else:
-        kind[i] = KIND_OTHER
-        kn = base[t] + sp[t]
-        sp[t] += 1
-        st_call[kn] = i
-        st_fn[kn] = c
-        if depth[i] == 0:
-            st_block[kn] = DRIVER_BLOCK
-            st_block_end[kn] = DRIVER_BLOCK
-        else:
-            st_block[kn] = fn_block_ptr[c]
-            st_block_end[kn] = fn_block_ptr[c + 1]
-        st_site[kn] = -1
-        st_reps[kn] = 0
-        st_rec[kn] = rec
-        sc = np.exp(fn_self_mu[c] + self_sigma * np.random.normal(0.0, 1.0))
-        if is_out:
-            sc *= outlier_factor
-        st_scale[kn] = sc
-    return obj_call, obj_id, obj_cap, n_obj, outlier_call, out_cap, n_out
 
 
 @njit(cache=True, nogil=True)
