@@ -6,8 +6,9 @@
 #   2. saves the two animations as .blend scenes (build/gpu/{growth,flythrough}.blend; each plays by itself),
 #   3. packs the renderer with ../shared/gpu-render/make_payload.sh, trims what these renders never load
 #      (USD's Python bindings, the Cycles GPU kernels, GPU denoiser plugins, CJK font, brush assets),
-#      recompresses it harder and splits it into parts that fit one device call beside the working tree
-#      (64 MiB in all per call, the tree counted at its current size),
+#      recompresses it (zstd level ZSTD_LEVEL, default 12: 274 MB; 19 gives 252 MB but takes ~12 min here)
+#      and splits it into parts that fit one device call beside the working tree (64 MiB in all per call,
+#      the tree counted at its current size: 12 parts of 23 MB with a 40 MB tree),
 #   4. writes .gpu/gpu_jobs.sh (the render command of the last call) and prints the device calls to make.
 # Then, with the PNGs brought back:  bash tools/gpu_check.sh compare GPU_PNG_DIR
 #   renders the same frames here on the CPU (Workbench 1920x1080, EEVEE 960x540) into /tmp/gpu-check-cpu and
@@ -89,7 +90,7 @@ rm -rf "$B/5.0/python/lib/python3.11/site-packages/pxr" "$B"/lib/libOpenImageDen
        "$B/5.0/datafiles/assets"
 [ "${CYCLES:-0}" = 1 ] || rm -rf "$B"/5.0/scripts/addons_core/cycles/lib/*
 rm -f /tmp/tv3d-gpu/payload.tar.zst .gpu/part.*
-(cd /tmp/tv3d-gpu && tar cf - --exclude=payload/zbin payload | zstd -T0 -19 --long=27 -q -o payload.tar.zst)
+(cd /tmp/tv3d-gpu && tar cf - --exclude=payload/zbin payload | zstd -T0 "-${ZSTD_LEVEL:-12}" --long=27 -q -o payload.tar.zst)
 
 # What travels besides .gpu: tracked files plus untracked files git does not ignore.
 tree=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | xargs -0 stat -c %s 2>/dev/null |
@@ -128,9 +129,11 @@ cat <<EOF
 Device calls (check the 'status' tool first; make each call at once, the machine goes back after 30 s idle):
   call 1:  mv /tmp/tv3d-gpu/parts/part.00 .gpu/
            run carry=[".gpu"] command: mkdir -p /tmp/stage && cp .gpu/part.* .gpu/zbin.tar .gpu/*.deb /tmp/stage/ && nvidia-smi -L
+  call 2 first:  mv .gpu/*.deb .gpu/zbin.tar /tmp/tv3d-gpu/
   calls 2..$((n - 1)), for each next part NN:  rm .gpu/part.*; mv /tmp/tv3d-gpu/parts/part.NN .gpu/
            run carry=[".gpu"] command: mkdir -p /tmp/stage && cp .gpu/part.* /tmp/stage/
   call $n (the last part):  rm .gpu/part.*; mv /tmp/tv3d-gpu/parts/part.$(printf %02d $((n - 1))) .gpu/
            run carry=[".gpu"] timeout_s=400 command: bash .gpu/gpu_jobs.sh
-  then give_back; here: cd <files_at> && cat pngs.tar.* | tar xf -   (render.log holds one RESULT line per job)
+  then give_back (or render more at once: the unpacked payload stays at /tmp/p/payload while the machine is warm);
+  here: cd <files_at> && cat pngs.tar.* | tar xf -   (render.log holds one RESULT line per job)
 EOF
