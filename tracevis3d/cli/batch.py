@@ -19,10 +19,10 @@ import time
 
 from .common import FOOTER, CLIError, _Help, _progress
 
-#: the views a batch renders, and their commands
-VIEW_COMMANDS = {"icicle": "render-icicle", "threads": "render-threads", "cone": "render-cone",
-                 "extravis": "render-extravis", "compare": "render-compare"}
-IMAGE_EXTENSIONS = (".png", ".jpg", ".exr")
+from ..params.cluster import BATCH_IMAGE_FORMATS
+from ..params.cluster import BATCH_VIEW_COMMANDS as VIEW_COMMANDS
+
+IMAGE_EXTENSIONS = tuple("." + f for f in BATCH_IMAGE_FORMATS)
 
 EXAMPLES = """examples:
   python -m tracevis3d render-batch runs/*.json --view icicle -o figures/
@@ -33,22 +33,16 @@ EXAMPLES = """examples:
 
 
 def add_batch_parser(sub) -> None:
+    from ..params.cli import add_options
+    from ..params.cluster import BATCH_SCHEMA
     from .cluster_render import add_cluster_options
 
     r = sub.add_parser("render-batch", help="render one figure per trace (per pair for compare) in parallel",
                        description="Render one figure per trace (or per pair of traces for --view compare) in\n"
                                    "parallel on Dask workers, with a manifest of what was made and what failed.",
                        epilog=EXAMPLES, formatter_class=_Help)
-    r.add_argument("traces", metavar="TRACE", nargs="+", help="trace files (for compare: A B pairs, in order)")
-    r.add_argument("--view", choices=tuple(VIEW_COMMANDS), default="icicle",
-                   help="the figure of each trace (default: icicle)")
-    r.add_argument("-o", "--output", metavar="DIR", required=True,
-                   help="folder for the figures and manifest.json (created) (required)")
-    r.add_argument("--format", choices=[e[1:] for e in IMAGE_EXTENSIONS], default="png",
-                   help="image format of the figures (default: png)")
-    r.add_argument("--options", metavar="TEXT", default="",
-                   help="options of the view's render command for every figure, as one string, e.g. "
-                        "\"--resolution 1280x720 --samples 8\" (default: none)")
+    add_options(r, (("traces", "TRACE", "trace files (for compare: A B pairs, in order)", "+"),), [BATCH_SCHEMA],
+                required=("output",))
     add_cluster_options(r, "figures")
 
 

@@ -13,18 +13,12 @@ from .common import CLIError, _progress
 
 
 def add_cluster_options(r, what: str) -> None:
-    """``--scheduler``, ``--workers`` (and ``--chunk`` for frames) of parser ``r``."""
-    g = r.add_argument_group("cluster (Dask)")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help=f"render the {what} on the Dask workers of this scheduler (tcp://host:8786), or on an "
-                        "embedded cluster of N local worker processes (local:N) (default: this process alone)")
-    g.add_argument("--workers", metavar="N", type=int, default=None,
-                   help="render on an embedded cluster of N local worker processes: --scheduler local:N "
-                        "(default: none)")
-    if what == "frames":
-        g.add_argument("--chunk", metavar="K", type=int, default=None,
-                       help="frames a worker renders per task (default: about three tasks a worker, "
-                            "at most 16)")
+    """``--scheduler``, ``--workers`` (and ``--chunk`` for frames) of parser ``r``, from
+    `tracevis3d.params.cluster.CLUSTER_SCHEMA`."""
+    from ..params.cli import add_options
+    from ..params.cluster import CLUSTER_SCHEMA, FIGURES_CLUSTER_SCHEMA
+
+    add_options(r, (), [CLUSTER_SCHEMA if what == "frames" else FIGURES_CLUSTER_SCHEMA], required=())
 
 
 def cluster_spec(args) -> str | None:

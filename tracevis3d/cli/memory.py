@@ -23,10 +23,10 @@ def add_parsers(sub) -> None:
                      "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
                      EXAMPLES + FOOTER,
                      positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")])
-    sub.choices["render-memory"].add_argument(
-        "--trace", metavar="TRACE", default=None,
-        help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): its "
-             "calls drawn above the bands on the capture's clock (default: none)")
+    from ..params.cli import add_options
+    from ..params.memory import MEMORY_INPUTS
+
+    add_options(sub.choices["render-memory"], (), [MEMORY_INPUTS], required=())
 
 
 def memory_params(args):

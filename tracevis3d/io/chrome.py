@@ -23,6 +23,10 @@ each also reported once as a `TraceWarning`; see REPAIRS below.
 
 The importer is one pass of stages (scan → decode names → assemble → repair → bind flows; see
 `load_chrome`) that share the repair record and the scan's rows (`_Scan`).
+
+Over 600 lines: one format's reader as the stages its loader runs (scan, check, times,
+samples, threads, names, rows, X calls, B/E pairing, assembly, nesting, functions, args,
+objects, side tables), each a function of a few dozen lines sharing one scan context.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ SPLIT (2) when a part of a parallel scan reached its split point; FULL (3) when 
 rows are all used (`jsonscan.scan_events_chunk`: the scan goes on from where it stopped);
 negative codes are syntax errors at ``err_pos``; CUT is internal (the bytes ended
 inside a value).
+
+Over 600 lines: one event's scanner and the value readers it inlines (numba needs them in
+reach of the loop), with the row layout they write; splitting them apart would only add imports.
 """
 import numpy as np
 from numba import njit

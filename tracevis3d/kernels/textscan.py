@@ -28,6 +28,9 @@ Byte work goes 8 or 32 bytes at a time through three small intrinsics (`load_u64
 `diff_mask32`, `either_mask32`: unaligned loads and vector compares, as
 `tracevis3d.kernels.jsontokens.eq_mask32` does).  The perf script scanner (`perf_scan`) and
 callgrind's (`callgrind_scan`) build on these helpers in modules of their own.
+
+Over 600 lines: the collapsed and callgrind scanners share the interning table, the trie and
+the byte readers; each scanner is a loop over stages numba inlines, kept beside its helpers.
 """
 from __future__ import annotations
 

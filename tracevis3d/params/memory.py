@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import shared as S
 from .core import Param, Params, Schema
-from .kinds import Choice, Number
+from .kinds import Choice, Number, Text
 
 GROUP_ITEMS = (("site", "Call site", "One band per allocation site: the frame that called the allocator"),
                ("module", "Module", "One band per module of the allocation site"),
@@ -30,3 +30,12 @@ class MemoryParams(Params, schema=MEMORY):
     ``bins``: time columns; ``min_band_px``: Memcov's
     threshold under which bands are merged into grey aggregates.  Every field is declared
     once in `MEMORY`."""
+
+
+#: the command line's input beside the capture (not a parameter of the figure: the panel takes the
+#: session's trace): a call trace of the same run, drawn above the bands
+MEMORY_INPUTS = Schema("memory_inputs", [
+    Param("trace", Text(metavar="TRACE"), None, group="input", default_text="none", ui=False,
+          help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): "
+               "its calls drawn above the bands on the capture's clock"),
+], doc="What render-memory reads besides the capture.")
