@@ -116,7 +116,7 @@ def pytest_collection_finish(session):
             name = mark.args[0]
             if name not in jobs:
                 run = getattr(item.module, "EARLY_PROCESSES")[name]
-                jobs[name] = (item.module.__name__.rpartition(".")[2], run.__name__)
+                jobs[name] = (str(item.module.__file__), run.__name__)  # a test module: by its path
     if not jobs:
         return
     factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's basetemp (kept for the last runs)
