@@ -3,15 +3,17 @@ and of `render-batch` (one figure per trace), declared once like every view's pa
 command line is written from these schemas (`params.cli.add_options`)."""
 from __future__ import annotations
 
+from ..views import VIEWS
 from .core import Param, Schema
 from .kinds import Choice, Number, Text
 
 CLUSTER = "cluster (Dask)"
 BATCH = "batch"
 
-#: the views a batch renders, and the command that renders each
-BATCH_VIEW_COMMANDS = {"icicle": "render-icicle", "threads": "render-threads", "cone": "render-cone",
-                       "extravis": "render-extravis", "compare": "render-compare"}
+#: the views a batch renders (those whose first command reads trace files: not the live feed's
+#: endpoint, not a memray capture), and the command that renders each, from the registry of views
+BATCH_VIEW_COMMANDS = {v.name: v.commands[0].name for v in VIEWS
+                       if v.commands and v.commands[0].usage.split()[1:] in (["TRACE"], ["A", "B"])}
 #: the image formats a batch writes
 BATCH_IMAGE_FORMATS = ("png", "jpg", "exr")
 
