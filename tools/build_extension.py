@@ -31,6 +31,7 @@ Exit status is non-zero with a one-line message on any failure.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -315,19 +316,13 @@ def build(platforms: list[str], offline: bool, write_manifest: bool, kernels: bo
 
 
 def write_whole(path: Path, text: str) -> None:
-    """``text`` as the whole of ``path``: written beside it, flushed, renamed over it (the manifest
-    is a source file: a failed write must leave it as it was)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``text`` as the whole of ``path`` (the manifest is a source file: a failed write must leave
+    it as it was), through `tracevis3d/io/atomic.py`'s `write_whole`, loaded by its path (it needs
+    only the standard library; this tool does not import the package)."""
+    spec = importlib.util.spec_from_file_location("tv3d_build_atomic", REPO / "tracevis3d" / "io" / "atomic.py")
+    atomic = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(atomic)
+    atomic.write_whole(path, text)
 
 
 def main(argv: list[str] | None = None) -> int:
