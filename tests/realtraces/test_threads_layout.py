@@ -618,8 +618,19 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
     def captions(spec):  # what a thread runs, beside its name: placed where names are, so as they are
         return sorted(t.rstrip(" ·") for t in spec.labels.texts if t.startswith("runs "))
 
+    def unexplained(a, b):  # captions of one figure only, less those fitted shorter from the left
+        odd = sorted(set(a) ^ set(b), key=len)  # (CI of stop 74: "runs …document" for "runs …process_document")
+        left = list(odd)
+        for short in odd:
+            if short in left and short.startswith("runs …"):
+                full = next((f for f in left if f != short and f.endswith(short[len("runs …"):])), None)
+                if full is not None:
+                    left.remove(short)
+                    left.remove(full)
+        return left
+
     assert named(cut) == named(whole)
-    assert len(set(captions(cut)) ^ set(captions(whole))) <= 1, (captions(cut), captions(whole))
+    assert len(unexplained(captions(cut), captions(whole))) <= 1, (captions(cut), captions(whole))
     odd = sorted(set(names(cut, False)) ^ set(names(whole, False)))
     assert len(odd) in (0, 2), odd
     if odd:
