@@ -267,8 +267,10 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
     - The same for the comparison (`restore_compare`): the second trace, and with it the
       first when the trace path is empty, and the comparison's parameters come from
       ``scene["tracevis3d_compare"]``.
-    An existing trace path is never changed (unless ``force``).  ``what``: "icicle" or
-    "compare" (or "extravis") restores only that record (the command line: the scene it just built).
+    - Every other view of the registry with a build record (`tracevis3d.views.View.scene_key`):
+      its trace and parameters, when the trace path is empty or ``force`` (`_restore_record`).
+    An existing trace path is never changed (unless ``force``).  ``what``: a view's name
+    restores only that view's record (the command line: the scene it just built).
     """
     s = getattr(scene, "tracevis3d", None)
     if s is None:
@@ -279,22 +281,36 @@ def restore_session(scene, force: bool = False, blend_path: str | None = None, w
         changed |= _restore_icicle(scene, s, force, blend)
     if what in (None, "compare"):
         changed |= restore_compare(scene, s, force, blend)
-    if what in (None, "extravis"):
-        changed |= _restore_extravis(scene, s, force, blend)
+    for view in VIEW_REGISTRY:
+        if view.name not in ("icicle", "compare") and view.scene_key and what in (None, view.name):
+            changed |= _restore_record(scene, s, view, force, blend)
     return changed
 
 
-def _restore_extravis(scene, s, force: bool, blend: str) -> bool:
-    """`restore_session` for the EXTRAVIS record (``scene["tracevis3d_extravis"]``): when the
-    trace path is empty (a .blend saved by the command line) or ``force``, its trace and its
-    parameters go into the panel.  True if a property changed."""
-    from ..tracevis3d.blender.extravis_tasks import read_extravis_record
+#: where a view's build record names the file it was built from (the first key present)
+RECORD_PATH_KEYS = ("trace_path", "capture_path", "source")
 
-    rec = read_extravis_record(scene)
-    if rec is None or not rec["trace_path"] or not (force or not s.trace_path.strip()):
+
+def _restore_record(scene, s, view, force: bool, blend: str) -> bool:
+    """`restore_session` for the build record of a view other than the icicle and the
+    comparison (JSON in ``scene[view.scene_key]``: the file it was built from under one of
+    `RECORD_PATH_KEYS`, its ``params``): when the trace path is empty (a .blend saved by the
+    command line) or ``force``, its file and its parameters go into the panel.  An unreadable
+    record changes nothing.  True if a property changed."""
+    import json
+
+    raw = scene.get(view.scene_key)
+    try:
+        rec = json.loads(raw) if isinstance(raw, str) and raw else None
+    except ValueError:
         return False
-    _set_path(s, "trace_path", rec["trace_path"], blend)
-    put_params(scene, "extravis", rec["params"])
+    if not isinstance(rec, dict) or not (force or not s.trace_path.strip()):
+        return False
+    path = next((rec[k] for k in RECORD_PATH_KEYS if isinstance(rec.get(k), str) and rec[k]), None)
+    if path is None:
+        return False
+    _set_path(s, "trace_path", path, blend)
+    restore_view(scene, view.name, rec.get("params"))
     return True
 
 

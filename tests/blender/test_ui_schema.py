@@ -296,6 +296,50 @@ def test_build_record_restores_the_view_group(addon, tmp_path):
     assert scene.tracevis3d.trace_path == str(DATA / "old_session_trace.json.gz")
 
 
+_PATH_KEY_OF_RECORD = {"threads": "source", "memory": "capture_path"}  # as their build jobs write them
+
+
+def _changed_number_field(cls):
+    """(name, value) of a numeric field of ``cls`` moved off its default to a value it accepts."""
+    d = cls().to_dict()
+    for name, value in d.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            for new in (value + 1, value * 2 + 1, value / 2):
+                try:
+                    cls.from_known({name: new})
+                    return name, new
+                except ValueError:
+                    pass
+    raise AssertionError(f"{cls.__name__} has no numeric field to change")
+
+
+@pytest.mark.parametrize("view", [v for v in REGISTRY if v.scene_key and v.name not in ("icicle", "compare")],
+                         ids=lambda v: v.name)
+def test_every_views_build_record_restores_its_group(addon, tmp_path, view):
+    """Every view of the registry with a build record (`View.scene_key`) reopens a scene saved by
+    the command line with the record's file as the trace path and its parameters in its group;
+    a set trace path stays, an unreadable record changes nothing."""
+    import json
+
+    P = _props(addon)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    cls = view.params_class
+    name, value = _changed_number_field(cls)
+    path = str(tmp_path / f"{view.name}.json")
+    scene[view.scene_key] = "{not json"
+    assert not P.restore_session(scene, blend_path=str(tmp_path / "x.blend"))
+    assert scene.tracevis3d.trace_path == ""
+    scene[view.scene_key] = json.dumps({_PATH_KEY_OF_RECORD.get(view.name, "trace_path"): path,
+                                        "params": {name: value, "future_key": 1}})
+    assert P.restore_session(scene, blend_path=str(tmp_path / "x.blend"), what=view.name)
+    assert scene.tracevis3d.trace_path == path
+    assert getattr(P.params_of(scene, view.name), name) == pytest.approx(value)
+    scene.tracevis3d.trace_path = "/elsewhere.json"
+    assert not P.restore_session(scene, blend_path=str(tmp_path / "x.blend"), what=view.name)
+    assert scene.tracevis3d.trace_path == "/elsewhere.json"
+
+
 # ------------------------------------------------------------------ a .blend of the previous version
 _ATTR_WIDTH = {"FLOAT": 1, "INT": 1, "FLOAT_VECTOR": 3, "FLOAT_COLOR": 4, "BYTE_COLOR": 4, "BOOLEAN": 1,
                "FLOAT2": 2, "INT8": 1, "INT32_2D": 2, "QUATERNION": 4}

@@ -152,8 +152,8 @@ def _remove_startup_objects(scene) -> None:
 
 def _fill_scene_settings(scene, what: str) -> None:
     """When the extension is registered (``blender --command``), its scene properties get the
-    trace paths and parameters of the scene just built (``what``: "icicle" or "compare"), as
-    if built from the panel."""
+    trace paths and parameters of the scene just built (``what``: the view's name), as if built
+    from the panel."""
     settings = getattr(scene, "tracevis3d", None)
     restore = getattr(settings, "restore_from_build", None)
     if callable(restore):

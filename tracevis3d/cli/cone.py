@@ -33,6 +33,7 @@ def render_cone(args) -> str:
     m = info["meta"]
     cli._progress(0.6, f"scene: {m['n_nodes']} of {m['n_contexts']} calling contexts, {m['n_partial']} partially "
                        f"expanded, {m['n_labels']} labels in {info['timings']['total']:.2f} s")
+    cli._fill_scene_settings(scene, "cone")
     return cli._render_and_save(args, scene, out, save)
 
 

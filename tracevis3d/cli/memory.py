@@ -83,6 +83,7 @@ def render_memory(args) -> str:
                            f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_strip_calls']:,} calls drawn")
     cli._progress(0.6, f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
                        f"labels in {info['timings']['total']:.2f} s")
+    cli._fill_scene_settings(scene, "memory")
     return cli._render_and_save(args, scene, out, save)
 
 

@@ -33,7 +33,7 @@ def threads_params(args):
 def render_threads(args) -> str:
     """Render the thread view; a merged trace is refused (exit 1: it has no clock, `layout.threads.no_merged_trace`)
     and a trace without hand-offs is drawn with its note, which stderr gets too (``note:``)."""
-    from .common import CLIError, PROG, _build, _progress, _render_and_save, _start_render
+    from .common import CLIError, PROG, _build, _fill_scene_settings, _progress, _render_and_save, _start_render
 
     out, save, params, trace, scene = _start_render(args, threads_params)
     from ..layout.threads import no_merged_trace
@@ -55,6 +55,7 @@ def render_threads(args) -> str:
         sys.stderr.write(f"{PROG}: note: {m['no_waits']}; {NO_WAITS_MEANS}\n")
     if args.summary:
         sys.stderr.write(sync.summary() + "\n")
+    _fill_scene_settings(scene, "threads")
     return _render_and_save(args, scene, out, save)
 
 
