@@ -206,36 +206,93 @@ class Progress:
                 f"workers: {self.shares()}")
 
 
+_CALL_SOURCE = '''
+def call(module, name, *args):
+    import importlib
+    return getattr(importlib.import_module(module), name)(*args)
+'''
+
+
+def by_name(fn):
+    """A task that runs ``fn`` on a worker by its module and name there, built outside any
+    module so that it travels by value: the client's copy of the package may live under another
+    name (the Blender extension's ``bl_ext.<repo>.tracevis3d.tracevis3d``) than the workers'
+    installed ``tracevis3d``, and a function pickled by reference would name the client's.
+    ``(call, prefix)``: submit ``call(*prefix, *args)``."""
+    module = fn.__module__
+    k = module.find("tracevis3d.")
+    if k > 0 and module[:k].endswith("."):  # the extension's copy: the workers' installed package
+        module = module[k:]
+    ns = {"__name__": "__tracevis3d_call__"}
+    exec(compile(_CALL_SOURCE, "<tracevis3d call>", "exec"), ns)
+    return ns["call"], (module, fn.__name__)
+
+
+class TaskRun:
+    """Tasks ``fn(*args)`` (one per ``args`` of ``calls``) submitted to the session's rendering
+    workers, collected without blocking the caller for longer than it asks (`wait`): the panel
+    polls it between UI events, the command line in a loop.  Tasks are pure functions of their
+    arguments, so a worker lost mid-task has its task run again elsewhere (Dask's own
+    resubmission; ``retries`` more for a task that raised)."""
+
+    def __init__(self, session: Session, fn, calls: list, retries: int = 2):
+        self.session = session
+        call, prefix = by_name(fn)
+        client = session.client
+        # restricted to the rendering workers only where some cannot render: a restricted task waits for
+        # its workers, and a worker restarted by its nanny comes back under another address
+        only = session.workers if session.unfit else None
+        self.futures = [client.submit(call, *prefix, *args, pure=False, workers=only, allow_other_workers=False,
+                                      retries=retries, key=f"tv3d-{os.getpid()}-{time.time_ns()}-{i}")
+                        for i, args in enumerate(calls)]
+        self.pending = dict(enumerate(self.futures))
+
+    def wait(self, timeout: float) -> list:
+        """The tasks finished since the last call, waiting up to ``timeout`` s for a first one:
+        [(index, result, None) or (index, None, one line of the error of a task that failed every
+        try)]; [] when none finished in time."""
+        from dask.distributed import wait
+
+        done = [i for i, f in self.pending.items() if f.done()]
+        if not done and self.pending:
+            try:
+                wait(list(self.pending.values()), timeout=timeout, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                return []
+            done = [i for i, f in self.pending.items() if f.done()]
+        out = []
+        for i in done:
+            fut = self.pending.pop(i)
+            try:
+                out.append((i, fut.result(), None))
+            except Exception as e:  # a task that failed every try (or a worker killed every time)
+                out.append((i, None, _one_line(e)))
+            fut.release()
+        return out
+
+    def cancel(self) -> None:
+        """Drop the tasks not finished yet (the workers stop them when they can)."""
+        with contextlib.suppress(Exception):
+            self.session.client.cancel(list(self.pending.values()))
+        self.pending.clear()
+
+
 def run_tasks(session: Session, fn, calls: list, on_result, progress: Progress | None = None, count=None,
               retries: int = 2) -> list:
-    """Submit ``fn(*args)`` for each ``args`` in ``calls`` to the rendering workers and call
-    ``on_result(index, result)`` here as each finishes (any order); ``count(result)``: what a
-    result adds to the progress (default 1).  Tasks are pure functions of their arguments, so a
-    worker lost mid-task has its task run again elsewhere (Dask's own resubmission;
-    ``retries`` more for a task that raised).  Returns the indices that failed, with their
+    """Run ``fn(*args)`` for each ``args`` in ``calls`` on the rendering workers (`TaskRun`) and
+    call ``on_result(index, result)`` here as each finishes (any order); ``count(result)``: what
+    a result adds to the progress (default 1).  Returns the indices that failed, with their
     errors: [(index, one line)]."""
-    from dask.distributed import as_completed
-
-    client = session.client
-    # restricted to the rendering workers only where some cannot render: a restricted task waits for
-    # its workers, and a worker restarted by its nanny comes back under another address
-    only = session.workers if session.unfit else None
-    futures = [client.submit(fn, *args, pure=False, workers=only, allow_other_workers=False,
-                             retries=retries, key=f"tv3d-{os.getpid()}-{time.time_ns()}-{i}")
-               for i, args in enumerate(calls)]
-    index = {f.key: i for i, f in enumerate(futures)}
+    run = TaskRun(session, fn, calls, retries)
     failed = []
-    for fut in as_completed(futures):
-        i = index[fut.key]
-        try:
-            res = fut.result()
-        except Exception as e:  # a task that failed every try (or a worker killed every time)
-            failed.append((i, _one_line(e)))
-            continue
-        on_result(i, res)
-        if progress is not None:
-            progress.add(count(res) if count else 1, res.get("worker", "?") if isinstance(res, dict) else "?")
-        fut.release()
+    while run.pending:
+        for i, res, why in run.wait(1.0):
+            if why is not None:
+                failed.append((i, why))
+                continue
+            on_result(i, res)
+            if progress is not None:
+                progress.add(count(res) if count else 1, res.get("worker", "?") if isinstance(res, dict) else "?")
     return failed
 
 

@@ -316,6 +316,7 @@ class VIEW3D_PT_tracevis3d_animate(_Base, Panel):
 
     def draw(self, context):
         from ..tracevis3d.params.animation import ANIMATION
+        from ..tracevis3d.params.cluster import CLUSTER_PANEL_FIELDS, CLUSTER_SCHEMA
         from .properties import ANIMATION_FIELDS
 
         s = context.scene.tracevis3d
@@ -326,9 +327,26 @@ class VIEW3D_PT_tracevis3d_animate(_Base, Panel):
         row = layout.row(align=True)
         row.operator("tracevis3d.animate", icon="ANIM")
         row.operator("tracevis3d.clear_animation", text="", icon="X")
+        draw_schema(layout, s, CLUSTER_SCHEMA, only=CLUSTER_PANEL_FIELDS, boxes=False)
         row = layout.row(align=True)
         row.operator("screen.animation_play", text="Play", icon="PLAY")
         row.operator("tracevis3d.render_animation", icon="RENDER_ANIMATION")
+        draw_cluster_progress(layout)
+
+
+def draw_cluster_progress(layout) -> None:
+    """A cluster render's progress: frames done / total, frames per second, each worker's share
+    (`cluster.Progress`, kept on the running job)."""
+    from ..tracevis3d.blender.tasks import QUEUE
+
+    job = QUEUE.current
+    prog = getattr(job, "progress", None)
+    if job is None or job.finished or prog is None:
+        return
+    col = layout.column(align=True)
+    col.label(text=f"{prog.done}/{prog.total} frames, {prog.rate():.2f} frames/s", icon="RENDER_ANIMATION")
+    for worker, k in sorted(prog.by_worker.items()):
+        col.label(text=f"{worker}: {k} ({100 * k / max(prog.done, 1):.0f} %)")
 
 
 class VIEW3D_PT_tracevis3d_details(_Base, Panel):

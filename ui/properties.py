@@ -38,6 +38,7 @@ import sys
 import bpy
 
 from ..tracevis3d.params.animation import ANIMATION
+from ..tracevis3d.params.cluster import CLUSTER_PANEL_FIELDS, CLUSTER_SCHEMA
 from ..tracevis3d.params.render import RENDER
 from ..tracevis3d.views import VIEWS as VIEW_REGISTRY
 from . import props
@@ -129,7 +130,8 @@ def _restore_from_build(self, force: bool = False, what: str | None = None) -> b
 
 SessionSettings = props.group_class(
     "TraceVis3DSettings", SESSION + props.schema_table(RENDER, only=RENDER_FIELDS)
-    + props.schema_table(ANIMATION, only=ANIMATION_FIELDS),
+    + props.schema_table(ANIMATION, only=ANIMATION_FIELDS)
+    + props.schema_table(CLUSTER_SCHEMA, only=CLUSTER_PANEL_FIELDS),
     doc="TraceVis3D session of one scene: trace paths, live feed, picked call, render and animation options",
     methods={"restore_from_build": _restore_from_build})
 VIEW_CLASSES = {view: _view_class(view, cls) for view, cls in VIEWS.items()}
@@ -174,6 +176,12 @@ def animation_options(settings) -> dict:
     """The panel's animation options: {kind, seconds, fps, easing}."""
     return {p.name: p.kind.from_props(p, lambda name: getattr(settings, name)) for p in ANIMATION
             if p.name in ANIMATION_FIELDS}
+
+
+def cluster_options(settings) -> dict:
+    """The panel's cluster options: {scheduler} (None: render in Blender)."""
+    return {p.name: p.kind.from_props(p, lambda name: getattr(settings, name)) for p in CLUSTER_SCHEMA
+            if p.name in CLUSTER_PANEL_FIELDS}
 
 
 def restore_view(scene, view: str, d, extra=None) -> bool:

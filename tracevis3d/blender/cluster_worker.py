@@ -46,8 +46,25 @@ def _blend_path(blend, digest: str) -> str:
     return path
 
 
-def _open(blend, digest: str):
+def _import_bpy():
+    """The ``bpy`` module, imported in a worker whose ``sys.path`` may be its client's: a local
+    cluster's processes are spawned with the path of the process that started them, and one that
+    had imported the bpy module lists Blender's ``scripts/modules`` first, whose ``bpy`` package
+    (the Python half, without ``_bpy``) then hides the module's own.  Those folders are dropped
+    before the first import (importing bpy adds them again)."""
+    import sys
+
+    if "bpy" not in sys.modules:
+        tail = os.path.join("scripts", "modules")
+        sys.path[:] = [p for p in sys.path
+                       if not (p.rstrip(os.sep).endswith(tail) and os.path.isfile(os.path.join(p, "bpy", "__init__.py")))]
     import bpy
+
+    return bpy
+
+
+def _open(blend, digest: str):
+    bpy = _import_bpy()
 
     from .render import quiet_blender_output
 
@@ -65,9 +82,7 @@ def in_bpy_thread(fn, *args):
 
 
 def _bpy_version() -> str:
-    import bpy
-
-    return bpy.app.version_string
+    return _import_bpy().app.version_string
 
 
 def bpy_version() -> str:

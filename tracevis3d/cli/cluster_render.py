@@ -69,54 +69,117 @@ def _write_png(path: str, data: bytes) -> None:
 
 
 def render_frames_on_cluster(session, scene, out: str, video: bool, frames: tuple, args) -> str:
-    """Frames a..b of the animated ``scene`` (its output already set up for ``out``) rendered by
-    the session's workers from a saved copy of the scene, written here as ``frame_NNNN.png``
-    (each whole: `io.atomic`) into ``out``, or, for a video, into a hidden folder beside it and
-    encoded by `blender.render.encode_video`.  The output path."""
+    """Frames a..b of the animated ``scene`` rendered by the session's workers (`cluster_frames_steps`,
+    the steps the panel's Render Animation runs as a job), polled here to the end.  The output path."""
+    from ..jobs import Job
+
+    job = Job("render animation", cluster_frames_steps, session, scene, out, video, frames, args.engine,
+              args.resolution, args.samples, args.device, getattr(args, "chunk", None))
+    return job.run(interval=0.05)
+
+
+def _note(job, frac: float, text: str) -> None:
+    """A step's progress: the job's (the panel shows it) and a line on stderr (the command line)."""
+    job.report(frac, text)
+    _progress(frac, text)
+
+
+def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tuple, engine: str, resolution,
+                         samples, device: str, chunk=None):
+    """Job steps (`tracevis3d.jobs`): frames a..b of the animated ``scene`` (its output already
+    set up for ``out``) rendered by the session's workers from a saved copy of the scene, written
+    here as ``frame_NNNN.png`` (each whole: `io.atomic`) into ``out``, or, for a video, into a
+    hidden folder beside it and encoded by `blender.render.encode_video`.  The main thread only
+    saves the scene, writes the frames that arrived and reports; waiting for the workers is off
+    the main thread in short slices, so a panel stays live.  The job's text is the progress:
+    frames done / total, frames per second, each worker's share.  Returns the output path."""
     from ..blender.anim_render import pack_fonts, setup_animation_output
     from ..blender.cluster_worker import render_chunk
     from ..blender.render import encode_video, save_blend
-    from ..cluster import Progress, frame_chunks, run_tasks, ship_file
+    from ..cluster import Progress, TaskRun, frame_chunks, ship_file
 
     a, b = frames
     folder = tempfile.mkdtemp(prefix=".tv3d-frames-", dir=os.path.dirname(out)) if video else out
     work = tempfile.mkdtemp(prefix="tv3d-cluster-")
+    run = None
     try:
         if video:  # the workers render PNG frames: the video is encoded here from them
-            setup_animation_output(folder, scene, args.engine, args.resolution, args.samples, args.device)
+            setup_animation_output(folder, scene, engine, resolution, samples, device)
         pack_fonts()
         blend = os.path.join(work, "animation.blend")
         if not save_blend(blend, scene):
             raise CLIError(f"could not save the scene for the workers ({blend})", 1)
-        payload, digest = ship_file(session, blend)
-        chunks = frame_chunks(a, b, len(session.workers), getattr(args, "chunk", None))
-        _progress(0.6, f"{b - a + 1} frames in {len(chunks)} tasks to {len(session.workers)} worker(s) "
-                       f"of {session.address} ({os.path.getsize(blend) / 2**20:.1f} MiB scene "
-                       f"{'shared as a path' if session.local else 'sent to the workers'})")
+        payload, digest = yield job.off_main(ship_file, session, blend)
+        chunks = frame_chunks(a, b, len(session.workers), chunk)
+        _note(job, 0.6, f"{b - a + 1} frames in {len(chunks)} tasks to {len(session.workers)} worker(s) "
+                        f"of {session.address} ({os.path.getsize(blend) / 2**20:.1f} MiB scene "
+                        f"{'shared as a path' if session.local else 'sent to the workers'})")
         prog = Progress(b - a + 1, "frames", 0.6, 0.97)
+        job.progress = prog  # the panel draws each worker's share from it
         t = time.perf_counter()
-
-        def write(_i, res):
-            for k, png in zip(res["frames"], res["pngs"]):
-                _write_png(os.path.join(folder, f"frame_{k:04d}.png"), png)
-
-        failed = run_tasks(session, render_chunk, [(payload, digest, c0, c1) for c0, c1 in chunks], write, prog,
-                           count=lambda res: len(res["frames"]))
-        if failed:
-            i, why = failed[0]
-            raise CLIError(f"frames {chunks[i][0]}-{chunks[i][1]} failed on the cluster {session.address}: {why}", 1)
+        run = yield job.off_main(TaskRun, session, render_chunk, [(payload, digest, c0, c1) for c0, c1 in chunks])
+        while run.pending:
+            for i, res, why in (yield job.off_main(run.wait, 0.25)):
+                if why is not None:
+                    raise CLIError(f"frames {chunks[i][0]}-{chunks[i][1]} failed on the cluster {session.address}: "
+                                   f"{why}", 1)
+                for k, png in zip(res["frames"], res["pngs"]):
+                    _write_png(os.path.join(folder, f"frame_{k:04d}.png"), png)
+                prog.add(len(res["frames"]), res.get("worker", "?"))
+                job.report(prog.lo + (prog.hi - prog.lo) * prog.done / max(prog.total, 1), prog.line())
         import resource
 
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        _progress(0.97, f"rendered {prog.done} frames at {prog.rate():.2f} frames/s in {time.perf_counter() - t:.1f} s; "
-                        f"per worker: {prog.shares()}; this process: {ru.ru_utime + ru.ru_stime:.1f} s CPU")
+        _note(job, 0.97, f"rendered {prog.done} frames at {prog.rate():.2f} frames/s in "
+                         f"{time.perf_counter() - t:.1f} s; per worker: {prog.shares()}; "
+                         f"this process: {ru.ru_utime + ru.ru_stime:.1f} s CPU")
         if not video:
             return out
         files = [os.path.join(folder, f"frame_{k:04d}.png") for k in range(a, b + 1)]
-        encode_video(files, out, scene.render.fps / scene.render.fps_base, args.resolution)
-        _progress(1.0, f"encoded {out}")
+        encode_video(files, out, scene.render.fps / scene.render.fps_base, resolution)
+        _note(job, 1.0, f"encoded {out}")
         return out
     finally:
+        if run is not None and run.pending:  # cancelled or failed: the workers stop what is left
+            run.cancel()
         shutil.rmtree(work, ignore_errors=True)
         if video:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _open_session(spec: str, stack: contextlib.ExitStack):
+    from ..cluster import connected, render_workers
+
+    session = stack.enter_context(connected(spec))
+    render_workers(session)
+    return session
+
+
+def panel_frames_steps(job, spec: str, scene, out: str, engine: str, samples, device: str, chunk=None):
+    """Job steps of the panel's Render Animation on the scheduler ``spec`` (``local:N`` or an
+    address): the session opened off the main thread (a local cluster's processes start there),
+    the scene's frames rendered by `cluster_frames_steps` into ``out`` (set up already: a
+    folder, or a video by its extension), the session closed off the main thread too.  A
+    cluster that cannot render fails the job with the one line of `cluster.ClusterError`."""
+    from ..blender.render import VIDEO_FORMATS
+    from ..cluster import ClusterError
+
+    stack = contextlib.ExitStack()
+    job.on_cleanup(stack.close)  # cancelled or failed: the client closed, a local cluster stopped
+    job.report(0.02, f"connecting to {spec}")
+    t = time.perf_counter()
+    try:
+        session = yield job.off_main(_open_session, spec, stack)
+    except ClusterError as e:
+        raise ValueError(str(e)) from None  # a user error: reported as its one line
+    job.report(0.05, f"cluster {session.address}: {len(session.workers)} worker(s) rendering, ready in "
+                     f"{time.perf_counter() - t:.1f} s")
+    r = scene.render
+    video = os.path.splitext(out)[1].lower() in VIDEO_FORMATS
+    try:
+        path = yield from cluster_frames_steps(job, session, scene, out, video, (scene.frame_start, scene.frame_end),
+                                               engine, (r.resolution_x, r.resolution_y), samples, device, chunk)
+    except CLIError as e:
+        raise ValueError(str(e)) from None
+    yield job.off_main(stack.close)
+    return path

@@ -27,6 +27,9 @@ CLUSTER_SCHEMA = Schema("cluster", [
           default_text="about three tasks a worker, at most 16", help="frames a worker renders per task"),
 ], doc="Where renders run: this process, an embedded cluster, or a Dask scheduler's workers.")
 
+#: the cluster options the panel's Animate section shows (``--workers N`` is ``local:N`` there)
+CLUSTER_PANEL_FIELDS = ("scheduler",)
+
 BATCH_SCHEMA = Schema("batch", [
     Param("view", Choice([(v, v, c) for v, c in BATCH_VIEW_COMMANDS.items()]), "icicle", group=BATCH,
           help="the figure of each trace"),

@@ -11,7 +11,7 @@ from bpy.types import Operator
 
 from .. import properties
 from ..props import with_props
-from .common import abspath, reported, settings_of, trace_path_of
+from .common import JobOperator, abspath, reported, settings_of, trace_path_of
 
 
 def _thread_view_ends(context):
@@ -70,8 +70,8 @@ class TRACEVIS3D_OT_clear_animation(Operator):
 @with_props([("filepath", "String", dict(name="Output", subtype="FILE_PATH", options={"SKIP_SAVE"},
                                          description="A folder for frame_0001.png, … or a video (.mp4, .mkv, "
                                                      ".mov, .webm); default: tracevis3d_frames next to the .blend"))])
-class TRACEVIS3D_OT_render_animation(Operator):
-    """Render the animation with the Render section's engine, device and samples: PNG frames into a folder, or a video"""
+class TRACEVIS3D_OT_render_animation(JobOperator, Operator):
+    """Render the animation with the Render section's engine, device and samples: PNG frames into a folder, or a video; on a Dask scheduler's workers when the Animate section names one"""
 
     bl_idname = "tracevis3d.render_animation"
     bl_label = "Render Animation"
@@ -91,6 +91,9 @@ class TRACEVIS3D_OT_render_animation(Operator):
         out = setup_animation_output(out, scene, opts["engine"], (r.resolution_x, r.resolution_y),
                                      opts["samples"], opts["device"])
         t0 = time.perf_counter()
+        scheduler = properties.cluster_options(settings_of(context))["scheduler"]
+        if scheduler:
+            return self._render_on_cluster(context, scheduler, out, opts, t0)
         if bpy.app.background or context.window is None:
             res = render_frames(scene)
             self.report({"INFO"}, f"Rendered {len(res['files']) if len(res['files']) > 1 else 'the video'} "
@@ -98,6 +101,25 @@ class TRACEVIS3D_OT_render_animation(Operator):
             return {"FINISHED"}
         # in the UI: Blender's own render job (its progress, Esc cancels)
         return bpy.ops.render.render("INVOKE_DEFAULT", animation=True, scene=scene.name)
+
+    def _render_on_cluster(self, context, scheduler: str, out: str, opts: dict, t0: float):
+        """The frames rendered by the scheduler's workers as a job (`cli.cluster_render.panel_frames_steps`):
+        modal in the UI, its progress (frames done / total, frames per second, each worker's share)
+        in the status bar and the panel; polled to its end headless."""
+        from ...tracevis3d.cli.cluster_render import panel_frames_steps
+        from ...tracevis3d.cluster import parse_scheduler
+        from ...tracevis3d.jobs import Job
+
+        parse_scheduler(scheduler)  # ValueError (one line) before anything starts
+        job = Job("render animation", panel_frames_steps, scheduler, context.scene, out, opts["engine"],
+                  opts["samples"], opts["device"])
+
+        def done(_context, path):
+            prog = getattr(job, "progress", None)
+            rate = f" at {prog.rate():.2f} frames/s; per worker: {prog.shares()}" if prog is not None else ""
+            return f"Rendered on {scheduler} to {path} in {time.perf_counter() - t0:.1f} s{rate}"
+
+        return self.start_job(context, job, done)
 
 
 CLASSES = (TRACEVIS3D_OT_animate, TRACEVIS3D_OT_clear_animation, TRACEVIS3D_OT_render_animation)
