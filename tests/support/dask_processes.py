@@ -32,8 +32,9 @@ def free_port() -> int:
 class DaskProcesses:
     """A scheduler and ``n`` workers (``--nthreads 1``), started by `start`, killed by `stop`."""
 
-    def __init__(self, folder: pathlib.Path, n_workers: int = 2):
+    def __init__(self, folder: pathlib.Path, n_workers: int = 2, worker_args=()):
         self.folder, self.n = pathlib.Path(folder), n_workers
+        self.worker_args = list(worker_args)  # more options of every ``dask worker`` (``--preload M``)
         self.scheduler = None
         self.workers: list = []
         self.address = None
@@ -66,7 +67,7 @@ class DaskProcesses:
 
     def add_worker(self, name: str) -> subprocess.Popen:
         p = self._spawn(["worker", self.address, "--nthreads", "1", "--nworkers", "1", "--name", name,
-                         "--no-dashboard", "--death-timeout", "120"], f"{name}.log")
+                         "--no-dashboard", "--death-timeout", "120", *self.worker_args], f"{name}.log")
         self.workers.append(p)
         return p
 
