@@ -239,3 +239,16 @@ def test_the_panel_filter_is_the_format_tables():
     load_addon()
     ops = importlib.import_module("tv3d_addon.ui.operators.trace_ops")
     assert ops.TRACE_FILTER == file_filter() and "*.cpuprofile" in ops.TRACE_FILTER and "*.pb.gz" in ops.TRACE_FILTER
+
+
+def test_a_comparison_of_merged_stacks_says_so(in_samples, sampled):
+    """The comparison of two merged traces (`render-compare --merge`, or two pprof/collapsed files)
+    says "merged stacks" and counts call paths in its title, like the other views; of two timed
+    traces it does not."""
+    from tracevis3d.layout.compare import CompareParams, compare_layout
+
+    p = CompareParams(resolution=(960, 540))
+    merged = compare_layout(tracevis3d.compare(in_samples, tracevis3d.merge(sampled)), p).meta["title"]
+    assert "merged stacks (left heavy)" in merged and "call paths with a match" in merged, merged
+    timed = compare_layout(tracevis3d.compare(sampled, sampled), p).meta["title"]
+    assert "merged" not in timed and "calls with a match" in timed, timed

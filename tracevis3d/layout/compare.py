@@ -83,6 +83,7 @@ from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_fac
 from .naming import function_table
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import cut_end, fit_lane_name, text_width
+from .xunit import x_unit_of
 
 
 # -------------------------------------------------------------------- overview, repetitions
@@ -248,8 +249,14 @@ def compare_layout(cmp, params: CompareParams | None = None) -> SceneSpec:
     # the title is written with a placeholder width and filled in below)
     share_a = 100.0 * float(matched_a.mean()) if matched_a.size else 0.0
     share_b = 100.0 * float(matched_b.mean()) if matched_b.size else 0.0
+    # merged stacks (`--merge`, or pprof/collapsed/callgrind files): a "call" is a call path and
+    # x a measure, not a clock; the title says so, as the icicle's axis does
+    merged = x_unit_of(cmp.a).merged or x_unit_of(cmp.b).merged
+    what = "merged stacks (left heavy) · " if merged else ""
+    noun = "call paths" if merged else "calls"
     title_of = (lambda info: params.title if params.title is not None else (
-        f"{name_a} vs {name_b} · τ {cmp.tau:g} · calls with a match: {share_a:.0f} % of A, {share_b:.0f} % of B · "
+        f"{name_a} vs {name_b} · {what}τ {cmp.tau:g} · {noun} with a match: {share_a:.0f} % of A, "
+        f"{share_b:.0f} % of B · "
         f"{info.get('n_tubes', 0):,} tubes carry {info.get('n_pairs_in_tubes', 0):,} matches"))
     title = title_of({})
     rows = [("calls", -1, "heading")]
