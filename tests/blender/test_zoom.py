@@ -66,6 +66,8 @@ def saved(docutils_pool_paths, tmp_path_factory):
     from tracevis3d.layout.params import IcicleParams
 
     path = str(docutils_pool_paths[0])
+    # the overview's colours kept by the build go to a folder of this test run (`view.colours_cache_dir`)
+    os.environ["TRACEVIS3D_ZOOM_CACHE"] = str(tmp_path_factory.mktemp("zoom_cache"))
     bpy.ops.wm.read_factory_settings(use_empty=True)
     remove_startup_defaults(bpy.context.scene)
     trace = tracevis3d.load(path)
@@ -112,6 +114,34 @@ def test_zoomed_views_name_what_a_dedicated_window_figure_names(saved, tmp_path)
     assert view.ZOOM_COLLECTION not in bpy.data.collections and view.zoom_state(scene) is None
     assert not any(m.name == view.SPLIT_MODIFIER for ob in bpy.data.objects for m in getattr(ob, "modifiers", ()))
     assert scene.camera is not None and not scene.camera.get("tv3d_zoom")
+
+
+def test_the_build_keeps_what_the_first_zoom_needs(saved):
+    """The build keeps the overview's colours (a file named by the trace's content and the
+    figure's parameters, recorded in the scene): the first zoom neither loads the trace again
+    nor runs the overview's stages over the whole trace."""
+    from tracevis3d.layout import refine
+
+    trace, blend, n_objects, params = saved
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    rec = json.loads(scene[view.COLOURS_KEY])
+    kept = os.path.join(view.colours_cache_dir(), refine.colours_file_name(rec["fingerprint"], params))
+    assert os.path.isfile(kept) and refine.OverviewColours.from_file(kept, len(trace)) is not None
+    # built in this session: the trace and the colours are at hand
+    from tracevis3d.blender.scene import build_icicle
+
+    build_icicle(trace, trace_path=view._trace_context(scene)["path"])
+    ctx = view._trace_context(scene)
+    assert ctx["trace"] is trace and ctx["colouring_of"] is not None
+    real = refine.overview_colours
+    refine.overview_colours = None  # calling it would fail the zoom
+    try:
+        out = view.zoom_to(scene, window=_busiest(trace, 1000.0))
+    finally:
+        refine.overview_colours = real
+    assert out["action"] == "refine" and len(out["names"]) >= 20
+    view.zoom_to(scene, window=None)
 
 
 def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
@@ -191,12 +221,20 @@ def test_the_viewport_path_refines_keeps_and_returns(saved):
 
 @pytest.mark.timeout(600)
 def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
+    """The first zoom in another Blender reads the overview's colours the build kept (by the
+    trace's content, in the user cache) instead of computing them over the whole trace."""
     trace, blend, n_objects, params = saved
     window = _busiest(trace, 1000.0)
     script = textwrap.dedent(f"""
         import json, bpy
         bpy.ops.wm.open_mainfile(filepath={blend!r})
         from tracevis3d.blender import view
+        from tracevis3d.layout import refine
+
+        def computed(*args):
+            raise AssertionError("the overview's colours were computed again")
+
+        refine.overview_colours = computed  # the build kept them: the first zoom reads them
         n0 = len(bpy.data.objects)
         out = view.zoom_to(bpy.context.scene, window={window!r})
         back = view.zoom_to(bpy.context.scene, window=None)

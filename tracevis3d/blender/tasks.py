@@ -76,15 +76,16 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
 
 
 def _layout(trace, params):
-    """Worker: (validated `IcicleParams`, `SceneSpec`); the layout modules are imported here,
-    off the main thread (their first import loads numba)."""
+    """Worker: (validated `IcicleParams`, `SceneSpec`, {"stages": its `IcicleStages`}); the
+    layout modules are imported here, off the main thread (their first import loads numba)."""
     from ..layout.icicle import icicle_layout
     from ..layout.params import IcicleParams
 
     if isinstance(params, dict):
         params = IcicleParams.from_dict(params)
     params = (params or IcicleParams()).validate()
-    return params, icicle_layout(trace, params)
+    stages: dict = {}
+    return params, icicle_layout(trace, params, stages_out=stages), stages
 
 
 def build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
@@ -97,12 +98,15 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     scene = scene or bpy.context.scene
     yield job.off_main(prepare_kernels)
     job.report(span[0], f"{kernel_cache.cold_note('layout')}layout of {len(trace):,} calls")
-    params, _, _, out = yield from layout_and_write_steps(
+    params, _, extra, out = yield from layout_and_write_steps(
         job, _layout, (trace, params),
-        lambda m: f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters ({m['n_clustered_calls']:,} calls merged)",
+        lambda m, *_: f"layout: {m['n_boxes']:,} boxes, {m['n_clusters']:,} clusters ({m['n_clustered_calls']:,} calls merged)",
         scene, collection_name, span, remove_startup)
     path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
+    from .view import keep_overview_steps
+
+    yield from keep_overview_steps(job, scene, trace, params, path, extra[0].get("stages"))  # the first zoom's inputs
     return out
 
 

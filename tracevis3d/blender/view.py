@@ -28,8 +28,17 @@ to the overview (`refine.refine_decision`).  The viewport's "Refine as you fly" 
 
 Only the icicle refines: a comparison, thread view or cone tree scene is refused with a
 ValueError that says so, and an animation's camera path (``--kind flythrough``) flies over the
-overview as built.  The first zoom of a figure computes the overview's colouring (its select,
-fold and colour stages over the whole trace: ~10 s at 10^6 calls); later zooms cost the window.
+overview as built.
+
+The first zoom costs what the later ones cost: a refined stretch keeps the overview's colours,
+which the overview's colour stage ranks over the whole trace (~0.5 s at 10^6 calls, ~10 s at
+10^7).  The build has them at hand (`keep_overview_steps`, run by `tasks.build_steps`): it keeps
+them and the loaded trace in memory for this session's zooms, and in a file beside the trace's
+content (`refine.OverviewColours`, named by `refine.content_fingerprint` and the figure's
+parameters) in the user cache (`colours_cache_dir`: the extension's user folder, never the
+add-on folder), so a fresh Blender that opens the saved .blend reads them instead of computing
+them (it still loads the trace).  A figure built before (or from a merged trace) computes them
+at its first zoom and keeps that file.
 """
 from __future__ import annotations
 
@@ -43,6 +52,7 @@ from ..jobs import Job
 from ..layout import refine
 
 __all__ = ["zoom_to", "zoom_to_view", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
+           "keep_overview_steps", "colours_cache_dir", "COLOURS_KEY",
            "ZOOM_COLLECTION", "SPLIT_MODIFIER"]
 
 STATE_KEY = "tracevis3d_zoom"
@@ -50,6 +60,11 @@ ZOOM_COLLECTION = "TraceVis3D zoom"
 SPLIT_GROUP = "TV3D_zoom_split"
 SPLIT_MODIFIER = "TraceVis3D zoom split"
 NAME_KINDS = ("call", "run", "row", "group", "cluster", "fold")  # labels that name calls (`figure_report`)
+
+#: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint"}
+COLOURS_KEY = "tracevis3d_zoom_colours"
+#: the user cache folder's sub-folder for the kept colours; ``TRACEVIS3D_ZOOM_CACHE`` overrides the folder
+COLOURS_DIR = "zoom_cache"
 
 # (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
 _contexts: dict = {}
@@ -100,6 +115,92 @@ def _overview(scene, coll) -> refine.Overview:
     return refine.Overview.from_meta(meta, z_lo, z_hi, scene.render.resolution_x)
 
 
+def colours_cache_dir() -> str:
+    """Where the overview colours are kept: ``$TRACEVIS3D_ZOOM_CACHE``, else the extension's user
+    folder (``bpy.utils.extension_path_user``), else, outside an extension (the bpy module, a
+    legacy add-on), the user cache folder beside numba's (`_numba_env.default_cache_dir`)."""
+    import os
+
+    env = os.environ.get("TRACEVIS3D_ZOOM_CACHE")
+    if env:
+        return env
+    pkg = (__package__ or "").rsplit(".", 2)[0]  # the add-on's package: <add-on>.tracevis3d.blender
+    if pkg.startswith("bl_ext."):
+        try:
+            return bpy.utils.extension_path_user(pkg, path=COLOURS_DIR, create=True)
+        except (ValueError, AttributeError):
+            pass
+    from .._numba_env import default_cache_dir
+
+    return os.path.join(os.path.dirname(default_cache_dir()), COLOURS_DIR)
+
+
+def _context_key(file_key, params) -> tuple:
+    return (tuple(file_key), json.dumps(params.to_dict(), sort_keys=True, default=str))
+
+
+def _save_colours(colours, fingerprint: str, params) -> str | None:
+    """Write the kept colours (atomically); None when the cache folder cannot be written."""
+    import os
+
+    from ..io.atomic import write_whole
+
+    folder = colours_cache_dir()
+    path = os.path.join(folder, refine.colours_file_name(fingerprint, params))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        write_whole(path, colours.to_bytes())
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return path
+
+
+def _keep_colours(path: str, params, stages, n_calls: int) -> tuple:
+    """Worker: the build's colours as `refine.OverviewColours`, its trace's fingerprint, the
+    file they were written to."""
+    colours = refine.OverviewColours.from_stages(stages, n_calls)
+    fingerprint = refine.content_fingerprint(path)
+    return colours, fingerprint, _save_colours(colours, fingerprint, params)
+
+
+def keep_overview_steps(job: Job, scene, trace, params, path, stages):
+    """Keep what a zoom of the figure just built needs (module doc): the trace and the
+    overview's colours (``stages``: the build's `icicle.IcicleStages`) for this session, the
+    colours in the user cache, their fingerprint in ``scene[COLOURS_KEY]``.  Nothing for a
+    figure without a trace file or of merged stacks (its first zoom computes them)."""
+    from . import session
+    from ..model import TraceFormatError
+
+    if COLOURS_KEY in scene:
+        del scene[COLOURS_KEY]
+    if path is None or stages is None or params.merge:
+        return
+    try:
+        key = session.file_key(path)
+    except TraceFormatError:
+        return
+    job.report(job.fraction, "keeping the overview's colours for zooms")
+    try:
+        colours, fingerprint, _ = yield job.off_main(_keep_colours, key[0], params, stages, len(trace))
+    except OSError:
+        return
+    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": fingerprint})
+    _contexts.clear()
+    _contexts[_context_key(key, params)] = {"path": key[0], "params": params, "trace": trace,
+                                            "colouring_of": colours.colouring_of, "fingerprint": fingerprint}
+
+
+def _recorded_fingerprint(scene, key) -> str | None:
+    """The fingerprint the build recorded, when the trace file is still the one it read."""
+    try:
+        rec = json.loads(scene.get(COLOURS_KEY) or "null")
+    except (TypeError, ValueError):
+        return None
+    if isinstance(rec, dict) and rec.get("file") == [key[1], key[2]] and isinstance(rec.get("fingerprint"), str):
+        return rec["fingerprint"]
+    return None
+
+
 def _trace_context(scene) -> dict:
     """The overview's trace and parameters (the build record), loaded once per file version."""
     from ..layout.params import IcicleParams
@@ -110,12 +211,14 @@ def _trace_context(scene) -> dict:
     found, recorded = recorded_trace_path(scene)
     if found is None:
         raise FileNotFoundError(f"the figure's trace file is not there: {recorded or '(no build record)'}")
-    key = (session.file_key(found), json.dumps(rec.get("params") or {}, sort_keys=True))
+    fkey = session.file_key(found)
+    params = IcicleParams.from_dict(rec.get("params") or {}).validate()
+    key = _context_key(fkey, params)
     ctx = _contexts.get(key)
     if ctx is None:
         _contexts.clear()  # one overview's inputs at a time (memory stays bounded)
-        params = IcicleParams.from_dict(rec.get("params") or {}).validate()
-        ctx = _contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None}
+        ctx = _contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None,
+                                "fingerprint": _recorded_fingerprint(scene, fkey)}
     return ctx
 
 
@@ -128,8 +231,23 @@ def _prepare(ctx: dict) -> dict:
         trace = session.get_trace(ctx["path"])
         ctx["trace"] = merged_stacks(trace) if ctx["params"].merge else trace
     if ctx["colouring_of"] is None:
-        ctx["colouring_of"] = refine.overview_colouring_of(ctx["trace"], ctx["params"])
+        ctx["colouring_of"] = _kept_or_computed_colours(ctx).colouring_of
     return ctx
+
+
+def _kept_or_computed_colours(ctx: dict):
+    """Worker: the overview's colours from the user cache, else computed and kept there."""
+    import os
+
+    params, trace = ctx["params"], ctx["trace"]
+    fingerprint = ctx.get("fingerprint") or refine.content_fingerprint(ctx["path"])
+    ctx["fingerprint"] = fingerprint
+    kept = refine.OverviewColours.from_file(
+        os.path.join(colours_cache_dir(), refine.colours_file_name(fingerprint, params)), len(trace))
+    if kept is None:
+        kept = refine.overview_colours(trace, params)
+        _save_colours(kept, fingerprint, params)
+    return kept
 
 
 def _layout(ctx: dict, window, thread):

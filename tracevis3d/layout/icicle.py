@@ -452,10 +452,12 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.asarray(extra).reshape(-1, 4))
 
 
-def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of=None) -> SceneSpec:
+def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of=None,
+                  stages_out: dict | None = None) -> SceneSpec:
     """Turn ``trace`` into the extruded icicle SceneSpec (see module docstring).
     ``colouring_of``: as in `icicle_stages` (a refined stretch keeps its overview's colours,
-    `layout.refine`)."""
+    `layout.refine`); ``stages_out``: a dict that gets the figure's `IcicleStages` as
+    ``"stages"`` (a build keeps its colours for later zooms, `refine.OverviewColours`)."""
     if not isinstance(trace, Trace):
         raise TypeError(f"icicle_layout needs a Trace, got {type(trace).__name__}")
     params = (params or IcicleParams()).validate()
@@ -468,6 +470,8 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
     # a time window: the figure of the window on its own (colours ranked, levels folded and
     # measures taken over the window's calls), at the cost of the window, not of the trace
     st = icicle_stages(trace, params, tpx, window_first=True, name_members=True, colouring_of=colouring_of)
+    if stages_out is not None:
+        stages_out["stages"] = st
     sel, colouring = st.sel, st.colouring
     tr, idx, t0, t1 = sel.trace, sel.idx, sel.t0, sel.t1
     title = trace_title(trace, sel, params)

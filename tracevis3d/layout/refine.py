@@ -32,7 +32,8 @@ import numpy as np
 from .params import IcicleParams
 
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
-           "refine_decision", "overview_colouring_of", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
+           "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",
+           "colours_file_name", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
 
 #: a view refines when it shows the figure's time at least this many times finer than the overview
 MIN_ZOOM = 2.0
@@ -119,30 +120,23 @@ def window_params(params: IcicleParams, window, thread=None) -> IcicleParams:
     return dataclasses.replace(params, **changes).validate()
 
 
-def overview_colouring_of(trace, params: IcicleParams):
-    """A ``colouring_of`` (`icicle.icicle_stages`) that gives a window's calls the slots the
-    overview figure of ``trace`` gave them (looked up by call index, as the detail inset does,
-    `inset._slot_lookup`); calls the overview does not show get its last slot ("other").
-    Costs the overview's select, fold and colour stages once (cache the result per trace)."""
+def overview_colours(trace, params: IcicleParams) -> "OverviewColours":
+    """The `OverviewColours` of the overview figure of ``trace`` drawn with ``params``: its
+    select, fold and colour stages run once over the whole trace (`icicle.icicle_stages`, as
+    `icicle.icicle_layout` runs them)."""
     from .icicle import icicle_stages
     from .labels import text_px
 
     st = icicle_stages(trace, params, text_px(params), window_first=True, name_members=True)
-    colouring = st.colouring
-    ids = np.asarray(st.sel.original(st.sel.idx), np.int64)
-    order = np.argsort(ids, kind="stable")
-    ids, slots = ids[order], np.asarray(colouring.slot)[order]
-    fallback = len(colouring.slot_rgb) - 1
+    return OverviewColours.from_stages(st, len(trace))
 
-    def colouring_of(sel_in):
-        want = np.asarray(sel_in.original(sel_in.idx), np.int64)
-        if ids.size == 0:
-            return dataclasses.replace(colouring, slot=np.full(want.size, fallback, np.int32))
-        pos = np.clip(np.searchsorted(ids, want), 0, ids.size - 1)
-        slot = np.where(ids[pos] == want, slots[pos], fallback).astype(np.int32)
-        return dataclasses.replace(colouring, slot=slot)
 
-    return colouring_of
+def overview_colouring_of(trace, params: IcicleParams):
+    """A ``colouring_of`` (`icicle.icicle_stages`) that gives a window's calls the slots the
+    overview figure of ``trace`` gave them (`OverviewColours.colouring_of`); calls the overview
+    does not show get its last slot ("other").  Costs the overview's stages once
+    (`overview_colours`: keep the result per trace)."""
+    return overview_colours(trace, params).colouring_of
 
 
 def refined_layout(trace, params: IcicleParams, window, thread=None, colouring_of=None):
@@ -273,3 +267,120 @@ def refine_decision(window, us_per_px: float, overview: Overview, current=None) 
         if inter >= KEEP_OVERLAP * (t1 - t0) and (t1 - t0) >= KEEP_OVERLAP * (c1 - c0):
             return ("keep", (c0, c1))
     return ("refine", (t0, t1))
+
+
+# ------------------------------------------------------------------------------ the overview's colours, kept
+#: the version of `OverviewColours`' file (a file of another version is computed again)
+COLOURS_FORMAT = 1
+#: a trace file up to this size is hashed whole; a larger one by `FINGERPRINT_CHUNKS` pieces
+FINGERPRINT_WHOLE = 256 << 20
+FINGERPRINT_CHUNKS = 64
+FINGERPRINT_CHUNK = 1 << 20
+
+
+@dataclass
+class OverviewColours:
+    """The colour slot the overview figure gave every call of its trace, and its `Colouring`
+    without the per-call slots: what a refined stretch needs to keep the overview's colours.
+
+    The overview's colour stage ranks functions by their area in the whole figure, so it costs
+    the overview's select, fold and colour stages over the whole trace (~0.5 s at 10^6 calls,
+    ~10 s at 10^7 on a loaded machine); the build has them at hand (`from_stages`), and
+    `save` / `load` keep them beside the trace's content (`content_fingerprint`).
+    ``slot_of_call``: one slot per call of the trace (uint8 or uint16); calls the overview does
+    not show have the last slot ("other"), as the detail inset does (`inset._slot_lookup`)."""
+
+    slot_of_call: np.ndarray
+    colouring: object  # `colour.Colouring` with an empty ``slot``
+
+    @classmethod
+    def from_stages(cls, st, n_calls: int) -> "OverviewColours":
+        """From the overview's `icicle.IcicleStages` of a trace of ``n_calls`` calls."""
+        colouring = st.colouring
+        fallback = len(colouring.slot_rgb) - 1
+        dtype = np.uint8 if fallback < 255 else np.uint16
+        slot = np.full(int(n_calls), fallback, dtype)
+        ids = np.asarray(st.sel.original(st.sel.idx), np.int64)
+        slot[ids] = np.asarray(colouring.slot).astype(dtype)
+        return cls(slot, dataclasses.replace(colouring, slot=np.zeros(0, np.int32)))
+
+    def colouring_of(self, sel_in):
+        """A ``colouring_of`` (`icicle.icicle_stages`): the selection's calls in the overview's slots."""
+        want = np.asarray(sel_in.original(sel_in.idx), np.int64)
+        return dataclasses.replace(self.colouring, slot=self.slot_of_call[want].astype(np.int32))
+
+    def to_bytes(self) -> bytes:
+        import io
+        import json
+
+        c = self.colouring
+        head = {"format": COLOURS_FORMAT, "mode": c.mode, "title": c.title, "slot_names": list(c.slot_names),
+                "categorical": bool(c.categorical), "legend": [dataclasses.asdict(it) for it in c.legend]}
+        buf = io.BytesIO()
+        arrays = {"slot_of_call": self.slot_of_call, "slot_rgb": np.asarray(c.slot_rgb, np.float64),
+                  "head": np.frombuffer(json.dumps(head).encode(), np.uint8)}
+        if c.cluster_rgb is not None:
+            arrays["cluster_rgb"] = np.asarray(c.cluster_rgb, np.float64)
+        np.savez(buf, **arrays)
+        return buf.getvalue()
+
+    @classmethod
+    def from_file(cls, path, n_calls: int) -> "OverviewColours | None":
+        """The colours kept in ``path`` for a trace of ``n_calls`` calls; None when the file is
+        missing, unreadable, of another format or of another number of calls."""
+        import json
+
+        from .colour import Colouring, LegendItem
+
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                head = json.loads(z["head"].tobytes().decode())
+                slot = z["slot_of_call"]
+                rgb = z["slot_rgb"]
+                cluster = z["cluster_rgb"] if "cluster_rgb" in z.files else None
+        except (OSError, ValueError, KeyError, EOFError):
+            return None
+        if head.get("format") != COLOURS_FORMAT or slot.shape != (int(n_calls),) or slot.dtype.kind != "u":
+            return None
+        if slot.size and int(slot.max()) >= len(rgb):
+            return None
+        colouring = Colouring(head["mode"], head["title"], np.zeros(0, np.int32), rgb, list(head["slot_names"]),
+                              [LegendItem(**it) for it in head["legend"]], cluster, bool(head["categorical"]))
+        return cls(slot, colouring)
+
+
+def content_fingerprint(path) -> str:
+    """A hash of a trace file's content (SHA-1): the whole file up to `FINGERPRINT_WHOLE`
+    bytes, else its size and `FINGERPRINT_CHUNKS` evenly spaced pieces of `FINGERPRINT_CHUNK`
+    bytes (a 10^8-call native file is hashed in a fraction of a second; an edit that keeps
+    the size and misses every piece goes unnoticed there)."""
+    import hashlib
+    import os
+
+    h = hashlib.sha1()
+    size = os.path.getsize(path)
+    h.update(f"{size}:".encode())
+    with open(path, "rb") as f:
+        if size <= FINGERPRINT_WHOLE:
+            while True:
+                block = f.read(16 << 20)
+                if not block:
+                    break
+                h.update(block)
+        else:
+            for k in range(FINGERPRINT_CHUNKS):
+                f.seek((size - FINGERPRINT_CHUNK) * k // (FINGERPRINT_CHUNKS - 1))
+                h.update(f.read(FINGERPRINT_CHUNK))
+    return h.hexdigest()
+
+
+def colours_file_name(fingerprint: str, params: IcicleParams) -> str:
+    """The file name of the overview colours of a trace (its `content_fingerprint`) drawn with
+    ``params``: the figure's parameters that shape its colours are all of them (resolution,
+    fold, colour mode, threads, highlight...), so all are hashed."""
+    import hashlib
+    import json
+
+    key = json.dumps({"format": COLOURS_FORMAT, "trace": fingerprint, "params": params.to_dict()}, sort_keys=True,
+                     default=str)
+    return f"overview-colours-{hashlib.sha1(key.encode()).hexdigest()}.npz"
