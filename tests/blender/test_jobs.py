@@ -203,6 +203,18 @@ def test_compare_job_loads_both_runs_and_compares(tmp_path):
     assert cmp.n_pairs_total == direct.n_pairs_total > 0
     assert any("comparing 3,000 with" in t for t in texts), texts  # (after "preparing kernels" when cold)
     assert texts[-1].startswith("compared: ") and "call pairs above τ=0.3" in texts[-1]
+    # merged stacks (the panel's and the command line's "Merge stacks"): the same as comparing
+    # `tracevis3d.merge` of both, kept apart from the timed comparison of the same files
+    job = tasks.compare_job(a, b, tau=0.3, merge=True)
+    texts.clear()
+    job.listeners.append(lambda j: texts.append(j.text))
+    merged = job.run(interval=0.01)
+    direct = tracevis3d.compare(tracevis3d.merge(tracevis3d.load(a)), tracevis3d.merge(tracevis3d.load(b)), tau=0.3)
+    assert merged.n_pairs_total == direct.n_pairs_total > 0 and merged.a.meta.get("merged")
+    assert merged is not cmp and any(t.startswith("merged stacks: ") for t in texts), texts
+    assert tasks.compare_job(a, b, tau=0.3, merge=True).run(interval=0.01) is merged  # kept
+    timed = tasks.compare_job(a, b, tau=0.3).run(interval=0.01)  # never the merged one for the same files
+    assert not timed.a.meta.get("merged") and timed.n_pairs_total == cmp.n_pairs_total
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     job = tasks.compare_job(a, bad)

@@ -134,16 +134,23 @@ def load_steps(job: Job, path, span=(0.0, 0.5)):
     return trace
 
 
-def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), **options):
+def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), merge: bool = False, **options):
     """Load two traces and compare them (TraceDiff); the `Comparison`.  Progress runs over
-    ``span``; the same files (unchanged) and τ without other options reuse the last result."""
+    ``span``; the same files (unchanged), τ and ``merge`` without other options reuse the last
+    result.  ``merge``: compare both runs' stacks merged (`io.stacks.merged_stacks`,
+    speedscope's left heavy view; kept per loaded trace)."""
     from ..analysis.comparison import compare_traces
 
     lo, hi = span
     at = (lambda f: lo + f * (hi - lo))
     a = yield from load_steps(job, path_a, span=(at(0.0), at(0.2)))
     b = yield from load_steps(job, path_b, span=(at(0.2), at(0.4)))
-    key = comparison_key(path_a, path_b, tau) if not options else None
+    if merge:
+        from ..io.stacks import merged_stacks
+
+        a, b = (yield job.off_main(merged_stacks, a)), (yield job.off_main(merged_stacks, b))
+        job.report(at(0.4), f"merged stacks: {len(a):,} and {len(b):,} call paths")
+    key = comparison_key(path_a, path_b, tau, merge) if not options else None
     hit = cached_comparison(key) if key is not None else None
     if hit is not None and hit.a is a and hit.b is b:
         job.report(hi, f"compared: {hit.n_pairs_total:,} call pairs above τ={tau:g} (already compared)")
@@ -158,9 +165,9 @@ def compare_steps(job: Job, path_a, path_b, tau: float = 0.2, span=(0.0, 1.0), *
     return cmp
 
 
-def comparison_key(path_a, path_b, tau) -> tuple:
-    """The cache key of a comparison: both files' `file_key` and τ."""
-    return (file_key(path_a), file_key(path_b), float(tau))
+def comparison_key(path_a, path_b, tau, merge: bool = False) -> tuple:
+    """The cache key of a comparison: both files' `file_key`, τ and whether their stacks were merged."""
+    return (file_key(path_a), file_key(path_b), float(tau), bool(merge))
 
 
 def cached_comparison(key):

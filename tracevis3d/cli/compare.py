@@ -83,14 +83,8 @@ def render_compare(args) -> str:
     from ..blender.tasks import compare_build_job, compare_job
 
     paths = (os.path.abspath(args.trace_a), os.path.abspath(args.trace_b))
-    if args.merge:  # both runs' stacks merged (left heavy), then compared
-        from .. import compare, merge
-
-        a, b = merge(a), merge(b)
-        _progress(0.2, f"merged stacks: {len(a):,} and {len(b):,} call paths")
-        cmp = compare(a, b, tau=args.tau)
-    else:
-        cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)  # the loads above are cached
+    # the loads above are cached; --merge: both runs' stacks merged (left heavy), then compared
+    cmp = run_job(compare_job(*paths, tau=args.tau, merge=bool(args.merge)), 0.1, 0.3)
     params = compare_params(args)
     _calls_of_options(cmp, params)
     info = _build(compare_build_job(cmp, params, scene=scene, paths=paths),

@@ -37,7 +37,7 @@ COMPARE = Schema("compare", [
     S.PACK_THREADS.but(help="a side whose thread is one of several of its kind that never run at once (a "
                             "server's thread per request) shows them all in its lane, when a run has more than 8 "
                             "threads"),
-    S.MERGE.but(ui=False, help="compare the two traces' stacks merged (speedscope's left heavy view, `tracevis3d.merge`): "
+    S.MERGE.but(help="compare the two traces' stacks merged (speedscope's left heavy view, `tracevis3d.merge`): "
                                "per thread, calls with the same path from the root are one, as wide as their summed "
                                "self time; x is then time summed, not a clock"),
     S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIGHLIGHT.but(group=S.SHOW),

@@ -52,7 +52,7 @@ def resolve_calls(cmp, params: dict, calls: dict, align=None) -> dict:
 def compare_scene_steps(job, path_a, path_b, tau, params, calls, scene, align=None):
     """Compare (or reuse the last comparison), then build the comparison scene; the
     {"comparison", "params", "build"} of the job."""
-    cmp = yield from session.compare_steps(job, path_a, path_b, tau, span=(0.0, 0.4))
+    cmp = yield from session.compare_steps(job, path_a, path_b, tau, span=(0.0, 0.4), merge=bool(params.get("merge")))
     params = resolve_calls(cmp, params, calls, align)
     out = yield from tasks.compare_build_steps(job, cmp, params, scene, "TraceVis3D", (path_a, path_b),
                                                (0.4, 1.0), True)

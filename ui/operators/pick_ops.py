@@ -54,7 +54,8 @@ def _best_match_line(context, side: str, call: int) -> str | None:
     panel's traces and τ is kept in the session (None otherwise: nothing is computed here)."""
     settings = settings_of(context)
     tau = float(f"{float(context.scene.tracevis3d_compare_params.tau):.7g}")  # as CompareParams.from_props reads it
-    key = session.comparison_key(trace_path_of(context), abspath(settings.compare_path), tau)
+    key = session.comparison_key(trace_path_of(context), abspath(settings.compare_path), tau,
+                                 bool(context.scene.tracevis3d_compare_params.merge))
     cmp = session.cached_comparison(key)
     if cmp is None:
         return None
