@@ -1071,6 +1071,38 @@ def _demangled(name: str, file: str, line: int):
     return _cpp(text, file, line, "rust" if rust else "c++")
 
 
+#: a name of plain scopes (``v8::internal::Heap::Scavenge``, ``org/x/Pool::run``, ``do_syscall_64``):
+#: identifiers joined by ``::`` (a path before the first), no bracket, blank, dot or operator
+_PLAIN_SCOPED = re.compile(r"[A-Za-z_][\w/]*(?:::~?[A-Za-z_]\w*)*")
+
+
+def _plain_scoped(name: str, line: int):
+    """The `ParsedName` of a name without a file that `_PLAIN_SCOPED` matches whole, as the
+    general rules (`_parse_general`) read it, without trying each dialect in turn: one scope
+    is the name itself; several are C++ scopes (`split_cpp`: namespaces up to the first class),
+    the path every scope.  None for the names those rules read otherwise (mangled symbols,
+    Rust's ``core::``/``alloc::`` paths and hashes, operators): they take the general rules.
+    Profiles of native code (collapsed stacks, perf) are mostly such names; tests compare
+    the two readings."""
+    if not _PLAIN_SCOPED.fullmatch(name) or name.startswith(("_Z", "_R", "__Z", "__R")) or "operator" in name:
+        return None
+    if "::" not in name:
+        return ParsedName(name, "", line, (name,), "", name, ".")
+    if name.startswith(("core::", "alloc::")) or name[-19:-16] == "::h":
+        return None
+    texts = name.split("::")
+    n = len(texts)
+    func = texts[-1]
+    std = texts[0] == "std"
+    n_mod = 0
+    for k in range(n - 1):
+        b = texts[k]
+        if not b.islower() or (k == n - 2 and func in (b, "~" + b)) or (std and b in STD_LOWERCASE_CLASSES):
+            break
+        n_mod += 1
+    return ParsedName(func, "", line, tuple(texts), "::".join(texts[:n_mod]), "::".join(texts[n_mod:]), "::", "c++")
+
+
 def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName:
     """Parse one function name (see the module doc for the dialects).
 
@@ -1079,6 +1111,15 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     the name itself carries none: the file's language says how to read the name, and for
     Python the name is taken as the qualified name inside that file's module.
     """
+    if not file and len(name) <= MAX_PARSED_CHARS:
+        got = _plain_scoped(name, line)
+        if got is not None:
+            return got
+    return _parse_general(name, file, line)
+
+
+def _parse_general(name: str, file: str = "", line: int = -1) -> ParsedName:
+    """`parse_function_name` by its general rules: each dialect tried in turn."""
     if len(name) > MAX_PARSED_CHARS:
         return _long_name(name, file, line)
     lang_f = language_of_file(file) if file else ""
