@@ -129,6 +129,18 @@ def test_picking_a_band_gives_size_age_thread_and_stack(captures):
     assert hit["at_ms"] == pytest.approx((int(lay.attributes["bin_index"][k]) + 0.5) * spec.meta["bin_ms"])
     # a ray past the chart hits nothing
     assert pick_band(tuple(centre - 40.0 * look + np.array([0.0, 0.0, 1e4])), tuple(look), scene=scene) is None
+    # the viewport's pick (Show Call Under Mouse) finds the same band and says what it holds
+    import importlib
+
+    from addon_loader import PKG, load_addon
+    from tracevis3d.blender.pick import pick_ray_detail
+
+    seen = pick_ray_detail(tuple(centre - 40.0 * look), tuple(look))
+    assert seen is not None and seen["kind"] == "band" and seen["band"] == hit["band"]
+    load_addon()
+    title, fields, call, side = importlib.import_module(f"{PKG}.ui.operators.pick_ops").describe_band(seen)
+    assert title == hit["name"] and (call, side) == (-1, "")
+    assert fields["threads"] and fields["stack"] and fields["holds then"].endswith("B"), fields
 
 
 @pytest.mark.timeout(300)

@@ -246,7 +246,21 @@ def pick_ray_detail(origin, direction, collection_name: str = "TraceVis3D") -> d
             best_t, best = t, hit
     if best is not None:
         best["distance"] = best_t
+    band = _pick_memory_band(origin, direction, collection_name)
+    if band is not None and band["distance"] < best_t:
+        return band
     return best
+
+
+def _pick_memory_band(origin, direction, collection_name: str) -> dict | None:
+    """A band of the memory view the ray hits (`memory_tasks.pick_band`: {"kind": "band",
+    "band", "name", "at_ms", "held_bytes", "age_ms", ...}), when the scene holds one."""
+    from .memory_tasks import MEMORY_KEY, pick_band
+
+    scene = bpy.context.scene
+    if scene is None or not scene.get(MEMORY_KEY):
+        return None
+    return pick_band(origin, direction, scene=scene, collection_name=collection_name)
 
 
 def pick_ray(origin, direction, collection_name: str = "TraceVis3D") -> int | None:

@@ -83,6 +83,32 @@ def describe_extravis(context, hit: dict) -> tuple:
     return str(title), d, int(call), ""
 
 
+def describe_band(hit: dict) -> tuple:
+    """(title, fields, -1, "") of a pick of a memory band (`memory_tasks.pick_band`): the bytes
+    it holds at the moment under the mouse, their age then, its peak, its allocations, the
+    threads that allocated most of it and its heaviest stack."""
+    from ...tracevis3d.layout.memory import fmt_bytes, fmt_ms
+
+    d = {"band": int(hit["band"]), "at": fmt_ms(hit["at_ms"]), "holds then": fmt_bytes(hit["held_bytes"])}
+    if "age_ms" in hit:
+        d["age then"] = fmt_ms(hit["age_ms"])
+    if "peak_bytes" in hit:
+        d["peak"] = fmt_bytes(hit["peak_bytes"])
+    for key, label in (("allocations", "allocations"), ("bytes_allocated", "allocated in all"),
+                       ("leaked_bytes", "leaked")):
+        if key in hit:
+            d[label] = f"{hit[key]:,}" if key == "allocations" else fmt_bytes(hit[key])
+    if "first_ms" in hit:
+        d["allocating"] = f"{fmt_ms(hit['first_ms'])} – {fmt_ms(hit.get('last_ms', hit['first_ms']))}"
+    if hit.get("size") is not None:
+        d["range"] = f"{fmt_bytes(hit['size'])} at {hit.get('address', '?')}"
+    if hit.get("threads"):
+        d["threads"] = ", ".join(hit["threads"])
+    if hit.get("stack"):
+        d["stack"] = str(hit["stack"])
+    return str(hit.get("name") or f"band {hit['band']}"), d, -1, ""
+
+
 def describe_hit(context, hit: dict) -> tuple:
     """(title, fields, picked call, picked side) of a pick: an icicle box, a box of one run
     of a comparison (with its best match in the other), a tube (the two calls), or a part of
@@ -93,6 +119,8 @@ def describe_hit(context, hit: dict) -> tuple:
     settings = settings_of(context)
     if is_extravis_hit(hit):
         return describe_extravis(context, hit)
+    if hit["kind"] == "band":  # a band of the memory view: what it holds there and then
+        return describe_band(hit)
     if hit["kind"] in ("counter", "flow", "instant", "async"):  # what a trace carries besides calls
         from ...tracevis3d.blender.pick import describe_side
 
@@ -208,6 +236,7 @@ class TRACEVIS3D_OT_show_call(Operator):
         summary = "; ".join([ln for ln in text.splitlines() if not ln.startswith("index:")][:6])
         what = (title if "src_element" in hit or hit.get("element_index", -1) >= 0 else
                 f"Tube {hit['match_index']}" if hit["kind"] == "tube" else
+                f"Band {hit['band']} ({title})" if hit["kind"] == "band" else
                 f"{hit['kind'].capitalize()} {hit['index']}" if "index" in hit else f"Call {call}")
         self.report({"INFO"}, f"{what}: {summary}")
         if not bpy.app.background and context.window_manager is not None:
