@@ -13,11 +13,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 ROOTS = ("tracevis3d", "tools", "ui")
 MAX_LINES = 200
 #: functions allowed past the limit, each with why (and the test fails once one is short enough)
-EXCEPTIONS = {
-    ("tracevis3d/kernels/synth.py", "generate_calls"):
-        "one numba loop: split into stages numba inlines it ran 2.3x slower (10^6 calls: 0.26 -> 0.60 s "
-        "CPU), with or without inlining; kept whole until a split keeps its speed",
-}
+EXCEPTIONS: dict = {}
 
 
 def function_lengths(path: pathlib.Path) -> list:

@@ -11,7 +11,12 @@ Randomness comes from numba's own generator, seeded at the top of each kernel, s
 kernel's output depends only on its arguments.
 
 Over 600 lines: the numba kernels of the synthetic generator and its perturbation, one topic;
-`generate_calls` is one kernel because numba compiles it as one loop.
+`generate_calls` is one loop over calls.  Its per-call work and its arrays stay in it: the
+same loop ran 5 % slower with its arrays made by a helper and returned in a tuple, and 2.3x
+slower split into stages numba inlined, each taking its arrays out of tuples; the helpers it
+calls take scalars and arrays as plain arguments and return scalars (a grown list excepted),
+and run once per task (`_task_callee`), wait or I/O call (`_owe_release`, `_emit_leaf`),
+release (`_pay_release`) or list entry (`_appended`), never once per call.
 """
 import numpy as np
 from numba import njit
@@ -68,7 +73,7 @@ def pick_cdf(cdf):
 
 
 @njit(cache=True, nogil=True)
-def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C901 (one loop: split, 2.3x slower)
+def generate_calls(func, start, end, parent, depth, end_index, kind,
                    seed, budgets, thread_t0, entry_fn, interleave,
                    fn_block_ptr, block_site_ptr, block_reps,
                    site_callee, site_prob, site_obj,
@@ -105,52 +110,31 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
     """
     np.random.seed(seed)
     n_threads = budgets.shape[0]
-    obj_cap = 1024
-    obj_call = np.empty(obj_cap, np.int64)
-    obj_id = np.empty(obj_cap, np.int32)
-    n_obj = 0
-    out_cap = 1024
-    outlier_call = np.empty(out_cap, np.int64)
-    n_out = 0
-    pair_cap = 1024
-    pair_wait = np.empty(pair_cap, np.int64)
-    pair_rel = np.empty(pair_cap, np.int64)
-    n_pairs = 0
-
-    # per-thread state
+    # growing lists (`_appended`)
+    obj_call, obj_id, outlier_call = np.empty(1024, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64)
+    pair_wait, pair_rel = np.empty(1024, np.int64), np.empty(1024, np.int64)
+    n_obj = n_out = n_pairs = 0
+    # per-thread state: first call, calls emitted and left, clock, waiting, done, stack depth;
+    # its frames are [base, base + cap) of the frame stacks (thread 0 has room for the deep chain)
     off = np.zeros(n_threads, np.int64)
-    for t in range(1, n_threads):
-        off[t] = off[t - 1] + budgets[t - 1]
-    count = np.zeros(n_threads, np.int64)
-    left = budgets.astype(np.int64).copy()
+    off[1:] = np.cumsum(budgets)[:-1]
+    count, left = np.zeros(n_threads, np.int64), budgets.astype(np.int64).copy()
     cursor = thread_t0.astype(np.float64).copy()
-    blocked = np.zeros(n_threads, np.bool_)
-    finished = np.zeros(n_threads, np.bool_)
-    sp = np.zeros(n_threads, np.int64)
-    base = np.zeros(n_threads, np.int64)
-    cap = np.zeros(n_threads, np.int64)
-    total_cap = 0
-    for t in range(n_threads):
-        c = depth_cap + 3
-        if t == 0:
-            c += deep_len
-        base[t] = total_cap
-        cap[t] = c
-        total_cap += c
-    st_call = np.empty(total_cap, np.int64)
-    st_fn = np.empty(total_cap, np.int32)
-    st_block = np.empty(total_cap, np.int32)
-    st_block_end = np.empty(total_cap, np.int32)
-    st_site = np.empty(total_cap, np.int32)
-    st_reps = np.empty(total_cap, np.int64)
-    st_rec = np.empty(total_cap, np.int64)
-    st_scale = np.empty(total_cap, np.float64)
-    owed = np.empty((n_threads, OWED_MAX), np.int64)
-    owed_obj = np.empty((n_threads, OWED_MAX), np.int32)  # the object of each owed wait
+    blocked, finished, sp = np.zeros(n_threads, np.bool_), np.zeros(n_threads, np.bool_), np.zeros(n_threads, np.int64)
+    cap = np.full(n_threads, depth_cap + 3, np.int64)
+    cap[0] += deep_len
+    base = np.cumsum(cap) - cap
+    n = base[-1] + cap[-1]
+    # frame stacks: call, function, block (DRIVER_BLOCK: entry frame), end of its blocks, next site
+    # (-1: block starts), repetitions left, recursion budget, self-time scale
+    st_call, st_fn, st_block = np.empty(n, np.int64), np.empty(n, np.int32), np.empty(n, np.int32)
+    st_block_end, st_site, st_reps = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int64)
+    st_rec, st_scale = np.empty(n, np.int64), np.empty(n, np.float64)
+    # releases owed per thread: the wait call and its object
+    owed, owed_obj = np.empty((n_threads, OWED_MAX), np.int64), np.empty((n_threads, OWED_MAX), np.int32)
     owed_n = np.zeros(n_threads, np.int64)
     deep_done = deep_len <= 0
-    n_finished = 0
-    seq_t = 0
+    n_finished = seq_t = 0
 
     while n_finished < n_threads:
         # ---- choose the thread that moves
@@ -169,84 +153,29 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
             t = seq_t
         k = base[t] + sp[t] - 1  # top frame (when sp > 0)
 
-        # ---- pay an owed release first (B's next call is the release)
-        if owed_n[t] > 0:
-            w = owed[t, 0]
-            ow = owed_obj[t, 0]
-            for q in range(owed_n[t] - 1):
-                owed[t, q] = owed[t, q + 1]
-                owed_obj[t, q] = owed_obj[t, q + 1]
-            owed_n[t] -= 1
-            i = off[t] + count[t]
-            count[t] += 1
-            left[t] -= 1
-            func[i] = release_fn_of[func[w]]
-            parent[i] = st_call[k]
-            depth[i] = sp[t]
-            s0 = cursor[t] + self_segment(st_scale[k], gap_sigma)
-            wait_s = start[w] + 1e-3 * (1.0 + np.random.random())
-            if s0 < wait_s:
-                s0 = wait_s
-            start[i] = s0
-            end[i] = s0 + release_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
-            end_index[i] = i + 1
-            kind[i] = KIND_RELEASE
-            if n_obj == obj_cap:
-                obj_cap *= 2
-                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
-            obj_call[n_obj] = i
-            obj_id[n_obj] = ow
-            n_obj += 1
-            cursor[t] = end[i]
-            # wake the waiter
-            a = 0
-            for u in range(n_threads):
-                if off[u] <= w:
-                    a = u
-            end[w] = s0 + wake_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
-            cursor[a] = end[w]
-            blocked[a] = False
-            if n_pairs == pair_cap:
-                pair_cap *= 2
-                pw = np.empty(pair_cap, np.int64)
-                pr = np.empty(pair_cap, np.int64)
-                pw[:n_pairs] = pair_wait[:n_pairs]
-                pr[:n_pairs] = pair_rel[:n_pairs]
-                pair_wait = pw
-                pair_rel = pr
-            pair_wait[n_pairs] = w
-            pair_rel[n_pairs] = i
+        if owed_n[t] > 0:  # pay an owed release first (B's next call is the release)
+            i, w, ow = _pay_release(t, k, func, start, end, parent, depth, end_index, kind, off, count, left,
+                                    cursor, blocked, sp, st_call, st_scale, owed, owed_obj, owed_n, release_fn_of,
+                                    gap_sigma, wake_median, release_median)
+            obj_call, obj_id, n_obj = _appended(obj_call, n_obj, i), _appended(obj_id, n_obj, ow), n_obj + 1
+            pair_wait, pair_rel = _appended(pair_wait, n_pairs, w), _appended(pair_rel, n_pairs, i)
             n_pairs += 1
-            continue
-
-        # ---- budget spent: close open frames, then the thread is done
-        if left[t] == 0:
-            if sp[t] == 0:
-                finished[t] = True
-                n_finished += 1
-                continue
-            i = st_call[k]
-            end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
-            cursor[t] = end[i]
-            end_index[i] = off[t] + count[t]
-            sp[t] -= 1
             continue
 
         # ---- choose what to call next (callee c with recursion budget rec), or pop
         c = -1
         rec = 0
         s = -1
-        if sp[t] == 0:
+        if left[t] == 0:  # budget spent: close open frames, then the thread is done
+            if sp[t] == 0:
+                finished[t] = True
+                n_finished += 1
+                continue
+        elif sp[t] == 0:
             c = entry_fn[t]
         elif st_block[k] == DRIVER_BLOCK:
-            if t == 0 and not deep_done:
-                c = deep_fn
-                rec = deep_len - 1
-                deep_done = True
-            else:
-                c = task_ids[pick_cdf(task_cdf)]
-                if fn_rec[c] > 0:
-                    rec = recursion_levels(rec_mean, rec_max if fn_rec[c] == 1 else rec_binary_max)
+            c, rec, deep_done = _task_callee(t, deep_done, deep_fn, deep_len, task_ids, task_cdf, fn_rec,
+                                             rec_mean, rec_max, rec_binary_max)
         else:
             f = st_fn[k]
             while True:
@@ -273,33 +202,10 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
                     continue
                 cc = site_callee[si]
                 kc = fn_kind[cc]
-                if kc == KIND_WAIT:
-                    if not interleave:
+                if kc == KIND_WAIT or kc == KIND_IO:  # a wait is taken only with a creditor
+                    if kc == KIND_WAIT and not (interleave and _owe_release(
+                            t, off[t] + count[t], site_obj[si], blocked, finished, sp, left, owed, owed_obj, owed_n)):
                         continue
-                    # a creditor: another running thread with budget for one more release
-                    n_ok = 0
-                    for u in range(n_threads):
-                        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
-                                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
-                            n_ok += 1
-                    if n_ok == 0:
-                        continue
-                    pick = np.random.randint(0, n_ok)
-                    bt = -1
-                    for u in range(n_threads):
-                        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
-                                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
-                            if pick == 0:
-                                bt = u
-                                break
-                            pick -= 1
-                    c = cc
-                    s = si
-                    owed[bt, owed_n[bt]] = off[t] + count[t]
-                    owed_obj[bt, owed_n[bt]] = site_obj[si]
-                    owed_n[bt] += 1
-                    break
-                if kc == KIND_IO:
                     c = cc
                     s = si
                     break
@@ -316,13 +222,13 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
                 c = cc
                 s = si
                 break
-            if c < 0:  # no more sites: return from the call
-                i = st_call[k]
-                end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
-                cursor[t] = end[i]
-                end_index[i] = off[t] + count[t]
-                sp[t] -= 1
-                continue
+        if c < 0:  # no more sites, or no budget left: return from the call
+            i = st_call[k]
+            end[i] = cursor[t] + self_segment(st_scale[k], gap_sigma)
+            cursor[t] = end[i]
+            end_index[i] = off[t] + count[t]
+            sp[t] -= 1
+            continue
 
         # ---- emit call i of function c
         i = off[t] + count[t]
@@ -341,31 +247,10 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
         is_out = outlier_rate > 0.0 and sp[t] > 0 and np.random.random() < outlier_rate
         fk = fn_kind[c]
         if is_out and fk != KIND_WAIT:  # a wait's length is its release's: never an outlier
-            if n_out == out_cap:
-                out_cap *= 2
-                outlier_call = _grown(outlier_call, n_out, out_cap)
-            outlier_call[n_out] = i
-            n_out += 1
+            outlier_call, n_out = _appended(outlier_call, n_out, i), n_out + 1
         if fk == KIND_WAIT or fk == KIND_IO:
-            if n_obj == obj_cap:
-                obj_cap *= 2
-                obj_call, obj_id = _grown(obj_call, n_obj, obj_cap), _grown(obj_id, n_obj, obj_cap)
-            obj_call[n_obj] = i
-            obj_id[n_obj] = site_obj[s]
-            n_obj += 1
-        if fk == KIND_WAIT:
-            kind[i] = KIND_WAIT
-            end[i] = st  # set when the release comes
-            end_index[i] = i + 1
-            blocked[t] = True
-        elif fk == KIND_IO:
-            kind[i] = KIND_IO
-            d = io_median * np.exp(np.random.normal(0.0, 1.0))
-            if is_out:
-                d *= outlier_factor
-            end[i] = st + d
-            end_index[i] = i + 1
-            cursor[t] = end[i]
+            obj_call, obj_id, n_obj = _appended(obj_call, n_obj, i), _appended(obj_id, n_obj, site_obj[s]), n_obj + 1
+            _emit_leaf(t, i, fk, is_out, io_median, outlier_factor, kind, end, end_index, blocked, cursor)
         else:
             kind[i] = KIND_OTHER
             kn = base[t] + sp[t]
@@ -378,15 +263,121 @@ def generate_calls(func, start, end, parent, depth, end_index, kind,  # noqa: C9
             else:
                 st_block[kn] = fn_block_ptr[c]
                 st_block_end[kn] = fn_block_ptr[c + 1]
-            st_site[kn] = -1
-            st_reps[kn] = 0
-            st_rec[kn] = rec
+            st_site[kn], st_reps[kn], st_rec[kn] = -1, 0, rec
             sc = np.exp(fn_self_mu[c] + self_sigma * np.random.normal(0.0, 1.0))
             if is_out:
                 sc *= outlier_factor
             st_scale[kn] = sc
     return (obj_call[:n_obj].copy(), obj_id[:n_obj].copy(), outlier_call[:n_out].copy(),
             pair_wait[:n_pairs].copy(), pair_rel[:n_pairs].copy())
+
+
+@njit(cache=True, nogil=True)
+def _emit_leaf(t, i, fk, is_out, io_median, outlier_factor, kind, end, end_index, blocked, cursor):
+    """Call ``i`` of thread ``t``, started at ``cursor[t]``, is a wait (``fk`` = `KIND_WAIT`: it
+    ends when its release comes; the thread blocks) or an I/O call (a lognormal ``io_median``
+    long, times ``outlier_factor`` for an outlier; the thread's clock moves to its end)."""
+    st = cursor[t]
+    end_index[i] = i + 1
+    if fk == KIND_WAIT:
+        kind[i] = KIND_WAIT
+        end[i] = st  # set when the release comes
+        blocked[t] = True
+    else:
+        kind[i] = KIND_IO
+        d = io_median * np.exp(np.random.normal(0.0, 1.0))
+        if is_out:
+            d *= outlier_factor
+        end[i] = st + d
+        cursor[t] = end[i]
+
+
+@njit(cache=True, nogil=True)
+def _task_callee(t, deep_done, deep_fn, deep_len, task_ids, task_cdf, fn_rec, rec_mean, rec_max, rec_binary_max):
+    """The next call of thread ``t``'s entry frame: the deep recursion chain first (thread 0, once),
+    else a task function drawn from ``task_cdf``.  Returns ``(callee, recursion budget, deep_done)``."""
+    if t == 0 and not deep_done:
+        return deep_fn, deep_len - 1, True
+    c = task_ids[pick_cdf(task_cdf)]
+    rec = 0
+    if fn_rec[c] > 0:
+        rec = recursion_levels(rec_mean, rec_max if fn_rec[c] == 1 else rec_binary_max)
+    return c, rec, deep_done
+
+
+@njit(cache=True, nogil=True)
+def _owe_release(t, wait_call, obj, blocked, finished, sp, left, owed, owed_obj, owed_n):
+    """Find a creditor for thread ``t``'s wait ``wait_call`` on object ``obj``: another running
+    thread that has started and has budget for one more release, drawn at random; it then owes
+    the release.  False when there is none (the wait site is skipped)."""
+    n_ok = 0
+    for u in range(sp.shape[0]):
+        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
+                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
+            n_ok += 1
+    if n_ok == 0:
+        return False
+    pick = np.random.randint(0, n_ok)
+    bt = -1
+    for u in range(sp.shape[0]):
+        if u != t and not blocked[u] and not finished[u] and sp[u] > 0 \
+                and left[u] - owed_n[u] >= 1 and owed_n[u] < OWED_MAX:
+            if pick == 0:
+                bt = u
+                break
+            pick -= 1
+    owed[bt, owed_n[bt]] = wait_call
+    owed_obj[bt, owed_n[bt]] = obj
+    owed_n[bt] += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _pay_release(t, k, func, start, end, parent, depth, end_index, kind, off, count, left, cursor,
+                 blocked, sp, st_call, st_scale, owed, owed_obj, owed_n, release_fn_of,
+                 gap_sigma, wake_median, release_median):
+    """Thread ``t`` (top frame ``k``) emits the first release it owes: no earlier than its wait's
+    start (plus a hair), lasting a lognormal ``release_median``; the waiter wakes a lognormal
+    ``wake_median`` after the release starts.  Returns ``(release call, wait call, object)``."""
+    w = owed[t, 0]
+    ow = owed_obj[t, 0]
+    for q in range(owed_n[t] - 1):
+        owed[t, q] = owed[t, q + 1]
+        owed_obj[t, q] = owed_obj[t, q + 1]
+    owed_n[t] -= 1
+    i = off[t] + count[t]
+    count[t] += 1
+    left[t] -= 1
+    func[i] = release_fn_of[func[w]]
+    parent[i] = st_call[k]
+    depth[i] = sp[t]
+    s0 = cursor[t] + self_segment(st_scale[k], gap_sigma)
+    wait_s = start[w] + 1e-3 * (1.0 + np.random.random())
+    if s0 < wait_s:
+        s0 = wait_s
+    start[i] = s0
+    end[i] = s0 + release_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
+    end_index[i] = i + 1
+    kind[i] = KIND_RELEASE
+    cursor[t] = end[i]
+    a = 0  # the waiter: the thread whose range holds w
+    for u in range(off.shape[0]):
+        if off[u] <= w:
+            a = u
+    end[w] = s0 + wake_median * np.exp(0.5 * np.random.normal(0.0, 1.0))
+    cursor[a] = end[w]
+    blocked[a] = False
+    return i, w, ow
+
+
+@njit(cache=True, nogil=True)
+def _appended(a, n, value):
+    """``a`` (a growing list of ``n`` entries) with ``value`` at ``a[n]``: ``a`` itself, or a copy
+    of twice the capacity when it is full."""
+    if n == a.shape[0]:
+        a = _grown(a, n, 2 * n)
+    a[n] = value
+    return a
 
 
 @njit(cache=True, nogil=True)
