@@ -238,8 +238,9 @@ def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default
 
     is_lane = np.fromiter((s.startswith(("process ", "thread (")) and bool(_LANE_FRAME.match(s)) for s in names),
                           np.bool_, len(names))
+    # the scan's trie (or the plain-dictionary one) interns (parent, frame): canonical already
     one = [StackProfile(thread_name=default_name, stack_parent=node_parent, stack_frame=node_frame,
-                        sample_stack=line_node, sample_weight=line_weight)]
+                        sample_stack=line_node, sample_weight=line_weight, distinct_paths=True)]
     if not is_lane.any():
         return one
     lane, parent = peel_lanes(node_parent, node_frame, is_lane)

@@ -108,6 +108,11 @@ class StackProfile:
     tid: int = 0
     #: the sampling interval (µs) when the file states it; else the median step
     interval_us: float | None = None
+    #: the reader vouches that the stack table is already canonical: every parent precedes its
+    #: children and no two stacks have the same (parent, frame) (a trie built by interning, as
+    #: the collapsed-stack scan builds it), so `kernels.stacks.canonical_nodes` would return it
+    #: unchanged and is skipped (unless the table's checks repaired something)
+    distinct_paths: bool = False
     extra: dict = field(default_factory=dict)
 
 
@@ -157,7 +162,20 @@ def _stack_forest(p: StackProfile, n_frames: int, limits, source: str, rep: _Rep
     rep.add("stack_cycle", int(n_cyc), f"thread {p.thread_name!r}", "a cycle of stack parents: cut where it closes")
     rep.add("stack_deep", int(n_deep), f"thread {p.thread_name!r}",
             f"a stack deeper than {limits.max_stack_depth} frames: cut (max_stack_depth= to allow more)")
-    return parent, frame, depth, bool(bad_f.any())
+    intact = not (n_cyc or n_deep or bad_p.any() or bad_f.any())
+    return parent, frame, depth, bool(bad_f.any()), intact
+
+
+def _canonical(p: StackProfile, parent, frame, depth, intact: bool) -> tuple:
+    """`kernels.stacks.canonical_nodes` of the checked forest, or the forest itself where the
+    reader vouches it is canonical already (`StackProfile.distinct_paths`) and the checks
+    changed nothing: canonical_nodes numbers the nodes by first appearance, parents first, so
+    on such a table it returns the identity (tests/unit/test_collapsed_speed.py checks it)."""
+    from ..kernels import stacks as ks
+
+    if p.distinct_paths and intact:
+        return np.arange(parent.size, dtype=np.int64), parent, frame, depth
+    return ks.canonical_nodes(parent, frame, depth)
 
 
 def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: _Repairs) -> tuple:
@@ -268,8 +286,6 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
     to the profiles' interval (the stated one, else the median step between samples) and
     ``meta["n_samples"]`` to their count.  Times are µs from the earliest sample
     (``meta["clock_origin"]``: its absolute time)."""
-    from ..kernels import stacks as ks
-
     rep = _Repairs()
     max_calls = limits.sample_calls(input_bytes)
     unknown = False
@@ -278,7 +294,7 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
     intervals = []
     t_first = math.inf
     for p in profiles:
-        parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
+        parent, frame, depth, unk, intact = _stack_forest(p, len(frames), limits, source, rep)
         unknown |= unk
         s, w = _samples(p, parent.size, limits, source, rep)
         if p.sample_time is None:
@@ -312,7 +328,7 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
             intervals.append(step)
         if t.size:
             t_first = min(t_first, float(t[0]))
-        canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
+        canon, c_parent, c_frame, c_depth = _canonical(p, parent, frame, depth, intact)
         leaf = np.where(s >= 0, canon[np.maximum(s, 0)] if canon.size else -1, -1)
         built.append((t, leaf, end_t, c_parent, c_depth, c_frame))
     if not n_samples:
@@ -354,7 +370,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
     n_samples = 0
     total_weight = 0.0
     for p in profiles:
-        parent, frame, depth, unk = _stack_forest(p, len(frames), limits, source, rep)
+        parent, frame, depth, unk, intact = _stack_forest(p, len(frames), limits, source, rep)
         unknown |= unk
         s, w = _samples(p, parent.size, limits, source, rep)
         n_samples += int(s.size)
@@ -362,7 +378,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
             items.append((np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                           np.zeros(0, np.int64)))
             continue
-        canon, c_parent, c_frame, c_depth = ks.canonical_nodes(parent, frame, depth)
+        canon, c_parent, c_frame, c_depth = _canonical(p, parent, frame, depth, intact)
         on = s >= 0
         leaf = canon[s[on]] if canon.size else np.zeros(0, np.int64)
         ww = np.ones(int(on.sum())) if w is None else w[on]

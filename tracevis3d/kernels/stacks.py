@@ -184,6 +184,10 @@ def subtree_totals(c_parent, c_depth, self_weight):
     return total
 
 
+#: sibling groups up to this size are ordered by insertion sort (`left_heavy_order`)
+_INSERTION_GROUP = 24
+
+
 @njit(cache=True, nogil=True)
 def left_heavy_order(c_parent, total, self_weight, tie):
     """speedscope's Left Heavy reading of a weighted stack forest, as a sequence of samples.
@@ -219,6 +223,15 @@ def left_heavy_order(c_parent, total, self_weight, tie):
             if total[b] > total[a] or (total[b] == total[a] and tie[b] < tie[a]):
                 o[lo] = b
                 o[lo + 1] = a
+        elif hi - lo <= _INSERTION_GROUP:  # a stable insertion sort in place: no allocation
+            for x in range(lo + 1, hi):
+                v = o[x]
+                y = x
+                while y > lo and (total[v] > total[o[y - 1]] or (total[v] == total[o[y - 1]]
+                                                                 and tie[v] < tie[o[y - 1]])):
+                    o[y] = o[y - 1]
+                    y -= 1
+                o[y] = v
         elif hi - lo > 2:
             g = o[lo:hi].copy()
             g = g[np.argsort(tie[g], kind="mergesort")]
