@@ -144,6 +144,28 @@ def _ghc() -> bytes:
                "profile": tree})
 
 
+def _ghc_text() -> bytes:
+    return ("\tTime and Allocation Profiling Report  (Final)\n\n\t   a +RTS -P -RTS\n\n"
+            "COST CENTRE MODULE SRC no. entries %time %alloc %time %alloc ticks bytes\n\n"
+            "MAIN MAIN <built-in> 1 0 10.0 10.0 100.0 100.0 1 10\n main Main a.hs:1:1 2 1 90.0 90.0 90.0 90.0 5 100\n"
+            ).encode()
+
+
+def _v8log() -> bytes:
+    code = [{"name": "main /a.js:1:1", "type": "JS", "kind": "Opt"}, {"name": "work /a.js:5:1", "type": "JS"},
+            {"name": "v8::internal::Heap::Scavenge()", "type": "CPP"}]
+    return _j({"code": code, "functions": [], "ticks": [{"tm": 1000, "vm": 0, "s": [1, 0, 0, 0]},
+                                                        {"tm": 2000, "vm": 0, "s": [2, 0, 1, 0, 0, 0]},
+                                                        {"tm": 3000, "vm": 0, "s": [0, 0]}], "scripts": []})
+
+
+def _pyinstrument() -> bytes:
+    leaf = {"function": "work", "file_path": "/a/app.py", "line_no": 5, "time": 0.5, "children": []}
+    return _j({"start_time": 0, "duration": 1.0, "sample_count": 10, "cpu_time": 1.0,
+               "root_frame": {"function": "main", "file_path": "/a/app.py", "line_no": 1, "time": 1.0,
+                              "children": [leaf]}})
+
+
 def _perfetto() -> bytes:
     """Two threads of one process (track descriptors), interned names and categories on a sequence
     that clears its state, nested slices, an instant, a counter track and a flow between threads,
@@ -179,6 +201,7 @@ FORMAT_SAMPLES = (
     ("stackprof", _stackprof), ("heapprofile", _heapprofile), ("collapsed", _collapsed),
     ("perf-script", _perf_script), ("callgrind", _callgrind), ("pprof", _pprof),
     ("instruments-text", _instruments), ("ghc-json", _ghc), ("perfetto", _perfetto),
+    ("ghc-prof", _ghc_text), ("v8log-json", _v8log), ("pyinstrument", _pyinstrument),
 )
 
 

@@ -352,9 +352,18 @@ def _sniff_ghc_json(h: Head) -> bool:
         (h.starts_json_object() and {"program", "total_ticks"} <= k)
 
 
+_V8LOG_CODE = re.compile(rb'^\s*\{\s*"code"\s*:\s*\[\s*(?:\]|\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"type"\s*:\s*"'
+                         rb'(?:CPP|SHARED_LIB|JS|CODE)")')
+
+
 def _sniff_v8log_json(h: Head) -> bool:
+    """``node --prof-process --preprocess``: ``code``, ``functions``, ``ticks``; the code table
+    comes first and may fill the head, so its first entry (``name``, ``type``) tells too."""
+    if not h.starts_json_object():
+        return False
     k = _keys(h)
-    return h.starts_json_object() and {"code", "ticks"} <= k
+    d = h.data[3:] if h.data.startswith(_BOM) else h.data
+    return {"code", "ticks"} <= k or (h.json_keys[:1] == ["code"] and _V8LOG_CODE.match(d) is not None)
 
 
 def _sniff_heapsnapshot(h: Head) -> bool:
@@ -488,11 +497,11 @@ FORMATS: tuple = (
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
            "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script"),
     Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
-           why_not="V8's tick log is not read: profile the program with node --cpu-prof and load the .cpuprofile",
+           why_not="the raw tick log is not read: preprocess it (node --prof-process --preprocess LOG > "
+                   "OUT.v8log.json) and load that, or profile with node --cpu-prof",
            tools="node --prof"),
-    Format("ghc-prof", "GHC profiling report (text)", (".prof",), _sniff_ghc_prof, None,
-           why_not="the text report is not read; run the program with +RTS -pj for the JSON report",
-           tools="GHC +RTS -p"),
+    Format("ghc-prof", "GHC profiling report (text)", (".prof",), _sniff_ghc_prof, "ghc_text:load_ghc_prof",
+           kind="merged", options=("measure",), tools="GHC +RTS -p"),
     Format("instruments-text", "Instruments call tree (text)", (".txt",), _sniff_instruments_text,
            "instruments:load_instruments_text", kind="merged", tools="Xcode Instruments: Copy call tree"),
     Format("pmcstat", "pmcstat callgraph (text)", (".txt",), _sniff_pmcstat, None,
@@ -521,11 +530,10 @@ FORMATS: tuple = (
            kind="sampled", tools="Safari Web Inspector"),
     Format("ghc-json", "GHC profiling report (JSON)", (".prof", ".json"), _sniff_ghc_json, "ghc:load_ghc_json",
            kind="merged", options=("measure",), tools="GHC +RTS -pj"),
-    Format("v8log-json", "V8 log, preprocessed (JSON)", (".v8log.json", ".json"), _sniff_v8log_json, None,
-           why_not="not read yet: load a .cpuprofile (node --cpu-prof) of the same program instead",
-           tools="node --prof-process --preprocess"),
-    Format("pyinstrument", "pyinstrument JSON", (".json", ".pyisession"), _sniff_pyinstrument, None,
-           why_not="save it with pyinstrument -r speedscope instead", tools="pyinstrument -r json"),
+    Format("v8log-json", "V8 log, preprocessed (JSON)", (".v8log.json", ".json"), _sniff_v8log_json,
+           "v8log:load_v8log_json", kind="sampled", tools="node --prof; node --prof-process --preprocess"),
+    Format("pyinstrument", "pyinstrument JSON", (".json",), _sniff_pyinstrument, "pyinstrument:load_pyinstrument",
+           kind="merged", tools="pyinstrument -r json"),
     Format("chrome", "Chrome Trace Event JSON", (".json", ".json.gz", ".trace"), _sniff_chrome_json,
            "readers:load_chrome_data", "chrome_writer:save_chrome",
            tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes", write_suffixes=(".json", ".json.gz")),
