@@ -14,10 +14,30 @@ from __future__ import annotations
 import numpy as np
 
 #: the gap left between trimmed faces, relative to the figure's length (float32 positions
-#: round at about 1.2e-7 of it: 8 roundings)
+#: round at about 1.2e-7 of it: 8 roundings)...
 GAP = 1e-6
+#: ...and at least this many of the depth buffer's steps at the figure (`depth_step`): the facing
+#: sides of a trimmed cluster and its neighbour must lie farther apart along a view ray than the
+#: depth buffer resolves, or the pixel on their common edge shows whichever side is drawn last.
+#: A ray crosses the gap g over g / |x · ray| of depth, and |x · ray| < 0.25 in the icicle's
+#: views (the lens's half angle and the camera's yaw): 0.5 step apart is 2 steps along any ray.
+#: A gap in depth steps also survives the detail inset's uniform scaling (`layout.inset`),
+#: where one relative to its own length shrank ~6x to 5e-6 of the scene's figure: 1-3 pixels of
+#: the inset's clusters changed from render to render at 640x360.
+GAP_STEPS = 0.5
 #: a trimmed cluster narrower than this part of its drawn width is left out (no faces)
 KEEP = 0.5
+
+
+def depth_step(cam) -> float:
+    """The depth buffer's resolution (world units) at the camera's target: d² · 2⁻²⁴ / clip_start
+    for a perspective camera (a 24-bit or float depth of 1/z between the clip planes, d the
+    distance to the target), (clip_end − clip_start) · 2⁻²⁴ for an orthographic one.  With the
+    near clip at 1e-3 of the distance (`layout.camera.fit_camera`) it is ~6e-5 of the distance."""
+    if getattr(cam, "orthographic", False):
+        return (float(cam.clip_end) - float(cam.clip_start)) * 2.0 ** -24
+    d = float(np.linalg.norm(np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)))
+    return d * d * 2.0 ** -24 / max(float(cam.clip_start), 1e-9)
 
 
 def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarray, time_length: float,
@@ -45,7 +65,8 @@ def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarra
     z1 = np.concatenate([zb + hi * zh, cb + hi * ch])
     movable = np.zeros(len(lane), np.bool_)
     movable[len(xs):] = True
-    a0, a1 = trim_boxes(lane, x0, x1, z0, z1, movable, GAP * max(float(time_length), 1.0))
+    gap = max(GAP * max(float(time_length), 1.0), GAP_STEPS * depth_step(frame.cam))
+    a0, a1 = trim_boxes(lane, x0, x1, z0, z1, movable, gap)
     a0, a1 = a0[len(xs):], a1[len(xs):]
     width = a1 - a0
     # a sliver left between its neighbours goes: its two sides would lie closer than the depth

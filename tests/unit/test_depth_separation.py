@@ -1,0 +1,48 @@
+"""Faces of neighbouring boxes kept farther apart than the depth buffer resolves (issue 72: a
+frame rendered twice, or in two ranges of an animation, is the same image): the depth step
+of a camera, the trimmed clusters' gap that follows it, and the detail inset's name plates
+set back inside their faces.  Brute force against the formulas, no bpy."""
+import numpy as np
+
+from tracevis3d.layout.box_overlap import GAP_STEPS, depth_step
+from tracevis3d.layout.inset import PLATE_INSET_STEPS, PREFIX, plates_off_faces
+from tracevis3d.layout.spec import CameraSpec, InstanceLayer
+
+
+def test_depth_step_is_d_squared_over_near_times_two_to_the_minus_24():
+    cam = CameraSpec((3.0, -40.0, 12.0), (3.0, 0.0, 3.0), clip_start=0.041)
+    d = float(np.sqrt(40.0 ** 2 + 9.0 ** 2))
+    assert np.isclose(depth_step(cam), d * d / 0.041 / 2 ** 24)
+    # the 640x360 pydoc growth's camera: 58 away, near clip 1e-3 of that: ~3.5e-3 world a step
+    far = CameraSpec((0.0, -58.0, 0.0), (0.0, 0.0, 0.0), clip_start=0.058)
+    assert 3.4e-3 < depth_step(far) < 3.5e-3
+    ortho = CameraSpec((0.0, -5.0, 0.0), (0.0, 0.0, 0.0), orthographic=True, clip_start=0.01, clip_end=100.01)
+    assert np.isclose(depth_step(ortho), 100.0 / 2 ** 24)
+
+
+def _layer(name, scales):
+    n = len(scales)
+    return InstanceLayer(PREFIX + name, np.zeros((n, 3), np.float32), np.asarray(scales, np.float32),
+                         np.ones((n, 4), np.float32), np.zeros(n, np.int32), ["m"])
+
+
+def test_only_the_insets_plates_are_set_back_inside_their_faces():
+    cam = CameraSpec((0.0, -58.0, 0.0), (0.0, 0.0, 0.0), clip_start=0.058)
+    eps = PLATE_INSET_STEPS * depth_step(cam)
+    calls = _layer("calls", [[1.0, 0.1, 0.2]])
+    clusters = _layer("clusters", [[0.5, 0.1, 0.2]])
+    panel = _layer("panel", [[5.0, 0.001, 4.0]])
+    plates = _layer("label_plates", [[1.0, 0.014, 0.2], [3 * eps, 0.014, 0.2]])
+    before = [x.scales.copy() for x in (calls, clusters, panel, plates)]
+    plates_off_faces([calls, clusters, panel, plates], cam)
+    for x, b in zip((calls, clusters, panel), before):
+        assert np.array_equal(x.scales, b)
+    want = before[3].astype(np.float64)
+    want[0, [0, 2]] -= 2 * eps  # x and z narrower by eps on each side; y (its depth) as it was
+    want[1, 2] -= 2 * eps  # too narrow to take from: its width stays
+    assert np.allclose(plates.scales, want, rtol=0, atol=1e-7)
+
+
+def test_the_gap_is_half_a_step_two_steps_along_an_oblique_ray():
+    # a ray at |x . ray| = 0.25 crosses the gap over gap / 0.25 of depth
+    assert GAP_STEPS / 0.25 >= 2.0
