@@ -1,24 +1,34 @@
 """memray captures (``python -m memray run -o out.bin``) as arrays: `load_memory`.
 
-Everything is read through memray's own `memray.FileReader` (memray is the optional extra
-``tracevis3d[memory]``):
+Two readers give the same `MemoryCapture`:
 
-- ``metadata``: the three figures the view shows and the tests hold to memray's own exactly:
-  ``peak_bytes`` = ``metadata.peak_memory``, ``n_allocations`` = ``metadata.total_allocations``
-  (memray counts every record: frees too), ``leaked_bytes`` = the sum of the sizes of
-  ``get_leaked_allocation_records()``;
-- ``get_allocation_records()`` iterated once, five fields per record into flat arrays (no Python
-  object per allocation is kept);
-  the first record of every distinct stack gives its frames;
-- ``get_memory_snapshots()``: the clock (ms) with the process's RSS and the heap memray's reader
-  had counted at that point of the stream; each snapshot is placed in the record stream where the
-  paired ranges reach that heap (`kernels.memcov.snapshot_positions`), and the records between two
-  snapshots spread evenly between their times (the records themselves carry no time).
+- our own (`kernels.memray_scan.scan_capture`, numba, one pass over the bytes; LZ4-compressed
+  captures, memray's default, are inflated by the ``lz4`` package first).  It reads memray 1.20's
+  format (header version 13) of every capture but ``--native`` ones (whose native stacks need
+  memray's symbol resolver) and ``--aggregate`` ones (another format, without the records);
+  memray itself is not needed.  The figures are computed from the records the way memray's
+  reader does: ``n_allocations`` counts the allocation records, ``peak_bytes`` is the high-water
+  mark of the paired ranges (memray's ``HighWatermarkFinder``), ``leaked_bytes`` the ranges
+  still alive at the end, the memory snapshots are the capture's MEMORY_RECORDs with the heap
+  counted at their place in the stream (every ``ceil(n / 10000)``-th one past 10,000, as
+  ``FileReader`` keeps them), and stack ids, frames (function, file, line from the code object's
+  line table, memray's ``compat::parseLinetable`` for Python >= 3.11) and thread names are
+  memray's;
+- memray's own `memray.FileReader` (memray is the optional extra ``tracevis3d[memory]``): the
+  fallback for what ours does not read (``reader="auto"``), or asked for (``reader="memray"``).
+  ``metadata`` gives the three figures (``peak_memory``, ``total_allocations``: memray counts
+  every record, frees too; the sum of ``get_leaked_allocation_records()``);
+  ``get_allocation_records()`` is iterated once, five fields per record into flat arrays (no
+  Python object per allocation is kept), the first record of every distinct stack gives its
+  frames; ``get_memory_snapshots()`` gives the clock, each snapshot placed in the record stream
+  where the paired ranges reach its heap (`kernels.memcov.snapshot_positions`).
 
-Records become *ranges* (`kernels.memcov.pair_ranges`: an allocation and the free that ends it);
-a range alive at the end is leaked.  Sites are the distinct innermost frames (function, file,
-line: where the allocator was called, Memcov's "call site"); stacks are the distinct Python
-stacks (or native ones in a ``--native`` capture without Python frames).
+The records carry no time: the records between two memory snapshots (about 10 ms apart) spread
+evenly between their times.  Records become *ranges* (`kernels.memcov.pair_ranges`: an
+allocation and the free that ends it); a range alive at the end is leaked.  Sites are the
+distinct innermost frames (function, file, line: where the allocator was called, Memcov's "call
+site"); stacks are the distinct Python stacks (or native ones in a ``--native`` capture without
+Python frames).
 
 Bad input (not a capture, another memray version, a capture cut short or damaged) raises
 `TraceFormatError` with one line naming the file, the record or byte, and the problem.
@@ -38,7 +48,7 @@ import numpy as np
 
 from ..errors import TraceFormatError
 
-__all__ = ["MemoryCapture", "load_memory", "MEMRAY_MAGIC", "LZ4_MAGIC"]
+__all__ = ["MemoryCapture", "load_memory", "scan_file", "MEMRAY_MAGIC", "LZ4_MAGIC"]
 
 MEMRAY_MAGIC = b"memray"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -208,17 +218,39 @@ def _head_check(path: str) -> tuple:
     return False, count
 
 
-def load_memory(path, warn: bool = True) -> MemoryCapture:
-    """Read the memray capture at ``path`` into a `MemoryCapture` (module docstring)."""
-    try:
-        import memray  # noqa: F401
-    except ImportError:
-        raise ImportError("reading memray captures needs memray: pip install 'tracevis3d[memory]' "
-                          "(or pip install memray)") from None
+READERS = ("auto", "own", "memray")
+
+
+def load_memory(path, warn: bool = True, reader: str = "auto", limits=None) -> MemoryCapture:
+    """Read the memray capture at ``path`` into a `MemoryCapture` (module docstring).
+
+    ``reader``: "own" (`kernels.memray_scan`, memray 1.20's format), "memray"
+    (`memray.FileReader`), or "auto": ours for the captures it reads, else memray's.
+    """
+    if reader not in READERS:
+        raise ValueError(f"reader must be one of {', '.join(READERS)}, not {reader!r}")
+    from .limits import resolve_limits
+
+    limits = resolve_limits(limits)
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise TraceFormatError(f"{path}: not a file")
     compressed, header_count = _head_check(path)
+    if reader != "memray":
+        why_not = _own_reader_refuses(path, compressed)
+        if why_not is None:
+            return _load_own(path, limits, warn)
+        if reader == "own":
+            _fail(path, "byte 0", f"{why_not}: load it with reader='memray' (memray.FileReader)")
+    return _load_with_filereader(path, header_count)
+
+
+def _load_with_filereader(path: str, header_count: int) -> MemoryCapture:
+    try:
+        import memray  # noqa: F401
+    except ImportError:
+        raise ImportError("reading this memray capture needs memray: pip install 'tracevis3d[memory]' "
+                          "(or pip install memray)") from None
     with _captured_stderr() as err:
         import memray
 
@@ -246,6 +278,281 @@ def load_memory(path, warn: bool = True) -> MemoryCapture:
             _fail(path, "byte 0", "an aggregated capture (memray run --aggregate) holds no allocation records: "
                                   "record it without --aggregate")
         return _read(reader, md, path)
+
+
+# ----------------------------------------------------------------------------- our own reader
+#: the Python allocator names memray's metadata gives (``_memray.pyx``'s ``_create_metadata``)
+PYTHON_ALLOCATORS = {1: "pymalloc", 2: "pymalloc debug", 3: "malloc", 4: "unknown", 5: "mimalloc",
+                     6: "mimalloc debug"}
+#: memray's ``FileReader`` keeps at most this many memory snapshots (``max_memory_records``)
+MAX_SNAPSHOTS = 10000
+
+
+def _own_reader_refuses(path: str, compressed: bool):
+    """Why our reader does not read this capture (None: it does), from its first bytes."""
+    if compressed:
+        try:
+            import lz4.frame  # noqa: F401
+        except ImportError:
+            return "a compressed capture needs the lz4 package (pip install lz4) for this reader"
+        with open(path, "rb") as f:
+            first = f.read(1 << 16)
+        try:  # the header's first bytes, inflated from the frame's start
+            head = lz4.frame.LZ4FrameDecompressor().decompress(first, max_length=HEADER_COUNT_AT)
+        except RuntimeError:
+            return None  # a damaged frame: our reader says where
+        return _header_refuses(head) if head.startswith(MEMRAY_MAGIC) else None
+    with open(path, "rb") as f:
+        head = f.read(HEADER_COUNT_AT)
+    return _header_refuses(head)
+
+
+def _header_refuses(head: bytes):
+    if len(head) < HEADER_COUNT_AT:
+        return None  # cut short: the reader says where
+    version, python_version = struct.unpack_from("<ii", head, 7)
+    native, file_format = head[15], head[16]
+    if version != HEADER_VERSION:
+        return (f"a capture of header version {version}; this reader reads version {HEADER_VERSION} "
+                f"(memray 1.20)")
+    if file_format != 0:
+        return "an aggregated capture (memray run --aggregate) is another format"
+    if native:
+        return "a --native capture's native stacks need memray's symbol resolver"
+    if python_version < 0x030B0000:
+        return f"a capture of Python {python_version >> 24}.{(python_version >> 16) & 255}: this reader reads " \
+               f"the line tables of Python 3.11 and later"
+    return None
+
+
+def _inflate(path: str, data: bytes, limits) -> bytes:
+    """memray's LZ4 frame inflated (at most ``limits.max_bytes``), fed in 1 MiB pieces so that a
+    damaged frame is named by the piece it fails in."""
+    import lz4.frame
+
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = []
+    total = 0
+    step = 1 << 20
+    for at in range(0, len(data), step):
+        try:
+            piece = d.decompress(data[at:at + step], max_length=limits.max_bytes + 1 - total)
+        except RuntimeError as e:
+            _fail(path, f"byte {at}", f"the LZ4 frame is damaged in the {min(step, len(data) - at):,} bytes from here "
+                                      f"({e})")
+        out.append(piece)
+        total += len(piece)
+        while not d.eof and not d.needs_input and total <= limits.max_bytes:
+            piece = d.decompress(b"", max_length=limits.max_bytes + 1 - total)
+            out.append(piece)
+            total += len(piece)
+        if total > limits.max_bytes:
+            _fail(path, f"byte {at}", f"the capture inflates past limits.max_bytes ({limits.max_bytes:,} bytes)")
+        if d.eof:
+            break
+    if not d.eof:
+        _fail(path, f"byte {len(data)}", "the LZ4 frame ends before its end mark (a compressed capture cut short)")
+    return b"".join(out)
+
+
+def _header(path: str, buf: bytes, where) -> tuple:
+    """memray's ``HeaderRecord`` (``RecordReader::readHeader``) as a dict and the offset after it."""
+    def cut(at):
+        _fail(path, where(at), "the capture ends inside its header")
+
+    if len(buf) < 49:
+        cut(len(buf))
+    version, python_version = struct.unpack_from("<ii", buf, 7)
+    n_alloc, n_frames, start, end = struct.unpack_from("<QQqq", buf, 17)
+
+    def string(at):
+        q = buf.find(b"\0", at, at + (1 << 20))
+        if q < 0:
+            cut(len(buf)) if len(buf) - at < (1 << 20) else _fail(path, where(at), "a header string without its end")
+        return buf[at:q].decode("utf-8", "replace"), q + 1
+
+    command_line, p = string(49)
+    if p + 23 > len(buf):
+        cut(len(buf))
+    pid, main_tid, skipped = struct.unpack_from("<iQQ", buf, p)
+    python_allocator, trace_py = buf[p + 20], buf[p + 21]
+    _, p = string(p + 23)  # libdest
+    for _ in range(2):  # site-packages, sys.path: strings up to an empty one
+        while True:
+            entry, p = string(p)
+            if not entry:
+                break
+    return dict(version=version, python_version=python_version, native=bool(buf[15]), file_format=buf[16],
+                n_allocations=n_alloc, start_ms=start, end_ms=end, command_line=command_line, pid=pid,
+                main_tid=main_tid, skipped=skipped, python_allocator=python_allocator,
+                trace_python_allocators=bool(trace_py)), p
+
+
+def _line_311(table: bytes, offset: int, firstlineno: int) -> int:
+    """The line of instruction ``offset`` in a Python >= 3.11 location table, or 0 when the
+    table does not cover it: memray's ``compat::parseLinetable311`` (which stops at a zero byte
+    where an entry starts, the table being read as a C string)."""
+    n = len(table)
+    p = 0
+    addrq = offset // 2
+    addr = 0
+    line = firstlineno
+
+    def byte(i):
+        return table[i] if i < n else 0
+
+    def varint():
+        nonlocal p
+        read = byte(p); p += 1
+        val = read & 63
+        shift = 0
+        while read & 64:
+            read = byte(p); p += 1
+            shift += 6
+            val |= (read & 63) << shift
+        return val & 0xFFFFFFFF
+
+    def signed():
+        u = varint()
+        return -(u >> 1) if u & 1 else (u >> 1)
+
+    while p < n and table[p] != 0:
+        first = table[p]; p += 1
+        code = (first >> 3) & 15
+        end_addr = addr + (first & 7) + 1
+        if code == 14:
+            line += signed()
+            varint(); varint(); varint()
+        elif code == 13:
+            line += signed()
+        elif 10 <= code <= 12:
+            line += code - 10
+            p += 2
+        elif code != 15:
+            p += 1
+        if addr <= addrq < end_addr:
+            return line
+        addr = end_addr
+    return 0
+
+
+def scan_file(path, limits=None) -> dict:
+    """The raw records of a capture our reader reads, as `kernels.memray_scan.scan_capture` gives
+    them: ``header`` (memray's ``HeaderRecord`` fields), ``data`` (the inflated bytes), ``scan``
+    (the kernel's tuple), checked (one-line `TraceFormatError` on bad input)."""
+    from ..kernels.memray_scan import MESSAGES, OK, scan_capture
+    from .limits import resolve_limits
+
+    limits = resolve_limits(limits)
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise TraceFormatError(f"{path}: not a file")
+    compressed, _ = _head_check(path)
+    size_on_disk = os.path.getsize(path)
+    if size_on_disk > limits.max_bytes:
+        _fail(path, "byte 0", f"larger than limits.max_bytes ({limits.max_bytes:,} bytes)")
+    with open(path, "rb") as f:
+        data = f.read()
+    if compressed:
+        data = _inflate(path, data, limits)
+        if not data.startswith(MEMRAY_MAGIC + b"\0"):
+            _fail(path, "byte 0", "an LZ4 frame that does not hold a memray capture")
+
+        def where(at):
+            return f"byte {at} of the inflated capture"
+    else:
+        def where(at):
+            return f"byte {at}"
+    why_not = _header_refuses(data[:HEADER_COUNT_AT])
+    if why_not is not None:
+        _fail(path, where(7), f"{why_not}: load it with reader='memray' (memray.FileReader)")
+    head, start = _header(path, data, where)
+    end = len(data)
+    if not compressed:  # memray's FileSource ignores the zero bytes a killed tracker leaves at the end
+        end = len(data.rstrip(b"\0"))
+    buf = np.frombuffer(data, np.uint8)
+    header_count = int(head["n_allocations"])
+    cap_hint = header_count if 0 < header_count <= end else max(end // 4, 16)
+    scan = scan_capture(buf, start, end, False, cap_hint, limits.max_events, limits.max_stack_depth,
+                        limits.max_name_chars)
+    status, err_at, stop_at = scan[0], scan[1], scan[2]
+    n = scan[4][0].shape[0]
+    if status != OK:
+        _fail(path, where(err_at), f"record {n:,}: {MESSAGES[status]}")
+    if header_count and n != header_count:
+        _fail(path, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
+                                    f"{header_count:,} (cut short or damaged)")
+    if header_count and not scan[3]:  # a finished capture (its header counts the records) ends with a trailer
+        _fail(path, where(stop_at), "the capture ends without its trailer (cut short)")
+    return {"header": head, "data": data, "scan": scan}
+
+
+def _load_own(path: str, limits, warn: bool) -> MemoryCapture:
+    raw = scan_file(path, limits)
+    head, data = raw["header"], raw["data"]
+    (status, err_at, stop_at, trailer, allocs, memory, threads, frames, nodes, codes, _native_frames) = raw["scan"]
+    n = allocs[0].shape[0]
+    repairs: dict = {}
+    if not trailer:
+        repairs["no_trailer"] = {"count": 1, "first": int(stop_at),
+                                 "action": "read up to the end (the tracked process did not finish its capture)"}
+    address, size, allocator, t_index, stack_id = allocs[0], allocs[1], allocs[2], allocs[3], allocs[4]
+    th_tid, th_n0, th_n1 = threads
+    tid = th_tid[t_index] if th_tid.size else np.zeros(n, np.uint64)
+    thread_name = {int(t): (data[a:b].decode("utf-8", "replace") if a >= 0 else "")
+                   for t, a, b in zip(th_tid.tolist(), th_n0.tolist(), th_n1.tolist())}
+
+    # stacks: the distinct stack ids of the allocating records, in first-seen order, and their frames
+    from ..kernels.memcov import record_role
+
+    role, _space = record_role(allocator)
+    ids, first = np.unique(stack_id, return_index=True)  # frees too (stack 0), as memray's path keys them
+    order = np.argsort(first, kind="stable")
+    keys, first_rec = ids[order], first[order]
+    code_info = {}
+    co_id, co = codes
+    for c, row in zip(co_id.tolist(), co.tolist()):
+        code_info[c] = (data[row[0]:row[1]].decode("utf-8", "replace"), data[row[2]:row[3]].decode("utf-8", "replace"),
+                        row[4], data[row[5]:row[6]])
+    fr_code, fr_off, _fr_entry = frames
+    nd_frame, nd_parent = nodes
+    location: dict = {}
+
+    def frame_location(fid: int) -> tuple:
+        loc = location.get(fid)
+        if loc is None:
+            fn, file, firstline, table = code_info.get(int(fr_code[fid]), ("", "", 0, b""))
+            off = int(fr_off[fid])
+            line = _line_311(table, off, firstline) if table and off >= 0 else 0
+            loc = location[fid] = (fn, file, line)
+        return loc
+
+    main_tid, skipped = int(head["main_tid"]), int(head["skipped"])
+    stack_tuples = []
+    for k, r in zip(keys.tolist(), first_rec.tolist()):
+        fids = []
+        node = k
+        while node != 0 and len(fids) <= limits.max_stack_depth:
+            fids.append(int(nd_frame[node]))
+            node = int(nd_parent[node])
+        if skipped and int(tid[r]) == main_tid:
+            del fids[max(len(fids) - skipped, 0):]
+        stack_tuples.append([frame_location(f) for f in fids])
+
+    # the clock: the memory records where they are in the stream, every stride-th past 10,000
+    m_pos, m_rss, m_ms = memory
+    if m_pos.size > MAX_SNAPSHOTS:
+        stride = -(-m_pos.size // MAX_SNAPSHOTS)
+        m_pos, m_rss, m_ms = m_pos[::stride], m_rss[::stride], m_ms[::stride]
+    return _assemble(
+        path, address=address, size=size, allocator=allocator, tid=tid, role=role, skey=stack_id,
+        keys=keys.reshape(-1, 1), stack_tuples=stack_tuples, thread_name=thread_name, leaked_bytes=None,
+        peak_bytes=None, n_allocations=n, snap_ms=m_ms.astype(np.float64), snap_rss=m_rss.astype(np.int64),
+        snap_heap=None, snap_pos=m_pos, start_ms=float(head["start_ms"]),
+        end_ms=max(float(head["end_ms"] - head["start_ms"]), 0.0), command_line=head["command_line"],
+        pid=int(head["pid"]), python_allocator=PYTHON_ALLOCATORS.get(int(head["python_allocator"]), "unknown"),
+        native=False, trace_python_allocators=head["trace_python_allocators"], main_tid=main_tid, repairs=repairs,
+        reader_name="tracevis3d (kernels.memray_scan)", warn=warn)
 
 
 def _records(reader, native: bool) -> tuple:
@@ -314,30 +621,65 @@ def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _read(reader, md, path: str) -> MemoryCapture:
-    from ..kernels.memcov import (group_span, heap_curve_peak, pair_ranges, record_role, record_times,
-                                  snapshot_positions)
+    """The `MemoryCapture` of a capture memray's `FileReader` opened."""
+    from ..kernels.memcov import record_role
 
     native = bool(md.has_native_traces)
     rec, first = _records(reader, native)
-    n = rec.shape[0]
     address, size, allocator, tid = rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3]  # views: no copies
     skey = rec[:, 4:7] if native else rec[:, 4]
-    role, space = record_role(allocator)
-    closed_by, alloc_of, n_unpaired, n_over = pair_ranges(address, size, role, space)
+    role, _space = record_role(allocator)
     leaked_bytes = int(sum(int(r.size) for r in reader.get_leaked_allocation_records(merge_threads=False)))
-
-    # the clock: memray's memory snapshots, each placed in the record stream where the heap the
-    # reader had counted then (`MemorySnapshot.heap`) is reached (`kernels.memcov.snapshot_positions`)
     snaps = list(reader.get_memory_snapshots())
     start_ms = md.start_time.timestamp() * 1000.0
-    end_ms = max(md.end_time.timestamp() * 1000.0 - start_ms, 0.0)
-    snap_ms = np.array([s.time - start_ms for s in snaps], np.float64)
-    snap_rss = np.array([s.rss for s in snaps], np.int64)
-    snap_heap = np.array([s.heap for s in snaps], np.int64)
+    keys = list(first)
+    thread_name: dict = {}
+    stack_tuples = []
+    for k in keys:
+        r = first[k]
+        stack_tuples.append([(str(fr[0]), str(fr[1] or ""), int(fr[2] or 0)) for fr in _frames_of(r, native)])
+        try:
+            thread_name.setdefault(int(r.tid), r.thread_name or "")
+        except Exception:  # a thread memray has no name for
+            thread_name.setdefault(int(r.tid), "")
+    return _assemble(
+        path, address=address, size=size, allocator=allocator, tid=tid, role=role, skey=skey,
+        keys=np.array(keys, np.uint64).reshape(len(keys), -1), stack_tuples=stack_tuples, thread_name=thread_name,
+        leaked_bytes=leaked_bytes, peak_bytes=int(md.peak_memory), n_allocations=int(md.total_allocations),
+        snap_ms=np.array([s.time - start_ms for s in snaps], np.float64),
+        snap_rss=np.array([s.rss for s in snaps], np.int64), snap_heap=np.array([s.heap for s in snaps], np.int64),
+        snap_pos=None, start_ms=start_ms, end_ms=max(md.end_time.timestamp() * 1000.0 - start_ms, 0.0),
+        command_line=str(md.command_line), pid=int(md.pid), python_allocator=str(md.python_allocator),
+        native=native, trace_python_allocators=bool(md.trace_python_allocators), main_tid=int(md.main_thread_id),
+        repairs={}, reader_name=f"memray.FileReader {_memray_version()}", warn=False)
+
+
+def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, stack_tuples, thread_name,
+              leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
+              command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
+              reader_name, warn) -> MemoryCapture:
+    """The `MemoryCapture` from either reader's records (one row per allocator record: address,
+    size, allocator, thread id, stack key), the distinct stack keys (``keys``, the frames of each
+    as (function, file, line) innermost first in ``stack_tuples``) and the memory snapshots.
+    ``snap_pos`` (records before each snapshot) is known to our reader; memray's gives the heap at
+    each snapshot instead (``snap_heap``), which places it.  Figures left None are computed from the
+    paired ranges."""
+    from ..kernels.memcov import group_span, heap_curve_peak, pair_ranges, record_role, record_times, \
+        snapshot_positions
+    from ..kernels.memray_scan import heap_at
+
+    n = address.shape[0]
+    role, space = record_role(allocator)
+    closed_by, alloc_of, n_unpaired, n_over = pair_ranges(address, size, role, space)
+    peak_pairs, at = heap_curve_peak(size, role, alloc_of)
+    end_ms = float(end_ms)
     if snap_ms.size:
         end_ms = max(end_ms, float(snap_ms.max()))
-    repairs: dict = {}
-    pos, n_placed = snapshot_positions(size, role, alloc_of, snap_heap)
+    if snap_pos is not None:
+        pos, n_placed = snap_pos.astype(np.int64), snap_pos.size
+        snap_heap = heap_at(size, role, alloc_of, pos)
+    else:  # each snapshot placed where the paired ranges reach the heap the reader had counted then
+        pos, n_placed = snapshot_positions(size, role, alloc_of, snap_heap)
     clock = "snapshots"
     if n_placed < snap_heap.size:
         clock = "snapshots (partly)" if n_placed else "records"
@@ -355,33 +697,26 @@ def _read(reader, md, path: str) -> MemoryCapture:
         repairs["allocation_over_live_range"] = {"count": int(n_over), "first": -1,
                                                  "action": "the earlier range ends where the address is reused"}
 
-    # stacks (distinct memray stack ids), their frames; threads
+    # frames of the distinct stacks; threads
     frames: dict = {}
     frame_function, frame_file, frame_line = [], [], []
     stack_frames: list = []
-    keys = list(first)
-    thread_name: dict = {}
-    for k in keys:
-        r = first[k]
+    for tuples in stack_tuples:
         ids = []
-        for fr in _frames_of(r, native):
+        for fr in tuples:
             f = frames.get(fr)
             if f is None:
                 f = frames[fr] = len(frame_function)
-                frame_function.append(str(fr[0]))
-                frame_file.append(str(fr[1] or ""))
-                frame_line.append(int(fr[2] or 0))
+                frame_function.append(fr[0])
+                frame_file.append(fr[1])
+                frame_line.append(fr[2])
             ids.append(f)
         stack_frames.append(ids)
-        try:
-            thread_name.setdefault(int(r.tid), r.thread_name or "")
-        except Exception:  # a thread memray has no name for
-            thread_name.setdefault(int(r.tid), "")
     for t in np.unique(tid).tolist():
         thread_name.setdefault(int(t), "")
     allocating = role > 0
     idx = np.flatnonzero(allocating)
-    r_stack = _lookup(np.array(keys, np.uint64).reshape(len(keys), -1), skey[idx])
+    r_stack = _lookup(keys, skey[idx])
 
     freed_by = closed_by[idx]
     leaked = freed_by < 0
@@ -390,7 +725,6 @@ def _read(reader, md, path: str) -> MemoryCapture:
     r_end = np.maximum(r_end, r_start)
     tids = np.array(sorted(thread_name), np.int64)
     r_thread = _lookup(tids.astype(np.uint64)[:, None], tid[idx])
-    peak_pairs, at = heap_curve_peak(size, role, alloc_of)
     hwm_ms = float(t_rec[at]) if at >= 0 else 0.0
 
     # sites: distinct innermost frames
@@ -414,11 +748,24 @@ def _read(reader, md, path: str) -> MemoryCapture:
     site_start, site_end = group_span(r_site, r_start, r_end, n_sites)
     site_bytes = np.bincount(r_site, weights=r_size.astype(np.float64), minlength=n_sites).astype(np.int64)
     site_count = np.bincount(r_site, minlength=n_sites).astype(np.int64)
+    if leaked_bytes is None:
+        leaked_bytes = int(r_size[leaked].sum(dtype=np.uint64))
+    if peak_bytes is None:
+        peak_bytes = int(peak_pairs)
+    # a free of a block allocated before tracking started is in every capture: counted, not warned
+    odd = {k: v for k, v in repairs.items() if k != "free_without_allocation"}
+    if warn and odd:
+        import warnings
+
+        from ..errors import TraceWarning
+
+        warnings.warn(TraceWarning(f"{path}: repaired: " + "; ".join(
+            f"{k} x{v['count']} ({v['action']})" for k, v in odd.items())), stacklevel=4)
     return MemoryCapture(
-        source=path, peak_bytes=int(md.peak_memory), n_allocations=int(md.total_allocations),
-        leaked_bytes=leaked_bytes, duration_ms=float(end_ms), start_epoch_ms=float(start_ms),
-        command_line=str(md.command_line), pid=int(md.pid), python_allocator=str(md.python_allocator),
-        native=native, trace_python_allocators=bool(md.trace_python_allocators), n_records=int(n),
+        source=path, peak_bytes=int(peak_bytes), n_allocations=int(n_allocations),
+        leaked_bytes=int(leaked_bytes), duration_ms=float(end_ms), start_epoch_ms=float(start_ms),
+        command_line=command_line, pid=pid, python_allocator=python_allocator,
+        native=native, trace_python_allocators=trace_python_allocators, n_records=int(n),
         range_address=address[idx], range_size=r_size, range_start=r_start, range_end=r_end,
         range_leaked=leaked, range_stack=r_stack, range_thread=r_thread,
         range_allocator=allocator[idx].astype(np.int8), range_record=idx.astype(np.int64), range_freed_by=freed_by,
@@ -426,11 +773,11 @@ def _read(reader, md, path: str) -> MemoryCapture:
         frame_line=np.array(frame_line, np.int32), site_function=site_function, site_file=site_file,
         site_line=np.array(site_line, np.int32), site_start=np.where(np.isfinite(site_start), site_start, 0.0),
         site_end=site_end, site_bytes=site_bytes, site_count=site_count, thread_ids=tids,
-        thread_names=[thread_name[int(t)] or ("main thread" if int(t) == int(md.main_thread_id) else f"thread {int(t)}")
+        thread_names=[thread_name[int(t)] or ("main thread" if int(t) == main_tid else f"thread {int(t)}")
                       for t in tids],
         snap_ms=snap_ms, snap_rss=snap_rss, snap_heap=snap_heap, hwm_ms=hwm_ms, clock=clock,
         meta={"repairs": repairs, "peak_bytes_paired": int(peak_pairs), "hwm_record": int(at),
-              "snapshots_placed": int(n_placed), "memray_version": _memray_version()})
+              "snapshots_placed": int(n_placed), "memray_version": _memray_version(), "reader": reader_name})
 
 
 def _memray_version() -> str:
