@@ -85,3 +85,27 @@ def test_content_fingerprint_whole_and_in_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(refine, "FINGERPRINT_CHUNK", 1 << 16)
     pieces = refine.content_fingerprint(a)
     assert pieces == refine.content_fingerprint(a) and pieces != refine.content_fingerprint(b)  # the last piece
+
+
+def _aligned_twin(a_start, a_end, b_start, pairs, window, origins):
+    """Brute force: the offsets of every match inside the window, their median."""
+    offs = sorted(b_start[b] - a_start[a] for a, b in pairs if a_start[a] >= window[0] and a_end[a] <= window[1])
+    if not offs:
+        d = origins[1] - origins[0]
+    else:
+        m = len(offs) // 2
+        d = offs[m] if len(offs) % 2 else 0.5 * (offs[m - 1] + offs[m])
+    return (window[0] + d, window[1] + d)
+
+
+@pytest.mark.parametrize("window", [(100.0, 400.0), (5000.0, 5100.0)])
+def test_aligned_window_moves_by_the_matches_median_offset(window):
+    rng = np.random.default_rng(3)
+    a_start = np.sort(rng.uniform(0, 1000, 200))
+    a_end = a_start + rng.uniform(0, 50, 200)
+    b_start = a_start * 1.3 + 40 + rng.normal(0, 5, 200)
+    pairs = [(int(a), int(b)) for a, b in zip(rng.integers(0, 200, 120), rng.integers(0, 200, 120))]
+    pa, pb = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    got = refine.aligned_window(a_start, a_end, b_start, b_start + 1, pa, pb, window, (0.0, 40.0))
+    assert got == pytest.approx(_aligned_twin(a_start, a_end, b_start, pairs, window, (0.0, 40.0)))
+    assert got[1] - got[0] == pytest.approx(window[1] - window[0])  # as wide as A's

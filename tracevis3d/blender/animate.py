@@ -47,6 +47,7 @@ META_KEY = "tracevis3d_meta"  # the layout's time axis, recorded by the build (`
 META_FIELDS = ("layout", "t0", "t1", "world_per_us", "world_per_pixel", "world_per_px", "text_px",
                "world_per_us_a", "world_per_us_b", "window_a", "window_b",
                "wall_world_per_us", "lane_angles", "ring_origin", "ring_stretch",  # the thread view's wall and rings
+               "focus_thread", "lane_threads",  # the thread view's focus and lanes: a zoom keeps them (`view`)
                "inset",  # the icicle's detail inset: its own time axis (`layout.inset`)
                "x_unit")  # a merged trace's measure: its x is no clock (`layout.annotate.XUnit`)
 KINDS = ANIMATIONS  # every kind; which a view offers: its registry entry (`tracevis3d.views.View.animations`)

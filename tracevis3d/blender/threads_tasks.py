@@ -19,6 +19,11 @@ def last_sync(trace):
     return _SYNC.get(trace) if trace is not None else None
 
 
+def analysed_traces() -> list:
+    """The traces whose `Synchronisation` this session keeps (`last_sync`)."""
+    return list(_SYNC.keys())
+
+
 def _analyse_and_layout(trace, params, sync=None):
     from ..analysis.synchronisation import synchronisation
     from ..layout.threads import threads_layout

@@ -26,9 +26,12 @@ main-thread steps; given a view (``persp``: a world → clip matrix, ``region``:
 it works out the window the view sees (`refine.view_window`) and refines, keeps, or goes back
 to the overview (`refine.refine_decision`).  The viewport's "Refine as you fly" drives it.
 
-Only the icicle refines: a comparison, thread view or cone tree scene is refused with a
-ValueError that says so, and an animation's camera path (``--kind flythrough``) flies over the
-overview as built.
+The thread view and the comparison refine a window given to `zoom_to` (`_refine_beside_steps`):
+their dedicated figure of the window (the comparison: A's window and B's aligned to it) beside
+the overview, which stays whole (the ring's time runs along a fixed arc; the comparison's two
+sides have two clocks and tubes between them: neither has one straight axis to split).  A cone
+tree scene is refused with a ValueError that says why (`NOT_REFINED`), and an animation's
+camera path (``--kind flythrough``) flies over the overview as built.
 
 The first zoom costs what the later ones cost: a refined stretch keeps the overview's colours,
 which the overview's colour stage ranks over the whole trace (~0.5 s at 10^6 calls, ~10 s at
@@ -469,6 +472,16 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     coll = bpy.data.collections.get(collection_name)
     if coll is None:
         raise ValueError(f"the scene has no figure to refine (no collection {collection_name!r})")
+    layout = _scene_layout(scene)
+    if layout in ("threads", "compare"):
+        if persp is not None:
+            raise ValueError(f"the {BESIDE[layout]} refines a window given to zoom_to (following the viewport is "
+                             "the icicle's)")
+        out = yield from _refine_beside_steps(job, scene, window, thread, coll, collection_name, t_start, layout)
+        return out
+    if layout != "icicle":
+        raise ValueError(NOT_REFINED.get(layout, f"a {layout} figure does not refine (only the icicle and the "
+                                                 "thread view do)"))
     state = zoom_state(scene)
     if persp is not None:
         ov = _overview(scene, coll)
@@ -528,6 +541,217 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     return {"window": (lo, hi), "thread": thread, "action": "refine", "calls_drawn": int(spec.meta["n_boxes"]),
             "calls": int(spec.meta["n_calls"]), "names": names, "camera": out["objects"]["camera"],
             "collection": ZOOM_COLLECTION, "placement": placement, "meta": spec.meta,
+            "seconds": {"layout": t_layout, "write": t_write, "total": time.perf_counter() - t_start}}
+
+
+#: a thread view packs threads of one kind into shared lanes only above this many lanes (`params.shared.PACK_THREADS`)
+PACK_LANES = 8
+#: why a view does not refine
+NOT_REFINED = {
+    "cone": "the cone tree does not refine: it has no time axis (a call's children sit on a cone around it, "
+            "sized by their share of it); its zoom would be a subtree laid out as a cone of its own, which "
+            "render-cone's root option draws (a `zoom_to(call=...)` is not built)",
+}
+#: the views that refine beside their overview (`_refine_beside_steps`)
+BESIDE = {"threads": "thread view", "compare": "comparison"}
+
+
+def _scene_layout(scene) -> str:
+    from .animate import META_KEY
+
+    try:
+        meta = json.loads(scene.get(META_KEY) or "{}")
+    except (TypeError, ValueError):
+        meta = {}
+    return str(meta.get("layout", "icicle")) if isinstance(meta, dict) else "icicle"
+
+
+def _threads_context(scene) -> dict:
+    """The thread view's trace, parameters and analysis (``scene[THREADS_KEY]``), kept per file version."""
+    import os
+
+    from . import session
+    from ..layout.threads_params import ThreadsParams
+    from .threads_tasks import THREADS_KEY
+
+    try:
+        rec = json.loads(scene.get(THREADS_KEY) or "null")
+    except (TypeError, ValueError):
+        rec = None
+    if not isinstance(rec, dict):
+        raise ValueError("the thread view's build record is missing: build the thread view again")
+    src = rec.get("source")
+    if not src or not os.path.isfile(str(src)):
+        raise FileNotFoundError(f"the thread view's trace file is not there: {src or '(not recorded)'}")
+    fkey = session.file_key(src)
+    params = ThreadsParams.from_dict(rec.get("params") or {}).validate()
+    key = ("threads",) + _context_key(fkey, params)
+    ctx = _contexts.get(key)
+    if ctx is None:
+        _contexts.clear()
+        ctx = _contexts[key] = {"path": fkey[0], "params": params, "trace": None, "sync": None}
+    if ctx["trace"] is None:  # built in this session: its trace and analysis are at hand
+        from .threads_tasks import last_sync, analysed_traces
+
+        for tr in analysed_traces():
+            if os.path.abspath(str(tr.meta.get("source") or "")) == fkey[0]:
+                ctx["trace"], ctx["sync"] = tr, last_sync(tr)
+                break
+    return ctx
+
+
+def _threads_window_layout(ctx: dict, window, focus, threads):
+    """Worker: the dedicated ``render-threads --window`` figure of ``window``: the overview's
+    threads (``threads``: its lanes' threads, None: as it chose them) and focus (``focus``:
+    the thread whose icicle stands on top; the window's own choice where it has no calls in it)."""
+    import dataclasses
+
+    from ..analysis.synchronisation import synchronisation
+    from ..layout.threads import threads_layout
+    from . import session
+    from .threads_tasks import last_sync
+
+    if ctx["trace"] is None:
+        ctx["trace"] = session.get_trace(ctx["path"])
+    trace = ctx["trace"]
+    if ctx["sync"] is None:
+        ctx["sync"] = last_sync(trace) or synchronisation(trace)
+    changes = {"time_window": (float(window[0]), float(window[1])), "window": "all"}
+    if threads is not None and ctx["params"].threads is None:
+        changes["threads"] = [int(t) for t in threads]
+    params = dataclasses.replace(ctx["params"], **changes)
+    if focus is not None:
+        try:
+            spec = threads_layout(trace, dataclasses.replace(params, focus=focus).validate(), ctx["sync"])
+            return params, dataclasses.replace(spec, lights=[])
+        except ValueError:  # the focused thread has no calls in the window: the window's own focus
+            pass
+    spec = threads_layout(trace, params.validate(), ctx["sync"])
+    return params, dataclasses.replace(spec, lights=[])
+
+
+def _compare_context(scene) -> dict:
+    """The comparison's trace files, τ and parameters (``scene[COMPARE_KEY]``), its `Comparison` kept."""
+    from . import session
+    from ..layout.compare import CompareParams
+    from .tasks import COMPARE_KEY
+
+    try:
+        rec = json.loads(scene.get(COMPARE_KEY) or "null")
+    except (TypeError, ValueError):
+        rec = None
+    if not isinstance(rec, dict) or not rec.get("trace_a") or not rec.get("trace_b"):
+        raise ValueError("the comparison's build record (its two trace files) is missing: compare them again")
+    ka, kb = session.file_key(rec["trace_a"]), session.file_key(rec["trace_b"])
+    params = CompareParams.from_dict(rec.get("params") or {}).validate()
+    key = ("compare", ka, kb, float(rec.get("tau", 0.2)), json.dumps(params.to_dict(), sort_keys=True, default=str))
+    ctx = _contexts.get(key)
+    if ctx is None:
+        _contexts.clear()
+        ctx = _contexts[key] = {"paths": (ka[0], kb[0]), "tau": float(rec.get("tau", 0.2)), "params": params,
+                                "cmp": None}
+    return ctx
+
+
+def _compare_window_layout(ctx: dict, window, thread):
+    """Worker: the dedicated ``render-compare --window-a`` figure of A's ``window`` with B's
+    window aligned to it (`refine.aligned_window`); ``thread``: A's thread shown (its matches'
+    thread on B stays the comparison's choice)."""
+    import dataclasses
+
+    from ..layout.compare import compare_layout
+
+    cmp = ctx["cmp"]
+    a, b = cmp.a, cmp.b
+    wb = refine.aligned_window(a.start, a.end, b.start, b.end, cmp.pairs["a"], cmp.pairs["b"], window,
+                               (float(a.start.min()), float(b.start.min())))
+    changes = {"window_a": (float(window[0]), float(window[1])), "window_b": wb, "align_a": None}
+    if thread is not None:
+        changes["thread_a"] = thread
+    params = dataclasses.replace(ctx["params"], **changes).validate()
+    spec = compare_layout(cmp, params)
+    return params, dataclasses.replace(spec, lights=[])
+
+
+def _frame_x(persp) -> tuple:
+    return refine.frame_x_range(np.asarray(persp, np.float64), 0.0)
+
+
+def _refine_beside_steps(job: Job, scene, window, thread, coll, collection_name: str, t_start: float,
+                         layout: str = "threads"):
+    """The thread view's and the comparison's refinement.
+
+    The comparison: both sides' figures of the window (A's ``window``, B's aligned to it by
+    the matches of A's calls in it, `refine.aligned_window`: `compare_layout` with
+    ``window_a``/``window_b``) beside the overview, the scene camera on them.  The thread view: the dedicated figure of the window (its ring and its
+    focused icicle at the window's scale, `threads_layout` with ``time_window``) beside the
+    overview, right of its camera's frame, the scene camera on it.  The overview is not split:
+    its time runs along the ring's arc (a fixed half circle), so a window of it is the whole
+    figure laid out again; the overview stays whole beside it as the context a pulled-back
+    view sees.  The lanes keep their colours: the window shows the overview's threads in its
+    order (``lane_threads``), its bars coloured by the same absolute scale (waiting and I/O)."""
+    from .animate import META_KEY
+    from .zoom_write import write_refinement_steps
+
+    state = zoom_state(scene)
+    if window is None:
+        out = unzoom(scene, collection_name)
+        out["action"] = "overview"
+        return out
+    meta = json.loads(scene.get(META_KEY) or "{}")
+    lo, hi = float(window[0]), float(window[1])
+    if not hi > lo:
+        raise ValueError(f"an empty window: {lo:g}..{hi:g} µs")
+    t = time.perf_counter()
+    if layout == "compare":
+        from . import session
+
+        ctx = _compare_context(scene)
+        if ctx["cmp"] is None:  # the comparison the scene was built from (kept by the session when it made it)
+            ctx["cmp"] = yield from session.compare_steps(job, *ctx["paths"], tau=ctx["tau"], span=(0.0, 0.05),
+                                                          merge=bool(ctx["params"].merge))
+        job.report(0.05, f"laying out the comparison of {lo:,.0f}..{hi:,.0f} µs of A")
+        params, spec = yield job.off_main(_compare_window_layout, ctx, (lo, hi), thread)
+    else:
+        ctx = _threads_context(scene)
+        focus = thread if thread is not None else meta.get("focus_thread")  # an index or a name
+        lanes = meta.get("lane_threads")
+        if lanes is not None and ctx["params"].pack_threads and len(lanes) > PACK_LANES:
+            lanes = None  # its lanes may be packed: the window packs its own
+        job.report(0.05, f"laying out the thread view of {lo:,.0f}..{hi:,.0f} µs")
+        params, spec = yield job.off_main(_threads_window_layout, ctx, (lo, hi), focus, lanes)
+    t_layout = time.perf_counter() - t
+    overview_cam = (state or {}).get("camera") or (scene.camera.name if scene.camera else None)
+    cam_ob = bpy.data.objects.get(overview_cam or "")
+    ov_l, ov_r = _frame_x(camera_persp(scene, cam_ob)[0]) if cam_ob is not None else (0.0, 0.0)
+    new_l, new_r = _frame_x(refine.camera_matrix(spec.camera, spec.resolution))
+    gap = 0.05 * max(ov_r - ov_l, new_r - new_l)
+    offset = (max(ov_l, ov_r) + gap - min(new_l, new_r), 0.0, 0.0)
+    job.report(0.5, f"writing the {BESIDE[layout]} of {lo:,.0f}..{hi:,.0f} µs")
+    t = time.perf_counter()
+    job.on_cleanup(lambda: unzoom(scene, collection_name))
+    out = yield from write_refinement_steps(spec, ZOOM_COLLECTION, scene)
+    zoom = bpy.data.collections[ZOOM_COLLECTION]
+    for ob in zoom.objects:
+        if ob.parent is None:
+            ob.location.x += offset[0]
+        ob["tv3d_zoom"] = True
+    cam = bpy.data.objects.get(out["objects"]["camera"])
+    if cam is not None:
+        cam.data.clip_end = max(cam.data.clip_end, 4.0 * (abs(offset[0]) + (new_r - new_l) + 100.0))
+    t_write = time.perf_counter() - t
+    lab = spec.labels
+    names = [txt for txt, k in zip(lab.texts, lab.kind) if k in NAME_KINDS]
+    if layout == "compare":
+        calls = int(spec.meta["n_calls_a"]) + int(spec.meta["n_calls_b"])
+    else:
+        calls = int(spec.meta["n_calls"]) - int(spec.meta.get("n_cut", 0))
+    scene[STATE_KEY] = json.dumps({"window": [lo, hi], "thread": thread, "camera": overview_cam, "layout": layout,
+                                   "offset": list(offset), "calls_drawn": calls, "names": names[:2000]})
+    job.report(1.0, f"refined {lo:,.0f}..{hi:,.0f} µs: {calls:,} calls, {len(names)} names")
+    return {"window": (lo, hi), "thread": thread, "action": "refine", "calls_drawn": calls, "calls": calls,
+            "names": names, "camera": out["objects"]["camera"], "collection": ZOOM_COLLECTION, "placement": None,
+            "offset": offset, "meta": spec.meta,
             "seconds": {"layout": t_layout, "write": t_write, "total": time.perf_counter() - t_start}}
 
 

@@ -33,7 +33,7 @@ from .params import IcicleParams
 
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
            "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",
-           "colours_file_name", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
+           "colours_file_name", "aligned_window", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
 
 #: a view refines when it shows the figure's time at least this many times finer than the overview
 MIN_ZOOM = 2.0
@@ -384,3 +384,20 @@ def colours_file_name(fingerprint: str, params: IcicleParams) -> str:
     key = json.dumps({"format": COLOURS_FORMAT, "trace": fingerprint, "params": params.to_dict()}, sort_keys=True,
                      default=str)
     return f"overview-colours-{hashlib.sha1(key.encode()).hexdigest()}.npz"
+
+
+def aligned_window(a_start, a_end, b_start, b_end, pair_a, pair_b, window, origins=(0.0, 0.0)) -> tuple:
+    """B's window aligned with A's ``window``: as wide, moved by the median of how much later
+    in B the matches (pairs ``pair_a`` ↔ ``pair_b``) of A's calls inside the window start
+    (TraceDiff's "align", IV-E, over a stretch instead of one call; the median keeps a few
+    matches far away, a repeated call's, from dragging it off); without a match there, the
+    same stretch after B's start (``origins``: A's and B's first start) as after A's."""
+    lo, hi = (float(v) for v in window)
+    pa, pb = np.asarray(pair_a, np.int64), np.asarray(pair_b, np.int64)
+    a_start = np.asarray(a_start)
+    inside = (a_start[pa] >= lo) & (np.asarray(a_end)[pa] <= hi)
+    if inside.any():
+        d = float(np.median(np.asarray(b_start)[pb[inside]] - a_start[pa[inside]]))
+    else:
+        d = float(origins[1]) - float(origins[0])
+    return lo + d, hi + d
