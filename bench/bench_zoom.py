@@ -3,9 +3,11 @@
 For each trace (recorded ones, tools/record_traces.py: sympy, sympy_pool, docutils; and, with
 ``--synthetic 1e6,1e7``, 4-thread `tracevis3d.synthetic` traces), the default overview is built
 headless in Blender (bpy module), then windows of 0.2, 1, 5 and 50 ms around the busiest stretch
-of each width are refined in turn (the overview's colouring is computed by the first zoom: its
-time is the row "first zoom").  The peer, measured in the same run, is the dedicated
-``render-icicle --window`` layout of the same window (`icicle_layout`, bpy-free: what the
+of each width are refined in turn.  The row "first zoom" is the figure's first zoom (a window of
+0.4 ms): the build keeps the overview's colours and trace for it (`view.keep_overview_steps`),
+so it costs what the later zooms cost; before, it ran the overview's stages over the whole trace
+again (10.6 s at 1.1·10^6 calls, 49.8 s at 10^7, same machine under load).  The peer, measured
+in the same run, is the dedicated ``render-icicle --window`` layout of the same window (`icicle_layout`, bpy-free: what the
 refinement lays out before writing its boxes and names into the scene; the dedicated figure
 would also write a whole scene).  One table: seconds of the zoom and of the peer, their ratio,
 names of calls at >= 14 px in the zoomed camera frame against the names the dedicated figure
@@ -22,27 +24,30 @@ objects (Blender's per-object cost dominates the viewport's redraw past a few th
 Usage:  cd bench; PYTHONPATH=.. ../.venv/bin/python bench_zoom.py [--traces DIR] [NAME ...]
         [--synthetic 1e6,1e7]
 
-Measured 2026-11-28 (this 2-core machine shared with other jobs, load average ~12; ``--traces``
-of tools/record_traces.py sympy, sympy_pool, docutils, ``--synthetic 1e7``), abridged:
+Measured 2026-11-28 (this 2-core machine shared with other jobs, load average 7-10;
+``--traces`` of tools/record_traces.py sympy, sympy_pool, docutils, ``--synthetic 1e7``), abridged:
 
-    | trace         | calls      | window      | zoom s | dedicated layout s | ×    | names ≥ 14 px | dedicated | objects | boxes   | vertices |
-    |---------------|------------|-------------|--------|--------------------|------|---------------|-----------|---------|---------|----------|
-    | sympy         | 1,131,492  | overview    | 10.408 | 3.362              | 3.10 | 83            | -         | 129     | 10,855  | 86,936   |
-    | sympy         | 1,131,492  | first zoom  | 10.648 | -                  | -    | -             | -         | -       | -       | -        |
-    | sympy         | 1,131,492  | 0.2 ms      | 0.260  | 0.166              | 1.57 | 26            | 26        | 195     | 11,711  | 93,784   |
-    | sympy         | 1,131,492  | 1 ms        | 0.335  | 0.258              | 1.30 | 54            | 54        | 225     | 12,468  | 99,852   |
-    | sympy         | 1,131,492  | 5 ms        | 0.621  | 0.478              | 1.30 | 55            | 55        | 225     | 11,720  | 93,856   |
-    | sympy         | 1,131,492  | 50 ms       | 0.481  | 0.320              | 1.50 | 29            | 29        | 198     | 11,054  | 88,528   |
-    | sympy         | 1,131,492  | whole again | -      | -                  | -    | -             | -         | 129     | 10,855  | 86,936   |
-    | sympy_pool    | 1,047,882  | 0.2..50 ms  | 0.38..0.48 | 0.24..0.32     | 1.3..1.8 | 24..58    | 24..59    | 223..259 | ≤ 8,020 | ≤ 64,232 |
-    | docutils      | 538,546    | 0.2..50 ms  | 0.34..1.57 | 0.11..0.73     | 1.3..3.1 | 11..79    | 11..79    | 170..243 | ≤ 9,831 | ≤ 78,802 |
-    | synthetic 1e7 | 10,000,000 | overview    | 137.3  | 94.0               | 1.46 | 22            | -         | 73      | 94,981  | 759,942  |
-    | synthetic 1e7 | 10,000,000 | first zoom  | 49.8   | -                  | -    | -             | -         | -       | -       | -        |
-    | synthetic 1e7 | 10,000,000 | 0.2..50 ms  | 0.50..1.94 | 0.23..0.61     | 1.9..3.8 | 62..102   | 62..102   | 184..228 | ≤ 104,835 | ≤ 838,832 |
+    | trace         | calls      | window      | zoom s     | dedicated layout s | ×        | names ≥ 14 px | dedicated | objects  | boxes     | vertices  |
+    |---------------|------------|-------------|------------|--------------------|----------|---------------|-----------|----------|-----------|-----------|
+    | sympy         | 1,131,492  | overview    | 7.472      | 4.933              | 1.51     | 83            | -         | 129      | 10,855    | 86,936    |
+    | sympy         | 1,131,492  | first zoom  | 0.840      | -                  | -        | -             | -         | -        | -         | -         |
+    | sympy         | 1,131,492  | 0.2 ms      | 0.293      | 0.209              | 1.40     | 26            | 26        | 195      | 11,711    | 93,784    |
+    | sympy         | 1,131,492  | 1 ms        | 0.206      | 0.189              | 1.09     | 54            | 54        | 225      | 12,468    | 99,852    |
+    | sympy         | 1,131,492  | 5 ms        | 0.148      | 0.261              | 0.57     | 55            | 55        | 225      | 11,720    | 93,856    |
+    | sympy         | 1,131,492  | 50 ms       | 0.483      | 0.219              | 2.20     | 29            | 29        | 198      | 11,054    | 88,528    |
+    | sympy         | 1,131,492  | whole again | -          | -                  | -        | -             | -         | 129      | 10,855    | 86,936    |
+    | sympy_pool    | 1,047,882  | first zoom  | 1.400      | -                  | -        | -             | -         | -        | -         | -         |
+    | sympy_pool    | 1,047,882  | 0.2..50 ms  | 0.26..0.96 | 0.14..0.56         | 0.9..2.1 | 24..58        | 24..59    | 223..259 | ≤ 8,020   | ≤ 64,232  |
+    | docutils      | 538,546    | first zoom  | 1.621      | -                  | -        | -             | -         | -        | -         | -         |
+    | docutils      | 538,546    | 0.2..50 ms  | 0.41..2.12 | 0.21..0.62         | 1.5..4.0 | 11..79        | 11..79    | 170..243 | ≤ 9,831   | ≤ 78,802  |
+    | synthetic 1e7 | 10,000,000 | overview    | 115.7      | 62.7               | 1.84     | 22            | -         | 73       | 94,981    | 759,942   |
+    | synthetic 1e7 | 10,000,000 | first zoom  | 1.058      | -                  | -        | -             | -         | -        | -         | -         |
+    | synthetic 1e7 | 10,000,000 | 0.2..50 ms  | 0.31..0.65 | 0.11..0.24         | 2.8..4.6 | 62..102       | 62..102   | 184..228 | ≤ 104,835 | ≤ 838,832 |
 
 Every zoom names what the dedicated figure names (its layout, written); the docutils 0.2 ms
 window has 11 names to give (its dedicated figure names 11 too).  Back at the whole figure the
-scene has exactly the overview's objects.
+scene has exactly the overview's objects.  The overview's build pays for keeping its colours:
+the trace file's SHA-1 (0.2 s for 190 MB) and a file of one byte per call in the user cache.
 """
 from __future__ import annotations
 
