@@ -381,10 +381,10 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
                 nodes[node, 0] = fid
                 nodes[node, 1] = parent
                 n_nodes += 1
+            if d >= max_depth:
+                status = TOO_DEEP
+                break
             if d >= stacks.shape[1]:
-                if d >= max_depth:
-                    status = TOO_DEEP
-                    break
                 grown = np.zeros((stacks.shape[0], min(2 * stacks.shape[1], max_depth)), np.int64)
                 grown[:, :stacks.shape[1]] = stacks
                 stacks = grown
