@@ -109,3 +109,22 @@ def test_aligned_window_moves_by_the_matches_median_offset(window):
     got = refine.aligned_window(a_start, a_end, b_start, b_start + 1, pa, pb, window, (0.0, 40.0))
     assert got == pytest.approx(_aligned_twin(a_start, a_end, b_start, pairs, window, (0.0, 40.0)))
     assert got[1] - got[0] == pytest.approx(window[1] - window[0])  # as wide as A's
+
+
+def test_the_kept_colours_stay_bounded(tmp_path):
+    """The user cache keeps the newest files within so many files and bytes; the file just
+    written stays, files of others are not touched."""
+    import os
+
+    for k in range(6):
+        p = tmp_path / f"overview-colours-{k}.npz"
+        p.write_bytes(b"x" * 10)
+        os.utime(p, ns=(k * 10**9, k * 10**9))
+    (tmp_path / "other.txt").write_text("not ours")
+    refine.prune_colours(str(tmp_path), str(tmp_path / "overview-colours-0.npz"), 3, 1 << 20)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt", "overview-colours-0.npz",
+                                                          "overview-colours-3.npz", "overview-colours-4.npz",
+                                                          "overview-colours-5.npz"]
+    refine.prune_colours(str(tmp_path), str(tmp_path / "overview-colours-5.npz"), 10, 25)  # bytes: two files
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt", "overview-colours-4.npz",
+                                                          "overview-colours-5.npz"]

@@ -68,6 +68,8 @@ NAME_KINDS = ("call", "run", "row", "group", "cluster", "fold")  # labels that n
 COLOURS_KEY = "tracevis3d_zoom_colours"
 #: the user cache folder's sub-folder for the kept colours; ``TRACEVIS3D_ZOOM_CACHE`` overrides the folder
 COLOURS_DIR = "zoom_cache"
+#: the kept colours' files stay within this many files and bytes (one byte per call each)
+COLOURS_KEPT, COLOURS_BYTES = 32, 512 << 20
 
 # (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
 _contexts: dict = {}
@@ -143,7 +145,8 @@ def _context_key(file_key, params) -> tuple:
 
 
 def _save_colours(colours, fingerprint: str, params) -> str | None:
-    """Write the kept colours (atomically); None when the cache folder cannot be written."""
+    """Write the kept colours (atomically), the folder's oldest files beyond `COLOURS_KEPT`
+    files or `COLOURS_BYTES` bytes removed; None when the cache folder cannot be written."""
     import os
 
     from ..io.atomic import write_whole
@@ -155,6 +158,7 @@ def _save_colours(colours, fingerprint: str, params) -> str | None:
         write_whole(path, colours.to_bytes())
     except (OSError, ValueError, RuntimeError):
         return None
+    refine.prune_colours(folder, path, COLOURS_KEPT, COLOURS_BYTES)
     return path
 
 
@@ -765,7 +769,9 @@ def zoom_to(scene=None, window=None, thread=None, collection_name: str = "TraceV
     """Frame ``window`` = (t0, t1) µs (the trace's clock) of ``thread`` (an index or a name;
     None: the figure's threads) with the scene camera and lay that stretch out at full detail
     in place of the overview there; ``window=None``: the whole figure again.  Returns what it
-    did: {"window", "calls_drawn", "names", "seconds", ...} (module doc)."""
+    did: {"window", "calls_drawn", "names", "seconds", ...} (module doc).  On a thread view
+    ``thread`` is the focused thread (default: the overview's); on a comparison, A's thread
+    and ``window`` is A's (B's is aligned to it)."""
     job = zoom_job(scene or bpy.context.scene, window, thread, collection_name=collection_name)
     return job.run(interval=0.005)
 

@@ -33,7 +33,8 @@ from .params import IcicleParams
 
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
            "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",
-           "colours_file_name", "aligned_window", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
+           "colours_file_name", "aligned_window",
+           "prune_colours", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
 
 #: a view refines when it shows the figure's time at least this many times finer than the overview
 MIN_ZOOM = 2.0
@@ -384,6 +385,23 @@ def colours_file_name(fingerprint: str, params: IcicleParams) -> str:
     key = json.dumps({"format": COLOURS_FORMAT, "trace": fingerprint, "params": params.to_dict()}, sort_keys=True,
                      default=str)
     return f"overview-colours-{hashlib.sha1(key.encode()).hexdigest()}.npz"
+
+
+def prune_colours(folder: str, keep: str, max_files: int, max_bytes: int) -> None:
+    """Keep a folder of `OverviewColours` files bounded: newest first, the files past
+    ``max_files`` or ``max_bytes`` are removed (``keep``, the file just written, stays)."""
+    import os
+
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith("overview-colours-") and e.name.endswith(".npz")]
+        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        total = 0
+        for k, e in enumerate(entries):
+            total += e.stat().st_size
+            if e.path != keep and (k >= max_files or total > max_bytes):
+                os.remove(e.path)
+    except OSError:
+        pass
 
 
 def aligned_window(a_start, a_end, b_start, b_end, pair_a, pair_b, window, origins=(0.0, 0.0)) -> tuple:
