@@ -48,7 +48,7 @@ import numpy as np
 
 from ..errors import TraceFormatError
 
-__all__ = ["MemoryCapture", "load_memory", "scan_file", "MEMRAY_MAGIC", "LZ4_MAGIC"]
+__all__ = ["MemoryCapture", "MemrayLiveStream", "load_memory", "scan_file", "scan_bytes", "MEMRAY_MAGIC", "LZ4_MAGIC"]
 
 MEMRAY_MAGIC = b"memray"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -440,7 +440,6 @@ def scan_file(path, limits=None) -> dict:
     """The raw records of a capture our reader reads, as `kernels.memray_scan.scan_capture` gives
     them: ``header`` (memray's ``HeaderRecord`` fields), ``data`` (the inflated bytes), ``scan``
     (the kernel's tuple), checked (one-line `TraceFormatError` on bad input)."""
-    from ..kernels.memray_scan import MESSAGES, OK, scan_capture
     from .limits import resolve_limits
 
     limits = resolve_limits(limits)
@@ -457,18 +456,35 @@ def scan_file(path, limits=None) -> dict:
         data = _inflate(path, data, limits)
         if not data.startswith(MEMRAY_MAGIC + b"\0"):
             _fail(path, "byte 0", "an LZ4 frame that does not hold a memray capture")
+    return scan_bytes(data, path, limits, inflated=compressed)
 
-        def where(at):
-            return f"byte {at} of the inflated capture"
-    else:
-        def where(at):
-            return f"byte {at}"
+
+def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial: bool = False) -> dict:
+    """`scan_file` of a capture's bytes (``inflated``: they came out of an LZ4 frame, positions are
+    named in them).  ``partial``: the bytes that have arrived so far of a stream still being
+    written (memray's live mode): a record cut by their end is left for later; None while the
+    header itself is incomplete."""
+    from ..kernels.memray_scan import CUT, MESSAGES, OK, scan_capture
+
+    def where(at):
+        return f"byte {at} of the inflated capture" if inflated else f"byte {at}"
+
+    if partial and len(data) < HEADER_COUNT_AT:
+        return None
     why_not = _header_refuses(data[:HEADER_COUNT_AT])
     if why_not is not None:
-        _fail(path, where(7), f"{why_not}: load it with reader='memray' (memray.FileReader)")
-    head, start = _header(path, data, where)
+        _fail(source, where(7), f"{why_not}: load it with reader='memray' (memray.FileReader)")
+    if partial:
+        try:
+            head, start = _header(source, data, where)
+        except TraceFormatError:
+            if len(data) > (4 << 20):  # no header is that long: not the start of a capture
+                raise
+            return None  # the header has not fully arrived
+    else:
+        head, start = _header(source, data, where)
     end = len(data)
-    if not compressed:  # memray's FileSource ignores the zero bytes a killed tracker leaves at the end
+    if not inflated and not partial:  # memray's FileSource ignores the zero bytes a killed tracker leaves
         end = len(data.rstrip(b"\0"))
     buf = np.frombuffer(data, np.uint8)
     header_count = int(head["n_allocations"])
@@ -476,24 +492,33 @@ def scan_file(path, limits=None) -> dict:
     scan = scan_capture(buf, start, end, False, cap_hint, limits.max_events, limits.max_stack_depth,
                         limits.max_name_chars)
     status, err_at, stop_at = scan[0], scan[1], scan[2]
+    if partial and status == CUT:  # the last record has not fully arrived: the records before it
+        scan = scan_capture(buf, start, err_at, False, cap_hint, limits.max_events, limits.max_stack_depth,
+                            limits.max_name_chars)
+        status, err_at, stop_at = scan[0], scan[1], scan[2]
     n = scan[4][0].shape[0]
     if status != OK:
-        _fail(path, where(err_at), f"record {n:,}: {MESSAGES[status]}")
+        _fail(source, where(err_at), f"record {n:,}: {MESSAGES[status]}")
     if header_count and n != header_count:
-        _fail(path, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
-                                    f"{header_count:,} (cut short or damaged)")
+        _fail(source, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
+                                      f"{header_count:,} (cut short or damaged)")
     if header_count and not scan[3]:  # a finished capture (its header counts the records) ends with a trailer
-        _fail(path, where(stop_at), "the capture ends without its trailer (cut short)")
+        _fail(source, where(stop_at), "the capture ends without its trailer (cut short)")
     return {"header": head, "data": data, "scan": scan}
 
 
 def _load_own(path: str, limits, warn: bool) -> MemoryCapture:
-    raw = scan_file(path, limits)
+    return _capture_of(scan_file(path, limits), path, limits, warn)
+
+
+def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) -> MemoryCapture:
+    """The `MemoryCapture` of `scan_bytes`'s records (``live``: of a stream still running, whose
+    missing trailer is no repair)."""
     head, data = raw["header"], raw["data"]
     (status, err_at, stop_at, trailer, allocs, memory, threads, frames, nodes, codes, _native_frames) = raw["scan"]
     n = allocs[0].shape[0]
     repairs: dict = {}
-    if not trailer:
+    if not trailer and not live:
         repairs["no_trailer"] = {"count": 1, "first": int(stop_at),
                                  "action": "read up to the end (the tracked process did not finish its capture)"}
     address, size, allocator, t_index, stack_id = allocs[0], allocs[1], allocs[2], allocs[3], allocs[4]
@@ -605,6 +630,8 @@ def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     """int32 per value (one row of up to three uint64 columns, or a column): the row of ``keys``
     it equals; through a dense table when the keys are small integers (memray's stack ids and
     thread numbers are), else a hash and a sorted search."""
+    if not values.shape[0]:
+        return np.zeros(0, np.int32)
     values = values.reshape(values.shape[0], -1)
     if not keys.shape[0]:
         return np.zeros(values.shape[0], np.int32)
@@ -778,6 +805,95 @@ def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, sta
         snap_ms=snap_ms, snap_rss=snap_rss, snap_heap=snap_heap, hwm_ms=hwm_ms, clock=clock,
         meta={"repairs": repairs, "peak_bytes_paired": int(peak_pairs), "hwm_record": int(at),
               "snapshots_placed": int(n_placed), "memray_version": _memray_version(), "reader": reader_name})
+
+
+class MemrayLiveStream:
+    """memray's live mode read while the program runs.
+
+    ``python -m memray run --live-remote --live-port PORT program.py`` waits for one client on
+    127.0.0.1:PORT, then streams its capture to it: the same records as a capture file (memray's
+    ``SocketSink`` behind the same ``StreamingRecordWriter``), uncompressed, the header's counts
+    left at 0.  `poll` receives what has arrived; `capture` is the `MemoryCapture` of the records so
+    far (`scan_bytes` over the bytes received, a record still arriving left for the next call), so
+    the memory view of it grows as the program runs; `finished` once memray closed the stream (its
+    trailer written when the program ended normally); `save` writes the bytes as a capture file
+    that memray's own ``FileReader`` reads too.
+    """
+
+    def __init__(self, port: int, host: str = "127.0.0.1", connect_timeout: float = 30.0, limits=None):
+        import socket
+        import time
+
+        from .limits import resolve_limits
+
+        self.source = f"memray live {host}:{port}"
+        self.limits = resolve_limits(limits)
+        self.finished = False  # memray closed the stream
+        self._closed = False
+        self._buf = bytearray()
+        deadline = time.monotonic() + connect_timeout
+        while True:
+            try:
+                self._sock = socket.create_connection((host, int(port)), timeout=max(connect_timeout, 0.1))
+                break
+            except OSError as e:  # the tracker is not listening yet: retry until the deadline
+                if time.monotonic() > deadline:
+                    raise TraceFormatError(f"{self.source}: byte 0: no memray tracker accepted a connection "
+                                           f"within {connect_timeout:g} s ({e})") from None
+                time.sleep(0.05)
+        self._sock.setblocking(False)
+
+    def poll(self, timeout: float = 0.0) -> int:
+        """Receive the bytes that arrive within ``timeout`` seconds (all that is there, at least);
+        the number received."""
+        import select
+
+        got = 0
+        ready = not self._closed and select.select([self._sock], [], [], timeout)[0]
+        while ready:
+            try:
+                chunk = self._sock.recv(1 << 20)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.finished = True
+                self.close()
+                break
+            self._buf += chunk
+            got += len(chunk)
+            if len(self._buf) > self.limits.max_bytes:
+                self.close()
+                _fail(self.source, f"byte {len(self._buf)}", "the stream passed limits.max_bytes")
+            ready = select.select([self._sock], [], [], 0)[0]
+        return got
+
+    @property
+    def n_bytes(self) -> int:
+        return len(self._buf)
+
+    def capture(self, warn: bool = False):
+        """The `MemoryCapture` of the records received so far (None before the header arrived)."""
+        raw = scan_bytes(bytes(self._buf), self.source, self.limits, partial=not self.finished)
+        if raw is None:
+            return None
+        return _capture_of(raw, self.source, self.limits, warn, live=not self.finished)
+
+    def save(self, path) -> None:
+        with open(path, "wb") as f:
+            f.write(self._buf)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _memray_version() -> str:
