@@ -252,11 +252,13 @@ def test_params_round_trip_through_the_group(addon, view):
 def test_session_group_is_its_table_and_the_render_schema(addon):
     P = _props(addon)
     from tracevis3d.params.animation import ANIMATION
+    from tracevis3d.params.cluster import CLUSTER_PANEL_FIELDS, CLUSTER_SCHEMA
     from tracevis3d.params.render import RENDER
 
     rna = bpy.context.scene.tracevis3d.bl_rna
     rows = P.SESSION + [row for p in RENDER if p.name in P.RENDER_FIELDS for row in p.kind.props(p)]
     rows += [row for p in ANIMATION if p.name in P.ANIMATION_FIELDS for row in p.kind.props(p)]
+    rows += [row for p in CLUSTER_SCHEMA if p.name in CLUSTER_PANEL_FIELDS for row in p.kind.props(p)]
     assert _group_names(rna) == {r[0] for r in rows}
     for row in rows:
         _check_row(rna, *row)
