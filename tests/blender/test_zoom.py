@@ -128,6 +128,8 @@ def test_the_build_keeps_what_the_first_zoom_needs(saved):
     rec = json.loads(scene[view.COLOURS_KEY])
     kept = os.path.join(view.colours_cache_dir(), refine.colours_file_name(rec["fingerprint"], params))
     assert os.path.isfile(kept) and refine.OverviewColours.from_file(kept, len(trace)) is not None
+    copy = os.path.join(view.colours_cache_dir(), refine.trace_copy_name(rec["fingerprint"]))
+    assert len(tracevis3d.load(copy)) == len(trace)  # the JSON trace kept as a native file
     # built in this session: the trace and the colours are at hand
     from tracevis3d.blender.scene import build_icicle
 
@@ -222,7 +224,8 @@ def test_the_viewport_path_refines_keeps_and_returns(saved):
 @pytest.mark.timeout(600)
 def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
     """The first zoom in another Blender reads the overview's colours the build kept (by the
-    trace's content, in the user cache) instead of computing them over the whole trace."""
+    trace's content, in the user cache) instead of computing them over the whole trace, and
+    maps the native copy of the trace instead of parsing its JSON again."""
     trace, blend, n_objects, params = saved
     window = _busiest(trace, 1000.0)
     script = textwrap.dedent(f"""
@@ -235,6 +238,12 @@ def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
             raise AssertionError("the overview's colours were computed again")
 
         refine.overview_colours = computed  # the build kept them: the first zoom reads them
+        from tracevis3d.blender import session
+
+        def parsed(*args):
+            raise AssertionError("the trace file was parsed again")
+
+        session.get_trace = parsed  # the build kept a native copy of the JSON trace: the zoom maps it
         n0 = len(bpy.data.objects)
         out = view.zoom_to(bpy.context.scene, window={window!r})
         back = view.zoom_to(bpy.context.scene, window=None)

@@ -34,7 +34,7 @@ from .params import IcicleParams
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
            "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",
            "colours_file_name", "aligned_window",
-           "prune_colours", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
+           "prune_colours", "trace_copy_name", "KEPT_PREFIXES", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
 
 #: a view refines when it shows the figure's time at least this many times finer than the overview
 MIN_ZOOM = 2.0
@@ -387,13 +387,22 @@ def colours_file_name(fingerprint: str, params: IcicleParams) -> str:
     return f"overview-colours-{hashlib.sha1(key.encode()).hexdigest()}.npz"
 
 
+#: the files a zoom keeps in the user cache: the overview's colours, the trace as a native file
+KEPT_PREFIXES = ("overview-colours-", "overview-trace-")
+
+
+def trace_copy_name(fingerprint: str) -> str:
+    """The file name of the native copy of a trace (its `content_fingerprint`) in the user cache."""
+    return f"overview-trace-{fingerprint}.tv3d.npz"
+
+
 def prune_colours(folder: str, keep: str, max_files: int, max_bytes: int) -> None:
-    """Keep a folder of `OverviewColours` files bounded: newest first, the files past
-    ``max_files`` or ``max_bytes`` are removed (``keep``, the file just written, stays)."""
+    """Keep the folder of the zoom's kept files (`KEPT_PREFIXES`) bounded: newest first, the
+    files past ``max_files`` or ``max_bytes`` are removed (``keep``, the file just written, stays)."""
     import os
 
     try:
-        entries = [e for e in os.scandir(folder) if e.name.startswith("overview-colours-") and e.name.endswith(".npz")]
+        entries = [e for e in os.scandir(folder) if e.name.startswith(KEPT_PREFIXES) and e.name.endswith(".npz")]
         entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
         total = 0
         for k, e in enumerate(entries):
