@@ -254,3 +254,17 @@ def test_heap_at_counts_the_paired_ranges():
         elif role[i] < 0 and alloc_of[i] >= 0:
             heap -= int(size[alloc_of[i]])
     assert ms.heap_at(size, role, alloc_of, pos).tolist() == want
+
+
+def test_record_times_at_are_record_times():
+    """`record_times_at` (snapshot places) gives `kernels.memcov.record_times`'s times (per record
+    its count of snapshots at or before it), snapshots sharing a place and at the ends included."""
+    from tracevis3d.kernels.memcov import record_times
+
+    rng = np.random.default_rng(9)
+    for n, m in ((0, 3), (50, 0), (1000, 40), (200, 200)):
+        pos = np.sort(rng.integers(0, n + 1, m)).astype(np.int64)
+        snap_ms = np.sort(rng.random(m) * 1000)
+        snap_of = np.cumsum(np.bincount(np.minimum(pos, n), minlength=n + 1))[:n].astype(np.int64)
+        want = record_times(snap_of, snap_ms, 1500.0)
+        assert np.allclose(ms.record_times_at(pos, snap_ms, n, 1500.0), want, rtol=0, atol=1e-9)

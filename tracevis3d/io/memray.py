@@ -531,9 +531,13 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
     from ..kernels.memcov import record_role
 
     role, _space = record_role(allocator)
-    ids, first = np.unique(stack_id, return_index=True)  # frees too (stack 0), as memray's path keys them
-    order = np.argsort(first, kind="stable")
-    keys, first_rec = ids[order], first[order]
+    from ..kernels.memray_scan import first_records
+
+    # the distinct stack ids in first-seen order, frees too (stack 0), as memray's path keys them
+    first = first_records(stack_id, nodes[0].shape[0])
+    keys = np.flatnonzero(first >= 0)
+    keys = keys[np.argsort(first[keys], kind="stable")]
+    first_rec = first[keys]
     code_info = {}
     co_id, co = codes
     for c, row in zip(co_id.tolist(), co.tolist()):
@@ -577,7 +581,7 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
         end_ms=max(float(head["end_ms"] - head["start_ms"]), 0.0), command_line=head["command_line"],
         pid=int(head["pid"]), python_allocator=PYTHON_ALLOCATORS.get(int(head["python_allocator"]), "unknown"),
         native=False, trace_python_allocators=head["trace_python_allocators"], main_tid=main_tid, repairs=repairs,
-        reader_name="tracevis3d (kernels.memray_scan)", warn=warn)
+        reader_name="tracevis3d (kernels.memray_scan)", warn=warn, threads_complete=True)
 
 
 def _records(reader, native: bool) -> tuple:
@@ -684,16 +688,15 @@ def _read(reader, md, path: str) -> MemoryCapture:
 def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, stack_tuples, thread_name,
               leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
               command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
-              reader_name, warn) -> MemoryCapture:
+              reader_name, warn, threads_complete=False) -> MemoryCapture:
     """The `MemoryCapture` from either reader's records (one row per allocator record: address,
     size, allocator, thread id, stack key), the distinct stack keys (``keys``, the frames of each
     as (function, file, line) innermost first in ``stack_tuples``) and the memory snapshots.
     ``snap_pos`` (records before each snapshot) is known to our reader; memray's gives the heap at
     each snapshot instead (``snap_heap``), which places it.  Figures left None are computed from the
     paired ranges."""
-    from ..kernels.memcov import group_span, heap_curve_peak, pair_ranges, record_role, record_times, \
-        snapshot_positions
-    from ..kernels.memray_scan import heap_at
+    from ..kernels.memcov import group_span, heap_curve_peak, pair_ranges, record_role, snapshot_positions
+    from ..kernels.memray_scan import heap_at, record_times_at
 
     n = address.shape[0]
     role, space = record_role(allocator)
@@ -714,9 +717,7 @@ def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, sta
             "count": int(snap_heap.size - n_placed), "first": int(n_placed),
             "action": "memory snapshots whose heap the records never reach: the records after the last placed "
                       "snapshot spread evenly up to the end"}
-    snap_of = np.cumsum(np.bincount(np.minimum(pos[:n_placed], n), minlength=n + 1))[:n]  # snapshots at or before
-    placed_ms = snap_ms[:n_placed].copy()
-    t_rec = record_times(snap_of.astype(np.int64), placed_ms, end_ms)
+    t_rec = record_times_at(np.ascontiguousarray(pos[:n_placed], np.int64), snap_ms[:n_placed].copy(), n, end_ms)
     if n_unpaired:
         repairs["free_without_allocation"] = {"count": int(n_unpaired), "first": int(np.flatnonzero(
             (role < 0) & (alloc_of < 0))[0]), "action": "ignored (a block allocated before tracking started)"}
@@ -739,8 +740,9 @@ def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, sta
                 frame_line.append(fr[2])
             ids.append(f)
         stack_frames.append(ids)
-    for t in np.unique(tid).tolist():
-        thread_name.setdefault(int(t), "")
+    if not threads_complete:  # a name for every thread that has records
+        for t in np.unique(tid).tolist():
+            thread_name.setdefault(int(t), "")
     allocating = role > 0
     idx = np.flatnonzero(allocating)
     r_stack = _lookup(keys, skey[idx])

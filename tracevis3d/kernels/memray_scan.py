@@ -490,3 +490,38 @@ def heap_at(size, role, alloc_of, pos):
             out[k] = live
             k += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def first_records(ids, n_ids):
+    """Per id in [0, n_ids) the index of its first occurrence in ``ids`` (-1: none): the first
+    record of every stack, without sorting the records."""
+    first = np.full(n_ids, -1, np.int64)
+    for i in range(ids.shape[0]):
+        k = ids[i]
+        if first[k] < 0:
+            first[k] = i
+    return first
+
+
+@njit(cache=True, nogil=True)
+def record_times_at(pos, snap_ms, n, end_ms):
+    """Each of ``n`` records' time (ms) from the snapshots' places (``pos[k]``: records before
+    snapshot k, non-decreasing): the records between two snapshots spread evenly over their times,
+    t(-1) = 0 and t(len) = ``end_ms``; the same times as `kernels.memcov.record_times` given each
+    record's count of snapshots at or before it, without that per-record count."""
+    t = np.empty(n, np.float64)
+    m = pos.shape[0]
+    a = 0
+    for s in range(m + 1):
+        b = n if s == m else min(max(pos[s], a), n)
+        if b > a:
+            lo = 0.0 if s == 0 else snap_ms[s - 1]
+            hi = end_ms if s == m else snap_ms[s]
+            if hi < lo:
+                hi = lo
+            w = (hi - lo) / (b - a)
+            for k in range(a, b):
+                t[k] = lo + w * (k - a + 0.5)
+            a = b
+    return t
