@@ -527,13 +527,10 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
     thread_name = {int(t): (data[a:b].decode("utf-8", "replace") if a >= 0 else "")
                    for t, a, b in zip(th_tid.tolist(), th_n0.tolist(), th_n1.tolist())}
 
-    # stacks: the distinct stack ids of the allocating records, in first-seen order, and their frames
-    from ..kernels.memcov import record_role
-
-    role, _space = record_role(allocator)
+    # stacks: the distinct stack ids in first-seen order, frees too (stack 0, as memray's path keys
+    # them), and their frames
     from ..kernels.memray_scan import first_records
 
-    # the distinct stack ids in first-seen order, frees too (stack 0), as memray's path keys them
     first = first_records(stack_id, nodes[0].shape[0])
     keys = np.flatnonzero(first >= 0)
     keys = keys[np.argsort(first[keys], kind="stable")]
@@ -574,7 +571,7 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
         stride = -(-m_pos.size // MAX_SNAPSHOTS)
         m_pos, m_rss, m_ms = m_pos[::stride], m_rss[::stride], m_ms[::stride]
     return _assemble(
-        path, address=address, size=size, allocator=allocator, tid=tid, role=role, skey=stack_id,
+        path, address=address, size=size, allocator=allocator, tid=tid, skey=stack_id,
         keys=keys.reshape(-1, 1), stack_tuples=stack_tuples, thread_name=thread_name, leaked_bytes=None,
         peak_bytes=None, n_allocations=n, snap_ms=m_ms.astype(np.float64), snap_rss=m_rss.astype(np.int64),
         snap_heap=None, snap_pos=m_pos, start_ms=float(head["start_ms"]),
@@ -653,13 +650,10 @@ def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def _read(reader, md, path: str) -> MemoryCapture:
     """The `MemoryCapture` of a capture memray's `FileReader` opened."""
-    from ..kernels.memcov import record_role
-
     native = bool(md.has_native_traces)
     rec, first = _records(reader, native)
     address, size, allocator, tid = rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3]  # views: no copies
     skey = rec[:, 4:7] if native else rec[:, 4]
-    role, _space = record_role(allocator)
     leaked_bytes = int(sum(int(r.size) for r in reader.get_leaked_allocation_records(merge_threads=False)))
     snaps = list(reader.get_memory_snapshots())
     start_ms = md.start_time.timestamp() * 1000.0
@@ -674,7 +668,7 @@ def _read(reader, md, path: str) -> MemoryCapture:
         except Exception:  # a thread memray has no name for
             thread_name.setdefault(int(r.tid), "")
     return _assemble(
-        path, address=address, size=size, allocator=allocator, tid=tid, role=role, skey=skey,
+        path, address=address, size=size, allocator=allocator, tid=tid, skey=skey,
         keys=np.array(keys, np.uint64).reshape(len(keys), -1), stack_tuples=stack_tuples, thread_name=thread_name,
         leaked_bytes=leaked_bytes, peak_bytes=int(md.peak_memory), n_allocations=int(md.total_allocations),
         snap_ms=np.array([s.time - start_ms for s in snaps], np.float64),
@@ -685,7 +679,7 @@ def _read(reader, md, path: str) -> MemoryCapture:
         repairs={}, reader_name=f"memray.FileReader {_memray_version()}", warn=False)
 
 
-def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, stack_tuples, thread_name,
+def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tuples, thread_name,
               leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
               command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
               reader_name, warn, threads_complete=False) -> MemoryCapture:
@@ -694,7 +688,7 @@ def _assemble(path: str, *, address, size, allocator, tid, role, skey, keys, sta
     as (function, file, line) innermost first in ``stack_tuples``) and the memory snapshots.
     ``snap_pos`` (records before each snapshot) is known to our reader; memray's gives the heap at
     each snapshot instead (``snap_heap``), which places it.  Figures left None are computed from the
-    paired ranges."""
+    paired ranges.  ``threads_complete``: ``thread_name`` has every thread of the records."""
     from ..kernels.memcov import group_span, heap_curve_peak, pair_ranges, record_role, snapshot_positions
     from ..kernels.memray_scan import heap_at, record_times_at
 
