@@ -404,45 +404,47 @@ def _line_count(buf, p, te, s):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _collapsed_frame(buf, fo, fl, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
-    """The id of frame ``buf[fo:fo + fl]``, added (first seen on line ``lineno``) when new; table
-    rows (hash, id, length), so a probe reads one row.  Returns (id, probes, then the frames'
-    arrays, arena, its bytes used, count and table: grown ones are new arrays)."""
-    fh = span_hash(buf, fo, fo + fl, basis)
+def _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena):
+    """The id of frame ``buf[fo:fo + fl]`` (hash ``fh``) in the frames' table (rows (hash, id,
+    length), so a probe reads one row; its bytes compared with the frame's packed copy), or -1;
+    the slot where it is or goes; the probes made.  Scalars only: the arrays stay the caller's
+    (returning them from every lookup cost a reference count each)."""
     mask = np.uint64(f_table.shape[0] - 1)
     slot = fh & mask
-    fid = np.int64(-1)
     fhi = np.int64(fh)
     probes = 0
     while True:
         g = f_table[slot, 1]
         if g < 0:
-            break
+            return np.int64(-1), slot, probes
         if f_table[slot, 0] == fhi and f_table[slot, 2] == fl and _same_in_arena(arena, f_aoff[g], buf, fo, fl):
-            fid = g
-            break
+            return g, slot, probes
         probes += 1
         slot = (slot + np.uint64(1)) & mask
-    if fid < 0:
-        if nf == f_off.shape[0]:
-            f_off = _grow_i64(f_off, nf + 1)
-            f_len = _grow_i64(f_len, nf + 1)
-            f_line = _grow_i64(f_line, nf + 1)
-            f_aoff = _grow_i64(f_aoff, nf + 1)
-        arena = _to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
-        f_aoff[nf] = a_used
-        a_used += fl
-        f_off[nf] = fo
-        f_len[nf] = fl
-        f_line[nf] = lineno
-        f_table[slot, 0] = fhi
-        f_table[slot, 1] = nf
-        f_table[slot, 2] = fl
-        fid = nf
-        nf += 1
-        if 2 * nf > f_table.shape[0]:
-            f_table = _regrow_rows(f_table, basis, False)
-    return fid, probes, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table
+
+
+@njit(cache=True, nogil=True)
+def _add_frame(buf, fo, fl, fh, slot, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
+    """Frame ``buf[fo:fo + fl]`` (hash ``fh``, first seen on line ``lineno``) added as frame
+    ``nf`` at ``slot`` of the table (`_find_frame` found it free).  Returns the frames' arrays,
+    arena, its bytes used and table (grown ones are new arrays).  Called once per distinct frame."""
+    if nf == f_off.shape[0]:
+        f_off = _grow_i64(f_off, nf + 1)
+        f_len = _grow_i64(f_len, nf + 1)
+        f_line = _grow_i64(f_line, nf + 1)
+        f_aoff = _grow_i64(f_aoff, nf + 1)
+    arena = _to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
+    f_aoff[nf] = a_used
+    a_used += fl
+    f_off[nf] = fo
+    f_len[nf] = fl
+    f_line[nf] = lineno
+    f_table[slot, 0] = np.int64(fh)
+    f_table[slot, 1] = nf
+    f_table[slot, 2] = fl
+    if 2 * (nf + 1) > f_table.shape[0]:
+        f_table = _regrow_rows(f_table, basis, False)
+    return f_off, f_len, f_line, f_aoff, arena, a_used, f_table
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -500,7 +502,7 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     ``max_depth`` frames keep their first ``max_depth``.  O(bytes) expected time; the bytes
     shared with the previous valid line's frames are compared, not hashed.  Per line, inlined
     stages: the frames shared (`_shared_frames`), the rest split (`_split_frames`), the count
-    (`_line_count`), each new frame and trie node interned (`_collapsed_frame`, `_collapsed_node`).
+    (`_line_count`), each new frame and trie node interned (`_find_frame`/`_add_frame`, `_collapsed_node`).
     While the stacks come in order as sequences of frames (`_sorts_after`; stackcollapse sorts
     them), the frames past those shared with the previous line are new trie nodes (in sorted
     sequences, no earlier stack shares more frames with a line than the one before it): they
@@ -619,9 +621,16 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
         parent = pf_node[k - 1] if k > 0 else np.int64(-1)
         for a in range(m):
             lookups += 1
-            fid, pr, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table = _collapsed_frame(
-                buf, cs[a], ce[a] - cs[a], lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table)
+            fo = cs[a]
+            fl = ce[a] - fo
+            fh = span_hash(buf, fo, fo + fl, basis)
+            fid, slot, pr = _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena)
             probes += pr
+            if fid < 0:
+                f_off, f_len, f_line, f_aoff, arena, a_used, f_table = _add_frame(
+                    buf, fo, fl, fh, slot, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table)
+                fid = nf
+                nf += 1
             if hashing:
                 node, pr, n_parent, n_frame, nn, n_table = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn,
                                                                            n_table)
