@@ -117,25 +117,29 @@ def _probe(keys, val, a, b, c):
 @njit(cache=True, nogil=True)
 def _intern(keys, val, count, a, b, c):
     """The id of key (a, b, c), numbered in first-seen order (memray's ``Registry``): returns
-    ``(id, is_new, keys, val)``, the table doubled when half full."""
+    ``(id, is_new)``; the caller doubles the table (`_rehash`) once it is half full."""
     j = _probe(keys, val, a, b, c)
     if val[j] >= 0:
-        return val[j], False, keys, val
+        return val[j], False
     keys[j, 0] = a
     keys[j, 1] = b
     keys[j, 2] = c
     val[j] = count
-    if 2 * (count + 1) > val.shape[0]:
-        cap = val.shape[0] * 2
-        nk = np.zeros((cap, 3), np.uint64)
-        nv = np.full(cap, -1, np.int64)
-        for q in range(val.shape[0]):
-            if val[q] >= 0:
-                i = _probe(nk, nv, keys[q, 0], keys[q, 1], keys[q, 2])
-                nk[i] = keys[q]
-                nv[i] = val[q]
-        keys, val = nk, nv
-    return count, True, keys, val
+    return count, True
+
+
+@njit(cache=True, nogil=True)
+def _rehash(keys, val):
+    """The table twice as large, every key moved."""
+    cap = val.shape[0] * 2
+    nk = np.zeros((cap, 3), np.uint64)
+    nv = np.full(cap, -1, np.int64)
+    for q in range(val.shape[0]):
+        if val[q] >= 0:
+            i = _probe(nk, nv, keys[q, 0], keys[q, 1], keys[q, 2])
+            nk[i] = keys[q]
+            nv[i] = val[q]
+    return nk, nv
 
 
 @njit(cache=True, nogil=True)
@@ -274,8 +278,10 @@ def _switch(buf, p, t_keys, t_val, threads, stacks, depth, n_threads):
     start, name end) and an empty stack).  Returns (index, threads, stacks, depth, n_threads,
     t_keys, t_val)."""
     tid = _u64le(buf, p)
-    cur, new, t_keys, t_val = _intern(t_keys, t_val, n_threads, tid, np.uint64(0), np.uint64(0))
+    cur, new = _intern(t_keys, t_val, n_threads, tid, np.uint64(0), np.uint64(0))
     if new:
+        if 2 * (n_threads + 1) > t_val.shape[0]:
+            t_keys, t_val = _rehash(t_keys, t_val)
         threads = _grow(threads, n_threads + 1)
         stacks = _grow(stacks, n_threads + 1)
         depth = _grow(depth, n_threads + 1)
@@ -340,8 +346,9 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
             elif status == OK and n >= max_records:
                 status = TOO_MANY
             elif status == OK:
-                rec_u = _grow(rec_u, n + 1)
-                rec_i = _grow(rec_i, n + 1)
+                if n >= rec_u.shape[0]:
+                    rec_u = _grow(rec_u, n + 1)
+                    rec_i = _grow(rec_i, n + 1)
                 rec_u[n, 0] = address
                 rec_u[n, 1] = size
                 rec_i[n, 0] = a
@@ -365,19 +372,24 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
             if status != OK:
                 break
             off = np.int64(np.int32(np.int64(_zigzag(z))))  # an int field: the low 32 bits
-            fid, new, f_keys, f_val = _intern(f_keys, f_val, n_frames, code, np.uint64(off), np.uint64(tok & 1))
+            fid, new = _intern(f_keys, f_val, n_frames, code, np.uint64(off), np.uint64(tok & 1))
             if new:
-                frames = _grow(frames, n_frames + 1)
+                if 2 * (n_frames + 1) > f_val.shape[0]:
+                    f_keys, f_val = _rehash(f_keys, f_val)
+                if n_frames >= frames.shape[0]:
+                    frames = _grow(frames, n_frames + 1)
                 frames[fid, 0] = np.int64(code)
                 frames[fid, 1] = off
                 frames[fid, 2] = tok & 1
                 n_frames += 1
             d = depth[cur]
             parent = stacks[cur, d - 1] if d > 0 else 0
-            node, new, e_keys, e_val = _intern(e_keys, e_val, n_nodes, np.uint64(parent), np.uint64(fid),
-                                               np.uint64(0))
+            node, new = _intern(e_keys, e_val, n_nodes, np.uint64(parent), np.uint64(fid), np.uint64(0))
             if new:
-                nodes = _grow(nodes, n_nodes + 1)
+                if 2 * (n_nodes + 1) > e_val.shape[0]:
+                    e_keys, e_val = _rehash(e_keys, e_val)
+                if n_nodes >= nodes.shape[0]:
+                    nodes = _grow(nodes, n_nodes + 1)
                 nodes[node, 0] = fid
                 nodes[node, 1] = parent
                 n_nodes += 1
@@ -407,7 +419,8 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
             if status == OK:
                 ms, p, status = _varint(buf, p, end)
             if status == OK:
-                mem = _grow(mem, n_mem + 1)
+                if n_mem >= mem.shape[0]:
+                    mem = _grow(mem, n_mem + 1)
                 mem[n_mem, 0] = n
                 mem[n_mem, 1] = rss
                 mem[n_mem, 2] = ms
