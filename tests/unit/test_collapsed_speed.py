@@ -95,3 +95,22 @@ def test_a_repaired_table_is_made_canonical_even_when_vouched_for():
                      input_bytes=1 << 20, warn=False)
     assert sorted(t.function_names[f] for f in t.func) == ["a", "b"]  # one "a" of weight 2, not two
     assert t.end[t.func == 0].tolist() == [2.0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_left_heavy_opens_each_node_of_weight_once(seed):
+    """merged_trace sizes its calls by the nodes of weight > 0 instead of walking the samples
+    (`kernels.stacks.count_calls`): the two counts agree on random weighted forests, zero
+    weights, tiny weights beside huge ones and wide nodes included."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    parent = np.array([-1] + [int(rng.integers(-1, i)) if rng.random() < 0.9 else -1 for i in range(1, n)],
+                      np.int64)
+    frame = rng.integers(0, 30, n).astype(np.int64)
+    par, depth, _, _ = frame_depths(parent.copy(), 1000)
+    _, c_parent, c_frame, c_depth = ks.canonical_nodes(par, frame, depth)
+    m = c_parent.size
+    self_w = np.where(rng.random(m) < 0.4, 0.0, rng.random(m) * 10.0 ** rng.integers(-12, 16, m))
+    total = ks.subtree_totals(c_parent, c_depth, self_w)
+    node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)
+    assert ks.count_calls(node, c_parent, c_depth) == int(np.count_nonzero(total > 0))

@@ -214,16 +214,18 @@ def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) ->
                 function_cats=[cat] * len(names), function_paths=[p.path for p in parsed], _kind=kind)
 
 
-def _expand_all(items: list, max_calls: int, too_many: str) -> tuple:
+def _expand_all(items: list, max_calls: int, too_many: str, known_counts: list | None = None) -> tuple:
     """The calls of every thread's samples, thread after thread in one set of arrays:
     ``items`` [(times, top node per sample, c_parent, c_depth, c_frame)] per thread
     (`kernels.stacks.expand_into`; calls that last no time taken out).  Counted first
-    (`kernels.stacks.count_calls`): more than ``max_calls`` is refused with ``too_many``, and
-    the outputs are allocated once.  Returns (frame, start, end, parent, depth, end_index,
-    thread) per call, parent and end_index as indices into these calls."""
+    (`kernels.stacks.count_calls`, unless ``known_counts`` gives each thread's count): more
+    than ``max_calls`` is refused with ``too_many``, and the outputs are allocated once.
+    Returns (frame, start, end, parent, depth, end_index, thread) per call, parent and
+    end_index as indices into these calls."""
     from ..kernels import stacks as ks
 
-    counts = [int(ks.count_calls(lf, cp, cd)) if lf.size else 0 for _, lf, cp, cd, _ in items]
+    counts = known_counts if known_counts is not None else \
+        [int(ks.count_calls(lf, cp, cd)) if lf.size else 0 for _, lf, cp, cd, _ in items]
     total = sum(counts)
     if total > max_calls:
         raise TraceFormatError(too_many)
@@ -367,6 +369,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
     max_calls = limits.sample_calls(input_bytes)
     unknown = False
     items = []
+    known = []  # each profile's number of calls
     n_samples = 0
     total_weight = 0.0
     for p in profiles:
@@ -377,6 +380,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         if not s.size:
             items.append((np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                           np.zeros(0, np.int64)))
+            known.append(0)
             continue
         canon, c_parent, c_frame, c_depth = _canonical(p, parent, frame, depth, intact)
         on = s >= 0
@@ -390,8 +394,10 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
         node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)  # ties: the frame met first
         items.append((pos, node, c_parent, c_depth, c_frame))
+        # Left Heavy opens every node of weight > 0 once (its subtree's samples are contiguous)
+        known.append(int(np.count_nonzero(total > 0)))
     calls = _expand_all(items, max_calls, f"{source}: its stacks expand to more than {max_calls} calls "
-                                          f"(sample_bytes_per_call= or max_events= to allow more)")
+                                          f"(sample_bytes_per_call= or max_events= to allow more)", known)
     if not calls[0].size:
         raise TraceFormatError(f"{source}: its {n_samples} stacks weigh nothing: nothing to show")
     m = dict(meta or {})
