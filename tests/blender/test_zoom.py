@@ -146,6 +146,32 @@ def test_the_build_keeps_what_the_first_zoom_needs(saved):
     view.zoom_to(scene, window=None)
 
 
+def test_a_figure_never_saved_writes_nothing_to_the_cache(tmp_path, monkeypatch):
+    """The build keeps the zoom's inputs in memory only; the user cache gets its files when the
+    scene is saved (a ``save_pre`` handler, whoever saves), so a pipeline that renders figures
+    and never saves them leaves no files behind."""
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.scene import build_icicle
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRACEVIS3D_ZOOM_CACHE", str(cache))
+    path = tmp_path / "run.json"
+    tracevis3d.save(tracevis3d.synthetic(3000, threads=2, seed=3), path, format="chrome")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    remove_startup_defaults(bpy.context.scene)
+    scene = bpy.context.scene
+    build_icicle(tracevis3d.load(path), trace_path=str(path))
+    assert not cache.exists() or not any(cache.iterdir())
+    assert view.COLOURS_KEY not in scene
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "fig.blend"))
+    from tracevis3d.layout import refine
+    from tracevis3d.layout.params import IcicleParams
+
+    rec = json.loads(scene[view.COLOURS_KEY])
+    assert (cache / refine.colours_file_name(rec["fingerprint"], IcicleParams())).is_file()
+    assert (cache / refine.trace_copy_name(rec["fingerprint"])).is_file()  # the JSON kept as a native file
+
+
 def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
     """Boxes crossing the window keep their parts outside it; what lies after it moves right; a
     new build of the figure takes the refinement away."""

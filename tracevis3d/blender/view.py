@@ -36,12 +36,14 @@ camera path (``--kind flythrough``) flies over the overview as built.
 The first zoom costs what the later ones cost: a refined stretch keeps the overview's colours,
 which the overview's colour stage ranks over the whole trace (~0.5 s at 10^6 calls, ~10 s at
 10^7).  The build has them at hand (`keep_overview_steps`, run by `tasks.build_steps`): it keeps
-them and the loaded trace in memory for this session's zooms, and in a file beside the trace's
-content (`refine.OverviewColours`, named by `refine.content_fingerprint` and the figure's
-parameters) in the user cache (`colours_cache_dir`: the extension's user folder, never the
-add-on folder), with a native copy of a trace read from text (JSON), so a fresh Blender that
-opens the saved .blend maps the copy and reads the colours instead of parsing the text and
-computing them.  A figure built before (or from a merged trace) computes the colours at its
+them and the loaded trace in memory for this session's zooms.  When the scene is saved (a
+``save_pre`` handler, `persist_zoom_inputs`: the panel's save, ``--save``, a script's
+``save_as_mainfile``), they go into a file beside the trace's content (`refine.OverviewColours`,
+named by `refine.content_fingerprint` and the figure's parameters) in the user cache
+(`colours_cache_dir`: the extension's user folder, never the add-on folder), with a native copy
+of a trace read from text (JSON), so a fresh Blender that opens the saved .blend maps the copy
+and reads the colours instead of parsing the text and computing them.  A figure rendered and
+never saved (``render-icicle -o fig.png`` in a pipeline) writes nothing to the cache.  A figure built before (or from a merged trace) computes the colours at its
 first zoom and keeps that file; the cache is bounded (`COLOURS_KEPT`, `COLOURS_BYTES`).
 """
 from __future__ import annotations
@@ -56,7 +58,7 @@ from ..jobs import Job
 from ..layout import refine
 
 __all__ = ["zoom_to", "zoom_to_view", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
-           "keep_overview_steps", "colours_cache_dir", "COLOURS_KEY",
+           "keep_overview_steps", "persist_zoom_inputs", "colours_cache_dir", "COLOURS_KEY",
            "ZOOM_COLLECTION", "SPLIT_MODIFIER"]
 
 STATE_KEY = "tracevis3d_zoom"
@@ -163,15 +165,52 @@ def _save_colours(colours, fingerprint: str, params) -> str | None:
     return path
 
 
-def _keep_colours(path: str, params, stages, trace) -> tuple:
-    """Worker: the build's colours as `refine.OverviewColours`, its trace's fingerprint, the
-    file they were written to; a trace read from a text file (JSON...) is also kept as a
-    native file (`_save_trace_copy`)."""
-    colours = refine.OverviewColours.from_stages(stages, len(trace))
-    fingerprint = refine.content_fingerprint(path)
-    out = _save_colours(colours, fingerprint, params)
-    _save_trace_copy(trace, path, fingerprint)
-    return colours, fingerprint, out
+def persist_zoom_inputs(scene) -> bool:
+    """Write what the first zoom of ``scene``'s figure needs into the user cache, once (its
+    colours kept by `keep_overview_steps`, a native copy of a trace read from text), and record
+    their fingerprint in ``scene[COLOURS_KEY]``; run before the scene is saved
+    (`_persist_on_save`).  False when the session keeps nothing for this scene's figure (built
+    elsewhere, of merged stacks, its trace file changed since) or the cache cannot be written."""
+    import os
+
+    from . import session
+    from .hygiene import read_build_record
+
+    ctx = next((c for c in _contexts.values() if c.get("colours") is not None), None)
+    rec = read_build_record(scene) or {}
+    if ctx is None or not rec.get("trace_path") or os.path.abspath(rec["trace_path"]) != ctx["path"]:
+        return False
+    try:
+        key = session.file_key(ctx["path"])
+    except Exception:  # noqa: BLE001 - the trace file went away: nothing to keep
+        return False
+    if tuple(key) != tuple(ctx["file_key"]):
+        return False
+    if ctx.get("fingerprint") is None:
+        fingerprint = refine.content_fingerprint(ctx["path"])
+        if _save_colours(ctx["colours"], fingerprint, ctx["params"]) is None:
+            return False
+        _save_trace_copy(ctx["trace"], ctx["path"], fingerprint)
+        ctx["fingerprint"] = fingerprint
+    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"]})
+    return True
+
+
+@bpy.app.handlers.persistent
+def _persist_on_save(*_args) -> None:
+    """``save_pre``: `persist_zoom_inputs` for every scene; never blocks the save."""
+    for scene in bpy.data.scenes:
+        try:
+            persist_zoom_inputs(scene)
+        except Exception as e:  # noqa: BLE001 - a cache that cannot be written only costs the first zoom time
+            import sys
+
+            sys.stderr.write(f"TraceVis3D: the zoom inputs of scene {scene.name!r} were not kept: {e}\n")
+
+
+def _install_save_handler() -> None:
+    if _persist_on_save not in bpy.app.handlers.save_pre:
+        bpy.app.handlers.save_pre.append(_persist_on_save)
 
 
 def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
@@ -201,9 +240,9 @@ def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
 
 def keep_overview_steps(job: Job, scene, trace, params, path, stages):
     """Keep what a zoom of the figure just built needs (module doc): the trace and the
-    overview's colours (``stages``: the build's `icicle.IcicleStages`) for this session, the
-    colours in the user cache, their fingerprint in ``scene[COLOURS_KEY]``.  Nothing for a
-    figure without a trace file or of merged stacks (its first zoom computes them)."""
+    overview's colours (``stages``: the build's `icicle.IcicleStages`) for this session; saving
+    the scene writes them to the user cache (`persist_zoom_inputs`).  Nothing for a figure
+    without a trace file or of merged stacks (its first zoom computes them)."""
     from . import session
     from ..model import TraceFormatError
 
@@ -216,14 +255,12 @@ def keep_overview_steps(job: Job, scene, trace, params, path, stages):
     except TraceFormatError:
         return
     job.report(job.fraction, "keeping the overview's colours for zooms")
-    try:
-        colours, fingerprint, _ = yield job.off_main(_keep_colours, key[0], params, stages, trace)
-    except OSError:
-        return
-    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": fingerprint})
+    colours = yield job.off_main(refine.OverviewColours.from_stages, stages, len(trace))
     _contexts.clear()
-    _contexts[_context_key(key, params)] = {"path": key[0], "params": params, "trace": trace,
-                                            "colouring_of": colours.colouring_of, "fingerprint": fingerprint}
+    _contexts[_context_key(key, params)] = {"path": key[0], "file_key": tuple(key), "params": params, "trace": trace,
+                                            "colours": colours, "colouring_of": colours.colouring_of,
+                                            "fingerprint": None}
+    _install_save_handler()  # the cache files are written only when the scene is saved
 
 
 def _recorded_fingerprint(scene, key) -> str | None:
