@@ -3,159 +3,26 @@ profiles (a recording made with Firefox ESR, the Firefox Profiler's fixtures, sp
 DevTools exports with speedscope's "script frames only" rule) and processed profiles (the
 Firefox Profiler's fixtures of versions 0-68, generated files): every thread's calls in time
 order, each sample lasting until the next and the last one sampling interval; markers as
-instants.  The twin of `kernels.stacklists.nearest_kept` is here too."""
+instants (the twins: tests/support/gecko_twins.py; a profile recorded now by Firefox: tests/realtraces/
+test_recorded_firefox.py).  The twin of `kernels.stacklists.nearest_kept` is here too."""
 from __future__ import annotations
 
 import json
 import pathlib
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 import tracevis3d
 
-from speedscope_twins import calls_of, load_quiet, read_json, same_calls, timed_samples
+from gecko_twins import check, naive_gecko, naive_processed
+from speedscope_twins import load_quiet
 from tracevis3d.model import TraceFormatError
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
 SAMPLES = DATA / "speedscope-samples"
 FIREFOX = DATA / "firefox"
-
-
-# ----------------------------------------------------------------------------- naive readers
-def _split(loc):
-    """speedscope's regex of a location (``firefox.ts``), as written there."""
-    import re
-
-    m = re.match(r"(.*)\s+\((.*?)(?::(\d+))?(?::(\d+))?\)$", re.sub(r"\[\d+\]$", "", loc))
-    return None if not m else (m.group(1), m.group(2), m.group(3))
-
-
-def _name(loc):
-    """The function name a location stands for: speedscope's split where the location has a line
-    or is a script frame, else the location itself."""
-    sp = _split(loc)
-    if sp and (sp[2] is not None or _script(loc)):
-        return sp[0] or loc
-    return loc
-
-
-def _script(loc):
-    sp = _split(loc)
-    return bool(sp) and not (sp[1].startswith("resource:") or sp[1].startswith("self-hosted"))
-
-
-def _gecko_threads(prof, t0, out):
-    """Every thread of a Gecko profile and its sub-profiles: (thread dict, ms offset)."""
-    if isinstance(prof, str):
-        prof = json.loads(prof)
-    st = prof.get("meta", {}).get("startTime", t0)
-    for th in prof.get("threads", []):
-        th = json.loads(th) if isinstance(th, str) else th
-        if "threads" in th and "meta" in th:
-            _gecko_threads(th, t0, out)
-        else:
-            out.append((th, st - t0))
-    for sub in prof.get("processes", []):
-        _gecko_threads(sub, t0, out)
-    return out
-
-
-def naive_gecko(doc, js_only):
-    """{(pid, tid, name): [(path of names, start µs, end µs)]} of a Gecko (or DevTools) profile."""
-    root = doc["profile"] if isinstance(doc.get("profile"), dict) else doc
-    interval = root["meta"].get("interval", 1) * 1e3
-    out = {}
-    for th, off in _gecko_threads(root, root["meta"].get("startTime", 0), []):
-        strings = th["stringTable"]
-        fs = th["frameTable"]["schema"]
-        locs = [strings[r[fs["location"]]] for r in th["frameTable"]["data"]]
-        ss = th["stackTable"]["schema"]
-        rows = th["stackTable"]["data"]
-
-        def path(s):
-            p = []
-            while s is not None:
-                p.append(locs[rows[s][ss["frame"]]])
-                s = rows[s][ss["prefix"]]
-            p.reverse()
-            return tuple(_name(x) for x in p if not js_only or _script(x))
-
-        sc = th["samples"]["schema"]
-        data = th["samples"]["data"]
-        if not data:
-            continue
-        stacks = [path(r[sc["stack"]]) for r in data]
-        times = [(r[sc["time"]] + off) * 1e3 for r in data]
-        out[(th.get("pid"), th.get("tid"), th.get("name"))] = timed_samples(stacks, times, times[-1] + interval)
-    return out
-
-
-def naive_processed(doc, js_only=False):
-    """{(pid, tid, name): [(path of names, start µs, end µs)]} of a processed profile."""
-    shared = doc.get("shared", {})
-    interval = doc["meta"].get("interval", 1) * 1e3
-    out = {}
-    for th in doc["threads"]:
-        tb = shared if "stackTable" in shared else th
-        strings = shared.get("stringArray") or th.get("stringArray") or th.get("stringTable")
-        st, ft, fn = tb["stackTable"], tb["frameTable"], tb["funcTable"]
-        prefix = st.get("prefix")
-        if prefix is None:
-            prefix = [i - o if o else None for i, o in enumerate(st["prefixOffset"])]
-
-        def path(s):
-            p = []
-            while s is not None:
-                f = ft["func"][st["frame"][s]]
-                if not js_only or fn["isJS"][f]:
-                    p.append(strings[fn["name"][f]])
-                s = prefix[s]
-            return tuple(reversed(p))
-
-        smp = th["samples"]
-        if not smp["stack"]:
-            continue
-        t = smp.get("time")
-        if t is None:
-            t = list(np.cumsum(smp["timeDeltas"]))
-        stacks = [path(s) for s in smp["stack"]]
-        times = [x * 1e3 for x in t]
-        out[(th.get("pid"), th.get("tid"), th.get("name"))] = timed_samples(stacks, times, times[-1] + interval)
-    return out
-
-
-def _pid(v):
-    return int(v) if isinstance(v, str) and v.isdigit() else v
-
-
-def check(path, naive, **kw):
-    doc = read_json(path)
-    tr = load_quiet(path, **kw)
-    want = naive(doc)
-    lanes = {}
-    for t in range(tr.n_threads):
-        lanes.setdefault(tr.thread_names[t], []).append(t)
-    for (pid, tid, name), calls in want.items():
-        cands = lanes.get(name or "", []) or [t for t in range(tr.n_threads)]
-        if isinstance(tid, int):
-            cands = [t for t in cands if int(tr.thread_tid[t]) == tid] or cands
-        if isinstance(_pid(pid), int):
-            cands = [t for t in cands if int(tr.thread_pid[t]) == _pid(pid)] or cands
-        assert cands, f"{path.name}: no lane for thread {name}"
-        errors = []
-        for t in cands:  # threads of one name, pid and tid (the oldest files write none): the one that matches
-            try:
-                same_calls(calls_of(tr, t), calls, what=f"{path.name} {name}")
-                break
-            except AssertionError as e:
-                errors.append(e)
-        else:
-            raise errors[0]
-    return tr
 
 
 DEVTOOLS = ["Firefox/59/simple-firefox.json", "Firefox/61/recursion.json", "Firefox/63/simple-firefox.json",
@@ -262,30 +129,6 @@ def test_processed_version_66_shared_tables(tmp_path):
     p = tmp_path / "v66.json"
     p.write_text(json.dumps(doc))
     check(p, naive_processed)
-
-
-# ----------------------------------------------------------------------------- live recording
-def test_firefox_live_recording_loads(tmp_path):
-    exe = shutil.which("firefox-esr") or shutil.which("firefox")
-    if not exe:
-        pytest.skip("Firefox is not installed (apt-get install -y firefox-esr)")
-    page = tmp_path / "worker.html"
-    page.write_text((FIREFOX / "worker.html").read_text())
-    out = tmp_path / "gecko.json"
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MOZ_PROFILER_STARTUP": "1",
-           "MOZ_PROFILER_STARTUP_INTERVAL": "1", "MOZ_PROFILER_STARTUP_FILTERS": "DOM Worker",
-           "MOZ_PROFILER_STARTUP_FEATURES": "js,stackwalk,nomarkerstacks", "MOZ_PROFILER_SHUTDOWN": str(out)}
-    try:
-        r = subprocess.run([exe, "--headless", "--screenshot", str(tmp_path / "s.png"), page.as_uri()], env=env,
-                           capture_output=True, text=True, timeout=180)
-    except subprocess.TimeoutExpired:
-        pytest.skip("Firefox did not finish within 180 s here")
-    if not out.is_file():
-        pytest.skip(f"Firefox wrote no profile here (exit {r.returncode}): {r.stderr.strip()[-300:]}")
-    tr = check(out, lambda d: naive_gecko(d, js_only=False))
-    assert "DOM Worker" in tr.thread_names
 
 
 # ----------------------------------------------------------------------------- errors and the kernel

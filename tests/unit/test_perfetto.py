@@ -578,29 +578,6 @@ def test_chromium_file_loads_through_tracevis3d_load(tmp_path):
     assert detect(Head(raw.read_bytes()[:1 << 20])).key == "perfetto"
 
 
-def test_recorded_chromium_proto_and_json_both_load(tmp_path):
-    """Chromium recorded now, once as proto and once as JSON (the same kind of run): both load with
-    threads and processes named, calls, flows and async slices, and the proto's counters (Chromium's
-    JSON writes a thread's time as tts/tdur, no counter events, in these categories)."""
-    from tools.record_perfetto import chromium_path, record_chromium
-
-    if chromium_path() is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
-    proto = record_chromium(str(tmp_path / "c.pftrace"), "proto")
-    js = record_chromium(str(tmp_path / "c.json"), "json")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TraceWarning)
-        a = tracevis3d.load(proto)
-        b = tracevis3d.load(js)
-    assert a.meta["format"] == "perfetto" and b.meta["format"].startswith("chrome")
-    for tr in (a, b):
-        assert len(tr) > 0 and "CrBrowserMain" in tr.thread_names
-        assert "Browser" in tr.process_names and "Renderer" in tr.process_names
-        assert tr.flow_id.size > 0 and tr.async_start.size > 0
-    assert a.counter_ts.size > 0  # thread time and memory counters: the JSON form writes tts/tdur instead
-    assert len(set(a.function_names) & set(b.function_names)) > 50
-
-
 @pytest.mark.parametrize("name, make, expected", hp.CASES, ids=[c[0] for c in hp.CASES])
 def test_hostile(name, make, expected):
     """Each hostile case (tests/support/hostile_perfetto.py) is refused in one line naming the file and the
