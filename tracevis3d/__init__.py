@@ -73,7 +73,10 @@ def load(path: PathLike, **options: Any) -> Trace:
 def load_memory(path: PathLike, **options: Any) -> "MemoryCapture":
     """Load a memray capture (``python -m memray run -o CAPTURE ...``) as arrays: memray's own
     peak, allocation count and leaked bytes, the allocation sites and stacks, every range with
-    its lifetime on the capture's clock (`tracevis3d.io.memray.MemoryCapture`; needs memray)."""
+    its lifetime on the capture's clock (`tracevis3d.io.memray.MemoryCapture`).  memray 1.20's
+    captures are read by TraceVis3D's own reader (compressed ones need ``lz4``); ``--native`` and
+    ``--aggregate`` captures and other format versions through memray's FileReader
+    (``reader="auto"|"own"|"memray"``)."""
     from .io.memray import load_memory as _load_memory
 
     _kernels_ready()
