@@ -19,8 +19,6 @@ each reading "13 folded levels", they took 20-32 % of a side's drawn area).
 """
 import importlib.util
 import pathlib
-import resource
-import time
 
 import numpy as np
 import pytest
@@ -31,8 +29,6 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 RES = (1920, 1080)
 #: issue 67's goals: readable names (≥ 14 px) in the icicle of the karate run and in the comparison
 GOALS = {"icicle": 25, "compare": 20}
-#: recordings made of each run; the one that lost the least time to other processes is kept
-RECORDINGS = 3
 #: the most of a comparison side's drawn area that folded bands may take.  Those bands fold
 #: levels that carry little information; drawn as tall as a level with their "13 folded levels"
 #: marker they took 20-32 % of a side over five recordings (a third of its wide levels: the
@@ -56,7 +52,7 @@ def networkx_pair(tmp_path_factory):
         pytest.skip(why)
     out = tmp_path_factory.mktemp("networkx-case")
     try:
-        paths = [_least_disturbed_recording(rec, out, graph) for graph in ("karate", "lesmis")]
+        paths = [rec.record(out, graph) for graph in ("karate", "lesmis")]
     except RuntimeError as e:
         pytest.fail(f"could not record the networkx case: {e}", pytrace=False)
     import warnings
@@ -69,31 +65,6 @@ def networkx_pair(tmp_path_factory):
     assert 1.2e5 <= len(karate) <= 2.5e5 and karate.max_depth + 1 >= 60, (len(karate), karate.max_depth)
     assert len(lesmis) > len(karate)
     return karate, lesmis
-
-
-def _least_disturbed_recording(rec, out, graph: str) -> str:
-    """Record ``graph``'s run `RECORDINGS` times; the path of the one whose process waited least
-    (wall time less CPU time: the time it was runnable but not running, or waiting for a read).
-
-    VizTracer stamps calls with the wall clock, and the traced program runs ~0.3 s: on a loaded
-    machine a few preemptions of tens of ms land in it at random, and every width moves with
-    them (the recorded span went from 0.3-0.5 s to 1.0-2.1 s beside four busy processes, the
-    import machinery's share of it from 0.90-0.91 to 0.88-0.92).  The layout of one recording
-    is the same on every build; the figure moved with the recording (the fold-band share of
-    side A, 0.14 at a load average of 9, was 0.214 once under a heavier load).  The least
-    disturbed of several recordings is the nearest to the program's own timing, as a benchmark
-    takes the least of its repeats."""
-    best = None
-    for k in range(RECORDINGS):
-        folder = out / f"{graph}-{k}"
-        folder.mkdir()
-        wall0, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        path = rec.record(folder, graph)
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        waited = (time.perf_counter() - wall0) - ((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime))
-        if best is None or waited < best[0]:
-            best = (waited, path)
-    return best[1]
 
 
 def _build_and_render(view: str, traces, out) -> tuple:
