@@ -213,7 +213,7 @@ def test_cut_and_damaged_captures_are_one_line_naming_the_byte(captures, tmp_pat
 def test_hostile_records_stay_bounded(captures, tmp_path):
     """A valid header followed by records built to hurt: deep pushes, pops of an empty stack,
     a huge segment count, overlong varints, names without their end."""
-    from tracevis3d.io.memray import _header
+    from tracevis3d.io.memray_own import _header
 
     raw = open(captures["json-raw"], "rb").read()
     _, start = _header("x", raw, str)

@@ -1,7 +1,7 @@
 """`kernels.memray_scan.scan_capture` on record streams written here by a pure-Python writer of
 memray's format (``record_writer.cpp``'s encodings), against what the writer meant: the records'
 fields, memray's stack ids from a brute-force FrameTree (a dict of (parent, frame) -> node), the
-memory records' places, threads, code objects; `io.memray._line_311` against CPython's own line
+memory records' places, threads, code objects; `io.memray_own._line_311` against CPython's own line
 table; damaged streams stop with the right error code."""
 import numpy as np
 import pytest
@@ -214,7 +214,7 @@ def test_line_table_lines_are_cpythons():
     offset, the line CPython's ``co_lines`` gives (where CPython has one)."""
     import sys
 
-    from tracevis3d.io.memray import _line_311
+    from tracevis3d.io.memray_own import _line_311
 
     if sys.version_info < (3, 11):
         pytest.skip("the location-table format of Python 3.11+")

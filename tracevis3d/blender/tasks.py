@@ -55,7 +55,7 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
     params, spec, *extra = yield job.off_main(layout, *args)
     t_layout = time.perf_counter() - t0
     job.report(a + 0.3 * (b - a), done_text(spec.meta, *extra))
-    from .view import STATE_KEY, unzoom
+    from .zoom_split import STATE_KEY, unzoom
 
     if STATE_KEY in (scene or bpy.context.scene):  # a refined stretch of the figure being replaced goes with it
         unzoom(scene or bpy.context.scene, collection_name)
@@ -104,7 +104,7 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
         scene, collection_name, span, remove_startup)
     path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
-    from .view import keep_overview_steps
+    from .zoom_inputs import keep_overview_steps
 
     yield from keep_overview_steps(job, scene, trace, params, path, extra[0].get("stages"))  # the first zoom's inputs
     return out

@@ -24,6 +24,9 @@ Sniffers get a `Head`: the first `HEAD_BYTES` of the (inflated) file.  They must
 cheap (pure Python on at most those bytes) and must not accept a file of another
 format: the order of the table resolves only true ambiguities (every JSON object
 that no other JSON format claims is a Chrome trace, which says what is missing).
+
+Over 600 lines: one table, its sniffers beside it -- the order of the rows and what each
+sniffer must not accept are read together, so adding a format is one place to read.
 """
 from __future__ import annotations
 

@@ -1,0 +1,255 @@
+"""What the first zoom of a figure needs (`tracevis3d.blender.view`), kept from its build: the
+trace and the overview's colours in memory for this session (`keep_overview_steps`, run by
+`tasks.build_steps`), written into the user cache when the scene is saved (`persist_zoom_inputs`,
+a ``save_pre`` handler), read back by a fresh Blender that opens the .blend (`_trace_context`,
+`_prepare`).  Apart from the zoom's job so that the build's tasks can keep them without
+importing the views' zoom code."""
+from __future__ import annotations
+
+import json
+
+import bpy
+
+from ..jobs import Job
+from ..layout import refine
+
+__all__ = ["COLOURS_KEY", "COLOURS_DIR", "COLOURS_KEPT", "COLOURS_BYTES", "colours_cache_dir", "keep_overview_steps",
+           "persist_zoom_inputs"]
+
+#: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint"}
+COLOURS_KEY = "tracevis3d_zoom_colours"
+#: the user cache folder's sub-folder for the kept colours; ``TRACEVIS3D_ZOOM_CACHE`` overrides the folder
+COLOURS_DIR = "zoom_cache"
+#: the kept files stay within this many files and bytes (colours: a byte a call; a trace's copy: ~46 bytes a call)
+COLOURS_KEPT, COLOURS_BYTES = 32, 1 << 30
+
+# (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
+_contexts: dict = {}
+
+
+def colours_cache_dir() -> str:
+    """Where the overview colours are kept: ``$TRACEVIS3D_ZOOM_CACHE``, else the extension's user
+    folder (``bpy.utils.extension_path_user``), else, outside an extension (the bpy module, a
+    legacy add-on), the user cache folder beside numba's (`_numba_env.default_cache_dir`)."""
+    import os
+
+    env = os.environ.get("TRACEVIS3D_ZOOM_CACHE")
+    if env:
+        return env
+    pkg = (__package__ or "").rsplit(".", 2)[0]  # the add-on's package: <add-on>.tracevis3d.blender
+    if pkg.startswith("bl_ext."):
+        try:
+            return bpy.utils.extension_path_user(pkg, path=COLOURS_DIR, create=True)
+        except (ValueError, AttributeError):
+            pass
+    from .._numba_env import default_cache_dir
+
+    return os.path.join(os.path.dirname(default_cache_dir()), COLOURS_DIR)
+
+
+def _context_key(file_key, params) -> tuple:
+    return (tuple(file_key), json.dumps(params.to_dict(), sort_keys=True, default=str))
+
+
+def _save_colours(colours, fingerprint: str, params) -> str | None:
+    """Write the kept colours (atomically), the folder's oldest files beyond `COLOURS_KEPT`
+    files or `COLOURS_BYTES` bytes removed; None when the cache folder cannot be written."""
+    import os
+
+    from ..io.atomic import write_whole
+
+    folder = colours_cache_dir()
+    path = os.path.join(folder, refine.colours_file_name(fingerprint, params))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        write_whole(path, colours.to_bytes())
+    except (OSError, ValueError, RuntimeError):
+        return None
+    refine.prune_colours(folder, path, COLOURS_KEPT, COLOURS_BYTES)
+    return path
+
+
+def persist_zoom_inputs(scene) -> bool:
+    """Write what the first zoom of ``scene``'s figure needs into the user cache, once (its
+    colours kept by `keep_overview_steps`, a native copy of a trace read from text), and record
+    their fingerprint in ``scene[COLOURS_KEY]``; run before the scene is saved
+    (`_persist_on_save`).  False when the session keeps nothing for this scene's figure (built
+    elsewhere, of merged stacks, its trace file changed since) or the cache cannot be written."""
+    import os
+
+    from . import session
+    from .hygiene import read_build_record
+
+    ctx = next((c for c in _contexts.values() if c.get("colours") is not None), None)
+    rec = read_build_record(scene) or {}
+    if ctx is None or not rec.get("trace_path") or os.path.abspath(rec["trace_path"]) != ctx["path"]:
+        return False
+    try:
+        key = session.file_key(ctx["path"])
+    except Exception:  # noqa: BLE001 - the trace file went away: nothing to keep
+        return False
+    if tuple(key) != tuple(ctx["file_key"]):
+        return False
+    if ctx.get("fingerprint") is None:
+        fingerprint = refine.content_fingerprint(ctx["path"])
+        if _save_colours(ctx["colours"], fingerprint, ctx["params"]) is None:
+            return False
+        _save_trace_copy(ctx["trace"], ctx["path"], fingerprint)
+        ctx["fingerprint"] = fingerprint
+    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"]})
+    return True
+
+
+@bpy.app.handlers.persistent
+def _persist_on_save(*_args) -> None:
+    """``save_pre``: `persist_zoom_inputs` for every scene; never blocks the save."""
+    for scene in bpy.data.scenes:
+        try:
+            persist_zoom_inputs(scene)
+        except Exception as e:  # noqa: BLE001 - a cache that cannot be written only costs the first zoom time
+            import sys
+
+            sys.stderr.write(f"TraceVis3D: the zoom inputs of scene {scene.name!r} were not kept: {e}\n")
+
+
+def _install_save_handler() -> None:
+    if _persist_on_save not in bpy.app.handlers.save_pre:
+        bpy.app.handlers.save_pre.append(_persist_on_save)
+
+
+def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
+    """A native copy of a trace read from a text file, in the user cache: a fresh Blender that
+    opens the saved .blend maps it (~0.1 s at 10^6 calls) instead of parsing the text again
+    (seconds to minutes); ~46 bytes a call.  None for a native source or an unwritable folder."""
+    import os
+
+    from ..io.native import save_native
+    from ..io.sniff import is_native_file
+
+    if is_native_file(path):
+        return None
+    folder = colours_cache_dir()
+    copy = os.path.join(folder, refine.trace_copy_name(fingerprint))
+    if os.path.isfile(copy):
+        os.utime(copy)
+        return copy
+    try:
+        os.makedirs(folder, exist_ok=True)
+        save_native(trace, copy)
+    except (OSError, ValueError, RuntimeError):
+        return None
+    refine.prune_colours(folder, copy, COLOURS_KEPT, COLOURS_BYTES)
+    return copy
+
+
+def keep_overview_steps(job: Job, scene, trace, params, path, stages):
+    """Keep what a zoom of the figure just built needs (module doc): the trace and the
+    overview's colours (``stages``: the build's `icicle.IcicleStages`) for this session; saving
+    the scene writes them to the user cache (`persist_zoom_inputs`).  Nothing for a figure
+    without a trace file or of merged stacks (its first zoom computes them)."""
+    from . import session
+    from ..model import TraceFormatError
+
+    if COLOURS_KEY in scene:
+        del scene[COLOURS_KEY]
+    if path is None or stages is None or params.merge:
+        return
+    try:
+        key = session.file_key(path)
+    except TraceFormatError:
+        return
+    job.report(job.fraction, "keeping the overview's colours for zooms")
+    colours = yield job.off_main(refine.OverviewColours.from_stages, stages, len(trace))
+    _contexts.clear()
+    _contexts[_context_key(key, params)] = {"path": key[0], "file_key": tuple(key), "params": params, "trace": trace,
+                                            "colours": colours, "colouring_of": colours.colouring_of,
+                                            "fingerprint": None}
+    _install_save_handler()  # the cache files are written only when the scene is saved
+
+
+def _recorded_fingerprint(scene, key) -> str | None:
+    """The fingerprint the build recorded, when the trace file is still the one it read."""
+    try:
+        rec = json.loads(scene.get(COLOURS_KEY) or "null")
+    except (TypeError, ValueError):
+        return None
+    if isinstance(rec, dict) and rec.get("file") == [key[1], key[2]] and isinstance(rec.get("fingerprint"), str):
+        return rec["fingerprint"]
+    return None
+
+
+def _trace_context(scene) -> dict:
+    """The overview's trace and parameters (the build record), loaded once per file version."""
+    from ..layout.params import IcicleParams
+    from . import session
+    from .hygiene import read_build_record, recorded_trace_path
+
+    rec = read_build_record(scene) or {}
+    found, recorded = recorded_trace_path(scene)
+    if found is None:
+        raise FileNotFoundError(f"the figure's trace file is not there: {recorded or '(no build record)'}")
+    fkey = session.file_key(found)
+    params = IcicleParams.from_dict(rec.get("params") or {}).validate()
+    key = _context_key(fkey, params)
+    ctx = _contexts.get(key)
+    if ctx is None:
+        _contexts.clear()  # one overview's inputs at a time (memory stays bounded)
+        ctx = _contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None,
+                                "fingerprint": _recorded_fingerprint(scene, fkey)}
+    return ctx
+
+
+def _prepare(ctx: dict) -> dict:
+    """Worker: the trace (merged when the figure merges stacks) and the overview's colouring."""
+    from ..io.stacks import merged_stacks
+    from . import session
+
+    if ctx["trace"] is None:
+        trace = _kept_trace(ctx) or session.get_trace(ctx["path"])
+        ctx["trace"] = merged_stacks(trace) if ctx["params"].merge else trace
+    if ctx["colouring_of"] is None:
+        ctx["colouring_of"] = _kept_or_computed_colours(ctx).colouring_of
+    return ctx
+
+
+def _kept_trace(ctx: dict):
+    """Worker: the native copy of the trace the build kept (`_save_trace_copy`), when the file
+    is still the one it read (the recorded fingerprint); else None."""
+    import os
+
+    from ..io import load as load_file
+
+    if not ctx.get("fingerprint"):
+        return None
+    copy = os.path.join(colours_cache_dir(), refine.trace_copy_name(ctx["fingerprint"]))
+    if not os.path.isfile(copy):
+        return None
+    try:
+        return load_file(copy)
+    except Exception:  # noqa: BLE001 - a damaged cache file: the trace file itself is read instead
+        return None
+
+
+def _kept_or_computed_colours(ctx: dict):
+    """Worker: the overview's colours from the user cache, else computed and kept there."""
+    import os
+
+    params, trace = ctx["params"], ctx["trace"]
+    fingerprint = ctx.get("fingerprint") or refine.content_fingerprint(ctx["path"])
+    ctx["fingerprint"] = fingerprint
+    kept = refine.OverviewColours.from_file(
+        os.path.join(colours_cache_dir(), refine.colours_file_name(fingerprint, params)), len(trace))
+    if kept is None:
+        kept = refine.overview_colours(trace, params)
+        _save_colours(kept, fingerprint, params)
+    return kept
+
+
+def _layout(ctx: dict, window, thread):
+    _prepare(ctx)
+    params = ctx["params"]
+    if params.merge:  # the trace is merged already: the layout must not merge it again
+        import dataclasses
+
+        params = dataclasses.replace(params, merge=False)
+    return refine.refined_layout(ctx["trace"], params, window, thread, ctx["colouring_of"])
