@@ -178,7 +178,7 @@ def unregister():
     if not _state["registered"]:
         return
     from . import ui
-    from .tracevis3d.blender import session, tasks
+    from .tracevis3d.blender import session, tasks, zoom_inputs
 
     tasks.QUEUE.cancel_all()
     _stop_warmup()
@@ -193,5 +193,6 @@ def unregister():
             handlers.remove(fn)
     ui.unregister()
     session.clear_cache()
+    zoom_inputs.forget()
     _restore_numba()
     _state["registered"] = False

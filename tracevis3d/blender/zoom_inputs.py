@@ -14,7 +14,7 @@ from ..jobs import Job
 from ..layout import refine
 
 __all__ = ["COLOURS_KEY", "COLOURS_DIR", "COLOURS_KEPT", "COLOURS_BYTES", "colours_cache_dir", "keep_overview_steps",
-           "persist_zoom_inputs"]
+           "persist_zoom_inputs", "forget"]
 
 #: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint"}
 COLOURS_KEY = "tracevis3d_zoom_colours"
@@ -115,6 +115,14 @@ def _persist_on_save(*_args) -> None:
 def _install_save_handler() -> None:
     if _persist_on_save not in bpy.app.handlers.save_pre:
         bpy.app.handlers.save_pre.append(_persist_on_save)
+
+
+def forget() -> None:
+    """Drop what this session keeps for zooms and the ``save_pre`` handler (the add-on's
+    unregister: a disabled extension leaves no handler and no trace in memory behind)."""
+    while _persist_on_save in bpy.app.handlers.save_pre:
+        bpy.app.handlers.save_pre.remove(_persist_on_save)
+    _contexts.clear()
 
 
 def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
