@@ -9,9 +9,11 @@ def middle(k):
 def sleeper():
     time.sleep(0.05)
 def main():
-    t = time.time()
-    while time.time() - t < 1.0:
-        middle(5)
+    # until this process has computed for 0.3 s of its own CPU time (not the wall clock: on a
+    # busy machine a second of wall time may hold almost none of it, and a sampler saw no work)
+    t, c = time.time(), time.process_time()
+    while time.process_time() - c < 0.3 and time.time() - t < 60.0:
+        middle(20)
         sleeper()
 if __name__ == "__main__":
     main()
