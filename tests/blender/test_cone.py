@@ -625,8 +625,9 @@ def test_stretch_rounds_equal_brute_force(seed, orientation, spin, k_start, wide
 
     pts = _extent_points(stretched(vpos, spacing, depth, got[0], orientation), None, None, None, orientation, extent)
     cam = fit_camera_rect(pts, to_cam, (1920, 1080), rect, lens_mm=50.0)
-    mine = _rect_camera(got[2], got[3], got[4], _fit_frame(to_cam, (1920, 1080), rect, 50.0)[2], (1920, 1080), rect,
-                        50.0)
+    f = _fit_frame(to_cam, (1920, 1080), rect, 50.0)[2]
+    nearest = float(((pts - (got[2] - f * got[3])) @ f).min())  # the nearest extent point's depth
+    mine = _rect_camera(got[2], got[3], got[4], f, (1920, 1080), rect, 50.0, nearest)
     size = np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))
     for field in ("location", "target"):
         assert np.allclose(getattr(mine, field), getattr(cam, field), rtol=0, atol=1e-9 * size), field

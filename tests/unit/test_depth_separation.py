@@ -46,3 +46,31 @@ def test_only_the_insets_plates_are_set_back_inside_their_faces():
 def test_the_gap_is_half_a_step_two_steps_along_an_oblique_ray():
     # a ray at |x . ray| = 0.25 crosses the gap over gap / 0.25 of depth
     assert GAP_STEPS / 0.25 >= 2.0
+
+
+def test_the_near_clip_is_an_eighth_of_the_nearest_points_depth():
+    from tracevis3d.layout.camera import NEAR_CLIP_SHARE, fit_camera, view_direction
+
+    # an icicle-like slab (long in x, tall in z, thin in y) seen from the side and above
+    rng = np.random.default_rng(3)
+    pts = np.column_stack([rng.uniform(0, 100, 400), rng.uniform(0, 1.2, 400), rng.uniform(0, 30, 400)])
+    for az, el in ((-18.0, 12.0), (0.0, 0.0), (35.0, 25.0)):
+        cam = fit_camera(pts, view_direction(az, el), (1920, 1080))
+        loc, tgt = np.asarray(cam.location), np.asarray(cam.target)
+        f = (tgt - loc) / np.linalg.norm(tgt - loc)
+        depth = (pts - loc) @ f  # brute force: every point's depth along the view
+        assert np.isclose(cam.clip_start, NEAR_CLIP_SHARE * depth.min(), rtol=1e-9)
+        # every point beyond the clip; the heads-up display (4 near clips) in front of them all
+        assert depth.min() >= 2.0 * 4.0 * cam.clip_start * (1 - 1e-9)
+        d = float(np.linalg.norm(tgt - loc))
+        assert cam.clip_start > 0.05 * d  # ~0.1 of the distance, not the old 1e-3
+        # the depth step at the figure: ~100x finer than at 1e-3 of the distance
+        assert depth_step(cam) * 50.0 < d * d * 2.0 ** -24 / (1e-3 * d)
+
+
+def test_a_point_near_the_camera_keeps_the_old_near_clip():
+    from tracevis3d.layout.camera import near_clip
+
+    assert near_clip(58.0, 40.0) == 5.0
+    assert near_clip(58.0, 0.2) == 0.058  # never below 1e-3 of the distance
+    assert near_clip(0.5, 0.001) == 1e-3

@@ -59,11 +59,11 @@ def clock_after_title(scene, coll, clock: dict, span: float, t0: float):
         x = float(title.location.x + title.dimensions.x) + 1.5 * size
         y, depth = float(title.location.y), float(title.location.z)
     else:  # the image's top-left corner at the HUD's distance (orthographic or perspective)
-        depth = -1.0
+        depth = -max(1.0, 4.0 * cam.data.clip_start)  # in front of the near clip, as the HUD (`annotate.hud_layers`)
         if cam.data.type == "ORTHO":
             half_w = 0.5 * cam.data.ortho_scale
         else:
-            half_w = 0.5 * cam.data.sensor_width / cam.data.lens
+            half_w = 0.5 * cam.data.sensor_width / cam.data.lens * -depth
         r = scene.render
         half_h = half_w * r.resolution_y / max(r.resolution_x, 1)
         size = 0.04 * half_h

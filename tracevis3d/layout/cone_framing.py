@@ -97,7 +97,9 @@ def framed_tree(orientation, pruned, radius, base, angle, n_levels, foot_root, r
         vpos, depth.astype(np.int64), spacing, orientation == "horizontal", float(k_start), float(k_max), around,
         has.astype(np.int64), ring if ring is not None else np.zeros((16, 0, 3)), *frame, float(aspect), FIT_ROUNDS)
     pos = stretched(vpos, spacing, depth, k_fit, orientation)
-    cam = _rect_camera(centre, dist, ext, frame[2], res, rect, params.lens_mm)
+    nearest = float((_extent_points(pos, None, None, None, orientation, extent) @ frame[2]).min()
+                    - np.dot(centre, frame[2]) + dist)  # the nearest extent point's depth
+    cam = _rect_camera(centre, dist, ext, frame[2], res, rect, params.lens_mm, nearest)
     cam.clip_end = max(cam.clip_end, 4.0 * float(np.linalg.norm(np.asarray(cam.location) - np.asarray(cam.target))))
     lh = float(np.median(spacing * k)) if spacing.size else 1.0
     score = R_MAX / float(world_per_pixel(cam, pos[:1], res)[0])
@@ -123,14 +125,17 @@ def oversized_orientation(best_root_px: dict, res) -> str | None:
     return o2 if r1 > cap and r1 > OVERSIZE_RATIO * r2 else None
 
 
-def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float) -> CameraSpec:
+def _rect_camera(centre, dist: float, extent: float, f, res, rect, lens_mm: float, nearest: float) -> CameraSpec:
     """The camera `camera.fit_camera_rect` makes of a perspective fit (`kernels.cone_frame._extent_fit`:
-    at centre − f · dist looking at centre), its lens shift putting ``rect`` in its place."""
+    at centre − f · dist looking at centre), its lens shift putting ``rect`` in its place and its
+    near clip at `camera.near_clip` of ``nearest`` (the nearest extent point's depth)."""
+    from .camera import near_clip
+
     w, h = res
     m = float(max(w, h))
     x0, y0, x1, y1 = (float(v) for v in rect)
     return CameraSpec(tuple(centre - f * dist), tuple(centre), orthographic=False, lens_mm=lens_mm,
-                      sensor_width_mm=36.0, clip_start=max(dist * 1e-3, 1e-3), clip_end=float(dist + extent * 2),
+                      sensor_width_mm=36.0, clip_start=near_clip(dist, nearest), clip_end=float(dist + extent * 2),
                       shift_x=(w / 2.0 - 0.5 * (x0 + x1)) / m, shift_y=(0.5 * (y0 + y1) - h / 2.0) / m)
 
 
