@@ -266,7 +266,8 @@ def test_session_group_is_its_table_and_the_render_schema(addon):
                                                               "samples": None, "transparent": False,
                                                               "device": "auto"}
     assert P.animation_options(bpy.context.scene.tracevis3d) == {"kind": "auto", "seconds": 10.0, "fps": 30,
-                                                                 "easing": "eased", "reveal_order": "time"}
+                                                                 "easing": "eased", "reveal_order": "time",
+                                                                 "zoom_window": None, "zoom_levels": 4}
 
 
 def test_a_bad_field_is_an_operator_report(addon):

@@ -16,7 +16,9 @@ Python: no frame-change handler, no driver.
   leader with its name (the ``TV3D_appear`` modifier on the leaders' mesh).  The clock lives
   in five scene custom properties that every modifier and every name read
   (`anim_nodes.write_clock`): editing them retimes everything.
-- **flythrough**, **turntable**: camera paths by F-curve keyframes (`anim_camera`).
+- **flythrough**, **turntable**: camera paths by F-curve keyframes (`anim_camera`); a
+  fly-through given a ``zoom_window`` flies into it through refinement levels built once
+  before the frames, their visibility keyed (`anim_refine`).
 
 A moving camera hides the legend (the still placed it where the figure left room); the
 fly-through, whose boxes fill the frame, hides the title too.
@@ -107,6 +109,9 @@ def _mesh_bounds(coll) -> dict:
 
 def clear_animation(scene) -> None:
     """Remove an earlier animation of the figure (modifiers, objects, keyframes)."""
+    from .anim_refine import remove_levels
+
+    remove_levels(scene)  # a fly-through's refinement levels
     coll = bpy.data.collections.get("TraceVis3D")
     if coll is None:
         return
@@ -132,6 +137,8 @@ def clear_animation(scene) -> None:
         cam.location, cam.rotation_euler = still["location"], still["rotation"]
         cam.data.shift_x, cam.data.shift_y = still["shift"]
         cam.data.ortho_scale = still["ortho_scale"]
+        if "clip" in still:  # keyed by a fly-through that refines
+            cam.data.lens, (cam.data.clip_start, cam.data.clip_end) = still["lens"], still["clip"]
     for ob in coll.objects:
         if ob.get("tv3d_anim_hidden"):
             ob.hide_render = ob.hide_viewport = False
@@ -155,16 +162,21 @@ def _remember_still_camera(cam) -> None:
     if "tv3d_still" not in cam:
         cam["tv3d_still"] = json.dumps({"location": list(cam.location), "rotation": list(cam.rotation_euler),
                                         "shift": [cam.data.shift_x, cam.data.shift_y],
-                                        "ortho_scale": cam.data.ortho_scale})
+                                        "ortho_scale": cam.data.ortho_scale, "lens": cam.data.lens,
+                                        "clip": [cam.data.clip_start, cam.data.clip_end]})
 
 
 def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
-                  meta: dict | None = None, reveal_order: str = "time", call_end=None) -> dict:
+                  meta: dict | None = None, reveal_order: str = "time", call_end=None, zoom_window=None,
+                  zoom_levels: int | None = None) -> dict:
     """Animate the figure in ``scene`` (module docstring); ``meta``: the layout's meta of
     the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
     the one recorded by the build.  ``reveal``: a comparison's tubes appear in
     ``reveal_order`` (`anim_reveal`); ``handoffs``: the thread view's curves appear when
-    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  Returns
+    their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  A
+    ``flythrough`` of an icicle given ``zoom_window`` (t0, t1) µs flies into that window through at
+    most ``zoom_levels`` refinement levels (`anim_refine`; the parameters' defaults:
+    `params.animation`).  Returns
     and stores (``scene[ANIM_KEY]``, JSON) what a test or a farm needs: kind, frames, fps,
     the clock's inputs, the fly-through's target."""
     from ..params.animation import frame_count
@@ -186,6 +198,8 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         raise ValueError(f"growth of the {layout} view is not available yet: use flythrough or turntable")
     if kind == "handoffs" and (layout != "threads" or call_end is None):
         raise ValueError("handoffs needs the thread view and its trace (render-animation --view threads)")
+    if zoom_window is not None and (kind != "flythrough" or layout != "icicle"):
+        raise ValueError(f"a zoom window is flown into by the icicle's flythrough (not the {layout} view's {kind})")
     coll = _collection(scene)
     clear_animation(scene)
     n = frame_count(seconds, fps)
@@ -217,7 +231,14 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
         if kind == "flythrough":  # the detail inset too: a still's magnifier, in the room its camera left
             _hide_inset(coll)
             framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
-        info.update(flythrough(scene, framed, n) if kind == "flythrough" else turntable(scene, coll, framed, n))
+        if kind == "flythrough" and zoom_window is not None:
+            from ..params.animation import ANIMATION
+            from .anim_refine import refined_flythrough
+
+            levels = ANIMATION["zoom_levels"].default if zoom_levels is None else int(zoom_levels)
+            info.update(refined_flythrough(scene, coll, framed, n, zoom_window, levels, meta))
+        else:
+            info.update(flythrough(scene, framed, n) if kind == "flythrough" else turntable(scene, coll, framed, n))
         if kind == "flythrough":
             info["sticky_lane_names"] = sticky_lane_names(scene, coll)
     scene[ANIM_KEY] = json.dumps(info)

@@ -59,6 +59,10 @@ def layout_and_write_steps(job: Job, layout, args: tuple, done_text, scene, coll
 
     if STATE_KEY in (scene or bpy.context.scene):  # a refined stretch of the figure being replaced goes with it
         unzoom(scene or bpy.context.scene, collection_name)
+    from .anim_refine import FLY_KEY, remove_levels
+
+    if FLY_KEY in (scene or bpy.context.scene):  # a fly-through's refinement levels too
+        remove_levels(scene or bpy.context.scene)
     out = yield from write_scene_steps(spec, collection_name, scene=scene, on_cleanup=job.on_cleanup,
                                        progress=lambda f, t: job.report(a + (0.3 + 0.7 * f) * (b - a), t),
                                        remove_startup=remove_startup)

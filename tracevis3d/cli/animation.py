@@ -16,6 +16,7 @@ EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
   python -m tracevis3d render-animation trace.json -o frames/ --kind flythrough --frames 1-120
   python -m tracevis3d render-animation trace.json -o spin.mp4 --kind turntable --save spin.blend
+  python -m tracevis3d render-animation trace.json -o into.mp4 --kind flythrough --zoom-window 40ms:41ms
   python -m tracevis3d render-animation a.json b.json -o reveal.mp4 --reveal-order change
   python -m tracevis3d render-animation trace.json -o handoffs.mp4 --view threads
 """ + FOOTER
@@ -78,6 +79,9 @@ def _view(args) -> str:
         raise CLIError(f"two traces make a comparison: leave --view out or write --view compare (not {view})", 2)
     kinds = view_kinds()[view]
     kind = args.kind if args.kind != "auto" else kinds[0]
+    if args.zoom_window is not None and (kind != "flythrough" or view != "icicle"):
+        raise CLIError(f"--zoom-window is flown into by the icicle's flythrough: --kind flythrough (not the "
+                       f"{view} view's {kind})", 2)
     if kind not in kinds:
         if kind == "reveal":
             raise CLIError("--kind reveal needs two traces (the comparison's tubes appear from A to B)", 2)
@@ -189,10 +193,16 @@ def _render_animation(args, session) -> str:
     t = time.perf_counter()
     try:
         anim = animate_scene(scene, kind, args.seconds, args.fps, args.easing, meta=m,
-                             reveal_order=args.reveal_order, call_end=None if trace is None else trace.end)
+                             reveal_order=args.reveal_order, call_end=None if trace is None else trace.end,
+                             zoom_window=args.zoom_window, zoom_levels=args.zoom_levels)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 2) from None
     _progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    if anim.get("refine"):
+        z = anim["refine"]
+        _progress(0.55, f"flying into {z['window'][0]:,.0f}..{z['window'][1]:,.0f} µs ({z['magnification']:,.0f}x): "
+                        f"{len(z['levels'])} refinement levels built in {z['seconds']:.2f} s, arriving at frame "
+                        f"{anim['target']['frame']}")
     from ..blender.anim_render import render_frames, setup_animation_output
 
     try:

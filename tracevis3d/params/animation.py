@@ -10,6 +10,7 @@ import re
 from .core import Param, Schema
 from .kinds import Choice, Kind, Number
 from .render import RENDER
+from .trace_kinds import Window
 
 ANIMATE = "animation"
 
@@ -123,6 +124,15 @@ ANIMATION = Schema("animation", [
     Param("reveal_order", Choice(REVEAL_ITEMS), "time", group=ANIMATE, label="Reveal order",
           help="reveal: the order in which the tubes appear: time (A's time axis), change (largest "
                "change of duration first), similarity (most similar first)"),
+    Param("zoom_window", Window(), None, group=ANIMATE, label="Fly into", flag="--zoom-window", unit="µs",
+          default_text="none: the fly-through's own path",
+          help="flythrough of an icicle: end on this window (T0:T1, µs or with a unit, from the trace start; at "
+               "least 2x narrower than the figure), laid out again at full detail on the way in: nested refined "
+               "windows built before the frames, each shown while the camera needs it, so names appear as the "
+               "camera arrives"),
+    Param("zoom_levels", Number(1, 8, integer=True, metavar="K"), 4, group=ANIMATE, label="Refinement levels",
+          help="flythrough with --zoom-window: at most this many refined windows along the path (one per 4x of "
+               "magnification: 4 take it 100x+; each is a collection of the window's boxes and names)"),
     Param("frames", FrameRange(), None, group=ANIMATE, label="Frames", ui=False, default_text="all",
           help="render only the scene frames A-B (inclusive, from 1): the same pixels as in the whole "
                "render, for render farms"),

@@ -44,7 +44,9 @@ class TRACEVIS3D_OT_animate(Operator):
 
         o = properties.animation_options(settings_of(context))
         info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
-                             reveal_order=o["reveal_order"], call_end=_thread_view_ends(context))
+                             reveal_order=o["reveal_order"], call_end=_thread_view_ends(context),
+                             zoom_window=o["zoom_window"] if o["kind"] == "flythrough" else None,
+                             zoom_levels=o["zoom_levels"])
         n = info["frames"][1]
         self.report({"INFO"}, f"{info['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
                               "Render Animation")
