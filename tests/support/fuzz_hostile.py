@@ -13,6 +13,7 @@ other exception, no crash, no hang (per-case alarm), within the address-space li
 the worker process.
 
     .venv/bin/python tests/support/fuzz_hostile.py --seeds 2000 [--first 0] [--max-gb 2.5] [--case-seconds 20]
+        [--kinds format ...]
 
 ``make fuzz`` runs a long seeded run; tests/test_hostile.py runs a short one.
 Prints one line per failure and a summary; exit status 1 if anything failed.
@@ -143,7 +144,12 @@ OUTPUT_OPS = ("fsize_native", "fsize_compact", "fsize_chrome", "link", "fifo", "
 
 
 #: the modules of hostile files of the readers (each a ``CASES`` list of (name, factory, expected[, options]))
-FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perfetto", "hostile_chrome_v8")
+FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perfetto", "hostile_chrome_v8",
+                       "hostile_more_formats")
+
+#: the kinds of input `build` draws from (a seed picks one; ``kinds=`` narrows the draw)
+KINDS = ("case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex", "cone", "output",
+         "format", "format", "name")
 
 
 def format_cases() -> list:
@@ -244,16 +250,15 @@ def round_trip(t, folder: str) -> str:
     return "ok"
 
 
-def build(seed: int):
-    """(bytes, load options, label) of fuzz input ``seed``.  Options starting with ``__``
-    are the worker's: ``__regex`` (search the loaded trace for it), ``__cone`` (build its
-    calling-context tree)."""
+def build(seed: int, kinds=None):
+    """(bytes, load options, label) of fuzz input ``seed``, of a kind drawn from ``kinds``
+    (default `KINDS`).  Options starting with ``__`` are the worker's: ``__regex`` (search
+    the loaded trace for it), ``__cone`` (build its calling-context tree)."""
     sys.path.insert(0, str(HERE))
     import hostile_cases as hc
 
     rng = random.Random(seed)
-    kind = rng.choice(["case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex",
-                       "cone", "output", "format", "format", "name"])
+    kind = rng.choice(list(kinds or KINDS))
     if kind == "format":  # issue 67: the hostile files of every new reader, cut or flipped at random
         cases = format_cases()
         name, factory, *rest = cases[rng.randrange(len(cases))]
@@ -362,7 +367,7 @@ from tracevis3d.warmup_formats import load_every_format
 load_every_format()  # every reader's kernels, outside the alarms too
 for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     try:
-        data, opts, label = fz.build(seed)
+        data, opts, label = fz.build(seed, os.environ.get("TV3D_KINDS", "").split() or None)
     except Exception as e:  # a bug of the generator, reported as a failure of this seed
         print("DONE", seed, json.dumps([f"the generator failed: {type(e).__name__}: {e}", "build"]), flush=True)
         continue
@@ -416,9 +421,10 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
 
 
 def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verbose=True,
-        stats: dict | None = None) -> list:
-    """Fuzz seeds [first, first + n); returns the failures as (seed, label, outcome)
-    and counts the outcomes in ``stats`` (ok, error, failed)."""
+        stats: dict | None = None, kinds=None) -> list:
+    """Fuzz seeds [first, first + n) (inputs of ``kinds`` only, when given: `build`); returns
+    the failures as (seed, label, outcome) and counts the outcomes in ``stats`` (ok, error,
+    failed)."""
     failures = []
     stats = {} if stats is None else stats
     seed = first
@@ -427,7 +433,7 @@ def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verb
         while seed < last:
             env = dict(os.environ, TV3D_REPO=str(REPO), TV3D_TESTS=str(HERE), TV3D_FIRST=str(seed),
                        TV3D_LAST=str(last), TV3D_CASE_SECONDS=str(case_seconds),
-                       TV3D_FUZZ_FILE=str(pathlib.Path(d) / "input.bin"))
+                       TV3D_FUZZ_FILE=str(pathlib.Path(d) / "input.bin"), TV3D_KINDS=" ".join(kinds or ()))
             lim = int(max_gb * (1 << 30))
             p = subprocess.run([sys.executable, "-c", _WORKER], env=env, capture_output=True, text=True,
                                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (lim, lim)))
@@ -452,7 +458,7 @@ def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verb
             if started is None:  # it died between two seeds
                 started = last_done + 1
             # the worker died inside ``started``: a crash (or the address-space limit)
-            _, _, label = build(started)
+            _, _, label = build(started, kinds)
             stats["failed"] = stats.get("failed", 0) + 1
             failures.append((started, label, f"worker died (exit {p.returncode}): {p.stderr[-300:]}"))
             if verbose:
@@ -467,9 +473,10 @@ def main():
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--max-gb", type=float, default=2.5)
     ap.add_argument("--case-seconds", type=int, default=20)
+    ap.add_argument("--kinds", nargs="*", choices=sorted(set(KINDS)), help="draw only these kinds of input")
     a = ap.parse_args()
     stats: dict = {}
-    failures = run(a.first, a.seeds, max_gb=a.max_gb, case_seconds=a.case_seconds, stats=stats)
+    failures = run(a.first, a.seeds, max_gb=a.max_gb, case_seconds=a.case_seconds, stats=stats, kinds=a.kinds)
     print(f"{a.seeds} seeds from {a.first}: {len(failures)} failures; outcomes {stats}")
     sys.exit(1 if failures else 0)
 
