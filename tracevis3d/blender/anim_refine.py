@@ -37,7 +37,7 @@ from mathutils import Euler, Matrix, Vector
 from ..jobs import Job
 from ..layout import fly_levels, refine
 
-__all__ = ["FLY_KEY", "LEVEL_COLLECTION", "FLY_SPLIT_MODIFIER", "refined_flythrough", "refine_levels_steps",
+__all__ = ["FLY_KEY", "LEVEL_COLLECTION", "FLY_SPLIT_MODIFIER", "refined_flythrough_steps", "refine_levels_steps",
            "remove_levels"]
 
 #: the scene's record of the fly-through's levels: JSON {"collections", "groups", "levels"}
@@ -380,16 +380,17 @@ def key_levels(scene, coll, ov, levels: list, n_frames: int) -> dict:
     return {"phases": phases, "split_objects": split, "overview_names_keyed": names, "camera": cam.name}
 
 
-def refined_flythrough(scene, coll, framed: dict, n: int, window, max_levels: int, meta: dict) -> dict:
+def refined_flythrough_steps(job: Job, scene, coll, framed: dict, n: int, window, max_levels: int, meta: dict):
     """The fly-through into ``window`` (module doc) of the icicle whose build recorded ``meta``:
-    levels built, the path and the visibility keyed.  Returns what `animate.animate_scene` records: the levels (window, magnification,
+    levels built (the layouts in a worker, `refine_levels_steps`), the path and the visibility
+    keyed.  Returns what `animate.animate_scene` records: the levels (window, magnification,
     calls, names, objects, seconds), the target frame (the arrival), the keys made."""
     cam = scene.camera
     if cam is None:
         raise ValueError("the scene has no camera")
     t = time.perf_counter()
     ov = overview_axis(scene, meta, framed)
-    levels = Job("fly-through levels", refine_levels_steps, scene, ov, window, max_levels, n).run(interval=0.005)
+    levels = yield from refine_levels_steps(job, scene, ov, window, max_levels, n)
     t_levels = time.perf_counter() - t
     overview_pose = _plain_first_frame(scene, cam, framed, n)
     resolution = levels[0]["resolution"]

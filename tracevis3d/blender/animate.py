@@ -169,6 +169,25 @@ def _remember_still_camera(cam) -> None:
 def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
                   meta: dict | None = None, reveal_order: str = "time", call_end=None, zoom_window=None,
                   zoom_levels: int | None = None) -> dict:
+    """Animate the figure in ``scene`` (`animate_steps`, run to its end here)."""
+    return animate_job(scene, kind, seconds, fps, easing, meta, reveal_order, call_end, zoom_window,
+                       zoom_levels).run(interval=0.005)
+
+
+def animate_job(scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
+                meta: dict | None = None, reveal_order: str = "time", call_end=None, zoom_window=None,
+                zoom_levels: int | None = None):
+    """A `Job` that animates the figure (`animate_steps`): the panel's Set Up Animation polls it
+    from a timer (a fly-through's refinement levels are laid out in a worker meanwhile)."""
+    from ..jobs import Job
+
+    return Job("animate", animate_steps, scene, kind, seconds, fps, easing, meta, reveal_order, call_end,
+               zoom_window, zoom_levels)
+
+
+def animate_steps(job, scene, kind: str = "growth", seconds: float = 10.0, fps: int = 30, easing: str = "eased",
+                  meta: dict | None = None, reveal_order: str = "time", call_end=None, zoom_window=None,
+                  zoom_levels: int | None = None):
     """Animate the figure in ``scene`` (module docstring); ``meta``: the layout's meta of
     the build (``t0``, ``t1``, ``world_per_us``, ``world_per_pixel``, ``text_px``); None:
     the one recorded by the build.  ``reveal``: a comparison's tubes appear in
@@ -233,10 +252,10 @@ def animate_scene(scene, kind: str = "growth", seconds: float = 10.0, fps: int =
             framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
         if kind == "flythrough" and zoom_window is not None:
             from ..params.animation import ANIMATION
-            from .anim_refine import refined_flythrough
+            from .anim_refine import refined_flythrough_steps
 
             levels = ANIMATION["zoom_levels"].default if zoom_levels is None else int(zoom_levels)
-            info.update(refined_flythrough(scene, coll, framed, n, zoom_window, levels, meta))
+            info.update((yield from refined_flythrough_steps(job, scene, coll, framed, n, zoom_window, levels, meta)))
         else:
             info.update(flythrough(scene, framed, n) if kind == "flythrough" else turntable(scene, coll, framed, n))
         if kind == "flythrough":
@@ -578,4 +597,4 @@ def growth_time(scene, frame: int) -> float:
                             c["Trace Start (µs)"], c["Trace End (µs)"])[0])
 
 
-__all__ = ["ANIM_KEY", "animate_scene", "clear_animation", "growth_time", "TAG"]
+__all__ = ["ANIM_KEY", "animate_scene", "animate_job", "animate_steps", "clear_animation", "growth_time", "TAG"]

@@ -31,7 +31,7 @@ def _thread_view_ends(context):
     return None if trace is None else trace.end
 
 
-class TRACEVIS3D_OT_animate(Operator):
+class TRACEVIS3D_OT_animate(JobOperator, Operator):
     """Animate the figure in this scene (growth, fly-through, turntable, a comparison's reveal, the thread view's hand-offs) as keyframes and Geometry Nodes: play it with the timeline (Space)"""
 
     bl_idname = "tracevis3d.animate"
@@ -40,17 +40,20 @@ class TRACEVIS3D_OT_animate(Operator):
 
     @reported
     def execute(self, context):
-        from ...tracevis3d.blender.animate import animate_scene
+        from ...tracevis3d.blender.animate import animate_job
 
         o = properties.animation_options(settings_of(context))
-        info = animate_scene(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
-                             reveal_order=o["reveal_order"], call_end=_thread_view_ends(context),
-                             zoom_window=o["zoom_window"] if o["kind"] == "flythrough" else None,
-                             zoom_levels=o["zoom_levels"])
-        n = info["frames"][1]
-        self.report({"INFO"}, f"{info['kind']}: frames 1-{n} at {o['fps']} fps; play with Space, render with "
-                              "Render Animation")
-        return {"FINISHED"}
+        # a job (`JobOperator`): a fly-through into a window lays its refinement levels out in a worker
+        job = animate_job(context.scene, o["kind"], o["seconds"], o["fps"], o["easing"],
+                          reveal_order=o["reveal_order"], call_end=_thread_view_ends(context),
+                          zoom_window=o["zoom_window"] if o["kind"] == "flythrough" else None,
+                          zoom_levels=o["zoom_levels"])
+
+        def done(_context, info):
+            return (f"{info['kind']}: frames 1-{info['frames'][1]} at {o['fps']} fps; play with Space, render with "
+                    "Render Animation")
+
+        return self.start_job(context, job, done)
 
 
 class TRACEVIS3D_OT_clear_animation(Operator):
