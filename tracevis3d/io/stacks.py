@@ -16,7 +16,7 @@ file into `FrameTable` + `StackProfile`; this module makes the calls, the same w
   is the measure (samples, bytes, instructions...) instead of time: every distinct stack
   path is one call as wide as its inclusive weight, children side by side from the parent's
   left edge, the heaviest first, the parent's own weight at its right end
-  (`kernels.stacks.left_heavy_order`).  ``meta["x_unit"]`` names the measure and
+  (`kernels.left_heavy.left_heavy_calls`).  ``meta["x_unit"]`` names the measure and
   ``meta["merged"]`` is True: every view says so on its axis and in its title.
 - `merge_trace` gives any timed trace the same merged view (the CLI's ``--merge``): each
   thread's calls merged by their frame path, weighted by self time.
@@ -28,17 +28,38 @@ with a repair.  Memory: a few arrays of the samples' and stacks' length.
 """
 from __future__ import annotations
 
+import gc
 import math
 import os
 import warnings
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..model import Trace, TraceFormatError, TraceWarning
 
-__all__ = ["FrameTable", "StackProfile", "timed_trace", "merged_trace", "merge_trace", "is_merged", "x_unit"]
+__all__ = ["FrameTable", "StackProfile", "timed_trace", "merged_trace", "merge_trace", "is_merged", "x_unit",
+           "gc_paused"]
+
+
+@contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off inside the block (back on after it, if it was on).
+
+    A reader makes tens of thousands of small objects per file (names, parsed names, table
+    rows) that all live on; each 700 allocations the collector runs, and every tenth of tenth
+    run it walks every object the process holds (numba's and the add-on's modules: 10^5 and
+    more), for nothing: on the bench's collapsed file one such walk cost 0.1 s of a 1 s load.
+    Nothing made in the block is garbage in a cycle for long; the collector runs again after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class FrameTable:
@@ -202,16 +223,24 @@ def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: _Repairs)
 
 def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) -> dict:
     from ..kinds import classify_functions
-    from ..names import parse_function_name
+    from ..names import parse_function_name, plain_scoped_paths
 
     names = list(frames.names) + (["(unknown frame)"] if unknown else [])
     files = list(frames.files) + ([""] if unknown else [])
     lines = list(frames.lines) + ([-1] if unknown else [])
-    parsed = [parse_function_name(nm, file=fl, line=ln) for nm, fl, ln in zip(names, files, lines)]
+    # a plain scoped name without a file (most native frames) keeps its file and line, and its
+    # path is its scopes (`names.plain_scoped_paths`); the others are parsed one by one
+    paths = plain_scoped_paths(names)
+    f_files, f_lines = list(files), list(lines)
+    for k, (path, nm, fl, ln) in enumerate(zip(paths, names, files, lines)):
+        if path is None or fl:
+            p = parse_function_name(nm, file=fl, line=ln)
+            paths[k] = p.path
+            f_files[k] = p.file or fl
+            f_lines[k] = p.line if p.line >= 0 else ln
     kind = classify_functions(names, kind_rules) if names else np.zeros(0, np.uint8)
-    return dict(function_names=names, function_files=[p.file or f for p, f in zip(parsed, files)],
-                function_lines=np.array([p.line if p.line >= 0 else ln for p, ln in zip(parsed, lines)], np.int32),
-                function_cats=[cat] * len(names), function_paths=[p.path for p in parsed], _kind=kind)
+    return dict(function_names=names, function_files=f_files, function_lines=np.array(f_lines, np.int32),
+                function_cats=[cat] * len(names), function_paths=paths, _kind=kind)
 
 
 def _expand_all(items: list, max_calls: int, too_many: str, known_counts: list | None = None) -> tuple:
@@ -247,11 +276,44 @@ def _expand_all(items: list, max_calls: int, too_many: str, known_counts: list |
     return func, start, end, parent, depth, end_index, thread
 
 
+def _left_heavy_all(items: list, counts: list, max_calls: int, too_many: str) -> tuple:
+    """The Left Heavy calls of every thread's forest, thread after thread in one set of arrays
+    (`kernels.left_heavy.left_heavy_calls`: the calls `_expand_all` makes of
+    `kernels.stacks.left_heavy_order`'s samples, written in one walk): ``items`` [(c_parent,
+    c_depth, c_frame, total, self weight)] per thread, ``counts`` each one's calls (nodes of
+    weight > 0); more than ``max_calls`` is refused with ``too_many``.  Returns what
+    `_expand_all` returns."""
+    from ..kernels import stacks as ks
+    from ..kernels.left_heavy import left_heavy_calls
+
+    total = sum(counts)
+    if total > max_calls:
+        raise TraceFormatError(too_many)
+    func = np.empty(total, np.int32)
+    start = np.empty(total, np.float64)
+    end = np.empty(total, np.float64)
+    parent = np.empty(total, np.int32)
+    depth = np.empty(total, np.int32)
+    end_index = np.empty(total, np.int32)
+    base = zero = 0
+    for item, c in zip(items, counts):  # an item is None for a thread without samples (0 calls)
+        if c:
+            cp, cd, cf, tot, sw = item  # ties between siblings: the frame met first
+            wrote, z = left_heavy_calls(cp, cd, cf, tot, sw, cf, base, func, start, end, parent, depth, end_index)
+            base += wrote
+            zero += z
+    thread = np.repeat(np.arange(len(items), dtype=np.int32), counts)
+    if zero:
+        return ks.drop_instant_calls(func, start, end, parent, depth, end_index, thread)
+    return func, start, end, parent, depth, end_index, thread
+
+
 def _finish(calls: tuple, profiles: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
             meta: dict, rep: _Repairs, cat: str, warn: bool) -> Trace:
     """The Trace of ``calls`` (`_expand_all`: every thread's calls in pre-order, thread after
     thread) on the threads ``profiles``."""
-    ft = _function_tables(frames, unknown, kind_rules, cat)
+    with gc_paused():
+        ft = _function_tables(frames, unknown, kind_rules, cat)
     f_kind = ft.pop("_kind")
     func, start, end, parent, depth, end_index, thread = calls
     n = int(func.size)
@@ -378,8 +440,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         s, w = _samples(p, parent.size, limits, source, rep)
         n_samples += int(s.size)
         if not s.size:
-            items.append((np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                          np.zeros(0, np.int64)))
+            items.append(None)
             known.append(0)
             continue
         canon, c_parent, c_frame, c_depth = _canonical(p, parent, frame, depth, intact)
@@ -392,12 +453,11 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
             raise TraceFormatError(f"{source}: thread {p.thread_name!r}: its weights sum to "
                                    f"{float(total[c_parent < 0].sum()):.3g} {unit}, past {limits.max_abs_time:g}")
         total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
-        node, pos = ks.left_heavy_order(c_parent, total, self_w, c_frame)  # ties: the frame met first
-        items.append((pos, node, c_parent, c_depth, c_frame))
+        items.append((c_parent, c_depth, c_frame, total, self_w))
         # Left Heavy opens every node of weight > 0 once (its subtree's samples are contiguous)
         known.append(int(np.count_nonzero(total > 0)))
-    calls = _expand_all(items, max_calls, f"{source}: its stacks expand to more than {max_calls} calls "
-                                          f"(sample_bytes_per_call= or max_events= to allow more)", known)
+    calls = _left_heavy_all(items, known, max_calls, f"{source}: its stacks expand to more than {max_calls} calls "
+                                                     f"(sample_bytes_per_call= or max_events= to allow more)")
     if not calls[0].size:
         raise TraceFormatError(f"{source}: its {n_samples} stacks weigh nothing: nothing to show")
     m = dict(meta or {})
