@@ -1103,6 +1103,20 @@ def _plain_scoped(name: str, line: int):
     return ParsedName(func, "", line, tuple(texts), "::".join(texts[:n_mod]), "::".join(texts[n_mod:]), "::", "c++")
 
 
+def plain_scoped_paths(names) -> list:
+    """For each name, ``parse_function_name(name).path`` where `_plain_scoped` reads the name
+    (without a file), else None: the same tests in list-wide passes (the match in one ``map``,
+    the rest in one comprehension), for profiles of 10^4-10^5 native names whose tables need
+    only each name's path (`tracevis3d.io.stacks`)."""
+    return [tuple(s.split("::")) if m is not None and len(s) <= MAX_PARSED_CHARS and not s.startswith(_MANGLED_STARTS)
+            and "operator" not in s and ("::" not in s or not (s.startswith(("core::", "alloc::"))
+                                                              or s[-19:-16] == "::h")) else None
+            for s, m in zip(names, map(_PLAIN_SCOPED.fullmatch, names))]
+
+
+_MANGLED_STARTS = ("_Z", "_R", "__Z", "__R")
+
+
 def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName:
     """Parse one function name (see the module doc for the dialects).
 

@@ -64,3 +64,34 @@ def test_the_quick_path_takes_the_plain_names():
     p = parse_function_name("v8::internal::Heap::Scavenge")
     assert (p.module, p.qualname, p.function, p.path) == ("v8::internal", "Heap::Scavenge", "Scavenge",
                                                           ("v8", "internal", "Heap", "Scavenge"))
+
+
+def test_the_list_wide_paths_are_the_quick_path_s():
+    """`names.plain_scoped_paths` gives a path exactly where `_plain_scoped` reads the name, and
+    that path; the builder's function tables (io/stacks.py) equal a name-by-name parse."""
+    import numpy as np
+
+    from tracevis3d.io.stacks import FrameTable, _function_tables
+
+    rng = random.Random(68)
+    alphabet = "abcXYZ_~/019é:.<> ("
+    pool = NEAR + SEGMENTS + ["::".join(c) for c in itertools.product(SEGMENTS, repeat=2)]
+    pool += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(5000)]
+    pool += ["a" * (names.MAX_PARSED_CHARS + 1), "a::" * 6000 + "b"]
+    got = names.plain_scoped_paths(pool)
+    for name, path in zip(pool, got):
+        quick = names._plain_scoped(name, -1) if len(name) <= names.MAX_PARSED_CHARS else None
+        assert (path is None) == (quick is None), name
+        if path is not None:
+            assert path == parse_function_name(name).path, name
+    ft = FrameTable()
+    ft.names = pool
+    ft.files = [rng.choice(["", "", "a.cpp", "/x/y.py", "lib.rs"]) for _ in pool]
+    ft.lines = [rng.choice([-1, 0, 7]) for _ in pool]
+    tables = _function_tables(ft, True, None, "sample")
+    want = [parse_function_name(n, file=f, line=ln) for n, f, ln in zip(ft.names + ["(unknown frame)"],
+                                                                        ft.files + [""], ft.lines + [-1])]
+    assert tables["function_paths"] == [p.path for p in want]
+    assert tables["function_files"] == [p.file or f for p, f in zip(want, ft.files + [""])]
+    assert np.array_equal(tables["function_lines"],
+                          [p.line if p.line >= 0 else ln for p, ln in zip(want, ft.lines + [-1])])

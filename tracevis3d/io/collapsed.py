@@ -29,7 +29,7 @@ import numpy as np
 
 from ..model import TraceFormatError, TraceWarning
 from .limits import DEFAULT_LIMITS
-from .stacks import FrameTable, StackProfile, merged_trace, source_name
+from .stacks import FrameTable, StackProfile, gc_paused, merged_trace, source_name
 
 __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_spans", "lane_tables"]
 
@@ -236,11 +236,16 @@ def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default
     thread frames, else one."""
     from ..kernels.textscan import peel_lanes
 
-    is_lane = np.fromiter((s.startswith(("process ", "thread (")) and bool(_LANE_FRAME.match(s)) for s in names),
-                          np.bool_, len(names))
-    # the scan's trie (or the plain-dictionary one) interns (parent, frame): canonical already
+    # the scan's trie (or the plain-dictionary one) interns (parent, frame): canonical already;
+    # one search over all the names first: most files have no lane frame at all
     one = [StackProfile(thread_name=default_name, stack_parent=node_parent, stack_frame=node_frame,
                         sample_stack=line_node, sample_weight=line_weight, distinct_paths=True)]
+    joined = "\n" + "\n".join(names)
+    if "\nprocess " not in joined and "\nthread (" not in joined:
+        return one
+    del joined
+    is_lane = np.fromiter((s.startswith(("process ", "thread (")) and bool(_LANE_FRAME.match(s)) for s in names),
+                          np.bool_, len(names))
     if not is_lane.any():
         return one
     lane, parent = peel_lanes(node_parent, node_frame, is_lane)
@@ -298,6 +303,11 @@ def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default
 def load_collapsed(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True, **_common):
     """Load collapsed stacks (``data``: the file's bytes) as one merged trace (module
     docstring); x is the counts summed, ``meta["x_unit"] = "samples"``."""
+    with gc_paused():  # a few objects per distinct frame, none per line (`stacks.gc_paused`)
+        return _load_collapsed(data, source, limits, kind_rules, warn)
+
+
+def _load_collapsed(data, source: str, limits, kind_rules, warn: bool):
     from ..kernels.gamma import process_hash_seed
     from ..kernels.textscan import FLOODED, collapsed_scan
 
