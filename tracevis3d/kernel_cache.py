@@ -305,8 +305,9 @@ STEP_KERNELS = {
              "kernels/sidescan", "kernels/sideshape", "kernels/sidetables"),
     # a file of another format than Chrome's JSON (`io.formats`: sampled and aggregated profiles, built
     # by io/stacks.py; `io.sniff.format_of_file`)
-    "load_formats": ("kernels/stacks", "kernels/stacklists", "kernels/textscan", "kernels/perf_scan",
-                     "kernels/callgrind_scan", "kernels/protowire", "kernels/chrome_tree", "kernels/tree"),
+    "load_formats": ("kernels/stacks", "kernels/left_heavy", "kernels/stacklists", "kernels/textscan",
+                     "kernels/perf_scan", "kernels/callgrind_scan", "kernels/protowire", "kernels/chrome_tree",
+                     "kernels/tree"),
     # a Perfetto protobuf trace (`io.perfetto`: the wire scanner and its tables)
     "load_perfetto": ("kernels/protoscan", "kernels/perfetto_layout", "kernels/perfetto_wire",
                       "kernels/perfetto_fields", "kernels/perfetto_descriptors", "kernels/perfetto_event",
