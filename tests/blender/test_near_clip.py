@@ -70,3 +70,39 @@ def test_the_near_clip_is_an_eighth_of_the_nearest_box_in_view_over_the_path():
 def test_a_view_along_the_front_plane_keeps_the_stills_clip():
     ob, _fwd = _camera(-90.0, 0.0)  # looking along +x: corner rays never meet the plane y = 0 ahead
     assert path_near_clip(ob, [Vector((-50.0, -1.0, 15.0))], LO, HI, still=0.25) == 0.25
+
+
+def _depths(cam) -> tuple:
+    """(least depth of what the world draws, greatest depth of what hangs on the camera (the
+    heads-up display)): every rendered mesh, text and curve, instances included, by the corners
+    of its bounding box along the camera's view."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    loc = cam.matrix_world.translation
+    fwd = (cam.matrix_world.to_3x3() @ Vector((0, 0, -1))).normalized()
+    world, hud = np.inf, -np.inf
+    for inst in dg.object_instances:
+        ob = inst.object
+        if ob.type not in ("MESH", "FONT", "CURVE") or ob.original.hide_render:
+            continue
+        d = [(inst.matrix_world @ Vector(c) - loc).dot(fwd) for c in ob.bound_box]
+        if ob.original.parent is not None and ob.original.parent.name == cam.name:
+            hud = max(hud, max(d))
+        else:
+            world = min(world, min(d))
+    return world, hud
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("command", ["render-icicle", "render-threads", "render-cone", "render-extravis",
+                                     "render-compare"])
+def test_every_view_draws_beyond_its_near_clip_and_its_hud_in_front(command, realdata, tmp_path):
+    from tracevis3d.cli import main
+
+    trace = realdata / "viztracer-examples" / "multithread.json"
+    other = [str(realdata / "viztracer-examples" / "multi_process_pool.json")] if command == "render-compare" else []
+    assert main([command, str(trace), *other, "-o", str(tmp_path / "f.png"), "--resolution", "480x270"]) == 0
+    cam = bpy.context.scene.camera
+    near = cam.data.clip_start
+    world, hud = _depths(cam)
+    assert near <= world / 4.0 and hud < world, (near, hud, world)  # nothing clipped; the HUD in front
+    assert near >= 0.1 * world, (near, world)  # not the old 1e-3 of the distance: a fine depth buffer
