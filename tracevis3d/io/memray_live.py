@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from ..errors import TraceFormatError
-from .memray_capture import _fail
+from .memray_capture import MEMRAY_MAGIC, _fail
 from .memray_own import _capture_of, scan_bytes
 
 
@@ -20,6 +20,13 @@ class MemrayLiveStream:
     the memory view of it grows as the program runs; `finished` once memray closed the stream (its
     trailer written when the program ended normally); `save` writes the bytes as a capture file
     that memray's own ``FileReader`` reads too.
+
+    Cost: a capture is the scan of every byte received so far (memray's records are delta-coded
+    against a pointer cache and per-thread frame stacks, so a later record cannot be read without
+    the earlier ones), O(bytes) each time; `capture` returns the same object while no byte has
+    arrived, and `blender.live_memory.LiveMemoryView` bounds how often it is asked (its rebuild
+    interval grows with the cost of the last one).  The bytes are bounded by ``limits.max_bytes``.
+    A peer whose first bytes are not memray's magic is refused at once (one line).
     """
 
     def __init__(self, port: int, host: str = "127.0.0.1", connect_timeout: float = 30.0, limits=None):
@@ -33,6 +40,7 @@ class MemrayLiveStream:
         self.finished = False  # memray closed the stream
         self._closed = False
         self._buf = bytearray()
+        self._cached = (-1, False, None)  # (bytes, finished, capture) of the last `capture`
         deadline = time.monotonic() + connect_timeout
         while True:
             try:
@@ -63,8 +71,13 @@ class MemrayLiveStream:
                 self.finished = True
                 self.close()
                 break
+            had = len(self._buf)
             self._buf += chunk
             got += len(chunk)
+            if had < len(MEMRAY_MAGIC) and not self._buf.startswith(MEMRAY_MAGIC[:len(self._buf)]):
+                self.close()
+                _fail(self.source, "byte 0", "not a memray live stream (no 'memray' magic): is the peer "
+                                             "`python -m memray run --live-remote`?")
             if len(self._buf) > self.limits.max_bytes:
                 self.close()
                 _fail(self.source, f"byte {len(self._buf)}", "the stream passed limits.max_bytes")
@@ -75,12 +88,35 @@ class MemrayLiveStream:
     def n_bytes(self) -> int:
         return len(self._buf)
 
-    def capture(self, warn: bool = False):
-        """The `MemoryCapture` of the records received so far (None before the header arrived)."""
-        raw = scan_bytes(bytes(self._buf), self.source, self.limits, partial=not self.finished)
+    def snapshot(self) -> tuple:
+        """(the bytes received so far, a copy; `finished`): what `capture_of` reads, taken on the
+        thread that polls so that a worker can read it while more arrives."""
+        return bytes(self._buf), self.finished
+
+    def capture_of(self, data: bytes, finished: bool, warn: bool = False):
+        """The `MemoryCapture` of a `snapshot` (None before the header arrived); safe in a worker
+        thread (it reads only ``data``)."""
+        if finished and len(data) < len(MEMRAY_MAGIC) + 1:
+            _fail(self.source, f"byte {len(data)}", "the peer closed the stream before memray's header")
+        raw = scan_bytes(data, self.source, self.limits, partial=not finished)
         if raw is None:
+            if finished:
+                _fail(self.source, f"byte {len(data)}", "the peer closed the stream inside memray's header")
             return None
-        return _capture_of(raw, self.source, self.limits, warn, live=not self.finished)
+        cap = _capture_of(raw, self.source, self.limits, warn, live=not finished)
+        cap.meta["live"] = self.source
+        cap.meta["running"] = not finished  # its "leaks" are what is held now
+        return cap
+
+    def capture(self, warn: bool = False):
+        """The `MemoryCapture` of the records received so far (None before the header arrived);
+        the same object again while nothing more arrived."""
+        n, fin, cap = self._cached
+        if n == len(self._buf) and fin == self.finished and cap is not None:
+            return cap
+        cap = self.capture_of(*self.snapshot(), warn=warn)
+        self._cached = (len(self._buf), self.finished, cap)
+        return cap
 
     def save(self, path) -> None:
         with open(path, "wb") as f:

@@ -196,7 +196,7 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
     named in them).  ``partial``: the bytes that have arrived so far of a stream still being
     written (memray's live mode): a record cut by their end is left for later; None while the
     header itself is incomplete."""
-    from ..kernels.memray_scan import CUT, MESSAGES, OK, scan_capture
+    from ..kernels.memray_scan import BAD_STRING, CUT, MESSAGES, OK, scan_capture
 
     def where(at):
         return f"byte {at} of the inflated capture" if inflated else f"byte {at}"
@@ -224,6 +224,8 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
     scan = scan_capture(buf, start, end, False, cap_hint, limits.max_events, limits.max_stack_depth,
                         limits.max_name_chars)
     status, err_at, stop_at = scan[0], scan[1], scan[2]
+    if partial and status == BAD_STRING and 0 <= end - err_at <= 2 * limits.max_name_chars + 64:
+        status = CUT  # a name still arriving (its NUL not yet within reach of the end): judged once it has
     if partial and status == CUT:  # the last record has not fully arrived: the records before it
         scan = scan_capture(buf, start, err_at, False, cap_hint, limits.max_events, limits.max_stack_depth,
                             limits.max_name_chars)
