@@ -16,27 +16,29 @@ from .tasks import layout_and_write_steps, source_path
 MEMORY_KEY = "tracevis3d_memory"
 
 
-def _memory_layout(capture, params, calls=None):
+def _memory_layout(capture, params, calls=None, calls_offset_us=None):
     from ..layout.memory import memory_layout
     from ..params.memory import MemoryParams
 
     if isinstance(params, dict):
         params = MemoryParams.from_dict(params)
     params = (params or MemoryParams()).validate()
-    return params, memory_layout(capture, params, calls)
+    return params, memory_layout(capture, params, calls, calls_offset_us)
 
 
 def memory_build_steps(job: Job, capture, params=None, scene=None, collection_name: str = "TraceVis3D",
-                       span=(0.0, 1.0), calls=None):
+                       span=(0.0, 1.0), calls=None, calls_offset_us=None):
     scene = scene or bpy.context.scene
     yield job.off_main(prepare_kernels)
     job.report(span[0], f"memory view of {capture.n_ranges:,} ranges")
     params, spec, _, out = yield from layout_and_write_steps(
-        job, _memory_layout, (capture, params, calls),
+        job, _memory_layout, (capture, params, calls, calls_offset_us),
         lambda m: f"layout: {m['n_groups']:,} bands ({m['n_aggregates']:,} grey aggregates), {m['n_boxes']:,} columns",
         scene, collection_name, span)
     bands = out["meta"].pop("bands", None)
-    scene[MEMORY_KEY] = json.dumps({"capture_path": source_path(capture.source), "params": params.to_dict(),
+    live = capture.meta.get("live")  # a stream's capture (`io.memray_live`) has no file to reopen
+    scene[MEMORY_KEY] = json.dumps({"capture_path": None if live else source_path(capture.source), "live": live,
+                                    "params": params.to_dict(),
                                     "bin_ms": spec.meta["bin_ms"], "chart_w": spec.meta["chart_w"],
                                     "bytes_per_unit": spec.meta["bytes_per_unit"], "bands": bands})
     return out

@@ -79,9 +79,12 @@ def band_keys(cap: MemoryCapture, group_by: str) -> tuple:
     return site, [cap.site_label(s) for s in range(cap.n_sites)]
 
 
-def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=None) -> SceneSpec:
+def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=None,
+                  calls_offset_us: float | None = None) -> SceneSpec:
     """The memory view of ``cap`` (module docstring); with ``calls`` (a `Trace` of the same run),
-    the calls' icicle above the bands on the same time axis (`align_calls`, `_call_strip`)."""
+    the calls' icicle above the bands on the same time axis (`align_calls`, `_call_strip`;
+    ``calls_offset_us``: the trace's time at the capture's 0 when the two clocks are known to
+    each other, as the live feed's and memray's wall clocks are)."""
     params = (params or MemoryParams()).validate()
     if cap.n_ranges == 0:
         raise ValueError(f"no allocations to show in {cap.source}")
@@ -144,7 +147,7 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     x0r, y0r, x1r, y1r = plan.rect
     rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
     # the chart's height: the rectangle's shape, so the chart fills it
-    strip = align_calls(cap, calls, t1) if calls is not None else None
+    strip = align_calls(cap, calls, t1, calls_offset_us) if calls is not None else None
     strip_rows = int(strip["depth"].max()) + 1 if strip is not None and strip["depth"].size else 0
     chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / (HEADROOM + STRIP_ROW * strip_rows
                                                                               + (STRIP_GAP if strip_rows else 0.0))
@@ -201,7 +204,9 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
                           np.array([HWM_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), ["TV3D_memory_mark"],
                           {"call_index": np.full(1, -1, np.int32)})
 
-    leak_note = [(f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all", -1, "note")] if lg.size else []
+    leak_note = [(f"red cap: held now, {fmt_bytes(cap.leaked_bytes)} in all (the program runs on)"
+                  if cap.meta.get("running") else f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all",
+                  -1, "note")] if lg.size else []
     if leak_note:
         plan = plan_hud(res, tpx, title, legend_rows + leak_note, params.show_title, params.show_legend)
     panel = _plot_panel(chart_h, top, zs, PANEL_Y * np.tan(np.radians(params.elevation)))
@@ -334,7 +339,7 @@ STRIP_DEPTH = 6  # stack levels of the calls drawn above the bands
 STRIP_COLOURS = 12
 
 
-def align_calls(cap: MemoryCapture, trace, t1: float) -> dict:
+def align_calls(cap: MemoryCapture, trace, t1: float, offset_us: float | None = None) -> dict:
     """The calls of ``trace`` (the same run, traced for calls) on the capture's clock.
 
     memray's clock starts when its tracker starts; a call tracer's at its own start (py-spy:
@@ -344,22 +349,29 @@ def align_calls(cap: MemoryCapture, trace, t1: float) -> dict:
     in its stack happen together; the offset between them maps the trace's µs to the capture's
     ms.  Without such a file (or a frame of it in either), the two ends are aligned (both stop when
     the program does).  The calls drawn: the busiest thread's, at most `STRIP_DEPTH` levels deep,
-    inside the capture's span.  Returns {"call", "x0", "x1" (ms), "depth", "offset_us", "how"}."""
+    inside the capture's span.  ``offset_us`` given (the trace's µs at the capture's 0): that,
+    "the wall clocks".  Returns {"call", "x0", "x1" (ms), "depth", "offset_us", "how"}."""
     offset, how, top_depth = None, "", 0
     prog = _program(cap).split()[0] if cap.command_line else ""
-    if prog.endswith(".py"):
-        base = prog.rsplit("/", 1)[-1]
-        fids = [i for i, f in enumerate(trace.function_files) if f and f.replace("\\", "/").endswith("/" + base)
-                or f == base]
+    if not prog.endswith(".py"):  # a runner in front (``-m tracevis3d.live run ... program.py``): its script
+        prog = next((w for w in _program(cap, 99).split() if w.endswith(".py")), prog)
+    base = prog.rsplit("/", 1)[-1] if prog.endswith(".py") else ""
+    fids = [i for i, f in enumerate(trace.function_files) if base and f and (
+        f.replace("\\", "/").endswith("/" + base) or f == base)]
+    m = np.isin(trace.func, fids) if fids else np.zeros(len(trace.func), bool)
+    if m.any():
+        top_depth = int(trace.depth[m].min())  # the program's own outermost level
+    if offset_us is not None:
+        offset, how = float(offset_us), "the wall clocks"
+    elif m.any():
         frames = {i for i, f in enumerate(cap.frame_file) if f and (f.endswith("/" + base) or f == base)}
-        if fids and frames:
-            m = np.isin(trace.func, fids)
-            stacks = np.array([any(fr in frames for fr in st) for st in cap.stack_frames], bool)
-            sel = stacks[cap.range_stack] if stacks.size else np.zeros(0, bool)
-            if m.any() and sel.any():
-                offset = float(trace.start[m].min()) - 1000.0 * float(cap.range_start[sel].min())
-                how = f"first call and first allocation in {base}"
-                top_depth = int(trace.depth[m].min())  # the program's own outermost level
+        stacks = np.array([any(fr in frames for fr in st) for st in cap.stack_frames], bool)
+        sel = stacks[cap.range_stack] if stacks.size else np.zeros(0, bool)
+        if sel.any():
+            offset = float(trace.start[m].min()) - 1000.0 * float(cap.range_start[sel].min())
+            how = f"first call and first allocation in {base}"
+        else:
+            top_depth = 0
     if offset is None:
         offset = float(trace.end.max()) - 1000.0 * float(cap.duration_ms)
         how = "the ends of the run"
@@ -428,13 +440,20 @@ def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
     return np.array([np.sin(a) * np.cos(e), -np.cos(a) * np.cos(e), np.sin(e)])
 
 
-def _program(cap: MemoryCapture) -> str:
+#: options of ``memray run`` that take a value (the value is not the program)
+_MEMRAY_VALUE_OPTIONS = {"-o", "--output", "-p", "--live-port"}
+
+
+def _program(cap: MemoryCapture, n_words: int = 3) -> str:
+    """The program a capture ran (its first ``n_words`` words after ``memray run``'s options)."""
     words = cap.command_line.split()
     for k, wd in enumerate(words):
         if wd == "run":
-            rest = [x for x in words[k + 1:] if not x.startswith("-") and not x.endswith(".bin")]
+            after = words[k + 1:]
+            rest = [x for j, x in enumerate(after) if not x.startswith("-") and not x.endswith(".bin")
+                    and not (j and after[j - 1] in _MEMRAY_VALUE_OPTIONS)]
             if rest:
-                return " ".join(rest[:3])
+                return " ".join(rest[:n_words])
     return cap.source.rsplit("/", 1)[-1]
 
 
