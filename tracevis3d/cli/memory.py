@@ -11,6 +11,8 @@ EXAMPLES = """examples:
   python -m tracevis3d render-memory run.bin -o memory.png --group-by module --save memory.blend
   py-spy record --format chrometrace -o calls.json -- python -m memray run -o run.bin program.py
   python -m tracevis3d render-memory run.bin --trace calls.json -o memory.png
+  python -m memray run --live-remote --live-port 12345 program.py &
+  python -m tracevis3d render-memory --live-port 12345 -o memory.png --live-frames frames/
 """
 
 
@@ -22,11 +24,12 @@ def add_parsers(sub) -> None:
                      "allocation site a band as thick as the bytes it holds, stacked, time along x;\n"
                      "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
                      EXAMPLES + FOOTER,
-                     positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...)")])
+                     positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...); "
+                                                         "none with --live-port", "?")])
     from ..params.cli import add_options
-    from ..params.memory import MEMORY_INPUTS
+    from ..params.memory import MEMORY_INPUTS, MEMORY_LIVE
 
-    add_options(sub.choices["render-memory"], (), [MEMORY_INPUTS], required=())
+    add_options(sub.choices["render-memory"], (), [MEMORY_INPUTS, MEMORY_LIVE], required=())
 
 
 def memory_params(args):
@@ -65,6 +68,13 @@ def render_memory(args) -> str:
         params = memory_params(args)
     except ValueError as e:
         raise cli.CLIError(str(e), 2) from None
+    if args.live_port is not None:
+        return render_memory_live(args, params, out, save)
+    if args.capture is None:
+        raise cli.CLIError("render-memory needs a CAPTURE file, or --live-port PORT", 2)
+    for opt in ("live_calls", "live_frames"):
+        if getattr(args, opt) is not None:
+            raise cli.CLIError(f"--{opt.replace('_', '-')} goes with --live-port", 2)
     t = time.perf_counter()
     capture = load_capture(args.capture)
     cli._progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
@@ -85,6 +95,74 @@ def render_memory(args) -> str:
                        f"labels in {info['timings']['total']:.2f} s")
     cli._fill_scene_settings(scene, "memory")
     return cli._render_and_save(args, scene, out, save)
+
+
+def render_memory_live(args, params, out: str, save) -> str:
+    """``render-memory --live-port PORT``: the figure rebuilt as the program runs
+    (`blender.live_memory.LiveMemoryView`), rendered once its stream ended."""
+    from . import common as cli
+    from ..errors import TraceFormatError
+
+    if args.capture is not None or getattr(args, "trace", None):
+        raise cli.CLIError("--live-port reads memray's live stream: no CAPTURE and no --trace "
+                           "(the call feed comes with --live-calls)", 2)
+    frames = os.path.abspath(args.live_frames) if args.live_frames else None
+    if frames and os.path.exists(frames) and not os.path.isdir(frames):
+        raise cli.CLIError(f"--live-frames {frames}: a file, not a folder", 2)
+    scene = cli._scene()
+    calls = None
+    if args.live_calls:
+        from ..live.session import LiveSession
+
+        try:
+            calls = LiveSession(args.live_calls, bind=True)
+        except Exception as e:  # zmq errors: address in use, bad address, not loopback
+            raise cli.CLIError(f"--live-calls {args.live_calls}: {' '.join(str(e).split())}", 2) from None
+    from ..blender.live_memory import LiveMemoryView
+    from ..blender.render import render_figure
+
+    view = None
+    try:
+        cli._progress(0.1, f"connecting to memray's live tracker at 127.0.0.1:{args.live_port}")
+        try:
+            view = LiveMemoryView(args.live_port, params, scene=scene, calls=calls,
+                                  rebuild_seconds=args.rebuild_seconds, connect_timeout=min(args.live_seconds, 60.0))
+        except TraceFormatError as e:
+            raise cli.CLIError(str(e), 1) from None
+        if frames:
+            os.makedirs(frames, exist_ok=True)
+
+        def built(v):
+            s = v.stats
+            m = v.info["meta"]
+            cli._progress(0.3, f"rebuilt ({s['builds']}): {s['records_drawn']:,} records, {m['n_groups']:,} bands, "
+                               f"peak {v.capture.peak_bytes:,} B, in {s['last_build_s']:.2f} s")
+            if frames:
+                render_figure(os.path.join(frames, f"frame_{s['builds'] - 1:05d}.png"), resolution=args.resolution,
+                              scene=scene)
+
+        try:
+            ended = view.run(args.live_seconds, on_build=built)
+        except TraceFormatError as e:
+            raise cli.CLIError(str(e), 1) from None
+        if not ended:
+            raise cli.CLIError(f"memray live 127.0.0.1:{args.live_port}: the program still runs after --live-seconds "
+                               f"{args.live_seconds:g} s ({view.stats['bytes_received']:,} bytes received)", 1)
+        if view.capture is None:
+            raise cli.CLIError(f"memray live 127.0.0.1:{args.live_port}: the stream ended without an allocation", 1)
+        cap = view.capture
+        if "no_trailer" in cap.meta["repairs"]:
+            cli._progress(0.6, "the stream ended without memray's trailer (the program was killed?): drawn up to its end")
+        cli._progress(0.6, f"final: {cap.n_allocations:,} allocator records, peak {cap.peak_bytes:,} B, leaked "
+                           f"{cap.leaked_bytes:,} B; {view.stats['builds']} rebuilds, longest "
+                           f"{view.stats['longest_build_s']:.2f} s")
+        cli._fill_scene_settings(scene, "memory")
+        return cli._render_and_save(args, scene, out, save)
+    finally:
+        if view is not None:
+            view.close()
+        if calls is not None:
+            calls.close()
 
 
 COMMANDS = {"render-memory": render_memory}

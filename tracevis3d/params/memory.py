@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import shared as S
 from .core import Param, Params, Schema
 from .kinds import Choice, Number, Text
+from .render import Path
 
 GROUP_ITEMS = (("site", "Call site", "One band per allocation site: the frame that called the allocator"),
                ("module", "Module", "One band per module of the allocation site"),
@@ -39,3 +40,25 @@ MEMORY_INPUTS = Schema("memory_inputs", [
           help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): "
                "its calls drawn above the bands on the capture's clock"),
 ], doc="What render-memory reads besides the capture.")
+
+#: render-memory's live mode (issue 71): the memory view of a program run with
+#: ``python -m memray run --live-remote --live-port PORT program.py``, rebuilt as it runs
+#: (`blender.live_memory.LiveMemoryView`), the last figure rendered once the program ended
+MEMORY_LIVE = Schema("memory_live", [
+    Param("live_port", Number(1, 65535, integer=True, optional=True, metavar="PORT"), None, group="live",
+          default_text="none (read CAPTURE)",
+          help="instead of a capture file: connect to memray's live tracker at 127.0.0.1:PORT (python -m memray run "
+               "--live-remote --live-port PORT program.py), grow the figure as the program runs and render it when "
+               "the program has ended"),
+    Param("live_seconds", Number(1.0, 86400.0, metavar="S"), 600.0, group="live", unit="s",
+          help="with --live-port: stop watching after S seconds even if the program still runs (exit 1)"),
+    Param("live_calls", Text(metavar="ENDPOINT"), None, group="live", default_text="none",
+          help="with --live-port: also listen at this ZeroMQ endpoint for the program's live call feed (python -m "
+               "tracevis3d.live run --endpoint ENDPOINT ...) and draw its calls above the bands, aligned on the wall "
+               "clocks"),
+    Param("live_frames", Path(metavar="FOLDER"), None, group="live", default_text="none",
+          help="with --live-port: also render each rebuilt figure into FOLDER (frame_00000.png, ...)"),
+    Param("rebuild_seconds", Number(0.05, 3600.0, metavar="S"), 1.0, group="live", unit="s",
+          help="with --live-port: the shortest time between two rebuilds (longer when a rebuild takes longer: at "
+               "most half the time is spent rebuilding)"),
+], doc="render-memory --live-port: memray's live mode.")
