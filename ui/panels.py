@@ -226,6 +226,13 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
         if s.live_status:
             layout.label(text=s.live_status, icon="INFO")
         layout.label(text="python -m tracevis3d.live run --endpoint E script.py")
+        row = layout.row(align=True)  # memray's live mode: the memory view grows as the program runs
+        watching = live_state().get("memory") is not None
+        row.prop(s, "live_memray_port", text="memray port")
+        if watching:
+            row.operator("tracevis3d.live_memory_disconnect", icon="PAUSE")
+        else:
+            row.operator("tracevis3d.live_memory_connect", icon="PLAY")
 
 
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):

@@ -85,6 +85,9 @@ SESSION = [
     ("live_connect", "Bool", dict(name="Connect to a program", default=False,
                                   description="Connect to a program started with --bind instead of binding")),
     ("live_status", "String", dict(name="Live status", default="", options=_SKIP)),
+    ("live_memray_port", "Int", dict(name="memray port", default=12345, min=1, max=65535,
+                                     description="Port of memray's live tracker (python -m memray run --live-remote "
+                                                 "--live-port PORT program.py): the memory view grows as it runs")),
     ("picked_call", "Int", dict(name="Picked call", default=-1, options=_SKIP)),
     ("picked_text", "String", dict(name="Picked call details", default="", options=_SKIP)),
     ("picked_side", "String", dict(name="Picked side", default="", options=_SKIP,

@@ -29,7 +29,7 @@ OPERATORS = ("import_trace", "build", "compare", "cancel_job", "frame", "render_
              "threads_who_released", "search", "next_hit", "bookmark_add", "bookmark_go", "bookmark_remove",
              "cone_tree", "cone_expand", "live_connect",
              "live_disconnect", "extravis", "extravis_highlight", "animate", "clear_animation", "render_animation",
-             "build_view", "zoom_to")
+             "build_view", "zoom_to", "live_memory_connect", "live_memory_disconnect")
 STEPS: dict = {}
 SKIP: set = set()  # steps to skip (they crashed the process in an earlier run)
 PROGRESS_FILE = None  # results so far, rewritten before and after every step

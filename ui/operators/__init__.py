@@ -36,6 +36,7 @@ def register():
 
 def unregister():
     live_ops.disconnect()
+    live_ops.disconnect_memory()
     bpy.types.TOPBAR_MT_file_import.remove(menu_file_import)
     for km, kmi in _keymaps:
         try:

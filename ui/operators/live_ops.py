@@ -111,4 +111,73 @@ class TRACEVIS3D_OT_live_disconnect(Operator):
         return {"FINISHED"}
 
 
-CLASSES = (TRACEVIS3D_OT_live_connect, TRACEVIS3D_OT_live_disconnect)
+def live_memory_tick(scene=None):
+    """Poll the live memory view once (bounded: `LiveMemoryView.poll`); the timer's next interval."""
+    view = _LIVE.get("memory")
+    if view is None:
+        return None
+    scene = scene or _LIVE.get("scene") or bpy.context.scene
+    try:
+        more = view.poll()
+        s = view.stats
+        scene.tracevis3d.live_status = (f"memory: {s['bytes_received']:,} bytes, {s['records_drawn']:,} records drawn, "
+                                        f"{s['builds']} rebuilds" + ("" if more else " · program ended"))
+        for area in getattr(bpy.context.screen, "areas", []) or []:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+    except Exception as e:  # never let a timer raise into Blender: one line in the status
+        more = False
+        scene.tracevis3d.live_status = f"Live memory: {' '.join(str(e).split())}"
+    if not more:
+        disconnect_memory()
+        return None
+    return TICK
+
+
+def disconnect_memory() -> None:
+    view = _LIVE.pop("memory", None)
+    if bpy.app.timers.is_registered(live_memory_tick):
+        bpy.app.timers.unregister(live_memory_tick)
+    if view is not None:
+        view.close()
+
+
+class TRACEVIS3D_OT_live_memory_connect(Operator):
+    """Connect to memray's live tracker at the port and grow the memory view as the program runs"""
+
+    bl_idname = "tracevis3d.live_memory_connect"
+    bl_label = "Watch Memory"
+    bl_options = {"REGISTER"}
+
+    def execute(self, context):
+        from ...tracevis3d.blender.live_memory import LiveMemoryView
+
+        s = context.scene.tracevis3d
+        disconnect_memory()
+        try:
+            view = LiveMemoryView(s.live_memray_port, params_of(context.scene, "memory"), scene=context.scene,
+                                  connect_timeout=2.0)
+        except Exception as e:  # no tracker listening: one line
+            self.report({"ERROR"}, f"Live memory: {' '.join(str(e).split())}")
+            return {"CANCELLED"}
+        _LIVE.update(memory=view, scene=context.scene)
+        s.live_status = f"memory: connected to {view.stream.source}"
+        if not bpy.app.timers.is_registered(live_memory_tick):
+            bpy.app.timers.register(live_memory_tick, first_interval=TICK)
+        return {"FINISHED"}
+
+
+class TRACEVIS3D_OT_live_memory_disconnect(Operator):
+    """Stop watching memory; the figure drawn so far stays"""
+
+    bl_idname = "tracevis3d.live_memory_disconnect"
+    bl_label = "Stop Memory"
+    bl_options = {"REGISTER"}
+
+    def execute(self, context):
+        disconnect_memory()
+        return {"FINISHED"}
+
+
+CLASSES = (TRACEVIS3D_OT_live_connect, TRACEVIS3D_OT_live_disconnect, TRACEVIS3D_OT_live_memory_connect,
+           TRACEVIS3D_OT_live_memory_disconnect)
