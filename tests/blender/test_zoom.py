@@ -25,19 +25,10 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from tracevis3d.blender import view  # noqa: E402
-from tracevis3d.blender.figure_report import label_pixel_boxes, view_measures  # noqa: E402
+from tracevis3d.blender.figure_report import view_measures  # noqa: E402
+from zoom_helpers import busiest_window, names_in_frame  # noqa: E402
 
-READABLE_PX = 14.0
 WINDOWS_US = (200.0, 2000.0, 50000.0)
-
-
-def _names_in_frame(scene, collection=view.ZOOM_COLLECTION) -> list:
-    """Names of calls inside the frame at >= 14 px (at 1080 lines) through the scene camera."""
-    w = scene.render.resolution_x * scene.render.resolution_percentage / 100
-    h = scene.render.resolution_y * scene.render.resolution_percentage / 100
-    need = READABLE_PX * h / 1080.0 - 1e-3
-    return [b[1] for b in label_pixel_boxes(collection, scene) if b[0] in view.NAME_KINDS and b[6] >= need
-            and b[2] >= -1 and b[3] >= -1 and b[4] <= w + 1 and b[5] <= h + 1]
 
 
 def _dedicated_names(trace, params, window) -> int:
@@ -47,15 +38,6 @@ def _dedicated_names(trace, params, window) -> int:
 
     spec = icicle_layout(trace, window_params(params, window))
     return sum(1 for k in spec.labels.kind if k in view.NAME_KINDS)
-
-
-def _busiest(trace, width_us: float) -> tuple:
-    """The window of ``width_us`` where most calls start."""
-    t0, t1 = float(trace.start.min()), float(trace.end.max())
-    n = max(int((t1 - t0) // width_us), 1)
-    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
-    k = int(counts.argmax())
-    return (float(edges[k]), float(edges[k] + width_us))
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +67,10 @@ def test_zoomed_views_name_what_a_dedicated_window_figure_names(saved, tmp_path)
     scene = bpy.context.scene
     counts = []
     for width in WINDOWS_US:
-        window = _busiest(trace, width)
+        window = busiest_window(trace, width)
         out = view.zoom_to(scene, window=window)
         assert out["action"] == "refine" and out["window"] == pytest.approx(window)
-        names = _names_in_frame(scene)
+        names = names_in_frame(scene)
         dedicated = _dedicated_names(trace, params, window)
         # the goal's 20 names, unless the window holds fewer nameable calls than that (then the
         # dedicated figure names fewer too: a recording's 200 µs window named 19 in CI)
@@ -141,7 +123,7 @@ def test_the_build_keeps_what_the_first_zoom_needs(saved):
     real = refine.overview_colours
     refine.overview_colours = None  # calling it would fail the zoom
     try:
-        out = view.zoom_to(scene, window=_busiest(trace, 1000.0))
+        out = view.zoom_to(scene, window=busiest_window(trace, 1000.0))
     finally:
         refine.overview_colours = real
     assert out["action"] == "refine" and len(out["names"]) >= 20
@@ -181,7 +163,7 @@ def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
     bpy.ops.wm.open_mainfile(filepath=blend)
     scene = bpy.context.scene
     ob = bpy.data.objects["TV3D_calls"]
-    window = _busiest(trace, 2000.0)
+    window = busiest_window(trace, 2000.0)
     out = view.zoom_to(scene, window=window)
     pl = out["placement"]
     ob.modifiers["TraceVis3D instancer"].show_viewport = False  # the points, not the boxes
@@ -224,7 +206,7 @@ def test_the_viewport_path_refines_keeps_and_returns(saved):
     scene = bpy.context.scene
     meta = json.loads(scene["tracevis3d_meta"])
     wpu = meta["world_per_us"]
-    t0, t1 = _busiest(trace, 5000.0)
+    t0, t1 = busiest_window(trace, 5000.0)
     xa, xb = (t0 - meta["t0"]) * wpu, (t1 - meta["t0"]) * wpu
     z = 0.5 * sum(view._lanes_z(bpy.data.collections["TraceVis3D"]))
     cam = _straight_view(xa, xb, z)
@@ -255,7 +237,7 @@ def test_a_fresh_blender_opens_the_saved_figure_and_zooms(saved):
     trace's content, in the user cache) instead of computing them over the whole trace, and
     maps the native copy of the trace instead of parsing its JSON again."""
     trace, blend, n_objects, params = saved
-    window = _busiest(trace, 1000.0)
+    window = busiest_window(trace, 1000.0)
     script = textwrap.dedent(f"""
         import json, bpy
         bpy.ops.wm.open_mainfile(filepath={blend!r})
@@ -300,10 +282,10 @@ def test_the_panels_zoom_to_operator(saved):
     try:
         bpy.ops.wm.open_mainfile(filepath=blend)
         scene = bpy.context.scene
-        t0, t1 = _busiest(trace, 1000.0)
+        t0, t1 = busiest_window(trace, 1000.0)
         assert bpy.ops.tracevis3d.zoom_to(target="RANGE", start=f"{t0}us", end=f"{t1 / 1000}ms") == {"FINISHED"}
         st = view.zoom_state(scene)
-        assert st["window"] == pytest.approx([t0, t1]) and len(_names_in_frame(scene)) >= 20
+        assert st["window"] == pytest.approx([t0, t1]) and len(names_in_frame(scene)) >= 20
         scene.tracevis3d.trace_path = str(view._trace_context(scene)["path"])
         scene.tracevis3d.picked_call = int(np.argmax(trace.end - trace.start >= 0.5 * (t1 - t0)))
         assert bpy.ops.tracevis3d.zoom_to(target="PICKED") == {"FINISHED"}

@@ -10,32 +10,14 @@ the dedicated figure places; the whole figure comes back with the overview's obj
 import os
 import shutil
 
-import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
 pytestmark = pytest.mark.blender
 
 from tracevis3d.blender import view  # noqa: E402
-from tracevis3d.blender.figure_report import label_pixel_boxes, view_measures  # noqa: E402
-
-READABLE_PX = 14.0
-
-
-def _names_in_frame(scene, collection=view.ZOOM_COLLECTION) -> list:
-    w = scene.render.resolution_x * scene.render.resolution_percentage / 100
-    h = scene.render.resolution_y * scene.render.resolution_percentage / 100
-    need = READABLE_PX * h / 1080.0 - 1e-3
-    return [b[1] for b in label_pixel_boxes(collection, scene) if b[0] in view.NAME_KINDS and b[6] >= need
-            and b[2] >= -1 and b[3] >= -1 and b[4] <= w + 1 and b[5] <= h + 1]
-
-
-def _busiest(trace, width_us: float) -> tuple:
-    t0, t1 = float(trace.start.min()), float(trace.end.max())
-    n = max(int((t1 - t0) // width_us), 1)
-    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
-    k = int(counts.argmax())
-    return (float(edges[k]), float(edges[k] + width_us))
+from tracevis3d.blender.figure_report import view_measures  # noqa: E402
+from zoom_helpers import busiest_window, names_in_frame  # noqa: E402
 
 
 @pytest.mark.timeout(1200)
@@ -55,7 +37,7 @@ def test_the_comparison_zooms_both_sides_to_an_aligned_window(json_pair_paths, t
     span = float(cmp.a.end.max() - cmp.a.start.min())
     keep = os.environ.get("TV3D_ZOOM_PNG_DIR")
     for width in (2000.0, 0.25 * span):
-        window = _busiest(cmp.a, width)
+        window = busiest_window(cmp.a, width)
         out = view.zoom_to(scene, window=window)
         m = out["meta"]
         assert out["action"] == "refine" and m["layout"] == "compare"
@@ -64,7 +46,7 @@ def test_the_comparison_zooms_both_sides_to_an_aligned_window(json_pair_paths, t
         assert wb[1] - wb[0] == pytest.approx(window[1] - window[0], rel=1e-6) or wb[0] <= float(cmp.b.start.min())
         dedicated = compare_layout(cmp, CompareParams(window_a=window, window_b=tuple(wb)).validate())
         n_dedicated = sum(1 for k in dedicated.labels.kind if k in view.NAME_KINDS)
-        names = _names_in_frame(scene)
+        names = names_in_frame(scene)
         assert len(names) >= 0.7 * n_dedicated, (width, len(names), n_dedicated)
         assert out["offset"][0] > 0 and scene.camera.name != overview_cam
         png = str(tmp_path / f"compare_zoom_{width / 1000:g}ms.png")

@@ -21,28 +21,10 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from tracevis3d.blender import view  # noqa: E402
-from tracevis3d.blender.figure_report import label_pixel_boxes, view_measures  # noqa: E402
+from tracevis3d.blender.figure_report import view_measures  # noqa: E402
+from zoom_helpers import busiest_window, names_in_frame  # noqa: E402
 
-READABLE_PX = 14.0
 WINDOWS_US = (2000.0, 50000.0)
-
-
-def _names_in_frame(scene, collection=view.ZOOM_COLLECTION) -> list:
-    """Names of calls inside the frame at >= 14 px (at 1080 lines) through the scene camera."""
-    w = scene.render.resolution_x * scene.render.resolution_percentage / 100
-    h = scene.render.resolution_y * scene.render.resolution_percentage / 100
-    need = READABLE_PX * h / 1080.0 - 1e-3
-    return [b[1] for b in label_pixel_boxes(collection, scene) if b[0] in view.NAME_KINDS and b[6] >= need
-            and b[2] >= -1 and b[3] >= -1 and b[4] <= w + 1 and b[5] <= h + 1]
-
-
-def _busiest(trace, width_us: float) -> tuple:
-    """The window of ``width_us`` where most calls start."""
-    t0, t1 = float(trace.start.min()), float(trace.end.max())
-    n = max(int((t1 - t0) // width_us), 1)
-    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
-    k = int(counts.argmax())
-    return (float(edges[k]), float(edges[k] + width_us))
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +63,7 @@ def test_the_thread_view_zooms_beside_its_overview(saved, tmp_path):
     keep = os.environ.get("TV3D_ZOOM_PNG_DIR")
     counts = []
     for width in WINDOWS_US:
-        window = _busiest(trace, width)
+        window = busiest_window(trace, width)
         out = view.zoom_to(scene, window=window)
         assert out["action"] == "refine" and out["window"] == pytest.approx(window)
         m = out["meta"]
@@ -91,7 +73,7 @@ def test_the_thread_view_zooms_beside_its_overview(saved, tmp_path):
         dedicated = _dedicated(trace, window, meta)
         assert np.allclose(m["lane_rgb"], dedicated.meta["lane_rgb"])
         n_dedicated = sum(1 for k in dedicated.labels.kind if k in view.NAME_KINDS)
-        names = _names_in_frame(scene)
+        names = names_in_frame(scene)
         assert len(names) >= 0.7 * n_dedicated and len(names) >= 20, (width, len(names), n_dedicated)
         # beside the overview: the overview's camera frame and the zoom's do not overlap
         assert out["offset"][0] > 0 and scene.camera.name != overview_cam
@@ -117,4 +99,4 @@ def test_the_viewport_path_and_the_other_views_say_why_not(saved):
         view.zoom_to_view(scene, persp, region)
     scene["tracevis3d_meta"] = json.dumps({"layout": "cone"})
     with pytest.raises(ValueError, match="no time axis"):
-        view.zoom_to(scene, window=_busiest(trace, 2000.0))
+        view.zoom_to(scene, window=busiest_window(trace, 2000.0))

@@ -1,0 +1,42 @@
+"""What the zoom tests measure (tests/blender/test_zoom*.py): the names of calls a zoomed view
+shows readably through the scene camera, and the busiest window of a trace to zoom into.
+
+Readable means `figure_report.READABLE_PX` (the one declaration, also used by
+`figure_report.view_measures`) scaled from 1080 lines to the scene's resolution.  bpy is
+imported only when a scene is measured, so this module loads without Blender.
+"""
+import numpy as np
+
+from tracevis3d.blender.figure_report import READABLE_PX
+
+#: a label may stick out of the frame by this many pixels and still count as inside it
+#: (the glyphs' anti-aliased edge; `figure_report.view_measures` allows the same)
+EDGE_SLACK_PX = 1.0
+
+
+def names_in_frame(scene, collection=None, name_kinds=None, readable_px: float = READABLE_PX) -> list:
+    """Texts of the labels in ``collection`` (default: the zoom's, `view.ZOOM_COLLECTION`)
+    whose kind names calls (default `view.NAME_KINDS`), whose projected em is at least
+    ``readable_px`` at 1080 lines (scaled to the scene's height) and whose pixel box lies
+    inside the frame (within `EDGE_SLACK_PX`)."""
+    from tracevis3d.blender import view
+    from tracevis3d.blender.figure_report import label_pixel_boxes
+
+    collection = view.ZOOM_COLLECTION if collection is None else collection
+    name_kinds = view.NAME_KINDS if name_kinds is None else name_kinds
+    w = scene.render.resolution_x * scene.render.resolution_percentage / 100
+    h = scene.render.resolution_y * scene.render.resolution_percentage / 100
+    need = readable_px * h / 1080.0 - 1e-3
+    s = EDGE_SLACK_PX
+    return [b[1] for b in label_pixel_boxes(collection, scene) if b[0] in name_kinds and b[6] >= need
+            and b[2] >= -s and b[3] >= -s and b[4] <= w + s and b[5] <= h + s]
+
+
+def busiest_window(trace, width_us: float) -> tuple:
+    """``(t0, t0 + width_us)``: of the trace's consecutive windows of ``width_us`` from its
+    first start, the one in which most calls start (the first such on a tie)."""
+    t0, t1 = float(trace.start.min()), float(trace.end.max())
+    n = max(int((t1 - t0) // width_us), 1)
+    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
+    k = int(counts.argmax())
+    return (float(edges[k]), float(edges[k] + width_us))
