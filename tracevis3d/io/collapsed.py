@@ -125,7 +125,10 @@ def frame_table(names: list, limits, files: list | None = None, lines: list | No
     filled in bulk: names longer than ``max_name_chars`` are cut as `FrameTable` cuts them."""
     ft = FrameTable(limits.max_name_chars)
     cap = limits.max_name_chars
-    names = [ft._clean(s) if len(s) > cap else s for s in names]
+    if names and max(map(len, names)) > cap:
+        names = [ft._clean(s) if len(s) > cap else s for s in names]
+    else:
+        names = list(names)  # the table's own list (FrameTable.add may grow it)
     names = [s or "(anonymous)" for s in names] if "" in names else names
     n = len(names)
     ft.names = names
