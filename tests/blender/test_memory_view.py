@@ -10,19 +10,18 @@ import sys
 import numpy as np
 import pytest
 
-from memray_captures import memray_available, record
+from memray_captures import memray_available, recorded
 
 pytestmark = [pytest.mark.blender,
               pytest.mark.skipif(not memray_available(), reason="memray is not installed (pip install memray)")]
 REPO = pathlib.Path(__file__).resolve().parents[2]
-#: the captures the goals are held to: (program, memray run options)
-CAPTURES = {"pydoc": ("pydoc", ["--trace-python-allocators"]), "json": ("json", []),
-            "pool": ("pool", ["--trace-python-allocators"])}
+#: the captures the goals are held to (of `memray_captures.CAPTURES`)
+CAPTURES = ("pydoc", "json", "pool")
 
 
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory):
-    return {k: record(prog, str(tmp_path_factory.mktemp(k)), extra) for k, (prog, extra) in CAPTURES.items()}
+    return recorded(tmp_path_factory, CAPTURES)
 
 
 def _png(path):

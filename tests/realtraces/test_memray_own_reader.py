@@ -12,13 +12,12 @@ import time
 import numpy as np
 import pytest
 
-from memray_captures import memray_available, record
+from memray_captures import memray_available, record, recorded
 
 pytestmark = pytest.mark.skipif(not memray_available(), reason="memray is not installed (pip install memray)")
 
-#: capture name -> (program, extra memray run options)
-CAPTURES = {"pydoc": ("pydoc", ["--trace-python-allocators"]), "json": ("json", []),
-            "json-raw": ("json", ["--no-compress"]), "pool": ("pool", ["--trace-python-allocators"])}
+#: the captures of `memray_captures.CAPTURES` these tests read
+CAPTURES = ("pydoc", "json", "json-raw", "pool")
 
 FORK_PROGRAM = textwrap.dedent('''
     import os
@@ -34,11 +33,7 @@ FORK_PROGRAM = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory):
-    out = {}
-    for key, (prog, extra) in CAPTURES.items():
-        folder = tmp_path_factory.mktemp(key.replace("-", "_"))
-        out[key] = record(prog, str(folder), extra)
-    return out
+    return recorded(tmp_path_factory, CAPTURES)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """Real programs recorded with ``python -m memray run`` for the memory-view tests: a pydoc run,
-a JSON-heavy program and a thread pool (`record`).  Captures are made once per test session
-in a temporary folder; a missing memray skips the tests that need it."""
+a JSON-heavy program and a thread pool (`record`), and the captures the tests share
+(`CAPTURES`, `recorded`: made once per test session in its temporary folder, whichever test
+module asks first).  A missing memray skips the tests that need it."""
 from __future__ import annotations
 
 import os
@@ -57,6 +58,12 @@ PROGRAMS = {
 }
 
 
+#: the captures the tests share: name -> (program of `PROGRAMS`, memray run options)
+CAPTURES = {"pydoc": ("pydoc", ["--trace-python-allocators"]), "json": ("json", []),
+            "json-raw": ("json", ["--no-compress"]), "pool": ("pool", ["--trace-python-allocators"]),
+            "pool-native": ("pool", ["--native"])}
+
+
 def memray_available() -> bool:
     try:
         import memray  # noqa: F401
@@ -78,5 +85,14 @@ def record(name: str, folder: str, extra=()) -> str:
         cmd = [sys.executable, "-m", "memray", "run", "-q", "-f", *extra, "-o", out, *PROGRAMS[name]]
         r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300)
         if r.returncode != 0 or not os.path.exists(out):
+            if os.path.exists(out):
+                os.remove(out)  # not left for a later caller to take as a capture
             raise RuntimeError(f"memray run failed ({r.returncode}): {r.stderr[-2000:]}")
     return out
+
+
+def recorded(tmp_path_factory, names) -> dict:
+    """{name: capture path} of the `CAPTURES` named, each recorded once per test session into
+    its own folder of the session's temporary folder (a later caller finds the file there)."""
+    base = tmp_path_factory.getbasetemp()
+    return {name: record(CAPTURES[name][0], str(base / f"memray-{name}"), CAPTURES[name][1]) for name in names}
