@@ -1,18 +1,20 @@
 """Benchmark: what watching a program's memory live costs the program (issue 71, item 4).
 
     NUMBA_CACHE_DIR=build/numba-cache PYTHONPATH=. .venv/bin/python bench/bench_memray_live.py \
-        [--rounds 8] [--repeat 3] [--no-view]
+        [--rounds 8] [--repeat 3] [--no-view] [--python-allocators]
 
 One JSON-heavy program (records built, dumped, parsed, some kept: the memory view tests'
 workload, ``--rounds`` of it), run in the same bench run:
 - plain: ``python program.py``;
 - ``python -m memray run -o capture.bin program.py`` (memray's own file mode, the peer);
+- ``python -m memray run --live-remote`` with the socket only drained (memray's live mode's own cost);
 - ``python -m memray run --live-remote`` with our reader attached: `MemrayLiveStream` drained
   every 50 ms and a `capture()` of what arrived at the rate `LiveMemoryView` rebuilds (every
   max(1 s, 2 x the last capture's cost));
 - the same with the whole `LiveMemoryView` (bpy headless: scan, layout and scene rebuilt as the
   program runs, in this process), unless ``--no-view``.
-Each is the program's own wall time of its work (it prints perf_counter around its loop: memray's
+``--python-allocators``: every memray run with ``--trace-python-allocators`` (pymalloc too: a stream
+some hundred times longer, the heavy case for the rebuilds).  Each is the program's own wall time of its work (it prints perf_counter around its loop: memray's
 start-up, the wait for a client and the capture's compression are outside) and the process's wall
 time, the best of ``--repeat``; ratios to plain and to memray's file mode.  The machine is shared
 (2 cores, other jobs running): the ratios in one run are what the table says, not absolute times.
@@ -69,21 +71,25 @@ def run_plain(prog, rounds, folder):
     return _work(r.stdout), time.perf_counter() - t, {}
 
 
+MEMRAY_EXTRA: list = []  # --trace-python-allocators with --python-allocators
+
+
 def run_memray_file(prog, rounds, folder):
     out = os.path.join(folder, "file.bin")
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "memray", "run", "-q", "-f", "-o", out, prog, str(rounds)], cwd=folder,
+    r = subprocess.run([sys.executable, "-m", "memray", "run", "-q", "-f", *MEMRAY_EXTRA, "-o", out, prog,
+                        str(rounds)], cwd=folder,
                        capture_output=True, check=True)
     return _work(r.stdout), time.perf_counter() - t, {"bytes": os.path.getsize(out)}
 
 
-def run_memray_live(prog, rounds, folder, view: bool):
+def run_memray_live(prog, rounds, folder, view: bool, scan: bool = True):
     from tracevis3d.io.memray import MemrayLiveStream
 
     port = _free_port()
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "memray", "run", "-q", "--live-remote", "--live-port", str(port),
-                             prog, str(rounds)], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "memray", "run", "-q", *MEMRAY_EXTRA, "--live-remote",
+                             "--live-port", str(port), prog, str(rounds)], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     extra = {}
     try:
         stream = MemrayLiveStream(port, connect_timeout=60)
@@ -101,13 +107,14 @@ def run_memray_live(prog, rounds, folder, view: bool):
             with stream:
                 while not stream.finished:
                     stream.poll(timeout=0.05)
-                    if time.monotonic() - last >= wait and stream.n_bytes:
+                    if scan and time.monotonic() - last >= wait and stream.n_bytes:
                         last = time.monotonic()
                         stream.capture()
                         n_caps += 1
                         wait = max(1.0, 2.0 * (time.monotonic() - last))
-                stream.capture()
-                extra = {"captures": n_caps + 1, "bytes": stream.n_bytes}
+                if scan:
+                    stream.capture()
+                extra = {"captures": n_caps + scan, "bytes": stream.n_bytes}
         out, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
@@ -122,7 +129,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-view", action="store_true", help="skip the LiveMemoryView row (no bpy)")
+    ap.add_argument("--python-allocators", action="store_true", help="memray run --trace-python-allocators")
     a = ap.parse_args(argv)
+    if a.python_allocators:
+        MEMRAY_EXTRA.append("--trace-python-allocators")
 
     folder = tempfile.mkdtemp(prefix="tv3d-bench-live-memory-")
     prog = os.path.join(folder, "json_heavy.py")
@@ -130,6 +140,8 @@ def main(argv=None) -> int:
         f.write(PROGRAM)
     modes = [("plain python", lambda: run_plain(prog, a.rounds, folder)),
              ("memray run -o FILE (peer)", lambda: run_memray_file(prog, a.rounds, folder)),
+             ("memray run --live-remote, socket drained only", lambda: run_memray_live(prog, a.rounds, folder, False,
+                                                                                        scan=False)),
              ("memray run --live-remote + MemrayLiveStream", lambda: run_memray_live(prog, a.rounds, folder, False))]
     if not a.no_view:
         modes.append(("memray run --live-remote + LiveMemoryView (bpy)",
@@ -144,7 +156,8 @@ def main(argv=None) -> int:
             print(f"# repeat {k}: {name}: work {w:.3f} s, process {wall:.3f} s {extra}", file=sys.stderr)
     plain = best["plain python"][0]
     peer = best["memray run -o FILE (peer)"][0]
-    print(f"| mode (json-heavy program, {a.rounds} rounds; best of {a.repeat}, loaded machine) | work s | x plain | "
+    what = ", --trace-python-allocators" if a.python_allocators else ""
+    print(f"| mode (json-heavy program, {a.rounds} rounds{what}; best of {a.repeat}, loaded machine) | work s | x plain | "
           f"x memray file | process s | notes |")
     print("|---|---|---|---|---|---|")
     for name, (w, wall, extra) in best.items():
