@@ -5,8 +5,6 @@ Readable means `figure_report.READABLE_PX` (the one declaration, also used by
 `figure_report.view_measures`) scaled from 1080 lines to the scene's resolution.  bpy is
 imported only when a scene is measured, so this module loads without Blender.
 """
-import numpy as np
-
 from tracevis3d.blender.figure_report import READABLE_PX
 
 #: a label may stick out of the frame by this many pixels and still count as inside it
@@ -34,9 +32,8 @@ def names_in_frame(scene, collection=None, name_kinds=None, readable_px: float =
 
 def busiest_window(trace, width_us: float) -> tuple:
     """``(t0, t0 + width_us)``: of the trace's consecutive windows of ``width_us`` from its
-    first start, the one in which most calls start (the first such on a tie)."""
-    t0, t1 = float(trace.start.min()), float(trace.end.max())
-    n = max(int((t1 - t0) // width_us), 1)
-    counts, edges = np.histogram(trace.start, bins=n, range=(t0, t0 + n * width_us))
-    k = int(counts.argmax())
-    return (float(edges[k]), float(edges[k] + width_us))
+    first start, the one in which most calls start (the first such on a tie): the package's
+    rule (`layout.fly_levels.busiest_window`, also ``--zoom-window auto``'s)."""
+    from tracevis3d.layout.fly_levels import busiest_window as busiest
+
+    return busiest(trace.start, (float(trace.start.min()), float(trace.end.max())), width_us)

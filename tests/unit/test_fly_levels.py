@@ -75,3 +75,51 @@ def test_scaled_pose_magnifies_about_the_point():
     assert np.dot(side - loc, f) == pytest.approx(0.0, abs=1e-12)  # an orthographic view only moves across
     d = p - loc
     assert side - loc == pytest.approx(0.75 * (d - np.dot(d, f) * f))
+
+
+def _busiest_brute(start, t0, t1, width):
+    """Brute-force twin of `fly_levels.busiest_window`: count every window's starts one by one."""
+    n = max(int((t1 - t0) // width), 1)
+    best, best_k = -1, 0
+    for k in range(n):
+        a, b = t0 + k * width, t0 + (k + 1) * width
+        last = k == n - 1
+        c = sum(1 for s in start if a <= s < b or (last and s == b))
+        if c > best:
+            best, best_k = c, k
+    return t0 + best_k * width, t0 + (best_k + 1) * width
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("seed", range(5))
+def test_busiest_window_is_where_most_calls_start(seed):
+    rng = np.random.default_rng(seed)
+    t0, t1 = 100.0, 100.0 + rng.uniform(500.0, 5000.0)
+    burst = rng.uniform(t0, t1)
+    start = np.concatenate([rng.uniform(t0, t1, 300), rng.normal(burst, 5.0, 120).clip(t0, t1)])
+    width = (t1 - t0) / rng.integers(3, 40)
+    got = fly_levels.busiest_window(start, (t0, t1), width)
+    assert got == pytest.approx(_busiest_brute(start.tolist(), t0, t1, width))
+    assert got[0] - 1e-9 <= burst + 20.0 and got[1] + 1e-9 >= burst - 20.0  # the burst's window
+    assert fly_levels.auto_window(start, (t0, t1), 128.0)[1] - fly_levels.auto_window(
+        start, (t0, t1), 128.0)[0] == pytest.approx((t1 - t0) / 128.0)
+    with pytest.raises(ValueError, match="no window"):
+        fly_levels.busiest_window(start, (t0, t0), width)
+
+
+@pytest.mark.timeout(60)
+def test_zoom_window_takes_auto_on_the_command_line_and_in_the_panel():
+    from tracevis3d.params.animation import ANIMATION, AUTO_WINDOW
+
+    p = ANIMATION["zoom_window"]
+    k = p.kind
+    assert k.parse("auto") == AUTO_WINDOW and k.parse("1ms:2ms") == (1000.0, 2000.0)
+    assert k.check("auto", p.name) == AUTO_WINDOW and k.from_json(k.to_json("auto")) == AUTO_WINDOW
+    with pytest.raises(ValueError, match="or auto"):
+        k.parse("soon")
+    props: dict = {}
+    for value in ((5.0, 9.0), AUTO_WINDOW, None):
+        k.to_props(p, value, props.__setitem__)
+        assert k.from_props(p, props.get) == value
+    assert props["zoom_window_mode"] == "off" and [name for name, *_ in k.props(p)] == [
+        "zoom_window_mode", "zoom_window_start", "zoom_window_end"]

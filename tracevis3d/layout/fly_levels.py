@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 __all__ = ["LEVEL_STEP", "ARRIVAL_SHARE", "MIN_MAGNIFICATION", "nested_windows", "level_count", "phase_frames",
-           "zoom_about", "scaled_pose"]
+           "zoom_about", "scaled_pose", "busiest_window", "auto_window"]
 
 #: a level for at most this much magnification between two levels (the plain fly-through comes 3x closer)
 LEVEL_STEP = 4.0
@@ -109,3 +109,24 @@ def scaled_pose(location, forward, point, s: float, orthographic: bool) -> np.nd
     f = f / np.linalg.norm(f)
     d = p - loc
     return loc + (1.0 - float(s)) * (d - np.dot(d, f) * f)
+
+
+def busiest_window(start, span, width_us: float) -> tuple:
+    """(a, a + ``width_us``) µs: of the n = max(floor((t1 - t0) / width_us), 1) consecutive windows
+    of ``width_us`` from t0 of ``span`` = (t0, t1), the one in which most of the calls' ``start``
+    times lie (a histogram of the starts; the first such on a tie).  The zoom tests' choice of a
+    window to zoom into (tests/support/zoom_helpers.py), and ``--zoom-window auto``'s."""
+    t0, t1 = (float(v) for v in span)
+    w = float(width_us)
+    if not (w > 0 and t1 > t0):
+        raise ValueError(f"no window of {w:g} µs in the figure ({t0:g}..{t1:g} µs)")
+    n = max(int((t1 - t0) // w), 1)
+    counts, edges = np.histogram(np.asarray(start, np.float64), bins=n, range=(t0, t0 + n * w))
+    k = int(counts.argmax())
+    return (float(edges[k]), float(edges[k] + w))
+
+
+def auto_window(start, span, magnification: float) -> tuple:
+    """The busiest window (`busiest_window`) ``magnification`` times narrower than ``span``."""
+    t0, t1 = (float(v) for v in span)
+    return busiest_window(start, (t0, t1), (t1 - t0) / float(magnification))
