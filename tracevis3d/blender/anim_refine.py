@@ -20,6 +20,14 @@ from frame to frame (`key_levels`):
   figure framed as its still) scaled about a point of the front plane until its frame spans
   what the next level's camera frames; lens shift and clipping keyed with it.
 
+The levels are built into staging collections (``TraceVis3D fly staging j``, hidden) while the
+scene is otherwise untouched: a job cancelled (or failed) while they are built takes them away
+and leaves the scene as it was, an earlier animation and a zoom in place included
+(`animate.animate_steps` removes those only once the levels are ready, then `commit_levels`
+names them ``TraceVis3D fly level j``).  ``zoom_window="auto"``: the busiest window of the
+figure `params.animation.ZOOM_AUTO_MAGNIFICATION` times narrower than it
+(`layout.fly_levels.busiest_window`, the starts of the figure's threads' calls).
+
 Keys only: the saved .blend plays and renders the same in a Blender with no Python (no
 driver, no handler), and every frame is a function of its number alone (any split of the
 frame range renders the frames of the whole).  A level's heads-up title and legend ride on its
@@ -37,16 +45,20 @@ from mathutils import Euler, Matrix, Vector
 from ..jobs import Job
 from ..layout import fly_levels, refine
 
-__all__ = ["FLY_KEY", "LEVEL_COLLECTION", "FLY_SPLIT_MODIFIER", "refined_flythrough_steps", "refine_levels_steps",
-           "remove_levels"]
+__all__ = ["FLY_KEY", "LEVEL_COLLECTION", "STAGING_COLLECTION", "FLY_SPLIT_MODIFIER", "refine_levels_steps",
+           "build_levels_steps", "commit_levels", "key_refined_flythrough", "remove_levels", "remove_staging"]
 
 #: the scene's record of the fly-through's levels: JSON {"collections", "groups", "levels"}
 FLY_KEY = "tracevis3d_fly_levels"
 #: the collection of refinement level j (1..K)
 LEVEL_COLLECTION = "TraceVis3D fly level {}"
 FLY_SPLIT_MODIFIER = "TraceVis3D fly split"
+#: a level's collection while the levels are built (`commit_levels` renames it `LEVEL_COLLECTION`)
+STAGING_COLLECTION = "TraceVis3D fly staging {}"
 #: a level's instancer groups, renamed so that the next level's writer makes its own
 GROUP_NAME = "TV3D_fly{}_instancer_{}"
+#: the same while the levels are built
+STAGING_GROUP = "TV3D_flystage{}_instancer_{}"
 
 
 # ------------------------------------------------------------------------------ the levels, built once
@@ -75,23 +87,57 @@ def overview_axis(scene, meta: dict, boxes: dict) -> refine.Overview:
     return refine.Overview.from_meta(meta, lo, hi, scene.render.resolution_x)
 
 
+def _auto_window(ctx: dict, span) -> tuple:
+    """Worker: ``zoom_window="auto"`` (module doc): the trace loaded as the zoom loads it."""
+    from ..params.animation import ZOOM_AUTO_MAGNIFICATION
+    from .zoom_inputs import _prepare
+
+    _prepare(ctx)
+    trace, threads = ctx["trace"], ctx["params"].threads
+    start = trace.start
+    if threads is not None and len(threads):
+        start = start[np.isin(trace.thread, trace._resolve_threads(threads))]
+    return fly_levels.auto_window(start, span, ZOOM_AUTO_MAGNIFICATION)
+
+
+def build_levels_steps(job: Job, scene, meta: dict, boxes: dict, n_frames: int, window, max_levels=None):
+    """The levels of a fly-through into ``window`` of the icicle whose build recorded ``meta``
+    (``boxes``: `animate._world_boxes`), built hidden (`refine_levels_steps`), then one step more
+    in which a cancel still leaves the scene as it was.  (Overview, levels, seconds.)"""
+    from ..params.animation import ANIMATION
+
+    max_levels = ANIMATION["zoom_levels"].default if max_levels is None else int(max_levels)
+    t = time.perf_counter()
+    ov = overview_axis(scene, meta, boxes)
+    levels = yield from refine_levels_steps(job, scene, ov, window, max_levels, n_frames)
+    seconds = time.perf_counter() - t
+    job.report(1.0, f"{len(levels)} refinement levels built: keying the path")
+    yield  # the last moment a cancel leaves the scene as it was
+    return ov, levels, seconds
+
+
 def refine_levels_steps(job: Job, scene, ov: refine.Overview, window, max_levels: int, n_frames: int):
-    """Build the fly-through's refinement levels of the overview ``ov`` (module doc); returns
-    [level: {"window", "placement", "pose", "collection", "objects", "calls_drawn", "names",
-    "seconds"}].  The scene camera stays the overview's."""
+    """Build the fly-through's refinement levels of the overview ``ov`` into hidden staging
+    collections (module doc; ``window`` (t0, t1) µs or "auto"); returns [level: {"window",
+    "placement", "pose", "collection", "objects", "calls_drawn", "names", "seconds"}].  The
+    scene camera stays what it was; nothing else of the scene changes."""
     from .figure_report import NAME_KINDS
     from .zoom_inputs import _layout, _trace_context
     from .zoom_write import GROUP_PREFIX, write_refinement_steps
 
+    ctx = _trace_context(scene)
+    still_camera = scene.camera
+    remove_staging(scene)  # a build stopped by a crash (never part of an animation)
+    job.on_cleanup(lambda: remove_staging(scene, still_camera))  # stopped half-way: the scene as it was
+    if isinstance(window, str) and window == "auto":
+        job.report(0.0, "finding the busiest window")
+        window = yield job.off_main(_auto_window, ctx, (ov.t0, ov.t1))
     lo, hi = max(float(window[0]), ov.t0), min(float(window[1]), ov.t1)
     if not hi > lo:
         raise ValueError(f"the zoom window {window[0]:g}..{window[1]:g} µs lies outside the figure "
                          f"({ov.t0:g}..{ov.t1:g} µs)")
     k = fly_levels.level_count((ov.t1 - ov.t0) / (hi - lo), max_levels, n_frames)
     windows = fly_levels.nested_windows((ov.t0, ov.t1), (lo, hi), k)
-    ctx = _trace_context(scene)
-    still_camera = scene.camera
-    job.on_cleanup(lambda: remove_levels(scene))  # stopped half-way: no level left behind
     levels = []
     for j, w in enumerate(windows, 1):
         job.report((j - 1) / k, f"laying out level {j} of {k}: {w[0]:,.0f}..{w[1]:,.0f} µs")
@@ -100,7 +146,7 @@ def refine_levels_steps(job: Job, scene, ov: refine.Overview, window, max_levels
         t_layout = time.perf_counter() - t
         placement = refine.place_refinement(ov, spec.meta, spec.camera, spec.resolution, w)
         t = time.perf_counter()
-        name = LEVEL_COLLECTION.format(j)
+        name = STAGING_COLLECTION.format(j)
         out = yield from write_refinement_steps(spec, name, scene)
         level_coll = bpy.data.collections[name]
         cam_ob = bpy.data.objects[out["objects"]["camera"]]
@@ -110,28 +156,85 @@ def refine_levels_steps(job: Job, scene, ov: refine.Overview, window, max_levels
             ob["tv3d_fly_level"] = j
         pose = _pose(cam_ob, placement.offset)
         pose["clip_end"] = max(pose["clip_end"], 4.0 * (placement.width + abs(placement.shift) + 100.0))
-        groups = []
-        for ob in level_coll.objects:  # the next level's writer would rebuild these groups in place
-            for mod in ob.modifiers:
-                ng = getattr(mod, "node_group", None)
-                if ng is not None and ng.name.startswith(GROUP_PREFIX):
-                    ng.name = GROUP_NAME.format(j, ng.name[len(GROUP_PREFIX):])
-                    ng["tv3d_fly"] = True
-                    groups.append(ng.name)
+        groups = _own_groups(level_coll, j, GROUP_PREFIX)
         hud = [ob for ob in level_coll.objects if ob.parent == cam_ob]
         cam_data = cam_ob.data
         bpy.data.batch_remove(hud + [cam_ob])
         if cam_data.users == 0:
             bpy.data.cameras.remove(cam_data)
+        unused = [bpy.data.node_groups[g] for g in groups if bpy.data.node_groups[g].users == 0]  # the HUD's
+        groups = [g for g in groups if bpy.data.node_groups[g].users > 0]
+        if unused:
+            bpy.data.batch_remove(unused)
         scene.camera = still_camera
+        for ob in level_coll.objects:  # out of sight until the path shows it (`key_levels`)
+            ob.hide_render = ob.hide_viewport = True
         names = [txt for txt, kind in zip(spec.labels.texts, spec.labels.kind) if kind in NAME_KINDS]
         levels.append({"level": j, "window": tuple(w), "placement": placement, "pose": pose,
                        "resolution": tuple(spec.resolution), "collection": name,
-                       "objects": len(level_coll.objects), "groups": sorted(set(groups)),
+                       "objects": len(level_coll.objects), "groups": groups,
                        "calls_drawn": int(spec.meta["n_boxes"]), "names": len(names),
                        "seconds": {"layout": t_layout, "write": time.perf_counter() - t}})
     job.report(1.0, f"{k} refinement levels built")
     return levels
+
+
+def _own_groups(level_coll, j: int, prefix: str) -> list:
+    """The level's instancer groups made its own (the next level's writer would rebuild the
+    zoom's groups in place): renamed `STAGING_GROUP`, or copied first where another object
+    uses them too (a zoom in place's: it stays as it is).  Their names."""
+    mods = [m for ob in level_coll.objects for m in ob.modifiers
+            if getattr(m, "node_group", None) is not None and m.node_group.name.startswith(prefix)]
+    own: dict = {}
+    for m in mods:
+        ng = m.node_group
+        if ng.name not in own:
+            here = sum(1 for x in mods if x.node_group == ng)
+            mine = ng.copy() if ng.users > here else ng
+            mine.name = STAGING_GROUP.format(j, ng.name[len(prefix):])
+            mine["tv3d_fly"] = True
+            own[ng.name] = mine
+        m.node_group = own[ng.name]
+    return sorted(g.name for g in own.values())
+
+
+def remove_staging(scene=None, camera=None) -> int:
+    """Take away levels being built (`STAGING_COLLECTION`) and their groups; ``camera`` (if it
+    still exists) the scene camera again.  Returns how many collections were removed."""
+    from .writer import clear_collection
+
+    scene = scene or bpy.context.scene
+    prefix = STAGING_COLLECTION.format("")
+    n = 0
+    for c in [c for c in bpy.data.collections if c.name.startswith(prefix)]:
+        clear_collection(c)
+        bpy.data.collections.remove(c)
+        n += 1
+    gone = [ng for ng in bpy.data.node_groups if ng.name.startswith(STAGING_GROUP.split("{}")[0])
+            and ng.get("tv3d_fly") and ng.users == 0]
+    if gone:
+        bpy.data.batch_remove(gone)
+    if camera is not None:
+        try:
+            scene.camera = camera
+        except ReferenceError:  # removed meanwhile
+            pass
+    return n
+
+
+def commit_levels(levels: list) -> None:
+    """The staging levels become the animation's: collections `LEVEL_COLLECTION`, groups
+    `GROUP_NAME` (after `remove_levels` took the earlier ones away)."""
+    for lv in levels:
+        j = lv["level"]
+        bpy.data.collections[lv["collection"]].name = LEVEL_COLLECTION.format(j)
+        lv["collection"] = LEVEL_COLLECTION.format(j)
+        names = []
+        for g in lv["groups"]:
+            ng = bpy.data.node_groups[g]
+            ng.name = GROUP_NAME.format(j, g.split("_instancer_", 1)[1])
+            names.append(ng.name)
+        lv["groups"] = names
 
 
 def remove_levels(scene=None) -> int:
@@ -380,18 +483,14 @@ def key_levels(scene, coll, ov, levels: list, n_frames: int) -> dict:
     return {"phases": phases, "split_objects": split, "overview_names_keyed": names, "camera": cam.name}
 
 
-def refined_flythrough_steps(job: Job, scene, coll, framed: dict, n: int, window, max_levels: int, meta: dict):
-    """The fly-through into ``window`` (module doc) of the icicle whose build recorded ``meta``:
-    levels built (the layouts in a worker, `refine_levels_steps`), the path and the visibility
-    keyed.  Returns what `animate.animate_scene` records: the levels (window, magnification,
-    calls, names, objects, seconds), the target frame (the arrival), the keys made."""
+def key_refined_flythrough(scene, coll, framed: dict, n: int, ov, levels: list, t_levels: float) -> dict:
+    """The fly-through into the last of ``levels`` (built by `refine_levels_steps`, committed by
+    `commit_levels`; module doc): the path and the visibility keyed.  Returns what
+    `animate.animate_scene` records: the levels (window, magnification, calls, names, objects,
+    seconds), the target frame (the arrival), the keys made."""
     cam = scene.camera
     if cam is None:
         raise ValueError("the scene has no camera")
-    t = time.perf_counter()
-    ov = overview_axis(scene, meta, framed)
-    levels = yield from refine_levels_steps(job, scene, ov, window, max_levels, n)
-    t_levels = time.perf_counter() - t
     overview_pose = _plain_first_frame(scene, cam, framed, n)
     resolution = levels[0]["resolution"]
     path = camera_path(ov, levels, overview_pose, resolution, n)

@@ -193,9 +193,10 @@ def animate_steps(job, scene, kind: str = "growth", seconds: float = 10.0, fps: 
     the one recorded by the build.  ``reveal``: a comparison's tubes appear in
     ``reveal_order`` (`anim_reveal`); ``handoffs``: the thread view's curves appear when
     their waits end (``call_end``: the trace's call end times, `anim_handoffs`).  A
-    ``flythrough`` of an icicle given ``zoom_window`` (t0, t1) µs flies into that window through at
-    most ``zoom_levels`` refinement levels (`anim_refine`; the parameters' defaults:
-    `params.animation`).  Returns
+    ``flythrough`` of an icicle given ``zoom_window`` (t0, t1) µs or "auto" flies into it through at
+    most ``zoom_levels`` refinement levels (`anim_refine`; defaults: `params.animation`), built
+    before the scene changes (cancelled meanwhile, it is as it was).  A scene zoomed in place
+    (`view.zoom_to`) is unzoomed first (``info["unzoomed"]``: the window it showed).  Returns
     and stores (``scene[ANIM_KEY]``, JSON) what a test or a farm needs: kind, frames, fps,
     the clock's inputs, the fly-through's target."""
     from ..params.animation import frame_count
@@ -220,8 +221,18 @@ def animate_steps(job, scene, kind: str = "growth", seconds: float = 10.0, fps: 
     if zoom_window is not None and (kind != "flythrough" or layout != "icicle"):
         raise ValueError(f"a zoom window is flown into by the icicle's flythrough (not the {layout} view's {kind})")
     coll = _collection(scene)
-    clear_animation(scene)
     n = frame_count(seconds, fps)
+    built = None
+    if zoom_window is not None:  # its levels built first, hidden: cancelled meanwhile, the scene as it was
+        from .anim_refine import build_levels_steps, commit_levels
+
+        built = yield from build_levels_steps(job, scene, meta, _world_boxes(coll), n, zoom_window, zoom_levels)
+    # from here on one step on the main thread: the scene changes only here
+    unzoomed = _unzoom(scene)
+    clear_animation(scene)
+    if built is not None:  # the levels the animation's; failed while keying: the still figure, not half a path
+        commit_levels(built[1])
+        job.on_cleanup(lambda: clear_animation(scene))
     r = scene.render
     r.fps, r.fps_base = int(fps), 1.0
     scene.frame_start, scene.frame_end = 1, n
@@ -231,6 +242,8 @@ def animate_steps(job, scene, kind: str = "growth", seconds: float = 10.0, fps: 
     if not framed:
         raise ValueError("the figure has nothing to animate")
     info = {"kind": kind, "frames": [1, n], "fps": int(fps), "seconds": float(seconds), "easing": easing}
+    if unzoomed is not None:
+        info["unzoomed"] = list(unzoomed)
     if scene.camera is not None:
         _remember_still_camera(scene.camera)
     if kind == "growth" and layout == "cone":
@@ -250,18 +263,25 @@ def animate_steps(job, scene, kind: str = "growth", seconds: float = 10.0, fps: 
         if kind == "flythrough":  # the detail inset too: a still's magnifier, in the room its camera left
             _hide_inset(coll)
             framed = {k: v for k, v in framed.items() if not k.startswith(INSET_PREFIX)}
-        if kind == "flythrough" and zoom_window is not None:
-            from ..params.animation import ANIMATION
-            from .anim_refine import refined_flythrough_steps
+        if kind == "flythrough" and built is not None:
+            from .anim_refine import key_refined_flythrough
 
-            levels = ANIMATION["zoom_levels"].default if zoom_levels is None else int(zoom_levels)
-            info.update((yield from refined_flythrough_steps(job, scene, coll, framed, n, zoom_window, levels, meta)))
+            info.update(key_refined_flythrough(scene, coll, framed, n, *built))
         else:
             info.update(flythrough(scene, framed, n) if kind == "flythrough" else turntable(scene, coll, framed, n))
         if kind == "flythrough":
             info["sticky_lane_names"] = sticky_lane_names(scene, coll)
     scene[ANIM_KEY] = json.dumps(info)
     return info
+
+
+def _unzoom(scene):
+    """A zoom in place (`view.zoom_to`) taken away first: an animation moves the overview's own
+    camera over the whole figure (`view.unzoom`).  The window that was zoomed, or None."""
+    from .zoom_split import unzoom, zoom_state
+
+    state = zoom_state(scene)
+    return None if state is None else (unzoom(scene), state.get("window"))[1]
 
 
 def _offered(layout: str) -> tuple:

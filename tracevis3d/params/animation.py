@@ -8,7 +8,7 @@ import os
 import re
 
 from .core import Param, Schema
-from .kinds import Choice, Kind, Number
+from .kinds import Choice, Kind, Number, _prop
 from .render import RENDER
 from .trace_kinds import Window
 
@@ -97,6 +97,61 @@ class Target(Kind):
         return v
 
 
+#: ``--zoom-window auto``: the busiest window this many times narrower than the figure (the zoom
+#: tests' windows, >= 100x: `layout.fly_levels.auto_window`)
+ZOOM_AUTO_MAGNIFICATION = 128.0
+AUTO_WINDOW = "auto"
+ZOOM_MODE_ITEMS = (("off", "Off", "The fly-through's own path"),
+                   ("auto", "Busiest", f"The window {ZOOM_AUTO_MAGNIFICATION:g}x narrower than the figure in which "
+                                       "the most calls start"),
+                   ("window", "Window", "The window given by From and To"))
+
+
+class ZoomWindow(Window):
+    """A window to fly into: (t0, t1) µs as `Window`, or "auto" (`ZOOM_AUTO_MAGNIFICATION`);
+    in Blender a choice ``<name>_mode`` (off, auto, window) before From and To."""
+
+    metavar = "{T0:T1,auto}"
+    annotation = tuple[float, float] | str | None
+
+    def check(self, v, name):
+        return AUTO_WINDOW if isinstance(v, str) and v.strip().lower() == AUTO_WINDOW else super().check(v, name)
+
+    def to_json(self, v):
+        return v if v == AUTO_WINDOW else super().to_json(v)
+
+    def from_json(self, v):
+        return v if v == AUTO_WINDOW else super().from_json(v)
+
+    def parse(self, word):
+        if word.strip().lower() == AUTO_WINDOW:
+            return AUTO_WINDOW
+        try:
+            return super().parse(word)
+        except ValueError as e:
+            raise ValueError(f"{e} or auto") from None
+
+    def text(self, v):
+        return v if v == AUTO_WINDOW else super().text(v)
+
+    def props(self, p):
+        return [_prop(f"{p.name}_mode", "Enum", p, items=ZOOM_MODE_ITEMS, default="off",
+                      description=f"{p.help} (Off: {p.default_text or 'none'})")] + super().props(p)[1:]
+
+    def from_props(self, p, get):
+        mode = get(f"{p.name}_mode")
+        if mode == "off":
+            return None
+        if mode == AUTO_WINDOW:
+            return AUTO_WINDOW
+        return super().from_props(p, lambda name: True if name == f"use_{p.name}" else get(name))
+
+    def to_props(self, p, v, put):
+        put(f"{p.name}_mode", "off" if v is None else AUTO_WINDOW if v == AUTO_WINDOW else "window")
+        if v is not None and v != AUTO_WINDOW:
+            super().to_props(p, v, lambda name, x: None if name == f"use_{p.name}" else put(name, x))
+
+
 def is_video(path: str) -> bool:
     return os.path.splitext(os.fspath(path))[1].lower() in VIDEO_EXTENSIONS
 
@@ -124,12 +179,13 @@ ANIMATION = Schema("animation", [
     Param("reveal_order", Choice(REVEAL_ITEMS), "time", group=ANIMATE, label="Reveal order",
           help="reveal: the order in which the tubes appear: time (A's time axis), change (largest "
                "change of duration first), similarity (most similar first)"),
-    Param("zoom_window", Window(), None, group=ANIMATE, label="Fly into", flag="--zoom-window", unit="µs",
+    Param("zoom_window", ZoomWindow(), None, group=ANIMATE, label="Fly into", flag="--zoom-window", unit="µs",
           default_text="none: the fly-through's own path",
           help="flythrough of an icicle: end on this window (T0:T1, µs or with a unit, from the trace start; at "
-               "least 2x narrower than the figure), laid out again at full detail on the way in: nested refined "
-               "windows built before the frames, each shown while the camera needs it, so names appear as the "
-               "camera arrives"),
+               "least 2x narrower than the figure; auto: the window "
+               f"{ZOOM_AUTO_MAGNIFICATION:g}x narrower than the figure in which the most calls start), laid out "
+               "again at full detail on the way in: nested refined windows built before the frames, each shown "
+               "while the camera needs it, so names appear as the camera arrives"),
     Param("zoom_levels", Number(1, 8, integer=True, metavar="K"), 4, group=ANIMATE, label="Refinement levels",
           help="flythrough with --zoom-window: at most this many refined windows along the path (one per 4x of "
                "magnification: 4 take it 100x+; each is a collection of the window's boxes and names)"),
