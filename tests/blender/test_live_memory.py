@@ -280,6 +280,33 @@ def test_a_peer_that_is_not_memray_is_one_line():
         peer.close()
 
 
+@pytest.mark.timeout(300)
+def test_a_silent_peer_is_bounded_and_a_long_stream_meets_the_limit(live_run):
+    """A peer that connects and sends nothing: `run` returns when its time is up (no figure, no
+    hang).  A stream longer than ``limits.max_bytes``: one line, the memory bounded."""
+    bpy = pytest.importorskip("bpy")
+    from tracevis3d.blender.live_memory import LiveMemoryView
+    from tracevis3d.io.limits import Limits
+
+    peer = _Peer(b"", close=False)
+    try:
+        view = LiveMemoryView(peer.port, scene=bpy.context.scene, collection_name="TV3D hostile", connect_timeout=30)
+        assert view.run(seconds=1.0) is False and view.capture is None and view.stats["bytes_received"] == 0
+        view.close()
+    finally:
+        peer.close()
+    data = live_run["saved"].read_bytes()
+    peer = _Peer(data, close=False)
+    try:
+        view = LiveMemoryView(peer.port, scene=bpy.context.scene, collection_name="TV3D hostile", connect_timeout=30,
+                              limits=Limits(max_bytes=len(data) // 3))
+        msg = _one_line_error(view)
+        assert "passed limits.max_bytes" in msg, msg
+        assert view.stream.n_bytes <= len(data) // 3 + (1 << 20), view.stream.n_bytes  # at most one receive more
+    finally:
+        peer.close()
+
+
 def _cut_inside_a_record(data: bytes) -> int:
     """A length at which ``data`` ends inside a record (the finished-stream reader says so)."""
     from tracevis3d.errors import TraceFormatError
