@@ -109,6 +109,8 @@ def test_snapshot_positions_and_heap_peak_match_their_twins(seed):
         elif role[i] < 0 and alloc_of[i] >= 0:
             live -= int(size[alloc_of[i]])
         curve.append(live)
+    steps = [K.live_bytes_change(size, role, alloc_of, i) for i in range(size.size)]
+    assert np.cumsum(steps).tolist() == curve  # the one step every walk of the live bytes takes
     rng = np.random.default_rng(seed)
     picks = np.sort(rng.choice(size.size, 25, replace=False))
     heap = np.array([0] + [curve[p] for p in picks] + [10 ** 15], np.int64)  # the last is never reached

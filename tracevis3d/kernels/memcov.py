@@ -128,6 +128,20 @@ def pair_ranges(address, size, role, space):
 
 
 @njit(cache=True, nogil=True)
+def live_bytes_change(size, role, alloc_of, i):
+    """How record ``i`` changes the bytes the paired ranges hold: ``+size[i]`` at an allocation
+    (role 1), ``-size[alloc_of[i]]`` at a free that closes a range (role -1, `pair_ranges`), 0
+    otherwise.  The one step of every walk of the live bytes (`snapshot_positions`,
+    `heap_curve_peak`, `memray_scan.heap_at`): memray's ``HighWatermarkFinder`` counts the same
+    (``memray/_memray/snapshot.cpp``), which is what its snapshots' ``heap`` and its peak are."""
+    if role[i] > 0:
+        return np.int64(size[i])
+    if role[i] < 0 and alloc_of[i] >= 0:
+        return -np.int64(size[alloc_of[i]])
+    return np.int64(0)
+
+
+@njit(cache=True, nogil=True)
 def snapshot_positions(size, role, alloc_of, heap):
     """Where each memory snapshot falls in the record stream.
 
@@ -141,17 +155,14 @@ def snapshot_positions(size, role, alloc_of, heap):
     m = heap.shape[0]
     pos = np.full(m, -1, np.int64)
     k = 0
-    live = 0
+    live = np.int64(0)
     while k < m and heap[k] == 0:
         pos[k] = 0
         k += 1
     for i in range(size.shape[0]):
         if k >= m:
             break
-        if role[i] > 0:
-            live += np.int64(size[i])
-        elif role[i] < 0 and alloc_of[i] >= 0:
-            live -= np.int64(size[alloc_of[i]])
+        live += live_bytes_change(size, role, alloc_of, i)
         while k < m and live == heap[k]:
             pos[k] = i + 1
             k += 1
@@ -188,17 +199,14 @@ def heap_curve_peak(size, role, alloc_of):
     """The high-water mark of the bytes the paired ranges hold, and the record where it is
     first reached: +size at an allocation, -size of the range closed at a free (memray's
     `HighWatermarkFinder` does the same over its own pairing).  Returns (peak, record)."""
-    live = 0
-    peak = 0
+    live = np.int64(0)
+    peak = np.int64(0)
     at = -1
     for i in range(size.shape[0]):
-        if role[i] > 0:
-            live += np.int64(size[i])
-            if live > peak:
-                peak = live
-                at = i
-        elif role[i] < 0 and alloc_of[i] >= 0:
-            live -= np.int64(size[alloc_of[i]])
+        live += live_bytes_change(size, role, alloc_of, i)
+        if live > peak:  # only an allocation raises it
+            peak = live
+            at = i
     return peak, at
 
 

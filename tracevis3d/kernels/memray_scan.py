@@ -34,6 +34,8 @@ an error code and the byte offset of the record (`MESSAGES`).  Memory grows with
 import numpy as np
 from numba import njit
 
+from .memcov import live_bytes_change
+
 #: status codes of `scan_capture` and their one-line explanation
 OK, CUT, BAD_TOKEN, BAD_VARINT, NO_THREAD, POP_EMPTY, TOO_DEEP, BAD_ALLOCATOR, BAD_SEGMENT, TOO_MANY, BAD_STRING = \
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
@@ -485,9 +487,9 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
 def heap_at(size, role, alloc_of, pos):
     """The bytes the paired ranges hold after the first ``pos[k]`` records, per k (``pos``
     non-decreasing): memray's ``HighWatermarkFinder.getCurrentWatermark()`` at each memory record,
-    the ``heap`` of its ``MemorySnapshot``."""
+    the ``heap`` of its ``MemorySnapshot`` (each record's step: `memcov.live_bytes_change`)."""
     out = np.zeros(pos.shape[0], np.int64)
-    live = 0
+    live = np.int64(0)
     k = 0
     m = pos.shape[0]
     while k < m and pos[k] <= 0:
@@ -495,10 +497,7 @@ def heap_at(size, role, alloc_of, pos):
     for i in range(size.shape[0]):
         if k >= m:
             break
-        if role[i] > 0:
-            live += np.int64(size[i])
-        elif role[i] < 0 and alloc_of[i] >= 0:
-            live -= np.int64(size[alloc_of[i]])
+        live += live_bytes_change(size, role, alloc_of, i)
         while k < m and pos[k] == i + 1:
             out[k] = live
             k += 1
