@@ -74,3 +74,33 @@ def test_a_point_near_the_camera_keeps_the_old_near_clip():
     assert near_clip(58.0, 40.0) == 5.0
     assert near_clip(58.0, 0.2) == 0.058  # never below 1e-3 of the distance
     assert near_clip(0.5, 0.001) == 1e-3
+
+
+def test_touching_calls_of_a_row_are_set_a_gap_apart_and_nothing_else_moves():
+    from tracevis3d.layout.box_overlap import GAP, call_ends_apart
+
+    cam = CameraSpec((50.0, -58.0, 0.0), (50.0, 0.0, 0.0), clip_start=7.0)
+    rng = np.random.default_rng(5)
+    gap = 1e-4  # the figure's length (~96 world units) × GAP: more than half this camera's depth step
+    lane, bottom, xs, xe = [], [], [], []
+    for row in range(6):  # rows of calls one after the other: touching, nearly, or well apart
+        x = 0.0
+        while x < 95.0:
+            w = float(rng.choice([0.5, 1.0, 2.0]))
+            lane.append(row // 2)
+            bottom.append(float(row % 2))
+            xs.append(x)
+            xe.append(x + w)
+            x += w + float(rng.choice([0.0, 0.0, 0.3 * gap, 10 * gap, 1.0]))
+    lane, bottom, xs, xe = (np.array(v) for v in (lane, bottom, xs, xe))
+    order = rng.permutation(len(xs))  # the layout's order is not the rows'
+    lane, bottom, xs, xe = lane[order], bottom[order], xs[order], xe[order]
+    assert np.isclose(gap, GAP * 100.0) and gap > GAP_STEPS * depth_step(cam)
+    gap = GAP * xe.max()
+    got = call_ends_apart(lane, bottom, np.ones(len(xs)), xs, xe, cam)
+    for i in range(len(xs)):  # brute force: the next call of its row
+        row = np.flatnonzero((lane == lane[i]) & (bottom == bottom[i]) & (xs > xs[i]))
+        apart = xs[row].min() - xe[i] if row.size else np.inf
+        want = xs[row].min() - gap if apart < gap else xe[i]
+        assert np.isclose(got[i], want, rtol=0, atol=1e-12), (i, got[i], want)
+    assert (got < xe).sum() > 10  # touching and nearly touching calls were there

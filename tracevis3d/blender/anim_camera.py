@@ -167,17 +167,24 @@ def flythrough(scene, boxes: dict, n: int) -> dict:
         cam.location = Vector((x, centre[1], z)) - back
         _key(cam, "location", f)
     f_t = int(frames[np.argmin(np.abs(xs - target[0]) + np.abs(zs - target[2]))])
-    if cam.data.type != "ORTHO":
-        eyes = [Vector((centre[0], centre[1], centre[2])) - fwd * dist] if first > 1 else []
-        eyes += [Vector((x, centre[1], z)) - back for x, z in zip(xs.tolist(), zs.tolist())]
-        cam.data.clip_start = path_near_clip(cam, eyes, lo, hi, float(cam.data.clip_start))
+    clips = []
+    if cam.data.type != "ORTHO":  # the near clip keyed with the path: the still's on the establishing shot
+        still = float(cam.data.clip_start)
+        keys = [(1, still)] if first > 1 else []
+        keys += [(f, path_near_clip(cam, [Vector((x, centre[1], z)) - back], lo, hi, still))
+                 for f, x, z in zip(frames.tolist(), xs.tolist(), zs.tolist())]
+        for f, clip in keys:
+            cam.data.clip_start = clip
+            _key(cam.data, "clip_start", f)
+        cam.data.clip_start = still  # outside the animation (and once it is cleared): the still's
+        clips = [clip for _f, clip in keys]
     return {"target": {"frame": f_t, "world": list(target)}, "keyframes": len(frames), "zoom": ZOOM,
-            "clip_start": float(cam.data.clip_start)}
+            "clip_start": [min(clips), max(clips)] if clips else None}
 
 
 def path_near_clip(cam, eyes, lo, hi, still: float) -> float:
-    """The near clip of a perspective camera that flies through the keyframed ``eyes`` (its
-    rotation fixed): `layout.camera.near_clip` of the nearest depth at which the view may meet
+    """The near clip of a perspective camera at the ``eyes`` (its rotation fixed; the
+    fly-through keys one per eye of its path): `layout.camera.near_clip` of the nearest depth at which the view may meet
     the figure's bounding box (``lo``, ``hi``) anywhere on the path, at most the still's
     ``still``.  The box's face towards the camera (the plane y = lo.y for a camera in front of
     it, y = hi.y behind it) is met first by every ray that reaches the box, and along a plane

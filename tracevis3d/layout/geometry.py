@@ -154,6 +154,9 @@ def box_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, depth_of, nam
     s = cl.single
     nb = int(s.sum())
     xs, xe = (d.start[s] - t0) * frame.scale_t, (d.end[s] - t0) * frame.scale_t
+    from .box_overlap import call_ends_apart  # touching calls: no two sides in one plane
+
+    xe = call_ends_apart(d.lane[s], d.bottom[s], d.height[s], xs, xe, frame.cam)
     pos = np.empty((nb, 3), np.float32)
     pos[:, 0] = (xs + xe) / 2
     pos[:, 1] = d.ext[s] / 2
