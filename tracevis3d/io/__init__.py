@@ -178,7 +178,10 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
         if unknown:
             raise TypeError(f"{fmt.title}: unexpected options {sorted(unknown)}")
         options = {k: v for k, v in options.items() if not k.startswith("_")}
-    trace = loader_of(fmt)(data, source=source, limits=lim, **options)
+    from .stacks import gc_paused
+
+    with gc_paused():  # a reader's objects live on: the collector would walk them all, for nothing
+        trace = loader_of(fmt)(data, source=source, limits=lim, **options)
     trace.meta.setdefault("format", fmt.key)
     trace.meta["format_title"] = fmt.title
     return trace
