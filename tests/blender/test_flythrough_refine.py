@@ -22,7 +22,7 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from tracevis3d.cli import main  # noqa: E402
-from zoom_helpers import busiest_window, names_in_frame  # noqa: E402
+from zoom_helpers import box_x_extents, busiest_window, names_in_frame  # noqa: E402
 
 from tracevis3d.params.animation import ZOOM_AUTO_MAGNIFICATION as MAGNIFICATION  # noqa: E402  (>= 100x)
 COMMON = ["--seconds", "1", "--fps", "12", "--resolution", "640x360", "--samples", "1"]
@@ -171,16 +171,11 @@ def test_the_panel_sets_up_the_same_flythrough_and_takes_it_away(tmp_path):
         for frame in (1, info["levels"][0]["frames"][0], 12):
             scene.frame_set(frame)
             mod = calls.modifiers[FLY_SPLIT_MODIFIER]
-            ev = calls.evaluated_get(bpy.context.evaluated_depsgraph_get())
-            n = len(ev.data.points)
-            pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)
-            ev.data.attributes["position"].data.foreach_get("vector", pos)
-            ev.data.attributes["tv_scale"].data.foreach_get("vector", sc)
-            x0, x1 = pos[0::3] - sc[0::3] / 2, pos[0::3] + sc[0::3] / 2
+            x0, x1 = box_x_extents(calls)
             left, right, shift = (float(mod[ident[k]]) for k in ("Left", "Right", "Shift"))
             seen[frame] = (mod.show_render, left, right, shift)
             if frame == 1:  # the overview whole: the split off
-                assert not mod.show_render and n == len(calls.data.points)
+                assert not mod.show_render and x0.size == len(calls.data.points)
                 continue
             tol = 1e-3 * (right - left + abs(shift))
             assert mod.show_render and ((x1 <= left + tol) | (x0 >= right + shift - tol)).all(), frame

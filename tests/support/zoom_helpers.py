@@ -1,5 +1,6 @@
-"""What the zoom tests measure (tests/blender/test_zoom*.py): the names of calls a zoomed view
-shows readably through the scene camera, and the busiest window of a trace to zoom into.
+"""What the zoom tests measure (tests/blender/test_zoom*.py, test_flythrough_refine.py): the
+names of calls a zoomed view shows readably through the scene camera, the busiest window of a
+trace to zoom into, and where the boxes of the overview lie after a split.
 
 Readable means `figure_report.READABLE_PX` (the one declaration, also used by
 `figure_report.view_measures`) scaled from 1080 lines to the scene's resolution.  bpy is
@@ -37,3 +38,18 @@ def busiest_window(trace, width_us: float) -> tuple:
     from tracevis3d.layout.fly_levels import busiest_window as busiest
 
     return busiest(trace.start, (float(trace.start.min()), float(trace.end.max())), width_us)
+
+
+def box_x_extents(ob) -> tuple:
+    """``(x0, x1)`` float32 arrays: the left and right ends along x of the boxes an instanced
+    point-cloud object shows, read from its evaluated points (``position`` and ``tv_scale``, the
+    writer's attributes; the caller hides the instancer first to read the points, not the boxes)."""
+    import bpy
+    import numpy as np
+
+    ev = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    n = len(ev.data.points)
+    pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)
+    ev.data.attributes["position"].data.foreach_get("vector", pos)
+    ev.data.attributes["tv_scale"].data.foreach_get("vector", sc)
+    return pos[0::3] - sc[0::3] / 2, pos[0::3] + sc[0::3] / 2
