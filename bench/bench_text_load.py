@@ -1,6 +1,7 @@
 """Loading aggregated text profiles (and pprof) against a simple peer on the same bytes, in one run.
 
     PYTHONPATH=. .venv/bin/python bench/bench_text_load.py [--lines 1000000] [--samples 1000000] [--repeat 3]
+        [--stages] [--only-text]
 
 Prints ONE table.  Rows:
 
@@ -14,6 +15,9 @@ Prints ONE table.  Rows:
 - pprof, ``--samples`` samples of ~12 locations (packed, as Go writes them): the whole load
   against google.protobuf's ``ParseFromString`` of the same bytes (the upb C decoder; no
   stacks built), when google.protobuf is installed.
+
+``--stages`` adds a line with each stage of the collapsed load (read, scan, names, the builder's
+steps, the trace check: `stages`); ``--only-text`` leaves out the pprof row.
 
 Each time is the least CPU time of ``--repeat`` runs (the process's CPU time: the machine may
 be shared, and wall time then measures the other processes).  The
@@ -184,12 +188,77 @@ def best(fn, repeat: int) -> float:
     return min(ts)
 
 
+def stages(path, repeat: int) -> dict:
+    """CPU s of each stage of ``tracevis3d.load(path)`` (the least of ``repeat`` loads): the file
+    read, the scan, the names, the builder's steps, the trace check; "other" is the rest."""
+    import functools
+
+    import tracevis3d
+    from tracevis3d import io as tio
+    from tracevis3d import model
+    from tracevis3d.io import collapsed, stacks
+    from tracevis3d.kernels import textscan
+
+    spots = [(tio, "_read_input", "read"), (textscan, "collapsed_scan", "scan"), (collapsed, "decode_spans", "names"),
+             (collapsed, "_lanes", "lanes"), (collapsed, "frame_table", "frame table"),
+             (stacks, "_stack_forest", "forest"), (stacks, "_left_heavy_all", "left heavy calls"),
+             (stacks, "_function_tables", "function tables"), (model.Trace, "check", "check")]
+    acc: dict = {}
+    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in spots]
+    for mod, name, label in spots:
+        def timed(*a, _f=getattr(mod, name), _label=label, **k):
+            t = time.process_time()
+            try:
+                return _f(*a, **k)
+            finally:
+                acc[_label] = acc.get(_label, 0.0) + time.process_time() - t
+        setattr(mod, name, functools.wraps(getattr(mod, name))(timed))
+    best_run = None
+    try:
+        for _ in range(repeat):
+            acc.clear()
+            t = time.process_time()
+            tracevis3d.load(path, warn=False)
+            run = dict(acc, total=time.process_time() - t)
+            if best_run is None or run["total"] < best_run["total"]:
+                best_run = run
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+    best_run["other"] = best_run["total"] - sum(v for k, v in best_run.items() if k != "total")
+    return best_run
+
+
+def _pprof_row(a) -> tuple:
+    """The pprof row: the whole load against protobuf's ParseFromString of the same bytes."""
+    import tracevis3d
+
+    Profile = _profile_class()
+    bpath = pprof_file(a.samples)
+    data = bpath.read_bytes()
+    tracevis3d.load(bpath, warn=False)
+    full = best(lambda: tracevis3d.load(bpath, warn=False), a.repeat)
+    n_calls = len(tracevis3d.load(bpath, warn=False))
+    if Profile is not None:
+        def decode():
+            p = Profile()
+            p.ParseFromString(data)
+            return len(p.sample)
+        peer = best(decode, a.repeat)
+        peer_name = "protobuf ParseFromString"
+    else:
+        peer, peer_name = float("nan"), "(google.protobuf missing)"
+    return (f"pprof {a.samples:,} samples", len(data), peer_name, peer, float("nan"), full, n_calls)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stages", action="store_true", help="also each stage of the collapsed load (CPU s)")
+    ap.add_argument("--only-text", action="store_true", help="the collapsed and perf rows only (no pprof)")
     a = ap.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "build" / "numba-cache"))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -211,6 +280,7 @@ def main(argv=None) -> int:
     full = best(lambda: tracevis3d.load(cpath, warn=False), a.repeat)
     n_calls = len(tracevis3d.load(cpath, warn=False))
     rows.append((f"collapsed {a.lines:,} lines", len(data), "split(b'\\n')", peer, scan, full, n_calls))
+    st = stages(cpath, a.repeat) if a.stages else None
     # perf script
     ppath = perf_file(a.events)
     data = ppath.read_bytes()  # the collapsed file's bytes are let go here
@@ -223,22 +293,8 @@ def main(argv=None) -> int:
     n_calls = len(tracevis3d.load(ppath, warn=False))
     rows.append((f"perf script {a.events:,} events", len(data), "split(b'\\n')", peer, scan, full, n_calls))
     # pprof
-    Profile = _profile_class()
-    bpath = pprof_file(a.samples)
-    data = bpath.read_bytes()
-    tracevis3d.load(bpath, warn=False)
-    full = best(lambda: tracevis3d.load(bpath, warn=False), a.repeat)
-    n_calls = len(tracevis3d.load(bpath, warn=False))
-    if Profile is not None:
-        def decode():
-            p = Profile()
-            p.ParseFromString(data)
-            return len(p.sample)
-        peer = best(decode, a.repeat)
-        peer_name = "protobuf ParseFromString"
-    else:
-        peer, peer_name = float("nan"), "(google.protobuf missing)"
-    rows.append((f"pprof {a.samples:,} samples", len(data), peer_name, peer, float("nan"), full, n_calls))
+    if not a.only_text:
+        rows.append(_pprof_row(a))
 
     print(f"bench_text_load ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; least CPU s of {a.repeat})")
     head = ("case", "MB", "peer", "peer s", "scan s", "load s", "scan/peer", "load/peer", "calls")
@@ -247,6 +303,9 @@ def main(argv=None) -> int:
     for name, nb, pname, p, s, f, nc in rows:
         print(f"{name:<30} {nb / 1e6:>7.1f} {pname:<26} {p:>7.3f} {s:>7.3f} {f:>7.3f} {s / p:>9.2f} {f / p:>9.2f} "
               f"{nc:>10,}")
+    if st is not None:
+        print("collapsed load by stage (CPU s, the least total of the loads): "
+              + ", ".join(f"{k} {v:.3f}" for k, v in st.items()))
     return 0
 
 
