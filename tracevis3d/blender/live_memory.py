@@ -5,8 +5,9 @@
 scene written into the collection, replacing the previous figure's objects).
 
 `LiveMemoryView.poll` does bounded work and is what a timer calls in Blender and a loop calls
-headless (``bpy.app.timers`` never fire in background mode): it drains the socket (so memray's
-tracker, which blocks when its socket is full, never waits on the viewer), advances a rebuild
+headless (``bpy.app.timers`` never fire in background mode): it takes note of the bytes the
+stream's receiving thread has read (that thread keeps the socket drained, so memray's tracker,
+which blocks when its socket is full, never waits on the viewer), advances a rebuild
 already under way by one short step (its scan and layout run in a worker thread), and starts the
 next rebuild when one is due.  Rebuilds are rate-bounded: the next starts no earlier than
 ``max(rebuild_seconds, last rebuild's wall time / COST_SHARE)`` after the last one started, so
@@ -20,7 +21,9 @@ axis (`layout.memory.align_calls`), aligned on the two wall clocks (the feed's H
 the program's clock origin in ns since the epoch, memray's header its start in ms since the
 epoch), so a presenter sees which calls held the memory as the program runs.  What is drawn
 above the bands is the memory view's own call strip (the busiest thread, `STRIP_DEPTH` levels),
-not the chunked live icicle of `live_view.LiveView`.
+not the chunked live icicle of `live_view.LiveView`.  Both tracers use CPython's profile hook
+(one per thread on 3.11: the last installed wins), so memray's sites are wrong beside the live
+tracer; its figures and clock are not (docs/live-memory.md).
 """
 from __future__ import annotations
 
