@@ -15,11 +15,15 @@ from memray_captures import memray_available
 pytestmark = pytest.mark.skipif(not memray_available(), reason="memray is not installed (pip install memray)")
 
 PROGRAM = textwrap.dedent('''
-    import time
+    import os, sys, time
     kept = []
-    for round_ in range(60):
-        block = bytearray(100_000 + 1000 * round_)
-        if round_ % 4 == 0:
+    # at least 60 rounds; then on until the test has seen the view grow (its stop file), at most
+    # 2400 rounds: the test's first captures may compile kernels for longer than 60 rounds take
+    for round_ in range(2400):
+        if round_ >= 60 and os.path.exists(sys.argv[1]):
+            break
+        block = bytearray(100_000 + 1000 * (round_ % 60))
+        if round_ % 4 == 0 and len(kept) < 15:
             kept.append(block)
         time.sleep(0.05)
     print(len(kept))
@@ -42,7 +46,7 @@ def test_live_captures_grow_and_end_as_memrays_own(tmp_path):
     prog.write_text(PROGRAM)
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "memray", "run", "-q", "--live-remote", "--live-port", str(port),
-                             str(prog)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             str(prog), str(tmp_path / "stop")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         seen = []
         with MemrayLiveStream(port, connect_timeout=60) as stream:
@@ -51,6 +55,8 @@ def test_live_captures_grow_and_end_as_memrays_own(tmp_path):
                 cap = stream.capture()
                 if cap is not None and (not seen or cap.n_records > seen[-1][0]):
                     seen.append((cap.n_records, cap.peak_bytes, cap.duration_ms))
+                    if len(seen) >= 4:  # grown enough: the program may end
+                        (tmp_path / "stop").touch()
             final = stream.capture()
             saved = tmp_path / "live.bin"
             stream.save(saved)
