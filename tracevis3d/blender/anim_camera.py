@@ -8,7 +8,8 @@
   default extrusion, self time, over a 30 % floor), so it slows down where the most
   happens; its height follows the interest in view.  It passes the target (the largest box
   at most `TARGET_MAX_WIDTH` of the figure wide: not a thread's loop over the whole run) at
-  a keyframe centred on it (recorded in ``scene["tracevis3d_animation"]``).
+  a keyframe centred on it (recorded in ``scene["tracevis3d_animation"]``).  Its near clip
+  is keyed with it (`path_near_clip`: as far out as the figure allows, for a fine depth buffer).
   The lanes' names keep to the left edge of the picture while the camera flies past the
   figure's start (`sticky_lane_names`: keyframes of their x, one a frame), so every frame
   says which thread is which.
@@ -183,10 +184,10 @@ def flythrough(scene, boxes: dict, n: int) -> dict:
 
 
 def path_near_clip(cam, eyes, lo, hi, still: float) -> float:
-    """The near clip of a perspective camera at the ``eyes`` (its rotation fixed; the
-    fly-through keys one per eye of its path): `layout.camera.near_clip` of the nearest depth at which the view may meet
-    the figure's bounding box (``lo``, ``hi``) anywhere on the path, at most the still's
-    ``still``.  The box's face towards the camera (the plane y = lo.y for a camera in front of
+    """The near clip of a perspective camera at all the ``eyes`` (its rotation fixed; the
+    fly-through keys one per key of its path): `layout.camera.near_clip` of the least depth at
+    which its view may meet the figure's bounding box (``lo``, ``hi``) from any of them, at most
+    the still's ``still``.  The box's face towards the camera (the plane y = lo.y for a camera in front of
     it, y = hi.y behind it) is met first by every ray that reaches the box, and along a plane
     the nearest point in view lies on one of the four corner rays of the frame: the least
     depth of those corners over the eyes bounds the nearest geometry from below.  A corner ray
