@@ -174,17 +174,21 @@ def _stack_forest(p: StackProfile, n_frames: int, limits, source: str, rep: _Rep
     bad_p = (parent < -1) | (parent >= n)
     rep.add("stack_parent_range", int(bad_p.sum()), f"thread {p.thread_name!r}",
             "a stack's parent out of the stack table: the stack starts there")
-    parent = np.where(bad_p, -1, parent)
+    any_p = bool(bad_p.any())
+    if any_p:
+        parent = np.where(bad_p, -1, parent)
     bad_f = (frame < 0) | (frame >= n_frames)
     rep.add("stack_frame_range", int(bad_f.sum()), f"thread {p.thread_name!r}",
             "a stack's frame out of the frame table: named (unknown frame)")
-    frame = np.where(bad_f, n_frames, frame)  # the extra frame "(unknown frame)"
+    any_f = bool(bad_f.any())
+    if any_f:
+        frame = np.where(bad_f, n_frames, frame)  # the extra frame "(unknown frame)"
     parent, depth, n_cyc, n_deep = ct.frame_depths(parent, int(limits.max_stack_depth))
     rep.add("stack_cycle", int(n_cyc), f"thread {p.thread_name!r}", "a cycle of stack parents: cut where it closes")
     rep.add("stack_deep", int(n_deep), f"thread {p.thread_name!r}",
             f"a stack deeper than {limits.max_stack_depth} frames: cut (max_stack_depth= to allow more)")
-    intact = not (n_cyc or n_deep or bad_p.any() or bad_f.any())
-    return parent, frame, depth, bool(bad_f.any()), intact
+    intact = not (n_cyc or n_deep or any_p or any_f)
+    return parent, frame, depth, any_f, intact
 
 
 def _canonical(p: StackProfile, parent, frame, depth, intact: bool) -> tuple:
@@ -449,10 +453,11 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
         ww = np.ones(int(on.sum())) if w is None else w[on]
         self_w = np.bincount(leaf, weights=ww, minlength=c_parent.size).astype(np.float64)
         total = ks.subtree_totals(c_parent, c_depth, self_w)
-        if total.size and float(total[c_parent < 0].sum()) > limits.max_abs_time:
+        weight = float(total[c_parent < 0].sum()) if total.size else 0.0
+        if weight > limits.max_abs_time:
             raise TraceFormatError(f"{source}: thread {p.thread_name!r}: its weights sum to "
-                                   f"{float(total[c_parent < 0].sum()):.3g} {unit}, past {limits.max_abs_time:g}")
-        total_weight += float(total[c_parent < 0].sum()) if total.size else 0.0
+                                   f"{weight:.3g} {unit}, past {limits.max_abs_time:g}")
+        total_weight += weight
         items.append((c_parent, c_depth, c_frame, total, self_w))
         # Left Heavy opens every node of weight > 0 once (its subtree's samples are contiguous)
         known.append(int(np.count_nonzero(total > 0)))
