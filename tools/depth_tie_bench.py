@@ -1,13 +1,14 @@
 """Pixels that change between two renders of the same frames in one process (issue 72's depth tie).
 
     PYTHONPATH=. .venv/bin/python tools/depth_tie_bench.py TRACE OUT [--resolution 1920x1080]
-        [--growth-frames 11-12] [--fly-frames 1-2] [--variants before,after]
+        [--growth-frames 11-12] [--fly-frames 1-2] [--variants before,after,oldgaps] [--repeats 2]
 
 Renders the trace's growth and fly-through (12 frames over a second, Workbench, 1 sample)
 ``--repeats`` times each with ``render-animation --frames``, in this one process, and counts per frame the pixels
 whose channels differ by more than 2/255 between the first render and each other one.  ``before``: the near clip of
-the old framing (1e-3 of the camera's distance for the still and the fly-through), ``after``:
-`layout.camera.near_clip` and the fly-through's `blender.anim_camera.path_near_clip`;
+the old framing (1e-3 of the camera's distance for the still and the fly-through) and touching
+calls left touching, ``after``: `layout.camera.near_clip`, the fly-through's
+`blender.anim_camera.path_near_clip` and `layout.box_overlap.call_ends_apart`;
 ``oldgaps``: the new near clip with the clusters' and the inset's plates' gaps of the old depth
 step (what the near clip alone changes in a frame).  One JSON
 line per (variant, kind) on stdout: the differing pixels per frame, the near clip, seconds.
@@ -35,7 +36,7 @@ def _variant(name: str):
 
     from tracevis3d.layout import box_overlap
 
-    undo = (camera.NEAR_CLIP_SHARE, anim_camera.path_near_clip, box_overlap.depth_step)
+    undo = (camera.NEAR_CLIP_SHARE, anim_camera.path_near_clip, box_overlap.depth_step, box_overlap.call_ends_apart)
     if name == "oldgaps":  # the new near clip, the clusters' and plates' gaps of the old one's depth step
         step = box_overlap.depth_step
         box_overlap.depth_step = lambda cam: step(cam) * cam.clip_start / max(
@@ -43,6 +44,7 @@ def _variant(name: str):
     if name == "before":
         camera.NEAR_CLIP_SHARE = 0.0  # near_clip: max(1e-3 × distance, 1e-3), the old rule
         anim_camera.path_near_clip = lambda cam, eyes, lo, hi, still: still  # the still's clip
+        box_overlap.call_ends_apart = lambda lane, bottom, height, xs, xe, cam: np.asarray(xe, np.float64)
     return undo
 
 
@@ -58,18 +60,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import bpy
 
-    from tracevis3d.blender import anim_camera, animate
-    from tracevis3d.layout import box_overlap
+    from tracevis3d.blender import anim_camera
     from tracevis3d.cli import main as cli
-    from tracevis3d.layout import camera
-
-    def flythrough(*args, **kw):  # its "zoom" (a factor) read as a zoom window's record by a CLI in the making
-        info = anim_camera.flythrough(*args, **kw)
-        if not isinstance(info.get("zoom"), dict):
-            info["zoom_factor"] = info.pop("zoom", None)
-        return info
-
-    animate.flythrough = flythrough
+    from tracevis3d.layout import box_overlap, camera
 
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +86,8 @@ def main(argv=None) -> int:
                                   "clip_start": clip, "camera_from_origin": round(dist, 3),
                                   "seconds": round(time.perf_counter() - t, 1)}), flush=True)
         finally:
-            camera.NEAR_CLIP_SHARE, anim_camera.path_near_clip, box_overlap.depth_step = undo
+            (camera.NEAR_CLIP_SHARE, anim_camera.path_near_clip, box_overlap.depth_step,
+             box_overlap.call_ends_apart) = undo
     return 0
 
 
