@@ -259,25 +259,34 @@ def _expand_all(items: list, max_calls: int, too_many: str, known_counts: list |
 
     counts = known_counts if known_counts is not None else \
         [int(ks.count_calls(lf, cp, cd)) if lf.size else 0 for _, lf, cp, cd, _ in items]
+    return _write_calls(items, counts, max_calls, too_many,
+                        lambda item, base, out: ks.expand_into(*item, base, *out))
+
+
+def _write_calls(items: list, counts: list, max_calls: int, too_many: str, write_thread) -> tuple:
+    """Every thread's calls, thread after thread in one set of arrays allocated once (more
+    than ``max_calls`` in all is refused with ``too_many``): ``write_thread(item, base, out)``
+    writes a thread's ``counts[k]`` calls at ``base`` into ``out`` (func, start, end, parent,
+    depth, end_index) and returns (calls written, calls that last no time); those are taken
+    out with their subtrees (`kernels.stacks.drop_instant_calls`).  Returns (frame, start,
+    end, parent, depth, end_index, thread) per call."""
+    from ..kernels import stacks as ks
+
     total = sum(counts)
     if total > max_calls:
         raise TraceFormatError(too_many)
-    func = np.empty(total, np.int32)
-    start = np.empty(total, np.float64)
-    end = np.empty(total, np.float64)
-    parent = np.empty(total, np.int32)
-    depth = np.empty(total, np.int32)
-    end_index = np.empty(total, np.int32)
+    out = (np.empty(total, np.int32), np.empty(total, np.float64), np.empty(total, np.float64),
+           np.empty(total, np.int32), np.empty(total, np.int32), np.empty(total, np.int32))
     base = zero = 0
-    for (ts, lf, cp, cd, cf), c in zip(items, counts):
+    for item, c in zip(items, counts):
         if c:
-            wrote, z = ks.expand_into(ts, lf, cp, cd, cf, base, func, start, end, parent, depth, end_index)
+            wrote, z = write_thread(item, base, out)
             base += wrote
             zero += z
     thread = np.repeat(np.arange(len(items), dtype=np.int32), counts)
     if zero:
-        return ks.drop_instant_calls(func, start, end, parent, depth, end_index, thread)
-    return func, start, end, parent, depth, end_index, thread
+        return ks.drop_instant_calls(*out, thread)
+    return (*out, thread)
 
 
 def _left_heavy_all(items: list, counts: list, max_calls: int, too_many: str) -> tuple:
@@ -287,29 +296,13 @@ def _left_heavy_all(items: list, counts: list, max_calls: int, too_many: str) ->
     c_depth, c_frame, total, self weight)] per thread, ``counts`` each one's calls (nodes of
     weight > 0); more than ``max_calls`` is refused with ``too_many``.  Returns what
     `_expand_all` returns."""
-    from ..kernels import stacks as ks
     from ..kernels.left_heavy import left_heavy_calls
 
-    total = sum(counts)
-    if total > max_calls:
-        raise TraceFormatError(too_many)
-    func = np.empty(total, np.int32)
-    start = np.empty(total, np.float64)
-    end = np.empty(total, np.float64)
-    parent = np.empty(total, np.int32)
-    depth = np.empty(total, np.int32)
-    end_index = np.empty(total, np.int32)
-    base = zero = 0
-    for item, c in zip(items, counts):  # an item is None for a thread without samples (0 calls)
-        if c:
-            cp, cd, cf, tot, sw = item  # ties between siblings: the frame met first
-            wrote, z = left_heavy_calls(cp, cd, cf, tot, sw, cf, base, func, start, end, parent, depth, end_index)
-            base += wrote
-            zero += z
-    thread = np.repeat(np.arange(len(items), dtype=np.int32), counts)
-    if zero:
-        return ks.drop_instant_calls(func, start, end, parent, depth, end_index, thread)
-    return func, start, end, parent, depth, end_index, thread
+    def write_thread(item, base, out):  # an item is None for a thread without samples (0 calls)
+        cp, cd, cf, tot, sw = item  # ties between siblings: the frame met first
+        return left_heavy_calls(cp, cd, cf, tot, sw, cf, base, *out)
+
+    return _write_calls(items, counts, max_calls, too_many, write_thread)
 
 
 def _finish(calls: tuple, profiles: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: sibling groups up to this size are ordered by insertion sort (as in `stacks.left_heavy_order`)
+#: sibling groups up to this size are ordered by insertion sort (`children_heaviest_first`)
 _INSERTION_GROUP = 24
 
 

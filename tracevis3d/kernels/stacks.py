@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .left_heavy import children_heaviest_first
+
 _EMPTY = np.int64(-1)
 
 
@@ -184,10 +186,6 @@ def subtree_totals(c_parent, c_depth, self_weight):
     return total
 
 
-#: sibling groups up to this size are ordered by insertion sort (`left_heavy_order`)
-_INSERTION_GROUP = 24
-
-
 @njit(cache=True, nogil=True)
 def left_heavy_order(c_parent, total, self_weight, tie):
     """speedscope's Left Heavy reading of a weighted stack forest, as a sequence of samples.
@@ -201,42 +199,8 @@ def left_heavy_order(c_parent, total, self_weight, tie):
     children's samples before its own.  O(n log n) for the sorting of siblings.
     """
     n = c_parent.shape[0]
-    # children of each node (and the roots, under a virtual node n) grouped by a counting sort,
-    # then each group ordered heaviest first, ties by ``tie`` (most groups hold one or two)
-    first = np.zeros(n + 2, np.int64)
-    for i in range(n):
-        first[(c_parent[i] if c_parent[i] >= 0 else n) + 1] += 1
-    for p in range(n + 1):
-        first[p + 1] += first[p]
-    fill = first[:n + 1].copy()
-    o = np.empty(n, np.int64)
-    for i in range(n):
-        p = c_parent[i] if c_parent[i] >= 0 else n
-        o[fill[p]] = i
-        fill[p] += 1
-    for p in range(n + 1):
-        lo = first[p]
-        hi = first[p + 1]
-        if hi - lo == 2:
-            a = o[lo]
-            b = o[lo + 1]
-            if total[b] > total[a] or (total[b] == total[a] and tie[b] < tie[a]):
-                o[lo] = b
-                o[lo + 1] = a
-        elif hi - lo <= _INSERTION_GROUP:  # a stable insertion sort in place: no allocation
-            for x in range(lo + 1, hi):
-                v = o[x]
-                y = x
-                while y > lo and (total[v] > total[o[y - 1]] or (total[v] == total[o[y - 1]]
-                                                                 and tie[v] < tie[o[y - 1]])):
-                    o[y] = o[y - 1]
-                    y -= 1
-                o[y] = v
-        elif hi - lo > 2:
-            g = o[lo:hi].copy()
-            g = g[np.argsort(tie[g], kind="mergesort")]
-            g = g[np.argsort(-total[g], kind="mergesort")]
-            o[lo:hi] = g
+    # children of each node (and the roots, under a virtual node n) grouped, heaviest first
+    first, o = children_heaviest_first(c_parent, total, tie)
     # explicit depth-first walk: (node, next child index) on a stack
     out_node = np.empty(n + 1, np.int64)
     out_pos = np.empty(n + 1, np.float64)
