@@ -20,6 +20,8 @@ pytorch_flows_threads  ``render-threads`` of the same profile (each arc in the c
                     stream it reaches)
 extravis_icicle     ``render-extravis`` and ``render-icicle`` of the same window of docutils in a
                     thread pool, side by side in one JPEG (`side_by_side`, at most 300 KB)
+memory_pydoc        ``render-memory`` of ``memray run --trace-python-allocators -m pydoc -w
+                    email.message``
 ==================  ========================================================================
 """
 from __future__ import annotations
@@ -41,9 +43,10 @@ def _realtraces():
     return mod
 
 FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows",
-           "pytorch_flows_threads", "extravis_icicle")
+           "pytorch_flows_threads", "extravis_icicle", "memory_pydoc")
 WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920,
-         "counters_tracks": 1600, "pytorch_flows": 1600, "pytorch_flows_threads": 1600, "extravis_icicle": 2400}
+         "counters_tracks": 1600, "pytorch_flows": 1600, "pytorch_flows_threads": 1600, "extravis_icicle": 2400,
+         "memory_pydoc": 1600}
 
 
 def render(args: list, png: pathlib.Path) -> None:
@@ -155,6 +158,13 @@ def main(argv=None) -> int:
             if not trace.exists():
                 trace = realtraces.record_counters(work)
             render(["render-icicle", str(trace)], png)
+        elif name == "memory_pydoc":
+            capture = work / "pydoc_memory.bin"
+            if not capture.exists():
+                subprocess.run([sys.executable, "-m", "memray", "run", "-q", "-f", "--trace-python-allocators",
+                                "-o", str(capture), "-m", "pydoc", "-w", "email.message"], cwd=work, check=True,
+                               capture_output=True)
+            render(["render-memory", str(capture)], png)
         elif name == "extravis_icicle":  # two renders composed: no single PNG to convert
             size = extravis_icicle(work, realtraces, out / f"{name}.jpg")
             print(f"wrote {out / (name + '.jpg')} ({size / 1e3:.0f} kB)")
