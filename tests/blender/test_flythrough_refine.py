@@ -22,7 +22,7 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from tracevis3d.cli import main  # noqa: E402
-from zoom_helpers import box_x_extents, busiest_window, names_in_frame  # noqa: E402
+from zoom_helpers import box_x_extents, busiest_window, names_enough, names_in_frame  # noqa: E402
 
 from tracevis3d.params.animation import ZOOM_AUTO_MAGNIFICATION as MAGNIFICATION  # noqa: E402  (>= 100x)
 COMMON = ["--seconds", "1", "--fps", "12", "--resolution", "640x360", "--samples", "1"]
@@ -106,7 +106,7 @@ def test_the_flythrough_names_the_window_as_it_arrives(docutils_pool_paths, tmp_
     names = names_in_frame(scene, levels[-1].name)
     params = IcicleParams.from_dict(read_build_record(scene)["params"])
     dedicated = _dedicated_names(trace, params, tuple(z["window"]))
-    assert len(names) >= 0.7 * dedicated and len(names) >= 20, (len(names), dedicated)
+    assert names_enough(len(names), dedicated), (len(names), dedicated)
     # on the first frame nothing of the levels: the overview seen whole
     scene.frame_set(1)
     assert all(ob.hide_render for c in levels for ob in c.objects)
