@@ -9,7 +9,10 @@ Prints ONE table.  Rows:
   of a recent one and calls 1-4 functions more; 30 000 functions, ~24 frames a line, sorted as
   stackcollapse writes them): `textscan.collapsed_scan` alone and the whole load
   (`tracevis3d.load`: scan, names, the Left Heavy builder of io/stacks.py) against
-  ``data.split(b"\\n")`` (goal: ≤ 2x);
+  ``data.split(b"\\n")`` (goal: ≤ 2x); then the same from one starting point for both:
+  `io.load_bytes` of the bytes in memory against ``data.split``, and `tracevis3d.load` of the
+  path against ``path.read_bytes().split`` (the first row compares a load that reads the file
+  with a split of bytes already read);
 - perf script, 10^5 events of ~16 frames (four threads, the same kind of stacks): the scan
   (`textscan.perf_scan`) and the whole load against ``data.split(b"\\n")``;
 - pprof, ``--samples`` samples of ~12 locations (packed, as Go writes them): the whole load
@@ -280,6 +283,12 @@ def main(argv=None) -> int:
     full = best(lambda: tracevis3d.load(cpath, warn=False), a.repeat)
     n_calls = len(tracevis3d.load(cpath, warn=False))
     rows.append((f"collapsed {a.lines:,} lines", len(data), "split(b'\\n')", peer, scan, full, n_calls))
+    # the same two starting points for both: the bytes in memory, and the file
+    from tracevis3d.io import load_bytes
+    in_memory = best(lambda: load_bytes(data, source=str(cpath), warn=False), a.repeat)
+    rows.append(("  the same, bytes in memory", len(data), "split(b'\\n')", peer, scan, in_memory, n_calls))
+    from_file = best(lambda: cpath.read_bytes().split(b"\n"), a.repeat)
+    rows.append(("  the same, from the file", len(data), "read_bytes().split(b'\\n')", from_file, scan, full, n_calls))
     st = stages(cpath, a.repeat) if a.stages else None
     # perf script
     ppath = perf_file(a.events)
