@@ -43,9 +43,7 @@ def live_tick(scene=None):
         s.live_status = (f"{_LIVE.get('eps', 0.0):,.0f} ev/s · {sess.n_calls:,} calls · "
                          f"{len(sess.threads)} threads · {sess.dropped:,} dropped · "
                          f"{sess.gaps} lost · {sum(sess.bad.values())} bad")
-        for area in getattr(bpy.context.screen, "areas", []) or []:
-            if area.type == "VIEW_3D":
-                area.tag_redraw()
+        _redraw_viewports()
     except Exception as e:  # never let a timer raise into Blender
         _LIVE["error"] = f"{type(e).__name__}: {e}"
         try:
@@ -53,6 +51,13 @@ def live_tick(scene=None):
         except Exception:
             pass
     return TICK
+
+
+def _redraw_viewports() -> None:
+    """Ask every 3D viewport to draw again (nothing to do headless: no screen)."""
+    for area in getattr(bpy.context.screen, "areas", []) or []:
+        if area.type == "VIEW_3D":
+            area.tag_redraw()
 
 
 def disconnect() -> None:
@@ -122,9 +127,7 @@ def live_memory_tick(scene=None):
         s = view.stats
         scene.tracevis3d.live_status = (f"memory: {s['bytes_received']:,} bytes, {s['records_drawn']:,} records drawn, "
                                         f"{s['builds']} rebuilds" + ("" if more else " · program ended"))
-        for area in getattr(bpy.context.screen, "areas", []) or []:
-            if area.type == "VIEW_3D":
-                area.tag_redraw()
+        _redraw_viewports()
     except Exception as e:  # never let a timer raise into Blender: one line in the status
         more = False
         scene.tracevis3d.live_status = f"Live memory: {' '.join(str(e).split())}"
