@@ -337,7 +337,7 @@ def test_threads_waiting_on_numbas_compiler_lock_are_hand_offs(numba_jit_trace_p
     is a hand-off from the thread that held it (the lock's acquire and release are two methods
     of `_CompilerLock`: one call-site object).  The decorator's wrapper ``_acquire``, which runs
     the compilation under the lock, is working, not waiting (its thread read as 100 % waiting)."""
-    from tracevis3d.model import KIND_WAIT
+    from tracevis3d.model import KIND_IO, KIND_WAIT
 
     tr = tracevis3d.load(numba_jit_trace_path)
     s = tracevis3d.synchronisation(tr)
@@ -355,9 +355,23 @@ def test_threads_waiting_on_numbas_compiler_lock_are_hand_offs(numba_jit_trace_p
     wrapper = np.flatnonzero(np.char.find(names.astype(str), "<locals>._acquire") >= 0)
     calls = np.flatnonzero(np.isin(tr.func, wrapper) & (tr.end - tr.start > 1000.0))  # the compilations
     assert calls.size
-    for c in calls.tolist():  # a wait only where a wait inside it took most of its time
-        inner = np.arange(c + 1, int(tr.end_index[c]))
-        inner = inner[tr.kind[inner] == KIND_WAIT]
+    # A wait only where a wait inside it took most of its time -- judged where the tracer saw
+    # where the time went.  On a loaded machine the OS can take the CPU from a thread between two
+    # of the wrapper's children (that time lands in the wrapper's own self time), or a cache file's
+    # read can stall on the disk (I/O): a short compilation can then be mostly time no call
+    # explains, and "waiting" vs "working" is undecidable from the trace (a CI run had a 1.5 ms
+    # compilation with < 50 % of it in calls).  Those calls are left out, and most must qualify.
+    judged = 0
+    for c in calls.tolist():
+        sub = np.arange(c + 1, int(tr.end_index[c]))
+        dur = float(tr.end[c] - tr.start[c])
+        inner = sub[tr.kind[sub] == KIND_WAIT]
         waited = float((tr.end[inner] - tr.start[inner]).max()) if inner.size else 0.0
-        assert (tr.kind[c] == KIND_WAIT) == (waited > 0.5 * float(tr.end[c] - tr.start[c])), (c, waited)
+        working = sub[(tr.kind[sub] != KIND_WAIT) & (tr.kind[sub] != KIND_IO)]
+        seen = float(np.maximum(tr.self_time[working], 0.0).sum()) + waited
+        if seen < 0.75 * dur:
+            continue
+        judged += 1
+        assert (tr.kind[c] == KIND_WAIT) == (waited > 0.5 * dur), (c, waited, dur)
+    assert judged >= 0.8 * calls.size, (judged, calls.size)
     assert s.n_handoffs < int(s.primary.sum())  # the holder's many releases: candidates, not hand-offs
