@@ -207,6 +207,10 @@ def _build_material_nodes(mat, ms: MaterialSpec) -> bpy.types.Material:
 
 
 # --------------------------------------------------------------------- geometry nodes
+#: the name of the instancer group's Set Material node of material index k: this prefix and k
+MATERIAL_NODE = "tv_material_"
+
+
 def build_instancer_group(name: str, materials: list, fresh: bool = False) -> bpy.types.NodeTree:
     """GN group: unit cube (with ``tv_local``) instanced on points, one branch per material.
 
@@ -269,6 +273,7 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
             yield ng
             t0 = time.perf_counter()
         setm = N.new("GeometryNodeSetMaterial")
+        setm.name = f"{MATERIAL_NODE}{k}"  # branch k's material, found by name (`zoom_write._retarget`)
         setm.inputs["Material"].default_value = bpy.data.materials[mname]
         setm.location = (-100, 300 - 200 * k)
         L.new(store.outputs[0], setm.inputs["Geometry"])
