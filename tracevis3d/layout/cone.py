@@ -58,12 +58,18 @@ def level_height(foot_root: float, n_levels: int) -> float:
     return max(3.0 * R_MAX, 1.4 * foot_root / max(n_levels, 1))
 
 
-def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams) -> str:
+def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams, root: int | None = None) -> str:
     if params.title is not None:
         return params.title
     kind = trace_kind_text(trace)  # merged stacks (whose calls are call paths), or calls made from samples
     calls = "call paths" if x_unit_of(trace).merged else "calls"
-    return (f"{trace.title_name} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
+    if root is not None:
+        from .naming import describe_function
+
+        sub = f" · subtree of {describe_function(trace.name(0))[2]} (call {root:,})"
+    else:
+        sub = ""
+    return (f"{trace.title_name}{sub} · calling contexts · {len(pruned):,} of {len(pruned.cct):,} contexts · "
             f"{n_calls:,} {calls}" + (f" · {kind}" if kind else ""))
 
 
@@ -77,7 +83,12 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
         from ..model_side import no_calls_message
 
         raise ValueError(f"no calls to show: {no_calls_message(trace, trace.meta.get('source') or 'the trace')}")
+    root = None
+    if params.root is not None:  # one call's subtree is the tree (`rooted`)
+        trace, root, ip = rooted(trace, params.root, ip)
     tr, orig, partial_calls, merged = shown_calls(trace, ip, params.fold)
+    if root is not None:  # calls of the subtree → calls of the loaded trace
+        orig = (np.arange(len(tr), dtype=np.int64) if orig is None else orig.astype(np.int64)) + root
     groups = thread_groups(tr, PACK_MIN_LANES) if params.pack_threads else None
     cct = calling_context_tree(tr, fold_recursion=params.fold_recursion, merged=merged, thread_groups=groups)
     expand = [int(c) for c in params.expand]
@@ -127,7 +138,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
     rows += incomplete_rows(trace)  # a tracer's full buffer
     shown = ~merged  # the calls of the tree (fold_mask never merges them all)
     n_shown = int(shown.sum())
-    title = cone_title(trace, pruned, n_shown, params)
+    title = cone_title(trace, pruned, n_shown, params, root)
     plan = plan_hud(res, tpx, title, rows, params.show_title, params.show_legend)
     call_of_node = np.where(real, rep, -1)  # picking: a node → its first call in the loaded trace
     if orig is not None:
@@ -248,7 +259,7 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
                             LightSpec("TV3D_fill", "SUN", tuple(-view_direction(params.azimuth + 70.0, 15.0)), 0.8)],
         resolution=res, background=(1.0, 1.0, 1.0),
         meta={"layout": "cone", "t0": t0, "t1": t1, "x_unit": xu.measure, "orientation": orientation, "spin": float(spin), "n_folded_calls": int(len(trace) - n_shown), "n_nodes": len(pruned), "n_contexts": len(cct),
-              "n_calls": n_shown, "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
+              "n_calls": n_shown, "root_call": root, "n_partial": n_partial, "n_highlighted": n_highlit, "level_height": lh, "root_footprint": float(foot[0]), "footprint": foot.tolist() if len(pruned) <= 5000 else None,
               "footprint_offset": offset.tolist() if len(pruned) <= 5000 else None,
               "turn": turn.tolist() if len(pruned) <= 5000 else None, "base_radius": base.tolist() if len(pruned) <= 5000 else None,
               "node_positions": pos.tolist() if len(pruned) <= 5000 else None,
@@ -258,6 +269,24 @@ def cone_layout(trace: Trace, params: ConeParams | None = None) -> SceneSpec:
               "params": params.to_dict(), **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()
+
+
+def rooted(trace: Trace, what, ip: IcicleParams) -> tuple:
+    """``root``: the subtree of the call ``what`` names (an index, or a function name: its
+    longest call, `transform.find_call`) as the trace drawn (`transform.subtree_trace`).
+    Returns ``(subtree trace, the call's index, ip with its expanded calls as the subtree's)``;
+    ValueError naming ``root``."""
+    import dataclasses
+
+    from ..transform import find_call, subtree_trace
+
+    try:
+        call = find_call(trace, what)
+    except ValueError as e:
+        raise ValueError(f"root: {e}") from None
+    sub = subtree_trace(trace, call)
+    inside = [int(c) - call for c in ip.expand if call <= int(c) < call + len(sub)]
+    return sub, call, dataclasses.replace(ip, expand=inside)
 
 
 #: a calling context that holds this share of its parent's time as its parent's only drawn

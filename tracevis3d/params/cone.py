@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import shared as S
 from .core import Alias, Param, Params, Schema
 from .kinds import Choice, Flag, Number
-from .trace_kinds import Cutaway
+from .trace_kinds import CallRef, Cutaway
 
 ORIENTATION_ITEMS = (("auto", "Auto", "The orientation that shows the tree larger"),
                      ("vertical", "Vertical", "Root on top, children on the base circle below"),
@@ -25,6 +25,9 @@ CONE = Schema("cone", [
           aliases=(Alias("--expand-recursion", const=False, deprecated=False),),
           help="recursion (direct, or through other calls) is one node, labelled '(N× recursive)' (off, "
                "--expand-recursion: one level per recursive call)"),
+    Param("root", CallRef(), None, group=S.SHOW, label="Root", ui=False, default_text="the whole tree",
+          help="draw the subtree of one call as the tree, at full detail (an index, or a function name: its longest "
+               "call); the panel's Zoom to… on a cone tree lays it out beside the overview"),
     S.EXPAND.but(renamed_from=("expand_calls",)),
     S.PACK_THREADS.but(help="threads of one kind (one process, names that differ only in their numbers: a server's "
                        "thread per request, a pool's workers) are one node, their calling contexts merged "
@@ -59,7 +62,8 @@ class ConeParams(Params, schema=CONE):
     ``fold_recursion``: recursion, direct or through other calls, is one node (labelled with
     its depth), not a needle of one level per recursive call; ``highlight``: regexes on function names or
     modules, the nodes of other functions are drawn pale; ``expand``: calls whose nodes are
-    fully expanded; ``pack_threads``: threads of one kind are one node
+    fully expanded; ``root``: a call (index, or a function name: its longest call) whose subtree
+    is the tree (`transform.subtree_trace`); ``pack_threads``: threads of one kind are one node
     (`layout.select.thread_groups`); ``cutaway``: ``call:N``, what stands between the camera and the sphere of the
     call's calling context is removed (`layout.cutaway.cone_cutaway`).  Every field is declared
     once in `CONE`."""
