@@ -193,6 +193,33 @@ def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 
+#: memray's tracker writes a memory snapshot this often (``Tracker(memory_interval_ms=10)``, the
+#: default ``memray run`` keeps)
+SNAPSHOT_INTERVAL_MS = 10.0
+
+
+def _end_past_the_snapshots(end_ms: float, pos, snap_ms, n_placed: int, n: int, repairs: dict) -> float:
+    """The capture's end (ms since its start) when records follow the last placed snapshot.  A
+    capture that does not know its end (memray's live stream leaves the header's end time 0, and so
+    does a tracker killed before it rewrote its header) gets ``end_ms`` = its last snapshot's time,
+    which would put every record after that snapshot at one instant: ranges of no width, a figure
+    of no bands.  Those records then spread over one snapshot interval past the last snapshot (the
+    median interval of the snapshots, `SNAPSHOT_INTERVAL_MS` with fewer than two): memray writes a
+    snapshot every interval while the program runs, so its end came about that soon after the last
+    (repair ``no_end_time``).  A known end is kept."""
+    last_ms = float(snap_ms[n_placed - 1]) if n_placed else 0.0
+    after = n - (min(int(pos[n_placed - 1]), n) if n_placed else 0)
+    if after <= 0 or end_ms > last_ms:
+        return end_ms
+    steps = np.diff(np.asarray(snap_ms[:n_placed], np.float64))
+    steps = steps[steps > 0]
+    step = float(np.median(steps)) if steps.size else SNAPSHOT_INTERVAL_MS
+    repairs["no_end_time"] = {"count": after, "first": n - after,
+                              "action": f"the capture does not say when it ended: the records after the last "
+                                        f"memory snapshot spread over one snapshot interval ({step:g} ms)"}
+    return last_ms + step
+
+
 def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tuples, thread_name,
               leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
               command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
@@ -225,6 +252,7 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tup
             "count": int(snap_heap.size - n_placed), "first": int(n_placed),
             "action": "memory snapshots whose heap the records never reach: the records after the last placed "
                       "snapshot spread evenly up to the end"}
+    end_ms = _end_past_the_snapshots(end_ms, pos, snap_ms, n_placed, n, repairs)
     t_rec = record_times_at(np.ascontiguousarray(pos[:n_placed], np.int64), snap_ms[:n_placed].copy(), n, end_ms)
     if n_unpaired:
         repairs["free_without_allocation"] = {"count": int(n_unpaired), "first": int(np.flatnonzero(
