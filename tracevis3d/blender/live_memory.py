@@ -158,15 +158,15 @@ class LiveMemoryView:
         return n > 0 and time.monotonic() - self._last_start >= self._wait
 
     def _start_build(self) -> None:
-        data, finished = self.stream.snapshot()
+        data, finished, arrived_ms = self.stream.snapshot()
         calls = self.calls.snapshot() if self.calls is not None and self.calls.n_calls else None
         self._job_data = (len(data), finished)
         self._last_start = time.monotonic()
-        self.job = Job("live memory view", self._build_steps, data, finished, calls)
+        self.job = Job("live memory view", self._build_steps, data, finished, arrived_ms, calls)
         self.job.poll()
 
-    def _build_steps(self, job: Job, data: bytes, finished: bool, calls):
-        cap = yield job.off_main(self.stream.capture_of, data, finished)
+    def _build_steps(self, job: Job, data: bytes, finished: bool, arrived_ms: float, calls):
+        cap = yield job.off_main(self.stream.capture_of, data, finished, arrived_ms)
         if cap is None or cap.n_ranges == 0:  # the header only, or no allocation yet: nothing to draw
             return cap, None
         offset = wall_clock_offset_us(cap, calls) if calls is not None else None

@@ -3,6 +3,7 @@ snapshot a `MemoryCapture` of what has arrived (`tracevis3d.io.memray_own`'s sca
 from __future__ import annotations
 
 import threading
+import time
 
 from ..errors import TraceFormatError
 from .memray_capture import MEMRAY_MAGIC, _fail
@@ -24,8 +25,11 @@ class MemrayLiveStream:
     arrived; `capture` is the `MemoryCapture` of the records so far (`scan_bytes` over the bytes
     received, a record still arriving left for the next call), so the memory view of it grows as
     the program runs; `finished` once memray closed the stream (its trailer written when the
-    program ended normally); `save` writes the bytes as a capture file that memray's own
-    ``FileReader`` reads too.
+    program ended normally).  The live stream's header leaves memray's end time 0, so a capture's
+    end is when its last byte arrived (our wall clock against the header's start: one clock on
+    loopback): the records after memray's last memory snapshot spread up to it, not all at that
+    snapshot's instant (a short program may end before memray's second snapshot).  `save` writes
+    the bytes as a capture file that memray's own ``FileReader`` reads too.
 
     Cost: a capture is the scan of every byte received so far (memray's records are delta-coded
     against a pointer cache and per-thread frame stacks, so a later record cannot be read without
@@ -48,6 +52,8 @@ class MemrayLiveStream:
         self._closed = False
         self._buf = bytearray()
         self._seen = 0  # bytes `poll` has reported
+        self._seen_ms = 0.0  # when the last of them arrived (ms since the epoch)
+        self._arrived_ms = 0.0  # when the last byte in the buffer arrived (ms since the epoch)
         self._eof = False
         self._error: TraceFormatError | None = None
         self._arrived = threading.Condition()  # guards _buf, _eof, _error
@@ -85,6 +91,7 @@ class MemrayLiveStream:
                 else:
                     had = len(self._buf)
                     self._buf += chunk
+                    self._arrived_ms = 1000.0 * time.time()
                     if had < len(MEMRAY_MAGIC) and not self._buf.startswith(MEMRAY_MAGIC[:len(self._buf)]):
                         self._error = _error(self.source, "byte 0", "not a memray live stream (no 'memray' magic): "
                                                                     "is the peer `python -m memray run --live-remote`?")
@@ -103,6 +110,7 @@ class MemrayLiveStream:
             if timeout > 0 and len(self._buf) == self._seen and not (self._eof or self._error or self._closed):
                 self._arrived.wait(timeout)
             error, n = self._error, len(self._buf)
+            self._seen_ms = self._arrived_ms
             if self._eof:
                 self.finished = True
         got, self._seen = n - self._seen, n
@@ -119,15 +127,16 @@ class MemrayLiveStream:
         return self._seen
 
     def snapshot(self) -> tuple:
-        """(the bytes `poll` has seen, a copy; `finished`): what `capture_of` reads (a worker can
-        read it while more arrives)."""
+        """(the bytes `poll` has seen, a copy; `finished`; when the last of them arrived, ms since
+        the epoch): what `capture_of` reads (a worker can read it while more arrives)."""
         with self._arrived:  # one copy when the buffer holds no more than `poll` saw (the usual case)
             data = bytes(self._buf) if self._seen == len(self._buf) else bytes(self._buf[:self._seen])
-            return data, self.finished
+            return data, self.finished, self._seen_ms
 
-    def capture_of(self, data: bytes, finished: bool, warn: bool = False):
-        """The `MemoryCapture` of a `snapshot` (None before the header arrived); safe in a worker
-        thread (it reads only ``data``)."""
+    def capture_of(self, data: bytes, finished: bool, arrived_ms: float | None = None, warn: bool = False):
+        """The `MemoryCapture` of a `snapshot` (None before the header arrived), its end when its
+        last byte arrived (``arrived_ms``, ms since the epoch; None: its last memory snapshot); safe
+        in a worker thread (it reads only its arguments)."""
         if finished and len(data) < len(MEMRAY_MAGIC) + 1:
             _fail(self.source, f"byte {len(data)}", "the peer closed the stream before memray's header")
         raw = scan_bytes(data, self.source, self.limits, partial=not finished)
@@ -135,7 +144,7 @@ class MemrayLiveStream:
             if finished:
                 _fail(self.source, f"byte {len(data)}", "the peer closed the stream inside memray's header")
             return None
-        cap = _capture_of(raw, self.source, self.limits, warn, live=not finished)
+        cap = _capture_of(raw, self.source, self.limits, warn, live=not finished, end_epoch_ms=arrived_ms)
         cap.meta["live"] = self.source
         cap.meta["running"] = not finished  # its "leaks" are what is held now
         return cap
@@ -146,14 +155,14 @@ class MemrayLiveStream:
         n, fin, cap = self._cached
         if n == self._seen and fin == self.finished and cap is not None:
             return cap
-        data, finished = self.snapshot()
-        cap = self.capture_of(data, finished, warn=warn)
+        data, finished, arrived_ms = self.snapshot()
+        cap = self.capture_of(data, finished, arrived_ms, warn=warn)
         self._cached = (len(data), finished, cap)
         return cap
 
     def save(self, path) -> None:
         """The bytes `poll` has seen, as a capture file."""
-        data, _ = self.snapshot()
+        data = self.snapshot()[0]
         with open(path, "wb") as f:
             f.write(data)
 

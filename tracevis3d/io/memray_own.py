@@ -245,9 +245,11 @@ def _load_own(path: str, limits, warn: bool) -> MemoryCapture:
     return _capture_of(scan_file(path, limits), path, limits, warn)
 
 
-def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) -> MemoryCapture:
+def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
+                end_epoch_ms: float | None = None) -> MemoryCapture:
     """The `MemoryCapture` of `scan_bytes`'s records (``live``: of a stream still running, whose
-    missing trailer is no repair)."""
+    missing trailer is no repair; ``end_epoch_ms``: when its last byte arrived, ms since the epoch,
+    its end where the header leaves it 0 as memray's live stream does)."""
     head, data = raw["header"], raw["data"]
     (status, err_at, stop_at, trailer, allocs, memory, threads, frames, nodes, codes, _native_frames) = raw["scan"]
     n = allocs[0].shape[0]
@@ -299,6 +301,10 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
             del fids[max(len(fids) - skipped, 0):]
         stack_tuples.append([frame_location(f) for f in fids])
 
+    # the end from the last byte's arrival: our clock is memray's on loopback (a peer's clock ahead
+    # of ours gives a span below 0: not used, its last snapshot is the end)
+    arrived = float(end_epoch_ms) - float(head["start_ms"]) if end_epoch_ms and head["start_ms"] > 0 else 0.0
+
     # the clock: the memory records where they are in the stream, every stride-th past 10,000
     m_pos, m_rss, m_ms = memory
     if m_pos.size > MAX_SNAPSHOTS:
@@ -309,7 +315,7 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False) ->
         keys=keys.reshape(-1, 1), stack_tuples=stack_tuples, thread_name=thread_name, leaked_bytes=None,
         peak_bytes=None, n_allocations=n, snap_ms=m_ms.astype(np.float64), snap_rss=m_rss.astype(np.int64),
         snap_heap=None, snap_pos=m_pos, start_ms=float(head["start_ms"]),
-        end_ms=max(float(head["end_ms"] - head["start_ms"]), 0.0), command_line=head["command_line"],
+        end_ms=max(float(head["end_ms"] - head["start_ms"]), arrived, 0.0), command_line=head["command_line"],
         pid=int(head["pid"]), python_allocator=PYTHON_ALLOCATORS.get(int(head["python_allocator"]), "unknown"),
         native=False, trace_python_allocators=head["trace_python_allocators"], main_tid=main_tid, repairs=repairs,
         reader_name="tracevis3d (kernels.memray_scan)", warn=warn, threads_complete=True)
