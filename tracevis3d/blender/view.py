@@ -30,8 +30,9 @@ The thread view and the comparison refine a window given to `zoom_to` (`_refine_
 their dedicated figure of the window (the comparison: A's window and B's aligned to it) beside
 the overview, which stays whole (the ring's time runs along a fixed arc; the comparison's two
 sides have two clocks and tubes between them: neither has one straight axis to split).  A cone
-tree scene is refused with a ValueError that says why (`NOT_REFINED`), and an animation's
-camera path (``--kind flythrough``) flies over the overview as built.
+tree zooms to a subtree, ``zoom_to(scene, call=CALL)`` (`cone_zoom`: ``render-cone --root``'s
+figure beside the overview); a window or a view is refused there with a ValueError that says why
+(`NOT_REFINED`), and an animation's camera path (``--kind flythrough``) flies over the overview as built.
 
 The first zoom costs what the later ones cost: a refined stretch keeps the overview's colours,
 which the overview's colour stage ranks over the whole trace (~0.5 s at 10^6 calls, ~10 s at
@@ -119,9 +120,10 @@ def _world_matrix(ob):
 
 
 def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, region=None,
-                 collection_name: str = "TraceVis3D"):
+                 collection_name: str = "TraceVis3D", call=None):
     """Refine ``scene``'s figure for ``window`` (µs), or for the view ``persp`` / ``region``
-    (module doc); the result of `zoom_to`.  ``window=None`` without a view: the overview."""
+    (module doc); a cone tree for the subtree of ``call`` (`cone_zoom`); the result of
+    `zoom_to`.  ``window=None`` without a view (and no ``call``): the overview."""
     from .zoom_write import write_refinement_steps
 
     t_start = time.perf_counter()
@@ -130,6 +132,13 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     if coll is None:
         raise ValueError(f"the scene has no figure to refine (no collection {collection_name!r})")
     layout = _scene_layout(scene)
+    if layout == "cone" and persp is None and window is None:  # its window is a subtree
+        from .cone_zoom import cone_zoom_steps
+
+        out = yield from cone_zoom_steps(job, scene, call, collection_name, t_start, camera_persp, NAME_KINDS)
+        return out
+    if call is not None:
+        raise ValueError(f"zoom_to(call=...) zooms a cone tree into a subtree; a {layout} figure zooms to a window")
     if layout in ("threads", "compare"):
         if persp is not None:
             raise ValueError(f"the {BESIDE[layout]} refines a window given to zoom_to (following the viewport is "
@@ -205,9 +214,9 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
 PACK_LANES = 8
 #: why a view does not refine
 NOT_REFINED = {
-    "cone": "the cone tree does not refine: it has no time axis (a call's children sit on a cone around it, "
-            "sized by their share of it); its zoom would be a subtree laid out as a cone of its own, which "
-            "render-cone's root option draws (a `zoom_to(call=...)` is not built)",
+    "cone": "the cone tree has no time axis (a call's children sit on a cone around it, sized by their share "
+            "of it): it zooms to a subtree, zoom_to(scene, call=CALL), not to a window; the viewport's "
+            "'Refine as you fly' does not follow it (Zoom to… with a call does)",
 }
 #: the views that refine beside their overview (`_refine_beside_steps`)
 BESIDE = {"threads": "thread view", "compare": "comparison"}
@@ -413,19 +422,21 @@ def _refine_beside_steps(job: Job, scene, window, thread, coll, collection_name:
 
 
 def zoom_job(scene=None, window=None, thread=None, persp=None, region=None,
-             collection_name: str = "TraceVis3D") -> Job:
+             collection_name: str = "TraceVis3D", call=None) -> Job:
     """A `Job` that refines (`refine_steps`)."""
-    return Job("refine", refine_steps, scene, window, thread, persp, region, collection_name)
+    return Job("refine", refine_steps, scene, window, thread, persp, region, collection_name, call)
 
 
-def zoom_to(scene=None, window=None, thread=None, collection_name: str = "TraceVis3D") -> dict:
+def zoom_to(scene=None, window=None, thread=None, collection_name: str = "TraceVis3D", call=None) -> dict:
     """Frame ``window`` = (t0, t1) µs (the trace's clock) of ``thread`` (an index or a name;
     None: the figure's threads) with the scene camera and lay that stretch out at full detail
     in place of the overview there; ``window=None``: the whole figure again.  Returns what it
     did: {"window", "calls_drawn", "names", "seconds", ...} (module doc).  On a thread view
     ``thread`` is the focused thread (default: the overview's); on a comparison, A's thread
-    and ``window`` is A's (B's is aligned to it)."""
-    job = zoom_job(scene or bpy.context.scene, window, thread, collection_name=collection_name)
+    and ``window`` is A's (B's is aligned to it).  On a cone tree ``call`` (an index, or a
+    function name: its longest call) is the subtree laid out beside the overview (`cone_zoom`);
+    ``call=None``: the whole tree again."""
+    job = zoom_job(scene or bpy.context.scene, window, thread, collection_name=collection_name, call=call)
     return job.run(interval=0.005)
 
 

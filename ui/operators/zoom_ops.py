@@ -20,8 +20,11 @@ TARGETS = [("RANGE", "Time range", "The range typed in (start, end: 12ms, 1.5s; 
 
 
 def _call_window(context, call: int):
-    from ...tracevis3d.blender.view import window_of_call
+    """The window that shows a call; on a cone tree ``("CALL", call)``: its subtree is the zoom."""
+    from ...tracevis3d.blender.view import _scene_layout, window_of_call
 
+    if _scene_layout(context.scene) == "cone":
+        return ("CALL", int(call))
     trace = session.get_trace(trace_path_of(context))
     if not 0 <= call < len(trace):
         raise ValueError(f"no call {call} in the trace")
@@ -95,7 +98,15 @@ class TRACEVIS3D_OT_zoom_to(JobOperator, Operator):
 
         window = self._window(context)
 
+        call = None
+        if window is not None and window[0] == "CALL":  # a cone tree: the call's subtree
+            call, window = window[1], None
+
         def done(context, result):
+            if result.get("action") == "refine" and result.get("call") is not None:
+                zoom_follow.fly_to_camera(context.scene.objects.get(result["camera"]), context.scene)
+                return (f"the subtree of call {result['call']:,}: {result['nodes']:,} nodes, "
+                        f"{len(result['names'])} named in {result['seconds']['total']:.2f} s")
             if result.get("action") == "refine":
                 zoom_follow.fly_to_camera(context.scene.objects.get(result["camera"]), context.scene)
                 t0, t1 = result["window"]
@@ -106,7 +117,7 @@ class TRACEVIS3D_OT_zoom_to(JobOperator, Operator):
                 zoom_follow.fly_to_camera(cam, context.scene)
             return "the whole figure"
 
-        return self.start_job(context, view.zoom_job(context.scene, window), done)
+        return self.start_job(context, view.zoom_job(context.scene, window, call=call), done)
 
 
 CLASSES = (TRACEVIS3D_OT_zoom_to,)
