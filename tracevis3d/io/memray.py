@@ -68,6 +68,11 @@ def load_memory(path, warn: bool = True, reader: str = "auto", limits=None) -> M
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise TraceFormatError(f"{path}: not a file")
+    from .chrome_memdump import load_memory_file, looks_like_chrome_json
+
+    with open(path, "rb") as f:
+        if looks_like_chrome_json(f.read(64)):  # Chrome JSON: its memory-infra dumps
+            return load_memory_file(path, limits, warn)
     compressed, header_count = _head_check(path)
     if reader != "memray":
         why_not = _own_reader_refuses(path, compressed)

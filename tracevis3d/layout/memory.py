@@ -100,9 +100,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     ordered = pos_of[band]
     n_bins = int(params.bins)
     t1 = max(float(cap.duration_ms), float(cap.range_end.max()), 1e-6)
-    rows = [(f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / n_bins)} column); the stack's top is the heap",
+    rows = [(cap.meta.get("thickness_note") or  # a reader that holds no lifetimes says what a band is instead
+             f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / n_bins)} column); the stack's top is the heap",
              -1, "note")]
-    title = params.title if params.title is not None else (
+    title = params.title if params.title is not None else cap.meta.get("figure_title") or (
         f"{_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
         f"records · leaked {fmt_bytes(cap.leaked_bytes)} · memray {cap.meta.get('memray_version', '')}")
     # the HUD plan first (it sets the chart's pixels, and so which bands are too thin)
@@ -141,7 +142,8 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     if is_agg.any():
         legend_rows.append((f"grey: {int(is_agg.sum())} aggregates of bands under {params.min_band_px:g} px (Memcov)",
                             -1, "note"))
-    legend_rows.append(("pale: holding, not allocating; depth: allocations per second", -1, "note"))
+    legend_rows.append((cap.meta.get("activity_note") or "pale: holding, not allocating; depth: allocations per second",
+                        -1, "note"))
     plan = plan_hud(res, tpx, title, legend_rows, params.show_title, params.show_legend)
     to_cam = _to_camera(params.azimuth, params.elevation)
     x0r, y0r, x1r, y1r = plan.rect
@@ -204,7 +206,8 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
                           np.array([HWM_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), ["TV3D_memory_mark"],
                           {"call_index": np.full(1, -1, np.int32)})
 
-    leak_note = [(f"red cap: held now, {fmt_bytes(cap.leaked_bytes)} in all (the program runs on)"
+    leak_note = [(f"{cap.meta['leak_note']}, {fmt_bytes(cap.leaked_bytes)} in all" if cap.meta.get("leak_note")
+                  else f"red cap: held now, {fmt_bytes(cap.leaked_bytes)} in all (the program runs on)"
                   if cap.meta.get("running") else f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all",
                   -1, "note")] if lg.size else []
     if leak_note:
