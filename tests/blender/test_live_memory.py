@@ -509,11 +509,14 @@ def test_the_panels_watch_memory_button_grows_the_figure(tmp_path):
                 except RuntimeError as e:  # the operator's one-line report: memray's tracker not listening yet
                     assert "no memray tracker accepted a connection" in str(e), e
                 assert time.monotonic() < deadline, "memray's tracker never listened"
-            assert live_ops.live_state().get("memory") is not None
+            view = live_ops.live_state().get("memory")
+            assert view is not None
             deadline = time.monotonic() + 300
             while live_ops.live_memory_tick() is not None:
                 assert time.monotonic() < deadline, s.live_status
             proc.communicate(timeout=120)
+            # the last figure is of the whole stream: every byte memray sent, its end seen
+            assert view.stream.finished and view.stats["bytes_drawn"] == view.stats["bytes_received"], view.stats
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -525,3 +528,68 @@ def test_the_panels_watch_memory_button_grows_the_figure(tmp_path):
             [ob.name for ob in coll.all_objects] if coll else None
     finally:
         gen.close()
+
+
+def _only_the_first_snapshot(data: bytes, start_ms: int) -> bytes:
+    """``data`` (a whole memray stream) as memray sends it for a program that ends before its
+    tracker's second memory snapshot (1 run in 3 of the panel test's short program, issue 71): the
+    MEMORY_RECORDs after the first taken out (each is whole in itself: rss and ms since the start,
+    no delta), the header's start time set to ``start_ms``."""
+    import struct
+
+    from tracevis3d.io.limits import resolve_limits
+    from tracevis3d.io.memray_own import scan_bytes
+
+    def varint(v):
+        out = bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                return bytes(out)
+
+    scan = scan_bytes(data, "probe", resolve_limits(None))["scan"]
+    out = bytearray(data)
+    for rss, ms in list(zip(scan[5][1].tolist(), scan[5][2].tolist()))[:0:-1]:
+        rec = bytes([2]) + varint(rss) + varint(ms)
+        at = bytes(out).rfind(rec)
+        assert at > 0, (rss, ms)
+        del out[at:at + len(rec)]
+    struct.pack_into("<q", out, 33, start_ms)  # HeaderRecord: magic, version, python, native, format, 2 counts
+    cut = scan_bytes(bytes(out), "probe", resolve_limits(None))["scan"]
+    assert cut[5][0].size == 1 and np.array_equal(cut[4][1], scan[4][1]), "the records are the stream's own"
+    return bytes(out)
+
+
+@pytest.mark.timeout(600)
+def test_a_program_that_ends_before_memrays_second_snapshot_still_draws_its_bands(live_run):
+    """memray's live header has no end time; a program that ends before memray's second memory
+    snapshot sends every record after its only snapshot.  The figure still has its bands and legend,
+    and the capture ends when its last byte arrived (not at that snapshot: ranges of no width)."""
+    bpy = pytest.importorskip("bpy")
+    from tracevis3d.blender.live_memory import LiveMemoryView
+
+    start_ms = int(1000 * time.time())
+    data = _only_the_first_snapshot(live_run["saved"].read_bytes(), start_ms)
+    assert data[-1] == 1  # the trailer: sent once the view drew the rest
+    peer = _Peer(data[:-1], data[-1:], close=True)
+    try:
+        view = LiveMemoryView(peer.port, scene=bpy.context.scene, collection_name="TV3D one snapshot",
+                              connect_timeout=30, rebuild_seconds=0.05)
+        _poll_until(view, lambda: view.stats["bytes_drawn"] == len(data) - 1, seconds=120, what="the records drawn")
+        sent_ms = 1000 * time.time()
+        peer.go.set()
+        _poll_until(view, lambda: view.done, seconds=120, what="the end drawn")
+        view.close()
+    finally:
+        peer.close()
+    cap = view.capture
+    assert view.error is None and view.stats["bytes_drawn"] == len(data) and not cap.meta["running"]
+    objs = {ob.name: ob for ob in bpy.data.collections["TV3D one snapshot"].all_objects}
+    bands = [ob for name, ob in objs.items() if "memory_bands" in name]
+    assert bands and len(bands[0].data.points) > 0 and any("legend" in name for name in objs), sorted(objs)
+    assert any(ob.type == "FONT" and ob.data.body.startswith("second_blocks") for ob in objs.values()), \
+        [ob.data.body for ob in objs.values() if ob.type == "FONT"]
+    # its end: when the trailer arrived (after it was sent), not its only snapshot's moment
+    assert cap.duration_ms >= sent_ms - start_ms and "no_end_time" not in cap.meta["repairs"], \
+        (cap.duration_ms, sent_ms - start_ms, cap.meta["repairs"])
