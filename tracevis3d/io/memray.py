@@ -70,9 +70,13 @@ def load_memory(path, warn: bool = True, reader: str = "auto", limits=None) -> M
         raise TraceFormatError(f"{path}: not a file")
     from .chrome_memdump import load_memory_file, looks_like_chrome_json
 
-    with open(path, "rb") as f:
-        if looks_like_chrome_json(f.read(64)):  # Chrome JSON: its memory-infra dumps
-            return load_memory_file(path, limits, warn)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        head = b""  # `_head_check` says why in one line
+    if looks_like_chrome_json(head):  # Chrome JSON: its memory-infra dumps
+        return load_memory_file(path, limits, warn)
     compressed, header_count = _head_check(path)
     if reader != "memray":
         why_not = _own_reader_refuses(path, compressed)
