@@ -214,7 +214,45 @@ def pstats_dump() -> bytes:
     return marshal.dumps({("m.py", 1, "f"): (1, 1, 0.5, 0.5, {})})
 
 
+# ----------------------------------------------------------------------------- Chrome memory-infra dumps (ph v)
+def _memdump(pid, ts, allocators) -> dict:
+    return {"args": {"dumps": {"allocators": allocators}}, "ph": "v", "name": "periodic_interval", "pid": pid,
+            "tid": -1, "ts": ts}
+
+
+def _md_size(v) -> dict:
+    return {"attrs": {"size": {"type": "scalar", "units": "bytes", "value": v}}}
+
+
+def _memdumps(*dumps) -> bytes:
+    return _j({"traceEvents": [{"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 100}, *dumps]})
+
+
+def memdump_valid() -> bytes:
+    return _memdumps(_memdump(1, 10, {"malloc": _md_size("1f00")}), _memdump(1, 20, {"malloc": _md_size("2f00")}))
+
+
+def memdump_bad_values() -> bytes:  # not hex, past 2**53, a list for a size, a pid that is text
+    return _memdumps(_memdump(1, 10, {"malloc": _md_size("0xZZ")}), _memdump(1, 11, {"v8": _md_size("f" * 17)}),
+                     _memdump(1, 12, {"v8": _md_size(1e300)}), _memdump(1, 13, {"v8": {"attrs": {"size": [1]}}}),
+                     _memdump("one", 14, {"v8": _md_size("10")}), _memdump(1, 15, {"malloc": _md_size("10")}))
+
+
+def memdump_1e5_allocators() -> bytes:  # one dump of 10^5 allocators: 10^5 series
+    return _memdumps(_memdump(1, 10, {f"a{k}": _md_size(format(k + 1, "x")) for k in range(100_000)}))
+
+
+def memdump_cut() -> bytes:  # cut inside the second dump
+    data = memdump_valid()
+    return data[:data.rindex(b"2f00")]
+
+
 CASES = [
+    # Chrome memory-infra dumps
+    ("chrome_memdump_valid", memdump_valid, None, {}),
+    ("chrome_memdump_bad_values", memdump_bad_values, ("repair", "memory_dump_bad"), {}),
+    ("chrome_memdump_1e5_allocators", memdump_1e5_allocators, None, {}),
+    ("chrome_memdump_cut", memdump_cut, ("repair", "truncated"), {}),
     # V8 tick log, preprocessed
     ("v8log_valid", v8_valid, None, {}),
     ("v8log_cut", v8_cut, r"not valid JSON", {}),

@@ -56,6 +56,7 @@ from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .sniff import content_hint
 from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
                           flow_order, flow_points)
+from .chrome_memdump import REPAIRS as DUMP_REPAIRS
 from .chrome_memdump import dump_counters
 from .chrome_memory import memory_counters
 from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, series_units_from, side_tracks
@@ -92,6 +93,7 @@ REPAIRS = {
                        "larger tracer_entries)",
     **SIDE_REPAIRS,
     **chrome_profile.REPAIRS,
+    **DUMP_REPAIRS,
 }
 
 _PH = {c: ord(c) for c in "BEXiIRMstfC"}
@@ -1137,7 +1139,7 @@ def _flows_and_side(sc: _Scan, rep: _Repairs, side_job: _SideJob, side_rec: _Rec
                        counter_fields(buf, c_samples, names, t0, text, nesting))
     side = memory_counters(buf, ii, ss, ts, rows.inst, name_id, names, inst_pid, t0, nesting,
                            side)  # PyTorch's [memory] instants: their totals as counter series
-    side = dump_counters(buf, sc.source, sc.lim, sc.skip_counts, t0, side)  # memory-infra dumps' allocators
+    side = dump_counters(buf, sc.source, sc.lim, sc.skip_counts, t0, side, rep)  # memory-infra dumps' allocators
     series_units_from(side, meta_info["counter_units"])  # the units a writer kept in M events
     flows = dict(flow_id=flow_id, flow_from=flow_from, flow_to=flow_to, flow_cat=flow_cat,
                  flow_cat_names=flow_cat_names)

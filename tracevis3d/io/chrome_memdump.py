@@ -64,7 +64,9 @@ ALLOCATORS_COUNTER = "memory-infra allocators"
 TOTALS_COUNTER = "memory-infra totals"
 UNIT = "B"
 MAX_EXACT = 2 ** 53  # bytes and counts past it are not exact in float64: refused
-MAX_DUMP_WARNINGS = 1  # one line per file, with the count of the others
+#: the Chrome reader's repair (`chrome.REPAIRS`) for the dumps `dump_counters` leaves out
+REPAIRS = {"memory_dump_bad": "memory-infra dump (ph v) with wrong types, missing keys, or values that are not hex "
+                              "or out of range: left it (or its bad part) out"}
 
 
 class _Problems:
@@ -245,9 +247,10 @@ def process_totals(d: Dump, problems: _Problems) -> dict:
     return out
 
 
-def dump_counters(buf, source: str, lim, skip_counts, t0: float, counters: dict, warn: bool = True) -> dict:
+def dump_counters(buf, source: str, lim, skip_counts, t0: float, counters: dict, rep=None) -> dict:
     """``counters`` (the Trace's counter fields) with the memory dumps' counters appended (module
-    docstring): times µs from ``t0``, values bytes exactly as the dumps hold them."""
+    docstring): times µs from ``t0``, values bytes exactly as the dumps hold them.  Bad dumps are
+    the repair ``memory_dump_bad`` of ``rep`` (the Chrome reader's record), else a warning."""
     problems = _Problems(source)
     dumps, _, _ = scan_dumps(buf, source, lim, problems, skip_counts)
     samples = []  # (counter, pid, series, ts, value)
@@ -256,7 +259,10 @@ def dump_counters(buf, source: str, lim, skip_counts, t0: float, counters: dict,
             samples.append((ALLOCATORS_COUNTER, d.pid, name, d.ts, v))
         for name, v in process_totals(d, problems).items():
             samples.append((TOTALS_COUNTER, d.pid, name, d.ts, v))
-    problems.report(warn)
+    if rep is not None:
+        rep.add("memory_dump_bad", problems.count, detail=problems.first)
+    else:
+        problems.report()
     if not samples:
         return counters
     have = {(counters["counter_names"][int(c)], int(p)) for c, p in
