@@ -50,7 +50,7 @@ def find_call(trace: Trace, what) -> int:
     funcs = [k for k, nm in enumerate(names) if nm == text] or [k for k, nm in enumerate(names) if text in nm]
     calls = np.flatnonzero(np.isin(trace.func, np.asarray(funcs, np.int32))) if funcs else np.zeros(0, np.int64)
     if calls.size == 0:
-        raise ValueError(f"no call in the trace is named like {text!r}")
+        raise ValueError(f"no call in the trace is named like {text!r} (a function's name, or part of it)")
     dur = trace.end[calls] - trace.start[calls]
     return int(calls[np.lexsort((calls, -dur))[0]])
 
