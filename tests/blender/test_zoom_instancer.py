@@ -108,3 +108,17 @@ def test_a_group_without_room_is_built_again_keeping_its_branches(specs, monkeyp
         kept = dict(enumerate(json.loads(ng["tv3d_branches"])))  # the spare branches left out
     assert sizes == sorted(sizes) and sizes[-1] > sizes[0]  # it grew, a power of two each time
     assert all(s & (s - 1) == 0 for s in sizes)
+
+
+@pytest.mark.timeout(600)
+def test_the_group_prepared_before_the_first_zoom_serves_it(specs):
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.data.materials.new("any")  # the overview's materials, in a built scene
+    drain(zoom_write.prepare_instancer_steps())
+    ng = bpy.data.node_groups[zoom_write.INSTANCER]
+    prepared = (ng.as_pointer(), len(ng.nodes))
+    assert len(_branch_materials(ng)) == zoom_write.MIN_BRANCHES
+    _write(specs[2])
+    _check_boxes(specs[2])
+    ng = bpy.data.node_groups[zoom_write.INSTANCER]
+    assert (ng.as_pointer(), len(ng.nodes)) == prepared

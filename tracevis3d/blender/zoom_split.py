@@ -196,7 +196,8 @@ def unzoom(scene=None, collection_name: str = "TraceVis3D") -> dict:
     if zoom is not None:
         clear_collection(zoom)
         bpy.data.collections.remove(zoom)
-    orphans = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0]
+    # the zoom's instancer group stays for the next zoom (`zoom_write._instancer`; one group)
+    orphans = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0 and not ng.get("tv3d_zoom")]
     if orphans:
         bpy.data.batch_remove(orphans)
     if coll is not None:

@@ -31,7 +31,7 @@ from .writer import (MATERIAL_NODE, STEP_BUDGET, _ATTR_TYPES, _attach_to_camera,
                      _no_shadow, clear_collection, drain, ensure_collection, ensure_material, instancer_group_steps,
                      write_camera, write_label)
 
-__all__ = ["write_refinement_steps", "GROUP_PREFIX", "CAMERA_NAME"]
+__all__ = ["write_refinement_steps", "prepare_instancer_steps", "GROUP_PREFIX", "CAMERA_NAME", "INSTANCER"]
 
 GROUP_PREFIX = "TV3D_zoom_instancer_"
 CAMERA_NAME = "TV3D_zoom_camera"
@@ -84,6 +84,21 @@ def _instancer(materials: list) -> tuple:
     ng["tv3d_zoom"] = True
     ng["tv3d_branches"] = json.dumps(order)
     return ng, {m: k for k, m in enumerate(order)}
+
+
+def prepare_instancer_steps():
+    """Build the zoom's instancer group ahead of the first zoom, its `MIN_BRANCHES` branches
+    spare (the building of a figure meant to be zoomed: `zoom_inputs.keep_overview_steps` in
+    Blender's interface), so that zoom only points them at its materials; in short steps."""
+    ng = bpy.data.node_groups.get(INSTANCER)
+    if ng is not None and ng.get("tv3d_zoom") and ng.nodes.get(f"{MATERIAL_NODE}{MIN_BRANCHES - 1}") is not None:
+        return
+    spare = next((m.name for m in bpy.data.materials), None)
+    if spare is None:
+        return
+    ng = yield from instancer_group_steps(INSTANCER, [spare] * MIN_BRANCHES, fresh=False)
+    ng["tv3d_zoom"] = True
+    ng["tv3d_branches"] = "[]"
 
 
 def _retarget(ng, materials: list) -> bool:
