@@ -137,8 +137,11 @@ def scan_dumps(buf, source: str, lim, problems: _Problems, skip_counts=None) -> 
         return [], {}, None
     cap = min(max(16, buf.shape[0] // 256), lim.max_events + 1)
     ii, ss, ff, n, _, st, ep = js.scan_samples(buf, start, cap, lim.max_events, lim.max_nesting)
-    if st < 0 and st != jev.ERR_TOO_MANY and n == 0:
-        raise TraceFormatError(f"{source}: byte {ep}: not a JSON array of events (memory dumps not read)")
+    if st == jev.ERR_TOO_MANY:
+        raise TraceFormatError(f"{source}: more than {lim.max_events} events (max_events= to allow more)")
+    if st < 0:
+        raise TraceFormatError(f"{source}: byte {ep}: invalid JSON in the event array (event #{n}): "
+                               f"memory dumps not read")
     ph = ss[:n, jev.S_PH]
     dur = ff[:n, jev.F_DUR]
     ts = ff[:n, jev.F_TS] + np.where(np.isfinite(dur) & (dur > 0), dur, 0.0)  # where each event ends
