@@ -461,7 +461,7 @@ def test_the_live_calls_sit_above_the_bands_on_the_same_clock(tmp_path):
                 proc.kill()
                 proc.communicate(timeout=30)
     assert proc.returncode == 0, err.decode()[-2000:]
-    assert meta["calls_alignment"] == "the wall clocks" and meta["n_strip_calls"] > 0, meta
+    assert meta["calls_alignment"] == "the wall clocks" and meta["n_calls_drawn"] > 0, meta
     offset = wall_clock_offset_us(cap, trace)
     t1 = max(cap.duration_ms, float(cap.range_end.max()))
     strip = align_calls(cap, trace, t1, offset)

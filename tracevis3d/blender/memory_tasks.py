@@ -17,13 +17,13 @@ MEMORY_KEY = "tracevis3d_memory"
 
 
 def _memory_layout(capture, params, calls=None, calls_offset_us=None):
-    from ..layout.memory import memory_layout
+    from ..layout.memory_calls import memory_figure
     from ..params.memory import MemoryParams
 
     if isinstance(params, dict):
         params = MemoryParams.from_dict(params)
     params = (params or MemoryParams()).validate()
-    return params, memory_layout(capture, params, calls, calls_offset_us)
+    return params, memory_figure(capture, params, calls, calls_offset_us)
 
 
 def memory_build_steps(job: Job, capture, params=None, scene=None, collection_name: str = "TraceVis3D",
@@ -46,7 +46,8 @@ def memory_build_steps(job: Job, capture, params=None, scene=None, collection_na
 
 def memory_build_job(capture, params=None, scene=None, collection_name: str = "TraceVis3D", calls=None) -> Job:
     """A `Job` that builds the memory view of a loaded `MemoryCapture` (`memory_build_steps`);
-    ``calls``: a `Trace` of the same run, drawn above the bands on the capture's clock."""
+    ``calls``: a `Trace` of the same run, drawn above the bands on the capture's clock: its whole
+    icicle, or a strip of its outermost calls (``params.calls_view``, `layout.memory_calls`)."""
     return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0), calls)
 
 

@@ -11,6 +11,7 @@ EXAMPLES = """examples:
   python -m tracevis3d render-memory run.bin -o memory.png --group-by module --save memory.blend
   py-spy record --format chrometrace -o calls.json -- python -m memray run -o run.bin program.py
   python -m tracevis3d render-memory run.bin --trace calls.json -o memory.png
+  python -m tracevis3d render-memory run.bin --trace calls.json --calls-view strip -o memory.png
   python -m memray run --live-remote --live-port 12345 program.py &
   python -m tracevis3d render-memory --live-port 12345 -o memory.png --live-frames frames/
 """
@@ -90,7 +91,8 @@ def render_memory(args) -> str:
     m = info["meta"]
     if calls is not None:
         cli._progress(0.6, f"calls aligned on {m['calls_alignment']}: trace time = capture time + "
-                           f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_strip_calls']:,} calls drawn")
+                           f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_calls_drawn']:,} calls drawn "
+                           f"({'icicle' if params.calls_view == 'icicle' else 'strip'})")
     cli._progress(0.6, f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
                        f"labels in {info['timings']['total']:.2f} s")
     cli._fill_scene_settings(scene, "memory")

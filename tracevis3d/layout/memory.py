@@ -21,8 +21,15 @@ it only held memory (Memcov shows accesses; memray records no accesses, so alloc
 activity shown).  Depth into the picture is the allocation rate (allocations per second).
 Leaked ranges (alive at the end) are a red cap after the run's end; the high-water mark is a
 vertical line with memray's figure.
+
+The stages (`band_plan`, `band_geometry`, `band_legend_rows`, `_band_labels`, `_axis_labels`) are
+shared with the figure under the calls' icicle (`layout.memory_calls`).  Over 600 lines: the
+bands' stages and their labels are one pipeline that both figures run, with the call strip and
+the alignment of the two clocks that the icicle's figure imports from here.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -79,17 +86,54 @@ def band_keys(cap: MemoryCapture, group_by: str) -> tuple:
     return site, [cap.site_label(s) for s in range(cap.n_sites)]
 
 
-def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=None,
-                  calls_offset_us: float | None = None) -> SceneSpec:
-    """The memory view of ``cap`` (module docstring); with ``calls`` (a `Trace` of the same run),
-    the calls' icicle above the bands on the same time axis (`align_calls`, `_call_strip`;
-    ``calls_offset_us``: the trace's time at the capture's 0 when the two clocks are known to
-    each other, as the live feed's and memray's wall clocks are)."""
-    params = (params or MemoryParams()).validate()
-    if cap.n_ranges == 0:
-        raise ValueError(f"no allocations to show in {cap.source}")
-    res = tuple(params.resolution)
-    tpx = text_px(params)
+def capture_span(cap: MemoryCapture) -> float:
+    """The time axis' end (ms): the capture's duration, or its last range's end if later."""
+    return max(float(cap.duration_ms), float(cap.range_end.max()), 1e-6)
+
+
+def thickness_note(cap: MemoryCapture, params: MemoryParams) -> tuple:
+    """The legend's first row: what a band's thickness is."""
+    t1 = capture_span(cap)
+    return (cap.meta.get("thickness_note") or  # a reader that holds no lifetimes says what a band is instead
+            f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / int(params.bins))} column); the stack's top "
+            f"is the heap", -1, "note")
+
+
+def memory_title(cap: MemoryCapture, params: MemoryParams) -> str:
+    return params.title if params.title is not None else cap.meta.get("figure_title") or (
+        f"{_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
+        f"records · leaked {fmt_bytes(cap.leaked_bytes)} · memray {cap.meta.get('memray_version', '')}")
+
+
+@dataclass
+class BandPlan:
+    """The bands of a capture for a chart ``chart_px`` pixels tall (`band_plan`): which band
+    each range is in, the grey aggregates, bytes held and allocations per group and column,
+    and the named groups' names and colours."""
+
+    band: np.ndarray  # band of each range
+    n_bands: int
+    rank: np.ndarray  # bands in creation order
+    pos_of: np.ndarray  # position of each band in that order
+    t1: float  # the time axis' end (ms)
+    n_bins: int
+    group: np.ndarray  # group of each band in creation order
+    is_agg: np.ndarray  # per group: a grey aggregate
+    gheld: np.ndarray  # (groups, bins) bytes held
+    galloc: np.ndarray  # (groups, bins) allocations
+    members: list  # per group: its bands
+    named: list  # the groups named and coloured, largest (bytes × time) first
+    g_rgb: np.ndarray  # per group: its colour
+    g_name: list  # per group: its name
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.is_agg.size)
+
+
+def band_plan(cap: MemoryCapture, params: MemoryParams, chart_px: float) -> BandPlan:
+    """Bands in creation order, the thin ones merged into grey aggregates at a chart of
+    ``chart_px`` pixels (`_grouped_grid`), named and coloured largest first."""
     band, names = band_keys(cap, params.group_by)
     n_bands = int(band.max()) + 1
     # bands in creation order: the first allocation of each
@@ -97,23 +141,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     rank = np.argsort(first, kind="stable")
     pos_of = np.empty(n_bands, np.int64)
     pos_of[rank] = np.arange(n_bands)
-    ordered = pos_of[band]
     n_bins = int(params.bins)
-    t1 = max(float(cap.duration_ms), float(cap.range_end.max()), 1e-6)
-    rows = [(cap.meta.get("thickness_note") or  # a reader that holds no lifetimes says what a band is instead
-             f"band thickness: bytes held (time-weighted per {fmt_ms(t1 / n_bins)} column); the stack's top is the heap",
-             -1, "note")]
-    title = params.title if params.title is not None else cap.meta.get("figure_title") or (
-        f"{_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
-        f"records · leaked {fmt_bytes(cap.leaked_bytes)} · memray {cap.meta.get('memray_version', '')}")
-    # the HUD plan first (it sets the chart's pixels, and so which bands are too thin)
-    plan0 = plan_hud(res, tpx, title, rows + [("x", 0, "swatch")] * (MAX_LEGEND_SITES + 6), params.show_title,
-                     params.show_legend)
-    chart_px = (plan0.rect[3] - plan0.rect[1]) * 0.86
-    min_px = float(params.min_band_px)
-    group, is_agg, n_groups, gheld, galloc = _grouped_grid(cap, params, band, ordered, rank, n_bands, t1, n_bins,
-                                                           chart_px, min_px)
-    top = max(float(gheld.sum(axis=0).max()), 1.0)
+    t1 = capture_span(cap)
+    group, is_agg, n_groups, gheld, galloc = _grouped_grid(cap, params, band, pos_of[band], rank, n_bands, t1, n_bins,
+                                                           chart_px, float(params.min_band_px))
     members = [[] for _ in range(n_groups)]
     for b in range(n_bands):
         members[group[b]].append(int(rank[b]))
@@ -125,36 +156,72 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     for k, g in enumerate(named):
         g_rgb[g] = palette[k % MAX_COLOURED]
     g_name = [_group_name(cap, names, members[g], bool(is_agg[g])) for g in range(n_groups)]
+    return BandPlan(band, n_bands, rank, pos_of, t1, n_bins, group, is_agg, gheld, galloc, members, named, g_rgb,
+                    g_name)
 
-    # the legend: the named sites (their swatches are their bands' colours), then what the marks mean
-    room_em = (LEGEND_COLUMN_FRAC * res[0] - SWATCH_EM * tpx) / tpx - 0.5
-    legend_rows = list(rows)
+
+def band_legend_rows(cap: MemoryCapture, params: MemoryParams, bp: BandPlan, n_legend: int, room_em: float,
+                     slot0: int = 0) -> tuple:
+    """(legend rows, the rows naming sites): the heading, the ``n_legend`` largest named
+    groups with their peaks (swatch slots from ``slot0``), how many more, the grey
+    aggregates and what pale and depth mean."""
+    rows = []
     what = {"site": "allocation site", "module": "module", "range": "range"}[params.group_by]
-    legend_rows.append((f"colour: {what}, largest first", -1, "heading"))
-    n_legend = min(len(named), MAX_LEGEND_SITES)
+    rows.append((f"colour: {what}, largest first", -1, "heading"))
     site_rows = []
-    for k, g in enumerate(named[:n_legend]):
-        size = "" if params.group_by == "range" else f" · {fmt_bytes(gheld[g].max())}"  # a range's name has it
-        site_rows.append(cut_end(g_name[g], room_em - text_width(size)) + size)
-        legend_rows.append((site_rows[-1], k, "swatch"))
-    if len(named) > n_legend:
-        legend_rows.append((f"{len(named) - n_legend} more {what}s in colour", -1, "note"))
-    if is_agg.any():
-        legend_rows.append((f"grey: {int(is_agg.sum())} aggregates of bands under {params.min_band_px:g} px (Memcov)",
-                            -1, "note"))
-    legend_rows.append((cap.meta.get("activity_note") or "pale: holding, not allocating; depth: allocations per second",
-                        -1, "note"))
-    plan = plan_hud(res, tpx, title, legend_rows, params.show_title, params.show_legend)
-    to_cam = _to_camera(params.azimuth, params.elevation)
-    x0r, y0r, x1r, y1r = plan.rect
-    rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
-    # the chart's height: the rectangle's shape, so the chart fills it
-    strip = align_calls(cap, calls, t1, calls_offset_us) if calls is not None else None
-    strip_rows = int(strip["depth"].max()) + 1 if strip is not None and strip["depth"].size else 0
-    chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / (HEADROOM + STRIP_ROW * strip_rows
-                                                                              + (STRIP_GAP if strip_rows else 0.0))
+    for k, g in enumerate(bp.named[:n_legend]):
+        size = "" if params.group_by == "range" else f" · {fmt_bytes(bp.gheld[g].max())}"  # a range's name has it
+        site_rows.append(cut_end(bp.g_name[g], room_em - text_width(size)) + size)
+        rows.append((site_rows[-1], slot0 + k, "swatch"))
+    if len(bp.named) > n_legend:
+        rows.append((f"{len(bp.named) - n_legend} more {what}s in colour", -1, "note"))
+    if bp.is_agg.any():
+        rows.append((f"grey: {int(bp.is_agg.sum())} aggregates of bands under {params.min_band_px:g} px (Memcov)",
+                     -1, "note"))
+    rows.append((cap.meta.get("activity_note") or "pale: holding, not allocating; depth: allocations per second",
+                 -1, "note"))
+    return rows, site_rows
 
-    # geometry: a box per group and column that holds bytes
+
+def leak_rows(cap: MemoryCapture, has_leaks: bool) -> list:
+    """The legend's row for the red cap (none without leaks)."""
+    if not has_leaks:
+        return []
+    return [(f"{cap.meta['leak_note']}, {fmt_bytes(cap.leaked_bytes)} in all" if cap.meta.get("leak_note")
+             else f"red cap: held now, {fmt_bytes(cap.leaked_bytes)} in all (the program runs on)"
+             if cap.meta.get("running") else f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all",
+             -1, "note")]
+
+
+@dataclass
+class BandGeometry:
+    """The chart's boxes in its own world (x in [0, `CHART_W`], z from 0 up, the panel
+    lowered by ``drop``; `band_geometry`)."""
+
+    panel: InstanceLayer
+    bands: InstanceLayer
+    marks: InstanceLayer  # the high-water mark's line
+    leaks: InstanceLayer | None  # the red caps
+    band_mats: list
+    mat_rgb: np.ndarray
+    zs: float  # world z per byte
+    base: np.ndarray  # (groups, bins) bytes under each group
+    hx: float  # the high-water mark's x
+    cap_w: float  # the red caps' width
+    drop: float  # how far the panel is lowered
+    top: float  # the heap's peak in the columns (bytes)
+
+    def layers(self) -> list:
+        return [self.panel, self.bands, self.marks] + ([self.leaks] if self.leaks is not None else [])
+
+
+def band_geometry(cap: MemoryCapture, params: MemoryParams, bp: BandPlan, chart_h: float) -> BandGeometry:
+    """A box per group and column that holds bytes (as thick as the bytes, as deep as the
+    allocation rate, full colour where it allocated, pale where it only held), the red caps
+    of leaked bytes after the last column, the high-water mark's line and the plot panel, for
+    a chart ``chart_h`` world units tall whose heap peak is its top."""
+    gheld, galloc, t1, n_bins = bp.gheld, bp.galloc, bp.t1, bp.n_bins
+    top = max(float(gheld.sum(axis=0).max()), 1.0)
     zs = chart_h / top
     w = CHART_W / n_bins
     base = np.cumsum(gheld, axis=0) - gheld
@@ -165,9 +232,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     active = galloc[gi, bi] > 0
     # a material per colour slot, full and pale (Workbench shows a material's colour): slot k of
     # the named colours, the grey aggregates last
-    n_slots = min(len(named), MAX_COLOURED) + 1
-    g_slot = np.full(n_groups, n_slots - 1, np.int64)
-    for k, g in enumerate(named):
+    palette = categorical(MAX_COLOURED)
+    n_slots = min(len(bp.named), MAX_COLOURED) + 1
+    g_slot = np.full(bp.n_groups, n_slots - 1, np.int64)
+    for k, g in enumerate(bp.named):
         g_slot[g] = k % MAX_COLOURED
     slot_rgb = np.vstack([palette[:n_slots - 1], np.asarray(GREY)[None]])
     mat_rgb = np.vstack([slot_rgb, lighten(slot_rgb, IDLE_LIGHTEN)])
@@ -183,10 +251,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
                                 {"call_index": np.full(gi.size, -1, np.int32), "band_index": gi.astype(np.int32),
                                  "bin_index": bi.astype(np.int32)})
     # leaks: per group, the bytes of its ranges alive at the end, a red cap after the last column
-    leak_b = np.zeros(n_groups)
+    leak_b = np.zeros(bp.n_groups)
     lk = cap.range_leaked
     if lk.any():
-        np.add.at(leak_b, group[pos_of[band[lk]]], cap.range_size[lk].astype(np.float64))
+        np.add.at(leak_b, bp.group[bp.pos_of[bp.band[lk]]], cap.range_size[lk].astype(np.float64))
     lg = np.flatnonzero(leak_b > 0)
     cap_w = 0.012 * CHART_W
     lz0 = base[lg, -1] * zs
@@ -198,24 +266,71 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
             np.float32),
         np.tile(np.array(LEAK_RGB + (1.0,), np.float32), (lg.size, 1)), np.zeros(lg.size, np.int32),
         ["TV3D_memory_leak"], {"call_index": np.full(lg.size, -1, np.int32), "band_index": lg.astype(np.int32),
-                               "bin_index": np.full(lg.size, n_bins - 1, np.int32)})
+                               "bin_index": np.full(lg.size, n_bins - 1, np.int32)}) if lg.size else None
     # the high-water mark: a vertical line at its moment, as tall as the heap's peak
     hx = float(np.clip(cap.hwm_ms / t1, 0.0, 1.0)) * CHART_W
     marks = InstanceLayer("memory_marks", np.array([[hx, -0.02, 0.5 * chart_h * HEADROOM]], np.float32),
                           np.array([[0.035, 0.04, chart_h * HEADROOM]], np.float32),
                           np.array([HWM_RGB + (1.0,)], np.float32), np.zeros(1, np.int32), ["TV3D_memory_mark"],
                           {"call_index": np.full(1, -1, np.int32)})
+    drop = PANEL_Y * np.tan(np.radians(params.elevation))
+    panel = _plot_panel(chart_h, top, zs, drop)
+    return BandGeometry(panel, bands_layer, marks, leak_layer, band_mats, mat_rgb, zs, base, hx, cap_w, drop, top)
 
-    leak_note = [(f"{cap.meta['leak_note']}, {fmt_bytes(cap.leaked_bytes)} in all" if cap.meta.get("leak_note")
-                  else f"red cap: held now, {fmt_bytes(cap.leaked_bytes)} in all (the program runs on)"
-                  if cap.meta.get("running") else f"red cap: leaked at exit, {fmt_bytes(cap.leaked_bytes)} in all",
-                  -1, "note")] if lg.size else []
+
+def bands_meta(cap: MemoryCapture, bp: BandPlan) -> list | None:
+    """What picking says, per group (None past 5000 groups): its ranges found once by a sort."""
+    if bp.n_groups > 5000:
+        return None
+    rg = bp.group[bp.pos_of[bp.band]]
+    by = np.argsort(rg, kind="stable")
+    cut = np.searchsorted(rg[by], np.arange(bp.n_groups + 1))
+    return [_band_meta(cap, by[cut[g]:cut[g + 1]], len(bp.members[g]), bool(bp.is_agg[g]), bp.g_name[g], bp.gheld[g])
+            for g in range(bp.n_groups)]
+
+
+def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=None,
+                  calls_offset_us: float | None = None) -> SceneSpec:
+    """The memory view of ``cap`` (module docstring); with ``calls`` (a `Trace` of the same run)
+    under a strip of its outermost calls on the same time axis (`align_calls`, `_call_strip`;
+    `memory_calls.memory_figure` chooses this or the whole icicle by ``calls_view``).
+    ``calls_offset_us``: the trace's time at the capture's 0 when the two clocks are known to
+    each other, as the live feed's and memray's wall clocks are."""
+    params = (params or MemoryParams()).validate()
+    if cap.n_ranges == 0:
+        raise ValueError(f"no allocations to show in {cap.source}")
+    res = tuple(params.resolution)
+    tpx = text_px(params)
+    t1 = capture_span(cap)
+    rows = [thickness_note(cap, params)]
+    title = memory_title(cap, params)
+    # the HUD plan first (it sets the chart's pixels, and so which bands are too thin)
+    plan0 = plan_hud(res, tpx, title, rows + [("x", 0, "swatch")] * (MAX_LEGEND_SITES + 6), params.show_title,
+                     params.show_legend)
+    bp = band_plan(cap, params, (plan0.rect[3] - plan0.rect[1]) * 0.86)
+    named, g_rgb, g_name = bp.named, bp.g_rgb, bp.g_name
+
+    # the legend: the named sites (their swatches are their bands' colours), then what the marks mean
+    room_em = (LEGEND_COLUMN_FRAC * res[0] - SWATCH_EM * tpx) / tpx - 0.5
+    n_legend = min(len(named), MAX_LEGEND_SITES)
+    site_legend, site_rows = band_legend_rows(cap, params, bp, n_legend, room_em)
+    legend_rows = rows + site_legend
+    plan = plan_hud(res, tpx, title, legend_rows, params.show_title, params.show_legend)
+    to_cam = _to_camera(params.azimuth, params.elevation)
+    x0r, y0r, x1r, y1r = plan.rect
+    rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
+    # the chart's height: the rectangle's shape, so the chart fills it
+    strip = align_calls(cap, calls, t1, calls_offset_us) if calls is not None else None
+    strip_rows = int(strip["depth"].max()) + 1 if strip is not None and strip["depth"].size else 0
+    chart_h = CHART_W * (rect[3] - rect[1]) / max(rect[2] - rect[0], 1.0) / (HEADROOM + STRIP_ROW * strip_rows
+                                                                              + (STRIP_GAP if strip_rows else 0.0))
+    geo = band_geometry(cap, params, bp, chart_h)
+    zs, hx, drop = geo.zs, geo.hx, geo.drop
+    leak_note = leak_rows(cap, geo.leaks is not None)
     if leak_note:
         plan = plan_hud(res, tpx, title, legend_rows + leak_note, params.show_title, params.show_legend)
-    panel = _plot_panel(chart_h, top, zs, PANEL_Y * np.tan(np.radians(params.elevation)))
-    drop = PANEL_Y * np.tan(np.radians(params.elevation))
     strip_top = chart_h * (HEADROOM + (STRIP_GAP + STRIP_ROW * strip_rows if strip_rows else 0.0))
-    corners = np.array([[x, y, z] for x in (0.0, CHART_W + cap_w) for y in (0.0, PANEL_Y)
+    corners = np.array([[x, y, z] for x in (0.0, CHART_W + geo.cap_w) for y in (0.0, PANEL_Y)
                         for z in (-drop, strip_top - drop)])
     cam = fit_camera_rect(corners, to_cam, res, rect, orthographic=True)
     strip_layer = strip_labels = None
@@ -224,52 +339,63 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
 
     labels = []
     if params.show_labels:
-        labels.append(_band_labels(cam, res, tpx, to_cam, named[:int(params.max_labels)], g_name, g_rgb, gheld, base,
-                                   zs, w, hx, group_kind="range" if params.group_by == "range" else "site"))
-    labels.append(_axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h))
+        labels.append(_band_labels(cam, res, tpx, to_cam, named[:int(params.max_labels)], g_name, g_rgb, bp.gheld,
+                                   geo.base, zs, CHART_W / bp.n_bins, hx,
+                                   group_kind="range" if params.group_by == "range" else "site"))
+    labels.append(_axis_labels(cam, res, tpx, to_cam, t1, geo.top, zs, hx, cap, chart_h))
     swatch_rgb = np.array([g_rgb[g] for g in named[:n_legend]] or [GREY], np.float64)
     swatch_mats = [f"TV3D_memory_sw{k:02d}" for k in range(len(swatch_rgb))]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, swatch_rgb, swatch_mats)
-    kinds = list(hud_labels.kind)
-    site_set = set(site_rows)
-    for i, t in enumerate(hud_labels.texts):  # a legend row naming a site is a site's name
-        if kinds[i] == "legend" and t in site_set:
-            kinds[i] = "site" if params.group_by != "range" else "range"
-    hud_labels.kind = kinds
-    layers = [panel, bands_layer, marks]
+    site_kinds(hud_labels, site_rows, params.group_by)
+    layers = [geo.panel, geo.bands, geo.marks]
     if strip_layer is not None:
         layers.append(strip_layer)
         labels.append(strip_labels)
-    if lg.size:
-        layers.append(leak_layer)
+    if geo.leaks is not None:
+        layers.append(geo.leaks)
     if legend_layer is not None:
         layers.append(legend_layer)
-    mats = _materials(band_mats, mat_rgb, strip_mats if strip_layer is not None else {}, swatch_mats, swatch_rgb)
-    bands_meta = None
-    if n_groups <= 5000:  # what picking says, per group: its ranges found once by a sort
-        rg = group[pos_of[band]]
-        by = np.argsort(rg, kind="stable")
-        cut = np.searchsorted(rg[by], np.arange(n_groups + 1))
-        bands_meta = [_band_meta(cap, by[cut[g]:cut[g + 1]], len(members[g]), bool(is_agg[g]), g_name[g], gheld[g])
-                      for g in range(n_groups)]
+    mats = _materials(geo.band_mats, geo.mat_rgb, strip_mats if strip_layer is not None else {}, swatch_mats,
+                      swatch_rgb)
     all_labels = LabelSet.concat(labels + [hud_labels])
     spec = SceneSpec(
         layers=layers, labels=all_labels, legend=[LegendEntry(g_name[g], tuple(g_rgb[g])) for g in named[:n_legend]],
-        materials=mats, camera=cam,
-        lights=[LightSpec("TV3D_key", "SUN", tuple(-_to_camera(params.azimuth - 35.0, 50.0)), 3.0),
-                LightSpec("TV3D_fill", "SUN", tuple(-_to_camera(params.azimuth + 60.0, 15.0)), 0.8)],
-        resolution=res, background=(1.0, 1.0, 1.0),
-        meta={"layout": "memory", "t0": 0.0, "t1": t1, "x_unit": "ms", "source": cap.source,
-              "peak_bytes": cap.peak_bytes, "n_allocations": cap.n_allocations, "leaked_bytes": cap.leaked_bytes,
-              "hwm_ms": cap.hwm_ms, "calls_offset_us": None if strip is None else strip["offset_us"],
+        materials=mats, camera=cam, lights=memory_lights(params), resolution=res, background=(1.0, 1.0, 1.0),
+        meta={**memory_meta(cap, params, bp, geo, 1.0 / zs),
+              "calls_offset_us": None if strip is None else strip["offset_us"],
               "calls_alignment": None if strip is None else strip["how"],
-              "n_strip_calls": 0 if strip is None else int(strip["depth"].size), "n_bands": n_bands, "n_groups": int(n_groups),
-              "n_aggregates": int(is_agg.sum()), "n_named": len(named), "n_boxes": int(gi.size),
-              "n_labels": len(all_labels), "bin_ms": t1 / n_bins, "bins": n_bins, "chart_w": CHART_W,
-              "bytes_per_unit": 1.0 / zs, "bands": bands_meta, "title": plan.title, "content_rect": list(plan.rect),
-              "hud_distance": hud_dist, "text_px": tpx, "group_by": params.group_by, "params": params.to_dict()},
+              "n_calls_drawn": 0 if strip is None else int(strip["depth"].size),
+              "n_labels": len(all_labels), "title": plan.title, "content_rect": list(plan.rect),
+              "hud_distance": hud_dist, "text_px": tpx},
     )
     return spec.validate()
+
+
+def site_kinds(hud_labels: LabelSet, site_rows: list, group_by: str) -> None:
+    """A legend row naming a site is a site's name (kind ``site``, or ``range``)."""
+    kinds = list(hud_labels.kind)
+    site_set = set(site_rows)
+    for i, t in enumerate(hud_labels.texts):
+        if kinds[i] == "legend" and t in site_set:
+            kinds[i] = "site" if group_by != "range" else "range"
+    hud_labels.kind = kinds
+
+
+def memory_lights(params: MemoryParams) -> list:
+    return [LightSpec("TV3D_key", "SUN", tuple(-_to_camera(params.azimuth - 35.0, 50.0)), 3.0),
+            LightSpec("TV3D_fill", "SUN", tuple(-_to_camera(params.azimuth + 60.0, 15.0)), 0.8)]
+
+
+def memory_meta(cap: MemoryCapture, params: MemoryParams, bp: BandPlan, geo: BandGeometry, bytes_per_unit: float,
+                chart_w: float = CHART_W) -> dict:
+    """The figure's record of the bands (`SceneSpec.meta`): the capture's figures, the
+    groups, the columns and what a world unit of height holds (``bytes_per_unit``)."""
+    return {"layout": "memory", "t0": 0.0, "t1": bp.t1, "x_unit": "ms", "source": cap.source,
+            "peak_bytes": cap.peak_bytes, "n_allocations": cap.n_allocations, "leaked_bytes": cap.leaked_bytes,
+            "hwm_ms": cap.hwm_ms, "n_bands": bp.n_bands, "n_groups": bp.n_groups,
+            "n_aggregates": int(bp.is_agg.sum()), "n_named": len(bp.named), "n_boxes": len(geo.bands),
+            "bin_ms": bp.t1 / bp.n_bins, "bins": bp.n_bins, "chart_w": chart_w, "bytes_per_unit": bytes_per_unit,
+            "bands": bands_meta(cap, bp), "group_by": params.group_by, "params": params.to_dict()}
 
 
 def _grouped_grid(cap, params, band, ordered, rank, n_bands, t1, n_bins, chart_px, min_px) -> tuple:
@@ -436,6 +562,8 @@ def _call_strip(strip, trace, t1, chart_h, cam, res, tpx, to_cam):
     return layer, labels, dict(zip(names, rgb))
 
 
+
+
 def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
     """Unit vector from the chart towards the camera: in front (-y), turned by ``azimuth`` about
     z and raised by ``elevation``."""
@@ -585,6 +713,7 @@ def _nice(lo: float, hi: float, n: int) -> list:
 
 
 __all__ = ["memory_layout", "fmt_bytes", "project"]
+
 
 
 def warm_memory(_trace=None, _other=None) -> None:

@@ -10,6 +10,8 @@ from .render import Path
 GROUP_ITEMS = (("site", "Call site", "One band per allocation site: the frame that called the allocator"),
                ("module", "Module", "One band per module of the allocation site"),
                ("range", "Range", "One band per allocated range (Memcov Viz's Gantt charts)"))
+CALLS_VIEW_ITEMS = (("icicle", "Icicle", "The call trace's whole icicle above the bands, on their time axis"),
+                    ("strip", "Strip", "Only the six outermost call levels of the busiest thread above the bands"))
 MEMORY = Schema("memory", [
     Param("group_by", Choice(GROUP_ITEMS), "site", group=S.SHOW, label="Group by",
           help="a band per allocation site (the frame that called the allocator), per module, or per range"),
@@ -18,6 +20,12 @@ MEMORY = Schema("memory", [
     Param("min_band_px", Number(0.5, 100.0), 1.5, group=S.LOOK, unit="px", label="Thinnest band",
           help="bands thinner than this many pixels at their thickest are merged with their thin neighbours into "
                "grey aggregates (Memcov Viz)"),
+    Param("calls_view", Choice(CALLS_VIEW_ITEMS), "icicle", group=S.SHOW, label="Calls above",
+          help="with a call trace of the same run: its whole icicle above the bands (folded, merged under a pixel, "
+               "named, with callouts, as render-icicle draws it), or only a strip of the busiest thread's six "
+               "outermost levels (a cheap layout: the live view's many rebuilds, a figure about memory first)"),
+    Param("calls_share", Number(0.2, 0.8), 0.55, group=S.SHOW, label="Icicle share",
+          help="with calls_view icicle: the share of the figure's height the icicle takes; the bands take the rest"),
     S.RESOLUTION, S.LABEL_PX,
     S.MAX_LABELS.but(default=40, help="names on the N largest bands that have room for them"),
     S.SHOW_LABELS, S.SHOW_LEGEND, S.SHOW_TITLE, S.TITLE,

@@ -1,0 +1,162 @@
+"""The memory view under the whole icicle of the same run (``render-memory --trace``, issue 71
+item 3): py-spy samples a JSON-heavy program 100+ levels deep that ``memray run`` runs (one
+process, two recorders that share no profile hook: VizTracer's and memray's would), and the
+figure draws render-icicle's icicle of the calls above the bands on one time axis.  Measured on
+the layout through its camera and on the rendered PNG."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from memray_captures import memray_available
+
+SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+pytestmark = [pytest.mark.blender,
+              pytest.mark.skipif(not memray_available() or not SPY, reason="needs memray and py-spy")]
+
+#: JSON round trips of a document nested 110 levels deep: json's pure-Python encoder (indent)
+#: recurses one generator per level, and each round holds more memory than the last
+DEEP_JSON_PROGRAM = textwrap.dedent('''
+    import json, random
+    random.seed(7)
+
+    def leaf(i):
+        return {"id": i, "name": "user%d" % i, "tags": ["t%d" % (i % 13), "x" * (i % 40)],
+                "scores": [random.random() for _ in range(i % 30)]}
+
+    def nest(depth, fan):
+        if depth == 0:
+            return [leaf(i) for i in range(fan)]
+        return {"level": depth, "items": [leaf(depth + k) for k in range(fan // 8 + 1)], "child": nest(depth - 1, fan)}
+
+    def encode(doc):
+        return json.dumps(doc, indent=1, sort_keys=True)
+
+    def decode(text):
+        return json.loads(text)
+
+    def round_trip(depth, fan):
+        doc = nest(depth, fan)
+        text = encode(doc)
+        return text, decode(text)
+
+    kept = []
+    for r in range(4):
+        text, back = round_trip(110, 24 + 12 * r)
+        if r % 3 == 0:
+            kept.append(back)
+        compact = json.dumps(back, separators=(",", ":"))
+        del text, compact
+    print(len(kept))
+''')
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("memory-icicle")
+    (folder / "deep_json.py").write_text(DEEP_JSON_PROGRAM)
+    r = subprocess.run([SPY, "record", "--format", "chrometrace", "-r", "500", "-o", str(folder / "calls.json"), "--",
+                        sys.executable, "-m", "memray", "run", "-q", "-f", "--trace-python-allocators", "-o",
+                        str(folder / "run.bin"), "deep_json.py"], cwd=folder, capture_output=True, text=True,
+                       timeout=400)
+    if r.returncode != 0 or not (folder / "calls.json").exists():
+        pytest.skip(f"py-spy could not sample here (ptrace?): {r.stderr.strip()[-300:]}")
+    return folder / "run.bin", folder / "calls.json"
+
+
+def _png(path):
+    bpy = pytest.importorskip("bpy")
+    img = bpy.data.images.load(str(path), check_existing=False)
+    try:
+        w, h = img.size
+        a = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(a)
+        return a.reshape(h, w, 4)[::-1]  # top row first
+    finally:
+        bpy.data.images.remove(img)
+
+
+@pytest.mark.timeout(1200)
+def test_the_icicle_sits_above_the_bands_on_one_time_axis(run, tmp_path):
+    pytest.importorskip("bpy")
+    import tracevis3d
+    from tracevis3d.cli import main
+    from tracevis3d.layout.camera import project, world_per_pixel
+    from tracevis3d.layout.memory_calls import memory_figure
+
+    cap, calls = tracevis3d.load_memory(run[0]), tracevis3d.load(run[1])
+    assert int(calls.depth.max()) >= 100  # the program is 100+ levels deep
+    spec = memory_figure(cap, None, calls)
+    m = spec.meta
+    assert spec.camera.orthographic and m["calls_view"] == "icicle"
+    assert m["calls_alignment"] == "first call and first allocation in deep_json.py"
+    # render-icicle's objects (boxes, merged sub-pixel calls, its time axis) and the bands
+    names = {x.name for x in spec.layers}
+    assert {"calls", "clusters", "axis", "memory_bands", "memory_panel", "memory_marks"} <= names, names
+    calls_lay, bands = spec.layer("calls"), spec.layer("memory_bands")
+    zb, ztop = m["memory_z"]
+    assert calls_lay.positions[:, 2].min() > ztop > bands.positions[:, 2].max(), "the icicle above the bands"
+    # a call box and the memory of its moment line up through the camera: the widest call's
+    # edges and the bands' columns at the call's start and end (on the capture's clock), projected
+    res = spec.resolution
+    index = calls_lay.attributes["call_index"]  # into the trace as loaded
+    rounds = [k for k, i in enumerate(index.tolist()) if "round_trip" in calls.function_names[int(calls.func[i])]]
+    assert len(rounds) >= 3, "the program's four round trips are drawn"
+    k = max(rounds, key=lambda k: float(calls_lay.scales[k, 0]))
+    call = int(index[k])
+    cx, cz = float(calls_lay.positions[k, 0]), float(calls_lay.positions[k, 2])
+    half = 0.5 * float(calls_lay.scales[k, 0])
+    col_left = bands.positions[:, 0] - 0.5 * bands.scales[:, 0]
+    bins = bands.attributes["bin_index"]
+    for edge, t_us in ((cx - half, calls.start[call]), (cx + half, calls.end[call])):
+        ms = (float(t_us) - m["calls_offset_us"]) / 1000.0
+        b = int(np.clip(ms // m["bin_ms"], 0, m["bins"] - 1))
+        j = np.flatnonzero(bins == b)
+        assert j.size, f"no column of memory at {ms:.1f} ms"
+        x_band = float(col_left[j[0]]) + (ms - b * m["bin_ms"]) / m["bin_ms"] * float(bands.scales[j[0], 0])
+        z_band = float(bands.positions[j[0], 2])
+        px = project(spec.camera, np.array([[edge, 0.0, cz], [x_band, 0.0, z_band]]), res)
+        assert abs(px[0, 0] - px[1, 0]) < 1.0, (edge, x_band, px)
+        assert px[0, 1] < px[1, 1] - 100  # the call well above its memory
+    # the icicle names its calls: at least 10 names of calls at least 14 px high
+    wpp = world_per_pixel(spec.camera, spec.labels.anchors.astype(np.float64), res)
+    call_px = [s / p for s, p, kd, sp in zip(spec.labels.sizes, wpp, spec.labels.kind, spec.labels.space)
+               if kd == "call" and sp == "world"]
+    assert sum(p >= 14.0 - 1e-3 for p in call_px) >= 10, sorted(call_px)
+    assert sum(k == "site" for k in spec.labels.kind) >= 8  # the bands are named (in them and in the legend)
+    # the figure: 1920 × 1080, no more than half of it blank, the icicle's colours above the bands'
+    out = tmp_path / "memory_icicle.png"
+    assert main(["render-memory", str(run[0]), "--trace", str(run[1]), "-o", str(out)]) == 0
+    img = _png(out)
+    assert img.shape[:2] == (1080, 1920)
+    blank = float((img[..., :3] > 0.96).all(axis=2).mean())
+    assert blank <= 0.5, f"{blank:.0%} of the frame blank"
+    top_band = int(project(spec.camera, np.array([[0.0, 0.0, ztop]]), res)[0, 1])
+    lanes = img[int(m["content_rect"][1]):top_band - 60, int(m["content_rect"][0]):int(m["content_rect"][2]), :3]
+    chart = img[top_band:int(m["content_rect"][3]), int(m["content_rect"][0]):int(m["content_rect"][2]), :3]
+    for part, what in ((lanes, "the icicle"), (chart, "the bands")):
+        coloured = (part.max(axis=2) - part.min(axis=2)) > 0.15
+        assert coloured.mean() > 0.15, f"{what}: {coloured.mean():.0%} of its part in colour"
+
+
+@pytest.mark.timeout(900)
+def test_the_strip_stays_an_option_and_the_job_takes_the_choice(run):
+    bpy = pytest.importorskip("bpy")
+    import tracevis3d
+    from tracevis3d.blender.memory_tasks import memory_build_job
+    from tracevis3d.cli.common import run_job
+    from tracevis3d.params.memory import MemoryParams
+
+    cap, calls = tracevis3d.load_memory(run[0]), tracevis3d.load(run[1])
+    scene = bpy.context.scene
+    out = run_job(memory_build_job(cap, MemoryParams(resolution=(960, 540), calls_view="strip"), scene=scene,
+                                   calls=calls))
+    assert out["meta"]["n_calls_drawn"] > 0
+    assert any("memory_calls" in ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects)
+    out = run_job(memory_build_job(cap, {"resolution": [960, 540]}, scene=scene, calls=calls))
+    assert out["meta"]["calls_view"] == "icicle" and out["meta"]["n_calls_drawn"] > 1000
+    assert not any("memory_calls" in ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects)
