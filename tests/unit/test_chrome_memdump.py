@@ -210,3 +210,15 @@ def test_array_form_and_gzip(tmp_path):
     assert cap.n_sites == 3
     t = tracevis3d.load(str(p))
     assert "memory-infra allocators" in t.counter_names
+
+
+def test_memory_view_of_heap_dumps_names_the_stacks_and_says_what_a_band_is(tmp_path):
+    from tracevis3d.layout.memory import memory_layout
+
+    cap = tracevis3d.load_memory(_write(tmp_path, _heap_events()))
+    spec = memory_layout(cap)
+    bands = next(layer for layer in spec.layers if layer.name == "memory_bands")
+    assert len(bands.positions) > 0
+    texts = " ".join(spec.labels.texts)
+    assert "ParseHTML" in texts and "Layout" in texts
+    assert "held until the next" in texts and "memray" not in texts
