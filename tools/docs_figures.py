@@ -22,6 +22,9 @@ extravis_icicle     ``render-extravis`` and ``render-icicle`` of the same window
                     thread pool, side by side in one JPEG (`side_by_side`, at most 300 KB)
 memory_pydoc        ``render-memory`` of ``memray run --trace-python-allocators -m pydoc -w
                     email.message``
+memory_icicle       ``render-memory --trace`` of a JSON program 110 levels deep run by ``memray run``
+                    and sampled by py-spy in the same run (the icicle above the bands; skipped
+                    without py-spy)
 ==================  ========================================================================
 """
 from __future__ import annotations
@@ -43,10 +46,10 @@ def _realtraces():
     return mod
 
 FIGURES = ("threads_pipeline", "compare_json_tool", "threads_view", "cone_tree", "counters_tracks", "pytorch_flows",
-           "pytorch_flows_threads", "extravis_icicle", "memory_pydoc")
+           "pytorch_flows_threads", "extravis_icicle", "memory_pydoc", "memory_icicle")
 WIDTH = {"threads_pipeline": 1600, "compare_json_tool": 1600, "threads_view": 1920, "cone_tree": 1920,
          "counters_tracks": 1600, "pytorch_flows": 1600, "pytorch_flows_threads": 1600, "extravis_icicle": 2400,
-         "memory_pydoc": 1600}
+         "memory_pydoc": 1600, "memory_icicle": 1600}
 
 
 def render(args: list, png: pathlib.Path) -> None:
@@ -165,6 +168,21 @@ def main(argv=None) -> int:
                                 "-o", str(capture), "-m", "pydoc", "-w", "email.message"], cwd=work, check=True,
                                capture_output=True)
             render(["render-memory", str(capture)], png)
+        elif name == "memory_icicle":
+            import shutil
+
+            spec = importlib.util.spec_from_file_location("memray_captures",
+                                                          REPO / "tests" / "support" / "memray_captures.py")
+            captures = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(captures)
+            spy = shutil.which("py-spy", path=str(pathlib.Path(sys.executable).parent))
+            if spy is None:
+                print(f"skipped {name}: py-spy not found")
+                continue
+            capture, calls = work / "memory_icicle" / "run.bin", work / "memory_icicle" / "calls.json"
+            if not capture.exists() or not calls.exists():
+                capture, calls = captures.record_memory_and_calls(str(work / "memory_icicle"), spy)
+            render(["render-memory", str(capture), "--trace", str(calls)], png)
         elif name == "extravis_icicle":  # two renders composed: no single PNG to convert
             size = extravis_icicle(work, realtraces, out / f"{name}.jpg")
             print(f"wrote {out / (name + '.jpg')} ({size / 1e3:.0f} kB)")

@@ -5,67 +5,24 @@ figure draws render-icicle's icicle of the calls above the bands on one time axi
 the layout through its camera and on the rendered PNG."""
 import os
 import shutil
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
-from memray_captures import memray_available
+from memray_captures import memray_available, record_memory_and_calls
 
 SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
 pytestmark = [pytest.mark.blender,
               pytest.mark.skipif(not memray_available() or not SPY, reason="needs memray and py-spy")]
 
-#: JSON round trips of a document nested 110 levels deep: json's pure-Python encoder (indent)
-#: recurses one generator per level, and each round holds more memory than the last
-DEEP_JSON_PROGRAM = textwrap.dedent('''
-    import json, random
-    random.seed(7)
-
-    def leaf(i):
-        return {"id": i, "name": "user%d" % i, "tags": ["t%d" % (i % 13), "x" * (i % 40)],
-                "scores": [random.random() for _ in range(i % 30)]}
-
-    def nest(depth, fan):
-        if depth == 0:
-            return [leaf(i) for i in range(fan)]
-        return {"level": depth, "items": [leaf(depth + k) for k in range(fan // 8 + 1)], "child": nest(depth - 1, fan)}
-
-    def encode(doc):
-        return json.dumps(doc, indent=1, sort_keys=True)
-
-    def decode(text):
-        return json.loads(text)
-
-    def round_trip(depth, fan):
-        doc = nest(depth, fan)
-        text = encode(doc)
-        return text, decode(text)
-
-    kept = []
-    for r in range(4):
-        text, back = round_trip(110, 24 + 12 * r)
-        if r % 3 == 0:
-            kept.append(back)
-        compact = json.dumps(back, separators=(",", ":"))
-        del text, compact
-    print(len(kept))
-''')
-
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("memory-icicle")
-    (folder / "deep_json.py").write_text(DEEP_JSON_PROGRAM)
-    r = subprocess.run([SPY, "record", "--format", "chrometrace", "-r", "500", "-o", str(folder / "calls.json"), "--",
-                        sys.executable, "-m", "memray", "run", "-q", "-f", "--trace-python-allocators", "-o",
-                        str(folder / "run.bin"), "deep_json.py"], cwd=folder, capture_output=True, text=True,
-                       timeout=400)
-    if r.returncode != 0 or not (folder / "calls.json").exists():
-        pytest.skip(f"py-spy could not sample here (ptrace?): {r.stderr.strip()[-300:]}")
-    return folder / "run.bin", folder / "calls.json"
+    try:
+        return record_memory_and_calls(str(tmp_path_factory.mktemp("memory-icicle")), SPY)
+    except RuntimeError as e:
+        pytest.skip(str(e))
 
 
 def _png(path):

@@ -50,6 +50,42 @@ POOL_PROGRAM = textwrap.dedent('''
         print(sum(pool.map(chunk, range(120))))
 ''')
 
+#: JSON round trips of a document nested 110 levels deep: json's pure-Python encoder (indent)
+#: recurses one generator per level, and each round holds more memory than the last
+DEEP_JSON_PROGRAM = textwrap.dedent('''
+    import json, random
+    random.seed(7)
+
+    def leaf(i):
+        return {"id": i, "name": "user%d" % i, "tags": ["t%d" % (i % 13), "x" * (i % 40)],
+                "scores": [random.random() for _ in range(i % 30)]}
+
+    def nest(depth, fan):
+        if depth == 0:
+            return [leaf(i) for i in range(fan)]
+        return {"level": depth, "items": [leaf(depth + k) for k in range(fan // 8 + 1)], "child": nest(depth - 1, fan)}
+
+    def encode(doc):
+        return json.dumps(doc, indent=1, sort_keys=True)
+
+    def decode(text):
+        return json.loads(text)
+
+    def round_trip(depth, fan):
+        doc = nest(depth, fan)
+        text = encode(doc)
+        return text, decode(text)
+
+    kept = []
+    for r in range(4):
+        text, back = round_trip(110, 24 + 12 * r)
+        if r % 3 == 0:
+            kept.append(back)
+        compact = json.dumps(back, separators=(",", ":"))
+        del text, compact
+    print(len(kept))
+''')
+
 #: name -> (memray run arguments after ``-o CAPTURE``)
 PROGRAMS = {
     "pydoc": ["-m", "pydoc", "-w", "email.message"],
@@ -96,3 +132,19 @@ def recorded(tmp_path_factory, names) -> dict:
     its own folder of the session's temporary folder (a later caller finds the file there)."""
     base = tmp_path_factory.getbasetemp()
     return {name: record(CAPTURES[name][0], str(base / f"memray-{name}"), CAPTURES[name][1]) for name in names}
+
+
+def record_memory_and_calls(folder: str, spy: str, rate: int = 500) -> tuple:
+    """`DEEP_JSON_PROGRAM` run by ``memray run`` and sampled by py-spy (``spy``) in the same run
+    (one process; py-spy reads it from outside, so no profile hook is shared): (capture, calls)
+    paths in ``folder``; a RuntimeError naming py-spy's complaint when it could not sample."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "deep_json.py"), "w") as f:
+        f.write(DEEP_JSON_PROGRAM)
+    capture, calls = os.path.join(folder, "run.bin"), os.path.join(folder, "calls.json")
+    r = subprocess.run([spy, "record", "--format", "chrometrace", "-r", str(rate), "-o", calls, "--", sys.executable,
+                        "-m", "memray", "run", "-q", "-f", "--trace-python-allocators", "-o", capture, "deep_json.py"],
+                       cwd=folder, capture_output=True, text=True, timeout=400)
+    if r.returncode != 0 or not os.path.exists(calls) or not os.path.exists(capture):
+        raise RuntimeError(f"py-spy could not sample here (ptrace?): {r.stderr.strip()[-300:]}")
+    return capture, calls
