@@ -25,12 +25,13 @@ def add_parsers(sub) -> None:
                      "allocation site a band as thick as the bytes it holds, stacked, time along x;\n"
                      "thin bands merged into grey aggregates, leaks and the high-water mark marked.",
                      EXAMPLES + FOOTER,
-                     positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...); "
-                                                         "none with --live-port", "?")])
+                     positionals=[("capture", "CAPTURE", "a memray capture (python -m memray run -o CAPTURE ...), or "
+                                                         "a Chrome JSON trace with memory-infra dumps; none with "
+                                                         "--live-port", "?")])
     from ..params.cli import add_options
-    from ..params.memory import MEMORY_INPUTS, MEMORY_LIVE
+    from ..params.memory import MEMORY_LIVE
 
-    add_options(sub.choices["render-memory"], (), [MEMORY_INPUTS, MEMORY_LIVE], required=())
+    add_options(sub.choices["render-memory"], (), [MEMORY_LIVE], required=())
 
 
 def memory_params(args):
@@ -81,9 +82,9 @@ def render_memory(args) -> str:
     cli._progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
                        f"{capture.n_sites:,} sites in {time.perf_counter() - t:.2f} s")
     calls = None
-    if getattr(args, "trace", None):
-        calls = cli._load(args.trace)
-        cli._progress(0.1, f"loaded {len(calls):,} calls of {args.trace}")
+    if params.calls_trace:
+        calls = cli._load(params.calls_trace)
+        cli._progress(0.1, f"loaded {len(calls):,} calls of {params.calls_trace}")
     scene = cli._scene()
     from ..blender.memory_tasks import memory_build_job
 
@@ -105,7 +106,7 @@ def render_memory_live(args, params, out: str, save) -> str:
     from . import common as cli
     from ..errors import TraceFormatError
 
-    if args.capture is not None or getattr(args, "trace", None):
+    if args.capture is not None or params.calls_trace:
         raise cli.CLIError("--live-port reads memray's live stream: no CAPTURE and no --trace "
                            "(the call feed comes with --live-calls)", 2)
     frames = os.path.abspath(args.live_frames) if args.live_frames else None
