@@ -35,9 +35,8 @@ def merge_calls(trace: Trace, hidden) -> Trace:
 
 
 def find_call(trace: Trace, what) -> int:
-    """A call of ``trace`` given as an index (int or digits) or a function name: the exact
-    name, else the names containing it; of those calls the longest (then the earliest).
-    ValueError naming ``what`` when there is none."""
+    """A call of ``trace`` given as an index (int or digits) or a function name (its longest
+    call, `longest_named_call`).  ValueError naming ``what`` when there is none."""
     if isinstance(what, (int, np.integer)) or (isinstance(what, str) and what.strip().isdigit()):
         i = int(what)
         if not 0 <= i < len(trace):
@@ -46,11 +45,20 @@ def find_call(trace: Trace, what) -> int:
     text = str(what).strip()
     if not text:
         raise ValueError("no call given")
+    call = longest_named_call(trace, text)
+    if call is None:
+        raise ValueError(f"no call in the trace is named like {text!r} (a function's name, or part of it)")
+    return call
+
+
+def longest_named_call(trace: Trace, text: str) -> int | None:
+    """The longest call (then the earliest) of the functions named ``text`` exactly, else of
+    those whose names contain it; None when no call has such a name."""
     names = trace.function_names  # per function, not per call
     funcs = [k for k, nm in enumerate(names) if nm == text] or [k for k, nm in enumerate(names) if text in nm]
     calls = np.flatnonzero(np.isin(trace.func, np.asarray(funcs, np.int32))) if funcs else np.zeros(0, np.int64)
     if calls.size == 0:
-        raise ValueError(f"no call in the trace is named like {text!r} (a function's name, or part of it)")
+        return None
     dur = trace.end[calls] - trace.start[calls]
     return int(calls[np.lexsort((calls, -dur))[0]])
 

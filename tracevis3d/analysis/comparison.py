@@ -20,6 +20,7 @@ import numpy as np
 
 from ..model import Trace
 from ..names import intern_all
+from ..transform import longest_named_call
 from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
                              subtree_shape_classes)
 from ..kernels.hugeblock import huge_pages
@@ -458,14 +459,10 @@ class Comparison:
         text = str(what).strip()
         if not text:
             raise ValueError(f"no call of {side.upper()} given")
-        names = tr.function_names  # per function, not per call
-        funcs = [k for k, nm in enumerate(names) if nm == text] or \
-                [k for k, nm in enumerate(names) if text in nm]
-        calls = np.flatnonzero(np.isin(tr.func, np.asarray(funcs, np.int32))) if funcs else np.zeros(0, np.int64)
-        if calls.size == 0:
+        call = longest_named_call(tr, text)
+        if call is None:
             raise ValueError(f"no call of {side.upper()} is named like {text!r}")
-        dur = tr.end[calls] - tr.start[calls]
-        return int(calls[np.lexsort((calls, -dur))[0]])
+        return call
 
     def describe(self, n: int = 3) -> str:
         """A few lines of plain text: the two runs, how much matches, where they differ
