@@ -144,6 +144,7 @@ HEAP = {"load_memory"}  # the Trace's counters do not read heaps_v2, the capture
 BOTH = {"load", "load_memory"}
 HOSTILE_DUMPS = [
     ({"pid": "x"}, "no integer pid", BOTH),
+    ({"pid": 10 ** 30}, "no integer pid", BOTH),
     ({"ts": "soon"}, "no finite ts", BOTH),
     ({"args": {"dumps": [1, 2]}}, "no args.dumps object", BOTH),
     ({"args": {"dumps": {"allocators": {"malloc": {"attrs": {"size": {"value": "zz-top"}}}}}}}, "not a hexadecimal",
@@ -163,6 +164,9 @@ HOSTILE_DUMPS = [
      "not a whole number", HEAP),
     ({"args": {"dumps": {"heaps_v2": {"allocators": {"malloc": {"nodes": [9], "sizes": [5], "counts": [-1]}}}}}},
      "out of range", HEAP),
+    ({"args": {"dumps": {"heaps_v2": {"maps": {"nodes": [{"id": 1, "name_sid": [1, 2]}]},
+                                      "allocators": {"malloc": {"nodes": [1, 1], "sizes": [5, 6], "counts": [1, True]}}}}}},
+     "is a bool", HEAP),
     ({"args": {"dumps": {"heaps_v2": {"maps": {"strings": "abc"}, "allocators": {"malloc": {"nodes": ["a"],
                                                                                           "sizes": [5]}}}}}},
      "maps.strings is not a list", HEAP),

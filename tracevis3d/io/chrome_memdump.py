@@ -193,8 +193,8 @@ def _dump_of(ev, where: str, problems: _Problems) -> Dump | None:
             dumps = json.loads(dumps)
         except (ValueError, RecursionError):
             dumps = None
-    if not isinstance(pid, int) or isinstance(pid, bool):
-        problems.add(where, "no integer pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or abs(pid) > MAX_EXACT:
+        problems.add(where, "no integer pid (of at most 2**53)")
     elif not isinstance(ts, (int, float)) or isinstance(ts, bool) or not math.isfinite(ts) or abs(ts) > 1e21:
         problems.add(where, "no finite ts")
     elif not isinstance(dumps, dict):
@@ -323,7 +323,7 @@ def _heap_stack(pid_maps: dict, node, lim, problems: _Problems, where: str) -> t
                 return None
             break
         sid, node = entry
-        frames.append(strings.get(sid, f"string {sid}"))
+        frames.append(strings.get(sid, f"string {sid}") if isinstance(sid, int) else f"string {str(sid)[:40]}")
     return tuple(frames)
 
 
