@@ -124,6 +124,10 @@ def test_the_cone_says_why_a_window_or_a_view_does_not_zoom_it(saved):
     with pytest.raises(ValueError, match=f"no call {len(trace)} in the trace"):
         view.zoom_to(scene, call=len(trace))
     assert view.zoom_state(scene) is None and len(bpy.data.objects) == n_objects
+    meta = json.loads(scene["tracevis3d_meta"])
+    scene["tracevis3d_meta"] = json.dumps(dict(meta, layout="icicle"))  # a figure with a time axis
+    with pytest.raises(ValueError, match=r"a subtree; this icicle figure zooms to a window \(zoom_to\(window="):
+        view.zoom_to(scene, call=0)
 
 
 @pytest.mark.timeout(600)

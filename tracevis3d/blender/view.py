@@ -138,7 +138,8 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
         out = yield from cone_zoom_steps(job, scene, call, collection_name, t_start, camera_persp, NAME_KINDS)
         return out
     if call is not None:
-        raise ValueError(f"zoom_to(call=...) zooms a cone tree into a subtree; a {layout} figure zooms to a window")
+        raise ValueError(f"zoom_to(call=...) zooms a cone tree into a subtree; this {layout} figure zooms to a "
+                         "window (zoom_to(window=...))")
     if layout in ("threads", "compare"):
         if persp is not None:
             raise ValueError(f"the {BESIDE[layout]} refines a window given to zoom_to (following the viewport is "
