@@ -21,6 +21,30 @@ Usage:  NUMBA_CACHE_DIR=build/numba-cache PYTHONPATH=. .venv/bin/python bench/be
             [--sizes 1e6,1e7] [--huge] [--trace PATH ...] [--profile DIR] [--keep]
         (--huge: hold the machine's heavy-run lock, flock /tmp/tv3d-heavy.lock; the 10^8 file
         goes to --dir, default the system's temporary folder, and is removed after unless --keep)
+
+The whole overview of the 10^8-call file is not built: its build held 17 GB of its own memory
+(20 GB resident) 4.5 minutes in, on this 23 GB machine, and was stopped; its overview is the
+middle 2 s of the trace (``--huge-overview-s``: ~1.7·10^6 calls drawn), the zooms' trace is the
+whole mapped file.  Measured 2026-11-29 01:01 UTC (this 2-core machine shared with five other
+jobs; ``--trace build/traces/sympy.json --huge``; "first" = the first zoom, "later" = the
+0.2, 1, 5 and 50 ms windows, each against its peer):
+
+    | trace (calls)               | overview build s | first zoom s | later zooms s | × peer (wall) | × peer (CPU) | write s   | load |
+    |-----------------------------|------------------|--------------|---------------|---------------|--------------|-----------|------|
+    | sympy (1,135,589, recorded) | 5.26             | 1.45         | 0.09..0.43    | 1.36..1.60    | 1.38..1.64   | 0.03..0.07| 7.5  |
+    | synthetic 10^6              | 2.70             | 1.56         | 0.12..0.34    | 0.80..1.53    | 1.21..1.65   | 0.03..0.07| 7.2  |
+    | synthetic 10^7              | 39.0             | 2.15         | 0.25..0.84    | 0.77..3.03    | 1.13..1.44   | 0.06..0.17| 6.6  |
+    | synthetic 10^8, mapped      | 3.85 (2 s of it) | 1.14         | 0.20..0.34    | 0.91..1.95    | 1.13..1.58   | 0.03..0.06| 6.3  |
+
+A later zoom costs its window, not the trace: 0.1-0.8 s from 10^6 to 10^8 calls, 1.1-1.6× the
+window's own layout in CPU time (the rest is writing its objects, 0.03-0.17 s); the zoom adds at
+most 31 MB to the process.  Before this run's change (`zoom_write._instancer`), every zoom built
+its layers' instancer groups again (one Geometry Nodes branch per material, ~30 materials a
+layer, building one grows faster than its size): the same windows, same run order, load 9, the
+writer of 8573f62 against this one: write 0.13-0.88 s → 0.06-0.08 s and later zooms 0.23-1.28 s
+→ 0.17-0.43 s at synthetic 10^6; sympy 0.16-0.71 s → 0.16-0.63 s.  The first zoom now builds
+the one shared group (64 branches, ~0.7 s unloaded, 1-2 s here): headless it is in the first
+zoom's time (before: 0.4-0.8 s); a figure built in Blender's window builds it with the figure.
 """
 from __future__ import annotations
 
@@ -100,6 +124,7 @@ def run_trace(name: str, path: str, rows: list, synthetic: bool, profile_dir: st
     from tracevis3d.blender.animate import META_KEY
     from tracevis3d.blender.hygiene import remove_startup_defaults
     from tracevis3d.blender.scene import build_icicle
+    from tracevis3d.layout import select
     from tracevis3d.layout.icicle import icicle_layout
     from tracevis3d.layout.params import IcicleParams
     from tracevis3d.layout.refine import window_params
@@ -143,6 +168,7 @@ def run_trace(name: str, path: str, rows: list, synthetic: bool, profile_dir: st
         if prof is not None:
             prof.disable()
             prof.dump_stats(os.path.join(profile_dir, f"zoom_{n}_{ms:g}ms.prof"))
+        select._CUT_CACHE.clear()  # the peer cuts the window itself, as a dedicated figure does
         _, tp, cp = timed(icicle_layout, trace, window_params(params, window))
         rows.append(dict(trace=name, calls=n, window=f"{ms:g} ms", zoom=t, zoom_cpu=c, layout=out["seconds"]["layout"],
                          write=out["seconds"]["write"], peer=tp, peer_cpu=cp, drawn=out["calls_drawn"],
