@@ -1,6 +1,7 @@
 """Zoom to…: fly the view to a stretch of the trace and lay it out at full detail there
 (`tracevis3d.blender.view`): a time range typed in, the picked call, the current search hit, a
-bookmark's call, the call under the mouse, or the whole figure again.  The refinement runs as a
+bookmark's call, the call under the mouse, or the whole figure again; on a cone tree a call's
+subtree (`tracevis3d.blender.cone_zoom`: no time axis, so no range).  The refinement runs as a
 job (`common.JobOperator`); the viewport then flies onto it (`ui.zoom_follow.fly_to_camera`)."""
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _call_window(context, call: int):
              ("mouse_x", "Int", dict(name="Mouse x", default=-1, options={"SKIP_SAVE", "HIDDEN"})),
              ("mouse_y", "Int", dict(name="Mouse y", default=-1, options={"SKIP_SAVE", "HIDDEN"}))])
 class TRACEVIS3D_OT_zoom_to(JobOperator, Operator):
-    """Fly the view to a stretch of the trace and lay it out at full detail there: a time range, the picked call, the search hit, a bookmark, the call under the mouse, or the whole figure"""
+    """Fly the view to a stretch of the trace and lay it out at full detail there: a time range, the picked call, the search hit, a bookmark, the call under the mouse, or the whole figure (a cone tree: the call's subtree)"""
 
     bl_idname = "tracevis3d.zoom_to"
     bl_label = "Zoom to…"
