@@ -117,3 +117,30 @@ def test_the_strip_stays_an_option_and_the_job_takes_the_choice(run):
     out = run_job(memory_build_job(cap, {"resolution": [960, 540]}, scene=scene, calls=calls))
     assert out["meta"]["calls_view"] == "icicle" and out["meta"]["n_calls_drawn"] > 1000
     assert not any("memory_calls" in ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects)
+
+
+@pytest.mark.timeout(900)
+def test_the_panels_memory_section_draws_the_icicle_of_its_calls_trace(run):
+    """The panel's Memory section (the add-on registered): its Calls trace field names the call
+    trace, and its Build draws the icicle above the bands as the command does."""
+    bpy = pytest.importorskip("bpy")
+    import json
+
+    from addon_loader import registered_addon
+
+    gen = registered_addon()
+    next(gen)
+    try:
+        scene = bpy.context.scene
+        scene.tracevis3d.trace_path = str(run[0])
+        group = scene.tracevis3d_memory_params
+        group.calls_trace = str(run[1])
+        group.resolution_x, group.resolution_y = 960, 540
+        assert bpy.ops.tracevis3d.build_view(view="memory") == {"FINISHED"}
+        record = json.loads(scene["tracevis3d_memory"])
+        assert record["params"]["calls_trace"] == str(run[1]) and record["params"]["calls_view"] == "icicle"
+        names = [ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects]
+        assert any("memory_bands" in n for n in names), names
+        assert any("clusters" in n for n in names) and not any("memory_calls" in n for n in names), names
+    finally:
+        next(gen, None)

@@ -50,8 +50,9 @@ POOL_PROGRAM = textwrap.dedent('''
         print(sum(pool.map(chunk, range(120))))
 ''')
 
-#: JSON round trips of a document nested 110 levels deep: json's pure-Python encoder (indent)
-#: recurses one generator per level, and each round holds more memory than the last
+#: JSON round trips of a document nested 110 levels deep, most of its records at the bottom:
+#: json's pure-Python encoder (indent) recurses one generator per level and spends most of its
+#: time 110+ levels deep; each round holds more memory than the last
 DEEP_JSON_PROGRAM = textwrap.dedent('''
     import json, random
     random.seed(7)
@@ -63,7 +64,7 @@ DEEP_JSON_PROGRAM = textwrap.dedent('''
     def nest(depth, fan):
         if depth == 0:
             return [leaf(i) for i in range(fan)]
-        return {"level": depth, "items": [leaf(depth + k) for k in range(fan // 8 + 1)], "child": nest(depth - 1, fan)}
+        return {"level": depth, "items": [leaf(depth)], "child": nest(depth - 1, fan)}
 
     def encode(doc):
         return json.dumps(doc, indent=1, sort_keys=True)
@@ -78,7 +79,7 @@ DEEP_JSON_PROGRAM = textwrap.dedent('''
 
     kept = []
     for r in range(4):
-        text, back = round_trip(110, 24 + 12 * r)
+        text, back = round_trip(110, 500 + 150 * r)
         if r % 3 == 0:
             kept.append(back)
         compact = json.dumps(back, separators=(",", ":"))

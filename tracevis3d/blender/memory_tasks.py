@@ -10,7 +10,7 @@ import numpy as np
 import bpy
 
 from ..jobs import Job
-from .session import prepare_kernels
+from .session import load_steps, prepare_kernels
 from .tasks import layout_and_write_steps, source_path
 
 MEMORY_KEY = "tracevis3d_memory"
@@ -28,7 +28,12 @@ def _memory_layout(capture, params, calls=None, calls_offset_us=None):
 
 def memory_build_steps(job: Job, capture, params=None, scene=None, collection_name: str = "TraceVis3D",
                        span=(0.0, 1.0), calls=None, calls_offset_us=None):
+    from ..params.memory import MemoryParams
+
     scene = scene or bpy.context.scene
+    params = (MemoryParams.from_dict(params) if isinstance(params, dict) else params or MemoryParams()).validate()
+    if calls is None and params.calls_trace:  # the panel's and a script's call trace (the CLI loads its own)
+        calls = yield from load_steps(job, params.calls_trace, (span[0], span[0] + 0.2 * (span[1] - span[0])))
     yield job.off_main(prepare_kernels)
     job.report(span[0], f"memory view of {capture.n_ranges:,} ranges")
     params, spec, _, out = yield from layout_and_write_steps(
@@ -47,7 +52,8 @@ def memory_build_steps(job: Job, capture, params=None, scene=None, collection_na
 def memory_build_job(capture, params=None, scene=None, collection_name: str = "TraceVis3D", calls=None) -> Job:
     """A `Job` that builds the memory view of a loaded `MemoryCapture` (`memory_build_steps`);
     ``calls``: a `Trace` of the same run, drawn above the bands on the capture's clock: its whole
-    icicle, or a strip of its outermost calls (``params.calls_view``, `layout.memory_calls`)."""
+    icicle, or a strip of its outermost calls (``params.calls_view``, `layout.memory_calls`);
+    without it, the trace at ``params.calls_trace`` if one is named (loaded as the panel loads one)."""
     return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0), calls)
 
 

@@ -113,6 +113,16 @@ def _memory_legend(cap, params, bp, tpx, res, title, icicle_rows, n_slot0, has_l
     return plan_hud(res, tpx, title, rows, params.show_title, params.show_legend), site_rows, n_legend
 
 
+def _without_kind(ls: LabelSet, kind: str) -> LabelSet:
+    keep = np.array([k != kind for k in ls.kind], bool)
+    if keep.all():
+        return ls
+    idx = np.flatnonzero(keep)
+    return LabelSet([ls.texts[i] for i in idx], ls.anchors[idx], ls.sizes[idx], [ls.material[i] for i in idx],
+                    ls.align[idx], [ls.kind[i] for i in idx], ls.call_index[idx], ls.rotation[idx],
+                    [ls.space[i] for i in idx], {k: v[idx] for k, v in ls.attributes.items()})
+
+
 def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_offset_us: float | None = None
                         ) -> SceneSpec:
     """The icicle of ``calls`` over the capture's span above the memory bands of ``cap`` on one
@@ -149,7 +159,8 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     ice_levels = float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1) + 2.0
     below = ice_levels * (1.0 - share) / share
     byte_em = max(text_width(fmt_bytes(v)) for v in _nice(0.0, float(bp.gheld.sum(axis=0).max()), 5) or [0.0])
-    name_em = max(lane_name_em(sel, ip), 0.85 * byte_em + 0.5)
+    one_lane = n_lanes == 1  # its name (a thread's, often a number) would widen the margin of both parts
+    name_em = max(0.0 if one_lane else lane_name_em(sel, ip), 0.85 * byte_em + 0.5)
     frame = frame_lanes(st.lane_levels, st.lane_ext, plan.rect, ip, tpx, name_em, sel.t0, sel.t1,
                         below_levels=below)
     L = float(ip.time_length)
@@ -183,6 +194,8 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     occupied = occupied | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.array([block_px]))
     layers, label_sets, cl = icicle_geometry(st, frame, ip, tpx, callout_room=(plan.rect, hud_rects(plan, res),
                                                                                occupied))
+    if one_lane:  # the lane's name left out (the legend says what the calls are)
+        label_sets = [_without_kind(ls, "lane") for ls in label_sets]
     # the HUD: the calls' swatches, then the named bands'
     ice_sw_rgb = np.vstack([colouring.slot_rgb, colouring.cluster_rgb[:1]])
     ice_sw_mats = list(colouring.slot_names) + cluster_material_names(colouring)[:1]

@@ -20,11 +20,15 @@ MEMORY = Schema("memory", [
     Param("min_band_px", Number(0.5, 100.0), 1.5, group=S.LOOK, unit="px", label="Thinnest band",
           help="bands thinner than this many pixels at their thickest are merged with their thin neighbours into "
                "grey aggregates (Memcov Viz)"),
+    Param("calls_trace", Path(metavar="TRACE"), None, group=S.SHOW, flag="--trace", label="Calls trace",
+          default_text="none",
+          help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): "
+               "its calls drawn above the bands on the capture's clock"),
     Param("calls_view", Choice(CALLS_VIEW_ITEMS), "icicle", group=S.SHOW, label="Calls above",
           help="with a call trace of the same run: its whole icicle above the bands (folded, merged under a pixel, "
                "named, with callouts, as render-icicle draws it), or only a strip of the busiest thread's six "
                "outermost levels (a cheap layout: the live view's many rebuilds, a figure about memory first)"),
-    Param("calls_share", Number(0.2, 0.8), 0.55, group=S.SHOW, label="Icicle share",
+    Param("calls_share", Number(0.2, 0.8), 0.5, group=S.SHOW, label="Icicle share",
           help="with calls_view icicle: the share of the figure's height the icicle takes; the bands take the rest"),
     S.RESOLUTION, S.LABEL_PX,
     S.MAX_LABELS.but(default=40, help="names on the N largest bands that have room for them"),
@@ -40,14 +44,6 @@ class MemoryParams(Params, schema=MEMORY):
     threshold under which bands are merged into grey aggregates.  Every field is declared
     once in `MEMORY`."""
 
-
-#: the command line's input beside the capture (not a parameter of the figure: the panel takes the
-#: session's trace): a call trace of the same run, drawn above the bands
-MEMORY_INPUTS = Schema("memory_inputs", [
-    Param("trace", Text(metavar="TRACE"), None, group="input", default_text="none", ui=False,
-          help="a call trace of the same run (py-spy record --format chrometrace -- python -m memray run ...): "
-               "its calls drawn above the bands on the capture's clock"),
-], doc="What render-memory reads besides the capture.")
 
 #: render-memory's live mode (issue 71): the memory view of a program run with
 #: ``python -m memray run --live-remote --live-port PORT program.py``, rebuilt as it runs
