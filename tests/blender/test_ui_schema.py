@@ -228,6 +228,8 @@ def _other_value(p):
         return ["main", 2]
     if _is(k, "Resolution"):
         return (800, 600)
+    if _is(k, "Path"):
+        return "/tmp/calls.json"
     raise AssertionError(f"no other value for {p.name} ({type(k).__name__})")
 
 
