@@ -114,7 +114,9 @@ def test_the_strip_stays_an_option_and_the_job_takes_the_choice(run):
                                    calls=calls))
     assert out["meta"]["n_calls_drawn"] > 0
     assert any("memory_calls" in ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects)
-    out = run_job(memory_build_job(cap, {"resolution": [960, 540]}, scene=scene, calls=calls))
+    from tracevis3d.blender.memory_tasks import build_memory
+
+    out = build_memory(cap, {"resolution": [960, 540]}, calls=calls, scene=scene)  # the scripting entry
     assert out["meta"]["calls_view"] == "icicle" and out["meta"]["n_calls_drawn"] > 1000
     assert not any("memory_calls" in ob.name for ob in bpy.data.collections["TraceVis3D"].all_objects)
 

@@ -57,6 +57,19 @@ def memory_build_job(capture, params=None, scene=None, collection_name: str = "T
     return Job("memory view", memory_build_steps, capture, params, scene, collection_name, (0.0, 1.0), calls)
 
 
+def build_memory(capture, params=None, calls=None, scene=None, collection_name: str = "TraceVis3D",
+                 progress=None) -> dict:
+    """Write (or replace) the memory view of ``capture`` (a `MemoryCapture`, `tracevis3d.load_memory`)
+    into the scene, as `scene.build_icicle` does for a trace: the build job run to its end.
+    ``calls``: a `Trace` of the same run (or ``params.calls_trace``, a file), drawn above the bands
+    as ``params.calls_view`` says (its whole icicle by default).  ``progress(fraction, text)`` is
+    called for every step.  Returns the build's objects, timings and the layout's ``meta``."""
+    job = memory_build_job(capture, params, scene=scene, collection_name=collection_name, calls=calls)
+    if progress is not None:
+        job.listeners.append(lambda j: progress(j.fraction, j.text))
+    return job.run(interval=0.02)
+
+
 def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D") -> dict | None:
     """The band (or leak cap) the world-space ray hits first: its record from the build (name,
     peak bytes, first/last allocation, threads, heaviest stack; a single range's size and
