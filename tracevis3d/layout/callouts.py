@@ -46,6 +46,7 @@ import numpy as np
 
 from .annotate import cells_free, occupancy_grid, summed_area
 from .camera import euler_xyz, project, world_per_pixel
+from .geometry import AtIndex
 from .labels import LEADER_PX, LEADER_RGB, PAD, box_face_pixels, place_facing_text, text_basis
 from .spec import CurveLayer, LabelSet
 from .text import ASCENT, DESCENT, has_qualifier, name_candidates, text_width
@@ -139,9 +140,10 @@ def callout_labels(placer, trace, d, single, ft, frame, t0: float, tpx: float, r
     if room <= 0 or d.start.size == 0:
         return empty, None
     cam = frame.cam
-    x0 = (d.start - t0) * frame.scale_t
-    x1 = (d.end - t0) * frame.scale_t
-    z_lo, z_hi = d.face_low, d.face_high
+    # read at the candidates only: no arrays over every drawn call
+    x0 = AtIndex(lambda k: (d.start[k] - t0) * frame.scale_t)
+    x1 = AtIndex(lambda k: (d.end[k] - t0) * frame.scale_t)
+    z_lo, z_hi = AtIndex(d.face_low_at), AtIndex(d.face_high_at)
     ok = np.flatnonzero(single & ~d.folded)
     wpx, hpx = box_face_pixels(cam, res, x0[ok], x1[ok], z_lo[ok], z_hi[ok])
     keep = (wpx >= CALLOUT_MIN_PX) & (hpx >= 1.0)

@@ -114,11 +114,14 @@ class Folding:
     run_start: np.ndarray  # int32 (index into the shown calls), -1 when not folded
     run_levels: np.ndarray  # int32, levels of the run at run starts, 0 elsewhere
     drawn: np.ndarray  # bool: unfolded calls and run starts (the slabs)
-    rep_head: np.ndarray  # int64: first call of each call's run of repeated siblings
-    rep_end: np.ndarray  # float64: at run heads, the end of the run (µs)
-    rep_count: np.ndarray  # int64: at run heads, the number of calls in the run
-    rows: tuple  # `kernels.runs.child_rows` of the shown calls
+    # the runs of repeated siblings (`kernels.runs.sibling_runs`) of two calls or more, by
+    # their first calls: a few of the calls, not an array over all of them (10^8 calls)
+    rep_heads: np.ndarray  # int64: the shown calls that start a run of 2 or more, ascending
+    rep_end: np.ndarray  # float64 per run in ``rep_heads``: the end of the run (µs)
+    rep_count: np.ndarray  # int64 per run in ``rep_heads``: the number of calls in the run
+    rows: tuple  # `kernels.runs.child_rows` of the calls ``row_calls`` (not of every shown call)
     row_named: np.ndarray  # bool per shown call: its children form a wide, dominated row
+    row_calls: np.ndarray  # int64: the shown calls whose ``row_named`` is set, ascending
     lane_levels: np.ndarray  # float64 per lane: height of the lane's tallest stack
     rule: str  # "auto", "none" or "levels"
     lane_rows: tuple = None  # `lane_root_rows`: the row each lane's roots form
@@ -434,6 +437,13 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     # when that is a row of its function's calls (`kernels.runs.name_widths`)
     name_px, row_named = name_widths(parent, func, start, width_px, head, rep_end, n_children, row_start, row_end,
                                      dom_func, dom_time, total, upx, ROW_SHARE, named_px)
+    # what the label stage reads of the runs and rows, kept at their few calls; the arrays over
+    # every call go before the placement (the stage's peak: 56 + 24 bytes a call less)
+    rep_heads = np.flatnonzero(rep_count >= 2)
+    rep_end, rep_count = rep_end[rep_heads], rep_count[rep_heads]
+    row_calls = np.flatnonzero(row_named)
+    rows = tuple(a[row_calls] for a in rows)
+    del head, n_children, row_start, row_end, dom_func, dom_time, dom_count, total
     squeeze = rule == "auto"
     nl = max(n_lanes, 1)
     if not squeeze:  # levels folded on request keep the marker that says how many
@@ -503,7 +513,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))
-    return Folding(bottom, height, eff, run_start, run_levels, drawn, head, rep_end, rep_count, rows, row_named,
-                   lane_levels, rule, lane_root_rows(func, start, end, parent, lane, n_lanes,
+    return Folding(bottom, height, eff, run_start, run_levels, drawn, rep_heads, rep_end, rep_count, rows, row_named,
+                   row_calls, lane_levels, rule, lane_root_rows(func, start, end, parent, lane, n_lanes,
                                                      trace.n_functions), demand, squeezed,
                    stalk[0] if envelopes is not None else None)

@@ -55,6 +55,27 @@ class Drawn:
     def face_high(self) -> np.ndarray:
         return self.bottom + (1 + BOX_FILL) / 2 * self.height
 
+    def face_low_at(self, k):
+        """`face_low` of the drawn calls ``k`` (an index or an index array), without the array
+        over every drawn call (the same value, element by element)."""
+        return self.bottom[k] + (1 - BOX_FILL) / 2 * self.height[k]
+
+    def face_high_at(self, k):
+        """`face_high` of the drawn calls ``k`` (as `face_low_at`)."""
+        return self.bottom[k] + (1 + BOX_FILL) / 2 * self.height[k]
+
+
+class AtIndex:
+    """A per-drawn-call formula read only where it is indexed: ``AtIndex(f)[k]`` is ``f(k)``,
+    the elements ``k`` of the array the formula would make, without making it (a stage that
+    reads a few of 10^7 calls' faces holds no array over all of them)."""
+
+    def __init__(self, at):
+        self._at = at
+
+    def __getitem__(self, k):
+        return self._at(k)
+
 
 def dense_ranks(v: np.ndarray) -> np.ndarray:
     """The rank of each value among the distinct values of ``v`` (``np.unique``'s inverse),

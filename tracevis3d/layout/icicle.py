@@ -392,6 +392,7 @@ def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = 
 
 
 OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
+OCCUPANCY_CHUNK = 1 << 18  # drawn calls projected at a time by `lanes_occupancy` (bounded temporaries)
 
 
 def label_materials(layers) -> dict:
@@ -432,14 +433,21 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     names and the time axis."""
     from .camera import box_rects, project
 
+    from .geometry import BOX_FILL
+
     d, sel = st.drawn, st.sel
     d.place(frame)
     res = params.resolution
-    x0 = (d.start - sel.t0) * frame.scale_t
-    x1 = (d.end - sel.t0) * frame.scale_t
-    # the front face's lower edge and the extruded top's back edge bound a box on the image
-    rx0, ry0, rx1, ry1 = box_rects(frame.cam, res, x0, x1, d.ext, d.face_low, d.face_high)
-    grid = rects_grid(res, OCCUPANCY_CELL_PX, rx0, ry0, rx1 + 1.0, ry1 + 1.0)
+    grid = rects_grid(res, OCCUPANCY_CELL_PX, *(np.zeros(0),) * 4)
+    for a in range(0, d.start.size, OCCUPANCY_CHUNK):  # a chunk's temporaries at a time, not the calls'
+        b = a + OCCUPANCY_CHUNK
+        x0 = (d.start[a:b] - sel.t0) * frame.scale_t
+        x1 = (d.end[a:b] - sel.t0) * frame.scale_t
+        bottom, height = d.bottom[a:b], d.height[a:b]  # `Drawn.face_low`, `face_high` of the chunk
+        # the front face's lower edge and the extruded top's back edge bound a box on the image
+        rx0, ry0, rx1, ry1 = box_rects(frame.cam, res, x0, x1, d.ext[a:b], bottom + (1 - BOX_FILL) / 2 * height,
+                                       bottom + (1 + BOX_FILL) / 2 * height)
+        grid |= rects_grid(res, OCCUPANCY_CELL_PX, rx0, ry0, rx1 + 1.0, ry1 + 1.0)
     extra = []
     if params.show_axes:  # the axis under the lanes and the names left of them
         zb = float(frame.z_base.min())

@@ -350,7 +350,7 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
     lane = plan.lane
     in_lane = (d.lane == lane) & (d.end > plan.t0) & (d.start < plan.t1)
     z_lo = float(frame.z_base[lane])
-    z_hi = float(d.face_high[in_lane].max()) if in_lane.any() else z_lo + frame.h
+    z_hi = float(d.face_high_at(in_lane).max()) if in_lane.any() else z_lo + frame.h
     sx0, sx1 = (plan.t0 - sel.t0) * frame.scale_t, (plan.t1 - sel.t0) * frame.scale_t
     m = 0.15 * frame.h
     y_front = -0.03 * frame.h

@@ -26,7 +26,7 @@ from .camera import euler_xyz, project
 from .spec import CameraSpec, InstanceLayer, LabelSet, MaterialSpec
 from .cluster import cluster_subpixel_calls
 from .fold import ROW_SHARE
-from .geometry import BOX_FILL, dominant_member
+from .geometry import BOX_FILL, AtIndex, dominant_member
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 
 MIN_TEXT_PX = 14.0
@@ -387,7 +387,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         return np.where(inside & (lo[fc] == hi[fc]), hi[fc], fallback)
 
     rgb = colouring.slot_rgb
-    z_lo, z_hi = d.face_low, d.face_high
+    z_lo, z_hi = AtIndex(d.face_low_at), AtIndex(d.face_high_at)  # read at the named calls only
     # 1. boxes
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi])
@@ -423,20 +423,24 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     # 3. runs of repeated calls (heads among the drawn calls)
     local_of_shown = np.full(fold.drawn.size, -1, np.int64)
     local_of_shown[d.local] = np.arange(d.local.size)
-    heads_shown = np.flatnonzero((fold.rep_count >= 2) & fold.drawn & ~fold.folded)
+    rh = fold.rep_heads  # runs of 2 calls or more
+    run_shown = fold.drawn[rh] & ~fold.folded[rh]
+    heads_shown = rh[run_shown]
     heads = local_of_shown[heads_shown]
     if heads.size:
-        r_cnt = fold.rep_count[heads_shown]
+        r_cnt = fold.rep_count[run_shown]
         placer.add(lambda k: counted_candidates(int(r_cnt[k]), ft.display[int(func[heads[k]])], ""),
-                   x(d.start[heads]), x(np.minimum(fold.rep_end[heads_shown], t1)), z_lo[heads], z_hi[heads],
+                   x(d.start[heads]), x(np.minimum(fold.rep_end[run_shown], t1)), z_lo[heads], z_hi[heads],
                    rgb[slot[heads]], d.call_id[heads], "run", px[d.lane[heads]], func[heads],
                    plate_slot=slot[heads])
     # 4. rows of siblings one function dominates (the row sits on its parent)
-    n_ch, r_start, r_end, r_dom, r_dom_t, r_dom_c, r_tot = fold.rows
-    rows_shown = np.flatnonzero(fold.row_named & fold.drawn & ~fold.folded & (r_dom_c >= 2))
+    rc = fold.row_calls  # the rows' columns are at these calls
+    row_shown = fold.drawn[rc] & ~fold.folded[rc] & (fold.rows[5] >= 2)
+    n_ch, r_start, r_end, r_dom, r_dom_t, r_dom_c, r_tot = (a[row_shown] for a in fold.rows)
+    rows_shown = rc[row_shown]
     rows = local_of_shown[rows_shown]
     if rows.size:
-        share = r_dom_t[rows_shown] / np.maximum(r_tot[rows_shown], 1e-300)
+        share = r_dom_t / np.maximum(r_tot, 1e-300)
         # the children's level: as tall as the first child's box (in pre-order the call
         # right after its parent), at most a level (a squeezed row is thin).  The calls the
         # row names (its dominant function's) share one height unless folded; a first child
@@ -448,12 +452,12 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
 
         def row_texts(k):
             more = "" if share[k] >= 0.99 else " & more"
-            return counted_candidates(int(r_dom_c[rows_shown[k]]), ft.display[int(r_dom[rows_shown[k]])], more)
+            return counted_candidates(int(r_dom_c[k]), ft.display[int(r_dom[k])], more)
 
-        row_slot = slot_of_function(r_dom[rows_shown], slot[rows])
-        placer.add(row_texts, x(np.maximum(r_start[rows_shown], t0)), x(np.minimum(r_end[rows_shown], t1)),
+        row_slot = slot_of_function(r_dom, slot[rows])
+        placer.add(row_texts, x(np.maximum(r_start, t0)), x(np.minimum(r_end, t1)),
                    ch + (1 - BOX_FILL) / 2 * h, ch + (1 + BOX_FILL) / 2 * h, rgb[row_slot], d.call_id[rows], "row",
-                   px[d.lane[rows]], r_dom[rows_shown], plate_slot=row_slot)
+                   px[d.lane[rows]], r_dom, plate_slot=row_slot)
     # 5. groups across parents on one level: items are boxes and clusters, in time order per lane
     nc = len(cl)
     it_start = np.concatenate([d.start[bi], cl.start])

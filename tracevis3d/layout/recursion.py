@@ -40,6 +40,7 @@ from ..kernels.recursion import recursion_depth, running_max_by_segment
 from .annotate import cells_free, occupancy_grid, summed_area
 from .callouts import text_cells
 from .camera import project, world_per_pixel
+from .geometry import AtIndex
 from .labels import PAD, PLATE_DEPTH, place_facing_text
 from .spec import InstanceLayer, LabelSet
 from .text import ASCENT, DESCENT, name_candidates, text_width
@@ -192,18 +193,17 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     lane_top = frame.z_base + frame.lane_heights
     h_em = ASCENT + DESCENT
     out_text, out_centre, out_size, out_call, out_plate, plates, taken = [], [], [], [], [], [], []
-    drawn_local = np.full(sel.idx.size, -1, np.int64)
-    drawn_local[d.local] = np.arange(d.local.size)
-    drawn_depth = sel.trace.depth[d.idx].astype(np.int64)
+    drawn_depth = AtIndex(lambda k: sel.trace.depth[d.idx[k]])  # read inside a tower only
     for tower in towers[:MAX_TRIED]:  # each tried costs a pass over the drawn calls
         if len(out_text) >= room:
             break
-        j = int(drawn_local[tower.outer])
+        j = int(np.searchsorted(d.local, tower.outer))  # its place among the drawn calls (ascending)
+        j = j if j < d.local.size and d.local[j] == tower.outer else -1
         if j < 0:  # the outermost call is folded away or not drawn
             continue
         x0 = (max(tower.start, t0) - t0) * frame.scale_t
         x1 = (tower.end - t0) * frame.scale_t
-        z_face = float(d.face_high[j])
+        z_face = float(d.face_high_at(j))
         (px0, _), (px1, _) = project(cam, np.array([[x0, 0.0, z_face], [x1, 0.0, z_face]]), res)
         if px1 - px0 < MIN_TOWER_EM * tpx:  # the towers come widest first: the rest are needles too
             break
@@ -294,18 +294,18 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
 def _tower_box(tower, d, x0: float, x1: float, depth, outer_depth: int, frame, t0: float):
     """(x0, x1, z_lo, z_hi) in world: where the tower stands and the heights of its drawn calls,
     or None.  Its stretch is that of its drawn calls in its upper half (``depth``: of each drawn
-    call; ``outer_depth``: its outermost call's), within its outermost call's (``x0``, ``x1``):
+    call, read at indices; ``outer_depth``: its outermost call's), within its outermost call's (``x0``, ``x1``):
     a recursion that runs in the last second of a ten-second call (a recording whose early
     inner calls a tracer's full ring buffer dropped: only the long outer calls were kept) is
     named over its levels, not over the empty middle of the outermost call."""
-    inside = (d.lane == tower.lane) & (d.start >= tower.start) & (d.end <= tower.end)
-    if not inside.any():
+    inside = np.flatnonzero((d.lane == tower.lane) & (d.start >= tower.start) & (d.end <= tower.end))
+    if not inside.size:
         return None
-    upper = inside & (depth >= outer_depth + max(1, tower.levels // 2))
-    if upper.any():
+    upper = inside[depth[inside] >= outer_depth + max(1, tower.levels // 2)]
+    if upper.size:
         x0, x1 = (max(x0, (max(float(d.start[upper].min()), t0) - t0) * frame.scale_t),
                   min(x1, (float(d.end[upper].max()) - t0) * frame.scale_t))
-    return x0, x1, float(d.face_low[inside].min()), float(d.face_high[inside].max())
+    return x0, x1, float(d.face_low_at(inside).min()), float(d.face_high_at(inside).max())
 
 
 def _beside(box, cam, res, w_px, h_px, sat, cell, bounds, tpx):

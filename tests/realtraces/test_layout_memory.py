@@ -1,0 +1,120 @@
+"""The icicle's layout stages without arrays over every drawn call where they read a few (issue
+70 item 4, the overview of a mapped 10^8-call file): on real recordings, `lanes_occupancy`
+projecting the drawn calls a chunk at a time gives the same grid and the same figure, array
+for array, as one projection of them all; the faces read at indices (`Drawn.face_low_at`,
+`face_high_at`, `AtIndex`, what the label, callout, recursion and inset stages now read) are
+the elements of the whole arrays (`Drawn.face_low`, `face_high`), bit for bit."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import tracevis3d
+import tracevis3d.layout.icicle as icicle
+from tracevis3d.layout import IcicleParams, icicle_layout
+from tracevis3d.layout.geometry import AtIndex
+
+RECORDINGS = ["viztracer-examples/different_sorts.json", "viztracer-examples/multi_process_pool.json"]
+
+
+def spec_arrays(spec) -> dict:
+    """Every array and list of the SceneSpec's layers and labels, and its meta, by name."""
+    out = {"meta": repr(sorted(spec.meta.items())), "legend": repr(spec.legend), "camera": repr(spec.camera)}
+
+    def take(prefix, obj):
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if isinstance(v, dict):
+                for k, a in v.items():
+                    out[f"{prefix}{f.name}.{k}"] = a
+            else:
+                out[prefix + f.name] = v
+
+    for k, layer in enumerate(spec.layers):
+        take(f"layer{k}.", layer)
+    take("labels.", spec.labels)
+    return out
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    return a == b
+
+
+def layout_and_grids(trace, monkeypatch, chunk: int) -> tuple:
+    """The icicle of ``trace`` with `lanes_occupancy` projecting ``chunk`` drawn calls at a time,
+    the grids it returned and the figure's stages."""
+    grids, stages = [], {}
+    occupancy = icicle.lanes_occupancy
+
+    def keep(*args, **kw):
+        grids.append(occupancy(*args, **kw))
+        return grids[-1]
+
+    monkeypatch.setattr(icicle, "OCCUPANCY_CHUNK", chunk)
+    monkeypatch.setattr(icicle, "lanes_occupancy", keep)
+    spec = icicle_layout(trace, IcicleParams(), stages_out=stages)
+    monkeypatch.setattr(icicle, "lanes_occupancy", occupancy)
+    return spec, grids, stages["stages"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_occupancy_in_chunks_draws_the_same_figure(realdata, monkeypatch, name):
+    trace = tracevis3d.load(realdata / name)
+    whole, whole_grids, st = layout_and_grids(trace, monkeypatch, 1 << 40)  # one projection of every call
+    assert st.drawn.idx.size > 3 * 97  # several chunks below
+    chunked, chunked_grids, _ = layout_and_grids(trace, monkeypatch, 97)
+    assert len(whole_grids) == len(chunked_grids) >= 1
+    for a, b in zip(whole_grids, chunked_grids):
+        assert a.any() and a.dtype == b.dtype and np.array_equal(a, b)
+    a, b = spec_arrays(whole), spec_arrays(chunked)
+    assert a.keys() == b.keys()
+    assert [k for k in a if not same(a[k], b[k])] == []
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_faces_read_at_indices_are_the_arrays_elements(realdata, name):
+    stages = {}
+    icicle_layout(tracevis3d.load(realdata / name), IcicleParams(), stages_out=stages)
+    d = stages["stages"].drawn  # placed by the layout
+    n = d.idx.size
+    low, high = d.face_low, d.face_high
+    assert n > 1 and (high > low).all()
+    rng = np.random.default_rng(7)
+    picks = [np.arange(n), rng.integers(0, n, 50), rng.random(n) < 0.3, np.zeros(0, np.int64)]
+    for k in picks:
+        assert np.array_equal(d.face_low_at(k), low[k]) and np.array_equal(d.face_high_at(k), high[k])
+        assert np.array_equal(AtIndex(d.face_high_at)[k], high[k])
+    for j in (0, n // 2, n - 1):  # one call: the same float as the array's element
+        assert d.face_low_at(j) == low[j] and float(d.face_high_at(j)) == float(high[j])
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_fold_keeps_runs_and_rows_at_their_calls_only(realdata, name):
+    """`Folding.rep_*` and ``rows`` hold the kernels' per-call columns at the run heads (2 calls
+    or more) and at the named rows' calls: the same values, nothing else."""
+    from tracevis3d.kernels.runs import child_rows, sibling_runs
+    from tracevis3d.kernels.tree import depth_and_end_from_parent
+
+    stages = {}
+    icicle_layout(tracevis3d.load(realdata / name), IcicleParams(), stages_out=stages)
+    st = stages["stages"]
+    sel, fold = st.sel, st.fold
+    tr, idx = sel.trace, sel.idx
+    func, start, end = tr.func[idx], tr.start[idx], tr.end[idx]
+    us_per_px = (sel.t1 - sel.t0) / (0.8 * IcicleParams().resolution[0])  # as `icicle_stages` passes it
+    _, rep_end, rep_count = sibling_runs(func, start, end, sel.parent, sel.lane,
+                                         np.full(max(sel.lane_threads.size, 1), float(us_per_px)))
+    heads = np.flatnonzero(rep_count >= 2)
+    assert heads.size > 0 and np.array_equal(fold.rep_heads, heads)
+    assert np.array_equal(fold.rep_end, rep_end[heads]) and np.array_equal(fold.rep_count, rep_count[heads])
+    rows = child_rows(func, start, end, depth_and_end_from_parent(sel.parent)[1], tr.n_functions)
+    named = np.flatnonzero(fold.row_named)
+    assert np.array_equal(fold.row_calls, named) and len(fold.rows) == len(rows) == 7
+    for kept, dense in zip(fold.rows, rows):
+        assert kept.dtype == dense.dtype and np.array_equal(kept, dense[named])
