@@ -85,6 +85,23 @@ def test_the_icicle_sits_above_the_bands_on_one_time_axis(run, tmp_path):
                if kd == "call" and sp == "world"]
     assert sum(p >= 14.0 - 1e-3 for p in call_px) >= 10, sorted(call_px)
     assert sum(k == "site" for k in spec.labels.kind) >= 8  # the bands are named (in them and in the legend)
+    # no name of the icicle overlaps a name of the bands on the picture (text boxes from the
+    # anchors: a label's size is its line's height, its width the text's)
+    from tracevis3d.layout.text import text_width
+
+    world = [i for i, sp in enumerate(spec.labels.space) if sp == "world"]
+    at = project(spec.camera, spec.labels.anchors[world].astype(np.float64), res)
+    boxes = []
+    for j, i in enumerate(world):
+        h = float(spec.labels.sizes[i] / wpp[i])
+        w = text_width(spec.labels.texts[i]) * h
+        x0 = at[j, 0] - w * 0.5 * int(spec.labels.align[i])
+        boxes.append((x0, at[j, 1] - 1.2 * h, x0 + w, at[j, 1] + 0.4 * h, spec.labels.anchors[i, 2] > ztop))
+    ice = [b for b in boxes if b[4]]
+    mem = [b for b in boxes if not b[4]]
+    assert ice and mem
+    clash = [(a, b) for a in ice for b in mem if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert not clash, clash[:3]
     # the figure: 1920 × 1080, no more than half of it blank, the icicle's colours above the bands'
     out = tmp_path / "memory_icicle.png"
     assert main(["render-memory", str(run[0]), "--trace", str(run[1]), "-o", str(out)]) == 0
