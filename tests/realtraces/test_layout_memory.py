@@ -77,20 +77,38 @@ def test_occupancy_in_chunks_draws_the_same_figure(realdata, monkeypatch, name):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", RECORDINGS)
-def test_faces_read_at_indices_are_the_arrays_elements(realdata, name):
+def test_placed_boxes_read_at_indices_are_the_whole_arrays_elements(realdata, name):
+    """`Drawn.place` reads the boxes' z, height and depth where indexed (`AtIndex`): the same
+    floats as the arrays over every drawn call it made before, and `face_low_at` /
+    `face_high_at` those of the whole faces."""
+    from tracevis3d.layout.frame import frame_lanes
+    from tracevis3d.layout.geometry import BOX_FILL
+    from tracevis3d.layout.icicle import text_px
+
+    params = IcicleParams().validate()
     stages = {}
-    icicle_layout(tracevis3d.load(realdata / name), IcicleParams(), stages_out=stages)
-    d = stages["stages"].drawn  # placed by the layout
+    icicle_layout(tracevis3d.load(realdata / name), params, stages_out=stages)
+    st = stages["stages"]
+    d = st.drawn
+    frame = frame_lanes(st.lane_levels, st.lane_ext, (0.0, 0.0) + tuple(params.resolution), params,
+                        text_px(params), 0.0, st.sel.t0, st.sel.t1)
+    d.place(frame)
+    bottom = frame.z_base[d.lane] + d.level_bottom * frame.h  # the arrays `place` made before
+    height = d.level_height * frame.h
+    ext = frame.depth * d.ext_unit
+    low, high = bottom + (1 - BOX_FILL) / 2 * height, bottom + (1 + BOX_FILL) / 2 * height
     n = d.idx.size
-    low, high = d.face_low, d.face_high
-    assert n > 1 and (high > low).all()
+    assert n > 1 and (high > low).all() and (ext > 0).all()
     rng = np.random.default_rng(7)
-    picks = [np.arange(n), rng.integers(0, n, 50), rng.random(n) < 0.3, np.zeros(0, np.int64)]
+    picks = [np.arange(n), rng.integers(0, n, 50), rng.random(n) < 0.3, np.zeros(0, np.int64), slice(3, n // 2)]
     for k in picks:
+        for lazy, whole in ((d.bottom, bottom), (d.height, height), (d.ext, ext)):
+            assert np.array_equal(lazy[k], whole[k])
         assert np.array_equal(d.face_low_at(k), low[k]) and np.array_equal(d.face_high_at(k), high[k])
         assert np.array_equal(AtIndex(d.face_high_at)[k], high[k])
+    assert np.array_equal(d.face_low, low) and np.array_equal(d.face_high, high)
     for j in (0, n // 2, n - 1):  # one call: the same float as the array's element
-        assert d.face_low_at(j) == low[j] and float(d.face_high_at(j)) == float(high[j])
+        assert d.face_low_at(j) == low[j] and float(d.bottom[j]) == float(bottom[j])
 
 
 @pytest.mark.timeout(300)

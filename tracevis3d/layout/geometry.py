@@ -37,23 +37,29 @@ class Drawn:
     level_height: np.ndarray
     level_id: np.ndarray  # int32, equal for calls drawn at the same height
     ext_unit: np.ndarray  # measure, normalised to (0.12 .. 1]
-    bottom: np.ndarray = None  # world z of the slot's bottom (after `place`)
-    height: np.ndarray = None  # world height of the slot
-    ext: np.ndarray = None  # world depth
+    # after `place`, read where indexed (`AtIndex`: ``d.bottom[k]``; the stages read the boxes
+    # and names they draw, not every call: no three arrays over 10^8 drawn calls)
+    bottom: object = None  # world z of the slot's bottom
+    height: object = None  # world height of the slot
+    ext: object = None  # world depth
 
     def place(self, frame) -> "Drawn":
-        self.bottom = frame.z_base[self.lane] + self.level_bottom * frame.h
-        self.height = self.level_height * frame.h
-        self.ext = frame.depth * self.ext_unit
+        lane, level_bottom, level_height, ext_unit = self.lane, self.level_bottom, self.level_height, self.ext_unit
+        z_base, h, depth = frame.z_base, frame.h, frame.depth
+        self.bottom = AtIndex(lambda k: z_base[lane[k]] + level_bottom[k] * h)
+        self.height = AtIndex(lambda k: level_height[k] * h)
+        self.ext = AtIndex(lambda k: depth * ext_unit[k])
         return self
 
     @property
     def face_low(self) -> np.ndarray:
-        return self.bottom + (1 - BOX_FILL) / 2 * self.height
+        """The world z of every drawn box's lower edge (an array over all of them: a stage reads
+        `face_low_at`)."""
+        return self.face_low_at(slice(None))
 
     @property
     def face_high(self) -> np.ndarray:
-        return self.bottom + (1 + BOX_FILL) / 2 * self.height
+        return self.face_high_at(slice(None))
 
     def face_low_at(self, k):
         """`face_low` of the drawn calls ``k`` (an index or an index array), without the array

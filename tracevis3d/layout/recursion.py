@@ -86,7 +86,8 @@ def recursion_towers(sel, infra=None) -> list:
     deep = np.flatnonzero(deep)
     if deep.size == 0:
         return []
-    depth = tr.depth[sel.idx].astype(np.int64)
+    # read at the recursions' calls only (no copies of every shown call's depth and times)
+    depth = AtIndex(lambda k: tr.depth[sel.idx[k]].astype(np.int64))
     # per chain (its outermost call): the deepest level any of its calls reaches
     chains, inv = np.unique(outer[deep], return_inverse=True)
     reach = np.full(chains.size, -1, np.int64)
@@ -96,7 +97,7 @@ def recursion_towers(sel, infra=None) -> list:
     chains, reach = chains[keep], reach[keep]
     if chains.size == 0:
         return []
-    start, end = tr.start[sel.idx], tr.end[sel.idx]
+    start, end = AtIndex(lambda k: tr.start[sel.idx[k]]), AtIndex(lambda k: tr.end[sel.idx[k]])
     # chains of one function that open at one level one after another (a generator's resumptions, a
     # walker called in a loop) are one recursion unless `MERGE_GAP` of the figure's time lies between:
     # its calls' stretch, its deepest level, its first chain's outermost call
