@@ -136,3 +136,23 @@ def test_fold_keeps_runs_and_rows_at_their_calls_only(realdata, name):
     assert np.array_equal(fold.row_calls, named) and len(fold.rows) == len(rows) == 7
     for kept, dense in zip(fold.rows, rows):
         assert kept.dtype == dense.dtype and np.array_equal(kept, dense[named])
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_position_among_drawn_calls_is_the_table_of_every_shown_call(realdata, name):
+    """`Drawn.position_of` (a search) gives what a table over every shown call gave: the drawn
+    call's position, -1 for a shown call not drawn (folded away)."""
+    stages = {}
+    icicle_layout(tracevis3d.load(realdata / name), IcicleParams(fold="3:5"), stages_out=stages)
+    st = stages["stages"]
+    d, n_shown = st.drawn, st.sel.idx.size
+    table = np.full(n_shown, -1, np.int64)
+    table[d.local] = np.arange(d.local.size)
+    assert 0 < d.local.size < n_shown  # some shown calls folded away
+    every = np.arange(n_shown)
+    got = d.position_of(every)
+    assert got.dtype == np.int64 and np.array_equal(got, table)
+    some = np.random.default_rng(3).integers(0, n_shown, 40)
+    assert np.array_equal(d.position_of(some), table[some])
+    assert all(int(d.position_of(int(k))) == table[k] for k in some[:10])

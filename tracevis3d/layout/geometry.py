@@ -61,6 +61,16 @@ class Drawn:
     def face_high(self) -> np.ndarray:
         return self.face_high_at(slice(None))
 
+    def position_of(self, shown) -> np.ndarray:
+        """Where each of the shown calls ``shown`` stands among the drawn calls (``local`` is
+        ascending), -1 for one not drawn: a search, not a table over every shown call."""
+        shown = np.asarray(shown, np.int64)
+        at = np.searchsorted(self.local, shown)
+        if self.local.size == 0:
+            return np.full(shown.shape, -1, np.int64)
+        found = (at < self.local.size) & (self.local[np.minimum(at, self.local.size - 1)] == shown)
+        return np.where(found, at, -1).astype(np.int64, copy=False)
+
     def face_low_at(self, k):
         """`face_low` of the drawn calls ``k`` (an index or an index array), without the array
         over every drawn call (the same value, element by element)."""

@@ -421,12 +421,10 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         placer.add(fold_texts, x(d.start[starts]), x(d.end[starts]), d.bottom[starts],
                    d.bottom[starts] + band_height, rgb[slot[starts]], d.call_id[starts], "fold", px[d.lane[starts]])
     # 3. runs of repeated calls (heads among the drawn calls)
-    local_of_shown = np.full(fold.drawn.size, -1, np.int64)
-    local_of_shown[d.local] = np.arange(d.local.size)
     rh = fold.rep_heads  # runs of 2 calls or more
     run_shown = fold.drawn[rh] & ~fold.folded[rh]
     heads_shown = rh[run_shown]
-    heads = local_of_shown[heads_shown]
+    heads = d.position_of(heads_shown)
     if heads.size:
         r_cnt = fold.rep_count[run_shown]
         placer.add(lambda k: counted_candidates(int(r_cnt[k]), ft.display[int(func[heads[k]])], ""),
@@ -438,7 +436,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     row_shown = fold.drawn[rc] & ~fold.folded[rc] & (fold.rows[5] >= 2)
     n_ch, r_start, r_end, r_dom, r_dom_t, r_dom_c, r_tot = (a[row_shown] for a in fold.rows)
     rows_shown = rc[row_shown]
-    rows = local_of_shown[rows_shown]
+    rows = d.position_of(rows_shown)
     if rows.size:
         share = r_dom_t / np.maximum(r_tot, 1e-300)
         # the children's level: as tall as the first child's box (in pre-order the call
@@ -516,7 +514,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         n_r, l_start, l_end, l_dom, l_dom_t, l_dom_c, l_tot, l_first = fold.lane_rows
         lr = named_lane_rows(fold)
         if lr.size:
-            lh = local_of_shown[l_first[lr]]
+            lh = d.position_of(l_first[lr])
 
             def lane_row_texts(k):
                 return lane_row_candidates(fold, int(lr[k]), ft)

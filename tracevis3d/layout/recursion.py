@@ -198,8 +198,7 @@ def recursion_labels(sel, d, ft, frame, t0: float, tpx: float, res, occupied: np
     for tower in towers[:MAX_TRIED]:  # each tried costs a pass over the drawn calls
         if len(out_text) >= room:
             break
-        j = int(np.searchsorted(d.local, tower.outer))  # its place among the drawn calls (ascending)
-        j = j if j < d.local.size and d.local[j] == tower.outer else -1
+        j = int(d.position_of(tower.outer))
         if j < 0:  # the outermost call is folded away or not drawn
             continue
         x0 = (max(tower.start, t0) - t0) * frame.scale_t
