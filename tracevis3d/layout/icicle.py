@@ -218,6 +218,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
                                         "matching " + ", ".join(params.highlight))
+    del width_px, view_area  # arrays over the shown calls: gone before the drawn calls' are made
     d = drawn_calls(sel, fold, colouring.slot, ext_unit)
     n_folded = int((fold.folded & ~fold.drawn).sum())
     n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
