@@ -226,3 +226,6 @@ def test_memory_view_of_heap_dumps_names_the_stacks_and_says_what_a_band_is(tmp_
     texts = " ".join(spec.labels.texts)
     assert "ParseHTML" in texts and "Layout" in texts
     assert "held until the next" in texts and "memray" not in texts
+    assert "colour: heap stack, largest first" in texts and "allocation site" not in texts  # what a band is
+    allocators = " ".join(memory_layout(tracevis3d.load_memory(_write(tmp_path, _allocator_events()))).labels.texts)
+    assert "colour: allocator, largest first" in allocators and "allocation site" not in allocators

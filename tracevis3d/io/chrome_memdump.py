@@ -490,7 +490,7 @@ def _capture(MemoryCapture, source, entries, pnames, t_last, heap_mode: bool, n_
     prog = source.replace("\\", "/").rsplit("/", 1)[-1]
     meta = {
         "reader": "chrome memory-infra", "memray_version": "", "running": True, "origin_us": t0,
-        "dumps": n_dumps, "sites_are": what,
+        "dumps": n_dumps, "sites_are": what, "site_noun": "heap stack" if heap_mode else "allocator",
         "figure_title": f"{prog} · memory-infra dumps over time · peak {_fmt(peak)} · {n_dumps} dumps · "
                         f"held at the last dumps {_fmt(int(r_size[r_leak].sum()))}",
         "thickness_note": f"band thickness: bytes of {what} at each dump, held until the next (the dumps hold no "

@@ -166,7 +166,9 @@ def band_legend_rows(cap: MemoryCapture, params: MemoryParams, bp: BandPlan, n_l
     groups with their peaks (swatch slots from ``slot0``), how many more, the grey
     aggregates and what pale and depth mean."""
     rows = []
-    what = {"site": "allocation site", "module": "module", "range": "range"}[params.group_by]
+    # a capture whose bands are not allocation sites names what they are (memory-infra: allocators or heap stacks)
+    site_noun = str(cap.meta.get("site_noun") or "allocation site")
+    what = {"site": site_noun, "module": "module", "range": "range"}[params.group_by]
     rows.append((f"colour: {what}, largest first", -1, "heading"))
     site_rows = []
     for k, g in enumerate(bp.named[:n_legend]):
