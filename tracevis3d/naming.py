@@ -29,7 +29,8 @@ Computed once per distinct function of a trace (never per call) and cached per t
   start-up (``runpy``, ``builtins.exec``, VizTracer's ``<string>`` wrapper, ``site``),
   thread start-up (``threading.Thread._bootstrap``/``_bootstrap_inner``/``run``,
   ``concurrent.futures.thread._worker``/``_WorkItem.run``), and the tracers themselves
-  (``viztracer``, ``tracevis3d.live``).  The rule table is `INFRA_MODULES` / `INFRA_FUNCTIONS`.
+  (``viztracer``, ``memray``: ``memray run``'s runner frames under a sampled program,
+  ``tracevis3d.live``).  The rule table is `INFRA_MODULES` / `INFRA_FUNCTIONS`.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def name_separators(text: str) -> list:
 
 #: modules (and their submodules) whose frames are infrastructure
 INFRA_MODULES = ("importlib", "_frozen_importlib", "_frozen_importlib_external", "_imp", "zipimport",
-                 "runpy", "site", "sitecustomize", "viztracer", "tracevis3d.live", "pkgutil", "<string>")
+                 "runpy", "site", "sitecustomize", "viztracer", "memray", "tracevis3d.live", "pkgutil", "<string>")
 #: JavaScript modules that are runtime infrastructure: Node's module loader and start-up (a
 #: script's first ~8 levels: run_main_module › executeUserEntryPoint › Module._load › … ›
 #: Module._compile), not Node's libraries that do a program's work (node:internal/fs, streams)

@@ -403,3 +403,16 @@ def test_hostile_names(label, name, check):
     cands = name_candidates(d[3])
     assert cands and all(len(c) <= max(MAX_NAME + 80, len(d[3])) for c in cands[1:])
     assert fit_text(cands, 10.0) is not None
+
+
+def test_the_tracers_own_frames_are_infrastructure():
+    """``memray run`` puts six of its runner's frames under a program a sampler records with it
+    (py-spy beside memray); they fold like VizTracer's own, the program's frames do not."""
+    from tracevis3d.naming import describe_function
+
+    for name in ("_run_tracker (/v/lib/python3.11/site-packages/memray/commands/run.py:47)",
+                 "main (/v/lib/python3.11/site-packages/memray/commands/__init__.py:131)",
+                 "_run_tracker (memray/commands/run.py:47)"):
+        assert describe_function(name)[5], name
+    for name in ("round_trip (/tmp/deep_json.py:20)", "memray_report (/tmp/tools.py:3)"):
+        assert not describe_function(name)[5], name
