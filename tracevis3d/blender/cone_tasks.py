@@ -34,6 +34,9 @@ def cone_build_steps(job: Job, trace, params=None, scene=None, collection_name: 
         out["meta"].pop(key, None)
     path = source_path(trace_path if trace_path is not None else trace.meta.get("source"))
     scene[CONE_KEY] = json.dumps({"trace_path": path, "params": params.to_dict()})
+    from .zoom_inputs import keep_trace
+
+    keep_trace(scene, trace, path, CONE_KEY)  # for the zooms: a saved scene keeps a text trace's native copy
     return out
 
 

@@ -20,8 +20,11 @@ its names; beside the overview it is exactly the dedicated figure.  Zooms replac
 (the collection is rewritten); ``call=None`` removes the zoom (`zoom_split.unzoom`).
 
 The trace is found from the cone's build record (``scene[CONE_KEY]``: its path, else the path
-relative to the open .blend) and loaded through `session` (kept once loaded), so a .blend saved
-by ``render-cone --save`` zooms in a fresh Blender.  The viewport's "Refine as you fly" does not
+relative to the open .blend), so a .blend saved by ``render-cone --save`` zooms in a fresh
+Blender.  It is the one the build kept in memory, else the native copy of a text trace that
+saving the scene wrote into the user cache (`zoom_inputs.keep_trace`, as the icicle's zoom
+keeps its trace: a fresh Blender maps it instead of parsing a large JSON again), else the file
+itself; the result's ``trace_file`` names the file read (None: the build's, in memory).  The viewport's "Refine as you fly" does not
 follow the cone (`view.NOT_REFINED`): the panel's Zoom to… with a call does.
 """
 from __future__ import annotations
@@ -35,6 +38,7 @@ import bpy
 from ..jobs import Job
 from ..layout import refine
 from .cone_tasks import CONE_KEY
+from .zoom_inputs import kept_trace_context
 from .zoom_split import STATE_KEY, ZOOM_COLLECTION, unzoom, zoom_state
 
 __all__ = ["cone_zoom_steps", "cone_trace_path", "GAP_SHARE"]
@@ -63,16 +67,17 @@ def cone_trace_path(scene) -> tuple:
     return found, rec.get("params") or {}
 
 
-def _subtree_layout(path: str, params: dict, call):
+def _subtree_layout(kept: dict, params: dict, call):
     """Worker: the call's index and the dedicated ``render-cone --root CALL`` figure of its subtree
-    with the overview's parameters (its cutaway, which names a call of the whole tree, left out)."""
+    with the overview's parameters (its cutaway, which names a call of the whole tree, left out);
+    ``kept``: the trace's `zoom_inputs.kept_trace_context`."""
     import dataclasses
 
     from ..layout.cone import ConeParams, cone_layout
     from ..transform import find_call
-    from . import session
+    from .zoom_inputs import kept_trace
 
-    trace = session.get_trace(path)
+    trace = kept_trace(kept)
     root = find_call(trace, call)
     p = dataclasses.replace(ConeParams.from_dict(params), root=root, cutaway=None).validate()
     spec = cone_layout(trace, p)
@@ -99,10 +104,11 @@ def cone_zoom_steps(job: Job, scene, call, collection_name: str, t_start: float,
         return out
     state = zoom_state(scene)
     path, params = cone_trace_path(scene)
+    kept = kept_trace_context(scene, path, CONE_KEY)
     job.report(0.05, f"laying out the subtree of {call!r}")
     t = time.perf_counter()
     try:
-        root, spec = yield job.off_main(_subtree_layout, path, params, call)
+        root, spec = yield job.off_main(_subtree_layout, kept, params, call)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     t_layout = time.perf_counter() - t
@@ -134,4 +140,5 @@ def cone_zoom_steps(job: Job, scene, call, collection_name: str, t_start: float,
     return {"call": root, "window": None, "thread": None, "action": "refine", "calls_drawn": calls, "calls": calls,
             "nodes": int(spec.meta["n_nodes"]), "names": names, "camera": out["objects"]["camera"],
             "collection": ZOOM_COLLECTION, "placement": None, "offset": offset, "meta": spec.meta,
+            "trace_file": kept["read"],
             "seconds": {"layout": t_layout, "write": t_write, "total": time.perf_counter() - t_start}}

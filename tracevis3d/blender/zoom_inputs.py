@@ -2,8 +2,10 @@
 trace and the overview's colours in memory for this session (`keep_overview_steps`, run by
 `tasks.build_steps`), written into the user cache when the scene is saved (`persist_zoom_inputs`,
 a ``save_pre`` handler), read back by a fresh Blender that opens the .blend (`_trace_context`,
-`_prepare`).  Apart from the zoom's job so that the build's tasks can keep them without
-importing the views' zoom code."""
+`_prepare`).  A figure without overview colours (the cone tree, `cone_zoom`) keeps its trace
+alone the same way (`keep_trace`, `kept_trace_context`, `kept_trace`): the same native copy of a
+text trace, so a fresh Blender's first zoom maps it instead of parsing the text again.  Apart
+from the zoom's job so that the build's tasks can keep them without importing the views' zoom code."""
 from __future__ import annotations
 
 import json
@@ -13,11 +15,15 @@ import bpy
 from ..jobs import Job
 from ..layout import refine
 
-__all__ = ["COLOURS_KEY", "COLOURS_DIR", "COLOURS_KEPT", "COLOURS_BYTES", "colours_cache_dir", "keep_overview_steps",
-           "persist_zoom_inputs", "forget"]
+__all__ = ["COLOURS_KEY", "TRACE_COPY_KEY", "COLOURS_DIR", "COLOURS_KEPT", "COLOURS_BYTES", "colours_cache_dir",
+           "keep_overview_steps", "persist_zoom_inputs", "keep_trace", "kept_trace_context", "kept_trace",
+           "persist_kept_trace", "forget"]
 
 #: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint"}
 COLOURS_KEY = "tracevis3d_zoom_colours"
+#: the scene's record of the native copy of the trace of a figure without kept colours (a cone tree):
+#: JSON {"file": [mtime_ns, size], "fingerprint"}, as `COLOURS_KEY`'s
+TRACE_COPY_KEY = "tracevis3d_zoom_trace"
 #: the user cache folder's sub-folder for the kept colours; ``TRACEVIS3D_ZOOM_CACHE`` overrides the folder
 COLOURS_DIR = "zoom_cache"
 #: the kept files stay within this many files and bytes (colours: a byte a call; a trace's copy: ~46 bytes a call)
@@ -25,6 +31,8 @@ COLOURS_KEPT, COLOURS_BYTES = 32, 1 << 30
 
 # (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
 _contexts: dict = {}
+# trace file path -> {"path", "file_key", "trace", "fingerprint", "record_key", "read"}: a figure's trace alone, kept
+_traces: dict = {}
 
 
 def colours_cache_dir() -> str:
@@ -102,10 +110,11 @@ def persist_zoom_inputs(scene) -> bool:
 
 @bpy.app.handlers.persistent
 def _persist_on_save(*_args) -> None:
-    """``save_pre``: `persist_zoom_inputs` for every scene; never blocks the save."""
+    """``save_pre``: `persist_zoom_inputs` and `persist_kept_trace` for every scene; never blocks the save."""
     for scene in bpy.data.scenes:
         try:
             persist_zoom_inputs(scene)
+            persist_kept_trace(scene)
         except Exception as e:  # noqa: BLE001 - a cache that cannot be written only costs the first zoom time
             import sys
 
@@ -123,6 +132,7 @@ def forget() -> None:
     while _persist_on_save in bpy.app.handlers.save_pre:
         bpy.app.handlers.save_pre.remove(_persist_on_save)
     _contexts.clear()
+    _traces.clear()
 
 
 def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
@@ -182,10 +192,10 @@ def keep_overview_steps(job: Job, scene, trace, params, path, stages):
         yield from prepare_instancer_steps()
 
 
-def _recorded_fingerprint(scene, key) -> str | None:
-    """The fingerprint the build recorded, when the trace file is still the one it read."""
+def _recorded_fingerprint(scene, key, record_key: str = COLOURS_KEY) -> str | None:
+    """The fingerprint the build recorded (in ``scene[record_key]``), when the trace file is still the one it read."""
     try:
-        rec = json.loads(scene.get(COLOURS_KEY) or "null")
+        rec = json.loads(scene.get(record_key) or "null")
     except (TypeError, ValueError):
         return None
     if isinstance(rec, dict) and rec.get("file") == [key[1], key[2]] and isinstance(rec.get("fingerprint"), str):
@@ -230,19 +240,110 @@ def _prepare(ctx: dict) -> dict:
 def _kept_trace(ctx: dict):
     """Worker: the native copy of the trace the build kept (`_save_trace_copy`), when the file
     is still the one it read (the recorded fingerprint); else None."""
+    return _load_trace_copy(ctx.get("fingerprint"))[0]
+
+
+def _load_trace_copy(fingerprint) -> tuple:
+    """Worker: (trace, its file) of the native copy of the trace of ``fingerprint`` in the user
+    cache (`_save_trace_copy`), or (None, None): none kept, or a damaged file."""
     import os
 
     from ..io import load as load_file
 
-    if not ctx.get("fingerprint"):
-        return None
-    copy = os.path.join(colours_cache_dir(), refine.trace_copy_name(ctx["fingerprint"]))
+    if not fingerprint:
+        return None, None
+    copy = os.path.join(colours_cache_dir(), refine.trace_copy_name(fingerprint))
     if not os.path.isfile(copy):
-        return None
+        return None, None
     try:
-        return load_file(copy)
+        return load_file(copy), copy
     except Exception:  # noqa: BLE001 - a damaged cache file: the trace file itself is read instead
-        return None
+        return None, None
+
+
+def keep_trace(scene, trace, path, record_key: str) -> None:
+    """Keep the trace a figure without overview colours (a cone tree) was just built from, for
+    its zooms: in memory for this session; saving the scene writes its native copy into the user
+    cache when ``path`` is a text trace (`persist_kept_trace`).  ``record_key``: the scene
+    property of the figure's build record, whose ``trace_path`` names the file."""
+    from . import session
+    from ..model import TraceFormatError
+
+    if TRACE_COPY_KEY in scene:
+        del scene[TRACE_COPY_KEY]
+    _traces.clear()
+    if path is None:
+        return
+    try:
+        key = session.file_key(path)
+    except TraceFormatError:
+        return
+    _contexts.clear()  # one figure's trace in memory at a time
+    _traces[key[0]] = {"path": key[0], "file_key": tuple(key), "trace": trace, "fingerprint": None,
+                       "record_key": record_key, "read": None}
+    _install_save_handler()  # the copy is written only when the scene is saved
+
+
+def kept_trace_context(scene, path: str, record_key: str) -> dict:
+    """Main thread: the kept trace of ``path`` (`keep_trace`) for a zoom of ``scene``'s figure,
+    else what `kept_trace` needs to read it: the fingerprint of its native copy recorded in
+    ``scene[TRACE_COPY_KEY]`` while the file is still the one the build read."""
+    from . import session
+
+    key = session.file_key(path)
+    ctx = _traces.get(key[0])
+    if ctx is None or ctx["file_key"] != tuple(key):
+        _traces.clear()
+        ctx = _traces[key[0]] = {"path": key[0], "file_key": tuple(key), "trace": None, "read": None,
+                                 "fingerprint": _recorded_fingerprint(scene, key, TRACE_COPY_KEY),
+                                 "record_key": record_key}
+    return ctx
+
+
+def kept_trace(ctx: dict):
+    """Worker: the trace of a `kept_trace_context`: in memory, else its native copy, else the
+    trace file itself; ``ctx["read"]`` names the file read (None: kept in memory by the build)."""
+    from . import session
+
+    if ctx["trace"] is None:
+        trace, copy = _load_trace_copy(ctx.get("fingerprint"))
+        if trace is None:
+            trace, copy = session.get_trace(ctx["path"]), ctx["path"]
+        ctx["trace"], ctx["read"] = trace, copy
+    return ctx["trace"]
+
+
+def persist_kept_trace(scene) -> bool:
+    """Write the native copy of the trace kept for ``scene``'s figure (`keep_trace`) into the user
+    cache, once, and record its fingerprint in ``scene[TRACE_COPY_KEY]``; run before the scene is
+    saved (`_persist_on_save`).  False when nothing is kept for this scene's figure, the trace
+    file changed since, is native already (a zoom maps it) or the cache cannot be written."""
+    import os
+
+    from . import session
+    from ..io.sniff import is_native_file
+
+    ctx = next((c for c in _traces.values() if c.get("trace") is not None), None)
+    if ctx is None:
+        return False
+    try:
+        rec = json.loads(scene.get(ctx["record_key"]) or "null")
+    except (TypeError, ValueError):
+        return False
+    if not isinstance(rec, dict) or not rec.get("trace_path") or os.path.abspath(rec["trace_path"]) != ctx["path"]:
+        return False
+    try:
+        key = session.file_key(ctx["path"])
+    except Exception:  # noqa: BLE001 - the trace file went away: nothing to keep
+        return False
+    if tuple(key) != tuple(ctx["file_key"]) or is_native_file(ctx["path"]):
+        return False
+    fingerprint = ctx.get("fingerprint") or refine.content_fingerprint(ctx["path"])
+    if _save_trace_copy(ctx["trace"], ctx["path"], fingerprint) is None:  # kept already: only touched
+        return False
+    ctx["fingerprint"] = fingerprint
+    scene[TRACE_COPY_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"]})
+    return True
 
 
 def _kept_or_computed_colours(ctx: dict):
