@@ -30,7 +30,7 @@ import numpy as np
 
 from ..io.memray import MemoryCapture
 from ..params.icicle import IcicleParams
-from ..params.memory import MemoryParams
+from ..params.memory import CALLS_ICICLE, MemoryParams
 from .annotate import LEGEND_COLUMN_FRAC, SWATCH_EM, content_height, hud_layers, occupancy_grid, plan_hud
 from .camera import project
 from .frame import frame_lanes, lane_gap_levels
@@ -60,10 +60,13 @@ def memory_figure(cap: MemoryCapture, params: MemoryParams | None = None, calls=
 
 
 def icicle_params_of(params: MemoryParams, window: tuple) -> IcicleParams:
-    """render-icicle's parameters for the icicle above the bands: its defaults, the memory
-    view's resolution, text, labels and camera angles, the capture's span as the window, an
-    orthographic camera (calls and columns line up), no title of its own, no detail inset."""
-    return IcicleParams(resolution=tuple(params.resolution), label_px=params.label_px,
+    """render-icicle's parameters for the icicle above the bands: the icicle's own options the
+    memory view takes (`params.memory.CALLS_ICICLE`: colour, fold, filters, threads, ...), the
+    memory view's resolution, text, labels and camera angles, the capture's span as the window, an
+    orthographic camera (calls and columns line up), no title of its own, no detail inset; the
+    icicle's defaults for the rest."""
+    return IcicleParams(**{name: getattr(params, name) for name in CALLS_ICICLE},
+                        resolution=tuple(params.resolution), label_px=params.label_px,
                         show_labels=params.show_labels, show_legend=params.show_legend, show_title=False,
                         time_window=tuple(float(x) for x in window), orthographic=True, azimuth=params.azimuth,
                         elevation=params.elevation, inset="none").validate()
@@ -126,7 +129,8 @@ def _without_kind(ls: LabelSet, kind: str) -> LabelSet:
 def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_offset_us: float | None = None
                         ) -> SceneSpec:
     """The icicle of ``calls`` over the capture's span above the memory bands of ``cap`` on one
-    time axis (module docstring).  A ValueError when no call of the trace falls in the span."""
+    time axis (module docstring).  A ValueError when no call of the trace falls in the span, or
+    naming the trace with render-icicle's message when an icicle option does not fit it."""
     params = params.validate()
     if cap.n_ranges == 0:
         raise ValueError(f"no allocations to show in {cap.source}")
@@ -141,8 +145,11 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     try:
         st = icicle_stages(calls, ip, tpx, content_h_px=share * content_h, window_first=True, name_members=True)
     except ValueError as e:
-        raise ValueError(f"{calls.meta.get('source', 'the call trace')}: no calls inside the capture's "
-                         f"{t1 / 1000.0:.3g} s aligned on {how} ({e})") from None
+        source = calls.meta.get('source', 'the call trace')
+        if not str(e).startswith("no calls to show"):  # an option the trace cannot take (a thread it lacks)
+            raise ValueError(f"{source}: {e}") from None  # render-icicle's line
+        raise ValueError(f"{source}: no calls inside the capture's {t1 / 1000.0:.3g} s aligned on {how} ({e})") \
+            from None
     sel, colouring = st.sel, st.colouring
     bp = band_plan(cap, params, 0.8 * (1.0 - share) * content_h)
     title = memory_title(cap, params)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import shared as S
 from .core import Param, Params, Schema
+from .icicle import ICICLE
 from .kinds import Choice, Number, Text
 from .render import Path
 
@@ -12,6 +13,16 @@ GROUP_ITEMS = (("site", "Call site", "One band per allocation site: the frame th
                ("range", "Range", "One band per allocated range (Memcov Viz's Gantt charts)"))
 CALLS_VIEW_ITEMS = (("icicle", "Icicle", "The call trace's whole icicle above the bands, on their time axis"),
                     ("strip", "Strip", "Only the six outermost call levels of the busiest thread above the bands"))
+#: the panel's box and the command's option group of the icicle's own options (`CALLS_ICICLE`)
+CALLS_GROUP = "calls above (with --trace)"
+#: render-icicle's options a presenter sets for the icicle above the bands (``calls_view`` icicle):
+#: its declarations in `ICICLE`, taken as they are (only their group is the memory view's).  The
+#: icicle's others are the figure's (resolution, text size, labels, legend, title, camera: the memory
+#: view's own), its window (the capture's span), or would not fit one time axis above the bands
+#: (merged stacks, counter tracks, flows, instants and async slices, the cut-away, the detail inset)
+CALLS_ICICLE = ("color_by", "fold", "max_depth", "hide", "hide_modules", "hide_utilities", "collapse_patterns",
+                "expand", "highlight", "threads", "thread_order", "pack_threads", "max_lanes", "extrude_measure",
+                "cluster_px", "label_min_px", "max_callouts", "max_colors")
 MEMORY = Schema("memory", [
     Param("group_by", Choice(GROUP_ITEMS), "site", group=S.SHOW, label="Group by",
           help="a band per allocation site (the frame that called the allocator), per module, or per range"),
@@ -34,6 +45,7 @@ MEMORY = Schema("memory", [
     S.MAX_LABELS.but(default=40, help="names on the N largest bands that have room for them"),
     S.SHOW_LABELS, S.SHOW_LEGEND, S.SHOW_TITLE, S.TITLE,
     S.AZIMUTH.but(default=0.0), S.ELEVATION.but(default=10.0),
+    *(ICICLE[name].but(group=CALLS_GROUP) for name in CALLS_ICICLE),
 ], doc="Memory over time (Memcov Viz in 3D): every allocation site a band whose thickness is the bytes it holds, "
        "stacked, time along x; thin bands merged into grey aggregates.")
 
@@ -41,8 +53,9 @@ MEMORY = Schema("memory", [
 class MemoryParams(Params, schema=MEMORY):
     """Parameters of `memory_layout`.  ``group_by``: ``site``, ``module`` or ``range``;
     ``bins``: time columns; ``min_band_px``: Memcov's
-    threshold under which bands are merged into grey aggregates.  Every field is declared
-    once in `MEMORY`."""
+    threshold under which bands are merged into grey aggregates; the fields of `CALLS_ICICLE`:
+    render-icicle's for the icicle above the bands (`layout.memory_calls.icicle_params_of`).
+    Every field is declared once (`MEMORY`, the icicle's in `ICICLE`)."""
 
 
 #: render-memory's live mode (issue 71): the memory view of a program run with
