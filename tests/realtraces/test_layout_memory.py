@@ -156,3 +156,75 @@ def test_position_among_drawn_calls_is_the_table_of_every_shown_call(realdata, n
     some = np.random.default_rng(3).integers(0, n_shown, 40)
     assert np.array_equal(d.position_of(some), table[some])
     assert all(int(d.position_of(int(k))) == table[k] for k in some[:10])
+
+
+def drawn_and_spec(trace, monkeypatch, gathered: bool) -> tuple:
+    """The icicle of ``trace`` with its drawn calls gathered into arrays or read from the shown
+    calls where indexed (`geometry.shown_drawn_calls`), and its stages."""
+    monkeypatch.setattr(icicle, "GATHERED_MAX_CALLS", 1 << 62 if gathered else 0)
+    stages = {}
+    spec = icicle_layout(trace, IcicleParams(), stages_out=stages)
+    return spec, stages["stages"]
+
+
+DRAWN_FIELDS = ("idx", "call_id", "local", "lane", "start", "end", "func", "slot", "folded", "run_levels",
+                "level_bottom", "level_height", "level_id", "ext_unit")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_drawn_calls_read_where_indexed_draw_the_same_figure(realdata, monkeypatch, name):
+    """A figure whose drawn calls hold only ``local`` and ``level_id`` (the rest `ShownColumn`s,
+    what a whole-trace overview of 10^8 calls uses) is the gathered figure, array for array;
+    each column, whole and at indices, is the gathered array's values and dtype."""
+    from tracevis3d.layout.geometry import ShownColumn
+
+    trace = tracevis3d.load(realdata / name)
+    spec_g, st_g = drawn_and_spec(trace, monkeypatch, True)
+    spec_s, st_s = drawn_and_spec(trace, monkeypatch, False)
+    a, b = spec_arrays(spec_g), spec_arrays(spec_s)
+    assert a.keys() == b.keys()
+    assert [k for k in a if not same(a[k], b[k])] == []
+    g, s = st_g.drawn, st_s.drawn
+    n = g.idx.size
+    assert n > 100 and isinstance(s.start, ShownColumn) and isinstance(s.local, np.ndarray)
+    rng = np.random.default_rng(11)
+    picks = [rng.integers(0, n, 60), rng.random(n) < 0.4, slice(5, n // 3), np.zeros(0, np.int64)]
+    for f in DRAWN_FIELDS:
+        whole_g, col = getattr(g, f), getattr(s, f)
+        whole_s = np.asarray(col)
+        assert whole_s.dtype == whole_g.dtype or f == "local", f  # local: int32 positions where they fit
+        assert np.array_equal(whole_s, whole_g), f
+        for k in picks:
+            assert np.array_equal(col[k], whole_g[k]), f
+        for j in (0, n - 1):
+            assert col[j] == whole_g[j], f
+    with pytest.raises(TypeError):
+        s.start[0] = 0.0  # nothing to write into
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_recursive_calls_a_run_of_trees_at_a_time_are_the_kernels(realdata, name):
+    """`recursion.recursive_calls`, `recursion_depth` run over runs of whole trees (a few
+    calls each here, cut at roots), gives the recursive calls and their chains' outermost
+    calls that one run of the kernel over every shown call gives."""
+    from tracevis3d.kernels.recursion import recursion_depth
+    from tracevis3d.layout.recursion import recursive_calls
+    from tracevis3d.naming import function_table
+
+    stages = {}
+    trace = tracevis3d.load(realdata / name)
+    icicle_layout(trace, IcicleParams(), stages_out=stages)
+    sel = stages["stages"].sel
+    tr = sel.trace
+    func = tr.func[sel.idx]
+    rec, outer = recursion_depth(func, sel.parent)
+    infra = np.asarray(function_table(tr).infra, np.bool_)
+    for mask in (None, infra):
+        keep = rec > 1 if mask is None else (rec > 1) & ~mask[func]
+        want = np.flatnonzero(keep)
+        for chunk in (1, 7, 97, 1 << 40):
+            deep, out = recursive_calls(tr.func, sel.idx, sel.parent, mask, chunk=chunk)
+            assert np.array_equal(deep, want) and np.array_equal(out, outer[want]), chunk
+    assert (rec > 1).any() and (sel.parent < 0).sum() > 2  # recursions, and several trees to cut at

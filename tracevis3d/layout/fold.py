@@ -398,6 +398,29 @@ def _tops_on(tree, n_lanes: int):
     return tops
 
 
+#: `every_call` compares a selection with the trace's calls this many at a time
+IDENTITY_CHUNK = 1 << 20
+
+
+def every_call(idx: np.ndarray, n: int) -> bool:
+    """Whether the shown calls ``idx`` are the ``n`` calls of their trace, in order (a
+    whole-trace figure), compared a chunk at a time (no array over them)."""
+    if idx.shape[0] != n:
+        return False
+    for a in range(0, n, IDENTITY_CHUNK):
+        b = min(a + IDENTITY_CHUNK, n)
+        if not np.array_equal(idx[a:b], np.arange(a, b)):
+            return False
+    return True
+
+
+def at_shown(column: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``column[idx]``, a column of the trace at the shown calls; the column itself (a
+    mapped file's pages, not a copy in the process's memory; never written) where they are
+    every call in order (`every_call`)."""
+    return column if every_call(idx, column.shape[0]) else column[idx]
+
+
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
                 us_per_px: float = 1.0, budget_of=None, envelopes: Envelopes | None = None,
@@ -425,7 +448,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     width_px = np.asarray(width_px, np.float64)
     lane = np.asarray(lane)
     wide = width_px >= marker_px
-    start, func, end = trace.start[idx], trace.func[idx], trace.end[idx]
+    start, func, end = (at_shown(c, idx) for c in (trace.start, trace.func, trace.end))
     gap = np.full(max(n_lanes, 1), float(us_per_px))
     head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
     upx = max(float(us_per_px), 1e-300)

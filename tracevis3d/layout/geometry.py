@@ -105,17 +105,107 @@ def dense_ranks(v: np.ndarray) -> np.ndarray:
     return dense_ranks_in_range(np.ascontiguousarray(v), lo, hi)
 
 
-def drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
-    """The calls a figure draws (unfolded calls and run bands), from the select and fold stages."""
+def drawn_calls(sel, fold, slot, ext_unit, gathered: bool = True) -> Drawn:
+    """The calls a figure draws (unfolded calls and run bands), from the select and fold stages.
+
+    ``gathered=False``: only ``local`` and ``level_id`` are arrays; every other field is a
+    `ShownColumn`, read from the selection, the fold, ``slot`` and ``ext_unit`` where indexed
+    (the same values, element by element): a whole-trace overview of 10^8 calls, nearly all
+    drawn, holds no eleven arrays over them (81 bytes a drawn call)."""
+    if gathered:
+        dr = np.flatnonzero(fold.drawn)
+        tr = sel.trace
+        orig = np.zeros(0, np.int64) if sel.orig is None else sel.orig
+        idx, call_id, lane, start, end, func, slot_d, folded, run_levels, bottom, height, ext, key = gather_drawn(
+            dr, sel.idx, orig, sel.lane, tr.start, tr.end, tr.func, slot, fold.folded, fold.run_levels,
+            fold.bottom, fold.height, ext_unit, float(sel.t0), float(sel.t1), 4096.0)
+        level_id = dense_ranks(key)
+        return Drawn(idx, call_id, dr, lane, start, end, func, slot_d, folded, run_levels, bottom, height,
+                     level_id.astype(np.int32, copy=False), ext)
+    return shown_drawn_calls(sel, fold, slot, ext_unit)
+
+
+def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
+    """`drawn_calls` with its fields read where indexed (``gathered=False``): ``local`` (the
+    drawn positions among the shown calls, int32 when they fit) and ``level_id`` are arrays,
+    the rest `ShownColumn`s giving `gather_drawn`'s values (``level_key`` = round(bottom ·
+    4096), half to even as `np.rint`)."""
     dr = np.flatnonzero(fold.drawn)
-    tr = sel.trace
-    orig = np.zeros(0, np.int64) if sel.orig is None else sel.orig
-    idx, call_id, lane, start, end, func, slot_d, folded, run_levels, bottom, height, ext, key = gather_drawn(
-        dr, sel.idx, orig, sel.lane, tr.start, tr.end, tr.func, slot, fold.folded, fold.run_levels, fold.bottom,
-        fold.height, ext_unit, float(sel.t0), float(sel.t1), 4096.0)
-    level_id = dense_ranks(key)
-    return Drawn(idx, call_id, dr, lane, start, end, func, slot_d, folded, run_levels, bottom, height,
-                 level_id.astype(np.int32, copy=False), ext)
+    local = dr.astype(np.int32) if dr.size and int(dr[-1]) < np.iinfo(np.int32).max else dr
+    del dr
+    tr, t0, t1 = sel.trace, float(sel.t0), float(sel.t1)
+    sel_idx, sel_lane, orig = sel.idx, sel.lane, sel.orig
+
+    def calls(p):  # the selection's trace's calls at shown positions p
+        return sel_idx[p].astype(np.int64, copy=False) if isinstance(p, np.ndarray) else np.int64(sel_idx[p])
+
+    def call_id(p):
+        i = calls(p)
+        return (i if orig is None else orig[i]).astype(np.int32)
+
+    def column(fn, dtype):
+        return ShownColumn(fn, local, dtype)
+
+    key = np.rint(fold.bottom[local] * 4096.0).astype(np.int64)
+    level_id = dense_ranks(key).astype(np.int32, copy=False)
+    del key
+    folded, run_levels, bottom, height = fold.folded, fold.run_levels, fold.bottom, fold.height
+    return Drawn(
+        column(calls, np.dtype(np.int64)), column(call_id, np.dtype(np.int32)), local,
+        column(lambda p: sel_lane[p], sel_lane.dtype),
+        column(lambda p: np.maximum(tr.start[calls(p)], t0), np.dtype(np.float64)),
+        column(lambda p: np.minimum(tr.end[calls(p)], t1), np.dtype(np.float64)),
+        column(lambda p: tr.func[calls(p)], tr.func.dtype), column(lambda p: slot[p], slot.dtype),
+        column(lambda p: folded[p], folded.dtype), column(lambda p: run_levels[p], run_levels.dtype),
+        column(lambda p: bottom[p], np.dtype(np.float64)), column(lambda p: height[p], np.dtype(np.float64)),
+        level_id, column(lambda p: ext_unit[p], ext_unit.dtype))
+
+
+class ShownColumn(np.lib.mixins.NDArrayOperatorsMixin):
+    """An array over the drawn calls that is not held: ``col[k]`` is ``fn(local[k])``, ``fn``
+    reading the shown calls' arrays at those positions; used whole (numpy functions and
+    operators, methods such as ``.sum()``) it is made for that use and dropped after.  A
+    write into it is an error (it has nothing to write to)."""
+
+    def __init__(self, fn, local, dtype):
+        self._fn, self._local, self.dtype = fn, local, np.dtype(dtype)
+
+    def __getitem__(self, k):
+        return self._fn(self._local[k])
+
+    def __setitem__(self, k, v):
+        raise TypeError("a drawn-call column read from the shown calls cannot be written")
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._fn(self._local), self.dtype)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+        inputs = tuple(np.asarray(x) if isinstance(x, ShownColumn) else x for x in inputs)
+        if "out" in kw:
+            kw["out"] = tuple(np.asarray(x) if isinstance(x, ShownColumn) else x for x in kw["out"])
+        return getattr(ufunc, method)(*inputs, **kw)
+
+    def __len__(self) -> int:
+        return int(self._local.shape[0])
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+    @property
+    def size(self) -> int:
+        return int(self._local.shape[0])
+
+    @property
+    def shape(self) -> tuple:
+        return (self.size,)
+
+    ndim = 1
+
+    def __getattr__(self, name):  # the ndarray's methods (sum, max, astype, ...), on the made array
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
 
 
 @dataclass
@@ -148,7 +238,7 @@ def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
     if cluster_px > 0:
         min_w = (cluster_px * frame.us_per_px).astype(np.float64)
         of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform = cluster_subpixel_calls(
-            d.start, d.end, d.level_id, d.lane, min_w, min_w, d.func)
+            np.asarray(d.start), np.asarray(d.end), d.level_id, np.asarray(d.lane), min_w, min_w, np.asarray(d.func))
     else:
         of = np.full(d.idx.size, -1, np.int32)
         c_lane = c_level = c_count = c_rep = np.zeros(0, np.int32)

@@ -32,7 +32,7 @@ from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
 from .fold import BAND_WIDE, fold_levels
 from .frame import frame_lanes, lane_gap_levels
-from .geometry import (BOX_FILL, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
+from .geometry import (BOX_FILL, AtIndex, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, leader_material, name_plate_material, text_px
 from .naming import function_table
@@ -219,12 +219,18 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
                                         "matching " + ", ".join(params.highlight))
     del width_px, view_area  # arrays over the shown calls: gone before the drawn calls' are made
-    d = drawn_calls(sel, fold, colouring.slot, ext_unit)
+    d = drawn_calls(sel, fold, colouring.slot, ext_unit, gathered=idx.size <= GATHERED_MAX_CALLS)
     n_folded = int((fold.folded & ~fold.drawn).sum())
     n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
     return IcicleStages(sel, fold, colouring, d, ext_label, n_folded, n_partial, np.maximum(fold.lane_levels, 1.0),
                         per_lane_max(d.ext_unit, d.lane, n_lanes), tracks)
 
+
+#: a selection of more calls than this keeps its drawn calls' fields unheld (`geometry.shown_drawn_calls`:
+#: read from the shown calls where indexed, 81 bytes a drawn call less; a whole-trace overview of
+#: 10^8 calls); a smaller one gathers them into arrays (each stage's reads cost no gather through
+#: the selection)
+GATHERED_MAX_CALLS = 4_000_000
 
 #: a block of this many lanes or more names a call once over a stretch (`LabelPlacer.repeat_zones`);
 #: a smaller one (5 rows of a server's requests) names each lane's calls, which differ
@@ -267,7 +273,8 @@ def icicle_geometry(st: IcicleStages, frame, params: IcicleParams, tpx: float, n
                          for a, b, _ in runs if b - a + 1 >= REPEAT_ZONE_LANES])
     tags = member_tags(placer, sel, frame, tpx, name_prefix) if params.show_axes else None
     icicle_labels(placer, d, cl, cluster_x, fold, colouring, function_table(tr), frame, t0, t1, BAND_WIDE * frame.h,
-                  group_gap_px=0.5 * tpx, shown_func=tr.func[sel.idx])
+                  group_gap_px=0.5 * tpx,
+                  shown_func=AtIndex(lambda k: tr.func[sel.idx[k]]))
     plates = placer.plate_layer(f"{name_prefix}label_plates", colouring.slot_rgb, colouring.slot_names)
     if plates is not None:
         layers.append(plates)

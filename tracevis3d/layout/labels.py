@@ -317,7 +317,7 @@ def counted_candidates(count: int, display: str, more: str) -> list:
 def band_last_calls(fold, d, starts, shown_func) -> np.ndarray:
     """Per folded band (``starts``: drawn calls that start a run), the function of the last
     call of its run in pre-order (the end of the wrapper chain it folds; ``shown_func``: the
-    function of every shown call); -1 when it has none."""
+    function of every shown call, indexable); -1 when it has none."""
     rs = fold.run_start
     member = np.flatnonzero(rs >= 0)
     out = np.full(starts.size, -1, np.int64)
@@ -330,7 +330,7 @@ def band_last_calls(fold, d, starts, shown_func) -> np.ndarray:
     start_local = d.local[starts]
     pos = np.minimum(np.searchsorted(runs, start_local), runs.size - 1)
     ok = runs[pos] == start_local
-    out[ok] = np.asarray(shown_func)[last[pos[ok]]]
+    out[ok] = shown_func[last[pos[ok]]]  # an array or an `AtIndex` (read at these calls only)
     return out
 
 

@@ -69,6 +69,44 @@ class Tower:
     end: float
 
 
+#: `recursive_calls` runs `recursion_depth` over this many shown calls at a time (its work arrays,
+#: ~36 bytes a call, over these only), or over one tree where a tree holds more
+RECURSION_CHUNK_CALLS = 1 << 21
+
+
+def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_CALLS) -> tuple:
+    """``(deep, outer)``: the shown calls inside a recursion of their function
+    (`recursion_depth`'s ``rec`` > 1, a function of ``infra`` left out), ascending, and the
+    outermost call of each one's chain, for the shown calls ``idx`` (calls of ``func``'s
+    trace) of the forest ``parent`` (pre-order, -1 for roots).  Computed a run of whole trees
+    at a time (cut at roots, where the kernel's stack of open calls is empty: the same
+    values), so its arrays over every shown call are two bool-sized ones, not ~36 bytes a call."""
+    n = int(parent.shape[0])
+    roots = np.flatnonzero(parent < 0)
+    cuts = np.array([0, n])
+    if roots.size and roots[0] == 0:  # else not a forest in pre-order from its first call: one run
+        cuts = np.unique(np.append(roots[np.minimum(np.searchsorted(roots, np.arange(0, n, chunk)),
+                                                    roots.size - 1)], n))
+    del roots
+    infra_of = None if infra is None else np.asarray(infra, np.bool_)
+    deep_parts, outer_parts = [], []
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        f = func[idx[a:b]]
+        p = parent[a:b] - parent.dtype.type(a)  # its dtype kept (the kernel's compiled signature)
+        p[p < 0] = -1
+        rec, outer = recursion_depth(f, p)
+        del p
+        keep = rec > 1
+        if infra_of is not None:
+            keep &= ~infra_of[f]
+        at = np.flatnonzero(keep)
+        deep_parts.append(at + a)
+        outer_parts.append(outer[at] + a)
+    if not deep_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(deep_parts), np.concatenate(outer_parts)
+
+
 def recursion_towers(sel, infra=None) -> list:
     """The recursions of the selection ``sel`` (`select.Selection`) spanning at least
     `MIN_LEVELS` levels, merged into towers (see the module docstring), widest first.
@@ -78,18 +116,14 @@ def recursion_towers(sel, infra=None) -> list:
     tr = sel.trace
     if sel.idx.size == 0:
         return []
-    func = tr.func[sel.idx]
-    rec, outer = recursion_depth(func, sel.parent)
-    deep = rec > 1
-    if infra is not None:
-        deep &= ~np.asarray(infra, np.bool_)[func]
-    deep = np.flatnonzero(deep)
+    deep, outer_deep = recursive_calls(tr.func, sel.idx, sel.parent, infra)
     if deep.size == 0:
         return []
+    func = AtIndex(lambda k: tr.func[sel.idx[k]])  # read at the recursions' calls only
     # read at the recursions' calls only (no copies of every shown call's depth and times)
     depth = AtIndex(lambda k: tr.depth[sel.idx[k]].astype(np.int64))
     # per chain (its outermost call): the deepest level any of its calls reaches
-    chains, inv = np.unique(outer[deep], return_inverse=True)
+    chains, inv = np.unique(outer_deep, return_inverse=True)
     reach = np.full(chains.size, -1, np.int64)
     np.maximum.at(reach, inv, depth[deep])
     span = reach - depth[chains] + 1
