@@ -111,10 +111,9 @@ def persist_zoom_inputs(scene) -> bool:
 @bpy.app.handlers.persistent
 def _persist_on_save(*_args) -> None:
     """``save_pre``: `persist_zoom_inputs` and `persist_kept_trace` for every scene; never blocks the save."""
-    for scene in bpy.data.scenes:
+    for scene, persist in ((s, p) for s in bpy.data.scenes for p in (persist_zoom_inputs, persist_kept_trace)):
         try:
-            persist_zoom_inputs(scene)
-            persist_kept_trace(scene)
+            persist(scene)
         except Exception as e:  # noqa: BLE001 - a cache that cannot be written only costs the first zoom time
             import sys
 
