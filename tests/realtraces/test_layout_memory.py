@@ -228,3 +228,37 @@ def test_recursive_calls_a_run_of_trees_at_a_time_are_the_kernels(realdata, name
             deep, out = recursive_calls(tr.func, sel.idx, sel.parent, mask, chunk=chunk)
             assert np.array_equal(deep, want) and np.array_equal(out, outer[want]), chunk
     assert (rec > 1).any() and (sel.parent < 0).sum() > 2  # recursions, and several trees to cut at
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_clusters_a_lane_at_a_time_are_one_pass_over_every_call(realdata, name):
+    """`geometry.cluster_calls` (one lane's drawn calls at a time) gives the clusters, their
+    numbering, members, dominant calls and times of one `cluster_subpixel_calls` pass over
+    every drawn call, field for field."""
+    from tracevis3d.layout.cluster import cluster_subpixel_calls
+    from tracevis3d.layout.frame import frame_lanes
+    from tracevis3d.layout.geometry import cluster_calls, dominant_member
+    from tracevis3d.layout.icicle import text_px
+
+    params = IcicleParams().validate()
+    stages = {}
+    icicle_layout(tracevis3d.load(realdata / name), params, stages_out=stages)
+    st = stages["stages"]
+    d = st.drawn
+    frame = frame_lanes(st.lane_levels, st.lane_ext, (0.0, 0.0) + tuple(params.resolution), params,
+                        text_px(params), 0.0, st.sel.t0, st.sel.t1)
+    for px in (params.cluster_px, 40.0):  # the figure's pixel, and wide enough for clusters in every lane
+        min_w = (px * frame.us_per_px).astype(np.float64)
+        of, *per_cluster = cluster_subpixel_calls(d.start, d.end, d.level_id, d.lane, min_w, min_w, d.func)
+        nc = per_cluster[0].size
+        dur = d.end - d.start
+        dom, share = dominant_member(of, d.func, dur, nc)
+        time = np.bincount(of[of >= 0], weights=dur[of >= 0], minlength=nc)
+        cl = cluster_calls(d, frame, px)
+        want = [of] + per_cluster + [dom, share, time]
+        got = [cl.cluster_of, cl.lane, cl.level, cl.start, cl.end, cl.count, cl.rep, cl.uniform, cl.dom,
+               cl.dom_share, cl.time]
+        assert nc > 0 and len(np.unique(cl.lane)) >= (min(2, len(np.unique(d.lane))) if px > 1 else 1)
+        for k, (a, b) in enumerate(zip(want, got)):
+            assert a.dtype == b.dtype and np.array_equal(a, b), k

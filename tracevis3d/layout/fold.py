@@ -452,7 +452,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     gap = np.full(max(n_lanes, 1), float(us_per_px))
     head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
     upx = max(float(us_per_px), 1e-300)
-    _, local_end = depth_and_end_from_parent(parent)
+    local_end = depth_and_end_from_parent(parent)[1]  # (the depths go at once: not held to the placement)
     rows = child_rows(func, start, end, local_end, trace.n_functions)
     n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows
     named_px = NARROW_EM * label_px
@@ -508,6 +508,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
     if n_lanes and not (widest > 0.0).all():  # a lane of waits alone: its widest wait
         widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
+    del nameable_px, work_px  # arrays over every call: gone before the placement's
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest, nameless_band)[2]
@@ -533,6 +534,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
                 hi = np.where(~done & fits, mid, hi)
                 lo = np.where(~done & ~fits, mid, lo)
             params = refill_squeeze(lo, hi, done, named_px, widest, budget, tops, nameless_band)
+        del tops  # the bisection's reduced tree: gone before the placement's arrays
         placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
     drawn = (run_start < 0) | (run_start == np.arange(idx.size))

@@ -234,21 +234,45 @@ class Clusters:
 
 
 def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
-    """Merge the drawn calls narrower than ``cluster_px`` pixels of their lane."""
-    if cluster_px > 0:
-        min_w = (cluster_px * frame.us_per_px).astype(np.float64)
-        of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform = cluster_subpixel_calls(
-            np.asarray(d.start), np.asarray(d.end), d.level_id, np.asarray(d.lane), min_w, min_w, np.asarray(d.func))
-    else:
-        of = np.full(d.idx.size, -1, np.int32)
-        c_lane = c_level = c_count = c_rep = np.zeros(0, np.int32)
-        c_uniform = np.zeros(0, np.bool_)
-        c_start = c_end = np.zeros(0)
-    nc = c_start.size
-    dur = d.end - d.start
-    dom, share = dominant_member(of, d.func, dur, nc)
-    time = np.bincount(of[of >= 0], weights=dur[of >= 0], minlength=nc) if nc else np.zeros(0)
-    return Clusters(of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, dom, share, time)
+    """Merge the drawn calls narrower than ``cluster_px`` pixels of their lane.
+
+    A lane at a time (`cluster_subpixel_calls` opens no cluster across lanes, and a
+    cluster's members are in one lane): the clusters, their numbering and their dominant
+    functions are those of one pass over every drawn call, while the arrays the pass makes
+    over the calls (~60 bytes a drawn call) are over one lane's."""
+    n = d.idx.size
+    lane = np.asarray(d.lane)
+    cuts = np.concatenate(([0], np.flatnonzero(lane[1:] != lane[:-1]) + 1, [n])) if n else np.zeros(1, np.int64)
+    del lane
+    min_w = (cluster_px * frame.us_per_px).astype(np.float64) if cluster_px > 0 else None
+    of = np.full(n, -1, np.int32)
+    parts: list = []
+    nc = 0
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        start, end = np.asarray(d.start[a:b]), np.asarray(d.end[a:b])
+        func = np.asarray(d.func[a:b])
+        if min_w is not None:
+            of_l, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform = cluster_subpixel_calls(
+                start, end, np.ascontiguousarray(d.level_id[a:b]), np.asarray(d.lane[a:b]), min_w, min_w, func)
+        else:
+            of_l = np.full(b - a, -1, np.int32)
+            c_lane = c_level = c_count = c_rep = np.zeros(0, np.int32)
+            c_uniform = np.zeros(0, np.bool_)
+            c_start = c_end = np.zeros(0)
+        k = c_start.size
+        dur = end - start
+        del start, end
+        dom, share = dominant_member(of_l, func, dur, k)
+        member = of_l >= 0
+        time = np.bincount(of_l[member], weights=dur[member], minlength=k) if k else np.zeros(0)
+        of[a:b] = np.where(member, of_l + np.int32(nc), of_l)
+        parts.append((c_lane, c_level, c_start, c_end, c_count, c_rep + np.int32(a), c_uniform, dom + a, share, time))
+        nc += k
+        del of_l, func, dur, member
+    if not parts:
+        return Clusters(of, *(np.zeros(0, t) for t in (np.int32, np.int32, np.float64, np.float64, np.int32,
+                                                        np.int32, np.bool_, np.int64, np.float64, np.float64)))
+    return Clusters(of, *(np.concatenate(c) for c in zip(*parts)))
 
 
 def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
