@@ -185,6 +185,7 @@ def test_drawn_calls_read_where_indexed_draw_the_same_figure(realdata, monkeypat
     a, b = spec_arrays(spec_g), spec_arrays(spec_s)
     assert a.keys() == b.keys()
     assert [k for k in a if not same(a[k], b[k])] == []
+    assert [k for k, v in b.items() if isinstance(v, ShownColumn)] == []  # the figure holds arrays
     g, s = st_g.drawn, st_s.drawn
     n = g.idx.size
     assert n > 100 and isinstance(s.start, ShownColumn) and isinstance(s.local, np.ndarray)
