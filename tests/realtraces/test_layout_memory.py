@@ -263,3 +263,62 @@ def test_clusters_a_lane_at_a_time_are_one_pass_over_every_call(realdata, name):
         assert nc > 0 and len(np.unique(cl.lane)) >= (min(2, len(np.unique(d.lane))) if px > 1 else 1)
         for k, (a, b) in enumerate(zip(want, got)):
             assert a.dtype == b.dtype and np.array_equal(a, b), k
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_fold_rows_over_runs_of_trees_are_one_pass_over_every_call(realdata, monkeypatch, name):
+    """The fold's rows of children and name widths made over runs of whole trees (a few calls
+    each here, `fold.name_width_runs`) give the fold of one pass over every shown call,
+    field for field, and so the same figure."""
+    import tracevis3d.layout.fold as fold
+
+    trace = tracevis3d.load(realdata / name)
+    out = []
+    for chunk in (1 << 40, 97, 1):
+        monkeypatch.setattr(fold, "NAME_WIDTH_CHUNK_CALLS", chunk)
+        stages = {}
+        spec = icicle_layout(trace, IcicleParams(), stages_out=stages)
+        out.append((spec_arrays(spec), stages["stages"].fold))
+    from tracevis3d.kernels.runs import sibling_runs
+
+    sel = stages["stages"].sel
+    tr, idx = sel.trace, sel.idx
+    us_per_px = (sel.t1 - sel.t0) / (0.8 * IcicleParams().resolution[0])  # as `icicle_stages` passes it
+    head = sibling_runs(tr.func[idx], tr.start[idx], tr.end[idx], sel.parent, sel.lane,
+                        np.full(max(sel.lane_threads.size, 1), float(us_per_px)))[0]
+    assert len(fold.name_width_runs(sel.parent, head, 1)) >= 3  # cut into several runs
+    (a, fa), *rest = out
+    for b, fb in rest:
+        assert [k for k in a if not same(a[k], b[k])] == []
+        for f in dataclasses.fields(fa):
+            x, y = getattr(fa, f.name), getattr(fb, f.name)
+            if isinstance(x, tuple):
+                assert len(x) == len(y) and all(same(u, v) for u, v in zip(x, y)), f.name
+            else:
+                assert same(x, y), f.name
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_box_colour_ranges_a_chunk_at_a_time_name_the_same(realdata, monkeypatch, name):
+    """The label stage's lowest and highest box colour per function, found a few drawn calls
+    at a time (`labels.RANGE_CHUNK_CALLS`), names the figure as one pass over them all."""
+    import tracevis3d.kernels.drawn as drawn_kernels
+    import tracevis3d.layout.labels as labels
+
+    trace = tracevis3d.load(realdata / name)
+    calls = []
+    whole = drawn_kernels.range_by_key
+
+    def counted(*args):
+        calls.append(args[0].size)
+        return whole(*args)
+
+    monkeypatch.setattr(drawn_kernels, "range_by_key", counted)
+    a = spec_arrays(icicle_layout(trace, IcicleParams()))
+    n_whole = len(calls)
+    monkeypatch.setattr(labels, "RANGE_CHUNK_CALLS", 7)
+    b = spec_arrays(icicle_layout(trace, IcicleParams()))
+    assert n_whole >= 1 and len(calls) - n_whole > 3 * n_whole  # the ranges were found in chunks
+    assert a.keys() == b.keys() and [k for k in a if not same(a[k], b[k])] == []

@@ -398,6 +398,30 @@ def _tops_on(tree, n_lanes: int):
     return tops
 
 
+#: the fold's rows and name widths are made over runs of whole trees of about this many
+#: shown calls (`name_width_runs`)
+NAME_WIDTH_CHUNK_CALLS = 1 << 18
+
+
+def name_width_runs(parent: np.ndarray, head: np.ndarray, chunk: int | None = None) -> np.ndarray:
+    """``[(a, b), ...]`` (int64, shape (k, 2)): ranges of the shown calls, about ``chunk``
+    calls each, cut only at a root that starts a run of its own (``head[r] == r``,
+    `sibling_runs`): no subtree, row of children or run of siblings crosses a cut, so
+    `child_rows` and `name_widths` over each range, its positions rebased, give their values
+    over all the calls.  One range where the calls are not a forest in pre-order from the first."""
+    chunk = NAME_WIDTH_CHUNK_CALLS if chunk is None else chunk
+    n = int(parent.shape[0])
+    roots = np.flatnonzero(parent < 0)
+    roots = roots[head[roots] == roots]
+    cuts = np.array([0, n], np.int64)
+    if n and roots.size and roots[0] == 0:
+        at = np.searchsorted(roots, np.arange(0, n, chunk))
+        cuts = np.unique(np.append(roots[np.minimum(at, roots.size - 1)], n)).astype(np.int64)
+        if any(int(head[a:b].min()) < a for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()) if b > a):
+            cuts = np.array([0, n], np.int64)  # a run reaching back over a cut (lanes interleaved): one range
+    return np.stack([cuts[:-1], cuts[1:]], 1)
+
+
 #: `every_call` compares a selection with the trace's calls this many at a time
 IDENTITY_CHUNK = 1 << 20
 
@@ -453,20 +477,43 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
     upx = max(float(us_per_px), 1e-300)
     local_end = depth_and_end_from_parent(parent)[1]  # (the depths go at once: not held to the placement)
-    rows = child_rows(func, start, end, local_end, trace.n_functions)
-    n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows
     named_px = NARROW_EM * label_px
     # the widest thing that can carry a call's name: itself, its run, or its parent's row
-    # when that is a row of its function's calls (`kernels.runs.name_widths`)
-    name_px, row_named = name_widths(parent, func, start, width_px, head, rep_end, n_children, row_start, row_end,
-                                     dom_func, dom_time, total, upx, ROW_SHARE, named_px)
-    # what the label stage reads of the runs and rows, kept at their few calls; the arrays over
-    # every call go before the placement (the stage's peak: 56 + 24 bytes a call less)
+    # when that is a row of its function's calls (`kernels.runs.name_widths`); what the label
+    # stage reads of the runs and rows is kept at their few calls.  The rows and the widths
+    # are made a run of whole trees at a time (`name_width_runs`): the rows' seven arrays
+    # (56 bytes a call) are over one run's calls, never over every call
     rep_heads = np.flatnonzero(rep_count >= 2)
+    runs = name_width_runs(parent, head).tolist()
+    if len(runs) > 1:
+        name_px = np.empty(idx.size, np.float64)
+        row_named = np.empty(idx.size, np.bool_)
+    row_parts, call_parts = [], []
+    for a, b in runs:
+        if a == 0:  # positions as they are (one run: the arrays themselves, no copies)
+            p, ends, heads = parent[:b], local_end[:b], head[:b]
+        else:
+            p = parent[a:b] - parent.dtype.type(a)  # its dtype kept (the kernels' compiled signatures)
+            p[p < 0] = -1
+            ends, heads = local_end[a:b] - a, head[a:b] - a
+        rows_ab = child_rows(func[a:b], start[a:b], end[a:b], ends, trace.n_functions)
+        n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows_ab
+        widths = name_widths(p, func[a:b], start[a:b], width_px[a:b], heads, rep_end[a:b], n_children, row_start,
+                             row_end, dom_func, dom_time, total, upx, ROW_SHARE, named_px)
+        if len(runs) > 1:
+            name_px[a:b], row_named[a:b] = widths
+        else:
+            name_px, row_named = widths
+        del widths, ends, heads
+        named = np.flatnonzero(row_named[a:b])
+        row_parts.append(tuple(x[named] for x in rows_ab))
+        call_parts.append(named + a)
+        del p, rows_ab, n_children, row_start, row_end, dom_func, dom_time, dom_count, total
     rep_end, rep_count = rep_end[rep_heads], rep_count[rep_heads]
-    row_calls = np.flatnonzero(row_named)
-    rows = tuple(a[row_calls] for a in rows)
-    del head, n_children, row_start, row_end, dom_func, dom_time, dom_count, total
+    row_calls = np.concatenate(call_parts) if call_parts else np.zeros(0, np.int64)
+    rows = tuple(np.concatenate(x) for x in zip(*row_parts)) if row_parts else \
+        child_rows(func[:0], start[:0], end[:0], local_end[:0], trace.n_functions)
+    del head, row_parts, call_parts
     squeeze = rule == "auto"
     nl = max(n_lanes, 1)
     if not squeeze:  # levels folded on request keep the marker that says how many

@@ -205,10 +205,12 @@ class LabelPlacer:
         ok = np.flatnonzero((wpx >= self.min_w) & (hpx >= self.need_h))
         ok = ok[np.argsort(-wpx[ok], kind="stable")]
         texts, keep = [], []
-        eps = 1e-6 * max(float(np.ptp(np.concatenate([x0, x1]))), 1e-9)
-        world = np.stack([x0 + eps, z0 + eps, x1 - eps, z1 - eps], 1)  # touching faces do not overlap
-        for k in ok:  # bounded: stops after `room` labels
-            r = world[k]
+        # (the extent of x0 and x1 together, and the faces of the candidates that can hold a name
+        # only: no arrays of every candidate's four sides)
+        eps = 1e-6 * max(float(np.maximum(x0.max(), x1.max()) - np.minimum(x0.min(), x1.min())), 1e-9)
+        world = np.stack([x0[ok] + eps, z0[ok] + eps, x1[ok] - eps, z1[ok] - eps], 1)  # touching faces: apart
+        for j, k in enumerate(ok):  # bounded: stops after `room` labels
+            r = world[j]
             key = -1 if keys is None else int(keys[k])
             if self.rects.shape[0]:
                 q = self.rects
@@ -314,6 +316,10 @@ def counted_candidates(count: int, display: str, more: str) -> list:
     return out + [names[-1]]
 
 
+#: `icicle_labels` finds each function's lowest and highest box colour this many drawn calls at a time
+RANGE_CHUNK_CALLS = 1 << 20
+
+
 def band_last_calls(fold, d, starts, shown_func) -> np.ndarray:
     """Per folded band (``starts``: drawn calls that start a run), the function of the last
     call of its run in pre-order (the end of the wrapper chain it folds; ``shown_func``: the
@@ -379,8 +385,13 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         if "slot_range" not in cache:  # per function: its drawn boxes' lowest and highest slot
             from ..kernels.drawn import range_by_key
 
-            cache["slot_range"] = range_by_key(np.ascontiguousarray(func, np.int64),
-                                               np.ascontiguousarray(slot, np.int64), int(func.max()) + 1)
+            n_keys, lo, hi = int(func.max()) + 1, None, None
+            for a in range(0, func.size, RANGE_CHUNK_CALLS):  # int64 copies of a chunk, not of every call
+                b = min(a + RANGE_CHUNK_CALLS, func.size)
+                lo_c, hi_c = range_by_key(np.ascontiguousarray(func[a:b], np.int64),
+                                          np.ascontiguousarray(slot[a:b], np.int64), n_keys)
+                lo, hi = (lo_c, hi_c) if lo is None else (np.minimum(lo, lo_c), np.maximum(hi, hi_c))
+            cache["slot_range"] = lo, hi
         lo, hi = cache["slot_range"]
         inside = f < lo.size
         fc = np.where(inside, f, 0)
@@ -465,7 +476,7 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         it_lane = np.concatenate([d.lane[bi], cl.lane]).astype(np.int32)
         it_member = np.concatenate([bi, cl.dom if nc else np.zeros(0, np.int64)]).astype(np.int64)
         it_calls = np.concatenate([np.ones(bi.size), cl.count.astype(np.float64)])
-        it_time = np.concatenate([(d.end - d.start)[bi], cl.time])
+        it_time = np.concatenate([d.end[bi] - d.start[bi], cl.time])
         order = np.lexsort((it_start, it_lane))
         it_start, it_end, it_level, it_lane = it_start[order], it_end[order], it_level[order], it_lane[order]
         it_member, it_calls, it_time = it_member[order], it_calls[order], it_time[order]
