@@ -24,7 +24,7 @@ Usage:  NUMBA_CACHE_DIR=build/numba-cache PYTHONPATH=. .venv/bin/python bench/be
 
 The whole overview of the 10^8-call file is not built: its build held 17 GB of its own memory
 (20 GB resident) 4.5 minutes in, on this 23 GB machine, and was stopped; the layout's peak has
-since gone from 320 to 190, then 126 bytes a call (docs/performance.md, "Zoom"), ~13 GB at
+since gone from 320 to 190, then 122 bytes a call (docs/performance.md, "Zoom"), ~12 GB at
 10^8 (and ~1 GB the load holds): still more than this shared machine can spare.  Its overview is the
 middle 2 s of the trace (``--huge-overview-s``: ~1.7·10^6 calls drawn), the zooms' trace is the
 whole mapped file.  Measured 2026-11-29 01:01 UTC (this 2-core machine shared with five other
