@@ -22,10 +22,11 @@ Usage:  NUMBA_CACHE_DIR=build/numba-cache PYTHONPATH=. .venv/bin/python bench/be
         (--huge: hold the machine's heavy-run lock, flock /tmp/tv3d-heavy.lock; the 10^8 file
         goes to --dir, default the system's temporary folder, and is removed after unless --keep)
 
-The whole overview of the 10^8-call file is not built: its build held 17 GB of its own memory
-(20 GB resident) 4.5 minutes in, on this 23 GB machine, and was stopped; the layout's peak has
-since gone from 320 to 190, then 122 bytes a call (docs/performance.md, "Zoom"), ~12 GB at
-10^8 (and ~1 GB the load holds): still more than this shared machine can spare.  Its overview is the
+The whole overview of the 10^8-call file first held 17 GB of its own memory (20 GB resident)
+4.5 minutes in, on this 23 GB machine, and was stopped; the layout's peak has since gone from 320 to 190, then 122 bytes a call (docs/performance.md, "Zoom"), ~12 GB at
+10^8 (and ~1 GB the load holds).  With ``--huge-overview-s 0`` the whole overview now builds
+here (189.9 s, peak resident 15.2 GB with the file's pages, later zooms 0.11-0.21 s; the table
+in docs/performance.md); by default, so as not to take the machine's memory, its overview is the
 middle 2 s of the trace (``--huge-overview-s``: ~1.7·10^6 calls drawn), the zooms' trace is the
 whole mapped file.  Measured 2026-11-29 01:01 UTC (this 2-core machine shared with five other
 jobs; ``--trace build/traces/sympy.json --huge``; "first" = the first zoom, "later" = the
@@ -208,7 +209,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the 10^8-call file")
     ap.add_argument("--huge-overview-s", type=float, default=2.0,
                     help="the 10^8-call figure's overview: this many seconds of its middle (0: all of it, "
-                         "whose build held over 17 GB on this 23 GB machine and was stopped)")
+                         "~12 GB of the process's own memory, 190 s here)")
     ap.add_argument("--profile", default="", help="write cProfile stats of each later zoom into this folder")
     ap.add_argument("--json", default="", help="also write the rows to this JSON file")
     args = ap.parse_args()
