@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from memray_captures import memray_available, record_memory_and_calls
+from memray_captures import memray_available, recorded_memory_and_calls
 
 SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
 pytestmark = [pytest.mark.blender,
@@ -20,21 +20,17 @@ pytestmark = [pytest.mark.blender,
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     try:
-        return record_memory_and_calls(str(tmp_path_factory.mktemp("memory-icicle")), SPY)
+        return recorded_memory_and_calls(tmp_path_factory, SPY)
     except RuntimeError as e:
         pytest.skip(str(e))
 
 
 def _png(path):
-    bpy = pytest.importorskip("bpy")
-    img = bpy.data.images.load(str(path), check_existing=False)
-    try:
-        w, h = img.size
-        a = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(a)
-        return a.reshape(h, w, 4)[::-1]  # top row first
-    finally:
-        bpy.data.images.remove(img)
+    """(h, w, 4) stored floats of a rendered PNG, row 0 at the top (`figure_report.load_image`)."""
+    pytest.importorskip("bpy")
+    from tracevis3d.blender.figure_report import load_image
+
+    return load_image(path, 4)
 
 
 @pytest.mark.timeout(1200)

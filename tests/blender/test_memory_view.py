@@ -25,15 +25,11 @@ def captures(tmp_path_factory):
 
 
 def _png(path):
-    bpy = pytest.importorskip("bpy")
-    img = bpy.data.images.load(str(path), check_existing=False)
-    try:
-        w, h = img.size
-        a = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(a)
-        return a.reshape(h, w, 4)[::-1]  # top row first
-    finally:
-        bpy.data.images.remove(img)
+    """(h, w, 4) stored floats of a rendered PNG, row 0 at the top (`figure_report.load_image`)."""
+    pytest.importorskip("bpy")
+    from tracevis3d.blender.figure_report import load_image
+
+    return load_image(path, 4)
 
 
 def _text_lines(dark: np.ndarray) -> list:
