@@ -3,14 +3,14 @@ the bands (issue 71; `params.memory.CALLS_ICICLE`, render-icicle's declarations)
 real command line, an option changes the icicle part of the memory figure as it changes
 render-icicle's figure of the same calls and window (legends, names of calls), and a bad value
 gets render-icicle's one-line error.  The run: py-spy samples a deep JSON program that
-``memray run`` runs (`memray_captures.record_memory_and_calls`)."""
+``memray run`` runs (`memray_captures.recorded_memory_and_calls`: once a session)."""
 import os
 import shutil
 import sys
 
 import pytest
 
-from memray_captures import memray_available, record_memory_and_calls
+from memray_captures import memray_available, recorded_memory_and_calls
 
 SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
 pytestmark = [pytest.mark.blender,
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.blender,
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     try:
-        return record_memory_and_calls(str(tmp_path_factory.mktemp("memory-options")), SPY)
+        return recorded_memory_and_calls(tmp_path_factory, SPY)
     except RuntimeError as e:
         pytest.skip(str(e))
 
