@@ -204,17 +204,22 @@ def _dump_of(ev, where: str, problems: _Problems) -> Dump | None:
     return None
 
 
+def _section(d: Dump, key: str, problems: _Problems) -> dict:
+    """The dump's ``key`` object, {} when it has none; one that is no object is a problem, {}."""
+    sec = d.dumps.get(key)
+    if sec is None:
+        return {}
+    if not isinstance(sec, dict):
+        problems.add(d.where, f"{key} is not an object")
+        return {}
+    return sec
+
+
 def allocator_sizes(d: Dump, problems: _Problems, key: str = "size") -> dict:
     """{top-level allocator: bytes} of one dump (``key``: the attribute read; ``effective_size``
     falls back to ``size``)."""
     out = {}
-    al = d.dumps.get("allocators")
-    if al is None:
-        return out
-    if not isinstance(al, dict):
-        problems.add(d.where, "allocators is not an object")
-        return out
-    for name, a in al.items():
+    for name, a in _section(d, "allocators", problems).items():
         if "/" in name:
             continue
         attrs = a.get("attrs") if isinstance(a, dict) else None
@@ -234,13 +239,7 @@ def allocator_sizes(d: Dump, problems: _Problems, key: str = "size") -> dict:
 
 def process_totals(d: Dump, problems: _Problems) -> dict:
     out = {}
-    pt = d.dumps.get("process_totals")
-    if pt is None:
-        return out
-    if not isinstance(pt, dict):
-        problems.add(d.where, "process_totals is not an object")
-        return out
-    for k, v in pt.items():
+    for k, v in _section(d, "process_totals", problems).items():
         if isinstance(v, bool):
             continue
         try:
