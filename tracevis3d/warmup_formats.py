@@ -195,13 +195,25 @@ def _perfetto() -> bytes:
     return b"".join(out)
 
 
+def _pstats() -> bytes:
+    """cProfile's shape: ``exec`` called from outside and by runpy (its calls split by context),
+    a cycle, a builtin."""
+    import marshal
+
+    ex, mod, run, work = ("~", 0, "<built-in method builtins.exec>"), ("a.py", 1, "<module>"), \
+        ("<frozen runpy>", 65, "_run_code"), ("a.py", 3, "work")
+    return marshal.dumps({ex: (1, 2, 0.01, 1.0, {run: (1, 1, 0.0, 0.9)}), run: (1, 1, 0.0, 1.0, {ex: (1, 1, 0.1, 1.0)}),
+                          mod: (1, 1, 0.1, 0.9, {ex: (1, 1, 0.1, 0.9)}),
+                          work: (1, 1, 0.8, 0.8, {mod: (1, 1, 0.8, 0.8), work: (1, 0, 0.1, 0.1)})})
+
+
 #: a tiny valid file of each readable format: (format key, bytes)
 FORMAT_SAMPLES = (
     ("speedscope", _speedscope), ("firefox", _firefox_processed), ("gecko", _gecko), ("cpuprofile", _cpuprofile),
     ("stackprof", _stackprof), ("heapprofile", _heapprofile), ("collapsed", _collapsed),
     ("perf-script", _perf_script), ("callgrind", _callgrind), ("pprof", _pprof),
     ("instruments-text", _instruments), ("ghc-json", _ghc), ("perfetto", _perfetto),
-    ("ghc-prof", _ghc_text), ("v8log-json", _v8log), ("pyinstrument", _pyinstrument),
+    ("ghc-prof", _ghc_text), ("v8log-json", _v8log), ("pyinstrument", _pyinstrument), ("pstats", _pstats),
 )
 
 

@@ -1,6 +1,6 @@
 """Hostile files for the format rows the other case modules leave out: the preprocessed V8 tick
 log (io/v8log.py), pyinstrument JSON (io/pyinstrument.py), GHC's text report (io/ghc_text.py)
-and every format that is recognised but not read (memray, JFR, pstats, the raw V8 log, pmcstat,
+a pstats dump, and every format that is recognised but not read (memray, JFR, the raw V8 log, pmcstat,
 Papyrus, other zip archives, V8 heap snapshots).
 
 ``CASES`` is a list of ``(name, factory, expected, options)`` as in hostile_text_formats.py:
@@ -209,7 +209,7 @@ def ghc_not_numbers() -> bytes:
     return _ghc("MAIN MAIN <built-in> 1 0 x 0.0 100.0 100.0\n")
 
 
-# ----------------------------------------------------------------------------- recognised, not read
+# ----------------------------------------------------------------------------- pstats (read since session 6)
 def pstats_dump() -> bytes:
     return marshal.dumps({("m.py", 1, "f"): (1, 1, 0.5, 0.5, {})})
 
@@ -289,10 +289,11 @@ CASES = [
     ("ghc_prof_invalid_utf8", ghc_invalid_utf8, ("repair", "invalid_utf8"), {}),
     ("ghc_prof_not_numbers", ghc_not_numbers, r"line 10: expected numbers", {}),
     ("ghc_prof_alloc_without_bytes", ghc_valid, None, {"measure": "alloc"}),
+    # a pstats dump is read (io/pstats.py; its hostile bytes: tests/unit/test_pstats.py)
+    ("pstats_dump", pstats_dump, None, {}),
     # recognised but not read: one line naming the format
     ("memray_capture", lambda: b"memray\x00\x01" + bytes(range(256)) * 4, r"memray capture", {}),
     ("jfr_recording", lambda: b"FLR\x00\x00\x02\x00\x01" + b"\x00" * 200, r"Java Flight Recorder", {}),
-    ("pstats_dump", pstats_dump, r"pstats", {}),
     ("v8log_raw", lambda: b"v8-version,11,3,244,8,0,0\ncode-creation,Builtin,3,1,0x1,100,Abort\ntick,0x2,10,0,0x0,6\n",
      r"V8 log \(node --prof\)", {}),
     ("pmcstat_callgraph", lambda: b"@ CPU_CLK_UNHALTED_CORE [1000 samples]\n\n10.00%  [100]  main @ /bin/prog\n",

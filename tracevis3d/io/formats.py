@@ -491,10 +491,9 @@ FORMATS: tuple = (
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
                    "(java -cp converter.jar jfr2flame --collapsed IN.jfr OUT.txt) and load the collapsed stacks",
            tools="JDK Flight Recorder"),
-    Format("pstats", "cProfile/profile pstats dump", (".pstats", ".prof"), _sniff_pstats, None,
-           why_not="pstats keeps a call graph, not stacks; record the program with VizTracer or py-spy, or convert "
-                   "it with flameprof/gprof2dot",
-           tools="python -m cProfile -o"),
+    Format("pstats", "cProfile/profile pstats dump (tree estimated from its call graph)", (".pstats", ".prof"),
+           _sniff_pstats, "pstats:load_pstats", kind="merged",
+           tools="python -m cProfile -o, profile, yappi save(type='pstat')"),
     Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
            kind="merged", options=("event",), tools="valgrind --tool=callgrind"),
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,

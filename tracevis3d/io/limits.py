@@ -72,6 +72,12 @@ class Limits:
     compact_header_slack: int = 4 << 20
     #: values (objects, lists, scalars, arrays) in a native or compact file's metadata
     max_meta_items: int = 1_000_000
+    #: nodes of a tree estimated from a call graph (a pstats dump): past it the smallest
+    #: shares are merged into one "…other" child per caller (half the nodes go to those)
+    max_callgraph_nodes: int = 100_000
+    #: a call graph's callees walked per caller (the heaviest); the rest join "…other":
+    #: bounds the walk's work to max_callgraph_nodes × this many edges
+    max_callees_per_function: int = 1024
 
     def events_for_compressed(self, compressed_bytes: int) -> int:
         """The event limit for an input that was ``compressed_bytes`` long on disk."""

@@ -212,7 +212,8 @@ def trace_kind_text(trace) -> str:
     that long, shorter ones are missing), "JS sampled every 131 µs" (a Chrome trace whose
     JavaScript threads were sampled); "" otherwise."""
     if x_unit_of(trace).merged:
-        return "merged stacks (left heavy)"
+        est = trace.meta.get("estimated_from")  # a call graph's tree (pstats): not measured stacks
+        return f"merged stacks estimated from {est}" if est else "merged stacks (left heavy)"
     step, whole = sampling_interval(trace)
     if step is None:
         return ""

@@ -1,0 +1,655 @@
+"""cProfile / profile / yappi ``pstats`` dumps → one merged `Trace`, estimated from a call graph.
+
+``python -m cProfile -o out.prof prog.py`` (and ``pstats.Stats.dump_stats``, the ``profile``
+module, yappi's ``save(type="pstat")``, pytest-profiling...) writes Python's ``marshal`` of
+one dict::
+
+    {(file, line, function): (cc, nc, tt, ct, {caller key: (nc, cc, tt, ct)})}
+
+cc: primitive (not recursive) calls, nc: all calls, tt: seconds in the function's own body,
+ct: seconds from its outermost calls' entry to their exit; each caller's tuple is the same
+for the calls made from that caller (the ``profile`` module writes only the call count
+there, an int).  It holds no stacks, so the tree shown is an estimate, as snakeviz, tuna and
+flameprof draw it: ``meta["estimated_from"]`` is "a call graph (cProfile)" and titles say
+"estimated from a call graph".
+
+**Reading the bytes.**  `marshal.loads` is documented as unsafe on untrusted bytes, so
+`read_marshal` decodes the subset a dump uses in plain Python: dict ``{``…``0``, tuples ``(``
+``)``, ints ``i`` ``l``, floats ``g`` ``f``, strings ``z Z a A u t s``, ``N T F``, refs ``r``
+and the ref flag (0x80).  Every size is checked against the bytes left (a tuple of n items
+needs n bytes), nesting is at most `MAX_MARSHAL_DEPTH`, a long at most `MAX_LONG_DIGITS`
+digits, a ref must name an object already complete (a ref to a container still being read,
+the only way to make a loop, is refused), a dict key must be a tuple holding a string (a
+function's key; keys of ints only could be crafted to collide in one hash bucket).  Any
+other type code or a bad size: `TraceFormatError` naming the file, the byte offset and the
+problem.  Time and memory are linear in the bytes.  Bytes after the dict are ignored, as
+``marshal.load`` ignores them.
+
+**The profile's shape.**  An entry whose key is not (str, int, str) or whose value is not
+(int, int, number, number, dict) is left out (repair ``pstats_entry``); a caller item that
+is malformed or names no entry of the profile is left out (``pstats_caller``); a number that
+is negative or not finite is 0 (``pstats_number``).  A callers dict shared by two entries
+(a marshal ref) is an error (no profiler writes one; it would make the reading quadratic).
+
+**The call graph → a tree** (flameprof's and snakeviz's reading):
+
+- edges caller → callee weigh the callee's ct when called from that caller (the caller
+  tuple's ct); from an int (``profile``), the callee's ct × that caller's share of its calls;
+- roots: the functions with no callers, and those called more often than their callers
+  record (cProfile's ``{built-in method builtins.exec}``: its first call came from outside
+  the profile), in the file's order; a root weighs its ct (cProfile counts ct only for the
+  outermost calls, so the nested ones are inside it), or, when that is 0 (the ``profile``
+  module's own root ``profiler``), what its callees take;
+- a function whose calls mix contexts (cProfile's ``exec``: the program, runpy's inner run of
+  it, every import's module) is split into a copy per caller, each given the callees that
+  explain its time (`_split_contexts`): the program is not shared out among the modules;
+- a node of function f weighing w gives each callee c ``w × edge(f → c) / D(f)``, D(f) =
+  max(ct(f), Σ edges out of f): callees that add up to more than the caller's ct (recursion
+  through other functions counts them again) are scaled down (repair ``pstats_scaled``);
+  what the callees do not take is the node's self time;
+- a callee already on the node's path (recursion, a cycle) is not expanded again: its share
+  stays in the node's self time (repair ``pstats_recursion``, counting the edges so cut);
+- at most ``limits.max_callgraph_nodes`` nodes: the smallest shares are left out (the tree
+  keeps the heaviest nodes: the threshold is found by bisection over
+  `kernels.callgrind_scan.callgraph_tree`, speedscope's walk for callgrind) and each node's
+  left-out shares are one child "…other" (repair ``pstats_other``).  Half the limit goes
+  to real nodes, so the "…other" children fit too; a diamond graph of any depth stays
+  inside the limit;
+- only a function's ``max_callees_per_function`` heaviest callees are walked; the rest
+  join "…other".
+
+x is time summed (``meta["x_unit"]`` "µs", converted from pstats' seconds).  The roots' total
+is ``meta["pstats_root_total_s"]``; pstats' own total (Σ tt) is ``meta["pstats_total_s"]``.
+They agree for cProfile; when the roots weigh more (a profiler that left callers out, yappi
+without builtins: a module's ``<module>`` has no caller there, so it is a root and also in
+the importer's time) repair ``pstats_roots_overlap`` says so.
+
+Names: a Python function is (function, file, line) (its module comes from the file, see
+`tracevis3d.names`); a builtin (cProfile's file ``~``) is written as pstats prints it,
+``{built-in method builtins.exec}``, ``{method 'append' of 'list' objects}``.
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from ..model import TraceFormatError
+from .collapsed import Repairs, frame_table
+from .limits import DEFAULT_LIMITS
+from .stacks import StackProfile, merged_trace, source_name
+
+__all__ = ["load_pstats", "read_marshal", "MAX_MARSHAL_DEPTH", "MAX_LONG_DIGITS", "OTHER_NAME"]
+
+#: containers nested deeper than this are refused (a pstats dump nests 5 deep)
+MAX_MARSHAL_DEPTH = 32
+#: a marshal long of more 15-bit digits than this is refused (2**120: no count is larger)
+MAX_LONG_DIGITS = 8
+#: the name of the child that holds a node's left-out callees
+OTHER_NAME = "…other"
+
+_I32 = struct.Struct("<i")
+_F64 = struct.Struct("<d")
+_END = object()  # marshal's '0' (the end of a dict)
+_PENDING = object()  # a ref slot whose container is still being read
+_STRINGS = frozenset(b"zZaAuts")
+
+
+class _Marshal:
+    """One pass over marshal bytes (`read_marshal`)."""
+
+    def __init__(self, data, source: str, max_depth: int):
+        self.b = bytes(data)
+        self.n = len(self.b)
+        self.source = source
+        self.max_depth = int(max_depth)
+        self.refs: list = []
+        self.pos = 0
+        self.top_keys: list = []  # byte offset of each key of the outermost dict
+
+    def fail(self, at: int, what: str):
+        raise TraceFormatError(f"{self.source}: byte {at}: {what}")
+
+    def need(self, k: int, at: int, what: str):
+        if k > self.n - self.pos:
+            self.fail(at, f"{what} needs {k} bytes, {self.n - self.pos} left (the file is cut short or not a dump)")
+
+    def i32(self, at: int, what: str) -> int:
+        self.need(4, at, what)
+        v = _I32.unpack_from(self.b, self.pos)[0]
+        self.pos += 4
+        return v
+
+    def size(self, at: int, what: str, per_item: int = 1) -> int:
+        n = self.i32(at, what)
+        if n < 0:
+            self.fail(at, f"{what} of negative size {n}")
+        self.need(n * per_item, at, f"{what} of size {n}")
+        return n
+
+    def obj(self, depth: int):
+        if self.pos >= self.n:
+            self.fail(self.pos, "the data ends where a value should start (the file is cut short)")
+        at = self.pos
+        code = self.b[at]
+        flag = code & 0x80
+        t = code & 0x7F
+        self.pos += 1
+        if t == 0x4E:  # N
+            return None
+        if t == 0x54:  # T
+            return True
+        if t == 0x46:  # F
+            return False
+        if t == 0x30:  # 0
+            return _END
+        if t == 0x72:  # r
+            k = self.i32(at, "a ref")
+            if not 0 <= k < len(self.refs):
+                self.fail(at, f"a ref to object {k}, but only {len(self.refs)} are defined")
+            v = self.refs[k]
+            if v is _PENDING:
+                self.fail(at, f"a ref to object {k}, a container still being read (a loop)")
+            return v
+        if t == 0x69:  # i
+            v = self.i32(at, "an int")
+        elif t == 0x6C:  # l
+            n = self.i32(at, "a long")
+            nd = abs(n)
+            if nd > MAX_LONG_DIGITS:
+                self.fail(at, f"a long of {nd} digits, more than {MAX_LONG_DIGITS} (larger than any count)")
+            self.need(2 * nd, at, f"a long of {nd} digits")
+            v = 0
+            for j in range(nd):
+                d = self.b[self.pos + 2 * j] | (self.b[self.pos + 2 * j + 1] << 8)
+                if d >= 1 << 15:
+                    self.fail(at, f"a long's digit {d} out of range")
+                v |= d << (15 * j)
+            if nd and v >> (15 * (nd - 1)) == 0:
+                self.fail(at, "a long whose top digit is 0 (not normalised)")
+            self.pos += 2 * nd
+            v = -v if n < 0 else v
+        elif t == 0x67:  # g
+            self.need(8, at, "a float")
+            v = _F64.unpack_from(self.b, self.pos)[0]
+            self.pos += 8
+        elif t == 0x66:  # f
+            self.need(1, at, "a float")
+            k = self.b[self.pos]
+            self.pos += 1
+            self.need(k, at, f"a float of {k} characters")
+            text = self.b[self.pos: self.pos + k]
+            self.pos += k
+            try:
+                v = float(text.decode("ascii"))
+            except (UnicodeDecodeError, ValueError):
+                self.fail(at, f"a float written {text[:40]!r}: not a number")
+        elif t in _STRINGS:
+            if t in (0x7A, 0x5A):  # z Z: one byte of size
+                self.need(1, at, "a string")
+                k = self.b[self.pos]
+                self.pos += 1
+                self.need(k, at, f"a string of {k} bytes")
+            else:
+                k = self.size(at, "a string")
+            raw = self.b[self.pos: self.pos + k]
+            self.pos += k
+            if t == 0x73:  # s: bytes
+                v = raw
+            elif t in (0x75, 0x74):  # u t: UTF-8
+                try:
+                    v = raw.decode("utf-8", "surrogatepass")
+                except UnicodeDecodeError as e:
+                    self.fail(at, f"a string that is not UTF-8 ({e.reason} at its byte {e.start})")
+            else:  # a A z Z: one byte a character (marshal reads them as Latin-1)
+                v = raw.decode("latin-1")
+        elif t in (0x28, 0x29):  # ( )
+            if depth >= self.max_depth:
+                self.fail(at, f"containers nested more than {self.max_depth} deep")
+            if t == 0x29:
+                self.need(1, at, "a tuple")
+                k = self.b[self.pos]
+                self.pos += 1
+                self.need(k, at, f"a tuple of {k} items")
+            else:
+                k = self.size(at, "a tuple")
+            slot = -1
+            if flag:
+                slot = len(self.refs)
+                self.refs.append(_PENDING)
+            items = []
+            for _ in range(k):
+                item_at = self.pos
+                x = self.obj(depth + 1)
+                if x is _END:
+                    self.fail(item_at, "a dict's end ('0') inside a tuple")
+                items.append(x)
+            v = tuple(items)
+            if flag:
+                self.refs[slot] = v
+            return v
+        elif t == 0x7B:  # {
+            if depth >= self.max_depth:
+                self.fail(at, f"containers nested more than {self.max_depth} deep")
+            slot = -1
+            if flag:
+                slot = len(self.refs)
+                self.refs.append(_PENDING)
+            v = {}
+            while True:
+                key_at = self.pos
+                key = self.obj(depth + 1)
+                if key is _END:
+                    break
+                if depth == 0:
+                    self.top_keys.append(key_at)
+                if not (isinstance(key, tuple) and any(isinstance(x, str) for x in key)):
+                    self.fail(key_at, f"a dict key {_short(key)}: not a function's (file, line, name)")
+                val_at = self.pos
+                val = self.obj(depth + 1)
+                if val is _END:
+                    self.fail(val_at, "a dict ends ('0') after a key, before its value")
+                try:
+                    v[key] = val
+                except TypeError:
+                    self.fail(key_at, f"a dict key that cannot be a key: {_short(key)}")
+            if flag:
+                self.refs[slot] = v
+            return v
+        else:
+            ch = chr(t) if 0x20 <= t < 0x7F else "?"
+            self.fail(at, f"marshal type code 0x{code:02x} ({ch!r}): not one a pstats dump uses")
+        if flag:
+            self.refs.append(v)
+        return v
+
+
+def _short(x) -> str:
+    s = repr(x)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def read_marshal(data, source: str = "<bytes>", max_depth: int = MAX_MARSHAL_DEPTH):
+    """The value marshalled in ``data`` (the subset a pstats dump uses; module docstring), and
+    the byte offsets of the outermost dict's keys: (value, offsets)."""
+    m = _Marshal(data, source, max_depth)
+    v = m.obj(0)
+    if v is _END:
+        m.fail(0, "a dict's end ('0') where the dump should start")
+    return v, m.top_keys
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _good_key(k) -> bool:
+    return (isinstance(k, tuple) and len(k) == 3 and isinstance(k[0], str) and isinstance(k[1], int)
+            and not isinstance(k[1], bool) and isinstance(k[2], str))
+
+
+def _frame_name(key) -> tuple:
+    """(name, file, line) of a pstats key, named as pstats prints it (``pstats.func_std_string``)."""
+    file, line, name = key
+    if file == "~" and line == 0:  # a builtin: pstats writes <...> as {...}
+        if name.startswith("<") and name.endswith(">"):
+            name = "{" + name[1:-1] + "}"
+        return name, "", -1
+    if file == "" and line == 0:  # the profile module's builtins
+        return name, "", -1
+    return name, file, line
+
+
+def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
+    """The checked call graph: (keys, cc, nc, tt, ct, edge caller, edge callee, edge ct, edge
+    calls, callers' calls per function)."""
+    keys, cc, nc, tt, ct, callers = [], [], [], [], [], []
+    seen_dicts: set = set()
+    bad_num = []
+
+    def num(x, where):
+        if not _number(x):
+            return None
+        x = float(x) if isinstance(x, float) else x
+        if isinstance(x, float) and not math.isfinite(x) or x < 0:
+            bad_num.append(where)
+            return 0
+        return x
+
+    for j, (k, v) in enumerate(stats.items()):
+        where = f"entry {j} (byte {offsets[j]})" if j < len(offsets) else f"entry {j}"
+        ok = _good_key(k) and isinstance(v, tuple) and len(v) == 5 and isinstance(v[4], dict)
+        vals = [num(x, where) for x in v[:4]] if ok else None
+        if not ok or any(x is None for x in vals) or isinstance(vals[0], float) or isinstance(vals[1], float):
+            rep.add("pstats_entry", 1, where, "an entry that is not (file, line, name): (cc, nc, tt, ct, callers): "
+                                              "left out")
+            continue
+        if id(v[4]) in seen_dicts:
+            raise TraceFormatError(f"{source}: {where}: a callers dict shared with another entry (a marshal ref): "
+                                   f"no profiler writes one")
+        seen_dicts.add(id(v[4]))
+        keys.append(k)
+        cc.append(vals[0])
+        nc.append(vals[1])
+        tt.append(float(vals[2]))
+        ct.append(float(vals[3]))
+        callers.append((v[4], where))
+    index = {k: i for i, k in enumerate(keys)}
+    e_from, e_to, e_ct, e_nc, e_int = [], [], [], [], []
+    for i, (cd, where) in enumerate(callers):
+        for ck, cv in cd.items():
+            g = index.get(ck)
+            if isinstance(cv, tuple) and len(cv) == 4 and g is not None:
+                vals = [num(x, where) for x in cv]
+                if any(x is None for x in vals) or isinstance(vals[0], float):
+                    g = None
+                else:
+                    e_from.append(g)
+                    e_to.append(i)
+                    e_ct.append(float(vals[3]))
+                    e_nc.append(vals[0])
+                    e_int.append(False)
+                    continue
+            elif _number(cv) and not isinstance(cv, float) and g is not None:
+                e_from.append(g)
+                e_to.append(i)
+                e_ct.append(0.0)
+                e_nc.append(max(cv, 0))
+                e_int.append(True)
+                continue
+            rep.add("pstats_caller", 1, where, "a caller that is malformed or not in the profile: left out")
+    rep.add("pstats_number", len(bad_num), bad_num[0] if bad_num else "",
+            "a time or count that is negative or not finite: 0")
+    if not keys:
+        raise TraceFormatError(f"{source}: no function entries: an empty profile, nothing to show")
+    ct_a = np.asarray(ct, np.float64)
+    nc_a = np.asarray([min(x, 2 ** 62) for x in nc], np.float64)
+    ef = np.asarray(e_from, np.int64)
+    et = np.asarray(e_to, np.int64)
+    ew = np.asarray(e_ct, np.float64)
+    en = np.asarray([min(x, 2 ** 62) for x in e_nc], np.float64)
+    ei = np.asarray(e_int, np.bool_)
+    if ei.any():  # the profile module's callers: the callee's ct split by its callers' calls
+        share = np.divide(en[ei], nc_a[et[ei]], out=np.zeros(int(ei.sum())), where=nc_a[et[ei]] > 0)
+        ew[ei] = ct_a[et[ei]] * np.minimum(share, 1.0)
+    caller_calls = np.bincount(et, weights=en, minlength=len(keys))
+    return keys, nc_a, np.asarray(tt, np.float64), ct_a, ef, et, ew, en, caller_calls
+
+
+def _heaviest_callees(ef, et, ew, nf: int, k: int) -> tuple:
+    """CSR of the edges by caller, heaviest first, at most ``k`` per caller: (child_ptr, child,
+    weight, number of edges left out)."""
+    order = np.lexsort((-ew, ef))
+    ef, et, ew = ef[order], et[order], ew[order]
+    ptr = np.zeros(nf + 1, np.int64)
+    np.add.at(ptr, ef + 1, 1)
+    ptr = np.cumsum(ptr)
+    rank = np.arange(ef.size, dtype=np.int64) - ptr[ef]
+    keep = rank < k
+    n_out = int((~keep).sum())
+    if n_out:
+        ef, et, ew = ef[keep], et[keep], ew[keep]
+        ptr = np.zeros(nf + 1, np.int64)
+        np.add.at(ptr, ef + 1, 1)
+        ptr = np.cumsum(ptr)
+    return ptr, et, ew, n_out
+
+
+def _fitting_tree(denom, ptr, child, weight, roots, root_w, budget: int) -> tuple:
+    """`callgraph_tree` with the smallest threshold whose tree has at most ``budget`` nodes
+    (0 when the whole tree fits): (parent, frame, self, threshold)."""
+    from ..kernels.callgrind_scan import callgraph_tree
+
+    def tree(th):
+        return callgraph_tree(denom, ptr, child, weight, roots, root_w, float(th), int(budget))
+
+    res = tree(0.0)
+    if res[3] == 0:
+        return res[0], res[1], res[2], 0.0
+    hi = float(root_w.max()) * (1.0 + 1e-9)  # no node is this heavy: an empty tree
+    lo = hi * 1e-15
+    best, best_th = tree(hi), hi
+    while tree(lo)[3] == 0 and lo > 1e-300:  # very small weights: go lower first
+        lo *= 1e-15
+    for _ in range(48):  # bisection in log space: tree(lo) overflows, tree(hi) fits
+        if hi / lo < 1.0 + 1e-3:
+            break
+        mid = math.sqrt(lo * hi)
+        r = tree(mid)
+        if r[3] == 0:
+            hi, best, best_th = mid, r, mid
+        else:
+            lo = mid
+    return best[0], best[1], best[2], best_th
+
+
+def _forest(parent: np.ndarray, self_w: np.ndarray) -> tuple:
+    """(inclusive weight, one past the last descendant) of each node of a pre-order forest
+    (every parent before its children, each subtree contiguous)."""
+    from ..kernels import chrome_tree as ctk
+    from ..kernels import stacks as ks
+
+    p = parent.astype(np.int64)
+    _, depth, _, _ = ctk.frame_depths(p, max(int(p.size), 1))
+    w = ks.subtree_totals(p, depth, self_w.astype(np.float64))
+    size = ks.subtree_totals(p, depth, np.ones(p.size, np.float64))
+    return w, np.arange(p.size, dtype=np.int64) + size.astype(np.int64)
+
+
+def _recursion_share(frame, w_node, end, ptr, child, weight, denom, chunk: int = 1 << 20) -> tuple:
+    """Per node, the share of its weight that goes to callees already on its path (cut as
+    recursion), and how many such (node, callee) pairs there are.  Node i (frame f) has an
+    ancestor-or-self of frame c exactly when the last node of frame c at or before i in
+    pre-order has its subtree reaching past i (recursion is cut, so nodes of one frame never
+    nest).  The (node, callee) pairs are walked in chunks of ``chunk``: memory stays bounded."""
+    n = frame.size
+    by_frame = np.lexsort((np.arange(n), frame))
+    sorted_key = frame[by_frame].astype(np.int64) * (n + 1) + by_frame
+    rec = np.zeros(n, np.float64)
+    n_pairs = 0
+    deg = ptr[frame + 1] - ptr[frame]
+    starts = np.concatenate([[0], np.cumsum(deg)])
+    lo = 0
+    while lo < n:
+        hi = int(np.searchsorted(starts, starts[lo] + chunk, side="right")) - 1
+        hi = min(max(hi, lo + 1), n)
+        cnt = deg[lo:hi]
+        tot = int(cnt.sum())
+        if tot:
+            node = np.repeat(np.arange(lo, hi, dtype=np.int64), cnt)
+            e = np.arange(tot, dtype=np.int64) - np.repeat(starts[lo:hi] - starts[lo], cnt) + \
+                np.repeat(ptr[frame[lo:hi]], cnt)
+            c = child[e]
+            k = np.searchsorted(sorted_key, c * (n + 1) + node, side="right") - 1
+            kk = np.maximum(k, 0)
+            anc = by_frame[kk]
+            on_path = (k >= 0) & (frame[anc] == c) & (end[anc] > node)
+            if on_path.any():
+                nd = node[on_path]
+                np.add.at(rec, nd, w_node[nd] * weight[e[on_path]] / denom[frame[nd]])
+                n_pairs += int(on_path.sum())
+        lo = hi
+    return rec, n_pairs
+
+
+def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) -> tuple:
+    """The graph with each function whose calls mix contexts split into one copy per caller
+    (plus one for its outer calls), and the roots.
+
+    cProfile's ``exec`` is called once from outside the profile (``python -m cProfile`` runs the
+    program in it), by runpy inside that (``-m``: the program again), and by every import (the
+    modules): its callees are the program and the modules, and their times add up to far more
+    than exec's ct (nested imports count again).  Shared out in proportion, the program would
+    be drawn at a fraction of its width.  So a function that has callers and either outer calls
+    (k = nc − the calls its callers record > 0) or callees that weigh more than its ct, and is
+    not its own callee, gets a copy per context: per caller g, as wide as the edge g → f, and
+    for the outer calls, as wide as ct.  The contexts, heaviest first, take the callees,
+    heaviest first, each up to its width less its share of tt (a greedy fill: the one call
+    that explains the time gets the callee of that time); what is left of the callees (counted
+    again) is dropped.  An estimate, like the rest of the tree.
+
+    Returns (keys, nc, tt, ct, edge from, edge to, edge weight, roots, number of copies), the
+    copies after the original functions (which keep no edges)."""
+    nf = len(keys)
+    out_sum = np.bincount(ef, weights=ew, minlength=nf)
+    outer = has_caller & (nc > caller_calls) & (ct > 0)
+    self_edge = np.zeros(nf, np.bool_)
+    self_edge[ef[ef == et]] = True
+    n_ctx = np.bincount(et, minlength=nf) + outer
+    cand = has_caller & (outer | (out_sum > ct * (1.0 + 1e-6) + 1e-12)) & (n_ctx >= 2) & ~self_edge
+    plain_roots = np.flatnonzero(~has_caller | (outer & ~cand))
+    if not cand.any():
+        return keys, nc, tt, ct, ef, et, ew, plain_roots, 0
+    keys = list(keys)
+    nc_l, tt_l, ct_l = list(nc), list(tt), list(ct)
+    orig = list(range(nf))
+    copy_of: dict = {}  # (function, caller or -1 for the outer calls) -> copy id
+    outer_roots = []
+    by_target = np.argsort(et, kind="stable")
+    t_ptr = np.searchsorted(et[by_target], np.arange(nf + 1))
+    by_source = np.argsort(ef, kind="stable")
+    s_ptr = np.searchsorted(ef[by_source], np.arange(nf + 1))
+    new_f, new_c, new_w = [], [], []
+    for f in np.flatnonzero(cand).tolist():
+        ctx = [(float(ew[e]), int(ef[e]), float(en[e])) for e in by_target[t_ptr[f]: t_ptr[f + 1]].tolist()]
+        if outer[f]:
+            ctx.append((float(ct[f]), -1, float(nc[f] - caller_calls[f])))
+        ctx.sort(key=lambda x: -x[0])
+        mine = by_source[s_ptr[f]: s_ptr[f + 1]]
+        mine = mine[np.argsort(-ew[mine], kind="stable")]
+        left = ew[mine].tolist()
+        callee = et[mine].tolist()
+        j = 0
+        for budget, caller, calls in ctx:
+            cid = len(keys)
+            copy_of[(f, caller)] = cid
+            keys.append(keys[f])
+            orig.append(f)
+            share = calls / nc[f] if nc[f] > 0 else 0.0
+            nc_l.append(calls)
+            tt_l.append(tt[f] * share)
+            ct_l.append(budget)
+            if caller < 0:
+                outer_roots.append(cid)
+            room = budget - tt[f] * share
+            while room > 0 and j < len(left):
+                take = min(left[j], room)
+                if take > 0:
+                    new_f.append(cid)
+                    new_c.append(callee[j])
+                    new_w.append(take)
+                room -= take
+                left[j] -= take
+                if left[j] <= 0:
+                    j += 1
+    keep = ~cand[ef]  # the edges of functions not split, as they are
+    src = np.concatenate([ef[keep], np.asarray(new_f, np.int64)])
+    dst = np.concatenate([et[keep], np.asarray(new_c, np.int64)])
+    wgt = np.concatenate([ew[keep], np.asarray(new_w, np.float64)])
+    orig_a = np.asarray(orig, np.int64)
+    to_copy = cand[dst]
+    if to_copy.any():  # an edge into a split function goes to its caller's copy
+        idx = np.flatnonzero(to_copy)
+        dst = dst.copy()
+        dst[idx] = [copy_of[(c, g)] for c, g in zip(dst[idx].tolist(), orig_a[src[idx]].tolist())]
+    roots = np.concatenate([plain_roots, np.asarray(outer_roots, np.int64)])
+    return (keys, np.asarray(nc_l, np.float64), np.asarray(tt_l, np.float64), np.asarray(ct_l, np.float64),
+            src, dst, wgt, roots, len(keys) - nf)
+
+
+def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True, **_common):
+    """Load a pstats dump (``data``: its bytes) as one merged trace estimated from its call
+    graph (module docstring)."""
+    lim = limits if limits is not None else DEFAULT_LIMITS
+    rep = Repairs()
+    n_input = len(data) if not isinstance(data, np.ndarray) else data.nbytes
+    stats, offsets = read_marshal(data, source)
+    if not isinstance(stats, dict):
+        raise TraceFormatError(f"{source}: byte 0: a marshalled {type(stats).__name__}, not a pstats dict")
+    keys, nc, tt, ct, ef, et, ew, en, caller_calls = _graph(stats, offsets, source, rep)
+    has_caller = np.zeros(len(keys), np.bool_)
+    has_caller[et] = True
+    n_functions = len(keys)
+    total_tt = float(tt.sum())
+    keys, nc, tt, ct, ef, et, ew, roots, n_copies = _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller,
+                                                                    caller_calls)
+    nf = len(keys)
+    # D(f): the caller's weight its callees' shares are taken of
+    out_sum = np.bincount(ef, weights=ew, minlength=nf)
+    denom = np.maximum(ct, out_sum)
+    scaled = out_sum > ct * (1.0 + 1e-6) + 1e-12
+    rep.add("pstats_scaled", int(scaled.sum()), repr(keys[int(np.argmax(scaled))][2]) if scaled.any() else "",
+            "a function whose callees' times add up to more than its own cumulative time (recursion "
+            "counted again): its callees' shares scaled down to fit")
+    # a root weighs its ct; the profile module's fake root "profiler" (ct 0) what its callees take
+    root_w_all = np.where(ct > 0, ct, out_sum)
+    roots = roots[root_w_all[roots] > 0]
+    if not roots.size:
+        raise TraceFormatError(f"{source}: no function takes time: nothing to show")
+    root_w = root_w_all[roots]
+    ptr, child, weight, n_capped = _heaviest_callees(ef, et, ew, nf, int(lim.max_callees_per_function))
+    budget = max(int(lim.max_callgraph_nodes) // 2, 1)
+    n_parent, n_frame, n_self, threshold = _fitting_tree(denom, ptr, child, weight, roots.astype(np.int64),
+                                                         root_w.astype(np.float64), budget)
+    if not n_parent.size:
+        raise TraceFormatError(f"{source}: no call tree fits in max_callgraph_nodes={lim.max_callgraph_nodes}")
+    w_node, end = _forest(n_parent, n_self)
+    # what each node's callees should take, what they took, and what recursion cut
+    full_out = np.bincount(ef, weights=ew, minlength=nf)
+    expected = w_node * np.divide(full_out[n_frame], denom[n_frame], out=np.zeros(n_frame.size),
+                                  where=denom[n_frame] > 0)
+    taken = np.bincount(n_parent[n_parent >= 0], weights=w_node[n_parent >= 0], minlength=n_parent.size)
+    rec, n_rec = _recursion_share(n_frame, w_node, end, ptr, child, weight, denom)
+    rep.add("pstats_recursion", n_rec, "the call tree",
+            "a callee already on the caller's path (recursion or a cycle): not expanded again, its time left "
+            "in the caller's self time")
+    other = expected - taken - rec
+    tol = 1e-9 * (np.maximum(w_node, 0.0) + float(root_w.sum()))  # rounding, and what no view can show
+    other = np.where(other > tol, np.minimum(other, n_self), 0.0)
+    has_other = other > 0
+    n_other = int(has_other.sum())
+    rep.add("pstats_other", n_other, "the call tree",
+            f"callees whose shares are under {threshold:.3g} s (the tree's limit, max_callgraph_nodes="
+            f"{lim.max_callgraph_nodes}) or past a caller's {lim.max_callees_per_function} heaviest "
+            f"(max_callees_per_function=): one child '{OTHER_NAME}' per caller" if n_other else "")
+    names, files, lines = [], [], []
+    for k in keys:
+        nm, fl, ln = _frame_name(k)
+        names.append(nm)
+        files.append(fl)
+        lines.append(ln)
+    parent = n_parent.astype(np.int64)
+    frame = n_frame.astype(np.int64)
+    self_w = np.where(has_other, n_self - other, n_self)
+    if n_other:
+        names.append(OTHER_NAME)
+        files.append("")
+        lines.append(-1)
+        ids = np.flatnonzero(has_other)
+        # each "…other" right after its parent's subtree would break pre-order; stacks.merged_trace
+        # needs only parents before children: appended at the end
+        parent = np.concatenate([parent, ids])
+        frame = np.concatenate([frame, np.full(ids.size, nf, np.int64)])
+        self_w = np.concatenate([self_w, other[ids]])
+    frames = frame_table(names, lim, files=files, lines=lines)
+    prog = "cProfile" if any(k[0] == "~" for k in keys) else \
+        "profile" if ("profile", 0, "profiler") in stats else "pstats"
+    root_total = float(root_w.sum())
+    if root_total > total_tt * 1.01 + 1e-9:
+        rep.add("pstats_roots_overlap", 1, "the roots",
+                f"the roots' cumulative times add up to {root_total:.4g} s, more than the profile's total "
+                f"{total_tt:.4g} s: the profiler left callers out (yappi without builtins), so a root's time "
+                f"is also inside other roots")
+    name = source_name(source)
+    profile = StackProfile(thread_name=name, stack_parent=parent, stack_frame=frame,
+                           sample_stack=np.arange(parent.size, dtype=np.int64),
+                           sample_weight=np.maximum(self_w, 0.0) * 1e6)
+    meta = {"estimated_from": f"a call graph ({prog})", "pstats_functions": n_functions, "pstats_calls": int(ef.size),
+            "pstats_roots": int(roots.size), "pstats_total_s": total_tt, "pstats_root_total_s": root_total,
+            "pstats_threshold_s": float(threshold), "pstats_program": prog, "pstats_callees_left_out": n_capped,
+            "pstats_split_copies": int(n_copies)}
+    trace = merged_trace(frames, [profile], unit="µs", source=source, fmt="pstats", limits=lim,
+                         input_bytes=n_input, kind_rules=kind_rules,
+                         meta=meta, warn=warn)
+    return rep.apply(trace, source, warn)
