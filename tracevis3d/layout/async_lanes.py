@@ -23,6 +23,7 @@ ASYNC_ROW_UNITS = 0.45  # height of a row, in counter-track heights
 ASYNC_RGB = ((0.45, 0.55, 0.72), (0.72, 0.55, 0.40), (0.50, 0.66, 0.52), (0.66, 0.50, 0.66), (0.60, 0.60, 0.45),
              (0.45, 0.66, 0.68))
 MIN_LABEL_EM = 3.0
+ASYNC_TEXT = 0.8  # lane and slice names, in label sizes (`labels.side_text_share`: never under 14 px)
 
 
 @dataclass
@@ -83,13 +84,13 @@ def async_geometry(tr, plan: AsyncPlan, rows: tuple, frame, params, t0: float, t
     where it fits at the labels' size."""
     from ..kernels.rows import merge_row_boxes
     from .annotate import lane_labels
-    from .labels import place_facing_text
+    from .labels import place_facing_text, side_text_share
     from .text import fit_text, name_candidates
 
     bottoms, tops = rows
     px = float(np.median(frame.px))
     pos, sc, col, mat, sidx, texts, anchors = [], [], [], [], [], [], []
-    size_w = 0.8 * tpx * px
+    size_w = side_text_share(params, ASYNC_TEXT) * tpx * px
     for k, lane in enumerate(plan.lanes):
         row_h = (tops[k] - bottoms[k]) / max(lane.n_rows, 1)
         s = lane.slices

@@ -510,7 +510,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
     rows += side.side_legend_rows(tracks, n_flows, n_instants,
                                   arcs.flow_category_rows(tr, flow_cls, flow_slot0) if flow_cls is not None else None,
                                   arcs.MIN_ICICLE_FLOW_ARCS, instant_bars)
-    name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks) if not tracks.empty else 0.0)
+    name_em = max(lane_name_em(sel, params), side.track_name_em(tr, tracks, params) if not tracks.empty else 0.0)
     n_lanes = st.lane_levels.size
     below = side.below_levels(tracks, float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1))
     below, after = side.split_levels(tracks, below, st.lane_levels.size)  # a track under its process's lanes

@@ -35,7 +35,7 @@ TRACK_SHARE = 0.09  # of the content height per counter track
 MAX_TRACKS_SHARE = 0.3  # all tracks together
 TRACK_GAP = 0.25  # gap between tracks, in track heights
 COLUMN_PX = 3.0  # width of a track's column in pixels
-TRACK_TEXT = 0.85  # track names, in label sizes
+TRACK_TEXT = 0.85  # track names, in label sizes (`labels.side_text_share`: never under 14 px)
 TWO_LINE_TRACK_SIZES = 2.6  # a track this many label sizes tall has its name and range on two lines
 MAX_OTHERS_NAMED = 16  # series not drawn that the plan names (the legend shows a few)
 TRACK_DEPTH = 0.35  # depth of a track, in lane depths
@@ -295,6 +295,7 @@ def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
     (base 0 when the series never goes below 0, else its minimum), extruded in depth; the
     track's name and range left of it, like a lane name."""
     from .annotate import lane_labels
+    from .labels import side_text_share
 
     n = len(plan)
     bases, tops = unit_rows(plan, frame)
@@ -335,7 +336,7 @@ def track_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx
                           {"call_index": np.full(len(pos_a), -1, np.int32),
                            "tv3d_kind": np.full(len(pos_a), SIDE_KINDS["counter"], np.int32),
                            "side_index": np.concatenate(sidx)})
-    size_w = TRACK_TEXT * tpx * px
+    size_w = side_text_share(params, TRACK_TEXT) * tpx * px
     names, ranges = track_texts(tr, plan)
     if track_h >= TWO_LINE_TRACK_SIZES * size_w:
         # the name in the track's upper half, its range under it, right-aligned left of the track
@@ -384,16 +385,22 @@ def one_line_texts(names: list, ranges: list) -> list:
     return out
 
 
-def track_name_em(tr, plan: TrackPlan) -> float:
+def track_name_em(tr, plan: TrackPlan, params=None) -> float:
     """Width (in label sizes) the track names take left of the tracks (on two lines, or on one
-    where a track is low: `one_line_texts`)."""
+    where a track is low: `one_line_texts`), at their size (`labels.side_text_share` of
+    ``params``; without: `TRACK_TEXT`)."""
     from .annotate import MAX_LANE_NAME_EM
     from .text import text_width
 
     names, ranges = track_texts(tr, plan)
     lanes = [lane.label for lane in plan.asyncs.lanes] if plan.asyncs else []
     texts = names + ranges + lanes + one_line_texts(names, ranges)
-    return TRACK_TEXT * min(max((text_width(t) for t in texts), default=0.0), MAX_LANE_NAME_EM)
+    share = TRACK_TEXT
+    if params is not None:
+        from .labels import side_text_share
+
+        share = side_text_share(params, TRACK_TEXT)
+    return share * min(max((text_width(t) for t in texts), default=0.0), MAX_LANE_NAME_EM)
 
 
 def below_geometry(tr, plan: TrackPlan, frame, params, t0: float, t1: float, tpx: float) -> tuple:
