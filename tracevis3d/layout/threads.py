@@ -1204,8 +1204,10 @@ def no_merged_trace(trace: Trace) -> None:
     measure, its calls are call paths laid side by side, so no wait overlaps a release."""
     unit = x_unit_of(trace)
     if unit.merged:
+        # x of merged stacks in time (a CPU profile's nanoseconds) is time summed per call path
+        x = "time summed per call path" if unit.is_time else unit.quantity
         raise ValueError(f"the thread view needs calls on a clock: {trace.title_name} is merged stacks (x in "
-                         f"{unit.quantity}, not time), whose waits have no moment to meet a release; "
+                         f"{x}, not a clock), whose waits have no moment to meet a release; "
                          f"draw it with render-icicle or render-cone")
 
 
