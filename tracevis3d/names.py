@@ -878,6 +878,9 @@ LANGUAGE_OF_EXTENSION = {
     **dict.fromkeys(("rb", "rake"), "ruby"),
     **dict.fromkeys(("hs", "lhs"), "haskell"),
     **dict.fromkeys(("py", "pyw", "pyi", "pyx", "pxd", "pxi", "pyc", "pyo"), "python"),
+    # assembly (Go's runtime/asm_amd64.s, glibc's memcpy-avx.S) is written for any language's
+    # symbols: the name is read by its own shape, never as a Python module's "asm_amd64.s"
+    **dict.fromkeys(("s", "asm"), "asm"),
 }
 
 
@@ -1223,6 +1226,10 @@ def _long_name(name: str, file: str, line: int) -> ParsedName:
     return ParsedName(name, file, line, (name,), "", name, ".", "")
 
 
+#: a Go assembly file: its name ends in a GOARCH suffix (``asm_amd64.s``, ``memmove_arm64.s``)
+_GO_ASM_FILE = re.compile(r"_(?:amd64|arm64|386|arm|ppc64x?|ppc64le|s390x|mips64x?|mipsx?|riscv64|loong64|wasm)\.s$")
+
+
 def _in_language(name: str, file: str, line: int, lang: str):
     """``name`` read as the language its file says (None: let the other rules read it)."""
     if lang == "js":
@@ -1244,6 +1251,9 @@ def _in_language(name: str, file: str, line: int, lang: str):
         return _ruby(name, file, line)
     if lang == "haskell":
         return _haskell(name, file, line, True)
+    if lang == "asm":  # Go's (runtime/asm_amd64.s: its GOARCH suffix), else the symbol's own shape
+        got = _go(name, file, line, True) if _GO_ASM_FILE.search(file) else None
+        return got if got is not None else parse_function_name(name, "", line)._replace(file=file)
     return None
 
 
