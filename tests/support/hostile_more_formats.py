@@ -291,6 +291,10 @@ CASES = [
     ("ghc_prof_alloc_without_bytes", ghc_valid, None, {"measure": "alloc"}),
     # a pstats dump is read (io/pstats.py; its hostile bytes: tests/unit/test_pstats.py)
     ("pstats_dump", pstats_dump, None, {}),
+    ("pstats_cut", lambda: pstats_dump()[:-3], r"byte \d+: .*cut short", {}),
+    ("pstats_ref_loop", lambda: b"\xfb)\x03r\x00\x00\x00\x00", r"a container still being read \(a loop\)", {}),
+    ("pstats_huge_tuple", lambda: b"{)\x03(\xff\xff\xff\x7f", r"a tuple of size 2147483647 needs", {}),
+    ("pstats_deep", lambda: b"{" + b")\x01" * 100_000 + b"N", r"nested more than \d+ deep", {}),
     # recognised but not read: one line naming the format
     ("memray_capture", lambda: b"memray\x00\x01" + bytes(range(256)) * 4, r"memray capture", {}),
     ("jfr_recording", lambda: b"FLR\x00\x00\x02\x00\x01" + b"\x00" * 200, r"Java Flight Recorder", {}),

@@ -34,7 +34,9 @@ is negative or not finite is 0 (``pstats_number``).  A callers dict shared by tw
 **The call graph → a tree** (flameprof's and snakeviz's reading):
 
 - edges caller → callee weigh the callee's ct when called from that caller (the caller
-  tuple's ct); from an int (``profile``), the callee's ct × that caller's share of its calls;
+  tuple's ct); from an int (``profile``), the callee's ct × that caller's share of its calls
+  (gprof's assumption that every call lasts alike: wrong for ``exec``, whose one call from
+  runpy runs the whole program, so ``profile`` dumps draw the program too narrow);
 - roots: the functions with no callers, and those called more often than their callers
   record (cProfile's ``{built-in method builtins.exec}``: its first call came from outside
   the profile), in the file's order; a root weighs its ct (cProfile counts ct only for the
@@ -302,9 +304,9 @@ def _frame_name(key) -> tuple:
 
 
 def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
-    """The checked call graph: (keys, cc, nc, tt, ct, edge caller, edge callee, edge ct, edge
-    calls, callers' calls per function)."""
-    keys, cc, nc, tt, ct, callers = [], [], [], [], [], []
+    """The checked call graph: (keys, nc, tt, ct per function; caller, callee, seconds, calls
+    per edge; the calls its callers record per function)."""
+    keys, nc, tt, ct, callers = [], [], [], [], []
     seen_dicts: set = set()
     bad_num = []
 
@@ -330,7 +332,6 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
                                    f"no profiler writes one")
         seen_dicts.add(id(v[4]))
         keys.append(k)
-        cc.append(vals[0])
         nc.append(vals[1])
         tt.append(float(vals[2]))
         ct.append(float(vals[3]))
