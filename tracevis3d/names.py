@@ -19,6 +19,14 @@ in the Trace as the tool wrote them: a mangled name is demangled here, for displ
                       (``file:///x/simple.js:30``, a script's top level) is ``(anonymous)``
 - VizTracer, Python:  ``fib (/src/pkg/mod.py:6)``, ``Cls.meth (<frozen runpy>:65)``
                       (``co_qualname (co_filename:co_firstlineno)``; the module comes from the file)
+- Austin 3, Python:   ``/src/pkg/mod.py:Cls.meth:12``, ``<frozen runpy>:_run_code:88``
+                      (``co_filename:co_qualname:line``; the module comes from the file)
+- PHP (Xdebug):       ``Inventory->add``, ``Rectangle::make``, ``App\\Models\\User->save``,
+                      ``php::strlen``, ``php::DateTime->format`` (PHP's own), ``{main}``,
+                      ``{closure:/src/a.php:12-14}``, ``require_once::/src/lib.php``: told by a
+                      ``.php`` file or Xdebug's ``php:internal``; module = the namespace, ``php`` for
+                      PHP's own functions, else the file's base name; qualname as PHP users write it,
+                      a path in it cut to its base name (``{closure:a.php:12-14}``)
 - PyTorch python:     ``torch/nn/modules/module.py(1501): _call_impl``,
                       ``nn.Module: Linear_0``
 - TensorFlow / JAX profiler (its Python tracer, ``jax.profiler.trace``): ``$threading.py:988 _bootstrap``,
@@ -812,7 +820,9 @@ _IDENT_DOTTED = re.compile(r"^[A-Za-z_<][\w<>-]*(\.[A-Za-z_<][\w<>-]*)+$")
 _CPP_APPLIED = re.compile(r"^(?P<scope>\w+(?:::\w+)+): (?P<arg>\S.*)$")
 _TF_PY = re.compile(r"^\$(?P<file><[^<>]+>|[^\s:<>]+):(?P<line>\d+) (?P<func>\S.*)$")
 _TF_C = re.compile(r"^\$(?P<mod><unknown>|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*) (?P<func>[A-Za-z_<][\w<>.]*)$")
-_LOCATED = (_VIZ, _TORCH_PY, _TF_PY)  # the dialects whose names say func, file and line, in this order
+#: Austin 3's frame: ``co_filename:co_qualname:line`` (a Python file or a ``<frozen ...>`` pseudo file)
+_AUSTIN = re.compile(r"^(?P<file><[^<>]+>|[^<>:]*?\.py[wx]?):(?P<func>[^:\s][^:]*):(?P<line>\d+)$")
+_LOCATED = (_VIZ, _TORCH_PY, _TF_PY, _AUSTIN)  # the dialects whose names say func, file and line
 _PYSPY_THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _PYSPY_PROCESS = re.compile(r'^process (?P<pid>\d+):".*"$', re.S)
 
@@ -824,6 +834,8 @@ def _located(name: str) -> tuple:
         return (_VIZ,) if k > 0 and name[k - 1] == " " and ":" in name[k:] else ()
     if name.startswith("$"):
         return (_TF_PY,)
+    if ".py:" in name or ">:" in name or ".pyx:" in name or ".pyw:" in name:
+        return (_AUSTIN,)
     return (_TORCH_PY,) if "): " in name else ()
 
 
@@ -1140,6 +1152,8 @@ def _parse_general(name: str, file: str = "", line: int = -1) -> ParsedName:
     if len(name) > MAX_PARSED_CHARS:
         return _long_name(name, file, line)
     lang_f = language_of_file(file) if file else ""
+    if file and is_php_name(name, file):
+        return _php(name, file, line)
     if name[:3] in ("_Z", "__Z", "_R", "__R") or name[:3].startswith(("_Z", "_R")):
         got = _demangled(name, file, line)
         if got is not None:
@@ -1224,6 +1238,40 @@ def _long_name(name: str, file: str, line: int) -> ParsedName:
         if m:
             return _java(m.group("cls"), m.group("meth"), file, line)
     return ParsedName(name, file, line, (name,), "", name, ".", "")
+
+
+_PHP_FILE = re.compile(r"\.(?:php\d?|phtml)$", re.I)
+_PHP_PSEUDO = ("{main}", "php::", "require_once::", "require::", "include_once::", "include::", "{closure")
+_PHP_PATH_IN = re.compile(r"(?<=[:{])(/|[A-Za-z]:[\\/])[^:{}]*[\\/]")  # a path's folders in a name
+
+
+def _php(name: str, file: str, line: int) -> ParsedName:
+    """A PHP function as Xdebug names it (module doc): ``[php::][Ns\\]Class->method`` or
+    ``::static``, a function, ``{main}``, ``{closure:file:lines}``, ``require_once::file``."""
+    qual = _PHP_PATH_IN.sub("", name)  # {closure:/src/a.php:3-5} -> {closure:a.php:3-5}
+    body = qual[5:] if qual.startswith("php::") else qual
+    head, arrow, meth = body.partition("->")
+    if not arrow and not body.startswith(("{", "require", "include")) and "::" in body:
+        head, arrow, meth = body.partition("::")
+    if not arrow:
+        head, meth = "", body
+    ns, _, cls = head.rpartition("\\")
+    if qual.startswith("php::"):
+        module = "php"
+    elif ns:
+        module = ns
+    else:
+        module = _PHP_FILE.sub("", re.split(r"[/\\]", file)[-1]) if file and file != "php:internal" else ""
+    mparts = tuple(x for x in module.split("\\") if x)
+    path = mparts + ((cls,) if cls else ()) + (meth or body,)
+    return ParsedName(meth or body, file, line, path, module, qual, "::", "php")
+
+
+def is_php_name(name: str, file: str = "") -> bool:
+    """A function Xdebug names: of a PHP file, PHP's own (``php::``, ``php:internal``) or one
+    of Xdebug's pseudo functions (``{main}``, ``require_once::…``)."""
+    return file == "php:internal" or bool(file and _PHP_FILE.search(file)) or \
+        (bool(file) and name.startswith(_PHP_PSEUDO))
 
 
 #: a Go assembly file: its name ends in a GOARCH suffix (``asm_amd64.s``, ``memmove_arm64.s``)

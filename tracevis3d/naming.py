@@ -167,6 +167,8 @@ def _other_language(p, name: str) -> tuple:
         return qual, display, short
     if lang == "c":  # a C function in a binary: its name alone (the binary is its module, for colour)
         return qual, qual, qual
+    if lang == "php":  # as Xdebug writes it (Inventory->add, php::strlen); the module is for colour
+        return qual, qual, p.function or qual
     join = _JOIN.get(lang, ".")
     display = f"{p.module}{join}{qual}" if p.module else qual
     if lang == "ruby":
