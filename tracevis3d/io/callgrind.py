@@ -27,11 +27,23 @@ line).  speedscope's ``callgrind.ts`` turns it into a tree, and so does this rea
   thread's start routine is called by ``clone`` in the new thread, and callgrind charges
   that call to no caller, so speedscope's roots miss every thread but the first (92 % of
   the cost of tests/data/formats/callgrind/prog.callgrind).  The excess is the speedscope
-  comment's "option 2"; a file whose call lines give more than a total makes no root.
+  comment's "option 2"; a file whose call lines give more than a total makes no root.  Not
+  for Xdebug's ``Memory_(bytes)``: memory is not additive (a call's net growth is less than
+  its callees' when it frees what they allocated), so its roots are speedscope's.
 
 x is the event's cost (``meta["x_unit"]``: the event's name, e.g. "Ir"; Xdebug's
-``Time_(10ns)`` becomes µs and ``Memory_(bytes)`` bytes).  Positions are not kept (a cost
+``Time_(10ns)`` becomes µs and ``Memory_(bytes)`` bytes; yappi's ``Ticks``, which it writes
+as whole µs of its clock, ``int(seconds * 1e6)``, µs).  Positions are not kept (a cost
 line's line is where a call was made, not where the function is, as speedscope notes).
+
+Writers met: valgrind's callgrind; Xdebug's profiler (``cachegrind.out.%p``: one ``fn=``
+block per call, written when the call ends, so callers follow their callees; PHP's own
+functions in the file ``php:internal``; see `tracevis3d.names` for its names); yappi's
+``save(path, type="callgrind")`` (all names defined first, a function's name followed by its
+file and first line, ``run /usr/lib/python3.11/threading.py:971``: that suffix, when it is the
+frame's own file, becomes the frame's line; its threads are summed in one profile, each
+thread's start function a root; a call line may give a call more than its callee's own lines
+hold, time blocked in C: the callee's callees keep their own costs, the rest is its self).
 
 Repairs: a cost line with a token that is not a number (``callgrind_line``), a compressed
 name used before it is defined or defined twice (``callgrind_name``), ``calls=`` not
@@ -88,14 +100,33 @@ class _Names:
         return value
 
 
-def _unit(event: str) -> tuple:
+def _unit(event: str, creator: str = "") -> tuple:
     """(x unit, multiplier) of an event: Xdebug's time and memory events in µs and bytes
-    (speedscope formats those two as time and bytes), any other by its name."""
+    (speedscope formats those two as time and bytes), yappi's ``Ticks`` (whole µs) in µs,
+    any other by its name."""
     if event == "Time_(10ns)":
         return "µs", 0.01
     if event == "Memory_(bytes)":
         return "bytes", 1.0
+    if event == "Ticks" and creator.split(" ", 1)[0] == "yappi":
+        return "µs", 1.0
     return event, 1.0
+
+
+def _located_names(keys: list) -> tuple:
+    """(names, lines) of the frames ``keys`` ((file, function) pairs): a function name that
+    ends with its own file and a line (yappi: ``run /usr/lib/python3.11/threading.py:971``)
+    is cut to the name, the line kept; other names as written, line -1."""
+    names, lines = [], []
+    for file, fn in keys:
+        head, sep, tail = fn.rpartition(":")
+        if sep and tail.isdigit() and file and head.endswith(" " + file) and len(head) > len(file) + 1:
+            names.append(head[: -len(file) - 1])
+            lines.append(int(tail))
+        else:
+            names.append(fn)
+            lines.append(-1)
+    return names, lines
 
 
 def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True,
@@ -205,7 +236,7 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
     if not ok.all():
         rep.add("callgrind_line", int((~ok).sum()), f"line {int(cost_idx[~ok][0]) + 1}",
                 "a cost line with a token that is not a number: skipped")
-    unit, mult = _unit(events[ev])
+    unit, mult = _unit(events[ev], header.get("creator", ""))
     # call cost lines (inclusive costs of calls) and self cost lines
     call_line = np.asarray(call_line, np.int64)
     at_call = np.searchsorted(cost_idx, call_line)
@@ -257,13 +288,23 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
     is_callee[e_to] = True
     threshold = 1e-4 * float(total.max()) if total.size else 0.0
     root_w = np.where(is_callee, total - called, total)
-    roots = np.flatnonzero(~is_callee | (root_w >= max(threshold, 1e-300)))
+    # (not for Xdebug's memory: a call's net memory growth is below its callees' when it frees
+    # what they allocated, so that excess is no unseen caller's)
+    additive = events[ev] != "Memory_(bytes)"
+    roots = np.flatnonzero(~is_callee | (additive & (root_w >= max(threshold, 1e-300))))
     bad = ~np.isfinite(total) | (np.abs(total) > lim.max_abs_time)
     if bad.any():
         raise TraceFormatError(f"{source}: a function's {events[ev]} cost is {float(total[bad][0]):.3g}, past "
                                f"{lim.max_abs_time:g}: not a cost")
     max_nodes = int(lim.sample_calls(n_input))
-    n_parent, n_frame, n_self, n_cut = callgraph_tree(total, child_ptr, e_to.astype(np.int64), e_w.astype(np.float64),
+    # yappi: a callee's share of a node is its edge over the larger of the function's total and
+    # what its callers' call lines claim for it: yappi charges a call time its callee's own lines
+    # do not hold (a worker blocked in a C call: 6.1 s on the call line, 3.2 s in the callee's),
+    # and speedscope's shares would inflate the callee's callees by that ratio (2x); the rest is
+    # the function's self time, and no callee gets more than its call lines say
+    share_total = np.maximum(total, called) if header.get("creator", "").split(" ", 1)[0] == "yappi" else total
+    n_parent, n_frame, n_self, n_cut = callgraph_tree(share_total, child_ptr, e_to.astype(np.int64),
+                                                      e_w.astype(np.float64),
                                                       roots.astype(np.int64), root_w[roots].astype(np.float64),
                                                       threshold, max_nodes)
     rep.add("callgrind_tree_cut", int(n_cut), "the call tree",
@@ -271,7 +312,8 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
             f"(sample_bytes_per_call= or max_events= to allow more)")
     inv = {v: k for k, v in key_of.items()}
     keys = [inv[int(k)] for k in by_first]
-    frames = frame_table([k[1] for k in keys], lim, files=[k[0] for k in keys])
+    names, lines = _located_names(keys)
+    frames = frame_table(names, lim, files=[k[0] for k in keys], lines=lines)
     try:
         pid = int(header.get("pid", "0"))
     except ValueError:
