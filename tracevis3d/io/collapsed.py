@@ -11,8 +11,21 @@ is UTF-16), which is transcoded to UTF-8 first.  Line ends LF or CRLF.
 
 Lanes: speedscope shows one profile.  py-spy's raw output (``py-spy record -f raw``) opens
 every stack with ``process N:"cmd"`` frames (``--subprocesses``) and a ``thread (tid)`` or
-``thread (tid): name`` frame (``--threads``); those leading frames become lanes here (one per
-thread, named and numbered from them) instead of frames.  Files without them are one lane.
+``thread (tid): name`` frame (``--threads``); Austin's (3.x: ``austin -o out.txt python …``)
+with ``P<pid>`` and ``T<interpreter>:<tid>`` frames (``T<tid>`` in older versions); those
+leading frames become lanes here (one per thread, named and numbered from them: Austin's
+``thread <tid>``) instead of frames.  Files without them are one lane.
+
+Austin's header: a file that opens with ``# austin: <version>`` has its lines opening with
+``#`` before the first stack and after the last taken as a header, not as stacks (Austin writes
+``# interval: 1000``, ``# mode: wall`` first and ``# duration: …`` last, whose numbers would
+read as counts); its ``# key: value`` lines go to ``meta["collapsed_header"]``.  In any other
+file such a line is a line that is not a stack (repair ``collapsed_line``), as speedscope reads it.
+Austin's counts are µs of wall or CPU time (``mode: wall``/``cpu``: ``meta["x_unit"]`` "µs")
+or bytes (``mode: memory``, ``-m``: "bytes"; a negative count, memory a sample saw freed,
+is left out, repair ``collapsed_freed``); any other file's are "samples".  Austin's frames
+``file:qualname:line`` are named by `tracevis3d.names` (``module.qualname``); each line of a
+function is its own frame, as in Austin's own flame graphs and py-spy's raw output.
 
 Repairs (``trace.meta["repairs"]``): lines that are not ``stack count`` (comments, cut lines)
 are skipped (``collapsed_line``, first line number given); a frame that is not valid UTF-8
@@ -38,6 +51,11 @@ __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_sp
 MAX_LANES = 4096
 
 _LANE_FRAME = re.compile(r'^(?:process (\d+):|thread \((0x[0-9A-Fa-f]+|\d+)\))')
+#: Austin's process and thread frames (``P4242``; ``T0:4243``, ``T7f3a2b4c5700``)
+_AUSTIN_LANE = re.compile(r'^(?:P(\d+)|T(?:(\d+):)?(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+))$')
+_AUSTIN_FIRST = re.compile(rb'^P\d+;T(?:\d+:)?(?:0x)?[0-9A-Fa-f]+[; ]')
+#: the most header or trailer comment bytes looked at
+MAX_COMMENT_BYTES = 1 << 16
 
 
 class Repairs:
@@ -234,21 +252,47 @@ def lane_tables(lanes, node_lane, node_parent, node_frame, sample_lane, sample_n
     return out
 
 
-def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default_name: str, rep: Repairs) -> list:
-    """The stack profiles of the file: one per thread told by py-spy's leading process and
-    thread frames, else one."""
+def _lane_frame(fr: str, austin: bool):
+    """(pid or None, process name, tid or None, thread name) of a lane frame (py-spy's or,
+    with ``austin``, Austin's); None when ``fr`` is none."""
+    if austin:
+        m = _AUSTIN_LANE.match(fr)
+        if m:
+            if m.group(1) is not None:
+                return int(m.group(1)), "", None, ""
+            t, iid = m.group(3), int(m.group(2) or 0)
+            tid = int(t, 16) if t.lower().startswith("0x") or not t.isdigit() else int(t)
+            return None, "", tid, f"thread {t}" + (f" (interpreter {iid})" if iid else "")
+    m = _LANE_FRAME.match(fr)
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        return int(m.group(1)), fr[m.end():].strip().strip('"') or fr, None, ""
+    t = m.group(2)
+    tid = int(t, 16) if t.lower().startswith("0x") else int(t)
+    return None, "", tid, fr[m.end():].lstrip(": ").strip()
+
+
+def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default_name: str, rep: Repairs,
+           austin: bool = False) -> list:
+    """The stack profiles of the file: one per thread told by py-spy's (or, with ``austin``,
+    Austin's) leading process and thread frames, else one."""
     from ..kernels.textscan import peel_lanes
 
     # the scan's trie (or the plain-dictionary one) interns (parent, frame): canonical already;
     # one search over all the names first: most files have no lane frame at all
     one = [StackProfile(thread_name=default_name, stack_parent=node_parent, stack_frame=node_frame,
                         sample_stack=line_node, sample_weight=line_weight, distinct_paths=True)]
-    joined = "\n" + "\n".join(names)
-    if "\nprocess " not in joined and "\nthread (" not in joined:
-        return one
-    del joined
-    is_lane = np.fromiter((s.startswith(("process ", "thread (")) and bool(_LANE_FRAME.match(s)) for s in names),
-                          np.bool_, len(names))
+    if austin:
+        is_lane = np.fromiter((s[:1] in ("P", "T") and bool(_AUSTIN_LANE.match(s)) for s in names), np.bool_,
+                              len(names))
+    else:
+        joined = "\n" + "\n".join(names)
+        if "\nprocess " not in joined and "\nthread (" not in joined:
+            return one
+        del joined
+        is_lane = np.fromiter((s.startswith(("process ", "thread (")) and bool(_LANE_FRAME.match(s)) for s in names),
+                              np.bool_, len(names))
     if not is_lane.any():
         return one
     lane, parent = peel_lanes(node_parent, node_frame, is_lane)
@@ -272,15 +316,12 @@ def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default
                 chain.append(names[int(node_frame[v])])
                 v = int(node_parent[v])
             for fr in reversed(chain):
-                m = _LANE_FRAME.match(fr)
-                if m.group(1) is not None:
-                    pid = int(m.group(1))
-                    proc = fr[m.end():].strip().strip('"') or fr
+                f_pid, f_proc, f_tid, f_name = _lane_frame(fr, austin)
+                if f_pid is not None:
+                    pid, proc = f_pid, f_proc
                 else:
-                    t = m.group(2)
-                    tid = int(t, 16) if t.lower().startswith("0x") else int(t)
-                    rest = fr[m.end():].lstrip(": ").strip()
-                    name, named = rest or fr, bool(rest)
+                    tid = f_tid
+                    name, named = f_name or fr, bool(f_name) and not austin
         g = groups.setdefault((pid, tid, proc) if key >= 0 else None, key)
         if g == key or (named and not info[g][4]):
             info[g] = (name, tid, proc, pid, named)
@@ -318,30 +359,90 @@ def _load_collapsed(data, source: str, limits, kind_rules, warn: bool):
     rep = Repairs()
     n_input = len(data) if not isinstance(data, np.ndarray) else data.nbytes
     buf, encoding = text_buffer(data, source, rep)
-    res = collapsed_scan(buf, 0, buf.size, process_hash_seed(), int(lim.max_stack_depth))
+    lo, hi, skipped_lines, header = _comments(buf) if bytes(buf[:9]) == b"# austin:" else (0, buf.size, 0, {})
+    austin = "austin" in header or bool(_AUSTIN_FIRST.match(bytes(buf[lo: lo + 200])))
+    mode = header.get("mode", "wall") if austin else ""
+    res = collapsed_scan(buf, lo, hi, process_hash_seed(), int(lim.max_stack_depth))
     status, res = res[0], res[1:]
     if status == FLOODED:
-        res = _python_scan(buf, int(lim.max_stack_depth))
+        res = _python_scan(buf[lo:hi], int(lim.max_stack_depth))
+        res[0][:] += lo  # frame offsets into buf
     f_off, f_len, f_line, node_parent, node_frame, line_node, line_weight, reparse, counts = res
+    f_line = f_line + skipped_lines
     for row in reparse:  # counts of more than 15 digits: converted exactly
         line_weight[row[0]] = float(buf[row[1]: row[2]].tobytes())
     n_lines, n_invalid = int(counts[0]), int(counts[2])
-    rep.add("collapsed_line", n_invalid, f"line {int(counts[3])}",
+    first_invalid = int(counts[3]) + skipped_lines
+    n_freed = _freed_lines(buf, lo, hi) if mode == "memory" and n_invalid else 0
+    rep.add("collapsed_freed", n_freed, "the memory samples",
+            "a memory sample with a negative count (memory freed): left out (x: bytes allocated)")
+    rep.add("collapsed_line", n_invalid - n_freed, f"line {first_invalid}",
             "a line that is not 'frame;frame;... count': skipped")
-    rep.add("stack_deep", int(counts[4]), f"line {int(counts[5])}",
+    rep.add("stack_deep", int(counts[4]), f"line {int(counts[5]) + skipped_lines}",
             f"a stack deeper than {lim.max_stack_depth} frames: cut (max_stack_depth= to allow more)")
     if not line_node.size:
-        what = f"none of its {n_lines} lines is" if n_lines else "it is empty, not"
-        first = f" (line {int(counts[3])}: {_line_text(buf, int(counts[3]))!r})" if n_invalid else ""
+        what = f"none of its {n_lines} lines is" if n_lines else \
+            ("it holds only Austin's '#' header, not" if header else "it is empty, not")
+        first = f" (line {first_invalid}: {_line_text(buf, first_invalid)!r})" if n_invalid else ""
         raise TraceFormatError(f"{source}: {what} a collapsed stack 'frame;frame;... count'{first}")
     names = decode_spans(buf, f_off, f_len, lambda k: f"line {int(f_line[k])}", rep)
-    profiles = _lanes(names, node_parent, node_frame, line_node, line_weight, source_name(source), rep)
+    profiles = _lanes(names, node_parent, node_frame, line_node, line_weight, source_name(source), rep, austin)
     frames = frame_table(names, lim)
     meta = {"collapsed_lines": int(line_node.size), "encoding": encoding,
             "skipped": {"collapsed_line": n_invalid} if n_invalid else {}}
-    trace = merged_trace(frames, profiles, unit="samples", source=source, fmt="collapsed", limits=lim,
+    if header:
+        meta["collapsed_header"] = header
+    unit = {"wall": "µs", "cpu": "µs", "memory": "bytes"}.get(mode, "samples")
+    trace = merged_trace(frames, profiles, unit=unit, source=source, fmt="collapsed", limits=lim,
                          input_bytes=n_input, kind_rules=kind_rules, meta=meta, warn=warn)
     return rep.apply(trace, source, warn)
+
+
+def _comments(buf) -> tuple:
+    """(lo, hi, lines before lo, header) of an Austin file: ``buf[lo:hi]`` is the file without
+    its leading and trailing comment lines (lines opening with ``#``, and blank lines among them), each block
+    looked for in at most `MAX_COMMENT_BYTES`; header: the ``# key: value`` comments."""
+    hi = int(buf.size)
+    header: dict = {}
+
+    def note(line: bytes):
+        key, sep, value = line[1:].decode("utf-8", "replace").partition(":")
+        key = key.strip().lower()
+        if sep and key and " " not in key:
+            header.setdefault(key, value.strip())
+
+    lo = n_before = 0
+    if hi and buf[0] in (35, 10, 13):  # '#', or blank lines before one
+        head = bytes(buf[:MAX_COMMENT_BYTES])
+        lines = head.split(b"\n")
+        for k, line in enumerate(lines[:-1] if len(head) < hi else lines):
+            line = line.strip()
+            if line and not line.startswith(b"#"):
+                break
+            if line:
+                note(line)
+            lo, n_before = min(lo + len(lines[k]) + 1, hi), n_before + 1
+    if hi > lo:
+        tail_from = max(lo, hi - MAX_COMMENT_BYTES)
+        tail = bytes(buf[tail_from:hi])
+        lines = tail.split(b"\n")
+        k = cut = len(lines)
+        while k > (0 if tail_from == lo else 1):
+            line = lines[k - 1].strip()
+            if line and not line.startswith(b"#"):
+                break
+            if line:
+                note(line)
+                cut = k - 1  # the trailer starts at the first comment line
+            k -= 1
+        if cut < len(lines):
+            hi = tail_from + (len(b"\n".join(lines[:cut])) + 1 if cut else 0)
+    return lo, max(hi, lo), n_before, header
+
+
+def _freed_lines(buf, lo: int, hi: int) -> int:
+    """The lines of ``buf[lo:hi]`` whose count is negative (Austin's memory mode: freed)."""
+    return len(re.findall(rb"[ \t]-\d+(?:\.\d*)?\r?$", bytes(buf[lo:hi]), re.M))
 
 
 def _line_text(buf, lineno: int, limit: int = 80) -> str:
